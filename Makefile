@@ -8,7 +8,7 @@ GOLANGCI_VERSION := v2.15.0
 TEST_TIMEOUT ?= 15m
 ARGS      ?=
 
-.PHONY: build run test testrace verify bench tools clean
+.PHONY: build run test testrace verify bench tools proto clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/strato
@@ -28,6 +28,19 @@ $(GOLANGCI):
 	GOBIN=$(TOOLS) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
 
 tools: $(GOLANGCI)
+
+PROTOC_GEN_GO      := $(TOOLS)/protoc-gen-go
+PROTOC_GEN_GO_GRPC := $(TOOLS)/protoc-gen-go-grpc
+$(PROTOC_GEN_GO):
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+$(PROTOC_GEN_GO_GRPC):
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+
+# proto: regenerate proto/stratopb from proto/*.proto (needs protoc: apt-get install protobuf-compiler).
+# The generated code is committed; CI does not run this.
+proto: $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC)
+	PATH=$(TOOLS):$$PATH protoc -I proto --go_out=. --go_opt=module=github.com/strato-io/strato \
+		--go-grpc_out=. --go-grpc_opt=module=github.com/strato-io/strato proto/*.proto
 
 verify: $(GOLANGCI)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
