@@ -918,10 +918,12 @@ func (x *CloseContainerCommand) GetForce() bool {
 	return false
 }
 
+// ReplicateContainerCommand goes to a datanode holding a good replica of a
+// closed container, which pushes the container to target.
 type ReplicateContainerCommand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId   uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
-	Sources       []*DatanodeDetails     `protobuf:"bytes,2,rep,name=sources,proto3" json:"sources,omitempty"`
+	Target        *DatanodeDetails       `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -963,9 +965,9 @@ func (x *ReplicateContainerCommand) GetContainerId() uint64 {
 	return 0
 }
 
-func (x *ReplicateContainerCommand) GetSources() []*DatanodeDetails {
+func (x *ReplicateContainerCommand) GetTarget() *DatanodeDetails {
 	if x != nil {
-		return x.Sources
+		return x.Target
 	}
 	return nil
 }
@@ -2187,10 +2189,10 @@ const file_cluster_proto_rawDesc = "" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x1f\n" +
 	"\vpipeline_id\x18\x02 \x01(\x04R\n" +
 	"pipelineId\x12\x14\n" +
-	"\x05force\x18\x03 \x01(\bR\x05force\"q\n" +
+	"\x05force\x18\x03 \x01(\bR\x05force\"o\n" +
 	"\x19ReplicateContainerCommand\x12!\n" +
-	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x121\n" +
-	"\asources\x18\x02 \x03(\v2\x17.strato.DatanodeDetailsR\asources\"Q\n" +
+	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12/\n" +
+	"\x06target\x18\x02 \x01(\v2\x17.strato.DatanodeDetailsR\x06target\"Q\n" +
 	"\x16DeleteContainerCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x14\n" +
 	"\x05force\x18\x02 \x01(\bR\x05force\"7\n" +
@@ -2367,7 +2369,7 @@ var file_cluster_proto_depIdxs = []int32{
 	4,  // 8: strato.ContainerReplica.state:type_name -> strato.ContainerState
 	10, // 9: strato.ContainerReport.replicas:type_name -> strato.ContainerReplica
 	8,  // 10: strato.CreateContainerCommand.pipeline:type_name -> strato.PipelineInfo
-	5,  // 11: strato.ReplicateContainerCommand.sources:type_name -> strato.DatanodeDetails
+	5,  // 11: strato.ReplicateContainerCommand.target:type_name -> strato.DatanodeDetails
 	12, // 12: strato.DatanodeCommand.create_container:type_name -> strato.CreateContainerCommand
 	13, // 13: strato.DatanodeCommand.close_container:type_name -> strato.CloseContainerCommand
 	14, // 14: strato.DatanodeCommand.replicate_container:type_name -> strato.ReplicateContainerCommand

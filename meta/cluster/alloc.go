@@ -1,0 +1,206 @@
+package cluster
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// Exclude lists what a block allocation must avoid: datanodes, containers
+// and pipelines a client failed to write to.
+type Exclude struct {
+	Datanodes  []string
+	Containers []uint64
+	Pipelines  []uint64
+}
+
+// Allocation is a newly allocated block and where to write it.
+type Allocation struct {
+	ContainerID uint64
+	LocalID     uint64
+	Pipeline    *stratopb.PipelineInfo
+	// Members are the pipeline's datanodes, leader first.
+	Members []*stratopb.DatanodeDetails
+}
+
+// Allocate allocates one block of replication repl on an open container of a
+// healthy pipeline, avoiding ex. It creates a pipeline or a container when
+// none fits (a Raft round each, rare) and reserves block IDs in batches of
+// Options.LocalIDBatch. The container the block lands in is closed once its
+// allocations reach Options.CloseThreshold of its size.
+func (m *Manager) Allocate(ctx context.Context, now time.Time, repl stratopb.ReplicationFactor, ex Exclude) (*Allocation, error) {
+	size := int(repl)
+	if repl != stratopb.ReplicationFactor_REPLICATION_ONE && repl != stratopb.ReplicationFactor_REPLICATION_THREE {
+		return nil, fmt.Errorf("%w: replication %s", ErrInvalid, repl)
+	}
+	if m.propose == nil {
+		return nil, fmt.Errorf("cluster: this manager cannot allocate (no proposer)")
+	}
+	m.allocMu.Lock()
+	defer m.allocMu.Unlock()
+
+	m.mu.Lock()
+	if m.safeMode {
+		s := m.safeModeStatusLocked()
+		m.mu.Unlock()
+		return nil, fmt.Errorf("%w: %d of %d datanodes healthy, %.0f%% of containers reported (need %.0f%%)",
+			ErrSafeMode, s.HealthyDatanodes, s.RequiredDatanodes, 100*s.ReplicaFraction, 100*s.RequiredFraction)
+	}
+	pipes := m.candidatePipelinesLocked(repl, ex)
+	m.mu.Unlock()
+
+	if len(pipes) == 0 {
+		p, err := m.createPipeline(ctx, now, repl, ex)
+		if err != nil {
+			return nil, err
+		}
+		pipes = []*stratopb.PipelineInfo{p}
+	}
+	m.rr++
+	p := pipes[m.rr%uint64(len(pipes))]
+
+	m.mu.Lock()
+	open := m.openContainersLocked(p.Id, ex)
+	m.mu.Unlock()
+	var c *containerState
+	if len(open) < m.opts.OpenContainersPerPipeline {
+		res, err := m.propose(ctx, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_AddContainer{
+			AddContainer: &stratopb.ContainerInfo{PipelineId: p.Id, Replication: repl}}})
+		if err != nil {
+			return nil, fmt.Errorf("cluster: creating a container: %w", err)
+		}
+		m.mu.Lock()
+		c = m.containers[res.(*stratopb.ContainerInfo).Id]
+		m.mu.Unlock()
+	} else {
+		c = open[m.rr%uint64(len(open))]
+	}
+
+	if m.idNext == m.idEnd {
+		res, err := m.propose(ctx, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_ReserveLocalIds{ReserveLocalIds: m.opts.LocalIDBatch}})
+		if err != nil {
+			return nil, fmt.Errorf("cluster: reserving block IDs: %w", err)
+		}
+		r := res.(*stratopb.IDRange)
+		m.idNext, m.idEnd = r.First, r.First+r.Count
+	}
+	localID := m.idNext
+	m.idNext++
+
+	m.mu.Lock()
+	c.allocated += m.opts.BlockSize
+	full := float64(c.allocated) >= m.opts.CloseThreshold*float64(m.opts.ContainerSize)
+	members := make([]*stratopb.DatanodeDetails, 0, size)
+	for _, id := range p.Members {
+		if n := m.nodes[id]; n != nil {
+			members = append(members, n.details)
+		}
+	}
+	if full {
+		m.queueCloseLocked(p, c.info.Id)
+	}
+	m.mu.Unlock()
+	if full {
+		if _, err := m.propose(ctx, closing(now, c.info.Id)); err != nil {
+			return nil, fmt.Errorf("cluster: closing full container %d: %w", c.info.Id, err)
+		}
+	}
+	return &Allocation{ContainerID: c.info.Id, LocalID: localID, Pipeline: p, Members: members}, nil
+}
+
+// candidatePipelinesLocked: open pipelines of the replication asked whose
+// members are all usable and none excluded.
+func (m *Manager) candidatePipelinesLocked(repl stratopb.ReplicationFactor, ex Exclude) []*stratopb.PipelineInfo {
+	var out []*stratopb.PipelineInfo
+	for _, p := range m.sortedPipelinesLocked() {
+		if p.State != stratopb.PipelineState_PIPELINE_OPEN || p.Replication != repl || slices.Contains(ex.Pipelines, p.Id) {
+			continue
+		}
+		if !m.pipelineUsableLocked(p) || slices.ContainsFunc(p.Members, func(id string) bool { return slices.Contains(ex.Datanodes, id) }) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func (m *Manager) openContainersLocked(pipeline uint64, ex Exclude) []*containerState {
+	var out []*containerState
+	for _, c := range m.sortedContainersLocked() {
+		if c.info.PipelineId == pipeline && c.info.State == stratopb.ContainerState_CONTAINER_OPEN && !slices.Contains(ex.Containers, c.info.Id) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// createPipeline chooses members and proposes a new pipeline.
+func (m *Manager) createPipeline(ctx context.Context, now time.Time, repl stratopb.ReplicationFactor, ex Exclude) (*stratopb.PipelineInfo, error) {
+	m.mu.Lock()
+	cands := m.pipelineCandidatesLocked(ex)
+	var maxID uint64
+	for id := range m.pipelines {
+		maxID = max(maxID, id)
+	}
+	m.mu.Unlock()
+	members, err := ChooseMembers(cands, int(repl), m.opts.PipelinesPerNode)
+	if err != nil {
+		return nil, fmt.Errorf("%w for replication %s: %v", ErrNoPipeline, repl, err)
+	}
+	res, err := m.propose(ctx, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_AddPipeline{
+		AddPipeline: &stratopb.PipelineInfo{Id: maxID + 1, Replication: repl, Members: members}}})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: creating a pipeline: %w", err)
+	}
+	return res.(*stratopb.PipelineInfo), nil
+}
+
+// Candidate is a datanode that may join a new pipeline.
+type Candidate struct {
+	ID        string
+	Pipelines int   // open pipelines it is in
+	Free      int64 // bytes
+}
+
+func (m *Manager) pipelineCandidatesLocked(ex Exclude) []Candidate {
+	var out []Candidate
+	for id, n := range m.nodes {
+		if n.health != stratopb.NodeHealth_NODE_HEALTHY || n.opState != stratopb.NodeOpState_NODE_IN_SERVICE || slices.Contains(ex.Datanodes, id) {
+			continue
+		}
+		c := Candidate{ID: id, Free: n.stats.GetRemaining()}
+		for _, p := range m.pipelines {
+			if p.State == stratopb.PipelineState_PIPELINE_OPEN && slices.Contains(p.Members, id) {
+				c.Pipelines++
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// ChooseMembers picks size datanodes for a new pipeline: those in the fewest
+// open pipelines first, then the most free space, then by ID (so the choice
+// is deterministic). A datanode already in limit pipelines is not used for
+// replication THREE; a single-node pipeline has no limit.
+func ChooseMembers(cands []Candidate, size, limit int) ([]string, error) {
+	pool := slices.Clone(cands)
+	if size > 1 {
+		pool = slices.DeleteFunc(pool, func(c Candidate) bool { return c.Pipelines >= limit })
+	}
+	if len(pool) < size {
+		return nil, fmt.Errorf("%d healthy datanodes with room for a pipeline, need %d", len(pool), size)
+	}
+	slices.SortFunc(pool, func(a, b Candidate) int {
+		return cmp.Or(cmp.Compare(a.Pipelines, b.Pipelines), cmp.Compare(b.Free, a.Free), cmp.Compare(a.ID, b.ID))
+	})
+	out := make([]string, size)
+	for i := range out {
+		out[i] = pool[i].ID
+	}
+	return out, nil
+}

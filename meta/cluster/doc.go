@@ -1,0 +1,30 @@
+// Package cluster is meta's view of the storage cluster (Ozone's Storage
+// Container Manager): datanodes and their health, pipelines, containers,
+// block allocation, container replicas, safe mode and the commands meta sends
+// to datanodes.
+//
+// # Durable and soft state
+//
+// Pipelines, containers and the block-ID high-water mark are durable: they
+// change only through a ClusterCommand that the leader proposes to Raft and
+// every replica applies with Manager.Apply (deterministic, writing only the
+// batch it is given, under keys that start with 'C'). Everything else —
+// datanodes, heartbeats, health, the replica map, bytes allocated to open
+// containers, commands queued for datanodes — is soft state held by the
+// leader and rebuilt from datanode registrations and container reports, as
+// Ozone's SCM does.
+//
+// # Time
+//
+// Nothing here reads the clock: every method that depends on time takes the
+// caller's now. The metadata server passes the real time and calls Tick
+// periodically; tests pass a fake one.
+//
+// # Concurrency
+//
+// A Manager is safe for concurrent use. Allocate serializes allocation
+// decisions (allocMu) and may block on a Raft proposal (a new pipeline, a new
+// container, a new range of block IDs: rare, never per block); state is
+// guarded by a second mutex (mu) that Apply also takes, so a proposal made
+// while allocating can be applied.
+package cluster

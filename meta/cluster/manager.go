@@ -1,0 +1,413 @@
+package cluster
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+var (
+	// ErrNotFound: no such datanode, pipeline or container.
+	ErrNotFound = errors.New("cluster: not found")
+	// ErrUnknownNode: a heartbeat from a datanode that has not registered
+	// (it is told to register again).
+	ErrUnknownNode = errors.New("cluster: datanode not registered")
+	// ErrNoPipeline: not enough healthy datanodes for the replication asked.
+	ErrNoPipeline = errors.New("cluster: no pipeline available")
+	// ErrSafeMode: block allocation is refused until safe mode ends.
+	ErrSafeMode = errors.New("cluster: in safe mode")
+	// ErrBadTransition: a container state change the state machine forbids.
+	ErrBadTransition = errors.New("cluster: invalid container state transition")
+	// ErrCorrupt: a stored record cannot be decoded.
+	ErrCorrupt = errors.New("cluster: corrupt record")
+	// ErrInvalid: a malformed request (empty datanode ID, bad replication).
+	ErrInvalid = errors.New("cluster: invalid argument")
+)
+
+// Proposer persists a cluster command through consensus and returns the
+// result of Manager.Apply once the command has been applied on this node.
+type Proposer func(ctx context.Context, cmd *stratopb.ClusterCommand) (proto.Message, error)
+
+type nodeState struct {
+	details    *stratopb.DatanodeDetails
+	stats      *stratopb.NodeStats
+	lastSeen   time.Time
+	health     stratopb.NodeHealth
+	opState    stratopb.NodeOpState
+	containers map[uint64]struct{}
+	commands   []*stratopb.DatanodeCommand
+}
+
+type containerState struct {
+	info *stratopb.ContainerInfo
+	// replicas by datanode ID (soft).
+	replicas map[string]*stratopb.ContainerReplica
+	// allocated bytes since the leader started (soft).
+	allocated int64
+}
+
+// Manager holds the cluster state. See the package documentation.
+type Manager struct {
+	opts    Options
+	propose Proposer
+
+	allocMu sync.Mutex // serializes Allocate and pipeline/container creation
+	idNext  uint64     // reserved block local IDs [idNext, idEnd); under allocMu
+	idEnd   uint64
+	rr      uint64 // round-robin cursor over pipelines; under allocMu
+
+	mu          sync.Mutex
+	nodes       map[string]*nodeState
+	pipelines   map[uint64]*stratopb.PipelineInfo
+	containers  map[uint64]*containerState
+	nextCmdID   uint64
+	safeMode    bool
+	safeForced  bool
+	replicating map[uint64]inflight // container ID → replication in flight
+}
+
+type inflight struct {
+	target string
+	since  time.Time
+}
+
+// New returns a manager with no state; call Load to read the durable state.
+// propose is how the manager persists its decisions (nil: read-only, for
+// followers and tools).
+func New(opts Options, propose Proposer) (*Manager, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Manager{
+		opts:        opts,
+		propose:     propose,
+		nodes:       map[string]*nodeState{},
+		pipelines:   map[uint64]*stratopb.PipelineInfo{},
+		containers:  map[uint64]*containerState{},
+		safeMode:    true,
+		replicating: map[uint64]inflight{},
+	}, nil
+}
+
+// Options returns the manager's options (with defaults filled in).
+func (m *Manager) Options() Options { return m.opts }
+
+// Register records a datanode (again) with its full container report.
+func (m *Manager) Register(now time.Time, req *stratopb.RegisterRequest) error {
+	d := req.GetDetails()
+	if d.GetId() == "" || d.GetDataAddr() == "" {
+		return fmt.Errorf("%w: a datanode registers with an ID and a data address", ErrInvalid)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.nodes[d.Id]
+	if n == nil {
+		n = &nodeState{containers: map[uint64]struct{}{}}
+		m.nodes[d.Id] = n
+	}
+	n.details = proto.Clone(d).(*stratopb.DatanodeDetails)
+	n.stats = req.GetStats()
+	n.lastSeen = now
+	n.health = stratopb.NodeHealth_NODE_HEALTHY
+	report := req.GetReport()
+	if report == nil {
+		report = &stratopb.ContainerReport{}
+	}
+	report.Full = true
+	m.applyReportLocked(d.Id, n, report)
+	m.updateSafeModeLocked()
+	return nil
+}
+
+// Heartbeat records a datanode's liveness, stats and (optional) report, and
+// returns the commands queued for it. An unknown datanode gets
+// ErrUnknownNode: it must register again.
+func (m *Manager) Heartbeat(now time.Time, req *stratopb.HeartbeatRequest) (*stratopb.HeartbeatResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.nodes[req.GetDatanodeId()]
+	if n == nil {
+		return &stratopb.HeartbeatResponse{Reregister: true}, fmt.Errorf("%w: %q", ErrUnknownNode, req.GetDatanodeId())
+	}
+	n.lastSeen = now
+	if n.health != stratopb.NodeHealth_NODE_HEALTHY {
+		n.health = stratopb.NodeHealth_NODE_HEALTHY
+	}
+	if req.Stats != nil {
+		n.stats = req.Stats
+	}
+	if req.Report != nil {
+		m.applyReportLocked(req.DatanodeId, n, req.Report)
+		m.updateSafeModeLocked()
+	}
+	cmds := n.commands
+	n.commands = nil
+	return &stratopb.HeartbeatResponse{Commands: cmds}, nil
+}
+
+// applyReportLocked folds a container report into the replica map.
+func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratopb.ContainerReport) {
+	if r.Full {
+		for cid := range n.containers {
+			if c := m.containers[cid]; c != nil {
+				delete(c.replicas, id)
+			}
+		}
+		n.containers = map[uint64]struct{}{}
+	}
+	for _, cid := range r.Deleted {
+		delete(n.containers, cid)
+		if c := m.containers[cid]; c != nil {
+			delete(c.replicas, id)
+		}
+	}
+	for _, rep := range r.Replicas {
+		c := m.containers[rep.ContainerId]
+		if c == nil {
+			continue // unknown to meta: the replication manager decides (issue of orphan replicas)
+		}
+		if c.replicas == nil {
+			c.replicas = map[string]*stratopb.ContainerReplica{}
+		}
+		c.replicas[id] = rep
+		n.containers[rep.ContainerId] = struct{}{}
+		if fl, ok := m.replicating[rep.ContainerId]; ok && fl.target == id {
+			delete(m.replicating, rep.ContainerId)
+		}
+	}
+}
+
+// queueLocked adds a command for a datanode's next heartbeat reply.
+func (m *Manager) queueLocked(node string, cmd *stratopb.DatanodeCommand) {
+	n := m.nodes[node]
+	if n == nil {
+		return
+	}
+	m.nextCmdID++
+	cmd.Id = m.nextCmdID
+	n.commands = append(n.commands, cmd)
+}
+
+// Tick updates node health from the time of their last heartbeat and
+// returns the durable changes that follow (pipelines of dead or stale nodes
+// closed, their open containers set to CLOSING), for the caller to propose.
+// It queues the matching close commands for the surviving members.
+func (m *Manager) Tick(now time.Time) []*stratopb.ClusterCommand {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range m.nodes {
+		age := now.Sub(n.lastSeen)
+		switch {
+		case age >= m.opts.DeadAfter:
+			n.health = stratopb.NodeHealth_NODE_DEAD
+		case age >= m.opts.StaleAfter:
+			n.health = stratopb.NodeHealth_NODE_STALE
+		default:
+			n.health = stratopb.NodeHealth_NODE_HEALTHY
+		}
+	}
+	for cid, fl := range m.replicating {
+		if now.Sub(fl.since) >= m.opts.ReplicationTimeout {
+			delete(m.replicating, cid)
+		}
+	}
+	var out []*stratopb.ClusterCommand
+	for _, p := range m.sortedPipelinesLocked() {
+		if p.State != stratopb.PipelineState_PIPELINE_OPEN || m.pipelineUsableLocked(p) {
+			continue
+		}
+		// A member is gone: close the pipeline and its open containers.
+		out = append(out, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_ClosePipeline{ClosePipeline: p.Id}})
+		for _, c := range m.sortedContainersLocked() {
+			if c.info.PipelineId == p.Id && c.info.State == stratopb.ContainerState_CONTAINER_OPEN {
+				out = append(out, closing(now, c.info.Id))
+				m.queueCloseLocked(p, c.info.Id)
+			}
+		}
+	}
+	return out
+}
+
+func closing(now time.Time, id uint64) *stratopb.ClusterCommand {
+	return &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_SetContainerState{
+		SetContainerState: &stratopb.ContainerStateChange{ContainerId: id, State: stratopb.ContainerState_CONTAINER_CLOSING}}}
+}
+
+func (m *Manager) queueCloseLocked(p *stratopb.PipelineInfo, cid uint64) {
+	for _, member := range p.Members {
+		if n := m.nodes[member]; n != nil && n.health != stratopb.NodeHealth_NODE_DEAD {
+			m.queueLocked(member, &stratopb.DatanodeCommand{Cmd: &stratopb.DatanodeCommand_CloseContainer{
+				CloseContainer: &stratopb.CloseContainerCommand{ContainerId: cid, PipelineId: p.Id}}})
+		}
+	}
+}
+
+// pipelineUsableLocked: every member is registered, HEALTHY and in service.
+func (m *Manager) pipelineUsableLocked(p *stratopb.PipelineInfo) bool {
+	for _, id := range p.Members {
+		n := m.nodes[id]
+		if n == nil || n.health != stratopb.NodeHealth_NODE_HEALTHY || n.opState != stratopb.NodeOpState_NODE_IN_SERVICE {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *Manager) sortedPipelinesLocked() []*stratopb.PipelineInfo {
+	ps := make([]*stratopb.PipelineInfo, 0, len(m.pipelines))
+	for _, p := range m.pipelines {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b *stratopb.PipelineInfo) int { return cmp.Compare(a.Id, b.Id) })
+	return ps
+}
+
+func (m *Manager) sortedContainersLocked() []*containerState {
+	cs := make([]*containerState, 0, len(m.containers))
+	for _, c := range m.containers {
+		cs = append(cs, c)
+	}
+	slices.SortFunc(cs, func(a, b *containerState) int { return cmp.Compare(a.info.Id, b.info.Id) })
+	return cs
+}
+
+// ---- Safe mode ---------------------------------------------------------------
+
+func (m *Manager) safeModeStatusLocked() *stratopb.SafeModeStatus {
+	healthy := 0
+	for _, n := range m.nodes {
+		if n.health == stratopb.NodeHealth_NODE_HEALTHY {
+			healthy++
+		}
+	}
+	total, reported := 0, 0
+	for _, c := range m.containers {
+		if c.info.State == stratopb.ContainerState_CONTAINER_DELETED {
+			continue
+		}
+		total++
+		if len(c.replicas) > 0 {
+			reported++
+		}
+	}
+	frac := 1.0
+	if total > 0 {
+		frac = float64(reported) / float64(total)
+	}
+	return &stratopb.SafeModeStatus{
+		InSafeMode:        m.safeMode,
+		HealthyDatanodes:  int32(healthy),
+		RequiredDatanodes: int32(m.opts.SafeModeMinDatanodes),
+		ReplicaFraction:   frac,
+		RequiredFraction:  m.opts.SafeModeReplicaFraction,
+	}
+}
+
+func (m *Manager) updateSafeModeLocked() {
+	if !m.safeMode {
+		return
+	}
+	s := m.safeModeStatusLocked()
+	if int(s.HealthyDatanodes) >= m.opts.SafeModeMinDatanodes && s.ReplicaFraction >= s.RequiredFraction {
+		m.safeMode = false
+	}
+}
+
+// SafeMode reports the safe-mode state and the figures it depends on.
+func (m *Manager) SafeMode() *stratopb.SafeModeStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.safeModeStatusLocked()
+}
+
+// ExitSafeMode leaves safe mode now, whatever has reported (an admin's call).
+func (m *Manager) ExitSafeMode() *stratopb.SafeModeStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.safeMode = false
+	m.safeForced = true
+	return m.safeModeStatusLocked()
+}
+
+// ---- Listing -------------------------------------------------------------------
+
+// Datanodes lists the registered datanodes, by ID.
+func (m *Manager) Datanodes() []*stratopb.DatanodeInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*stratopb.DatanodeInfo, 0, len(m.nodes))
+	for _, n := range m.nodes {
+		pipes := 0
+		for _, p := range m.pipelines {
+			if p.State == stratopb.PipelineState_PIPELINE_OPEN && slices.Contains(p.Members, n.details.Id) {
+				pipes++
+			}
+		}
+		out = append(out, &stratopb.DatanodeInfo{
+			Details: n.details, Stats: n.stats, Health: n.health, OpState: n.opState,
+			LastHeartbeatUnixMs: n.lastSeen.UnixMilli(), Containers: int32(len(n.containers)), Pipelines: int32(pipes),
+		})
+	}
+	slices.SortFunc(out, func(a, b *stratopb.DatanodeInfo) int { return cmp.Compare(a.Details.Id, b.Details.Id) })
+	return out
+}
+
+// Pipelines lists all pipelines, by ID.
+func (m *Manager) Pipelines() []*stratopb.PipelineInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sortedPipelinesLocked()
+}
+
+// Containers lists up to limit containers with IDs above startAfter.
+func (m *Manager) Containers(startAfter uint64, limit int) []*stratopb.ContainerInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*stratopb.ContainerInfo
+	for _, c := range m.sortedContainersLocked() {
+		if c.info.Id <= startAfter {
+			continue
+		}
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		info := proto.Clone(c.info).(*stratopb.ContainerInfo)
+		info.AllocatedBytes = c.allocated
+		out = append(out, info)
+	}
+	return out
+}
+
+// Replicas returns a container's record and its reported replicas.
+func (m *Manager) Replicas(id uint64) (*stratopb.ContainerInfo, map[string]*stratopb.ContainerReplica, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.containers[id]
+	if c == nil {
+		return nil, nil, fmt.Errorf("%w: container %d", ErrNotFound, id)
+	}
+	reps := make(map[string]*stratopb.ContainerReplica, len(c.replicas))
+	for k, v := range c.replicas {
+		reps[k] = v
+	}
+	return c.info, reps, nil
+}
+
+// Node returns one datanode's details, or false.
+func (m *Manager) Node(id string) (*stratopb.DatanodeDetails, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := m.nodes[id]; n != nil {
+		return n.details, true
+	}
+	return nil, false
+}

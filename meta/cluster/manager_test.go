@@ -1,0 +1,418 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+const (
+	one   = stratopb.ReplicationFactor_REPLICATION_ONE
+	three = stratopb.ReplicationFactor_REPLICATION_THREE
+)
+
+// env is a manager whose proposals are applied through Manager.Apply into a
+// real Pebble DB (consensus is tested in its own package).
+type env struct {
+	t   *testing.T
+	db  *pebble.DB
+	m   *Manager
+	now time.Time
+	log []*stratopb.ClusterCommand
+}
+
+func newEnv(t *testing.T, opts Options) *env {
+	db, err := pebble.Open("db", &pebble.Options{FS: vfs.NewMem(), FormatMajorVersion: pebble.FormatNewest, Logger: quietLogger{}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	e := &env{t: t, db: db, now: time.Unix(1_700_000_000, 0)}
+	e.m, err = New(opts, e.propose)
+	require.NoError(t, err)
+	return e
+}
+
+func (e *env) propose(_ context.Context, cmd *stratopb.ClusterCommand) (proto.Message, error) {
+	e.log = append(e.log, cmd)
+	return applyTo(e.db, e.m, cmd)
+}
+
+func applyTo(db *pebble.DB, m *Manager, cmd *stratopb.ClusterCommand) (proto.Message, error) {
+	b := db.NewIndexedBatch()
+	defer b.Close()
+	res, err := m.Apply(cmd, b)
+	if err != nil {
+		return nil, err
+	}
+	return res, b.Commit(pebble.NoSync)
+}
+
+func (e *env) register(ids ...string) {
+	for _, id := range ids {
+		require.NoError(e.t, e.m.Register(e.now, &stratopb.RegisterRequest{
+			Details: &stratopb.DatanodeDetails{Id: id, DataAddr: "127.0.0.1:1" + id[len(id)-1:]},
+			Stats:   &stratopb.NodeStats{Capacity: 100 << 30, Remaining: 100 << 30},
+		}))
+	}
+}
+
+func (e *env) heartbeat(id string, report *stratopb.ContainerReport) *stratopb.HeartbeatResponse {
+	resp, err := e.m.Heartbeat(e.now, &stratopb.HeartbeatRequest{DatanodeId: id, Report: report})
+	require.NoError(e.t, err)
+	return resp
+}
+
+func (e *env) tick() {
+	for _, cmd := range e.m.Tick(e.now) {
+		_, err := e.propose(context.Background(), cmd)
+		require.NoError(e.t, err)
+	}
+}
+
+func (e *env) alloc(repl stratopb.ReplicationFactor, ex Exclude) *Allocation {
+	a, err := e.m.Allocate(context.Background(), e.now, repl, ex)
+	require.NoError(e.t, err)
+	return a
+}
+
+func TestOptionsValidate(t *testing.T) {
+	_, err := New(Options{StaleAfter: time.Minute, DeadAfter: time.Second}, nil)
+	require.ErrorContains(t, err, "StaleAfter")
+	_, err = New(Options{BlockSize: 10, ContainerSize: 5}, nil)
+	require.ErrorContains(t, err, "BlockSize")
+	_, err = New(Options{CloseThreshold: 1.5}, nil)
+	require.ErrorContains(t, err, "CloseThreshold")
+}
+
+func TestRegisterHeartbeatHealth(t *testing.T) {
+	e := newEnv(t, Options{StaleAfter: 10 * time.Second, DeadAfter: 30 * time.Second})
+	require.ErrorIs(t, e.m.Register(e.now, &stratopb.RegisterRequest{Details: &stratopb.DatanodeDetails{Id: "dn1"}}), ErrInvalid)
+
+	resp, err := e.m.Heartbeat(e.now, &stratopb.HeartbeatRequest{DatanodeId: "ghost"})
+	require.ErrorIs(t, err, ErrUnknownNode)
+	require.True(t, resp.Reregister)
+
+	e.register("dn1", "dn2")
+	health := func() map[string]stratopb.NodeHealth {
+		out := map[string]stratopb.NodeHealth{}
+		for _, d := range e.m.Datanodes() {
+			out[d.Details.Id] = d.Health
+		}
+		return out
+	}
+	require.Equal(t, map[string]stratopb.NodeHealth{"dn1": stratopb.NodeHealth_NODE_HEALTHY, "dn2": stratopb.NodeHealth_NODE_HEALTHY}, health())
+
+	e.now = e.now.Add(12 * time.Second)
+	e.heartbeat("dn1", nil)
+	e.tick()
+	require.Equal(t, stratopb.NodeHealth_NODE_HEALTHY, health()["dn1"])
+	require.Equal(t, stratopb.NodeHealth_NODE_STALE, health()["dn2"])
+
+	e.now = e.now.Add(20 * time.Second)
+	e.heartbeat("dn1", nil)
+	e.tick()
+	require.Equal(t, stratopb.NodeHealth_NODE_DEAD, health()["dn2"])
+
+	// A dead node that heartbeats again is healthy again.
+	e.heartbeat("dn2", nil)
+	require.Equal(t, stratopb.NodeHealth_NODE_HEALTHY, health()["dn2"])
+}
+
+func TestSafeMode(t *testing.T) {
+	e := newEnv(t, Options{SafeModeMinDatanodes: 3})
+	_, err := e.m.Allocate(context.Background(), e.now, three, Exclude{})
+	require.ErrorIs(t, err, ErrSafeMode)
+	require.ErrorContains(t, err, "0 of 3 datanodes")
+	e.register("dn1", "dn2")
+	require.True(t, e.m.SafeMode().InSafeMode)
+	e.register("dn3")
+	require.False(t, e.m.SafeMode().InSafeMode)
+
+	// After a restart with containers on record, meta waits for replicas.
+	e2 := newEnv(t, Options{SafeModeMinDatanodes: 1, SafeModeReplicaFraction: 1})
+	e2.m.ExitSafeMode()
+	e2.register("dn1")
+	a := e2.alloc(one, Exclude{})
+	m2, err := New(Options{SafeModeMinDatanodes: 1, SafeModeReplicaFraction: 1}, e2.propose)
+	require.NoError(t, err)
+	require.NoError(t, m2.Load(e2.db))
+	require.NoError(t, m2.Register(e2.now, &stratopb.RegisterRequest{Details: &stratopb.DatanodeDetails{Id: "dn1", DataAddr: "x:1"}}))
+	st := m2.SafeMode()
+	require.True(t, st.InSafeMode)
+	require.Less(t, st.ReplicaFraction, 1.0)
+	require.NoError(t, m2.Register(e2.now, &stratopb.RegisterRequest{Details: &stratopb.DatanodeDetails{Id: "dn1", DataAddr: "x:1"},
+		Report: &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: a.ContainerID, State: stratopb.ContainerState_CONTAINER_OPEN}}}}))
+	require.False(t, m2.SafeMode().InSafeMode)
+}
+
+func TestAllocate(t *testing.T) {
+	e := newEnv(t, Options{LocalIDBatch: 5})
+	e.register("dn1", "dn2")
+	_, err := e.m.Allocate(context.Background(), e.now, three, Exclude{})
+	require.ErrorIs(t, err, ErrNoPipeline)
+	require.ErrorContains(t, err, "2 healthy datanodes")
+	_, err = e.m.Allocate(context.Background(), e.now, 2, Exclude{})
+	require.ErrorIs(t, err, ErrInvalid)
+
+	e.register("dn3")
+	seen := map[[2]uint64]bool{}
+	containers := map[uint64]bool{}
+	for i := 0; i < 20; i++ {
+		a := e.alloc(three, Exclude{})
+		require.Len(t, a.Members, 3)
+		key := [2]uint64{a.ContainerID, a.LocalID}
+		require.False(t, seen[key], "block %v allocated twice", key)
+		seen[key] = true
+		containers[a.ContainerID] = true
+	}
+	require.Len(t, e.m.Pipelines(), 1)
+	require.Len(t, containers, 3, "allocations spread over the open containers of the pipeline")
+
+	// 20 blocks, batches of 5: four reservations, never one per block.
+	reservations := 0
+	for _, c := range e.log {
+		if c.GetReserveLocalIds() != 0 {
+			reservations++
+		}
+	}
+	require.Equal(t, 4, reservations)
+
+	a := e.alloc(one, Exclude{})
+	require.Len(t, a.Members, 1)
+	require.Equal(t, one, a.Pipeline.Replication)
+}
+
+func TestAllocateExcludesAndClosesFullContainers(t *testing.T) {
+	e := newEnv(t, Options{ContainerSize: 10 << 20, BlockSize: 1 << 20, OpenContainersPerPipeline: 1})
+	e.register("dn1", "dn2", "dn3", "dn4")
+	a := e.alloc(three, Exclude{})
+	first := a.ContainerID
+	for i := 0; i < 8; i++ {
+		require.Equal(t, first, e.alloc(three, Exclude{}).ContainerID)
+	}
+	// The ninth block reaches 90%: the container closes, its members are told.
+	info, _, err := e.m.Replicas(first)
+	require.NoError(t, err)
+	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSING, info.State)
+	for _, id := range a.Pipeline.Members {
+		cmds := e.heartbeat(id, nil).Commands
+		require.Len(t, cmds, 1)
+		require.Equal(t, first, cmds[0].GetCloseContainer().ContainerId)
+	}
+	require.NotEqual(t, first, e.alloc(three, Exclude{}).ContainerID)
+
+	// Excluding a member forces a pipeline without it.
+	bad := a.Pipeline.Members[0]
+	b := e.alloc(three, Exclude{Datanodes: []string{bad}})
+	require.NotContains(t, b.Pipeline.Members, bad)
+	require.NotEqual(t, a.Pipeline.Id, b.Pipeline.Id)
+
+	// Excluding a container picks or makes another.
+	c := e.alloc(three, Exclude{Containers: []uint64{b.ContainerID}, Pipelines: []uint64{a.Pipeline.Id}})
+	require.NotEqual(t, b.ContainerID, c.ContainerID)
+}
+
+func TestDeadNodeClosesPipeline(t *testing.T) {
+	e := newEnv(t, Options{StaleAfter: 10 * time.Second, DeadAfter: 20 * time.Second})
+	e.register("dn1", "dn2", "dn3", "dn4")
+	a := e.alloc(three, Exclude{})
+	victim := a.Pipeline.Members[1]
+	e.now = e.now.Add(25 * time.Second)
+	for _, id := range []string{"dn1", "dn2", "dn3", "dn4"} {
+		if id != victim {
+			e.heartbeat(id, nil)
+		}
+	}
+	e.tick()
+	ps := e.m.Pipelines()
+	require.Equal(t, stratopb.PipelineState_PIPELINE_CLOSED, ps[0].State)
+	info, _, err := e.m.Replicas(a.ContainerID)
+	require.NoError(t, err)
+	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSING, info.State)
+	// Survivors get a close command; the dead node gets nothing.
+	for _, id := range a.Pipeline.Members {
+		if id == victim {
+			continue
+		}
+		var closed []uint64
+		for _, c := range e.heartbeat(id, nil).Commands {
+			closed = append(closed, c.GetCloseContainer().ContainerId)
+		}
+		require.Contains(t, closed, a.ContainerID)
+	}
+	// The next allocation builds a new pipeline of healthy nodes.
+	b := e.alloc(three, Exclude{})
+	require.NotContains(t, b.Pipeline.Members, victim)
+	require.NotEqual(t, a.Pipeline.Id, b.Pipeline.Id)
+}
+
+func TestLoadRestoresDurableState(t *testing.T) {
+	e := newEnv(t, Options{LocalIDBatch: 3})
+	e.m.ExitSafeMode()
+	e.register("dn1", "dn2", "dn3")
+	var last uint64
+	for i := 0; i < 5; i++ {
+		last = e.alloc(three, Exclude{}).LocalID
+	}
+	m2, err := New(Options{LocalIDBatch: 3}, e.propose)
+	require.NoError(t, err)
+	require.NoError(t, m2.Load(e.db))
+	require.Len(t, m2.Pipelines(), len(e.m.Pipelines()))
+	for i, p := range e.m.Pipelines() {
+		require.True(t, proto.Equal(p, m2.Pipelines()[i]))
+	}
+	require.Equal(t, len(e.m.Containers(0, 0)), len(m2.Containers(0, 0)))
+	// A new leader never hands out an ID the old one may have used.
+	e.m = m2
+	m2.ExitSafeMode()
+	e.register("dn1", "dn2", "dn3")
+	require.Greater(t, e.alloc(three, Exclude{}).LocalID, last)
+}
+
+func TestApplyIsDeterministic(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.m.ExitSafeMode()
+	e.register("dn1", "dn2", "dn3")
+	for i := 0; i < 30; i++ {
+		e.alloc(three, Exclude{})
+		e.alloc(one, Exclude{})
+	}
+	other := newEnv(t, Options{})
+	for _, cmd := range e.log {
+		_, err := applyTo(other.db, other.m, cmd)
+		require.NoError(t, err)
+	}
+	require.Equal(t, dump(t, e.db), dump(t, other.db))
+}
+
+func dump(t *testing.T, db *pebble.DB) map[string]string {
+	it, err := db.NewIter(nil)
+	require.NoError(t, err)
+	defer it.Close()
+	out := map[string]string{}
+	for it.First(); it.Valid(); it.Next() {
+		out[string(it.Key())] = string(it.Value())
+	}
+	return out
+}
+
+func TestApplyRejectsBadTransitions(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.m.ExitSafeMode()
+	e.register("dn1")
+	a := e.alloc(one, Exclude{})
+	set := func(id uint64, s stratopb.ContainerState) error {
+		_, err := e.propose(context.Background(), &stratopb.ClusterCommand{Op: &stratopb.ClusterCommand_SetContainerState{
+			SetContainerState: &stratopb.ContainerStateChange{ContainerId: id, State: s}}})
+		return err
+	}
+	require.ErrorIs(t, set(999, stratopb.ContainerState_CONTAINER_CLOSED), ErrNotFound)
+	require.NoError(t, set(a.ContainerID, stratopb.ContainerState_CONTAINER_CLOSED))
+	require.ErrorIs(t, set(a.ContainerID, stratopb.ContainerState_CONTAINER_OPEN), ErrBadTransition)
+}
+
+func TestChooseMembers(t *testing.T) {
+	cands := []Candidate{{ID: "a", Pipelines: 2, Free: 100}, {ID: "b", Pipelines: 0, Free: 10}, {ID: "c", Pipelines: 1, Free: 50}, {ID: "d", Pipelines: 0, Free: 20}, {ID: "e", Pipelines: 1, Free: 60}}
+	got, err := ChooseMembers(cands, 3, 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"d", "b", "e"}, got)
+	_, err = ChooseMembers(cands[:3], 3, 2)
+	require.ErrorContains(t, err, "2 healthy datanodes")
+	got, err = ChooseMembers(cands[:1], 1, 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a"}, got)
+}
+
+// closedCluster builds n datanodes holding k closed containers at
+// replication three, placed round-robin.
+func closedCluster(t *testing.T, n, k int) *env {
+	e := newEnv(t, Options{})
+	e.m.ExitSafeMode()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("dn%d", i+1)
+	}
+	e.register(ids...)
+	reports := map[string]*stratopb.ContainerReport{}
+	for c := 0; c < k; c++ {
+		res, err := e.propose(context.Background(), &stratopb.ClusterCommand{Op: &stratopb.ClusterCommand_AddContainer{AddContainer: &stratopb.ContainerInfo{Replication: three}}})
+		require.NoError(t, err)
+		id := res.(*stratopb.ContainerInfo).Id
+		_, err = e.propose(context.Background(), &stratopb.ClusterCommand{Op: &stratopb.ClusterCommand_SetContainerState{SetContainerState: &stratopb.ContainerStateChange{ContainerId: id, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+		require.NoError(t, err)
+		for r := 0; r < 3; r++ {
+			dn := ids[(c+r)%n]
+			if reports[dn] == nil {
+				reports[dn] = &stratopb.ContainerReport{Full: true}
+			}
+			reports[dn].Replicas = append(reports[dn].Replicas, &stratopb.ContainerReplica{ContainerId: id, State: stratopb.ContainerState_CONTAINER_CLOSED})
+		}
+	}
+	for dn, r := range reports {
+		e.heartbeat(dn, r)
+	}
+	return e
+}
+
+func TestReplicationAfterDecommission(t *testing.T) {
+	e := closedCluster(t, 4, 8)
+	rep := e.m.ReplicationWork(e.now, 100)
+	require.Zero(t, rep.UnderReplicated)
+	require.NoError(t, e.m.Decommission("dn1", false))
+	require.ErrorIs(t, e.m.Decommission("nope", false), ErrNotFound)
+
+	rep = e.m.ReplicationWork(e.now, 100)
+	require.Equal(t, 6, rep.UnderReplicated, "dn1 holds 6 of 8 containers")
+	require.Equal(t, 6, rep.Scheduled)
+	require.Empty(t, rep.Decommissioned)
+	// A second pass schedules nothing new while those are in flight.
+	require.Zero(t, e.m.ReplicationWork(e.now, 100).Scheduled)
+
+	// Sources execute; each target reports its new replica.
+	for _, src := range []string{"dn1", "dn2", "dn3", "dn4"} {
+		for _, c := range e.heartbeat(src, nil).Commands {
+			rc := c.GetReplicateContainer()
+			require.NotNil(t, rc)
+			require.NotEqual(t, "dn1", rc.Target.Id, "never a decommissioning target")
+			e.heartbeat(rc.Target.Id, &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: rc.ContainerId, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+		}
+	}
+	rep = e.m.ReplicationWork(e.now, 100)
+	require.Zero(t, rep.UnderReplicated)
+	require.Equal(t, []string{"dn1"}, rep.Decommissioned)
+}
+
+func TestReplicationLimitsAndMissing(t *testing.T) {
+	e := closedCluster(t, 4, 8)
+	e.now = e.now.Add(10 * time.Minute)
+	for _, id := range []string{"dn2", "dn3", "dn4"} {
+		e.heartbeat(id, nil)
+	}
+	e.tick() // dn1 is dead
+	rep := e.m.ReplicationWork(e.now, 1)
+	require.Equal(t, 6, rep.UnderReplicated)
+	require.LessOrEqual(t, rep.Scheduled, 2, "limit 1 per datanode as source or target, 3 live nodes")
+	require.Positive(t, rep.BlockedByLimits)
+	require.Empty(t, rep.Missing)
+
+	// Lose every holder of a container: reported missing, loudly.
+	e.now = e.now.Add(10 * time.Minute)
+	e.heartbeat("dn4", nil)
+	e.tick()
+	rep = e.m.ReplicationWork(e.now, 100)
+	require.NotEmpty(t, rep.Missing)
+}
+
+// quietLogger keeps pebble's informational lines out of test output.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)      {}
+func (quietLogger) Errorf(f string, a ...any) { fmt.Printf(f+"\n", a...) }
+func (quietLogger) Fatalf(f string, a ...any) { panic(fmt.Sprintf(f, a...)) }

@@ -1,0 +1,99 @@
+package cluster
+
+import (
+	"fmt"
+	"time"
+)
+
+// Options configures a Manager. The zero value of every field means "use the
+// default" given in its comment.
+type Options struct {
+	// StaleAfter: a datanode with no heartbeat for this long is STALE: no
+	// new pipelines or allocations use it. Default 30s.
+	StaleAfter time.Duration
+	// DeadAfter: a datanode with no heartbeat for this long is DEAD: its
+	// pipelines are closed and its replicas no longer count. Default 2m.
+	DeadAfter time.Duration
+	// ContainerSize is the size a container may grow to. Default 5 GiB.
+	ContainerSize int64
+	// CloseThreshold is the fraction of ContainerSize at which a container
+	// is closed. Default 0.9.
+	CloseThreshold float64
+	// BlockSize is the size reserved in a container for each allocated
+	// block. Default 256 MiB.
+	BlockSize int64
+	// OpenContainersPerPipeline is how many containers are kept open on
+	// each pipeline (allocations are spread over them). Default 3.
+	OpenContainersPerPipeline int
+	// PipelinesPerNode bounds how many open pipelines of replication THREE
+	// one datanode takes part in. Default 2.
+	PipelinesPerNode int
+	// LocalIDBatch is how many block IDs one Raft round reserves, so that
+	// block allocation needs no Raft round per block. Default 10000.
+	LocalIDBatch uint64
+	// SafeModeMinDatanodes is how many healthy datanodes must have
+	// registered before meta leaves safe mode. Default 1.
+	SafeModeMinDatanodes int
+	// SafeModeReplicaFraction is the fraction of containers that must have
+	// at least one reported replica before meta leaves safe mode. Default
+	// 0.99.
+	SafeModeReplicaFraction float64
+	// ReplicationTimeout: a replicate command not completed in this long is
+	// dropped and may be sent elsewhere. Default 10m.
+	ReplicationTimeout time.Duration
+}
+
+// EnsureDefaults fills unset fields with their defaults and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.StaleAfter == 0 {
+		o.StaleAfter = 30 * time.Second
+	}
+	if o.DeadAfter == 0 {
+		o.DeadAfter = 2 * time.Minute
+	}
+	if o.ContainerSize == 0 {
+		o.ContainerSize = 5 << 30
+	}
+	if o.CloseThreshold == 0 {
+		o.CloseThreshold = 0.9
+	}
+	if o.BlockSize == 0 {
+		o.BlockSize = 256 << 20
+	}
+	if o.OpenContainersPerPipeline == 0 {
+		o.OpenContainersPerPipeline = 3
+	}
+	if o.PipelinesPerNode == 0 {
+		o.PipelinesPerNode = 2
+	}
+	if o.LocalIDBatch == 0 {
+		o.LocalIDBatch = 10000
+	}
+	if o.SafeModeMinDatanodes == 0 {
+		o.SafeModeMinDatanodes = 1
+	}
+	if o.SafeModeReplicaFraction == 0 {
+		o.SafeModeReplicaFraction = 0.99
+	}
+	if o.ReplicationTimeout == 0 {
+		o.ReplicationTimeout = 10 * time.Minute
+	}
+	return o
+}
+
+// Validate reports the first inconsistent setting.
+func (o *Options) Validate() error {
+	switch {
+	case o.StaleAfter <= 0 || o.DeadAfter <= o.StaleAfter:
+		return fmt.Errorf("cluster: need 0 < StaleAfter (%v) < DeadAfter (%v)", o.StaleAfter, o.DeadAfter)
+	case o.ContainerSize <= 0 || o.BlockSize <= 0 || o.BlockSize > o.ContainerSize:
+		return fmt.Errorf("cluster: need 0 < BlockSize (%d) <= ContainerSize (%d)", o.BlockSize, o.ContainerSize)
+	case o.CloseThreshold <= 0 || o.CloseThreshold > 1:
+		return fmt.Errorf("cluster: CloseThreshold %v must be in (0, 1]", o.CloseThreshold)
+	case o.OpenContainersPerPipeline < 1 || o.PipelinesPerNode < 1 || o.LocalIDBatch < 1:
+		return fmt.Errorf("cluster: OpenContainersPerPipeline, PipelinesPerNode and LocalIDBatch must be positive")
+	case o.SafeModeReplicaFraction < 0 || o.SafeModeReplicaFraction > 1:
+		return fmt.Errorf("cluster: SafeModeReplicaFraction %v must be in [0, 1]", o.SafeModeReplicaFraction)
+	}
+	return nil
+}

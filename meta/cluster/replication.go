@@ -1,0 +1,143 @@
+package cluster
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// Decommission starts (or, with recommission, undoes) taking a datanode out
+// of service. A DECOMMISSIONING datanode still serves reads and is a source
+// for copies, but its replicas no longer count; once every container it
+// holds has enough copies elsewhere it becomes DECOMMISSIONED.
+func (m *Manager) Decommission(id string, recommission bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.nodes[id]
+	if n == nil {
+		return fmt.Errorf("%w: datanode %q", ErrNotFound, id)
+	}
+	if recommission {
+		n.opState = stratopb.NodeOpState_NODE_IN_SERVICE
+	} else if n.opState == stratopb.NodeOpState_NODE_IN_SERVICE {
+		n.opState = stratopb.NodeOpState_NODE_DECOMMISSIONING
+	}
+	return nil
+}
+
+// ReplicationReport is the outcome of one pass of ReplicationWork.
+type ReplicationReport struct {
+	Containers      int // containers examined
+	UnderReplicated int
+	Missing         []uint64 // no good replica anywhere: data at risk
+	Scheduled       int      // replicate commands queued in this pass
+	InFlight        int      // replications in flight after this pass
+	Decommissioned  []string // datanodes that finished decommissioning
+	BlockedByLimits int      // under-replicated but no source or target had room
+}
+
+// ReplicationWork examines every closed container, and for each that has
+// fewer good copies than its replication factor queues a command for a
+// source replica to push the container to a new target. limit bounds the
+// commands in flight per datanode (as source or target). A good copy is a
+// CLOSED replica on a HEALTHY, IN_SERVICE datanode.
+func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var rep ReplicationReport
+	load := map[string]int{}
+	for cid, fl := range m.replicating {
+		load[fl.target]++
+		_ = cid
+	}
+	pending := map[string]bool{} // decommissioning nodes still holding needed data
+	for _, c := range m.sortedContainersLocked() {
+		if c.info.State != stratopb.ContainerState_CONTAINER_CLOSED {
+			continue
+		}
+		rep.Containers++
+		var good, sources []string
+		for id, r := range c.replicas {
+			n := m.nodes[id]
+			if n == nil || n.health == stratopb.NodeHealth_NODE_DEAD || r.State != stratopb.ContainerState_CONTAINER_CLOSED {
+				continue
+			}
+			sources = append(sources, id)
+			if n.health == stratopb.NodeHealth_NODE_HEALTHY && n.opState == stratopb.NodeOpState_NODE_IN_SERVICE {
+				good = append(good, id)
+			}
+		}
+		need := int(c.info.Replication) - len(good)
+		if len(sources) == 0 {
+			rep.Missing = append(rep.Missing, c.info.Id)
+			continue
+		}
+		if need <= 0 {
+			continue
+		}
+		rep.UnderReplicated++
+		for _, s := range sources {
+			if m.nodes[s].opState != stratopb.NodeOpState_NODE_IN_SERVICE {
+				pending[s] = true
+			}
+		}
+		if _, busy := m.replicating[c.info.Id]; busy {
+			continue
+		}
+		slices.Sort(sources)
+		src := ""
+		for _, s := range sources {
+			if load[s] < limit {
+				src = s
+				break
+			}
+		}
+		target := m.chooseTargetLocked(c, load, limit)
+		if src == "" || target == "" {
+			rep.BlockedByLimits++
+			continue
+		}
+		load[src]++
+		load[target]++
+		m.replicating[c.info.Id] = inflight{target: target, since: now}
+		m.queueLocked(src, &stratopb.DatanodeCommand{Cmd: &stratopb.DatanodeCommand_ReplicateContainer{
+			ReplicateContainer: &stratopb.ReplicateContainerCommand{ContainerId: c.info.Id, Target: m.nodes[target].details}}})
+		rep.Scheduled++
+	}
+	for id, n := range m.nodes {
+		if n.opState == stratopb.NodeOpState_NODE_DECOMMISSIONING && !pending[id] {
+			n.opState = stratopb.NodeOpState_NODE_DECOMMISSIONED
+			rep.Decommissioned = append(rep.Decommissioned, id)
+		}
+	}
+	slices.Sort(rep.Decommissioned)
+	rep.InFlight = len(m.replicating)
+	return rep
+}
+
+// chooseTargetLocked picks the healthy in-service datanode with the most free
+// space that does not hold c and has room under limit.
+func (m *Manager) chooseTargetLocked(c *containerState, load map[string]int, limit int) string {
+	best, bestFree := "", int64(-1)
+	ids := make([]string, 0, len(m.nodes))
+	for id := range m.nodes {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		n := m.nodes[id]
+		if n.health != stratopb.NodeHealth_NODE_HEALTHY || n.opState != stratopb.NodeOpState_NODE_IN_SERVICE || load[id] >= limit {
+			continue
+		}
+		if _, has := c.replicas[id]; has {
+			continue
+		}
+		if free := n.stats.GetRemaining(); cmp.Compare(free, bestFree) > 0 {
+			best, bestFree = id, free
+		}
+	}
+	return best
+}

@@ -1,0 +1,226 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// Key layout of the durable cluster state. Every key starts with 'C'.
+const (
+	keyPrefix        = 'C'
+	tagPipeline      = 'p' // C p <id:8> → PipelineInfo
+	tagContainer     = 'c' // C c <id:8> → ContainerInfo
+	tagNextContainer = 'n' // C n → next container ID (8 bytes)
+	tagNextLocalID   = 'l' // C l → next unreserved block local ID (8 bytes)
+)
+
+func recordKey(tag byte, id uint64) []byte {
+	k := make([]byte, 10)
+	k[0], k[1] = keyPrefix, tag
+	binary.BigEndian.PutUint64(k[2:], id)
+	return k
+}
+
+func counterKey(tag byte) []byte { return []byte{keyPrefix, tag} }
+
+func getCounter(r pebble.Reader, tag byte, initial uint64) (uint64, error) {
+	v, closer, err := r.Get(counterKey(tag))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return initial, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return 0, fmt.Errorf("%w: counter %q has %d bytes", ErrCorrupt, tag, len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+func setCounter(b *pebble.Batch, tag byte, v uint64) error {
+	return b.Set(counterKey(tag), binary.BigEndian.AppendUint64(nil, v), nil)
+}
+
+func getRecord(r pebble.Reader, tag byte, id uint64, m proto.Message) error {
+	v, closer, err := r.Get(recordKey(tag, id))
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	return proto.Unmarshal(v, m)
+}
+
+func putRecord(b *pebble.Batch, tag byte, id uint64, m proto.Message) error {
+	v, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return b.Set(recordKey(tag, id), v, nil)
+}
+
+// Apply applies a prepared cluster command to b and mirrors the change into
+// the manager's memory. It is deterministic: it reads only b. Results:
+// add_container returns the ContainerInfo with its assigned ID,
+// reserve_local_ids the IDRange reserved.
+func (m *Manager) Apply(cmd *stratopb.ClusterCommand, b *pebble.Batch) (proto.Message, error) {
+	switch op := cmd.Op.(type) {
+	case *stratopb.ClusterCommand_AddPipeline:
+		p := proto.Clone(op.AddPipeline).(*stratopb.PipelineInfo)
+		p.State = stratopb.PipelineState_PIPELINE_OPEN
+		p.CreatedUnixMs = cmd.NowUnixMs
+		if err := putRecord(b, tagPipeline, p.Id, p); err != nil {
+			return nil, err
+		}
+		m.mu.Lock()
+		m.pipelines[p.Id] = p
+		m.mu.Unlock()
+		return p, nil
+
+	case *stratopb.ClusterCommand_ClosePipeline:
+		var p stratopb.PipelineInfo
+		if err := getRecord(b, tagPipeline, op.ClosePipeline, &p); err != nil {
+			return nil, notFound(err, "pipeline %d", op.ClosePipeline)
+		}
+		p.State = stratopb.PipelineState_PIPELINE_CLOSED
+		if err := putRecord(b, tagPipeline, p.Id, &p); err != nil {
+			return nil, err
+		}
+		m.mu.Lock()
+		m.pipelines[p.Id] = &p
+		m.mu.Unlock()
+		return &p, nil
+
+	case *stratopb.ClusterCommand_AddContainer:
+		id, err := getCounter(b, tagNextContainer, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := setCounter(b, tagNextContainer, id+1); err != nil {
+			return nil, err
+		}
+		c := proto.Clone(op.AddContainer).(*stratopb.ContainerInfo)
+		c.Id = id
+		c.State = stratopb.ContainerState_CONTAINER_OPEN
+		c.CreatedUnixMs = cmd.NowUnixMs
+		c.AllocatedBytes = 0
+		if err := putRecord(b, tagContainer, id, c); err != nil {
+			return nil, err
+		}
+		m.mu.Lock()
+		m.containers[id] = &containerState{info: c}
+		m.mu.Unlock()
+		return c, nil
+
+	case *stratopb.ClusterCommand_SetContainerState:
+		var c stratopb.ContainerInfo
+		id := op.SetContainerState.ContainerId
+		if err := getRecord(b, tagContainer, id, &c); err != nil {
+			return nil, notFound(err, "container %d", id)
+		}
+		if !allowedTransition(c.State, op.SetContainerState.State) {
+			return nil, fmt.Errorf("%w: container %d cannot go from %s to %s", ErrBadTransition, id, c.State, op.SetContainerState.State)
+		}
+		c.State = op.SetContainerState.State
+		c.AllocatedBytes = 0
+		if err := putRecord(b, tagContainer, id, &c); err != nil {
+			return nil, err
+		}
+		m.mu.Lock()
+		if cs := m.containers[id]; cs != nil {
+			cs.info.State = c.State
+		} else {
+			m.containers[id] = &containerState{info: &c}
+		}
+		m.mu.Unlock()
+		return &c, nil
+
+	case *stratopb.ClusterCommand_ReserveLocalIds:
+		first, err := getCounter(b, tagNextLocalID, 1)
+		if err != nil {
+			return nil, err
+		}
+		n := op.ReserveLocalIds
+		if n == 0 || first+n < first {
+			return nil, fmt.Errorf("cluster: cannot reserve %d block IDs from %d", n, first)
+		}
+		if err := setCounter(b, tagNextLocalID, first+n); err != nil {
+			return nil, err
+		}
+		return &stratopb.IDRange{First: first, Count: n}, nil
+	}
+	return nil, fmt.Errorf("cluster: unknown command %T", cmd.Op)
+}
+
+// allowedTransition is the container state machine as meta records it.
+func allowedTransition(from, to stratopb.ContainerState) bool {
+	if from == to {
+		return true
+	}
+	switch from {
+	case stratopb.ContainerState_CONTAINER_OPEN:
+		return to == stratopb.ContainerState_CONTAINER_CLOSING || to == stratopb.ContainerState_CONTAINER_CLOSED ||
+			to == stratopb.ContainerState_CONTAINER_UNHEALTHY
+	case stratopb.ContainerState_CONTAINER_CLOSING:
+		return to == stratopb.ContainerState_CONTAINER_CLOSED || to == stratopb.ContainerState_CONTAINER_UNHEALTHY
+	case stratopb.ContainerState_CONTAINER_CLOSED, stratopb.ContainerState_CONTAINER_UNHEALTHY:
+		return to == stratopb.ContainerState_CONTAINER_DELETED
+	}
+	return false
+}
+
+func notFound(err error, format string, args ...any) error {
+	if errors.Is(err, pebble.ErrNotFound) {
+		return fmt.Errorf("%w: "+format, append([]any{ErrNotFound}, args...)...)
+	}
+	return err
+}
+
+// Load replaces the manager's durable mirror (pipelines, containers) with
+// what r holds. The server calls it at start and after installing a Raft
+// snapshot. Soft state (nodes, replicas) is kept.
+func (m *Manager) Load(r pebble.Reader) error {
+	pipelines := map[uint64]*stratopb.PipelineInfo{}
+	containers := map[uint64]*containerState{}
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: []byte{keyPrefix}, UpperBound: []byte{keyPrefix + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) != 10 {
+			continue
+		}
+		id := binary.BigEndian.Uint64(k[2:])
+		switch k[1] {
+		case tagPipeline:
+			p := &stratopb.PipelineInfo{}
+			if err := proto.Unmarshal(it.Value(), p); err != nil {
+				return fmt.Errorf("%w: pipeline %d: %v", ErrCorrupt, id, err)
+			}
+			pipelines[id] = p
+		case tagContainer:
+			c := &stratopb.ContainerInfo{}
+			if err := proto.Unmarshal(it.Value(), c); err != nil {
+				return fmt.Errorf("%w: container %d: %v", ErrCorrupt, id, err)
+			}
+			containers[id] = &containerState{info: c}
+		}
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pipelines = pipelines
+	m.containers = containers
+	m.idNext, m.idEnd = 0, 0 // reserved ranges do not survive a reload
+	return nil
+}
