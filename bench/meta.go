@@ -1,0 +1,469 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// MetaOps are the operations of `strato bench meta`, in Hadoop's
+// NNThroughputBenchmark's order.
+var MetaOps = []string{"create", "mkdirs", "open", "delete", "fileStatus", "rename", "blockReport", "replication", "clean"}
+
+// MetaOptions are NNThroughputBenchmark's options. Zero values take
+// Hadoop's defaults (EnsureDefaults).
+type MetaOptions struct {
+	Op          string // one of MetaOps, or "all"
+	Threads     int    // default 3 (blockReport: -datanodes)
+	Files       int    // -files, default 10
+	FilesPerDir int    // default 4
+	Dirs        int    // -dirs, default 10
+	DirsPerDir  int    // default 2
+	Close       bool   // create: complete each file after creating it
+	UseExisting bool   // open, delete, fileStatus, rename: files exist already
+	KeepResults bool   // do not delete the op's base directory afterwards
+
+	Datanodes            int // blockReport, replication: default 10
+	Reports              int // blockReport: default 30
+	BlocksPerReport      int // blockReport: default 100
+	BlocksPerFile        int // blockReport: default 10
+	NodesToDecommission  int // replication: default 1
+	NodeReplicationLimit int // replication: default 100
+	TotalBlocks          int // replication: default 100
+	Replication          int // default 3
+
+	// Out receives the report; Progress, if set, periodic progress lines.
+	Out      io.Writer
+	Progress io.Writer
+}
+
+// EnsureDefaults fills unset fields with NNThroughputBenchmark's defaults.
+func (o *MetaOptions) EnsureDefaults() {
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&o.Threads, 3)
+	def(&o.Files, 10)
+	def(&o.FilesPerDir, 4)
+	def(&o.Dirs, 10)
+	def(&o.DirsPerDir, 2)
+	def(&o.Datanodes, 10)
+	def(&o.Reports, 30)
+	def(&o.BlocksPerReport, 100)
+	def(&o.BlocksPerFile, 10)
+	def(&o.NodesToDecommission, 1)
+	def(&o.NodeReplicationLimit, 100)
+	def(&o.TotalBlocks, 100)
+	def(&o.Replication, 3)
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+}
+
+// Validate checks the options.
+func (o *MetaOptions) Validate() error {
+	if o.Op != "all" && !slices.Contains(MetaOps, o.Op) {
+		return fmt.Errorf("bench: unknown -op %q (want all or one of %s)", o.Op, strings.Join(MetaOps, ", "))
+	}
+	for _, v := range []struct {
+		name string
+		v    int
+	}{{"threads", o.Threads}, {"files", o.Files}, {"filesPerDir", o.FilesPerDir}, {"dirs", o.Dirs}, {"dirsPerDir", o.DirsPerDir},
+		{"datanodes", o.Datanodes}, {"reports", o.Reports}, {"blocksPerReport", o.BlocksPerReport}, {"blocksPerFile", o.BlocksPerFile},
+		{"nodeReplicationLimit", o.NodeReplicationLimit}, {"totalBlocks", o.TotalBlocks}} {
+		if v.v < 1 {
+			return fmt.Errorf("bench: -%s must be at least 1, not %d", v.name, v.v)
+		}
+	}
+	if o.Replication != 1 && o.Replication != 3 {
+		return fmt.Errorf("bench: -replication must be 1 or 3, not %d", o.Replication)
+	}
+	if o.FilesPerDir < 2 || o.DirsPerDir < 2 {
+		return fmt.Errorf("bench: -filesPerDir and -dirsPerDir must be at least 2")
+	}
+	if o.NodesToDecommission >= o.Datanodes {
+		return fmt.Errorf("bench: -nodesToDecommission %d leaves no datanode in service (of %d)", o.NodesToDecommission, o.Datanodes)
+	}
+	return nil
+}
+
+// MetaTarget is the metadata service under test: in the benchmark's
+// process (standalone: direct calls, no RPC) or over gRPC (remote). Paths
+// are FSO paths inside the benchmark's bucket, such as
+// /nnThroughputBenchmark/create/ThroughputBenchDir0/ThroughputBench0.
+type MetaTarget interface {
+	// Create creates an empty file (parents as needed, overwriting) and
+	// returns what Complete needs to commit it.
+	Create(ctx context.Context, path string) (CreateHandle, error)
+	// Complete commits a file created by Create.
+	Complete(ctx context.Context, h CreateHandle) error
+	Mkdirs(ctx context.Context, path string) error
+	// Open looks up a file's block locations (HDFS getBlockLocations).
+	Open(ctx context.Context, path string) error
+	FileStatus(ctx context.Context, path string) error
+	Delete(ctx context.Context, path string, recursive bool) error
+	Rename(ctx context.Context, src, dst string) error
+	Exists(ctx context.Context, path string) (bool, error)
+
+	// Cluster side: simulated datanodes.
+	RegisterDatanode(ctx context.Context, dn SimDatanode) error
+	// CreateFileWithBlocks creates and commits a file of n blocks and
+	// returns, per block, the datanodes (by index) holding it and its
+	// container.
+	CreateFileWithBlocks(ctx context.Context, path string, n, replication int) ([]SimBlock, error)
+	// ContainerReport sends a full container report for dn, listing the
+	// containers as closed replicas or as open ones.
+	ContainerReport(ctx context.Context, dn SimDatanode, containers []uint64, closed bool) error
+	// Decommission and ReplicationWork exist only in standalone mode (as
+	// in Hadoop, the replication benchmark needs the server in process).
+	Decommission(ctx context.Context, dn SimDatanode) error
+	ReplicationWork(ctx context.Context, limit int) (scheduled int, err error)
+	// CloseContainers marks every container closed (replication input).
+	CloseContainers(ctx context.Context) error
+}
+
+// CreateHandle is what a target needs to complete a created file.
+type CreateHandle struct {
+	Path string
+	ID   uint64
+}
+
+// SimDatanode is a simulated datanode: an index and an identity.
+type SimDatanode struct {
+	Index int
+	ID    string
+	Addr  string
+}
+
+// SimBlock is an allocated block: its container and the indices of the
+// simulated datanodes chosen to hold it.
+type SimBlock struct {
+	Container uint64
+	Nodes     []string
+}
+
+// ErrReplicationRemote: the replication benchmark needs meta in process.
+var ErrReplicationRemote = errors.New("bench: the replication benchmark runs only in standalone mode (meta in this process)")
+
+// MetaStats is the result of one op's run.
+type MetaStats struct {
+	Op         string
+	Inputs     []string // "name = value" lines, as Hadoop prints them
+	Ops        int64
+	Elapsed    time.Duration
+	Cumulative time.Duration // sum of the timed calls
+	Extra      []string      // lines after the stats (replication)
+}
+
+// OpsPerSec is operations per second of elapsed time.
+func (s MetaStats) OpsPerSec() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Ops) / s.Elapsed.Seconds()
+}
+
+// AverageMillis is the mean time of one timed call in milliseconds.
+func (s MetaStats) AverageMillis() float64 {
+	if s.Ops == 0 {
+		return 0
+	}
+	return float64(s.Cumulative.Microseconds()) / 1000 / float64(s.Ops)
+}
+
+// Print writes the report in NNThroughputBenchmark's shape.
+func (s MetaStats) Print(w io.Writer) {
+	fmt.Fprintf(w, "--- %s inputs ---\n", s.Op)
+	for _, l := range s.Inputs {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintf(w, "--- %s stats ---\n", s.Op)
+	fmt.Fprintf(w, "# operations: %d\n", s.Ops)
+	fmt.Fprintf(w, "Elapsed Time: %d\n", s.Elapsed.Milliseconds())
+	fmt.Fprintf(w, "Ops per sec: %.1f\n", s.OpsPerSec())
+	fmt.Fprintf(w, "Average Time: %.3f\n", s.AverageMillis())
+	for _, l := range s.Extra {
+		fmt.Fprintln(w, l)
+	}
+}
+
+const metaBaseDir = "/nnThroughputBenchmark"
+
+// splitOps divides n operations over t threads as NNThroughputBenchmark
+// does: each thread gets the same number (±1); with fewer operations than
+// threads the extra threads get none.
+func splitOps(n, t int) []int {
+	out := make([]int, t)
+	scheduled := 0
+	i := 0
+	for ; scheduled < n; i++ {
+		out[i] = (n - scheduled) / (t - i)
+		if out[i] == 0 {
+			out[i] = 1
+		}
+		scheduled += out[i]
+	}
+	return out
+}
+
+// RunMeta runs the benchmark op(s) against target and prints each op's
+// report to o.Out as it finishes. It returns the stats of every op run.
+func RunMeta(ctx context.Context, o MetaOptions, target MetaTarget, standalone bool) ([]MetaStats, error) {
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	ops := []string{o.Op}
+	if o.Op == "all" {
+		ops = MetaOps
+	}
+	var all []MetaStats
+	for _, op := range ops {
+		if op == "replication" && !standalone {
+			if o.Op == "all" {
+				fmt.Fprintln(o.Out, "(replication skipped: it needs meta in this process, as in Hadoop)")
+				continue
+			}
+			return all, ErrReplicationRemote
+		}
+		r := &metaRun{o: o, t: target, op: op}
+		st, err := r.run(ctx)
+		if err != nil {
+			return all, fmt.Errorf("bench meta %s: %w", op, err)
+		}
+		st.Print(o.Out)
+		fmt.Fprintln(o.Out)
+		all = append(all, st)
+	}
+	return all, nil
+}
+
+type metaRun struct {
+	o  MetaOptions
+	t  MetaTarget
+	op string
+}
+
+func (r *metaRun) base() string { return metaBaseDir + "/" + r.op }
+
+// names generates the per-thread inputs of a file op.
+func names(base string, perDir int, split []int) [][]string {
+	g := newNameGenerator(base, perDir)
+	out := make([][]string, len(split))
+	for i, n := range split {
+		out[i] = make([]string, n)
+		for j := range out[i] {
+			out[i][j] = g.next("ThroughputBench")
+		}
+	}
+	return out
+}
+
+func (r *metaRun) run(ctx context.Context) (MetaStats, error) {
+	o := r.o
+	st := MetaStats{Op: r.op}
+	var err error
+	switch r.op {
+	case "create":
+		st, err = r.create(ctx, r.base(), o.Files, o.Close)
+	case "mkdirs":
+		in := names(r.base(), o.DirsPerDir, splitOps(o.Dirs, o.Threads))
+		st, err = r.timed(ctx, in, func(ctx context.Context, p string) error { return r.t.Mkdirs(ctx, p) })
+		st.Inputs = []string{fmt.Sprintf("nrDirs = %d", o.Dirs), fmt.Sprintf("nrThreads = %d", o.Threads), fmt.Sprintf("nrDirsPerDir = %d", o.DirsPerDir)}
+	case "open", "delete", "fileStatus", "rename":
+		in, perr := r.existingFiles(ctx)
+		if perr != nil {
+			return st, perr
+		}
+		var f func(ctx context.Context, p string) error
+		switch r.op {
+		case "open":
+			f = r.t.Open
+		case "fileStatus":
+			f = r.t.FileStatus
+		case "delete":
+			f = func(ctx context.Context, p string) error { return r.t.Delete(ctx, p, false) }
+		case "rename":
+			f = func(ctx context.Context, p string) error { return r.t.Rename(ctx, p, p+".r") }
+		}
+		st, err = r.timed(ctx, in, f)
+		st.Inputs = r.fileInputs()
+	case "blockReport":
+		st, err = r.blockReport(ctx, o.Datanodes, o.Reports, o.BlocksPerReport, o.BlocksPerFile)
+	case "replication":
+		st, err = r.replication(ctx)
+	case "clean":
+		start := time.Now()
+		err = r.t.Delete(ctx, metaBaseDir, true)
+		if isNotFound(err) {
+			err = nil
+		}
+		st = MetaStats{Ops: 1, Elapsed: time.Since(start), Cumulative: time.Since(start), Inputs: []string{"Remove directory " + metaBaseDir}}
+		return withOp(st, r.op), err
+	}
+	if err != nil {
+		return st, err
+	}
+	if !o.KeepResults && r.op != "blockReport" && r.op != "replication" {
+		if err := r.t.Delete(ctx, r.base(), true); err != nil && !isNotFound(err) {
+			return st, fmt.Errorf("cleaning up %s: %w", r.base(), err)
+		}
+	}
+	return withOp(st, r.op), nil
+}
+
+func withOp(st MetaStats, op string) MetaStats {
+	st.Op = op
+	return st
+}
+
+// isNotFound is set by the target's package to recognise its not-found
+// errors (the benchmark tolerates deleting what is already gone).
+var isNotFound = func(err error) bool { return err != nil && strings.Contains(strings.ToLower(err.Error()), "not found") }
+
+func (r *metaRun) fileInputs() []string {
+	return []string{fmt.Sprintf("nrFiles = %d", r.o.Files), fmt.Sprintf("nrThreads = %d", r.o.Threads), fmt.Sprintf("nrFilesPerDir = %d", r.o.FilesPerDir)}
+}
+
+// create times Create only (as Hadoop times create() only); with close each
+// file is completed right after, untimed.
+func (r *metaRun) create(ctx context.Context, base string, files int, closeFiles bool) (MetaStats, error) {
+	in := names(base, r.o.FilesPerDir, splitOps(files, r.o.Threads))
+	st, err := r.run2(ctx, in, func(ctx context.Context, p string) (time.Duration, error) {
+		start := time.Now()
+		h, err := r.t.Create(ctx, p)
+		d := time.Since(start)
+		if err != nil {
+			return d, err
+		}
+		if closeFiles {
+			if err := r.t.Complete(ctx, h); err != nil {
+				return d, err
+			}
+		}
+		return d, nil
+	})
+	st.Inputs = r.fileInputs()
+	st.Inputs[0] = fmt.Sprintf("nrFiles = %d", files)
+	return st, err
+}
+
+// existingFiles prepares the files of open/delete/fileStatus/rename: unless
+// -useExisting, a create run (untimed in this op's report) makes them under
+// the create op's base, which is then renamed to this op's base.
+func (r *metaRun) existingFiles(ctx context.Context) ([][]string, error) {
+	createBase := metaBaseDir + "/create"
+	if !r.o.UseExisting {
+		if _, err := r.create(ctx, createBase, r.o.Files, true); err != nil {
+			return nil, fmt.Errorf("creating %d input files: %w", r.o.Files, err)
+		}
+		r.progress("created %d files", r.o.Files)
+	}
+	in := names(r.base(), r.o.FilesPerDir, splitOps(r.o.Files, r.o.Threads))
+	have, err := r.t.Exists(ctx, r.base())
+	if err != nil {
+		return nil, err
+	}
+	if !have {
+		if ok, err := r.t.Exists(ctx, createBase); err != nil {
+			return nil, err
+		} else if ok {
+			if err := r.t.Rename(ctx, createBase, r.base()); err != nil {
+				return nil, err
+			}
+		} else {
+			return nil, fmt.Errorf("%s does not exist", r.base())
+		}
+	}
+	return in, nil
+}
+
+func (r *metaRun) timed(ctx context.Context, in [][]string, f func(context.Context, string) error) (MetaStats, error) {
+	return r.run2(ctx, in, func(ctx context.Context, p string) (time.Duration, error) {
+		start := time.Now()
+		err := f(ctx, p)
+		return time.Since(start), err
+	})
+}
+
+func (r *metaRun) progress(format string, args ...any) {
+	if r.o.Progress != nil {
+		fmt.Fprintf(r.o.Progress, "bench meta %s: "+format+"\n", append([]any{r.op}, args...)...)
+	}
+}
+
+// run2 runs one goroutine per input list, timing the whole phase and
+// summing the per-call durations f reports. The first error stops all.
+func (r *metaRun) run2(ctx context.Context, in [][]string, f func(context.Context, string) (time.Duration, error)) (MetaStats, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		done       atomic.Int64
+		cumulative atomic.Int64
+		firstErr   error
+		errOnce    sync.Once
+		wg         sync.WaitGroup
+	)
+	total := 0
+	for _, l := range in {
+		total += len(l)
+	}
+	stop := r.startProgress(&done, total)
+	start := time.Now()
+	for _, list := range in {
+		wg.Add(1)
+		go func(list []string) {
+			defer wg.Done()
+			for _, p := range list {
+				if ctx.Err() != nil {
+					return
+				}
+				d, err := f(ctx, p)
+				if err != nil {
+					errOnce.Do(func() { firstErr = fmt.Errorf("%s: %w", p, err); cancel() })
+					return
+				}
+				cumulative.Add(int64(d))
+				done.Add(1)
+			}
+		}(list)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	stop()
+	return MetaStats{Ops: done.Load(), Elapsed: elapsed, Cumulative: time.Duration(cumulative.Load())}, firstErr
+}
+
+// startProgress prints a line every few seconds while a phase runs.
+func (r *metaRun) startProgress(done *atomic.Int64, total int) (stop func()) {
+	if r.o.Progress == nil {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		start := time.Now()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				n := done.Load()
+				r.progress("%d/%d ops (%.0f%%), %.0f ops/s", n, total, 100*float64(n)/float64(max(total, 1)), float64(n)/time.Since(start).Seconds())
+			}
+		}
+	}()
+	return func() { close(quit); wg.Wait() }
+}

@@ -1,0 +1,53 @@
+package bench
+
+import "strconv"
+
+// nameGenerator produces the balanced tree of file names that Hadoop's
+// NNThroughputBenchmark uses (its FileNameGenerator): each directory holds
+// at most perDir entries, directories are named <prefix>Dir<i> and files
+// <prefix><n>, so that the same flags give the same namespace shape.
+type nameGenerator struct {
+	base    string
+	perDir  int
+	idx     [20]int
+	count   int64
+	current string
+}
+
+func newNameGenerator(base string, perDir int) *nameGenerator {
+	g := &nameGenerator{base: base, perDir: perDir}
+	for i := range g.idx {
+		g.idx[i] = -1
+	}
+	return g
+}
+
+func (g *nameGenerator) nextDir(prefix string) string {
+	depth := 0
+	for g.idx[depth] >= 0 {
+		depth++
+	}
+	level := depth - 1
+	for ; level >= 0 && g.idx[level] == g.perDir-1; level-- {
+		g.idx[level] = 0
+	}
+	if level < 0 {
+		g.idx[depth] = 0
+	} else {
+		g.idx[level]++
+	}
+	next := g.base
+	for l := 0; g.idx[l] >= 0; l++ {
+		next += "/" + prefix + strconv.Itoa(g.idx[l])
+	}
+	return next
+}
+
+func (g *nameGenerator) next(prefix string) string {
+	if g.count%int64(g.perDir) == 0 {
+		g.current = g.nextDir(prefix + "Dir")
+	}
+	fn := g.current + "/" + prefix + strconv.FormatInt(g.count, 10)
+	g.count++
+	return fn
+}
