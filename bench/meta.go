@@ -325,9 +325,6 @@ func withOp(st MetaStats, op string) MetaStats {
 	return st
 }
 
-// isNotFound is set by the target's package to recognise its not-found
-// errors (the benchmark tolerates deleting what is already gone).
-var isNotFound = func(err error) bool { return err != nil && strings.Contains(strings.ToLower(err.Error()), "not found") }
 
 func (r *metaRun) fileInputs() []string {
 	return []string{fmt.Sprintf("nrFiles = %d", r.o.Files), fmt.Sprintf("nrThreads = %d", r.o.Threads), fmt.Sprintf("nrFilesPerDir = %d", r.o.FilesPerDir)}
