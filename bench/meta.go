@@ -325,7 +325,6 @@ func withOp(st MetaStats, op string) MetaStats {
 	return st
 }
 
-
 func (r *metaRun) fileInputs() []string {
 	return []string{fmt.Sprintf("nrFiles = %d", r.o.Files), fmt.Sprintf("nrThreads = %d", r.o.Threads), fmt.Sprintf("nrFilesPerDir = %d", r.o.FilesPerDir)}
 }
