@@ -1,0 +1,120 @@
+package container
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Layout is how a container stores the chunks of a block on disk. The numeric
+// values are stored in descriptors: never renumber them.
+type Layout uint8
+
+const (
+	// FilePerBlock stores each block in one file, chunks at their offsets.
+	FilePerBlock Layout = 1
+	// FilePerChunk stores each chunk in a file of its own.
+	FilePerChunk Layout = 2
+)
+
+var layoutNames = map[Layout]string{FilePerBlock: "FILE_PER_BLOCK", FilePerChunk: "FILE_PER_CHUNK"}
+
+func (l Layout) String() string {
+	if n, ok := layoutNames[l]; ok {
+		return n
+	}
+	return fmt.Sprintf("Layout(%d)", uint8(l))
+}
+
+// Valid reports whether l is a known layout.
+func (l Layout) Valid() bool { _, ok := layoutNames[l]; return ok }
+
+// ParseLayout parses a layout name (FILE_PER_BLOCK, FILE_PER_CHUNK),
+// case-insensitively.
+func ParseLayout(s string) (Layout, error) {
+	for l, n := range layoutNames {
+		if strings.EqualFold(s, n) {
+			return l, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown layout %q (want FILE_PER_BLOCK or FILE_PER_CHUNK)", ErrInvalid, s)
+}
+
+// Options configure a Volume. The zero value is usable: EnsureDefaults fills
+// every unset field.
+type Options struct {
+	// FS is the filesystem for block files and the database alike.
+	// Default: vfs.Default.
+	FS vfs.FS
+	// Logger receives warnings found while opening a volume. Default:
+	// slog.Default().
+	Logger *slog.Logger
+	// MaxChunkSize bounds one WriteChunk. Default: 32 MiB (Ozone's limit).
+	MaxChunkSize int64
+	// MaxBlockSize bounds the end offset of any chunk. Default: 256 MiB, the
+	// default block size of the design.
+	MaxBlockSize int64
+	// DefaultLayout is used by Create when no layout is given.
+	// Default: FilePerBlock.
+	DefaultLayout Layout
+	// SyncParallelism is how many files Container.Sync fsyncs at once.
+	// Default: 8.
+	SyncParallelism int
+	// PebbleCacheSize is the block cache of the volume's database in bytes.
+	// Default: 64 MiB.
+	PebbleCacheSize int64
+}
+
+// Default values of Options.
+const (
+	DefaultMaxChunkSize    = 32 << 20
+	DefaultMaxBlockSize    = 256 << 20
+	DefaultSyncParallelism = 8
+	DefaultPebbleCacheSize = 64 << 20
+)
+
+// EnsureDefaults fills unset fields with their defaults.
+func (o *Options) EnsureDefaults() {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MaxChunkSize == 0 {
+		o.MaxChunkSize = DefaultMaxChunkSize
+	}
+	if o.MaxBlockSize == 0 {
+		o.MaxBlockSize = DefaultMaxBlockSize
+	}
+	if o.DefaultLayout == 0 {
+		o.DefaultLayout = FilePerBlock
+	}
+	if o.SyncParallelism == 0 {
+		o.SyncParallelism = DefaultSyncParallelism
+	}
+	if o.PebbleCacheSize == 0 {
+		o.PebbleCacheSize = DefaultPebbleCacheSize
+	}
+}
+
+// Validate reports the first invalid field.
+func (o *Options) Validate() error {
+	switch {
+	case o.MaxChunkSize <= 0:
+		return fmt.Errorf("%w: MaxChunkSize %d must be positive", ErrInvalid, o.MaxChunkSize)
+	case o.MaxBlockSize <= 0:
+		return fmt.Errorf("%w: MaxBlockSize %d must be positive", ErrInvalid, o.MaxBlockSize)
+	case o.MaxChunkSize > o.MaxBlockSize:
+		return fmt.Errorf("%w: MaxChunkSize %d exceeds MaxBlockSize %d", ErrInvalid, o.MaxChunkSize, o.MaxBlockSize)
+	case !o.DefaultLayout.Valid():
+		return fmt.Errorf("%w: DefaultLayout %v", ErrInvalid, o.DefaultLayout)
+	case o.SyncParallelism < 1:
+		return fmt.Errorf("%w: SyncParallelism %d must be at least 1", ErrInvalid, o.SyncParallelism)
+	case o.PebbleCacheSize < 0:
+		return fmt.Errorf("%w: PebbleCacheSize %d must not be negative", ErrInvalid, o.PebbleCacheSize)
+	}
+	return nil
+}

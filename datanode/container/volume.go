@@ -1,0 +1,279 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"log/slog"
+)
+
+const (
+	containersDir = "containers"
+	dbDir         = "db"
+	descFile      = "container.desc"
+	chunksDir     = "chunks"
+	deletedPrefix = ".deleted-"
+)
+
+// Volume is one disk's container store: a directory of containers and one
+// Pebble database with the block metadata of all of them.
+type Volume struct {
+	opts Options
+	fs   vfs.FS
+	dir  string
+	db   *pebble.DB
+	lock io.Closer
+
+	mu         sync.RWMutex
+	containers map[uint64]*Container
+	closed     bool
+}
+
+// OpenVolume opens (creating if needed) the volume in dir. Containers found
+// on disk are loaded with their state; a directory whose name is not a
+// container ID, or whose descriptor is unreadable, is logged and skipped.
+func OpenVolume(dir string, opts Options) (*Volume, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	fs := opts.FS
+	v := &Volume{opts: opts, fs: fs, dir: dir, containers: make(map[uint64]*Container)}
+	if err := fs.MkdirAll(fs.PathJoin(dir, containersDir), 0o755); err != nil {
+		return nil, ioError("create volume directory", err)
+	}
+	if err := syncDir(fs, dir); err != nil {
+		return nil, err
+	}
+	lock, err := fs.Lock(fs.PathJoin(dir, "LOCK"))
+	if err != nil {
+		return nil, ioError("lock volume", err)
+	}
+	v.lock = lock
+	cache := pebble.NewCache(opts.PebbleCacheSize)
+	defer cache.Unref()
+	db, err := pebble.Open(fs.PathJoin(dir, dbDir), &pebble.Options{
+		FS:                 fs,
+		FormatMajorVersion: pebble.FormatNewest,
+		Cache:              cache,
+		Logger:             pebbleLogger{opts.Logger},
+	})
+	if err != nil {
+		lock.Close()
+		return nil, ioError("open volume database", err)
+	}
+	v.db = db
+	if err := v.load(); err != nil {
+		v.Close()
+		return nil, err
+	}
+	return v, nil
+}
+
+func (v *Volume) load() error {
+	root := v.fs.PathJoin(v.dir, containersDir)
+	names, err := v.fs.List(root)
+	if err != nil {
+		return ioError("list containers", err)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if rest, ok := strings.CutPrefix(name, deletedPrefix); ok {
+			// A Delete that did not finish: its rename is durable, so the
+			// rows and files are garbage.
+			if id, err := ParseID(rest); err == nil {
+				if err := v.finishDelete(id, v.fs.PathJoin(root, name)); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		id, err := ParseID(name)
+		if err != nil {
+			v.opts.Logger.Warn("container: skipping a directory that is not a container", "volume", v.dir, "name", name)
+			continue
+		}
+		c, err := loadContainer(v, id)
+		if err != nil {
+			v.opts.Logger.Warn("container: skipping an unreadable container", "volume", v.dir, "id", id, "err", err)
+			continue
+		}
+		v.containers[id] = c
+	}
+	return nil
+}
+
+// Close closes every container's open files and the database. Containers
+// keep their state; chunks never committed are dropped.
+func (v *Volume) Close() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return nil
+	}
+	v.closed = true
+	var errs []error
+	for _, c := range v.containers {
+		errs = append(errs, c.release())
+	}
+	if v.db != nil {
+		errs = append(errs, v.db.Close())
+	}
+	if v.lock != nil {
+		errs = append(errs, v.lock.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Dir returns the volume's directory.
+func (v *Volume) Dir() string { return v.dir }
+
+// Create creates an OPEN container. layout 0 means Options.DefaultLayout.
+// The container is durable when Create returns.
+func (v *Volume) Create(id uint64, layout Layout) (*Container, error) {
+	if id == 0 {
+		return nil, fmt.Errorf("%w: 0", ErrInvalidID)
+	}
+	if layout == 0 {
+		layout = v.opts.DefaultLayout
+	}
+	if !layout.Valid() {
+		return nil, fmt.Errorf("%w: layout %d", ErrInvalid, layout)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return nil, ErrClosed
+	}
+	if _, ok := v.containers[id]; ok {
+		return nil, fmt.Errorf("%w: %d", ErrExists, id)
+	}
+	c := newContainer(v, descriptor{id: id, layout: layout, state: Open}, counters{})
+	root := v.fs.PathJoin(v.dir, containersDir)
+	if _, err := v.fs.Stat(c.dir); err == nil {
+		return nil, fmt.Errorf("%w: %d (directory %s exists but was not loaded)", ErrExists, id, c.dir)
+	}
+	if err := v.fs.MkdirAll(c.chunks, 0o755); err != nil {
+		return nil, ioError("create container directory", err)
+	}
+	if err := c.writeDescriptor(c.desc); err != nil {
+		v.fs.RemoveAll(c.dir)
+		return nil, err
+	}
+	for _, d := range []string{c.chunks, c.dir, root} {
+		if err := syncDir(v.fs, d); err != nil {
+			return nil, err
+		}
+	}
+	v.containers[id] = c
+	return c, nil
+}
+
+// Container returns the container with the given ID.
+func (v *Volume) Container(id uint64) (*Container, error) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if v.closed {
+		return nil, ErrClosed
+	}
+	c, ok := v.containers[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	return c, nil
+}
+
+// List returns the Info of every container, by ID.
+func (v *Volume) List() []Info {
+	v.mu.RLock()
+	ids := slices.Sorted(maps.Keys(v.containers))
+	cs := make([]*Container, len(ids))
+	for i, id := range ids {
+		cs[i] = v.containers[id]
+	}
+	v.mu.RUnlock()
+	out := make([]Info, len(cs))
+	for i, c := range cs {
+		out[i] = c.Info()
+	}
+	return out
+}
+
+// Delete removes a container, its files and its rows. An OPEN or CLOSING
+// container is deleted only with force. The deletion is crash-safe: the
+// directory is first renamed aside (durably), and a volume that finds such a
+// directory on open finishes the job.
+func (v *Volume) Delete(id uint64, force bool) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return ErrClosed
+	}
+	c, ok := v.containers[id]
+	if !ok {
+		return fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	if st := c.State(); !force && (st == Open || st == Closing) {
+		return fmt.Errorf("%w: container %d is %v; delete it with force", ErrBadState, id, st)
+	}
+	c.gate.Lock()
+	c.deleted = true
+	c.gate.Unlock()
+	if err := c.release(); err != nil {
+		return err
+	}
+	root := v.fs.PathJoin(v.dir, containersDir)
+	aside := v.fs.PathJoin(root, fmt.Sprintf("%s%d", deletedPrefix, id))
+	if err := v.fs.Rename(c.dir, aside); err != nil {
+		return ioError("delete container", err)
+	}
+	if err := syncDir(v.fs, root); err != nil {
+		return err
+	}
+	delete(v.containers, id)
+	return v.finishDelete(id, aside)
+}
+
+func (v *Volume) finishDelete(id uint64, dir string) error {
+	lo, hi := containerBounds(id)
+	if err := v.db.DeleteRange(lo, hi, pebble.Sync); err != nil {
+		return ioError("delete container rows", err)
+	}
+	if err := v.fs.RemoveAll(dir); err != nil {
+		return ioError("remove container directory", err)
+	}
+	return syncDir(v.fs, v.fs.PathDir(dir))
+}
+
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return ioError("open directory", err)
+	}
+	err = d.Sync()
+	d.Close()
+	if err != nil {
+		return ioError("sync directory", err)
+	}
+	return nil
+}
+
+// pebbleLogger sends Pebble's messages to slog.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf("pebble: "+format, args...))
+}
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf("pebble: "+format, args...))
+}
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}

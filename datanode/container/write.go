@@ -1,0 +1,441 @@
+package container
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/strato-io/strato/checksum"
+)
+
+// WriteOptions tune one WriteChunk.
+type WriteOptions struct {
+	// NoVerify skips checking the data against its checksums (the caller
+	// has just computed them, or verifies them elsewhere).
+	NoVerify bool
+}
+
+// WriteChunk writes data at offset of block localID, with the checksums that
+// cover it (windows starting at offset). The chunk becomes part of the block
+// at the next PutBlock whose length covers it. A chunk that overlaps data
+// already written is refused with ErrOverwrite unless it is an identical
+// retry (same offset, length, bytes and checksums), which succeeds without
+// writing.
+//
+// The write path does one pwrite and no allocation in the common case.
+func (c *Container) WriteChunk(localID uint64, offset int64, data []byte, sums checksum.Data, opts WriteOptions) error {
+	n := int64(len(data))
+	switch {
+	case n == 0:
+		return fmt.Errorf("%w: empty chunk (block %d offset %d)", ErrInvalid, localID, offset)
+	case offset < 0:
+		return fmt.Errorf("%w: negative offset %d (block %d)", ErrInvalid, offset, localID)
+	case n > c.v.opts.MaxChunkSize:
+		return fmt.Errorf("%w: %d bytes, maximum %d (block %d)", ErrChunkTooLarge, n, c.v.opts.MaxChunkSize, localID)
+	case offset > c.v.opts.MaxBlockSize-n:
+		return fmt.Errorf("%w: chunk [%d, %d) of block %d, maximum block size %d", ErrBlockTooLarge, offset, offset+n, localID, c.v.opts.MaxBlockSize)
+	}
+	if err := sums.Validate(); err != nil {
+		return fmt.Errorf("%w: block %d offset %d: %w", ErrInvalid, localID, offset, err)
+	}
+	if sums.Type != checksum.NONE {
+		if want := checksum.Windows(n, sums.BytesPerChecksum); sums.Count() != want {
+			return fmt.Errorf("%w: %d bytes need %d checksums of %d bytes, got %d (block %d offset %d)",
+				ErrInvalid, n, want, sums.BytesPerChecksum, sums.Count(), localID, offset)
+		}
+		if !opts.NoVerify {
+			if err := checksum.Verify(sums, 0, data); err != nil {
+				return fmt.Errorf("%w: block %d offset %d: %w", ErrChecksum, localID, offset, err)
+			}
+		}
+	}
+
+	c.gate.RLock()
+	defer c.gate.RUnlock()
+	if st := c.State(); st != Open || c.deleted {
+		return fmt.Errorf("%w: container %d is %v", ErrNotOpen, c.id, st)
+	}
+	b, err := c.lockBlock(localID)
+	if err != nil {
+		return err
+	}
+	defer b.mu.Unlock()
+
+	// Find where the chunk goes; appending past the end is the common case.
+	i := len(b.chunks)
+	if i > 0 && offset < b.end {
+		lo, hi := 0, len(b.chunks)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if b.chunks[m].off < offset {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		i = lo
+		if i < len(b.chunks) && b.chunks[i].off == offset && b.chunks[i].n == n {
+			return c.checkRetryLocked(b, &b.chunks[i], data, sums)
+		}
+		if i > 0 && b.chunks[i-1].end() > offset {
+			p := b.chunks[i-1]
+			return fmt.Errorf("%w: chunk [%d, %d) of block %d overlaps [%d, %d)", ErrOverwrite, offset, offset+n, localID, p.off, p.end())
+		}
+		if i < len(b.chunks) && b.chunks[i].off < offset+n {
+			p := b.chunks[i]
+			return fmt.Errorf("%w: chunk [%d, %d) of block %d overlaps [%d, %d)", ErrOverwrite, offset, offset+n, localID, p.off, p.end())
+		}
+	}
+
+	unsynced := false
+	switch c.layout {
+	case FilePerBlock:
+		if b.f == nil {
+			f, err := c.v.fs.OpenReadWrite(c.blockPath(localID), vfs.WriteCategoryUnspecified)
+			if err != nil {
+				return ioError(fmt.Sprintf("open block %d", localID), err)
+			}
+			b.f = f
+			c.dirDirty.Store(true)
+		}
+		if _, err := b.f.WriteAt(data, offset); err != nil {
+			return ioError(fmt.Sprintf("write block %d at %d", localID, offset), err)
+		}
+	case FilePerChunk:
+		if err := c.writeChunkFile(localID, offset, data); err != nil {
+			return err
+		}
+		unsynced = true
+	}
+
+	rec := chunkRec{off: offset, n: n, sumOff: uint32(len(b.sums)), sumLen: uint32(len(sums.Sums)),
+		bpc: sums.BytesPerChecksum, typ: sums.Type, unsynced: unsynced}
+	b.sums = append(b.sums, sums.Sums...)
+	if i == len(b.chunks) {
+		b.chunks = append(b.chunks, rec)
+	} else {
+		b.chunks = slices.Insert(b.chunks, i, rec)
+	}
+	b.end = max(b.end, offset+n)
+	if !b.dirty {
+		b.dirty = true
+		c.dirtyMu.Lock()
+		c.dirty = append(c.dirty, b)
+		c.dirtyMu.Unlock()
+	}
+	return nil
+}
+
+func (c *Container) writeChunkFile(localID uint64, offset int64, data []byte) error {
+	path := c.chunkPath(localID, offset)
+	f, err := c.v.fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return ioError(fmt.Sprintf("create chunk file of block %d at %d", localID, offset), err)
+	}
+	c.dirDirty.Store(true)
+	_, err = f.WriteAt(data, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		c.v.fs.Remove(path)
+		return ioError(fmt.Sprintf("write chunk file of block %d at %d", localID, offset), err)
+	}
+	return nil
+}
+
+// checkRetryLocked accepts a chunk identical to one already written.
+func (c *Container) checkRetryLocked(b *openBlock, r *chunkRec, data []byte, sums checksum.Data) error {
+	old := b.checksums(r)
+	if old.Type != sums.Type || old.BytesPerChecksum != sums.BytesPerChecksum || !bytes.Equal(old.Sums, sums.Sums) {
+		return fmt.Errorf("%w: chunk [%d, %d) of block %d rewritten with different checksums", ErrOverwrite, r.off, r.end(), b.id)
+	}
+	have := make([]byte, r.n)
+	if err := c.readRange(b.id, r.off, have, Chunk{Offset: r.off, Length: r.n}); err != nil {
+		return err
+	}
+	if !bytes.Equal(have, data) {
+		return fmt.Errorf("%w: chunk [%d, %d) of block %d rewritten with different bytes", ErrOverwrite, r.off, r.end(), b.id)
+	}
+	return nil
+}
+
+// PutOptions tune one PutBlock.
+type PutOptions struct {
+	// Sync makes the block durable before PutBlock returns: its files, the
+	// chunks directory and the database WAL are fsynced, in that order.
+	Sync bool
+	// Final says the block is complete: its file handle and chunk list are
+	// released (after the next fsync if it has unsynced writes). A later
+	// WriteChunk to the block still works; it reloads the committed state.
+	Final bool
+}
+
+// PutBlock commits block localID at the given length: the chunks written so
+// far must tile [0, length) (ErrIncomplete otherwise; chunks past length stay
+// pending). It bumps the container's bcsID and returns the new value.
+// A committed length never shrinks.
+func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uint64, error) {
+	if length < 0 || length > c.v.opts.MaxBlockSize {
+		return 0, fmt.Errorf("%w: block %d length %d (maximum %d)", ErrInvalid, localID, length, c.v.opts.MaxBlockSize)
+	}
+	c.gate.RLock()
+	defer c.gate.RUnlock()
+	if st := c.State(); st != Open || c.deleted {
+		return 0, fmt.Errorf("%w: container %d is %v", ErrNotOpen, c.id, st)
+	}
+	b, err := c.lockBlock(localID)
+	if err != nil {
+		return 0, err
+	}
+	defer b.mu.Unlock()
+	if length < b.committed {
+		return 0, fmt.Errorf("%w: block %d is committed at %d, cannot shrink to %d", ErrInvalid, localID, b.committed, length)
+	}
+	k, end := 0, int64(0)
+	for ; k < len(b.chunks) && b.chunks[k].off < length; k++ {
+		if r := &b.chunks[k]; r.off != end {
+			return 0, fmt.Errorf("%w: block %d has no data in [%d, %d)", ErrIncomplete, localID, end, r.off)
+		}
+		end = b.chunks[k].end()
+	}
+	if end != length {
+		if end > length {
+			return 0, fmt.Errorf("%w: block %d: a chunk spans the length %d (ends at %d)", ErrIncomplete, localID, length, end)
+		}
+		return 0, fmt.Errorf("%w: block %d has data up to %d, not %d", ErrIncomplete, localID, end, length)
+	}
+	if opts.Sync {
+		if err := c.syncBlockLocked(b); err != nil {
+			return 0, err
+		}
+		if err := c.syncChunksDir(); err != nil {
+			return 0, err
+		}
+	}
+	blk := Block{LocalID: localID, Length: length, Chunks: make([]Chunk, k)}
+	for j := range k {
+		r := &b.chunks[j]
+		blk.Chunks[j] = Chunk{Offset: r.off, Length: r.n, Checksums: b.checksums(r)}
+	}
+
+	c.commitMu.Lock()
+	ctr := c.ctr
+	ctr.bcsID++
+	ctr.usedBytes += length - b.committed
+	if !b.hasRow {
+		ctr.blockCount++
+	}
+	blk.BCSID = ctr.bcsID
+	batch := c.v.db.NewBatch()
+	_ = batch.Set(blockKey(c.id, localID), appendBlockRow(nil, &blk), nil)
+	_ = batch.Set(counterKey(c.id), appendCounterRow(nil, ctr), nil)
+	// Committed without waiting for an fsync while commitMu keeps rows in
+	// bcsID order; a sync, if asked, follows outside the lock so that
+	// concurrent PutBlocks share it.
+	err = batch.Commit(pebble.NoSync)
+	batch.Close()
+	if err == nil {
+		c.ctr = ctr
+	}
+	c.commitMu.Unlock()
+	if err != nil {
+		return 0, ioError(fmt.Sprintf("commit block %d", localID), err)
+	}
+	b.committed, b.hasRow = length, true
+	if opts.Sync {
+		if err := c.v.db.LogData(nil, pebble.Sync); err != nil {
+			return 0, ioError("sync volume database", err)
+		}
+	}
+	if opts.Final {
+		b.final = true
+		if !b.dirty {
+			if err := c.evictLocked(b); err != nil {
+				return 0, ioError(fmt.Sprintf("close block %d", localID), err)
+			}
+		}
+	}
+	return blk.BCSID, nil
+}
+
+// syncBlockLocked fsyncs the files holding the block's unsynced writes.
+func (c *Container) syncBlockLocked(b *openBlock) error {
+	if !b.dirty {
+		return nil
+	}
+	switch c.layout {
+	case FilePerBlock:
+		if b.f != nil {
+			if err := b.f.Sync(); err != nil {
+				return ioError(fmt.Sprintf("sync block %d", b.id), err)
+			}
+		}
+	case FilePerChunk:
+		for i := range b.chunks {
+			r := &b.chunks[i]
+			if !r.unsynced {
+				continue
+			}
+			if err := syncFile(c.v.fs, c.chunkPath(b.id, r.off)); err != nil {
+				return err
+			}
+			r.unsynced = false
+		}
+	}
+	b.dirty = false
+	return nil
+}
+
+func syncFile(fs vfs.FS, path string) error {
+	f, err := fs.Open(path)
+	if err != nil {
+		return ioError("open for sync", err)
+	}
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return ioError("sync", err)
+	}
+	return nil
+}
+
+func (c *Container) syncChunksDir() error {
+	c.dirMu.Lock()
+	defer c.dirMu.Unlock()
+	if !c.dirDirty.Swap(false) {
+		return nil
+	}
+	if err := syncDir(c.v.fs, c.chunks); err != nil {
+		c.dirDirty.Store(true)
+		return err
+	}
+	return nil
+}
+
+// Sync makes every write acknowledged so far durable: it fsyncs the files of
+// all blocks with unsynced writes (Options.SyncParallelism at a time), the
+// chunks directory, and the database WAL (so committed rows are durable too).
+// Blocks PutBlock marked Final are released afterwards.
+func (c *Container) Sync() error {
+	c.dirtyMu.Lock()
+	list := c.dirty
+	c.dirty = nil
+	c.dirtyMu.Unlock()
+
+	var (
+		mu    sync.Mutex
+		errs  []error
+		wg    sync.WaitGroup
+		next  = make(chan *openBlock)
+		retry []*openBlock
+	)
+	for range min(c.v.opts.SyncParallelism, len(list)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range next {
+				b.mu.Lock()
+				var err error
+				if !b.gone {
+					if err = c.syncBlockLocked(b); err == nil && b.final {
+						err = c.evictLocked(b)
+					}
+				}
+				b.mu.Unlock()
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					retry = append(retry, b)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, b := range list {
+		next <- b
+	}
+	close(next)
+	wg.Wait()
+	if len(retry) > 0 {
+		c.dirtyMu.Lock()
+		c.dirty = append(c.dirty, retry...)
+		c.dirtyMu.Unlock()
+		return errors.Join(errs...)
+	}
+	if err := c.syncChunksDir(); err != nil {
+		return err
+	}
+	if err := c.v.db.LogData(nil, pebble.Sync); err != nil {
+		return ioError("sync volume database", err)
+	}
+	return nil
+}
+
+// DeleteBlock removes a block's row and files. It is allowed in every state
+// but refused for a block never committed nor written (ErrBlockNotFound).
+// The row goes first, durably; files left by a crash right after are
+// orphans that Scan reports.
+func (c *Container) DeleteBlock(localID uint64) error {
+	c.gate.RLock()
+	defer c.gate.RUnlock()
+	if c.deleted {
+		return fmt.Errorf("%w: %d", ErrNotFound, c.id)
+	}
+	b, err := c.lockBlock(localID)
+	if err != nil {
+		return err
+	}
+	defer b.mu.Unlock()
+	if !b.hasRow && len(b.chunks) == 0 {
+		_ = c.evictLocked(b)
+		return fmt.Errorf("%w: block %d of container %d", ErrBlockNotFound, localID, c.id)
+	}
+	if b.hasRow {
+		c.commitMu.Lock()
+		ctr := c.ctr
+		ctr.usedBytes -= b.committed
+		ctr.blockCount--
+		batch := c.v.db.NewBatch()
+		_ = batch.Delete(blockKey(c.id, localID), nil)
+		_ = batch.Set(counterKey(c.id), appendCounterRow(nil, ctr), nil)
+		err := batch.Commit(pebble.Sync)
+		batch.Close()
+		if err == nil {
+			c.ctr = ctr
+		}
+		c.commitMu.Unlock()
+		if err != nil {
+			return ioError(fmt.Sprintf("delete block %d", localID), err)
+		}
+	}
+	b.dirty = false
+	if err := c.evictLocked(b); err != nil {
+		return ioError(fmt.Sprintf("close block %d", localID), err)
+	}
+	var errs []error
+	switch c.layout {
+	case FilePerBlock:
+		errs = append(errs, removeIfExists(c.v.fs, c.blockPath(localID)))
+	case FilePerChunk:
+		for _, r := range b.chunks {
+			errs = append(errs, removeIfExists(c.v.fs, c.chunkPath(localID, r.off)))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return ioError(fmt.Sprintf("remove files of block %d", localID), err)
+	}
+	return nil
+}
+
+func removeIfExists(fs vfs.FS, path string) error {
+	if err := fs.Remove(path); err != nil && !isNotExist(err) {
+		return err
+	}
+	return nil
+}
