@@ -301,7 +301,6 @@ func TestOpenSkipsStrangeDirectories(t *testing.T) {
 	require.Equal(t, uint64(12), infos[0].ID)
 }
 
-
 // TestDiskFull injects ENOSPC into block file writes: the write fails with
 // ErrDiskFull, nothing is recorded, and once space is back the same block
 // and other blocks work.

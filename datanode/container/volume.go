@@ -49,8 +49,10 @@ func OpenVolume(dir string, opts Options) (*Volume, error) {
 	if err := fs.MkdirAll(fs.PathJoin(dir, containersDir), 0o755); err != nil {
 		return nil, ioError("create volume directory", err)
 	}
-	if err := syncDir(fs, dir); err != nil {
-		return nil, err
+	for _, d := range []string{dir, fs.PathDir(dir)} {
+		if err := syncDir(fs, d); err != nil {
+			return nil, err
+		}
 	}
 	lock, err := fs.Lock(fs.PathJoin(dir, "LOCK"))
 	if err != nil {
