@@ -261,6 +261,7 @@ type BucketInfo struct {
 	UsedBytes        int64                  `protobuf:"varint,13,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"`
 	UsedNamespace    int64                  `protobuf:"varint,14,opt,name=used_namespace,json=usedNamespace,proto3" json:"used_namespace,omitempty"`
 	BlockSize        int64                  `protobuf:"varint,15,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"` // bytes per block before a new one is allocated
+	VolumeId         uint64                 `protobuf:"varint,16,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -396,6 +397,13 @@ func (x *BucketInfo) GetUsedNamespace() int64 {
 func (x *BucketInfo) GetBlockSize() int64 {
 	if x != nil {
 		return x.BlockSize
+	}
+	return 0
+}
+
+func (x *BucketInfo) GetVolumeId() uint64 {
+	if x != nil {
+		return x.VolumeId
 	}
 	return 0
 }
@@ -1164,6 +1172,84 @@ func (x *DeletedBlocks) GetReason() string {
 	return ""
 }
 
+// DeletedDirectory is a directory deleted with its subtree, whose children
+// are still to be reclaimed (ReclaimCommand).
+type DeletedDirectory struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ObjectId      uint64                 `protobuf:"varint,1,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
+	BucketId      uint64                 `protobuf:"varint,2,opt,name=bucket_id,json=bucketId,proto3" json:"bucket_id,omitempty"`
+	VolumeId      uint64                 `protobuf:"varint,3,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
+	DeletedAt     int64                  `protobuf:"varint,4,opt,name=deleted_at,json=deletedAt,proto3" json:"deleted_at,omitempty"`
+	Path          string                 `protobuf:"bytes,5,opt,name=path,proto3" json:"path,omitempty"` // where it was, for operators
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeletedDirectory) Reset() {
+	*x = DeletedDirectory{}
+	mi := &file_meta_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeletedDirectory) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeletedDirectory) ProtoMessage() {}
+
+func (x *DeletedDirectory) ProtoReflect() protoreflect.Message {
+	mi := &file_meta_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeletedDirectory.ProtoReflect.Descriptor instead.
+func (*DeletedDirectory) Descriptor() ([]byte, []int) {
+	return file_meta_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DeletedDirectory) GetObjectId() uint64 {
+	if x != nil {
+		return x.ObjectId
+	}
+	return 0
+}
+
+func (x *DeletedDirectory) GetBucketId() uint64 {
+	if x != nil {
+		return x.BucketId
+	}
+	return 0
+}
+
+func (x *DeletedDirectory) GetVolumeId() uint64 {
+	if x != nil {
+		return x.VolumeId
+	}
+	return 0
+}
+
+func (x *DeletedDirectory) GetDeletedAt() int64 {
+	if x != nil {
+		return x.DeletedAt
+	}
+	return 0
+}
+
+func (x *DeletedDirectory) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
 // ExcludeList is what a block allocation must avoid.
 type ExcludeList struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1176,7 +1262,7 @@ type ExcludeList struct {
 
 func (x *ExcludeList) Reset() {
 	*x = ExcludeList{}
-	mi := &file_meta_proto_msgTypes[10]
+	mi := &file_meta_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1274,7 @@ func (x *ExcludeList) String() string {
 func (*ExcludeList) ProtoMessage() {}
 
 func (x *ExcludeList) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[10]
+	mi := &file_meta_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1287,7 @@ func (x *ExcludeList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExcludeList.ProtoReflect.Descriptor instead.
 func (*ExcludeList) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{10}
+	return file_meta_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ExcludeList) GetDatanodes() []string {
@@ -1237,7 +1323,7 @@ type CreateVolumeRequest struct {
 
 func (x *CreateVolumeRequest) Reset() {
 	*x = CreateVolumeRequest{}
-	mi := &file_meta_proto_msgTypes[11]
+	mi := &file_meta_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1249,7 +1335,7 @@ func (x *CreateVolumeRequest) String() string {
 func (*CreateVolumeRequest) ProtoMessage() {}
 
 func (x *CreateVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[11]
+	mi := &file_meta_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1262,7 +1348,7 @@ func (x *CreateVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateVolumeRequest.ProtoReflect.Descriptor instead.
 func (*CreateVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{11}
+	return file_meta_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateVolumeRequest) GetName() string {
@@ -1302,7 +1388,7 @@ type CreateVolumeResponse struct {
 
 func (x *CreateVolumeResponse) Reset() {
 	*x = CreateVolumeResponse{}
-	mi := &file_meta_proto_msgTypes[12]
+	mi := &file_meta_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1314,7 +1400,7 @@ func (x *CreateVolumeResponse) String() string {
 func (*CreateVolumeResponse) ProtoMessage() {}
 
 func (x *CreateVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[12]
+	mi := &file_meta_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1327,7 +1413,7 @@ func (x *CreateVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateVolumeResponse.ProtoReflect.Descriptor instead.
 func (*CreateVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{12}
+	return file_meta_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CreateVolumeResponse) GetVolume() *VolumeInfo {
@@ -1346,7 +1432,7 @@ type DeleteVolumeRequest struct {
 
 func (x *DeleteVolumeRequest) Reset() {
 	*x = DeleteVolumeRequest{}
-	mi := &file_meta_proto_msgTypes[13]
+	mi := &file_meta_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1444,7 @@ func (x *DeleteVolumeRequest) String() string {
 func (*DeleteVolumeRequest) ProtoMessage() {}
 
 func (x *DeleteVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[13]
+	mi := &file_meta_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1457,7 @@ func (x *DeleteVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeRequest.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{13}
+	return file_meta_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeleteVolumeRequest) GetName() string {
@@ -1389,7 +1475,7 @@ type DeleteVolumeResponse struct {
 
 func (x *DeleteVolumeResponse) Reset() {
 	*x = DeleteVolumeResponse{}
-	mi := &file_meta_proto_msgTypes[14]
+	mi := &file_meta_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1487,7 @@ func (x *DeleteVolumeResponse) String() string {
 func (*DeleteVolumeResponse) ProtoMessage() {}
 
 func (x *DeleteVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[14]
+	mi := &file_meta_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1500,7 @@ func (x *DeleteVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeResponse.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{14}
+	return file_meta_proto_rawDescGZIP(), []int{15}
 }
 
 type VolumeInfoRequest struct {
@@ -1426,7 +1512,7 @@ type VolumeInfoRequest struct {
 
 func (x *VolumeInfoRequest) Reset() {
 	*x = VolumeInfoRequest{}
-	mi := &file_meta_proto_msgTypes[15]
+	mi := &file_meta_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +1524,7 @@ func (x *VolumeInfoRequest) String() string {
 func (*VolumeInfoRequest) ProtoMessage() {}
 
 func (x *VolumeInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[15]
+	mi := &file_meta_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +1537,7 @@ func (x *VolumeInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeInfoRequest.ProtoReflect.Descriptor instead.
 func (*VolumeInfoRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{15}
+	return file_meta_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *VolumeInfoRequest) GetName() string {
@@ -1472,7 +1558,7 @@ type ListVolumesRequest struct {
 
 func (x *ListVolumesRequest) Reset() {
 	*x = ListVolumesRequest{}
-	mi := &file_meta_proto_msgTypes[16]
+	mi := &file_meta_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1484,7 +1570,7 @@ func (x *ListVolumesRequest) String() string {
 func (*ListVolumesRequest) ProtoMessage() {}
 
 func (x *ListVolumesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[16]
+	mi := &file_meta_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1497,7 +1583,7 @@ func (x *ListVolumesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListVolumesRequest.ProtoReflect.Descriptor instead.
 func (*ListVolumesRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{16}
+	return file_meta_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListVolumesRequest) GetPrefix() string {
@@ -1531,7 +1617,7 @@ type ListVolumesResponse struct {
 
 func (x *ListVolumesResponse) Reset() {
 	*x = ListVolumesResponse{}
-	mi := &file_meta_proto_msgTypes[17]
+	mi := &file_meta_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1543,7 +1629,7 @@ func (x *ListVolumesResponse) String() string {
 func (*ListVolumesResponse) ProtoMessage() {}
 
 func (x *ListVolumesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[17]
+	mi := &file_meta_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1556,7 +1642,7 @@ func (x *ListVolumesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListVolumesResponse.ProtoReflect.Descriptor instead.
 func (*ListVolumesResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{17}
+	return file_meta_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListVolumesResponse) GetVolumes() []*VolumeInfo {
@@ -1586,7 +1672,7 @@ type SetQuotaRequest struct {
 
 func (x *SetQuotaRequest) Reset() {
 	*x = SetQuotaRequest{}
-	mi := &file_meta_proto_msgTypes[18]
+	mi := &file_meta_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1598,7 +1684,7 @@ func (x *SetQuotaRequest) String() string {
 func (*SetQuotaRequest) ProtoMessage() {}
 
 func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[18]
+	mi := &file_meta_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1611,7 +1697,7 @@ func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{18}
+	return file_meta_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SetQuotaRequest) GetVolume() string {
@@ -1650,7 +1736,7 @@ type SetQuotaResponse struct {
 
 func (x *SetQuotaResponse) Reset() {
 	*x = SetQuotaResponse{}
-	mi := &file_meta_proto_msgTypes[19]
+	mi := &file_meta_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1662,7 +1748,7 @@ func (x *SetQuotaResponse) String() string {
 func (*SetQuotaResponse) ProtoMessage() {}
 
 func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[19]
+	mi := &file_meta_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1675,7 +1761,7 @@ func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaResponse.ProtoReflect.Descriptor instead.
 func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{19}
+	return file_meta_proto_rawDescGZIP(), []int{20}
 }
 
 type CreateBucketRequest struct {
@@ -1696,7 +1782,7 @@ type CreateBucketRequest struct {
 
 func (x *CreateBucketRequest) Reset() {
 	*x = CreateBucketRequest{}
-	mi := &file_meta_proto_msgTypes[20]
+	mi := &file_meta_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1708,7 +1794,7 @@ func (x *CreateBucketRequest) String() string {
 func (*CreateBucketRequest) ProtoMessage() {}
 
 func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[20]
+	mi := &file_meta_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1721,7 +1807,7 @@ func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketRequest.ProtoReflect.Descriptor instead.
 func (*CreateBucketRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{20}
+	return file_meta_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CreateBucketRequest) GetVolume() string {
@@ -1803,7 +1889,7 @@ type CreateBucketResponse struct {
 
 func (x *CreateBucketResponse) Reset() {
 	*x = CreateBucketResponse{}
-	mi := &file_meta_proto_msgTypes[21]
+	mi := &file_meta_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1815,7 +1901,7 @@ func (x *CreateBucketResponse) String() string {
 func (*CreateBucketResponse) ProtoMessage() {}
 
 func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[21]
+	mi := &file_meta_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1828,7 +1914,7 @@ func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketResponse.ProtoReflect.Descriptor instead.
 func (*CreateBucketResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{21}
+	return file_meta_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CreateBucketResponse) GetBucket() *BucketInfo {
@@ -1848,7 +1934,7 @@ type DeleteBucketRequest struct {
 
 func (x *DeleteBucketRequest) Reset() {
 	*x = DeleteBucketRequest{}
-	mi := &file_meta_proto_msgTypes[22]
+	mi := &file_meta_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1860,7 +1946,7 @@ func (x *DeleteBucketRequest) String() string {
 func (*DeleteBucketRequest) ProtoMessage() {}
 
 func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[22]
+	mi := &file_meta_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1873,7 +1959,7 @@ func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketRequest.ProtoReflect.Descriptor instead.
 func (*DeleteBucketRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{22}
+	return file_meta_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeleteBucketRequest) GetVolume() string {
@@ -1898,7 +1984,7 @@ type DeleteBucketResponse struct {
 
 func (x *DeleteBucketResponse) Reset() {
 	*x = DeleteBucketResponse{}
-	mi := &file_meta_proto_msgTypes[23]
+	mi := &file_meta_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +1996,7 @@ func (x *DeleteBucketResponse) String() string {
 func (*DeleteBucketResponse) ProtoMessage() {}
 
 func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[23]
+	mi := &file_meta_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +2009,7 @@ func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketResponse.ProtoReflect.Descriptor instead.
 func (*DeleteBucketResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{23}
+	return file_meta_proto_rawDescGZIP(), []int{24}
 }
 
 type BucketInfoRequest struct {
@@ -1936,7 +2022,7 @@ type BucketInfoRequest struct {
 
 func (x *BucketInfoRequest) Reset() {
 	*x = BucketInfoRequest{}
-	mi := &file_meta_proto_msgTypes[24]
+	mi := &file_meta_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2034,7 @@ func (x *BucketInfoRequest) String() string {
 func (*BucketInfoRequest) ProtoMessage() {}
 
 func (x *BucketInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[24]
+	mi := &file_meta_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2047,7 @@ func (x *BucketInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BucketInfoRequest.ProtoReflect.Descriptor instead.
 func (*BucketInfoRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{24}
+	return file_meta_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BucketInfoRequest) GetVolume() string {
@@ -1990,7 +2076,7 @@ type ListBucketsRequest struct {
 
 func (x *ListBucketsRequest) Reset() {
 	*x = ListBucketsRequest{}
-	mi := &file_meta_proto_msgTypes[25]
+	mi := &file_meta_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2002,7 +2088,7 @@ func (x *ListBucketsRequest) String() string {
 func (*ListBucketsRequest) ProtoMessage() {}
 
 func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[25]
+	mi := &file_meta_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2015,7 +2101,7 @@ func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsRequest.ProtoReflect.Descriptor instead.
 func (*ListBucketsRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{25}
+	return file_meta_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListBucketsRequest) GetVolume() string {
@@ -2056,7 +2142,7 @@ type ListBucketsResponse struct {
 
 func (x *ListBucketsResponse) Reset() {
 	*x = ListBucketsResponse{}
-	mi := &file_meta_proto_msgTypes[26]
+	mi := &file_meta_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2068,7 +2154,7 @@ func (x *ListBucketsResponse) String() string {
 func (*ListBucketsResponse) ProtoMessage() {}
 
 func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[26]
+	mi := &file_meta_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2081,7 +2167,7 @@ func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsResponse.ProtoReflect.Descriptor instead.
 func (*ListBucketsResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{26}
+	return file_meta_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListBucketsResponse) GetBuckets() []*BucketInfo {
@@ -2118,7 +2204,7 @@ type OpenKeyRequest struct {
 
 func (x *OpenKeyRequest) Reset() {
 	*x = OpenKeyRequest{}
-	mi := &file_meta_proto_msgTypes[27]
+	mi := &file_meta_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2130,7 +2216,7 @@ func (x *OpenKeyRequest) String() string {
 func (*OpenKeyRequest) ProtoMessage() {}
 
 func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[27]
+	mi := &file_meta_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2143,7 +2229,7 @@ func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyRequest.ProtoReflect.Descriptor instead.
 func (*OpenKeyRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{27}
+	return file_meta_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *OpenKeyRequest) GetVolume() string {
@@ -2216,7 +2302,7 @@ type CreateFileRequest struct {
 
 func (x *CreateFileRequest) Reset() {
 	*x = CreateFileRequest{}
-	mi := &file_meta_proto_msgTypes[28]
+	mi := &file_meta_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2228,7 +2314,7 @@ func (x *CreateFileRequest) String() string {
 func (*CreateFileRequest) ProtoMessage() {}
 
 func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[28]
+	mi := &file_meta_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2241,7 +2327,7 @@ func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateFileRequest.ProtoReflect.Descriptor instead.
 func (*CreateFileRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{28}
+	return file_meta_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreateFileRequest) GetVolume() string {
@@ -2321,7 +2407,7 @@ type OpenKeyResponse struct {
 
 func (x *OpenKeyResponse) Reset() {
 	*x = OpenKeyResponse{}
-	mi := &file_meta_proto_msgTypes[29]
+	mi := &file_meta_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2419,7 @@ func (x *OpenKeyResponse) String() string {
 func (*OpenKeyResponse) ProtoMessage() {}
 
 func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[29]
+	mi := &file_meta_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2432,7 @@ func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyResponse.ProtoReflect.Descriptor instead.
 func (*OpenKeyResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{29}
+	return file_meta_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *OpenKeyResponse) GetOpenId() uint64 {
@@ -2405,7 +2491,7 @@ type AllocateBlockRequest struct {
 
 func (x *AllocateBlockRequest) Reset() {
 	*x = AllocateBlockRequest{}
-	mi := &file_meta_proto_msgTypes[30]
+	mi := &file_meta_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2417,7 +2503,7 @@ func (x *AllocateBlockRequest) String() string {
 func (*AllocateBlockRequest) ProtoMessage() {}
 
 func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[30]
+	mi := &file_meta_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2430,7 +2516,7 @@ func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockRequest.ProtoReflect.Descriptor instead.
 func (*AllocateBlockRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{30}
+	return file_meta_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AllocateBlockRequest) GetVolume() string {
@@ -2484,7 +2570,7 @@ type AllocateBlockResponse struct {
 
 func (x *AllocateBlockResponse) Reset() {
 	*x = AllocateBlockResponse{}
-	mi := &file_meta_proto_msgTypes[31]
+	mi := &file_meta_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2496,7 +2582,7 @@ func (x *AllocateBlockResponse) String() string {
 func (*AllocateBlockResponse) ProtoMessage() {}
 
 func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[31]
+	mi := &file_meta_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2509,7 +2595,7 @@ func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockResponse.ProtoReflect.Descriptor instead.
 func (*AllocateBlockResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{31}
+	return file_meta_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AllocateBlockResponse) GetBlock() *BlockLocation {
@@ -2535,7 +2621,7 @@ type CommitKeyRequest struct {
 
 func (x *CommitKeyRequest) Reset() {
 	*x = CommitKeyRequest{}
-	mi := &file_meta_proto_msgTypes[32]
+	mi := &file_meta_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2547,7 +2633,7 @@ func (x *CommitKeyRequest) String() string {
 func (*CommitKeyRequest) ProtoMessage() {}
 
 func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[32]
+	mi := &file_meta_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2560,7 +2646,7 @@ func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyRequest.ProtoReflect.Descriptor instead.
 func (*CommitKeyRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{32}
+	return file_meta_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CommitKeyRequest) GetVolume() string {
@@ -2608,7 +2694,7 @@ type CommitKeyResponse struct {
 
 func (x *CommitKeyResponse) Reset() {
 	*x = CommitKeyResponse{}
-	mi := &file_meta_proto_msgTypes[33]
+	mi := &file_meta_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2620,7 +2706,7 @@ func (x *CommitKeyResponse) String() string {
 func (*CommitKeyResponse) ProtoMessage() {}
 
 func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[33]
+	mi := &file_meta_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2633,7 +2719,7 @@ func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyResponse.ProtoReflect.Descriptor instead.
 func (*CommitKeyResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{33}
+	return file_meta_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CommitKeyResponse) GetObjectId() uint64 {
@@ -2661,7 +2747,7 @@ type LookupKeyRequest struct {
 
 func (x *LookupKeyRequest) Reset() {
 	*x = LookupKeyRequest{}
-	mi := &file_meta_proto_msgTypes[34]
+	mi := &file_meta_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2673,7 +2759,7 @@ func (x *LookupKeyRequest) String() string {
 func (*LookupKeyRequest) ProtoMessage() {}
 
 func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[34]
+	mi := &file_meta_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2686,7 +2772,7 @@ func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyRequest.ProtoReflect.Descriptor instead.
 func (*LookupKeyRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{34}
+	return file_meta_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *LookupKeyRequest) GetVolume() string {
@@ -2719,7 +2805,7 @@ type LookupKeyResponse struct {
 
 func (x *LookupKeyResponse) Reset() {
 	*x = LookupKeyResponse{}
-	mi := &file_meta_proto_msgTypes[35]
+	mi := &file_meta_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2731,7 +2817,7 @@ func (x *LookupKeyResponse) String() string {
 func (*LookupKeyResponse) ProtoMessage() {}
 
 func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[35]
+	mi := &file_meta_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2744,7 +2830,7 @@ func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyResponse.ProtoReflect.Descriptor instead.
 func (*LookupKeyResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{35}
+	return file_meta_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *LookupKeyResponse) GetKey() *KeyInfo {
@@ -2765,7 +2851,7 @@ type DeleteKeyRequest struct {
 
 func (x *DeleteKeyRequest) Reset() {
 	*x = DeleteKeyRequest{}
-	mi := &file_meta_proto_msgTypes[36]
+	mi := &file_meta_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2777,7 +2863,7 @@ func (x *DeleteKeyRequest) String() string {
 func (*DeleteKeyRequest) ProtoMessage() {}
 
 func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[36]
+	mi := &file_meta_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2790,7 +2876,7 @@ func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKeyRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{36}
+	return file_meta_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DeleteKeyRequest) GetVolume() string {
@@ -2822,7 +2908,7 @@ type DeleteKeyResponse struct {
 
 func (x *DeleteKeyResponse) Reset() {
 	*x = DeleteKeyResponse{}
-	mi := &file_meta_proto_msgTypes[37]
+	mi := &file_meta_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2834,7 +2920,7 @@ func (x *DeleteKeyResponse) String() string {
 func (*DeleteKeyResponse) ProtoMessage() {}
 
 func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[37]
+	mi := &file_meta_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2847,7 +2933,7 @@ func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{37}
+	return file_meta_proto_rawDescGZIP(), []int{38}
 }
 
 // RenameKeyRequest renames a key; the target must not exist. On an FSO
@@ -2864,7 +2950,7 @@ type RenameKeyRequest struct {
 
 func (x *RenameKeyRequest) Reset() {
 	*x = RenameKeyRequest{}
-	mi := &file_meta_proto_msgTypes[38]
+	mi := &file_meta_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2876,7 +2962,7 @@ func (x *RenameKeyRequest) String() string {
 func (*RenameKeyRequest) ProtoMessage() {}
 
 func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[38]
+	mi := &file_meta_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2889,7 +2975,7 @@ func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyRequest.ProtoReflect.Descriptor instead.
 func (*RenameKeyRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{38}
+	return file_meta_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RenameKeyRequest) GetVolume() string {
@@ -2928,7 +3014,7 @@ type RenameKeyResponse struct {
 
 func (x *RenameKeyResponse) Reset() {
 	*x = RenameKeyResponse{}
-	mi := &file_meta_proto_msgTypes[39]
+	mi := &file_meta_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2940,7 +3026,7 @@ func (x *RenameKeyResponse) String() string {
 func (*RenameKeyResponse) ProtoMessage() {}
 
 func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[39]
+	mi := &file_meta_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2953,7 +3039,7 @@ func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyResponse.ProtoReflect.Descriptor instead.
 func (*RenameKeyResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{39}
+	return file_meta_proto_rawDescGZIP(), []int{40}
 }
 
 type ListKeysRequest struct {
@@ -2970,7 +3056,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_meta_proto_msgTypes[40]
+	mi := &file_meta_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2982,7 +3068,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[40]
+	mi := &file_meta_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2995,7 +3081,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{40}
+	return file_meta_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListKeysRequest) GetVolume() string {
@@ -3053,7 +3139,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_meta_proto_msgTypes[41]
+	mi := &file_meta_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3065,7 +3151,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[41]
+	mi := &file_meta_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3078,7 +3164,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{41}
+	return file_meta_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListKeysResponse) GetKeys() []*KeyInfo {
@@ -3122,7 +3208,7 @@ type CreateDirectoryRequest struct {
 
 func (x *CreateDirectoryRequest) Reset() {
 	*x = CreateDirectoryRequest{}
-	mi := &file_meta_proto_msgTypes[42]
+	mi := &file_meta_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3134,7 +3220,7 @@ func (x *CreateDirectoryRequest) String() string {
 func (*CreateDirectoryRequest) ProtoMessage() {}
 
 func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[42]
+	mi := &file_meta_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3147,7 +3233,7 @@ func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryRequest.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{42}
+	return file_meta_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CreateDirectoryRequest) GetVolume() string {
@@ -3188,7 +3274,7 @@ type CreateDirectoryResponse struct {
 
 func (x *CreateDirectoryResponse) Reset() {
 	*x = CreateDirectoryResponse{}
-	mi := &file_meta_proto_msgTypes[43]
+	mi := &file_meta_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3200,7 +3286,7 @@ func (x *CreateDirectoryResponse) String() string {
 func (*CreateDirectoryResponse) ProtoMessage() {}
 
 func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[43]
+	mi := &file_meta_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3213,7 +3299,7 @@ func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryResponse.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{43}
+	return file_meta_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CreateDirectoryResponse) GetObjectId() uint64 {
@@ -3242,7 +3328,7 @@ type GetFileStatusRequest struct {
 
 func (x *GetFileStatusRequest) Reset() {
 	*x = GetFileStatusRequest{}
-	mi := &file_meta_proto_msgTypes[44]
+	mi := &file_meta_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3254,7 +3340,7 @@ func (x *GetFileStatusRequest) String() string {
 func (*GetFileStatusRequest) ProtoMessage() {}
 
 func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[44]
+	mi := &file_meta_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3267,7 +3353,7 @@ func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFileStatusRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{44}
+	return file_meta_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetFileStatusRequest) GetVolume() string {
@@ -3307,7 +3393,7 @@ type GetFileStatusResponse struct {
 
 func (x *GetFileStatusResponse) Reset() {
 	*x = GetFileStatusResponse{}
-	mi := &file_meta_proto_msgTypes[45]
+	mi := &file_meta_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3319,7 +3405,7 @@ func (x *GetFileStatusResponse) String() string {
 func (*GetFileStatusResponse) ProtoMessage() {}
 
 func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[45]
+	mi := &file_meta_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3332,7 +3418,7 @@ func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetFileStatusResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{45}
+	return file_meta_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetFileStatusResponse) GetStatus() *FileStatus {
@@ -3355,7 +3441,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_meta_proto_msgTypes[46]
+	mi := &file_meta_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3367,7 +3453,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[46]
+	mi := &file_meta_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3380,7 +3466,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{46}
+	return file_meta_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListStatusRequest) GetVolume() string {
@@ -3428,7 +3514,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_meta_proto_msgTypes[47]
+	mi := &file_meta_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3440,7 +3526,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[47]
+	mi := &file_meta_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3453,7 +3539,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{47}
+	return file_meta_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*FileStatus {
@@ -3485,7 +3571,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_meta_proto_msgTypes[48]
+	mi := &file_meta_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3497,7 +3583,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[48]
+	mi := &file_meta_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3510,7 +3596,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{48}
+	return file_meta_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RenameRequest) GetVolume() string {
@@ -3549,7 +3635,7 @@ type RenameResponse struct {
 
 func (x *RenameResponse) Reset() {
 	*x = RenameResponse{}
-	mi := &file_meta_proto_msgTypes[49]
+	mi := &file_meta_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3561,7 +3647,7 @@ func (x *RenameResponse) String() string {
 func (*RenameResponse) ProtoMessage() {}
 
 func (x *RenameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[49]
+	mi := &file_meta_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3574,7 +3660,7 @@ func (x *RenameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponse.ProtoReflect.Descriptor instead.
 func (*RenameResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{49}
+	return file_meta_proto_rawDescGZIP(), []int{50}
 }
 
 // DeleteRequest deletes a file, an empty directory, or a directory and its
@@ -3591,7 +3677,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_meta_proto_msgTypes[50]
+	mi := &file_meta_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3603,7 +3689,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[50]
+	mi := &file_meta_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3616,7 +3702,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{50}
+	return file_meta_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DeleteRequest) GetVolume() string {
@@ -3655,7 +3741,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_meta_proto_msgTypes[51]
+	mi := &file_meta_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3667,7 +3753,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[51]
+	mi := &file_meta_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3680,7 +3766,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{51}
+	return file_meta_proto_rawDescGZIP(), []int{52}
 }
 
 // NamespaceCommand is a prepared namespace mutation: what the leader
@@ -3713,7 +3799,7 @@ type NamespaceCommand struct {
 
 func (x *NamespaceCommand) Reset() {
 	*x = NamespaceCommand{}
-	mi := &file_meta_proto_msgTypes[52]
+	mi := &file_meta_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3725,7 +3811,7 @@ func (x *NamespaceCommand) String() string {
 func (*NamespaceCommand) ProtoMessage() {}
 
 func (x *NamespaceCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[52]
+	mi := &file_meta_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3738,7 +3824,7 @@ func (x *NamespaceCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceCommand.ProtoReflect.Descriptor instead.
 func (*NamespaceCommand) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{52}
+	return file_meta_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *NamespaceCommand) GetNow() int64 {
@@ -3989,7 +4075,7 @@ type OpenKeyCommand struct {
 
 func (x *OpenKeyCommand) Reset() {
 	*x = OpenKeyCommand{}
-	mi := &file_meta_proto_msgTypes[53]
+	mi := &file_meta_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4001,7 +4087,7 @@ func (x *OpenKeyCommand) String() string {
 func (*OpenKeyCommand) ProtoMessage() {}
 
 func (x *OpenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[53]
+	mi := &file_meta_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4014,7 +4100,7 @@ func (x *OpenKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyCommand.ProtoReflect.Descriptor instead.
 func (*OpenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{53}
+	return file_meta_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *OpenKeyCommand) GetVolume() string {
@@ -4106,7 +4192,7 @@ type AllocateBlockCommand struct {
 
 func (x *AllocateBlockCommand) Reset() {
 	*x = AllocateBlockCommand{}
-	mi := &file_meta_proto_msgTypes[54]
+	mi := &file_meta_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4118,7 +4204,7 @@ func (x *AllocateBlockCommand) String() string {
 func (*AllocateBlockCommand) ProtoMessage() {}
 
 func (x *AllocateBlockCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[54]
+	mi := &file_meta_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4131,7 +4217,7 @@ func (x *AllocateBlockCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockCommand.ProtoReflect.Descriptor instead.
 func (*AllocateBlockCommand) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{54}
+	return file_meta_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *AllocateBlockCommand) GetVolume() string {
@@ -4176,7 +4262,7 @@ type RenameCommand struct {
 
 func (x *RenameCommand) Reset() {
 	*x = RenameCommand{}
-	mi := &file_meta_proto_msgTypes[55]
+	mi := &file_meta_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4188,7 +4274,7 @@ func (x *RenameCommand) String() string {
 func (*RenameCommand) ProtoMessage() {}
 
 func (x *RenameCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[55]
+	mi := &file_meta_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4201,7 +4287,7 @@ func (x *RenameCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameCommand.ProtoReflect.Descriptor instead.
 func (*RenameCommand) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{55}
+	return file_meta_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RenameCommand) GetVolume() string {
@@ -4250,7 +4336,7 @@ type ExpireOpenKeysCommand struct {
 
 func (x *ExpireOpenKeysCommand) Reset() {
 	*x = ExpireOpenKeysCommand{}
-	mi := &file_meta_proto_msgTypes[56]
+	mi := &file_meta_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4262,7 +4348,7 @@ func (x *ExpireOpenKeysCommand) String() string {
 func (*ExpireOpenKeysCommand) ProtoMessage() {}
 
 func (x *ExpireOpenKeysCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[56]
+	mi := &file_meta_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4275,12 +4361,57 @@ func (x *ExpireOpenKeysCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireOpenKeysCommand.ProtoReflect.Descriptor instead.
 func (*ExpireOpenKeysCommand) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{56}
+	return file_meta_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ExpireOpenKeysCommand) GetOpenIds() []uint64 {
 	if x != nil {
 		return x.OpenIds
+	}
+	return nil
+}
+
+// ExpireOpenKeysResult lists the open keys an ExpireOpenKeysCommand removed.
+type ExpireOpenKeysResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Expired       []uint64               `protobuf:"varint,1,rep,packed,name=expired,proto3" json:"expired,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExpireOpenKeysResult) Reset() {
+	*x = ExpireOpenKeysResult{}
+	mi := &file_meta_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExpireOpenKeysResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExpireOpenKeysResult) ProtoMessage() {}
+
+func (x *ExpireOpenKeysResult) ProtoReflect() protoreflect.Message {
+	mi := &file_meta_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExpireOpenKeysResult.ProtoReflect.Descriptor instead.
+func (*ExpireOpenKeysResult) Descriptor() ([]byte, []int) {
+	return file_meta_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ExpireOpenKeysResult) GetExpired() []uint64 {
+	if x != nil {
+		return x.Expired
 	}
 	return nil
 }
@@ -4295,7 +4426,7 @@ type ReclaimCommand struct {
 
 func (x *ReclaimCommand) Reset() {
 	*x = ReclaimCommand{}
-	mi := &file_meta_proto_msgTypes[57]
+	mi := &file_meta_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4307,7 +4438,7 @@ func (x *ReclaimCommand) String() string {
 func (*ReclaimCommand) ProtoMessage() {}
 
 func (x *ReclaimCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[57]
+	mi := &file_meta_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4320,12 +4451,117 @@ func (x *ReclaimCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReclaimCommand.ProtoReflect.Descriptor instead.
 func (*ReclaimCommand) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{57}
+	return file_meta_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ReclaimCommand) GetLimit() int32 {
 	if x != nil {
 		return x.Limit
+	}
+	return 0
+}
+
+type ReclaimResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Files         int32                  `protobuf:"varint,1,opt,name=files,proto3" json:"files,omitempty"`             // files removed (their blocks now in the deleted-blocks table)
+	Directories   int32                  `protobuf:"varint,2,opt,name=directories,proto3" json:"directories,omitempty"` // directories removed
+	More          bool                   `protobuf:"varint,3,opt,name=more,proto3" json:"more,omitempty"`               // deleted directories remain
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReclaimResult) Reset() {
+	*x = ReclaimResult{}
+	mi := &file_meta_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReclaimResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReclaimResult) ProtoMessage() {}
+
+func (x *ReclaimResult) ProtoReflect() protoreflect.Message {
+	mi := &file_meta_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReclaimResult.ProtoReflect.Descriptor instead.
+func (*ReclaimResult) Descriptor() ([]byte, []int) {
+	return file_meta_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *ReclaimResult) GetFiles() int32 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+func (x *ReclaimResult) GetDirectories() int32 {
+	if x != nil {
+		return x.Directories
+	}
+	return 0
+}
+
+func (x *ReclaimResult) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
+// PurgeDeletedBlocksResult counts the entries a PurgeDeletedBlocksCommand removed.
+type PurgeDeletedBlocksResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Purged        int32                  `protobuf:"varint,1,opt,name=purged,proto3" json:"purged,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PurgeDeletedBlocksResult) Reset() {
+	*x = PurgeDeletedBlocksResult{}
+	mi := &file_meta_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PurgeDeletedBlocksResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PurgeDeletedBlocksResult) ProtoMessage() {}
+
+func (x *PurgeDeletedBlocksResult) ProtoReflect() protoreflect.Message {
+	mi := &file_meta_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PurgeDeletedBlocksResult.ProtoReflect.Descriptor instead.
+func (*PurgeDeletedBlocksResult) Descriptor() ([]byte, []int) {
+	return file_meta_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *PurgeDeletedBlocksResult) GetPurged() int32 {
+	if x != nil {
+		return x.Purged
 	}
 	return 0
 }
@@ -4341,7 +4577,7 @@ type PurgeDeletedBlocksCommand struct {
 
 func (x *PurgeDeletedBlocksCommand) Reset() {
 	*x = PurgeDeletedBlocksCommand{}
-	mi := &file_meta_proto_msgTypes[58]
+	mi := &file_meta_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4353,7 +4589,7 @@ func (x *PurgeDeletedBlocksCommand) String() string {
 func (*PurgeDeletedBlocksCommand) ProtoMessage() {}
 
 func (x *PurgeDeletedBlocksCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[58]
+	mi := &file_meta_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4366,7 +4602,7 @@ func (x *PurgeDeletedBlocksCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeDeletedBlocksCommand.ProtoReflect.Descriptor instead.
 func (*PurgeDeletedBlocksCommand) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{58}
+	return file_meta_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *PurgeDeletedBlocksCommand) GetSeqs() []uint64 {
@@ -4394,7 +4630,7 @@ const file_meta_proto_rawDesc = "" +
 	"\x0fquota_namespace\x18\a \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
-	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xb3\x04\n" +
+	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xd0\x04\n" +
 	"\n" +
 	"BucketInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
@@ -4415,7 +4651,8 @@ const file_meta_proto_rawDesc = "" +
 	"used_bytes\x18\r \x01(\x03R\tusedBytes\x12%\n" +
 	"\x0eused_namespace\x18\x0e \x01(\x03R\rusedNamespace\x12\x1d\n" +
 	"\n" +
-	"block_size\x18\x0f \x01(\x03R\tblockSize\"G\n" +
+	"block_size\x18\x0f \x01(\x03R\tblockSize\x12\x1b\n" +
+	"\tvolume_id\x18\x10 \x01(\x04R\bvolumeId\"G\n" +
 	"\aBlockID\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
 	"\blocal_id\x18\x02 \x01(\x04R\alocalId\"M\n" +
@@ -4488,7 +4725,14 @@ const file_meta_proto_rawDesc = "" +
 	"\n" +
 	"deleted_at\x18\x03 \x01(\x03R\tdeletedAt\x12'\n" +
 	"\x06blocks\x18\x04 \x03(\v2\x0f.strato.BlockIDR\x06blocks\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"i\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\x9c\x01\n" +
+	"\x10DeletedDirectory\x12\x1b\n" +
+	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x1b\n" +
+	"\tbucket_id\x18\x02 \x01(\x04R\bbucketId\x12\x1b\n" +
+	"\tvolume_id\x18\x03 \x01(\x04R\bvolumeId\x12\x1d\n" +
+	"\n" +
+	"deleted_at\x18\x04 \x01(\x03R\tdeletedAt\x12\x12\n" +
+	"\x04path\x18\x05 \x01(\tR\x04path\"i\n" +
 	"\vExcludeList\x12\x1c\n" +
 	"\tdatanodes\x18\x01 \x03(\tR\tdatanodes\x12\x1e\n" +
 	"\n" +
@@ -4713,9 +4957,17 @@ const file_meta_proto_rawDesc = "" +
 	"\x03dst\x18\x04 \x01(\tR\x03dst\x12%\n" +
 	"\x0einto_directory\x18\x05 \x01(\bR\rintoDirectory\"2\n" +
 	"\x15ExpireOpenKeysCommand\x12\x19\n" +
-	"\bopen_ids\x18\x01 \x03(\x04R\aopenIds\"&\n" +
+	"\bopen_ids\x18\x01 \x03(\x04R\aopenIds\"0\n" +
+	"\x14ExpireOpenKeysResult\x12\x18\n" +
+	"\aexpired\x18\x01 \x03(\x04R\aexpired\"&\n" +
 	"\x0eReclaimCommand\x12\x14\n" +
-	"\x05limit\x18\x01 \x01(\x05R\x05limit\"/\n" +
+	"\x05limit\x18\x01 \x01(\x05R\x05limit\"[\n" +
+	"\rReclaimResult\x12\x14\n" +
+	"\x05files\x18\x01 \x01(\x05R\x05files\x12 \n" +
+	"\vdirectories\x18\x02 \x01(\x05R\vdirectories\x12\x12\n" +
+	"\x04more\x18\x03 \x01(\bR\x04more\"2\n" +
+	"\x18PurgeDeletedBlocksResult\x12\x16\n" +
+	"\x06purged\x18\x01 \x01(\x05R\x06purged\"/\n" +
 	"\x19PurgeDeletedBlocksCommand\x12\x12\n" +
 	"\x04seqs\x18\x01 \x03(\x04R\x04seqs*F\n" +
 	"\fBucketLayout\x12\x16\n" +
@@ -4770,7 +5022,7 @@ func file_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_meta_proto_goTypes = []any{
 	(BucketLayout)(0),                 // 0: strato.BucketLayout
 	(ChecksumType)(0),                 // 1: strato.ChecksumType
@@ -4784,90 +5036,94 @@ var file_meta_proto_goTypes = []any{
 	(*FileStatus)(nil),                // 9: strato.FileStatus
 	(*OpenKeyInfo)(nil),               // 10: strato.OpenKeyInfo
 	(*DeletedBlocks)(nil),             // 11: strato.DeletedBlocks
-	(*ExcludeList)(nil),               // 12: strato.ExcludeList
-	(*CreateVolumeRequest)(nil),       // 13: strato.CreateVolumeRequest
-	(*CreateVolumeResponse)(nil),      // 14: strato.CreateVolumeResponse
-	(*DeleteVolumeRequest)(nil),       // 15: strato.DeleteVolumeRequest
-	(*DeleteVolumeResponse)(nil),      // 16: strato.DeleteVolumeResponse
-	(*VolumeInfoRequest)(nil),         // 17: strato.VolumeInfoRequest
-	(*ListVolumesRequest)(nil),        // 18: strato.ListVolumesRequest
-	(*ListVolumesResponse)(nil),       // 19: strato.ListVolumesResponse
-	(*SetQuotaRequest)(nil),           // 20: strato.SetQuotaRequest
-	(*SetQuotaResponse)(nil),          // 21: strato.SetQuotaResponse
-	(*CreateBucketRequest)(nil),       // 22: strato.CreateBucketRequest
-	(*CreateBucketResponse)(nil),      // 23: strato.CreateBucketResponse
-	(*DeleteBucketRequest)(nil),       // 24: strato.DeleteBucketRequest
-	(*DeleteBucketResponse)(nil),      // 25: strato.DeleteBucketResponse
-	(*BucketInfoRequest)(nil),         // 26: strato.BucketInfoRequest
-	(*ListBucketsRequest)(nil),        // 27: strato.ListBucketsRequest
-	(*ListBucketsResponse)(nil),       // 28: strato.ListBucketsResponse
-	(*OpenKeyRequest)(nil),            // 29: strato.OpenKeyRequest
-	(*CreateFileRequest)(nil),         // 30: strato.CreateFileRequest
-	(*OpenKeyResponse)(nil),           // 31: strato.OpenKeyResponse
-	(*AllocateBlockRequest)(nil),      // 32: strato.AllocateBlockRequest
-	(*AllocateBlockResponse)(nil),     // 33: strato.AllocateBlockResponse
-	(*CommitKeyRequest)(nil),          // 34: strato.CommitKeyRequest
-	(*CommitKeyResponse)(nil),         // 35: strato.CommitKeyResponse
-	(*LookupKeyRequest)(nil),          // 36: strato.LookupKeyRequest
-	(*LookupKeyResponse)(nil),         // 37: strato.LookupKeyResponse
-	(*DeleteKeyRequest)(nil),          // 38: strato.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),         // 39: strato.DeleteKeyResponse
-	(*RenameKeyRequest)(nil),          // 40: strato.RenameKeyRequest
-	(*RenameKeyResponse)(nil),         // 41: strato.RenameKeyResponse
-	(*ListKeysRequest)(nil),           // 42: strato.ListKeysRequest
-	(*ListKeysResponse)(nil),          // 43: strato.ListKeysResponse
-	(*CreateDirectoryRequest)(nil),    // 44: strato.CreateDirectoryRequest
-	(*CreateDirectoryResponse)(nil),   // 45: strato.CreateDirectoryResponse
-	(*GetFileStatusRequest)(nil),      // 46: strato.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),     // 47: strato.GetFileStatusResponse
-	(*ListStatusRequest)(nil),         // 48: strato.ListStatusRequest
-	(*ListStatusResponse)(nil),        // 49: strato.ListStatusResponse
-	(*RenameRequest)(nil),             // 50: strato.RenameRequest
-	(*RenameResponse)(nil),            // 51: strato.RenameResponse
-	(*DeleteRequest)(nil),             // 52: strato.DeleteRequest
-	(*DeleteResponse)(nil),            // 53: strato.DeleteResponse
-	(*NamespaceCommand)(nil),          // 54: strato.NamespaceCommand
-	(*OpenKeyCommand)(nil),            // 55: strato.OpenKeyCommand
-	(*AllocateBlockCommand)(nil),      // 56: strato.AllocateBlockCommand
-	(*RenameCommand)(nil),             // 57: strato.RenameCommand
-	(*ExpireOpenKeysCommand)(nil),     // 58: strato.ExpireOpenKeysCommand
-	(*ReclaimCommand)(nil),            // 59: strato.ReclaimCommand
-	(*PurgeDeletedBlocksCommand)(nil), // 60: strato.PurgeDeletedBlocksCommand
-	(ReplicationFactor)(0),            // 61: strato.ReplicationFactor
-	(*DatanodeDetails)(nil),           // 62: strato.DatanodeDetails
+	(*DeletedDirectory)(nil),          // 12: strato.DeletedDirectory
+	(*ExcludeList)(nil),               // 13: strato.ExcludeList
+	(*CreateVolumeRequest)(nil),       // 14: strato.CreateVolumeRequest
+	(*CreateVolumeResponse)(nil),      // 15: strato.CreateVolumeResponse
+	(*DeleteVolumeRequest)(nil),       // 16: strato.DeleteVolumeRequest
+	(*DeleteVolumeResponse)(nil),      // 17: strato.DeleteVolumeResponse
+	(*VolumeInfoRequest)(nil),         // 18: strato.VolumeInfoRequest
+	(*ListVolumesRequest)(nil),        // 19: strato.ListVolumesRequest
+	(*ListVolumesResponse)(nil),       // 20: strato.ListVolumesResponse
+	(*SetQuotaRequest)(nil),           // 21: strato.SetQuotaRequest
+	(*SetQuotaResponse)(nil),          // 22: strato.SetQuotaResponse
+	(*CreateBucketRequest)(nil),       // 23: strato.CreateBucketRequest
+	(*CreateBucketResponse)(nil),      // 24: strato.CreateBucketResponse
+	(*DeleteBucketRequest)(nil),       // 25: strato.DeleteBucketRequest
+	(*DeleteBucketResponse)(nil),      // 26: strato.DeleteBucketResponse
+	(*BucketInfoRequest)(nil),         // 27: strato.BucketInfoRequest
+	(*ListBucketsRequest)(nil),        // 28: strato.ListBucketsRequest
+	(*ListBucketsResponse)(nil),       // 29: strato.ListBucketsResponse
+	(*OpenKeyRequest)(nil),            // 30: strato.OpenKeyRequest
+	(*CreateFileRequest)(nil),         // 31: strato.CreateFileRequest
+	(*OpenKeyResponse)(nil),           // 32: strato.OpenKeyResponse
+	(*AllocateBlockRequest)(nil),      // 33: strato.AllocateBlockRequest
+	(*AllocateBlockResponse)(nil),     // 34: strato.AllocateBlockResponse
+	(*CommitKeyRequest)(nil),          // 35: strato.CommitKeyRequest
+	(*CommitKeyResponse)(nil),         // 36: strato.CommitKeyResponse
+	(*LookupKeyRequest)(nil),          // 37: strato.LookupKeyRequest
+	(*LookupKeyResponse)(nil),         // 38: strato.LookupKeyResponse
+	(*DeleteKeyRequest)(nil),          // 39: strato.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),         // 40: strato.DeleteKeyResponse
+	(*RenameKeyRequest)(nil),          // 41: strato.RenameKeyRequest
+	(*RenameKeyResponse)(nil),         // 42: strato.RenameKeyResponse
+	(*ListKeysRequest)(nil),           // 43: strato.ListKeysRequest
+	(*ListKeysResponse)(nil),          // 44: strato.ListKeysResponse
+	(*CreateDirectoryRequest)(nil),    // 45: strato.CreateDirectoryRequest
+	(*CreateDirectoryResponse)(nil),   // 46: strato.CreateDirectoryResponse
+	(*GetFileStatusRequest)(nil),      // 47: strato.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),     // 48: strato.GetFileStatusResponse
+	(*ListStatusRequest)(nil),         // 49: strato.ListStatusRequest
+	(*ListStatusResponse)(nil),        // 50: strato.ListStatusResponse
+	(*RenameRequest)(nil),             // 51: strato.RenameRequest
+	(*RenameResponse)(nil),            // 52: strato.RenameResponse
+	(*DeleteRequest)(nil),             // 53: strato.DeleteRequest
+	(*DeleteResponse)(nil),            // 54: strato.DeleteResponse
+	(*NamespaceCommand)(nil),          // 55: strato.NamespaceCommand
+	(*OpenKeyCommand)(nil),            // 56: strato.OpenKeyCommand
+	(*AllocateBlockCommand)(nil),      // 57: strato.AllocateBlockCommand
+	(*RenameCommand)(nil),             // 58: strato.RenameCommand
+	(*ExpireOpenKeysCommand)(nil),     // 59: strato.ExpireOpenKeysCommand
+	(*ExpireOpenKeysResult)(nil),      // 60: strato.ExpireOpenKeysResult
+	(*ReclaimCommand)(nil),            // 61: strato.ReclaimCommand
+	(*ReclaimResult)(nil),             // 62: strato.ReclaimResult
+	(*PurgeDeletedBlocksResult)(nil),  // 63: strato.PurgeDeletedBlocksResult
+	(*PurgeDeletedBlocksCommand)(nil), // 64: strato.PurgeDeletedBlocksCommand
+	(ReplicationFactor)(0),            // 65: strato.ReplicationFactor
+	(*DatanodeDetails)(nil),           // 66: strato.DatanodeDetails
 }
 var file_meta_proto_depIdxs = []int32{
 	0,  // 0: strato.BucketInfo.layout:type_name -> strato.BucketLayout
-	61, // 1: strato.BucketInfo.replication:type_name -> strato.ReplicationFactor
+	65, // 1: strato.BucketInfo.replication:type_name -> strato.ReplicationFactor
 	1,  // 2: strato.BucketInfo.checksum_type:type_name -> strato.ChecksumType
-	62, // 3: strato.Pipeline.members:type_name -> strato.DatanodeDetails
+	66, // 3: strato.Pipeline.members:type_name -> strato.DatanodeDetails
 	4,  // 4: strato.BlockLocation.block_id:type_name -> strato.BlockID
 	5,  // 5: strato.BlockLocation.pipeline:type_name -> strato.Pipeline
-	61, // 6: strato.KeyInfo.replication:type_name -> strato.ReplicationFactor
+	65, // 6: strato.KeyInfo.replication:type_name -> strato.ReplicationFactor
 	1,  // 7: strato.KeyInfo.checksum_type:type_name -> strato.ChecksumType
 	6,  // 8: strato.KeyInfo.blocks:type_name -> strato.BlockLocation
-	61, // 9: strato.FileStatus.replication:type_name -> strato.ReplicationFactor
+	65, // 9: strato.FileStatus.replication:type_name -> strato.ReplicationFactor
 	7,  // 10: strato.FileStatus.key:type_name -> strato.KeyInfo
 	0,  // 11: strato.OpenKeyInfo.layout:type_name -> strato.BucketLayout
-	61, // 12: strato.OpenKeyInfo.replication:type_name -> strato.ReplicationFactor
+	65, // 12: strato.OpenKeyInfo.replication:type_name -> strato.ReplicationFactor
 	1,  // 13: strato.OpenKeyInfo.checksum_type:type_name -> strato.ChecksumType
 	6,  // 14: strato.OpenKeyInfo.blocks:type_name -> strato.BlockLocation
 	4,  // 15: strato.DeletedBlocks.blocks:type_name -> strato.BlockID
 	2,  // 16: strato.CreateVolumeResponse.volume:type_name -> strato.VolumeInfo
 	2,  // 17: strato.ListVolumesResponse.volumes:type_name -> strato.VolumeInfo
 	0,  // 18: strato.CreateBucketRequest.layout:type_name -> strato.BucketLayout
-	61, // 19: strato.CreateBucketRequest.replication:type_name -> strato.ReplicationFactor
+	65, // 19: strato.CreateBucketRequest.replication:type_name -> strato.ReplicationFactor
 	1,  // 20: strato.CreateBucketRequest.checksum_type:type_name -> strato.ChecksumType
 	3,  // 21: strato.CreateBucketResponse.bucket:type_name -> strato.BucketInfo
 	3,  // 22: strato.ListBucketsResponse.buckets:type_name -> strato.BucketInfo
-	61, // 23: strato.OpenKeyRequest.replication:type_name -> strato.ReplicationFactor
-	12, // 24: strato.OpenKeyRequest.exclude:type_name -> strato.ExcludeList
-	61, // 25: strato.CreateFileRequest.replication:type_name -> strato.ReplicationFactor
-	12, // 26: strato.CreateFileRequest.exclude:type_name -> strato.ExcludeList
+	65, // 23: strato.OpenKeyRequest.replication:type_name -> strato.ReplicationFactor
+	13, // 24: strato.OpenKeyRequest.exclude:type_name -> strato.ExcludeList
+	65, // 25: strato.CreateFileRequest.replication:type_name -> strato.ReplicationFactor
+	13, // 26: strato.CreateFileRequest.exclude:type_name -> strato.ExcludeList
 	6,  // 27: strato.OpenKeyResponse.blocks:type_name -> strato.BlockLocation
-	61, // 28: strato.OpenKeyResponse.replication:type_name -> strato.ReplicationFactor
+	65, // 28: strato.OpenKeyResponse.replication:type_name -> strato.ReplicationFactor
 	1,  // 29: strato.OpenKeyResponse.checksum_type:type_name -> strato.ChecksumType
-	12, // 30: strato.AllocateBlockRequest.exclude:type_name -> strato.ExcludeList
+	13, // 30: strato.AllocateBlockRequest.exclude:type_name -> strato.ExcludeList
 	6,  // 31: strato.AllocateBlockResponse.block:type_name -> strato.BlockLocation
 	6,  // 32: strato.CommitKeyRequest.blocks:type_name -> strato.BlockLocation
 	7,  // 33: strato.LookupKeyResponse.key:type_name -> strato.KeyInfo
@@ -4875,66 +5131,66 @@ var file_meta_proto_depIdxs = []int32{
 	9,  // 35: strato.GetFileStatusResponse.status:type_name -> strato.FileStatus
 	9,  // 36: strato.ListStatusResponse.statuses:type_name -> strato.FileStatus
 	2,  // 37: strato.NamespaceCommand.create_volume:type_name -> strato.VolumeInfo
-	15, // 38: strato.NamespaceCommand.delete_volume:type_name -> strato.DeleteVolumeRequest
-	20, // 39: strato.NamespaceCommand.set_quota:type_name -> strato.SetQuotaRequest
+	16, // 38: strato.NamespaceCommand.delete_volume:type_name -> strato.DeleteVolumeRequest
+	21, // 39: strato.NamespaceCommand.set_quota:type_name -> strato.SetQuotaRequest
 	3,  // 40: strato.NamespaceCommand.create_bucket:type_name -> strato.BucketInfo
-	24, // 41: strato.NamespaceCommand.delete_bucket:type_name -> strato.DeleteBucketRequest
-	55, // 42: strato.NamespaceCommand.open_key:type_name -> strato.OpenKeyCommand
-	56, // 43: strato.NamespaceCommand.allocate_block:type_name -> strato.AllocateBlockCommand
-	34, // 44: strato.NamespaceCommand.commit_key:type_name -> strato.CommitKeyRequest
-	52, // 45: strato.NamespaceCommand.delete:type_name -> strato.DeleteRequest
-	57, // 46: strato.NamespaceCommand.rename:type_name -> strato.RenameCommand
-	44, // 47: strato.NamespaceCommand.create_directory:type_name -> strato.CreateDirectoryRequest
-	58, // 48: strato.NamespaceCommand.expire_open_keys:type_name -> strato.ExpireOpenKeysCommand
-	59, // 49: strato.NamespaceCommand.reclaim:type_name -> strato.ReclaimCommand
-	60, // 50: strato.NamespaceCommand.purge_deleted_blocks:type_name -> strato.PurgeDeletedBlocksCommand
-	61, // 51: strato.OpenKeyCommand.replication:type_name -> strato.ReplicationFactor
+	25, // 41: strato.NamespaceCommand.delete_bucket:type_name -> strato.DeleteBucketRequest
+	56, // 42: strato.NamespaceCommand.open_key:type_name -> strato.OpenKeyCommand
+	57, // 43: strato.NamespaceCommand.allocate_block:type_name -> strato.AllocateBlockCommand
+	35, // 44: strato.NamespaceCommand.commit_key:type_name -> strato.CommitKeyRequest
+	53, // 45: strato.NamespaceCommand.delete:type_name -> strato.DeleteRequest
+	58, // 46: strato.NamespaceCommand.rename:type_name -> strato.RenameCommand
+	45, // 47: strato.NamespaceCommand.create_directory:type_name -> strato.CreateDirectoryRequest
+	59, // 48: strato.NamespaceCommand.expire_open_keys:type_name -> strato.ExpireOpenKeysCommand
+	61, // 49: strato.NamespaceCommand.reclaim:type_name -> strato.ReclaimCommand
+	64, // 50: strato.NamespaceCommand.purge_deleted_blocks:type_name -> strato.PurgeDeletedBlocksCommand
+	65, // 51: strato.OpenKeyCommand.replication:type_name -> strato.ReplicationFactor
 	6,  // 52: strato.OpenKeyCommand.blocks:type_name -> strato.BlockLocation
 	6,  // 53: strato.AllocateBlockCommand.block:type_name -> strato.BlockLocation
-	13, // 54: strato.Namespace.CreateVolume:input_type -> strato.CreateVolumeRequest
-	15, // 55: strato.Namespace.DeleteVolume:input_type -> strato.DeleteVolumeRequest
-	17, // 56: strato.Namespace.GetVolume:input_type -> strato.VolumeInfoRequest
-	18, // 57: strato.Namespace.ListVolumes:input_type -> strato.ListVolumesRequest
-	20, // 58: strato.Namespace.SetQuota:input_type -> strato.SetQuotaRequest
-	22, // 59: strato.Namespace.CreateBucket:input_type -> strato.CreateBucketRequest
-	24, // 60: strato.Namespace.DeleteBucket:input_type -> strato.DeleteBucketRequest
-	26, // 61: strato.Namespace.GetBucket:input_type -> strato.BucketInfoRequest
-	27, // 62: strato.Namespace.ListBuckets:input_type -> strato.ListBucketsRequest
-	29, // 63: strato.Namespace.OpenKey:input_type -> strato.OpenKeyRequest
-	32, // 64: strato.Namespace.AllocateBlock:input_type -> strato.AllocateBlockRequest
-	34, // 65: strato.Namespace.CommitKey:input_type -> strato.CommitKeyRequest
-	36, // 66: strato.Namespace.LookupKey:input_type -> strato.LookupKeyRequest
-	38, // 67: strato.Namespace.DeleteKey:input_type -> strato.DeleteKeyRequest
-	40, // 68: strato.Namespace.RenameKey:input_type -> strato.RenameKeyRequest
-	42, // 69: strato.Namespace.ListKeys:input_type -> strato.ListKeysRequest
-	44, // 70: strato.Namespace.CreateDirectory:input_type -> strato.CreateDirectoryRequest
-	30, // 71: strato.Namespace.CreateFile:input_type -> strato.CreateFileRequest
-	46, // 72: strato.Namespace.GetFileStatus:input_type -> strato.GetFileStatusRequest
-	48, // 73: strato.Namespace.ListStatus:input_type -> strato.ListStatusRequest
-	50, // 74: strato.Namespace.Rename:input_type -> strato.RenameRequest
-	52, // 75: strato.Namespace.Delete:input_type -> strato.DeleteRequest
-	14, // 76: strato.Namespace.CreateVolume:output_type -> strato.CreateVolumeResponse
-	16, // 77: strato.Namespace.DeleteVolume:output_type -> strato.DeleteVolumeResponse
+	14, // 54: strato.Namespace.CreateVolume:input_type -> strato.CreateVolumeRequest
+	16, // 55: strato.Namespace.DeleteVolume:input_type -> strato.DeleteVolumeRequest
+	18, // 56: strato.Namespace.GetVolume:input_type -> strato.VolumeInfoRequest
+	19, // 57: strato.Namespace.ListVolumes:input_type -> strato.ListVolumesRequest
+	21, // 58: strato.Namespace.SetQuota:input_type -> strato.SetQuotaRequest
+	23, // 59: strato.Namespace.CreateBucket:input_type -> strato.CreateBucketRequest
+	25, // 60: strato.Namespace.DeleteBucket:input_type -> strato.DeleteBucketRequest
+	27, // 61: strato.Namespace.GetBucket:input_type -> strato.BucketInfoRequest
+	28, // 62: strato.Namespace.ListBuckets:input_type -> strato.ListBucketsRequest
+	30, // 63: strato.Namespace.OpenKey:input_type -> strato.OpenKeyRequest
+	33, // 64: strato.Namespace.AllocateBlock:input_type -> strato.AllocateBlockRequest
+	35, // 65: strato.Namespace.CommitKey:input_type -> strato.CommitKeyRequest
+	37, // 66: strato.Namespace.LookupKey:input_type -> strato.LookupKeyRequest
+	39, // 67: strato.Namespace.DeleteKey:input_type -> strato.DeleteKeyRequest
+	41, // 68: strato.Namespace.RenameKey:input_type -> strato.RenameKeyRequest
+	43, // 69: strato.Namespace.ListKeys:input_type -> strato.ListKeysRequest
+	45, // 70: strato.Namespace.CreateDirectory:input_type -> strato.CreateDirectoryRequest
+	31, // 71: strato.Namespace.CreateFile:input_type -> strato.CreateFileRequest
+	47, // 72: strato.Namespace.GetFileStatus:input_type -> strato.GetFileStatusRequest
+	49, // 73: strato.Namespace.ListStatus:input_type -> strato.ListStatusRequest
+	51, // 74: strato.Namespace.Rename:input_type -> strato.RenameRequest
+	53, // 75: strato.Namespace.Delete:input_type -> strato.DeleteRequest
+	15, // 76: strato.Namespace.CreateVolume:output_type -> strato.CreateVolumeResponse
+	17, // 77: strato.Namespace.DeleteVolume:output_type -> strato.DeleteVolumeResponse
 	2,  // 78: strato.Namespace.GetVolume:output_type -> strato.VolumeInfo
-	19, // 79: strato.Namespace.ListVolumes:output_type -> strato.ListVolumesResponse
-	21, // 80: strato.Namespace.SetQuota:output_type -> strato.SetQuotaResponse
-	23, // 81: strato.Namespace.CreateBucket:output_type -> strato.CreateBucketResponse
-	25, // 82: strato.Namespace.DeleteBucket:output_type -> strato.DeleteBucketResponse
+	20, // 79: strato.Namespace.ListVolumes:output_type -> strato.ListVolumesResponse
+	22, // 80: strato.Namespace.SetQuota:output_type -> strato.SetQuotaResponse
+	24, // 81: strato.Namespace.CreateBucket:output_type -> strato.CreateBucketResponse
+	26, // 82: strato.Namespace.DeleteBucket:output_type -> strato.DeleteBucketResponse
 	3,  // 83: strato.Namespace.GetBucket:output_type -> strato.BucketInfo
-	28, // 84: strato.Namespace.ListBuckets:output_type -> strato.ListBucketsResponse
-	31, // 85: strato.Namespace.OpenKey:output_type -> strato.OpenKeyResponse
-	33, // 86: strato.Namespace.AllocateBlock:output_type -> strato.AllocateBlockResponse
-	35, // 87: strato.Namespace.CommitKey:output_type -> strato.CommitKeyResponse
-	37, // 88: strato.Namespace.LookupKey:output_type -> strato.LookupKeyResponse
-	39, // 89: strato.Namespace.DeleteKey:output_type -> strato.DeleteKeyResponse
-	41, // 90: strato.Namespace.RenameKey:output_type -> strato.RenameKeyResponse
-	43, // 91: strato.Namespace.ListKeys:output_type -> strato.ListKeysResponse
-	45, // 92: strato.Namespace.CreateDirectory:output_type -> strato.CreateDirectoryResponse
-	31, // 93: strato.Namespace.CreateFile:output_type -> strato.OpenKeyResponse
-	47, // 94: strato.Namespace.GetFileStatus:output_type -> strato.GetFileStatusResponse
-	49, // 95: strato.Namespace.ListStatus:output_type -> strato.ListStatusResponse
-	51, // 96: strato.Namespace.Rename:output_type -> strato.RenameResponse
-	53, // 97: strato.Namespace.Delete:output_type -> strato.DeleteResponse
+	29, // 84: strato.Namespace.ListBuckets:output_type -> strato.ListBucketsResponse
+	32, // 85: strato.Namespace.OpenKey:output_type -> strato.OpenKeyResponse
+	34, // 86: strato.Namespace.AllocateBlock:output_type -> strato.AllocateBlockResponse
+	36, // 87: strato.Namespace.CommitKey:output_type -> strato.CommitKeyResponse
+	38, // 88: strato.Namespace.LookupKey:output_type -> strato.LookupKeyResponse
+	40, // 89: strato.Namespace.DeleteKey:output_type -> strato.DeleteKeyResponse
+	42, // 90: strato.Namespace.RenameKey:output_type -> strato.RenameKeyResponse
+	44, // 91: strato.Namespace.ListKeys:output_type -> strato.ListKeysResponse
+	46, // 92: strato.Namespace.CreateDirectory:output_type -> strato.CreateDirectoryResponse
+	32, // 93: strato.Namespace.CreateFile:output_type -> strato.OpenKeyResponse
+	48, // 94: strato.Namespace.GetFileStatus:output_type -> strato.GetFileStatusResponse
+	50, // 95: strato.Namespace.ListStatus:output_type -> strato.ListStatusResponse
+	52, // 96: strato.Namespace.Rename:output_type -> strato.RenameResponse
+	54, // 97: strato.Namespace.Delete:output_type -> strato.DeleteResponse
 	76, // [76:98] is the sub-list for method output_type
 	54, // [54:76] is the sub-list for method input_type
 	54, // [54:54] is the sub-list for extension type_name
@@ -4948,7 +5204,7 @@ func file_meta_proto_init() {
 		return
 	}
 	file_cluster_proto_init()
-	file_meta_proto_msgTypes[52].OneofWrappers = []any{
+	file_meta_proto_msgTypes[53].OneofWrappers = []any{
 		(*NamespaceCommand_CreateVolume)(nil),
 		(*NamespaceCommand_DeleteVolume)(nil),
 		(*NamespaceCommand_SetQuota)(nil),
@@ -4970,7 +5226,7 @@ func file_meta_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_meta_proto_rawDesc), len(file_meta_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   59,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

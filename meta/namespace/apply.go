@@ -1,0 +1,427 @@
+package namespace
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// Fixed defaults apply uses when a command leaves a field unset. They are
+// constants, not Options: every replica must apply a command identically.
+const (
+	defaultBytesPerChecksum = 16 << 10
+	maxBytesPerChecksum     = 64 << 20
+)
+
+// Apply applies a prepared command to b, an indexed batch over the
+// namespace's database, and returns the reply for the client. It is
+// deterministic: it reads and writes only b, and takes time from the command.
+//
+// Apply re-checks everything the command depends on. When it returns an
+// error of one of the four classes (see Class), it has written nothing to b;
+// the command is then a no-op on every replica and the error goes to the
+// client. Any other error (a failed Pebble read, a corrupt record) leaves b
+// in an unknown state and must stop the server.
+//
+// Apply must be called by one goroutine at a time, in log order, each batch
+// committed before the next Apply (see Committed).
+func (ns *Namespace) Apply(cmd *stratopb.NamespaceCommand, b *pebble.Batch) (proto.Message, error) {
+	if cmd == nil {
+		return nil, fmt.Errorf("%w: nil command", ErrInvalidArgument)
+	}
+	a := &applier{ns: ns, b: b, now: cmd.GetNow(), rs: resolver{r: b}}
+	var res proto.Message
+	var err error
+	switch op := cmd.Op.(type) {
+	case *stratopb.NamespaceCommand_CreateVolume:
+		res, err = a.createVolume(op.CreateVolume)
+	case *stratopb.NamespaceCommand_DeleteVolume:
+		res, err = a.deleteVolume(op.DeleteVolume)
+	case *stratopb.NamespaceCommand_SetQuota:
+		res, err = a.setQuota(op.SetQuota)
+	case *stratopb.NamespaceCommand_CreateBucket:
+		res, err = a.createBucket(op.CreateBucket)
+	case *stratopb.NamespaceCommand_DeleteBucket:
+		res, err = a.deleteBucket(op.DeleteBucket)
+	case *stratopb.NamespaceCommand_OpenKey:
+		res, err = a.openKey(op.OpenKey)
+	case *stratopb.NamespaceCommand_AllocateBlock:
+		res, err = a.allocateBlock(op.AllocateBlock)
+	case *stratopb.NamespaceCommand_CommitKey:
+		res, err = a.commitKey(op.CommitKey)
+	case *stratopb.NamespaceCommand_Delete:
+		res, err = a.delete(op.Delete)
+	case *stratopb.NamespaceCommand_Rename:
+		res, err = a.rename(op.Rename)
+	case *stratopb.NamespaceCommand_CreateDirectory:
+		res, err = a.createDirectory(op.CreateDirectory)
+	case *stratopb.NamespaceCommand_ExpireOpenKeys:
+		res, err = a.expireOpenKeys(op.ExpireOpenKeys)
+	case *stratopb.NamespaceCommand_Reclaim:
+		res, err = a.reclaim(op.Reclaim)
+	case *stratopb.NamespaceCommand_PurgeDeletedBlocks:
+		res, err = a.purgeDeletedBlocks(op.PurgeDeletedBlocks)
+	default:
+		return nil, fmt.Errorf("%w: unknown command %T", ErrInvalidArgument, cmd.Op)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := a.ids.save(b); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+type applier struct {
+	ns        *Namespace
+	b         *pebble.Batch
+	now       int64
+	rs        resolver
+	ids       ids
+	idsLoaded bool
+	kb        []byte
+}
+
+func (a *applier) nextID() (uint64, error) {
+	if !a.idsLoaded {
+		x, err := loadIDs(a.b)
+		if err != nil {
+			return 0, err
+		}
+		a.ids, a.idsLoaded = x, true
+	}
+	return a.ids.next(), nil
+}
+
+func (a *applier) removeDirFromCache(parent uint64, name string) {
+	if a.ns.cache != nil {
+		a.ns.cache.remove(parent, name)
+	}
+}
+
+// ---- volumes ----------------------------------------------------------------
+
+func (a *applier) loadVolume(name string) (*stratopb.VolumeInfo, error) {
+	v := &stratopb.VolumeInfo{}
+	ok, err := get(a.b, volumeKey(nil, name), v)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrVolumeNotFound, name)
+	}
+	return v, nil
+}
+
+func checkQuotas(qb, qn int64) error {
+	if qb < 0 || qn < 0 {
+		return fmt.Errorf("%w: quotas must not be negative (bytes %d, namespace %d)", ErrInvalidArgument, qb, qn)
+	}
+	return nil
+}
+
+func (a *applier) createVolume(v *stratopb.VolumeInfo) (proto.Message, error) {
+	if err := ValidateVolumeName(v.GetName()); err != nil {
+		return nil, err
+	}
+	if err := checkQuotas(v.GetQuotaBytes(), v.GetQuotaNamespace()); err != nil {
+		return nil, err
+	}
+	key := volumeKey(nil, v.GetName())
+	if ok, err := exists(a.b, key); err != nil {
+		return nil, err
+	} else if ok {
+		return nil, fmt.Errorf("%w: %s", ErrVolumeExists, v.GetName())
+	}
+	id, err := a.nextID()
+	if err != nil {
+		return nil, err
+	}
+	rec := &stratopb.VolumeInfo{
+		Name: v.GetName(), Id: id, Owner: v.GetOwner(),
+		CreationTime: a.now, ModificationTime: a.now,
+		QuotaBytes: v.GetQuotaBytes(), QuotaNamespace: v.GetQuotaNamespace(),
+	}
+	if err := put(a.b, key, rec); err != nil {
+		return nil, err
+	}
+	if err := putUsage(a.b, id, usage{quotaBytes: rec.QuotaBytes, quotaNamespace: rec.QuotaNamespace}); err != nil {
+		return nil, err
+	}
+	return &stratopb.CreateVolumeResponse{Volume: rec}, nil
+}
+
+func (a *applier) deleteVolume(r *stratopb.DeleteVolumeRequest) (proto.Message, error) {
+	v, err := a.loadVolume(r.GetName())
+	if err != nil {
+		return nil, err
+	}
+	u, err := getUsage(a.b, v.Id)
+	if err != nil {
+		return nil, err
+	}
+	if u.namespace > 0 {
+		return nil, fmt.Errorf("%w: %s has %d buckets", ErrVolumeNotEmpty, v.Name, u.namespace)
+	}
+	if err := a.b.Delete(volumeKey(nil, v.Name), nil); err != nil {
+		return nil, err
+	}
+	return &stratopb.DeleteVolumeResponse{}, a.b.Delete(idKey(nil, tagUsage, v.Id), nil)
+}
+
+func (a *applier) setQuota(r *stratopb.SetQuotaRequest) (proto.Message, error) {
+	if err := checkQuotas(r.GetQuotaBytes(), r.GetQuotaNamespace()); err != nil {
+		return nil, err
+	}
+	var id uint64
+	var key []byte
+	var rec proto.Message
+	if r.GetBucket() == "" {
+		v, err := a.loadVolume(r.GetVolume())
+		if err != nil {
+			return nil, err
+		}
+		v.QuotaBytes, v.QuotaNamespace, v.ModificationTime = r.QuotaBytes, r.QuotaNamespace, a.now
+		id, key, rec = v.Id, volumeKey(nil, v.Name), v
+	} else {
+		bk, err := a.loadBucket(r.GetVolume(), r.GetBucket())
+		if err != nil {
+			return nil, err
+		}
+		bk.QuotaBytes, bk.QuotaNamespace, bk.ModificationTime = r.QuotaBytes, r.QuotaNamespace, a.now
+		id, key, rec = bk.Id, bucketKey(nil, bk.Volume, bk.Name), bk
+	}
+	u, err := getUsage(a.b, id)
+	if err != nil {
+		return nil, err
+	}
+	u.quotaBytes, u.quotaNamespace = r.GetQuotaBytes(), r.GetQuotaNamespace()
+	if err := put(a.b, key, rec); err != nil {
+		return nil, err
+	}
+	return &stratopb.SetQuotaResponse{}, putUsage(a.b, id, u)
+}
+
+// ---- buckets ----------------------------------------------------------------
+
+func (a *applier) loadBucket(volume, name string) (*stratopb.BucketInfo, error) {
+	bk := &stratopb.BucketInfo{}
+	a.kb = bucketKey(a.kb, volume, name)
+	ok, err := get(a.b, a.kb, bk)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: %s/%s", ErrBucketNotFound, volume, name)
+	}
+	return bk, nil
+}
+
+func (a *applier) createBucket(bi *stratopb.BucketInfo) (proto.Message, error) {
+	if err := ValidateBucketName(bi.GetName()); err != nil {
+		return nil, err
+	}
+	if err := checkQuotas(bi.GetQuotaBytes(), bi.GetQuotaNamespace()); err != nil {
+		return nil, err
+	}
+	rec := &stratopb.BucketInfo{
+		Volume: bi.GetVolume(), Name: bi.GetName(), Layout: bi.GetLayout(),
+		Replication: bi.GetReplication(), ChecksumType: bi.GetChecksumType(),
+		BytesPerChecksum: bi.GetBytesPerChecksum(), QuotaBytes: bi.GetQuotaBytes(),
+		QuotaNamespace: bi.GetQuotaNamespace(), CreationTime: a.now, ModificationTime: a.now,
+		Owner: bi.GetOwner(), BlockSize: bi.GetBlockSize(),
+	}
+	if rec.Layout == stratopb.BucketLayout_LAYOUT_UNSPECIFIED {
+		rec.Layout = stratopb.BucketLayout_LAYOUT_FSO
+	}
+	if rec.ChecksumType == stratopb.ChecksumType_CHECKSUM_TYPE_UNSPECIFIED {
+		rec.ChecksumType = stratopb.ChecksumType_CHECKSUM_CRC32C
+	}
+	if rec.BytesPerChecksum == 0 {
+		rec.BytesPerChecksum = defaultBytesPerChecksum
+	}
+	switch {
+	case rec.Layout != stratopb.BucketLayout_LAYOUT_FSO && rec.Layout != stratopb.BucketLayout_LAYOUT_OBS:
+		return nil, fmt.Errorf("%w: bucket layout %v", ErrInvalidArgument, rec.Layout)
+	case !validReplication(rec.Replication):
+		return nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalidArgument, rec.Replication)
+	case !validChecksum(rec.ChecksumType):
+		return nil, fmt.Errorf("%w: checksum type %v", ErrInvalidArgument, rec.ChecksumType)
+	case rec.BytesPerChecksum < 0 || rec.BytesPerChecksum > maxBytesPerChecksum:
+		return nil, fmt.Errorf("%w: bytes per checksum %d must be in (0, %d]", ErrInvalidArgument, rec.BytesPerChecksum, maxBytesPerChecksum)
+	case rec.BlockSize <= 0:
+		return nil, fmt.Errorf("%w: block size %d must be positive", ErrInvalidArgument, rec.BlockSize)
+	}
+	v, err := a.loadVolume(rec.Volume)
+	if err != nil {
+		return nil, err
+	}
+	vu, err := getUsage(a.b, v.Id)
+	if err != nil {
+		return nil, err
+	}
+	if !vu.fits(0, 1) {
+		return nil, fmt.Errorf("%w: volume %s allows %d buckets", ErrQuotaExceeded, v.Name, vu.quotaNamespace)
+	}
+	key := bucketKey(nil, rec.Volume, rec.Name)
+	if ok, err := exists(a.b, key); err != nil {
+		return nil, err
+	} else if ok {
+		return nil, fmt.Errorf("%w: %s/%s", ErrBucketExists, rec.Volume, rec.Name)
+	}
+	id, err := a.nextID()
+	if err != nil {
+		return nil, err
+	}
+	rec.Id, rec.VolumeId = id, v.Id
+	if err := put(a.b, key, rec); err != nil {
+		return nil, err
+	}
+	if err := putUsage(a.b, id, usage{quotaBytes: rec.QuotaBytes, quotaNamespace: rec.QuotaNamespace}); err != nil {
+		return nil, err
+	}
+	vu.namespace++
+	if err := putUsage(a.b, v.Id, vu); err != nil {
+		return nil, err
+	}
+	return &stratopb.CreateBucketResponse{Bucket: rec}, nil
+}
+
+func (a *applier) deleteBucket(r *stratopb.DeleteBucketRequest) (proto.Message, error) {
+	bk, err := a.loadBucket(r.GetVolume(), r.GetName())
+	if err != nil {
+		return nil, err
+	}
+	u, err := getUsage(a.b, bk.Id)
+	if err != nil {
+		return nil, err
+	}
+	if u.namespace > 0 {
+		return nil, fmt.Errorf("%w: %s/%s has %d keys and directories", ErrBucketNotEmpty, bk.Volume, bk.Name, u.namespace)
+	}
+	// The counter is exact; the scan guards the invariant at little cost
+	// (bucket deletion is rare).
+	tag := byte(tagKey)
+	if bk.Layout == stratopb.BucketLayout_LAYOUT_FSO {
+		if nonEmpty, err := hasChildren(a.b, bk.Id); err != nil || nonEmpty {
+			if err == nil {
+				err = fmt.Errorf("%w: %s/%s", ErrBucketNotEmpty, bk.Volume, bk.Name)
+			}
+			return nil, err
+		}
+	} else {
+		p := idKey(nil, tag, bk.Id)
+		it, err := a.b.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+		if err != nil {
+			return nil, err
+		}
+		found := it.First()
+		if err := it.Close(); err != nil {
+			return nil, err
+		}
+		if found {
+			return nil, fmt.Errorf("%w: %s/%s", ErrBucketNotEmpty, bk.Volume, bk.Name)
+		}
+	}
+	vu, err := getUsage(a.b, bk.VolumeId)
+	if err != nil {
+		return nil, err
+	}
+	vu.namespace--
+	if err := a.b.Delete(bucketKey(nil, bk.Volume, bk.Name), nil); err != nil {
+		return nil, err
+	}
+	if err := a.b.Delete(idKey(nil, tagUsage, bk.Id), nil); err != nil {
+		return nil, err
+	}
+	return &stratopb.DeleteBucketResponse{}, putUsage(a.b, bk.VolumeId, vu)
+}
+
+// ---- shared helpers ---------------------------------------------------------
+
+// freeBlocks records blocks no key references any more in the deleted-blocks
+// table.
+func (a *applier) freeBlocks(objectID uint64, blocks []*stratopb.BlockLocation, reason string) error {
+	if len(blocks) == 0 {
+		return nil
+	}
+	seq, err := a.nextID()
+	if err != nil {
+		return err
+	}
+	rec := &stratopb.DeletedBlocks{Seq: seq, ObjectId: objectID, DeletedAt: a.now, Reason: reason,
+		Blocks: make([]*stratopb.BlockID, 0, len(blocks))}
+	for _, bl := range blocks {
+		rec.Blocks = append(rec.Blocks, bl.GetBlockId())
+	}
+	return put(a.b, idKey(nil, tagDeleted, seq), rec)
+}
+
+// charge adds dBytes and dNamespace to a bucket's usage and dBytes to its
+// volume's, failing with ErrQuotaExceeded (and writing nothing) if a quota
+// would be exceeded.
+func (a *applier) charge(bk *stratopb.BucketInfo, dBytes, dNamespace int64) error {
+	bu, err := getUsage(a.b, bk.Id)
+	if err != nil {
+		return err
+	}
+	if !bu.fits(dBytes, dNamespace) {
+		return fmt.Errorf("%w: bucket %s/%s: %d+%d bytes (quota %d), %d+%d names (quota %d)", ErrQuotaExceeded,
+			bk.Volume, bk.Name, bu.bytes, dBytes, bu.quotaBytes, bu.namespace, dNamespace, bu.quotaNamespace)
+	}
+	var vu usage
+	if dBytes != 0 {
+		if vu, err = getUsage(a.b, bk.VolumeId); err != nil {
+			return err
+		}
+		if !vu.fits(dBytes, 0) {
+			return fmt.Errorf("%w: volume %s: %d+%d bytes (quota %d)", ErrQuotaExceeded, bk.Volume, vu.bytes, dBytes, vu.quotaBytes)
+		}
+	}
+	if dBytes == 0 && dNamespace == 0 {
+		return nil
+	}
+	bu.bytes += dBytes
+	bu.namespace += dNamespace
+	if err := putUsage(a.b, bk.Id, bu); err != nil {
+		return err
+	}
+	if dBytes != 0 {
+		vu.bytes += dBytes
+		return putUsage(a.b, bk.VolumeId, vu)
+	}
+	return nil
+}
+
+// release is charge for reclaim, which knows only IDs and never fails on
+// quota (it only shrinks usage). Usage of a deleted bucket is not recreated.
+func (a *applier) release(bucketID, volumeID uint64, bytes, names int64) error {
+	if ok, err := exists(a.b, idKey(nil, tagUsage, bucketID)); err != nil || !ok {
+		return err
+	}
+	bu, err := getUsage(a.b, bucketID)
+	if err != nil {
+		return err
+	}
+	bu.bytes -= bytes
+	bu.namespace -= names
+	if err := putUsage(a.b, bucketID, bu); err != nil {
+		return err
+	}
+	if bytes == 0 {
+		return nil
+	}
+	if ok, err := exists(a.b, idKey(nil, tagUsage, volumeID)); err != nil || !ok {
+		return err
+	}
+	vu, err := getUsage(a.b, volumeID)
+	if err != nil {
+		return err
+	}
+	vu.bytes -= bytes
+	return putUsage(a.b, volumeID, vu)
+}

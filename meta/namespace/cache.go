@@ -1,0 +1,126 @@
+package namespace
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// dirCache maps (parent ID, name) to a directory's object ID for Reader's
+// path resolution. It is bounded, and it cannot serve a stale entry:
+//
+//   - Only readers fill it, from the database, and only when no directory
+//     entry has been removed since the last committed batch: Apply bumps gen
+//     (and drops the entry) whenever it removes or moves a directory entry,
+//     Committed publishes gen once the batch is in the database, and a reader
+//     inserts what it read only if gen equalled the published value before
+//     its read and has not moved since. A server that never calls Committed
+//     after a removal just stops filling the cache.
+//   - Entries are never updated in place: a directory entry's (parent, name)
+//     names one object until Apply removes it.
+type dirCache struct {
+	gen       atomic.Uint64 // bumped by every removal
+	committed atomic.Uint64 // gen when the last batch was committed
+	shards    [dirCacheShards]dirShard
+	perShard  int
+}
+
+const dirCacheShards = 32
+
+type dirKey struct {
+	parent uint64
+	name   string
+}
+
+type dirShard struct {
+	mu sync.Mutex
+	m  map[dirKey]uint64
+}
+
+func newDirCache(entries int) *dirCache {
+	c := &dirCache{perShard: max(entries/dirCacheShards, 1)}
+	for i := range c.shards {
+		c.shards[i].m = make(map[dirKey]uint64)
+	}
+	return c
+}
+
+func (c *dirCache) shard(parent uint64, name string) *dirShard {
+	h := parent * 0x9e3779b97f4a7c15
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint64(name[i])) * 0x100000001b3
+	}
+	return &c.shards[h%dirCacheShards]
+}
+
+func (c *dirCache) get(parent uint64, name string) (uint64, bool) {
+	s := c.shard(parent, name)
+	s.mu.Lock()
+	id, ok := s.m[dirKey{parent, name}]
+	s.mu.Unlock()
+	return id, ok
+}
+
+// token is taken before a database read; fill inserts only if it is still
+// valid afterwards.
+func (c *dirCache) token() (gen uint64, ok bool) {
+	g := c.gen.Load()
+	return g, g == c.committed.Load()
+}
+
+func (c *dirCache) fill(parent uint64, name string, id uint64, gen uint64) {
+	s := c.shard(parent, name)
+	s.mu.Lock()
+	if c.gen.Load() == gen {
+		if len(s.m) >= c.perShard {
+			n := 0
+			for k := range s.m { // map order is random: evict a random eighth
+				delete(s.m, k)
+				if n++; n >= c.perShard/8+1 {
+					break
+				}
+			}
+		}
+		s.m[dirKey{parent, string([]byte(name))}] = id
+	}
+	s.mu.Unlock()
+}
+
+// remove is called by Apply for every directory entry it deletes or moves.
+func (c *dirCache) remove(parent uint64, name string) {
+	s := c.shard(parent, name)
+	s.mu.Lock()
+	c.gen.Add(1)
+	delete(s.m, dirKey{parent, name})
+	s.mu.Unlock()
+}
+
+func (c *dirCache) publish() { c.committed.Store(c.gen.Load()) }
+
+func (c *dirCache) reset() {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		c.gen.Add(1)
+		clear(s.m)
+		s.mu.Unlock()
+	}
+}
+
+// Committed tells the namespace that every batch Apply has written so far is
+// committed to the database. Call it after each batch commit, before the
+// next Apply; it lets readers cache directory entries again after a rename
+// or delete of a directory.
+func (ns *Namespace) Committed() {
+	if ns.cache != nil {
+		ns.cache.publish()
+	}
+}
+
+// ResetCache drops every cached entry; call it when the database is replaced
+// under the namespace (a snapshot installed). Readers fill the cache again
+// after the next Committed.
+func (ns *Namespace) ResetCache() {
+	if ns.cache != nil {
+		ns.cache.reset()
+	}
+}

@@ -1,0 +1,65 @@
+package namespace
+
+import "errors"
+
+// Error classes. Every error this package returns for a bad request wraps
+// exactly one of them, so the server maps errors to gRPC codes with
+// errors.Is: NotFound, AlreadyExists, FailedPrecondition, InvalidArgument.
+// Anything else (a Pebble error, a corrupt record) is internal.
+var (
+	ErrNotFound           = errors.New("namespace: not found")
+	ErrAlreadyExists      = errors.New("namespace: already exists")
+	ErrFailedPrecondition = errors.New("namespace: failed precondition")
+	ErrInvalidArgument    = errors.New("namespace: invalid argument")
+	// ErrCorrupt marks a stored record that cannot be decoded.
+	ErrCorrupt = errors.New("namespace: corrupt record")
+)
+
+// classed is a specific sentinel that belongs to one of the classes above.
+type classed struct {
+	msg   string
+	class error
+}
+
+func (e *classed) Error() string { return e.msg }
+func (e *classed) Unwrap() error { return e.class }
+
+func sentinel(msg string, class error) error { return &classed{msg: msg, class: class} }
+
+// Specific errors; each wraps its class. Returned errors wrap these with the
+// name of the object concerned, e.g. "namespace: bucket not found: vol/bkt".
+var (
+	ErrVolumeNotFound    = sentinel("namespace: volume not found", ErrNotFound)
+	ErrBucketNotFound    = sentinel("namespace: bucket not found", ErrNotFound)
+	ErrKeyNotFound       = sentinel("namespace: key not found", ErrNotFound)
+	ErrFileNotFound      = sentinel("namespace: file or directory not found", ErrNotFound)
+	ErrOpenKeyNotFound   = sentinel("namespace: open key not found", ErrNotFound)
+	ErrParentNotFound    = sentinel("namespace: parent directory not found", ErrNotFound)
+	ErrVolumeExists      = sentinel("namespace: volume already exists", ErrAlreadyExists)
+	ErrBucketExists      = sentinel("namespace: bucket already exists", ErrAlreadyExists)
+	ErrKeyExists         = sentinel("namespace: key already exists", ErrAlreadyExists)
+	ErrFileExists        = sentinel("namespace: file already exists", ErrAlreadyExists)
+	ErrDirectoryExists   = sentinel("namespace: directory already exists", ErrAlreadyExists)
+	ErrVolumeNotEmpty    = sentinel("namespace: volume not empty", ErrFailedPrecondition)
+	ErrBucketNotEmpty    = sentinel("namespace: bucket not empty", ErrFailedPrecondition)
+	ErrDirectoryNotEmpty = sentinel("namespace: directory not empty", ErrFailedPrecondition)
+	ErrQuotaExceeded     = sentinel("namespace: quota exceeded", ErrFailedPrecondition)
+	ErrNotADirectory     = sentinel("namespace: not a directory", ErrFailedPrecondition)
+	ErrIsADirectory      = sentinel("namespace: is a directory", ErrFailedPrecondition)
+	ErrWrongLayout       = sentinel("namespace: operation not supported by the bucket layout", ErrFailedPrecondition)
+	ErrRenameUnderSelf   = sentinel("namespace: cannot move a directory under itself", ErrInvalidArgument)
+	ErrInvalidName       = sentinel("namespace: invalid name", ErrInvalidArgument)
+	ErrInvalidBlocks     = sentinel("namespace: invalid block list", ErrInvalidArgument)
+)
+
+// Class returns the class of err (ErrNotFound, ErrAlreadyExists,
+// ErrFailedPrecondition, ErrInvalidArgument) or nil when err is nil or
+// belongs to none of them (an internal error).
+func Class(err error) error {
+	for _, c := range []error{ErrNotFound, ErrAlreadyExists, ErrFailedPrecondition, ErrInvalidArgument} {
+		if errors.Is(err, c) {
+			return c
+		}
+	}
+	return nil
+}

@@ -1,0 +1,546 @@
+package namespace
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// Reader serves the namespace's read calls from a pebble.Reader (the DB,
+// after the server's read barrier, or a snapshot). It is safe for concurrent
+// use and keeps no state but the Namespace's directory cache.
+type Reader struct {
+	ns *Namespace
+	r  pebble.Reader
+}
+
+// Reader returns a Reader over r.
+func (ns *Namespace) Reader(r pebble.Reader) *Reader { return &Reader{ns: ns, r: r} }
+
+var resolverPool = sync.Pool{New: func() any { return &resolver{buf: make([]byte, 0, 128)} }}
+
+func (rd *Reader) resolver() *resolver {
+	rs := resolverPool.Get().(*resolver)
+	rs.r, rs.cache = rd.r, rd.ns.cache
+	return rs
+}
+
+func (rd *Reader) release(rs *resolver) {
+	rs.r, rs.cache = nil, nil
+	resolverPool.Put(rs)
+}
+
+func (rd *Reader) limit(n int32) int {
+	switch {
+	case n <= 0:
+		return rd.ns.opts.DefaultListLimit
+	case int(n) > rd.ns.opts.MaxListLimit:
+		return rd.ns.opts.MaxListLimit
+	}
+	return int(n)
+}
+
+func applyUsage(r pebble.Reader, id uint64, bytes, names *int64) error {
+	u, err := getUsage(r, id)
+	*bytes, *names = u.bytes, u.namespace
+	return err
+}
+
+// Volume returns a volume with its usage.
+func (rd *Reader) Volume(name string) (*stratopb.VolumeInfo, error) {
+	v := &stratopb.VolumeInfo{}
+	if ok, err := get(rd.r, volumeKey(nil, name), v); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrVolumeNotFound, name)
+	}
+	return v, applyUsage(rd.r, v.Id, &v.UsedBytes, &v.UsedNamespace)
+}
+
+// Bucket returns a bucket with its usage.
+func (rd *Reader) Bucket(volume, name string) (*stratopb.BucketInfo, error) {
+	bk, err := rd.bucket(volume, name)
+	if err != nil {
+		return nil, err
+	}
+	return bk, applyUsage(rd.r, bk.Id, &bk.UsedBytes, &bk.UsedNamespace)
+}
+
+func (rd *Reader) bucket(volume, name string) (*stratopb.BucketInfo, error) {
+	bk := &stratopb.BucketInfo{}
+	if ok, err := get(rd.r, bucketKey(nil, volume, name), bk); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("%w: %s/%s", ErrBucketNotFound, volume, name)
+	}
+	return bk, nil
+}
+
+// scan visits records under prefix whose key suffix is > after (all when
+// after is empty) and starts with sub, until visit returns false.
+func scan(r pebble.Reader, prefix []byte, sub, after string, visit func(suffix, value []byte) (bool, error)) error {
+	lower := append(append([]byte(nil), prefix...), sub...)
+	upper := prefixEnd(lower)
+	if after != "" && after >= sub {
+		lower = append(append(append([]byte(nil), prefix...), after...), 0)
+	}
+	if upper != nil && bytes.Compare(lower, upper) >= 0 {
+		return nil
+	}
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		more, err := visit(it.Key()[len(prefix):], it.Value())
+		if err != nil {
+			_ = it.Close()
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	return it.Close()
+}
+
+// ListVolumes lists volumes in name order.
+func (rd *Reader) ListVolumes(req *stratopb.ListVolumesRequest) (*stratopb.ListVolumesResponse, error) {
+	limit := rd.limit(req.GetLimit())
+	res := &stratopb.ListVolumesResponse{}
+	err := scan(rd.r, tableKey(nil, tagVolume), req.GetPrefix(), req.GetStartAfter(), func(_, v []byte) (bool, error) {
+		if len(res.Volumes) == limit {
+			res.Truncated = true
+			return false, nil
+		}
+		vi := &stratopb.VolumeInfo{}
+		if err := proto.Unmarshal(v, vi); err != nil {
+			return false, fmt.Errorf("%w: volume: %w", ErrCorrupt, err)
+		}
+		res.Volumes = append(res.Volumes, vi)
+		return true, applyUsage(rd.r, vi.Id, &vi.UsedBytes, &vi.UsedNamespace)
+	})
+	return res, err
+}
+
+// ListBuckets lists a volume's buckets in name order.
+func (rd *Reader) ListBuckets(req *stratopb.ListBucketsRequest) (*stratopb.ListBucketsResponse, error) {
+	if ok, err := exists(rd.r, volumeKey(nil, req.GetVolume())); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrVolumeNotFound, req.GetVolume())
+	}
+	limit := rd.limit(req.GetLimit())
+	res := &stratopb.ListBucketsResponse{}
+	err := scan(rd.r, bucketPrefix(nil, req.GetVolume()), req.GetPrefix(), req.GetStartAfter(), func(_, v []byte) (bool, error) {
+		if len(res.Buckets) == limit {
+			res.Truncated = true
+			return false, nil
+		}
+		bk := &stratopb.BucketInfo{}
+		if err := proto.Unmarshal(v, bk); err != nil {
+			return false, fmt.Errorf("%w: bucket: %w", ErrCorrupt, err)
+		}
+		res.Buckets = append(res.Buckets, bk)
+		return true, applyUsage(rd.r, bk.Id, &bk.UsedBytes, &bk.UsedNamespace)
+	})
+	return res, err
+}
+
+// OpenKey returns an open key by its handle.
+func (rd *Reader) OpenKey(id uint64) (*stratopb.OpenKeyInfo, error) {
+	rec := &stratopb.OpenKeyInfo{}
+	if ok, err := get(rd.r, idKey(nil, tagOpen, id), rec); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("%w: %d", ErrOpenKeyNotFound, id)
+	}
+	return rec, nil
+}
+
+// DeletedBlocks lists entries of the deleted-blocks table after seq.
+func (rd *Reader) DeletedBlocks(afterSeq uint64, limit int) ([]*stratopb.DeletedBlocks, error) {
+	var out []*stratopb.DeletedBlocks
+	lower := idKey(nil, tagDeleted, afterSeq+1)
+	if afterSeq == ^uint64(0) {
+		return nil, nil
+	}
+	it, err := rd.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(tableKey(nil, tagDeleted))})
+	if err != nil {
+		return nil, err
+	}
+	for ok := it.First(); ok && len(out) < limit; ok = it.Next() {
+		d := &stratopb.DeletedBlocks{}
+		if err := proto.Unmarshal(it.Value(), d); err != nil {
+			_ = it.Close()
+			return nil, fmt.Errorf("%w: deleted blocks: %w", ErrCorrupt, err)
+		}
+		out = append(out, d)
+	}
+	return out, it.Close()
+}
+
+// DeletedDirectories lists directories whose subtrees are still being
+// reclaimed.
+func (rd *Reader) DeletedDirectories(limit int) ([]*stratopb.DeletedDirectory, error) {
+	var out []*stratopb.DeletedDirectory
+	err := scan(rd.r, tableKey(nil, tagDeletedDir), "", "", func(_, v []byte) (bool, error) {
+		if len(out) == limit {
+			return false, nil
+		}
+		d := &stratopb.DeletedDirectory{}
+		if err := proto.Unmarshal(v, d); err != nil {
+			return false, fmt.Errorf("%w: deleted directory: %w", ErrCorrupt, err)
+		}
+		out = append(out, d)
+		return true, nil
+	})
+	return out, err
+}
+
+// ---- keys and files ---------------------------------------------------------
+
+// LookupKey returns a committed key (OBS) or file (FSO) with its blocks.
+func (rd *Reader) LookupKey(req *stratopb.LookupKeyRequest) (*stratopb.LookupKeyResponse, error) {
+	bk, err := rd.bucket(req.GetVolume(), req.GetBucket())
+	if err != nil {
+		return nil, err
+	}
+	ki := &stratopb.KeyInfo{}
+	name := req.GetKey()
+	if isFSO(bk) {
+		if name, err = CleanPath(name); err != nil {
+			return nil, err
+		}
+		if name == "" {
+			return nil, fmt.Errorf("%w: %s/%s/: the bucket's root is a directory", ErrIsADirectory, bk.Volume, bk.Name)
+		}
+		parent, base := splitLast(name)
+		rs := rd.resolver()
+		defer rd.release(rs)
+		pid, err := rs.dir(bk.Id, parent, 0, ErrKeyNotFound)
+		if err != nil {
+			return nil, err
+		}
+		if ok, err := get(rd.r, childKey(rs.buf, tagFile, pid, base), ki); err != nil {
+			return nil, err
+		} else if !ok {
+			if _, isDir, err := rs.lookupDir(pid, base); err != nil {
+				return nil, err
+			} else if isDir {
+				return nil, fmt.Errorf("%w: %s/%s/%s", ErrIsADirectory, bk.Volume, bk.Name, name)
+			}
+			return nil, fmt.Errorf("%w: %s/%s/%s", ErrKeyNotFound, bk.Volume, bk.Name, name)
+		}
+	} else {
+		if ok, err := get(rd.r, childKey(nil, tagKey, bk.Id, name), ki); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, fmt.Errorf("%w: %s/%s/%s", ErrKeyNotFound, bk.Volume, bk.Name, name)
+		}
+	}
+	ki.Volume, ki.Bucket, ki.Name = bk.Volume, bk.Name, name
+	return &stratopb.LookupKeyResponse{Key: ki}, nil
+}
+
+func dirStatus(path string, d *stratopb.DirectoryInfo) *stratopb.FileStatus {
+	return &stratopb.FileStatus{Path: path, IsDirectory: true, ModificationTime: d.ModificationTime,
+		CreationTime: d.CreationTime, ObjectId: d.ObjectId, Owner: d.Owner}
+}
+
+func fileStatus(bk *stratopb.BucketInfo, path string, ki *stratopb.KeyInfo, withBlocks bool) *stratopb.FileStatus {
+	st := &stratopb.FileStatus{Path: path, Length: ki.Size, Replication: ki.Replication, BlockSize: bk.BlockSize,
+		ModificationTime: ki.ModificationTime, CreationTime: ki.CreationTime, ObjectId: ki.ObjectId, Owner: ki.Owner}
+	if withBlocks {
+		ki.Volume, ki.Bucket, ki.Name = bk.Volume, bk.Name, path
+		st.Key = ki
+	}
+	return st
+}
+
+func rootStatus(bk *stratopb.BucketInfo) *stratopb.FileStatus {
+	return &stratopb.FileStatus{IsDirectory: true, ModificationTime: bk.ModificationTime,
+		CreationTime: bk.CreationTime, ObjectId: bk.Id, Owner: bk.Owner}
+}
+
+// GetFileStatus returns the status of a file or directory ("" is the root).
+// On an OBS bucket, a key is a file and a prefix followed by '/' a directory.
+func (rd *Reader) GetFileStatus(req *stratopb.GetFileStatusRequest) (*stratopb.GetFileStatusResponse, error) {
+	bk, err := rd.bucket(req.GetVolume(), req.GetBucket())
+	if err != nil {
+		return nil, err
+	}
+	if !isFSO(bk) {
+		return rd.obsFileStatus(bk, req)
+	}
+	p, err := CleanPath(req.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	if p == "" {
+		return &stratopb.GetFileStatusResponse{Status: rootStatus(bk)}, nil
+	}
+	parent, name := splitLast(p)
+	rs := rd.resolver()
+	defer rd.release(rs)
+	pid, err := rs.dir(bk.Id, parent, 0, ErrFileNotFound)
+	if err != nil {
+		return nil, err
+	}
+	d := &stratopb.DirectoryInfo{}
+	if ok, err := get(rd.r, childKey(rs.buf, tagDir, pid, name), d); err != nil {
+		return nil, err
+	} else if ok {
+		return &stratopb.GetFileStatusResponse{Status: dirStatus(p, d)}, nil
+	}
+	ki := &stratopb.KeyInfo{}
+	if ok, err := get(rd.r, childKey(rs.buf, tagFile, pid, name), ki); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("%w: %s/%s/%s", ErrFileNotFound, bk.Volume, bk.Name, p)
+	}
+	return &stratopb.GetFileStatusResponse{Status: fileStatus(bk, p, ki, req.GetWithBlocks())}, nil
+}
+
+func (rd *Reader) obsFileStatus(bk *stratopb.BucketInfo, req *stratopb.GetFileStatusRequest) (*stratopb.GetFileStatusResponse, error) {
+	p := strings.TrimPrefix(req.GetPath(), "/")
+	if p == "" {
+		return &stratopb.GetFileStatusResponse{Status: rootStatus(bk)}, nil
+	}
+	ki := &stratopb.KeyInfo{}
+	if ok, err := get(rd.r, childKey(nil, tagKey, bk.Id, p), ki); err != nil {
+		return nil, err
+	} else if ok {
+		return &stratopb.GetFileStatusResponse{Status: fileStatus(bk, p, ki, req.GetWithBlocks())}, nil
+	}
+	dir := strings.TrimSuffix(p, "/") + "/"
+	found, err := firstValue(rd.r, childKey(nil, tagKey, bk.Id, dir), nil)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: %s/%s/%s", ErrFileNotFound, bk.Volume, bk.Name, p)
+	}
+	return &stratopb.GetFileStatusResponse{Status: &stratopb.FileStatus{Path: strings.TrimSuffix(p, "/"), IsDirectory: true}}, nil
+}
+
+// ListStatus lists a directory's children in name order, from the first
+// name after start_after. Listing a file returns its own status.
+func (rd *Reader) ListStatus(req *stratopb.ListStatusRequest) (*stratopb.ListStatusResponse, error) {
+	bk, err := rd.bucket(req.GetVolume(), req.GetBucket())
+	if err != nil {
+		return nil, err
+	}
+	limit := rd.limit(req.GetLimit())
+	if !isFSO(bk) {
+		return rd.obsListStatus(bk, req, limit)
+	}
+	p, err := CleanPath(req.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	rs := rd.resolver()
+	defer rd.release(rs)
+	id := bk.Id
+	if p != "" {
+		parent, name := splitLast(p)
+		pid, err := rs.dir(bk.Id, parent, 0, ErrFileNotFound)
+		if err != nil {
+			return nil, err
+		}
+		did, isDir, err := rs.lookupDir(pid, name)
+		if err != nil {
+			return nil, err
+		}
+		if !isDir {
+			ki := &stratopb.KeyInfo{}
+			if ok, err := get(rd.r, childKey(rs.buf, tagFile, pid, name), ki); err != nil {
+				return nil, err
+			} else if !ok {
+				return nil, fmt.Errorf("%w: %s/%s/%s", ErrFileNotFound, bk.Volume, bk.Name, p)
+			}
+			if req.GetStartAfter() != "" {
+				return &stratopb.ListStatusResponse{}, nil
+			}
+			return &stratopb.ListStatusResponse{Statuses: []*stratopb.FileStatus{fileStatus(bk, p, ki, false)}}, nil
+		}
+		id = did
+	}
+
+	res := &stratopb.ListStatusResponse{}
+	var its [2]*pebble.Iterator
+	for i, tag := range []byte{tagDir, tagFile} {
+		prefix := idKey(nil, tag, id)
+		lower := prefix
+		if sa := req.GetStartAfter(); sa != "" {
+			lower = append(append(append([]byte(nil), prefix...), sa...), 0)
+		}
+		it, err := rd.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(prefix)})
+		if err != nil {
+			if i == 1 {
+				_ = its[0].Close()
+			}
+			return nil, err
+		}
+		it.First()
+		its[i] = it
+	}
+	defer func() {
+		_ = its[0].Close()
+		_ = its[1].Close()
+	}()
+	for its[0].Valid() || its[1].Valid() {
+		// Take the smaller name; a name is never both a file and a directory.
+		i := 0
+		if !its[0].Valid() || (its[1].Valid() && bytes.Compare(its[1].Key()[10:], its[0].Key()[10:]) < 0) {
+			i = 1
+		}
+		if len(res.Statuses) == limit {
+			res.Truncated = true
+			break
+		}
+		it := its[i]
+		name := string(it.Key()[10:])
+		if i == 0 {
+			d := &stratopb.DirectoryInfo{}
+			if err := proto.Unmarshal(it.Value(), d); err != nil {
+				return nil, fmt.Errorf("%w: directory %s: %w", ErrCorrupt, name, err)
+			}
+			res.Statuses = append(res.Statuses, dirStatus(joinPath(p, name), d))
+		} else {
+			ki := &stratopb.KeyInfo{}
+			if err := proto.Unmarshal(it.Value(), ki); err != nil {
+				return nil, fmt.Errorf("%w: file %s: %w", ErrCorrupt, name, err)
+			}
+			res.Statuses = append(res.Statuses, fileStatus(bk, joinPath(p, name), ki, false))
+		}
+		it.Next()
+	}
+	for _, it := range its {
+		if err := it.Error(); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (rd *Reader) obsListStatus(bk *stratopb.BucketInfo, req *stratopb.ListStatusRequest, limit int) (*stratopb.ListStatusResponse, error) {
+	p := strings.Trim(req.GetPath(), "/")
+	prefix := ""
+	if p != "" {
+		prefix = p + "/"
+	}
+	after := ""
+	if req.GetStartAfter() != "" {
+		after = prefix + req.GetStartAfter()
+	}
+	lk, err := rd.listOBS(bk, prefix, after, "/", limit)
+	if err != nil {
+		return nil, err
+	}
+	res := &stratopb.ListStatusResponse{Truncated: lk.Truncated}
+	// Merge keys and common prefixes back into name order.
+	i, j := 0, 0
+	for i < len(lk.Keys) || j < len(lk.CommonPrefixes) {
+		if j >= len(lk.CommonPrefixes) || (i < len(lk.Keys) && lk.Keys[i].Name < lk.CommonPrefixes[j]) {
+			ki := lk.Keys[i]
+			res.Statuses = append(res.Statuses, fileStatus(bk, ki.Name, ki, false))
+			i++
+		} else {
+			res.Statuses = append(res.Statuses, &stratopb.FileStatus{Path: strings.TrimSuffix(lk.CommonPrefixes[j], "/"), IsDirectory: true})
+			j++
+		}
+	}
+	if len(res.Statuses) == 0 && p != "" {
+		// Not a directory: a key, or nothing.
+		st, err := rd.obsFileStatus(bk, &stratopb.GetFileStatusRequest{Path: p})
+		if err != nil {
+			return nil, err
+		}
+		if !st.Status.IsDirectory && req.GetStartAfter() == "" {
+			res.Statuses = append(res.Statuses, st.Status)
+		}
+	}
+	return res, nil
+}
+
+// ListKeys lists an OBS bucket's keys in order: those starting with prefix,
+// after start_after; with a delimiter, keys containing it after the prefix
+// are rolled up into common prefixes (S3 ListObjectsV2).
+func (rd *Reader) ListKeys(req *stratopb.ListKeysRequest) (*stratopb.ListKeysResponse, error) {
+	bk, err := rd.bucket(req.GetVolume(), req.GetBucket())
+	if err != nil {
+		return nil, err
+	}
+	if isFSO(bk) {
+		return nil, fmt.Errorf("%w: ListKeys on FSO bucket %s/%s (use ListStatus)", ErrWrongLayout, bk.Volume, bk.Name)
+	}
+	if len(req.GetDelimiter()) > 1 {
+		return nil, fmt.Errorf("%w: delimiter %q must be one character", ErrInvalidArgument, req.GetDelimiter())
+	}
+	return rd.listOBS(bk, req.GetPrefix(), req.GetStartAfter(), req.GetDelimiter(), rd.limit(req.GetLimit()))
+}
+
+func (rd *Reader) listOBS(bk *stratopb.BucketInfo, prefix, after, delim string, limit int) (*stratopb.ListKeysResponse, error) {
+	tp := idKey(nil, tagKey, bk.Id)
+	lower := append(append([]byte(nil), tp...), prefix...)
+	upper := prefixEnd(lower)
+	if after >= prefix && after != "" {
+		lower = append(append(append([]byte(nil), tp...), after...), 0)
+	}
+	if bytes.Compare(lower, upper) >= 0 {
+		return &stratopb.ListKeysResponse{}, nil
+	}
+	it, err := rd.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = it.Close() }()
+	res := &stratopb.ListKeysResponse{}
+	n := 0
+	for ok := it.First(); ok; {
+		name := it.Key()[len(tp):]
+		if delim != "" {
+			if i := bytes.IndexByte(name[len(prefix):], delim[0]); i >= 0 {
+				cp := name[:len(prefix)+i+1]
+				if string(cp) <= after {
+					// The previous page ended with this common prefix.
+					ok = it.SeekGE(append(append([]byte(nil), tp...), prefixEnd(cp)...))
+					continue
+				}
+				if n == limit {
+					res.Truncated = true
+					break
+				}
+				res.CommonPrefixes = append(res.CommonPrefixes, string(cp))
+				res.NextStartAfter = string(cp)
+				n++
+				ok = it.SeekGE(append(append([]byte(nil), tp...), prefixEnd(cp)...))
+				continue
+			}
+		}
+		if n == limit {
+			res.Truncated = true
+			break
+		}
+		ki := &stratopb.KeyInfo{}
+		if err := proto.Unmarshal(it.Value(), ki); err != nil {
+			return nil, fmt.Errorf("%w: key %s: %w", ErrCorrupt, name, err)
+		}
+		ki.Volume, ki.Bucket, ki.Name = bk.Volume, bk.Name, string(name)
+		res.Keys = append(res.Keys, ki)
+		res.NextStartAfter = ki.Name
+		n++
+		ok = it.Next()
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
