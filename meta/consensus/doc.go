@@ -1,0 +1,86 @@
+// Package consensus runs a strato meta Raft group: etcd raft
+// (go.etcd.io/raft/v3, a pure state machine) wired to one Pebble DB, a gRPC
+// transport and the metadata service's state machine.
+//
+// # What it owns
+//
+// One Pebble DB per node holds both the raft log and the replicated state.
+// Consensus owns every key that begins with byte 0x00: the log entries, the
+// hard state (term, vote, commit), the truncated state (index and term of
+// the last compacted entry) and the applied state (applied index and term,
+// and the voters). The StateMachine owns every other key. Because the
+// applied index is written in the same batch as the commands it covers, the
+// state and its position never disagree.
+//
+// # Use
+//
+//	n, err := consensus.Open(consensus.Options{ID: 1, Dir: dir}, sm) // a single voter
+//	n.RegisterGRPC(grpcServer)        // before Serve; needed with peers
+//	res, err := n.Propose(ctx, cmd)   // blocks until applied here; *NotLeaderError on a follower
+//	err = n.ReadBarrier(ctx)          // then read n.DB(): linearizable
+//	n.Close()
+//
+// The metadata server prepares a command on the leader (validates, assigns
+// IDs, times and allocations), proposes it, and StateMachine.Apply applies
+// it on every replica, deterministically, into the batch it is given.
+// Apply's (result, error) is returned by Propose on the node that proposed.
+//
+// Errors: *NotLeaderError (errors.Is ErrNotLeader) names the leader when
+// known; ErrProposalDropped means the command will never be applied; both
+// are Retryable. ErrResultUnknown and a cancelled context leave the outcome
+// unknown. ErrClosed after Close. Redirect (retry.go) follows leader hints
+// for a client.
+//
+// # Durability and group commit
+//
+// One goroutine drives raft. Each turn it takes every proposal waiting on
+// the node's channel, hands them to raft as one message, and handles the
+// resulting Ready: new entries and the hard state go into one Pebble batch
+// committed with Sync (one fsync for the whole group of proposals); then
+// committed entries are applied in one indexed batch that also records the
+// applied index, committed without sync (the synced log makes it
+// recoverable: on restart raft re-delivers the entries after the stored
+// applied index). Entries already durable are applied before the next
+// fsync, so a proposer waits for one fsync, not two. A proposal is
+// acknowledged only after its apply batch is committed, so a single voter's
+// DB already shows every acknowledged write (ReadBarrier is then free).
+//
+// A proposal carries an 8-byte sequence number ahead of the command; the
+// node matches applied entries to its waiting proposers by (term, sequence).
+// Raft's log holds one term's entries in proposal order and never an entry
+// of an older term after a newer one, so a waiting proposal older than an
+// applied entry was dropped and can be told so (ErrProposalDropped).
+//
+// # Groups of three
+//
+// Peers lists every voter; the voter set is fixed when the directory is
+// created (every voter starts from the same configuration at index 1, so no
+// bootstrap step is needed; membership changes are not supported yet).
+// Raft runs with PreVote and CheckQuorum; followers do not forward
+// proposals. Messages go over the Raft gRPC service (proto/raft_transport.proto):
+// one client stream per peer, connected lazily, batched, reconnected with
+// backoff; on failure queued messages are dropped and the peer is reported
+// unreachable to raft. Reads use ReadIndex on the leader.
+//
+// # Snapshots and compaction
+//
+// After Options.CompactEvery applied entries, the log up to
+// applied-KeepEntries is deleted (in the apply batch). A follower that needs
+// compacted entries gets a snapshot: raft asks Storage.Snapshot, which
+// describes the state at the applied index and pins it with a Pebble
+// snapshot (the raft goroutine is the only applier, so the DB is exactly at
+// that index); the transport streams the state range with the MsgSnap over
+// Raft.Snapshot. The follower stages the pairs in a batch and installs them
+// with one synced batch that deletes its whole state range, writes the
+// pairs, replaces its log by the snapshot's index and term and sets the
+// applied state, so a crash leaves the old state or the new one. A
+// StateMachine that caches state in memory implements Restorer. The staged
+// snapshot is held in memory: fine for metadata of millions of keys; past
+// that, staging into an sstable and IngestAndExcise is the next step.
+//
+// # Concurrency
+//
+// Propose, ReadBarrier, Leader, IsLeader, Status, Metrics, DB and Close are
+// safe for concurrent use. StateMachine.Apply and Restorer.Restore run on
+// the raft goroutine only, one at a time.
+package consensus

@@ -1,0 +1,53 @@
+package consensus
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotLeader classifies errors returned by a node that is not the leader:
+	// the operation was not performed, retry it against the leader
+	// (see NotLeaderError for its address).
+	ErrNotLeader = errors.New("consensus: not the leader")
+	// ErrProposalDropped means the command was not and will never be applied
+	// (leadership changed before it committed, or raft refused it): retrying
+	// is safe.
+	ErrProposalDropped = errors.New("consensus: proposal dropped")
+	// ErrResultUnknown means the command may or may not have been applied:
+	// this node replaced its state with a snapshot before learning the
+	// outcome. Commands should be idempotent or checked before a retry.
+	ErrResultUnknown = errors.New("consensus: proposal outcome unknown")
+	// ErrClosed is returned by a closed node.
+	ErrClosed = errors.New("consensus: node closed")
+	// ErrInvalidOptions classifies Options.Validate failures.
+	ErrInvalidOptions = errors.New("consensus: invalid options")
+	// ErrCorruption classifies on-disk state that cannot be decoded or is
+	// inconsistent.
+	ErrCorruption = errors.New("consensus: corruption")
+)
+
+// NotLeaderError is returned by Propose and ReadBarrier on a node that is not
+// the leader. LeaderID is 0 and LeaderAddr empty when no leader is known.
+// errors.Is(err, ErrNotLeader) holds.
+type NotLeaderError struct {
+	LeaderID   uint64
+	LeaderAddr string
+}
+
+func (e *NotLeaderError) Error() string {
+	if e.LeaderID == 0 {
+		return "consensus: not the leader (leader unknown)"
+	}
+	return fmt.Sprintf("consensus: not the leader (leader is %d at %s)", e.LeaderID, e.LeaderAddr)
+}
+
+// Is makes errors.Is(err, ErrNotLeader) true.
+func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
+
+// Retryable reports whether err means the operation was certainly not
+// performed and may be sent again (to the leader named by a NotLeaderError,
+// if any).
+func Retryable(err error) bool {
+	return errors.Is(err, ErrNotLeader) || errors.Is(err, ErrProposalDropped)
+}

@@ -1,0 +1,148 @@
+package consensus
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"google.golang.org/grpc"
+)
+
+// Options configures a Node. The zero value of every field but ID and Dir has a
+// documented default, filled in by EnsureDefaults.
+type Options struct {
+	// ID is this voter's raft ID. Required, non-zero, and stable for the life of
+	// the data directory.
+	ID uint64
+	// Peers maps every voter's raft ID, this node's included, to the address of
+	// the gRPC server its Raft service is registered on. The voter set is fixed
+	// when the data directory is created (membership changes are not supported
+	// yet); later opens must pass the same IDs, though addresses may change.
+	// Default: {ID: ""}, a single voter, which needs no transport.
+	Peers map[uint64]string
+	// FS is the filesystem the Pebble database lives on. Default: vfs.Default.
+	FS vfs.FS
+	// Dir is the directory of the Pebble database that holds both the raft log
+	// and the state machine. Required.
+	Dir string
+	// Pebble, when set, is the base Pebble configuration (cache, memtable
+	// size, ...). Open copies it and overrides FS, FormatMajorVersion and
+	// Logger. Default: Pebble's defaults.
+	Pebble *pebble.Options
+
+	// TickInterval is the length of one raft logical tick. Default: 100ms.
+	TickInterval time.Duration
+	// ElectionTicks is the number of ticks without a leader's heartbeat before
+	// a follower campaigns (randomised up to twice that by raft).
+	// Default: 10. Must be greater than HeartbeatTicks.
+	ElectionTicks int
+	// HeartbeatTicks is the number of ticks between a leader's heartbeats.
+	// Default: 1.
+	HeartbeatTicks int
+
+	// CompactEvery is how many entries are applied between two compactions of
+	// the raft log. Default: 10000.
+	CompactEvery uint64
+	// KeepEntries is how many applied entries a compaction leaves in the log,
+	// so that a follower slightly behind catches up from the log rather than
+	// from a snapshot. Default: 5000. Set it lower than CompactEvery.
+	KeepEntries uint64
+
+	// MaxSizePerMsg bounds the bytes of entries in one append message to a
+	// follower. Default: 1 MiB.
+	MaxSizePerMsg uint64
+	// MaxInflightMsgs bounds the append messages in flight to one follower.
+	// Default: 256.
+	MaxInflightMsgs int
+	// MaxUncommittedBytes bounds the bytes of proposals appended but not yet
+	// committed; proposals over it fail with ErrProposalDropped. Default: 64 MiB.
+	MaxUncommittedBytes uint64
+	// MaxProposalBatch bounds the proposals taken into one log append.
+	// Default: 4096.
+	MaxProposalBatch int
+
+	// DialOptions are used for connections to peers. Default: insecure
+	// transport credentials.
+	DialOptions []grpc.DialOption
+	// Logger receives the node's structured logs (raft's and Pebble's
+	// included). Default: a logger that discards everything.
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills unset fields with their defaults and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.Peers == nil {
+		o.Peers = map[uint64]string{o.ID: ""}
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.TickInterval == 0 {
+		o.TickInterval = 100 * time.Millisecond
+	}
+	if o.ElectionTicks == 0 {
+		o.ElectionTicks = 10
+	}
+	if o.HeartbeatTicks == 0 {
+		o.HeartbeatTicks = 1
+	}
+	if o.CompactEvery == 0 {
+		o.CompactEvery = 10000
+	}
+	if o.KeepEntries == 0 {
+		o.KeepEntries = 5000
+	}
+	if o.MaxSizePerMsg == 0 {
+		o.MaxSizePerMsg = 1 << 20
+	}
+	if o.MaxInflightMsgs == 0 {
+		o.MaxInflightMsgs = 256
+	}
+	if o.MaxUncommittedBytes == 0 {
+		o.MaxUncommittedBytes = 64 << 20
+	}
+	if o.MaxProposalBatch == 0 {
+		o.MaxProposalBatch = 4096
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+// Validate reports the first invalid field of o (after EnsureDefaults).
+func (o *Options) Validate() error {
+	switch {
+	case o.ID == 0:
+		return fmt.Errorf("%w: ID must be non-zero", ErrInvalidOptions)
+	case o.Dir == "":
+		return fmt.Errorf("%w: Dir is required", ErrInvalidOptions)
+	case o.TickInterval <= 0:
+		return fmt.Errorf("%w: TickInterval must be positive", ErrInvalidOptions)
+	case o.HeartbeatTicks <= 0:
+		return fmt.Errorf("%w: HeartbeatTicks must be positive", ErrInvalidOptions)
+	case o.ElectionTicks <= o.HeartbeatTicks:
+		return fmt.Errorf("%w: ElectionTicks (%d) must be greater than HeartbeatTicks (%d)",
+			ErrInvalidOptions, o.ElectionTicks, o.HeartbeatTicks)
+	case o.KeepEntries >= o.CompactEvery:
+		return fmt.Errorf("%w: KeepEntries (%d) must be less than CompactEvery (%d)",
+			ErrInvalidOptions, o.KeepEntries, o.CompactEvery)
+	case o.MaxProposalBatch <= 0 || o.MaxInflightMsgs <= 0:
+		return fmt.Errorf("%w: MaxProposalBatch and MaxInflightMsgs must be positive", ErrInvalidOptions)
+	}
+	if _, ok := o.Peers[o.ID]; !ok {
+		return fmt.Errorf("%w: Peers must include this node's ID %d", ErrInvalidOptions, o.ID)
+	}
+	for id, addr := range o.Peers {
+		if id == 0 {
+			return fmt.Errorf("%w: peer ID 0", ErrInvalidOptions)
+		}
+		if id != o.ID && addr == "" {
+			return fmt.Errorf("%w: peer %d has no address", ErrInvalidOptions, id)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package consensus
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// writeSnapshot builds the batch that installs a snapshot received from the
+// leader: the whole state range is replaced by the staged pairs, the log by
+// the snapshot's (index, term), and the applied state set to the snapshot.
+// It is one batch, committed with sync, so a crash leaves either the old
+// state and log or the new ones.
+func (n *Node) writeSnapshot(snap *pb.Snapshot) (*pebble.Batch, error) {
+	meta := snap.GetMetadata()
+	idx, term := meta.GetIndex(), meta.GetTerm()
+	st := n.staged
+	if st == nil || st.msg.GetSnapshot().GetMetadata().GetIndex() != idx {
+		return nil, fmt.Errorf("consensus: raft installs snapshot %d without its data", idx)
+	}
+	n.staged = nil
+	defer func() { _ = st.batch.Close() }()
+
+	b := n.db.NewBatch()
+	fail := func(err error) (*pebble.Batch, error) {
+		_ = b.Close()
+		return nil, err
+	}
+	if err := b.DeleteRange(stateStart, stateRangeEnd, nil); err != nil {
+		return fail(err)
+	}
+	it, err := n.db.NewIter(&pebble.IterOptions{LowerBound: stateRangeEnd})
+	if err != nil {
+		return fail(err)
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		if err := b.Delete(it.Key(), nil); err != nil {
+			_ = it.Close()
+			return fail(err)
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fail(err)
+	}
+	if err := b.Apply(st.batch, nil); err != nil {
+		return fail(err)
+	}
+	if err := n.store.writeSnapshotLog(b, idx, term); err != nil {
+		return fail(err)
+	}
+	cs := proto.Clone(meta.GetConfState()).(*pb.ConfState)
+	if err := n.store.commitSnapshotLog(idx, term, cs); err != nil {
+		return fail(err)
+	}
+	if err := b.Set(keyApplied, encodeApplied(idx, term, n.store.confBytes), nil); err != nil {
+		return fail(err)
+	}
+	return b, nil
+}
+
+// afterSnapshot runs once a snapshot is durable.
+func (n *Node) afterSnapshot(snap *pb.Snapshot) error {
+	meta := snap.GetMetadata()
+	idx := meta.GetIndex()
+	n.store.appliedIndex, n.store.appliedTerm = idx, meta.GetTerm()
+	n.lastCompact = idx
+	n.metrics.snapshotsApplied.Add(1)
+	n.log.Info("consensus: installed snapshot", "id", n.id, "index", idx, "term", meta.GetTerm())
+	// Proposals made here as leader may or may not be inside the snapshot.
+	n.failProposals(n.pending[n.pendingHead:], ErrResultUnknown)
+	n.pending, n.pendingHead = n.pending[:0], 0
+	n.releaseReads()
+	if r, ok := n.sm.(Restorer); ok {
+		if err := r.Restore(n.db, idx); err != nil {
+			return fmt.Errorf("consensus: restore state machine at %d: %w", idx, err)
+		}
+	}
+	return nil
+}
+
+// validStateKey reports whether k belongs to the state machine's range.
+func validStateKey(k []byte) bool { return len(k) > 0 && k[0] != keyPrefix }
+
+// stageSnapshotChunk adds a chunk's pairs to b, checking that keys are state
+// keys in strictly increasing order after prev; it returns the last key.
+func stageSnapshotChunk(b *pebble.Batch, keys, values [][]byte, prev []byte) ([]byte, error) {
+	if len(keys) != len(values) {
+		return nil, fmt.Errorf("%w: snapshot chunk has %d keys and %d values", ErrCorruption, len(keys), len(values))
+	}
+	for i, k := range keys {
+		if !validStateKey(k) || (prev != nil && bytes.Compare(prev, k) >= 0) {
+			return nil, fmt.Errorf("%w: snapshot key %x out of order or outside the state range", ErrCorruption, k)
+		}
+		if err := b.Set(k, values[i], nil); err != nil {
+			return nil, err
+		}
+		prev = k
+	}
+	return prev, nil
+}

@@ -1,0 +1,400 @@
+package consensus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+const (
+	peerQueueLen      = 4096
+	sendBatchMsgs     = 512
+	sendBatchBytes    = 4 << 20
+	snapshotChunkSize = 1 << 20
+	minBackoff        = 10 * time.Millisecond
+	maxBackoff        = time.Second
+)
+
+// transport sends raft messages to peers over gRPC: one goroutine and one
+// client stream per peer, connected lazily and reconnected with backoff.
+// Messages to a peer that is down or slow are dropped (raft retries) and the
+// peer is reported unreachable to raft.
+type transport struct {
+	n      *Node
+	peers  map[uint64]*peer
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+type peer struct {
+	t    *transport
+	id   uint64
+	addr string
+	q    chan *pb.Message
+
+	mu   sync.Mutex
+	conn *grpc.ClientConn
+}
+
+func newTransport(n *Node) *transport {
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &transport{n: n, peers: map[uint64]*peer{}, ctx: ctx, cancel: cancel}
+	for id, addr := range n.opts.Peers {
+		if id == n.id {
+			continue
+		}
+		p := &peer{t: t, id: id, addr: addr, q: make(chan *pb.Message, peerQueueLen)}
+		t.peers[id] = p
+		t.wg.Add(1)
+		go p.run()
+	}
+	return t
+}
+
+func (t *transport) close() {
+	t.cancel()
+	t.wg.Wait()
+	for _, p := range t.peers {
+		p.mu.Lock()
+		if p.conn != nil {
+			_ = p.conn.Close()
+		}
+		p.mu.Unlock()
+	}
+}
+
+// send queues m for its peer; snap is the pinned state for a MsgSnap.
+func (t *transport) send(m *pb.Message, snap *pebble.Snapshot) {
+	p := t.peers[m.GetTo()]
+	if p == nil {
+		if snap != nil {
+			_ = snap.Close()
+		}
+		t.n.metrics.messagesDropped.Add(1)
+		return
+	}
+	if m.GetType() == pb.MsgSnap {
+		t.wg.Add(1)
+		go p.sendSnapshot(m, snap)
+		return
+	}
+	select {
+	case p.q <- m:
+	default:
+		t.n.metrics.messagesDropped.Add(1)
+	}
+}
+
+func (p *peer) client() (stratopb.RaftClient, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conn == nil {
+		opts := p.t.n.opts.DialOptions
+		if len(opts) == 0 {
+			opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+		}
+		conn, err := grpc.NewClient(p.addr, opts...)
+		if err != nil {
+			return nil, err
+		}
+		p.conn = conn
+	}
+	return stratopb.NewRaftClient(p.conn), nil
+}
+
+func (p *peer) reportUnreachable() {
+	select {
+	case p.t.n.unreachc <- p.id:
+	default:
+	}
+}
+
+func (p *peer) run() {
+	defer p.t.wg.Done()
+	ctx := p.t.ctx
+	var (
+		stream  stratopb.Raft_SendClient
+		cancel  context.CancelFunc
+		backoff = minBackoff
+		batch   = &stratopb.RaftBatch{From: p.t.n.id}
+	)
+	defer func() {
+		if cancel != nil {
+			cancel()
+		}
+	}()
+	// fail drops the stream and what is queued, tells raft, and waits.
+	fail := func(err error) {
+		p.t.n.log.Debug("consensus: peer unreachable", "peer", p.id, "addr", p.addr, "err", err)
+		if cancel != nil {
+			cancel()
+		}
+		stream, cancel = nil, nil
+		p.reportUnreachable()
+		for {
+			select {
+			case <-p.q:
+				p.t.n.metrics.messagesDropped.Add(1)
+				continue
+			default:
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+	for {
+		var m *pb.Message
+		select {
+		case <-ctx.Done():
+			return
+		case m = <-p.q:
+		}
+		if stream == nil {
+			var err error
+			if stream, cancel, err = p.open(); err != nil {
+				fail(err)
+				continue
+			}
+		}
+		batch.Messages = batch.Messages[:0]
+		size := 0
+		for {
+			raw, err := proto.Marshal(m)
+			if err != nil {
+				p.t.n.log.Error("consensus: marshal raft message", "err", err)
+			} else {
+				batch.Messages = append(batch.Messages, raw)
+				size += len(raw)
+			}
+			if len(batch.Messages) >= sendBatchMsgs || size >= sendBatchBytes {
+				break
+			}
+			select {
+			case m = <-p.q:
+				continue
+			default:
+			}
+			break
+		}
+		if err := stream.Send(batch); err != nil {
+			p.t.n.metrics.messagesDropped.Add(uint64(len(batch.Messages)))
+			fail(err)
+			continue
+		}
+		p.t.n.metrics.messagesSent.Add(uint64(len(batch.Messages)))
+		backoff = minBackoff
+	}
+}
+
+// open opens a Send stream; cancel ends it.
+func (p *peer) open() (stratopb.Raft_SendClient, context.CancelFunc, error) {
+	c, err := p.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(p.t.ctx)
+	stream, err := c.Send(ctx)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return stream, cancel, nil
+}
+
+// sendSnapshot streams the state pinned by snap with its MsgSnap, then
+// reports the outcome to raft.
+func (p *peer) sendSnapshot(m *pb.Message, snap *pebble.Snapshot) {
+	n := p.t.n
+	defer p.t.wg.Done()
+	err := p.streamSnapshot(m, snap)
+	if snap != nil {
+		_ = snap.Close()
+	}
+	st := snapStatus{id: p.id, status: raft.SnapshotFinish}
+	if err != nil {
+		st.status = raft.SnapshotFailure
+		n.metrics.snapshotFails.Add(1)
+		n.log.Warn("consensus: snapshot send failed", "peer", p.id, "index", m.GetSnapshot().GetMetadata().GetIndex(), "err", err)
+		p.reportUnreachable()
+	} else {
+		n.metrics.snapshotsSent.Add(1)
+		n.log.Info("consensus: snapshot sent", "peer", p.id, "index", m.GetSnapshot().GetMetadata().GetIndex())
+	}
+	select {
+	case n.snapStatusc <- st:
+	case <-n.donec:
+	}
+}
+
+func (p *peer) streamSnapshot(m *pb.Message, snap *pebble.Snapshot) error {
+	if snap == nil {
+		return errors.New("no pinned state for snapshot")
+	}
+	c, err := p.client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(p.t.ctx)
+	defer cancel()
+	stream, err := c.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	hdr := proto.Clone(m).(*pb.Message)
+	hdr.Snapshot.Data = nil
+	raw, err := proto.Marshal(hdr)
+	if err != nil {
+		return err
+	}
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: stateStart})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = it.Close() }()
+	chunk := &stratopb.SnapshotChunk{Message: raw}
+	var arena []byte
+	total := uint64(0)
+	for valid := it.First(); valid; valid = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		k := it.Key()
+		start := len(arena)
+		arena = append(arena, k...)
+		arena = append(arena, v...)
+		chunk.Keys = append(chunk.Keys, arena[start:start+len(k):start+len(k)])
+		chunk.Values = append(chunk.Values, arena[start+len(k):len(arena):len(arena)])
+		total++
+		if len(arena) >= snapshotChunkSize {
+			if err := stream.Send(chunk); err != nil {
+				return err
+			}
+			chunk, arena = &stratopb.SnapshotChunk{}, nil
+		}
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	chunk.Total, chunk.Final = total, true
+	if err := stream.Send(chunk); err != nil {
+		return err
+	}
+	_, err = stream.CloseAndRecv()
+	return err
+}
+
+// RegisterGRPC registers the node's Raft service (its peers' messages and
+// snapshots) on s, which is usually the server of the meta API. Call it
+// before s.Serve.
+func (n *Node) RegisterGRPC(s *grpc.Server) {
+	stratopb.RegisterRaftServer(s, &raftService{n: n})
+}
+
+type raftService struct {
+	stratopb.UnimplementedRaftServer
+	n *Node
+}
+
+func (s *raftService) Send(stream stratopb.Raft_SendServer) error {
+	n := s.n
+	ctx := stream.Context()
+	for {
+		b, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return stream.SendAndClose(&stratopb.RaftAck{})
+		}
+		if err != nil {
+			return err
+		}
+		for _, raw := range b.GetMessages() {
+			m := &pb.Message{}
+			if err := proto.Unmarshal(raw, m); err != nil {
+				return status.Errorf(codes.InvalidArgument, "consensus: bad raft message: %v", err)
+			}
+			if m.GetTo() != n.id {
+				return status.Errorf(codes.InvalidArgument, "consensus: message for %d sent to %d", m.GetTo(), n.id)
+			}
+			select {
+			case n.recvc <- m:
+			case <-n.donec:
+				return status.Error(codes.Unavailable, ErrClosed.Error())
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+}
+
+func (s *raftService) Snapshot(stream stratopb.Raft_SnapshotServer) error {
+	n := s.n
+	ctx := stream.Context()
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	m := &pb.Message{}
+	if err := proto.Unmarshal(first.GetMessage(), m); err != nil || m.GetType() != pb.MsgSnap || m.GetTo() != n.id {
+		return status.Errorf(codes.InvalidArgument, "consensus: snapshot stream must start with a MsgSnap for %d", n.id)
+	}
+	b := n.db.NewBatch()
+	in := &incomingSnapshot{msg: m, batch: b, done: make(chan error, 1)}
+	handed := false
+	defer func() {
+		if !handed {
+			_ = b.Close()
+		}
+	}()
+	var prev []byte
+	count := uint64(0)
+	chunk := first
+	for {
+		if prev, err = stageSnapshotChunk(b, chunk.GetKeys(), chunk.GetValues(), prev); err != nil {
+			return status.Error(codes.InvalidArgument, err.Error())
+		}
+		if prev != nil {
+			prev = append([]byte(nil), prev...)
+		}
+		count += uint64(len(chunk.GetKeys()))
+		if chunk.GetFinal() {
+			break
+		}
+		if chunk, err = stream.Recv(); err != nil {
+			return err
+		}
+	}
+	if count != chunk.GetTotal() {
+		return status.Errorf(codes.InvalidArgument, "consensus: snapshot has %d pairs, sender counted %d", count, chunk.GetTotal())
+	}
+	select {
+	case n.snapRecvc <- in:
+		handed = true
+	case <-n.donec:
+		return status.Error(codes.Unavailable, ErrClosed.Error())
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := <-in.done; err != nil {
+		return status.Error(codes.Unavailable, fmt.Sprintf("consensus: step snapshot: %v", err))
+	}
+	return stream.SendAndClose(&stratopb.RaftAck{})
+}
