@@ -3,7 +3,6 @@ package namespace
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -239,5 +238,3 @@ func blockIDs(d []*stratopb.DeletedBlocks) (ids []uint64) {
 	}
 	return ids
 }
-
-var errAny = errors.New("any")
