@@ -20,6 +20,9 @@ type kvSM struct {
 const (
 	opPut    = 'p' // set key to value; result: the entry's index
 	opCreate = 'c' // like put, but errExists if the key is there
+	opDelete = 'd' // delete key
+	opRaw    = 'r' // set the raw key (no "k/" prefix) to value
+	opDelRaw = 'x' // delete the raw key
 )
 
 var errExists = errors.New("kv: key exists")
@@ -46,6 +49,18 @@ func (s *kvSM) Apply(index uint64, cmd []byte, b *pebble.Batch) (any, error) {
 	key := kvKey(string(cmd[1+n : 1+n+int(klen)]))
 	value := cmd[1+n+int(klen):]
 	switch op {
+	case opDelete:
+		if err := b.Delete(key, nil); err != nil {
+			return nil, err
+		}
+		return index, nil
+	case opDelRaw:
+		if err := b.Delete(key[len("k/"):], nil); err != nil {
+			return nil, err
+		}
+		return index, nil
+	case opRaw:
+		key = key[len("k/"):]
 	case opCreate:
 		_, closer, err := b.Get(key)
 		if err == nil {
