@@ -58,17 +58,25 @@ func openDB(t testing.TB) *pebble.DB {
 // harness runs commands the way the server does: prepare on the DB, apply
 // into an indexed batch, commit, Committed.
 type harness struct {
-	t     testing.TB
+	t     tb
 	db    *pebble.DB
 	ns    *Namespace
 	now   time.Time
 	alloc *testAlloc
 }
 
-func newHarness(t testing.TB) *harness {
+// tb is what the harness needs of a *testing.T or a *rapid.T.
+type tb interface {
+	require.TestingT
+	Helper()
+}
+
+func newHarness(t testing.TB) *harness { return newHarnessOn(t, openDB(t)) }
+
+func newHarnessOn(t tb, db *pebble.DB) *harness {
 	ns, err := New(Options{})
 	require.NoError(t, err)
-	return &harness{t: t, db: openDB(t), ns: ns, now: time.UnixMilli(1_700_000_000_000), alloc: &testAlloc{}}
+	return &harness{t: t, db: db, ns: ns, now: time.UnixMilli(1_700_000_000_000), alloc: &testAlloc{}}
 }
 
 func (h *harness) env() PrepareEnv { return PrepareEnv{Now: h.now, Allocator: h.alloc} }
@@ -219,7 +227,7 @@ func (h *harness) reclaimAll(limit int) (steps int) {
 }
 
 // dump returns every key and value of the database.
-func dump(t testing.TB, db *pebble.DB) [][2][]byte {
+func dump(t require.TestingT, db *pebble.DB) [][2][]byte {
 	it, err := db.NewIter(nil)
 	require.NoError(t, err)
 	defer it.Close()

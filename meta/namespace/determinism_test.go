@@ -1,0 +1,121 @@
+package namespace
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+	"pgregory.net/rapid"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// TestDeterminism prepares random commands of every kind on one replica and
+// applies the same encoded commands on two: replies and database contents
+// must be identical.
+func TestDeterminism(t *testing.T) {
+	moreChecks(t, 200)
+	rapid.Check(t, func(rt *rapid.T) {
+		leader := newHarnessOn(rt, openDB(t))
+		follower := newHarnessOn(rt, openDB(t))
+		var openIDs []uint64
+		var openKeys []string
+		name := rapid.SampledFrom([]string{"a", "b", "c/d", "c/e", "f/g/h"})
+		bucket := rapid.SampledFrom([]string{"fsb", "obs"})
+		run := func(rt *rapid.T, cmd *stratopb.NamespaceCommand) proto.Message {
+			data, err := proto.Marshal(cmd)
+			require.NoError(rt, err)
+			var results [2]proto.Message
+			var errs [2]string
+			for i, h := range []*harness{leader, follower} {
+				c := &stratopb.NamespaceCommand{}
+				require.NoError(rt, proto.Unmarshal(data, c))
+				res, err := h.apply(c)
+				results[i] = res
+				if err != nil {
+					errs[i] = err.Error()
+				}
+			}
+			require.Equal(rt, errs[0], errs[1])
+			require.True(rt, proto.Equal(results[0], results[1]), "%v != %v", results[0], results[1])
+			return results[0]
+		}
+		do := func(rt *rapid.T, req proto.Message) proto.Message {
+			cmd, err := leader.prepare(req)
+			if err != nil {
+				return nil
+			}
+			return run(rt, cmd)
+		}
+		do(rt, &stratopb.CreateVolumeRequest{Name: "vol"})
+		do(rt, &stratopb.CreateBucketRequest{Volume: "vol", Name: "fsb", QuotaNamespace: 30})
+		do(rt, &stratopb.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratopb.BucketLayout_LAYOUT_OBS, QuotaBytes: 40})
+
+		rt.Repeat(map[string]func(*rapid.T){
+			"open": func(rt *rapid.T) {
+				k := name.Draw(rt, "key")
+				bk := bucket.Draw(rt, "bucket")
+				res := do(rt, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: bk, Key: k, SizeHint: rapid.Int64Range(0, 5).Draw(rt, "hint")})
+				if res != nil {
+					openIDs = append(openIDs, res.(*stratopb.OpenKeyResponse).OpenId)
+					openKeys = append(openKeys, bk+"|"+k)
+				}
+			},
+			"allocate": func(rt *rapid.T) {
+				if len(openIDs) == 0 {
+					return
+				}
+				i := rapid.IntRange(0, len(openIDs)-1).Draw(rt, "i")
+				bk, k, _ := strings.Cut(openKeys[i], "|")
+				do(rt, &stratopb.AllocateBlockRequest{Volume: "vol", Bucket: bk, Key: k, OpenId: openIDs[i]})
+			},
+			"commit": func(rt *rapid.T) {
+				if len(openIDs) == 0 {
+					return
+				}
+				i := rapid.IntRange(0, len(openIDs)-1).Draw(rt, "i")
+				bk, k, _ := strings.Cut(openKeys[i], "|")
+				var blocks []*stratopb.BlockLocation
+				if ok, err := leader.rd().OpenKey(openIDs[i]); err == nil {
+					for _, b := range ok.Blocks {
+						if rapid.Bool().Draw(rt, "use") {
+							blocks = append(blocks, &stratopb.BlockLocation{BlockId: b.BlockId, Length: rapid.Int64Range(0, 20).Draw(rt, "len")})
+						}
+					}
+				}
+				do(rt, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: bk, Key: k, OpenId: openIDs[i], Blocks: blocks})
+			},
+			"mkdir": func(rt *rapid.T) {
+				do(rt, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: name.Draw(rt, "path")})
+			},
+			"delete": func(rt *rapid.T) {
+				do(rt, &stratopb.DeleteRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Path: name.Draw(rt, "path"), Recursive: rapid.Bool().Draw(rt, "r")})
+			},
+			"rename": func(rt *rapid.T) {
+				do(rt, &stratopb.RenameRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Src: name.Draw(rt, "src"), Dst: name.Draw(rt, "dst")})
+			},
+			"tick": func(rt *rapid.T) {
+				leader.now = leader.now.Add(time.Duration(rapid.IntRange(1, 4).Draw(rt, "days")) * 24 * time.Hour)
+				if cmd, err := leader.ns.PrepareExpiry(leader.db, leader.now.UnixMilli(), 3); err == nil && cmd != nil {
+					run(rt, cmd)
+				}
+				if cmd, err := leader.ns.PrepareReclaim(leader.db, leader.now.UnixMilli(), 2); err == nil && cmd != nil {
+					run(rt, cmd)
+				}
+			},
+			"purge": func(rt *rapid.T) {
+				d := leader.deletedBlocks()
+				if len(d) > 0 {
+					run(rt, leader.ns.PreparePurge(leader.now.UnixMilli(), []uint64{d[0].Seq}))
+				}
+			},
+		})
+		a, b := dump(rt, leader.db), dump(rt, follower.db)
+		require.Equal(rt, len(a), len(b))
+		for i := range a {
+			require.Equal(rt, a[i], b[i])
+		}
+	})
+}
