@@ -50,7 +50,7 @@ func (c *Container) eachBlock(after uint64, f func(Block) bool) error {
 	if err != nil {
 		return ioError("list blocks", err)
 	}
-	defer it.Close()
+	defer func() { _ = it.Close() }()
 	for ok := it.First(); ok; ok = it.Next() {
 		k := it.Key()
 		if len(k) != 17 {

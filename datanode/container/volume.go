@@ -73,7 +73,7 @@ func OpenVolume(dir string, opts Options) (*Volume, error) {
 	}
 	v.db = db
 	if err := v.load(); err != nil {
-		v.Close()
+		_ = v.Close()
 		return nil, err
 	}
 	return v, nil
@@ -166,7 +166,7 @@ func (v *Volume) Create(id uint64, layout Layout) (*Container, error) {
 		return nil, ioError("create container directory", err)
 	}
 	if err := c.writeDescriptor(c.desc); err != nil {
-		v.fs.RemoveAll(c.dir)
+		_ = v.fs.RemoveAll(c.dir)
 		return nil, err
 	}
 	for _, d := range []string{c.chunks, c.dir, root} {

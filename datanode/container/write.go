@@ -143,7 +143,7 @@ func (c *Container) writeChunkFile(localID uint64, offset int64, data []byte) er
 		err = cerr
 	}
 	if err != nil {
-		c.v.fs.Remove(path)
+		_ = c.v.fs.Remove(path)
 		return ioError(fmt.Sprintf("write chunk file of block %d at %d", localID, offset), err)
 	}
 	return nil
@@ -239,7 +239,7 @@ func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uin
 	// bcsID order; a sync, if asked, follows outside the lock so that
 	// concurrent PutBlocks share it.
 	err = batch.Commit(pebble.NoSync)
-	batch.Close()
+	_ = batch.Close()
 	if err == nil {
 		c.ctr = ctr
 	}
@@ -405,7 +405,7 @@ func (c *Container) DeleteBlock(localID uint64) error {
 		_ = batch.Delete(blockKey(c.id, localID), nil)
 		_ = batch.Set(counterKey(c.id), appendCounterRow(nil, ctr), nil)
 		err := batch.Commit(pebble.Sync)
-		batch.Close()
+		_ = batch.Close()
 		if err == nil {
 			c.ctr = ctr
 		}

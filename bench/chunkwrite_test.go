@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/datanode/container"
+)
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1024": 1024, "1k": 1 << 10, "10K": 10 << 10, "4M": 4 << 20, "4MiB": 4 << 20, "4mb": 4 << 20, "1g": 1 << 30, "0": 0} {
+		got, err := ParseSize(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "k", "1x", "-1", "1.5M", "99999999999T"} {
+		_, err := ParseSize(bad)
+		require.Error(t, err, bad)
+	}
+	for _, n := range []int64{1, 1000, 1 << 10, 10 << 10, 100 << 10, 1 << 20, 4 << 20, 3 << 30} {
+		got, err := ParseSize(FormatSize(n))
+		require.NoError(t, err)
+		require.Equal(t, n, got)
+	}
+	require.Equal(t, "100k", FormatSize(100<<10))
+}
+
+func TestHistogramQuantiles(t *testing.T) {
+	var h Histogram
+	for i := 1; i <= 10000; i++ {
+		h.Record(time.Duration(i) * time.Microsecond)
+	}
+	for _, q := range []float64{0.5, 0.9, 0.99, 0.999} {
+		want := time.Duration(q*10000) * time.Microsecond
+		got := h.Quantile(q)
+		require.GreaterOrEqual(t, got, want, q)
+		require.LessOrEqual(t, float64(got), float64(want)*(1+1.0/16), q)
+	}
+	require.Equal(t, 10*time.Millisecond, h.Max())
+	require.Equal(t, h.Max(), h.Quantile(1))
+	var other Histogram
+	other.Record(time.Second)
+	h.Merge(&other)
+	require.Equal(t, uint64(10001), h.Count())
+	require.Equal(t, time.Second, h.Quantile(1))
+	for v := uint64(0); v < 1<<20; v = v*2 + 1 {
+		b := histBucket(v)
+		require.GreaterOrEqual(t, histUpper(b), v)
+		if b > 0 {
+			require.Less(t, histUpper(b-1), v)
+		}
+	}
+}
+
+// A run writes what it claims: the container it leaves behind holds every
+// block, complete and matching its checksums.
+func TestRunChunkWrite(t *testing.T) {
+	for _, layout := range ChunkWriteLayouts {
+		t.Run(layout, func(t *testing.T) {
+			dir := t.TempDir()
+			r, err := RunChunkWrite(context.Background(), ChunkWriteOptions{
+				Chunks: 37, ChunkSize: 3000, ChunksPerBlock: 5, Threads: 3, Layout: layout, Dir: dir, Sync: true, Keep: true,
+			})
+			require.NoError(t, err)
+			require.Equal(t, 37, r.Chunks)
+			require.Greater(t, r.Elapsed, time.Duration(0))
+			require.Greater(t, r.Latency.Max, time.Duration(0))
+			require.Greater(t, r.ChunksPerSec(), 0.0)
+			if layout == LayoutRaw {
+				files, err := filepath.Glob(filepath.Join(r.Dir, "*.raw"))
+				require.NoError(t, err)
+				require.Len(t, files, 8)
+				st, err := os.Stat(filepath.Join(r.Dir, "8.raw"))
+				require.NoError(t, err)
+				require.Equal(t, int64(2*3000), st.Size())
+				return
+			}
+			v, err := container.OpenVolume(r.Dir, container.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			require.NoError(t, err)
+			defer v.Close()
+			c, err := v.Container(1)
+			require.NoError(t, err)
+			blocks, err := c.ListBlocks(0, 100)
+			require.NoError(t, err)
+			require.Len(t, blocks, 8)
+			require.Equal(t, int64(2*3000), blocks[7].Length)
+			rep, err := c.Scan(context.Background())
+			require.NoError(t, err)
+			require.Empty(t, rep.Bad)
+			require.Empty(t, rep.Orphans)
+			require.Equal(t, int64(37*3000), rep.Bytes)
+		})
+	}
+}
+
+func TestChunkWritePlanMatrix(t *testing.T) {
+	var out bytes.Buffer
+	res, err := ChunkWritePlan{
+		Options:     ChunkWriteOptions{Threads: 2, ChunksPerBlock: 4, Dir: t.TempDir()},
+		Matrix:      true,
+		MatrixSizes: []int64{1 << 10, 8 << 10},
+		MatrixBytes: 64 << 10,
+		Repeat:      2,
+		Out:         &out,
+	}.Run(context.Background())
+	require.NoError(t, err)
+	require.Len(t, res, 6)
+	for _, r := range res {
+		require.True(t, r.Sync)
+		require.Equal(t, int((64<<10)/r.ChunkSize), r.Chunks)
+	}
+	s := out.String()
+	for _, want := range []string{"testname", "FILE_PER_BLOCK-1k", "FILE_PER_CHUNK-8k", "RAW-8k", "vs RAW", "medians of 2 runs", "█"} {
+		require.Contains(t, s, want)
+	}
+	entries, err := os.ReadDir(filepath.Dir(res[0].Dir))
+	require.NoError(t, err)
+	require.Empty(t, entries, "each run removes its directory")
+}
+
+func TestChunkWriteOptionsValidate(t *testing.T) {
+	o := ChunkWriteOptions{Layout: "file_per_chunk"}
+	o.EnsureDefaults()
+	require.NoError(t, o.Validate())
+	require.Equal(t, LayoutFilePerChunk, o.Layout)
+	o.Layout = "HDFS"
+	require.Error(t, o.Validate())
+}
