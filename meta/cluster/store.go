@@ -148,7 +148,7 @@ func (m *Manager) Apply(cmd *stratopb.ClusterCommand, b *pebble.Batch) (proto.Me
 		}
 		n := op.ReserveLocalIds
 		if n == 0 || first+n < first {
-			return nil, fmt.Errorf("cluster: cannot reserve %d block IDs from %d", n, first)
+			return nil, fmt.Errorf("%w: cannot reserve %d block IDs from %d", ErrInvalid, n, first)
 		}
 		if err := setCounter(b, tagNextLocalID, first+n); err != nil {
 			return nil, err

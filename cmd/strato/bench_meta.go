@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/meta"
+)
+
+func init() { benchCommands = append(benchCommands, newBenchMetaCmd) }
+
+const benchMetaUsage = `strato bench meta: Hadoop's NNThroughputBenchmark for strato's metadata service.
+
+Usage: strato bench meta -op OP [options]
+
+  -op all <other ops options> |
+  -op create [-threads T] [-files N] [-filesPerDir P] [-close] |
+  -op mkdirs [-threads T] [-dirs N] [-dirsPerDir P] |
+  -op open|delete|fileStatus|rename [-threads T] [-files N] [-filesPerDir P] [-useExisting] |
+  -op blockReport [-datanodes T] [-reports N] [-blocksPerReport B] [-blocksPerFile F] |
+  -op replication [-datanodes T] [-nodesToDecommission D] [-nodeReplicationLimit C] [-totalBlocks B] [-replication R] |
+  -op clean
+  general: [-keepResults] [--meta HOST:PORT] [--data DIR] [--volume V] [--bucket B]
+
+Without --meta, a meta server runs inside the benchmark and is called
+directly (standalone); its data goes to --data (default: a temporary
+directory, removed afterwards). With --meta, a running server is driven
+over gRPC (remote); the replication op needs standalone mode.
+`
+
+func newBenchMetaCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "meta -op OP [options]",
+		Short:              "Metadata throughput: Hadoop's NNThroughputBenchmark (create, mkdirs, open, delete, fileStatus, rename, blockReport, replication)",
+		DisableFlagParsing: true, // Hadoop's single-dash options (-op, -threads, ...)
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBenchMeta(cmd.Context(), args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+}
+
+func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o bench.MetaOptions
+	fs := flag.NewFlagSet("strato bench meta", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, benchMetaUsage) }
+	fs.StringVar(&o.Op, "op", "", "operation")
+	fs.IntVar(&o.Threads, "threads", 0, "")
+	fs.IntVar(&o.Files, "files", 0, "")
+	fs.IntVar(&o.FilesPerDir, "filesPerDir", 0, "")
+	fs.IntVar(&o.Dirs, "dirs", 0, "")
+	fs.IntVar(&o.DirsPerDir, "dirsPerDir", 0, "")
+	fs.BoolVar(&o.Close, "close", false, "")
+	fs.BoolVar(&o.UseExisting, "useExisting", false, "")
+	fs.BoolVar(&o.KeepResults, "keepResults", false, "")
+	fs.IntVar(&o.Datanodes, "datanodes", 0, "")
+	fs.IntVar(&o.Reports, "reports", 0, "")
+	fs.IntVar(&o.BlocksPerReport, "blocksPerReport", 0, "")
+	fs.IntVar(&o.BlocksPerFile, "blocksPerFile", 0, "")
+	fs.IntVar(&o.NodesToDecommission, "nodesToDecommission", 0, "")
+	fs.IntVar(&o.NodeReplicationLimit, "nodeReplicationLimit", 0, "")
+	fs.IntVar(&o.TotalBlocks, "totalBlocks", 0, "")
+	fs.IntVar(&o.Replication, "replication", 0, "")
+	metaAddr := fs.String("meta", "", "address of a running meta server (remote mode)")
+	dataDir := fs.String("data", "", "standalone: meta's data directory (default: a temporary one)")
+	volume := fs.String("volume", "bench", "volume of the benchmark's bucket")
+	bucket := fs.String("bucket", "nnbench", "the benchmark's FSO bucket")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if o.Op == "" {
+		fs.Usage()
+		return fmt.Errorf("-op is required")
+	}
+	// blockReport's -datanodes is its thread count, as in Hadoop.
+	if o.Op == "blockReport" && o.Datanodes == 0 && o.Threads != 0 {
+		o.Datanodes = o.Threads
+	}
+	o.Out = stdout
+	o.Progress = stderr
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return err
+	}
+
+	var target *bench.ServiceTarget
+	standalone := *metaAddr == ""
+	if standalone {
+		dir := *dataDir
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "strato-bench-meta-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			dir = tmp
+		}
+		srv, err := meta.Open(meta.BenchOptions(dir))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		if err := srv.WaitReady(ctx); err != nil {
+			return err
+		}
+		target = &bench.ServiceTarget{NS: srv, Cluster: srv, Admin: srv, Volume: *volume, Bucket: *bucket}
+		fmt.Fprintf(stderr, "bench meta: standalone meta in %s\n", dir)
+	} else {
+		conn, err := grpc.NewClient(*metaAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		target = bench.NewRemote(conn, *volume, *bucket)
+		fmt.Fprintf(stderr, "bench meta: remote meta at %s\n", *metaAddr)
+	}
+	if err := target.Setup(ctx, o.Replication); err != nil {
+		return err
+	}
+	_, err := bench.RunMeta(ctx, o, target, standalone)
+	if rss := bench.PeakRSS(); rss > 0 {
+		fmt.Fprintf(stdout, "Peak RSS: %.1f MiB\n", float64(rss)/(1<<20))
+	}
+	return err
+}

@@ -1,0 +1,179 @@
+package meta
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/strato-io/strato/meta/cluster"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// The Cluster service: datanodes register and heartbeat to the leader,
+// whose soft state (health, replicas, queued commands) lives in memory.
+
+func (s *Server) Register(ctx context.Context, req *stratopb.RegisterRequest) (*stratopb.RegisterResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	if err := s.cl.Register(s.now(), req); err != nil {
+		return nil, toStatus(err)
+	}
+	return &stratopb.RegisterResponse{}, nil
+}
+
+func (s *Server) Heartbeat(ctx context.Context, req *stratopb.HeartbeatRequest) (*stratopb.HeartbeatResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	resp, err := s.cl.Heartbeat(s.now(), req)
+	if resp != nil && resp.Reregister {
+		return resp, nil // the datanode registers again
+	}
+	return resp, toStatus(err)
+}
+
+func (s *Server) ListDatanodes(ctx context.Context, _ *stratopb.ListDatanodesRequest) (*stratopb.ListDatanodesResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	return &stratopb.ListDatanodesResponse{Datanodes: s.cl.Datanodes()}, nil
+}
+
+func (s *Server) ListPipelines(ctx context.Context, _ *stratopb.ListPipelinesRequest) (*stratopb.ListPipelinesResponse, error) {
+	if err := s.readBarrier(ctx); err != nil {
+		return nil, err
+	}
+	return &stratopb.ListPipelinesResponse{Pipelines: s.cl.Pipelines()}, nil
+}
+
+func (s *Server) ListContainers(ctx context.Context, req *stratopb.ListContainersRequest) (*stratopb.ListContainersResponse, error) {
+	if err := s.readBarrier(ctx); err != nil {
+		return nil, err
+	}
+	limit := int(req.Limit)
+	if limit <= 0 || limit > 10000 {
+		limit = 1000
+	}
+	return &stratopb.ListContainersResponse{Containers: s.cl.Containers(req.StartAfter, limit)}, nil
+}
+
+func (s *Server) ContainerReplicas(ctx context.Context, req *stratopb.ContainerReplicasRequest) (*stratopb.ContainerReplicasResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	info, reps, err := s.cl.Replicas(req.ContainerId)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &stratopb.ContainerReplicasResponse{Container: info, Replicas: reps}, nil
+}
+
+func (s *Server) GetSafeMode(ctx context.Context, _ *stratopb.Empty) (*stratopb.SafeModeStatus, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	return s.cl.SafeMode(), nil
+}
+
+func (s *Server) ExitSafeMode(ctx context.Context, _ *stratopb.SafeModeExitRequest) (*stratopb.SafeModeStatus, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	s.opts.Logger.Info("safe mode exited by an administrator")
+	return s.cl.ExitSafeMode(), nil
+}
+
+// ---- Administration in process (bench.ClusterAdmin) --------------------------
+
+// Decommission starts decommissioning a datanode.
+func (s *Server) Decommission(ctx context.Context, datanodeID string) error {
+	if err := s.leaderOnly(); err != nil {
+		return err
+	}
+	return toStatus(s.cl.Decommission(datanodeID, false))
+}
+
+// ReplicationWork runs one pass of replication decisions and returns how
+// many replicate commands it queued.
+func (s *Server) ReplicationWork(ctx context.Context, limit int) (int, error) {
+	if err := s.leaderOnly(); err != nil {
+		return 0, err
+	}
+	rep := s.cl.ReplicationWork(s.now(), limit)
+	if len(rep.Missing) > 0 {
+		s.opts.Logger.Error("containers with no good replica", "count", len(rep.Missing), "first", rep.Missing[0])
+	}
+	return rep.Scheduled, nil
+}
+
+// CloseAllContainers moves every open container to CLOSED (through
+// CLOSING), as if each had been filled and closed by its datanodes.
+func (s *Server) CloseAllContainers(ctx context.Context) error {
+	for _, st := range []stratopb.ContainerState{stratopb.ContainerState_CONTAINER_CLOSING, stratopb.ContainerState_CONTAINER_CLOSED} {
+		var after uint64
+		for {
+			page := s.cl.Containers(after, 1000)
+			if len(page) == 0 {
+				break
+			}
+			for _, c := range page {
+				after = c.Id
+				if c.State == stratopb.ContainerState_CONTAINER_CLOSED || c.State == st {
+					continue
+				}
+				if _, err := s.proposeCluster(ctx, &stratopb.ClusterCommand{NowUnixMs: s.now().UnixMilli(), Op: &stratopb.ClusterCommand_SetContainerState{
+					SetContainerState: &stratopb.ContainerStateChange{ContainerId: c.Id, State: st}}}); err != nil {
+					return toStatus(err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// allocator adapts the cluster manager to namespace.BlockAllocator.
+type allocator struct{ s *Server }
+
+func (a allocator) AllocateBlock(ctx context.Context, repl stratopb.ReplicationFactor, sizeHint int64, ex *stratopb.ExcludeList) (*stratopb.BlockLocation, error) {
+	al, err := a.s.cl.Allocate(ctx, a.s.now(), repl, cluster.Exclude{
+		Datanodes: ex.GetDatanodes(), Containers: ex.GetContainers(), Pipelines: ex.GetPipelines()})
+	if err != nil {
+		return nil, err
+	}
+	return &stratopb.BlockLocation{
+		BlockId:  &stratopb.BlockID{ContainerId: al.ContainerID, LocalId: al.LocalID},
+		Pipeline: &stratopb.Pipeline{Id: al.Pipeline.Id, Members: al.Members},
+	}, nil
+}
+
+// background runs the leader's periodic work until the server closes.
+func (s *Server) background() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.opts.TickInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		if !s.node.IsLeader() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*s.opts.TickInterval)
+		if err := s.tick(ctx); err != nil && !s.closed.Load() {
+			s.opts.Logger.Warn("background work", "err", err)
+		}
+		cancel()
+	}
+}
+
+func (s *Server) tick(ctx context.Context) error {
+	for _, cmd := range s.cl.Tick(s.now()) {
+		if _, err := s.proposeCluster(ctx, cmd); err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+	}
+	return s.namespaceTick(ctx)
+}

@@ -1,0 +1,20 @@
+// Package meta is strato's metadata server: the namespace (package
+// meta/namespace) and the cluster state (package meta/cluster) in one
+// process, one Raft group (package meta/consensus) and one Pebble database,
+// served over gRPC.
+//
+// Every mutation goes prepare → propose → apply. A handler prepares the
+// request on the leader (validation, IDs, the leader's time, block
+// allocations) into a self-contained MetaCommand, proposes it to Raft, and
+// returns the result that Apply produced on this node. Apply runs on every
+// replica, deterministically, over one Pebble batch. Reads pass a read
+// barrier (ReadIndex) and then read the database directly.
+//
+// Server implements stratopb.NamespaceServer and stratopb.ClusterServer;
+// the benchmarks call those methods directly (no RPC) when meta runs in
+// their process. Errors leave the server as gRPC statuses (see status.go).
+//
+// Concurrency: all exported methods are safe for concurrent use. Background
+// work (cluster ticks, open-key expiry, reclaiming deleted subtrees) runs on
+// one goroutine, and only on the leader.
+package meta

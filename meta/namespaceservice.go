@@ -1,0 +1,173 @@
+package meta
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/meta/namespace"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// The Namespace service. Mutations: prepare on the leader, propose, reply
+// with what Apply produced. Reads: read barrier, then the database.
+
+// mutate runs one namespace mutation through prepare → propose → apply.
+func mutate[T proto.Message](ctx context.Context, s *Server, req proto.Message) (T, error) {
+	var zero T
+	if err := s.leaderOnly(); err != nil {
+		return zero, err
+	}
+	cmd, err := s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}})
+	if err != nil {
+		return zero, toStatus(err)
+	}
+	res, err := s.proposeNamespace(ctx, cmd)
+	if err != nil {
+		return zero, toStatus(err)
+	}
+	out, ok := res.(T)
+	if !ok {
+		return zero, status.Errorf(codes.Internal, "meta: %T produced a %T reply", req, res)
+	}
+	return out, nil
+}
+
+// read serves one read after the read barrier.
+func read[T any](ctx context.Context, s *Server, f func(*namespace.Reader) (T, error)) (T, error) {
+	var zero T
+	if err := s.readBarrier(ctx); err != nil {
+		return zero, err
+	}
+	v, err := f(s.ns.Reader(s.db))
+	if err != nil {
+		return zero, toStatus(err)
+	}
+	return v, nil
+}
+
+func (s *Server) CreateVolume(ctx context.Context, r *stratopb.CreateVolumeRequest) (*stratopb.CreateVolumeResponse, error) {
+	return mutate[*stratopb.CreateVolumeResponse](ctx, s, r)
+}
+
+func (s *Server) DeleteVolume(ctx context.Context, r *stratopb.DeleteVolumeRequest) (*stratopb.DeleteVolumeResponse, error) {
+	return mutate[*stratopb.DeleteVolumeResponse](ctx, s, r)
+}
+
+func (s *Server) SetQuota(ctx context.Context, r *stratopb.SetQuotaRequest) (*stratopb.SetQuotaResponse, error) {
+	return mutate[*stratopb.SetQuotaResponse](ctx, s, r)
+}
+
+func (s *Server) CreateBucket(ctx context.Context, r *stratopb.CreateBucketRequest) (*stratopb.CreateBucketResponse, error) {
+	return mutate[*stratopb.CreateBucketResponse](ctx, s, r)
+}
+
+func (s *Server) DeleteBucket(ctx context.Context, r *stratopb.DeleteBucketRequest) (*stratopb.DeleteBucketResponse, error) {
+	return mutate[*stratopb.DeleteBucketResponse](ctx, s, r)
+}
+
+func (s *Server) OpenKey(ctx context.Context, r *stratopb.OpenKeyRequest) (*stratopb.OpenKeyResponse, error) {
+	return mutate[*stratopb.OpenKeyResponse](ctx, s, r)
+}
+
+func (s *Server) CreateFile(ctx context.Context, r *stratopb.CreateFileRequest) (*stratopb.OpenKeyResponse, error) {
+	return mutate[*stratopb.OpenKeyResponse](ctx, s, r)
+}
+
+func (s *Server) AllocateBlock(ctx context.Context, r *stratopb.AllocateBlockRequest) (*stratopb.AllocateBlockResponse, error) {
+	return mutate[*stratopb.AllocateBlockResponse](ctx, s, r)
+}
+
+func (s *Server) CommitKey(ctx context.Context, r *stratopb.CommitKeyRequest) (*stratopb.CommitKeyResponse, error) {
+	return mutate[*stratopb.CommitKeyResponse](ctx, s, r)
+}
+
+func (s *Server) DeleteKey(ctx context.Context, r *stratopb.DeleteKeyRequest) (*stratopb.DeleteKeyResponse, error) {
+	if _, err := mutate[*stratopb.DeleteResponse](ctx, s, r); err != nil {
+		return nil, err
+	}
+	return &stratopb.DeleteKeyResponse{}, nil
+}
+
+func (s *Server) RenameKey(ctx context.Context, r *stratopb.RenameKeyRequest) (*stratopb.RenameKeyResponse, error) {
+	if _, err := mutate[*stratopb.RenameResponse](ctx, s, r); err != nil {
+		return nil, err
+	}
+	return &stratopb.RenameKeyResponse{}, nil
+}
+
+func (s *Server) CreateDirectory(ctx context.Context, r *stratopb.CreateDirectoryRequest) (*stratopb.CreateDirectoryResponse, error) {
+	return mutate[*stratopb.CreateDirectoryResponse](ctx, s, r)
+}
+
+func (s *Server) Rename(ctx context.Context, r *stratopb.RenameRequest) (*stratopb.RenameResponse, error) {
+	return mutate[*stratopb.RenameResponse](ctx, s, r)
+}
+
+func (s *Server) Delete(ctx context.Context, r *stratopb.DeleteRequest) (*stratopb.DeleteResponse, error) {
+	return mutate[*stratopb.DeleteResponse](ctx, s, r)
+}
+
+func (s *Server) GetVolume(ctx context.Context, r *stratopb.VolumeInfoRequest) (*stratopb.VolumeInfo, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.VolumeInfo, error) { return rd.Volume(r.GetName()) })
+}
+
+func (s *Server) ListVolumes(ctx context.Context, r *stratopb.ListVolumesRequest) (*stratopb.ListVolumesResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.ListVolumesResponse, error) { return rd.ListVolumes(r) })
+}
+
+func (s *Server) GetBucket(ctx context.Context, r *stratopb.BucketInfoRequest) (*stratopb.BucketInfo, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.BucketInfo, error) { return rd.Bucket(r.GetVolume(), r.GetName()) })
+}
+
+func (s *Server) ListBuckets(ctx context.Context, r *stratopb.ListBucketsRequest) (*stratopb.ListBucketsResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.ListBucketsResponse, error) { return rd.ListBuckets(r) })
+}
+
+func (s *Server) LookupKey(ctx context.Context, r *stratopb.LookupKeyRequest) (*stratopb.LookupKeyResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.LookupKeyResponse, error) { return rd.LookupKey(r) })
+}
+
+func (s *Server) ListKeys(ctx context.Context, r *stratopb.ListKeysRequest) (*stratopb.ListKeysResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.ListKeysResponse, error) { return rd.ListKeys(r) })
+}
+
+func (s *Server) GetFileStatus(ctx context.Context, r *stratopb.GetFileStatusRequest) (*stratopb.GetFileStatusResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.GetFileStatusResponse, error) { return rd.GetFileStatus(r) })
+}
+
+func (s *Server) ListStatus(ctx context.Context, r *stratopb.ListStatusRequest) (*stratopb.ListStatusResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.ListStatusResponse, error) { return rd.ListStatus(r) })
+}
+
+// namespaceTick expires open keys past their TTL and reclaims the subtrees
+// of deleted directories, a bounded batch each.
+func (s *Server) namespaceTick(ctx context.Context) error {
+	now := s.now().UnixMilli()
+	cmd, err := s.ns.PrepareExpiry(s.db, now, s.opts.ReclaimBatch)
+	if err != nil {
+		return err
+	}
+	if cmd != nil {
+		if _, err := s.proposeNamespace(ctx, cmd); err != nil {
+			return fmt.Errorf("expiring open keys: %w", err)
+		}
+	}
+	for i := 0; i < 100; i++ { // bounded: the rest waits for the next tick
+		cmd, err := s.ns.PrepareReclaim(s.db, now, s.opts.ReclaimBatch)
+		if err != nil || cmd == nil {
+			return err
+		}
+		res, err := s.proposeNamespace(ctx, cmd)
+		if err != nil {
+			return fmt.Errorf("reclaiming deleted directories: %w", err)
+		}
+		if more, ok := res.(interface{ GetMore() bool }); !ok || !more.GetMore() {
+			return nil
+		}
+	}
+	return nil
+}

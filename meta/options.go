@@ -1,0 +1,108 @@
+package meta
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/strato-io/strato/meta/cluster"
+	"github.com/strato-io/strato/meta/consensus"
+)
+
+// Options configures a meta server.
+type Options struct {
+	// Dir is the data directory (Raft log and state, one Pebble DB).
+	// Required.
+	Dir string
+	// FS is the filesystem Dir lives on. Default vfs.Default.
+	FS vfs.FS
+	// ID is this replica's Raft ID. Default 1.
+	ID uint64
+	// Peers maps every replica's Raft ID to its gRPC address (this one
+	// included). Default: this replica alone, at Listen.
+	Peers map[uint64]string
+	// Listen is the gRPC address clients, datanodes and peers use. Default
+	// 127.0.0.1:9860.
+	Listen string
+	// Cluster configures the cluster state (health timeouts, container and
+	// block sizes, safe mode).
+	Cluster cluster.Options
+	// OpenKeyTTL is how long a key may stay open (uncommitted) before it
+	// expires and its blocks are freed. Default 24h.
+	OpenKeyTTL time.Duration
+	// TickInterval is how often the leader's background work runs (node
+	// health, pipeline repair, open-key expiry, reclaiming deleted
+	// directories). Default 1s.
+	TickInterval time.Duration
+	// ReclaimBatch bounds the entries one reclaim command removes. Default
+	// 1000.
+	ReclaimBatch int
+	// Logger receives the server's logs. Default: discard.
+	Logger *slog.Logger
+	// Raft tunes consensus (tick interval, election ticks, log compaction,
+	// Pebble options); its ID, Peers, FS, Dir and Logger are set from the
+	// fields above. Zero values take consensus's defaults.
+	Raft consensus.Options
+}
+
+// EnsureDefaults fills unset fields and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.ID == 0 {
+		o.ID = 1
+	}
+	if o.Listen == "" {
+		o.Listen = "127.0.0.1:9860"
+	}
+	if len(o.Peers) == 0 {
+		o.Peers = map[uint64]string{o.ID: o.Listen}
+	}
+	if o.OpenKeyTTL == 0 {
+		o.OpenKeyTTL = 24 * time.Hour
+	}
+	if o.TickInterval == 0 {
+		o.TickInterval = time.Second
+	}
+	if o.ReclaimBatch == 0 {
+		o.ReclaimBatch = 1000
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	o.Cluster.EnsureDefaults()
+	return o
+}
+
+// Validate reports the first invalid setting.
+func (o *Options) Validate() error {
+	if o.Dir == "" {
+		return fmt.Errorf("meta: a data directory is required")
+	}
+	if _, ok := o.Peers[o.ID]; !ok {
+		return fmt.Errorf("meta: this replica's ID %d is not among the peers %v", o.ID, o.Peers)
+	}
+	if o.OpenKeyTTL < time.Second || o.TickInterval <= 0 || o.ReclaimBatch < 1 {
+		return fmt.Errorf("meta: OpenKeyTTL (%v) must be at least 1s, TickInterval and ReclaimBatch positive", o.OpenKeyTTL)
+	}
+	return o.Cluster.Validate()
+}
+
+// BenchOptions are the options of the meta server that `strato bench meta`
+// runs in its own process: a single voter on dir, with containers the size
+// of one block so that each allocated block is its own container (the
+// blockReport and replication benchmarks count containers where Hadoop
+// counts blocks).
+func BenchOptions(dir string) Options {
+	return Options{
+		Dir:    dir,
+		Listen: "127.0.0.1:0",
+		Cluster: cluster.Options{
+			ContainerSize:           16 << 20,
+			BlockSize:               16 << 20,
+		},
+	}
+}

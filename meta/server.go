@@ -1,0 +1,209 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/meta/cluster"
+	"github.com/strato-io/strato/meta/consensus"
+	"github.com/strato-io/strato/meta/namespace"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// ErrClosed is returned by a server that has been closed.
+var ErrClosed = errors.New("meta: server closed")
+
+// Server is a meta replica. See the package documentation.
+type Server struct {
+	stratopb.UnimplementedNamespaceServer
+	stratopb.UnimplementedClusterServer
+
+	opts Options
+	node *consensus.Node
+	db   *pebble.DB
+	ns   *namespace.Namespace
+	cl   *cluster.Manager
+	grpc *grpc.Server
+
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	closed atomic.Bool
+}
+
+// Open opens (or creates) the replica's data directory, replays its log
+// and joins its Raft group. It does not listen: call Serve.
+func Open(opts Options) (*Server, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, stop: make(chan struct{})}
+	var err error
+	if s.ns, err = namespace.New(namespace.Options{OpenKeyTTL: opts.OpenKeyTTL}); err != nil {
+		return nil, err
+	}
+	if s.cl, err = cluster.New(opts.Cluster, s.proposeCluster); err != nil {
+		return nil, err
+	}
+	raft := opts.Raft
+	raft.ID, raft.Peers, raft.FS, raft.Dir, raft.Logger = opts.ID, opts.Peers, opts.FS, opts.Dir, opts.Logger
+	s.node, err = consensus.Open(raft, (*stateMachine)(s))
+	if err != nil {
+		return nil, fmt.Errorf("meta: %w", err)
+	}
+	s.db = s.node.DB()
+	if err := s.cl.Load(s.db); err != nil {
+		_ = s.node.Close()
+		return nil, fmt.Errorf("meta: loading cluster state: %w", err)
+	}
+	s.grpc = grpc.NewServer()
+	stratopb.RegisterNamespaceServer(s.grpc, s)
+	stratopb.RegisterClusterServer(s.grpc, s)
+	s.node.RegisterGRPC(s.grpc)
+	s.wg.Add(1)
+	go s.background()
+	return s, nil
+}
+
+// Serve serves gRPC (clients, datanodes, Raft peers) on lis until Close.
+func (s *Server) Serve(lis net.Listener) error {
+	err := s.grpc.Serve(lis)
+	if errors.Is(err, grpc.ErrServerStopped) {
+		return nil
+	}
+	return err
+}
+
+// ID is this replica's Raft ID.
+func (s *Server) ID() uint64 { return s.opts.ID }
+
+// Node is the replica's consensus node (status, metrics).
+func (s *Server) Node() *consensus.Node { return s.node }
+
+// WaitReady waits until this replica knows a leader.
+func (s *Server) WaitReady(ctx context.Context) error {
+	for {
+		if id, _ := s.node.Leader(); id != 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// Close stops serving and background work and closes the database. It is
+// safe to call more than once.
+func (s *Server) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	close(s.stop)
+	s.wg.Wait()
+	s.grpc.Stop()
+	return s.node.Close()
+}
+
+func (s *Server) now() time.Time { return time.Now() }
+
+// leaderOnly refuses calls that need the leader's soft state.
+func (s *Server) leaderOnly() error {
+	if s.closed.Load() {
+		return toStatus(ErrClosed)
+	}
+	if !s.node.IsLeader() {
+		id, addr := s.node.Leader()
+		return toStatus(&consensus.NotLeaderError{LeaderID: id, LeaderAddr: addr})
+	}
+	return nil
+}
+
+// readBarrier makes the reads that follow linearizable.
+func (s *Server) readBarrier(ctx context.Context) error {
+	if s.closed.Load() {
+		return toStatus(ErrClosed)
+	}
+	return toStatus(s.node.ReadBarrier(ctx))
+}
+
+func (s *Server) propose(ctx context.Context, cmd *stratopb.MetaCommand) (proto.Message, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	data, err := proto.Marshal(cmd)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.node.Propose(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := res.(proto.Message)
+	return m, nil
+}
+
+func (s *Server) proposeCluster(ctx context.Context, cmd *stratopb.ClusterCommand) (proto.Message, error) {
+	return s.propose(ctx, &stratopb.MetaCommand{Op: &stratopb.MetaCommand_Cluster{Cluster: cmd}})
+}
+
+func (s *Server) proposeNamespace(ctx context.Context, cmd *stratopb.NamespaceCommand) (proto.Message, error) {
+	return s.propose(ctx, &stratopb.MetaCommand{Op: &stratopb.MetaCommand_Namespace{Namespace: cmd}})
+}
+
+// stateMachine is the Server as consensus sees it.
+type stateMachine Server
+
+// Apply decodes one log entry and applies it to the namespace or the
+// cluster state.
+func (sm *stateMachine) Apply(index uint64, data []byte, b *pebble.Batch) (any, error) {
+	var cmd stratopb.MetaCommand
+	if err := proto.Unmarshal(data, &cmd); err != nil {
+		return nil, fmt.Errorf("meta: undecodable log entry %d: %w", index, err)
+	}
+	var (
+		res proto.Message
+		err error
+	)
+	switch op := cmd.Op.(type) {
+	case *stratopb.MetaCommand_Namespace:
+		res, err = sm.ns.Apply(op.Namespace, b)
+		if err != nil && namespace.Class(err) == nil {
+			sm.fatal(index, err)
+		}
+	case *stratopb.MetaCommand_Cluster:
+		res, err = sm.cl.Apply(op.Cluster, b)
+		if err != nil && !errors.Is(err, cluster.ErrNotFound) && !errors.Is(err, cluster.ErrBadTransition) && !errors.Is(err, cluster.ErrInvalid) {
+			sm.fatal(index, err)
+		}
+	default:
+		return nil, fmt.Errorf("meta: log entry %d has no command", index)
+	}
+	return res, err
+}
+
+// fatal stops the process: an apply that failed for a reason other than the
+// request itself (a storage error, a corrupt record) may have left a
+// partial batch, and this replica's state can no longer be trusted to match
+// the others'. Restarting replays the log from the last committed state.
+func (sm *stateMachine) fatal(index uint64, err error) {
+	sm.opts.Logger.Error("meta: applying a log entry failed; stopping", "index", index, "err", err)
+	panic(fmt.Sprintf("meta: applying log entry %d: %v", index, err))
+}
+
+// Restore reloads what the server keeps in memory after consensus replaced
+// the database's state with a snapshot from the leader.
+func (sm *stateMachine) Restore(db *pebble.DB, index uint64) error {
+	sm.ns.ResetCache()
+	return sm.cl.Load(db)
+}

@@ -1,0 +1,355 @@
+package meta
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/meta/consensus"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// fastRaft makes elections quick in tests.
+var fastRaft = consensus.Options{TickInterval: 10 * time.Millisecond, ElectionTicks: 10, HeartbeatTicks: 1}
+
+// startServer opens a replica on dir and serves it on lis.
+func startServer(t *testing.T, o Options, lis net.Listener) *Server {
+	t.Helper()
+	o.Raft = fastRaft
+	o.Listen = lis.Addr().String()
+	s, err := Open(o)
+	require.NoError(t, err)
+	go func() { _ = s.Serve(lis) }()
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func listen(t *testing.T) net.Listener {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	return lis
+}
+
+// single starts a single-voter meta and a client connected to it.
+func single(t *testing.T, dir string) (*Server, *client.MetaConn) {
+	lis := listen(t)
+	s := startServer(t, Options{Dir: dir}, lis)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, s.WaitReady(ctx))
+	mc, err := client.DialMeta([]string{lis.Addr().String()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = mc.Close() })
+	return s, mc
+}
+
+func ns(t *testing.T, mc *client.MetaConn, fn func(ctx context.Context, ns stratopb.NamespaceClient) error) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return mc.Do(ctx, func(ctx context.Context, n stratopb.NamespaceClient, _ stratopb.ClusterClient) error { return fn(ctx, n) })
+}
+
+func requireCode(t *testing.T, want codes.Code, err error) {
+	t.Helper()
+	require.Error(t, err)
+	require.Equal(t, want, status.Code(err), "error: %v", err)
+}
+
+func TestNamespaceOverGRPC(t *testing.T) {
+	_, mc := single(t, t.TempDir())
+	var dir *stratopb.CreateDirectoryResponse
+	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
+		if _, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol", Owner: "alice"}); err != nil {
+			return err
+		}
+		if _, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
+			return err
+		}
+		var err error
+		dir, err = n.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "a/b/c"})
+		return err
+	}))
+	require.EqualValues(t, 3, dir.Created)
+
+	// A file: create, commit, stat, rename, list, delete.
+	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
+		ok, err := n.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "a/b/f", Recursive: true})
+		if err != nil {
+			return err
+		}
+		if _, err := n.CommitKey(ctx, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: "a/b/f", OpenId: ok.OpenId}); err != nil {
+			return err
+		}
+		st, err := n.GetFileStatus(ctx, &stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: "a/b/f"})
+		if err != nil {
+			return err
+		}
+		require.False(t, st.Status.IsDirectory)
+		if _, err := n.Rename(ctx, &stratopb.RenameRequest{Volume: "vol", Bucket: "bkt", Src: "a/b/f", Dst: "a/g"}); err != nil {
+			return err
+		}
+		ls, err := n.ListStatus(ctx, &stratopb.ListStatusRequest{Volume: "vol", Bucket: "bkt", Path: "a"})
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, s := range ls.Statuses {
+			names = append(names, s.Path)
+		}
+		require.Equal(t, []string{"a/b", "a/g"}, names)
+		_, err = n.Delete(ctx, &stratopb.DeleteRequest{Volume: "vol", Bucket: "bkt", Path: "a/g"})
+		return err
+	}))
+
+	// Errors keep their class across the wire.
+	err := ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
+		_, err := n.GetFileStatus(ctx, &stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: "a/g"})
+		return err
+	})
+	requireCode(t, codes.NotFound, err)
+	require.Contains(t, status.Convert(err).Message(), "not found")
+	requireCode(t, codes.AlreadyExists, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
+		_, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+		return err
+	}))
+	err = ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
+		_, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "Bad_Name"})
+		return err
+	})
+	requireCode(t, codes.InvalidArgument, err)
+	requireCode(t, codes.FailedPrecondition, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
+		_, err := n.DeleteBucket(ctx, &stratopb.DeleteBucketRequest{Volume: "vol", Name: "bkt"})
+		return err
+	}))
+	requireCode(t, codes.FailedPrecondition, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
+		_, err := n.Delete(ctx, &stratopb.DeleteRequest{Volume: "vol", Bucket: "bkt", Path: "a"})
+		return err
+	}))
+}
+
+func TestRestartRecoversCommittedState(t *testing.T) {
+	dir := t.TempDir()
+	s, mc := single(t, dir)
+	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
+		if _, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"}); err != nil {
+			return err
+		}
+		if _, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
+			return err
+		}
+		for i := 0; i < 50; i++ {
+			if _, err := n.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: fmt.Sprintf("d/%d", i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	require.NoError(t, s.Close())
+
+	_, mc2 := single(t, dir)
+	require.NoError(t, ns(t, mc2, func(ctx context.Context, n stratopb.NamespaceClient) error {
+		ls, err := n.ListStatus(ctx, &stratopb.ListStatusRequest{Volume: "vol", Bucket: "bkt", Path: "d", Limit: 1000})
+		if err != nil {
+			return err
+		}
+		require.Len(t, ls.Statuses, 50)
+		return nil
+	}))
+}
+
+func TestBlockAllocationThroughCluster(t *testing.T) {
+	_, mc := single(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, mc.Do(ctx, func(ctx context.Context, n stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
+		if _, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"}); err != nil {
+			return err
+		}
+		if _, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
+			return err
+		}
+		// In safe mode until a datanode registers: allocation refused.
+		_, err := n.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "f", SizeHint: 1 << 20})
+		requireCode(t, codes.Unavailable, err)
+		require.Contains(t, err.Error(), "safe mode")
+
+		for i := 1; i <= 3; i++ {
+			if _, err := cl.Register(ctx, &stratopb.RegisterRequest{
+				Details: &stratopb.DatanodeDetails{Id: fmt.Sprintf("dn%d", i), DataAddr: fmt.Sprintf("127.0.0.1:%d", 19000+i)},
+				Stats:   &stratopb.NodeStats{Capacity: 1 << 40, Remaining: 1 << 40}}); err != nil {
+				return err
+			}
+		}
+		ok, err := n.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "f", SizeHint: 1 << 20})
+		if err != nil {
+			return err
+		}
+		require.Len(t, ok.Blocks, 1)
+		require.Len(t, ok.Blocks[0].Pipeline.Members, 3)
+		second, err := n.AllocateBlock(ctx, &stratopb.AllocateBlockRequest{Volume: "vol", Bucket: "bkt", Key: "f", OpenId: ok.OpenId, SizeHint: 1})
+		if err != nil {
+			return err
+		}
+		require.NotEqual(t, ok.Blocks[0].BlockId.LocalId, second.Block.BlockId.LocalId)
+		blocks := []*stratopb.BlockLocation{ok.Blocks[0], second.Block}
+		blocks[0].Length, blocks[1].Length = 100, 50
+		if _, err := n.CommitKey(ctx, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: "f", OpenId: ok.OpenId, Blocks: blocks}); err != nil {
+			return err
+		}
+		k, err := n.LookupKey(ctx, &stratopb.LookupKeyRequest{Volume: "vol", Bucket: "bkt", Key: "f"})
+		if err != nil {
+			return err
+		}
+		require.EqualValues(t, 150, k.Key.Size)
+		require.Len(t, k.Key.Blocks, 2)
+
+		dns, err := cl.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+		if err != nil {
+			return err
+		}
+		require.Len(t, dns.Datanodes, 3)
+		ps, err := cl.ListPipelines(ctx, &stratopb.ListPipelinesRequest{})
+		if err != nil {
+			return err
+		}
+		require.Len(t, ps.Pipelines, 1)
+		// Heartbeat from a datanode meta does not know: told to register.
+		hb, err := cl.Heartbeat(ctx, &stratopb.HeartbeatRequest{DatanodeId: "ghost"})
+		if err != nil {
+			return err
+		}
+		require.True(t, hb.Reregister)
+		return nil
+	}))
+}
+
+// group starts a three-voter meta group on loopback.
+func group(t *testing.T) ([]*Server, []string) {
+	var lis []net.Listener
+	peers := map[uint64]string{}
+	var addrs []string
+	for i := 1; i <= 3; i++ {
+		l := listen(t)
+		lis = append(lis, l)
+		peers[uint64(i)] = l.Addr().String()
+		addrs = append(addrs, l.Addr().String())
+	}
+	var servers []*Server
+	for i := 1; i <= 3; i++ {
+		servers = append(servers, startServer(t, Options{Dir: t.TempDir(), ID: uint64(i), Peers: peers}, lis[i-1]))
+	}
+	return servers, addrs
+}
+
+func leaderOf(t *testing.T, servers []*Server) *Server {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, s := range servers {
+			if !s.closed.Load() && s.node.IsLeader() {
+				return s
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no leader elected")
+	return nil
+}
+
+func TestThreeVotersFailoverLosesNoAcknowledgedWrite(t *testing.T) {
+	servers, addrs := group(t)
+	leader := leaderOf(t, servers)
+
+	// A follower refuses a write and names the leader.
+	for _, s := range servers {
+		if s == leader {
+			continue
+		}
+		_, err := s.CreateVolume(context.Background(), &stratopb.CreateVolumeRequest{Name: "vol"})
+		requireCode(t, codes.Unavailable, err)
+		addr, retry := client.LeaderHint(err)
+		require.True(t, retry)
+		require.Equal(t, leader.opts.Listen, addr)
+		break
+	}
+
+	mc, err := client.DialMeta(addrs)
+	require.NoError(t, err)
+	defer mc.Close()
+	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
+		if _, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"}); err != nil {
+			return err
+		}
+		_, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+		return err
+	}))
+
+	// 16 writers create directories; the leader is killed under load.
+	var (
+		acked   sync.Map
+		nAcked  atomic.Int64
+		stop    atomic.Bool
+		wg      sync.WaitGroup
+		failed  atomic.Int64
+		writers = 16
+	)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				p := fmt.Sprintf("w%d/d%d", w, i)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				err := mc.Do(ctx, func(ctx context.Context, n stratopb.NamespaceClient, _ stratopb.ClusterClient) error {
+					_, err := n.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: p})
+					return err
+				})
+				cancel()
+				if err == nil {
+					acked.Store(p, true)
+					nAcked.Add(1)
+				} else {
+					failed.Add(1)
+				}
+			}
+		}(w)
+	}
+	waitFor := func(n int64) {
+		deadline := time.Now().Add(20 * time.Second)
+		for nAcked.Load() < n && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		require.GreaterOrEqual(t, nAcked.Load(), n)
+	}
+	waitFor(300)
+	require.NoError(t, leader.Close())
+	before := nAcked.Load()
+	waitFor(before + 300) // the survivors elect a leader and carry on
+	stop.Store(true)
+	wg.Wait()
+	t.Logf("acknowledged %d writes (%d before the kill), %d failed cleanly", nAcked.Load(), before, failed.Load())
+
+	// Every acknowledged directory is on the new leader.
+	var survivors []*Server
+	for _, s := range servers {
+		if s != leader {
+			survivors = append(survivors, s)
+		}
+	}
+	newLeader := leaderOf(t, survivors)
+	acked.Range(func(k, _ any) bool {
+		_, err := newLeader.GetFileStatus(context.Background(), &stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: k.(string)})
+		require.NoError(t, err, "acknowledged directory %s lost", k)
+		return true
+	})
+}

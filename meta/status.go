@@ -1,0 +1,66 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/strato-io/strato/meta/cluster"
+	"github.com/strato-io/strato/meta/consensus"
+	"github.com/strato-io/strato/meta/namespace"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// toStatus turns an error of the namespace, cluster or consensus into a
+// gRPC status. A nil error stays nil; a status passes through.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok && !isWrapped(err) {
+		return err
+	}
+	var nl *consensus.NotLeaderError
+	if errors.As(err, &nl) {
+		st := status.New(codes.Unavailable, err.Error())
+		if d, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: stratopb.NotLeaderReason, Domain: stratopb.ErrorDomain,
+			Metadata: map[string]string{"leader": nl.LeaderAddr, "leader_id": fmt.Sprint(nl.LeaderID)}}); derr == nil {
+			st = d
+		}
+		return st.Err()
+	}
+	code := codes.Internal
+	switch {
+	case errors.Is(err, context.Canceled):
+		code = codes.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		code = codes.DeadlineExceeded
+	case errors.Is(err, namespace.ErrNotFound), errors.Is(err, cluster.ErrNotFound):
+		code = codes.NotFound
+	case errors.Is(err, namespace.ErrAlreadyExists):
+		code = codes.AlreadyExists
+	case errors.Is(err, namespace.ErrFailedPrecondition), errors.Is(err, cluster.ErrBadTransition):
+		code = codes.FailedPrecondition
+	case errors.Is(err, namespace.ErrInvalidArgument), errors.Is(err, cluster.ErrInvalid):
+		code = codes.InvalidArgument
+	case errors.Is(err, cluster.ErrNoPipeline), errors.Is(err, cluster.ErrSafeMode):
+		code = codes.Unavailable
+	case errors.Is(err, cluster.ErrUnknownNode):
+		code = codes.NotFound
+	case errors.Is(err, ErrClosed):
+		code = codes.Unavailable
+	}
+	return status.Error(code, err.Error())
+}
+
+// isWrapped reports whether err is a status error wrapped in more context
+// (status.FromError unwraps; such errors keep their code but we rebuild
+// the message).
+func isWrapped(err error) bool {
+	_, ok := err.(interface{ GRPCStatus() *status.Status })
+	return !ok
+}
