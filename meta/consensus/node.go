@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -83,6 +84,7 @@ type Node struct {
 	staged      *incomingSnapshot
 	lastCompact uint64
 	logBatch    *pebble.Batch
+	answered    uint64 // proposals answered, for the loop to notice
 }
 
 type proposal struct {
@@ -415,6 +417,19 @@ func (n *Node) loop(tick <-chan time.Time) error {
 		default:
 		}
 		n.drain(tick)
+		// First let raft hand out what it already has, committed entries in
+		// particular: their proposers, once answered, propose again in time
+		// to join the next log append instead of waiting a whole fsync.
+		answered := n.answered
+		for n.rn.HasReady() {
+			if err := n.handleReady(); err != nil {
+				return err
+			}
+		}
+		if n.answered != answered {
+			runtime.Gosched()
+			n.drainProposals()
+		}
 		n.proposeBatch()
 		n.readIndexBatch()
 		if n.rn.HasReady() {
@@ -437,15 +452,7 @@ func (n *Node) drain(tick <-chan time.Time) {
 		}
 		break
 	}
-	for len(n.propBuf) < n.opts.MaxProposalBatch {
-		select {
-		case p := <-n.propc:
-			n.propBuf = append(n.propBuf, p)
-			continue
-		default:
-		}
-		break
-	}
+	n.drainProposals()
 	for {
 		select {
 		case r := <-n.readc:
@@ -462,6 +469,18 @@ func (n *Node) drain(tick <-chan time.Time) {
 			continue
 		case id := <-n.unreachc:
 			n.rn.ReportUnreachable(id)
+			continue
+		default:
+		}
+		return
+	}
+}
+
+func (n *Node) drainProposals() {
+	for len(n.propBuf) < n.opts.MaxProposalBatch {
+		select {
+		case p := <-n.propc:
+			n.propBuf = append(n.propBuf, p)
 			continue
 		default:
 		}
@@ -573,6 +592,16 @@ func (n *Node) handleReady() error {
 		}
 	}
 
+	// Messages that promise nothing about this node's log (appends and
+	// heartbeats from a leader, votes requests) go out before the fsync, so
+	// the leader's disk write overlaps its followers'. Responses (MsgAppResp,
+	// MsgVoteResp, MsgPreVoteResp) wait until what they promise is durable.
+	for _, m := range rd.Messages {
+		if !needsDurable(m) {
+			n.sendMessage(m)
+		}
+	}
+
 	// 1. Make the log, hard state and any snapshot durable: one batch, one fsync.
 	b := n.logBatch
 	snapApplied := false
@@ -629,13 +658,11 @@ func (n *Node) handleReady() error {
 		n.staged = nil
 	}
 
-	// 2. Send, now that what the messages promise is durable.
+	// 2. Send the responses, now that what they promise is durable.
 	for _, m := range rd.Messages {
-		var snap *pebble.Snapshot
-		if m.GetType() == pb.MsgSnap {
-			snap = n.store.takeSnapshot(m.GetSnapshot().GetData())
+		if needsDurable(m) {
+			n.sendMessage(m)
 		}
-		n.transport.send(m, snap)
 	}
 
 	// 3. Apply what is committed: one batch, no fsync (the log is durable).
@@ -663,6 +690,24 @@ func (n *Node) handleReady() error {
 	n.rn.Advance(rd)
 	n.updatePositions()
 	return nil
+}
+
+// needsDurable reports whether m may only be sent once the Ready it came
+// in is durable: raft puts exactly these in its after-append queue.
+func needsDurable(m *pb.Message) bool {
+	switch m.GetType() {
+	case pb.MsgAppResp, pb.MsgVoteResp, pb.MsgPreVoteResp:
+		return true
+	}
+	return false
+}
+
+func (n *Node) sendMessage(m *pb.Message) {
+	var snap *pebble.Snapshot
+	if m.GetType() == pb.MsgSnap {
+		snap = n.store.takeSnapshot(m.GetSnapshot().GetData())
+	}
+	n.transport.send(m, snap)
 }
 
 func (n *Node) setSoftState(ss *raft.SoftState) {
@@ -767,6 +812,7 @@ func (n *Node) apply(ents []*pb.Entry) error {
 	}
 	n.metrics.applyBatches.Add(1)
 	n.metrics.entriesApplied.Add(uint64(applied))
+	n.answered += uint64(len(n.replies))
 	for i, p := range n.replies {
 		p.done <- struct{}{}
 		n.replies[i] = nil
