@@ -103,6 +103,12 @@ func (a *applier) removeDirFromCache(parent uint64, name string) {
 	}
 }
 
+func (a *applier) removeBucketFromCache(volume, bucket string) {
+	if a.ns.cache != nil {
+		a.ns.cache.removeBucket(volume, bucket)
+	}
+}
+
 // ---- volumes ----------------------------------------------------------------
 
 func (a *applier) loadVolume(name string) (*stratopb.VolumeInfo, error) {
@@ -194,6 +200,7 @@ func (a *applier) setQuota(r *stratopb.SetQuotaRequest) (proto.Message, error) {
 		}
 		bk.QuotaBytes, bk.QuotaNamespace, bk.ModificationTime = r.QuotaBytes, r.QuotaNamespace, a.now
 		id, key, rec = bk.Id, bucketKey(nil, bk.Volume, bk.Name), bk
+		a.removeBucketFromCache(bk.Volume, bk.Name)
 	}
 	u, err := getUsage(a.b, id)
 	if err != nil {
@@ -332,6 +339,7 @@ func (a *applier) deleteBucket(r *stratopb.DeleteBucketRequest) (proto.Message, 
 		return nil, err
 	}
 	vu.namespace--
+	a.removeBucketFromCache(bk.Volume, bk.Name)
 	if err := a.b.Delete(bucketKey(nil, bk.Volume, bk.Name), nil); err != nil {
 		return nil, err
 	}
@@ -365,21 +373,30 @@ func (a *applier) freeBlocks(objectID uint64, blocks []*stratopb.BlockLocation, 
 // volume's, failing with ErrQuotaExceeded (and writing nothing) if a quota
 // would be exceeded.
 func (a *applier) charge(bk *stratopb.BucketInfo, dBytes, dNamespace int64) error {
-	bu, err := getUsage(a.b, bk.Id)
+	return a.chargeIDs(bk.Id, bk.VolumeId, bk.Volume, bk.Name, dBytes, dNamespace)
+}
+
+// chargeIDs is charge by IDs; the names only label errors. A bucket without
+// usage record no longer exists: ErrBucketNotFound.
+func (a *applier) chargeIDs(bucketID, volumeID uint64, volume, bucket string, dBytes, dNamespace int64) error {
+	bu, found, err := lookupUsage(a.b, bucketID)
 	if err != nil {
 		return err
 	}
+	if !found {
+		return fmt.Errorf("%w: %s/%s", ErrBucketNotFound, volume, bucket)
+	}
 	if !bu.fits(dBytes, dNamespace) {
 		return fmt.Errorf("%w: bucket %s/%s: %d+%d bytes (quota %d), %d+%d names (quota %d)", ErrQuotaExceeded,
-			bk.Volume, bk.Name, bu.bytes, dBytes, bu.quotaBytes, bu.namespace, dNamespace, bu.quotaNamespace)
+			volume, bucket, bu.bytes, dBytes, bu.quotaBytes, bu.namespace, dNamespace, bu.quotaNamespace)
 	}
 	var vu usage
 	if dBytes != 0 {
-		if vu, err = getUsage(a.b, bk.VolumeId); err != nil {
+		if vu, err = getUsage(a.b, volumeID); err != nil {
 			return err
 		}
 		if !vu.fits(dBytes, 0) {
-			return fmt.Errorf("%w: volume %s: %d+%d bytes (quota %d)", ErrQuotaExceeded, bk.Volume, vu.bytes, dBytes, vu.quotaBytes)
+			return fmt.Errorf("%w: volume %s: %d+%d bytes (quota %d)", ErrQuotaExceeded, volume, vu.bytes, dBytes, vu.quotaBytes)
 		}
 	}
 	if dBytes == 0 && dNamespace == 0 {
@@ -387,12 +404,12 @@ func (a *applier) charge(bk *stratopb.BucketInfo, dBytes, dNamespace int64) erro
 	}
 	bu.bytes += dBytes
 	bu.namespace += dNamespace
-	if err := putUsage(a.b, bk.Id, bu); err != nil {
+	if err := putUsage(a.b, bucketID, bu); err != nil {
 		return err
 	}
 	if dBytes != 0 {
 		vu.bytes += dBytes
-		return putUsage(a.b, bk.VolumeId, vu)
+		return putUsage(a.b, volumeID, vu)
 	}
 	return nil
 }
@@ -400,11 +417,8 @@ func (a *applier) charge(bk *stratopb.BucketInfo, dBytes, dNamespace int64) erro
 // release is charge for reclaim, which knows only IDs and never fails on
 // quota (it only shrinks usage). Usage of a deleted bucket is not recreated.
 func (a *applier) release(bucketID, volumeID uint64, bytes, names int64) error {
-	if ok, err := exists(a.b, idKey(nil, tagUsage, bucketID)); err != nil || !ok {
-		return err
-	}
-	bu, err := getUsage(a.b, bucketID)
-	if err != nil {
+	bu, found, err := lookupUsage(a.b, bucketID)
+	if err != nil || !found {
 		return err
 	}
 	bu.bytes -= bytes
@@ -415,11 +429,8 @@ func (a *applier) release(bucketID, volumeID uint64, bytes, names int64) error {
 	if bytes == 0 {
 		return nil
 	}
-	if ok, err := exists(a.b, idKey(nil, tagUsage, volumeID)); err != nil || !ok {
-		return err
-	}
-	vu, err := getUsage(a.b, volumeID)
-	if err != nil {
+	vu, found, err := lookupUsage(a.b, volumeID)
+	if err != nil || !found {
 		return err
 	}
 	vu.bytes -= bytes

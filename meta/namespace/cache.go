@@ -3,10 +3,12 @@ package namespace
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/strato-io/strato/proto/stratopb"
 )
 
 // dirCache maps (parent ID, name) to a directory's object ID for Reader's
-// path resolution. It is bounded, and it cannot serve a stale entry:
+// path resolution, and bucket names to bucket records. It is bounded, and it cannot serve a stale entry:
 //
 //   - Only readers fill it, from the database, and only when no directory
 //     entry has been removed since the last committed batch: Apply bumps gen
@@ -22,7 +24,13 @@ type dirCache struct {
 	committed atomic.Uint64 // gen when the last batch was committed
 	shards    [dirCacheShards]dirShard
 	perShard  int
+
+	// Buckets by "volume\x00bucket", same rules; read-only records.
+	bmu     sync.Mutex
+	buckets map[string]*stratopb.BucketInfo
 }
+
+const maxCachedBuckets = 4096
 
 const dirCacheShards = 32
 
@@ -37,7 +45,7 @@ type dirShard struct {
 }
 
 func newDirCache(entries int) *dirCache {
-	c := &dirCache{perShard: max(entries/dirCacheShards, 1)}
+	c := &dirCache{perShard: max(entries/dirCacheShards, 1), buckets: make(map[string]*stratopb.BucketInfo)}
 	for i := range c.shards {
 		c.shards[i].m = make(map[dirKey]uint64)
 	}
@@ -94,9 +102,41 @@ func (c *dirCache) remove(parent uint64, name string) {
 	s.mu.Unlock()
 }
 
+func bucketCacheKey(volume, bucket string) string { return volume + "\x00" + bucket }
+
+func (c *dirCache) getBucket(volume, bucket string) *stratopb.BucketInfo {
+	c.bmu.Lock()
+	bk := c.buckets[volume+"\x00"+bucket]
+	c.bmu.Unlock()
+	return bk
+}
+
+func (c *dirCache) fillBucket(bk *stratopb.BucketInfo, gen uint64) {
+	c.bmu.Lock()
+	if c.gen.Load() == gen {
+		if len(c.buckets) >= maxCachedBuckets {
+			clear(c.buckets)
+		}
+		c.buckets[bucketCacheKey(bk.Volume, bk.Name)] = bk
+	}
+	c.bmu.Unlock()
+}
+
+// removeBucket is called by Apply for every bucket it changes or deletes.
+func (c *dirCache) removeBucket(volume, bucket string) {
+	c.bmu.Lock()
+	c.gen.Add(1)
+	delete(c.buckets, bucketCacheKey(volume, bucket))
+	c.bmu.Unlock()
+}
+
 func (c *dirCache) publish() { c.committed.Store(c.gen.Load()) }
 
 func (c *dirCache) reset() {
+	c.bmu.Lock()
+	c.gen.Add(1)
+	clear(c.buckets)
+	c.bmu.Unlock()
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()

@@ -117,7 +117,7 @@ func (a *applier) openKey(c *stratopb.OpenKeyCommand) (proto.Message, error) {
 		return nil, err
 	}
 	rec := &stratopb.OpenKeyInfo{
-		Volume: bk.Volume, Bucket: bk.Name, BucketId: bk.Id, Layout: bk.Layout,
+		Volume: bk.Volume, Bucket: bk.Name, BucketId: bk.Id, VolumeId: bk.VolumeId, Layout: bk.Layout,
 		Replication: repl, ChecksumType: bk.ChecksumType, BytesPerChecksum: bk.BytesPerChecksum,
 		CreationTime: a.now, ExpiresAt: c.GetExpiresAt(), Blocks: c.GetBlocks(),
 		Overwrite: !c.GetCreateFile() || c.GetOverwrite(), Owner: c.GetOwner(),
@@ -246,19 +246,17 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 	if err != nil {
 		return nil, err
 	}
-	bk, err := a.loadBucket(c.GetVolume(), c.GetBucket())
-	if err != nil {
-		return nil, err
-	}
-	fso := isFSO(bk)
+	// The bucket is checked by ID when charging its usage: a bucket deleted
+	// and created again under the same name is another bucket.
+	fso := rec.Layout == stratopb.BucketLayout_LAYOUT_FSO
 	name := c.GetKey()
 	if fso {
 		if name, err = CleanPath(name); err != nil {
 			return nil, err
 		}
 	}
-	if rec.BucketId != bk.Id || rec.Key != name {
-		return nil, fmt.Errorf("%w: %d is not %s/%s/%s", ErrOpenKeyNotFound, rec.Id, bk.Volume, bk.Name, c.GetKey())
+	if rec.Key != name {
+		return nil, fmt.Errorf("%w: %d is not %s/%s/%s", ErrOpenKeyNotFound, rec.Id, rec.Volume, rec.Bucket, c.GetKey())
 	}
 
 	// The committed blocks must be this key's allocations; their pipelines
@@ -288,7 +286,7 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 	tag := byte(tagKey)
 	if fso {
 		tag = tagFile
-		if rec.ParentId != bk.Id {
+		if rec.ParentId != rec.BucketId {
 			if ok, err := exists(a.b, idKey(a.kb, tagDirByID, rec.ParentId)); err != nil {
 				return nil, err
 			} else if !ok {
@@ -314,7 +312,7 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 	if replaced {
 		dNames = 0
 	}
-	if err := a.charge(bk, size-old.GetSize(), dNames); err != nil {
+	if err := a.chargeIDs(rec.BucketId, rec.VolumeId, rec.Volume, rec.Bucket, size-old.GetSize(), dNames); err != nil {
 		return nil, err
 	}
 

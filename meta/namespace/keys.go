@@ -166,24 +166,31 @@ func (u *usage) encode() []byte {
 }
 
 func getUsage(r pebble.Reader, id uint64) (usage, error) {
+	u, _, err := lookupUsage(r, id)
+	return u, err
+}
+
+// lookupUsage reads the usage record of id; found is false if there is none
+// (the volume or bucket does not exist).
+func lookupUsage(r pebble.Reader, id uint64) (u usage, found bool, err error) {
 	var kb [16]byte
 	v, closer, err := r.Get(idKey(kb[:0], tagUsage, id))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return usage{}, nil
+		return usage{}, false, nil
 	}
 	if err != nil {
-		return usage{}, err
+		return usage{}, false, err
 	}
 	defer closer.Close()
 	if len(v) != 32 {
-		return usage{}, fmt.Errorf("%w: usage of %d: %d bytes", ErrCorrupt, id, len(v))
+		return usage{}, false, fmt.Errorf("%w: usage of %d: %d bytes", ErrCorrupt, id, len(v))
 	}
 	return usage{
 		bytes:          int64(binary.BigEndian.Uint64(v[0:])),
 		namespace:      int64(binary.BigEndian.Uint64(v[8:])),
 		quotaBytes:     int64(binary.BigEndian.Uint64(v[16:])),
 		quotaNamespace: int64(binary.BigEndian.Uint64(v[24:])),
-	}, nil
+	}, true, nil
 }
 
 func putUsage(b *pebble.Batch, id uint64, u usage) error {

@@ -65,19 +65,34 @@ func (rd *Reader) Volume(name string) (*stratopb.VolumeInfo, error) {
 
 // Bucket returns a bucket with its usage.
 func (rd *Reader) Bucket(volume, name string) (*stratopb.BucketInfo, error) {
-	bk, err := rd.bucket(volume, name)
+	shared, err := rd.bucket(volume, name)
 	if err != nil {
 		return nil, err
 	}
+	bk := proto.Clone(shared).(*stratopb.BucketInfo)
 	return bk, applyUsage(rd.r, bk.Id, &bk.UsedBytes, &bk.UsedNamespace)
 }
 
+// bucket returns a bucket's record, which the caller must not modify (it
+// may be shared through the cache).
 func (rd *Reader) bucket(volume, name string) (*stratopb.BucketInfo, error) {
+	c := rd.ns.cache
+	var gen uint64
+	var fillOK bool
+	if c != nil {
+		if bk := c.getBucket(volume, name); bk != nil {
+			return bk, nil
+		}
+		gen, fillOK = c.token()
+	}
 	bk := &stratopb.BucketInfo{}
 	if ok, err := get(rd.r, bucketKey(nil, volume, name), bk); err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, fmt.Errorf("%w: %s/%s", ErrBucketNotFound, volume, name)
+	}
+	if fillOK {
+		c.fillBucket(bk, gen)
 	}
 	return bk, nil
 }
@@ -293,19 +308,19 @@ func (rd *Reader) GetFileStatus(req *stratopb.GetFileStatusRequest) (*stratopb.G
 	if err != nil {
 		return nil, err
 	}
-	d := &stratopb.DirectoryInfo{}
-	if ok, err := get(rd.r, childKey(rs.buf, tagDir, pid, name), d); err != nil {
-		return nil, err
-	} else if ok {
-		return &stratopb.GetFileStatusResponse{Status: dirStatus(p, d)}, nil
-	}
 	ki := &stratopb.KeyInfo{}
 	if ok, err := get(rd.r, childKey(rs.buf, tagFile, pid, name), ki); err != nil {
+		return nil, err
+	} else if ok {
+		return &stratopb.GetFileStatusResponse{Status: fileStatus(bk, p, ki, req.GetWithBlocks())}, nil
+	}
+	d := &stratopb.DirectoryInfo{}
+	if ok, err := get(rd.r, childKey(rs.buf, tagDir, pid, name), d); err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, fmt.Errorf("%w: %s/%s/%s", ErrFileNotFound, bk.Volume, bk.Name, p)
 	}
-	return &stratopb.GetFileStatusResponse{Status: fileStatus(bk, p, ki, req.GetWithBlocks())}, nil
+	return &stratopb.GetFileStatusResponse{Status: dirStatus(p, d)}, nil
 }
 
 func (rd *Reader) obsFileStatus(bk *stratopb.BucketInfo, req *stratopb.GetFileStatusRequest) (*stratopb.GetFileStatusResponse, error) {

@@ -948,6 +948,7 @@ type OpenKeyInfo struct {
 	Blocks           []*BlockLocation       `protobuf:"bytes,14,rep,name=blocks,proto3" json:"blocks,omitempty"` // every block allocated to this key
 	Overwrite        bool                   `protobuf:"varint,15,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
 	Owner            string                 `protobuf:"bytes,16,opt,name=owner,proto3" json:"owner,omitempty"`
+	VolumeId         uint64                 `protobuf:"varint,17,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -1092,6 +1093,13 @@ func (x *OpenKeyInfo) GetOwner() string {
 		return x.Owner
 	}
 	return ""
+}
+
+func (x *OpenKeyInfo) GetVolumeId() uint64 {
+	if x != nil {
+		return x.VolumeId
+	}
+	return 0
 }
 
 // DeletedBlocks is one entry of the deleted-blocks table: blocks no key
@@ -4699,7 +4707,7 @@ const file_meta_proto_rawDesc = "" +
 	"\tobject_id\x18\b \x01(\x04R\bobjectId\x12\x14\n" +
 	"\x05owner\x18\t \x01(\tR\x05owner\x12!\n" +
 	"\x03key\x18\n" +
-	" \x01(\v2\x0f.strato.KeyInfoR\x03key\"\xb1\x04\n" +
+	" \x01(\v2\x0f.strato.KeyInfoR\x03key\"\xce\x04\n" +
 	"\vOpenKeyInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06volume\x18\x02 \x01(\tR\x06volume\x12\x16\n" +
@@ -4718,7 +4726,8 @@ const file_meta_proto_rawDesc = "" +
 	"expires_at\x18\r \x01(\x03R\texpiresAt\x12-\n" +
 	"\x06blocks\x18\x0e \x03(\v2\x15.strato.BlockLocationR\x06blocks\x12\x1c\n" +
 	"\toverwrite\x18\x0f \x01(\bR\toverwrite\x12\x14\n" +
-	"\x05owner\x18\x10 \x01(\tR\x05owner\"\x9e\x01\n" +
+	"\x05owner\x18\x10 \x01(\tR\x05owner\x12\x1b\n" +
+	"\tvolume_id\x18\x11 \x01(\x04R\bvolumeId\"\x9e\x01\n" +
 	"\rDeletedBlocks\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
 	"\tobject_id\x18\x02 \x01(\x04R\bobjectId\x12\x1d\n" +

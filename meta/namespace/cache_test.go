@@ -1,0 +1,111 @@
+package namespace
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+func (c *dirCache) len() (n int) {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		n += len(s.m)
+		s.mu.Unlock()
+	}
+	return n
+}
+
+func TestDirCacheRenameAndDelete(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("fsb", fso)
+	h.createFile("fsb", "a/b/f", 1)
+	_, err := h.stat("fsb", "a/b/f")
+	require.NoError(t, err)
+	require.Equal(t, 2, h.ns.cache.len(), "a and a/b cached")
+
+	h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a", Dst: "z"})
+	_, err = h.stat("fsb", "a/b/f")
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = h.stat("fsb", "z/b/f")
+	require.NoError(t, err)
+
+	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "z/b", Recursive: true})
+	_, err = h.stat("fsb", "z/b/f")
+	require.ErrorIs(t, err, ErrNotFound)
+	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "z/b"})
+	_, err = h.stat("fsb", "z/b/f")
+	require.ErrorIs(t, err, ErrNotFound, "a new z/b is a new directory")
+}
+
+// A reader that runs between Apply and the batch's commit reads the old
+// state; it must not leave that state in the cache.
+func TestDirCacheReaderBetweenApplyAndCommit(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("fsb", fso)
+	h.createFile("fsb", "a/b/f", 1)
+
+	cmd, err := h.prepare(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a", Dst: "z"})
+	require.NoError(t, err)
+	b := h.db.NewIndexedBatch()
+	_, err = h.ns.Apply(cmd, b)
+	require.NoError(t, err)
+
+	_, err = h.stat("fsb", "a/b/f") // the DB still has a/
+	require.NoError(t, err)
+	require.NoError(t, b.Commit(pebble.NoSync))
+	_, err = h.stat("fsb", "a/b/f") // before Committed: must not fill or hit
+	require.ErrorIs(t, err, ErrNotFound)
+	require.Zero(t, h.ns.cache.len())
+	h.ns.Committed()
+	_, err = h.stat("fsb", "a/b/f")
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = h.stat("fsb", "z/b/f")
+	require.NoError(t, err)
+	require.Equal(t, 2, h.ns.cache.len(), "filling resumes after Committed")
+}
+
+func TestDirCacheBounded(t *testing.T) {
+	db := openDB(t)
+	h := newHarnessOn(t, db)
+	var err error
+	h.ns, err = New(Options{DirCacheEntries: 64})
+	require.NoError(t, err)
+	h.volBucket("fsb", fso)
+	for i := range 300 {
+		h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("d%d/e", i)})
+		_, err := h.stat("fsb", fmt.Sprintf("d%d/e", i))
+		require.NoError(t, err)
+	}
+	require.LessOrEqual(t, h.ns.cache.len(), 64+dirCacheShards)
+	for i := range 300 {
+		_, err := h.stat("fsb", fmt.Sprintf("d%d/e", i))
+		require.NoError(t, err)
+	}
+}
+
+func TestBucketCache(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("bkt", fso)
+	h.createFile("bkt", "f", 1)
+	_, err := h.stat("bkt", "f")
+	require.NoError(t, err)
+	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "bkt", Path: "f"})
+	h.must(&stratopb.DeleteBucketRequest{Volume: "vol", Name: "bkt"})
+	_, err = h.stat("bkt", "f")
+	require.ErrorIs(t, err, ErrBucketNotFound)
+	h.volBucket("bkt", stratopb.BucketLayout_LAYOUT_OBS)
+	h.putKey("bkt", "k", 3)
+	lk, err := h.rd().LookupKey(&stratopb.LookupKeyRequest{Volume: "vol", Bucket: "bkt", Key: "k"})
+	require.NoError(t, err)
+	require.Equal(t, int64(3), lk.Key.Size)
+	h.must(&stratopb.SetQuotaRequest{Volume: "vol", Bucket: "bkt", QuotaBytes: 99})
+	bk, err := h.rd().Bucket("vol", "bkt")
+	require.NoError(t, err)
+	require.Equal(t, int64(99), bk.QuotaBytes)
+	require.Equal(t, int64(3), bk.UsedBytes)
+}
