@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/strato-io/strato/meta/cluster"
@@ -41,6 +43,10 @@ type Options struct {
 	ReclaimBatch int
 	// Logger receives the server's logs. Default: discard.
 	Logger *slog.Logger
+	// CacheSize is the Pebble block cache, in bytes: the namespace lives in
+	// Pebble and only this much of it (plus memtables) is held in memory.
+	// Default 512 MiB.
+	CacheSize int64
 	// Raft tunes consensus (tick interval, election ticks, log compaction,
 	// Pebble options); its ID, Peers, FS, Dir and Logger are set from the
 	// fields above. Zero values take consensus's defaults.
@@ -72,6 +78,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.CacheSize == 0 {
+		o.CacheSize = 512 << 20
 	}
 	o.Cluster.EnsureDefaults()
 	return o
@@ -105,4 +114,16 @@ func BenchOptions(dir string) Options {
 			BlockSize:               16 << 20,
 		},
 	}
+}
+
+// pebbleOptions is meta's Pebble configuration: a bounded block cache,
+// bloom filters on every level (most of apply's lookups are of names that
+// do not exist yet) and memtables large enough to absorb bursts of small
+// writes.
+func pebbleOptions(cache *pebble.Cache) *pebble.Options {
+	po := &pebble.Options{Cache: cache, MemTableSize: 64 << 20}
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	return po
 }

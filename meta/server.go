@@ -33,6 +33,8 @@ type Server struct {
 	ns   *namespace.Namespace
 	cl   *cluster.Manager
 	grpc *grpc.Server
+	// cache is the Pebble block cache when the server made it.
+	cache *pebble.Cache
 
 	stop   chan struct{}
 	wg     sync.WaitGroup
@@ -55,9 +57,16 @@ func Open(opts Options) (*Server, error) {
 		return nil, err
 	}
 	raft := opts.Raft
+	if raft.Pebble == nil {
+		s.cache = pebble.NewCache(opts.CacheSize)
+		raft.Pebble = pebbleOptions(s.cache)
+	}
 	raft.ID, raft.Peers, raft.FS, raft.Dir, raft.Logger = opts.ID, opts.Peers, opts.FS, opts.Dir, opts.Logger
 	s.node, err = consensus.Open(raft, (*stateMachine)(s))
 	if err != nil {
+		if s.cache != nil {
+			s.cache.Unref()
+		}
 		return nil, fmt.Errorf("meta: %w", err)
 	}
 	s.db = s.node.DB()
@@ -112,7 +121,11 @@ func (s *Server) Close() error {
 	close(s.stop)
 	s.wg.Wait()
 	s.grpc.Stop()
-	return s.node.Close()
+	err := s.node.Close()
+	if s.cache != nil {
+		s.cache.Unref()
+	}
+	return err
 }
 
 func (s *Server) now() time.Time { return time.Now() }

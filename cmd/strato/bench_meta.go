@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -30,7 +31,7 @@ Usage: strato bench meta -op OP [options]
   -op blockReport [-datanodes T] [-reports N] [-blocksPerReport B] [-blocksPerFile F] |
   -op replication [-datanodes T] [-nodesToDecommission D] [-nodeReplicationLimit C] [-totalBlocks B] [-replication R] |
   -op clean
-  general: [-keepResults] [--meta HOST:PORT] [--data DIR] [--volume V] [--bucket B]
+  general: [-keepResults] [--meta HOST:PORT] [--data DIR] [--volume V] [--bucket B] [--cpuprofile FILE]
 
 Without --meta, a meta server runs inside the benchmark and is called
 directly (standalone); its data goes to --data (default: a temporary
@@ -75,6 +76,7 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	dataDir := fs.String("data", "", "standalone: meta's data directory (default: a temporary one)")
 	volume := fs.String("volume", "bench", "volume of the benchmark's bucket")
 	bucket := fs.String("bucket", "nnbench", "the benchmark's FSO bucket")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -129,6 +131,17 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		defer conn.Close()
 		target = bench.NewRemote(conn, *volume, *bucket)
 		fmt.Fprintf(stderr, "bench meta: remote meta at %s\n", *metaAddr)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if err := target.Setup(ctx, o.Replication); err != nil {
 		return err
