@@ -66,7 +66,7 @@ func TestApplyValidatesCommands(t *testing.T) {
 	for _, cmd := range []*stratopb.NamespaceCommand{
 		{},
 		{Op: &stratopb.NamespaceCommand_CreateVolume{CreateVolume: &stratopb.VolumeInfo{Name: "X"}}},
-		{Op: &stratopb.NamespaceCommand_CreateBucket{CreateBucket: &stratopb.BucketInfo{Volume: "vol", Name: "bkt2"}}}, // no replication, no block size
+		{Op: &stratopb.NamespaceCommand_CreateBucket{CreateBucket: &stratopb.BucketInfo{Volume: "vol", Name: "bkt2"}}},      // no replication, no block size
 		{Op: &stratopb.NamespaceCommand_OpenKey{OpenKey: &stratopb.OpenKeyCommand{Volume: "vol", Bucket: "fsb", Key: "f"}}}, // no expiry
 		{Op: &stratopb.NamespaceCommand_OpenKey{OpenKey: &stratopb.OpenKeyCommand{Volume: "vol", Bucket: "fsb", Key: "a//b", ExpiresAt: 1}}},
 		{Op: &stratopb.NamespaceCommand_OpenKey{OpenKey: &stratopb.OpenKeyCommand{Volume: "vol", Bucket: "fsb", Key: "f", ExpiresAt: 1,
