@@ -70,6 +70,7 @@ disk's sequential rate the 4 MiB case is compared with.`,
 	f.BoolVar(&p.Options.Keep, "keep", false, "keep each run's data directory")
 	f.StringVar(&sumType, "checksum", "CRC32C", "checksum type: NONE, CRC32, CRC32C, SHA256, MD5")
 	f.BoolVar(&p.Options.Sync, "sync", false, "fsync everything at the end, inside the timed run")
+	f.BoolVar(&p.Options.NoDirectIO, "no-direct-io", false, "write every chunk through the page cache (the store uses O_DIRECT for aligned chunks of 1 MiB and more)")
 	f.BoolVar(&p.Matrix, "matrix", false, "run the original grid: 1k,10k,100k,1M,4M × FILE_PER_BLOCK, FILE_PER_CHUNK, RAW, 16 threads, each followed by a sync")
 	f.BoolVar(&p.WithRaw, "with-raw", false, "also run RAW with the same flags and print the ratio")
 	f.BoolVar(&p.DD, "dd", false, "also run 'dd if=/dev/zero bs=4M count=N oflag=direct' in --dir, before every round and at the end")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,7 @@ type openBlock struct {
 	hasRow    bool     // the database holds a row for the block
 	committed int64    // committed length
 	f         vfs.File // FILE_PER_BLOCK: read-write handle, opened on first write
+	df        *os.File // FILE_PER_BLOCK: O_DIRECT handle, opened on first aligned large write
 	chunks    []chunkRec
 	sums      []byte // checksum values of chunks, back to back
 	end       int64  // max end offset of chunks
@@ -244,10 +246,7 @@ func (c *Container) release() error {
 		s.mu.Lock()
 		for id, b := range s.m {
 			b.mu.Lock()
-			if b.f != nil {
-				errs = append(errs, b.f.Close())
-				b.f = nil
-			}
+			errs = append(errs, b.closeFiles())
 			b.gone = true
 			b.mu.Unlock()
 			delete(s.m, id)
@@ -313,11 +312,7 @@ func (c *Container) loadBlockLocked(b *openBlock) error {
 
 // evictLocked drops a block from memory after closing its handle.
 func (c *Container) evictLocked(b *openBlock) error {
-	var err error
-	if b.f != nil {
-		err = b.f.Close()
-		b.f = nil
-	}
+	err := b.closeFiles()
 	b.gone = true
 	s := c.shard(b.id)
 	s.mu.Lock()
@@ -326,6 +321,19 @@ func (c *Container) evictLocked(b *openBlock) error {
 	}
 	s.mu.Unlock()
 	return err
+}
+
+func (b *openBlock) closeFiles() error {
+	var errs []error
+	if b.f != nil {
+		errs = append(errs, b.f.Close())
+		b.f = nil
+	}
+	if b.df != nil {
+		errs = append(errs, b.df.Close())
+		b.df = nil
+	}
+	return errors.Join(errs...)
 }
 
 func (c *Container) blockPath(localID uint64) string {

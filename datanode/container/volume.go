@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -31,6 +32,10 @@ type Volume struct {
 	db   *pebble.DB
 	lock io.Closer
 
+	// direct is set while the direct-I/O fast path is usable (see
+	// Options.DisableDirectIO); cleared if the filesystem refuses O_DIRECT.
+	direct atomic.Bool
+
 	mu         sync.RWMutex
 	containers map[uint64]*Container
 	closed     bool
@@ -46,6 +51,7 @@ func OpenVolume(dir string, opts Options) (*Volume, error) {
 	}
 	fs := opts.FS
 	v := &Volume{opts: opts, fs: fs, dir: dir, containers: make(map[uint64]*Container)}
+	v.direct.Store(directIOSupported && !opts.DisableDirectIO && fs == vfs.Default)
 	if err := fs.MkdirAll(fs.PathJoin(dir, containersDir), 0o755); err != nil {
 		return nil, ioError("create volume directory", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"syscall"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -95,6 +97,15 @@ func (c *Container) WriteChunk(localID uint64, offset int64, data []byte, sums c
 	unsynced := false
 	switch c.layout {
 	case FilePerBlock:
+		if n >= c.v.opts.DirectIOMinSize && c.v.direct.Load() && directAligned(data, offset) {
+			ok, err := c.writeDirectLocked(b, offset, data)
+			if err != nil {
+				return err
+			}
+			if ok {
+				break
+			}
+		}
 		if b.f == nil {
 			f, err := c.v.fs.OpenReadWrite(c.blockPath(localID), vfs.WriteCategoryUnspecified)
 			if err != nil {
@@ -129,6 +140,33 @@ func (c *Container) WriteChunk(localID uint64, offset int64, data []byte, sums c
 		c.dirtyMu.Unlock()
 	}
 	return nil
+}
+
+// directAligned reports whether data can be written with O_DIRECT at off.
+func directAligned(data []byte, off int64) bool {
+	return off%directIOAlign == 0 && len(data)%directIOAlign == 0 &&
+		uintptr(unsafe.Pointer(unsafe.SliceData(data)))%directIOAlign == 0
+}
+
+// writeDirectLocked writes with O_DIRECT; false means the filesystem
+// refused O_DIRECT and the caller should write buffered.
+func (c *Container) writeDirectLocked(b *openBlock, offset int64, data []byte) (bool, error) {
+	if b.df == nil {
+		df, err := openDirect(c.blockPath(b.id))
+		if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
+			c.v.direct.Store(false)
+			return false, nil
+		}
+		if err != nil {
+			return false, ioError(fmt.Sprintf("open block %d", b.id), err)
+		}
+		b.df = df
+		c.dirDirty.Store(true)
+	}
+	if _, err := b.df.WriteAt(data, offset); err != nil {
+		return false, ioError(fmt.Sprintf("write block %d at %d", b.id, offset), err)
+	}
+	return true, nil
 }
 
 func (c *Container) writeChunkFile(localID uint64, offset int64, data []byte) error {
@@ -271,10 +309,15 @@ func (c *Container) syncBlockLocked(b *openBlock) error {
 	}
 	switch c.layout {
 	case FilePerBlock:
+		// One fsync covers the inode whichever handle wrote.
+		var err error
 		if b.f != nil {
-			if err := b.f.Sync(); err != nil {
-				return ioError(fmt.Sprintf("sync block %d", b.id), err)
-			}
+			err = b.f.Sync()
+		} else if b.df != nil {
+			err = b.df.Sync()
+		}
+		if err != nil {
+			return ioError(fmt.Sprintf("sync block %d", b.id), err)
 		}
 	case FilePerChunk:
 		for i := range b.chunks {

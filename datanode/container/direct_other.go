@@ -1,0 +1,12 @@
+//go:build !linux
+
+package container
+
+import (
+	"errors"
+	"os"
+)
+
+func openDirect(string) (*os.File, error) { return nil, errors.ErrUnsupported }
+
+const directIOSupported = false
