@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/strato-io/strato/meta/cluster"
@@ -114,16 +112,4 @@ func BenchOptions(dir string) Options {
 			BlockSize:               16 << 20,
 		},
 	}
-}
-
-// pebbleOptions is meta's Pebble configuration: a bounded block cache,
-// bloom filters on every level (most of apply's lookups are of names that
-// do not exist yet) and memtables large enough to absorb bursts of small
-// writes.
-func pebbleOptions(cache *pebble.Cache) *pebble.Options {
-	po := &pebble.Options{Cache: cache, MemTableSize: 64 << 20}
-	for i := range po.Levels {
-		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-	}
-	return po
 }

@@ -33,8 +33,6 @@ type Server struct {
 	ns   *namespace.Namespace
 	cl   *cluster.Manager
 	grpc *grpc.Server
-	// cache is the Pebble block cache when the server made it.
-	cache *pebble.Cache
 
 	stop   chan struct{}
 	wg     sync.WaitGroup
@@ -58,15 +56,12 @@ func Open(opts Options) (*Server, error) {
 	}
 	raft := opts.Raft
 	if raft.Pebble == nil {
-		s.cache = pebble.NewCache(opts.CacheSize)
-		raft.Pebble = pebbleOptions(s.cache)
+		raft.Pebble = &pebble.Options{CacheSize: opts.CacheSize}
+		namespace.ConfigurePebble(raft.Pebble)
 	}
 	raft.ID, raft.Peers, raft.FS, raft.Dir, raft.Logger = opts.ID, opts.Peers, opts.FS, opts.Dir, opts.Logger
 	s.node, err = consensus.Open(raft, (*stateMachine)(s))
 	if err != nil {
-		if s.cache != nil {
-			s.cache.Unref()
-		}
 		return nil, fmt.Errorf("meta: %w", err)
 	}
 	s.db = s.node.DB()
@@ -121,11 +116,7 @@ func (s *Server) Close() error {
 	close(s.stop)
 	s.wg.Wait()
 	s.grpc.Stop()
-	err := s.node.Close()
-	if s.cache != nil {
-		s.cache.Unref()
-	}
-	return err
+	return s.node.Close()
 }
 
 func (s *Server) now() time.Time { return time.Now() }
