@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
@@ -32,7 +33,9 @@ func (ns *Namespace) Apply(cmd *stratopb.NamespaceCommand, b *pebble.Batch) (pro
 	if cmd == nil {
 		return nil, fmt.Errorf("%w: nil command", ErrInvalidArgument)
 	}
-	a := &applier{ns: ns, b: b, now: cmd.GetNow(), rs: resolver{r: b}}
+	a := applierPool.Get().(*applier)
+	defer a.recycle()
+	a.ns, a.b, a.now, a.rs.r = ns, b, cmd.GetNow(), b
 	var res proto.Message
 	var err error
 	switch op := cmd.Op.(type) {
@@ -83,7 +86,18 @@ type applier struct {
 	rs        resolver
 	ids       ids
 	idsLoaded bool
-	kb        []byte
+	// Key buffers for keys used at once (kb) or held through one operation
+	// (kb2); big enough that typical keys never reallocate.
+	kb, kb2 []byte
+}
+
+var applierPool = sync.Pool{New: func() any {
+	return &applier{kb: make([]byte, 0, 512), kb2: make([]byte, 0, 512), rs: resolver{buf: make([]byte, 0, 512)}}
+}}
+
+func (a *applier) recycle() {
+	*a = applier{kb: a.kb[:0], kb2: a.kb2[:0], rs: resolver{buf: a.rs.buf[:0]}}
+	applierPool.Put(a)
 }
 
 func (a *applier) nextID() (uint64, error) {
@@ -366,7 +380,7 @@ func (a *applier) freeBlocks(objectID uint64, blocks []*stratopb.BlockLocation, 
 	for _, bl := range blocks {
 		rec.Blocks = append(rec.Blocks, bl.GetBlockId())
 	}
-	return put(a.b, idKey(nil, tagDeleted, seq), rec)
+	return put(a.b, idKey(a.kb, tagDeleted, seq), rec)
 }
 
 // charge adds dBytes and dNamespace to a bucket's usage and dBytes to its

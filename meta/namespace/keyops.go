@@ -299,7 +299,7 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 			return nil, fmt.Errorf("%w: %s", ErrIsADirectory, name)
 		}
 	}
-	key := childKey(nil, tag, rec.ParentId, rec.FileName)
+	key := childKey(a.kb2, tag, rec.ParentId, rec.FileName)
 	old := &stratopb.KeyInfo{}
 	replaced, err := get(a.b, key, old)
 	if err != nil {

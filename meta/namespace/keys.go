@@ -45,7 +45,10 @@ const (
 
 func tableKey(buf []byte, tag byte) []byte { return append(buf[:0], prefix, tag) }
 
-func counterKey() []byte { return []byte{prefix, tagCounter} }
+// theCounterKey is never modified: Pebble does not write to keys it is given.
+var theCounterKey = []byte{prefix, tagCounter}
+
+func counterKey() []byte { return theCounterKey }
 
 func volumeKey(buf []byte, volume string) []byte {
 	return append(tableKey(buf, tagVolume), volume...)

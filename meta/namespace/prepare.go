@@ -168,11 +168,10 @@ func (ns *Namespace) prepareBucket(r *stratopb.CreateBucketRequest, view pebble.
 // prepareOpen checks the bucket and the key name, and allocates the first
 // block when the writer expects data.
 func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env PrepareEnv, c *stratopb.OpenKeyCommand, ex *stratopb.ExcludeList) (*stratopb.OpenKeyCommand, error) {
-	bk := &stratopb.BucketInfo{}
-	if ok, err := get(view, bucketKey(nil, c.Volume, c.Bucket), bk); err != nil {
+	// Through the reader's bucket cache: what prepare reads is advisory.
+	bk, err := ns.Reader(view).bucket(c.Volume, c.Bucket)
+	if err != nil {
 		return nil, err
-	} else if !ok {
-		return nil, fmt.Errorf("%w: %s/%s", ErrBucketNotFound, c.Volume, c.Bucket)
 	}
 	if isFSO(bk) {
 		p, err := CleanPath(c.Key)
