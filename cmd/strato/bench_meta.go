@@ -101,8 +101,11 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 
-	var target *bench.ServiceTarget
-	standalone := *metaAddr == ""
+	var (
+		target     *bench.ServiceTarget
+		srv        *meta.Server
+		standalone = *metaAddr == ""
+	)
 	if standalone {
 		dir := *dataDir
 		if dir == "" {
@@ -113,8 +116,8 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			defer os.RemoveAll(tmp)
 			dir = tmp
 		}
-		srv, err := meta.Open(meta.BenchOptions(dir))
-		if err != nil {
+		var err error
+		if srv, err = meta.Open(meta.BenchOptions(dir)); err != nil {
 			return err
 		}
 		defer srv.Close()
@@ -147,6 +150,11 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	_, err := bench.RunMeta(ctx, o, target, standalone)
+	if srv != nil {
+		m := srv.Node().Metrics()
+		fmt.Fprintf(stdout, "Raft: %d proposals in %d log appends (%.1f per append), %d fsyncs\n",
+			m.Proposals, m.LogAppends, float64(m.Proposals)/float64(max(m.LogAppends, 1)), m.Fsyncs)
+	}
 	if rss := bench.PeakRSS(); rss > 0 {
 		fmt.Fprintf(stdout, "Peak RSS: %.1f MiB\n", float64(rss)/(1<<20))
 	}
