@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
+	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/grpc"
 )
 
@@ -48,7 +49,7 @@ func newTestCluster(t *testing.T, size int, mod func(*Options)) *testCluster {
 func (c *testCluster) opts(id uint64) Options {
 	o := Options{
 		ID: id, Peers: maps.Clone(c.addrs), FS: c.fs, Dir: fmt.Sprintf("n%d", id),
-		TickInterval: 10 * time.Millisecond, ElectionTicks: 10, HeartbeatTicks: 1,
+		TickInterval: 20 * time.Millisecond, ElectionTicks: 10, HeartbeatTicks: 1,
 	}
 	if c.mod != nil {
 		c.mod(&o)
@@ -280,6 +281,17 @@ func TestThreeVotersLeaderKilledUnderLoad(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 
+	// A linearizable read on the new leader sees every acknowledged write,
+	// before the group has converged.
+	require.NoError(t, newLeader.ReadBarrier(context.Background()))
+	mu.Lock()
+	for k, v := range acked {
+		got, ok := readKV(t, newLeader.DB(), k)
+		require.True(t, ok, "acknowledged write %s not visible after ReadBarrier", k)
+		require.Equal(t, v, got)
+	}
+	mu.Unlock()
+
 	check := func(state map[string]string) {
 		t.Helper()
 		for k, v := range acked {
@@ -334,7 +346,14 @@ func TestFollowerCatchesUpBySnapshot(t *testing.T) {
 	state := c.waitConverged()
 	f := c.node(follower)
 	require.Positive(t, f.Metrics().SnapshotsApplied, "the follower caught up by snapshot")
-	require.Positive(t, leader.Metrics().SnapshotsSent)
+	// The sender counts the snapshot once the follower's ack reaches it.
+	require.Eventually(t, func() bool {
+		sent := uint64(0)
+		for _, n := range c.running() {
+			sent += n.Metrics().SnapshotsSent
+		}
+		return sent > 0
+	}, 5*time.Second, 5*time.Millisecond)
 	require.NotContains(t, state, "k/doomed")
 	require.Equal(t, "new", state["k/kept"])
 	require.NotContains(t, state, "\xff\xffdoomed-raw")
@@ -364,4 +383,69 @@ func TestRedirectorGivesUpOnOtherErrors(t *testing.T) {
 	})
 	require.ErrorIs(t, err, boom)
 	require.Equal(t, 2, calls)
+}
+
+// partition cuts (or, with nil, heals) every link to and from id.
+func (c *testCluster) partition(id uint64, cut bool) {
+	for _, n := range c.running() {
+		if !cut {
+			n.transport.drop.Store(nil)
+			continue
+		}
+		f := func(m *pb.Message) bool { return m.GetTo() == id || m.GetFrom() == id }
+		n.transport.drop.Store(&f)
+	}
+}
+
+// TestPartitionedLeaderDropsItsProposals cuts the leader off with a
+// proposal in flight. The others elect a leader and go on; when the
+// partition heals, the old leader's uncommitted entry is replaced and its
+// proposer learns that the command was dropped (safe to retry), and the
+// command is nowhere.
+func TestPartitionedLeaderDropsItsProposals(t *testing.T) {
+	ctx := context.Background()
+	c := newTestCluster(t, 3, nil)
+	old := c.waitLeader()
+	_, err := old.Propose(ctx, kvCmd(opPut, "before", "v"))
+	require.NoError(t, err)
+	c.waitConverged()
+
+	c.partition(old.ID(), true)
+	lost := make(chan error, 1)
+	go func() {
+		pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		_, err := old.Propose(pctx, kvCmd(opPut, "lost", "v"))
+		lost <- err
+	}()
+	var leader *Node
+	require.Eventually(t, func() bool {
+		for _, n := range c.running() {
+			if n != old && n.IsLeader() {
+				leader = n
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 5*time.Millisecond)
+	_, err = leader.Propose(ctx, kvCmd(opPut, "during", "v"))
+	require.NoError(t, err)
+	// CheckQuorum: the cut-off leader steps down and refuses proposals.
+	require.Eventually(t, func() bool { return !old.IsLeader() }, 10*time.Second, 5*time.Millisecond)
+	_, err = old.Propose(ctx, kvCmd(opPut, "refused", "v"))
+	require.ErrorIs(t, err, ErrNotLeader)
+
+	c.partition(old.ID(), false)
+	select {
+	case err := <-lost:
+		require.ErrorIs(t, err, ErrProposalDropped)
+		require.True(t, Retryable(err))
+	case <-time.After(15 * time.Second):
+		t.Fatal("the partitioned leader's proposal was never resolved")
+	}
+	state := c.waitConverged()
+	require.Contains(t, state, "k/before")
+	require.Contains(t, state, "k/during")
+	require.NotContains(t, state, "k/lost")
+	require.NotContains(t, state, "k/refused")
 }

@@ -194,11 +194,21 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 	}
 	n.role.Store(raft.StateFollower)
 	n.updatePositions()
+	n.transport = newTransport(n)
 	if n.singleVoter {
 		// Nobody else could be leader: do not wait for an election timeout.
+		// A single voter wins in a few Ready cycles (its votes for itself
+		// must be durable), run here so that Open returns a leader.
 		_ = rn.Campaign()
+		for i := 0; i < 8 && rn.HasReady() && !n.isLeader.Load(); i++ {
+			if err := n.handleReady(); err != nil {
+				n.transport.close()
+				n.shutdown()
+				_ = db.Close()
+				return nil, err
+			}
+		}
 	}
-	n.transport = newTransport(n)
 	go n.run()
 	return n, nil
 }

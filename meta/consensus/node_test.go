@@ -22,7 +22,7 @@ func openSingle(t testing.TB, fs vfs.FS, dir string) (*Node, *kvSM) {
 	sm := &kvSM{}
 	n, err := Open(singleOpts(fs, dir), sm)
 	require.NoError(t, err)
-	waitLeader(t, n)
+	require.True(t, n.IsLeader(), "a single voter leads as soon as it is open")
 	return n, sm
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -34,8 +35,11 @@ const (
 // Messages to a peer that is down or slow are dropped (raft retries) and the
 // peer is reported unreachable to raft.
 type transport struct {
-	n      *Node
-	peers  map[uint64]*peer
+	n     *Node
+	peers map[uint64]*peer
+	// drop, when set, is asked about every outgoing message; tests use it
+	// to cut links.
+	drop   atomic.Pointer[func(*pb.Message) bool]
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -81,6 +85,9 @@ func (t *transport) close() {
 // send queues m for its peer; snap is the pinned state for a MsgSnap.
 func (t *transport) send(m *pb.Message, snap *pebble.Snapshot) {
 	p := t.peers[m.GetTo()]
+	if drop := t.drop.Load(); drop != nil && (*drop)(m) {
+		p = nil
+	}
 	if p == nil {
 		if snap != nil {
 			_ = snap.Close()
