@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -108,4 +109,47 @@ func TestBucketCache(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(99), bk.QuotaBytes)
 	require.Equal(t, int64(3), bk.UsedBytes)
+}
+
+// Readers racing with renames of a directory never leave a stale entry: once
+// the writer stops, every reader sees exactly the database's state.
+func TestDirCacheConcurrentReaders(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("fsb", fso)
+	h.createFile("fsb", "top/a/f", 1)
+	stop := make(chan struct{})
+	done := make(chan error, 4)
+	for range 4 {
+		go func() {
+			rd := h.rd()
+			for {
+				select {
+				case <-stop:
+					done <- nil
+					return
+				default:
+				}
+				for _, p := range []string{"top/a/f", "top/b/f"} {
+					_, err := rd.GetFileStatus(&stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "fsb", Path: p})
+					if err != nil && !errors.Is(err, ErrNotFound) {
+						done <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	names := []string{"top/a", "top/b"}
+	for i := range 400 {
+		h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: names[i%2], Dst: names[(i+1)%2]})
+	}
+	close(stop)
+	for range 4 {
+		require.NoError(t, <-done)
+	}
+	// 400 renames: back at top/a.
+	_, err := h.stat("fsb", "top/a/f")
+	require.NoError(t, err)
+	_, err = h.stat("fsb", "top/b/f")
+	require.ErrorIs(t, err, ErrNotFound)
 }
