@@ -60,7 +60,10 @@
 // proposals. Messages go over the Raft gRPC service (proto/raft_transport.proto):
 // one client stream per peer, connected lazily, batched, reconnected with
 // backoff; on failure queued messages are dropped and the peer is reported
-// unreachable to raft. Reads use ReadIndex on the leader.
+// unreachable to raft. Reads use ReadIndex on the leader. Batches of
+// messages are kept near 1 MiB, but an entry travels whole: a command must
+// fit in the gRPC server's receive limit (4 MiB unless the server sets
+// grpc.MaxRecvMsgSize).
 //
 // # Snapshots and compaction
 //

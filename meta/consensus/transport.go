@@ -24,7 +24,7 @@ import (
 const (
 	peerQueueLen      = 4096
 	sendBatchMsgs     = 512
-	sendBatchBytes    = 4 << 20
+	sendBatchBytes    = 1 << 20 // well under gRPC's default 4 MiB receive limit
 	snapshotChunkSize = 1 << 20
 	minBackoff        = 10 * time.Millisecond
 	maxBackoff        = time.Second
@@ -182,34 +182,52 @@ func (p *peer) run() {
 				continue
 			}
 		}
+		// Batch what is queued, keeping each gRPC message under
+		// sendBatchBytes unless a single raft message is larger.
 		batch.Messages = batch.Messages[:0]
 		size := 0
-		for {
-			raw, err := proto.Marshal(m)
-			if err != nil {
-				p.t.n.log.Error("consensus: marshal raft message", "err", err)
+		var err error
+		for m != nil {
+			raw, merr := proto.Marshal(m)
+			m = nil
+			if merr != nil {
+				p.t.n.log.Error("consensus: marshal raft message", "err", merr)
 			} else {
+				if len(batch.Messages) > 0 && size+len(raw) > sendBatchBytes {
+					if err = p.flush(stream, batch); err != nil {
+						break
+					}
+					batch.Messages, size = batch.Messages[:0], 0
+				}
 				batch.Messages = append(batch.Messages, raw)
 				size += len(raw)
 			}
-			if len(batch.Messages) >= sendBatchMsgs || size >= sendBatchBytes {
+			if len(batch.Messages) >= sendBatchMsgs {
 				break
 			}
 			select {
 			case m = <-p.q:
-				continue
 			default:
 			}
-			break
 		}
-		if err := stream.Send(batch); err != nil {
-			p.t.n.metrics.messagesDropped.Add(uint64(len(batch.Messages)))
+		if err == nil && len(batch.Messages) > 0 {
+			err = p.flush(stream, batch)
+		}
+		if err != nil {
 			fail(err)
 			continue
 		}
-		p.t.n.metrics.messagesSent.Add(uint64(len(batch.Messages)))
 		backoff = minBackoff
 	}
+}
+
+func (p *peer) flush(stream stratopb.Raft_SendClient, batch *stratopb.RaftBatch) error {
+	if err := stream.Send(batch); err != nil {
+		p.t.n.metrics.messagesDropped.Add(uint64(len(batch.Messages)))
+		return err
+	}
+	p.t.n.metrics.messagesSent.Add(uint64(len(batch.Messages)))
+	return nil
 }
 
 // open opens a Send stream; cancel ends it.
