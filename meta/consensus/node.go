@@ -109,8 +109,11 @@ type readWait struct {
 
 type incomingSnapshot struct {
 	msg   *pb.Message
-	batch *pebble.Batch // the state machine's pairs, as Sets
-	done  chan error
+	batch *pebble.Batch // the state range's deletion, then the snapshot's pairs
+	// highKeys are the snapshot's keys at or past stateRangeEnd, which the
+	// range deletion does not cover.
+	highKeys map[string]struct{}
+	done     chan error
 }
 
 type snapStatus struct {

@@ -9,11 +9,13 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// writeSnapshot builds the batch that installs a snapshot received from the
-// leader: the whole state range is replaced by the staged pairs, the log by
-// the snapshot's (index, term), and the applied state set to the snapshot.
-// It is one batch, committed with sync, so a crash leaves either the old
-// state and log or the new ones.
+// writeSnapshot completes the batch that installs a snapshot received from
+// the leader. The transport staged it as a range deletion of the state
+// range followed by the snapshot's pairs; this adds the deletion of the few
+// state keys past the range deletion's end that the snapshot does not hold,
+// the replacement of the log by the snapshot's (index, term), and the
+// applied state. It is one batch, committed with sync, so a crash leaves
+// either the old state and log or the new ones.
 func (n *Node) writeSnapshot(snap *pb.Snapshot) (*pebble.Batch, error) {
 	meta := snap.GetMetadata()
 	idx, term := meta.GetIndex(), meta.GetTerm()
@@ -22,30 +24,25 @@ func (n *Node) writeSnapshot(snap *pb.Snapshot) (*pebble.Batch, error) {
 		return nil, fmt.Errorf("consensus: raft installs snapshot %d without its data", idx)
 	}
 	n.staged = nil
-	defer func() { _ = st.batch.Close() }()
-
-	b := n.db.NewBatch()
+	b := st.batch
 	fail := func(err error) (*pebble.Batch, error) {
 		_ = b.Close()
 		return nil, err
-	}
-	if err := b.DeleteRange(stateStart, stateRangeEnd, nil); err != nil {
-		return fail(err)
 	}
 	it, err := n.db.NewIter(&pebble.IterOptions{LowerBound: stateRangeEnd})
 	if err != nil {
 		return fail(err)
 	}
 	for valid := it.First(); valid; valid = it.Next() {
+		if _, ok := st.highKeys[string(it.Key())]; ok {
+			continue
+		}
 		if err := b.Delete(it.Key(), nil); err != nil {
 			_ = it.Close()
 			return fail(err)
 		}
 	}
 	if err := it.Close(); err != nil {
-		return fail(err)
-	}
-	if err := b.Apply(st.batch, nil); err != nil {
 		return fail(err)
 	}
 	if err := n.store.writeSnapshotLog(b, idx, term); err != nil {
@@ -84,9 +81,23 @@ func (n *Node) afterSnapshot(snap *pb.Snapshot) error {
 // validStateKey reports whether k belongs to the state machine's range.
 func validStateKey(k []byte) bool { return len(k) > 0 && k[0] != keyPrefix }
 
-// stageSnapshotChunk adds a chunk's pairs to b, checking that keys are state
-// keys in strictly increasing order after prev; it returns the last key.
-func stageSnapshotChunk(b *pebble.Batch, keys, values [][]byte, prev []byte) ([]byte, error) {
+// newStagedSnapshot starts the batch that will install a snapshot: the
+// state range's deletion comes first so that the pairs, added after it,
+// win.
+func newStagedSnapshot(db *pebble.DB, m *pb.Message) (*incomingSnapshot, error) {
+	b := db.NewBatch()
+	if err := b.DeleteRange(stateStart, stateRangeEnd, nil); err != nil {
+		_ = b.Close()
+		return nil, err
+	}
+	return &incomingSnapshot{msg: m, batch: b, highKeys: map[string]struct{}{}, done: make(chan error, 1)}, nil
+}
+
+// stageSnapshotChunk adds a chunk's pairs to in, checking that keys are
+// state keys in strictly increasing order after prev; it returns the last
+// key.
+func stageSnapshotChunk(in *incomingSnapshot, keys, values [][]byte, prev []byte) ([]byte, error) {
+	b := in.batch
 	if len(keys) != len(values) {
 		return nil, fmt.Errorf("%w: snapshot chunk has %d keys and %d values", ErrCorruption, len(keys), len(values))
 	}
@@ -96,6 +107,9 @@ func stageSnapshotChunk(b *pebble.Batch, keys, values [][]byte, prev []byte) ([]
 		}
 		if err := b.Set(k, values[i], nil); err != nil {
 			return nil, err
+		}
+		if bytes.Compare(k, stateRangeEnd) >= 0 {
+			in.highKeys[string(k)] = struct{}{}
 		}
 		prev = k
 	}

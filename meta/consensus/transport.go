@@ -381,19 +381,26 @@ func (s *raftService) Snapshot(stream stratopb.Raft_SnapshotServer) error {
 	if err := proto.Unmarshal(first.GetMessage(), m); err != nil || m.GetType() != pb.MsgSnap || m.GetTo() != n.id {
 		return status.Errorf(codes.InvalidArgument, "consensus: snapshot stream must start with a MsgSnap for %d", n.id)
 	}
-	b := n.db.NewBatch()
-	in := &incomingSnapshot{msg: m, batch: b, done: make(chan error, 1)}
+	select {
+	case <-n.donec:
+		return status.Error(codes.Unavailable, ErrClosed.Error())
+	default:
+	}
+	in, err := newStagedSnapshot(n.db, m)
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
 	handed := false
 	defer func() {
 		if !handed {
-			_ = b.Close()
+			_ = in.batch.Close()
 		}
 	}()
 	var prev []byte
 	count := uint64(0)
 	chunk := first
 	for {
-		if prev, err = stageSnapshotChunk(b, chunk.GetKeys(), chunk.GetValues(), prev); err != nil {
+		if prev, err = stageSnapshotChunk(in, chunk.GetKeys(), chunk.GetValues(), prev); err != nil {
 			return status.Error(codes.InvalidArgument, err.Error())
 		}
 		if prev != nil {
