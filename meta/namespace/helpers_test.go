@@ -3,6 +3,7 @@ package namespace
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"testing"
@@ -245,4 +246,13 @@ func blockIDs(d []*stratopb.DeletedBlocks) (ids []uint64) {
 		}
 	}
 	return ids
+}
+
+// lastOpen returns the handle of the most recently opened key.
+func (h *harness) lastOpen(t require.TestingT) uint64 {
+	it, err := h.db.NewIter(&pebble.IterOptions{LowerBound: tableKey(nil, tagOpen), UpperBound: prefixEnd(tableKey(nil, tagOpen))})
+	require.NoError(t, err)
+	defer it.Close()
+	require.True(t, it.Last())
+	return binary.BigEndian.Uint64(it.Key()[2:])
 }

@@ -175,8 +175,11 @@ func TestListKeys(t *testing.T) {
 	_, err := h.rd().ListKeys(&stratopb.ListKeysRequest{Volume: "vol", Bucket: "obs", Delimiter: "//"})
 	require.ErrorIs(t, err, ErrInvalidArgument)
 	h.volBucket("fso", stratopb.BucketLayout_LAYOUT_FSO)
-	_, err = h.rd().ListKeys(&stratopb.ListKeysRequest{Volume: "vol", Bucket: "fso"})
-	require.ErrorIs(t, err, ErrFailedPrecondition)
+	h.createFile("fso", "dir/f", 1)
+	lk, err := h.rd().ListKeys(&stratopb.ListKeysRequest{Volume: "vol", Bucket: "fso"})
+	require.NoError(t, err)
+	require.Len(t, lk.Keys, 1)
+	require.Equal(t, "dir/f", lk.Keys[0].Name)
 
 	// OBS buckets answer file-system reads with implicit directories.
 	st, err := h.stat("obs", "b/2")

@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -485,7 +486,7 @@ func (rd *Reader) obsListStatus(bk *stratopb.BucketInfo, req *stratopb.ListStatu
 	return res, nil
 }
 
-// ListKeys lists an OBS bucket's keys in order: those starting with prefix,
+// ListKeys lists a bucket's keys in order: those starting with prefix,
 // after start_after; with a delimiter, keys containing it after the prefix
 // are rolled up into common prefixes (S3 ListObjectsV2).
 func (rd *Reader) ListKeys(req *stratopb.ListKeysRequest) (*stratopb.ListKeysResponse, error) {
@@ -493,11 +494,11 @@ func (rd *Reader) ListKeys(req *stratopb.ListKeysRequest) (*stratopb.ListKeysRes
 	if err != nil {
 		return nil, err
 	}
-	if isFSO(bk) {
-		return nil, fmt.Errorf("%w: ListKeys on FSO bucket %s/%s (use ListStatus)", ErrWrongLayout, bk.Volume, bk.Name)
-	}
 	if len(req.GetDelimiter()) > 1 {
 		return nil, fmt.Errorf("%w: delimiter %q must be one character", ErrInvalidArgument, req.GetDelimiter())
+	}
+	if isFSO(bk) {
+		return rd.listFSO(bk, req.GetPrefix(), req.GetStartAfter(), req.GetDelimiter(), rd.limit(req.GetLimit()))
 	}
 	return rd.listOBS(bk, req.GetPrefix(), req.GetStartAfter(), req.GetDelimiter(), rd.limit(req.GetLimit()))
 }
@@ -558,4 +559,13 @@ func (rd *Reader) listOBS(bk *stratopb.BucketInfo, prefix, after, delim string, 
 		return nil, err
 	}
 	return res, nil
+}
+
+func errorsIsAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
 }
