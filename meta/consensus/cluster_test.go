@@ -27,12 +27,13 @@ type testCluster struct {
 
 	mu      sync.Mutex
 	nodes   map[uint64]*Node
+	sms     map[uint64]*kvSM
 	servers map[uint64]*grpc.Server
 }
 
 func newTestCluster(t *testing.T, size int, mod func(*Options)) *testCluster {
 	c := &testCluster{t: t, fs: vfs.NewMem(), addrs: map[uint64]string{}, mod: mod,
-		nodes: map[uint64]*Node{}, servers: map[uint64]*grpc.Server{}}
+		nodes: map[uint64]*Node{}, sms: map[uint64]*kvSM{}, servers: map[uint64]*grpc.Server{}}
 	lis := map[uint64]net.Listener{}
 	for id := uint64(1); id <= uint64(size); id++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -58,13 +59,14 @@ func (c *testCluster) opts(id uint64) Options {
 }
 
 func (c *testCluster) startOn(id uint64, l net.Listener) {
-	n, err := Open(c.opts(id), &kvSM{})
+	sm := &kvSM{}
+	n, err := Open(c.opts(id), sm)
 	require.NoError(c.t, err)
 	srv := grpc.NewServer()
 	n.RegisterGRPC(srv)
 	go func() { _ = srv.Serve(l) }()
 	c.mu.Lock()
-	c.nodes[id], c.servers[id] = n, srv
+	c.nodes[id], c.sms[id], c.servers[id] = n, sm, srv
 	c.mu.Unlock()
 }
 
@@ -346,6 +348,11 @@ func TestFollowerCatchesUpBySnapshot(t *testing.T) {
 	state := c.waitConverged()
 	f := c.node(follower)
 	require.Positive(t, f.Metrics().SnapshotsApplied, "the follower caught up by snapshot")
+	c.mu.Lock()
+	restores := c.sms[follower].restoreCalls()
+	c.mu.Unlock()
+	require.Len(t, restores, 2, "Restore at Open and after the snapshot")
+	require.Greater(t, restores[1], restores[0])
 	// The sender counts the snapshot once the follower's ack reaches it.
 	require.Eventually(t, func() bool {
 		sent := uint64(0)

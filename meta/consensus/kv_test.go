@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -15,6 +16,22 @@ import (
 type kvSM struct {
 	// applyCalls counts Apply calls (re-applies after a restart included).
 	applyCalls int
+	// restores records the indexes Restore was called with.
+	mu       sync.Mutex
+	restores []uint64
+}
+
+func (s *kvSM) Restore(_ *pebble.DB, index uint64) error {
+	s.mu.Lock()
+	s.restores = append(s.restores, index)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *kvSM) restoreCalls() []uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]uint64(nil), s.restores...)
 }
 
 const (

@@ -33,9 +33,11 @@ type StateMachine interface {
 }
 
 // Restorer is implemented by a StateMachine that keeps state derived from
-// the DB in memory. Restore is called on the node's raft goroutine after a
-// snapshot from the leader replaced the whole state range; index is the
-// snapshot's applied index.
+// the DB in memory. Restore is called by Open, once the DB is open and
+// before any command is applied (index is then the stored applied index),
+// and on the raft goroutine after a snapshot from the leader replaced the
+// whole state range (index is the snapshot's). It is the place to (re)load
+// that in-memory state: after Open returns, Apply may already be running.
 type Restorer interface {
 	Restore(db *pebble.DB, index uint64) error
 }
@@ -152,6 +154,12 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("%w: Peers %v differ from the group's voters %v (membership changes are not supported)",
 			ErrInvalidOptions, voters, got)
+	}
+	if r, ok := sm.(Restorer); ok {
+		if err := r.Restore(db, store.appliedIndex); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("consensus: load state machine at %d: %w", store.appliedIndex, err)
+		}
 	}
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:                        opts.ID,
