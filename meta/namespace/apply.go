@@ -35,7 +35,7 @@ func (ns *Namespace) Apply(cmd *stratopb.NamespaceCommand, b *pebble.Batch) (pro
 	}
 	a := applierPool.Get().(*applier)
 	defer a.recycle()
-	a.ns, a.b, a.now, a.rs.r = ns, b, cmd.GetNow(), b
+	a.ns, a.b, a.now, a.rs.r, a.rs.acache = ns, b, cmd.GetNow(), b, ns.acache
 	var res proto.Message
 	var err error
 	switch op := cmd.Op.(type) {
@@ -109,12 +109,6 @@ func (a *applier) nextID() (uint64, error) {
 		a.ids, a.idsLoaded = x, true
 	}
 	return a.ids.next(), nil
-}
-
-func (a *applier) removeDirFromCache(parent uint64, name string) {
-	if a.ns.cache != nil {
-		a.ns.cache.remove(parent, name)
-	}
 }
 
 func (a *applier) removeBucketFromCache(volume, bucket string) {

@@ -157,10 +157,14 @@ func (ns *Namespace) Committed() {
 }
 
 // ResetCache drops every cached entry; call it when the database is replaced
-// under the namespace (a snapshot installed). Readers fill the cache again
-// after the next Committed.
+// under the namespace (a snapshot installed) or when a batch Apply wrote to
+// is dropped instead of committed. Readers fill their cache again after the
+// next Committed. It must not run concurrently with Apply.
 func (ns *Namespace) ResetCache() {
 	if ns.cache != nil {
 		ns.cache.reset()
+	}
+	if ns.acache != nil {
+		ns.acache.reset()
 	}
 }

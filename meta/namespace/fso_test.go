@@ -130,9 +130,12 @@ func TestCreateFile(t *testing.T) {
 	_, err = h.stat("fsb", "e/moving")
 	require.NoError(t, err)
 
-	// Commit into a deleted directory fails.
+	// Commit into a deleted directory fails, also when an earlier commit
+	// into it succeeded.
 	o5 := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "e/gone/f", Recursive: true}).(*stratopb.OpenKeyResponse)
-	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "e/gone"})
+	o6 := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "e/gone/g"}).(*stratopb.OpenKeyResponse)
+	h.must(&stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "e/gone/g", OpenId: o6.OpenId})
+	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "e/gone", Recursive: true})
 	err = h.fails(ErrNotFound, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "e/gone/f", OpenId: o5.OpenId})
 	require.ErrorIs(t, err, ErrParentNotFound)
 }

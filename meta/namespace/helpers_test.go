@@ -77,6 +77,7 @@ func newHarness(t testing.TB) *harness { return newHarnessOn(t, openDB(t)) }
 func newHarnessOn(t tb, db *pebble.DB) *harness {
 	ns, err := New(Options{})
 	require.NoError(t, err)
+	ns.acache.verify = true
 	return &harness{t: t, db: db, ns: ns, now: time.UnixMilli(1_700_000_000_000), alloc: &testAlloc{}}
 }
 

@@ -287,7 +287,7 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 	if fso {
 		tag = tagFile
 		if rec.ParentId != rec.BucketId {
-			if ok, err := exists(a.b, idKey(a.kb, tagDirByID, rec.ParentId)); err != nil {
+			if ok, err := a.dirAlive(rec.ParentId); err != nil {
 				return nil, err
 			} else if !ok {
 				return nil, fmt.Errorf("%w: %s (deleted while %s was open)", ErrParentNotFound, parentOf(name), name)
@@ -413,7 +413,7 @@ func (a *applier) delete(d *stratopb.DeleteRequest) (proto.Message, error) {
 	if err := a.b.Delete(idKey(a.kb, tagDirByID, did), nil); err != nil {
 		return nil, err
 	}
-	a.removeDirFromCache(pid, name)
+	a.forgetDir(pid, name, did)
 	if nonEmpty {
 		dd := &stratopb.DeletedDirectory{ObjectId: did, BucketId: bk.Id, VolumeId: bk.VolumeId, DeletedAt: a.now,
 			Path: bk.Volume + "/" + bk.Name + "/" + p}
@@ -541,7 +541,7 @@ func (a *applier) rename(r *stratopb.RenameCommand) (proto.Message, error) {
 	if err := a.b.Delete(childKey(a.kb, tagDir, spid, sn), nil); err != nil {
 		return nil, err
 	}
-	a.removeDirFromCache(spid, sn)
+	a.forgetDir(spid, sn, srcDir)
 	if err := put(a.b, childKey(a.kb, tagDir, tpid, tname), d); err != nil {
 		return nil, err
 	}
@@ -672,7 +672,7 @@ func (a *applier) reclaim(c *stratopb.ReclaimCommand) (proto.Message, error) {
 				if err := a.b.Delete(idKey(a.kb, tagDirByID, cid), nil); err != nil {
 					return nil, err
 				}
-				a.removeDirFromCache(dd.ObjectId, name)
+				a.forgetDir(dd.ObjectId, name, cid)
 				sub := &stratopb.DeletedDirectory{ObjectId: cid, BucketId: dd.BucketId, VolumeId: dd.VolumeId,
 					DeletedAt: a.now, Path: dd.Path + "/" + name}
 				if err := put(a.b, idKey(a.kb, tagDeletedDir, cid), sub); err != nil {

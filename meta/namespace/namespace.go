@@ -24,9 +24,9 @@ type Options struct {
 	DefaultListLimit int
 	// MaxListLimit caps the page size of list calls. Default 10000.
 	MaxListLimit int
-	// DirCacheEntries bounds the read-side cache of directory entries
-	// ((parent ID, name) → directory ID) used by path resolution in Reader.
-	// Default 1<<18; negative disables it.
+	// DirCacheEntries bounds each of the two caches of directory entries
+	// ((parent ID, name) → directory ID) used by path resolution: the
+	// readers' and Apply's. Default 1<<18; negative disables them.
 	DirCacheEntries int
 }
 
@@ -87,8 +87,9 @@ type PrepareEnv struct {
 // Namespace prepares and applies namespace commands and serves reads. See
 // doc.go for its concurrency rules.
 type Namespace struct {
-	opts  Options
-	cache *dirCache
+	opts   Options
+	cache  *dirCache   // readers'
+	acache *applyCache // Apply's (one goroutine)
 }
 
 // New returns a Namespace with the given options (defaults filled in).
@@ -100,6 +101,7 @@ func New(opts Options) (*Namespace, error) {
 	ns := &Namespace{opts: opts}
 	if opts.DirCacheEntries > 0 {
 		ns.cache = newDirCache(opts.DirCacheEntries)
+		ns.acache = newApplyCache(opts.DirCacheEntries)
 	}
 	return ns, nil
 }

@@ -11,13 +11,17 @@ import (
 // resolver walks FSO paths: one point lookup in the directory table per
 // component (a cache hit instead, for readers).
 type resolver struct {
-	r     pebble.Reader
-	cache *dirCache // nil in Apply: apply reads only its batch
-	buf   []byte
+	r      pebble.Reader
+	cache  *dirCache   // readers' cache; nil in Apply
+	acache *applyCache // Apply's cache; nil in readers
+	buf    []byte
 }
 
 // lookupDir returns the object ID of directory (parent, name).
 func (rs *resolver) lookupDir(parent uint64, name string) (uint64, bool, error) {
+	if rs.acache != nil {
+		return rs.lookupDirApply(rs.acache, parent, name)
+	}
 	var gen uint64
 	var fillOK bool
 	if rs.cache != nil {
