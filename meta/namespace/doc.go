@@ -14,6 +14,10 @@
 //	res, err := ns.Apply(cmd, b) // res is the reply; on a classified error b is untouched
 //	b.Commit(...); ns.Committed()
 //
+// Errors are classified for the server's mapping to gRPC codes: Class(err)
+// is ErrNotFound, ErrAlreadyExists, ErrFailedPrecondition or
+// ErrInvalidArgument (or nil: internal), and messages name the object.
+//
 // Prepare validates, fixes the leader's time, and allocates blocks through
 // the BlockAllocator (meta/cluster). Apply is deterministic and is the
 // source of truth: it re-checks everything, because the state may change
@@ -66,6 +70,10 @@
 //     children later, at most a given number per command.
 //   - Parent directories' modification times are not updated by changes to
 //     their children.
+//   - ListKeys works on both layouts in S3 order; on FSO buckets the
+//     delimiter is "/" or none, files are keys and directories (empty ones
+//     included) are common prefixes. GetFileStatus and ListStatus work on
+//     OBS buckets too, with "a/" prefixes as implicit directories.
 //
 // # HDFS operations (NNThroughputBenchmark) as strato commands
 //
@@ -81,9 +89,16 @@
 // # Concurrency
 //
 // Prepare and Reader methods may run concurrently with each other and with
-// Apply. Apply must be called from one goroutine, in log order, and each
-// batch must be committed (followed by Committed) before the next batch is
-// applied. The Namespace's only shared state is a bounded cache of directory
-// entries for readers, which Apply invalidates and Committed re-enables
-// (see cache.go); it never serves an entry that is not in the database.
+// Apply. Apply must be called from one goroutine, in log order, into indexed
+// batches, each committed (then Committed called) before the next batch is
+// created. If a batch is dropped instead, or the database is replaced (a Raft
+// snapshot), call ResetCache before applying again.
+//
+// The Namespace holds two bounded caches of directory entries, both exact:
+// the readers' (cache.go), which Apply invalidates and Committed re-enables,
+// and Apply's own (applycache.go), filled only from Apply's reads of its
+// batch. Neither changes what any call returns, only how fast.
+//
+// Pebble options: ConfigurePebble sets Bloom filters and cache sizes suited
+// to the namespace's point lookups on the shared database.
 package namespace
