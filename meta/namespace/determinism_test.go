@@ -98,17 +98,17 @@ func TestDeterminism(t *testing.T) {
 			},
 			"tick": func(rt *rapid.T) {
 				leader.now = leader.now.Add(time.Duration(rapid.IntRange(1, 4).Draw(rt, "days")) * 24 * time.Hour)
-				if cmd, err := leader.ns.PrepareExpiry(leader.db, leader.now.UnixMilli(), 3); err == nil && cmd != nil {
+				if cmd, err := leader.ns.PrepareExpiry(leader.db, leader.now, 3); err == nil && cmd != nil {
 					run(rt, cmd)
 				}
-				if cmd, err := leader.ns.PrepareReclaim(leader.db, leader.now.UnixMilli(), 2); err == nil && cmd != nil {
+				if cmd, err := leader.ns.PrepareReclaim(leader.db, leader.now, 2); err == nil && cmd != nil {
 					run(rt, cmd)
 				}
 			},
 			"purge": func(rt *rapid.T) {
 				d := leader.deletedBlocks()
 				if len(d) > 0 {
-					run(rt, leader.ns.PreparePurge(leader.now.UnixMilli(), []uint64{d[0].Seq}))
+					run(rt, leader.ns.PreparePurge(leader.now, []uint64{d[0].Seq}))
 				}
 			},
 		})

@@ -215,7 +215,7 @@ func (h *harness) deletedBlocks() []*stratopb.DeletedBlocks {
 func (h *harness) reclaimAll(limit int) (steps int) {
 	h.t.Helper()
 	for {
-		cmd, err := h.ns.PrepareReclaim(h.db, h.now.UnixMilli(), limit)
+		cmd, err := h.ns.PrepareReclaim(h.db, h.now, limit)
 		require.NoError(h.t, err)
 		if cmd == nil {
 			return steps

@@ -212,13 +212,13 @@ func TestOpenKeyExpiry(t *testing.T) {
 	h.must(&stratopb.CommitKeyRequest{Volume: "vol", Bucket: "obs", Key: "k1", OpenId: committed,
 		Blocks: []*stratopb.BlockLocation{{BlockId: okInfo.Blocks[0].BlockId, Length: 1}}})
 
-	cmd, err := h.ns.PrepareExpiry(h.db, h.now.UnixMilli(), 100)
+	cmd, err := h.ns.PrepareExpiry(h.db, h.now, 100)
 	require.NoError(t, err)
 	require.Nil(t, cmd, "nothing is due yet")
 
 	// Two minutes past the first key's expiry: k0 and k2 are due (k1 was committed).
 	now := h.now.Add(ttl - 5*time.Minute + 2*time.Minute)
-	cmd, err = h.ns.PrepareExpiry(h.db, now.UnixMilli(), 100)
+	cmd, err = h.ns.PrepareExpiry(h.db, now, 100)
 	require.NoError(t, err)
 	require.Equal(t, []uint64{ids[0], ids[2]}, cmd.GetExpireOpenKeys().OpenIds)
 
@@ -253,12 +253,12 @@ func TestOpenKeyExpiry(t *testing.T) {
 	require.Empty(t, res.(*stratopb.ExpireOpenKeysResult).Expired)
 
 	// The limit bounds a command.
-	cmd, err = h.ns.PrepareExpiry(h.db, h.now.Add(2*ttl).UnixMilli(), 1)
+	cmd, err = h.ns.PrepareExpiry(h.db, h.now.Add(2*ttl), 1)
 	require.NoError(t, err)
 	require.Equal(t, []uint64{ids[3]}, cmd.GetExpireOpenKeys().OpenIds)
 
 	// Purge forgets deleted-block entries.
-	res, err = h.apply(h.ns.PreparePurge(h.now.UnixMilli(), []uint64{del[0].Seq, 999999}))
+	res, err = h.apply(h.ns.PreparePurge(h.now, []uint64{del[0].Seq, 999999}))
 	require.NoError(t, err)
 	require.Equal(t, int32(1), res.(*stratopb.PurgeDeletedBlocksResult).Purged)
 	require.Len(t, h.deletedBlocks(), 1)

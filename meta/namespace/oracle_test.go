@@ -305,7 +305,7 @@ func TestOracle(t *testing.T) {
 				}
 			},
 			"reclaim": func(rt *rapid.T) {
-				cmd, err := h.ns.PrepareReclaim(h.db, h.now.UnixMilli(), rapid.IntRange(1, 4).Draw(rt, "limit"))
+				cmd, err := h.ns.PrepareReclaim(h.db, h.now, rapid.IntRange(1, 4).Draw(rt, "limit"))
 				require.NoError(rt, err)
 				if cmd != nil {
 					_, err = h.apply(cmd)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
@@ -216,9 +217,9 @@ func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env Pr
 // PrepareExpiry returns a command expiring up to limit open keys whose
 // expiry time is at or before now, or nil when there are none. The server
 // issues it periodically on the leader.
-func (ns *Namespace) PrepareExpiry(view pebble.Reader, now int64, limit int) (*stratopb.NamespaceCommand, error) {
+func (ns *Namespace) PrepareExpiry(view pebble.Reader, now time.Time, limit int) (*stratopb.NamespaceCommand, error) {
 	p := tableKey(nil, tagExpiry)
-	upper := binary.BigEndian.AppendUint64(tableKey(nil, tagExpiry), uint64(max(now, 0))+1)
+	upper := binary.BigEndian.AppendUint64(tableKey(nil, tagExpiry), uint64(max(now.UnixMilli(), 0))+1)
 	it, err := view.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: upper})
 	if err != nil {
 		return nil, err
@@ -235,25 +236,25 @@ func (ns *Namespace) PrepareExpiry(view pebble.Reader, now int64, limit int) (*s
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	return &stratopb.NamespaceCommand{Now: now, Op: &stratopb.NamespaceCommand_ExpireOpenKeys{
+	return &stratopb.NamespaceCommand{Now: now.UnixMilli(), Op: &stratopb.NamespaceCommand_ExpireOpenKeys{
 		ExpireOpenKeys: &stratopb.ExpireOpenKeysCommand{OpenIds: ids}}}, nil
 }
 
 // PrepareReclaim returns a command reclaiming up to limit entries under
 // deleted directories, or nil when none is pending. The server issues it
 // periodically (and again at once while the result says More).
-func (ns *Namespace) PrepareReclaim(view pebble.Reader, now int64, limit int) (*stratopb.NamespaceCommand, error) {
+func (ns *Namespace) PrepareReclaim(view pebble.Reader, now time.Time, limit int) (*stratopb.NamespaceCommand, error) {
 	found, err := firstValue(view, tableKey(nil, tagDeletedDir), nil)
 	if err != nil || !found {
 		return nil, err
 	}
-	return &stratopb.NamespaceCommand{Now: now, Op: &stratopb.NamespaceCommand_Reclaim{
+	return &stratopb.NamespaceCommand{Now: now.UnixMilli(), Op: &stratopb.NamespaceCommand_Reclaim{
 		Reclaim: &stratopb.ReclaimCommand{Limit: int32(limit)}}}, nil
 }
 
 // PreparePurge returns a command forgetting deleted-block entries whose
 // blocks the datanodes have deleted.
-func (ns *Namespace) PreparePurge(now int64, seqs []uint64) *stratopb.NamespaceCommand {
-	return &stratopb.NamespaceCommand{Now: now, Op: &stratopb.NamespaceCommand_PurgeDeletedBlocks{
+func (ns *Namespace) PreparePurge(now time.Time, seqs []uint64) *stratopb.NamespaceCommand {
+	return &stratopb.NamespaceCommand{Now: now.UnixMilli(), Op: &stratopb.NamespaceCommand_PurgeDeletedBlocks{
 		PurgeDeletedBlocks: &stratopb.PurgeDeletedBlocksCommand{Seqs: seqs}}}
 }
