@@ -22,6 +22,10 @@ var (
 	ErrClosed = errors.New("consensus: node closed")
 	// ErrInvalidOptions classifies Options.Validate failures.
 	ErrInvalidOptions = errors.New("consensus: invalid options")
+	// ErrStorage classifies a failure of the node's disk or DB (e.g. a
+	// failed fsync): the node stops, since what it acknowledged next could
+	// not be trusted to be durable.
+	ErrStorage = errors.New("consensus: storage failure")
 	// ErrCorruption classifies on-disk state that cannot be decoded or is
 	// inconsistent.
 	ErrCorruption = errors.New("consensus: corruption")

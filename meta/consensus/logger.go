@@ -44,3 +44,33 @@ func (r raftLogger) Panicf(format string, v ...any) {
 	r.logf(slog.LevelError, format, v...)
 	panic(fmt.Sprintf(format, v...))
 }
+
+// pebbleLogger adapts a *slog.Logger to pebble.Logger. Pebble calls Fatalf
+// when the DB can no longer be trusted (e.g. a failed WAL sync); it panics
+// with a storageFailure, which the raft goroutine turns into the node's
+// failure: its waiting proposals fail instead of the process dying.
+type pebbleLogger struct{ raftLogger }
+
+type storageFailure struct{ msg string }
+
+func (f storageFailure) Error() string { return ErrStorage.Error() + ": " + f.msg }
+func (f storageFailure) Unwrap() error { return ErrStorage }
+
+// guard runs fn, turning a storage failure reported by Pebble into an error.
+func guard(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(storageFailure)
+			if !ok {
+				panic(r)
+			}
+			err = f
+		}
+	}()
+	return fn()
+}
+
+func (p pebbleLogger) Fatalf(format string, v ...any) {
+	p.logf(slog.LevelError, format, v...)
+	panic(storageFailure{fmt.Sprintf(format, v...)})
+}

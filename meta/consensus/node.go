@@ -139,7 +139,7 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 	}
 	po.FS = opts.FS
 	po.FormatMajorVersion = pebble.FormatNewest
-	po.Logger = raftLogger{opts.Logger.With("component", "pebble")}
+	po.Logger = pebbleLogger{raftLogger{opts.Logger.With("component", "pebble")}}
 	db, err := pebble.Open(opts.Dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("consensus: open %s: %w", opts.Dir, err)
@@ -212,7 +212,7 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 		// must be durable), run here so that Open returns a leader.
 		_ = rn.Campaign()
 		for i := 0; i < 8 && rn.HasReady() && !n.isLeader.Load(); i++ {
-			if err := n.handleReady(); err != nil {
+			if err := guard(n.handleReady); err != nil {
 				n.transport.close()
 				n.shutdown()
 				_ = db.Close()
@@ -401,7 +401,7 @@ func (n *Node) notLeader() error {
 func (n *Node) run() {
 	ticker := time.NewTicker(n.opts.TickInterval)
 	defer ticker.Stop()
-	err := n.loop(ticker.C)
+	err := guard(func() error { return n.loop(ticker.C) })
 	if err != nil {
 		n.log.Error("consensus: raft goroutine stopped", "err", err)
 	}
