@@ -110,6 +110,8 @@ func TestCreateFile(t *testing.T) {
 	h.fails(ErrFailedPrecondition, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d"})
 	h.fails(ErrInvalidArgument, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "/"})
 	h.fails(ErrInvalidArgument, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/./f"})
+	err = h.fails(ErrInvalidArgument, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: "fsb", Key: "folder/"})
+	require.Contains(t, err.Error(), "CreateDirectory")
 
 	// Two writers without overwrite: the second commit finds the file there.
 	o1 := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/race"}).(*stratopb.OpenKeyResponse)

@@ -132,12 +132,9 @@ func (a *applier) openKey(c *stratopb.OpenKeyCommand) (proto.Message, error) {
 		}
 		rec.Key, rec.ParentId, rec.FileName = c.Key, bk.Id, c.Key
 	} else {
-		p, err := CleanPath(c.GetKey())
+		p, err := cleanFilePath(c.GetKey())
 		if err != nil {
 			return nil, err
-		}
-		if p == "" {
-			return nil, invalidName("path", c.GetKey(), "must name a file, not the bucket's root")
 		}
 		parent, name := splitLast(p)
 		var pid uint64

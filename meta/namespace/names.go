@@ -135,3 +135,17 @@ func joinPath(parent, name string) string {
 	}
 	return parent + "/" + name
 }
+
+// cleanFilePath is CleanPath for a file to create: not the root, and no
+// trailing '/' (an S3 "folder" key on an FSO bucket is a directory, which
+// CreateDirectory makes).
+func cleanFilePath(p string) (string, error) {
+	if strings.HasSuffix(p, "/") && strings.Trim(p, "/") != "" {
+		return "", invalidName("path", p, "a file must not end with '/' (a directory: use CreateDirectory)")
+	}
+	c, err := CleanPath(p)
+	if err == nil && c == "" {
+		err = invalidName("path", p, "must name a file, not the bucket's root")
+	}
+	return c, err
+}

@@ -175,12 +175,9 @@ func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env Pr
 		return nil, err
 	}
 	if isFSO(bk) {
-		p, err := CleanPath(c.Key)
+		p, err := cleanFilePath(c.Key)
 		if err != nil {
 			return nil, err
-		}
-		if p == "" {
-			return nil, invalidName("path", c.Key, "must name a file, not the bucket's root")
 		}
 		c.Key = p
 	} else {
