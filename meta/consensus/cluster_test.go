@@ -20,7 +20,7 @@ import (
 // testCluster runs voters in this process, each with its own gRPC server on
 // 127.0.0.1, talking over real gRPC.
 type testCluster struct {
-	t     *testing.T
+	t     testing.TB
 	fs    vfs.FS
 	addrs map[uint64]string
 	mod   func(*Options)
@@ -31,7 +31,7 @@ type testCluster struct {
 	servers map[uint64]*grpc.Server
 }
 
-func newTestCluster(t *testing.T, size int, mod func(*Options)) *testCluster {
+func newTestCluster(t testing.TB, size int, mod func(*Options)) *testCluster {
 	c := &testCluster{t: t, fs: vfs.NewMem(), addrs: map[uint64]string{}, mod: mod,
 		nodes: map[uint64]*Node{}, sms: map[uint64]*kvSM{}, servers: map[uint64]*grpc.Server{}}
 	lis := map[uint64]net.Listener{}

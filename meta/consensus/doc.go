@@ -28,8 +28,14 @@
 // Errors: *NotLeaderError (errors.Is ErrNotLeader) names the leader when
 // known; ErrProposalDropped means the command will never be applied; both
 // are Retryable. ErrResultUnknown and a cancelled context leave the outcome
-// unknown. ErrClosed after Close. Redirect (retry.go) follows leader hints
+// unknown. ErrClosed after Close; a failure of the disk or DB (e.g. a
+// failed fsync, which Pebble reports as fatal) stops the node, and its
+// errors then wrap ErrStorage. Redirector (retry.go) follows leader hints
 // for a client.
+//
+// A StateMachine that keeps state derived from the DB in memory implements
+// Restorer: Open calls Restore before any command is applied, and the node
+// calls it again after installing a snapshot.
 //
 // # Durability and group commit
 //
