@@ -82,14 +82,16 @@
 // Raft.Snapshot. The follower stages the pairs in a batch and installs them
 // with one synced batch that deletes its whole state range, writes the
 // pairs, replaces its log by the snapshot's index and term and sets the
-// applied state, so a crash leaves the old state or the new one. A
-// StateMachine that caches state in memory implements Restorer. The staged
-// snapshot is held in memory: fine for metadata of millions of keys; past
-// that, staging into an sstable and IngestAndExcise is the next step.
+// applied state, so a crash leaves the old state or the new one. The staged
+// snapshot is held in memory (about the size of the state's keys and
+// values); staging into an sstable and installing it with IngestAndExcise
+// would bound that.
 //
 // # Concurrency
 //
 // Propose, ReadBarrier, Leader, IsLeader, Status, Metrics, DB and Close are
-// safe for concurrent use. StateMachine.Apply and Restorer.Restore run on
-// the raft goroutine only, one at a time.
+// safe for concurrent use. StateMachine.Apply and Restorer.Restore are never
+// called concurrently: they run on the raft goroutine, or in Open before it
+// starts (a single voter makes itself leader inside Open, which may re-apply
+// committed entries there).
 package consensus
