@@ -291,6 +291,7 @@ func roleName(s raft.StateType) string {
 // the StateMachine's result. On a node that is not the leader it returns a
 // *NotLeaderError at once. Retryable(err) tells the errors after which the
 // command was certainly not applied; after ctx ends the outcome is unknown.
+// cmd must not be modified before Propose returns.
 func (n *Node) Propose(ctx context.Context, cmd []byte) (any, error) {
 	if !n.isLeader.Load() {
 		select {
