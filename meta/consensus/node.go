@@ -602,6 +602,16 @@ func (n *Node) handleReady() error {
 	if rd.SoftState != nil {
 		n.setSoftState(rd.SoftState)
 	}
+	// Messages that promise nothing about this node's log (appends and
+	// heartbeats from a leader, votes requests) go out before the fsync, so
+	// the leader's disk write overlaps its followers'. Responses (MsgAppResp,
+	// MsgVoteResp, MsgPreVoteResp) wait until what they promise is durable.
+	for _, m := range rd.Messages {
+		if !needsDurable(m) {
+			n.sendMessage(m)
+		}
+	}
+
 	// Committed entries that are already in the durable log are applied
 	// before this Ready's fsync, so their proposers need not wait for it.
 	// Entries committed as they arrive (a follower told the commit index
@@ -611,16 +621,6 @@ func (n *Node) handleReady() error {
 	if applyFirst {
 		if err := n.apply(ents); err != nil {
 			return err
-		}
-	}
-
-	// Messages that promise nothing about this node's log (appends and
-	// heartbeats from a leader, votes requests) go out before the fsync, so
-	// the leader's disk write overlaps its followers'. Responses (MsgAppResp,
-	// MsgVoteResp, MsgPreVoteResp) wait until what they promise is durable.
-	for _, m := range rd.Messages {
-		if !needsDurable(m) {
-			n.sendMessage(m)
 		}
 	}
 
