@@ -26,10 +26,10 @@ type Container struct {
 
 	// gate is held shared by writes and exclusively by state changes, so a
 	// state change waits for in-flight writes.
-	gate    sync.RWMutex
-	desc    descriptor // guarded by gate
-	deleted bool       // guarded by gate
-	state   atomic.Uint32
+	gate     sync.RWMutex
+	desc     descriptor // guarded by gate
+	detached error      // guarded by gate: set when deleted or when the volume closed
+	state    atomic.Uint32
 
 	shards [blockShards]blockShard
 
@@ -173,8 +173,8 @@ func (c *Container) MarkUnhealthy() error {
 func (c *Container) Close() error {
 	c.gate.Lock()
 	defer c.gate.Unlock()
-	if c.deleted {
-		return fmt.Errorf("%w: %d", ErrNotFound, c.id)
+	if c.detached != nil {
+		return c.detached
 	}
 	st := c.State()
 	if st == Closed {
@@ -193,8 +193,8 @@ func (c *Container) Close() error {
 }
 
 func (c *Container) setStateLocked(next State) error {
-	if c.deleted {
-		return fmt.Errorf("%w: %d", ErrNotFound, c.id)
+	if c.detached != nil {
+		return c.detached
 	}
 	st := c.State()
 	if !st.CanTransition(next) {
@@ -235,6 +235,29 @@ func (c *Container) writeDescriptor(d descriptor) error {
 		return ioError("write descriptor", err)
 	}
 	return syncDir(fs, c.dir)
+}
+
+// writable returns why the container refuses writes, or nil. The caller
+// holds gate.
+func (c *Container) writable() error {
+	if c.detached != nil {
+		return c.detached
+	}
+	if st := c.State(); st != Open {
+		return fmt.Errorf("%w: container %d is %v", ErrNotOpen, c.id, st)
+	}
+	return nil
+}
+
+// detach makes the container refuse everything from now on, after waiting
+// for the operations in flight, and closes its files.
+func (c *Container) detach(why error) error {
+	c.gate.Lock()
+	defer c.gate.Unlock()
+	if c.detached == nil {
+		c.detached = why
+	}
+	return c.release()
 }
 
 // release closes the cached handles of all blocks and forgets their

@@ -501,3 +501,32 @@ func TestOptions(t *testing.T) {
 	_, err = ParseLayout("RAW")
 	require.ErrorIs(t, err, ErrInvalid)
 }
+
+// A deleted container's handle and a closed volume's containers refuse
+// everything with a clear error; a directory left by a Create that never
+// returned does not block the ID.
+func TestDetachedContainers(t *testing.T) {
+	dir := t.TempDir()
+	v := openTestVolume(t, vfs.Default, dir)
+	c, err := v.Create(1, FilePerBlock)
+	require.NoError(t, err)
+	d, err := v.Create(2, FilePerBlock)
+	require.NoError(t, err)
+	require.NoError(t, v.Delete(2, true))
+	require.ErrorIs(t, d.WriteChunk(1, 0, []byte("x"), sums([]byte("x")), WriteOptions{}), ErrNotFound)
+	require.ErrorIs(t, d.Close(), ErrNotFound)
+	require.NoError(t, v.Close())
+	require.ErrorIs(t, c.WriteChunk(1, 0, []byte("x"), sums([]byte("x")), WriteOptions{}), ErrClosed)
+	_, err = c.PutBlock(1, 0, PutOptions{})
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = v.Create(3, FilePerBlock)
+	require.ErrorIs(t, err, ErrClosed)
+
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, containersDir, "3", chunksDir), 0o755))
+	v = openTestVolume(t, vfs.Default, dir)
+	defer v.Close()
+	_, err = v.Container(3)
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = v.Create(3, FilePerBlock)
+	require.NoError(t, err)
+}

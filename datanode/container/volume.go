@@ -129,7 +129,7 @@ func (v *Volume) Close() error {
 	v.closed = true
 	var errs []error
 	for _, c := range v.containers {
-		errs = append(errs, c.release())
+		errs = append(errs, c.detach(ErrClosed))
 	}
 	if v.db != nil {
 		errs = append(errs, v.db.Close())
@@ -166,7 +166,15 @@ func (v *Volume) Create(id uint64, layout Layout) (*Container, error) {
 	c := newContainer(v, descriptor{id: id, layout: layout, state: Open}, counters{})
 	root := v.fs.PathJoin(v.dir, containersDir)
 	if _, err := v.fs.Stat(c.dir); err == nil {
-		return nil, fmt.Errorf("%w: %d (directory %s exists but was not loaded)", ErrExists, id, c.dir)
+		// Not loaded: a Create that never returned leaves a directory
+		// without a descriptor, which is garbage. Anything else is kept
+		// for inspection.
+		if _, err := v.fs.Stat(v.fs.PathJoin(c.dir, descFile)); !isNotExist(err) {
+			return nil, fmt.Errorf("%w: %d (directory %s exists but did not load)", ErrExists, id, c.dir)
+		}
+		if err := v.fs.RemoveAll(c.dir); err != nil {
+			return nil, ioError("remove a half-created container", err)
+		}
 	}
 	if err := v.fs.MkdirAll(c.chunks, 0o755); err != nil {
 		return nil, ioError("create container directory", err)
@@ -231,10 +239,7 @@ func (v *Volume) Delete(id uint64, force bool) error {
 	if st := c.State(); !force && (st == Open || st == Closing) {
 		return fmt.Errorf("%w: container %d is %v; delete it with force", ErrBadState, id, st)
 	}
-	c.gate.Lock()
-	c.deleted = true
-	c.gate.Unlock()
-	if err := c.release(); err != nil {
+	if err := c.detach(fmt.Errorf("%w: %d (deleted)", ErrNotFound, id)); err != nil {
 		return err
 	}
 	root := v.fs.PathJoin(v.dir, containersDir)

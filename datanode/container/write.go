@@ -59,8 +59,8 @@ func (c *Container) WriteChunk(localID uint64, offset int64, data []byte, sums c
 
 	c.gate.RLock()
 	defer c.gate.RUnlock()
-	if st := c.State(); st != Open || c.deleted {
-		return fmt.Errorf("%w: container %d is %v", ErrNotOpen, c.id, st)
+	if err := c.writable(); err != nil {
+		return err
 	}
 	b, err := c.lockBlock(localID)
 	if err != nil {
@@ -224,8 +224,8 @@ func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uin
 	}
 	c.gate.RLock()
 	defer c.gate.RUnlock()
-	if st := c.State(); st != Open || c.deleted {
-		return 0, fmt.Errorf("%w: container %d is %v", ErrNotOpen, c.id, st)
+	if err := c.writable(); err != nil {
+		return 0, err
 	}
 	b, err := c.lockBlock(localID)
 	if err != nil {
@@ -427,8 +427,8 @@ func (c *Container) Sync() error {
 func (c *Container) DeleteBlock(localID uint64) error {
 	c.gate.RLock()
 	defer c.gate.RUnlock()
-	if c.deleted {
-		return fmt.Errorf("%w: %d", ErrNotFound, c.id)
+	if c.detached != nil {
+		return c.detached
 	}
 	b, err := c.lockBlock(localID)
 	if err != nil {
