@@ -246,6 +246,13 @@ func TestOracle(t *testing.T) {
 	moreChecks(t, 500)
 	rapid.Check(t, func(rt *rapid.T) {
 		h := newHarnessOn(rt, openDB(t))
+		// Tiny caches exercise eviction; -1 runs without caches.
+		ns, err := New(Options{DirCacheEntries: rapid.SampledFrom([]int{-1, 2, 40, 0}).Draw(rt, "cache")})
+		require.NoError(rt, err)
+		if ns.acache != nil {
+			ns.acache.verify = true
+		}
+		h.ns = ns
 		h.volBucket("fsb", fso)
 		m := &model{nodes: map[string]mnode{}}
 		genPath := rapid.Custom(func(rt *rapid.T) string {
