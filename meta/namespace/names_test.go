@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -12,7 +13,7 @@ func FuzzCleanPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p string) {
 		c, err := CleanPath(p)
 		if err != nil {
-			if Class(err) != ErrInvalidArgument {
+			if !errors.Is(err, ErrInvalidArgument) {
 				t.Fatalf("CleanPath(%q): unclassified error %v", p, err)
 			}
 			return
@@ -41,7 +42,7 @@ func FuzzValidateBucketName(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name string) {
 		err := ValidateBucketName(name)
 		if err != nil {
-			if Class(err) != ErrInvalidArgument {
+			if !errors.Is(err, ErrInvalidArgument) {
 				t.Fatalf("%q: unclassified error %v", name, err)
 			}
 			return
