@@ -146,7 +146,7 @@ func (s *Server) ListStatus(ctx context.Context, r *stratopb.ListStatusRequest) 
 // namespaceTick expires open keys past their TTL and reclaims the subtrees
 // of deleted directories, a bounded batch each.
 func (s *Server) namespaceTick(ctx context.Context) error {
-	now := s.now().UnixMilli()
+	now := s.now()
 	cmd, err := s.ns.PrepareExpiry(s.db, now, s.opts.ReclaimBatch)
 	if err != nil {
 		return err

@@ -205,6 +205,10 @@ func (sm *stateMachine) fatal(index uint64, err error) {
 	panic(fmt.Sprintf("meta: applying log entry %d: %v", index, err))
 }
 
+// Committed tells the namespace that the batches it applied are in the
+// database, so that readers may cache directory entries again.
+func (sm *stateMachine) Committed() { sm.ns.Committed() }
+
 // Restore reloads what the server keeps in memory after consensus replaced
 // the database's state with a snapshot from the leader.
 func (sm *stateMachine) Restore(db *pebble.DB, index uint64) error {

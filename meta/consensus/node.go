@@ -42,6 +42,14 @@ type Restorer interface {
 	Restore(db *pebble.DB, index uint64) error
 }
 
+// Committer is implemented by a StateMachine that must know when the
+// batches it was given are in the database (e.g. to let readers cache what
+// they read again). Committed is called on the apply goroutine after each
+// apply batch is committed, before the next Apply.
+type Committer interface {
+	Committed()
+}
+
 // Node is one voter of a raft group. See the package documentation.
 type Node struct {
 	opts        Options
@@ -826,6 +834,9 @@ func (n *Node) apply(ents []*pb.Entry) error {
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("consensus: apply: %w", err)
+	}
+	if c, ok := n.sm.(Committer); ok {
+		c.Committed()
 	}
 	if compactTo > 0 {
 		s.commitCompaction(compactTo, compactTerm)
