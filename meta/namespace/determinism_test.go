@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 	"pgregory.net/rapid"
@@ -24,19 +25,37 @@ func TestDeterminism(t *testing.T) {
 		var openKeys []string
 		name := rapid.SampledFrom([]string{"a", "b", "c/d", "c/e", "f/g/h"})
 		bucket := rapid.SampledFrom([]string{"fsb", "obs"})
+		// The follower applies commands in groups sharing one batch (what
+		// group commit does), the leader one batch per command.
+		group := rapid.IntRange(1, 8).Draw(rt, "group")
+		fb, inBatch := follower.db.NewIndexedBatch(), 0
+		flush := func() {
+			require.NoError(rt, fb.Commit(pebble.NoSync))
+			require.NoError(rt, fb.Close())
+			follower.ns.Committed()
+			fb, inBatch = follower.db.NewIndexedBatch(), 0
+		}
 		run := func(rt *rapid.T, cmd *stratopb.NamespaceCommand) proto.Message {
 			data, err := proto.Marshal(cmd)
 			require.NoError(rt, err)
 			var results [2]proto.Message
 			var errs [2]string
-			for i, h := range []*harness{leader, follower} {
-				c := &stratopb.NamespaceCommand{}
-				require.NoError(rt, proto.Unmarshal(data, c))
-				res, err := h.apply(c)
-				results[i] = res
-				if err != nil {
-					errs[i] = err.Error()
-				}
+			c := &stratopb.NamespaceCommand{}
+			require.NoError(rt, proto.Unmarshal(data, c))
+			results[0], err = leader.apply(c)
+			if err != nil {
+				errs[0] = err.Error()
+			}
+			c = &stratopb.NamespaceCommand{}
+			require.NoError(rt, proto.Unmarshal(data, c))
+			before := fb.Count()
+			results[1], err = follower.ns.Apply(c, fb)
+			if err != nil {
+				errs[1] = err.Error()
+				require.Equal(rt, before, fb.Count(), "a failed command wrote to the shared batch")
+			}
+			if inBatch++; inBatch == group {
+				flush()
 			}
 			require.Equal(rt, errs[0], errs[1])
 			require.True(rt, proto.Equal(results[0], results[1]), "%v != %v", results[0], results[1])
@@ -112,6 +131,7 @@ func TestDeterminism(t *testing.T) {
 				}
 			},
 		})
+		flush()
 		a, b := dump(rt, leader.db), dump(rt, follower.db)
 		require.Equal(rt, len(a), len(b))
 		for i := range a {
