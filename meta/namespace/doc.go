@@ -54,9 +54,9 @@
 //     creates missing parent directories at open time (with the recursive
 //     flag, or always for OpenKey, as Ozone does); the file itself appears at
 //     commit, in the directory it was opened in (by ID: it follows a rename
-//     of that directory). Commit fails if that directory was deleted; if it
-//     lies in a deleted subtree not yet reclaimed, the commit succeeds and
-//     the file is reclaimed with the subtree.
+//     of that directory). Commit fails once that directory is gone (deleted,
+//     or reached by the reclaim of a deleted ancestor); until then it
+//     succeeds, and the file is reclaimed with the subtree.
 //   - Committing replaces an existing key atomically (unless the file was
 //     created without overwrite); the replaced key's blocks, and blocks
 //     allocated but not committed, go to the deleted-blocks table.
@@ -94,7 +94,8 @@
 // created. If a batch is dropped instead, or the database is replaced (a Raft
 // snapshot), call ResetCache before applying again.
 //
-// The Namespace holds two bounded caches of directory entries, both exact:
+// The Namespace holds two bounded caches of directory entries, both exact
+// (at the default size about 30 MB each at most):
 // the readers' (cache.go), which Apply invalidates and Committed re-enables,
 // and Apply's own (applycache.go), filled only from Apply's reads of its
 // batch. Neither changes what any call returns, only how fast.
