@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -106,7 +107,7 @@ func (rs *resolver) lookupDirApply(c *applyCache, parent uint64, name string) (u
 	rs.buf = childKey(rs.buf, tagDir, parent, name)
 	v, closer, err := rs.r.Get(rs.buf)
 	if err != nil {
-		if err == pebble.ErrNotFound { //nolint:errorlint // Pebble returns the sentinel itself
+		if errors.Is(err, pebble.ErrNotFound) {
 			return 0, false, nil
 		}
 		return 0, false, err
