@@ -36,8 +36,9 @@ type Container struct {
 	commitMu sync.Mutex
 	ctr      counters // guarded by commitMu
 
-	dirtyMu sync.Mutex
-	dirty   []*openBlock // blocks with writes not yet fsynced
+	dirtyMu    sync.Mutex
+	dirty      []*openBlock // blocks in memory with writes not yet fsynced
+	dirtyFiles []string     // files of released blocks with writes not yet fsynced
 
 	dirMu    sync.Mutex  // serialises fsyncs of the chunks directory
 	dirDirty atomic.Bool // a file was created in chunks since its last fsync
@@ -65,7 +66,6 @@ type openBlock struct {
 	sums      []byte // checksum values of chunks, back to back
 	end       int64  // max end offset of chunks
 	dirty     bool   // written since the last fsync (and on the dirty list)
-	final     bool   // PutBlock said no more writes: evict after the next sync
 }
 
 type chunkRec struct {
@@ -277,7 +277,7 @@ func (c *Container) release() error {
 		s.mu.Unlock()
 	}
 	c.dirtyMu.Lock()
-	c.dirty = nil
+	c.dirty, c.dirtyFiles = nil, nil
 	c.dirtyMu.Unlock()
 	return errors.Join(errs...)
 }

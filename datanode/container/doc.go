@@ -24,7 +24,10 @@
 // WriteChunk verifies the chunk's checksums (unless told not to), writes the
 // bytes to the block file with one pwrite on a cached handle (FILE_PER_BLOCK)
 // or to a file of its own (FILE_PER_CHUNK), and records the chunk in a small
-// in-memory list of the block. Nothing reaches the database per chunk.
+// in-memory list of the block. Nothing reaches the database per chunk. Large
+// aligned chunks of FILE_PER_BLOCK go around the page cache with O_DIRECT on
+// Linux (Options.DisableDirectIO). A Final PutBlock releases the block's
+// handle and list; Sync later fsyncs its file by name.
 // PutBlock commits a length: the chunks that tile [0, length) become the
 // block's row in the database, the bcsID is bumped, and with Sync the block's
 // files, its directory and the WAL are fsynced, in that order, before

@@ -209,8 +209,10 @@ type PutOptions struct {
 	// chunks directory and the database WAL are fsynced, in that order.
 	Sync bool
 	// Final says the block is complete: its file handle and chunk list are
-	// released (after the next fsync if it has unsynced writes). A later
-	// WriteChunk to the block still works; it reloads the committed state.
+	// released at once (unsynced files are remembered by name and fsynced
+	// by the next Sync). Chunks past the committed length are dropped. A
+	// later WriteChunk to the block still works; it reloads the committed
+	// state.
 	Final bool
 }
 
@@ -292,14 +294,36 @@ func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uin
 		}
 	}
 	if opts.Final {
-		b.final = true
-		if !b.dirty {
-			if err := c.evictLocked(b); err != nil {
-				return 0, ioError(fmt.Sprintf("close block %d", localID), err)
-			}
+		// Release the handle and the chunk list now, so that a datanode
+		// holds memory and descriptors only for blocks being written;
+		// unsynced files are remembered by name for the next Sync.
+		if b.dirty {
+			c.dirtyMu.Lock()
+			c.dirtyFiles = c.appendUnsyncedLocked(c.dirtyFiles, b)
+			c.dirtyMu.Unlock()
+			b.dirty = false
+		}
+		if err := c.evictLocked(b); err != nil {
+			return 0, ioError(fmt.Sprintf("close block %d", localID), err)
 		}
 	}
 	return blk.BCSID, nil
+}
+
+// appendUnsyncedLocked appends the paths of the block's files with unsynced
+// writes.
+func (c *Container) appendUnsyncedLocked(dst []string, b *openBlock) []string {
+	switch c.layout {
+	case FilePerBlock:
+		return append(dst, c.blockPath(b.id))
+	case FilePerChunk:
+		for _, r := range b.chunks {
+			if r.unsynced {
+				dst = append(dst, c.chunkPath(b.id, r.off))
+			}
+		}
+	}
+	return dst
 }
 
 // syncBlockLocked fsyncs the files holding the block's unsynced writes.
@@ -361,53 +385,69 @@ func (c *Container) syncChunksDir() error {
 	return nil
 }
 
-// Sync makes every write acknowledged so far durable: it fsyncs the files of
-// all blocks with unsynced writes (Options.SyncParallelism at a time), the
-// chunks directory, and the database WAL (so committed rows are durable too).
-// Blocks PutBlock marked Final are released afterwards.
+// Sync makes every write acknowledged so far durable: it fsyncs the files
+// with unsynced writes (Options.SyncParallelism at a time) — those of blocks
+// being written and those of blocks released by a Final PutBlock — then the
+// chunks directory, then the database WAL (so committed rows are durable
+// too). On error, what was not synced stays pending for the next Sync.
 func (c *Container) Sync() error {
 	c.dirtyMu.Lock()
-	list := c.dirty
-	c.dirty = nil
+	blocks, files := c.dirty, c.dirtyFiles
+	c.dirty, c.dirtyFiles = nil, nil
 	c.dirtyMu.Unlock()
 
+	type job struct {
+		b    *openBlock
+		path string
+	}
 	var (
-		mu    sync.Mutex
-		errs  []error
-		wg    sync.WaitGroup
-		next  = make(chan *openBlock)
-		retry []*openBlock
+		mu         sync.Mutex
+		errs       []error
+		wg         sync.WaitGroup
+		next       = make(chan job)
+		retryB     []*openBlock
+		retryFiles []string
 	)
-	for range min(c.v.opts.SyncParallelism, len(list)) {
+	for range min(c.v.opts.SyncParallelism, len(blocks)+len(files)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for b := range next {
-				b.mu.Lock()
+			for j := range next {
 				var err error
-				if !b.gone {
-					if err = c.syncBlockLocked(b); err == nil && b.final {
-						err = c.evictLocked(b)
+				if j.b != nil {
+					j.b.mu.Lock()
+					if !j.b.gone {
+						err = c.syncBlockLocked(j.b)
 					}
+					j.b.mu.Unlock()
+				} else if err = syncFile(c.v.fs, j.path); isNotExist(err) {
+					err = nil // deleted since
 				}
-				b.mu.Unlock()
 				if err != nil {
 					mu.Lock()
 					errs = append(errs, err)
-					retry = append(retry, b)
+					if j.b != nil {
+						retryB = append(retryB, j.b)
+					} else {
+						retryFiles = append(retryFiles, j.path)
+					}
 					mu.Unlock()
 				}
 			}
 		}()
 	}
-	for _, b := range list {
-		next <- b
+	for _, b := range blocks {
+		next <- job{b: b}
+	}
+	for _, p := range files {
+		next <- job{path: p}
 	}
 	close(next)
 	wg.Wait()
-	if len(retry) > 0 {
+	if len(errs) > 0 {
 		c.dirtyMu.Lock()
-		c.dirty = append(c.dirty, retry...)
+		c.dirty = append(c.dirty, retryB...)
+		c.dirtyFiles = append(c.dirtyFiles, retryFiles...)
 		c.dirtyMu.Unlock()
 		return errors.Join(errs...)
 	}
