@@ -64,11 +64,9 @@ func Open(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("meta: %w", err)
 	}
+	// consensus called Restore (which loads the cluster state) before any
+	// apply.
 	s.db = s.node.DB()
-	if err := s.cl.Load(s.db); err != nil {
-		_ = s.node.Close()
-		return nil, fmt.Errorf("meta: loading cluster state: %w", err)
-	}
 	s.grpc = grpc.NewServer()
 	stratopb.RegisterNamespaceServer(s.grpc, s)
 	stratopb.RegisterClusterServer(s.grpc, s)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -50,6 +51,15 @@ func (m *Manager) Allocate(ctx context.Context, now time.Time, repl stratopb.Rep
 		return nil, fmt.Errorf("%w: %d of %d datanodes healthy, %.0f%% of containers reported (need %.0f%%)",
 			ErrSafeMode, s.HealthyDatanodes, s.RequiredDatanodes, 100*s.ReplicaFraction, 100*s.RequiredFraction)
 	}
+	dirty := m.pipelinesDirty
+	m.pipelinesDirty = false
+	m.mu.Unlock()
+	if dirty {
+		if err := m.ensurePipelines(ctx, now); err != nil {
+			return nil, err
+		}
+	}
+	m.mu.Lock()
 	pipes := m.candidatePipelinesLocked(repl, ex)
 	m.mu.Unlock()
 
@@ -130,27 +140,79 @@ func (m *Manager) candidatePipelinesLocked(repl stratopb.ReplicationFactor, ex E
 
 func (m *Manager) openContainersLocked(pipeline uint64, ex Exclude) []*containerState {
 	var out []*containerState
-	for _, c := range m.sortedContainersLocked() {
-		if c.info.PipelineId == pipeline && c.info.State == stratopb.ContainerState_CONTAINER_OPEN && !slices.Contains(ex.Containers, c.info.Id) {
-			out = append(out, c)
+	for _, id := range m.open[pipeline] {
+		if !slices.Contains(ex.Containers, id) {
+			out = append(out, m.containers[id])
 		}
 	}
 	return out
 }
 
-// createPipeline chooses members and proposes a new pipeline.
+// ensurePipelines tops up pipelines while healthy datanodes have room, as
+// Ozone's background pipeline creator does: for replication THREE each
+// datanode takes part in up to Options.PipelinesPerNode open pipelines; for
+// ONE each has its own.
+func (m *Manager) ensurePipelines(ctx context.Context, now time.Time) error {
+	for _, repl := range []stratopb.ReplicationFactor{stratopb.ReplicationFactor_REPLICATION_THREE, stratopb.ReplicationFactor_REPLICATION_ONE} {
+		limit := m.opts.PipelinesPerNode
+		if repl == stratopb.ReplicationFactor_REPLICATION_ONE {
+			limit = 1
+		}
+		for {
+			m.mu.Lock()
+			cands := m.pipelineCandidatesLocked(repl, Exclude{})
+			m.mu.Unlock()
+			members, err := ChooseMembers(cands, int(repl), limit)
+			if err != nil {
+				break // every datanode that can take one more has its share
+			}
+			m.mu.Lock()
+			dup := m.samePipelineLocked(repl, members)
+			m.mu.Unlock()
+			if dup {
+				break // no two open pipelines on the same datanodes
+			}
+			if _, err := m.addPipeline(ctx, now, repl, members); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// createPipeline chooses members avoiding ex and proposes a new pipeline.
+// The per-datanode limit does not apply: a writer that excluded failed
+// nodes needs a pipeline of the others, even busy ones.
 func (m *Manager) createPipeline(ctx context.Context, now time.Time, repl stratopb.ReplicationFactor, ex Exclude) (*stratopb.PipelineInfo, error) {
 	m.mu.Lock()
-	cands := m.pipelineCandidatesLocked(ex)
+	cands := m.pipelineCandidatesLocked(repl, ex)
+	m.mu.Unlock()
+	members, err := ChooseMembers(cands, int(repl), math.MaxInt)
+	if err != nil {
+		return nil, fmt.Errorf("%w for replication %s: %v", ErrNoPipeline, repl, err)
+	}
+	return m.addPipeline(ctx, now, repl, members)
+}
+
+// samePipelineLocked: an open pipeline of repl has exactly these members.
+func (m *Manager) samePipelineLocked(repl stratopb.ReplicationFactor, members []string) bool {
+	want := slices.Sorted(slices.Values(members))
+	for _, p := range m.pipelines {
+		if p.State == stratopb.PipelineState_PIPELINE_OPEN && p.Replication == repl &&
+			slices.Equal(want, slices.Sorted(slices.Values(p.Members))) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Manager) addPipeline(ctx context.Context, now time.Time, repl stratopb.ReplicationFactor, members []string) (*stratopb.PipelineInfo, error) {
+	m.mu.Lock()
 	var maxID uint64
 	for id := range m.pipelines {
 		maxID = max(maxID, id)
 	}
 	m.mu.Unlock()
-	members, err := ChooseMembers(cands, int(repl), m.opts.PipelinesPerNode)
-	if err != nil {
-		return nil, fmt.Errorf("%w for replication %s: %v", ErrNoPipeline, repl, err)
-	}
 	res, err := m.propose(ctx, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_AddPipeline{
 		AddPipeline: &stratopb.PipelineInfo{Id: maxID + 1, Replication: repl, Members: members}}})
 	if err != nil {
@@ -166,7 +228,9 @@ type Candidate struct {
 	Free      int64 // bytes
 }
 
-func (m *Manager) pipelineCandidatesLocked(ex Exclude) []Candidate {
+// pipelineCandidatesLocked lists the healthy in-service datanodes not in
+// ex, with how many open pipelines of replication repl each is in.
+func (m *Manager) pipelineCandidatesLocked(repl stratopb.ReplicationFactor, ex Exclude) []Candidate {
 	var out []Candidate
 	for id, n := range m.nodes {
 		if n.health != stratopb.NodeHealth_NODE_HEALTHY || n.opState != stratopb.NodeOpState_NODE_IN_SERVICE || slices.Contains(ex.Datanodes, id) {
@@ -174,7 +238,7 @@ func (m *Manager) pipelineCandidatesLocked(ex Exclude) []Candidate {
 		}
 		c := Candidate{ID: id, Free: n.stats.GetRemaining()}
 		for _, p := range m.pipelines {
-			if p.State == stratopb.PipelineState_PIPELINE_OPEN && slices.Contains(p.Members, id) {
+			if p.State == stratopb.PipelineState_PIPELINE_OPEN && p.Replication == repl && slices.Contains(p.Members, id) {
 				c.Pipelines++
 			}
 		}
@@ -185,13 +249,9 @@ func (m *Manager) pipelineCandidatesLocked(ex Exclude) []Candidate {
 
 // ChooseMembers picks size datanodes for a new pipeline: those in the fewest
 // open pipelines first, then the most free space, then by ID (so the choice
-// is deterministic). A datanode already in limit pipelines is not used for
-// replication THREE; a single-node pipeline has no limit.
+// is deterministic). A datanode already in limit pipelines is not used.
 func ChooseMembers(cands []Candidate, size, limit int) ([]string, error) {
-	pool := slices.Clone(cands)
-	if size > 1 {
-		pool = slices.DeleteFunc(pool, func(c Candidate) bool { return c.Pipelines >= limit })
-	}
+	pool := slices.DeleteFunc(slices.Clone(cands), func(c Candidate) bool { return c.Pipelines >= limit })
 	if len(pool) < size {
 		return nil, fmt.Errorf("%d healthy datanodes with room for a pipeline, need %d", len(pool), size)
 	}

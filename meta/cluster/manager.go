@@ -37,12 +37,15 @@ var (
 type Proposer func(ctx context.Context, cmd *stratopb.ClusterCommand) (proto.Message, error)
 
 type nodeState struct {
-	details    *stratopb.DatanodeDetails
-	stats      *stratopb.NodeStats
-	lastSeen   time.Time
-	health     stratopb.NodeHealth
-	opState    stratopb.NodeOpState
-	containers map[uint64]struct{}
+	details  *stratopb.DatanodeDetails
+	stats    *stratopb.NodeStats
+	lastSeen time.Time
+	health   stratopb.NodeHealth
+	opState  stratopb.NodeOpState
+	// containers maps the containers this node reported to the report
+	// generation that last listed them.
+	containers map[uint64]uint64
+	reportGen  uint64
 	commands   []*stratopb.DatanodeCommand
 }
 
@@ -64,14 +67,18 @@ type Manager struct {
 	idEnd   uint64
 	rr      uint64 // round-robin cursor over pipelines; under allocMu
 
-	mu          sync.Mutex
-	nodes       map[string]*nodeState
-	pipelines   map[uint64]*stratopb.PipelineInfo
-	containers  map[uint64]*containerState
-	nextCmdID   uint64
-	safeMode    bool
-	safeForced  bool
-	replicating map[uint64]inflight // container ID → replication in flight
+	mu    sync.Mutex
+	nodes map[string]*nodeState
+	// open indexes the OPEN containers of each pipeline, by ascending ID.
+	open map[uint64][]uint64
+	// pipelinesDirty: nodes came or went since pipelines were last topped up.
+	pipelinesDirty bool
+	pipelines      map[uint64]*stratopb.PipelineInfo
+	containers     map[uint64]*containerState
+	nextCmdID      uint64
+	safeMode       bool
+	safeForced     bool
+	replicating    map[uint64]inflight // container ID → replication in flight
 }
 
 type inflight struct {
@@ -93,6 +100,7 @@ func New(opts Options, propose Proposer) (*Manager, error) {
 		nodes:       map[string]*nodeState{},
 		pipelines:   map[uint64]*stratopb.PipelineInfo{},
 		containers:  map[uint64]*containerState{},
+		open:        map[uint64][]uint64{},
 		safeMode:    true,
 		replicating: map[uint64]inflight{},
 	}, nil
@@ -111,10 +119,11 @@ func (m *Manager) Register(now time.Time, req *stratopb.RegisterRequest) error {
 	defer m.mu.Unlock()
 	n := m.nodes[d.Id]
 	if n == nil {
-		n = &nodeState{containers: map[uint64]struct{}{}}
+		n = &nodeState{containers: map[uint64]uint64{}}
 		m.nodes[d.Id] = n
 	}
 	n.details = proto.Clone(d).(*stratopb.DatanodeDetails)
+	m.pipelinesDirty = true
 	n.stats = req.GetStats()
 	n.lastSeen = now
 	n.health = stratopb.NodeHealth_NODE_HEALTHY
@@ -141,6 +150,7 @@ func (m *Manager) Heartbeat(now time.Time, req *stratopb.HeartbeatRequest) (*str
 	n.lastSeen = now
 	if n.health != stratopb.NodeHealth_NODE_HEALTHY {
 		n.health = stratopb.NodeHealth_NODE_HEALTHY
+		m.pipelinesDirty = true
 	}
 	if req.Stats != nil {
 		n.stats = req.Stats
@@ -154,16 +164,25 @@ func (m *Manager) Heartbeat(now time.Time, req *stratopb.HeartbeatRequest) (*str
 	return &stratopb.HeartbeatResponse{Commands: cmds}, nil
 }
 
-// applyReportLocked folds a container report into the replica map.
+// applyReportLocked folds a container report into the replica map. A full
+// report updates what it lists in place and then sweeps what it no longer
+// lists, so that a report that changes nothing allocates nothing.
 func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratopb.ContainerReport) {
-	if r.Full {
-		for cid := range n.containers {
-			if c := m.containers[cid]; c != nil {
-				delete(c.replicas, id)
+	n.reportGen++
+	gen := n.reportGen
+	defer func() {
+		if !r.Full {
+			return
+		}
+		for cid, g := range n.containers {
+			if g != gen {
+				delete(n.containers, cid)
+				if c := m.containers[cid]; c != nil {
+					delete(c.replicas, id)
+				}
 			}
 		}
-		n.containers = map[uint64]struct{}{}
-	}
+	}()
 	for _, cid := range r.Deleted {
 		delete(n.containers, cid)
 		if c := m.containers[cid]; c != nil {
@@ -179,7 +198,7 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratopb.Contain
 			c.replicas = map[string]*stratopb.ContainerReplica{}
 		}
 		c.replicas[id] = rep
-		n.containers[rep.ContainerId] = struct{}{}
+		n.containers[rep.ContainerId] = gen
 		if fl, ok := m.replicating[rep.ContainerId]; ok && fl.target == id {
 			delete(m.replicating, rep.ContainerId)
 		}
@@ -226,12 +245,11 @@ func (m *Manager) Tick(now time.Time) []*stratopb.ClusterCommand {
 			continue
 		}
 		// A member is gone: close the pipeline and its open containers.
+		m.pipelinesDirty = true
 		out = append(out, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_ClosePipeline{ClosePipeline: p.Id}})
-		for _, c := range m.sortedContainersLocked() {
-			if c.info.PipelineId == p.Id && c.info.State == stratopb.ContainerState_CONTAINER_OPEN {
-				out = append(out, closing(now, c.info.Id))
-				m.queueCloseLocked(p, c.info.Id)
-			}
+		for _, cid := range m.open[p.Id] {
+			out = append(out, closing(now, cid))
+			m.queueCloseLocked(p, cid)
 		}
 	}
 	return out

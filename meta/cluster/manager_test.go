@@ -172,7 +172,12 @@ func TestAllocate(t *testing.T) {
 		seen[key] = true
 		containers[a.ContainerID] = true
 	}
-	require.Len(t, e.m.Pipelines(), 1)
+	byRepl := map[stratopb.ReplicationFactor]int{}
+	for _, p := range e.m.Pipelines() {
+		byRepl[p.Replication]++
+	}
+	require.Equal(t, map[stratopb.ReplicationFactor]int{three: 1, one: 3}, byRepl,
+		"one THREE pipeline (never two on the same nodes) and one ONE pipeline per datanode")
 	require.Len(t, containers, 3, "allocations spread over the open containers of the pipeline")
 
 	// 20 blocks, batches of 5: four reservations, never one per block.
@@ -191,7 +196,7 @@ func TestAllocate(t *testing.T) {
 
 func TestAllocateExcludesAndClosesFullContainers(t *testing.T) {
 	e := newEnv(t, Options{ContainerSize: 10 << 20, BlockSize: 1 << 20, OpenContainersPerPipeline: 1})
-	e.register("dn1", "dn2", "dn3", "dn4")
+	e.register("dn1", "dn2", "dn3")
 	a := e.alloc(three, Exclude{})
 	first := a.ContainerID
 	for i := 0; i < 8; i++ {
@@ -209,10 +214,12 @@ func TestAllocateExcludesAndClosesFullContainers(t *testing.T) {
 	require.NotEqual(t, first, e.alloc(three, Exclude{}).ContainerID)
 
 	// Excluding a member forces a pipeline without it.
+	e.register("dn4")
 	bad := a.Pipeline.Members[0]
 	b := e.alloc(three, Exclude{Datanodes: []string{bad}})
 	require.NotContains(t, b.Pipeline.Members, bad)
 	require.NotEqual(t, a.Pipeline.Id, b.Pipeline.Id)
+	require.Contains(t, b.Pipeline.Members, "dn4")
 
 	// Excluding a container picks or makes another.
 	c := e.alloc(three, Exclude{Containers: []uint64{b.ContainerID}, Pipelines: []uint64{a.Pipeline.Id}})
@@ -325,9 +332,11 @@ func TestChooseMembers(t *testing.T) {
 	require.Equal(t, []string{"d", "b", "e"}, got)
 	_, err = ChooseMembers(cands[:3], 3, 2)
 	require.ErrorContains(t, err, "2 healthy datanodes")
-	got, err = ChooseMembers(cands[:1], 1, 2)
+	got, err = ChooseMembers(cands[:1], 1, 3)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a"}, got)
+	_, err = ChooseMembers(cands[:1], 1, 2)
+	require.Error(t, err, "a is at its limit")
 }
 
 // closedCluster builds n datanodes holding k closed containers at
@@ -416,3 +425,30 @@ type quietLogger struct{}
 func (quietLogger) Infof(string, ...any)      {}
 func (quietLogger) Errorf(f string, a ...any) { fmt.Printf(f+"\n", a...) }
 func (quietLogger) Fatalf(f string, a ...any) { panic(fmt.Sprintf(f, a...)) }
+
+func TestPipelinesSpreadOverTheCluster(t *testing.T) {
+	e := newEnv(t, Options{PipelinesPerNode: 2})
+	ids := make([]string, 10)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("dn%02d", i)
+	}
+	e.register(ids...)
+	used := map[string]int{}
+	for i := 0; i < 60; i++ {
+		for _, m := range e.alloc(three, Exclude{}).Members {
+			used[m.Id]++
+		}
+	}
+	require.Len(t, used, 10, "every datanode receives blocks")
+	perNode := map[string]int{}
+	for _, p := range e.m.Pipelines() {
+		if p.Replication == three {
+			for _, m := range p.Members {
+				perNode[m]++
+			}
+		}
+	}
+	for id, n := range perNode {
+		require.LessOrEqual(t, n, 2, "datanode %s over its pipeline limit", id)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
@@ -115,6 +116,7 @@ func (m *Manager) Apply(cmd *stratopb.ClusterCommand, b *pebble.Batch) (proto.Me
 		}
 		m.mu.Lock()
 		m.containers[id] = &containerState{info: c}
+		m.open[c.PipelineId] = append(m.open[c.PipelineId], id)
 		m.mu.Unlock()
 		return c, nil
 
@@ -137,6 +139,9 @@ func (m *Manager) Apply(cmd *stratopb.ClusterCommand, b *pebble.Batch) (proto.Me
 			cs.info.State = c.State
 		} else {
 			m.containers[id] = &containerState{info: &c}
+		}
+		if c.State != stratopb.ContainerState_CONTAINER_OPEN {
+			m.open[c.PipelineId] = slices.DeleteFunc(m.open[c.PipelineId], func(x uint64) bool { return x == id })
 		}
 		m.mu.Unlock()
 		return &c, nil
@@ -217,10 +222,21 @@ func (m *Manager) Load(r pebble.Reader) error {
 	if err := it.Error(); err != nil {
 		return err
 	}
+	open := map[uint64][]uint64{}
+	for id, c := range containers {
+		if c.info.State == stratopb.ContainerState_CONTAINER_OPEN {
+			open[c.info.PipelineId] = append(open[c.info.PipelineId], id)
+		}
+	}
+	for _, ids := range open {
+		slices.Sort(ids)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.pipelines = pipelines
 	m.containers = containers
+	m.open = open
+	m.pipelinesDirty = true
 	m.idNext, m.idEnd = 0, 0 // reserved ranges do not survive a reload
 	return nil
 }
