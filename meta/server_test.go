@@ -56,7 +56,9 @@ func ns(t *testing.T, mc *client.MetaConn, fn func(ctx context.Context, ns strat
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return mc.Do(ctx, func(ctx context.Context, n stratopb.NamespaceClient, _ stratopb.ClusterClient) error { return fn(ctx, n) })
+	return mc.Do(ctx, func(ctx context.Context, n stratopb.NamespaceClient, _ stratopb.ClusterClient) error {
+		return fn(ctx, n)
+	})
 }
 
 func requireCode(t *testing.T, want codes.Code, err error) {
@@ -222,7 +224,7 @@ func TestBlockAllocationThroughCluster(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		require.Len(t, ps.Pipelines, 1)
+		require.Len(t, ps.Pipelines, 4, "one of replication THREE, one of ONE per datanode")
 		// Heartbeat from a datanode meta does not know: told to register.
 		hb, err := cl.Heartbeat(ctx, &stratopb.HeartbeatRequest{DatanodeId: "ghost"})
 		if err != nil {
