@@ -1,0 +1,129 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "strato-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "strato")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/strato")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		panic("building strato: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func startMeta(t *testing.T, dir, addr string) *exec.Cmd {
+	cmd := exec.Command(binary, "meta", "--data", dir, "--listen", addr)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("meta output:\n%s", logs.String())
+		}
+	})
+	return cmd
+}
+
+// call retries fn while the server is starting (connection refused).
+func call(t *testing.T, addr string, fn func(ctx context.Context, ns stratopb.NamespaceClient) error) error {
+	mc, err := client.DialMeta([]string{addr})
+	require.NoError(t, err)
+	defer mc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return mc.Do(ctx, func(ctx context.Context, ns stratopb.NamespaceClient, _ stratopb.ClusterClient) error { return fn(ctx, ns) })
+}
+
+func TestMetaSIGTERMAndRestart(t *testing.T) {
+	dir, addr := t.TempDir(), freeAddr(t)
+	cmd := startMeta(t, dir, addr)
+	require.NoError(t, call(t, addr, func(ctx context.Context, ns stratopb.NamespaceClient) error {
+		if _, err := ns.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"}); err != nil {
+			return err
+		}
+		if _, err := ns.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
+			return err
+		}
+		_, err := ns.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "x/y"})
+		return err
+	}))
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "meta exits 0 on SIGTERM")
+	case <-time.After(15 * time.Second):
+		t.Fatal("meta did not stop within 15s of SIGTERM")
+	}
+
+	startMeta(t, dir, addr)
+	require.NoError(t, call(t, addr, func(ctx context.Context, ns stratopb.NamespaceClient) error {
+		st, err := ns.GetFileStatus(ctx, &stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: "x/y"})
+		if err != nil {
+			return err
+		}
+		require.True(t, st.Status.IsDirectory)
+		return nil
+	}))
+}
+
+func TestMetaRefusesBadFlags(t *testing.T) {
+	out, err := exec.Command(binary, "meta", "--data", t.TempDir(), "--peers", "1=127.0.0.1:1,x").CombinedOutput()
+	var ee *exec.ExitError
+	require.True(t, errors.As(err, &ee), "exit with an error")
+	require.Contains(t, string(out), "id=host:port")
+	require.Equal(t, 1, strings.Count(strings.TrimSpace(string(out)), "\n")+1, "one clear line: %s", out)
+}
+
+func TestBenchMetaAllOps(t *testing.T) {
+	out, err := exec.Command(binary, "bench", "meta", "-op", "all", "-threads", "4", "-files", "300", "-dirs", "300",
+		"-datanodes", "4", "-reports", "20", "-blocksPerReport", "20", "-totalBlocks", "40").Output()
+	require.NoError(t, err, "%s", out)
+	for _, op := range []string{"create", "mkdirs", "open", "delete", "fileStatus", "rename", "blockReport", "replication", "clean"} {
+		require.Contains(t, string(out), "--- "+op+" stats ---")
+	}
+	require.Contains(t, string(out), "# operations: 300")
+	require.Contains(t, string(out), "nrThreads = 4")
+
+	_, err = exec.Command(binary, "bench", "meta", "-op", "nope").Output()
+	require.Error(t, err)
+}
