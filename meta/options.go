@@ -108,8 +108,8 @@ func BenchOptions(dir string) Options {
 		Dir:    dir,
 		Listen: "127.0.0.1:0",
 		Cluster: cluster.Options{
-			ContainerSize:           16 << 20,
-			BlockSize:               16 << 20,
+			ContainerSize: 16 << 20,
+			BlockSize:     16 << 20,
 		},
 	}
 }
