@@ -315,8 +315,8 @@ func startChunkProgress(o ChunkWriteOptions, done *atomic.Int64) (stop func()) {
 		defer close(finished)
 		if o.Progress {
 			bar := progressbar.NewOptions64(int64(o.Chunks), progressbar.OptionSetWriter(o.ProgressOut),
-				progressbar.OptionSetDescription(label), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
-				progressbar.OptionSetItsString("chunks"), progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionSetDescription(label), progressbar.OptionShowCount(),
+				progressbar.OptionThrottle(100*time.Millisecond),
 				progressbar.OptionClearOnFinish())
 			tick := time.NewTicker(100 * time.Millisecond)
 			defer tick.Stop()
