@@ -68,7 +68,9 @@ func call(t *testing.T, addr string, fn func(ctx context.Context, ns stratopb.Na
 	defer mc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return mc.Do(ctx, func(ctx context.Context, ns stratopb.NamespaceClient, _ stratopb.ClusterClient) error { return fn(ctx, ns) })
+	return mc.Do(ctx, func(ctx context.Context, ns stratopb.NamespaceClient, _ stratopb.ClusterClient) error {
+		return fn(ctx, ns)
+	})
 }
 
 func TestMetaSIGTERMAndRestart(t *testing.T) {

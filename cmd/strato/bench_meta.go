@@ -113,14 +113,14 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			if err != nil {
 				return err
 			}
-			defer os.RemoveAll(tmp)
+			defer func() { _ = os.RemoveAll(tmp) }()
 			dir = tmp
 		}
 		var err error
 		if srv, err = meta.Open(meta.BenchOptions(dir)); err != nil {
 			return err
 		}
-		defer srv.Close()
+		defer func() { _ = srv.Close() }()
 		if err := srv.WaitReady(ctx); err != nil {
 			return err
 		}
@@ -131,7 +131,7 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return err
 		}
-		defer conn.Close()
+		defer func() { _ = conn.Close() }()
 		target = bench.NewRemote(conn, *volume, *bucket)
 		fmt.Fprintf(stderr, "bench meta: remote meta at %s\n", *metaAddr)
 	}

@@ -189,7 +189,7 @@ func (m *Manager) createPipeline(ctx context.Context, now time.Time, repl strato
 	m.mu.Unlock()
 	members, err := ChooseMembers(cands, int(repl), math.MaxInt)
 	if err != nil {
-		return nil, fmt.Errorf("%w for replication %s: %v", ErrNoPipeline, repl, err)
+		return nil, fmt.Errorf("%w for replication %s: %w", ErrNoPipeline, repl, err)
 	}
 	return m.addPipeline(ctx, now, repl, members)
 }

@@ -197,7 +197,7 @@ func (m *Manager) Load(r pebble.Reader) error {
 	if err != nil {
 		return err
 	}
-	defer it.Close()
+	defer func() { _ = it.Close() }()
 	for it.First(); it.Valid(); it.Next() {
 		k := it.Key()
 		if len(k) != 10 {
@@ -208,13 +208,13 @@ func (m *Manager) Load(r pebble.Reader) error {
 		case tagPipeline:
 			p := &stratopb.PipelineInfo{}
 			if err := proto.Unmarshal(it.Value(), p); err != nil {
-				return fmt.Errorf("%w: pipeline %d: %v", ErrCorrupt, id, err)
+				return fmt.Errorf("%w: pipeline %d: %w", ErrCorrupt, id, err)
 			}
 			pipelines[id] = p
 		case tagContainer:
 			c := &stratopb.ContainerInfo{}
 			if err := proto.Unmarshal(it.Value(), c); err != nil {
-				return fmt.Errorf("%w: container %d: %v", ErrCorrupt, id, err)
+				return fmt.Errorf("%w: container %d: %w", ErrCorrupt, id, err)
 			}
 			containers[id] = &containerState{info: c}
 		}
