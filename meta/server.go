@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,7 +68,7 @@ func Open(opts Options) (*Server, error) {
 	// consensus called Restore (which loads the cluster state) before any
 	// apply.
 	s.db = s.node.DB()
-	s.grpc = grpc.NewServer()
+	s.grpc = grpc.NewServer(grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))))
 	stratopb.RegisterNamespaceServer(s.grpc, s)
 	stratopb.RegisterClusterServer(s.grpc, s)
 	s.node.RegisterGRPC(s.grpc)
