@@ -23,6 +23,10 @@ type crashModel struct {
 	durable map[blockRef]int64
 	deleted map[blockRef]bool // durably deleted
 	created []uint64          // containers whose Create returned
+	// gen counts the deletes started on each block and its re-creations: a
+	// block whose gen moved after a snapshot may have been deleted or
+	// written again before the crash image.
+	gen map[blockRef]int
 
 	// Per container, what its worker committed and the chunk cuts of each
 	// block (kept across calls so that rewrites are identical retries).
@@ -43,10 +47,10 @@ type blockRef struct{ cid, id uint64 }
 
 func newCrashModel() *crashModel {
 	return &crashModel{data: map[blockRef][]byte{}, durable: map[blockRef]int64{}, deleted: map[blockRef]bool{},
-		committed: map[uint64]map[uint64]int64{}, cuts: map[uint64]map[uint64][]int{}}
+		committed: map[uint64]map[uint64]int64{}, cuts: map[uint64]map[uint64][]int{}, gen: map[blockRef]int{}}
 }
 
-func (m *crashModel) snapshot() (map[blockRef]int64, map[blockRef]bool, []uint64) {
+func (m *crashModel) snapshot() (map[blockRef]int64, map[blockRef]bool, []uint64, crashSnap) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d := make(map[blockRef]int64, len(m.durable))
@@ -57,8 +61,37 @@ func (m *crashModel) snapshot() (map[blockRef]int64, map[blockRef]bool, []uint64
 	for k, v := range m.deleted {
 		del[k] = v
 	}
-	return d, del, append([]uint64(nil), m.created...)
+	snap := crashSnap{data: make(map[blockRef][]byte, len(m.data)), gen: make(map[blockRef]int, len(m.gen))}
+	for k, v := range m.data {
+		snap.data[k] = v // never modified in place
+	}
+	for k, v := range m.gen {
+		snap.gen[k] = v
+	}
+	return d, del, append([]uint64(nil), m.created...), snap
 }
+
+// crashSnap is what the model knew when a crash image was taken: the data
+// of every block and its delete generation.
+type crashSnap struct {
+	data  map[blockRef][]byte
+	gen   map[blockRef]int
+	after map[blockRef]int // gen right after the crash image was taken
+}
+
+// taken records the generations once the crash image exists.
+func (s *crashSnap) taken(m *crashModel) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s.after = make(map[blockRef]int, len(m.gen))
+	for k, v := range m.gen {
+		s.after[k] = v
+	}
+}
+
+// changedSince reports whether ref was deleted or created again between the
+// snapshot and the crash image (its state in the image is then unknown).
+func (s crashSnap) changedSince(ref blockRef) bool { return s.after[ref] != s.gen[ref] }
 
 // crashWorker writes blocks of one container: chunks in random order, a
 // PutBlock per block (sometimes with Sync, sometimes after a partial
@@ -71,6 +104,9 @@ func crashWorker(t *testing.T, rng *rand.Rand, m *crashModel, c *Container, ids 
 		m.mu.Lock()
 		data, ok := m.data[ref]
 		if !ok {
+			// Written again from here on: no longer known to be deleted.
+			m.gen[ref]++
+			delete(m.deleted, ref)
 			data = pattern(id*1000+c.ID(), 512+rng.IntN(12000))
 			m.data[ref] = data
 		}
@@ -133,6 +169,11 @@ func crashWorker(t *testing.T, rng *rand.Rand, m *crashModel, c *Container, ids 
 			if _, ok := committed[id]; !ok {
 				continue
 			}
+			// From here the block may be gone from a crash image.
+			m.mu.Lock()
+			m.gen[ref]++
+			delete(m.durable, ref)
+			m.mu.Unlock()
 			require.NoError(t, c.DeleteBlock(id))
 			delete(committed, id)
 			delete(cutsOf, id)
@@ -146,7 +187,7 @@ func crashWorker(t *testing.T, rng *rand.Rand, m *crashModel, c *Container, ids 
 }
 
 // checkCrashed opens the crashed filesystem and checks the promises.
-func checkCrashed(t *testing.T, fs vfs.FS, m *crashModel, durable map[blockRef]int64, deleted map[blockRef]bool, created []uint64) {
+func checkCrashed(t *testing.T, fs vfs.FS, snap crashSnap, durable map[blockRef]int64, deleted map[blockRef]bool, created []uint64) {
 	v, err := OpenVolume("/vol", testOptions(fs))
 	require.NoError(t, err)
 	defer v.Close()
@@ -166,7 +207,7 @@ func checkCrashed(t *testing.T, fs vfs.FS, m *crashModel, durable map[blockRef]i
 			present[b.LocalID] = b
 		}
 		for ref, n := range durable {
-			if ref.cid != cid {
+			if ref.cid != cid || snap.changedSince(ref) {
 				continue
 			}
 			b, ok := present[ref.id]
@@ -178,16 +219,14 @@ func checkCrashed(t *testing.T, fs vfs.FS, m *crashModel, durable map[blockRef]i
 			r, err := c.ReadChunk(ref.id, 0, n)
 			require.NoError(t, err, "durable block %v", ref)
 			require.NoError(t, r.Verify(), "durable block %v", ref)
-			m.mu.Lock()
-			want := m.data[ref][:n]
-			m.mu.Unlock()
+			want := snap.data[ref][:n]
 			require.Equal(t, want, r.Bytes(0, n), "durable block %v", ref)
 			if b.Length == n {
 				require.NotContains(t, bad, ref.id, "durable block %v", ref)
 			}
 		}
 		for ref := range deleted {
-			if ref.cid == cid {
+			if ref.cid == cid && !snap.changedSince(ref) {
 				require.NotContains(t, present, ref.id, "block %v was deleted durably", ref)
 			}
 		}
@@ -208,10 +247,8 @@ func checkCrashed(t *testing.T, fs vfs.FS, m *crashModel, durable map[blockRef]i
 				require.Contains(t, bad, id)
 				continue
 			}
-			m.mu.Lock()
-			want, known := m.data[blockRef{cid, id}]
-			m.mu.Unlock()
-			if known {
+			want, known := snap.data[blockRef{cid, id}]
+			if known && !snap.changedSince(blockRef{cid, id}) {
 				require.Equal(t, want[:b.Length], r.Bytes(0, b.Length), "block %d:%d verified but differs", cid, id)
 			}
 			require.NotContains(t, bad, id)
@@ -252,9 +289,10 @@ func TestCrash(t *testing.T) {
 				for _, c := range cs {
 					crashWorker(t, rng, m, c, []uint64{1, 2, 3, 4, 5}, 2+rng.IntN(8))
 				}
-				durable, deleted, created := m.snapshot()
+				durable, deleted, created, snap := m.snapshot()
 				crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: []int{0, 20, 60, 100}[(seed+round)%4], RNG: rng})
-				checkCrashed(t, crashed, m, durable, deleted, created)
+				snap.taken(m)
+				checkCrashed(t, crashed, snap, durable, deleted, created)
 			}
 		})
 	}
@@ -291,16 +329,69 @@ func TestCrashDuringWrites(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(99, 3))
 	var images []*vfs.MemFS
-	var snaps []func() (map[blockRef]int64, map[blockRef]bool, []uint64)
+	type taken struct {
+		durable map[blockRef]int64
+		deleted map[blockRef]bool
+		created []uint64
+		snap    crashSnap
+	}
+	var snaps []taken
 	for i := range 8 {
-		durable, deleted, created := m.snapshot()
+		durable, deleted, created, snap := m.snapshot()
 		images = append(images, fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: []int{0, 50}[i%2], RNG: rng}))
-		snaps = append(snaps, func() (map[blockRef]int64, map[blockRef]bool, []uint64) { return durable, deleted, created })
+		snap.taken(m)
+		snaps = append(snaps, taken{durable, deleted, created, snap})
 	}
 	close(stop)
 	wg.Wait()
 	for i, img := range images {
-		durable, deleted, created := snaps[i]()
-		checkCrashed(t, img, m, durable, deleted, created)
+		s := snaps[i]
+		checkCrashed(t, img, s.snap, s.durable, s.deleted, s.created)
+	}
+}
+
+// A block released by a Final PutBlock without sync keeps its unsynced
+// files pending for a container Sync; a later PutBlock with sync of the same
+// block must make them durable too (its earlier chunks live in other files
+// under FILE_PER_CHUNK, and a re-commit with no new write has nothing of its
+// own to sync).
+func TestSyncedPutBlockCoversWritesBeforeRelease(t *testing.T) {
+	for _, layout := range layouts {
+		for _, extend := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/extend=%v", layout, extend), func(t *testing.T) {
+				fs := vfs.NewCrashableMem()
+				v, err := OpenVolume("/vol", testOptions(fs))
+				require.NoError(t, err)
+				defer v.Close()
+				c, err := v.Create(1, layout)
+				require.NoError(t, err)
+				data := pattern(9, 2000)
+				write := func(from, to int) {
+					p := data[from:to]
+					require.NoError(t, c.WriteChunk(4, int64(from), p, checksum.Compute(checksum.CRC32C, 256, p), WriteOptions{}))
+				}
+				write(0, 1199)
+				_, err = c.PutBlock(4, 1199, PutOptions{Final: true})
+				require.NoError(t, err)
+				n := 1199
+				if extend {
+					write(1199, 2000)
+					n = 2000
+				}
+				_, err = c.PutBlock(4, int64(n), PutOptions{Sync: true})
+				require.NoError(t, err)
+
+				crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+				v2, err := OpenVolume("/vol", testOptions(crashed))
+				require.NoError(t, err)
+				defer v2.Close()
+				c2, err := v2.Container(1)
+				require.NoError(t, err)
+				r, err := c2.ReadChunk(4, 0, int64(n))
+				require.NoError(t, err)
+				require.NoError(t, r.Verify())
+				require.Equal(t, data[:n], r.Bytes(0, int64(n)))
+			})
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -254,6 +256,12 @@ func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uin
 		if err := c.syncBlockLocked(b); err != nil {
 			return 0, err
 		}
+		// Writes made before the block was last released (a Final PutBlock
+		// without sync) wait, by file name, for a container Sync: this
+		// block's share of them must be durable now too.
+		if err := c.syncReleasedLocked(b.id); err != nil {
+			return 0, err
+		}
 		if err := c.syncChunksDir(); err != nil {
 			return 0, err
 		}
@@ -324,6 +332,38 @@ func (c *Container) appendUnsyncedLocked(dst []string, b *openBlock) []string {
 		}
 	}
 	return dst
+}
+
+// syncReleasedLocked fsyncs the files of block id that were remembered by
+// name when the block was released with unsynced writes, and forgets them.
+// On error the files not synced stay pending.
+func (c *Container) syncReleasedLocked(id uint64) error {
+	single, prefix := c.blockPath(id), c.v.fs.PathJoin(c.chunks, strconv.FormatUint(id, 10)+"_")
+	mine := func(p string) bool {
+		if c.layout == FilePerBlock {
+			return p == single
+		}
+		return strings.HasPrefix(p, prefix) && strings.HasSuffix(p, ".chunk")
+	}
+	c.dirtyMu.Lock()
+	var paths []string
+	c.dirtyFiles = slices.DeleteFunc(c.dirtyFiles, func(p string) bool {
+		if mine(p) {
+			paths = append(paths, p)
+			return true
+		}
+		return false
+	})
+	c.dirtyMu.Unlock()
+	for i, p := range paths {
+		if err := syncFile(c.v.fs, p); err != nil && !isNotExist(err) {
+			c.dirtyMu.Lock()
+			c.dirtyFiles = append(c.dirtyFiles, paths[i:]...)
+			c.dirtyMu.Unlock()
+			return err
+		}
+	}
+	return nil
 }
 
 // syncBlockLocked fsyncs the files holding the block's unsynced writes.
