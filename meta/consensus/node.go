@@ -217,9 +217,13 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 	if n.singleVoter {
 		// Nobody else could be leader: do not wait for an election timeout.
 		// A single voter wins in a few Ready cycles (its votes for itself
-		// must be durable), run here so that Open returns a leader.
+		// must be durable), run here so that Open returns a leader. It goes
+		// on until its whole log is applied (the new term's empty entry
+		// commits everything before it): ReadBarrier's single-voter fast
+		// path relies on every committed entry being applied, so a read
+		// right after a restart sees every write acknowledged before it.
 		_ = rn.Campaign()
-		for i := 0; i < 8 && rn.HasReady() && !n.isLeader.Load(); i++ {
+		for i := 0; i < 64 && rn.HasReady() && !(n.isLeader.Load() && n.store.appliedIndex >= n.store.last); i++ {
 			if err := guard(n.handleReady); err != nil {
 				n.transport.close()
 				n.shutdown()
