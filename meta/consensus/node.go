@@ -223,7 +223,7 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 		// path relies on every committed entry being applied, so a read
 		// right after a restart sees every write acknowledged before it.
 		_ = rn.Campaign()
-		for i := 0; i < 64 && rn.HasReady() && !(n.isLeader.Load() && n.store.appliedIndex >= n.store.last); i++ {
+		for i := 0; i < 64 && rn.HasReady() && (!n.isLeader.Load() || n.store.appliedIndex < n.store.last); i++ {
 			if err := guard(n.handleReady); err != nil {
 				n.transport.close()
 				n.shutdown()
