@@ -84,6 +84,39 @@ func (s *Server) ExitSafeMode(ctx context.Context, _ *stratopb.SafeModeExitReque
 	return s.cl.ExitSafeMode(), nil
 }
 
+// CloseContainer closes a container a client failed to write to (and its
+// pipeline, when a failed member is named).
+func (s *Server) CloseContainer(ctx context.Context, req *stratopb.CloseContainerRequest) (*stratopb.CloseContainerResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	cmds, err := s.cl.CloseContainer(s.now(), req.GetContainerId(), req.GetFailedDatanode())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	s.opts.Logger.Info("closing container at a client's request", "container", req.GetContainerId(),
+		"failed", req.GetFailedDatanode(), "reason", req.GetReason(), "changes", len(cmds))
+	for _, cmd := range cmds {
+		if _, err := s.proposeCluster(ctx, cmd); err != nil {
+			return nil, toStatus(err)
+		}
+	}
+	return &stratopb.CloseContainerResponse{}, nil
+}
+
+// ReportReplica marks a replica a client read bad data from as unhealthy.
+func (s *Server) ReportReplica(ctx context.Context, req *stratopb.ReportReplicaRequest) (*stratopb.ReportReplicaResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	s.opts.Logger.Warn("bad replica reported", "container", req.GetContainerId(), "datanode", req.GetDatanodeId(),
+		"block", req.GetLocalId(), "reason", req.GetReason())
+	if err := s.cl.MarkUnhealthy(req.GetContainerId(), req.GetDatanodeId()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &stratopb.ReportReplicaResponse{}, nil
+}
+
 // ---- Administration in process (bench.ClusterAdmin) --------------------------
 
 // Decommission starts decommissioning a datanode.

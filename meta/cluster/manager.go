@@ -429,3 +429,58 @@ func (m *Manager) Node(id string) (*stratopb.DatanodeDetails, bool) {
 	}
 	return nil, false
 }
+
+// CloseContainer handles a client that could not write to a container: the
+// container is closed (CLOSING, with close commands queued for its pipeline's
+// members) and, when the client names a datanode that failed, the pipeline is
+// closed with all its open containers, so that no new block lands on it; the
+// pipelines are topped up again from the healthy datanodes. It returns the
+// durable changes for the caller to propose. A container that is not open
+// needs nothing.
+func (m *Manager) CloseContainer(now time.Time, id uint64, failed string) ([]*stratopb.ClusterCommand, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.containers[id]
+	if c == nil {
+		return nil, fmt.Errorf("%w: container %d", ErrNotFound, id)
+	}
+	p := m.pipelines[c.info.PipelineId]
+	var out []*stratopb.ClusterCommand
+	if failed != "" && p != nil && p.State == stratopb.PipelineState_PIPELINE_OPEN && slices.Contains(p.Members, failed) {
+		m.pipelinesDirty = true
+		out = append(out, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_ClosePipeline{ClosePipeline: p.Id}})
+		for _, cid := range m.open[p.Id] {
+			out = append(out, closing(now, cid))
+			m.queueCloseLocked(p, cid)
+		}
+		return out, nil
+	}
+	if c.info.State != stratopb.ContainerState_CONTAINER_OPEN {
+		return nil, nil
+	}
+	out = append(out, closing(now, id))
+	if p != nil {
+		m.queueCloseLocked(p, id)
+	}
+	return out, nil
+}
+
+// MarkUnhealthy records that a datanode's replica of a container failed a
+// read (a checksum mismatch or a missing block): the replica no longer counts
+// as a good copy until the datanode reports the container again.
+func (m *Manager) MarkUnhealthy(id uint64, datanode string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.containers[id]
+	if c == nil {
+		return fmt.Errorf("%w: container %d", ErrNotFound, id)
+	}
+	rep := c.replicas[datanode]
+	if rep == nil {
+		return fmt.Errorf("%w: datanode %q holds no replica of container %d", ErrNotFound, datanode, id)
+	}
+	rep = proto.Clone(rep).(*stratopb.ContainerReplica)
+	rep.State = stratopb.ContainerState_CONTAINER_UNHEALTHY
+	c.replicas[datanode] = rep
+	return nil
+}

@@ -452,3 +452,69 @@ func TestPipelinesSpreadOverTheCluster(t *testing.T) {
 		require.LessOrEqual(t, n, 2, "datanode %s over its pipeline limit", id)
 	}
 }
+
+func TestClientClosesContainer(t *testing.T) {
+	e := newEnv(t, Options{OpenContainersPerPipeline: 2})
+	e.register("dn1", "dn2", "dn3", "dn4")
+	a := e.alloc(three, Exclude{})
+
+	_, err := e.m.CloseContainer(e.now, 999, "")
+	require.ErrorIs(t, err, ErrNotFound)
+
+	// Without a failed node only that container closes.
+	cmds, err := e.m.CloseContainer(e.now, a.ContainerID, "")
+	require.NoError(t, err)
+	require.Len(t, cmds, 1)
+	for _, c := range cmds {
+		_, err := e.propose(context.Background(), c)
+		require.NoError(t, err)
+	}
+	info, _, err := e.m.Replicas(a.ContainerID)
+	require.NoError(t, err)
+	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSING, info.State)
+	for _, id := range a.Pipeline.Members {
+		require.Equal(t, a.ContainerID, e.heartbeat(id, nil).Commands[0].GetCloseContainer().ContainerId)
+	}
+	// Asking again changes nothing.
+	cmds, err = e.m.CloseContainer(e.now, a.ContainerID, "")
+	require.NoError(t, err)
+	require.Empty(t, cmds)
+
+	// Naming a failed member closes the whole pipeline; new blocks avoid it.
+	b := e.alloc(three, Exclude{Containers: []uint64{a.ContainerID}})
+	bad := b.Pipeline.Members[2]
+	cmds, err = e.m.CloseContainer(e.now, b.ContainerID, bad)
+	require.NoError(t, err)
+	require.Greater(t, len(cmds), 1)
+	for _, c := range cmds {
+		_, err := e.propose(context.Background(), c)
+		require.NoError(t, err)
+	}
+	for _, p := range e.m.Pipelines() {
+		if p.Id == b.Pipeline.Id {
+			require.Equal(t, stratopb.PipelineState_PIPELINE_CLOSED, p.State)
+		}
+	}
+	c := e.alloc(three, Exclude{Datanodes: []string{bad}})
+	require.NotContains(t, c.Pipeline.Members, bad)
+	require.NotEqual(t, b.Pipeline.Id, c.Pipeline.Id)
+}
+
+func TestMarkUnhealthy(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.register("dn1", "dn2", "dn3")
+	a := e.alloc(three, Exclude{})
+	require.ErrorIs(t, e.m.MarkUnhealthy(a.ContainerID, "dn1"), ErrNotFound) // not reported yet
+	rep := &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: a.ContainerID, State: stratopb.ContainerState_CONTAINER_OPEN}}}
+	e.heartbeat("dn1", rep)
+	require.NoError(t, e.m.MarkUnhealthy(a.ContainerID, "dn1"))
+	_, reps, err := e.m.Replicas(a.ContainerID)
+	require.NoError(t, err)
+	require.Equal(t, stratopb.ContainerState_CONTAINER_UNHEALTHY, reps["dn1"].State)
+	// The node's next report of the container replaces the verdict.
+	e.heartbeat("dn1", rep)
+	_, reps, err = e.m.Replicas(a.ContainerID)
+	require.NoError(t, err)
+	require.Equal(t, stratopb.ContainerState_CONTAINER_OPEN, reps["dn1"].State)
+	require.ErrorIs(t, e.m.MarkUnhealthy(12345, "dn1"), ErrNotFound)
+}

@@ -2132,6 +2132,212 @@ func (*SafeModeExitRequest) Descriptor() ([]byte, []int) {
 	return file_cluster_proto_rawDescGZIP(), []int{29}
 }
 
+// CloseContainerRequest comes from a client that failed to write to a
+// container: meta closes it and, when failed_datanode names a member of its
+// pipeline, closes that pipeline too, so new blocks avoid it.
+type CloseContainerRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId    uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	FailedDatanode string                 `protobuf:"bytes,2,opt,name=failed_datanode,json=failedDatanode,proto3" json:"failed_datanode,omitempty"` // optional
+	Reason         string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`                                       // for the log
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *CloseContainerRequest) Reset() {
+	*x = CloseContainerRequest{}
+	mi := &file_cluster_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseContainerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseContainerRequest) ProtoMessage() {}
+
+func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
+func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *CloseContainerRequest) GetContainerId() uint64 {
+	if x != nil {
+		return x.ContainerId
+	}
+	return 0
+}
+
+func (x *CloseContainerRequest) GetFailedDatanode() string {
+	if x != nil {
+		return x.FailedDatanode
+	}
+	return ""
+}
+
+func (x *CloseContainerRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type CloseContainerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseContainerResponse) Reset() {
+	*x = CloseContainerResponse{}
+	mi := &file_cluster_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseContainerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseContainerResponse) ProtoMessage() {}
+
+func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
+func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{31}
+}
+
+// ReportReplicaRequest comes from a client that read bad data (a checksum
+// mismatch, a missing block) from one replica: meta stops counting that
+// replica as a good copy.
+type ReportReplicaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId   uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	DatanodeId    string                 `protobuf:"bytes,2,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
+	LocalId       uint64                 `protobuf:"varint,3,opt,name=local_id,json=localId,proto3" json:"local_id,omitempty"` // the block that failed
+	Reason        string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportReplicaRequest) Reset() {
+	*x = ReportReplicaRequest{}
+	mi := &file_cluster_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportReplicaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportReplicaRequest) ProtoMessage() {}
+
+func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
+func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ReportReplicaRequest) GetContainerId() uint64 {
+	if x != nil {
+		return x.ContainerId
+	}
+	return 0
+}
+
+func (x *ReportReplicaRequest) GetDatanodeId() string {
+	if x != nil {
+		return x.DatanodeId
+	}
+	return ""
+}
+
+func (x *ReportReplicaRequest) GetLocalId() uint64 {
+	if x != nil {
+		return x.LocalId
+	}
+	return 0
+}
+
+func (x *ReportReplicaRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type ReportReplicaResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportReplicaResponse) Reset() {
+	*x = ReportReplicaResponse{}
+	mi := &file_cluster_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportReplicaResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportReplicaResponse) ProtoMessage() {}
+
+func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
+func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{33}
+}
+
 var File_cluster_proto protoreflect.FileDescriptor
 
 const file_cluster_proto_rawDesc = "" +
@@ -2267,7 +2473,19 @@ const file_cluster_proto_rawDesc = "" +
 	"\x12required_datanodes\x18\x03 \x01(\x05R\x11requiredDatanodes\x12)\n" +
 	"\x10replica_fraction\x18\x04 \x01(\x01R\x0freplicaFraction\x12+\n" +
 	"\x11required_fraction\x18\x05 \x01(\x01R\x10requiredFraction\"\x15\n" +
-	"\x13SafeModeExitRequest*V\n" +
+	"\x13SafeModeExitRequest\"{\n" +
+	"\x15CloseContainerRequest\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12'\n" +
+	"\x0ffailed_datanode\x18\x02 \x01(\tR\x0efailedDatanode\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x18\n" +
+	"\x16CloseContainerResponse\"\x8d\x01\n" +
+	"\x14ReportReplicaRequest\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x1f\n" +
+	"\vdatanode_id\x18\x02 \x01(\tR\n" +
+	"datanodeId\x12\x19\n" +
+	"\blocal_id\x18\x03 \x01(\x04R\alocalId\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x17\n" +
+	"\x15ReportReplicaResponse*V\n" +
 	"\n" +
 	"NodeHealth\x12\x17\n" +
 	"\x13NODE_HEALTH_UNKNOWN\x10\x00\x12\x10\n" +
@@ -2293,7 +2511,7 @@ const file_cluster_proto_rawDesc = "" +
 	"\x11CONTAINER_CLOSING\x10\x02\x12\x14\n" +
 	"\x10CONTAINER_CLOSED\x10\x03\x12\x17\n" +
 	"\x13CONTAINER_UNHEALTHY\x10\x04\x12\x15\n" +
-	"\x11CONTAINER_DELETED\x10\x052\xcc\x04\n" +
+	"\x11CONTAINER_DELETED\x10\x052\xeb\x05\n" +
 	"\aCluster\x12=\n" +
 	"\bRegister\x12\x17.strato.RegisterRequest\x1a\x18.strato.RegisterResponse\x12@\n" +
 	"\tHeartbeat\x12\x18.strato.HeartbeatRequest\x1a\x19.strato.HeartbeatResponse\x12L\n" +
@@ -2302,7 +2520,9 @@ const file_cluster_proto_rawDesc = "" +
 	"\x0eListContainers\x12\x1d.strato.ListContainersRequest\x1a\x1e.strato.ListContainersResponse\x12X\n" +
 	"\x11ContainerReplicas\x12 .strato.ContainerReplicasRequest\x1a!.strato.ContainerReplicasResponse\x124\n" +
 	"\vGetSafeMode\x12\r.strato.Empty\x1a\x16.strato.SafeModeStatus\x12C\n" +
-	"\fExitSafeMode\x12\x1b.strato.SafeModeExitRequest\x1a\x16.strato.SafeModeStatusB,Z*github.com/strato-io/strato/proto/stratopbb\x06proto3"
+	"\fExitSafeMode\x12\x1b.strato.SafeModeExitRequest\x1a\x16.strato.SafeModeStatus\x12O\n" +
+	"\x0eCloseContainer\x12\x1d.strato.CloseContainerRequest\x1a\x1e.strato.CloseContainerResponse\x12L\n" +
+	"\rReportReplica\x12\x1c.strato.ReportReplicaRequest\x1a\x1d.strato.ReportReplicaResponseB,Z*github.com/strato-io/strato/proto/stratopbb\x06proto3"
 
 var (
 	file_cluster_proto_rawDescOnce sync.Once
@@ -2317,7 +2537,7 @@ func file_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_cluster_proto_goTypes = []any{
 	(NodeHealth)(0),                   // 0: strato.NodeHealth
 	(NodeOpState)(0),                  // 1: strato.NodeOpState
@@ -2354,8 +2574,12 @@ var file_cluster_proto_goTypes = []any{
 	(*ContainerReplicasResponse)(nil), // 32: strato.ContainerReplicasResponse
 	(*SafeModeStatus)(nil),            // 33: strato.SafeModeStatus
 	(*SafeModeExitRequest)(nil),       // 34: strato.SafeModeExitRequest
-	nil,                               // 35: strato.ContainerReplicasResponse.ReplicasEntry
-	(*Empty)(nil),                     // 36: strato.Empty
+	(*CloseContainerRequest)(nil),     // 35: strato.CloseContainerRequest
+	(*CloseContainerResponse)(nil),    // 36: strato.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),      // 37: strato.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),     // 38: strato.ReportReplicaResponse
+	nil,                               // 39: strato.ContainerReplicasResponse.ReplicasEntry
+	(*Empty)(nil),                     // 40: strato.Empty
 }
 var file_cluster_proto_depIdxs = []int32{
 	5,  // 0: strato.DatanodeInfo.details:type_name -> strato.DatanodeDetails
@@ -2389,7 +2613,7 @@ var file_cluster_proto_depIdxs = []int32{
 	8,  // 28: strato.ListPipelinesResponse.pipelines:type_name -> strato.PipelineInfo
 	9,  // 29: strato.ListContainersResponse.containers:type_name -> strato.ContainerInfo
 	9,  // 30: strato.ContainerReplicasResponse.container:type_name -> strato.ContainerInfo
-	35, // 31: strato.ContainerReplicasResponse.replicas:type_name -> strato.ContainerReplicasResponse.ReplicasEntry
+	39, // 31: strato.ContainerReplicasResponse.replicas:type_name -> strato.ContainerReplicasResponse.ReplicasEntry
 	10, // 32: strato.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.ContainerReplica
 	21, // 33: strato.Cluster.Register:input_type -> strato.RegisterRequest
 	23, // 34: strato.Cluster.Heartbeat:input_type -> strato.HeartbeatRequest
@@ -2397,18 +2621,22 @@ var file_cluster_proto_depIdxs = []int32{
 	27, // 36: strato.Cluster.ListPipelines:input_type -> strato.ListPipelinesRequest
 	29, // 37: strato.Cluster.ListContainers:input_type -> strato.ListContainersRequest
 	31, // 38: strato.Cluster.ContainerReplicas:input_type -> strato.ContainerReplicasRequest
-	36, // 39: strato.Cluster.GetSafeMode:input_type -> strato.Empty
+	40, // 39: strato.Cluster.GetSafeMode:input_type -> strato.Empty
 	34, // 40: strato.Cluster.ExitSafeMode:input_type -> strato.SafeModeExitRequest
-	22, // 41: strato.Cluster.Register:output_type -> strato.RegisterResponse
-	24, // 42: strato.Cluster.Heartbeat:output_type -> strato.HeartbeatResponse
-	26, // 43: strato.Cluster.ListDatanodes:output_type -> strato.ListDatanodesResponse
-	28, // 44: strato.Cluster.ListPipelines:output_type -> strato.ListPipelinesResponse
-	30, // 45: strato.Cluster.ListContainers:output_type -> strato.ListContainersResponse
-	32, // 46: strato.Cluster.ContainerReplicas:output_type -> strato.ContainerReplicasResponse
-	33, // 47: strato.Cluster.GetSafeMode:output_type -> strato.SafeModeStatus
-	33, // 48: strato.Cluster.ExitSafeMode:output_type -> strato.SafeModeStatus
-	41, // [41:49] is the sub-list for method output_type
-	33, // [33:41] is the sub-list for method input_type
+	35, // 41: strato.Cluster.CloseContainer:input_type -> strato.CloseContainerRequest
+	37, // 42: strato.Cluster.ReportReplica:input_type -> strato.ReportReplicaRequest
+	22, // 43: strato.Cluster.Register:output_type -> strato.RegisterResponse
+	24, // 44: strato.Cluster.Heartbeat:output_type -> strato.HeartbeatResponse
+	26, // 45: strato.Cluster.ListDatanodes:output_type -> strato.ListDatanodesResponse
+	28, // 46: strato.Cluster.ListPipelines:output_type -> strato.ListPipelinesResponse
+	30, // 47: strato.Cluster.ListContainers:output_type -> strato.ListContainersResponse
+	32, // 48: strato.Cluster.ContainerReplicas:output_type -> strato.ContainerReplicasResponse
+	33, // 49: strato.Cluster.GetSafeMode:output_type -> strato.SafeModeStatus
+	33, // 50: strato.Cluster.ExitSafeMode:output_type -> strato.SafeModeStatus
+	36, // 51: strato.Cluster.CloseContainer:output_type -> strato.CloseContainerResponse
+	38, // 52: strato.Cluster.ReportReplica:output_type -> strato.ReportReplicaResponse
+	43, // [43:53] is the sub-list for method output_type
+	33, // [33:43] is the sub-list for method input_type
 	33, // [33:33] is the sub-list for extension type_name
 	33, // [33:33] is the sub-list for extension extendee
 	0,  // [0:33] is the sub-list for field type_name
@@ -2440,7 +2668,7 @@ func file_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   31,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,8 @@ const (
 	Cluster_ContainerReplicas_FullMethodName = "/strato.Cluster/ContainerReplicas"
 	Cluster_GetSafeMode_FullMethodName       = "/strato.Cluster/GetSafeMode"
 	Cluster_ExitSafeMode_FullMethodName      = "/strato.Cluster/ExitSafeMode"
+	Cluster_CloseContainer_FullMethodName    = "/strato.Cluster/CloseContainer"
+	Cluster_ReportReplica_FullMethodName     = "/strato.Cluster/ReportReplica"
 )
 
 // ClusterClient is the client API for Cluster service.
@@ -41,6 +43,8 @@ type ClusterClient interface {
 	ContainerReplicas(ctx context.Context, in *ContainerReplicasRequest, opts ...grpc.CallOption) (*ContainerReplicasResponse, error)
 	GetSafeMode(ctx context.Context, in *Empty, opts ...grpc.CallOption) (*SafeModeStatus, error)
 	ExitSafeMode(ctx context.Context, in *SafeModeExitRequest, opts ...grpc.CallOption) (*SafeModeStatus, error)
+	CloseContainer(ctx context.Context, in *CloseContainerRequest, opts ...grpc.CallOption) (*CloseContainerResponse, error)
+	ReportReplica(ctx context.Context, in *ReportReplicaRequest, opts ...grpc.CallOption) (*ReportReplicaResponse, error)
 }
 
 type clusterClient struct {
@@ -131,6 +135,26 @@ func (c *clusterClient) ExitSafeMode(ctx context.Context, in *SafeModeExitReques
 	return out, nil
 }
 
+func (c *clusterClient) CloseContainer(ctx context.Context, in *CloseContainerRequest, opts ...grpc.CallOption) (*CloseContainerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CloseContainerResponse)
+	err := c.cc.Invoke(ctx, Cluster_CloseContainer_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clusterClient) ReportReplica(ctx context.Context, in *ReportReplicaRequest, opts ...grpc.CallOption) (*ReportReplicaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportReplicaResponse)
+	err := c.cc.Invoke(ctx, Cluster_ReportReplica_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClusterServer is the server API for Cluster service.
 // All implementations must embed UnimplementedClusterServer
 // for forward compatibility.
@@ -143,6 +167,8 @@ type ClusterServer interface {
 	ContainerReplicas(context.Context, *ContainerReplicasRequest) (*ContainerReplicasResponse, error)
 	GetSafeMode(context.Context, *Empty) (*SafeModeStatus, error)
 	ExitSafeMode(context.Context, *SafeModeExitRequest) (*SafeModeStatus, error)
+	CloseContainer(context.Context, *CloseContainerRequest) (*CloseContainerResponse, error)
+	ReportReplica(context.Context, *ReportReplicaRequest) (*ReportReplicaResponse, error)
 	mustEmbedUnimplementedClusterServer()
 }
 
@@ -176,6 +202,12 @@ func (UnimplementedClusterServer) GetSafeMode(context.Context, *Empty) (*SafeMod
 }
 func (UnimplementedClusterServer) ExitSafeMode(context.Context, *SafeModeExitRequest) (*SafeModeStatus, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExitSafeMode not implemented")
+}
+func (UnimplementedClusterServer) CloseContainer(context.Context, *CloseContainerRequest) (*CloseContainerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CloseContainer not implemented")
+}
+func (UnimplementedClusterServer) ReportReplica(context.Context, *ReportReplicaRequest) (*ReportReplicaResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportReplica not implemented")
 }
 func (UnimplementedClusterServer) mustEmbedUnimplementedClusterServer() {}
 func (UnimplementedClusterServer) testEmbeddedByValue()                 {}
@@ -342,6 +374,42 @@ func _Cluster_ExitSafeMode_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Cluster_CloseContainer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CloseContainerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).CloseContainer(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_CloseContainer_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).CloseContainer(ctx, req.(*CloseContainerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Cluster_ReportReplica_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportReplicaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).ReportReplica(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_ReportReplica_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).ReportReplica(ctx, req.(*ReportReplicaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Cluster_ServiceDesc is the grpc.ServiceDesc for Cluster service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -380,6 +448,14 @@ var Cluster_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ExitSafeMode",
 			Handler:    _Cluster_ExitSafeMode_Handler,
+		},
+		{
+			MethodName: "CloseContainer",
+			Handler:    _Cluster_CloseContainer_Handler,
+		},
+		{
+			MethodName: "ReportReplica",
+			Handler:    _Cluster_ReportReplica_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
