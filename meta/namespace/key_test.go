@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/strato-io/strato/proto/stratopb"
 )
@@ -314,4 +315,76 @@ func TestQuotas(t *testing.T) {
 	v, _ = h.rd().Volume("vol")
 	require.Equal(t, int64(400), v.UsedBytes)
 	h.putKey("obs", "z", 600)
+}
+
+func TestHsync(t *testing.T) {
+	for _, layout := range []stratopb.BucketLayout{stratopb.BucketLayout_LAYOUT_FSO, stratopb.BucketLayout_LAYOUT_OBS} {
+		t.Run(layout.String(), func(t *testing.T) {
+			h := newHarness(t)
+			h.volBucket("bkt", layout)
+			h.putKey("bkt", "d/f", 7) // an older version, replaced by the first hsync
+			_, names0 := h.usage("bkt")
+			open := h.must(&stratopb.OpenKeyRequest{Volume: "vol", Bucket: "bkt", Key: "d/f"}).(*stratopb.OpenKeyResponse)
+			alloc := func() *stratopb.BlockID {
+				return h.must(&stratopb.AllocateBlockRequest{Volume: "vol", Bucket: "bkt", Key: "d/f", OpenId: open.OpenId}).(*stratopb.AllocateBlockResponse).Block.BlockId
+			}
+			b1, b2 := alloc(), alloc()
+			sync := func(hsync bool, blocks ...*stratopb.BlockLocation) *stratopb.CommitKeyResponse {
+				return h.must(&stratopb.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: "d/f", OpenId: open.OpenId, Blocks: blocks, Hsync: hsync}).(*stratopb.CommitKeyResponse)
+			}
+			size := func() int64 {
+				k, err := h.rd().LookupKey(&stratopb.LookupKeyRequest{Volume: "vol", Bucket: "bkt", Key: "d/f"})
+				require.NoError(t, err)
+				return k.Key.Size
+			}
+			require.Equal(t, int64(7), size())
+			sync(true, &stratopb.BlockLocation{BlockId: b1, Length: 100})
+			require.Equal(t, int64(100), size())
+			require.Len(t, h.deletedBlocks(), 1, "the replaced version's block is freed")
+			sync(true, &stratopb.BlockLocation{BlockId: b1, Length: 256}, &stratopb.BlockLocation{BlockId: b2, Length: 10})
+			require.Equal(t, int64(266), size())
+			bytes, names := h.usage("bkt")
+			require.Equal(t, int64(266), bytes)
+			require.Equal(t, names0, names)
+			_, err := h.rd().OpenKey(open.OpenId)
+			require.NoError(t, err, "still open")
+
+			sync(false, &stratopb.BlockLocation{BlockId: b1, Length: 256}, &stratopb.BlockLocation{BlockId: b2, Length: 300})
+			require.Equal(t, int64(556), size())
+			require.Len(t, h.deletedBlocks(), 1, "hsynced blocks are the key's own: nothing more freed")
+			_, err = h.rd().OpenKey(open.OpenId)
+			require.ErrorIs(t, err, ErrOpenKeyNotFound)
+		})
+	}
+}
+
+func TestHsyncedKeyDeletedWhileOpen(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("bkt", stratopb.BucketLayout_LAYOUT_OBS)
+	open := h.must(&stratopb.OpenKeyRequest{Volume: "vol", Bucket: "bkt", Key: "k", SizeHint: 1}).(*stratopb.OpenKeyResponse)
+	bl := []*stratopb.BlockLocation{{BlockId: open.Blocks[0].BlockId, Length: 5}}
+	h.must(&stratopb.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: "k", OpenId: open.OpenId, Blocks: bl, Hsync: true})
+	h.must(&stratopb.DeleteKeyRequest{Volume: "vol", Bucket: "bkt", Key: "k"})
+	h.fails(ErrNotFound, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: "k", OpenId: open.OpenId, Blocks: bl})
+}
+
+func TestHsyncedOpenKeyExpiryKeepsPublishedBlocks(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("bkt", stratopb.BucketLayout_LAYOUT_FSO)
+	open := h.must(&stratopb.OpenKeyRequest{Volume: "vol", Bucket: "bkt", Key: "f", SizeHint: 1}).(*stratopb.OpenKeyResponse)
+	b1 := open.Blocks[0].BlockId
+	b2 := h.must(&stratopb.AllocateBlockRequest{Volume: "vol", Bucket: "bkt", Key: "f", OpenId: open.OpenId}).(*stratopb.AllocateBlockResponse).Block.BlockId
+	h.must(&stratopb.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: "f", OpenId: open.OpenId, Hsync: true,
+		Blocks: []*stratopb.BlockLocation{{BlockId: b1, Length: 5}}})
+	cmd, err := h.ns.PrepareExpiry(h.db, h.now.Add(2*h.ns.Options().OpenKeyTTL), 10)
+	require.NoError(t, err)
+	_, err = h.apply(cmd)
+	require.NoError(t, err)
+	del := h.deletedBlocks()
+	require.Len(t, del, 1)
+	require.Len(t, del[0].Blocks, 1)
+	require.True(t, proto.Equal(b2, del[0].Blocks[0]), "only the unpublished block is freed")
+	st, err := h.stat("bkt", "f")
+	require.NoError(t, err)
+	require.Equal(t, int64(5), st.Length, "the hsynced file outlives its writer")
 }

@@ -302,7 +302,13 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 	if err != nil {
 		return nil, err
 	}
-	if replaced && !rec.Overwrite {
+	// own: the key there is this open key's own earlier hsync, whose
+	// blocks are this key's blocks.
+	own := replaced && old.ObjectId == rec.Id
+	switch {
+	case rec.Hsynced && !own:
+		return nil, fmt.Errorf("%w: %s was deleted or replaced while open", ErrOpenKeyNotFound, name)
+	case replaced && !own && !rec.Overwrite:
 		return nil, fmt.Errorf("%w: %s", ErrFileExists, name)
 	}
 	var dNames int64 = 1
@@ -324,10 +330,18 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 	if err := put(a.b, key, ki); err != nil {
 		return nil, err
 	}
-	if replaced {
+	if replaced && !own {
 		if err := a.freeBlocks(old.ObjectId, old.Blocks, "overwrite"); err != nil {
 			return nil, err
 		}
+	}
+	if c.GetHsync() {
+		// Still open: every allocation stays with the open key.
+		rec.Hsynced = true
+		if err := put(a.b, idKey(a.kb, tagOpen, rec.Id), rec); err != nil {
+			return nil, err
+		}
+		return &stratopb.CommitKeyResponse{ObjectId: rec.Id, Size: size}, nil
 	}
 	if len(allocated) > 0 {
 		unused := make([]*stratopb.BlockLocation, 0, len(allocated))
@@ -618,7 +632,11 @@ func (a *applier) expireOpenKeys(c *stratopb.ExpireOpenKeysCommand) (proto.Messa
 		if !ok || rec.ExpiresAt > a.now {
 			continue // committed, already expired, or not yet due
 		}
-		if err := a.freeBlocks(rec.Id, rec.Blocks, "expired"); err != nil {
+		blocks, err := a.unpublished(rec)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.freeBlocks(rec.Id, blocks, "expired"); err != nil {
 			return nil, err
 		}
 		if err := a.deleteOpenKey(rec); err != nil {
@@ -627,6 +645,34 @@ func (a *applier) expireOpenKeys(c *stratopb.ExpireOpenKeysCommand) (proto.Messa
 		res.Expired = append(res.Expired, id)
 	}
 	return res, nil
+}
+
+// unpublished returns the blocks of an open key that no committed key
+// references: all of them, unless an hsync published some under the open
+// key's ID and that key is still there.
+func (a *applier) unpublished(rec *stratopb.OpenKeyInfo) ([]*stratopb.BlockLocation, error) {
+	if !rec.Hsynced {
+		return rec.Blocks, nil
+	}
+	tag := byte(tagKey)
+	if rec.Layout == stratopb.BucketLayout_LAYOUT_FSO {
+		tag = tagFile
+	}
+	ki := &stratopb.KeyInfo{}
+	if ok, err := get(a.b, childKey(a.kb2, tag, rec.ParentId, rec.FileName), ki); err != nil || !ok || ki.ObjectId != rec.Id {
+		return rec.Blocks, err
+	}
+	published := make(map[[2]uint64]bool, len(ki.Blocks))
+	for _, bl := range ki.Blocks {
+		published[blockKey(bl.BlockId)] = true
+	}
+	out := make([]*stratopb.BlockLocation, 0, len(rec.Blocks))
+	for _, bl := range rec.Blocks {
+		if !published[blockKey(bl.BlockId)] {
+			out = append(out, bl)
+		}
+	}
+	return out, nil
 }
 
 func (a *applier) reclaim(c *stratopb.ReclaimCommand) (proto.Message, error) {

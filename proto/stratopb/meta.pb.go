@@ -949,8 +949,11 @@ type OpenKeyInfo struct {
 	Overwrite        bool                   `protobuf:"varint,15,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
 	Owner            string                 `protobuf:"bytes,16,opt,name=owner,proto3" json:"owner,omitempty"`
 	VolumeId         uint64                 `protobuf:"varint,17,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// hsynced: a CommitKey with hsync published this key (under this ID)
+	// while it stays open.
+	Hsynced       bool `protobuf:"varint,18,opt,name=hsynced,proto3" json:"hsynced,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenKeyInfo) Reset() {
@@ -1100,6 +1103,13 @@ func (x *OpenKeyInfo) GetVolumeId() uint64 {
 		return x.VolumeId
 	}
 	return 0
+}
+
+func (x *OpenKeyInfo) GetHsynced() bool {
+	if x != nil {
+		return x.Hsynced
+	}
+	return false
 }
 
 // DeletedBlocks is one entry of the deleted-blocks table: blocks no key
@@ -2617,12 +2627,16 @@ func (x *AllocateBlockResponse) GetBlock() *BlockLocation {
 // allocated to this open key, with its committed length; offsets are
 // recomputed). Allocated blocks left out are freed.
 type CommitKeyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
-	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
-	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
-	OpenId        uint64                 `protobuf:"varint,4,opt,name=open_id,json=openId,proto3" json:"open_id,omitempty"`
-	Blocks        []*BlockLocation       `protobuf:"bytes,5,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Volume string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key    string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	OpenId uint64                 `protobuf:"varint,4,opt,name=open_id,json=openId,proto3" json:"open_id,omitempty"`
+	Blocks []*BlockLocation       `protobuf:"bytes,5,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	// hsync publishes the blocks so far (the visible length of a file being
+	// written, Hadoop's hsync) and keeps the key open for more writes; the
+	// last CommitKey, without hsync, closes it.
+	Hsync         bool `protobuf:"varint,6,opt,name=hsync,proto3" json:"hsync,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2690,6 +2704,13 @@ func (x *CommitKeyRequest) GetBlocks() []*BlockLocation {
 		return x.Blocks
 	}
 	return nil
+}
+
+func (x *CommitKeyRequest) GetHsync() bool {
+	if x != nil {
+		return x.Hsync
+	}
+	return false
 }
 
 type CommitKeyResponse struct {
@@ -4707,7 +4728,7 @@ const file_meta_proto_rawDesc = "" +
 	"\tobject_id\x18\b \x01(\x04R\bobjectId\x12\x14\n" +
 	"\x05owner\x18\t \x01(\tR\x05owner\x12!\n" +
 	"\x03key\x18\n" +
-	" \x01(\v2\x0f.strato.KeyInfoR\x03key\"\xce\x04\n" +
+	" \x01(\v2\x0f.strato.KeyInfoR\x03key\"\xe8\x04\n" +
 	"\vOpenKeyInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06volume\x18\x02 \x01(\tR\x06volume\x12\x16\n" +
@@ -4727,7 +4748,8 @@ const file_meta_proto_rawDesc = "" +
 	"\x06blocks\x18\x0e \x03(\v2\x15.strato.BlockLocationR\x06blocks\x12\x1c\n" +
 	"\toverwrite\x18\x0f \x01(\bR\toverwrite\x12\x14\n" +
 	"\x05owner\x18\x10 \x01(\tR\x05owner\x12\x1b\n" +
-	"\tvolume_id\x18\x11 \x01(\x04R\bvolumeId\"\x9e\x01\n" +
+	"\tvolume_id\x18\x11 \x01(\x04R\bvolumeId\x12\x18\n" +
+	"\ahsynced\x18\x12 \x01(\bR\ahsynced\"\x9e\x01\n" +
 	"\rDeletedBlocks\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
 	"\tobject_id\x18\x02 \x01(\x04R\bobjectId\x12\x1d\n" +
@@ -4842,13 +4864,14 @@ const file_meta_proto_rawDesc = "" +
 	"\aexclude\x18\x05 \x01(\v2\x13.strato.ExcludeListR\aexclude\x12\x1b\n" +
 	"\tsize_hint\x18\x06 \x01(\x03R\bsizeHint\"D\n" +
 	"\x15AllocateBlockResponse\x12+\n" +
-	"\x05block\x18\x01 \x01(\v2\x15.strato.BlockLocationR\x05block\"\x9c\x01\n" +
+	"\x05block\x18\x01 \x01(\v2\x15.strato.BlockLocationR\x05block\"\xb2\x01\n" +
 	"\x10CommitKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x17\n" +
 	"\aopen_id\x18\x04 \x01(\x04R\x06openId\x12-\n" +
-	"\x06blocks\x18\x05 \x03(\v2\x15.strato.BlockLocationR\x06blocks\"D\n" +
+	"\x06blocks\x18\x05 \x03(\v2\x15.strato.BlockLocationR\x06blocks\x12\x14\n" +
+	"\x05hsync\x18\x06 \x01(\bR\x05hsync\"D\n" +
 	"\x11CommitKeyResponse\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\"T\n" +
