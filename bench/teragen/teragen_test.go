@@ -146,7 +146,7 @@ func TestKnownRows(t *testing.T) {
 
 func TestGeneratorIsGenerateRow(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		first := rapid.Uint64Max(math.MaxUint64 - 3).Draw(t, "first")
+		first := rapid.Uint64Max(math.MaxUint64-3).Draw(t, "first")
 		g := NewGenerator(first)
 		got, want := make([]byte, RowSize), make([]byte, RowSize)
 		for i := range uint64(3) {
