@@ -1,0 +1,366 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// Options configure a Client.
+type Options struct {
+	// Meta lists the meta replicas' gRPC addresses. Required.
+	Meta []string
+	// ChunkSize is the size of the chunks a writer sends. Default: 4 MiB.
+	ChunkSize int
+	// MaxChunksInFlight bounds the chunks a writer has sent and not yet seen
+	// acknowledged by every replica (it keeps them buffered until then).
+	// Default: 4.
+	MaxChunksInFlight int
+	// Owner is recorded on what the client creates. Default: "strato".
+	Owner string
+	// Logger. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills in the defaults.
+func (o *Options) EnsureDefaults() {
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = 4 << 20
+	}
+	if o.MaxChunksInFlight <= 0 {
+		o.MaxChunksInFlight = 4
+	}
+	if o.Owner == "" {
+		o.Owner = "strato"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Validate reports invalid options.
+func (o *Options) Validate() error {
+	if len(o.Meta) == 0 {
+		return errors.New("client: no meta address given")
+	}
+	if o.ChunkSize > 32<<20 {
+		return fmt.Errorf("client: chunk size %d over the 32 MiB the data protocol allows", o.ChunkSize)
+	}
+	return nil
+}
+
+// Client is strato's client: the namespace through meta, and key data
+// through the datanodes. It is safe for concurrent use.
+type Client struct {
+	opts Options
+	meta *MetaConn
+	data *dataConns
+}
+
+// New returns a client of the cluster whose meta replicas are opts.Meta.
+// Connections are made lazily.
+func New(opts Options) (*Client, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	mc, err := DialMeta(opts.Meta)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{opts: opts, meta: mc, data: newDataConns()}, nil
+}
+
+// Meta returns the client's meta connection, for calls this type does not
+// wrap (administration, benchmarks).
+func (c *Client) Meta() *MetaConn { return c.meta }
+
+// Close closes every connection.
+func (c *Client) Close() error {
+	return errors.Join(c.data.close(), c.meta.Close())
+}
+
+// ns runs fn against the meta leader's Namespace service.
+func ns[T any](ctx context.Context, c *Client, fn func(context.Context, stratopb.NamespaceClient) (T, error)) (T, error) {
+	var out T
+	err := c.meta.Do(ctx, func(ctx context.Context, n stratopb.NamespaceClient, _ stratopb.ClusterClient) error {
+		var err error
+		out, err = fn(ctx, n)
+		return err
+	})
+	return out, err
+}
+
+// Cluster runs fn against the meta leader's Cluster service.
+func Cluster[T any](ctx context.Context, c *Client, fn func(context.Context, stratopb.ClusterClient) (T, error)) (T, error) {
+	var out T
+	err := c.meta.Do(ctx, func(ctx context.Context, _ stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
+		var err error
+		out, err = fn(ctx, cl)
+		return err
+	})
+	return out, err
+}
+
+// ---- Volumes and buckets ------------------------------------------------------
+
+// CreateVolume creates a volume owned by the client's owner unless req says
+// otherwise.
+func (c *Client) CreateVolume(ctx context.Context, req *stratopb.CreateVolumeRequest) (*stratopb.VolumeInfo, error) {
+	if req.Owner == "" {
+		req.Owner = c.opts.Owner
+	}
+	resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.CreateVolumeResponse, error) {
+		return n.CreateVolume(ctx, req)
+	})
+	return resp.GetVolume(), err
+}
+
+// DeleteVolume deletes an empty volume.
+func (c *Client) DeleteVolume(ctx context.Context, name string) error {
+	_, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.DeleteVolumeResponse, error) {
+		return n.DeleteVolume(ctx, &stratopb.DeleteVolumeRequest{Name: name})
+	})
+	return err
+}
+
+// GetVolume returns a volume's record.
+func (c *Client) GetVolume(ctx context.Context, name string) (*stratopb.VolumeInfo, error) {
+	return ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.VolumeInfo, error) {
+		return n.GetVolume(ctx, &stratopb.VolumeInfoRequest{Name: name})
+	})
+}
+
+// ListVolumes returns every volume whose name starts with prefix.
+func (c *Client) ListVolumes(ctx context.Context, prefix string) ([]*stratopb.VolumeInfo, error) {
+	var all []*stratopb.VolumeInfo
+	after := ""
+	for {
+		resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.ListVolumesResponse, error) {
+			return n.ListVolumes(ctx, &stratopb.ListVolumesRequest{Prefix: prefix, StartAfter: after})
+		})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, resp.Volumes...)
+		if !resp.Truncated || len(resp.Volumes) == 0 {
+			return all, nil
+		}
+		after = resp.Volumes[len(resp.Volumes)-1].Name
+	}
+}
+
+// CreateBucket creates a bucket (FSO, replication THREE, CRC32C unless req
+// says otherwise).
+func (c *Client) CreateBucket(ctx context.Context, req *stratopb.CreateBucketRequest) (*stratopb.BucketInfo, error) {
+	if req.Owner == "" {
+		req.Owner = c.opts.Owner
+	}
+	resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.CreateBucketResponse, error) {
+		return n.CreateBucket(ctx, req)
+	})
+	return resp.GetBucket(), err
+}
+
+// DeleteBucket deletes an empty bucket.
+func (c *Client) DeleteBucket(ctx context.Context, volume, name string) error {
+	_, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.DeleteBucketResponse, error) {
+		return n.DeleteBucket(ctx, &stratopb.DeleteBucketRequest{Volume: volume, Name: name})
+	})
+	return err
+}
+
+// GetBucket returns a bucket's record.
+func (c *Client) GetBucket(ctx context.Context, volume, name string) (*stratopb.BucketInfo, error) {
+	return ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.BucketInfo, error) {
+		return n.GetBucket(ctx, &stratopb.BucketInfoRequest{Volume: volume, Name: name})
+	})
+}
+
+// ListBuckets returns every bucket of a volume whose name starts with
+// prefix.
+func (c *Client) ListBuckets(ctx context.Context, volume, prefix string) ([]*stratopb.BucketInfo, error) {
+	var all []*stratopb.BucketInfo
+	after := ""
+	for {
+		resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.ListBucketsResponse, error) {
+			return n.ListBuckets(ctx, &stratopb.ListBucketsRequest{Volume: volume, Prefix: prefix, StartAfter: after})
+		})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, resp.Buckets...)
+		if !resp.Truncated || len(resp.Buckets) == 0 {
+			return all, nil
+		}
+		after = resp.Buckets[len(resp.Buckets)-1].Name
+	}
+}
+
+// ---- Keys ---------------------------------------------------------------------
+
+// LookupKey returns a committed key with its blocks and their locations.
+func (c *Client) LookupKey(ctx context.Context, volume, bucket, key string) (*stratopb.KeyInfo, error) {
+	resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.LookupKeyResponse, error) {
+		return n.LookupKey(ctx, &stratopb.LookupKeyRequest{Volume: volume, Bucket: bucket, Key: key})
+	})
+	return resp.GetKey(), err
+}
+
+// DeleteKey deletes a key.
+func (c *Client) DeleteKey(ctx context.Context, volume, bucket, key string) error {
+	_, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.DeleteKeyResponse, error) {
+		return n.DeleteKey(ctx, &stratopb.DeleteKeyRequest{Volume: volume, Bucket: bucket, Key: key})
+	})
+	return err
+}
+
+// RenameKey renames a key; the target must not exist.
+func (c *Client) RenameKey(ctx context.Context, volume, bucket, from, to string) error {
+	_, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.RenameKeyResponse, error) {
+		return n.RenameKey(ctx, &stratopb.RenameKeyRequest{Volume: volume, Bucket: bucket, FromKey: from, ToKey: to})
+	})
+	return err
+}
+
+// ListKeys returns one page of keys (see stratopb.ListKeysRequest; Volume
+// and Bucket must be set).
+func (c *Client) ListKeys(ctx context.Context, req *stratopb.ListKeysRequest) (*stratopb.ListKeysResponse, error) {
+	return ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.ListKeysResponse, error) {
+		return n.ListKeys(ctx, req)
+	})
+}
+
+// ---- File system: paths /volume/bucket/dir/file --------------------------------
+
+// Path is a parsed file-system path.
+type Path struct {
+	Volume, Bucket string
+	// Key is the path inside the bucket, without a leading '/' ("" for the
+	// bucket's root).
+	Key string
+}
+
+func (p Path) String() string {
+	s := "/" + p.Volume
+	if p.Bucket != "" {
+		s += "/" + p.Bucket
+	}
+	if p.Key != "" {
+		s += "/" + p.Key
+	}
+	return s
+}
+
+// ErrInvalidPath: a file-system path that does not name a volume and a
+// bucket.
+var ErrInvalidPath = errors.New("client: invalid path")
+
+// ParsePath splits "/volume/bucket/dir/file" (the leading '/' is optional;
+// "o3fs://bucket.volume/dir" style is not accepted). The volume is required;
+// minBucket requires the bucket too.
+func ParsePath(s string, needBucket bool) (Path, error) {
+	t := strings.Trim(s, "/")
+	if t == "" {
+		return Path{}, fmt.Errorf("%w: %q names no volume", ErrInvalidPath, s)
+	}
+	parts := strings.SplitN(t, "/", 3)
+	p := Path{Volume: parts[0]}
+	if len(parts) > 1 {
+		p.Bucket = parts[1]
+	}
+	if len(parts) > 2 {
+		p.Key = parts[2]
+	}
+	if needBucket && p.Bucket == "" {
+		return Path{}, fmt.Errorf("%w: %q names no bucket (want /volume/bucket/path)", ErrInvalidPath, s)
+	}
+	return p, nil
+}
+
+func (c *Client) fsPath(s string) (Path, error) { return ParsePath(s, true) }
+
+// Mkdirs creates a directory and its missing parents.
+func (c *Client) Mkdirs(ctx context.Context, path string) error {
+	p, err := c.fsPath(path)
+	if err != nil {
+		return err
+	}
+	_, err = ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.CreateDirectoryResponse, error) {
+		return n.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, Owner: c.opts.Owner})
+	})
+	return err
+}
+
+// Stat returns the status of a file or directory.
+func (c *Client) Stat(ctx context.Context, path string) (*stratopb.FileStatus, error) {
+	p, err := c.fsPath(path)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.GetFileStatusResponse, error) {
+		return n.GetFileStatus(ctx, &stratopb.GetFileStatusRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key})
+	})
+	return resp.GetStatus(), err
+}
+
+// List returns the entries of a directory, in name order (a file lists as
+// itself).
+func (c *Client) List(ctx context.Context, path string) ([]*stratopb.FileStatus, error) {
+	p, err := c.fsPath(path)
+	if err != nil {
+		return nil, err
+	}
+	var all []*stratopb.FileStatus
+	after := ""
+	for {
+		resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.ListStatusResponse, error) {
+			return n.ListStatus(ctx, &stratopb.ListStatusRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, StartAfter: after})
+		})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, resp.Statuses...)
+		if !resp.Truncated || len(resp.Statuses) == 0 {
+			return all, nil
+		}
+		last := resp.Statuses[len(resp.Statuses)-1].Path
+		after = last[strings.LastIndexByte(last, '/')+1:]
+	}
+}
+
+// Rename renames a file or directory within a bucket (Hadoop semantics:
+// onto an existing directory, src moves into it).
+func (c *Client) Rename(ctx context.Context, src, dst string) error {
+	s, err := c.fsPath(src)
+	if err != nil {
+		return err
+	}
+	d, err := c.fsPath(dst)
+	if err != nil {
+		return err
+	}
+	if s.Volume != d.Volume || s.Bucket != d.Bucket {
+		return fmt.Errorf("%w: rename across buckets (%s to %s)", ErrInvalidPath, s, d)
+	}
+	_, err = ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.RenameResponse, error) {
+		return n.Rename(ctx, &stratopb.RenameRequest{Volume: s.Volume, Bucket: s.Bucket, Src: s.Key, Dst: d.Key})
+	})
+	return err
+}
+
+// Delete deletes a file, or a directory (with its subtree when recursive).
+func (c *Client) Delete(ctx context.Context, path string, recursive bool) error {
+	p, err := c.fsPath(path)
+	if err != nil {
+		return err
+	}
+	_, err = ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.DeleteResponse, error) {
+		return n.Delete(ctx, &stratopb.DeleteRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, Recursive: recursive})
+	})
+	return err
+}

@@ -1,0 +1,239 @@
+package datanode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// agentStore is what the agent needs from the datanode's containers.
+type agentStore interface {
+	// Replicas describes every container held, for a full report.
+	Replicas() []*stratopb.ContainerReplica
+	// NodeStats sums the capacity and use of the volumes.
+	NodeStats() *stratopb.NodeStats
+	// CloseContainer closes a container (idempotent).
+	CloseContainer(id uint64) error
+}
+
+// AgentOptions configure a datanode's link to meta.
+type AgentOptions struct {
+	// Meta lists the meta replicas' gRPC addresses. Required.
+	Meta []string
+	// Details is what the datanode registers as: its ID and data address.
+	// Required.
+	Details *stratopb.DatanodeDetails
+	// HeartbeatInterval is the time between heartbeats. Default: 3s (meta
+	// marks a node stale after missing a few, see cluster.Options).
+	HeartbeatInterval time.Duration
+	// FullReportEvery sends a full container report with every n-th
+	// heartbeat (containers that changed state go in the next heartbeat in
+	// any case). Default: 10.
+	FullReportEvery int
+	// Logger. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills in the defaults.
+func (o *AgentOptions) EnsureDefaults() {
+	if o.HeartbeatInterval <= 0 {
+		o.HeartbeatInterval = 3 * time.Second
+	}
+	if o.FullReportEvery <= 0 {
+		o.FullReportEvery = 10
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Validate reports missing required options.
+func (o *AgentOptions) Validate() error {
+	switch {
+	case len(o.Meta) == 0:
+		return errors.New("datanode: no meta address given")
+	case o.Details.GetId() == "" || o.Details.GetDataAddr() == "":
+		return errors.New("datanode: the agent needs the datanode's ID and data address")
+	}
+	return nil
+}
+
+// agent registers the datanode with meta, heartbeats, and runs the commands
+// that come back. It survives meta restarts and leader changes: a failed
+// heartbeat is retried at the next interval, and a meta that no longer
+// knows the datanode gets a registration with a full report.
+type agent struct {
+	opts  AgentOptions
+	store agentStore
+	meta  *client.MetaConn
+
+	mu         sync.Mutex
+	registered bool
+	beats      int
+	changed    map[uint64]bool // containers to report in the next heartbeat
+	lastErr    error
+}
+
+func newAgent(opts AgentOptions, store agentStore) (*agent, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	mc, err := client.DialMeta(opts.Meta)
+	if err != nil {
+		return nil, err
+	}
+	return &agent{opts: opts, store: store, meta: mc, changed: map[uint64]bool{}}, nil
+}
+
+// run heartbeats until ctx ends.
+func (a *agent) run(ctx context.Context) {
+	t := time.NewTicker(a.opts.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		if err := a.beat(ctx); err != nil && ctx.Err() == nil {
+			a.mu.Lock()
+			changedErr := a.lastErr == nil || a.lastErr.Error() != err.Error()
+			a.lastErr = err
+			a.mu.Unlock()
+			if changedErr {
+				a.opts.Logger.Warn("datanode: heartbeat failed", "err", err)
+			}
+		} else if err == nil {
+			a.mu.Lock()
+			if a.lastErr != nil {
+				a.opts.Logger.Info("datanode: meta reachable again")
+			}
+			a.lastErr = nil
+			a.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// containerChanged asks for a container's state in the next heartbeat.
+func (a *agent) containerChanged(id uint64) {
+	a.mu.Lock()
+	a.changed[id] = true
+	a.mu.Unlock()
+}
+
+// beat sends one heartbeat (registering first when needed) and runs the
+// commands of the reply.
+func (a *agent) beat(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*a.opts.HeartbeatInterval+5*time.Second)
+	defer cancel()
+	a.mu.Lock()
+	registered := a.registered
+	a.beats++
+	full := a.beats%a.opts.FullReportEvery == 0
+	changed := a.changed
+	a.changed = map[uint64]bool{}
+	a.mu.Unlock()
+
+	if !registered {
+		if err := a.register(ctx); err != nil {
+			a.requeue(changed)
+			return err
+		}
+		return nil
+	}
+	req := &stratopb.HeartbeatRequest{DatanodeId: a.opts.Details.Id, Stats: a.store.NodeStats()}
+	if full || len(changed) > 0 {
+		req.Report = a.report(full, changed)
+	}
+	var resp *stratopb.HeartbeatResponse
+	err := a.meta.Do(ctx, func(ctx context.Context, _ stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
+		var err error
+		resp, err = cl.Heartbeat(ctx, req)
+		return err
+	})
+	if err != nil {
+		a.requeue(changed)
+		return err
+	}
+	if resp.Reregister {
+		a.mu.Lock()
+		a.registered = false
+		a.mu.Unlock()
+		return a.register(ctx)
+	}
+	a.execute(resp.Commands)
+	return nil
+}
+
+func (a *agent) requeue(changed map[uint64]bool) {
+	a.mu.Lock()
+	for id := range changed {
+		a.changed[id] = true
+	}
+	a.mu.Unlock()
+}
+
+func (a *agent) register(ctx context.Context) error {
+	req := &stratopb.RegisterRequest{Details: a.opts.Details, Stats: a.store.NodeStats(), Report: a.report(true, nil)}
+	err := a.meta.Do(ctx, func(ctx context.Context, _ stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
+		_, err := cl.Register(ctx, req)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("register: %w", err)
+	}
+	a.mu.Lock()
+	a.registered = true
+	a.mu.Unlock()
+	a.opts.Logger.Info("datanode: registered with meta", "id", a.opts.Details.Id, "containers", len(req.Report.Replicas))
+	return nil
+}
+
+// report builds a full report, or an incremental one of the changed
+// containers (those no longer held are listed as deleted).
+func (a *agent) report(full bool, changed map[uint64]bool) *stratopb.ContainerReport {
+	all := a.store.Replicas()
+	if full {
+		return &stratopb.ContainerReport{Full: true, Replicas: all}
+	}
+	r := &stratopb.ContainerReport{}
+	for _, rep := range all {
+		if changed[rep.ContainerId] {
+			r.Replicas = append(r.Replicas, rep)
+			delete(changed, rep.ContainerId)
+		}
+	}
+	for id := range changed {
+		r.Deleted = append(r.Deleted, id)
+	}
+	return r
+}
+
+// execute runs meta's commands. Failures are logged: meta sends the
+// command again if the container's state does not change.
+func (a *agent) execute(cmds []*stratopb.DatanodeCommand) {
+	for _, c := range cmds {
+		switch cmd := c.Cmd.(type) {
+		case *stratopb.DatanodeCommand_CloseContainer:
+			id := cmd.CloseContainer.ContainerId
+			if err := a.store.CloseContainer(id); err != nil {
+				a.opts.Logger.Warn("datanode: close container", "container", id, "err", err)
+				continue
+			}
+			a.containerChanged(id)
+		case *stratopb.DatanodeCommand_CreateContainer:
+			// Containers are created by the first write to them.
+		default:
+			a.opts.Logger.Debug("datanode: command not handled", "command", fmt.Sprintf("%T", c.Cmd))
+		}
+	}
+}
+
+func (a *agent) close() error { return a.meta.Close() }
