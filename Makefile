@@ -8,7 +8,7 @@ GOLANGCI_VERSION := v2.15.0
 TEST_TIMEOUT ?= 15m
 ARGS      ?=
 
-.PHONY: build run test testrace verify bench tools proto clean
+.PHONY: build run test testrace verify bench tools proto clean hadoop-deps
 
 build:
 	$(GO) build -o $(BIN) ./cmd/strato
@@ -19,6 +19,12 @@ run: build
 
 test:
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# hadoop-deps: the Hadoop jars test/teragen_test.go runs Hadoop's own TeraGen
+# with, fetched from Maven Central once into $STRATO_CACHE (default
+# ~/.cache/strato). The test fetches them itself when they are missing.
+hadoop-deps:
+	./test/hadoop/fetch.sh >/dev/null
 
 # The race detector needs cgo.
 testrace:
