@@ -147,3 +147,27 @@ func firstDiff(a, b []byte) int {
 	}
 	return min(len(a), len(b))
 }
+
+// TestBenchTeraGenTargets: the local target refuses an output directory that
+// exists, as TeraGen does, and the strato target says it is not there yet.
+func TestBenchTeraGenTargets(t *testing.T) {
+	root := t.TempDir()
+	run := func(args ...string) (string, error) {
+		out, err := exec.Command(binary, append([]string{"bench", "teragen"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("10", "/tg", "--local-dir", root)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "CHECKSUM=")
+	out, err = run("10", "/tg", "--local-dir", root)
+	require.Error(t, err)
+	require.Contains(t, out, "already exists")
+	for _, args := range [][]string{{"10", "/tg"}, {"10", "/tg", "--meta", "127.0.0.1:1"}} {
+		out, err = run(args...)
+		require.Error(t, err)
+		require.Contains(t, out, "needs the strato file-system client", args)
+	}
+	out, err = run("10x", "/tg", "--local-dir", root)
+	require.Error(t, err)
+	require.Contains(t, out, "bad number of rows")
+}
