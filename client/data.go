@@ -1,0 +1,142 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/strato-io/strato/checksum"
+	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/wire"
+)
+
+// dataConns keeps one data-protocol connection per datanode address, dialed
+// on first use and again after it broke. Requests are pipelined on it.
+type dataConns struct {
+	mu     sync.Mutex
+	conns  map[string]*wire.Conn
+	closed bool
+}
+
+func newDataConns() *dataConns { return &dataConns{conns: map[string]*wire.Conn{}} }
+
+// errClientClosed: the client was closed.
+var errClientClosed = errors.New("client: closed")
+
+func (d *dataConns) get(ctx context.Context, addr string) (*wire.Conn, error) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil, errClientClosed
+	}
+	if c := d.conns[addr]; c != nil && c.Err() == nil {
+		d.mu.Unlock()
+		return c, nil
+	}
+	d.mu.Unlock()
+	c, err := wire.Dial(ctx, addr, wire.ConnOptions{})
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		_ = c.Close()
+		return nil, errClientClosed
+	}
+	if old := d.conns[addr]; old != nil && old.Err() == nil {
+		_ = c.Close() // lost a race: keep the one already there
+		return old, nil
+	}
+	d.conns[addr] = c
+	return c, nil
+}
+
+func (d *dataConns) close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	var errs []error
+	for a, c := range d.conns {
+		if err := c.Close(); err != nil && !errors.Is(err, wire.ErrConnClosed) {
+			errs = append(errs, err)
+		}
+		delete(d.conns, a)
+	}
+	return errors.Join(errs...)
+}
+
+func (d *dataConns) writeChunk(ctx context.Context, addr string, req *wire.WriteChunkRequest, data []byte) error {
+	c, err := d.get(ctx, addr)
+	if err != nil {
+		return err
+	}
+	return c.WriteChunk(ctx, req, data)
+}
+
+func (d *dataConns) putBlock(ctx context.Context, addr string, req *wire.PutBlockRequest) (*wire.PutBlockResponse, error) {
+	c, err := d.get(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return c.PutBlock(ctx, req)
+}
+
+func (d *dataConns) readChunk(ctx context.Context, addr string, req *wire.ReadChunkRequest, buf []byte) (*wire.ReadChunkResponse, []byte, error) {
+	c, err := d.get(ctx, addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.ReadChunk(ctx, req, buf)
+}
+
+// checksumType converts the namespace's checksum type to the data path's.
+func checksumType(t stratopb.ChecksumType) (checksum.Type, error) {
+	switch t {
+	case stratopb.ChecksumType_CHECKSUM_NONE:
+		return checksum.NONE, nil
+	case stratopb.ChecksumType_CHECKSUM_CRC32:
+		return checksum.CRC32, nil
+	case stratopb.ChecksumType_CHECKSUM_CRC32C, stratopb.ChecksumType_CHECKSUM_TYPE_UNSPECIFIED:
+		return checksum.CRC32C, nil
+	case stratopb.ChecksumType_CHECKSUM_SHA256:
+		return checksum.SHA256, nil
+	case stratopb.ChecksumType_CHECKSUM_MD5:
+		return checksum.MD5, nil
+	}
+	return 0, fmt.Errorf("client: unknown checksum type %v", t)
+}
+
+func wireBlock(id *stratopb.BlockID) wire.BlockID {
+	return wire.BlockID{ContainerID: id.GetContainerId(), LocalID: id.GetLocalId()}
+}
+
+// retryMeta runs fn until it succeeds, fails with an error other than
+// "unavailable", or ctx ends: meta restarting or electing a leader is
+// waited out. fn must be safe to repeat.
+func retryMeta(ctx context.Context, fn func(context.Context) error) error {
+	backoff := 50 * time.Millisecond
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := fn(ctx)
+		if err == nil || !metaUnavailable(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+func metaUnavailable(err error) bool {
+	st, ok := status.FromError(err)
+	return ok && (st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded)
+}

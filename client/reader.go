@@ -1,0 +1,294 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	"github.com/strato-io/strato/checksum"
+	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/wire"
+)
+
+// readPiece is the largest range one ReadChunk asks for.
+const readPiece = 4 << 20
+
+// ErrCorruptRead: every replica of a range failed to read or returned data
+// that does not match its checksums.
+var ErrCorruptRead = errors.New("client: no good replica")
+
+// Reader reads a committed key: io.ReaderAt for ranged reads of any size,
+// io.ReadSeeker for streaming (with read-ahead). Every byte is verified
+// against its checksums; a replica that fails or returns bad data is
+// skipped (and a bad one reported to meta) in favour of the next.
+//
+// ReadAt is safe for concurrent use; Read and Seek are not.
+type Reader struct {
+	c   *Client
+	ctx context.Context
+	key *stratopb.KeyInfo
+
+	mu  sync.Mutex
+	bad map[string]bool // datanodes that failed this reader
+
+	off    int64 // of the next Read
+	buf    []byte
+	bufOff int64 // key offset of buf[0]
+	ahead  *prefetch
+}
+
+type prefetch struct {
+	off  int64
+	buf  []byte
+	err  error
+	done chan struct{}
+}
+
+// OpenKey opens a committed key for reading.
+func (c *Client) OpenKey(ctx context.Context, volume, bucket, key string) (*Reader, error) {
+	var ki *stratopb.KeyInfo
+	err := retryMeta(ctx, func(ctx context.Context) error {
+		var err error
+		ki, err = c.LookupKey(ctx, volume, bucket, key)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{c: c, ctx: ctx, key: ki, bad: map[string]bool{}}, nil
+}
+
+// Open opens the file at /volume/bucket/path for reading.
+func (c *Client) Open(ctx context.Context, path string) (*Reader, error) {
+	p, err := c.fsPath(path)
+	if err != nil {
+		return nil, err
+	}
+	return c.OpenKey(ctx, p.Volume, p.Bucket, p.Key)
+}
+
+// Size is the key's length.
+func (r *Reader) Size() int64 { return r.key.Size }
+
+// Info is the key's record.
+func (r *Reader) Info() *stratopb.KeyInfo { return r.key }
+
+// ReadAt reads len(p) bytes at off (fewer, with io.EOF, at the end).
+func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("client: negative offset %d", off)
+	}
+	if off >= r.key.Size {
+		return 0, io.EOF
+	}
+	want := min(int64(len(p)), r.key.Size-off)
+	if err := r.readRange(p[:want], off); err != nil {
+		return 0, err
+	}
+	if want < int64(len(p)) {
+		return int(want), io.EOF
+	}
+	return int(want), nil
+}
+
+// readRange fills dst with the key's bytes from off, block by block, in
+// pieces of at most readPiece read in parallel.
+func (r *Reader) readRange(dst []byte, off int64) error {
+	blocks := r.key.Blocks
+	i := sort.Search(len(blocks), func(i int) bool { return blocks[i].Offset+blocks[i].Length > off })
+	type piece struct {
+		bl       *stratopb.BlockLocation
+		blockOff int64
+		dst      []byte
+	}
+	var pieces []piece
+	for pos := 0; pos < len(dst) && i < len(blocks); i++ {
+		bl := blocks[i]
+		inBlock := off + int64(pos) - bl.Offset
+		n := int(min(int64(len(dst)-pos), bl.Length-inBlock))
+		for k := 0; k < n; k += readPiece {
+			m := min(readPiece, n-k)
+			pieces = append(pieces, piece{bl, inBlock + int64(k), dst[pos+k : pos+k+m]})
+		}
+		pos += n
+	}
+	if len(pieces) == 1 {
+		return r.readBlock(pieces[0].bl, pieces[0].blockOff, pieces[0].dst)
+	}
+	errs := make([]error, len(pieces))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for j, pc := range pieces {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			errs[j] = r.readBlock(pc.bl, pc.blockOff, pc.dst)
+			<-sem
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// readBlock reads dst from a block at off, from the first replica that
+// returns good data.
+func (r *Reader) readBlock(bl *stratopb.BlockLocation, off int64, dst []byte) error {
+	members := bl.GetPipeline().GetMembers()
+	var errs []error
+	// Replicas known bad go last rather than never: they may be all there is.
+	order := make([]*stratopb.DatanodeDetails, 0, len(members))
+	r.mu.Lock()
+	for _, m := range members {
+		if !r.bad[m.Id] {
+			order = append(order, m)
+		}
+	}
+	for _, m := range members {
+		if r.bad[m.Id] {
+			order = append(order, m)
+		}
+	}
+	r.mu.Unlock()
+	for _, m := range order {
+		err := r.readReplica(m, bl, off, dst)
+		if err == nil {
+			return nil
+		}
+		if cerr := r.ctx.Err(); cerr != nil {
+			return cerr
+		}
+		errs = append(errs, fmt.Errorf("datanode %s: %w", m.Id, err))
+		r.mu.Lock()
+		r.bad[m.Id] = true
+		r.mu.Unlock()
+		if errors.Is(err, checksum.ErrMismatch) || wire.CodeOf(err) == wire.CodeCorrupt || wire.CodeOf(err) == wire.CodeChecksumMismatch {
+			r.report(bl, m, err)
+		}
+	}
+	return fmt.Errorf("%w for %s/%s/%s block %s at %d: %w", ErrCorruptRead, r.key.Volume, r.key.Bucket, r.key.Name,
+		wireBlock(bl.BlockId), off, errors.Join(errs...))
+}
+
+// readReplica reads and verifies one range from one datanode.
+func (r *Reader) readReplica(m *stratopb.DatanodeDetails, bl *stratopb.BlockLocation, off int64, dst []byte) error {
+	resp, payload, err := r.c.data.readChunk(r.ctx, m.DataAddr, &wire.ReadChunkRequest{
+		Block: wireBlock(bl.BlockId), Offset: off, Length: uint32(len(dst))}, nil)
+	if err != nil {
+		return err
+	}
+	// The payload starts at resp.Offset (a window boundary at or before
+	// off) and is tiled by resp.Chunks, each verified on its own windows.
+	pos := int64(0)
+	for _, ch := range resp.Chunks {
+		end := pos + int64(ch.Length)
+		if end > int64(len(payload)) {
+			return fmt.Errorf("%w: payload of %d bytes shorter than its chunks", wire.CodeProtocol, len(payload))
+		}
+		if err := checksum.Verify(ch.Checksums, 0, payload[pos:end]); err != nil {
+			return fmt.Errorf("block %s at %d: %w", wireBlock(bl.BlockId), ch.Offset, err)
+		}
+		pos = end
+	}
+	start := off - resp.Offset
+	if start < 0 || start+int64(len(dst)) > pos {
+		return fmt.Errorf("%w: reply covers [%d, %d), asked [%d, %d)", wire.CodeProtocol, resp.Offset, resp.Offset+pos, off, off+int64(len(dst)))
+	}
+	copy(dst, payload[start:start+int64(len(dst))])
+	return nil
+}
+
+// report tells meta a replica returned bad data.
+func (r *Reader) report(bl *stratopb.BlockLocation, m *stratopb.DatanodeDetails, cause error) {
+	r.c.opts.Logger.Warn("client: bad replica", "datanode", m.Id, "block", wireBlock(bl.BlockId).String(), "err", cause)
+	_, err := Cluster(r.ctx, r.c, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ReportReplicaResponse, error) {
+		return cl.ReportReplica(ctx, &stratopb.ReportReplicaRequest{ContainerId: bl.BlockId.ContainerId,
+			DatanodeId: m.Id, LocalId: bl.BlockId.LocalId, Reason: cause.Error()})
+	})
+	if err != nil {
+		r.c.opts.Logger.Warn("client: reporting a bad replica failed", "err", err)
+	}
+}
+
+// Read reads from the current offset, reading ahead in the background.
+func (r *Reader) Read(p []byte) (int, error) {
+	if r.off >= r.key.Size {
+		return 0, io.EOF
+	}
+	if r.off < r.bufOff || r.off >= r.bufOff+int64(len(r.buf)) {
+		if err := r.fill(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, r.buf[r.off-r.bufOff:])
+	r.off += int64(n)
+	return n, nil
+}
+
+// fill loads the buffer at r.off (from the read-ahead when it is there)
+// and starts reading the next one.
+func (r *Reader) fill() error {
+	size := int64(r.c.opts.ChunkSize)
+	if r.ahead != nil && r.ahead.off == r.off {
+		<-r.ahead.done
+		if r.ahead.err != nil {
+			err := r.ahead.err
+			r.ahead = nil
+			return err
+		}
+		r.buf, r.bufOff = r.ahead.buf, r.ahead.off
+		r.ahead = nil
+	} else {
+		if r.ahead != nil {
+			<-r.ahead.done // abandoned by a Seek
+			r.ahead = nil
+		}
+		n := min(size, r.key.Size-r.off)
+		buf := make([]byte, n)
+		if err := r.readRange(buf, r.off); err != nil {
+			return err
+		}
+		r.buf, r.bufOff = buf, r.off
+	}
+	next := r.bufOff + int64(len(r.buf))
+	if next < r.key.Size {
+		pf := &prefetch{off: next, buf: make([]byte, min(size, r.key.Size-next)), done: make(chan struct{})}
+		r.ahead = pf
+		go func() {
+			defer close(pf.done)
+			pf.err = r.readRange(pf.buf, pf.off)
+		}()
+	}
+	return nil
+}
+
+// Seek sets the offset of the next Read.
+func (r *Reader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += r.off
+	case io.SeekEnd:
+		offset += r.key.Size
+	default:
+		return 0, fmt.Errorf("client: bad whence %d", whence)
+	}
+	if offset < 0 {
+		return 0, fmt.Errorf("client: seek to negative offset %d", offset)
+	}
+	r.off = offset
+	return offset, nil
+}
+
+// Close releases the reader.
+func (r *Reader) Close() error {
+	if r.ahead != nil {
+		<-r.ahead.done
+		r.ahead = nil
+	}
+	r.buf = nil
+	return nil
+}
