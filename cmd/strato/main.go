@@ -25,7 +25,7 @@ func main() {
 	root := newRootCmd()
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "strato:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 

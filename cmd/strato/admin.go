@@ -1,0 +1,331 @@
+package main
+
+// strato admin: the cluster as meta sees it (datanodes, pipelines,
+// containers, safe mode), through the Cluster gRPC service, as
+// `ozone admin` shows it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+func init() { extraCommands = append(extraCommands, newAdminCmd) }
+
+func newAdminCmd() *cobra.Command {
+	o := &cliOptions{}
+	cmd := topGroup("admin", "Inspect and operate the cluster: datanodes, pipelines, containers, safe mode", o)
+	cmd.AddCommand(newDatanodeCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o))
+	return cmd
+}
+
+// cluster calls the meta leader's Cluster service.
+func cluster[T any](s *session, fn func(context.Context, stratopb.ClusterClient) (T, error)) (T, error) {
+	return client.Cluster(s.ctx, s.c, fn)
+}
+
+// ---- Datanodes ------------------------------------------------------------------
+
+func newDatanodeCmd(o *cliOptions) *cobra.Command {
+	cmd := group("datanode", "List and inspect datanodes")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the datanodes registered with meta",
+		Args:  exactArgs(0),
+		RunE: o.action(func(s *session, _ []string) error {
+			dns, err := listDatanodes(s)
+			if err != nil {
+				return err
+			}
+			if s.json {
+				return printJSON(s.out, messages(dns))
+			}
+			rows := make([][]string, 0, len(dns))
+			for _, d := range dns {
+				rows = append(rows, []string{d.GetDetails().GetId(), d.GetDetails().GetHostname(), d.GetDetails().GetDataAddr(),
+					enumName(d.Health, "NODE_"), enumName(d.OpState, "NODE_"),
+					humanSize(d.GetStats().GetUsed()), humanSize(d.GetStats().GetCapacity()), humanSize(d.GetStats().GetRemaining()),
+					strconv.Itoa(int(d.Containers)), strconv.Itoa(int(d.Pipelines)), timeMs(d.LastHeartbeatUnixMs)})
+			}
+			return printTable(s.out, []string{"ID", "HOSTNAME", "DATA ADDRESS", "HEALTH", "STATE", "USED", "CAPACITY", "REMAINING",
+				"CONTAINERS", "PIPELINES", "LAST HEARTBEAT"}, rows)
+		}),
+	}
+	info := &cobra.Command{
+		Use:   "info ID|HOSTNAME|ADDRESS",
+		Short: "Show one datanode",
+		Args:  exactArgs(1),
+		RunE: o.action(func(s *session, args []string) error {
+			dns, err := listDatanodes(s)
+			if err != nil {
+				return err
+			}
+			var d *stratopb.DatanodeInfo
+			for _, dn := range dns {
+				if id := dn.GetDetails(); id.GetId() == args[0] || id.GetHostname() == args[0] || id.GetDataAddr() == args[0] {
+					d = dn
+					break
+				}
+			}
+			if d == nil {
+				return fmt.Errorf("datanode not found: no registered datanode has ID, hostname or address %q", args[0])
+			}
+			if s.json {
+				return printJSON(s.out, d)
+			}
+			st := d.GetStats()
+			return printFields(s.out, []field{
+				{"ID", d.GetDetails().GetId()},
+				{"Hostname", d.GetDetails().GetHostname()},
+				{"Data address", d.GetDetails().GetDataAddr()},
+				{"Health", enumName(d.Health, "NODE_")},
+				{"Operational state", enumName(d.OpState, "NODE_")},
+				{"Last heartbeat", timeMs(d.LastHeartbeatUnixMs)},
+				{"Capacity", sizeWithBytes(st.GetCapacity())},
+				{"Used", sizeWithBytes(st.GetUsed())},
+				{"Remaining", sizeWithBytes(st.GetRemaining())},
+				{"Volumes", strconv.Itoa(int(st.GetVolumes()))},
+				{"Containers", strconv.Itoa(int(d.Containers))},
+				{"Pipelines", strconv.Itoa(int(d.Pipelines))},
+			})
+		}),
+	}
+	cmd.AddCommand(list, info)
+	return cmd
+}
+
+// listDatanodes returns the datanodes sorted by ID.
+func listDatanodes(s *session) ([]*stratopb.DatanodeInfo, error) {
+	resp, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ListDatanodesResponse, error) {
+		return cl.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+	})
+	if err != nil {
+		return nil, err
+	}
+	dns := resp.Datanodes
+	slices.SortFunc(dns, func(a, b *stratopb.DatanodeInfo) int {
+		return strings.Compare(a.GetDetails().GetId(), b.GetDetails().GetId())
+	})
+	return dns, nil
+}
+
+// ---- Pipelines ------------------------------------------------------------------
+
+func newPipelineCmd(o *cliOptions) *cobra.Command {
+	cmd := group("pipeline", "List pipelines")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the pipelines (replication groups open containers are written through)",
+		Args:  exactArgs(0),
+		RunE: o.action(func(s *session, _ []string) error {
+			resp, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ListPipelinesResponse, error) {
+				return cl.ListPipelines(ctx, &stratopb.ListPipelinesRequest{})
+			})
+			if err != nil {
+				return err
+			}
+			ps := resp.Pipelines
+			slices.SortFunc(ps, func(a, b *stratopb.PipelineInfo) int { return cmpUint(a.Id, b.Id) })
+			if s.json {
+				return printJSON(s.out, messages(ps))
+			}
+			rows := make([][]string, 0, len(ps))
+			for _, p := range ps {
+				rows = append(rows, []string{strconv.FormatUint(p.Id, 10), enumName(p.Replication, "REPLICATION_"),
+					enumName(p.State, "PIPELINE_"), timeMs(p.CreatedUnixMs), strings.Join(p.Members, ",")})
+			}
+			return printTable(s.out, []string{"ID", "REPLICATION", "STATE", "CREATED", "DATANODES (LEADER FIRST)"}, rows)
+		}),
+	}
+	cmd.AddCommand(list)
+	return cmd
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// ---- Containers -----------------------------------------------------------------
+
+func newContainerCmd(o *cliOptions) *cobra.Command {
+	cmd := group("container", "List and inspect containers")
+	var state string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the containers",
+		Args:  exactArgs(0),
+		RunE: o.action(func(s *session, _ []string) error {
+			var want stratopb.ContainerState
+			if state != "" {
+				v, err := parseEnum("state", state, "CONTAINER_", stratopb.ContainerState_value)
+				if err != nil {
+					return err
+				}
+				want = stratopb.ContainerState(v)
+			}
+			cs, err := listContainers(s, want)
+			if err != nil {
+				return err
+			}
+			if s.json {
+				return printJSON(s.out, messages(cs))
+			}
+			rows := make([][]string, 0, len(cs))
+			for _, c := range cs {
+				rows = append(rows, []string{strconv.FormatUint(c.Id, 10), enumName(c.State, "CONTAINER_"),
+					enumName(c.Replication, "REPLICATION_"), strconv.FormatUint(c.PipelineId, 10),
+					humanSize(c.AllocatedBytes), timeMs(c.CreatedUnixMs)})
+			}
+			return printTable(s.out, []string{"ID", "STATE", "REPLICATION", "PIPELINE", "ALLOCATED", "CREATED"}, rows)
+		}),
+	}
+	list.Flags().StringVar(&state, "state", "", "list only containers in this state (OPEN, CLOSING, CLOSED, UNHEALTHY, DELETED)")
+
+	info := &cobra.Command{
+		Use:   "info ID",
+		Short: "Show a container and its replicas",
+		Args:  exactArgs(1),
+		RunE: o.action(func(s *session, args []string) error {
+			id, err := strconv.ParseUint(args[0], 10, 64)
+			if err != nil || id == 0 {
+				return usagef("%q is not a container ID (a positive number)", args[0])
+			}
+			resp, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ContainerReplicasResponse, error) {
+				return cl.ContainerReplicas(ctx, &stratopb.ContainerReplicasRequest{ContainerId: id})
+			})
+			if err != nil {
+				return err
+			}
+			if s.json {
+				return printJSON(s.out, resp)
+			}
+			c := resp.GetContainer()
+			if err := printFields(s.out, []field{
+				{"ID", strconv.FormatUint(c.GetId(), 10)},
+				{"State", enumName(c.GetState(), "CONTAINER_")},
+				{"Replication", enumName(c.GetReplication(), "REPLICATION_")},
+				{"Pipeline", strconv.FormatUint(c.GetPipelineId(), 10)},
+				{"Allocated", sizeWithBytes(c.GetAllocatedBytes())},
+				{"Created", timeMs(c.GetCreatedUnixMs())},
+				{"Replicas", strconv.Itoa(len(resp.Replicas))},
+			}); err != nil {
+				return err
+			}
+			if len(resp.Replicas) == 0 {
+				return nil
+			}
+			ids := make([]string, 0, len(resp.Replicas))
+			for dn := range resp.Replicas {
+				ids = append(ids, dn)
+			}
+			slices.Sort(ids)
+			rows := make([][]string, 0, len(ids))
+			for _, dn := range ids {
+				r := resp.Replicas[dn]
+				rows = append(rows, []string{dn, enumName(r.GetState(), "CONTAINER_"), humanSize(r.GetUsedBytes()),
+					strconv.FormatInt(r.GetBlockCount(), 10), strconv.FormatUint(r.GetBcsId(), 10)})
+			}
+			if _, err := s.out.Write([]byte("\n")); err != nil {
+				return err
+			}
+			return printTable(s.out, []string{"DATANODE", "STATE", "USED", "BLOCKS", "BCSID"}, rows)
+		}),
+	}
+	cmd.AddCommand(list, info)
+	return cmd
+}
+
+// listContainers pages through every container (in ID order), keeping
+// those in state want (any state when it is unknown/zero).
+func listContainers(s *session, want stratopb.ContainerState) ([]*stratopb.ContainerInfo, error) {
+	const page = 1000
+	var out []*stratopb.ContainerInfo
+	var after uint64
+	for {
+		resp, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ListContainersResponse, error) {
+			return cl.ListContainers(ctx, &stratopb.ListContainersRequest{StartAfter: after, Limit: page})
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range resp.Containers {
+			if want == stratopb.ContainerState_CONTAINER_STATE_UNKNOWN || c.State == want {
+				out = append(out, c)
+			}
+		}
+		n := len(resp.Containers)
+		if n < page {
+			return out, nil
+		}
+		next := resp.Containers[n-1].Id
+		if next <= after {
+			return nil, errors.New("the meta server's container listing did not advance")
+		}
+		after = next
+	}
+}
+
+// ---- Safe mode ------------------------------------------------------------------
+
+func newSafeModeCmd(o *cliOptions) *cobra.Command {
+	cmd := group("safemode", "Show or leave safe mode (no block allocation until enough datanodes and replicas reported)")
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show whether meta is in safe mode, and why",
+		Args:  exactArgs(0),
+		RunE: o.action(func(s *session, _ []string) error {
+			st, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.SafeModeStatus, error) {
+				return cl.GetSafeMode(ctx, &stratopb.Empty{})
+			})
+			if err != nil {
+				return err
+			}
+			return printSafeMode(s, st)
+		}),
+	}
+	exit := &cobra.Command{
+		Use:   "exit",
+		Short: "Leave safe mode now (block allocation starts even if datanodes are missing)",
+		Args:  exactArgs(0),
+		RunE: o.action(func(s *session, _ []string) error {
+			st, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.SafeModeStatus, error) {
+				return cl.ExitSafeMode(ctx, &stratopb.SafeModeExitRequest{})
+			})
+			if err != nil {
+				return err
+			}
+			return printSafeMode(s, st)
+		}),
+	}
+	cmd.AddCommand(status, exit)
+	return cmd
+}
+
+func printSafeMode(s *session, st *stratopb.SafeModeStatus) error {
+	if s.json {
+		return printJSON(s.out, st)
+	}
+	state := "OFF"
+	if st.InSafeMode {
+		state = "ON"
+	}
+	return printFields(s.out, []field{
+		{"Safe mode", state},
+		{"Healthy datanodes", fmt.Sprintf("%d (required %d)", st.HealthyDatanodes, st.RequiredDatanodes)},
+		{"Containers with a replica", fmt.Sprintf("%.1f%% (required %.1f%%)", 100*st.ReplicaFraction, 100*st.RequiredFraction)},
+	})
+}

@@ -1,0 +1,350 @@
+package main
+
+// The user and operator command groups (strato sh, strato fs, strato admin)
+// share what is in this file: the global flags (--meta, --json,
+// --timeout), the per-invocation session with its client, and the error
+// contract: a command fails with exactly one line on stderr,
+// "strato: <what>: <why>", exit code 2 for a usage error and 1 for
+// anything else, never a raw gRPC status or a Go stack.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/strato-io/strato/client"
+)
+
+// defaultMeta is the address of a meta server started with its defaults.
+const defaultMeta = "127.0.0.1:9860"
+
+// metaEnv names the environment variable that replaces --meta's default.
+const metaEnv = "STRATO_META"
+
+// cliOptions are the flags every command of a group shares.
+type cliOptions struct {
+	meta    string
+	json    bool
+	timeout time.Duration
+}
+
+// addFlags registers the group's persistent flags on cmd.
+func (o *cliOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.PersistentFlags()
+	f.StringVar(&o.meta, "meta", defaultMeta, "meta server address(es), comma-separated; $"+metaEnv+" replaces the default")
+	f.BoolVar(&o.json, "json", false, "machine-readable output: one JSON document (protobuf JSON for records, arrays for lists)")
+	f.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long (data commands: until the transfer starts)")
+}
+
+// metaAddrs returns the meta addresses: --meta when given, else
+// $STRATO_META, else the default.
+func (o *cliOptions) metaAddrs(cmd *cobra.Command) ([]string, error) {
+	s := o.meta
+	if f := cmd.Flag("meta"); (f == nil || !f.Changed) && os.Getenv(metaEnv) != "" {
+		s = os.Getenv(metaEnv)
+	}
+	var addrs []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	if len(addrs) == 0 {
+		return nil, usagef("--meta: no address given")
+	}
+	return addrs, nil
+}
+
+// session is one invocation of a command: its context, client and output.
+type session struct {
+	ctx   context.Context
+	cmd   *cobra.Command
+	c     *client.Client
+	json  bool
+	out   io.Writer
+	in    io.Reader
+	addrs []string
+	timer *time.Timer
+}
+
+// transferStarted stops the --timeout clock: data commands are bounded
+// only until their key is open, not for the length of the transfer.
+func (s *session) transferStarted() {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+}
+
+// timeoutError is the cause of a context ended by --timeout.
+type timeoutError struct{ d time.Duration }
+
+func (e timeoutError) Error() string { return fmt.Sprintf("timed out after %v", e.d) }
+
+// action wraps a command's body: it opens a client of the meta group,
+// bounds the work by --timeout, and turns the body's error into the
+// command's one-line error.
+func (o *cliOptions) action(fn func(s *session, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		what := describeCommand(cmd, args)
+		addrs, err := o.metaAddrs(cmd)
+		if err != nil {
+			return failure(what, err)
+		}
+		c, err := client.New(client.Options{
+			Meta:   addrs,
+			Owner:  currentUser(),
+			Logger: slog.New(slog.DiscardHandler),
+		})
+		if err != nil {
+			return failure(what, err)
+		}
+		defer func() { _ = c.Close() }()
+
+		parent := cmd.Context()
+		if parent == nil {
+			parent = context.Background()
+		}
+		ctx, cancel := context.WithCancelCause(parent)
+		defer cancel(nil)
+		s := &session{ctx: ctx, cmd: cmd, c: c, json: o.json, out: cmd.OutOrStdout(), in: cmd.InOrStdin(), addrs: addrs}
+		if o.timeout > 0 {
+			s.timer = time.AfterFunc(o.timeout, func() { cancel(timeoutError{o.timeout}) })
+			defer s.timer.Stop()
+		}
+		if err := fn(s, args); err != nil {
+			return failure(what, explain(ctx, addrs, err))
+		}
+		return nil
+	}
+}
+
+// describeCommand names what failed: the command below its group and its
+// arguments, e.g. "volume create vol1" or "ls /vol/bkt/dir".
+func describeCommand(cmd *cobra.Command, args []string) string {
+	path := strings.Fields(cmd.CommandPath())
+	if len(path) > 2 {
+		path = path[2:] // drop "strato" and the group
+	}
+	return strings.Join(append(path, args...), " ")
+}
+
+// currentUser is the owner recorded on what the CLI creates, as HDFS
+// records the caller's user name.
+func currentUser() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "strato"
+}
+
+// ---- Errors ---------------------------------------------------------------------
+
+// cliError is a command's failure, already worded for the user.
+type cliError struct {
+	msg   string
+	usage bool // exit code 2
+}
+
+func (e *cliError) Error() string { return e.msg }
+
+// usagef returns a usage error: the command line itself is wrong.
+func usagef(format string, a ...any) error {
+	return &cliError{msg: fmt.Sprintf(format, a...), usage: true}
+}
+
+// failure prefixes err with what failed, keeping one line.
+func failure(what string, err error) error {
+	var ce *cliError
+	usage := errors.As(err, &ce) && ce.usage || errors.Is(err, client.ErrInvalidPath)
+	msg := oneLine(err.Error())
+	if what != "" {
+		msg = what + ": " + msg
+	}
+	return &cliError{msg: msg, usage: usage}
+}
+
+// exitCode is the process's exit code for an error a command returned: 2
+// when the command line was wrong, 1 otherwise.
+func exitCode(err error) int {
+	var ce *cliError
+	if errors.As(err, &ce) && ce.usage {
+		return 2
+	}
+	return 1
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+// explain words an error from the client for a user: gRPC statuses become
+// plain words followed by the server's message, which names the rule; a
+// timeout or an interruption says so; package prefixes go.
+func explain(ctx context.Context, addrs []string, err error) error {
+	var ce *cliError
+	if errors.As(err, &ce) {
+		return err
+	}
+	var detail string
+	if st := findStatus(err); st != nil {
+		detail = explainStatus(st, addrs)
+		// Keep any context the client wrapped around the status.
+		if outer := err.Error(); strings.Contains(outer, st.Err().Error()) && !strings.Contains(outer, "\n") {
+			detail = strings.Replace(outer, st.Err().Error(), detail, 1)
+		}
+	} else {
+		detail = err.Error()
+	}
+	detail = stripPrefixes(detail)
+	if ctx.Err() != nil {
+		var te timeoutError
+		cause := context.Cause(ctx)
+		switch {
+		case errors.As(cause, &te):
+			if findStatus(err) == nil {
+				return errors.New(te.Error())
+			}
+			return fmt.Errorf("%s: %s", te.Error(), detail)
+		case errors.Is(cause, context.Canceled):
+			return errors.New("interrupted")
+		}
+	}
+	return errors.New(detail)
+}
+
+// findStatus returns the gRPC status inside err (a joined or wrapped
+// error included), or nil.
+func findStatus(err error) *status.Status {
+	var gs interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &gs) {
+		if st := gs.GRPCStatus(); st != nil && st.Code() != codes.OK {
+			return st
+		}
+	}
+	return nil
+}
+
+// plainWords says what a gRPC code means to a user.
+var plainWords = map[codes.Code]string{
+	codes.NotFound:           "not found",
+	codes.AlreadyExists:      "already exists",
+	codes.FailedPrecondition: "", // the server's message says which rule
+	codes.InvalidArgument:    "invalid",
+	codes.PermissionDenied:   "permission denied",
+	codes.Unauthenticated:    "not authenticated",
+	codes.ResourceExhausted:  "too large or too many requests",
+	codes.Unimplemented:      "not supported by this meta server",
+	codes.Unavailable:        "unavailable",
+	codes.DeadlineExceeded:   "timed out",
+	codes.Canceled:           "canceled",
+	codes.Aborted:            "aborted, try again",
+	codes.OutOfRange:         "out of range",
+	codes.Internal:           "internal error on the server",
+	codes.Unknown:            "unknown error",
+	codes.DataLoss:           "data loss on the server",
+}
+
+func explainStatus(st *status.Status, addrs []string) string {
+	msg := stripPrefixes(st.Message())
+	if st.Code() == codes.Unavailable {
+		if reason, ok := connectionFailure(st.Message()); ok {
+			return fmt.Sprintf("cannot reach meta at %s: %s", strings.Join(addrs, ","), reason)
+		}
+	}
+	plain := plainWords[st.Code()]
+	switch {
+	case msg == "" && plain == "":
+		return strings.ToLower(st.Code().String())
+	case msg == "":
+		return plain
+	case plain == "" || strings.Contains(strings.ToLower(msg), plain):
+		return msg
+	}
+	return plain + ": " + msg
+}
+
+// connectionFailure recognises a transport error (the call never reached
+// a server) and returns its last, most specific part, e.g. "connection
+// refused".
+func connectionFailure(msg string) (string, bool) {
+	if !strings.Contains(msg, "connection error") && !strings.Contains(msg, "transport:") &&
+		!strings.Contains(msg, "name resolver") && !strings.Contains(msg, "dial tcp") {
+		return "", false
+	}
+	m := strings.Trim(msg, `"`)
+	if i := strings.LastIndex(m, ": "); i >= 0 {
+		m = m[i+2:]
+	}
+	return strings.Trim(m, `" `), true
+}
+
+// stripPrefixes removes the package prefixes of library errors
+// ("namespace: ", "client: ", ...), which mean nothing to a user.
+func stripPrefixes(s string) string {
+	for _, p := range []string{"namespace: ", "cluster: ", "meta: ", "client: ", "consensus: ", "wire: ", "datanode: "} {
+		s = strings.ReplaceAll(s, p, "")
+	}
+	return s
+}
+
+// ---- Command tree helpers ------------------------------------------------------
+
+// group returns a command that only holds subcommands: without arguments
+// it shows its help, and an unknown subcommand is a usage error (cobra
+// would print the help and succeed).
+func group(use, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return usagef("%s: unknown command %q (see %s --help)", describeCommand(cmd, nil), args[0], cmd.CommandPath())
+		},
+	}
+}
+
+// topGroup is a group with the shared flags; flag errors anywhere below it
+// are usage errors.
+func topGroup(use, short string, o *cliOptions) *cobra.Command {
+	cmd := group(use, short)
+	o.addFlags(cmd)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usagef("%s: %s (see %s --help)", describeCommand(c, nil), err.Error(), c.CommandPath())
+	})
+	return cmd
+}
+
+// argsBetween checks the count of positional arguments.
+func argsBetween(lo, hi int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) >= lo && len(args) <= hi {
+			return nil
+		}
+		want := fmt.Sprintf("%d", lo)
+		switch {
+		case hi != lo && hi < 1<<20:
+			want = fmt.Sprintf("%d to %d", lo, hi)
+		case hi != lo:
+			want = fmt.Sprintf("at least %d", lo)
+		}
+		return usagef("%s: want %s argument(s), got %d (usage: %s)", describeCommand(cmd, nil), want, len(args), cmd.UseLine())
+	}
+}
+
+func exactArgs(n int) cobra.PositionalArgs { return argsBetween(n, n) }

@@ -1,0 +1,431 @@
+package main
+
+// strato fs: the file-system view, as `hdfs dfs` shows it. Paths are
+// /VOLUME/BUCKET/DIR/FILE; "/" lists the volumes and "/VOLUME" its
+// buckets, as directories.
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+func init() { extraCommands = append(extraCommands, newFSCmd) }
+
+func newFSCmd() *cobra.Command {
+	o := &cliOptions{}
+	cmd := topGroup("fs", "File-system commands on FSO buckets (like hdfs dfs)", o)
+	cmd.Long = `File-system commands, as "hdfs dfs" offers them, on paths
+/VOLUME/BUCKET/DIR/FILE. "/" lists the volumes and "/VOLUME" its buckets.
+
+With --json, statuses are protobuf FileStatus records whose path is the
+full /VOLUME/BUCKET/... path.`
+	cmd.AddCommand(newFSLsCmd(o), newFSMkdirCmd(o), newFSPutCmd(o), newFSGetCmd(o), newFSCatCmd(o),
+		newFSMvCmd(o), newFSRmCmd(o), newFSStatCmd(o))
+	return cmd
+}
+
+// ---- Statuses with full paths -------------------------------------------------
+
+// fsPath parses a path that may stop at a volume or at "/".
+func fsPath(s string) (client.Path, error) {
+	if strings.Trim(s, "/") == "" {
+		return client.Path{}, nil
+	}
+	return client.ParsePath(s, false)
+}
+
+// inBucket gives a status of a bucket's entry its full path.
+func inBucket(p client.Path, st *stratopb.FileStatus) *stratopb.FileStatus {
+	full := client.Path{Volume: p.Volume, Bucket: p.Bucket, Key: st.Path}
+	st.Path = full.String()
+	return st
+}
+
+func volumeStatus(v *stratopb.VolumeInfo) *stratopb.FileStatus {
+	return &stratopb.FileStatus{Path: "/" + v.Name, IsDirectory: true, Owner: v.Owner, ObjectId: v.Id,
+		ModificationTime: v.ModificationTime, CreationTime: v.CreationTime}
+}
+
+func bucketStatus(b *stratopb.BucketInfo) *stratopb.FileStatus {
+	return &stratopb.FileStatus{Path: "/" + b.Volume + "/" + b.Name, IsDirectory: true, Owner: b.Owner, ObjectId: b.Id,
+		Replication: b.Replication, BlockSize: b.BlockSize, ModificationTime: b.ModificationTime, CreationTime: b.CreationTime}
+}
+
+// statPath returns the status of a path: a file, a directory, a bucket's
+// root, a volume or "/".
+func statPath(s *session, path string) (*stratopb.FileStatus, error) {
+	p, err := fsPath(path)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case p.Volume == "":
+		return &stratopb.FileStatus{Path: "/", IsDirectory: true}, nil
+	case p.Bucket == "":
+		v, err := s.c.GetVolume(s.ctx, p.Volume)
+		if err != nil {
+			return nil, err
+		}
+		return volumeStatus(v), nil
+	}
+	st, err := s.c.Stat(s.ctx, p.String())
+	if err != nil {
+		return nil, err
+	}
+	return inBucket(p, st), nil
+}
+
+// listPath lists a directory (a file lists as itself), a volume's buckets
+// or the volumes.
+func listPath(s *session, path string) ([]*stratopb.FileStatus, error) {
+	p, err := fsPath(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []*stratopb.FileStatus
+	switch {
+	case p.Volume == "":
+		vs, err := s.c.ListVolumes(s.ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vs {
+			out = append(out, volumeStatus(v))
+		}
+	case p.Bucket == "":
+		if _, err := s.c.GetVolume(s.ctx, p.Volume); err != nil {
+			return nil, err
+		}
+		bs, err := s.c.ListBuckets(s.ctx, p.Volume, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bs {
+			out = append(out, bucketStatus(b))
+		}
+	default:
+		sts, err := s.c.List(s.ctx, p.String())
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range sts {
+			out = append(out, inBucket(p, st))
+		}
+	}
+	return out, nil
+}
+
+// lsRow is one line of `fs ls`, as `hdfs dfs -ls` prints it: type,
+// replication, owner, size, modification time, path.
+func lsRow(st *stratopb.FileStatus) []string {
+	if st.IsDirectory {
+		return []string{"d", "-", st.Owner, "0 B", timeMs(st.ModificationTime), st.Path}
+	}
+	return []string{"-", replicas(st.Replication), st.Owner, humanSize(st.Length), timeMs(st.ModificationTime), st.Path}
+}
+
+// replicas prints a replication factor as its count.
+func replicas(r stratopb.ReplicationFactor) string {
+	if r == stratopb.ReplicationFactor_REPLICATION_UNSPECIFIED {
+		return "-"
+	}
+	return strconv.Itoa(int(r))
+}
+
+// isCode reports whether err carries the gRPC code c.
+func isCode(err error, c codes.Code) bool {
+	st := findStatus(err)
+	return st != nil && st.Code() == c
+}
+
+// ---- Commands -------------------------------------------------------------------
+
+func newFSLsCmd(o *cliOptions) *cobra.Command {
+	var recursive bool
+	cmd := &cobra.Command{
+		Use:   "ls [-R] [PATH]",
+		Short: "List a directory (default /: the volumes)",
+		Args:  argsBetween(0, 1),
+		RunE: o.action(func(s *session, args []string) error {
+			path := "/"
+			if len(args) == 1 {
+				path = args[0]
+			}
+			entries, err := listPath(s, path)
+			if err != nil {
+				return err
+			}
+			if recursive {
+				if entries, err = listRecursive(s, entries); err != nil {
+					return err
+				}
+			}
+			if s.json {
+				return printJSON(s.out, messages(entries))
+			}
+			rows := make([][]string, 0, len(entries))
+			for _, st := range entries {
+				rows = append(rows, lsRow(st))
+			}
+			// As hdfs dfs -ls: a count before a directory's entries.
+			p, _ := fsPath(path)
+			if !recursive && !(len(entries) == 1 && !entries[0].IsDirectory && entries[0].Path == p.String()) {
+				if _, err := s.out.Write([]byte("Found " + strconv.Itoa(len(entries)) + " items\n")); err != nil {
+					return err
+				}
+			}
+			return printTable(s.out, nil, rows)
+		}),
+	}
+	cmd.Flags().BoolVarP(&recursive, "recursive", "R", false, "list subdirectories recursively")
+	return cmd
+}
+
+// listRecursive lists each directory's entries right after it, depth
+// first, as hdfs dfs -ls -R does.
+func listRecursive(s *session, entries []*stratopb.FileStatus) ([]*stratopb.FileStatus, error) {
+	var out []*stratopb.FileStatus
+	for _, st := range entries {
+		out = append(out, st)
+		if !st.IsDirectory {
+			continue
+		}
+		children, err := listPath(s, st.Path)
+		if err != nil {
+			return nil, err
+		}
+		sub, err := listRecursive(s, children)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub...)
+	}
+	return out, nil
+}
+
+func newFSMkdirCmd(o *cliOptions) *cobra.Command {
+	var parents bool
+	cmd := &cobra.Command{
+		Use:   "mkdir [-p] PATH",
+		Short: "Create a directory (with -p: and its missing parents; no error if it exists)",
+		Args:  exactArgs(1),
+		RunE: o.action(func(s *session, args []string) error {
+			p, err := client.ParsePath(args[0], true)
+			if err != nil {
+				return err
+			}
+			if !parents {
+				// The API's mkdirs is always -p: check what -p would forgive.
+				if _, err := s.c.Stat(s.ctx, p.String()); err == nil {
+					return errors.New("already exists")
+				} else if !isCode(err, codes.NotFound) {
+					return err
+				}
+				parent := p
+				parent.Key = ""
+				if i := strings.LastIndexByte(p.Key, '/'); i >= 0 {
+					parent.Key = p.Key[:i]
+				}
+				st, err := s.c.Stat(s.ctx, parent.String())
+				if isCode(err, codes.NotFound) && parent.Key != "" {
+					root := p
+					root.Key = ""
+					if _, err := s.c.Stat(s.ctx, root.String()); err != nil {
+						return err // no such bucket (or volume)
+					}
+					return errors.New("parent directory " + parent.String() + " not found (use -p to create it)")
+				}
+				if err != nil {
+					return err
+				}
+				if !st.IsDirectory {
+					return errors.New(parent.String() + " is not a directory")
+				}
+			}
+			if p.Key == "" { // a bucket's root: exists if the bucket does
+				_, err := s.c.Stat(s.ctx, p.String())
+				return err
+			}
+			return s.c.Mkdirs(s.ctx, p.String())
+		}),
+	}
+	cmd.Flags().BoolVarP(&parents, "parents", "p", false, "create missing parents; an existing directory is not an error")
+	return cmd
+}
+
+func newFSPutCmd(o *cliOptions) *cobra.Command {
+	var overwrite bool
+	cmd := &cobra.Command{
+		Use:   "put [-f] LOCAL|- PATH",
+		Short: "Copy a local file (- for stdin) to PATH, or into PATH when it is a directory",
+		Args:  exactArgs(2),
+		RunE: o.action(func(s *session, args []string) error {
+			local, target := args[0], args[1]
+			p, err := client.ParsePath(target, true)
+			if err != nil {
+				return err
+			}
+			if st, err := s.c.Stat(s.ctx, p.String()); err == nil && st.IsDirectory {
+				if local == "-" {
+					return usagef("%s is a directory: name the file to write from stdin", p)
+				}
+				p.Key = strings.Trim(p.Key+"/"+keyBase(local), "/")
+			} else if err != nil && !isCode(err, codes.NotFound) {
+				return err
+			}
+			src, size, closeSrc, err := openLocal(s, local)
+			if err != nil {
+				return err
+			}
+			defer closeSrc()
+			w, err := s.c.Create(s.ctx, p.String(), client.CreateOptions{Overwrite: overwrite, WriteOptions: client.WriteOptions{SizeHint: size}})
+			if err != nil {
+				return err
+			}
+			return upload(s, w, src)
+		}),
+	}
+	cmd.Flags().BoolVarP(&overwrite, "force", "f", false, "replace an existing file")
+	return cmd
+}
+
+func newFSGetCmd(o *cliOptions) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "get [-f] PATH LOCAL|-",
+		Short: "Copy a file to a local file, into a local directory, or to stdout (-)",
+		Args:  exactArgs(2),
+		RunE: o.action(func(s *session, args []string) error {
+			p, err := client.ParsePath(args[0], true)
+			if err != nil {
+				return err
+			}
+			dst, err := localTarget(args[1], keyBase(p.Key), force)
+			if err != nil {
+				return err
+			}
+			r, err := openFile(s, p)
+			if err != nil {
+				return err
+			}
+			return download(s, r, dst)
+		}),
+	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "replace an existing local file")
+	return cmd
+}
+
+// openFile opens a file for reading; a directory is refused by name.
+func openFile(s *session, p client.Path) (*client.Reader, error) {
+	st, err := s.c.Stat(s.ctx, p.String())
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDirectory {
+		return nil, errors.New("is a directory")
+	}
+	return s.c.Open(s.ctx, p.String())
+}
+
+func newFSCatCmd(o *cliOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cat PATH",
+		Short: "Write a file to stdout",
+		Args:  exactArgs(1),
+		RunE: o.action(func(s *session, args []string) error {
+			p, err := client.ParsePath(args[0], true)
+			if err != nil {
+				return err
+			}
+			r, err := openFile(s, p)
+			if err != nil {
+				return err
+			}
+			return download(s, r, "-")
+		}),
+	}
+}
+
+func newFSMvCmd(o *cliOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "mv SRC DST",
+		Short: "Rename a file or directory within its bucket (onto a directory: move into it)",
+		Args:  exactArgs(2),
+		RunE: o.action(func(s *session, args []string) error {
+			return s.c.Rename(s.ctx, args[0], args[1])
+		}),
+	}
+}
+
+func newFSRmCmd(o *cliOptions) *cobra.Command {
+	var recursive, force bool
+	cmd := &cobra.Command{
+		Use:   "rm [-r] [-f] PATH",
+		Short: "Delete a file, or with -r a directory and everything under it",
+		Args:  exactArgs(1),
+		RunE: o.action(func(s *session, args []string) error {
+			p, err := client.ParsePath(args[0], true)
+			if err != nil {
+				return err
+			}
+			if p.Key == "" {
+				return usagef("%s is a bucket's root (use strato sh bucket delete)", p)
+			}
+			st, err := s.c.Stat(s.ctx, p.String())
+			if err != nil {
+				if force && isCode(err, codes.NotFound) {
+					return nil
+				}
+				return err
+			}
+			if st.IsDirectory && !recursive {
+				return errors.New("is a directory (use -r to delete it and its contents)")
+			}
+			return s.c.Delete(s.ctx, p.String(), recursive)
+		}),
+	}
+	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "delete a directory and its contents")
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "no error if PATH does not exist")
+	return cmd
+}
+
+func newFSStatCmd(o *cliOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stat PATH",
+		Short: "Show a file's or directory's status",
+		Args:  exactArgs(1),
+		RunE: o.action(func(s *session, args []string) error {
+			st, err := statPath(s, args[0])
+			if err != nil {
+				return err
+			}
+			if s.json {
+				return printJSON(s.out, st)
+			}
+			kind := "file"
+			if st.IsDirectory {
+				kind = "directory"
+			}
+			fields := []field{{"Path", st.Path}, {"Type", kind}}
+			if !st.IsDirectory {
+				fields = append(fields,
+					field{"Size", sizeWithBytes(st.Length)},
+					field{"Replication", replicas(st.Replication)},
+					field{"Block size", humanSize(st.BlockSize)})
+			}
+			fields = append(fields,
+				field{"Owner", st.Owner},
+				field{"Modified", timeMs(st.ModificationTime)},
+				field{"Created", timeMs(st.CreationTime)},
+				field{"Object ID", strconv.FormatUint(st.ObjectId, 10)})
+			return printFields(s.out, fields)
+		}),
+	}
+}
