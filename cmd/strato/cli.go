@@ -122,6 +122,9 @@ func (o *cliOptions) action(fn func(s *session, args []string) error) func(*cobr
 			defer s.timer.Stop()
 		}
 		if err := fn(s, args); err != nil {
+			if isUsage(err) {
+				return failure(what, err)
+			}
 			return failure(what, explain(ctx, addrs, err))
 		}
 		return nil
@@ -165,11 +168,16 @@ func usagef(format string, a ...any) error {
 	return &cliError{msg: fmt.Sprintf(format, a...), usage: true}
 }
 
+// isUsage reports whether err says the command line was wrong.
+func isUsage(err error) bool {
+	var ce *cliError
+	return errors.As(err, &ce) && ce.usage || errors.Is(err, client.ErrInvalidPath)
+}
+
 // failure prefixes err with what failed, keeping one line.
 func failure(what string, err error) error {
-	var ce *cliError
-	usage := errors.As(err, &ce) && ce.usage || errors.Is(err, client.ErrInvalidPath)
-	msg := oneLine(err.Error())
+	usage := isUsage(err)
+	msg := oneLine(stripPrefixes(err.Error()))
 	if what != "" {
 		msg = what + ": " + msg
 	}

@@ -180,8 +180,9 @@ func parseSize(flag, s string) (int64, error) {
 			t = t[:n-1]
 		}
 	}
+	t = strings.TrimSpace(t) // "4 MiB", as humanSize prints it
 	bad := usagef("--%s: %q is not a size (a number of bytes with an optional k, M, G, T or P suffix, e.g. 10GB)", flag, s)
-	if t == "" || strings.TrimSpace(t) != t {
+	if t == "" {
 		return 0, bad
 	}
 	if n, err := strconv.ParseInt(t, 10, 64); err == nil {

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+func TestAdmin(t *testing.T) {
+	h := startMeta(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := client.New(client.Options{Meta: []string{h.addr}})
+	require.NoError(t, err)
+	defer c.Close()
+
+	// No datanode yet: safe mode, nothing listed.
+	require.Contains(t, h.ok("admin", "safemode", "status"), "Safe mode:                  ON\nHealthy datanodes:          0 (required 1)\n")
+	sm := jsonOf[map[string]any](t, h.ok("admin", "safemode", "status", "--json"))
+	require.Equal(t, true, sm["inSafeMode"])
+	require.Equal(t, "[]\n", h.ok("admin", "datanode", "list", "--json"))
+	require.Equal(t, "[]\n", h.ok("admin", "container", "list", "--json"))
+
+	// Three datanodes register through the real Cluster service.
+	for i := 3; i >= 1; i-- {
+		_, err := client.Cluster(ctx, c, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.RegisterResponse, error) {
+			return cl.Register(ctx, &stratopb.RegisterRequest{
+				Details: &stratopb.DatanodeDetails{Id: fmt.Sprintf("dn%d", i), Hostname: fmt.Sprintf("host%d", i), DataAddr: fmt.Sprintf("127.0.0.1:%d", 19000+i)},
+				Stats:   &stratopb.NodeStats{Capacity: 1 << 40, Used: 3 << 29, Remaining: 1<<40 - 3<<29, Volumes: 2},
+			})
+		})
+		require.NoError(t, err)
+	}
+
+	out := h.ok("admin", "datanode", "list")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 4)
+	require.True(t, strings.HasPrefix(lines[0], "ID   HOSTNAME  DATA ADDRESS     HEALTH   STATE       USED     CAPACITY"), lines[0])
+	require.Equal(t, []string{"dn1", "host1", "127.0.0.1:19001", "HEALTHY", "IN_SERVICE", "1.5", "GiB", "1", "TiB"}, strings.Fields(lines[1])[:9])
+	require.True(t, strings.HasPrefix(lines[3], "dn3 "))
+	dns := jsonOf[[]map[string]any](t, h.ok("admin", "datanode", "list", "--json"))
+	require.Len(t, dns, 3)
+	require.Equal(t, "dn1", dns[0]["details"].(map[string]any)["id"])
+	require.Equal(t, "NODE_HEALTHY", dns[0]["health"])
+
+	info := h.ok("admin", "datanode", "info", "dn2")
+	require.Contains(t, info, "ID:                 dn2\n")
+	require.Contains(t, info, "Capacity:           1 TiB (1099511627776 bytes)\n")
+	require.Contains(t, h.ok("admin", "datanode", "info", "host3"), "ID:                 dn3\n")
+	one := jsonOf[map[string]any](t, h.ok("admin", "datanode", "info", "127.0.0.1:19001", "--json"))
+	require.Equal(t, "host1", one["details"].(map[string]any)["hostname"])
+	require.Equal(t, `strato: datanode info dn9: datanode not found: no registered datanode has ID, hostname or address "dn9"`,
+		h.fail(1, "admin", "datanode", "info", "dn9"))
+
+	require.Contains(t, h.ok("admin", "safemode", "exit"), "Safe mode:                  OFF\n")
+	require.Equal(t, false, jsonOf[map[string]any](t, h.ok("admin", "safemode", "status", "--json"))["inSafeMode"])
+
+	// A block allocation makes a pipeline and a container.
+	var open *stratopb.OpenKeyResponse
+	require.NoError(t, c.Meta().Do(ctx, func(ctx context.Context, n stratopb.NamespaceClient, _ stratopb.ClusterClient) error {
+		if _, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"}); err != nil {
+			return err
+		}
+		if _, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
+			return err
+		}
+		open, err = n.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "f", SizeHint: 1 << 20})
+		return err
+	}))
+	block := open.Blocks[0]
+
+	ps := jsonOf[[]map[string]any](t, h.ok("admin", "pipeline", "list", "--json"))
+	require.NotEmpty(t, ps)
+	out = h.ok("admin", "pipeline", "list")
+	require.True(t, strings.HasPrefix(out, "ID  REPLICATION  STATE  CREATED"), out)
+	var members []string
+	for _, m := range block.Pipeline.Members {
+		members = append(members, m.Id)
+	}
+	require.Regexp(t, `(?m)^`+strconv.FormatUint(block.Pipeline.Id, 10)+` +THREE +OPEN +\S+ +`+strings.Join(members, ",")+`$`, out)
+
+	cid := strconv.FormatUint(block.BlockId.ContainerId, 10)
+	cs := jsonOf[[]map[string]any](t, h.ok("admin", "container", "list", "--json"))
+	require.NotEmpty(t, cs)
+	require.Regexp(t, `(?m)^`+cid+` +OPEN +THREE +`+strconv.FormatUint(block.Pipeline.Id, 10)+` `, h.ok("admin", "container", "list"))
+	require.Len(t, jsonOf[[]map[string]any](t, h.ok("admin", "container", "list", "--state", "closed", "--json")), 0)
+	require.Len(t, jsonOf[[]map[string]any](t, h.ok("admin", "container", "list", "--state", "OPEN", "--json")), len(cs))
+
+	// A datanode reports a replica of the container.
+	_, err = client.Cluster(ctx, c, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.HeartbeatResponse, error) {
+		return cl.Heartbeat(ctx, &stratopb.HeartbeatRequest{DatanodeId: members[0], Report: &stratopb.ContainerReport{
+			Replicas: []*stratopb.ContainerReplica{{ContainerId: block.BlockId.ContainerId, State: stratopb.ContainerState_CONTAINER_OPEN,
+				UsedBytes: 4096, BlockCount: 1, BcsId: 7}}}})
+	})
+	require.NoError(t, err)
+	ci := h.ok("admin", "container", "info", cid)
+	require.Contains(t, ci, "ID:           "+cid+"\nState:        OPEN\n")
+	require.Regexp(t, `(?m)^`+members[0]+` +OPEN +4 KiB +1 +7$`, ci)
+	cj := jsonOf[map[string]any](t, h.ok("admin", "container", "info", cid, "--json"))
+	require.Equal(t, "CONTAINER_OPEN", cj["container"].(map[string]any)["state"])
+	require.Contains(t, cj["replicas"], members[0])
+}
