@@ -125,10 +125,14 @@ func listPath(s *session, path string) ([]*stratopb.FileStatus, error) {
 // lsRow is one line of `fs ls`, as `hdfs dfs -ls` prints it: type,
 // replication, owner, size, modification time, path.
 func lsRow(st *stratopb.FileStatus) []string {
-	if st.IsDirectory {
-		return []string{"d", "-", st.Owner, "0 B", timeMs(st.ModificationTime), st.Path}
+	owner := st.Owner
+	if owner == "" {
+		owner = "-"
 	}
-	return []string{"-", replicas(st.Replication), st.Owner, humanSize(st.Length), timeMs(st.ModificationTime), st.Path}
+	if st.IsDirectory {
+		return []string{"d", "-", owner, "0 B", timeMs(st.ModificationTime), st.Path}
+	}
+	return []string{"-", replicas(st.Replication), owner, humanSize(st.Length), timeMs(st.ModificationTime), st.Path}
 }
 
 // replicas prints a replication factor as its count.
@@ -174,9 +178,11 @@ func newFSLsCmd(o *cliOptions) *cobra.Command {
 			for _, st := range entries {
 				rows = append(rows, lsRow(st))
 			}
-			// As hdfs dfs -ls: a count before a directory's entries.
+			// As hdfs dfs -ls: a count before a directory's entries (a
+			// file lists as itself, without one).
 			p, _ := fsPath(path)
-			if !recursive && !(len(entries) == 1 && !entries[0].IsDirectory && entries[0].Path == p.String()) {
+			isFile := len(entries) == 1 && !entries[0].IsDirectory && entries[0].Path == p.String()
+			if !recursive && !isFile && len(entries) > 0 {
 				if _, err := s.out.Write([]byte("Found " + strconv.Itoa(len(entries)) + " items\n")); err != nil {
 					return err
 				}

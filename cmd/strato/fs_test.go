@@ -75,6 +75,8 @@ func TestFSNamespace(t *testing.T) {
 	require.Contains(t, h.fail(1, "fs", "rm", "/vol/bkt/x"), "not found")
 	h.ok("fs", "rm", "-f", "/vol/bkt/x")
 	require.Equal(t, []string{"/vol/bkt/a", "/vol/bkt/a/b2"}, lsPaths(h.ok("fs", "ls", "-R", "/vol/bkt")))
+	require.Empty(t, h.ok("fs", "ls", "/vol/bkt/a/b2"), "an empty directory lists nothing, as in hdfs dfs -ls")
+	require.Equal(t, "[]\n", h.ok("fs", "ls", "/vol/bkt/a/b2", "--json"))
 	require.Equal(t, "strato: ls /vol/bkt/x: file or directory not found: vol/bkt/x", h.fail(1, "fs", "ls", "/vol/bkt/x"))
 	require.Equal(t, "strato: ls /nosuch: volume not found: nosuch", h.fail(1, "fs", "ls", "/nosuch"))
 
