@@ -135,8 +135,11 @@ func (o *cliOptions) action(fn func(s *session, args []string) error) func(*cobr
 // arguments, e.g. "volume create vol1" or "ls /vol/bkt/dir".
 func describeCommand(cmd *cobra.Command, args []string) string {
 	path := strings.Fields(cmd.CommandPath())
-	if len(path) > 2 {
+	switch {
+	case len(path) > 2:
 		path = path[2:] // drop "strato" and the group
+	case len(path) == 2:
+		path = path[1:] // the group itself
 	}
 	return strings.Join(append(path, args...), " ")
 }
