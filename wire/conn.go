@@ -1,0 +1,385 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ConnOptions configure a client connection. The zero value is usable:
+// EnsureDefaults fills every unset field.
+type ConnOptions struct {
+	// ClientID is sent in the Ping handshake, for the server's logs.
+	// Default: "strato-go".
+	ClientID string
+	// DialTimeout bounds connecting and the handshake. Default: 5s.
+	DialTimeout time.Duration
+	// WriteTimeout bounds the writing of one request frame. Default: 30s.
+	WriteTimeout time.Duration
+	// FrameTimeout bounds the arrival of a response frame once its header
+	// began arriving. Default: 30s.
+	FrameTimeout time.Duration
+}
+
+// Default values of ConnOptions.
+const (
+	DefaultClientID     = "strato-go"
+	DefaultDialTimeout  = 5 * time.Second
+	DefaultWriteTimeout = 30 * time.Second
+	DefaultFrameTimeout = 30 * time.Second
+)
+
+// EnsureDefaults fills unset fields with their defaults.
+func (o *ConnOptions) EnsureDefaults() {
+	if o.ClientID == "" {
+		o.ClientID = DefaultClientID
+	}
+	if o.DialTimeout == 0 {
+		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.FrameTimeout == 0 {
+		o.FrameTimeout = DefaultFrameTimeout
+	}
+}
+
+// Validate reports the first invalid field.
+func (o *ConnOptions) Validate() error {
+	switch {
+	case len(o.ClientID) > MaxIDLen:
+		return fmt.Errorf("wire: ClientID of %d bytes exceeds %d", len(o.ClientID), MaxIDLen)
+	case o.DialTimeout < 0 || o.WriteTimeout < 0 || o.FrameTimeout < 0:
+		return errors.New("wire: negative timeout")
+	}
+	return nil
+}
+
+// ErrConnClosed is wrapped by the errors of requests that failed because
+// their connection closed or broke: the request may or may not have been
+// performed (every request type is idempotent; resend it on another
+// connection).
+var ErrConnClosed = errors.New("wire: connection closed")
+
+// Conn is a client connection to a datanode that multiplexes requests:
+// any number of goroutines send requests at once, each waits for its own
+// response, matched by request ID, in whatever order the datanode answers.
+//
+// A request's context bounds the wait for its response; a cancelled
+// request's response is discarded when it arrives. Cancelling while the
+// request's frame is being written breaks the connection (a partial frame
+// cannot be taken back). Any I/O or protocol error closes the connection
+// and fails every request in flight with an error wrapping ErrConnClosed;
+// error responses from the datanode (*Error) leave it usable.
+//
+// All methods are safe for concurrent use.
+type Conn struct {
+	nc   net.Conn
+	addr string
+	w    *Writer
+	r    *Reader
+
+	mu      sync.Mutex
+	pending map[uint64]*call
+	nextID  uint64
+	err     error // why the connection is closed; guarded by mu
+
+	inflight atomic.Int32
+	lastUsed atomic.Int64 // unix nanoseconds
+	done     chan struct{}
+}
+
+type call struct {
+	typ  Type
+	buf  []byte // where the payload goes, if large enough
+	done chan struct{}
+
+	msg     Message
+	payload []byte
+	err     error
+}
+
+// Dial connects to a datanode and performs the Ping handshake.
+func Dial(ctx context.Context, addr string, opts ConnOptions) (*Conn, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("wire: dial %s: %w", addr, err)
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	c := NewConn(nc, opts)
+	resp, err := c.Ping(ctx, opts.ClientID)
+	if err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("wire: handshake with %s: %w", addr, err)
+	}
+	if resp.Version != Version {
+		_ = c.Close()
+		return nil, fmt.Errorf("wire: handshake with %s: server chose version %d, this client speaks %d", addr, resp.Version, Version)
+	}
+	return c, nil
+}
+
+// NewConn wraps an established connection without a handshake.
+func NewConn(nc net.Conn, opts ConnOptions) *Conn {
+	opts.EnsureDefaults()
+	c := &Conn{
+		nc:      nc,
+		addr:    nc.RemoteAddr().String(),
+		w:       NewWriter(nc, opts.WriteTimeout),
+		r:       NewResponseReader(nc),
+		pending: make(map[uint64]*call),
+		nextID:  1,
+		done:    make(chan struct{}),
+	}
+	c.r.SetTimeouts(0, opts.FrameTimeout)
+	c.lastUsed.Store(time.Now().UnixNano())
+	go c.readLoop()
+	return c
+}
+
+// Addr returns the remote address.
+func (c *Conn) Addr() string { return c.addr }
+
+// Err returns why the connection closed, or nil while it is usable.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// InFlight returns the number of requests waiting for their response.
+func (c *Conn) InFlight() int { return int(c.inflight.Load()) }
+
+// Close closes the connection; requests in flight fail with ErrConnClosed.
+func (c *Conn) Close() error {
+	c.fail(ErrConnClosed)
+	<-c.done
+	return nil
+}
+
+// fail closes the connection for err (the first reason sticks) and fails
+// every pending call.
+func (c *Conn) fail(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	if !errors.Is(err, ErrConnClosed) {
+		err = fmt.Errorf("%w: %s: %w", ErrConnClosed, c.addr, err)
+	}
+	c.err = err
+	pending := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	_ = c.nc.Close()
+	for _, cl := range pending {
+		cl.err = err
+		close(cl.done)
+	}
+}
+
+func (c *Conn) readLoop() {
+	defer close(c.done)
+	for {
+		h, m, err := c.r.Next()
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.mu.Lock()
+		cl := c.pending[h.RequestID]
+		delete(c.pending, h.RequestID)
+		c.mu.Unlock()
+		if cl == nil {
+			if e, ok := m.(*Error); ok && h.RequestID == 0 {
+				// A connection-level error: the server closes next.
+				c.fail(e)
+				return
+			}
+			// The caller gave up; drop the response.
+			if err := c.r.Discard(); err != nil {
+				c.fail(err)
+				return
+			}
+			continue
+		}
+		if h.Type != cl.typ && (!h.IsError() || h.Type != TypeNone) {
+			err := Errorf(CodeProtocol, "response of type %v to a %v request (ID %d)", h.Type, cl.typ, h.RequestID)
+			cl.err = fmt.Errorf("%w: %s: %w", ErrConnClosed, c.addr, err)
+			close(cl.done)
+			c.fail(err)
+			return
+		}
+		if err := c.readPayload(cl, h, m); err != nil {
+			cl.err = fmt.Errorf("%w: %s: %w", ErrConnClosed, c.addr, err)
+			close(cl.done)
+			c.fail(err)
+			return
+		}
+		close(cl.done)
+	}
+}
+
+func (c *Conn) readPayload(cl *call, h FrameHeader, m Message) error {
+	cl.msg = m
+	if e, ok := m.(*Error); ok {
+		cl.err = e
+		return nil
+	}
+	if n := int(h.PayloadLen); n > 0 {
+		p := cl.buf
+		if cap(p) < n {
+			p = make([]byte, n)
+		}
+		p = p[:n]
+		if err := c.r.ReadPayload(p); err != nil {
+			return err
+		}
+		cl.payload = p
+	}
+	if g, ok := m.(*GetBlockResponse); ok {
+		if err := g.DecodePayload(cl.payload); err != nil {
+			return err
+		}
+		cl.payload = nil
+	}
+	return nil
+}
+
+// Do sends request m with payload and waits for the response. If the
+// response has a payload and buf has room for it, the payload is read into
+// buf; otherwise into a new slice. An error response is returned as *Error.
+//
+// When Do returns, nothing touches payload or buf any more: if ctx ends
+// while the response's payload is being read into buf, Do waits for that
+// read to finish (bounded by ConnOptions.FrameTimeout) and returns the
+// response.
+func (c *Conn) Do(ctx context.Context, m Message, payload, buf []byte) (Message, []byte, error) {
+	if m.response() {
+		return nil, nil, errors.New("wire: Do with a response message")
+	}
+	cl := &call{typ: m.Type(), buf: buf, done: make(chan struct{})}
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, nil, err
+	}
+	id := c.nextID
+	c.nextID++
+	c.pending[id] = cl
+	c.mu.Unlock()
+	c.inflight.Add(1)
+	defer func() {
+		c.inflight.Add(-1)
+		c.lastUsed.Store(time.Now().UnixNano())
+	}()
+
+	if err := c.w.WriteMessage(ctx, id, m, payload); err != nil {
+		if !errors.Is(err, ErrWriterBroken) {
+			// Nothing was written (the context ended while waiting for
+			// the connection, or the header is too large): the
+			// connection is fine.
+			c.forget(id)
+			return nil, nil, err
+		}
+		c.fail(err)
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrConnClosed, c.addr, err)
+	}
+	select {
+	case <-cl.done:
+	case <-ctx.Done():
+		if c.forget(id) {
+			return nil, nil, ctx.Err()
+		}
+		// The reader owns the call: it is reading the response now.
+		<-cl.done
+	}
+	return cl.msg, cl.payload, cl.err
+}
+
+// forget removes a pending call; false means the reader already took it
+// (or the connection failed it).
+func (c *Conn) forget(id uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.pending[id]; ok {
+		delete(c.pending, id)
+		return true
+	}
+	return false
+}
+
+// Ping sends a Ping with this package's version range.
+func (c *Conn) Ping(ctx context.Context, clientID string) (*PingResponse, error) {
+	m, _, err := c.Do(ctx, &PingRequest{MinVersion: MinVersion, MaxVersion: MaxVersion, ClientID: clientID}, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return m.(*PingResponse), nil
+}
+
+// WriteChunk writes data as the chunk described by req (req.Length is set
+// from len(data)). With followers listed, the datanode acknowledges only
+// when every replica holds the chunk.
+func (c *Conn) WriteChunk(ctx context.Context, req *WriteChunkRequest, data []byte) error {
+	r := *req
+	r.Length = uint32(len(data))
+	_, _, err := c.Do(ctx, &r, data, nil)
+	return err
+}
+
+// PutBlock commits a block's length.
+func (c *Conn) PutBlock(ctx context.Context, req *PutBlockRequest) (*PutBlockResponse, error) {
+	m, _, err := c.Do(ctx, req, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return m.(*PutBlockResponse), nil
+}
+
+// ReadChunk reads a range of a block. It returns the response, whose
+// Offset and Chunks describe the payload (widened to checksum windows), and
+// the payload, read into buf if it has room. The caller verifies the
+// payload (ReadChunkResponse.Verify) and takes its range
+// (ReadChunkResponse.Range).
+func (c *Conn) ReadChunk(ctx context.Context, req *ReadChunkRequest, buf []byte) (*ReadChunkResponse, []byte, error) {
+	m, p, err := c.Do(ctx, req, nil, buf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.(*ReadChunkResponse), p, nil
+}
+
+// GetBlock returns a block's committed state.
+func (c *Conn) GetBlock(ctx context.Context, req *GetBlockRequest) (*GetBlockResponse, error) {
+	m, _, err := c.Do(ctx, req, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return m.(*GetBlockResponse), nil
+}
+
+// CloseContainer closes a container on the datanode.
+func (c *Conn) CloseContainer(ctx context.Context, req *CloseContainerRequest) (*CloseContainerResponse, error) {
+	m, _, err := c.Do(ctx, req, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return m.(*CloseContainerResponse), nil
+}

@@ -1,0 +1,164 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// Writer writes frames to a stream. It is safe for concurrent use: each
+// frame — header, typed header and payload — is written whole under a lock,
+// so frames never interleave. After a failed or interrupted write the
+// stream may hold a partial frame: every later write fails with the same
+// error, and the owner should close the connection.
+type Writer struct {
+	w        io.Writer
+	deadline writeDeadliner
+	timeout  time.Duration
+
+	lock chan struct{} // a mutex that a context can give up on
+	buf  []byte        // guarded by lock
+	err  error         // guarded by lock: sticky
+}
+
+type writeDeadliner interface{ SetWriteDeadline(time.Time) error }
+
+// NewWriter returns a Writer over w. If w is a net.Conn, timeout (when
+// positive) bounds the writing of each frame, and payloads go out with
+// writev, or sendfile through WriteMessageFunc.
+func NewWriter(w io.Writer, timeout time.Duration) *Writer {
+	wr := &Writer{w: w, timeout: timeout, lock: make(chan struct{}, 1)}
+	wr.deadline, _ = w.(writeDeadliner)
+	return wr
+}
+
+// ErrWriterBroken is wrapped by the error of a write that failed part-way
+// and of every write after it.
+var ErrWriterBroken = errors.New("wire: connection unusable after a failed write")
+
+// WriteMessage writes a frame carrying m (not an *Error) and payload. For a
+// *GetBlockResponse the payload is its chunk list; pass nil.
+func (w *Writer) WriteMessage(ctx context.Context, id uint64, m Message, payload []byte) error {
+	if _, ok := m.(*Error); ok {
+		return errors.New("wire: WriteMessage of an *Error: use WriteError")
+	}
+	if g, ok := m.(*GetBlockResponse); ok && payload == nil {
+		payload = g.AppendPayload(nil)
+	}
+	return w.write(ctx, func(dst []byte) []byte {
+		dst = m.AppendHeader(dst)
+		h := frameHeaderFor(id, m, len(dst)-FrameHeaderLen, len(payload))
+		h.Append(dst[:0])
+		return dst
+	}, payload, 0, nil)
+}
+
+// WriteError writes an error frame answering request id of type t.
+func (w *Writer) WriteError(ctx context.Context, t Type, id uint64, e *Error) error {
+	return w.write(ctx, func(dst []byte) []byte {
+		return AppendErrorFrame(dst[:0], t, id, e)
+	}, nil, 0, nil)
+}
+
+// WriteMessageFunc writes a frame carrying m with a payload of n bytes that
+// send writes to the underlying writer, which is the raw connection: a
+// datanode passes a function that does io.Copy(w, io.LimitReader(file, k))
+// after a seek, which the kernel serves with sendfile on a *net.TCPConn.
+// send must write exactly n bytes and return how many it wrote; otherwise
+// the frame is broken and so is the Writer.
+func (w *Writer) WriteMessageFunc(ctx context.Context, id uint64, m Message, n int64, send func(io.Writer) (int64, error)) error {
+	if n < 0 || n > MaxResponsePayload {
+		return fmt.Errorf("wire: payload of %d bytes", n)
+	}
+	return w.write(ctx, func(dst []byte) []byte {
+		dst = m.AppendHeader(dst)
+		h := frameHeaderFor(id, m, len(dst)-FrameHeaderLen, int(n))
+		h.Append(dst[:0])
+		return dst
+	}, nil, n, send)
+}
+
+// write builds the headers with build (which appends after FrameHeaderLen
+// reserved bytes it fills in), then writes them with payload or send.
+func (w *Writer) write(ctx context.Context, build func([]byte) []byte, payload []byte, n int64, send func(io.Writer) (int64, error)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case w.lock <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-w.lock }()
+	if w.err != nil {
+		return w.err
+	}
+	if cap(w.buf) < 512 {
+		w.buf = make([]byte, 0, 512)
+	}
+	w.buf = build(w.buf[:FrameHeaderLen])
+	if int64(len(w.buf)-FrameHeaderLen) > MaxHeaderLen {
+		// Nothing was written: the connection is still sound.
+		return Errorf(CodeTooLarge, "typed header of %d bytes exceeds the limit of %d", len(w.buf)-FrameHeaderLen, MaxHeaderLen)
+	}
+
+	var (
+		stop    func() bool
+		stopped chan struct{}
+	)
+	if w.deadline != nil {
+		var t time.Time
+		if w.timeout > 0 {
+			t = time.Now().Add(w.timeout)
+		}
+		_ = w.deadline.SetWriteDeadline(t)
+		if ctx.Done() != nil {
+			stopped = make(chan struct{})
+			stop = context.AfterFunc(ctx, func() {
+				// Interrupt the write in progress.
+				_ = w.deadline.SetWriteDeadline(time.Unix(1, 0))
+				close(stopped)
+			})
+		}
+	}
+
+	var err error
+	switch {
+	case send != nil:
+		if _, err = w.w.Write(w.buf); err == nil {
+			var sent int64
+			sent, err = send(w.w)
+			if err == nil && sent != n {
+				err = fmt.Errorf("wire: payload of %d bytes declared, %d sent", n, sent)
+			}
+		}
+	case len(payload) > 0:
+		bufs := net.Buffers{w.buf, payload}
+		_, err = bufs.WriteTo(w.w)
+	default:
+		_, err = w.w.Write(w.buf)
+	}
+
+	if stop != nil && !stop() {
+		// The context fired: its deadline may have cut the write short.
+		<-stopped
+		if err == nil {
+			// The write completed first; the deadline in the past must
+			// not fail the next one.
+			_ = w.deadline.SetWriteDeadline(time.Time{})
+		} else {
+			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
+		}
+	}
+	if err != nil {
+		w.err = fmt.Errorf("%w: %w", ErrWriterBroken, err)
+		return w.err
+	}
+	if cap(w.buf) > 64<<10 {
+		w.buf = nil // do not pin a large buffer after a huge header
+	}
+	return nil
+}
