@@ -1,0 +1,202 @@
+package datanode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/strato-io/strato/checksum"
+	"github.com/strato-io/strato/datanode/container"
+	"github.com/strato-io/strato/wire"
+)
+
+// handle runs one request and writes its response. It runs in the
+// request's own goroutine; responses go out in completion order.
+func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, payload []byte) {
+	var (
+		resp wire.Message
+		err  error
+	)
+	switch m := m.(type) {
+	case *wire.WriteChunkRequest:
+		c.s.m.bytesIn.Add(int64(len(payload)))
+		err = c.s.writeChunk(ctx, m, payload)
+		resp = &wire.WriteChunkResponse{}
+	case *wire.PutBlockRequest:
+		resp, err = c.s.putBlock(ctx, m)
+	case *wire.ReadChunkRequest:
+		err = c.readChunk(ctx, h, m)
+		if err == nil {
+			return // the response is out
+		}
+	case *wire.GetBlockRequest:
+		resp, err = c.s.getBlock(m)
+	case *wire.CloseContainerRequest:
+		resp, err = c.s.closeContainer(m)
+	default:
+		err = wire.Errorf(wire.CodeUnsupportedType, "%v requests are not served", h.Type)
+	}
+	if err != nil {
+		c.replyError(ctx, h, err)
+		return
+	}
+	if err := c.w.WriteMessage(ctx, h.RequestID, resp, nil); err != nil {
+		c.writeFailed(h, err)
+	}
+}
+
+// replyError answers a request with err as an error response.
+func (c *conn) replyError(ctx context.Context, h wire.FrameHeader, err error) {
+	c.s.m.errors.Add(1)
+	e := toWire(err)
+	lvl := c.s.log.Debug
+	switch e.Code {
+	case wire.CodeIO, wire.CodeCorrupt, wire.CodeInternal, wire.CodeNoSpace, wire.CodeFollowerFailed:
+		lvl = c.s.log.Warn
+	}
+	lvl("datanode: request failed", "remote", c.remote, "type", h.Type, "id", h.RequestID, "code", e.Code.String(), "err", e.Message)
+	if err := c.w.WriteError(ctx, h.Type, h.RequestID, e); err != nil {
+		c.writeFailed(h, err)
+	}
+}
+
+// writeFailed closes a connection whose response could not be written
+// whole: its stream is broken (or the client is gone).
+func (c *conn) writeFailed(h wire.FrameHeader, err error) {
+	if errors.Is(err, wire.ErrWriterBroken) || !errors.Is(err, context.Canceled) {
+		c.s.log.Debug("datanode: response not sent; closing the connection", "remote", c.remote, "type", h.Type, "id", h.RequestID, "err", err)
+	}
+	_ = c.nc.Close()
+}
+
+// toWire turns an error of the store (or of the pipeline) into an error
+// response.
+func toWire(err error) *wire.Error {
+	var e *wire.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &wire.Error{Code: codeOf(err), Message: err.Error()}
+}
+
+// codeOf classifies an error of the container store.
+func codeOf(err error) wire.Code {
+	switch {
+	case errors.Is(err, container.ErrNotFound):
+		return wire.CodeContainerNotFound
+	case errors.Is(err, container.ErrBlockNotFound):
+		return wire.CodeBlockNotFound
+	case errors.Is(err, container.ErrNotOpen):
+		return wire.CodeContainerNotOpen
+	case errors.Is(err, container.ErrBadState):
+		return wire.CodeBadState
+	case errors.Is(err, container.ErrChecksum):
+		return wire.CodeChecksumMismatch
+	case errors.Is(err, container.ErrOverwrite):
+		return wire.CodeOverwrite
+	case errors.Is(err, container.ErrIncomplete):
+		return wire.CodeIncomplete
+	case errors.Is(err, container.ErrChunkTooLarge), errors.Is(err, container.ErrBlockTooLarge):
+		return wire.CodeTooLarge
+	case errors.Is(err, container.ErrDiskFull):
+		return wire.CodeNoSpace
+	case errors.Is(err, container.ErrCorrupt):
+		return wire.CodeCorrupt
+	case errors.Is(err, container.ErrInvalid), errors.Is(err, container.ErrInvalidID), errors.Is(err, container.ErrExists):
+		return wire.CodeInvalidArgument
+	case errors.Is(err, container.ErrClosed), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return wire.CodeUnavailable
+	}
+	return wire.CodeIO
+}
+
+// writeChunk writes a chunk locally and, for a pipeline leader, on every
+// follower in parallel. A leader verifies the checksums before forwarding
+// anything (hardware CRC32C costs well under a millisecond for 4 MiB), so
+// that a chunk damaged between client and leader fails the request alone,
+// without followers to blame; followers verify again what they receive.
+func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, data []byte) error {
+	opts := container.WriteOptions{}
+	if len(m.Followers) > 0 {
+		if err := checksum.Verify(m.Checksums, 0, data); err != nil {
+			return fmt.Errorf("%w: block %v at %d: %w", container.ErrChecksum, m.Block, m.Offset, err)
+		}
+		opts.NoVerify = true
+	}
+	local := func() error {
+		c, err := s.store.openForWrite(m.Block.ContainerID)
+		if err != nil {
+			return err
+		}
+		return c.WriteChunk(m.Block.LocalID, m.Offset, data, m.Checksums, opts)
+	}
+	if len(m.Followers) == 0 {
+		return local()
+	}
+	fwd := *m
+	fwd.Followers = nil
+	return s.replicate(ctx, m.Followers, local, func(ctx context.Context, c *wire.Conn) error {
+		return c.WriteChunk(ctx, &fwd, data)
+	})
+}
+
+// putBlock commits a block locally and on every follower in parallel.
+func (s *Server) putBlock(ctx context.Context, m *wire.PutBlockRequest) (*wire.PutBlockResponse, error) {
+	resp := &wire.PutBlockResponse{}
+	local := func() error {
+		c, err := s.store.openForWrite(m.Block.ContainerID)
+		if err != nil {
+			return err
+		}
+		resp.BCSID, err = c.PutBlock(m.Block.LocalID, m.Length, container.PutOptions{Sync: m.Sync, Final: m.Final})
+		return err
+	}
+	var err error
+	if len(m.Followers) == 0 {
+		err = local()
+	} else {
+		fwd := *m
+		fwd.Followers = nil
+		err = s.replicate(ctx, m.Followers, local, func(ctx context.Context, c *wire.Conn) error {
+			_, err := c.PutBlock(ctx, &fwd)
+			return err
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (s *Server) getBlock(m *wire.GetBlockRequest) (*wire.GetBlockResponse, error) {
+	c, err := s.store.Container(m.Block.ContainerID)
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.GetBlock(m.Block.LocalID)
+	if err != nil {
+		return nil, err
+	}
+	resp := &wire.GetBlockResponse{Length: b.Length, BCSID: b.BCSID, Chunks: make([]wire.Chunk, len(b.Chunks))}
+	size := 0
+	for i, ch := range b.Chunks {
+		resp.Chunks[i] = wire.Chunk{Offset: ch.Offset, Length: uint32(ch.Length), Checksums: ch.Checksums}
+		size += 21 + len(ch.Checksums.Sums)
+	}
+	if size > wire.MaxResponsePayload {
+		return nil, wire.Errorf(wire.CodeTooLarge, "block %v has %d chunks: %d bytes of chunk records exceed a response", m.Block, len(b.Chunks), size)
+	}
+	return resp, nil
+}
+
+func (s *Server) closeContainer(m *wire.CloseContainerRequest) (*wire.CloseContainerResponse, error) {
+	c, err := s.store.Container(m.ContainerID)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Close(); err != nil {
+		return nil, err
+	}
+	s.log.Info("datanode: container closed", "container", m.ContainerID)
+	return &wire.CloseContainerResponse{BCSID: c.Info().BCSID}, nil
+}

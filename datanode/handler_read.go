@@ -1,0 +1,144 @@
+package datanode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/strato-io/strato/checksum"
+	"github.com/strato-io/strato/datanode/container"
+	"github.com/strato-io/strato/wire"
+)
+
+// readChunk answers a READ_CHUNK. With OS files and a TCP connection, the
+// payload goes from the block files to the socket with sendfile: the
+// response header is written, then each extent is sent by
+// io.Copy(conn, io.LimitReader(file, n)) after a seek (which the runtime
+// turns into sendfile; an io.SectionReader would not be). Otherwise the
+// range is read into memory and written.
+//
+// An error returned means no byte of the response was written; once the
+// header is out, a failure breaks the connection instead.
+func (c *conn) readChunk(ctx context.Context, h wire.FrameHeader, m *wire.ReadChunkRequest) error {
+	ct, err := c.s.store.Container(m.Block.ContainerID)
+	if err != nil {
+		return err
+	}
+	if c.tcp == nil || !c.s.store.osFiles() || c.s.opts.DisableSendfile {
+		rr, err := ct.ReadChunk(m.Block.LocalID, m.Offset, int64(m.Length))
+		if err != nil {
+			return err
+		}
+		resp, _, err := readResponse(m, rr.Extents)
+		if err != nil {
+			return err
+		}
+		if err := c.w.WriteMessage(ctx, h.RequestID, resp, rr.Data); err != nil {
+			c.writeFailed(h, err)
+			return nil
+		}
+		c.s.m.bytesOut.Add(int64(len(rr.Data)))
+		return nil
+	}
+
+	ext, err := ct.Extents(m.Block.LocalID, m.Offset, int64(m.Length))
+	if err != nil {
+		return err
+	}
+	resp, total, err := readResponse(m, ext)
+	if err != nil {
+		return err
+	}
+	files, closeAll, err := openExtents(m.Block, ext)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	err = c.w.WriteMessageFunc(ctx, h.RequestID, resp, total, func(w io.Writer) (int64, error) {
+		var sent int64
+		for i, e := range ext {
+			f := files[i]
+			if _, err := f.Seek(e.FileOffset, io.SeekStart); err != nil {
+				return sent, err
+			}
+			n, err := io.Copy(w, io.LimitReader(f, e.Length))
+			sent += n
+			if err != nil {
+				return sent, err
+			}
+			if n != e.Length {
+				return sent, fmt.Errorf("block %v: file %s ended %d bytes early", m.Block, e.Path, e.Length-n)
+			}
+		}
+		return sent, nil
+	})
+	if err != nil {
+		c.writeFailed(h, err)
+		return nil
+	}
+	c.s.m.bytesOut.Add(total)
+	return nil
+}
+
+// readResponse builds the typed header of a read's response from its
+// extents and returns the payload length.
+func readResponse(m *wire.ReadChunkRequest, ext []container.Extent) (*wire.ReadChunkResponse, int64, error) {
+	resp := &wire.ReadChunkResponse{Offset: ext[0].BlockOffset, Chunks: make([]wire.Chunk, len(ext))}
+	var total int64
+	size := 12
+	for i, e := range ext {
+		sums := e.Checksums
+		if sums.Type == checksum.NONE {
+			sums = checksum.Data{}
+		}
+		resp.Chunks[i] = wire.Chunk{Offset: e.BlockOffset, Length: uint32(e.Length), Checksums: sums}
+		total += e.Length
+		size += 21 + len(sums.Sums)
+	}
+	if total > wire.MaxResponsePayload || size > wire.MaxHeaderLen {
+		return nil, 0, wire.Errorf(wire.CodeTooLarge, "read of %d bytes at %d of block %v: widened to %d bytes in %d pieces, over a response's limits; read less", m.Length, m.Offset, m.Block, total, len(ext))
+	}
+	return resp, total, nil
+}
+
+// openExtents opens the file of each extent (once per path; extents are
+// sent one after the other, each after a seek) and checks that it holds the
+// extent, so that a file shortened by a crash is reported as CORRUPT before
+// the response starts. closeAll closes them.
+func openExtents(b wire.BlockID, ext []container.Extent) (files []*os.File, closeAll func(), err error) {
+	files = make([]*os.File, len(ext))
+	byPath := map[string]*os.File{}
+	closeAll = func() {
+		for _, f := range byPath {
+			f.Close()
+		}
+	}
+	for i, e := range ext {
+		f := byPath[e.Path]
+		if f == nil {
+			f, err = os.Open(e.Path)
+			if errors.Is(err, os.ErrNotExist) {
+				closeAll()
+				return nil, nil, fmt.Errorf("%w: block %v: a file of the block is missing", container.ErrCorrupt, b)
+			}
+			if err != nil {
+				closeAll()
+				return nil, nil, fmt.Errorf("datanode: open block %v: %w", b, err)
+			}
+			byPath[e.Path] = f
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("datanode: stat block %v: %w", b, err)
+		}
+		if fi.Size() < e.FileOffset+e.Length {
+			closeAll()
+			return nil, nil, fmt.Errorf("%w: block %v: file ends at %d, before %d", container.ErrCorrupt, b, fi.Size(), e.FileOffset+e.Length)
+		}
+		files[i] = f
+	}
+	return files, closeAll, nil
+}

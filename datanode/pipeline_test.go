@@ -1,0 +1,192 @@
+package datanode
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/datanode/container"
+	"github.com/strato-io/strato/wire"
+)
+
+func startPipeline(t *testing.T, cfg nodeConfig) []*node {
+	return []*node{startNode(t, cfg), startNode(t, cfg), startNode(t, cfg)}
+}
+
+func followersOf(nodes []*node) []string {
+	var out []string
+	for _, n := range nodes[1:] {
+		out = append(out, n.addr)
+	}
+	return out
+}
+
+// TestPipeline writes blocks through a leader with two followers and reads
+// every replica back.
+func TestPipeline(t *testing.T) {
+	nodes := startPipeline(t, nodeConfig{})
+	leader := nodes[0].dial(t)
+	const blocks = 6
+	data := make([][]byte, blocks)
+	var wg sync.WaitGroup
+	for i := range blocks {
+		data[i] = pattern(int64(100+i), 0, 3<<20+12345)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			writeBlock(t, leader, bid(uint64(1+i%2), uint64(i)), data[i], 1<<20, followersOf(nodes), i%2 == 0)
+		}()
+	}
+	wg.Wait()
+
+	for _, n := range nodes {
+		c := n.dial(t)
+		for i := range blocks {
+			b := bid(uint64(1+i%2), uint64(i))
+			gb, err := c.GetBlock(context.Background(), &wire.GetBlockRequest{Block: b})
+			require.NoError(t, err)
+			require.Equal(t, int64(len(data[i])), gb.Length)
+			require.Len(t, gb.Chunks, 4)
+			require.Equal(t, data[i], readRange(t, c, b, 0, len(data[i])), "block %v on %s", b, n.addr)
+			require.Equal(t, data[i][12345:12345+777], readRange(t, c, b, 12345, 777))
+		}
+		require.Len(t, n.store.Containers(), 2, "containers created on first write on %s", n.addr)
+	}
+	m := nodes[0].srv.Metrics()
+	require.Equal(t, int64(2*blocks*5), m.Forwarded, "4 chunks and a PutBlock per block to each follower")
+	require.Zero(t, m.ForwardErrors)
+	require.Zero(t, nodes[1].srv.Metrics().Forwarded, "followers do not forward")
+}
+
+// TestPipelineFollowerDown: with a follower down, the leader fails the
+// request naming it (UNAVAILABLE), having written locally and to the other
+// follower; nothing is committed anywhere.
+func TestPipelineFollowerDown(t *testing.T) {
+	nodes := startPipeline(t, nodeConfig{})
+	leader := nodes[0].dial(t)
+	ctx := context.Background()
+	b := bid(5, 1)
+	data := pattern(9, 0, 64<<10)
+	writeBlock(t, leader, b, data, 32<<10, followersOf(nodes), false)
+
+	nodes[2].stop()
+	next := pattern(10, 0, 1000)
+	err := leader.WriteChunk(ctx, &wire.WriteChunkRequest{Block: bid(5, 2), Checksums: sums(next), Followers: followersOf(nodes)}, next)
+	e := requireCode(t, err, wire.CodeFollowerFailed)
+	require.Equal(t, []wire.FailedNode{{Addr: nodes[2].addr, Code: wire.CodeUnavailable}}, e.Failed)
+	require.Contains(t, e.Message, nodes[2].addr)
+
+	_, err = leader.PutBlock(ctx, &wire.PutBlockRequest{Block: bid(5, 2), Length: 1000, Followers: followersOf(nodes)})
+	e = requireCode(t, err, wire.CodeFollowerFailed)
+	require.Equal(t, nodes[2].addr, e.Failed[0].Addr)
+
+	// The client excludes the dead follower: the pipeline of two works.
+	_, err = leader.PutBlock(ctx, &wire.PutBlockRequest{Block: bid(5, 2), Length: 1000, Followers: []string{nodes[1].addr}})
+	require.NoError(t, err)
+	for _, n := range nodes[:2] {
+		require.Equal(t, next, readRange(t, n.dial(t), bid(5, 2), 0, 1000))
+	}
+	// Earlier data is intact.
+	require.Equal(t, data, readRange(t, nodes[1].dial(t), b, 0, len(data)))
+}
+
+// TestPipelineFollowerRefuses: a follower that answers an error is listed
+// with its own code.
+func TestPipelineFollowerRefuses(t *testing.T) {
+	nodes := startPipeline(t, nodeConfig{})
+	leader := nodes[0].dial(t)
+	ctx := context.Background()
+	data := pattern(11, 0, 4096)
+	writeBlock(t, leader, bid(6, 1), data, 4096, followersOf(nodes), false)
+	require.NoError(t, nodes[1].store.CloseContainer(6))
+
+	err := leader.WriteChunk(ctx, &wire.WriteChunkRequest{Block: bid(6, 2), Checksums: sums(data), Followers: followersOf(nodes)}, data)
+	e := requireCode(t, err, wire.CodeFollowerFailed)
+	require.Equal(t, []wire.FailedNode{{Addr: nodes[1].addr, Code: wire.CodeContainerNotOpen}}, e.Failed)
+
+	// The leader failing too: its own code comes first.
+	require.NoError(t, nodes[0].store.CloseContainer(6))
+	err = leader.WriteChunk(ctx, &wire.WriteChunkRequest{Block: bid(6, 3), Checksums: sums(data), Followers: followersOf(nodes)}, data)
+	e = requireCode(t, err, wire.CodeContainerNotOpen)
+	require.Equal(t, []wire.FailedNode{{Addr: nodes[1].addr, Code: wire.CodeContainerNotOpen}}, e.Failed)
+}
+
+// TestPipelineChecksumMismatch: a damaged chunk fails at the leader before
+// any follower sees it, and at a follower written directly.
+func TestPipelineChecksumMismatch(t *testing.T) {
+	nodes := startPipeline(t, nodeConfig{})
+	leader := nodes[0].dial(t)
+	ctx := context.Background()
+	data := pattern(12, 0, 100<<10)
+	s := sums(data)
+	data[70000] ^= 1
+	err := leader.WriteChunk(ctx, &wire.WriteChunkRequest{Block: bid(8, 1), Checksums: s, Followers: followersOf(nodes)}, data)
+	e := requireCode(t, err, wire.CodeChecksumMismatch)
+	require.Empty(t, e.Failed)
+	for _, n := range nodes {
+		_, err := n.store.Container(8)
+		require.ErrorIs(t, err, container.ErrNotFound, "nothing written on %s", n.addr)
+	}
+	require.Zero(t, nodes[0].srv.Metrics().Forwarded)
+
+	err = nodes[1].dial(t).WriteChunk(ctx, &wire.WriteChunkRequest{Block: bid(8, 1), Checksums: s}, data)
+	requireCode(t, err, wire.CodeChecksumMismatch)
+}
+
+// TestPipelineFollowerRestart: a follower that restarts behind a pooled
+// connection is reached again (the leader retries once on a new
+// connection).
+func TestPipelineFollowerRestart(t *testing.T) {
+	nodes := startPipeline(t, nodeConfig{})
+	leader := nodes[0].dial(t)
+	data := pattern(13, 0, 4096)
+	writeBlock(t, leader, bid(9, 1), data, 4096, followersOf(nodes), false)
+
+	// Restart follower 2's server on the same port, over the same store.
+	f := nodes[2]
+	f.stop()
+	l, err := net.Listen("tcp", f.addr)
+	require.NoError(t, err)
+	f.srv = NewServer(f.store, ServerOptions{Logger: quietLogger()})
+	f.done = make(chan error, 1)
+	go func() { f.done <- f.srv.Serve(l) }()
+
+	writeBlock(t, leader, bid(9, 2), data, 4096, followersOf(nodes), false)
+	require.Equal(t, data, readRange(t, f.dial(t), bid(9, 2), 0, len(data)))
+}
+
+// TestPutBlockSync: a synced PutBlock through the pipeline is durable on
+// every replica — it survives a crash that drops everything unsynced —
+// while an unsynced one need not.
+func TestPutBlockSync(t *testing.T) {
+	var fss []*vfs.MemFS
+	var nodes []*node
+	for range 3 {
+		fs := vfs.NewCrashableMem()
+		fss = append(fss, fs)
+		nodes = append(nodes, startNode(t, nodeConfig{fs: fs}))
+	}
+	leader := nodes[0].dial(t)
+	synced, unsynced := pattern(14, 0, 50000), pattern(15, 0, 30000)
+	writeBlock(t, leader, bid(4, 1), synced, 20000, followersOf(nodes), true)
+	writeBlock(t, leader, bid(4, 2), unsynced, 20000, followersOf(nodes), false)
+
+	for i, fs := range fss {
+		crashed := fs.CrashClone(vfs.CrashCloneCfg{})
+		store, err := OpenStore(StoreOptions{Dirs: []string{"/vol0"}, Volume: container.Options{FS: crashed}, Logger: quietLogger()})
+		require.NoError(t, err)
+		c, err := store.Container(4)
+		require.NoError(t, err)
+		rr, err := c.ReadChunk(1, 0, int64(len(synced)))
+		require.NoError(t, err, "replica %d", i)
+		require.NoError(t, rr.Verify())
+		require.Equal(t, synced, rr.Data)
+		_, err = c.GetBlock(2)
+		require.ErrorIs(t, err, container.ErrBlockNotFound, "replica %d: the unsynced block did not survive", i)
+		require.NoError(t, store.Close())
+	}
+}

@@ -1,0 +1,508 @@
+package datanode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/strato-io/strato/wire"
+)
+
+// ServerOptions configure the data server. The zero value is usable:
+// EnsureDefaults fills every unset field.
+type ServerOptions struct {
+	// ID is the datanode's ID, reported in PING responses. Default: "".
+	ID string
+	// Logger. Default: slog.Default().
+	Logger *slog.Logger
+	// MaxInFlightPerConn is how many requests of one connection are handled
+	// at once; the server reads no further frames from the connection until
+	// one completes. Default: 32.
+	MaxInFlightPerConn int
+	// MaxBufferedBytes bounds the request payloads held in memory at once,
+	// separately for requests with followers (pipeline leaders, which wait
+	// for other datanodes) and without (which never do, so leaders waiting
+	// on each other cannot starve followers). Default: 512 MiB.
+	MaxBufferedBytes int64
+	// IdleTimeout closes a connection that sent no frame for that long.
+	// Default: 5 minutes.
+	IdleTimeout time.Duration
+	// FrameTimeout bounds the arrival of a frame once its header began
+	// arriving; a client that stalls mid-frame is disconnected and its
+	// partial request dropped. Default: 30s.
+	FrameTimeout time.Duration
+	// WriteTimeout bounds the writing of one response frame. Default: 30s.
+	WriteTimeout time.Duration
+	// ForwardTimeout bounds a request forwarded to a follower, from getting
+	// a connection to its answer. Default: 30s.
+	ForwardTimeout time.Duration
+	// Forward configures the connections to followers. Default: the
+	// wire.PoolOptions defaults, with ClientID "datanode <ID>".
+	Forward wire.PoolOptions
+	// DisableSendfile makes reads go through memory even when the volumes
+	// are OS files that could be sent with sendfile.
+	DisableSendfile bool
+}
+
+// Default values of ServerOptions.
+const (
+	DefaultMaxInFlightPerConn = 32
+	DefaultMaxBufferedBytes   = 512 << 20
+	DefaultIdleTimeout        = 5 * time.Minute
+	DefaultFrameTimeout       = 30 * time.Second
+	DefaultWriteTimeout       = 30 * time.Second
+	DefaultForwardTimeout     = 30 * time.Second
+)
+
+// EnsureDefaults fills unset fields with their defaults.
+func (o *ServerOptions) EnsureDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MaxInFlightPerConn == 0 {
+		o.MaxInFlightPerConn = DefaultMaxInFlightPerConn
+	}
+	if o.MaxBufferedBytes == 0 {
+		o.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.FrameTimeout == 0 {
+		o.FrameTimeout = DefaultFrameTimeout
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.ForwardTimeout == 0 {
+		o.ForwardTimeout = DefaultForwardTimeout
+	}
+	if o.Forward.Conn.ClientID == "" {
+		o.Forward.Conn.ClientID = "datanode " + o.ID
+	}
+	o.Forward.EnsureDefaults()
+}
+
+// Validate reports the first invalid field.
+func (o *ServerOptions) Validate() error {
+	switch {
+	case len(o.ID) > wire.MaxIDLen:
+		return fmt.Errorf("datanode: ID of %d bytes exceeds %d", len(o.ID), wire.MaxIDLen)
+	case o.MaxInFlightPerConn < 1:
+		return fmt.Errorf("datanode: MaxInFlightPerConn %d must be at least 1", o.MaxInFlightPerConn)
+	case o.MaxBufferedBytes < wire.MaxRequestPayload:
+		return fmt.Errorf("datanode: MaxBufferedBytes %d must hold one request payload (%d)", o.MaxBufferedBytes, wire.MaxRequestPayload)
+	case o.IdleTimeout < 0 || o.FrameTimeout < 0 || o.WriteTimeout < 0 || o.ForwardTimeout < 0:
+		return errors.New("datanode: negative timeout")
+	}
+	return o.Forward.Validate()
+}
+
+// ErrServerClosed is returned by Serve after Close.
+var ErrServerClosed = errors.New("datanode: server closed")
+
+// Server serves the data protocol (docs/wire.md) over a Store: it writes
+// chunks and forwards them to the followers of a pipeline, commits blocks,
+// and sends block data with sendfile. See the package documentation for
+// its concurrency.
+type Server struct {
+	store *Store
+	opts  ServerOptions
+	log   *slog.Logger
+	err   error // invalid options, reported by Serve
+
+	ctx    context.Context // ends with Close: aborts forwards
+	cancel context.CancelFunc
+	pool   *wire.Pool
+
+	leaderMem, followerMem *budget
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	closed    bool
+	wg        sync.WaitGroup
+
+	m metrics
+}
+
+// NewServer returns a server over store. Invalid options are reported by
+// Serve.
+func NewServer(store *Store, opts ServerOptions) *Server {
+	opts.EnsureDefaults()
+	s := &Server{
+		store:       store,
+		opts:        opts,
+		log:         opts.Logger,
+		listeners:   make(map[net.Listener]struct{}),
+		conns:       make(map[*conn]struct{}),
+		leaderMem:   newBudget(opts.MaxBufferedBytes),
+		followerMem: newBudget(opts.MaxBufferedBytes),
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if s.err = opts.Validate(); s.err == nil {
+		s.pool, s.err = wire.NewPool(opts.Forward)
+	}
+	return s
+}
+
+// Serve accepts connections on l until Close, and returns ErrServerClosed
+// then. Each connection is served by its own goroutines. Serve may be
+// called for several listeners.
+func (s *Server) Serve(l net.Listener) error {
+	if s.err != nil {
+		return s.err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+	}()
+	backoff := time.Duration(0)
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("datanode: accept failed; retrying", "err", err, "backoff", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		c := newConn(s, nc)
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			_ = nc.Close()
+			return ErrServerClosed
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		s.m.connsAccepted.Add(1)
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops accepting, closes every connection, aborts forwards in
+// flight, and waits for the requests being handled to finish. It does not
+// close the Store.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for l := range s.listeners {
+		errs = append(errs, l.Close())
+	}
+	for c := range s.conns {
+		_ = c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.cancel()
+	s.leaderMem.wake()
+	s.followerMem.wake()
+	s.wg.Wait()
+	if s.pool != nil {
+		errs = append(errs, s.pool.Close())
+	}
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+	}
+	return nil
+}
+
+// ServerMetrics is a snapshot of the server's counters.
+type ServerMetrics struct {
+	// ConnsOpen is the number of connections being served; ConnsAccepted
+	// counts every connection since the start.
+	ConnsOpen, ConnsAccepted int64
+	// Requests counts the requests handled; Errors those answered with an
+	// error.
+	Requests, Errors int64
+	// BytesIn counts chunk bytes received; BytesOut block bytes sent.
+	BytesIn, BytesOut int64
+	// Forwarded counts requests sent to followers; ForwardErrors those that
+	// failed.
+	Forwarded, ForwardErrors int64
+}
+
+type metrics struct {
+	connsAccepted, requests, errors, bytesIn, bytesOut, forwarded, forwardErrors atomic.Int64
+}
+
+// Metrics returns a snapshot of the server's counters.
+func (s *Server) Metrics() ServerMetrics {
+	s.mu.Lock()
+	open := int64(len(s.conns))
+	s.mu.Unlock()
+	return ServerMetrics{
+		ConnsOpen: open, ConnsAccepted: s.m.connsAccepted.Load(),
+		Requests: s.m.requests.Load(), Errors: s.m.errors.Load(),
+		BytesIn: s.m.bytesIn.Load(), BytesOut: s.m.bytesOut.Load(),
+		Forwarded: s.m.forwarded.Load(), ForwardErrors: s.m.forwardErrors.Load(),
+	}
+}
+
+// conn is one client connection: a reader goroutine (serve) that starts a
+// goroutine per request, and a Writer that the request goroutines share.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	tcp    *net.TCPConn // for sendfile; nil for other connections
+	r      *wire.Reader
+	w      *wire.Writer
+	slots  chan struct{}
+	wg     sync.WaitGroup
+	remote string
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{
+		s:      s,
+		nc:     nc,
+		r:      wire.NewRequestReader(nc),
+		w:      wire.NewWriter(nc, s.opts.WriteTimeout),
+		slots:  make(chan struct{}, s.opts.MaxInFlightPerConn),
+		remote: nc.RemoteAddr().String(),
+	}
+	c.tcp, _ = nc.(*net.TCPConn)
+	c.r.SetTimeouts(s.opts.IdleTimeout, s.opts.FrameTimeout)
+	return c
+}
+
+// serve reads requests until the connection ends, then waits for the
+// requests in flight and closes it.
+func (c *conn) serve() {
+	defer func() {
+		c.wg.Wait()
+		_ = c.nc.Close()
+	}()
+	ctx := c.s.ctx
+	for {
+		select {
+		case c.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		if !c.next(ctx) {
+			return
+		}
+	}
+}
+
+// next reads one request and starts its handling; false ends the
+// connection. The caller holds a slot, which next or the handler releases.
+func (c *conn) next(ctx context.Context) bool {
+	release := func() { <-c.slots }
+	h, m, err := c.r.Next()
+	if err != nil {
+		release()
+		var e *wire.Error
+		if !errors.As(err, &e) {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				c.s.log.Debug("datanode: connection ended", "remote", c.remote, "err", err)
+			}
+			return false
+		}
+		c.s.m.errors.Add(1)
+		if e.Code == wire.CodeProtocol {
+			// The stream cannot be trusted: say why, and hang up.
+			c.s.log.Info("datanode: protocol error; closing the connection", "remote", c.remote, "err", e)
+			_ = c.w.WriteError(ctx, h.Type, h.RequestID, e)
+			return false
+		}
+		// The frame's boundaries are sound: answer it, skip its payload.
+		c.s.log.Debug("datanode: bad request", "remote", c.remote, "type", h.Type, "id", h.RequestID, "err", e)
+		return c.w.WriteError(ctx, h.Type, h.RequestID, e) == nil
+	}
+	c.s.m.requests.Add(1)
+	if p, ok := m.(*wire.PingRequest); ok {
+		release()
+		return c.ping(ctx, h, p)
+	}
+
+	var (
+		payload []byte
+		buf     *[]byte
+		mem     *budget
+	)
+	if n := c.r.Remaining(); n > 0 {
+		mem = c.s.followerMem
+		if w, ok := m.(*wire.WriteChunkRequest); ok && len(w.Followers) > 0 {
+			mem = c.s.leaderMem
+		}
+		if !mem.acquire(ctx, n) {
+			release()
+			return false
+		}
+		buf = getBuffer(int(n))
+		payload = (*buf)[:n]
+		if err := c.r.ReadPayload(payload); err != nil {
+			// Truncated: the request is dropped, nothing of it written.
+			putBuffer(buf)
+			mem.release(n)
+			release()
+			c.s.log.Debug("datanode: connection ended inside a frame", "remote", c.remote, "type", h.Type, "id", h.RequestID, "err", err)
+			return false
+		}
+	}
+	c.wg.Add(1)
+	go func() {
+		defer func() {
+			if buf != nil {
+				putBuffer(buf)
+				mem.release(int64(len(payload)))
+			}
+			release()
+			c.wg.Done()
+		}()
+		c.handle(ctx, h, m, payload)
+	}()
+	return true
+}
+
+func (c *conn) ping(ctx context.Context, h wire.FrameHeader, p *wire.PingRequest) bool {
+	if p.MaxVersion < wire.MinVersion || p.MinVersion > wire.MaxVersion {
+		e := wire.Errorf(wire.CodeUnsupportedVersion, "client speaks versions %d..%d, this datanode %d..%d", p.MinVersion, p.MaxVersion, wire.MinVersion, wire.MaxVersion)
+		return c.w.WriteError(ctx, h.Type, h.RequestID, e) == nil
+	}
+	c.s.log.Debug("datanode: ping", "remote", c.remote, "client", p.ClientID)
+	resp := &wire.PingResponse{
+		Version:     min(p.MaxVersion, wire.MaxVersion),
+		MinVersion:  wire.MinVersion,
+		MaxVersion:  wire.MaxVersion,
+		MaxChunkLen: uint32(min(c.s.store.maxChunk(), wire.MaxChunkLen)),
+		ServerID:    c.s.opts.ID,
+	}
+	return c.w.WriteMessage(ctx, h.RequestID, resp, nil) == nil
+}
+
+// budget is a counting semaphore of bytes.
+type budget struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	avail int64
+	max   int64
+}
+
+func newBudget(n int64) *budget {
+	b := &budget{avail: n, max: n}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// acquire waits for n bytes (at most the whole budget); false if ctx ended.
+func (b *budget) acquire(ctx context.Context, n int64) bool {
+	n = min(n, b.max)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.avail < n {
+		if ctx.Err() != nil {
+			return false
+		}
+		b.cond.Wait()
+	}
+	b.avail -= n
+	return true
+}
+
+func (b *budget) release(n int64) {
+	n = min(n, b.max)
+	b.mu.Lock()
+	b.avail += n
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+// wake makes waiters re-check their context.
+func (b *budget) wake() {
+	b.mu.Lock()
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// Payload buffers come from pools by power-of-two size class, aligned to
+// 4 KiB so that the container store can write large chunks with O_DIRECT.
+const (
+	minBufferShift = 16 // 64 KiB
+	maxBufferShift = 25 // 32 MiB
+	bufferAlign    = 4096
+)
+
+var bufferPools [maxBufferShift - minBufferShift + 1]sync.Pool
+
+func bufferClass(n int) int {
+	c := 0
+	for 1<<(minBufferShift+c) < n {
+		c++
+	}
+	return c
+}
+
+func getBuffer(n int) *[]byte {
+	c := bufferClass(n)
+	if c >= len(bufferPools) {
+		b := alignedBuffer(n)
+		return &b
+	}
+	if b, ok := bufferPools[c].Get().(*[]byte); ok {
+		return b
+	}
+	b := alignedBuffer(1 << (minBufferShift + c))
+	return &b
+}
+
+func putBuffer(b *[]byte) {
+	c := bufferClass(cap(*b))
+	if c < len(bufferPools) && cap(*b) == 1<<(minBufferShift+c) {
+		*b = (*b)[:cap(*b)]
+		bufferPools[c].Put(b)
+	}
+}
+
+func alignedBuffer(n int) []byte {
+	b := make([]byte, n+bufferAlign)
+	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (bufferAlign - 1))
+	if off != 0 {
+		off = bufferAlign - off
+	}
+	return b[off : off+n : off+n]
+}

@@ -1,0 +1,296 @@
+package datanode
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/strato-io/strato/datanode/container"
+)
+
+// StoreOptions configure a Store. EnsureDefaults fills every unset field;
+// Dirs is required.
+type StoreOptions struct {
+	// Dirs are the volume directories, one per disk. Required.
+	Dirs []string
+	// Volume configures every volume: filesystem, chunk and block limits,
+	// direct I/O. Its Logger defaults to Logger.
+	Volume container.Options
+	// Logger receives the store's warnings. Default: slog.Default().
+	Logger *slog.Logger
+	// ContainerSize is the size a container grows to before it is closed
+	// (Ozone's 5 GiB). A new container goes to the volume with the most
+	// free space once ContainerSize − used is set aside for each of its open
+	// containers. Default: 5 GiB.
+	ContainerSize int64
+}
+
+// DefaultContainerSize is the default of StoreOptions.ContainerSize.
+const DefaultContainerSize = 5 << 30
+
+// EnsureDefaults fills unset fields with their defaults.
+func (o *StoreOptions) EnsureDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Volume.Logger == nil {
+		o.Volume.Logger = o.Logger
+	}
+	o.Volume.EnsureDefaults()
+	if o.ContainerSize == 0 {
+		o.ContainerSize = DefaultContainerSize
+	}
+}
+
+// Validate reports the first invalid field.
+func (o *StoreOptions) Validate() error {
+	if len(o.Dirs) == 0 {
+		return errors.New("datanode: no volume directories")
+	}
+	for i, d := range o.Dirs {
+		if d == "" {
+			return fmt.Errorf("datanode: volume directory %d is empty", i)
+		}
+		if slices.Contains(o.Dirs[:i], d) {
+			return fmt.Errorf("datanode: volume directory %s listed twice", d)
+		}
+	}
+	if o.ContainerSize <= 0 {
+		return fmt.Errorf("datanode: ContainerSize %d must be positive", o.ContainerSize)
+	}
+	return o.Volume.Validate()
+}
+
+// Store is a datanode's containers over one or more volumes (disks): it
+// finds a container by ID whatever its volume, creates containers on the
+// volume with the most room, and reports containers and space. It is safe
+// for concurrent use.
+type Store struct {
+	opts StoreOptions
+	vols []*container.Volume
+
+	mu    sync.RWMutex
+	where map[uint64]*container.Volume // container ID → its volume
+
+	createMu sync.Mutex // serialises creations, so that an ID lands on one volume
+}
+
+// OpenStore opens (creating if needed) every volume of opts.Dirs and loads
+// their containers. A container ID found on two volumes is served from the
+// first listed and logged.
+func OpenStore(opts StoreOptions) (*Store, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Store{opts: opts, where: make(map[uint64]*container.Volume)}
+	for _, dir := range opts.Dirs {
+		v, err := container.OpenVolume(dir, opts.Volume)
+		if err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("datanode: open volume %s: %w", dir, err)
+		}
+		s.vols = append(s.vols, v)
+		for _, info := range v.List() {
+			if other, ok := s.where[info.ID]; ok {
+				opts.Logger.Warn("datanode: container on two volumes; serving the first", "container", info.ID, "first", other.Dir(), "second", dir)
+				continue
+			}
+			s.where[info.ID] = v
+		}
+	}
+	return s, nil
+}
+
+// Close closes every volume.
+func (s *Store) Close() error {
+	var errs []error
+	for _, v := range s.vols {
+		errs = append(errs, v.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Container returns the container with the given ID (container.ErrNotFound
+// if no volume holds it).
+func (s *Store) Container(id uint64) (*container.Container, error) {
+	s.mu.RLock()
+	v := s.where[id]
+	s.mu.RUnlock()
+	if v == nil {
+		return nil, fmt.Errorf("%w: %d", container.ErrNotFound, id)
+	}
+	return v.Container(id)
+}
+
+// CreateContainer creates an OPEN FILE_PER_BLOCK container on the volume
+// with the most room (container.ErrExists if any volume holds the ID).
+func (s *Store) CreateContainer(id uint64) (*container.Container, error) {
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	if _, err := s.Container(id); err == nil {
+		return nil, fmt.Errorf("%w: %d", container.ErrExists, id)
+	}
+	return s.createLocked(id)
+}
+
+// openForWrite returns the container, creating it if no volume holds it:
+// containers are created by the first write that names them, as Ozone's
+// client-driven creation does.
+func (s *Store) openForWrite(id uint64) (*container.Container, error) {
+	c, err := s.Container(id)
+	if err == nil || !errors.Is(err, container.ErrNotFound) {
+		return c, err
+	}
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	if c, err := s.Container(id); err == nil {
+		return c, nil
+	}
+	return s.createLocked(id)
+}
+
+func (s *Store) createLocked(id uint64) (*container.Container, error) {
+	v := s.pickVolume()
+	c, err := v.Create(id, container.FilePerBlock)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.where[id] = v
+	s.mu.Unlock()
+	s.opts.Logger.Debug("datanode: container created", "container", id, "volume", v.Dir())
+	return c, nil
+}
+
+// pickVolume returns the volume with the most free space once the open
+// containers' growth is set aside (the first on ties, and when no volume
+// reports its usage, the one with the fewest open containers).
+func (s *Store) pickVolume() *container.Volume {
+	best, bestRoom := 0, int64(0)
+	for i, vs := range s.volumeStats() {
+		if room := vs.Available - vs.Reserved; i == 0 || room > bestRoom {
+			best, bestRoom = i, room
+		}
+	}
+	return s.vols[best]
+}
+
+// CloseContainer closes a container: waits for writes in flight, makes
+// everything written durable and refuses writes from then on. Closing a
+// CLOSED container does nothing.
+func (s *Store) CloseContainer(id uint64) error {
+	c, err := s.Container(id)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// DeleteContainer removes a container and its data; an OPEN or CLOSING
+// container only with force.
+func (s *Store) DeleteContainer(id uint64, force bool) error {
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	s.mu.RLock()
+	v := s.where[id]
+	s.mu.RUnlock()
+	if v == nil {
+		return fmt.Errorf("%w: %d", container.ErrNotFound, id)
+	}
+	if err := v.Delete(id, force); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.where, id)
+	s.mu.Unlock()
+	return nil
+}
+
+// Containers returns the Info of every container, by ID: what a container
+// report lists.
+func (s *Store) Containers() []container.Info {
+	var out []container.Info
+	for _, v := range s.vols {
+		out = append(out, v.List()...)
+	}
+	slices.SortFunc(out, func(a, b container.Info) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	return slices.CompactFunc(out, func(a, b container.Info) bool { return a.ID == b.ID })
+}
+
+// Stats is the store's space and container summary.
+type Stats struct {
+	// Capacity, Available and Used add up the volumes'.
+	Capacity, Available, Used int64
+	// Containers and OpenContainers count containers of every volume.
+	Containers, OpenContainers int
+	Volumes                    []VolumeStats
+}
+
+// VolumeStats is one volume's space and containers.
+type VolumeStats struct {
+	Dir string
+	// Capacity is the size of the volume's filesystem and Available what it
+	// has free for strato, both 0 when the filesystem does not report them.
+	Capacity, Available int64
+	// Used is the committed bytes of the volume's containers.
+	Used int64
+	// Reserved is the room set aside for open containers to grow:
+	// ContainerSize − used for each.
+	Reserved                   int64
+	Containers, OpenContainers int
+}
+
+// Stats returns the store's space and container counts, per volume and in
+// total.
+func (s *Store) Stats() Stats {
+	var st Stats
+	st.Volumes = s.volumeStats()
+	for _, v := range st.Volumes {
+		st.Capacity += v.Capacity
+		st.Available += v.Available
+		st.Used += v.Used
+		st.Containers += v.Containers
+		st.OpenContainers += v.OpenContainers
+	}
+	return st
+}
+
+func (s *Store) volumeStats() []VolumeStats {
+	out := make([]VolumeStats, len(s.vols))
+	for i, v := range s.vols {
+		vs := VolumeStats{Dir: v.Dir()}
+		if du, err := s.opts.Volume.FS.GetDiskUsage(v.Dir()); err == nil {
+			vs.Capacity, vs.Available = int64(du.TotalBytes), int64(du.AvailBytes)
+		}
+		for _, info := range v.List() {
+			vs.Containers++
+			vs.Used += info.UsedBytes
+			if info.State == container.Open {
+				vs.OpenContainers++
+				vs.Reserved += max(s.opts.ContainerSize-info.UsedBytes, 0)
+			}
+		}
+		out[i] = vs
+	}
+	return out
+}
+
+// osFiles reports whether the volumes' files are OS files (vfs.Default),
+// so that the data server can open them with os.Open and sendfile them.
+func (s *Store) osFiles() bool { return s.opts.Volume.FS == vfs.Default }
+
+// maxChunk returns the largest chunk the volumes accept.
+func (s *Store) maxChunk() int64 { return s.opts.Volume.MaxChunkSize }
