@@ -5,6 +5,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
@@ -189,4 +190,60 @@ func TestPutBlockSync(t *testing.T) {
 		require.ErrorIs(t, err, container.ErrBlockNotFound, "replica %d: the unsynced block did not survive", i)
 		require.NoError(t, store.Close())
 	}
+}
+
+// TestPipelineSmallBudget: with payload memory for one request at a time,
+// concurrent large writes through two pipelines whose leaders are each
+// other's followers all complete: leaders' and followers' payloads draw on
+// separate budgets, so leaders waiting on each other cannot deadlock.
+func TestPipelineSmallBudget(t *testing.T) {
+	cfg := nodeConfig{server: ServerOptions{MaxBufferedBytes: wire.MaxRequestPayload}}
+	a, b := startNode(t, cfg), startNode(t, cfg)
+	ca, cb := a.dial(t), b.dial(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data := pattern(int64(i), 0, 12<<20)
+			c, follower := ca, b.addr
+			if i%2 == 1 {
+				c, follower = cb, a.addr
+			}
+			errs <- c.WriteChunk(ctx, &wire.WriteChunkRequest{Block: bid(1, uint64(i)), Checksums: sums(data), Followers: []string{follower}}, data)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+func TestBudget(t *testing.T) {
+	b := newBudget(100)
+	ctx, cancel := context.WithCancel(context.Background())
+	ok, waited := b.acquire(ctx, 60)
+	require.True(t, ok)
+	require.False(t, waited)
+	got := make(chan [2]bool)
+	go func() {
+		ok, waited := b.acquire(ctx, 60)
+		got <- [2]bool{ok, waited}
+	}()
+	waiting := func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.waiters == 1 }
+	require.Eventually(t, waiting, time.Second, time.Millisecond)
+	b.release(60)
+	require.Equal(t, [2]bool{true, true}, <-got)
+	// More than the whole budget takes the whole budget.
+	go func() {
+		ok, waited := b.acquire(ctx, 1000)
+		got <- [2]bool{ok, waited}
+	}()
+	require.Eventually(t, waiting, time.Second, time.Millisecond)
+	cancel()
+	b.wake()
+	require.Equal(t, [2]bool{false, true}, <-got)
 }

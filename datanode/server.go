@@ -369,9 +369,13 @@ func (c *conn) next(ctx context.Context) bool {
 		if w, ok := m.(*wire.WriteChunkRequest); ok && len(w.Followers) > 0 {
 			mem = c.s.leaderMem
 		}
-		if !mem.acquire(ctx, n) {
+		ok, waited := mem.acquire(ctx, n)
+		if !ok {
 			release()
 			return false
+		}
+		if waited {
+			c.r.RefreshFrameTimeout()
 		}
 		buf = getBuffer(int(n))
 		payload = (*buf)[:n]
@@ -417,10 +421,11 @@ func (c *conn) ping(ctx context.Context, h wire.FrameHeader, p *wire.PingRequest
 
 // budget is a counting semaphore of bytes.
 type budget struct {
-	mu    sync.Mutex
-	cond  *sync.Cond
-	avail int64
-	max   int64
+	mu      sync.Mutex
+	cond    *sync.Cond
+	avail   int64
+	max     int64
+	waiters int
 }
 
 func newBudget(n int64) *budget {
@@ -429,19 +434,23 @@ func newBudget(n int64) *budget {
 	return b
 }
 
-// acquire waits for n bytes (at most the whole budget); false if ctx ended.
-func (b *budget) acquire(ctx context.Context, n int64) bool {
+// acquire waits for n bytes (at most the whole budget); ok is false if ctx
+// ended first, waited tells whether it had to wait.
+func (b *budget) acquire(ctx context.Context, n int64) (ok, waited bool) {
 	n = min(n, b.max)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for b.avail < n {
 		if ctx.Err() != nil {
-			return false
+			return false, waited
 		}
+		waited = true
+		b.waiters++
 		b.cond.Wait()
+		b.waiters--
 	}
 	b.avail -= n
-	return true
+	return true, waited
 }
 
 func (b *budget) release(n int64) {

@@ -117,6 +117,11 @@ func (r *Reader) Next() (FrameHeader, Message, error) {
 	return h, m, nil
 }
 
+// RefreshFrameTimeout restarts the frame timeout of the current frame: a
+// receiver that waited (for memory, say) between the headers and the
+// payload calls it, so that its own wait is not charged to the sender.
+func (r *Reader) RefreshFrameTimeout() { r.setDeadline(r.frameTimeout) }
+
 // ReadPayload reads the current frame's payload into p, which must be
 // exactly as long as what is left of it.
 func (r *Reader) ReadPayload(p []byte) error {
