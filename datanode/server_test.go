@@ -384,3 +384,19 @@ func TestInvalidOptions(t *testing.T) {
 	require.ErrorContains(t, s.Serve(l), "MaxInFlightPerConn")
 	require.NoError(t, s.Close())
 }
+
+// TestReadFilePerChunk: a FILE_PER_CHUNK container (one file per chunk, as
+// replication may bring) is read with sendfile across its files.
+func TestReadFilePerChunk(t *testing.T) {
+	n := startNode(t, nodeConfig{})
+	_, err := n.store.vols[0].Create(21, container.FilePerChunk)
+	require.NoError(t, err)
+	n.store.mu.Lock()
+	n.store.where[21] = n.store.vols[0]
+	n.store.mu.Unlock()
+	c := n.dial(t)
+	data := pattern(16, 0, 100000)
+	writeBlock(t, c, bid(21, 1), data, 30000, nil, false)
+	require.Equal(t, data, readRange(t, c, bid(21, 1), 0, len(data)))
+	require.Equal(t, data[29000:61000], readRange(t, c, bid(21, 1), 29000, 32000))
+}

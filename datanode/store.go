@@ -218,7 +218,7 @@ func (s *Store) Containers() []container.Info {
 	for _, v := range s.vols {
 		out = append(out, v.List()...)
 	}
-	slices.SortFunc(out, func(a, b container.Info) int {
+	slices.SortStableFunc(out, func(a, b container.Info) int {
 		switch {
 		case a.ID < b.ID:
 			return -1
