@@ -47,8 +47,10 @@ func toStatus(err error) error {
 		code = codes.FailedPrecondition
 	case errors.Is(err, namespace.ErrInvalidArgument), errors.Is(err, cluster.ErrInvalid):
 		code = codes.InvalidArgument
-	case errors.Is(err, cluster.ErrNoPipeline), errors.Is(err, cluster.ErrSafeMode):
-		code = codes.Unavailable
+	case errors.Is(err, cluster.ErrSafeMode):
+		code = codes.Unavailable // wait and retry
+	case errors.Is(err, cluster.ErrNoPipeline):
+		code = codes.ResourceExhausted // not enough healthy datanodes
 	case errors.Is(err, cluster.ErrUnknownNode):
 		code = codes.NotFound
 	case errors.Is(err, ErrClosed):

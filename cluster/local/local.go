@@ -1,0 +1,344 @@
+// Package local runs a whole strato cluster in one process: a meta server
+// and N datanodes on loopback ports, with their data under one directory.
+// `strato dev`, `strato bench teragen` without a target, and the tests that
+// need a cluster all use it.
+//
+// Layout under Options.Dir:
+//
+//	meta/            the meta server's Raft log and state
+//	dn1/, dn2/, ...  one data directory per datanode
+//	cluster.json     the ports in use, so a restart reuses them
+//
+// A Cluster is safe for concurrent use; its Stop/Restart methods serialise.
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/datanode"
+	"github.com/strato-io/strato/meta"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// Options configure a local cluster.
+type Options struct {
+	// Dir holds every node's data. Required.
+	Dir string
+	// Datanodes is how many datanodes run. Default: 3.
+	Datanodes int
+	// MetaAddr is meta's gRPC address. Default: the one recorded in Dir by
+	// an earlier run, else 127.0.0.1:0 (a free port).
+	MetaAddr string
+	// HeartbeatInterval of the datanodes. Default: 1s.
+	HeartbeatInterval time.Duration
+	// DeadAfter is how long meta waits for a silent datanode before it
+	// closes its pipelines. Default: 10s (StaleAfter is half of it).
+	DeadAfter time.Duration
+	// ContainerSize and BlockSize override meta's defaults (5 GiB, 256 MiB)
+	// when set.
+	ContainerSize, BlockSize int64
+	// Logger receives every node's logs. Default: discard.
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills in the defaults.
+func (o *Options) EnsureDefaults() {
+	if o.Datanodes == 0 {
+		o.Datanodes = 3
+	}
+	if o.HeartbeatInterval == 0 {
+		o.HeartbeatInterval = time.Second
+	}
+	if o.DeadAfter == 0 {
+		o.DeadAfter = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Validate reports invalid options.
+func (o *Options) Validate() error {
+	switch {
+	case o.Dir == "":
+		return errors.New("local: no data directory given")
+	case o.Datanodes < 1:
+		return fmt.Errorf("local: %d datanodes", o.Datanodes)
+	}
+	return nil
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	opts Options
+
+	mu        sync.Mutex
+	meta      *meta.Server
+	metaAddr  string
+	metaErr   chan error
+	datanodes []*datanode.Datanode // nil while stopped
+	dnAddrs   []string
+}
+
+// state is what cluster.json records.
+type state struct {
+	Meta      string   `json:"meta"`
+	Datanodes []string `json:"datanodes"`
+}
+
+// Start starts a cluster (or restarts the one in opts.Dir) and waits until
+// it is ready: every datanode registered and safe mode over.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	var st state
+	if b, err := os.ReadFile(filepath.Join(opts.Dir, "cluster.json")); err == nil {
+		_ = json.Unmarshal(b, &st)
+	}
+	c := &Cluster{opts: opts, metaAddr: opts.MetaAddr, dnAddrs: make([]string, opts.Datanodes),
+		datanodes: make([]*datanode.Datanode, opts.Datanodes)}
+	if c.metaAddr == "" {
+		c.metaAddr = st.Meta
+	}
+	if c.metaAddr == "" {
+		c.metaAddr = "127.0.0.1:0"
+	}
+	for i := range c.dnAddrs {
+		c.dnAddrs[i] = "127.0.0.1:0"
+		if i < len(st.Datanodes) && st.Datanodes[i] != "" {
+			c.dnAddrs[i] = st.Datanodes[i]
+		}
+	}
+	if err := c.startMeta(); err != nil {
+		return nil, err
+	}
+	for i := range c.datanodes {
+		if err := c.startDatanode(i); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+	}
+	if err := c.saveState(); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	if err := c.WaitReady(ctx); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cluster) saveState() error {
+	b, err := json.MarshalIndent(state{Meta: c.metaAddr, Datanodes: c.dnAddrs}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(c.opts.Dir, "cluster.json"), append(b, '\n'), 0o644)
+}
+
+// listen listens on addr, waiting a little for a port a previous run (or a
+// node just stopped) still holds.
+func listen(addr string) (net.Listener, error) {
+	var err error
+	for range 50 {
+		var l net.Listener
+		if l, err = net.Listen("tcp", addr); err == nil {
+			return l, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("local: listen on %s: %w", addr, err)
+}
+
+func (c *Cluster) startMeta() error {
+	lis, err := listen(c.metaAddr)
+	if err != nil {
+		return err
+	}
+	c.metaAddr = lis.Addr().String()
+	o := meta.Options{
+		Dir:    filepath.Join(c.opts.Dir, "meta"),
+		Listen: c.metaAddr,
+		Logger: c.opts.Logger.With("node", "meta"),
+	}
+	o.Cluster.DeadAfter = c.opts.DeadAfter
+	o.Cluster.StaleAfter = c.opts.DeadAfter / 2
+	o.Cluster.SafeModeMinDatanodes = c.opts.Datanodes
+	if c.opts.ContainerSize > 0 {
+		o.Cluster.ContainerSize = c.opts.ContainerSize
+	}
+	if c.opts.BlockSize > 0 {
+		o.Cluster.BlockSize = c.opts.BlockSize
+	}
+	srv, err := meta.Open(o)
+	if err != nil {
+		_ = lis.Close()
+		return err
+	}
+	c.meta = srv
+	c.metaErr = make(chan error, 1)
+	go func(errc chan error) { errc <- srv.Serve(lis) }(c.metaErr)
+	return nil
+}
+
+func (c *Cluster) startDatanode(i int) error {
+	lis, err := listen(c.dnAddrs[i])
+	if err != nil {
+		return err
+	}
+	c.dnAddrs[i] = lis.Addr().String()
+	dn, err := datanode.Open(datanode.Options{
+		Dirs:              []string{filepath.Join(c.opts.Dir, fmt.Sprintf("dn%d", i+1))},
+		Meta:              []string{c.metaAddr},
+		HeartbeatInterval: c.opts.HeartbeatInterval,
+		Logger:            c.opts.Logger.With("node", fmt.Sprintf("dn%d", i+1)),
+	}, lis)
+	if err != nil {
+		_ = lis.Close()
+		return err
+	}
+	c.datanodes[i] = dn
+	return nil
+}
+
+// WaitReady waits until every running datanode is registered and healthy
+// and meta is out of safe mode.
+func (c *Cluster) WaitReady(ctx context.Context) error {
+	cl, err := c.Client()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cl.Close() }()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for {
+		want := c.runningDatanodes()
+		ready := func() bool {
+			sm, err := client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.SafeModeStatus, error) {
+				return cc.GetSafeMode(ctx, &stratopb.Empty{})
+			})
+			return err == nil && !sm.InSafeMode && int(sm.HealthyDatanodes) >= want
+		}()
+		if ready {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("local: cluster not ready: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) runningDatanodes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, dn := range c.datanodes {
+		if dn != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// MetaAddr is meta's gRPC address.
+func (c *Cluster) MetaAddr() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.metaAddr
+}
+
+// DatanodeAddrs are the datanodes' data addresses.
+func (c *Cluster) DatanodeAddrs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.dnAddrs...)
+}
+
+// Datanode returns datanode i (nil while it is stopped).
+func (c *Cluster) Datanode(i int) *datanode.Datanode {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.datanodes[i]
+}
+
+// DatanodeDir is datanode i's data directory.
+func (c *Cluster) DatanodeDir(i int) string {
+	return filepath.Join(c.opts.Dir, fmt.Sprintf("dn%d", i+1))
+}
+
+// Client returns a new client of the cluster (the caller closes it).
+func (c *Cluster) Client() (*client.Client, error) {
+	return client.New(client.Options{Meta: []string{c.MetaAddr()}, Logger: c.opts.Logger.With("node", "client")})
+}
+
+// StopDatanode stops datanode i as a crash would look to its peers: its
+// connections drop at once.
+func (c *Cluster) StopDatanode(i int) error {
+	c.mu.Lock()
+	dn := c.datanodes[i]
+	c.datanodes[i] = nil
+	c.mu.Unlock()
+	if dn == nil {
+		return nil
+	}
+	return dn.Close()
+}
+
+// StartDatanode starts datanode i again on its directory and address.
+func (c *Cluster) StartDatanode(i int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.datanodes[i] != nil {
+		return nil
+	}
+	return c.startDatanode(i)
+}
+
+// RestartMeta stops meta and starts it again on the same directory and
+// address, as after a crash of a single-voter meta.
+func (c *Cluster) RestartMeta() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.meta.Close(); err != nil {
+		return err
+	}
+	<-c.metaErr
+	return c.startMeta()
+}
+
+// Close stops every node.
+func (c *Cluster) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for i, dn := range c.datanodes {
+		if dn != nil {
+			errs = append(errs, dn.Close())
+			c.datanodes[i] = nil
+		}
+	}
+	if c.meta != nil {
+		errs = append(errs, c.meta.Close())
+		<-c.metaErr
+		c.meta = nil
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strato-io/strato/cluster/local"
+)
+
+func init() { extraCommands = append(extraCommands, newDevCmd) }
+
+func newDevCmd() *cobra.Command {
+	var (
+		o       local.Options
+		verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "dev [--data ./strato-data] [--datanodes 3]",
+		Short: "Run a complete local cluster in one process: meta and datanodes on loopback",
+		Long: `dev starts meta and --datanodes datanodes in this process, on 127.0.0.1,
+with their data under --data (meta/, dn1/, dn2/, ...). It prints the
+endpoints and a ready line, runs until Ctrl-C or SIGTERM, and stops cleanly;
+started again on the same directory, it finds all its data (and its ports)
+again. Use the other commands against it: strato sh, strato fs, strato admin
+(their --meta default is 127.0.0.1:9860, dev's default meta address).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelInfo
+			}
+			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "strato dev: starting meta and %d datanodes under %s\n", o.Datanodes, o.Dir)
+			c, err := local.Start(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			abs, _ := filepath.Abs(o.Dir)
+			fmt.Fprintf(out, "  meta      %s   (data %s)\n", c.MetaAddr(), filepath.Join(abs, "meta"))
+			for i, a := range c.DatanodeAddrs() {
+				fmt.Fprintf(out, "  datanode  %s   (data %s, id %s)\n", a, c.DatanodeDir(i), c.Datanode(i).ID())
+			}
+			fmt.Fprintf(out, "strato dev: ready; try: strato sh volume create vol1 && strato sh bucket create /vol1/b1 && strato fs put FILE /vol1/b1/FILE  (Ctrl-C to stop)\n")
+			<-cmd.Context().Done()
+			fmt.Fprintln(out, "strato dev: stopping")
+			if err := c.Close(); err != nil {
+				return err
+			}
+			fmt.Fprintln(out, "strato dev: stopped")
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Dir, "data", "./strato-data", "directory of every node's data")
+	f.IntVar(&o.Datanodes, "datanodes", 3, "number of datanodes")
+	f.StringVar(&o.MetaAddr, "meta-addr", "127.0.0.1:9860", "meta's gRPC address")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log every node's info messages to stderr")
+	return cmd
+}

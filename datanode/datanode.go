@@ -1,0 +1,185 @@
+package datanode
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strato-io/strato/datanode/container"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// Options configure a Datanode: its store, its data server and its link to
+// meta.
+type Options struct {
+	// Dirs are the volume directories, one per disk. Required. The first
+	// holds the datanode's identity (datanode.id).
+	Dirs []string
+	// Meta lists the meta replicas' gRPC addresses. Required.
+	Meta []string
+	// HeartbeatInterval, see AgentOptions. Default: 3s.
+	HeartbeatInterval time.Duration
+	// Store and Server tune the parts; their Dirs, ID and Logger are set
+	// from the fields above.
+	Store  StoreOptions
+	Server ServerOptions
+	// Logger. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// Datanode is a running datanode: a Store, a Server on a listener, and the
+// agent that registers and heartbeats with meta.
+type Datanode struct {
+	id       string
+	addr     string
+	store    *Store
+	server   *Server
+	agent    *agent
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	serveErr chan error
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the datanode's volumes and serves the data protocol on lis
+// (whose address is what meta hands to clients), and starts heartbeating.
+func Open(opts Options, lis net.Listener) (*Datanode, error) {
+	if len(opts.Dirs) == 0 {
+		return nil, errors.New("datanode: no data directory given")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	id, err := loadID(opts.Dirs[0])
+	if err != nil {
+		return nil, err
+	}
+	so := opts.Store
+	so.Dirs, so.Logger = opts.Dirs, opts.Logger
+	store, err := OpenStore(so)
+	if err != nil {
+		return nil, err
+	}
+	addr := lis.Addr().String()
+	host, _, _ := net.SplitHostPort(addr)
+	ag, err := newAgent(AgentOptions{
+		Meta:              opts.Meta,
+		Details:           &stratopb.DatanodeDetails{Id: id, DataAddr: addr, Hostname: host},
+		HeartbeatInterval: opts.HeartbeatInterval,
+		Logger:            opts.Logger,
+	}, storeReports{store})
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	sv := opts.Server
+	sv.ID, sv.Logger = id, opts.Logger
+	d := &Datanode{id: id, addr: addr, store: store, server: NewServer(store, sv), agent: ag, serveErr: make(chan error, 1)}
+	go func() { d.serveErr <- d.server.Serve(lis) }()
+	ctx, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		ag.run(ctx)
+	}()
+	opts.Logger.Info("datanode started", "id", id, "addr", addr, "volumes", len(opts.Dirs))
+	return d, nil
+}
+
+// loadID reads the datanode's identity from dir, choosing one on first start.
+func loadID(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("datanode: %w", err)
+	}
+	p := filepath.Join(dir, "datanode.id")
+	if b, err := os.ReadFile(p); err == nil {
+		id := strings.TrimSpace(string(b))
+		if id == "" {
+			return "", fmt.Errorf("datanode: %s is empty", p)
+		}
+		return id, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("datanode: %w", err)
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	id := "dn-" + hex.EncodeToString(b[:])
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("datanode: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return "", fmt.Errorf("datanode: %w", err)
+	}
+	return id, nil
+}
+
+// ID is the datanode's identity.
+func (d *Datanode) ID() string { return d.id }
+
+// Addr is the data protocol's address.
+func (d *Datanode) Addr() string { return d.addr }
+
+// Store is the datanode's containers.
+func (d *Datanode) Store() *Store { return d.store }
+
+// Close stops heartbeating and serving, then closes the store.
+func (d *Datanode) Close() error {
+	d.closeOnce.Do(func() {
+		d.cancel()
+		d.wg.Wait()
+		errs := []error{d.server.Close()}
+		if err := <-d.serveErr; err != nil && !errors.Is(err, ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+		errs = append(errs, d.agent.close(), d.store.Close())
+		d.closeErr = errors.Join(errs...)
+	})
+	return d.closeErr
+}
+
+// storeReports adapts a Store to what the agent reports.
+type storeReports struct{ s *Store }
+
+func (r storeReports) Replicas() []*stratopb.ContainerReplica {
+	infos := r.s.Containers()
+	out := make([]*stratopb.ContainerReplica, 0, len(infos))
+	for _, in := range infos {
+		out = append(out, &stratopb.ContainerReplica{ContainerId: in.ID, State: replicaState(in.State),
+			UsedBytes: in.UsedBytes, BlockCount: in.BlockCount, BcsId: in.BCSID})
+	}
+	return out
+}
+
+func replicaState(s container.State) stratopb.ContainerState {
+	switch s {
+	case container.Open:
+		return stratopb.ContainerState_CONTAINER_OPEN
+	case container.Closing:
+		return stratopb.ContainerState_CONTAINER_CLOSING
+	case container.Closed:
+		return stratopb.ContainerState_CONTAINER_CLOSED
+	case container.Unhealthy:
+		return stratopb.ContainerState_CONTAINER_UNHEALTHY
+	}
+	return stratopb.ContainerState_CONTAINER_STATE_UNKNOWN
+}
+
+func (r storeReports) NodeStats() *stratopb.NodeStats {
+	st := r.s.Stats()
+	return &stratopb.NodeStats{Capacity: st.Capacity, Used: st.Used, Remaining: st.Available, Volumes: int32(len(st.Volumes))}
+}
+
+func (r storeReports) CloseContainer(id uint64) error { return r.s.CloseContainer(id) }
