@@ -67,13 +67,25 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	so := opts.Store
 	so.Dirs, so.Logger = opts.Dirs, opts.Logger
+	// A container created by a write is reported in the next heartbeat,
+	// so that meta knows its replicas (and can take a client's report of a
+	// bad one) without waiting for a full report. The agent exists before
+	// the server serves the first write.
+	var ag *agent
+	created := so.Created
+	so.Created = func(id uint64) {
+		if created != nil {
+			created(id)
+		}
+		ag.containerChanged(id)
+	}
 	store, err := OpenStore(so)
 	if err != nil {
 		return nil, err
 	}
 	addr := lis.Addr().String()
 	host, _, _ := net.SplitHostPort(addr)
-	ag, err := newAgent(AgentOptions{
+	ag, err = newAgent(AgentOptions{
 		Meta:              opts.Meta,
 		Details:           &stratopb.DatanodeDetails{Id: id, DataAddr: addr, Hostname: host},
 		HeartbeatInterval: opts.HeartbeatInterval,

@@ -27,6 +27,12 @@ type StoreOptions struct {
 	// free space once ContainerSize − used is set aside for each of its open
 	// containers. Default: 5 GiB.
 	ContainerSize int64
+	// Created, when set, is called with the ID of every container the
+	// store creates (by the first write that names it, or CreateContainer),
+	// under the store's creation lock: it must not call back into the
+	// Store. The Datanode reports the new container to meta in its next
+	// heartbeat with it, rather than in the next full report.
+	Created func(id uint64)
 }
 
 // DefaultContainerSize is the default of StoreOptions.ContainerSize.
@@ -164,6 +170,9 @@ func (s *Store) createLocked(id uint64) (*container.Container, error) {
 	s.where[id] = v
 	s.mu.Unlock()
 	s.opts.Logger.Debug("datanode: container created", "container", id, "volume", v.Dir())
+	if s.opts.Created != nil {
+		s.opts.Created(id)
+	}
 	return c, nil
 }
 

@@ -124,3 +124,31 @@ func TestStoreOptions(t *testing.T) {
 		require.Error(t, err, "%+v", o)
 	}
 }
+
+// TestStoreCreated: Created hears of each container the store creates,
+// whether by a write or by CreateContainer, once, and not of containers
+// found again on reopening.
+func TestStoreCreated(t *testing.T) {
+	fs := vfs.NewMem()
+	var created []uint64
+	o := StoreOptions{Dirs: []string{"/a"}, Volume: container.Options{FS: fs}, Logger: quietLogger(),
+		Created: func(id uint64) { created = append(created, id) }}
+	s, err := OpenStore(o)
+	require.NoError(t, err)
+	_, err = s.openForWrite(7)
+	require.NoError(t, err)
+	_, err = s.openForWrite(7)
+	require.NoError(t, err)
+	_, err = s.CreateContainer(9)
+	require.NoError(t, err)
+	_, err = s.CreateContainer(9)
+	require.ErrorIs(t, err, container.ErrExists)
+	require.Equal(t, []uint64{7, 9}, created)
+	require.NoError(t, s.Close())
+
+	created = nil
+	s, err = OpenStore(o)
+	require.NoError(t, err)
+	require.Empty(t, created)
+	require.NoError(t, s.Close())
+}
