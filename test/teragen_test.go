@@ -149,24 +149,41 @@ func firstDiff(a, b []byte) int {
 }
 
 // TestBenchTeraGenTargets: the local target refuses an output directory that
-// exists, as TeraGen does, and the strato target says it is not there yet.
+// exists, as TeraGen does; the strato target (an in-process cluster) writes
+// the same rows (the same CHECKSUM) and wants /volume/bucket/dir.
 func TestBenchTeraGenTargets(t *testing.T) {
 	root := t.TempDir()
 	run := func(args ...string) (string, error) {
 		out, err := exec.Command(binary, append([]string{"bench", "teragen"}, args...)...).CombinedOutput()
 		return string(out), err
 	}
-	out, err := run("10", "/tg", "--local-dir", root)
+	checksum := func(out string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "CHECKSUM=") {
+				return l
+			}
+		}
+		t.Fatalf("no CHECKSUM line in:\n%s", out)
+		return ""
+	}
+	out, err := run("1000", "/tg", "--local-dir", root)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "CHECKSUM=")
-	out, err = run("10", "/tg", "--local-dir", root)
+	want := checksum(out)
+	out, err = run("1000", "/tg", "--local-dir", root)
 	require.Error(t, err)
 	require.Contains(t, out, "already exists")
-	for _, args := range [][]string{{"10", "/tg"}, {"10", "/tg", "--meta", "127.0.0.1:1"}} {
-		out, err = run(args...)
-		require.Error(t, err)
-		require.Contains(t, out, "needs the strato file-system client", args)
-	}
+
+	out, err = run("1000", "/vol/bkt/tg", "--writers", "3")
+	require.NoError(t, err, out)
+	require.Equal(t, want, checksum(out), out)
+	require.Contains(t, out, "hsync.call: 1")
+
+	out, err = run("10", "/tg")
+	require.Error(t, err)
+	require.Contains(t, out, "PATH must be /volume/bucket/dir")
+	out, err = run("10", "/v/b/tg", "--meta", "127.0.0.1:1")
+	require.Error(t, err)
+	require.Contains(t, out, "meta at 127.0.0.1:1")
 	out, err = run("10x", "/tg", "--local-dir", root)
 	require.Error(t, err)
 	require.Contains(t, out, "bad number of rows")

@@ -4,14 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/bench"
 	"github.com/strato-io/strato/bench/teragen"
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/cluster/local"
+	"github.com/strato-io/strato/proto/stratopb"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchTeraGenCmd) }
@@ -37,8 +44,10 @@ and TeraGen's counter line CHECKSUM=<value>. Progress goes to stderr.
 
 --local-dir DIR writes to the local file system, PATH taken under DIR, each
 file behind a --local-buffer buffer (0: a write(2) per call); hsync is fsync.
-Writing into strato (--meta HOST:PORT, or an in-process cluster when no
-target is given) waits for the strato file-system client.`,
+Otherwise the files go into strato: PATH is /volume/bucket/dir, through the
+meta server at --meta HOST:PORT, or into an in-process cluster (meta and 3
+datanodes on loopback, in a temporary directory) when no target is given.
+Replication is the bucket's (THREE by default), checksums CRC32C.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rows, err := teragen.ParseRows(args[0])
@@ -69,7 +78,7 @@ target is given) waits for the strato file-system client.`,
 				fs = bench.LocalFiles{Root: localDir, BufferSize: int(size)}
 				fmt.Fprintf(cmd.ErrOrStderr(), "bench teragen: %d rows into %s (local), %d writers\n", cfg.Rows, out, cfg.Writers)
 			default:
-				sfs, closeFS, err := stratoFiles(ctx, metaAddr)
+				sfs, closeFS, err := stratoFiles(ctx, metaAddr, cfg.Path, cmd.ErrOrStderr())
 				if err != nil {
 					return err
 				}
@@ -82,27 +91,82 @@ target is given) waits for the strato file-system client.`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&cfg.Writers, "writers", 2, "concurrent writers, TeraGen's map tasks (mapreduce.job.maps)")
-	f.StringVar(&metaAddr, "meta", "", "address of a running meta server to write through (needs the strato client)")
+	f.StringVar(&metaAddr, "meta", "", "address of a running meta server to write through (default: an in-process cluster)")
 	f.StringVar(&localDir, "local-dir", "", "write to the local file system under this directory")
 	f.StringVar(&buffer, "local-buffer", "64k", "with --local-dir: each file's write buffer (0: unbuffered)")
 	f.DurationVar(&cfg.ProgressInterval, "progress-interval", 5e9, "interval of the progress lines on stderr")
 	return cmd
 }
 
-// errNoStratoClient is returned while strato has no file-system client.
-var errNoStratoClient = errors.New("bench teragen: writing into strato needs the strato file-system client, which is not there yet; use --local-dir DIR to write to the local file system")
-
 // stratoFiles returns the FileCreator that writes into strato, and what
-// releases it.
-//
-// TODO(client): the strato file-system client plugs in here. With metaAddr,
-// dial that meta server (client.DialMeta) and return a bench.FileCreator
-// whose Create opens the key for writing, whose writer's Write buffers and
-// streams chunks to the pipeline, Hsync is the client's hsync and Close
-// commits the key. With no metaAddr, start the in-process cluster
-// (cluster/local: meta and datanodes on loopback, as bench meta runs a meta
-// server in-process when standalone) and write into it. Also check there,
-// as TeraGen does, that PATH does not exist yet.
-func stratoFiles(_ context.Context, _ string) (bench.FileCreator, func() error, error) {
-	return nil, nil, errNoStratoClient
+// releases it: through the meta server at metaAddr, or into an in-process
+// cluster (meta and 3 datanodes on loopback, data in a temporary directory)
+// when metaAddr is empty. As TeraGen does, it refuses an output directory
+// that exists. PATH is /volume/bucket/dir; with the in-process cluster the
+// volume and bucket are created.
+func stratoFiles(ctx context.Context, metaAddr, out string, logw io.Writer) (bench.FileCreator, func() error, error) {
+	p, err := client.ParsePath(out, true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench teragen: PATH must be /volume/bucket/dir: %w", err)
+	}
+	release := func() error { return nil }
+	if metaAddr == "" {
+		dir, err := os.MkdirTemp("", "strato-teragen-")
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(logw, "bench teragen: starting an in-process cluster (meta + 3 datanodes) in %s\n", dir)
+		c, err := local.Start(ctx, local.Options{Dir: dir})
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, nil, err
+		}
+		metaAddr = c.MetaAddr()
+		release = func() error {
+			err := c.Close()
+			return errors.Join(err, os.RemoveAll(dir))
+		}
+	}
+	cl, err := client.New(client.Options{Meta: []string{metaAddr}})
+	if err != nil {
+		_ = release()
+		return nil, nil, err
+	}
+	closeAll := func() error { return errors.Join(cl.Close(), release()) }
+	// Meta must answer the setup calls soon: an address nothing listens on
+	// is an error, not a wait.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	fail := func(err error) (bench.FileCreator, func() error, error) {
+		_ = closeAll()
+		return nil, nil, fmt.Errorf("bench teragen: meta at %s: %w", metaAddr, err)
+	}
+	if _, err := cl.GetVolume(ctx, p.Volume); status.Code(err) == codes.NotFound {
+		if _, err = cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: p.Volume}); err != nil {
+			return fail(err)
+		}
+	} else if err != nil {
+		return fail(err)
+	}
+	if _, err := cl.GetBucket(ctx, p.Volume, p.Bucket); status.Code(err) == codes.NotFound {
+		if _, err = cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket}); err != nil {
+			return fail(err)
+		}
+	} else if err != nil {
+		return fail(err)
+	}
+	if _, err := cl.Stat(ctx, out); err == nil {
+		_ = closeAll()
+		return nil, nil, fmt.Errorf("bench teragen: output directory %s already exists", out)
+	} else if status.Code(err) != codes.NotFound {
+		return fail(err)
+	}
+	return stratoCreator{cl}, closeAll, nil
+}
+
+// stratoCreator creates TeraGen's part files through the strato client.
+type stratoCreator struct{ c *client.Client }
+
+func (s stratoCreator) Create(ctx context.Context, path string) (bench.FileWriter, error) {
+	return s.c.Create(ctx, path, client.CreateOptions{Recursive: true})
 }
