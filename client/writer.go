@@ -276,7 +276,10 @@ func (w *Writer) recover(cause error) error {
 	redo := make([][]byte, 0, len(w.inflight))
 	for i, cs := range w.inflight {
 		if i > 0 {
-			<-cs.done // whatever it says, it is sent again
+			// Whatever it says, it is sent again.
+			if err := <-cs.done; err != nil {
+				w.c.opts.Logger.Debug("client: a later chunk failed too", "key", w.key, "offset", cs.off, "err", err)
+			}
 		}
 		redo = append(redo, cs.data)
 	}
@@ -533,7 +536,10 @@ func (w *Writer) release() {
 		w.buf = nil
 	}
 	for _, cs := range w.inflight {
-		<-cs.done
+		// The writer failed: the chunk's outcome no longer matters.
+		if err := <-cs.done; err != nil {
+			w.c.opts.Logger.Debug("client: an abandoned chunk failed", "key", w.key, "offset", cs.off, "err", err)
+		}
 	}
 	w.inflight = nil
 }

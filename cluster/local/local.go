@@ -320,7 +320,9 @@ func (c *Cluster) RestartMeta() error {
 	if err := c.meta.Close(); err != nil {
 		return err
 	}
-	<-c.metaErr
+	if err := <-c.metaErr; err != nil {
+		return fmt.Errorf("local: meta stopped serving: %w", err)
+	}
 	return c.startMeta()
 }
 
@@ -336,8 +338,7 @@ func (c *Cluster) Close() error {
 		}
 	}
 	if c.meta != nil {
-		errs = append(errs, c.meta.Close())
-		<-c.metaErr
+		errs = append(errs, c.meta.Close(), <-c.metaErr)
 		c.meta = nil
 	}
 	return errors.Join(errs...)
