@@ -1,0 +1,56 @@
+package main
+
+import (
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strato-io/strato/datanode"
+)
+
+func init() { extraCommands = append(extraCommands, newDatanodeServerCmd) }
+
+func newDatanodeServerCmd() *cobra.Command {
+	var (
+		o      datanode.Options
+		listen string
+		metas  string
+	)
+	cmd := &cobra.Command{
+		Use:   "datanode --data DIR [--data DIR2 ...] --meta ADDR [--listen 127.0.0.1:9870]",
+		Short: "Run a datanode: containers on its disks, the data protocol, heartbeats to meta",
+		Long: `datanode stores containers on its --data directories (one per disk), serves
+the data protocol (docs/wire.md) on --listen, registers with meta and
+heartbeats to it, and runs the commands meta sends back. Its identity is
+chosen on first start and kept in the first data directory (datanode.id).
+SIGTERM stops it cleanly.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Meta = strings.Split(metas, ",")
+			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			lis, err := net.Listen("tcp", listen)
+			if err != nil {
+				return err
+			}
+			dn, err := datanode.Open(o, lis)
+			if err != nil {
+				_ = lis.Close()
+				return err
+			}
+			o.Logger.Info("datanode serving", "id", dn.ID(), "listen", dn.Addr(), "meta", metas)
+			<-cmd.Context().Done()
+			o.Logger.Info("datanode shutting down")
+			return dn.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.Dirs, "data", nil, "a data directory (repeat for each disk; required)")
+	f.StringVar(&metas, "meta", "127.0.0.1:9860", "meta replicas' gRPC addresses, comma-separated")
+	f.StringVar(&listen, "listen", "127.0.0.1:9870", "address of the data protocol")
+	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", 0, "time between heartbeats (default 3s)")
+	_ = cmd.MarkFlagRequired("data")
+	return cmd
+}
