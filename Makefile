@@ -8,14 +8,22 @@ GOLANGCI_VERSION := v2.15.0
 TEST_TIMEOUT ?= 15m
 ARGS      ?=
 
-.PHONY: build run test testrace verify bench tools proto clean hadoop-deps
+.PHONY: build run stop test testrace verify bench tools proto clean hadoop-deps
 
 build:
 	$(GO) build -o $(BIN) ./cmd/strato
 
-# run: the quickest way to see strato do its job on this machine.
+# run: start a local cluster (strato dev, data in ./strato-data) and show it
+# storing and reading back a file; it keeps running (make stop), or stops at
+# the end with ARGS=--demo.
 run: build
 	./scripts/run.sh $(ARGS)
+
+# stop: stop the cluster make run started.
+stop:
+	@if [ -f strato-data/dev.pid ] && kill $$(cat strato-data/dev.pid) 2>/dev/null; then \
+		while kill -0 $$(cat strato-data/dev.pid) 2>/dev/null; do sleep 0.1; done; echo "strato dev stopped"; \
+	else echo "strato dev is not running"; fi; rm -f strato-data/dev.pid
 
 test:
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...

@@ -1,30 +1,75 @@
 #!/usr/bin/env bash
-# make run: show strato doing its job on this machine. For now that is the
-# chunk-write benchmark (Ozone's freon cmdw) on a temporary directory:
-#   1. 4 MiB chunks, FILE_PER_BLOCK, 16 threads, fsync included, next to
-#      dd with direct I/O (the disk's sequential write rate);
-#   2. 1 KiB chunks, FILE_PER_BLOCK, 16 threads, next to RAW (a bare loop of
-#      pwrite calls on the same threads and files).
-# Arguments, if any (make run ARGS="..."), replace both runs and go to
-# `strato bench chunk-write` as flags.
+# make run: start a local strato cluster and show it doing its job.
+#   1. `strato dev` in the background: meta + 3 datanodes on 127.0.0.1,
+#      data under ./strato-data (log in ./strato-data/dev.log);
+#   2. a volume and a bucket, a 64 MiB file put and read back (compared
+#      byte for byte), a directory listing;
+#   3. the cluster's datanodes, pipelines and containers.
+# The cluster keeps running for you afterwards (stop it: make stop);
+# `make run ARGS=--demo` stops it at the end instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=./bin/strato
 [ -x "$bin" ] || { echo "run.sh: $bin is missing; run 'make run' (it builds it first)" >&2; exit 1; }
+demo=0
+for a in "$@"; do
+	case "$a" in
+	--demo) demo=1 ;;
+	*) echo "run.sh: unknown argument $a (only --demo)" >&2; exit 2 ;;
+	esac
+done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/strato-run.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-if [ $# -gt 0 ]; then
-	exec_args=("$@")
-	"$bin" bench chunk-write --dir "$tmp" "${exec_args[@]}"
-	exit 0
+data=./strato-data
+mkdir -p "$data"
+pidfile="$data/dev.pid"
+if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+	echo "== strato dev is already running (pid $(cat "$pidfile"))"
+else
+	echo "== starting strato dev (data in $data, log in $data/dev.log)"
+	"$bin" dev --data "$data" > "$data/dev.log" 2>&1 &
+	echo $! > "$pidfile"
+	for _ in $(seq 1 300); do
+		grep -q 'strato dev: ready' "$data/dev.log" 2>/dev/null && break
+		kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$data/dev.log"; echo "run.sh: strato dev exited" >&2; exit 1; }
+		sleep 0.1
+	done
+	grep -q 'strato dev: ready' "$data/dev.log" || { cat "$data/dev.log"; echo "run.sh: strato dev not ready" >&2; exit 1; }
+fi
+cat "$data/dev.log" | sed -n '/starting/,/ready/p'
+if [ "$demo" = 1 ]; then
+	trap 'kill "$(cat "$pidfile")" 2>/dev/null; wait 2>/dev/null; rm -f "$pidfile"; echo "== strato dev stopped"' EXIT
 fi
 
-echo "== strato bench chunk-write: 4 MiB chunks, FILE_PER_BLOCK, 16 threads, sync, vs dd oflag=direct (data in $tmp)"
-"$bin" bench chunk-write --dir "$tmp" -l FILE_PER_BLOCK -s 4M -n 256 -c 16 -t 16 --sync --dd --dd-count 256
+s() { echo "\$ strato $*"; "$bin" "$@"; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/strato-run.XXXXXX")
+trap_cleanup() { rm -rf "$tmp"; }
+trap 'trap_cleanup; [ "$demo" = 1 ] && { kill "$(cat "$pidfile")" 2>/dev/null; wait 2>/dev/null; rm -f "$pidfile"; echo "== strato dev stopped"; }; true' EXIT
+
 echo
-echo "== strato bench chunk-write: 1 KiB chunks, FILE_PER_BLOCK vs RAW pwrite, 16 threads"
-"$bin" bench chunk-write --dir "$tmp" -l FILE_PER_BLOCK -s 1k -n 200000 -c 256 -t 16 --with-raw
+echo "== a volume, a bucket (FSO, 3 replicas, CRC32C), a file in and out"
+"$bin" sh volume info demo > /dev/null 2>&1 || s sh volume create demo
+"$bin" sh bucket info /demo/files > /dev/null 2>&1 || s sh bucket create /demo/files
+head -c $((64 << 20)) /dev/urandom > "$tmp/in.bin"
+s fs mkdir -p /demo/files/run
+s fs put -f "$tmp/in.bin" /demo/files/run/random-64MiB.bin
+s fs get /demo/files/run/random-64MiB.bin "$tmp/out.bin"
+if cmp -s "$tmp/in.bin" "$tmp/out.bin"; then
+	echo "read back: identical ($(sha256sum < "$tmp/out.bin" | cut -c1-16)...)"
+else
+	echo "run.sh: the file read back differs" >&2; exit 1
+fi
+s fs put -f README.md /demo/files/run/README.md
+s fs ls -R /demo/files
 echo
-echo "More: bin/strato bench chunk-write --help; the full grid: bin/strato bench chunk-write --matrix --dd"
+sleep 1.5 # one heartbeat, so that the datanodes have reported their new containers
+echo "== the cluster (as meta sees it after the datanodes' next heartbeat)"
+s admin datanode list
+s admin pipeline list
+s admin container list
+s admin safemode status
+echo
+if [ "$demo" = 1 ]; then
+	echo "(--demo: stopping the cluster)"
+else
+	echo "strato dev keeps running (pid $(cat "$pidfile"), meta at 127.0.0.1:9860). Try bin/strato fs ls -R /demo; stop it with: make stop"
+fi
