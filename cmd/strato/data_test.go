@@ -10,20 +10,18 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/cluster/local"
 )
 
-// dataCluster starts meta and three datanodes in process and returns a
-// harness whose meta address reaches them.
-//
-// The data commands (key put/get/cat, fs put/get/cat) need datanodes that
-// serve the data protocol. The client's writer and reader are in, but no
-// datanode server and no in-process cluster harness (cluster/local) are
-// in the tree yet: start them here when cluster/local lands, and these
-// tests run.
+// dataCluster starts meta and three datanodes in process (cluster/local)
+// and returns a harness whose meta address reaches them.
 func dataCluster(t *testing.T) *cliHarness {
 	t.Helper()
-	t.Skip("needs datanodes serving the data protocol: cluster/local (meta + datanodes in process) is not in the tree yet")
-	return nil
+	c, err := local.Start(t.Context(), local.Options{Dir: t.TempDir(), BlockSize: 4 << 20, ContainerSize: 64 << 20})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	return &cliHarness{t: t, addr: c.MetaAddr()}
 }
 
 // runIn runs a command with stdin.
@@ -51,7 +49,8 @@ func TestShKeyData(t *testing.T) {
 	h.ok("sh", "volume", "create", "vol")
 	for _, layout := range []string{"OBS", "FSO"} {
 		b := "/vol/" + strings.ToLower(layout) + "-bkt"
-		h.ok("sh", "bucket", "create", b, "--layout", layout)
+		// Blocks of 2 MiB: the key spans three.
+		h.ok("sh", "bucket", "create", b, "--layout", layout, "--block-size", "2 MiB")
 
 		// put from a file, info, get, cat.
 		require.Empty(t, h.ok("sh", "key", "put", b+"/dir/k1", src))
@@ -60,6 +59,7 @@ func TestShKeyData(t *testing.T) {
 		require.Contains(t, info, "CONTAINER")
 		ki := jsonOf[map[string]any](t, h.ok("sh", "key", "info", b+"/dir/k1", "--json"))
 		require.Equal(t, "5243003", ki["size"])
+		require.Len(t, ki["blocks"], 3)
 
 		out := filepath.Join(dir, layout+"-out.bin")
 		h.ok("sh", "key", "get", b+"/dir/k1", out)
@@ -125,8 +125,8 @@ func TestFSData(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 
 	out := h.ok("fs", "ls", "/vol/bkt/out")
-	require.Regexp(t, `(?m)^-  3  \S+  5 B  \S+  /vol/bkt/out/a$`, out)
-	require.Regexp(t, `(?m)^-  3  \S+  1 MiB  \S+  /vol/bkt/out/part-0000$`, out)
+	// Columns are aligned, as hdfs dfs -ls does.
+	require.Regexp(t, `(?m)^Found 2 items\n-  3  \S+  5 B    \S+  /vol/bkt/out/a\n-  3  \S+  1 MiB  \S+  /vol/bkt/out/part-0000\n$`, out)
 	require.Contains(t, h.ok("fs", "stat", "/vol/bkt/out/part-0000"), "Size:         1 MiB (1048583 bytes)\n")
 
 	// get and cat.
