@@ -29,6 +29,7 @@ func newBenchTeraGenCmd() *cobra.Command {
 		metaAddr string
 		localDir string
 		buffer   string
+		readBack string
 	)
 	cmd := &cobra.Command{
 		Use:   "teragen ROWS PATH [flags]",
@@ -85,8 +86,26 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 				defer func() { _ = closeFS() }()
 				fs = sfs
 			}
-			_, err = bench.RunTeraGen(ctx, cfg, fs, cmd.OutOrStdout())
-			return err
+			res, err := bench.RunTeraGen(ctx, cfg, fs, cmd.OutOrStdout())
+			if err != nil || readBack == "" {
+				return err
+			}
+			rb, err := bench.ParseSize(readBack)
+			if err != nil {
+				return err
+			}
+			opener, ok := fs.(bench.FileOpener)
+			if !ok {
+				return errors.New("bench teragen: this target cannot read back")
+			}
+			read, err := bench.RunTeraRead(ctx, cfg.Path, cfg.Writers, int(rb), opener, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			if read.Checksum != res.Checksum {
+				return fmt.Errorf("bench teragen: read back CHECKSUM=%d, written CHECKSUM=%d", read.Checksum.Counter(), res.Checksum.Counter())
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -94,6 +113,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 	f.StringVar(&metaAddr, "meta", "", "address of a running meta server to write through (default: an in-process cluster)")
 	f.StringVar(&localDir, "local-dir", "", "write to the local file system under this directory")
 	f.StringVar(&buffer, "local-buffer", "64k", "with --local-dir: each file's write buffer (0: unbuffered)")
+	f.StringVar(&readBack, "read-back", "", "then read every file back, one reader each, in read calls of this size (e.g. 1MiB), and check the CHECKSUM")
 	f.DurationVar(&cfg.ProgressInterval, "progress-interval", 5e9, "interval of the progress lines on stderr")
 	return cmd
 }
@@ -166,6 +186,10 @@ func stratoFiles(ctx context.Context, metaAddr, out string, logw io.Writer) (ben
 
 // stratoCreator creates TeraGen's part files through the strato client.
 type stratoCreator struct{ c *client.Client }
+
+func (s stratoCreator) Open(ctx context.Context, path string) (io.ReadCloser, error) {
+	return s.c.Open(ctx, path)
+}
 
 func (s stratoCreator) Create(ctx context.Context, path string) (bench.FileWriter, error) {
 	return s.c.Create(ctx, path, client.CreateOptions{Recursive: true})
