@@ -3,8 +3,10 @@ package local
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +28,16 @@ import (
 // middle of a write, meta restarted under writers, bytes flipped on disk,
 // not enough datanodes left, and bad input. Each runs on a cluster of its
 // own with small blocks, so that a few MiB cross several blocks.
+
+// fastRandom returns n reproducible pseudo-random bytes, generated a block
+// at a time (tens of MiB stay cheap under the race detector).
+func fastRandom(n int, seed uint64) []byte {
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[:], seed)
+	b := make([]byte, n)
+	_, _ = rand.NewChaCha8(key).Read(b)
+	return b
+}
 
 // faultCluster is a running cluster with a client, a volume "vol" and a
 // bucket "bkt" of the given replication and block size.
@@ -183,7 +195,7 @@ func TestKillDatanodeMidWrite(t *testing.T) {
 				stratopb.ReplicationFactor_REPLICATION_THREE, chunkSize)
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
-			data := randomBytes(size, 7)
+			data := fastRandom(size, 7)
 
 			var (
 				victim    string
@@ -306,7 +318,7 @@ func TestRestartMetaMidWrite(t *testing.T) {
 			for i := 0; !stop.Load(); i++ {
 				key := fmt.Sprintf("w%d/k%03d", g, i)
 				seed := uint64(g*1000 + i)
-				err := f.write(ctx, "/vol/bkt/"+key, randomBytes(keySize(seed), seed), 100_000, 0, nil)
+				err := f.write(ctx, "/vol/bkt/"+key, fastRandom(keySize(seed), seed), 100_000, 0, nil)
 				mu.Lock()
 				if err == nil {
 					acked[key] = seed
@@ -364,7 +376,7 @@ func TestRestartMetaMidWrite(t *testing.T) {
 	slices.Sort(listed)
 	require.Equal(t, want, listed, "keys listed after %d restarts of meta", restarts)
 	for key, seed := range acked {
-		f.requireContent("/vol/bkt/"+key, randomBytes(keySize(seed), seed))
+		f.requireContent("/vol/bkt/"+key, fastRandom(keySize(seed), seed))
 	}
 	t.Logf("%d keys committed by %d writers across %d restarts of meta", len(acked), writers, restarts)
 }
@@ -408,7 +420,7 @@ func TestCorruptReplica(t *testing.T) {
 	f := startFaultCluster(t, Options{BlockSize: blockSize, ContainerSize: 32 << 20, HeartbeatInterval: 200 * time.Millisecond},
 		stratopb.ReplicationFactor_REPLICATION_THREE, 512<<10)
 	ctx := t.Context()
-	data := randomBytes(5<<20+999, 3) // three blocks
+	data := fastRandom(5<<20+999, 3) // three blocks
 	require.NoError(t, f.write(ctx, "/vol/bkt/k", data, 1<<20, 0, nil))
 	ki, err := f.cl.LookupKey(ctx, "vol", "bkt", "k")
 	require.NoError(t, err)
@@ -481,7 +493,7 @@ func TestNoPipelineLeft(t *testing.T) {
 	f := startFaultCluster(t, Options{BlockSize: 1 << 20, ContainerSize: 16 << 20,
 		HeartbeatInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Second},
 		stratopb.ReplicationFactor_REPLICATION_THREE, 256<<10)
-	require.NoError(t, f.write(t.Context(), "/vol/bkt/before", randomBytes(3<<20, 1), 1<<20, 0, nil))
+	require.NoError(t, f.write(t.Context(), "/vol/bkt/before", fastRandom(3<<20, 1), 1<<20, 0, nil))
 	require.NoError(t, f.c.StopDatanode(2))
 	stopped := time.Now()
 
@@ -490,7 +502,7 @@ func TestNoPipelineLeft(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		start := time.Now()
-		err := f.write(ctx, path, randomBytes(3<<20, 2), 1<<20, 0, nil)
+		err := f.write(ctx, path, fastRandom(3<<20, 2), 1<<20, 0, nil)
 		require.Error(t, err)
 		require.NoError(t, ctx.Err(), "the write failed rather than hanging: %v", err)
 		require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
@@ -526,7 +538,7 @@ func TestNoPipelineLeft(t *testing.T) {
 	check("/vol/bkt/after")
 
 	// What was written before the loss still reads, from the two left.
-	f.requireContent("/vol/bkt/before", randomBytes(3<<20, 1))
+	f.requireContent("/vol/bkt/before", fastRandom(3<<20, 1))
 }
 
 // TestBadInput: client calls with bad arguments fail with clear errors.
