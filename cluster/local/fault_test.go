@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -283,6 +284,41 @@ func TestKillDatanodeMidWrite(t *testing.T) {
 			}, 10*time.Second, 50*time.Millisecond, "pipelines of %s closed", victim)
 		})
 	}
+}
+
+// TestKillDatanodeMidRead kills the first replica of the blocks ahead in
+// the middle of a streaming read (with read-ahead in flight): the reader
+// fails over to the other replicas and returns the key intact.
+func TestKillDatanodeMidRead(t *testing.T) {
+	const blockSize = 4 << 20
+	f := startFaultCluster(t, Options{BlockSize: blockSize, ContainerSize: 64 << 20},
+		stratopb.ReplicationFactor_REPLICATION_THREE, 1<<20)
+	ctx := t.Context()
+	data := fastRandom(6*blockSize+777, 11)
+	require.NoError(t, f.write(ctx, "/vol/bkt/k", data, 1<<20, 0, nil))
+
+	r, err := f.cl.Open(ctx, "/vol/bkt/k")
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close()) }()
+	got := make([]byte, 0, len(data))
+	buf := make([]byte, 300_000)
+	killed := ""
+	for {
+		n, err := r.Read(buf)
+		got = append(got, buf[:n]...)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		if killed == "" && len(got) >= 2*blockSize+5 {
+			// The replica a reader tries first for the next block.
+			bl := r.Info().Blocks[3]
+			killed = bl.Pipeline.Members[0].Id
+			require.NoError(t, f.c.StopDatanode(f.index(killed)))
+		}
+	}
+	require.NotEmpty(t, killed)
+	require.True(t, bytes.Equal(data, got), "read %d bytes of %d", len(got), len(data))
 }
 
 // TestRestartMetaMidWrite restarts a single-voter meta under several
