@@ -173,17 +173,18 @@ func members(bl *stratopb.BlockLocation) []string {
 }
 
 // TestKillDatanodeMidWrite kills a member of the pipeline a large write is
-// using, a follower or the leader: the write completes (the block is sealed
-// on the survivors at the acknowledged length and the rest goes to new
-// blocks that avoid the dead node), the key reads back identical with the
-// node still down, and meta has closed the container and its pipeline.
+// using, a follower or the leader, with chunks in flight or just after an
+// hsync: the write completes (the block is sealed on the survivors at the
+// acknowledged length and the rest goes to new blocks that avoid the dead
+// node), the key reads back identical with the node still down, and meta
+// has closed the container and its pipeline.
 func TestKillDatanodeMidWrite(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		member int  // index in the pipeline of the node killed: 0 is the leader
 		hsync  bool // first make every replica hold what was written
 		stale  bool // wait for meta to see the node stale
-	}{{"follower", 1, false, false}, {"leader", 0, false, true}, {"follower after hsync", 2, true, false}} {
+	}{{"follower", 1, false, false}, {"leader", 0, false, true}, {"follower after hsync", 2, true, false}, {"leader after hsync", 0, true, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			const (
 				blockSize = 4 << 20
