@@ -30,8 +30,12 @@ type CreateOptions struct {
 	WriteOptions
 }
 
-// maxRecoveries bounds the pipeline failures one writer survives.
-const maxRecoveries = 8
+// maxRecoveries bounds the datanode failures one writer survives, and
+// maxClosures the containers closed under it.
+const (
+	maxRecoveries = 8
+	maxClosures   = 64
+)
 
 // ErrWriterClosed: a write after Close.
 var ErrWriterClosed = errors.New("client: writer closed")
@@ -42,11 +46,15 @@ var ErrWriterClosed = errors.New("client: writer closed")
 //
 // Full chunks go to the block's pipeline leader, which forwards them to the
 // other replicas and acknowledges once all hold them; several chunks are in
-// flight at once and each stays buffered until acknowledged. When a replica
-// fails, the writer commits the block on the surviving replicas at the
-// length every replica acknowledged, has meta close the container, continues
-// in a new block on a pipeline without the failed datanode, and sends the
-// unacknowledged chunks again: the caller sees an error only when no healthy
+// flight at once. Every FlushChunks acknowledged chunks a PutBlock commits
+// the block's length on every replica, and a chunk stays buffered until it
+// is committed: a datanode drops chunks no PutBlock covers when their
+// container closes (meta closes full containers and those of failed
+// pipelines while writers are still in them). When a write or a commit
+// fails, the writer has meta close the container (and the pipeline, when a
+// datanode failed), ends the block at its committed length, continues in a
+// new block on a pipeline without the failed datanode, and sends every
+// uncommitted chunk again: the caller sees an error only when no healthy
 // pipeline is left.
 //
 // A Writer is not safe for concurrent use. The context given when it was
@@ -60,22 +68,41 @@ type Writer struct {
 	bpc                 uint32
 	blockSize           int64
 
-	spare    []*stratopb.BlockLocation // allocated with the open key, unused yet
-	blocks   []*stratopb.BlockLocation // written to, in key order; Length as committed
-	cur      *stratopb.BlockLocation   // the block being written (last of blocks)
-	curLen   int64                     // bytes sent to cur
-	buf      []byte                    // the chunk being filled
-	inflight []*chunkSend              // sent to cur, oldest first
+	spare     []*stratopb.BlockLocation // allocated with the open key, unused yet
+	blocks    []*stratopb.BlockLocation // written to, in key order; Length as committed
+	cur       *stratopb.BlockLocation   // the block being written (last of blocks)
+	curLen    int64                     // bytes sent to cur
+	committed int64                     // bytes of cur every replica committed
+	buf       []byte                    // the chunk being filled
+	// pending are the chunks of cur not yet committed, oldest first; the
+	// first nAcked of them are acknowledged by every replica.
+	pending  []*chunkSend
+	nAcked   int
 	exclude  stratopb.ExcludeList
-	failures int
+	failures int   // recoveries from datanode failures
+	closures int   // recoveries from containers closed under the writer
 	err      error // sticky
 	closed   bool
 }
+
+// flushChunks is how many acknowledged chunks trigger a PutBlock (Ozone's
+// stream buffer flush size: 4 chunks, 16 MiB).
+const flushChunks = 4
 
 type chunkSend struct {
 	off  int64
 	data []byte
 	done chan error
+	got  bool
+	res  error
+}
+
+// wait returns the chunk's result (once it is known; any number of times).
+func (cs *chunkSend) wait() error {
+	if !cs.got {
+		cs.res, cs.got = <-cs.done, true
+	}
+	return cs.res
 }
 
 var chunkPool sync.Pool // *[]byte of Options.ChunkSize capacity
@@ -202,8 +229,9 @@ func (w *Writer) sendBuf() error {
 	return nil
 }
 
-// send sends one chunk to the current block (starting a block if needed)
-// and keeps at most MaxChunksInFlight unacknowledged.
+// send sends one chunk to the current block (starting a block if needed),
+// keeping at most MaxChunksInFlight unacknowledged and committing every
+// flushChunks acknowledged ones.
 func (w *Writer) send(data []byte) error {
 	if w.cur == nil || w.curLen+int64(len(data)) > w.blockSize {
 		if err := w.nextBlock(); err != nil {
@@ -212,11 +240,16 @@ func (w *Writer) send(data []byte) error {
 	}
 	cs := &chunkSend{off: w.curLen, data: data, done: make(chan error, 1)}
 	w.curLen += int64(len(data))
-	w.inflight = append(w.inflight, cs)
+	w.pending = append(w.pending, cs)
 	go w.transmit(w.cur, cs)
-	for len(w.inflight) > w.c.opts.MaxChunksInFlight {
-		if err := w.waitOldest(); err != nil {
+	for len(w.pending)-w.nAcked > w.c.opts.MaxChunksInFlight {
+		if err := w.waitNext(); err != nil {
 			return err
+		}
+		if w.nAcked >= flushChunks {
+			if err := w.commitAcked(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -240,58 +273,89 @@ func pipelineAddrs(bl *stratopb.BlockLocation) (leader string, followers []strin
 	return members[0].DataAddr, followers
 }
 
-// waitOldest waits for the oldest chunk in flight, recovering from a
+// waitNext waits for the oldest unacknowledged chunk, recovering from a
 // pipeline failure.
-func (w *Writer) waitOldest() error {
-	cs := w.inflight[0]
-	err := <-cs.done
-	if err == nil {
-		w.inflight[0] = nil
-		w.inflight = w.inflight[1:]
-		w.c.releaseChunk(cs.data)
-		return nil
+func (w *Writer) waitNext() error {
+	if err := w.pending[w.nAcked].wait(); err != nil {
+		return w.recover(err)
 	}
-	return w.recover(err)
+	w.nAcked++
+	return nil
 }
 
+// waitAll waits until every chunk sent is acknowledged.
 func (w *Writer) waitAll() error {
-	for len(w.inflight) > 0 {
-		if err := w.waitOldest(); err != nil {
+	for w.nAcked < len(w.pending) {
+		if err := w.waitNext(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// recover handles the failure of the oldest chunk in flight (whose result
-// was taken): the block is committed on the surviving replicas at the
-// acknowledged length, and the chunks from the failed one on are sent again
+// commitAcked commits the acknowledged chunks with a PutBlock through the
+// pipeline and releases them.
+func (w *Writer) commitAcked() error {
+	last := w.pending[w.nAcked-1]
+	length := last.off + int64(len(last.data))
+	if err := w.putBlock(length, false, false); err != nil {
+		return w.recover(err)
+	}
+	w.released(length)
+	return nil
+}
+
+// released drops the pending chunks a commit of length covers.
+func (w *Writer) released(length int64) {
+	w.committed = length
+	w.cur.Length = length
+	k := 0
+	for k < w.nAcked && w.pending[k].off+int64(len(w.pending[k].data)) <= length {
+		w.c.releaseChunk(w.pending[k].data)
+		w.pending[k] = nil
+		k++
+	}
+	w.pending = w.pending[k:]
+	w.nAcked -= k
+}
+
+func (w *Writer) putBlock(length int64, final, sync bool) error {
+	leader, followers := pipelineAddrs(w.cur)
+	_, err := w.c.data.putBlock(w.ctx, leader, &wire.PutBlockRequest{
+		Block: wireBlock(w.cur.BlockId), Length: length, Final: final, Sync: sync, Followers: followers})
+	return err
+}
+
+// recover handles a failed write or commit of the current block: it ends
+// the block at its committed length, and sends every uncommitted chunk again
 // to a new block.
 func (w *Writer) recover(cause error) error {
+	for _, cs := range w.pending {
+		if err := cs.wait(); err != nil && err != cause {
+			w.c.opts.Logger.Debug("client: a pending chunk failed too", "key", w.key, "offset", cs.off, "err", err)
+		}
+	}
+	redo := make([][]byte, 0, len(w.pending))
+	for _, cs := range w.pending {
+		redo = append(redo, cs.data)
+	}
+	w.pending, w.nAcked = w.pending[:0], 0
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	w.failures++
-	acked := w.inflight[0].off
-	redo := make([][]byte, 0, len(w.inflight))
-	for i, cs := range w.inflight {
-		if i > 0 {
-			// Whatever it says, it is sent again.
-			if err := <-cs.done; err != nil {
-				w.c.opts.Logger.Debug("client: a later chunk failed too", "key", w.key, "offset", cs.off, "err", err)
-			}
-		}
-		redo = append(redo, cs.data)
+	failed := failedNodes(w.cur, cause)
+	if len(failed) > 0 {
+		w.failures++
+	} else {
+		w.closures++ // the container closed under the writer: routine
 	}
-	w.inflight = w.inflight[:0]
-	if w.failures > maxRecoveries {
-		return fmt.Errorf("client: writing %s/%s/%s: giving up after %d pipeline failures: %w", w.volume, w.bucket, w.key, w.failures-1, cause)
+	if w.failures > maxRecoveries || w.closures > maxClosures {
+		return fmt.Errorf("client: writing %s/%s/%s: giving up after %d datanode failures and %d closed containers: %w",
+			w.volume, w.bucket, w.key, w.failures, w.closures, cause)
 	}
 	w.c.opts.Logger.Warn("client: pipeline failed, moving to a new block", "key", w.key,
-		"block", wireBlock(w.cur.BlockId).String(), "acked", acked, "err", cause)
-	if err := w.seal(acked, failedNodes(w.cur, cause)); err != nil {
-		return err
-	}
+		"block", wireBlock(w.cur.BlockId).String(), "committed", w.committed, "resending", len(redo), "err", cause)
+	w.seal(failed)
 	for _, d := range redo {
 		if err := w.send(d); err != nil {
 			return err
@@ -300,46 +364,59 @@ func (w *Writer) recover(cause error) error {
 	return nil
 }
 
-// failedNodes names the datanodes of bl's pipeline that err blames: the
-// followers a pipelined request names, or the leader itself.
+// failedNodes names the datanodes of bl's pipeline that err blames
+// (docs/wire.md, pipeline errors): followers listed with a code about the
+// node itself (unreachable, disk error, disk full, corruption, or a code
+// this client does not know), or the leader for its own such error or a
+// broken connection. A replica refusing the request (its container closed)
+// is nobody's fault.
 func failedNodes(bl *stratopb.BlockLocation, err error) map[string]bool {
 	members := bl.GetPipeline().GetMembers()
 	failed := map[string]bool{}
 	var we *wire.Error
-	if errors.As(err, &we) {
-		for _, f := range we.Failed {
-			for _, m := range members {
-				if m.DataAddr == f.Addr {
-					failed[m.Id] = true
-				}
+	if !errors.As(err, &we) {
+		if len(members) > 0 {
+			failed[members[0].Id] = true // the connection to the leader broke
+		}
+		return failed
+	}
+	for _, f := range we.Failed {
+		if !nodeFault(f.Code) {
+			continue
+		}
+		for _, m := range members {
+			if m.DataAddr == f.Addr {
+				failed[m.Id] = true
 			}
 		}
-		if len(failed) > 0 {
-			return failed
-		}
-		switch we.Code {
-		case wire.CodeContainerNotOpen, wire.CodeBadState:
-			return failed // the container closed: no node is at fault
-		}
 	}
-	if len(members) > 0 {
+	if we.Code != wire.CodeFollowerFailed && nodeFault(we.Code) && len(members) > 0 {
 		failed[members[0].Id] = true
 	}
 	return failed
 }
 
-// seal ends the current block at length: committed (with fsync) on every
-// replica not in failed, and dropped from the key if length is 0. Meta
-// closes the container, and later blocks avoid it, its pipeline and the
+// nodeFault: the code says something about the datanode, not the request.
+func nodeFault(c wire.Code) bool {
+	switch c {
+	case wire.CodeUnavailable, wire.CodeIO, wire.CodeNoSpace, wire.CodeCorrupt, wire.CodeInternal:
+		return true
+	}
+	return !c.Known()
+}
+
+// seal ends the current block at its committed length (dropped from the
+// key if that is 0). The surviving replicas are asked to finalise and fsync
+// it; that may fail harmlessly (a closed container already made it durable).
+// Meta closes the container, and later blocks avoid it, its pipeline and the
 // failed datanodes.
-func (w *Writer) seal(length int64, failed map[string]bool) error {
-	old := w.cur
-	w.cur, w.curLen = nil, 0
+func (w *Writer) seal(failed map[string]bool) {
+	old, length := w.cur, w.committed
+	w.cur, w.curLen, w.committed = nil, 0, 0
 	old.Length = length
 	if length == 0 {
 		w.blocks = w.blocks[:len(w.blocks)-1]
 	} else {
-		kept := 0
 		for _, m := range old.GetPipeline().GetMembers() {
 			if failed[m.Id] {
 				continue
@@ -347,15 +424,8 @@ func (w *Writer) seal(length int64, failed map[string]bool) error {
 			_, err := w.c.data.putBlock(w.ctx, m.DataAddr, &wire.PutBlockRequest{
 				Block: wireBlock(old.BlockId), Length: length, Final: true, Sync: true})
 			if err != nil {
-				w.c.opts.Logger.Warn("client: commit on a surviving replica failed", "datanode", m.Id, "err", err)
-				failed[m.Id] = true
-				continue
+				w.c.opts.Logger.Debug("client: finalising a block on a surviving replica", "datanode", m.Id, "err", err)
 			}
-			kept++
-		}
-		if kept == 0 {
-			return fmt.Errorf("client: writing %s/%s/%s: no replica of block %s kept its %d acknowledged bytes",
-				w.volume, w.bucket, w.key, wireBlock(old.BlockId), length)
 		}
 	}
 	var failedID string
@@ -365,7 +435,11 @@ func (w *Writer) seal(length int64, failed map[string]bool) error {
 	}
 	cid := old.GetBlockId().GetContainerId()
 	w.exclude.Containers = append(w.exclude.Containers, cid)
-	w.exclude.Pipelines = append(w.exclude.Pipelines, old.GetPipeline().GetId())
+	if len(failed) > 0 {
+		// The pipeline is broken; a container that merely closed leaves
+		// its pipeline usable.
+		w.exclude.Pipelines = append(w.exclude.Pipelines, old.GetPipeline().GetId())
+	}
 	err := retryMeta(w.ctx, func(ctx context.Context) error {
 		_, err := Cluster(ctx, w.c, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.CloseContainerResponse, error) {
 			return cl.CloseContainer(ctx, &stratopb.CloseContainerRequest{ContainerId: cid, FailedDatanode: failedID, Reason: "client write failed"})
@@ -375,13 +449,12 @@ func (w *Writer) seal(length int64, failed map[string]bool) error {
 	if err != nil {
 		w.c.opts.Logger.Warn("client: asking meta to close a container failed", "container", cid, "err", err)
 	}
-	return nil
 }
 
 // nextBlock ends the current block and starts the next one.
 func (w *Writer) nextBlock() error {
 	if w.cur != nil {
-		if err := w.finishBlock(); err != nil {
+		if err := w.commitBlock(true, false); err != nil {
 			return err
 		}
 	}
@@ -407,7 +480,7 @@ func (w *Writer) nextBlock() error {
 	}
 	bl.Length = 0
 	w.blocks = append(w.blocks, bl)
-	w.cur, w.curLen = bl, 0
+	w.cur, w.curLen, w.committed = bl, 0, 0
 	return nil
 }
 
@@ -428,53 +501,44 @@ func (w *Writer) usable(bl *stratopb.BlockLocation) bool {
 	return true
 }
 
-// finishBlock waits for the current block's chunks and commits it as
-// final on every replica.
-func (w *Writer) finishBlock() error {
-	if err := w.waitAll(); err != nil {
-		return err
+// commitBlock waits until every chunk sent is acknowledged and commits the
+// current block's length on every replica (final: the block is complete;
+// sync: every replica fsyncs first), moving to a new block as often as
+// failures require.
+func (w *Writer) commitBlock(final, sync bool) error {
+	for {
+		if err := w.waitAll(); err != nil {
+			return err
+		}
+		if w.cur == nil {
+			return nil
+		}
+		if w.curLen == 0 {
+			if final {
+				w.blocks = w.blocks[:len(w.blocks)-1]
+				w.cur = nil
+			}
+			return nil
+		}
+		if w.committed == w.curLen && !final && !sync {
+			return nil
+		}
+		err := w.putBlock(w.curLen, final, sync)
+		if err == nil {
+			w.released(w.curLen)
+			if final {
+				w.cur, w.curLen, w.committed = nil, 0, 0
+			}
+			return nil
+		}
+		if rerr := w.recover(err); rerr != nil {
+			return rerr
+		}
 	}
-	if w.cur == nil {
-		return nil // a recovery sealed it
-	}
-	return w.putBlock(true, false)
 }
 
-// putBlock commits the current block's length through its pipeline; if
-// that fails, the block is sealed on the surviving replicas instead.
-func (w *Writer) putBlock(final, sync bool) error {
-	bl := w.cur
-	if w.curLen == 0 {
-		if final {
-			w.blocks = w.blocks[:len(w.blocks)-1]
-			w.cur = nil
-		}
-		return nil
-	}
-	leader, followers := pipelineAddrs(bl)
-	_, err := w.c.data.putBlock(w.ctx, leader, &wire.PutBlockRequest{
-		Block: wireBlock(bl.BlockId), Length: w.curLen, Final: final, Sync: sync, Followers: followers})
-	if err != nil {
-		if cerr := w.ctx.Err(); cerr != nil {
-			return cerr
-		}
-		w.failures++
-		if w.failures > maxRecoveries {
-			return fmt.Errorf("client: writing %s/%s/%s: giving up after %d pipeline failures: %w", w.volume, w.bucket, w.key, w.failures-1, err)
-		}
-		w.c.opts.Logger.Warn("client: block commit failed, sealing on the surviving replicas", "block", wireBlock(bl.BlockId).String(), "err", err)
-		return w.seal(w.curLen, failedNodes(bl, err))
-	}
-	bl.Length = w.curLen
-	if final {
-		w.cur, w.curLen = nil, 0
-	}
-	return nil
-}
-
-// flush sends the partial chunk and waits until every replica holds
-// everything written, committing the current block's length (fsynced with
-// sync), then publishes the key's length in meta.
+// flush sends the partial chunk, commits the current block (fsynced with
+// sync) and publishes the key's length in meta.
 func (w *Writer) flush(sync bool) error {
 	if w.closed {
 		return ErrWriterClosed
@@ -484,10 +548,7 @@ func (w *Writer) flush(sync bool) error {
 	}
 	err := w.sendBuf()
 	if err == nil {
-		err = w.waitAll()
-	}
-	if err == nil && w.cur != nil {
-		err = w.putBlock(false, sync)
+		err = w.commitBlock(false, sync)
 	}
 	if err == nil {
 		err = w.commit(true)
@@ -518,8 +579,8 @@ func (w *Writer) Close() error {
 		return w.err
 	}
 	err := w.sendBuf()
-	if err == nil && w.cur != nil {
-		err = w.finishBlock()
+	if err == nil {
+		err = w.commitBlock(true, false)
 	}
 	if err == nil {
 		err = w.commit(false)
@@ -535,13 +596,12 @@ func (w *Writer) release() {
 		w.c.releaseChunk(w.buf)
 		w.buf = nil
 	}
-	for _, cs := range w.inflight {
-		// The writer failed: the chunk's outcome no longer matters.
-		if err := <-cs.done; err != nil {
+	for _, cs := range w.pending {
+		if err := cs.wait(); err != nil {
 			w.c.opts.Logger.Debug("client: an abandoned chunk failed", "key", w.key, "offset", cs.off, "err", err)
 		}
 	}
-	w.inflight = nil
+	w.pending, w.nAcked = nil, 0
 }
 
 // commit publishes the blocks in meta: for good, or (hsync) keeping the key

@@ -110,15 +110,10 @@ func (m *Manager) Allocate(ctx context.Context, now time.Time, repl stratopb.Rep
 			members = append(members, n.details)
 		}
 	}
-	if full {
-		m.queueCloseLocked(p, c.info.Id)
+	if full && c.fullAt.IsZero() {
+		c.fullAt = now // no more blocks; Tick closes it after FullCloseDelay
 	}
 	m.mu.Unlock()
-	if full {
-		if _, err := m.propose(ctx, closing(now, c.info.Id)); err != nil {
-			return nil, fmt.Errorf("cluster: closing full container %d: %w", c.info.Id, err)
-		}
-	}
 	return &Allocation{ContainerID: c.info.Id, LocalID: localID, Pipeline: p, Members: members}, nil
 }
 
@@ -141,7 +136,7 @@ func (m *Manager) candidatePipelinesLocked(repl stratopb.ReplicationFactor, ex E
 func (m *Manager) openContainersLocked(pipeline uint64, ex Exclude) []*containerState {
 	var out []*containerState
 	for _, id := range m.open[pipeline] {
-		if !slices.Contains(ex.Containers, id) {
+		if !slices.Contains(ex.Containers, id) && m.containers[id].fullAt.IsZero() {
 			out = append(out, m.containers[id])
 		}
 	}

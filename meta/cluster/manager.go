@@ -55,6 +55,9 @@ type containerState struct {
 	replicas map[string]*stratopb.ContainerReplica
 	// allocated bytes since the leader started (soft).
 	allocated int64
+	// fullAt: when allocations reached the close threshold (soft; zero
+	// while the container takes blocks).
+	fullAt time.Time
 }
 
 // Manager holds the cluster state. See the package documentation.
@@ -240,6 +243,21 @@ func (m *Manager) Tick(now time.Time) []*stratopb.ClusterCommand {
 		}
 	}
 	var out []*stratopb.ClusterCommand
+	// Full containers close once their writers had time to finish, or once
+	// a replica is that full.
+	for _, c := range m.sortedContainersLocked() {
+		if c.fullAt.IsZero() && !m.reportedFullLocked(c) || c.info.State != stratopb.ContainerState_CONTAINER_OPEN {
+			continue
+		}
+		if !c.fullAt.IsZero() && now.Sub(c.fullAt) < m.opts.FullCloseDelay && !m.reportedFullLocked(c) {
+			continue
+		}
+		out = append(out, closing(now, c.info.Id))
+		if p := m.pipelines[c.info.PipelineId]; p != nil {
+			m.queueCloseLocked(p, c.info.Id)
+		}
+		c.fullAt = time.Time{}
+	}
 	for _, p := range m.sortedPipelinesLocked() {
 		if p.State != stratopb.PipelineState_PIPELINE_OPEN || m.pipelineUsableLocked(p) {
 			continue
@@ -267,6 +285,16 @@ func (m *Manager) queueCloseLocked(p *stratopb.PipelineInfo, cid uint64) {
 				CloseContainer: &stratopb.CloseContainerCommand{ContainerId: cid, PipelineId: p.Id}}})
 		}
 	}
+}
+
+// reportedFullLocked: a replica reports the close threshold used.
+func (m *Manager) reportedFullLocked(c *containerState) bool {
+	for _, r := range c.replicas {
+		if float64(r.UsedBytes) >= m.opts.CloseThreshold*float64(m.opts.ContainerSize) {
+			return true
+		}
+	}
+	return false
 }
 
 // pipelineUsableLocked: every member is registered, HEALTHY and in service.

@@ -195,15 +195,28 @@ func TestAllocate(t *testing.T) {
 }
 
 func TestAllocateExcludesAndClosesFullContainers(t *testing.T) {
-	e := newEnv(t, Options{ContainerSize: 10 << 20, BlockSize: 1 << 20, OpenContainersPerPipeline: 1})
+	e := newEnv(t, Options{ContainerSize: 10 << 20, BlockSize: 1 << 20, OpenContainersPerPipeline: 1, FullCloseDelay: 10 * time.Second})
 	e.register("dn1", "dn2", "dn3")
 	a := e.alloc(three, Exclude{})
 	first := a.ContainerID
 	for i := 0; i < 8; i++ {
 		require.Equal(t, first, e.alloc(three, Exclude{}).ContainerID)
 	}
-	// The ninth block reaches 90%: the container closes, its members are told.
+	// The ninth block reaches 90%: the container takes no more blocks, but
+	// stays open while its writers finish.
+	require.NotEqual(t, first, e.alloc(three, Exclude{}).ContainerID)
 	info, _, err := e.m.Replicas(first)
+	require.NoError(t, err)
+	require.Equal(t, stratopb.ContainerState_CONTAINER_OPEN, info.State)
+	e.now = e.now.Add(e.m.Options().FullCloseDelay / 2)
+	e.tick()
+	for _, id := range a.Pipeline.Members {
+		require.Empty(t, e.heartbeat(id, nil).Commands)
+	}
+	// FullCloseDelay later it closes, and its members are told.
+	e.now = e.now.Add(e.m.Options().FullCloseDelay)
+	e.tick()
+	info, _, err = e.m.Replicas(first)
 	require.NoError(t, err)
 	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSING, info.State)
 	for _, id := range a.Pipeline.Members {
@@ -211,7 +224,8 @@ func TestAllocateExcludesAndClosesFullContainers(t *testing.T) {
 		require.Len(t, cmds, 1)
 		require.Equal(t, first, cmds[0].GetCloseContainer().ContainerId)
 	}
-	require.NotEqual(t, first, e.alloc(three, Exclude{}).ContainerID)
+	e.tick()
+	require.Empty(t, e.heartbeat(a.Pipeline.Members[0], nil).Commands, "closed once")
 
 	// Excluding a member forces a pipeline without it.
 	e.register("dn4")
@@ -498,6 +512,18 @@ func TestClientClosesContainer(t *testing.T) {
 	c := e.alloc(three, Exclude{Datanodes: []string{bad}})
 	require.NotContains(t, c.Pipeline.Members, bad)
 	require.NotEqual(t, b.Pipeline.Id, c.Pipeline.Id)
+}
+
+func TestReplicaReportClosesFullContainer(t *testing.T) {
+	e := newEnv(t, Options{ContainerSize: 10 << 20, BlockSize: 1 << 20})
+	e.register("dn1", "dn2", "dn3")
+	a := e.alloc(three, Exclude{})
+	e.heartbeat("dn2", &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{
+		ContainerId: a.ContainerID, State: stratopb.ContainerState_CONTAINER_OPEN, UsedBytes: 9 << 20}}})
+	e.tick()
+	info, _, err := e.m.Replicas(a.ContainerID)
+	require.NoError(t, err)
+	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSING, info.State)
 }
 
 func TestMarkUnhealthy(t *testing.T) {

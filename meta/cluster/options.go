@@ -17,8 +17,13 @@ type Options struct {
 	// ContainerSize is the size a container may grow to. Default 5 GiB.
 	ContainerSize int64
 	// CloseThreshold is the fraction of ContainerSize at which a container
-	// is closed. Default 0.9.
+	// is full: it takes no new blocks at once, and is closed FullCloseDelay
+	// later, or as soon as a replica reports that much used. Default 0.9.
 	CloseThreshold float64
+	// FullCloseDelay leaves writers time to finish the blocks of a full
+	// container before it closes (closing drops chunks not yet committed,
+	// which their writers must then send again elsewhere). Default 30s.
+	FullCloseDelay time.Duration
 	// BlockSize is the size reserved in a container for each allocated
 	// block. Default 256 MiB.
 	BlockSize int64
@@ -74,6 +79,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.SafeModeReplicaFraction == 0 {
 		o.SafeModeReplicaFraction = 0.99
+	}
+	if o.FullCloseDelay == 0 {
+		o.FullCloseDelay = 30 * time.Second
 	}
 	if o.ReplicationTimeout == 0 {
 		o.ReplicationTimeout = 10 * time.Minute
