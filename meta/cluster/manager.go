@@ -58,6 +58,9 @@ type containerState struct {
 	// fullAt: when allocations reached the close threshold (soft; zero
 	// while the container takes blocks).
 	fullAt time.Time
+	// bad: datanodes whose replica a client found bad (soft). It stays
+	// UNHEALTHY whatever the datanode reports until the replica is gone.
+	bad map[string]bool
 }
 
 // Manager holds the cluster state. See the package documentation.
@@ -182,6 +185,7 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratopb.Contain
 				delete(n.containers, cid)
 				if c := m.containers[cid]; c != nil {
 					delete(c.replicas, id)
+					delete(c.bad, id)
 				}
 			}
 		}
@@ -190,6 +194,7 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratopb.Contain
 		delete(n.containers, cid)
 		if c := m.containers[cid]; c != nil {
 			delete(c.replicas, id)
+			delete(c.bad, id)
 		}
 	}
 	for _, rep := range r.Replicas {
@@ -199,6 +204,10 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratopb.Contain
 		}
 		if c.replicas == nil {
 			c.replicas = map[string]*stratopb.ContainerReplica{}
+		}
+		if c.bad[id] && rep.State != stratopb.ContainerState_CONTAINER_UNHEALTHY {
+			rep = proto.Clone(rep).(*stratopb.ContainerReplica)
+			rep.State = stratopb.ContainerState_CONTAINER_UNHEALTHY
 		}
 		c.replicas[id] = rep
 		n.containers[rep.ContainerId] = gen
@@ -257,6 +266,27 @@ func (m *Manager) Tick(now time.Time) []*stratopb.ClusterCommand {
 			m.queueCloseLocked(p, c.info.Id)
 		}
 		c.fullAt = time.Time{}
+	}
+	// A closing container whose reported good replicas are all CLOSED (at
+	// least one) is CLOSED.
+	for _, c := range m.sortedContainersLocked() {
+		if c.info.State != stratopb.ContainerState_CONTAINER_CLOSING || len(c.replicas) == 0 {
+			continue
+		}
+		closed := 0
+		for _, r := range c.replicas {
+			switch r.State {
+			case stratopb.ContainerState_CONTAINER_CLOSED:
+				closed++
+			case stratopb.ContainerState_CONTAINER_UNHEALTHY:
+			default:
+				closed = -len(c.replicas) - 1
+			}
+		}
+		if closed > 0 {
+			out = append(out, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_SetContainerState{
+				SetContainerState: &stratopb.ContainerStateChange{ContainerId: c.info.Id, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+		}
 	}
 	for _, p := range m.sortedPipelinesLocked() {
 		if p.State != stratopb.PipelineState_PIPELINE_OPEN || m.pipelineUsableLocked(p) {
@@ -495,7 +525,8 @@ func (m *Manager) CloseContainer(now time.Time, id uint64, failed string) ([]*st
 
 // MarkUnhealthy records that a datanode's replica of a container failed a
 // read (a checksum mismatch or a missing block): the replica no longer counts
-// as a good copy until the datanode reports the container again.
+// as a good copy, whatever the datanode reports, until it is gone from the
+// datanode (deleted, or replaced by a new copy).
 func (m *Manager) MarkUnhealthy(id uint64, datanode string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -510,5 +541,9 @@ func (m *Manager) MarkUnhealthy(id uint64, datanode string) error {
 	rep = proto.Clone(rep).(*stratopb.ContainerReplica)
 	rep.State = stratopb.ContainerState_CONTAINER_UNHEALTHY
 	c.replicas[datanode] = rep
+	if c.bad == nil {
+		c.bad = map[string]bool{}
+	}
+	c.bad[datanode] = true
 	return nil
 }

@@ -526,6 +526,34 @@ func TestReplicaReportClosesFullContainer(t *testing.T) {
 	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSING, info.State)
 }
 
+func TestClosingBecomesClosedWhenReplicasReport(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.register("dn1", "dn2", "dn3")
+	a := e.alloc(three, Exclude{})
+	cmds, err := e.m.CloseContainer(e.now, a.ContainerID, "")
+	require.NoError(t, err)
+	for _, c := range cmds {
+		_, err := e.propose(context.Background(), c)
+		require.NoError(t, err)
+	}
+	report := func(id string, st stratopb.ContainerState) {
+		e.heartbeat(id, &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: a.ContainerID, State: st}}})
+	}
+	state := func() stratopb.ContainerState {
+		info, _, err := e.m.Replicas(a.ContainerID)
+		require.NoError(t, err)
+		return info.State
+	}
+	report("dn1", stratopb.ContainerState_CONTAINER_CLOSED)
+	report("dn2", stratopb.ContainerState_CONTAINER_OPEN)
+	e.tick()
+	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSING, state(), "one replica still open")
+	report("dn2", stratopb.ContainerState_CONTAINER_CLOSED)
+	report("dn3", stratopb.ContainerState_CONTAINER_UNHEALTHY)
+	e.tick()
+	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSED, state())
+}
+
 func TestMarkUnhealthy(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.register("dn1", "dn2", "dn3")
@@ -537,7 +565,13 @@ func TestMarkUnhealthy(t *testing.T) {
 	_, reps, err := e.m.Replicas(a.ContainerID)
 	require.NoError(t, err)
 	require.Equal(t, stratopb.ContainerState_CONTAINER_UNHEALTHY, reps["dn1"].State)
-	// The node's next report of the container replaces the verdict.
+	// The node's next reports do not clear the verdict...
+	e.heartbeat("dn1", rep)
+	_, reps, err = e.m.Replicas(a.ContainerID)
+	require.NoError(t, err)
+	require.Equal(t, stratopb.ContainerState_CONTAINER_UNHEALTHY, reps["dn1"].State)
+	// ...until the replica is gone from it; a new copy starts clean.
+	e.heartbeat("dn1", &stratopb.ContainerReport{Deleted: []uint64{a.ContainerID}})
 	e.heartbeat("dn1", rep)
 	_, reps, err = e.m.Replicas(a.ContainerID)
 	require.NoError(t, err)
