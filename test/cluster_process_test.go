@@ -54,19 +54,19 @@ func TestClusterOfProcesses(t *testing.T) {
 		out, err := exec.Command(binary, append(args, "--meta", metaAddr)...).CombinedOutput()
 		return string(out), err
 	}
-	// Wait for the datanodes to register and safe mode to end.
+	// Wait for the three datanodes to register and safe mode to end.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		out, err := cli("admin", "safemode", "status")
-		if err == nil && strings.Contains(out, "OFF") || time.Now().After(deadline) {
-			require.NoError(t, err, out)
+		sm, err1 := cli("admin", "safemode", "status")
+		dl, err2 := cli("admin", "datanode", "list")
+		if err1 == nil && err2 == nil && strings.Contains(sm, "OFF") && strings.Count(dl, "HEALTHY") == 3 {
 			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster not ready: %v %v\n%s\n%s", err1, err2, sm, dl)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	out, err := cli("admin", "datanode", "list")
-	require.NoError(t, err, out)
-	require.Equal(t, 3, strings.Count(out, "HEALTHY"), out)
 
 	data := make([]byte, 9<<20+77)
 	_, _ = rand.Read(data)
