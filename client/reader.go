@@ -36,8 +36,8 @@ type Reader struct {
 
 	off    int64 // of the next Read
 	buf    []byte
-	bufOff int64 // key offset of buf[0]
-	ahead  *prefetch
+	bufOff int64       // key offset of buf[0]
+	ahead  []*prefetch // reads in flight after buf, in key order
 }
 
 type prefetch struct {
@@ -228,24 +228,26 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// readAheadDepth is how many buffers Read keeps in flight ahead of the one
+// being consumed: enough parallel requests to keep a datanode's disk and
+// the connection busy.
+const readAheadDepth = 4
+
 // fill loads the buffer at r.off (from the read-ahead when it is there)
-// and starts reading the next one.
+// and keeps readAheadDepth reads in flight after it.
 func (r *Reader) fill() error {
 	size := int64(r.c.opts.ChunkSize)
-	if r.ahead != nil && r.ahead.off == r.off {
-		<-r.ahead.done
-		if r.ahead.err != nil {
-			err := r.ahead.err
-			r.ahead = nil
-			return err
+	if len(r.ahead) > 0 && r.ahead[0].off == r.off {
+		pf := r.ahead[0]
+		r.ahead = r.ahead[1:]
+		<-pf.done
+		if pf.err != nil {
+			r.dropAhead()
+			return pf.err
 		}
-		r.buf, r.bufOff = r.ahead.buf, r.ahead.off
-		r.ahead = nil
+		r.buf, r.bufOff = pf.buf, pf.off
 	} else {
-		if r.ahead != nil {
-			<-r.ahead.done // abandoned by a Seek
-			r.ahead = nil
-		}
+		r.dropAhead() // abandoned by a Seek
 		n := min(size, r.key.Size-r.off)
 		buf := make([]byte, n)
 		if err := r.readRange(buf, r.off); err != nil {
@@ -254,15 +256,28 @@ func (r *Reader) fill() error {
 		r.buf, r.bufOff = buf, r.off
 	}
 	next := r.bufOff + int64(len(r.buf))
-	if next < r.key.Size {
+	if len(r.ahead) > 0 {
+		last := r.ahead[len(r.ahead)-1]
+		next = last.off + int64(len(last.buf))
+	}
+	for len(r.ahead) < readAheadDepth && next < r.key.Size {
 		pf := &prefetch{off: next, buf: make([]byte, min(size, r.key.Size-next)), done: make(chan struct{})}
-		r.ahead = pf
+		r.ahead = append(r.ahead, pf)
 		go func() {
 			defer close(pf.done)
 			pf.err = r.readRange(pf.buf, pf.off)
 		}()
+		next += int64(len(pf.buf))
 	}
 	return nil
+}
+
+// dropAhead waits for the reads in flight and forgets them.
+func (r *Reader) dropAhead() {
+	for _, pf := range r.ahead {
+		<-pf.done
+	}
+	r.ahead = nil
 }
 
 // Seek sets the offset of the next Read.
@@ -285,10 +300,7 @@ func (r *Reader) Seek(offset int64, whence int) (int64, error) {
 
 // Close releases the reader.
 func (r *Reader) Close() error {
-	if r.ahead != nil {
-		<-r.ahead.done
-		r.ahead = nil
-	}
+	r.dropAhead()
 	r.buf = nil
 	return nil
 }

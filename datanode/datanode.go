@@ -28,6 +28,13 @@ type Options struct {
 	Meta []string
 	// HeartbeatInterval, see AgentOptions. Default: 3s.
 	HeartbeatInterval time.Duration
+	// DirectIO writes large aligned chunks around the page cache
+	// (container.Options.DisableDirectIO). Default: off — like HDFS and
+	// Ozone datanodes, writes go through the page cache, so that data read
+	// soon after it was written (the next stage of a job, a read-back)
+	// comes from memory, with writeback started at once for each chunk
+	// (container.Options.EagerWriteback); PutBlock with sync still fsyncs.
+	DirectIO bool
 	// Store and Server tune the parts; their Dirs, ID and Logger are set
 	// from the fields above.
 	Store  StoreOptions
@@ -67,6 +74,8 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	so := opts.Store
 	so.Dirs, so.Logger = opts.Dirs, opts.Logger
+	so.Volume.DisableDirectIO = !opts.DirectIO
+	so.Volume.EagerWriteback = !opts.DirectIO
 	// A container created by a write is reported in the next heartbeat,
 	// so that meta knows its replicas (and can take a client's report of a
 	// bad one) without waiting for a full report. The agent exists before

@@ -50,6 +50,7 @@ SIGTERM stops it cleanly.`,
 	f.StringArrayVar(&o.Dirs, "data", nil, "a data directory (repeat for each disk; required)")
 	f.StringVar(&metas, "meta", "127.0.0.1:9860", "meta replicas' gRPC addresses, comma-separated")
 	f.StringVar(&listen, "listen", "127.0.0.1:9870", "address of the data protocol")
+	f.BoolVar(&o.DirectIO, "direct-io", false, "write large aligned chunks with O_DIRECT (around the page cache)")
 	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", 0, "time between heartbeats (default 3s)")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd

@@ -12,3 +12,10 @@ func openDirect(path string) (*os.File, error) {
 }
 
 const directIOSupported = true
+
+// startWriteback asks the kernel to start writing [off, off+n) of the file
+// back to disk now, without waiting (sync_file_range SYNC_FILE_RANGE_WRITE).
+// Errors are ignored: it is only advice; fsync stays the durability point.
+func startWriteback(fd uintptr, off, n int64) {
+	_ = syscall.SyncFileRange(int(fd), off, n, 2 /* SYNC_FILE_RANGE_WRITE */)
+}

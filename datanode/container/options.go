@@ -77,6 +77,12 @@ type Options struct {
 	// DirectIOMinSize is the smallest chunk written with O_DIRECT.
 	// Default: 1 MiB.
 	DirectIOMinSize int64
+	// EagerWriteback starts writing each buffered FILE_PER_BLOCK chunk
+	// back to disk as soon as it is written (sync_file_range on Linux),
+	// so that dirty pages do not pile up until the kernel throttles
+	// writers, and a later fsync has little left to do; the data stays in
+	// the page cache for readers.
+	EagerWriteback bool
 }
 
 // Default values of Options.

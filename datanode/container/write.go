@@ -119,6 +119,11 @@ func (c *Container) WriteChunk(localID uint64, offset int64, data []byte, sums c
 		if _, err := b.f.WriteAt(data, offset); err != nil {
 			return ioError(fmt.Sprintf("write block %d at %d", localID, offset), err)
 		}
+		if c.v.opts.EagerWriteback {
+			if fd := b.f.Fd(); fd != vfs.InvalidFd {
+				startWriteback(fd, offset, n)
+			}
+		}
 	case FilePerChunk:
 		if err := c.writeChunkFile(localID, offset, data); err != nil {
 			return err
