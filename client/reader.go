@@ -175,8 +175,11 @@ func (r *Reader) readBlock(bl *stratopb.BlockLocation, off int64, dst []byte) er
 
 // readReplica reads and verifies one range from one datanode.
 func (r *Reader) readReplica(m *stratopb.DatanodeDetails, bl *stratopb.BlockLocation, off int64, dst []byte) error {
+	// A range on checksum-window boundaries (the usual case: read-ahead
+	// buffers are 4 MiB aligned) comes back exactly as asked, straight into
+	// dst; otherwise the wider payload lands in a buffer of its own.
 	resp, payload, err := r.c.data.readChunk(r.ctx, m.DataAddr, &wire.ReadChunkRequest{
-		Block: wireBlock(bl.BlockId), Offset: off, Length: uint32(len(dst))}, nil)
+		Block: wireBlock(bl.BlockId), Offset: off, Length: uint32(len(dst))}, dst[:len(dst):len(dst)])
 	if err != nil {
 		return err
 	}
@@ -197,7 +200,9 @@ func (r *Reader) readReplica(m *stratopb.DatanodeDetails, bl *stratopb.BlockLoca
 	if start < 0 || start+int64(len(dst)) > pos {
 		return fmt.Errorf("%w: reply covers [%d, %d), asked [%d, %d)", wire.CodeProtocol, resp.Offset, resp.Offset+pos, off, off+int64(len(dst)))
 	}
-	copy(dst, payload[start:start+int64(len(dst))])
+	if start != 0 || len(payload) == 0 || &payload[0] != &dst[0] {
+		copy(dst, payload[start:start+int64(len(dst))])
+	}
 	return nil
 }
 

@@ -30,6 +30,7 @@ func newBenchTeraGenCmd() *cobra.Command {
 		localDir string
 		buffer   string
 		readBack string
+		readSum  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "teragen ROWS PATH [flags]",
@@ -98,11 +99,11 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 			if !ok {
 				return errors.New("bench teragen: this target cannot read back")
 			}
-			read, err := bench.RunTeraRead(ctx, cfg.Path, cfg.Writers, int(rb), opener, cmd.OutOrStdout())
+			read, err := bench.RunTeraRead(ctx, cfg.Path, cfg.Writers, int(rb), readSum, opener, cmd.OutOrStdout())
 			if err != nil {
 				return err
 			}
-			if read.Checksum != res.Checksum {
+			if readSum && read.Checksum != res.Checksum {
 				return fmt.Errorf("bench teragen: read back CHECKSUM=%d, written CHECKSUM=%d", read.Checksum.Counter(), res.Checksum.Counter())
 			}
 			return nil
@@ -113,7 +114,8 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 	f.StringVar(&metaAddr, "meta", "", "address of a running meta server to write through (default: an in-process cluster)")
 	f.StringVar(&localDir, "local-dir", "", "write to the local file system under this directory")
 	f.StringVar(&buffer, "local-buffer", "64k", "with --local-dir: each file's write buffer (0: unbuffered)")
-	f.StringVar(&readBack, "read-back", "", "then read every file back, one reader each, in read calls of this size (e.g. 1MiB), and check the CHECKSUM")
+	f.StringVar(&readBack, "read-back", "", "then read every file back, one reader each, in read calls of this size (e.g. 1MiB)")
+	f.BoolVar(&readSum, "read-back-checksum", true, "recompute TeraGen's CHECKSUM from the rows read back (off: read only, as the HDFS anchor's read-back does; the client verifies every chunk's CRC32C either way)")
 	f.DurationVar(&cfg.ProgressInterval, "progress-interval", 5e9, "interval of the progress lines on stderr")
 	return cmd
 }
