@@ -331,7 +331,7 @@ func (w *Writer) putBlock(length int64, final, sync bool) error {
 // to a new block.
 func (w *Writer) recover(cause error) error {
 	for _, cs := range w.pending {
-		if err := cs.wait(); err != nil && err != cause {
+		if err := cs.wait(); err != nil && !errors.Is(err, cause) {
 			w.c.opts.Logger.Debug("client: a pending chunk failed too", "key", w.key, "offset", cs.off, "err", err)
 		}
 	}
