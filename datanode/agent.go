@@ -20,6 +20,9 @@ type agentStore interface {
 	NodeStats() *stratopb.NodeStats
 	// CloseContainer closes a container (idempotent).
 	CloseContainer(id uint64) error
+	// DeleteContainer removes a container and its data (an open one only
+	// with force).
+	DeleteContainer(id uint64, force bool) error
 }
 
 // AgentOptions configure a datanode's link to meta.
@@ -230,6 +233,12 @@ func (a *agent) execute(cmds []*stratopb.DatanodeCommand) {
 			a.containerChanged(id)
 		case *stratopb.DatanodeCommand_CreateContainer:
 			// Containers are created by the first write to them.
+		case *stratopb.DatanodeCommand_ReplicateContainer:
+			a.replicate(c.Id, cmd.ReplicateContainer)
+		case *stratopb.DatanodeCommand_DeleteContainer:
+			a.deleteContainer(c.Id, cmd.DeleteContainer)
+		case *stratopb.DatanodeCommand_DeleteBlocks:
+			a.deleteBlocks(c.Id, cmd.DeleteBlocks)
 		default:
 			a.opts.Logger.Debug("datanode: command not handled", "command", fmt.Sprintf("%T", c.Cmd))
 		}

@@ -204,3 +204,7 @@ func (r storeReports) NodeStats() *stratopb.NodeStats {
 }
 
 func (r storeReports) CloseContainer(id uint64) error { return r.s.CloseContainer(id) }
+
+func (r storeReports) DeleteContainer(id uint64, force bool) error {
+	return r.s.DeleteContainer(id, force)
+}

@@ -1068,6 +1068,70 @@ func (x *ClosePipelineCommand) GetPipelineId() uint64 {
 	return 0
 }
 
+// DeleteBlocksCommand hands a datanode blocks no key references any more
+// (deleted and overwritten keys, expired open keys).
+type DeleteBlocksCommand struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	LocalIds    []uint64               `protobuf:"varint,2,rep,packed,name=local_ids,json=localIds,proto3" json:"local_ids,omitempty"`
+	// seq names meta's deleted-blocks entry; the datanode acknowledges it in
+	// a later heartbeat (HeartbeatRequest.deleted_blocks_acks).
+	Seq           uint64 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteBlocksCommand) Reset() {
+	*x = DeleteBlocksCommand{}
+	mi := &file_cluster_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteBlocksCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteBlocksCommand) ProtoMessage() {}
+
+func (x *DeleteBlocksCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteBlocksCommand.ProtoReflect.Descriptor instead.
+func (*DeleteBlocksCommand) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *DeleteBlocksCommand) GetContainerId() uint64 {
+	if x != nil {
+		return x.ContainerId
+	}
+	return 0
+}
+
+func (x *DeleteBlocksCommand) GetLocalIds() []uint64 {
+	if x != nil {
+		return x.LocalIds
+	}
+	return nil
+}
+
+func (x *DeleteBlocksCommand) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 type DatanodeCommand struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"` // for acknowledgements and tracking
@@ -1078,6 +1142,7 @@ type DatanodeCommand struct {
 	//	*DatanodeCommand_ReplicateContainer
 	//	*DatanodeCommand_DeleteContainer
 	//	*DatanodeCommand_ClosePipeline
+	//	*DatanodeCommand_DeleteBlocks
 	Cmd           isDatanodeCommand_Cmd `protobuf_oneof:"cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1085,7 +1150,7 @@ type DatanodeCommand struct {
 
 func (x *DatanodeCommand) Reset() {
 	*x = DatanodeCommand{}
-	mi := &file_cluster_proto_msgTypes[12]
+	mi := &file_cluster_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1097,7 +1162,7 @@ func (x *DatanodeCommand) String() string {
 func (*DatanodeCommand) ProtoMessage() {}
 
 func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[12]
+	mi := &file_cluster_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1110,7 +1175,7 @@ func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeCommand.ProtoReflect.Descriptor instead.
 func (*DatanodeCommand) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{12}
+	return file_cluster_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DatanodeCommand) GetId() uint64 {
@@ -1172,6 +1237,15 @@ func (x *DatanodeCommand) GetClosePipeline() *ClosePipelineCommand {
 	return nil
 }
 
+func (x *DatanodeCommand) GetDeleteBlocks() *DeleteBlocksCommand {
+	if x != nil {
+		if x, ok := x.Cmd.(*DatanodeCommand_DeleteBlocks); ok {
+			return x.DeleteBlocks
+		}
+	}
+	return nil
+}
+
 type isDatanodeCommand_Cmd interface {
 	isDatanodeCommand_Cmd()
 }
@@ -1196,6 +1270,10 @@ type DatanodeCommand_ClosePipeline struct {
 	ClosePipeline *ClosePipelineCommand `protobuf:"bytes,6,opt,name=close_pipeline,json=closePipeline,proto3,oneof"`
 }
 
+type DatanodeCommand_DeleteBlocks struct {
+	DeleteBlocks *DeleteBlocksCommand `protobuf:"bytes,7,opt,name=delete_blocks,json=deleteBlocks,proto3,oneof"`
+}
+
 func (*DatanodeCommand_CreateContainer) isDatanodeCommand_Cmd() {}
 
 func (*DatanodeCommand_CloseContainer) isDatanodeCommand_Cmd() {}
@@ -1205,6 +1283,8 @@ func (*DatanodeCommand_ReplicateContainer) isDatanodeCommand_Cmd() {}
 func (*DatanodeCommand_DeleteContainer) isDatanodeCommand_Cmd() {}
 
 func (*DatanodeCommand_ClosePipeline) isDatanodeCommand_Cmd() {}
+
+func (*DatanodeCommand_DeleteBlocks) isDatanodeCommand_Cmd() {}
 
 // ClusterCommand is a prepared mutation of the durable cluster state: what
 // the leader proposes, and what every replica applies.
@@ -1225,7 +1305,7 @@ type ClusterCommand struct {
 
 func (x *ClusterCommand) Reset() {
 	*x = ClusterCommand{}
-	mi := &file_cluster_proto_msgTypes[13]
+	mi := &file_cluster_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1237,7 +1317,7 @@ func (x *ClusterCommand) String() string {
 func (*ClusterCommand) ProtoMessage() {}
 
 func (x *ClusterCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[13]
+	mi := &file_cluster_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1250,7 +1330,7 @@ func (x *ClusterCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterCommand.ProtoReflect.Descriptor instead.
 func (*ClusterCommand) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{13}
+	return file_cluster_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ClusterCommand) GetNowUnixMs() int64 {
@@ -1356,7 +1436,7 @@ type ContainerStateChange struct {
 
 func (x *ContainerStateChange) Reset() {
 	*x = ContainerStateChange{}
-	mi := &file_cluster_proto_msgTypes[14]
+	mi := &file_cluster_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1448,7 @@ func (x *ContainerStateChange) String() string {
 func (*ContainerStateChange) ProtoMessage() {}
 
 func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[14]
+	mi := &file_cluster_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1461,7 @@ func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStateChange.ProtoReflect.Descriptor instead.
 func (*ContainerStateChange) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{14}
+	return file_cluster_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ContainerStateChange) GetContainerId() uint64 {
@@ -1409,7 +1489,7 @@ type IDRange struct {
 
 func (x *IDRange) Reset() {
 	*x = IDRange{}
-	mi := &file_cluster_proto_msgTypes[15]
+	mi := &file_cluster_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1421,7 +1501,7 @@ func (x *IDRange) String() string {
 func (*IDRange) ProtoMessage() {}
 
 func (x *IDRange) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[15]
+	mi := &file_cluster_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1434,7 +1514,7 @@ func (x *IDRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IDRange.ProtoReflect.Descriptor instead.
 func (*IDRange) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{15}
+	return file_cluster_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *IDRange) GetFirst() uint64 {
@@ -1462,7 +1542,7 @@ type RegisterRequest struct {
 
 func (x *RegisterRequest) Reset() {
 	*x = RegisterRequest{}
-	mi := &file_cluster_proto_msgTypes[16]
+	mi := &file_cluster_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1474,7 +1554,7 @@ func (x *RegisterRequest) String() string {
 func (*RegisterRequest) ProtoMessage() {}
 
 func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[16]
+	mi := &file_cluster_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1487,7 +1567,7 @@ func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{16}
+	return file_cluster_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RegisterRequest) GetDetails() *DatanodeDetails {
@@ -1520,7 +1600,7 @@ type RegisterResponse struct {
 
 func (x *RegisterResponse) Reset() {
 	*x = RegisterResponse{}
-	mi := &file_cluster_proto_msgTypes[17]
+	mi := &file_cluster_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1532,7 +1612,7 @@ func (x *RegisterResponse) String() string {
 func (*RegisterResponse) ProtoMessage() {}
 
 func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[17]
+	mi := &file_cluster_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1545,7 +1625,7 @@ func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{17}
+	return file_cluster_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RegisterResponse) GetClusterId() string {
@@ -1556,17 +1636,19 @@ func (x *RegisterResponse) GetClusterId() string {
 }
 
 type HeartbeatRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	DatanodeId    string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
-	Stats         *NodeStats             `protobuf:"bytes,2,opt,name=stats,proto3" json:"stats,omitempty"`
-	Report        *ContainerReport       `protobuf:"bytes,3,opt,name=report,proto3" json:"report,omitempty"` // optional
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	DatanodeId string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
+	Stats      *NodeStats             `protobuf:"bytes,2,opt,name=stats,proto3" json:"stats,omitempty"`
+	Report     *ContainerReport       `protobuf:"bytes,3,opt,name=report,proto3" json:"report,omitempty"` // optional
+	// DeleteBlocksCommand seqs carried out since the last heartbeat.
+	DeletedBlocksAcks []uint64 `protobuf:"varint,4,rep,packed,name=deleted_blocks_acks,json=deletedBlocksAcks,proto3" json:"deleted_blocks_acks,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_cluster_proto_msgTypes[18]
+	mi := &file_cluster_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1578,7 +1660,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[18]
+	mi := &file_cluster_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1591,7 +1673,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{18}
+	return file_cluster_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -1615,6 +1697,13 @@ func (x *HeartbeatRequest) GetReport() *ContainerReport {
 	return nil
 }
 
+func (x *HeartbeatRequest) GetDeletedBlocksAcks() []uint64 {
+	if x != nil {
+		return x.DeletedBlocksAcks
+	}
+	return nil
+}
+
 type HeartbeatResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Commands []*DatanodeCommand     `protobuf:"bytes,1,rep,name=commands,proto3" json:"commands,omitempty"`
@@ -1626,7 +1715,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_cluster_proto_msgTypes[19]
+	mi := &file_cluster_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1638,7 +1727,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[19]
+	mi := &file_cluster_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1651,7 +1740,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{19}
+	return file_cluster_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -1676,7 +1765,7 @@ type ListDatanodesRequest struct {
 
 func (x *ListDatanodesRequest) Reset() {
 	*x = ListDatanodesRequest{}
-	mi := &file_cluster_proto_msgTypes[20]
+	mi := &file_cluster_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1688,7 +1777,7 @@ func (x *ListDatanodesRequest) String() string {
 func (*ListDatanodesRequest) ProtoMessage() {}
 
 func (x *ListDatanodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[20]
+	mi := &file_cluster_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1701,7 +1790,7 @@ func (x *ListDatanodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDatanodesRequest.ProtoReflect.Descriptor instead.
 func (*ListDatanodesRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{20}
+	return file_cluster_proto_rawDescGZIP(), []int{21}
 }
 
 type ListDatanodesResponse struct {
@@ -1713,7 +1802,7 @@ type ListDatanodesResponse struct {
 
 func (x *ListDatanodesResponse) Reset() {
 	*x = ListDatanodesResponse{}
-	mi := &file_cluster_proto_msgTypes[21]
+	mi := &file_cluster_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +1814,7 @@ func (x *ListDatanodesResponse) String() string {
 func (*ListDatanodesResponse) ProtoMessage() {}
 
 func (x *ListDatanodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[21]
+	mi := &file_cluster_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +1827,7 @@ func (x *ListDatanodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDatanodesResponse.ProtoReflect.Descriptor instead.
 func (*ListDatanodesResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{21}
+	return file_cluster_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListDatanodesResponse) GetDatanodes() []*DatanodeInfo {
@@ -1756,7 +1845,7 @@ type ListPipelinesRequest struct {
 
 func (x *ListPipelinesRequest) Reset() {
 	*x = ListPipelinesRequest{}
-	mi := &file_cluster_proto_msgTypes[22]
+	mi := &file_cluster_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1768,7 +1857,7 @@ func (x *ListPipelinesRequest) String() string {
 func (*ListPipelinesRequest) ProtoMessage() {}
 
 func (x *ListPipelinesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[22]
+	mi := &file_cluster_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1781,7 +1870,7 @@ func (x *ListPipelinesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPipelinesRequest.ProtoReflect.Descriptor instead.
 func (*ListPipelinesRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{22}
+	return file_cluster_proto_rawDescGZIP(), []int{23}
 }
 
 type ListPipelinesResponse struct {
@@ -1793,7 +1882,7 @@ type ListPipelinesResponse struct {
 
 func (x *ListPipelinesResponse) Reset() {
 	*x = ListPipelinesResponse{}
-	mi := &file_cluster_proto_msgTypes[23]
+	mi := &file_cluster_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1805,7 +1894,7 @@ func (x *ListPipelinesResponse) String() string {
 func (*ListPipelinesResponse) ProtoMessage() {}
 
 func (x *ListPipelinesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[23]
+	mi := &file_cluster_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1818,7 +1907,7 @@ func (x *ListPipelinesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPipelinesResponse.ProtoReflect.Descriptor instead.
 func (*ListPipelinesResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{23}
+	return file_cluster_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListPipelinesResponse) GetPipelines() []*PipelineInfo {
@@ -1838,7 +1927,7 @@ type ListContainersRequest struct {
 
 func (x *ListContainersRequest) Reset() {
 	*x = ListContainersRequest{}
-	mi := &file_cluster_proto_msgTypes[24]
+	mi := &file_cluster_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1850,7 +1939,7 @@ func (x *ListContainersRequest) String() string {
 func (*ListContainersRequest) ProtoMessage() {}
 
 func (x *ListContainersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[24]
+	mi := &file_cluster_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1863,7 +1952,7 @@ func (x *ListContainersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContainersRequest.ProtoReflect.Descriptor instead.
 func (*ListContainersRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{24}
+	return file_cluster_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListContainersRequest) GetStartAfter() uint64 {
@@ -1889,7 +1978,7 @@ type ListContainersResponse struct {
 
 func (x *ListContainersResponse) Reset() {
 	*x = ListContainersResponse{}
-	mi := &file_cluster_proto_msgTypes[25]
+	mi := &file_cluster_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1901,7 +1990,7 @@ func (x *ListContainersResponse) String() string {
 func (*ListContainersResponse) ProtoMessage() {}
 
 func (x *ListContainersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[25]
+	mi := &file_cluster_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1914,7 +2003,7 @@ func (x *ListContainersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContainersResponse.ProtoReflect.Descriptor instead.
 func (*ListContainersResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{25}
+	return file_cluster_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListContainersResponse) GetContainers() []*ContainerInfo {
@@ -1933,7 +2022,7 @@ type ContainerReplicasRequest struct {
 
 func (x *ContainerReplicasRequest) Reset() {
 	*x = ContainerReplicasRequest{}
-	mi := &file_cluster_proto_msgTypes[26]
+	mi := &file_cluster_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1945,7 +2034,7 @@ func (x *ContainerReplicasRequest) String() string {
 func (*ContainerReplicasRequest) ProtoMessage() {}
 
 func (x *ContainerReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[26]
+	mi := &file_cluster_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1958,7 +2047,7 @@ func (x *ContainerReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ContainerReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{26}
+	return file_cluster_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ContainerReplicasRequest) GetContainerId() uint64 {
@@ -1978,7 +2067,7 @@ type ContainerReplicasResponse struct {
 
 func (x *ContainerReplicasResponse) Reset() {
 	*x = ContainerReplicasResponse{}
-	mi := &file_cluster_proto_msgTypes[27]
+	mi := &file_cluster_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2079,7 @@ func (x *ContainerReplicasResponse) String() string {
 func (*ContainerReplicasResponse) ProtoMessage() {}
 
 func (x *ContainerReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[27]
+	mi := &file_cluster_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2092,7 @@ func (x *ContainerReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ContainerReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{27}
+	return file_cluster_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ContainerReplicasResponse) GetContainer() *ContainerInfo {
@@ -2033,7 +2122,7 @@ type SafeModeStatus struct {
 
 func (x *SafeModeStatus) Reset() {
 	*x = SafeModeStatus{}
-	mi := &file_cluster_proto_msgTypes[28]
+	mi := &file_cluster_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2045,7 +2134,7 @@ func (x *SafeModeStatus) String() string {
 func (*SafeModeStatus) ProtoMessage() {}
 
 func (x *SafeModeStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[28]
+	mi := &file_cluster_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2058,7 +2147,7 @@ func (x *SafeModeStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SafeModeStatus.ProtoReflect.Descriptor instead.
 func (*SafeModeStatus) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{28}
+	return file_cluster_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SafeModeStatus) GetInSafeMode() bool {
@@ -2104,7 +2193,7 @@ type SafeModeExitRequest struct {
 
 func (x *SafeModeExitRequest) Reset() {
 	*x = SafeModeExitRequest{}
-	mi := &file_cluster_proto_msgTypes[29]
+	mi := &file_cluster_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2116,7 +2205,7 @@ func (x *SafeModeExitRequest) String() string {
 func (*SafeModeExitRequest) ProtoMessage() {}
 
 func (x *SafeModeExitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[29]
+	mi := &file_cluster_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2129,7 +2218,7 @@ func (x *SafeModeExitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SafeModeExitRequest.ProtoReflect.Descriptor instead.
 func (*SafeModeExitRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{29}
+	return file_cluster_proto_rawDescGZIP(), []int{30}
 }
 
 // CloseContainerRequest comes from a client that failed to write to a
@@ -2146,7 +2235,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_cluster_proto_msgTypes[30]
+	mi := &file_cluster_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2158,7 +2247,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[30]
+	mi := &file_cluster_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2171,7 +2260,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{30}
+	return file_cluster_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -2203,7 +2292,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_cluster_proto_msgTypes[31]
+	mi := &file_cluster_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2215,7 +2304,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[31]
+	mi := &file_cluster_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2228,7 +2317,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{31}
+	return file_cluster_proto_rawDescGZIP(), []int{32}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -2246,7 +2335,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_cluster_proto_msgTypes[32]
+	mi := &file_cluster_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2258,7 +2347,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[32]
+	mi := &file_cluster_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2271,7 +2360,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{32}
+	return file_cluster_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -2310,7 +2399,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_cluster_proto_msgTypes[33]
+	mi := &file_cluster_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2322,7 +2411,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[33]
+	mi := &file_cluster_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2335,7 +2424,7 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{33}
+	return file_cluster_proto_rawDescGZIP(), []int{34}
 }
 
 var File_cluster_proto protoreflect.FileDescriptor
@@ -2404,14 +2493,19 @@ const file_cluster_proto_rawDesc = "" +
 	"\x05force\x18\x02 \x01(\bR\x05force\"7\n" +
 	"\x14ClosePipelineCommand\x12\x1f\n" +
 	"\vpipeline_id\x18\x01 \x01(\x04R\n" +
-	"pipelineId\"\xa9\x03\n" +
+	"pipelineId\"g\n" +
+	"\x13DeleteBlocksCommand\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x1b\n" +
+	"\tlocal_ids\x18\x02 \x03(\x04R\blocalIds\x12\x10\n" +
+	"\x03seq\x18\x03 \x01(\x04R\x03seq\"\xed\x03\n" +
 	"\x0fDatanodeCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12K\n" +
 	"\x10create_container\x18\x02 \x01(\v2\x1e.strato.CreateContainerCommandH\x00R\x0fcreateContainer\x12H\n" +
 	"\x0fclose_container\x18\x03 \x01(\v2\x1d.strato.CloseContainerCommandH\x00R\x0ecloseContainer\x12T\n" +
 	"\x13replicate_container\x18\x04 \x01(\v2!.strato.ReplicateContainerCommandH\x00R\x12replicateContainer\x12K\n" +
 	"\x10delete_container\x18\x05 \x01(\v2\x1e.strato.DeleteContainerCommandH\x00R\x0fdeleteContainer\x12E\n" +
-	"\x0eclose_pipeline\x18\x06 \x01(\v2\x1c.strato.ClosePipelineCommandH\x00R\rclosePipelineB\x05\n" +
+	"\x0eclose_pipeline\x18\x06 \x01(\v2\x1c.strato.ClosePipelineCommandH\x00R\rclosePipeline\x12B\n" +
+	"\rdelete_blocks\x18\a \x01(\v2\x1b.strato.DeleteBlocksCommandH\x00R\fdeleteBlocksB\x05\n" +
 	"\x03cmd\"\xd6\x02\n" +
 	"\x0eClusterCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x129\n" +
@@ -2433,12 +2527,13 @@ const file_cluster_proto_rawDesc = "" +
 	"\x06report\x18\x03 \x01(\v2\x17.strato.ContainerReportR\x06report\"1\n" +
 	"\x10RegisterResponse\x12\x1d\n" +
 	"\n" +
-	"cluster_id\x18\x01 \x01(\tR\tclusterId\"\x8d\x01\n" +
+	"cluster_id\x18\x01 \x01(\tR\tclusterId\"\xbd\x01\n" +
 	"\x10HeartbeatRequest\x12\x1f\n" +
 	"\vdatanode_id\x18\x01 \x01(\tR\n" +
 	"datanodeId\x12'\n" +
 	"\x05stats\x18\x02 \x01(\v2\x11.strato.NodeStatsR\x05stats\x12/\n" +
-	"\x06report\x18\x03 \x01(\v2\x17.strato.ContainerReportR\x06report\"h\n" +
+	"\x06report\x18\x03 \x01(\v2\x17.strato.ContainerReportR\x06report\x12.\n" +
+	"\x13deleted_blocks_acks\x18\x04 \x03(\x04R\x11deletedBlocksAcks\"h\n" +
 	"\x11HeartbeatResponse\x123\n" +
 	"\bcommands\x18\x01 \x03(\v2\x17.strato.DatanodeCommandR\bcommands\x12\x1e\n" +
 	"\n" +
@@ -2537,7 +2632,7 @@ func file_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_cluster_proto_goTypes = []any{
 	(NodeHealth)(0),                   // 0: strato.NodeHealth
 	(NodeOpState)(0),                  // 1: strato.NodeOpState
@@ -2556,30 +2651,31 @@ var file_cluster_proto_goTypes = []any{
 	(*ReplicateContainerCommand)(nil), // 14: strato.ReplicateContainerCommand
 	(*DeleteContainerCommand)(nil),    // 15: strato.DeleteContainerCommand
 	(*ClosePipelineCommand)(nil),      // 16: strato.ClosePipelineCommand
-	(*DatanodeCommand)(nil),           // 17: strato.DatanodeCommand
-	(*ClusterCommand)(nil),            // 18: strato.ClusterCommand
-	(*ContainerStateChange)(nil),      // 19: strato.ContainerStateChange
-	(*IDRange)(nil),                   // 20: strato.IDRange
-	(*RegisterRequest)(nil),           // 21: strato.RegisterRequest
-	(*RegisterResponse)(nil),          // 22: strato.RegisterResponse
-	(*HeartbeatRequest)(nil),          // 23: strato.HeartbeatRequest
-	(*HeartbeatResponse)(nil),         // 24: strato.HeartbeatResponse
-	(*ListDatanodesRequest)(nil),      // 25: strato.ListDatanodesRequest
-	(*ListDatanodesResponse)(nil),     // 26: strato.ListDatanodesResponse
-	(*ListPipelinesRequest)(nil),      // 27: strato.ListPipelinesRequest
-	(*ListPipelinesResponse)(nil),     // 28: strato.ListPipelinesResponse
-	(*ListContainersRequest)(nil),     // 29: strato.ListContainersRequest
-	(*ListContainersResponse)(nil),    // 30: strato.ListContainersResponse
-	(*ContainerReplicasRequest)(nil),  // 31: strato.ContainerReplicasRequest
-	(*ContainerReplicasResponse)(nil), // 32: strato.ContainerReplicasResponse
-	(*SafeModeStatus)(nil),            // 33: strato.SafeModeStatus
-	(*SafeModeExitRequest)(nil),       // 34: strato.SafeModeExitRequest
-	(*CloseContainerRequest)(nil),     // 35: strato.CloseContainerRequest
-	(*CloseContainerResponse)(nil),    // 36: strato.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),      // 37: strato.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),     // 38: strato.ReportReplicaResponse
-	nil,                               // 39: strato.ContainerReplicasResponse.ReplicasEntry
-	(*Empty)(nil),                     // 40: strato.Empty
+	(*DeleteBlocksCommand)(nil),       // 17: strato.DeleteBlocksCommand
+	(*DatanodeCommand)(nil),           // 18: strato.DatanodeCommand
+	(*ClusterCommand)(nil),            // 19: strato.ClusterCommand
+	(*ContainerStateChange)(nil),      // 20: strato.ContainerStateChange
+	(*IDRange)(nil),                   // 21: strato.IDRange
+	(*RegisterRequest)(nil),           // 22: strato.RegisterRequest
+	(*RegisterResponse)(nil),          // 23: strato.RegisterResponse
+	(*HeartbeatRequest)(nil),          // 24: strato.HeartbeatRequest
+	(*HeartbeatResponse)(nil),         // 25: strato.HeartbeatResponse
+	(*ListDatanodesRequest)(nil),      // 26: strato.ListDatanodesRequest
+	(*ListDatanodesResponse)(nil),     // 27: strato.ListDatanodesResponse
+	(*ListPipelinesRequest)(nil),      // 28: strato.ListPipelinesRequest
+	(*ListPipelinesResponse)(nil),     // 29: strato.ListPipelinesResponse
+	(*ListContainersRequest)(nil),     // 30: strato.ListContainersRequest
+	(*ListContainersResponse)(nil),    // 31: strato.ListContainersResponse
+	(*ContainerReplicasRequest)(nil),  // 32: strato.ContainerReplicasRequest
+	(*ContainerReplicasResponse)(nil), // 33: strato.ContainerReplicasResponse
+	(*SafeModeStatus)(nil),            // 34: strato.SafeModeStatus
+	(*SafeModeExitRequest)(nil),       // 35: strato.SafeModeExitRequest
+	(*CloseContainerRequest)(nil),     // 36: strato.CloseContainerRequest
+	(*CloseContainerResponse)(nil),    // 37: strato.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),      // 38: strato.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),     // 39: strato.ReportReplicaResponse
+	nil,                               // 40: strato.ContainerReplicasResponse.ReplicasEntry
+	(*Empty)(nil),                     // 41: strato.Empty
 }
 var file_cluster_proto_depIdxs = []int32{
 	5,  // 0: strato.DatanodeInfo.details:type_name -> strato.DatanodeDetails
@@ -2599,47 +2695,48 @@ var file_cluster_proto_depIdxs = []int32{
 	14, // 14: strato.DatanodeCommand.replicate_container:type_name -> strato.ReplicateContainerCommand
 	15, // 15: strato.DatanodeCommand.delete_container:type_name -> strato.DeleteContainerCommand
 	16, // 16: strato.DatanodeCommand.close_pipeline:type_name -> strato.ClosePipelineCommand
-	8,  // 17: strato.ClusterCommand.add_pipeline:type_name -> strato.PipelineInfo
-	9,  // 18: strato.ClusterCommand.add_container:type_name -> strato.ContainerInfo
-	19, // 19: strato.ClusterCommand.set_container_state:type_name -> strato.ContainerStateChange
-	4,  // 20: strato.ContainerStateChange.state:type_name -> strato.ContainerState
-	5,  // 21: strato.RegisterRequest.details:type_name -> strato.DatanodeDetails
-	6,  // 22: strato.RegisterRequest.stats:type_name -> strato.NodeStats
-	11, // 23: strato.RegisterRequest.report:type_name -> strato.ContainerReport
-	6,  // 24: strato.HeartbeatRequest.stats:type_name -> strato.NodeStats
-	11, // 25: strato.HeartbeatRequest.report:type_name -> strato.ContainerReport
-	17, // 26: strato.HeartbeatResponse.commands:type_name -> strato.DatanodeCommand
-	7,  // 27: strato.ListDatanodesResponse.datanodes:type_name -> strato.DatanodeInfo
-	8,  // 28: strato.ListPipelinesResponse.pipelines:type_name -> strato.PipelineInfo
-	9,  // 29: strato.ListContainersResponse.containers:type_name -> strato.ContainerInfo
-	9,  // 30: strato.ContainerReplicasResponse.container:type_name -> strato.ContainerInfo
-	39, // 31: strato.ContainerReplicasResponse.replicas:type_name -> strato.ContainerReplicasResponse.ReplicasEntry
-	10, // 32: strato.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.ContainerReplica
-	21, // 33: strato.Cluster.Register:input_type -> strato.RegisterRequest
-	23, // 34: strato.Cluster.Heartbeat:input_type -> strato.HeartbeatRequest
-	25, // 35: strato.Cluster.ListDatanodes:input_type -> strato.ListDatanodesRequest
-	27, // 36: strato.Cluster.ListPipelines:input_type -> strato.ListPipelinesRequest
-	29, // 37: strato.Cluster.ListContainers:input_type -> strato.ListContainersRequest
-	31, // 38: strato.Cluster.ContainerReplicas:input_type -> strato.ContainerReplicasRequest
-	40, // 39: strato.Cluster.GetSafeMode:input_type -> strato.Empty
-	34, // 40: strato.Cluster.ExitSafeMode:input_type -> strato.SafeModeExitRequest
-	35, // 41: strato.Cluster.CloseContainer:input_type -> strato.CloseContainerRequest
-	37, // 42: strato.Cluster.ReportReplica:input_type -> strato.ReportReplicaRequest
-	22, // 43: strato.Cluster.Register:output_type -> strato.RegisterResponse
-	24, // 44: strato.Cluster.Heartbeat:output_type -> strato.HeartbeatResponse
-	26, // 45: strato.Cluster.ListDatanodes:output_type -> strato.ListDatanodesResponse
-	28, // 46: strato.Cluster.ListPipelines:output_type -> strato.ListPipelinesResponse
-	30, // 47: strato.Cluster.ListContainers:output_type -> strato.ListContainersResponse
-	32, // 48: strato.Cluster.ContainerReplicas:output_type -> strato.ContainerReplicasResponse
-	33, // 49: strato.Cluster.GetSafeMode:output_type -> strato.SafeModeStatus
-	33, // 50: strato.Cluster.ExitSafeMode:output_type -> strato.SafeModeStatus
-	36, // 51: strato.Cluster.CloseContainer:output_type -> strato.CloseContainerResponse
-	38, // 52: strato.Cluster.ReportReplica:output_type -> strato.ReportReplicaResponse
-	43, // [43:53] is the sub-list for method output_type
-	33, // [33:43] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	17, // 17: strato.DatanodeCommand.delete_blocks:type_name -> strato.DeleteBlocksCommand
+	8,  // 18: strato.ClusterCommand.add_pipeline:type_name -> strato.PipelineInfo
+	9,  // 19: strato.ClusterCommand.add_container:type_name -> strato.ContainerInfo
+	20, // 20: strato.ClusterCommand.set_container_state:type_name -> strato.ContainerStateChange
+	4,  // 21: strato.ContainerStateChange.state:type_name -> strato.ContainerState
+	5,  // 22: strato.RegisterRequest.details:type_name -> strato.DatanodeDetails
+	6,  // 23: strato.RegisterRequest.stats:type_name -> strato.NodeStats
+	11, // 24: strato.RegisterRequest.report:type_name -> strato.ContainerReport
+	6,  // 25: strato.HeartbeatRequest.stats:type_name -> strato.NodeStats
+	11, // 26: strato.HeartbeatRequest.report:type_name -> strato.ContainerReport
+	18, // 27: strato.HeartbeatResponse.commands:type_name -> strato.DatanodeCommand
+	7,  // 28: strato.ListDatanodesResponse.datanodes:type_name -> strato.DatanodeInfo
+	8,  // 29: strato.ListPipelinesResponse.pipelines:type_name -> strato.PipelineInfo
+	9,  // 30: strato.ListContainersResponse.containers:type_name -> strato.ContainerInfo
+	9,  // 31: strato.ContainerReplicasResponse.container:type_name -> strato.ContainerInfo
+	40, // 32: strato.ContainerReplicasResponse.replicas:type_name -> strato.ContainerReplicasResponse.ReplicasEntry
+	10, // 33: strato.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.ContainerReplica
+	22, // 34: strato.Cluster.Register:input_type -> strato.RegisterRequest
+	24, // 35: strato.Cluster.Heartbeat:input_type -> strato.HeartbeatRequest
+	26, // 36: strato.Cluster.ListDatanodes:input_type -> strato.ListDatanodesRequest
+	28, // 37: strato.Cluster.ListPipelines:input_type -> strato.ListPipelinesRequest
+	30, // 38: strato.Cluster.ListContainers:input_type -> strato.ListContainersRequest
+	32, // 39: strato.Cluster.ContainerReplicas:input_type -> strato.ContainerReplicasRequest
+	41, // 40: strato.Cluster.GetSafeMode:input_type -> strato.Empty
+	35, // 41: strato.Cluster.ExitSafeMode:input_type -> strato.SafeModeExitRequest
+	36, // 42: strato.Cluster.CloseContainer:input_type -> strato.CloseContainerRequest
+	38, // 43: strato.Cluster.ReportReplica:input_type -> strato.ReportReplicaRequest
+	23, // 44: strato.Cluster.Register:output_type -> strato.RegisterResponse
+	25, // 45: strato.Cluster.Heartbeat:output_type -> strato.HeartbeatResponse
+	27, // 46: strato.Cluster.ListDatanodes:output_type -> strato.ListDatanodesResponse
+	29, // 47: strato.Cluster.ListPipelines:output_type -> strato.ListPipelinesResponse
+	31, // 48: strato.Cluster.ListContainers:output_type -> strato.ListContainersResponse
+	33, // 49: strato.Cluster.ContainerReplicas:output_type -> strato.ContainerReplicasResponse
+	34, // 50: strato.Cluster.GetSafeMode:output_type -> strato.SafeModeStatus
+	34, // 51: strato.Cluster.ExitSafeMode:output_type -> strato.SafeModeStatus
+	37, // 52: strato.Cluster.CloseContainer:output_type -> strato.CloseContainerResponse
+	39, // 53: strato.Cluster.ReportReplica:output_type -> strato.ReportReplicaResponse
+	44, // [44:54] is the sub-list for method output_type
+	34, // [34:44] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }
@@ -2648,14 +2745,15 @@ func file_cluster_proto_init() {
 		return
 	}
 	file_common_proto_init()
-	file_cluster_proto_msgTypes[12].OneofWrappers = []any{
+	file_cluster_proto_msgTypes[13].OneofWrappers = []any{
 		(*DatanodeCommand_CreateContainer)(nil),
 		(*DatanodeCommand_CloseContainer)(nil),
 		(*DatanodeCommand_ReplicateContainer)(nil),
 		(*DatanodeCommand_DeleteContainer)(nil),
 		(*DatanodeCommand_ClosePipeline)(nil),
+		(*DatanodeCommand_DeleteBlocks)(nil),
 	}
-	file_cluster_proto_msgTypes[13].OneofWrappers = []any{
+	file_cluster_proto_msgTypes[14].OneofWrappers = []any{
 		(*ClusterCommand_AddPipeline)(nil),
 		(*ClusterCommand_ClosePipeline)(nil),
 		(*ClusterCommand_AddContainer)(nil),
@@ -2668,7 +2766,7 @@ func file_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   35,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
