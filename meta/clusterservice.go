@@ -117,6 +117,23 @@ func (s *Server) ReportReplica(ctx context.Context, req *stratopb.ReportReplicaR
 	return &stratopb.ReportReplicaResponse{}, nil
 }
 
+// DecommissionDatanode takes a datanode out of service or back in.
+func (s *Server) DecommissionDatanode(ctx context.Context, req *stratopb.DecommissionDatanodeRequest) (*stratopb.DecommissionDatanodeResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	if err := s.cl.Decommission(req.GetDatanodeId(), req.GetRecommission()); err != nil {
+		return nil, toStatus(err)
+	}
+	s.opts.Logger.Info("datanode operational state changed", "datanode", req.GetDatanodeId(), "recommission", req.GetRecommission())
+	for _, d := range s.cl.Datanodes() {
+		if d.GetDetails().GetId() == req.GetDatanodeId() {
+			return &stratopb.DecommissionDatanodeResponse{Datanode: d}, nil
+		}
+	}
+	return &stratopb.DecommissionDatanodeResponse{}, nil
+}
+
 // ---- Administration in process (bench.ClusterAdmin) --------------------------
 
 // Decommission starts decommissioning a datanode.
@@ -203,10 +220,32 @@ func (s *Server) background() {
 }
 
 func (s *Server) tick(ctx context.Context) error {
-	for _, cmd := range s.cl.Tick(s.now()) {
+	now := s.now()
+	for _, cmd := range s.cl.Tick(now) {
 		if _, err := s.proposeCluster(ctx, cmd); err != nil {
 			return fmt.Errorf("cluster: %w", err)
 		}
 	}
+	if !s.cl.SafeMode().InSafeMode {
+		rep := s.cl.ReplicationWork(now, s.cl.Options().ReplicationLimit)
+		s.replMu.Lock()
+		prevMissing := len(s.lastRepl.Missing)
+		s.lastRepl = rep
+		s.replMu.Unlock()
+		if len(rep.Missing) > 0 && len(rep.Missing) != prevMissing {
+			s.opts.Logger.Error("containers with no good replica", "count", len(rep.Missing), "first", rep.Missing[0])
+		}
+		if rep.Scheduled > 0 || rep.Deletes > 0 || len(rep.Decommissioned) > 0 {
+			s.opts.Logger.Info("replication", "under_replicated", rep.UnderReplicated, "scheduled", rep.Scheduled,
+				"in_flight", rep.InFlight, "deletes", rep.Deletes, "decommissioned", rep.Decommissioned)
+		}
+	}
 	return s.namespaceTick(ctx)
+}
+
+// ReplicationStatus is the outcome of the leader's last replication pass.
+func (s *Server) ReplicationStatus() cluster.ReplicationReport {
+	s.replMu.Lock()
+	defer s.replMu.Unlock()
+	return s.lastRepl
 }

@@ -37,6 +37,9 @@ type Server struct {
 
 	stop   chan struct{}
 	wg     sync.WaitGroup
+
+	replMu   sync.Mutex
+	lastRepl cluster.ReplicationReport
 	closed atomic.Bool
 }
 

@@ -98,7 +98,29 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 			})
 		}),
 	}
-	cmd.AddCommand(list, info)
+	opState := func(name string, recommission bool, short string) *cobra.Command {
+		return &cobra.Command{
+			Use:   name + " ID",
+			Short: short,
+			Args:  exactArgs(1),
+			RunE: o.action(func(s *session, args []string) error {
+				resp, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.DecommissionDatanodeResponse, error) {
+					return cl.DecommissionDatanode(ctx, &stratopb.DecommissionDatanodeRequest{DatanodeId: args[0], Recommission: recommission})
+				})
+				if err != nil {
+					return err
+				}
+				if s.json {
+					return printJSON(s.out, resp.GetDatanode())
+				}
+				_, err = fmt.Fprintf(s.out, "%s: %s\n", args[0], enumName(resp.GetDatanode().GetOpState(), "NODE_"))
+				return err
+			}),
+		}
+	}
+	cmd.AddCommand(list, info,
+		opState("decommission", false, "Take a datanode out of service: its containers are copied elsewhere, then it is DECOMMISSIONED"),
+		opState("recommission", true, "Put a datanode back in service"))
 	return cmd
 }
 

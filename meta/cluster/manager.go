@@ -85,11 +85,19 @@ type Manager struct {
 	safeMode       bool
 	safeForced     bool
 	replicating    map[uint64]inflight // container ID → replication in flight
+	// deleting: replica deletions commanded and not yet seen done (the
+	// datanode stops reporting the replica).
+	deleting map[deleteKey]bool
+}
+
+type deleteKey struct {
+	container uint64
+	datanode  string
 }
 
 type inflight struct {
-	target string
-	since  time.Time
+	source, target string
+	since          time.Time
 }
 
 // New returns a manager with no state; call Load to read the durable state.
@@ -187,6 +195,7 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratopb.Contain
 					delete(c.replicas, id)
 					delete(c.bad, id)
 				}
+				delete(m.deleting, deleteKey{cid, id})
 			}
 		}
 	}()
@@ -196,6 +205,7 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratopb.Contain
 			delete(c.replicas, id)
 			delete(c.bad, id)
 		}
+		delete(m.deleting, deleteKey{cid, id})
 	}
 	for _, rep := range r.Replicas {
 		c := m.containers[rep.ContainerId]

@@ -578,3 +578,68 @@ func TestMarkUnhealthy(t *testing.T) {
 	require.Equal(t, stratopb.ContainerState_CONTAINER_OPEN, reps["dn1"].State)
 	require.ErrorIs(t, e.m.MarkUnhealthy(12345, "dn1"), ErrNotFound)
 }
+
+func TestReplicationTrimsExtraAndUnhealthyCopies(t *testing.T) {
+	e := closedCluster(t, 4, 8)
+	// A fourth copy of a container appears (a node came back after its
+	// containers were copied elsewhere): the extra copy goes, never below 3.
+	_, reps, err := e.m.Replicas(1)
+	require.NoError(t, err)
+	require.Len(t, reps, 3)
+	var spare string
+	for _, id := range []string{"dn1", "dn2", "dn3", "dn4"} {
+		if reps[id] == nil {
+			spare = id
+		}
+	}
+	e.heartbeat(spare, &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: 1, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+	rep := e.m.ReplicationWork(e.now, 100)
+	require.Equal(t, 1, rep.OverReplicated)
+	require.Equal(t, 1, rep.Deletes)
+	deletes := 0
+	for _, id := range []string{"dn1", "dn2", "dn3", "dn4"} {
+		for _, c := range e.heartbeat(id, nil).Commands {
+			if d := c.GetDeleteContainer(); d != nil {
+				require.Equal(t, uint64(1), d.ContainerId)
+				deletes++
+			}
+		}
+	}
+	require.Equal(t, 1, deletes)
+	require.Zero(t, e.m.ReplicationWork(e.now, 100).Deletes, "not commanded twice")
+
+	// An unhealthy replica is replaced first, then deleted.
+	_, reps, err = e.m.Replicas(2)
+	require.NoError(t, err)
+	var bad string
+	for id := range reps {
+		bad = id
+		break
+	}
+	require.NoError(t, e.m.MarkUnhealthy(2, bad))
+	rep = e.m.ReplicationWork(e.now, 100)
+	require.Zero(t, rep.Deletes, "only two good copies: copy first")
+	require.Equal(t, 1, rep.Scheduled)
+	var target string
+	for _, id := range []string{"dn1", "dn2", "dn3", "dn4"} {
+		for _, c := range e.heartbeat(id, nil).Commands {
+			if rc := c.GetReplicateContainer(); rc != nil && rc.ContainerId == 2 {
+				target = rc.Target.Id
+			}
+		}
+	}
+	require.NotEmpty(t, target)
+	require.NotEqual(t, bad, target)
+	e.heartbeat(target, &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: 2, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+	rep = e.m.ReplicationWork(e.now, 100)
+	require.Equal(t, 1, rep.Deletes)
+	var deleted []string
+	for _, id := range []string{"dn1", "dn2", "dn3", "dn4"} {
+		for _, c := range e.heartbeat(id, nil).Commands {
+			if d := c.GetDeleteContainer(); d != nil && d.ContainerId == 2 {
+				deleted = append(deleted, id)
+			}
+		}
+	}
+	require.Equal(t, []string{bad}, deleted)
+}

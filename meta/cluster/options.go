@@ -24,6 +24,10 @@ type Options struct {
 	// container before it closes (closing drops chunks not yet committed,
 	// which their writers must then send again elsewhere). Default 30s.
 	FullCloseDelay time.Duration
+	// ReplicationLimit bounds the container copies in flight per datanode,
+	// as source or target (the datanodes' own stream limit matches it).
+	// Default 10.
+	ReplicationLimit int
 	// BlockSize is the size reserved in a container for each allocated
 	// block. Default 256 MiB.
 	BlockSize int64
@@ -79,6 +83,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.SafeModeReplicaFraction == 0 {
 		o.SafeModeReplicaFraction = 0.99
+	}
+	if o.ReplicationLimit == 0 {
+		o.ReplicationLimit = 10
 	}
 	if o.FullCloseDelay == 0 {
 		o.FullCloseDelay = 30 * time.Second

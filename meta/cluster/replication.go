@@ -37,6 +37,8 @@ type ReplicationReport struct {
 	InFlight        int      // replications in flight after this pass
 	Decommissioned  []string // datanodes that finished decommissioning
 	BlockedByLimits int      // under-replicated but no source or target had room
+	OverReplicated  int
+	Deletes         int // delete commands queued for extra or unhealthy copies
 }
 
 // ReplicationWork examines every closed container, and for each that has
@@ -49,9 +51,9 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 	defer m.mu.Unlock()
 	var rep ReplicationReport
 	load := map[string]int{}
-	for cid, fl := range m.replicating {
+	for _, fl := range m.replicating {
+		load[fl.source]++
 		load[fl.target]++
-		_ = cid
 	}
 	pending := map[string]bool{} // decommissioning nodes still holding needed data
 	for _, c := range m.sortedContainersLocked() {
@@ -76,6 +78,10 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 			continue
 		}
 		if need <= 0 {
+			rep.Deletes += m.trimLocked(c, good)
+			if need < 0 {
+				rep.OverReplicated++
+			}
 			continue
 		}
 		rep.UnderReplicated++
@@ -102,7 +108,7 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 		}
 		load[src]++
 		load[target]++
-		m.replicating[c.info.Id] = inflight{target: target, since: now}
+		m.replicating[c.info.Id] = inflight{source: src, target: target, since: now}
 		m.queueLocked(src, &stratopb.DatanodeCommand{Cmd: &stratopb.DatanodeCommand_ReplicateContainer{
 			ReplicateContainer: &stratopb.ReplicateContainerCommand{ContainerId: c.info.Id, Target: m.nodes[target].details}}})
 		rep.Scheduled++
@@ -140,4 +146,47 @@ func (m *Manager) chooseTargetLocked(c *containerState, load map[string]int, lim
 		}
 	}
 	return best
+}
+
+// trimLocked deletes the copies a container with enough good ones does not
+// need: good copies beyond its replication factor (on the datanodes with the
+// least free space, never below the factor) and replicas on healthy nodes
+// that are UNHEALTHY. It returns the delete commands queued. A container
+// with a copy in flight is left alone until the copy lands.
+func (m *Manager) trimLocked(c *containerState, good []string) int {
+	if _, busy := m.replicating[c.info.Id]; busy {
+		return 0
+	}
+	queued := 0
+	del := func(id string) {
+		if m.deleting[deleteKey{c.info.Id, id}] {
+			return
+		}
+		if m.deleting == nil {
+			m.deleting = map[deleteKey]bool{}
+		}
+		m.deleting[deleteKey{c.info.Id, id}] = true
+		m.queueLocked(id, &stratopb.DatanodeCommand{Cmd: &stratopb.DatanodeCommand_DeleteContainer{
+			DeleteContainer: &stratopb.DeleteContainerCommand{ContainerId: c.info.Id, Force: true}}})
+		queued++
+	}
+	if extra := len(good) - int(c.info.Replication); extra > 0 {
+		byFree := slices.Clone(good)
+		slices.SortFunc(byFree, func(a, b string) int {
+			if r := cmp.Compare(m.nodes[a].stats.GetRemaining(), m.nodes[b].stats.GetRemaining()); r != 0 {
+				return r
+			}
+			return cmp.Compare(b, a)
+		})
+		for _, id := range byFree[:extra] {
+			del(id)
+		}
+	}
+	for id, r := range c.replicas {
+		n := m.nodes[id]
+		if r.State == stratopb.ContainerState_CONTAINER_UNHEALTHY && n != nil && n.health == stratopb.NodeHealth_NODE_HEALTHY {
+			del(id)
+		}
+	}
+	return queued
 }

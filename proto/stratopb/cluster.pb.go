@@ -2427,6 +2427,104 @@ func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
 	return file_cluster_proto_rawDescGZIP(), []int{34}
 }
 
+// DecommissionDatanodeRequest moves a datanode out of service (its
+// containers are copied elsewhere; it keeps serving reads) or back in.
+type DecommissionDatanodeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DatanodeId    string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
+	Recommission  bool                   `protobuf:"varint,2,opt,name=recommission,proto3" json:"recommission,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecommissionDatanodeRequest) Reset() {
+	*x = DecommissionDatanodeRequest{}
+	mi := &file_cluster_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecommissionDatanodeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecommissionDatanodeRequest) ProtoMessage() {}
+
+func (x *DecommissionDatanodeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecommissionDatanodeRequest.ProtoReflect.Descriptor instead.
+func (*DecommissionDatanodeRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *DecommissionDatanodeRequest) GetDatanodeId() string {
+	if x != nil {
+		return x.DatanodeId
+	}
+	return ""
+}
+
+func (x *DecommissionDatanodeRequest) GetRecommission() bool {
+	if x != nil {
+		return x.Recommission
+	}
+	return false
+}
+
+type DecommissionDatanodeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Datanode      *DatanodeInfo          `protobuf:"bytes,1,opt,name=datanode,proto3" json:"datanode,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecommissionDatanodeResponse) Reset() {
+	*x = DecommissionDatanodeResponse{}
+	mi := &file_cluster_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecommissionDatanodeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecommissionDatanodeResponse) ProtoMessage() {}
+
+func (x *DecommissionDatanodeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecommissionDatanodeResponse.ProtoReflect.Descriptor instead.
+func (*DecommissionDatanodeResponse) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *DecommissionDatanodeResponse) GetDatanode() *DatanodeInfo {
+	if x != nil {
+		return x.Datanode
+	}
+	return nil
+}
+
 var File_cluster_proto protoreflect.FileDescriptor
 
 const file_cluster_proto_rawDesc = "" +
@@ -2580,7 +2678,13 @@ const file_cluster_proto_rawDesc = "" +
 	"datanodeId\x12\x19\n" +
 	"\blocal_id\x18\x03 \x01(\x04R\alocalId\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x17\n" +
-	"\x15ReportReplicaResponse*V\n" +
+	"\x15ReportReplicaResponse\"b\n" +
+	"\x1bDecommissionDatanodeRequest\x12\x1f\n" +
+	"\vdatanode_id\x18\x01 \x01(\tR\n" +
+	"datanodeId\x12\"\n" +
+	"\frecommission\x18\x02 \x01(\bR\frecommission\"P\n" +
+	"\x1cDecommissionDatanodeResponse\x120\n" +
+	"\bdatanode\x18\x01 \x01(\v2\x14.strato.DatanodeInfoR\bdatanode*V\n" +
 	"\n" +
 	"NodeHealth\x12\x17\n" +
 	"\x13NODE_HEALTH_UNKNOWN\x10\x00\x12\x10\n" +
@@ -2606,7 +2710,7 @@ const file_cluster_proto_rawDesc = "" +
 	"\x11CONTAINER_CLOSING\x10\x02\x12\x14\n" +
 	"\x10CONTAINER_CLOSED\x10\x03\x12\x17\n" +
 	"\x13CONTAINER_UNHEALTHY\x10\x04\x12\x15\n" +
-	"\x11CONTAINER_DELETED\x10\x052\xeb\x05\n" +
+	"\x11CONTAINER_DELETED\x10\x052\xce\x06\n" +
 	"\aCluster\x12=\n" +
 	"\bRegister\x12\x17.strato.RegisterRequest\x1a\x18.strato.RegisterResponse\x12@\n" +
 	"\tHeartbeat\x12\x18.strato.HeartbeatRequest\x1a\x19.strato.HeartbeatResponse\x12L\n" +
@@ -2617,7 +2721,8 @@ const file_cluster_proto_rawDesc = "" +
 	"\vGetSafeMode\x12\r.strato.Empty\x1a\x16.strato.SafeModeStatus\x12C\n" +
 	"\fExitSafeMode\x12\x1b.strato.SafeModeExitRequest\x1a\x16.strato.SafeModeStatus\x12O\n" +
 	"\x0eCloseContainer\x12\x1d.strato.CloseContainerRequest\x1a\x1e.strato.CloseContainerResponse\x12L\n" +
-	"\rReportReplica\x12\x1c.strato.ReportReplicaRequest\x1a\x1d.strato.ReportReplicaResponseB,Z*github.com/strato-io/strato/proto/stratopbb\x06proto3"
+	"\rReportReplica\x12\x1c.strato.ReportReplicaRequest\x1a\x1d.strato.ReportReplicaResponse\x12a\n" +
+	"\x14DecommissionDatanode\x12#.strato.DecommissionDatanodeRequest\x1a$.strato.DecommissionDatanodeResponseB,Z*github.com/strato-io/strato/proto/stratopbb\x06proto3"
 
 var (
 	file_cluster_proto_rawDescOnce sync.Once
@@ -2632,50 +2737,52 @@ func file_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_cluster_proto_goTypes = []any{
-	(NodeHealth)(0),                   // 0: strato.NodeHealth
-	(NodeOpState)(0),                  // 1: strato.NodeOpState
-	(ReplicationFactor)(0),            // 2: strato.ReplicationFactor
-	(PipelineState)(0),                // 3: strato.PipelineState
-	(ContainerState)(0),               // 4: strato.ContainerState
-	(*DatanodeDetails)(nil),           // 5: strato.DatanodeDetails
-	(*NodeStats)(nil),                 // 6: strato.NodeStats
-	(*DatanodeInfo)(nil),              // 7: strato.DatanodeInfo
-	(*PipelineInfo)(nil),              // 8: strato.PipelineInfo
-	(*ContainerInfo)(nil),             // 9: strato.ContainerInfo
-	(*ContainerReplica)(nil),          // 10: strato.ContainerReplica
-	(*ContainerReport)(nil),           // 11: strato.ContainerReport
-	(*CreateContainerCommand)(nil),    // 12: strato.CreateContainerCommand
-	(*CloseContainerCommand)(nil),     // 13: strato.CloseContainerCommand
-	(*ReplicateContainerCommand)(nil), // 14: strato.ReplicateContainerCommand
-	(*DeleteContainerCommand)(nil),    // 15: strato.DeleteContainerCommand
-	(*ClosePipelineCommand)(nil),      // 16: strato.ClosePipelineCommand
-	(*DeleteBlocksCommand)(nil),       // 17: strato.DeleteBlocksCommand
-	(*DatanodeCommand)(nil),           // 18: strato.DatanodeCommand
-	(*ClusterCommand)(nil),            // 19: strato.ClusterCommand
-	(*ContainerStateChange)(nil),      // 20: strato.ContainerStateChange
-	(*IDRange)(nil),                   // 21: strato.IDRange
-	(*RegisterRequest)(nil),           // 22: strato.RegisterRequest
-	(*RegisterResponse)(nil),          // 23: strato.RegisterResponse
-	(*HeartbeatRequest)(nil),          // 24: strato.HeartbeatRequest
-	(*HeartbeatResponse)(nil),         // 25: strato.HeartbeatResponse
-	(*ListDatanodesRequest)(nil),      // 26: strato.ListDatanodesRequest
-	(*ListDatanodesResponse)(nil),     // 27: strato.ListDatanodesResponse
-	(*ListPipelinesRequest)(nil),      // 28: strato.ListPipelinesRequest
-	(*ListPipelinesResponse)(nil),     // 29: strato.ListPipelinesResponse
-	(*ListContainersRequest)(nil),     // 30: strato.ListContainersRequest
-	(*ListContainersResponse)(nil),    // 31: strato.ListContainersResponse
-	(*ContainerReplicasRequest)(nil),  // 32: strato.ContainerReplicasRequest
-	(*ContainerReplicasResponse)(nil), // 33: strato.ContainerReplicasResponse
-	(*SafeModeStatus)(nil),            // 34: strato.SafeModeStatus
-	(*SafeModeExitRequest)(nil),       // 35: strato.SafeModeExitRequest
-	(*CloseContainerRequest)(nil),     // 36: strato.CloseContainerRequest
-	(*CloseContainerResponse)(nil),    // 37: strato.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),      // 38: strato.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),     // 39: strato.ReportReplicaResponse
-	nil,                               // 40: strato.ContainerReplicasResponse.ReplicasEntry
-	(*Empty)(nil),                     // 41: strato.Empty
+	(NodeHealth)(0),                      // 0: strato.NodeHealth
+	(NodeOpState)(0),                     // 1: strato.NodeOpState
+	(ReplicationFactor)(0),               // 2: strato.ReplicationFactor
+	(PipelineState)(0),                   // 3: strato.PipelineState
+	(ContainerState)(0),                  // 4: strato.ContainerState
+	(*DatanodeDetails)(nil),              // 5: strato.DatanodeDetails
+	(*NodeStats)(nil),                    // 6: strato.NodeStats
+	(*DatanodeInfo)(nil),                 // 7: strato.DatanodeInfo
+	(*PipelineInfo)(nil),                 // 8: strato.PipelineInfo
+	(*ContainerInfo)(nil),                // 9: strato.ContainerInfo
+	(*ContainerReplica)(nil),             // 10: strato.ContainerReplica
+	(*ContainerReport)(nil),              // 11: strato.ContainerReport
+	(*CreateContainerCommand)(nil),       // 12: strato.CreateContainerCommand
+	(*CloseContainerCommand)(nil),        // 13: strato.CloseContainerCommand
+	(*ReplicateContainerCommand)(nil),    // 14: strato.ReplicateContainerCommand
+	(*DeleteContainerCommand)(nil),       // 15: strato.DeleteContainerCommand
+	(*ClosePipelineCommand)(nil),         // 16: strato.ClosePipelineCommand
+	(*DeleteBlocksCommand)(nil),          // 17: strato.DeleteBlocksCommand
+	(*DatanodeCommand)(nil),              // 18: strato.DatanodeCommand
+	(*ClusterCommand)(nil),               // 19: strato.ClusterCommand
+	(*ContainerStateChange)(nil),         // 20: strato.ContainerStateChange
+	(*IDRange)(nil),                      // 21: strato.IDRange
+	(*RegisterRequest)(nil),              // 22: strato.RegisterRequest
+	(*RegisterResponse)(nil),             // 23: strato.RegisterResponse
+	(*HeartbeatRequest)(nil),             // 24: strato.HeartbeatRequest
+	(*HeartbeatResponse)(nil),            // 25: strato.HeartbeatResponse
+	(*ListDatanodesRequest)(nil),         // 26: strato.ListDatanodesRequest
+	(*ListDatanodesResponse)(nil),        // 27: strato.ListDatanodesResponse
+	(*ListPipelinesRequest)(nil),         // 28: strato.ListPipelinesRequest
+	(*ListPipelinesResponse)(nil),        // 29: strato.ListPipelinesResponse
+	(*ListContainersRequest)(nil),        // 30: strato.ListContainersRequest
+	(*ListContainersResponse)(nil),       // 31: strato.ListContainersResponse
+	(*ContainerReplicasRequest)(nil),     // 32: strato.ContainerReplicasRequest
+	(*ContainerReplicasResponse)(nil),    // 33: strato.ContainerReplicasResponse
+	(*SafeModeStatus)(nil),               // 34: strato.SafeModeStatus
+	(*SafeModeExitRequest)(nil),          // 35: strato.SafeModeExitRequest
+	(*CloseContainerRequest)(nil),        // 36: strato.CloseContainerRequest
+	(*CloseContainerResponse)(nil),       // 37: strato.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),         // 38: strato.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),        // 39: strato.ReportReplicaResponse
+	(*DecommissionDatanodeRequest)(nil),  // 40: strato.DecommissionDatanodeRequest
+	(*DecommissionDatanodeResponse)(nil), // 41: strato.DecommissionDatanodeResponse
+	nil,                                  // 42: strato.ContainerReplicasResponse.ReplicasEntry
+	(*Empty)(nil),                        // 43: strato.Empty
 }
 var file_cluster_proto_depIdxs = []int32{
 	5,  // 0: strato.DatanodeInfo.details:type_name -> strato.DatanodeDetails
@@ -2710,33 +2817,36 @@ var file_cluster_proto_depIdxs = []int32{
 	8,  // 29: strato.ListPipelinesResponse.pipelines:type_name -> strato.PipelineInfo
 	9,  // 30: strato.ListContainersResponse.containers:type_name -> strato.ContainerInfo
 	9,  // 31: strato.ContainerReplicasResponse.container:type_name -> strato.ContainerInfo
-	40, // 32: strato.ContainerReplicasResponse.replicas:type_name -> strato.ContainerReplicasResponse.ReplicasEntry
-	10, // 33: strato.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.ContainerReplica
-	22, // 34: strato.Cluster.Register:input_type -> strato.RegisterRequest
-	24, // 35: strato.Cluster.Heartbeat:input_type -> strato.HeartbeatRequest
-	26, // 36: strato.Cluster.ListDatanodes:input_type -> strato.ListDatanodesRequest
-	28, // 37: strato.Cluster.ListPipelines:input_type -> strato.ListPipelinesRequest
-	30, // 38: strato.Cluster.ListContainers:input_type -> strato.ListContainersRequest
-	32, // 39: strato.Cluster.ContainerReplicas:input_type -> strato.ContainerReplicasRequest
-	41, // 40: strato.Cluster.GetSafeMode:input_type -> strato.Empty
-	35, // 41: strato.Cluster.ExitSafeMode:input_type -> strato.SafeModeExitRequest
-	36, // 42: strato.Cluster.CloseContainer:input_type -> strato.CloseContainerRequest
-	38, // 43: strato.Cluster.ReportReplica:input_type -> strato.ReportReplicaRequest
-	23, // 44: strato.Cluster.Register:output_type -> strato.RegisterResponse
-	25, // 45: strato.Cluster.Heartbeat:output_type -> strato.HeartbeatResponse
-	27, // 46: strato.Cluster.ListDatanodes:output_type -> strato.ListDatanodesResponse
-	29, // 47: strato.Cluster.ListPipelines:output_type -> strato.ListPipelinesResponse
-	31, // 48: strato.Cluster.ListContainers:output_type -> strato.ListContainersResponse
-	33, // 49: strato.Cluster.ContainerReplicas:output_type -> strato.ContainerReplicasResponse
-	34, // 50: strato.Cluster.GetSafeMode:output_type -> strato.SafeModeStatus
-	34, // 51: strato.Cluster.ExitSafeMode:output_type -> strato.SafeModeStatus
-	37, // 52: strato.Cluster.CloseContainer:output_type -> strato.CloseContainerResponse
-	39, // 53: strato.Cluster.ReportReplica:output_type -> strato.ReportReplicaResponse
-	44, // [44:54] is the sub-list for method output_type
-	34, // [34:44] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	42, // 32: strato.ContainerReplicasResponse.replicas:type_name -> strato.ContainerReplicasResponse.ReplicasEntry
+	7,  // 33: strato.DecommissionDatanodeResponse.datanode:type_name -> strato.DatanodeInfo
+	10, // 34: strato.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.ContainerReplica
+	22, // 35: strato.Cluster.Register:input_type -> strato.RegisterRequest
+	24, // 36: strato.Cluster.Heartbeat:input_type -> strato.HeartbeatRequest
+	26, // 37: strato.Cluster.ListDatanodes:input_type -> strato.ListDatanodesRequest
+	28, // 38: strato.Cluster.ListPipelines:input_type -> strato.ListPipelinesRequest
+	30, // 39: strato.Cluster.ListContainers:input_type -> strato.ListContainersRequest
+	32, // 40: strato.Cluster.ContainerReplicas:input_type -> strato.ContainerReplicasRequest
+	43, // 41: strato.Cluster.GetSafeMode:input_type -> strato.Empty
+	35, // 42: strato.Cluster.ExitSafeMode:input_type -> strato.SafeModeExitRequest
+	36, // 43: strato.Cluster.CloseContainer:input_type -> strato.CloseContainerRequest
+	38, // 44: strato.Cluster.ReportReplica:input_type -> strato.ReportReplicaRequest
+	40, // 45: strato.Cluster.DecommissionDatanode:input_type -> strato.DecommissionDatanodeRequest
+	23, // 46: strato.Cluster.Register:output_type -> strato.RegisterResponse
+	25, // 47: strato.Cluster.Heartbeat:output_type -> strato.HeartbeatResponse
+	27, // 48: strato.Cluster.ListDatanodes:output_type -> strato.ListDatanodesResponse
+	29, // 49: strato.Cluster.ListPipelines:output_type -> strato.ListPipelinesResponse
+	31, // 50: strato.Cluster.ListContainers:output_type -> strato.ListContainersResponse
+	33, // 51: strato.Cluster.ContainerReplicas:output_type -> strato.ContainerReplicasResponse
+	34, // 52: strato.Cluster.GetSafeMode:output_type -> strato.SafeModeStatus
+	34, // 53: strato.Cluster.ExitSafeMode:output_type -> strato.SafeModeStatus
+	37, // 54: strato.Cluster.CloseContainer:output_type -> strato.CloseContainerResponse
+	39, // 55: strato.Cluster.ReportReplica:output_type -> strato.ReportReplicaResponse
+	41, // 56: strato.Cluster.DecommissionDatanode:output_type -> strato.DecommissionDatanodeResponse
+	46, // [46:57] is the sub-list for method output_type
+	35, // [35:46] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }
@@ -2766,7 +2876,7 @@ func file_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   36,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,16 +19,17 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Cluster_Register_FullMethodName          = "/strato.Cluster/Register"
-	Cluster_Heartbeat_FullMethodName         = "/strato.Cluster/Heartbeat"
-	Cluster_ListDatanodes_FullMethodName     = "/strato.Cluster/ListDatanodes"
-	Cluster_ListPipelines_FullMethodName     = "/strato.Cluster/ListPipelines"
-	Cluster_ListContainers_FullMethodName    = "/strato.Cluster/ListContainers"
-	Cluster_ContainerReplicas_FullMethodName = "/strato.Cluster/ContainerReplicas"
-	Cluster_GetSafeMode_FullMethodName       = "/strato.Cluster/GetSafeMode"
-	Cluster_ExitSafeMode_FullMethodName      = "/strato.Cluster/ExitSafeMode"
-	Cluster_CloseContainer_FullMethodName    = "/strato.Cluster/CloseContainer"
-	Cluster_ReportReplica_FullMethodName     = "/strato.Cluster/ReportReplica"
+	Cluster_Register_FullMethodName             = "/strato.Cluster/Register"
+	Cluster_Heartbeat_FullMethodName            = "/strato.Cluster/Heartbeat"
+	Cluster_ListDatanodes_FullMethodName        = "/strato.Cluster/ListDatanodes"
+	Cluster_ListPipelines_FullMethodName        = "/strato.Cluster/ListPipelines"
+	Cluster_ListContainers_FullMethodName       = "/strato.Cluster/ListContainers"
+	Cluster_ContainerReplicas_FullMethodName    = "/strato.Cluster/ContainerReplicas"
+	Cluster_GetSafeMode_FullMethodName          = "/strato.Cluster/GetSafeMode"
+	Cluster_ExitSafeMode_FullMethodName         = "/strato.Cluster/ExitSafeMode"
+	Cluster_CloseContainer_FullMethodName       = "/strato.Cluster/CloseContainer"
+	Cluster_ReportReplica_FullMethodName        = "/strato.Cluster/ReportReplica"
+	Cluster_DecommissionDatanode_FullMethodName = "/strato.Cluster/DecommissionDatanode"
 )
 
 // ClusterClient is the client API for Cluster service.
@@ -45,6 +46,7 @@ type ClusterClient interface {
 	ExitSafeMode(ctx context.Context, in *SafeModeExitRequest, opts ...grpc.CallOption) (*SafeModeStatus, error)
 	CloseContainer(ctx context.Context, in *CloseContainerRequest, opts ...grpc.CallOption) (*CloseContainerResponse, error)
 	ReportReplica(ctx context.Context, in *ReportReplicaRequest, opts ...grpc.CallOption) (*ReportReplicaResponse, error)
+	DecommissionDatanode(ctx context.Context, in *DecommissionDatanodeRequest, opts ...grpc.CallOption) (*DecommissionDatanodeResponse, error)
 }
 
 type clusterClient struct {
@@ -155,6 +157,16 @@ func (c *clusterClient) ReportReplica(ctx context.Context, in *ReportReplicaRequ
 	return out, nil
 }
 
+func (c *clusterClient) DecommissionDatanode(ctx context.Context, in *DecommissionDatanodeRequest, opts ...grpc.CallOption) (*DecommissionDatanodeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DecommissionDatanodeResponse)
+	err := c.cc.Invoke(ctx, Cluster_DecommissionDatanode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClusterServer is the server API for Cluster service.
 // All implementations must embed UnimplementedClusterServer
 // for forward compatibility.
@@ -169,6 +181,7 @@ type ClusterServer interface {
 	ExitSafeMode(context.Context, *SafeModeExitRequest) (*SafeModeStatus, error)
 	CloseContainer(context.Context, *CloseContainerRequest) (*CloseContainerResponse, error)
 	ReportReplica(context.Context, *ReportReplicaRequest) (*ReportReplicaResponse, error)
+	DecommissionDatanode(context.Context, *DecommissionDatanodeRequest) (*DecommissionDatanodeResponse, error)
 	mustEmbedUnimplementedClusterServer()
 }
 
@@ -208,6 +221,9 @@ func (UnimplementedClusterServer) CloseContainer(context.Context, *CloseContaine
 }
 func (UnimplementedClusterServer) ReportReplica(context.Context, *ReportReplicaRequest) (*ReportReplicaResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReportReplica not implemented")
+}
+func (UnimplementedClusterServer) DecommissionDatanode(context.Context, *DecommissionDatanodeRequest) (*DecommissionDatanodeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DecommissionDatanode not implemented")
 }
 func (UnimplementedClusterServer) mustEmbedUnimplementedClusterServer() {}
 func (UnimplementedClusterServer) testEmbeddedByValue()                 {}
@@ -410,6 +426,24 @@ func _Cluster_ReportReplica_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Cluster_DecommissionDatanode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DecommissionDatanodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).DecommissionDatanode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_DecommissionDatanode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).DecommissionDatanode(ctx, req.(*DecommissionDatanodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Cluster_ServiceDesc is the grpc.ServiceDesc for Cluster service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -456,6 +490,10 @@ var Cluster_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReportReplica",
 			Handler:    _Cluster_ReportReplica_Handler,
+		},
+		{
+			MethodName: "DecommissionDatanode",
+			Handler:    _Cluster_DecommissionDatanode_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
