@@ -81,6 +81,7 @@ type agent struct {
 	beats      int
 	changed    map[uint64]bool // containers to report in the next heartbeat
 	lastErr    error
+	deleteAcks deleteAcks // deleted-blocks seqs to acknowledge (agent_delete.go)
 }
 
 func newAgent(opts AgentOptions, store agentStore) (*agent, error) {
@@ -151,7 +152,8 @@ func (a *agent) beat(ctx context.Context) error {
 		}
 		return nil
 	}
-	req := &stratopb.HeartbeatRequest{DatanodeId: a.opts.Details.Id, Stats: a.store.NodeStats()}
+	req := &stratopb.HeartbeatRequest{DatanodeId: a.opts.Details.Id, Stats: a.store.NodeStats(),
+		DeletedBlocksAcks: a.deleteAcks.take()}
 	if full || len(changed) > 0 {
 		req.Report = a.report(full, changed)
 	}
@@ -163,6 +165,7 @@ func (a *agent) beat(ctx context.Context) error {
 	})
 	if err != nil {
 		a.requeue(changed)
+		a.deleteAcks.requeue(req.DeletedBlocksAcks)
 		return err
 	}
 	if resp.Reregister {

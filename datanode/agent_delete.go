@@ -1,6 +1,11 @@
 package datanode
 
-import "github.com/strato-io/strato/proto/stratopb"
+import (
+	"slices"
+	"sync"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
 
 // deleteContainer removes a replica meta no longer wants.
 func (a *agent) deleteContainer(cmdID uint64, cmd *stratopb.DeleteContainerCommand) {
@@ -11,7 +16,77 @@ func (a *agent) deleteContainer(cmdID uint64, cmd *stratopb.DeleteContainerComma
 	a.containerChanged(cmd.ContainerId)
 }
 
-// deleteBlocks deletes blocks no key references any more.
+// blockDeleter is the part of the store that deletes dead blocks.
+type blockDeleter interface {
+	// DeleteBlocks removes blocks from a container, in any state; blocks
+	// (or a container) already gone are no error.
+	DeleteBlocks(containerID uint64, localIDs []uint64) (blocks int, bytes int64, err error)
+}
+
+func (r storeReports) DeleteBlocks(id uint64, localIDs []uint64) (int, int64, error) {
+	return r.s.DeleteBlocks(id, localIDs)
+}
+
+// deleteBlocks deletes blocks no key references any more, and records the
+// command's seq for acknowledgement in the next heartbeat. Meta sends every
+// command of one seq for this datanode in the same reply, so a seq is
+// acknowledged only if all of its commands of the reply succeeded; one that
+// failed is not acknowledged, and meta sends it again after a while.
 func (a *agent) deleteBlocks(cmdID uint64, cmd *stratopb.DeleteBlocksCommand) {
-	a.opts.Logger.Warn("datanode: block deletion is not available in this build", "command", cmdID, "container", cmd.ContainerId)
+	bd, ok := a.store.(blockDeleter)
+	if !ok {
+		a.opts.Logger.Warn("datanode: this store cannot delete blocks", "command", cmdID, "container", cmd.ContainerId)
+		return
+	}
+	n, bytes, err := bd.DeleteBlocks(cmd.ContainerId, cmd.LocalIds)
+	a.deleteAcks.done(cmd.Seq, err == nil)
+	if err != nil {
+		a.opts.Logger.Warn("datanode: delete blocks", "command", cmdID, "container", cmd.ContainerId,
+			"blocks", len(cmd.LocalIds), "seq", cmd.Seq, "err", err)
+		return
+	}
+	if n > 0 {
+		a.opts.Logger.Debug("datanode: deleted blocks", "container", cmd.ContainerId, "blocks", n, "bytes", bytes, "seq", cmd.Seq)
+		a.containerChanged(cmd.ContainerId) // its used bytes go to meta with the next heartbeat
+	}
+}
+
+// deleteAcks holds the deleted-blocks seqs carried out since the last
+// heartbeat: true if every command of the seq succeeded.
+type deleteAcks struct {
+	mu   sync.Mutex
+	seqs map[uint64]bool
+}
+
+func (d *deleteAcks) done(seq uint64, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.seqs == nil {
+		d.seqs = map[uint64]bool{}
+	}
+	if prev, seen := d.seqs[seq]; !seen || prev {
+		d.seqs[seq] = ok
+	}
+}
+
+// take returns the seqs to acknowledge, in order, and forgets them all.
+func (d *deleteAcks) take() []uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []uint64
+	for seq, ok := range d.seqs {
+		if ok {
+			out = append(out, seq)
+		}
+	}
+	clear(d.seqs)
+	slices.Sort(out)
+	return out
+}
+
+// requeue keeps acknowledgements a failed heartbeat did not deliver.
+func (d *deleteAcks) requeue(seqs []uint64) {
+	for _, seq := range seqs {
+		d.done(seq, true)
+	}
 }

@@ -220,6 +220,24 @@ func (s *Store) DeleteContainer(id uint64, force bool) error {
 	return nil
 }
 
+// DeleteBlocks removes blocks no key references any more from a container
+// (container.Container.DeleteBlocks). A container this store does not hold
+// has nothing to delete: that is no error.
+func (s *Store) DeleteBlocks(id uint64, localIDs []uint64) (blocks int, bytes int64, err error) {
+	c, err := s.Container(id)
+	if errors.Is(err, container.ErrNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	blocks, bytes, err = c.DeleteBlocks(localIDs)
+	if errors.Is(err, container.ErrNotFound) {
+		return blocks, bytes, nil // deleted meanwhile
+	}
+	return blocks, bytes, err
+}
+
 // Containers returns the Info of every container, by ID: what a container
 // report lists.
 func (s *Store) Containers() []container.Info {
