@@ -67,11 +67,7 @@ func RunKeyPut(ctx context.Context, cfg KeyPutConfig, c *client.Client, out io.W
 	}
 	// One random buffer, shared read-only: the payload does not matter, its
 	// generation must not be timed.
-	data := make([]byte, min(cfg.Size, 64<<20))
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := range data {
-		data[i] = byte(r.Uint32())
-	}
+	data := randomPayload(min(cfg.Size, 64<<20))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -160,4 +156,14 @@ func putKey(ctx context.Context, c *client.Client, cfg KeyPutConfig, key string,
 		return fmt.Errorf("bench: close %s: %w", key, err)
 	}
 	return nil
+}
+
+// randomPayload is n pseudo-random bytes, the same on every call.
+func randomPayload(n int64) []byte {
+	data := make([]byte, n)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	return data
 }

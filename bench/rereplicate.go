@@ -1,0 +1,575 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/cluster/local"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// RereplicateConfig configures RunRereplicate: lose a datanode of a loaded
+// cluster and measure how fast its closed containers get three copies back.
+type RereplicateConfig struct {
+	// Size is the data written before the loss (replication THREE).
+	Size int64
+	// KeySize is the size of each key written. Default 64 MiB.
+	KeySize int64
+	// Threads write the data. Default 8.
+	Threads int
+	// Victim is the index of the datanode lost. Default 0.
+	Victim int
+	// Interval of the progress lines and of the throughput samples.
+	// Default 1s.
+	Interval time.Duration
+	// Progress gets the live lines.
+	Progress io.Writer
+	// ChartPath, when set, receives a PNG of the throughput over time.
+	ChartPath string
+	// SkipBound skips measuring the hardware bound (dd and loopback TCP).
+	SkipBound bool
+	// BoundDir is where dd runs (the datanodes' disk).
+	BoundDir string
+}
+
+// RereplicateResult is what RunRereplicate measured.
+type RereplicateResult struct {
+	Containers int   // containers the lost datanode held
+	Bytes      int64 // bytes copied to restore them
+	// Detect is from the loss to the first copy seen; Copy from the first
+	// copy seen to the last.
+	Detect, Copy, Total time.Duration
+	MeanGBps, PeakGBps float64
+	Samples            []float64 // GB/s per interval, from the loss
+	PerTarget          map[string]int64
+	Bound              Bound
+	CPUSecondsPerGB    float64
+}
+
+// Bound is the hardware's limit for re-replication in this run.
+type Bound struct {
+	DiskReadMBps, DiskWriteMBps, LoopbackMBps float64
+}
+
+// MBps is the smallest of the three.
+func (b Bound) MBps() float64 {
+	return min(b.DiskReadMBps, b.DiskWriteMBps, b.LoopbackMBps)
+}
+
+// RunRereplicate writes cfg.Size into the cluster, closes every container,
+// stops datanode cfg.Victim and deletes its data, then samples meta until
+// every container the victim held has three healthy copies again, and reads
+// every key back.
+func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster, out io.Writer) (RereplicateResult, error) {
+	if cfg.KeySize == 0 {
+		cfg.KeySize = 64 << 20
+	}
+	if cfg.Threads == 0 {
+		cfg.Threads = 8
+	}
+	if cfg.Interval == 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	var res RereplicateResult
+	cl, err := c.Client()
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = cl.Close() }()
+
+	// 1. Data.
+	if _, err := cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "rerepl"}); err != nil && !strings.Contains(err.Error(), "exists") {
+		return res, err
+	}
+	if _, err := cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "rerepl", Name: "data",
+		Replication: stratopb.ReplicationFactor_REPLICATION_THREE}); err != nil && !strings.Contains(err.Error(), "exists") {
+		return res, err
+	}
+	keys := int((cfg.Size + cfg.KeySize - 1) / cfg.KeySize)
+	fmt.Fprintf(out, "writing %d keys of %s (%s, replication THREE)\n", keys, formatBytes(cfg.KeySize), formatBytes(int64(keys)*cfg.KeySize))
+	kp := KeyPutConfig{Volume: "rerepl", Bucket: "data", Prefix: "k", Keys: keys, Size: cfg.KeySize, Threads: cfg.Threads,
+		Progress: cfg.Progress, ProgressInterval: 5 * time.Second}
+	if _, err := RunKeyPut(ctx, kp, cl, io.Discard); err != nil {
+		return res, err
+	}
+	payload := keyPutData(kp.Size)
+
+	// 2. Close every container and wait until they are CLOSED.
+	fmt.Fprintln(out, "closing every container")
+	if err := closeAll(ctx, cl); err != nil {
+		return res, err
+	}
+
+	// 3. The bound.
+	if !cfg.SkipBound {
+		fmt.Fprintln(out, "measuring the bound: dd (direct I/O) on the datanodes' disk, TCP on loopback")
+		if res.Bound, err = measureBound(ctx, cfg.BoundDir); err != nil {
+			return res, err
+		}
+		fmt.Fprintf(out, "bound: disk read %.0f MB/s, disk write %.0f MB/s, loopback TCP %.0f MB/s -> %.0f MB/s\n",
+			res.Bound.DiskReadMBps, res.Bound.DiskWriteMBps, res.Bound.LoopbackMBps, res.Bound.MBps())
+	}
+
+	// 4. Lose the victim.
+	victimID := c.Datanode(cfg.Victim).ID()
+	lost, err := containersOn(ctx, cl, victimID)
+	if err != nil {
+		return res, err
+	}
+	res.Containers = len(lost)
+	var lostBytes int64
+	for _, l := range lost {
+		lostBytes += l.size
+	}
+	fmt.Fprintf(out, "stopping datanode %s and deleting its data: %d containers, %s to copy\n", victimID, len(lost), formatBytes(lostBytes))
+	cpu0 := cpuSeconds()
+	if err := c.StopDatanode(cfg.Victim); err != nil {
+		return res, err
+	}
+	if err := os.RemoveAll(c.DatanodeDir(cfg.Victim)); err != nil {
+		return res, err
+	}
+	start := time.Now()
+
+	// 5. Sample until every lost container has three good copies.
+	var first, last time.Time
+	prev := int64(0)
+	res.PerTarget = map[string]int64{}
+	for {
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-time.After(cfg.Interval):
+		}
+		copied, left, perTarget, err := restored(ctx, cl, lost, victimID)
+		if err != nil {
+			return res, err
+		}
+		now := time.Now()
+		if copied > prev {
+			if first.IsZero() {
+				first = now.Add(-cfg.Interval)
+			}
+			last = now
+		}
+		rate := float64(copied-prev) / 1e9 / cfg.Interval.Seconds()
+		res.Samples = append(res.Samples, rate)
+		res.PeakGBps = max(res.PeakGBps, rate)
+		prev = copied
+		fmt.Fprintf(cfg.Progress, "rereplicate: %6.1fs  %s copied, %.2f GB/s, %d containers left\n",
+			now.Sub(start).Seconds(), formatBytes(copied), rate, left)
+		if left == 0 {
+			res.Bytes, res.PerTarget = copied, perTarget
+			break
+		}
+	}
+	cpu := cpuSeconds() - cpu0
+	res.Total = time.Since(start)
+	if !first.IsZero() {
+		res.Detect, res.Copy = first.Sub(start), last.Sub(first)
+	}
+	if res.Copy > 0 {
+		res.MeanGBps = float64(res.Bytes) / 1e9 / res.Copy.Seconds()
+	}
+	if res.Bytes > 0 {
+		res.CPUSecondsPerGB = cpu / (float64(res.Bytes) / 1e9)
+	}
+
+	// 6. Every key reads back, verified.
+	fmt.Fprintln(out, "reading every key back")
+	for i := range keys {
+		r, err := cl.OpenKey(ctx, "rerepl", "data", fmt.Sprintf("k/%d", i))
+		if err != nil {
+			return res, err
+		}
+		got, err := io.ReadAll(r)
+		_ = r.Close()
+		if err != nil {
+			return res, fmt.Errorf("bench: read back k/%d: %w", i, err)
+		}
+		if !keyPutMatches(got, payload, kp.Size) {
+			return res, fmt.Errorf("bench: k/%d read back differs", i)
+		}
+	}
+	printRereplicate(out, res)
+	if cfg.ChartPath != "" {
+		if err := writeChart(cfg.ChartPath, res.Samples, cfg.Interval, res.Bound.MBps()/1e3); err != nil {
+			return res, err
+		}
+		fmt.Fprintf(out, "chart: %s\n", cfg.ChartPath)
+	}
+	return res, nil
+}
+
+func printRereplicate(out io.Writer, r RereplicateResult) {
+	fmt.Fprintf(out, "containers re-replicated: %d\n", r.Containers)
+	fmt.Fprintf(out, "bytes copied: %s\n", formatBytes(r.Bytes))
+	fmt.Fprintf(out, "total time: %.1f s (detection %.1f s, copying %.1f s)\n", r.Total.Seconds(), r.Detect.Seconds(), r.Copy.Seconds())
+	fmt.Fprintf(out, "throughput: mean %.2f GB/s, peak %.2f GB/s\n", r.MeanGBps, r.PeakGBps)
+	if b := r.Bound.MBps(); b > 0 {
+		fmt.Fprintf(out, "bound: %.2f GB/s; mean is %.0f%% of it\n", b/1e3, 100*r.MeanGBps*1e3/b)
+	}
+	ids := make([]string, 0, len(r.PerTarget))
+	for id := range r.PerTarget {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		rate := 0.0
+		if r.Copy > 0 {
+			rate = float64(r.PerTarget[id]) / 1e9 / r.Copy.Seconds()
+		}
+		fmt.Fprintf(out, "  to %s: %s (%.2f GB/s)\n", id, formatBytes(r.PerTarget[id]), rate)
+	}
+	fmt.Fprintf(out, "CPU: %.2f s per GB copied (the whole process: meta, all datanodes, the sampler)\n", r.CPUSecondsPerGB)
+}
+
+// keyPutData is the payload RunKeyPut writes (its first bytes repeat).
+func keyPutData(size int64) []byte {
+	return randomPayload(min(size, 64<<20))
+}
+
+func keyPutMatches(got, data []byte, size int64) bool {
+	if int64(len(got)) != size {
+		return false
+	}
+	for off := 0; off < len(got); off += len(data) {
+		n := min(len(data), len(got)-off)
+		if !bytes.Equal(got[off:off+n], data[:n]) {
+			return false
+		}
+	}
+	return true
+}
+
+// closeAll closes every open container and waits until all are CLOSED.
+func closeAll(ctx context.Context, cl *client.Client) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		cs, err := listContainers(ctx, cl)
+		if err != nil {
+			return err
+		}
+		open := 0
+		for _, c := range cs {
+			switch c.State {
+			case stratopb.ContainerState_CONTAINER_OPEN:
+				open++
+				_, err := client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.CloseContainerResponse, error) {
+					return cc.CloseContainer(ctx, &stratopb.CloseContainerRequest{ContainerId: c.Id, Reason: "bench rereplicate"})
+				})
+				if err != nil {
+					return err
+				}
+			case stratopb.ContainerState_CONTAINER_CLOSING:
+				open++
+			}
+		}
+		if open == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: %d containers still not closed", open)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func listContainers(ctx context.Context, cl *client.Client) ([]*stratopb.ContainerInfo, error) {
+	var all []*stratopb.ContainerInfo
+	var after uint64
+	for {
+		resp, err := client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListContainersResponse, error) {
+			return cc.ListContainers(ctx, &stratopb.ListContainersRequest{StartAfter: after, Limit: 1000})
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(resp.Containers) == 0 {
+			return all, nil
+		}
+		all = append(all, resp.Containers...)
+		after = resp.Containers[len(resp.Containers)-1].Id
+	}
+}
+
+// lostContainer is a container the victim held: its size and the
+// datanodes that held it.
+type lostContainer struct {
+	size    int64
+	holders map[string]bool
+}
+
+// containersOn returns the non-empty containers a datanode holds.
+func containersOn(ctx context.Context, cl *client.Client, dn string) (map[uint64]lostContainer, error) {
+	cs, err := listContainers(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint64]lostContainer{}
+	for _, c := range cs {
+		reps, err := replicasOf(ctx, cl, c.Id)
+		if err != nil {
+			return nil, err
+		}
+		if r := reps[dn]; r != nil && r.UsedBytes > 0 {
+			l := lostContainer{size: r.UsedBytes, holders: map[string]bool{}}
+			for id := range reps {
+				l.holders[id] = true
+			}
+			out[c.Id] = l
+		}
+	}
+	return out, nil
+}
+
+func replicasOf(ctx context.Context, cl *client.Client, id uint64) (map[string]*stratopb.ContainerReplica, error) {
+	resp, err := client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ContainerReplicasResponse, error) {
+		return cc.ContainerReplicas(ctx, &stratopb.ContainerReplicasRequest{ContainerId: id})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Replicas, nil
+}
+
+// restored sums the bytes of lost containers copied so far (CLOSED
+// replicas on healthy datanodes that did not hold them before), counts the
+// containers still short of three good copies, and splits the bytes by the
+// datanode that received them.
+func restored(ctx context.Context, cl *client.Client, lost map[uint64]lostContainer, victim string) (copied int64, left int, perTarget map[string]int64, err error) {
+	perTarget = map[string]int64{}
+	dns, err := client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListDatanodesResponse, error) {
+		return cc.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+	})
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	healthy := map[string]bool{}
+	for _, d := range dns.Datanodes {
+		healthy[d.GetDetails().GetId()] = d.Health == stratopb.NodeHealth_NODE_HEALTHY
+	}
+	ids := make([]uint64, 0, len(lost))
+	for id := range lost {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		reps, err := replicasOf(ctx, cl, id)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		good := 0
+		for dn, r := range reps {
+			if dn == victim || !healthy[dn] || r.State != stratopb.ContainerState_CONTAINER_CLOSED {
+				continue
+			}
+			good++
+			if !lost[id].holders[dn] {
+				copied += lost[id].size
+				perTarget[dn] += lost[id].size
+			}
+		}
+		if good < 3 {
+			left++
+		}
+	}
+	return copied, left, perTarget, nil
+}
+
+// measureBound measures the disk's sequential direct-I/O read and write
+// rates in dir and the TCP rate on loopback.
+func measureBound(ctx context.Context, dir string) (Bound, error) {
+	var b Bound
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	w, err := RunDD(ctx, dir, 512)
+	if err != nil {
+		return b, err
+	}
+	b.DiskWriteMBps = w.MBPerSec()
+	// Read back a file written for the purpose (RunDD removes its own).
+	f := filepath.Join(dir, "bound.read")
+	if out, err := exec.CommandContext(ctx, "dd", "if=/dev/zero", "of="+f, "bs=4M", "count=512", "oflag=direct").CombinedOutput(); err != nil {
+		return b, fmt.Errorf("bench: dd: %w: %s", err, out)
+	}
+	defer func() { _ = os.Remove(f) }()
+	t0 := time.Now()
+	if out, err := exec.CommandContext(ctx, "dd", "if="+f, "of=/dev/null", "bs=4M", "iflag=direct").CombinedOutput(); err != nil {
+		return b, fmt.Errorf("bench: dd: %w: %s", err, out)
+	}
+	b.DiskReadMBps = float64(512*4<<20) / 1e6 / time.Since(t0).Seconds()
+	if b.LoopbackMBps, err = loopbackMBps(2 << 30); err != nil {
+		return b, err
+	}
+	return b, nil
+}
+
+// loopbackMBps sends n bytes over a TCP connection on 127.0.0.1.
+func loopbackMBps(n int64) (float64, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	var got atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		k, _ := io.Copy(io.Discard, c)
+		got.Store(k)
+		_ = c.Close()
+	}()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 4<<20)
+	t0 := time.Now()
+	for sent := int64(0); sent < n; sent += int64(len(buf)) {
+		if _, err := c.Write(buf); err != nil {
+			return 0, err
+		}
+	}
+	_ = c.Close()
+	wg.Wait()
+	if got.Load() < n {
+		return 0, errors.New("bench: loopback transfer cut short")
+	}
+	return float64(n) / 1e6 / time.Since(t0).Seconds(), nil
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// writeChart draws GB/s per interval as a PNG line chart with the bound as
+// a dashed line.
+func writeChart(path string, samples []float64, interval time.Duration, boundGBps float64) error {
+	const w, h, margin = 800, 400, 40
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	bg, axis, line, bound := color.RGBA{255, 255, 255, 255}, color.RGBA{0, 0, 0, 255}, color.RGBA{30, 90, 200, 255}, color.RGBA{200, 60, 60, 255}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.Set(x, y, bg)
+		}
+	}
+	top := boundGBps
+	for _, s := range samples {
+		top = max(top, s)
+	}
+	if top <= 0 {
+		top = 1
+	}
+	top *= 1.1
+	px := func(i int) int {
+		if len(samples) <= 1 {
+			return margin
+		}
+		return margin + i*(w-2*margin)/(len(samples)-1)
+	}
+	py := func(v float64) int { return h - margin - int(v/top*float64(h-2*margin)) }
+	for x := margin; x < w-margin; x++ {
+		img.Set(x, h-margin, axis)
+	}
+	for y := margin; y < h-margin; y++ {
+		img.Set(margin, y, axis)
+	}
+	if boundGBps > 0 {
+		for x := margin; x < w-margin; x++ {
+			if (x/6)%2 == 0 {
+				img.Set(x, py(boundGBps), bound)
+			}
+		}
+	}
+	for i := 1; i < len(samples); i++ {
+		drawLine(img, px(i-1), py(samples[i-1]), px(i), py(samples[i]), line)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := png.Encode(f, img); err != nil {
+		_ = f.Close()
+		return err
+	}
+	_ = interval
+	return f.Close()
+}
+
+func drawLine(img *image.RGBA, x0, y0, x1, y1 int, c color.Color) {
+	dx, dy := abs(x1-x0), -abs(y1-y0)
+	sx, sy := 1, 1
+	if x0 > x1 {
+		sx = -1
+	}
+	if y0 > y1 {
+		sy = -1
+	}
+	e := dx + dy
+	for {
+		for t := -1; t <= 1; t++ {
+			img.Set(x0, y0+t, c)
+		}
+		if x0 == x1 && y0 == y1 {
+			return
+		}
+		e2 := 2 * e
+		if e2 >= dy {
+			e += dy
+			x0 += sx
+		}
+		if e2 <= dx {
+			e += dx
+			y0 += sy
+		}
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d B", n)
+}
