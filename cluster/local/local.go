@@ -47,6 +47,13 @@ type Options struct {
 	// ContainerSize and BlockSize override meta's defaults (5 GiB, 256 MiB)
 	// when set.
 	ContainerSize, BlockSize int64
+	// ReplicationStreams and ReplicationBandwidth set every datanode's
+	// container-copy streams and bandwidth cap (bytes/s; 0: the datanode's
+	// defaults, no cap); ReplicationLimit meta's copies in flight per
+	// datanode (0: meta's default).
+	ReplicationStreams   int
+	ReplicationBandwidth int64
+	ReplicationLimit     int
 	// Logger receives every node's logs. Default: discard.
 	Logger *slog.Logger
 }
@@ -180,6 +187,7 @@ func (c *Cluster) startMeta() error {
 	o.Cluster.DeadAfter = c.opts.DeadAfter
 	o.Cluster.StaleAfter = c.opts.DeadAfter / 2
 	o.Cluster.SafeModeMinDatanodes = c.opts.Datanodes
+	o.Cluster.ReplicationLimit = c.opts.ReplicationLimit
 	if c.opts.ContainerSize > 0 {
 		o.Cluster.ContainerSize = c.opts.ContainerSize
 	}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/cluster/local"
+)
+
+func init() { benchCommands = append(benchCommands, newBenchRereplicateCmd) }
+
+func newBenchRereplicateCmd() *cobra.Command {
+	var (
+		cfg      bench.RereplicateConfig
+		o        local.Options
+		size     string
+		keySize  string
+		csize    string
+		bw       string
+		keepData bool
+	)
+	cmd := &cobra.Command{
+		Use:   "rereplicate [--size 4GiB] [--datanodes 4] [--streams 10] [--bandwidth 0]",
+		Short: "Lose a datanode of a loaded cluster and measure how fast its containers get three copies back",
+		Long: `rereplicate starts a local cluster (meta and --datanodes datanodes in this
+process, data under --dir or a temporary directory), writes --size of keys
+at replication THREE through the client, closes every container, measures
+the bound (the disk's sequential read and write rates with direct I/O, and
+TCP on loopback), then stops one datanode and deletes its data. Meta notices
+the node dead after --dead-after and has the survivors push copies of its
+closed containers (--streams per datanode, --bandwidth bytes/s each) until
+every container has three healthy copies again. It prints live progress, a
+summary (total time, mean and peak GB/s, per-target bytes, CPU seconds per
+GB copied), writes a throughput chart (--chart), and reads every key back.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Size, err = bench.ParseSize(size); err != nil {
+				return err
+			}
+			if cfg.KeySize, err = bench.ParseSize(keySize); err != nil {
+				return err
+			}
+			if o.ContainerSize, err = bench.ParseSize(csize); err != nil {
+				return err
+			}
+			if o.ReplicationBandwidth, err = bench.ParseSize(bw); err != nil {
+				return err
+			}
+			if o.Dir == "" {
+				if o.Dir, err = os.MkdirTemp("", "strato-rereplicate-"); err != nil {
+					return err
+				}
+				if !keepData {
+					defer func() { _ = os.RemoveAll(o.Dir) }()
+				}
+			}
+			o.BlockSize = min(256<<20, o.ContainerSize)
+			o.ReplicationLimit = o.ReplicationStreams
+			cfg.BoundDir = o.Dir
+			cfg.Progress = cmd.ErrOrStderr()
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "bench rereplicate: %d datanodes, data in %s, containers of %s, %d streams per datanode\n",
+				o.Datanodes, o.Dir, csize, o.ReplicationStreams)
+			c, err := local.Start(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = c.Close() }()
+			_, err = bench.RunRereplicate(cmd.Context(), cfg, c, out)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&size, "size", "4GiB", "data written before the loss")
+	f.StringVar(&keySize, "key-size", "64MiB", "size of each key")
+	f.IntVar(&cfg.Threads, "threads", 8, "writer threads")
+	f.IntVar(&o.Datanodes, "datanodes", 4, "datanodes (at least 4: three copies must fit without the lost one)")
+	f.IntVar(&cfg.Victim, "victim", 0, "index of the datanode lost")
+	f.IntVar(&o.ReplicationStreams, "streams", 10, "concurrent container copies per datanode")
+	f.StringVar(&bw, "bandwidth", "0", "replication bandwidth cap per datanode in bytes/s (0: none)")
+	f.StringVar(&csize, "container-size", "1GiB", "container size (closed containers are the unit of copy)")
+	f.DurationVar(&o.DeadAfter, "dead-after", 6*time.Second, "how long meta waits for a silent datanode")
+	f.StringVar(&o.Dir, "dir", "", "cluster directory (default: a temporary one, removed afterwards)")
+	f.BoolVar(&keepData, "keep", false, "keep the temporary directory")
+	f.StringVar(&cfg.ChartPath, "chart", "rereplicate.png", "PNG chart of the throughput over time ('' for none)")
+	f.BoolVar(&cfg.SkipBound, "skip-bound", false, "do not measure the bound")
+	return cmd
+}
