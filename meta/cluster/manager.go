@@ -88,6 +88,8 @@ type Manager struct {
 	// deleting: replica deletions commanded and not yet seen done (the
 	// datanode stops reporting the replica).
 	deleting map[deleteKey]bool
+	// blockDeletes: deleted-blocks entries in flight (deletion.go).
+	blockDeletes blockDeletions
 }
 
 type deleteKey struct {
@@ -173,6 +175,7 @@ func (m *Manager) Heartbeat(now time.Time, req *stratopb.HeartbeatRequest) (*str
 		m.applyReportLocked(req.DatanodeId, n, req.Report)
 		m.updateSafeModeLocked()
 	}
+	m.ackDeletedBlocksLocked(req.DatanodeId, req.DeletedBlocksAcks)
 	cmds := n.commands
 	n.commands = nil
 	return &stratopb.HeartbeatResponse{Commands: cmds}, nil

@@ -50,6 +50,9 @@ type Options struct {
 	// ReplicationTimeout: a replicate command not completed in this long is
 	// dropped and may be sent elsewhere. Default 10m.
 	ReplicationTimeout time.Duration
+	// DeleteBlocksTimeout: a datanode that has not acknowledged a
+	// DeleteBlocksCommand in this long is sent it again. Default 1m.
+	DeleteBlocksTimeout time.Duration
 }
 
 // EnsureDefaults fills unset fields with their defaults and returns o.
@@ -92,6 +95,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.ReplicationTimeout == 0 {
 		o.ReplicationTimeout = 10 * time.Minute
+	}
+	if o.DeleteBlocksTimeout == 0 {
+		o.DeleteBlocksTimeout = time.Minute
 	}
 	return o
 }
