@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strato-io/strato/meta/cluster"
+	"github.com/strato-io/strato/meta/consensus"
 	"github.com/strato-io/strato/proto/stratopb"
 )
 
@@ -231,6 +232,8 @@ func (s *Server) tick(ctx context.Context) error {
 		s.replMu.Lock()
 		prevMissing := len(s.lastRepl.Missing)
 		s.lastRepl = rep
+		s.replScheduled += uint64(rep.Scheduled)
+		s.replDeletes += uint64(rep.Deletes)
 		s.replMu.Unlock()
 		if len(rep.Missing) > 0 && len(rep.Missing) != prevMissing {
 			s.opts.Logger.Error("containers with no good replica", "count", len(rep.Missing), "first", rep.Missing[0])
@@ -241,6 +244,39 @@ func (s *Server) tick(ctx context.Context) error {
 		}
 	}
 	return s.namespaceTick(ctx)
+}
+
+// Metrics is a snapshot of the server's state for monitoring.
+type Metrics struct {
+	Leader               bool
+	HealthyDatanodes     int
+	Datanodes            int
+	Containers           int
+	UnderReplicated      int
+	Missing              int
+	ReplicationsInFlight int
+	// Cumulative since this replica last became leader's start.
+	ReplicationsScheduled uint64
+	ReplicaDeletes        uint64
+	Consensus             consensus.Status
+}
+
+// Metrics returns a snapshot of the server's state.
+func (s *Server) Metrics() Metrics {
+	s.replMu.Lock()
+	m := Metrics{UnderReplicated: s.lastRepl.UnderReplicated, Missing: len(s.lastRepl.Missing),
+		ReplicationsInFlight: s.lastRepl.InFlight, ReplicationsScheduled: s.replScheduled, ReplicaDeletes: s.replDeletes,
+		Containers: s.lastRepl.Containers}
+	s.replMu.Unlock()
+	m.Leader = s.node.IsLeader()
+	for _, d := range s.cl.Datanodes() {
+		m.Datanodes++
+		if d.Health == stratopb.NodeHealth_NODE_HEALTHY {
+			m.HealthyDatanodes++
+		}
+	}
+	m.Consensus = s.node.Status()
+	return m
 }
 
 // ReplicationStatus is the outcome of the leader's last replication pass.

@@ -35,12 +35,14 @@ type Server struct {
 	cl   *cluster.Manager
 	grpc *grpc.Server
 
-	stop   chan struct{}
-	wg     sync.WaitGroup
+	stop chan struct{}
+	wg   sync.WaitGroup
 
-	replMu   sync.Mutex
-	lastRepl cluster.ReplicationReport
-	closed atomic.Bool
+	replMu        sync.Mutex
+	lastRepl      cluster.ReplicationReport
+	replScheduled uint64
+	replDeletes   uint64
+	closed        atomic.Bool
 }
 
 // Open opens (or creates) the replica's data directory, replays its log

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/strato-io/strato/meta"
@@ -17,8 +18,9 @@ func init() { extraCommands = append(extraCommands, newMetaCmd) }
 
 func newMetaCmd() *cobra.Command {
 	var (
-		o     meta.Options
-		peers string
+		o        meta.Options
+		peers    string
+		httpAddr string
 	)
 	cmd := &cobra.Command{
 		Use:   "meta --data DIR [--listen 127.0.0.1:9860] [--id N --peers 1=ADDR,2=ADDR,3=ADDR]",
@@ -43,6 +45,14 @@ func newMetaCmd() *cobra.Command {
 				return err
 			}
 			o.Logger.Info("meta serving", "listen", lis.Addr().String(), "id", srv.ID(), "data", o.Dir)
+			reg := prometheus.NewRegistry()
+			metaMetrics(reg, srv)
+			stopMetrics, err := serveMetrics(httpAddr, reg, o.Logger)
+			if err != nil {
+				_ = srv.Close()
+				return err
+			}
+			defer stopMetrics()
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(lis) }()
 			select {
@@ -58,6 +68,7 @@ func newMetaCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.Dir, "data", "", "data directory (required)")
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:9860", "gRPC address (clients, datanodes and Raft peers)")
+	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), e.g. 127.0.0.1:9861 (default: none)")
 	f.Uint64Var(&o.ID, "id", 1, "this replica's Raft ID (a key of --peers)")
 	f.StringVar(&peers, "peers", "", "Raft group: id=host:port,... (default: this replica alone)")
 	_ = cmd.MarkFlagRequired("data")
