@@ -243,7 +243,10 @@ func (s *Server) tick(ctx context.Context) error {
 				"in_flight", rep.InFlight, "deletes", rep.Deletes, "decommissioned", rep.Decommissioned)
 		}
 	}
-	return s.namespaceTick(ctx)
+	if err := s.namespaceTick(ctx); err != nil {
+		return err
+	}
+	return s.deleteBlocksTick(ctx)
 }
 
 // Metrics is a snapshot of the server's state for monitoring.

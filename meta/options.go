@@ -34,11 +34,15 @@ type Options struct {
 	OpenKeyTTL time.Duration
 	// TickInterval is how often the leader's background work runs (node
 	// health, pipeline repair, open-key expiry, reclaiming deleted
-	// directories). Default 1s.
+	// directories, block deletion). Default 1s.
 	TickInterval time.Duration
 	// ReclaimBatch bounds the entries one reclaim command removes. Default
 	// 1000.
 	ReclaimBatch int
+	// DeleteBlocksBatch bounds the blocks of the deleted-blocks table one
+	// tick looks at (and so the DeleteBlocksCommands it queues). Default
+	// 1000.
+	DeleteBlocksBatch int
 	// Logger receives the server's logs. Default: discard.
 	Logger *slog.Logger
 	// CacheSize is the Pebble block cache, in bytes: the namespace lives in
@@ -74,6 +78,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.ReclaimBatch == 0 {
 		o.ReclaimBatch = 1000
 	}
+	if o.DeleteBlocksBatch == 0 {
+		o.DeleteBlocksBatch = 1000
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -92,8 +99,8 @@ func (o *Options) Validate() error {
 	if _, ok := o.Peers[o.ID]; !ok {
 		return fmt.Errorf("meta: this replica's ID %d is not among the peers %v", o.ID, o.Peers)
 	}
-	if o.OpenKeyTTL < time.Second || o.TickInterval <= 0 || o.ReclaimBatch < 1 {
-		return fmt.Errorf("meta: OpenKeyTTL (%v) must be at least 1s, TickInterval and ReclaimBatch positive", o.OpenKeyTTL)
+	if o.OpenKeyTTL < time.Second || o.TickInterval <= 0 || o.ReclaimBatch < 1 || o.DeleteBlocksBatch < 1 {
+		return fmt.Errorf("meta: OpenKeyTTL (%v) must be at least 1s, TickInterval, ReclaimBatch and DeleteBlocksBatch positive", o.OpenKeyTTL)
 	}
 	return o.Cluster.Validate()
 }

@@ -38,6 +38,7 @@ type Server struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
+	blockDel      blockDeletion // block deletion driver (blockdeletion.go)
 	replMu        sync.Mutex
 	lastRepl      cluster.ReplicationReport
 	replScheduled uint64

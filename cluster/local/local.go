@@ -54,6 +54,9 @@ type Options struct {
 	ReplicationStreams   int
 	ReplicationBandwidth int64
 	ReplicationLimit     int
+	// TickInterval is meta's background work interval (health, block
+	// deletion, ...). Default: meta's (1s).
+	TickInterval time.Duration
 	// Logger receives every node's logs. Default: discard.
 	Logger *slog.Logger
 }
@@ -184,6 +187,7 @@ func (c *Cluster) startMeta() error {
 		Listen: c.metaAddr,
 		Logger: c.opts.Logger.With("node", "meta"),
 	}
+	o.TickInterval = c.opts.TickInterval
 	o.Cluster.DeadAfter = c.opts.DeadAfter
 	o.Cluster.StaleAfter = c.opts.DeadAfter / 2
 	o.Cluster.SafeModeMinDatanodes = c.opts.Datanodes
