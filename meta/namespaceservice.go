@@ -128,7 +128,22 @@ func (s *Server) ListBuckets(ctx context.Context, r *stratopb.ListBucketsRequest
 }
 
 func (s *Server) LookupKey(ctx context.Context, r *stratopb.LookupKeyRequest) (*stratopb.LookupKeyResponse, error) {
-	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.LookupKeyResponse, error) { return rd.LookupKey(r) })
+	resp, err := read(ctx, s, func(rd *namespace.Reader) (*stratopb.LookupKeyResponse, error) { return rd.LookupKey(r) })
+	if err == nil {
+		s.currentLocations(resp.GetKey())
+	}
+	return resp, err
+}
+
+// currentLocations points a key's blocks at the replicas that hold them
+// now (copies move when datanodes are lost or decommissioned), rather than
+// at the pipeline they were written through.
+func (s *Server) currentLocations(k *stratopb.KeyInfo) {
+	for _, bl := range k.GetBlocks() {
+		if p := bl.GetPipeline(); p != nil {
+			p.Members = s.cl.Locations(bl.GetBlockId().GetContainerId(), p.Members)
+		}
+	}
 }
 
 func (s *Server) ListKeys(ctx context.Context, r *stratopb.ListKeysRequest) (*stratopb.ListKeysResponse, error) {

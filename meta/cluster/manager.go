@@ -560,3 +560,48 @@ func (m *Manager) MarkUnhealthy(id uint64, datanode string) error {
 	c.bad[datanode] = true
 	return nil
 }
+
+// Locations returns where a container's data can be read now: the datanodes
+// of stored (a block's pipeline when it was allocated) that still hold a
+// usable replica, in that order, then the other holders (copies made since),
+// skipping dead datanodes and unhealthy replicas. With no replica reported
+// yet (a leader just elected), stored is returned as it is.
+func (m *Manager) Locations(cid uint64, stored []*stratopb.DatanodeDetails) []*stratopb.DatanodeDetails {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.containers[cid]
+	if c == nil || len(c.replicas) == 0 {
+		return stored
+	}
+	usable := func(id string) *stratopb.DatanodeDetails {
+		r, n := c.replicas[id], m.nodes[id]
+		if r == nil || n == nil || n.health == stratopb.NodeHealth_NODE_DEAD || r.State == stratopb.ContainerState_CONTAINER_UNHEALTHY {
+			return nil
+		}
+		return n.details
+	}
+	out := make([]*stratopb.DatanodeDetails, 0, len(c.replicas))
+	seen := map[string]bool{}
+	for _, d := range stored {
+		if nd := usable(d.GetId()); nd != nil {
+			out = append(out, nd)
+			seen[d.GetId()] = true
+		}
+	}
+	extra := make([]string, 0, len(c.replicas))
+	for id := range c.replicas {
+		if !seen[id] {
+			extra = append(extra, id)
+		}
+	}
+	slices.Sort(extra)
+	for _, id := range extra {
+		if nd := usable(id); nd != nil {
+			out = append(out, nd)
+		}
+	}
+	if len(out) == 0 {
+		return stored
+	}
+	return out
+}

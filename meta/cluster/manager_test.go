@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -642,4 +643,38 @@ func TestReplicationTrimsExtraAndUnhealthyCopies(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{bad}, deleted)
+}
+
+func TestLocationsFollowReplicas(t *testing.T) {
+	e := newEnv(t, Options{StaleAfter: 10 * time.Second, DeadAfter: 20 * time.Second})
+	e.register("dn1", "dn2", "dn3", "dn4")
+	a := e.alloc(three, Exclude{})
+	stored := a.Members
+	require.Equal(t, stored, e.m.Locations(a.ContainerID, stored), "nothing reported yet")
+	closed := &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: a.ContainerID, State: stratopb.ContainerState_CONTAINER_CLOSED}}}
+	var spare string
+	for _, id := range []string{"dn1", "dn2", "dn3", "dn4"} {
+		if !slices.ContainsFunc(stored, func(d *stratopb.DatanodeDetails) bool { return d.Id == id }) {
+			spare = id
+			continue
+		}
+		e.heartbeat(id, closed)
+	}
+	ids := func(ds []*stratopb.DatanodeDetails) (out []string) {
+		for _, d := range ds {
+			out = append(out, d.Id)
+		}
+		return out
+	}
+	require.Equal(t, ids(stored), ids(e.m.Locations(a.ContainerID, stored)))
+	// The first member dies; a copy lands on the spare node.
+	e.now = e.now.Add(25 * time.Second)
+	for _, id := range []string{"dn1", "dn2", "dn3", "dn4"} {
+		if id != stored[0].Id {
+			e.heartbeat(id, nil)
+		}
+	}
+	e.heartbeat(spare, closed)
+	e.tick()
+	require.Equal(t, []string{stored[1].Id, stored[2].Id, spare}, ids(e.m.Locations(a.ContainerID, stored)))
 }

@@ -1,0 +1,57 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// ImportContainer records a CLOSED container whose replicas were written
+// straight into the given datanodes' directories (offline data generation):
+// a pipeline of those members, closed at once so that no new block lands on
+// it, the container on it, taken through CLOSING to CLOSED, and count block
+// IDs reserved for its blocks. The replicas themselves are soft state, known
+// once the datanodes report them.
+func (m *Manager) ImportContainer(ctx context.Context, now time.Time, repl stratopb.ReplicationFactor, members []string, count uint64) (*stratopb.ContainerInfo, IDRange, error) {
+	if len(members) != int(repl) {
+		return nil, IDRange{}, fmt.Errorf("%w: %d members for replication %s", ErrInvalid, len(members), repl)
+	}
+	m.allocMu.Lock()
+	defer m.allocMu.Unlock()
+	p, err := m.addPipeline(ctx, now, repl, members)
+	if err != nil {
+		return nil, IDRange{}, err
+	}
+	steps := []*stratopb.ClusterCommand{
+		{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_ClosePipeline{ClosePipeline: p.Id}},
+		{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_AddContainer{AddContainer: &stratopb.ContainerInfo{PipelineId: p.Id, Replication: repl}}},
+	}
+	var c *stratopb.ContainerInfo
+	for _, cmd := range steps {
+		res, err := m.propose(ctx, cmd)
+		if err != nil {
+			return nil, IDRange{}, err
+		}
+		if ci, ok := res.(*stratopb.ContainerInfo); ok {
+			c = ci
+		}
+	}
+	for _, st := range []stratopb.ContainerState{stratopb.ContainerState_CONTAINER_CLOSING, stratopb.ContainerState_CONTAINER_CLOSED} {
+		if _, err := m.propose(ctx, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_SetContainerState{
+			SetContainerState: &stratopb.ContainerStateChange{ContainerId: c.Id, State: st}}}); err != nil {
+			return nil, IDRange{}, err
+		}
+	}
+	res, err := m.propose(ctx, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_ReserveLocalIds{ReserveLocalIds: count}})
+	if err != nil {
+		return nil, IDRange{}, err
+	}
+	r := res.(*stratopb.IDRange)
+	c.State = stratopb.ContainerState_CONTAINER_CLOSED
+	return c, IDRange{First: r.First, Count: r.Count}, nil
+}
+
+// IDRange is [First, First+Count).
+type IDRange struct{ First, Count uint64 }
