@@ -33,6 +33,8 @@ func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, p
 		resp, err = c.s.getBlock(m)
 	case *wire.CloseContainerRequest:
 		resp, err = c.s.closeContainer(m)
+	case *wire.ImportDataRequest, *wire.ImportCommitRequest, *wire.ImportAbortRequest:
+		err = wire.Errorf(wire.CodeBadState, "%v outside an import (IMPORT_BEGIN first)", h.Type)
 	default:
 		err = wire.Errorf(wire.CodeUnsupportedType, "%v requests are not served", h.Type)
 	}
@@ -102,7 +104,9 @@ func codeOf(err error) wire.Code {
 		return wire.CodeNoSpace
 	case errors.Is(err, container.ErrCorrupt):
 		return wire.CodeCorrupt
-	case errors.Is(err, container.ErrInvalid), errors.Is(err, container.ErrInvalidID), errors.Is(err, container.ErrExists):
+	case errors.Is(err, container.ErrExists):
+		return wire.CodeContainerExists
+	case errors.Is(err, container.ErrInvalid), errors.Is(err, container.ErrInvalidID):
 		return wire.CodeInvalidArgument
 	case errors.Is(err, container.ErrClosed), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return wire.CodeUnavailable

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/wire"
 )
 
@@ -49,6 +50,9 @@ type ServerOptions struct {
 	// DisableSendfile makes reads go through memory even when the volumes
 	// are OS files that could be sent with sendfile.
 	DisableSendfile bool
+	// Replication counts the containers imported by the server (and, in a
+	// Datanode, those its agent pushes). Default: counted apart.
+	Replication *replication.Metrics
 }
 
 // Default values of ServerOptions.
@@ -83,6 +87,9 @@ func (o *ServerOptions) EnsureDefaults() {
 	}
 	if o.ForwardTimeout == 0 {
 		o.ForwardTimeout = DefaultForwardTimeout
+	}
+	if o.Replication == nil {
+		o.Replication = &replication.Metrics{}
 	}
 	if o.Forward.Conn.ClientID == "" {
 		o.Forward.Conn.ClientID = "datanode " + o.ID
@@ -357,6 +364,10 @@ func (c *conn) next(ctx context.Context) bool {
 	if p, ok := m.(*wire.PingRequest); ok {
 		release()
 		return c.ping(ctx, h, p)
+	}
+	if b, ok := m.(*wire.ImportBeginRequest); ok {
+		release()
+		return c.importSession(ctx, h, b)
 	}
 
 	var (

@@ -82,7 +82,8 @@ type Store struct {
 	mu    sync.RWMutex
 	where map[uint64]*container.Volume // container ID → its volume
 
-	createMu sync.Mutex // serialises creations, so that an ID lands on one volume
+	createMu  sync.Mutex      // serialises creations, so that an ID lands on one volume
+	importing map[uint64]bool // guarded by createMu: IDs being imported
 }
 
 // OpenStore opens (creating if needed) every volume of opts.Dirs and loads
@@ -161,6 +162,9 @@ func (s *Store) openForWrite(id uint64) (*container.Container, error) {
 }
 
 func (s *Store) createLocked(id uint64) (*container.Container, error) {
+	if s.importing[id] {
+		return nil, fmt.Errorf("%w: %d (being imported)", container.ErrExists, id)
+	}
 	v := s.pickVolume()
 	c, err := v.Create(id, container.FilePerBlock)
 	if err != nil {

@@ -31,6 +31,7 @@ const (
 	CodeFollowerFailed     Code = 16
 	CodeUnavailable        Code = 17
 	CodeInternal           Code = 18
+	CodeContainerExists    Code = 19
 )
 
 var codeNames = [...]string{
@@ -52,6 +53,7 @@ var codeNames = [...]string{
 	CodeFollowerFailed:     "FOLLOWER_FAILED",
 	CodeUnavailable:        "UNAVAILABLE",
 	CodeInternal:           "INTERNAL",
+	CodeContainerExists:    "CONTAINER_EXISTS",
 }
 
 // String returns the code's name as docs/wire.md spells it.

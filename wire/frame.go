@@ -52,6 +52,11 @@ const (
 	TypeReadChunk      Type = 4
 	TypeGetBlock       Type = 5
 	TypeCloseContainer Type = 6
+	// Container import, between datanodes (docs/wire.md §5.7).
+	TypeImportBegin  Type = 7
+	TypeImportData   Type = 8
+	TypeImportCommit Type = 9
+	TypeImportAbort  Type = 10
 )
 
 var typeNames = [...]string{
@@ -62,6 +67,10 @@ var typeNames = [...]string{
 	TypeReadChunk:      "READ_CHUNK",
 	TypeGetBlock:       "GET_BLOCK",
 	TypeCloseContainer: "CLOSE_CONTAINER",
+	TypeImportBegin:    "IMPORT_BEGIN",
+	TypeImportData:     "IMPORT_DATA",
+	TypeImportCommit:   "IMPORT_COMMIT",
+	TypeImportAbort:    "IMPORT_ABORT",
 }
 
 func (t Type) String() string {
@@ -170,10 +179,10 @@ func frameHeaderFor(id uint64, m Message, headerLen, payloadLen int) FrameHeader
 }
 
 // AppendFrame appends a whole frame carrying m and payload to dst. For a
-// *GetBlockResponse the payload is its chunk list and the payload argument
-// must be nil. m must not be an *Error (see AppendErrorFrame).
+// *GetBlockResponse or an *ImportBeginRequest the payload is its record
+// list and the payload argument must be nil. m must not be an *Error (see AppendErrorFrame).
 func AppendFrame(dst []byte, id uint64, m Message, payload []byte) []byte {
-	if g, ok := m.(*GetBlockResponse); ok && payload == nil {
+	if g, ok := m.(payloadAppender); ok && payload == nil {
 		payload = g.AppendPayload(nil)
 	}
 	start := len(dst)
@@ -210,10 +219,17 @@ func DecodeFrame(b []byte) (Frame, error) {
 		return Frame{Header: h}, err
 	}
 	f := Frame{Header: h, Msg: m, Payload: b[FrameHeaderLen+int(h.HeaderLen):]}
-	if g, ok := m.(*GetBlockResponse); ok {
+	if g, ok := m.(payloadDecoder); ok {
 		if err := g.DecodePayload(f.Payload); err != nil {
 			return Frame{Header: h}, err
 		}
 	}
 	return f, nil
 }
+
+// payloadAppender is a message whose payload is records it encodes itself
+// (GetBlockResponse, ImportBeginRequest).
+type payloadAppender interface{ AppendPayload(dst []byte) []byte }
+
+// payloadDecoder is a message whose payload is records it decodes itself.
+type payloadDecoder interface{ DecodePayload(p []byte) error }

@@ -546,7 +546,7 @@ func newMessage(t Type, response, isErr bool) Message {
 		}
 		return &CloseContainerRequest{}
 	}
-	return nil
+	return newImportMessage(t, response)
 }
 
 // DecodeMessage decodes the typed header of a frame whose header h was

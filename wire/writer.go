@@ -40,12 +40,13 @@ func NewWriter(w io.Writer, timeout time.Duration) *Writer {
 var ErrWriterBroken = errors.New("wire: connection unusable after a failed write")
 
 // WriteMessage writes a frame carrying m (not an *Error) and payload. For a
-// *GetBlockResponse the payload is its chunk list; pass nil.
+// *GetBlockResponse or an *ImportBeginRequest the payload is its record
+// list; pass nil.
 func (w *Writer) WriteMessage(ctx context.Context, id uint64, m Message, payload []byte) error {
 	if _, ok := m.(*Error); ok {
 		return errors.New("wire: WriteMessage of an *Error: use WriteError")
 	}
-	if g, ok := m.(*GetBlockResponse); ok && payload == nil {
+	if g, ok := m.(payloadAppender); ok && payload == nil {
 		payload = g.AppendPayload(nil)
 	}
 	return w.write(ctx, func(dst []byte) []byte {

@@ -38,6 +38,7 @@ type Volume struct {
 
 	mu         sync.RWMutex
 	containers map[uint64]*Container
+	importing  map[uint64]bool // IDs of imports in progress
 	closed     bool
 }
 
@@ -115,7 +116,7 @@ func (v *Volume) load() error {
 		}
 		v.containers[id] = c
 	}
-	return nil
+	return v.cleanTmp()
 }
 
 // Close closes every container's open files and the database. Containers
@@ -160,7 +161,7 @@ func (v *Volume) Create(id uint64, layout Layout) (*Container, error) {
 	if v.closed {
 		return nil, ErrClosed
 	}
-	if _, ok := v.containers[id]; ok {
+	if _, ok := v.containers[id]; ok || v.importing[id] {
 		return nil, fmt.Errorf("%w: %d", ErrExists, id)
 	}
 	c := newContainer(v, descriptor{id: id, layout: layout, state: Open}, counters{})

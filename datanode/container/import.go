@@ -1,0 +1,317 @@
+package container
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/strato-io/strato/checksum"
+)
+
+// tmpDir is the volume's directory for work in progress (imports); its
+// content is garbage when the volume opens.
+const (
+	tmpDir       = "tmp"
+	importPrefix = "import-"
+)
+
+// Import is a CLOSED container being copied into a volume from another
+// datanode. Its files are written into a temporary directory
+// (<volume>/tmp/import-<id>-<random>/); Commit verifies every block
+// against its checksums and only then renames the directory into place
+// and registers the container, CLOSED, with its rows. Abort, a failed
+// Commit, or a restart leaves nothing behind.
+//
+// An Import belongs to one goroutine. While it is in progress, the volume
+// refuses to create or import another container with its ID.
+type Import struct {
+	v      *Volume
+	id     uint64
+	layout Layout
+	dir    string
+	chunks string
+	files  map[string]vfs.File // open handles of the files written
+	done   bool
+}
+
+// BeginImport starts importing container id with the given layout.
+// ErrExists if the volume holds or is importing the ID.
+func (v *Volume) BeginImport(id uint64, layout Layout) (*Import, error) {
+	if id == 0 {
+		return nil, fmt.Errorf("%w: 0", ErrInvalidID)
+	}
+	if !layout.Valid() {
+		return nil, fmt.Errorf("%w: layout %d", ErrInvalid, layout)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return nil, ErrClosed
+	}
+	if _, ok := v.containers[id]; ok {
+		return nil, fmt.Errorf("%w: %d", ErrExists, id)
+	}
+	if v.importing[id] {
+		return nil, fmt.Errorf("%w: %d (being imported)", ErrExists, id)
+	}
+	var r [6]byte
+	_, _ = rand.Read(r[:])
+	dir := v.fs.PathJoin(v.dir, tmpDir, importPrefix+strconv.FormatUint(id, 10)+"-"+hex.EncodeToString(r[:]))
+	im := &Import{v: v, id: id, layout: layout, dir: dir, chunks: v.fs.PathJoin(dir, chunksDir), files: map[string]vfs.File{}}
+	if err := v.fs.MkdirAll(im.chunks, 0o755); err != nil {
+		return nil, ioError("create import directory", err)
+	}
+	if v.importing == nil {
+		v.importing = map[uint64]bool{}
+	}
+	v.importing[id] = true
+	return im, nil
+}
+
+// Dir returns the import's temporary directory.
+func (im *Import) Dir() string { return im.dir }
+
+// path returns the file of block localID that holds the chunk starting at
+// chunkOffset (FILE_PER_CHUNK) or the whole block (FILE_PER_BLOCK, where
+// chunkOffset must be 0).
+func (im *Import) path(localID uint64, chunkOffset int64) (string, error) {
+	switch {
+	case chunkOffset < 0:
+		return "", fmt.Errorf("%w: chunk offset %d", ErrInvalid, chunkOffset)
+	case im.layout == FilePerBlock && chunkOffset != 0:
+		return "", fmt.Errorf("%w: chunk offset %d in a FILE_PER_BLOCK container", ErrInvalid, chunkOffset)
+	case im.layout == FilePerBlock:
+		return im.v.fs.PathJoin(im.chunks, strconv.FormatUint(localID, 10)+".block"), nil
+	}
+	return im.v.fs.PathJoin(im.chunks, strconv.FormatUint(localID, 10)+"_"+strconv.FormatInt(chunkOffset, 10)+".chunk"), nil
+}
+
+// WriteAt writes p at fileOffset in the file of block localID named by
+// chunkOffset (see ImportDataRequest in package wire). Nothing is
+// verified until Commit.
+func (im *Import) WriteAt(localID uint64, chunkOffset, fileOffset int64, p []byte) error {
+	if im.done {
+		return fmt.Errorf("%w: import of container %d has ended", ErrInvalid, im.id)
+	}
+	if fileOffset < 0 || fileOffset > im.v.opts.MaxBlockSize-int64(len(p)) {
+		return fmt.Errorf("%w: block %d: write at %d+%d past the maximum block size", ErrBlockTooLarge, localID, fileOffset, len(p))
+	}
+	path, err := im.path(localID, chunkOffset)
+	if err != nil {
+		return err
+	}
+	f := im.files[path]
+	if f == nil {
+		if f, err = im.v.fs.OpenReadWrite(path, vfs.WriteCategoryUnspecified); err != nil {
+			return ioError("create imported file", err)
+		}
+		im.files[path] = f
+	}
+	if _, err := f.WriteAt(p, fileOffset); err != nil {
+		return ioError("write imported file", err)
+	}
+	return nil
+}
+
+// Commit verifies the files written against blocks (every chunk's bytes
+// against its checksums, every file exactly as long as its chunks, no
+// file that no block names), makes them durable, and registers the
+// container CLOSED with the blocks' rows and bcsID: the rows are written
+// in one synced batch, then the directory is renamed into place, which is
+// the commit point (a restart before it removes the rows with the
+// directory). On error nothing is left; the Import is over either way.
+func (im *Import) Commit(blocks []Block, bcsID uint64) (Info, error) {
+	if im.done {
+		return Info{}, fmt.Errorf("%w: import of container %d has ended", ErrInvalid, im.id)
+	}
+	info, err := im.commit(blocks, bcsID)
+	if err != nil {
+		_ = im.Abort()
+		return Info{}, err
+	}
+	return info, nil
+}
+
+func (im *Import) commit(blocks []Block, bcsID uint64) (Info, error) {
+	v, fs := im.v, im.v.fs
+	ctr := counters{bcsID: bcsID}
+	want := map[string]int64{} // file → length
+	var buf []byte
+	for i := range blocks {
+		b := &blocks[i]
+		if i > 0 && b.LocalID <= blocks[i-1].LocalID {
+			return Info{}, fmt.Errorf("%w: block %d follows block %d", ErrInvalid, b.LocalID, blocks[i-1].LocalID)
+		}
+		if b.BCSID > bcsID || b.Length > v.opts.MaxBlockSize {
+			return Info{}, fmt.Errorf("%w: block %d: bcsID %d or length %d out of range", ErrInvalid, b.LocalID, b.BCSID, b.Length)
+		}
+		var end int64
+		for _, ch := range b.Chunks {
+			if ch.Offset != end || ch.Length <= 0 {
+				return Info{}, fmt.Errorf("%w: block %d: chunk at [%d, %d) does not follow %d", ErrInvalid, b.LocalID, ch.Offset, ch.Offset+ch.Length, end)
+			}
+			end += ch.Length
+			path, fileOff := im.blockFile(b.LocalID, ch.Offset)
+			want[path] = max(want[path], fileOff+ch.Length)
+			f := im.files[path]
+			if f == nil {
+				return Info{}, fmt.Errorf("%w: block %d: no data received for the chunk at %d", ErrIncomplete, b.LocalID, ch.Offset)
+			}
+			if int64(cap(buf)) < ch.Length {
+				buf = make([]byte, ch.Length)
+			}
+			p := buf[:ch.Length]
+			if n, err := f.ReadAt(p, fileOff); n != len(p) {
+				return Info{}, fmt.Errorf("%w: block %d: chunk at %d: %d of %d bytes received (%v)", ErrIncomplete, b.LocalID, ch.Offset, n, len(p), err)
+			}
+			if err := checksum.Verify(ch.Checksums, 0, p); err != nil {
+				return Info{}, fmt.Errorf("%w: block %d: chunk at %d: %w", ErrChecksum, b.LocalID, ch.Offset, err)
+			}
+		}
+		if end != b.Length {
+			return Info{}, fmt.Errorf("%w: block %d: chunks end at %d, length %d", ErrInvalid, b.LocalID, end, b.Length)
+		}
+		ctr.usedBytes += b.Length
+		ctr.blockCount++
+	}
+	for path, f := range im.files {
+		n, ok := want[path]
+		if !ok {
+			return Info{}, fmt.Errorf("%w: file %s belongs to no block", ErrInvalid, fs.PathBase(path))
+		}
+		st, err := f.Stat()
+		if err != nil {
+			return Info{}, ioError("stat imported file", err)
+		}
+		if st.Size() != n {
+			return Info{}, fmt.Errorf("%w: file %s has %d bytes, its chunks %d", ErrInvalid, fs.PathBase(path), st.Size(), n)
+		}
+		if err := f.Sync(); err != nil {
+			return Info{}, ioError("sync imported file", err)
+		}
+	}
+	if err := im.closeFiles(); err != nil {
+		return Info{}, err
+	}
+	d := descriptor{id: im.id, layout: im.layout, state: Closed}
+	staged := &Container{v: v, id: im.id, dir: im.dir}
+	if err := staged.writeDescriptor(d); err != nil {
+		return Info{}, err
+	}
+	for _, dir := range []string{im.chunks, im.dir, fs.PathDir(im.dir)} {
+		if err := syncDir(fs, dir); err != nil {
+			return Info{}, err
+		}
+	}
+
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return Info{}, ErrClosed
+	}
+	batch := v.db.NewBatch()
+	defer batch.Close()
+	var row []byte
+	for i := range blocks {
+		row = appendBlockRow(row[:0], &blocks[i])
+		if err := batch.Set(blockKey(im.id, blocks[i].LocalID), row, nil); err != nil {
+			return Info{}, ioError("stage imported rows", err)
+		}
+	}
+	if err := batch.Set(counterKey(im.id), appendCounterRow(nil, ctr), nil); err != nil {
+		return Info{}, ioError("stage imported rows", err)
+	}
+	if err := batch.Commit(pebble.Sync); err != nil {
+		return Info{}, ioError("write imported rows", err)
+	}
+	root := fs.PathJoin(v.dir, containersDir)
+	final := fs.PathJoin(root, strconv.FormatUint(im.id, 10))
+	err := fs.Rename(im.dir, final)
+	if err == nil {
+		err = syncDir(fs, root)
+	}
+	if err != nil {
+		lo, hi := containerBounds(im.id)
+		_ = v.db.DeleteRange(lo, hi, pebble.Sync)
+		return Info{}, ioError("rename imported container into place", err)
+	}
+	c := newContainer(v, d, ctr)
+	v.containers[im.id] = c
+	delete(v.importing, im.id)
+	im.done = true
+	return Info{ID: im.id, State: Closed, Layout: im.layout, BCSID: ctr.bcsID, UsedBytes: ctr.usedBytes, BlockCount: ctr.blockCount}, nil
+}
+
+// blockFile returns the file and file offset of the chunk at off.
+func (im *Import) blockFile(localID uint64, off int64) (string, int64) {
+	if im.layout == FilePerBlock {
+		p, _ := im.path(localID, 0)
+		return p, off
+	}
+	p, _ := im.path(localID, off)
+	return p, 0
+}
+
+func (im *Import) closeFiles() error {
+	var first error
+	for p, f := range im.files {
+		if err := f.Close(); err != nil && first == nil {
+			first = ioError("close imported file", err)
+		}
+		delete(im.files, p)
+	}
+	return first
+}
+
+// Abort ends the import and removes everything it wrote. Aborting an
+// import that has ended does nothing.
+func (im *Import) Abort() error {
+	if im.done {
+		return nil
+	}
+	im.done = true
+	_ = im.closeFiles()
+	err := im.v.fs.RemoveAll(im.dir)
+	im.v.mu.Lock()
+	delete(im.v.importing, im.id)
+	im.v.mu.Unlock()
+	if err != nil {
+		return ioError("remove import directory", err)
+	}
+	return nil
+}
+
+// cleanTmp removes what imports left in the volume's tmp directory (a
+// crash or a kill mid-import), and the rows of an import that wrote them
+// but never renamed its directory into place. It runs after load.
+func (v *Volume) cleanTmp() error {
+	root := v.fs.PathJoin(v.dir, tmpDir)
+	names, err := v.fs.List(root)
+	if isNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return ioError("list tmp", err)
+	}
+	for _, name := range names {
+		if rest, ok := strings.CutPrefix(name, importPrefix); ok {
+			idStr, _, _ := strings.Cut(rest, "-")
+			if id, err := ParseID(idStr); err == nil && v.containers[id] == nil {
+				lo, hi := containerBounds(id)
+				if err := v.db.DeleteRange(lo, hi, pebble.Sync); err != nil {
+					return ioError("delete rows of an unfinished import", err)
+				}
+			}
+		}
+		v.opts.Logger.Info("container: removing an unfinished import", "volume", v.dir, "name", name)
+		if err := v.fs.RemoveAll(v.fs.PathJoin(root, name)); err != nil {
+			return ioError("remove tmp", err)
+		}
+	}
+	return syncDir(v.fs, root)
+}
