@@ -48,6 +48,11 @@ type RereplicateConfig struct {
 	SkipBound bool
 	// BoundDir is where dd runs (the datanodes' disk).
 	BoundDir string
+	// Gen generates the data offline (RunGen, with the datanodes stopped)
+	// instead of writing it through the client.
+	Gen bool
+	// ContainerSize and BlockSize of the generated data (Gen).
+	ContainerSize, BlockSize int64
 }
 
 // RereplicateResult is what RunRereplicate measured.
@@ -106,14 +111,26 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 		Replication: stratopb.ReplicationFactor_REPLICATION_THREE}); err != nil && !strings.Contains(err.Error(), "exists") {
 		return res, err
 	}
-	keys := int((cfg.Size + cfg.KeySize - 1) / cfg.KeySize)
-	fmt.Fprintf(out, "writing %d keys of %s (%s, replication THREE)\n", keys, formatBytes(cfg.KeySize), formatBytes(int64(keys)*cfg.KeySize))
-	kp := KeyPutConfig{Volume: "rerepl", Bucket: "data", Prefix: "k", Keys: keys, Size: cfg.KeySize, Threads: cfg.Threads,
-		Progress: cfg.Progress, ProgressInterval: 5 * time.Second}
-	if _, err := RunKeyPut(ctx, kp, cl, io.Discard); err != nil {
-		return res, err
+	var keyNames []string
+	keySize := cfg.KeySize
+	if cfg.Gen {
+		keySize = cfg.BlockSize
+		if keyNames, err = generate(ctx, cfg, c, out); err != nil {
+			return res, err
+		}
+	} else {
+		keys := int((cfg.Size + cfg.KeySize - 1) / cfg.KeySize)
+		fmt.Fprintf(out, "writing %d keys of %s (%s, replication THREE)\n", keys, formatBytes(cfg.KeySize), formatBytes(int64(keys)*cfg.KeySize))
+		kp := KeyPutConfig{Volume: "rerepl", Bucket: "data", Prefix: "k", Keys: keys, Size: cfg.KeySize, Threads: cfg.Threads,
+			Progress: cfg.Progress, ProgressInterval: 5 * time.Second}
+		if _, err := RunKeyPut(ctx, kp, cl, io.Discard); err != nil {
+			return res, err
+		}
+		for i := range keys {
+			keyNames = append(keyNames, fmt.Sprintf("k/%d", i))
+		}
 	}
-	payload := keyPutData(kp.Size)
+	payload := keyPutData(keySize)
 
 	// 2. Close every container and wait until they are CLOSED.
 	fmt.Fprintln(out, "closing every container")
@@ -198,18 +215,18 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 
 	// 6. Every key reads back, verified.
 	fmt.Fprintln(out, "reading every key back")
-	for i := range keys {
-		r, err := cl.OpenKey(ctx, "rerepl", "data", fmt.Sprintf("k/%d", i))
+	for _, k := range keyNames {
+		r, err := cl.OpenKey(ctx, "rerepl", "data", k)
 		if err != nil {
 			return res, err
 		}
 		got, err := io.ReadAll(r)
 		_ = r.Close()
 		if err != nil {
-			return res, fmt.Errorf("bench: read back k/%d: %w", i, err)
+			return res, fmt.Errorf("bench: read back %s: %w", k, err)
 		}
-		if !keyPutMatches(got, payload, kp.Size) {
-			return res, fmt.Errorf("bench: k/%d read back differs", i)
+		if !keyPutMatches(got, payload, keySize) {
+			return res, fmt.Errorf("bench: %s read back differs", k)
 		}
 	}
 	printRereplicate(out, res)
@@ -243,6 +260,83 @@ func printRereplicate(out io.Writer, r RereplicateResult) {
 		fmt.Fprintf(out, "  to %s: %s (%.2f GB/s)\n", id, formatBytes(r.PerTarget[id]), rate)
 	}
 	fmt.Fprintf(out, "CPU: %.2f s per GB copied (the whole process: meta, all datanodes, the sampler)\n", r.CPUSecondsPerGB)
+}
+
+// generate stops every datanode, runs RunGen into their volumes, starts
+// them again and waits until meta knows every replica. It returns the keys.
+func generate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster, out io.Writer) ([]string, error) {
+	addrs := c.DatanodeAddrs()
+	var dns []GenDatanode
+	for i := range addrs {
+		dns = append(dns, GenDatanode{ID: c.Datanode(i).ID(), Dir: c.DatanodeDir(i), Addr: addrs[i]})
+	}
+	for i := range dns {
+		if err := c.StopDatanode(i); err != nil {
+			return nil, err
+		}
+	}
+	res, err := RunGen(ctx, GenConfig{Size: cfg.Size, ContainerSize: cfg.ContainerSize, BlockSize: cfg.BlockSize,
+		Datanodes: dns, Volume: "rerepl", Bucket: "data", Progress: cfg.Progress}, c.Meta(), out)
+	if err != nil {
+		return nil, err
+	}
+	for i := range dns {
+		if err := c.StartDatanode(i); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.WaitReady(ctx); err != nil {
+		return nil, err
+	}
+	// Every generated container reported by its three holders.
+	cl, err := c.Client()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = cl.Close() }()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		cs, err := listContainers(ctx, cl)
+		if err != nil {
+			return nil, err
+		}
+		short := 0
+		for _, ci := range cs {
+			reps, err := replicasOf(ctx, cl, ci.Id)
+			if err != nil {
+				return nil, err
+			}
+			if ci.State == stratopb.ContainerState_CONTAINER_CLOSED && len(reps) < 3 {
+				short++
+			}
+		}
+		if short == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("bench: %d generated containers not reported by three datanodes", short)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var keys []string
+	after := ""
+	for {
+		resp, err := cl.ListKeys(ctx, &stratopb.ListKeysRequest{Volume: "rerepl", Bucket: "data", Prefix: "gen/", StartAfter: after})
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range resp.Keys {
+			keys = append(keys, k.Name)
+		}
+		if !resp.Truncated || len(resp.Keys) == 0 {
+			break
+		}
+		after = resp.NextStartAfter
+	}
+	if len(keys) != res.Keys {
+		return nil, fmt.Errorf("bench: %d generated keys listed, %d made", len(keys), res.Keys)
+	}
+	return keys, nil
 }
 
 // keyPutData is the payload RunKeyPut writes (its first bytes repeat).

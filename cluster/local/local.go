@@ -270,6 +270,13 @@ func (c *Cluster) runningDatanodes() int {
 	return n
 }
 
+// Meta is the meta server (nil while it is restarting).
+func (c *Cluster) Meta() *meta.Server {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.meta
+}
+
 // MetaAddr is meta's gRPC address.
 func (c *Cluster) MetaAddr() string {
 	c.mu.Lock()

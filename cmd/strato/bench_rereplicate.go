@@ -60,6 +60,7 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 				}
 			}
 			o.BlockSize = min(256<<20, o.ContainerSize)
+			cfg.ContainerSize, cfg.BlockSize = o.ContainerSize, o.BlockSize
 			o.ReplicationLimit = o.ReplicationStreams
 			cfg.BoundDir = o.Dir
 			cfg.Progress = cmd.ErrOrStderr()
@@ -89,5 +90,6 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 	f.BoolVar(&keepData, "keep", false, "keep the temporary directory")
 	f.StringVar(&cfg.ChartPath, "chart", "rereplicate.png", "PNG chart of the throughput over time ('' for none)")
 	f.BoolVar(&cfg.SkipBound, "skip-bound", false, "do not measure the bound")
+	f.BoolVar(&cfg.Gen, "gen", true, "generate the data offline (bench gen) rather than write it through the client")
 	return cmd
 }
