@@ -62,11 +62,11 @@ type RereplicateResult struct {
 	// Detect is from the loss to the first copy seen; Copy from the first
 	// copy seen to the last.
 	Detect, Copy, Total time.Duration
-	MeanGBps, PeakGBps float64
-	Samples            []float64 // GB/s per interval, from the loss
-	PerTarget          map[string]int64
-	Bound              Bound
-	CPUSecondsPerGB    float64
+	MeanGBps, PeakGBps  float64
+	Samples             []float64 // GB/s per interval, from the loss
+	PerTarget           map[string]int64
+	Bound               Bound
+	CPUSecondsPerGB     float64
 }
 
 // Bound is the hardware's limit for re-replication in this run.
