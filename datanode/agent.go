@@ -81,7 +81,8 @@ type agent struct {
 	beats      int
 	changed    map[uint64]bool // containers to report in the next heartbeat
 	lastErr    error
-	deleteAcks deleteAcks // deleted-blocks seqs to acknowledge (agent_delete.go)
+	deleteAcks deleteAcks  // deleted-blocks seqs to acknowledge (agent_delete.go)
+	repl       *replicator // pushes of closed containers (agent_replicate.go), set by Open
 }
 
 func newAgent(opts AgentOptions, store agentStore) (*agent, error) {

@@ -1,9 +1,83 @@
 package datanode
 
-import "github.com/strato-io/strato/proto/stratopb"
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/strato-io/strato/datanode/replication"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// replicator runs the pushes meta orders, in the background: a push can
+// take minutes (5 GiB under a bandwidth cap) and must not hold up
+// heartbeats.
+type replicator struct {
+	ctx     context.Context // ends when the datanode closes: pushes abort
+	wg      *sync.WaitGroup // the Datanode's: Close waits for pushes
+	store   *Store
+	fs      vfs.FS
+	limits  *replication.Limits
+	metrics *replication.Metrics
+	id      string
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	running map[uint64]bool // containers being pushed
+}
 
 // replicate pushes a closed container to another datanode (meta's
-// ReplicateContainerCommand).
+// ReplicateContainerCommand). The push waits for one of the datanode's
+// replication streams; its outcome is logged: meta sees the new replica
+// in the target's next heartbeat (its store's Created hook marks it), and
+// sends the command again if it never does.
 func (a *agent) replicate(cmdID uint64, cmd *stratopb.ReplicateContainerCommand) {
-	a.opts.Logger.Warn("datanode: container replication is not available in this build", "command", cmdID, "container", cmd.ContainerId)
+	r := a.repl
+	id, target := cmd.ContainerId, cmd.GetTarget().GetDataAddr()
+	if r == nil {
+		a.opts.Logger.Warn("datanode: container replication is not set up", "command", cmdID, "container", id)
+		return
+	}
+	if target == "" {
+		a.opts.Logger.Warn("datanode: replicate container: no target address", "command", cmdID, "container", id)
+		return
+	}
+	r.mu.Lock()
+	if r.running[id] {
+		r.mu.Unlock()
+		a.opts.Logger.Debug("datanode: replicate container: already being pushed", "command", cmdID, "container", id)
+		return
+	}
+	r.running[id] = true
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer func() {
+			r.mu.Lock()
+			delete(r.running, id)
+			r.mu.Unlock()
+		}()
+		st, err := replication.Push(r.ctx, r.store, id, target, replication.Options{
+			Limits: r.limits, Metrics: r.metrics, FS: r.fs, ClientID: "datanode " + r.id, Logger: r.log,
+		})
+		if err != nil {
+			r.log.Warn("datanode: replicate container failed", "command", cmdID, "container", id, "target", target, "err", err)
+			return
+		}
+		mbps := 0.0
+		if s := st.Elapsed.Seconds(); s > 0 {
+			mbps = float64(st.Bytes) / s / 1e6
+		}
+		r.log.Info("datanode: container replicated", "command", cmdID, "container", id, "target", target,
+			"blocks", st.Blocks, "bytes", st.Bytes, "waited", st.Waited, "elapsed", st.Elapsed, "MB/s", mbps)
+	}()
+}
+
+// ReplicationMetrics returns a snapshot of the datanode's replication
+// counters: containers it pushed to others and imported from them.
+func (d *Datanode) ReplicationMetrics() replication.MetricsSnapshot {
+	return d.server.opts.Replication.Snapshot()
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/strato-io/strato/datanode/container"
+	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/proto/stratopb"
 )
 
@@ -35,6 +36,12 @@ type Options struct {
 	// comes from memory, with writeback started at once for each chunk
 	// (container.Options.EagerWriteback); PutBlock with sync still fsyncs.
 	DirectIO bool
+	// ReplicationStreams bounds the closed containers this datanode pushes
+	// to others at once (one connection each). Default: 10.
+	ReplicationStreams int
+	// ReplicationBandwidth caps the bytes per second of those pushes
+	// together. Default: 0, no cap.
+	ReplicationBandwidth int64
 	// Store and Server tune the parts; their Dirs, ID and Logger are set
 	// from the fields above.
 	Store  StoreOptions
@@ -72,6 +79,10 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	if err != nil {
 		return nil, err
 	}
+	limits, err := replication.NewLimits(opts.ReplicationStreams, opts.ReplicationBandwidth)
+	if err != nil {
+		return nil, err
+	}
 	so := opts.Store
 	so.Dirs, so.Logger = opts.Dirs, opts.Logger
 	so.Volume.DisableDirectIO = !opts.DirectIO
@@ -106,10 +117,15 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	sv := opts.Server
 	sv.ID, sv.Logger = id, opts.Logger
+	if sv.Replication == nil {
+		sv.Replication = &replication.Metrics{}
+	}
 	d := &Datanode{id: id, addr: addr, store: store, server: NewServer(store, sv), agent: ag, serveErr: make(chan error, 1)}
 	go func() { d.serveErr <- d.server.Serve(lis) }()
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
+	ag.repl = &replicator{ctx: ctx, wg: &d.wg, store: store, fs: store.opts.Volume.FS, limits: limits,
+		metrics: sv.Replication, id: id, log: opts.Logger, running: map[uint64]bool{}}
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()

@@ -51,6 +51,8 @@ SIGTERM stops it cleanly.`,
 	f.StringVar(&metas, "meta", "127.0.0.1:9860", "meta replicas' gRPC addresses, comma-separated")
 	f.StringVar(&listen, "listen", "127.0.0.1:9870", "address of the data protocol")
 	f.BoolVar(&o.DirectIO, "direct-io", false, "write large aligned chunks with O_DIRECT (around the page cache)")
+	f.IntVar(&o.ReplicationStreams, "replication-streams", 0, "closed containers pushed to other datanodes at once (default 10)")
+	f.Int64Var(&o.ReplicationBandwidth, "replication-bandwidth", 0, "cap in bytes/s on those pushes together (0: none)")
 	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", 0, "time between heartbeats (default 3s)")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd

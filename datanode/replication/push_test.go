@@ -321,4 +321,3 @@ func TestLimitsValidate(t *testing.T) {
 	_, err = replication.NewLimits(1, -1)
 	require.Error(t, err)
 }
-
