@@ -46,7 +46,7 @@ func TestStreamRoundTrip(t *testing.T) {
 		require.Equal(t, v.id, h.RequestID)
 		p := make([]byte, r.Remaining())
 		require.NoError(t, r.ReadPayload(p))
-		if g, ok := m.(*GetBlockResponse); ok {
+		if g, ok := m.(payloadDecoder); ok {
 			require.NoError(t, g.DecodePayload(p))
 		} else {
 			require.Equal(t, len(v.payload), len(p), v.name)
