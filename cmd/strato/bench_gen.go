@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/meta"
+)
+
+func init() { benchCommands = append(benchCommands, newBenchGenCmd) }
+
+func newBenchGenCmd() *cobra.Command {
+	var (
+		dir, size, csize, bsize, bucket string
+		cfg                             bench.GenConfig
+	)
+	cmd := &cobra.Command{
+		Use:   "gen --data DIR --size 20GiB",
+		Short: "Generate closed containers and keys offline into a stopped local cluster (Ozone freon cgdn/cgscm/cgom)",
+		Long: `gen writes --size of data (per copy, replication THREE) straight into the
+directories of a stopped local cluster (one strato dev has run in --data and
+is stopped): closed containers of --container-size with real block files
+and valid CRC32C checksums on three datanodes each (round-robin), their
+records in meta, and one key per block in --bucket (gen/<container>-<n>).
+Start strato dev on the directory again afterwards: the datanodes report the
+containers and every key is readable.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Size, err = bench.ParseSize(size); err != nil {
+				return err
+			}
+			if cfg.ContainerSize, err = bench.ParseSize(csize); err != nil {
+				return err
+			}
+			if cfg.BlockSize, err = bench.ParseSize(bsize); err != nil {
+				return err
+			}
+			var st struct {
+				Meta      string   `json:"meta"`
+				Datanodes []string `json:"datanodes"`
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
+			if err != nil {
+				return fmt.Errorf("bench gen: %s is not a strato dev directory (run strato dev there once): %w", dir, err)
+			}
+			if err := json.Unmarshal(b, &st); err != nil {
+				return fmt.Errorf("bench gen: %s/cluster.json: %w", dir, err)
+			}
+			for i, addr := range st.Datanodes {
+				d := filepath.Join(dir, fmt.Sprintf("dn%d", i+1))
+				id, err := os.ReadFile(filepath.Join(d, "datanode.id"))
+				if err != nil {
+					return fmt.Errorf("bench gen: datanode %d: %w", i+1, err)
+				}
+				cfg.Datanodes = append(cfg.Datanodes, bench.GenDatanode{ID: strings.TrimSpace(string(id)), Dir: d, Addr: addr})
+			}
+			p := strings.Trim(bucket, "/")
+			vol, bkt, ok := strings.Cut(p, "/")
+			if !ok || vol == "" || bkt == "" || strings.Contains(bkt, "/") {
+				return errors.New("bench gen: --bucket must be /volume/bucket")
+			}
+			cfg.Volume, cfg.Bucket = vol, bkt
+			srv, err := meta.Open(meta.Options{Dir: filepath.Join(dir, "meta"), Listen: st.Meta,
+				Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
+			if err != nil {
+				return fmt.Errorf("bench gen: open meta (is strato dev stopped?): %w", err)
+			}
+			cfg.Progress = cmd.ErrOrStderr()
+			_, err = bench.RunGen(cmd.Context(), cfg, srv, cmd.OutOrStdout())
+			return errors.Join(err, srv.Close())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "data", "./strato-data", "the stopped strato dev directory")
+	f.StringVar(&size, "size", "4GiB", "data to generate (per copy)")
+	f.StringVar(&csize, "container-size", "1GiB", "size of each container")
+	f.StringVar(&bsize, "block-size", "256MiB", "size of each block and key")
+	f.StringVar(&bucket, "bucket", "/vol1/gen", "/volume/bucket of the keys")
+	return cmd
+}
