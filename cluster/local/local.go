@@ -216,10 +216,12 @@ func (c *Cluster) startDatanode(i int) error {
 	}
 	c.dnAddrs[i] = lis.Addr().String()
 	dn, err := datanode.Open(datanode.Options{
-		Dirs:              []string{filepath.Join(c.opts.Dir, fmt.Sprintf("dn%d", i+1))},
-		Meta:              []string{c.metaAddr},
-		HeartbeatInterval: c.opts.HeartbeatInterval,
-		Logger:            c.opts.Logger.With("node", fmt.Sprintf("dn%d", i+1)),
+		Dirs:                 []string{filepath.Join(c.opts.Dir, fmt.Sprintf("dn%d", i+1))},
+		Meta:                 []string{c.metaAddr},
+		HeartbeatInterval:    c.opts.HeartbeatInterval,
+		ReplicationStreams:   c.opts.ReplicationStreams,
+		ReplicationBandwidth: c.opts.ReplicationBandwidth,
+		Logger:               c.opts.Logger.With("node", fmt.Sprintf("dn%d", i+1)),
 	}, lis)
 	if err != nil {
 		_ = lis.Close()
