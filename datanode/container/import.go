@@ -167,7 +167,7 @@ func (im *Import) commit(blocks []Block, bcsID uint64) (Info, error) {
 			}
 			p := buf[:ch.Length]
 			if n, err := f.ReadAt(p, fileOff); n != len(p) {
-				return Info{}, fmt.Errorf("%w: block %d: chunk at %d: %d of %d bytes received (%v)", ErrIncomplete, b.LocalID, ch.Offset, n, len(p), err)
+				return Info{}, fmt.Errorf("%w: block %d: chunk at %d: %d of %d bytes received (%w)", ErrIncomplete, b.LocalID, ch.Offset, n, len(p), err)
 			}
 			if err := checksum.Verify(ch.Checksums, 0, p); err != nil {
 				return Info{}, fmt.Errorf("%w: block %d: chunk at %d: %w", ErrChecksum, b.LocalID, ch.Offset, err)
@@ -215,7 +215,7 @@ func (im *Import) commit(blocks []Block, bcsID uint64) (Info, error) {
 		return Info{}, ErrClosed
 	}
 	batch := v.db.NewBatch()
-	defer batch.Close()
+	defer func() { _ = batch.Close() }()
 	var row []byte
 	for i := range blocks {
 		row = appendBlockRow(row[:0], &blocks[i])
