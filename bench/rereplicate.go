@@ -61,12 +61,12 @@ type RereplicateResult struct {
 	Bytes      int64 // bytes copied to restore them
 	// Detect is from the loss to the first copy seen; Copy from the first
 	// copy seen to the last.
-	Detect, Copy, Total time.Duration
-	MeanGBps, PeakGBps  float64
-	Samples             []float64 // GB/s per interval, from the loss
-	PerTarget           map[string]int64
-	Bound               Bound
-	CPUSecondsPerGB     float64
+	Detect, Copy, Total  time.Duration
+	MeanGBps, PeakGBps   float64
+	Samples              []float64 // GB/s per interval, from the loss
+	PerTarget, PerSource map[string]int64
+	Bound                Bound
+	CPUSecondsPerGB      float64
 }
 
 // Bound is the hardware's limit for re-replication in this run.
@@ -169,36 +169,58 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 	}
 	start := time.Now()
 
-	// 5. Sample until every lost container has three good copies.
+	// 5. Sample until every lost container has three good copies: bytes
+	// pushed (the datanodes' replication counters) for the rate, meta's
+	// replica map for what is left.
+	pushed := func() (total int64, per map[string]int64) {
+		per = map[string]int64{}
+		for i := range c.DatanodeAddrs() {
+			if dn := c.Datanode(i); dn != nil {
+				b := dn.ReplicationMetrics().BytesOut
+				per[dn.ID()] += b
+				total += b
+			}
+		}
+		return total, per
+	}
+	base, basePer := pushed()
 	var first, last time.Time
-	prev := int64(0)
-	res.PerTarget = map[string]int64{}
+	prev := base
 	for {
 		select {
 		case <-ctx.Done():
 			return res, ctx.Err()
 		case <-time.After(cfg.Interval):
 		}
-		copied, left, perTarget, err := restored(ctx, cl, lost, victimID)
+		_, left, perTarget, err := restored(ctx, cl, lost, victimID)
 		if err != nil {
 			return res, err
 		}
 		now := time.Now()
-		if copied > prev {
+		total, _ := pushed()
+		if total > prev {
 			if first.IsZero() {
 				first = now.Add(-cfg.Interval)
 			}
 			last = now
 		}
-		rate := float64(copied-prev) / 1e9 / cfg.Interval.Seconds()
+		rate := float64(total-prev) / 1e9 / cfg.Interval.Seconds()
 		res.Samples = append(res.Samples, rate)
 		res.PeakGBps = max(res.PeakGBps, rate)
-		prev = copied
+		prev = total
 		fmt.Fprintf(cfg.Progress, "rereplicate: %6.1fs  %s copied, %.2f GB/s, %d containers left\n",
-			now.Sub(start).Seconds(), formatBytes(copied), rate, left)
+			now.Sub(start).Seconds(), formatBytes(total-base), rate, left)
 		if left == 0 {
-			res.Bytes, res.PerTarget = copied, perTarget
+			res.PerTarget = perTarget
 			break
+		}
+	}
+	total, per := pushed()
+	res.Bytes = total - base
+	res.PerSource = map[string]int64{}
+	for id, b := range per {
+		if d := b - basePer[id]; d > 0 {
+			res.PerSource[id] = d
 		}
 	}
 	cpu := cpuSeconds() - cpu0
@@ -247,17 +269,22 @@ func printRereplicate(out io.Writer, r RereplicateResult) {
 	if b := r.Bound.MBps(); b > 0 {
 		fmt.Fprintf(out, "bound: %.2f GB/s; mean is %.0f%% of it\n", b/1e3, 100*r.MeanGBps*1e3/b)
 	}
-	ids := make([]string, 0, len(r.PerTarget))
-	for id := range r.PerTarget {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		rate := 0.0
-		if r.Copy > 0 {
-			rate = float64(r.PerTarget[id]) / 1e9 / r.Copy.Seconds()
+	for _, side := range []struct {
+		dir string
+		m   map[string]int64
+	}{{"from", r.PerSource}, {"to", r.PerTarget}} {
+		ids := make([]string, 0, len(side.m))
+		for id := range side.m {
+			ids = append(ids, id)
 		}
-		fmt.Fprintf(out, "  to %s: %s (%.2f GB/s)\n", id, formatBytes(r.PerTarget[id]), rate)
+		sort.Strings(ids)
+		for _, id := range ids {
+			rate := 0.0
+			if r.Copy > 0 {
+				rate = float64(side.m[id]) / 1e9 / r.Copy.Seconds()
+			}
+			fmt.Fprintf(out, "  %s %s: %s (%.2f GB/s)\n", side.dir, id, formatBytes(side.m[id]), rate)
+		}
 	}
 	fmt.Fprintf(out, "CPU: %.2f s per GB copied (the whole process: meta, all datanodes, the sampler)\n", r.CPUSecondsPerGB)
 }
