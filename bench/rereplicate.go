@@ -48,6 +48,9 @@ type RereplicateConfig struct {
 	SkipBound bool
 	// BoundDir is where dd runs (the datanodes' disk).
 	BoundDir string
+	// DropCaches empties the page cache before the loss, so that sources
+	// read from the disk as they would long after the data was written.
+	DropCaches bool
 	// Gen generates the data offline (RunGen, with the datanodes stopped)
 	// instead of writing it through the client.
 	Gen bool
@@ -160,6 +163,13 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 		lostBytes += l.size
 	}
 	fmt.Fprintf(out, "stopping datanode %s and deleting its data: %d containers, %s to copy\n", victimID, len(lost), formatBytes(lostBytes))
+	if cfg.DropCaches {
+		if err := dropCaches(); err != nil {
+			fmt.Fprintf(out, "could not drop the page cache (%v): sources may read from memory\n", err)
+		} else {
+			fmt.Fprintln(out, "page cache dropped")
+		}
+	}
 	cpu0 := cpuSeconds()
 	if err := c.StopDatanode(cfg.Victim); err != nil {
 		return res, err
@@ -693,4 +703,11 @@ func formatBytes(n int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// dropCaches writes dirty pages back and empties the page cache (Linux,
+// root).
+func dropCaches() error {
+	syscall.Sync()
+	return os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0o200)
 }

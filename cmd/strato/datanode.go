@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/strato-io/strato/datanode"
@@ -15,9 +16,10 @@ func init() { extraCommands = append(extraCommands, newDatanodeServerCmd) }
 
 func newDatanodeServerCmd() *cobra.Command {
 	var (
-		o      datanode.Options
-		listen string
-		metas  string
+		o        datanode.Options
+		listen   string
+		metas    string
+		httpAddr string
 	)
 	cmd := &cobra.Command{
 		Use:   "datanode --data DIR [--data DIR2 ...] --meta ADDR [--listen 127.0.0.1:9870]",
@@ -41,6 +43,14 @@ SIGTERM stops it cleanly.`,
 				return err
 			}
 			o.Logger.Info("datanode serving", "id", dn.ID(), "listen", dn.Addr(), "meta", metas)
+			reg := prometheus.NewRegistry()
+			datanodeMetrics(reg, dn)
+			stopMetrics, err := serveMetrics(httpAddr, reg, o.Logger)
+			if err != nil {
+				_ = dn.Close()
+				return err
+			}
+			defer stopMetrics()
 			<-cmd.Context().Done()
 			o.Logger.Info("datanode shutting down")
 			return dn.Close()
@@ -50,6 +60,7 @@ SIGTERM stops it cleanly.`,
 	f.StringArrayVar(&o.Dirs, "data", nil, "a data directory (repeat for each disk; required)")
 	f.StringVar(&metas, "meta", "127.0.0.1:9860", "meta replicas' gRPC addresses, comma-separated")
 	f.StringVar(&listen, "listen", "127.0.0.1:9870", "address of the data protocol")
+	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), e.g. 127.0.0.1:9871 (default: none)")
 	f.BoolVar(&o.DirectIO, "direct-io", false, "write large aligned chunks with O_DIRECT (around the page cache)")
 	f.IntVar(&o.ReplicationStreams, "replication-streams", 0, "closed containers pushed to other datanodes at once (default 10)")
 	f.Int64Var(&o.ReplicationBandwidth, "replication-bandwidth", 0, "cap in bytes/s on those pushes together (0: none)")

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/strato-io/strato/datanode"
+	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/meta"
 )
 
@@ -68,4 +70,19 @@ func metaMetrics(reg *prometheus.Registry, srv *meta.Server) {
 	counter(reg, "strato_meta_replica_deletes_total", "extra or unhealthy replicas deleted", snap(func(m meta.Metrics) float64 { return float64(m.ReplicaDeletes) }))
 	gauge(reg, "strato_meta_raft_term", "Raft term", snap(func(m meta.Metrics) float64 { return float64(m.Consensus.Term) }))
 	gauge(reg, "strato_meta_raft_applied_index", "Raft applied index", snap(func(m meta.Metrics) float64 { return float64(m.Consensus.Applied) }))
+}
+
+// datanodeMetrics exports a datanode's replication counters.
+func datanodeMetrics(reg *prometheus.Registry, dn *datanode.Datanode) {
+	snap := func(f func(replication.MetricsSnapshot) int64) func() float64 {
+		return func() float64 { return float64(f(dn.ReplicationMetrics())) }
+	}
+	counter(reg, "strato_datanode_replication_bytes_out_total", "block bytes sent by container pushes", snap(func(m replication.MetricsSnapshot) int64 { return m.BytesOut }))
+	counter(reg, "strato_datanode_replication_bytes_in_total", "block bytes received by container imports", snap(func(m replication.MetricsSnapshot) int64 { return m.BytesIn }))
+	gauge(reg, "strato_datanode_replication_pushes_in_flight", "container pushes running or waiting for a stream", snap(func(m replication.MetricsSnapshot) int64 { return m.PushesInFlight }))
+	counter(reg, "strato_datanode_replication_pushes_completed_total", "container pushes completed", snap(func(m replication.MetricsSnapshot) int64 { return m.PushesCompleted }))
+	counter(reg, "strato_datanode_replication_pushes_failed_total", "container pushes failed", snap(func(m replication.MetricsSnapshot) int64 { return m.PushesFailed }))
+	gauge(reg, "strato_datanode_replication_imports_in_flight", "container imports running", snap(func(m replication.MetricsSnapshot) int64 { return m.ImportsInFlight }))
+	counter(reg, "strato_datanode_replication_imports_completed_total", "container imports completed", snap(func(m replication.MetricsSnapshot) int64 { return m.ImportsCompleted }))
+	counter(reg, "strato_datanode_replication_imports_failed_total", "container imports failed or aborted", snap(func(m replication.MetricsSnapshot) int64 { return m.ImportsFailed }))
 }

@@ -400,13 +400,20 @@ func TestReplicationAfterDecommission(t *testing.T) {
 	require.Zero(t, e.m.ReplicationWork(e.now, 100).Scheduled)
 
 	// Sources execute; each target reports its new replica.
+	var cmds []*stratopb.ReplicateContainerCommand
+	sources := map[string]int{}
 	for _, src := range []string{"dn1", "dn2", "dn3", "dn4"} {
 		for _, c := range e.heartbeat(src, nil).Commands {
 			rc := c.GetReplicateContainer()
 			require.NotNil(t, rc)
 			require.NotEqual(t, "dn1", rc.Target.Id, "never a decommissioning target")
-			e.heartbeat(rc.Target.Id, &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: rc.ContainerId, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+			cmds = append(cmds, rc)
+			sources[src]++
 		}
+	}
+	require.Greater(t, len(sources), 1, "copies spread over the holders")
+	for _, rc := range cmds {
+		e.heartbeat(rc.Target.Id, &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: rc.ContainerId, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
 	}
 	rep = e.m.ReplicationWork(e.now, 100)
 	require.Zero(t, rep.UnderReplicated)

@@ -93,12 +93,13 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 		if _, busy := m.replicating[c.info.Id]; busy {
 			continue
 		}
+		// The least busy source (ties by ID), so that copies spread over
+		// every surviving holder.
 		slices.Sort(sources)
 		src := ""
 		for _, s := range sources {
-			if load[s] < limit {
+			if load[s] < limit && (src == "" || load[s] < load[src]) {
 				src = s
-				break
 			}
 		}
 		target := m.chooseTargetLocked(c, load, limit)
