@@ -11,30 +11,40 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestMetaMetrics: strato meta --http serves Prometheus metrics.
-func TestMetaMetrics(t *testing.T) {
+// TestMetrics: strato meta --http and strato datanode --http serve
+// Prometheus metrics.
+func TestMetrics(t *testing.T) {
 	root := t.TempDir()
-	addr, httpAddr := freeAddr(t), freeAddr(t)
+	addr, httpAddr, dnHTTP := freeAddr(t), freeAddr(t), freeAddr(t)
 	startProc(t, "meta", "meta", "--data", filepath.Join(root, "meta"), "--listen", addr, "--http", httpAddr)
-	var body string
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get("http://" + httpAddr + "/metrics")
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			_ = resp.Body.Close()
-			body = string(b)
-			if strings.Contains(body, "strato_meta_leader 1") {
-				break
+	startProc(t, "datanode", "datanode", "--data", filepath.Join(root, "dn"), "--meta", addr, "--listen", freeAddr(t), "--http", dnHTTP)
+	scrape := func(url, want string) string {
+		var body string
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			resp, err := http.Get(url)
+			if err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				body = string(b)
+				if strings.Contains(body, want) {
+					return body
+				}
 			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q at %s: %v\n%s", want, url, err, body)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no metrics: %v\n%s", err, body)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
-	for _, m := range []string{"strato_meta_under_replicated_containers", "strato_meta_missing_containers",
+	body := scrape("http://"+httpAddr+"/metrics", "strato_meta_datanodes_healthy 1")
+	for _, m := range []string{"strato_meta_leader 1", "strato_meta_under_replicated_containers", "strato_meta_missing_containers",
 		"strato_meta_replications_in_flight", "strato_meta_replications_scheduled_total", "go_goroutines"} {
+		require.Contains(t, body, m)
+	}
+	body = scrape("http://"+dnHTTP+"/metrics", "strato_datanode_replication_bytes_out_total 0")
+	for _, m := range []string{"strato_datanode_replication_bytes_in_total", "strato_datanode_replication_pushes_in_flight",
+		"strato_datanode_replication_pushes_failed_total", "strato_datanode_replication_imports_completed_total"} {
 		require.Contains(t, body, m)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -67,6 +68,7 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "bench rereplicate: %d datanodes, data in %s, containers of %s, %d streams per datanode\n",
 				o.Datanodes, o.Dir, csize, o.ReplicationStreams)
+			o.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 			c, err := local.Start(cmd.Context(), o)
 			if err != nil {
 				return err

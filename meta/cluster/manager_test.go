@@ -685,3 +685,45 @@ func TestLocationsFollowReplicas(t *testing.T) {
 	e.tick()
 	require.Equal(t, []string{stored[1].Id, stored[2].Id, spare}, ids(e.m.Locations(a.ContainerID, stored)))
 }
+
+func TestReplicationNeverFromAStaleHolder(t *testing.T) {
+	e := newEnv(t, Options{StaleAfter: 10 * time.Second, DeadAfter: 60 * time.Second})
+	e.m.ExitSafeMode()
+	e.register("dn1", "dn2", "dn3", "dn4")
+	res, err := e.propose(context.Background(), &stratopb.ClusterCommand{Op: &stratopb.ClusterCommand_AddContainer{AddContainer: &stratopb.ContainerInfo{Replication: three}}})
+	require.NoError(t, err)
+	id := res.(*stratopb.ContainerInfo).Id
+	_, err = e.propose(context.Background(), &stratopb.ClusterCommand{Op: &stratopb.ClusterCommand_SetContainerState{SetContainerState: &stratopb.ContainerStateChange{ContainerId: id, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+	require.NoError(t, err)
+	closed := &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: id, State: stratopb.ContainerState_CONTAINER_CLOSED}}}
+	for _, dn := range []string{"dn1", "dn2", "dn3"} {
+		e.heartbeat(dn, closed)
+	}
+	// dn1 goes silent: STALE, not yet DEAD. Its copy no longer counts, and
+	// it is no source either (a command to it would never run).
+	e.now = e.now.Add(15 * time.Second)
+	for _, dn := range []string{"dn2", "dn3", "dn4"} {
+		e.heartbeat(dn, nil)
+	}
+	e.tick()
+	rep := e.m.ReplicationWork(e.now, 10)
+	require.Equal(t, 1, rep.Scheduled)
+	require.Empty(t, rep.Missing)
+	require.Empty(t, e.heartbeat("dn1", nil).Commands)
+	// The copy's source dies before it lands: it is scheduled again.
+	var src string
+	for _, dn := range []string{"dn2", "dn3"} {
+		if len(e.heartbeat(dn, nil).Commands) > 0 {
+			src = dn
+		}
+	}
+	require.NotEmpty(t, src)
+	e.now = e.now.Add(15 * time.Second)
+	for _, dn := range []string{"dn2", "dn3", "dn4"} {
+		if dn != src {
+			e.heartbeat(dn, nil)
+		}
+	}
+	e.tick()
+	require.Equal(t, 1, e.m.ReplicationWork(e.now, 10).Scheduled)
+}

@@ -50,6 +50,15 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var rep ReplicationReport
+	// A copy whose source or target is no longer healthy will not land:
+	// forget it, so that it is scheduled again elsewhere.
+	for cid, fl := range m.replicating {
+		for _, id := range []string{fl.source, fl.target} {
+			if n := m.nodes[id]; n == nil || n.health != stratopb.NodeHealth_NODE_HEALTHY {
+				delete(m.replicating, cid)
+			}
+		}
+	}
 	load := map[string]int{}
 	for _, fl := range m.replicating {
 		load[fl.source]++
@@ -61,19 +70,27 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 			continue
 		}
 		rep.Containers++
+		// good copies count; sources (HEALTHY holders, decommissioning ones
+		// included) can push; a STALE holder is neither, but the data is
+		// not missing while one is not DEAD.
 		var good, sources []string
+		live := 0
 		for id, r := range c.replicas {
 			n := m.nodes[id]
 			if n == nil || n.health == stratopb.NodeHealth_NODE_DEAD || r.State != stratopb.ContainerState_CONTAINER_CLOSED {
 				continue
 			}
+			live++
+			if n.health != stratopb.NodeHealth_NODE_HEALTHY {
+				continue
+			}
 			sources = append(sources, id)
-			if n.health == stratopb.NodeHealth_NODE_HEALTHY && n.opState == stratopb.NodeOpState_NODE_IN_SERVICE {
+			if n.opState == stratopb.NodeOpState_NODE_IN_SERVICE {
 				good = append(good, id)
 			}
 		}
 		need := int(c.info.Replication) - len(good)
-		if len(sources) == 0 {
+		if live == 0 {
 			rep.Missing = append(rep.Missing, c.info.Id)
 			continue
 		}
@@ -85,9 +102,9 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 			continue
 		}
 		rep.UnderReplicated++
-		for _, s := range sources {
-			if m.nodes[s].opState != stratopb.NodeOpState_NODE_IN_SERVICE {
-				pending[s] = true
+		for id := range c.replicas {
+			if n := m.nodes[id]; n != nil && n.opState == stratopb.NodeOpState_NODE_DECOMMISSIONING {
+				pending[id] = true
 			}
 		}
 		if _, busy := m.replicating[c.info.Id]; busy {
