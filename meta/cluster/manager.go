@@ -564,7 +564,8 @@ func (m *Manager) MarkUnhealthy(id uint64, datanode string) error {
 // Locations returns where a container's data can be read now: the datanodes
 // of stored (a block's pipeline when it was allocated) that still hold a
 // usable replica, in that order, then the other holders (copies made since),
-// skipping dead datanodes and unhealthy replicas. With no replica reported
+// skipping dead datanodes and unhealthy replicas, and putting stale ones
+// last. With no replica reported
 // yet (a leader just elected), stored is returned as it is.
 func (m *Manager) Locations(cid uint64, stored []*stratopb.DatanodeDetails) []*stratopb.DatanodeDetails {
 	m.mu.Lock()
@@ -580,11 +581,11 @@ func (m *Manager) Locations(cid uint64, stored []*stratopb.DatanodeDetails) []*s
 		}
 		return n.details
 	}
-	out := make([]*stratopb.DatanodeDetails, 0, len(c.replicas))
+	var order []string
 	seen := map[string]bool{}
 	for _, d := range stored {
-		if nd := usable(d.GetId()); nd != nil {
-			out = append(out, nd)
+		if !seen[d.GetId()] {
+			order = append(order, d.GetId())
 			seen[d.GetId()] = true
 		}
 	}
@@ -595,11 +596,19 @@ func (m *Manager) Locations(cid uint64, stored []*stratopb.DatanodeDetails) []*s
 		}
 	}
 	slices.Sort(extra)
-	for _, id := range extra {
+	order = append(order, extra...)
+	// HEALTHY holders first; STALE ones (probably down) last.
+	var out, stale []*stratopb.DatanodeDetails
+	for _, id := range order {
 		if nd := usable(id); nd != nil {
-			out = append(out, nd)
+			if m.nodes[id].health == stratopb.NodeHealth_NODE_HEALTHY {
+				out = append(out, nd)
+			} else {
+				stale = append(stale, nd)
+			}
 		}
 	}
+	out = append(out, stale...)
 	if len(out) == 0 {
 		return stored
 	}

@@ -1,0 +1,150 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// waitThreeCopies waits until every closed container has three CLOSED
+// replicas on HEALTHY, in-service datanodes other than gone.
+func (f *faultCluster) waitThreeCopies(gone string, timeout time.Duration) {
+	f.t.Helper()
+	ctx := f.t.Context()
+	deadline := time.Now().Add(timeout)
+	for {
+		dns, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListDatanodesResponse, error) {
+			return cc.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+		})
+		require.NoError(f.t, err)
+		good := map[string]bool{}
+		for _, d := range dns.Datanodes {
+			good[d.Details.Id] = d.Health == stratopb.NodeHealth_NODE_HEALTHY && d.OpState == stratopb.NodeOpState_NODE_IN_SERVICE && d.Details.Id != gone
+		}
+		short := 0
+		for _, c := range f.containers() {
+			if c.State != stratopb.ContainerState_CONTAINER_CLOSED {
+				continue
+			}
+			n := 0
+			for dn, r := range f.replicas(c.Id).Replicas {
+				if good[dn] && r.State == stratopb.ContainerState_CONTAINER_CLOSED {
+					n++
+				}
+			}
+			if n < 3 {
+				short++
+			}
+		}
+		if short == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("%d containers still short of three good copies", short)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// closeAllContainers closes every open container and waits until all are
+// CLOSED.
+func (f *faultCluster) closeAllContainers() {
+	f.t.Helper()
+	ctx := f.t.Context()
+	for _, c := range f.containers() {
+		if c.State == stratopb.ContainerState_CONTAINER_OPEN {
+			_, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.CloseContainerResponse, error) {
+				return cc.CloseContainer(ctx, &stratopb.CloseContainerRequest{ContainerId: c.Id, Reason: "test"})
+			})
+			require.NoError(f.t, err)
+		}
+	}
+	require.Eventually(f.t, func() bool {
+		for _, c := range f.containers() {
+			if c.State != stratopb.ContainerState_CONTAINER_CLOSED {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 50*time.Millisecond)
+}
+
+// TestLostDatanodeReReplicated: a datanode and its data are lost; meta has
+// the survivors push copies of its closed containers to the fourth node
+// until every container has three copies again, and every key reads back
+// (from the copies too). The node coming back with an empty disk is an
+// ordinary empty datanode.
+func TestLostDatanodeReReplicated(t *testing.T) {
+	f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
+		HeartbeatInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Second, TickInterval: 100 * time.Millisecond},
+		stratopb.ReplicationFactor_REPLICATION_THREE, 1<<20)
+	ctx := t.Context()
+	data := map[string][]byte{}
+	for i := range 6 {
+		p := fmt.Sprintf("/vol/bkt/f%d", i)
+		data[p] = fastRandom(6<<20+i*1000, uint64(i+10))
+		require.NoError(t, f.write(ctx, p, data[p], 256<<10, 0, nil))
+	}
+	f.closeAllContainers()
+	f.waitThreeCopies("", 20*time.Second)
+
+	victim := f.c.Datanode(1).ID()
+	require.NoError(t, f.c.StopDatanode(1))
+	require.NoError(t, os.RemoveAll(f.c.DatanodeDir(1)))
+	f.waitThreeCopies(victim, 60*time.Second)
+	for p, want := range data {
+		f.requireContent(p, want)
+	}
+	// Reads go to the new copies: every block lists three live holders
+	// first (the lost node, until meta declares it dead, last).
+	for p := range data {
+		r, err := f.cl.Open(ctx, p)
+		require.NoError(t, err)
+		for _, bl := range r.Info().Blocks {
+			require.GreaterOrEqual(t, len(bl.Pipeline.Members), 3)
+			for _, m := range bl.Pipeline.Members[:3] {
+				require.NotEqual(t, victim, m.Id, "%s block %v: the lost node is not among the first holders", p, bl.BlockId)
+			}
+		}
+		require.NoError(t, r.Close())
+	}
+}
+
+// TestDecommission: a decommissioned datanode's containers are copied
+// elsewhere while it still serves reads; then it is DECOMMISSIONED.
+func TestDecommission(t *testing.T) {
+	f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
+		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond},
+		stratopb.ReplicationFactor_REPLICATION_THREE, 1<<20)
+	ctx := t.Context()
+	want := fastRandom(10<<20, 99)
+	require.NoError(t, f.write(ctx, "/vol/bkt/d", want, 256<<10, 0, nil))
+	f.closeAllContainers()
+	f.waitThreeCopies("", 20*time.Second)
+	id := f.c.Datanode(0).ID()
+	_, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.DecommissionDatanodeResponse, error) {
+		return cc.DecommissionDatanode(ctx, &stratopb.DecommissionDatanodeRequest{DatanodeId: id})
+	})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		dns, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListDatanodesResponse, error) {
+			return cc.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+		})
+		require.NoError(t, err)
+		for _, d := range dns.Datanodes {
+			if d.Details.Id == id {
+				return d.OpState == stratopb.NodeOpState_NODE_DECOMMISSIONED
+			}
+		}
+		return false
+	}, 60*time.Second, 100*time.Millisecond)
+	f.waitThreeCopies(id, 10*time.Second)
+	f.requireContent("/vol/bkt/d", want)
+}
