@@ -70,6 +70,7 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 			continue
 		}
 		rep.Containers++
+		m.markLaggingLocked(c)
 		// good copies count; sources (HEALTHY holders, decommissioning ones
 		// included) can push; a STALE holder is neither, but the data is
 		// not missing while one is not DEAD.

@@ -1,0 +1,47 @@
+package cluster
+
+import (
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// laggingReplicas returns the datanodes whose CLOSED replica of a container
+// stopped short of the others: a lower block commit sequence ID means it
+// missed PutBlocks its peers applied (a follower cut off mid-write whose
+// pipeline went on without it). Such a replica is not a copy of the
+// container any more; the others, at the highest bcsID, are. Replicas not
+// CLOSED are not judged (still closing, or already unhealthy). The result is
+// sorted.
+func laggingReplicas(replicas map[string]*stratopb.ContainerReplica) []string {
+	var top uint64
+	for _, r := range replicas {
+		if r.GetState() == stratopb.ContainerState_CONTAINER_CLOSED {
+			top = max(top, r.GetBcsId())
+		}
+	}
+	var out []string
+	for id, r := range replicas {
+		if r.GetState() == stratopb.ContainerState_CONTAINER_CLOSED && r.GetBcsId() < top {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// markLaggingLocked marks a closed container's lagging replicas UNHEALTHY
+// (until they are gone, like a replica a client found bad).
+func (m *Manager) markLaggingLocked(c *containerState) {
+	for _, id := range laggingReplicas(c.replicas) {
+		if c.bad == nil {
+			c.bad = map[string]bool{}
+		}
+		c.bad[id] = true
+		r := proto.Clone(c.replicas[id]).(*stratopb.ContainerReplica)
+		r.State = stratopb.ContainerState_CONTAINER_UNHEALTHY
+		c.replicas[id] = r
+	}
+}

@@ -1,0 +1,69 @@
+package cluster
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+func TestLaggingReplicas(t *testing.T) {
+	const (
+		open      = stratopb.ContainerState_CONTAINER_OPEN
+		closing   = stratopb.ContainerState_CONTAINER_CLOSING
+		closed    = stratopb.ContainerState_CONTAINER_CLOSED
+		unhealthy = stratopb.ContainerState_CONTAINER_UNHEALTHY
+	)
+	type rep struct {
+		state stratopb.ContainerState
+		bcs   uint64
+	}
+	for _, tc := range []struct {
+		name string
+		reps map[string]rep
+		want []string
+	}{
+		{"none", map[string]rep{}, nil},
+		{"all equal", map[string]rep{"a": {closed, 7}, "b": {closed, 7}, "c": {closed, 7}}, nil},
+		{"one behind", map[string]rep{"a": {closed, 7}, "b": {closed, 5}, "c": {closed, 7}}, []string{"b"}},
+		{"two behind, by different amounts", map[string]rep{"a": {closed, 9}, "b": {closed, 5}, "c": {closed, 8}}, []string{"b", "c"}},
+		{"still closing is not judged", map[string]rep{"a": {closed, 7}, "b": {closing, 2}, "c": {open, 1}}, nil},
+		{"unhealthy is not judged and does not set the mark", map[string]rep{"a": {closed, 3}, "b": {unhealthy, 9}}, nil},
+		{"a lone closed replica is the reference", map[string]rep{"a": {closed, 3}}, nil},
+		{"empty containers", map[string]rep{"a": {closed, 0}, "b": {closed, 0}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reps := map[string]*stratopb.ContainerReplica{}
+			for id, r := range tc.reps {
+				reps[id] = &stratopb.ContainerReplica{State: r.state, BcsId: r.bcs}
+			}
+			require.Equal(t, tc.want, laggingReplicas(reps))
+		})
+	}
+}
+
+func TestLaggingReplicaIsReplaced(t *testing.T) {
+	e := closedCluster(t, 4, 1)
+	_, reps, err := e.m.Replicas(1)
+	require.NoError(t, err)
+	var behind string
+	for id := range reps {
+		behind = id
+		break
+	}
+	// Every holder reports bcsID 4, except one that missed a PutBlock.
+	for id := range reps {
+		bcs := uint64(4)
+		if id == behind {
+			bcs = 3
+		}
+		e.heartbeat(id, &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: 1, State: stratopb.ContainerState_CONTAINER_CLOSED, BcsId: bcs}}})
+	}
+	rep := e.m.ReplicationWork(e.now, 10)
+	require.Equal(t, 1, rep.UnderReplicated)
+	require.Equal(t, 1, rep.Scheduled)
+	_, reps, err = e.m.Replicas(1)
+	require.NoError(t, err)
+	require.Equal(t, stratopb.ContainerState_CONTAINER_UNHEALTHY, reps[behind].State)
+}
