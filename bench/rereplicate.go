@@ -21,6 +21,10 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/math/fixed"
+
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/cluster/local"
 	"github.com/strato-io/strato/proto/stratopb"
@@ -647,6 +651,19 @@ func writeChart(path string, samples []float64, interval time.Duration, boundGBp
 	for i := 1; i < len(samples); i++ {
 		drawLine(img, px(i-1), py(samples[i-1]), px(i), py(samples[i]), line)
 	}
+	text := func(x, y int, c color.Color, s string) {
+		d := font.Drawer{Dst: img, Src: image.NewUniform(c), Face: basicfont.Face7x13, Dot: fixed.P(x, y)}
+		d.DrawString(s)
+	}
+	text(margin, margin-15, axis, "re-replication throughput (GB/s) over time")
+	text(4, margin+4, axis, fmt.Sprintf("%.2f", top))
+	text(4, h-margin+4, axis, "0")
+	secs := interval.Seconds() * float64(max(len(samples)-1, 0))
+	text(w-margin-60, h-margin+18, axis, fmt.Sprintf("%.0f s", secs))
+	text(margin, h-margin+18, axis, "0 s")
+	if boundGBps > 0 {
+		text(w-margin-200, py(boundGBps)-4, bound, fmt.Sprintf("bound %.2f GB/s", boundGBps))
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -655,7 +672,6 @@ func writeChart(path string, samples []float64, interval time.Duration, boundGBp
 		_ = f.Close()
 		return err
 	}
-	_ = interval
 	return f.Close()
 }
 

@@ -1,0 +1,23 @@
+package bench
+
+import (
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestWriteChart(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.png")
+	require.NoError(t, writeChart(p, []float64{0, 0, 0.5, 1.2, 1.1, 0.3, 0}, time.Second, 1.5))
+	f, err := os.Open(p)
+	require.NoError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	require.NoError(t, err)
+	require.Equal(t, 800, img.Bounds().Dx())
+	require.NoError(t, writeChart(filepath.Join(t.TempDir(), "empty.png"), nil, time.Second, 0))
+}
