@@ -46,14 +46,14 @@ func (f *faultCluster) waitSpace(used int64, files int, timeout time.Duration) t
 	want := usage{used: [3]int64{used, used, used}, files: [3]int{files, files, files}}
 	for {
 		u := f.usage()
-		entries, blocks, err := f.c.meta.DeletedBlocksBacklog(f.t.Context())
+		entries, blocks, err := f.c.Meta().DeletedBlocksBacklog(f.t.Context())
 		require.NoError(f.t, err)
 		if u == want && entries == 0 {
 			return time.Since(start)
 		}
 		if time.Since(start) > timeout {
 			f.t.Fatalf("after %v: datanodes hold %+v, want %+v; deleted-blocks table: %d entries, %d blocks; %+v",
-				timeout, u, want, entries, blocks, f.c.meta.BlockDeletionStats())
+				timeout, u, want, entries, blocks, f.c.Meta().BlockDeletionStats())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -96,7 +96,7 @@ func TestDeleteKeyFreesSpace(t *testing.T) {
 	took = f.waitSpace(9<<20, 3, 30*time.Second)
 	t.Logf("overwritten 20 MiB key: space back on all replicas in %v", took)
 	f.requireContent("/vol/bkt/k", newer)
-	st := f.c.meta.BlockDeletionStats()
+	st := f.c.Meta().BlockDeletionStats()
 	require.Zero(t, st.InFlight)
 	require.Equal(t, uint64(2), st.Purged)
 }

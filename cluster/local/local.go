@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,6 +37,9 @@ type Options struct {
 	Dir string
 	// Datanodes is how many datanodes run. Default: 3.
 	Datanodes int
+	// MetaReplicas is how many meta replicas form the Raft group: 1 (the
+	// default) or 3.
+	MetaReplicas int
 	// MetaAddr is meta's gRPC address. Default: the one recorded in Dir by
 	// an earlier run, else 127.0.0.1:0 (a free port).
 	MetaAddr string
@@ -66,6 +70,9 @@ func (o *Options) EnsureDefaults() {
 	if o.Datanodes == 0 {
 		o.Datanodes = 3
 	}
+	if o.MetaReplicas == 0 {
+		o.MetaReplicas = 1
+	}
 	if o.HeartbeatInterval == 0 {
 		o.HeartbeatInterval = time.Second
 	}
@@ -84,6 +91,8 @@ func (o *Options) Validate() error {
 		return errors.New("local: no data directory given")
 	case o.Datanodes < 1:
 		return fmt.Errorf("local: %d datanodes", o.Datanodes)
+	case o.MetaReplicas != 1 && o.MetaReplicas != 3:
+		return fmt.Errorf("local: %d meta replicas (1 or 3)", o.MetaReplicas)
 	}
 	return nil
 }
@@ -93,16 +102,17 @@ type Cluster struct {
 	opts Options
 
 	mu        sync.Mutex
-	meta      *meta.Server
-	metaAddr  string
-	metaErr   chan error
+	metas     []*meta.Server // nil while stopped
+	metaAddrs []string
+	metaErrs  []chan error
 	datanodes []*datanode.Datanode // nil while stopped
 	dnAddrs   []string
 }
 
 // state is what cluster.json records.
 type state struct {
-	Meta      string   `json:"meta"`
+	Meta      string   `json:"meta"`            // the first meta replica
+	Metas     []string `json:"metas,omitempty"` // every replica, when more than one
 	Datanodes []string `json:"datanodes"`
 }
 
@@ -120,13 +130,21 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if b, err := os.ReadFile(filepath.Join(opts.Dir, "cluster.json")); err == nil {
 		_ = json.Unmarshal(b, &st)
 	}
-	c := &Cluster{opts: opts, metaAddr: opts.MetaAddr, dnAddrs: make([]string, opts.Datanodes),
-		datanodes: make([]*datanode.Datanode, opts.Datanodes)}
-	if c.metaAddr == "" {
-		c.metaAddr = st.Meta
+	c := &Cluster{opts: opts, dnAddrs: make([]string, opts.Datanodes),
+		datanodes: make([]*datanode.Datanode, opts.Datanodes),
+		metas:     make([]*meta.Server, opts.MetaReplicas), metaAddrs: make([]string, opts.MetaReplicas),
+		metaErrs: make([]chan error, opts.MetaReplicas)}
+	if len(st.Metas) == 0 && st.Meta != "" {
+		st.Metas = []string{st.Meta}
 	}
-	if c.metaAddr == "" {
-		c.metaAddr = "127.0.0.1:0"
+	for i := range c.metaAddrs {
+		c.metaAddrs[i] = "127.0.0.1:0"
+		if i < len(st.Metas) && st.Metas[i] != "" {
+			c.metaAddrs[i] = st.Metas[i]
+		}
+	}
+	if opts.MetaAddr != "" {
+		c.metaAddrs[0] = opts.MetaAddr
 	}
 	for i := range c.dnAddrs {
 		c.dnAddrs[i] = "127.0.0.1:0"
@@ -134,8 +152,27 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			c.dnAddrs[i] = st.Datanodes[i]
 		}
 	}
-	if err := c.startMeta(); err != nil {
-		return nil, err
+	// Every replica's address must be known before any starts: they are
+	// each other's Raft peers.
+	lis := make([]net.Listener, len(c.metaAddrs))
+	for i, a := range c.metaAddrs {
+		l, err := listen(a)
+		if err != nil {
+			for _, l := range lis[:i] {
+				_ = l.Close()
+			}
+			return nil, err
+		}
+		lis[i], c.metaAddrs[i] = l, l.Addr().String()
+	}
+	for i := range c.metas {
+		if err := c.startMeta(i, lis[i]); err != nil {
+			for _, l := range lis[i+1:] {
+				_ = l.Close()
+			}
+			_ = c.Close()
+			return nil, err
+		}
 	}
 	for i := range c.datanodes {
 		if err := c.startDatanode(i); err != nil {
@@ -155,7 +192,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 }
 
 func (c *Cluster) saveState() error {
-	b, err := json.MarshalIndent(state{Meta: c.metaAddr, Datanodes: c.dnAddrs}, "", "  ")
+	st := state{Meta: c.metaAddrs[0], Datanodes: c.dnAddrs}
+	if len(c.metaAddrs) > 1 {
+		st.Metas = c.metaAddrs
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -176,16 +217,29 @@ func listen(addr string) (net.Listener, error) {
 	return nil, fmt.Errorf("local: listen on %s: %w", addr, err)
 }
 
-func (c *Cluster) startMeta() error {
-	lis, err := listen(c.metaAddr)
-	if err != nil {
-		return err
+// metaDir is replica i's directory: meta/ for a single replica (and the
+// first of a group), meta2/, meta3/ for the others.
+func (c *Cluster) metaDir(i int) string {
+	if i == 0 {
+		return filepath.Join(c.opts.Dir, "meta")
 	}
-	c.metaAddr = lis.Addr().String()
+	return filepath.Join(c.opts.Dir, fmt.Sprintf("meta%d", i+1))
+}
+
+// startMeta starts meta replica i serving on lis (whose address is
+// c.metaAddrs[i]).
+func (c *Cluster) startMeta(i int, lis net.Listener) error {
 	o := meta.Options{
-		Dir:    filepath.Join(c.opts.Dir, "meta"),
-		Listen: c.metaAddr,
-		Logger: c.opts.Logger.With("node", "meta"),
+		Dir:    c.metaDir(i),
+		ID:     uint64(i + 1),
+		Listen: c.metaAddrs[i],
+		Logger: c.opts.Logger.With("node", fmt.Sprintf("meta%d", i+1)),
+	}
+	if len(c.metaAddrs) > 1 {
+		o.Peers = map[uint64]string{}
+		for j, a := range c.metaAddrs {
+			o.Peers[uint64(j+1)] = a
+		}
 	}
 	o.TickInterval = c.opts.TickInterval
 	o.Cluster.DeadAfter = c.opts.DeadAfter
@@ -203,9 +257,9 @@ func (c *Cluster) startMeta() error {
 		_ = lis.Close()
 		return err
 	}
-	c.meta = srv
-	c.metaErr = make(chan error, 1)
-	go func(errc chan error) { errc <- srv.Serve(lis) }(c.metaErr)
+	c.metas[i] = srv
+	c.metaErrs[i] = make(chan error, 1)
+	go func(errc chan error) { errc <- srv.Serve(lis) }(c.metaErrs[i])
 	return nil
 }
 
@@ -217,7 +271,7 @@ func (c *Cluster) startDatanode(i int) error {
 	c.dnAddrs[i] = lis.Addr().String()
 	dn, err := datanode.Open(datanode.Options{
 		Dirs:                 []string{filepath.Join(c.opts.Dir, fmt.Sprintf("dn%d", i+1))},
-		Meta:                 []string{c.metaAddr},
+		Meta:                 slices.Clone(c.metaAddrs),
 		HeartbeatInterval:    c.opts.HeartbeatInterval,
 		ReplicationStreams:   c.opts.ReplicationStreams,
 		ReplicationBandwidth: c.opts.ReplicationBandwidth,
@@ -272,18 +326,41 @@ func (c *Cluster) runningDatanodes() int {
 	return n
 }
 
-// Meta is the meta server (nil while it is restarting).
+// Meta is the meta replica that leads (the only one of a single-voter
+// group); nil when none does.
 func (c *Cluster) Meta() *meta.Server {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.meta
+	if len(c.metas) == 1 {
+		return c.metas[0]
+	}
+	for _, m := range c.metas {
+		if m != nil && m.Metrics().Leader {
+			return m
+		}
+	}
+	return nil
 }
 
-// MetaAddr is meta's gRPC address.
+// MetaServer returns meta replica i (nil while it is stopped).
+func (c *Cluster) MetaServer(i int) *meta.Server {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.metas[i]
+}
+
+// MetaAddr is the first meta replica's gRPC address.
 func (c *Cluster) MetaAddr() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.metaAddr
+	return c.metaAddrs[0]
+}
+
+// MetaAddrs are every meta replica's gRPC addresses.
+func (c *Cluster) MetaAddrs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.metaAddrs)
 }
 
 // DatanodeAddrs are the datanodes' data addresses.
@@ -307,7 +384,7 @@ func (c *Cluster) DatanodeDir(i int) string {
 
 // Client returns a new client of the cluster (the caller closes it).
 func (c *Cluster) Client() (*client.Client, error) {
-	return client.New(client.Options{Meta: []string{c.MetaAddr()}, Logger: c.opts.Logger.With("node", "client")})
+	return client.New(client.Options{Meta: c.MetaAddrs(), Logger: c.opts.Logger.With("node", "client")})
 }
 
 // StopDatanode stops datanode i as a crash would look to its peers: its
@@ -333,18 +410,40 @@ func (c *Cluster) StartDatanode(i int) error {
 	return c.startDatanode(i)
 }
 
-// RestartMeta stops meta and starts it again on the same directory and
-// address, as after a crash of a single-voter meta.
+// RestartMeta stops meta replica 0 and starts it again on the same
+// directory and address, as after a crash of a single-voter meta.
 func (c *Cluster) RestartMeta() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.meta.Close(); err != nil {
+	if err := c.StopMeta(0); err != nil {
 		return err
 	}
-	if err := <-c.metaErr; err != nil {
-		return fmt.Errorf("local: meta stopped serving: %w", err)
+	return c.StartMeta(0)
+}
+
+// StopMeta stops meta replica i.
+func (c *Cluster) StopMeta(i int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.metas[i] == nil {
+		return nil
 	}
-	return c.startMeta()
+	err := c.metas[i].Close()
+	serveErr := <-c.metaErrs[i]
+	c.metas[i] = nil
+	return errors.Join(err, serveErr)
+}
+
+// StartMeta starts meta replica i again on its directory and address.
+func (c *Cluster) StartMeta(i int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.metas[i] != nil {
+		return nil
+	}
+	lis, err := listen(c.metaAddrs[i])
+	if err != nil {
+		return err
+	}
+	return c.startMeta(i, lis)
 }
 
 // Close stops every node.
@@ -358,9 +457,11 @@ func (c *Cluster) Close() error {
 			c.datanodes[i] = nil
 		}
 	}
-	if c.meta != nil {
-		errs = append(errs, c.meta.Close(), <-c.metaErr)
-		c.meta = nil
+	for i, m := range c.metas {
+		if m != nil {
+			errs = append(errs, m.Close(), <-c.metaErrs[i])
+			c.metas[i] = nil
+		}
 	}
 	return errors.Join(errs...)
 }

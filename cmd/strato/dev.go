@@ -35,13 +35,19 @@ again. Use the other commands against it: strato sh, strato fs, strato admin
 			}
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "strato dev: starting meta and %d datanodes under %s\n", o.Datanodes, o.Dir)
+			fmt.Fprintf(out, "strato dev: starting %d meta replica(s) and %d datanodes under %s\n", max(o.MetaReplicas, 1), o.Datanodes, o.Dir)
 			c, err := local.Start(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
 			abs, _ := filepath.Abs(o.Dir)
-			fmt.Fprintf(out, "  meta      %s   (data %s)\n", c.MetaAddr(), filepath.Join(abs, "meta"))
+			for i, a := range c.MetaAddrs() {
+				dir := "meta"
+				if i > 0 {
+					dir = fmt.Sprintf("meta%d", i+1)
+				}
+				fmt.Fprintf(out, "  meta      %s   (data %s)\n", a, filepath.Join(abs, dir))
+			}
 			for i, a := range c.DatanodeAddrs() {
 				fmt.Fprintf(out, "  datanode  %s   (data %s, id %s)\n", a, c.DatanodeDir(i), c.Datanode(i).ID())
 			}
@@ -58,6 +64,7 @@ again. Use the other commands against it: strato sh, strato fs, strato admin
 	f := cmd.Flags()
 	f.StringVar(&o.Dir, "data", "./strato-data", "directory of every node's data")
 	f.IntVar(&o.Datanodes, "datanodes", 3, "number of datanodes")
+	f.IntVar(&o.MetaReplicas, "meta-replicas", 1, "meta replicas: 1, or 3 for a Raft group that survives the loss of one")
 	f.StringVar(&o.MetaAddr, "meta-addr", "127.0.0.1:9860", "meta's gRPC address")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every node's info messages to stderr")
 	return cmd
