@@ -135,6 +135,16 @@ func (s *Server) DecommissionDatanode(ctx context.Context, req *stratopb.Decommi
 	return &stratopb.DecommissionDatanodeResponse{}, nil
 }
 
+// MetaStatus answers for this replica, whether it leads or not.
+func (s *Server) MetaStatus(ctx context.Context, _ *stratopb.Empty) (*stratopb.MetaStatusResponse, error) {
+	if s.closed.Load() {
+		return nil, toStatus(ErrClosed)
+	}
+	st := s.node.Status()
+	return &stratopb.MetaStatusResponse{Id: st.ID, Role: st.Role, LeaderId: st.LeaderID, LeaderAddr: st.LeaderAddr,
+		Term: st.Term, Commit: st.Commit, Applied: st.Applied, FirstIndex: st.FirstIndex, LastIndex: st.LastIndex, Voters: st.Voters}, nil
+}
+
 // ---- Administration in process (bench.ClusterAdmin) --------------------------
 
 // Decommission starts decommissioning a datanode.

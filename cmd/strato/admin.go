@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/proto/stratopb"
@@ -23,7 +25,7 @@ func init() { extraCommands = append(extraCommands, newAdminCmd) }
 func newAdminCmd() *cobra.Command {
 	o := &cliOptions{}
 	cmd := topGroup("admin", "Inspect and operate the cluster: datanodes, pipelines, containers, safe mode", o)
-	cmd.AddCommand(newDatanodeCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o))
+	cmd.AddCommand(newDatanodeCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o), newMetaAdminCmd(o))
 	return cmd
 }
 
@@ -350,4 +352,47 @@ func printSafeMode(s *session, st *stratopb.SafeModeStatus) error {
 		{"Healthy datanodes", fmt.Sprintf("%d (required %d)", st.HealthyDatanodes, st.RequiredDatanodes)},
 		{"Containers with a replica", fmt.Sprintf("%.1f%% (required %.1f%%)", 100*st.ReplicaFraction, 100*st.RequiredFraction)},
 	})
+}
+
+// ---- Meta replicas -------------------------------------------------------------
+
+func newMetaAdminCmd(o *cliOptions) *cobra.Command {
+	cmd := group("meta", "Inspect the meta replicas")
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show every meta replica's role and Raft position (each --meta address is asked directly)",
+		Args:  exactArgs(0),
+		RunE: o.action(func(s *session, _ []string) error {
+			var all []*stratopb.MetaStatusResponse
+			rows := make([][]string, 0, len(s.addrs))
+			for _, addr := range s.addrs {
+				st, err := metaStatus(s.ctx, addr)
+				if err != nil {
+					rows = append(rows, []string{"-", addr, "unreachable", "-", "-", "-", "-", "-"})
+					continue
+				}
+				all = append(all, st)
+				rows = append(rows, []string{strconv.FormatUint(st.Id, 10), addr, st.Role, strconv.FormatUint(st.LeaderId, 10),
+					strconv.FormatUint(st.Term, 10), strconv.FormatUint(st.Commit, 10), strconv.FormatUint(st.Applied, 10),
+					fmt.Sprintf("%d-%d", st.FirstIndex, st.LastIndex)})
+			}
+			if s.json {
+				return printJSON(s.out, messages(all))
+			}
+			return printTable(s.out, []string{"ID", "ADDRESS", "ROLE", "LEADER", "TERM", "COMMIT", "APPLIED", "LOG"}, rows)
+		}),
+	}
+	cmd.AddCommand(status)
+	return cmd
+}
+
+// metaStatus asks one meta replica for its own status (no redirect to the
+// leader).
+func metaStatus(ctx context.Context, addr string) (*stratopb.MetaStatusResponse, error) {
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = cc.Close() }()
+	return stratopb.NewClusterClient(cc).MetaStatus(ctx, &stratopb.Empty{})
 }

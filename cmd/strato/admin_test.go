@@ -28,6 +28,13 @@ func TestAdmin(t *testing.T) {
 	require.Equal(t, true, sm["inSafeMode"])
 	require.Equal(t, "[]\n", h.ok("admin", "datanode", "list", "--json"))
 	require.Equal(t, "[]\n", h.ok("admin", "container", "list", "--json"))
+	// The meta replica answers for itself: a single voter leads.
+	ms := h.ok("admin", "meta", "status")
+	require.Contains(t, ms, "ROLE")
+	require.Contains(t, ms, "leader")
+	st := jsonOf[[]map[string]any](t, h.ok("admin", "meta", "status", "--json"))
+	require.Len(t, st, 1)
+	require.Equal(t, "leader", st[0]["role"])
 
 	// Three datanodes register through the real Cluster service.
 	for i := 3; i >= 1; i-- {

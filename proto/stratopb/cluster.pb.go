@@ -2525,6 +2525,124 @@ func (x *DecommissionDatanodeResponse) GetDatanode() *DatanodeInfo {
 	return nil
 }
 
+// MetaStatusResponse is one meta replica's view of its Raft group (any
+// replica answers, leader or not).
+type MetaStatusResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Role          string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"` // leader, follower, candidate, pre-candidate
+	LeaderId      uint64                 `protobuf:"varint,3,opt,name=leader_id,json=leaderId,proto3" json:"leader_id,omitempty"`
+	LeaderAddr    string                 `protobuf:"bytes,4,opt,name=leader_addr,json=leaderAddr,proto3" json:"leader_addr,omitempty"`
+	Term          uint64                 `protobuf:"varint,5,opt,name=term,proto3" json:"term,omitempty"`
+	Commit        uint64                 `protobuf:"varint,6,opt,name=commit,proto3" json:"commit,omitempty"`
+	Applied       uint64                 `protobuf:"varint,7,opt,name=applied,proto3" json:"applied,omitempty"`
+	FirstIndex    uint64                 `protobuf:"varint,8,opt,name=first_index,json=firstIndex,proto3" json:"first_index,omitempty"`
+	LastIndex     uint64                 `protobuf:"varint,9,opt,name=last_index,json=lastIndex,proto3" json:"last_index,omitempty"`
+	Voters        []uint64               `protobuf:"varint,10,rep,packed,name=voters,proto3" json:"voters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MetaStatusResponse) Reset() {
+	*x = MetaStatusResponse{}
+	mi := &file_cluster_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetaStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetaStatusResponse) ProtoMessage() {}
+
+func (x *MetaStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MetaStatusResponse.ProtoReflect.Descriptor instead.
+func (*MetaStatusResponse) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *MetaStatusResponse) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *MetaStatusResponse) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *MetaStatusResponse) GetLeaderId() uint64 {
+	if x != nil {
+		return x.LeaderId
+	}
+	return 0
+}
+
+func (x *MetaStatusResponse) GetLeaderAddr() string {
+	if x != nil {
+		return x.LeaderAddr
+	}
+	return ""
+}
+
+func (x *MetaStatusResponse) GetTerm() uint64 {
+	if x != nil {
+		return x.Term
+	}
+	return 0
+}
+
+func (x *MetaStatusResponse) GetCommit() uint64 {
+	if x != nil {
+		return x.Commit
+	}
+	return 0
+}
+
+func (x *MetaStatusResponse) GetApplied() uint64 {
+	if x != nil {
+		return x.Applied
+	}
+	return 0
+}
+
+func (x *MetaStatusResponse) GetFirstIndex() uint64 {
+	if x != nil {
+		return x.FirstIndex
+	}
+	return 0
+}
+
+func (x *MetaStatusResponse) GetLastIndex() uint64 {
+	if x != nil {
+		return x.LastIndex
+	}
+	return 0
+}
+
+func (x *MetaStatusResponse) GetVoters() []uint64 {
+	if x != nil {
+		return x.Voters
+	}
+	return nil
+}
+
 var File_cluster_proto protoreflect.FileDescriptor
 
 const file_cluster_proto_rawDesc = "" +
@@ -2684,7 +2802,22 @@ const file_cluster_proto_rawDesc = "" +
 	"datanodeId\x12\"\n" +
 	"\frecommission\x18\x02 \x01(\bR\frecommission\"P\n" +
 	"\x1cDecommissionDatanodeResponse\x120\n" +
-	"\bdatanode\x18\x01 \x01(\v2\x14.strato.DatanodeInfoR\bdatanode*V\n" +
+	"\bdatanode\x18\x01 \x01(\v2\x14.strato.DatanodeInfoR\bdatanode\"\x94\x02\n" +
+	"\x12MetaStatusResponse\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x1b\n" +
+	"\tleader_id\x18\x03 \x01(\x04R\bleaderId\x12\x1f\n" +
+	"\vleader_addr\x18\x04 \x01(\tR\n" +
+	"leaderAddr\x12\x12\n" +
+	"\x04term\x18\x05 \x01(\x04R\x04term\x12\x16\n" +
+	"\x06commit\x18\x06 \x01(\x04R\x06commit\x12\x18\n" +
+	"\aapplied\x18\a \x01(\x04R\aapplied\x12\x1f\n" +
+	"\vfirst_index\x18\b \x01(\x04R\n" +
+	"firstIndex\x12\x1d\n" +
+	"\n" +
+	"last_index\x18\t \x01(\x04R\tlastIndex\x12\x16\n" +
+	"\x06voters\x18\n" +
+	" \x03(\x04R\x06voters*V\n" +
 	"\n" +
 	"NodeHealth\x12\x17\n" +
 	"\x13NODE_HEALTH_UNKNOWN\x10\x00\x12\x10\n" +
@@ -2710,7 +2843,7 @@ const file_cluster_proto_rawDesc = "" +
 	"\x11CONTAINER_CLOSING\x10\x02\x12\x14\n" +
 	"\x10CONTAINER_CLOSED\x10\x03\x12\x17\n" +
 	"\x13CONTAINER_UNHEALTHY\x10\x04\x12\x15\n" +
-	"\x11CONTAINER_DELETED\x10\x052\xce\x06\n" +
+	"\x11CONTAINER_DELETED\x10\x052\x87\a\n" +
 	"\aCluster\x12=\n" +
 	"\bRegister\x12\x17.strato.RegisterRequest\x1a\x18.strato.RegisterResponse\x12@\n" +
 	"\tHeartbeat\x12\x18.strato.HeartbeatRequest\x1a\x19.strato.HeartbeatResponse\x12L\n" +
@@ -2722,7 +2855,9 @@ const file_cluster_proto_rawDesc = "" +
 	"\fExitSafeMode\x12\x1b.strato.SafeModeExitRequest\x1a\x16.strato.SafeModeStatus\x12O\n" +
 	"\x0eCloseContainer\x12\x1d.strato.CloseContainerRequest\x1a\x1e.strato.CloseContainerResponse\x12L\n" +
 	"\rReportReplica\x12\x1c.strato.ReportReplicaRequest\x1a\x1d.strato.ReportReplicaResponse\x12a\n" +
-	"\x14DecommissionDatanode\x12#.strato.DecommissionDatanodeRequest\x1a$.strato.DecommissionDatanodeResponseB,Z*github.com/strato-io/strato/proto/stratopbb\x06proto3"
+	"\x14DecommissionDatanode\x12#.strato.DecommissionDatanodeRequest\x1a$.strato.DecommissionDatanodeResponse\x127\n" +
+	"\n" +
+	"MetaStatus\x12\r.strato.Empty\x1a\x1a.strato.MetaStatusResponseB,Z*github.com/strato-io/strato/proto/stratopbb\x06proto3"
 
 var (
 	file_cluster_proto_rawDescOnce sync.Once
@@ -2737,7 +2872,7 @@ func file_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_cluster_proto_goTypes = []any{
 	(NodeHealth)(0),                      // 0: strato.NodeHealth
 	(NodeOpState)(0),                     // 1: strato.NodeOpState
@@ -2781,8 +2916,9 @@ var file_cluster_proto_goTypes = []any{
 	(*ReportReplicaResponse)(nil),        // 39: strato.ReportReplicaResponse
 	(*DecommissionDatanodeRequest)(nil),  // 40: strato.DecommissionDatanodeRequest
 	(*DecommissionDatanodeResponse)(nil), // 41: strato.DecommissionDatanodeResponse
-	nil,                                  // 42: strato.ContainerReplicasResponse.ReplicasEntry
-	(*Empty)(nil),                        // 43: strato.Empty
+	(*MetaStatusResponse)(nil),           // 42: strato.MetaStatusResponse
+	nil,                                  // 43: strato.ContainerReplicasResponse.ReplicasEntry
+	(*Empty)(nil),                        // 44: strato.Empty
 }
 var file_cluster_proto_depIdxs = []int32{
 	5,  // 0: strato.DatanodeInfo.details:type_name -> strato.DatanodeDetails
@@ -2817,7 +2953,7 @@ var file_cluster_proto_depIdxs = []int32{
 	8,  // 29: strato.ListPipelinesResponse.pipelines:type_name -> strato.PipelineInfo
 	9,  // 30: strato.ListContainersResponse.containers:type_name -> strato.ContainerInfo
 	9,  // 31: strato.ContainerReplicasResponse.container:type_name -> strato.ContainerInfo
-	42, // 32: strato.ContainerReplicasResponse.replicas:type_name -> strato.ContainerReplicasResponse.ReplicasEntry
+	43, // 32: strato.ContainerReplicasResponse.replicas:type_name -> strato.ContainerReplicasResponse.ReplicasEntry
 	7,  // 33: strato.DecommissionDatanodeResponse.datanode:type_name -> strato.DatanodeInfo
 	10, // 34: strato.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.ContainerReplica
 	22, // 35: strato.Cluster.Register:input_type -> strato.RegisterRequest
@@ -2826,24 +2962,26 @@ var file_cluster_proto_depIdxs = []int32{
 	28, // 38: strato.Cluster.ListPipelines:input_type -> strato.ListPipelinesRequest
 	30, // 39: strato.Cluster.ListContainers:input_type -> strato.ListContainersRequest
 	32, // 40: strato.Cluster.ContainerReplicas:input_type -> strato.ContainerReplicasRequest
-	43, // 41: strato.Cluster.GetSafeMode:input_type -> strato.Empty
+	44, // 41: strato.Cluster.GetSafeMode:input_type -> strato.Empty
 	35, // 42: strato.Cluster.ExitSafeMode:input_type -> strato.SafeModeExitRequest
 	36, // 43: strato.Cluster.CloseContainer:input_type -> strato.CloseContainerRequest
 	38, // 44: strato.Cluster.ReportReplica:input_type -> strato.ReportReplicaRequest
 	40, // 45: strato.Cluster.DecommissionDatanode:input_type -> strato.DecommissionDatanodeRequest
-	23, // 46: strato.Cluster.Register:output_type -> strato.RegisterResponse
-	25, // 47: strato.Cluster.Heartbeat:output_type -> strato.HeartbeatResponse
-	27, // 48: strato.Cluster.ListDatanodes:output_type -> strato.ListDatanodesResponse
-	29, // 49: strato.Cluster.ListPipelines:output_type -> strato.ListPipelinesResponse
-	31, // 50: strato.Cluster.ListContainers:output_type -> strato.ListContainersResponse
-	33, // 51: strato.Cluster.ContainerReplicas:output_type -> strato.ContainerReplicasResponse
-	34, // 52: strato.Cluster.GetSafeMode:output_type -> strato.SafeModeStatus
-	34, // 53: strato.Cluster.ExitSafeMode:output_type -> strato.SafeModeStatus
-	37, // 54: strato.Cluster.CloseContainer:output_type -> strato.CloseContainerResponse
-	39, // 55: strato.Cluster.ReportReplica:output_type -> strato.ReportReplicaResponse
-	41, // 56: strato.Cluster.DecommissionDatanode:output_type -> strato.DecommissionDatanodeResponse
-	46, // [46:57] is the sub-list for method output_type
-	35, // [35:46] is the sub-list for method input_type
+	44, // 46: strato.Cluster.MetaStatus:input_type -> strato.Empty
+	23, // 47: strato.Cluster.Register:output_type -> strato.RegisterResponse
+	25, // 48: strato.Cluster.Heartbeat:output_type -> strato.HeartbeatResponse
+	27, // 49: strato.Cluster.ListDatanodes:output_type -> strato.ListDatanodesResponse
+	29, // 50: strato.Cluster.ListPipelines:output_type -> strato.ListPipelinesResponse
+	31, // 51: strato.Cluster.ListContainers:output_type -> strato.ListContainersResponse
+	33, // 52: strato.Cluster.ContainerReplicas:output_type -> strato.ContainerReplicasResponse
+	34, // 53: strato.Cluster.GetSafeMode:output_type -> strato.SafeModeStatus
+	34, // 54: strato.Cluster.ExitSafeMode:output_type -> strato.SafeModeStatus
+	37, // 55: strato.Cluster.CloseContainer:output_type -> strato.CloseContainerResponse
+	39, // 56: strato.Cluster.ReportReplica:output_type -> strato.ReportReplicaResponse
+	41, // 57: strato.Cluster.DecommissionDatanode:output_type -> strato.DecommissionDatanodeResponse
+	42, // 58: strato.Cluster.MetaStatus:output_type -> strato.MetaStatusResponse
+	47, // [47:59] is the sub-list for method output_type
+	35, // [35:47] is the sub-list for method input_type
 	35, // [35:35] is the sub-list for extension type_name
 	35, // [35:35] is the sub-list for extension extendee
 	0,  // [0:35] is the sub-list for field type_name
@@ -2876,7 +3014,7 @@ func file_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   38,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

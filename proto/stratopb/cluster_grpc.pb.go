@@ -30,6 +30,7 @@ const (
 	Cluster_CloseContainer_FullMethodName       = "/strato.Cluster/CloseContainer"
 	Cluster_ReportReplica_FullMethodName        = "/strato.Cluster/ReportReplica"
 	Cluster_DecommissionDatanode_FullMethodName = "/strato.Cluster/DecommissionDatanode"
+	Cluster_MetaStatus_FullMethodName           = "/strato.Cluster/MetaStatus"
 )
 
 // ClusterClient is the client API for Cluster service.
@@ -47,6 +48,7 @@ type ClusterClient interface {
 	CloseContainer(ctx context.Context, in *CloseContainerRequest, opts ...grpc.CallOption) (*CloseContainerResponse, error)
 	ReportReplica(ctx context.Context, in *ReportReplicaRequest, opts ...grpc.CallOption) (*ReportReplicaResponse, error)
 	DecommissionDatanode(ctx context.Context, in *DecommissionDatanodeRequest, opts ...grpc.CallOption) (*DecommissionDatanodeResponse, error)
+	MetaStatus(ctx context.Context, in *Empty, opts ...grpc.CallOption) (*MetaStatusResponse, error)
 }
 
 type clusterClient struct {
@@ -167,6 +169,16 @@ func (c *clusterClient) DecommissionDatanode(ctx context.Context, in *Decommissi
 	return out, nil
 }
 
+func (c *clusterClient) MetaStatus(ctx context.Context, in *Empty, opts ...grpc.CallOption) (*MetaStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MetaStatusResponse)
+	err := c.cc.Invoke(ctx, Cluster_MetaStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClusterServer is the server API for Cluster service.
 // All implementations must embed UnimplementedClusterServer
 // for forward compatibility.
@@ -182,6 +194,7 @@ type ClusterServer interface {
 	CloseContainer(context.Context, *CloseContainerRequest) (*CloseContainerResponse, error)
 	ReportReplica(context.Context, *ReportReplicaRequest) (*ReportReplicaResponse, error)
 	DecommissionDatanode(context.Context, *DecommissionDatanodeRequest) (*DecommissionDatanodeResponse, error)
+	MetaStatus(context.Context, *Empty) (*MetaStatusResponse, error)
 	mustEmbedUnimplementedClusterServer()
 }
 
@@ -224,6 +237,9 @@ func (UnimplementedClusterServer) ReportReplica(context.Context, *ReportReplicaR
 }
 func (UnimplementedClusterServer) DecommissionDatanode(context.Context, *DecommissionDatanodeRequest) (*DecommissionDatanodeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DecommissionDatanode not implemented")
+}
+func (UnimplementedClusterServer) MetaStatus(context.Context, *Empty) (*MetaStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MetaStatus not implemented")
 }
 func (UnimplementedClusterServer) mustEmbedUnimplementedClusterServer() {}
 func (UnimplementedClusterServer) testEmbeddedByValue()                 {}
@@ -444,6 +460,24 @@ func _Cluster_DecommissionDatanode_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Cluster_MetaStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(Empty)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).MetaStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_MetaStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).MetaStatus(ctx, req.(*Empty))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Cluster_ServiceDesc is the grpc.ServiceDesc for Cluster service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -494,6 +528,10 @@ var Cluster_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DecommissionDatanode",
 			Handler:    _Cluster_DecommissionDatanode_Handler,
+		},
+		{
+			MethodName: "MetaStatus",
+			Handler:    _Cluster_MetaStatus_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
