@@ -2,10 +2,16 @@ package client
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync/atomic"
+
+	"google.golang.org/grpc/metadata"
 
 	"github.com/strato-io/strato/proto/stratopb"
 )
@@ -59,6 +65,17 @@ type Client struct {
 	opts Options
 	meta *MetaConn
 	data *dataConns
+	// id and seq number the client's mutations: a retry carries the same
+	// (id, seq), and meta applies it once.
+	id  string
+	seq atomic.Uint64
+}
+
+// idempotent tags ctx with a new request ID: meta applies the calls made
+// with it (retries of one logical request) once, and answers the repeats
+// with the first reply.
+func (c *Client) idempotent(ctx context.Context) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "strato-client", c.id, "strato-request", strconv.FormatUint(c.seq.Add(1), 10))
 }
 
 // New returns a client of the cluster whose meta replicas are opts.Meta.
@@ -72,7 +89,9 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{opts: opts, meta: mc, data: newDataConns()}, nil
+	var id [12]byte
+	_, _ = rand.Read(id[:])
+	return &Client{opts: opts, meta: mc, data: newDataConns(), id: hex.EncodeToString(id[:])}, nil
 }
 
 // Meta returns the client's meta connection, for calls this type does not
@@ -111,6 +130,7 @@ func Cluster[T any](ctx context.Context, c *Client, fn func(context.Context, str
 // CreateVolume creates a volume owned by the client's owner unless req says
 // otherwise.
 func (c *Client) CreateVolume(ctx context.Context, req *stratopb.CreateVolumeRequest) (*stratopb.VolumeInfo, error) {
+	ctx = c.idempotent(ctx)
 	if req.Owner == "" {
 		req.Owner = c.opts.Owner
 	}
@@ -122,6 +142,7 @@ func (c *Client) CreateVolume(ctx context.Context, req *stratopb.CreateVolumeReq
 
 // DeleteVolume deletes an empty volume.
 func (c *Client) DeleteVolume(ctx context.Context, name string) error {
+	ctx = c.idempotent(ctx)
 	_, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.DeleteVolumeResponse, error) {
 		return n.DeleteVolume(ctx, &stratopb.DeleteVolumeRequest{Name: name})
 	})
@@ -157,6 +178,7 @@ func (c *Client) ListVolumes(ctx context.Context, prefix string) ([]*stratopb.Vo
 // CreateBucket creates a bucket (FSO, replication THREE, CRC32C unless req
 // says otherwise).
 func (c *Client) CreateBucket(ctx context.Context, req *stratopb.CreateBucketRequest) (*stratopb.BucketInfo, error) {
+	ctx = c.idempotent(ctx)
 	if req.Owner == "" {
 		req.Owner = c.opts.Owner
 	}
@@ -168,6 +190,7 @@ func (c *Client) CreateBucket(ctx context.Context, req *stratopb.CreateBucketReq
 
 // DeleteBucket deletes an empty bucket.
 func (c *Client) DeleteBucket(ctx context.Context, volume, name string) error {
+	ctx = c.idempotent(ctx)
 	_, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.DeleteBucketResponse, error) {
 		return n.DeleteBucket(ctx, &stratopb.DeleteBucketRequest{Volume: volume, Name: name})
 	})
@@ -213,6 +236,7 @@ func (c *Client) LookupKey(ctx context.Context, volume, bucket, key string) (*st
 
 // DeleteKey deletes a key.
 func (c *Client) DeleteKey(ctx context.Context, volume, bucket, key string) error {
+	ctx = c.idempotent(ctx)
 	_, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.DeleteKeyResponse, error) {
 		return n.DeleteKey(ctx, &stratopb.DeleteKeyRequest{Volume: volume, Bucket: bucket, Key: key})
 	})
@@ -221,6 +245,7 @@ func (c *Client) DeleteKey(ctx context.Context, volume, bucket, key string) erro
 
 // RenameKey renames a key; the target must not exist.
 func (c *Client) RenameKey(ctx context.Context, volume, bucket, from, to string) error {
+	ctx = c.idempotent(ctx)
 	_, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.RenameKeyResponse, error) {
 		return n.RenameKey(ctx, &stratopb.RenameKeyRequest{Volume: volume, Bucket: bucket, FromKey: from, ToKey: to})
 	})
@@ -286,6 +311,7 @@ func (c *Client) fsPath(s string) (Path, error) { return ParsePath(s, true) }
 
 // Mkdirs creates a directory and its missing parents.
 func (c *Client) Mkdirs(ctx context.Context, path string) error {
+	ctx = c.idempotent(ctx)
 	p, err := c.fsPath(path)
 	if err != nil {
 		return err
@@ -336,6 +362,7 @@ func (c *Client) List(ctx context.Context, path string) ([]*stratopb.FileStatus,
 // Rename renames a file or directory within a bucket (Hadoop semantics:
 // onto an existing directory, src moves into it).
 func (c *Client) Rename(ctx context.Context, src, dst string) error {
+	ctx = c.idempotent(ctx)
 	s, err := c.fsPath(src)
 	if err != nil {
 		return err
@@ -355,6 +382,7 @@ func (c *Client) Rename(ctx context.Context, src, dst string) error {
 
 // Delete deletes a file, or a directory (with its subtree when recursive).
 func (c *Client) Delete(ctx context.Context, path string, recursive bool) error {
+	ctx = c.idempotent(ctx)
 	p, err := c.fsPath(path)
 	if err != nil {
 		return err

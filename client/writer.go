@@ -124,7 +124,7 @@ func (c *Client) releaseChunk(b []byte) {
 // path and missing parents are created).
 func (c *Client) CreateKey(ctx context.Context, volume, bucket, key string, o WriteOptions) (*Writer, error) {
 	var resp *stratopb.OpenKeyResponse
-	err := retryMeta(ctx, func(ctx context.Context) error {
+	err := retryMeta(c.idempotent(ctx), func(ctx context.Context) error {
 		var err error
 		resp, err = ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.OpenKeyResponse, error) {
 			return n.OpenKey(ctx, &stratopb.OpenKeyRequest{Volume: volume, Bucket: bucket, Key: key,
@@ -147,7 +147,7 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 		return nil, err
 	}
 	var resp *stratopb.OpenKeyResponse
-	err = retryMeta(ctx, func(ctx context.Context) error {
+	err = retryMeta(c.idempotent(ctx), func(ctx context.Context) error {
 		var err error
 		resp, err = ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.OpenKeyResponse, error) {
 			return n.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key,
@@ -466,7 +466,7 @@ func (w *Writer) nextBlock() error {
 		w.spare = w.spare[1:]
 	}
 	if bl == nil {
-		err := retryMeta(w.ctx, func(ctx context.Context) error {
+		err := retryMeta(w.c.idempotent(w.ctx), func(ctx context.Context) error {
 			resp, err := ns(ctx, w.c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.AllocateBlockResponse, error) {
 				return n.AllocateBlock(ctx, &stratopb.AllocateBlockRequest{Volume: w.volume, Bucket: w.bucket, Key: w.key,
 					OpenId: w.openID, Exclude: &w.exclude, SizeHint: w.blockSize})
@@ -614,7 +614,7 @@ func (w *Writer) commit(hsync bool) error {
 	}
 	req := &stratopb.CommitKeyRequest{Volume: w.volume, Bucket: w.bucket, Key: w.key, OpenId: w.openID, Blocks: blocks, Hsync: hsync}
 	tries := 0
-	return retryMeta(w.ctx, func(ctx context.Context) error {
+	return retryMeta(w.c.idempotent(w.ctx), func(ctx context.Context) error {
 		tries++
 		_, err := ns(ctx, w.c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.CommitKeyResponse, error) {
 			return n.CommitKey(ctx, req)

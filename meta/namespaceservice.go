@@ -3,8 +3,10 @@ package meta
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -21,10 +23,22 @@ func mutate[T proto.Message](ctx context.Context, s *Server, req proto.Message) 
 	if err := s.leaderOnly(); err != nil {
 		return zero, err
 	}
+	rid := requestID(ctx)
+	if rid != nil {
+		// A retry of a request already applied gets its first reply.
+		prev, found, err := s.ns.Reader(s.db).RecordedReply(rid)
+		if err != nil {
+			return zero, toStatus(err)
+		}
+		if out, ok := prev.(T); found && ok {
+			return out, nil
+		}
+	}
 	cmd, err := s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}})
 	if err != nil {
 		return zero, toStatus(err)
 	}
+	cmd.Request = rid
 	res, err := s.proposeNamespace(ctx, cmd)
 	if err != nil {
 		return zero, toStatus(err)
@@ -34,6 +48,30 @@ func mutate[T proto.Message](ctx context.Context, s *Server, req proto.Message) 
 		return zero, status.Errorf(codes.Internal, "meta: %T produced a %T reply", req, res)
 	}
 	return out, nil
+}
+
+// Request IDs travel in gRPC metadata, so that every mutation can carry
+// one without a field in each request message.
+const (
+	mdClient  = "strato-client"
+	mdRequest = "strato-request"
+)
+
+// requestID is the caller's request ID, if it sent one.
+func requestID(ctx context.Context) *stratopb.RequestID {
+	md, ok := metadata.FromIncomingContext(ctx)
+	if !ok {
+		return nil
+	}
+	c, r := md.Get(mdClient), md.Get(mdRequest)
+	if len(c) != 1 || len(r) != 1 || c[0] == "" {
+		return nil
+	}
+	seq, err := strconv.ParseUint(r[0], 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &stratopb.RequestID{Client: c[0], Seq: seq}
 }
 
 // read serves one read after the read barrier.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/client"
@@ -354,4 +355,32 @@ func TestThreeVotersFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 		require.NoError(t, err, "acknowledged directory %s lost", k)
 		return true
 	})
+}
+
+// TestRetriedRequestOverGRPC: a mutation retried with the same request ID
+// (gRPC metadata) gets the first reply instead of failing; without the ID
+// the repeat fails.
+func TestRetriedRequestOverGRPC(t *testing.T) {
+	_, mc := single(t, t.TempDir())
+	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
+		if _, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol", Owner: "o"}); err != nil {
+			return err
+		}
+		_, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt", Owner: "o"})
+		return err
+	}))
+	rename := func(ctx context.Context) error {
+		return ns(t, mc, func(_ context.Context, n stratopb.NamespaceClient) error {
+			_, err := n.Rename(ctx, &stratopb.RenameRequest{Volume: "vol", Bucket: "bkt", Src: "d", Dst: "e"})
+			return err
+		})
+	}
+	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
+		_, err := n.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "d"})
+		return err
+	}))
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "strato-client", "c1", "strato-request", "42")
+	require.NoError(t, rename(ctx))
+	require.NoError(t, rename(ctx), "the retry gets the first reply")
+	requireCode(t, codes.NotFound, rename(context.Background()))
 }

@@ -36,6 +36,9 @@ func (ns *Namespace) Apply(cmd *stratopb.NamespaceCommand, b *pebble.Batch) (pro
 	a := applierPool.Get().(*applier)
 	defer a.recycle()
 	a.ns, a.b, a.now, a.rs.r, a.rs.acache = ns, b, cmd.GetNow(), b, ns.acache
+	if prev, found, err := recordedReply(b, cmd.GetRequest()); err != nil || found {
+		return prev, err // a retry of a request already applied
+	}
 	var res proto.Message
 	var err error
 	switch op := cmd.Op.(type) {
@@ -74,6 +77,9 @@ func (ns *Namespace) Apply(cmd *stratopb.NamespaceCommand, b *pebble.Batch) (pro
 		return nil, err
 	}
 	if err := a.ids.save(b); err != nil {
+		return nil, err
+	}
+	if err := a.recordReply(cmd.GetRequest(), res); err != nil {
 		return nil, err
 	}
 	return res, nil

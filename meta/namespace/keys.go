@@ -41,6 +41,7 @@ const (
 	tagExpiry     = 'e'
 	tagDeleted    = 'x'
 	tagDeletedDir = 'D'
+	tagRequest    = 'q' // client, 0, seq → RequestResult
 )
 
 func tableKey(buf []byte, tag byte) []byte { return append(buf[:0], prefix, tag) }

@@ -3821,7 +3821,10 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_ExpireOpenKeys
 	//	*NamespaceCommand_Reclaim
 	//	*NamespaceCommand_PurgeDeletedBlocks
-	Op            isNamespaceCommand_Op `protobuf_oneof:"op"`
+	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
+	// request identifies a client's request, so that a retry of one already
+	// applied returns its first result instead of applying again.
+	Request       *RequestID `protobuf:"bytes,16,opt,name=request,proto3" json:"request,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3996,6 +3999,13 @@ func (x *NamespaceCommand) GetPurgeDeletedBlocks() *PurgeDeletedBlocksCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetRequest() *RequestID {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
 type isNamespaceCommand_Op interface {
 	isNamespaceCommand_Op()
 }
@@ -4084,6 +4094,114 @@ func (*NamespaceCommand_Reclaim) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_PurgeDeletedBlocks) isNamespaceCommand_Op() {}
 
+// RequestID names one logical request of one client: retries carry the
+// same ID. A client numbers its requests upwards.
+type RequestID struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Client        string                 `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RequestID) Reset() {
+	*x = RequestID{}
+	mi := &file_meta_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RequestID) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RequestID) ProtoMessage() {}
+
+func (x *RequestID) ProtoReflect() protoreflect.Message {
+	mi := &file_meta_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RequestID.ProtoReflect.Descriptor instead.
+func (*RequestID) Descriptor() ([]byte, []int) {
+	return file_meta_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *RequestID) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *RequestID) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+// RequestResult is what a request with a RequestID produced, kept for its
+// retries.
+type RequestResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"` // the reply's full protobuf name
+	Reply         []byte                 `protobuf:"bytes,2,opt,name=reply,proto3" json:"reply,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RequestResult) Reset() {
+	*x = RequestResult{}
+	mi := &file_meta_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RequestResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RequestResult) ProtoMessage() {}
+
+func (x *RequestResult) ProtoReflect() protoreflect.Message {
+	mi := &file_meta_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RequestResult.ProtoReflect.Descriptor instead.
+func (*RequestResult) Descriptor() ([]byte, []int) {
+	return file_meta_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *RequestResult) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *RequestResult) GetReply() []byte {
+	if x != nil {
+		return x.Reply
+	}
+	return nil
+}
+
 type OpenKeyCommand struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Volume string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
@@ -4104,7 +4222,7 @@ type OpenKeyCommand struct {
 
 func (x *OpenKeyCommand) Reset() {
 	*x = OpenKeyCommand{}
-	mi := &file_meta_proto_msgTypes[54]
+	mi := &file_meta_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4116,7 +4234,7 @@ func (x *OpenKeyCommand) String() string {
 func (*OpenKeyCommand) ProtoMessage() {}
 
 func (x *OpenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[54]
+	mi := &file_meta_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4129,7 +4247,7 @@ func (x *OpenKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyCommand.ProtoReflect.Descriptor instead.
 func (*OpenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{54}
+	return file_meta_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *OpenKeyCommand) GetVolume() string {
@@ -4221,7 +4339,7 @@ type AllocateBlockCommand struct {
 
 func (x *AllocateBlockCommand) Reset() {
 	*x = AllocateBlockCommand{}
-	mi := &file_meta_proto_msgTypes[55]
+	mi := &file_meta_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4233,7 +4351,7 @@ func (x *AllocateBlockCommand) String() string {
 func (*AllocateBlockCommand) ProtoMessage() {}
 
 func (x *AllocateBlockCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[55]
+	mi := &file_meta_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4246,7 +4364,7 @@ func (x *AllocateBlockCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockCommand.ProtoReflect.Descriptor instead.
 func (*AllocateBlockCommand) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{55}
+	return file_meta_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *AllocateBlockCommand) GetVolume() string {
@@ -4291,7 +4409,7 @@ type RenameCommand struct {
 
 func (x *RenameCommand) Reset() {
 	*x = RenameCommand{}
-	mi := &file_meta_proto_msgTypes[56]
+	mi := &file_meta_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4303,7 +4421,7 @@ func (x *RenameCommand) String() string {
 func (*RenameCommand) ProtoMessage() {}
 
 func (x *RenameCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[56]
+	mi := &file_meta_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4316,7 +4434,7 @@ func (x *RenameCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameCommand.ProtoReflect.Descriptor instead.
 func (*RenameCommand) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{56}
+	return file_meta_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *RenameCommand) GetVolume() string {
@@ -4365,7 +4483,7 @@ type ExpireOpenKeysCommand struct {
 
 func (x *ExpireOpenKeysCommand) Reset() {
 	*x = ExpireOpenKeysCommand{}
-	mi := &file_meta_proto_msgTypes[57]
+	mi := &file_meta_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4377,7 +4495,7 @@ func (x *ExpireOpenKeysCommand) String() string {
 func (*ExpireOpenKeysCommand) ProtoMessage() {}
 
 func (x *ExpireOpenKeysCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[57]
+	mi := &file_meta_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4390,7 +4508,7 @@ func (x *ExpireOpenKeysCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireOpenKeysCommand.ProtoReflect.Descriptor instead.
 func (*ExpireOpenKeysCommand) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{57}
+	return file_meta_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ExpireOpenKeysCommand) GetOpenIds() []uint64 {
@@ -4410,7 +4528,7 @@ type ExpireOpenKeysResult struct {
 
 func (x *ExpireOpenKeysResult) Reset() {
 	*x = ExpireOpenKeysResult{}
-	mi := &file_meta_proto_msgTypes[58]
+	mi := &file_meta_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4422,7 +4540,7 @@ func (x *ExpireOpenKeysResult) String() string {
 func (*ExpireOpenKeysResult) ProtoMessage() {}
 
 func (x *ExpireOpenKeysResult) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[58]
+	mi := &file_meta_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4435,7 +4553,7 @@ func (x *ExpireOpenKeysResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireOpenKeysResult.ProtoReflect.Descriptor instead.
 func (*ExpireOpenKeysResult) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{58}
+	return file_meta_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ExpireOpenKeysResult) GetExpired() []uint64 {
@@ -4455,7 +4573,7 @@ type ReclaimCommand struct {
 
 func (x *ReclaimCommand) Reset() {
 	*x = ReclaimCommand{}
-	mi := &file_meta_proto_msgTypes[59]
+	mi := &file_meta_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4467,7 +4585,7 @@ func (x *ReclaimCommand) String() string {
 func (*ReclaimCommand) ProtoMessage() {}
 
 func (x *ReclaimCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[59]
+	mi := &file_meta_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4480,7 +4598,7 @@ func (x *ReclaimCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReclaimCommand.ProtoReflect.Descriptor instead.
 func (*ReclaimCommand) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{59}
+	return file_meta_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ReclaimCommand) GetLimit() int32 {
@@ -4501,7 +4619,7 @@ type ReclaimResult struct {
 
 func (x *ReclaimResult) Reset() {
 	*x = ReclaimResult{}
-	mi := &file_meta_proto_msgTypes[60]
+	mi := &file_meta_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4513,7 +4631,7 @@ func (x *ReclaimResult) String() string {
 func (*ReclaimResult) ProtoMessage() {}
 
 func (x *ReclaimResult) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[60]
+	mi := &file_meta_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4526,7 +4644,7 @@ func (x *ReclaimResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReclaimResult.ProtoReflect.Descriptor instead.
 func (*ReclaimResult) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{60}
+	return file_meta_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ReclaimResult) GetFiles() int32 {
@@ -4560,7 +4678,7 @@ type PurgeDeletedBlocksResult struct {
 
 func (x *PurgeDeletedBlocksResult) Reset() {
 	*x = PurgeDeletedBlocksResult{}
-	mi := &file_meta_proto_msgTypes[61]
+	mi := &file_meta_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4572,7 +4690,7 @@ func (x *PurgeDeletedBlocksResult) String() string {
 func (*PurgeDeletedBlocksResult) ProtoMessage() {}
 
 func (x *PurgeDeletedBlocksResult) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[61]
+	mi := &file_meta_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4585,7 +4703,7 @@ func (x *PurgeDeletedBlocksResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeDeletedBlocksResult.ProtoReflect.Descriptor instead.
 func (*PurgeDeletedBlocksResult) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{61}
+	return file_meta_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *PurgeDeletedBlocksResult) GetPurged() int32 {
@@ -4606,7 +4724,7 @@ type PurgeDeletedBlocksCommand struct {
 
 func (x *PurgeDeletedBlocksCommand) Reset() {
 	*x = PurgeDeletedBlocksCommand{}
-	mi := &file_meta_proto_msgTypes[62]
+	mi := &file_meta_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4618,7 +4736,7 @@ func (x *PurgeDeletedBlocksCommand) String() string {
 func (*PurgeDeletedBlocksCommand) ProtoMessage() {}
 
 func (x *PurgeDeletedBlocksCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_meta_proto_msgTypes[62]
+	mi := &file_meta_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4631,7 +4749,7 @@ func (x *PurgeDeletedBlocksCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeDeletedBlocksCommand.ProtoReflect.Descriptor instead.
 func (*PurgeDeletedBlocksCommand) Descriptor() ([]byte, []int) {
-	return file_meta_proto_rawDescGZIP(), []int{62}
+	return file_meta_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *PurgeDeletedBlocksCommand) GetSeqs() []uint64 {
@@ -4942,7 +5060,7 @@ const file_meta_proto_rawDesc = "" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1c\n" +
 	"\trecursive\x18\x04 \x01(\bR\trecursive\"\x10\n" +
-	"\x0eDeleteResponse\"\x9c\a\n" +
+	"\x0eDeleteResponse\"\xc9\a\n" +
 	"\x10NamespaceCommand\x12\x10\n" +
 	"\x03now\x18\x01 \x01(\x03R\x03now\x129\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x12.strato.VolumeInfoH\x00R\fcreateVolume\x12B\n" +
@@ -4960,8 +5078,15 @@ const file_meta_proto_rawDesc = "" +
 	"\x10create_directory\x18\f \x01(\v2\x1e.strato.CreateDirectoryRequestH\x00R\x0fcreateDirectory\x12I\n" +
 	"\x10expire_open_keys\x18\r \x01(\v2\x1d.strato.ExpireOpenKeysCommandH\x00R\x0eexpireOpenKeys\x122\n" +
 	"\areclaim\x18\x0e \x01(\v2\x16.strato.ReclaimCommandH\x00R\areclaim\x12U\n" +
-	"\x14purge_deleted_blocks\x18\x0f \x01(\v2!.strato.PurgeDeletedBlocksCommandH\x00R\x12purgeDeletedBlocksB\x04\n" +
-	"\x02op\"\xed\x02\n" +
+	"\x14purge_deleted_blocks\x18\x0f \x01(\v2!.strato.PurgeDeletedBlocksCommandH\x00R\x12purgeDeletedBlocks\x12+\n" +
+	"\arequest\x18\x10 \x01(\v2\x11.strato.RequestIDR\arequestB\x04\n" +
+	"\x02op\"5\n" +
+	"\tRequestID\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\"9\n" +
+	"\rRequestResult\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
+	"\x05reply\x18\x02 \x01(\fR\x05reply\"\xed\x02\n" +
 	"\x0eOpenKeyCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -5054,7 +5179,7 @@ func file_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
+var file_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_meta_proto_goTypes = []any{
 	(BucketLayout)(0),                 // 0: strato.BucketLayout
 	(ChecksumType)(0),                 // 1: strato.ChecksumType
@@ -5112,48 +5237,50 @@ var file_meta_proto_goTypes = []any{
 	(*DeleteRequest)(nil),             // 53: strato.DeleteRequest
 	(*DeleteResponse)(nil),            // 54: strato.DeleteResponse
 	(*NamespaceCommand)(nil),          // 55: strato.NamespaceCommand
-	(*OpenKeyCommand)(nil),            // 56: strato.OpenKeyCommand
-	(*AllocateBlockCommand)(nil),      // 57: strato.AllocateBlockCommand
-	(*RenameCommand)(nil),             // 58: strato.RenameCommand
-	(*ExpireOpenKeysCommand)(nil),     // 59: strato.ExpireOpenKeysCommand
-	(*ExpireOpenKeysResult)(nil),      // 60: strato.ExpireOpenKeysResult
-	(*ReclaimCommand)(nil),            // 61: strato.ReclaimCommand
-	(*ReclaimResult)(nil),             // 62: strato.ReclaimResult
-	(*PurgeDeletedBlocksResult)(nil),  // 63: strato.PurgeDeletedBlocksResult
-	(*PurgeDeletedBlocksCommand)(nil), // 64: strato.PurgeDeletedBlocksCommand
-	(ReplicationFactor)(0),            // 65: strato.ReplicationFactor
-	(*DatanodeDetails)(nil),           // 66: strato.DatanodeDetails
+	(*RequestID)(nil),                 // 56: strato.RequestID
+	(*RequestResult)(nil),             // 57: strato.RequestResult
+	(*OpenKeyCommand)(nil),            // 58: strato.OpenKeyCommand
+	(*AllocateBlockCommand)(nil),      // 59: strato.AllocateBlockCommand
+	(*RenameCommand)(nil),             // 60: strato.RenameCommand
+	(*ExpireOpenKeysCommand)(nil),     // 61: strato.ExpireOpenKeysCommand
+	(*ExpireOpenKeysResult)(nil),      // 62: strato.ExpireOpenKeysResult
+	(*ReclaimCommand)(nil),            // 63: strato.ReclaimCommand
+	(*ReclaimResult)(nil),             // 64: strato.ReclaimResult
+	(*PurgeDeletedBlocksResult)(nil),  // 65: strato.PurgeDeletedBlocksResult
+	(*PurgeDeletedBlocksCommand)(nil), // 66: strato.PurgeDeletedBlocksCommand
+	(ReplicationFactor)(0),            // 67: strato.ReplicationFactor
+	(*DatanodeDetails)(nil),           // 68: strato.DatanodeDetails
 }
 var file_meta_proto_depIdxs = []int32{
 	0,  // 0: strato.BucketInfo.layout:type_name -> strato.BucketLayout
-	65, // 1: strato.BucketInfo.replication:type_name -> strato.ReplicationFactor
+	67, // 1: strato.BucketInfo.replication:type_name -> strato.ReplicationFactor
 	1,  // 2: strato.BucketInfo.checksum_type:type_name -> strato.ChecksumType
-	66, // 3: strato.Pipeline.members:type_name -> strato.DatanodeDetails
+	68, // 3: strato.Pipeline.members:type_name -> strato.DatanodeDetails
 	4,  // 4: strato.BlockLocation.block_id:type_name -> strato.BlockID
 	5,  // 5: strato.BlockLocation.pipeline:type_name -> strato.Pipeline
-	65, // 6: strato.KeyInfo.replication:type_name -> strato.ReplicationFactor
+	67, // 6: strato.KeyInfo.replication:type_name -> strato.ReplicationFactor
 	1,  // 7: strato.KeyInfo.checksum_type:type_name -> strato.ChecksumType
 	6,  // 8: strato.KeyInfo.blocks:type_name -> strato.BlockLocation
-	65, // 9: strato.FileStatus.replication:type_name -> strato.ReplicationFactor
+	67, // 9: strato.FileStatus.replication:type_name -> strato.ReplicationFactor
 	7,  // 10: strato.FileStatus.key:type_name -> strato.KeyInfo
 	0,  // 11: strato.OpenKeyInfo.layout:type_name -> strato.BucketLayout
-	65, // 12: strato.OpenKeyInfo.replication:type_name -> strato.ReplicationFactor
+	67, // 12: strato.OpenKeyInfo.replication:type_name -> strato.ReplicationFactor
 	1,  // 13: strato.OpenKeyInfo.checksum_type:type_name -> strato.ChecksumType
 	6,  // 14: strato.OpenKeyInfo.blocks:type_name -> strato.BlockLocation
 	4,  // 15: strato.DeletedBlocks.blocks:type_name -> strato.BlockID
 	2,  // 16: strato.CreateVolumeResponse.volume:type_name -> strato.VolumeInfo
 	2,  // 17: strato.ListVolumesResponse.volumes:type_name -> strato.VolumeInfo
 	0,  // 18: strato.CreateBucketRequest.layout:type_name -> strato.BucketLayout
-	65, // 19: strato.CreateBucketRequest.replication:type_name -> strato.ReplicationFactor
+	67, // 19: strato.CreateBucketRequest.replication:type_name -> strato.ReplicationFactor
 	1,  // 20: strato.CreateBucketRequest.checksum_type:type_name -> strato.ChecksumType
 	3,  // 21: strato.CreateBucketResponse.bucket:type_name -> strato.BucketInfo
 	3,  // 22: strato.ListBucketsResponse.buckets:type_name -> strato.BucketInfo
-	65, // 23: strato.OpenKeyRequest.replication:type_name -> strato.ReplicationFactor
+	67, // 23: strato.OpenKeyRequest.replication:type_name -> strato.ReplicationFactor
 	13, // 24: strato.OpenKeyRequest.exclude:type_name -> strato.ExcludeList
-	65, // 25: strato.CreateFileRequest.replication:type_name -> strato.ReplicationFactor
+	67, // 25: strato.CreateFileRequest.replication:type_name -> strato.ReplicationFactor
 	13, // 26: strato.CreateFileRequest.exclude:type_name -> strato.ExcludeList
 	6,  // 27: strato.OpenKeyResponse.blocks:type_name -> strato.BlockLocation
-	65, // 28: strato.OpenKeyResponse.replication:type_name -> strato.ReplicationFactor
+	67, // 28: strato.OpenKeyResponse.replication:type_name -> strato.ReplicationFactor
 	1,  // 29: strato.OpenKeyResponse.checksum_type:type_name -> strato.ChecksumType
 	13, // 30: strato.AllocateBlockRequest.exclude:type_name -> strato.ExcludeList
 	6,  // 31: strato.AllocateBlockResponse.block:type_name -> strato.BlockLocation
@@ -5167,67 +5294,68 @@ var file_meta_proto_depIdxs = []int32{
 	21, // 39: strato.NamespaceCommand.set_quota:type_name -> strato.SetQuotaRequest
 	3,  // 40: strato.NamespaceCommand.create_bucket:type_name -> strato.BucketInfo
 	25, // 41: strato.NamespaceCommand.delete_bucket:type_name -> strato.DeleteBucketRequest
-	56, // 42: strato.NamespaceCommand.open_key:type_name -> strato.OpenKeyCommand
-	57, // 43: strato.NamespaceCommand.allocate_block:type_name -> strato.AllocateBlockCommand
+	58, // 42: strato.NamespaceCommand.open_key:type_name -> strato.OpenKeyCommand
+	59, // 43: strato.NamespaceCommand.allocate_block:type_name -> strato.AllocateBlockCommand
 	35, // 44: strato.NamespaceCommand.commit_key:type_name -> strato.CommitKeyRequest
 	53, // 45: strato.NamespaceCommand.delete:type_name -> strato.DeleteRequest
-	58, // 46: strato.NamespaceCommand.rename:type_name -> strato.RenameCommand
+	60, // 46: strato.NamespaceCommand.rename:type_name -> strato.RenameCommand
 	45, // 47: strato.NamespaceCommand.create_directory:type_name -> strato.CreateDirectoryRequest
-	59, // 48: strato.NamespaceCommand.expire_open_keys:type_name -> strato.ExpireOpenKeysCommand
-	61, // 49: strato.NamespaceCommand.reclaim:type_name -> strato.ReclaimCommand
-	64, // 50: strato.NamespaceCommand.purge_deleted_blocks:type_name -> strato.PurgeDeletedBlocksCommand
-	65, // 51: strato.OpenKeyCommand.replication:type_name -> strato.ReplicationFactor
-	6,  // 52: strato.OpenKeyCommand.blocks:type_name -> strato.BlockLocation
-	6,  // 53: strato.AllocateBlockCommand.block:type_name -> strato.BlockLocation
-	14, // 54: strato.Namespace.CreateVolume:input_type -> strato.CreateVolumeRequest
-	16, // 55: strato.Namespace.DeleteVolume:input_type -> strato.DeleteVolumeRequest
-	18, // 56: strato.Namespace.GetVolume:input_type -> strato.VolumeInfoRequest
-	19, // 57: strato.Namespace.ListVolumes:input_type -> strato.ListVolumesRequest
-	21, // 58: strato.Namespace.SetQuota:input_type -> strato.SetQuotaRequest
-	23, // 59: strato.Namespace.CreateBucket:input_type -> strato.CreateBucketRequest
-	25, // 60: strato.Namespace.DeleteBucket:input_type -> strato.DeleteBucketRequest
-	27, // 61: strato.Namespace.GetBucket:input_type -> strato.BucketInfoRequest
-	28, // 62: strato.Namespace.ListBuckets:input_type -> strato.ListBucketsRequest
-	30, // 63: strato.Namespace.OpenKey:input_type -> strato.OpenKeyRequest
-	33, // 64: strato.Namespace.AllocateBlock:input_type -> strato.AllocateBlockRequest
-	35, // 65: strato.Namespace.CommitKey:input_type -> strato.CommitKeyRequest
-	37, // 66: strato.Namespace.LookupKey:input_type -> strato.LookupKeyRequest
-	39, // 67: strato.Namespace.DeleteKey:input_type -> strato.DeleteKeyRequest
-	41, // 68: strato.Namespace.RenameKey:input_type -> strato.RenameKeyRequest
-	43, // 69: strato.Namespace.ListKeys:input_type -> strato.ListKeysRequest
-	45, // 70: strato.Namespace.CreateDirectory:input_type -> strato.CreateDirectoryRequest
-	31, // 71: strato.Namespace.CreateFile:input_type -> strato.CreateFileRequest
-	47, // 72: strato.Namespace.GetFileStatus:input_type -> strato.GetFileStatusRequest
-	49, // 73: strato.Namespace.ListStatus:input_type -> strato.ListStatusRequest
-	51, // 74: strato.Namespace.Rename:input_type -> strato.RenameRequest
-	53, // 75: strato.Namespace.Delete:input_type -> strato.DeleteRequest
-	15, // 76: strato.Namespace.CreateVolume:output_type -> strato.CreateVolumeResponse
-	17, // 77: strato.Namespace.DeleteVolume:output_type -> strato.DeleteVolumeResponse
-	2,  // 78: strato.Namespace.GetVolume:output_type -> strato.VolumeInfo
-	20, // 79: strato.Namespace.ListVolumes:output_type -> strato.ListVolumesResponse
-	22, // 80: strato.Namespace.SetQuota:output_type -> strato.SetQuotaResponse
-	24, // 81: strato.Namespace.CreateBucket:output_type -> strato.CreateBucketResponse
-	26, // 82: strato.Namespace.DeleteBucket:output_type -> strato.DeleteBucketResponse
-	3,  // 83: strato.Namespace.GetBucket:output_type -> strato.BucketInfo
-	29, // 84: strato.Namespace.ListBuckets:output_type -> strato.ListBucketsResponse
-	32, // 85: strato.Namespace.OpenKey:output_type -> strato.OpenKeyResponse
-	34, // 86: strato.Namespace.AllocateBlock:output_type -> strato.AllocateBlockResponse
-	36, // 87: strato.Namespace.CommitKey:output_type -> strato.CommitKeyResponse
-	38, // 88: strato.Namespace.LookupKey:output_type -> strato.LookupKeyResponse
-	40, // 89: strato.Namespace.DeleteKey:output_type -> strato.DeleteKeyResponse
-	42, // 90: strato.Namespace.RenameKey:output_type -> strato.RenameKeyResponse
-	44, // 91: strato.Namespace.ListKeys:output_type -> strato.ListKeysResponse
-	46, // 92: strato.Namespace.CreateDirectory:output_type -> strato.CreateDirectoryResponse
-	32, // 93: strato.Namespace.CreateFile:output_type -> strato.OpenKeyResponse
-	48, // 94: strato.Namespace.GetFileStatus:output_type -> strato.GetFileStatusResponse
-	50, // 95: strato.Namespace.ListStatus:output_type -> strato.ListStatusResponse
-	52, // 96: strato.Namespace.Rename:output_type -> strato.RenameResponse
-	54, // 97: strato.Namespace.Delete:output_type -> strato.DeleteResponse
-	76, // [76:98] is the sub-list for method output_type
-	54, // [54:76] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	61, // 48: strato.NamespaceCommand.expire_open_keys:type_name -> strato.ExpireOpenKeysCommand
+	63, // 49: strato.NamespaceCommand.reclaim:type_name -> strato.ReclaimCommand
+	66, // 50: strato.NamespaceCommand.purge_deleted_blocks:type_name -> strato.PurgeDeletedBlocksCommand
+	56, // 51: strato.NamespaceCommand.request:type_name -> strato.RequestID
+	67, // 52: strato.OpenKeyCommand.replication:type_name -> strato.ReplicationFactor
+	6,  // 53: strato.OpenKeyCommand.blocks:type_name -> strato.BlockLocation
+	6,  // 54: strato.AllocateBlockCommand.block:type_name -> strato.BlockLocation
+	14, // 55: strato.Namespace.CreateVolume:input_type -> strato.CreateVolumeRequest
+	16, // 56: strato.Namespace.DeleteVolume:input_type -> strato.DeleteVolumeRequest
+	18, // 57: strato.Namespace.GetVolume:input_type -> strato.VolumeInfoRequest
+	19, // 58: strato.Namespace.ListVolumes:input_type -> strato.ListVolumesRequest
+	21, // 59: strato.Namespace.SetQuota:input_type -> strato.SetQuotaRequest
+	23, // 60: strato.Namespace.CreateBucket:input_type -> strato.CreateBucketRequest
+	25, // 61: strato.Namespace.DeleteBucket:input_type -> strato.DeleteBucketRequest
+	27, // 62: strato.Namespace.GetBucket:input_type -> strato.BucketInfoRequest
+	28, // 63: strato.Namespace.ListBuckets:input_type -> strato.ListBucketsRequest
+	30, // 64: strato.Namespace.OpenKey:input_type -> strato.OpenKeyRequest
+	33, // 65: strato.Namespace.AllocateBlock:input_type -> strato.AllocateBlockRequest
+	35, // 66: strato.Namespace.CommitKey:input_type -> strato.CommitKeyRequest
+	37, // 67: strato.Namespace.LookupKey:input_type -> strato.LookupKeyRequest
+	39, // 68: strato.Namespace.DeleteKey:input_type -> strato.DeleteKeyRequest
+	41, // 69: strato.Namespace.RenameKey:input_type -> strato.RenameKeyRequest
+	43, // 70: strato.Namespace.ListKeys:input_type -> strato.ListKeysRequest
+	45, // 71: strato.Namespace.CreateDirectory:input_type -> strato.CreateDirectoryRequest
+	31, // 72: strato.Namespace.CreateFile:input_type -> strato.CreateFileRequest
+	47, // 73: strato.Namespace.GetFileStatus:input_type -> strato.GetFileStatusRequest
+	49, // 74: strato.Namespace.ListStatus:input_type -> strato.ListStatusRequest
+	51, // 75: strato.Namespace.Rename:input_type -> strato.RenameRequest
+	53, // 76: strato.Namespace.Delete:input_type -> strato.DeleteRequest
+	15, // 77: strato.Namespace.CreateVolume:output_type -> strato.CreateVolumeResponse
+	17, // 78: strato.Namespace.DeleteVolume:output_type -> strato.DeleteVolumeResponse
+	2,  // 79: strato.Namespace.GetVolume:output_type -> strato.VolumeInfo
+	20, // 80: strato.Namespace.ListVolumes:output_type -> strato.ListVolumesResponse
+	22, // 81: strato.Namespace.SetQuota:output_type -> strato.SetQuotaResponse
+	24, // 82: strato.Namespace.CreateBucket:output_type -> strato.CreateBucketResponse
+	26, // 83: strato.Namespace.DeleteBucket:output_type -> strato.DeleteBucketResponse
+	3,  // 84: strato.Namespace.GetBucket:output_type -> strato.BucketInfo
+	29, // 85: strato.Namespace.ListBuckets:output_type -> strato.ListBucketsResponse
+	32, // 86: strato.Namespace.OpenKey:output_type -> strato.OpenKeyResponse
+	34, // 87: strato.Namespace.AllocateBlock:output_type -> strato.AllocateBlockResponse
+	36, // 88: strato.Namespace.CommitKey:output_type -> strato.CommitKeyResponse
+	38, // 89: strato.Namespace.LookupKey:output_type -> strato.LookupKeyResponse
+	40, // 90: strato.Namespace.DeleteKey:output_type -> strato.DeleteKeyResponse
+	42, // 91: strato.Namespace.RenameKey:output_type -> strato.RenameKeyResponse
+	44, // 92: strato.Namespace.ListKeys:output_type -> strato.ListKeysResponse
+	46, // 93: strato.Namespace.CreateDirectory:output_type -> strato.CreateDirectoryResponse
+	32, // 94: strato.Namespace.CreateFile:output_type -> strato.OpenKeyResponse
+	48, // 95: strato.Namespace.GetFileStatus:output_type -> strato.GetFileStatusResponse
+	50, // 96: strato.Namespace.ListStatus:output_type -> strato.ListStatusResponse
+	52, // 97: strato.Namespace.Rename:output_type -> strato.RenameResponse
+	54, // 98: strato.Namespace.Delete:output_type -> strato.DeleteResponse
+	77, // [77:99] is the sub-list for method output_type
+	55, // [55:77] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_meta_proto_init() }
@@ -5258,7 +5386,7 @@ func file_meta_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_meta_proto_rawDesc), len(file_meta_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   63,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
