@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/strato-io/strato/proto/stratopb"
 )
 
@@ -35,7 +37,7 @@ func (m *Manager) ImportContainer(ctx context.Context, now time.Time, repl strat
 			return nil, IDRange{}, err
 		}
 		if ci, ok := res.(*stratopb.ContainerInfo); ok {
-			c = ci
+			c = proto.Clone(ci).(*stratopb.ContainerInfo) // Apply keeps ci as its record
 		}
 	}
 	for _, st := range []stratopb.ContainerState{stratopb.ContainerState_CONTAINER_CLOSING, stratopb.ContainerState_CONTAINER_CLOSED} {

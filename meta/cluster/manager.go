@@ -454,7 +454,11 @@ func (m *Manager) Datanodes() []*stratopb.DatanodeInfo {
 func (m *Manager) Pipelines() []*stratopb.PipelineInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.sortedPipelinesLocked()
+	ps := m.sortedPipelinesLocked()
+	for i, p := range ps {
+		ps[i] = proto.Clone(p).(*stratopb.PipelineInfo)
+	}
+	return ps
 }
 
 // Containers lists up to limit containers with IDs above startAfter.
@@ -486,9 +490,10 @@ func (m *Manager) Replicas(id uint64) (*stratopb.ContainerInfo, map[string]*stra
 	}
 	reps := make(map[string]*stratopb.ContainerReplica, len(c.replicas))
 	for k, v := range c.replicas {
-		reps[k] = v
+		reps[k] = v // replaced, never changed in place
 	}
-	return c.info, reps, nil
+	// The record is changed in place by Apply: callers get a copy.
+	return proto.Clone(c.info).(*stratopb.ContainerInfo), reps, nil
 }
 
 // Node returns one datanode's details, or false.
