@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -209,7 +210,12 @@ func (s *Server) namespaceTick(ctx context.Context) error {
 			return fmt.Errorf("expiring open keys: %w", err)
 		}
 	}
-	for i := 0; i < 100; i++ { // bounded: the rest waits for the next tick
+	// Reclaim in small commands within a fifth of the tick, so that a big
+	// deleted subtree never stalls the writes of clients (every command
+	// goes through the same log and apply as theirs); the rest waits for
+	// the next tick.
+	start := time.Now()
+	for time.Since(start) < s.opts.TickInterval/5 {
 		cmd, err := s.ns.PrepareReclaim(s.db, now, s.opts.ReclaimBatch)
 		if err != nil || cmd == nil {
 			return err

@@ -36,8 +36,9 @@ type Options struct {
 	// health, pipeline repair, open-key expiry, reclaiming deleted
 	// directories, block deletion). Default 1s.
 	TickInterval time.Duration
-	// ReclaimBatch bounds the entries one reclaim command removes. Default
-	// 1000.
+	// ReclaimBatch bounds the entries one reclaim command removes; the
+	// leader runs reclaim commands for at most a fifth of each tick.
+	// Default 256.
 	ReclaimBatch int
 	// DeleteBlocksBatch bounds the blocks of the deleted-blocks table one
 	// tick looks at (and so the DeleteBlocksCommands it queues). Default
@@ -76,7 +77,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.TickInterval = time.Second
 	}
 	if o.ReclaimBatch == 0 {
-		o.ReclaimBatch = 1000
+		o.ReclaimBatch = 256
 	}
 	if o.DeleteBlocksBatch == 0 {
 		o.DeleteBlocksBatch = 1000
