@@ -567,10 +567,9 @@ func (m *Manager) MarkUnhealthy(id uint64, datanode string) error {
 }
 
 // Locations returns where a container's data can be read now: the datanodes
-// of stored (a block's pipeline when it was allocated) that still hold a
-// usable replica, in that order, then the other holders (copies made since),
-// skipping dead datanodes and unhealthy replicas, and putting stale ones
-// last. With no replica reported
+// of stored (a block's pipeline when it was allocated), in that order, then
+// the other holders (copies made since), skipping dead datanodes and
+// unhealthy replicas, and putting stale ones last. With no replica reported
 // yet (a leader just elected), stored is returned as it is.
 func (m *Manager) Locations(cid uint64, stored []*stratopb.DatanodeDetails) []*stratopb.DatanodeDetails {
 	m.mu.Lock()
@@ -579,9 +578,18 @@ func (m *Manager) Locations(cid uint64, stored []*stratopb.DatanodeDetails) []*s
 	if c == nil || len(c.replicas) == 0 {
 		return stored
 	}
+	// A member of stored counts unless its node is dead or its replica
+	// known bad (a replica not reported yet is most likely being reported:
+	// the container was just created); another datanode counts once it
+	// reports a usable replica.
+	inStored := map[string]bool{}
+	for _, d := range stored {
+		inStored[d.GetId()] = true
+	}
 	usable := func(id string) *stratopb.DatanodeDetails {
 		r, n := c.replicas[id], m.nodes[id]
-		if r == nil || n == nil || n.health == stratopb.NodeHealth_NODE_DEAD || r.State == stratopb.ContainerState_CONTAINER_UNHEALTHY {
+		if n == nil || n.health == stratopb.NodeHealth_NODE_DEAD || (r == nil && !inStored[id]) ||
+			(r != nil && r.State == stratopb.ContainerState_CONTAINER_UNHEALTHY) {
 			return nil
 		}
 		return n.details
@@ -602,18 +610,22 @@ func (m *Manager) Locations(cid uint64, stored []*stratopb.DatanodeDetails) []*s
 	}
 	slices.Sort(extra)
 	order = append(order, extra...)
-	// HEALTHY holders first; STALE ones (probably down) last.
-	var out, stale []*stratopb.DatanodeDetails
+	// HEALTHY nodes that reported the replica first, then HEALTHY members
+	// of stored that have not (yet), then STALE ones (probably down).
+	var out, unreported, stale []*stratopb.DatanodeDetails
 	for _, id := range order {
-		if nd := usable(id); nd != nil {
-			if m.nodes[id].health == stratopb.NodeHealth_NODE_HEALTHY {
-				out = append(out, nd)
-			} else {
-				stale = append(stale, nd)
-			}
+		nd := usable(id)
+		switch {
+		case nd == nil:
+		case m.nodes[id].health != stratopb.NodeHealth_NODE_HEALTHY:
+			stale = append(stale, nd)
+		case c.replicas[id] == nil:
+			unreported = append(unreported, nd)
+		default:
+			out = append(out, nd)
 		}
 	}
-	out = append(out, stale...)
+	out = append(append(out, unreported...), stale...)
 	if len(out) == 0 {
 		return stored
 	}

@@ -659,6 +659,12 @@ func TestLocationsFollowReplicas(t *testing.T) {
 	stored := a.Members
 	require.Equal(t, stored, e.m.Locations(a.ContainerID, stored), "nothing reported yet")
 	closed := &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: a.ContainerID, State: stratopb.ContainerState_CONTAINER_CLOSED}}}
+	// One member reported (the others will at their next heartbeat): every
+	// member is still listed, the reporting one first.
+	e.heartbeat(stored[2].Id, closed)
+	got := e.m.Locations(a.ContainerID, stored)
+	require.Len(t, got, 3)
+	require.Equal(t, stored[2].Id, got[0].Id)
 	var spare string
 	for _, id := range []string{"dn1", "dn2", "dn3", "dn4"} {
 		if !slices.ContainsFunc(stored, func(d *stratopb.DatanodeDetails) bool { return d.Id == id }) {
