@@ -27,6 +27,7 @@ import (
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/cluster/local"
+	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/proto/stratopb"
 )
 
@@ -60,6 +61,8 @@ type RereplicateConfig struct {
 	Gen bool
 	// ContainerSize and BlockSize of the generated data (Gen).
 	ContainerSize, BlockSize int64
+	// CPUProfile, when set, receives the CPU profile of the copy.
+	CPUProfile string
 }
 
 // RereplicateResult is what RunRereplicate measured.
@@ -73,17 +76,41 @@ type RereplicateResult struct {
 	Samples              []float64 // GB/s per interval, from the loss
 	PerTarget, PerSource map[string]int64
 	Bound                Bound
-	CPUSecondsPerGB      float64
+	// CPUSecondsPerGB is the whole process's CPU time (meta, every
+	// datanode, the sampler) per GB copied; SourceCPUSecondsPerGB the
+	// sources' pushes alone (sendfile's kernel time included) and
+	// TargetCPUSecondsPerGB the targets' imports alone, from a CPU
+	// profile of the copy read by label (CPU).
+	CPUSecondsPerGB                              float64
+	SourceCPUSecondsPerGB, TargetCPUSecondsPerGB float64
+	CPU                                          ReplicationCPU
 }
 
 // Bound is the hardware's limit for re-replication in this run.
 type Bound struct {
+	// DiskReadMBps and DiskWriteMBps are the disk's sequential direct-I/O
+	// rates, each measured alone; LoopbackMBps a TCP stream's.
 	DiskReadMBps, DiskWriteMBps, LoopbackMBps float64
+	// DiskCopyMBps is the rate of a sequential direct-I/O read and write
+	// run at once on the same disk (the slower of the two): what a copy
+	// whose source and target share the disk can reach.
+	DiskCopyMBps float64
 }
 
-// MBps is the smallest of the three.
+// MBps is the smallest of the disk's read and write rates and the
+// loopback rate: the bound when sources and targets have disks of their
+// own.
 func (b Bound) MBps() float64 {
 	return min(b.DiskReadMBps, b.DiskWriteMBps, b.LoopbackMBps)
+}
+
+// SharedMBps is the bound when every datanode shares one disk, as in a
+// one-machine cluster: the disk's copy rate, or the loopback rate.
+func (b Bound) SharedMBps() float64 {
+	if b.DiskCopyMBps == 0 {
+		return b.MBps()
+	}
+	return min(b.DiskCopyMBps, b.LoopbackMBps)
 }
 
 // RunRereplicate writes cfg.Size into the cluster, closes every container,
@@ -153,6 +180,8 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 		}
 		fmt.Fprintf(out, "bound: disk read %.0f MB/s, disk write %.0f MB/s, loopback TCP %.0f MB/s -> %.0f MB/s\n",
 			res.Bound.DiskReadMBps, res.Bound.DiskWriteMBps, res.Bound.LoopbackMBps, res.Bound.MBps())
+		fmt.Fprintf(out, "shared-disk bound: disk read and write at once %.0f MB/s each -> %.0f MB/s (all datanodes share this disk)\n",
+			res.Bound.DiskCopyMBps, res.Bound.SharedMBps())
 	}
 
 	// 4. Lose the victim.
@@ -175,6 +204,8 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 		}
 	}
 	cpu0 := cpuSeconds()
+	prof := startLabelProfile()
+	defer func() { _, _ = prof.stop("") }()
 	if err := c.StopDatanode(cfg.Victim); err != nil {
 		return res, err
 	}
@@ -198,7 +229,10 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 		return total, per
 	}
 	base, basePer := pushed()
-	var first, last time.Time
+	// The copy's window is timed finer than the samples: from the first
+	// byte any source sent to the last import any target committed.
+	win := watchCopies(c, 10*time.Millisecond)
+	defer win.stop()
 	prev := base
 	for {
 		select {
@@ -212,12 +246,6 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 		}
 		now := time.Now()
 		total, _ := pushed()
-		if total > prev {
-			if first.IsZero() {
-				first = now.Add(-cfg.Interval)
-			}
-			last = now
-		}
 		rate := float64(total-prev) / 1e9 / cfg.Interval.Seconds()
 		res.Samples = append(res.Samples, rate)
 		res.PeakGBps = max(res.PeakGBps, rate)
@@ -239,14 +267,22 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 	}
 	cpu := cpuSeconds() - cpu0
 	res.Total = time.Since(start)
+	first, last := win.stop()
 	if !first.IsZero() {
 		res.Detect, res.Copy = first.Sub(start), last.Sub(first)
 	}
 	if res.Copy > 0 {
 		res.MeanGBps = float64(res.Bytes) / 1e9 / res.Copy.Seconds()
 	}
-	if res.Bytes > 0 {
-		res.CPUSecondsPerGB = cpu / (float64(res.Bytes) / 1e9)
+	byRole, perr := prof.stop(cfg.CPUProfile)
+	if perr != nil {
+		fmt.Fprintf(out, "no CPU by role: %v\n", perr)
+	}
+	res.CPU = byRole
+	if gb := float64(res.Bytes) / 1e9; gb > 0 {
+		res.CPUSecondsPerGB = cpu / gb
+		res.SourceCPUSecondsPerGB = byRole.Total(replication.RolePush) / gb
+		res.TargetCPUSecondsPerGB = byRole.Total(replication.RoleImport) / gb
 	}
 
 	// 6. Every key reads back, verified.
@@ -282,6 +318,8 @@ func printRereplicate(out io.Writer, r RereplicateResult) {
 	fmt.Fprintf(out, "throughput: mean %.2f GB/s, peak %.2f GB/s\n", r.MeanGBps, r.PeakGBps)
 	if b := r.Bound.MBps(); b > 0 {
 		fmt.Fprintf(out, "bound: %.2f GB/s; mean is %.0f%% of it\n", b/1e3, 100*r.MeanGBps*1e3/b)
+		sb := r.Bound.SharedMBps()
+		fmt.Fprintf(out, "shared-disk bound: %.2f GB/s; mean is %.0f%% of it\n", sb/1e3, 100*r.MeanGBps*1e3/sb)
 	}
 	for _, side := range []struct {
 		dir string
@@ -301,6 +339,83 @@ func printRereplicate(out io.Writer, r RereplicateResult) {
 		}
 	}
 	fmt.Fprintf(out, "CPU: %.2f s per GB copied (the whole process: meta, all datanodes, the sampler)\n", r.CPUSecondsPerGB)
+	if r.SourceCPUSecondsPerGB > 0 || r.TargetCPUSecondsPerGB > 0 {
+		fmt.Fprintf(out, "CPU by side (profile labels): sources' pushes %.2f s per GB, targets' imports %.2f s per GB, the rest %.1f s\n",
+			r.SourceCPUSecondsPerGB, r.TargetCPUSecondsPerGB, r.CPU.Other)
+		ids := make([]string, 0, len(r.CPU.Push))
+		for id := range r.CPU.Push {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			if b := r.PerSource[id]; b > 0 {
+				fmt.Fprintf(out, "  source %s: %.2f CPU s for %s (%.2f s per GB)\n", id, r.CPU.Push[id], formatBytes(b), r.CPU.Push[id]/(float64(b)/1e9))
+			}
+		}
+	}
+}
+
+// copyWindow watches the datanodes' replication counters and remembers
+// when the first byte was sent and when the last byte was sent or the
+// last import committed.
+type copyWindow struct {
+	mu          sync.Mutex
+	first, last time.Time
+	done        chan struct{}
+	stopped     chan struct{}
+}
+
+func watchCopies(c *local.Cluster, every time.Duration) *copyWindow {
+	w := &copyWindow{done: make(chan struct{}), stopped: make(chan struct{})}
+	read := func() (bytes, imports int64) {
+		for i := range c.DatanodeAddrs() {
+			if dn := c.Datanode(i); dn != nil {
+				m := dn.ReplicationMetrics()
+				bytes += m.BytesOut
+				imports += m.ImportsCompleted + m.ImportsFailed
+			}
+		}
+		return bytes, imports
+	}
+	b0, i0 := read()
+	go func() {
+		defer close(w.stopped)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-t.C:
+			}
+			b, i := read()
+			if b == b0 && i == i0 {
+				continue
+			}
+			now := time.Now()
+			w.mu.Lock()
+			if w.first.IsZero() && b > b0 {
+				w.first = now
+			}
+			w.last = now
+			w.mu.Unlock()
+			b0, i0 = b, i
+		}
+	}()
+	return w
+}
+
+// stop ends the watch (again is fine) and returns the window.
+func (w *copyWindow) stop() (first, last time.Time) {
+	select {
+	case <-w.done:
+	default:
+		close(w.done)
+	}
+	<-w.stopped
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.first, w.last
 }
 
 // generate stops every datanode, runs RunGen into their volumes, starts
@@ -556,10 +671,42 @@ func measureBound(ctx context.Context, dir string) (Bound, error) {
 		return b, fmt.Errorf("bench: dd: %w: %s", err, out)
 	}
 	b.DiskReadMBps = float64(512*4<<20) / 1e6 / time.Since(t0).Seconds()
+	// A copy between two datanodes on this one disk reads and writes it at
+	// once: dd does the same, and the slower of the two is the copy rate.
+	g := filepath.Join(dir, "bound.write")
+	defer func() { _ = os.Remove(g) }()
+	_ = dropCaches() // the read must come from the disk
+	var rd, wr float64
+	var rerr, werr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		rd, rerr = timedDD(ctx, "if="+f, "of=/dev/null", "bs=4M", "iflag=direct")
+	}()
+	go func() {
+		defer wg.Done()
+		wr, werr = timedDD(ctx, "if=/dev/zero", "of="+g, "bs=4M", "count=512", "oflag=direct")
+	}()
+	wg.Wait()
+	if err := errors.Join(rerr, werr); err != nil {
+		return b, err
+	}
+	b.DiskCopyMBps = min(rd, wr)
 	if b.LoopbackMBps, err = loopbackMBps(2 << 30); err != nil {
 		return b, err
 	}
 	return b, nil
+}
+
+// timedDD runs dd with args, which move 512 pieces of 4 MiB, and returns
+// its rate in MB/s.
+func timedDD(ctx context.Context, args ...string) (float64, error) {
+	t0 := time.Now()
+	if out, err := exec.CommandContext(ctx, "dd", args...).CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("bench: dd: %w: %s", err, out)
+	}
+	return float64(512*4<<20) / 1e6 / time.Since(t0).Seconds(), nil
 }
 
 // loopbackMBps sends n bytes over a TCP connection on 127.0.0.1.

@@ -3,6 +3,7 @@ package datanode
 import (
 	"context"
 	"log/slog"
+	"runtime/pprof"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -60,8 +61,16 @@ func (a *agent) replicate(cmdID uint64, cmd *stratopb.ReplicateContainerCommand)
 			delete(r.running, id)
 			r.mu.Unlock()
 		}()
-		st, err := replication.Push(r.ctx, r.store, id, target, replication.Options{
-			Limits: r.limits, Metrics: r.metrics, FS: r.fs, ClientID: "datanode " + r.id, Logger: r.log,
+		var (
+			st  replication.Stats
+			err error
+		)
+		// The labels let a CPU profile of a process running several
+		// datanodes (strato dev, bench rereplicate) tell a source's cost.
+		pprof.Do(r.ctx, replication.ProfileLabels(r.id, replication.RolePush), func(ctx context.Context) {
+			st, err = replication.Push(ctx, r.store, id, target, replication.Options{
+				Limits: r.limits, Metrics: r.metrics, FS: r.fs, ClientID: "datanode " + r.id, Logger: r.log,
+			})
 		})
 		if err != nil {
 			r.log.Warn("datanode: replicate container failed", "command", cmdID, "container", id, "target", target, "err", err)

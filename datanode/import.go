@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/pprof"
 
 	"github.com/strato-io/strato/datanode/container"
 	"github.com/strato-io/strato/datanode/replication"
@@ -85,8 +86,11 @@ func (c *conn) importSession(ctx context.Context, h wire.FrameHeader, m *wire.Im
 	// Requests started before the import finish first: the session owns
 	// the connection's reader and its answers go out in order.
 	c.wg.Wait()
-	err := replication.Receive(ctx, c.r, c.w, h, m, c.s.store, codeOf, replication.ReceiveOptions{
-		Metrics: c.s.opts.Replication, Logger: c.s.log, Remote: c.remote,
+	var err error
+	pprof.Do(ctx, replication.ProfileLabels(c.s.opts.ID, replication.RoleImport), func(ctx context.Context) {
+		err = replication.Receive(ctx, c.r, c.w, h, m, c.s.store, codeOf, replication.ReceiveOptions{
+			Metrics: c.s.opts.Replication, Logger: c.s.log, Remote: c.remote,
+		})
 	})
 	if err != nil {
 		if !errors.Is(err, replication.ErrSession) {

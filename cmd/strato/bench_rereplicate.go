@@ -92,6 +92,7 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 	f.BoolVar(&keepData, "keep", false, "keep the temporary directory")
 	f.StringVar(&cfg.ChartPath, "chart", "rereplicate.png", "PNG chart of the throughput over time ('' for none)")
 	f.BoolVar(&cfg.SkipBound, "skip-bound", false, "do not measure the bound")
+	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the copy to this file (labels: strato.datanode, strato.replication)")
 	f.DurationVar(&cfg.Interval, "interval", time.Second, "sampling interval of the progress and the chart")
 	f.BoolVar(&cfg.DropCaches, "drop-caches", true, "empty the page cache before the loss (needs root), so that sources read from the disk")
 	f.BoolVar(&cfg.Gen, "gen", true, "generate the data offline (bench gen) rather than write it through the client")

@@ -37,6 +37,11 @@ type Import struct {
 	chunks string
 	files  map[string]vfs.File // open handles of the files written
 	done   bool
+
+	// Set by Expect: the blocks to come and each file's verification as
+	// its bytes arrive.
+	expected []Block
+	streams  map[string]*streamFile
 }
 
 // BeginImport starts importing container id with the given layout.
@@ -92,8 +97,10 @@ func (im *Import) path(localID uint64, chunkOffset int64) (string, error) {
 }
 
 // WriteAt writes p at fileOffset in the file of block localID named by
-// chunkOffset (see ImportDataRequest in package wire). Nothing is
-// verified until Commit.
+// chunkOffset (see ImportDataRequest in package wire). After Expect, the
+// bytes of a file written front to back are verified here (ErrChecksum for
+// a bad window); otherwise nothing is verified until Commit. With the
+// volume's EagerWriteback, writeback of the bytes starts at once.
 func (im *Import) WriteAt(localID uint64, chunkOffset, fileOffset int64, p []byte) error {
 	if im.done {
 		return fmt.Errorf("%w: import of container %d has ended", ErrInvalid, im.id)
@@ -112,8 +119,18 @@ func (im *Import) WriteAt(localID uint64, chunkOffset, fileOffset int64, p []byt
 		}
 		im.files[path] = f
 	}
+	if sf := im.streams[path]; sf != nil {
+		if err := sf.feed(fileOffset, p); err != nil {
+			return im.checksumError(localID, err)
+		}
+	}
 	if _, err := f.WriteAt(p, fileOffset); err != nil {
 		return ioError("write imported file", err)
+	}
+	if im.v.opts.EagerWriteback {
+		if fd := f.Fd(); fd != vfs.InvalidFd {
+			startWriteback(fd, fileOffset, int64(len(p)))
+		}
 	}
 	return nil
 }
@@ -161,6 +178,9 @@ func (im *Import) commit(blocks []Block, bcsID uint64) (Info, error) {
 			f := im.files[path]
 			if f == nil {
 				return Info{}, fmt.Errorf("%w: block %d: no data received for the chunk at %d", ErrIncomplete, b.LocalID, ch.Offset)
+			}
+			if im.verifiedOnArrival(path, blocks) {
+				continue
 			}
 			if int64(cap(buf)) < ch.Length {
 				buf = make([]byte, ch.Length)

@@ -20,6 +20,9 @@ type Target interface {
 // Import is one container being imported (container.Import, plus what
 // the Store does on commit).
 type Import interface {
+	// Expect names the blocks before their data, so that WriteAt can
+	// verify each file as it arrives in order.
+	Expect(blocks []container.Block)
 	WriteAt(localID uint64, chunkOffset, fileOffset int64, p []byte) error
 	Commit(blocks []container.Block, bcsID uint64) (container.Info, error)
 	Abort() error
@@ -128,6 +131,7 @@ func (rc *receiver) run(ctx context.Context, h wire.FrameHeader, begin *wire.Imp
 	if err != nil {
 		return rc.fail(ctx, h.Type, h.RequestID, err)
 	}
+	im.Expect(blocks)
 	committed := false
 	defer func() {
 		if !committed {
