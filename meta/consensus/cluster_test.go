@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,6 +27,7 @@ type testCluster struct {
 	mod   func(*Options)
 
 	mu      sync.Mutex
+	joining map[uint64]bool // nodes whose next start joins (Options.Join)
 	nodes   map[uint64]*Node
 	sms     map[uint64]*kvSM
 	servers map[uint64]*grpc.Server
@@ -48,10 +50,16 @@ func newTestCluster(t testing.TB, size int, mod func(*Options)) *testCluster {
 }
 
 func (c *testCluster) opts(id uint64) Options {
+	c.mu.Lock()
 	o := Options{
 		ID: id, Peers: maps.Clone(c.addrs), FS: c.fs, Dir: fmt.Sprintf("n%d", id),
 		TickInterval: 20 * time.Millisecond, ElectionTicks: 10, HeartbeatTicks: 1,
 	}
+	if c.joining[id] {
+		o.Peers, o.Join = map[uint64]string{id: c.addrs[id]}, true
+		delete(c.joining, id)
+	}
+	c.mu.Unlock()
 	if c.mod != nil {
 		c.mod(&o)
 	}
@@ -72,7 +80,10 @@ func (c *testCluster) startOn(id uint64, l net.Listener) {
 
 // start restarts a stopped node on its address and directory.
 func (c *testCluster) start(id uint64) {
-	l, err := net.Listen("tcp", c.addrs[id])
+	c.mu.Lock()
+	addr := c.addrs[id]
+	c.mu.Unlock()
+	l, err := net.Listen("tcp", addr)
 	require.NoError(c.t, err)
 	c.startOn(id, l)
 }
@@ -93,7 +104,10 @@ func (c *testCluster) stop(id uint64) {
 }
 
 func (c *testCluster) stopAll() {
-	for id := range c.addrs {
+	c.mu.Lock()
+	ids := slices.Collect(maps.Keys(c.addrs))
+	c.mu.Unlock()
+	for _, id := range ids {
 		c.stop(id)
 	}
 }

@@ -7,8 +7,9 @@
 // One Pebble DB per node holds both the raft log and the replicated state.
 // Consensus owns every key that begins with byte 0x00: the log entries, the
 // hard state (term, vote, commit), the truncated state (index and term of
-// the last compacted entry) and the applied state (applied index and term,
-// and the voters). The StateMachine owns every other key. Because the
+// the last compacted entry), the applied state (applied index and term,
+// and the configuration: voters and learners) and the members' address
+// book. The StateMachine owns every other key. Because the
 // applied index is written in the same batch as the commands it covers, the
 // state and its position never disagree.
 //
@@ -26,7 +27,7 @@
 // Apply's (result, error) is returned by Propose on the node that proposed.
 //
 // Errors: *NotLeaderError (errors.Is ErrNotLeader) names the leader when
-// known; ErrProposalDropped means the command will never be applied; both
+// known (its address from the group's address book); ErrProposalDropped means the command will never be applied; both
 // are Retryable. ErrResultUnknown and a cancelled context leave the outcome
 // unknown. ErrClosed after Close; a failure of the disk or DB (e.g. a
 // failed fsync, which Pebble reports as fatal) stops the node, and its
@@ -59,17 +60,58 @@
 //
 // # Groups of three
 //
-// Peers lists every voter; the voter set is fixed when the directory is
-// created (every voter starts from the same configuration at index 1, so no
-// bootstrap step is needed; membership changes are not supported yet).
-// Raft runs with PreVote and CheckQuorum; followers do not forward
+// Peers lists the voters a new data directory starts with (every voter
+// starts from the same configuration at index 1, so no bootstrap step is
+// needed). Raft runs with PreVote and CheckQuorum; followers do not forward
 // proposals. Messages go over the Raft gRPC service (proto/raft_transport.proto):
 // one client stream per peer, connected lazily, batched, reconnected with
 // backoff; on failure queued messages are dropped and the peer is reported
-// unreachable to raft. Reads use ReadIndex on the leader. Batches of
-// messages are kept near 1 MiB, but an entry travels whole: a command must
-// fit in the gRPC server's receive limit (4 MiB unless the server sets
-// grpc.MaxRecvMsgSize).
+// unreachable to raft. Batches of messages are kept near 1 MiB, but an
+// entry travels whole: a command must fit in the gRPC server's receive
+// limit (4 MiB unless the server sets grpc.MaxRecvMsgSize).
+//
+// # Linearizable reads: ReadIndex, not a lease
+//
+// ReadBarrier uses raft's ReadIndex (ReadOnlySafe): the leader records its
+// commit index, confirms with a heartbeat round that a quorum still follows
+// it, and the read waits until that index is applied here. It costs one
+// heartbeat round per batch of concurrent reads, and it does not depend on
+// clocks: a lease (ReadOnlyLeaseBased) would answer without that round but
+// is only safe if no clock runs faster than the election timeout assumes,
+// which a paused VM or a stepped clock breaks. A sole voter answers at once
+// (it acknowledges only what it has applied).
+//
+// # Membership
+//
+// The group changes one member at a time, through raft's ConfChangeV2 as
+// simple changes (never joint consensus), proposed by the leader:
+// AddMember adds a node as a learner (it receives the log, or a snapshot
+// when the log was compacted, without counting for quorum), waits until
+// its log is within Options.PromoteMaxLag entries of the commit index, and
+// promotes it to voter; RemoveMember removes one (the leader hands
+// leadership to the most up-to-date voter first); TransferLeadership moves
+// leadership. A second change while one is in progress (including an
+// addition waiting for its learner to catch up, or a change committed but
+// not yet applied) fails with ErrChangeInProgress: raft itself would
+// silently turn it into an empty entry.
+//
+// The address book (every member's ID and address) is replicated with the
+// configuration: a change's context carries the address it adds, and each
+// replica applies the change with RawNode.ApplyConfChange and writes the
+// resulting ConfState and the new book in the same apply batch; a
+// snapshot's data carries the book as of its index. Once the directory
+// exists, its stored membership is the group's (Options.Peers then only
+// overrides addresses locally). The transport connects to added members and
+// drops removed ones.
+//
+// A new node opens an empty directory with Options.Join: no configuration,
+// an empty log at index 0. It answers the leader at the address the
+// leader's batches carry (RaftBatch.from_addr), and gets the state as a
+// snapshot. A removed node stops (Done is closed, Err is ErrRemoved): when
+// it applies its own removal, or, since the leader stops sending to it
+// once the removal is committed, when a member refuses its next message
+// (the book keeps the removed IDs, which are never reused). Its directory
+// then refuses to open.
 //
 // # Snapshots and compaction
 //
@@ -89,8 +131,10 @@
 //
 // # Concurrency
 //
-// Propose, ReadBarrier, Leader, IsLeader, Status, Metrics, DB and Close are
-// safe for concurrent use. StateMachine.Apply and Restorer.Restore are never
+// Propose, ReadBarrier, Leader, IsLeader, Status, Metrics, DB, Members,
+// AddMember, RemoveMember, TransferLeadership, Done, Err and Close are safe
+// for concurrent use (the membership calls run their steps on the raft
+// goroutine). StateMachine.Apply and Restorer.Restore are never
 // called concurrently: they run on the raft goroutine, or in Open before it
 // starts (a single voter makes itself leader inside Open, which may re-apply
 // committed entries there).

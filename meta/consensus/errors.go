@@ -29,6 +29,20 @@ var (
 	// ErrCorruption classifies on-disk state that cannot be decoded or is
 	// inconsistent.
 	ErrCorruption = errors.New("consensus: corruption")
+	// ErrChangeInProgress is returned for a membership change (or leadership
+	// transfer) asked for while another one is not finished: retry once it
+	// is.
+	ErrChangeInProgress = errors.New("consensus: a membership change is in progress")
+	// ErrInvalidMember classifies a membership change that does not fit the
+	// group (adding a member twice, removing a non-member or the last voter).
+	ErrInvalidMember = errors.New("consensus: invalid membership change")
+	// ErrTransferFailed means leadership did not move to the node asked for.
+	ErrTransferFailed = errors.New("consensus: leadership transfer failed")
+	// ErrRemoved means this node was removed from its group: it stopped, and
+	// its directory cannot serve again (a replica that comes back starts
+	// from an empty directory and joins). errors.Is(err, ErrClosed) holds
+	// for the errors of a removed node's calls.
+	ErrRemoved = errors.New("consensus: node removed from the group")
 )
 
 // NotLeaderError is returned by Propose and ReadBarrier on a node that is not

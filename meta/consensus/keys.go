@@ -15,18 +15,27 @@ import (
 //	0x00 0x02               hard state:    term | vote | commit (uvarints)
 //	0x00 0x03               truncated:     index:8 BE | term:8 BE of the last compacted entry
 //	0x00 0x04               applied state: index:8 BE | term:8 BE | ConfState (protobuf)
+//	0x00 0x05               members:       the address book, stratopb.RaftMembers (protobuf)
+//	0x00 0x06               removed:       present once a member told this node it was removed
+//
+// The applied state and the members are written in the same batch whenever
+// the configuration changes.
 const (
 	keyPrefix     = 0x00
 	kindLog       = 0x01
 	kindHardState = 0x02
 	kindTruncated = 0x03
 	kindApplied   = 0x04
+	kindMembers   = 0x05
+	kindRemoved   = 0x06
 )
 
 var (
 	keyHardState = []byte{keyPrefix, kindHardState}
 	keyTruncated = []byte{keyPrefix, kindTruncated}
 	keyApplied   = []byte{keyPrefix, kindApplied}
+	keyMembers   = []byte{keyPrefix, kindMembers}
+	keyRemoved   = []byte{keyPrefix, kindRemoved}
 	// The state machine's key range is [stateStart, ∞). Pebble range
 	// deletions need an end; stateRangeEnd bounds the DeleteRange and the
 	// few keys at or past it are deleted one by one.

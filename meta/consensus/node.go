@@ -52,15 +52,18 @@ type Committer interface {
 
 // Node is one voter of a raft group. See the package documentation.
 type Node struct {
-	opts        Options
-	id          uint64
-	sm          StateMachine
-	db          *pebble.DB
-	rn          *raft.RawNode
-	store       *logStore
-	log         *slog.Logger
-	singleVoter bool
-	transport   *transport
+	opts      Options
+	id        uint64
+	sm        StateMachine
+	db        *pebble.DB
+	rn        *raft.RawNode
+	store     *logStore
+	log       *slog.Logger
+	transport *transport
+	// view is the configuration and the members' addresses for readers;
+	// overrides are the addresses Options.Peers gives for members.
+	view      atomic.Pointer[groupView]
+	overrides map[uint64]string
 
 	propc       chan *proposal
 	recvc       chan *pb.Message
@@ -68,6 +71,8 @@ type Node struct {
 	snapRecvc   chan *incomingSnapshot
 	snapStatusc chan snapStatus
 	unreachc    chan uint64
+	opc         chan func()
+	removedc    chan uint64 // a peer said this node was removed
 	stopc       chan struct{}
 	donec       chan struct{}
 
@@ -80,6 +85,11 @@ type Node struct {
 	role     atomic.Value // raft.StateType
 
 	metrics metrics
+
+	// changeMu is held for the whole of a membership change (AddMember's
+	// learner, catch-up and promotion), changeWhat says which.
+	changeMu   sync.Mutex
+	changeWhat atomic.Value
 
 	// Owned by the raft goroutine.
 	pending     []*proposal // proposed, not yet resolved, in log order
@@ -95,6 +105,9 @@ type Node struct {
 	lastCompact uint64
 	logBatch    *pebble.Batch
 	answered    uint64 // proposals answered, for the loop to notice
+	confWait    *confWaiter
+	confPending uint64 // index of the last configuration change appended
+	confChanged bool   // the apply batch holds a configuration change
 }
 
 type proposal struct {
@@ -152,16 +165,24 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consensus: open %s: %w", opts.Dir, err)
 	}
-	voters := slices.Sorted(maps.Keys(opts.Peers))
-	store, err := loadLogStore(db, voters)
+	store, err := loadLogStore(db, opts.Peers, opts.Join)
 	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	if got := slices.Sorted(slices.Values(store.conf.GetVoters())); !slices.Equal(got, voters) {
+	members := confMembers(store.conf)
+	if _, closer, err := db.Get(keyRemoved); err == nil {
+		_ = closer.Close()
+		members = slices.DeleteFunc(members, func(id uint64) bool { return id == opts.ID })
+	}
+	if len(members) > 0 && !slices.Contains(members, opts.ID) {
 		_ = db.Close()
-		return nil, fmt.Errorf("%w: Peers %v differ from the group's voters %v (membership changes are not supported)",
-			ErrInvalidOptions, voters, got)
+		return nil, fmt.Errorf("%w: node %d is not among the members %v of the group in %s; start a new replica on an empty directory with Join",
+			ErrRemoved, opts.ID, members, opts.Dir)
+	}
+	if !opts.Join && len(members) > 0 && !slices.Equal(members, slices.Sorted(maps.Keys(opts.Peers))) {
+		opts.Logger.Info("consensus: the stored membership differs from Peers and wins", "id", opts.ID,
+			"members", members, "peers", slices.Sorted(maps.Keys(opts.Peers)))
 	}
 	if r, ok := sm.(Restorer); ok {
 		if err := r.Restore(db, store.appliedIndex); err != nil {
@@ -198,13 +219,15 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 		rn:          rn,
 		store:       store,
 		log:         opts.Logger,
-		singleVoter: len(voters) == 1,
+		overrides:   map[uint64]string{},
 		propc:       make(chan *proposal, 4096),
 		recvc:       make(chan *pb.Message, 4096),
 		readc:       make(chan *readRequest, 1024),
 		snapRecvc:   make(chan *incomingSnapshot),
 		snapStatusc: make(chan snapStatus, 16),
 		unreachc:    make(chan uint64, 64),
+		opc:         make(chan func()),
+		removedc:    make(chan uint64, 1),
 		stopc:       make(chan struct{}),
 		donec:       make(chan struct{}),
 		readsByCtx:  map[uint64][]*readRequest{},
@@ -212,9 +235,16 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 		logBatch:    db.NewBatch(),
 	}
 	n.role.Store(raft.StateFollower)
+	n.changeWhat.Store("")
+	for id, a := range opts.Peers {
+		if a != "" {
+			n.overrides[id] = a
+		}
+	}
 	n.updatePositions()
 	n.transport = newTransport(n)
-	if n.singleVoter {
+	n.refreshView()
+	if n.soleVoter() {
 		// Nobody else could be leader: do not wait for an election timeout.
 		// A single voter wins in a few Ready cycles (its votes for itself
 		// must be durable), run here so that Open returns a leader. It goes
@@ -248,7 +278,10 @@ func (n *Node) ID() uint64 { return n.id }
 // and "" when no leader is known.
 func (n *Node) Leader() (id uint64, addr string) {
 	id = n.leaderID.Load()
-	return id, n.opts.Peers[id]
+	if id == 0 {
+		return 0, ""
+	}
+	return id, n.addrOf(id)
 }
 
 // IsLeader reports whether this node is the leader.
@@ -266,12 +299,17 @@ type Status struct {
 	FirstIndex uint64
 	LastIndex  uint64
 	Voters     []uint64
+	Learners   []uint64
+	// Members are every member with its address (no replication progress:
+	// see Node.Members).
+	Members []Member
 }
 
 // Status returns the node's current status.
 func (n *Node) Status() Status {
 	lead, addr := n.Leader()
 	role, _ := n.role.Load().(raft.StateType)
+	v := n.view.Load()
 	return Status{
 		ID:         n.id,
 		Role:       roleName(role),
@@ -282,7 +320,9 @@ func (n *Node) Status() Status {
 		Applied:    n.metrics.appliedIndex.Load(),
 		FirstIndex: n.metrics.firstIdx.Load(),
 		LastIndex:  n.metrics.lastIndex.Load(),
-		Voters:     slices.Sorted(maps.Keys(n.opts.Peers)),
+		Voters:     slices.Clone(v.voters),
+		Learners:   slices.Clone(v.learners),
+		Members:    v.members(),
 	}
 }
 
@@ -349,7 +389,7 @@ func (n *Node) Propose(ctx context.Context, cmd []byte) (any, error) {
 // A single voter that is leader answers at once: it acknowledges writes only
 // after applying them. Followers return a *NotLeaderError.
 func (n *Node) ReadBarrier(ctx context.Context) error {
-	if n.singleVoter && n.isLeader.Load() {
+	if n.isLeader.Load() && n.soleVoter() {
 		return nil
 	}
 	if !n.isLeader.Load() {
@@ -387,10 +427,26 @@ func (n *Node) Close() error {
 		n.transport.close()
 		n.closeErr = n.db.Close()
 	})
-	if n.loopErr != nil {
+	if n.loopErr != nil && !errors.Is(n.loopErr, ErrRemoved) {
 		return n.loopErr
 	}
 	return n.closeErr
+}
+
+// Done is closed when the node stops: after Close, after a storage failure,
+// or once it has applied its own removal from the group. Err then says
+// which.
+func (n *Node) Done() <-chan struct{} { return n.donec }
+
+// Err is nil while the node runs and after Close; after it stopped on its
+// own, the reason: an error wrapping ErrStorage, or ErrRemoved.
+func (n *Node) Err() error {
+	select {
+	case <-n.donec:
+		return n.loopErr
+	default:
+		return nil
+	}
 }
 
 func (n *Node) closedErr() error {
@@ -415,7 +471,7 @@ func (n *Node) run() {
 	ticker := time.NewTicker(n.opts.TickInterval)
 	defer ticker.Stop()
 	err := guard(func() error { return n.loop(ticker.C) })
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrRemoved) {
 		n.log.Error("consensus: raft goroutine stopped", "err", err)
 	}
 	n.loopErr = err
@@ -443,6 +499,10 @@ func (n *Node) loop(tick <-chan time.Time) error {
 				n.rn.ReportSnapshot(st.id, st.status)
 			case id := <-n.unreachc:
 				n.rn.ReportUnreachable(id)
+			case f := <-n.opc:
+				f()
+			case from := <-n.removedc:
+				return n.stopRemoved(from)
 			}
 		}
 		select {
@@ -503,6 +563,9 @@ func (n *Node) drain(tick <-chan time.Time) {
 			continue
 		case id := <-n.unreachc:
 			n.rn.ReportUnreachable(id)
+			continue
+		case f := <-n.opc:
+			f()
 			continue
 		default:
 		}
@@ -649,6 +712,7 @@ func (n *Node) handleReady() error {
 	if err := n.store.writeEntries(b, rd.Entries); err != nil {
 		return err
 	}
+	n.noteConfEntries(rd.Entries)
 	if rd.HardState != nil {
 		if err := b.Set(keyHardState, encodeHardState(rd.HardState), nil); err != nil {
 			return err
@@ -737,7 +801,7 @@ func needsDurable(m *pb.Message) bool {
 }
 
 func (n *Node) sendMessage(m *pb.Message) {
-	var snap *pebble.Snapshot
+	var snap pinnedSnapshot
 	if m.GetType() == pb.MsgSnap {
 		snap = n.store.takeSnapshot(m.GetSnapshot().GetData())
 	}
@@ -801,7 +865,7 @@ func (n *Node) apply(ents []*pb.Entry) error {
 			if err := proto.Unmarshal(e.Data, &cc); err != nil {
 				return fmt.Errorf("%w: conf change at %d: %w", ErrCorruption, idx, err)
 			}
-			if err := s.setConf(n.rn.ApplyConfChange(&cc)); err != nil {
+			if err := n.applyConfChange(idx, e.GetTerm(), cc.AsV2(), b); err != nil {
 				return err
 			}
 			n.resolve(e.GetTerm(), 0, nil, nil)
@@ -810,11 +874,12 @@ func (n *Node) apply(ents []*pb.Entry) error {
 			if err := proto.Unmarshal(e.Data, &cc); err != nil {
 				return fmt.Errorf("%w: conf change at %d: %w", ErrCorruption, idx, err)
 			}
-			if err := s.setConf(n.rn.ApplyConfChange(&cc)); err != nil {
+			if err := n.applyConfChange(idx, e.GetTerm(), &cc, b); err != nil {
 				return err
 			}
 			n.resolve(e.GetTerm(), 0, nil, nil)
 		}
+		n.dropConfWait(idx, e.GetTerm())
 		s.appliedIndex, s.appliedTerm = idx, e.GetTerm()
 		applied++
 	}
@@ -856,6 +921,9 @@ func (n *Node) apply(ents []*pb.Entry) error {
 	}
 	n.replies = n.replies[:0]
 	n.releaseReads()
+	if n.confChanged {
+		return n.afterConfChange()
+	}
 	return nil
 }
 
@@ -934,6 +1002,10 @@ func (n *Node) shutdown() {
 	}
 	if n.staged != nil {
 		_ = n.staged.batch.Close()
+	}
+	if n.confWait != nil {
+		n.confWait.done <- err
+		n.confWait = nil
 	}
 	n.store.closeSnapshots()
 	_ = n.logBatch.Close()

@@ -240,12 +240,23 @@ func TestOptionsValidate(t *testing.T) {
 	}
 }
 
-func TestPeersMustMatchStoredVoters(t *testing.T) {
+// TestStoredMembershipWins: once a directory holds a group, its stored
+// membership is the group's, whatever Peers says.
+func TestStoredMembershipWins(t *testing.T) {
 	fs := vfs.NewMem()
 	n, _ := openSingle(t, fs, "meta")
+	_, err := n.Propose(context.Background(), kvCmd(opPut, "k", "v"))
+	require.NoError(t, err)
 	require.NoError(t, n.Close())
 	opts := singleOpts(fs, "meta")
 	opts.Peers = map[uint64]string{1: "127.0.0.1:1", 2: "127.0.0.1:2"}
-	_, err := Open(opts, &kvSM{})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	n, err = Open(opts, &kvSM{})
+	require.NoError(t, err)
+	defer n.Close()
+	require.True(t, n.IsLeader(), "still the single voter it was created as")
+	require.Equal(t, []uint64{1}, n.Status().Voters)
+	require.Equal(t, []Member{{ID: 1, Addr: "127.0.0.1:1"}}, n.Status().Members, "the address Peers gives wins locally")
+	v, ok := readKV(t, n.DB(), "k")
+	require.True(t, ok)
+	require.Equal(t, "v", v)
 }

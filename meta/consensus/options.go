@@ -14,15 +14,28 @@ import (
 // Options configures a Node. The zero value of every field but ID and Dir has a
 // documented default, filled in by EnsureDefaults.
 type Options struct {
-	// ID is this voter's raft ID. Required, non-zero, and stable for the life of
+	// ID is this node's raft ID. Required, non-zero, and stable for the life of
 	// the data directory.
 	ID uint64
 	// Peers maps every voter's raft ID, this node's included, to the address of
-	// the gRPC server its Raft service is registered on. The voter set is fixed
-	// when the data directory is created (membership changes are not supported
-	// yet); later opens must pass the same IDs, though addresses may change.
-	// Default: {ID: ""}, a single voter, which needs no transport.
+	// the gRPC server its Raft service is registered on. It sets the voters
+	// only when the data directory is created; after that the group's
+	// membership (and every member's address) is the one stored in the
+	// directory, which membership changes keep up to date. An address given
+	// here for a member still wins locally (a member that moved). Default:
+	// {ID: ""}, a single voter, which needs no transport.
 	Peers map[uint64]string
+	// Join makes a new data directory wait to be added to an existing group
+	// (AddMember on its leader) instead of bootstrapping one: it starts with
+	// no configuration and gets the group's state from the leader as a
+	// snapshot. Peers may then only hold this node's own address, which it
+	// tells the nodes it talks to. Ignored for a directory that already
+	// holds state.
+	Join bool
+	// PromoteMaxLag is how far (in entries) a learner's log may be behind
+	// the leader's commit index for AddMember to promote it to voter.
+	// Default: 1000.
+	PromoteMaxLag uint64
 	// FS is the filesystem the Pebble database lives on. Default: vfs.Default.
 	FS vfs.FS
 	// Dir is the directory of the Pebble database that holds both the raft log
@@ -107,6 +120,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.MaxProposalBatch == 0 {
 		o.MaxProposalBatch = 4096
 	}
+	if o.PromoteMaxLag == 0 {
+		o.PromoteMaxLag = 1000
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -135,6 +151,9 @@ func (o *Options) Validate() error {
 	}
 	if _, ok := o.Peers[o.ID]; !ok {
 		return fmt.Errorf("%w: Peers must include this node's ID %d", ErrInvalidOptions, o.ID)
+	}
+	if o.Join && len(o.Peers) > 1 {
+		return fmt.Errorf("%w: a joining node takes the group's members from its leader, not Peers", ErrInvalidOptions)
 	}
 	for id, addr := range o.Peers {
 		if id == 0 {

@@ -49,10 +49,28 @@ func (n *Node) writeSnapshot(snap *pb.Snapshot) (*pebble.Batch, error) {
 		return fail(err)
 	}
 	cs := proto.Clone(meta.GetConfState()).(*pb.ConfState)
+	// The snapshot's data is the address book as of its index (an old
+	// sender's carries none: the members keep the addresses known here).
+	book, removed := map[uint64]string{}, n.store.removed
+	if len(snap.GetData()) > 0 {
+		var err error
+		if book, removed, _, err = decodeBook(snap.GetData()); err != nil {
+			return fail(err)
+		}
+	}
+	for _, id := range confMembers(cs) {
+		if _, ok := book[id]; !ok {
+			book[id] = n.store.book[id]
+		}
+	}
 	if err := n.store.commitSnapshotLog(idx, term, cs); err != nil {
 		return fail(err)
 	}
+	n.store.setBook(book, removed)
 	if err := b.Set(keyApplied, encodeApplied(idx, term, n.store.confBytes), nil); err != nil {
+		return fail(err)
+	}
+	if err := b.Set(keyMembers, n.store.bookBytes, nil); err != nil {
 		return fail(err)
 	}
 	return b, nil
@@ -69,13 +87,20 @@ func (n *Node) afterSnapshot(snap *pb.Snapshot) error {
 	// Proposals made here as leader may or may not be inside the snapshot.
 	n.failProposals(n.pending[n.pendingHead:], ErrResultUnknown)
 	n.pending, n.pendingHead = n.pending[:0], 0
+	if n.confWait != nil {
+		n.confWait.done <- ErrResultUnknown
+		n.confWait = nil
+	}
+	if n.confPending <= idx {
+		n.confPending = 0
+	}
 	n.releaseReads()
 	if r, ok := n.sm.(Restorer); ok {
 		if err := r.Restore(n.db, idx); err != nil {
 			return fmt.Errorf("consensus: restore state machine at %d: %w", idx, err)
 		}
 	}
-	return nil
+	return n.afterConfChange()
 }
 
 // validStateKey reports whether k belongs to the state machine's range.

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"go.etcd.io/raft/v3"
@@ -21,6 +23,11 @@ type logStore struct {
 	hard      *pb.HardState
 	conf      *pb.ConfState
 	confBytes []byte // conf, marshalled, written with every applied state
+	// book is the address book: every member of conf and its address,
+	// written (keyMembers) in the same batch as every new conf.
+	book      map[uint64]string
+	removed   []uint64 // IDs removed from the group, never reused
+	bookBytes []byte
 
 	truncIndex, truncTerm uint64
 	last                  uint64
@@ -34,9 +41,10 @@ type logStore struct {
 	cacheStart uint64
 	cacheMax   int
 
-	// snaps holds the Pebble snapshots made for outgoing MsgSnap messages,
-	// by the token stored in the message's snapshot data.
-	snaps     map[uint64]*pebble.Snapshot
+	// snaps holds the Pebble snapshots made for outgoing MsgSnap messages
+	// (with the address book as of each), by the token stored in the
+	// message's snapshot data.
+	snaps     map[uint64]pinnedSnapshot
 	snapToken uint64
 
 	keyBuf []byte
@@ -45,16 +53,28 @@ type logStore struct {
 
 var _ raft.Storage = (*logStore)(nil)
 
+// pinnedSnapshot is the state an outgoing snapshot streams, and the address
+// book it carries in its data.
+type pinnedSnapshot struct {
+	snap *pebble.Snapshot
+	book []byte
+}
+
 const defaultCacheEntries = 8192
 
 // loadLogStore reads the consensus state of db. A fresh DB is bootstrapped
-// with the voters as its configuration at index 1, term 1, as if a snapshot
-// of the empty state had been installed: every voter starts identical.
-func loadLogStore(db *pebble.DB, voters []uint64) (*logStore, error) {
-	s := &logStore{db: db, cacheMax: defaultCacheEntries, snaps: map[uint64]*pebble.Snapshot{}}
+// with peers as its voters at index 1, term 1, as if a snapshot of the
+// empty state had been installed: every voter starts identical. A fresh DB
+// that joins an existing group (join) starts with no configuration and an
+// empty log at index 0, and waits for a leader's snapshot.
+func loadLogStore(db *pebble.DB, peers map[uint64]string, join bool) (*logStore, error) {
+	s := &logStore{db: db, cacheMax: defaultCacheEntries, snaps: map[uint64]pinnedSnapshot{}}
 	v, closer, err := db.Get(keyApplied)
 	if errors.Is(err, pebble.ErrNotFound) {
-		return s, s.bootstrap(voters)
+		if join {
+			return s, s.bootstrapJoin()
+		}
+		return s, s.bootstrap(peers)
 	}
 	if err != nil {
 		return nil, err
@@ -65,6 +85,9 @@ func loadLogStore(db *pebble.DB, voters []uint64) (*logStore, error) {
 		return nil, err
 	}
 	if s.confBytes, err = proto.Marshal(s.conf); err != nil {
+		return nil, err
+	}
+	if err := s.loadBook(peers); err != nil {
 		return nil, err
 	}
 	if v, closer, err = db.Get(keyTruncated); err != nil {
@@ -113,21 +136,65 @@ func loadLogStore(db *pebble.DB, voters []uint64) (*logStore, error) {
 	return s, nil
 }
 
-func (s *logStore) bootstrap(voters []uint64) error {
-	s.conf = &pb.ConfState{Voters: voters}
-	var err error
-	if s.confBytes, err = proto.Marshal(s.conf); err != nil {
+func (s *logStore) bootstrap(peers map[uint64]string) error {
+	if err := s.setConf(&pb.ConfState{Voters: slices.Sorted(maps.Keys(peers))}); err != nil {
 		return err
 	}
+	s.setBook(maps.Clone(peers), nil)
 	s.truncIndex, s.truncTerm, s.last = 1, 1, 1
 	s.appliedIndex, s.appliedTerm = 1, 1
 	s.hard = &pb.HardState{Term: new(uint64(1)), Vote: new(uint64(0)), Commit: new(uint64(1))}
+	return s.writeBootstrap()
+}
+
+// bootstrapJoin records that this DB waits to join a group: no
+// configuration, an empty log. A later Open, with or without join, goes on
+// waiting rather than bootstrapping a group of its own.
+func (s *logStore) bootstrapJoin() error {
+	if err := s.setConf(&pb.ConfState{}); err != nil {
+		return err
+	}
+	s.setBook(map[uint64]string{}, nil)
+	s.hard = &pb.HardState{Term: new(uint64(0)), Vote: new(uint64(0)), Commit: new(uint64(0))}
+	return s.writeBootstrap()
+}
+
+func (s *logStore) writeBootstrap() error {
 	b := s.db.NewBatch()
 	defer func() { _ = b.Close() }()
-	_ = b.Set(keyTruncated, encodeIndexTerm(1, 1), nil)
-	_ = b.Set(keyApplied, encodeApplied(1, 1, s.confBytes), nil)
+	_ = b.Set(keyTruncated, encodeIndexTerm(s.truncIndex, s.truncTerm), nil)
+	_ = b.Set(keyApplied, encodeApplied(s.appliedIndex, s.appliedTerm, s.confBytes), nil)
+	_ = b.Set(keyMembers, s.bookBytes, nil)
 	_ = b.Set(keyHardState, encodeHardState(s.hard), nil)
 	return b.Commit(pebble.Sync)
+}
+
+// loadBook reads the address book. A DB written before the book was
+// stored takes the addresses of its members from peers.
+func (s *logStore) loadBook(peers map[uint64]string) error {
+	v, closer, err := s.db.Get(keyMembers)
+	if errors.Is(err, pebble.ErrNotFound) {
+		book := map[uint64]string{}
+		for _, id := range confMembers(s.conf) {
+			book[id] = peers[id]
+		}
+		s.setBook(book, nil)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	book, removed, _, err := decodeBook(v)
+	if err != nil {
+		return err
+	}
+	s.setBook(book, removed)
+	return nil
+}
+
+func (s *logStore) setBook(book map[uint64]string, removed []uint64) {
+	s.book, s.removed, s.bookBytes = book, removed, encodeBook(book, removed, 0)
 }
 
 // InitialState implements raft.Storage.
@@ -242,7 +309,7 @@ func entrySize(e *pb.Entry) uint64 { return uint64(len(e.Data)) + 16 }
 // snapshot that the transport streams to the follower.
 func (s *logStore) Snapshot() (*pb.Snapshot, error) {
 	s.snapToken++
-	s.snaps[s.snapToken] = s.db.NewSnapshot()
+	s.snaps[s.snapToken] = pinnedSnapshot{snap: s.db.NewSnapshot(), book: s.bookBytes}
 	return &pb.Snapshot{
 		Data: binary.BigEndian.AppendUint64(nil, s.snapToken),
 		Metadata: &pb.SnapshotMetadata{
@@ -253,20 +320,20 @@ func (s *logStore) Snapshot() (*pb.Snapshot, error) {
 	}, nil
 }
 
-// takeSnapshot returns and forgets the Pebble snapshot named by data.
-func (s *logStore) takeSnapshot(data []byte) *pebble.Snapshot {
+// takeSnapshot returns and forgets the pinned state named by data.
+func (s *logStore) takeSnapshot(data []byte) pinnedSnapshot {
 	if len(data) != 8 {
-		return nil
+		return pinnedSnapshot{}
 	}
 	tok := binary.BigEndian.Uint64(data)
-	snap := s.snaps[tok]
+	p := s.snaps[tok]
 	delete(s.snaps, tok)
-	return snap
+	return p
 }
 
 func (s *logStore) closeSnapshots() {
-	for tok, snap := range s.snaps {
-		_ = snap.Close()
+	for tok, p := range s.snaps {
+		_ = p.snap.Close()
 		delete(s.snaps, tok)
 	}
 }

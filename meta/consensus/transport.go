@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,10 +34,14 @@ const (
 // transport sends raft messages to peers over gRPC: one goroutine and one
 // client stream per peer, connected lazily and reconnected with backoff.
 // Messages to a peer that is down or slow are dropped (raft retries) and the
-// peer is reported unreachable to raft.
+// peer is reported unreachable to raft. The peers follow the group's
+// address book (sync); a node with no configuration yet (waiting to join)
+// also answers the nodes it hears from, at the address their batches carry.
 type transport struct {
-	n     *Node
-	peers map[uint64]*peer
+	n       *Node
+	mu      sync.RWMutex
+	peers   map[uint64]*peer
+	learned map[uint64]string // peers known only from their batches
 	// drop, when set, is asked about every outgoing message; tests use it
 	// to cut links.
 	drop   atomic.Pointer[func(*pb.Message) bool]
@@ -46,51 +51,116 @@ type transport struct {
 }
 
 type peer struct {
-	t    *transport
-	id   uint64
-	addr string
-	q    chan *pb.Message
+	t      *transport
+	id     uint64
+	addr   string
+	q      chan *pb.Message
+	ctx    context.Context
+	cancel context.CancelFunc
 
-	mu   sync.Mutex
-	conn *grpc.ClientConn
+	mu     sync.Mutex
+	conn   *grpc.ClientConn
+	closed bool
 }
 
 func newTransport(n *Node) *transport {
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &transport{n: n, peers: map[uint64]*peer{}, ctx: ctx, cancel: cancel}
-	for id, addr := range n.opts.Peers {
-		if id == n.id {
+	return &transport{n: n, peers: map[uint64]*peer{}, learned: map[uint64]string{}, ctx: ctx, cancel: cancel}
+}
+
+// sync makes the peers those of addrs (but this node): it connects to new
+// members, drops removed ones, and reconnects to one whose address changed.
+func (t *transport) sync(addrs map[uint64]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, p := range t.peers {
+		if a, ok := addrs[id]; !ok || a != p.addr {
+			if _, learned := t.learned[id]; learned && !ok && len(addrs) == 0 {
+				continue // still waiting to join
+			}
+			p.stop()
+			delete(t.peers, id)
+			delete(t.learned, id)
+		}
+	}
+	for id, a := range addrs {
+		if id == t.n.id || a == "" {
 			continue
 		}
-		p := &peer{t: t, id: id, addr: addr, q: make(chan *pb.Message, peerQueueLen)}
-		t.peers[id] = p
-		t.wg.Add(1)
-		go p.run()
+		delete(t.learned, id)
+		if _, ok := t.peers[id]; !ok {
+			t.startPeerLocked(id, a)
+		}
 	}
-	return t
+}
+
+// learn records the address a node not in the address book sent from, so
+// that this node can answer it while it has no configuration of its own.
+func (t *transport) learn(id uint64, addr string) {
+	if addr == "" || id == t.n.id || len(t.n.view.Load().addrs) > 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.peers[id]; ok {
+		if p.addr == addr {
+			return
+		}
+		p.stop()
+		delete(t.peers, id)
+	}
+	t.learned[id] = addr
+	t.startPeerLocked(id, addr)
+}
+
+func (t *transport) learnedAddr(id uint64) string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.learned[id]
+}
+
+func (t *transport) startPeerLocked(id uint64, addr string) {
+	ctx, cancel := context.WithCancel(t.ctx)
+	p := &peer{t: t, id: id, addr: addr, q: make(chan *pb.Message, peerQueueLen), ctx: ctx, cancel: cancel}
+	t.peers[id] = p
+	t.wg.Add(1)
+	go p.run()
+}
+
+// stop ends the peer's goroutine and closes its connection (snapshot sends
+// in flight fail).
+func (p *peer) stop() {
+	p.cancel()
+	p.mu.Lock()
+	p.closed = true
+	if p.conn != nil {
+		_ = p.conn.Close()
+		p.conn = nil
+	}
+	p.mu.Unlock()
 }
 
 func (t *transport) close() {
 	t.cancel()
 	t.wg.Wait()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, p := range t.peers {
-		p.mu.Lock()
-		if p.conn != nil {
-			_ = p.conn.Close()
-		}
-		p.mu.Unlock()
+		p.stop()
 	}
 }
 
 // send queues m for its peer; snap is the pinned state for a MsgSnap.
-func (t *transport) send(m *pb.Message, snap *pebble.Snapshot) {
+func (t *transport) send(m *pb.Message, snap pinnedSnapshot) {
+	t.mu.RLock()
 	p := t.peers[m.GetTo()]
+	t.mu.RUnlock()
 	if drop := t.drop.Load(); drop != nil && (*drop)(m) {
 		p = nil
 	}
 	if p == nil {
-		if snap != nil {
-			_ = snap.Close()
+		if snap.snap != nil {
+			_ = snap.snap.Close()
 		}
 		t.n.metrics.messagesDropped.Add(1)
 		return
@@ -110,6 +180,9 @@ func (t *transport) send(m *pb.Message, snap *pebble.Snapshot) {
 func (p *peer) client() (stratopb.RaftClient, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return nil, fmt.Errorf("peer %d is no longer a member", p.id)
+	}
 	if p.conn == nil {
 		opts := p.t.n.opts.DialOptions
 		if len(opts) == 0 {
@@ -133,12 +206,13 @@ func (p *peer) reportUnreachable() {
 
 func (p *peer) run() {
 	defer p.t.wg.Done()
-	ctx := p.t.ctx
+	ctx := p.ctx
+	n := p.t.n
 	var (
 		stream  stratopb.Raft_SendClient
 		cancel  context.CancelFunc
 		backoff = minBackoff
-		batch   = &stratopb.RaftBatch{From: p.t.n.id}
+		batch   = &stratopb.RaftBatch{From: n.id}
 	)
 	defer func() {
 		if cancel != nil {
@@ -175,6 +249,7 @@ func (p *peer) run() {
 			return
 		case m = <-p.q:
 		}
+		batch.FromAddr = n.addrOf(n.id)
 		if stream == nil {
 			var err error
 			if stream, cancel, err = p.open(); err != nil {
@@ -221,9 +296,25 @@ func (p *peer) run() {
 	}
 }
 
+// removedMsg is the status message of a peer that refuses messages from a
+// node removed from the group.
+const removedMsg = "consensus: the sender was removed from the group"
+
 func (p *peer) flush(stream stratopb.Raft_SendClient, batch *stratopb.RaftBatch) error {
 	if err := stream.Send(batch); err != nil {
 		p.t.n.metrics.messagesDropped.Add(uint64(len(batch.Messages)))
+		if errors.Is(err, io.EOF) {
+			// The receiver ended the stream: its status says why.
+			if _, rerr := stream.CloseAndRecv(); rerr != nil {
+				err = rerr
+			}
+		}
+		if st, ok := status.FromError(err); ok && st.Code() == codes.FailedPrecondition && st.Message() == removedMsg {
+			select {
+			case p.t.n.removedc <- p.id:
+			default:
+			}
+		}
 		return err
 	}
 	p.t.n.metrics.messagesSent.Add(uint64(len(batch.Messages)))
@@ -236,7 +327,7 @@ func (p *peer) open() (stratopb.Raft_SendClient, context.CancelFunc, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithCancel(p.t.ctx)
+	ctx, cancel := context.WithCancel(p.ctx)
 	stream, err := c.Send(ctx)
 	if err != nil {
 		cancel()
@@ -247,12 +338,12 @@ func (p *peer) open() (stratopb.Raft_SendClient, context.CancelFunc, error) {
 
 // sendSnapshot streams the state pinned by snap with its MsgSnap, then
 // reports the outcome to raft.
-func (p *peer) sendSnapshot(m *pb.Message, snap *pebble.Snapshot) {
+func (p *peer) sendSnapshot(m *pb.Message, snap pinnedSnapshot) {
 	n := p.t.n
 	defer p.t.wg.Done()
 	err := p.streamSnapshot(m, snap)
-	if snap != nil {
-		_ = snap.Close()
+	if snap.snap != nil {
+		_ = snap.snap.Close()
 	}
 	st := snapStatus{id: p.id, status: raft.SnapshotFinish}
 	if err != nil {
@@ -270,7 +361,8 @@ func (p *peer) sendSnapshot(m *pb.Message, snap *pebble.Snapshot) {
 	}
 }
 
-func (p *peer) streamSnapshot(m *pb.Message, snap *pebble.Snapshot) error {
+func (p *peer) streamSnapshot(m *pb.Message, pinned pinnedSnapshot) error {
+	snap := pinned.snap
 	if snap == nil {
 		return errors.New("no pinned state for snapshot")
 	}
@@ -278,14 +370,15 @@ func (p *peer) streamSnapshot(m *pb.Message, snap *pebble.Snapshot) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(p.t.ctx)
+	ctx, cancel := context.WithCancel(p.ctx)
 	defer cancel()
 	stream, err := c.Snapshot(ctx)
 	if err != nil {
 		return err
 	}
+	// The snapshot's data goes out as the address book as of its index.
 	hdr := proto.Clone(m).(*pb.Message)
-	hdr.Snapshot.Data = nil
+	hdr.Snapshot.Data = pinned.book
 	raw, err := proto.Marshal(hdr)
 	if err != nil {
 		return err
@@ -351,6 +444,10 @@ func (s *raftService) Send(stream stratopb.Raft_SendServer) error {
 		if err != nil {
 			return err
 		}
+		if slices.Contains(n.view.Load().removed, b.GetFrom()) {
+			return status.Error(codes.FailedPrecondition, removedMsg)
+		}
+		n.transport.learn(b.GetFrom(), b.GetFromAddr())
 		for _, raw := range b.GetMessages() {
 			m := &pb.Message{}
 			if err := proto.Unmarshal(raw, m); err != nil {

@@ -2528,17 +2528,21 @@ func (x *DecommissionDatanodeResponse) GetDatanode() *DatanodeInfo {
 // MetaStatusResponse is one meta replica's view of its Raft group (any
 // replica answers, leader or not).
 type MetaStatusResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Role          string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"` // leader, follower, candidate, pre-candidate
-	LeaderId      uint64                 `protobuf:"varint,3,opt,name=leader_id,json=leaderId,proto3" json:"leader_id,omitempty"`
-	LeaderAddr    string                 `protobuf:"bytes,4,opt,name=leader_addr,json=leaderAddr,proto3" json:"leader_addr,omitempty"`
-	Term          uint64                 `protobuf:"varint,5,opt,name=term,proto3" json:"term,omitempty"`
-	Commit        uint64                 `protobuf:"varint,6,opt,name=commit,proto3" json:"commit,omitempty"`
-	Applied       uint64                 `protobuf:"varint,7,opt,name=applied,proto3" json:"applied,omitempty"`
-	FirstIndex    uint64                 `protobuf:"varint,8,opt,name=first_index,json=firstIndex,proto3" json:"first_index,omitempty"`
-	LastIndex     uint64                 `protobuf:"varint,9,opt,name=last_index,json=lastIndex,proto3" json:"last_index,omitempty"`
-	Voters        []uint64               `protobuf:"varint,10,rep,packed,name=voters,proto3" json:"voters,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Id         uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Role       string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"` // leader, follower, candidate, pre-candidate
+	LeaderId   uint64                 `protobuf:"varint,3,opt,name=leader_id,json=leaderId,proto3" json:"leader_id,omitempty"`
+	LeaderAddr string                 `protobuf:"bytes,4,opt,name=leader_addr,json=leaderAddr,proto3" json:"leader_addr,omitempty"`
+	Term       uint64                 `protobuf:"varint,5,opt,name=term,proto3" json:"term,omitempty"`
+	Commit     uint64                 `protobuf:"varint,6,opt,name=commit,proto3" json:"commit,omitempty"`
+	Applied    uint64                 `protobuf:"varint,7,opt,name=applied,proto3" json:"applied,omitempty"`
+	FirstIndex uint64                 `protobuf:"varint,8,opt,name=first_index,json=firstIndex,proto3" json:"first_index,omitempty"`
+	LastIndex  uint64                 `protobuf:"varint,9,opt,name=last_index,json=lastIndex,proto3" json:"last_index,omitempty"`
+	Voters     []uint64               `protobuf:"varint,10,rep,packed,name=voters,proto3" json:"voters,omitempty"`
+	// Every member with its address and role (voter or learner), as this
+	// replica knows them; on the leader, with each one's replication
+	// progress.
+	Members       []*MetaMember `protobuf:"bytes,11,rep,name=members,proto3" json:"members,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2639,6 +2643,297 @@ func (x *MetaStatusResponse) GetLastIndex() uint64 {
 func (x *MetaStatusResponse) GetVoters() []uint64 {
 	if x != nil {
 		return x.Voters
+	}
+	return nil
+}
+
+func (x *MetaStatusResponse) GetMembers() []*MetaMember {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+// MetaMember is one replica of the meta Raft group.
+type MetaMember struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Addr  string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	Role  string                 `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"` // voter or learner
+	// On the leader: the last log index known to be on the member, and
+	// whether it was heard from within an election timeout.
+	Match         uint64 `protobuf:"varint,4,opt,name=match,proto3" json:"match,omitempty"`
+	Active        bool   `protobuf:"varint,5,opt,name=active,proto3" json:"active,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MetaMember) Reset() {
+	*x = MetaMember{}
+	mi := &file_cluster_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetaMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetaMember) ProtoMessage() {}
+
+func (x *MetaMember) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MetaMember.ProtoReflect.Descriptor instead.
+func (*MetaMember) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *MetaMember) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *MetaMember) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
+func (x *MetaMember) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *MetaMember) GetMatch() uint64 {
+	if x != nil {
+		return x.Match
+	}
+	return 0
+}
+
+func (x *MetaMember) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
+// AddMetaMemberRequest adds a replica (started with `strato meta --join`)
+// as a learner, waits for it to catch up and promotes it to voter (unless
+// learner is set). Sent again for a member that is already a learner at
+// the same address, it resumes at the promotion.
+type AddMetaMemberRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Addr          string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	Learner       bool                   `protobuf:"varint,3,opt,name=learner,proto3" json:"learner,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddMetaMemberRequest) Reset() {
+	*x = AddMetaMemberRequest{}
+	mi := &file_cluster_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddMetaMemberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddMetaMemberRequest) ProtoMessage() {}
+
+func (x *AddMetaMemberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddMetaMemberRequest.ProtoReflect.Descriptor instead.
+func (*AddMetaMemberRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *AddMetaMemberRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *AddMetaMemberRequest) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
+func (x *AddMetaMemberRequest) GetLearner() bool {
+	if x != nil {
+		return x.Learner
+	}
+	return false
+}
+
+type RemoveMetaMemberRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveMetaMemberRequest) Reset() {
+	*x = RemoveMetaMemberRequest{}
+	mi := &file_cluster_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveMetaMemberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveMetaMemberRequest) ProtoMessage() {}
+
+func (x *RemoveMetaMemberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveMetaMemberRequest.ProtoReflect.Descriptor instead.
+func (*RemoveMetaMemberRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *RemoveMetaMemberRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+type TransferMetaLeaderRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransferMetaLeaderRequest) Reset() {
+	*x = TransferMetaLeaderRequest{}
+	mi := &file_cluster_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransferMetaLeaderRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransferMetaLeaderRequest) ProtoMessage() {}
+
+func (x *TransferMetaLeaderRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransferMetaLeaderRequest.ProtoReflect.Descriptor instead.
+func (*TransferMetaLeaderRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *TransferMetaLeaderRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+// MetaMembersResponse is the group after a membership change.
+type MetaMembersResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LeaderId      uint64                 `protobuf:"varint,1,opt,name=leader_id,json=leaderId,proto3" json:"leader_id,omitempty"`
+	Members       []*MetaMember          `protobuf:"bytes,2,rep,name=members,proto3" json:"members,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MetaMembersResponse) Reset() {
+	*x = MetaMembersResponse{}
+	mi := &file_cluster_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetaMembersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetaMembersResponse) ProtoMessage() {}
+
+func (x *MetaMembersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MetaMembersResponse.ProtoReflect.Descriptor instead.
+func (*MetaMembersResponse) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *MetaMembersResponse) GetLeaderId() uint64 {
+	if x != nil {
+		return x.LeaderId
+	}
+	return 0
+}
+
+func (x *MetaMembersResponse) GetMembers() []*MetaMember {
+	if x != nil {
+		return x.Members
 	}
 	return nil
 }
@@ -2802,7 +3097,7 @@ const file_cluster_proto_rawDesc = "" +
 	"datanodeId\x12\"\n" +
 	"\frecommission\x18\x02 \x01(\bR\frecommission\"P\n" +
 	"\x1cDecommissionDatanodeResponse\x120\n" +
-	"\bdatanode\x18\x01 \x01(\v2\x14.strato.DatanodeInfoR\bdatanode\"\x94\x02\n" +
+	"\bdatanode\x18\x01 \x01(\v2\x14.strato.DatanodeInfoR\bdatanode\"\xc2\x02\n" +
 	"\x12MetaStatusResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x1b\n" +
@@ -2817,7 +3112,26 @@ const file_cluster_proto_rawDesc = "" +
 	"\n" +
 	"last_index\x18\t \x01(\x04R\tlastIndex\x12\x16\n" +
 	"\x06voters\x18\n" +
-	" \x03(\x04R\x06voters*V\n" +
+	" \x03(\x04R\x06voters\x12,\n" +
+	"\amembers\x18\v \x03(\v2\x12.strato.MetaMemberR\amembers\"r\n" +
+	"\n" +
+	"MetaMember\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x12\n" +
+	"\x04role\x18\x03 \x01(\tR\x04role\x12\x14\n" +
+	"\x05match\x18\x04 \x01(\x04R\x05match\x12\x16\n" +
+	"\x06active\x18\x05 \x01(\bR\x06active\"T\n" +
+	"\x14AddMetaMemberRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x18\n" +
+	"\alearner\x18\x03 \x01(\bR\alearner\")\n" +
+	"\x17RemoveMetaMemberRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\"+\n" +
+	"\x19TransferMetaLeaderRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\"`\n" +
+	"\x13MetaMembersResponse\x12\x1b\n" +
+	"\tleader_id\x18\x01 \x01(\x04R\bleaderId\x12,\n" +
+	"\amembers\x18\x02 \x03(\v2\x12.strato.MetaMemberR\amembers*V\n" +
 	"\n" +
 	"NodeHealth\x12\x17\n" +
 	"\x13NODE_HEALTH_UNKNOWN\x10\x00\x12\x10\n" +
@@ -2843,7 +3157,7 @@ const file_cluster_proto_rawDesc = "" +
 	"\x11CONTAINER_CLOSING\x10\x02\x12\x14\n" +
 	"\x10CONTAINER_CLOSED\x10\x03\x12\x17\n" +
 	"\x13CONTAINER_UNHEALTHY\x10\x04\x12\x15\n" +
-	"\x11CONTAINER_DELETED\x10\x052\x87\a\n" +
+	"\x11CONTAINER_DELETED\x10\x052\xfb\b\n" +
 	"\aCluster\x12=\n" +
 	"\bRegister\x12\x17.strato.RegisterRequest\x1a\x18.strato.RegisterResponse\x12@\n" +
 	"\tHeartbeat\x12\x18.strato.HeartbeatRequest\x1a\x19.strato.HeartbeatResponse\x12L\n" +
@@ -2857,7 +3171,10 @@ const file_cluster_proto_rawDesc = "" +
 	"\rReportReplica\x12\x1c.strato.ReportReplicaRequest\x1a\x1d.strato.ReportReplicaResponse\x12a\n" +
 	"\x14DecommissionDatanode\x12#.strato.DecommissionDatanodeRequest\x1a$.strato.DecommissionDatanodeResponse\x127\n" +
 	"\n" +
-	"MetaStatus\x12\r.strato.Empty\x1a\x1a.strato.MetaStatusResponseB,Z*github.com/strato-io/strato/proto/stratopbb\x06proto3"
+	"MetaStatus\x12\r.strato.Empty\x1a\x1a.strato.MetaStatusResponse\x12J\n" +
+	"\rAddMetaMember\x12\x1c.strato.AddMetaMemberRequest\x1a\x1b.strato.MetaMembersResponse\x12P\n" +
+	"\x10RemoveMetaMember\x12\x1f.strato.RemoveMetaMemberRequest\x1a\x1b.strato.MetaMembersResponse\x12T\n" +
+	"\x12TransferMetaLeader\x12!.strato.TransferMetaLeaderRequest\x1a\x1b.strato.MetaMembersResponseB,Z*github.com/strato-io/strato/proto/stratopbb\x06proto3"
 
 var (
 	file_cluster_proto_rawDescOnce sync.Once
@@ -2872,7 +3189,7 @@ func file_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_cluster_proto_goTypes = []any{
 	(NodeHealth)(0),                      // 0: strato.NodeHealth
 	(NodeOpState)(0),                     // 1: strato.NodeOpState
@@ -2917,8 +3234,13 @@ var file_cluster_proto_goTypes = []any{
 	(*DecommissionDatanodeRequest)(nil),  // 40: strato.DecommissionDatanodeRequest
 	(*DecommissionDatanodeResponse)(nil), // 41: strato.DecommissionDatanodeResponse
 	(*MetaStatusResponse)(nil),           // 42: strato.MetaStatusResponse
-	nil,                                  // 43: strato.ContainerReplicasResponse.ReplicasEntry
-	(*Empty)(nil),                        // 44: strato.Empty
+	(*MetaMember)(nil),                   // 43: strato.MetaMember
+	(*AddMetaMemberRequest)(nil),         // 44: strato.AddMetaMemberRequest
+	(*RemoveMetaMemberRequest)(nil),      // 45: strato.RemoveMetaMemberRequest
+	(*TransferMetaLeaderRequest)(nil),    // 46: strato.TransferMetaLeaderRequest
+	(*MetaMembersResponse)(nil),          // 47: strato.MetaMembersResponse
+	nil,                                  // 48: strato.ContainerReplicasResponse.ReplicasEntry
+	(*Empty)(nil),                        // 49: strato.Empty
 }
 var file_cluster_proto_depIdxs = []int32{
 	5,  // 0: strato.DatanodeInfo.details:type_name -> strato.DatanodeDetails
@@ -2953,38 +3275,46 @@ var file_cluster_proto_depIdxs = []int32{
 	8,  // 29: strato.ListPipelinesResponse.pipelines:type_name -> strato.PipelineInfo
 	9,  // 30: strato.ListContainersResponse.containers:type_name -> strato.ContainerInfo
 	9,  // 31: strato.ContainerReplicasResponse.container:type_name -> strato.ContainerInfo
-	43, // 32: strato.ContainerReplicasResponse.replicas:type_name -> strato.ContainerReplicasResponse.ReplicasEntry
+	48, // 32: strato.ContainerReplicasResponse.replicas:type_name -> strato.ContainerReplicasResponse.ReplicasEntry
 	7,  // 33: strato.DecommissionDatanodeResponse.datanode:type_name -> strato.DatanodeInfo
-	10, // 34: strato.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.ContainerReplica
-	22, // 35: strato.Cluster.Register:input_type -> strato.RegisterRequest
-	24, // 36: strato.Cluster.Heartbeat:input_type -> strato.HeartbeatRequest
-	26, // 37: strato.Cluster.ListDatanodes:input_type -> strato.ListDatanodesRequest
-	28, // 38: strato.Cluster.ListPipelines:input_type -> strato.ListPipelinesRequest
-	30, // 39: strato.Cluster.ListContainers:input_type -> strato.ListContainersRequest
-	32, // 40: strato.Cluster.ContainerReplicas:input_type -> strato.ContainerReplicasRequest
-	44, // 41: strato.Cluster.GetSafeMode:input_type -> strato.Empty
-	35, // 42: strato.Cluster.ExitSafeMode:input_type -> strato.SafeModeExitRequest
-	36, // 43: strato.Cluster.CloseContainer:input_type -> strato.CloseContainerRequest
-	38, // 44: strato.Cluster.ReportReplica:input_type -> strato.ReportReplicaRequest
-	40, // 45: strato.Cluster.DecommissionDatanode:input_type -> strato.DecommissionDatanodeRequest
-	44, // 46: strato.Cluster.MetaStatus:input_type -> strato.Empty
-	23, // 47: strato.Cluster.Register:output_type -> strato.RegisterResponse
-	25, // 48: strato.Cluster.Heartbeat:output_type -> strato.HeartbeatResponse
-	27, // 49: strato.Cluster.ListDatanodes:output_type -> strato.ListDatanodesResponse
-	29, // 50: strato.Cluster.ListPipelines:output_type -> strato.ListPipelinesResponse
-	31, // 51: strato.Cluster.ListContainers:output_type -> strato.ListContainersResponse
-	33, // 52: strato.Cluster.ContainerReplicas:output_type -> strato.ContainerReplicasResponse
-	34, // 53: strato.Cluster.GetSafeMode:output_type -> strato.SafeModeStatus
-	34, // 54: strato.Cluster.ExitSafeMode:output_type -> strato.SafeModeStatus
-	37, // 55: strato.Cluster.CloseContainer:output_type -> strato.CloseContainerResponse
-	39, // 56: strato.Cluster.ReportReplica:output_type -> strato.ReportReplicaResponse
-	41, // 57: strato.Cluster.DecommissionDatanode:output_type -> strato.DecommissionDatanodeResponse
-	42, // 58: strato.Cluster.MetaStatus:output_type -> strato.MetaStatusResponse
-	47, // [47:59] is the sub-list for method output_type
-	35, // [35:47] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	43, // 34: strato.MetaStatusResponse.members:type_name -> strato.MetaMember
+	43, // 35: strato.MetaMembersResponse.members:type_name -> strato.MetaMember
+	10, // 36: strato.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.ContainerReplica
+	22, // 37: strato.Cluster.Register:input_type -> strato.RegisterRequest
+	24, // 38: strato.Cluster.Heartbeat:input_type -> strato.HeartbeatRequest
+	26, // 39: strato.Cluster.ListDatanodes:input_type -> strato.ListDatanodesRequest
+	28, // 40: strato.Cluster.ListPipelines:input_type -> strato.ListPipelinesRequest
+	30, // 41: strato.Cluster.ListContainers:input_type -> strato.ListContainersRequest
+	32, // 42: strato.Cluster.ContainerReplicas:input_type -> strato.ContainerReplicasRequest
+	49, // 43: strato.Cluster.GetSafeMode:input_type -> strato.Empty
+	35, // 44: strato.Cluster.ExitSafeMode:input_type -> strato.SafeModeExitRequest
+	36, // 45: strato.Cluster.CloseContainer:input_type -> strato.CloseContainerRequest
+	38, // 46: strato.Cluster.ReportReplica:input_type -> strato.ReportReplicaRequest
+	40, // 47: strato.Cluster.DecommissionDatanode:input_type -> strato.DecommissionDatanodeRequest
+	49, // 48: strato.Cluster.MetaStatus:input_type -> strato.Empty
+	44, // 49: strato.Cluster.AddMetaMember:input_type -> strato.AddMetaMemberRequest
+	45, // 50: strato.Cluster.RemoveMetaMember:input_type -> strato.RemoveMetaMemberRequest
+	46, // 51: strato.Cluster.TransferMetaLeader:input_type -> strato.TransferMetaLeaderRequest
+	23, // 52: strato.Cluster.Register:output_type -> strato.RegisterResponse
+	25, // 53: strato.Cluster.Heartbeat:output_type -> strato.HeartbeatResponse
+	27, // 54: strato.Cluster.ListDatanodes:output_type -> strato.ListDatanodesResponse
+	29, // 55: strato.Cluster.ListPipelines:output_type -> strato.ListPipelinesResponse
+	31, // 56: strato.Cluster.ListContainers:output_type -> strato.ListContainersResponse
+	33, // 57: strato.Cluster.ContainerReplicas:output_type -> strato.ContainerReplicasResponse
+	34, // 58: strato.Cluster.GetSafeMode:output_type -> strato.SafeModeStatus
+	34, // 59: strato.Cluster.ExitSafeMode:output_type -> strato.SafeModeStatus
+	37, // 60: strato.Cluster.CloseContainer:output_type -> strato.CloseContainerResponse
+	39, // 61: strato.Cluster.ReportReplica:output_type -> strato.ReportReplicaResponse
+	41, // 62: strato.Cluster.DecommissionDatanode:output_type -> strato.DecommissionDatanodeResponse
+	42, // 63: strato.Cluster.MetaStatus:output_type -> strato.MetaStatusResponse
+	47, // 64: strato.Cluster.AddMetaMember:output_type -> strato.MetaMembersResponse
+	47, // 65: strato.Cluster.RemoveMetaMember:output_type -> strato.MetaMembersResponse
+	47, // 66: strato.Cluster.TransferMetaLeader:output_type -> strato.MetaMembersResponse
+	52, // [52:67] is the sub-list for method output_type
+	37, // [37:52] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }
@@ -3014,7 +3344,7 @@ func file_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   39,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,9 @@ const (
 	Cluster_ReportReplica_FullMethodName        = "/strato.Cluster/ReportReplica"
 	Cluster_DecommissionDatanode_FullMethodName = "/strato.Cluster/DecommissionDatanode"
 	Cluster_MetaStatus_FullMethodName           = "/strato.Cluster/MetaStatus"
+	Cluster_AddMetaMember_FullMethodName        = "/strato.Cluster/AddMetaMember"
+	Cluster_RemoveMetaMember_FullMethodName     = "/strato.Cluster/RemoveMetaMember"
+	Cluster_TransferMetaLeader_FullMethodName   = "/strato.Cluster/TransferMetaLeader"
 )
 
 // ClusterClient is the client API for Cluster service.
@@ -49,6 +52,10 @@ type ClusterClient interface {
 	ReportReplica(ctx context.Context, in *ReportReplicaRequest, opts ...grpc.CallOption) (*ReportReplicaResponse, error)
 	DecommissionDatanode(ctx context.Context, in *DecommissionDatanodeRequest, opts ...grpc.CallOption) (*DecommissionDatanodeResponse, error)
 	MetaStatus(ctx context.Context, in *Empty, opts ...grpc.CallOption) (*MetaStatusResponse, error)
+	// Membership of the meta Raft group, one change at a time (leader only).
+	AddMetaMember(ctx context.Context, in *AddMetaMemberRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error)
+	RemoveMetaMember(ctx context.Context, in *RemoveMetaMemberRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error)
+	TransferMetaLeader(ctx context.Context, in *TransferMetaLeaderRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error)
 }
 
 type clusterClient struct {
@@ -179,6 +186,36 @@ func (c *clusterClient) MetaStatus(ctx context.Context, in *Empty, opts ...grpc.
 	return out, nil
 }
 
+func (c *clusterClient) AddMetaMember(ctx context.Context, in *AddMetaMemberRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MetaMembersResponse)
+	err := c.cc.Invoke(ctx, Cluster_AddMetaMember_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clusterClient) RemoveMetaMember(ctx context.Context, in *RemoveMetaMemberRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MetaMembersResponse)
+	err := c.cc.Invoke(ctx, Cluster_RemoveMetaMember_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clusterClient) TransferMetaLeader(ctx context.Context, in *TransferMetaLeaderRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MetaMembersResponse)
+	err := c.cc.Invoke(ctx, Cluster_TransferMetaLeader_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClusterServer is the server API for Cluster service.
 // All implementations must embed UnimplementedClusterServer
 // for forward compatibility.
@@ -195,6 +232,10 @@ type ClusterServer interface {
 	ReportReplica(context.Context, *ReportReplicaRequest) (*ReportReplicaResponse, error)
 	DecommissionDatanode(context.Context, *DecommissionDatanodeRequest) (*DecommissionDatanodeResponse, error)
 	MetaStatus(context.Context, *Empty) (*MetaStatusResponse, error)
+	// Membership of the meta Raft group, one change at a time (leader only).
+	AddMetaMember(context.Context, *AddMetaMemberRequest) (*MetaMembersResponse, error)
+	RemoveMetaMember(context.Context, *RemoveMetaMemberRequest) (*MetaMembersResponse, error)
+	TransferMetaLeader(context.Context, *TransferMetaLeaderRequest) (*MetaMembersResponse, error)
 	mustEmbedUnimplementedClusterServer()
 }
 
@@ -240,6 +281,15 @@ func (UnimplementedClusterServer) DecommissionDatanode(context.Context, *Decommi
 }
 func (UnimplementedClusterServer) MetaStatus(context.Context, *Empty) (*MetaStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method MetaStatus not implemented")
+}
+func (UnimplementedClusterServer) AddMetaMember(context.Context, *AddMetaMemberRequest) (*MetaMembersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddMetaMember not implemented")
+}
+func (UnimplementedClusterServer) RemoveMetaMember(context.Context, *RemoveMetaMemberRequest) (*MetaMembersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveMetaMember not implemented")
+}
+func (UnimplementedClusterServer) TransferMetaLeader(context.Context, *TransferMetaLeaderRequest) (*MetaMembersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TransferMetaLeader not implemented")
 }
 func (UnimplementedClusterServer) mustEmbedUnimplementedClusterServer() {}
 func (UnimplementedClusterServer) testEmbeddedByValue()                 {}
@@ -478,6 +528,60 @@ func _Cluster_MetaStatus_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Cluster_AddMetaMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddMetaMemberRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).AddMetaMember(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_AddMetaMember_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).AddMetaMember(ctx, req.(*AddMetaMemberRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Cluster_RemoveMetaMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveMetaMemberRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).RemoveMetaMember(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_RemoveMetaMember_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).RemoveMetaMember(ctx, req.(*RemoveMetaMemberRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Cluster_TransferMetaLeader_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TransferMetaLeaderRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).TransferMetaLeader(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_TransferMetaLeader_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).TransferMetaLeader(ctx, req.(*TransferMetaLeaderRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Cluster_ServiceDesc is the grpc.ServiceDesc for Cluster service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -532,6 +636,18 @@ var Cluster_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "MetaStatus",
 			Handler:    _Cluster_MetaStatus_Handler,
+		},
+		{
+			MethodName: "AddMetaMember",
+			Handler:    _Cluster_AddMetaMember_Handler,
+		},
+		{
+			MethodName: "RemoveMetaMember",
+			Handler:    _Cluster_RemoveMetaMember_Handler,
+		},
+		{
+			MethodName: "TransferMetaLeader",
+			Handler:    _Cluster_TransferMetaLeader_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

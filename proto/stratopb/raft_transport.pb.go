@@ -27,7 +27,10 @@ type RaftBatch struct {
 	// The sender's raft ID; every message in the batch is from it.
 	From uint64 `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
 	// Encoded raftpb.Message values, in send order.
-	Messages      [][]byte `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	Messages [][]byte `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	// The sender's own Raft address, so that a replica that does not know
+	// the sender yet (one waiting to join the group) can answer it.
+	FromAddr      string `protobuf:"bytes,3,opt,name=from_addr,json=fromAddr,proto3" json:"from_addr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -76,6 +79,134 @@ func (x *RaftBatch) GetMessages() [][]byte {
 	return nil
 }
 
+func (x *RaftBatch) GetFromAddr() string {
+	if x != nil {
+		return x.FromAddr
+	}
+	return ""
+}
+
+// RaftMember is one member of a meta Raft group and the address of the
+// gRPC server its Raft service is on.
+type RaftMember struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Addr          string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RaftMember) Reset() {
+	*x = RaftMember{}
+	mi := &file_raft_transport_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RaftMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RaftMember) ProtoMessage() {}
+
+func (x *RaftMember) ProtoReflect() protoreflect.Message {
+	mi := &file_raft_transport_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RaftMember.ProtoReflect.Descriptor instead.
+func (*RaftMember) Descriptor() ([]byte, []int) {
+	return file_raft_transport_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RaftMember) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *RaftMember) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
+// RaftMembers is a group's address book. It is stored with the applied
+// configuration, carried in the context of every configuration change (the
+// addresses of the members it adds, and change_id, which lets the
+// proposer recognise its change when it is applied) and in the data of
+// every snapshot (the whole book as of the snapshot's index).
+type RaftMembers struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Members  []*RaftMember          `protobuf:"bytes,1,rep,name=members,proto3" json:"members,omitempty"`
+	ChangeId uint64                 `protobuf:"varint,2,opt,name=change_id,json=changeId,proto3" json:"change_id,omitempty"`
+	// The IDs of the members removed from the group so far: they are never
+	// used again, and a node told it is one of them stops.
+	Removed       []uint64 `protobuf:"varint,3,rep,packed,name=removed,proto3" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RaftMembers) Reset() {
+	*x = RaftMembers{}
+	mi := &file_raft_transport_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RaftMembers) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RaftMembers) ProtoMessage() {}
+
+func (x *RaftMembers) ProtoReflect() protoreflect.Message {
+	mi := &file_raft_transport_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RaftMembers.ProtoReflect.Descriptor instead.
+func (*RaftMembers) Descriptor() ([]byte, []int) {
+	return file_raft_transport_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RaftMembers) GetMembers() []*RaftMember {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *RaftMembers) GetChangeId() uint64 {
+	if x != nil {
+		return x.ChangeId
+	}
+	return 0
+}
+
+func (x *RaftMembers) GetRemoved() []uint64 {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
+}
+
 // RaftAck ends a Send or Snapshot stream.
 type RaftAck struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -85,7 +216,7 @@ type RaftAck struct {
 
 func (x *RaftAck) Reset() {
 	*x = RaftAck{}
-	mi := &file_raft_transport_proto_msgTypes[1]
+	mi := &file_raft_transport_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -97,7 +228,7 @@ func (x *RaftAck) String() string {
 func (*RaftAck) ProtoMessage() {}
 
 func (x *RaftAck) ProtoReflect() protoreflect.Message {
-	mi := &file_raft_transport_proto_msgTypes[1]
+	mi := &file_raft_transport_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -110,7 +241,7 @@ func (x *RaftAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaftAck.ProtoReflect.Descriptor instead.
 func (*RaftAck) Descriptor() ([]byte, []int) {
-	return file_raft_transport_proto_rawDescGZIP(), []int{1}
+	return file_raft_transport_proto_rawDescGZIP(), []int{3}
 }
 
 // SnapshotChunk is one piece of a snapshot stream.
@@ -132,7 +263,7 @@ type SnapshotChunk struct {
 
 func (x *SnapshotChunk) Reset() {
 	*x = SnapshotChunk{}
-	mi := &file_raft_transport_proto_msgTypes[2]
+	mi := &file_raft_transport_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -144,7 +275,7 @@ func (x *SnapshotChunk) String() string {
 func (*SnapshotChunk) ProtoMessage() {}
 
 func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_raft_transport_proto_msgTypes[2]
+	mi := &file_raft_transport_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -157,7 +288,7 @@ func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotChunk.ProtoReflect.Descriptor instead.
 func (*SnapshotChunk) Descriptor() ([]byte, []int) {
-	return file_raft_transport_proto_rawDescGZIP(), []int{2}
+	return file_raft_transport_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SnapshotChunk) GetMessage() []byte {
@@ -199,10 +330,19 @@ var File_raft_transport_proto protoreflect.FileDescriptor
 
 const file_raft_transport_proto_rawDesc = "" +
 	"\n" +
-	"\x14raft_transport.proto\x12\x06strato\";\n" +
+	"\x14raft_transport.proto\x12\x06strato\"X\n" +
 	"\tRaftBatch\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\x04R\x04from\x12\x1a\n" +
-	"\bmessages\x18\x02 \x03(\fR\bmessages\"\t\n" +
+	"\bmessages\x18\x02 \x03(\fR\bmessages\x12\x1b\n" +
+	"\tfrom_addr\x18\x03 \x01(\tR\bfromAddr\"0\n" +
+	"\n" +
+	"RaftMember\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\"r\n" +
+	"\vRaftMembers\x12,\n" +
+	"\amembers\x18\x01 \x03(\v2\x12.strato.RaftMemberR\amembers\x12\x1b\n" +
+	"\tchange_id\x18\x02 \x01(\x04R\bchangeId\x12\x18\n" +
+	"\aremoved\x18\x03 \x03(\x04R\aremoved\"\t\n" +
 	"\aRaftAck\"\x81\x01\n" +
 	"\rSnapshotChunk\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\fR\amessage\x12\x12\n" +
@@ -226,22 +366,25 @@ func file_raft_transport_proto_rawDescGZIP() []byte {
 	return file_raft_transport_proto_rawDescData
 }
 
-var file_raft_transport_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_raft_transport_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_raft_transport_proto_goTypes = []any{
 	(*RaftBatch)(nil),     // 0: strato.RaftBatch
-	(*RaftAck)(nil),       // 1: strato.RaftAck
-	(*SnapshotChunk)(nil), // 2: strato.SnapshotChunk
+	(*RaftMember)(nil),    // 1: strato.RaftMember
+	(*RaftMembers)(nil),   // 2: strato.RaftMembers
+	(*RaftAck)(nil),       // 3: strato.RaftAck
+	(*SnapshotChunk)(nil), // 4: strato.SnapshotChunk
 }
 var file_raft_transport_proto_depIdxs = []int32{
-	0, // 0: strato.Raft.Send:input_type -> strato.RaftBatch
-	2, // 1: strato.Raft.Snapshot:input_type -> strato.SnapshotChunk
-	1, // 2: strato.Raft.Send:output_type -> strato.RaftAck
-	1, // 3: strato.Raft.Snapshot:output_type -> strato.RaftAck
-	2, // [2:4] is the sub-list for method output_type
-	0, // [0:2] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	1, // 0: strato.RaftMembers.members:type_name -> strato.RaftMember
+	0, // 1: strato.Raft.Send:input_type -> strato.RaftBatch
+	4, // 2: strato.Raft.Snapshot:input_type -> strato.SnapshotChunk
+	3, // 3: strato.Raft.Send:output_type -> strato.RaftAck
+	3, // 4: strato.Raft.Snapshot:output_type -> strato.RaftAck
+	3, // [3:5] is the sub-list for method output_type
+	1, // [1:3] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_raft_transport_proto_init() }
@@ -255,7 +398,7 @@ func file_raft_transport_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_raft_transport_proto_rawDesc), len(file_raft_transport_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

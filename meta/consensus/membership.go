@@ -1,0 +1,587 @@
+package consensus
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// Membership changes. The leader proposes one ConfChangeV2 at a time, each
+// with a single change (raft's simple configuration change, never joint
+// consensus): add a learner, promote a learner to voter, remove a member.
+// Its context is a stratopb.RaftMembers holding the address of the member
+// it adds and a change ID. Every replica applies it on the raft goroutine
+// with RawNode.ApplyConfChange and writes the resulting ConfState and the
+// new address book in the apply batch; then its transport connects to new
+// members and drops removed ones. A replica that applies its own removal
+// stops (ErrRemoved).
+
+// Member is one member of the group.
+type Member struct {
+	ID      uint64
+	Addr    string
+	Learner bool
+	// Match and Active are the leader's view of the member's replication
+	// (the last index known to be in its log, and whether it was heard from
+	// within an election timeout); zero on other replicas.
+	Match  uint64
+	Active bool
+}
+
+// groupView is the configuration as readers outside the raft goroutine see
+// it, replaced whole (copy on write) when the configuration changes.
+type groupView struct {
+	voters   []uint64
+	learners []uint64
+	addrs    map[uint64]string // every member's effective address
+	removed  []uint64          // IDs removed from the group
+}
+
+func (v *groupView) isVoter(id uint64) bool   { return slices.Contains(v.voters, id) }
+func (v *groupView) isLearner(id uint64) bool { return slices.Contains(v.learners, id) }
+
+// members lists the view's members by ID.
+func (v *groupView) members() []Member {
+	out := make([]Member, 0, len(v.voters)+len(v.learners))
+	for _, id := range v.voters {
+		out = append(out, Member{ID: id, Addr: v.addrs[id]})
+	}
+	for _, id := range v.learners {
+		out = append(out, Member{ID: id, Addr: v.addrs[id], Learner: true})
+	}
+	slices.SortFunc(out, func(a, b Member) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// confMembers lists every node of cs (voters and learners, incoming and
+// outgoing), sorted, without duplicates.
+func confMembers(cs *pb.ConfState) []uint64 {
+	var ids []uint64
+	ids = append(ids, cs.GetVoters()...)
+	ids = append(ids, cs.GetLearners()...)
+	ids = append(ids, cs.GetVotersOutgoing()...)
+	ids = append(ids, cs.GetLearnersNext()...)
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+func encodeBook(book map[uint64]string, removed []uint64, changeID uint64) []byte {
+	m := &stratopb.RaftMembers{ChangeId: changeID, Removed: removed}
+	for _, id := range slices.Sorted(maps.Keys(book)) {
+		m.Members = append(m.Members, &stratopb.RaftMember{Id: id, Addr: book[id]})
+	}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("consensus: marshal address book: %v", err))
+	}
+	return b
+}
+
+func decodeBook(v []byte) (book map[uint64]string, removed []uint64, changeID uint64, err error) {
+	var m stratopb.RaftMembers
+	if err := proto.Unmarshal(v, &m); err != nil {
+		return nil, nil, 0, fmt.Errorf("%w: address book: %w", ErrCorruption, err)
+	}
+	book = make(map[uint64]string, len(m.GetMembers()))
+	for _, mem := range m.GetMembers() {
+		book[mem.GetId()] = mem.GetAddr()
+	}
+	return book, m.GetRemoved(), m.GetChangeId(), nil
+}
+
+// refreshView publishes the store's configuration and address book (with
+// this node's address overrides) to readers and to the transport. Raft
+// goroutine (or Open) only.
+func (n *Node) refreshView() {
+	s := n.store
+	addrs := make(map[uint64]string, len(s.book))
+	for id, a := range s.book {
+		if o, ok := n.overrides[id]; ok && o != "" {
+			a = o
+		}
+		addrs[id] = a
+	}
+	v := &groupView{
+		voters:   slices.Sorted(slices.Values(append(slices.Clone(s.conf.GetVoters()), s.conf.GetVotersOutgoing()...))),
+		learners: slices.Sorted(slices.Values(append(slices.Clone(s.conf.GetLearners()), s.conf.GetLearnersNext()...))),
+		addrs:    addrs,
+		removed:  slices.Clone(s.removed),
+	}
+	v.voters, v.learners = slices.Compact(v.voters), slices.Compact(v.learners)
+	n.view.Store(v)
+	if n.transport != nil {
+		n.transport.sync(addrs)
+	}
+}
+
+// addrOf is the address of member id, or of a node this one heard from
+// while it waited to join; "" when unknown.
+func (n *Node) addrOf(id uint64) string {
+	if a, ok := n.view.Load().addrs[id]; ok {
+		return a
+	}
+	if id == n.id {
+		return n.opts.Peers[id]
+	}
+	if n.transport != nil {
+		return n.transport.learnedAddr(id)
+	}
+	return ""
+}
+
+// soleVoter reports whether this node is the group's only voter.
+func (n *Node) soleVoter() bool {
+	v := n.view.Load()
+	return len(v.voters) == 1 && v.voters[0] == n.id
+}
+
+// applyConfChange applies a committed configuration change at index
+// (raft goroutine): raft's configuration, the new address book in b, and
+// the answer to the proposer waiting on this node.
+func (n *Node) applyConfChange(index, term uint64, cc *pb.ConfChangeV2, b *pebble.Batch) error {
+	var added map[uint64]string
+	var changeID uint64
+	if len(cc.GetContext()) > 0 {
+		var err error
+		if added, _, changeID, err = decodeBook(cc.GetContext()); err != nil {
+			return fmt.Errorf("conf change at %d: %w", index, err)
+		}
+	}
+	s := n.store
+	cs := n.rn.ApplyConfChange(cc)
+	book := map[uint64]string{}
+	for _, id := range confMembers(cs) {
+		if a, ok := added[id]; ok {
+			book[id] = a
+		} else {
+			book[id] = s.book[id]
+		}
+	}
+	removed := slices.Clone(s.removed)
+	for id := range s.book {
+		if _, ok := book[id]; !ok && !slices.Contains(removed, id) {
+			removed = append(removed, id)
+		}
+	}
+	if err := s.setConf(cs); err != nil {
+		return err
+	}
+	s.setBook(book, removed)
+	if err := b.Set(keyMembers, s.bookBytes, nil); err != nil {
+		return err
+	}
+	n.confChanged = true
+	n.log.Info("consensus: configuration changed", "id", n.id, "index", index, "voters", cs.GetVoters(),
+		"learners", cs.GetLearners())
+	if w := n.confWait; w != nil && changeID != 0 && w.id == changeID {
+		w.done <- nil
+		n.confWait = nil
+	}
+	n.dropConfWait(index, term)
+	return nil
+}
+
+// dropConfWait fails the waiting configuration change once an entry that
+// rules it out is applied: an entry of a later term, or another entry at
+// its index.
+func (n *Node) dropConfWait(index, term uint64) {
+	w := n.confWait
+	if w == nil || (term <= w.term && (w.index == 0 || index < w.index)) {
+		return
+	}
+	w.done <- ErrProposalDropped
+	n.confWait = nil
+}
+
+// noteConfEntries records the index of configuration changes appended to
+// the log, so that no second one is proposed before they are applied.
+func (n *Node) noteConfEntries(ents []*pb.Entry) {
+	for _, e := range ents {
+		switch e.GetType() {
+		case pb.EntryConfChange, pb.EntryConfChangeV2:
+		default:
+			continue
+		}
+		n.confPending = e.GetIndex()
+		if w := n.confWait; w != nil && w.index == 0 && w.term == e.GetTerm() {
+			w.index = e.GetIndex()
+		}
+	}
+}
+
+// afterConfChange runs once the batch of a configuration change is
+// committed (or a snapshot installed): the view and the transport follow,
+// and a node no longer in the group stops.
+func (n *Node) afterConfChange() error {
+	n.confChanged = false
+	n.refreshView()
+	members := confMembers(n.store.conf)
+	if len(members) > 0 && !slices.Contains(members, n.id) {
+		n.log.Info("consensus: this node was removed from the group; stopping", "id", n.id)
+		// The apply batch was committed without sync: make the removal
+		// durable, so that a restart refuses to serve.
+		if err := n.db.LogData(nil, pebble.Sync); err != nil {
+			return fmt.Errorf("%w: %w", ErrStorage, err)
+		}
+		return ErrRemoved
+	}
+	return nil
+}
+
+// stopRemoved stops a node that a peer says was removed from the group: it
+// usually never applies its own removal, since the leader stops sending to
+// it once the removal is committed. Its next campaign or message reaches a
+// member, which refuses it.
+func (n *Node) stopRemoved(by uint64) error {
+	n.log.Info("consensus: a member says this node was removed from the group; stopping", "id", n.id, "by", by)
+	if err := n.db.Set(keyRemoved, binary.BigEndian.AppendUint64(nil, by), pebble.Sync); err != nil {
+		return fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	return ErrRemoved
+}
+
+type confWaiter struct {
+	id    uint64 // the change ID in the proposal's context
+	term  uint64 // the term it was proposed in
+	index uint64 // its log index, once appended
+	done  chan error
+}
+
+// do runs f on the raft goroutine and returns once it has run.
+func (n *Node) do(ctx context.Context, f func()) error {
+	done := make(chan struct{})
+	select {
+	case n.opc <- func() { f(); close(done) }:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-n.donec:
+		return n.closedErr()
+	}
+	<-done
+	return nil
+}
+
+// beginChange takes the node's membership-change slot, or says what holds it.
+func (n *Node) beginChange(what string) error {
+	if !n.changeMu.TryLock() {
+		cur, _ := n.changeWhat.Load().(string)
+		return fmt.Errorf("%w (%s); retry when it completes", ErrChangeInProgress, cur)
+	}
+	n.changeWhat.Store(what)
+	return nil
+}
+
+func (n *Node) endChange() {
+	n.changeWhat.Store("")
+	n.changeMu.Unlock()
+}
+
+// AddMember adds node id, serving its Raft service at addr, to the group:
+// first as a learner, which catches up from the log or a snapshot without
+// counting for quorum, then, once its log is within Options.PromoteMaxLag
+// entries of the leader's commit index, as a voter (unless learnerOnly).
+// The node must have been started with Options.Join (or hold a copy of the
+// group's state). Called again for a learner at the same address, it goes
+// straight to the promotion; for a voter at the same address it does
+// nothing. Leader only; one change at a time (ErrChangeInProgress).
+func (n *Node) AddMember(ctx context.Context, id uint64, addr string, learnerOnly bool) error {
+	if id == 0 || addr == "" {
+		return fmt.Errorf("%w: a member needs a non-zero ID and an address", ErrInvalidMember)
+	}
+	if err := n.beginChange(fmt.Sprintf("adding %d at %s", id, addr)); err != nil {
+		return err
+	}
+	defer n.endChange()
+	v := n.view.Load()
+	switch {
+	case (v.isVoter(id) || v.isLearner(id)) && v.addrs[id] != addr:
+		return fmt.Errorf("%w: %d is already a member, at %s", ErrInvalidMember, id, v.addrs[id])
+	case v.isVoter(id):
+		return nil
+	case !v.isLearner(id):
+		cc := &pb.ConfChangeSingle{Type: pb.ConfChangeType_ConfChangeAddLearnerNode.Enum(), NodeId: new(id)}
+		if err := n.proposeConfChange(ctx, cc, addr); err != nil {
+			return err
+		}
+	}
+	if learnerOnly {
+		return nil
+	}
+	if err := n.waitCaughtUp(ctx, id); err != nil {
+		return err
+	}
+	return n.proposeConfChange(ctx, &pb.ConfChangeSingle{Type: pb.ConfChangeType_ConfChangeAddNode.Enum(), NodeId: new(id)}, "")
+}
+
+// leaderStatus is raft's status, with every follower's progress, on the
+// leader; a *NotLeaderError elsewhere.
+func (n *Node) leaderStatus(ctx context.Context) (raft.Status, error) {
+	var (
+		st  raft.Status
+		err error
+	)
+	if derr := n.do(ctx, func() {
+		if !n.isLeader.Load() {
+			err = n.notLeader()
+			return
+		}
+		st = n.rn.Status()
+	}); derr != nil {
+		return st, derr
+	}
+	return st, err
+}
+
+// waitCaughtUp waits until learner id's log is within PromoteMaxLag entries
+// of the commit index, as the leader tracks it.
+func (n *Node) waitCaughtUp(ctx context.Context, id uint64) error {
+	for {
+		st, err := n.leaderStatus(ctx)
+		if err != nil {
+			return err
+		}
+		pr, found := st.Progress[id]
+		if !found {
+			return fmt.Errorf("%w: %d is no longer a member", ErrInvalidMember, id)
+		}
+		match, commit := pr.Match, st.GetCommit()
+		if pr.State == tracker.StateReplicate && pr.RecentActive && match+n.opts.PromoteMaxLag >= commit {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("learner %d has not caught up (log at %d, commit %d; it stays a learner, add it again to promote it): %w",
+				id, match, commit, ctx.Err())
+		case <-time.After(n.opts.TickInterval):
+		}
+	}
+}
+
+// RemoveMember removes node id from the group. Removing the leader itself
+// first hands leadership to the most up-to-date other voter and returns a
+// *NotLeaderError naming it: send the call again there. Removing the last
+// voter is refused. Leader only; one change at a time.
+func (n *Node) RemoveMember(ctx context.Context, id uint64) error {
+	if err := n.beginChange(fmt.Sprintf("removing %d", id)); err != nil {
+		return err
+	}
+	defer n.endChange()
+	v := n.view.Load()
+	if !v.isVoter(id) && !v.isLearner(id) {
+		return fmt.Errorf("%w: %d is not a member", ErrInvalidMember, id)
+	}
+	if v.isVoter(id) && len(v.voters) == 1 {
+		return fmt.Errorf("%w: %d is the last voter", ErrInvalidMember, id)
+	}
+	if id == n.id {
+		to, err := n.bestOtherVoter(ctx)
+		if err != nil {
+			return err
+		}
+		if err := n.transfer(ctx, to); err != nil {
+			return err
+		}
+		return n.notLeader()
+	}
+	return n.proposeConfChange(ctx, &pb.ConfChangeSingle{Type: pb.ConfChangeType_ConfChangeRemoveNode.Enum(), NodeId: new(id)}, "")
+}
+
+// TransferLeadership makes voter id the leader and waits until it is (at
+// most two election timeouts, or ctx). Leader only; it counts as a
+// membership change (one at a time).
+func (n *Node) TransferLeadership(ctx context.Context, id uint64) error {
+	if err := n.beginChange(fmt.Sprintf("moving leadership to %d", id)); err != nil {
+		return err
+	}
+	defer n.endChange()
+	if !n.view.Load().isVoter(id) {
+		return fmt.Errorf("%w: %d is not a voter", ErrInvalidMember, id)
+	}
+	if id == n.id && n.isLeader.Load() {
+		return nil
+	}
+	return n.transfer(ctx, id)
+}
+
+func (n *Node) transfer(ctx context.Context, id uint64) error {
+	var err error
+	if derr := n.do(ctx, func() {
+		if !n.isLeader.Load() {
+			err = n.notLeader()
+			return
+		}
+		n.rn.TransferLeader(id)
+	}); derr != nil {
+		return derr
+	}
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Duration(n.opts.ElectionTicks) * n.opts.TickInterval)
+	for n.leaderID.Load() != id {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: leadership did not move to %d (is it up and caught up?)", ErrTransferFailed, id)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.donec:
+			return n.closedErr()
+		case <-time.After(n.opts.TickInterval / 4):
+		}
+	}
+	return nil
+}
+
+// bestOtherVoter is the voter other than this node with the highest match
+// among those recently active.
+func (n *Node) bestOtherVoter(ctx context.Context) (uint64, error) {
+	st, err := n.leaderStatus(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var best, match uint64
+	for _, id := range n.view.Load().voters {
+		pr, ok := st.Progress[id]
+		if id == n.id || !ok || !pr.RecentActive {
+			continue
+		}
+		if best == 0 || pr.Match > match {
+			best, match = id, pr.Match
+		}
+	}
+	if best == 0 {
+		return 0, fmt.Errorf("%w: no other voter is active to take over leadership", ErrTransferFailed)
+	}
+	return best, nil
+}
+
+// proposeConfChange proposes one change and waits until it is applied on
+// this node. addr is the address of the node an addition adds.
+func (n *Node) proposeConfChange(ctx context.Context, change *pb.ConfChangeSingle, addr string) error {
+	w := &confWaiter{id: rand.Uint64() | 1, done: make(chan error, 1)}
+	var err error
+	if derr := n.do(ctx, func() { err = n.startConfChange(w, change, addr) }); derr != nil {
+		return derr
+	}
+	if err != nil {
+		return err
+	}
+	select {
+	case err := <-w.done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", ErrResultUnknown, ctx.Err())
+	case <-n.donec:
+		select {
+		case err := <-w.done:
+			return err
+		default:
+			return n.closedErr()
+		}
+	}
+}
+
+// startConfChange checks and proposes a change (raft goroutine). Raft
+// itself would turn a second change proposed before the first is applied
+// into an empty entry, silently: the checks here refuse it instead.
+func (n *Node) startConfChange(w *confWaiter, change *pb.ConfChangeSingle, addr string) error {
+	st := n.rn.BasicStatus()
+	if st.RaftState != raft.StateLeader {
+		return n.notLeader()
+	}
+	s := n.store
+	switch {
+	case s.appliedTerm != st.GetTerm():
+		return fmt.Errorf("%w (the new leader has not applied its log yet)", ErrChangeInProgress)
+	case n.confPending > s.appliedIndex:
+		return fmt.Errorf("%w (the change at index %d is not applied yet)", ErrChangeInProgress, n.confPending)
+	case st.LeadTransferee != 0:
+		return fmt.Errorf("%w (leadership is moving to %d)", ErrChangeInProgress, st.LeadTransferee)
+	}
+	id := change.GetNodeId()
+	voter, learner := slices.Contains(s.conf.GetVoters(), id), slices.Contains(s.conf.GetLearners(), id)
+	switch change.GetType() {
+	case pb.ConfChangeType_ConfChangeAddLearnerNode:
+		if voter || learner {
+			return fmt.Errorf("%w: %d is already a member", ErrInvalidMember, id)
+		}
+		if slices.Contains(s.removed, id) {
+			return fmt.Errorf("%w: %d was removed from the group, and IDs are never used again", ErrInvalidMember, id)
+		}
+	case pb.ConfChangeType_ConfChangeAddNode:
+		if !learner {
+			return fmt.Errorf("%w: %d is not a learner", ErrInvalidMember, id)
+		}
+	case pb.ConfChangeType_ConfChangeRemoveNode:
+		if !voter && !learner {
+			return fmt.Errorf("%w: %d is not a member", ErrInvalidMember, id)
+		}
+		if voter && len(s.conf.GetVoters()) == 1 {
+			return fmt.Errorf("%w: %d is the last voter", ErrInvalidMember, id)
+		}
+	}
+	book := map[uint64]string{}
+	if addr != "" {
+		book[id] = addr
+	}
+	cc := &pb.ConfChangeV2{Changes: []*pb.ConfChangeSingle{change}, Context: encodeBook(book, nil, w.id)}
+	data, err := proto.Marshal(cc)
+	if err != nil {
+		return err
+	}
+	ent := &pb.Entry{Type: pb.EntryConfChangeV2.Enum(), Data: data}
+	if err := n.rn.Step(&pb.Message{Type: pb.MsgProp.Enum(), From: new(n.id), Entries: []*pb.Entry{ent}}); err != nil {
+		if errors.Is(err, raft.ErrProposalDropped) {
+			return ErrProposalDropped
+		}
+		return err
+	}
+	// Until the entry shows in a Ready (which records its index), no other
+	// change may start.
+	n.confPending = ^uint64(0)
+	w.term = st.GetTerm()
+	if n.confWait != nil {
+		n.confWait.done <- ErrProposalDropped
+	}
+	n.confWait = w
+	n.log.Info("consensus: configuration change proposed", "id", n.id, "change", change.GetType().String(), "node", id, "addr", addr)
+	return nil
+}
+
+// Members returns the group's members. On the leader each carries its
+// replication progress.
+func (n *Node) Members(ctx context.Context) ([]Member, error) {
+	ms := n.view.Load().members()
+	if !n.isLeader.Load() {
+		return ms, nil
+	}
+	st, err := n.leaderStatus(ctx)
+	var nle *NotLeaderError
+	if errors.As(err, &nle) {
+		return ms, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range ms {
+		if pr, ok := st.Progress[ms[i].ID]; ok {
+			ms[i].Match, ms[i].Active = pr.Match, pr.RecentActive || ms[i].ID == n.id
+		}
+	}
+	return ms, nil
+}

@@ -1,0 +1,193 @@
+package consensus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// addJoiner reserves an address for a new node that will join the group,
+// without starting it.
+func (c *testCluster) addJoiner(id uint64) (string, net.Listener) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(c.t, err)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.addrs[id] = l.Addr().String()
+	if c.joining == nil {
+		c.joining = map[uint64]bool{}
+	}
+	c.joining[id] = true
+	return c.addrs[id], l
+}
+
+// leader returns the running node that believes it leads, or nil.
+func (c *testCluster) leader() *Node {
+	for _, n := range c.running() {
+		if n.IsLeader() {
+			return n
+		}
+	}
+	return nil
+}
+
+// onLeader calls f on the leader until it does not fail with a
+// NotLeaderError (or a change refused only because a new leader has not
+// applied its log yet).
+func (c *testCluster) onLeader(ctx context.Context, f func(*Node) error) error {
+	for {
+		if n := c.leader(); n != nil {
+			err := f(n)
+			var nle *NotLeaderError
+			if !errors.As(err, &nle) && !errors.Is(err, ErrProposalDropped) {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// TestMembershipChangesUnderLoad: while eight clients write, a fourth node
+// joins (as a learner, by snapshot since the log was compacted, then
+// promoted to voter), the leader is removed (it hands leadership over
+// first), and leadership moves to the new node. A second change while one
+// is in progress is refused. Every acknowledged write ends on every
+// remaining member; the removed node stops and cannot be restarted; the
+// new node restarts knowing every member's address.
+func TestMembershipChangesUnderLoad(t *testing.T) {
+	c := newTestCluster(t, 3, func(o *Options) { o.CompactEvery, o.KeepEntries, o.PromoteMaxLag = 200, 20, 50 })
+	first := c.waitLeader()
+	r := c.redirector()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	var (
+		mu    sync.Mutex
+		acked = map[string]string{}
+		count atomic.Int64
+		stop  atomic.Bool
+		wg    sync.WaitGroup
+	)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				k, v := fmt.Sprintf("w%d/%06d", w, i), fmt.Sprint(i)
+				pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+				err := c.propose(pctx, r, kvCmd(opPut, k, v))
+				pcancel()
+				if err != nil {
+					continue // outcome unknown: not acknowledged, not checked
+				}
+				mu.Lock()
+				acked[k] = v
+				mu.Unlock()
+				count.Add(1)
+			}
+		}()
+	}
+	progress := func(n int64) {
+		t.Helper()
+		target := count.Load() + n
+		require.Eventually(t, func() bool { return count.Load() >= target }, 20*time.Second, 5*time.Millisecond,
+			"writes go on")
+	}
+	progress(500)
+	require.Greater(t, first.Metrics().FirstIndex, uint64(2), "the leader compacted its log")
+
+	// Node 4 is added while it is not running yet: the addition waits for
+	// it to catch up, and a second change is refused meanwhile.
+	addr4, l4 := c.addJoiner(4)
+	added := make(chan error, 1)
+	go func() {
+		added <- c.onLeader(ctx, func(n *Node) error { return n.AddMember(ctx, 4, addr4, false) })
+	}()
+	require.Eventually(t, func() bool {
+		n := c.leader()
+		return n != nil && n.view.Load().isLearner(4)
+	}, 10*time.Second, 5*time.Millisecond)
+	ld := c.leader()
+	err := ld.TransferLeadership(ctx, first.ID()%3+1)
+	require.ErrorIs(t, err, ErrChangeInProgress)
+	require.Contains(t, err.Error(), "adding 4")
+	require.ErrorIs(t, ld.RemoveMember(ctx, 1), ErrChangeInProgress)
+	require.ErrorIs(t, ld.AddMember(ctx, 5, "127.0.0.1:1", true), ErrChangeInProgress)
+	progress(200) // the learner does not count for quorum
+
+	c.startOn(4, l4)
+	require.NoError(t, <-added)
+	n4 := c.node(4)
+	require.Eventually(t, func() bool { return n4.view.Load().isVoter(4) }, 10*time.Second, 5*time.Millisecond)
+	require.Positive(t, n4.Metrics().SnapshotsApplied, "the new node caught up by snapshot")
+	progress(300)
+
+	// Remove the leader: it hands leadership over, and the new leader
+	// removes it. It stops by itself.
+	old := c.leader()
+	require.NotNil(t, old)
+	require.NoError(t, c.onLeader(ctx, func(n *Node) error { return n.RemoveMember(ctx, old.ID()) }))
+	select {
+	case <-old.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the removed node did not stop")
+	}
+	require.ErrorIs(t, old.Err(), ErrRemoved)
+	_, err = old.Propose(ctx, kvCmd(opPut, "x", "y"))
+	require.ErrorIs(t, err, ErrClosed)
+	c.stop(old.ID())
+	progress(300)
+
+	// Leadership moves to the new node.
+	require.NoError(t, c.onLeader(ctx, func(n *Node) error { return n.TransferLeadership(ctx, 4) }))
+	require.Eventually(t, n4.IsLeader, 5*time.Second, 5*time.Millisecond)
+	progress(300)
+	stop.Store(true)
+	wg.Wait()
+
+	state := c.waitConverged()
+	mu.Lock()
+	for k, v := range acked {
+		require.Equal(t, v, state[string(kvKey(k))], "acknowledged write %s", k)
+	}
+	t.Logf("%d writes acknowledged", len(acked))
+	mu.Unlock()
+	for _, n := range c.running() {
+		st := n.Status()
+		require.Len(t, st.Voters, 3, "node %d", n.ID())
+		require.NotContains(t, st.Voters, old.ID())
+		require.Contains(t, st.Voters, uint64(4))
+		require.Empty(t, st.Learners)
+		for _, m := range st.Members {
+			c.mu.Lock()
+			require.Equal(t, c.addrs[m.ID], m.Addr, "node %d's address of %d", n.ID(), m.ID)
+			c.mu.Unlock()
+		}
+	}
+
+	// The removed node's directory refuses to serve again.
+	_, err = Open(c.opts(old.ID()), &kvSM{})
+	require.ErrorIs(t, err, ErrRemoved)
+
+	// The new node restarts from its own directory and follows again.
+	c.stop(4)
+	c.waitLeader()
+	c.start(4)
+	require.Len(t, c.node(4).Status().Members, 3)
+	_, err = c.leader().Propose(ctx, kvCmd(opPut, "after-restart", "v"))
+	if err != nil {
+		require.NoError(t, c.propose(ctx, r, kvCmd(opPut, "after-restart", "v")))
+	}
+	require.Equal(t, "v", c.waitConverged()["k/after-restart"])
+}
