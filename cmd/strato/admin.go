@@ -269,7 +269,22 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 			return printTable(s.out, []string{"DATANODE", "STATE", "USED", "BLOCKS", "BCSID"}, rows)
 		}),
 	}
-	cmd.AddCommand(list, info)
+	closeCmd := &cobra.Command{
+		Use:   "close ID",
+		Short: "Close an open container (its replicas are brought to one block commit sequence ID, then it is CLOSED)",
+		Args:  exactArgs(1),
+		RunE: o.action(func(s *session, args []string) error {
+			id, err := strconv.ParseUint(args[0], 10, 64)
+			if err != nil || id == 0 {
+				return usagef("%q is not a container ID (a positive number)", args[0])
+			}
+			_, err = cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.CloseContainerResponse, error) {
+				return cl.CloseContainer(ctx, &stratopb.CloseContainerRequest{ContainerId: id, Reason: "admin command"})
+			})
+			return err
+		}),
+	}
+	cmd.AddCommand(list, info, closeCmd)
 	return cmd
 }
 

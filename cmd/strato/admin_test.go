@@ -114,4 +114,10 @@ func TestAdmin(t *testing.T) {
 	cj := jsonOf[map[string]any](t, h.ok("admin", "container", "info", cid, "--json"))
 	require.Equal(t, "CONTAINER_OPEN", cj["container"].(map[string]any)["state"])
 	require.Contains(t, cj["replicas"], members[0])
+
+	// An admin closes it.
+	h.ok("admin", "container", "close", cid)
+	require.Contains(t, h.ok("admin", "container", "info", cid), "State:        CLOSING\n")
+	require.Contains(t, h.fail(1, "admin", "container", "close", "999999"), "999999")
+	h.fail(2, "admin", "container", "close", "x")
 }
