@@ -8,7 +8,7 @@ GOLANGCI_VERSION := v2.15.0
 TEST_TIMEOUT ?= 15m
 ARGS      ?=
 
-.PHONY: build run stop test testrace verify bench tools proto clean hadoop-deps
+.PHONY: build run stop test testrace verify bench tools proto clean hadoop-deps soak failover
 
 build:
 	$(GO) build -o $(BIN) ./cmd/strato
@@ -27,6 +27,21 @@ stop:
 
 test:
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# soak: the multi-host fault scenarios of test/netfault back to back, each
+# with a new seed, for SOAK_DURATION (needs root and ip netns). The summary
+# goes to soak-report.txt; a failing seed keeps its run directory (logs,
+# histories, porcupine.html).
+SOAK_DURATION ?= 30m
+soak:
+	STRATO_SOAK_DURATION=$(SOAK_DURATION) STRATO_SOAK_REPORT=$(CURDIR)/soak-report.txt \
+		$(GO) test -count=1 -timeout 0 -run '^TestSoak$$' -v ./test/netfault
+
+# failover: kill the meta leader FAILOVER_KILLS times under continuous writes
+# and report the time to the first successful write (median, max).
+FAILOVER_KILLS ?= 20
+failover:
+	STRATO_FAILOVER_KILLS=$(FAILOVER_KILLS) $(GO) test -count=1 -timeout 40m -run '^TestFailover$$' -v ./test/netfault
 
 # hadoop-deps: the Hadoop jars test/teragen_test.go runs Hadoop's own TeraGen
 # with, fetched from Maven Central once into $STRATO_CACHE (default

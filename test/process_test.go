@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/test/netfault"
 )
 
 var binary string
@@ -26,11 +26,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	binary = filepath.Join(dir, "strato")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/strato")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		panic("building strato: " + err.Error() + "\n" + string(out))
+	if binary, err = netfault.BuildStrato(dir, "../cmd/strato"); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)

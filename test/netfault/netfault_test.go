@@ -1,0 +1,197 @@
+package netfault
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/stretchr/testify/require"
+)
+
+var strato string
+
+func TestMain(m *testing.M) {
+	Main() // a client process: runs its mode and exits
+	dir, err := os.MkdirTemp("", "strato-netfault-bin-")
+	if err != nil {
+		panic(err)
+	}
+	if strato, err = BuildStrato(dir, "../../cmd/strato"); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// requireNetns skips the test on a machine without root or ip netns,
+// unless STRATO_REQUIRE_NETNS=1 (CI) makes that a failure.
+func requireNetns(t *testing.T) {
+	if err := Available(); err != nil {
+		if os.Getenv("STRATO_REQUIRE_NETNS") == "1" {
+			t.Fatalf("STRATO_REQUIRE_NETNS=1 but %v", err)
+		}
+		t.Skipf("skipping the multi-host fault test: %v (run as root with iproute2)", err)
+	}
+}
+
+// runDir is a directory for one run's data, logs and histories; it is
+// kept, and its path printed, when the test fails.
+func runDir(t *testing.T, name string) string {
+	dir, err := os.MkdirTemp("", "strato-netfault-"+name+"-")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if t.Failed() || os.Getenv("STRATO_NETFAULT_KEEP") == "1" {
+			t.Logf("run directory kept: %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	return dir
+}
+
+func helper(t *testing.T) string {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	return exe
+}
+
+// seedFromEnv returns $STRATO_NETFAULT_SEED, or a random seed.
+func seedFromEnv(t *testing.T) uint64 {
+	if s := os.Getenv("STRATO_NETFAULT_SEED"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err, "STRATO_NETFAULT_SEED")
+		return seed
+	}
+	return rand.Uint64() % 1_000_000
+}
+
+func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
+	if s := os.Getenv(name); s != "" {
+		d, err := time.ParseDuration(s)
+		require.NoError(t, err, name)
+		return d
+	}
+	return def
+}
+
+func runScenario(t *testing.T, seed uint64, d time.Duration) *ScenarioResult {
+	dir := runDir(t, fmt.Sprint("seed", seed))
+	res, err := RunScenario(t.Context(), ScenarioOptions{Seed: seed, Duration: d, Dir: dir, Strato: strato, Helper: helper(t), Logf: t.Logf})
+	rerun := fmt.Sprintf("rerun with: STRATO_NETFAULT_SEED=%d go test ./test/netfault -run TestFaultScenario -v", seed)
+	require.NoError(t, err, "seed %d did not run to the end; %s", seed, rerun)
+	for _, c := range res.Crashes {
+		t.Errorf("seed %d: %s", seed, c)
+	}
+	for _, p := range res.Report.Problems {
+		t.Errorf("seed %d: %s", seed, p)
+	}
+	if res.Report.Linearizable != porcupine.Ok {
+		t.Errorf("seed %d: history not linearizable (%s); porcupine's view: %s; %s", seed, res.Report.Linearizable, res.Visualization, rerun)
+	}
+	return res
+}
+
+// TestFaultScenario runs one seeded scenario (random unless
+// STRATO_NETFAULT_SEED is set) of STRATO_NETFAULT_DURATION (default 25s):
+// three meta replicas, three datanodes and two client hosts, faults
+// drawn from the seed, then the history's check.
+func TestFaultScenario(t *testing.T) {
+	requireNetns(t)
+	seed := seedFromEnv(t)
+	t.Logf("seed %d", seed)
+	res := runScenario(t, seed, envDuration(t, "STRATO_NETFAULT_DURATION", 25*time.Second))
+	require.NotEmpty(t, res.Faults, "no fault was injected")
+	require.Positive(t, res.Report.OKs, "no operation succeeded")
+
+	// The check is not vacuous: the same history with one read changed,
+	// or one acknowledged unique creation dropped from the final listing,
+	// fails it.
+	acked := map[string]bool{}
+	for _, op := range res.History {
+		if op.Part == "u" && op.Outcome == OK {
+			acked[op.Name] = true
+		}
+	}
+	tampered := make([]*Op, len(res.History))
+	changed, dropped := false, false
+	for i, op := range res.History {
+		c := *op
+		switch {
+		case !changed && c.Outcome == OK && (c.Kind == "read" || c.Kind == "get"):
+			c.Got, changed = "tampered", true
+		case c.Kind == "ulist":
+			c.Names = slices.DeleteFunc(slices.Clone(c.Names), func(n string) bool {
+				drop := !dropped && acked[n]
+				dropped = dropped || drop
+				return drop
+			})
+		}
+		tampered[i] = &c
+	}
+	require.True(t, changed && dropped, "the history has a successful read and unique names")
+	bad := Check(tampered, time.Minute)
+	require.Equal(t, porcupine.Illegal, bad.Linearizable, "a tampered read passed: %s", bad)
+	require.NotEmpty(t, bad.Problems, "a dropped unique name passed")
+}
+
+// TestSoak runs scenarios back to back for $STRATO_SOAK_DURATION (make
+// soak); it is skipped when that is not set. Each scenario lasts
+// $STRATO_NETFAULT_DURATION (default 60s). A summary goes to
+// $STRATO_SOAK_REPORT when set.
+func TestSoak(t *testing.T) {
+	total := envDuration(t, "STRATO_SOAK_DURATION", 0)
+	if total == 0 {
+		t.Skip("set STRATO_SOAK_DURATION (make soak) to run the soak")
+	}
+	requireNetns(t)
+	each := envDuration(t, "STRATO_NETFAULT_DURATION", 60*time.Second)
+	seed := seedFromEnv(t)
+	start := time.Now()
+	var lines []string
+	var ops, unknown, faults int
+	for n := 0; time.Since(start) < total; n++ {
+		s := seed + uint64(n)
+		var res *ScenarioResult
+		ok := t.Run(fmt.Sprint("seed", s), func(t *testing.T) { res = runScenario(t, s, each) })
+		if res != nil && res.Report != nil {
+			ops += res.Report.Ops
+			unknown += res.Report.Unknowns
+			faults += len(res.Faults)
+			lines = append(lines, fmt.Sprintf("seed %d: %d faults; %s; ok=%v", s, len(res.Faults), res.Report, ok))
+		} else {
+			lines = append(lines, fmt.Sprintf("seed %d: did not finish", s))
+		}
+	}
+	summary := fmt.Sprintf("soak of %v: %d scenarios, %d faults, %d operations (%d unknown)\n%s\n",
+		time.Since(start).Round(time.Second), len(lines), faults, ops, unknown, strings.Join(lines, "\n"))
+	t.Log(summary)
+	if p := os.Getenv("STRATO_SOAK_REPORT"); p != "" {
+		require.NoError(t, os.WriteFile(p, []byte(summary), 0o644))
+	}
+}
+
+// TestFailover measures the failover time over $STRATO_FAILOVER_KILLS
+// leader kills (make failover); it is skipped when that is not set.
+func TestFailover(t *testing.T) {
+	kills, _ := strconv.Atoi(os.Getenv("STRATO_FAILOVER_KILLS"))
+	if kills <= 0 {
+		t.Skip("set STRATO_FAILOVER_KILLS (make failover) to measure failover")
+	}
+	requireNetns(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Minute)
+	defer cancel()
+	res, err := MeasureFailover(ctx, FailoverOptions{Kills: kills, Dir: runDir(t, "failover"), Strato: strato, Helper: helper(t), Logf: t.Logf})
+	require.NoError(t, err)
+	mm, mx := Summary(res.Meta)
+	km, kx := Summary(res.Key)
+	t.Logf("failover over %d leader kills: directory create median %v max %v; key put median %v max %v",
+		len(res.Meta), mm.Round(time.Millisecond), mx.Round(time.Millisecond), km.Round(time.Millisecond), kx.Round(time.Millisecond))
+}

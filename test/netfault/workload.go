@@ -1,0 +1,534 @@
+package netfault
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// ModeEnv selects what the helper binary does (see Main); ConfigEnv
+// carries its WorkConfig as JSON.
+const (
+	ModeEnv   = "STRATO_NETFAULT_MODE"
+	ConfigEnv = "STRATO_NETFAULT_CONFIG"
+)
+
+// The namespace the workload uses.
+const (
+	volume    = "vol"
+	fsoBucket = "fso"
+	obsBucket = "obs"
+)
+
+// WorkConfig configures a client process.
+type WorkConfig struct {
+	Meta []string `json:"meta"`
+	// Host names the client host; workers are Host/i/epoch.
+	Host    string `json:"host"`
+	Seed    uint64 `json:"seed"`
+	Workers int    `json:"workers"`
+	// Groups is the number of FSO groups and of OBS groups.
+	Groups    int           `json:"groups"`
+	Duration  time.Duration `json:"duration"`
+	OpTimeout time.Duration `json:"op_timeout"`
+	// Out is the history file (JSON lines).
+	Out string `json:"out"`
+}
+
+// Main runs the helper mode named by $STRATO_NETFAULT_MODE and exits; it
+// returns at once when the variable is not set. A test's TestMain calls it
+// first, so that the test binary doubles as the client processes.
+func Main() {
+	mode := os.Getenv(ModeEnv)
+	if mode == "" {
+		return
+	}
+	err := runMode(mode)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "netfault", mode+":", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func runMode(mode string) error {
+	if mode == "status" {
+		return printStatus(strings.Split(os.Getenv("STRATO_NETFAULT_META"), ","))
+	}
+	var cfg WorkConfig
+	if err := json.Unmarshal([]byte(os.Getenv(ConfigEnv)), &cfg); err != nil {
+		return fmt.Errorf("bad %s: %w", ConfigEnv, err)
+	}
+	if cfg.OpTimeout <= 0 {
+		cfg.OpTimeout = 4 * time.Second
+	}
+	c, err := client.New(client.Options{Meta: cfg.Meta, ChunkSize: 64 << 10,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = c.Close() }()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	switch mode {
+	case "setup":
+		return setup(ctx, c, cfg)
+	case "work", "verify", "writer":
+		rec, err := NewRecorder(cfg.Out)
+		if err != nil {
+			return err
+		}
+		var runErr error
+		switch mode {
+		case "work":
+			runWorkers(ctx, c, cfg, rec)
+		case "verify":
+			runErr = verify(ctx, c, cfg, rec)
+		case "writer":
+			runWriters(ctx, c, cfg, rec)
+		}
+		return errors.Join(runErr, rec.Close())
+	}
+	return fmt.Errorf("unknown mode %q", mode)
+}
+
+// printStatus prints every replica's MetaStatus as JSON (ReplicaStatus).
+func printStatus(addrs []string) error {
+	out := make([]ReplicaStatus, len(addrs))
+	var wg sync.WaitGroup
+	for i, a := range addrs {
+		wg.Go(func() {
+			out[i].Addr = a
+			cc, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				out[i].Err = err.Error()
+				return
+			}
+			defer func() { _ = cc.Close() }()
+			ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+			defer cancel()
+			st, err := stratopb.NewClusterClient(cc).MetaStatus(ctx, &stratopb.Empty{})
+			if err != nil {
+				out[i].Err = err.Error()
+				return
+			}
+			out[i] = ReplicaStatus{Addr: a, ID: st.Id, Role: st.Role, Leader: st.LeaderId, Term: st.Term, Commit: st.Commit, Applied: st.Applied}
+		})
+	}
+	wg.Wait()
+	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// retry runs fn until it succeeds or a minute passes.
+func retry(ctx context.Context, what string, fn func(ctx context.Context) error) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := fn(cctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func ignoreExists(err error) error {
+	if status.Code(err) == codes.AlreadyExists {
+		return nil
+	}
+	return err
+}
+
+func fsoGroup(g int) string { return fmt.Sprintf("/%s/%s/g%d", volume, fsoBucket, g) }
+
+// setup makes the volume, the two buckets and the group directories, and
+// writes a key to each bucket (so the datanodes are registered and
+// pipelines exist).
+func setup(ctx context.Context, c *client.Client, cfg WorkConfig) error {
+	steps := []struct {
+		what string
+		fn   func(ctx context.Context) error
+	}{
+		{"volume", func(ctx context.Context) error {
+			_, err := c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: volume})
+			return ignoreExists(err)
+		}},
+		{"fso bucket", func(ctx context.Context) error {
+			_, err := c.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: volume, Name: fsoBucket, Layout: stratopb.BucketLayout_LAYOUT_FSO})
+			return ignoreExists(err)
+		}},
+		{"obs bucket", func(ctx context.Context) error {
+			_, err := c.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: volume, Name: obsBucket, Layout: stratopb.BucketLayout_LAYOUT_OBS})
+			return ignoreExists(err)
+		}},
+	}
+	for g := range cfg.Groups {
+		steps = append(steps, struct {
+			what string
+			fn   func(ctx context.Context) error
+		}{fmt.Sprintf("group %d", g), func(ctx context.Context) error { return c.Mkdirs(ctx, fsoGroup(g)) }})
+	}
+	for _, d := range []string{"u", "w"} {
+		steps = append(steps, struct {
+			what string
+			fn   func(ctx context.Context) error
+		}{"dir " + d, func(ctx context.Context) error { return c.Mkdirs(ctx, fmt.Sprintf("/%s/%s/%s", volume, fsoBucket, d)) }})
+	}
+	steps = append(steps, struct {
+		what string
+		fn   func(ctx context.Context) error
+	}{"probe writes", func(ctx context.Context) error {
+		if err := writeAll(c.Create(ctx, fmt.Sprintf("/%s/%s/probe", volume, fsoBucket), client.CreateOptions{Overwrite: true, WriteOptions: client.WriteOptions{SizeHint: 5}}))("probe"); err != nil {
+			return err
+		}
+		return writeAll(c.CreateKey(ctx, volume, obsBucket, "probe", client.WriteOptions{SizeHint: 5}))("probe")
+	}})
+	for _, s := range steps {
+		if err := retry(ctx, s.what, s.fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeAll returns a function that writes data with w and closes it.
+func writeAll(w *client.Writer, err error) func(data string) error {
+	return func(data string) error {
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, data); err != nil {
+			_ = w.Close()
+			return err
+		}
+		return w.Close()
+	}
+}
+
+// worker issues one sequence of operations.
+type worker struct {
+	c     *client.Client
+	cfg   WorkConfig
+	rec   *Recorder
+	rng   *rand.Rand
+	id    int
+	epoch int
+	seq   int
+}
+
+func (w *worker) name() string { return fmt.Sprintf("%s/%d/%d", w.cfg.Host, w.id, w.epoch) }
+
+func runWorkers(ctx context.Context, c *client.Client, cfg WorkConfig, rec *Recorder) {
+	deadline := time.Now().Add(cfg.Duration)
+	var wg sync.WaitGroup
+	for i := range cfg.Workers {
+		w := &worker{c: c, cfg: cfg, rec: rec, id: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)))}
+		wg.Go(func() {
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				op := w.next()
+				w.do(ctx, op)
+				if op.Outcome == Unknown {
+					w.epoch++
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// next draws an operation: 45% on an FSO group, 35% on an OBS group, 20%
+// a unique name.
+func (w *worker) next() *Op {
+	w.seq++
+	op := &Op{Worker: w.name()}
+	val := func() string {
+		return fmt.Sprintf("%s#%d.%s", w.name(), w.seq, strings.Repeat("x", w.rng.IntN(200)))
+	}
+	r := w.rng.IntN(100)
+	g := w.rng.IntN(w.cfg.Groups)
+	switch {
+	case r < 45:
+		op.Part = fmt.Sprintf("f%d", g)
+		k := w.rng.IntN(100)
+		switch {
+		case k < 25:
+			op.Kind, op.A, op.Val, op.Overwrite = "create", w.rng.IntN(fileSlots), val(), w.rng.IntN(2) == 0
+		case k < 38:
+			op.Kind, op.A = "read", w.rng.IntN(fileSlots)
+		case k < 50:
+			op.Kind, op.A = "stat", w.rng.IntN(fsoSlots)
+		case k < 65:
+			op.Kind, op.A = "rename", w.rng.IntN(fileSlots)
+			op.B = (op.A + 1 + w.rng.IntN(fileSlots-1)) % fileSlots
+		case k < 77:
+			op.Kind, op.A = "delete", w.rng.IntN(fsoSlots)
+		case k < 88:
+			op.Kind, op.A = "mkdir", fileSlots+w.rng.IntN(fsoSlots-fileSlots)
+		default:
+			op.Kind = "list"
+		}
+	case r < 80:
+		op.Part = fmt.Sprintf("o%d", g)
+		k := w.rng.IntN(100)
+		switch {
+		case k < 35:
+			op.Kind, op.A, op.Val = "put", w.rng.IntN(obsSlots), val()
+		case k < 70:
+			op.Kind, op.A = "get", w.rng.IntN(obsSlots)
+		case k < 85:
+			op.Kind, op.A = "del", w.rng.IntN(obsSlots)
+		default:
+			op.Kind, op.A = "mv", w.rng.IntN(obsSlots)
+			op.B = (op.A + 1 + w.rng.IntN(obsSlots-1)) % obsSlots
+		}
+	default:
+		op.Part = "u"
+		op.Name = fmt.Sprintf("%s-%d-%d", w.cfg.Host, w.id, w.seq)
+		if w.rng.IntN(2) == 0 {
+			op.Kind = "umkdir"
+		} else {
+			op.Kind, op.Val = "ucreate", val()
+		}
+	}
+	return op
+}
+
+// slotPath is the FSO path or OBS key of a slot.
+func slotPath(part string, slot int) string {
+	if strings.HasPrefix(part, "o") {
+		return "g" + part[1:] + "/" + SlotName(part, slot)
+	}
+	return fsoGroup(atoi(part[1:])) + "/" + SlotName(part, slot)
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// mutationOutcome classifies the error of a mutation: a status that
+// describes the namespace is a definite failure; anything else (timeouts,
+// lost connections) leaves the outcome unknown.
+func mutationOutcome(err error) (string, string) {
+	if err == nil {
+		return OK, ""
+	}
+	if st, ok := status.FromError(err); ok {
+		switch st.Code() {
+		case codes.NotFound, codes.AlreadyExists, codes.FailedPrecondition, codes.InvalidArgument:
+			return Fail, st.Code().String()
+		}
+	}
+	return Unknown, ""
+}
+
+// readOutcome classifies a read's error: not found is an answer; any other
+// error says nothing.
+func readOutcome(err error) (string, string) {
+	if err == nil {
+		return OK, ""
+	}
+	if status.Code(err) == codes.NotFound {
+		return Fail, codes.NotFound.String()
+	}
+	return NoEffect, ""
+}
+
+// write creates a key or file with op.Val: errors before the commit (open,
+// data) cannot have made it visible.
+func (w *worker) write(ctx context.Context, op *Op, open func(ctx context.Context) (*client.Writer, error)) (string, string, error) {
+	wr, err := open(ctx)
+	if err != nil {
+		if o, code := mutationOutcome(err); o == Fail {
+			return o, code, err
+		}
+		return NoEffect, "", err
+	}
+	if _, err := io.WriteString(wr, op.Val); err != nil {
+		_ = wr.Close()
+		return NoEffect, "", err
+	}
+	err = wr.Close()
+	o, code := mutationOutcome(err)
+	return o, code, err
+}
+
+// do runs op and records it.
+func (w *worker) do(ctx context.Context, op *Op) {
+	c := w.c
+	octx, cancel := context.WithTimeout(ctx, w.cfg.OpTimeout)
+	defer cancel()
+	p := slotPath(op.Part, op.A)
+	var err error
+	op.Call = Now()
+	switch op.Kind {
+	case "create", "ucreate":
+		if op.Kind == "ucreate" {
+			p = fmt.Sprintf("/%s/%s/u/%s", volume, fsoBucket, op.Name)
+		}
+		op.Outcome, op.Code, err = w.write(octx, op, func(ctx context.Context) (*client.Writer, error) {
+			return c.Create(ctx, p, client.CreateOptions{Overwrite: op.Overwrite, WriteOptions: client.WriteOptions{SizeHint: int64(len(op.Val))}})
+		})
+	case "put":
+		op.Outcome, op.Code, err = w.write(octx, op, func(ctx context.Context) (*client.Writer, error) {
+			return c.CreateKey(ctx, volume, obsBucket, p, client.WriteOptions{SizeHint: int64(len(op.Val))})
+		})
+	case "read", "get":
+		var r *client.Reader
+		if op.Kind == "read" {
+			r, err = c.Open(octx, p)
+		} else {
+			r, err = c.OpenKey(octx, volume, obsBucket, p)
+		}
+		if err == nil {
+			var data []byte
+			data, err = io.ReadAll(r)
+			_ = r.Close()
+			op.Got = string(data)
+		}
+		op.Outcome, op.Code = readOutcome(err)
+	case "stat":
+		var st *stratopb.FileStatus
+		st, err = c.Stat(octx, p)
+		if err == nil {
+			op.IsDir, op.Size = st.IsDirectory, st.Length
+		}
+		op.Outcome, op.Code = readOutcome(err)
+	case "list":
+		var sts []*stratopb.FileStatus
+		sts, err = c.List(octx, fsoGroup(atoi(op.Part[1:])))
+		for _, st := range sts {
+			op.Names = append(op.Names, path.Base(st.Path))
+		}
+		op.Outcome, op.Code = readOutcome(err)
+	case "rename":
+		err = c.Rename(octx, p, slotPath(op.Part, op.B))
+		op.Outcome, op.Code = mutationOutcome(err)
+	case "mv":
+		err = c.RenameKey(octx, volume, obsBucket, p, slotPath(op.Part, op.B))
+		op.Outcome, op.Code = mutationOutcome(err)
+	case "delete":
+		err = c.Delete(octx, p, false)
+		op.Outcome, op.Code = mutationOutcome(err)
+	case "del":
+		err = c.DeleteKey(octx, volume, obsBucket, p)
+		op.Outcome, op.Code = mutationOutcome(err)
+	case "mkdir", "umkdir":
+		if op.Kind == "umkdir" {
+			p = fmt.Sprintf("/%s/%s/u/%s", volume, fsoBucket, op.Name)
+		}
+		err = c.Mkdirs(octx, p)
+		op.Outcome, op.Code = mutationOutcome(err)
+	default:
+		err = fmt.Errorf("unknown operation %q", op.Kind)
+		op.Outcome = NoEffect
+	}
+	if op.Outcome != Unknown {
+		op.Return = Now()
+	}
+	if err != nil {
+		op.Err = err.Error()
+	}
+	if rerr := w.rec.Add(op, false); rerr != nil {
+		fmt.Fprintln(os.Stderr, "netfault: recording:", rerr)
+	}
+}
+
+// verify reads the whole state once the faults are over: every slot of
+// every group, each group's listing, and the unique names.
+func verify(ctx context.Context, c *client.Client, cfg WorkConfig, rec *Recorder) error {
+	w := &worker{c: c, cfg: cfg, rec: rec, id: 999}
+	cfg.OpTimeout = 20 * time.Second
+	w.cfg = cfg
+	for g := range cfg.Groups {
+		part := fmt.Sprintf("f%d", g)
+		w.do(ctx, &Op{Worker: w.name(), Kind: "list", Part: part})
+		for s := range fsoSlots {
+			kind := "stat"
+			if s < fileSlots {
+				kind = "read"
+			}
+			w.do(ctx, &Op{Worker: w.name(), Kind: kind, Part: part, A: s})
+		}
+		for s := range obsSlots {
+			w.do(ctx, &Op{Worker: w.name(), Kind: "get", Part: fmt.Sprintf("o%d", g), A: s})
+		}
+	}
+	op := &Op{Worker: w.name(), Kind: "ulist", Part: "u", Call: Now()}
+	sts, err := c.List(ctx, fmt.Sprintf("/%s/%s/u", volume, fsoBucket))
+	op.Return = Now()
+	if err != nil {
+		op.Outcome, op.Err = NoEffect, err.Error()
+	} else {
+		op.Outcome = OK
+		for _, st := range sts {
+			op.Names = append(op.Names, path.Base(st.Path))
+		}
+	}
+	return errors.Join(err, rec.Add(op, true))
+}
+
+// runWriters runs cfg.Workers writers of each kind until told to stop:
+// "wmeta" creates a directory (meta only), "wkey" puts a small OBS key
+// (meta and the datanodes). Each operation is recorded (and flushed) as it
+// ends.
+func runWriters(ctx context.Context, c *client.Client, cfg WorkConfig, rec *Recorder) {
+	var wg sync.WaitGroup
+	var seq atomic.Int64
+	for i := range 2 * cfg.Workers {
+		kind := "wmeta"
+		if i%2 == 1 {
+			kind = "wkey"
+		}
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				n := seq.Add(1)
+				op := &Op{Worker: fmt.Sprintf("%s/%d/0", cfg.Host, i), Kind: kind, Name: fmt.Sprintf("w%d", n)}
+				octx, cancel := context.WithTimeout(ctx, cfg.OpTimeout)
+				op.Call = Now()
+				var err error
+				if kind == "wmeta" {
+					err = c.Mkdirs(octx, fmt.Sprintf("/%s/%s/w/%s", volume, fsoBucket, op.Name))
+				} else {
+					err = writeAll(c.CreateKey(octx, volume, obsBucket, "w/"+op.Name, client.WriteOptions{SizeHint: 8}))("12345678")
+				}
+				cancel()
+				op.Return = Now()
+				op.Outcome, op.Code = mutationOutcome(err)
+				if err != nil {
+					op.Err = err.Error()
+					time.Sleep(5 * time.Millisecond)
+				}
+				_ = rec.Add(op, true)
+			}
+		})
+	}
+	wg.Wait()
+}
