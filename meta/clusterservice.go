@@ -141,8 +141,13 @@ func (s *Server) MetaStatus(ctx context.Context, _ *stratopb.Empty) (*stratopb.M
 		return nil, toStatus(ErrClosed)
 	}
 	st := s.node.Status()
+	ms, err := s.node.Members(ctx)
+	if err != nil {
+		ms = st.Members
+	}
 	return &stratopb.MetaStatusResponse{Id: st.ID, Role: st.Role, LeaderId: st.LeaderID, LeaderAddr: st.LeaderAddr,
-		Term: st.Term, Commit: st.Commit, Applied: st.Applied, FirstIndex: st.FirstIndex, LastIndex: st.LastIndex, Voters: st.Voters}, nil
+		Term: st.Term, Commit: st.Commit, Applied: st.Applied, FirstIndex: st.FirstIndex, LastIndex: st.LastIndex, Voters: st.Voters,
+		Members: metaMembers(ms)}, nil
 }
 
 // ---- Administration in process (bench.ClusterAdmin) --------------------------

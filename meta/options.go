@@ -21,8 +21,15 @@ type Options struct {
 	// ID is this replica's Raft ID. Default 1.
 	ID uint64
 	// Peers maps every replica's Raft ID to its gRPC address (this one
-	// included). Default: this replica alone, at Listen.
+	// included). It sets the group when Dir is created; after that the
+	// membership stored in Dir (kept up to date by membership changes)
+	// wins. Default: this replica alone, at Listen.
 	Peers map[uint64]string
+	// Join makes a new Dir wait to be added to an existing group (strato
+	// admin meta add ID ADDR, on the leader) instead of starting a group
+	// of its own; it then gets the group's state from the leader. Peers
+	// must be unset (or name only this replica).
+	Join bool
 	// Listen is the gRPC address clients, datanodes and peers use. Default
 	// 127.0.0.1:9860.
 	Listen string

@@ -67,6 +67,7 @@ func Open(opts Options) (*Server, error) {
 		namespace.ConfigurePebble(raft.Pebble)
 	}
 	raft.ID, raft.Peers, raft.FS, raft.Dir, raft.Logger = opts.ID, opts.Peers, opts.FS, opts.Dir, opts.Logger
+	raft.Join = opts.Join
 	s.node, err = consensus.Open(raft, (*stateMachine)(s))
 	if err != nil {
 		return nil, fmt.Errorf("meta: %w", err)
@@ -97,6 +98,14 @@ func (s *Server) ID() uint64 { return s.opts.ID }
 
 // Node is the replica's consensus node (status, metrics).
 func (s *Server) Node() *consensus.Node { return s.node }
+
+// Done is closed when the replica's consensus node stops on its own: its
+// disk failed, or it was removed from the group (Err says which). The
+// server then answers every call as a non-leader; close it.
+func (s *Server) Done() <-chan struct{} { return s.node.Done() }
+
+// Err is why Done was closed (consensus.ErrRemoved, or a storage error).
+func (s *Server) Err() error { return s.node.Err() }
 
 // WaitReady waits until this replica knows a leader.
 func (s *Server) WaitReady(ctx context.Context) error {

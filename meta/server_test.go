@@ -278,6 +278,8 @@ func TestThreeVotersFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 		if s == leader {
 			continue
 		}
+		require.Eventually(t, func() bool { id, _ := s.node.Leader(); return id == leader.ID() }, 10*time.Second, time.Millisecond,
+			"the follower hears from the new leader")
 		_, err := s.CreateVolume(context.Background(), &stratopb.CreateVolumeRequest{Name: "vol"})
 		requireCode(t, codes.Unavailable, err)
 		addr, retry := client.LeaderHint(err)

@@ -53,8 +53,16 @@ func toStatus(err error) error {
 		code = codes.ResourceExhausted // not enough healthy datanodes
 	case errors.Is(err, cluster.ErrUnknownNode):
 		code = codes.NotFound
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, ErrClosed), errors.Is(err, consensus.ErrClosed):
 		code = codes.Unavailable
+	case errors.Is(err, consensus.ErrChangeInProgress):
+		code = codes.FailedPrecondition
+	case errors.Is(err, consensus.ErrInvalidMember):
+		code = codes.InvalidArgument
+	case errors.Is(err, consensus.ErrTransferFailed):
+		code = codes.Aborted
+	case errors.Is(err, consensus.ErrResultUnknown):
+		code = codes.Unknown
 	}
 	return status.Error(code, err.Error())
 }

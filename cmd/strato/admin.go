@@ -372,14 +372,15 @@ func printSafeMode(s *session, st *stratopb.SafeModeStatus) error {
 // ---- Meta replicas -------------------------------------------------------------
 
 func newMetaAdminCmd(o *cliOptions) *cobra.Command {
-	cmd := group("meta", "Inspect the meta replicas")
+	cmd := group("meta", "Inspect the meta replicas and change their Raft group (one change at a time)")
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "Show every meta replica's role and Raft position (each --meta address is asked directly)",
+		Short: "Show every meta replica's role and Raft position (each --meta address is asked directly), and the group's members",
 		Args:  exactArgs(0),
 		RunE: o.action(func(s *session, _ []string) error {
 			var all []*stratopb.MetaStatusResponse
 			rows := make([][]string, 0, len(s.addrs))
+			var members []*stratopb.MetaMember
 			for _, addr := range s.addrs {
 				st, err := metaStatus(s.ctx, addr)
 				if err != nil {
@@ -390,15 +391,101 @@ func newMetaAdminCmd(o *cliOptions) *cobra.Command {
 				rows = append(rows, []string{strconv.FormatUint(st.Id, 10), addr, st.Role, strconv.FormatUint(st.LeaderId, 10),
 					strconv.FormatUint(st.Term, 10), strconv.FormatUint(st.Commit, 10), strconv.FormatUint(st.Applied, 10),
 					fmt.Sprintf("%d-%d", st.FirstIndex, st.LastIndex)})
+				// The leader's view of the members (with their progress) wins.
+				if members == nil || st.Role == "leader" {
+					members = st.Members
+				}
 			}
 			if s.json {
 				return printJSON(s.out, messages(all))
 			}
-			return printTable(s.out, []string{"ID", "ADDRESS", "ROLE", "LEADER", "TERM", "COMMIT", "APPLIED", "LOG"}, rows)
+			if err := printTable(s.out, []string{"ID", "ADDRESS", "ROLE", "LEADER", "TERM", "COMMIT", "APPLIED", "LOG"}, rows); err != nil {
+				return err
+			}
+			if len(members) == 0 {
+				return nil
+			}
+			if _, err := fmt.Fprintln(s.out); err != nil {
+				return err
+			}
+			return printMetaMembers(s, members)
 		}),
 	}
-	cmd.AddCommand(status)
+	// change is a subcommand that sends one membership change about the
+	// replica named by its first argument.
+	type changeFunc func(ctx context.Context, cl stratopb.ClusterClient, id uint64, args []string) (*stratopb.MetaMembersResponse, error)
+	change := func(use, short string, nargs int, call changeFunc) *cobra.Command {
+		return &cobra.Command{
+			Use:   use,
+			Short: short,
+			Args:  exactArgs(nargs),
+			RunE: o.action(func(s *session, args []string) error {
+				id, err := parseMetaID(args[0])
+				if err != nil {
+					return err
+				}
+				return changeMeta(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.MetaMembersResponse, error) {
+					return call(ctx, cl, id, args)
+				})
+			}),
+		}
+	}
+	var learner bool
+	add := change("add ID ADDRESS", "Add a meta replica started with --join: as a learner until it has caught up, then as a voter", 2,
+		func(ctx context.Context, cl stratopb.ClusterClient, id uint64, args []string) (*stratopb.MetaMembersResponse, error) {
+			return cl.AddMetaMember(ctx, &stratopb.AddMetaMemberRequest{Id: id, Addr: args[1], Learner: learner})
+		})
+	add.Long = "Add a meta replica started with `strato meta --data NEWDIR --id ID --listen ADDRESS --join`. It joins as a\n" +
+		"learner (it gets the state from the leader without counting for quorum), and is promoted to voter once its\n" +
+		"log has caught up, within --timeout. Run again for a replica left a learner, it resumes at the promotion."
+	add.Flags().BoolVar(&learner, "learner", false, "leave the replica a learner (no vote)")
+	remove := change("remove ID", "Remove a meta replica from the group (the leader hands leadership over first if it is the one removed); it stops", 1,
+		func(ctx context.Context, cl stratopb.ClusterClient, id uint64, _ []string) (*stratopb.MetaMembersResponse, error) {
+			return cl.RemoveMetaMember(ctx, &stratopb.RemoveMetaMemberRequest{Id: id})
+		})
+	transfer := change("transfer-leader ID", "Make another voter the meta leader", 1,
+		func(ctx context.Context, cl stratopb.ClusterClient, id uint64, _ []string) (*stratopb.MetaMembersResponse, error) {
+			return cl.TransferMetaLeader(ctx, &stratopb.TransferMetaLeaderRequest{Id: id})
+		})
+	cmd.AddCommand(status, add, remove, transfer)
 	return cmd
+}
+
+func parseMetaID(s string) (uint64, error) {
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || id == 0 {
+		return 0, usagef("%q is not a meta replica ID (a positive number)", s)
+	}
+	return id, nil
+}
+
+// changeMeta sends a membership change to the meta leader and prints the
+// group it leaves.
+func changeMeta(s *session, fn func(context.Context, stratopb.ClusterClient) (*stratopb.MetaMembersResponse, error)) error {
+	resp, err := cluster(s, fn)
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return printJSON(s.out, resp)
+	}
+	if _, err := fmt.Fprintf(s.out, "Leader: %d\n", resp.GetLeaderId()); err != nil {
+		return err
+	}
+	return printMetaMembers(s, resp.GetMembers())
+}
+
+func printMetaMembers(s *session, ms []*stratopb.MetaMember) error {
+	rows := make([][]string, 0, len(ms))
+	for _, m := range ms {
+		active := "-"
+		if m.GetMatch() > 0 || m.GetActive() {
+			active = strconv.FormatBool(m.GetActive())
+		}
+		rows = append(rows, []string{strconv.FormatUint(m.GetId(), 10), m.GetAddr(), m.GetRole(),
+			strconv.FormatUint(m.GetMatch(), 10), active})
+	}
+	return printTable(s.out, []string{"MEMBER", "ADDRESS", "ROLE", "MATCH", "ACTIVE"}, rows)
 }
 
 // metaStatus asks one meta replica for its own status (no redirect to the

@@ -30,19 +30,24 @@ func startMeta(t *testing.T) *cliHarness {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv, err := meta.Open(meta.Options{
-		Dir:          t.TempDir(),
-		Listen:       lis.Addr().String(),
-		TickInterval: 50 * time.Millisecond,
-		Raft:         consensus.Options{TickInterval: 10 * time.Millisecond, ElectionTicks: 10, HeartbeatTicks: 1},
-	})
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := serveMeta(t, meta.Options{Listen: lis.Addr().String()}, lis)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, srv.WaitReady(ctx))
 	return &cliHarness{t: t, addr: lis.Addr().String()}
+}
+
+// serveMeta opens a meta server on a new directory with fast ticks and
+// serves it on lis until the test ends.
+func serveMeta(t *testing.T, o meta.Options, lis net.Listener) *meta.Server {
+	t.Helper()
+	o.Dir, o.TickInterval = t.TempDir(), 50*time.Millisecond
+	o.Raft = consensus.Options{TickInterval: 10 * time.Millisecond, ElectionTicks: 10, HeartbeatTicks: 1}
+	srv, err := meta.Open(o)
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv
 }
 
 // result is what one invocation printed and its exit code.

@@ -1,38 +1,50 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/strato-io/strato/meta"
+	"github.com/strato-io/strato/meta/consensus"
 )
 
 func init() { extraCommands = append(extraCommands, newMetaCmd) }
 
 func newMetaCmd() *cobra.Command {
 	var (
-		o        meta.Options
-		peers    string
-		httpAddr string
+		o               meta.Options
+		peers           string
+		httpAddr        string
+		raftTick        time.Duration
+		electionTimeout time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "meta --data DIR [--listen 127.0.0.1:9860] [--id N --peers 1=ADDR,2=ADDR,3=ADDR]",
+		Use:   "meta --data DIR [--listen 127.0.0.1:9860] [--id N --peers 1=ADDR,2=ADDR,3=ADDR | --id N --join]",
 		Short: "Run the metadata service (namespace and cluster state on Raft)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if peers != "" {
+				if o.Join {
+					return usagef("--join and --peers exclude each other: a joining replica learns the group from its leader")
+				}
 				p, err := parsePeers(peers)
 				if err != nil {
 					return err
 				}
 				o.Peers = p
+			}
+			o.Raft.TickInterval = raftTick
+			if o.Raft.ElectionTicks = int(electionTimeout / raftTick); electionTimeout > 0 && o.Raft.ElectionTicks <= 1 {
+				return usagef("--election-timeout %v must be more than twice --raft-tick %v", electionTimeout, raftTick)
 			}
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 			srv, err := meta.Open(o)
@@ -44,7 +56,7 @@ func newMetaCmd() *cobra.Command {
 				_ = srv.Close()
 				return err
 			}
-			o.Logger.Info("meta serving", "listen", lis.Addr().String(), "id", srv.ID(), "data", o.Dir)
+			o.Logger.Info("meta serving", "listen", lis.Addr().String(), "id", srv.ID(), "data", o.Dir, "join", o.Join)
 			reg := prometheus.NewRegistry()
 			metaMetrics(reg, srv)
 			stopMetrics, err := serveMetrics(httpAddr, reg, o.Logger)
@@ -62,6 +74,14 @@ func newMetaCmd() *cobra.Command {
 			case err := <-errc:
 				_ = srv.Close()
 				return err
+			case <-srv.Done():
+				err := srv.Err()
+				_ = srv.Close()
+				if errors.Is(err, consensus.ErrRemoved) {
+					o.Logger.Info("meta replica removed from the group; exiting", "id", srv.ID())
+					return nil
+				}
+				return err
 			}
 		},
 	}
@@ -70,7 +90,11 @@ func newMetaCmd() *cobra.Command {
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:9860", "gRPC address (clients, datanodes and Raft peers)")
 	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), e.g. 127.0.0.1:9861 (default: none)")
 	f.Uint64Var(&o.ID, "id", 1, "this replica's Raft ID (a key of --peers)")
-	f.StringVar(&peers, "peers", "", "Raft group: id=host:port,... (default: this replica alone)")
+	f.StringVar(&peers, "peers", "", "Raft group a new --data starts with: id=host:port,... (default: this replica alone; later the stored membership wins)")
+	f.BoolVar(&o.Join, "join", false, "start a new --data empty and wait to be added to an existing group (strato admin meta add ID ADDR)")
+	f.DurationVar(&raftTick, "raft-tick", 100*time.Millisecond, "Raft tick (leader heartbeats go every tick)")
+	f.DurationVar(&electionTimeout, "election-timeout", time.Second,
+		"time without a leader's heartbeat before a follower campaigns (randomised up to twice that)")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }
