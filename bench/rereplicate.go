@@ -233,23 +233,27 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 	// byte any source sent to the last import any target committed.
 	win := watchCopies(c, 10*time.Millisecond)
 	defer win.stop()
-	prev := base
+	prev, prevT := base, time.Now()
+	tick := time.NewTicker(cfg.Interval)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return res, ctx.Err()
-		case <-time.After(cfg.Interval):
+		case <-tick.C:
 		}
+		// The rate is over the time that really passed (asking meta what
+		// is left may take longer than an interval on a busy machine).
+		now := time.Now()
+		total, _ := pushed()
+		rate := float64(total-prev) / 1e9 / now.Sub(prevT).Seconds()
+		res.Samples = append(res.Samples, rate)
+		res.PeakGBps = max(res.PeakGBps, rate)
+		prev, prevT = total, now
 		_, left, perTarget, err := restored(ctx, cl, lost, victimID)
 		if err != nil {
 			return res, err
 		}
-		now := time.Now()
-		total, _ := pushed()
-		rate := float64(total-prev) / 1e9 / cfg.Interval.Seconds()
-		res.Samples = append(res.Samples, rate)
-		res.PeakGBps = max(res.PeakGBps, rate)
-		prev = total
 		fmt.Fprintf(cfg.Progress, "rereplicate: %6.1fs  %s copied, %.2f GB/s, %d containers left\n",
 			now.Sub(start).Seconds(), formatBytes(total-base), rate, left)
 		if left == 0 {
@@ -303,7 +307,7 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 	}
 	printRereplicate(out, res)
 	if cfg.ChartPath != "" {
-		if err := writeChart(cfg.ChartPath, res.Samples, cfg.Interval, res.Bound.MBps()/1e3); err != nil {
+		if err := writeChart(cfg.ChartPath, res.Samples, cfg.Interval, res.Bound.MBps()/1e3, res.Bound.SharedMBps()/1e3); err != nil {
 			return res, err
 		}
 		fmt.Fprintf(out, "chart: %s\n", cfg.ChartPath)
@@ -758,7 +762,9 @@ func cpuSeconds() float64 {
 
 // writeChart draws GB/s per interval as a PNG line chart with the bound as
 // a dashed line.
-func writeChart(path string, samples []float64, interval time.Duration, boundGBps float64) error {
+// A second dashed line (orange) marks the shared-disk bound when it is
+// set and differs.
+func writeChart(path string, samples []float64, interval time.Duration, boundGBps, sharedGBps float64) error {
 	const w, h, margin = 800, 400, 40
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	bg, axis, line, bound := color.RGBA{255, 255, 255, 255}, color.RGBA{0, 0, 0, 255}, color.RGBA{30, 90, 200, 255}, color.RGBA{200, 60, 60, 255}
@@ -788,12 +794,19 @@ func writeChart(path string, samples []float64, interval time.Duration, boundGBp
 	for y := margin; y < h-margin; y++ {
 		img.Set(margin, y, axis)
 	}
-	if boundGBps > 0 {
+	shared := color.RGBA{230, 140, 20, 255}
+	dashed := func(v float64, c color.Color) {
 		for x := margin; x < w-margin; x++ {
 			if (x/6)%2 == 0 {
-				img.Set(x, py(boundGBps), bound)
+				img.Set(x, py(v), c)
 			}
 		}
+	}
+	if boundGBps > 0 {
+		dashed(boundGBps, bound)
+	}
+	if sharedGBps > 0 && sharedGBps != boundGBps {
+		dashed(sharedGBps, shared)
 	}
 	for i := 1; i < len(samples); i++ {
 		drawLine(img, px(i-1), py(samples[i-1]), px(i), py(samples[i]), line)
@@ -810,6 +823,9 @@ func writeChart(path string, samples []float64, interval time.Duration, boundGBp
 	text(margin, h-margin+18, axis, "0 s")
 	if boundGBps > 0 {
 		text(w-margin-200, py(boundGBps)-4, bound, fmt.Sprintf("bound %.2f GB/s", boundGBps))
+	}
+	if sharedGBps > 0 && sharedGBps != boundGBps {
+		text(w-margin-260, py(sharedGBps)-4, shared, fmt.Sprintf("shared-disk bound %.2f GB/s", sharedGBps))
 	}
 	f, err := os.Create(path)
 	if err != nil {

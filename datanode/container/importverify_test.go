@@ -194,3 +194,47 @@ func chunkAt(b Block, off int64) int {
 	}
 	return -1
 }
+
+// TestImportDirect: aligned pieces of at least DirectIOMinSize go with
+// O_DIRECT, the tail buffered; the container reads back whole after a
+// reopen.
+func TestImportDirect(t *testing.T) {
+	dir := t.TempDir()
+	v, err := OpenVolume(dir, Options{})
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(5, 6))
+	data := make([]byte, 3<<20+100)
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	b := Block{LocalID: 5, Length: int64(len(data)), BCSID: 2}
+	for off := 0; off < len(data); off += 1 << 20 {
+		n := min(1<<20, len(data)-off)
+		b.Chunks = append(b.Chunks, Chunk{Offset: int64(off), Length: int64(n), Checksums: checksum.Compute(checksum.CRC32C, 16<<10, data[off:off+n])})
+	}
+	im, err := v.BeginImport(4, FilePerBlock)
+	require.NoError(t, err)
+	im.Expect([]Block{b})
+	frame := make([]byte, 2<<20) // a receive buffer: page-aligned
+	copy(frame, data)
+	require.NoError(t, im.WriteAt(5, 0, 0, frame))
+	if directIOSupported {
+		require.Len(t, im.direct, 1, "an aligned 2 MiB piece goes with O_DIRECT")
+	}
+	rest := make([]byte, len(data)-len(frame))
+	copy(rest, data[len(frame):])
+	require.NoError(t, im.WriteAt(5, 0, int64(len(frame)), rest))
+	_, err = im.Commit([]Block{b}, 2)
+	require.NoError(t, err)
+	require.NoError(t, v.Close())
+
+	v, err = OpenVolume(dir, Options{})
+	require.NoError(t, err)
+	defer v.Close()
+	c, err := v.Container(4)
+	require.NoError(t, err)
+	rc, err := c.ReadChunk(5, 0, int64(len(data)))
+	require.NoError(t, err)
+	require.NoError(t, rc.Verify())
+	require.Equal(t, data, rc.Data)
+}

@@ -35,6 +35,10 @@ type Volume struct {
 	// direct is set while the direct-I/O fast path is usable (see
 	// Options.DisableDirectIO); cleared if the filesystem refuses O_DIRECT.
 	direct atomic.Bool
+	// importDirect is set while imports may write with O_DIRECT: the
+	// containers they copy are closed and cold, so their bytes skip the
+	// page cache whatever the write path does (see Import.WriteAt).
+	importDirect atomic.Bool
 
 	mu         sync.RWMutex
 	containers map[uint64]*Container
@@ -53,6 +57,7 @@ func OpenVolume(dir string, opts Options) (*Volume, error) {
 	fs := opts.FS
 	v := &Volume{opts: opts, fs: fs, dir: dir, containers: make(map[uint64]*Container)}
 	v.direct.Store(directIOSupported && !opts.DisableDirectIO && fs == vfs.Default)
+	v.importDirect.Store(directIOSupported && fs == vfs.Default)
 	if err := fs.MkdirAll(fs.PathJoin(dir, containersDir), 0o755); err != nil {
 		return nil, ioError("create volume directory", err)
 	}
