@@ -378,9 +378,14 @@ func (m *Manager) safeModeStatusLocked() *stratopb.SafeModeStatus {
 			healthy++
 		}
 	}
+	// Only CLOSED containers are waited for (as in Ozone's container
+	// safe-mode rule): a datanode makes a container at its first write, so
+	// an open container allocated and never written is on no datanode, and
+	// one closed before its first write (its pipeline failed) never
+	// reaches CLOSED. Neither would ever be reported.
 	total, reported := 0, 0
 	for _, c := range m.containers {
-		if c.info.State == stratopb.ContainerState_CONTAINER_DELETED {
+		if c.info.State != stratopb.ContainerState_CONTAINER_CLOSED {
 			continue
 		}
 		total++

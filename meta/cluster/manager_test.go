@@ -136,21 +136,40 @@ func TestSafeMode(t *testing.T) {
 	e.register("dn3")
 	require.False(t, e.m.SafeMode().InSafeMode)
 
-	// After a restart with containers on record, meta waits for replicas.
+	// After a restart with containers on record, meta waits for a replica
+	// of every CLOSED container.
 	e2 := newEnv(t, Options{SafeModeMinDatanodes: 1, SafeModeReplicaFraction: 1})
 	e2.m.ExitSafeMode()
 	e2.register("dn1")
 	a := e2.alloc(one, Exclude{})
-	m2, err := New(Options{SafeModeMinDatanodes: 1, SafeModeReplicaFraction: 1}, e2.propose)
+	_, err = e2.propose(context.Background(), &stratopb.ClusterCommand{Op: &stratopb.ClusterCommand_SetContainerState{
+		SetContainerState: &stratopb.ContainerStateChange{ContainerId: a.ContainerID, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
 	require.NoError(t, err)
-	require.NoError(t, m2.Load(e2.db))
-	require.NoError(t, m2.Register(e2.now, &stratopb.RegisterRequest{Details: &stratopb.DatanodeDetails{Id: "dn1", DataAddr: "x:1"}}))
+	restart := func(e *env) *Manager {
+		m, err := New(Options{SafeModeMinDatanodes: 1, SafeModeReplicaFraction: 1}, e.propose)
+		require.NoError(t, err)
+		require.NoError(t, m.Load(e.db))
+		require.NoError(t, m.Register(e.now, &stratopb.RegisterRequest{Details: &stratopb.DatanodeDetails{Id: "dn1", DataAddr: "x:1"}}))
+		return m
+	}
+	m2 := restart(e2)
 	st := m2.SafeMode()
 	require.True(t, st.InSafeMode)
 	require.Less(t, st.ReplicaFraction, 1.0)
 	require.NoError(t, m2.Register(e2.now, &stratopb.RegisterRequest{Details: &stratopb.DatanodeDetails{Id: "dn1", DataAddr: "x:1"},
-		Report: &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: a.ContainerID, State: stratopb.ContainerState_CONTAINER_OPEN}}}}))
+		Report: &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: a.ContainerID, State: stratopb.ContainerState_CONTAINER_CLOSED}}}}))
 	require.False(t, m2.SafeMode().InSafeMode)
+
+	// OPEN containers are not waited for: a datanode makes a container at
+	// its first write, so one allocated and never written is on no
+	// datanode, and waiting for it kept a new meta leader in safe mode
+	// for good (test/netfault: a leader killed before every open
+	// container had been written to).
+	e3 := newEnv(t, Options{SafeModeMinDatanodes: 1, SafeModeReplicaFraction: 1})
+	e3.m.ExitSafeMode()
+	e3.register("dn1")
+	e3.alloc(one, Exclude{})
+	require.False(t, restart(e3).SafeMode().InSafeMode)
 }
 
 func TestAllocate(t *testing.T) {

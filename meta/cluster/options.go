@@ -43,9 +43,9 @@ type Options struct {
 	// SafeModeMinDatanodes is how many healthy datanodes must have
 	// registered before meta leaves safe mode. Default 1.
 	SafeModeMinDatanodes int
-	// SafeModeReplicaFraction is the fraction of containers that must have
-	// at least one reported replica before meta leaves safe mode. Default
-	// 0.99.
+	// SafeModeReplicaFraction is the fraction of CLOSED containers that
+	// must have at least one reported replica before meta leaves safe mode
+	// (open ones may exist on no datanode yet). Default 0.99.
 	SafeModeReplicaFraction float64
 	// ReplicationTimeout: a replicate command not completed in this long is
 	// dropped and may be sent elsewhere. Default 10m.
