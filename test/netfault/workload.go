@@ -461,9 +461,20 @@ func (w *worker) do(ctx context.Context, op *Op) {
 	}
 }
 
-// verify reads the whole state once the faults are over: every slot of
-// every group, each group's listing, and the unique names.
+// verify checks that the cluster takes writes again once the faults are
+// over, then reads the whole state: every slot of every group, each
+// group's listing, and the unique names.
 func verify(ctx context.Context, c *client.Client, cfg WorkConfig, rec *Recorder) error {
+	// Liveness: once healed, the cluster takes writes again (a file and a
+	// key, which need block allocation: meta out of safe mode, pipelines).
+	if err := retry(ctx, "writing after the faults healed", func(ctx context.Context) error {
+		if err := writeAll(c.Create(ctx, fmt.Sprintf("/%s/%s/healed", volume, fsoBucket), client.CreateOptions{Overwrite: true, WriteOptions: client.WriteOptions{SizeHint: 6}}))("healed"); err != nil {
+			return err
+		}
+		return writeAll(c.CreateKey(ctx, volume, obsBucket, "healed", client.WriteOptions{SizeHint: 6}))("healed")
+	}); err != nil {
+		return err
+	}
 	w := &worker{c: c, cfg: cfg, rec: rec, id: 999}
 	cfg.OpTimeout = 20 * time.Second
 	w.cfg = cfg
