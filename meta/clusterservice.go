@@ -224,7 +224,7 @@ func (s *Server) background() {
 			return
 		case <-t.C:
 		}
-		if !s.node.IsLeader() {
+		if !s.leading() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*s.opts.TickInterval)
@@ -242,7 +242,10 @@ func (s *Server) tick(ctx context.Context) error {
 			return fmt.Errorf("cluster: %w", err)
 		}
 	}
-	if !s.cl.SafeMode().InSafeMode {
+	// A new leader acts on the replica map only once the datanodes had time
+	// to report (cluster.Options.LeaderSettle).
+	settling := s.cl.Settling(now)
+	if !settling && !s.cl.SafeMode().InSafeMode {
 		rep := s.cl.ReplicationWork(now, s.cl.Options().ReplicationLimit)
 		s.replMu.Lock()
 		prevMissing := len(s.lastRepl.Missing)
@@ -260,6 +263,9 @@ func (s *Server) tick(ctx context.Context) error {
 	}
 	if err := s.namespaceTick(ctx); err != nil {
 		return err
+	}
+	if settling {
+		return nil
 	}
 	return s.deleteBlocksTick(ctx)
 }

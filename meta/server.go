@@ -44,6 +44,10 @@ type Server struct {
 	replScheduled uint64
 	replDeletes   uint64
 	closed        atomic.Bool
+	// leaderTerm is the term the cluster manager's soft state was last
+	// reset for (leading).
+	leaderMu   sync.Mutex
+	leaderTerm atomic.Uint64
 }
 
 // Open opens (or creates) the replica's data directory, replays its log
@@ -135,12 +139,39 @@ func (s *Server) Close() error {
 
 func (s *Server) now() time.Time { return time.Now() }
 
+// leading reports whether this replica leads. The first time it finds a
+// new leadership (a new term, even if this replica led before), it resets
+// the cluster manager's soft state, which starts its settle period: the
+// datanodes register again with their reports before the leader acts on
+// them.
+func (s *Server) leading() bool {
+	term := s.node.LeaderTerm()
+	if term == 0 {
+		return false
+	}
+	if s.leaderTerm.Load() == term {
+		return true
+	}
+	s.leaderMu.Lock()
+	defer s.leaderMu.Unlock()
+	if s.leaderTerm.Load() != term {
+		s.cl.BecomeLeader(s.now())
+		s.replMu.Lock()
+		s.lastRepl = cluster.ReplicationReport{}
+		s.replMu.Unlock()
+		s.opts.Logger.Info("meta: leading; datanode state is rebuilt from their reports before replication and deletion decisions",
+			"term", term, "settle", s.cl.Options().LeaderSettle)
+		s.leaderTerm.Store(term)
+	}
+	return true
+}
+
 // leaderOnly refuses calls that need the leader's soft state.
 func (s *Server) leaderOnly() error {
 	if s.closed.Load() {
 		return toStatus(ErrClosed)
 	}
-	if !s.node.IsLeader() {
+	if !s.leading() {
 		id, addr := s.node.Leader()
 		return toStatus(&consensus.NotLeaderError{LeaderID: id, LeaderAddr: addr})
 	}

@@ -244,6 +244,9 @@ func (c *Cluster) startMeta(i int, lis net.Listener) error {
 	o.TickInterval = c.opts.TickInterval
 	o.Cluster.DeadAfter = c.opts.DeadAfter
 	o.Cluster.StaleAfter = c.opts.DeadAfter / 2
+	// A new leader waits for three heartbeats (each datanode registers
+	// again with its full report) before it acts on the replica map.
+	o.Cluster.LeaderSettle = min(3*c.opts.HeartbeatInterval, o.Cluster.StaleAfter)
 	o.Cluster.SafeModeMinDatanodes = c.opts.Datanodes
 	o.Cluster.ReplicationLimit = c.opts.ReplicationLimit
 	if c.opts.ContainerSize > 0 {

@@ -12,7 +12,10 @@
 // datanodes, heartbeats, health, the replica map, bytes allocated to open
 // containers, commands queued for datanodes — is soft state held by the
 // leader and rebuilt from datanode registrations and container reports, as
-// Ozone's SCM does.
+// Ozone's SCM does. BecomeLeader drops it at the start of every leadership
+// and starts a settle period (Options.LeaderSettle): until it ends
+// (Settling), the caller must not run replication or block deletion, and
+// Tick closes no pipeline for a member that has not registered yet.
 //
 // # Time
 //

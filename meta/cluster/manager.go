@@ -90,6 +90,8 @@ type Manager struct {
 	deleting map[deleteKey]bool
 	// blockDeletes: deleted-blocks entries in flight (deletion.go).
 	blockDeletes blockDeletions
+	// settleUntil: the end of the settle period BecomeLeader started.
+	settleUntil time.Time
 }
 
 type deleteKey struct {
@@ -124,6 +126,37 @@ func New(opts Options, propose Proposer) (*Manager, error) {
 
 // Options returns the manager's options (with defaults filled in).
 func (m *Manager) Options() Options { return m.opts }
+
+// BecomeLeader starts a term of leadership: it drops the soft state (a
+// replica that led before kept what it knew then, which is stale now:
+// datanodes, health, replicas, bytes allocated, copies, replica and block
+// deletions in flight, queued commands), goes back into safe mode, and
+// starts the settle period (Options.LeaderSettle) during which the soft
+// state is rebuilt from registrations and reports and nothing is decided
+// from it (Settling). Datanodes that heartbeat are told to register again,
+// with their full container report. The durable state is untouched.
+func (m *Manager) BecomeLeader(now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.nodes = map[string]*nodeState{}
+	for _, c := range m.containers {
+		c.replicas, c.bad, c.allocated, c.fullAt = nil, nil, 0, time.Time{}
+	}
+	m.replicating = map[uint64]inflight{}
+	m.deleting = nil
+	m.blockDeletes = blockDeletions{}
+	m.safeMode, m.safeForced = true, false
+	m.pipelinesDirty = true
+	m.settleUntil = now.Add(m.opts.LeaderSettle)
+}
+
+// Settling reports whether the settle period of the current leadership is
+// still running: replication and block deletion must wait.
+func (m *Manager) Settling(now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return now.Before(m.settleUntil)
+}
 
 // Register records a datanode (again) with its full container report.
 func (m *Manager) Register(now time.Time, req *stratopb.RegisterRequest) error {
@@ -301,9 +334,13 @@ func (m *Manager) Tick(now time.Time) []*stratopb.ClusterCommand {
 				SetContainerState: &stratopb.ContainerStateChange{ContainerId: c.info.Id, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
 		}
 	}
+	settling := now.Before(m.settleUntil)
 	for _, p := range m.sortedPipelinesLocked() {
 		if p.State != stratopb.PipelineState_PIPELINE_OPEN || m.pipelineUsableLocked(p) {
 			continue
+		}
+		if settling && m.unregisteredMemberLocked(p) {
+			continue // it may not have heard of this leader yet
 		}
 		// A member is gone: close the pipeline and its open containers.
 		m.pipelinesDirty = true
@@ -328,6 +365,16 @@ func (m *Manager) queueCloseLocked(p *stratopb.PipelineInfo, cid uint64) {
 				CloseContainer: &stratopb.CloseContainerCommand{ContainerId: cid, PipelineId: p.Id}}})
 		}
 	}
+}
+
+// unregisteredMemberLocked: a member of p has not registered with this leader.
+func (m *Manager) unregisteredMemberLocked(p *stratopb.PipelineInfo) bool {
+	for _, id := range p.Members {
+		if m.nodes[id] == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // reportedFullLocked: a replica reports the close threshold used.

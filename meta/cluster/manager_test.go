@@ -28,6 +28,8 @@ type env struct {
 	m   *Manager
 	now time.Time
 	log []*stratopb.ClusterCommand
+	// reports are the full container reports closedCluster's datanodes sent.
+	reports map[string]*stratopb.ContainerReport
 }
 
 func newEnv(t *testing.T, opts Options) *env {
@@ -401,6 +403,7 @@ func closedCluster(t *testing.T, n, k int) *env {
 	for dn, r := range reports {
 		e.heartbeat(dn, r)
 	}
+	e.reports = reports
 	return e
 }
 

@@ -53,6 +53,13 @@ type Options struct {
 	// DeleteBlocksTimeout: a datanode that has not acknowledged a
 	// DeleteBlocksCommand in this long is sent it again. Default 1m.
 	DeleteBlocksTimeout time.Duration
+	// LeaderSettle is how long a new leader rebuilds its soft state (node
+	// health, the replica map) from datanode registrations and reports
+	// before it decides anything from it: no replica copied or deleted, no
+	// deleted blocks sent or purged, no pipeline closed for a member that
+	// has not registered yet. It should cover a few heartbeat intervals.
+	// Default: StaleAfter (a datanode silent that long is stale anyway).
+	LeaderSettle time.Duration
 }
 
 // EnsureDefaults fills unset fields with their defaults and returns o.
@@ -99,6 +106,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.DeleteBlocksTimeout == 0 {
 		o.DeleteBlocksTimeout = time.Minute
 	}
+	if o.LeaderSettle == 0 {
+		o.LeaderSettle = o.StaleAfter
+	}
 	return o
 }
 
@@ -113,6 +123,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("cluster: CloseThreshold %v must be in (0, 1]", o.CloseThreshold)
 	case o.OpenContainersPerPipeline < 1 || o.PipelinesPerNode < 1 || o.LocalIDBatch < 1:
 		return fmt.Errorf("cluster: OpenContainersPerPipeline, PipelinesPerNode and LocalIDBatch must be positive")
+	case o.LeaderSettle < 0:
+		return fmt.Errorf("cluster: LeaderSettle %v must not be negative", o.LeaderSettle)
 	case o.SafeModeReplicaFraction < 0 || o.SafeModeReplicaFraction > 1:
 		return fmt.Errorf("cluster: SafeModeReplicaFraction %v must be in [0, 1]", o.SafeModeReplicaFraction)
 	}

@@ -80,9 +80,10 @@ type Node struct {
 	loopErr   error // set before donec is closed
 	closeErr  error
 
-	leaderID atomic.Uint64
-	isLeader atomic.Bool
-	role     atomic.Value // raft.StateType
+	leaderID   atomic.Uint64
+	isLeader   atomic.Bool
+	leaderTerm atomic.Uint64 // the term this node last became leader in
+	role       atomic.Value  // raft.StateType
 
 	metrics metrics
 
@@ -286,6 +287,16 @@ func (n *Node) Leader() (id uint64, addr string) {
 
 // IsLeader reports whether this node is the leader.
 func (n *Node) IsLeader() bool { return n.isLeader.Load() }
+
+// LeaderTerm is the term this node leads in, 0 when it is not the leader. A
+// change tells a new leadership (state kept only by the leader must be
+// rebuilt), even when the same node leads again.
+func (n *Node) LeaderTerm() uint64 {
+	if !n.isLeader.Load() {
+		return 0
+	}
+	return n.leaderTerm.Load()
+}
 
 // Status describes a node's place in its group.
 type Status struct {
@@ -814,6 +825,9 @@ func (n *Node) setSoftState(ss *raft.SoftState) {
 		n.log.Info("consensus: leader changed", "id", n.id, "leader", ss.Lead, "term", n.metrics.term.Load())
 	}
 	n.role.Store(ss.RaftState)
+	if ss.RaftState == raft.StateLeader {
+		n.leaderTerm.Store(n.rn.BasicStatus().GetTerm())
+	}
 	wasLeader := n.isLeader.Swap(ss.RaftState == raft.StateLeader)
 	if wasLeader && ss.RaftState != raft.StateLeader {
 		// Read indexes not yet granted never will be by this node.
