@@ -63,6 +63,10 @@ func (s *Server) ContainerReplicas(ctx context.Context, req *stratopb.ContainerR
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
+	// The container's record is durable state: read it linearizably.
+	if err := s.readBarrier(ctx); err != nil {
+		return nil, err
+	}
 	info, reps, err := s.cl.Replicas(req.ContainerId)
 	if err != nil {
 		return nil, toStatus(err)

@@ -61,3 +61,49 @@ func TestNewLeadershipRebuildsDatanodeState(t *testing.T) {
 	require.True(t, a.cl.Settling(a.now()), "and it settles again")
 	require.True(t, a.cl.SafeMode().InSafeMode)
 }
+
+// TestReadsAreLinearizable: with several voters, every read RPC of the
+// Namespace service and the listings of durable cluster state pass a
+// ReadIndex round on the leader; a follower answers NotLeader rather than
+// serve its possibly stale copy.
+func TestReadsAreLinearizable(t *testing.T) {
+	servers, _ := group(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l := leaderOf(t, servers)
+	_, err := l.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	require.NoError(t, err)
+	_, err = l.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt", Layout: stratopb.BucketLayout_LAYOUT_FSO})
+	require.NoError(t, err)
+	reads := map[string]func(s *Server) error{
+		"GetVolume": func(s *Server) error {
+			_, err := s.GetVolume(ctx, &stratopb.VolumeInfoRequest{Name: "vol"})
+			return err
+		},
+		"ListVolumes": func(s *Server) error { _, err := s.ListVolumes(ctx, &stratopb.ListVolumesRequest{}); return err },
+		"GetBucket": func(s *Server) error {
+			_, err := s.GetBucket(ctx, &stratopb.BucketInfoRequest{Volume: "vol", Name: "bkt"})
+			return err
+		},
+		"ListBuckets": func(s *Server) error {
+			_, err := s.ListBuckets(ctx, &stratopb.ListBucketsRequest{Volume: "vol"})
+			return err
+		},
+		"ListStatus": func(s *Server) error {
+			_, err := s.ListStatus(ctx, &stratopb.ListStatusRequest{Volume: "vol", Bucket: "bkt"})
+			return err
+		},
+		"ListPipelines":  func(s *Server) error { _, err := s.ListPipelines(ctx, &stratopb.ListPipelinesRequest{}); return err },
+		"ListContainers": func(s *Server) error { _, err := s.ListContainers(ctx, &stratopb.ListContainersRequest{}); return err },
+	}
+	for name, read := range reads {
+		before := l.node.Metrics().ReadIndexes
+		require.NoError(t, read(l), name)
+		require.Greater(t, l.node.Metrics().ReadIndexes, before, "%s passes a ReadIndex", name)
+		for _, s := range servers {
+			if s != l {
+				requireCode(t, codes.Unavailable, read(s))
+			}
+		}
+	}
+}
