@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc/metadata"
 
@@ -26,6 +27,11 @@ type Options struct {
 	// acknowledged by every replica (it keeps them buffered until then).
 	// Default: 4.
 	MaxChunksInFlight int
+	// AttemptTimeout bounds one attempt of a meta call at one replica; a
+	// call whose attempt times out goes to another replica (the same
+	// request ID: meta applies a mutation once). Default:
+	// DefaultAttemptTimeout (2s); negative: none.
+	AttemptTimeout time.Duration
 	// Owner is recorded on what the client creates. Default: "strato".
 	Owner string
 	// Logger. Default: slog.Default().
@@ -39,6 +45,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.MaxChunksInFlight <= 0 {
 		o.MaxChunksInFlight = 4
+	}
+	if o.AttemptTimeout == 0 {
+		o.AttemptTimeout = DefaultAttemptTimeout
 	}
 	if o.Owner == "" {
 		o.Owner = "strato"
@@ -89,6 +98,7 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	mc.SetAttemptTimeout(max(opts.AttemptTimeout, 0))
 	var id [12]byte
 	_, _ = rand.Read(id[:])
 	return &Client{opts: opts, meta: mc, data: newDataConns(), id: hex.EncodeToString(id[:])}, nil
@@ -103,10 +113,12 @@ func (c *Client) Close() error {
 	return errors.Join(c.data.close(), c.meta.Close())
 }
 
-// ns runs fn against the meta leader's Namespace service.
+// ns runs fn against the meta leader's Namespace service. Namespace calls
+// are retry-safe (RetrySafe): reads, and mutations, which all carry a
+// request ID (idempotent).
 func ns[T any](ctx context.Context, c *Client, fn func(context.Context, stratopb.NamespaceClient) (T, error)) (T, error) {
 	var out T
-	err := c.meta.Do(ctx, func(ctx context.Context, n stratopb.NamespaceClient, _ stratopb.ClusterClient) error {
+	err := c.meta.Do(RetrySafe(ctx), func(ctx context.Context, n stratopb.NamespaceClient, _ stratopb.ClusterClient) error {
 		var err error
 		out, err = fn(ctx, n)
 		return err

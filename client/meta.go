@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -17,10 +18,17 @@ import (
 	"github.com/strato-io/strato/proto/stratopb"
 )
 
+// DefaultAttemptTimeout bounds one attempt of a retry-safe call at one
+// replica (see RetrySafe). A leader answers in milliseconds; a replica that
+// has not answered in this long is paused, cut off or deposed, and the call
+// goes to another.
+const DefaultAttemptTimeout = 2 * time.Second
+
 // MetaConn is a connection to a meta group that follows its leader.
 type MetaConn struct {
 	redirect consensus.Redirector
 	opts     []grpc.DialOption
+	attempt  time.Duration
 
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
@@ -36,9 +44,38 @@ func DialMeta(addrs []string, opts ...grpc.DialOption) (*MetaConn, error) {
 	return &MetaConn{
 		redirect: consensus.Redirector{Addrs: addrs, Hint: LeaderHint},
 		opts:     append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...),
+		attempt:  DefaultAttemptTimeout,
 		conns:    map[string]*grpc.ClientConn{},
 	}, nil
 }
+
+// SetAttemptTimeout sets the bound on one attempt of a retry-safe call
+// (default DefaultAttemptTimeout; 0: none, an attempt lasts as long as the
+// call's context). Set it before the first call.
+func (m *MetaConn) SetAttemptTimeout(d time.Duration) { m.attempt = d }
+
+type retrySafeKey struct{}
+
+// RetrySafe marks ctx: the calls made with it may be sent again, to another
+// replica, after an attempt that timed out or whose connection failed
+// mid-call — reads, and mutations that carry a request ID (meta applies
+// those once). Other calls are sent again only when certainly not
+// performed (NotLeader, connection refused).
+func RetrySafe(ctx context.Context) context.Context {
+	return context.WithValue(ctx, retrySafeKey{}, true)
+}
+
+func retrySafe(ctx context.Context) bool {
+	v, _ := ctx.Value(retrySafeKey{}).(bool)
+	return v
+}
+
+// retryElsewhereError is an attempt of a retry-safe call that timed out or
+// lost its connection: LeaderHint has the call sent to another replica.
+type retryElsewhereError struct{ err error }
+
+func (e *retryElsewhereError) Error() string { return e.err.Error() }
+func (e *retryElsewhereError) Unwrap() error { return e.err }
 
 func (m *MetaConn) conn(addr string) (*grpc.ClientConn, error) {
 	m.mu.Lock()
@@ -57,13 +94,35 @@ func (m *MetaConn) conn(addr string) (*grpc.ClientConn, error) {
 // Do calls fn with the clients of the replica believed to lead, following
 // NotLeader redirects and retrying calls that were certainly not performed,
 // until fn succeeds, fails otherwise, or ctx ends.
+//
+// A retry-safe call (RetrySafe) is also sent to another replica when an
+// attempt times out (SetAttemptTimeout) or fails with Unavailable without a
+// leader's answer: a paused or cut-off former leader holds it no longer
+// than an attempt.
 func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns stratopb.NamespaceClient, cl stratopb.ClusterClient) error) error {
+	safe := retrySafe(ctx)
 	return m.redirect.Do(ctx, func(ctx context.Context, addr string) error {
 		c, err := m.conn(addr)
 		if err != nil {
 			return err
 		}
-		return fn(ctx, stratopb.NewNamespaceClient(c), stratopb.NewClusterClient(c))
+		actx := ctx
+		if safe && m.attempt > 0 {
+			var cancel context.CancelFunc
+			actx, cancel = context.WithTimeout(ctx, m.attempt)
+			defer cancel()
+		}
+		err = fn(actx, stratopb.NewNamespaceClient(c), stratopb.NewClusterClient(c))
+		if err == nil || !safe || ctx.Err() != nil {
+			return err
+		}
+		if leader, _ := LeaderHint(err); leader != "" {
+			return err
+		}
+		if actx.Err() != nil || status.Code(err) == codes.Unavailable {
+			return &retryElsewhereError{err: err}
+		}
+		return err
 	})
 }
 
@@ -84,6 +143,10 @@ func (m *MetaConn) Close() error {
 // at all is tried again elsewhere. Anything else (including an Unavailable
 // whose outcome is unknown) is returned to the caller.
 func LeaderHint(err error) (leaderAddr string, retry bool) {
+	var re *retryElsewhereError
+	if errors.As(err, &re) {
+		return "", true
+	}
 	st, ok := status.FromError(err)
 	if !ok {
 		return "", false

@@ -1,0 +1,87 @@
+package client_test
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/meta"
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// hungReplica is a replica that accepts connections and calls and never
+// answers: a paused process, or a leader cut off from its followers that
+// holds its clients' proposals (the injected fault).
+func hungReplica(t *testing.T) string {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
+		<-stream.Context().Done()
+		return stream.Context().Err()
+	}))
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return lis.Addr().String()
+}
+
+func realMeta(t *testing.T) string {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv, err := meta.Open(meta.Options{Dir: t.TempDir(), Listen: lis.Addr().String()})
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	require.NoError(t, srv.WaitReady(t.Context()))
+	return lis.Addr().String()
+}
+
+// TestHungReplicaIsPassedBy: a namespace call (a read, or a mutation with
+// its request ID) whose attempt at a replica gets no answer goes to the next
+// replica after the attempt timeout, instead of waiting on the hung one
+// until the caller gives up; other calls are not sent again.
+func TestHungReplicaIsPassedBy(t *testing.T) {
+	hung, good := hungReplica(t), realMeta(t)
+	newClient := func(attempt time.Duration) *client.Client {
+		c, err := client.New(client.Options{Meta: []string{hung, good}, AttemptTimeout: attempt})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+
+	// Without an attempt timeout, the hung replica holds the call until
+	// the caller's deadline.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	_, err := newClient(-1).CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	cancel()
+	require.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
+
+	c := newClient(200 * time.Millisecond)
+	ctx, cancel = context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	require.NoError(t, err)
+	_, err = c.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+	require.NoError(t, err)
+	require.NoError(t, c.Mkdirs(ctx, "/vol/bkt/d"))
+	st, err := c.Stat(ctx, "/vol/bkt/d")
+	require.NoError(t, err)
+	require.True(t, st.IsDirectory)
+	require.Less(t, time.Since(start), 5*time.Second)
+
+	// A cluster call is not retry-safe: it waits on the hung replica.
+	c2 := newClient(200 * time.Millisecond)
+	ctx2, cancel2 := context.WithTimeout(t.Context(), time.Second)
+	defer cancel2()
+	_, err = client.Cluster(ctx2, c2, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.SafeModeStatus, error) {
+		return cl.GetSafeMode(ctx, &stratopb.Empty{})
+	})
+	require.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
+}
