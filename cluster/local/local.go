@@ -166,7 +166,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		lis[i], c.metaAddrs[i] = l, l.Addr().String()
 	}
 	for i := range c.metas {
-		if err := c.startMeta(i, lis[i]); err != nil {
+		if err := c.startMeta(i, lis[i], false); err != nil {
 			for _, l := range lis[i+1:] {
 				_ = l.Close()
 			}
@@ -227,15 +227,16 @@ func (c *Cluster) metaDir(i int) string {
 }
 
 // startMeta starts meta replica i serving on lis (whose address is
-// c.metaAddrs[i]).
-func (c *Cluster) startMeta(i int, lis net.Listener) error {
+// c.metaAddrs[i]); join starts a new one that waits to be added.
+func (c *Cluster) startMeta(i int, lis net.Listener, join bool) error {
 	o := meta.Options{
 		Dir:    c.metaDir(i),
 		ID:     uint64(i + 1),
 		Listen: c.metaAddrs[i],
 		Logger: c.opts.Logger.With("node", fmt.Sprintf("meta%d", i+1)),
+		Join:   join,
 	}
-	if len(c.metaAddrs) > 1 {
+	if len(c.metaAddrs) > 1 && !join {
 		o.Peers = map[uint64]string{}
 		for j, a := range c.metaAddrs {
 			o.Peers[uint64(j+1)] = a
@@ -446,7 +447,39 @@ func (c *Cluster) StartMeta(i int) error {
 	if err != nil {
 		return err
 	}
-	return c.startMeta(i, lis)
+	return c.startMeta(i, lis, false)
+}
+
+// AddMetaReplica starts a new meta replica (the next index, ID index+1, in
+// its own directory and on a new port) with Join, and adds it to the group
+// through the leader's AddMetaMember RPC: it catches up as a learner, then
+// votes. It returns the new replica's index. The cluster's state file does
+// not record it: for tests of membership changes.
+func (c *Cluster) AddMetaReplica(ctx context.Context) (int, error) {
+	lis, err := listen("127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	i := len(c.metas)
+	c.metas = append(c.metas, nil)
+	c.metaErrs = append(c.metaErrs, nil)
+	c.metaAddrs = append(c.metaAddrs, lis.Addr().String())
+	err = c.startMeta(i, lis, true)
+	addr := c.metaAddrs[i]
+	c.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	cl, err := c.Client()
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = cl.Close() }()
+	_, err = client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.MetaMembersResponse, error) {
+		return cc.AddMetaMember(ctx, &stratopb.AddMetaMemberRequest{Id: uint64(i + 1), Addr: addr})
+	})
+	return i, err
 }
 
 // Close stops every node.
