@@ -474,12 +474,29 @@ func (n *Node) bestOtherVoter(ctx context.Context) (uint64, error) {
 // this node. addr is the address of the node an addition adds.
 func (n *Node) proposeConfChange(ctx context.Context, change *pb.ConfChangeSingle, addr string) error {
 	w := &confWaiter{id: rand.Uint64() | 1, done: make(chan error, 1)}
-	var err error
-	if derr := n.do(ctx, func() { err = n.startConfChange(w, change, addr) }); derr != nil {
-		return derr
-	}
-	if err != nil {
-		return err
+	// A new leader that has not applied its log yet, a change committed
+	// but not yet applied, or a leadership transfer are over within an
+	// election timeout or two: wait for them rather than fail.
+	deadline := time.Now().Add(2 * time.Duration(n.opts.ElectionTicks) * n.opts.TickInterval)
+	for {
+		var (
+			err       error
+			transient bool
+		)
+		if derr := n.do(ctx, func() { transient, err = n.startConfChange(w, change, addr) }); derr != nil {
+			return derr
+		}
+		if err == nil {
+			break
+		}
+		if !transient || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(n.opts.TickInterval):
+		}
 	}
 	select {
 	case err := <-w.done:
@@ -499,20 +516,29 @@ func (n *Node) proposeConfChange(ctx context.Context, change *pb.ConfChangeSingl
 // startConfChange checks and proposes a change (raft goroutine). Raft
 // itself would turn a second change proposed before the first is applied
 // into an empty entry, silently: the checks here refuse it instead.
-func (n *Node) startConfChange(w *confWaiter, change *pb.ConfChangeSingle, addr string) error {
+// transient is true for a refusal that should clear by itself shortly.
+func (n *Node) startConfChange(w *confWaiter, change *pb.ConfChangeSingle, addr string) (transient bool, err error) {
 	st := n.rn.BasicStatus()
 	if st.RaftState != raft.StateLeader {
-		return n.notLeader()
+		return false, n.notLeader()
 	}
 	s := n.store
 	switch {
 	case s.appliedTerm != st.GetTerm():
-		return fmt.Errorf("%w (the new leader has not applied its log yet)", ErrChangeInProgress)
+		return true, fmt.Errorf("%w (the new leader has not applied its log yet)", ErrChangeInProgress)
 	case n.confPending > s.appliedIndex:
-		return fmt.Errorf("%w (the change at index %d is not applied yet)", ErrChangeInProgress, n.confPending)
+		return true, fmt.Errorf("%w (the change at index %d is not applied yet)", ErrChangeInProgress, n.confPending)
 	case st.LeadTransferee != 0:
-		return fmt.Errorf("%w (leadership is moving to %d)", ErrChangeInProgress, st.LeadTransferee)
+		return true, fmt.Errorf("%w (leadership is moving to %d)", ErrChangeInProgress, st.LeadTransferee)
 	}
+	return false, n.proposeConfChangeLocked(w, change, addr)
+}
+
+// proposeConfChangeLocked checks change against the configuration and
+// proposes it (raft goroutine).
+func (n *Node) proposeConfChangeLocked(w *confWaiter, change *pb.ConfChangeSingle, addr string) error {
+	s := n.store
+	st := n.rn.BasicStatus()
 	id := change.GetNodeId()
 	voter, learner := slices.Contains(s.conf.GetVoters(), id), slices.Contains(s.conf.GetLearners(), id)
 	switch change.GetType() {
