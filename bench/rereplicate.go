@@ -184,7 +184,10 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 			res.Bound.DiskCopyMBps, res.Bound.SharedMBps())
 	}
 
-	// 4. Lose the victim.
+	// 4. Lose the victim, once meta sees every copy on a healthy node.
+	if err := waitReplicated(ctx, cl, 2*time.Minute); err != nil {
+		return res, err
+	}
 	victimID := c.Datanode(cfg.Victim).ID()
 	lost, err := containersOn(ctx, cl, victimID)
 	if err != nil {
@@ -454,29 +457,8 @@ func generate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster, out 
 		return nil, err
 	}
 	defer func() { _ = cl.Close() }()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		cs, err := listContainers(ctx, cl)
-		if err != nil {
-			return nil, err
-		}
-		short := 0
-		for _, ci := range cs {
-			reps, err := replicasOf(ctx, cl, ci.Id)
-			if err != nil {
-				return nil, err
-			}
-			if ci.State == stratopb.ContainerState_CONTAINER_CLOSED && len(reps) < 3 {
-				short++
-			}
-		}
-		if short == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("bench: %d generated containers not reported by three datanodes", short)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := waitReplicated(ctx, cl, time.Minute); err != nil {
+		return nil, err
 	}
 	var keys []string
 	after := ""
@@ -606,6 +588,56 @@ func replicasOf(ctx context.Context, cl *client.Client, id uint64) (map[string]*
 		return nil, err
 	}
 	return resp.Replicas, nil
+}
+
+// waitReplicated waits until every CLOSED container has three replicas on
+// HEALTHY datanodes in meta's view: a datanode slowed down long enough to
+// be declared dead (a busy disk during the bound's dd) loses its replicas
+// in meta until it reports again, which must not count as copies later.
+func waitReplicated(ctx context.Context, cl *client.Client, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		dns, err := client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListDatanodesResponse, error) {
+			return cc.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+		})
+		if err != nil {
+			return err
+		}
+		healthy := map[string]bool{}
+		for _, d := range dns.Datanodes {
+			healthy[d.GetDetails().GetId()] = d.Health == stratopb.NodeHealth_NODE_HEALTHY
+		}
+		cs, err := listContainers(ctx, cl)
+		if err != nil {
+			return err
+		}
+		short := 0
+		for _, ci := range cs {
+			if ci.State != stratopb.ContainerState_CONTAINER_CLOSED {
+				continue
+			}
+			reps, err := replicasOf(ctx, cl, ci.Id)
+			if err != nil {
+				return err
+			}
+			n := 0
+			for dn := range reps {
+				if healthy[dn] {
+					n++
+				}
+			}
+			if n < 3 {
+				short++
+			}
+		}
+		if short == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: %d closed containers without three replicas on healthy datanodes", short)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // restored sums the bytes of lost containers copied so far (CLOSED
