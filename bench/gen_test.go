@@ -17,7 +17,7 @@ func TestGenReadable(t *testing.T) {
 	c, err := local.Start(ctx, local.Options{Dir: t.TempDir(), Datanodes: 4, ContainerSize: 32 << 20, BlockSize: 8 << 20})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
-	keys, err := generate(ctx, RereplicateConfig{Size: 72 << 20, ContainerSize: 32 << 20, BlockSize: 8 << 20}, c, io.Discard)
+	keys, err := generate(ctx, RereplicateConfig{Size: 72 << 20, ContainerSize: 32 << 20, BlockSize: 8 << 20}, c, io.Discard, func() error { return nil })
 	require.NoError(t, err)
 	require.Len(t, keys, 9)
 	cl, err := c.Client()

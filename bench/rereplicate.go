@@ -147,9 +147,28 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 	}
 	var keyNames []string
 	keySize := cfg.KeySize
+	// The bound is measured while nothing else runs: with the datanodes
+	// stopped for the offline generation, or after the writes. dd keeps
+	// the disk so busy that a running datanode's heartbeats can be late
+	// enough for meta to declare it dead.
+	measure := func() error {
+		if cfg.SkipBound {
+			return nil
+		}
+		fmt.Fprintln(out, "measuring the bound: dd (direct I/O) on the datanodes' disk, TCP on loopback")
+		var err error
+		if res.Bound, err = measureBound(ctx, cfg.BoundDir); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "bound: disk read %.0f MB/s, disk write %.0f MB/s, loopback TCP %.0f MB/s -> %.0f MB/s\n",
+			res.Bound.DiskReadMBps, res.Bound.DiskWriteMBps, res.Bound.LoopbackMBps, res.Bound.MBps())
+		fmt.Fprintf(out, "shared-disk bound: disk read and write at once %.0f MB/s each -> %.0f MB/s (all datanodes share this disk)\n",
+			res.Bound.DiskCopyMBps, res.Bound.SharedMBps())
+		return nil
+	}
 	if cfg.Gen {
 		keySize = cfg.BlockSize
-		if keyNames, err = generate(ctx, cfg, c, out); err != nil {
+		if keyNames, err = generate(ctx, cfg, c, out, measure); err != nil {
 			return res, err
 		}
 	} else {
@@ -172,20 +191,19 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 		return res, err
 	}
 
-	// 3. The bound.
-	if !cfg.SkipBound {
-		fmt.Fprintln(out, "measuring the bound: dd (direct I/O) on the datanodes' disk, TCP on loopback")
-		if res.Bound, err = measureBound(ctx, cfg.BoundDir); err != nil {
+	// 3. The bound (written data: now).
+	if !cfg.Gen {
+		if err := measure(); err != nil {
 			return res, err
 		}
-		fmt.Fprintf(out, "bound: disk read %.0f MB/s, disk write %.0f MB/s, loopback TCP %.0f MB/s -> %.0f MB/s\n",
-			res.Bound.DiskReadMBps, res.Bound.DiskWriteMBps, res.Bound.LoopbackMBps, res.Bound.MBps())
-		fmt.Fprintf(out, "shared-disk bound: disk read and write at once %.0f MB/s each -> %.0f MB/s (all datanodes share this disk)\n",
-			res.Bound.DiskCopyMBps, res.Bound.SharedMBps())
 	}
 
-	// 4. Lose the victim, once meta sees every copy on a healthy node.
+	// 4. Lose the victim, once meta sees every copy on a healthy node and
+	// no copy is under way.
 	if err := waitReplicated(ctx, cl, 2*time.Minute); err != nil {
+		return res, err
+	}
+	if err := waitNoCopies(ctx, c, time.Minute); err != nil {
 		return res, err
 	}
 	victimID := c.Datanode(cfg.Victim).ID()
@@ -425,9 +443,10 @@ func (w *copyWindow) stop() (first, last time.Time) {
 	return w.first, w.last
 }
 
-// generate stops every datanode, runs RunGen into their volumes, starts
-// them again and waits until meta knows every replica. It returns the keys.
-func generate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster, out io.Writer) ([]string, error) {
+// generate stops every datanode, runs RunGen into their volumes, calls
+// whileStopped, starts them again and waits until meta knows every
+// replica. It returns the keys.
+func generate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster, out io.Writer, whileStopped func() error) ([]string, error) {
 	addrs := c.DatanodeAddrs()
 	var dns []GenDatanode
 	for i := range addrs {
@@ -441,6 +460,9 @@ func generate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster, out 
 	res, err := RunGen(ctx, GenConfig{Size: cfg.Size, ContainerSize: cfg.ContainerSize, BlockSize: cfg.BlockSize,
 		Datanodes: dns, Volume: "rerepl", Bucket: "data", Progress: cfg.Progress}, c.Meta(), out)
 	if err != nil {
+		return nil, err
+	}
+	if err := whileStopped(); err != nil {
 		return nil, err
 	}
 	for i := range dns {
@@ -588,6 +610,31 @@ func replicasOf(ctx context.Context, cl *client.Client, id uint64) (map[string]*
 		return nil, err
 	}
 	return resp.Replicas, nil
+}
+
+// waitNoCopies waits until no datanode pushes or imports a container.
+func waitNoCopies(ctx context.Context, c *local.Cluster, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		var busy int64
+		for i := range c.DatanodeAddrs() {
+			if dn := c.Datanode(i); dn != nil {
+				m := dn.ReplicationMetrics()
+				busy += m.PushesInFlight + m.ImportsInFlight
+			}
+		}
+		if busy == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: %d container copies still under way before the loss", busy)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // waitReplicated waits until every CLOSED container has three replicas on
