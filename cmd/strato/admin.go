@@ -478,12 +478,12 @@ func changeMeta(s *session, fn func(context.Context, stratopb.ClusterClient) (*s
 func printMetaMembers(s *session, ms []*stratopb.MetaMember) error {
 	rows := make([][]string, 0, len(ms))
 	for _, m := range ms {
-		active := "-"
+		// Progress is known on the leader only.
+		match, active := "-", "-"
 		if m.GetMatch() > 0 || m.GetActive() {
-			active = strconv.FormatBool(m.GetActive())
+			match, active = strconv.FormatUint(m.GetMatch(), 10), strconv.FormatBool(m.GetActive())
 		}
-		rows = append(rows, []string{strconv.FormatUint(m.GetId(), 10), m.GetAddr(), m.GetRole(),
-			strconv.FormatUint(m.GetMatch(), 10), active})
+		rows = append(rows, []string{strconv.FormatUint(m.GetId(), 10), m.GetAddr(), m.GetRole(), match, active})
 	}
 	return printTable(s.out, []string{"MEMBER", "ADDRESS", "ROLE", "MATCH", "ACTIVE"}, rows)
 }
