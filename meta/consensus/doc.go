@@ -107,7 +107,10 @@
 // A new node opens an empty directory with Options.Join: no configuration,
 // an empty log at index 0. It answers the leader at the address the
 // leader's batches carry (RaftBatch.from_addr), and gets the state as a
-// snapshot. A removed node stops (Done is closed, Err is ErrRemoved): when
+// snapshot. The book also holds the group's ID (a hash of its first
+// voters' IDs), sent with every batch: a node refuses messages from another
+// group, so a node started without Join (a group of its own) that is added
+// by mistake never catches up instead of mixing two logs. A removed node stops (Done is closed, Err is ErrRemoved): when
 // it applies its own removal, or, since the leader stops sending to it
 // once the removal is committed, when a member refuses its next message
 // (the book keeps the removed IDs, which are never reused). Its directory

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -49,6 +50,7 @@ type groupView struct {
 	learners []uint64
 	addrs    map[uint64]string // every member's effective address
 	removed  []uint64          // IDs removed from the group
+	groupID  uint64            // 0: not known yet (waiting to join)
 }
 
 func (v *groupView) isVoter(id uint64) bool   { return slices.Contains(v.voters, id) }
@@ -79,10 +81,20 @@ func confMembers(cs *pb.ConfState) []uint64 {
 	return slices.Compact(ids)
 }
 
-func encodeBook(book map[uint64]string, removed []uint64, changeID uint64) []byte {
-	m := &stratopb.RaftMembers{ChangeId: changeID, Removed: removed}
-	for _, id := range slices.Sorted(maps.Keys(book)) {
-		m.Members = append(m.Members, &stratopb.RaftMember{Id: id, Addr: book[id]})
+// addressBook is the encoded form of stratopb.RaftMembers: the members'
+// addresses, the removed IDs, the group's ID, and (in a change's context)
+// the change ID.
+type addressBook struct {
+	addrs    map[uint64]string
+	removed  []uint64
+	groupID  uint64
+	changeID uint64
+}
+
+func (ab addressBook) encode() []byte {
+	m := &stratopb.RaftMembers{ChangeId: ab.changeID, Removed: ab.removed, GroupId: ab.groupID}
+	for _, id := range slices.Sorted(maps.Keys(ab.addrs)) {
+		m.Members = append(m.Members, &stratopb.RaftMember{Id: id, Addr: ab.addrs[id]})
 	}
 	b, err := proto.Marshal(m)
 	if err != nil {
@@ -91,16 +103,27 @@ func encodeBook(book map[uint64]string, removed []uint64, changeID uint64) []byt
 	return b
 }
 
-func decodeBook(v []byte) (book map[uint64]string, removed []uint64, changeID uint64, err error) {
+func decodeBook(v []byte) (addressBook, error) {
 	var m stratopb.RaftMembers
 	if err := proto.Unmarshal(v, &m); err != nil {
-		return nil, nil, 0, fmt.Errorf("%w: address book: %w", ErrCorruption, err)
+		return addressBook{}, fmt.Errorf("%w: address book: %w", ErrCorruption, err)
 	}
-	book = make(map[uint64]string, len(m.GetMembers()))
+	ab := addressBook{addrs: make(map[uint64]string, len(m.GetMembers())), removed: m.GetRemoved(),
+		groupID: m.GetGroupId(), changeID: m.GetChangeId()}
 	for _, mem := range m.GetMembers() {
-		book[mem.GetId()] = mem.GetAddr()
+		ab.addrs[mem.GetId()] = mem.GetAddr()
 	}
-	return book, m.GetRemoved(), m.GetChangeId(), nil
+	return ab, nil
+}
+
+// groupIDOf is the ID of a group created with voters: a hash of their IDs
+// (not their addresses, which replicas may spell differently), never 0.
+func groupIDOf(voters []uint64) uint64 {
+	h := fnv.New64a()
+	for _, id := range slices.Sorted(slices.Values(voters)) {
+		_ = binary.Write(h, binary.BigEndian, id)
+	}
+	return h.Sum64() | 1
 }
 
 // refreshView publishes the store's configuration and address book (with
@@ -120,6 +143,7 @@ func (n *Node) refreshView() {
 		learners: slices.Sorted(slices.Values(append(slices.Clone(s.conf.GetLearners()), s.conf.GetLearnersNext()...))),
 		addrs:    addrs,
 		removed:  slices.Clone(s.removed),
+		groupID:  s.groupID,
 	}
 	v.voters, v.learners = slices.Compact(v.voters), slices.Compact(v.learners)
 	n.view.Store(v)
@@ -153,14 +177,14 @@ func (n *Node) soleVoter() bool {
 // (raft goroutine): raft's configuration, the new address book in b, and
 // the answer to the proposer waiting on this node.
 func (n *Node) applyConfChange(index, term uint64, cc *pb.ConfChangeV2, b *pebble.Batch) error {
-	var added map[uint64]string
-	var changeID uint64
+	var ctxBook addressBook
 	if len(cc.GetContext()) > 0 {
 		var err error
-		if added, _, changeID, err = decodeBook(cc.GetContext()); err != nil {
+		if ctxBook, err = decodeBook(cc.GetContext()); err != nil {
 			return fmt.Errorf("conf change at %d: %w", index, err)
 		}
 	}
+	added, changeID := ctxBook.addrs, ctxBook.changeID
 	s := n.store
 	cs := n.rn.ApplyConfChange(cc)
 	book := map[uint64]string{}
@@ -180,7 +204,7 @@ func (n *Node) applyConfChange(index, term uint64, cc *pb.ConfChangeV2, b *pebbl
 	if err := s.setConf(cs); err != nil {
 		return err
 	}
-	s.setBook(book, removed)
+	s.setBook(addressBook{addrs: book, removed: removed, groupID: s.groupID})
 	if err := b.Set(keyMembers, s.bookBytes, nil); err != nil {
 		return err
 	}
@@ -565,7 +589,7 @@ func (n *Node) proposeConfChangeLocked(w *confWaiter, change *pb.ConfChangeSingl
 	if addr != "" {
 		book[id] = addr
 	}
-	cc := &pb.ConfChangeV2{Changes: []*pb.ConfChangeSingle{change}, Context: encodeBook(book, nil, w.id)}
+	cc := &pb.ConfChangeV2{Changes: []*pb.ConfChangeSingle{change}, Context: addressBook{addrs: book, changeID: w.id}.encode()}
 	data, err := proto.Marshal(cc)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
 )
 
 // addJoiner reserves an address for a new node that will join the group,
@@ -190,4 +191,56 @@ func TestMembershipChangesUnderLoad(t *testing.T) {
 		require.NoError(t, c.propose(ctx, r, kvCmd(opPut, "after-restart", "v")))
 	}
 	require.Equal(t, "v", c.waitConverged()["k/after-restart"])
+}
+
+// TestAddingANodeOfAnotherGroupFails: a node started without Join made a
+// group of its own; added to this group, its messages are refused (it is
+// another group), so it never catches up, and neither group's state
+// changes.
+func TestAddingANodeOfAnotherGroupFails(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	leader := c.waitLeader()
+	ctx := context.Background()
+	// A term past the stray group's, whose leader would otherwise follow.
+	require.NoError(t, leader.TransferLeadership(ctx, leader.ID()%3+1))
+	leader = c.waitLeader()
+	require.Greater(t, leader.Metrics().Term, uint64(2))
+	_, err := leader.Propose(ctx, kvCmd(opPut, "k", "v"))
+	require.NoError(t, err)
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	c.mu.Lock()
+	c.addrs[4] = addr
+	c.mu.Unlock()
+	stray, err := Open(Options{ID: 4, Peers: map[uint64]string{4: addr}, FS: c.fs, Dir: "n4",
+		TickInterval: 20 * time.Millisecond}, &kvSM{})
+	require.NoError(t, err)
+	srv := grpc.NewServer()
+	stray.RegisterGRPC(srv)
+	go func() { _ = srv.Serve(l) }()
+	defer srv.Stop()
+	defer stray.Close()
+	require.True(t, stray.IsLeader(), "a group of its own")
+	_, err = stray.Propose(ctx, kvCmd(opPut, "stray", "v"))
+	require.NoError(t, err)
+
+	actx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	err = leader.AddMember(actx, 4, addr, false)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Contains(t, err.Error(), "has not caught up")
+	require.True(t, stray.IsLeader())
+	require.NoError(t, stray.Err())
+	require.Equal(t, []uint64{4}, stray.Status().Voters)
+	_, ok := readKV(t, stray.DB(), "k")
+	require.False(t, ok, "nothing of the group reached it")
+	require.NoError(t, leader.RemoveMember(ctx, 4))
+	c.mu.Lock()
+	delete(c.addrs, 4)
+	c.mu.Unlock()
+	state := c.waitConverged()
+	require.Equal(t, "v", state["k/k"])
+	require.NotContains(t, state, "k/stray")
 }

@@ -51,13 +51,17 @@ func (n *Node) writeSnapshot(snap *pb.Snapshot) (*pebble.Batch, error) {
 	cs := proto.Clone(meta.GetConfState()).(*pb.ConfState)
 	// The snapshot's data is the address book as of its index (an old
 	// sender's carries none: the members keep the addresses known here).
-	book, removed := map[uint64]string{}, n.store.removed
+	ab := addressBook{addrs: map[uint64]string{}, removed: n.store.removed}
 	if len(snap.GetData()) > 0 {
 		var err error
-		if book, removed, _, err = decodeBook(snap.GetData()); err != nil {
+		if ab, err = decodeBook(snap.GetData()); err != nil {
 			return fail(err)
 		}
 	}
+	if ab.groupID == 0 {
+		ab.groupID = n.store.groupID
+	}
+	book := ab.addrs
 	for _, id := range confMembers(cs) {
 		if _, ok := book[id]; !ok {
 			book[id] = n.store.book[id]
@@ -66,7 +70,7 @@ func (n *Node) writeSnapshot(snap *pb.Snapshot) (*pebble.Batch, error) {
 	if err := n.store.commitSnapshotLog(idx, term, cs); err != nil {
 		return fail(err)
 	}
-	n.store.setBook(book, removed)
+	n.store.setBook(ab)
 	if err := b.Set(keyApplied, encodeApplied(idx, term, n.store.confBytes), nil); err != nil {
 		return fail(err)
 	}

@@ -27,6 +27,7 @@ type logStore struct {
 	// written (keyMembers) in the same batch as every new conf.
 	book      map[uint64]string
 	removed   []uint64 // IDs removed from the group, never reused
+	groupID   uint64
 	bookBytes []byte
 
 	truncIndex, truncTerm uint64
@@ -140,7 +141,7 @@ func (s *logStore) bootstrap(peers map[uint64]string) error {
 	if err := s.setConf(&pb.ConfState{Voters: slices.Sorted(maps.Keys(peers))}); err != nil {
 		return err
 	}
-	s.setBook(maps.Clone(peers), nil)
+	s.setBook(addressBook{addrs: maps.Clone(peers), groupID: groupIDOf(s.conf.GetVoters())})
 	s.truncIndex, s.truncTerm, s.last = 1, 1, 1
 	s.appliedIndex, s.appliedTerm = 1, 1
 	s.hard = &pb.HardState{Term: new(uint64(1)), Vote: new(uint64(0)), Commit: new(uint64(1))}
@@ -154,7 +155,7 @@ func (s *logStore) bootstrapJoin() error {
 	if err := s.setConf(&pb.ConfState{}); err != nil {
 		return err
 	}
-	s.setBook(map[uint64]string{}, nil)
+	s.setBook(addressBook{addrs: map[uint64]string{}})
 	s.hard = &pb.HardState{Term: new(uint64(0)), Vote: new(uint64(0)), Commit: new(uint64(0))}
 	return s.writeBootstrap()
 }
@@ -178,23 +179,24 @@ func (s *logStore) loadBook(peers map[uint64]string) error {
 		for _, id := range confMembers(s.conf) {
 			book[id] = peers[id]
 		}
-		s.setBook(book, nil)
+		s.setBook(addressBook{addrs: book})
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	defer closer.Close()
-	book, removed, _, err := decodeBook(v)
+	ab, err := decodeBook(v)
 	if err != nil {
 		return err
 	}
-	s.setBook(book, removed)
+	s.setBook(ab)
 	return nil
 }
 
-func (s *logStore) setBook(book map[uint64]string, removed []uint64) {
-	s.book, s.removed, s.bookBytes = book, removed, encodeBook(book, removed, 0)
+func (s *logStore) setBook(ab addressBook) {
+	ab.changeID = 0
+	s.book, s.removed, s.groupID, s.bookBytes = ab.addrs, ab.removed, ab.groupID, ab.encode()
 }
 
 // InitialState implements raft.Storage.

@@ -221,7 +221,11 @@ func (p *peer) run() {
 	}()
 	// fail drops the stream and what is queued, tells raft, and waits.
 	fail := func(err error) {
-		p.t.n.log.Debug("consensus: peer unreachable", "peer", p.id, "addr", p.addr, "err", err)
+		if status.Code(err) == codes.FailedPrecondition {
+			p.t.n.log.Warn("consensus: peer refuses this node's messages", "peer", p.id, "addr", p.addr, "err", err)
+		} else {
+			p.t.n.log.Debug("consensus: peer unreachable", "peer", p.id, "addr", p.addr, "err", err)
+		}
 		if cancel != nil {
 			cancel()
 		}
@@ -249,7 +253,7 @@ func (p *peer) run() {
 			return
 		case m = <-p.q:
 		}
-		batch.FromAddr = n.addrOf(n.id)
+		batch.FromAddr, batch.GroupId = n.addrOf(n.id), n.view.Load().groupID
 		if stream == nil {
 			var err error
 			if stream, cancel, err = p.open(); err != nil {
@@ -294,6 +298,16 @@ func (p *peer) run() {
 		}
 		backoff = minBackoff
 	}
+}
+
+// otherGroup refuses a message from a node of another group (both IDs
+// known and different).
+func otherGroup(mine, theirs, from uint64) error {
+	if mine == 0 || theirs == 0 || mine == theirs {
+		return nil
+	}
+	return status.Errorf(codes.FailedPrecondition,
+		"consensus: node %d belongs to another Raft group (%x, this one is %x): was it started without --join?", from, theirs, mine)
 }
 
 // removedMsg is the status message of a peer that refuses messages from a
@@ -444,8 +458,12 @@ func (s *raftService) Send(stream stratopb.Raft_SendServer) error {
 		if err != nil {
 			return err
 		}
-		if slices.Contains(n.view.Load().removed, b.GetFrom()) {
+		v := n.view.Load()
+		if slices.Contains(v.removed, b.GetFrom()) {
 			return status.Error(codes.FailedPrecondition, removedMsg)
+		}
+		if err := otherGroup(v.groupID, b.GetGroupId(), b.GetFrom()); err != nil {
+			return err
 		}
 		n.transport.learn(b.GetFrom(), b.GetFromAddr())
 		for _, raw := range b.GetMessages() {
@@ -477,6 +495,15 @@ func (s *raftService) Snapshot(stream stratopb.Raft_SnapshotServer) error {
 	m := &pb.Message{}
 	if err := proto.Unmarshal(first.GetMessage(), m); err != nil || m.GetType() != pb.MsgSnap || m.GetTo() != n.id {
 		return status.Errorf(codes.InvalidArgument, "consensus: snapshot stream must start with a MsgSnap for %d", n.id)
+	}
+	if data := m.GetSnapshot().GetData(); len(data) > 0 {
+		ab, err := decodeBook(data)
+		if err != nil {
+			return status.Error(codes.InvalidArgument, err.Error())
+		}
+		if err := otherGroup(n.view.Load().groupID, ab.groupID, m.GetFrom()); err != nil {
+			return err
+		}
 	}
 	select {
 	case <-n.donec:

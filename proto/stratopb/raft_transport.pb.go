@@ -30,7 +30,9 @@ type RaftBatch struct {
 	Messages [][]byte `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
 	// The sender's own Raft address, so that a replica that does not know
 	// the sender yet (one waiting to join the group) can answer it.
-	FromAddr      string `protobuf:"bytes,3,opt,name=from_addr,json=fromAddr,proto3" json:"from_addr,omitempty"`
+	FromAddr string `protobuf:"bytes,3,opt,name=from_addr,json=fromAddr,proto3" json:"from_addr,omitempty"`
+	// The sender's group (RaftMembers.group_id); 0 when it has none yet.
+	GroupId       uint64 `protobuf:"varint,4,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -84,6 +86,13 @@ func (x *RaftBatch) GetFromAddr() string {
 		return x.FromAddr
 	}
 	return ""
+}
+
+func (x *RaftBatch) GetGroupId() uint64 {
+	if x != nil {
+		return x.GroupId
+	}
+	return 0
 }
 
 // RaftMember is one member of a meta Raft group and the address of the
@@ -151,7 +160,13 @@ type RaftMembers struct {
 	ChangeId uint64                 `protobuf:"varint,2,opt,name=change_id,json=changeId,proto3" json:"change_id,omitempty"`
 	// The IDs of the members removed from the group so far: they are never
 	// used again, and a node told it is one of them stops.
-	Removed       []uint64 `protobuf:"varint,3,rep,packed,name=removed,proto3" json:"removed,omitempty"`
+	Removed []uint64 `protobuf:"varint,3,rep,packed,name=removed,proto3" json:"removed,omitempty"`
+	// The group's identity, derived from its first voters' IDs when it was
+	// created: a replica refuses messages from another group (e.g. a new
+	// replica started without --join, which made a group of its own). 0 for
+	// a replica waiting to join (it takes the group's from the snapshot) or
+	// a group created before the ID existed (it accepts every message).
+	GroupId       uint64 `protobuf:"varint,4,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -205,6 +220,13 @@ func (x *RaftMembers) GetRemoved() []uint64 {
 		return x.Removed
 	}
 	return nil
+}
+
+func (x *RaftMembers) GetGroupId() uint64 {
+	if x != nil {
+		return x.GroupId
+	}
+	return 0
 }
 
 // RaftAck ends a Send or Snapshot stream.
@@ -330,19 +352,21 @@ var File_raft_transport_proto protoreflect.FileDescriptor
 
 const file_raft_transport_proto_rawDesc = "" +
 	"\n" +
-	"\x14raft_transport.proto\x12\x06strato\"X\n" +
+	"\x14raft_transport.proto\x12\x06strato\"s\n" +
 	"\tRaftBatch\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\x04R\x04from\x12\x1a\n" +
 	"\bmessages\x18\x02 \x03(\fR\bmessages\x12\x1b\n" +
-	"\tfrom_addr\x18\x03 \x01(\tR\bfromAddr\"0\n" +
+	"\tfrom_addr\x18\x03 \x01(\tR\bfromAddr\x12\x19\n" +
+	"\bgroup_id\x18\x04 \x01(\x04R\agroupId\"0\n" +
 	"\n" +
 	"RaftMember\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
-	"\x04addr\x18\x02 \x01(\tR\x04addr\"r\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\"\x8d\x01\n" +
 	"\vRaftMembers\x12,\n" +
 	"\amembers\x18\x01 \x03(\v2\x12.strato.RaftMemberR\amembers\x12\x1b\n" +
 	"\tchange_id\x18\x02 \x01(\x04R\bchangeId\x12\x18\n" +
-	"\aremoved\x18\x03 \x03(\x04R\aremoved\"\t\n" +
+	"\aremoved\x18\x03 \x03(\x04R\aremoved\x12\x19\n" +
+	"\bgroup_id\x18\x04 \x01(\x04R\agroupId\"\t\n" +
 	"\aRaftAck\"\x81\x01\n" +
 	"\rSnapshotChunk\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\fR\amessage\x12\x12\n" +
