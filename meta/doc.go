@@ -10,6 +10,16 @@
 // replica, deterministically, over one Pebble batch. Reads pass a read
 // barrier (ReadIndex) and then read the database directly.
 //
+// Datanodes register and heartbeat with the leader only. The first call
+// that finds this replica leading in a new term resets the cluster
+// manager's soft state (cluster.Manager.BecomeLeader): the datanodes
+// register again with their reports, and replication and block deletion
+// wait for the settle period (cluster.Options.LeaderSettle).
+//
+// The group's membership changes through AddMetaMember, RemoveMetaMember
+// and TransferMetaLeader (membership.go), one change at a time on the
+// leader; a replica removed from the group stops (Done, Err).
+//
 // Server implements stratopb.NamespaceServer and stratopb.ClusterServer;
 // the benchmarks call those methods directly (no RPC) when meta runs in
 // their process. Errors leave the server as gRPC statuses (see status.go).
