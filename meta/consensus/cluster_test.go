@@ -28,9 +28,12 @@ type testCluster struct {
 
 	mu      sync.Mutex
 	joining map[uint64]bool // nodes whose next start joins (Options.Join)
-	nodes   map[uint64]*Node
-	sms     map[uint64]*kvSM
-	servers map[uint64]*grpc.Server
+	// selfOnly starts nodes with only their own address in Peers: the
+	// group's membership and addresses must come from their directories.
+	selfOnly bool
+	nodes    map[uint64]*Node
+	sms      map[uint64]*kvSM
+	servers  map[uint64]*grpc.Server
 }
 
 func newTestCluster(t testing.TB, size int, mod func(*Options)) *testCluster {
@@ -58,6 +61,8 @@ func (c *testCluster) opts(id uint64) Options {
 	if c.joining[id] {
 		o.Peers, o.Join = map[uint64]string{id: c.addrs[id]}, true
 		delete(c.joining, id)
+	} else if c.selfOnly {
+		o.Peers = map[uint64]string{id: c.addrs[id]}
 	}
 	c.mu.Unlock()
 	if c.mod != nil {

@@ -244,3 +244,44 @@ func TestAddingANodeOfAnotherGroupFails(t *testing.T) {
 	require.Equal(t, "v", state["k/k"])
 	require.NotContains(t, state, "k/stray")
 }
+
+// TestAddResumesAfterLeaderLoss: the leader that added a learner dies
+// before promoting it; adding it again on the new leader resumes at the
+// promotion. Then every node restarts knowing only its own address: the
+// membership and every address come from the directories.
+func TestAddResumesAfterLeaderLoss(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	leader := c.waitLeader()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := leader.Propose(ctx, kvCmd(opPut, "before", "v"))
+	require.NoError(t, err)
+	addr4, l4 := c.addJoiner(4)
+	c.startOn(4, l4)
+	require.NoError(t, leader.AddMember(ctx, 4, addr4, true))
+	require.Equal(t, []uint64{4}, leader.Status().Learners)
+	c.stop(leader.ID())
+	c.start(leader.ID())
+
+	require.NoError(t, c.onLeader(ctx, func(n *Node) error { return n.AddMember(ctx, 4, addr4, false) }))
+	require.NoError(t, c.propose(ctx, c.redirector(), kvCmd(opPut, "after", "v")))
+	require.Eventually(t, func() bool { return len(c.node(4).Status().Voters) == 4 }, 10*time.Second, 5*time.Millisecond)
+
+	c.stopAll()
+	c.selfOnly = true
+	for id := uint64(1); id <= 4; id++ {
+		c.start(id)
+	}
+	c.waitLeader()
+	require.NoError(t, c.propose(ctx, c.redirector(), kvCmd(opPut, "restarted", "v")))
+	state := c.waitConverged()
+	require.Equal(t, "v", state["k/before"])
+	require.Equal(t, "v", state["k/after"])
+	require.Equal(t, "v", state["k/restarted"])
+	for _, n := range c.running() {
+		require.Equal(t, []uint64{1, 2, 3, 4}, n.Status().Voters)
+		for _, m := range n.Status().Members {
+			require.Equal(t, c.addrs[m.ID], m.Addr)
+		}
+	}
+}
