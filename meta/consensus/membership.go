@@ -234,15 +234,30 @@ func (n *Node) dropConfWait(index, term uint64) {
 // noteConfEntries records the index of configuration changes appended to
 // the log, so that no second one is proposed before they are applied.
 func (n *Node) noteConfEntries(ents []*pb.Entry) {
+	proposed := n.confProposed
+	if len(ents) > 0 {
+		n.confProposed = false
+	}
+	seen := false
 	for _, e := range ents {
 		switch e.GetType() {
 		case pb.EntryConfChange, pb.EntryConfChangeV2:
 		default:
 			continue
 		}
+		seen = true
 		n.confPending = e.GetIndex()
 		if w := n.confWait; w != nil && w.index == 0 && w.term == e.GetTerm() {
 			w.index = e.GetIndex()
+		}
+	}
+	if proposed && len(ents) > 0 && !seen {
+		// Raft appended the change as an empty entry (it refuses a change
+		// while another is pending, which startConfChange checks first).
+		n.confPending = 0
+		if w := n.confWait; w != nil && w.index == 0 {
+			w.done <- ErrProposalDropped
+			n.confWait = nil
 		}
 	}
 }
@@ -603,7 +618,7 @@ func (n *Node) proposeConfChangeLocked(w *confWaiter, change *pb.ConfChangeSingl
 	}
 	// Until the entry shows in a Ready (which records its index), no other
 	// change may start.
-	n.confPending = ^uint64(0)
+	n.confPending, n.confProposed = ^uint64(0), true
 	w.term = st.GetTerm()
 	if n.confWait != nil {
 		n.confWait.done <- ErrProposalDropped

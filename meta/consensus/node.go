@@ -108,7 +108,10 @@ type Node struct {
 	answered    uint64 // proposals answered, for the loop to notice
 	confWait    *confWaiter
 	confPending uint64 // index of the last configuration change appended
-	confChanged bool   // the apply batch holds a configuration change
+	// confProposed: a change was just proposed; the next appended entries
+	// hold it.
+	confProposed bool
+	confChanged  bool // the apply batch holds a configuration change
 }
 
 type proposal struct {
