@@ -83,6 +83,10 @@ type agent struct {
 	lastErr    error
 	deleteAcks deleteAcks  // deleted-blocks seqs to acknowledge (agent_delete.go)
 	repl       *replicator // pushes of closed containers (agent_replicate.go), set by Open
+	// soon asks run for a heartbeat now; until fastUntil heartbeats come
+	// every second (see heartbeatSoon).
+	soon      chan struct{}
+	fastUntil time.Time
 }
 
 func newAgent(opts AgentOptions, store agentStore) (*agent, error) {
@@ -94,13 +98,32 @@ func newAgent(opts AgentOptions, store agentStore) (*agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &agent{opts: opts, store: store, meta: mc, changed: map[uint64]bool{}}, nil
+	return &agent{opts: opts, store: store, meta: mc, changed: map[uint64]bool{}, soon: make(chan struct{}, 1)}, nil
+}
+
+// fastBeat is the heartbeat interval for a while after heartbeatSoon.
+const fastBeat = time.Second
+
+// heartbeatSoon asks for a heartbeat now, and for heartbeats every
+// fastBeat during the next few seconds: a container copy that landed or a
+// push that ended frees a replication slot, and meta's next copies for it
+// go out in heartbeat replies, once its next tick has seen the report.
+func (a *agent) heartbeatSoon() {
+	a.mu.Lock()
+	a.fastUntil = time.Now().Add(3 * fastBeat)
+	a.mu.Unlock()
+	select {
+	case a.soon <- struct{}{}:
+	default:
+	}
 }
 
 // run heartbeats until ctx ends.
 func (a *agent) run(ctx context.Context) {
 	t := time.NewTicker(a.opts.HeartbeatInterval)
 	defer t.Stop()
+	fast := time.NewTicker(min(fastBeat, a.opts.HeartbeatInterval))
+	defer fast.Stop()
 	for {
 		if err := a.beat(ctx); err != nil && ctx.Err() == nil {
 			a.mu.Lock()
@@ -118,10 +141,31 @@ func (a *agent) run(ctx context.Context) {
 			a.lastErr = nil
 			a.mu.Unlock()
 		}
+		if !a.wait(ctx, t.C, fast.C) {
+			return
+		}
+	}
+}
+
+// wait returns when the next heartbeat is due (false when ctx ends): at
+// the regular interval, on heartbeatSoon, or on a fast tick while
+// heartbeats are hurried.
+func (a *agent) wait(ctx context.Context, regular, fast <-chan time.Time) bool {
+	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-t.C:
+			return false
+		case <-regular:
+			return true
+		case <-a.soon:
+			return true
+		case <-fast:
+			a.mu.Lock()
+			hurry := time.Now().Before(a.fastUntil)
+			a.mu.Unlock()
+			if hurry {
+				return true
+			}
 		}
 	}
 }

@@ -24,6 +24,7 @@ type replicator struct {
 	metrics *replication.Metrics
 	id      string
 	log     *slog.Logger
+	ended   func() // after each push: its stream is free for the next
 
 	mu      sync.Mutex
 	running map[uint64]bool // containers being pushed
@@ -60,6 +61,9 @@ func (a *agent) replicate(cmdID uint64, cmd *stratopb.ReplicateContainerCommand)
 			r.mu.Lock()
 			delete(r.running, id)
 			r.mu.Unlock()
+			if r.ended != nil {
+				r.ended()
+			}
 		}()
 		var (
 			st  replication.Stats

@@ -98,6 +98,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 			created(id)
 		}
 		ag.containerChanged(id)
+		ag.heartbeatSoon() // a new replica (an import) frees meta's copy slot
 	}
 	store, err := OpenStore(so)
 	if err != nil {
@@ -125,7 +126,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	ag.repl = &replicator{ctx: ctx, wg: &d.wg, store: store, fs: store.opts.Volume.FS, limits: limits,
-		metrics: sv.Replication, id: id, log: opts.Logger, running: map[uint64]bool{}}
+		metrics: sv.Replication, id: id, log: opts.Logger, running: map[uint64]bool{}, ended: ag.heartbeatSoon}
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()

@@ -451,9 +451,24 @@ func TestReplicationLimitsAndMissing(t *testing.T) {
 	e.tick() // dn1 is dead
 	rep := e.m.ReplicationWork(e.now, 1)
 	require.Equal(t, 6, rep.UnderReplicated)
-	require.LessOrEqual(t, rep.Scheduled, 2, "limit 1 per datanode as source or target, 3 live nodes")
+	require.LessOrEqual(t, rep.Scheduled, 3, "limit 1 per datanode as source and 1 as target, 3 live nodes")
+	require.Equal(t, 3, rep.Scheduled, "a node's pushes do not count against its imports: every live node pushes one and receives one")
 	require.Positive(t, rep.BlockedByLimits)
 	require.Empty(t, rep.Missing)
+	imports := map[string]int{}
+	for _, id := range []string{"dn2", "dn3", "dn4"} {
+		pushes := 0
+		for _, c := range e.heartbeat(id, nil).Commands {
+			if rc := c.GetReplicateContainer(); rc != nil {
+				pushes++
+				imports[rc.Target.Id]++
+			}
+		}
+		require.LessOrEqual(t, pushes, 1, "%s pushes within the limit", id)
+	}
+	for id, n := range imports {
+		require.LessOrEqual(t, n, 1, "%s receives within the limit", id)
+	}
 
 	// Lose every holder of a container: reported missing, loudly.
 	e.now = e.now.Add(10 * time.Minute)

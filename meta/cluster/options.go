@@ -24,9 +24,9 @@ type Options struct {
 	// container before it closes (closing drops chunks not yet committed,
 	// which their writers must then send again elsewhere). Default 30s.
 	FullCloseDelay time.Duration
-	// ReplicationLimit bounds the container copies in flight per datanode,
-	// as source or target (the datanodes' own stream limit matches it).
-	// Default 10.
+	// ReplicationLimit bounds, per datanode, the container copies in flight
+	// that it pushes (the datanodes' own stream limit matches it) and,
+	// apart, those it receives. Default 10.
 	ReplicationLimit int
 	// BlockSize is the size reserved in a container for each allocated
 	// block. Default 256 MiB.

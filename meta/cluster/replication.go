@@ -59,10 +59,14 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 			}
 		}
 	}
-	load := map[string]int{}
+	// A datanode's pushes and its imports are bounded apart: a push takes
+	// one of its replication streams, an import none (it runs on the
+	// connection the source opened), so counting both against one limit
+	// halved the copies a cluster of holders could run at once.
+	pushes, imports := map[string]int{}, map[string]int{}
 	for _, fl := range m.replicating {
-		load[fl.source]++
-		load[fl.target]++
+		pushes[fl.source]++
+		imports[fl.target]++
 	}
 	pending := map[string]bool{} // decommissioning nodes still holding needed data
 	for _, c := range m.sortedContainersLocked() {
@@ -116,17 +120,17 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 		slices.Sort(sources)
 		src := ""
 		for _, s := range sources {
-			if load[s] < limit && (src == "" || load[s] < load[src]) {
+			if pushes[s] < limit && (src == "" || pushes[s] < pushes[src]) {
 				src = s
 			}
 		}
-		target := m.chooseTargetLocked(c, load, limit)
+		target := m.chooseTargetLocked(c, imports, limit)
 		if src == "" || target == "" {
 			rep.BlockedByLimits++
 			continue
 		}
-		load[src]++
-		load[target]++
+		pushes[src]++
+		imports[target]++
 		m.replicating[c.info.Id] = inflight{source: src, target: target, since: now}
 		m.queueLocked(src, &stratopb.DatanodeCommand{Cmd: &stratopb.DatanodeCommand_ReplicateContainer{
 			ReplicateContainer: &stratopb.ReplicateContainerCommand{ContainerId: c.info.Id, Target: m.nodes[target].details}}})
@@ -144,8 +148,8 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 }
 
 // chooseTargetLocked picks the healthy in-service datanode with the most free
-// space that does not hold c and has room under limit.
-func (m *Manager) chooseTargetLocked(c *containerState, load map[string]int, limit int) string {
+// space that does not hold c and receives fewer than limit copies.
+func (m *Manager) chooseTargetLocked(c *containerState, imports map[string]int, limit int) string {
 	best, bestFree := "", int64(-1)
 	ids := make([]string, 0, len(m.nodes))
 	for id := range m.nodes {
@@ -154,7 +158,7 @@ func (m *Manager) chooseTargetLocked(c *containerState, load map[string]int, lim
 	slices.Sort(ids)
 	for _, id := range ids {
 		n := m.nodes[id]
-		if n.health != stratopb.NodeHealth_NODE_HEALTHY || n.opState != stratopb.NodeOpState_NODE_IN_SERVICE || load[id] >= limit {
+		if n.health != stratopb.NodeHealth_NODE_HEALTHY || n.opState != stratopb.NodeOpState_NODE_IN_SERVICE || imports[id] >= limit {
 			continue
 		}
 		if _, has := c.replicas[id]; has {
