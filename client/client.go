@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/strato-io/strato/proto/stratopb"
@@ -32,6 +33,8 @@ type Options struct {
 	// request ID: meta applies a mutation once). Default:
 	// DefaultAttemptTimeout (2s); negative: none.
 	AttemptTimeout time.Duration
+	// DialOptions are added to the meta connections' (e.g. interceptors).
+	DialOptions []grpc.DialOption
 	// Owner is recorded on what the client creates. Default: "strato".
 	Owner string
 	// Logger. Default: slog.Default().
@@ -94,7 +97,7 @@ func New(opts Options) (*Client, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	mc, err := DialMeta(opts.Meta)
+	mc, err := DialMeta(opts.Meta, opts.DialOptions...)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,11 @@ import (
 // Report is the verdict on a history.
 type Report struct {
 	Ops, OKs, Fails, NoEffects, Unknowns int
+	// Resent counts the mutations with an answer whose commit-point call
+	// was sent more than once under its request ID (redirected, or
+	// retried after a timeout or a lost connection): the checks hold them
+	// to one effect.
+	Resent int
 	// Linearizable is porcupine's verdict on the group operations
 	// (porcupine.Unknown when the check timed out).
 	Linearizable porcupine.CheckResult
@@ -30,8 +35,8 @@ type Report struct {
 func (r *Report) OK() bool { return r.Linearizable == porcupine.Ok && len(r.Problems) == 0 }
 
 func (r *Report) String() string {
-	return fmt.Sprintf("%d ops (%d ok, %d failed, %d without effect, %d unknown); linearizable: %s in %v; unique names: %d acknowledged, %d present; %d problems",
-		r.Ops, r.OKs, r.Fails, r.NoEffects, r.Unknowns, r.Linearizable, r.CheckTime.Round(time.Millisecond), r.UniqueAcked, r.UniquePresent, len(r.Problems))
+	return fmt.Sprintf("%d ops (%d ok, %d failed, %d without effect, %d unknown; %d answered after a resend); linearizable: %s in %v; unique names: %d acknowledged, %d present; %d problems",
+		r.Ops, r.OKs, r.Fails, r.NoEffects, r.Unknowns, r.Resent, r.Linearizable, r.CheckTime.Round(time.Millisecond), r.UniqueAcked, r.UniquePresent, len(r.Problems))
 }
 
 // Check checks a history: the group operations for linearizability against
@@ -42,6 +47,9 @@ func Check(ops []*Op, timeout time.Duration) *Report {
 	var end int64
 	for _, op := range ops {
 		end = max(end, op.Return, op.Call)
+		if op.Sends > 1 && (op.Outcome == OK || op.Outcome == Fail) {
+			r.Resent++
+		}
 		switch op.Outcome {
 		case OK:
 			r.OKs++
@@ -114,7 +122,7 @@ func checkUnique(ops []*Op, r *Report) []string {
 		case a.outcome == OK && !present[name]:
 			problems = append(problems, fmt.Sprintf("lost: %s %s was acknowledged and is missing", a.kind, name))
 		case (a.outcome == Fail || a.outcome == NoEffect) && present[name]:
-			problems = append(problems, fmt.Sprintf("%s %s failed (%s) yet it exists", a.kind, name, a.outcome))
+			problems = append(problems, fmt.Sprintf("%s %s failed (%s) yet it exists: applied despite the error, or twice", a.kind, name, a.outcome))
 		}
 	}
 	for _, n := range listing.Names {

@@ -61,8 +61,12 @@ type Op struct {
 	Return    int64  `json:"ret"` // 0 when Unknown
 
 	Outcome string `json:"out"`
-	Code    string `json:"code,omitempty"` // the gRPC code of a Fail
-	Err     string `json:"err,omitempty"`
+	// Sends counts the sends of the call that makes the operation's effect
+	// (CommitKey, CreateDirectory, Rename, Delete, ...): more than one is
+	// a retry under the same request ID, which meta must apply once.
+	Sends int    `json:"sends,omitempty"`
+	Code  string `json:"code,omitempty"` // the gRPC code of a Fail
+	Err   string `json:"err,omitempty"`
 	// Results of reads.
 	Got   string   `json:"got,omitempty"`   // content read
 	IsDir bool     `json:"dir,omitempty"`   // stat

@@ -100,7 +100,7 @@ func TestCheckUnique(t *testing.T) {
 	require.Equal(t, []string{
 		"lost: umkdir a was acknowledged and is missing",
 		"phantom: z exists and no operation made it",
-		"umkdir b failed (fail) yet it exists",
+		"umkdir b failed (fail) yet it exists: applied despite the error, or twice",
 	}, r.Problems)
 	require.False(t, r.OK())
 

@@ -131,9 +131,11 @@ func ip(args ...string) error {
 
 // Command returns a command that runs name with args inside host's
 // namespace ("ip netns exec" execs it, so the process keeps its PID and
-// signals reach it directly).
+// signals reach it directly). It is killed if the test process dies.
 func (n *Network) Command(host, name string, args ...string) *exec.Cmd {
-	return exec.Command("ip", append([]string{"netns", "exec", n.NS(host), name}, args...)...)
+	cmd := exec.Command("ip", append([]string{"netns", "exec", n.NS(host), name}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd
 }
 
 // Cut drops the packets from host a to host b (one direction).

@@ -83,7 +83,8 @@ func runMode(mode string) error {
 		cfg.OpTimeout = 4 * time.Second
 	}
 	c, err := client.New(client.Options{Meta: cfg.Meta, ChunkSize: 64 << 10,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(countSends)},
+		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return err
 	}
@@ -137,6 +138,25 @@ func printStatus(addrs []string) error {
 	}
 	wg.Wait()
 	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// commitPoints are the Namespace calls whose apply is an operation's
+// effect (a create's is its CommitKey).
+var commitPoints = map[string]bool{
+	"/strato.Namespace/CommitKey": true, "/strato.Namespace/CreateDirectory": true, "/strato.Namespace/Rename": true,
+	"/strato.Namespace/RenameKey": true, "/strato.Namespace/Delete": true, "/strato.Namespace/DeleteKey": true,
+}
+
+type sendsKey struct{}
+
+// countSends counts the sends of an operation's commit-point call (the
+// first and every resend under the same request ID) in the counter its
+// context carries.
+func countSends(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if n, ok := ctx.Value(sendsKey{}).(*atomic.Int32); ok && commitPoints[method] {
+		n.Add(1)
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
 }
 
 // retry runs fn until it succeeds or a minute passes.
@@ -383,7 +403,8 @@ func (w *worker) write(ctx context.Context, op *Op, open func(ctx context.Contex
 // do runs op and records it.
 func (w *worker) do(ctx context.Context, op *Op) {
 	c := w.c
-	octx, cancel := context.WithTimeout(ctx, w.cfg.OpTimeout)
+	var sends atomic.Int32
+	octx, cancel := context.WithTimeout(context.WithValue(ctx, sendsKey{}, &sends), w.cfg.OpTimeout)
 	defer cancel()
 	p := slotPath(op.Part, op.A)
 	var err error
@@ -453,6 +474,7 @@ func (w *worker) do(ctx context.Context, op *Op) {
 	if op.Outcome != Unknown {
 		op.Return = Now()
 	}
+	op.Sends = int(sends.Load())
 	if err != nil {
 		op.Err = err.Error()
 	}
