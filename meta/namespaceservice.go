@@ -36,6 +36,18 @@ func mutate[T proto.Message](ctx context.Context, s *Server, req proto.Message) 
 		}
 	}
 	cmd, err := s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}})
+	if err != nil && namespace.Class(err) != nil {
+		// Prepare read this replica's state, which lags the group's on a
+		// leader that has not applied all its predecessor committed, or on
+		// one deposed without knowing it yet (it was paused or cut off).
+		// A check that passes is advisory (Apply checks again), but a
+		// refusal is the client's answer: confirm it after a read barrier
+		// (which fails with NotLeader on a deposed leader).
+		if err := s.readBarrier(ctx); err != nil {
+			return zero, err
+		}
+		cmd, err = s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}})
+	}
 	if err != nil {
 		return zero, toStatus(err)
 	}
