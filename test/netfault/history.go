@@ -57,8 +57,11 @@ type Op struct {
 	// Val is the content a create or put writes.
 	Val       string `json:"v,omitempty"`
 	Overwrite bool   `json:"o,omitempty"`
-	Call      int64  `json:"call"`
-	Return    int64  `json:"ret"` // 0 when Unknown
+	// NoHint: a create or put without a size hint (its block is allocated
+	// by AllocateBlock, not with the open key).
+	NoHint bool  `json:"nh,omitempty"`
+	Call   int64 `json:"call"`
+	Return int64 `json:"ret"` // 0 when Unknown
 
 	Outcome string `json:"out"`
 	// Sends counts the sends of the call that makes the operation's effect

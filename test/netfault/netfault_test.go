@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -194,4 +195,42 @@ func TestFailover(t *testing.T) {
 	km, kx := Summary(res.Key)
 	t.Logf("failover over %d leader kills: directory create median %v max %v; key put median %v max %v",
 		len(res.Meta), mm.Round(time.Millisecond), mx.Round(time.Millisecond), km.Round(time.Millisecond), kx.Round(time.Millisecond))
+}
+
+// TestPausedLeaderRefusesNothingStale: a leader paused (SIGSTOP) while the
+// others elect a successor and create a volume, then resumed with a
+// CreateBucket in that volume waiting in its socket, must not answer "volume
+// not found" from its stale state: either it learns it was deposed first
+// and says NotLeader, or it checks with the group before refusing.
+func TestPausedLeaderRefusesNothingStale(t *testing.T) {
+	requireNetns(t)
+	c, err := StartCluster(ClusterOptions{Dir: runDir(t, "stale"), Strato: strato, Helper: helper(t), Clients: 1})
+	require.NoError(t, err)
+	defer c.Close()
+	ctx := t.Context()
+	for trial := range 2 {
+		leader, err := c.WaitStable(ctx, 30*time.Second)
+		require.NoError(t, err)
+		old := c.Metas[leader]
+		vol := fmt.Sprintf("vol%d", trial)
+		outc := make(chan string, 1)
+		start := time.Now()
+		go func() {
+			out, err := c.helperOutput(ctx, "c1", "createbucket", WorkConfig{Meta: []string{c.MetaAddrs[leader]}, Volume: vol, Bucket: "bkt", Delay: 5 * time.Second}, time.Minute)
+			if err != nil {
+				out = []byte(err.Error())
+			}
+			outc <- string(out)
+		}()
+		time.Sleep(500 * time.Millisecond)
+		require.NoError(t, old.Signal(syscall.SIGSTOP))
+		require.Eventually(t, func() bool { l, _ := c.Leader(ctx); return l >= 0 && l != leader }, 20*time.Second, 100*time.Millisecond)
+		require.NoError(t, c.runHelper(ctx, "c1", "createvolume", WorkConfig{Meta: c.MetaAddrs, Volume: vol}, time.Minute))
+		require.Less(t, time.Since(start), 5*time.Second, "the successor took too long: the request would not wait in the paused replica's socket")
+		time.Sleep(time.Until(start.Add(6 * time.Second)))
+		require.NoError(t, old.Signal(syscall.SIGCONT))
+		out := <-outc
+		t.Logf("trial %d: %s answered %s", trial, old.Host, strings.TrimSpace(out))
+		require.False(t, strings.HasPrefix(out, "NotFound"), "trial %d: the resumed former leader refused from its stale state: %s", trial, out)
+	}
 }

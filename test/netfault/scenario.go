@@ -1,10 +1,12 @@
 package netfault
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -159,21 +161,29 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*ScenarioResult, error
 
 // runHelper runs the helper binary in mode on host and waits for it.
 func (c *Cluster) runHelper(ctx context.Context, host, mode string, cfg WorkConfig, timeout time.Duration) error {
+	_, err := c.helperOutput(ctx, host, mode, cfg, timeout)
+	return err
+}
+
+// helperOutput runs the helper binary in mode on host, waits for it and
+// returns what it printed.
+func (c *Cluster) helperOutput(ctx context.Context, host, mode string, cfg WorkConfig, timeout time.Duration) ([]byte, error) {
 	raw, err := json.Marshal(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	logPath := filepath.Join(c.opts.Dir, fmt.Sprintf("%s-%s.log", host, mode))
 	logf, err := os.Create(logPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer logf.Close()
+	var out bytes.Buffer
 	cmd := c.Net.Command(host, c.opts.Helper)
 	cmd.Env = append(os.Environ(), ModeEnv+"="+mode, ConfigEnv+"="+string(raw))
-	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(logf, &out), logf
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -187,10 +197,10 @@ func (c *Cluster) runHelper(ctx context.Context, host, mode string, cfg WorkConf
 		err = fmt.Errorf("%w (%w)", ctx.Err(), <-done)
 	}
 	if err != nil {
-		out, _ := os.ReadFile(logPath)
-		return fmt.Errorf("netfault: %s on %s: %w\n%s", mode, host, err, tail(out, 3000))
+		log, _ := os.ReadFile(logPath)
+		return nil, fmt.Errorf("netfault: %s on %s: %w\n%s", mode, host, err, tail(log, 3000))
 	}
-	return nil
+	return out.Bytes(), nil
 }
 
 func tail(b []byte, n int) []byte {

@@ -53,6 +53,13 @@ type WorkConfig struct {
 	OpTimeout time.Duration `json:"op_timeout"`
 	// Out is the history file (JSON lines).
 	Out string `json:"out"`
+	// Volume and Bucket name what the "createvolume" and "createbucket"
+	// modes create.
+	Volume string `json:"volume,omitempty"`
+	Bucket string `json:"bucket,omitempty"`
+	// Delay is how long "createbucket" waits between connecting and
+	// sending.
+	Delay time.Duration `json:"delay,omitempty"`
 }
 
 // Main runs the helper mode named by $STRATO_NETFAULT_MODE and exits; it
@@ -79,6 +86,9 @@ func runMode(mode string) error {
 	if err := json.Unmarshal([]byte(os.Getenv(ConfigEnv)), &cfg); err != nil {
 		return fmt.Errorf("bad %s: %w", ConfigEnv, err)
 	}
+	if mode == "createbucket" {
+		return createBucketAt(cfg)
+	}
 	if cfg.OpTimeout <= 0 {
 		cfg.OpTimeout = 4 * time.Second
 	}
@@ -94,6 +104,11 @@ func runMode(mode string) error {
 	switch mode {
 	case "setup":
 		return setup(ctx, c, cfg)
+	case "createvolume":
+		return retry(ctx, "create volume", func(ctx context.Context) error {
+			_, err := c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: cfg.Volume})
+			return ignoreExists(err)
+		})
 	case "work", "verify", "writer":
 		rec, err := NewRecorder(cfg.Out)
 		if err != nil {
@@ -157,6 +172,27 @@ func countSends(ctx context.Context, method string, req, reply any, cc *grpc.Cli
 		n.Add(1)
 	}
 	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+// createBucketAt connects to the single replica cfg.Meta[0], waits
+// cfg.Delay, sends one CreateBucket (no redirect, no retry) and prints the
+// gRPC code of the answer. Connected first, the request is in the
+// replica's socket even if the replica is paused when it is sent.
+func createBucketAt(cfg WorkConfig) error {
+	cc, err := grpc.NewClient(cfg.Meta[0], grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cc.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Delay+20*time.Second)
+	defer cancel()
+	if _, err := stratopb.NewClusterClient(cc).MetaStatus(ctx, &stratopb.Empty{}); err != nil {
+		return err
+	}
+	time.Sleep(cfg.Delay)
+	_, err = stratopb.NewNamespaceClient(cc).CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: cfg.Volume, Name: cfg.Bucket})
+	fmt.Printf("%s %v\n", status.Code(err), err)
+	return nil
 }
 
 // retry runs fn until it succeeds or a minute passes.
@@ -284,7 +320,7 @@ func runWorkers(ctx context.Context, c *client.Client, cfg WorkConfig, rec *Reco
 // a unique name.
 func (w *worker) next() *Op {
 	w.seq++
-	op := &Op{Worker: w.name()}
+	op := &Op{Worker: w.name(), NoHint: w.rng.IntN(2) == 0}
 	val := func() string {
 		return fmt.Sprintf("%s#%d.%s", w.name(), w.seq, strings.Repeat("x", w.rng.IntN(200)))
 	}
@@ -335,6 +371,16 @@ func (w *worker) next() *Op {
 		}
 	}
 	return op
+}
+
+// sizeHint is the size hint a create or put passes: with one, meta
+// allocates the first block with the open key; without, the writer asks for
+// it (AllocateBlock) when its data is ready.
+func sizeHint(op *Op) int64 {
+	if op.NoHint {
+		return 0
+	}
+	return int64(len(op.Val))
 }
 
 // slotPath is the FSO path or OBS key of a slot.
@@ -415,11 +461,11 @@ func (w *worker) do(ctx context.Context, op *Op) {
 			p = fmt.Sprintf("/%s/%s/u/%s", volume, fsoBucket, op.Name)
 		}
 		op.Outcome, op.Code, err = w.write(octx, op, func(ctx context.Context) (*client.Writer, error) {
-			return c.Create(ctx, p, client.CreateOptions{Overwrite: op.Overwrite, WriteOptions: client.WriteOptions{SizeHint: int64(len(op.Val))}})
+			return c.Create(ctx, p, client.CreateOptions{Overwrite: op.Overwrite, WriteOptions: client.WriteOptions{SizeHint: sizeHint(op)}})
 		})
 	case "put":
 		op.Outcome, op.Code, err = w.write(octx, op, func(ctx context.Context) (*client.Writer, error) {
-			return c.CreateKey(ctx, volume, obsBucket, p, client.WriteOptions{SizeHint: int64(len(op.Val))})
+			return c.CreateKey(ctx, volume, obsBucket, p, client.WriteOptions{SizeHint: sizeHint(op)})
 		})
 	case "read", "get":
 		var r *client.Reader
