@@ -198,9 +198,20 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 		}
 	}
 
-	// 4. Lose the victim, once meta sees every copy on a healthy node and
-	// no copy is under way.
+	// 4. Lose the victim, once meta sees every copy on a healthy node, its
+	// replication work is idle, and no copy is under way; what the victim
+	// holds is read just before it goes.
+	if cfg.DropCaches {
+		if err := dropCaches(); err != nil {
+			fmt.Fprintf(out, "could not drop the page cache (%v): sources may read from memory\n", err)
+		} else {
+			fmt.Fprintln(out, "page cache dropped")
+		}
+	}
 	if err := waitReplicated(ctx, cl, 2*time.Minute); err != nil {
+		return res, err
+	}
+	if err := waitMetaIdle(ctx, c, 2*time.Minute); err != nil {
 		return res, err
 	}
 	if err := waitNoCopies(ctx, c, time.Minute); err != nil {
@@ -217,13 +228,6 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 		lostBytes += l.size
 	}
 	fmt.Fprintf(out, "stopping datanode %s and deleting its data: %d containers, %s to copy\n", victimID, len(lost), formatBytes(lostBytes))
-	if cfg.DropCaches {
-		if err := dropCaches(); err != nil {
-			fmt.Fprintf(out, "could not drop the page cache (%v): sources may read from memory\n", err)
-		} else {
-			fmt.Fprintln(out, "page cache dropped")
-		}
-	}
 	cpu0 := cpuSeconds()
 	prof := startLabelProfile()
 	defer func() { _, _ = prof.stop("") }()
@@ -610,6 +614,34 @@ func replicasOf(ctx context.Context, cl *client.Client, id uint64) (map[string]*
 		return nil, err
 	}
 	return resp.Replicas, nil
+}
+
+// waitMetaIdle waits until meta's replication work has, for two seconds
+// (two of its ticks), found every container with its copies: nothing
+// under-replicated, missing or in flight.
+func waitMetaIdle(ctx context.Context, c *local.Cluster, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	var since time.Time
+	for {
+		m := c.Meta().Metrics()
+		idle := m.Leader && m.Containers > 0 && m.UnderReplicated == 0 && m.Missing == 0 && m.ReplicationsInFlight == 0
+		switch {
+		case !idle:
+			since = time.Time{}
+		case since.IsZero():
+			since = time.Now()
+		case time.Since(since) >= 2*time.Second:
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: meta's replication work is not idle before the loss: %+v", m)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // waitNoCopies waits until no datanode pushes or imports a container.
