@@ -517,10 +517,15 @@ func (w *worker) do(ctx context.Context, op *Op) {
 		err = fmt.Errorf("unknown operation %q", op.Kind)
 		op.Outcome = NoEffect
 	}
+	op.Sends = int(sends.Load())
+	if op.Outcome == Unknown && op.Sends == 0 {
+		// The call that makes the effect was never sent (e.g. a create
+		// that found no pipeline for its block before its commit).
+		op.Outcome = NoEffect
+	}
 	if op.Outcome != Unknown {
 		op.Return = Now()
 	}
-	op.Sends = int(sends.Load())
 	if err != nil {
 		op.Err = err.Error()
 	}
