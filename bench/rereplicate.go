@@ -9,6 +9,7 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -288,6 +289,14 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 	}
 	total, per := pushed()
 	res.Bytes = total - base
+	var counted int64
+	for _, b := range res.PerTarget {
+		counted += b
+	}
+	if counted > res.Bytes {
+		return res, fmt.Errorf("bench: meta shows %s of new copies but the sources sent %s: its replica map changed under the benchmark, the run is void (%s)",
+			formatBytes(counted), formatBytes(res.Bytes), describeNewHolders(ctx, cl, lost))
+	}
 	res.PerSource = map[string]int64{}
 	for id, b := range per {
 		if d := b - basePer[id]; d > 0 {
@@ -614,6 +623,25 @@ func replicasOf(ctx context.Context, cl *client.Client, id uint64) (map[string]*
 		return nil, err
 	}
 	return resp.Replicas, nil
+}
+
+// describeNewHolders names, for the first lost container with a holder it
+// did not have before, its holders then and its replicas now.
+func describeNewHolders(ctx context.Context, cl *client.Client, lost map[uint64]lostContainer) string {
+	ids := slices.Sorted(maps.Keys(lost))
+	for _, id := range ids {
+		reps, err := replicasOf(ctx, cl, id)
+		if err != nil {
+			return err.Error()
+		}
+		for dn, r := range reps {
+			if !lost[id].holders[dn] {
+				return fmt.Sprintf("container %d: holders before the loss %v; now %s is one too (%v, bcsID %d, %d bytes)",
+					id, slices.Sorted(maps.Keys(lost[id].holders)), dn, r.State, r.BcsId, r.UsedBytes)
+			}
+		}
+	}
+	return "no container shows a new holder now"
 }
 
 // waitMetaIdle waits until meta's replication work has, for two seconds
