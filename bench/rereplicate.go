@@ -478,6 +478,21 @@ func generate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster, out 
 	if err := whileStopped(); err != nil {
 		return nil, err
 	}
+	// Meta saw every datanode die during the generation. Restarted, it
+	// waits for their reports (safe mode, a new leader's settle period)
+	// instead of copying, as they come back one by one, containers whose
+	// other holders have not re-registered yet: those copies made fourth
+	// replicas, then deletions, before the loss was even staged.
+	for i := range c.MetaAddrs() {
+		if err := c.StopMeta(i); err != nil {
+			return nil, err
+		}
+	}
+	for i := range c.MetaAddrs() {
+		if err := c.StartMeta(i); err != nil {
+			return nil, err
+		}
+	}
 	for i := range dns {
 		if err := c.StartDatanode(i); err != nil {
 			return nil, err
