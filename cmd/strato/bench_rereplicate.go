@@ -23,15 +23,17 @@ func newBenchRereplicateCmd() *cobra.Command {
 		csize    string
 		bw       string
 		keepData bool
+		logLevel slog.Level
 	)
 	cmd := &cobra.Command{
 		Use:   "rereplicate [--size 4GiB] [--datanodes 4] [--streams 10] [--bandwidth 0]",
 		Short: "Lose a datanode of a loaded cluster and measure how fast its containers get three copies back",
 		Long: `rereplicate starts a local cluster (meta and --datanodes datanodes in this
-process, data under --dir or a temporary directory), writes --size of keys
-at replication THREE through the client, closes every container, measures
-the bound (the disk's sequential read and write rates with direct I/O, and
-TCP on loopback), then stops one datanode and deletes its data. Meta notices
+process, data under --dir or a temporary directory), puts --size of keys at
+replication THREE into it (offline with bench gen, or with --gen=false
+through the client), measures the bound (the disk's sequential read and
+write rates with direct I/O, alone and at once, and TCP on loopback), then
+stops one datanode and deletes its data. Meta notices
 the node dead after --dead-after and has the survivors push copies of its
 closed containers (--streams per datanode, --bandwidth bytes/s each) until
 every container has three healthy copies again. It prints live progress, a
@@ -68,7 +70,7 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "bench rereplicate: %d datanodes, data in %s, containers of %s, %d streams per datanode\n",
 				o.Datanodes, o.Dir, csize, o.ReplicationStreams)
-			o.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			o.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: logLevel}))
 			c, err := local.Start(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -95,6 +97,7 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the copy to this file (labels: strato.datanode, strato.replication)")
 	f.DurationVar(&cfg.Interval, "interval", time.Second, "sampling interval of the progress and the chart")
 	f.BoolVar(&cfg.DropCaches, "drop-caches", true, "empty the page cache before the loss (needs root), so that sources read from the disk")
+	f.TextVar(&logLevel, "log-level", slog.LevelWarn, "log level of the cluster's servers (debug, info, warn, error)")
 	f.BoolVar(&cfg.Gen, "gen", true, "generate the data offline (bench gen) rather than write it through the client")
 	return cmd
 }
