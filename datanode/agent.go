@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +41,10 @@ type AgentOptions struct {
 	// heartbeat (containers that changed state go in the next heartbeat in
 	// any case). Default: 10.
 	FullReportEvery int
+	// ClusterIDFile keeps the ID of the cluster the datanode first
+	// registered with; later registrations carry it, and meta refuses a
+	// datanode of another cluster. "": no cluster identity.
+	ClusterIDFile string
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 }
@@ -232,13 +238,25 @@ func (a *agent) requeue(changed map[uint64]bool) {
 }
 
 func (a *agent) register(ctx context.Context) error {
-	req := &stratopb.RegisterRequest{Details: a.opts.Details, Stats: a.store.NodeStats(), Report: a.report(true, nil)}
-	err := a.meta.Do(ctx, func(ctx context.Context, _ stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
-		_, err := cl.Register(ctx, req)
+	cid, err := readClusterID(a.opts.ClusterIDFile)
+	if err != nil {
+		return err
+	}
+	req := &stratopb.RegisterRequest{Details: a.opts.Details, Stats: a.store.NodeStats(), Report: a.report(true, nil), ClusterId: cid}
+	var resp *stratopb.RegisterResponse
+	err = a.meta.Do(ctx, func(ctx context.Context, _ stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
+		var err error
+		resp, err = cl.Register(ctx, req)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("register: %w", err)
+	}
+	if cid == "" && resp.GetClusterId() != "" && a.opts.ClusterIDFile != "" {
+		if err := writeFileAtomic(a.opts.ClusterIDFile, []byte(resp.GetClusterId()+"\n")); err != nil {
+			return fmt.Errorf("register: keep the cluster ID: %w", err)
+		}
+		a.opts.Logger.Info("datanode: joined cluster", "cluster_id", resp.GetClusterId())
 	}
 	a.mu.Lock()
 	a.registered = true
@@ -294,3 +312,18 @@ func (a *agent) execute(cmds []*stratopb.DatanodeCommand) {
 }
 
 func (a *agent) close() error { return a.meta.Close() }
+
+// readClusterID reads the cluster ID kept in path ("" when there is none).
+func readClusterID(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("datanode: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}

@@ -110,6 +110,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		Meta:              opts.Meta,
 		Details:           &stratopb.DatanodeDetails{Id: id, DataAddr: addr, Hostname: host},
 		HeartbeatInterval: opts.HeartbeatInterval,
+		ClusterIDFile:     filepath.Join(opts.Dirs[0], "cluster.id"),
 		Logger:            opts.Logger,
 	}, storeReports{store})
 	if err != nil {
@@ -154,14 +155,22 @@ func loadID(dir string) (string, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	id := "dn-" + hex.EncodeToString(b[:])
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o644); err != nil {
-		return "", fmt.Errorf("datanode: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		return "", fmt.Errorf("datanode: %w", err)
+	if err := writeFileAtomic(p, []byte(id+"\n")); err != nil {
+		return "", err
 	}
 	return id, nil
+}
+
+// writeFileAtomic writes path through a temporary file and a rename.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("datanode: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("datanode: %w", err)
+	}
+	return nil
 }
 
 // ID is the datanode's identity.

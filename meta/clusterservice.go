@@ -2,6 +2,8 @@ package meta
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,10 +19,33 @@ func (s *Server) Register(ctx context.Context, req *stratopb.RegisterRequest) (*
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
+	if err := s.ensureClusterID(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.cl.Register(s.now(), req); err != nil {
+		if errors.Is(err, cluster.ErrOtherCluster) {
+			s.opts.Logger.Error("meta: refused a datanode of another cluster", "datanode", req.GetDetails().GetId(),
+				"addr", req.GetDetails().GetDataAddr(), "err", err)
+		}
 		return nil, toStatus(err)
 	}
-	return &stratopb.RegisterResponse{}, nil
+	return &stratopb.RegisterResponse{ClusterId: s.cl.ClusterID()}, nil
+}
+
+// ensureClusterID gives the cluster its identity the first time a datanode
+// registers: a random ID through Raft (apply keeps the first one set, so
+// two leaders racing agree).
+func (s *Server) ensureClusterID(ctx context.Context) error {
+	if s.cl.ClusterID() != "" {
+		return nil
+	}
+	id := "CID-" + rand.Text()
+	if _, err := s.proposeCluster(ctx, &stratopb.ClusterCommand{NowUnixMs: s.now().UnixMilli(),
+		Op: &stratopb.ClusterCommand_SetClusterId{SetClusterId: id}}); err != nil {
+		return toStatus(err)
+	}
+	s.opts.Logger.Info("meta: cluster ID set", "cluster_id", s.cl.ClusterID())
+	return nil
 }
 
 func (s *Server) Heartbeat(ctx context.Context, req *stratopb.HeartbeatRequest) (*stratopb.HeartbeatResponse, error) {

@@ -386,3 +386,52 @@ func TestRetriedRequestOverGRPC(t *testing.T) {
 	require.NoError(t, rename(ctx), "the retry gets the first reply")
 	requireCode(t, codes.NotFound, rename(context.Background()))
 }
+
+// A datanode registered with one cluster is refused by another (a meta
+// address reused, a volume moved): its replicas would otherwise join the
+// wrong cluster's replica map. The cluster ID survives a restart.
+func TestRegisterRefusesAnotherCluster(t *testing.T) {
+	dirA := t.TempDir()
+	a, mcA := single(t, dirA)
+	_, mcB := single(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	register := func(mc *client.MetaConn, id, cluster string) (string, error) {
+		var resp *stratopb.RegisterResponse
+		err := mc.Do(ctx, func(ctx context.Context, _ stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
+			var err error
+			resp, err = cl.Register(ctx, &stratopb.RegisterRequest{ClusterId: cluster,
+				Details: &stratopb.DatanodeDetails{Id: id, DataAddr: "127.0.0.1:19001"},
+				Stats:   &stratopb.NodeStats{Capacity: 1 << 40, Remaining: 1 << 40}})
+			return err
+		})
+		return resp.GetClusterId(), err
+	}
+	cidA, err := register(mcA, "dn1", "")
+	require.NoError(t, err)
+	require.NotEmpty(t, cidA)
+	again, err := register(mcA, "dn1", cidA)
+	require.NoError(t, err)
+	require.Equal(t, cidA, again)
+
+	cidB, err := register(mcB, "dn2", "")
+	require.NoError(t, err)
+	require.NotEqual(t, cidA, cidB)
+	_, err = register(mcB, "dn1", cidA)
+	requireCode(t, codes.FailedPrecondition, err)
+	require.Contains(t, err.Error(), cidA)
+	var dns *stratopb.ListDatanodesResponse
+	require.NoError(t, mcB.Do(ctx, func(ctx context.Context, _ stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
+		dns, err = cl.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+		return err
+	}))
+	require.Len(t, dns.Datanodes, 1, "only B's own datanode is known to B")
+
+	require.NoError(t, a.Close())
+	_, mcA2 := single(t, dirA)
+	after, err := register(mcA2, "dn1", cidA)
+	require.NoError(t, err)
+	require.Equal(t, cidA, after, "the cluster ID is durable")
+	_, err = register(mcA2, "dn3", cidB)
+	requireCode(t, codes.FailedPrecondition, err)
+}

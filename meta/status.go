@@ -43,7 +43,7 @@ func toStatus(err error) error {
 		code = codes.NotFound
 	case errors.Is(err, namespace.ErrAlreadyExists):
 		code = codes.AlreadyExists
-	case errors.Is(err, namespace.ErrFailedPrecondition), errors.Is(err, cluster.ErrBadTransition):
+	case errors.Is(err, namespace.ErrFailedPrecondition), errors.Is(err, cluster.ErrBadTransition), errors.Is(err, cluster.ErrOtherCluster):
 		code = codes.FailedPrecondition
 	case errors.Is(err, namespace.ErrInvalidArgument), errors.Is(err, cluster.ErrInvalid):
 		code = codes.InvalidArgument

@@ -30,6 +30,8 @@ var (
 	ErrCorrupt = errors.New("cluster: corrupt record")
 	// ErrInvalid: a malformed request (empty datanode ID, bad replication).
 	ErrInvalid = errors.New("cluster: invalid argument")
+	// ErrOtherCluster: a datanode that belongs to another cluster.
+	ErrOtherCluster = errors.New("cluster: datanode of another cluster")
 )
 
 // Proposer persists a cluster command through consensus and returns the
@@ -73,8 +75,11 @@ type Manager struct {
 	idEnd   uint64
 	rr      uint64 // round-robin cursor over pipelines; under allocMu
 
-	mu    sync.Mutex
-	nodes map[string]*nodeState
+	mu sync.Mutex
+	// clusterID is the durable cluster identity ("" until the first leader
+	// set it): a datanode that registers with another one is refused.
+	clusterID string
+	nodes     map[string]*nodeState
 	// open indexes the OPEN containers of each pipeline, by ascending ID.
 	open map[uint64][]uint64
 	// pipelinesDirty: nodes came or went since pipelines were last topped up.
@@ -158,7 +163,16 @@ func (m *Manager) Settling(now time.Time) bool {
 	return now.Before(m.settleUntil)
 }
 
-// Register records a datanode (again) with its full container report.
+// ClusterID is the cluster's identity ("" until the first leader set it).
+func (m *Manager) ClusterID() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.clusterID
+}
+
+// Register records a datanode (again) with its full container report. It
+// refuses a datanode that belongs to another cluster (ErrOtherCluster); the
+// server sets the cluster's ID before the first registration.
 func (m *Manager) Register(now time.Time, req *stratopb.RegisterRequest) error {
 	d := req.GetDetails()
 	if d.GetId() == "" || d.GetDataAddr() == "" {
@@ -166,6 +180,10 @@ func (m *Manager) Register(now time.Time, req *stratopb.RegisterRequest) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if req.GetClusterId() != "" && m.clusterID != "" && req.GetClusterId() != m.clusterID {
+		return fmt.Errorf("%w: datanode %s belongs to cluster %s, this is cluster %s (a volume of another cluster, or a meta address reused)",
+			ErrOtherCluster, d.Id, req.GetClusterId(), m.clusterID)
+	}
 	n := m.nodes[d.Id]
 	if n == nil {
 		n = &nodeState{containers: map[uint64]uint64{}}

@@ -19,6 +19,7 @@ const (
 	tagContainer     = 'c' // C c <id:8> → ContainerInfo
 	tagNextContainer = 'n' // C n → next container ID (8 bytes)
 	tagNextLocalID   = 'l' // C l → next unreserved block local ID (8 bytes)
+	tagClusterID     = 'i' // C i → the cluster ID (string)
 )
 
 func recordKey(tag byte, id uint64) []byte {
@@ -47,6 +48,19 @@ func getCounter(r pebble.Reader, tag byte, initial uint64) (uint64, error) {
 
 func setCounter(b *pebble.Batch, tag byte, v uint64) error {
 	return b.Set(counterKey(tag), binary.BigEndian.AppendUint64(nil, v), nil)
+}
+
+// getString reads a string value ("" when the key is missing).
+func getString(r pebble.Reader, key []byte) (string, error) {
+	v, closer, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = closer.Close() }()
+	return string(v), nil
 }
 
 func getRecord(r pebble.Reader, tag byte, id uint64, m proto.Message) error {
@@ -159,6 +173,25 @@ func (m *Manager) Apply(cmd *stratopb.ClusterCommand, b *pebble.Batch) (proto.Me
 			return nil, err
 		}
 		return &stratopb.IDRange{First: first, Count: n}, nil
+
+	case *stratopb.ClusterCommand_SetClusterId:
+		if op.SetClusterId == "" {
+			return nil, fmt.Errorf("%w: empty cluster ID", ErrInvalid)
+		}
+		id, err := getString(b, counterKey(tagClusterID))
+		if err != nil {
+			return nil, err
+		}
+		if id == "" {
+			id = op.SetClusterId
+			if err := b.Set(counterKey(tagClusterID), []byte(id), nil); err != nil {
+				return nil, err
+			}
+		}
+		m.mu.Lock()
+		m.clusterID = id
+		m.mu.Unlock()
+		return &stratopb.RegisterResponse{ClusterId: id}, nil
 	}
 	return nil, fmt.Errorf("cluster: unknown command %T", cmd.Op)
 }
@@ -222,6 +255,10 @@ func (m *Manager) Load(r pebble.Reader) error {
 	if err := it.Error(); err != nil {
 		return err
 	}
+	clusterID, err := getString(r, counterKey(tagClusterID))
+	if err != nil {
+		return err
+	}
 	open := map[uint64][]uint64{}
 	for id, c := range containers {
 		if c.info.State == stratopb.ContainerState_CONTAINER_OPEN {
@@ -233,6 +270,7 @@ func (m *Manager) Load(r pebble.Reader) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.clusterID = clusterID
 	m.pipelines = pipelines
 	m.containers = containers
 	m.open = open

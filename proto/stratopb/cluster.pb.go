@@ -1298,6 +1298,7 @@ type ClusterCommand struct {
 	//	*ClusterCommand_AddContainer
 	//	*ClusterCommand_SetContainerState
 	//	*ClusterCommand_ReserveLocalIds
+	//	*ClusterCommand_SetClusterId
 	Op            isClusterCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1392,6 +1393,15 @@ func (x *ClusterCommand) GetReserveLocalIds() uint64 {
 	return 0
 }
 
+func (x *ClusterCommand) GetSetClusterId() string {
+	if x != nil {
+		if x, ok := x.Op.(*ClusterCommand_SetClusterId); ok {
+			return x.SetClusterId
+		}
+	}
+	return ""
+}
+
 type isClusterCommand_Op interface {
 	isClusterCommand_Op()
 }
@@ -1416,6 +1426,12 @@ type ClusterCommand_ReserveLocalIds struct {
 	ReserveLocalIds uint64 `protobuf:"varint,6,opt,name=reserve_local_ids,json=reserveLocalIds,proto3,oneof"` // count; apply returns the range
 }
 
+type ClusterCommand_SetClusterId struct {
+	// The cluster's identity, proposed by the first leader: apply keeps
+	// the first one ever set and returns it (a RegisterResponse).
+	SetClusterId string `protobuf:"bytes,7,opt,name=set_cluster_id,json=setClusterId,proto3,oneof"`
+}
+
 func (*ClusterCommand_AddPipeline) isClusterCommand_Op() {}
 
 func (*ClusterCommand_ClosePipeline) isClusterCommand_Op() {}
@@ -1425,6 +1441,8 @@ func (*ClusterCommand_AddContainer) isClusterCommand_Op() {}
 func (*ClusterCommand_SetContainerState) isClusterCommand_Op() {}
 
 func (*ClusterCommand_ReserveLocalIds) isClusterCommand_Op() {}
+
+func (*ClusterCommand_SetClusterId) isClusterCommand_Op() {}
 
 type ContainerStateChange struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1532,10 +1550,13 @@ func (x *IDRange) GetCount() uint64 {
 }
 
 type RegisterRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Details       *DatanodeDetails       `protobuf:"bytes,1,opt,name=details,proto3" json:"details,omitempty"`
-	Stats         *NodeStats             `protobuf:"bytes,2,opt,name=stats,proto3" json:"stats,omitempty"`
-	Report        *ContainerReport       `protobuf:"bytes,3,opt,name=report,proto3" json:"report,omitempty"` // full report
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Details *DatanodeDetails       `protobuf:"bytes,1,opt,name=details,proto3" json:"details,omitempty"`
+	Stats   *NodeStats             `protobuf:"bytes,2,opt,name=stats,proto3" json:"stats,omitempty"`
+	Report  *ContainerReport       `protobuf:"bytes,3,opt,name=report,proto3" json:"report,omitempty"` // full report
+	// The cluster this datanode belongs to ("" until its first registration):
+	// meta refuses a datanode of another cluster (FailedPrecondition).
+	ClusterId     string `protobuf:"bytes,4,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1591,9 +1612,16 @@ func (x *RegisterRequest) GetReport() *ContainerReport {
 	return nil
 }
 
+func (x *RegisterRequest) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
 type RegisterResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	ClusterId     string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	ClusterId     string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"` // the datanode keeps it in its volume
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3017,25 +3045,28 @@ const file_cluster_proto_rawDesc = "" +
 	"\x10delete_container\x18\x05 \x01(\v2\x1e.strato.DeleteContainerCommandH\x00R\x0fdeleteContainer\x12E\n" +
 	"\x0eclose_pipeline\x18\x06 \x01(\v2\x1c.strato.ClosePipelineCommandH\x00R\rclosePipeline\x12B\n" +
 	"\rdelete_blocks\x18\a \x01(\v2\x1b.strato.DeleteBlocksCommandH\x00R\fdeleteBlocksB\x05\n" +
-	"\x03cmd\"\xd6\x02\n" +
+	"\x03cmd\"\xfe\x02\n" +
 	"\x0eClusterCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x129\n" +
 	"\fadd_pipeline\x18\x02 \x01(\v2\x14.strato.PipelineInfoH\x00R\vaddPipeline\x12'\n" +
 	"\x0eclose_pipeline\x18\x03 \x01(\x04H\x00R\rclosePipeline\x12<\n" +
 	"\radd_container\x18\x04 \x01(\v2\x15.strato.ContainerInfoH\x00R\faddContainer\x12N\n" +
 	"\x13set_container_state\x18\x05 \x01(\v2\x1c.strato.ContainerStateChangeH\x00R\x11setContainerState\x12,\n" +
-	"\x11reserve_local_ids\x18\x06 \x01(\x04H\x00R\x0freserveLocalIdsB\x04\n" +
+	"\x11reserve_local_ids\x18\x06 \x01(\x04H\x00R\x0freserveLocalIds\x12&\n" +
+	"\x0eset_cluster_id\x18\a \x01(\tH\x00R\fsetClusterIdB\x04\n" +
 	"\x02op\"g\n" +
 	"\x14ContainerStateChange\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12,\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x16.strato.ContainerStateR\x05state\"5\n" +
 	"\aIDRange\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\x04R\x05first\x12\x14\n" +
-	"\x05count\x18\x02 \x01(\x04R\x05count\"\x9e\x01\n" +
+	"\x05count\x18\x02 \x01(\x04R\x05count\"\xbd\x01\n" +
 	"\x0fRegisterRequest\x121\n" +
 	"\adetails\x18\x01 \x01(\v2\x17.strato.DatanodeDetailsR\adetails\x12'\n" +
 	"\x05stats\x18\x02 \x01(\v2\x11.strato.NodeStatsR\x05stats\x12/\n" +
-	"\x06report\x18\x03 \x01(\v2\x17.strato.ContainerReportR\x06report\"1\n" +
+	"\x06report\x18\x03 \x01(\v2\x17.strato.ContainerReportR\x06report\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18\x04 \x01(\tR\tclusterId\"1\n" +
 	"\x10RegisterResponse\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\"\xbd\x01\n" +
@@ -3337,6 +3368,7 @@ func file_cluster_proto_init() {
 		(*ClusterCommand_AddContainer)(nil),
 		(*ClusterCommand_SetContainerState)(nil),
 		(*ClusterCommand_ReserveLocalIds)(nil),
+		(*ClusterCommand_SetClusterId)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
