@@ -132,8 +132,9 @@ type MetaTarget interface {
 
 // CreateHandle is what a target needs to complete a created file.
 type CreateHandle struct {
-	Path string
-	ID   uint64
+	Path  string
+	ID    uint64
+	Token []byte // a deferred create's (ID 0)
 }
 
 // SimDatanode is a simulated datanode: an index and an identity.

@@ -30,6 +30,9 @@ type ServiceTarget struct {
 	Admin   ClusterAdmin // nil when remote
 	Volume  string
 	Bucket  string
+	// NoDeferredCreate makes every create open its key through Raft (two
+	// entries per create and close, as before deferred creates).
+	NoDeferredCreate bool
 
 	reports sync.Map // datanode ID + state → prebuilt *stratopb.HeartbeatRequest
 }
@@ -50,15 +53,17 @@ func (t *ServiceTarget) Setup(ctx context.Context, replication int) error {
 func rel(p string) string { return strings.TrimPrefix(p, "/") }
 
 func (t *ServiceTarget) Create(ctx context.Context, path string) (CreateHandle, error) {
-	r, err := t.NS.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(path), Overwrite: true, Recursive: true})
+	r, err := t.NS.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(path), Overwrite: true, Recursive: true,
+		Deferrable: !t.NoDeferredCreate})
 	if err != nil {
 		return CreateHandle{}, err
 	}
-	return CreateHandle{Path: path, ID: r.OpenId}, nil
+	return CreateHandle{Path: path, ID: r.OpenId, Token: r.CreateToken}, nil
 }
 
 func (t *ServiceTarget) Complete(ctx context.Context, h CreateHandle) error {
-	_, err := t.NS.CommitKey(ctx, &stratopb.CommitKeyRequest{Volume: t.Volume, Bucket: t.Bucket, Key: rel(h.Path), OpenId: h.ID})
+	_, err := t.NS.CommitKey(ctx, &stratopb.CommitKeyRequest{Volume: t.Volume, Bucket: t.Bucket, Key: rel(h.Path), OpenId: h.ID,
+		CreateToken: h.Token})
 	return err
 }
 

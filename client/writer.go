@@ -64,9 +64,13 @@ type Writer struct {
 	ctx                 context.Context
 	volume, bucket, key string
 	openID              uint64
-	ctype               checksum.Type
-	bpc                 uint32
-	blockSize           int64
+	// token is a deferred create's (open with no size hint): the key is
+	// opened for real (reopen) only when data or an hsync needs it.
+	token     []byte
+	reopen    func(ctx context.Context, sizeHint int64) (*stratopb.OpenKeyResponse, error)
+	ctype     checksum.Type
+	bpc       uint32
+	blockSize int64
 
 	spare     []*stratopb.BlockLocation // allocated with the open key, unused yet
 	blocks    []*stratopb.BlockLocation // written to, in key order; Length as committed
@@ -123,19 +127,24 @@ func (c *Client) releaseChunk(b []byte) {
 // CreateKey starts writing a key (OBS or FSO bucket; on FSO the key is a
 // path and missing parents are created).
 func (c *Client) CreateKey(ctx context.Context, volume, bucket, key string, o WriteOptions) (*Writer, error) {
+	open := func(ctx context.Context, sizeHint int64) (*stratopb.OpenKeyResponse, error) {
+		return openRetried(c, ctx, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.OpenKeyResponse, error) {
+			return n.OpenKey(ctx, &stratopb.OpenKeyRequest{Volume: volume, Bucket: bucket, Key: key,
+				SizeHint: max(sizeHint, 0), Replication: o.Replication, Owner: c.opts.Owner, Deferrable: sizeHint < 0})
+		})
+	}
+	return c.newWriter(ctx, volume, bucket, key, o.SizeHint, open)
+}
+
+// openRetried sends an open (idempotently retried).
+func openRetried(c *Client, ctx context.Context, fn func(context.Context, stratopb.NamespaceClient) (*stratopb.OpenKeyResponse, error)) (*stratopb.OpenKeyResponse, error) {
 	var resp *stratopb.OpenKeyResponse
 	err := retryMeta(c.idempotent(ctx), func(ctx context.Context) error {
 		var err error
-		resp, err = ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.OpenKeyResponse, error) {
-			return n.OpenKey(ctx, &stratopb.OpenKeyRequest{Volume: volume, Bucket: bucket, Key: key,
-				SizeHint: o.SizeHint, Replication: o.Replication, Owner: c.opts.Owner})
-		})
+		resp, err = ns(ctx, c, fn)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return c.newWriter(ctx, volume, bucket, key, resp)
+	return resp, err
 }
 
 // Create starts writing a file at /volume/bucket/path (Hadoop FileSystem
@@ -146,22 +155,27 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 	if err != nil {
 		return nil, err
 	}
-	var resp *stratopb.OpenKeyResponse
-	err = retryMeta(c.idempotent(ctx), func(ctx context.Context) error {
-		var err error
-		resp, err = ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.OpenKeyResponse, error) {
+	open := func(ctx context.Context, sizeHint int64) (*stratopb.OpenKeyResponse, error) {
+		return openRetried(c, ctx, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.OpenKeyResponse, error) {
 			return n.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key,
-				Overwrite: o.Overwrite, Recursive: o.Recursive, SizeHint: o.SizeHint, Replication: o.Replication, Owner: c.opts.Owner})
+				Overwrite: o.Overwrite, Recursive: o.Recursive, SizeHint: max(sizeHint, 0), Replication: o.Replication,
+				Owner: c.opts.Owner, Deferrable: sizeHint < 0})
 		})
-		return err
-	})
+	}
+	return c.newWriter(ctx, p.Volume, p.Bucket, p.Key, o.SizeHint, open)
+}
+
+// newWriter opens the key: with no size hint the open may be deferred to
+// the first block or the commit (open is called with -1: deferrable).
+func (c *Client) newWriter(ctx context.Context, volume, bucket, key string, sizeHint int64,
+	open func(ctx context.Context, sizeHint int64) (*stratopb.OpenKeyResponse, error)) (*Writer, error) {
+	if sizeHint == 0 {
+		sizeHint = -1
+	}
+	resp, err := open(ctx, sizeHint)
 	if err != nil {
 		return nil, err
 	}
-	return c.newWriter(ctx, p.Volume, p.Bucket, p.Key, resp)
-}
-
-func (c *Client) newWriter(ctx context.Context, volume, bucket, key string, resp *stratopb.OpenKeyResponse) (*Writer, error) {
 	ct, err := checksumType(resp.ChecksumType)
 	if err != nil {
 		return nil, err
@@ -175,7 +189,21 @@ func (c *Client) newWriter(ctx context.Context, volume, bucket, key string, resp
 		bs = 256 << 20
 	}
 	return &Writer{c: c, ctx: ctx, volume: volume, bucket: bucket, key: key, openID: resp.OpenId,
-		ctype: ct, bpc: bpc, blockSize: bs, spare: resp.Blocks}, nil
+		token: resp.CreateToken, reopen: open, ctype: ct, bpc: bpc, blockSize: bs, spare: resp.Blocks}, nil
+}
+
+// openNow opens a deferred create for real, with a first block when
+// sizeHint asks for one.
+func (w *Writer) openNow(sizeHint int64) error {
+	if len(w.token) == 0 {
+		return nil
+	}
+	resp, err := w.reopen(w.ctx, sizeHint)
+	if err != nil {
+		return fmt.Errorf("client: writing %s/%s/%s: open: %w", w.volume, w.bucket, w.key, err)
+	}
+	w.openID, w.token, w.spare = resp.OpenId, nil, resp.Blocks
+	return nil
 }
 
 // Write buffers p and sends every full chunk to the pipeline.
@@ -458,6 +486,9 @@ func (w *Writer) nextBlock() error {
 			return err
 		}
 	}
+	if err := w.openNow(w.blockSize); err != nil {
+		return err
+	}
 	var bl *stratopb.BlockLocation
 	for len(w.spare) > 0 && bl == nil {
 		if w.usable(w.spare[0]) {
@@ -608,18 +639,24 @@ func (w *Writer) release() {
 // open. A retried final commit that finds the open key gone checks whether
 // the first attempt went through.
 func (w *Writer) commit(hsync bool) error {
+	if hsync {
+		if err := w.openNow(0); err != nil {
+			return err
+		}
+	}
 	blocks := make([]*stratopb.BlockLocation, 0, len(w.blocks))
 	for _, bl := range w.blocks {
 		blocks = append(blocks, &stratopb.BlockLocation{BlockId: bl.BlockId, Length: bl.Length})
 	}
-	req := &stratopb.CommitKeyRequest{Volume: w.volume, Bucket: w.bucket, Key: w.key, OpenId: w.openID, Blocks: blocks, Hsync: hsync}
+	req := &stratopb.CommitKeyRequest{Volume: w.volume, Bucket: w.bucket, Key: w.key, OpenId: w.openID, Blocks: blocks, Hsync: hsync,
+		CreateToken: w.token}
 	tries := 0
 	return retryMeta(w.c.idempotent(w.ctx), func(ctx context.Context) error {
 		tries++
 		_, err := ns(ctx, w.c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.CommitKeyResponse, error) {
 			return n.CommitKey(ctx, req)
 		})
-		if err != nil && tries > 1 && !hsync && status.Code(err) == codes.NotFound {
+		if err != nil && tries > 1 && !hsync && w.openID != 0 && status.Code(err) == codes.NotFound {
 			if ki, lerr := w.c.LookupKey(ctx, w.volume, w.bucket, w.key); lerr == nil && ki.ObjectId == w.openID {
 				return nil
 			}

@@ -35,7 +35,18 @@ func mutate[T proto.Message](ctx context.Context, s *Server, req proto.Message) 
 			return out, nil
 		}
 	}
-	cmd, err := s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}})
+	prepare := func() (*stratopb.NamespaceCommand, proto.Message, error) {
+		cmd, err := s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}})
+		if err != nil || !deferrable(req) || cmd.GetOpenKey() == nil {
+			return cmd, nil, err
+		}
+		resp, err := s.ns.DeferOpen(s.db, cmd.GetOpenKey())
+		if resp == nil {
+			return cmd, nil, err
+		}
+		return nil, resp, nil
+	}
+	cmd, deferred, err := prepare()
 	if err != nil && namespace.Class(err) != nil {
 		// Prepare read this replica's state, which lags the group's on a
 		// leader that has not applied all its predecessor committed, or on
@@ -46,10 +57,18 @@ func mutate[T proto.Message](ctx context.Context, s *Server, req proto.Message) 
 		if err := s.readBarrier(ctx); err != nil {
 			return zero, err
 		}
-		cmd, err = s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}})
+		cmd, deferred, err = prepare()
 	}
 	if err != nil {
 		return zero, toStatus(err)
+	}
+	if deferred != nil {
+		// A deferred create: checked, nothing to record until its commit.
+		out, ok := deferred.(T)
+		if !ok {
+			return zero, status.Errorf(codes.Internal, "meta: %T produced a %T reply", req, deferred)
+		}
+		return out, nil
 	}
 	cmd.Request = rid
 	res, err := s.proposeNamespace(ctx, cmd)
@@ -61,6 +80,18 @@ func mutate[T proto.Message](ctx context.Context, s *Server, req proto.Message) 
 		return zero, status.Errorf(codes.Internal, "meta: %T produced a %T reply", req, res)
 	}
 	return out, nil
+}
+
+// deferrable reports whether req is an open whose caller takes a create
+// token (OpenKeyResponse.create_token).
+func deferrable(req proto.Message) bool {
+	switch r := req.(type) {
+	case *stratopb.CreateFileRequest:
+		return r.GetDeferrable()
+	case *stratopb.OpenKeyRequest:
+		return r.GetDeferrable()
+	}
+	return false
 }
 
 // Request IDs travel in gRPC metadata, so that every mutation can carry

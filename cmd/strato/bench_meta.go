@@ -32,6 +32,12 @@ Usage: strato bench meta -op OP [options]
   -op replication [-datanodes T] [-nodesToDecommission D] [-nodeReplicationLimit C] [-totalBlocks B] [-replication R] |
   -op clean
   general: [-keepResults] [--meta HOST:PORT] [--data DIR] [--volume V] [--bucket B] [--cpuprofile FILE]
+           [--no-deferred-create]
+
+create asks for a deferrable open (no size hint): the leader checks it and
+answers with a create token, and the close commits the token, so that a
+create and its close are one Raft entry; --no-deferred-create opens every
+file through Raft (two entries).
 
 Without --meta, a meta server runs inside the benchmark and is called
 directly (standalone); its data goes to --data (default: a temporary
@@ -77,6 +83,7 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	volume := fs.String("volume", "bench", "volume of the benchmark's bucket")
 	bucket := fs.String("bucket", "nnbench", "the benchmark's FSO bucket")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	noDefer := fs.Bool("no-deferred-create", false, "open every created file through Raft (create and close: two entries)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -135,6 +142,7 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		target = bench.NewRemote(conn, *volume, *bucket)
 		fmt.Fprintf(stderr, "bench meta: remote meta at %s\n", *metaAddr)
 	}
+	target.NoDeferredCreate = *noDefer
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {

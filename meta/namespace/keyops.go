@@ -97,9 +97,23 @@ func dirByIDValue(parent uint64, name string) []byte {
 // ---- open, allocate, commit -------------------------------------------------
 
 func (a *applier) openKey(c *stratopb.OpenKeyCommand) (proto.Message, error) {
-	bk, err := a.loadBucket(c.GetVolume(), c.GetBucket())
+	rec, bk, err := a.newOpenKey(c, true)
 	if err != nil {
 		return nil, err
+	}
+	return &stratopb.OpenKeyResponse{
+		OpenId: rec.Id, Blocks: rec.Blocks, Replication: rec.Replication,
+		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum, BlockSize: bk.BlockSize,
+	}, nil
+}
+
+// newOpenKey checks open c, creates the parent directories it needs, and
+// gives it an ID; persist records it in the open-key table (a deferred
+// create is committed in the same apply and never recorded).
+func (a *applier) newOpenKey(c *stratopb.OpenKeyCommand, persist bool) (*stratopb.OpenKeyInfo, *stratopb.BucketInfo, error) {
+	bk, err := a.loadBucket(c.GetVolume(), c.GetBucket())
+	if err != nil {
+		return nil, nil, err
 	}
 	repl := c.GetReplication()
 	if repl == stratopb.ReplicationFactor_REPLICATION_UNSPECIFIED {
@@ -107,14 +121,14 @@ func (a *applier) openKey(c *stratopb.OpenKeyCommand) (proto.Message, error) {
 	}
 	switch {
 	case !validReplication(repl):
-		return nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalidArgument, repl)
+		return nil, nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalidArgument, repl)
 	case c.GetExpiresAt() <= 0:
-		return nil, fmt.Errorf("%w: open key without an expiry time", ErrInvalidArgument)
+		return nil, nil, fmt.Errorf("%w: open key without an expiry time", ErrInvalidArgument)
 	case c.GetSizeHint() < 0:
-		return nil, fmt.Errorf("%w: negative size hint %d", ErrInvalidArgument, c.GetSizeHint())
+		return nil, nil, fmt.Errorf("%w: negative size hint %d", ErrInvalidArgument, c.GetSizeHint())
 	}
 	if err := checkAllocated(c.GetBlocks()); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rec := &stratopb.OpenKeyInfo{
 		Volume: bk.Volume, Bucket: bk.Name, BucketId: bk.Id, VolumeId: bk.VolumeId, Layout: bk.Layout,
@@ -125,16 +139,16 @@ func (a *applier) openKey(c *stratopb.OpenKeyCommand) (proto.Message, error) {
 	var newDirs []string
 	if !isFSO(bk) {
 		if c.GetCreateFile() {
-			return nil, fmt.Errorf("%w: CreateFile on OBS bucket %s/%s", ErrWrongLayout, bk.Volume, bk.Name)
+			return nil, nil, fmt.Errorf("%w: CreateFile on OBS bucket %s/%s", ErrWrongLayout, bk.Volume, bk.Name)
 		}
 		if err := ValidateKeyName(c.GetKey()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rec.Key, rec.ParentId, rec.FileName = c.Key, bk.Id, c.Key
 	} else {
 		p, err := cleanFilePath(c.GetKey())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		parent, name := splitLast(p)
 		var pid uint64
@@ -144,19 +158,19 @@ func (a *applier) openKey(c *stratopb.OpenKeyCommand) (proto.Message, error) {
 			pid, newDirs, err = a.planDirs(bk.Id, parent, false)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(newDirs) == 0 {
 			if _, isDir, err := a.rs.lookupDir(pid, name); err != nil {
-				return nil, err
+				return nil, nil, err
 			} else if isDir {
-				return nil, fmt.Errorf("%w: %s", ErrIsADirectory, p)
+				return nil, nil, fmt.Errorf("%w: %s", ErrIsADirectory, p)
 			}
 			if !rec.Overwrite {
 				if isFile, err := a.rs.fileExists(pid, name); err != nil {
-					return nil, err
+					return nil, nil, err
 				} else if isFile {
-					return nil, fmt.Errorf("%w: %s", ErrFileExists, p)
+					return nil, nil, fmt.Errorf("%w: %s", ErrFileExists, p)
 				}
 			}
 		}
@@ -165,30 +179,30 @@ func (a *applier) openKey(c *stratopb.OpenKeyCommand) (proto.Message, error) {
 	// Bytes are charged at commit; a size hint that cannot fit fails early.
 	if c.GetSizeHint() > 0 {
 		if err := a.checkFits(bk, c.GetSizeHint()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if len(newDirs) > 0 {
 		if err := a.charge(bk, 0, int64(len(newDirs))); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if rec.ParentId, err = a.makeDirs(rec.ParentId, newDirs, c.GetOwner()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if rec.Id, err = a.nextID(); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if !persist {
+		return rec, bk, nil
 	}
 	if err := put(a.b, idKey(a.kb, tagOpen, rec.Id), rec); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := a.b.Set(expiryKey(a.kb, rec.ExpiresAt, rec.Id), nil, nil); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &stratopb.OpenKeyResponse{
-		OpenId: rec.Id, Blocks: rec.Blocks, Replication: rec.Replication,
-		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum, BlockSize: bk.BlockSize,
-	}, nil
+	return rec, bk, nil
 }
 
 // checkFits fails with ErrQuotaExceeded if dBytes more bytes would not fit
@@ -239,10 +253,23 @@ func (a *applier) allocateBlock(c *stratopb.AllocateBlockCommand) (proto.Message
 }
 
 func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error) {
-	rec, err := a.loadOpenKey(c.GetOpenId(), c.GetVolume(), c.GetBucket())
-	if err != nil {
-		return nil, err
+	var rec *stratopb.OpenKeyInfo
+	deferred := len(c.GetCreateToken()) > 0
+	if deferred {
+		oc, err := createToken(c)
+		if err != nil {
+			return nil, err
+		}
+		if rec, _, err = a.newOpenKey(oc, false); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if rec, err = a.loadOpenKey(c.GetOpenId(), c.GetVolume(), c.GetBucket()); err != nil {
+			return nil, err
+		}
 	}
+	var err error
 	// The bucket is checked by ID when charging its usage: a bucket deleted
 	// and created again under the same name is another bucket.
 	fso := rec.Layout == stratopb.BucketLayout_LAYOUT_FSO
@@ -354,8 +381,10 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 			return nil, err
 		}
 	}
-	if err := a.deleteOpenKey(rec); err != nil {
-		return nil, err
+	if !deferred {
+		if err := a.deleteOpenKey(rec); err != nil {
+			return nil, err
+		}
 	}
 	return &stratopb.CommitKeyResponse{ObjectId: rec.Id, Size: size}, nil
 }

@@ -91,6 +91,11 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		cmd.Op = &stratopb.NamespaceCommand_AllocateBlock{AllocateBlock: &stratopb.AllocateBlockCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), OpenId: r.GetOpenId(), Block: bl}}
 	case *stratopb.CommitKeyRequest:
+		if len(r.GetCreateToken()) > 0 {
+			if _, err := createToken(r); err != nil {
+				return nil, err
+			}
+		}
 		for _, bl := range r.GetBlocks() {
 			if bl.GetBlockId() == nil || bl.GetLength() < 0 {
 				return nil, fmt.Errorf("%w: block %v", ErrInvalidBlocks, bl)

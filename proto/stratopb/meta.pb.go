@@ -2212,10 +2212,13 @@ type OpenKeyRequest struct {
 	Key    string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
 	// Expected size: 0 allocates no block (an empty key, or a writer that
 	// calls AllocateBlock when it has data).
-	SizeHint      int64             `protobuf:"varint,4,opt,name=size_hint,json=sizeHint,proto3" json:"size_hint,omitempty"`
-	Replication   ReplicationFactor `protobuf:"varint,5,opt,name=replication,proto3,enum=strato.ReplicationFactor" json:"replication,omitempty"` // default: the bucket's
-	Exclude       *ExcludeList      `protobuf:"bytes,6,opt,name=exclude,proto3" json:"exclude,omitempty"`
-	Owner         string            `protobuf:"bytes,7,opt,name=owner,proto3" json:"owner,omitempty"`
+	SizeHint    int64             `protobuf:"varint,4,opt,name=size_hint,json=sizeHint,proto3" json:"size_hint,omitempty"`
+	Replication ReplicationFactor `protobuf:"varint,5,opt,name=replication,proto3,enum=strato.ReplicationFactor" json:"replication,omitempty"` // default: the bucket's
+	Exclude     *ExcludeList      `protobuf:"bytes,6,opt,name=exclude,proto3" json:"exclude,omitempty"`
+	Owner       string            `protobuf:"bytes,7,opt,name=owner,proto3" json:"owner,omitempty"`
+	// deferrable: the caller can take a create token instead of an open key
+	// (see OpenKeyResponse.create_token).
+	Deferrable    bool `protobuf:"varint,8,opt,name=deferrable,proto3" json:"deferrable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2299,21 +2302,31 @@ func (x *OpenKeyRequest) GetOwner() string {
 	return ""
 }
 
+func (x *OpenKeyRequest) GetDeferrable() bool {
+	if x != nil {
+		return x.Deferrable
+	}
+	return false
+}
+
 // CreateFileRequest is OpenKey with Hadoop FileSystem create semantics (FSO
 // buckets only): the parent must be a directory (or, with recursive, be
 // creatable); an existing file is an error unless overwrite; a directory is
 // always an error.
 type CreateFileRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
-	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
-	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
-	Overwrite     bool                   `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
-	Recursive     bool                   `protobuf:"varint,5,opt,name=recursive,proto3" json:"recursive,omitempty"`
-	SizeHint      int64                  `protobuf:"varint,6,opt,name=size_hint,json=sizeHint,proto3" json:"size_hint,omitempty"`
-	Replication   ReplicationFactor      `protobuf:"varint,7,opt,name=replication,proto3,enum=strato.ReplicationFactor" json:"replication,omitempty"`
-	Exclude       *ExcludeList           `protobuf:"bytes,8,opt,name=exclude,proto3" json:"exclude,omitempty"`
-	Owner         string                 `protobuf:"bytes,9,opt,name=owner,proto3" json:"owner,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Volume      string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket      string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path        string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	Overwrite   bool                   `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	Recursive   bool                   `protobuf:"varint,5,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	SizeHint    int64                  `protobuf:"varint,6,opt,name=size_hint,json=sizeHint,proto3" json:"size_hint,omitempty"`
+	Replication ReplicationFactor      `protobuf:"varint,7,opt,name=replication,proto3,enum=strato.ReplicationFactor" json:"replication,omitempty"`
+	Exclude     *ExcludeList           `protobuf:"bytes,8,opt,name=exclude,proto3" json:"exclude,omitempty"`
+	Owner       string                 `protobuf:"bytes,9,opt,name=owner,proto3" json:"owner,omitempty"`
+	// deferrable: the caller can take a create token instead of an open key
+	// (see OpenKeyResponse.create_token).
+	Deferrable    bool `protobuf:"varint,10,opt,name=deferrable,proto3" json:"deferrable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2411,6 +2424,13 @@ func (x *CreateFileRequest) GetOwner() string {
 	return ""
 }
 
+func (x *CreateFileRequest) GetDeferrable() bool {
+	if x != nil {
+		return x.Deferrable
+	}
+	return false
+}
+
 type OpenKeyResponse struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	OpenId           uint64                 `protobuf:"varint,1,opt,name=open_id,json=openId,proto3" json:"open_id,omitempty"` // the handle for AllocateBlock and CommitKey
@@ -2419,8 +2439,15 @@ type OpenKeyResponse struct {
 	ChecksumType     ChecksumType           `protobuf:"varint,4,opt,name=checksum_type,json=checksumType,proto3,enum=strato.ChecksumType" json:"checksum_type,omitempty"`
 	BytesPerChecksum int32                  `protobuf:"varint,5,opt,name=bytes_per_checksum,json=bytesPerChecksum,proto3" json:"bytes_per_checksum,omitempty"`
 	BlockSize        int64                  `protobuf:"varint,6,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// create_token, set instead of open_id when the request was deferrable,
+	// had no size hint and needed no new directory: the leader checked the
+	// create against its state but recorded nothing. The caller commits with
+	// the token (CommitKeyRequest.create_token, no blocks), which opens and
+	// commits the key in one Raft entry with every check done again; to write
+	// data it opens again with a size hint instead.
+	CreateToken   []byte `protobuf:"bytes,7,opt,name=create_token,json=createToken,proto3" json:"create_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenKeyResponse) Reset() {
@@ -2493,6 +2520,13 @@ func (x *OpenKeyResponse) GetBlockSize() int64 {
 		return x.BlockSize
 	}
 	return 0
+}
+
+func (x *OpenKeyResponse) GetCreateToken() []byte {
+	if x != nil {
+		return x.CreateToken
+	}
+	return nil
 }
 
 type AllocateBlockRequest struct {
@@ -2636,7 +2670,9 @@ type CommitKeyRequest struct {
 	// hsync publishes the blocks so far (the visible length of a file being
 	// written, Hadoop's hsync) and keeps the key open for more writes; the
 	// last CommitKey, without hsync, closes it.
-	Hsync         bool `protobuf:"varint,6,opt,name=hsync,proto3" json:"hsync,omitempty"`
+	Hsync bool `protobuf:"varint,6,opt,name=hsync,proto3" json:"hsync,omitempty"`
+	// create_token (instead of open_id): commit a deferred create, empty.
+	CreateToken   []byte `protobuf:"bytes,7,opt,name=create_token,json=createToken,proto3" json:"create_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2711,6 +2747,13 @@ func (x *CommitKeyRequest) GetHsync() bool {
 		return x.Hsync
 	}
 	return false
+}
+
+func (x *CommitKeyRequest) GetCreateToken() []byte {
+	if x != nil {
+		return x.CreateToken
+	}
+	return nil
 }
 
 type CommitKeyResponse struct {
@@ -4947,7 +4990,7 @@ const file_meta_proto_rawDesc = "" +
 	"\x05limit\x18\x04 \x01(\x05R\x05limit\"a\n" +
 	"\x13ListBucketsResponse\x12,\n" +
 	"\abuckets\x18\x01 \x03(\v2\x12.strato.BucketInfoR\abuckets\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xf1\x01\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\x91\x02\n" +
 	"\x0eOpenKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -4955,7 +4998,10 @@ const file_meta_proto_rawDesc = "" +
 	"\tsize_hint\x18\x04 \x01(\x03R\bsizeHint\x12;\n" +
 	"\vreplication\x18\x05 \x01(\x0e2\x19.strato.ReplicationFactorR\vreplication\x12-\n" +
 	"\aexclude\x18\x06 \x01(\v2\x13.strato.ExcludeListR\aexclude\x12\x14\n" +
-	"\x05owner\x18\a \x01(\tR\x05owner\"\xb2\x02\n" +
+	"\x05owner\x18\a \x01(\tR\x05owner\x12\x1e\n" +
+	"\n" +
+	"deferrable\x18\b \x01(\bR\n" +
+	"deferrable\"\xd2\x02\n" +
 	"\x11CreateFileRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -4965,7 +5011,11 @@ const file_meta_proto_rawDesc = "" +
 	"\tsize_hint\x18\x06 \x01(\x03R\bsizeHint\x12;\n" +
 	"\vreplication\x18\a \x01(\x0e2\x19.strato.ReplicationFactorR\vreplication\x12-\n" +
 	"\aexclude\x18\b \x01(\v2\x13.strato.ExcludeListR\aexclude\x12\x14\n" +
-	"\x05owner\x18\t \x01(\tR\x05owner\"\x9e\x02\n" +
+	"\x05owner\x18\t \x01(\tR\x05owner\x12\x1e\n" +
+	"\n" +
+	"deferrable\x18\n" +
+	" \x01(\bR\n" +
+	"deferrable\"\xc1\x02\n" +
 	"\x0fOpenKeyResponse\x12\x17\n" +
 	"\aopen_id\x18\x01 \x01(\x04R\x06openId\x12-\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x15.strato.BlockLocationR\x06blocks\x12;\n" +
@@ -4973,7 +5023,8 @@ const file_meta_proto_rawDesc = "" +
 	"\rchecksum_type\x18\x04 \x01(\x0e2\x14.strato.ChecksumTypeR\fchecksumType\x12,\n" +
 	"\x12bytes_per_checksum\x18\x05 \x01(\x05R\x10bytesPerChecksum\x12\x1d\n" +
 	"\n" +
-	"block_size\x18\x06 \x01(\x03R\tblockSize\"\xbd\x01\n" +
+	"block_size\x18\x06 \x01(\x03R\tblockSize\x12!\n" +
+	"\fcreate_token\x18\a \x01(\fR\vcreateToken\"\xbd\x01\n" +
 	"\x14AllocateBlockRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -4982,14 +5033,15 @@ const file_meta_proto_rawDesc = "" +
 	"\aexclude\x18\x05 \x01(\v2\x13.strato.ExcludeListR\aexclude\x12\x1b\n" +
 	"\tsize_hint\x18\x06 \x01(\x03R\bsizeHint\"D\n" +
 	"\x15AllocateBlockResponse\x12+\n" +
-	"\x05block\x18\x01 \x01(\v2\x15.strato.BlockLocationR\x05block\"\xb2\x01\n" +
+	"\x05block\x18\x01 \x01(\v2\x15.strato.BlockLocationR\x05block\"\xd5\x01\n" +
 	"\x10CommitKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x17\n" +
 	"\aopen_id\x18\x04 \x01(\x04R\x06openId\x12-\n" +
 	"\x06blocks\x18\x05 \x03(\v2\x15.strato.BlockLocationR\x06blocks\x12\x14\n" +
-	"\x05hsync\x18\x06 \x01(\bR\x05hsync\"D\n" +
+	"\x05hsync\x18\x06 \x01(\bR\x05hsync\x12!\n" +
+	"\fcreate_token\x18\a \x01(\fR\vcreateToken\"D\n" +
 	"\x11CommitKeyResponse\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\"T\n" +

@@ -1,0 +1,96 @@
+package namespace
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// Deferred creates. Most files created empty and closed at once (markers,
+// _SUCCESS files, NNThroughputBenchmark's creates) hold no block while
+// open, so an open-key record in the replicated state would only be
+// written and deleted again one Raft entry later. For a deferrable open
+// with no size hint, the leader checks the create against its state and
+// answers with a create token (the prepared OpenKeyCommand) instead of an
+// open key; CommitKey with the token opens and commits the key in one
+// entry, and Apply checks everything again then. A writer with data opens
+// again with a size hint.
+
+// DeferOpen decides whether the prepared open c (no blocks) can be
+// deferred, and checks it against view as OpenKey's apply would: the parent
+// directory exists, the name is not a directory, and, without overwrite,
+// no file has it. It returns the reply with the create token, or nil when
+// the open must be proposed (it creates parent directories, or allocates
+// blocks). Refusals are as advisory as Prepare's: the caller confirms them
+// after a read barrier.
+func (ns *Namespace) DeferOpen(view pebble.Reader, c *stratopb.OpenKeyCommand) (*stratopb.OpenKeyResponse, error) {
+	if len(c.GetBlocks()) > 0 || c.GetSizeHint() > 0 {
+		return nil, nil
+	}
+	rd := ns.Reader(view)
+	bk, err := rd.bucket(c.GetVolume(), c.GetBucket())
+	if err != nil {
+		return nil, err
+	}
+	if isFSO(bk) {
+		rs := rd.resolver()
+		defer rd.release(rs)
+		parent, name := splitLast(c.GetKey())
+		pid, err := rs.dir(bk.Id, parent, 0, ErrParentNotFound)
+		switch {
+		case err == nil:
+		case c.GetRecursive() || !c.GetCreateFile():
+			// The open may create the parents (or fail on a file in
+			// the way): its own apply decides.
+			if errors.Is(err, ErrParentNotFound) || errors.Is(err, ErrNotADirectory) {
+				return nil, nil
+			}
+			return nil, err
+		default:
+			return nil, err
+		}
+		if _, isDir, err := rs.lookupDir(pid, name); err != nil {
+			return nil, err
+		} else if isDir {
+			return nil, fmt.Errorf("%w: %s", ErrIsADirectory, c.GetKey())
+		}
+		if c.GetCreateFile() && !c.GetOverwrite() {
+			if isFile, err := rs.fileExists(pid, name); err != nil {
+				return nil, err
+			} else if isFile {
+				return nil, fmt.Errorf("%w: %s", ErrFileExists, c.GetKey())
+			}
+		}
+	}
+	token, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	return &stratopb.OpenKeyResponse{CreateToken: token, Replication: c.GetReplication(),
+		ChecksumType: bk.ChecksumType, BytesPerChecksum: bk.BytesPerChecksum, BlockSize: bk.BlockSize}, nil
+}
+
+// createToken decodes a create token and checks it against the commit that
+// carries it: same key, no blocks, not hsync.
+func createToken(c *stratopb.CommitKeyRequest) (*stratopb.OpenKeyCommand, error) {
+	oc := &stratopb.OpenKeyCommand{}
+	if err := proto.Unmarshal(c.GetCreateToken(), oc); err != nil {
+		return nil, fmt.Errorf("%w: undecodable create token: %w", ErrInvalidArgument, err)
+	}
+	switch {
+	case c.GetOpenId() != 0:
+		return nil, fmt.Errorf("%w: a commit has an open ID or a create token, not both", ErrInvalidArgument)
+	case c.GetHsync():
+		return nil, fmt.Errorf("%w: hsync of a deferred create (open it with a size hint first)", ErrInvalidArgument)
+	case len(c.GetBlocks()) > 0 || len(oc.GetBlocks()) > 0:
+		return nil, fmt.Errorf("%w: a deferred create commits no block (open it with a size hint to write)", ErrInvalidArgument)
+	case oc.GetVolume() != c.GetVolume() || oc.GetBucket() != c.GetBucket():
+		return nil, fmt.Errorf("%w: create token for %s/%s, commit in %s/%s", ErrInvalidArgument,
+			oc.GetVolume(), oc.GetBucket(), c.GetVolume(), c.GetBucket())
+	}
+	return oc, nil
+}

@@ -1,0 +1,120 @@
+package namespace
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// deferOpen prepares a deferrable open the way the server does and returns
+// the create token (nil: the open must be proposed).
+func (h *harness) deferOpen(req proto.Message) ([]byte, error) {
+	h.t.Helper()
+	cmd, err := h.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := h.ns.DeferOpen(h.db, cmd.GetOpenKey())
+	if err != nil || resp == nil {
+		return nil, err
+	}
+	require.Zero(h.t, resp.OpenId)
+	require.Equal(h.t, stratopb.ChecksumType_CHECKSUM_CRC32C, resp.ChecksumType)
+	return resp.CreateToken, nil
+}
+
+func TestDeferredCreate(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("fso", stratopb.BucketLayout_LAYOUT_FSO)
+	h.volBucket("obs", stratopb.BucketLayout_LAYOUT_OBS)
+	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fso", Path: "d"})
+	create := func(path string, overwrite, recursive bool) *stratopb.CreateFileRequest {
+		return &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fso", Path: path, Overwrite: overwrite, Recursive: recursive, Deferrable: true}
+	}
+	commit := func(bucket, key string, token []byte) *stratopb.CommitKeyRequest {
+		return &stratopb.CommitKeyRequest{Volume: "vol", Bucket: bucket, Key: key, CreateToken: token}
+	}
+	_, names0 := h.usage("fso")
+
+	// Checked, not recorded: nothing is visible or open until the commit,
+	// which opens and commits in one command.
+	tok, err := h.deferOpen(create("d/f", false, false))
+	require.NoError(t, err)
+	require.NotEmpty(t, tok)
+	_, err = h.stat("fso", "d/f")
+	require.ErrorIs(t, err, ErrNotFound)
+	res := h.must(commit("fso", "d/f", tok)).(*stratopb.CommitKeyResponse)
+	require.NotZero(t, res.ObjectId)
+	st, err := h.stat("fso", "d/f")
+	require.NoError(t, err)
+	require.Zero(t, st.Length)
+	_, names := h.usage("fso")
+	require.Equal(t, names0+1, names)
+	it, err := h.db.NewIter(nil)
+	require.NoError(t, err)
+	for it.First(); it.Valid(); it.Next() { // no open key and no expiry entry left
+		k := it.Key()
+		require.False(t, len(k) > 1 && k[0] == prefix && (k[1] == tagOpen || k[1] == tagExpiry), "open-key state left: %x", k)
+	}
+	require.NoError(t, it.Close())
+
+	// Refusals at create, as an open would give them.
+	_, err = h.deferOpen(create("d/f", false, false))
+	require.ErrorIs(t, err, ErrFileExists)
+	_, err = h.deferOpen(create("d", true, false))
+	require.ErrorIs(t, err, ErrIsADirectory)
+	_, err = h.deferOpen(create("x/f", true, false))
+	require.ErrorIs(t, err, ErrParentNotFound)
+	// An open that creates parents, or expects data, is proposed.
+	tok, err = h.deferOpen(create("x/y/f", true, true))
+	require.NoError(t, err)
+	require.Nil(t, tok)
+	tok, err = h.deferOpen(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fso", Path: "d/g", SizeHint: 1 << 20, Deferrable: true})
+	require.NoError(t, err)
+	require.Nil(t, tok)
+
+	// Every check runs again at the commit: the state may have changed.
+	tok, err = h.deferOpen(create("d/g", false, false))
+	require.NoError(t, err)
+	h.createFile("fso", "d/g", 10)
+	h.fails(ErrFileExists, commit("fso", "d/g", tok))
+	tok, err = h.deferOpen(create("d/g", true, false))
+	require.NoError(t, err)
+	h.must(commit("fso", "d/g", tok)) // overwrite: replaces the 10-byte file
+	st, err = h.stat("fso", "d/g")
+	require.NoError(t, err)
+	require.Zero(t, st.Length)
+	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fso", Path: "e"})
+	tok, err = h.deferOpen(create("e/f", true, false))
+	require.NoError(t, err)
+	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fso", Path: "e", Recursive: true})
+	h.fails(ErrParentNotFound, commit("fso", "e/f", tok))
+
+	// Bad tokens and commits.
+	tok, err = h.deferOpen(create("d/h", true, false))
+	require.NoError(t, err)
+	h.fails(ErrInvalidArgument, commit("fso", "d/h", []byte("not a token")))
+	h.fails(ErrInvalidArgument, commit("obs", "d/h", tok))
+	h.fails(ErrOpenKeyNotFound, commit("fso", "d/other", tok))
+	c := commit("fso", "d/h", tok)
+	c.Hsync = true
+	h.fails(ErrInvalidArgument, c)
+	c = commit("fso", "d/h", tok)
+	c.OpenId = 5
+	h.fails(ErrInvalidArgument, c)
+	c = commit("fso", "d/h", tok)
+	c.Blocks = []*stratopb.BlockLocation{{BlockId: &stratopb.BlockID{ContainerId: 1, LocalId: 1}, Length: 1}}
+	h.fails(ErrInvalidArgument, c)
+	h.must(commit("fso", "d/h", tok))
+
+	// OBS: OpenKey semantics, the key appears at the commit.
+	tok, err = h.deferOpen(&stratopb.OpenKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/b", Deferrable: true})
+	require.NoError(t, err)
+	h.must(commit("obs", "a/b", tok))
+	lk, err := h.rd().LookupKey(&stratopb.LookupKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/b"})
+	require.NoError(t, err)
+	require.Zero(t, lk.Key.Size)
+}
