@@ -119,7 +119,10 @@ func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns strat
 		if leader, _ := LeaderHint(err); leader != "" {
 			return err
 		}
-		if actx.Err() != nil || status.Code(err) == codes.Unavailable {
+		// The attempt's deadline also travels to the replica, whose copy
+		// may fire first: a DeadlineExceeded while the call's own context
+		// is alive is this attempt's timeout too.
+		if actx.Err() != nil || status.Code(err) == codes.Unavailable || (actx != ctx && status.Code(err) == codes.DeadlineExceeded) {
 			return &retryElsewhereError{err: err}
 		}
 		return err

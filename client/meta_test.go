@@ -85,3 +85,23 @@ func TestHungReplicaIsPassedBy(t *testing.T) {
 	})
 	require.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
 }
+
+// TestReplicaDeadlineFiresFirst: the attempt's deadline travels to the
+// replica, whose copy may fire before the client's; that DeadlineExceeded
+// is the attempt's timeout too, and the call goes to the next replica.
+func TestReplicaDeadlineFiresFirst(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := grpc.NewServer(grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error {
+		return status.Error(codes.DeadlineExceeded, "the replica's copy of the deadline fired")
+	}))
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	c, err := client.New(client.Options{Meta: []string{lis.Addr().String(), realMeta(t)}, AttemptTimeout: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err = c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	require.NoError(t, err)
+}
