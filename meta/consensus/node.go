@@ -535,8 +535,7 @@ func (n *Node) loop(tick <-chan time.Time) error {
 			}
 		}
 		if n.answered != answered {
-			runtime.Gosched()
-			n.drainProposals()
+			n.linger(int(n.answered - answered))
 		}
 		n.proposeBatch()
 		n.readIndexBatch()
@@ -584,6 +583,23 @@ func (n *Node) drain(tick <-chan time.Time) {
 		default:
 		}
 		return
+	}
+}
+
+// linger gives the proposers just answered a moment to propose again, so
+// that their next writes join this log append (Options.ProposalLinger):
+// until as many proposals wait as were answered, or the linger is over.
+func (n *Node) linger(answered int) {
+	runtime.Gosched()
+	n.drainProposals()
+	if n.opts.ProposalLinger <= 0 || !n.isLeader.Load() {
+		return
+	}
+	want := min(answered, n.opts.MaxProposalBatch)
+	deadline := time.Now().Add(n.opts.ProposalLinger)
+	for len(n.propBuf) < want && time.Now().Before(deadline) {
+		runtime.Gosched()
+		n.drainProposals()
 	}
 }
 

@@ -73,6 +73,14 @@ type Options struct {
 	// MaxUncommittedBytes bounds the bytes of proposals appended but not yet
 	// committed; proposals over it fail with ErrProposalDropped. Default: 64 MiB.
 	MaxUncommittedBytes uint64
+	// ProposalLinger is how long the leader waits, after answering
+	// proposers, for them to propose again before it appends and fsyncs
+	// what it has: clients that get their answer and send their next
+	// write join this log append instead of waiting a whole fsync for the
+	// next one (group commit's delay, like MySQL's
+	// binlog_group_commit_sync_delay). The wait ends as soon as as many
+	// proposals wait as were answered. Default 100µs; negative: none.
+	ProposalLinger time.Duration
 	// MaxProposalBatch bounds the proposals taken into one log append.
 	// Default: 4096.
 	MaxProposalBatch int
@@ -116,6 +124,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.MaxUncommittedBytes == 0 {
 		o.MaxUncommittedBytes = 64 << 20
+	}
+	if o.ProposalLinger == 0 {
+		o.ProposalLinger = 100 * time.Microsecond
 	}
 	if o.MaxProposalBatch == 0 {
 		o.MaxProposalBatch = 4096
