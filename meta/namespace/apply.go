@@ -118,6 +118,9 @@ func (a *applier) nextID() (uint64, error) {
 }
 
 func (a *applier) removeBucketFromCache(volume, bucket string) {
+	if c := a.ns.acache; c != nil {
+		delete(c.buckets, string(bucketKey(nil, volume, bucket)))
+	}
 	if a.ns.cache != nil {
 		a.ns.cache.removeBucket(volume, bucket)
 	}
@@ -230,14 +233,29 @@ func (a *applier) setQuota(r *stratopb.SetQuotaRequest) (proto.Message, error) {
 // ---- buckets ----------------------------------------------------------------
 
 func (a *applier) loadBucket(volume, name string) (*stratopb.BucketInfo, error) {
-	bk := &stratopb.BucketInfo{}
 	a.kb = bucketKey(a.kb, volume, name)
+	c := a.ns.acache
+	if c != nil {
+		if hit, ok := c.buckets[string(a.kb)]; ok {
+			if c.verify {
+				got := &stratopb.BucketInfo{}
+				if ok, err := get(a.b, a.kb, got); err != nil || !ok || !proto.Equal(got, hit) {
+					panic(fmt.Sprintf("namespace: apply cache has bucket %s/%s = %v, batch says %v %v %v", volume, name, hit, got, ok, err))
+				}
+			}
+			return proto.Clone(hit).(*stratopb.BucketInfo), nil
+		}
+	}
+	bk := &stratopb.BucketInfo{}
 	ok, err := get(a.b, a.kb, bk)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, fmt.Errorf("%w: %s/%s", ErrBucketNotFound, volume, name)
+	}
+	if c != nil {
+		c.fillBucket(a.kb, bk)
 	}
 	return bk, nil
 }

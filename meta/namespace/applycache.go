@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/proto/stratopb"
 )
 
 // applyCache spares Apply the point lookups it repeats most: the directories
@@ -27,13 +30,24 @@ type applyCache struct {
 	max   int
 	dirs  map[dirKey]uint64
 	alive map[uint64]struct{}
+	// buckets: bucket records by their key (volume, name); a hit is
+	// cloned, since callers change the record they load.
+	buckets map[string]*stratopb.BucketInfo
 	// verify makes every hit also read the batch and panic on a mismatch
 	// (tests).
 	verify bool
 }
 
 func newApplyCache(entries int) *applyCache {
-	return &applyCache{max: entries, dirs: make(map[dirKey]uint64), alive: make(map[uint64]struct{})}
+	return &applyCache{max: entries, dirs: make(map[dirKey]uint64), alive: make(map[uint64]struct{}),
+		buckets: make(map[string]*stratopb.BucketInfo)}
+}
+
+func (c *applyCache) fillBucket(key []byte, bk *stratopb.BucketInfo) {
+	if len(c.buckets) >= c.max {
+		clear(c.buckets)
+	}
+	c.buckets[string(key)] = proto.Clone(bk).(*stratopb.BucketInfo)
 }
 
 func (c *applyCache) fillDir(parent uint64, name string, id uint64) {
@@ -53,6 +67,7 @@ func (c *applyCache) fillAlive(id uint64) {
 func (c *applyCache) reset() {
 	clear(c.dirs)
 	clear(c.alive)
+	clear(c.buckets)
 }
 
 // dirAlive reports whether directory id exists (its N i entry).
