@@ -12,7 +12,7 @@ import (
 )
 
 // TestMetrics: strato meta --http and strato datanode --http serve
-// Prometheus metrics.
+// Prometheus metrics and Go's profiles.
 func TestMetrics(t *testing.T) {
 	root := t.TempDir()
 	addr, httpAddr, dnHTTP := freeAddr(t), freeAddr(t), freeAddr(t)
@@ -42,6 +42,9 @@ func TestMetrics(t *testing.T) {
 		"strato_meta_replications_in_flight", "strato_meta_replications_scheduled_total", "go_goroutines"} {
 		require.Contains(t, body, m)
 	}
+	// Go's profiles beside the metrics.
+	scrape("http://"+httpAddr+"/debug/pprof/", "goroutine")
+	scrape("http://"+httpAddr+"/debug/pprof/goroutine?debug=1", "meta")
 	body = scrape("http://"+dnHTTP+"/metrics", "strato_datanode_replication_bytes_out_total 0")
 	for _, m := range []string{"strato_datanode_replication_bytes_in_total", "strato_datanode_replication_pushes_in_flight",
 		"strato_datanode_replication_pushes_failed_total", "strato_datanode_replication_imports_completed_total"} {

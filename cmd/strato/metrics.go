@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,8 +17,10 @@ import (
 	"github.com/strato-io/strato/meta"
 )
 
-// serveMetrics serves reg at http://addr/metrics until the returned
-// function is called. An empty addr serves nothing.
+// serveMetrics serves reg at http://addr/metrics, and Go's profiles at
+// /debug/pprof/ (CPU, heap, goroutines: `go tool pprof
+// http://addr/debug/pprof/profile?seconds=10`), until the returned function
+// is called. An empty addr serves nothing.
 func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
@@ -29,6 +32,11 @@ func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stop
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
