@@ -48,7 +48,11 @@
 // applied index, committed without sync (the synced log makes it
 // recoverable: on restart raft re-delivers the entries after the stored
 // applied index). Entries already durable are applied before the next
-// fsync, so a proposer waits for one fsync, not two. A proposal is
+// fsync, so a proposer waits for one fsync, not two. A sole voter goes
+// further: its own new entries commit as soon as they are durable, so it
+// applies them while their fsync runs (the log batch goes in with Pebble's
+// ApplyNoSyncWait) and commits that apply batch once the sync is done, or
+// drops it if the sync failed. A proposal is
 // acknowledged only after its apply batch is committed, so a single voter's
 // DB already shows every acknowledged write (ReadBarrier is then free).
 //

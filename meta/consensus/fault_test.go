@@ -41,5 +41,12 @@ func TestFailedLogSyncStopsTheNode(t *testing.T) {
 	require.Error(t, err)
 	require.ErrorIs(t, err, ErrClosed)
 	require.ErrorIs(t, err, ErrStorage)
+	// The entry was applied while its fsync ran; that apply is dropped, not
+	// published.
+	require.Positive(t, n.Metrics().EntriesAppliedDuringSync)
+	_, ok := readKV(t, n.DB(), "unsynced")
+	require.False(t, ok, "an entry whose log append failed to sync is not applied")
+	_, ok = readKV(t, n.DB(), "ok")
+	require.True(t, ok)
 	require.ErrorIs(t, n.Close(), ErrStorage)
 }

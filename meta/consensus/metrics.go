@@ -21,6 +21,9 @@ type Metrics struct {
 	// EntriesApplied the entries applied through them.
 	ApplyBatches   uint64
 	EntriesApplied uint64
+	// EntriesAppliedDuringSync counts the entries a sole voter applied
+	// while their own log append was being fsynced (Options.ApplyAfterSync).
+	EntriesAppliedDuringSync uint64
 	// AppliedIndex, CommitIndex, LastIndex, FirstIndex and Term are the
 	// node's current raft positions.
 	AppliedIndex uint64
@@ -50,7 +53,7 @@ type Metrics struct {
 
 type metrics struct {
 	proposals, logAppends, entriesAppended, fsyncs atomic.Uint64
-	applyBatches, entriesApplied                   atomic.Uint64
+	applyBatches, entriesApplied, appliedInSync    atomic.Uint64
 	appliedIndex, commitIndex, lastIndex, firstIdx atomic.Uint64
 	term, compactions                              atomic.Uint64
 	snapshotsSent, snapshotsApplied, snapshotFails atomic.Uint64
@@ -62,25 +65,26 @@ type metrics struct {
 func (n *Node) Metrics() Metrics {
 	m := &n.metrics
 	return Metrics{
-		Proposals:        m.proposals.Load(),
-		LogAppends:       m.logAppends.Load(),
-		EntriesAppended:  m.entriesAppended.Load(),
-		Fsyncs:           m.fsyncs.Load(),
-		ApplyBatches:     m.applyBatches.Load(),
-		EntriesApplied:   m.entriesApplied.Load(),
-		AppliedIndex:     m.appliedIndex.Load(),
-		CommitIndex:      m.commitIndex.Load(),
-		LastIndex:        m.lastIndex.Load(),
-		FirstIndex:       m.firstIdx.Load(),
-		Term:             m.term.Load(),
-		Compactions:      m.compactions.Load(),
-		SnapshotsSent:    m.snapshotsSent.Load(),
-		SnapshotsApplied: m.snapshotsApplied.Load(),
-		SnapshotFailures: m.snapshotFails.Load(),
-		MessagesSent:     m.messagesSent.Load(),
-		MessagesDropped:  m.messagesDropped.Load(),
-		MessagesRecv:     m.messagesRecv.Load(),
-		ReadIndexes:      m.readIndexes.Load(),
-		LeaderChanges:    m.leaderChanges.Load(),
+		Proposals:                m.proposals.Load(),
+		LogAppends:               m.logAppends.Load(),
+		EntriesAppended:          m.entriesAppended.Load(),
+		Fsyncs:                   m.fsyncs.Load(),
+		ApplyBatches:             m.applyBatches.Load(),
+		EntriesApplied:           m.entriesApplied.Load(),
+		EntriesAppliedDuringSync: m.appliedInSync.Load(),
+		AppliedIndex:             m.appliedIndex.Load(),
+		CommitIndex:              m.commitIndex.Load(),
+		LastIndex:                m.lastIndex.Load(),
+		FirstIndex:               m.firstIdx.Load(),
+		Term:                     m.term.Load(),
+		Compactions:              m.compactions.Load(),
+		SnapshotsSent:            m.snapshotsSent.Load(),
+		SnapshotsApplied:         m.snapshotsApplied.Load(),
+		SnapshotFailures:         m.snapshotFails.Load(),
+		MessagesSent:             m.messagesSent.Load(),
+		MessagesDropped:          m.messagesDropped.Load(),
+		MessagesRecv:             m.messagesRecv.Load(),
+		ReadIndexes:              m.readIndexes.Load(),
+		LeaderChanges:            m.leaderChanges.Load(),
 	}
 }

@@ -106,8 +106,11 @@ type Node struct {
 	lastCompact uint64
 	logBatch    *pebble.Batch
 	answered    uint64 // proposals answered, for the loop to notice
-	confWait    *confWaiter
-	confPending uint64 // index of the last configuration change appended
+	// answeredAtPropose is answered when the last batch was proposed: the
+	// proposers answered since are the ones a linger waits for.
+	answeredAtPropose uint64
+	confWait          *confWaiter
+	confPending       uint64 // index of the last configuration change appended
 	// confProposed: a change was just proposed; the next appended entries
 	// hold it.
 	confProposed bool
@@ -528,14 +531,14 @@ func (n *Node) loop(tick <-chan time.Time) error {
 		// First let raft hand out what it already has, committed entries in
 		// particular: their proposers, once answered, propose again in time
 		// to join the next log append instead of waiting a whole fsync.
-		answered := n.answered
 		for n.rn.HasReady() {
 			if err := n.handleReady(); err != nil {
 				return err
 			}
 		}
-		if n.answered != answered {
-			n.linger(int(n.answered - answered))
+		if n.answered != n.answeredAtPropose {
+			n.linger(int(n.answered - n.answeredAtPropose))
+			n.answeredAtPropose = n.answered
 		}
 		n.proposeBatch()
 		n.readIndexBatch()
@@ -748,13 +751,33 @@ func (n *Node) handleReady() error {
 			return err
 		}
 	}
+	var ahead *appliedBatch
 	if !b.Empty() {
 		sync := rd.MustSync || snapApplied
 		opt := pebble.NoSync
 		if sync {
 			opt = pebble.Sync
 		}
-		if err := b.Commit(opt); err != nil {
+		if sync && n.canApplyAhead(rd) {
+			// A sole voter's own entries commit as soon as they are durable:
+			// apply them while the fsync runs, and publish the result (and
+			// answer their proposers) once it is done.
+			if err := n.db.ApplyNoSyncWait(b, opt); err != nil {
+				return fmt.Errorf("consensus: write log: %w", err)
+			}
+			var aerr error
+			ahead, aerr = n.applyEntries(rd.Entries)
+			if err := b.SyncWait(); err != nil {
+				ahead.discard()
+				return fmt.Errorf("%w: write log: %w", ErrStorage, err)
+			}
+			if aerr != nil {
+				return aerr
+			}
+			if ahead != nil {
+				n.metrics.appliedInSync.Add(uint64(ahead.applied))
+			}
+		} else if err := b.Commit(opt); err != nil {
 			return fmt.Errorf("consensus: write log: %w", err)
 		}
 		if sync {
@@ -794,6 +817,11 @@ func (n *Node) handleReady() error {
 	}
 
 	// 3. Apply what is committed: one batch, no fsync (the log is durable).
+	if ahead != nil {
+		if err := n.publishApplied(ahead); err != nil {
+			return err
+		}
+	}
 	if !applyFirst {
 		if err := n.apply(ents); err != nil {
 			return err
@@ -872,13 +900,41 @@ func (n *Node) updatePositions() {
 // apply applies committed entries in one indexed batch, records the applied
 // index in it, compacts the log when due, and answers local proposers.
 func (n *Node) apply(ents []*pb.Entry) error {
-	if len(ents) == 0 {
-		return nil
+	a, err := n.applyEntries(ents)
+	if err != nil {
+		a.discard()
+		return err
+	}
+	return n.publishApplied(a)
+}
+
+// appliedBatch is what applyEntries made of a run of entries: their writes
+// and the applied index, in a batch not yet committed, and the log
+// compaction due with them.
+type appliedBatch struct {
+	b           *pebble.Batch
+	applied     int
+	compactTo   uint64
+	compactTerm uint64
+}
+
+func (a *appliedBatch) discard() {
+	if a != nil && a.b != nil {
+		_ = a.b.Close()
+		a.b = nil
+	}
+}
+
+// applyEntries runs the StateMachine over ents into one indexed batch,
+// without committing it: nothing shows in the DB, and nobody is answered,
+// until publishApplied. It returns nil when every entry was applied before.
+func (n *Node) applyEntries(ents []*pb.Entry) (*appliedBatch, error) {
+	if len(ents) == 0 || ents[len(ents)-1].GetIndex() <= n.store.appliedIndex {
+		return nil, nil
 	}
 	s := n.store
-	b := n.db.NewIndexedBatch()
-	defer func() { _ = b.Close() }()
-	applied := 0
+	a := &appliedBatch{b: n.db.NewIndexedBatch()}
+	b := a.b
 	for _, e := range ents {
 		idx := e.GetIndex()
 		if idx <= s.appliedIndex {
@@ -896,57 +952,66 @@ func (n *Node) apply(ents []*pb.Entry) error {
 		case pb.EntryConfChange:
 			var cc pb.ConfChange
 			if err := proto.Unmarshal(e.Data, &cc); err != nil {
-				return fmt.Errorf("%w: conf change at %d: %w", ErrCorruption, idx, err)
+				return a, fmt.Errorf("%w: conf change at %d: %w", ErrCorruption, idx, err)
 			}
 			if err := n.applyConfChange(idx, e.GetTerm(), cc.AsV2(), b); err != nil {
-				return err
+				return a, err
 			}
 			n.resolve(e.GetTerm(), 0, nil, nil)
 		case pb.EntryConfChangeV2:
 			var cc pb.ConfChangeV2
 			if err := proto.Unmarshal(e.Data, &cc); err != nil {
-				return fmt.Errorf("%w: conf change at %d: %w", ErrCorruption, idx, err)
+				return a, fmt.Errorf("%w: conf change at %d: %w", ErrCorruption, idx, err)
 			}
 			if err := n.applyConfChange(idx, e.GetTerm(), &cc, b); err != nil {
-				return err
+				return a, err
 			}
 			n.resolve(e.GetTerm(), 0, nil, nil)
 		}
 		n.dropConfWait(idx, e.GetTerm())
 		s.appliedIndex, s.appliedTerm = idx, e.GetTerm()
-		applied++
+		a.applied++
 	}
 	if err := b.Set(keyApplied, encodeApplied(s.appliedIndex, s.appliedTerm, s.confBytes), nil); err != nil {
-		return err
+		return a, err
 	}
-	compactTo, compactTerm := uint64(0), uint64(0)
 	if s.appliedIndex-n.lastCompact >= n.opts.CompactEvery && s.appliedIndex > n.opts.KeepEntries {
-		compactTo = s.appliedIndex - n.opts.KeepEntries
+		compactTo := s.appliedIndex - n.opts.KeepEntries
 		if compactTo > s.truncIndex {
-			var err error
-			if compactTerm, err = s.Term(compactTo); err != nil {
-				return err
+			term, err := s.Term(compactTo)
+			if err != nil {
+				return a, err
 			}
-			if err := s.writeCompaction(b, compactTo, compactTerm); err != nil {
-				return err
+			if err := s.writeCompaction(b, compactTo, term); err != nil {
+				return a, err
 			}
-		} else {
-			compactTo = 0
+			a.compactTo, a.compactTerm = compactTo, term
 		}
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	return a, nil
+}
+
+// publishApplied commits what applyEntries made, then answers the local
+// proposers and the reads waiting for it.
+func (n *Node) publishApplied(a *appliedBatch) error {
+	if a == nil {
+		return nil
+	}
+	defer a.discard()
+	s := n.store
+	if err := a.b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("consensus: apply: %w", err)
 	}
 	if c, ok := n.sm.(Committer); ok {
 		c.Committed()
 	}
-	if compactTo > 0 {
-		s.commitCompaction(compactTo, compactTerm)
+	if a.compactTo > 0 {
+		s.commitCompaction(a.compactTo, a.compactTerm)
 		n.lastCompact = s.appliedIndex
 		n.metrics.compactions.Add(1)
 	}
 	n.metrics.applyBatches.Add(1)
-	n.metrics.entriesApplied.Add(uint64(applied))
+	n.metrics.entriesApplied.Add(uint64(a.applied))
 	n.answered += uint64(len(n.replies))
 	for i, p := range n.replies {
 		p.done <- struct{}{}
@@ -958,6 +1023,29 @@ func (n *Node) apply(ents []*pb.Entry) error {
 		return n.afterConfChange()
 	}
 	return nil
+}
+
+// canApplyAhead reports whether rd's new entries may be applied while their
+// fsync runs: this node is the group's only voter and leader, with no
+// learner (a snapshot sent to one would hold entries not yet durable), every
+// earlier entry is applied, and the new ones change no configuration.
+func (n *Node) canApplyAhead(rd raft.Ready) bool {
+	if n.opts.ApplyAfterSync || len(rd.Entries) == 0 || !n.isLeader.Load() || !raft.IsEmptySnap(rd.Snapshot) {
+		return false
+	}
+	v := n.view.Load()
+	if len(v.voters) != 1 || v.voters[0] != n.id || len(v.learners) > 0 {
+		return false
+	}
+	if rd.Entries[0].GetIndex() != n.store.appliedIndex+1 {
+		return false
+	}
+	for _, e := range rd.Entries {
+		if e.GetType() != pb.EntryNormal {
+			return false
+		}
+	}
+	return true
 }
 
 // resolve matches an applied entry (term, seq) against the local proposals

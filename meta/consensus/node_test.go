@@ -82,8 +82,25 @@ func TestSingleVoterAppliesInOrderAndRecovers(t *testing.T) {
 }
 
 func TestGroupCommitBatchesConcurrentProposals(t *testing.T) {
-	n, _ := openSingle(t, vfs.Default, t.TempDir())
-	defer n.Close()
+	for _, afterSync := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ApplyAfterSync=%v", afterSync), func(t *testing.T) {
+			opts := singleOpts(vfs.Default, t.TempDir())
+			opts.ApplyAfterSync = afterSync
+			n, err := Open(opts, &kvSM{})
+			require.NoError(t, err)
+			defer n.Close()
+			testGroupCommit(t, n)
+			applied := n.Metrics().EntriesAppliedDuringSync
+			if afterSync {
+				require.Zero(t, applied)
+			} else {
+				require.Positive(t, applied, "a sole voter applies its entries while their fsync runs")
+			}
+		})
+	}
+}
+
+func testGroupCommit(t *testing.T, n *Node) {
 	before := n.Metrics()
 	const workers, each = 16, 200
 	var wg sync.WaitGroup

@@ -81,6 +81,10 @@ type Options struct {
 	// binlog_group_commit_sync_delay). The wait ends as soon as as many
 	// proposals wait as were answered. Default 100µs; negative: none.
 	ProposalLinger time.Duration
+	// ApplyAfterSync turns off applying a sole voter's entries while their
+	// log append is being fsynced: they are applied after it, as on a
+	// member of a larger group.
+	ApplyAfterSync bool
 	// MaxProposalBatch bounds the proposals taken into one log append.
 	// Default: 4096.
 	MaxProposalBatch int
