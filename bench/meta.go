@@ -102,7 +102,9 @@ func (o *MetaOptions) Validate() error {
 type MetaTarget interface {
 	// Create creates an empty file (parents as needed, overwriting) and
 	// returns what Complete needs to commit it.
-	Create(ctx context.Context, path string) (CreateHandle, error)
+	// Create creates path; willComplete tells that Complete follows, so the
+	// create may be deferred to it (a file left open must exist at once).
+	Create(ctx context.Context, path string, willComplete bool) (CreateHandle, error)
 	// Complete commits a file created by Create.
 	Complete(ctx context.Context, h CreateHandle) error
 	Mkdirs(ctx context.Context, path string) error
@@ -336,7 +338,7 @@ func (r *metaRun) create(ctx context.Context, base string, files int, closeFiles
 	in := names(base, r.o.FilesPerDir, splitOps(files, r.o.Threads))
 	st, err := r.run2(ctx, in, func(ctx context.Context, p string) (time.Duration, error) {
 		start := time.Now()
-		h, err := r.t.Create(ctx, p)
+		h, err := r.t.Create(ctx, p, closeFiles)
 		d := time.Since(start)
 		if err != nil {
 			return d, err

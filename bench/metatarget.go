@@ -52,9 +52,9 @@ func (t *ServiceTarget) Setup(ctx context.Context, replication int) error {
 
 func rel(p string) string { return strings.TrimPrefix(p, "/") }
 
-func (t *ServiceTarget) Create(ctx context.Context, path string) (CreateHandle, error) {
+func (t *ServiceTarget) Create(ctx context.Context, path string, willComplete bool) (CreateHandle, error) {
 	r, err := t.NS.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(path), Overwrite: true, Recursive: true,
-		Deferrable: !t.NoDeferredCreate})
+		Deferrable: willComplete && !t.NoDeferredCreate})
 	if err != nil {
 		return CreateHandle{}, err
 	}

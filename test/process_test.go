@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -125,4 +127,21 @@ func TestBenchMetaAllOps(t *testing.T) {
 
 	_, err = exec.Command(binary, "bench", "meta", "-op", "nope").Output()
 	require.Error(t, err)
+}
+
+// TestBenchMetaCreateWithoutClose: files created without -close are left
+// open, and an open file goes through Raft at once (a deferred create would
+// leave nothing behind without its close).
+func TestBenchMetaCreateWithoutClose(t *testing.T) {
+	const files = 200
+	for _, args := range [][]string{{}, {"-close"}} {
+		cmd := append([]string{"bench", "meta", "-op", "create", "-threads", "2", "-files", strconv.Itoa(files)}, args...)
+		out, err := exec.Command(binary, cmd...).Output()
+		require.NoError(t, err, "%s", out)
+		m := regexp.MustCompile(`Raft: (\d+) proposals`).FindSubmatch(out)
+		require.NotNil(t, m, "%s", out)
+		proposals, err := strconv.Atoi(string(m[1]))
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, proposals, files, "%v: every create is a Raft entry: %s", args, out)
+	}
 }

@@ -34,10 +34,11 @@ Usage: strato bench meta -op OP [options]
   general: [-keepResults] [--meta HOST:PORT] [--data DIR] [--volume V] [--bucket B] [--cpuprofile FILE]
            [--no-deferred-create]
 
-create asks for a deferrable open (no size hint): the leader checks it and
-answers with a create token, and the close commits the token, so that a
-create and its close are one Raft entry; --no-deferred-create opens every
-file through Raft (two entries).
+create -close asks for a deferrable open (no size hint): the leader checks
+it and answers with a create token, and the close commits the token, so
+that a create and its close are one Raft entry; --no-deferred-create opens
+every file through Raft (two entries). Without -close, every file is opened
+through Raft and left open, as HDFS leaves it under construction.
 
 Without --meta, a meta server runs inside the benchmark and is called
 directly (standalone); its data goes to --data (default: a temporary
