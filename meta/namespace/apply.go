@@ -35,7 +35,7 @@ func (ns *Namespace) Apply(cmd *stratopb.NamespaceCommand, b *pebble.Batch) (pro
 	}
 	a := applierPool.Get().(*applier)
 	defer a.recycle()
-	a.ns, a.b, a.now, a.rs.r, a.rs.acache = ns, b, cmd.GetNow(), b, ns.acache
+	a.ns, a.b, a.now, a.rs.r, a.rs.acache = ns, trackedBatch{b, ns.acache}, cmd.GetNow(), b, ns.acache
 	if prev, found, err := recordedReply(b, cmd.GetRequest()); err != nil || found {
 		return prev, err // a retry of a request already applied
 	}
@@ -87,7 +87,7 @@ func (ns *Namespace) Apply(cmd *stratopb.NamespaceCommand, b *pebble.Batch) (pro
 
 type applier struct {
 	ns        *Namespace
-	b         *pebble.Batch
+	b         trackedBatch
 	now       int64
 	rs        resolver
 	ids       ids
@@ -326,6 +326,9 @@ func (a *applier) createBucket(bi *stratopb.BucketInfo) (proto.Message, error) {
 	vu.namespace++
 	if err := putUsage(a.b, v.Id, vu); err != nil {
 		return nil, err
+	}
+	if c := a.ns.acache; c != nil && rec.Layout == stratopb.BucketLayout_LAYOUT_FSO {
+		c.markEmpty(id) // the root directory of a new bucket
 	}
 	return &stratopb.CreateBucketResponse{Bucket: rec}, nil
 }

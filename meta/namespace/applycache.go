@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -33,6 +34,15 @@ type applyCache struct {
 	// buckets: bucket records by their key (volume, name); a hit is
 	// cloned, since callers change the record they load.
 	buckets map[string]*stratopb.BucketInfo
+	// kids holds the directories whose every entry Apply knows: those it
+	// created since the cache was last emptied (a new directory has no
+	// entries), each with the names in its directory table (kidDir) and
+	// file table (kidFile). A name missing there is missing from the
+	// tables, which spares each create its lookups of names that do not
+	// exist. trackedBatch keeps it in step with every write; kidNames counts
+	// the names it holds.
+	kids     map[uint64]map[string]uint8
+	kidNames int
 	// verify makes every hit also read the batch and panic on a mismatch
 	// (tests).
 	verify bool
@@ -40,7 +50,142 @@ type applyCache struct {
 
 func newApplyCache(entries int) *applyCache {
 	return &applyCache{max: entries, dirs: make(map[dirKey]uint64), alive: make(map[uint64]struct{}),
-		buckets: make(map[string]*stratopb.BucketInfo)}
+		buckets: make(map[string]*stratopb.BucketInfo), kids: make(map[uint64]map[string]uint8)}
+}
+
+// Bits of applyCache.kids: which tables hold a name.
+const (
+	kidDir  uint8 = 1
+	kidFile uint8 = 2
+)
+
+func kidBit(tag byte) uint8 {
+	switch tag {
+	case tagDir:
+		return kidDir
+	case tagFile:
+		return kidFile
+	}
+	return 0
+}
+
+// markEmpty records that directory id, just created, has no entries.
+func (c *applyCache) markEmpty(id uint64) {
+	if len(c.kids) >= c.max {
+		c.dropKids()
+	}
+	c.kids[id] = make(map[string]uint8)
+}
+
+func (c *applyCache) dropKids() {
+	clear(c.kids)
+	c.kidNames = 0
+}
+
+// absent reports whether the cache knows that directory parent has no
+// entry name in the table of tag (tagDir or tagFile). False means unknown.
+func (c *applyCache) absent(tag byte, parent uint64, name string) bool {
+	names, ok := c.kids[parent]
+	return ok && names[name]&kidBit(tag) == 0
+}
+
+// noteWrite follows one write to the batch (a set, or a delete) into kids.
+func (c *applyCache) noteWrite(key []byte, set bool) {
+	if len(key) < 10 || key[0] != prefix {
+		return
+	}
+	parent := binary.BigEndian.Uint64(key[2:10])
+	if key[1] == tagDirByID && !set {
+		// A deleted directory: its entries no longer matter.
+		if names, ok := c.kids[parent]; ok {
+			c.kidNames -= len(names)
+			delete(c.kids, parent)
+		}
+		return
+	}
+	bit := kidBit(key[1])
+	if bit == 0 {
+		return
+	}
+	names, ok := c.kids[parent]
+	if !ok {
+		return
+	}
+	old := names[string(key[10:])]
+	switch {
+	case set && old&bit == 0:
+		if old == 0 {
+			if c.kidNames >= c.max {
+				c.dropKids()
+				return
+			}
+			c.kidNames++
+		}
+		names[string(key[10:])] = old | bit
+	case !set && old == bit:
+		delete(names, string(key[10:]))
+		c.kidNames--
+	case !set && old&bit != 0:
+		names[string(key[10:])] = old &^ bit
+	}
+}
+
+// trackedBatch is the batch Apply writes through: each write also goes to
+// the apply cache's record of complete directories (applyCache.kids), so
+// that no operation has to remember to keep it up to date. Writes the
+// record cannot follow (a range delete, a merge, a whole batch) empty it.
+type trackedBatch struct {
+	*pebble.Batch
+	c *applyCache
+}
+
+func (t trackedBatch) Set(key, value []byte, o *pebble.WriteOptions) error {
+	if t.c != nil {
+		t.c.noteWrite(key, true)
+	}
+	return t.Batch.Set(key, value, o)
+}
+
+func (t trackedBatch) Delete(key []byte, o *pebble.WriteOptions) error {
+	if t.c != nil {
+		t.c.noteWrite(key, false)
+	}
+	return t.Batch.Delete(key, o)
+}
+
+func (t trackedBatch) DeleteSized(key []byte, size uint32, o *pebble.WriteOptions) error {
+	if t.c != nil {
+		t.c.noteWrite(key, false)
+	}
+	return t.Batch.DeleteSized(key, size, o)
+}
+
+func (t trackedBatch) SingleDelete(key []byte, o *pebble.WriteOptions) error {
+	if t.c != nil {
+		t.c.noteWrite(key, false)
+	}
+	return t.Batch.SingleDelete(key, o)
+}
+
+func (t trackedBatch) DeleteRange(start, end []byte, o *pebble.WriteOptions) error {
+	if t.c != nil {
+		t.c.dropKids()
+	}
+	return t.Batch.DeleteRange(start, end, o)
+}
+
+func (t trackedBatch) Merge(key, value []byte, o *pebble.WriteOptions) error {
+	if t.c != nil {
+		t.c.dropKids()
+	}
+	return t.Batch.Merge(key, value, o)
+}
+
+func (t trackedBatch) Apply(b *pebble.Batch, o *pebble.WriteOptions) error {
+	if t.c != nil {
+		t.c.dropKids()
+	}
+	return t.Batch.Apply(b, o)
 }
 
 func (c *applyCache) fillBucket(key []byte, bk *stratopb.BucketInfo) {
@@ -68,6 +213,7 @@ func (c *applyCache) reset() {
 	clear(c.dirs)
 	clear(c.alive)
 	clear(c.buckets)
+	c.dropKids()
 }
 
 // dirAlive reports whether directory id exists (its N i entry).
@@ -119,6 +265,12 @@ func (rs *resolver) lookupDirApply(c *applyCache, parent uint64, name string) (u
 		}
 		return id, true, nil
 	}
+	if c.absent(tagDir, parent, name) {
+		if c.verify {
+			rs.verifyAbsent(tagDir, parent, name)
+		}
+		return 0, false, nil
+	}
 	rs.buf = childKey(rs.buf, tagDir, parent, name)
 	v, closer, err := rs.r.Get(rs.buf)
 	if err != nil {
@@ -134,4 +286,13 @@ func (rs *resolver) lookupDirApply(c *applyCache, parent uint64, name string) (u
 	}
 	c.fillDir(parent, strings.Clone(name), id)
 	return id, true, nil
+}
+
+// verifyAbsent panics unless the batch agrees that (parent, name) is not in
+// the table of tag (verify mode).
+func (rs *resolver) verifyAbsent(tag byte, parent uint64, name string) {
+	ok, err := exists(rs.r, childKey(nil, tag, parent, name))
+	if err != nil || ok {
+		panic(fmt.Sprintf("namespace: apply cache says %d/%s is not in table %c, batch says %v %v", parent, name, tag, ok, err))
+	}
 }

@@ -153,3 +153,87 @@ func TestDirCacheConcurrentReaders(t *testing.T) {
 	_, err = h.stat("fsb", "top/b/f")
 	require.ErrorIs(t, err, ErrNotFound)
 }
+
+// kidsOf returns what the apply cache knows of directory path's entries
+// (name → kidDir|kidFile), and whether it knows them all.
+func (h *harness) kidsOf(bucket, path string) (map[string]uint8, bool) {
+	h.t.Helper()
+	st, err := h.stat(bucket, path)
+	require.NoError(h.t, err)
+	names, ok := h.ns.acache.kids[st.ObjectId]
+	return names, ok
+}
+
+// TestApplyCacheKnowsNewDirectories: Apply knows every entry of the
+// directories it created, whatever the operation that changes them, and
+// forgets a directory once it is deleted. verify mode (on in every harness)
+// checks each answer it gives against the batch.
+func TestApplyCacheKnowsNewDirectories(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("fsb", fso)
+	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/b"})
+	kids, ok := h.kidsOf("fsb", "a")
+	require.True(t, ok, "a new directory's entries are known")
+	require.Equal(t, map[string]uint8{"b": kidDir}, kids)
+	kids, ok = h.kidsOf("fsb", "a/b")
+	require.True(t, ok)
+	require.Empty(t, kids)
+
+	h.createFile("fsb", "a/f", 1)
+	h.createFile("fsb", "a/b/g", 1)
+	h.fails(ErrFileExists, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/f"})
+	h.fails(ErrNotADirectory, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/f/x"})
+	kids, _ = h.kidsOf("fsb", "a")
+	require.Equal(t, map[string]uint8{"b": kidDir, "f": kidFile}, kids)
+
+	h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a/f", Dst: "a/b/f2"})
+	h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a/b", Dst: "c"})
+	kids, _ = h.kidsOf("fsb", "a")
+	require.Empty(t, kids)
+	kids, ok = h.kidsOf("fsb", "c")
+	require.True(t, ok, "a moved directory keeps its entries")
+	require.Equal(t, map[string]uint8{"g": kidFile, "f2": kidFile}, kids)
+
+	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "c/g"})
+	kids, _ = h.kidsOf("fsb", "c")
+	require.Equal(t, map[string]uint8{"f2": kidFile}, kids)
+	c, err := h.stat("fsb", "c")
+	require.NoError(t, err)
+	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "c", Recursive: true})
+	h.reclaimAll(10)
+	_, ok = h.ns.acache.kids[c.ObjectId]
+	require.False(t, ok, "a deleted directory is forgotten")
+
+	// Names that exist are found again after all this; names that do not
+	// are created once.
+	h.createFile("fsb", "a/b", 1)
+	h.fails(ErrFileExists, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/b"})
+	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "c/g"})
+	require.ElementsMatch(t, []string{"a/", "c/"}, h.list("fsb", ""))
+	n := 0
+	for _, names := range h.ns.acache.kids {
+		n += len(names)
+	}
+	require.Equal(t, n, h.ns.acache.kidNames)
+}
+
+// TestApplyCacheKidsBounded: the record of complete directories holds at
+// most DirCacheEntries names and directories; past that it starts over, and
+// Apply reads the tables again.
+func TestApplyCacheKidsBounded(t *testing.T) {
+	h := newHarness(t)
+	var err error
+	h.ns, err = New(Options{DirCacheEntries: 16})
+	require.NoError(t, err)
+	h.ns.acache.verify = true
+	h.volBucket("fsb", fso)
+	for i := range 200 {
+		h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("d%d/e", i%50)})
+		h.createFile("fsb", fmt.Sprintf("d%d/f%d", i%50, i), 1)
+		require.LessOrEqual(t, len(h.ns.acache.kids), 16)
+		require.LessOrEqual(t, h.ns.acache.kidNames, 16)
+	}
+	for i := range 50 {
+		h.fails(ErrFileExists, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("d%d/f%d", i, i)})
+	}
+}

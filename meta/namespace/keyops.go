@@ -85,6 +85,9 @@ func (a *applier) makeDirs(parent uint64, names []string, owner string) (uint64,
 		if err := a.b.Set(idKey(a.kb, tagDirByID, id), dirByIDValue(parent, name), nil); err != nil {
 			return 0, err
 		}
+		if c := a.ns.acache; c != nil {
+			c.markEmpty(id)
+		}
 		parent = id
 	}
 	return parent, nil
@@ -325,8 +328,12 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 	}
 	key := childKey(a.kb2, tag, rec.ParentId, rec.FileName)
 	old := &stratopb.KeyInfo{}
-	replaced, err := get(a.b, key, old)
-	if err != nil {
+	replaced := false
+	if c := a.ns.acache; fso && c != nil && c.absent(tagFile, rec.ParentId, rec.FileName) {
+		if c.verify {
+			a.rs.verifyAbsent(tagFile, rec.ParentId, rec.FileName)
+		}
+	} else if replaced, err = get(a.b, key, old); err != nil {
 		return nil, err
 	}
 	// own: the key there is this open key's own earlier hsync, whose

@@ -121,7 +121,7 @@ func exists(r pebble.Reader, key []byte) (bool, error) {
 
 var marshalOpts = proto.MarshalOptions{Deterministic: true}
 
-func put(b *pebble.Batch, key []byte, m proto.Message) error {
+func put(b pebble.Writer, key []byte, m proto.Message) error {
 	v, err := marshalOpts.Marshal(m)
 	if err != nil {
 		return err
@@ -197,7 +197,7 @@ func lookupUsage(r pebble.Reader, id uint64) (u usage, found bool, err error) {
 	}, true, nil
 }
 
-func putUsage(b *pebble.Batch, id uint64, u usage) error {
+func putUsage(b pebble.Writer, id uint64, u usage) error {
 	var kb [16]byte
 	return b.Set(idKey(kb[:0], tagUsage, id), u.encode(), nil)
 }

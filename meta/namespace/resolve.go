@@ -50,6 +50,12 @@ func (rs *resolver) lookupDir(parent uint64, name string) (uint64, bool, error) 
 }
 
 func (rs *resolver) fileExists(parent uint64, name string) (bool, error) {
+	if c := rs.acache; c != nil && c.absent(tagFile, parent, name) {
+		if c.verify {
+			rs.verifyAbsent(tagFile, parent, name)
+		}
+		return false, nil
+	}
 	rs.buf = childKey(rs.buf, tagFile, parent, name)
 	return exists(rs.r, rs.buf)
 }
