@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -43,6 +44,13 @@ type applyCache struct {
 	// the names it holds.
 	kids     map[uint64]map[string]uint8
 	kidNames int
+	// ddFloor, when set, is a key of the deleted-directories table with no
+	// live key below it, and reclaimed[id] the last entry reclaim removed
+	// from deleted directory id (a deleted directory gets no new entries):
+	// reclaim's scans start there rather than at the first of the
+	// tombstones that its own deletes leave behind.
+	ddFloor   []byte
+	reclaimed map[uint64][]byte
 	// verify makes every hit also read the batch and panic on a mismatch
 	// (tests).
 	verify bool
@@ -50,7 +58,8 @@ type applyCache struct {
 
 func newApplyCache(entries int) *applyCache {
 	return &applyCache{max: entries, dirs: make(map[dirKey]uint64), alive: make(map[uint64]struct{}),
-		buckets: make(map[string]*stratopb.BucketInfo), kids: make(map[uint64]map[string]uint8)}
+		buckets: make(map[string]*stratopb.BucketInfo), kids: make(map[uint64]map[string]uint8),
+		reclaimed: make(map[uint64][]byte)}
 }
 
 // Bits of applyCache.kids: which tables hold a name.
@@ -95,6 +104,20 @@ func (c *applyCache) noteWrite(key []byte, set bool) {
 		return
 	}
 	parent := binary.BigEndian.Uint64(key[2:10])
+	if key[1] == tagDeletedDir {
+		if set && c.ddFloor != nil && bytes.Compare(key, c.ddFloor) < 0 {
+			c.ddFloor = append(c.ddFloor[:0], key...)
+		}
+		if !set {
+			delete(c.reclaimed, parent)
+		}
+		return
+	}
+	if set && (key[1] == tagDir || key[1] == tagFile) {
+		if after, ok := c.reclaimed[parent]; ok && bytes.Compare(key, after) <= 0 {
+			delete(c.reclaimed, parent)
+		}
+	}
 	if key[1] == tagDirByID && !set {
 		// A deleted directory: its entries no longer matter.
 		if names, ok := c.kids[parent]; ok {
@@ -132,8 +155,8 @@ func (c *applyCache) noteWrite(key []byte, set bool) {
 
 // trackedBatch is the batch Apply writes through: each write also goes to
 // the apply cache's record of complete directories (applyCache.kids), so
-// that no operation has to remember to keep it up to date. Writes the
-// record cannot follow (a range delete, a merge, a whole batch) empty it.
+// that no operation has to remember to keep it up to date. Writes it
+// cannot follow (a range delete, a merge, a whole batch) empty the cache.
 type trackedBatch struct {
 	*pebble.Batch
 	c *applyCache
@@ -169,21 +192,21 @@ func (t trackedBatch) SingleDelete(key []byte, o *pebble.WriteOptions) error {
 
 func (t trackedBatch) DeleteRange(start, end []byte, o *pebble.WriteOptions) error {
 	if t.c != nil {
-		t.c.dropKids()
+		t.c.reset()
 	}
 	return t.Batch.DeleteRange(start, end, o)
 }
 
 func (t trackedBatch) Merge(key, value []byte, o *pebble.WriteOptions) error {
 	if t.c != nil {
-		t.c.dropKids()
+		t.c.reset()
 	}
 	return t.Batch.Merge(key, value, o)
 }
 
 func (t trackedBatch) Apply(b *pebble.Batch, o *pebble.WriteOptions) error {
 	if t.c != nil {
-		t.c.dropKids()
+		t.c.reset()
 	}
 	return t.Batch.Apply(b, o)
 }
@@ -214,6 +237,17 @@ func (c *applyCache) reset() {
 	clear(c.alive)
 	clear(c.buckets)
 	c.dropKids()
+	c.ddFloor = nil
+	clear(c.reclaimed)
+}
+
+// noteReclaimed records that reclaim removed deleted directory id's entries
+// up to key.
+func (c *applyCache) noteReclaimed(id uint64, key []byte) {
+	if len(c.reclaimed) >= c.max {
+		clear(c.reclaimed)
+	}
+	c.reclaimed[id] = append(c.reclaimed[id][:0], key...)
 }
 
 // dirAlive reports whether directory id exists (its N i entry).

@@ -1,8 +1,10 @@
 package namespace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -717,17 +719,16 @@ func (a *applier) reclaim(c *stratopb.ReclaimCommand) (proto.Message, error) {
 	}
 	res := &stratopb.ReclaimResult{}
 	budget := int(c.GetLimit())
-	dprefix := tableKey(nil, tagDeletedDir)
 	for budget > 0 {
 		dd := &stratopb.DeletedDirectory{}
-		found, err := firstValue(a.b, dprefix, dd)
+		found, err := a.firstDeletedDir(dd)
 		if err != nil || !found {
 			if err != nil {
 				return nil, err
 			}
 			break
 		}
-		children, err := collectChildren(a.b, dd.ObjectId, budget)
+		children, err := a.reclaimChildren(dd.ObjectId, budget)
 		if err != nil {
 			return nil, err
 		}
@@ -776,8 +777,11 @@ func (a *applier) reclaim(c *stratopb.ReclaimCommand) (proto.Message, error) {
 			}
 			budget--
 		}
+		if c := a.ns.acache; c != nil {
+			c.noteReclaimed(dd.ObjectId, children[len(children)-1].key)
+		}
 	}
-	more, err := firstValue(a.b, dprefix, nil)
+	more, err := a.firstDeletedDir(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -785,18 +789,75 @@ func (a *applier) reclaim(c *stratopb.ReclaimCommand) (proto.Message, error) {
 	return res, nil
 }
 
+// firstDeletedDir reads the first entry of the deleted-directories table
+// into dd (if not nil), from the apply cache's floor when it has one.
+func (a *applier) firstDeletedDir(dd *stratopb.DeletedDirectory) (bool, error) {
+	prefix := tableKey(nil, tagDeletedDir)
+	c := a.ns.acache
+	var floor []byte
+	if c != nil {
+		floor = c.ddFloor
+	}
+	var m proto.Message
+	if dd != nil {
+		m = dd
+	}
+	found, key, err := firstEntry(a.b, prefix, floor, m)
+	if err != nil || c == nil {
+		return found, err
+	}
+	if floor != nil && c.verify {
+		all, allKey, err := firstEntry(a.b, prefix, nil, nil)
+		if err != nil || all != found || !bytes.Equal(allKey, key) {
+			panic(fmt.Sprintf("namespace: apply cache's deleted-directory floor %q gives %v %q, the table %v %q %v", floor, found, key, all, allKey, err))
+		}
+	}
+	if !found {
+		key = prefixEnd(prefix)
+	}
+	c.ddFloor = append(c.ddFloor[:0], key...)
+	return found, nil
+}
+
+// reclaimChildren is collectChildren for reclaim: it starts after the last
+// entry reclaim removed from deleted directory id, when the apply cache
+// knows it, rather than at the tombstones of those already removed.
+func (a *applier) reclaimChildren(id uint64, limit int) ([]entry, error) {
+	c := a.ns.acache
+	var after []byte
+	if c != nil {
+		after = c.reclaimed[id]
+	}
+	out, err := collectChildren(a.b, id, limit, after)
+	if err == nil && after != nil && c.verify {
+		all, err := collectChildren(a.b, id, limit, nil)
+		if err != nil || len(all) != len(out) || (len(all) > 0 && !bytes.Equal(all[0].key, out[0].key)) {
+			panic(fmt.Sprintf("namespace: apply cache's reclaim cursor %q for directory %d disagrees with the table (%d against %d entries, %v)", after, id, len(out), len(all), err))
+		}
+	}
+	return out, err
+}
+
 type entry struct {
 	key, value []byte
 	dir        bool
 }
 
-// collectChildren copies up to limit entries of directory id: directories
-// first, then files.
-func collectChildren(r pebble.Reader, id uint64, limit int) ([]entry, error) {
+// collectChildren copies up to limit entries of directory id, in key
+// order: directories first, then files; only those after key after, if it
+// is not nil.
+func collectChildren(r pebble.Reader, id uint64, limit int, after []byte) ([]entry, error) {
 	var out []entry
 	for _, tag := range []byte{tagDir, tagFile} {
 		p := idKey(nil, tag, id)
-		it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+		lower, upper := p, prefixEnd(p)
+		if after != nil && bytes.Compare(after, lower) >= 0 {
+			if bytes.Compare(after, upper) >= 0 {
+				continue
+			}
+			lower = append(slices.Clip(after), 0)
+		}
+		it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 		if err != nil {
 			return nil, err
 		}
@@ -812,18 +873,33 @@ func collectChildren(r pebble.Reader, id uint64, limit int) ([]entry, error) {
 
 // firstValue decodes the first record under prefix into m (if m is not nil).
 func firstValue(r pebble.Reader, prefix []byte, m proto.Message) (bool, error) {
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	found, _, err := firstEntry(r, prefix, nil, m)
+	return found, err
+}
+
+// firstEntry returns the first key under prefix, at or after from if from
+// is not nil, and decodes its record into m (if m is not nil).
+func firstEntry(r pebble.Reader, prefix, from []byte, m proto.Message) (bool, []byte, error) {
+	lower := prefix
+	if from != nil && bytes.Compare(from, prefix) > 0 {
+		lower = from
+	}
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(prefix)})
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	found := it.First()
-	if found && m != nil {
-		if err := proto.Unmarshal(it.Value(), m); err != nil {
-			_ = it.Close()
-			return false, fmt.Errorf("%w: %q: %w", ErrCorrupt, it.Key(), err)
+	var key []byte
+	if found {
+		key = slices.Clone(it.Key())
+		if m != nil {
+			if err := proto.Unmarshal(it.Value(), m); err != nil {
+				_ = it.Close()
+				return false, nil, fmt.Errorf("%w: %q: %w", ErrCorrupt, it.Key(), err)
+			}
 		}
 	}
-	return found, it.Close()
+	return found, key, it.Close()
 }
 
 func (a *applier) purgeDeletedBlocks(c *stratopb.PurgeDeletedBlocksCommand) (proto.Message, error) {
