@@ -82,6 +82,9 @@ remote_run() {
   kill -TERM "$pid"; wait "$pid" || true
 }
 
+# The anchor appends to its results file: only the rows of this run count.
+HDFS_TSV="${HDFS_ANCHOR_WORK:-}/nnbench/results.tsv"
+HDFS_SKIP=$( [ -f "$HDFS_TSV" ] && wc -l < "$HDFS_TSV" || echo 0 )
 FSYNC_MS=$(fsync_ms)
 echo "fsync (4 KiB O_DSYNC) on $OUT: ${FSYNC_MS} ms" | tee "$OUT/fsync.txt"
 for op in $OPS; do
@@ -97,13 +100,15 @@ done
 echo "fsync after: $(fsync_ms) ms" | tee -a "$OUT/fsync.txt"
 rm -rf "$RUNDIR"
 
-python3 - "$RES" "${HDFS_ANCHOR_WORK:-}/nnbench/results.tsv" "$FSYNC_MS" "$THREADS" <<'PY'
+python3 - "$RES" "$HDFS_TSV" "$FSYNC_MS" "$THREADS" "$HDFS_SKIP" <<'PY'
 import csv, statistics, sys
-res, hdfs_tsv, fsync_ms, threads = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+res, hdfs_tsv, fsync_ms, threads, skip = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 rows = list(csv.DictReader(open(res), delimiter='\t'))
 hdfs = {}
 try:
-    for r in csv.DictReader(open(hdfs_tsv), delimiter='\t'):
+    for i, r in enumerate(csv.DictReader(open(hdfs_tsv), delimiter='\t')):
+        if i + 1 < skip:  # rows of earlier runs (line 1 is the header)
+            continue
         if r['run'] != 'setup' and r['ops_per_sec']:
             hdfs.setdefault(r['op'], []).append(float(r['ops_per_sec']))
 except FileNotFoundError:
