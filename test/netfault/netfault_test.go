@@ -216,7 +216,7 @@ func TestPausedLeaderRefusesNothingStale(t *testing.T) {
 		outc := make(chan string, 1)
 		start := time.Now()
 		go func() {
-			out, err := c.helperOutput(ctx, "c1", "createbucket", WorkConfig{Meta: []string{c.MetaAddrs[leader]}, Volume: vol, Bucket: "bkt", Delay: 5 * time.Second}, time.Minute)
+			out, err := c.helperOutput(ctx, "c1", "createbucket", WorkConfig{Meta: []string{c.MetaAddrs[leader]}, Volume: vol, Bucket: "bkt", Delay: 8 * time.Second}, time.Minute)
 			if err != nil {
 				out = []byte(err.Error())
 			}
@@ -226,8 +226,8 @@ func TestPausedLeaderRefusesNothingStale(t *testing.T) {
 		require.NoError(t, old.Signal(syscall.SIGSTOP))
 		require.Eventually(t, func() bool { l, _ := c.Leader(ctx); return l >= 0 && l != leader }, 20*time.Second, 100*time.Millisecond)
 		require.NoError(t, c.runHelper(ctx, "c1", "createvolume", WorkConfig{Meta: c.MetaAddrs, Volume: vol}, time.Minute))
-		require.Less(t, time.Since(start), 5*time.Second, "the successor took too long: the request would not wait in the paused replica's socket")
-		time.Sleep(time.Until(start.Add(6 * time.Second)))
+		require.Less(t, time.Since(start), 8*time.Second, "the successor took too long: the request would not wait in the paused replica's socket")
+		time.Sleep(time.Until(start.Add(9 * time.Second)))
 		require.NoError(t, old.Signal(syscall.SIGCONT))
 		out := <-outc
 		t.Logf("trial %d: %s answered %s", trial, old.Host, strings.TrimSpace(out))
