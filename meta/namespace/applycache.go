@@ -162,52 +162,51 @@ type trackedBatch struct {
 	c *applyCache
 }
 
-func (t trackedBatch) Set(key, value []byte, o *pebble.WriteOptions) error {
+func (t trackedBatch) note(key []byte, set bool) {
 	if t.c != nil {
-		t.c.noteWrite(key, true)
+		t.c.noteWrite(key, set)
 	}
+}
+
+// untracked empties the cache before a write it cannot follow.
+func (t trackedBatch) untracked() {
+	if t.c != nil {
+		t.c.reset()
+	}
+}
+
+func (t trackedBatch) Set(key, value []byte, o *pebble.WriteOptions) error {
+	t.note(key, true)
 	return t.Batch.Set(key, value, o)
 }
 
 func (t trackedBatch) Delete(key []byte, o *pebble.WriteOptions) error {
-	if t.c != nil {
-		t.c.noteWrite(key, false)
-	}
+	t.note(key, false)
 	return t.Batch.Delete(key, o)
 }
 
 func (t trackedBatch) DeleteSized(key []byte, size uint32, o *pebble.WriteOptions) error {
-	if t.c != nil {
-		t.c.noteWrite(key, false)
-	}
+	t.note(key, false)
 	return t.Batch.DeleteSized(key, size, o)
 }
 
 func (t trackedBatch) SingleDelete(key []byte, o *pebble.WriteOptions) error {
-	if t.c != nil {
-		t.c.noteWrite(key, false)
-	}
+	t.note(key, false)
 	return t.Batch.SingleDelete(key, o)
 }
 
 func (t trackedBatch) DeleteRange(start, end []byte, o *pebble.WriteOptions) error {
-	if t.c != nil {
-		t.c.reset()
-	}
+	t.untracked()
 	return t.Batch.DeleteRange(start, end, o)
 }
 
 func (t trackedBatch) Merge(key, value []byte, o *pebble.WriteOptions) error {
-	if t.c != nil {
-		t.c.reset()
-	}
+	t.untracked()
 	return t.Batch.Merge(key, value, o)
 }
 
 func (t trackedBatch) Apply(b *pebble.Batch, o *pebble.WriteOptions) error {
-	if t.c != nil {
-		t.c.reset()
-	}
+	t.untracked()
 	return t.Batch.Apply(b, o)
 }
 

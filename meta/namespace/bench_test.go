@@ -92,17 +92,22 @@ func BenchmarkApplyCreateBatched(b *testing.B) {
 			commits[j] = &stratopb.NamespaceCommand{Now: cmd.Now, Op: &stratopb.NamespaceCommand_CommitKey{CommitKey: &stratopb.CommitKeyRequest{
 				Volume: "vol", Bucket: "fsb", Key: benchPath(i + j), OpenId: res.(*stratopb.OpenKeyResponse).OpenId}}}
 		}
-		for _, cmd := range commits {
-			if _, err := h.ns.Apply(cmd, batch); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := batch.Commit(pebble.NoSync); err != nil {
+		h.commitBatch(b, batch, commits...)
+	}
+}
+
+// commitBatch applies cmds into batch, commits it and closes it.
+func (h *harness) commitBatch(b *testing.B, batch *pebble.Batch, cmds ...*stratopb.NamespaceCommand) {
+	defer batch.Close()
+	for _, cmd := range cmds {
+		if _, err := h.ns.Apply(cmd, batch); err != nil {
 			b.Fatal(err)
 		}
-		batch.Close()
-		h.ns.Committed()
 	}
+	if err := batch.Commit(pebble.NoSync); err != nil {
+		b.Fatal(err)
+	}
+	h.ns.Committed()
 }
 
 func BenchmarkMkdirs(b *testing.B) {
@@ -239,15 +244,7 @@ func BenchmarkReclaim(b *testing.B) {
 					if cmd == nil {
 						break
 					}
-					batch := h.db.NewIndexedBatch()
-					if _, err := h.ns.Apply(cmd, batch); err != nil {
-						b.Fatal(err)
-					}
-					if err := batch.Commit(pebble.NoSync); err != nil {
-						b.Fatal(err)
-					}
-					batch.Close()
-					h.ns.Committed()
+					h.commitBatch(b, h.db.NewIndexedBatch(), cmd)
 				}
 			}
 		})
