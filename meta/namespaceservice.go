@@ -35,6 +35,9 @@ func mutate[T proto.Message](ctx context.Context, s *Server, req proto.Message) 
 			return out, nil
 		}
 	}
+	if err := s.diskWritable(); err != nil {
+		return zero, err
+	}
 	prepare := func() (*stratopb.NamespaceCommand, proto.Message, error) {
 		cmd, err := s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}})
 		if err != nil || !deferrable(req) || cmd.GetOpenKey() == nil {

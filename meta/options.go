@@ -57,6 +57,14 @@ type Options struct {
 	// Pebble and only this much of it (plus memtables) is held in memory.
 	// Default 512 MiB.
 	CacheSize int64
+	// DiskReserve is the free space the data directory's filesystem must
+	// keep: below it, namespace mutations are refused (ResourceExhausted)
+	// until space is freed, as HDFS's NameNode does below
+	// dfs.namenode.resource.du.reserved. Default 100 MiB; negative
+	// disables the check.
+	DiskReserve int64
+	// DiskCheckInterval is how often the free space is sampled. Default 1s.
+	DiskCheckInterval time.Duration
 	// Raft tunes consensus (tick interval, election ticks, log compaction,
 	// Pebble options); its ID, Peers, FS, Dir and Logger are set from the
 	// fields above. Zero values take consensus's defaults.
@@ -94,6 +102,12 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.CacheSize == 0 {
 		o.CacheSize = 512 << 20
+	}
+	if o.DiskReserve == 0 {
+		o.DiskReserve = 100 << 20
+	}
+	if o.DiskCheckInterval == 0 {
+		o.DiskCheckInterval = time.Second
 	}
 	o.Cluster.EnsureDefaults()
 	return o

@@ -44,6 +44,10 @@ type Server struct {
 	replScheduled uint64
 	replDeletes   uint64
 	closed        atomic.Bool
+	// diskLow and diskAvail: the last sample of the data directory's free
+	// space (resource.go).
+	diskLow   atomic.Bool
+	diskAvail atomic.Int64
 	// leaderTerm is the term the cluster manager's soft state was last
 	// reset for (leading).
 	leaderMu   sync.Mutex
@@ -83,8 +87,10 @@ func Open(opts Options) (*Server, error) {
 	stratopb.RegisterNamespaceServer(s.grpc, s)
 	stratopb.RegisterClusterServer(s.grpc, s)
 	s.node.RegisterGRPC(s.grpc)
-	s.wg.Add(1)
+	s.checkDisk()
+	s.wg.Add(2)
 	go s.background()
+	go s.watchDisk()
 	return s, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/strato-io/strato/bench"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/meta/consensus"
 )
@@ -26,6 +27,7 @@ func newMetaCmd() *cobra.Command {
 		httpAddr        string
 		raftTick        time.Duration
 		electionTimeout time.Duration
+		diskReserve     string
 	)
 	cmd := &cobra.Command{
 		Use:   "meta --data DIR [--listen 127.0.0.1:9860] [--id N --peers 1=ADDR,2=ADDR,3=ADDR | --id N --join]",
@@ -41,6 +43,16 @@ func newMetaCmd() *cobra.Command {
 					return err
 				}
 				o.Peers = p
+			}
+			if diskReserve != "" {
+				n, err := bench.ParseSize(diskReserve)
+				if err != nil {
+					return usagef("--disk-reserve: %v", err)
+				}
+				o.DiskReserve = n
+				if n == 0 {
+					o.DiskReserve = -1
+				}
 			}
 			o.Raft.TickInterval = raftTick
 			if o.Raft.ElectionTicks = int(electionTimeout / raftTick); electionTimeout > 0 && o.Raft.ElectionTicks <= 1 {
@@ -95,6 +107,8 @@ func newMetaCmd() *cobra.Command {
 	f.DurationVar(&raftTick, "raft-tick", 100*time.Millisecond, "Raft tick (leader heartbeats go every tick)")
 	f.DurationVar(&electionTimeout, "election-timeout", time.Second,
 		"time without a leader's heartbeat before a follower campaigns (randomised up to twice that)")
+	f.StringVar(&diskReserve, "disk-reserve", "100MiB",
+		"free space the data directory's filesystem must keep; below it namespace changes are refused until space is freed (0: no check)")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }
