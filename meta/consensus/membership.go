@@ -456,7 +456,21 @@ func (n *Node) TransferLeadership(ctx context.Context, id uint64) error {
 	return n.transfer(ctx, id)
 }
 
+// transfer asks raft to hand leadership to id, up to three times: raft
+// drops a transfer that has not completed within an election timeout
+// (e.g. the target was busy catching up with the last entries).
 func (n *Node) transfer(ctx context.Context, id uint64) error {
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		if err = n.transferOnce(ctx, id); !errors.Is(err, ErrTransferFailed) {
+			return err
+		}
+		n.log.Info("consensus: leadership transfer did not complete", "to", id, "attempt", attempt)
+	}
+	return err
+}
+
+func (n *Node) transferOnce(ctx context.Context, id uint64) error {
 	var err error
 	if derr := n.do(ctx, func() {
 		if !n.isLeader.Load() {
