@@ -161,13 +161,40 @@ func loadID(dir string) (string, error) {
 	return id, nil
 }
 
-// writeFileAtomic writes path through a temporary file and a rename.
+// writeFileAtomic writes path through a temporary file and a rename, both
+// fsynced (the file, then its directory), so that a power loss leaves the
+// old file or the new one, never an empty one.
 func writeFileAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("datanode: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	err := func() error {
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return err
+		}
+		d, err := os.Open(filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		err = d.Sync()
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}()
+	if err != nil {
 		return fmt.Errorf("datanode: %w", err)
 	}
 	return nil

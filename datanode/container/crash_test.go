@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -21,7 +22,11 @@ type crashModel struct {
 	mu      sync.Mutex
 	data    map[blockRef][]byte
 	durable map[blockRef]int64
-	deleted map[blockRef]bool // durably deleted
+	// returned is the length of each block's last PutBlock that returned,
+	// synced or not: what a crash of the process alone (the kernel keeps
+	// every write) must keep.
+	returned map[blockRef]int64
+	deleted  map[blockRef]bool // durably deleted
 	created []uint64          // containers whose Create returned
 	// gen counts the deletes started on each block and its re-creations: a
 	// block whose gen moved after a snapshot may have been deleted or
@@ -46,16 +51,21 @@ func (m *crashModel) worker(cid uint64) (map[uint64]int64, map[uint64][]int) {
 type blockRef struct{ cid, id uint64 }
 
 func newCrashModel() *crashModel {
-	return &crashModel{data: map[blockRef][]byte{}, durable: map[blockRef]int64{}, deleted: map[blockRef]bool{},
+	return &crashModel{data: map[blockRef][]byte{}, durable: map[blockRef]int64{}, returned: map[blockRef]int64{}, deleted: map[blockRef]bool{},
 		committed: map[uint64]map[uint64]int64{}, cuts: map[uint64]map[uint64][]int{}, gen: map[blockRef]int{}}
 }
 
-func (m *crashModel) snapshot() (map[blockRef]int64, map[blockRef]bool, []uint64, crashSnap) {
+// snapshot returns what a crash image taken now must hold. A process crash
+// (the image keeps every write the kernel has) must keep every PutBlock that
+// returned; a power loss only what was synced.
+func (m *crashModel) snapshot(processCrash bool) (map[blockRef]int64, map[blockRef]bool, []uint64, crashSnap) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	d := make(map[blockRef]int64, len(m.durable))
-	for k, v := range m.durable {
-		d[k] = v
+	d := maps.Clone(m.durable)
+	if processCrash {
+		for k, v := range m.returned {
+			d[k] = max(d[k], v)
+		}
 	}
 	del := make(map[blockRef]bool, len(m.deleted))
 	for k, v := range m.deleted {
@@ -146,6 +156,7 @@ func crashWorker(t *testing.T, rng *rand.Rand, m *crashModel, c *Container, ids 
 			committed[id] = length
 			m.mu.Lock()
 			delete(m.deleted, ref) // a new row, durable or not, may be present
+			m.returned[ref] = length
 			if sync {
 				m.durable[ref] = length
 			}
@@ -173,6 +184,7 @@ func crashWorker(t *testing.T, rng *rand.Rand, m *crashModel, c *Container, ids 
 			m.mu.Lock()
 			m.gen[ref]++
 			delete(m.durable, ref)
+			delete(m.returned, ref)
 			m.mu.Unlock()
 			require.NoError(t, c.DeleteBlock(id))
 			delete(committed, id)
@@ -289,8 +301,9 @@ func TestCrash(t *testing.T) {
 				for _, c := range cs {
 					crashWorker(t, rng, m, c, []uint64{1, 2, 3, 4, 5}, 2+rng.IntN(8))
 				}
-				durable, deleted, created, snap := m.snapshot()
-				crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: []int{0, 20, 60, 100}[(seed+round)%4], RNG: rng})
+				pct := []int{0, 20, 60, 100}[(seed+round)%4]
+				durable, deleted, created, snap := m.snapshot(pct == 100)
+				crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: pct, RNG: rng})
 				snap.taken(m)
 				checkCrashed(t, crashed, snap, durable, deleted, created)
 			}
@@ -336,9 +349,10 @@ func TestCrashDuringWrites(t *testing.T) {
 		snap    crashSnap
 	}
 	var snaps []taken
-	for i := range 8 {
-		durable, deleted, created, snap := m.snapshot()
-		images = append(images, fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: []int{0, 50}[i%2], RNG: rng}))
+	for i := range 9 {
+		pct := []int{0, 50, 100}[i%3]
+		durable, deleted, created, snap := m.snapshot(pct == 100)
+		images = append(images, fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: pct, RNG: rng}))
 		snap.taken(m)
 		snaps = append(snaps, taken{durable, deleted, created, snap})
 	}

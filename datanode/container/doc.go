@@ -29,16 +29,22 @@
 // Linux (Options.DisableDirectIO). A Final PutBlock releases the block's
 // handle and list; Sync later fsyncs its file by name.
 // PutBlock commits a length: the chunks that tile [0, length) become the
-// block's row in the database, the bcsID is bumped, and with Sync the block's
-// files, its directory and the WAL are fsynced, in that order, before
-// PutBlock returns. A block is visible to GetBlock, ListBlocks and ReadChunk
+// block's row in the database, the bcsID is bumped, and the WAL is fsynced
+// before PutBlock returns (concurrent PutBlocks share one fsync); with Sync
+// the block's files and its directory are fsynced first. A block is visible to GetBlock, ListBlocks and ReadChunk
 // only up to its committed length. Chunks never committed are dropped when
 // the container closes or the datanode restarts.
 //
 // # Durability
 //
-// After a crash, every block whose PutBlock returned with Sync is readable
-// and matches its checksums. Data written without a sync may be lost; when a
+// After a crash of the process (the kernel keeps what was written to it),
+// every block whose PutBlock returned is readable at its committed length:
+// chunk bytes are written to the kernel before WriteChunk returns, and the
+// block's row is in the fsynced WAL before PutBlock returns (Pebble keeps a
+// NoSync commit in its own memory, so the row is never left there). After a
+// power loss, every block whose PutBlock returned with Sync (or that a
+// container Sync covered) is readable and matches its checksums. Data
+// written without a sync may then be lost; when a
 // committed row outlives its bytes, reads fail with ErrCorrupt or a checksum
 // mismatch, never with wrong data reported as good (the reader verifies the
 // returned checksums; Scan does so for a whole container).

@@ -212,8 +212,10 @@ func (c *Container) checkRetryLocked(b *openBlock, r *chunkRec, data []byte, sum
 
 // PutOptions tune one PutBlock.
 type PutOptions struct {
-	// Sync makes the block durable before PutBlock returns: its files, the
-	// chunks directory and the database WAL are fsynced, in that order.
+	// Sync makes the block survive a power loss before PutBlock returns: its
+	// files and the chunks directory are fsynced, then the database WAL.
+	// Without it the block's row is still in the fsynced WAL (it survives a
+	// crash of the process), but its bytes may be only in the page cache.
 	Sync bool
 	// Final says the block is complete: its file handle and chunk list are
 	// released at once (unsynced files are remembered by name and fsynced
@@ -288,9 +290,9 @@ func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uin
 	batch := c.v.db.NewBatch()
 	_ = batch.Set(blockKey(c.id, localID), appendBlockRow(nil, &blk), nil)
 	_ = batch.Set(counterKey(c.id), appendCounterRow(nil, ctr), nil)
-	// Committed without waiting for an fsync while commitMu keeps rows in
-	// bcsID order; a sync, if asked, follows outside the lock so that
-	// concurrent PutBlocks share it.
+	// Committed without waiting while commitMu keeps rows in bcsID order;
+	// the WAL sync follows outside the lock so that concurrent PutBlocks
+	// share one fsync.
 	err = batch.Commit(pebble.NoSync)
 	_ = batch.Close()
 	if err == nil {
@@ -301,10 +303,13 @@ func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uin
 		return 0, ioError(fmt.Sprintf("commit block %d", localID), err)
 	}
 	b.committed, b.hasRow = length, true
-	if opts.Sync {
-		if err := c.v.db.LogData(nil, pebble.Sync); err != nil {
-			return 0, ioError("sync volume database", err)
-		}
+	// The row must be durable before PutBlock returns, with or without
+	// Sync: a NoSync commit sits in Pebble's own WAL buffer, not yet written
+	// to the file, and a crash of the process alone would lose a block the
+	// client was told is committed (its chunks are safe in the kernel). Sync
+	// only adds the fsyncs of the block's files above.
+	if err := c.v.db.LogData(nil, pebble.Sync); err != nil {
+		return 0, ioError("sync volume database", err)
 	}
 	if opts.Final {
 		// Release the handle and the chunk list now, so that a datanode
