@@ -27,7 +27,7 @@ type crashModel struct {
 	// every write) must keep.
 	returned map[blockRef]int64
 	deleted  map[blockRef]bool // durably deleted
-	created []uint64          // containers whose Create returned
+	created  []uint64          // containers whose Create returned
 	// gen counts the deletes started on each block and its re-creations: a
 	// block whose gen moved after a snapshot may have been deleted or
 	// written again before the crash image.
