@@ -32,8 +32,13 @@ test:
 # with a new seed, for SOAK_DURATION (needs root and ip netns). The summary
 # goes to soak-report.txt; a failing seed keeps its run directory (logs,
 # histories, porcupine.html).
+# Before them, CRASH_ROUNDS (default 50) seeded kill -9 schedules of the
+# crash tests of test/crash_test.go: the three datanode processes at once,
+# and strato dev as one process.
 SOAK_DURATION ?= 30m
+CRASH_ROUNDS ?= 50
 soak:
+	STRATO_CRASH_ROUNDS=$(CRASH_ROUNDS) $(GO) test -count=1 -timeout 0 -run '^TestCrash(Datanodes|Dev)$$' -v ./test
 	STRATO_SOAK_DURATION=$(SOAK_DURATION) STRATO_SOAK_REPORT=$(CURDIR)/soak-report.txt \
 		$(GO) test -count=1 -timeout 0 -run '^TestSoak$$' -v ./test/netfault
 
