@@ -82,6 +82,9 @@ type Writer struct {
 	// first nAcked of them are acknowledged by every replica.
 	pending  []*chunkSend
 	nAcked   int
+	// unsynced are the blocks ended since the last hsync: committed on
+	// every replica, not fsynced. The next hsync fsyncs them.
+	unsynced []*stratopb.BlockLocation
 	exclude  stratopb.ExcludeList
 	failures int   // recoveries from datanode failures
 	closures int   // recoveries from containers closed under the writer
@@ -557,6 +560,9 @@ func (w *Writer) commitBlock(final, sync bool) error {
 		err := w.putBlock(w.curLen, final, sync)
 		if err == nil {
 			w.released(w.curLen)
+			if final && !sync {
+				w.unsynced = append(w.unsynced, w.cur)
+			}
 			if final {
 				w.cur, w.curLen, w.committed = nil, 0, 0
 			}
@@ -581,6 +587,9 @@ func (w *Writer) flush(sync bool) error {
 	if err == nil {
 		err = w.commitBlock(false, sync)
 	}
+	if err == nil && sync {
+		err = w.syncEnded()
+	}
 	if err == nil {
 		err = w.commit(true)
 	}
@@ -588,6 +597,39 @@ func (w *Writer) flush(sync bool) error {
 		w.err = err
 	}
 	return err
+}
+
+// syncEnded fsyncs the blocks ended since the last hsync on their replicas:
+// an hsync promises every byte before it, and a block ended at its full
+// size was committed without an fsync. The pipeline's replicas are asked
+// together; if that fails, each alone, and the block counts as synced when
+// at least one did (a replica whose node died since is re-replicated from
+// the others). A replica whose container has closed has synced it already
+// (closing a container fsyncs its files).
+func (w *Writer) syncEnded() error {
+	for len(w.unsynced) > 0 {
+		bl := w.unsynced[0]
+		req := &wire.PutBlockRequest{Block: wireBlock(bl.BlockId), Length: bl.Length, Final: true, Sync: true}
+		leader, followers := pipelineAddrs(bl)
+		all := *req
+		all.Followers = followers
+		if _, err := w.c.data.putBlock(w.ctx, leader, &all); err != nil {
+			synced := 0
+			for _, m := range bl.GetPipeline().GetMembers() {
+				_, merr := w.c.data.putBlock(w.ctx, m.DataAddr, req)
+				var we *wire.Error
+				if merr == nil || errors.As(merr, &we) && we.Code == wire.CodeContainerNotOpen {
+					synced++
+				}
+			}
+			if synced == 0 {
+				return fmt.Errorf("client: writing %s/%s/%s: hsync: no replica of block %s synced it: %w",
+					w.volume, w.bucket, w.key, wireBlock(bl.BlockId), err)
+			}
+		}
+		w.unsynced = w.unsynced[1:]
+	}
+	return nil
 }
 
 // Hflush makes what was written so far reach every replica and become

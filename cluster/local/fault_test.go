@@ -51,7 +51,9 @@ type faultCluster struct {
 func startFaultCluster(t *testing.T, o Options, repl stratopb.ReplicationFactor, chunkSize int) *faultCluster {
 	t.Helper()
 	ctx := t.Context()
-	o.Dir = t.TempDir()
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
 	c, err := Start(ctx, o)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })

@@ -25,6 +25,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/datanode"
 	"github.com/strato-io/strato/meta"
@@ -63,6 +65,11 @@ type Options struct {
 	TickInterval time.Duration
 	// Logger receives every node's logs. Default: discard.
 	Logger *slog.Logger
+	// DatanodeFS, when set, gives the file system of datanode i's
+	// containers (0-based), asked at every start of the datanode: tests
+	// pass a crashable in-memory one and restart the datanode on a crash
+	// image of it. Default: the real file system.
+	DatanodeFS func(i int) vfs.FS
 }
 
 // EnsureDefaults fills in the defaults.
@@ -273,7 +280,12 @@ func (c *Cluster) startDatanode(i int) error {
 		return err
 	}
 	c.dnAddrs[i] = lis.Addr().String()
+	var store datanode.StoreOptions
+	if c.opts.DatanodeFS != nil {
+		store.Volume.FS = c.opts.DatanodeFS(i)
+	}
 	dn, err := datanode.Open(datanode.Options{
+		Store:                store,
 		Dirs:                 []string{filepath.Join(c.opts.Dir, fmt.Sprintf("dn%d", i+1))},
 		Meta:                 slices.Clone(c.metaAddrs),
 		HeartbeatInterval:    c.opts.HeartbeatInterval,
