@@ -80,8 +80,8 @@ type Writer struct {
 	buf       []byte                    // the chunk being filled
 	// pending are the chunks of cur not yet committed, oldest first; the
 	// first nAcked of them are acknowledged by every replica.
-	pending  []*chunkSend
-	nAcked   int
+	pending []*chunkSend
+	nAcked  int
 	// unsynced are the blocks ended since the last hsync: committed on
 	// every replica, not fsynced. The next hsync fsyncs them.
 	unsynced []*stratopb.BlockLocation
