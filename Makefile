@@ -80,6 +80,9 @@ verify: $(GOLANGCI)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
+	@# The public client links no server code (no storage engine, no Raft).
+	@bad=$$($(GO) list -deps ./client | grep -E 'cockroachdb/pebble|go.etcd.io/raft|strato/(meta|datanode|cluster|bench)'); \
+		if [ -n "$$bad" ]; then echo "client depends on server code:"; echo "$$bad"; exit 1; fi
 	$(GOLANGCI) run ./...
 
 # Go micro-benchmarks (the experiment benchmarks are `strato bench ...`).

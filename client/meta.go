@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/strato-io/strato/meta/consensus"
+	"github.com/strato-io/strato/leader"
 	"github.com/strato-io/strato/proto/stratopb"
 )
 
@@ -26,7 +26,7 @@ const DefaultAttemptTimeout = 2 * time.Second
 
 // MetaConn is a connection to a meta group that follows its leader.
 type MetaConn struct {
-	redirect consensus.Redirector
+	redirect leader.Redirector
 	opts     []grpc.DialOption
 	attempt  time.Duration
 
@@ -42,7 +42,7 @@ func DialMeta(addrs []string, opts ...grpc.DialOption) (*MetaConn, error) {
 		return nil, errors.New("client: no meta address given")
 	}
 	return &MetaConn{
-		redirect: consensus.Redirector{Addrs: addrs, Hint: LeaderHint},
+		redirect: leader.Redirector{Addrs: addrs, Hint: LeaderHint},
 		opts:     append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...),
 		attempt:  DefaultAttemptTimeout,
 		conns:    map[string]*grpc.ClientConn{},

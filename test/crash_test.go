@@ -275,8 +275,10 @@ func waitReady(t *testing.T, metaAddr string) {
 			if last = probeWrite(t.Context(), cl); last == nil {
 				return
 			}
+		} else if err != nil {
+			last = fmt.Errorf("%w: %s", err, out)
 		} else {
-			last = fmt.Errorf("%v: %s", err, out)
+			last = fmt.Errorf("fewer than 3 healthy datanodes:\n%s", out)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/grpc"
+
+	"github.com/strato-io/strato/leader"
 )
 
 // testCluster runs voters in this process, each with its own gRPC server on
@@ -195,15 +197,15 @@ func (c *testCluster) waitConverged() map[string]string {
 }
 
 // redirector is a client that finds the leader among the cluster's addresses.
-func (c *testCluster) redirector() *Redirector {
+func (c *testCluster) redirector() *leader.Redirector {
 	var addrs []string
 	for _, a := range c.addrs {
 		addrs = append(addrs, a)
 	}
-	return &Redirector{Addrs: addrs, Backoff: 5 * time.Millisecond}
+	return &leader.Redirector{Addrs: addrs, Hint: DefaultHint, Backoff: 5 * time.Millisecond}
 }
 
-func (c *testCluster) propose(ctx context.Context, r *Redirector, cmd []byte) error {
+func (c *testCluster) propose(ctx context.Context, r *leader.Redirector, cmd []byte) error {
 	return r.Do(ctx, func(ctx context.Context, addr string) error {
 		n := c.byAddr(addr)
 		if n == nil {
@@ -397,7 +399,7 @@ func TestFollowerCatchesUpBySnapshot(t *testing.T) {
 }
 
 func TestRedirectorGivesUpOnOtherErrors(t *testing.T) {
-	r := &Redirector{Addrs: []string{"a", "b"}}
+	r := &leader.Redirector{Addrs: []string{"a", "b"}, Hint: DefaultHint}
 	calls := 0
 	boom := errors.New("boom")
 	err := r.Do(context.Background(), func(ctx context.Context, addr string) error {

@@ -31,8 +31,8 @@
 // are Retryable. ErrResultUnknown and a cancelled context leave the outcome
 // unknown. ErrClosed after Close; a failure of the disk or DB (e.g. a
 // failed fsync, which Pebble reports as fatal) stops the node, and its
-// errors then wrap ErrStorage. Redirector (retry.go) follows leader hints
-// for a client.
+// errors then wrap ErrStorage. DefaultHint (retry.go) reads these errors
+// for a leader.Redirector, which follows leader hints for a client.
 //
 // A StateMachine that keeps state derived from the DB in memory implements
 // Restorer: Open calls Restore before any command is applied, and the node
