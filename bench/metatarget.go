@@ -2,14 +2,14 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
+	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/proto/stratopb"
 )
 
@@ -39,12 +39,12 @@ type ServiceTarget struct {
 
 // Setup creates the benchmark's volume and FSO bucket if they are missing.
 func (t *ServiceTarget) Setup(ctx context.Context, replication int) error {
-	if _, err := t.NS.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: t.Volume}); err != nil && status.Code(err) != codes.AlreadyExists {
+	if _, err := t.NS.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: t.Volume}); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
 		return fmt.Errorf("creating volume %s: %w", t.Volume, err)
 	}
 	_, err := t.NS.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: t.Volume, Name: t.Bucket,
 		Layout: stratopb.BucketLayout_LAYOUT_FSO, Replication: stratopb.ReplicationFactor(replication)})
-	if err != nil && status.Code(err) != codes.AlreadyExists {
+	if err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
 		return fmt.Errorf("creating bucket %s/%s: %w", t.Volume, t.Bucket, err)
 	}
 	return nil
@@ -94,7 +94,7 @@ func (t *ServiceTarget) Rename(ctx context.Context, src, dst string) error {
 
 func (t *ServiceTarget) Exists(ctx context.Context, path string) (bool, error) {
 	err := t.FileStatus(ctx, path)
-	if status.Code(err) == codes.NotFound {
+	if isNotFound(err) {
 		return false, nil
 	}
 	return err == nil, err
@@ -238,4 +238,4 @@ func (r RemoteCluster) Heartbeat(ctx context.Context, q *stratopb.HeartbeatReque
 
 // isNotFound recognises meta's not-found errors (the benchmark tolerates
 // deleting what is already gone).
-func isNotFound(err error) bool { return status.Code(err) == codes.NotFound }
+func isNotFound(err error) bool { return errors.Is(client.Classify(err), client.ErrNotFound) }

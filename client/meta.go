@@ -99,9 +99,12 @@ func (m *MetaConn) conn(addr string) (*grpc.ClientConn, error) {
 // attempt times out (SetAttemptTimeout) or fails with Unavailable without a
 // leader's answer: a paused or cut-off former leader holds it no longer
 // than an attempt.
+//
+// The error returned is classified (Error: errors.Is with ErrNotFound,
+// ErrBucketNotFound, ...).
 func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns stratopb.NamespaceClient, cl stratopb.ClusterClient) error) error {
 	safe := retrySafe(ctx)
-	return m.redirect.Do(ctx, func(ctx context.Context, addr string) error {
+	return Classify(m.redirect.Do(ctx, func(ctx context.Context, addr string) error {
 		c, err := m.conn(addr)
 		if err != nil {
 			return err
@@ -126,7 +129,7 @@ func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns strat
 			return &retryElsewhereError{err: err}
 		}
 		return err
-	})
+	}))
 }
 
 // Close closes every connection.

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/proto/stratopb"
 	"github.com/strato-io/strato/wire"
@@ -698,7 +695,7 @@ func (w *Writer) commit(hsync bool) error {
 		_, err := ns(ctx, w.c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.CommitKeyResponse, error) {
 			return n.CommitKey(ctx, req)
 		})
-		if err != nil && tries > 1 && !hsync && w.openID != 0 && status.Code(err) == codes.NotFound {
+		if err != nil && tries > 1 && !hsync && w.openID != 0 && errors.Is(err, ErrNotFound) {
 			if ki, lerr := w.c.LookupKey(ctx, w.volume, w.bucket, w.key); lerr == nil && ki.ObjectId == w.openID {
 				return nil
 			}

@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/strato-io/strato/proto/stratopb"
 )
 
 // The disk reserve, after HDFS's NameNode resource checker
@@ -64,7 +66,7 @@ func (s *Server) diskWritable() error {
 	if !s.diskLow.Load() {
 		return nil
 	}
-	return status.Error(codes.ResourceExhausted, fmt.Sprintf(
+	return withReason(status.New(codes.ResourceExhausted, fmt.Sprintf(
 		"meta: the data directory %s has %d MiB free, under the reserve of %d MiB: namespace changes are refused until space is freed",
-		s.opts.Dir, s.diskAvail.Load()>>20, s.opts.DiskReserve>>20))
+		s.opts.Dir, s.diskAvail.Load()>>20, s.opts.DiskReserve>>20)), stratopb.ReasonDiskFull).Err()
 }

@@ -33,7 +33,13 @@ func toStatus(err error) error {
 		}
 		return st.Err()
 	}
-	code := codes.Internal
+	code, reason := codes.Internal, ""
+	for _, r := range reasons {
+		if errors.Is(err, r.err) {
+			reason = r.reason
+			break
+		}
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
@@ -64,7 +70,49 @@ func toStatus(err error) error {
 	case errors.Is(err, consensus.ErrResultUnknown):
 		code = codes.Unknown
 	}
-	return status.Error(code, err.Error())
+	return withReason(status.New(code, err.Error()), reason).Err()
+}
+
+// withReason attaches the ErrorInfo naming reason, if any.
+func withReason(st *status.Status, reason string) *status.Status {
+	if reason == "" {
+		return st
+	}
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: stratopb.ErrorDomain}); err == nil {
+		return d
+	}
+	return st
+}
+
+// reasons name the rule behind an error (stratopb.Reason*), the first
+// match winning.
+var reasons = []struct {
+	err    error
+	reason string
+}{
+	{namespace.ErrVolumeNotFound, stratopb.ReasonVolumeNotFound},
+	{namespace.ErrBucketNotFound, stratopb.ReasonBucketNotFound},
+	{namespace.ErrKeyNotFound, stratopb.ReasonKeyNotFound},
+	{namespace.ErrFileNotFound, stratopb.ReasonFileNotFound},
+	{namespace.ErrOpenKeyNotFound, stratopb.ReasonOpenKeyNotFound},
+	{namespace.ErrParentNotFound, stratopb.ReasonParentNotFound},
+	{namespace.ErrVolumeExists, stratopb.ReasonVolumeExists},
+	{namespace.ErrBucketExists, stratopb.ReasonBucketExists},
+	{namespace.ErrKeyExists, stratopb.ReasonKeyExists},
+	{namespace.ErrFileExists, stratopb.ReasonFileExists},
+	{namespace.ErrDirectoryExists, stratopb.ReasonDirectoryExists},
+	{namespace.ErrVolumeNotEmpty, stratopb.ReasonVolumeNotEmpty},
+	{namespace.ErrBucketNotEmpty, stratopb.ReasonBucketNotEmpty},
+	{namespace.ErrDirectoryNotEmpty, stratopb.ReasonDirectoryNotEmpty},
+	{namespace.ErrQuotaExceeded, stratopb.ReasonQuotaExceeded},
+	{namespace.ErrNotADirectory, stratopb.ReasonNotADirectory},
+	{namespace.ErrIsADirectory, stratopb.ReasonIsADirectory},
+	{namespace.ErrWrongLayout, stratopb.ReasonWrongLayout},
+	{namespace.ErrRenameUnderSelf, stratopb.ReasonRenameUnderSelf},
+	{namespace.ErrInvalidName, stratopb.ReasonInvalidName},
+	{namespace.ErrInvalidBlocks, stratopb.ReasonInvalidBlocks},
+	{cluster.ErrSafeMode, stratopb.ReasonSafeMode},
+	{cluster.ErrNoPipeline, stratopb.ReasonNoPipeline},
 }
 
 // isWrapped reports whether err is a status error wrapped in more context

@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -20,8 +21,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/proto/stratopb"
@@ -290,10 +289,10 @@ func waitReady(t *testing.T, metaAddr string) {
 func probeWrite(ctx context.Context, cl *client.Client) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "probe"}); err != nil && status.Code(err) != codes.AlreadyExists {
+	if _, err := cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "probe"}); err != nil && !errors.Is(err, client.ErrExists) {
 		return err
 	}
-	if _, err := cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "probe", Name: "probeb"}); err != nil && status.Code(err) != codes.AlreadyExists {
+	if _, err := cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "probe", Name: "probeb"}); err != nil && !errors.Is(err, client.ErrExists) {
 		return err
 	}
 	w, err := cl.CreateKey(ctx, "probe", "probeb", "k", client.WriteOptions{})

@@ -6,8 +6,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/bench"
 	"github.com/strato-io/strato/client"
@@ -66,12 +64,12 @@ directory).`,
 				return err
 			}
 			defer func() { _ = cl.Close() }()
-			if _, err := cl.GetVolume(ctx, p.Volume); status.Code(err) == codes.NotFound {
+			if _, err := cl.GetVolume(ctx, p.Volume); errors.Is(err, client.ErrNotFound) {
 				if _, err := cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: p.Volume}); err != nil {
 					return err
 				}
 			}
-			if _, err := cl.GetBucket(ctx, p.Volume, p.Bucket); status.Code(err) == codes.NotFound {
+			if _, err := cl.GetBucket(ctx, p.Volume, p.Bucket); errors.Is(err, client.ErrNotFound) {
 				if _, err := cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket}); err != nil {
 					return err
 				}

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/bench"
 	"github.com/strato-io/strato/bench/teragen"
@@ -163,14 +161,14 @@ func stratoFiles(ctx context.Context, metaAddr, out string, logw io.Writer) (ben
 		_ = closeAll()
 		return nil, nil, fmt.Errorf("bench teragen: meta at %s: %w", metaAddr, err)
 	}
-	if _, err := cl.GetVolume(ctx, p.Volume); status.Code(err) == codes.NotFound {
+	if _, err := cl.GetVolume(ctx, p.Volume); errors.Is(err, client.ErrNotFound) {
 		if _, err = cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: p.Volume}); err != nil {
 			return fail(err)
 		}
 	} else if err != nil {
 		return fail(err)
 	}
-	if _, err := cl.GetBucket(ctx, p.Volume, p.Bucket); status.Code(err) == codes.NotFound {
+	if _, err := cl.GetBucket(ctx, p.Volume, p.Bucket); errors.Is(err, client.ErrNotFound) {
 		if _, err = cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket}); err != nil {
 			return fail(err)
 		}
@@ -180,7 +178,7 @@ func stratoFiles(ctx context.Context, metaAddr, out string, logw io.Writer) (ben
 	if _, err := cl.Stat(ctx, out); err == nil {
 		_ = closeAll()
 		return nil, nil, fmt.Errorf("bench teragen: output directory %s already exists", out)
-	} else if status.Code(err) != codes.NotFound {
+	} else if !errors.Is(err, client.ErrNotFound) {
 		return fail(err)
 	}
 	return stratoCreator{cl}, closeAll, nil

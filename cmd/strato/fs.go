@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc/codes"
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/proto/stratopb"
@@ -143,12 +142,6 @@ func replicas(r stratopb.ReplicationFactor) string {
 	return strconv.Itoa(int(r))
 }
 
-// isCode reports whether err carries the gRPC code c.
-func isCode(err error, c codes.Code) bool {
-	st := findStatus(err)
-	return st != nil && st.Code() == c
-}
-
 // ---- Commands -------------------------------------------------------------------
 
 func newFSLsCmd(o *cliOptions) *cobra.Command {
@@ -231,7 +224,7 @@ func newFSMkdirCmd(o *cliOptions) *cobra.Command {
 				// The API's mkdirs is always -p: check what -p would forgive.
 				if _, err := s.c.Stat(s.ctx, p.String()); err == nil {
 					return errors.New("already exists")
-				} else if !isCode(err, codes.NotFound) {
+				} else if !errors.Is(err, client.ErrNotFound) {
 					return err
 				}
 				parent := p
@@ -240,7 +233,7 @@ func newFSMkdirCmd(o *cliOptions) *cobra.Command {
 					parent.Key = p.Key[:i]
 				}
 				st, err := s.c.Stat(s.ctx, parent.String())
-				if isCode(err, codes.NotFound) && parent.Key != "" {
+				if errors.Is(err, client.ErrNotFound) && parent.Key != "" {
 					root := p
 					root.Key = ""
 					if _, err := s.c.Stat(s.ctx, root.String()); err != nil {
@@ -283,7 +276,7 @@ func newFSPutCmd(o *cliOptions) *cobra.Command {
 					return usagef("%s is a directory: name the file to write from stdin", p)
 				}
 				p.Key = strings.Trim(p.Key+"/"+keyBase(local), "/")
-			} else if err != nil && !isCode(err, codes.NotFound) {
+			} else if err != nil && !errors.Is(err, client.ErrNotFound) {
 				return err
 			}
 			src, size, closeSrc, err := openLocal(s, local)
@@ -386,7 +379,7 @@ func newFSRmCmd(o *cliOptions) *cobra.Command {
 			}
 			st, err := s.c.Stat(s.ctx, p.String())
 			if err != nil {
-				if force && isCode(err, codes.NotFound) {
+				if force && errors.Is(err, client.ErrNotFound) {
 					return nil
 				}
 				return err

@@ -1,0 +1,141 @@
+package client
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/strato-io/strato/proto/stratopb"
+)
+
+// Error classes. Every error a meta call of this package returns matches
+// at most one of them with errors.Is, whatever the server's wording; the
+// more specific errors below match their class too (ErrBucketNotFound is
+// also ErrNotFound). A cancelled or timed-out call matches
+// context.Canceled or context.DeadlineExceeded instead.
+var (
+	ErrNotFound     = errors.New("client: not found")
+	ErrExists       = errors.New("client: already exists")
+	ErrNotEmpty     = errors.New("client: not empty")
+	ErrQuota        = errors.New("client: quota exceeded")
+	ErrPrecondition = errors.New("client: failed precondition") // other rules of the namespace
+	ErrInvalid      = errors.New("client: invalid argument")
+	ErrUnavailable  = errors.New("client: meta unavailable") // no leader, safe mode, shutting down: retry later
+	ErrNoSpace      = errors.New("client: no space")         // no healthy pipeline, meta's disk under its reserve
+	ErrPermission   = errors.New("client: permission denied")
+	ErrUnsupported  = errors.New("client: not supported by this meta server")
+)
+
+// Specific errors, each matching its class as well.
+var (
+	ErrVolumeNotFound    = errors.New("client: volume not found")
+	ErrBucketNotFound    = errors.New("client: bucket not found")
+	ErrKeyNotFound       = errors.New("client: key not found") // a key, or a file or directory of an FSO bucket
+	ErrParentNotFound    = errors.New("client: parent directory not found")
+	ErrVolumeExists      = errors.New("client: volume already exists")
+	ErrBucketExists      = errors.New("client: bucket already exists")
+	ErrKeyExists         = errors.New("client: key already exists") // a key or a file
+	ErrDirectoryExists   = errors.New("client: directory already exists")
+	ErrVolumeNotEmpty    = errors.New("client: volume not empty")
+	ErrBucketNotEmpty    = errors.New("client: bucket not empty")
+	ErrDirectoryNotEmpty = errors.New("client: directory not empty")
+	ErrNotADirectory     = errors.New("client: not a directory")
+	ErrIsADirectory      = errors.New("client: is a directory")
+	ErrWrongLayout       = errors.New("client: not supported by the bucket's layout")
+	ErrSafeMode          = errors.New("client: meta is in safe mode")
+)
+
+// byReason maps the server's reasons (stratopb.Reason*) to a specific
+// error and its class.
+var byReason = map[string][2]error{
+	stratopb.ReasonVolumeNotFound:    {ErrVolumeNotFound, ErrNotFound},
+	stratopb.ReasonBucketNotFound:    {ErrBucketNotFound, ErrNotFound},
+	stratopb.ReasonKeyNotFound:       {ErrKeyNotFound, ErrNotFound},
+	stratopb.ReasonFileNotFound:      {ErrKeyNotFound, ErrNotFound},
+	stratopb.ReasonOpenKeyNotFound:   {nil, ErrNotFound},
+	stratopb.ReasonParentNotFound:    {ErrParentNotFound, ErrNotFound},
+	stratopb.ReasonVolumeExists:      {ErrVolumeExists, ErrExists},
+	stratopb.ReasonBucketExists:      {ErrBucketExists, ErrExists},
+	stratopb.ReasonKeyExists:         {ErrKeyExists, ErrExists},
+	stratopb.ReasonFileExists:        {ErrKeyExists, ErrExists},
+	stratopb.ReasonDirectoryExists:   {ErrDirectoryExists, ErrExists},
+	stratopb.ReasonVolumeNotEmpty:    {ErrVolumeNotEmpty, ErrNotEmpty},
+	stratopb.ReasonBucketNotEmpty:    {ErrBucketNotEmpty, ErrNotEmpty},
+	stratopb.ReasonDirectoryNotEmpty: {ErrDirectoryNotEmpty, ErrNotEmpty},
+	stratopb.ReasonQuotaExceeded:     {nil, ErrQuota},
+	stratopb.ReasonNotADirectory:     {ErrNotADirectory, ErrPrecondition},
+	stratopb.ReasonIsADirectory:      {ErrIsADirectory, ErrPrecondition},
+	stratopb.ReasonWrongLayout:       {ErrWrongLayout, ErrPrecondition},
+	stratopb.ReasonSafeMode:          {ErrSafeMode, ErrUnavailable},
+}
+
+// byCode is the class of a status code when no reason says better.
+var byCode = map[codes.Code]error{
+	codes.NotFound:           ErrNotFound,
+	codes.AlreadyExists:      ErrExists,
+	codes.FailedPrecondition: ErrPrecondition,
+	codes.InvalidArgument:    ErrInvalid,
+	codes.OutOfRange:         ErrInvalid,
+	codes.Unavailable:        ErrUnavailable,
+	codes.ResourceExhausted:  ErrNoSpace,
+	codes.PermissionDenied:   ErrPermission,
+	codes.Unauthenticated:    ErrPermission,
+	codes.Unimplemented:      ErrUnsupported,
+	codes.Canceled:           context.Canceled,
+	codes.DeadlineExceeded:   context.DeadlineExceeded,
+}
+
+// Error is an error meta returned, as this package returns it: its text
+// and gRPC status are the server's (status.Code and status.FromError see
+// through it), and errors.Is matches its class and specific error.
+type Error struct {
+	// Code is the status code; Reason the server's reason
+	// (stratopb.Reason*), "" if it gave none.
+	Code   codes.Code
+	Reason string
+	err    error
+	kind   error
+	class  error
+}
+
+func (e *Error) Error() string { return e.err.Error() }
+
+// Unwrap returns the error as received (a gRPC status error, possibly
+// joined with the caller's context error).
+func (e *Error) Unwrap() error { return e.err }
+
+// Is matches the error's class and specific error.
+func (e *Error) Is(target error) bool {
+	return target != nil && (target == e.kind || target == e.class)
+}
+
+// Classify returns an error of meta's gRPC API as this package's Error, for
+// callers of the generated stubs (the client's own calls already return
+// it). nil, errors that carry no gRPC status and errors already classified
+// pass through.
+func Classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	e = &Error{Code: st.Code(), err: err, class: byCode[st.Code()]}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == stratopb.ErrorDomain {
+			e.Reason = info.Reason
+			if k, ok := byReason[info.Reason]; ok {
+				e.kind, e.class = k[0], k[1]
+			}
+		}
+	}
+	return e
+}
