@@ -30,97 +30,6 @@ full /VOLUME/BUCKET/... path.`
 	return cmd
 }
 
-// ---- Statuses with full paths -------------------------------------------------
-
-// fsPath parses a path that may stop at a volume or at "/".
-func fsPath(s string) (client.Path, error) {
-	if strings.Trim(s, "/") == "" {
-		return client.Path{}, nil
-	}
-	return client.ParsePath(s, false)
-}
-
-// inBucket gives a status of a bucket's entry its full path.
-func inBucket(p client.Path, st *stratopb.FileStatus) *stratopb.FileStatus {
-	full := client.Path{Volume: p.Volume, Bucket: p.Bucket, Key: st.Path}
-	st.Path = full.String()
-	return st
-}
-
-func volumeStatus(v *stratopb.VolumeInfo) *stratopb.FileStatus {
-	return &stratopb.FileStatus{Path: "/" + v.Name, IsDirectory: true, Owner: v.Owner, ObjectId: v.Id,
-		ModificationTime: v.ModificationTime, CreationTime: v.CreationTime}
-}
-
-func bucketStatus(b *stratopb.BucketInfo) *stratopb.FileStatus {
-	return &stratopb.FileStatus{Path: "/" + b.Volume + "/" + b.Name, IsDirectory: true, Owner: b.Owner, ObjectId: b.Id,
-		Replication: b.Replication, BlockSize: b.BlockSize, ModificationTime: b.ModificationTime, CreationTime: b.CreationTime}
-}
-
-// statPath returns the status of a path: a file, a directory, a bucket's
-// root, a volume or "/".
-func statPath(s *session, path string) (*stratopb.FileStatus, error) {
-	p, err := fsPath(path)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case p.Volume == "":
-		return &stratopb.FileStatus{Path: "/", IsDirectory: true}, nil
-	case p.Bucket == "":
-		v, err := s.c.GetVolume(s.ctx, p.Volume)
-		if err != nil {
-			return nil, err
-		}
-		return volumeStatus(v), nil
-	}
-	st, err := s.c.Stat(s.ctx, p.String())
-	if err != nil {
-		return nil, err
-	}
-	return inBucket(p, st), nil
-}
-
-// listPath lists a directory (a file lists as itself), a volume's buckets
-// or the volumes.
-func listPath(s *session, path string) ([]*stratopb.FileStatus, error) {
-	p, err := fsPath(path)
-	if err != nil {
-		return nil, err
-	}
-	var out []*stratopb.FileStatus
-	switch {
-	case p.Volume == "":
-		vs, err := s.c.ListVolumes(s.ctx, "")
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range vs {
-			out = append(out, volumeStatus(v))
-		}
-	case p.Bucket == "":
-		if _, err := s.c.GetVolume(s.ctx, p.Volume); err != nil {
-			return nil, err
-		}
-		bs, err := s.c.ListBuckets(s.ctx, p.Volume, "")
-		if err != nil {
-			return nil, err
-		}
-		for _, b := range bs {
-			out = append(out, bucketStatus(b))
-		}
-	default:
-		sts, err := s.c.List(s.ctx, p.String())
-		if err != nil {
-			return nil, err
-		}
-		for _, st := range sts {
-			out = append(out, inBucket(p, st))
-		}
-	}
-	return out, nil
-}
-
 // lsRow is one line of `fs ls`, as `hdfs dfs -ls` prints it: type,
 // replication, owner, size, modification time, path.
 func lsRow(st *stratopb.FileStatus) []string {
@@ -155,7 +64,7 @@ func newFSLsCmd(o *cliOptions) *cobra.Command {
 			if len(args) == 1 {
 				path = args[0]
 			}
-			entries, err := listPath(s, path)
+			entries, err := s.c.ListPath(s.ctx, path)
 			if err != nil {
 				return err
 			}
@@ -173,7 +82,7 @@ func newFSLsCmd(o *cliOptions) *cobra.Command {
 			}
 			// As hdfs dfs -ls: a count before a directory's entries (a
 			// file lists as itself, without one).
-			p, _ := fsPath(path)
+			p, _ := client.ParseRootedPath(path)
 			isFile := len(entries) == 1 && !entries[0].IsDirectory && entries[0].Path == p.String()
 			if !recursive && !isFile && len(entries) > 0 {
 				if _, err := s.out.Write([]byte("Found " + strconv.Itoa(len(entries)) + " items\n")); err != nil {
@@ -196,7 +105,7 @@ func listRecursive(s *session, entries []*stratopb.FileStatus) ([]*stratopb.File
 		if !st.IsDirectory {
 			continue
 		}
-		children, err := listPath(s, st.Path)
+		children, err := s.c.ListPath(s.ctx, st.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -401,7 +310,7 @@ func newFSStatCmd(o *cliOptions) *cobra.Command {
 		Short: "Show a file's or directory's status",
 		Args:  exactArgs(1),
 		RunE: o.action(func(s *session, args []string) error {
-			st, err := statPath(s, args[0])
+			st, err := s.c.StatPath(s.ctx, args[0])
 			if err != nil {
 				return err
 			}
