@@ -47,11 +47,11 @@ func toStatus(err error) error {
 		code = codes.DeadlineExceeded
 	case errors.Is(err, namespace.ErrNotFound), errors.Is(err, cluster.ErrNotFound):
 		code = codes.NotFound
-	case errors.Is(err, namespace.ErrAlreadyExists):
+	case errors.Is(err, namespace.ErrExists):
 		code = codes.AlreadyExists
 	case errors.Is(err, namespace.ErrFailedPrecondition), errors.Is(err, cluster.ErrBadTransition), errors.Is(err, cluster.ErrOtherCluster):
 		code = codes.FailedPrecondition
-	case errors.Is(err, namespace.ErrInvalidArgument), errors.Is(err, cluster.ErrInvalid):
+	case errors.Is(err, namespace.ErrInvalid), errors.Is(err, cluster.ErrInvalid):
 		code = codes.InvalidArgument
 	case errors.Is(err, cluster.ErrSafeMode):
 		code = codes.Unavailable // wait and retry

@@ -26,9 +26,9 @@ var (
 	// failed fsync): the node stops, since what it acknowledged next could
 	// not be trusted to be durable.
 	ErrStorage = errors.New("consensus: storage failure")
-	// ErrCorruption classifies on-disk state that cannot be decoded or is
+	// ErrCorrupt classifies on-disk state that cannot be decoded or is
 	// inconsistent.
-	ErrCorruption = errors.New("consensus: corruption")
+	ErrCorrupt = errors.New("consensus: corruption")
 	// ErrChangeInProgress is returned for a membership change (or leadership
 	// transfer) asked for while another one is not finished: retry once it
 	// is.

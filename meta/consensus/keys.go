@@ -57,7 +57,7 @@ func appendLogKey(dst []byte, index uint64) []byte {
 
 func logKeyIndex(k []byte) (uint64, error) {
 	if len(k) != 10 || k[0] != keyPrefix || k[1] != kindLog {
-		return 0, fmt.Errorf("%w: bad log key %x", ErrCorruption, k)
+		return 0, fmt.Errorf("%w: bad log key %x", ErrCorrupt, k)
 	}
 	return binary.BigEndian.Uint64(k[2:]), nil
 }
@@ -71,12 +71,12 @@ func appendEntryValue(dst []byte, e *pb.Entry) []byte {
 // decodeEntry decodes a log value. The entry's Data aliases nothing: v is copied.
 func decodeEntry(index uint64, v []byte) (*pb.Entry, error) {
 	if len(v) < 2 {
-		return nil, fmt.Errorf("%w: short log entry %d", ErrCorruption, index)
+		return nil, fmt.Errorf("%w: short log entry %d", ErrCorrupt, index)
 	}
 	typ := pb.EntryType(v[0])
 	term, n := binary.Uvarint(v[1:])
 	if n <= 0 {
-		return nil, fmt.Errorf("%w: bad term in log entry %d", ErrCorruption, index)
+		return nil, fmt.Errorf("%w: bad term in log entry %d", ErrCorrupt, index)
 	}
 	e := &pb.Entry{Term: new(term), Index: new(index), Type: typ.Enum()}
 	if rest := v[1+n:]; len(rest) > 0 {
@@ -97,7 +97,7 @@ func decodeHardState(v []byte) (*pb.HardState, error) {
 	for i := range f {
 		x, n := binary.Uvarint(v)
 		if n <= 0 {
-			return nil, fmt.Errorf("%w: bad hard state", ErrCorruption)
+			return nil, fmt.Errorf("%w: bad hard state", ErrCorrupt)
 		}
 		f[i], v = x, v[n:]
 	}
@@ -113,7 +113,7 @@ func encodeIndexTerm(index, term uint64) []byte {
 
 func decodeIndexTerm(v []byte) (index, term uint64, err error) {
 	if len(v) < 16 {
-		return 0, 0, fmt.Errorf("%w: short index/term value", ErrCorruption)
+		return 0, 0, fmt.Errorf("%w: short index/term value", ErrCorrupt)
 	}
 	return binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), nil
 }
@@ -132,7 +132,7 @@ func decodeApplied(v []byte) (index, term uint64, cs *pb.ConfState, err error) {
 	}
 	cs = &pb.ConfState{}
 	if err := proto.Unmarshal(v[16:], cs); err != nil {
-		return 0, 0, nil, fmt.Errorf("%w: conf state: %w", ErrCorruption, err)
+		return 0, 0, nil, fmt.Errorf("%w: conf state: %w", ErrCorrupt, err)
 	}
 	return index, term, cs, nil
 }

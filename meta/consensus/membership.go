@@ -106,7 +106,7 @@ func (ab addressBook) encode() []byte {
 func decodeBook(v []byte) (addressBook, error) {
 	var m stratopb.RaftMembers
 	if err := proto.Unmarshal(v, &m); err != nil {
-		return addressBook{}, fmt.Errorf("%w: address book: %w", ErrCorruption, err)
+		return addressBook{}, fmt.Errorf("%w: address book: %w", ErrCorrupt, err)
 	}
 	ab := addressBook{addrs: make(map[uint64]string, len(m.GetMembers())), removed: m.GetRemoved(),
 		groupID: m.GetGroupId(), changeID: m.GetChangeId()}

@@ -952,7 +952,7 @@ func (n *Node) applyEntries(ents []*pb.Entry) (*appliedBatch, error) {
 		case pb.EntryConfChange:
 			var cc pb.ConfChange
 			if err := proto.Unmarshal(e.Data, &cc); err != nil {
-				return a, fmt.Errorf("%w: conf change at %d: %w", ErrCorruption, idx, err)
+				return a, fmt.Errorf("%w: conf change at %d: %w", ErrCorrupt, idx, err)
 			}
 			if err := n.applyConfChange(idx, e.GetTerm(), cc.AsV2(), b); err != nil {
 				return a, err
@@ -961,7 +961,7 @@ func (n *Node) applyEntries(ents []*pb.Entry) (*appliedBatch, error) {
 		case pb.EntryConfChangeV2:
 			var cc pb.ConfChangeV2
 			if err := proto.Unmarshal(e.Data, &cc); err != nil {
-				return a, fmt.Errorf("%w: conf change at %d: %w", ErrCorruption, idx, err)
+				return a, fmt.Errorf("%w: conf change at %d: %w", ErrCorrupt, idx, err)
 			}
 			if err := n.applyConfChange(idx, e.GetTerm(), &cc, b); err != nil {
 				return a, err

@@ -128,11 +128,11 @@ func newStagedSnapshot(db *pebble.DB, m *pb.Message) (*incomingSnapshot, error) 
 func stageSnapshotChunk(in *incomingSnapshot, keys, values [][]byte, prev []byte) ([]byte, error) {
 	b := in.batch
 	if len(keys) != len(values) {
-		return nil, fmt.Errorf("%w: snapshot chunk has %d keys and %d values", ErrCorruption, len(keys), len(values))
+		return nil, fmt.Errorf("%w: snapshot chunk has %d keys and %d values", ErrCorrupt, len(keys), len(values))
 	}
 	for i, k := range keys {
 		if !validStateKey(k) || (prev != nil && bytes.Compare(prev, k) >= 0) {
-			return nil, fmt.Errorf("%w: snapshot key %x out of order or outside the state range", ErrCorruption, k)
+			return nil, fmt.Errorf("%w: snapshot key %x out of order or outside the state range", ErrCorrupt, k)
 		}
 		if err := b.Set(k, values[i], nil); err != nil {
 			return nil, err

@@ -92,7 +92,7 @@ func loadLogStore(db *pebble.DB, peers map[uint64]string, join bool) (*logStore,
 		return nil, err
 	}
 	if v, closer, err = db.Get(keyTruncated); err != nil {
-		return nil, fmt.Errorf("%w: truncated state: %w", ErrCorruption, err)
+		return nil, fmt.Errorf("%w: truncated state: %w", ErrCorrupt, err)
 	}
 	s.truncIndex, s.truncTerm, err = decodeIndexTerm(v)
 	_ = closer.Close()
@@ -132,7 +132,7 @@ func loadLogStore(db *pebble.DB, peers map[uint64]string, join bool) (*logStore,
 	}
 	if s.appliedIndex < s.truncIndex || s.appliedIndex > s.last {
 		return nil, fmt.Errorf("%w: applied index %d outside the log [%d, %d]",
-			ErrCorruption, s.appliedIndex, s.truncIndex, s.last)
+			ErrCorrupt, s.appliedIndex, s.truncIndex, s.last)
 	}
 	return s, nil
 }
@@ -225,15 +225,15 @@ func (s *logStore) Term(i uint64) (uint64, error) {
 	}
 	v, closer, err := s.db.Get(logKey(i))
 	if err != nil {
-		return 0, fmt.Errorf("%w: log entry %d: %w", ErrCorruption, i, err)
+		return 0, fmt.Errorf("%w: log entry %d: %w", ErrCorrupt, i, err)
 	}
 	defer closer.Close()
 	if len(v) < 2 {
-		return 0, fmt.Errorf("%w: short log entry %d", ErrCorruption, i)
+		return 0, fmt.Errorf("%w: short log entry %d", ErrCorrupt, i)
 	}
 	term, n := binary.Uvarint(v[1:])
 	if n <= 0 {
-		return 0, fmt.Errorf("%w: bad term in log entry %d", ErrCorruption, i)
+		return 0, fmt.Errorf("%w: bad term in log entry %d", ErrCorrupt, i)
 	}
 	return term, nil
 }
@@ -281,7 +281,7 @@ func (s *logStore) Entries(lo, hi, maxSize uint64) ([]*pb.Entry, error) {
 			return nil, err
 		}
 		if idx != next {
-			return nil, fmt.Errorf("%w: log gap: want entry %d, found %d", ErrCorruption, next, idx)
+			return nil, fmt.Errorf("%w: log gap: want entry %d, found %d", ErrCorrupt, next, idx)
 		}
 		e, err := decodeEntry(idx, it.Value())
 		if err != nil {
@@ -298,7 +298,7 @@ func (s *logStore) Entries(lo, hi, maxSize uint64) ([]*pb.Entry, error) {
 		return nil, err
 	}
 	if len(ents) == 0 {
-		return nil, fmt.Errorf("%w: log entry %d missing", ErrCorruption, lo)
+		return nil, fmt.Errorf("%w: log entry %d missing", ErrCorrupt, lo)
 	}
 	return ents, nil
 }

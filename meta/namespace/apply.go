@@ -31,7 +31,7 @@ const (
 // committed before the next Apply (see Committed).
 func (ns *Namespace) Apply(cmd *stratopb.NamespaceCommand, b *pebble.Batch) (proto.Message, error) {
 	if cmd == nil {
-		return nil, fmt.Errorf("%w: nil command", ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: nil command", ErrInvalid)
 	}
 	a := applierPool.Get().(*applier)
 	defer a.recycle()
@@ -71,7 +71,7 @@ func (ns *Namespace) Apply(cmd *stratopb.NamespaceCommand, b *pebble.Batch) (pro
 	case *stratopb.NamespaceCommand_PurgeDeletedBlocks:
 		res, err = a.purgeDeletedBlocks(op.PurgeDeletedBlocks)
 	default:
-		return nil, fmt.Errorf("%w: unknown command %T", ErrInvalidArgument, cmd.Op)
+		return nil, fmt.Errorf("%w: unknown command %T", ErrInvalid, cmd.Op)
 	}
 	if err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ func (a *applier) loadVolume(name string) (*stratopb.VolumeInfo, error) {
 
 func checkQuotas(qb, qn int64) error {
 	if qb < 0 || qn < 0 {
-		return fmt.Errorf("%w: quotas must not be negative (bytes %d, namespace %d)", ErrInvalidArgument, qb, qn)
+		return fmt.Errorf("%w: quotas must not be negative (bytes %d, namespace %d)", ErrInvalid, qb, qn)
 	}
 	return nil
 }
@@ -285,15 +285,15 @@ func (a *applier) createBucket(bi *stratopb.BucketInfo) (proto.Message, error) {
 	}
 	switch {
 	case rec.Layout != stratopb.BucketLayout_LAYOUT_FSO && rec.Layout != stratopb.BucketLayout_LAYOUT_OBS:
-		return nil, fmt.Errorf("%w: bucket layout %v", ErrInvalidArgument, rec.Layout)
+		return nil, fmt.Errorf("%w: bucket layout %v", ErrInvalid, rec.Layout)
 	case !validReplication(rec.Replication):
-		return nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalidArgument, rec.Replication)
+		return nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalid, rec.Replication)
 	case !validChecksum(rec.ChecksumType):
-		return nil, fmt.Errorf("%w: checksum type %v", ErrInvalidArgument, rec.ChecksumType)
+		return nil, fmt.Errorf("%w: checksum type %v", ErrInvalid, rec.ChecksumType)
 	case rec.BytesPerChecksum < 0 || rec.BytesPerChecksum > maxBytesPerChecksum:
-		return nil, fmt.Errorf("%w: bytes per checksum %d must be in (0, %d]", ErrInvalidArgument, rec.BytesPerChecksum, maxBytesPerChecksum)
+		return nil, fmt.Errorf("%w: bytes per checksum %d must be in (0, %d]", ErrInvalid, rec.BytesPerChecksum, maxBytesPerChecksum)
 	case rec.BlockSize <= 0:
-		return nil, fmt.Errorf("%w: block size %d must be positive", ErrInvalidArgument, rec.BlockSize)
+		return nil, fmt.Errorf("%w: block size %d must be positive", ErrInvalid, rec.BlockSize)
 	}
 	v, err := a.loadVolume(rec.Volume)
 	if err != nil {

@@ -79,17 +79,17 @@ func (ns *Namespace) DeferOpen(view pebble.Reader, c *stratopb.OpenKeyCommand) (
 func createToken(c *stratopb.CommitKeyRequest) (*stratopb.OpenKeyCommand, error) {
 	oc := &stratopb.OpenKeyCommand{}
 	if err := proto.Unmarshal(c.GetCreateToken(), oc); err != nil {
-		return nil, fmt.Errorf("%w: undecodable create token: %w", ErrInvalidArgument, err)
+		return nil, fmt.Errorf("%w: undecodable create token: %w", ErrInvalid, err)
 	}
 	switch {
 	case c.GetOpenId() != 0:
-		return nil, fmt.Errorf("%w: a commit has an open ID or a create token, not both", ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: a commit has an open ID or a create token, not both", ErrInvalid)
 	case c.GetHsync():
-		return nil, fmt.Errorf("%w: hsync of a deferred create (open it with a size hint first)", ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: hsync of a deferred create (open it with a size hint first)", ErrInvalid)
 	case len(c.GetBlocks()) > 0 || len(oc.GetBlocks()) > 0:
-		return nil, fmt.Errorf("%w: a deferred create commits no block (open it with a size hint to write)", ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: a deferred create commits no block (open it with a size hint to write)", ErrInvalid)
 	case oc.GetVolume() != c.GetVolume() || oc.GetBucket() != c.GetBucket():
-		return nil, fmt.Errorf("%w: create token for %s/%s, commit in %s/%s", ErrInvalidArgument,
+		return nil, fmt.Errorf("%w: create token for %s/%s, commit in %s/%s", ErrInvalid,
 			oc.GetVolume(), oc.GetBucket(), c.GetVolume(), c.GetBucket())
 	}
 	return oc, nil

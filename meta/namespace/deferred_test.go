@@ -96,18 +96,18 @@ func TestDeferredCreate(t *testing.T) {
 	// Bad tokens and commits.
 	tok, err = h.deferOpen(create("d/h", true, false))
 	require.NoError(t, err)
-	h.fails(ErrInvalidArgument, commit("fso", "d/h", []byte("not a token")))
-	h.fails(ErrInvalidArgument, commit("obs", "d/h", tok))
+	h.fails(ErrInvalid, commit("fso", "d/h", []byte("not a token")))
+	h.fails(ErrInvalid, commit("obs", "d/h", tok))
 	h.fails(ErrOpenKeyNotFound, commit("fso", "d/other", tok))
 	c := commit("fso", "d/h", tok)
 	c.Hsync = true
-	h.fails(ErrInvalidArgument, c)
+	h.fails(ErrInvalid, c)
 	c = commit("fso", "d/h", tok)
 	c.OpenId = 5
-	h.fails(ErrInvalidArgument, c)
+	h.fails(ErrInvalid, c)
 	c = commit("fso", "d/h", tok)
 	c.Blocks = []*stratopb.BlockLocation{{BlockId: &stratopb.BlockID{ContainerId: 1, LocalId: 1}, Length: 1}}
-	h.fails(ErrInvalidArgument, c)
+	h.fails(ErrInvalid, c)
 	h.must(commit("fso", "d/h", tok))
 
 	// OBS: OpenKey semantics, the key appears at the commit.

@@ -15,8 +15,8 @@
 //	b.Commit(...); ns.Committed()
 //
 // Errors are classified for the server's mapping to gRPC codes: Class(err)
-// is ErrNotFound, ErrAlreadyExists, ErrFailedPrecondition or
-// ErrInvalidArgument (or nil: internal), and messages name the object.
+// is ErrNotFound, ErrExists, ErrFailedPrecondition or
+// ErrInvalid (or nil: internal), and messages name the object.
 //
 // Prepare validates, fixes the leader's time, and allocates blocks through
 // the BlockAllocator (meta/cluster). Apply is deterministic and is the

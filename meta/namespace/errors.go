@@ -8,9 +8,9 @@ import "errors"
 // Anything else (a Pebble error, a corrupt record) is internal.
 var (
 	ErrNotFound           = errors.New("namespace: not found")
-	ErrAlreadyExists      = errors.New("namespace: already exists")
+	ErrExists             = errors.New("namespace: already exists")
 	ErrFailedPrecondition = errors.New("namespace: failed precondition")
-	ErrInvalidArgument    = errors.New("namespace: invalid argument")
+	ErrInvalid            = errors.New("namespace: invalid argument")
 	// ErrCorrupt marks a stored record that cannot be decoded.
 	ErrCorrupt = errors.New("namespace: corrupt record")
 )
@@ -35,11 +35,11 @@ var (
 	ErrFileNotFound      = sentinel("namespace: file or directory not found", ErrNotFound)
 	ErrOpenKeyNotFound   = sentinel("namespace: open key not found", ErrNotFound)
 	ErrParentNotFound    = sentinel("namespace: parent directory not found", ErrNotFound)
-	ErrVolumeExists      = sentinel("namespace: volume already exists", ErrAlreadyExists)
-	ErrBucketExists      = sentinel("namespace: bucket already exists", ErrAlreadyExists)
-	ErrKeyExists         = sentinel("namespace: key already exists", ErrAlreadyExists)
-	ErrFileExists        = sentinel("namespace: file already exists", ErrAlreadyExists)
-	ErrDirectoryExists   = sentinel("namespace: directory already exists", ErrAlreadyExists)
+	ErrVolumeExists      = sentinel("namespace: volume already exists", ErrExists)
+	ErrBucketExists      = sentinel("namespace: bucket already exists", ErrExists)
+	ErrKeyExists         = sentinel("namespace: key already exists", ErrExists)
+	ErrFileExists        = sentinel("namespace: file already exists", ErrExists)
+	ErrDirectoryExists   = sentinel("namespace: directory already exists", ErrExists)
 	ErrVolumeNotEmpty    = sentinel("namespace: volume not empty", ErrFailedPrecondition)
 	ErrBucketNotEmpty    = sentinel("namespace: bucket not empty", ErrFailedPrecondition)
 	ErrDirectoryNotEmpty = sentinel("namespace: directory not empty", ErrFailedPrecondition)
@@ -47,16 +47,16 @@ var (
 	ErrNotADirectory     = sentinel("namespace: not a directory", ErrFailedPrecondition)
 	ErrIsADirectory      = sentinel("namespace: is a directory", ErrFailedPrecondition)
 	ErrWrongLayout       = sentinel("namespace: operation not supported by the bucket layout", ErrFailedPrecondition)
-	ErrRenameUnderSelf   = sentinel("namespace: cannot move a directory under itself", ErrInvalidArgument)
-	ErrInvalidName       = sentinel("namespace: invalid name", ErrInvalidArgument)
-	ErrInvalidBlocks     = sentinel("namespace: invalid block list", ErrInvalidArgument)
+	ErrRenameUnderSelf   = sentinel("namespace: cannot move a directory under itself", ErrInvalid)
+	ErrInvalidName       = sentinel("namespace: invalid name", ErrInvalid)
+	ErrInvalidBlocks     = sentinel("namespace: invalid block list", ErrInvalid)
 )
 
-// Class returns the class of err (ErrNotFound, ErrAlreadyExists,
-// ErrFailedPrecondition, ErrInvalidArgument) or nil when err is nil or
+// Class returns the class of err (ErrNotFound, ErrExists,
+// ErrFailedPrecondition, ErrInvalid) or nil when err is nil or
 // belongs to none of them (an internal error).
 func Class(err error) error {
-	for _, c := range []error{ErrNotFound, ErrAlreadyExists, ErrFailedPrecondition, ErrInvalidArgument} {
+	for _, c := range []error{ErrNotFound, ErrExists, ErrFailedPrecondition, ErrInvalid} {
 		if errors.Is(err, c) {
 			return c
 		}

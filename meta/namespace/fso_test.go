@@ -56,12 +56,12 @@ func TestCreateDirectoryAndStatus(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotADirectory)
 	require.ErrorIs(t, err, ErrFailedPrecondition)
 	_, err = h.stat("fsb", "a/../b")
-	require.ErrorIs(t, err, ErrInvalidArgument)
-	err = h.fails(ErrAlreadyExists, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/f"})
+	require.ErrorIs(t, err, ErrInvalid)
+	err = h.fails(ErrExists, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/f"})
 	require.ErrorIs(t, err, ErrFileExists)
 	err = h.fails(ErrFailedPrecondition, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/f/g"})
 	require.ErrorIs(t, err, ErrNotADirectory)
-	h.fails(ErrInvalidArgument, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a//b"})
+	h.fails(ErrInvalid, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a//b"})
 	h.fails(ErrNotFound, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "nope", Path: "a"})
 	_, err = h.rd().GetFileStatus(&stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "nope", Path: "a"})
 	require.ErrorIs(t, err, ErrBucketNotFound)
@@ -99,7 +99,7 @@ func TestCreateFile(t *testing.T) {
 	h.fails(ErrFailedPrecondition, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y/f/g"})
 
 	// Existing file: error without overwrite, replaced with it.
-	err = h.fails(ErrAlreadyExists, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y/f"})
+	err = h.fails(ErrExists, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y/f"})
 	require.ErrorIs(t, err, ErrFileExists)
 	h.createFile("fsb", "x/y/f", 5)
 	st, _ = h.stat("fsb", "x/y/f")
@@ -108,16 +108,16 @@ func TestCreateFile(t *testing.T) {
 	err = h.fails(ErrFailedPrecondition, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y", Overwrite: true})
 	require.ErrorIs(t, err, ErrIsADirectory)
 	h.fails(ErrFailedPrecondition, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d"})
-	h.fails(ErrInvalidArgument, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "/"})
-	h.fails(ErrInvalidArgument, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/./f"})
-	err = h.fails(ErrInvalidArgument, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: "fsb", Key: "folder/"})
+	h.fails(ErrInvalid, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "/"})
+	h.fails(ErrInvalid, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/./f"})
+	err = h.fails(ErrInvalid, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: "fsb", Key: "folder/"})
 	require.Contains(t, err.Error(), "CreateDirectory")
 
 	// Two writers without overwrite: the second commit finds the file there.
 	o1 := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/race"}).(*stratopb.OpenKeyResponse)
 	o2 := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/race"}).(*stratopb.OpenKeyResponse)
 	h.must(&stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d/race", OpenId: o1.OpenId})
-	h.fails(ErrAlreadyExists, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d/race", OpenId: o2.OpenId})
+	h.fails(ErrExists, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d/race", OpenId: o2.OpenId})
 
 	// A directory made where the open file was to go blocks the commit.
 	o3 := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/later"}).(*stratopb.OpenKeyResponse)
@@ -209,7 +209,7 @@ func TestRename(t *testing.T) {
 	// Under itself: refused, at any depth, and directly into itself.
 	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "bb/c/deep/er"})
 	for _, dst := range []string{"bb/c", "bb/c/deep/er/x", "bb/c/deep", "bb/x"} {
-		err := h.fails(ErrInvalidArgument, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "bb", Dst: dst})
+		err := h.fails(ErrInvalid, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "bb", Dst: dst})
 		require.ErrorIs(t, err, ErrRenameUnderSelf, dst)
 	}
 	h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "bb", Dst: "bb"}) // onto itself: no-op
@@ -218,19 +218,19 @@ func TestRename(t *testing.T) {
 
 	// Conflicts and missing pieces.
 	h.createFile("fsb", "t/h2", 1)
-	err = h.fails(ErrAlreadyExists, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "t/h", Dst: "t/h2"})
+	err = h.fails(ErrExists, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "t/h", Dst: "t/h2"})
 	require.ErrorIs(t, err, ErrFileExists)
 	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "t/bb"})
-	err = h.fails(ErrAlreadyExists, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "bb", Dst: "t"})
+	err = h.fails(ErrExists, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "bb", Dst: "t"})
 	require.ErrorIs(t, err, ErrDirectoryExists, "t/bb exists")
 	h.fails(ErrNotFound, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "nope", Dst: "x"})
 	err = h.fails(ErrNotFound, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "t/h", Dst: "no/such/x"})
 	require.ErrorIs(t, err, ErrParentNotFound)
 	h.fails(ErrFailedPrecondition, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "t/h", Dst: "t/h2/x"})
-	h.fails(ErrInvalidArgument, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "/", Dst: "x"})
-	h.fails(ErrInvalidArgument, &stratopb.RenameKeyRequest{Volume: "vol", Bucket: "fsb", FromKey: "t/h", ToKey: "/"})
+	h.fails(ErrInvalid, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "/", Dst: "x"})
+	h.fails(ErrInvalid, &stratopb.RenameKeyRequest{Volume: "vol", Bucket: "fsb", FromKey: "t/h", ToKey: "/"})
 	// RenameKey on FSO does not move into directories.
-	err = h.fails(ErrAlreadyExists, &stratopb.RenameKeyRequest{Volume: "vol", Bucket: "fsb", FromKey: "t/h", ToKey: "bb"})
+	err = h.fails(ErrExists, &stratopb.RenameKeyRequest{Volume: "vol", Bucket: "fsb", FromKey: "t/h", ToKey: "bb"})
 	require.ErrorIs(t, err, ErrDirectoryExists)
 	h.must(&stratopb.RenameKeyRequest{Volume: "vol", Bucket: "fsb", FromKey: "t/h", ToKey: "bb/h"})
 	_, err = h.stat("fsb", "bb/h")
@@ -284,7 +284,7 @@ func TestDelete(t *testing.T) {
 	require.Contains(t, err.Error(), "d")
 	h.fails(ErrNotFound, &stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d/nope"})
 	h.fails(ErrNotFound, &stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "x/y"})
-	h.fails(ErrInvalidArgument, &stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "/", Recursive: true})
+	h.fails(ErrInvalid, &stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "/", Recursive: true})
 
 	// An empty directory, then a file.
 	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "e"})

@@ -201,7 +201,7 @@ func (l *fsoLister) list(id uint64, base, namePrefix, after string) (bool, error
 
 func (rd *Reader) listFSO(bk *stratopb.BucketInfo, prefix, after, delim string, limit int) (*stratopb.ListKeysResponse, error) {
 	if delim != "" && delim != "/" {
-		return nil, fmt.Errorf("%w: FSO bucket %s/%s lists with delimiter \"/\" or none, not %q", ErrInvalidArgument, bk.Volume, bk.Name, delim)
+		return nil, fmt.Errorf("%w: FSO bucket %s/%s lists with delimiter \"/\" or none, not %q", ErrInvalid, bk.Volume, bk.Name, delim)
 	}
 	res := &stratopb.ListKeysResponse{}
 	dirPath, namePrefix := "", prefix

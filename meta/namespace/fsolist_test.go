@@ -76,7 +76,7 @@ func TestListKeysFSO(t *testing.T) {
 	require.Empty(t, listAll(t, h, "fsb", "nope/", "", "", 0))
 	require.Empty(t, listAll(t, h, "fsb", "b/", "", "", 0), "a file is not a directory")
 	_, err := h.rd().ListKeys(&stratopb.ListKeysRequest{Volume: "vol", Bucket: "fsb", Delimiter: "-"})
-	require.ErrorIs(t, err, ErrInvalidArgument)
+	require.ErrorIs(t, err, ErrInvalid)
 }
 
 // TestListKeysFSOOracle compares FSO listings with the S3 reference on

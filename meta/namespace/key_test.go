@@ -47,11 +47,11 @@ func TestOBSKeys(t *testing.T) {
 	require.Len(t, ok.Blocks, 3)
 
 	// Only allocated blocks may be committed.
-	h.fails(ErrInvalidArgument, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/b", OpenId: open.OpenId,
+	h.fails(ErrInvalid, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/b", OpenId: open.OpenId,
 		Blocks: []*stratopb.BlockLocation{{BlockId: &stratopb.BlockID{ContainerId: 9, LocalId: 9}, Length: 1}}})
-	h.fails(ErrInvalidArgument, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/b", OpenId: open.OpenId,
+	h.fails(ErrInvalid, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/b", OpenId: open.OpenId,
 		Blocks: []*stratopb.BlockLocation{{BlockId: second.Block.BlockId, Length: 1}, {BlockId: second.Block.BlockId, Length: 1}}})
-	h.fails(ErrInvalidArgument, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/b", OpenId: open.OpenId,
+	h.fails(ErrInvalid, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/b", OpenId: open.OpenId,
 		Blocks: []*stratopb.BlockLocation{{BlockId: second.Block.BlockId, Length: -1}}})
 	h.fails(ErrNotFound, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "obs", Key: "other", OpenId: open.OpenId})
 	h.fails(ErrNotFound, &stratopb.AllocateBlockRequest{Volume: "vol", Bucket: "obs", Key: "a/b", OpenId: 12345})
@@ -89,7 +89,7 @@ func TestOBSKeys(t *testing.T) {
 	require.Equal(t, int64(2), n)
 
 	// Rename.
-	h.fails(ErrAlreadyExists, &stratopb.RenameKeyRequest{Volume: "vol", Bucket: "obs", FromKey: "a/b", ToKey: "empty"})
+	h.fails(ErrExists, &stratopb.RenameKeyRequest{Volume: "vol", Bucket: "obs", FromKey: "a/b", ToKey: "empty"})
 	h.fails(ErrNotFound, &stratopb.RenameKeyRequest{Volume: "vol", Bucket: "obs", FromKey: "nope", ToKey: "x"})
 	h.must(&stratopb.RenameKeyRequest{Volume: "vol", Bucket: "obs", FromKey: "a/b", ToKey: "c"})
 	_, err = h.rd().LookupKey(&stratopb.LookupKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/b"})
@@ -109,11 +109,11 @@ func TestOBSKeys(t *testing.T) {
 	require.Equal(t, int64(1), n)
 
 	// Names and layouts.
-	h.fails(ErrInvalidArgument, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: "obs", Key: ""})
+	h.fails(ErrInvalid, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: "obs", Key: ""})
 	h.fails(ErrFailedPrecondition, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "obs", Path: "f"})
 	h.fails(ErrFailedPrecondition, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "obs", Path: "d"})
 	h.fails(ErrNotFound, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: "nope", Key: "k"})
-	h.fails(ErrInvalidArgument, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: "obs", Key: "k", SizeHint: -1})
+	h.fails(ErrInvalid, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: "obs", Key: "k", SizeHint: -1})
 
 	// Allocation failures reach the caller from prepare.
 	h.alloc.fail = errors.New("no pipeline")
@@ -174,7 +174,7 @@ func TestListKeys(t *testing.T) {
 	require.Len(t, paged, 5)
 
 	_, err := h.rd().ListKeys(&stratopb.ListKeysRequest{Volume: "vol", Bucket: "obs", Delimiter: "//"})
-	require.ErrorIs(t, err, ErrInvalidArgument)
+	require.ErrorIs(t, err, ErrInvalid)
 	h.volBucket("fso", stratopb.BucketLayout_LAYOUT_FSO)
 	h.createFile("fso", "dir/f", 1)
 	lk, err := h.rd().ListKeys(&stratopb.ListKeysRequest{Volume: "vol", Bucket: "fso"})

@@ -126,11 +126,11 @@ func (a *applier) newOpenKey(c *stratopb.OpenKeyCommand, persist bool) (*stratop
 	}
 	switch {
 	case !validReplication(repl):
-		return nil, nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalidArgument, repl)
+		return nil, nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalid, repl)
 	case c.GetExpiresAt() <= 0:
-		return nil, nil, fmt.Errorf("%w: open key without an expiry time", ErrInvalidArgument)
+		return nil, nil, fmt.Errorf("%w: open key without an expiry time", ErrInvalid)
 	case c.GetSizeHint() < 0:
-		return nil, nil, fmt.Errorf("%w: negative size hint %d", ErrInvalidArgument, c.GetSizeHint())
+		return nil, nil, fmt.Errorf("%w: negative size hint %d", ErrInvalid, c.GetSizeHint())
 	}
 	if err := checkAllocated(c.GetBlocks()); err != nil {
 		return nil, nil, err
@@ -715,7 +715,7 @@ func (a *applier) unpublished(rec *stratopb.OpenKeyInfo) ([]*stratopb.BlockLocat
 
 func (a *applier) reclaim(c *stratopb.ReclaimCommand) (proto.Message, error) {
 	if c.GetLimit() <= 0 {
-		return nil, fmt.Errorf("%w: reclaim limit %d must be positive", ErrInvalidArgument, c.GetLimit())
+		return nil, fmt.Errorf("%w: reclaim limit %d must be positive", ErrInvalid, c.GetLimit())
 	}
 	res := &stratopb.ReclaimResult{}
 	budget := int(c.GetLimit())

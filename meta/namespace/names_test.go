@@ -13,7 +13,7 @@ func FuzzCleanPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p string) {
 		c, err := CleanPath(p)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidArgument) {
+			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("CleanPath(%q): unclassified error %v", p, err)
 			}
 			return
@@ -42,7 +42,7 @@ func FuzzValidateBucketName(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name string) {
 		err := ValidateBucketName(name)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidArgument) {
+			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("%q: unclassified error %v", name, err)
 			}
 			return

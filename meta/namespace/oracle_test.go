@@ -72,7 +72,7 @@ func (m *model) mkdir(p string) error {
 		}
 		if !n.dir {
 			if i == len(parts)-1 {
-				return ErrAlreadyExists
+				return ErrExists
 			}
 			return ErrFailedPrecondition
 		}
@@ -105,7 +105,7 @@ func (m *model) create(p string, size int64, overwrite, recursive bool) error {
 			return ErrFailedPrecondition
 		}
 		if !overwrite {
-			return ErrAlreadyExists
+			return ErrExists
 		}
 	}
 	if parent != "" {
@@ -117,7 +117,7 @@ func (m *model) create(p string, size int64, overwrite, recursive bool) error {
 
 func (m *model) delete(p string, recursive bool) error {
 	if p == "" {
-		return ErrInvalidArgument
+		return ErrInvalid
 	}
 	parent, _ := splitLast(p)
 	if err := m.walkDirs(parent); err != nil {
@@ -140,7 +140,7 @@ func (m *model) delete(p string, recursive bool) error {
 
 func (m *model) rename(src, dst string) error {
 	if src == "" {
-		return ErrInvalidArgument
+		return ErrInvalid
 	}
 	sp, sn := splitLast(src)
 	if err := m.walkDirs(sp); err != nil {
@@ -157,7 +157,7 @@ func (m *model) rename(src, dst string) error {
 	if dst != "" {
 		dp, _ := splitLast(dst)
 		if n.dir && (dp == src || strings.HasPrefix(dp, src+"/")) {
-			return ErrInvalidArgument
+			return ErrInvalid
 		}
 		if err := m.walkDirs(dp); err != nil {
 			return err
@@ -171,10 +171,10 @@ func (m *model) rename(src, dst string) error {
 		return nil
 	}
 	if n.dir && strings.HasPrefix(target, src+"/") {
-		return ErrInvalidArgument
+		return ErrInvalid
 	}
 	if _, ok := m.nodes[target]; ok {
-		return ErrAlreadyExists
+		return ErrExists
 	}
 	moved := map[string]mnode{}
 	for q, n := range m.nodes {

@@ -119,7 +119,7 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		}
 		cmd.Op = &stratopb.NamespaceCommand_CreateDirectory{CreateDirectory: r}
 	default:
-		return nil, fmt.Errorf("%w: %T is not a namespace mutation", ErrInvalidArgument, req)
+		return nil, fmt.Errorf("%w: %T is not a namespace mutation", ErrInvalid, req)
 	}
 	return cmd, nil
 }
@@ -156,7 +156,7 @@ func (ns *Namespace) prepareBucket(r *stratopb.CreateBucketRequest, view pebble.
 		bi.BlockSize = ns.opts.DefaultBlockSize
 	}
 	if !validReplication(bi.Replication) {
-		return nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalidArgument, bi.Replication)
+		return nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalid, bi.Replication)
 	}
 	if ok, err := exists(view, volumeKey(nil, r.GetVolume())); err != nil {
 		return nil, err
@@ -194,13 +194,13 @@ func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env Pr
 		}
 	}
 	if c.SizeHint < 0 {
-		return nil, fmt.Errorf("%w: negative size hint %d", ErrInvalidArgument, c.SizeHint)
+		return nil, fmt.Errorf("%w: negative size hint %d", ErrInvalid, c.SizeHint)
 	}
 	if c.Replication == stratopb.ReplicationFactor_REPLICATION_UNSPECIFIED {
 		c.Replication = bk.Replication
 	}
 	if !validReplication(c.Replication) {
-		return nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalidArgument, c.Replication)
+		return nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalid, c.Replication)
 	}
 	c.ExpiresAt = env.Now.Add(ns.opts.OpenKeyTTL).UnixMilli()
 	if c.SizeHint > 0 {

@@ -495,7 +495,7 @@ func (rd *Reader) ListKeys(req *stratopb.ListKeysRequest) (*stratopb.ListKeysRes
 		return nil, err
 	}
 	if len(req.GetDelimiter()) > 1 {
-		return nil, fmt.Errorf("%w: delimiter %q must be one character", ErrInvalidArgument, req.GetDelimiter())
+		return nil, fmt.Errorf("%w: delimiter %q must be one character", ErrInvalid, req.GetDelimiter())
 	}
 	if isFSO(bk) {
 		return rd.listFSO(bk, req.GetPrefix(), req.GetStartAfter(), req.GetDelimiter(), rd.limit(req.GetLimit()))

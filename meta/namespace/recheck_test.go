@@ -27,8 +27,8 @@ func TestApplyRechecksPreparedState(t *testing.T) {
 		first, second proto.Message
 		class         error
 	}{
-		{"volume twice", &stratopb.CreateVolumeRequest{Name: "vol2"}, &stratopb.CreateVolumeRequest{Name: "vol2"}, ErrAlreadyExists},
-		{"bucket twice", &stratopb.CreateBucketRequest{Volume: "vol", Name: "b2b"}, &stratopb.CreateBucketRequest{Volume: "vol", Name: "b2b"}, ErrAlreadyExists},
+		{"volume twice", &stratopb.CreateVolumeRequest{Name: "vol2"}, &stratopb.CreateVolumeRequest{Name: "vol2"}, ErrExists},
+		{"bucket twice", &stratopb.CreateBucketRequest{Volume: "vol", Name: "b2b"}, &stratopb.CreateBucketRequest{Volume: "vol", Name: "b2b"}, ErrExists},
 		{"bucket in a deleted volume", &stratopb.DeleteVolumeRequest{Name: "gone"}, &stratopb.CreateBucketRequest{Volume: "gone", Name: "bkt"}, ErrNotFound},
 		{"mkdir then create there", &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "x"},
 			&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x"}, ErrFailedPrecondition},
@@ -74,6 +74,6 @@ func TestApplyValidatesCommands(t *testing.T) {
 		{Op: &stratopb.NamespaceCommand_Reclaim{Reclaim: &stratopb.ReclaimCommand{}}},
 	} {
 		_, err := h.apply(cmd)
-		require.ErrorIs(t, err, ErrInvalidArgument, "%v", cmd)
+		require.ErrorIs(t, err, ErrInvalid, "%v", cmd)
 	}
 }

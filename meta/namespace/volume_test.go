@@ -14,9 +14,9 @@ func TestVolumes(t *testing.T) {
 	res := h.must(&stratopb.CreateVolumeRequest{Name: "vol-a", Owner: "alice", QuotaBytes: 10, QuotaNamespace: 2}).(*stratopb.CreateVolumeResponse)
 	require.NotZero(t, res.Volume.Id)
 	require.Equal(t, h.now.UnixMilli(), res.Volume.CreationTime)
-	h.fails(ErrAlreadyExists, &stratopb.CreateVolumeRequest{Name: "vol-a"})
-	h.fails(ErrInvalidArgument, &stratopb.CreateVolumeRequest{Name: "Vol"})
-	h.fails(ErrInvalidArgument, &stratopb.CreateVolumeRequest{Name: "vol-b", QuotaBytes: -1})
+	h.fails(ErrExists, &stratopb.CreateVolumeRequest{Name: "vol-a"})
+	h.fails(ErrInvalid, &stratopb.CreateVolumeRequest{Name: "Vol"})
+	h.fails(ErrInvalid, &stratopb.CreateVolumeRequest{Name: "vol-b", QuotaBytes: -1})
 	for _, n := range []string{"vol-b", "vol-c", "other"} {
 		h.must(&stratopb.CreateVolumeRequest{Name: n})
 	}
@@ -71,7 +71,7 @@ func TestVolumes(t *testing.T) {
 	h.must(&stratopb.SetQuotaRequest{Volume: "small", QuotaNamespace: 2})
 	h.must(&stratopb.CreateBucketRequest{Volume: "small", Name: "bk2"})
 	h.fails(ErrNotFound, &stratopb.SetQuotaRequest{Volume: "nope"})
-	h.fails(ErrInvalidArgument, &stratopb.SetQuotaRequest{Volume: "small", QuotaBytes: -5})
+	h.fails(ErrInvalid, &stratopb.SetQuotaRequest{Volume: "small", QuotaBytes: -5})
 }
 
 func TestBuckets(t *testing.T) {
@@ -99,12 +99,12 @@ func TestBuckets(t *testing.T) {
 	require.Equal(t, int32(1<<20), got.BytesPerChecksum)
 	require.Equal(t, int64(100), got.QuotaBytes)
 
-	h.fails(ErrAlreadyExists, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
-	h.fails(ErrInvalidArgument, &stratopb.CreateBucketRequest{Volume: "vol", Name: "b", Replication: 2})
-	h.fails(ErrInvalidArgument, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt2", BytesPerChecksum: -1})
-	h.fails(ErrInvalidArgument, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt2", ChecksumType: 99})
-	h.fails(ErrInvalidArgument, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt2", Layout: 9})
-	err = h.fails(ErrInvalidArgument, &stratopb.CreateBucketRequest{Volume: "vol", Name: "My_Bucket"})
+	h.fails(ErrExists, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+	h.fails(ErrInvalid, &stratopb.CreateBucketRequest{Volume: "vol", Name: "b", Replication: 2})
+	h.fails(ErrInvalid, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt2", BytesPerChecksum: -1})
+	h.fails(ErrInvalid, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt2", ChecksumType: 99})
+	h.fails(ErrInvalid, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt2", Layout: 9})
+	err = h.fails(ErrInvalid, &stratopb.CreateBucketRequest{Volume: "vol", Name: "My_Bucket"})
 	require.ErrorIs(t, err, ErrInvalidName)
 	require.Contains(t, err.Error(), "lowercase")
 
@@ -161,7 +161,7 @@ func TestNames(t *testing.T) {
 		{"abc-s3alias", "-s3alias"},
 	} {
 		err := ValidateBucketName(tc.name)
-		require.ErrorIs(t, err, ErrInvalidArgument, tc.name)
+		require.ErrorIs(t, err, ErrInvalid, tc.name)
 		require.Contains(t, err.Error(), tc.rule, tc.name)
 	}
 	for _, ok := range []string{"abc", "a-b.c1", "my.bucket.name", strings.Repeat("a", 63), "123"} {
@@ -187,7 +187,7 @@ func TestNames(t *testing.T) {
 		{"a/\xff", "UTF-8"},
 	} {
 		_, err := CleanPath(tc.in)
-		require.ErrorIs(t, err, ErrInvalidArgument, tc.in)
+		require.ErrorIs(t, err, ErrInvalid, tc.in)
 		require.Contains(t, err.Error(), tc.rule, tc.in)
 	}
 
