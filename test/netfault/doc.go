@@ -31,6 +31,24 @@
 // the leader repeatedly under continuous writes and measures the time to
 // the first successful write.
 //
+// RunDatanodeKill is the single-datanode variant: four datanodes, writers
+// on the client hosts putting keys of one chunk, several chunks and several
+// blocks into a bucket of 256 KiB blocks, some with an hsync partway (some
+// of those never closed), and one datanode killed with SIGKILL at a seeded
+// moment while they run; the writers carry on in new blocks on pipelines
+// without it. Each writer records every close and hsync that returned.
+// The victim is then started again on its data directory while cut off
+// from meta, and every block of an acknowledged key that meta places on it is
+// read from it alone: a PutBlock it answered before the kill must have
+// survived the kill. Once the cut is healed, every container must be whole
+// again within 90s — CLOSED with its replication factor of good replicas
+// at one block commit sequence ID, or OPEN on a healthy pipeline — and
+// every closed key and every hsynced prefix of a key never closed must
+// read back byte for byte, through the client and from each replica on its
+// own. The victim is restarted rather than left for dead because meta
+// copies a silent datanode's replicas only once it is dead, two minutes
+// on (not a flag of strato meta).
+//
 // Everything here needs root and iproute2; Available says whether the
 // machine can run it.
 package netfault

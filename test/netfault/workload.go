@@ -60,6 +60,16 @@ type WorkConfig struct {
 	// Delay is how long "createbucket" waits between connecting and
 	// sending.
 	Delay time.Duration `json:"delay,omitempty"`
+	// The datanode-kill modes (dnwork.go): Datanodes is the cluster's
+	// number of datanodes; Records the writers' record files dnverify
+	// checks; Datanode and DatanodeID the one datanode whose replicas it
+	// reads alone (none: all of them); Health how long it waits for every
+	// container to be whole (0: it does not).
+	Datanodes  int           `json:"datanodes,omitempty"`
+	Records    []string      `json:"records,omitempty"`
+	Datanode   string        `json:"datanode,omitempty"`
+	DatanodeID string        `json:"datanode_id,omitempty"`
+	Health     time.Duration `json:"health,omitempty"`
 }
 
 // Main runs the helper mode named by $STRATO_NETFAULT_MODE and exits; it
@@ -109,6 +119,8 @@ func runMode(mode string) error {
 			_, err := c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: cfg.Volume})
 			return ignoreExists(err)
 		})
+	case "dnsetup", "dnwrite", "dnverify":
+		return runDatanodeKillMode(ctx, c, mode, cfg)
 	case "work", "verify", "writer":
 		rec, err := NewRecorder(cfg.Out)
 		if err != nil {
