@@ -1,9 +1,13 @@
 package datanode
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"slices"
 	"sync"
 
+	"github.com/strato-io/strato/datanode/container"
 	"github.com/strato-io/strato/proto/stratopb"
 )
 
@@ -41,7 +45,11 @@ func (a *agent) deleteBlocks(cmdID uint64, cmd *stratopb.DeleteBlocksCommand) {
 	n, bytes, err := bd.DeleteBlocks(cmd.ContainerId, cmd.LocalIds)
 	a.deleteAcks.done(cmd.Seq, err == nil)
 	if err != nil {
-		a.opts.Logger.Warn("datanode: delete blocks", "command", cmdID, "container", cmd.ContainerId,
+		lvl := slog.LevelWarn
+		if errors.Is(err, container.ErrBusy) {
+			lvl = slog.LevelDebug // a copy is reading the container; meta sends the command again
+		}
+		a.opts.Logger.Log(context.Background(), lvl, "datanode: delete blocks", "command", cmdID, "container", cmd.ContainerId,
 			"blocks", len(cmd.LocalIds), "seq", cmd.Seq, "err", err)
 		return
 	}

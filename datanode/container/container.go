@@ -42,6 +42,20 @@ type Container struct {
 
 	dirMu    sync.Mutex  // serialises fsyncs of the chunks directory
 	dirDirty atomic.Bool // a file was created in chunks since its last fsync
+
+	// held is held shared by HoldBlocks (copies that read every block) and
+	// tried exclusively by DeleteBlocks, which refuses rather than waits.
+	held sync.RWMutex
+}
+
+// HoldBlocks keeps every block of the container in place until release is
+// called: DeleteBlocks refuses with ErrBusy meanwhile. A copy of the whole
+// container holds them from its listing of the blocks to its last read, so
+// that a deletion cannot pull a listed block from under it. It waits for a
+// DeleteBlocks in progress.
+func (c *Container) HoldBlocks() (release func()) {
+	c.held.RLock()
+	return c.held.RUnlock
 }
 
 const blockShards = 32

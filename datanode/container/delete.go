@@ -15,10 +15,16 @@ import (
 // must give their space back (as in Ozone). A block that is not there is not
 // an error (the command is retried until acknowledged, so it may come
 // again). It returns how many blocks had a row and how many bytes they held.
+// While a copy holds the blocks (HoldBlocks) it deletes nothing and returns
+// ErrBusy.
 //
 // As with DeleteBlock the rows go first, durably; files left by a crash
 // right after are orphans that Scan reports.
 func (c *Container) DeleteBlocks(localIDs []uint64) (blocks int, bytes int64, err error) {
+	if !c.held.TryLock() {
+		return 0, 0, fmt.Errorf("%w: container %d", ErrBusy, c.id)
+	}
+	defer c.held.Unlock()
 	ids := slices.Clone(localIDs)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)

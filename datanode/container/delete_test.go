@@ -8,6 +8,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/checksum"
 )
 
 // TestDeleteBlocks: dead blocks go from OPEN and CLOSED containers, with
@@ -85,4 +87,29 @@ func TestDeleteBlocks(t *testing.T) {
 			require.Equal(t, data[:1500+extra], readAll(t, c, 3))
 		})
 	}
+}
+
+// While a copy holds a container's blocks, DeleteBlocks deletes nothing
+// and says so; after the release it deletes.
+func TestDeleteBlocksWaitsForHeldBlocks(t *testing.T) {
+	v, err := OpenVolume("/vol", testOptions(vfs.NewMem()))
+	require.NoError(t, err)
+	defer v.Close()
+	c, err := v.Create(1, FilePerBlock)
+	require.NoError(t, err)
+	p := pattern(3, 5000)
+	require.NoError(t, c.WriteChunk(7, 0, p, checksum.Compute(checksum.CRC32C, 256, p), WriteOptions{}))
+	_, err = c.PutBlock(7, 5000, PutOptions{})
+	require.NoError(t, err)
+
+	release := c.HoldBlocks()
+	_, _, err = c.DeleteBlocks([]uint64{7})
+	require.ErrorIs(t, err, ErrBusy)
+	_, err = c.GetBlock(7)
+	require.NoError(t, err, "the held block is still there")
+	release()
+	n, bytes, err := c.DeleteBlocks([]uint64{7})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, int64(5000), bytes)
 }

@@ -44,6 +44,10 @@ var (
 	// ErrCorrupt is returned when on-disk data or metadata is damaged: a row
 	// that does not decode, a block file shorter than its committed length.
 	ErrCorrupt = errors.New("container: corrupt data")
+	// ErrBusy is returned by DeleteBlocks while the container's blocks are
+	// held (HoldBlocks: a copy to another datanode is reading them); the
+	// caller tries again later.
+	ErrBusy = errors.New("container: blocks held by a copy in progress")
 	// ErrClosed is returned after the volume has been closed.
 	ErrClosed = errors.New("container: volume closed")
 )

@@ -119,6 +119,16 @@ func push(ctx context.Context, src Source, id uint64, addr string, opts *Options
 	if s := c.State(); s != container.Closed {
 		return st, fmt.Errorf("%w: container %d is %v", ErrNotClosed, id, s)
 	}
+	start := time.Now()
+	if err := opts.Limits.acquire(ctx); err != nil {
+		return st, err
+	}
+	defer opts.Limits.release()
+	st.Waited = time.Since(start)
+	// The blocks listed must stay until they are sent: a deletion of dead
+	// blocks waits (meta sends it again) rather than fail the copy.
+	release := c.HoldBlocks()
+	defer release()
 	info := c.Info()
 	begin := &wire.ImportBeginRequest{ContainerID: id, Layout: uint8(c.Layout()), BCSID: info.BCSID}
 	var blocks []container.Block
@@ -148,14 +158,7 @@ func push(ctx context.Context, src Source, id uint64, addr string, opts *Options
 		return st, fmt.Errorf("%w: %d bytes of block records", ErrTooLarge, size)
 	}
 
-	start := time.Now()
-	if err := opts.Limits.acquire(ctx); err != nil {
-		return st, err
-	}
-	defer opts.Limits.release()
-	st.Waited = time.Since(start)
 	start = time.Now()
-
 	s, err := dial(ctx, addr, opts)
 	if err != nil {
 		return st, err
