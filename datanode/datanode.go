@@ -50,6 +50,36 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// EnsureDefaults fills unset fields with their defaults and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.HeartbeatInterval == 0 {
+		o.HeartbeatInterval = 3 * time.Second
+	}
+	if o.ReplicationStreams == 0 {
+		o.ReplicationStreams = replication.DefaultStreams
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Validate reports the first invalid setting.
+func (o *Options) Validate() error {
+	switch {
+	case len(o.Dirs) == 0:
+		return errors.New("datanode: no data directory given")
+	case len(o.Meta) == 0:
+		return errors.New("datanode: no meta address given")
+	case o.HeartbeatInterval < 0:
+		return fmt.Errorf("datanode: HeartbeatInterval %v must be positive", o.HeartbeatInterval)
+	case o.ReplicationStreams < 0 || o.ReplicationBandwidth < 0:
+		return fmt.Errorf("datanode: ReplicationStreams %d and ReplicationBandwidth %d must not be negative",
+			o.ReplicationStreams, o.ReplicationBandwidth)
+	}
+	return nil
+}
+
 // Datanode is a running datanode: a Store, a Server on a listener, and the
 // agent that registers and heartbeats with meta.
 type Datanode struct {
@@ -69,11 +99,9 @@ type Datanode struct {
 // Open opens the datanode's volumes and serves the data protocol on lis
 // (whose address is what meta hands to clients), and starts heartbeating.
 func Open(opts Options, lis net.Listener) (*Datanode, error) {
-	if len(opts.Dirs) == 0 {
-		return nil, errors.New("datanode: no data directory given")
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	id, err := loadID(opts.Dirs[0])
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/strato-io/strato/meta/cluster"
 	"github.com/strato-io/strato/meta/consensus"
+	"github.com/strato-io/strato/meta/namespace"
 )
 
 // Options configures a meta server.
@@ -36,9 +37,10 @@ type Options struct {
 	// Cluster configures the cluster state (health timeouts, container and
 	// block sizes, safe mode).
 	Cluster cluster.Options
-	// OpenKeyTTL is how long a key may stay open (uncommitted) before it
-	// expires and its blocks are freed. Default 24h.
-	OpenKeyTTL time.Duration
+	// Namespace configures the namespace (open-key expiry, bucket defaults,
+	// list limits, caches). Its DefaultBlockSize defaults to
+	// Cluster.BlockSize.
+	Namespace namespace.Options
 	// TickInterval is how often the leader's background work runs (node
 	// health, pipeline repair, open-key expiry, reclaiming deleted
 	// directories, block deletion). Default 1s.
@@ -51,7 +53,7 @@ type Options struct {
 	// tick looks at (and so the DeleteBlocksCommands it queues). Default
 	// 1000.
 	DeleteBlocksBatch int
-	// Logger receives the server's logs. Default: discard.
+	// Logger receives the server's logs. Default: slog.Default().
 	Logger *slog.Logger
 	// CacheSize is the Pebble block cache, in bytes: the namespace lives in
 	// Pebble and only this much of it (plus memtables) is held in memory.
@@ -85,9 +87,6 @@ func (o *Options) EnsureDefaults() *Options {
 	if len(o.Peers) == 0 {
 		o.Peers = map[uint64]string{o.ID: o.Listen}
 	}
-	if o.OpenKeyTTL == 0 {
-		o.OpenKeyTTL = 24 * time.Hour
-	}
 	if o.TickInterval == 0 {
 		o.TickInterval = time.Second
 	}
@@ -98,7 +97,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.DeleteBlocksBatch = 1000
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.Default()
 	}
 	if o.CacheSize == 0 {
 		o.CacheSize = 512 << 20
@@ -110,6 +109,10 @@ func (o *Options) EnsureDefaults() *Options {
 		o.DiskCheckInterval = time.Second
 	}
 	o.Cluster.EnsureDefaults()
+	if o.Namespace.DefaultBlockSize == 0 {
+		o.Namespace.DefaultBlockSize = o.Cluster.BlockSize
+	}
+	o.Namespace.EnsureDefaults()
 	return o
 }
 
@@ -121,8 +124,12 @@ func (o *Options) Validate() error {
 	if _, ok := o.Peers[o.ID]; !ok {
 		return fmt.Errorf("meta: this replica's ID %d is not among the peers %v", o.ID, o.Peers)
 	}
-	if o.OpenKeyTTL < time.Second || o.TickInterval <= 0 || o.ReclaimBatch < 1 || o.DeleteBlocksBatch < 1 {
-		return fmt.Errorf("meta: OpenKeyTTL (%v) must be at least 1s, TickInterval, ReclaimBatch and DeleteBlocksBatch positive", o.OpenKeyTTL)
+	if o.TickInterval <= 0 || o.ReclaimBatch < 1 || o.DeleteBlocksBatch < 1 {
+		return fmt.Errorf("meta: TickInterval (%v), ReclaimBatch (%d) and DeleteBlocksBatch (%d) must be positive",
+			o.TickInterval, o.ReclaimBatch, o.DeleteBlocksBatch)
+	}
+	if err := o.Namespace.Validate(); err != nil {
+		return err
 	}
 	return o.Cluster.Validate()
 }

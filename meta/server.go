@@ -63,7 +63,7 @@ func Open(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, stop: make(chan struct{})}
 	var err error
-	if s.ns, err = namespace.New(namespace.Options{OpenKeyTTL: opts.OpenKeyTTL, DefaultBlockSize: opts.Cluster.BlockSize}); err != nil {
+	if s.ns, err = namespace.New(opts.Namespace); err != nil {
 		return nil, err
 	}
 	if s.cl, err = cluster.New(opts.Cluster, s.proposeCluster); err != nil {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -125,7 +126,9 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			dir = tmp
 		}
 		var err error
-		if srv, err = meta.Open(meta.BenchOptions(dir)); err != nil {
+		mo := meta.BenchOptions(dir)
+		mo.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		if srv, err = meta.Open(mo); err != nil {
 			return err
 		}
 		defer func() { _ = srv.Close() }()

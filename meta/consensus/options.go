@@ -2,7 +2,6 @@ package consensus
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
@@ -93,7 +92,7 @@ type Options struct {
 	// transport credentials.
 	DialOptions []grpc.DialOption
 	// Logger receives the node's structured logs (raft's and Pebble's
-	// included). Default: a logger that discards everything.
+	// included). Default: slog.Default().
 	Logger *slog.Logger
 }
 
@@ -139,7 +138,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.PromoteMaxLag = 1000
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.Logger = slog.Default()
 	}
 	return o
 }
