@@ -18,9 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/proto/stratopb"
 	"github.com/strato-io/strato/wire"
@@ -550,7 +547,8 @@ func retryUnavailable(ctx context.Context, fn func(ctx context.Context) error) e
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := fn(cctx)
 		cancel()
-		if code := status.Code(err); err == nil || code != codes.Unavailable && code != codes.DeadlineExceeded ||
+		err = client.Classify(err)
+		if err == nil || !errors.Is(err, client.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) ||
 			time.Now().After(deadline) || ctx.Err() != nil {
 			return err
 		}

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
@@ -225,7 +224,7 @@ func retry(ctx context.Context, what string, fn func(ctx context.Context) error)
 }
 
 func ignoreExists(err error) error {
-	if status.Code(err) == codes.AlreadyExists {
+	if errors.Is(client.Classify(err), client.ErrExists) {
 		return nil
 	}
 	return err
@@ -418,13 +417,27 @@ func mutationOutcome(err error) (string, string) {
 	if err == nil {
 		return OK, ""
 	}
-	if st, ok := status.FromError(err); ok {
-		switch st.Code() {
-		case codes.NotFound, codes.AlreadyExists, codes.FailedPrecondition, codes.InvalidArgument:
-			return Fail, st.Code().String()
+	err = client.Classify(err) // the stubs' errors too
+	for _, d := range definite {
+		if errors.Is(err, d.err) {
+			return Fail, d.name
 		}
 	}
 	return Unknown, ""
+}
+
+// definite are the client's errors that describe the namespace, by the
+// names the model gives its answers.
+var definite = []struct {
+	err  error
+	name string
+}{
+	{client.ErrNotFound, "NotFound"},
+	{client.ErrExists, "AlreadyExists"},
+	{client.ErrNotEmpty, "FailedPrecondition"},
+	{client.ErrQuota, "FailedPrecondition"},
+	{client.ErrPrecondition, "FailedPrecondition"},
+	{client.ErrInvalid, "InvalidArgument"},
 }
 
 // readOutcome classifies a read's error: not found is an answer; any other
@@ -433,8 +446,8 @@ func readOutcome(err error) (string, string) {
 	if err == nil {
 		return OK, ""
 	}
-	if status.Code(err) == codes.NotFound {
-		return Fail, codes.NotFound.String()
+	if errors.Is(client.Classify(err), client.ErrNotFound) {
+		return Fail, "NotFound"
 	}
 	return NoEffect, ""
 }
