@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/strato-io/strato/bytesize"
 )
 
 // ChunkWritePlan is everything `strato bench chunk-write` can run in one
@@ -101,7 +103,7 @@ func (p ChunkWritePlan) Run(ctx context.Context) ([]ChunkWriteResult, error) {
 		if err != nil {
 			return err
 		}
-		_, _ = fmt.Fprintf(out, "reference: %s: %s in %.3f s, %.1f MB/s\n", r.Command, humanBytes(r.Bytes), r.Elapsed.Seconds(), r.MBPerSec())
+		_, _ = fmt.Fprintf(out, "reference: %s: %s in %.3f s, %.1f MB/s\n", r.Command, bytesize.Format(r.Bytes), r.Elapsed.Seconds(), r.MBPerSec())
 		dd = append(dd, r)
 		return nil
 	}
@@ -113,7 +115,7 @@ func (p ChunkWritePlan) Run(ctx context.Context) ([]ChunkWriteResult, error) {
 		for i, c := range cases {
 			r, err := RunChunkWrite(ctx, c)
 			if err != nil {
-				return nil, fmt.Errorf("%s-%s: %w", c.Layout, FormatSize(c.ChunkSize), err)
+				return nil, fmt.Errorf("%s-%s: %w", c.Layout, bytesize.Exact(c.ChunkSize), err)
 			}
 			if p.Repeat > 1 {
 				_, _ = fmt.Fprintf(out, "[round %d/%d] ", round+1, p.Repeat)
@@ -220,7 +222,7 @@ func PrintChunkWriteChart(w io.Writer, results []ChunkWriteResult) {
 	}
 	_, _ = fmt.Fprintln(w, "MB/s by chunk size (bars relative to the fastest layout of each size)")
 	for _, s := range sizes {
-		_, _ = fmt.Fprintf(w, "%s\n", FormatSize(s))
+		_, _ = fmt.Fprintf(w, "%s\n", bytesize.Exact(s))
 		for _, r := range results {
 			if r.ChunkSize != s {
 				continue

@@ -19,6 +19,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/datanode/container"
 )
@@ -149,7 +150,7 @@ type ChunkWriteResult struct {
 }
 
 // Name is the test name used in reports: layout-size, e.g. FILE_PER_BLOCK-4M.
-func (r ChunkWriteResult) Name() string { return r.Layout + "-" + FormatSize(r.ChunkSize) }
+func (r ChunkWriteResult) Name() string { return r.Layout + "-" + bytesize.Exact(r.ChunkSize) }
 
 // Bytes is the total data written.
 func (r ChunkWriteResult) Bytes() int64 { return int64(r.Chunks) * r.ChunkSize }
@@ -162,23 +163,11 @@ func (r ChunkWriteResult) MBPerSec() float64 { return float64(r.Bytes()) / 1e6 /
 
 // Print writes the result the way freon reports a run.
 func (r ChunkWriteResult) Print(w io.Writer) {
-	_, _ = fmt.Fprintf(w, "%s: %d chunks of %s (%s), %d threads, sync %v\n", r.Name(), r.Chunks, FormatSize(r.ChunkSize),
-		humanBytes(r.Bytes()), r.Threads, r.Sync)
+	_, _ = fmt.Fprintf(w, "%s: %d chunks of %s (%s), %d threads, sync %v\n", r.Name(), r.Chunks, bytesize.Exact(r.ChunkSize),
+		bytesize.Format(r.Bytes()), r.Threads, r.Sync)
 	_, _ = fmt.Fprintf(w, "  elapsed        %.3f s (final sync %.3f s)\n", r.Elapsed.Seconds(), r.SyncTime.Seconds())
 	_, _ = fmt.Fprintf(w, "  rate           %.0f chunks/s, %.1f MB/s\n", r.ChunksPerSec(), r.MBPerSec())
 	_, _ = fmt.Fprintf(w, "  chunk latency  %v\n", r.Latency)
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // chunkWriter is what a worker drives: write a chunk, finish a block, and
@@ -199,7 +188,7 @@ func RunChunkWrite(ctx context.Context, o ChunkWriteOptions) (ChunkWriteResult, 
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return ChunkWriteResult{}, fmt.Errorf("bench: %w", err)
 	}
-	dir, err := os.MkdirTemp(o.Dir, "chunkwrite-"+strings.ToLower(o.Layout)+"-"+FormatSize(o.ChunkSize)+"-")
+	dir, err := os.MkdirTemp(o.Dir, "chunkwrite-"+strings.ToLower(o.Layout)+"-"+bytesize.Exact(o.ChunkSize)+"-")
 	if err != nil {
 		return ChunkWriteResult{}, fmt.Errorf("bench: %w", err)
 	}
@@ -310,7 +299,7 @@ func startChunkProgress(o ChunkWriteOptions, done *atomic.Int64) (stop func()) {
 		return func() {}
 	}
 	quit, finished := make(chan struct{}), make(chan struct{})
-	label := fmt.Sprintf("%s-%s", o.Layout, FormatSize(o.ChunkSize))
+	label := fmt.Sprintf("%s-%s", o.Layout, bytesize.Exact(o.ChunkSize))
 	go func() {
 		defer close(finished)
 		if o.Progress {

@@ -15,24 +15,6 @@ import (
 	"github.com/strato-io/strato/datanode/container"
 )
 
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"1024": 1024, "1k": 1 << 10, "10K": 10 << 10, "4M": 4 << 20, "4MiB": 4 << 20, "4mb": 4 << 20, "1g": 1 << 30, "0": 0} {
-		got, err := ParseSize(in)
-		require.NoError(t, err, in)
-		require.Equal(t, want, got, in)
-	}
-	for _, bad := range []string{"", "k", "1x", "-1", "1.5M", "99999999999T"} {
-		_, err := ParseSize(bad)
-		require.Error(t, err, bad)
-	}
-	for _, n := range []int64{1, 1000, 1 << 10, 10 << 10, 100 << 10, 1 << 20, 4 << 20, 3 << 30} {
-		got, err := ParseSize(FormatSize(n))
-		require.NoError(t, err)
-		require.Equal(t, n, got)
-	}
-	require.Equal(t, "100k", FormatSize(100<<10))
-}
-
 func TestHistogramQuantiles(t *testing.T) {
 	var h Histogram
 	for i := 1; i <= 10000; i++ {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/datanode/container"
 	"github.com/strato-io/strato/meta"
@@ -136,7 +137,7 @@ func RunGen(ctx context.Context, cfg GenConfig, srv *meta.Server, out io.Writer)
 		res.Bytes = written
 		el := time.Since(start)
 		fmt.Fprintf(cfg.Progress, "gen: %d containers, %s of %s, %.2f GB/s (x3 copies written)\n",
-			res.Containers, formatBytes(written), formatBytes(cfg.Size), float64(3*written)/1e9/el.Seconds())
+			res.Containers, bytesize.Format(written), bytesize.Format(cfg.Size), float64(3*written)/1e9/el.Seconds())
 	}
 	for _, v := range vols {
 		if err := v.Close(); err != nil {
@@ -146,7 +147,7 @@ func RunGen(ctx context.Context, cfg GenConfig, srv *meta.Server, out io.Writer)
 	vols = nil
 	res.Elapsed = time.Since(start)
 	fmt.Fprintf(out, "gen: %d containers, %d keys, %s per copy (%s on disk) in %.1f s: %.2f GB/s written\n",
-		res.Containers, res.Keys, formatBytes(res.Bytes), formatBytes(3*res.Bytes), res.Elapsed.Seconds(),
+		res.Containers, res.Keys, bytesize.Format(res.Bytes), bytesize.Format(3*res.Bytes), res.Elapsed.Seconds(),
 		float64(3*res.Bytes)/1e9/res.Elapsed.Seconds())
 	return res, nil
 }

@@ -26,6 +26,7 @@ import (
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
 
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/cluster/local"
 	"github.com/strato-io/strato/datanode/replication"
@@ -174,7 +175,7 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 		}
 	} else {
 		keys := int((cfg.Size + cfg.KeySize - 1) / cfg.KeySize)
-		fmt.Fprintf(out, "writing %d keys of %s (%s, replication THREE)\n", keys, formatBytes(cfg.KeySize), formatBytes(int64(keys)*cfg.KeySize))
+		fmt.Fprintf(out, "writing %d keys of %s (%s, replication THREE)\n", keys, bytesize.Format(cfg.KeySize), bytesize.Format(int64(keys)*cfg.KeySize))
 		kp := KeyPutConfig{Volume: "rerepl", Bucket: "data", Prefix: "k", Keys: keys, Size: cfg.KeySize, Threads: cfg.Threads,
 			Progress: cfg.Progress, ProgressInterval: 5 * time.Second}
 		if _, err := RunKeyPut(ctx, kp, cl, io.Discard); err != nil {
@@ -228,7 +229,7 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 	for _, l := range lost {
 		lostBytes += l.size
 	}
-	fmt.Fprintf(out, "stopping datanode %s and deleting its data: %d containers, %s to copy\n", victimID, len(lost), formatBytes(lostBytes))
+	fmt.Fprintf(out, "stopping datanode %s and deleting its data: %d containers, %s to copy\n", victimID, len(lost), bytesize.Format(lostBytes))
 	cpu0 := cpuSeconds()
 	prof := startLabelProfile()
 	defer func() { _, _ = prof.stop("") }()
@@ -281,7 +282,7 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 			return res, err
 		}
 		fmt.Fprintf(cfg.Progress, "rereplicate: %6.1fs  %s copied, %.2f GB/s, %d containers left\n",
-			now.Sub(start).Seconds(), formatBytes(total-base), rate, left)
+			now.Sub(start).Seconds(), bytesize.Format(total-base), rate, left)
 		if left == 0 {
 			res.PerTarget = perTarget
 			break
@@ -295,7 +296,7 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 	}
 	if counted > res.Bytes {
 		return res, fmt.Errorf("bench: meta shows %s of new copies but the sources sent %s: its replica map changed under the benchmark, the run is void (%s)",
-			formatBytes(counted), formatBytes(res.Bytes), describeNewHolders(ctx, cl, lost))
+			bytesize.Format(counted), bytesize.Format(res.Bytes), describeNewHolders(ctx, cl, lost))
 	}
 	res.PerSource = map[string]int64{}
 	for id, b := range per {
@@ -351,7 +352,7 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 
 func printRereplicate(out io.Writer, r RereplicateResult) {
 	fmt.Fprintf(out, "containers re-replicated: %d\n", r.Containers)
-	fmt.Fprintf(out, "bytes copied: %s\n", formatBytes(r.Bytes))
+	fmt.Fprintf(out, "bytes copied: %s\n", bytesize.Format(r.Bytes))
 	fmt.Fprintf(out, "total time: %.1f s (detection %.1f s, copying %.1f s)\n", r.Total.Seconds(), r.Detect.Seconds(), r.Copy.Seconds())
 	fmt.Fprintf(out, "throughput: mean %.2f GB/s, peak %.2f GB/s\n", r.MeanGBps, r.PeakGBps)
 	if b := r.Bound.MBps(); b > 0 {
@@ -373,7 +374,7 @@ func printRereplicate(out io.Writer, r RereplicateResult) {
 			if r.Copy > 0 {
 				rate = float64(side.m[id]) / 1e9 / r.Copy.Seconds()
 			}
-			fmt.Fprintf(out, "  %s %s: %s (%.2f GB/s)\n", side.dir, id, formatBytes(side.m[id]), rate)
+			fmt.Fprintf(out, "  %s %s: %s (%.2f GB/s)\n", side.dir, id, bytesize.Format(side.m[id]), rate)
 		}
 	}
 	fmt.Fprintf(out, "CPU: %.2f s per GB copied (the whole process: meta, all datanodes, the sampler)\n", r.CPUSecondsPerGB)
@@ -387,7 +388,7 @@ func printRereplicate(out io.Writer, r RereplicateResult) {
 		sort.Strings(ids)
 		for _, id := range ids {
 			if b := r.PerSource[id]; b > 0 {
-				fmt.Fprintf(out, "  source %s: %.2f CPU s for %s (%.2f s per GB)\n", id, r.CPU.Push[id], formatBytes(b), r.CPU.Push[id]/(float64(b)/1e9))
+				fmt.Fprintf(out, "  source %s: %.2f CPU s for %s (%.2f s per GB)\n", id, r.CPU.Push[id], bytesize.Format(b), r.CPU.Push[id]/(float64(b)/1e9))
 			}
 		}
 	}
@@ -1026,16 +1027,6 @@ func abs(x int) int {
 		return -x
 	}
 	return x
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // dropCaches writes dirty pages back and empties the page cache (Linux,

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/proto/stratopb"
 )
@@ -54,7 +55,7 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 			for _, d := range dns {
 				rows = append(rows, []string{d.GetDetails().GetId(), d.GetDetails().GetHostname(), d.GetDetails().GetDataAddr(),
 					enumName(d.Health, "NODE_"), enumName(d.OpState, "NODE_"),
-					humanSize(d.GetStats().GetUsed()), humanSize(d.GetStats().GetCapacity()), humanSize(d.GetStats().GetRemaining()),
+					bytesize.Format(d.GetStats().GetUsed()), bytesize.Format(d.GetStats().GetCapacity()), bytesize.Format(d.GetStats().GetRemaining()),
 					strconv.Itoa(int(d.Containers)), strconv.Itoa(int(d.Pipelines)), timeMs(d.LastHeartbeatUnixMs)})
 			}
 			return printTable(s.out, []string{"ID", "HOSTNAME", "DATA ADDRESS", "HEALTH", "STATE", "USED", "CAPACITY", "REMAINING",
@@ -212,7 +213,7 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 			for _, c := range cs {
 				rows = append(rows, []string{strconv.FormatUint(c.Id, 10), enumName(c.State, "CONTAINER_"),
 					enumName(c.Replication, "REPLICATION_"), strconv.FormatUint(c.PipelineId, 10),
-					humanSize(c.AllocatedBytes), timeMs(c.CreatedUnixMs)})
+					bytesize.Format(c.AllocatedBytes), timeMs(c.CreatedUnixMs)})
 			}
 			return printTable(s.out, []string{"ID", "STATE", "REPLICATION", "PIPELINE", "ALLOCATED", "CREATED"}, rows)
 		}),
@@ -260,7 +261,7 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 			rows := make([][]string, 0, len(ids))
 			for _, dn := range ids {
 				r := resp.Replicas[dn]
-				rows = append(rows, []string{dn, enumName(r.GetState(), "CONTAINER_"), humanSize(r.GetUsedBytes()),
+				rows = append(rows, []string{dn, enumName(r.GetState(), "CONTAINER_"), bytesize.Format(r.GetUsedBytes()),
 					strconv.FormatInt(r.GetBlockCount(), 10), strconv.FormatUint(r.GetBcsId(), 10)})
 			}
 			if _, err := s.out.Write([]byte("\n")); err != nil {

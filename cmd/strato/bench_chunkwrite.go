@@ -7,6 +7,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/checksum"
 )
 
@@ -33,7 +34,7 @@ disk's sequential rate the 4 MiB case is compared with.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o := &p.Options
 			if cmd.Flags().Changed("size") || !p.Matrix {
-				s, err := bench.ParseSize(size)
+				s, err := bytesize.Parse(size)
 				if err != nil {
 					return err
 				}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/meta"
 )
 
@@ -35,13 +36,13 @@ containers and every key is readable.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if cfg.Size, err = bench.ParseSize(size); err != nil {
+			if cfg.Size, err = bytesize.Parse(size); err != nil {
 				return err
 			}
-			if cfg.ContainerSize, err = bench.ParseSize(csize); err != nil {
+			if cfg.ContainerSize, err = bytesize.Parse(csize); err != nil {
 				return err
 			}
-			if cfg.BlockSize, err = bench.ParseSize(bsize); err != nil {
+			if cfg.BlockSize, err = bytesize.Parse(bsize); err != nil {
 				return err
 			}
 			var st struct {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/cluster/local"
 	"github.com/strato-io/strato/proto/stratopb"
@@ -34,7 +35,7 @@ in-process cluster (meta and 3 datanodes on loopback in a temporary
 directory).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := bench.ParseSize(size)
+			n, err := bytesize.Parse(size)
 			if err != nil {
 				return err
 			}

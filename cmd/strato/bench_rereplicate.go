@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/cluster/local"
 )
 
@@ -42,16 +43,16 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if cfg.Size, err = bench.ParseSize(size); err != nil {
+			if cfg.Size, err = bytesize.Parse(size); err != nil {
 				return err
 			}
-			if cfg.KeySize, err = bench.ParseSize(keySize); err != nil {
+			if cfg.KeySize, err = bytesize.Parse(keySize); err != nil {
 				return err
 			}
-			if o.ContainerSize, err = bench.ParseSize(csize); err != nil {
+			if o.ContainerSize, err = bytesize.Parse(csize); err != nil {
 				return err
 			}
-			if o.ReplicationBandwidth, err = bench.ParseSize(bw); err != nil {
+			if o.ReplicationBandwidth, err = bytesize.Parse(bw); err != nil {
 				return err
 			}
 			if o.Dir == "" {

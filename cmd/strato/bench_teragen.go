@@ -14,6 +14,7 @@ import (
 
 	"github.com/strato-io/strato/bench"
 	"github.com/strato-io/strato/bench/teragen"
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/cluster/local"
 	"github.com/strato-io/strato/proto/stratopb"
@@ -66,7 +67,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 			case localDir != "" && metaAddr != "":
 				return errors.New("bench teragen: --local-dir and --meta are exclusive")
 			case localDir != "":
-				size, err := bench.ParseSize(buffer)
+				size, err := bytesize.Parse(buffer)
 				if err != nil {
 					return err
 				}
@@ -89,7 +90,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 			if err != nil || readBack == "" {
 				return err
 			}
-			rb, err := bench.ParseSize(readBack)
+			rb, err := bytesize.Parse(readBack)
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/meta/consensus"
 )
@@ -142,7 +143,7 @@ func TestHumanSize(t *testing.T) {
 	for n, want := range map[int64]string{
 		0: "0 B", 1023: "1023 B", 1024: "1 KiB", 1536: "1.5 KiB", 3 << 29: "1.5 GiB", 10 << 40: "10 TiB",
 	} {
-		require.Equal(t, want, humanSize(n), "%d", n)
+		require.Equal(t, want, bytesize.Format(n), "%d", n)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/proto/stratopb"
 )
@@ -40,7 +41,7 @@ func lsRow(st *stratopb.FileStatus) []string {
 	if st.IsDirectory {
 		return []string{"d", "-", owner, "0 B", timeMs(st.ModificationTime), st.Path}
 	}
-	return []string{"-", replicas(st.Replication), owner, humanSize(st.Length), timeMs(st.ModificationTime), st.Path}
+	return []string{"-", replicas(st.Replication), owner, bytesize.Format(st.Length), timeMs(st.ModificationTime), st.Path}
 }
 
 // replicas prints a replication factor as its count.
@@ -326,7 +327,7 @@ func newFSStatCmd(o *cliOptions) *cobra.Command {
 				fields = append(fields,
 					field{"Size", sizeWithBytes(st.Length)},
 					field{"Replication", replicas(st.Replication)},
-					field{"Block size", humanSize(st.BlockSize)})
+					field{"Block size", bytesize.Format(st.BlockSize)})
 			}
 			fields = append(fields,
 				field{"Owner", st.Owner},

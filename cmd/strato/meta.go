@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/meta/consensus"
 )
@@ -45,7 +45,7 @@ func newMetaCmd() *cobra.Command {
 				o.Peers = p
 			}
 			if diskReserve != "" {
-				n, err := bench.ParseSize(diskReserve)
+				n, err := bytesize.Parse(diskReserve)
 				if err != nil {
 					return usagef("--disk-reserve: %v", err)
 				}

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/bytesize"
 )
 
 var jsonOpts = protojson.MarshalOptions{EmitUnpopulated: true}
@@ -94,28 +95,10 @@ func printFields(w io.Writer, fields []field) error {
 	return tw.Flush()
 }
 
-// humanSize prints a byte count in binary units: "0 B", "812 B",
-// "1.5 GiB".
-func humanSize(n int64) string {
-	if n < 1024 && n > -1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	v := float64(n)
-	i := -1
-	for math.Abs(v) >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	s := strconv.FormatFloat(v, 'f', 1, 64)
-	s = strings.TrimSuffix(s, ".0")
-	return s + " " + units[i]
-}
-
 // sizeWithBytes is humanSize with the exact count when they differ:
 // "1.5 GiB (1610612736 bytes)".
 func sizeWithBytes(n int64) string {
-	h := humanSize(n)
+	h := bytesize.Format(n)
 	if n < 1024 {
 		return h
 	}
@@ -128,7 +111,7 @@ func quota(n int64, bytes bool) string {
 	case n <= 0:
 		return "unlimited"
 	case bytes:
-		return humanSize(n)
+		return bytesize.Format(n)
 	}
 	return strconv.FormatInt(n, 10)
 }
@@ -166,38 +149,12 @@ func parseEnum(flag, s, prefix string, values map[string]int32) (int32, error) {
 	return 0, usagef("--%s: %q is not one of %s", flag, s, strings.Join(names, ", "))
 }
 
-// parseSize parses a byte count with an optional binary suffix, as Ozone's
-// quota options take them: "1048576", "512k", "10GB", "1TiB", "1.5g".
-// Every suffix is a power of 1024.
+// parseSize parses a size flag (bytesize.Parse: "1048576", "512k",
+// "10GB", "1TiB", "1.5g"), as a usage error when it is not one.
 func parseSize(flag, s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	t = strings.TrimSuffix(t, "b")
-	t = strings.TrimSuffix(t, "i")
-	shift := 0
-	if n := len(t); n > 0 {
-		if i := strings.IndexByte("kmgtpe", t[n-1]); i >= 0 {
-			shift = 10 * (i + 1)
-			t = t[:n-1]
-		}
+	n, err := bytesize.Parse(s)
+	if err != nil {
+		return 0, usagef("--%s: %v", flag, err)
 	}
-	t = strings.TrimSpace(t) // "4 MiB", as humanSize prints it
-	bad := usagef("--%s: %q is not a size (a number of bytes with an optional k, M, G, T or P suffix, e.g. 10GB)", flag, s)
-	if t == "" {
-		return 0, bad
-	}
-	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
-		if n < 0 || (shift > 0 && n > math.MaxInt64>>shift) {
-			return 0, bad
-		}
-		return n << shift, nil
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, bad
-	}
-	v := f * float64(int64(1)<<shift)
-	if v >= math.MaxInt64 {
-		return 0, bad
-	}
-	return int64(v), nil
+	return n, nil
 }

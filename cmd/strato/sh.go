@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/proto/stratopb"
 )
@@ -149,7 +150,7 @@ func newVolumeCmd(o *cliOptions) *cobra.Command {
 			rows := make([][]string, 0, len(vs))
 			for _, v := range vs {
 				rows = append(rows, []string{v.Name, v.Owner, strconv.FormatInt(v.UsedNamespace, 10),
-					humanSize(v.UsedBytes), quota(v.QuotaBytes, true), timeMs(v.CreationTime)})
+					bytesize.Format(v.UsedBytes), quota(v.QuotaBytes, true), timeMs(v.CreationTime)})
 			}
 			return printTable(s.out, []string{"NAME", "OWNER", "BUCKETS", "USED", "QUOTA", "CREATED"}, rows)
 		}),
@@ -278,8 +279,8 @@ func newBucketCmd(o *cliOptions) *cobra.Command {
 				{"Layout", enumName(b.Layout, "LAYOUT_")},
 				{"Replication", enumName(b.Replication, "REPLICATION_")},
 				{"Checksum", enumName(b.ChecksumType, "CHECKSUM_")},
-				{"Bytes per checksum", humanSize(int64(b.BytesPerChecksum))},
-				{"Block size", humanSize(b.BlockSize)},
+				{"Bytes per checksum", bytesize.Format(int64(b.BytesPerChecksum))},
+				{"Block size", bytesize.Format(b.BlockSize)},
 				{"Owner", b.Owner},
 				{"Created", timeMs(b.CreationTime)},
 				{"Modified", timeMs(b.ModificationTime)},
@@ -311,7 +312,7 @@ func newBucketCmd(o *cliOptions) *cobra.Command {
 			rows := make([][]string, 0, len(bs))
 			for _, b := range bs {
 				rows = append(rows, []string{b.Name, enumName(b.Layout, "LAYOUT_"), enumName(b.Replication, "REPLICATION_"),
-					enumName(b.ChecksumType, "CHECKSUM_"), strconv.FormatInt(b.UsedNamespace, 10), humanSize(b.UsedBytes),
+					enumName(b.ChecksumType, "CHECKSUM_"), strconv.FormatInt(b.UsedNamespace, 10), bytesize.Format(b.UsedBytes),
 					quota(b.QuotaBytes, true), b.Owner, timeMs(b.CreationTime)})
 			}
 			return printTable(s.out, []string{"NAME", "LAYOUT", "REPLICATION", "CHECKSUM", "KEYS", "USED", "QUOTA", "OWNER", "CREATED"}, rows)
@@ -483,7 +484,7 @@ func newKeyCmd(o *cliOptions) *cobra.Command {
 				rows = append(rows, []string{"PRE", "", "", pre})
 			}
 			for _, k := range keys {
-				rows = append(rows, []string{enumName(k.Replication, "REPLICATION_"), humanSize(k.Size), timeMs(k.ModificationTime), k.Name})
+				rows = append(rows, []string{enumName(k.Replication, "REPLICATION_"), bytesize.Format(k.Size), timeMs(k.ModificationTime), k.Name})
 			}
 			return printTable(s.out, []string{"REPLICATION", "SIZE", "MODIFIED", "KEY"}, rows)
 		}),
@@ -594,7 +595,7 @@ func printKeyInfo(w io.Writer, k *stratopb.KeyInfo) error {
 		{"Name", k.Name},
 		{"Size", sizeWithBytes(k.Size)},
 		{"Replication", enumName(k.Replication, "REPLICATION_")},
-		{"Checksum", enumName(k.ChecksumType, "CHECKSUM_") + " every " + humanSize(int64(k.BytesPerChecksum))},
+		{"Checksum", enumName(k.ChecksumType, "CHECKSUM_") + " every " + bytesize.Format(int64(k.BytesPerChecksum))},
 		{"Owner", k.Owner},
 		{"Created", timeMs(k.CreationTime)},
 		{"Modified", timeMs(k.ModificationTime)},
