@@ -8,7 +8,7 @@ GOLANGCI_VERSION := v2.15.0
 TEST_TIMEOUT ?= 15m
 ARGS      ?=
 
-.PHONY: build run stop test testrace verify bench tools proto clean hadoop-deps soak failover
+.PHONY: build run stop test testrace verify bench tools proto proto-baseline clean hadoop-deps soak failover
 
 build:
 	$(GO) build -o $(BIN) ./cmd/strato
@@ -70,19 +70,35 @@ $(PROTOC_GEN_GO):
 $(PROTOC_GEN_GO_GRPC):
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 
-# proto: regenerate proto/stratopb from proto/*.proto (needs protoc: apt-get install protobuf-compiler).
-# The generated code is committed; CI does not run this.
-proto: $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC)
-	PATH=$(TOOLS):$$PATH protoc -I proto --go_out=. --go_opt=module=github.com/strato-io/strato \
-		--go-grpc_out=. --go-grpc_opt=module=github.com/strato-io/strato proto/*.proto
+BUF := $(TOOLS)/buf
+$(BUF):
+	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@v1.75.0
 
-verify: $(GOLANGCI)
+PROTO_TOOLS := $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC)
+
+# proto: regenerate the Go code of proto/strato/v1 (buf, with the plugins
+# above). The generated code is committed; make verify checks it is current.
+proto: $(PROTO_TOOLS)
+	cd proto && PATH=$(TOOLS):$$PATH $(BUF) generate
+
+# proto-baseline: record the API as it is now as the point `buf breaking`
+# compares with (at a release; see docs/api.md).
+proto-baseline: $(BUF)
+	cd proto && $(BUF) build -o api-baseline.binpb
+
+verify: $(GOLANGCI) $(PROTO_TOOLS)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	@# The public client links no server code (no storage engine, no Raft).
 	@bad=$$($(GO) list -deps ./client | grep -E 'cockroachdb/pebble|go.etcd.io/raft|strato/(meta|datanode|cluster|bench)'); \
 		if [ -n "$$bad" ]; then echo "client depends on server code:"; echo "$$bad"; exit 1; fi
+	cd proto && $(BUF) lint && $(BUF) breaking --against api-baseline.binpb
+	@# The generated code is what the .proto files generate.
+	@tmp=$$(mktemp -d) && cp -r proto $$tmp/ && (cd $$tmp/proto && rm -f strato/v1/*.pb.go && \
+		sed -i 's|out: \.\.|out: gen|' buf.gen.yaml && PATH=$(TOOLS):$$PATH $(BUF) generate) && \
+		diff -r -q $$tmp/proto/gen/proto/strato/v1 proto/strato/v1 | grep '\.pb\.go' ; rc=$$?; rm -rf $$tmp; \
+		if [ $$rc -eq 0 ]; then echo "generated code out of date: make proto"; exit 1; fi
 	$(GOLANGCI) run ./...
 
 # Go micro-benchmarks (the experiment benchmarks are `strato bench ...`).

@@ -12,7 +12,7 @@ import (
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/datanode/container"
 	"github.com/strato-io/strato/meta"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // GenConfig configures RunGen, the offline data generator (Ozone freon's
@@ -71,10 +71,10 @@ func RunGen(ctx context.Context, cfg GenConfig, srv *meta.Server, out io.Writer)
 	if cfg.BlockSize > cfg.ContainerSize || cfg.BlockSize%(4<<20) != 0 {
 		return res, errors.New("bench gen: the block size must be a multiple of 4 MiB and at most the container size")
 	}
-	if _, err := srv.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: cfg.Volume, Owner: "strato"}); err != nil && !strings.Contains(err.Error(), "exists") {
+	if _, err := srv.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: cfg.Volume, Owner: "strato"}); err != nil && !strings.Contains(err.Error(), "exists") {
 		return res, err
 	}
-	if _, err := srv.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: cfg.Volume, Name: cfg.Bucket, Owner: "strato",
+	if _, err := srv.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: cfg.Volume, Name: cfg.Bucket, Owner: "strato",
 		BlockSize: cfg.BlockSize}); err != nil && !strings.Contains(err.Error(), "exists") {
 		return res, err
 	}
@@ -110,7 +110,7 @@ func RunGen(ctx context.Context, cfg GenConfig, srv *meta.Server, out io.Writer)
 		nblocks := min(blocksPer, int((cfg.Size-written+cfg.BlockSize-1)/cfg.BlockSize))
 		idx := []int{k % len(vols), (k + 1) % len(vols), (k + 2) % len(vols)}
 		members := []string{cfg.Datanodes[idx[0]].ID, cfg.Datanodes[idx[1]].ID, cfg.Datanodes[idx[2]].ID}
-		info, ids, err := srv.ImportContainer(ctx, stratopb.ReplicationFactor_REPLICATION_THREE, members, uint64(nblocks))
+		info, ids, err := srv.ImportContainer(ctx, stratov1.ReplicationFactor_REPLICATION_THREE, members, uint64(nblocks))
 		if err != nil {
 			return res, err
 		}
@@ -119,15 +119,15 @@ func RunGen(ctx context.Context, cfg GenConfig, srv *meta.Server, out io.Writer)
 				return res, fmt.Errorf("bench gen: container %d on %s: %w", info.Id, cfg.Datanodes[i].ID, err)
 			}
 		}
-		pipeline := &stratopb.Pipeline{Id: info.PipelineId}
+		pipeline := &stratov1.Pipeline{Id: info.PipelineId}
 		for _, i := range idx {
-			pipeline.Members = append(pipeline.Members, &stratopb.DatanodeDetails{Id: cfg.Datanodes[i].ID, DataAddr: cfg.Datanodes[i].Addr})
+			pipeline.Members = append(pipeline.Members, &stratov1.DatanodeDetails{Id: cfg.Datanodes[i].ID, DataAddr: cfg.Datanodes[i].Addr})
 		}
 		for b := range nblocks {
-			bl := &stratopb.BlockLocation{BlockId: &stratopb.BlockID{ContainerId: info.Id, LocalId: ids.First + uint64(b)},
+			bl := &stratov1.BlockLocation{BlockId: &stratov1.BlockID{ContainerId: info.Id, LocalId: ids.First + uint64(b)},
 				Length: cfg.BlockSize, Pipeline: pipeline}
 			key := fmt.Sprintf("gen/%d-%d", info.Id, b)
-			if err := srv.ImportKey(ctx, cfg.Volume, cfg.Bucket, key, stratopb.ReplicationFactor_REPLICATION_THREE, []*stratopb.BlockLocation{bl}); err != nil {
+			if err := srv.ImportKey(ctx, cfg.Volume, cfg.Bucket, key, stratov1.ReplicationFactor_REPLICATION_THREE, []*stratov1.BlockLocation{bl}); err != nil {
 				return res, fmt.Errorf("bench gen: key %s: %w", key, err)
 			}
 			res.Keys++

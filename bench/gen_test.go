@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/cluster/local"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // TestGenReadable: data generated offline into stopped datanodes is served
@@ -36,7 +36,7 @@ func TestGenReadable(t *testing.T) {
 	require.NoError(t, err)
 	closed := 0
 	for _, ci := range cs {
-		if ci.State == stratopb.ContainerState_CONTAINER_CLOSED {
+		if ci.State == stratov1.ContainerState_CONTAINER_CLOSED {
 			closed++
 		}
 	}

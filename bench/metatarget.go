@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // ClusterAdmin is what only an in-process meta offers the benchmark: the
@@ -23,27 +23,27 @@ type ClusterAdmin interface {
 
 // ServiceTarget drives meta through its two gRPC services' interfaces:
 // the server object itself in standalone mode (direct calls, no RPC), or
-// RemoteNamespace/RemoteCluster over a connection.
+// RemoteNamespace/RemoteDatanodes over a connection.
 type ServiceTarget struct {
-	NS      stratopb.NamespaceServer
-	Cluster stratopb.ClusterServer
-	Admin   ClusterAdmin // nil when remote
-	Volume  string
-	Bucket  string
+	NS        stratov1.NamespaceServiceServer
+	Datanodes stratov1.DatanodeServiceServer
+	Admin     ClusterAdmin // nil when remote
+	Volume    string
+	Bucket    string
 	// NoDeferredCreate makes every create open its key through Raft (two
 	// entries per create and close, as before deferred creates).
 	NoDeferredCreate bool
 
-	reports sync.Map // datanode ID + state → prebuilt *stratopb.HeartbeatRequest
+	reports sync.Map // datanode ID + state → prebuilt *stratov1.HeartbeatRequest
 }
 
 // Setup creates the benchmark's volume and FSO bucket if they are missing.
 func (t *ServiceTarget) Setup(ctx context.Context, replication int) error {
-	if _, err := t.NS.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: t.Volume}); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
+	if _, err := t.NS.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: t.Volume}); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
 		return fmt.Errorf("creating volume %s: %w", t.Volume, err)
 	}
-	_, err := t.NS.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: t.Volume, Name: t.Bucket,
-		Layout: stratopb.BucketLayout_LAYOUT_FSO, Replication: stratopb.ReplicationFactor(replication)})
+	_, err := t.NS.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: t.Volume, Name: t.Bucket,
+		Layout: stratov1.BucketLayout_LAYOUT_FSO, Replication: stratov1.ReplicationFactor(replication)})
 	if err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
 		return fmt.Errorf("creating bucket %s/%s: %w", t.Volume, t.Bucket, err)
 	}
@@ -53,7 +53,7 @@ func (t *ServiceTarget) Setup(ctx context.Context, replication int) error {
 func rel(p string) string { return strings.TrimPrefix(p, "/") }
 
 func (t *ServiceTarget) Create(ctx context.Context, path string, willComplete bool) (CreateHandle, error) {
-	r, err := t.NS.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(path), Overwrite: true, Recursive: true,
+	r, err := t.NS.CreateFile(ctx, &stratov1.CreateFileRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(path), Overwrite: true, Recursive: true,
 		Deferrable: willComplete && !t.NoDeferredCreate})
 	if err != nil {
 		return CreateHandle{}, err
@@ -62,33 +62,33 @@ func (t *ServiceTarget) Create(ctx context.Context, path string, willComplete bo
 }
 
 func (t *ServiceTarget) Complete(ctx context.Context, h CreateHandle) error {
-	_, err := t.NS.CommitKey(ctx, &stratopb.CommitKeyRequest{Volume: t.Volume, Bucket: t.Bucket, Key: rel(h.Path), OpenId: h.ID,
+	_, err := t.NS.CommitKey(ctx, &stratov1.CommitKeyRequest{Volume: t.Volume, Bucket: t.Bucket, Key: rel(h.Path), OpenId: h.ID,
 		CreateToken: h.Token})
 	return err
 }
 
 func (t *ServiceTarget) Mkdirs(ctx context.Context, path string) error {
-	_, err := t.NS.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(path)})
+	_, err := t.NS.CreateDirectory(ctx, &stratov1.CreateDirectoryRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(path)})
 	return err
 }
 
 func (t *ServiceTarget) Open(ctx context.Context, path string) error {
-	_, err := t.NS.LookupKey(ctx, &stratopb.LookupKeyRequest{Volume: t.Volume, Bucket: t.Bucket, Key: rel(path)})
+	_, err := t.NS.LookupKey(ctx, &stratov1.LookupKeyRequest{Volume: t.Volume, Bucket: t.Bucket, Key: rel(path)})
 	return err
 }
 
 func (t *ServiceTarget) FileStatus(ctx context.Context, path string) error {
-	_, err := t.NS.GetFileStatus(ctx, &stratopb.GetFileStatusRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(path)})
+	_, err := t.NS.GetFileStatus(ctx, &stratov1.GetFileStatusRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(path)})
 	return err
 }
 
 func (t *ServiceTarget) Delete(ctx context.Context, path string, recursive bool) error {
-	_, err := t.NS.Delete(ctx, &stratopb.DeleteRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(path), Recursive: recursive})
+	_, err := t.NS.Delete(ctx, &stratov1.DeleteRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(path), Recursive: recursive})
 	return err
 }
 
 func (t *ServiceTarget) Rename(ctx context.Context, src, dst string) error {
-	_, err := t.NS.Rename(ctx, &stratopb.RenameRequest{Volume: t.Volume, Bucket: t.Bucket, Src: rel(src), Dst: rel(dst)})
+	_, err := t.NS.Rename(ctx, &stratov1.RenameRequest{Volume: t.Volume, Bucket: t.Bucket, Src: rel(src), Dst: rel(dst)})
 	return err
 }
 
@@ -101,22 +101,22 @@ func (t *ServiceTarget) Exists(ctx context.Context, path string) (bool, error) {
 }
 
 func (t *ServiceTarget) RegisterDatanode(ctx context.Context, dn SimDatanode) error {
-	_, err := t.Cluster.Register(ctx, &stratopb.RegisterRequest{
-		Details: &stratopb.DatanodeDetails{Id: dn.ID, DataAddr: dn.Addr, Hostname: dn.ID},
-		Stats:   &stratopb.NodeStats{Capacity: 100 << 40, Remaining: 100 << 40, Volumes: 1},
+	_, err := t.Datanodes.Register(ctx, &stratov1.RegisterRequest{
+		Details: &stratov1.DatanodeDetails{Id: dn.ID, DataAddr: dn.Addr, Hostname: dn.ID},
+		Stats:   &stratov1.NodeStats{Capacity: 100 << 40, Remaining: 100 << 40, Volumes: 1},
 	})
 	return err
 }
 
 func (t *ServiceTarget) CreateFileWithBlocks(ctx context.Context, path string, n, replication int) ([]SimBlock, error) {
-	r, err := t.NS.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(path), Overwrite: true, Recursive: true,
-		SizeHint: 1, Replication: stratopb.ReplicationFactor(replication)})
+	r, err := t.NS.CreateFile(ctx, &stratov1.CreateFileRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(path), Overwrite: true, Recursive: true,
+		SizeHint: 1, Replication: stratov1.ReplicationFactor(replication)})
 	if err != nil {
 		return nil, err
 	}
 	blocks := r.Blocks
 	for len(blocks) < n {
-		a, err := t.NS.AllocateBlock(ctx, &stratopb.AllocateBlockRequest{Volume: t.Volume, Bucket: t.Bucket, Key: rel(path), OpenId: r.OpenId, SizeHint: 1})
+		a, err := t.NS.AllocateBlock(ctx, &stratov1.AllocateBlockRequest{Volume: t.Volume, Bucket: t.Bucket, Key: rel(path), OpenId: r.OpenId, SizeHint: 1})
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +131,7 @@ func (t *ServiceTarget) CreateFileWithBlocks(ctx context.Context, path string, n
 		}
 		out[i] = sb
 	}
-	_, err = t.NS.CommitKey(ctx, &stratopb.CommitKeyRequest{Volume: t.Volume, Bucket: t.Bucket, Key: rel(path), OpenId: r.OpenId, Blocks: blocks})
+	_, err = t.NS.CommitKey(ctx, &stratov1.CommitKeyRequest{Volume: t.Volume, Bucket: t.Bucket, Key: rel(path), OpenId: r.OpenId, Blocks: blocks})
 	return out, err
 }
 
@@ -141,17 +141,17 @@ func (t *ServiceTarget) ContainerReport(ctx context.Context, dn SimDatanode, con
 	key := fmt.Sprint(dn.ID, closed, len(containers))
 	req, ok := t.reports.Load(key)
 	if !ok {
-		state := stratopb.ContainerState_CONTAINER_OPEN
+		state := stratov1.ContainerState_CONTAINER_OPEN
 		if closed {
-			state = stratopb.ContainerState_CONTAINER_CLOSED
+			state = stratov1.ContainerState_CONTAINER_CLOSED
 		}
-		rep := &stratopb.ContainerReport{Full: true, Replicas: make([]*stratopb.ContainerReplica, len(containers))}
+		rep := &stratov1.ContainerReport{Full: true, Replicas: make([]*stratov1.ContainerReplica, len(containers))}
 		for i, c := range containers {
-			rep.Replicas[i] = &stratopb.ContainerReplica{ContainerId: c, State: state, UsedBytes: 16, BlockCount: 1}
+			rep.Replicas[i] = &stratov1.ContainerReplica{ContainerId: c, State: state, UsedBytes: 16, BlockCount: 1}
 		}
-		req, _ = t.reports.LoadOrStore(key, &stratopb.HeartbeatRequest{DatanodeId: dn.ID, Report: rep})
+		req, _ = t.reports.LoadOrStore(key, &stratov1.HeartbeatRequest{DatanodeId: dn.ID, Report: rep})
 	}
-	_, err := t.Cluster.Heartbeat(ctx, req.(*stratopb.HeartbeatRequest))
+	_, err := t.Datanodes.Heartbeat(ctx, req.(*stratov1.HeartbeatRequest))
 	return err
 }
 
@@ -179,60 +179,60 @@ func (t *ServiceTarget) CloseContainers(ctx context.Context) error {
 // RemoteNamespace adapts a Namespace client to the server interface, for
 // the calls the benchmark makes.
 type RemoteNamespace struct {
-	stratopb.UnimplementedNamespaceServer
-	C stratopb.NamespaceClient
+	stratov1.UnimplementedNamespaceServiceServer
+	C stratov1.NamespaceServiceClient
 }
 
 // NewRemote returns a target over a gRPC connection to meta.
 func NewRemote(conn grpc.ClientConnInterface, volume, bucket string) *ServiceTarget {
 	return &ServiceTarget{
-		NS:      RemoteNamespace{C: stratopb.NewNamespaceClient(conn)},
-		Cluster: RemoteCluster{C: stratopb.NewClusterClient(conn)},
-		Volume:  volume, Bucket: bucket,
+		NS:        RemoteNamespace{C: stratov1.NewNamespaceServiceClient(conn)},
+		Datanodes: RemoteDatanodes{C: stratov1.NewDatanodeServiceClient(conn)},
+		Volume:    volume, Bucket: bucket,
 	}
 }
 
-func (r RemoteNamespace) CreateVolume(ctx context.Context, q *stratopb.CreateVolumeRequest) (*stratopb.CreateVolumeResponse, error) {
+func (r RemoteNamespace) CreateVolume(ctx context.Context, q *stratov1.CreateVolumeRequest) (*stratov1.CreateVolumeResponse, error) {
 	return r.C.CreateVolume(ctx, q)
 }
-func (r RemoteNamespace) CreateBucket(ctx context.Context, q *stratopb.CreateBucketRequest) (*stratopb.CreateBucketResponse, error) {
+func (r RemoteNamespace) CreateBucket(ctx context.Context, q *stratov1.CreateBucketRequest) (*stratov1.CreateBucketResponse, error) {
 	return r.C.CreateBucket(ctx, q)
 }
-func (r RemoteNamespace) CreateFile(ctx context.Context, q *stratopb.CreateFileRequest) (*stratopb.OpenKeyResponse, error) {
+func (r RemoteNamespace) CreateFile(ctx context.Context, q *stratov1.CreateFileRequest) (*stratov1.OpenKeyResponse, error) {
 	return r.C.CreateFile(ctx, q)
 }
-func (r RemoteNamespace) AllocateBlock(ctx context.Context, q *stratopb.AllocateBlockRequest) (*stratopb.AllocateBlockResponse, error) {
+func (r RemoteNamespace) AllocateBlock(ctx context.Context, q *stratov1.AllocateBlockRequest) (*stratov1.AllocateBlockResponse, error) {
 	return r.C.AllocateBlock(ctx, q)
 }
-func (r RemoteNamespace) CommitKey(ctx context.Context, q *stratopb.CommitKeyRequest) (*stratopb.CommitKeyResponse, error) {
+func (r RemoteNamespace) CommitKey(ctx context.Context, q *stratov1.CommitKeyRequest) (*stratov1.CommitKeyResponse, error) {
 	return r.C.CommitKey(ctx, q)
 }
-func (r RemoteNamespace) CreateDirectory(ctx context.Context, q *stratopb.CreateDirectoryRequest) (*stratopb.CreateDirectoryResponse, error) {
+func (r RemoteNamespace) CreateDirectory(ctx context.Context, q *stratov1.CreateDirectoryRequest) (*stratov1.CreateDirectoryResponse, error) {
 	return r.C.CreateDirectory(ctx, q)
 }
-func (r RemoteNamespace) LookupKey(ctx context.Context, q *stratopb.LookupKeyRequest) (*stratopb.LookupKeyResponse, error) {
+func (r RemoteNamespace) LookupKey(ctx context.Context, q *stratov1.LookupKeyRequest) (*stratov1.LookupKeyResponse, error) {
 	return r.C.LookupKey(ctx, q)
 }
-func (r RemoteNamespace) GetFileStatus(ctx context.Context, q *stratopb.GetFileStatusRequest) (*stratopb.GetFileStatusResponse, error) {
+func (r RemoteNamespace) GetFileStatus(ctx context.Context, q *stratov1.GetFileStatusRequest) (*stratov1.GetFileStatusResponse, error) {
 	return r.C.GetFileStatus(ctx, q)
 }
-func (r RemoteNamespace) Delete(ctx context.Context, q *stratopb.DeleteRequest) (*stratopb.DeleteResponse, error) {
+func (r RemoteNamespace) Delete(ctx context.Context, q *stratov1.DeleteRequest) (*stratov1.DeleteResponse, error) {
 	return r.C.Delete(ctx, q)
 }
-func (r RemoteNamespace) Rename(ctx context.Context, q *stratopb.RenameRequest) (*stratopb.RenameResponse, error) {
+func (r RemoteNamespace) Rename(ctx context.Context, q *stratov1.RenameRequest) (*stratov1.RenameResponse, error) {
 	return r.C.Rename(ctx, q)
 }
 
-// RemoteCluster adapts a Cluster client to the server interface.
-type RemoteCluster struct {
-	stratopb.UnimplementedClusterServer
-	C stratopb.ClusterClient
+// RemoteDatanodes adapts a DatanodeService client to the server interface.
+type RemoteDatanodes struct {
+	stratov1.UnimplementedDatanodeServiceServer
+	C stratov1.DatanodeServiceClient
 }
 
-func (r RemoteCluster) Register(ctx context.Context, q *stratopb.RegisterRequest) (*stratopb.RegisterResponse, error) {
+func (r RemoteDatanodes) Register(ctx context.Context, q *stratov1.RegisterRequest) (*stratov1.RegisterResponse, error) {
 	return r.C.Register(ctx, q)
 }
-func (r RemoteCluster) Heartbeat(ctx context.Context, q *stratopb.HeartbeatRequest) (*stratopb.HeartbeatResponse, error) {
+func (r RemoteDatanodes) Heartbeat(ctx context.Context, q *stratov1.HeartbeatRequest) (*stratov1.HeartbeatResponse, error) {
 	return r.C.Heartbeat(ctx, q)
 }
 

@@ -30,7 +30,7 @@ import (
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/cluster/local"
 	"github.com/strato-io/strato/datanode/replication"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // RereplicateConfig configures RunRereplicate: lose a datanode of a loaded
@@ -140,11 +140,11 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster
 	defer func() { _ = cl.Close() }()
 
 	// 1. Data.
-	if _, err := cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "rerepl"}); err != nil && !strings.Contains(err.Error(), "exists") {
+	if _, err := cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "rerepl"}); err != nil && !strings.Contains(err.Error(), "exists") {
 		return res, err
 	}
-	if _, err := cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "rerepl", Name: "data",
-		Replication: stratopb.ReplicationFactor_REPLICATION_THREE}); err != nil && !strings.Contains(err.Error(), "exists") {
+	if _, err := cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "rerepl", Name: "data",
+		Replication: stratov1.ReplicationFactor_REPLICATION_THREE}); err != nil && !strings.Contains(err.Error(), "exists") {
 		return res, err
 	}
 	var keyNames []string
@@ -514,7 +514,7 @@ func generate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster, out 
 	var keys []string
 	after := ""
 	for {
-		resp, err := cl.ListKeys(ctx, &stratopb.ListKeysRequest{Volume: "rerepl", Bucket: "data", Prefix: "gen/", StartAfter: after})
+		resp, err := cl.ListKeys(ctx, &stratov1.ListKeysRequest{Volume: "rerepl", Bucket: "data", Prefix: "gen/", StartAfter: after})
 		if err != nil {
 			return nil, err
 		}
@@ -561,15 +561,12 @@ func closeAll(ctx context.Context, cl *client.Client) error {
 		open := 0
 		for _, c := range cs {
 			switch c.State {
-			case stratopb.ContainerState_CONTAINER_OPEN:
+			case stratov1.ContainerState_CONTAINER_OPEN:
 				open++
-				_, err := client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.CloseContainerResponse, error) {
-					return cc.CloseContainer(ctx, &stratopb.CloseContainerRequest{ContainerId: c.Id, Reason: "bench rereplicate"})
-				})
-				if err != nil {
+				if err := cl.CloseContainer(ctx, c.Id, "", "bench rereplicate"); err != nil {
 					return err
 				}
-			case stratopb.ContainerState_CONTAINER_CLOSING:
+			case stratov1.ContainerState_CONTAINER_CLOSING:
 				open++
 			}
 		}
@@ -583,12 +580,12 @@ func closeAll(ctx context.Context, cl *client.Client) error {
 	}
 }
 
-func listContainers(ctx context.Context, cl *client.Client) ([]*stratopb.ContainerInfo, error) {
-	var all []*stratopb.ContainerInfo
+func listContainers(ctx context.Context, cl *client.Client) ([]*stratov1.ContainerInfo, error) {
+	var all []*stratov1.ContainerInfo
 	var after uint64
 	for {
-		resp, err := client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListContainersResponse, error) {
-			return cc.ListContainers(ctx, &stratopb.ListContainersRequest{StartAfter: after, Limit: 1000})
+		resp, err := client.Cluster(ctx, cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.ListContainersResponse, error) {
+			return cc.ListContainers(ctx, &stratov1.ListContainersRequest{StartAfter: after, Limit: 1000})
 		})
 		if err != nil {
 			return nil, err
@@ -631,9 +628,9 @@ func containersOn(ctx context.Context, cl *client.Client, dn string) (map[uint64
 	return out, nil
 }
 
-func replicasOf(ctx context.Context, cl *client.Client, id uint64) (map[string]*stratopb.ContainerReplica, error) {
-	resp, err := client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ContainerReplicasResponse, error) {
-		return cc.ContainerReplicas(ctx, &stratopb.ContainerReplicasRequest{ContainerId: id})
+func replicasOf(ctx context.Context, cl *client.Client, id uint64) (map[string]*stratov1.ContainerReplica, error) {
+	resp, err := client.Cluster(ctx, cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.ContainerReplicasResponse, error) {
+		return cc.ContainerReplicas(ctx, &stratov1.ContainerReplicasRequest{ContainerId: id})
 	})
 	if err != nil {
 		return nil, err
@@ -720,15 +717,15 @@ func waitNoCopies(ctx context.Context, c *local.Cluster, limit time.Duration) er
 func waitReplicated(ctx context.Context, cl *client.Client, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
-		dns, err := client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListDatanodesResponse, error) {
-			return cc.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+		dns, err := client.Cluster(ctx, cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.ListDatanodesResponse, error) {
+			return cc.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
 		})
 		if err != nil {
 			return err
 		}
 		healthy := map[string]bool{}
 		for _, d := range dns.Datanodes {
-			healthy[d.GetDetails().GetId()] = d.Health == stratopb.NodeHealth_NODE_HEALTHY
+			healthy[d.GetDetails().GetId()] = d.Health == stratov1.NodeHealth_NODE_HEALTHY
 		}
 		cs, err := listContainers(ctx, cl)
 		if err != nil {
@@ -736,7 +733,7 @@ func waitReplicated(ctx context.Context, cl *client.Client, limit time.Duration)
 		}
 		short := 0
 		for _, ci := range cs {
-			if ci.State != stratopb.ContainerState_CONTAINER_CLOSED {
+			if ci.State != stratov1.ContainerState_CONTAINER_CLOSED {
 				continue
 			}
 			reps, err := replicasOf(ctx, cl, ci.Id)
@@ -769,15 +766,15 @@ func waitReplicated(ctx context.Context, cl *client.Client, limit time.Duration)
 // datanode that received them.
 func restored(ctx context.Context, cl *client.Client, lost map[uint64]lostContainer, victim string) (copied int64, left int, perTarget map[string]int64, err error) {
 	perTarget = map[string]int64{}
-	dns, err := client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListDatanodesResponse, error) {
-		return cc.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+	dns, err := client.Cluster(ctx, cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.ListDatanodesResponse, error) {
+		return cc.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
 	})
 	if err != nil {
 		return 0, 0, nil, err
 	}
 	healthy := map[string]bool{}
 	for _, d := range dns.Datanodes {
-		healthy[d.GetDetails().GetId()] = d.Health == stratopb.NodeHealth_NODE_HEALTHY
+		healthy[d.GetDetails().GetId()] = d.Health == stratov1.NodeHealth_NODE_HEALTHY
 	}
 	ids := make([]uint64, 0, len(lost))
 	for id := range lost {
@@ -791,7 +788,7 @@ func restored(ctx context.Context, cl *client.Client, lost map[uint64]lostContai
 		}
 		good := 0
 		for dn, r := range reps {
-			if dn == victim || !healthy[dn] || r.State != stratopb.ContainerState_CONTAINER_CLOSED {
+			if dn == victim || !healthy[dn] || r.State != stratov1.ContainerState_CONTAINER_CLOSED {
 				continue
 			}
 			good++

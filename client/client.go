@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Options configure a Client.
@@ -119,9 +119,9 @@ func (c *Client) Close() error {
 // ns runs fn against the meta leader's Namespace service. Namespace calls
 // are retry-safe (RetrySafe): reads, and mutations, which all carry a
 // request ID (idempotent).
-func ns[T any](ctx context.Context, c *Client, fn func(context.Context, stratopb.NamespaceClient) (T, error)) (T, error) {
+func ns[T any](ctx context.Context, c *Client, fn func(context.Context, stratov1.NamespaceServiceClient) (T, error)) (T, error) {
 	var out T
-	err := c.meta.Do(RetrySafe(ctx), func(ctx context.Context, n stratopb.NamespaceClient, _ stratopb.ClusterClient) error {
+	err := c.meta.Do(RetrySafe(ctx), func(ctx context.Context, n stratov1.NamespaceServiceClient, _ ClusterStubs) error {
 		var err error
 		out, err = fn(ctx, n)
 		return err
@@ -129,10 +129,11 @@ func ns[T any](ctx context.Context, c *Client, fn func(context.Context, stratopb
 	return out, err
 }
 
-// Cluster runs fn against the meta leader's Cluster service.
-func Cluster[T any](ctx context.Context, c *Client, fn func(context.Context, stratopb.ClusterClient) (T, error)) (T, error) {
+// Cluster runs fn against the meta leader's cluster services (AdminService,
+// DatanodeService).
+func Cluster[T any](ctx context.Context, c *Client, fn func(context.Context, ClusterStubs) (T, error)) (T, error) {
 	var out T
-	err := c.meta.Do(ctx, func(ctx context.Context, _ stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
+	err := c.meta.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl ClusterStubs) error {
 		var err error
 		out, err = fn(ctx, cl)
 		return err
@@ -140,16 +141,39 @@ func Cluster[T any](ctx context.Context, c *Client, fn func(context.Context, str
 	return out, err
 }
 
+// dataPath runs fn against the meta leader's Namespace service, without
+// the retry-safety of ns: the data path's reports to meta (CloseContainer,
+// ReportReplica).
+func dataPath[T any](ctx context.Context, c *Client, fn func(context.Context, stratov1.NamespaceServiceClient) (T, error)) (T, error) {
+	var out T
+	err := c.meta.Do(ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient, _ ClusterStubs) error {
+		var err error
+		out, err = fn(ctx, n)
+		return err
+	})
+	return out, err
+}
+
+// CloseContainer asks meta to close a container (a write to it failed,
+// or an operator wants it closed); failedDatanode, if not "", names the
+// pipeline member that failed, and meta closes the pipeline too.
+func (c *Client) CloseContainer(ctx context.Context, id uint64, failedDatanode, reason string) error {
+	_, err := dataPath(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.CloseContainerResponse, error) {
+		return n.CloseContainer(ctx, &stratov1.CloseContainerRequest{ContainerId: id, FailedDatanode: failedDatanode, Reason: reason})
+	})
+	return err
+}
+
 // ---- Volumes and buckets ------------------------------------------------------
 
 // CreateVolume creates a volume owned by the client's owner unless req says
 // otherwise.
-func (c *Client) CreateVolume(ctx context.Context, req *stratopb.CreateVolumeRequest) (*stratopb.VolumeInfo, error) {
+func (c *Client) CreateVolume(ctx context.Context, req *stratov1.CreateVolumeRequest) (*stratov1.VolumeInfo, error) {
 	ctx = c.idempotent(ctx)
 	if req.Owner == "" {
 		req.Owner = c.opts.Owner
 	}
-	resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.CreateVolumeResponse, error) {
+	resp, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.CreateVolumeResponse, error) {
 		return n.CreateVolume(ctx, req)
 	})
 	return resp.GetVolume(), err
@@ -158,26 +182,26 @@ func (c *Client) CreateVolume(ctx context.Context, req *stratopb.CreateVolumeReq
 // DeleteVolume deletes an empty volume.
 func (c *Client) DeleteVolume(ctx context.Context, name string) error {
 	ctx = c.idempotent(ctx)
-	_, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.DeleteVolumeResponse, error) {
-		return n.DeleteVolume(ctx, &stratopb.DeleteVolumeRequest{Name: name})
+	_, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.DeleteVolumeResponse, error) {
+		return n.DeleteVolume(ctx, &stratov1.DeleteVolumeRequest{Name: name})
 	})
 	return err
 }
 
 // GetVolume returns a volume's record.
-func (c *Client) GetVolume(ctx context.Context, name string) (*stratopb.VolumeInfo, error) {
-	return ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.VolumeInfo, error) {
-		return n.GetVolume(ctx, &stratopb.VolumeInfoRequest{Name: name})
+func (c *Client) GetVolume(ctx context.Context, name string) (*stratov1.VolumeInfo, error) {
+	return ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.VolumeInfo, error) {
+		return n.GetVolume(ctx, &stratov1.GetVolumeRequest{Name: name})
 	})
 }
 
 // ListVolumes returns every volume whose name starts with prefix.
-func (c *Client) ListVolumes(ctx context.Context, prefix string) ([]*stratopb.VolumeInfo, error) {
-	var all []*stratopb.VolumeInfo
+func (c *Client) ListVolumes(ctx context.Context, prefix string) ([]*stratov1.VolumeInfo, error) {
+	var all []*stratov1.VolumeInfo
 	after := ""
 	for {
-		resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.ListVolumesResponse, error) {
-			return n.ListVolumes(ctx, &stratopb.ListVolumesRequest{Prefix: prefix, StartAfter: after})
+		resp, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.ListVolumesResponse, error) {
+			return n.ListVolumes(ctx, &stratov1.ListVolumesRequest{Prefix: prefix, StartAfter: after})
 		})
 		if err != nil {
 			return nil, err
@@ -192,12 +216,12 @@ func (c *Client) ListVolumes(ctx context.Context, prefix string) ([]*stratopb.Vo
 
 // CreateBucket creates a bucket (FSO, replication THREE, CRC32C unless req
 // says otherwise).
-func (c *Client) CreateBucket(ctx context.Context, req *stratopb.CreateBucketRequest) (*stratopb.BucketInfo, error) {
+func (c *Client) CreateBucket(ctx context.Context, req *stratov1.CreateBucketRequest) (*stratov1.BucketInfo, error) {
 	ctx = c.idempotent(ctx)
 	if req.Owner == "" {
 		req.Owner = c.opts.Owner
 	}
-	resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.CreateBucketResponse, error) {
+	resp, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.CreateBucketResponse, error) {
 		return n.CreateBucket(ctx, req)
 	})
 	return resp.GetBucket(), err
@@ -206,27 +230,27 @@ func (c *Client) CreateBucket(ctx context.Context, req *stratopb.CreateBucketReq
 // DeleteBucket deletes an empty bucket.
 func (c *Client) DeleteBucket(ctx context.Context, volume, name string) error {
 	ctx = c.idempotent(ctx)
-	_, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.DeleteBucketResponse, error) {
-		return n.DeleteBucket(ctx, &stratopb.DeleteBucketRequest{Volume: volume, Name: name})
+	_, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.DeleteBucketResponse, error) {
+		return n.DeleteBucket(ctx, &stratov1.DeleteBucketRequest{Volume: volume, Name: name})
 	})
 	return err
 }
 
 // GetBucket returns a bucket's record.
-func (c *Client) GetBucket(ctx context.Context, volume, name string) (*stratopb.BucketInfo, error) {
-	return ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.BucketInfo, error) {
-		return n.GetBucket(ctx, &stratopb.BucketInfoRequest{Volume: volume, Name: name})
+func (c *Client) GetBucket(ctx context.Context, volume, name string) (*stratov1.BucketInfo, error) {
+	return ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.BucketInfo, error) {
+		return n.GetBucket(ctx, &stratov1.GetBucketRequest{Volume: volume, Name: name})
 	})
 }
 
 // ListBuckets returns every bucket of a volume whose name starts with
 // prefix.
-func (c *Client) ListBuckets(ctx context.Context, volume, prefix string) ([]*stratopb.BucketInfo, error) {
-	var all []*stratopb.BucketInfo
+func (c *Client) ListBuckets(ctx context.Context, volume, prefix string) ([]*stratov1.BucketInfo, error) {
+	var all []*stratov1.BucketInfo
 	after := ""
 	for {
-		resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.ListBucketsResponse, error) {
-			return n.ListBuckets(ctx, &stratopb.ListBucketsRequest{Volume: volume, Prefix: prefix, StartAfter: after})
+		resp, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.ListBucketsResponse, error) {
+			return n.ListBuckets(ctx, &stratov1.ListBucketsRequest{Volume: volume, Prefix: prefix, StartAfter: after})
 		})
 		if err != nil {
 			return nil, err
@@ -242,9 +266,9 @@ func (c *Client) ListBuckets(ctx context.Context, volume, prefix string) ([]*str
 // ---- Keys ---------------------------------------------------------------------
 
 // LookupKey returns a committed key with its blocks and their locations.
-func (c *Client) LookupKey(ctx context.Context, volume, bucket, key string) (*stratopb.KeyInfo, error) {
-	resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.LookupKeyResponse, error) {
-		return n.LookupKey(ctx, &stratopb.LookupKeyRequest{Volume: volume, Bucket: bucket, Key: key})
+func (c *Client) LookupKey(ctx context.Context, volume, bucket, key string) (*stratov1.KeyInfo, error) {
+	resp, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.LookupKeyResponse, error) {
+		return n.LookupKey(ctx, &stratov1.LookupKeyRequest{Volume: volume, Bucket: bucket, Key: key})
 	})
 	return resp.GetKey(), err
 }
@@ -252,8 +276,8 @@ func (c *Client) LookupKey(ctx context.Context, volume, bucket, key string) (*st
 // DeleteKey deletes a key.
 func (c *Client) DeleteKey(ctx context.Context, volume, bucket, key string) error {
 	ctx = c.idempotent(ctx)
-	_, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.DeleteKeyResponse, error) {
-		return n.DeleteKey(ctx, &stratopb.DeleteKeyRequest{Volume: volume, Bucket: bucket, Key: key})
+	_, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.DeleteKeyResponse, error) {
+		return n.DeleteKey(ctx, &stratov1.DeleteKeyRequest{Volume: volume, Bucket: bucket, Key: key})
 	})
 	return err
 }
@@ -261,16 +285,16 @@ func (c *Client) DeleteKey(ctx context.Context, volume, bucket, key string) erro
 // RenameKey renames a key; the target must not exist.
 func (c *Client) RenameKey(ctx context.Context, volume, bucket, from, to string) error {
 	ctx = c.idempotent(ctx)
-	_, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.RenameKeyResponse, error) {
-		return n.RenameKey(ctx, &stratopb.RenameKeyRequest{Volume: volume, Bucket: bucket, FromKey: from, ToKey: to})
+	_, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.RenameKeyResponse, error) {
+		return n.RenameKey(ctx, &stratov1.RenameKeyRequest{Volume: volume, Bucket: bucket, FromKey: from, ToKey: to})
 	})
 	return err
 }
 
-// ListKeys returns one page of keys (see stratopb.ListKeysRequest; Volume
+// ListKeys returns one page of keys (see stratov1.ListKeysRequest; Volume
 // and Bucket must be set).
-func (c *Client) ListKeys(ctx context.Context, req *stratopb.ListKeysRequest) (*stratopb.ListKeysResponse, error) {
-	return ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.ListKeysResponse, error) {
+func (c *Client) ListKeys(ctx context.Context, req *stratov1.ListKeysRequest) (*stratov1.ListKeysResponse, error) {
+	return ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.ListKeysResponse, error) {
 		return n.ListKeys(ctx, req)
 	})
 }
@@ -331,36 +355,36 @@ func (c *Client) Mkdirs(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	_, err = ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.CreateDirectoryResponse, error) {
-		return n.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, Owner: c.opts.Owner})
+	_, err = ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.CreateDirectoryResponse, error) {
+		return n.CreateDirectory(ctx, &stratov1.CreateDirectoryRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, Owner: c.opts.Owner})
 	})
 	return err
 }
 
 // Stat returns the status of a file or directory.
-func (c *Client) Stat(ctx context.Context, path string) (*stratopb.FileStatus, error) {
+func (c *Client) Stat(ctx context.Context, path string) (*stratov1.FileStatus, error) {
 	p, err := c.fsPath(path)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.GetFileStatusResponse, error) {
-		return n.GetFileStatus(ctx, &stratopb.GetFileStatusRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key})
+	resp, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.GetFileStatusResponse, error) {
+		return n.GetFileStatus(ctx, &stratov1.GetFileStatusRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key})
 	})
 	return resp.GetStatus(), err
 }
 
 // List returns the entries of a directory, in name order (a file lists as
 // itself).
-func (c *Client) List(ctx context.Context, path string) ([]*stratopb.FileStatus, error) {
+func (c *Client) List(ctx context.Context, path string) ([]*stratov1.FileStatus, error) {
 	p, err := c.fsPath(path)
 	if err != nil {
 		return nil, err
 	}
-	var all []*stratopb.FileStatus
+	var all []*stratov1.FileStatus
 	after := ""
 	for {
-		resp, err := ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.ListStatusResponse, error) {
-			return n.ListStatus(ctx, &stratopb.ListStatusRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, StartAfter: after})
+		resp, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.ListStatusResponse, error) {
+			return n.ListStatus(ctx, &stratov1.ListStatusRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, StartAfter: after})
 		})
 		if err != nil {
 			return nil, err
@@ -389,8 +413,8 @@ func (c *Client) Rename(ctx context.Context, src, dst string) error {
 	if s.Volume != d.Volume || s.Bucket != d.Bucket {
 		return fmt.Errorf("%w: rename across buckets (%s to %s)", ErrInvalidPath, s, d)
 	}
-	_, err = ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.RenameResponse, error) {
-		return n.Rename(ctx, &stratopb.RenameRequest{Volume: s.Volume, Bucket: s.Bucket, Src: s.Key, Dst: d.Key})
+	_, err = ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.RenameResponse, error) {
+		return n.Rename(ctx, &stratov1.RenameRequest{Volume: s.Volume, Bucket: s.Bucket, Src: s.Key, Dst: d.Key})
 	})
 	return err
 }
@@ -402,8 +426,8 @@ func (c *Client) Delete(ctx context.Context, path string, recursive bool) error 
 	if err != nil {
 		return err
 	}
-	_, err = ns(ctx, c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.DeleteResponse, error) {
-		return n.Delete(ctx, &stratopb.DeleteRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, Recursive: recursive})
+	_, err = ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.DeleteResponse, error) {
+		return n.Delete(ctx, &stratov1.DeleteRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, Recursive: recursive})
 	})
 	return err
 }

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/checksum"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
 )
 
@@ -96,23 +96,23 @@ func (d *dataConns) readChunk(ctx context.Context, addr string, req *wire.ReadCh
 }
 
 // checksumType converts the namespace's checksum type to the data path's.
-func checksumType(t stratopb.ChecksumType) (checksum.Type, error) {
+func checksumType(t stratov1.ChecksumType) (checksum.Type, error) {
 	switch t {
-	case stratopb.ChecksumType_CHECKSUM_NONE:
+	case stratov1.ChecksumType_CHECKSUM_NONE:
 		return checksum.NONE, nil
-	case stratopb.ChecksumType_CHECKSUM_CRC32:
+	case stratov1.ChecksumType_CHECKSUM_CRC32:
 		return checksum.CRC32, nil
-	case stratopb.ChecksumType_CHECKSUM_CRC32C, stratopb.ChecksumType_CHECKSUM_TYPE_UNSPECIFIED:
+	case stratov1.ChecksumType_CHECKSUM_CRC32C, stratov1.ChecksumType_CHECKSUM_TYPE_UNSPECIFIED:
 		return checksum.CRC32C, nil
-	case stratopb.ChecksumType_CHECKSUM_SHA256:
+	case stratov1.ChecksumType_CHECKSUM_SHA256:
 		return checksum.SHA256, nil
-	case stratopb.ChecksumType_CHECKSUM_MD5:
+	case stratov1.ChecksumType_CHECKSUM_MD5:
 		return checksum.MD5, nil
 	}
 	return 0, fmt.Errorf("client: unknown checksum type %v", t)
 }
 
-func wireBlock(id *stratopb.BlockID) wire.BlockID {
+func wireBlock(id *stratov1.BlockID) wire.BlockID {
 	return wire.BlockID{ContainerID: id.GetContainerId(), LocalID: id.GetLocalId()}
 }
 

@@ -9,8 +9,8 @@
 //	c, err := client.New(client.Options{Meta: []string{"127.0.0.1:9860"}})
 //	...
 //	defer c.Close()
-//	_, err = c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
-//	_, err = c.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+//	_, err = c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
+//	_, err = c.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
 //	w, err := c.Create(ctx, "/vol/bkt/dir/file", client.CreateOptions{Recursive: true})
 //	_, err = w.Write(data)
 //	err = w.Close()                 // the key is visible once Close returns

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Error classes. Every error a meta call of this package returns matches
@@ -48,28 +48,32 @@ var (
 	ErrSafeMode          = errors.New("client: meta is in safe mode")
 )
 
-// byReason maps the server's reasons (stratopb.Reason*) to a specific
+// errorDomain is the domain of meta's ErrorInfo details: the API's
+// protobuf package, "strato.v1".
+var errorDomain = string(stratov1.File_strato_v1_namespace_proto.Package())
+
+// byReason maps the server's reasons (stratov1.Reason*) to a specific
 // error and its class.
 var byReason = map[string][2]error{
-	stratopb.ReasonVolumeNotFound:    {ErrVolumeNotFound, ErrNotFound},
-	stratopb.ReasonBucketNotFound:    {ErrBucketNotFound, ErrNotFound},
-	stratopb.ReasonKeyNotFound:       {ErrKeyNotFound, ErrNotFound},
-	stratopb.ReasonFileNotFound:      {ErrKeyNotFound, ErrNotFound},
-	stratopb.ReasonOpenKeyNotFound:   {nil, ErrNotFound},
-	stratopb.ReasonParentNotFound:    {ErrParentNotFound, ErrNotFound},
-	stratopb.ReasonVolumeExists:      {ErrVolumeExists, ErrExists},
-	stratopb.ReasonBucketExists:      {ErrBucketExists, ErrExists},
-	stratopb.ReasonKeyExists:         {ErrKeyExists, ErrExists},
-	stratopb.ReasonFileExists:        {ErrKeyExists, ErrExists},
-	stratopb.ReasonDirectoryExists:   {ErrDirectoryExists, ErrExists},
-	stratopb.ReasonVolumeNotEmpty:    {ErrVolumeNotEmpty, ErrNotEmpty},
-	stratopb.ReasonBucketNotEmpty:    {ErrBucketNotEmpty, ErrNotEmpty},
-	stratopb.ReasonDirectoryNotEmpty: {ErrDirectoryNotEmpty, ErrNotEmpty},
-	stratopb.ReasonQuotaExceeded:     {nil, ErrQuota},
-	stratopb.ReasonNotADirectory:     {ErrNotADirectory, ErrPrecondition},
-	stratopb.ReasonIsADirectory:      {ErrIsADirectory, ErrPrecondition},
-	stratopb.ReasonWrongLayout:       {ErrWrongLayout, ErrPrecondition},
-	stratopb.ReasonSafeMode:          {ErrSafeMode, ErrUnavailable},
+	stratov1.ErrorReason_VOLUME_NOT_FOUND.String():    {ErrVolumeNotFound, ErrNotFound},
+	stratov1.ErrorReason_BUCKET_NOT_FOUND.String():    {ErrBucketNotFound, ErrNotFound},
+	stratov1.ErrorReason_KEY_NOT_FOUND.String():       {ErrKeyNotFound, ErrNotFound},
+	stratov1.ErrorReason_FILE_NOT_FOUND.String():      {ErrKeyNotFound, ErrNotFound},
+	stratov1.ErrorReason_OPEN_KEY_NOT_FOUND.String():  {nil, ErrNotFound},
+	stratov1.ErrorReason_PARENT_NOT_FOUND.String():    {ErrParentNotFound, ErrNotFound},
+	stratov1.ErrorReason_VOLUME_EXISTS.String():       {ErrVolumeExists, ErrExists},
+	stratov1.ErrorReason_BUCKET_EXISTS.String():       {ErrBucketExists, ErrExists},
+	stratov1.ErrorReason_KEY_EXISTS.String():          {ErrKeyExists, ErrExists},
+	stratov1.ErrorReason_FILE_EXISTS.String():         {ErrKeyExists, ErrExists},
+	stratov1.ErrorReason_DIRECTORY_EXISTS.String():    {ErrDirectoryExists, ErrExists},
+	stratov1.ErrorReason_VOLUME_NOT_EMPTY.String():    {ErrVolumeNotEmpty, ErrNotEmpty},
+	stratov1.ErrorReason_BUCKET_NOT_EMPTY.String():    {ErrBucketNotEmpty, ErrNotEmpty},
+	stratov1.ErrorReason_DIRECTORY_NOT_EMPTY.String(): {ErrDirectoryNotEmpty, ErrNotEmpty},
+	stratov1.ErrorReason_QUOTA_EXCEEDED.String():      {nil, ErrQuota},
+	stratov1.ErrorReason_NOT_A_DIRECTORY.String():     {ErrNotADirectory, ErrPrecondition},
+	stratov1.ErrorReason_IS_A_DIRECTORY.String():      {ErrIsADirectory, ErrPrecondition},
+	stratov1.ErrorReason_WRONG_LAYOUT.String():        {ErrWrongLayout, ErrPrecondition},
+	stratov1.ErrorReason_SAFE_MODE.String():           {ErrSafeMode, ErrUnavailable},
 }
 
 // byCode is the class of a status code when no reason says better.
@@ -93,7 +97,7 @@ var byCode = map[codes.Code]error{
 // through it), and errors.Is matches its class and specific error.
 type Error struct {
 	// Code is the status code; Reason the server's reason
-	// (stratopb.Reason*), "" if it gave none.
+	// (stratov1.Reason*), "" if it gave none.
 	Code   codes.Code
 	Reason string
 	err    error
@@ -130,7 +134,7 @@ func Classify(err error) error {
 	}
 	e = &Error{Code: st.Code(), err: err, class: byCode[st.Code()]}
 	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == stratopb.ErrorDomain {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == errorDomain {
 			e.Reason = info.Reason
 			if k, ok := byReason[info.Reason]; ok {
 				e.kind, e.class = k[0], k[1]

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // The errors of meta calls match their class and specific error with
@@ -43,17 +43,17 @@ func TestErrors(t *testing.T) {
 	require.Equal(t, codes.NotFound, status.Code(err), "the status shows through")
 	var e *client.Error
 	require.ErrorAs(t, err, &e)
-	require.Equal(t, stratopb.ReasonVolumeNotFound, e.Reason)
+	require.Equal(t, stratov1.ErrorReason_VOLUME_NOT_FOUND.String(), e.Reason)
 
-	_, err = c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	_, err = c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	require.NoError(t, err)
-	_, err = c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	_, err = c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	is(err, client.ErrVolumeExists, client.ErrExists)
 	_, err = c.GetBucket(ctx, "vol", "nob")
 	is(err, client.ErrBucketNotFound, client.ErrNotFound)
-	_, err = c.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+	_, err = c.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
 	require.NoError(t, err)
-	_, err = c.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+	_, err = c.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
 	is(err, client.ErrBucketExists, client.ErrExists)
 	is(c.DeleteVolume(ctx, "vol"), client.ErrVolumeNotEmpty, client.ErrNotEmpty)
 	_, err = c.LookupKey(ctx, "vol", "bkt", "nokey")
@@ -62,7 +62,7 @@ func TestErrors(t *testing.T) {
 	is(err, client.ErrKeyNotFound, client.ErrNotFound)
 	require.NoError(t, c.Mkdirs(ctx, "/vol/bkt/d/e"))
 	is(c.Delete(ctx, "/vol/bkt/d", false), client.ErrDirectoryNotEmpty, client.ErrNotEmpty)
-	_, err = c.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "x"})
+	_, err = c.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "x"})
 	is(err, client.ErrInvalid)
 	is(c.DeleteBucket(ctx, "vol", "bkt"), client.ErrBucketNotEmpty, client.ErrNotEmpty)
 

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/leader"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // DefaultAttemptTimeout bounds one attempt of a retry-safe call at one
@@ -23,6 +23,13 @@ import (
 // has not answered in this long is paused, cut off or deposed, and the call
 // goes to another.
 const DefaultAttemptTimeout = 2 * time.Second
+
+// ClusterStubs are the stubs of meta's cluster services on one replica:
+// AdminService (operators and tools) and DatanodeService (datanodes).
+type ClusterStubs struct {
+	stratov1.AdminServiceClient
+	stratov1.DatanodeServiceClient
+}
 
 // MetaConn is a connection to a meta group that follows its leader.
 type MetaConn struct {
@@ -102,7 +109,7 @@ func (m *MetaConn) conn(addr string) (*grpc.ClientConn, error) {
 //
 // The error returned is classified (Error: errors.Is with ErrNotFound,
 // ErrBucketNotFound, ...).
-func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns stratopb.NamespaceClient, cl stratopb.ClusterClient) error) error {
+func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns stratov1.NamespaceServiceClient, cl ClusterStubs) error) error {
 	safe := retrySafe(ctx)
 	return Classify(m.redirect.Do(ctx, func(ctx context.Context, addr string) error {
 		c, err := m.conn(addr)
@@ -115,7 +122,7 @@ func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns strat
 			actx, cancel = context.WithTimeout(ctx, m.attempt)
 			defer cancel()
 		}
-		err = fn(actx, stratopb.NewNamespaceClient(c), stratopb.NewClusterClient(c))
+		err = fn(actx, stratov1.NewNamespaceServiceClient(c), ClusterStubs{stratov1.NewAdminServiceClient(c), stratov1.NewDatanodeServiceClient(c)})
 		if err == nil || !safe || ctx.Err() != nil {
 			return err
 		}
@@ -158,7 +165,7 @@ func LeaderHint(err error) (leaderAddr string, retry bool) {
 		return "", false
 	}
 	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Reason == stratopb.NotLeaderReason && info.Domain == stratopb.ErrorDomain {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Reason == stratov1.ErrorReason_NOT_LEADER.String() && info.Domain == errorDomain {
 			return info.Metadata["leader"], true
 		}
 	}

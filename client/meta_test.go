@@ -13,7 +13,7 @@ import (
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/meta"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // hungReplica is a replica that accepts connections and calls and never
@@ -58,7 +58,7 @@ func TestHungReplicaIsPassedBy(t *testing.T) {
 	// Without an attempt timeout, the hung replica holds the call until
 	// the caller's deadline.
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-	_, err := newClient(-1).CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	_, err := newClient(-1).CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	cancel()
 	require.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
 
@@ -66,9 +66,9 @@ func TestHungReplicaIsPassedBy(t *testing.T) {
 	ctx, cancel = context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err = c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	_, err = c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	require.NoError(t, err)
-	_, err = c.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+	_, err = c.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
 	require.NoError(t, err)
 	require.NoError(t, c.Mkdirs(ctx, "/vol/bkt/d"))
 	st, err := c.Stat(ctx, "/vol/bkt/d")
@@ -80,8 +80,8 @@ func TestHungReplicaIsPassedBy(t *testing.T) {
 	c2 := newClient(200 * time.Millisecond)
 	ctx2, cancel2 := context.WithTimeout(t.Context(), time.Second)
 	defer cancel2()
-	_, err = client.Cluster(ctx2, c2, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.SafeModeStatus, error) {
-		return cl.GetSafeMode(ctx, &stratopb.Empty{})
+	_, err = client.Cluster(ctx2, c2, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.SafeModeStatus, error) {
+		return cl.GetSafeMode(ctx, &stratov1.GetSafeModeRequest{})
 	})
 	require.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
 }
@@ -102,6 +102,6 @@ func TestReplicaDeadlineFiresFirst(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	_, err = c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	_, err = c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	require.NoError(t, err)
 }

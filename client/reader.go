@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/strato-io/strato/checksum"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
 )
 
@@ -29,7 +29,7 @@ var ErrCorruptRead = errors.New("client: no good replica")
 type Reader struct {
 	c   *Client
 	ctx context.Context
-	key *stratopb.KeyInfo
+	key *stratov1.KeyInfo
 
 	mu  sync.Mutex
 	bad map[string]bool // datanodes that failed this reader
@@ -49,7 +49,7 @@ type prefetch struct {
 
 // OpenKey opens a committed key for reading.
 func (c *Client) OpenKey(ctx context.Context, volume, bucket, key string) (*Reader, error) {
-	var ki *stratopb.KeyInfo
+	var ki *stratov1.KeyInfo
 	err := retryMeta(ctx, func(ctx context.Context) error {
 		var err error
 		ki, err = c.LookupKey(ctx, volume, bucket, key)
@@ -74,7 +74,7 @@ func (c *Client) Open(ctx context.Context, path string) (*Reader, error) {
 func (r *Reader) Size() int64 { return r.key.Size }
 
 // Info is the key's record.
-func (r *Reader) Info() *stratopb.KeyInfo { return r.key }
+func (r *Reader) Info() *stratov1.KeyInfo { return r.key }
 
 // ReadAt reads len(p) bytes at off (fewer, with io.EOF, at the end).
 func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
@@ -100,7 +100,7 @@ func (r *Reader) readRange(dst []byte, off int64) error {
 	blocks := r.key.Blocks
 	i := sort.Search(len(blocks), func(i int) bool { return blocks[i].Offset+blocks[i].Length > off })
 	type piece struct {
-		bl       *stratopb.BlockLocation
+		bl       *stratov1.BlockLocation
 		blockOff int64
 		dst      []byte
 	}
@@ -136,11 +136,11 @@ func (r *Reader) readRange(dst []byte, off int64) error {
 
 // readBlock reads dst from a block at off, from the first replica that
 // returns good data.
-func (r *Reader) readBlock(bl *stratopb.BlockLocation, off int64, dst []byte) error {
+func (r *Reader) readBlock(bl *stratov1.BlockLocation, off int64, dst []byte) error {
 	members := bl.GetPipeline().GetMembers()
 	var errs []error
 	// Replicas known bad go last rather than never: they may be all there is.
-	order := make([]*stratopb.DatanodeDetails, 0, len(members))
+	order := make([]*stratov1.DatanodeDetails, 0, len(members))
 	r.mu.Lock()
 	for _, m := range members {
 		if !r.bad[m.Id] {
@@ -174,7 +174,7 @@ func (r *Reader) readBlock(bl *stratopb.BlockLocation, off int64, dst []byte) er
 }
 
 // readReplica reads and verifies one range from one datanode.
-func (r *Reader) readReplica(m *stratopb.DatanodeDetails, bl *stratopb.BlockLocation, off int64, dst []byte) error {
+func (r *Reader) readReplica(m *stratov1.DatanodeDetails, bl *stratov1.BlockLocation, off int64, dst []byte) error {
 	// A range on checksum-window boundaries (the usual case: read-ahead
 	// buffers are 4 MiB aligned) comes back exactly as asked, straight into
 	// dst; otherwise the wider payload lands in a buffer of its own.
@@ -207,10 +207,10 @@ func (r *Reader) readReplica(m *stratopb.DatanodeDetails, bl *stratopb.BlockLoca
 }
 
 // report tells meta a replica returned bad data.
-func (r *Reader) report(bl *stratopb.BlockLocation, m *stratopb.DatanodeDetails, cause error) {
+func (r *Reader) report(bl *stratov1.BlockLocation, m *stratov1.DatanodeDetails, cause error) {
 	r.c.opts.Logger.Warn("client: bad replica", "datanode", m.Id, "block", wireBlock(bl.BlockId).String(), "err", cause)
-	_, err := Cluster(r.ctx, r.c, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ReportReplicaResponse, error) {
-		return cl.ReportReplica(ctx, &stratopb.ReportReplicaRequest{ContainerId: bl.BlockId.ContainerId,
+	_, err := dataPath(r.ctx, r.c, func(ctx context.Context, cl stratov1.NamespaceServiceClient) (*stratov1.ReportReplicaResponse, error) {
+		return cl.ReportReplica(ctx, &stratov1.ReportReplicaRequest{ContainerId: bl.BlockId.ContainerId,
 			DatanodeId: m.Id, LocalId: bl.BlockId.LocalId, Reason: cause.Error()})
 	})
 	if err != nil {

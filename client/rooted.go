@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // The rooted file-system view, as Ozone's ofs and `hdfs dfs` show it: "/"
@@ -24,14 +24,14 @@ func ParseRootedPath(s string) (Path, error) {
 
 // StatPath returns the status of any path of the rooted view: a file, a
 // directory, a bucket's root, a volume or "/".
-func (c *Client) StatPath(ctx context.Context, path string) (*stratopb.FileStatus, error) {
+func (c *Client) StatPath(ctx context.Context, path string) (*stratov1.FileStatus, error) {
 	p, err := ParseRootedPath(path)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case p.Volume == "":
-		return &stratopb.FileStatus{Path: "/", IsDirectory: true}, nil
+		return &stratov1.FileStatus{Path: "/", IsDirectory: true}, nil
 	case p.Bucket == "":
 		v, err := c.GetVolume(ctx, p.Volume)
 		if err != nil {
@@ -48,12 +48,12 @@ func (c *Client) StatPath(ctx context.Context, path string) (*stratopb.FileStatu
 
 // ListPath lists a directory of the rooted view (a file lists as itself), a
 // volume's buckets, or the volumes.
-func (c *Client) ListPath(ctx context.Context, path string) ([]*stratopb.FileStatus, error) {
+func (c *Client) ListPath(ctx context.Context, path string) ([]*stratov1.FileStatus, error) {
 	p, err := ParseRootedPath(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []*stratopb.FileStatus
+	var out []*stratov1.FileStatus
 	switch {
 	case p.Volume == "":
 		vs, err := c.ListVolumes(ctx, "")
@@ -87,20 +87,20 @@ func (c *Client) ListPath(ctx context.Context, path string) ([]*stratopb.FileSta
 }
 
 // inBucket gives a status of a bucket's entry its full path.
-func inBucket(p Path, st *stratopb.FileStatus) *stratopb.FileStatus {
+func inBucket(p Path, st *stratov1.FileStatus) *stratov1.FileStatus {
 	full := Path{Volume: p.Volume, Bucket: p.Bucket, Key: st.Path}
 	st.Path = full.String()
 	return st
 }
 
 // VolumeStatus is a volume as a directory of the rooted view.
-func VolumeStatus(v *stratopb.VolumeInfo) *stratopb.FileStatus {
-	return &stratopb.FileStatus{Path: "/" + v.Name, IsDirectory: true, Owner: v.Owner, ObjectId: v.Id,
-		ModificationTime: v.ModificationTime, CreationTime: v.CreationTime}
+func VolumeStatus(v *stratov1.VolumeInfo) *stratov1.FileStatus {
+	return &stratov1.FileStatus{Path: "/" + v.Name, IsDirectory: true, Owner: v.Owner, ObjectId: v.Id,
+		ModificationTimeUnixMs: v.ModificationTimeUnixMs, CreationTimeUnixMs: v.CreationTimeUnixMs}
 }
 
 // BucketStatus is a bucket as a directory of the rooted view.
-func BucketStatus(b *stratopb.BucketInfo) *stratopb.FileStatus {
-	return &stratopb.FileStatus{Path: "/" + b.Volume + "/" + b.Name, IsDirectory: true, Owner: b.Owner, ObjectId: b.Id,
-		Replication: b.Replication, BlockSize: b.BlockSize, ModificationTime: b.ModificationTime, CreationTime: b.CreationTime}
+func BucketStatus(b *stratov1.BucketInfo) *stratov1.FileStatus {
+	return &stratov1.FileStatus{Path: "/" + b.Volume + "/" + b.Name, IsDirectory: true, Owner: b.Owner, ObjectId: b.Id,
+		Replication: b.Replication, BlockSize: b.BlockSize, ModificationTimeUnixMs: b.ModificationTimeUnixMs, CreationTimeUnixMs: b.CreationTimeUnixMs}
 }

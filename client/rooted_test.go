@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // The rooted view: "/" lists the volumes, "/VOLUME" its buckets, and every
@@ -17,13 +17,13 @@ func TestRootedView(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := context.Background()
-	_, err = c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	_, err = c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	require.NoError(t, err)
-	_, err = c.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+	_, err = c.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
 	require.NoError(t, err)
 	require.NoError(t, c.Mkdirs(ctx, "/vol/bkt/d/e"))
 
-	paths := func(sts []*stratopb.FileStatus, err error) []string {
+	paths := func(sts []*stratov1.FileStatus, err error) []string {
 		t.Helper()
 		require.NoError(t, err)
 		var out []string

@@ -7,14 +7,14 @@ import (
 	"sync"
 
 	"github.com/strato-io/strato/checksum"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
 )
 
 // WriteOptions configure a key writer.
 type WriteOptions struct {
 	// Replication overrides the bucket's.
-	Replication stratopb.ReplicationFactor
+	Replication stratov1.ReplicationFactor
 	// SizeHint is the expected size (0: unknown). A positive hint has meta
 	// allocate the first block with the open key.
 	SizeHint int64
@@ -64,14 +64,14 @@ type Writer struct {
 	// token is a deferred create's (open with no size hint): the key is
 	// opened for real (reopen) only when data or an hsync needs it.
 	token     []byte
-	reopen    func(ctx context.Context, sizeHint int64) (*stratopb.OpenKeyResponse, error)
+	reopen    func(ctx context.Context, sizeHint int64) (*stratov1.OpenKeyResponse, error)
 	ctype     checksum.Type
 	bpc       uint32
 	blockSize int64
 
-	spare     []*stratopb.BlockLocation // allocated with the open key, unused yet
-	blocks    []*stratopb.BlockLocation // written to, in key order; Length as committed
-	cur       *stratopb.BlockLocation   // the block being written (last of blocks)
+	spare     []*stratov1.BlockLocation // allocated with the open key, unused yet
+	blocks    []*stratov1.BlockLocation // written to, in key order; Length as committed
+	cur       *stratov1.BlockLocation   // the block being written (last of blocks)
 	curLen    int64                     // bytes sent to cur
 	committed int64                     // bytes of cur every replica committed
 	buf       []byte                    // the chunk being filled
@@ -81,8 +81,8 @@ type Writer struct {
 	nAcked  int
 	// unsynced are the blocks ended since the last hsync: committed on
 	// every replica, not fsynced. The next hsync fsyncs them.
-	unsynced []*stratopb.BlockLocation
-	exclude  stratopb.ExcludeList
+	unsynced []*stratov1.BlockLocation
+	exclude  stratov1.ExcludeList
 	failures int   // recoveries from datanode failures
 	closures int   // recoveries from containers closed under the writer
 	err      error // sticky
@@ -127,9 +127,9 @@ func (c *Client) releaseChunk(b []byte) {
 // CreateKey starts writing a key (OBS or FSO bucket; on FSO the key is a
 // path and missing parents are created).
 func (c *Client) CreateKey(ctx context.Context, volume, bucket, key string, o WriteOptions) (*Writer, error) {
-	open := func(ctx context.Context, sizeHint int64) (*stratopb.OpenKeyResponse, error) {
-		return openRetried(c, ctx, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.OpenKeyResponse, error) {
-			return n.OpenKey(ctx, &stratopb.OpenKeyRequest{Volume: volume, Bucket: bucket, Key: key,
+	open := func(ctx context.Context, sizeHint int64) (*stratov1.OpenKeyResponse, error) {
+		return openRetried(c, ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error) {
+			return n.OpenKey(ctx, &stratov1.OpenKeyRequest{Volume: volume, Bucket: bucket, Key: key,
 				SizeHint: max(sizeHint, 0), Replication: o.Replication, Owner: c.opts.Owner, Deferrable: sizeHint < 0})
 		})
 	}
@@ -137,8 +137,8 @@ func (c *Client) CreateKey(ctx context.Context, volume, bucket, key string, o Wr
 }
 
 // openRetried sends an open (idempotently retried).
-func openRetried(c *Client, ctx context.Context, fn func(context.Context, stratopb.NamespaceClient) (*stratopb.OpenKeyResponse, error)) (*stratopb.OpenKeyResponse, error) {
-	var resp *stratopb.OpenKeyResponse
+func openRetried(c *Client, ctx context.Context, fn func(context.Context, stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error)) (*stratov1.OpenKeyResponse, error) {
+	var resp *stratov1.OpenKeyResponse
 	err := retryMeta(c.idempotent(ctx), func(ctx context.Context) error {
 		var err error
 		resp, err = ns(ctx, c, fn)
@@ -155,9 +155,9 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 	if err != nil {
 		return nil, err
 	}
-	open := func(ctx context.Context, sizeHint int64) (*stratopb.OpenKeyResponse, error) {
-		return openRetried(c, ctx, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.OpenKeyResponse, error) {
-			return n.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key,
+	open := func(ctx context.Context, sizeHint int64) (*stratov1.OpenKeyResponse, error) {
+		return openRetried(c, ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error) {
+			return n.CreateFile(ctx, &stratov1.CreateFileRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key,
 				Overwrite: o.Overwrite, Recursive: o.Recursive, SizeHint: max(sizeHint, 0), Replication: o.Replication,
 				Owner: c.opts.Owner, Deferrable: sizeHint < 0})
 		})
@@ -168,7 +168,7 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 // newWriter opens the key: with no size hint the open may be deferred to
 // the first block or the commit (open is called with -1: deferrable).
 func (c *Client) newWriter(ctx context.Context, volume, bucket, key string, sizeHint int64,
-	open func(ctx context.Context, sizeHint int64) (*stratopb.OpenKeyResponse, error)) (*Writer, error) {
+	open func(ctx context.Context, sizeHint int64) (*stratov1.OpenKeyResponse, error)) (*Writer, error) {
 	if sizeHint == 0 {
 		sizeHint = -1
 	}
@@ -283,14 +283,14 @@ func (w *Writer) send(data []byte) error {
 	return nil
 }
 
-func (w *Writer) transmit(bl *stratopb.BlockLocation, cs *chunkSend) {
+func (w *Writer) transmit(bl *stratov1.BlockLocation, cs *chunkSend) {
 	leader, followers := pipelineAddrs(bl)
 	sums := checksum.Compute(w.ctype, w.bpc, cs.data)
 	cs.done <- w.c.data.writeChunk(w.ctx, leader, &wire.WriteChunkRequest{
 		Block: wireBlock(bl.BlockId), Offset: cs.off, Checksums: sums, Followers: followers}, cs.data)
 }
 
-func pipelineAddrs(bl *stratopb.BlockLocation) (leader string, followers []string) {
+func pipelineAddrs(bl *stratov1.BlockLocation) (leader string, followers []string) {
 	members := bl.GetPipeline().GetMembers()
 	if len(members) == 0 {
 		return "", nil
@@ -398,7 +398,7 @@ func (w *Writer) recover(cause error) error {
 // this client does not know), or the leader for its own such error or a
 // broken connection. A replica refusing the request (its container closed)
 // is nobody's fault.
-func failedNodes(bl *stratopb.BlockLocation, err error) map[string]bool {
+func failedNodes(bl *stratov1.BlockLocation, err error) map[string]bool {
 	members := bl.GetPipeline().GetMembers()
 	failed := map[string]bool{}
 	var we *wire.Error
@@ -469,10 +469,7 @@ func (w *Writer) seal(failed map[string]bool) {
 		w.exclude.Pipelines = append(w.exclude.Pipelines, old.GetPipeline().GetId())
 	}
 	err := retryMeta(w.ctx, func(ctx context.Context) error {
-		_, err := Cluster(ctx, w.c, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.CloseContainerResponse, error) {
-			return cl.CloseContainer(ctx, &stratopb.CloseContainerRequest{ContainerId: cid, FailedDatanode: failedID, Reason: "client write failed"})
-		})
-		return err
+		return w.c.CloseContainer(ctx, cid, failedID, "client write failed")
 	})
 	if err != nil {
 		w.c.opts.Logger.Warn("client: asking meta to close a container failed", "container", cid, "err", err)
@@ -489,7 +486,7 @@ func (w *Writer) nextBlock() error {
 	if err := w.openNow(w.blockSize); err != nil {
 		return err
 	}
-	var bl *stratopb.BlockLocation
+	var bl *stratov1.BlockLocation
 	for len(w.spare) > 0 && bl == nil {
 		if w.usable(w.spare[0]) {
 			bl = w.spare[0]
@@ -498,8 +495,8 @@ func (w *Writer) nextBlock() error {
 	}
 	if bl == nil {
 		err := retryMeta(w.c.idempotent(w.ctx), func(ctx context.Context) error {
-			resp, err := ns(ctx, w.c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.AllocateBlockResponse, error) {
-				return n.AllocateBlock(ctx, &stratopb.AllocateBlockRequest{Volume: w.volume, Bucket: w.bucket, Key: w.key,
+			resp, err := ns(ctx, w.c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.AllocateBlockResponse, error) {
+				return n.AllocateBlock(ctx, &stratov1.AllocateBlockRequest{Volume: w.volume, Bucket: w.bucket, Key: w.key,
 					OpenId: w.openID, Exclude: &w.exclude, SizeHint: w.blockSize})
 			})
 			bl = resp.GetBlock()
@@ -516,7 +513,7 @@ func (w *Writer) nextBlock() error {
 }
 
 // usable: a pre-allocated block avoids everything excluded since.
-func (w *Writer) usable(bl *stratopb.BlockLocation) bool {
+func (w *Writer) usable(bl *stratov1.BlockLocation) bool {
 	for _, c := range w.exclude.Containers {
 		if bl.GetBlockId().GetContainerId() == c {
 			return false
@@ -683,16 +680,16 @@ func (w *Writer) commit(hsync bool) error {
 			return err
 		}
 	}
-	blocks := make([]*stratopb.BlockLocation, 0, len(w.blocks))
+	blocks := make([]*stratov1.BlockLocation, 0, len(w.blocks))
 	for _, bl := range w.blocks {
-		blocks = append(blocks, &stratopb.BlockLocation{BlockId: bl.BlockId, Length: bl.Length})
+		blocks = append(blocks, &stratov1.BlockLocation{BlockId: bl.BlockId, Length: bl.Length})
 	}
-	req := &stratopb.CommitKeyRequest{Volume: w.volume, Bucket: w.bucket, Key: w.key, OpenId: w.openID, Blocks: blocks, Hsync: hsync,
+	req := &stratov1.CommitKeyRequest{Volume: w.volume, Bucket: w.bucket, Key: w.key, OpenId: w.openID, Blocks: blocks, Hsync: hsync,
 		CreateToken: w.token}
 	tries := 0
 	return retryMeta(w.c.idempotent(w.ctx), func(ctx context.Context) error {
 		tries++
-		_, err := ns(ctx, w.c, func(ctx context.Context, n stratopb.NamespaceClient) (*stratopb.CommitKeyResponse, error) {
+		_, err := ns(ctx, w.c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.CommitKeyResponse, error) {
 			return n.CommitKey(ctx, req)
 		})
 		if err != nil && tries > 1 && !hsync && w.openID != 0 && errors.Is(err, ErrNotFound) {

@@ -11,15 +11,15 @@ import (
 	"time"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // agentStore is what the agent needs from the datanode's containers.
 type agentStore interface {
 	// Replicas describes every container held, for a full report.
-	Replicas() []*stratopb.ContainerReplica
+	Replicas() []*stratov1.ContainerReplica
 	// NodeStats sums the capacity and use of the volumes.
-	NodeStats() *stratopb.NodeStats
+	NodeStats() *stratov1.NodeStats
 	// CloseContainer closes a container (idempotent).
 	CloseContainer(id uint64) error
 	// DeleteContainer removes a container and its data (an open one only
@@ -33,7 +33,7 @@ type AgentOptions struct {
 	Meta []string
 	// Details is what the datanode registers as: its ID and data address.
 	// Required.
-	Details *stratopb.DatanodeDetails
+	Details *stratov1.DatanodeDetails
 	// HeartbeatInterval is the time between heartbeats. Default: 3s (meta
 	// marks a node stale after missing a few, see cluster.Options).
 	HeartbeatInterval time.Duration
@@ -203,13 +203,13 @@ func (a *agent) beat(ctx context.Context) error {
 		}
 		return nil
 	}
-	req := &stratopb.HeartbeatRequest{DatanodeId: a.opts.Details.Id, Stats: a.store.NodeStats(),
+	req := &stratov1.HeartbeatRequest{DatanodeId: a.opts.Details.Id, Stats: a.store.NodeStats(),
 		DeletedBlocksAcks: a.deleteAcks.take()}
 	if full || len(changed) > 0 {
 		req.Report = a.report(full, changed)
 	}
-	var resp *stratopb.HeartbeatResponse
-	err := a.meta.Do(ctx, func(ctx context.Context, _ stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
+	var resp *stratov1.HeartbeatResponse
+	err := a.meta.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl client.ClusterStubs) error {
 		var err error
 		resp, err = cl.Heartbeat(ctx, req)
 		return err
@@ -242,9 +242,9 @@ func (a *agent) register(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	req := &stratopb.RegisterRequest{Details: a.opts.Details, Stats: a.store.NodeStats(), Report: a.report(true, nil), ClusterId: cid}
-	var resp *stratopb.RegisterResponse
-	err = a.meta.Do(ctx, func(ctx context.Context, _ stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
+	req := &stratov1.RegisterRequest{Details: a.opts.Details, Stats: a.store.NodeStats(), Report: a.report(true, nil), ClusterId: cid}
+	var resp *stratov1.RegisterResponse
+	err = a.meta.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl client.ClusterStubs) error {
 		var err error
 		resp, err = cl.Register(ctx, req)
 		return err
@@ -267,12 +267,12 @@ func (a *agent) register(ctx context.Context) error {
 
 // report builds a full report, or an incremental one of the changed
 // containers (those no longer held are listed as deleted).
-func (a *agent) report(full bool, changed map[uint64]bool) *stratopb.ContainerReport {
+func (a *agent) report(full bool, changed map[uint64]bool) *stratov1.ContainerReport {
 	all := a.store.Replicas()
 	if full {
-		return &stratopb.ContainerReport{Full: true, Replicas: all}
+		return &stratov1.ContainerReport{Full: true, Replicas: all}
 	}
-	r := &stratopb.ContainerReport{}
+	r := &stratov1.ContainerReport{}
 	for _, rep := range all {
 		if changed[rep.ContainerId] {
 			r.Replicas = append(r.Replicas, rep)
@@ -287,23 +287,23 @@ func (a *agent) report(full bool, changed map[uint64]bool) *stratopb.ContainerRe
 
 // execute runs meta's commands. Failures are logged: meta sends the
 // command again if the container's state does not change.
-func (a *agent) execute(cmds []*stratopb.DatanodeCommand) {
+func (a *agent) execute(cmds []*stratov1.DatanodeCommand) {
 	for _, c := range cmds {
 		switch cmd := c.Cmd.(type) {
-		case *stratopb.DatanodeCommand_CloseContainer:
+		case *stratov1.DatanodeCommand_CloseContainer:
 			id := cmd.CloseContainer.ContainerId
 			if err := a.store.CloseContainer(id); err != nil {
 				a.opts.Logger.Warn("datanode: close container", "container", id, "err", err)
 				continue
 			}
 			a.containerChanged(id)
-		case *stratopb.DatanodeCommand_CreateContainer:
+		case *stratov1.DatanodeCommand_CreateContainer:
 			// Containers are created by the first write to them.
-		case *stratopb.DatanodeCommand_ReplicateContainer:
+		case *stratov1.DatanodeCommand_ReplicateContainer:
 			a.replicate(c.Id, cmd.ReplicateContainer)
-		case *stratopb.DatanodeCommand_DeleteContainer:
+		case *stratov1.DatanodeCommand_DeleteContainer:
 			a.deleteContainer(c.Id, cmd.DeleteContainer)
-		case *stratopb.DatanodeCommand_DeleteBlocks:
+		case *stratov1.DatanodeCommand_DeleteBlocks:
 			a.deleteBlocks(c.Id, cmd.DeleteBlocks)
 		default:
 			a.opts.Logger.Debug("datanode: command not handled", "command", fmt.Sprintf("%T", c.Cmd))

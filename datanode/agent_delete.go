@@ -8,11 +8,11 @@ import (
 	"sync"
 
 	"github.com/strato-io/strato/datanode/container"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // deleteContainer removes a replica meta no longer wants.
-func (a *agent) deleteContainer(cmdID uint64, cmd *stratopb.DeleteContainerCommand) {
+func (a *agent) deleteContainer(cmdID uint64, cmd *stratov1.DeleteContainerCommand) {
 	if err := a.store.DeleteContainer(cmd.ContainerId, cmd.Force); err != nil {
 		a.opts.Logger.Warn("datanode: delete container", "command", cmdID, "container", cmd.ContainerId, "err", err)
 		return
@@ -36,7 +36,7 @@ func (r storeReports) DeleteBlocks(id uint64, localIDs []uint64) (int, int64, er
 // command of one seq for this datanode in the same reply, so a seq is
 // acknowledged only if all of its commands of the reply succeeded; one that
 // failed is not acknowledged, and meta sends it again after a while.
-func (a *agent) deleteBlocks(cmdID uint64, cmd *stratopb.DeleteBlocksCommand) {
+func (a *agent) deleteBlocks(cmdID uint64, cmd *stratov1.DeleteBlocksCommand) {
 	bd, ok := a.store.(blockDeleter)
 	if !ok {
 		a.opts.Logger.Warn("datanode: this store cannot delete blocks", "command", cmdID, "container", cmd.ContainerId)

@@ -9,7 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/strato-io/strato/datanode/replication"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // replicator runs the pushes meta orders, in the background: a push can
@@ -35,7 +35,7 @@ type replicator struct {
 // replication streams; its outcome is logged: meta sees the new replica
 // in the target's next heartbeat (its store's Created hook marks it), and
 // sends the command again if it never does.
-func (a *agent) replicate(cmdID uint64, cmd *stratopb.ReplicateContainerCommand) {
+func (a *agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand) {
 	r := a.repl
 	id, target := cmd.ContainerId, cmd.GetTarget().GetDataAddr()
 	if r == nil {

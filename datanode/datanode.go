@@ -16,7 +16,7 @@ import (
 
 	"github.com/strato-io/strato/datanode/container"
 	"github.com/strato-io/strato/datanode/replication"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Options configure a Datanode: its store, its data server and its link to
@@ -136,7 +136,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	host, _, _ := net.SplitHostPort(addr)
 	ag, err = newAgent(AgentOptions{
 		Meta:              opts.Meta,
-		Details:           &stratopb.DatanodeDetails{Id: id, DataAddr: addr, Hostname: host},
+		Details:           &stratov1.DatanodeDetails{Id: id, DataAddr: addr, Hostname: host},
 		HeartbeatInterval: opts.HeartbeatInterval,
 		ClusterIDFile:     filepath.Join(opts.Dirs[0], "cluster.id"),
 		Logger:            opts.Logger,
@@ -255,33 +255,33 @@ func (d *Datanode) Close() error {
 // storeReports adapts a Store to what the agent reports.
 type storeReports struct{ s *Store }
 
-func (r storeReports) Replicas() []*stratopb.ContainerReplica {
+func (r storeReports) Replicas() []*stratov1.ContainerReplica {
 	infos := r.s.Containers()
-	out := make([]*stratopb.ContainerReplica, 0, len(infos))
+	out := make([]*stratov1.ContainerReplica, 0, len(infos))
 	for _, in := range infos {
-		out = append(out, &stratopb.ContainerReplica{ContainerId: in.ID, State: replicaState(in.State),
+		out = append(out, &stratov1.ContainerReplica{ContainerId: in.ID, State: replicaState(in.State),
 			UsedBytes: in.UsedBytes, BlockCount: in.BlockCount, BcsId: in.BCSID})
 	}
 	return out
 }
 
-func replicaState(s container.State) stratopb.ContainerState {
+func replicaState(s container.State) stratov1.ContainerState {
 	switch s {
 	case container.Open:
-		return stratopb.ContainerState_CONTAINER_OPEN
+		return stratov1.ContainerState_CONTAINER_OPEN
 	case container.Closing:
-		return stratopb.ContainerState_CONTAINER_CLOSING
+		return stratov1.ContainerState_CONTAINER_CLOSING
 	case container.Closed:
-		return stratopb.ContainerState_CONTAINER_CLOSED
+		return stratov1.ContainerState_CONTAINER_CLOSED
 	case container.Unhealthy:
-		return stratopb.ContainerState_CONTAINER_UNHEALTHY
+		return stratov1.ContainerState_CONTAINER_UNHEALTHY
 	}
-	return stratopb.ContainerState_CONTAINER_STATE_UNKNOWN
+	return stratov1.ContainerState_CONTAINER_STATE_UNSPECIFIED
 }
 
-func (r storeReports) NodeStats() *stratopb.NodeStats {
+func (r storeReports) NodeStats() *stratov1.NodeStats {
 	st := r.s.Stats()
-	return &stratopb.NodeStats{Capacity: st.Capacity, Used: st.Used, Remaining: st.Available, Volumes: int32(len(st.Volumes))}
+	return &stratov1.NodeStats{Capacity: st.Capacity, Used: st.Used, Remaining: st.Available, Volumes: int32(len(st.Volumes))}
 }
 
 func (r storeReports) CloseContainer(id uint64) error { return r.s.CloseContainer(id) }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // TestBlockDeletionBatches drives the leader's block deletion by hand with
@@ -23,46 +23,46 @@ func TestBlockDeletionBatches(t *testing.T) {
 	require.NoError(t, s.WaitReady(ctx))
 	dns := []string{"dn1", "dn2", "dn3"}
 	for i, id := range dns {
-		_, err := s.Register(ctx, &stratopb.RegisterRequest{
-			Details: &stratopb.DatanodeDetails{Id: id, DataAddr: fmt.Sprintf("127.0.0.1:%d", 19000+i)},
-			Stats:   &stratopb.NodeStats{Capacity: 1 << 40, Remaining: 1 << 40}})
+		_, err := s.Register(ctx, &stratov1.RegisterRequest{
+			Details: &stratov1.DatanodeDetails{Id: id, DataAddr: fmt.Sprintf("127.0.0.1:%d", 19000+i)},
+			Stats:   &stratov1.NodeStats{Capacity: 1 << 40, Remaining: 1 << 40}})
 		require.NoError(t, err)
 	}
-	_, err := s.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	_, err := s.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	require.NoError(t, err)
-	_, err = s.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+	_, err = s.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
 	require.NoError(t, err)
 
 	// Five keys of 20 blocks each.
 	const keys, perKey = 5, 20
 	for k := range keys {
 		name := fmt.Sprintf("k%d", k)
-		ok, err := s.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: name, SizeHint: 1})
+		ok, err := s.CreateFile(ctx, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: name, SizeHint: 1})
 		require.NoError(t, err)
 		blocks := ok.Blocks
 		for len(blocks) < perKey {
-			a, err := s.AllocateBlock(ctx, &stratopb.AllocateBlockRequest{Volume: "vol", Bucket: "bkt", Key: name, OpenId: ok.OpenId, SizeHint: 1})
+			a, err := s.AllocateBlock(ctx, &stratov1.AllocateBlockRequest{Volume: "vol", Bucket: "bkt", Key: name, OpenId: ok.OpenId, SizeHint: 1})
 			require.NoError(t, err)
 			blocks = append(blocks, a.Block)
 		}
 		for _, b := range blocks {
 			b.Length = 10
 		}
-		_, err = s.CommitKey(ctx, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: name, OpenId: ok.OpenId, Blocks: blocks})
+		_, err = s.CommitKey(ctx, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: name, OpenId: ok.OpenId, Blocks: blocks})
 		require.NoError(t, err)
 	}
 	// Every datanode holds every container of replication THREE.
-	report := &stratopb.ContainerReport{Full: true}
+	report := &stratov1.ContainerReport{Full: true}
 	for _, c := range s.cl.Containers(0, 0) {
-		if c.Replication == stratopb.ReplicationFactor_REPLICATION_THREE {
-			report.Replicas = append(report.Replicas, &stratopb.ContainerReplica{ContainerId: c.Id, State: stratopb.ContainerState_CONTAINER_OPEN})
+		if c.Replication == stratov1.ReplicationFactor_REPLICATION_THREE {
+			report.Replicas = append(report.Replicas, &stratov1.ContainerReplica{ContainerId: c.Id, State: stratov1.ContainerState_CONTAINER_OPEN})
 		}
 	}
 	require.NotEmpty(t, report.Replicas)
-	beat := func(id string, acks ...uint64) []*stratopb.DeleteBlocksCommand {
-		resp, err := s.Heartbeat(ctx, &stratopb.HeartbeatRequest{DatanodeId: id, Report: report, DeletedBlocksAcks: acks})
+	beat := func(id string, acks ...uint64) []*stratov1.DeleteBlocksCommand {
+		resp, err := s.Heartbeat(ctx, &stratov1.HeartbeatRequest{DatanodeId: id, Report: report, DeletedBlocksAcks: acks})
 		require.NoError(t, err)
-		var out []*stratopb.DeleteBlocksCommand
+		var out []*stratov1.DeleteBlocksCommand
 		for _, c := range resp.Commands {
 			if d := c.GetDeleteBlocks(); d != nil {
 				out = append(out, d)
@@ -74,7 +74,7 @@ func TestBlockDeletionBatches(t *testing.T) {
 		beat(id)
 	}
 	for k := range keys {
-		_, err := s.DeleteKey(ctx, &stratopb.DeleteKeyRequest{Volume: "vol", Bucket: "bkt", Key: fmt.Sprintf("k%d", k)})
+		_, err := s.DeleteKey(ctx, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "bkt", Key: fmt.Sprintf("k%d", k)})
 		require.NoError(t, err)
 	}
 	entries, blocks, err := s.DeletedBlocksBacklog(ctx)

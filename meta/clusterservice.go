@@ -9,13 +9,13 @@ import (
 
 	"github.com/strato-io/strato/meta/cluster"
 	"github.com/strato-io/strato/meta/consensus"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // The Cluster service: datanodes register and heartbeat to the leader,
 // whose soft state (health, replicas, queued commands) lives in memory.
 
-func (s *Server) Register(ctx context.Context, req *stratopb.RegisterRequest) (*stratopb.RegisterResponse, error) {
+func (s *Server) Register(ctx context.Context, req *stratov1.RegisterRequest) (*stratov1.RegisterResponse, error) {
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func (s *Server) Register(ctx context.Context, req *stratopb.RegisterRequest) (*
 		}
 		return nil, toStatus(err)
 	}
-	return &stratopb.RegisterResponse{ClusterId: s.cl.ClusterID()}, nil
+	return &stratov1.RegisterResponse{ClusterId: s.cl.ClusterID()}, nil
 }
 
 // ensureClusterID gives the cluster its identity the first time a datanode
@@ -40,15 +40,15 @@ func (s *Server) ensureClusterID(ctx context.Context) error {
 		return nil
 	}
 	id := "CID-" + rand.Text()
-	if _, err := s.proposeCluster(ctx, &stratopb.ClusterCommand{NowUnixMs: s.now().UnixMilli(),
-		Op: &stratopb.ClusterCommand_SetClusterId{SetClusterId: id}}); err != nil {
+	if _, err := s.proposeCluster(ctx, &stratov1.ClusterCommand{NowUnixMs: s.now().UnixMilli(),
+		Op: &stratov1.ClusterCommand_SetClusterId{SetClusterId: id}}); err != nil {
 		return toStatus(err)
 	}
 	s.opts.Logger.Info("meta: cluster ID set", "cluster_id", s.cl.ClusterID())
 	return nil
 }
 
-func (s *Server) Heartbeat(ctx context.Context, req *stratopb.HeartbeatRequest) (*stratopb.HeartbeatResponse, error) {
+func (s *Server) Heartbeat(ctx context.Context, req *stratov1.HeartbeatRequest) (*stratov1.HeartbeatResponse, error) {
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
@@ -59,21 +59,21 @@ func (s *Server) Heartbeat(ctx context.Context, req *stratopb.HeartbeatRequest) 
 	return resp, toStatus(err)
 }
 
-func (s *Server) ListDatanodes(ctx context.Context, _ *stratopb.ListDatanodesRequest) (*stratopb.ListDatanodesResponse, error) {
+func (s *Server) ListDatanodes(ctx context.Context, _ *stratov1.ListDatanodesRequest) (*stratov1.ListDatanodesResponse, error) {
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
-	return &stratopb.ListDatanodesResponse{Datanodes: s.cl.Datanodes()}, nil
+	return &stratov1.ListDatanodesResponse{Datanodes: s.cl.Datanodes()}, nil
 }
 
-func (s *Server) ListPipelines(ctx context.Context, _ *stratopb.ListPipelinesRequest) (*stratopb.ListPipelinesResponse, error) {
+func (s *Server) ListPipelines(ctx context.Context, _ *stratov1.ListPipelinesRequest) (*stratov1.ListPipelinesResponse, error) {
 	if err := s.readBarrier(ctx); err != nil {
 		return nil, err
 	}
-	return &stratopb.ListPipelinesResponse{Pipelines: s.cl.Pipelines()}, nil
+	return &stratov1.ListPipelinesResponse{Pipelines: s.cl.Pipelines()}, nil
 }
 
-func (s *Server) ListContainers(ctx context.Context, req *stratopb.ListContainersRequest) (*stratopb.ListContainersResponse, error) {
+func (s *Server) ListContainers(ctx context.Context, req *stratov1.ListContainersRequest) (*stratov1.ListContainersResponse, error) {
 	if err := s.readBarrier(ctx); err != nil {
 		return nil, err
 	}
@@ -81,10 +81,10 @@ func (s *Server) ListContainers(ctx context.Context, req *stratopb.ListContainer
 	if limit <= 0 || limit > 10000 {
 		limit = 1000
 	}
-	return &stratopb.ListContainersResponse{Containers: s.cl.Containers(req.StartAfter, limit)}, nil
+	return &stratov1.ListContainersResponse{Containers: s.cl.Containers(req.StartAfter, limit)}, nil
 }
 
-func (s *Server) ContainerReplicas(ctx context.Context, req *stratopb.ContainerReplicasRequest) (*stratopb.ContainerReplicasResponse, error) {
+func (s *Server) ContainerReplicas(ctx context.Context, req *stratov1.ContainerReplicasRequest) (*stratov1.ContainerReplicasResponse, error) {
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
@@ -96,17 +96,17 @@ func (s *Server) ContainerReplicas(ctx context.Context, req *stratopb.ContainerR
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &stratopb.ContainerReplicasResponse{Container: info, Replicas: reps}, nil
+	return &stratov1.ContainerReplicasResponse{Container: info, Replicas: reps}, nil
 }
 
-func (s *Server) GetSafeMode(ctx context.Context, _ *stratopb.Empty) (*stratopb.SafeModeStatus, error) {
+func (s *Server) GetSafeMode(ctx context.Context, _ *stratov1.GetSafeModeRequest) (*stratov1.SafeModeStatus, error) {
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
 	return s.cl.SafeMode(), nil
 }
 
-func (s *Server) ExitSafeMode(ctx context.Context, _ *stratopb.SafeModeExitRequest) (*stratopb.SafeModeStatus, error) {
+func (s *Server) ExitSafeMode(ctx context.Context, _ *stratov1.ExitSafeModeRequest) (*stratov1.SafeModeStatus, error) {
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (s *Server) ExitSafeMode(ctx context.Context, _ *stratopb.SafeModeExitReque
 
 // CloseContainer closes a container a client failed to write to (and its
 // pipeline, when a failed member is named).
-func (s *Server) CloseContainer(ctx context.Context, req *stratopb.CloseContainerRequest) (*stratopb.CloseContainerResponse, error) {
+func (s *Server) CloseContainer(ctx context.Context, req *stratov1.CloseContainerRequest) (*stratov1.CloseContainerResponse, error) {
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
@@ -131,11 +131,11 @@ func (s *Server) CloseContainer(ctx context.Context, req *stratopb.CloseContaine
 			return nil, toStatus(err)
 		}
 	}
-	return &stratopb.CloseContainerResponse{}, nil
+	return &stratov1.CloseContainerResponse{}, nil
 }
 
 // ReportReplica marks a replica a client read bad data from as unhealthy.
-func (s *Server) ReportReplica(ctx context.Context, req *stratopb.ReportReplicaRequest) (*stratopb.ReportReplicaResponse, error) {
+func (s *Server) ReportReplica(ctx context.Context, req *stratov1.ReportReplicaRequest) (*stratov1.ReportReplicaResponse, error) {
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
@@ -144,11 +144,11 @@ func (s *Server) ReportReplica(ctx context.Context, req *stratopb.ReportReplicaR
 	if err := s.cl.MarkUnhealthy(req.GetContainerId(), req.GetDatanodeId()); err != nil {
 		return nil, toStatus(err)
 	}
-	return &stratopb.ReportReplicaResponse{}, nil
+	return &stratov1.ReportReplicaResponse{}, nil
 }
 
 // DecommissionDatanode takes a datanode out of service or back in.
-func (s *Server) DecommissionDatanode(ctx context.Context, req *stratopb.DecommissionDatanodeRequest) (*stratopb.DecommissionDatanodeResponse, error) {
+func (s *Server) DecommissionDatanode(ctx context.Context, req *stratov1.DecommissionDatanodeRequest) (*stratov1.DecommissionDatanodeResponse, error) {
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
@@ -158,14 +158,14 @@ func (s *Server) DecommissionDatanode(ctx context.Context, req *stratopb.Decommi
 	s.opts.Logger.Info("datanode operational state changed", "datanode", req.GetDatanodeId(), "recommission", req.GetRecommission())
 	for _, d := range s.cl.Datanodes() {
 		if d.GetDetails().GetId() == req.GetDatanodeId() {
-			return &stratopb.DecommissionDatanodeResponse{Datanode: d}, nil
+			return &stratov1.DecommissionDatanodeResponse{Datanode: d}, nil
 		}
 	}
-	return &stratopb.DecommissionDatanodeResponse{}, nil
+	return &stratov1.DecommissionDatanodeResponse{}, nil
 }
 
 // MetaStatus answers for this replica, whether it leads or not.
-func (s *Server) MetaStatus(ctx context.Context, _ *stratopb.Empty) (*stratopb.MetaStatusResponse, error) {
+func (s *Server) MetaStatus(ctx context.Context, _ *stratov1.MetaStatusRequest) (*stratov1.MetaStatusResponse, error) {
 	if s.closed.Load() {
 		return nil, toStatus(ErrClosed)
 	}
@@ -174,7 +174,7 @@ func (s *Server) MetaStatus(ctx context.Context, _ *stratopb.Empty) (*stratopb.M
 	if err != nil {
 		ms = st.Members
 	}
-	return &stratopb.MetaStatusResponse{Id: st.ID, Role: st.Role, LeaderId: st.LeaderID, LeaderAddr: st.LeaderAddr,
+	return &stratov1.MetaStatusResponse{Id: st.ID, Role: st.Role, LeaderId: st.LeaderID, LeaderAddr: st.LeaderAddr,
 		Term: st.Term, Commit: st.Commit, Applied: st.Applied, FirstIndex: st.FirstIndex, LastIndex: st.LastIndex, Voters: st.Voters,
 		Members: metaMembers(ms)}, nil
 }
@@ -205,7 +205,7 @@ func (s *Server) ReplicationWork(ctx context.Context, limit int) (int, error) {
 // CloseAllContainers moves every open container to CLOSED (through
 // CLOSING), as if each had been filled and closed by its datanodes.
 func (s *Server) CloseAllContainers(ctx context.Context) error {
-	for _, st := range []stratopb.ContainerState{stratopb.ContainerState_CONTAINER_CLOSING, stratopb.ContainerState_CONTAINER_CLOSED} {
+	for _, st := range []stratov1.ContainerState{stratov1.ContainerState_CONTAINER_CLOSING, stratov1.ContainerState_CONTAINER_CLOSED} {
 		var after uint64
 		for {
 			page := s.cl.Containers(after, 1000)
@@ -214,11 +214,11 @@ func (s *Server) CloseAllContainers(ctx context.Context) error {
 			}
 			for _, c := range page {
 				after = c.Id
-				if c.State == stratopb.ContainerState_CONTAINER_CLOSED || c.State == st {
+				if c.State == stratov1.ContainerState_CONTAINER_CLOSED || c.State == st {
 					continue
 				}
-				if _, err := s.proposeCluster(ctx, &stratopb.ClusterCommand{NowUnixMs: s.now().UnixMilli(), Op: &stratopb.ClusterCommand_SetContainerState{
-					SetContainerState: &stratopb.ContainerStateChange{ContainerId: c.Id, State: st}}}); err != nil {
+				if _, err := s.proposeCluster(ctx, &stratov1.ClusterCommand{NowUnixMs: s.now().UnixMilli(), Op: &stratov1.ClusterCommand_SetContainerState{
+					SetContainerState: &stratov1.ContainerStateChange{ContainerId: c.Id, State: st}}}); err != nil {
 					return toStatus(err)
 				}
 			}
@@ -230,15 +230,15 @@ func (s *Server) CloseAllContainers(ctx context.Context) error {
 // allocator adapts the cluster manager to namespace.BlockAllocator.
 type allocator struct{ s *Server }
 
-func (a allocator) AllocateBlock(ctx context.Context, repl stratopb.ReplicationFactor, sizeHint int64, ex *stratopb.ExcludeList) (*stratopb.BlockLocation, error) {
+func (a allocator) AllocateBlock(ctx context.Context, repl stratov1.ReplicationFactor, sizeHint int64, ex *stratov1.ExcludeList) (*stratov1.BlockLocation, error) {
 	al, err := a.s.cl.Allocate(ctx, a.s.now(), repl, cluster.Exclude{
 		Datanodes: ex.GetDatanodes(), Containers: ex.GetContainers(), Pipelines: ex.GetPipelines()})
 	if err != nil {
 		return nil, err
 	}
-	return &stratopb.BlockLocation{
-		BlockId:  &stratopb.BlockID{ContainerId: al.ContainerID, LocalId: al.LocalID},
-		Pipeline: &stratopb.Pipeline{Id: al.Pipeline.Id, Members: al.Members},
+	return &stratov1.BlockLocation{
+		BlockId:  &stratov1.BlockID{ContainerId: al.ContainerID, LocalId: al.LocalID},
+		Pipeline: &stratov1.Pipeline{Id: al.Pipeline.Id, Members: al.Members},
 	}, nil
 }
 
@@ -324,7 +324,7 @@ func (s *Server) Metrics() Metrics {
 	m.Leader = s.node.IsLeader()
 	for _, d := range s.cl.Datanodes() {
 		m.Datanodes++
-		if d.Health == stratopb.NodeHealth_NODE_HEALTHY {
+		if d.Health == stratov1.NodeHealth_NODE_HEALTHY {
 			m.HealthyDatanodes++
 		}
 	}

@@ -20,7 +20,7 @@
 // and TransferMetaLeader (membership.go), one change at a time on the
 // leader; a replica removed from the group stops (Done, Err).
 //
-// Server implements stratopb.NamespaceServer and stratopb.ClusterServer;
+// Server implements stratov1.NamespaceServiceServer and stratov1.ClusterServer;
 // the benchmarks call those methods directly (no RPC) when meta runs in
 // their process. Errors leave the server as gRPC statuses (see status.go).
 //

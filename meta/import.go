@@ -9,7 +9,7 @@ import (
 
 	"github.com/strato-io/strato/meta/cluster"
 	"github.com/strato-io/strato/meta/namespace"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Offline data generation (`strato bench gen`): containers written straight
@@ -18,7 +18,7 @@ import (
 
 // ImportContainer records a CLOSED container of replication repl held by
 // members and reserves count block IDs for it.
-func (s *Server) ImportContainer(ctx context.Context, repl stratopb.ReplicationFactor, members []string, count uint64) (*stratopb.ContainerInfo, cluster.IDRange, error) {
+func (s *Server) ImportContainer(ctx context.Context, repl stratov1.ReplicationFactor, members []string, count uint64) (*stratov1.ContainerInfo, cluster.IDRange, error) {
 	if err := s.leaderOnly(); err != nil {
 		return nil, cluster.IDRange{}, err
 	}
@@ -32,7 +32,7 @@ func (s *Server) ImportContainer(ctx context.Context, repl stratopb.ReplicationF
 // ImportKey creates a key made of existing blocks (each with its length and
 // pipeline): OpenKey, AllocateBlock and CommitKey, with allocations that
 // hand out exactly those blocks.
-func (s *Server) ImportKey(ctx context.Context, volume, bucket, key string, repl stratopb.ReplicationFactor, blocks []*stratopb.BlockLocation) error {
+func (s *Server) ImportKey(ctx context.Context, volume, bucket, key string, repl stratov1.ReplicationFactor, blocks []*stratov1.BlockLocation) error {
 	if err := s.leaderOnly(); err != nil {
 		return err
 	}
@@ -48,19 +48,19 @@ func (s *Server) ImportKey(ctx context.Context, volume, bucket, key string, repl
 		}
 		return s.proposeNamespace(ctx, cmd)
 	}
-	res, err := do(&stratopb.OpenKeyRequest{Volume: volume, Bucket: bucket, Key: key, SizeHint: 1, Replication: repl, Owner: "strato"})
+	res, err := do(&stratov1.OpenKeyRequest{Volume: volume, Bucket: bucket, Key: key, SizeHint: 1, Replication: repl, Owner: "strato"})
 	if err != nil {
 		return toStatus(err)
 	}
-	open := res.(*stratopb.OpenKeyResponse)
+	open := res.(*stratov1.OpenKeyResponse)
 	for range blocks[1:] {
-		if _, err := do(&stratopb.AllocateBlockRequest{Volume: volume, Bucket: bucket, Key: key, OpenId: open.OpenId, SizeHint: 1}); err != nil {
+		if _, err := do(&stratov1.AllocateBlockRequest{Volume: volume, Bucket: bucket, Key: key, OpenId: open.OpenId, SizeHint: 1}); err != nil {
 			return toStatus(err)
 		}
 	}
-	commit := &stratopb.CommitKeyRequest{Volume: volume, Bucket: bucket, Key: key, OpenId: open.OpenId}
+	commit := &stratov1.CommitKeyRequest{Volume: volume, Bucket: bucket, Key: key, OpenId: open.OpenId}
 	for _, bl := range blocks {
-		commit.Blocks = append(commit.Blocks, &stratopb.BlockLocation{BlockId: bl.BlockId, Length: bl.Length})
+		commit.Blocks = append(commit.Blocks, &stratov1.BlockLocation{BlockId: bl.BlockId, Length: bl.Length})
 	}
 	if _, err := do(commit); err != nil {
 		return toStatus(err)
@@ -70,15 +70,15 @@ func (s *Server) ImportKey(ctx context.Context, volume, bucket, key string, repl
 
 // fixedBlocks allocates the given blocks, in order.
 type fixedBlocks struct {
-	blocks []*stratopb.BlockLocation
+	blocks []*stratov1.BlockLocation
 	next   int
 }
 
-func (f *fixedBlocks) AllocateBlock(context.Context, stratopb.ReplicationFactor, int64, *stratopb.ExcludeList) (*stratopb.BlockLocation, error) {
+func (f *fixedBlocks) AllocateBlock(context.Context, stratov1.ReplicationFactor, int64, *stratov1.ExcludeList) (*stratov1.BlockLocation, error) {
 	if f.next >= len(f.blocks) {
 		return nil, fmt.Errorf("meta: import: more allocations than the %d blocks given", len(f.blocks))
 	}
 	bl := f.blocks[f.next]
 	f.next++
-	return &stratopb.BlockLocation{BlockId: bl.BlockId, Pipeline: bl.Pipeline}, nil
+	return &stratov1.BlockLocation{BlockId: bl.BlockId, Pipeline: bl.Pipeline}, nil
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // TestNewLeadershipRebuildsDatanodeState: datanodes heartbeat the leader
@@ -28,10 +28,10 @@ func TestNewLeadershipRebuildsDatanodeState(t *testing.T) {
 			break
 		}
 	}
-	reg := &stratopb.RegisterRequest{Details: &stratopb.DatanodeDetails{Id: "dn1", DataAddr: "127.0.0.1:1"},
-		Stats: &stratopb.NodeStats{Capacity: 1 << 40, Remaining: 1 << 40}}
-	hb := &stratopb.HeartbeatRequest{DatanodeId: "dn1"}
-	heartbeat := func(s *Server) *stratopb.HeartbeatResponse {
+	reg := &stratov1.RegisterRequest{Details: &stratov1.DatanodeDetails{Id: "dn1", DataAddr: "127.0.0.1:1"},
+		Stats: &stratov1.NodeStats{Capacity: 1 << 40, Remaining: 1 << 40}}
+	hb := &stratov1.HeartbeatRequest{DatanodeId: "dn1"}
+	heartbeat := func(s *Server) *stratov1.HeartbeatResponse {
 		t.Helper()
 		resp, err := s.Heartbeat(ctx, hb)
 		require.NoError(t, err)
@@ -71,30 +71,30 @@ func TestReadsAreLinearizable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	l := leaderOf(t, servers)
-	_, err := l.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	_, err := l.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	require.NoError(t, err)
-	_, err = l.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt", Layout: stratopb.BucketLayout_LAYOUT_FSO})
+	_, err = l.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt", Layout: stratov1.BucketLayout_LAYOUT_FSO})
 	require.NoError(t, err)
 	reads := map[string]func(s *Server) error{
 		"GetVolume": func(s *Server) error {
-			_, err := s.GetVolume(ctx, &stratopb.VolumeInfoRequest{Name: "vol"})
+			_, err := s.GetVolume(ctx, &stratov1.GetVolumeRequest{Name: "vol"})
 			return err
 		},
-		"ListVolumes": func(s *Server) error { _, err := s.ListVolumes(ctx, &stratopb.ListVolumesRequest{}); return err },
+		"ListVolumes": func(s *Server) error { _, err := s.ListVolumes(ctx, &stratov1.ListVolumesRequest{}); return err },
 		"GetBucket": func(s *Server) error {
-			_, err := s.GetBucket(ctx, &stratopb.BucketInfoRequest{Volume: "vol", Name: "bkt"})
+			_, err := s.GetBucket(ctx, &stratov1.GetBucketRequest{Volume: "vol", Name: "bkt"})
 			return err
 		},
 		"ListBuckets": func(s *Server) error {
-			_, err := s.ListBuckets(ctx, &stratopb.ListBucketsRequest{Volume: "vol"})
+			_, err := s.ListBuckets(ctx, &stratov1.ListBucketsRequest{Volume: "vol"})
 			return err
 		},
 		"ListStatus": func(s *Server) error {
-			_, err := s.ListStatus(ctx, &stratopb.ListStatusRequest{Volume: "vol", Bucket: "bkt"})
+			_, err := s.ListStatus(ctx, &stratov1.ListStatusRequest{Volume: "vol", Bucket: "bkt"})
 			return err
 		},
-		"ListPipelines":  func(s *Server) error { _, err := s.ListPipelines(ctx, &stratopb.ListPipelinesRequest{}); return err },
-		"ListContainers": func(s *Server) error { _, err := s.ListContainers(ctx, &stratopb.ListContainersRequest{}); return err },
+		"ListPipelines":  func(s *Server) error { _, err := s.ListPipelines(ctx, &stratov1.ListPipelinesRequest{}); return err },
+		"ListContainers": func(s *Server) error { _, err := s.ListContainers(ctx, &stratov1.ListContainersRequest{}); return err },
 	}
 	for name, read := range reads {
 		before := l.node.Metrics().ReadIndexes

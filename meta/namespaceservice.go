@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strato-io/strato/meta/namespace"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // The Namespace service. Mutations: prepare on the leader, propose, reply
@@ -38,7 +38,7 @@ func mutate[T proto.Message](ctx context.Context, s *Server, req proto.Message) 
 	if err := s.diskWritable(); err != nil {
 		return zero, err
 	}
-	prepare := func() (*stratopb.NamespaceCommand, proto.Message, error) {
+	prepare := func() (*stratov1.NamespaceCommand, proto.Message, error) {
 		cmd, err := s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}})
 		if err != nil || !deferrable(req) || cmd.GetOpenKey() == nil {
 			return cmd, nil, err
@@ -89,9 +89,9 @@ func mutate[T proto.Message](ctx context.Context, s *Server, req proto.Message) 
 // token (OpenKeyResponse.create_token).
 func deferrable(req proto.Message) bool {
 	switch r := req.(type) {
-	case *stratopb.CreateFileRequest:
+	case *stratov1.CreateFileRequest:
 		return r.GetDeferrable()
-	case *stratopb.OpenKeyRequest:
+	case *stratov1.OpenKeyRequest:
 		return r.GetDeferrable()
 	}
 	return false
@@ -105,7 +105,7 @@ const (
 )
 
 // requestID is the caller's request ID, if it sent one.
-func requestID(ctx context.Context) *stratopb.RequestID {
+func requestID(ctx context.Context) *stratov1.RequestID {
 	md, ok := metadata.FromIncomingContext(ctx)
 	if !ok {
 		return nil
@@ -118,7 +118,7 @@ func requestID(ctx context.Context) *stratopb.RequestID {
 	if err != nil {
 		return nil
 	}
-	return &stratopb.RequestID{Client: c[0], Seq: seq}
+	return &stratov1.RequestID{Client: c[0], Seq: seq}
 }
 
 // read serves one read after the read barrier.
@@ -134,86 +134,86 @@ func read[T any](ctx context.Context, s *Server, f func(*namespace.Reader) (T, e
 	return v, nil
 }
 
-func (s *Server) CreateVolume(ctx context.Context, r *stratopb.CreateVolumeRequest) (*stratopb.CreateVolumeResponse, error) {
-	return mutate[*stratopb.CreateVolumeResponse](ctx, s, r)
+func (s *Server) CreateVolume(ctx context.Context, r *stratov1.CreateVolumeRequest) (*stratov1.CreateVolumeResponse, error) {
+	return mutate[*stratov1.CreateVolumeResponse](ctx, s, r)
 }
 
-func (s *Server) DeleteVolume(ctx context.Context, r *stratopb.DeleteVolumeRequest) (*stratopb.DeleteVolumeResponse, error) {
-	return mutate[*stratopb.DeleteVolumeResponse](ctx, s, r)
+func (s *Server) DeleteVolume(ctx context.Context, r *stratov1.DeleteVolumeRequest) (*stratov1.DeleteVolumeResponse, error) {
+	return mutate[*stratov1.DeleteVolumeResponse](ctx, s, r)
 }
 
-func (s *Server) SetQuota(ctx context.Context, r *stratopb.SetQuotaRequest) (*stratopb.SetQuotaResponse, error) {
-	return mutate[*stratopb.SetQuotaResponse](ctx, s, r)
+func (s *Server) SetQuota(ctx context.Context, r *stratov1.SetQuotaRequest) (*stratov1.SetQuotaResponse, error) {
+	return mutate[*stratov1.SetQuotaResponse](ctx, s, r)
 }
 
-func (s *Server) CreateBucket(ctx context.Context, r *stratopb.CreateBucketRequest) (*stratopb.CreateBucketResponse, error) {
-	return mutate[*stratopb.CreateBucketResponse](ctx, s, r)
+func (s *Server) CreateBucket(ctx context.Context, r *stratov1.CreateBucketRequest) (*stratov1.CreateBucketResponse, error) {
+	return mutate[*stratov1.CreateBucketResponse](ctx, s, r)
 }
 
-func (s *Server) DeleteBucket(ctx context.Context, r *stratopb.DeleteBucketRequest) (*stratopb.DeleteBucketResponse, error) {
-	return mutate[*stratopb.DeleteBucketResponse](ctx, s, r)
+func (s *Server) DeleteBucket(ctx context.Context, r *stratov1.DeleteBucketRequest) (*stratov1.DeleteBucketResponse, error) {
+	return mutate[*stratov1.DeleteBucketResponse](ctx, s, r)
 }
 
-func (s *Server) OpenKey(ctx context.Context, r *stratopb.OpenKeyRequest) (*stratopb.OpenKeyResponse, error) {
-	return mutate[*stratopb.OpenKeyResponse](ctx, s, r)
+func (s *Server) OpenKey(ctx context.Context, r *stratov1.OpenKeyRequest) (*stratov1.OpenKeyResponse, error) {
+	return mutate[*stratov1.OpenKeyResponse](ctx, s, r)
 }
 
-func (s *Server) CreateFile(ctx context.Context, r *stratopb.CreateFileRequest) (*stratopb.OpenKeyResponse, error) {
-	return mutate[*stratopb.OpenKeyResponse](ctx, s, r)
+func (s *Server) CreateFile(ctx context.Context, r *stratov1.CreateFileRequest) (*stratov1.OpenKeyResponse, error) {
+	return mutate[*stratov1.OpenKeyResponse](ctx, s, r)
 }
 
-func (s *Server) AllocateBlock(ctx context.Context, r *stratopb.AllocateBlockRequest) (*stratopb.AllocateBlockResponse, error) {
-	return mutate[*stratopb.AllocateBlockResponse](ctx, s, r)
+func (s *Server) AllocateBlock(ctx context.Context, r *stratov1.AllocateBlockRequest) (*stratov1.AllocateBlockResponse, error) {
+	return mutate[*stratov1.AllocateBlockResponse](ctx, s, r)
 }
 
-func (s *Server) CommitKey(ctx context.Context, r *stratopb.CommitKeyRequest) (*stratopb.CommitKeyResponse, error) {
-	return mutate[*stratopb.CommitKeyResponse](ctx, s, r)
+func (s *Server) CommitKey(ctx context.Context, r *stratov1.CommitKeyRequest) (*stratov1.CommitKeyResponse, error) {
+	return mutate[*stratov1.CommitKeyResponse](ctx, s, r)
 }
 
-func (s *Server) DeleteKey(ctx context.Context, r *stratopb.DeleteKeyRequest) (*stratopb.DeleteKeyResponse, error) {
-	if _, err := mutate[*stratopb.DeleteResponse](ctx, s, r); err != nil {
+func (s *Server) DeleteKey(ctx context.Context, r *stratov1.DeleteKeyRequest) (*stratov1.DeleteKeyResponse, error) {
+	if _, err := mutate[*stratov1.DeleteResponse](ctx, s, r); err != nil {
 		return nil, err
 	}
-	return &stratopb.DeleteKeyResponse{}, nil
+	return &stratov1.DeleteKeyResponse{}, nil
 }
 
-func (s *Server) RenameKey(ctx context.Context, r *stratopb.RenameKeyRequest) (*stratopb.RenameKeyResponse, error) {
-	if _, err := mutate[*stratopb.RenameResponse](ctx, s, r); err != nil {
+func (s *Server) RenameKey(ctx context.Context, r *stratov1.RenameKeyRequest) (*stratov1.RenameKeyResponse, error) {
+	if _, err := mutate[*stratov1.RenameResponse](ctx, s, r); err != nil {
 		return nil, err
 	}
-	return &stratopb.RenameKeyResponse{}, nil
+	return &stratov1.RenameKeyResponse{}, nil
 }
 
-func (s *Server) CreateDirectory(ctx context.Context, r *stratopb.CreateDirectoryRequest) (*stratopb.CreateDirectoryResponse, error) {
-	return mutate[*stratopb.CreateDirectoryResponse](ctx, s, r)
+func (s *Server) CreateDirectory(ctx context.Context, r *stratov1.CreateDirectoryRequest) (*stratov1.CreateDirectoryResponse, error) {
+	return mutate[*stratov1.CreateDirectoryResponse](ctx, s, r)
 }
 
-func (s *Server) Rename(ctx context.Context, r *stratopb.RenameRequest) (*stratopb.RenameResponse, error) {
-	return mutate[*stratopb.RenameResponse](ctx, s, r)
+func (s *Server) Rename(ctx context.Context, r *stratov1.RenameRequest) (*stratov1.RenameResponse, error) {
+	return mutate[*stratov1.RenameResponse](ctx, s, r)
 }
 
-func (s *Server) Delete(ctx context.Context, r *stratopb.DeleteRequest) (*stratopb.DeleteResponse, error) {
-	return mutate[*stratopb.DeleteResponse](ctx, s, r)
+func (s *Server) Delete(ctx context.Context, r *stratov1.DeleteRequest) (*stratov1.DeleteResponse, error) {
+	return mutate[*stratov1.DeleteResponse](ctx, s, r)
 }
 
-func (s *Server) GetVolume(ctx context.Context, r *stratopb.VolumeInfoRequest) (*stratopb.VolumeInfo, error) {
-	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.VolumeInfo, error) { return rd.Volume(r.GetName()) })
+func (s *Server) GetVolume(ctx context.Context, r *stratov1.GetVolumeRequest) (*stratov1.VolumeInfo, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.VolumeInfo, error) { return rd.Volume(r.GetName()) })
 }
 
-func (s *Server) ListVolumes(ctx context.Context, r *stratopb.ListVolumesRequest) (*stratopb.ListVolumesResponse, error) {
-	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.ListVolumesResponse, error) { return rd.ListVolumes(r) })
+func (s *Server) ListVolumes(ctx context.Context, r *stratov1.ListVolumesRequest) (*stratov1.ListVolumesResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.ListVolumesResponse, error) { return rd.ListVolumes(r) })
 }
 
-func (s *Server) GetBucket(ctx context.Context, r *stratopb.BucketInfoRequest) (*stratopb.BucketInfo, error) {
-	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.BucketInfo, error) { return rd.Bucket(r.GetVolume(), r.GetName()) })
+func (s *Server) GetBucket(ctx context.Context, r *stratov1.GetBucketRequest) (*stratov1.BucketInfo, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.BucketInfo, error) { return rd.Bucket(r.GetVolume(), r.GetName()) })
 }
 
-func (s *Server) ListBuckets(ctx context.Context, r *stratopb.ListBucketsRequest) (*stratopb.ListBucketsResponse, error) {
-	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.ListBucketsResponse, error) { return rd.ListBuckets(r) })
+func (s *Server) ListBuckets(ctx context.Context, r *stratov1.ListBucketsRequest) (*stratov1.ListBucketsResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.ListBucketsResponse, error) { return rd.ListBuckets(r) })
 }
 
-func (s *Server) LookupKey(ctx context.Context, r *stratopb.LookupKeyRequest) (*stratopb.LookupKeyResponse, error) {
-	resp, err := read(ctx, s, func(rd *namespace.Reader) (*stratopb.LookupKeyResponse, error) { return rd.LookupKey(r) })
+func (s *Server) LookupKey(ctx context.Context, r *stratov1.LookupKeyRequest) (*stratov1.LookupKeyResponse, error) {
+	resp, err := read(ctx, s, func(rd *namespace.Reader) (*stratov1.LookupKeyResponse, error) { return rd.LookupKey(r) })
 	if err == nil {
 		s.currentLocations(resp.GetKey())
 	}
@@ -223,7 +223,7 @@ func (s *Server) LookupKey(ctx context.Context, r *stratopb.LookupKeyRequest) (*
 // currentLocations points a key's blocks at the replicas that hold them
 // now (copies move when datanodes are lost or decommissioned), rather than
 // at the pipeline they were written through.
-func (s *Server) currentLocations(k *stratopb.KeyInfo) {
+func (s *Server) currentLocations(k *stratov1.KeyInfo) {
 	for _, bl := range k.GetBlocks() {
 		if p := bl.GetPipeline(); p != nil {
 			p.Members = s.cl.Locations(bl.GetBlockId().GetContainerId(), p.Members)
@@ -231,16 +231,16 @@ func (s *Server) currentLocations(k *stratopb.KeyInfo) {
 	}
 }
 
-func (s *Server) ListKeys(ctx context.Context, r *stratopb.ListKeysRequest) (*stratopb.ListKeysResponse, error) {
-	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.ListKeysResponse, error) { return rd.ListKeys(r) })
+func (s *Server) ListKeys(ctx context.Context, r *stratov1.ListKeysRequest) (*stratov1.ListKeysResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.ListKeysResponse, error) { return rd.ListKeys(r) })
 }
 
-func (s *Server) GetFileStatus(ctx context.Context, r *stratopb.GetFileStatusRequest) (*stratopb.GetFileStatusResponse, error) {
-	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.GetFileStatusResponse, error) { return rd.GetFileStatus(r) })
+func (s *Server) GetFileStatus(ctx context.Context, r *stratov1.GetFileStatusRequest) (*stratov1.GetFileStatusResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.GetFileStatusResponse, error) { return rd.GetFileStatus(r) })
 }
 
-func (s *Server) ListStatus(ctx context.Context, r *stratopb.ListStatusRequest) (*stratopb.ListStatusResponse, error) {
-	return read(ctx, s, func(rd *namespace.Reader) (*stratopb.ListStatusResponse, error) { return rd.ListStatus(r) })
+func (s *Server) ListStatus(ctx context.Context, r *stratov1.ListStatusRequest) (*stratov1.ListStatusResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.ListStatusResponse, error) { return rd.ListStatus(r) })
 }
 
 // namespaceTick expires open keys past their TTL and reclaims the subtrees

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // The disk reserve, after HDFS's NameNode resource checker
@@ -68,5 +68,5 @@ func (s *Server) diskWritable() error {
 	}
 	return withReason(status.New(codes.ResourceExhausted, fmt.Sprintf(
 		"meta: the data directory %s has %d MiB free, under the reserve of %d MiB: namespace changes are refused until space is freed",
-		s.opts.Dir, s.diskAvail.Load()>>20, s.opts.DiskReserve>>20)), stratopb.ReasonDiskFull).Err()
+		s.opts.Dir, s.diskAvail.Load()>>20, s.opts.DiskReserve>>20)), stratov1.ErrorReason_DISK_FULL.String()).Err()
 }

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // smallDisk mounts a tmpfs of size MiB at a new directory (root only).
@@ -43,9 +43,9 @@ func TestDiskReserveRefusesWritesBeforeTheDiskFills(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	require.NoError(t, s.WaitReady(ctx))
-	_, err := s.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	_, err := s.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	require.NoError(t, err)
-	_, err = s.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+	_, err = s.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
 	require.NoError(t, err)
 
 	long := strings.Repeat("d", 200)
@@ -53,7 +53,7 @@ func TestDiskReserveRefusesWritesBeforeTheDiskFills(t *testing.T) {
 	var refused error
 	for i := 0; i < 200000 && refused == nil; i++ {
 		p := fmt.Sprintf("%d/%s%d", i/100, long, i)
-		_, err := s.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: p})
+		_, err := s.CreateDirectory(ctx, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: p})
 		if status.Code(err) == codes.ResourceExhausted {
 			refused = err
 			break
@@ -67,7 +67,7 @@ func TestDiskReserveRefusesWritesBeforeTheDiskFills(t *testing.T) {
 	require.NotEmpty(t, made)
 
 	// Reads go on, and the server is up.
-	_, err = s.GetFileStatus(ctx, &stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: made[len(made)-1]})
+	_, err = s.GetFileStatus(ctx, &stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: made[len(made)-1]})
 	require.NoError(t, err)
 	select {
 	case <-s.Done():
@@ -79,7 +79,7 @@ func TestDiskReserveRefusesWritesBeforeTheDiskFills(t *testing.T) {
 	out, err := exec.Command("mount", "-o", "remount,size=256m", disk).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Eventually(t, func() bool {
-		_, err := s.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "after"})
+		_, err := s.CreateDirectory(ctx, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "after"})
 		return err == nil
 	}, 10*time.Second, 20*time.Millisecond)
 
@@ -88,7 +88,7 @@ func TestDiskReserveRefusesWritesBeforeTheDiskFills(t *testing.T) {
 	s = startServer(t, o, listen(t))
 	require.NoError(t, s.WaitReady(ctx))
 	for _, p := range append(made, "after") {
-		_, err := s.GetFileStatus(ctx, &stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: p})
+		_, err := s.GetFileStatus(ctx, &stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: p})
 		require.NoError(t, err, p)
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/strato-io/strato/meta/cluster"
 	"github.com/strato-io/strato/meta/consensus"
 	"github.com/strato-io/strato/meta/namespace"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // ErrClosed is returned by a server that has been closed.
@@ -25,8 +25,9 @@ var ErrClosed = errors.New("meta: server closed")
 
 // Server is a meta replica. See the package documentation.
 type Server struct {
-	stratopb.UnimplementedNamespaceServer
-	stratopb.UnimplementedClusterServer
+	stratov1.UnimplementedNamespaceServiceServer
+	stratov1.UnimplementedAdminServiceServer
+	stratov1.UnimplementedDatanodeServiceServer
 
 	opts Options
 	node *consensus.Node
@@ -84,8 +85,9 @@ func Open(opts Options) (*Server, error) {
 	// apply.
 	s.db = s.node.DB()
 	s.grpc = grpc.NewServer(grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))))
-	stratopb.RegisterNamespaceServer(s.grpc, s)
-	stratopb.RegisterClusterServer(s.grpc, s)
+	stratov1.RegisterNamespaceServiceServer(s.grpc, s)
+	stratov1.RegisterAdminServiceServer(s.grpc, s)
+	stratov1.RegisterDatanodeServiceServer(s.grpc, s)
 	s.node.RegisterGRPC(s.grpc)
 	s.checkDisk()
 	s.wg.Add(2)
@@ -192,7 +194,7 @@ func (s *Server) readBarrier(ctx context.Context) error {
 	return toStatus(s.node.ReadBarrier(ctx))
 }
 
-func (s *Server) propose(ctx context.Context, cmd *stratopb.MetaCommand) (proto.Message, error) {
+func (s *Server) propose(ctx context.Context, cmd *stratov1.MetaCommand) (proto.Message, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -208,12 +210,12 @@ func (s *Server) propose(ctx context.Context, cmd *stratopb.MetaCommand) (proto.
 	return m, nil
 }
 
-func (s *Server) proposeCluster(ctx context.Context, cmd *stratopb.ClusterCommand) (proto.Message, error) {
-	return s.propose(ctx, &stratopb.MetaCommand{Op: &stratopb.MetaCommand_Cluster{Cluster: cmd}})
+func (s *Server) proposeCluster(ctx context.Context, cmd *stratov1.ClusterCommand) (proto.Message, error) {
+	return s.propose(ctx, &stratov1.MetaCommand{Op: &stratov1.MetaCommand_Cluster{Cluster: cmd}})
 }
 
-func (s *Server) proposeNamespace(ctx context.Context, cmd *stratopb.NamespaceCommand) (proto.Message, error) {
-	return s.propose(ctx, &stratopb.MetaCommand{Op: &stratopb.MetaCommand_Namespace{Namespace: cmd}})
+func (s *Server) proposeNamespace(ctx context.Context, cmd *stratov1.NamespaceCommand) (proto.Message, error) {
+	return s.propose(ctx, &stratov1.MetaCommand{Op: &stratov1.MetaCommand_Namespace{Namespace: cmd}})
 }
 
 // stateMachine is the Server as consensus sees it.
@@ -222,7 +224,7 @@ type stateMachine Server
 // Apply decodes one log entry and applies it to the namespace or the
 // cluster state.
 func (sm *stateMachine) Apply(index uint64, data []byte, b *pebble.Batch) (any, error) {
-	var cmd stratopb.MetaCommand
+	var cmd stratov1.MetaCommand
 	if err := proto.Unmarshal(data, &cmd); err != nil {
 		return nil, fmt.Errorf("meta: undecodable log entry %d: %w", index, err)
 	}
@@ -231,12 +233,12 @@ func (sm *stateMachine) Apply(index uint64, data []byte, b *pebble.Batch) (any, 
 		err error
 	)
 	switch op := cmd.Op.(type) {
-	case *stratopb.MetaCommand_Namespace:
+	case *stratov1.MetaCommand_Namespace:
 		res, err = sm.ns.Apply(op.Namespace, b)
 		if err != nil && namespace.Class(err) == nil {
 			sm.fatal(index, err)
 		}
-	case *stratopb.MetaCommand_Cluster:
+	case *stratov1.MetaCommand_Cluster:
 		res, err = sm.cl.Apply(op.Cluster, b)
 		if err != nil && !errors.Is(err, cluster.ErrNotFound) && !errors.Is(err, cluster.ErrBadTransition) && !errors.Is(err, cluster.ErrInvalid) {
 			sm.fatal(index, err)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/meta/consensus"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // fastRaft makes elections quick in tests.
@@ -53,11 +53,11 @@ func single(t *testing.T, dir string) (*Server, *client.MetaConn) {
 	return s, mc
 }
 
-func ns(t *testing.T, mc *client.MetaConn, fn func(ctx context.Context, ns stratopb.NamespaceClient) error) error {
+func ns(t *testing.T, mc *client.MetaConn, fn func(ctx context.Context, ns stratov1.NamespaceServiceClient) error) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return mc.Do(ctx, func(ctx context.Context, n stratopb.NamespaceClient, _ stratopb.ClusterClient) error {
+	return mc.Do(ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient, _ client.ClusterStubs) error {
 		return fn(ctx, n)
 	})
 }
@@ -70,38 +70,38 @@ func requireCode(t *testing.T, want codes.Code, err error) {
 
 func TestNamespaceOverGRPC(t *testing.T) {
 	_, mc := single(t, t.TempDir())
-	var dir *stratopb.CreateDirectoryResponse
-	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
-		if _, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol", Owner: "alice"}); err != nil {
+	var dir *stratov1.CreateDirectoryResponse
+	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
+		if _, err := n.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol", Owner: "alice"}); err != nil {
 			return err
 		}
-		if _, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
+		if _, err := n.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
 			return err
 		}
 		var err error
-		dir, err = n.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "a/b/c"})
+		dir, err = n.CreateDirectory(ctx, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "a/b/c"})
 		return err
 	}))
 	require.EqualValues(t, 3, dir.Created)
 
 	// A file: create, commit, stat, rename, list, delete.
-	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
-		ok, err := n.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "a/b/f", Recursive: true})
+	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
+		ok, err := n.CreateFile(ctx, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "a/b/f", Recursive: true})
 		if err != nil {
 			return err
 		}
-		if _, err := n.CommitKey(ctx, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: "a/b/f", OpenId: ok.OpenId}); err != nil {
+		if _, err := n.CommitKey(ctx, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: "a/b/f", OpenId: ok.OpenId}); err != nil {
 			return err
 		}
-		st, err := n.GetFileStatus(ctx, &stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: "a/b/f"})
+		st, err := n.GetFileStatus(ctx, &stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: "a/b/f"})
 		if err != nil {
 			return err
 		}
 		require.False(t, st.Status.IsDirectory)
-		if _, err := n.Rename(ctx, &stratopb.RenameRequest{Volume: "vol", Bucket: "bkt", Src: "a/b/f", Dst: "a/g"}); err != nil {
+		if _, err := n.Rename(ctx, &stratov1.RenameRequest{Volume: "vol", Bucket: "bkt", Src: "a/b/f", Dst: "a/g"}); err != nil {
 			return err
 		}
-		ls, err := n.ListStatus(ctx, &stratopb.ListStatusRequest{Volume: "vol", Bucket: "bkt", Path: "a"})
+		ls, err := n.ListStatus(ctx, &stratov1.ListStatusRequest{Volume: "vol", Bucket: "bkt", Path: "a"})
 		if err != nil {
 			return err
 		}
@@ -110,32 +110,32 @@ func TestNamespaceOverGRPC(t *testing.T) {
 			names = append(names, s.Path)
 		}
 		require.Equal(t, []string{"a/b", "a/g"}, names)
-		_, err = n.Delete(ctx, &stratopb.DeleteRequest{Volume: "vol", Bucket: "bkt", Path: "a/g"})
+		_, err = n.Delete(ctx, &stratov1.DeleteRequest{Volume: "vol", Bucket: "bkt", Path: "a/g"})
 		return err
 	}))
 
 	// Errors keep their class across the wire.
-	err := ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
-		_, err := n.GetFileStatus(ctx, &stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: "a/g"})
+	err := ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
+		_, err := n.GetFileStatus(ctx, &stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: "a/g"})
 		return err
 	})
 	requireCode(t, codes.NotFound, err)
 	require.Contains(t, status.Convert(err).Message(), "not found")
-	requireCode(t, codes.AlreadyExists, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
-		_, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	requireCode(t, codes.AlreadyExists, ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
+		_, err := n.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 		return err
 	}))
-	err = ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
-		_, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "Bad_Name"})
+	err = ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
+		_, err := n.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "Bad_Name"})
 		return err
 	})
 	requireCode(t, codes.InvalidArgument, err)
-	requireCode(t, codes.FailedPrecondition, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
-		_, err := n.DeleteBucket(ctx, &stratopb.DeleteBucketRequest{Volume: "vol", Name: "bkt"})
+	requireCode(t, codes.FailedPrecondition, ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
+		_, err := n.DeleteBucket(ctx, &stratov1.DeleteBucketRequest{Volume: "vol", Name: "bkt"})
 		return err
 	}))
-	requireCode(t, codes.FailedPrecondition, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
-		_, err := n.Delete(ctx, &stratopb.DeleteRequest{Volume: "vol", Bucket: "bkt", Path: "a"})
+	requireCode(t, codes.FailedPrecondition, ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
+		_, err := n.Delete(ctx, &stratov1.DeleteRequest{Volume: "vol", Bucket: "bkt", Path: "a"})
 		return err
 	}))
 }
@@ -143,15 +143,15 @@ func TestNamespaceOverGRPC(t *testing.T) {
 func TestRestartRecoversCommittedState(t *testing.T) {
 	dir := t.TempDir()
 	s, mc := single(t, dir)
-	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
-		if _, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"}); err != nil {
+	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
+		if _, err := n.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"}); err != nil {
 			return err
 		}
-		if _, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
+		if _, err := n.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
 			return err
 		}
 		for i := 0; i < 50; i++ {
-			if _, err := n.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: fmt.Sprintf("d/%d", i)}); err != nil {
+			if _, err := n.CreateDirectory(ctx, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: fmt.Sprintf("d/%d", i)}); err != nil {
 				return err
 			}
 		}
@@ -160,8 +160,8 @@ func TestRestartRecoversCommittedState(t *testing.T) {
 	require.NoError(t, s.Close())
 
 	_, mc2 := single(t, dir)
-	require.NoError(t, ns(t, mc2, func(ctx context.Context, n stratopb.NamespaceClient) error {
-		ls, err := n.ListStatus(ctx, &stratopb.ListStatusRequest{Volume: "vol", Bucket: "bkt", Path: "d", Limit: 1000})
+	require.NoError(t, ns(t, mc2, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
+		ls, err := n.ListStatus(ctx, &stratov1.ListStatusRequest{Volume: "vol", Bucket: "bkt", Path: "d", Limit: 1000})
 		if err != nil {
 			return err
 		}
@@ -174,60 +174,60 @@ func TestBlockAllocationThroughCluster(t *testing.T) {
 	_, mc := single(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, mc.Do(ctx, func(ctx context.Context, n stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
-		if _, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"}); err != nil {
+	require.NoError(t, mc.Do(ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient, cl client.ClusterStubs) error {
+		if _, err := n.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"}); err != nil {
 			return err
 		}
-		if _, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
+		if _, err := n.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
 			return err
 		}
 		// In safe mode until a datanode registers: allocation refused.
-		_, err := n.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "f", SizeHint: 1 << 20})
+		_, err := n.CreateFile(ctx, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "f", SizeHint: 1 << 20})
 		requireCode(t, codes.Unavailable, err)
 		require.Contains(t, err.Error(), "safe mode")
 
 		for i := 1; i <= 3; i++ {
-			if _, err := cl.Register(ctx, &stratopb.RegisterRequest{
-				Details: &stratopb.DatanodeDetails{Id: fmt.Sprintf("dn%d", i), DataAddr: fmt.Sprintf("127.0.0.1:%d", 19000+i)},
-				Stats:   &stratopb.NodeStats{Capacity: 1 << 40, Remaining: 1 << 40}}); err != nil {
+			if _, err := cl.Register(ctx, &stratov1.RegisterRequest{
+				Details: &stratov1.DatanodeDetails{Id: fmt.Sprintf("dn%d", i), DataAddr: fmt.Sprintf("127.0.0.1:%d", 19000+i)},
+				Stats:   &stratov1.NodeStats{Capacity: 1 << 40, Remaining: 1 << 40}}); err != nil {
 				return err
 			}
 		}
-		ok, err := n.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "f", SizeHint: 1 << 20})
+		ok, err := n.CreateFile(ctx, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "f", SizeHint: 1 << 20})
 		if err != nil {
 			return err
 		}
 		require.Len(t, ok.Blocks, 1)
 		require.Len(t, ok.Blocks[0].Pipeline.Members, 3)
-		second, err := n.AllocateBlock(ctx, &stratopb.AllocateBlockRequest{Volume: "vol", Bucket: "bkt", Key: "f", OpenId: ok.OpenId, SizeHint: 1})
+		second, err := n.AllocateBlock(ctx, &stratov1.AllocateBlockRequest{Volume: "vol", Bucket: "bkt", Key: "f", OpenId: ok.OpenId, SizeHint: 1})
 		if err != nil {
 			return err
 		}
 		require.NotEqual(t, ok.Blocks[0].BlockId.LocalId, second.Block.BlockId.LocalId)
-		blocks := []*stratopb.BlockLocation{ok.Blocks[0], second.Block}
+		blocks := []*stratov1.BlockLocation{ok.Blocks[0], second.Block}
 		blocks[0].Length, blocks[1].Length = 100, 50
-		if _, err := n.CommitKey(ctx, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: "f", OpenId: ok.OpenId, Blocks: blocks}); err != nil {
+		if _, err := n.CommitKey(ctx, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: "f", OpenId: ok.OpenId, Blocks: blocks}); err != nil {
 			return err
 		}
-		k, err := n.LookupKey(ctx, &stratopb.LookupKeyRequest{Volume: "vol", Bucket: "bkt", Key: "f"})
+		k, err := n.LookupKey(ctx, &stratov1.LookupKeyRequest{Volume: "vol", Bucket: "bkt", Key: "f"})
 		if err != nil {
 			return err
 		}
 		require.EqualValues(t, 150, k.Key.Size)
 		require.Len(t, k.Key.Blocks, 2)
 
-		dns, err := cl.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+		dns, err := cl.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
 		if err != nil {
 			return err
 		}
 		require.Len(t, dns.Datanodes, 3)
-		ps, err := cl.ListPipelines(ctx, &stratopb.ListPipelinesRequest{})
+		ps, err := cl.ListPipelines(ctx, &stratov1.ListPipelinesRequest{})
 		if err != nil {
 			return err
 		}
 		require.Len(t, ps.Pipelines, 4, "one of replication THREE, one of ONE per datanode")
 		// Heartbeat from a datanode meta does not know: told to register.
-		hb, err := cl.Heartbeat(ctx, &stratopb.HeartbeatRequest{DatanodeId: "ghost"})
+		hb, err := cl.Heartbeat(ctx, &stratov1.HeartbeatRequest{DatanodeId: "ghost"})
 		if err != nil {
 			return err
 		}
@@ -280,7 +280,7 @@ func TestThreeVotersFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 		}
 		require.Eventually(t, func() bool { id, _ := s.node.Leader(); return id == leader.ID() }, 10*time.Second, time.Millisecond,
 			"the follower hears from the new leader")
-		_, err := s.CreateVolume(context.Background(), &stratopb.CreateVolumeRequest{Name: "vol"})
+		_, err := s.CreateVolume(context.Background(), &stratov1.CreateVolumeRequest{Name: "vol"})
 		requireCode(t, codes.Unavailable, err)
 		addr, retry := client.LeaderHint(err)
 		require.True(t, retry)
@@ -291,11 +291,11 @@ func TestThreeVotersFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 	mc, err := client.DialMeta(addrs)
 	require.NoError(t, err)
 	defer mc.Close()
-	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
-		if _, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"}); err != nil {
+	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
+		if _, err := n.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"}); err != nil {
 			return err
 		}
-		_, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+		_, err := n.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
 		return err
 	}))
 
@@ -315,8 +315,8 @@ func TestThreeVotersFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 			for i := 0; !stop.Load(); i++ {
 				p := fmt.Sprintf("w%d/d%d", w, i)
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				err := mc.Do(ctx, func(ctx context.Context, n stratopb.NamespaceClient, _ stratopb.ClusterClient) error {
-					_, err := n.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: p})
+				err := mc.Do(ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient, _ client.ClusterStubs) error {
+					_, err := n.CreateDirectory(ctx, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: p})
 					return err
 				})
 				cancel()
@@ -353,7 +353,7 @@ func TestThreeVotersFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 	}
 	newLeader := leaderOf(t, survivors)
 	acked.Range(func(k, _ any) bool {
-		_, err := newLeader.GetFileStatus(context.Background(), &stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: k.(string)})
+		_, err := newLeader.GetFileStatus(context.Background(), &stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: k.(string)})
 		require.NoError(t, err, "acknowledged directory %s lost", k)
 		return true
 	})
@@ -364,21 +364,21 @@ func TestThreeVotersFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 // the repeat fails.
 func TestRetriedRequestOverGRPC(t *testing.T) {
 	_, mc := single(t, t.TempDir())
-	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
-		if _, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol", Owner: "o"}); err != nil {
+	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
+		if _, err := n.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol", Owner: "o"}); err != nil {
 			return err
 		}
-		_, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt", Owner: "o"})
+		_, err := n.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt", Owner: "o"})
 		return err
 	}))
 	rename := func(ctx context.Context) error {
-		return ns(t, mc, func(_ context.Context, n stratopb.NamespaceClient) error {
-			_, err := n.Rename(ctx, &stratopb.RenameRequest{Volume: "vol", Bucket: "bkt", Src: "d", Dst: "e"})
+		return ns(t, mc, func(_ context.Context, n stratov1.NamespaceServiceClient) error {
+			_, err := n.Rename(ctx, &stratov1.RenameRequest{Volume: "vol", Bucket: "bkt", Src: "d", Dst: "e"})
 			return err
 		})
 	}
-	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratopb.NamespaceClient) error {
-		_, err := n.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "d"})
+	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
+		_, err := n.CreateDirectory(ctx, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "d"})
 		return err
 	}))
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "strato-client", "c1", "strato-request", "42")
@@ -397,12 +397,12 @@ func TestRegisterRefusesAnotherCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	register := func(mc *client.MetaConn, id, cluster string) (string, error) {
-		var resp *stratopb.RegisterResponse
-		err := mc.Do(ctx, func(ctx context.Context, _ stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
+		var resp *stratov1.RegisterResponse
+		err := mc.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl client.ClusterStubs) error {
 			var err error
-			resp, err = cl.Register(ctx, &stratopb.RegisterRequest{ClusterId: cluster,
-				Details: &stratopb.DatanodeDetails{Id: id, DataAddr: "127.0.0.1:19001"},
-				Stats:   &stratopb.NodeStats{Capacity: 1 << 40, Remaining: 1 << 40}})
+			resp, err = cl.Register(ctx, &stratov1.RegisterRequest{ClusterId: cluster,
+				Details: &stratov1.DatanodeDetails{Id: id, DataAddr: "127.0.0.1:19001"},
+				Stats:   &stratov1.NodeStats{Capacity: 1 << 40, Remaining: 1 << 40}})
 			return err
 		})
 		return resp.GetClusterId(), err
@@ -420,9 +420,9 @@ func TestRegisterRefusesAnotherCluster(t *testing.T) {
 	_, err = register(mcB, "dn1", cidA)
 	requireCode(t, codes.FailedPrecondition, err)
 	require.Contains(t, err.Error(), cidA)
-	var dns *stratopb.ListDatanodesResponse
-	require.NoError(t, mcB.Do(ctx, func(ctx context.Context, _ stratopb.NamespaceClient, cl stratopb.ClusterClient) error {
-		dns, err = cl.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+	var dns *stratov1.ListDatanodesResponse
+	require.NoError(t, mcB.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl client.ClusterStubs) error {
+		dns, err = cl.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
 		return err
 	}))
 	require.Len(t, dns.Datanodes, 1, "only B's own datanode is known to B")

@@ -12,8 +12,12 @@ import (
 	"github.com/strato-io/strato/meta/cluster"
 	"github.com/strato-io/strato/meta/consensus"
 	"github.com/strato-io/strato/meta/namespace"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
+
+// errorDomain is the domain of meta's ErrorInfo details: the API's
+// protobuf package, "strato.v1".
+var errorDomain = string(stratov1.File_strato_v1_namespace_proto.Package())
 
 // toStatus turns an error of the namespace, cluster or consensus into a
 // gRPC status. A nil error stays nil; a status passes through.
@@ -27,7 +31,7 @@ func toStatus(err error) error {
 	var nl *consensus.NotLeaderError
 	if errors.As(err, &nl) {
 		st := status.New(codes.Unavailable, err.Error())
-		if d, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: stratopb.NotLeaderReason, Domain: stratopb.ErrorDomain,
+		if d, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: stratov1.ErrorReason_NOT_LEADER.String(), Domain: errorDomain,
 			Metadata: map[string]string{"leader": nl.LeaderAddr, "leader_id": fmt.Sprint(nl.LeaderID)}}); derr == nil {
 			st = d
 		}
@@ -78,41 +82,41 @@ func withReason(st *status.Status, reason string) *status.Status {
 	if reason == "" {
 		return st
 	}
-	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: stratopb.ErrorDomain}); err == nil {
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: errorDomain}); err == nil {
 		return d
 	}
 	return st
 }
 
-// reasons name the rule behind an error (stratopb.Reason*), the first
+// reasons name the rule behind an error (stratov1.Reason*), the first
 // match winning.
 var reasons = []struct {
 	err    error
 	reason string
 }{
-	{namespace.ErrVolumeNotFound, stratopb.ReasonVolumeNotFound},
-	{namespace.ErrBucketNotFound, stratopb.ReasonBucketNotFound},
-	{namespace.ErrKeyNotFound, stratopb.ReasonKeyNotFound},
-	{namespace.ErrFileNotFound, stratopb.ReasonFileNotFound},
-	{namespace.ErrOpenKeyNotFound, stratopb.ReasonOpenKeyNotFound},
-	{namespace.ErrParentNotFound, stratopb.ReasonParentNotFound},
-	{namespace.ErrVolumeExists, stratopb.ReasonVolumeExists},
-	{namespace.ErrBucketExists, stratopb.ReasonBucketExists},
-	{namespace.ErrKeyExists, stratopb.ReasonKeyExists},
-	{namespace.ErrFileExists, stratopb.ReasonFileExists},
-	{namespace.ErrDirectoryExists, stratopb.ReasonDirectoryExists},
-	{namespace.ErrVolumeNotEmpty, stratopb.ReasonVolumeNotEmpty},
-	{namespace.ErrBucketNotEmpty, stratopb.ReasonBucketNotEmpty},
-	{namespace.ErrDirectoryNotEmpty, stratopb.ReasonDirectoryNotEmpty},
-	{namespace.ErrQuotaExceeded, stratopb.ReasonQuotaExceeded},
-	{namespace.ErrNotADirectory, stratopb.ReasonNotADirectory},
-	{namespace.ErrIsADirectory, stratopb.ReasonIsADirectory},
-	{namespace.ErrWrongLayout, stratopb.ReasonWrongLayout},
-	{namespace.ErrRenameUnderSelf, stratopb.ReasonRenameUnderSelf},
-	{namespace.ErrInvalidName, stratopb.ReasonInvalidName},
-	{namespace.ErrInvalidBlocks, stratopb.ReasonInvalidBlocks},
-	{cluster.ErrSafeMode, stratopb.ReasonSafeMode},
-	{cluster.ErrNoPipeline, stratopb.ReasonNoPipeline},
+	{namespace.ErrVolumeNotFound, stratov1.ErrorReason_VOLUME_NOT_FOUND.String()},
+	{namespace.ErrBucketNotFound, stratov1.ErrorReason_BUCKET_NOT_FOUND.String()},
+	{namespace.ErrKeyNotFound, stratov1.ErrorReason_KEY_NOT_FOUND.String()},
+	{namespace.ErrFileNotFound, stratov1.ErrorReason_FILE_NOT_FOUND.String()},
+	{namespace.ErrOpenKeyNotFound, stratov1.ErrorReason_OPEN_KEY_NOT_FOUND.String()},
+	{namespace.ErrParentNotFound, stratov1.ErrorReason_PARENT_NOT_FOUND.String()},
+	{namespace.ErrVolumeExists, stratov1.ErrorReason_VOLUME_EXISTS.String()},
+	{namespace.ErrBucketExists, stratov1.ErrorReason_BUCKET_EXISTS.String()},
+	{namespace.ErrKeyExists, stratov1.ErrorReason_KEY_EXISTS.String()},
+	{namespace.ErrFileExists, stratov1.ErrorReason_FILE_EXISTS.String()},
+	{namespace.ErrDirectoryExists, stratov1.ErrorReason_DIRECTORY_EXISTS.String()},
+	{namespace.ErrVolumeNotEmpty, stratov1.ErrorReason_VOLUME_NOT_EMPTY.String()},
+	{namespace.ErrBucketNotEmpty, stratov1.ErrorReason_BUCKET_NOT_EMPTY.String()},
+	{namespace.ErrDirectoryNotEmpty, stratov1.ErrorReason_DIRECTORY_NOT_EMPTY.String()},
+	{namespace.ErrQuotaExceeded, stratov1.ErrorReason_QUOTA_EXCEEDED.String()},
+	{namespace.ErrNotADirectory, stratov1.ErrorReason_NOT_A_DIRECTORY.String()},
+	{namespace.ErrIsADirectory, stratov1.ErrorReason_IS_A_DIRECTORY.String()},
+	{namespace.ErrWrongLayout, stratov1.ErrorReason_WRONG_LAYOUT.String()},
+	{namespace.ErrRenameUnderSelf, stratov1.ErrorReason_RENAME_UNDER_SELF.String()},
+	{namespace.ErrInvalidName, stratov1.ErrorReason_INVALID_NAME.String()},
+	{namespace.ErrInvalidBlocks, stratov1.ErrorReason_INVALID_BLOCKS.String()},
+	{cluster.ErrSafeMode, stratov1.ErrorReason_SAFE_MODE.String()},
+	{cluster.ErrNoPipeline, stratov1.ErrorReason_NO_PIPELINE.String()},
 }
 
 // isWrapped reports whether err is a status error wrapped in more context

@@ -23,7 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // The crash tests of real processes: writers put keys through the Go
@@ -172,10 +172,10 @@ func runCrashRounds(t *testing.T, tg *crashTarget) {
 	require.NoError(t, err)
 	defer cl.Close()
 	ctx := t.Context()
-	_, err = cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: crashVolume})
+	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: crashVolume})
 	require.NoError(t, err)
-	_, err = cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: crashVolume, Name: crashBucket,
-		Layout: stratopb.BucketLayout_LAYOUT_OBS, BlockSize: crashBlockSize})
+	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: crashVolume, Name: crashBucket,
+		Layout: stratov1.BucketLayout_LAYOUT_OBS, BlockSize: crashBlockSize})
 	require.NoError(t, err)
 
 	var total, totalHsync int
@@ -289,10 +289,10 @@ func waitReady(t *testing.T, metaAddr string) {
 func probeWrite(ctx context.Context, cl *client.Client) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "probe"}); err != nil && !errors.Is(err, client.ErrExists) {
+	if _, err := cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "probe"}); err != nil && !errors.Is(err, client.ErrExists) {
 		return err
 	}
-	if _, err := cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "probe", Name: "probeb"}); err != nil && !errors.Is(err, client.ErrExists) {
+	if _, err := cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "probe", Name: "probeb"}); err != nil && !errors.Is(err, client.ErrExists) {
 		return err
 	}
 	w, err := cl.CreateKey(ctx, "probe", "probeb", "k", client.WriteOptions{})

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/test/netfault"
 )
 
@@ -61,13 +61,13 @@ func startMeta(t *testing.T, dir, addr string) *exec.Cmd {
 }
 
 // call retries fn while the server is starting (connection refused).
-func call(t *testing.T, addr string, fn func(ctx context.Context, ns stratopb.NamespaceClient) error) error {
+func call(t *testing.T, addr string, fn func(ctx context.Context, ns stratov1.NamespaceServiceClient) error) error {
 	mc, err := client.DialMeta([]string{addr})
 	require.NoError(t, err)
 	defer mc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return mc.Do(ctx, func(ctx context.Context, ns stratopb.NamespaceClient, _ stratopb.ClusterClient) error {
+	return mc.Do(ctx, func(ctx context.Context, ns stratov1.NamespaceServiceClient, _ client.ClusterStubs) error {
 		return fn(ctx, ns)
 	})
 }
@@ -75,14 +75,14 @@ func call(t *testing.T, addr string, fn func(ctx context.Context, ns stratopb.Na
 func TestMetaSIGTERMAndRestart(t *testing.T) {
 	dir, addr := t.TempDir(), freeAddr(t)
 	cmd := startMeta(t, dir, addr)
-	require.NoError(t, call(t, addr, func(ctx context.Context, ns stratopb.NamespaceClient) error {
-		if _, err := ns.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"}); err != nil {
+	require.NoError(t, call(t, addr, func(ctx context.Context, ns stratov1.NamespaceServiceClient) error {
+		if _, err := ns.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"}); err != nil {
 			return err
 		}
-		if _, err := ns.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
+		if _, err := ns.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
 			return err
 		}
-		_, err := ns.CreateDirectory(ctx, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "x/y"})
+		_, err := ns.CreateDirectory(ctx, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "x/y"})
 		return err
 	}))
 
@@ -97,8 +97,8 @@ func TestMetaSIGTERMAndRestart(t *testing.T) {
 	}
 
 	startMeta(t, dir, addr)
-	require.NoError(t, call(t, addr, func(ctx context.Context, ns stratopb.NamespaceClient) error {
-		st, err := ns.GetFileStatus(ctx, &stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: "x/y"})
+	require.NoError(t, call(t, addr, func(ctx context.Context, ns stratov1.NamespaceServiceClient) error {
+		st, err := ns.GetFileStatus(ctx, &stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: "x/y"})
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -10,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // TestContainerClosedUnderWriters: meta closes containers while writers
@@ -19,7 +18,7 @@ import (
 // covered when a container closes, so the writers must resend everything
 // not committed, not only what was unacknowledged.
 func TestContainerClosedUnderWriters(t *testing.T) {
-	f := startFaultCluster(t, Options{BlockSize: 4 << 20, ContainerSize: 12 << 20, HeartbeatInterval: 20 * time.Millisecond}, stratopb.ReplicationFactor_REPLICATION_THREE, 1<<20)
+	f := startFaultCluster(t, Options{BlockSize: 4 << 20, ContainerSize: 12 << 20, HeartbeatInterval: 20 * time.Millisecond}, stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	const writers = 6
 	data := make([][]byte, writers)
@@ -33,16 +32,14 @@ func TestContainerClosedUnderWriters(t *testing.T) {
 			errs[i] = f.write(ctx, fmt.Sprintf("/vol/bkt/w%d", i), data[i], 64<<10, 3<<20, func(*client.Writer, int) {
 				// Close by hand the newest open container, as `strato admin`
 				// or a failed pipeline would.
-				var open *stratopb.ContainerInfo
+				var open *stratov1.ContainerInfo
 				for _, c := range f.containers() {
-					if c.State == stratopb.ContainerState_CONTAINER_OPEN {
+					if c.State == stratov1.ContainerState_CONTAINER_OPEN {
 						open = c
 					}
 				}
 				if c := open; c != nil {
-					_, err := client.Cluster(ctx, f.cl, func(ctx2 context.Context, cl stratopb.ClusterClient) (*stratopb.CloseContainerResponse, error) {
-						return cl.CloseContainer(ctx2, &stratopb.CloseContainerRequest{ContainerId: c.Id, Reason: "test"})
-					})
+					err := f.cl.CloseContainer(ctx, c.Id, "", "test")
 					require.NoError(t, err)
 				}
 			})
@@ -57,7 +54,7 @@ func TestContainerClosedUnderWriters(t *testing.T) {
 	}
 	closing := 0
 	for _, c := range f.containers() {
-		if c.State != stratopb.ContainerState_CONTAINER_OPEN {
+		if c.State != stratov1.ContainerState_CONTAINER_OPEN {
 			closing++
 		}
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/datanode"
-	"github.com/strato-io/strato/proto/stratopb"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // A datanode keeps the ID of the cluster it joined; pointed at another
@@ -54,8 +54,8 @@ func TestDatanodeOfAnotherClusterRefused(t *testing.T) {
 	cl, err := b.Client()
 	require.NoError(t, err)
 	defer func() { _ = cl.Close() }()
-	dns, err := client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListDatanodesResponse, error) {
-		return cc.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+	dns, err := client.Cluster(ctx, cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.ListDatanodesResponse, error) {
+		return cc.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
 	})
 	require.NoError(t, err)
 	require.Len(t, dns.Datanodes, 1)

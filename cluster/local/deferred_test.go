@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Files created without a size hint take a deferred open: empty ones are
@@ -27,16 +27,16 @@ func TestDeferredCreateThroughClient(t *testing.T) {
 	cl, err := c.Client()
 	require.NoError(t, err)
 	defer func() { _ = cl.Close() }()
-	_, err = cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	require.NoError(t, err)
-	_, err = cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
 	require.NoError(t, err)
 	require.NoError(t, cl.Mkdirs(ctx, "/vol/bkt/d"))
 
 	// The server answers a deferrable create with a token, no open key.
-	var resp *stratopb.OpenKeyResponse
-	require.NoError(t, cl.Meta().Do(ctx, func(ctx context.Context, n stratopb.NamespaceClient, _ stratopb.ClusterClient) error {
-		resp, err = n.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "d/raw", Deferrable: true})
+	var resp *stratov1.OpenKeyResponse
+	require.NoError(t, cl.Meta().Do(ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient, _ client.ClusterStubs) error {
+		resp, err = n.CreateFile(ctx, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "d/raw", Deferrable: true})
 		return err
 	}))
 	require.Zero(t, resp.OpenId)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // deleteOptions: short heartbeats and ticks, so that space comes back fast.
@@ -64,7 +64,7 @@ func (f *faultCluster) waitSpace(used int64, files int, timeout time.Duration) t
 // containers alike, and empties meta's deleted-blocks table; overwriting a
 // key frees the old version's blocks and keeps the new one's.
 func TestDeleteKeyFreesSpace(t *testing.T) {
-	f := startFaultCluster(t, deleteOptions(), stratopb.ReplicationFactor_REPLICATION_THREE, 1<<20)
+	f := startFaultCluster(t, deleteOptions(), stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 
 	// 64 MiB in 4 MiB blocks: 16 blocks on each of the three datanodes.
@@ -81,9 +81,7 @@ func TestDeleteKeyFreesSpace(t *testing.T) {
 	require.NoError(t, f.write(ctx, "/vol/bkt/k", old, 1<<20, 0, nil))
 	f.waitSpace(20<<20, 5, 10*time.Second)
 	for _, ci := range f.containers() {
-		_, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.CloseContainerResponse, error) {
-			return cl.CloseContainer(ctx, &stratopb.CloseContainerRequest{ContainerId: ci.Id, Reason: "test"})
-		})
+		err := f.cl.CloseContainer(ctx, ci.Id, "", "test")
 		require.NoError(t, err)
 	}
 	f.waitClosed()
@@ -109,7 +107,7 @@ func (f *faultCluster) waitClosed() {
 		for {
 			closed := 0
 			for _, r := range f.replicas(ci.Id).Replicas {
-				if r.State == stratopb.ContainerState_CONTAINER_CLOSED {
+				if r.State == stratov1.ContainerState_CONTAINER_CLOSED {
 					closed++
 				}
 			}
@@ -130,7 +128,7 @@ func TestDeleteKeyFreesSpace1GiB(t *testing.T) {
 		t.Skip("writes 3 GiB: run with -run 1GiB")
 	}
 	f := startFaultCluster(t, Options{BlockSize: 256 << 20, HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond},
-		stratopb.ReplicationFactor_REPLICATION_THREE, 4<<20)
+		stratov1.ReplicationFactor_REPLICATION_THREE, 4<<20)
 	ctx := context.Background()
 	data := fastRandom(1<<30, 4)
 	start := time.Now()

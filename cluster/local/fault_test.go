@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // The fault tests of the write and read paths: datanodes killed in the
@@ -48,7 +48,7 @@ type faultCluster struct {
 	cl *client.Client
 }
 
-func startFaultCluster(t *testing.T, o Options, repl stratopb.ReplicationFactor, chunkSize int) *faultCluster {
+func startFaultCluster(t *testing.T, o Options, repl stratov1.ReplicationFactor, chunkSize int) *faultCluster {
 	t.Helper()
 	ctx := t.Context()
 	if o.Dir == "" {
@@ -60,9 +60,9 @@ func startFaultCluster(t *testing.T, o Options, repl stratopb.ReplicationFactor,
 	cl, err := client.New(client.Options{Meta: c.MetaAddrs(), ChunkSize: chunkSize, Logger: c.opts.Logger})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cl.Close() })
-	_, err = cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	require.NoError(t, err)
-	_, err = cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt",
+	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt",
 		Replication: repl, BlockSize: o.BlockSize})
 	require.NoError(t, err)
 	return &faultCluster{t: t, c: c, cl: cl}
@@ -119,32 +119,32 @@ func (f *faultCluster) index(id string) int {
 	return -1
 }
 
-func (f *faultCluster) containers() []*stratopb.ContainerInfo {
+func (f *faultCluster) containers() []*stratov1.ContainerInfo {
 	f.t.Helper()
-	resp, err := client.Cluster(f.t.Context(), f.cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListContainersResponse, error) {
-		return cc.ListContainers(ctx, &stratopb.ListContainersRequest{})
+	resp, err := client.Cluster(f.t.Context(), f.cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.ListContainersResponse, error) {
+		return cc.ListContainers(ctx, &stratov1.ListContainersRequest{})
 	})
 	require.NoError(f.t, err)
 	return resp.Containers
 }
 
-func (f *faultCluster) pipelines() map[uint64]*stratopb.PipelineInfo {
+func (f *faultCluster) pipelines() map[uint64]*stratov1.PipelineInfo {
 	f.t.Helper()
-	resp, err := client.Cluster(f.t.Context(), f.cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListPipelinesResponse, error) {
-		return cc.ListPipelines(ctx, &stratopb.ListPipelinesRequest{})
+	resp, err := client.Cluster(f.t.Context(), f.cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.ListPipelinesResponse, error) {
+		return cc.ListPipelines(ctx, &stratov1.ListPipelinesRequest{})
 	})
 	require.NoError(f.t, err)
-	out := map[uint64]*stratopb.PipelineInfo{}
+	out := map[uint64]*stratov1.PipelineInfo{}
 	for _, p := range resp.Pipelines {
 		out[p.Id] = p
 	}
 	return out
 }
 
-func (f *faultCluster) replicas(cid uint64) *stratopb.ContainerReplicasResponse {
+func (f *faultCluster) replicas(cid uint64) *stratov1.ContainerReplicasResponse {
 	f.t.Helper()
-	resp, err := client.Cluster(f.t.Context(), f.cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ContainerReplicasResponse, error) {
-		return cc.ContainerReplicas(ctx, &stratopb.ContainerReplicasRequest{ContainerId: cid})
+	resp, err := client.Cluster(f.t.Context(), f.cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.ContainerReplicasResponse, error) {
+		return cc.ContainerReplicas(ctx, &stratov1.ContainerReplicasRequest{ContainerId: cid})
 	})
 	require.NoError(f.t, err)
 	return resp
@@ -154,11 +154,11 @@ func (f *faultCluster) replicas(cid uint64) *stratopb.ContainerReplicasResponse 
 // cluster with one writer, the container of the block being written, as
 // long as every allocation so far created a container (fewer than
 // OpenContainersPerPipeline blocks per pipeline).
-func (f *faultCluster) newestOpenContainer() *stratopb.ContainerInfo {
+func (f *faultCluster) newestOpenContainer() *stratov1.ContainerInfo {
 	f.t.Helper()
-	var newest *stratopb.ContainerInfo
+	var newest *stratov1.ContainerInfo
 	for _, ci := range f.containers() {
-		if ci.State == stratopb.ContainerState_CONTAINER_OPEN && (newest == nil || ci.Id > newest.Id) {
+		if ci.State == stratov1.ContainerState_CONTAINER_OPEN && (newest == nil || ci.Id > newest.Id) {
 			newest = ci
 		}
 	}
@@ -166,7 +166,7 @@ func (f *faultCluster) newestOpenContainer() *stratopb.ContainerInfo {
 	return newest
 }
 
-func members(bl *stratopb.BlockLocation) []string {
+func members(bl *stratov1.BlockLocation) []string {
 	var ids []string
 	for _, m := range bl.GetPipeline().GetMembers() {
 		ids = append(ids, m.Id)
@@ -196,7 +196,7 @@ func TestKillDatanodeMidWrite(t *testing.T) {
 			)
 			f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: blockSize, ContainerSize: 64 << 20,
 				HeartbeatInterval: 200 * time.Millisecond, DeadAfter: 4 * time.Second},
-				stratopb.ReplicationFactor_REPLICATION_THREE, chunkSize)
+				stratov1.ReplicationFactor_REPLICATION_THREE, chunkSize)
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
 			data := fastRandom(size, 7)
@@ -204,8 +204,8 @@ func TestKillDatanodeMidWrite(t *testing.T) {
 			var (
 				victim    string
 				killedAt  int64 // bytes given to the writer when the node was stopped
-				container *stratopb.ContainerInfo
-				pipeline  *stratopb.PipelineInfo
+				container *stratov1.ContainerInfo
+				pipeline  *stratov1.PipelineInfo
 			)
 			start := time.Now()
 			err := f.write(ctx, "/vol/bkt/big", data, 256<<10, killAt, func(w *client.Writer, given int) {
@@ -246,7 +246,7 @@ func TestKillDatanodeMidWrite(t *testing.T) {
 				// The block being written was sealed on the two survivors at
 				// the length hsync made every replica hold, and they closed
 				// the container at meta's command.
-				i := slices.IndexFunc(ki.Blocks, func(bl *stratopb.BlockLocation) bool { return bl.BlockId.ContainerId == container.Id })
+				i := slices.IndexFunc(ki.Blocks, func(bl *stratov1.BlockLocation) bool { return bl.BlockId.ContainerId == container.Id })
 				require.GreaterOrEqual(t, i, 0, "block in container %d", container.Id)
 				bl := ki.Blocks[i]
 				require.Equal(t, killedAt, bl.Offset+bl.Length)
@@ -259,7 +259,7 @@ func TestKillDatanodeMidWrite(t *testing.T) {
 				require.Eventually(t, func() bool {
 					reps := f.replicas(container.Id).Replicas
 					for _, m := range bl.Pipeline.Members {
-						if m.Id != victim && reps[m.Id].GetState() != stratopb.ContainerState_CONTAINER_CLOSED {
+						if m.Id != victim && reps[m.Id].GetState() != stratov1.ContainerState_CONTAINER_CLOSED {
 							return false
 						}
 					}
@@ -269,9 +269,9 @@ func TestKillDatanodeMidWrite(t *testing.T) {
 
 			// Meta closed the container the write failed on and its pipeline.
 			rep := f.replicas(container.Id)
-			require.Contains(t, []stratopb.ContainerState{stratopb.ContainerState_CONTAINER_CLOSING, stratopb.ContainerState_CONTAINER_CLOSED},
+			require.Contains(t, []stratov1.ContainerState{stratov1.ContainerState_CONTAINER_CLOSING, stratov1.ContainerState_CONTAINER_CLOSED},
 				rep.Container.State, "container %d", container.Id)
-			require.Equal(t, stratopb.PipelineState_PIPELINE_CLOSED, f.pipelines()[pipeline.Id].State)
+			require.Equal(t, stratov1.PipelineState_PIPELINE_CLOSED, f.pipelines()[pipeline.Id].State)
 			if !tc.stale {
 				return
 			}
@@ -279,7 +279,7 @@ func TestKillDatanodeMidWrite(t *testing.T) {
 			// (DeadAfter/2 without a heartbeat).
 			require.Eventually(t, func() bool {
 				for _, p := range f.pipelines() {
-					if p.State == stratopb.PipelineState_PIPELINE_OPEN && slices.Contains(p.Members, victim) {
+					if p.State == stratov1.PipelineState_PIPELINE_OPEN && slices.Contains(p.Members, victim) {
 						return false
 					}
 				}
@@ -295,7 +295,7 @@ func TestKillDatanodeMidWrite(t *testing.T) {
 func TestKillDatanodeMidRead(t *testing.T) {
 	const blockSize = 4 << 20
 	f := startFaultCluster(t, Options{BlockSize: blockSize, ContainerSize: 64 << 20},
-		stratopb.ReplicationFactor_REPLICATION_THREE, 1<<20)
+		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	data := fastRandom(6*blockSize+777, 11)
 	require.NoError(t, f.write(ctx, "/vol/bkt/k", data, 1<<20, 0, nil))
@@ -335,7 +335,7 @@ func TestRestartMetaMidWrite(t *testing.T) {
 		chunkSize = 256 << 10
 	)
 	f := startFaultCluster(t, Options{BlockSize: blockSize, ContainerSize: 16 << 20, HeartbeatInterval: 200 * time.Millisecond},
-		stratopb.ReplicationFactor_REPLICATION_THREE, chunkSize)
+		stratov1.ReplicationFactor_REPLICATION_THREE, chunkSize)
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
 	keySize := func(seed uint64) int { // 0.5 to 3.5 blocks: some keys end inside their first block
@@ -397,7 +397,7 @@ func TestRestartMetaMidWrite(t *testing.T) {
 	var listed []string
 	after := ""
 	for {
-		resp, err := f.cl.ListKeys(ctx, &stratopb.ListKeysRequest{Volume: "vol", Bucket: "bkt", StartAfter: after})
+		resp, err := f.cl.ListKeys(ctx, &stratov1.ListKeysRequest{Volume: "vol", Bucket: "bkt", StartAfter: after})
 		require.NoError(t, err)
 		for _, k := range resp.Keys {
 			listed = append(listed, k.Name)
@@ -422,13 +422,13 @@ func TestRestartMetaMidWrite(t *testing.T) {
 
 // blockFile is the path of a replica's block file (FILE_PER_BLOCK layout,
 // datanode/container).
-func (f *faultCluster) blockFile(dn string, bl *stratopb.BlockLocation) string {
+func (f *faultCluster) blockFile(dn string, bl *stratov1.BlockLocation) string {
 	return filepath.Join(f.c.DatanodeDir(f.index(dn)), "containers", strconv.FormatUint(bl.BlockId.ContainerId, 10),
 		"chunks", strconv.FormatUint(bl.BlockId.LocalId, 10)+".block")
 }
 
 // requireBlockFile checks a replica's block file holds want.
-func (f *faultCluster) requireBlockFile(dn string, bl *stratopb.BlockLocation, want []byte) {
+func (f *faultCluster) requireBlockFile(dn string, bl *stratov1.BlockLocation, want []byte) {
 	f.t.Helper()
 	got, err := os.ReadFile(f.blockFile(dn, bl))
 	require.NoError(f.t, err)
@@ -457,7 +457,7 @@ func flipByte(t *testing.T, path string, off int64) {
 func TestCorruptReplica(t *testing.T) {
 	const blockSize = 2 << 20
 	f := startFaultCluster(t, Options{BlockSize: blockSize, ContainerSize: 32 << 20, HeartbeatInterval: 200 * time.Millisecond},
-		stratopb.ReplicationFactor_REPLICATION_THREE, 512<<10)
+		stratov1.ReplicationFactor_REPLICATION_THREE, 512<<10)
 	ctx := t.Context()
 	data := fastRandom(5<<20+999, 3) // three blocks
 	require.NoError(t, f.write(ctx, "/vol/bkt/k", data, 1<<20, 0, nil))
@@ -480,10 +480,10 @@ func TestCorruptReplica(t *testing.T) {
 
 		f.requireContent("/vol/bkt/k", data)
 		rep := f.replicas(bl.BlockId.ContainerId)
-		require.Equal(t, stratopb.ContainerState_CONTAINER_UNHEALTHY, rep.Replicas[bad].GetState(),
+		require.Equal(t, stratov1.ContainerState_CONTAINER_UNHEALTHY, rep.Replicas[bad].GetState(),
 			"replica of container %d on %s", bl.BlockId.ContainerId, bad)
 		for _, m := range bl.Pipeline.Members[1:] {
-			require.NotEqual(t, stratopb.ContainerState_CONTAINER_UNHEALTHY, rep.Replicas[m.Id].GetState(), "replica on %s", m.Id)
+			require.NotEqual(t, stratov1.ContainerState_CONTAINER_UNHEALTHY, rep.Replicas[m.Id].GetState(), "replica on %s", m.Id)
 		}
 
 		// A ranged read across the bad window is right too.
@@ -531,7 +531,7 @@ func TestCorruptReplica(t *testing.T) {
 func TestNoPipelineLeft(t *testing.T) {
 	f := startFaultCluster(t, Options{BlockSize: 1 << 20, ContainerSize: 16 << 20,
 		HeartbeatInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Second},
-		stratopb.ReplicationFactor_REPLICATION_THREE, 256<<10)
+		stratov1.ReplicationFactor_REPLICATION_THREE, 256<<10)
 	require.NoError(t, f.write(t.Context(), "/vol/bkt/before", fastRandom(3<<20, 1), 1<<20, 0, nil))
 	require.NoError(t, f.c.StopDatanode(2))
 	stopped := time.Now()
@@ -557,18 +557,18 @@ func TestNoPipelineLeft(t *testing.T) {
 		ki, err := f.cl.LookupKey(t.Context(), "vol", "bkt", "before")
 		require.NoError(t, err)
 		p := f.pipelines()[ki.Blocks[0].Pipeline.Id]
-		require.Equal(t, stratopb.PipelineState_PIPELINE_CLOSED, p.State, "pipeline %d", p.Id)
+		require.Equal(t, stratov1.PipelineState_PIPELINE_CLOSED, p.State, "pipeline %d", p.Id)
 	}
 
 	// Once meta has marked the node stale, allocation fails at once.
 	require.Eventually(t, func() bool {
-		resp, err := client.Cluster(t.Context(), f.cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListDatanodesResponse, error) {
-			return cc.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+		resp, err := client.Cluster(t.Context(), f.cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.ListDatanodesResponse, error) {
+			return cc.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
 		})
 		require.NoError(t, err)
 		healthy := 0
 		for _, d := range resp.Datanodes {
-			if d.Health == stratopb.NodeHealth_NODE_HEALTHY {
+			if d.Health == stratov1.NodeHealth_NODE_HEALTHY {
 				healthy++
 			}
 		}
@@ -583,7 +583,7 @@ func TestNoPipelineLeft(t *testing.T) {
 // TestBadInput: client calls with bad arguments fail with clear errors.
 func TestBadInput(t *testing.T) {
 	f := startFaultCluster(t, Options{BlockSize: 1 << 20, ContainerSize: 16 << 20},
-		stratopb.ReplicationFactor_REPLICATION_THREE, 256<<10)
+		stratov1.ReplicationFactor_REPLICATION_THREE, 256<<10)
 	ctx := t.Context()
 	require.NoError(t, f.write(ctx, "/vol/bkt/exists", []byte("hello"), 5, 0, nil))
 

@@ -30,7 +30,7 @@ import (
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/datanode"
 	"github.com/strato-io/strato/meta"
-	"github.com/strato-io/strato/proto/stratopb"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Options configure a local cluster.
@@ -314,8 +314,8 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 	for {
 		want := c.runningDatanodes()
 		ready := func() bool {
-			sm, err := client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.SafeModeStatus, error) {
-				return cc.GetSafeMode(ctx, &stratopb.Empty{})
+			sm, err := client.Cluster(ctx, cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.SafeModeStatus, error) {
+				return cc.GetSafeMode(ctx, &stratov1.GetSafeModeRequest{})
 			})
 			return err == nil && !sm.InSafeMode && int(sm.HealthyDatanodes) >= want
 		}()
@@ -488,8 +488,8 @@ func (c *Cluster) AddMetaReplica(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer func() { _ = cl.Close() }()
-	_, err = client.Cluster(ctx, cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.MetaMembersResponse, error) {
-		return cc.AddMetaMember(ctx, &stratopb.AddMetaMemberRequest{Id: uint64(i + 1), Addr: addr})
+	_, err = client.Cluster(ctx, cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.MetaMembersResponse, error) {
+		return cc.AddMetaMember(ctx, &stratov1.AddMetaMemberRequest{Id: uint64(i + 1), Addr: addr})
 	})
 	return i, err
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 func randomBytes(n int, seed uint64) []byte {
@@ -29,9 +29,9 @@ func TestWriteReadRestart(t *testing.T) {
 	require.NoError(t, err)
 	cl, err := c.Client()
 	require.NoError(t, err)
-	_, err = cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"})
+	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	require.NoError(t, err)
-	_, err = cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
 	require.NoError(t, err)
 
 	data := randomBytes(21<<20+12345, 1)

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // TestThreeMetaReplicas: with meta as a three-voter group, losing the
@@ -20,7 +20,7 @@ import (
 // (the datanodes register again with it), and writes and reads go on.
 func TestThreeMetaReplicas(t *testing.T) {
 	f := startFaultCluster(t, Options{MetaReplicas: 3, HeartbeatInterval: 100 * time.Millisecond,
-		TickInterval: 100 * time.Millisecond, BlockSize: 4 << 20}, stratopb.ReplicationFactor_REPLICATION_THREE, 1<<20)
+		TickInterval: 100 * time.Millisecond, BlockSize: 4 << 20}, stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	before := fastRandom(9<<20, 1)
 	require.NoError(t, f.write(ctx, "/vol/bkt/before", before, 128<<10, 0, nil))
@@ -55,7 +55,7 @@ func TestThreeMetaReplicas(t *testing.T) {
 // follow the leader hints; every file written is read back whole.
 func TestMetaMembershipUnderLoad(t *testing.T) {
 	f := startFaultCluster(t, Options{MetaReplicas: 3, HeartbeatInterval: 100 * time.Millisecond,
-		TickInterval: 100 * time.Millisecond, BlockSize: 1 << 20}, stratopb.ReplicationFactor_REPLICATION_THREE, 256<<10)
+		TickInterval: 100 * time.Millisecond, BlockSize: 1 << 20}, stratov1.ReplicationFactor_REPLICATION_THREE, 256<<10)
 	ctx := t.Context()
 
 	var (
@@ -102,17 +102,17 @@ func TestMetaMembershipUnderLoad(t *testing.T) {
 	require.Eventually(t, func() bool { return len(n4.Node().Status().Voters) == 4 }, 10*time.Second, 10*time.Millisecond)
 	progress("after the addition")
 
-	call := func(fn func(context.Context, stratopb.ClusterClient) (*stratopb.MetaMembersResponse, error)) {
+	call := func(fn func(context.Context, client.ClusterStubs) (*stratov1.MetaMembersResponse, error)) {
 		t.Helper()
 		_, err := client.Cluster(ctx, f.cl, fn)
 		require.NoError(t, err)
 	}
-	call(func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.MetaMembersResponse, error) {
-		return cc.TransferMetaLeader(ctx, &stratopb.TransferMetaLeaderRequest{Id: 4})
+	call(func(ctx context.Context, cc client.ClusterStubs) (*stratov1.MetaMembersResponse, error) {
+		return cc.TransferMetaLeader(ctx, &stratov1.TransferMetaLeaderRequest{Id: 4})
 	})
 	require.Eventually(t, n4.Node().IsLeader, 10*time.Second, 10*time.Millisecond)
-	call(func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.MetaMembersResponse, error) {
-		return cc.RemoveMetaMember(ctx, &stratopb.RemoveMetaMemberRequest{Id: 1})
+	call(func(ctx context.Context, cc client.ClusterStubs) (*stratov1.MetaMembersResponse, error) {
+		return cc.RemoveMetaMember(ctx, &stratov1.RemoveMetaMemberRequest{Id: 1})
 	})
 	select {
 	case <-f.c.MetaServer(0).Done():

@@ -13,7 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // TestPowerLossKeepsHsyncedBytes cuts the power of every datanode at once
@@ -50,7 +50,7 @@ func powerLoss(t *testing.T, seed uint64) {
 			mu.Lock()
 			defer mu.Unlock()
 			return fss[i]
-		}}, stratopb.ReplicationFactor_REPLICATION_THREE, 128<<10)
+		}}, stratov1.ReplicationFactor_REPLICATION_THREE, 128<<10)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 

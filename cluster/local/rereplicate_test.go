@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // waitThreeCopies waits until every closed container has three CLOSED
@@ -20,22 +20,22 @@ func (f *faultCluster) waitThreeCopies(gone string, timeout time.Duration) {
 	ctx := f.t.Context()
 	deadline := time.Now().Add(timeout)
 	for {
-		dns, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListDatanodesResponse, error) {
-			return cc.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+		dns, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.ListDatanodesResponse, error) {
+			return cc.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
 		})
 		require.NoError(f.t, err)
 		good := map[string]bool{}
 		for _, d := range dns.Datanodes {
-			good[d.Details.Id] = d.Health == stratopb.NodeHealth_NODE_HEALTHY && d.OpState == stratopb.NodeOpState_NODE_IN_SERVICE && d.Details.Id != gone
+			good[d.Details.Id] = d.Health == stratov1.NodeHealth_NODE_HEALTHY && d.OpState == stratov1.NodeOpState_NODE_IN_SERVICE && d.Details.Id != gone
 		}
 		short := 0
 		for _, c := range f.containers() {
-			if c.State != stratopb.ContainerState_CONTAINER_CLOSED {
+			if c.State != stratov1.ContainerState_CONTAINER_CLOSED {
 				continue
 			}
 			n := 0
 			for dn, r := range f.replicas(c.Id).Replicas {
-				if good[dn] && r.State == stratopb.ContainerState_CONTAINER_CLOSED {
+				if good[dn] && r.State == stratov1.ContainerState_CONTAINER_CLOSED {
 					n++
 				}
 			}
@@ -59,16 +59,14 @@ func (f *faultCluster) closeAllContainers() {
 	f.t.Helper()
 	ctx := f.t.Context()
 	for _, c := range f.containers() {
-		if c.State == stratopb.ContainerState_CONTAINER_OPEN {
-			_, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.CloseContainerResponse, error) {
-				return cc.CloseContainer(ctx, &stratopb.CloseContainerRequest{ContainerId: c.Id, Reason: "test"})
-			})
+		if c.State == stratov1.ContainerState_CONTAINER_OPEN {
+			err := f.cl.CloseContainer(ctx, c.Id, "", "test")
 			require.NoError(f.t, err)
 		}
 	}
 	require.Eventually(f.t, func() bool {
 		for _, c := range f.containers() {
-			if c.State != stratopb.ContainerState_CONTAINER_CLOSED {
+			if c.State != stratov1.ContainerState_CONTAINER_CLOSED {
 				return false
 			}
 		}
@@ -84,7 +82,7 @@ func (f *faultCluster) closeAllContainers() {
 func TestLostDatanodeReReplicated(t *testing.T) {
 	f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
 		HeartbeatInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Second, TickInterval: 100 * time.Millisecond},
-		stratopb.ReplicationFactor_REPLICATION_THREE, 1<<20)
+		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	data := map[string][]byte{}
 	for i := range 6 {
@@ -122,25 +120,25 @@ func TestLostDatanodeReReplicated(t *testing.T) {
 func TestDecommission(t *testing.T) {
 	f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
 		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond},
-		stratopb.ReplicationFactor_REPLICATION_THREE, 1<<20)
+		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	want := fastRandom(10<<20, 99)
 	require.NoError(t, f.write(ctx, "/vol/bkt/d", want, 256<<10, 0, nil))
 	f.closeAllContainers()
 	f.waitThreeCopies("", 20*time.Second)
 	id := f.c.Datanode(0).ID()
-	_, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.DecommissionDatanodeResponse, error) {
-		return cc.DecommissionDatanode(ctx, &stratopb.DecommissionDatanodeRequest{DatanodeId: id})
+	_, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.DecommissionDatanodeResponse, error) {
+		return cc.DecommissionDatanode(ctx, &stratov1.DecommissionDatanodeRequest{DatanodeId: id})
 	})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		dns, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc stratopb.ClusterClient) (*stratopb.ListDatanodesResponse, error) {
-			return cc.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+		dns, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.ListDatanodesResponse, error) {
+			return cc.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
 		})
 		require.NoError(t, err)
 		for _, d := range dns.Datanodes {
 			if d.Details.Id == id {
-				return d.OpState == stratopb.NodeOpState_NODE_DECOMMISSIONED
+				return d.OpState == stratov1.NodeOpState_NODE_DECOMMISSIONED
 			}
 		}
 		return false

@@ -18,7 +18,7 @@ import (
 
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 func init() { extraCommands = append(extraCommands, newAdminCmd) }
@@ -31,7 +31,7 @@ func newAdminCmd() *cobra.Command {
 }
 
 // cluster calls the meta leader's Cluster service.
-func cluster[T any](s *session, fn func(context.Context, stratopb.ClusterClient) (T, error)) (T, error) {
+func cluster[T any](s *session, fn func(context.Context, client.ClusterStubs) (T, error)) (T, error) {
 	return client.Cluster(s.ctx, s.c, fn)
 }
 
@@ -71,7 +71,7 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var d *stratopb.DatanodeInfo
+			var d *stratov1.DatanodeInfo
 			for _, dn := range dns {
 				if id := dn.GetDetails(); id.GetId() == args[0] || id.GetHostname() == args[0] || id.GetDataAddr() == args[0] {
 					d = dn
@@ -107,8 +107,8 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 			Short: short,
 			Args:  exactArgs(1),
 			RunE: o.action(func(s *session, args []string) error {
-				resp, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.DecommissionDatanodeResponse, error) {
-					return cl.DecommissionDatanode(ctx, &stratopb.DecommissionDatanodeRequest{DatanodeId: args[0], Recommission: recommission})
+				resp, err := cluster(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.DecommissionDatanodeResponse, error) {
+					return cl.DecommissionDatanode(ctx, &stratov1.DecommissionDatanodeRequest{DatanodeId: args[0], Recommission: recommission})
 				})
 				if err != nil {
 					return err
@@ -128,15 +128,15 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 }
 
 // listDatanodes returns the datanodes sorted by ID.
-func listDatanodes(s *session) ([]*stratopb.DatanodeInfo, error) {
-	resp, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ListDatanodesResponse, error) {
-		return cl.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+func listDatanodes(s *session) ([]*stratov1.DatanodeInfo, error) {
+	resp, err := cluster(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.ListDatanodesResponse, error) {
+		return cl.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
 	})
 	if err != nil {
 		return nil, err
 	}
 	dns := resp.Datanodes
-	slices.SortFunc(dns, func(a, b *stratopb.DatanodeInfo) int {
+	slices.SortFunc(dns, func(a, b *stratov1.DatanodeInfo) int {
 		return strings.Compare(a.GetDetails().GetId(), b.GetDetails().GetId())
 	})
 	return dns, nil
@@ -151,14 +151,14 @@ func newPipelineCmd(o *cliOptions) *cobra.Command {
 		Short: "List the pipelines (replication groups open containers are written through)",
 		Args:  exactArgs(0),
 		RunE: o.action(func(s *session, _ []string) error {
-			resp, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ListPipelinesResponse, error) {
-				return cl.ListPipelines(ctx, &stratopb.ListPipelinesRequest{})
+			resp, err := cluster(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.ListPipelinesResponse, error) {
+				return cl.ListPipelines(ctx, &stratov1.ListPipelinesRequest{})
 			})
 			if err != nil {
 				return err
 			}
 			ps := resp.Pipelines
-			slices.SortFunc(ps, func(a, b *stratopb.PipelineInfo) int { return cmpUint(a.Id, b.Id) })
+			slices.SortFunc(ps, func(a, b *stratov1.PipelineInfo) int { return cmpUint(a.Id, b.Id) })
 			if s.json {
 				return printJSON(s.out, messages(ps))
 			}
@@ -194,13 +194,13 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 		Short: "List the containers",
 		Args:  exactArgs(0),
 		RunE: o.action(func(s *session, _ []string) error {
-			var want stratopb.ContainerState
+			var want stratov1.ContainerState
 			if state != "" {
-				v, err := parseEnum("state", state, "CONTAINER_", stratopb.ContainerState_value)
+				v, err := parseEnum("state", state, "CONTAINER_", stratov1.ContainerState_value)
 				if err != nil {
 					return err
 				}
-				want = stratopb.ContainerState(v)
+				want = stratov1.ContainerState(v)
 			}
 			cs, err := listContainers(s, want)
 			if err != nil {
@@ -229,8 +229,8 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 			if err != nil || id == 0 {
 				return usagef("%q is not a container ID (a positive number)", args[0])
 			}
-			resp, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ContainerReplicasResponse, error) {
-				return cl.ContainerReplicas(ctx, &stratopb.ContainerReplicasRequest{ContainerId: id})
+			resp, err := cluster(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.ContainerReplicasResponse, error) {
+				return cl.ContainerReplicas(ctx, &stratov1.ContainerReplicasRequest{ContainerId: id})
 			})
 			if err != nil {
 				return err
@@ -279,10 +279,7 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 			if err != nil || id == 0 {
 				return usagef("%q is not a container ID (a positive number)", args[0])
 			}
-			_, err = cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.CloseContainerResponse, error) {
-				return cl.CloseContainer(ctx, &stratopb.CloseContainerRequest{ContainerId: id, Reason: "admin command"})
-			})
-			return err
+			return s.c.CloseContainer(s.ctx, id, "", "admin command")
 		}),
 	}
 	cmd.AddCommand(list, info, closeCmd)
@@ -291,19 +288,19 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 
 // listContainers pages through every container (in ID order), keeping
 // those in state want (any state when it is unknown/zero).
-func listContainers(s *session, want stratopb.ContainerState) ([]*stratopb.ContainerInfo, error) {
+func listContainers(s *session, want stratov1.ContainerState) ([]*stratov1.ContainerInfo, error) {
 	const page = 1000
-	var out []*stratopb.ContainerInfo
+	var out []*stratov1.ContainerInfo
 	var after uint64
 	for {
-		resp, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ListContainersResponse, error) {
-			return cl.ListContainers(ctx, &stratopb.ListContainersRequest{StartAfter: after, Limit: page})
+		resp, err := cluster(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.ListContainersResponse, error) {
+			return cl.ListContainers(ctx, &stratov1.ListContainersRequest{StartAfter: after, Limit: page})
 		})
 		if err != nil {
 			return nil, err
 		}
 		for _, c := range resp.Containers {
-			if want == stratopb.ContainerState_CONTAINER_STATE_UNKNOWN || c.State == want {
+			if want == stratov1.ContainerState_CONTAINER_STATE_UNSPECIFIED || c.State == want {
 				out = append(out, c)
 			}
 		}
@@ -328,8 +325,8 @@ func newSafeModeCmd(o *cliOptions) *cobra.Command {
 		Short: "Show whether meta is in safe mode, and why",
 		Args:  exactArgs(0),
 		RunE: o.action(func(s *session, _ []string) error {
-			st, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.SafeModeStatus, error) {
-				return cl.GetSafeMode(ctx, &stratopb.Empty{})
+			st, err := cluster(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.SafeModeStatus, error) {
+				return cl.GetSafeMode(ctx, &stratov1.GetSafeModeRequest{})
 			})
 			if err != nil {
 				return err
@@ -342,8 +339,8 @@ func newSafeModeCmd(o *cliOptions) *cobra.Command {
 		Short: "Leave safe mode now (block allocation starts even if datanodes are missing)",
 		Args:  exactArgs(0),
 		RunE: o.action(func(s *session, _ []string) error {
-			st, err := cluster(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.SafeModeStatus, error) {
-				return cl.ExitSafeMode(ctx, &stratopb.SafeModeExitRequest{})
+			st, err := cluster(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.SafeModeStatus, error) {
+				return cl.ExitSafeMode(ctx, &stratov1.ExitSafeModeRequest{})
 			})
 			if err != nil {
 				return err
@@ -355,7 +352,7 @@ func newSafeModeCmd(o *cliOptions) *cobra.Command {
 	return cmd
 }
 
-func printSafeMode(s *session, st *stratopb.SafeModeStatus) error {
+func printSafeMode(s *session, st *stratov1.SafeModeStatus) error {
 	if s.json {
 		return printJSON(s.out, st)
 	}
@@ -379,9 +376,9 @@ func newMetaAdminCmd(o *cliOptions) *cobra.Command {
 		Short: "Show every meta replica's role and Raft position (each --meta address is asked directly), and the group's members",
 		Args:  exactArgs(0),
 		RunE: o.action(func(s *session, _ []string) error {
-			var all []*stratopb.MetaStatusResponse
+			var all []*stratov1.MetaStatusResponse
 			rows := make([][]string, 0, len(s.addrs))
-			var members []*stratopb.MetaMember
+			var members []*stratov1.MetaMember
 			for _, addr := range s.addrs {
 				st, err := metaStatus(s.ctx, addr)
 				if err != nil {
@@ -414,7 +411,7 @@ func newMetaAdminCmd(o *cliOptions) *cobra.Command {
 	}
 	// change is a subcommand that sends one membership change about the
 	// replica named by its first argument.
-	type changeFunc func(ctx context.Context, cl stratopb.ClusterClient, id uint64, args []string) (*stratopb.MetaMembersResponse, error)
+	type changeFunc func(ctx context.Context, cl client.ClusterStubs, id uint64, args []string) (*stratov1.MetaMembersResponse, error)
 	change := func(use, short string, nargs int, call changeFunc) *cobra.Command {
 		return &cobra.Command{
 			Use:   use,
@@ -425,7 +422,7 @@ func newMetaAdminCmd(o *cliOptions) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return changeMeta(s, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.MetaMembersResponse, error) {
+				return changeMeta(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.MetaMembersResponse, error) {
 					return call(ctx, cl, id, args)
 				})
 			}),
@@ -433,20 +430,20 @@ func newMetaAdminCmd(o *cliOptions) *cobra.Command {
 	}
 	var learner bool
 	add := change("add ID ADDRESS", "Add a meta replica started with --join: as a learner until it has caught up, then as a voter", 2,
-		func(ctx context.Context, cl stratopb.ClusterClient, id uint64, args []string) (*stratopb.MetaMembersResponse, error) {
-			return cl.AddMetaMember(ctx, &stratopb.AddMetaMemberRequest{Id: id, Addr: args[1], Learner: learner})
+		func(ctx context.Context, cl client.ClusterStubs, id uint64, args []string) (*stratov1.MetaMembersResponse, error) {
+			return cl.AddMetaMember(ctx, &stratov1.AddMetaMemberRequest{Id: id, Addr: args[1], Learner: learner})
 		})
 	add.Long = "Add a meta replica started with `strato meta --data NEWDIR --id ID --listen ADDRESS --join`. It joins as a\n" +
 		"learner (it gets the state from the leader without counting for quorum), and is promoted to voter once its\n" +
 		"log has caught up, within --timeout. Run again for a replica left a learner, it resumes at the promotion."
 	add.Flags().BoolVar(&learner, "learner", false, "leave the replica a learner (no vote)")
 	remove := change("remove ID", "Remove a meta replica from the group (the leader hands leadership over first if it is the one removed); it stops", 1,
-		func(ctx context.Context, cl stratopb.ClusterClient, id uint64, _ []string) (*stratopb.MetaMembersResponse, error) {
-			return cl.RemoveMetaMember(ctx, &stratopb.RemoveMetaMemberRequest{Id: id})
+		func(ctx context.Context, cl client.ClusterStubs, id uint64, _ []string) (*stratov1.MetaMembersResponse, error) {
+			return cl.RemoveMetaMember(ctx, &stratov1.RemoveMetaMemberRequest{Id: id})
 		})
 	transfer := change("transfer-leader ID", "Make another voter the meta leader", 1,
-		func(ctx context.Context, cl stratopb.ClusterClient, id uint64, _ []string) (*stratopb.MetaMembersResponse, error) {
-			return cl.TransferMetaLeader(ctx, &stratopb.TransferMetaLeaderRequest{Id: id})
+		func(ctx context.Context, cl client.ClusterStubs, id uint64, _ []string) (*stratov1.MetaMembersResponse, error) {
+			return cl.TransferMetaLeader(ctx, &stratov1.TransferMetaLeaderRequest{Id: id})
 		})
 	cmd.AddCommand(status, add, remove, transfer)
 	return cmd
@@ -462,7 +459,7 @@ func parseMetaID(s string) (uint64, error) {
 
 // changeMeta sends a membership change to the meta leader and prints the
 // group it leaves.
-func changeMeta(s *session, fn func(context.Context, stratopb.ClusterClient) (*stratopb.MetaMembersResponse, error)) error {
+func changeMeta(s *session, fn func(context.Context, client.ClusterStubs) (*stratov1.MetaMembersResponse, error)) error {
 	resp, err := cluster(s, fn)
 	if err != nil {
 		return err
@@ -476,7 +473,7 @@ func changeMeta(s *session, fn func(context.Context, stratopb.ClusterClient) (*s
 	return printMetaMembers(s, resp.GetMembers())
 }
 
-func printMetaMembers(s *session, ms []*stratopb.MetaMember) error {
+func printMetaMembers(s *session, ms []*stratov1.MetaMember) error {
 	rows := make([][]string, 0, len(ms))
 	for _, m := range ms {
 		// Progress is known on the leader only.
@@ -491,11 +488,11 @@ func printMetaMembers(s *session, ms []*stratopb.MetaMember) error {
 
 // metaStatus asks one meta replica for its own status (no redirect to the
 // leader).
-func metaStatus(ctx context.Context, addr string) (*stratopb.MetaStatusResponse, error) {
+func metaStatus(ctx context.Context, addr string) (*stratov1.MetaStatusResponse, error) {
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = cc.Close() }()
-	return stratopb.NewClusterClient(cc).MetaStatus(ctx, &stratopb.Empty{})
+	return stratov1.NewAdminServiceClient(cc).MetaStatus(ctx, &stratov1.MetaStatusRequest{})
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 func TestAdmin(t *testing.T) {
@@ -38,10 +38,10 @@ func TestAdmin(t *testing.T) {
 
 	// Three datanodes register through the real Cluster service.
 	for i := 3; i >= 1; i-- {
-		_, err := client.Cluster(ctx, c, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.RegisterResponse, error) {
-			return cl.Register(ctx, &stratopb.RegisterRequest{
-				Details: &stratopb.DatanodeDetails{Id: fmt.Sprintf("dn%d", i), Hostname: fmt.Sprintf("host%d", i), DataAddr: fmt.Sprintf("127.0.0.1:%d", 19000+i)},
-				Stats:   &stratopb.NodeStats{Capacity: 1 << 40, Used: 3 << 29, Remaining: 1<<40 - 3<<29, Volumes: 2},
+		_, err := client.Cluster(ctx, c, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.RegisterResponse, error) {
+			return cl.Register(ctx, &stratov1.RegisterRequest{
+				Details: &stratov1.DatanodeDetails{Id: fmt.Sprintf("dn%d", i), Hostname: fmt.Sprintf("host%d", i), DataAddr: fmt.Sprintf("127.0.0.1:%d", 19000+i)},
+				Stats:   &stratov1.NodeStats{Capacity: 1 << 40, Used: 3 << 29, Remaining: 1<<40 - 3<<29, Volumes: 2},
 			})
 		})
 		require.NoError(t, err)
@@ -71,15 +71,15 @@ func TestAdmin(t *testing.T) {
 	require.Equal(t, false, jsonOf[map[string]any](t, h.ok("admin", "safemode", "status", "--json"))["inSafeMode"])
 
 	// A block allocation makes a pipeline and a container.
-	var open *stratopb.OpenKeyResponse
-	require.NoError(t, c.Meta().Do(ctx, func(ctx context.Context, n stratopb.NamespaceClient, _ stratopb.ClusterClient) error {
-		if _, err := n.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: "vol"}); err != nil {
+	var open *stratov1.OpenKeyResponse
+	require.NoError(t, c.Meta().Do(ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient, _ client.ClusterStubs) error {
+		if _, err := n.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"}); err != nil {
 			return err
 		}
-		if _, err := n.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
+		if _, err := n.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"}); err != nil {
 			return err
 		}
-		open, err = n.CreateFile(ctx, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "f", SizeHint: 1 << 20})
+		open, err = n.CreateFile(ctx, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "bkt", Path: "f", SizeHint: 1 << 20})
 		return err
 	}))
 	block := open.Blocks[0]
@@ -102,9 +102,9 @@ func TestAdmin(t *testing.T) {
 	require.Len(t, jsonOf[[]map[string]any](t, h.ok("admin", "container", "list", "--state", "OPEN", "--json")), len(cs))
 
 	// A datanode reports a replica of the container.
-	_, err = client.Cluster(ctx, c, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.HeartbeatResponse, error) {
-		return cl.Heartbeat(ctx, &stratopb.HeartbeatRequest{DatanodeId: members[0], Report: &stratopb.ContainerReport{
-			Replicas: []*stratopb.ContainerReplica{{ContainerId: block.BlockId.ContainerId, State: stratopb.ContainerState_CONTAINER_OPEN,
+	_, err = client.Cluster(ctx, c, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.HeartbeatResponse, error) {
+		return cl.Heartbeat(ctx, &stratov1.HeartbeatRequest{DatanodeId: members[0], Report: &stratov1.ContainerReport{
+			Replicas: []*stratov1.ContainerReplica{{ContainerId: block.BlockId.ContainerId, State: stratov1.ContainerState_CONTAINER_OPEN,
 				UsedBytes: 4096, BlockCount: 1, BcsId: 7}}}})
 	})
 	require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/cluster/local"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchKeyPutCmd) }
@@ -66,12 +66,12 @@ directory).`,
 			}
 			defer func() { _ = cl.Close() }()
 			if _, err := cl.GetVolume(ctx, p.Volume); errors.Is(err, client.ErrNotFound) {
-				if _, err := cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: p.Volume}); err != nil {
+				if _, err := cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: p.Volume}); err != nil {
 					return err
 				}
 			}
 			if _, err := cl.GetBucket(ctx, p.Volume, p.Bucket); errors.Is(err, client.ErrNotFound) {
-				if _, err := cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket}); err != nil {
+				if _, err := cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket}); err != nil {
 					return err
 				}
 			}

@@ -135,7 +135,7 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err := srv.WaitReady(ctx); err != nil {
 			return err
 		}
-		target = &bench.ServiceTarget{NS: srv, Cluster: srv, Admin: srv, Volume: *volume, Bucket: *bucket}
+		target = &bench.ServiceTarget{NS: srv, Datanodes: srv, Admin: srv, Volume: *volume, Bucket: *bucket}
 		fmt.Fprintf(stderr, "bench meta: standalone meta in %s\n", dir)
 	} else {
 		conn, err := grpc.NewClient(*metaAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))

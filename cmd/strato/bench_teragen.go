@@ -17,7 +17,7 @@ import (
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/cluster/local"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchTeraGenCmd) }
@@ -163,14 +163,14 @@ func stratoFiles(ctx context.Context, metaAddr, out string, logw io.Writer) (ben
 		return nil, nil, fmt.Errorf("bench teragen: meta at %s: %w", metaAddr, err)
 	}
 	if _, err := cl.GetVolume(ctx, p.Volume); errors.Is(err, client.ErrNotFound) {
-		if _, err = cl.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: p.Volume}); err != nil {
+		if _, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: p.Volume}); err != nil {
 			return fail(err)
 		}
 	} else if err != nil {
 		return fail(err)
 	}
 	if _, err := cl.GetBucket(ctx, p.Volume, p.Bucket); errors.Is(err, client.ErrNotFound) {
-		if _, err = cl.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket}); err != nil {
+		if _, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket}); err != nil {
 			return fail(err)
 		}
 	} else if err != nil {

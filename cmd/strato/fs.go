@@ -13,7 +13,7 @@ import (
 
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 func init() { extraCommands = append(extraCommands, newFSCmd) }
@@ -33,20 +33,20 @@ full /VOLUME/BUCKET/... path.`
 
 // lsRow is one line of `fs ls`, as `hdfs dfs -ls` prints it: type,
 // replication, owner, size, modification time, path.
-func lsRow(st *stratopb.FileStatus) []string {
+func lsRow(st *stratov1.FileStatus) []string {
 	owner := st.Owner
 	if owner == "" {
 		owner = "-"
 	}
 	if st.IsDirectory {
-		return []string{"d", "-", owner, "0 B", timeMs(st.ModificationTime), st.Path}
+		return []string{"d", "-", owner, "0 B", timeMs(st.ModificationTimeUnixMs), st.Path}
 	}
-	return []string{"-", replicas(st.Replication), owner, bytesize.Format(st.Length), timeMs(st.ModificationTime), st.Path}
+	return []string{"-", replicas(st.Replication), owner, bytesize.Format(st.Length), timeMs(st.ModificationTimeUnixMs), st.Path}
 }
 
 // replicas prints a replication factor as its count.
-func replicas(r stratopb.ReplicationFactor) string {
-	if r == stratopb.ReplicationFactor_REPLICATION_UNSPECIFIED {
+func replicas(r stratov1.ReplicationFactor) string {
+	if r == stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED {
 		return "-"
 	}
 	return strconv.Itoa(int(r))
@@ -99,8 +99,8 @@ func newFSLsCmd(o *cliOptions) *cobra.Command {
 
 // listRecursive lists each directory's entries right after it, depth
 // first, as hdfs dfs -ls -R does.
-func listRecursive(s *session, entries []*stratopb.FileStatus) ([]*stratopb.FileStatus, error) {
-	var out []*stratopb.FileStatus
+func listRecursive(s *session, entries []*stratov1.FileStatus) ([]*stratov1.FileStatus, error) {
+	var out []*stratov1.FileStatus
 	for _, st := range entries {
 		out = append(out, st)
 		if !st.IsDirectory {
@@ -331,8 +331,8 @@ func newFSStatCmd(o *cliOptions) *cobra.Command {
 			}
 			fields = append(fields,
 				field{"Owner", st.Owner},
-				field{"Modified", timeMs(st.ModificationTime)},
-				field{"Created", timeMs(st.CreationTime)},
+				field{"Modified", timeMs(st.ModificationTimeUnixMs)},
+				field{"Created", timeMs(st.CreationTimeUnixMs)},
 				field{"Object ID", strconv.FormatUint(st.ObjectId, 10)})
 			return printFields(s.out, fields)
 		}),

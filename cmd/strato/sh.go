@@ -13,7 +13,7 @@ import (
 
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 func init() { extraCommands = append(extraCommands, newShCmd) }
@@ -80,7 +80,7 @@ func newVolumeCmd(o *cliOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := &stratopb.CreateVolumeRequest{Name: name, Owner: owner, QuotaNamespace: quotaNS}
+			req := &stratov1.CreateVolumeRequest{Name: name, Owner: owner, QuotaNamespace: quotaNS}
 			if req.QuotaBytes, err = optionalSize("quota-bytes", quotaBytes); err != nil {
 				return err
 			}
@@ -121,8 +121,8 @@ func newVolumeCmd(o *cliOptions) *cobra.Command {
 				{"Name", v.Name},
 				{"ID", strconv.FormatUint(v.Id, 10)},
 				{"Owner", v.Owner},
-				{"Created", timeMs(v.CreationTime)},
-				{"Modified", timeMs(v.ModificationTime)},
+				{"Created", timeMs(v.CreationTimeUnixMs)},
+				{"Modified", timeMs(v.ModificationTimeUnixMs)},
 				{"Used", sizeWithBytes(v.UsedBytes)},
 				{"Quota", quota(v.QuotaBytes, true)},
 				{"Buckets", strconv.FormatInt(v.UsedNamespace, 10)},
@@ -150,7 +150,7 @@ func newVolumeCmd(o *cliOptions) *cobra.Command {
 			rows := make([][]string, 0, len(vs))
 			for _, v := range vs {
 				rows = append(rows, []string{v.Name, v.Owner, strconv.FormatInt(v.UsedNamespace, 10),
-					bytesize.Format(v.UsedBytes), quota(v.QuotaBytes, true), timeMs(v.CreationTime)})
+					bytesize.Format(v.UsedBytes), quota(v.QuotaBytes, true), timeMs(v.CreationTimeUnixMs)})
 			}
 			return printTable(s.out, []string{"NAME", "OWNER", "BUCKETS", "USED", "QUOTA", "CREATED"}, rows)
 		}),
@@ -199,13 +199,13 @@ func newBucketCmd(o *cliOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := &stratopb.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket, Owner: owner, QuotaNamespace: quotaNS}
+			req := &stratov1.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket, Owner: owner, QuotaNamespace: quotaNS}
 			if layout != "" {
-				v, err := parseEnum("layout", layout, "LAYOUT_", stratopb.BucketLayout_value)
+				v, err := parseEnum("layout", layout, "LAYOUT_", stratov1.BucketLayout_value)
 				if err != nil {
 					return err
 				}
-				req.Layout = stratopb.BucketLayout(v)
+				req.Layout = stratov1.BucketLayout(v)
 			}
 			if replication != "" {
 				if req.Replication, err = parseReplication(replication); err != nil {
@@ -213,11 +213,11 @@ func newBucketCmd(o *cliOptions) *cobra.Command {
 				}
 			}
 			if checksum != "" {
-				v, err := parseEnum("checksum", checksum, "CHECKSUM_", stratopb.ChecksumType_value)
+				v, err := parseEnum("checksum", checksum, "CHECKSUM_", stratov1.ChecksumType_value)
 				if err != nil {
 					return err
 				}
-				req.ChecksumType = stratopb.ChecksumType(v)
+				req.ChecksumType = stratov1.ChecksumType(v)
 			}
 			n, err := optionalSize("bytes-per-checksum", bpc)
 			if err != nil {
@@ -282,8 +282,8 @@ func newBucketCmd(o *cliOptions) *cobra.Command {
 				{"Bytes per checksum", bytesize.Format(int64(b.BytesPerChecksum))},
 				{"Block size", bytesize.Format(b.BlockSize)},
 				{"Owner", b.Owner},
-				{"Created", timeMs(b.CreationTime)},
-				{"Modified", timeMs(b.ModificationTime)},
+				{"Created", timeMs(b.CreationTimeUnixMs)},
+				{"Modified", timeMs(b.ModificationTimeUnixMs)},
 				{"Used", sizeWithBytes(b.UsedBytes)},
 				{"Quota", quota(b.QuotaBytes, true)},
 				{"Keys and directories", strconv.FormatInt(b.UsedNamespace, 10)},
@@ -313,7 +313,7 @@ func newBucketCmd(o *cliOptions) *cobra.Command {
 			for _, b := range bs {
 				rows = append(rows, []string{b.Name, enumName(b.Layout, "LAYOUT_"), enumName(b.Replication, "REPLICATION_"),
 					enumName(b.ChecksumType, "CHECKSUM_"), strconv.FormatInt(b.UsedNamespace, 10), bytesize.Format(b.UsedBytes),
-					quota(b.QuotaBytes, true), b.Owner, timeMs(b.CreationTime)})
+					quota(b.QuotaBytes, true), b.Owner, timeMs(b.CreationTimeUnixMs)})
 			}
 			return printTable(s.out, []string{"NAME", "LAYOUT", "REPLICATION", "CHECKSUM", "KEYS", "USED", "QUOTA", "OWNER", "CREATED"}, rows)
 		}),
@@ -337,15 +337,15 @@ func newBucketCmd(o *cliOptions) *cobra.Command {
 }
 
 // parseReplication accepts ONE, THREE, 1 and 3.
-func parseReplication(s string) (stratopb.ReplicationFactor, error) {
+func parseReplication(s string) (stratov1.ReplicationFactor, error) {
 	switch strings.TrimSpace(s) {
 	case "1":
-		return stratopb.ReplicationFactor_REPLICATION_ONE, nil
+		return stratov1.ReplicationFactor_REPLICATION_ONE, nil
 	case "3":
-		return stratopb.ReplicationFactor_REPLICATION_THREE, nil
+		return stratov1.ReplicationFactor_REPLICATION_THREE, nil
 	}
-	v, err := parseEnum("replication", s, "REPLICATION_", stratopb.ReplicationFactor_value)
-	return stratopb.ReplicationFactor(v), err
+	v, err := parseEnum("replication", s, "REPLICATION_", stratov1.ReplicationFactor_value)
+	return stratov1.ReplicationFactor(v), err
 }
 
 // ---- Keys -----------------------------------------------------------------------
@@ -484,7 +484,7 @@ func newKeyCmd(o *cliOptions) *cobra.Command {
 				rows = append(rows, []string{"PRE", "", "", pre})
 			}
 			for _, k := range keys {
-				rows = append(rows, []string{enumName(k.Replication, "REPLICATION_"), bytesize.Format(k.Size), timeMs(k.ModificationTime), k.Name})
+				rows = append(rows, []string{enumName(k.Replication, "REPLICATION_"), bytesize.Format(k.Size), timeMs(k.ModificationTimeUnixMs), k.Name})
 			}
 			return printTable(s.out, []string{"REPLICATION", "SIZE", "MODIFIED", "KEY"}, rows)
 		}),
@@ -545,12 +545,12 @@ func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 
 // listKeys pages through ListKeys until the listing ends or limit entries
 // (keys and common prefixes) have come.
-func listKeys(s *session, p client.Path, prefix, delimiter, startAfter string, limit int) ([]*stratopb.KeyInfo, []string, error) {
-	var keys []*stratopb.KeyInfo
+func listKeys(s *session, p client.Path, prefix, delimiter, startAfter string, limit int) ([]*stratov1.KeyInfo, []string, error) {
+	var keys []*stratov1.KeyInfo
 	var prefixes []string
 	after := startAfter
 	for {
-		resp, err := s.c.ListKeys(s.ctx, &stratopb.ListKeysRequest{Volume: p.Volume, Bucket: p.Bucket,
+		resp, err := s.c.ListKeys(s.ctx, &stratov1.ListKeysRequest{Volume: p.Volume, Bucket: p.Bucket,
 			Prefix: prefix, Delimiter: delimiter, StartAfter: after})
 		if err != nil {
 			return nil, nil, err
@@ -572,8 +572,8 @@ func listKeys(s *session, p client.Path, prefix, delimiter, startAfter string, l
 }
 
 // trimListing keeps the first limit entries in name order.
-func trimListing(keys []*stratopb.KeyInfo, prefixes []string, limit int) ([]*stratopb.KeyInfo, []string, error) {
-	var k []*stratopb.KeyInfo
+func trimListing(keys []*stratov1.KeyInfo, prefixes []string, limit int) ([]*stratov1.KeyInfo, []string, error) {
+	var k []*stratov1.KeyInfo
 	var pre []string
 	i, j := 0, 0
 	for len(k)+len(pre) < limit && (i < len(keys) || j < len(prefixes)) {
@@ -588,7 +588,7 @@ func trimListing(keys []*stratopb.KeyInfo, prefixes []string, limit int) ([]*str
 	return k, pre, nil
 }
 
-func printKeyInfo(w io.Writer, k *stratopb.KeyInfo) error {
+func printKeyInfo(w io.Writer, k *stratov1.KeyInfo) error {
 	if err := printFields(w, []field{
 		{"Volume", k.Volume},
 		{"Bucket", k.Bucket},
@@ -597,8 +597,8 @@ func printKeyInfo(w io.Writer, k *stratopb.KeyInfo) error {
 		{"Replication", enumName(k.Replication, "REPLICATION_")},
 		{"Checksum", enumName(k.ChecksumType, "CHECKSUM_") + " every " + bytesize.Format(int64(k.BytesPerChecksum))},
 		{"Owner", k.Owner},
-		{"Created", timeMs(k.CreationTime)},
-		{"Modified", timeMs(k.ModificationTime)},
+		{"Created", timeMs(k.CreationTimeUnixMs)},
+		{"Modified", timeMs(k.ModificationTimeUnixMs)},
 		{"Object ID", strconv.FormatUint(k.ObjectId, 10)},
 		{"Blocks", strconv.Itoa(len(k.Blocks))},
 	}); err != nil {

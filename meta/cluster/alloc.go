@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Exclude lists what a block allocation must avoid: datanodes, containers
@@ -23,9 +23,9 @@ type Exclude struct {
 type Allocation struct {
 	ContainerID uint64
 	LocalID     uint64
-	Pipeline    *stratopb.PipelineInfo
+	Pipeline    *stratov1.PipelineInfo
 	// Members are the pipeline's datanodes, leader first.
-	Members []*stratopb.DatanodeDetails
+	Members []*stratov1.DatanodeDetails
 }
 
 // Allocate allocates one block of replication repl on an open container of a
@@ -33,9 +33,9 @@ type Allocation struct {
 // none fits (a Raft round each, rare) and reserves block IDs in batches of
 // Options.LocalIDBatch. The container the block lands in is closed once its
 // allocations reach Options.CloseThreshold of its size.
-func (m *Manager) Allocate(ctx context.Context, now time.Time, repl stratopb.ReplicationFactor, ex Exclude) (*Allocation, error) {
+func (m *Manager) Allocate(ctx context.Context, now time.Time, repl stratov1.ReplicationFactor, ex Exclude) (*Allocation, error) {
 	size := int(repl)
-	if repl != stratopb.ReplicationFactor_REPLICATION_ONE && repl != stratopb.ReplicationFactor_REPLICATION_THREE {
+	if repl != stratov1.ReplicationFactor_REPLICATION_ONE && repl != stratov1.ReplicationFactor_REPLICATION_THREE {
 		return nil, fmt.Errorf("%w: replication %s", ErrInvalid, repl)
 	}
 	if m.propose == nil {
@@ -68,7 +68,7 @@ func (m *Manager) Allocate(ctx context.Context, now time.Time, repl stratopb.Rep
 		if err != nil {
 			return nil, err
 		}
-		pipes = []*stratopb.PipelineInfo{p}
+		pipes = []*stratov1.PipelineInfo{p}
 	}
 	m.rr++
 	p := pipes[m.rr%uint64(len(pipes))]
@@ -78,24 +78,24 @@ func (m *Manager) Allocate(ctx context.Context, now time.Time, repl stratopb.Rep
 	m.mu.Unlock()
 	var c *containerState
 	if len(open) < m.opts.OpenContainersPerPipeline {
-		res, err := m.propose(ctx, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_AddContainer{
-			AddContainer: &stratopb.ContainerInfo{PipelineId: p.Id, Replication: repl}}})
+		res, err := m.propose(ctx, &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_AddContainer{
+			AddContainer: &stratov1.ContainerInfo{PipelineId: p.Id, Replication: repl}}})
 		if err != nil {
 			return nil, fmt.Errorf("cluster: creating a container: %w", err)
 		}
 		m.mu.Lock()
-		c = m.containers[res.(*stratopb.ContainerInfo).Id]
+		c = m.containers[res.(*stratov1.ContainerInfo).Id]
 		m.mu.Unlock()
 	} else {
 		c = open[m.rr%uint64(len(open))]
 	}
 
 	if m.idNext == m.idEnd {
-		res, err := m.propose(ctx, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_ReserveLocalIds{ReserveLocalIds: m.opts.LocalIDBatch}})
+		res, err := m.propose(ctx, &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_ReserveLocalIds{ReserveLocalIds: m.opts.LocalIDBatch}})
 		if err != nil {
 			return nil, fmt.Errorf("cluster: reserving block IDs: %w", err)
 		}
-		r := res.(*stratopb.IDRange)
+		r := res.(*stratov1.IDRange)
 		m.idNext, m.idEnd = r.First, r.First+r.Count
 	}
 	localID := m.idNext
@@ -104,7 +104,7 @@ func (m *Manager) Allocate(ctx context.Context, now time.Time, repl stratopb.Rep
 	m.mu.Lock()
 	c.allocated += m.opts.BlockSize
 	full := float64(c.allocated) >= m.opts.CloseThreshold*float64(m.opts.ContainerSize)
-	members := make([]*stratopb.DatanodeDetails, 0, size)
+	members := make([]*stratov1.DatanodeDetails, 0, size)
 	for _, id := range p.Members {
 		if n := m.nodes[id]; n != nil {
 			members = append(members, n.details)
@@ -119,10 +119,10 @@ func (m *Manager) Allocate(ctx context.Context, now time.Time, repl stratopb.Rep
 
 // candidatePipelinesLocked: open pipelines of the replication asked whose
 // members are all usable and none excluded.
-func (m *Manager) candidatePipelinesLocked(repl stratopb.ReplicationFactor, ex Exclude) []*stratopb.PipelineInfo {
-	var out []*stratopb.PipelineInfo
+func (m *Manager) candidatePipelinesLocked(repl stratov1.ReplicationFactor, ex Exclude) []*stratov1.PipelineInfo {
+	var out []*stratov1.PipelineInfo
 	for _, p := range m.sortedPipelinesLocked() {
-		if p.State != stratopb.PipelineState_PIPELINE_OPEN || p.Replication != repl || slices.Contains(ex.Pipelines, p.Id) {
+		if p.State != stratov1.PipelineState_PIPELINE_OPEN || p.Replication != repl || slices.Contains(ex.Pipelines, p.Id) {
 			continue
 		}
 		if !m.pipelineUsableLocked(p) || slices.ContainsFunc(p.Members, func(id string) bool { return slices.Contains(ex.Datanodes, id) }) {
@@ -148,9 +148,9 @@ func (m *Manager) openContainersLocked(pipeline uint64, ex Exclude) []*container
 // datanode takes part in up to Options.PipelinesPerNode open pipelines; for
 // ONE each has its own.
 func (m *Manager) ensurePipelines(ctx context.Context, now time.Time) error {
-	for _, repl := range []stratopb.ReplicationFactor{stratopb.ReplicationFactor_REPLICATION_THREE, stratopb.ReplicationFactor_REPLICATION_ONE} {
+	for _, repl := range []stratov1.ReplicationFactor{stratov1.ReplicationFactor_REPLICATION_THREE, stratov1.ReplicationFactor_REPLICATION_ONE} {
 		limit := m.opts.PipelinesPerNode
-		if repl == stratopb.ReplicationFactor_REPLICATION_ONE {
+		if repl == stratov1.ReplicationFactor_REPLICATION_ONE {
 			limit = 1
 		}
 		for {
@@ -178,7 +178,7 @@ func (m *Manager) ensurePipelines(ctx context.Context, now time.Time) error {
 // createPipeline chooses members avoiding ex and proposes a new pipeline.
 // The per-datanode limit does not apply: a writer that excluded failed
 // nodes needs a pipeline of the others, even busy ones.
-func (m *Manager) createPipeline(ctx context.Context, now time.Time, repl stratopb.ReplicationFactor, ex Exclude) (*stratopb.PipelineInfo, error) {
+func (m *Manager) createPipeline(ctx context.Context, now time.Time, repl stratov1.ReplicationFactor, ex Exclude) (*stratov1.PipelineInfo, error) {
 	m.mu.Lock()
 	cands := m.pipelineCandidatesLocked(repl, ex)
 	m.mu.Unlock()
@@ -190,10 +190,10 @@ func (m *Manager) createPipeline(ctx context.Context, now time.Time, repl strato
 }
 
 // samePipelineLocked: an open pipeline of repl has exactly these members.
-func (m *Manager) samePipelineLocked(repl stratopb.ReplicationFactor, members []string) bool {
+func (m *Manager) samePipelineLocked(repl stratov1.ReplicationFactor, members []string) bool {
 	want := slices.Sorted(slices.Values(members))
 	for _, p := range m.pipelines {
-		if p.State == stratopb.PipelineState_PIPELINE_OPEN && p.Replication == repl &&
+		if p.State == stratov1.PipelineState_PIPELINE_OPEN && p.Replication == repl &&
 			slices.Equal(want, slices.Sorted(slices.Values(p.Members))) {
 			return true
 		}
@@ -201,19 +201,19 @@ func (m *Manager) samePipelineLocked(repl stratopb.ReplicationFactor, members []
 	return false
 }
 
-func (m *Manager) addPipeline(ctx context.Context, now time.Time, repl stratopb.ReplicationFactor, members []string) (*stratopb.PipelineInfo, error) {
+func (m *Manager) addPipeline(ctx context.Context, now time.Time, repl stratov1.ReplicationFactor, members []string) (*stratov1.PipelineInfo, error) {
 	m.mu.Lock()
 	var maxID uint64
 	for id := range m.pipelines {
 		maxID = max(maxID, id)
 	}
 	m.mu.Unlock()
-	res, err := m.propose(ctx, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_AddPipeline{
-		AddPipeline: &stratopb.PipelineInfo{Id: maxID + 1, Replication: repl, Members: members}}})
+	res, err := m.propose(ctx, &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_AddPipeline{
+		AddPipeline: &stratov1.PipelineInfo{Id: maxID + 1, Replication: repl, Members: members}}})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: creating a pipeline: %w", err)
 	}
-	return res.(*stratopb.PipelineInfo), nil
+	return res.(*stratov1.PipelineInfo), nil
 }
 
 // Candidate is a datanode that may join a new pipeline.
@@ -225,15 +225,15 @@ type Candidate struct {
 
 // pipelineCandidatesLocked lists the healthy in-service datanodes not in
 // ex, with how many open pipelines of replication repl each is in.
-func (m *Manager) pipelineCandidatesLocked(repl stratopb.ReplicationFactor, ex Exclude) []Candidate {
+func (m *Manager) pipelineCandidatesLocked(repl stratov1.ReplicationFactor, ex Exclude) []Candidate {
 	var out []Candidate
 	for id, n := range m.nodes {
-		if n.health != stratopb.NodeHealth_NODE_HEALTHY || n.opState != stratopb.NodeOpState_NODE_IN_SERVICE || slices.Contains(ex.Datanodes, id) {
+		if n.health != stratov1.NodeHealth_NODE_HEALTHY || n.opState != stratov1.NodeOpState_NODE_IN_SERVICE || slices.Contains(ex.Datanodes, id) {
 			continue
 		}
 		c := Candidate{ID: id, Free: n.stats.GetRemaining()}
 		for _, p := range m.pipelines {
-			if p.State == stratopb.PipelineState_PIPELINE_OPEN && p.Replication == repl && slices.Contains(p.Members, id) {
+			if p.State == stratov1.PipelineState_PIPELINE_OPEN && p.Replication == repl && slices.Contains(p.Members, id) {
 				c.Pipelines++
 			}
 		}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Block deletion. The namespace's deleted-blocks table lists blocks no key
@@ -60,7 +60,7 @@ type DeletionPlan struct {
 
 // DeleteBlocks plans the deletion of a batch of deleted-blocks entries (see
 // above). It is deterministic given now, the entries and the manager's state.
-func (m *Manager) DeleteBlocks(now time.Time, entries []*stratopb.DeletedBlocks) DeletionPlan {
+func (m *Manager) DeleteBlocks(now time.Time, entries []*stratov1.DeletedBlocks) DeletionPlan {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var plan DeletionPlan
@@ -100,7 +100,7 @@ func (m *Manager) PendingDeletions() int {
 	return len(m.blockDeletes.pending)
 }
 
-func (m *Manager) deleteEntryLocked(now time.Time, e *stratopb.DeletedBlocks, plan *DeletionPlan) bool {
+func (m *Manager) deleteEntryLocked(now time.Time, e *stratov1.DeletedBlocks, plan *DeletionPlan) bool {
 	byContainer := map[uint64][]uint64{}
 	for _, b := range e.Blocks {
 		byContainer[b.GetContainerId()] = append(byContainer[b.GetContainerId()], b.GetLocalId())
@@ -119,7 +119,7 @@ func (m *Manager) deleteEntryLocked(now time.Time, e *stratopb.DeletedBlocks, pl
 	}
 	for _, dn := range slices.Sorted(maps.Keys(need)) {
 		n := m.nodes[dn]
-		if n == nil || n.health == stratopb.NodeHealth_NODE_DEAD {
+		if n == nil || n.health == stratov1.NodeHealth_NODE_DEAD {
 			continue
 		}
 		// In flight: wait for the acknowledgement, unless the node now
@@ -130,8 +130,8 @@ func (m *Manager) deleteEntryLocked(now time.Time, e *stratopb.DeletedBlocks, pl
 		}
 		for _, cid := range need[dn] {
 			ids := byContainer[cid]
-			m.queueLocked(dn, &stratopb.DatanodeCommand{Cmd: &stratopb.DatanodeCommand_DeleteBlocks{
-				DeleteBlocks: &stratopb.DeleteBlocksCommand{ContainerId: cid, LocalIds: ids, Seq: e.Seq}}})
+			m.queueLocked(dn, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_DeleteBlocks{
+				DeleteBlocks: &stratov1.DeleteBlocksCommand{ContainerId: cid, LocalIds: ids, Seq: e.Seq}}})
 			plan.Commands++
 			plan.Blocks += len(ids)
 		}
@@ -158,7 +158,7 @@ func (m *Manager) deleteEntryLocked(now time.Time, e *stratopb.DeletedBlocks, pl
 func (m *Manager) undeletedLocked(p *pendingBlockDeletion) (need map[string][]uint64, wait bool) {
 	for _, cid := range p.containers {
 		c := m.containers[cid]
-		if c == nil || c.info.State == stratopb.ContainerState_CONTAINER_DELETED {
+		if c == nil || c.info.State == stratov1.ContainerState_CONTAINER_DELETED {
 			continue
 		}
 		if len(c.replicas) == 0 {

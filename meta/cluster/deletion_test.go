@@ -7,11 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // deleteCmds renders the DeleteBlocksCommands of a heartbeat reply.
-func deleteCmds(resp *stratopb.HeartbeatResponse) []string {
+func deleteCmds(resp *stratov1.HeartbeatResponse) []string {
 	var out []string
 	for _, c := range resp.Commands {
 		if d := c.GetDeleteBlocks(); d != nil {
@@ -21,18 +21,18 @@ func deleteCmds(resp *stratopb.HeartbeatResponse) []string {
 	return out
 }
 
-func report(cids ...uint64) *stratopb.ContainerReport {
-	r := &stratopb.ContainerReport{Full: true}
+func report(cids ...uint64) *stratov1.ContainerReport {
+	r := &stratov1.ContainerReport{Full: true}
 	for _, cid := range cids {
-		r.Replicas = append(r.Replicas, &stratopb.ContainerReplica{ContainerId: cid, State: stratopb.ContainerState_CONTAINER_OPEN})
+		r.Replicas = append(r.Replicas, &stratov1.ContainerReplica{ContainerId: cid, State: stratov1.ContainerState_CONTAINER_OPEN})
 	}
 	return r
 }
 
-func entry(seq uint64, blocks ...[2]uint64) *stratopb.DeletedBlocks {
-	e := &stratopb.DeletedBlocks{Seq: seq}
+func entry(seq uint64, blocks ...[2]uint64) *stratov1.DeletedBlocks {
+	e := &stratov1.DeletedBlocks{Seq: seq}
 	for _, b := range blocks {
-		e.Blocks = append(e.Blocks, &stratopb.BlockID{ContainerId: b[0], LocalId: b[1]})
+		e.Blocks = append(e.Blocks, &stratov1.BlockID{ContainerId: b[0], LocalId: b[1]})
 	}
 	return e
 }
@@ -62,7 +62,7 @@ func TestDeleteBlocks(t *testing.T) {
 		e.heartbeat(m.Id, report(ca))
 	}
 
-	entries := []*stratopb.DeletedBlocks{
+	entries := []*stratov1.DeletedBlocks{
 		entry(5, [2]uint64{ca, 1}, [2]uint64{ca, 2}),
 		entry(6, [2]uint64{999, 1}), // container unknown: nothing to delete
 		entry(7, [2]uint64{ca, 3}, [2]uint64{cb, 4}),
@@ -102,7 +102,7 @@ func TestDeleteBlocks(t *testing.T) {
 
 	// Two of a's holders acknowledge seq 5: not done.
 	ack := func(id string, seqs ...uint64) {
-		_, err := e.m.Heartbeat(e.now, &stratopb.HeartbeatRequest{DatanodeId: id, DeletedBlocksAcks: seqs})
+		_, err := e.m.Heartbeat(e.now, &stratov1.HeartbeatRequest{DatanodeId: id, DeletedBlocksAcks: seqs})
 		require.NoError(t, err)
 	}
 	ack(a.Members[0].Id, 5)
@@ -153,7 +153,7 @@ func TestDeleteBlocks(t *testing.T) {
 	require.Equal(t, len(holders[dead]), plan.Commands)
 	// An acknowledgement in the heartbeat that delivers the resend is of
 	// the earlier send: it does not count for what is still queued.
-	resp, err := e.m.Heartbeat(e.now, &stratopb.HeartbeatRequest{DatanodeId: dead, DeletedBlocksAcks: []uint64{7}})
+	resp, err := e.m.Heartbeat(e.now, &stratov1.HeartbeatRequest{DatanodeId: dead, DeletedBlocksAcks: []uint64{7}})
 	require.NoError(t, err)
 	require.Len(t, deleteCmds(resp), len(holders[dead]))
 	require.Empty(t, e.m.TakeDeleted())

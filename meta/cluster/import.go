@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // ImportContainer records a CLOSED container whose replicas were written
@@ -16,7 +16,7 @@ import (
 // it, the container on it, taken through CLOSING to CLOSED, and count block
 // IDs reserved for its blocks. The replicas themselves are soft state, known
 // once the datanodes report them.
-func (m *Manager) ImportContainer(ctx context.Context, now time.Time, repl stratopb.ReplicationFactor, members []string, count uint64) (*stratopb.ContainerInfo, IDRange, error) {
+func (m *Manager) ImportContainer(ctx context.Context, now time.Time, repl stratov1.ReplicationFactor, members []string, count uint64) (*stratov1.ContainerInfo, IDRange, error) {
 	if len(members) != int(repl) {
 		return nil, IDRange{}, fmt.Errorf("%w: %d members for replication %s", ErrInvalid, len(members), repl)
 	}
@@ -26,32 +26,32 @@ func (m *Manager) ImportContainer(ctx context.Context, now time.Time, repl strat
 	if err != nil {
 		return nil, IDRange{}, err
 	}
-	steps := []*stratopb.ClusterCommand{
-		{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_ClosePipeline{ClosePipeline: p.Id}},
-		{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_AddContainer{AddContainer: &stratopb.ContainerInfo{PipelineId: p.Id, Replication: repl}}},
+	steps := []*stratov1.ClusterCommand{
+		{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_ClosePipeline{ClosePipeline: p.Id}},
+		{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerInfo{PipelineId: p.Id, Replication: repl}}},
 	}
-	var c *stratopb.ContainerInfo
+	var c *stratov1.ContainerInfo
 	for _, cmd := range steps {
 		res, err := m.propose(ctx, cmd)
 		if err != nil {
 			return nil, IDRange{}, err
 		}
-		if ci, ok := res.(*stratopb.ContainerInfo); ok {
-			c = proto.Clone(ci).(*stratopb.ContainerInfo) // Apply keeps ci as its record
+		if ci, ok := res.(*stratov1.ContainerInfo); ok {
+			c = proto.Clone(ci).(*stratov1.ContainerInfo) // Apply keeps ci as its record
 		}
 	}
-	for _, st := range []stratopb.ContainerState{stratopb.ContainerState_CONTAINER_CLOSING, stratopb.ContainerState_CONTAINER_CLOSED} {
-		if _, err := m.propose(ctx, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_SetContainerState{
-			SetContainerState: &stratopb.ContainerStateChange{ContainerId: c.Id, State: st}}}); err != nil {
+	for _, st := range []stratov1.ContainerState{stratov1.ContainerState_CONTAINER_CLOSING, stratov1.ContainerState_CONTAINER_CLOSED} {
+		if _, err := m.propose(ctx, &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_SetContainerState{
+			SetContainerState: &stratov1.ContainerStateChange{ContainerId: c.Id, State: st}}}); err != nil {
 			return nil, IDRange{}, err
 		}
 	}
-	res, err := m.propose(ctx, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_ReserveLocalIds{ReserveLocalIds: count}})
+	res, err := m.propose(ctx, &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_ReserveLocalIds{ReserveLocalIds: count}})
 	if err != nil {
 		return nil, IDRange{}, err
 	}
-	r := res.(*stratopb.IDRange)
-	c.State = stratopb.ContainerState_CONTAINER_CLOSED
+	r := res.(*stratov1.IDRange)
+	c.State = stratov1.ContainerState_CONTAINER_CLOSED
 	return c, IDRange{First: r.First, Count: r.Count}, nil
 }
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // TestNewLeaderSettlesBeforeDeciding: a replica that leads again drops the
@@ -20,7 +20,7 @@ func TestNewLeaderSettlesBeforeDeciding(t *testing.T) {
 	open := func() int {
 		n := 0
 		for _, p := range e.m.Pipelines() {
-			if p.State == stratopb.PipelineState_PIPELINE_OPEN {
+			if p.State == stratov1.PipelineState_PIPELINE_OPEN {
 				n++
 			}
 		}
@@ -37,7 +37,7 @@ func TestNewLeaderSettlesBeforeDeciding(t *testing.T) {
 	require.True(t, e.m.Settling(e.now))
 	require.True(t, e.m.SafeMode().InSafeMode)
 	require.Empty(t, e.m.Datanodes())
-	resp, err := e.m.Heartbeat(e.now, &stratopb.HeartbeatRequest{DatanodeId: "dn1"})
+	resp, err := e.m.Heartbeat(e.now, &stratov1.HeartbeatRequest{DatanodeId: "dn1"})
 	require.ErrorIs(t, err, ErrUnknownNode)
 	require.True(t, resp.Reregister, "the datanode registers again, with its full report")
 
@@ -65,7 +65,7 @@ func TestNewLeaderSettlesBeforeDeciding(t *testing.T) {
 	require.Equal(t, 6, rep.Scheduled)
 	require.Zero(t, rep.Deletes)
 	for _, p := range e.m.Pipelines() {
-		if p.State == stratopb.PipelineState_PIPELINE_OPEN {
+		if p.State == stratov1.PipelineState_PIPELINE_OPEN {
 			require.NotContains(t, p.Members, "dn4")
 		}
 	}

@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // laggingReplicas returns the datanodes whose CLOSED replica of a container
@@ -15,16 +15,16 @@ import (
 // container any more; the others, at the highest bcsID, are. Replicas not
 // CLOSED are not judged (still closing, or already unhealthy). The result is
 // sorted.
-func laggingReplicas(replicas map[string]*stratopb.ContainerReplica) []string {
+func laggingReplicas(replicas map[string]*stratov1.ContainerReplica) []string {
 	var top uint64
 	for _, r := range replicas {
-		if r.GetState() == stratopb.ContainerState_CONTAINER_CLOSED {
+		if r.GetState() == stratov1.ContainerState_CONTAINER_CLOSED {
 			top = max(top, r.GetBcsId())
 		}
 	}
 	var out []string
 	for id, r := range replicas {
-		if r.GetState() == stratopb.ContainerState_CONTAINER_CLOSED && r.GetBcsId() < top {
+		if r.GetState() == stratov1.ContainerState_CONTAINER_CLOSED && r.GetBcsId() < top {
 			out = append(out, id)
 		}
 	}
@@ -40,8 +40,8 @@ func (m *Manager) markLaggingLocked(c *containerState) {
 			c.bad = map[string]bool{}
 		}
 		c.bad[id] = true
-		r := proto.Clone(c.replicas[id]).(*stratopb.ContainerReplica)
-		r.State = stratopb.ContainerState_CONTAINER_UNHEALTHY
+		r := proto.Clone(c.replicas[id]).(*stratov1.ContainerReplica)
+		r.State = stratov1.ContainerState_CONTAINER_UNHEALTHY
 		c.replicas[id] = r
 	}
 }

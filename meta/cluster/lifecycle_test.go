@@ -5,18 +5,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 func TestLaggingReplicas(t *testing.T) {
 	const (
-		open      = stratopb.ContainerState_CONTAINER_OPEN
-		closing   = stratopb.ContainerState_CONTAINER_CLOSING
-		closed    = stratopb.ContainerState_CONTAINER_CLOSED
-		unhealthy = stratopb.ContainerState_CONTAINER_UNHEALTHY
+		open      = stratov1.ContainerState_CONTAINER_OPEN
+		closing   = stratov1.ContainerState_CONTAINER_CLOSING
+		closed    = stratov1.ContainerState_CONTAINER_CLOSED
+		unhealthy = stratov1.ContainerState_CONTAINER_UNHEALTHY
 	)
 	type rep struct {
-		state stratopb.ContainerState
+		state stratov1.ContainerState
 		bcs   uint64
 	}
 	for _, tc := range []struct {
@@ -34,9 +34,9 @@ func TestLaggingReplicas(t *testing.T) {
 		{"empty containers", map[string]rep{"a": {closed, 0}, "b": {closed, 0}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reps := map[string]*stratopb.ContainerReplica{}
+			reps := map[string]*stratov1.ContainerReplica{}
 			for id, r := range tc.reps {
-				reps[id] = &stratopb.ContainerReplica{State: r.state, BcsId: r.bcs}
+				reps[id] = &stratov1.ContainerReplica{State: r.state, BcsId: r.bcs}
 			}
 			require.Equal(t, tc.want, laggingReplicas(reps))
 		})
@@ -58,12 +58,12 @@ func TestLaggingReplicaIsReplaced(t *testing.T) {
 		if id == behind {
 			bcs = 3
 		}
-		e.heartbeat(id, &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: 1, State: stratopb.ContainerState_CONTAINER_CLOSED, BcsId: bcs}}})
+		e.heartbeat(id, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: 1, State: stratov1.ContainerState_CONTAINER_CLOSED, BcsId: bcs}}})
 	}
 	rep := e.m.ReplicationWork(e.now, 10)
 	require.Equal(t, 1, rep.UnderReplicated)
 	require.Equal(t, 1, rep.Scheduled)
 	_, reps, err = e.m.Replicas(1)
 	require.NoError(t, err)
-	require.Equal(t, stratopb.ContainerState_CONTAINER_UNHEALTHY, reps[behind].State)
+	require.Equal(t, stratov1.ContainerState_CONTAINER_UNHEALTHY, reps[behind].State)
 }

@@ -11,7 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 var (
@@ -36,25 +36,25 @@ var (
 
 // Proposer persists a cluster command through consensus and returns the
 // result of Manager.Apply once the command has been applied on this node.
-type Proposer func(ctx context.Context, cmd *stratopb.ClusterCommand) (proto.Message, error)
+type Proposer func(ctx context.Context, cmd *stratov1.ClusterCommand) (proto.Message, error)
 
 type nodeState struct {
-	details  *stratopb.DatanodeDetails
-	stats    *stratopb.NodeStats
+	details  *stratov1.DatanodeDetails
+	stats    *stratov1.NodeStats
 	lastSeen time.Time
-	health   stratopb.NodeHealth
-	opState  stratopb.NodeOpState
+	health   stratov1.NodeHealth
+	opState  stratov1.NodeOpState
 	// containers maps the containers this node reported to the report
 	// generation that last listed them.
 	containers map[uint64]uint64
 	reportGen  uint64
-	commands   []*stratopb.DatanodeCommand
+	commands   []*stratov1.DatanodeCommand
 }
 
 type containerState struct {
-	info *stratopb.ContainerInfo
+	info *stratov1.ContainerInfo
 	// replicas by datanode ID (soft).
-	replicas map[string]*stratopb.ContainerReplica
+	replicas map[string]*stratov1.ContainerReplica
 	// allocated bytes since the leader started (soft).
 	allocated int64
 	// fullAt: when allocations reached the close threshold (soft; zero
@@ -84,7 +84,7 @@ type Manager struct {
 	open map[uint64][]uint64
 	// pipelinesDirty: nodes came or went since pipelines were last topped up.
 	pipelinesDirty bool
-	pipelines      map[uint64]*stratopb.PipelineInfo
+	pipelines      map[uint64]*stratov1.PipelineInfo
 	containers     map[uint64]*containerState
 	nextCmdID      uint64
 	safeMode       bool
@@ -121,7 +121,7 @@ func New(opts Options, propose Proposer) (*Manager, error) {
 		opts:        opts,
 		propose:     propose,
 		nodes:       map[string]*nodeState{},
-		pipelines:   map[uint64]*stratopb.PipelineInfo{},
+		pipelines:   map[uint64]*stratov1.PipelineInfo{},
 		containers:  map[uint64]*containerState{},
 		open:        map[uint64][]uint64{},
 		safeMode:    true,
@@ -173,7 +173,7 @@ func (m *Manager) ClusterID() string {
 // Register records a datanode (again) with its full container report. It
 // refuses a datanode that belongs to another cluster (ErrOtherCluster); the
 // server sets the cluster's ID before the first registration.
-func (m *Manager) Register(now time.Time, req *stratopb.RegisterRequest) error {
+func (m *Manager) Register(now time.Time, req *stratov1.RegisterRequest) error {
 	d := req.GetDetails()
 	if d.GetId() == "" || d.GetDataAddr() == "" {
 		return fmt.Errorf("%w: a datanode registers with an ID and a data address", ErrInvalid)
@@ -186,17 +186,17 @@ func (m *Manager) Register(now time.Time, req *stratopb.RegisterRequest) error {
 	}
 	n := m.nodes[d.Id]
 	if n == nil {
-		n = &nodeState{containers: map[uint64]uint64{}}
+		n = &nodeState{containers: map[uint64]uint64{}, opState: stratov1.NodeOpState_NODE_IN_SERVICE}
 		m.nodes[d.Id] = n
 	}
-	n.details = proto.Clone(d).(*stratopb.DatanodeDetails)
+	n.details = proto.Clone(d).(*stratov1.DatanodeDetails)
 	m.pipelinesDirty = true
 	n.stats = req.GetStats()
 	n.lastSeen = now
-	n.health = stratopb.NodeHealth_NODE_HEALTHY
+	n.health = stratov1.NodeHealth_NODE_HEALTHY
 	report := req.GetReport()
 	if report == nil {
-		report = &stratopb.ContainerReport{}
+		report = &stratov1.ContainerReport{}
 	}
 	report.Full = true
 	m.applyReportLocked(d.Id, n, report)
@@ -207,16 +207,16 @@ func (m *Manager) Register(now time.Time, req *stratopb.RegisterRequest) error {
 // Heartbeat records a datanode's liveness, stats and (optional) report, and
 // returns the commands queued for it. An unknown datanode gets
 // ErrUnknownNode: it must register again.
-func (m *Manager) Heartbeat(now time.Time, req *stratopb.HeartbeatRequest) (*stratopb.HeartbeatResponse, error) {
+func (m *Manager) Heartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*stratov1.HeartbeatResponse, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := m.nodes[req.GetDatanodeId()]
 	if n == nil {
-		return &stratopb.HeartbeatResponse{Reregister: true}, fmt.Errorf("%w: %q", ErrUnknownNode, req.GetDatanodeId())
+		return &stratov1.HeartbeatResponse{Reregister: true}, fmt.Errorf("%w: %q", ErrUnknownNode, req.GetDatanodeId())
 	}
 	n.lastSeen = now
-	if n.health != stratopb.NodeHealth_NODE_HEALTHY {
-		n.health = stratopb.NodeHealth_NODE_HEALTHY
+	if n.health != stratov1.NodeHealth_NODE_HEALTHY {
+		n.health = stratov1.NodeHealth_NODE_HEALTHY
 		m.pipelinesDirty = true
 	}
 	if req.Stats != nil {
@@ -229,13 +229,13 @@ func (m *Manager) Heartbeat(now time.Time, req *stratopb.HeartbeatRequest) (*str
 	m.ackDeletedBlocksLocked(req.DatanodeId, req.DeletedBlocksAcks)
 	cmds := n.commands
 	n.commands = nil
-	return &stratopb.HeartbeatResponse{Commands: cmds}, nil
+	return &stratov1.HeartbeatResponse{Commands: cmds}, nil
 }
 
 // applyReportLocked folds a container report into the replica map. A full
 // report updates what it lists in place and then sweeps what it no longer
 // lists, so that a report that changes nothing allocates nothing.
-func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratopb.ContainerReport) {
+func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.ContainerReport) {
 	n.reportGen++
 	gen := n.reportGen
 	defer func() {
@@ -267,11 +267,11 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratopb.Contain
 			continue // unknown to meta: the replication manager decides (issue of orphan replicas)
 		}
 		if c.replicas == nil {
-			c.replicas = map[string]*stratopb.ContainerReplica{}
+			c.replicas = map[string]*stratov1.ContainerReplica{}
 		}
-		if c.bad[id] && rep.State != stratopb.ContainerState_CONTAINER_UNHEALTHY {
-			rep = proto.Clone(rep).(*stratopb.ContainerReplica)
-			rep.State = stratopb.ContainerState_CONTAINER_UNHEALTHY
+		if c.bad[id] && rep.State != stratov1.ContainerState_CONTAINER_UNHEALTHY {
+			rep = proto.Clone(rep).(*stratov1.ContainerReplica)
+			rep.State = stratov1.ContainerState_CONTAINER_UNHEALTHY
 		}
 		c.replicas[id] = rep
 		n.containers[rep.ContainerId] = gen
@@ -282,7 +282,7 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratopb.Contain
 }
 
 // queueLocked adds a command for a datanode's next heartbeat reply.
-func (m *Manager) queueLocked(node string, cmd *stratopb.DatanodeCommand) {
+func (m *Manager) queueLocked(node string, cmd *stratov1.DatanodeCommand) {
 	n := m.nodes[node]
 	if n == nil {
 		return
@@ -296,18 +296,18 @@ func (m *Manager) queueLocked(node string, cmd *stratopb.DatanodeCommand) {
 // returns the durable changes that follow (pipelines of dead or stale nodes
 // closed, their open containers set to CLOSING), for the caller to propose.
 // It queues the matching close commands for the surviving members.
-func (m *Manager) Tick(now time.Time) []*stratopb.ClusterCommand {
+func (m *Manager) Tick(now time.Time) []*stratov1.ClusterCommand {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, n := range m.nodes {
 		age := now.Sub(n.lastSeen)
 		switch {
 		case age >= m.opts.DeadAfter:
-			n.health = stratopb.NodeHealth_NODE_DEAD
+			n.health = stratov1.NodeHealth_NODE_DEAD
 		case age >= m.opts.StaleAfter:
-			n.health = stratopb.NodeHealth_NODE_STALE
+			n.health = stratov1.NodeHealth_NODE_STALE
 		default:
-			n.health = stratopb.NodeHealth_NODE_HEALTHY
+			n.health = stratov1.NodeHealth_NODE_HEALTHY
 		}
 	}
 	for cid, fl := range m.replicating {
@@ -315,11 +315,11 @@ func (m *Manager) Tick(now time.Time) []*stratopb.ClusterCommand {
 			delete(m.replicating, cid)
 		}
 	}
-	var out []*stratopb.ClusterCommand
+	var out []*stratov1.ClusterCommand
 	// Full containers close once their writers had time to finish, or once
 	// a replica is that full.
 	for _, c := range m.sortedContainersLocked() {
-		if c.fullAt.IsZero() && !m.reportedFullLocked(c) || c.info.State != stratopb.ContainerState_CONTAINER_OPEN {
+		if c.fullAt.IsZero() && !m.reportedFullLocked(c) || c.info.State != stratov1.ContainerState_CONTAINER_OPEN {
 			continue
 		}
 		if !c.fullAt.IsZero() && now.Sub(c.fullAt) < m.opts.FullCloseDelay && !m.reportedFullLocked(c) {
@@ -334,27 +334,27 @@ func (m *Manager) Tick(now time.Time) []*stratopb.ClusterCommand {
 	// A closing container whose reported good replicas are all CLOSED (at
 	// least one) is CLOSED.
 	for _, c := range m.sortedContainersLocked() {
-		if c.info.State != stratopb.ContainerState_CONTAINER_CLOSING || len(c.replicas) == 0 {
+		if c.info.State != stratov1.ContainerState_CONTAINER_CLOSING || len(c.replicas) == 0 {
 			continue
 		}
 		closed := 0
 		for _, r := range c.replicas {
 			switch r.State {
-			case stratopb.ContainerState_CONTAINER_CLOSED:
+			case stratov1.ContainerState_CONTAINER_CLOSED:
 				closed++
-			case stratopb.ContainerState_CONTAINER_UNHEALTHY:
+			case stratov1.ContainerState_CONTAINER_UNHEALTHY:
 			default:
 				closed = -len(c.replicas) - 1
 			}
 		}
 		if closed > 0 {
-			out = append(out, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_SetContainerState{
-				SetContainerState: &stratopb.ContainerStateChange{ContainerId: c.info.Id, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+			out = append(out, &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_SetContainerState{
+				SetContainerState: &stratov1.ContainerStateChange{ContainerId: c.info.Id, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
 		}
 	}
 	settling := now.Before(m.settleUntil)
 	for _, p := range m.sortedPipelinesLocked() {
-		if p.State != stratopb.PipelineState_PIPELINE_OPEN || m.pipelineUsableLocked(p) {
+		if p.State != stratov1.PipelineState_PIPELINE_OPEN || m.pipelineUsableLocked(p) {
 			continue
 		}
 		if settling && m.unregisteredMemberLocked(p) {
@@ -362,7 +362,7 @@ func (m *Manager) Tick(now time.Time) []*stratopb.ClusterCommand {
 		}
 		// A member is gone: close the pipeline and its open containers.
 		m.pipelinesDirty = true
-		out = append(out, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_ClosePipeline{ClosePipeline: p.Id}})
+		out = append(out, &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_ClosePipeline{ClosePipeline: p.Id}})
 		for _, cid := range m.open[p.Id] {
 			out = append(out, closing(now, cid))
 			m.queueCloseLocked(p, cid)
@@ -371,22 +371,22 @@ func (m *Manager) Tick(now time.Time) []*stratopb.ClusterCommand {
 	return out
 }
 
-func closing(now time.Time, id uint64) *stratopb.ClusterCommand {
-	return &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_SetContainerState{
-		SetContainerState: &stratopb.ContainerStateChange{ContainerId: id, State: stratopb.ContainerState_CONTAINER_CLOSING}}}
+func closing(now time.Time, id uint64) *stratov1.ClusterCommand {
+	return &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_SetContainerState{
+		SetContainerState: &stratov1.ContainerStateChange{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSING}}}
 }
 
-func (m *Manager) queueCloseLocked(p *stratopb.PipelineInfo, cid uint64) {
+func (m *Manager) queueCloseLocked(p *stratov1.PipelineInfo, cid uint64) {
 	for _, member := range p.Members {
-		if n := m.nodes[member]; n != nil && n.health != stratopb.NodeHealth_NODE_DEAD {
-			m.queueLocked(member, &stratopb.DatanodeCommand{Cmd: &stratopb.DatanodeCommand_CloseContainer{
-				CloseContainer: &stratopb.CloseContainerCommand{ContainerId: cid, PipelineId: p.Id}}})
+		if n := m.nodes[member]; n != nil && n.health != stratov1.NodeHealth_NODE_DEAD {
+			m.queueLocked(member, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_CloseContainer{
+				CloseContainer: &stratov1.CloseContainerCommand{ContainerId: cid, PipelineId: p.Id}}})
 		}
 	}
 }
 
 // unregisteredMemberLocked: a member of p has not registered with this leader.
-func (m *Manager) unregisteredMemberLocked(p *stratopb.PipelineInfo) bool {
+func (m *Manager) unregisteredMemberLocked(p *stratov1.PipelineInfo) bool {
 	for _, id := range p.Members {
 		if m.nodes[id] == nil {
 			return true
@@ -406,22 +406,22 @@ func (m *Manager) reportedFullLocked(c *containerState) bool {
 }
 
 // pipelineUsableLocked: every member is registered, HEALTHY and in service.
-func (m *Manager) pipelineUsableLocked(p *stratopb.PipelineInfo) bool {
+func (m *Manager) pipelineUsableLocked(p *stratov1.PipelineInfo) bool {
 	for _, id := range p.Members {
 		n := m.nodes[id]
-		if n == nil || n.health != stratopb.NodeHealth_NODE_HEALTHY || n.opState != stratopb.NodeOpState_NODE_IN_SERVICE {
+		if n == nil || n.health != stratov1.NodeHealth_NODE_HEALTHY || n.opState != stratov1.NodeOpState_NODE_IN_SERVICE {
 			return false
 		}
 	}
 	return true
 }
 
-func (m *Manager) sortedPipelinesLocked() []*stratopb.PipelineInfo {
-	ps := make([]*stratopb.PipelineInfo, 0, len(m.pipelines))
+func (m *Manager) sortedPipelinesLocked() []*stratov1.PipelineInfo {
+	ps := make([]*stratov1.PipelineInfo, 0, len(m.pipelines))
 	for _, p := range m.pipelines {
 		ps = append(ps, p)
 	}
-	slices.SortFunc(ps, func(a, b *stratopb.PipelineInfo) int { return cmp.Compare(a.Id, b.Id) })
+	slices.SortFunc(ps, func(a, b *stratov1.PipelineInfo) int { return cmp.Compare(a.Id, b.Id) })
 	return ps
 }
 
@@ -436,10 +436,10 @@ func (m *Manager) sortedContainersLocked() []*containerState {
 
 // ---- Safe mode ---------------------------------------------------------------
 
-func (m *Manager) safeModeStatusLocked() *stratopb.SafeModeStatus {
+func (m *Manager) safeModeStatusLocked() *stratov1.SafeModeStatus {
 	healthy := 0
 	for _, n := range m.nodes {
-		if n.health == stratopb.NodeHealth_NODE_HEALTHY {
+		if n.health == stratov1.NodeHealth_NODE_HEALTHY {
 			healthy++
 		}
 	}
@@ -450,7 +450,7 @@ func (m *Manager) safeModeStatusLocked() *stratopb.SafeModeStatus {
 	// reaches CLOSED. Neither would ever be reported.
 	total, reported := 0, 0
 	for _, c := range m.containers {
-		if c.info.State != stratopb.ContainerState_CONTAINER_CLOSED {
+		if c.info.State != stratov1.ContainerState_CONTAINER_CLOSED {
 			continue
 		}
 		total++
@@ -462,7 +462,7 @@ func (m *Manager) safeModeStatusLocked() *stratopb.SafeModeStatus {
 	if total > 0 {
 		frac = float64(reported) / float64(total)
 	}
-	return &stratopb.SafeModeStatus{
+	return &stratov1.SafeModeStatus{
 		InSafeMode:        m.safeMode,
 		HealthyDatanodes:  int32(healthy),
 		RequiredDatanodes: int32(m.opts.SafeModeMinDatanodes),
@@ -482,14 +482,14 @@ func (m *Manager) updateSafeModeLocked() {
 }
 
 // SafeMode reports the safe-mode state and the figures it depends on.
-func (m *Manager) SafeMode() *stratopb.SafeModeStatus {
+func (m *Manager) SafeMode() *stratov1.SafeModeStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.safeModeStatusLocked()
 }
 
 // ExitSafeMode leaves safe mode now, whatever has reported (an admin's call).
-func (m *Manager) ExitSafeMode() *stratopb.SafeModeStatus {
+func (m *Manager) ExitSafeMode() *stratov1.SafeModeStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.safeMode = false
@@ -500,42 +500,42 @@ func (m *Manager) ExitSafeMode() *stratopb.SafeModeStatus {
 // ---- Listing -------------------------------------------------------------------
 
 // Datanodes lists the registered datanodes, by ID.
-func (m *Manager) Datanodes() []*stratopb.DatanodeInfo {
+func (m *Manager) Datanodes() []*stratov1.DatanodeInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]*stratopb.DatanodeInfo, 0, len(m.nodes))
+	out := make([]*stratov1.DatanodeInfo, 0, len(m.nodes))
 	for _, n := range m.nodes {
 		pipes := 0
 		for _, p := range m.pipelines {
-			if p.State == stratopb.PipelineState_PIPELINE_OPEN && slices.Contains(p.Members, n.details.Id) {
+			if p.State == stratov1.PipelineState_PIPELINE_OPEN && slices.Contains(p.Members, n.details.Id) {
 				pipes++
 			}
 		}
-		out = append(out, &stratopb.DatanodeInfo{
+		out = append(out, &stratov1.DatanodeInfo{
 			Details: n.details, Stats: n.stats, Health: n.health, OpState: n.opState,
 			LastHeartbeatUnixMs: n.lastSeen.UnixMilli(), Containers: int32(len(n.containers)), Pipelines: int32(pipes),
 		})
 	}
-	slices.SortFunc(out, func(a, b *stratopb.DatanodeInfo) int { return cmp.Compare(a.Details.Id, b.Details.Id) })
+	slices.SortFunc(out, func(a, b *stratov1.DatanodeInfo) int { return cmp.Compare(a.Details.Id, b.Details.Id) })
 	return out
 }
 
 // Pipelines lists all pipelines, by ID.
-func (m *Manager) Pipelines() []*stratopb.PipelineInfo {
+func (m *Manager) Pipelines() []*stratov1.PipelineInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ps := m.sortedPipelinesLocked()
 	for i, p := range ps {
-		ps[i] = proto.Clone(p).(*stratopb.PipelineInfo)
+		ps[i] = proto.Clone(p).(*stratov1.PipelineInfo)
 	}
 	return ps
 }
 
 // Containers lists up to limit containers with IDs above startAfter.
-func (m *Manager) Containers(startAfter uint64, limit int) []*stratopb.ContainerInfo {
+func (m *Manager) Containers(startAfter uint64, limit int) []*stratov1.ContainerInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []*stratopb.ContainerInfo
+	var out []*stratov1.ContainerInfo
 	for _, c := range m.sortedContainersLocked() {
 		if c.info.Id <= startAfter {
 			continue
@@ -543,7 +543,7 @@ func (m *Manager) Containers(startAfter uint64, limit int) []*stratopb.Container
 		if limit > 0 && len(out) == limit {
 			break
 		}
-		info := proto.Clone(c.info).(*stratopb.ContainerInfo)
+		info := proto.Clone(c.info).(*stratov1.ContainerInfo)
 		info.AllocatedBytes = c.allocated
 		out = append(out, info)
 	}
@@ -551,23 +551,23 @@ func (m *Manager) Containers(startAfter uint64, limit int) []*stratopb.Container
 }
 
 // Replicas returns a container's record and its reported replicas.
-func (m *Manager) Replicas(id uint64) (*stratopb.ContainerInfo, map[string]*stratopb.ContainerReplica, error) {
+func (m *Manager) Replicas(id uint64) (*stratov1.ContainerInfo, map[string]*stratov1.ContainerReplica, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.containers[id]
 	if c == nil {
 		return nil, nil, fmt.Errorf("%w: container %d", ErrNotFound, id)
 	}
-	reps := make(map[string]*stratopb.ContainerReplica, len(c.replicas))
+	reps := make(map[string]*stratov1.ContainerReplica, len(c.replicas))
 	for k, v := range c.replicas {
 		reps[k] = v // replaced, never changed in place
 	}
 	// The record is changed in place by Apply: callers get a copy.
-	return proto.Clone(c.info).(*stratopb.ContainerInfo), reps, nil
+	return proto.Clone(c.info).(*stratov1.ContainerInfo), reps, nil
 }
 
 // Node returns one datanode's details, or false.
-func (m *Manager) Node(id string) (*stratopb.DatanodeDetails, bool) {
+func (m *Manager) Node(id string) (*stratov1.DatanodeDetails, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if n := m.nodes[id]; n != nil {
@@ -583,7 +583,7 @@ func (m *Manager) Node(id string) (*stratopb.DatanodeDetails, bool) {
 // pipelines are topped up again from the healthy datanodes. It returns the
 // durable changes for the caller to propose. A container that is not open
 // needs nothing.
-func (m *Manager) CloseContainer(now time.Time, id uint64, failed string) ([]*stratopb.ClusterCommand, error) {
+func (m *Manager) CloseContainer(now time.Time, id uint64, failed string) ([]*stratov1.ClusterCommand, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.containers[id]
@@ -591,17 +591,17 @@ func (m *Manager) CloseContainer(now time.Time, id uint64, failed string) ([]*st
 		return nil, fmt.Errorf("%w: container %d", ErrNotFound, id)
 	}
 	p := m.pipelines[c.info.PipelineId]
-	var out []*stratopb.ClusterCommand
-	if failed != "" && p != nil && p.State == stratopb.PipelineState_PIPELINE_OPEN && slices.Contains(p.Members, failed) {
+	var out []*stratov1.ClusterCommand
+	if failed != "" && p != nil && p.State == stratov1.PipelineState_PIPELINE_OPEN && slices.Contains(p.Members, failed) {
 		m.pipelinesDirty = true
-		out = append(out, &stratopb.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratopb.ClusterCommand_ClosePipeline{ClosePipeline: p.Id}})
+		out = append(out, &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_ClosePipeline{ClosePipeline: p.Id}})
 		for _, cid := range m.open[p.Id] {
 			out = append(out, closing(now, cid))
 			m.queueCloseLocked(p, cid)
 		}
 		return out, nil
 	}
-	if c.info.State != stratopb.ContainerState_CONTAINER_OPEN {
+	if c.info.State != stratov1.ContainerState_CONTAINER_OPEN {
 		return nil, nil
 	}
 	out = append(out, closing(now, id))
@@ -626,8 +626,8 @@ func (m *Manager) MarkUnhealthy(id uint64, datanode string) error {
 	if rep == nil {
 		return fmt.Errorf("%w: datanode %q holds no replica of container %d", ErrNotFound, datanode, id)
 	}
-	rep = proto.Clone(rep).(*stratopb.ContainerReplica)
-	rep.State = stratopb.ContainerState_CONTAINER_UNHEALTHY
+	rep = proto.Clone(rep).(*stratov1.ContainerReplica)
+	rep.State = stratov1.ContainerState_CONTAINER_UNHEALTHY
 	c.replicas[datanode] = rep
 	if c.bad == nil {
 		c.bad = map[string]bool{}
@@ -641,7 +641,7 @@ func (m *Manager) MarkUnhealthy(id uint64, datanode string) error {
 // the other holders (copies made since), skipping dead datanodes and
 // unhealthy replicas, and putting stale ones last. With no replica reported
 // yet (a leader just elected), stored is returned as it is.
-func (m *Manager) Locations(cid uint64, stored []*stratopb.DatanodeDetails) []*stratopb.DatanodeDetails {
+func (m *Manager) Locations(cid uint64, stored []*stratov1.DatanodeDetails) []*stratov1.DatanodeDetails {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.containers[cid]
@@ -656,10 +656,10 @@ func (m *Manager) Locations(cid uint64, stored []*stratopb.DatanodeDetails) []*s
 	for _, d := range stored {
 		inStored[d.GetId()] = true
 	}
-	usable := func(id string) *stratopb.DatanodeDetails {
+	usable := func(id string) *stratov1.DatanodeDetails {
 		r, n := c.replicas[id], m.nodes[id]
-		if n == nil || n.health == stratopb.NodeHealth_NODE_DEAD || (r == nil && !inStored[id]) ||
-			(r != nil && r.State == stratopb.ContainerState_CONTAINER_UNHEALTHY) {
+		if n == nil || n.health == stratov1.NodeHealth_NODE_DEAD || (r == nil && !inStored[id]) ||
+			(r != nil && r.State == stratov1.ContainerState_CONTAINER_UNHEALTHY) {
 			return nil
 		}
 		return n.details
@@ -682,12 +682,12 @@ func (m *Manager) Locations(cid uint64, stored []*stratopb.DatanodeDetails) []*s
 	order = append(order, extra...)
 	// HEALTHY nodes that reported the replica first, then HEALTHY members
 	// of stored that have not (yet), then STALE ones (probably down).
-	var out, unreported, stale []*stratopb.DatanodeDetails
+	var out, unreported, stale []*stratov1.DatanodeDetails
 	for _, id := range order {
 		nd := usable(id)
 		switch {
 		case nd == nil:
-		case m.nodes[id].health != stratopb.NodeHealth_NODE_HEALTHY:
+		case m.nodes[id].health != stratov1.NodeHealth_NODE_HEALTHY:
 			stale = append(stale, nd)
 		case c.replicas[id] == nil:
 			unreported = append(unreported, nd)

@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 const (
-	one   = stratopb.ReplicationFactor_REPLICATION_ONE
-	three = stratopb.ReplicationFactor_REPLICATION_THREE
+	one   = stratov1.ReplicationFactor_REPLICATION_ONE
+	three = stratov1.ReplicationFactor_REPLICATION_THREE
 )
 
 // env is a manager whose proposals are applied through Manager.Apply into a
@@ -27,9 +27,9 @@ type env struct {
 	db  *pebble.DB
 	m   *Manager
 	now time.Time
-	log []*stratopb.ClusterCommand
+	log []*stratov1.ClusterCommand
 	// reports are the full container reports closedCluster's datanodes sent.
-	reports map[string]*stratopb.ContainerReport
+	reports map[string]*stratov1.ContainerReport
 }
 
 func newEnv(t *testing.T, opts Options) *env {
@@ -42,12 +42,12 @@ func newEnv(t *testing.T, opts Options) *env {
 	return e
 }
 
-func (e *env) propose(_ context.Context, cmd *stratopb.ClusterCommand) (proto.Message, error) {
+func (e *env) propose(_ context.Context, cmd *stratov1.ClusterCommand) (proto.Message, error) {
 	e.log = append(e.log, cmd)
 	return applyTo(e.db, e.m, cmd)
 }
 
-func applyTo(db *pebble.DB, m *Manager, cmd *stratopb.ClusterCommand) (proto.Message, error) {
+func applyTo(db *pebble.DB, m *Manager, cmd *stratov1.ClusterCommand) (proto.Message, error) {
 	b := db.NewIndexedBatch()
 	defer b.Close()
 	res, err := m.Apply(cmd, b)
@@ -59,15 +59,15 @@ func applyTo(db *pebble.DB, m *Manager, cmd *stratopb.ClusterCommand) (proto.Mes
 
 func (e *env) register(ids ...string) {
 	for _, id := range ids {
-		require.NoError(e.t, e.m.Register(e.now, &stratopb.RegisterRequest{
-			Details: &stratopb.DatanodeDetails{Id: id, DataAddr: "127.0.0.1:1" + id[len(id)-1:]},
-			Stats:   &stratopb.NodeStats{Capacity: 100 << 30, Remaining: 100 << 30},
+		require.NoError(e.t, e.m.Register(e.now, &stratov1.RegisterRequest{
+			Details: &stratov1.DatanodeDetails{Id: id, DataAddr: "127.0.0.1:1" + id[len(id)-1:]},
+			Stats:   &stratov1.NodeStats{Capacity: 100 << 30, Remaining: 100 << 30},
 		}))
 	}
 }
 
-func (e *env) heartbeat(id string, report *stratopb.ContainerReport) *stratopb.HeartbeatResponse {
-	resp, err := e.m.Heartbeat(e.now, &stratopb.HeartbeatRequest{DatanodeId: id, Report: report})
+func (e *env) heartbeat(id string, report *stratov1.ContainerReport) *stratov1.HeartbeatResponse {
+	resp, err := e.m.Heartbeat(e.now, &stratov1.HeartbeatRequest{DatanodeId: id, Report: report})
 	require.NoError(e.t, err)
 	return resp
 }
@@ -79,7 +79,7 @@ func (e *env) tick() {
 	}
 }
 
-func (e *env) alloc(repl stratopb.ReplicationFactor, ex Exclude) *Allocation {
+func (e *env) alloc(repl stratov1.ReplicationFactor, ex Exclude) *Allocation {
 	a, err := e.m.Allocate(context.Background(), e.now, repl, ex)
 	require.NoError(e.t, err)
 	return a
@@ -96,36 +96,36 @@ func TestOptionsValidate(t *testing.T) {
 
 func TestRegisterHeartbeatHealth(t *testing.T) {
 	e := newEnv(t, Options{StaleAfter: 10 * time.Second, DeadAfter: 30 * time.Second})
-	require.ErrorIs(t, e.m.Register(e.now, &stratopb.RegisterRequest{Details: &stratopb.DatanodeDetails{Id: "dn1"}}), ErrInvalid)
+	require.ErrorIs(t, e.m.Register(e.now, &stratov1.RegisterRequest{Details: &stratov1.DatanodeDetails{Id: "dn1"}}), ErrInvalid)
 
-	resp, err := e.m.Heartbeat(e.now, &stratopb.HeartbeatRequest{DatanodeId: "ghost"})
+	resp, err := e.m.Heartbeat(e.now, &stratov1.HeartbeatRequest{DatanodeId: "ghost"})
 	require.ErrorIs(t, err, ErrUnknownNode)
 	require.True(t, resp.Reregister)
 
 	e.register("dn1", "dn2")
-	health := func() map[string]stratopb.NodeHealth {
-		out := map[string]stratopb.NodeHealth{}
+	health := func() map[string]stratov1.NodeHealth {
+		out := map[string]stratov1.NodeHealth{}
 		for _, d := range e.m.Datanodes() {
 			out[d.Details.Id] = d.Health
 		}
 		return out
 	}
-	require.Equal(t, map[string]stratopb.NodeHealth{"dn1": stratopb.NodeHealth_NODE_HEALTHY, "dn2": stratopb.NodeHealth_NODE_HEALTHY}, health())
+	require.Equal(t, map[string]stratov1.NodeHealth{"dn1": stratov1.NodeHealth_NODE_HEALTHY, "dn2": stratov1.NodeHealth_NODE_HEALTHY}, health())
 
 	e.now = e.now.Add(12 * time.Second)
 	e.heartbeat("dn1", nil)
 	e.tick()
-	require.Equal(t, stratopb.NodeHealth_NODE_HEALTHY, health()["dn1"])
-	require.Equal(t, stratopb.NodeHealth_NODE_STALE, health()["dn2"])
+	require.Equal(t, stratov1.NodeHealth_NODE_HEALTHY, health()["dn1"])
+	require.Equal(t, stratov1.NodeHealth_NODE_STALE, health()["dn2"])
 
 	e.now = e.now.Add(20 * time.Second)
 	e.heartbeat("dn1", nil)
 	e.tick()
-	require.Equal(t, stratopb.NodeHealth_NODE_DEAD, health()["dn2"])
+	require.Equal(t, stratov1.NodeHealth_NODE_DEAD, health()["dn2"])
 
 	// A dead node that heartbeats again is healthy again.
 	e.heartbeat("dn2", nil)
-	require.Equal(t, stratopb.NodeHealth_NODE_HEALTHY, health()["dn2"])
+	require.Equal(t, stratov1.NodeHealth_NODE_HEALTHY, health()["dn2"])
 }
 
 func TestSafeMode(t *testing.T) {
@@ -144,22 +144,22 @@ func TestSafeMode(t *testing.T) {
 	e2.m.ExitSafeMode()
 	e2.register("dn1")
 	a := e2.alloc(one, Exclude{})
-	_, err = e2.propose(context.Background(), &stratopb.ClusterCommand{Op: &stratopb.ClusterCommand_SetContainerState{
-		SetContainerState: &stratopb.ContainerStateChange{ContainerId: a.ContainerID, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+	_, err = e2.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_SetContainerState{
+		SetContainerState: &stratov1.ContainerStateChange{ContainerId: a.ContainerID, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
 	require.NoError(t, err)
 	restart := func(e *env) *Manager {
 		m, err := New(Options{SafeModeMinDatanodes: 1, SafeModeReplicaFraction: 1}, e.propose)
 		require.NoError(t, err)
 		require.NoError(t, m.Load(e.db))
-		require.NoError(t, m.Register(e.now, &stratopb.RegisterRequest{Details: &stratopb.DatanodeDetails{Id: "dn1", DataAddr: "x:1"}}))
+		require.NoError(t, m.Register(e.now, &stratov1.RegisterRequest{Details: &stratov1.DatanodeDetails{Id: "dn1", DataAddr: "x:1"}}))
 		return m
 	}
 	m2 := restart(e2)
 	st := m2.SafeMode()
 	require.True(t, st.InSafeMode)
 	require.Less(t, st.ReplicaFraction, 1.0)
-	require.NoError(t, m2.Register(e2.now, &stratopb.RegisterRequest{Details: &stratopb.DatanodeDetails{Id: "dn1", DataAddr: "x:1"},
-		Report: &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: a.ContainerID, State: stratopb.ContainerState_CONTAINER_CLOSED}}}}))
+	require.NoError(t, m2.Register(e2.now, &stratov1.RegisterRequest{Details: &stratov1.DatanodeDetails{Id: "dn1", DataAddr: "x:1"},
+		Report: &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: a.ContainerID, State: stratov1.ContainerState_CONTAINER_CLOSED}}}}))
 	require.False(t, m2.SafeMode().InSafeMode)
 
 	// OPEN containers are not waited for: a datanode makes a container at
@@ -194,11 +194,11 @@ func TestAllocate(t *testing.T) {
 		seen[key] = true
 		containers[a.ContainerID] = true
 	}
-	byRepl := map[stratopb.ReplicationFactor]int{}
+	byRepl := map[stratov1.ReplicationFactor]int{}
 	for _, p := range e.m.Pipelines() {
 		byRepl[p.Replication]++
 	}
-	require.Equal(t, map[stratopb.ReplicationFactor]int{three: 1, one: 3}, byRepl,
+	require.Equal(t, map[stratov1.ReplicationFactor]int{three: 1, one: 3}, byRepl,
 		"one THREE pipeline (never two on the same nodes) and one ONE pipeline per datanode")
 	require.Len(t, containers, 3, "allocations spread over the open containers of the pipeline")
 
@@ -229,7 +229,7 @@ func TestAllocateExcludesAndClosesFullContainers(t *testing.T) {
 	require.NotEqual(t, first, e.alloc(three, Exclude{}).ContainerID)
 	info, _, err := e.m.Replicas(first)
 	require.NoError(t, err)
-	require.Equal(t, stratopb.ContainerState_CONTAINER_OPEN, info.State)
+	require.Equal(t, stratov1.ContainerState_CONTAINER_OPEN, info.State)
 	e.now = e.now.Add(e.m.Options().FullCloseDelay / 2)
 	e.tick()
 	for _, id := range a.Pipeline.Members {
@@ -240,7 +240,7 @@ func TestAllocateExcludesAndClosesFullContainers(t *testing.T) {
 	e.tick()
 	info, _, err = e.m.Replicas(first)
 	require.NoError(t, err)
-	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSING, info.State)
+	require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSING, info.State)
 	for _, id := range a.Pipeline.Members {
 		cmds := e.heartbeat(id, nil).Commands
 		require.Len(t, cmds, 1)
@@ -275,10 +275,10 @@ func TestDeadNodeClosesPipeline(t *testing.T) {
 	}
 	e.tick()
 	ps := e.m.Pipelines()
-	require.Equal(t, stratopb.PipelineState_PIPELINE_CLOSED, ps[0].State)
+	require.Equal(t, stratov1.PipelineState_PIPELINE_CLOSED, ps[0].State)
 	info, _, err := e.m.Replicas(a.ContainerID)
 	require.NoError(t, err)
-	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSING, info.State)
+	require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSING, info.State)
 	// Survivors get a close command; the dead node gets nothing.
 	for _, id := range a.Pipeline.Members {
 		if id == victim {
@@ -351,14 +351,14 @@ func TestApplyRejectsBadTransitions(t *testing.T) {
 	e.m.ExitSafeMode()
 	e.register("dn1")
 	a := e.alloc(one, Exclude{})
-	set := func(id uint64, s stratopb.ContainerState) error {
-		_, err := e.propose(context.Background(), &stratopb.ClusterCommand{Op: &stratopb.ClusterCommand_SetContainerState{
-			SetContainerState: &stratopb.ContainerStateChange{ContainerId: id, State: s}}})
+	set := func(id uint64, s stratov1.ContainerState) error {
+		_, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_SetContainerState{
+			SetContainerState: &stratov1.ContainerStateChange{ContainerId: id, State: s}}})
 		return err
 	}
-	require.ErrorIs(t, set(999, stratopb.ContainerState_CONTAINER_CLOSED), ErrNotFound)
-	require.NoError(t, set(a.ContainerID, stratopb.ContainerState_CONTAINER_CLOSED))
-	require.ErrorIs(t, set(a.ContainerID, stratopb.ContainerState_CONTAINER_OPEN), ErrBadTransition)
+	require.ErrorIs(t, set(999, stratov1.ContainerState_CONTAINER_CLOSED), ErrNotFound)
+	require.NoError(t, set(a.ContainerID, stratov1.ContainerState_CONTAINER_CLOSED))
+	require.ErrorIs(t, set(a.ContainerID, stratov1.ContainerState_CONTAINER_OPEN), ErrBadTransition)
 }
 
 func TestChooseMembers(t *testing.T) {
@@ -385,19 +385,19 @@ func closedCluster(t *testing.T, n, k int) *env {
 		ids[i] = fmt.Sprintf("dn%d", i+1)
 	}
 	e.register(ids...)
-	reports := map[string]*stratopb.ContainerReport{}
+	reports := map[string]*stratov1.ContainerReport{}
 	for c := 0; c < k; c++ {
-		res, err := e.propose(context.Background(), &stratopb.ClusterCommand{Op: &stratopb.ClusterCommand_AddContainer{AddContainer: &stratopb.ContainerInfo{Replication: three}}})
+		res, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerInfo{Replication: three}}})
 		require.NoError(t, err)
-		id := res.(*stratopb.ContainerInfo).Id
-		_, err = e.propose(context.Background(), &stratopb.ClusterCommand{Op: &stratopb.ClusterCommand_SetContainerState{SetContainerState: &stratopb.ContainerStateChange{ContainerId: id, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+		id := res.(*stratov1.ContainerInfo).Id
+		_, err = e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_SetContainerState{SetContainerState: &stratov1.ContainerStateChange{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
 		require.NoError(t, err)
 		for r := 0; r < 3; r++ {
 			dn := ids[(c+r)%n]
 			if reports[dn] == nil {
-				reports[dn] = &stratopb.ContainerReport{Full: true}
+				reports[dn] = &stratov1.ContainerReport{Full: true}
 			}
-			reports[dn].Replicas = append(reports[dn].Replicas, &stratopb.ContainerReplica{ContainerId: id, State: stratopb.ContainerState_CONTAINER_CLOSED})
+			reports[dn].Replicas = append(reports[dn].Replicas, &stratov1.ContainerReplica{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED})
 		}
 	}
 	for dn, r := range reports {
@@ -422,7 +422,7 @@ func TestReplicationAfterDecommission(t *testing.T) {
 	require.Zero(t, e.m.ReplicationWork(e.now, 100).Scheduled)
 
 	// Sources execute; each target reports its new replica.
-	var cmds []*stratopb.ReplicateContainerCommand
+	var cmds []*stratov1.ReplicateContainerCommand
 	sources := map[string]int{}
 	for _, src := range []string{"dn1", "dn2", "dn3", "dn4"} {
 		for _, c := range e.heartbeat(src, nil).Commands {
@@ -435,7 +435,7 @@ func TestReplicationAfterDecommission(t *testing.T) {
 	}
 	require.Greater(t, len(sources), 1, "copies spread over the holders")
 	for _, rc := range cmds {
-		e.heartbeat(rc.Target.Id, &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: rc.ContainerId, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+		e.heartbeat(rc.Target.Id, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: rc.ContainerId, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
 	}
 	rep = e.m.ReplicationWork(e.now, 100)
 	require.Zero(t, rep.UnderReplicated)
@@ -530,7 +530,7 @@ func TestClientClosesContainer(t *testing.T) {
 	}
 	info, _, err := e.m.Replicas(a.ContainerID)
 	require.NoError(t, err)
-	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSING, info.State)
+	require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSING, info.State)
 	for _, id := range a.Pipeline.Members {
 		require.Equal(t, a.ContainerID, e.heartbeat(id, nil).Commands[0].GetCloseContainer().ContainerId)
 	}
@@ -551,7 +551,7 @@ func TestClientClosesContainer(t *testing.T) {
 	}
 	for _, p := range e.m.Pipelines() {
 		if p.Id == b.Pipeline.Id {
-			require.Equal(t, stratopb.PipelineState_PIPELINE_CLOSED, p.State)
+			require.Equal(t, stratov1.PipelineState_PIPELINE_CLOSED, p.State)
 		}
 	}
 	c := e.alloc(three, Exclude{Datanodes: []string{bad}})
@@ -563,12 +563,12 @@ func TestReplicaReportClosesFullContainer(t *testing.T) {
 	e := newEnv(t, Options{ContainerSize: 10 << 20, BlockSize: 1 << 20})
 	e.register("dn1", "dn2", "dn3")
 	a := e.alloc(three, Exclude{})
-	e.heartbeat("dn2", &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{
-		ContainerId: a.ContainerID, State: stratopb.ContainerState_CONTAINER_OPEN, UsedBytes: 9 << 20}}})
+	e.heartbeat("dn2", &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{
+		ContainerId: a.ContainerID, State: stratov1.ContainerState_CONTAINER_OPEN, UsedBytes: 9 << 20}}})
 	e.tick()
 	info, _, err := e.m.Replicas(a.ContainerID)
 	require.NoError(t, err)
-	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSING, info.State)
+	require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSING, info.State)
 }
 
 func TestClosingBecomesClosedWhenReplicasReport(t *testing.T) {
@@ -581,22 +581,22 @@ func TestClosingBecomesClosedWhenReplicasReport(t *testing.T) {
 		_, err := e.propose(context.Background(), c)
 		require.NoError(t, err)
 	}
-	report := func(id string, st stratopb.ContainerState) {
-		e.heartbeat(id, &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: a.ContainerID, State: st}}})
+	report := func(id string, st stratov1.ContainerState) {
+		e.heartbeat(id, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: a.ContainerID, State: st}}})
 	}
-	state := func() stratopb.ContainerState {
+	state := func() stratov1.ContainerState {
 		info, _, err := e.m.Replicas(a.ContainerID)
 		require.NoError(t, err)
 		return info.State
 	}
-	report("dn1", stratopb.ContainerState_CONTAINER_CLOSED)
-	report("dn2", stratopb.ContainerState_CONTAINER_OPEN)
+	report("dn1", stratov1.ContainerState_CONTAINER_CLOSED)
+	report("dn2", stratov1.ContainerState_CONTAINER_OPEN)
 	e.tick()
-	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSING, state(), "one replica still open")
-	report("dn2", stratopb.ContainerState_CONTAINER_CLOSED)
-	report("dn3", stratopb.ContainerState_CONTAINER_UNHEALTHY)
+	require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSING, state(), "one replica still open")
+	report("dn2", stratov1.ContainerState_CONTAINER_CLOSED)
+	report("dn3", stratov1.ContainerState_CONTAINER_UNHEALTHY)
 	e.tick()
-	require.Equal(t, stratopb.ContainerState_CONTAINER_CLOSED, state())
+	require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSED, state())
 }
 
 func TestMarkUnhealthy(t *testing.T) {
@@ -604,23 +604,23 @@ func TestMarkUnhealthy(t *testing.T) {
 	e.register("dn1", "dn2", "dn3")
 	a := e.alloc(three, Exclude{})
 	require.ErrorIs(t, e.m.MarkUnhealthy(a.ContainerID, "dn1"), ErrNotFound) // not reported yet
-	rep := &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: a.ContainerID, State: stratopb.ContainerState_CONTAINER_OPEN}}}
+	rep := &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: a.ContainerID, State: stratov1.ContainerState_CONTAINER_OPEN}}}
 	e.heartbeat("dn1", rep)
 	require.NoError(t, e.m.MarkUnhealthy(a.ContainerID, "dn1"))
 	_, reps, err := e.m.Replicas(a.ContainerID)
 	require.NoError(t, err)
-	require.Equal(t, stratopb.ContainerState_CONTAINER_UNHEALTHY, reps["dn1"].State)
+	require.Equal(t, stratov1.ContainerState_CONTAINER_UNHEALTHY, reps["dn1"].State)
 	// The node's next reports do not clear the verdict...
 	e.heartbeat("dn1", rep)
 	_, reps, err = e.m.Replicas(a.ContainerID)
 	require.NoError(t, err)
-	require.Equal(t, stratopb.ContainerState_CONTAINER_UNHEALTHY, reps["dn1"].State)
+	require.Equal(t, stratov1.ContainerState_CONTAINER_UNHEALTHY, reps["dn1"].State)
 	// ...until the replica is gone from it; a new copy starts clean.
-	e.heartbeat("dn1", &stratopb.ContainerReport{Deleted: []uint64{a.ContainerID}})
+	e.heartbeat("dn1", &stratov1.ContainerReport{Deleted: []uint64{a.ContainerID}})
 	e.heartbeat("dn1", rep)
 	_, reps, err = e.m.Replicas(a.ContainerID)
 	require.NoError(t, err)
-	require.Equal(t, stratopb.ContainerState_CONTAINER_OPEN, reps["dn1"].State)
+	require.Equal(t, stratov1.ContainerState_CONTAINER_OPEN, reps["dn1"].State)
 	require.ErrorIs(t, e.m.MarkUnhealthy(12345, "dn1"), ErrNotFound)
 }
 
@@ -637,7 +637,7 @@ func TestReplicationTrimsExtraAndUnhealthyCopies(t *testing.T) {
 			spare = id
 		}
 	}
-	e.heartbeat(spare, &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: 1, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+	e.heartbeat(spare, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: 1, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
 	rep := e.m.ReplicationWork(e.now, 100)
 	require.Equal(t, 1, rep.OverReplicated)
 	require.Equal(t, 1, rep.Deletes)
@@ -675,7 +675,7 @@ func TestReplicationTrimsExtraAndUnhealthyCopies(t *testing.T) {
 	}
 	require.NotEmpty(t, target)
 	require.NotEqual(t, bad, target)
-	e.heartbeat(target, &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: 2, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+	e.heartbeat(target, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: 2, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
 	rep = e.m.ReplicationWork(e.now, 100)
 	require.Equal(t, 1, rep.Deletes)
 	var deleted []string
@@ -695,7 +695,7 @@ func TestLocationsFollowReplicas(t *testing.T) {
 	a := e.alloc(three, Exclude{})
 	stored := a.Members
 	require.Equal(t, stored, e.m.Locations(a.ContainerID, stored), "nothing reported yet")
-	closed := &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: a.ContainerID, State: stratopb.ContainerState_CONTAINER_CLOSED}}}
+	closed := &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: a.ContainerID, State: stratov1.ContainerState_CONTAINER_CLOSED}}}
 	// One member reported (the others will at their next heartbeat): every
 	// member is still listed, the reporting one first.
 	e.heartbeat(stored[2].Id, closed)
@@ -704,13 +704,13 @@ func TestLocationsFollowReplicas(t *testing.T) {
 	require.Equal(t, stored[2].Id, got[0].Id)
 	var spare string
 	for _, id := range []string{"dn1", "dn2", "dn3", "dn4"} {
-		if !slices.ContainsFunc(stored, func(d *stratopb.DatanodeDetails) bool { return d.Id == id }) {
+		if !slices.ContainsFunc(stored, func(d *stratov1.DatanodeDetails) bool { return d.Id == id }) {
 			spare = id
 			continue
 		}
 		e.heartbeat(id, closed)
 	}
-	ids := func(ds []*stratopb.DatanodeDetails) (out []string) {
+	ids := func(ds []*stratov1.DatanodeDetails) (out []string) {
 		for _, d := range ds {
 			out = append(out, d.Id)
 		}
@@ -733,12 +733,12 @@ func TestReplicationNeverFromAStaleHolder(t *testing.T) {
 	e := newEnv(t, Options{StaleAfter: 10 * time.Second, DeadAfter: 60 * time.Second})
 	e.m.ExitSafeMode()
 	e.register("dn1", "dn2", "dn3", "dn4")
-	res, err := e.propose(context.Background(), &stratopb.ClusterCommand{Op: &stratopb.ClusterCommand_AddContainer{AddContainer: &stratopb.ContainerInfo{Replication: three}}})
+	res, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerInfo{Replication: three}}})
 	require.NoError(t, err)
-	id := res.(*stratopb.ContainerInfo).Id
-	_, err = e.propose(context.Background(), &stratopb.ClusterCommand{Op: &stratopb.ClusterCommand_SetContainerState{SetContainerState: &stratopb.ContainerStateChange{ContainerId: id, State: stratopb.ContainerState_CONTAINER_CLOSED}}})
+	id := res.(*stratov1.ContainerInfo).Id
+	_, err = e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_SetContainerState{SetContainerState: &stratov1.ContainerStateChange{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
 	require.NoError(t, err)
-	closed := &stratopb.ContainerReport{Replicas: []*stratopb.ContainerReplica{{ContainerId: id, State: stratopb.ContainerState_CONTAINER_CLOSED}}}
+	closed := &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED}}}
 	for _, dn := range []string{"dn1", "dn2", "dn3"} {
 		e.heartbeat(dn, closed)
 	}

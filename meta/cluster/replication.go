@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Decommission starts (or, with recommission, undoes) taking a datanode out
@@ -21,9 +21,9 @@ func (m *Manager) Decommission(id string, recommission bool) error {
 		return fmt.Errorf("%w: datanode %q", ErrNotFound, id)
 	}
 	if recommission {
-		n.opState = stratopb.NodeOpState_NODE_IN_SERVICE
-	} else if n.opState == stratopb.NodeOpState_NODE_IN_SERVICE {
-		n.opState = stratopb.NodeOpState_NODE_DECOMMISSIONING
+		n.opState = stratov1.NodeOpState_NODE_IN_SERVICE
+	} else if n.opState == stratov1.NodeOpState_NODE_IN_SERVICE {
+		n.opState = stratov1.NodeOpState_NODE_DECOMMISSIONING
 	}
 	return nil
 }
@@ -54,7 +54,7 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 	// forget it, so that it is scheduled again elsewhere.
 	for cid, fl := range m.replicating {
 		for _, id := range []string{fl.source, fl.target} {
-			if n := m.nodes[id]; n == nil || n.health != stratopb.NodeHealth_NODE_HEALTHY {
+			if n := m.nodes[id]; n == nil || n.health != stratov1.NodeHealth_NODE_HEALTHY {
 				delete(m.replicating, cid)
 			}
 		}
@@ -70,7 +70,7 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 	}
 	pending := map[string]bool{} // decommissioning nodes still holding needed data
 	for _, c := range m.sortedContainersLocked() {
-		if c.info.State != stratopb.ContainerState_CONTAINER_CLOSED {
+		if c.info.State != stratov1.ContainerState_CONTAINER_CLOSED {
 			continue
 		}
 		rep.Containers++
@@ -82,15 +82,15 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 		live := 0
 		for id, r := range c.replicas {
 			n := m.nodes[id]
-			if n == nil || n.health == stratopb.NodeHealth_NODE_DEAD || r.State != stratopb.ContainerState_CONTAINER_CLOSED {
+			if n == nil || n.health == stratov1.NodeHealth_NODE_DEAD || r.State != stratov1.ContainerState_CONTAINER_CLOSED {
 				continue
 			}
 			live++
-			if n.health != stratopb.NodeHealth_NODE_HEALTHY {
+			if n.health != stratov1.NodeHealth_NODE_HEALTHY {
 				continue
 			}
 			sources = append(sources, id)
-			if n.opState == stratopb.NodeOpState_NODE_IN_SERVICE {
+			if n.opState == stratov1.NodeOpState_NODE_IN_SERVICE {
 				good = append(good, id)
 			}
 		}
@@ -108,7 +108,7 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 		}
 		rep.UnderReplicated++
 		for id := range c.replicas {
-			if n := m.nodes[id]; n != nil && n.opState == stratopb.NodeOpState_NODE_DECOMMISSIONING {
+			if n := m.nodes[id]; n != nil && n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING {
 				pending[id] = true
 			}
 		}
@@ -132,13 +132,13 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 		pushes[src]++
 		imports[target]++
 		m.replicating[c.info.Id] = inflight{source: src, target: target, since: now}
-		m.queueLocked(src, &stratopb.DatanodeCommand{Cmd: &stratopb.DatanodeCommand_ReplicateContainer{
-			ReplicateContainer: &stratopb.ReplicateContainerCommand{ContainerId: c.info.Id, Target: m.nodes[target].details}}})
+		m.queueLocked(src, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_ReplicateContainer{
+			ReplicateContainer: &stratov1.ReplicateContainerCommand{ContainerId: c.info.Id, Target: m.nodes[target].details}}})
 		rep.Scheduled++
 	}
 	for id, n := range m.nodes {
-		if n.opState == stratopb.NodeOpState_NODE_DECOMMISSIONING && !pending[id] {
-			n.opState = stratopb.NodeOpState_NODE_DECOMMISSIONED
+		if n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING && !pending[id] {
+			n.opState = stratov1.NodeOpState_NODE_DECOMMISSIONED
 			rep.Decommissioned = append(rep.Decommissioned, id)
 		}
 	}
@@ -158,7 +158,7 @@ func (m *Manager) chooseTargetLocked(c *containerState, imports map[string]int, 
 	slices.Sort(ids)
 	for _, id := range ids {
 		n := m.nodes[id]
-		if n.health != stratopb.NodeHealth_NODE_HEALTHY || n.opState != stratopb.NodeOpState_NODE_IN_SERVICE || imports[id] >= limit {
+		if n.health != stratov1.NodeHealth_NODE_HEALTHY || n.opState != stratov1.NodeOpState_NODE_IN_SERVICE || imports[id] >= limit {
 			continue
 		}
 		if _, has := c.replicas[id]; has {
@@ -189,8 +189,8 @@ func (m *Manager) trimLocked(c *containerState, good []string) int {
 			m.deleting = map[deleteKey]bool{}
 		}
 		m.deleting[deleteKey{c.info.Id, id}] = true
-		m.queueLocked(id, &stratopb.DatanodeCommand{Cmd: &stratopb.DatanodeCommand_DeleteContainer{
-			DeleteContainer: &stratopb.DeleteContainerCommand{ContainerId: c.info.Id, Force: true}}})
+		m.queueLocked(id, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_DeleteContainer{
+			DeleteContainer: &stratov1.DeleteContainerCommand{ContainerId: c.info.Id, Force: true}}})
 		queued++
 	}
 	if extra := len(good) - int(c.info.Replication); extra > 0 {
@@ -207,7 +207,7 @@ func (m *Manager) trimLocked(c *containerState, good []string) int {
 	}
 	for id, r := range c.replicas {
 		n := m.nodes[id]
-		if r.State == stratopb.ContainerState_CONTAINER_UNHEALTHY && n != nil && n.health == stratopb.NodeHealth_NODE_HEALTHY {
+		if r.State == stratov1.ContainerState_CONTAINER_UNHEALTHY && n != nil && n.health == stratov1.NodeHealth_NODE_HEALTHY {
 			del(id)
 		}
 	}

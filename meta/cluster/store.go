@@ -9,7 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Key layout of the durable cluster state. Every key starts with 'C'.
@@ -84,11 +84,11 @@ func putRecord(b *pebble.Batch, tag byte, id uint64, m proto.Message) error {
 // the manager's memory. It is deterministic: it reads only b. Results:
 // add_container returns the ContainerInfo with its assigned ID,
 // reserve_local_ids the IDRange reserved.
-func (m *Manager) Apply(cmd *stratopb.ClusterCommand, b *pebble.Batch) (proto.Message, error) {
+func (m *Manager) Apply(cmd *stratov1.ClusterCommand, b *pebble.Batch) (proto.Message, error) {
 	switch op := cmd.Op.(type) {
-	case *stratopb.ClusterCommand_AddPipeline:
-		p := proto.Clone(op.AddPipeline).(*stratopb.PipelineInfo)
-		p.State = stratopb.PipelineState_PIPELINE_OPEN
+	case *stratov1.ClusterCommand_AddPipeline:
+		p := proto.Clone(op.AddPipeline).(*stratov1.PipelineInfo)
+		p.State = stratov1.PipelineState_PIPELINE_OPEN
 		p.CreatedUnixMs = cmd.NowUnixMs
 		if err := putRecord(b, tagPipeline, p.Id, p); err != nil {
 			return nil, err
@@ -98,12 +98,12 @@ func (m *Manager) Apply(cmd *stratopb.ClusterCommand, b *pebble.Batch) (proto.Me
 		m.mu.Unlock()
 		return p, nil
 
-	case *stratopb.ClusterCommand_ClosePipeline:
-		var p stratopb.PipelineInfo
+	case *stratov1.ClusterCommand_ClosePipeline:
+		var p stratov1.PipelineInfo
 		if err := getRecord(b, tagPipeline, op.ClosePipeline, &p); err != nil {
 			return nil, notFound(err, "pipeline %d", op.ClosePipeline)
 		}
-		p.State = stratopb.PipelineState_PIPELINE_CLOSED
+		p.State = stratov1.PipelineState_PIPELINE_CLOSED
 		if err := putRecord(b, tagPipeline, p.Id, &p); err != nil {
 			return nil, err
 		}
@@ -112,7 +112,7 @@ func (m *Manager) Apply(cmd *stratopb.ClusterCommand, b *pebble.Batch) (proto.Me
 		m.mu.Unlock()
 		return &p, nil
 
-	case *stratopb.ClusterCommand_AddContainer:
+	case *stratov1.ClusterCommand_AddContainer:
 		id, err := getCounter(b, tagNextContainer, 1)
 		if err != nil {
 			return nil, err
@@ -120,9 +120,9 @@ func (m *Manager) Apply(cmd *stratopb.ClusterCommand, b *pebble.Batch) (proto.Me
 		if err := setCounter(b, tagNextContainer, id+1); err != nil {
 			return nil, err
 		}
-		c := proto.Clone(op.AddContainer).(*stratopb.ContainerInfo)
+		c := proto.Clone(op.AddContainer).(*stratov1.ContainerInfo)
 		c.Id = id
-		c.State = stratopb.ContainerState_CONTAINER_OPEN
+		c.State = stratov1.ContainerState_CONTAINER_OPEN
 		c.CreatedUnixMs = cmd.NowUnixMs
 		c.AllocatedBytes = 0
 		if err := putRecord(b, tagContainer, id, c); err != nil {
@@ -134,8 +134,8 @@ func (m *Manager) Apply(cmd *stratopb.ClusterCommand, b *pebble.Batch) (proto.Me
 		m.mu.Unlock()
 		return c, nil
 
-	case *stratopb.ClusterCommand_SetContainerState:
-		var c stratopb.ContainerInfo
+	case *stratov1.ClusterCommand_SetContainerState:
+		var c stratov1.ContainerInfo
 		id := op.SetContainerState.ContainerId
 		if err := getRecord(b, tagContainer, id, &c); err != nil {
 			return nil, notFound(err, "container %d", id)
@@ -154,13 +154,13 @@ func (m *Manager) Apply(cmd *stratopb.ClusterCommand, b *pebble.Batch) (proto.Me
 		} else {
 			m.containers[id] = &containerState{info: &c}
 		}
-		if c.State != stratopb.ContainerState_CONTAINER_OPEN {
+		if c.State != stratov1.ContainerState_CONTAINER_OPEN {
 			m.open[c.PipelineId] = slices.DeleteFunc(m.open[c.PipelineId], func(x uint64) bool { return x == id })
 		}
 		m.mu.Unlock()
 		return &c, nil
 
-	case *stratopb.ClusterCommand_ReserveLocalIds:
+	case *stratov1.ClusterCommand_ReserveLocalIds:
 		first, err := getCounter(b, tagNextLocalID, 1)
 		if err != nil {
 			return nil, err
@@ -172,9 +172,9 @@ func (m *Manager) Apply(cmd *stratopb.ClusterCommand, b *pebble.Batch) (proto.Me
 		if err := setCounter(b, tagNextLocalID, first+n); err != nil {
 			return nil, err
 		}
-		return &stratopb.IDRange{First: first, Count: n}, nil
+		return &stratov1.IDRange{First: first, Count: n}, nil
 
-	case *stratopb.ClusterCommand_SetClusterId:
+	case *stratov1.ClusterCommand_SetClusterId:
 		if op.SetClusterId == "" {
 			return nil, fmt.Errorf("%w: empty cluster ID", ErrInvalid)
 		}
@@ -191,24 +191,24 @@ func (m *Manager) Apply(cmd *stratopb.ClusterCommand, b *pebble.Batch) (proto.Me
 		m.mu.Lock()
 		m.clusterID = id
 		m.mu.Unlock()
-		return &stratopb.RegisterResponse{ClusterId: id}, nil
+		return &stratov1.RegisterResponse{ClusterId: id}, nil
 	}
 	return nil, fmt.Errorf("cluster: unknown command %T", cmd.Op)
 }
 
 // allowedTransition is the container state machine as meta records it.
-func allowedTransition(from, to stratopb.ContainerState) bool {
+func allowedTransition(from, to stratov1.ContainerState) bool {
 	if from == to {
 		return true
 	}
 	switch from {
-	case stratopb.ContainerState_CONTAINER_OPEN:
-		return to == stratopb.ContainerState_CONTAINER_CLOSING || to == stratopb.ContainerState_CONTAINER_CLOSED ||
-			to == stratopb.ContainerState_CONTAINER_UNHEALTHY
-	case stratopb.ContainerState_CONTAINER_CLOSING:
-		return to == stratopb.ContainerState_CONTAINER_CLOSED || to == stratopb.ContainerState_CONTAINER_UNHEALTHY
-	case stratopb.ContainerState_CONTAINER_CLOSED, stratopb.ContainerState_CONTAINER_UNHEALTHY:
-		return to == stratopb.ContainerState_CONTAINER_DELETED
+	case stratov1.ContainerState_CONTAINER_OPEN:
+		return to == stratov1.ContainerState_CONTAINER_CLOSING || to == stratov1.ContainerState_CONTAINER_CLOSED ||
+			to == stratov1.ContainerState_CONTAINER_UNHEALTHY
+	case stratov1.ContainerState_CONTAINER_CLOSING:
+		return to == stratov1.ContainerState_CONTAINER_CLOSED || to == stratov1.ContainerState_CONTAINER_UNHEALTHY
+	case stratov1.ContainerState_CONTAINER_CLOSED, stratov1.ContainerState_CONTAINER_UNHEALTHY:
+		return to == stratov1.ContainerState_CONTAINER_DELETED
 	}
 	return false
 }
@@ -224,7 +224,7 @@ func notFound(err error, format string, args ...any) error {
 // what r holds. The server calls it at start and after installing a Raft
 // snapshot. Soft state (nodes, replicas) is kept.
 func (m *Manager) Load(r pebble.Reader) error {
-	pipelines := map[uint64]*stratopb.PipelineInfo{}
+	pipelines := map[uint64]*stratov1.PipelineInfo{}
 	containers := map[uint64]*containerState{}
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: []byte{keyPrefix}, UpperBound: []byte{keyPrefix + 1}})
 	if err != nil {
@@ -239,13 +239,13 @@ func (m *Manager) Load(r pebble.Reader) error {
 		id := binary.BigEndian.Uint64(k[2:])
 		switch k[1] {
 		case tagPipeline:
-			p := &stratopb.PipelineInfo{}
+			p := &stratov1.PipelineInfo{}
 			if err := proto.Unmarshal(it.Value(), p); err != nil {
 				return fmt.Errorf("%w: pipeline %d: %w", ErrCorrupt, id, err)
 			}
 			pipelines[id] = p
 		case tagContainer:
-			c := &stratopb.ContainerInfo{}
+			c := &stratov1.ContainerInfo{}
 			if err := proto.Unmarshal(it.Value(), c); err != nil {
 				return fmt.Errorf("%w: container %d: %w", ErrCorrupt, id, err)
 			}
@@ -261,7 +261,7 @@ func (m *Manager) Load(r pebble.Reader) error {
 	}
 	open := map[uint64][]uint64{}
 	for id, c := range containers {
-		if c.info.State == stratopb.ContainerState_CONTAINER_OPEN {
+		if c.info.State == stratov1.ContainerState_CONTAINER_OPEN {
 			open[c.info.PipelineId] = append(open[c.info.PipelineId], id)
 		}
 	}

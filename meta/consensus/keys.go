@@ -15,7 +15,7 @@ import (
 //	0x00 0x02               hard state:    term | vote | commit (uvarints)
 //	0x00 0x03               truncated:     index:8 BE | term:8 BE of the last compacted entry
 //	0x00 0x04               applied state: index:8 BE | term:8 BE | ConfState (protobuf)
-//	0x00 0x05               members:       the address book, stratopb.RaftMembers (protobuf)
+//	0x00 0x05               members:       the address book, stratov1.RaftMembers (protobuf)
 //	0x00 0x06               removed:       present once a member told this node it was removed
 //
 // The applied state and the members are written in the same batch whenever

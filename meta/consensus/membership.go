@@ -18,13 +18,13 @@ import (
 	"go.etcd.io/raft/v3/tracker"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Membership changes. The leader proposes one ConfChangeV2 at a time, each
 // with a single change (raft's simple configuration change, never joint
 // consensus): add a learner, promote a learner to voter, remove a member.
-// Its context is a stratopb.RaftMembers holding the address of the member
+// Its context is a stratov1.RaftMembers holding the address of the member
 // it adds and a change ID. Every replica applies it on the raft goroutine
 // with RawNode.ApplyConfChange and writes the resulting ConfState and the
 // new address book in the apply batch; then its transport connects to new
@@ -81,7 +81,7 @@ func confMembers(cs *pb.ConfState) []uint64 {
 	return slices.Compact(ids)
 }
 
-// addressBook is the encoded form of stratopb.RaftMembers: the members'
+// addressBook is the encoded form of stratov1.RaftMembers: the members'
 // addresses, the removed IDs, the group's ID, and (in a change's context)
 // the change ID.
 type addressBook struct {
@@ -92,9 +92,9 @@ type addressBook struct {
 }
 
 func (ab addressBook) encode() []byte {
-	m := &stratopb.RaftMembers{ChangeId: ab.changeID, Removed: ab.removed, GroupId: ab.groupID}
+	m := &stratov1.RaftMembers{ChangeId: ab.changeID, Removed: ab.removed, GroupId: ab.groupID}
 	for _, id := range slices.Sorted(maps.Keys(ab.addrs)) {
-		m.Members = append(m.Members, &stratopb.RaftMember{Id: id, Addr: ab.addrs[id]})
+		m.Members = append(m.Members, &stratov1.RaftMember{Id: id, Addr: ab.addrs[id]})
 	}
 	b, err := proto.Marshal(m)
 	if err != nil {
@@ -104,7 +104,7 @@ func (ab addressBook) encode() []byte {
 }
 
 func decodeBook(v []byte) (addressBook, error) {
-	var m stratopb.RaftMembers
+	var m stratov1.RaftMembers
 	if err := proto.Unmarshal(v, &m); err != nil {
 		return addressBook{}, fmt.Errorf("%w: address book: %w", ErrCorrupt, err)
 	}

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 const (
@@ -177,7 +177,7 @@ func (t *transport) send(m *pb.Message, snap pinnedSnapshot) {
 	}
 }
 
-func (p *peer) client() (stratopb.RaftClient, error) {
+func (p *peer) client() (stratov1.RaftServiceClient, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -194,7 +194,7 @@ func (p *peer) client() (stratopb.RaftClient, error) {
 		}
 		p.conn = conn
 	}
-	return stratopb.NewRaftClient(p.conn), nil
+	return stratov1.NewRaftServiceClient(p.conn), nil
 }
 
 func (p *peer) reportUnreachable() {
@@ -209,10 +209,10 @@ func (p *peer) run() {
 	ctx := p.ctx
 	n := p.t.n
 	var (
-		stream  stratopb.Raft_SendClient
+		stream  stratov1.RaftService_SendClient
 		cancel  context.CancelFunc
 		backoff = minBackoff
-		batch   = &stratopb.RaftBatch{From: n.id}
+		batch   = &stratov1.RaftBatch{From: n.id}
 	)
 	defer func() {
 		if cancel != nil {
@@ -314,7 +314,7 @@ func otherGroup(mine, theirs, from uint64) error {
 // node removed from the group.
 const removedMsg = "consensus: the sender was removed from the group"
 
-func (p *peer) flush(stream stratopb.Raft_SendClient, batch *stratopb.RaftBatch) error {
+func (p *peer) flush(stream stratov1.RaftService_SendClient, batch *stratov1.RaftBatch) error {
 	if err := stream.Send(batch); err != nil {
 		p.t.n.metrics.messagesDropped.Add(uint64(len(batch.Messages)))
 		if errors.Is(err, io.EOF) {
@@ -336,7 +336,7 @@ func (p *peer) flush(stream stratopb.Raft_SendClient, batch *stratopb.RaftBatch)
 }
 
 // open opens a Send stream; cancel ends it.
-func (p *peer) open() (stratopb.Raft_SendClient, context.CancelFunc, error) {
+func (p *peer) open() (stratov1.RaftService_SendClient, context.CancelFunc, error) {
 	c, err := p.client()
 	if err != nil {
 		return nil, nil, err
@@ -402,7 +402,7 @@ func (p *peer) streamSnapshot(m *pb.Message, pinned pinnedSnapshot) error {
 		return err
 	}
 	defer func() { _ = it.Close() }()
-	chunk := &stratopb.SnapshotChunk{Message: raw}
+	chunk := &stratov1.SnapshotChunk{Message: raw}
 	var arena []byte
 	total := uint64(0)
 	for valid := it.First(); valid; valid = it.Next() {
@@ -421,7 +421,7 @@ func (p *peer) streamSnapshot(m *pb.Message, pinned pinnedSnapshot) error {
 			if err := stream.Send(chunk); err != nil {
 				return err
 			}
-			chunk, arena = &stratopb.SnapshotChunk{}, nil
+			chunk, arena = &stratov1.SnapshotChunk{}, nil
 		}
 	}
 	if err := it.Error(); err != nil {
@@ -439,21 +439,21 @@ func (p *peer) streamSnapshot(m *pb.Message, pinned pinnedSnapshot) error {
 // snapshots) on s, which is usually the server of the meta API. Call it
 // before s.Serve.
 func (n *Node) RegisterGRPC(s *grpc.Server) {
-	stratopb.RegisterRaftServer(s, &raftService{n: n})
+	stratov1.RegisterRaftServiceServer(s, &raftService{n: n})
 }
 
 type raftService struct {
-	stratopb.UnimplementedRaftServer
+	stratov1.UnimplementedRaftServiceServer
 	n *Node
 }
 
-func (s *raftService) Send(stream stratopb.Raft_SendServer) error {
+func (s *raftService) Send(stream stratov1.RaftService_SendServer) error {
 	n := s.n
 	ctx := stream.Context()
 	for {
 		b, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			return stream.SendAndClose(&stratopb.RaftAck{})
+			return stream.SendAndClose(&stratov1.RaftAck{})
 		}
 		if err != nil {
 			return err
@@ -485,7 +485,7 @@ func (s *raftService) Send(stream stratopb.Raft_SendServer) error {
 	}
 }
 
-func (s *raftService) Snapshot(stream stratopb.Raft_SnapshotServer) error {
+func (s *raftService) Snapshot(stream stratov1.RaftService_SnapshotServer) error {
 	n := s.n
 	ctx := stream.Context()
 	first, err := stream.Recv()
@@ -552,5 +552,5 @@ func (s *raftService) Snapshot(stream stratopb.Raft_SnapshotServer) error {
 	if err := <-in.done; err != nil {
 		return status.Error(codes.Unavailable, fmt.Sprintf("consensus: step snapshot: %v", err))
 	}
-	return stream.SendAndClose(&stratopb.RaftAck{})
+	return stream.SendAndClose(&stratov1.RaftAck{})
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Fixed defaults apply uses when a command leaves a field unset. They are
@@ -29,46 +29,46 @@ const (
 //
 // Apply must be called by one goroutine at a time, in log order, each batch
 // committed before the next Apply (see Committed).
-func (ns *Namespace) Apply(cmd *stratopb.NamespaceCommand, b *pebble.Batch) (proto.Message, error) {
+func (ns *Namespace) Apply(cmd *stratov1.NamespaceCommand, b *pebble.Batch) (proto.Message, error) {
 	if cmd == nil {
 		return nil, fmt.Errorf("%w: nil command", ErrInvalid)
 	}
 	a := applierPool.Get().(*applier)
 	defer a.recycle()
-	a.ns, a.b, a.now, a.rs.r, a.rs.acache = ns, trackedBatch{b, ns.acache}, cmd.GetNow(), b, ns.acache
+	a.ns, a.b, a.now, a.rs.r, a.rs.acache = ns, trackedBatch{b, ns.acache}, cmd.GetNowUnixMs(), b, ns.acache
 	if prev, found, err := recordedReply(b, cmd.GetRequest()); err != nil || found {
 		return prev, err // a retry of a request already applied
 	}
 	var res proto.Message
 	var err error
 	switch op := cmd.Op.(type) {
-	case *stratopb.NamespaceCommand_CreateVolume:
+	case *stratov1.NamespaceCommand_CreateVolume:
 		res, err = a.createVolume(op.CreateVolume)
-	case *stratopb.NamespaceCommand_DeleteVolume:
+	case *stratov1.NamespaceCommand_DeleteVolume:
 		res, err = a.deleteVolume(op.DeleteVolume)
-	case *stratopb.NamespaceCommand_SetQuota:
+	case *stratov1.NamespaceCommand_SetQuota:
 		res, err = a.setQuota(op.SetQuota)
-	case *stratopb.NamespaceCommand_CreateBucket:
+	case *stratov1.NamespaceCommand_CreateBucket:
 		res, err = a.createBucket(op.CreateBucket)
-	case *stratopb.NamespaceCommand_DeleteBucket:
+	case *stratov1.NamespaceCommand_DeleteBucket:
 		res, err = a.deleteBucket(op.DeleteBucket)
-	case *stratopb.NamespaceCommand_OpenKey:
+	case *stratov1.NamespaceCommand_OpenKey:
 		res, err = a.openKey(op.OpenKey)
-	case *stratopb.NamespaceCommand_AllocateBlock:
+	case *stratov1.NamespaceCommand_AllocateBlock:
 		res, err = a.allocateBlock(op.AllocateBlock)
-	case *stratopb.NamespaceCommand_CommitKey:
+	case *stratov1.NamespaceCommand_CommitKey:
 		res, err = a.commitKey(op.CommitKey)
-	case *stratopb.NamespaceCommand_Delete:
+	case *stratov1.NamespaceCommand_Delete:
 		res, err = a.delete(op.Delete)
-	case *stratopb.NamespaceCommand_Rename:
+	case *stratov1.NamespaceCommand_Rename:
 		res, err = a.rename(op.Rename)
-	case *stratopb.NamespaceCommand_CreateDirectory:
+	case *stratov1.NamespaceCommand_CreateDirectory:
 		res, err = a.createDirectory(op.CreateDirectory)
-	case *stratopb.NamespaceCommand_ExpireOpenKeys:
+	case *stratov1.NamespaceCommand_ExpireOpenKeys:
 		res, err = a.expireOpenKeys(op.ExpireOpenKeys)
-	case *stratopb.NamespaceCommand_Reclaim:
+	case *stratov1.NamespaceCommand_Reclaim:
 		res, err = a.reclaim(op.Reclaim)
-	case *stratopb.NamespaceCommand_PurgeDeletedBlocks:
+	case *stratov1.NamespaceCommand_PurgeDeletedBlocks:
 		res, err = a.purgeDeletedBlocks(op.PurgeDeletedBlocks)
 	default:
 		return nil, fmt.Errorf("%w: unknown command %T", ErrInvalid, cmd.Op)
@@ -128,8 +128,8 @@ func (a *applier) removeBucketFromCache(volume, bucket string) {
 
 // ---- volumes ----------------------------------------------------------------
 
-func (a *applier) loadVolume(name string) (*stratopb.VolumeInfo, error) {
-	v := &stratopb.VolumeInfo{}
+func (a *applier) loadVolume(name string) (*stratov1.VolumeInfo, error) {
+	v := &stratov1.VolumeInfo{}
 	ok, err := get(a.b, volumeKey(nil, name), v)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func checkQuotas(qb, qn int64) error {
 	return nil
 }
 
-func (a *applier) createVolume(v *stratopb.VolumeInfo) (proto.Message, error) {
+func (a *applier) createVolume(v *stratov1.VolumeInfo) (proto.Message, error) {
 	if err := ValidateVolumeName(v.GetName()); err != nil {
 		return nil, err
 	}
@@ -164,9 +164,9 @@ func (a *applier) createVolume(v *stratopb.VolumeInfo) (proto.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &stratopb.VolumeInfo{
+	rec := &stratov1.VolumeInfo{
 		Name: v.GetName(), Id: id, Owner: v.GetOwner(),
-		CreationTime: a.now, ModificationTime: a.now,
+		CreationTimeUnixMs: a.now, ModificationTimeUnixMs: a.now,
 		QuotaBytes: v.GetQuotaBytes(), QuotaNamespace: v.GetQuotaNamespace(),
 	}
 	if err := put(a.b, key, rec); err != nil {
@@ -175,10 +175,10 @@ func (a *applier) createVolume(v *stratopb.VolumeInfo) (proto.Message, error) {
 	if err := putUsage(a.b, id, usage{quotaBytes: rec.QuotaBytes, quotaNamespace: rec.QuotaNamespace}); err != nil {
 		return nil, err
 	}
-	return &stratopb.CreateVolumeResponse{Volume: rec}, nil
+	return &stratov1.CreateVolumeResponse{Volume: rec}, nil
 }
 
-func (a *applier) deleteVolume(r *stratopb.DeleteVolumeRequest) (proto.Message, error) {
+func (a *applier) deleteVolume(r *stratov1.DeleteVolumeRequest) (proto.Message, error) {
 	v, err := a.loadVolume(r.GetName())
 	if err != nil {
 		return nil, err
@@ -193,10 +193,10 @@ func (a *applier) deleteVolume(r *stratopb.DeleteVolumeRequest) (proto.Message, 
 	if err := a.b.Delete(volumeKey(nil, v.Name), nil); err != nil {
 		return nil, err
 	}
-	return &stratopb.DeleteVolumeResponse{}, a.b.Delete(idKey(nil, tagUsage, v.Id), nil)
+	return &stratov1.DeleteVolumeResponse{}, a.b.Delete(idKey(nil, tagUsage, v.Id), nil)
 }
 
-func (a *applier) setQuota(r *stratopb.SetQuotaRequest) (proto.Message, error) {
+func (a *applier) setQuota(r *stratov1.SetQuotaRequest) (proto.Message, error) {
 	if err := checkQuotas(r.GetQuotaBytes(), r.GetQuotaNamespace()); err != nil {
 		return nil, err
 	}
@@ -208,14 +208,14 @@ func (a *applier) setQuota(r *stratopb.SetQuotaRequest) (proto.Message, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.QuotaBytes, v.QuotaNamespace, v.ModificationTime = r.QuotaBytes, r.QuotaNamespace, a.now
+		v.QuotaBytes, v.QuotaNamespace, v.ModificationTimeUnixMs = r.QuotaBytes, r.QuotaNamespace, a.now
 		id, key, rec = v.Id, volumeKey(nil, v.Name), v
 	} else {
 		bk, err := a.loadBucket(r.GetVolume(), r.GetBucket())
 		if err != nil {
 			return nil, err
 		}
-		bk.QuotaBytes, bk.QuotaNamespace, bk.ModificationTime = r.QuotaBytes, r.QuotaNamespace, a.now
+		bk.QuotaBytes, bk.QuotaNamespace, bk.ModificationTimeUnixMs = r.QuotaBytes, r.QuotaNamespace, a.now
 		id, key, rec = bk.Id, bucketKey(nil, bk.Volume, bk.Name), bk
 		a.removeBucketFromCache(bk.Volume, bk.Name)
 	}
@@ -227,26 +227,26 @@ func (a *applier) setQuota(r *stratopb.SetQuotaRequest) (proto.Message, error) {
 	if err := put(a.b, key, rec); err != nil {
 		return nil, err
 	}
-	return &stratopb.SetQuotaResponse{}, putUsage(a.b, id, u)
+	return &stratov1.SetQuotaResponse{}, putUsage(a.b, id, u)
 }
 
 // ---- buckets ----------------------------------------------------------------
 
-func (a *applier) loadBucket(volume, name string) (*stratopb.BucketInfo, error) {
+func (a *applier) loadBucket(volume, name string) (*stratov1.BucketInfo, error) {
 	a.kb = bucketKey(a.kb, volume, name)
 	c := a.ns.acache
 	if c != nil {
 		if hit, ok := c.buckets[string(a.kb)]; ok {
 			if c.verify {
-				got := &stratopb.BucketInfo{}
+				got := &stratov1.BucketInfo{}
 				if ok, err := get(a.b, a.kb, got); err != nil || !ok || !proto.Equal(got, hit) {
 					panic(fmt.Sprintf("namespace: apply cache has bucket %s/%s = %v, batch says %v %v %v", volume, name, hit, got, ok, err))
 				}
 			}
-			return proto.Clone(hit).(*stratopb.BucketInfo), nil
+			return proto.Clone(hit).(*stratov1.BucketInfo), nil
 		}
 	}
-	bk := &stratopb.BucketInfo{}
+	bk := &stratov1.BucketInfo{}
 	ok, err := get(a.b, a.kb, bk)
 	if err != nil {
 		return nil, err
@@ -260,31 +260,31 @@ func (a *applier) loadBucket(volume, name string) (*stratopb.BucketInfo, error) 
 	return bk, nil
 }
 
-func (a *applier) createBucket(bi *stratopb.BucketInfo) (proto.Message, error) {
+func (a *applier) createBucket(bi *stratov1.BucketInfo) (proto.Message, error) {
 	if err := ValidateBucketName(bi.GetName()); err != nil {
 		return nil, err
 	}
 	if err := checkQuotas(bi.GetQuotaBytes(), bi.GetQuotaNamespace()); err != nil {
 		return nil, err
 	}
-	rec := &stratopb.BucketInfo{
+	rec := &stratov1.BucketInfo{
 		Volume: bi.GetVolume(), Name: bi.GetName(), Layout: bi.GetLayout(),
 		Replication: bi.GetReplication(), ChecksumType: bi.GetChecksumType(),
 		BytesPerChecksum: bi.GetBytesPerChecksum(), QuotaBytes: bi.GetQuotaBytes(),
-		QuotaNamespace: bi.GetQuotaNamespace(), CreationTime: a.now, ModificationTime: a.now,
+		QuotaNamespace: bi.GetQuotaNamespace(), CreationTimeUnixMs: a.now, ModificationTimeUnixMs: a.now,
 		Owner: bi.GetOwner(), BlockSize: bi.GetBlockSize(),
 	}
-	if rec.Layout == stratopb.BucketLayout_LAYOUT_UNSPECIFIED {
-		rec.Layout = stratopb.BucketLayout_LAYOUT_FSO
+	if rec.Layout == stratov1.BucketLayout_LAYOUT_UNSPECIFIED {
+		rec.Layout = stratov1.BucketLayout_LAYOUT_FSO
 	}
-	if rec.ChecksumType == stratopb.ChecksumType_CHECKSUM_TYPE_UNSPECIFIED {
-		rec.ChecksumType = stratopb.ChecksumType_CHECKSUM_CRC32C
+	if rec.ChecksumType == stratov1.ChecksumType_CHECKSUM_TYPE_UNSPECIFIED {
+		rec.ChecksumType = stratov1.ChecksumType_CHECKSUM_CRC32C
 	}
 	if rec.BytesPerChecksum == 0 {
 		rec.BytesPerChecksum = defaultBytesPerChecksum
 	}
 	switch {
-	case rec.Layout != stratopb.BucketLayout_LAYOUT_FSO && rec.Layout != stratopb.BucketLayout_LAYOUT_OBS:
+	case rec.Layout != stratov1.BucketLayout_LAYOUT_FSO && rec.Layout != stratov1.BucketLayout_LAYOUT_OBS:
 		return nil, fmt.Errorf("%w: bucket layout %v", ErrInvalid, rec.Layout)
 	case !validReplication(rec.Replication):
 		return nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalid, rec.Replication)
@@ -327,13 +327,13 @@ func (a *applier) createBucket(bi *stratopb.BucketInfo) (proto.Message, error) {
 	if err := putUsage(a.b, v.Id, vu); err != nil {
 		return nil, err
 	}
-	if c := a.ns.acache; c != nil && rec.Layout == stratopb.BucketLayout_LAYOUT_FSO {
+	if c := a.ns.acache; c != nil && rec.Layout == stratov1.BucketLayout_LAYOUT_FSO {
 		c.markEmpty(id) // the root directory of a new bucket
 	}
-	return &stratopb.CreateBucketResponse{Bucket: rec}, nil
+	return &stratov1.CreateBucketResponse{Bucket: rec}, nil
 }
 
-func (a *applier) deleteBucket(r *stratopb.DeleteBucketRequest) (proto.Message, error) {
+func (a *applier) deleteBucket(r *stratov1.DeleteBucketRequest) (proto.Message, error) {
 	bk, err := a.loadBucket(r.GetVolume(), r.GetName())
 	if err != nil {
 		return nil, err
@@ -348,7 +348,7 @@ func (a *applier) deleteBucket(r *stratopb.DeleteBucketRequest) (proto.Message, 
 	// The counter is exact; the scan guards the invariant at little cost
 	// (bucket deletion is rare).
 	tag := byte(tagKey)
-	if bk.Layout == stratopb.BucketLayout_LAYOUT_FSO {
+	if bk.Layout == stratov1.BucketLayout_LAYOUT_FSO {
 		if nonEmpty, err := hasChildren(a.b, bk.Id); err != nil || nonEmpty {
 			if err == nil {
 				err = fmt.Errorf("%w: %s/%s", ErrBucketNotEmpty, bk.Volume, bk.Name)
@@ -381,14 +381,14 @@ func (a *applier) deleteBucket(r *stratopb.DeleteBucketRequest) (proto.Message, 
 	if err := a.b.Delete(idKey(nil, tagUsage, bk.Id), nil); err != nil {
 		return nil, err
 	}
-	return &stratopb.DeleteBucketResponse{}, putUsage(a.b, bk.VolumeId, vu)
+	return &stratov1.DeleteBucketResponse{}, putUsage(a.b, bk.VolumeId, vu)
 }
 
 // ---- shared helpers ---------------------------------------------------------
 
 // freeBlocks records blocks no key references any more in the deleted-blocks
 // table.
-func (a *applier) freeBlocks(objectID uint64, blocks []*stratopb.BlockLocation, reason string) error {
+func (a *applier) freeBlocks(objectID uint64, blocks []*stratov1.BlockLocation, reason string) error {
 	if len(blocks) == 0 {
 		return nil
 	}
@@ -396,8 +396,8 @@ func (a *applier) freeBlocks(objectID uint64, blocks []*stratopb.BlockLocation, 
 	if err != nil {
 		return err
 	}
-	rec := &stratopb.DeletedBlocks{Seq: seq, ObjectId: objectID, DeletedAt: a.now, Reason: reason,
-		Blocks: make([]*stratopb.BlockID, 0, len(blocks))}
+	rec := &stratov1.DeletedBlocks{Seq: seq, ObjectId: objectID, DeletedAtUnixMs: a.now, Reason: reason,
+		Blocks: make([]*stratov1.BlockID, 0, len(blocks))}
 	for _, bl := range blocks {
 		rec.Blocks = append(rec.Blocks, bl.GetBlockId())
 	}
@@ -407,7 +407,7 @@ func (a *applier) freeBlocks(objectID uint64, blocks []*stratopb.BlockLocation, 
 // charge adds dBytes and dNamespace to a bucket's usage and dBytes to its
 // volume's, failing with ErrQuotaExceeded (and writing nothing) if a quota
 // would be exceeded.
-func (a *applier) charge(bk *stratopb.BucketInfo, dBytes, dNamespace int64) error {
+func (a *applier) charge(bk *stratov1.BucketInfo, dBytes, dNamespace int64) error {
 	return a.chargeIDs(bk.Id, bk.VolumeId, bk.Volume, bk.Name, dBytes, dNamespace)
 }
 

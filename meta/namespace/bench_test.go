@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // benchHarness is a harness on a Pebble DB in a temporary directory (real
@@ -60,8 +60,8 @@ func BenchmarkCreate(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p := benchPath(i)
-		open := h.step(b, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: p, Overwrite: true, Recursive: true}).(*stratopb.OpenKeyResponse)
-		h.step(b, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: p, OpenId: open.OpenId})
+		open := h.step(b, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: p, Overwrite: true, Recursive: true}).(*stratov1.OpenKeyResponse)
+		h.step(b, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: p, OpenId: open.OpenId})
 	}
 }
 
@@ -74,30 +74,30 @@ func BenchmarkApplyCreateBatched(b *testing.B) {
 	const per = 64
 	for i := 0; i < b.N; i += per {
 		n := min(per, b.N-i)
-		opens := make([]*stratopb.NamespaceCommand, n)
+		opens := make([]*stratov1.NamespaceCommand, n)
 		for j := range n {
-			cmd, err := h.ns.Prepare(context.Background(), &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: benchPath(i + j), Overwrite: true, Recursive: true}, h.db, h.env())
+			cmd, err := h.ns.Prepare(context.Background(), &stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: benchPath(i + j), Overwrite: true, Recursive: true}, h.db, h.env())
 			if err != nil {
 				b.Fatal(err)
 			}
 			opens[j] = cmd
 		}
 		batch := h.db.NewIndexedBatch()
-		commits := make([]*stratopb.NamespaceCommand, n)
+		commits := make([]*stratov1.NamespaceCommand, n)
 		for j, cmd := range opens {
 			res, err := h.ns.Apply(cmd, batch)
 			if err != nil {
 				b.Fatal(err)
 			}
-			commits[j] = &stratopb.NamespaceCommand{Now: cmd.Now, Op: &stratopb.NamespaceCommand_CommitKey{CommitKey: &stratopb.CommitKeyRequest{
-				Volume: "vol", Bucket: "fsb", Key: benchPath(i + j), OpenId: res.(*stratopb.OpenKeyResponse).OpenId}}}
+			commits[j] = &stratov1.NamespaceCommand{NowUnixMs: cmd.NowUnixMs, Op: &stratov1.NamespaceCommand_CommitKey{CommitKey: &stratov1.CommitKeyRequest{
+				Volume: "vol", Bucket: "fsb", Key: benchPath(i + j), OpenId: res.(*stratov1.OpenKeyResponse).OpenId}}}
 		}
 		h.commitBatch(b, batch, commits...)
 	}
 }
 
 // commitBatch applies cmds into batch, commits it and closes it.
-func (h *harness) commitBatch(b *testing.B, batch *pebble.Batch, cmds ...*stratopb.NamespaceCommand) {
+func (h *harness) commitBatch(b *testing.B, batch *pebble.Batch, cmds ...*stratov1.NamespaceCommand) {
 	defer batch.Close()
 	for _, cmd := range cmds {
 		if _, err := h.ns.Apply(cmd, batch); err != nil {
@@ -115,7 +115,7 @@ func BenchmarkMkdirs(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h.step(b, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("mkdirs/Dir%d/Dir%d", i/1000, i)})
+		h.step(b, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("mkdirs/Dir%d/Dir%d", i/1000, i)})
 	}
 }
 
@@ -126,11 +126,11 @@ func deepTree(b *testing.B, h *harness) string {
 		parts[i] = fmt.Sprintf("level%d", i)
 	}
 	p := strings.Join(parts, "/") + "/file"
-	open := h.step(b, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: p, Recursive: true}).(*stratopb.OpenKeyResponse)
-	h.step(b, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: p, OpenId: open.OpenId})
+	open := h.step(b, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: p, Recursive: true}).(*stratov1.OpenKeyResponse)
+	h.step(b, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: p, OpenId: open.OpenId})
 	// Neighbours, so the tables are not trivially small.
 	for i := range 5000 {
-		h.step(b, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("%s/n%d", strings.Join(parts[:i%10+1], "/"), i)})
+		h.step(b, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("%s/n%d", strings.Join(parts[:i%10+1], "/"), i)})
 	}
 	require.NoError(b, h.db.Flush())
 	return p
@@ -150,7 +150,7 @@ func BenchmarkGetFileStatus(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
-				req := &stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "fsb", Path: p}
+				req := &stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "fsb", Path: p}
 				for pb.Next() {
 					if _, err := rd.GetFileStatus(req); err != nil {
 						b.Error(err)
@@ -170,7 +170,7 @@ func BenchmarkLookupKey(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
-		req := &stratopb.LookupKeyRequest{Volume: "vol", Bucket: "fsb", Key: p}
+		req := &stratov1.LookupKeyRequest{Volume: "vol", Bucket: "fsb", Key: p}
 		for pb.Next() {
 			if _, err := rd.LookupKey(req); err != nil {
 				b.Error(err)
@@ -186,10 +186,10 @@ func BenchmarkListStatus(b *testing.B) {
 	h := benchHarness(b, Options{})
 	for i := range 1000 {
 		p := fmt.Sprintf("list/f%04d", i)
-		open := h.step(b, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: p, Recursive: true}).(*stratopb.OpenKeyResponse)
-		h.step(b, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: p, OpenId: open.OpenId})
+		open := h.step(b, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: p, Recursive: true}).(*stratov1.OpenKeyResponse)
+		h.step(b, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: p, OpenId: open.OpenId})
 		if i%10 == 0 {
-			h.step(b, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("list/d%04d", i)})
+			h.step(b, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("list/d%04d", i)})
 		}
 	}
 	require.NoError(b, h.db.Flush())
@@ -200,7 +200,7 @@ func BenchmarkListStatus(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		after := ""
 		for {
-			res, err := rd.ListStatus(&stratopb.ListStatusRequest{Volume: "vol", Bucket: "fsb", Path: "list", StartAfter: after, Limit: 100})
+			res, err := rd.ListStatus(&stratov1.ListStatusRequest{Volume: "vol", Bucket: "fsb", Path: "list", StartAfter: after, Limit: 100})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -231,11 +231,11 @@ func BenchmarkReclaim(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
 				for i := range 20000 {
-					open := h.step(b, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: tc.path(i), Recursive: true}).(*stratopb.OpenKeyResponse)
-					h.step(b, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: tc.path(i), OpenId: open.OpenId})
+					open := h.step(b, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: tc.path(i), Recursive: true}).(*stratov1.OpenKeyResponse)
+					h.step(b, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: tc.path(i), OpenId: open.OpenId})
 				}
 				b.StartTimer()
-				h.step(b, &stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "t", Recursive: true})
+				h.step(b, &stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "t", Recursive: true})
 				for {
 					cmd, err := h.ns.PrepareReclaim(h.db, h.now, 1000)
 					if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/stretchr/testify/require"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 func (c *dirCache) len() (n int) {
@@ -29,16 +29,16 @@ func TestDirCacheRenameAndDelete(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, h.ns.cache.len(), "a and a/b cached")
 
-	h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a", Dst: "z"})
+	h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a", Dst: "z"})
 	_, err = h.stat("fsb", "a/b/f")
 	require.ErrorIs(t, err, ErrNotFound)
 	_, err = h.stat("fsb", "z/b/f")
 	require.NoError(t, err)
 
-	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "z/b", Recursive: true})
+	h.must(&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "z/b", Recursive: true})
 	_, err = h.stat("fsb", "z/b/f")
 	require.ErrorIs(t, err, ErrNotFound)
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "z/b"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "z/b"})
 	_, err = h.stat("fsb", "z/b/f")
 	require.ErrorIs(t, err, ErrNotFound, "a new z/b is a new directory")
 }
@@ -50,7 +50,7 @@ func TestDirCacheReaderBetweenApplyAndCommit(t *testing.T) {
 	h.volBucket("fsb", fso)
 	h.createFile("fsb", "a/b/f", 1)
 
-	cmd, err := h.prepare(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a", Dst: "z"})
+	cmd, err := h.prepare(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a", Dst: "z"})
 	require.NoError(t, err)
 	b := h.db.NewIndexedBatch()
 	_, err = h.ns.Apply(cmd, b)
@@ -78,7 +78,7 @@ func TestDirCacheBounded(t *testing.T) {
 	require.NoError(t, err)
 	h.volBucket("fsb", fso)
 	for i := range 300 {
-		h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("d%d/e", i)})
+		h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("d%d/e", i)})
 		_, err := h.stat("fsb", fmt.Sprintf("d%d/e", i))
 		require.NoError(t, err)
 	}
@@ -95,16 +95,16 @@ func TestBucketCache(t *testing.T) {
 	h.createFile("bkt", "f", 1)
 	_, err := h.stat("bkt", "f")
 	require.NoError(t, err)
-	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "bkt", Path: "f"})
-	h.must(&stratopb.DeleteBucketRequest{Volume: "vol", Name: "bkt"})
+	h.must(&stratov1.DeleteRequest{Volume: "vol", Bucket: "bkt", Path: "f"})
+	h.must(&stratov1.DeleteBucketRequest{Volume: "vol", Name: "bkt"})
 	_, err = h.stat("bkt", "f")
 	require.ErrorIs(t, err, ErrBucketNotFound)
-	h.volBucket("bkt", stratopb.BucketLayout_LAYOUT_OBS)
+	h.volBucket("bkt", stratov1.BucketLayout_LAYOUT_OBS)
 	h.putKey("bkt", "k", 3)
-	lk, err := h.rd().LookupKey(&stratopb.LookupKeyRequest{Volume: "vol", Bucket: "bkt", Key: "k"})
+	lk, err := h.rd().LookupKey(&stratov1.LookupKeyRequest{Volume: "vol", Bucket: "bkt", Key: "k"})
 	require.NoError(t, err)
 	require.Equal(t, int64(3), lk.Key.Size)
-	h.must(&stratopb.SetQuotaRequest{Volume: "vol", Bucket: "bkt", QuotaBytes: 99})
+	h.must(&stratov1.SetQuotaRequest{Volume: "vol", Bucket: "bkt", QuotaBytes: 99})
 	bk, err := h.rd().Bucket("vol", "bkt")
 	require.NoError(t, err)
 	require.Equal(t, int64(99), bk.QuotaBytes)
@@ -130,7 +130,7 @@ func TestDirCacheConcurrentReaders(t *testing.T) {
 				default:
 				}
 				for _, p := range []string{"top/a/f", "top/b/f"} {
-					_, err := rd.GetFileStatus(&stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "fsb", Path: p})
+					_, err := rd.GetFileStatus(&stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "fsb", Path: p})
 					if err != nil && !errors.Is(err, ErrNotFound) {
 						done <- err
 						return
@@ -141,7 +141,7 @@ func TestDirCacheConcurrentReaders(t *testing.T) {
 	}
 	names := []string{"top/a", "top/b"}
 	for i := range 400 {
-		h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: names[i%2], Dst: names[(i+1)%2]})
+		h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: names[i%2], Dst: names[(i+1)%2]})
 	}
 	close(stop)
 	for range 4 {
@@ -171,7 +171,7 @@ func (h *harness) kidsOf(bucket, path string) (map[string]uint8, bool) {
 func TestApplyCacheKnowsNewDirectories(t *testing.T) {
 	h := newHarness(t)
 	h.volBucket("fsb", fso)
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/b"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/b"})
 	kids, ok := h.kidsOf("fsb", "a")
 	require.True(t, ok, "a new directory's entries are known")
 	require.Equal(t, map[string]uint8{"b": kidDir}, kids)
@@ -181,25 +181,25 @@ func TestApplyCacheKnowsNewDirectories(t *testing.T) {
 
 	h.createFile("fsb", "a/f", 1)
 	h.createFile("fsb", "a/b/g", 1)
-	h.fails(ErrFileExists, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/f"})
-	h.fails(ErrNotADirectory, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/f/x"})
+	h.fails(ErrFileExists, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/f"})
+	h.fails(ErrNotADirectory, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/f/x"})
 	kids, _ = h.kidsOf("fsb", "a")
 	require.Equal(t, map[string]uint8{"b": kidDir, "f": kidFile}, kids)
 
-	h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a/f", Dst: "a/b/f2"})
-	h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a/b", Dst: "c"})
+	h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a/f", Dst: "a/b/f2"})
+	h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a/b", Dst: "c"})
 	kids, _ = h.kidsOf("fsb", "a")
 	require.Empty(t, kids)
 	kids, ok = h.kidsOf("fsb", "c")
 	require.True(t, ok, "a moved directory keeps its entries")
 	require.Equal(t, map[string]uint8{"g": kidFile, "f2": kidFile}, kids)
 
-	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "c/g"})
+	h.must(&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "c/g"})
 	kids, _ = h.kidsOf("fsb", "c")
 	require.Equal(t, map[string]uint8{"f2": kidFile}, kids)
 	c, err := h.stat("fsb", "c")
 	require.NoError(t, err)
-	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "c", Recursive: true})
+	h.must(&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "c", Recursive: true})
 	h.reclaimAll(10)
 	_, ok = h.ns.acache.kids[c.ObjectId]
 	require.False(t, ok, "a deleted directory is forgotten")
@@ -207,8 +207,8 @@ func TestApplyCacheKnowsNewDirectories(t *testing.T) {
 	// Names that exist are found again after all this; names that do not
 	// are created once.
 	h.createFile("fsb", "a/b", 1)
-	h.fails(ErrFileExists, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/b"})
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "c/g"})
+	h.fails(ErrFileExists, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/b"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "c/g"})
 	require.ElementsMatch(t, []string{"a/", "c/"}, h.list("fsb", ""))
 	n := 0
 	for _, names := range h.ns.acache.kids {
@@ -228,12 +228,12 @@ func TestApplyCacheKidsBounded(t *testing.T) {
 	h.ns.acache.verify = true
 	h.volBucket("fsb", fso)
 	for i := range 200 {
-		h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("d%d/e", i%50)})
+		h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("d%d/e", i%50)})
 		h.createFile("fsb", fmt.Sprintf("d%d/f%d", i%50, i), 1)
 		require.LessOrEqual(t, len(h.ns.acache.kids), 16)
 		require.LessOrEqual(t, h.ns.acache.kidNames, 16)
 	}
 	for i := range 50 {
-		h.fails(ErrFileExists, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("d%d/f%d", i, i)})
+		h.fails(ErrFileExists, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("d%d/f%d", i, i)})
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Deferred creates. Most files created empty and closed at once (markers,
@@ -27,7 +27,7 @@ import (
 // the open must be proposed (it creates parent directories, or allocates
 // blocks). Refusals are as advisory as Prepare's: the caller confirms them
 // after a read barrier.
-func (ns *Namespace) DeferOpen(view pebble.Reader, c *stratopb.OpenKeyCommand) (*stratopb.OpenKeyResponse, error) {
+func (ns *Namespace) DeferOpen(view pebble.Reader, c *stratov1.OpenKeyCommand) (*stratov1.OpenKeyResponse, error) {
 	if len(c.GetBlocks()) > 0 || c.GetSizeHint() > 0 {
 		return nil, nil
 	}
@@ -70,14 +70,14 @@ func (ns *Namespace) DeferOpen(view pebble.Reader, c *stratopb.OpenKeyCommand) (
 	if err != nil {
 		return nil, err
 	}
-	return &stratopb.OpenKeyResponse{CreateToken: token, Replication: c.GetReplication(),
+	return &stratov1.OpenKeyResponse{CreateToken: token, Replication: c.GetReplication(),
 		ChecksumType: bk.ChecksumType, BytesPerChecksum: bk.BytesPerChecksum, BlockSize: bk.BlockSize}, nil
 }
 
 // createToken decodes a create token and checks it against the commit that
 // carries it: same key, no blocks, not hsync.
-func createToken(c *stratopb.CommitKeyRequest) (*stratopb.OpenKeyCommand, error) {
-	oc := &stratopb.OpenKeyCommand{}
+func createToken(c *stratov1.CommitKeyRequest) (*stratov1.OpenKeyCommand, error) {
+	oc := &stratov1.OpenKeyCommand{}
 	if err := proto.Unmarshal(c.GetCreateToken(), oc); err != nil {
 		return nil, fmt.Errorf("%w: undecodable create token: %w", ErrInvalid, err)
 	}

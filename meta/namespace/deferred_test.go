@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // deferOpen prepares a deferrable open the way the server does and returns
@@ -22,20 +22,20 @@ func (h *harness) deferOpen(req proto.Message) ([]byte, error) {
 		return nil, err
 	}
 	require.Zero(h.t, resp.OpenId)
-	require.Equal(h.t, stratopb.ChecksumType_CHECKSUM_CRC32C, resp.ChecksumType)
+	require.Equal(h.t, stratov1.ChecksumType_CHECKSUM_CRC32C, resp.ChecksumType)
 	return resp.CreateToken, nil
 }
 
 func TestDeferredCreate(t *testing.T) {
 	h := newHarness(t)
-	h.volBucket("fso", stratopb.BucketLayout_LAYOUT_FSO)
-	h.volBucket("obs", stratopb.BucketLayout_LAYOUT_OBS)
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fso", Path: "d"})
-	create := func(path string, overwrite, recursive bool) *stratopb.CreateFileRequest {
-		return &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fso", Path: path, Overwrite: overwrite, Recursive: recursive, Deferrable: true}
+	h.volBucket("fso", stratov1.BucketLayout_LAYOUT_FSO)
+	h.volBucket("obs", stratov1.BucketLayout_LAYOUT_OBS)
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fso", Path: "d"})
+	create := func(path string, overwrite, recursive bool) *stratov1.CreateFileRequest {
+		return &stratov1.CreateFileRequest{Volume: "vol", Bucket: "fso", Path: path, Overwrite: overwrite, Recursive: recursive, Deferrable: true}
 	}
-	commit := func(bucket, key string, token []byte) *stratopb.CommitKeyRequest {
-		return &stratopb.CommitKeyRequest{Volume: "vol", Bucket: bucket, Key: key, CreateToken: token}
+	commit := func(bucket, key string, token []byte) *stratov1.CommitKeyRequest {
+		return &stratov1.CommitKeyRequest{Volume: "vol", Bucket: bucket, Key: key, CreateToken: token}
 	}
 	_, names0 := h.usage("fso")
 
@@ -46,7 +46,7 @@ func TestDeferredCreate(t *testing.T) {
 	require.NotEmpty(t, tok)
 	_, err = h.stat("fso", "d/f")
 	require.ErrorIs(t, err, ErrNotFound)
-	res := h.must(commit("fso", "d/f", tok)).(*stratopb.CommitKeyResponse)
+	res := h.must(commit("fso", "d/f", tok)).(*stratov1.CommitKeyResponse)
 	require.NotZero(t, res.ObjectId)
 	st, err := h.stat("fso", "d/f")
 	require.NoError(t, err)
@@ -72,7 +72,7 @@ func TestDeferredCreate(t *testing.T) {
 	tok, err = h.deferOpen(create("x/y/f", true, true))
 	require.NoError(t, err)
 	require.Nil(t, tok)
-	tok, err = h.deferOpen(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fso", Path: "d/g", SizeHint: 1 << 20, Deferrable: true})
+	tok, err = h.deferOpen(&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fso", Path: "d/g", SizeHint: 1 << 20, Deferrable: true})
 	require.NoError(t, err)
 	require.Nil(t, tok)
 
@@ -87,10 +87,10 @@ func TestDeferredCreate(t *testing.T) {
 	st, err = h.stat("fso", "d/g")
 	require.NoError(t, err)
 	require.Zero(t, st.Length)
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fso", Path: "e"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fso", Path: "e"})
 	tok, err = h.deferOpen(create("e/f", true, false))
 	require.NoError(t, err)
-	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fso", Path: "e", Recursive: true})
+	h.must(&stratov1.DeleteRequest{Volume: "vol", Bucket: "fso", Path: "e", Recursive: true})
 	h.fails(ErrParentNotFound, commit("fso", "e/f", tok))
 
 	// Bad tokens and commits.
@@ -106,15 +106,15 @@ func TestDeferredCreate(t *testing.T) {
 	c.OpenId = 5
 	h.fails(ErrInvalid, c)
 	c = commit("fso", "d/h", tok)
-	c.Blocks = []*stratopb.BlockLocation{{BlockId: &stratopb.BlockID{ContainerId: 1, LocalId: 1}, Length: 1}}
+	c.Blocks = []*stratov1.BlockLocation{{BlockId: &stratov1.BlockID{ContainerId: 1, LocalId: 1}, Length: 1}}
 	h.fails(ErrInvalid, c)
 	h.must(commit("fso", "d/h", tok))
 
 	// OBS: OpenKey semantics, the key appears at the commit.
-	tok, err = h.deferOpen(&stratopb.OpenKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/b", Deferrable: true})
+	tok, err = h.deferOpen(&stratov1.OpenKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/b", Deferrable: true})
 	require.NoError(t, err)
 	h.must(commit("obs", "a/b", tok))
-	lk, err := h.rd().LookupKey(&stratopb.LookupKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/b"})
+	lk, err := h.rd().LookupKey(&stratov1.LookupKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/b"})
 	require.NoError(t, err)
 	require.Zero(t, lk.Key.Size)
 }

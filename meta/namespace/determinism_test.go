@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"pgregory.net/rapid"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // TestDeterminism prepares random commands of every kind on one replica and
@@ -35,18 +35,18 @@ func TestDeterminism(t *testing.T) {
 			follower.ns.Committed()
 			fb, inBatch = follower.db.NewIndexedBatch(), 0
 		}
-		run := func(rt *rapid.T, cmd *stratopb.NamespaceCommand) proto.Message {
+		run := func(rt *rapid.T, cmd *stratov1.NamespaceCommand) proto.Message {
 			data, err := proto.Marshal(cmd)
 			require.NoError(rt, err)
 			var results [2]proto.Message
 			var errs [2]string
-			c := &stratopb.NamespaceCommand{}
+			c := &stratov1.NamespaceCommand{}
 			require.NoError(rt, proto.Unmarshal(data, c))
 			results[0], err = leader.apply(c)
 			if err != nil {
 				errs[0] = err.Error()
 			}
-			c = &stratopb.NamespaceCommand{}
+			c = &stratov1.NamespaceCommand{}
 			require.NoError(rt, proto.Unmarshal(data, c))
 			before := fb.Count()
 			results[1], err = follower.ns.Apply(c, fb)
@@ -68,17 +68,17 @@ func TestDeterminism(t *testing.T) {
 			}
 			return run(rt, cmd)
 		}
-		do(rt, &stratopb.CreateVolumeRequest{Name: "vol"})
-		do(rt, &stratopb.CreateBucketRequest{Volume: "vol", Name: "fsb", QuotaNamespace: 30})
-		do(rt, &stratopb.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratopb.BucketLayout_LAYOUT_OBS, QuotaBytes: 40})
+		do(rt, &stratov1.CreateVolumeRequest{Name: "vol"})
+		do(rt, &stratov1.CreateBucketRequest{Volume: "vol", Name: "fsb", QuotaNamespace: 30})
+		do(rt, &stratov1.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS, QuotaBytes: 40})
 
 		rt.Repeat(map[string]func(*rapid.T){
 			"open": func(rt *rapid.T) {
 				k := name.Draw(rt, "key")
 				bk := bucket.Draw(rt, "bucket")
-				res := do(rt, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: bk, Key: k, SizeHint: rapid.Int64Range(0, 5).Draw(rt, "hint")})
+				res := do(rt, &stratov1.OpenKeyRequest{Volume: "vol", Bucket: bk, Key: k, SizeHint: rapid.Int64Range(0, 5).Draw(rt, "hint")})
 				if res != nil {
-					openIDs = append(openIDs, res.(*stratopb.OpenKeyResponse).OpenId)
+					openIDs = append(openIDs, res.(*stratov1.OpenKeyResponse).OpenId)
 					openKeys = append(openKeys, bk+"|"+k)
 				}
 			},
@@ -88,7 +88,7 @@ func TestDeterminism(t *testing.T) {
 				}
 				i := rapid.IntRange(0, len(openIDs)-1).Draw(rt, "i")
 				bk, k, _ := strings.Cut(openKeys[i], "|")
-				do(rt, &stratopb.AllocateBlockRequest{Volume: "vol", Bucket: bk, Key: k, OpenId: openIDs[i]})
+				do(rt, &stratov1.AllocateBlockRequest{Volume: "vol", Bucket: bk, Key: k, OpenId: openIDs[i]})
 			},
 			"commit": func(rt *rapid.T) {
 				if len(openIDs) == 0 {
@@ -96,24 +96,24 @@ func TestDeterminism(t *testing.T) {
 				}
 				i := rapid.IntRange(0, len(openIDs)-1).Draw(rt, "i")
 				bk, k, _ := strings.Cut(openKeys[i], "|")
-				var blocks []*stratopb.BlockLocation
+				var blocks []*stratov1.BlockLocation
 				if ok, err := leader.rd().OpenKey(openIDs[i]); err == nil {
 					for _, b := range ok.Blocks {
 						if rapid.Bool().Draw(rt, "use") {
-							blocks = append(blocks, &stratopb.BlockLocation{BlockId: b.BlockId, Length: rapid.Int64Range(0, 20).Draw(rt, "len")})
+							blocks = append(blocks, &stratov1.BlockLocation{BlockId: b.BlockId, Length: rapid.Int64Range(0, 20).Draw(rt, "len")})
 						}
 					}
 				}
-				do(rt, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: bk, Key: k, OpenId: openIDs[i], Blocks: blocks})
+				do(rt, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: bk, Key: k, OpenId: openIDs[i], Blocks: blocks})
 			},
 			"mkdir": func(rt *rapid.T) {
-				do(rt, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: name.Draw(rt, "path")})
+				do(rt, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: name.Draw(rt, "path")})
 			},
 			"delete": func(rt *rapid.T) {
-				do(rt, &stratopb.DeleteRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Path: name.Draw(rt, "path"), Recursive: rapid.Bool().Draw(rt, "r")})
+				do(rt, &stratov1.DeleteRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Path: name.Draw(rt, "path"), Recursive: rapid.Bool().Draw(rt, "r")})
 			},
 			"rename": func(rt *rapid.T) {
-				do(rt, &stratopb.RenameRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Src: name.Draw(rt, "src"), Dst: name.Draw(rt, "dst")})
+				do(rt, &stratov1.RenameRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Src: name.Draw(rt, "src"), Dst: name.Draw(rt, "dst")})
 			},
 			"tick": func(rt *rapid.T) {
 				leader.now = leader.now.Add(time.Duration(rapid.IntRange(1, 4).Draw(rt, "days")) * 24 * time.Hour)

@@ -8,20 +8,20 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
-const fso = stratopb.BucketLayout_LAYOUT_FSO
+const fso = stratov1.BucketLayout_LAYOUT_FSO
 
 func TestCreateDirectoryAndStatus(t *testing.T) {
 	h := newHarness(t)
 	h.volBucket("fsb", fso)
-	res := h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "/a/b/c/", Owner: "carol"}).(*stratopb.CreateDirectoryResponse)
+	res := h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "/a/b/c/", Owner: "carol"}).(*stratov1.CreateDirectoryResponse)
 	require.Equal(t, int32(3), res.Created)
-	again := h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/b/c"}).(*stratopb.CreateDirectoryResponse)
+	again := h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/b/c"}).(*stratov1.CreateDirectoryResponse)
 	require.Zero(t, again.Created, "mkdir -p of an existing directory succeeds")
 	require.Equal(t, res.ObjectId, again.ObjectId)
-	root := h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "/"}).(*stratopb.CreateDirectoryResponse)
+	root := h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "/"}).(*stratov1.CreateDirectoryResponse)
 	require.Zero(t, root.Created)
 
 	st, err := h.stat("fsb", "a/b/c")
@@ -40,9 +40,9 @@ func TestCreateDirectoryAndStatus(t *testing.T) {
 	require.False(t, st.IsDirectory)
 	require.Equal(t, int64(30), st.Length)
 	require.Equal(t, int64(256<<20), st.BlockSize)
-	require.Equal(t, stratopb.ReplicationFactor_REPLICATION_THREE, st.Replication)
+	require.Equal(t, stratov1.ReplicationFactor_REPLICATION_THREE, st.Replication)
 	require.Nil(t, st.Key)
-	withBlocks, err := h.rd().GetFileStatus(&stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "fsb", Path: "a/f", WithBlocks: true})
+	withBlocks, err := h.rd().GetFileStatus(&stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "fsb", Path: "a/f", WithBlocks: true})
 	require.NoError(t, err)
 	require.Len(t, withBlocks.Status.Key.Blocks, 2)
 
@@ -57,88 +57,88 @@ func TestCreateDirectoryAndStatus(t *testing.T) {
 	require.ErrorIs(t, err, ErrFailedPrecondition)
 	_, err = h.stat("fsb", "a/../b")
 	require.ErrorIs(t, err, ErrInvalid)
-	err = h.fails(ErrExists, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/f"})
+	err = h.fails(ErrExists, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/f"})
 	require.ErrorIs(t, err, ErrFileExists)
-	err = h.fails(ErrFailedPrecondition, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/f/g"})
+	err = h.fails(ErrFailedPrecondition, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/f/g"})
 	require.ErrorIs(t, err, ErrNotADirectory)
-	h.fails(ErrInvalid, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a//b"})
-	h.fails(ErrNotFound, &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "nope", Path: "a"})
-	_, err = h.rd().GetFileStatus(&stratopb.GetFileStatusRequest{Volume: "vol", Bucket: "nope", Path: "a"})
+	h.fails(ErrInvalid, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a//b"})
+	h.fails(ErrNotFound, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "nope", Path: "a"})
+	_, err = h.rd().GetFileStatus(&stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "nope", Path: "a"})
 	require.ErrorIs(t, err, ErrBucketNotFound)
 
 	// LookupKey on FSO resolves paths.
-	lk, err := h.rd().LookupKey(&stratopb.LookupKeyRequest{Volume: "vol", Bucket: "fsb", Key: "/a/f"})
+	lk, err := h.rd().LookupKey(&stratov1.LookupKeyRequest{Volume: "vol", Bucket: "fsb", Key: "/a/f"})
 	require.NoError(t, err)
 	require.Equal(t, "a/f", lk.Key.Name)
 	require.Equal(t, int64(30), lk.Key.Size)
-	_, err = h.rd().LookupKey(&stratopb.LookupKeyRequest{Volume: "vol", Bucket: "fsb", Key: "a/b"})
+	_, err = h.rd().LookupKey(&stratov1.LookupKeyRequest{Volume: "vol", Bucket: "fsb", Key: "a/b"})
 	require.ErrorIs(t, err, ErrIsADirectory)
-	_, err = h.rd().LookupKey(&stratopb.LookupKeyRequest{Volume: "vol", Bucket: "fsb", Key: "a/zz"})
+	_, err = h.rd().LookupKey(&stratov1.LookupKeyRequest{Volume: "vol", Bucket: "fsb", Key: "a/zz"})
 	require.ErrorIs(t, err, ErrKeyNotFound)
 }
 
 func TestCreateFile(t *testing.T) {
 	h := newHarness(t)
 	h.volBucket("fsb", fso)
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "d"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "d"})
 
 	// Parent must exist unless recursive, and must be a directory.
-	err := h.fails(ErrNotFound, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y/f"})
+	err := h.fails(ErrNotFound, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y/f"})
 	require.ErrorIs(t, err, ErrParentNotFound)
-	open := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y/f", Recursive: true}).(*stratopb.OpenKeyResponse)
+	open := h.must(&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y/f", Recursive: true}).(*stratov1.OpenKeyResponse)
 	st, err := h.stat("fsb", "x/y")
 	require.NoError(t, err, "recursive create makes the parents at once")
 	require.True(t, st.IsDirectory)
 	_, err = h.stat("fsb", "x/y/f")
 	require.ErrorIs(t, err, ErrNotFound, "the file appears at commit")
-	h.must(&stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "x/y/f", OpenId: open.OpenId})
+	h.must(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "x/y/f", OpenId: open.OpenId})
 	_, err = h.stat("fsb", "x/y/f")
 	require.NoError(t, err)
-	err = h.fails(ErrFailedPrecondition, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y/f/g", Recursive: true})
+	err = h.fails(ErrFailedPrecondition, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y/f/g", Recursive: true})
 	require.ErrorIs(t, err, ErrNotADirectory)
-	h.fails(ErrFailedPrecondition, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y/f/g"})
+	h.fails(ErrFailedPrecondition, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y/f/g"})
 
 	// Existing file: error without overwrite, replaced with it.
-	err = h.fails(ErrExists, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y/f"})
+	err = h.fails(ErrExists, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y/f"})
 	require.ErrorIs(t, err, ErrFileExists)
 	h.createFile("fsb", "x/y/f", 5)
 	st, _ = h.stat("fsb", "x/y/f")
 	require.Equal(t, int64(5), st.Length)
 	// A directory is never replaced.
-	err = h.fails(ErrFailedPrecondition, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y", Overwrite: true})
+	err = h.fails(ErrFailedPrecondition, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x/y", Overwrite: true})
 	require.ErrorIs(t, err, ErrIsADirectory)
-	h.fails(ErrFailedPrecondition, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d"})
-	h.fails(ErrInvalid, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "/"})
-	h.fails(ErrInvalid, &stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/./f"})
-	err = h.fails(ErrInvalid, &stratopb.OpenKeyRequest{Volume: "vol", Bucket: "fsb", Key: "folder/"})
+	h.fails(ErrFailedPrecondition, &stratov1.OpenKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d"})
+	h.fails(ErrInvalid, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "/"})
+	h.fails(ErrInvalid, &stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/./f"})
+	err = h.fails(ErrInvalid, &stratov1.OpenKeyRequest{Volume: "vol", Bucket: "fsb", Key: "folder/"})
 	require.Contains(t, err.Error(), "CreateDirectory")
 
 	// Two writers without overwrite: the second commit finds the file there.
-	o1 := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/race"}).(*stratopb.OpenKeyResponse)
-	o2 := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/race"}).(*stratopb.OpenKeyResponse)
-	h.must(&stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d/race", OpenId: o1.OpenId})
-	h.fails(ErrExists, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d/race", OpenId: o2.OpenId})
+	o1 := h.must(&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/race"}).(*stratov1.OpenKeyResponse)
+	o2 := h.must(&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/race"}).(*stratov1.OpenKeyResponse)
+	h.must(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d/race", OpenId: o1.OpenId})
+	h.fails(ErrExists, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d/race", OpenId: o2.OpenId})
 
 	// A directory made where the open file was to go blocks the commit.
-	o3 := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/later"}).(*stratopb.OpenKeyResponse)
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "d/later"})
-	h.fails(ErrFailedPrecondition, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d/later", OpenId: o3.OpenId})
+	o3 := h.must(&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/later"}).(*stratov1.OpenKeyResponse)
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "d/later"})
+	h.fails(ErrFailedPrecondition, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d/later", OpenId: o3.OpenId})
 
 	// The open file follows a rename of its directory; commit needs the
 	// name it was opened with.
-	o4 := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/moving"}).(*stratopb.OpenKeyResponse)
-	h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "d", Dst: "e"})
-	h.must(&stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d/moving", OpenId: o4.OpenId})
+	o4 := h.must(&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "d/moving"}).(*stratov1.OpenKeyResponse)
+	h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "d", Dst: "e"})
+	h.must(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d/moving", OpenId: o4.OpenId})
 	_, err = h.stat("fsb", "e/moving")
 	require.NoError(t, err)
 
 	// Commit into a deleted directory fails, also when an earlier commit
 	// into it succeeded.
-	o5 := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "e/gone/f", Recursive: true}).(*stratopb.OpenKeyResponse)
-	o6 := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "e/gone/g"}).(*stratopb.OpenKeyResponse)
-	h.must(&stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "e/gone/g", OpenId: o6.OpenId})
-	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "e/gone", Recursive: true})
-	err = h.fails(ErrNotFound, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "e/gone/f", OpenId: o5.OpenId})
+	o5 := h.must(&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "e/gone/f", Recursive: true}).(*stratov1.OpenKeyResponse)
+	o6 := h.must(&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "e/gone/g"}).(*stratov1.OpenKeyResponse)
+	h.must(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "e/gone/g", OpenId: o6.OpenId})
+	h.must(&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "e/gone", Recursive: true})
+	err = h.fails(ErrNotFound, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: "e/gone/f", OpenId: o5.OpenId})
 	require.ErrorIs(t, err, ErrParentNotFound)
 }
 
@@ -148,7 +148,7 @@ func TestListStatus(t *testing.T) {
 	var want []string
 	for i := range 7 {
 		d := fmt.Sprintf("d/dir%d", i)
-		h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: d})
+		h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: d})
 		f := fmt.Sprintf("d/file%d", i)
 		h.createFile("fsb", f, int64(i))
 		want = append(want, d+"/")
@@ -165,36 +165,36 @@ func TestListStatus(t *testing.T) {
 	require.Equal(t, []string{"d/"}, h.list("fsb", ""))
 	require.Equal(t, []string{"d/dir3/inner"}, h.list("fsb", "/d/dir3/"))
 	require.Equal(t, []string{"d/file2"}, h.list("fsb", "d/file2"), "a file lists as itself")
-	res, err := h.rd().ListStatus(&stratopb.ListStatusRequest{Volume: "vol", Bucket: "fsb", Path: "d", StartAfter: "file5"})
+	res, err := h.rd().ListStatus(&stratov1.ListStatusRequest{Volume: "vol", Bucket: "fsb", Path: "d", StartAfter: "file5"})
 	require.NoError(t, err)
 	require.Len(t, res.Statuses, 2)
 	require.Equal(t, int64(6), res.Statuses[0].Length)
-	_, err = h.rd().ListStatus(&stratopb.ListStatusRequest{Volume: "vol", Bucket: "fsb", Path: "nope"})
+	_, err = h.rd().ListStatus(&stratov1.ListStatusRequest{Volume: "vol", Bucket: "fsb", Path: "nope"})
 	require.ErrorIs(t, err, ErrNotFound)
 }
 
 func TestRename(t *testing.T) {
 	h := newHarness(t)
 	h.volBucket("fsb", fso)
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/b/c"})
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "t"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "a/b/c"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "t"})
 	h.createFile("fsb", "a/b/c/f", 3)
 	h.createFile("fsb", "a/g", 4)
 
 	// A file, to a new name.
-	h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a/g", Dst: "a/h"})
+	h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a/g", Dst: "a/h"})
 	_, err := h.stat("fsb", "a/g")
 	require.ErrorIs(t, err, ErrNotFound)
 	st, err := h.stat("fsb", "a/h")
 	require.NoError(t, err)
 	require.Equal(t, int64(4), st.Length)
 	// A file into an existing directory keeps its name.
-	h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a/h", Dst: "t"})
+	h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a/h", Dst: "t"})
 	_, err = h.stat("fsb", "t/h")
 	require.NoError(t, err)
 
 	// A directory: its subtree follows.
-	h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a/b", Dst: "t/bb"})
+	h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "a/b", Dst: "t/bb"})
 	st, err = h.stat("fsb", "t/bb/c/f")
 	require.NoError(t, err)
 	require.Equal(t, int64(3), st.Length)
@@ -202,37 +202,37 @@ func TestRename(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound)
 	require.Equal(t, []string{"t/bb/", "t/h"}, h.list("fsb", "t"))
 	// Into the root.
-	h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "t/bb", Dst: "/"})
+	h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "t/bb", Dst: "/"})
 	_, err = h.stat("fsb", "bb/c/f")
 	require.NoError(t, err)
 
 	// Under itself: refused, at any depth, and directly into itself.
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "bb/c/deep/er"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "bb/c/deep/er"})
 	for _, dst := range []string{"bb/c", "bb/c/deep/er/x", "bb/c/deep", "bb/x"} {
-		err := h.fails(ErrInvalid, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "bb", Dst: dst})
+		err := h.fails(ErrInvalid, &stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "bb", Dst: dst})
 		require.ErrorIs(t, err, ErrRenameUnderSelf, dst)
 	}
-	h.must(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "bb", Dst: "bb"}) // onto itself: no-op
+	h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "bb", Dst: "bb"}) // onto itself: no-op
 	_, err = h.stat("fsb", "bb/c/f")
 	require.NoError(t, err)
 
 	// Conflicts and missing pieces.
 	h.createFile("fsb", "t/h2", 1)
-	err = h.fails(ErrExists, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "t/h", Dst: "t/h2"})
+	err = h.fails(ErrExists, &stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "t/h", Dst: "t/h2"})
 	require.ErrorIs(t, err, ErrFileExists)
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "t/bb"})
-	err = h.fails(ErrExists, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "bb", Dst: "t"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "t/bb"})
+	err = h.fails(ErrExists, &stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "bb", Dst: "t"})
 	require.ErrorIs(t, err, ErrDirectoryExists, "t/bb exists")
-	h.fails(ErrNotFound, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "nope", Dst: "x"})
-	err = h.fails(ErrNotFound, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "t/h", Dst: "no/such/x"})
+	h.fails(ErrNotFound, &stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "nope", Dst: "x"})
+	err = h.fails(ErrNotFound, &stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "t/h", Dst: "no/such/x"})
 	require.ErrorIs(t, err, ErrParentNotFound)
-	h.fails(ErrFailedPrecondition, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "t/h", Dst: "t/h2/x"})
-	h.fails(ErrInvalid, &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "/", Dst: "x"})
-	h.fails(ErrInvalid, &stratopb.RenameKeyRequest{Volume: "vol", Bucket: "fsb", FromKey: "t/h", ToKey: "/"})
+	h.fails(ErrFailedPrecondition, &stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "t/h", Dst: "t/h2/x"})
+	h.fails(ErrInvalid, &stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "/", Dst: "x"})
+	h.fails(ErrInvalid, &stratov1.RenameKeyRequest{Volume: "vol", Bucket: "fsb", FromKey: "t/h", ToKey: "/"})
 	// RenameKey on FSO does not move into directories.
-	err = h.fails(ErrExists, &stratopb.RenameKeyRequest{Volume: "vol", Bucket: "fsb", FromKey: "t/h", ToKey: "bb"})
+	err = h.fails(ErrExists, &stratov1.RenameKeyRequest{Volume: "vol", Bucket: "fsb", FromKey: "t/h", ToKey: "bb"})
 	require.ErrorIs(t, err, ErrDirectoryExists)
-	h.must(&stratopb.RenameKeyRequest{Volume: "vol", Bucket: "fsb", FromKey: "t/h", ToKey: "bb/h"})
+	h.must(&stratov1.RenameKeyRequest{Volume: "vol", Bucket: "fsb", FromKey: "t/h", ToKey: "bb/h"})
 	_, err = h.stat("fsb", "bb/h")
 	require.NoError(t, err)
 }
@@ -259,8 +259,8 @@ func TestDirectoryOpsAreO1(t *testing.T) {
 		for i := range n {
 			h.createFile("fsb", fmt.Sprintf("%s/sub/f%d", dir, i), 1)
 		}
-		counts = append(counts, writes(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: dir, Dst: dir + "-moved"}))
-		counts = append(counts, writes(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: dir + "-moved", Recursive: true}))
+		counts = append(counts, writes(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: dir, Dst: dir + "-moved"}))
+		counts = append(counts, writes(&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: dir + "-moved", Recursive: true}))
 	}
 	require.Equal(t, counts[0], counts[2], "rename")
 	require.Equal(t, counts[1], counts[3], "delete")
@@ -273,22 +273,22 @@ func TestDelete(t *testing.T) {
 	h.createFile("fsb", "d/f1", 10, 20)
 	h.createFile("fsb", "d/sub/f2", 5)
 	h.createFile("fsb", "d/sub/deeper/f3", 7)
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "d/sub/empty"})
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "e"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "d/sub/empty"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "e"})
 	b, n := h.usage("fsb")
 	require.Equal(t, int64(42), b)
 	require.Equal(t, int64(8), n)
 
-	err := h.fails(ErrFailedPrecondition, &stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d"})
+	err := h.fails(ErrFailedPrecondition, &stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d"})
 	require.ErrorIs(t, err, ErrDirectoryNotEmpty)
 	require.Contains(t, err.Error(), "d")
-	h.fails(ErrNotFound, &stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d/nope"})
-	h.fails(ErrNotFound, &stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "x/y"})
-	h.fails(ErrInvalid, &stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "/", Recursive: true})
+	h.fails(ErrNotFound, &stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d/nope"})
+	h.fails(ErrNotFound, &stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "x/y"})
+	h.fails(ErrInvalid, &stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "/", Recursive: true})
 
 	// An empty directory, then a file.
-	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "e"})
-	h.must(&stratopb.DeleteKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d/f1"})
+	h.must(&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "e"})
+	h.must(&stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "fsb", Key: "d/f1"})
 	del := h.deletedBlocks()
 	require.Len(t, del, 1)
 	require.Equal(t, "delete", del[0].Reason)
@@ -298,7 +298,7 @@ func TestDelete(t *testing.T) {
 	require.Equal(t, int64(6), n)
 
 	// Recursive: gone at once, reclaimed later.
-	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d", Recursive: true})
+	h.must(&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d", Recursive: true})
 	_, err = h.stat("fsb", "d")
 	require.ErrorIs(t, err, ErrNotFound)
 	_, err = h.stat("fsb", "d/sub/f2")
@@ -310,7 +310,7 @@ func TestDelete(t *testing.T) {
 	require.Equal(t, "vol/fsb/d", pending[0].Path)
 	_, n = h.usage("fsb")
 	require.Equal(t, int64(5), n, "the subtree is released as it is reclaimed")
-	h.fails(ErrFailedPrecondition, &stratopb.DeleteBucketRequest{Volume: "vol", Name: "fsb"})
+	h.fails(ErrFailedPrecondition, &stratov1.DeleteBucketRequest{Volume: "vol", Name: "fsb"})
 
 	steps := h.reclaimAll(2)
 	require.Greater(t, steps, 2, "a small limit takes several commands")
@@ -328,5 +328,5 @@ func TestDelete(t *testing.T) {
 		k := kv[0]
 		require.NotContains(t, []byte{tagDir, tagFile, tagDirByID, tagDeletedDir}, k[1], "%q left over", k)
 	}
-	h.must(&stratopb.DeleteBucketRequest{Volume: "vol", Name: "fsb"})
+	h.must(&stratov1.DeleteBucketRequest{Volume: "vol", Name: "fsb"})
 }

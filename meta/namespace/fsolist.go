@@ -8,7 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // ListKeys on an FSO bucket lists its files as keys in S3 order (byte order
@@ -96,7 +96,7 @@ type fsoLister struct {
 	rs     *resolver
 	expand bool // no delimiter: descend into directories
 	// visit receives a file (ki set) or a common prefix; false stops.
-	visit func(name string, ki *stratopb.KeyInfo) bool
+	visit func(name string, ki *stratov1.KeyInfo) bool
 }
 
 // list lists directory id, whose keys all start with base, restricted to
@@ -170,7 +170,7 @@ func (l *fsoLister) list(id uint64, base, namePrefix, after string) (bool, error
 			fname = files.Key()[10:]
 		}
 		if fok && (!dok || bytes.Compare(fname, []byte(d.name+"/")) < 0) {
-			ki := &stratopb.KeyInfo{}
+			ki := &stratov1.KeyInfo{}
 			if err := proto.Unmarshal(files.Value(), ki); err != nil {
 				return false, fmt.Errorf("%w: file %s: %w", ErrCorrupt, fname, err)
 			}
@@ -199,11 +199,11 @@ func (l *fsoLister) list(id uint64, base, namePrefix, after string) (bool, error
 	return true, ds.it.Error()
 }
 
-func (rd *Reader) listFSO(bk *stratopb.BucketInfo, prefix, after, delim string, limit int) (*stratopb.ListKeysResponse, error) {
+func (rd *Reader) listFSO(bk *stratov1.BucketInfo, prefix, after, delim string, limit int) (*stratov1.ListKeysResponse, error) {
 	if delim != "" && delim != "/" {
 		return nil, fmt.Errorf("%w: FSO bucket %s/%s lists with delimiter \"/\" or none, not %q", ErrInvalid, bk.Volume, bk.Name, delim)
 	}
-	res := &stratopb.ListKeysResponse{}
+	res := &stratov1.ListKeysResponse{}
 	dirPath, namePrefix := "", prefix
 	if i := strings.LastIndexByte(prefix, '/'); i >= 0 {
 		dirPath, namePrefix = prefix[:i], prefix[i+1:]
@@ -226,7 +226,7 @@ func (rd *Reader) listFSO(bk *stratopb.BucketInfo, prefix, after, delim string, 
 		base = dirPath + "/"
 	}
 	n := 0
-	l := &fsoLister{rd: rd, rs: rs, expand: delim == "", visit: func(name string, ki *stratopb.KeyInfo) bool {
+	l := &fsoLister{rd: rd, rs: rs, expand: delim == "", visit: func(name string, ki *stratov1.KeyInfo) bool {
 		if n == limit {
 			res.Truncated = true
 			return false

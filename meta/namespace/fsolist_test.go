@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // s3List is the reference: S3 ListObjects over a sorted set of keys.
@@ -37,7 +37,7 @@ func s3List(keys []string, prefix, after, delim string) []string {
 func listAll(t require.TestingT, h *harness, bucket, prefix, after, delim string, limit int32) []string {
 	var out []string
 	for i := 0; ; i++ {
-		res, err := h.rd().ListKeys(&stratopb.ListKeysRequest{Volume: "vol", Bucket: bucket, Prefix: prefix, StartAfter: after, Delimiter: delim, Limit: limit})
+		res, err := h.rd().ListKeys(&stratov1.ListKeysRequest{Volume: "vol", Bucket: bucket, Prefix: prefix, StartAfter: after, Delimiter: delim, Limit: limit})
 		require.NoError(t, err)
 		// Keys and prefixes of a page interleave in order.
 		page := append([]string{}, res.CommonPrefixes...)
@@ -63,7 +63,7 @@ func TestListKeysFSO(t *testing.T) {
 	for _, f := range files {
 		h.createFile("fsb", f, 1)
 	}
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "empty/dir"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "empty/dir"})
 	sorted := append([]string{}, files...)
 	sort.Strings(sorted)
 	require.Equal(t, sorted, listAll(t, h, "fsb", "", "", "", 0))
@@ -75,7 +75,7 @@ func TestListKeysFSO(t *testing.T) {
 	require.Equal(t, []string{"a-b/x", "a.b", "a/y", "a/z/w", "a0/q"}, listAll(t, h, "fsb", "a", "a-b/a/b", "", 2))
 	require.Empty(t, listAll(t, h, "fsb", "nope/", "", "", 0))
 	require.Empty(t, listAll(t, h, "fsb", "b/", "", "", 0), "a file is not a directory")
-	_, err := h.rd().ListKeys(&stratopb.ListKeysRequest{Volume: "vol", Bucket: "fsb", Delimiter: "-"})
+	_, err := h.rd().ListKeys(&stratov1.ListKeysRequest{Volume: "vol", Bucket: "fsb", Delimiter: "-"})
 	require.ErrorIs(t, err, ErrInvalid)
 }
 
@@ -97,7 +97,7 @@ func TestListKeysFSOOracle(t *testing.T) {
 				parts[i] = rapid.SampledFrom(names).Draw(rt, "name")
 			}
 			p := strings.Join(parts, "/")
-			if _, err := h.do(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: p, Overwrite: true, Recursive: true}); err != nil {
+			if _, err := h.do(&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: p, Overwrite: true, Recursive: true}); err != nil {
 				continue // a file is in the way of a directory, or the reverse
 			}
 			set[p] = true

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // testAlloc hands out blocks from container 1 on a fixed pipeline, and
@@ -23,11 +23,11 @@ type testAlloc struct {
 	mu       sync.Mutex
 	next     uint64
 	calls    int
-	excludes []*stratopb.ExcludeList
+	excludes []*stratov1.ExcludeList
 	fail     error
 }
 
-func (a *testAlloc) AllocateBlock(_ context.Context, repl stratopb.ReplicationFactor, _ int64, ex *stratopb.ExcludeList) (*stratopb.BlockLocation, error) {
+func (a *testAlloc) AllocateBlock(_ context.Context, repl stratov1.ReplicationFactor, _ int64, ex *stratov1.ExcludeList) (*stratov1.BlockLocation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.calls++
@@ -36,11 +36,11 @@ func (a *testAlloc) AllocateBlock(_ context.Context, repl stratopb.ReplicationFa
 		return nil, a.fail
 	}
 	a.next++
-	p := &stratopb.Pipeline{Id: 7}
+	p := &stratov1.Pipeline{Id: 7}
 	for i := 0; i < int(repl); i++ {
-		p.Members = append(p.Members, &stratopb.DatanodeDetails{Id: string(rune('a' + i)), DataAddr: "127.0.0.1:1"})
+		p.Members = append(p.Members, &stratov1.DatanodeDetails{Id: string(rune('a' + i)), DataAddr: "127.0.0.1:1"})
 	}
-	return &stratopb.BlockLocation{BlockId: &stratopb.BlockID{ContainerId: 1, LocalId: a.next}, Pipeline: p}, nil
+	return &stratov1.BlockLocation{BlockId: &stratov1.BlockID{ContainerId: 1, LocalId: a.next}, Pipeline: p}, nil
 }
 
 type quietLogger struct{}
@@ -83,13 +83,13 @@ func newHarnessOn(t tb, db *pebble.DB) *harness {
 
 func (h *harness) env() PrepareEnv { return PrepareEnv{Now: h.now, Allocator: h.alloc} }
 
-func (h *harness) prepare(req proto.Message) (*stratopb.NamespaceCommand, error) {
+func (h *harness) prepare(req proto.Message) (*stratov1.NamespaceCommand, error) {
 	return h.ns.Prepare(context.Background(), req, h.db, h.env())
 }
 
 // apply applies cmd in its own batch. A failed apply must leave the batch
 // empty.
-func (h *harness) apply(cmd *stratopb.NamespaceCommand) (proto.Message, error) {
+func (h *harness) apply(cmd *stratov1.NamespaceCommand) (proto.Message, error) {
 	h.t.Helper()
 	b := h.db.NewIndexedBatch()
 	defer b.Close()
@@ -113,7 +113,7 @@ func (h *harness) do(req proto.Message) (proto.Message, error) {
 	// The command must survive encoding: it goes through the Raft log.
 	data, err := proto.Marshal(cmd)
 	require.NoError(h.t, err)
-	cmd = &stratopb.NamespaceCommand{}
+	cmd = &stratov1.NamespaceCommand{}
 	require.NoError(h.t, proto.Unmarshal(data, cmd))
 	return h.apply(cmd)
 }
@@ -136,40 +136,40 @@ func (h *harness) fails(class error, req proto.Message) error {
 func (h *harness) rd() *Reader { return h.ns.Reader(h.db) }
 
 // volBucket creates volume "vol" and a bucket of the given layout.
-func (h *harness) volBucket(bucket string, layout stratopb.BucketLayout) {
+func (h *harness) volBucket(bucket string, layout stratov1.BucketLayout) {
 	h.t.Helper()
 	if _, err := h.rd().Volume("vol"); err != nil {
-		h.must(&stratopb.CreateVolumeRequest{Name: "vol", Owner: "alice"})
+		h.must(&stratov1.CreateVolumeRequest{Name: "vol", Owner: "alice"})
 	}
-	h.must(&stratopb.CreateBucketRequest{Volume: "vol", Name: bucket, Layout: layout})
+	h.must(&stratov1.CreateBucketRequest{Volume: "vol", Name: bucket, Layout: layout})
 }
 
 // createFile creates and commits a file of the given block lengths.
-func (h *harness) createFile(bucket, path string, lengths ...int64) *stratopb.CommitKeyResponse {
+func (h *harness) createFile(bucket, path string, lengths ...int64) *stratov1.CommitKeyResponse {
 	h.t.Helper()
-	open := h.must(&stratopb.CreateFileRequest{Volume: "vol", Bucket: bucket, Path: path, Overwrite: true, Recursive: true}).(*stratopb.OpenKeyResponse)
+	open := h.must(&stratov1.CreateFileRequest{Volume: "vol", Bucket: bucket, Path: path, Overwrite: true, Recursive: true}).(*stratov1.OpenKeyResponse)
 	return h.commitBlocks(bucket, path, open.OpenId, lengths...)
 }
 
 // putKey opens and commits a key with OpenKey semantics.
-func (h *harness) putKey(bucket, key string, lengths ...int64) *stratopb.CommitKeyResponse {
+func (h *harness) putKey(bucket, key string, lengths ...int64) *stratov1.CommitKeyResponse {
 	h.t.Helper()
-	open := h.must(&stratopb.OpenKeyRequest{Volume: "vol", Bucket: bucket, Key: key}).(*stratopb.OpenKeyResponse)
+	open := h.must(&stratov1.OpenKeyRequest{Volume: "vol", Bucket: bucket, Key: key}).(*stratov1.OpenKeyResponse)
 	return h.commitBlocks(bucket, key, open.OpenId, lengths...)
 }
 
-func (h *harness) commitBlocks(bucket, key string, openID uint64, lengths ...int64) *stratopb.CommitKeyResponse {
+func (h *harness) commitBlocks(bucket, key string, openID uint64, lengths ...int64) *stratov1.CommitKeyResponse {
 	h.t.Helper()
-	var blocks []*stratopb.BlockLocation
+	var blocks []*stratov1.BlockLocation
 	for _, l := range lengths {
-		bl := h.must(&stratopb.AllocateBlockRequest{Volume: "vol", Bucket: bucket, Key: key, OpenId: openID, SizeHint: l}).(*stratopb.AllocateBlockResponse)
-		blocks = append(blocks, &stratopb.BlockLocation{BlockId: bl.Block.BlockId, Length: l})
+		bl := h.must(&stratov1.AllocateBlockRequest{Volume: "vol", Bucket: bucket, Key: key, OpenId: openID, SizeHint: l}).(*stratov1.AllocateBlockResponse)
+		blocks = append(blocks, &stratov1.BlockLocation{BlockId: bl.Block.BlockId, Length: l})
 	}
-	return h.must(&stratopb.CommitKeyRequest{Volume: "vol", Bucket: bucket, Key: key, OpenId: openID, Blocks: blocks}).(*stratopb.CommitKeyResponse)
+	return h.must(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: bucket, Key: key, OpenId: openID, Blocks: blocks}).(*stratov1.CommitKeyResponse)
 }
 
-func (h *harness) stat(bucket, path string) (*stratopb.FileStatus, error) {
-	res, err := h.rd().GetFileStatus(&stratopb.GetFileStatusRequest{Volume: "vol", Bucket: bucket, Path: path})
+func (h *harness) stat(bucket, path string) (*stratov1.FileStatus, error) {
+	res, err := h.rd().GetFileStatus(&stratov1.GetFileStatusRequest{Volume: "vol", Bucket: bucket, Path: path})
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func (h *harness) list(bucket, path string) []string {
 	var names []string
 	after := ""
 	for {
-		res, err := h.rd().ListStatus(&stratopb.ListStatusRequest{Volume: "vol", Bucket: bucket, Path: path, StartAfter: after, Limit: 3})
+		res, err := h.rd().ListStatus(&stratov1.ListStatusRequest{Volume: "vol", Bucket: bucket, Path: path, StartAfter: after, Limit: 3})
 		require.NoError(h.t, err)
 		for _, st := range res.Statuses {
 			n := st.Path
@@ -204,7 +204,7 @@ func (h *harness) usage(bucket string) (bytes, names int64) {
 	return bk.UsedBytes, bk.UsedNamespace
 }
 
-func (h *harness) deletedBlocks() []*stratopb.DeletedBlocks {
+func (h *harness) deletedBlocks() []*stratov1.DeletedBlocks {
 	h.t.Helper()
 	d, err := h.rd().DeletedBlocks(0, 1<<20)
 	require.NoError(h.t, err)
@@ -224,7 +224,7 @@ func (h *harness) reclaimAll(limit int) (steps int) {
 		require.NoError(h.t, err)
 		steps++
 		require.Less(h.t, steps, 100000)
-		_ = res.(*stratopb.ReclaimResult)
+		_ = res.(*stratov1.ReclaimResult)
 	}
 }
 
@@ -240,7 +240,7 @@ func dump(t require.TestingT, db *pebble.DB) [][2][]byte {
 	return out
 }
 
-func blockIDs(d []*stratopb.DeletedBlocks) (ids []uint64) {
+func blockIDs(d []*stratov1.DeletedBlocks) (ids []uint64) {
 	for _, e := range d {
 		for _, b := range e.Blocks {
 			ids = append(ids, b.LocalId)

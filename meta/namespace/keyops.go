@@ -10,18 +10,18 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
-func isFSO(bk *stratopb.BucketInfo) bool { return bk.GetLayout() == stratopb.BucketLayout_LAYOUT_FSO }
+func isFSO(bk *stratov1.BucketInfo) bool { return bk.GetLayout() == stratov1.BucketLayout_LAYOUT_FSO }
 
-func blockKey(id *stratopb.BlockID) [2]uint64 {
+func blockKey(id *stratov1.BlockID) [2]uint64 {
 	return [2]uint64{id.GetContainerId(), id.GetLocalId()}
 }
 
 // checkAllocated validates blocks handed out by prepare: each has an ID and
 // none repeats.
-func checkAllocated(blocks []*stratopb.BlockLocation) error {
+func checkAllocated(blocks []*stratov1.BlockLocation) error {
 	seen := make(map[[2]uint64]struct{}, len(blocks))
 	for _, bl := range blocks {
 		if bl.GetBlockId() == nil {
@@ -80,7 +80,7 @@ func (a *applier) makeDirs(parent uint64, names []string, owner string) (uint64,
 		if err != nil {
 			return 0, err
 		}
-		d := &stratopb.DirectoryInfo{ObjectId: id, CreationTime: a.now, ModificationTime: a.now, Owner: owner}
+		d := &stratov1.DirectoryInfo{ObjectId: id, CreationTimeUnixMs: a.now, ModificationTimeUnixMs: a.now, Owner: owner}
 		if err := put(a.b, childKey(a.kb, tagDir, parent, name), d); err != nil {
 			return 0, err
 		}
@@ -101,12 +101,12 @@ func dirByIDValue(parent uint64, name string) []byte {
 
 // ---- open, allocate, commit -------------------------------------------------
 
-func (a *applier) openKey(c *stratopb.OpenKeyCommand) (proto.Message, error) {
+func (a *applier) openKey(c *stratov1.OpenKeyCommand) (proto.Message, error) {
 	rec, bk, err := a.newOpenKey(c, true)
 	if err != nil {
 		return nil, err
 	}
-	return &stratopb.OpenKeyResponse{
+	return &stratov1.OpenKeyResponse{
 		OpenId: rec.Id, Blocks: rec.Blocks, Replication: rec.Replication,
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum, BlockSize: bk.BlockSize,
 	}, nil
@@ -115,19 +115,19 @@ func (a *applier) openKey(c *stratopb.OpenKeyCommand) (proto.Message, error) {
 // newOpenKey checks open c, creates the parent directories it needs, and
 // gives it an ID; persist records it in the open-key table (a deferred
 // create is committed in the same apply and never recorded).
-func (a *applier) newOpenKey(c *stratopb.OpenKeyCommand, persist bool) (*stratopb.OpenKeyInfo, *stratopb.BucketInfo, error) {
+func (a *applier) newOpenKey(c *stratov1.OpenKeyCommand, persist bool) (*stratov1.OpenKeyInfo, *stratov1.BucketInfo, error) {
 	bk, err := a.loadBucket(c.GetVolume(), c.GetBucket())
 	if err != nil {
 		return nil, nil, err
 	}
 	repl := c.GetReplication()
-	if repl == stratopb.ReplicationFactor_REPLICATION_UNSPECIFIED {
+	if repl == stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED {
 		repl = bk.Replication
 	}
 	switch {
 	case !validReplication(repl):
 		return nil, nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalid, repl)
-	case c.GetExpiresAt() <= 0:
+	case c.GetExpiresAtUnixMs() <= 0:
 		return nil, nil, fmt.Errorf("%w: open key without an expiry time", ErrInvalid)
 	case c.GetSizeHint() < 0:
 		return nil, nil, fmt.Errorf("%w: negative size hint %d", ErrInvalid, c.GetSizeHint())
@@ -135,10 +135,10 @@ func (a *applier) newOpenKey(c *stratopb.OpenKeyCommand, persist bool) (*stratop
 	if err := checkAllocated(c.GetBlocks()); err != nil {
 		return nil, nil, err
 	}
-	rec := &stratopb.OpenKeyInfo{
+	rec := &stratov1.OpenKeyInfo{
 		Volume: bk.Volume, Bucket: bk.Name, BucketId: bk.Id, VolumeId: bk.VolumeId, Layout: bk.Layout,
 		Replication: repl, ChecksumType: bk.ChecksumType, BytesPerChecksum: bk.BytesPerChecksum,
-		CreationTime: a.now, ExpiresAt: c.GetExpiresAt(), Blocks: c.GetBlocks(),
+		CreationTimeUnixMs: a.now, ExpiresAtUnixMs: c.GetExpiresAtUnixMs(), Blocks: c.GetBlocks(),
 		Overwrite: !c.GetCreateFile() || c.GetOverwrite(), Owner: c.GetOwner(),
 	}
 	var newDirs []string
@@ -204,7 +204,7 @@ func (a *applier) newOpenKey(c *stratopb.OpenKeyCommand, persist bool) (*stratop
 	if err := put(a.b, idKey(a.kb, tagOpen, rec.Id), rec); err != nil {
 		return nil, nil, err
 	}
-	if err := a.b.Set(expiryKey(a.kb, rec.ExpiresAt, rec.Id), nil, nil); err != nil {
+	if err := a.b.Set(expiryKey(a.kb, rec.ExpiresAtUnixMs, rec.Id), nil, nil); err != nil {
 		return nil, nil, err
 	}
 	return rec, bk, nil
@@ -212,7 +212,7 @@ func (a *applier) newOpenKey(c *stratopb.OpenKeyCommand, persist bool) (*stratop
 
 // checkFits fails with ErrQuotaExceeded if dBytes more bytes would not fit
 // the bucket's or the volume's quota. It writes nothing.
-func (a *applier) checkFits(bk *stratopb.BucketInfo, dBytes int64) error {
+func (a *applier) checkFits(bk *stratov1.BucketInfo, dBytes int64) error {
 	bu, err := getUsage(a.b, bk.Id)
 	if err != nil {
 		return err
@@ -230,8 +230,8 @@ func (a *applier) checkFits(bk *stratopb.BucketInfo, dBytes int64) error {
 	return nil
 }
 
-func (a *applier) loadOpenKey(id uint64, volume, bucket string) (*stratopb.OpenKeyInfo, error) {
-	rec := &stratopb.OpenKeyInfo{}
+func (a *applier) loadOpenKey(id uint64, volume, bucket string) (*stratov1.OpenKeyInfo, error) {
+	rec := &stratov1.OpenKeyInfo{}
 	ok, err := get(a.b, idKey(a.kb, tagOpen, id), rec)
 	if err != nil {
 		return nil, err
@@ -242,7 +242,7 @@ func (a *applier) loadOpenKey(id uint64, volume, bucket string) (*stratopb.OpenK
 	return rec, nil
 }
 
-func (a *applier) allocateBlock(c *stratopb.AllocateBlockCommand) (proto.Message, error) {
+func (a *applier) allocateBlock(c *stratov1.AllocateBlockCommand) (proto.Message, error) {
 	rec, err := a.loadOpenKey(c.GetOpenId(), c.GetVolume(), c.GetBucket())
 	if err != nil {
 		return nil, err
@@ -254,11 +254,11 @@ func (a *applier) allocateBlock(c *stratopb.AllocateBlockCommand) (proto.Message
 	if err := put(a.b, idKey(a.kb, tagOpen, rec.Id), rec); err != nil {
 		return nil, err
 	}
-	return &stratopb.AllocateBlockResponse{Block: c.GetBlock()}, nil
+	return &stratov1.AllocateBlockResponse{Block: c.GetBlock()}, nil
 }
 
-func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error) {
-	var rec *stratopb.OpenKeyInfo
+func (a *applier) commitKey(c *stratov1.CommitKeyRequest) (proto.Message, error) {
+	var rec *stratov1.OpenKeyInfo
 	deferred := len(c.GetCreateToken()) > 0
 	if deferred {
 		oc, err := createToken(c)
@@ -277,7 +277,7 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 	var err error
 	// The bucket is checked by ID when charging its usage: a bucket deleted
 	// and created again under the same name is another bucket.
-	fso := rec.Layout == stratopb.BucketLayout_LAYOUT_FSO
+	fso := rec.Layout == stratov1.BucketLayout_LAYOUT_FSO
 	name := c.GetKey()
 	if fso {
 		if name, err = CleanPath(name); err != nil {
@@ -290,11 +290,11 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 
 	// The committed blocks must be this key's allocations; their pipelines
 	// come from the allocation, lengths from the client.
-	allocated := make(map[[2]uint64]*stratopb.BlockLocation, len(rec.Blocks))
+	allocated := make(map[[2]uint64]*stratov1.BlockLocation, len(rec.Blocks))
 	for _, bl := range rec.Blocks {
 		allocated[blockKey(bl.BlockId)] = bl
 	}
-	final := make([]*stratopb.BlockLocation, 0, len(c.GetBlocks()))
+	final := make([]*stratov1.BlockLocation, 0, len(c.GetBlocks()))
 	var size int64
 	for _, bl := range c.GetBlocks() {
 		k := blockKey(bl.GetBlockId())
@@ -308,7 +308,7 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 			return nil, fmt.Errorf("%w: block %d/%d has length %d", ErrInvalidBlocks, k[0], k[1], bl.GetLength())
 		}
 		delete(allocated, k)
-		final = append(final, &stratopb.BlockLocation{BlockId: al.BlockId, Offset: size, Length: bl.GetLength(), Pipeline: al.Pipeline})
+		final = append(final, &stratov1.BlockLocation{BlockId: al.BlockId, Offset: size, Length: bl.GetLength(), Pipeline: al.Pipeline})
 		size += bl.GetLength()
 	}
 
@@ -329,7 +329,7 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 		}
 	}
 	key := childKey(a.kb2, tag, rec.ParentId, rec.FileName)
-	old := &stratopb.KeyInfo{}
+	old := &stratov1.KeyInfo{}
 	replaced := false
 	if c := a.ns.acache; fso && c != nil && c.absent(tagFile, rec.ParentId, rec.FileName) {
 		if c.verify {
@@ -355,10 +355,10 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 		return nil, err
 	}
 
-	ki := &stratopb.KeyInfo{
+	ki := &stratov1.KeyInfo{
 		ObjectId: rec.Id, Size: size, Replication: rec.Replication,
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum,
-		CreationTime: rec.CreationTime, ModificationTime: a.now, Blocks: final, Owner: rec.Owner,
+		CreationTimeUnixMs: rec.CreationTimeUnixMs, ModificationTimeUnixMs: a.now, Blocks: final, Owner: rec.Owner,
 	}
 	if fso {
 		ki.ParentId = rec.ParentId
@@ -377,10 +377,10 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 		if err := put(a.b, idKey(a.kb, tagOpen, rec.Id), rec); err != nil {
 			return nil, err
 		}
-		return &stratopb.CommitKeyResponse{ObjectId: rec.Id, Size: size}, nil
+		return &stratov1.CommitKeyResponse{ObjectId: rec.Id, Size: size}, nil
 	}
 	if len(allocated) > 0 {
-		unused := make([]*stratopb.BlockLocation, 0, len(allocated))
+		unused := make([]*stratov1.BlockLocation, 0, len(allocated))
 		for _, bl := range rec.Blocks { // in allocation order: deterministic
 			if _, ok := allocated[blockKey(bl.BlockId)]; ok {
 				unused = append(unused, bl)
@@ -395,14 +395,14 @@ func (a *applier) commitKey(c *stratopb.CommitKeyRequest) (proto.Message, error)
 			return nil, err
 		}
 	}
-	return &stratopb.CommitKeyResponse{ObjectId: rec.Id, Size: size}, nil
+	return &stratov1.CommitKeyResponse{ObjectId: rec.Id, Size: size}, nil
 }
 
-func (a *applier) deleteOpenKey(rec *stratopb.OpenKeyInfo) error {
+func (a *applier) deleteOpenKey(rec *stratov1.OpenKeyInfo) error {
 	if err := a.b.Delete(idKey(a.kb, tagOpen, rec.Id), nil); err != nil {
 		return err
 	}
-	return a.b.Delete(expiryKey(a.kb, rec.ExpiresAt, rec.Id), nil)
+	return a.b.Delete(expiryKey(a.kb, rec.ExpiresAtUnixMs, rec.Id), nil)
 }
 
 func parentOf(p string) string {
@@ -415,7 +415,7 @@ func parentOf(p string) string {
 
 // ---- delete, rename, mkdir --------------------------------------------------
 
-func (a *applier) delete(d *stratopb.DeleteRequest) (proto.Message, error) {
+func (a *applier) delete(d *stratov1.DeleteRequest) (proto.Message, error) {
 	bk, err := a.loadBucket(d.GetVolume(), d.GetBucket())
 	if err != nil {
 		return nil, err
@@ -464,17 +464,17 @@ func (a *applier) delete(d *stratopb.DeleteRequest) (proto.Message, error) {
 	}
 	a.forgetDir(pid, name, did)
 	if nonEmpty {
-		dd := &stratopb.DeletedDirectory{ObjectId: did, BucketId: bk.Id, VolumeId: bk.VolumeId, DeletedAt: a.now,
+		dd := &stratov1.DeletedDirectory{ObjectId: did, BucketId: bk.Id, VolumeId: bk.VolumeId, DeletedAtUnixMs: a.now,
 			Path: bk.Volume + "/" + bk.Name + "/" + p}
 		if err := put(a.b, idKey(a.kb, tagDeletedDir, did), dd); err != nil {
 			return nil, err
 		}
 	}
-	return &stratopb.DeleteResponse{}, nil
+	return &stratov1.DeleteResponse{}, nil
 }
 
-func (a *applier) deleteFile(bk *stratopb.BucketInfo, key []byte, name string, notFound error) (proto.Message, error) {
-	old := &stratopb.KeyInfo{}
+func (a *applier) deleteFile(bk *stratov1.BucketInfo, key []byte, name string, notFound error) (proto.Message, error) {
+	old := &stratov1.KeyInfo{}
 	found, err := get(a.b, key, old)
 	if err != nil {
 		return nil, err
@@ -491,10 +491,10 @@ func (a *applier) deleteFile(bk *stratopb.BucketInfo, key []byte, name string, n
 	if err := a.freeBlocks(old.ObjectId, old.Blocks, "delete"); err != nil {
 		return nil, err
 	}
-	return &stratopb.DeleteResponse{}, nil
+	return &stratov1.DeleteResponse{}, nil
 }
 
-func (a *applier) rename(r *stratopb.RenameCommand) (proto.Message, error) {
+func (a *applier) rename(r *stratov1.RenameCommand) (proto.Message, error) {
 	bk, err := a.loadBucket(r.GetVolume(), r.GetBucket())
 	if err != nil {
 		return nil, err
@@ -522,9 +522,9 @@ func (a *applier) rename(r *stratopb.RenameCommand) (proto.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	var file *stratopb.KeyInfo
+	var file *stratov1.KeyInfo
 	if !isDir {
-		file = &stratopb.KeyInfo{}
+		file = &stratov1.KeyInfo{}
 		if ok, err := get(a.b, childKey(a.kb, tagFile, spid, sn), file); err != nil {
 			return nil, err
 		} else if !ok {
@@ -534,7 +534,7 @@ func (a *applier) rename(r *stratopb.RenameCommand) (proto.Message, error) {
 	avoid := srcDir // 0 for a file
 
 	if src == dst {
-		return &stratopb.RenameResponse{}, nil // onto itself
+		return &stratov1.RenameResponse{}, nil // onto itself
 	}
 
 	var tpid uint64
@@ -560,7 +560,7 @@ func (a *applier) rename(r *stratopb.RenameCommand) (proto.Message, error) {
 		}
 	}
 	if tpid == spid && tname == sn {
-		return &stratopb.RenameResponse{}, nil // onto itself
+		return &stratov1.RenameResponse{}, nil // onto itself
 	}
 	if avoid != 0 && tpid == avoid {
 		return nil, fmt.Errorf("%w: %s under %s", ErrRenameUnderSelf, src, dst)
@@ -580,10 +580,10 @@ func (a *applier) rename(r *stratopb.RenameCommand) (proto.Message, error) {
 		if err := a.b.Delete(childKey(a.kb, tagFile, spid, sn), nil); err != nil {
 			return nil, err
 		}
-		file.ParentId, file.ModificationTime = tpid, a.now
-		return &stratopb.RenameResponse{}, put(a.b, childKey(a.kb, tagFile, tpid, tname), file)
+		file.ParentId, file.ModificationTimeUnixMs = tpid, a.now
+		return &stratov1.RenameResponse{}, put(a.b, childKey(a.kb, tagFile, tpid, tname), file)
 	}
-	d := &stratopb.DirectoryInfo{}
+	d := &stratov1.DirectoryInfo{}
 	if _, err := get(a.b, childKey(a.kb, tagDir, spid, sn), d); err != nil {
 		return nil, err
 	}
@@ -594,18 +594,18 @@ func (a *applier) rename(r *stratopb.RenameCommand) (proto.Message, error) {
 	if err := put(a.b, childKey(a.kb, tagDir, tpid, tname), d); err != nil {
 		return nil, err
 	}
-	return &stratopb.RenameResponse{}, a.b.Set(idKey(a.kb, tagDirByID, srcDir), dirByIDValue(tpid, tname), nil)
+	return &stratov1.RenameResponse{}, a.b.Set(idKey(a.kb, tagDirByID, srcDir), dirByIDValue(tpid, tname), nil)
 }
 
 // renameKey renames an OBS key; the target must not exist.
-func (a *applier) renameKey(bk *stratopb.BucketInfo, src, dst string) (proto.Message, error) {
+func (a *applier) renameKey(bk *stratov1.BucketInfo, src, dst string) (proto.Message, error) {
 	if err := ValidateKeyName(src); err != nil {
 		return nil, err
 	}
 	if err := ValidateKeyName(dst); err != nil {
 		return nil, err
 	}
-	ki := &stratopb.KeyInfo{}
+	ki := &stratov1.KeyInfo{}
 	skey := childKey(nil, tagKey, bk.Id, src)
 	if ok, err := get(a.b, skey, ki); err != nil {
 		return nil, err
@@ -613,7 +613,7 @@ func (a *applier) renameKey(bk *stratopb.BucketInfo, src, dst string) (proto.Mes
 		return nil, fmt.Errorf("%w: %s/%s/%s", ErrKeyNotFound, bk.Volume, bk.Name, src)
 	}
 	if src == dst {
-		return &stratopb.RenameResponse{}, nil
+		return &stratov1.RenameResponse{}, nil
 	}
 	dkey := childKey(nil, tagKey, bk.Id, dst)
 	if ok, err := exists(a.b, dkey); err != nil {
@@ -624,11 +624,11 @@ func (a *applier) renameKey(bk *stratopb.BucketInfo, src, dst string) (proto.Mes
 	if err := a.b.Delete(skey, nil); err != nil {
 		return nil, err
 	}
-	ki.ModificationTime = a.now
-	return &stratopb.RenameResponse{}, put(a.b, dkey, ki)
+	ki.ModificationTimeUnixMs = a.now
+	return &stratov1.RenameResponse{}, put(a.b, dkey, ki)
 }
 
-func (a *applier) createDirectory(c *stratopb.CreateDirectoryRequest) (proto.Message, error) {
+func (a *applier) createDirectory(c *stratov1.CreateDirectoryRequest) (proto.Message, error) {
 	bk, err := a.loadBucket(c.GetVolume(), c.GetBucket())
 	if err != nil {
 		return nil, err
@@ -645,7 +645,7 @@ func (a *applier) createDirectory(c *stratopb.CreateDirectoryRequest) (proto.Mes
 		return nil, err
 	}
 	if len(missing) == 0 {
-		return &stratopb.CreateDirectoryResponse{ObjectId: pid}, nil
+		return &stratov1.CreateDirectoryResponse{ObjectId: pid}, nil
 	}
 	if err := a.charge(bk, 0, int64(len(missing))); err != nil {
 		return nil, err
@@ -654,20 +654,20 @@ func (a *applier) createDirectory(c *stratopb.CreateDirectoryRequest) (proto.Mes
 	if err != nil {
 		return nil, err
 	}
-	return &stratopb.CreateDirectoryResponse{ObjectId: id, Created: int32(len(missing))}, nil
+	return &stratov1.CreateDirectoryResponse{ObjectId: id, Created: int32(len(missing))}, nil
 }
 
 // ---- background work: expiry, reclaim, purge --------------------------------
 
-func (a *applier) expireOpenKeys(c *stratopb.ExpireOpenKeysCommand) (proto.Message, error) {
-	res := &stratopb.ExpireOpenKeysResult{}
+func (a *applier) expireOpenKeys(c *stratov1.ExpireOpenKeysCommand) (proto.Message, error) {
+	res := &stratov1.ExpireOpenKeysResult{}
 	for _, id := range c.GetOpenIds() {
-		rec := &stratopb.OpenKeyInfo{}
+		rec := &stratov1.OpenKeyInfo{}
 		ok, err := get(a.b, idKey(a.kb, tagOpen, id), rec)
 		if err != nil {
 			return nil, err
 		}
-		if !ok || rec.ExpiresAt > a.now {
+		if !ok || rec.ExpiresAtUnixMs > a.now {
 			continue // committed, already expired, or not yet due
 		}
 		blocks, err := a.unpublished(rec)
@@ -688,15 +688,15 @@ func (a *applier) expireOpenKeys(c *stratopb.ExpireOpenKeysCommand) (proto.Messa
 // unpublished returns the blocks of an open key that no committed key
 // references: all of them, unless an hsync published some under the open
 // key's ID and that key is still there.
-func (a *applier) unpublished(rec *stratopb.OpenKeyInfo) ([]*stratopb.BlockLocation, error) {
+func (a *applier) unpublished(rec *stratov1.OpenKeyInfo) ([]*stratov1.BlockLocation, error) {
 	if !rec.Hsynced {
 		return rec.Blocks, nil
 	}
 	tag := byte(tagKey)
-	if rec.Layout == stratopb.BucketLayout_LAYOUT_FSO {
+	if rec.Layout == stratov1.BucketLayout_LAYOUT_FSO {
 		tag = tagFile
 	}
-	ki := &stratopb.KeyInfo{}
+	ki := &stratov1.KeyInfo{}
 	if ok, err := get(a.b, childKey(a.kb2, tag, rec.ParentId, rec.FileName), ki); err != nil || !ok || ki.ObjectId != rec.Id {
 		return rec.Blocks, err
 	}
@@ -704,7 +704,7 @@ func (a *applier) unpublished(rec *stratopb.OpenKeyInfo) ([]*stratopb.BlockLocat
 	for _, bl := range ki.Blocks {
 		published[blockKey(bl.BlockId)] = true
 	}
-	out := make([]*stratopb.BlockLocation, 0, len(rec.Blocks))
+	out := make([]*stratov1.BlockLocation, 0, len(rec.Blocks))
 	for _, bl := range rec.Blocks {
 		if !published[blockKey(bl.BlockId)] {
 			out = append(out, bl)
@@ -713,14 +713,14 @@ func (a *applier) unpublished(rec *stratopb.OpenKeyInfo) ([]*stratopb.BlockLocat
 	return out, nil
 }
 
-func (a *applier) reclaim(c *stratopb.ReclaimCommand) (proto.Message, error) {
+func (a *applier) reclaim(c *stratov1.ReclaimCommand) (proto.Message, error) {
 	if c.GetLimit() <= 0 {
 		return nil, fmt.Errorf("%w: reclaim limit %d must be positive", ErrInvalid, c.GetLimit())
 	}
-	res := &stratopb.ReclaimResult{}
+	res := &stratov1.ReclaimResult{}
 	budget := int(c.GetLimit())
 	for budget > 0 {
-		dd := &stratopb.DeletedDirectory{}
+		dd := &stratov1.DeletedDirectory{}
 		found, err := a.firstDeletedDir(dd)
 		if err != nil || !found {
 			if err != nil {
@@ -753,8 +753,8 @@ func (a *applier) reclaim(c *stratopb.ReclaimCommand) (proto.Message, error) {
 					return nil, err
 				}
 				a.forgetDir(dd.ObjectId, name, cid)
-				sub := &stratopb.DeletedDirectory{ObjectId: cid, BucketId: dd.BucketId, VolumeId: dd.VolumeId,
-					DeletedAt: a.now, Path: dd.Path + "/" + name}
+				sub := &stratov1.DeletedDirectory{ObjectId: cid, BucketId: dd.BucketId, VolumeId: dd.VolumeId,
+					DeletedAtUnixMs: a.now, Path: dd.Path + "/" + name}
 				if err := put(a.b, idKey(a.kb, tagDeletedDir, cid), sub); err != nil {
 					return nil, err
 				}
@@ -763,7 +763,7 @@ func (a *applier) reclaim(c *stratopb.ReclaimCommand) (proto.Message, error) {
 				}
 				res.Directories++
 			} else {
-				ki := &stratopb.KeyInfo{}
+				ki := &stratov1.KeyInfo{}
 				if err := proto.Unmarshal(ch.value, ki); err != nil {
 					return nil, fmt.Errorf("%w: %q: %w", ErrCorrupt, ch.key, err)
 				}
@@ -791,7 +791,7 @@ func (a *applier) reclaim(c *stratopb.ReclaimCommand) (proto.Message, error) {
 
 // firstDeletedDir reads the first entry of the deleted-directories table
 // into dd (if not nil), from the apply cache's floor when it has one.
-func (a *applier) firstDeletedDir(dd *stratopb.DeletedDirectory) (bool, error) {
+func (a *applier) firstDeletedDir(dd *stratov1.DeletedDirectory) (bool, error) {
 	prefix := tableKey(nil, tagDeletedDir)
 	c := a.ns.acache
 	var floor []byte
@@ -902,8 +902,8 @@ func firstEntry(r pebble.Reader, prefix, from []byte, m proto.Message) (bool, []
 	return found, key, it.Close()
 }
 
-func (a *applier) purgeDeletedBlocks(c *stratopb.PurgeDeletedBlocksCommand) (proto.Message, error) {
-	res := &stratopb.PurgeDeletedBlocksResult{}
+func (a *applier) purgeDeletedBlocks(c *stratov1.PurgeDeletedBlocksCommand) (proto.Message, error) {
+	res := &stratov1.PurgeDeletedBlocksResult{}
 	for _, seq := range c.GetSeqs() {
 		key := idKey(a.kb, tagDeleted, seq)
 		ok, err := exists(a.b, key)

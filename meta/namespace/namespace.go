@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/strato-io/strato/checksum"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Options configure a Namespace. The zero value is usable after
@@ -17,7 +17,7 @@ type Options struct {
 	// (Ozone's ozone.om.open.key.expire.threshold).
 	OpenKeyTTL time.Duration
 	// DefaultReplication applies to buckets created without one. Default THREE.
-	DefaultReplication stratopb.ReplicationFactor
+	DefaultReplication stratov1.ReplicationFactor
 	// DefaultBlockSize applies to buckets created without one. Default 256 MiB.
 	DefaultBlockSize int64
 	// DefaultListLimit is the page size of list calls that give none. Default 1000.
@@ -35,8 +35,8 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.OpenKeyTTL == 0 {
 		o.OpenKeyTTL = 7 * 24 * time.Hour
 	}
-	if o.DefaultReplication == stratopb.ReplicationFactor_REPLICATION_UNSPECIFIED {
-		o.DefaultReplication = stratopb.ReplicationFactor_REPLICATION_THREE
+	if o.DefaultReplication == stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED {
+		o.DefaultReplication = stratov1.ReplicationFactor_REPLICATION_THREE
 	}
 	if o.DefaultBlockSize == 0 {
 		o.DefaultBlockSize = 256 << 20
@@ -74,7 +74,7 @@ type BlockAllocator interface {
 	// AllocateBlock returns a new block of replication repl (the location
 	// with its pipeline, length 0) avoiding everything in exclude (may be
 	// nil). sizeHint is the number of bytes the writer expects to put in it.
-	AllocateBlock(ctx context.Context, repl stratopb.ReplicationFactor, sizeHint int64, exclude *stratopb.ExcludeList) (*stratopb.BlockLocation, error)
+	AllocateBlock(ctx context.Context, repl stratov1.ReplicationFactor, sizeHint int64, exclude *stratov1.ExcludeList) (*stratov1.BlockLocation, error)
 }
 
 // PrepareEnv is what Prepare takes from the leader: its clock and its block
@@ -109,19 +109,19 @@ func New(opts Options) (*Namespace, error) {
 // Options returns the options in use.
 func (ns *Namespace) Options() Options { return ns.opts }
 
-func validReplication(r stratopb.ReplicationFactor) bool {
-	return r == stratopb.ReplicationFactor_REPLICATION_ONE || r == stratopb.ReplicationFactor_REPLICATION_THREE
+func validReplication(r stratov1.ReplicationFactor) bool {
+	return r == stratov1.ReplicationFactor_REPLICATION_ONE || r == stratov1.ReplicationFactor_REPLICATION_THREE
 }
 
-func validChecksum(t stratopb.ChecksumType) bool {
-	return t >= stratopb.ChecksumType_CHECKSUM_NONE && t <= stratopb.ChecksumType_CHECKSUM_MD5 &&
+func validChecksum(t stratov1.ChecksumType) bool {
+	return t >= stratov1.ChecksumType_CHECKSUM_NONE && t <= stratov1.ChecksumType_CHECKSUM_MD5 &&
 		checksum.Type(t-1).Valid()
 }
 
 // ChecksumType converts a bucket's or key's checksum type to checksum.Type
 // (CHECKSUM_TYPE_UNSPECIFIED is the default type).
-func ChecksumType(t stratopb.ChecksumType) checksum.Type {
-	if t == stratopb.ChecksumType_CHECKSUM_TYPE_UNSPECIFIED {
+func ChecksumType(t stratov1.ChecksumType) checksum.Type {
+	if t == stratov1.ChecksumType_CHECKSUM_TYPE_UNSPECIFIED {
 		return checksum.DefaultType
 	}
 	return checksum.Type(t - 1)

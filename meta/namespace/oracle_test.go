@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // model is the simplest possible file tree: full path → node.
@@ -268,7 +268,7 @@ func TestOracle(t *testing.T) {
 		rt.Repeat(map[string]func(*rapid.T){
 			"mkdir": func(rt *rapid.T) {
 				p := genPath.Draw(rt, "path")
-				_, err := h.do(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: p})
+				_, err := h.do(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: p})
 				sameClass(rt, m.mkdir(p), err, "mkdir "+p)
 			},
 			"create": func(rt *rapid.T) {
@@ -277,29 +277,29 @@ func TestOracle(t *testing.T) {
 				overwrite := rapid.Bool().Draw(rt, "overwrite")
 				recursive := rapid.Bool().Draw(rt, "recursive")
 				want := m.create(p, size, overwrite, recursive)
-				res, err := h.do(&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: p, Overwrite: overwrite, Recursive: recursive, SizeHint: size})
+				res, err := h.do(&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: p, Overwrite: overwrite, Recursive: recursive, SizeHint: size})
 				sameClass(rt, want, err, "create "+p)
 				if err != nil {
 					return
 				}
-				open := res.(*stratopb.OpenKeyResponse)
-				var blocks []*stratopb.BlockLocation
+				open := res.(*stratov1.OpenKeyResponse)
+				var blocks []*stratov1.BlockLocation
 				if size > 0 {
-					blocks = append(blocks, &stratopb.BlockLocation{BlockId: open.Blocks[0].BlockId, Length: size})
+					blocks = append(blocks, &stratov1.BlockLocation{BlockId: open.Blocks[0].BlockId, Length: size})
 				}
-				_, err = h.do(&stratopb.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: p, OpenId: open.OpenId, Blocks: blocks})
+				_, err = h.do(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: p, OpenId: open.OpenId, Blocks: blocks})
 				sameClass(rt, nil, err, "commit "+p)
 			},
 			"delete": func(rt *rapid.T) {
 				p := genAnyPath.Draw(rt, "path")
 				recursive := rapid.Bool().Draw(rt, "recursive")
-				_, err := h.do(&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: p, Recursive: recursive})
+				_, err := h.do(&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: p, Recursive: recursive})
 				sameClass(rt, m.delete(p, recursive), err, "delete "+p)
 			},
 			"rename": func(rt *rapid.T) {
 				src := genPath.Draw(rt, "src")
 				dst := genAnyPath.Draw(rt, "dst")
-				_, err := h.do(&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: src, Dst: dst})
+				_, err := h.do(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: src, Dst: dst})
 				sameClass(rt, m.rename(src, dst), err, "rename "+src+" "+dst)
 			},
 			"stat": func(rt *rapid.T) {

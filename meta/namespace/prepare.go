@@ -9,7 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Prepare turns a client's mutation request into a command for Raft. It runs
@@ -25,10 +25,10 @@ import (
 // CreateDirectory. The Apply result of the command is the reply to send,
 // except that DeleteKey and RenameKey get DeleteResponse and RenameResponse
 // (the server replies DeleteKeyResponse and RenameKeyResponse).
-func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble.Reader, env PrepareEnv) (*stratopb.NamespaceCommand, error) {
-	cmd := &stratopb.NamespaceCommand{Now: env.Now.UnixMilli()}
+func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble.Reader, env PrepareEnv) (*stratov1.NamespaceCommand, error) {
+	cmd := &stratov1.NamespaceCommand{NowUnixMs: env.Now.UnixMilli()}
 	switch r := req.(type) {
-	case *stratopb.CreateVolumeRequest:
+	case *stratov1.CreateVolumeRequest:
 		if err := ValidateVolumeName(r.GetName()); err != nil {
 			return nil, err
 		}
@@ -40,42 +40,42 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		} else if ok {
 			return nil, fmt.Errorf("%w: %s", ErrVolumeExists, r.GetName())
 		}
-		cmd.Op = &stratopb.NamespaceCommand_CreateVolume{CreateVolume: &stratopb.VolumeInfo{
+		cmd.Op = &stratov1.NamespaceCommand_CreateVolume{CreateVolume: &stratov1.VolumeInfo{
 			Name: r.GetName(), Owner: r.GetOwner(), QuotaBytes: r.GetQuotaBytes(), QuotaNamespace: r.GetQuotaNamespace()}}
-	case *stratopb.DeleteVolumeRequest:
-		cmd.Op = &stratopb.NamespaceCommand_DeleteVolume{DeleteVolume: r}
-	case *stratopb.SetQuotaRequest:
+	case *stratov1.DeleteVolumeRequest:
+		cmd.Op = &stratov1.NamespaceCommand_DeleteVolume{DeleteVolume: r}
+	case *stratov1.SetQuotaRequest:
 		if err := checkQuotas(r.GetQuotaBytes(), r.GetQuotaNamespace()); err != nil {
 			return nil, err
 		}
-		cmd.Op = &stratopb.NamespaceCommand_SetQuota{SetQuota: r}
-	case *stratopb.CreateBucketRequest:
+		cmd.Op = &stratov1.NamespaceCommand_SetQuota{SetQuota: r}
+	case *stratov1.CreateBucketRequest:
 		bi, err := ns.prepareBucket(r, view)
 		if err != nil {
 			return nil, err
 		}
-		cmd.Op = &stratopb.NamespaceCommand_CreateBucket{CreateBucket: bi}
-	case *stratopb.DeleteBucketRequest:
-		cmd.Op = &stratopb.NamespaceCommand_DeleteBucket{DeleteBucket: r}
-	case *stratopb.OpenKeyRequest:
-		ok, err := ns.prepareOpen(ctx, view, env, &stratopb.OpenKeyCommand{
+		cmd.Op = &stratov1.NamespaceCommand_CreateBucket{CreateBucket: bi}
+	case *stratov1.DeleteBucketRequest:
+		cmd.Op = &stratov1.NamespaceCommand_DeleteBucket{DeleteBucket: r}
+	case *stratov1.OpenKeyRequest:
+		ok, err := ns.prepareOpen(ctx, view, env, &stratov1.OpenKeyCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), Replication: r.GetReplication(),
 			Owner: r.GetOwner(), SizeHint: r.GetSizeHint()}, r.GetExclude())
 		if err != nil {
 			return nil, err
 		}
-		cmd.Op = &stratopb.NamespaceCommand_OpenKey{OpenKey: ok}
-	case *stratopb.CreateFileRequest:
-		ok, err := ns.prepareOpen(ctx, view, env, &stratopb.OpenKeyCommand{
+		cmd.Op = &stratov1.NamespaceCommand_OpenKey{OpenKey: ok}
+	case *stratov1.CreateFileRequest:
+		ok, err := ns.prepareOpen(ctx, view, env, &stratov1.OpenKeyCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetPath(), CreateFile: true,
 			Overwrite: r.GetOverwrite(), Recursive: r.GetRecursive(), Replication: r.GetReplication(),
 			Owner: r.GetOwner(), SizeHint: r.GetSizeHint()}, r.GetExclude())
 		if err != nil {
 			return nil, err
 		}
-		cmd.Op = &stratopb.NamespaceCommand_OpenKey{OpenKey: ok}
-	case *stratopb.AllocateBlockRequest:
-		rec := &stratopb.OpenKeyInfo{}
+		cmd.Op = &stratov1.NamespaceCommand_OpenKey{OpenKey: ok}
+	case *stratov1.AllocateBlockRequest:
+		rec := &stratov1.OpenKeyInfo{}
 		if ok, err := get(view, idKey(nil, tagOpen, r.GetOpenId()), rec); err != nil {
 			return nil, err
 		} else if !ok || rec.Volume != r.GetVolume() || rec.Bucket != r.GetBucket() {
@@ -88,9 +88,9 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		if err != nil {
 			return nil, err
 		}
-		cmd.Op = &stratopb.NamespaceCommand_AllocateBlock{AllocateBlock: &stratopb.AllocateBlockCommand{
+		cmd.Op = &stratov1.NamespaceCommand_AllocateBlock{AllocateBlock: &stratov1.AllocateBlockCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), OpenId: r.GetOpenId(), Block: bl}}
-	case *stratopb.CommitKeyRequest:
+	case *stratov1.CommitKeyRequest:
 		if len(r.GetCreateToken()) > 0 {
 			if _, err := createToken(r); err != nil {
 				return nil, err
@@ -101,30 +101,30 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 				return nil, fmt.Errorf("%w: block %v", ErrInvalidBlocks, bl)
 			}
 		}
-		cmd.Op = &stratopb.NamespaceCommand_CommitKey{CommitKey: r}
-	case *stratopb.DeleteKeyRequest:
-		cmd.Op = &stratopb.NamespaceCommand_Delete{Delete: &stratopb.DeleteRequest{
+		cmd.Op = &stratov1.NamespaceCommand_CommitKey{CommitKey: r}
+	case *stratov1.DeleteKeyRequest:
+		cmd.Op = &stratov1.NamespaceCommand_Delete{Delete: &stratov1.DeleteRequest{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetKey()}}
-	case *stratopb.DeleteRequest:
-		cmd.Op = &stratopb.NamespaceCommand_Delete{Delete: r}
-	case *stratopb.RenameKeyRequest:
-		cmd.Op = &stratopb.NamespaceCommand_Rename{Rename: &stratopb.RenameCommand{
+	case *stratov1.DeleteRequest:
+		cmd.Op = &stratov1.NamespaceCommand_Delete{Delete: r}
+	case *stratov1.RenameKeyRequest:
+		cmd.Op = &stratov1.NamespaceCommand_Rename{Rename: &stratov1.RenameCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Src: r.GetFromKey(), Dst: r.GetToKey()}}
-	case *stratopb.RenameRequest:
-		cmd.Op = &stratopb.NamespaceCommand_Rename{Rename: &stratopb.RenameCommand{
+	case *stratov1.RenameRequest:
+		cmd.Op = &stratov1.NamespaceCommand_Rename{Rename: &stratov1.RenameCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Src: r.GetSrc(), Dst: r.GetDst(), IntoDirectory: true}}
-	case *stratopb.CreateDirectoryRequest:
+	case *stratov1.CreateDirectoryRequest:
 		if _, err := CleanPath(r.GetPath()); err != nil {
 			return nil, err
 		}
-		cmd.Op = &stratopb.NamespaceCommand_CreateDirectory{CreateDirectory: r}
+		cmd.Op = &stratov1.NamespaceCommand_CreateDirectory{CreateDirectory: r}
 	default:
 		return nil, fmt.Errorf("%w: %T is not a namespace mutation", ErrInvalid, req)
 	}
 	return cmd, nil
 }
 
-func (ns *Namespace) prepareBucket(r *stratopb.CreateBucketRequest, view pebble.Reader) (*stratopb.BucketInfo, error) {
+func (ns *Namespace) prepareBucket(r *stratov1.CreateBucketRequest, view pebble.Reader) (*stratov1.BucketInfo, error) {
 	if err := ValidateVolumeName(r.GetVolume()); err != nil {
 		return nil, err
 	}
@@ -134,20 +134,20 @@ func (ns *Namespace) prepareBucket(r *stratopb.CreateBucketRequest, view pebble.
 	if err := checkQuotas(r.GetQuotaBytes(), r.GetQuotaNamespace()); err != nil {
 		return nil, err
 	}
-	bi := &stratopb.BucketInfo{
+	bi := &stratov1.BucketInfo{
 		Volume: r.GetVolume(), Name: r.GetName(), Layout: r.GetLayout(), Replication: r.GetReplication(),
 		ChecksumType: r.GetChecksumType(), BytesPerChecksum: r.GetBytesPerChecksum(),
 		QuotaBytes: r.GetQuotaBytes(), QuotaNamespace: r.GetQuotaNamespace(), Owner: r.GetOwner(),
 		BlockSize: r.GetBlockSize(),
 	}
-	if bi.Layout == stratopb.BucketLayout_LAYOUT_UNSPECIFIED {
-		bi.Layout = stratopb.BucketLayout_LAYOUT_FSO
+	if bi.Layout == stratov1.BucketLayout_LAYOUT_UNSPECIFIED {
+		bi.Layout = stratov1.BucketLayout_LAYOUT_FSO
 	}
-	if bi.Replication == stratopb.ReplicationFactor_REPLICATION_UNSPECIFIED {
+	if bi.Replication == stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED {
 		bi.Replication = ns.opts.DefaultReplication
 	}
-	if bi.ChecksumType == stratopb.ChecksumType_CHECKSUM_TYPE_UNSPECIFIED {
-		bi.ChecksumType = stratopb.ChecksumType_CHECKSUM_CRC32C
+	if bi.ChecksumType == stratov1.ChecksumType_CHECKSUM_TYPE_UNSPECIFIED {
+		bi.ChecksumType = stratov1.ChecksumType_CHECKSUM_CRC32C
 	}
 	if bi.BytesPerChecksum == 0 {
 		bi.BytesPerChecksum = defaultBytesPerChecksum
@@ -173,7 +173,7 @@ func (ns *Namespace) prepareBucket(r *stratopb.CreateBucketRequest, view pebble.
 
 // prepareOpen checks the bucket and the key name, and allocates the first
 // block when the writer expects data.
-func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env PrepareEnv, c *stratopb.OpenKeyCommand, ex *stratopb.ExcludeList) (*stratopb.OpenKeyCommand, error) {
+func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env PrepareEnv, c *stratov1.OpenKeyCommand, ex *stratov1.ExcludeList) (*stratov1.OpenKeyCommand, error) {
 	// Through the reader's bucket cache: what prepare reads is advisory.
 	bk, err := ns.Reader(view).bucket(c.Volume, c.Bucket)
 	if err != nil {
@@ -196,13 +196,13 @@ func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env Pr
 	if c.SizeHint < 0 {
 		return nil, fmt.Errorf("%w: negative size hint %d", ErrInvalid, c.SizeHint)
 	}
-	if c.Replication == stratopb.ReplicationFactor_REPLICATION_UNSPECIFIED {
+	if c.Replication == stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED {
 		c.Replication = bk.Replication
 	}
 	if !validReplication(c.Replication) {
 		return nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalid, c.Replication)
 	}
-	c.ExpiresAt = env.Now.Add(ns.opts.OpenKeyTTL).UnixMilli()
+	c.ExpiresAtUnixMs = env.Now.Add(ns.opts.OpenKeyTTL).UnixMilli()
 	if c.SizeHint > 0 {
 		if env.Allocator == nil {
 			return nil, fmt.Errorf("namespace: no block allocator")
@@ -211,7 +211,7 @@ func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env Pr
 		if err != nil {
 			return nil, err
 		}
-		c.Blocks = []*stratopb.BlockLocation{bl}
+		c.Blocks = []*stratov1.BlockLocation{bl}
 	}
 	return c, nil
 }
@@ -219,7 +219,7 @@ func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env Pr
 // PrepareExpiry returns a command expiring up to limit open keys whose
 // expiry time is at or before now, or nil when there are none. The server
 // issues it periodically on the leader.
-func (ns *Namespace) PrepareExpiry(view pebble.Reader, now time.Time, limit int) (*stratopb.NamespaceCommand, error) {
+func (ns *Namespace) PrepareExpiry(view pebble.Reader, now time.Time, limit int) (*stratov1.NamespaceCommand, error) {
 	p := tableKey(nil, tagExpiry)
 	upper := binary.BigEndian.AppendUint64(tableKey(nil, tagExpiry), uint64(max(now.UnixMilli(), 0))+1)
 	it, err := view.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: upper})
@@ -238,25 +238,25 @@ func (ns *Namespace) PrepareExpiry(view pebble.Reader, now time.Time, limit int)
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	return &stratopb.NamespaceCommand{Now: now.UnixMilli(), Op: &stratopb.NamespaceCommand_ExpireOpenKeys{
-		ExpireOpenKeys: &stratopb.ExpireOpenKeysCommand{OpenIds: ids}}}, nil
+	return &stratov1.NamespaceCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.NamespaceCommand_ExpireOpenKeys{
+		ExpireOpenKeys: &stratov1.ExpireOpenKeysCommand{OpenIds: ids}}}, nil
 }
 
 // PrepareReclaim returns a command reclaiming up to limit entries under
 // deleted directories, or nil when none is pending. The server issues it
 // periodically (and again at once while the result says More).
-func (ns *Namespace) PrepareReclaim(view pebble.Reader, now time.Time, limit int) (*stratopb.NamespaceCommand, error) {
+func (ns *Namespace) PrepareReclaim(view pebble.Reader, now time.Time, limit int) (*stratov1.NamespaceCommand, error) {
 	found, err := firstValue(view, tableKey(nil, tagDeletedDir), nil)
 	if err != nil || !found {
 		return nil, err
 	}
-	return &stratopb.NamespaceCommand{Now: now.UnixMilli(), Op: &stratopb.NamespaceCommand_Reclaim{
-		Reclaim: &stratopb.ReclaimCommand{Limit: int32(limit)}}}, nil
+	return &stratov1.NamespaceCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.NamespaceCommand_Reclaim{
+		Reclaim: &stratov1.ReclaimCommand{Limit: int32(limit)}}}, nil
 }
 
 // PreparePurge returns a command forgetting deleted-block entries whose
 // blocks the datanodes have deleted.
-func (ns *Namespace) PreparePurge(now time.Time, seqs []uint64) *stratopb.NamespaceCommand {
-	return &stratopb.NamespaceCommand{Now: now.UnixMilli(), Op: &stratopb.NamespaceCommand_PurgeDeletedBlocks{
-		PurgeDeletedBlocks: &stratopb.PurgeDeletedBlocksCommand{Seqs: seqs}}}
+func (ns *Namespace) PreparePurge(now time.Time, seqs []uint64) *stratov1.NamespaceCommand {
+	return &stratov1.NamespaceCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.NamespaceCommand_PurgeDeletedBlocks{
+		PurgeDeletedBlocks: &stratov1.PurgeDeletedBlocksCommand{Seqs: seqs}}}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Reader serves the namespace's read calls from a pebble.Reader (the DB,
@@ -54,8 +54,8 @@ func applyUsage(r pebble.Reader, id uint64, bytes, names *int64) error {
 }
 
 // Volume returns a volume with its usage.
-func (rd *Reader) Volume(name string) (*stratopb.VolumeInfo, error) {
-	v := &stratopb.VolumeInfo{}
+func (rd *Reader) Volume(name string) (*stratov1.VolumeInfo, error) {
+	v := &stratov1.VolumeInfo{}
 	if ok, err := get(rd.r, volumeKey(nil, name), v); err != nil {
 		return nil, err
 	} else if !ok {
@@ -65,18 +65,18 @@ func (rd *Reader) Volume(name string) (*stratopb.VolumeInfo, error) {
 }
 
 // Bucket returns a bucket with its usage.
-func (rd *Reader) Bucket(volume, name string) (*stratopb.BucketInfo, error) {
+func (rd *Reader) Bucket(volume, name string) (*stratov1.BucketInfo, error) {
 	shared, err := rd.bucket(volume, name)
 	if err != nil {
 		return nil, err
 	}
-	bk := proto.Clone(shared).(*stratopb.BucketInfo)
+	bk := proto.Clone(shared).(*stratov1.BucketInfo)
 	return bk, applyUsage(rd.r, bk.Id, &bk.UsedBytes, &bk.UsedNamespace)
 }
 
 // bucket returns a bucket's record, which the caller must not modify (it
 // may be shared through the cache).
-func (rd *Reader) bucket(volume, name string) (*stratopb.BucketInfo, error) {
+func (rd *Reader) bucket(volume, name string) (*stratov1.BucketInfo, error) {
 	c := rd.ns.cache
 	var gen uint64
 	var fillOK bool
@@ -86,7 +86,7 @@ func (rd *Reader) bucket(volume, name string) (*stratopb.BucketInfo, error) {
 		}
 		gen, fillOK = c.token()
 	}
-	bk := &stratopb.BucketInfo{}
+	bk := &stratov1.BucketInfo{}
 	if ok, err := get(rd.r, bucketKey(nil, volume, name), bk); err != nil {
 		return nil, err
 	} else if !ok {
@@ -127,15 +127,15 @@ func scan(r pebble.Reader, prefix []byte, sub, after string, visit func(suffix, 
 }
 
 // ListVolumes lists volumes in name order.
-func (rd *Reader) ListVolumes(req *stratopb.ListVolumesRequest) (*stratopb.ListVolumesResponse, error) {
+func (rd *Reader) ListVolumes(req *stratov1.ListVolumesRequest) (*stratov1.ListVolumesResponse, error) {
 	limit := rd.limit(req.GetLimit())
-	res := &stratopb.ListVolumesResponse{}
+	res := &stratov1.ListVolumesResponse{}
 	err := scan(rd.r, tableKey(nil, tagVolume), req.GetPrefix(), req.GetStartAfter(), func(_, v []byte) (bool, error) {
 		if len(res.Volumes) == limit {
 			res.Truncated = true
 			return false, nil
 		}
-		vi := &stratopb.VolumeInfo{}
+		vi := &stratov1.VolumeInfo{}
 		if err := proto.Unmarshal(v, vi); err != nil {
 			return false, fmt.Errorf("%w: volume: %w", ErrCorrupt, err)
 		}
@@ -146,20 +146,20 @@ func (rd *Reader) ListVolumes(req *stratopb.ListVolumesRequest) (*stratopb.ListV
 }
 
 // ListBuckets lists a volume's buckets in name order.
-func (rd *Reader) ListBuckets(req *stratopb.ListBucketsRequest) (*stratopb.ListBucketsResponse, error) {
+func (rd *Reader) ListBuckets(req *stratov1.ListBucketsRequest) (*stratov1.ListBucketsResponse, error) {
 	if ok, err := exists(rd.r, volumeKey(nil, req.GetVolume())); err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrVolumeNotFound, req.GetVolume())
 	}
 	limit := rd.limit(req.GetLimit())
-	res := &stratopb.ListBucketsResponse{}
+	res := &stratov1.ListBucketsResponse{}
 	err := scan(rd.r, bucketPrefix(nil, req.GetVolume()), req.GetPrefix(), req.GetStartAfter(), func(_, v []byte) (bool, error) {
 		if len(res.Buckets) == limit {
 			res.Truncated = true
 			return false, nil
 		}
-		bk := &stratopb.BucketInfo{}
+		bk := &stratov1.BucketInfo{}
 		if err := proto.Unmarshal(v, bk); err != nil {
 			return false, fmt.Errorf("%w: bucket: %w", ErrCorrupt, err)
 		}
@@ -170,8 +170,8 @@ func (rd *Reader) ListBuckets(req *stratopb.ListBucketsRequest) (*stratopb.ListB
 }
 
 // OpenKey returns an open key by its handle.
-func (rd *Reader) OpenKey(id uint64) (*stratopb.OpenKeyInfo, error) {
-	rec := &stratopb.OpenKeyInfo{}
+func (rd *Reader) OpenKey(id uint64) (*stratov1.OpenKeyInfo, error) {
+	rec := &stratov1.OpenKeyInfo{}
 	if ok, err := get(rd.r, idKey(nil, tagOpen, id), rec); err != nil {
 		return nil, err
 	} else if !ok {
@@ -181,8 +181,8 @@ func (rd *Reader) OpenKey(id uint64) (*stratopb.OpenKeyInfo, error) {
 }
 
 // DeletedBlocks lists entries of the deleted-blocks table after seq.
-func (rd *Reader) DeletedBlocks(afterSeq uint64, limit int) ([]*stratopb.DeletedBlocks, error) {
-	var out []*stratopb.DeletedBlocks
+func (rd *Reader) DeletedBlocks(afterSeq uint64, limit int) ([]*stratov1.DeletedBlocks, error) {
+	var out []*stratov1.DeletedBlocks
 	lower := idKey(nil, tagDeleted, afterSeq+1)
 	if afterSeq == ^uint64(0) {
 		return nil, nil
@@ -192,7 +192,7 @@ func (rd *Reader) DeletedBlocks(afterSeq uint64, limit int) ([]*stratopb.Deleted
 		return nil, err
 	}
 	for ok := it.First(); ok && len(out) < limit; ok = it.Next() {
-		d := &stratopb.DeletedBlocks{}
+		d := &stratov1.DeletedBlocks{}
 		if err := proto.Unmarshal(it.Value(), d); err != nil {
 			_ = it.Close()
 			return nil, fmt.Errorf("%w: deleted blocks: %w", ErrCorrupt, err)
@@ -204,13 +204,13 @@ func (rd *Reader) DeletedBlocks(afterSeq uint64, limit int) ([]*stratopb.Deleted
 
 // DeletedDirectories lists directories whose subtrees are still being
 // reclaimed.
-func (rd *Reader) DeletedDirectories(limit int) ([]*stratopb.DeletedDirectory, error) {
-	var out []*stratopb.DeletedDirectory
+func (rd *Reader) DeletedDirectories(limit int) ([]*stratov1.DeletedDirectory, error) {
+	var out []*stratov1.DeletedDirectory
 	err := scan(rd.r, tableKey(nil, tagDeletedDir), "", "", func(_, v []byte) (bool, error) {
 		if len(out) == limit {
 			return false, nil
 		}
-		d := &stratopb.DeletedDirectory{}
+		d := &stratov1.DeletedDirectory{}
 		if err := proto.Unmarshal(v, d); err != nil {
 			return false, fmt.Errorf("%w: deleted directory: %w", ErrCorrupt, err)
 		}
@@ -223,12 +223,12 @@ func (rd *Reader) DeletedDirectories(limit int) ([]*stratopb.DeletedDirectory, e
 // ---- keys and files ---------------------------------------------------------
 
 // LookupKey returns a committed key (OBS) or file (FSO) with its blocks.
-func (rd *Reader) LookupKey(req *stratopb.LookupKeyRequest) (*stratopb.LookupKeyResponse, error) {
+func (rd *Reader) LookupKey(req *stratov1.LookupKeyRequest) (*stratov1.LookupKeyResponse, error) {
 	bk, err := rd.bucket(req.GetVolume(), req.GetBucket())
 	if err != nil {
 		return nil, err
 	}
-	ki := &stratopb.KeyInfo{}
+	ki := &stratov1.KeyInfo{}
 	name := req.GetKey()
 	if isFSO(bk) {
 		if name, err = CleanPath(name); err != nil {
@@ -262,17 +262,17 @@ func (rd *Reader) LookupKey(req *stratopb.LookupKeyRequest) (*stratopb.LookupKey
 		}
 	}
 	ki.Volume, ki.Bucket, ki.Name = bk.Volume, bk.Name, name
-	return &stratopb.LookupKeyResponse{Key: ki}, nil
+	return &stratov1.LookupKeyResponse{Key: ki}, nil
 }
 
-func dirStatus(path string, d *stratopb.DirectoryInfo) *stratopb.FileStatus {
-	return &stratopb.FileStatus{Path: path, IsDirectory: true, ModificationTime: d.ModificationTime,
-		CreationTime: d.CreationTime, ObjectId: d.ObjectId, Owner: d.Owner}
+func dirStatus(path string, d *stratov1.DirectoryInfo) *stratov1.FileStatus {
+	return &stratov1.FileStatus{Path: path, IsDirectory: true, ModificationTimeUnixMs: d.ModificationTimeUnixMs,
+		CreationTimeUnixMs: d.CreationTimeUnixMs, ObjectId: d.ObjectId, Owner: d.Owner}
 }
 
-func fileStatus(bk *stratopb.BucketInfo, path string, ki *stratopb.KeyInfo, withBlocks bool) *stratopb.FileStatus {
-	st := &stratopb.FileStatus{Path: path, Length: ki.Size, Replication: ki.Replication, BlockSize: bk.BlockSize,
-		ModificationTime: ki.ModificationTime, CreationTime: ki.CreationTime, ObjectId: ki.ObjectId, Owner: ki.Owner}
+func fileStatus(bk *stratov1.BucketInfo, path string, ki *stratov1.KeyInfo, withBlocks bool) *stratov1.FileStatus {
+	st := &stratov1.FileStatus{Path: path, Length: ki.Size, Replication: ki.Replication, BlockSize: bk.BlockSize,
+		ModificationTimeUnixMs: ki.ModificationTimeUnixMs, CreationTimeUnixMs: ki.CreationTimeUnixMs, ObjectId: ki.ObjectId, Owner: ki.Owner}
 	if withBlocks {
 		ki.Volume, ki.Bucket, ki.Name = bk.Volume, bk.Name, path
 		st.Key = ki
@@ -280,14 +280,14 @@ func fileStatus(bk *stratopb.BucketInfo, path string, ki *stratopb.KeyInfo, with
 	return st
 }
 
-func rootStatus(bk *stratopb.BucketInfo) *stratopb.FileStatus {
-	return &stratopb.FileStatus{IsDirectory: true, ModificationTime: bk.ModificationTime,
-		CreationTime: bk.CreationTime, ObjectId: bk.Id, Owner: bk.Owner}
+func rootStatus(bk *stratov1.BucketInfo) *stratov1.FileStatus {
+	return &stratov1.FileStatus{IsDirectory: true, ModificationTimeUnixMs: bk.ModificationTimeUnixMs,
+		CreationTimeUnixMs: bk.CreationTimeUnixMs, ObjectId: bk.Id, Owner: bk.Owner}
 }
 
 // GetFileStatus returns the status of a file or directory ("" is the root).
 // On an OBS bucket, a key is a file and a prefix followed by '/' a directory.
-func (rd *Reader) GetFileStatus(req *stratopb.GetFileStatusRequest) (*stratopb.GetFileStatusResponse, error) {
+func (rd *Reader) GetFileStatus(req *stratov1.GetFileStatusRequest) (*stratov1.GetFileStatusResponse, error) {
 	bk, err := rd.bucket(req.GetVolume(), req.GetBucket())
 	if err != nil {
 		return nil, err
@@ -300,7 +300,7 @@ func (rd *Reader) GetFileStatus(req *stratopb.GetFileStatusRequest) (*stratopb.G
 		return nil, err
 	}
 	if p == "" {
-		return &stratopb.GetFileStatusResponse{Status: rootStatus(bk)}, nil
+		return &stratov1.GetFileStatusResponse{Status: rootStatus(bk)}, nil
 	}
 	parent, name := splitLast(p)
 	rs := rd.resolver()
@@ -309,31 +309,31 @@ func (rd *Reader) GetFileStatus(req *stratopb.GetFileStatusRequest) (*stratopb.G
 	if err != nil {
 		return nil, err
 	}
-	ki := &stratopb.KeyInfo{}
+	ki := &stratov1.KeyInfo{}
 	if ok, err := get(rd.r, childKey(rs.buf, tagFile, pid, name), ki); err != nil {
 		return nil, err
 	} else if ok {
-		return &stratopb.GetFileStatusResponse{Status: fileStatus(bk, p, ki, req.GetWithBlocks())}, nil
+		return &stratov1.GetFileStatusResponse{Status: fileStatus(bk, p, ki, req.GetWithBlocks())}, nil
 	}
-	d := &stratopb.DirectoryInfo{}
+	d := &stratov1.DirectoryInfo{}
 	if ok, err := get(rd.r, childKey(rs.buf, tagDir, pid, name), d); err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, fmt.Errorf("%w: %s/%s/%s", ErrFileNotFound, bk.Volume, bk.Name, p)
 	}
-	return &stratopb.GetFileStatusResponse{Status: dirStatus(p, d)}, nil
+	return &stratov1.GetFileStatusResponse{Status: dirStatus(p, d)}, nil
 }
 
-func (rd *Reader) obsFileStatus(bk *stratopb.BucketInfo, req *stratopb.GetFileStatusRequest) (*stratopb.GetFileStatusResponse, error) {
+func (rd *Reader) obsFileStatus(bk *stratov1.BucketInfo, req *stratov1.GetFileStatusRequest) (*stratov1.GetFileStatusResponse, error) {
 	p := strings.TrimPrefix(req.GetPath(), "/")
 	if p == "" {
-		return &stratopb.GetFileStatusResponse{Status: rootStatus(bk)}, nil
+		return &stratov1.GetFileStatusResponse{Status: rootStatus(bk)}, nil
 	}
-	ki := &stratopb.KeyInfo{}
+	ki := &stratov1.KeyInfo{}
 	if ok, err := get(rd.r, childKey(nil, tagKey, bk.Id, p), ki); err != nil {
 		return nil, err
 	} else if ok {
-		return &stratopb.GetFileStatusResponse{Status: fileStatus(bk, p, ki, req.GetWithBlocks())}, nil
+		return &stratov1.GetFileStatusResponse{Status: fileStatus(bk, p, ki, req.GetWithBlocks())}, nil
 	}
 	dir := strings.TrimSuffix(p, "/") + "/"
 	found, err := firstValue(rd.r, childKey(nil, tagKey, bk.Id, dir), nil)
@@ -343,12 +343,12 @@ func (rd *Reader) obsFileStatus(bk *stratopb.BucketInfo, req *stratopb.GetFileSt
 	if !found {
 		return nil, fmt.Errorf("%w: %s/%s/%s", ErrFileNotFound, bk.Volume, bk.Name, p)
 	}
-	return &stratopb.GetFileStatusResponse{Status: &stratopb.FileStatus{Path: strings.TrimSuffix(p, "/"), IsDirectory: true}}, nil
+	return &stratov1.GetFileStatusResponse{Status: &stratov1.FileStatus{Path: strings.TrimSuffix(p, "/"), IsDirectory: true}}, nil
 }
 
 // ListStatus lists a directory's children in name order, from the first
 // name after start_after. Listing a file returns its own status.
-func (rd *Reader) ListStatus(req *stratopb.ListStatusRequest) (*stratopb.ListStatusResponse, error) {
+func (rd *Reader) ListStatus(req *stratov1.ListStatusRequest) (*stratov1.ListStatusResponse, error) {
 	bk, err := rd.bucket(req.GetVolume(), req.GetBucket())
 	if err != nil {
 		return nil, err
@@ -375,21 +375,21 @@ func (rd *Reader) ListStatus(req *stratopb.ListStatusRequest) (*stratopb.ListSta
 			return nil, err
 		}
 		if !isDir {
-			ki := &stratopb.KeyInfo{}
+			ki := &stratov1.KeyInfo{}
 			if ok, err := get(rd.r, childKey(rs.buf, tagFile, pid, name), ki); err != nil {
 				return nil, err
 			} else if !ok {
 				return nil, fmt.Errorf("%w: %s/%s/%s", ErrFileNotFound, bk.Volume, bk.Name, p)
 			}
 			if req.GetStartAfter() != "" {
-				return &stratopb.ListStatusResponse{}, nil
+				return &stratov1.ListStatusResponse{}, nil
 			}
-			return &stratopb.ListStatusResponse{Statuses: []*stratopb.FileStatus{fileStatus(bk, p, ki, false)}}, nil
+			return &stratov1.ListStatusResponse{Statuses: []*stratov1.FileStatus{fileStatus(bk, p, ki, false)}}, nil
 		}
 		id = did
 	}
 
-	res := &stratopb.ListStatusResponse{}
+	res := &stratov1.ListStatusResponse{}
 	var its [2]*pebble.Iterator
 	for i, tag := range []byte{tagDir, tagFile} {
 		prefix := idKey(nil, tag, id)
@@ -424,13 +424,13 @@ func (rd *Reader) ListStatus(req *stratopb.ListStatusRequest) (*stratopb.ListSta
 		it := its[i]
 		name := string(it.Key()[10:])
 		if i == 0 {
-			d := &stratopb.DirectoryInfo{}
+			d := &stratov1.DirectoryInfo{}
 			if err := proto.Unmarshal(it.Value(), d); err != nil {
 				return nil, fmt.Errorf("%w: directory %s: %w", ErrCorrupt, name, err)
 			}
 			res.Statuses = append(res.Statuses, dirStatus(joinPath(p, name), d))
 		} else {
-			ki := &stratopb.KeyInfo{}
+			ki := &stratov1.KeyInfo{}
 			if err := proto.Unmarshal(it.Value(), ki); err != nil {
 				return nil, fmt.Errorf("%w: file %s: %w", ErrCorrupt, name, err)
 			}
@@ -446,7 +446,7 @@ func (rd *Reader) ListStatus(req *stratopb.ListStatusRequest) (*stratopb.ListSta
 	return res, nil
 }
 
-func (rd *Reader) obsListStatus(bk *stratopb.BucketInfo, req *stratopb.ListStatusRequest, limit int) (*stratopb.ListStatusResponse, error) {
+func (rd *Reader) obsListStatus(bk *stratov1.BucketInfo, req *stratov1.ListStatusRequest, limit int) (*stratov1.ListStatusResponse, error) {
 	p := strings.Trim(req.GetPath(), "/")
 	prefix := ""
 	if p != "" {
@@ -460,7 +460,7 @@ func (rd *Reader) obsListStatus(bk *stratopb.BucketInfo, req *stratopb.ListStatu
 	if err != nil {
 		return nil, err
 	}
-	res := &stratopb.ListStatusResponse{Truncated: lk.Truncated}
+	res := &stratov1.ListStatusResponse{Truncated: lk.Truncated}
 	// Merge keys and common prefixes back into name order.
 	i, j := 0, 0
 	for i < len(lk.Keys) || j < len(lk.CommonPrefixes) {
@@ -469,13 +469,13 @@ func (rd *Reader) obsListStatus(bk *stratopb.BucketInfo, req *stratopb.ListStatu
 			res.Statuses = append(res.Statuses, fileStatus(bk, ki.Name, ki, false))
 			i++
 		} else {
-			res.Statuses = append(res.Statuses, &stratopb.FileStatus{Path: strings.TrimSuffix(lk.CommonPrefixes[j], "/"), IsDirectory: true})
+			res.Statuses = append(res.Statuses, &stratov1.FileStatus{Path: strings.TrimSuffix(lk.CommonPrefixes[j], "/"), IsDirectory: true})
 			j++
 		}
 	}
 	if len(res.Statuses) == 0 && p != "" {
 		// Not a directory: a key, or nothing.
-		st, err := rd.obsFileStatus(bk, &stratopb.GetFileStatusRequest{Path: p})
+		st, err := rd.obsFileStatus(bk, &stratov1.GetFileStatusRequest{Path: p})
 		if err != nil {
 			return nil, err
 		}
@@ -489,7 +489,7 @@ func (rd *Reader) obsListStatus(bk *stratopb.BucketInfo, req *stratopb.ListStatu
 // ListKeys lists a bucket's keys in order: those starting with prefix,
 // after start_after; with a delimiter, keys containing it after the prefix
 // are rolled up into common prefixes (S3 ListObjectsV2).
-func (rd *Reader) ListKeys(req *stratopb.ListKeysRequest) (*stratopb.ListKeysResponse, error) {
+func (rd *Reader) ListKeys(req *stratov1.ListKeysRequest) (*stratov1.ListKeysResponse, error) {
 	bk, err := rd.bucket(req.GetVolume(), req.GetBucket())
 	if err != nil {
 		return nil, err
@@ -503,7 +503,7 @@ func (rd *Reader) ListKeys(req *stratopb.ListKeysRequest) (*stratopb.ListKeysRes
 	return rd.listOBS(bk, req.GetPrefix(), req.GetStartAfter(), req.GetDelimiter(), rd.limit(req.GetLimit()))
 }
 
-func (rd *Reader) listOBS(bk *stratopb.BucketInfo, prefix, after, delim string, limit int) (*stratopb.ListKeysResponse, error) {
+func (rd *Reader) listOBS(bk *stratov1.BucketInfo, prefix, after, delim string, limit int) (*stratov1.ListKeysResponse, error) {
 	tp := idKey(nil, tagKey, bk.Id)
 	lower := append(append([]byte(nil), tp...), prefix...)
 	upper := prefixEnd(lower)
@@ -511,14 +511,14 @@ func (rd *Reader) listOBS(bk *stratopb.BucketInfo, prefix, after, delim string, 
 		lower = append(append(append([]byte(nil), tp...), after...), 0)
 	}
 	if bytes.Compare(lower, upper) >= 0 {
-		return &stratopb.ListKeysResponse{}, nil
+		return &stratov1.ListKeysResponse{}, nil
 	}
 	it, err := rd.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = it.Close() }()
-	res := &stratopb.ListKeysResponse{}
+	res := &stratov1.ListKeysResponse{}
 	n := 0
 	for ok := it.First(); ok; {
 		name := it.Key()[len(tp):]
@@ -545,7 +545,7 @@ func (rd *Reader) listOBS(bk *stratopb.BucketInfo, prefix, after, delim string, 
 			res.Truncated = true
 			break
 		}
-		ki := &stratopb.KeyInfo{}
+		ki := &stratov1.KeyInfo{}
 		if err := proto.Unmarshal(it.Value(), ki); err != nil {
 			return nil, fmt.Errorf("%w: key %s: %w", ErrCorrupt, name, err)
 		}

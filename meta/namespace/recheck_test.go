@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Commands prepared against the same state and applied one after the
@@ -16,34 +16,34 @@ import (
 func TestApplyRechecksPreparedState(t *testing.T) {
 	h := newHarness(t)
 	h.volBucket("fsb", fso)
-	h.volBucket("obs", stratopb.BucketLayout_LAYOUT_OBS)
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "d"})
+	h.volBucket("obs", stratov1.BucketLayout_LAYOUT_OBS)
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "d"})
 	h.createFile("fsb", "d/f", 1)
 	h.putKey("obs", "k", 1)
-	h.must(&stratopb.CreateVolumeRequest{Name: "gone"})
+	h.must(&stratov1.CreateVolumeRequest{Name: "gone"})
 
 	for _, tc := range []struct {
 		name          string
 		first, second proto.Message
 		class         error
 	}{
-		{"volume twice", &stratopb.CreateVolumeRequest{Name: "vol2"}, &stratopb.CreateVolumeRequest{Name: "vol2"}, ErrExists},
-		{"bucket twice", &stratopb.CreateBucketRequest{Volume: "vol", Name: "b2b"}, &stratopb.CreateBucketRequest{Volume: "vol", Name: "b2b"}, ErrExists},
-		{"bucket in a deleted volume", &stratopb.DeleteVolumeRequest{Name: "gone"}, &stratopb.CreateBucketRequest{Volume: "gone", Name: "bkt"}, ErrNotFound},
-		{"mkdir then create there", &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "x"},
-			&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x"}, ErrFailedPrecondition},
-		{"delete of a directory filled meanwhile", &stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "d/sub"},
-			&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d"}, ErrFailedPrecondition},
-		{"delete twice", &stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d/f"},
-			&stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d/f"}, ErrNotFound},
-		{"rename twice", &stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "d", Dst: "e"},
-			&stratopb.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "d", Dst: "e2"}, ErrNotFound},
-		{"rename key twice", &stratopb.RenameKeyRequest{Volume: "vol", Bucket: "obs", FromKey: "k", ToKey: "k2"},
-			&stratopb.RenameKeyRequest{Volume: "vol", Bucket: "obs", FromKey: "k", ToKey: "k3"}, ErrNotFound},
-		{"delete key twice", &stratopb.DeleteKeyRequest{Volume: "vol", Bucket: "obs", Key: "k2"},
-			&stratopb.DeleteKeyRequest{Volume: "vol", Bucket: "obs", Key: "k2"}, ErrNotFound},
-		{"create in a directory deleted meanwhile", &stratopb.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "e", Recursive: true},
-			&stratopb.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "e/new"}, ErrNotFound},
+		{"volume twice", &stratov1.CreateVolumeRequest{Name: "vol2"}, &stratov1.CreateVolumeRequest{Name: "vol2"}, ErrExists},
+		{"bucket twice", &stratov1.CreateBucketRequest{Volume: "vol", Name: "b2b"}, &stratov1.CreateBucketRequest{Volume: "vol", Name: "b2b"}, ErrExists},
+		{"bucket in a deleted volume", &stratov1.DeleteVolumeRequest{Name: "gone"}, &stratov1.CreateBucketRequest{Volume: "gone", Name: "bkt"}, ErrNotFound},
+		{"mkdir then create there", &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "x"},
+			&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "x"}, ErrFailedPrecondition},
+		{"delete of a directory filled meanwhile", &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "d/sub"},
+			&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d"}, ErrFailedPrecondition},
+		{"delete twice", &stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d/f"},
+			&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d/f"}, ErrNotFound},
+		{"rename twice", &stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "d", Dst: "e"},
+			&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "d", Dst: "e2"}, ErrNotFound},
+		{"rename key twice", &stratov1.RenameKeyRequest{Volume: "vol", Bucket: "obs", FromKey: "k", ToKey: "k2"},
+			&stratov1.RenameKeyRequest{Volume: "vol", Bucket: "obs", FromKey: "k", ToKey: "k3"}, ErrNotFound},
+		{"delete key twice", &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "obs", Key: "k2"},
+			&stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "obs", Key: "k2"}, ErrNotFound},
+		{"create in a directory deleted meanwhile", &stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "e", Recursive: true},
+			&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: "e/new"}, ErrNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c1, err := h.prepare(tc.first)
@@ -63,15 +63,15 @@ func TestApplyRechecksPreparedState(t *testing.T) {
 func TestApplyValidatesCommands(t *testing.T) {
 	h := newHarness(t)
 	h.volBucket("fsb", fso)
-	for _, cmd := range []*stratopb.NamespaceCommand{
+	for _, cmd := range []*stratov1.NamespaceCommand{
 		{},
-		{Op: &stratopb.NamespaceCommand_CreateVolume{CreateVolume: &stratopb.VolumeInfo{Name: "X"}}},
-		{Op: &stratopb.NamespaceCommand_CreateBucket{CreateBucket: &stratopb.BucketInfo{Volume: "vol", Name: "bkt2"}}},      // no replication, no block size
-		{Op: &stratopb.NamespaceCommand_OpenKey{OpenKey: &stratopb.OpenKeyCommand{Volume: "vol", Bucket: "fsb", Key: "f"}}}, // no expiry
-		{Op: &stratopb.NamespaceCommand_OpenKey{OpenKey: &stratopb.OpenKeyCommand{Volume: "vol", Bucket: "fsb", Key: "a//b", ExpiresAt: 1}}},
-		{Op: &stratopb.NamespaceCommand_OpenKey{OpenKey: &stratopb.OpenKeyCommand{Volume: "vol", Bucket: "fsb", Key: "f", ExpiresAt: 1,
-			Blocks: []*stratopb.BlockLocation{{}}}}},
-		{Op: &stratopb.NamespaceCommand_Reclaim{Reclaim: &stratopb.ReclaimCommand{}}},
+		{Op: &stratov1.NamespaceCommand_CreateVolume{CreateVolume: &stratov1.VolumeInfo{Name: "X"}}},
+		{Op: &stratov1.NamespaceCommand_CreateBucket{CreateBucket: &stratov1.BucketInfo{Volume: "vol", Name: "bkt2"}}},      // no replication, no block size
+		{Op: &stratov1.NamespaceCommand_OpenKey{OpenKey: &stratov1.OpenKeyCommand{Volume: "vol", Bucket: "fsb", Key: "f"}}}, // no expiry
+		{Op: &stratov1.NamespaceCommand_OpenKey{OpenKey: &stratov1.OpenKeyCommand{Volume: "vol", Bucket: "fsb", Key: "a//b", ExpiresAtUnixMs: 1}}},
+		{Op: &stratov1.NamespaceCommand_OpenKey{OpenKey: &stratov1.OpenKeyCommand{Volume: "vol", Bucket: "fsb", Key: "f", ExpiresAtUnixMs: 1,
+			Blocks: []*stratov1.BlockLocation{{}}}}},
+		{Op: &stratov1.NamespaceCommand_Reclaim{Reclaim: &stratov1.ReclaimCommand{}}},
 	} {
 		_, err := h.apply(cmd)
 		require.ErrorIs(t, err, ErrInvalid, "%v", cmd)

@@ -6,19 +6,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 func TestVolumes(t *testing.T) {
 	h := newHarness(t)
-	res := h.must(&stratopb.CreateVolumeRequest{Name: "vol-a", Owner: "alice", QuotaBytes: 10, QuotaNamespace: 2}).(*stratopb.CreateVolumeResponse)
+	res := h.must(&stratov1.CreateVolumeRequest{Name: "vol-a", Owner: "alice", QuotaBytes: 10, QuotaNamespace: 2}).(*stratov1.CreateVolumeResponse)
 	require.NotZero(t, res.Volume.Id)
-	require.Equal(t, h.now.UnixMilli(), res.Volume.CreationTime)
-	h.fails(ErrExists, &stratopb.CreateVolumeRequest{Name: "vol-a"})
-	h.fails(ErrInvalid, &stratopb.CreateVolumeRequest{Name: "Vol"})
-	h.fails(ErrInvalid, &stratopb.CreateVolumeRequest{Name: "vol-b", QuotaBytes: -1})
+	require.Equal(t, h.now.UnixMilli(), res.Volume.CreationTimeUnixMs)
+	h.fails(ErrExists, &stratov1.CreateVolumeRequest{Name: "vol-a"})
+	h.fails(ErrInvalid, &stratov1.CreateVolumeRequest{Name: "Vol"})
+	h.fails(ErrInvalid, &stratov1.CreateVolumeRequest{Name: "vol-b", QuotaBytes: -1})
 	for _, n := range []string{"vol-b", "vol-c", "other"} {
-		h.must(&stratopb.CreateVolumeRequest{Name: n})
+		h.must(&stratov1.CreateVolumeRequest{Name: n})
 	}
 
 	v, err := h.rd().Volume("vol-a")
@@ -29,7 +29,7 @@ func TestVolumes(t *testing.T) {
 	require.ErrorIs(t, err, ErrVolumeNotFound)
 	require.ErrorIs(t, err, ErrNotFound)
 
-	names := func(req *stratopb.ListVolumesRequest) (out []string, truncated bool) {
+	names := func(req *stratov1.ListVolumesRequest) (out []string, truncated bool) {
 		res, err := h.rd().ListVolumes(req)
 		require.NoError(t, err)
 		for _, v := range res.Volumes {
@@ -37,99 +37,99 @@ func TestVolumes(t *testing.T) {
 		}
 		return out, res.Truncated
 	}
-	all, tr := names(&stratopb.ListVolumesRequest{})
+	all, tr := names(&stratov1.ListVolumesRequest{})
 	require.Equal(t, []string{"other", "vol-a", "vol-b", "vol-c"}, all)
 	require.False(t, tr)
-	got, tr := names(&stratopb.ListVolumesRequest{Prefix: "vol-", StartAfter: "vol-a", Limit: 1})
+	got, tr := names(&stratov1.ListVolumesRequest{Prefix: "vol-", StartAfter: "vol-a", Limit: 1})
 	require.Equal(t, []string{"vol-b"}, got)
 	require.True(t, tr)
-	got, _ = names(&stratopb.ListVolumesRequest{Prefix: "vol-", StartAfter: "vol-b"})
+	got, _ = names(&stratov1.ListVolumesRequest{Prefix: "vol-", StartAfter: "vol-b"})
 	require.Equal(t, []string{"vol-c"}, got)
 
 	// Namespace quota of a volume counts buckets.
-	h.must(&stratopb.CreateBucketRequest{Volume: "vol-a", Name: "bk1"})
-	h.must(&stratopb.CreateBucketRequest{Volume: "vol-a", Name: "bk2"})
-	err = h.fails(ErrFailedPrecondition, &stratopb.CreateBucketRequest{Volume: "vol-a", Name: "bk3"})
+	h.must(&stratov1.CreateBucketRequest{Volume: "vol-a", Name: "bk1"})
+	h.must(&stratov1.CreateBucketRequest{Volume: "vol-a", Name: "bk2"})
+	err = h.fails(ErrFailedPrecondition, &stratov1.CreateBucketRequest{Volume: "vol-a", Name: "bk3"})
 	require.ErrorIs(t, err, ErrQuotaExceeded)
 	v, _ = h.rd().Volume("vol-a")
 	require.Equal(t, int64(2), v.UsedNamespace)
 
-	err = h.fails(ErrFailedPrecondition, &stratopb.DeleteVolumeRequest{Name: "vol-a"})
+	err = h.fails(ErrFailedPrecondition, &stratov1.DeleteVolumeRequest{Name: "vol-a"})
 	require.ErrorIs(t, err, ErrVolumeNotEmpty)
 	require.Contains(t, err.Error(), "vol-a")
-	h.must(&stratopb.DeleteBucketRequest{Volume: "vol-a", Name: "bk1"})
-	h.must(&stratopb.DeleteBucketRequest{Volume: "vol-a", Name: "bk2"})
-	h.must(&stratopb.DeleteVolumeRequest{Name: "vol-a"})
-	h.fails(ErrNotFound, &stratopb.DeleteVolumeRequest{Name: "vol-a"})
-	all, _ = names(&stratopb.ListVolumesRequest{})
+	h.must(&stratov1.DeleteBucketRequest{Volume: "vol-a", Name: "bk1"})
+	h.must(&stratov1.DeleteBucketRequest{Volume: "vol-a", Name: "bk2"})
+	h.must(&stratov1.DeleteVolumeRequest{Name: "vol-a"})
+	h.fails(ErrNotFound, &stratov1.DeleteVolumeRequest{Name: "vol-a"})
+	all, _ = names(&stratov1.ListVolumesRequest{})
 	require.Equal(t, []string{"other", "vol-b", "vol-c"}, all)
 
 	// Quotas can be changed; raising one lets the blocked write through.
-	h.must(&stratopb.CreateVolumeRequest{Name: "small", QuotaNamespace: 1})
-	h.must(&stratopb.CreateBucketRequest{Volume: "small", Name: "bk1"})
-	h.fails(ErrFailedPrecondition, &stratopb.CreateBucketRequest{Volume: "small", Name: "bk2"})
-	h.must(&stratopb.SetQuotaRequest{Volume: "small", QuotaNamespace: 2})
-	h.must(&stratopb.CreateBucketRequest{Volume: "small", Name: "bk2"})
-	h.fails(ErrNotFound, &stratopb.SetQuotaRequest{Volume: "nope"})
-	h.fails(ErrInvalid, &stratopb.SetQuotaRequest{Volume: "small", QuotaBytes: -5})
+	h.must(&stratov1.CreateVolumeRequest{Name: "small", QuotaNamespace: 1})
+	h.must(&stratov1.CreateBucketRequest{Volume: "small", Name: "bk1"})
+	h.fails(ErrFailedPrecondition, &stratov1.CreateBucketRequest{Volume: "small", Name: "bk2"})
+	h.must(&stratov1.SetQuotaRequest{Volume: "small", QuotaNamespace: 2})
+	h.must(&stratov1.CreateBucketRequest{Volume: "small", Name: "bk2"})
+	h.fails(ErrNotFound, &stratov1.SetQuotaRequest{Volume: "nope"})
+	h.fails(ErrInvalid, &stratov1.SetQuotaRequest{Volume: "small", QuotaBytes: -5})
 }
 
 func TestBuckets(t *testing.T) {
 	h := newHarness(t)
-	h.fails(ErrNotFound, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
-	h.must(&stratopb.CreateVolumeRequest{Name: "vol"})
-	res := h.must(&stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt", Owner: "bob"}).(*stratopb.CreateBucketResponse)
+	h.fails(ErrNotFound, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+	h.must(&stratov1.CreateVolumeRequest{Name: "vol"})
+	res := h.must(&stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt", Owner: "bob"}).(*stratov1.CreateBucketResponse)
 	bk := res.Bucket
-	require.Equal(t, stratopb.BucketLayout_LAYOUT_FSO, bk.Layout)
-	require.Equal(t, stratopb.ReplicationFactor_REPLICATION_THREE, bk.Replication)
-	require.Equal(t, stratopb.ChecksumType_CHECKSUM_CRC32C, bk.ChecksumType)
+	require.Equal(t, stratov1.BucketLayout_LAYOUT_FSO, bk.Layout)
+	require.Equal(t, stratov1.ReplicationFactor_REPLICATION_THREE, bk.Replication)
+	require.Equal(t, stratov1.ChecksumType_CHECKSUM_CRC32C, bk.ChecksumType)
 	require.Equal(t, int32(16<<10), bk.BytesPerChecksum)
 	require.Equal(t, int64(256<<20), bk.BlockSize)
 	require.NotZero(t, bk.VolumeId)
 
-	obs := h.must(&stratopb.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratopb.BucketLayout_LAYOUT_OBS,
-		Replication: stratopb.ReplicationFactor_REPLICATION_ONE, ChecksumType: stratopb.ChecksumType_CHECKSUM_SHA256,
-		BytesPerChecksum: 1 << 20, QuotaBytes: 100, QuotaNamespace: 5, BlockSize: 1 << 20}).(*stratopb.CreateBucketResponse).Bucket
+	obs := h.must(&stratov1.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS,
+		Replication: stratov1.ReplicationFactor_REPLICATION_ONE, ChecksumType: stratov1.ChecksumType_CHECKSUM_SHA256,
+		BytesPerChecksum: 1 << 20, QuotaBytes: 100, QuotaNamespace: 5, BlockSize: 1 << 20}).(*stratov1.CreateBucketResponse).Bucket
 	got, err := h.rd().Bucket("vol", "obs")
 	require.NoError(t, err)
 	require.Equal(t, obs.Id, got.Id)
-	require.Equal(t, stratopb.BucketLayout_LAYOUT_OBS, got.Layout)
-	require.Equal(t, stratopb.ReplicationFactor_REPLICATION_ONE, got.Replication)
-	require.Equal(t, stratopb.ChecksumType_CHECKSUM_SHA256, got.ChecksumType)
+	require.Equal(t, stratov1.BucketLayout_LAYOUT_OBS, got.Layout)
+	require.Equal(t, stratov1.ReplicationFactor_REPLICATION_ONE, got.Replication)
+	require.Equal(t, stratov1.ChecksumType_CHECKSUM_SHA256, got.ChecksumType)
 	require.Equal(t, int32(1<<20), got.BytesPerChecksum)
 	require.Equal(t, int64(100), got.QuotaBytes)
 
-	h.fails(ErrExists, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt"})
-	h.fails(ErrInvalid, &stratopb.CreateBucketRequest{Volume: "vol", Name: "b", Replication: 2})
-	h.fails(ErrInvalid, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt2", BytesPerChecksum: -1})
-	h.fails(ErrInvalid, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt2", ChecksumType: 99})
-	h.fails(ErrInvalid, &stratopb.CreateBucketRequest{Volume: "vol", Name: "bkt2", Layout: 9})
-	err = h.fails(ErrInvalid, &stratopb.CreateBucketRequest{Volume: "vol", Name: "My_Bucket"})
+	h.fails(ErrExists, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+	h.fails(ErrInvalid, &stratov1.CreateBucketRequest{Volume: "vol", Name: "b", Replication: 2})
+	h.fails(ErrInvalid, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt2", BytesPerChecksum: -1})
+	h.fails(ErrInvalid, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt2", ChecksumType: 99})
+	h.fails(ErrInvalid, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt2", Layout: 9})
+	err = h.fails(ErrInvalid, &stratov1.CreateBucketRequest{Volume: "vol", Name: "My_Bucket"})
 	require.ErrorIs(t, err, ErrInvalidName)
 	require.Contains(t, err.Error(), "lowercase")
 
-	list, err := h.rd().ListBuckets(&stratopb.ListBucketsRequest{Volume: "vol"})
+	list, err := h.rd().ListBuckets(&stratov1.ListBucketsRequest{Volume: "vol"})
 	require.NoError(t, err)
 	require.Len(t, list.Buckets, 2)
 	require.Equal(t, "bkt", list.Buckets[0].Name)
 	require.Equal(t, "obs", list.Buckets[1].Name)
-	list, err = h.rd().ListBuckets(&stratopb.ListBucketsRequest{Volume: "vol", StartAfter: "bkt"})
+	list, err = h.rd().ListBuckets(&stratov1.ListBucketsRequest{Volume: "vol", StartAfter: "bkt"})
 	require.NoError(t, err)
 	require.Len(t, list.Buckets, 1)
-	_, err = h.rd().ListBuckets(&stratopb.ListBucketsRequest{Volume: "nope"})
+	_, err = h.rd().ListBuckets(&stratov1.ListBucketsRequest{Volume: "nope"})
 	require.ErrorIs(t, err, ErrNotFound)
 
 	// Not empty: a key, then a directory.
 	h.putKey("obs", "k")
-	err = h.fails(ErrFailedPrecondition, &stratopb.DeleteBucketRequest{Volume: "vol", Name: "obs"})
+	err = h.fails(ErrFailedPrecondition, &stratov1.DeleteBucketRequest{Volume: "vol", Name: "obs"})
 	require.ErrorIs(t, err, ErrBucketNotEmpty)
-	h.must(&stratopb.DeleteKeyRequest{Volume: "vol", Bucket: "obs", Key: "k"})
-	h.must(&stratopb.DeleteBucketRequest{Volume: "vol", Name: "obs"})
-	h.must(&stratopb.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "d"})
-	h.fails(ErrFailedPrecondition, &stratopb.DeleteBucketRequest{Volume: "vol", Name: "bkt"})
-	h.must(&stratopb.DeleteRequest{Volume: "vol", Bucket: "bkt", Path: "d"})
-	h.must(&stratopb.DeleteBucketRequest{Volume: "vol", Name: "bkt"})
-	h.fails(ErrNotFound, &stratopb.DeleteBucketRequest{Volume: "vol", Name: "bkt"})
+	h.must(&stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "obs", Key: "k"})
+	h.must(&stratov1.DeleteBucketRequest{Volume: "vol", Name: "obs"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "d"})
+	h.fails(ErrFailedPrecondition, &stratov1.DeleteBucketRequest{Volume: "vol", Name: "bkt"})
+	h.must(&stratov1.DeleteRequest{Volume: "vol", Bucket: "bkt", Path: "d"})
+	h.must(&stratov1.DeleteBucketRequest{Volume: "vol", Name: "bkt"})
+	h.fails(ErrNotFound, &stratov1.DeleteBucketRequest{Volume: "vol", Name: "bkt"})
 	_, err = h.rd().Bucket("vol", "bkt")
 	require.ErrorIs(t, err, ErrBucketNotFound)
 	v, _ := h.rd().Volume("vol")
@@ -137,11 +137,11 @@ func TestBuckets(t *testing.T) {
 
 	// A bucket recreated under the same name is a new bucket: an open key of
 	// the old one cannot be committed into it.
-	h.must(&stratopb.CreateBucketRequest{Volume: "vol", Name: "re1", Layout: stratopb.BucketLayout_LAYOUT_OBS})
-	open := h.must(&stratopb.OpenKeyRequest{Volume: "vol", Bucket: "re1", Key: "k"}).(*stratopb.OpenKeyResponse)
-	h.must(&stratopb.DeleteBucketRequest{Volume: "vol", Name: "re1"})
-	h.must(&stratopb.CreateBucketRequest{Volume: "vol", Name: "re1", Layout: stratopb.BucketLayout_LAYOUT_OBS})
-	h.fails(ErrNotFound, &stratopb.CommitKeyRequest{Volume: "vol", Bucket: "re1", Key: "k", OpenId: open.OpenId})
+	h.must(&stratov1.CreateBucketRequest{Volume: "vol", Name: "re1", Layout: stratov1.BucketLayout_LAYOUT_OBS})
+	open := h.must(&stratov1.OpenKeyRequest{Volume: "vol", Bucket: "re1", Key: "k"}).(*stratov1.OpenKeyResponse)
+	h.must(&stratov1.DeleteBucketRequest{Volume: "vol", Name: "re1"})
+	h.must(&stratov1.CreateBucketRequest{Volume: "vol", Name: "re1", Layout: stratov1.BucketLayout_LAYOUT_OBS})
+	h.fails(ErrNotFound, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "re1", Key: "k", OpenId: open.OpenId})
 }
 
 func TestNames(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
 )
 
@@ -112,14 +112,14 @@ func runDatanodeKillMode(ctx context.Context, c *client.Client, mode string, cfg
 // datanodes (so that the pipelines span them all) and writes a key.
 func dnSetup(ctx context.Context, c *client.Client, cfg WorkConfig) error {
 	if err := retry(ctx, "volume", func(ctx context.Context) error {
-		_, err := c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: volume})
+		_, err := c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: volume})
 		return ignoreExists(err)
 	}); err != nil {
 		return err
 	}
 	if err := retry(ctx, "bucket", func(ctx context.Context) error {
-		_, err := c.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: volume, Name: dnBucket,
-			Layout: stratopb.BucketLayout_LAYOUT_OBS, BlockSize: dnBlock})
+		_, err := c.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: volume, Name: dnBucket,
+			Layout: stratov1.BucketLayout_LAYOUT_OBS, BlockSize: dnBlock})
 		return ignoreExists(err)
 	}); err != nil {
 		return err
@@ -131,7 +131,7 @@ func dnSetup(ctx context.Context, c *client.Client, cfg WorkConfig) error {
 		}
 		healthy := 0
 		for _, d := range dns {
-			if d.Health == stratopb.NodeHealth_NODE_HEALTHY {
+			if d.Health == stratov1.NodeHealth_NODE_HEALTHY {
 				healthy++
 			}
 		}
@@ -461,7 +461,7 @@ func dnVerifyKey(ctx context.Context, c *client.Client, cfg WorkConfig, rep *Ver
 		rep.problem("%v", err)
 		return
 	}
-	var ki *stratopb.KeyInfo
+	var ki *stratov1.KeyInfo
 	err = retryUnavailable(ctx, func(ctx context.Context) error {
 		ki, err = c.LookupKey(ctx, volume, dnBucket, name)
 		return err
@@ -561,10 +561,10 @@ func listKeys(ctx context.Context, c *client.Client) (map[string]bool, error) {
 	out := map[string]bool{}
 	after := ""
 	for {
-		var resp *stratopb.ListKeysResponse
+		var resp *stratov1.ListKeysResponse
 		if err := retryUnavailable(ctx, func(ctx context.Context) error {
 			var err error
-			resp, err = c.ListKeys(ctx, &stratopb.ListKeysRequest{Volume: volume, Bucket: dnBucket, StartAfter: after, Limit: 1000})
+			resp, err = c.ListKeys(ctx, &stratov1.ListKeysRequest{Volume: volume, Bucket: dnBucket, StartAfter: after, Limit: 1000})
 			return err
 		}); err != nil {
 			return nil, fmt.Errorf("listing the bucket: %w", err)
@@ -585,12 +585,12 @@ type replicaReader struct {
 	conns map[string]*wire.Conn
 	// The replicas meta has reports of, by container, and the datanodes
 	// (see holders).
-	replicas map[uint64]map[string]*stratopb.ContainerReplica
-	nodes    map[string]*stratopb.DatanodeDetails
+	replicas map[uint64]map[string]*stratov1.ContainerReplica
+	nodes    map[string]*stratov1.DatanodeDetails
 }
 
 func newReplicaReader() *replicaReader {
-	return &replicaReader{conns: map[string]*wire.Conn{}, replicas: map[uint64]map[string]*stratopb.ContainerReplica{}}
+	return &replicaReader{conns: map[string]*wire.Conn{}, replicas: map[uint64]map[string]*stratov1.ContainerReplica{}}
 }
 
 // holders returns the datanodes whose replicas of bl are to be read. With
@@ -600,12 +600,12 @@ func newReplicaReader() *replicaReader {
 // every datanode meta has a report of a replica from, but an UNHEALTHY one
 // (after waitHealthy, the good copies); the locations LookupKey gave that
 // are not among them are counted in rep.StaleLocations.
-func (r *replicaReader) holders(ctx context.Context, c *client.Client, cfg WorkConfig, rep *VerifyReport, bl *stratopb.BlockLocation) ([]*stratopb.DatanodeDetails, error) {
+func (r *replicaReader) holders(ctx context.Context, c *client.Client, cfg WorkConfig, rep *VerifyReport, bl *stratov1.BlockLocation) ([]*stratov1.DatanodeDetails, error) {
 	members := bl.GetPipeline().GetMembers()
 	if cfg.DatanodeID != "" {
 		for _, m := range members {
 			if m.Id == cfg.DatanodeID {
-				return []*stratopb.DatanodeDetails{m}, nil
+				return []*stratov1.DatanodeDetails{m}, nil
 			}
 		}
 		return nil, nil
@@ -615,7 +615,7 @@ func (r *replicaReader) holders(ctx context.Context, c *client.Client, cfg WorkC
 		if err != nil {
 			return nil, err
 		}
-		r.nodes = map[string]*stratopb.DatanodeDetails{}
+		r.nodes = map[string]*stratov1.DatanodeDetails{}
 		for _, d := range dns {
 			r.nodes[d.Details.GetId()] = d.Details
 		}
@@ -623,8 +623,8 @@ func (r *replicaReader) holders(ctx context.Context, c *client.Client, cfg WorkC
 	cid := bl.BlockId.GetContainerId()
 	reps, ok := r.replicas[cid]
 	if !ok {
-		cr, err := client.Cluster(ctx, c, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ContainerReplicasResponse, error) {
-			return cl.ContainerReplicas(ctx, &stratopb.ContainerReplicasRequest{ContainerId: cid})
+		cr, err := client.Cluster(ctx, c, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.ContainerReplicasResponse, error) {
+			return cl.ContainerReplicas(ctx, &stratov1.ContainerReplicasRequest{ContainerId: cid})
 		})
 		if err != nil {
 			return nil, err
@@ -632,9 +632,9 @@ func (r *replicaReader) holders(ctx context.Context, c *client.Client, cfg WorkC
 		reps = cr.Replicas
 		r.replicas[cid] = reps
 	}
-	var out []*stratopb.DatanodeDetails
+	var out []*stratov1.DatanodeDetails
 	for _, id := range slices.Sorted(maps.Keys(reps)) {
-		if reps[id].State == stratopb.ContainerState_CONTAINER_UNHEALTHY {
+		if reps[id].State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
 			continue
 		}
 		d := r.nodes[id]
@@ -675,7 +675,7 @@ func (r *replicaReader) close() {
 
 // check reads [0, len(want)) of block bl from the datanode at addr alone,
 // verifies its checksums and compares it with want.
-func (r *replicaReader) check(ctx context.Context, addr string, bl *stratopb.BlockLocation, want []byte) error {
+func (r *replicaReader) check(ctx context.Context, addr string, bl *stratov1.BlockLocation, want []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	c, err := r.conn(ctx, addr)
@@ -704,9 +704,9 @@ func (r *replicaReader) check(ctx context.Context, addr string, bl *stratopb.Blo
 	return nil
 }
 
-func listDatanodes(ctx context.Context, c *client.Client) ([]*stratopb.DatanodeInfo, error) {
-	resp, err := client.Cluster(ctx, c, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ListDatanodesResponse, error) {
-		return cl.ListDatanodes(ctx, &stratopb.ListDatanodesRequest{})
+func listDatanodes(ctx context.Context, c *client.Client) ([]*stratov1.DatanodeInfo, error) {
+	resp, err := client.Cluster(ctx, c, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.ListDatanodesResponse, error) {
+		return cl.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
 	})
 	return resp.GetDatanodes(), err
 }
@@ -763,10 +763,10 @@ func lookAtCluster(ctx context.Context, c *client.Client, cfg WorkConfig, since 
 		return nil, err
 	}
 	h := &health{}
-	nodes := map[string]*stratopb.DatanodeInfo{}
+	nodes := map[string]*stratov1.DatanodeInfo{}
 	for _, d := range dns {
 		nodes[d.Details.GetId()] = d
-		if d.Health != stratopb.NodeHealth_NODE_HEALTHY || d.LastHeartbeatUnixMs < since.UnixMilli() {
+		if d.Health != stratov1.NodeHealth_NODE_HEALTHY || d.LastHeartbeatUnixMs < since.UnixMilli() {
 			h.Problems = append(h.Problems, fmt.Sprintf("datanode %s is %s, last heard from at %s", d.Details.GetId(), d.Health,
 				time.UnixMilli(d.LastHeartbeatUnixMs).Format("15:04:05.000")))
 		}
@@ -774,20 +774,20 @@ func lookAtCluster(ctx context.Context, c *client.Client, cfg WorkConfig, since 
 	if len(dns) != cfg.Datanodes {
 		h.Problems = append(h.Problems, fmt.Sprintf("%d datanodes registered, want %d", len(dns), cfg.Datanodes))
 	}
-	pl, err := client.Cluster(ctx, c, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ListPipelinesResponse, error) {
-		return cl.ListPipelines(ctx, &stratopb.ListPipelinesRequest{})
+	pl, err := client.Cluster(ctx, c, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.ListPipelinesResponse, error) {
+		return cl.ListPipelines(ctx, &stratov1.ListPipelinesRequest{})
 	})
 	if err != nil {
 		return nil, err
 	}
-	pipes := map[uint64]*stratopb.PipelineInfo{}
+	pipes := map[uint64]*stratov1.PipelineInfo{}
 	for _, p := range pl.Pipelines {
 		pipes[p.Id] = p
 	}
 	var after uint64
 	for {
-		lc, err := client.Cluster(ctx, c, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ListContainersResponse, error) {
-			return cl.ListContainers(ctx, &stratopb.ListContainersRequest{StartAfter: after, Limit: 1000})
+		lc, err := client.Cluster(ctx, c, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.ListContainersResponse, error) {
+			return cl.ListContainers(ctx, &stratov1.ListContainersRequest{StartAfter: after, Limit: 1000})
 		})
 		if err != nil {
 			return nil, err
@@ -798,8 +798,8 @@ func lookAtCluster(ctx context.Context, c *client.Client, cfg WorkConfig, since 
 		for _, ci := range lc.Containers {
 			after = ci.Id
 			h.Containers++
-			cr, err := client.Cluster(ctx, c, func(ctx context.Context, cl stratopb.ClusterClient) (*stratopb.ContainerReplicasResponse, error) {
-				return cl.ContainerReplicas(ctx, &stratopb.ContainerReplicasRequest{ContainerId: ci.Id})
+			cr, err := client.Cluster(ctx, c, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.ContainerReplicasResponse, error) {
+				return cl.ContainerReplicas(ctx, &stratov1.ContainerReplicasRequest{ContainerId: ci.Id})
 			})
 			if err != nil {
 				return nil, err
@@ -828,7 +828,7 @@ func lookAtCluster(ctx context.Context, c *client.Client, cfg WorkConfig, since 
 //
 // A container with no replica at all that is CLOSING, or OPEN on a closed
 // pipeline, is empty (see health.Empty).
-func containerProblem(ci *stratopb.ContainerInfo, reps map[string]*stratopb.ContainerReplica, nodes map[string]*stratopb.DatanodeInfo, p *stratopb.PipelineInfo) (problem string, empty bool) {
+func containerProblem(ci *stratov1.ContainerInfo, reps map[string]*stratov1.ContainerReplica, nodes map[string]*stratov1.DatanodeInfo, p *stratov1.PipelineInfo) (problem string, empty bool) {
 	ids := slices.Sorted(maps.Keys(reps))
 	describe := func() string {
 		var parts []string
@@ -844,19 +844,19 @@ func containerProblem(ci *stratopb.ContainerInfo, reps map[string]*stratopb.Cont
 	}
 	good := func(id string) bool {
 		d := nodes[id]
-		return d != nil && d.Health == stratopb.NodeHealth_NODE_HEALTHY && d.OpState == stratopb.NodeOpState_NODE_IN_SERVICE
+		return d != nil && d.Health == stratov1.NodeHealth_NODE_HEALTHY && d.OpState == stratov1.NodeOpState_NODE_IN_SERVICE
 	}
 	factor := int(ci.Replication)
 	switch ci.State {
-	case stratopb.ContainerState_CONTAINER_DELETED:
+	case stratov1.ContainerState_CONTAINER_DELETED:
 		return "", false
-	case stratopb.ContainerState_CONTAINER_CLOSING:
+	case stratov1.ContainerState_CONTAINER_CLOSING:
 		if len(reps) == 0 {
 			return "", true
 		}
 		return describe() + ": still closing", false
-	case stratopb.ContainerState_CONTAINER_OPEN:
-		if p == nil || p.State != stratopb.PipelineState_PIPELINE_OPEN {
+	case stratov1.ContainerState_CONTAINER_OPEN:
+		if p == nil || p.State != stratov1.PipelineState_PIPELINE_OPEN {
 			if len(reps) == 0 {
 				return "", true
 			}
@@ -868,7 +868,7 @@ func containerProblem(ci *stratopb.ContainerInfo, reps map[string]*stratopb.Cont
 			}
 		}
 		for _, id := range ids {
-			if !slices.Contains(p.Members, id) || reps[id].State != stratopb.ContainerState_CONTAINER_OPEN {
+			if !slices.Contains(p.Members, id) || reps[id].State != stratov1.ContainerState_CONTAINER_OPEN {
 				return describe() + ": a replica off its pipeline or not open", false
 			}
 		}
@@ -876,17 +876,17 @@ func containerProblem(ci *stratopb.ContainerInfo, reps map[string]*stratopb.Cont
 			return describe() + fmt.Sprintf(": open with %d replicas on a pipeline of %d", len(reps), len(p.Members)), false
 		}
 		return "", false
-	case stratopb.ContainerState_CONTAINER_CLOSED:
+	case stratov1.ContainerState_CONTAINER_CLOSED:
 		var top uint64
 		for _, r := range reps {
-			if r.State == stratopb.ContainerState_CONTAINER_CLOSED {
+			if r.State == stratov1.ContainerState_CONTAINER_CLOSED {
 				top = max(top, r.BcsId)
 			}
 		}
 		n := 0
 		for _, id := range ids {
 			r := reps[id]
-			if r.State != stratopb.ContainerState_CONTAINER_CLOSED || r.BcsId != top {
+			if r.State != stratov1.ContainerState_CONTAINER_CLOSED || r.BcsId != top {
 				return describe() + ": a replica not CLOSED at the top bcsID", false
 			}
 			if good(id) {

@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/stratopb"
+	"github.com/strato-io/strato/proto/strato/v1"
 )
 
 // ModeEnv selects what the helper binary does (see Main); ConfigEnv
@@ -115,7 +115,7 @@ func runMode(mode string) error {
 		return setup(ctx, c, cfg)
 	case "createvolume":
 		return retry(ctx, "create volume", func(ctx context.Context) error {
-			_, err := c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: cfg.Volume})
+			_, err := c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: cfg.Volume})
 			return ignoreExists(err)
 		})
 	case "dnsetup", "dnwrite", "dnverify":
@@ -154,7 +154,7 @@ func printStatus(addrs []string) error {
 			defer func() { _ = cc.Close() }()
 			ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 			defer cancel()
-			st, err := stratopb.NewClusterClient(cc).MetaStatus(ctx, &stratopb.Empty{})
+			st, err := stratov1.NewAdminServiceClient(cc).MetaStatus(ctx, &stratov1.MetaStatusRequest{})
 			if err != nil {
 				out[i].Err = err.Error()
 				return
@@ -197,11 +197,11 @@ func createBucketAt(cfg WorkConfig) error {
 	defer func() { _ = cc.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Delay+20*time.Second)
 	defer cancel()
-	if _, err := stratopb.NewClusterClient(cc).MetaStatus(ctx, &stratopb.Empty{}); err != nil {
+	if _, err := stratov1.NewAdminServiceClient(cc).MetaStatus(ctx, &stratov1.MetaStatusRequest{}); err != nil {
 		return err
 	}
 	time.Sleep(cfg.Delay)
-	_, err = stratopb.NewNamespaceClient(cc).CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: cfg.Volume, Name: cfg.Bucket})
+	_, err = stratov1.NewNamespaceServiceClient(cc).CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: cfg.Volume, Name: cfg.Bucket})
 	fmt.Printf("%s %v\n", status.Code(err), err)
 	return nil
 }
@@ -241,15 +241,15 @@ func setup(ctx context.Context, c *client.Client, cfg WorkConfig) error {
 		fn   func(ctx context.Context) error
 	}{
 		{"volume", func(ctx context.Context) error {
-			_, err := c.CreateVolume(ctx, &stratopb.CreateVolumeRequest{Name: volume})
+			_, err := c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: volume})
 			return ignoreExists(err)
 		}},
 		{"fso bucket", func(ctx context.Context) error {
-			_, err := c.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: volume, Name: fsoBucket, Layout: stratopb.BucketLayout_LAYOUT_FSO})
+			_, err := c.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: volume, Name: fsoBucket, Layout: stratov1.BucketLayout_LAYOUT_FSO})
 			return ignoreExists(err)
 		}},
 		{"obs bucket", func(ctx context.Context) error {
-			_, err := c.CreateBucket(ctx, &stratopb.CreateBucketRequest{Volume: volume, Name: obsBucket, Layout: stratopb.BucketLayout_LAYOUT_OBS})
+			_, err := c.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: volume, Name: obsBucket, Layout: stratov1.BucketLayout_LAYOUT_OBS})
 			return ignoreExists(err)
 		}},
 	}
@@ -507,14 +507,14 @@ func (w *worker) do(ctx context.Context, op *Op) {
 		}
 		op.Outcome, op.Code = readOutcome(err)
 	case "stat":
-		var st *stratopb.FileStatus
+		var st *stratov1.FileStatus
 		st, err = c.Stat(octx, p)
 		if err == nil {
 			op.IsDir, op.Size = st.IsDirectory, st.Length
 		}
 		op.Outcome, op.Code = readOutcome(err)
 	case "list":
-		var sts []*stratopb.FileStatus
+		var sts []*stratov1.FileStatus
 		sts, err = c.List(octx, fsoGroup(atoi(op.Part[1:])))
 		for _, st := range sts {
 			op.Names = append(op.Names, path.Base(st.Path))
