@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/strato-io/strato/cluster/local"
+	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -14,7 +14,7 @@ import (
 // by them afterwards: every key reads back, verified, from three replicas.
 func TestGenReadable(t *testing.T) {
 	ctx := t.Context()
-	c, err := local.Start(ctx, local.Options{Dir: t.TempDir(), Datanodes: 4, ContainerSize: 32 << 20, BlockSize: 8 << 20})
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), Datanodes: 4, ContainerSize: 32 << 20, BlockSize: 8 << 20})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
 	keys, err := generate(ctx, RereplicateConfig{Size: 72 << 20, ContainerSize: 32 << 20, BlockSize: 8 << 20}, c, io.Discard, func() error { return nil })

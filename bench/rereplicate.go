@@ -28,7 +28,7 @@ import (
 
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/cluster/local"
+	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/proto/strato/v1"
 )
@@ -119,7 +119,7 @@ func (b Bound) SharedMBps() float64 {
 // stops datanode cfg.Victim and deletes its data, then samples meta until
 // every container the victim held has three healthy copies again, and reads
 // every key back.
-func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster, out io.Writer) (RereplicateResult, error) {
+func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *minicluster.Cluster, out io.Writer) (RereplicateResult, error) {
 	if cfg.KeySize == 0 {
 		cfg.KeySize = 64 << 20
 	}
@@ -404,7 +404,7 @@ type copyWindow struct {
 	stopped     chan struct{}
 }
 
-func watchCopies(c *local.Cluster, every time.Duration) *copyWindow {
+func watchCopies(c *minicluster.Cluster, every time.Duration) *copyWindow {
 	w := &copyWindow{done: make(chan struct{}), stopped: make(chan struct{})}
 	read := func() (bytes, imports int64) {
 		for i := range c.DatanodeAddrs() {
@@ -460,7 +460,7 @@ func (w *copyWindow) stop() (first, last time.Time) {
 // generate stops every datanode, runs RunGen into their volumes, calls
 // whileStopped, starts them again and waits until meta knows every
 // replica. It returns the keys.
-func generate(ctx context.Context, cfg RereplicateConfig, c *local.Cluster, out io.Writer, whileStopped func() error) ([]string, error) {
+func generate(ctx context.Context, cfg RereplicateConfig, c *minicluster.Cluster, out io.Writer, whileStopped func() error) ([]string, error) {
 	addrs := c.DatanodeAddrs()
 	var dns []GenDatanode
 	for i := range addrs {
@@ -660,7 +660,7 @@ func describeNewHolders(ctx context.Context, cl *client.Client, lost map[uint64]
 // waitMetaIdle waits until meta's replication work has, for two seconds
 // (two of its ticks), found every container with its copies: nothing
 // under-replicated, missing or in flight.
-func waitMetaIdle(ctx context.Context, c *local.Cluster, limit time.Duration) error {
+func waitMetaIdle(ctx context.Context, c *minicluster.Cluster, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	var since time.Time
 	for {
@@ -686,7 +686,7 @@ func waitMetaIdle(ctx context.Context, c *local.Cluster, limit time.Duration) er
 }
 
 // waitNoCopies waits until no datanode pushes or imports a container.
-func waitNoCopies(ctx context.Context, c *local.Cluster, limit time.Duration) error {
+func waitNoCopies(ctx context.Context, c *minicluster.Cluster, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
 		var busy int64

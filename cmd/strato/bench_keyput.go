@@ -10,7 +10,7 @@ import (
 	"github.com/strato-io/strato/bench"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/cluster/local"
+	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -53,7 +53,7 @@ directory).`,
 				}
 				defer func() { _ = os.RemoveAll(dir) }()
 				fmt.Fprintf(cmd.ErrOrStderr(), "bench ockg: starting an in-process cluster (meta + 3 datanodes) in %s\n", dir)
-				c, err := local.Start(ctx, local.Options{Dir: dir})
+				c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir})
 				if err != nil {
 					return err
 				}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/strato-io/strato/bench"
 	"github.com/strato-io/strato/bytesize"
-	"github.com/strato-io/strato/cluster/local"
+	"github.com/strato-io/strato/minicluster"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchRereplicateCmd) }
@@ -18,7 +18,7 @@ func init() { benchCommands = append(benchCommands, newBenchRereplicateCmd) }
 func newBenchRereplicateCmd() *cobra.Command {
 	var (
 		cfg      bench.RereplicateConfig
-		o        local.Options
+		o        minicluster.Options
 		size     string
 		keySize  string
 		csize    string
@@ -72,7 +72,7 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 			fmt.Fprintf(out, "bench rereplicate: %d datanodes, data in %s, containers of %s, %d streams per datanode\n",
 				o.Datanodes, o.Dir, csize, o.ReplicationStreams)
 			o.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: logLevel}))
-			c, err := local.Start(cmd.Context(), o)
+			c, err := minicluster.Start(cmd.Context(), o)
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/strato-io/strato/bench/teragen"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/cluster/local"
+	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -137,7 +137,7 @@ func stratoFiles(ctx context.Context, metaAddr, out string, logw io.Writer) (ben
 			return nil, nil, err
 		}
 		fmt.Fprintf(logw, "bench teragen: starting an in-process cluster (meta + 3 datanodes) in %s\n", dir)
-		c, err := local.Start(ctx, local.Options{Dir: dir})
+		c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir})
 		if err != nil {
 			_ = os.RemoveAll(dir)
 			return nil, nil, err

@@ -11,14 +11,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/strato-io/strato/cluster/local"
+	"github.com/strato-io/strato/minicluster"
 )
 
-// dataCluster starts meta and three datanodes in process (cluster/local)
+// dataCluster starts meta and three datanodes in process (minicluster)
 // and returns a harness whose meta address reaches them.
 func dataCluster(t *testing.T) *cliHarness {
 	t.Helper()
-	c, err := local.Start(t.Context(), local.Options{Dir: t.TempDir(), BlockSize: 4 << 20, ContainerSize: 64 << 20})
+	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), BlockSize: 4 << 20, ContainerSize: 64 << 20})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
 	return &cliHarness{t: t, addr: c.MetaAddr()}

@@ -8,14 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/strato-io/strato/cluster/local"
+	"github.com/strato-io/strato/minicluster"
 )
 
 func init() { extraCommands = append(extraCommands, newDevCmd) }
 
 func newDevCmd() *cobra.Command {
 	var (
-		o       local.Options
+		o       minicluster.Options
 		verbose bool
 	)
 	cmd := &cobra.Command{
@@ -36,7 +36,7 @@ again. Use the other commands against it: strato sh, strato fs, strato admin
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "strato dev: starting %d meta replica(s) and %d datanodes under %s\n", max(o.MetaReplicas, 1), o.Datanodes, o.Dir)
-			c, err := local.Start(cmd.Context(), o)
+			c, err := minicluster.Start(cmd.Context(), o)
 			if err != nil {
 				return err
 			}

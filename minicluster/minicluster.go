@@ -1,5 +1,7 @@
-// Package local runs a whole strato cluster in one process: a meta server
-// and N datanodes on loopback ports, with their data under one directory.
+// Package minicluster runs a whole strato cluster in one process, as
+// Hadoop's MiniDFSCluster and Ozone's MiniOzoneCluster do: a meta server (or
+// a group of three) and N datanodes on loopback ports, with their data under
+// one directory.
 // `strato dev`, `strato bench teragen` without a target, and the tests that
 // need a cluster all use it.
 //
@@ -10,7 +12,7 @@
 //	cluster.json     the ports in use, so a restart reuses them
 //
 // A Cluster is safe for concurrent use; its Stop/Restart methods serialise.
-package local
+package minicluster
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package local
+package minicluster
 
 import (
 	"context"
@@ -122,7 +122,7 @@ func (f *faultCluster) waitClosed() {
 
 // TestDeleteKeyFreesSpace1GiB is the test: a 1 GiB key deleted,
 // its space back on all replicas. It writes 3 GiB to the disk, so it runs
-// only when named (go test ./cluster/local -run 1GiB).
+// only when named (go test ./minicluster -run 1GiB).
 func TestDeleteKeyFreesSpace1GiB(t *testing.T) {
 	if !strings.Contains(flag.Lookup("test.run").Value.String(), "1GiB") || testing.Short() {
 		t.Skip("writes 3 GiB: run with -run 1GiB")
