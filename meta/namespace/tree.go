@@ -1,0 +1,327 @@
+// Apply's operations on the FSO directory tree and on names: creating
+// directories, deleting and renaming files, directories and keys.
+
+package namespace
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// planDirs resolves clean path p as far as it exists and returns the
+// deepest existing directory and the names still to create under it
+// (mkdir -p). A file in the way is ErrNotADirectory, or ErrFileExists when
+// it is p itself and mkdir is set.
+func (a *applier) planDirs(root uint64, p string, mkdir bool) (uint64, []string, error) {
+	id := root
+	for i := 0; i < len(p); {
+		j := strings.IndexByte(p[i:], '/')
+		if j < 0 {
+			j = len(p)
+		} else {
+			j += i
+		}
+		name := p[i:j]
+		child, ok, err := a.rs.lookupDir(id, name)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !ok {
+			isFile, err := a.rs.fileExists(id, name)
+			if err != nil {
+				return 0, nil, err
+			}
+			if isFile {
+				if mkdir && j == len(p) {
+					return 0, nil, fmt.Errorf("%w: %s", ErrFileExists, p)
+				}
+				return 0, nil, fmt.Errorf("%w: %s", ErrNotADirectory, p[:j])
+			}
+			return id, strings.Split(p[i:], "/"), nil
+		}
+		id = child
+		i = j + 1
+	}
+	return id, nil, nil
+}
+
+// makeDirs creates names as a chain under parent and returns the last ID.
+func (a *applier) makeDirs(parent uint64, names []string, owner string) (uint64, error) {
+	for _, name := range names {
+		id, err := a.nextID()
+		if err != nil {
+			return 0, err
+		}
+		d := &stratov1.DirectoryInfo{ObjectId: id, CreationTimeUnixMs: a.now, ModificationTimeUnixMs: a.now, Owner: owner}
+		if err := put(a.b, childKey(a.kb, tagDir, parent, name), d); err != nil {
+			return 0, err
+		}
+		if err := a.b.Set(idKey(a.kb, tagDirByID, id), dirByIDValue(parent, name), nil); err != nil {
+			return 0, err
+		}
+		if c := a.ns.acache; c != nil {
+			c.markEmpty(id)
+		}
+		parent = id
+	}
+	return parent, nil
+}
+
+func dirByIDValue(parent uint64, name string) []byte {
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(name)), parent), name...)
+}
+
+func parentOf(p string) string {
+	parent, _ := splitLast(p)
+	if parent == "" {
+		return "/"
+	}
+	return parent
+}
+
+func (a *applier) delete(d *stratov1.DeleteRequest) (proto.Message, error) {
+	bk, err := a.loadBucket(d.GetVolume(), d.GetBucket())
+	if err != nil {
+		return nil, err
+	}
+	if !isFSO(bk) {
+		if err := ValidateKeyName(d.GetPath()); err != nil {
+			return nil, err
+		}
+		key := childKey(nil, tagKey, bk.Id, d.GetPath())
+		return a.deleteFile(bk, key, d.GetPath(), ErrKeyNotFound)
+	}
+	p, err := CleanPath(d.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	if p == "" {
+		return nil, invalidName("path", d.GetPath(), "cannot delete the bucket's root")
+	}
+	parent, name := splitLast(p)
+	pid, err := a.rs.dir(bk.Id, parent, 0, ErrFileNotFound)
+	if err != nil {
+		return nil, err
+	}
+	did, isDir, err := a.rs.lookupDir(pid, name)
+	if err != nil {
+		return nil, err
+	}
+	if !isDir {
+		return a.deleteFile(bk, childKey(nil, tagFile, pid, name), p, ErrFileNotFound)
+	}
+	nonEmpty, err := hasChildren(a.b, did)
+	if err != nil {
+		return nil, err
+	}
+	if nonEmpty && !d.GetRecursive() {
+		return nil, fmt.Errorf("%w: %s", ErrDirectoryNotEmpty, p)
+	}
+	if err := a.charge(bk, 0, -1); err != nil {
+		return nil, err
+	}
+	if err := a.b.Delete(childKey(a.kb, tagDir, pid, name), nil); err != nil {
+		return nil, err
+	}
+	if err := a.b.Delete(idKey(a.kb, tagDirByID, did), nil); err != nil {
+		return nil, err
+	}
+	a.forgetDir(pid, name, did)
+	if nonEmpty {
+		dd := &stratov1.DeletedDirectory{ObjectId: did, BucketId: bk.Id, VolumeId: bk.VolumeId, DeletedAtUnixMs: a.now,
+			Path: bk.Volume + "/" + bk.Name + "/" + p}
+		if err := put(a.b, idKey(a.kb, tagDeletedDir, did), dd); err != nil {
+			return nil, err
+		}
+	}
+	return &stratov1.DeleteResponse{}, nil
+}
+
+func (a *applier) deleteFile(bk *stratov1.BucketInfo, key []byte, name string, notFound error) (proto.Message, error) {
+	old := &stratov1.KeyInfo{}
+	found, err := get(a.b, key, old)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: %s/%s/%s", notFound, bk.Volume, bk.Name, name)
+	}
+	if err := a.charge(bk, -old.Size, -1); err != nil {
+		return nil, err
+	}
+	if err := a.b.Delete(key, nil); err != nil {
+		return nil, err
+	}
+	if err := a.freeBlocks(old.ObjectId, old.Blocks, "delete"); err != nil {
+		return nil, err
+	}
+	return &stratov1.DeleteResponse{}, nil
+}
+
+func (a *applier) rename(r *stratov1.RenameCommand) (proto.Message, error) {
+	bk, err := a.loadBucket(r.GetVolume(), r.GetBucket())
+	if err != nil {
+		return nil, err
+	}
+	if !isFSO(bk) {
+		return a.renameKey(bk, r.GetSrc(), r.GetDst())
+	}
+	src, err := CleanPath(r.GetSrc())
+	if err != nil {
+		return nil, err
+	}
+	dst, err := CleanPath(r.GetDst())
+	if err != nil {
+		return nil, err
+	}
+	if src == "" {
+		return nil, invalidName("path", r.GetSrc(), "cannot rename the bucket's root")
+	}
+	sp, sn := splitLast(src)
+	spid, err := a.rs.dir(bk.Id, sp, 0, ErrFileNotFound)
+	if err != nil {
+		return nil, err
+	}
+	srcDir, isDir, err := a.rs.lookupDir(spid, sn)
+	if err != nil {
+		return nil, err
+	}
+	var file *stratov1.KeyInfo
+	if !isDir {
+		file = &stratov1.KeyInfo{}
+		if ok, err := get(a.b, childKey(a.kb, tagFile, spid, sn), file); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, fmt.Errorf("%w: %s", ErrFileNotFound, src)
+		}
+	}
+	avoid := srcDir // 0 for a file
+
+	if src == dst {
+		return &stratov1.RenameResponse{}, nil // onto itself
+	}
+
+	var tpid uint64
+	var tname, tpath string
+	if dst == "" {
+		if !r.GetIntoDirectory() {
+			return nil, invalidName("path", r.GetDst(), "cannot rename onto the bucket's root")
+		}
+		tpid, tname, tpath = bk.Id, sn, sn
+	} else {
+		dp, dn := splitLast(dst)
+		dpid, err := a.rs.dir(bk.Id, dp, avoid, ErrParentNotFound)
+		if err != nil {
+			return nil, err
+		}
+		tpid, tname, tpath = dpid, dn, dst
+		if r.GetIntoDirectory() {
+			if did, ok, err := a.rs.lookupDir(dpid, dn); err != nil {
+				return nil, err
+			} else if ok {
+				tpid, tname, tpath = did, sn, joinPath(dst, sn)
+			}
+		}
+	}
+	if tpid == spid && tname == sn {
+		return &stratov1.RenameResponse{}, nil // onto itself
+	}
+	if avoid != 0 && tpid == avoid {
+		return nil, fmt.Errorf("%w: %s under %s", ErrRenameUnderSelf, src, dst)
+	}
+	if _, ok, err := a.rs.lookupDir(tpid, tname); err != nil {
+		return nil, err
+	} else if ok {
+		return nil, fmt.Errorf("%w: %s", ErrDirectoryExists, tpath)
+	}
+	if ok, err := a.rs.fileExists(tpid, tname); err != nil {
+		return nil, err
+	} else if ok {
+		return nil, fmt.Errorf("%w: %s", ErrFileExists, tpath)
+	}
+
+	if file != nil {
+		if err := a.b.Delete(childKey(a.kb, tagFile, spid, sn), nil); err != nil {
+			return nil, err
+		}
+		file.ParentId, file.ModificationTimeUnixMs = tpid, a.now
+		return &stratov1.RenameResponse{}, put(a.b, childKey(a.kb, tagFile, tpid, tname), file)
+	}
+	d := &stratov1.DirectoryInfo{}
+	if _, err := get(a.b, childKey(a.kb, tagDir, spid, sn), d); err != nil {
+		return nil, err
+	}
+	if err := a.b.Delete(childKey(a.kb, tagDir, spid, sn), nil); err != nil {
+		return nil, err
+	}
+	a.forgetDir(spid, sn, srcDir)
+	if err := put(a.b, childKey(a.kb, tagDir, tpid, tname), d); err != nil {
+		return nil, err
+	}
+	return &stratov1.RenameResponse{}, a.b.Set(idKey(a.kb, tagDirByID, srcDir), dirByIDValue(tpid, tname), nil)
+}
+
+// renameKey renames an OBS key; the target must not exist.
+func (a *applier) renameKey(bk *stratov1.BucketInfo, src, dst string) (proto.Message, error) {
+	if err := ValidateKeyName(src); err != nil {
+		return nil, err
+	}
+	if err := ValidateKeyName(dst); err != nil {
+		return nil, err
+	}
+	ki := &stratov1.KeyInfo{}
+	skey := childKey(nil, tagKey, bk.Id, src)
+	if ok, err := get(a.b, skey, ki); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("%w: %s/%s/%s", ErrKeyNotFound, bk.Volume, bk.Name, src)
+	}
+	if src == dst {
+		return &stratov1.RenameResponse{}, nil
+	}
+	dkey := childKey(nil, tagKey, bk.Id, dst)
+	if ok, err := exists(a.b, dkey); err != nil {
+		return nil, err
+	} else if ok {
+		return nil, fmt.Errorf("%w: %s/%s/%s", ErrKeyExists, bk.Volume, bk.Name, dst)
+	}
+	if err := a.b.Delete(skey, nil); err != nil {
+		return nil, err
+	}
+	ki.ModificationTimeUnixMs = a.now
+	return &stratov1.RenameResponse{}, put(a.b, dkey, ki)
+}
+
+func (a *applier) createDirectory(c *stratov1.CreateDirectoryRequest) (proto.Message, error) {
+	bk, err := a.loadBucket(c.GetVolume(), c.GetBucket())
+	if err != nil {
+		return nil, err
+	}
+	if !isFSO(bk) {
+		return nil, fmt.Errorf("%w: CreateDirectory on OBS bucket %s/%s", ErrWrongLayout, bk.Volume, bk.Name)
+	}
+	p, err := CleanPath(c.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	pid, missing, err := a.planDirs(bk.Id, p, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) == 0 {
+		return &stratov1.CreateDirectoryResponse{ObjectId: pid}, nil
+	}
+	if err := a.charge(bk, 0, int64(len(missing))); err != nil {
+		return nil, err
+	}
+	id, err := a.makeDirs(pid, missing, c.GetOwner())
+	if err != nil {
+		return nil, err
+	}
+	return &stratov1.CreateDirectoryResponse{ObjectId: id, Created: int32(len(missing))}, nil
+}
