@@ -11,8 +11,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/strato-io/strato/meta/cluster"
 	"github.com/strato-io/strato/meta/namespace"
-	"github.com/strato-io/strato/proto/strato/v1"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // The Namespace service. Mutations: prepare on the leader, propose, reply
@@ -275,4 +276,52 @@ func (s *Server) namespaceTick(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// CloseContainer closes a container a client failed to write to (and its
+// pipeline, when a failed member is named).
+func (s *Server) CloseContainer(ctx context.Context, req *stratov1.CloseContainerRequest) (*stratov1.CloseContainerResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	cmds, err := s.cl.CloseContainer(s.now(), req.GetContainerId(), req.GetFailedDatanode())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	s.opts.Logger.Info("closing container at a client's request", "container", req.GetContainerId(),
+		"failed", req.GetFailedDatanode(), "reason", req.GetReason(), "changes", len(cmds))
+	for _, cmd := range cmds {
+		if _, err := s.proposeCluster(ctx, cmd); err != nil {
+			return nil, toStatus(err)
+		}
+	}
+	return &stratov1.CloseContainerResponse{}, nil
+}
+
+// ReportReplica marks a replica a client read bad data from as unhealthy.
+func (s *Server) ReportReplica(ctx context.Context, req *stratov1.ReportReplicaRequest) (*stratov1.ReportReplicaResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	s.opts.Logger.Warn("bad replica reported", "container", req.GetContainerId(), "datanode", req.GetDatanodeId(),
+		"block", req.GetLocalId(), "reason", req.GetReason())
+	if err := s.cl.MarkUnhealthy(req.GetContainerId(), req.GetDatanodeId()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &stratov1.ReportReplicaResponse{}, nil
+}
+
+// allocator adapts the cluster manager to namespace.BlockAllocator.
+type allocator struct{ s *Server }
+
+func (a allocator) AllocateBlock(ctx context.Context, repl stratov1.ReplicationFactor, sizeHint int64, ex *stratov1.ExcludeList) (*stratov1.BlockLocation, error) {
+	al, err := a.s.cl.Allocate(ctx, a.s.now(), repl, cluster.Exclude{
+		Datanodes: ex.GetDatanodes(), Containers: ex.GetContainers(), Pipelines: ex.GetPipelines()})
+	if err != nil {
+		return nil, err
+	}
+	return &stratov1.BlockLocation{
+		BlockId:  &stratov1.BlockID{ContainerId: al.ContainerID, LocalId: al.LocalID},
+		Pipeline: &stratov1.Pipeline{Id: al.Pipeline.Id, Members: al.Members},
+	}, nil
 }

@@ -1,0 +1,143 @@
+// AdminService, and the calls only an in-process server offers (the
+// benchmarks' Decommission, ReplicationWork, CloseAllContainers).
+
+package meta
+
+import (
+	"context"
+
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+func (s *Server) ListDatanodes(ctx context.Context, _ *stratov1.ListDatanodesRequest) (*stratov1.ListDatanodesResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	return &stratov1.ListDatanodesResponse{Datanodes: s.cl.Datanodes()}, nil
+}
+
+func (s *Server) ListPipelines(ctx context.Context, _ *stratov1.ListPipelinesRequest) (*stratov1.ListPipelinesResponse, error) {
+	if err := s.readBarrier(ctx); err != nil {
+		return nil, err
+	}
+	return &stratov1.ListPipelinesResponse{Pipelines: s.cl.Pipelines()}, nil
+}
+
+func (s *Server) ListContainers(ctx context.Context, req *stratov1.ListContainersRequest) (*stratov1.ListContainersResponse, error) {
+	if err := s.readBarrier(ctx); err != nil {
+		return nil, err
+	}
+	limit := int(req.Limit)
+	if limit <= 0 || limit > 10000 {
+		limit = 1000
+	}
+	return &stratov1.ListContainersResponse{Containers: s.cl.Containers(req.StartAfter, limit)}, nil
+}
+
+func (s *Server) ContainerReplicas(ctx context.Context, req *stratov1.ContainerReplicasRequest) (*stratov1.ContainerReplicasResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	// The container's record is durable state: read it linearizably.
+	if err := s.readBarrier(ctx); err != nil {
+		return nil, err
+	}
+	info, reps, err := s.cl.Replicas(req.ContainerId)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &stratov1.ContainerReplicasResponse{Container: info, Replicas: reps}, nil
+}
+
+func (s *Server) GetSafeMode(ctx context.Context, _ *stratov1.GetSafeModeRequest) (*stratov1.SafeModeStatus, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	return s.cl.SafeMode(), nil
+}
+
+func (s *Server) ExitSafeMode(ctx context.Context, _ *stratov1.ExitSafeModeRequest) (*stratov1.SafeModeStatus, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	s.opts.Logger.Info("safe mode exited by an administrator")
+	return s.cl.ExitSafeMode(), nil
+}
+
+// DecommissionDatanode takes a datanode out of service or back in.
+func (s *Server) DecommissionDatanode(ctx context.Context, req *stratov1.DecommissionDatanodeRequest) (*stratov1.DecommissionDatanodeResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	if err := s.cl.Decommission(req.GetDatanodeId(), req.GetRecommission()); err != nil {
+		return nil, toStatus(err)
+	}
+	s.opts.Logger.Info("datanode operational state changed", "datanode", req.GetDatanodeId(), "recommission", req.GetRecommission())
+	for _, d := range s.cl.Datanodes() {
+		if d.GetDetails().GetId() == req.GetDatanodeId() {
+			return &stratov1.DecommissionDatanodeResponse{Datanode: d}, nil
+		}
+	}
+	return &stratov1.DecommissionDatanodeResponse{}, nil
+}
+
+// MetaStatus answers for this replica, whether it leads or not.
+func (s *Server) MetaStatus(ctx context.Context, _ *stratov1.MetaStatusRequest) (*stratov1.MetaStatusResponse, error) {
+	if s.closed.Load() {
+		return nil, toStatus(ErrClosed)
+	}
+	st := s.node.Status()
+	ms, err := s.node.Members(ctx)
+	if err != nil {
+		ms = st.Members
+	}
+	return &stratov1.MetaStatusResponse{Id: st.ID, Role: st.Role, LeaderId: st.LeaderID, LeaderAddr: st.LeaderAddr,
+		Term: st.Term, Commit: st.Commit, Applied: st.Applied, FirstIndex: st.FirstIndex, LastIndex: st.LastIndex, Voters: st.Voters,
+		Members: metaMembers(ms)}, nil
+}
+
+// Decommission starts decommissioning a datanode.
+func (s *Server) Decommission(ctx context.Context, datanodeID string) error {
+	if err := s.leaderOnly(); err != nil {
+		return err
+	}
+	return toStatus(s.cl.Decommission(datanodeID, false))
+}
+
+// ReplicationWork runs one pass of replication decisions and returns how
+// many replicate commands it queued.
+func (s *Server) ReplicationWork(ctx context.Context, limit int) (int, error) {
+	if err := s.leaderOnly(); err != nil {
+		return 0, err
+	}
+	rep := s.cl.ReplicationWork(s.now(), limit)
+	if len(rep.Missing) > 0 {
+		s.opts.Logger.Error("containers with no good replica", "count", len(rep.Missing), "first", rep.Missing[0])
+	}
+	return rep.Scheduled, nil
+}
+
+// CloseAllContainers moves every open container to CLOSED (through
+// CLOSING), as if each had been filled and closed by its datanodes.
+func (s *Server) CloseAllContainers(ctx context.Context) error {
+	for _, st := range []stratov1.ContainerState{stratov1.ContainerState_CONTAINER_CLOSING, stratov1.ContainerState_CONTAINER_CLOSED} {
+		var after uint64
+		for {
+			page := s.cl.Containers(after, 1000)
+			if len(page) == 0 {
+				break
+			}
+			for _, c := range page {
+				after = c.Id
+				if c.State == stratov1.ContainerState_CONTAINER_CLOSED || c.State == st {
+					continue
+				}
+				if _, err := s.proposeCluster(ctx, &stratov1.ClusterCommand{NowUnixMs: s.now().UnixMilli(), Op: &stratov1.ClusterCommand_SetContainerState{
+					SetContainerState: &stratov1.ContainerStateChange{ContainerId: c.Id, State: st}}}); err != nil {
+					return toStatus(err)
+				}
+			}
+		}
+	}
+	return nil
+}

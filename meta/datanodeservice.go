@@ -1,0 +1,58 @@
+// DatanodeService: datanodes register and heartbeat to the leader, whose
+// soft state (health, replicas, queued commands) lives in memory.
+
+package meta
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+
+	"github.com/strato-io/strato/meta/cluster"
+
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+func (s *Server) Register(ctx context.Context, req *stratov1.RegisterRequest) (*stratov1.RegisterResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	if err := s.ensureClusterID(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.cl.Register(s.now(), req); err != nil {
+		if errors.Is(err, cluster.ErrOtherCluster) {
+			s.opts.Logger.Error("meta: refused a datanode of another cluster", "datanode", req.GetDetails().GetId(),
+				"addr", req.GetDetails().GetDataAddr(), "err", err)
+		}
+		return nil, toStatus(err)
+	}
+	return &stratov1.RegisterResponse{ClusterId: s.cl.ClusterID()}, nil
+}
+
+// ensureClusterID gives the cluster its identity the first time a datanode
+// registers: a random ID through Raft (apply keeps the first one set, so
+// two leaders racing agree).
+func (s *Server) ensureClusterID(ctx context.Context) error {
+	if s.cl.ClusterID() != "" {
+		return nil
+	}
+	id := "CID-" + rand.Text()
+	if _, err := s.proposeCluster(ctx, &stratov1.ClusterCommand{NowUnixMs: s.now().UnixMilli(),
+		Op: &stratov1.ClusterCommand_SetClusterId{SetClusterId: id}}); err != nil {
+		return toStatus(err)
+	}
+	s.opts.Logger.Info("meta: cluster ID set", "cluster_id", s.cl.ClusterID())
+	return nil
+}
+
+func (s *Server) Heartbeat(ctx context.Context, req *stratov1.HeartbeatRequest) (*stratov1.HeartbeatResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	resp, err := s.cl.Heartbeat(s.now(), req)
+	if resp != nil && resp.Reregister {
+		return resp, nil // the datanode registers again
+	}
+	return resp, toStatus(err)
+}

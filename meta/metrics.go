@@ -1,0 +1,50 @@
+// The server's metrics snapshot, exported to Prometheus by cmd/strato.
+
+package meta
+
+import (
+	"github.com/strato-io/strato/meta/cluster"
+	"github.com/strato-io/strato/meta/consensus"
+
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// Metrics is a snapshot of the server's state for monitoring.
+type Metrics struct {
+	Leader               bool
+	HealthyDatanodes     int
+	Datanodes            int
+	Containers           int
+	UnderReplicated      int
+	Missing              int
+	ReplicationsInFlight int
+	// Cumulative since this replica last became leader's start.
+	ReplicationsScheduled uint64
+	ReplicaDeletes        uint64
+	Consensus             consensus.Status
+}
+
+// Metrics returns a snapshot of the server's state.
+func (s *Server) Metrics() Metrics {
+	s.replMu.Lock()
+	m := Metrics{UnderReplicated: s.lastRepl.UnderReplicated, Missing: len(s.lastRepl.Missing),
+		ReplicationsInFlight: s.lastRepl.InFlight, ReplicationsScheduled: s.replScheduled, ReplicaDeletes: s.replDeletes,
+		Containers: s.lastRepl.Containers}
+	s.replMu.Unlock()
+	m.Leader = s.node.IsLeader()
+	for _, d := range s.cl.Datanodes() {
+		m.Datanodes++
+		if d.Health == stratov1.NodeHealth_NODE_HEALTHY {
+			m.HealthyDatanodes++
+		}
+	}
+	m.Consensus = s.node.Status()
+	return m
+}
+
+// ReplicationStatus is the outcome of the leader's last replication pass.
+func (s *Server) ReplicationStatus() cluster.ReplicationReport {
+	s.replMu.Lock()
+	defer s.replMu.Unlock()
+	return s.lastRepl
+}
