@@ -87,113 +87,134 @@ func putRecord(b *pebble.Batch, tag byte, id uint64, m proto.Message) error {
 func (m *Manager) Apply(cmd *stratov1.ClusterCommand, b *pebble.Batch) (proto.Message, error) {
 	switch op := cmd.Op.(type) {
 	case *stratov1.ClusterCommand_AddPipeline:
-		p := proto.Clone(op.AddPipeline).(*stratov1.PipelineInfo)
-		p.State = stratov1.PipelineState_PIPELINE_OPEN
-		p.CreatedUnixMs = cmd.NowUnixMs
-		if err := putRecord(b, tagPipeline, p.Id, p); err != nil {
-			return nil, err
-		}
-		m.mu.Lock()
-		m.pipelines[p.Id] = p
-		m.mu.Unlock()
-		return p, nil
-
+		return m.applyAddPipeline(b, op.AddPipeline, cmd.NowUnixMs)
 	case *stratov1.ClusterCommand_ClosePipeline:
-		var p stratov1.PipelineInfo
-		if err := getRecord(b, tagPipeline, op.ClosePipeline, &p); err != nil {
-			return nil, notFound(err, "pipeline %d", op.ClosePipeline)
-		}
-		p.State = stratov1.PipelineState_PIPELINE_CLOSED
-		if err := putRecord(b, tagPipeline, p.Id, &p); err != nil {
-			return nil, err
-		}
-		m.mu.Lock()
-		m.pipelines[p.Id] = &p
-		m.mu.Unlock()
-		return &p, nil
-
+		return m.applyClosePipeline(b, op.ClosePipeline)
 	case *stratov1.ClusterCommand_AddContainer:
-		id, err := getCounter(b, tagNextContainer, 1)
-		if err != nil {
-			return nil, err
-		}
-		if err := setCounter(b, tagNextContainer, id+1); err != nil {
-			return nil, err
-		}
-		c := proto.Clone(op.AddContainer).(*stratov1.ContainerInfo)
-		c.Id = id
-		c.State = stratov1.ContainerState_CONTAINER_OPEN
-		c.CreatedUnixMs = cmd.NowUnixMs
-		c.AllocatedBytes = 0
-		if err := putRecord(b, tagContainer, id, c); err != nil {
-			return nil, err
-		}
-		m.mu.Lock()
-		m.containers[id] = &containerState{info: c}
-		m.open[c.PipelineId] = append(m.open[c.PipelineId], id)
-		m.mu.Unlock()
-		return c, nil
-
+		return m.applyAddContainer(b, op.AddContainer, cmd.NowUnixMs)
 	case *stratov1.ClusterCommand_SetContainerState:
-		var c stratov1.ContainerInfo
-		id := op.SetContainerState.ContainerId
-		if err := getRecord(b, tagContainer, id, &c); err != nil {
-			return nil, notFound(err, "container %d", id)
-		}
-		if !allowedTransition(c.State, op.SetContainerState.State) {
-			return nil, fmt.Errorf("%w: container %d cannot go from %s to %s", ErrBadTransition, id, c.State, op.SetContainerState.State)
-		}
-		c.State = op.SetContainerState.State
-		c.AllocatedBytes = 0
-		if err := putRecord(b, tagContainer, id, &c); err != nil {
-			return nil, err
-		}
-		m.mu.Lock()
-		if cs := m.containers[id]; cs != nil {
-			cs.info.State = c.State
-		} else {
-			m.containers[id] = &containerState{info: &c}
-		}
-		if c.State != stratov1.ContainerState_CONTAINER_OPEN {
-			m.open[c.PipelineId] = slices.DeleteFunc(m.open[c.PipelineId], func(x uint64) bool { return x == id })
-		}
-		m.mu.Unlock()
-		return &c, nil
-
+		return m.applySetContainerState(b, op.SetContainerState)
 	case *stratov1.ClusterCommand_ReserveLocalIds:
-		first, err := getCounter(b, tagNextLocalID, 1)
-		if err != nil {
-			return nil, err
-		}
-		n := op.ReserveLocalIds
-		if n == 0 || first+n < first {
-			return nil, fmt.Errorf("%w: cannot reserve %d block IDs from %d", ErrInvalid, n, first)
-		}
-		if err := setCounter(b, tagNextLocalID, first+n); err != nil {
-			return nil, err
-		}
-		return &stratov1.IDRange{First: first, Count: n}, nil
-
+		return applyReserveLocalIDs(b, op.ReserveLocalIds)
 	case *stratov1.ClusterCommand_SetClusterId:
-		if op.SetClusterId == "" {
-			return nil, fmt.Errorf("%w: empty cluster ID", ErrInvalid)
-		}
-		id, err := getString(b, counterKey(tagClusterID))
-		if err != nil {
-			return nil, err
-		}
-		if id == "" {
-			id = op.SetClusterId
-			if err := b.Set(counterKey(tagClusterID), []byte(id), nil); err != nil {
-				return nil, err
-			}
-		}
-		m.mu.Lock()
-		m.clusterID = id
-		m.mu.Unlock()
-		return &stratov1.RegisterResponse{ClusterId: id}, nil
+		return m.applySetClusterID(b, op.SetClusterId)
 	}
 	return nil, fmt.Errorf("cluster: unknown command %T", cmd.Op)
+}
+
+func (m *Manager) applyAddPipeline(b *pebble.Batch, add *stratov1.PipelineInfo, now int64) (proto.Message, error) {
+	p := proto.Clone(add).(*stratov1.PipelineInfo)
+	p.State = stratov1.PipelineState_PIPELINE_OPEN
+	p.CreatedUnixMs = now
+	if err := putRecord(b, tagPipeline, p.Id, p); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.pipelines[p.Id] = p
+	m.mu.Unlock()
+	return p, nil
+}
+
+func (m *Manager) applyClosePipeline(b *pebble.Batch, id uint64) (proto.Message, error) {
+	var p stratov1.PipelineInfo
+	if err := getRecord(b, tagPipeline, id, &p); err != nil {
+		return nil, notFound(err, "pipeline %d", id)
+	}
+	p.State = stratov1.PipelineState_PIPELINE_CLOSED
+	if err := putRecord(b, tagPipeline, p.Id, &p); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.pipelines[p.Id] = &p
+	m.mu.Unlock()
+	return &p, nil
+}
+
+// applyAddContainer records a new OPEN container under the next ID.
+func (m *Manager) applyAddContainer(b *pebble.Batch, add *stratov1.ContainerInfo, now int64) (proto.Message, error) {
+	id, err := getCounter(b, tagNextContainer, 1)
+	if err != nil {
+		return nil, err
+	}
+	if err := setCounter(b, tagNextContainer, id+1); err != nil {
+		return nil, err
+	}
+	c := proto.Clone(add).(*stratov1.ContainerInfo)
+	c.Id = id
+	c.State = stratov1.ContainerState_CONTAINER_OPEN
+	c.CreatedUnixMs = now
+	c.AllocatedBytes = 0
+	if err := putRecord(b, tagContainer, id, c); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.containers[id] = &containerState{info: c}
+	m.open[c.PipelineId] = append(m.open[c.PipelineId], id)
+	m.mu.Unlock()
+	return c, nil
+}
+
+func (m *Manager) applySetContainerState(b *pebble.Batch, ch *stratov1.ContainerStateChange) (proto.Message, error) {
+	var c stratov1.ContainerInfo
+	id := ch.ContainerId
+	if err := getRecord(b, tagContainer, id, &c); err != nil {
+		return nil, notFound(err, "container %d", id)
+	}
+	if !allowedTransition(c.State, ch.State) {
+		return nil, fmt.Errorf("%w: container %d cannot go from %s to %s", ErrBadTransition, id, c.State, ch.State)
+	}
+	c.State = ch.State
+	c.AllocatedBytes = 0
+	if err := putRecord(b, tagContainer, id, &c); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if cs := m.containers[id]; cs != nil {
+		cs.info.State = c.State
+	} else {
+		m.containers[id] = &containerState{info: &c}
+	}
+	if c.State != stratov1.ContainerState_CONTAINER_OPEN {
+		m.open[c.PipelineId] = slices.DeleteFunc(m.open[c.PipelineId], func(x uint64) bool { return x == id })
+	}
+	m.mu.Unlock()
+	return &c, nil
+}
+
+// applyReserveLocalIDs reserves n block IDs and returns their IDRange.
+func applyReserveLocalIDs(b *pebble.Batch, n uint64) (proto.Message, error) {
+	first, err := getCounter(b, tagNextLocalID, 1)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 || first+n < first {
+		return nil, fmt.Errorf("%w: cannot reserve %d block IDs from %d", ErrInvalid, n, first)
+	}
+	if err := setCounter(b, tagNextLocalID, first+n); err != nil {
+		return nil, err
+	}
+	return &stratov1.IDRange{First: first, Count: n}, nil
+}
+
+// applySetClusterID keeps the first cluster ID ever set and returns it.
+func (m *Manager) applySetClusterID(b *pebble.Batch, proposed string) (proto.Message, error) {
+	if proposed == "" {
+		return nil, fmt.Errorf("%w: empty cluster ID", ErrInvalid)
+	}
+	id, err := getString(b, counterKey(tagClusterID))
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		id = proposed
+		if err := b.Set(counterKey(tagClusterID), []byte(id), nil); err != nil {
+			return nil, err
+		}
+	}
+	m.mu.Lock()
+	m.clusterID = id
+	m.mu.Unlock()
+	return &stratov1.RegisterResponse{ClusterId: id}, nil
 }
 
 // allowedTransition is the container state machine as meta records it.
