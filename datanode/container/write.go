@@ -33,6 +33,38 @@ type WriteOptions struct {
 //
 // The write path does one pwrite and no allocation in the common case.
 func (c *Container) WriteChunk(localID uint64, offset int64, data []byte, sums checksum.Data, opts WriteOptions) error {
+	if err := c.checkChunk(localID, offset, data, sums, opts); err != nil {
+		return err
+	}
+	c.gate.RLock()
+	defer c.gate.RUnlock()
+	if err := c.writable(); err != nil {
+		return err
+	}
+	b, err := c.lockBlock(localID)
+	if err != nil {
+		return err
+	}
+	defer b.mu.Unlock()
+
+	i, retry, err := b.place(offset, int64(len(data)))
+	if err != nil {
+		return err
+	}
+	if retry != nil {
+		return c.checkRetryLocked(b, retry, data, sums)
+	}
+	unsynced, err := c.writeData(b, offset, data)
+	if err != nil {
+		return err
+	}
+	c.recordChunk(b, i, offset, int64(len(data)), sums, unsynced)
+	return nil
+}
+
+// checkChunk refuses a chunk that is empty, out of bounds, or whose
+// checksums are malformed or (unless opts.NoVerify) do not match.
+func (c *Container) checkChunk(localID uint64, offset int64, data []byte, sums checksum.Data, opts WriteOptions) error {
 	n := int64(len(data))
 	switch {
 	case n == 0:
@@ -47,90 +79,93 @@ func (c *Container) WriteChunk(localID uint64, offset int64, data []byte, sums c
 	if err := sums.Validate(); err != nil {
 		return fmt.Errorf("%w: block %d offset %d: %w", ErrInvalid, localID, offset, err)
 	}
-	if sums.Type != checksum.NONE {
-		if want := checksum.Windows(n, sums.BytesPerChecksum); sums.Count() != want {
-			return fmt.Errorf("%w: %d bytes need %d checksums of %d bytes, got %d (block %d offset %d)",
-				ErrInvalid, n, want, sums.BytesPerChecksum, sums.Count(), localID, offset)
+	if sums.Type == checksum.NONE {
+		return nil
+	}
+	if want := checksum.Windows(n, sums.BytesPerChecksum); sums.Count() != want {
+		return fmt.Errorf("%w: %d bytes need %d checksums of %d bytes, got %d (block %d offset %d)",
+			ErrInvalid, n, want, sums.BytesPerChecksum, sums.Count(), localID, offset)
+	}
+	if !opts.NoVerify {
+		if err := checksum.Verify(sums, 0, data); err != nil {
+			return fmt.Errorf("%w: block %d offset %d: %w", ErrChecksum, localID, offset, err)
 		}
-		if !opts.NoVerify {
-			if err := checksum.Verify(sums, 0, data); err != nil {
-				return fmt.Errorf("%w: block %d offset %d: %w", ErrChecksum, localID, offset, err)
-			}
-		}
 	}
+	return nil
+}
 
-	c.gate.RLock()
-	defer c.gate.RUnlock()
-	if err := c.writable(); err != nil {
-		return err
-	}
-	b, err := c.lockBlock(localID)
-	if err != nil {
-		return err
-	}
-	defer b.mu.Unlock()
-
-	// Find where the chunk goes; appending past the end is the common case.
+// place finds where a chunk of n bytes at offset goes in the block's chunk
+// list: the index to insert it at, or the chunk it repeats exactly (a
+// retry), or ErrOverwrite when it overlaps another. Appending past the end
+// is the common case.
+func (b *openBlock) place(offset, n int64) (int, *chunkRec, error) {
 	i := len(b.chunks)
-	if i > 0 && offset < b.end {
-		lo, hi := 0, len(b.chunks)
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			if b.chunks[m].off < offset {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		i = lo
-		if i < len(b.chunks) && b.chunks[i].off == offset && b.chunks[i].n == n {
-			return c.checkRetryLocked(b, &b.chunks[i], data, sums)
-		}
-		if i > 0 && b.chunks[i-1].end() > offset {
-			p := b.chunks[i-1]
-			return fmt.Errorf("%w: chunk [%d, %d) of block %d overlaps [%d, %d)", ErrOverwrite, offset, offset+n, localID, p.off, p.end())
-		}
-		if i < len(b.chunks) && b.chunks[i].off < offset+n {
-			p := b.chunks[i]
-			return fmt.Errorf("%w: chunk [%d, %d) of block %d overlaps [%d, %d)", ErrOverwrite, offset, offset+n, localID, p.off, p.end())
+	if i == 0 || offset >= b.end {
+		return i, nil, nil
+	}
+	lo, hi := 0, len(b.chunks)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if b.chunks[m].off < offset {
+			lo = m + 1
+		} else {
+			hi = m
 		}
 	}
+	i = lo
+	if i < len(b.chunks) && b.chunks[i].off == offset && b.chunks[i].n == n {
+		return i, &b.chunks[i], nil
+	}
+	if i > 0 && b.chunks[i-1].end() > offset {
+		p := b.chunks[i-1]
+		return 0, nil, fmt.Errorf("%w: chunk [%d, %d) of block %d overlaps [%d, %d)", ErrOverwrite, offset, offset+n, b.id, p.off, p.end())
+	}
+	if i < len(b.chunks) && b.chunks[i].off < offset+n {
+		p := b.chunks[i]
+		return 0, nil, fmt.Errorf("%w: chunk [%d, %d) of block %d overlaps [%d, %d)", ErrOverwrite, offset, offset+n, b.id, p.off, p.end())
+	}
+	return i, nil, nil
+}
 
-	unsynced := false
+// writeData writes the chunk's bytes to the block's file (FILE_PER_BLOCK:
+// one pwrite, or O_DIRECT for large aligned chunks) or to a file of its own
+// (FILE_PER_CHUNK, reported unsynced).
+func (c *Container) writeData(b *openBlock, offset int64, data []byte) (unsynced bool, err error) {
+	n := int64(len(data))
 	switch c.layout {
 	case FilePerBlock:
 		if n >= c.v.opts.DirectIOMinSize && c.v.direct.Load() && directAligned(data, offset) {
 			ok, err := c.writeDirectLocked(b, offset, data)
-			if err != nil {
-				return err
-			}
-			if ok {
-				break
+			if err != nil || ok {
+				return false, err
 			}
 		}
 		if b.f == nil {
-			f, err := c.v.fs.OpenReadWrite(c.blockPath(localID), vfs.WriteCategoryUnspecified)
+			f, err := c.v.fs.OpenReadWrite(c.blockPath(b.id), vfs.WriteCategoryUnspecified)
 			if err != nil {
-				return ioError(fmt.Sprintf("open block %d", localID), err)
+				return false, ioError(fmt.Sprintf("open block %d", b.id), err)
 			}
 			b.f = f
 			c.dirDirty.Store(true)
 		}
 		if _, err := b.f.WriteAt(data, offset); err != nil {
-			return ioError(fmt.Sprintf("write block %d at %d", localID, offset), err)
+			return false, ioError(fmt.Sprintf("write block %d at %d", b.id, offset), err)
 		}
 		if c.v.opts.EagerWriteback {
 			if fd := b.f.Fd(); fd != vfs.InvalidFd {
 				startWriteback(fd, offset, n)
 			}
 		}
+		return false, nil
 	case FilePerChunk:
-		if err := c.writeChunkFile(localID, offset, data); err != nil {
-			return err
-		}
-		unsynced = true
+		return true, c.writeChunkFile(b.id, offset, data)
 	}
+	return false, nil
+}
 
+// recordChunk adds the written chunk to the block's list at index i and
+// marks the block dirty (its writes wait for an fsync).
+func (c *Container) recordChunk(b *openBlock, i int, offset, n int64, sums checksum.Data, unsynced bool) {
 	rec := chunkRec{off: offset, n: n, sumOff: uint32(len(b.sums)), sumLen: uint32(len(sums.Sums)),
 		bpc: sums.BytesPerChecksum, typ: sums.Type, unsynced: unsynced}
 	b.sums = append(b.sums, sums.Sums...)
@@ -146,7 +181,6 @@ func (c *Container) WriteChunk(localID uint64, offset int64, data []byte, sums c
 		c.dirty = append(c.dirty, b)
 		c.dirtyMu.Unlock()
 	}
-	return nil
 }
 
 // directAligned reports whether data can be written with O_DIRECT at off.
