@@ -5,14 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/checksum"
+	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/datanode/container"
 	"github.com/strato-io/strato/meta"
-	"github.com/strato-io/strato/proto/strato/v1"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // GenConfig configures RunGen, the offline data generator (Ozone freon's
@@ -71,11 +71,11 @@ func RunGen(ctx context.Context, cfg GenConfig, srv *meta.Server, out io.Writer)
 	if cfg.BlockSize > cfg.ContainerSize || cfg.BlockSize%(4<<20) != 0 {
 		return res, errors.New("bench gen: the block size must be a multiple of 4 MiB and at most the container size")
 	}
-	if _, err := srv.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: cfg.Volume, Owner: "strato"}); err != nil && !strings.Contains(err.Error(), "exists") {
+	if _, err := srv.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: cfg.Volume, Owner: "strato"}); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
 		return res, err
 	}
 	if _, err := srv.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: cfg.Volume, Name: cfg.Bucket, Owner: "strato",
-		BlockSize: cfg.BlockSize}); err != nil && !strings.Contains(err.Error(), "exists") {
+		BlockSize: cfg.BlockSize}); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
 		return res, err
 	}
 	vols := make([]*container.Volume, len(cfg.Datanodes))

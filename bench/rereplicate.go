@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -28,9 +27,9 @@ import (
 
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/datanode/replication"
-	"github.com/strato-io/strato/proto/strato/v1"
+	"github.com/strato-io/strato/minicluster"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // RereplicateConfig configures RunRereplicate: lose a datanode of a loaded
@@ -140,11 +139,11 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *minicluster.C
 	defer func() { _ = cl.Close() }()
 
 	// 1. Data.
-	if _, err := cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "rerepl"}); err != nil && !strings.Contains(err.Error(), "exists") {
+	if _, err := cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "rerepl"}); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
 		return res, err
 	}
 	if _, err := cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "rerepl", Name: "data",
-		Replication: stratov1.ReplicationFactor_REPLICATION_THREE}); err != nil && !strings.Contains(err.Error(), "exists") {
+		Replication: stratov1.ReplicationFactor_REPLICATION_THREE}); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
 		return res, err
 	}
 	var keyNames []string
