@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -15,7 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/leader"
-	"github.com/strato-io/strato/proto/strato/v1"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // DefaultAttemptTimeout bounds one attempt of a retry-safe call at one
@@ -31,11 +32,21 @@ type ClusterStubs struct {
 	stratov1.DatanodeServiceClient
 }
 
+// RefusedTimeout is how long a call keeps trying when every meta address
+// refuses the connection and none has ever answered this MetaConn: a wrong
+// address or a cluster not started fails this fast, with the refusal. Once
+// a replica has answered, a refused connection is a restart or an election,
+// and calls wait for as long as their context allows.
+const RefusedTimeout = 3 * time.Second
+
 // MetaConn is a connection to a meta group that follows its leader.
 type MetaConn struct {
 	redirect leader.Redirector
 	opts     []grpc.DialOption
 	attempt  time.Duration
+	// answered: a replica answered a call (anything but a refused
+	// connection) since the MetaConn was made.
+	answered atomic.Bool
 
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
@@ -111,32 +122,52 @@ func (m *MetaConn) conn(addr string) (*grpc.ClientConn, error) {
 // ErrBucketNotFound, ...).
 func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns stratov1.NamespaceServiceClient, cl ClusterStubs) error) error {
 	safe := retrySafe(ctx)
+	start := time.Now()
 	return Classify(m.redirect.Do(ctx, func(ctx context.Context, addr string) error {
 		c, err := m.conn(addr)
 		if err != nil {
 			return err
 		}
-		actx := ctx
-		if safe && m.attempt > 0 {
-			var cancel context.CancelFunc
-			actx, cancel = context.WithTimeout(ctx, m.attempt)
-			defer cancel()
-		}
-		err = fn(actx, stratov1.NewNamespaceServiceClient(c), ClusterStubs{stratov1.NewAdminServiceClient(c), stratov1.NewDatanodeServiceClient(c)})
-		if err == nil || !safe || ctx.Err() != nil {
-			return err
-		}
-		if leader, _ := LeaderHint(err); leader != "" {
-			return err
-		}
-		// The attempt's deadline also travels to the replica, whose copy
-		// may fire first: a DeadlineExceeded while the call's own context
-		// is alive is this attempt's timeout too.
-		if actx.Err() != nil || status.Code(err) == codes.Unavailable || (actx != ctx && status.Code(err) == codes.DeadlineExceeded) {
-			return &retryElsewhereError{err: err}
+		err = m.attemptAt(ctx, c, safe, fn)
+		if err == nil || !isRefused(err) {
+			m.answered.Store(true)
+		} else if !m.answered.Load() && time.Since(start) >= RefusedTimeout {
+			// Not a status: the redirector and retryMeta stop here.
+			return fmt.Errorf("%w: no meta replica answered at %s within %v: %s",
+				ErrUnavailable, strings.Join(m.redirect.Addrs, ","), RefusedTimeout, status.Convert(err).Message())
 		}
 		return err
 	}))
+}
+
+// isRefused: the call's connection was refused (nothing was sent).
+func isRefused(err error) bool {
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.Unavailable && isConnectFailure(st.Message())
+}
+
+// attemptAt makes one attempt of fn at the replica behind c.
+func (m *MetaConn) attemptAt(ctx context.Context, c *grpc.ClientConn, safe bool, fn func(ctx context.Context, ns stratov1.NamespaceServiceClient, cl ClusterStubs) error) error {
+	actx := ctx
+	if safe && m.attempt > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, m.attempt)
+		defer cancel()
+	}
+	err := fn(actx, stratov1.NewNamespaceServiceClient(c), ClusterStubs{stratov1.NewAdminServiceClient(c), stratov1.NewDatanodeServiceClient(c)})
+	if err == nil || !safe || ctx.Err() != nil {
+		return err
+	}
+	if leader, _ := LeaderHint(err); leader != "" {
+		return err
+	}
+	// The attempt's deadline also travels to the replica, whose copy
+	// may fire first: a DeadlineExceeded while the call's own context
+	// is alive is this attempt's timeout too.
+	if actx.Err() != nil || status.Code(err) == codes.Unavailable || (actx != ctx && status.Code(err) == codes.DeadlineExceeded) {
+		return &retryElsewhereError{err: err}
+	}
+	return err
 }
 
 // Close closes every connection.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/meta"
-	"github.com/strato-io/strato/proto/strato/v1"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // hungReplica is a replica that accepts connections and calls and never
@@ -104,4 +104,48 @@ func TestReplicaDeadlineFiresFirst(t *testing.T) {
 	defer cancel()
 	_, err = c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	require.NoError(t, err)
+}
+
+// Every meta address refusing the connection, with none ever answering,
+// fails within RefusedTimeout with the refusal, not at the caller's
+// deadline; a MetaConn whose replica answered before keeps waiting for it
+// (a restart) until the caller's deadline.
+func TestRefusedEverywhereFailsFast(t *testing.T) {
+	dead := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := l.Addr().String()
+		require.NoError(t, l.Close())
+		return addr
+	}
+	c, err := client.New(client.Options{Meta: []string{dead(), dead()}})
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = c.GetVolume(ctx, "vol")
+	took := time.Since(start)
+	require.ErrorIs(t, err, client.ErrUnavailable)
+	require.Contains(t, err.Error(), "connection refused")
+	require.Less(t, took, client.RefusedTimeout+2*time.Second)
+
+	// A replica that answered once, then went away: the call waits.
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := lis.Addr().String()
+	srv, err := meta.Open(meta.Options{Dir: t.TempDir(), Listen: addr})
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(lis) }()
+	require.NoError(t, srv.WaitReady(t.Context()))
+	c2, err := client.New(client.Options{Meta: []string{addr}})
+	require.NoError(t, err)
+	defer c2.Close()
+	_, err = c2.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
+	require.NoError(t, err)
+	require.NoError(t, srv.Close())
+	short, cancel2 := context.WithTimeout(context.Background(), client.RefusedTimeout+2*time.Second)
+	defer cancel2()
+	_, err = c2.GetVolume(short, "vol")
+	require.ErrorIs(t, err, context.DeadlineExceeded, "waited for the replica that answered before: %v", err)
 }
