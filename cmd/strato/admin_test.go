@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/strato/v1"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 func TestAdmin(t *testing.T) {

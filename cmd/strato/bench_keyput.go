@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -11,7 +10,7 @@ import (
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/minicluster"
-	"github.com/strato-io/strato/proto/strato/v1"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchKeyPutCmd) }
@@ -22,6 +21,7 @@ func newBenchKeyPutCmd() *cobra.Command {
 		metaAddr string
 		size     string
 		bucket   string
+		cdir     clusterDir
 	)
 	cmd := &cobra.Command{
 		Use:     "ockg [--keys 100] [--size 10MiB] [--threads 10] [--bucket /vol/bucket] [--meta ADDR]",
@@ -47,11 +47,11 @@ directory).`,
 			cfg.Volume, cfg.Bucket = p.Volume, p.Bucket
 			ctx := cmd.Context()
 			if metaAddr == "" {
-				dir, err := os.MkdirTemp("", "strato-ockg-")
+				dir, remove, err := cdir.make("strato-ockg-")
 				if err != nil {
 					return err
 				}
-				defer func() { _ = os.RemoveAll(dir) }()
+				defer remove()
 				fmt.Fprintf(cmd.ErrOrStderr(), "bench ockg: starting an in-process cluster (meta + 3 datanodes) in %s\n", dir)
 				c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir})
 				if err != nil {
@@ -87,5 +87,6 @@ directory).`,
 	f.StringVar(&bucket, "bucket", "/vol1/ockg", "/volume/bucket to write into")
 	f.StringVar(&cfg.Prefix, "prefix", "", "key name prefix (default: ockg-<unix time>)")
 	f.StringVar(&metaAddr, "meta", "", "meta address (default: an in-process cluster)")
+	cdir.addFlags(f)
 	return cmd
 }

@@ -32,7 +32,7 @@ Usage: strato bench meta -op OP [options]
   -op blockReport [-datanodes T] [-reports N] [-blocksPerReport B] [-blocksPerFile F] |
   -op replication [-datanodes T] [-nodesToDecommission D] [-nodeReplicationLimit C] [-totalBlocks B] [-replication R] |
   -op clean
-  general: [-keepResults] [--meta HOST:PORT] [--data DIR] [--volume V] [--bucket B] [--cpuprofile FILE]
+  general: [-keepResults] [--meta HOST:PORT] [--dir DIR] [--keep] [--volume V] [--bucket B] [--cpuprofile FILE]
            [--no-deferred-create]
 
 create -close asks for a deferrable open (no size hint): the leader checks
@@ -42,8 +42,8 @@ every file through Raft (two entries). Without -close, every file is opened
 through Raft and left open, as HDFS leaves it under construction.
 
 Without --meta, a meta server runs inside the benchmark and is called
-directly (standalone); its data goes to --data (default: a temporary
-directory, removed afterwards). With --meta, a running server is driven
+directly (standalone); its data goes to --dir (default: a temporary
+directory, removed afterwards unless --keep). With --meta, a running server is driven
 over gRPC (remote); the replication op needs standalone mode.
 `
 
@@ -81,7 +81,9 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&o.TotalBlocks, "totalBlocks", 0, "")
 	fs.IntVar(&o.Replication, "replication", 0, "")
 	metaAddr := fs.String("meta", "", "address of a running meta server (remote mode)")
-	dataDir := fs.String("data", "", "standalone: meta's data directory (default: a temporary one)")
+	dataDir := fs.String("dir", "", "standalone: meta's data directory (default: a temporary one, removed afterwards)")
+	fs.StringVar(dataDir, "data", "", "the same as --dir")
+	keep := fs.Bool("keep", false, "standalone: keep the temporary directory")
 	volume := fs.String("volume", "bench", "volume of the benchmark's bucket")
 	bucket := fs.String("bucket", "nnbench", "the benchmark's FSO bucket")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
@@ -116,16 +118,12 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		standalone = *metaAddr == ""
 	)
 	if standalone {
-		dir := *dataDir
-		if dir == "" {
-			tmp, err := os.MkdirTemp("", "strato-bench-meta-")
-			if err != nil {
-				return err
-			}
-			defer func() { _ = os.RemoveAll(tmp) }()
-			dir = tmp
+		cdir := clusterDir{dir: *dataDir, keep: *keep}
+		dir, remove, err := cdir.make("strato-bench-meta-")
+		if err != nil {
+			return err
 		}
-		var err error
+		defer remove()
 		mo := meta.BenchOptions(dir)
 		mo.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		if srv, err = meta.Open(mo); err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,7 +22,7 @@ func newBenchRereplicateCmd() *cobra.Command {
 		keySize  string
 		csize    string
 		bw       string
-		keepData bool
+		cdir     clusterDir
 		logLevel slog.Level
 	)
 	cmd := &cobra.Command{
@@ -55,14 +54,11 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 			if o.ReplicationBandwidth, err = bytesize.Parse(bw); err != nil {
 				return err
 			}
-			if o.Dir == "" {
-				if o.Dir, err = os.MkdirTemp("", "strato-rereplicate-"); err != nil {
-					return err
-				}
-				if !keepData {
-					defer func() { _ = os.RemoveAll(o.Dir) }()
-				}
+			var remove func()
+			if o.Dir, remove, err = cdir.make("strato-rereplicate-"); err != nil {
+				return err
 			}
+			defer remove()
 			o.BlockSize = min(256<<20, o.ContainerSize)
 			cfg.ContainerSize, cfg.BlockSize = o.ContainerSize, o.BlockSize
 			o.ReplicationLimit = o.ReplicationStreams
@@ -91,8 +87,7 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 	f.StringVar(&bw, "bandwidth", "0", "replication bandwidth cap per datanode in bytes/s (0: none)")
 	f.StringVar(&csize, "container-size", "1GiB", "container size (closed containers are the unit of copy)")
 	f.DurationVar(&o.DeadAfter, "dead-after", 6*time.Second, "how long meta waits for a silent datanode")
-	f.StringVar(&o.Dir, "dir", "", "cluster directory (default: a temporary one, removed afterwards)")
-	f.BoolVar(&keepData, "keep", false, "keep the temporary directory")
+	cdir.addFlags(f)
 	f.StringVar(&cfg.ChartPath, "chart", "rereplicate.png", "PNG chart of the throughput over time ('' for none)")
 	f.BoolVar(&cfg.SkipBound, "skip-bound", false, "do not measure the bound")
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the copy to this file (labels: strato.datanode, strato.replication)")

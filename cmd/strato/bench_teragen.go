@@ -17,7 +17,7 @@ import (
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/minicluster"
-	"github.com/strato-io/strato/proto/strato/v1"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchTeraGenCmd) }
@@ -30,6 +30,7 @@ func newBenchTeraGenCmd() *cobra.Command {
 		buffer   string
 		readBack string
 		readSum  bool
+		cdir     clusterDir
 	)
 	cmd := &cobra.Command{
 		Use:   "teragen ROWS PATH [flags]",
@@ -79,7 +80,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 				fs = bench.LocalFiles{Root: localDir, BufferSize: int(size)}
 				fmt.Fprintf(cmd.ErrOrStderr(), "bench teragen: %d rows into %s (local), %d writers\n", cfg.Rows, out, cfg.Writers)
 			default:
-				sfs, closeFS, err := stratoFiles(ctx, metaAddr, cfg.Path, cmd.ErrOrStderr())
+				sfs, closeFS, err := stratoFiles(ctx, metaAddr, &cdir, cfg.Path, cmd.ErrOrStderr())
 				if err != nil {
 					return err
 				}
@@ -111,6 +112,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 	f := cmd.Flags()
 	f.IntVar(&cfg.Writers, "writers", 2, "concurrent writers, TeraGen's map tasks (mapreduce.job.maps)")
 	f.StringVar(&metaAddr, "meta", "", "address of a running meta server to write through (default: an in-process cluster)")
+	cdir.addFlags(f)
 	f.StringVar(&localDir, "local-dir", "", "write to the local file system under this directory")
 	f.StringVar(&buffer, "local-buffer", "64k", "with --local-dir: each file's write buffer (0: unbuffered)")
 	f.StringVar(&readBack, "read-back", "", "then read every file back, one reader each, in read calls of this size (e.g. 1MiB)")
@@ -125,27 +127,28 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 // when metaAddr is empty. As TeraGen does, it refuses an output directory
 // that exists. PATH is /volume/bucket/dir; with the in-process cluster the
 // volume and bucket are created.
-func stratoFiles(ctx context.Context, metaAddr, out string, logw io.Writer) (bench.FileCreator, func() error, error) {
+func stratoFiles(ctx context.Context, metaAddr string, cdir *clusterDir, out string, logw io.Writer) (bench.FileCreator, func() error, error) {
 	p, err := client.ParsePath(out, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bench teragen: PATH must be /volume/bucket/dir: %w", err)
 	}
 	release := func() error { return nil }
 	if metaAddr == "" {
-		dir, err := os.MkdirTemp("", "strato-teragen-")
+		dir, remove, err := cdir.make("strato-teragen-")
 		if err != nil {
 			return nil, nil, err
 		}
 		fmt.Fprintf(logw, "bench teragen: starting an in-process cluster (meta + 3 datanodes) in %s\n", dir)
 		c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir})
 		if err != nil {
-			_ = os.RemoveAll(dir)
+			remove()
 			return nil, nil, err
 		}
 		metaAddr = c.MetaAddr()
 		release = func() error {
 			err := c.Close()
-			return errors.Join(err, os.RemoveAll(dir))
+			remove()
+			return err
 		}
 	}
 	cl, err := client.New(client.Options{Meta: []string{metaAddr}})

@@ -13,7 +13,7 @@ import (
 
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/strato/v1"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 func init() { extraCommands = append(extraCommands, newFSCmd) }
