@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -188,6 +189,7 @@ func RunChunkWrite(ctx context.Context, o ChunkWriteOptions) (ChunkWriteResult, 
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return ChunkWriteResult{}, fmt.Errorf("bench: %w", err)
 	}
+	raiseFileLimit()
 	dir, err := os.MkdirTemp(o.Dir, "chunkwrite-"+strings.ToLower(o.Layout)+"-"+bytesize.Exact(o.ChunkSize)+"-")
 	if err != nil {
 		return ChunkWriteResult{}, fmt.Errorf("bench: %w", err)
@@ -201,7 +203,7 @@ func RunChunkWrite(ctx context.Context, o ChunkWriteOptions) (ChunkWriteResult, 
 	var w chunkWriter
 	switch o.Layout {
 	case LayoutRaw:
-		w = &rawWriter{dir: dir, files: make([]*os.File, blocks)}
+		w = &rawWriter{dir: dir, files: make([]*os.File, blocks), written: make([]bool, blocks)}
 	default:
 		layout, _ := container.ParseLayout(o.Layout)
 		w, err = newContainerWriter(dir, layout, o)
@@ -398,56 +400,88 @@ func (w *containerWriter) close() error {
 	return err
 }
 
-// rawWriter is the reference: one file per block, a pwrite per chunk. Each
+// raiseFileLimit raises the soft limit of open files to the hard one, as a
+// datanode with many blocks open would run: the threads' open blocks must
+// fit whatever the shell's default.
+func raiseFileLimit() {
+	var l syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && l.Cur < l.Max {
+		l.Cur = l.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
+	}
+}
+
+// rawWriter is the reference: one file per block, a pwrite per chunk, the
+// file closed when its block is complete and fsynced by name at the end (as
+// the store does with a block a Final PutBlock released), so that the open
+// files are the blocks being written, not every block of the run. Each
 // block belongs to one worker, so its slot needs no lock.
 type rawWriter struct {
-	dir   string
-	files []*os.File // by block, kept open until the final sync
+	dir     string
+	files   []*os.File // by block, open while it is written
+	written []bool     // by block: a file to sync
+}
+
+func (w *rawWriter) path(block uint64) string {
+	return filepath.Join(w.dir, fmt.Sprintf("%d.raw", block))
 }
 
 func (w *rawWriter) write(block uint64, off int64, data []byte, _ checksum.Data) error {
 	f := w.files[block-1]
 	if f == nil {
 		var err error
-		f, err = os.OpenFile(filepath.Join(w.dir, fmt.Sprintf("%d.raw", block)), os.O_RDWR|os.O_CREATE, 0o644)
+		f, err = os.OpenFile(w.path(block), os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
-		w.files[block-1] = f
+		w.files[block-1], w.written[block-1] = f, true
 	}
 	_, err := f.WriteAt(data, off)
 	return err
 }
 
-func (w *rawWriter) finish(uint64, int64) error { return nil }
-
-func (w *rawWriter) sync() error {
-	var files []*os.File
-	for _, f := range w.files {
-		if f != nil {
-			files = append(files, f)
-		}
+func (w *rawWriter) finish(block uint64, _ int64) error {
+	f := w.files[block-1]
+	w.files[block-1] = nil
+	if f == nil {
+		return nil
 	}
-	return parallelSync(files, 8)
+	return f.Close()
 }
 
-func parallelSync(files []*os.File, par int) error {
-	ch := make(chan *os.File)
+func (w *rawWriter) sync() error {
+	var paths []string
+	for i, ok := range w.written {
+		if ok {
+			paths = append(paths, w.path(uint64(i+1)))
+		}
+	}
+	return parallelSyncPaths(paths, 8)
+}
+
+// parallelSyncPaths fsyncs the files at paths, par at a time.
+func parallelSyncPaths(paths []string, par int) error {
+	ch := make(chan string)
 	errs := make([]error, par)
 	var wg sync.WaitGroup
 	for i := range par {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for f := range ch {
-				if err := f.Sync(); err != nil && errs[i] == nil {
+			for p := range ch {
+				f, err := os.Open(p)
+				if err == nil {
+					err = f.Sync()
+					f.Close()
+				}
+				if err != nil && errs[i] == nil {
 					errs[i] = err
 				}
 			}
 		}()
 	}
-	for _, f := range files {
-		ch <- f
+	for _, p := range paths {
+		ch <- p
 	}
 	close(ch)
 	wg.Wait()

@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/datanode/container"
 )
 
@@ -115,4 +117,36 @@ func TestChunkWriteOptionsValidate(t *testing.T) {
 	require.Equal(t, LayoutFilePerChunk, o.Layout)
 	o.Layout = "HDFS"
 	require.Error(t, o.Validate())
+}
+
+// TestChunkWriteAtFreonSettings runs freon's -n 400000 -c 16 (25,000
+// blocks) under a limit of 4,096 open files: a layout that kept every
+// block's file open (RAW did) fails with "too many open files". Chunks are
+// 64 bytes so that the test moves files, not bytes. FILE_PER_CHUNK closes
+// every chunk's file as it writes it; its 400,000 files take minutes to
+// create and remove here, so it runs a tenth of the chunks at the same -c.
+func TestChunkWriteAtFreonSettings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("400,000 chunks per layout")
+	}
+	var l syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l))
+	if l.Max > 4096 {
+		l.Cur, l.Max = 4096, 4096 // for the rest of this test binary
+		require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l))
+	}
+	for _, layout := range ChunkWriteLayouts {
+		t.Run(layout, func(t *testing.T) {
+			n := 400000
+			if layout == LayoutFilePerChunk {
+				n = 40000
+			}
+			r, err := RunChunkWrite(context.Background(), ChunkWriteOptions{
+				Chunks: n, ChunkSize: 64, ChunksPerBlock: 16, Threads: 16, Layout: layout, Dir: t.TempDir(), Sync: true,
+				ChecksumSet: true, Checksum: checksum.NONE,
+			})
+			require.NoError(t, err)
+			require.Equal(t, n, r.Chunks)
+		})
+	}
 }
