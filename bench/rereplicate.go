@@ -325,6 +325,7 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *minicluster.C
 
 	// 6. Every key reads back, verified.
 	fmt.Fprintln(out, "reading every key back")
+	var readBytes int64
 	for _, k := range keyNames {
 		r, err := cl.OpenKey(ctx, "rerepl", "data", k)
 		if err != nil {
@@ -335,10 +336,13 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *minicluster.C
 		if err != nil {
 			return res, fmt.Errorf("bench: read back %s: %w", k, err)
 		}
-		if !keyPutMatches(got, payload, keySize) {
-			return res, fmt.Errorf("bench: %s read back differs", k)
+		if at := keyPutFirstDiff(got, payload, keySize); at >= 0 {
+			fmt.Fprintf(out, "verification: FAILED: key %s (%d bytes read, %d written) differs first at byte %d\n", k, len(got), keySize, at)
+			return res, fmt.Errorf("bench: %s read back differs at byte %d", k, at)
 		}
+		readBytes += int64(len(got))
 	}
+	fmt.Fprintf(out, "verification: %d keys, %s read back, all identical to what was written\n", len(keyNames), bytesize.Format(readBytes))
 	printRereplicate(out, res)
 	if cfg.ChartPath != "" {
 		if err := writeChart(cfg.ChartPath, res.Samples, cfg.Interval, res.Bound.MBps()/1e3, res.Bound.SharedMBps()/1e3); err != nil {
@@ -536,17 +540,23 @@ func keyPutData(size int64) []byte {
 	return randomPayload(min(size, 64<<20))
 }
 
-func keyPutMatches(got, data []byte, size int64) bool {
-	if int64(len(got)) != size {
-		return false
-	}
+// keyPutFirstDiff returns where got first differs from a key of size
+// bytes of repeated data, or -1 when it is that key.
+func keyPutFirstDiff(got, data []byte, size int64) int64 {
 	for off := 0; off < len(got); off += len(data) {
 		n := min(len(data), len(got)-off)
 		if !bytes.Equal(got[off:off+n], data[:n]) {
-			return false
+			for i := range n {
+				if got[off+i] != data[i] {
+					return int64(off + i)
+				}
+			}
 		}
 	}
-	return true
+	if int64(len(got)) != size {
+		return min(int64(len(got)), size)
+	}
+	return -1
 }
 
 // closeAll closes every open container and waits until all are CLOSED.

@@ -111,8 +111,8 @@ func (s *Server) ReplicationWork(ctx context.Context, limit int) (int, error) {
 		return 0, err
 	}
 	rep := s.cl.ReplicationWork(s.now(), limit)
-	if len(rep.Missing) > 0 {
-		s.opts.Logger.Error("containers with no good replica", "count", len(rep.Missing), "first", rep.Missing[0])
+	if !s.cl.SafeMode().InSafeMode && !s.cl.Settling(s.now()) {
+		s.reportMissing(rep.Missing)
 	}
 	return rep.Scheduled, nil
 }

@@ -5,6 +5,7 @@ package meta
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -43,14 +44,11 @@ func (s *Server) tick(ctx context.Context) error {
 	if !settling && !s.cl.SafeMode().InSafeMode {
 		rep := s.cl.ReplicationWork(now, s.cl.Options().ReplicationLimit)
 		s.replMu.Lock()
-		prevMissing := len(s.lastRepl.Missing)
 		s.lastRepl = rep
 		s.replScheduled += uint64(rep.Scheduled)
 		s.replDeletes += uint64(rep.Deletes)
 		s.replMu.Unlock()
-		if len(rep.Missing) > 0 && len(rep.Missing) != prevMissing {
-			s.opts.Logger.Error("containers with no good replica", "count", len(rep.Missing), "first", rep.Missing[0])
-		}
+		s.reportMissing(rep.Missing)
 		if rep.Scheduled > 0 || rep.Deletes > 0 || len(rep.Decommissioned) > 0 {
 			s.opts.Logger.Info("replication", "under_replicated", rep.UnderReplicated, "scheduled", rep.Scheduled,
 				"in_flight", rep.InFlight, "deletes", rep.Deletes, "decommissioned", rep.Decommissioned)
@@ -63,4 +61,42 @@ func (s *Server) tick(ctx context.Context) error {
 		return nil
 	}
 	return s.deleteBlocksTick(ctx)
+}
+
+// reportMissing logs the containers that have no good replica anywhere,
+// each once when it becomes so (and once when it has one again): the
+// replication pass runs every tick, and an alarm repeated every second
+// hides the one that matters. Passes run only outside safe mode and the
+// settle period, when the datanodes have had time to report.
+func (s *Server) reportMissing(missing []uint64) {
+	s.replMu.Lock()
+	defer s.replMu.Unlock()
+	now := make(map[uint64]bool, len(missing))
+	var gone []uint64
+	for _, id := range missing {
+		now[id] = true
+		if !s.missing[id] {
+			gone = append(gone, id)
+		}
+	}
+	var back []uint64
+	for id := range s.missing {
+		if !now[id] {
+			back = append(back, id)
+		}
+	}
+	s.missing = now
+	if len(gone) > 0 {
+		s.opts.Logger.Error("containers with no good replica: their data is unreadable until a holder comes back",
+			"containers", firstIDs(gone), "new", len(gone), "total", len(missing))
+	}
+	if len(back) > 0 {
+		slices.Sort(back)
+		s.opts.Logger.Info("containers have a good replica again", "containers", firstIDs(back), "count", len(back))
+	}
+}
+
+// firstIDs is the first 32 IDs of ids, for a log line.
+func firstIDs(ids []uint64) []uint64 {
+	return ids[:min(len(ids), 32)]
 }

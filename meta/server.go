@@ -42,6 +42,7 @@ type Server struct {
 	blockDel      blockDeletion // block deletion driver (blockdeletion.go)
 	replMu        sync.Mutex
 	lastRepl      cluster.ReplicationReport
+	missing       map[uint64]bool // containers reported with no good replica
 	replScheduled uint64
 	replDeletes   uint64
 	closed        atomic.Bool
@@ -166,6 +167,7 @@ func (s *Server) leading() bool {
 		s.cl.BecomeLeader(s.now())
 		s.replMu.Lock()
 		s.lastRepl = cluster.ReplicationReport{}
+		s.missing = nil
 		s.replMu.Unlock()
 		s.opts.Logger.Info("meta: leading; datanode state is rebuilt from their reports before replication and deletion decisions",
 			"term", term, "settle", s.cl.Options().LeaderSettle)
