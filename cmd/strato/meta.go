@@ -107,6 +107,10 @@ func newMetaCmd() *cobra.Command {
 	f.DurationVar(&raftTick, "raft-tick", 100*time.Millisecond, "Raft tick (leader heartbeats go every tick)")
 	f.DurationVar(&electionTimeout, "election-timeout", time.Second,
 		"time without a leader's heartbeat before a follower campaigns (randomised up to twice that)")
+	f.DurationVar(&o.Cluster.StaleAfter, "stale-after", 30*time.Second,
+		"a datanode silent this long is STALE: no new pipelines on it (Ozone's ozone.scm.stale.node.interval, 5m there)")
+	f.DurationVar(&o.Cluster.DeadAfter, "dead-after", 2*time.Minute,
+		"a datanode silent this long is DEAD: its pipelines close and its containers are copied elsewhere (Ozone's ozone.scm.dead.node.interval, 10m there)")
 	f.StringVar(&diskReserve, "disk-reserve", "100MiB",
 		"free space the data directory's filesystem must keep; below it namespace changes are refused until space is freed (0: no check)")
 	_ = cmd.MarkFlagRequired("data")
