@@ -44,6 +44,10 @@ them (write.call, write.allTime, hsync.call, hsync.allTime, close.call,
 close.allTime, in ms), then the rows, bytes, elapsed time, MB/s (10^6 bytes)
 and TeraGen's counter line CHECKSUM=<value>. Progress goes to stderr.
 
+ROWS is the total, split among the writers as TeraGen splits it among its
+map tasks: to compare with a benchmark whose writers each write 1 GB (the
+HDFS anchor's), give 10m rows per writer (20m with --writers 2).
+
 --local-dir DIR writes to the local file system, PATH taken under DIR, each
 file behind a --local-buffer buffer (0: a write(2) per call); hsync is fsync.
 Otherwise the files go into strato: PATH is /volume/bucket/dir, through the
