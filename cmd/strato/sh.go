@@ -185,11 +185,61 @@ func optionalSize(flag, s string) (int64, error) {
 
 func newBucketCmd(o *cliOptions) *cobra.Command {
 	cmd := group("bucket", "Create, inspect, list and delete buckets")
+	cmd.AddCommand(newBucketCreateCmd(o), newBucketInfoCmd(o), newBucketListCmd(o), newBucketDeleteCmd(o))
+	return cmd
+}
 
-	var (
-		layout, replication, checksum, bpc, blockSize, quotaBytes, owner string
-		quotaNS                                                          int64
-	)
+// bucketFlags are the flags of `sh bucket create`.
+type bucketFlags struct {
+	layout, replication, checksum, bpc, blockSize, quotaBytes, owner string
+	quotaNS                                                          int64
+}
+
+// request turns the flags into the request creating bucket p.
+func (b *bucketFlags) request(p client.Path) (*stratov1.CreateBucketRequest, error) {
+	req := &stratov1.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket, Owner: b.owner, QuotaNamespace: b.quotaNS}
+	if b.layout != "" {
+		v, err := parseEnum("layout", b.layout, "LAYOUT_", stratov1.BucketLayout_value)
+		if err != nil {
+			return nil, err
+		}
+		req.Layout = stratov1.BucketLayout(v)
+	}
+	var err error
+	if b.replication != "" {
+		if req.Replication, err = parseReplication(b.replication); err != nil {
+			return nil, err
+		}
+	}
+	if b.checksum != "" {
+		v, err := parseEnum("checksum", b.checksum, "CHECKSUM_", stratov1.ChecksumType_value)
+		if err != nil {
+			return nil, err
+		}
+		req.ChecksumType = stratov1.ChecksumType(v)
+	}
+	n, err := optionalSize("bytes-per-checksum", b.bpc)
+	if err != nil {
+		return nil, err
+	}
+	if n > 1<<30 {
+		return nil, usagef("--bytes-per-checksum: %s is too large", b.bpc)
+	}
+	req.BytesPerChecksum = int32(n)
+	if req.BlockSize, err = optionalSize("block-size", b.blockSize); err != nil {
+		return nil, err
+	}
+	if req.QuotaBytes, err = optionalSize("quota-bytes", b.quotaBytes); err != nil {
+		return nil, err
+	}
+	if b.quotaNS < 0 {
+		return nil, usagef("--quota-namespace: %d is negative", b.quotaNS)
+	}
+	return req, nil
+}
+
+func newBucketCreateCmd(o *cliOptions) *cobra.Command {
+	var b bucketFlags
 	create := &cobra.Command{
 		Use:   "create /VOLUME/BUCKET",
 		Short: "Create a bucket",
@@ -199,64 +249,34 @@ func newBucketCmd(o *cliOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := &stratov1.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket, Owner: owner, QuotaNamespace: quotaNS}
-			if layout != "" {
-				v, err := parseEnum("layout", layout, "LAYOUT_", stratov1.BucketLayout_value)
-				if err != nil {
-					return err
-				}
-				req.Layout = stratov1.BucketLayout(v)
-			}
-			if replication != "" {
-				if req.Replication, err = parseReplication(replication); err != nil {
-					return err
-				}
-			}
-			if checksum != "" {
-				v, err := parseEnum("checksum", checksum, "CHECKSUM_", stratov1.ChecksumType_value)
-				if err != nil {
-					return err
-				}
-				req.ChecksumType = stratov1.ChecksumType(v)
-			}
-			n, err := optionalSize("bytes-per-checksum", bpc)
+			req, err := b.request(p)
 			if err != nil {
 				return err
 			}
-			if n > 1<<30 {
-				return usagef("--bytes-per-checksum: %s is too large", bpc)
-			}
-			req.BytesPerChecksum = int32(n)
-			if req.BlockSize, err = optionalSize("block-size", blockSize); err != nil {
-				return err
-			}
-			if req.QuotaBytes, err = optionalSize("quota-bytes", quotaBytes); err != nil {
-				return err
-			}
-			if quotaNS < 0 {
-				return usagef("--quota-namespace: %d is negative", quotaNS)
-			}
-			b, err := s.c.CreateBucket(s.ctx, req)
+			bk, err := s.c.CreateBucket(s.ctx, req)
 			if err != nil {
 				return err
 			}
 			if s.json {
-				return printJSON(s.out, b)
+				return printJSON(s.out, bk)
 			}
 			return nil
 		}),
 	}
 	f := create.Flags()
-	f.StringVar(&layout, "layout", "", "FSO (directories, atomic rename; the default) or OBS (flat keys, S3 semantics)")
-	f.StringVar(&replication, "replication", "", "ONE or THREE (default THREE)")
-	f.StringVar(&checksum, "checksum", "", "NONE, CRC32, CRC32C, SHA256 or MD5 (default CRC32C)")
-	f.StringVar(&bpc, "bytes-per-checksum", "", "bytes covered by each checksum, e.g. 16k (default 16 KiB)")
-	f.StringVar(&blockSize, "block-size", "", "bytes per block, e.g. 256MB (default: the cluster's)")
-	f.StringVar(&quotaBytes, "quota-bytes", "", "most bytes the bucket's keys may hold, e.g. 1TiB (default: unlimited)")
-	f.Int64Var(&quotaNS, "quota-namespace", 0, "most keys and directories the bucket may hold (default: unlimited)")
-	f.StringVar(&owner, "owner", "", "owner of the bucket (default: the current user)")
+	f.StringVar(&b.layout, "layout", "", "FSO (directories, atomic rename; the default) or OBS (flat keys, S3 semantics)")
+	f.StringVar(&b.replication, "replication", "", "ONE or THREE (default THREE)")
+	f.StringVar(&b.checksum, "checksum", "", "NONE, CRC32, CRC32C, SHA256 or MD5 (default CRC32C)")
+	f.StringVar(&b.bpc, "bytes-per-checksum", "", "bytes covered by each checksum, e.g. 16k (default 16 KiB)")
+	f.StringVar(&b.blockSize, "block-size", "", "bytes per block, e.g. 256MB (default: the cluster's)")
+	f.StringVar(&b.quotaBytes, "quota-bytes", "", "most bytes the bucket's keys may hold, e.g. 1TiB (default: unlimited)")
+	f.Int64Var(&b.quotaNS, "quota-namespace", 0, "most keys and directories the bucket may hold (default: unlimited)")
+	f.StringVar(&b.owner, "owner", "", "owner of the bucket (default: the current user)")
+	return create
+}
 
-	info := &cobra.Command{
+func newBucketInfoCmd(o *cliOptions) *cobra.Command {
+	return &cobra.Command{
 		Use:   "info /VOLUME/BUCKET",
 		Short: "Show a bucket",
 		Args:  exactArgs(1),
@@ -292,6 +312,9 @@ func newBucketCmd(o *cliOptions) *cobra.Command {
 		}),
 	}
 
+}
+
+func newBucketListCmd(o *cliOptions) *cobra.Command {
 	var prefix string
 	list := &cobra.Command{
 		Use:   "list /VOLUME",
@@ -320,7 +343,11 @@ func newBucketCmd(o *cliOptions) *cobra.Command {
 	}
 	list.Flags().StringVar(&prefix, "prefix", "", "list only buckets whose name starts with this")
 
-	del := &cobra.Command{
+	return list
+}
+
+func newBucketDeleteCmd(o *cliOptions) *cobra.Command {
+	return &cobra.Command{
 		Use:   "delete /VOLUME/BUCKET",
 		Short: "Delete an empty bucket",
 		Args:  exactArgs(1),
@@ -332,8 +359,6 @@ func newBucketCmd(o *cliOptions) *cobra.Command {
 			return s.c.DeleteBucket(s.ctx, p.Volume, p.Bucket)
 		}),
 	}
-	cmd.AddCommand(create, info, list, del)
-	return cmd
 }
 
 // parseReplication accepts ONE, THREE, 1 and 3.
