@@ -68,7 +68,11 @@ func keyArg(s string) (client.Path, error) {
 
 func newVolumeCmd(o *cliOptions) *cobra.Command {
 	cmd := group("volume", "Create, inspect, list and delete volumes")
+	cmd.AddCommand(newVolumeCreateCmd(o), newVolumeInfoCmd(o), newVolumeListCmd(o), newVolumeDeleteCmd(o))
+	return cmd
+}
 
+func newVolumeCreateCmd(o *cliOptions) *cobra.Command {
 	var owner, quotaBytes string
 	var quotaNS int64
 	create := &cobra.Command{
@@ -100,8 +104,11 @@ func newVolumeCmd(o *cliOptions) *cobra.Command {
 	create.Flags().StringVar(&owner, "owner", "", "owner of the volume (default: the current user)")
 	create.Flags().StringVar(&quotaBytes, "quota-bytes", "", "most bytes the volume's keys may hold, e.g. 10GB (default: unlimited)")
 	create.Flags().Int64Var(&quotaNS, "quota-namespace", 0, "most buckets the volume may hold (default: unlimited)")
+	return create
+}
 
-	info := &cobra.Command{
+func newVolumeInfoCmd(o *cliOptions) *cobra.Command {
+	return &cobra.Command{
 		Use:   "info NAME",
 		Short: "Show a volume",
 		Args:  exactArgs(1),
@@ -130,7 +137,9 @@ func newVolumeCmd(o *cliOptions) *cobra.Command {
 			})
 		}),
 	}
+}
 
+func newVolumeListCmd(o *cliOptions) *cobra.Command {
 	var prefix string
 	list := &cobra.Command{
 		Use:   "list",
@@ -156,8 +165,11 @@ func newVolumeCmd(o *cliOptions) *cobra.Command {
 		}),
 	}
 	list.Flags().StringVar(&prefix, "prefix", "", "list only volumes whose name starts with this")
+	return list
+}
 
-	del := &cobra.Command{
+func newVolumeDeleteCmd(o *cliOptions) *cobra.Command {
+	return &cobra.Command{
 		Use:   "delete NAME",
 		Short: "Delete an empty volume",
 		Args:  exactArgs(1),
@@ -169,8 +181,6 @@ func newVolumeCmd(o *cliOptions) *cobra.Command {
 			return s.c.DeleteVolume(s.ctx, name)
 		}),
 	}
-	cmd.AddCommand(create, info, list, del)
-	return cmd
 }
 
 // optionalSize parses a size flag left empty for 0.
@@ -377,7 +387,11 @@ func parseReplication(s string) (stratov1.ReplicationFactor, error) {
 
 func newKeyCmd(o *cliOptions) *cobra.Command {
 	cmd := group("key", "Write, read, inspect, list, rename and delete keys")
+	cmd.AddCommand(newKeyPutCmd(o), newKeyGetCmd(o), newKeyCatCmd(o), newKeyInfoCmd(o), newKeyListCmd(o), newKeyDelCmd(o), newKeyRenameCmd(o))
+	return cmd
+}
 
+func newKeyPutCmd(o *cliOptions) *cobra.Command {
 	var replication string
 	put := &cobra.Command{
 		Use:   "put /VOLUME/BUCKET/KEY FILE|-",
@@ -408,7 +422,10 @@ func newKeyCmd(o *cliOptions) *cobra.Command {
 		}),
 	}
 	put.Flags().StringVar(&replication, "replication", "", "ONE or THREE (default: the bucket's)")
+	return put
+}
 
+func newKeyGetCmd(o *cliOptions) *cobra.Command {
 	var force bool
 	get := &cobra.Command{
 		Use:   "get /VOLUME/BUCKET/KEY FILE|-",
@@ -431,7 +448,10 @@ func newKeyCmd(o *cliOptions) *cobra.Command {
 		}),
 	}
 	get.Flags().BoolVarP(&force, "force", "f", false, "replace an existing local file")
+	return get
+}
 
+func newKeyCatCmd(o *cliOptions) *cobra.Command {
 	cat := &cobra.Command{
 		Use:   "cat /VOLUME/BUCKET/KEY",
 		Short: "Write a key to stdout",
@@ -448,7 +468,10 @@ func newKeyCmd(o *cliOptions) *cobra.Command {
 			return download(s, r, "-")
 		}),
 	}
+	return cat
+}
 
+func newKeyInfoCmd(o *cliOptions) *cobra.Command {
 	info := &cobra.Command{
 		Use:   "info /VOLUME/BUCKET/KEY",
 		Short: "Show a key and where its blocks are",
@@ -468,7 +491,10 @@ func newKeyCmd(o *cliOptions) *cobra.Command {
 			return printKeyInfo(s.out, k)
 		}),
 	}
+	return info
+}
 
+func newKeyListCmd(o *cliOptions) *cobra.Command {
 	var listPrefix, delimiter, startAfter string
 	var limit int
 	list := &cobra.Command{
@@ -519,7 +545,10 @@ func newKeyCmd(o *cliOptions) *cobra.Command {
 	lf.StringVar(&delimiter, "delimiter", "", `group keys by their prefix up to this character (e.g. "/"), as S3 does`)
 	lf.StringVar(&startAfter, "start-after", "", "list keys after this one")
 	lf.IntVar(&limit, "limit", 0, "list at most this many keys and prefixes (default: all)")
+	return list
+}
 
+func newKeyDelCmd(o *cliOptions) *cobra.Command {
 	del := &cobra.Command{
 		Use:   "delete /VOLUME/BUCKET/KEY",
 		Short: "Delete a key",
@@ -532,7 +561,10 @@ func newKeyCmd(o *cliOptions) *cobra.Command {
 			return s.c.DeleteKey(s.ctx, p.Volume, p.Bucket, p.Key)
 		}),
 	}
+	return del
+}
 
+func newKeyRenameCmd(o *cliOptions) *cobra.Command {
 	rename := &cobra.Command{
 		Use:   "rename /VOLUME/BUCKET/KEY NEWKEY",
 		Short: "Rename a key within its bucket (NEWKEY: a key name, or /VOLUME/BUCKET/NEWKEY); the new key must not exist",
@@ -559,8 +591,7 @@ func newKeyCmd(o *cliOptions) *cobra.Command {
 			return s.c.RenameKey(s.ctx, p.Volume, p.Bucket, p.Key, to)
 		}),
 	}
-	cmd.AddCommand(put, get, cat, info, list, del, rename)
-	return cmd
+	return rename
 }
 
 // rawJSON is JSON already encoded (a protojson record inside a list).
