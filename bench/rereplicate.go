@@ -209,13 +209,7 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *minicluster.C
 			fmt.Fprintln(out, "page cache dropped")
 		}
 	}
-	if err := waitReplicated(ctx, cl, 2*time.Minute); err != nil {
-		return res, err
-	}
-	if err := waitMetaIdle(ctx, c, 2*time.Minute); err != nil {
-		return res, err
-	}
-	if err := waitNoCopies(ctx, c, time.Minute); err != nil {
+	if err := waitQuiet(ctx, c, cl); err != nil {
 		return res, err
 	}
 	victimID := c.Datanode(cfg.Victim).ID()
@@ -324,25 +318,9 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *minicluster.C
 	}
 
 	// 6. Every key reads back, verified.
-	fmt.Fprintln(out, "reading every key back")
-	var readBytes int64
-	for _, k := range keyNames {
-		r, err := cl.OpenKey(ctx, "rerepl", "data", k)
-		if err != nil {
-			return res, err
-		}
-		got, err := io.ReadAll(r)
-		_ = r.Close()
-		if err != nil {
-			return res, fmt.Errorf("bench: read back %s: %w", k, err)
-		}
-		if at := keyPutFirstDiff(got, payload, keySize); at >= 0 {
-			fmt.Fprintf(out, "verification: FAILED: key %s (%d bytes read, %d written) differs first at byte %d\n", k, len(got), keySize, at)
-			return res, fmt.Errorf("bench: %s read back differs at byte %d", k, at)
-		}
-		readBytes += int64(len(got))
+	if err := verifyKeys(ctx, cl, keyNames, payload, keySize, out); err != nil {
+		return res, err
 	}
-	fmt.Fprintf(out, "verification: %d keys, %s read back, all identical to what was written\n", len(keyNames), bytesize.Format(readBytes))
 	printRereplicate(out, res)
 	if cfg.ChartPath != "" {
 		if err := writeChart(cfg.ChartPath, res.Samples, cfg.Interval, res.Bound.MBps()/1e3, res.Bound.SharedMBps()/1e3); err != nil {
@@ -1040,4 +1018,41 @@ func abs(x int) int {
 func dropCaches() error {
 	syscall.Sync()
 	return os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0o200)
+}
+
+// verifyKeys reads every key back and checks it is what was written,
+// printing a verification line.
+func verifyKeys(ctx context.Context, cl *client.Client, keyNames []string, payload []byte, keySize int64, out io.Writer) error {
+	fmt.Fprintln(out, "reading every key back")
+	var readBytes int64
+	for _, k := range keyNames {
+		r, err := cl.OpenKey(ctx, "rerepl", "data", k)
+		if err != nil {
+			return err
+		}
+		got, err := io.ReadAll(r)
+		_ = r.Close()
+		if err != nil {
+			return fmt.Errorf("bench: read back %s: %w", k, err)
+		}
+		if at := keyPutFirstDiff(got, payload, keySize); at >= 0 {
+			fmt.Fprintf(out, "verification: FAILED: key %s (%d bytes read, %d written) differs first at byte %d\n", k, len(got), keySize, at)
+			return fmt.Errorf("bench: %s read back differs at byte %d", k, at)
+		}
+		readBytes += int64(len(got))
+	}
+	fmt.Fprintf(out, "verification: %d keys, %s read back, all identical to what was written\n", len(keyNames), bytesize.Format(readBytes))
+	return nil
+}
+
+// waitQuiet waits until meta sees every copy on a healthy node, its
+// replication work is idle, and no copy is under way.
+func waitQuiet(ctx context.Context, c *minicluster.Cluster, cl *client.Client) error {
+	if err := waitReplicated(ctx, cl, 2*time.Minute); err != nil {
+		return err
+	}
+	if err := waitMetaIdle(ctx, c, 2*time.Minute); err != nil {
+		return err
+	}
+	return waitNoCopies(ctx, c, time.Minute)
 }
