@@ -120,13 +120,7 @@ func (c *Client) Close() error {
 // are retry-safe (RetrySafe): reads, and mutations, which all carry a
 // request ID (idempotent).
 func ns[T any](ctx context.Context, c *Client, fn func(context.Context, stratov1.NamespaceServiceClient) (T, error)) (T, error) {
-	var out T
-	err := c.meta.Do(RetrySafe(ctx), func(ctx context.Context, n stratov1.NamespaceServiceClient, _ ClusterStubs) error {
-		var err error
-		out, err = fn(ctx, n)
-		return err
-	})
-	return out, err
+	return dataPath(RetrySafe(ctx), c, fn)
 }
 
 // Cluster runs fn against the meta leader's cluster services (AdminService,
@@ -141,9 +135,9 @@ func Cluster[T any](ctx context.Context, c *Client, fn func(context.Context, Clu
 	return out, err
 }
 
-// dataPath runs fn against the meta leader's Namespace service, without
-// the retry-safety of ns: the data path's reports to meta (CloseContainer,
-// ReportReplica).
+// dataPath runs fn against the meta leader's Namespace service, retried
+// at another replica only if ctx is RetrySafe (ns's calls are; the data
+// path's reports to meta, CloseContainer and ReportReplica, are not).
 func dataPath[T any](ctx context.Context, c *Client, fn func(context.Context, stratov1.NamespaceServiceClient) (T, error)) (T, error) {
 	var out T
 	err := c.meta.Do(ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient, _ ClusterStubs) error {

@@ -445,16 +445,7 @@ func (w *Writer) seal(failed map[string]bool) {
 	if length == 0 {
 		w.blocks = w.blocks[:len(w.blocks)-1]
 	} else {
-		for _, m := range old.GetPipeline().GetMembers() {
-			if failed[m.Id] {
-				continue
-			}
-			_, err := w.c.data.putBlock(w.ctx, m.DataAddr, &wire.PutBlockRequest{
-				Block: wireBlock(old.BlockId), Length: length, Final: true, Sync: true})
-			if err != nil {
-				w.c.opts.Logger.Debug("client: finalising a block on a surviving replica", "datanode", m.Id, "err", err)
-			}
-		}
+		w.syncOnEach(old, length, failed)
 	}
 	var failedID string
 	for id := range failed {
@@ -603,20 +594,10 @@ func (w *Writer) flush(sync bool) error {
 func (w *Writer) syncEnded() error {
 	for len(w.unsynced) > 0 {
 		bl := w.unsynced[0]
-		req := &wire.PutBlockRequest{Block: wireBlock(bl.BlockId), Length: bl.Length, Final: true, Sync: true}
 		leader, followers := pipelineAddrs(bl)
-		all := *req
-		all.Followers = followers
-		if _, err := w.c.data.putBlock(w.ctx, leader, &all); err != nil {
-			synced := 0
-			for _, m := range bl.GetPipeline().GetMembers() {
-				_, merr := w.c.data.putBlock(w.ctx, m.DataAddr, req)
-				var we *wire.Error
-				if merr == nil || errors.As(merr, &we) && we.Code == wire.CodeContainerNotOpen {
-					synced++
-				}
-			}
-			if synced == 0 {
+		if _, err := w.c.data.putBlock(w.ctx, leader, &wire.PutBlockRequest{Block: wireBlock(bl.BlockId), Length: bl.Length,
+			Final: true, Sync: true, Followers: followers}); err != nil {
+			if w.syncOnEach(bl, bl.Length, nil) == 0 {
 				return fmt.Errorf("client: writing %s/%s/%s: hsync: no replica of block %s synced it: %w",
 					w.volume, w.bucket, w.key, wireBlock(bl.BlockId), err)
 			}
@@ -624,6 +605,28 @@ func (w *Writer) syncEnded() error {
 		w.unsynced = w.unsynced[1:]
 	}
 	return nil
+}
+
+// syncOnEach finalises block bl at length and fsyncs it on each replica of
+// its pipeline alone (skipping the failed ones), and returns how many have
+// it durable: those that answered, and those whose container has closed
+// (closing a container fsyncs its files).
+func (w *Writer) syncOnEach(bl *stratov1.BlockLocation, length int64, failed map[string]bool) int {
+	synced := 0
+	for _, m := range bl.GetPipeline().GetMembers() {
+		if failed[m.Id] {
+			continue
+		}
+		_, err := w.c.data.putBlock(w.ctx, m.DataAddr, &wire.PutBlockRequest{
+			Block: wireBlock(bl.BlockId), Length: length, Final: true, Sync: true})
+		var we *wire.Error
+		if err == nil || errors.As(err, &we) && we.Code == wire.CodeContainerNotOpen {
+			synced++
+		} else {
+			w.c.opts.Logger.Debug("client: finalising a block on a replica", "datanode", m.Id, "err", err)
+		}
+	}
+	return synced
 }
 
 // Hflush makes what was written so far reach every replica and become
