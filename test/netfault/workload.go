@@ -169,8 +169,12 @@ func printStatus(addrs []string) error {
 // commitPoints are the Namespace calls whose apply is an operation's
 // effect (a create's is its CommitKey).
 var commitPoints = map[string]bool{
-	"/strato.Namespace/CommitKey": true, "/strato.Namespace/CreateDirectory": true, "/strato.Namespace/Rename": true,
-	"/strato.Namespace/RenameKey": true, "/strato.Namespace/Delete": true, "/strato.Namespace/DeleteKey": true,
+	stratov1.NamespaceService_CommitKey_FullMethodName:       true,
+	stratov1.NamespaceService_CreateDirectory_FullMethodName: true,
+	stratov1.NamespaceService_Rename_FullMethodName:          true,
+	stratov1.NamespaceService_RenameKey_FullMethodName:       true,
+	stratov1.NamespaceService_Delete_FullMethodName:          true,
+	stratov1.NamespaceService_DeleteKey_FullMethodName:       true,
 }
 
 type sendsKey struct{}
