@@ -76,7 +76,9 @@ func TestTeraGenMatchesHadoop(t *testing.T) {
 		{"5003", 3}, // uneven: 1668, 1668, 1667 rows
 		{"2", 3},    // fewer rows than maps: the last part is empty
 	} {
-		t.Run(fmt.Sprintf("rows=%s,maps=%d", c.rows, c.maps), func(t *testing.T) {
+		// No comma in the name: it ends up in hadoop.tmp.dir below, and
+		// Hadoop splits -D values at commas.
+		t.Run(fmt.Sprintf("rows=%s/maps=%d", c.rows, c.maps), func(t *testing.T) {
 			dir := t.TempDir()
 			hadoopOut := filepath.Join(dir, "hadoop")
 			start := time.Now()
