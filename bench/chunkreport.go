@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/strato-io/strato/bench/measure"
 	"github.com/strato-io/strato/bytesize"
 )
 
@@ -94,12 +95,12 @@ func (p ChunkWritePlan) Run(ctx context.Context) ([]ChunkWriteResult, error) {
 		}
 	}
 
-	var dd []DDResult
+	var dd []measure.DDResult
 	runDD := func() error {
 		if !p.DD {
 			return nil
 		}
-		r, err := RunDD(ctx, o.Dir, p.DDCount)
+		r, err := measure.DD(ctx, o.Dir, p.DDCount)
 		if err != nil {
 			return err
 		}
@@ -153,7 +154,7 @@ func medianByRate(rs []ChunkWriteResult) ChunkWriteResult {
 // final fsync), with chunks/s and the ratios to RAW of the same size and,
 // for 4 MiB chunks, to dd. With several rounds, the ratios are medians of
 // the per-round ratios (each measured side by side in one round).
-func PrintChunkWriteTable(w io.Writer, results []ChunkWriteResult, runs [][]ChunkWriteResult, dd []DDResult) {
+func PrintChunkWriteTable(w io.Writer, results []ChunkWriteResult, runs [][]ChunkWriteResult, dd []measure.DDResult) {
 	raw := map[int64][]ChunkWriteResult{}
 	for i, r := range results {
 		if r.Layout == LayoutRaw {

@@ -20,6 +20,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/strato-io/strato/bench/measure"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/datanode/container"
@@ -145,7 +146,7 @@ type ChunkWriteResult struct {
 	// SyncTime is the part of Elapsed spent in the final fsync.
 	SyncTime time.Duration
 	// Latency is per WriteChunk call (per pwrite for RAW).
-	Latency LatencySummary
+	Latency measure.LatencySummary
 	// Dir is the run's data directory (removed unless Keep).
 	Dir string
 }
@@ -215,7 +216,7 @@ func RunChunkWrite(ctx context.Context, o ChunkWriteOptions) (ChunkWriteResult, 
 
 	var done atomic.Int64
 	stopProgress := startChunkProgress(o, &done)
-	hists := make([]Histogram, o.Threads)
+	hists := make([]measure.Histogram, o.Threads)
 	errs := make([]error, o.Threads)
 	var wg sync.WaitGroup
 	// Random bytes and their checksums, prepared per thread before the
@@ -258,7 +259,7 @@ func RunChunkWrite(ctx context.Context, o ChunkWriteOptions) (ChunkWriteResult, 
 	}
 	res.Elapsed = time.Since(start)
 	stopProgress()
-	var h Histogram
+	var h measure.Histogram
 	for i := range hists {
 		h.Merge(&hists[i])
 	}
@@ -267,7 +268,7 @@ func RunChunkWrite(ctx context.Context, o ChunkWriteOptions) (ChunkWriteResult, 
 }
 
 // chunkWorker writes blocks t, t+threads, ... in order, each chunk by chunk.
-func chunkWorker(ctx context.Context, w chunkWriter, h *Histogram, done *atomic.Int64, t int, o ChunkWriteOptions, blocks int, data []byte, sums checksum.Data) error {
+func chunkWorker(ctx context.Context, w chunkWriter, h *measure.Histogram, done *atomic.Int64, t int, o ChunkWriteOptions, blocks int, data []byte, sums checksum.Data) error {
 	var pending int64
 	for b := t; b < blocks; b += o.Threads {
 		if ctx.Err() != nil {

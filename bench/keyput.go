@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strato-io/strato/bench/measure"
 	"github.com/strato-io/strato/client"
 )
 
@@ -53,7 +54,7 @@ type KeyPutResult struct {
 	Keys    int
 	Bytes   int64
 	Elapsed time.Duration
-	Latency LatencySummary
+	Latency measure.LatencySummary
 }
 
 // MBps is the throughput in 10^6 bytes per second.
@@ -77,7 +78,7 @@ func RunKeyPut(ctx context.Context, cfg KeyPutConfig, c *client.Client, out io.W
 		errOnce sync.Once
 		runErr  error
 		wg      sync.WaitGroup
-		hists   = make([]Histogram, cfg.Threads)
+		hists   = make([]measure.Histogram, cfg.Threads)
 	)
 	start := time.Now()
 	stopProgress := make(chan struct{})
@@ -123,7 +124,7 @@ func RunKeyPut(ctx context.Context, cfg KeyPutConfig, c *client.Client, out io.W
 	if runErr != nil {
 		return KeyPutResult{}, runErr
 	}
-	var h Histogram
+	var h measure.Histogram
 	for i := range hists {
 		h.Merge(&hists[i])
 	}

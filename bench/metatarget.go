@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/proto/strato/v1"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // ClusterAdmin is what only an in-process meta offers the benchmark: the

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
 
+	"github.com/strato-io/strato/bench/measure"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/datanode/replication"
@@ -798,7 +799,7 @@ func measureBound(ctx context.Context, dir string) (Bound, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	w, err := RunDD(ctx, dir, 512)
+	w, err := measure.DD(ctx, dir, 512)
 	if err != nil {
 		return b, err
 	}

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/bench/measure"
 	"github.com/strato-io/strato/meta"
 )
 
@@ -165,7 +166,7 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stdout, "Raft: %d proposals in %d log appends (%.1f per append), %d fsyncs\n",
 			m.Proposals, m.LogAppends, float64(m.Proposals)/float64(max(m.LogAppends, 1)), m.Fsyncs)
 	}
-	if rss := bench.PeakRSS(); rss > 0 {
+	if rss := measure.PeakRSS(); rss > 0 {
 		fmt.Fprintf(stdout, "Peak RSS: %.1f MiB\n", float64(rss)/(1<<20))
 	}
 	return err

@@ -1,4 +1,4 @@
-package bench
+package measure
 
 import (
 	"bytes"
@@ -25,9 +25,9 @@ func (r DDResult) MBPerSec() float64 { return float64(r.Bytes) / 1e6 / r.Elapsed
 
 var ddCopied = regexp.MustCompile(`(\d+) bytes .*copied, ([0-9.,e+-]+) s`)
 
-// RunDD runs `dd if=/dev/zero of=<dir>/dd.out bs=4M count=<count>
+// DD runs `dd if=/dev/zero of=<dir>/dd.out bs=4M count=<count>
 // oflag=direct` and removes the file afterwards. The time is dd's own.
-func RunDD(ctx context.Context, dir string, count int) (DDResult, error) {
+func DD(ctx context.Context, dir string, count int) (DDResult, error) {
 	if count <= 0 {
 		count = 1024
 	}
