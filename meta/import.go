@@ -74,11 +74,11 @@ type fixedBlocks struct {
 	next   int
 }
 
-func (f *fixedBlocks) AllocateBlock(context.Context, stratov1.ReplicationFactor, int64, *stratov1.ExcludeList) (*stratov1.BlockLocation, error) {
+func (f *fixedBlocks) AllocateBlock(context.Context, stratov1.ReplicationFactor, int64, *stratov1.ExcludeList) (*stratov1.BlockRecord, error) {
 	if f.next >= len(f.blocks) {
 		return nil, fmt.Errorf("meta: import: more allocations than the %d blocks given", len(f.blocks))
 	}
 	bl := f.blocks[f.next]
 	f.next++
-	return &stratov1.BlockLocation{BlockId: bl.BlockId, Pipeline: bl.Pipeline}, nil
+	return namespace.BlockRecord(&stratov1.BlockLocation{BlockId: bl.BlockId, Pipeline: bl.Pipeline}), nil
 }

@@ -314,14 +314,18 @@ func (s *Server) ReportReplica(ctx context.Context, req *stratov1.ReportReplicaR
 // allocator adapts the cluster manager to namespace.BlockAllocator.
 type allocator struct{ s *Server }
 
-func (a allocator) AllocateBlock(ctx context.Context, repl stratov1.ReplicationFactor, sizeHint int64, ex *stratov1.ExcludeList) (*stratov1.BlockLocation, error) {
+func (a allocator) AllocateBlock(ctx context.Context, repl stratov1.ReplicationFactor, sizeHint int64, ex *stratov1.ExcludeList) (*stratov1.BlockRecord, error) {
 	al, err := a.s.cl.Allocate(ctx, a.s.now(), repl, cluster.Exclude{
 		Datanodes: ex.GetDatanodes(), Containers: ex.GetContainers(), Pipelines: ex.GetPipelines()})
 	if err != nil {
 		return nil, err
 	}
-	return &stratov1.BlockLocation{
-		BlockId:  &stratov1.BlockID{ContainerId: al.ContainerID, LocalId: al.LocalID},
-		Pipeline: &stratov1.Pipeline{Id: al.Pipeline.Id, Members: al.Members},
+	members := make([]*stratov1.BlockMemberRecord, len(al.Members))
+	for i, m := range al.Members {
+		members[i] = &stratov1.BlockMemberRecord{Id: m.GetId(), DataAddr: m.GetDataAddr(), Hostname: m.GetHostname()}
+	}
+	return &stratov1.BlockRecord{
+		BlockId:  &stratov1.BlockIDRecord{ContainerId: al.ContainerID, LocalId: al.LocalID},
+		Pipeline: &stratov1.BlockPipelineRecord{Id: al.Pipeline.Id, Members: members},
 	}, nil
 }

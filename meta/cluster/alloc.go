@@ -23,7 +23,7 @@ type Exclude struct {
 type Allocation struct {
 	ContainerID uint64
 	LocalID     uint64
-	Pipeline    *stratov1.PipelineInfo
+	Pipeline    *stratov1.PipelineRecord
 	// Members are the pipeline's datanodes, leader first.
 	Members []*stratov1.DatanodeDetails
 }
@@ -68,7 +68,7 @@ func (m *Manager) Allocate(ctx context.Context, now time.Time, repl stratov1.Rep
 		if err != nil {
 			return nil, err
 		}
-		pipes = []*stratov1.PipelineInfo{p}
+		pipes = []*stratov1.PipelineRecord{p}
 	}
 	m.rr++
 	p := pipes[m.rr%uint64(len(pipes))]
@@ -79,12 +79,12 @@ func (m *Manager) Allocate(ctx context.Context, now time.Time, repl stratov1.Rep
 	var c *containerState
 	if len(open) < m.opts.OpenContainersPerPipeline {
 		res, err := m.propose(ctx, &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_AddContainer{
-			AddContainer: &stratov1.ContainerInfo{PipelineId: p.Id, Replication: repl}}})
+			AddContainer: &stratov1.ContainerRecord{PipelineId: p.Id, Replication: repl}}})
 		if err != nil {
 			return nil, fmt.Errorf("cluster: creating a container: %w", err)
 		}
 		m.mu.Lock()
-		c = m.containers[res.(*stratov1.ContainerInfo).Id]
+		c = m.containers[res.(*stratov1.ContainerRecord).Id]
 		m.mu.Unlock()
 	} else {
 		c = open[m.rr%uint64(len(open))]
@@ -119,8 +119,8 @@ func (m *Manager) Allocate(ctx context.Context, now time.Time, repl stratov1.Rep
 
 // candidatePipelinesLocked: open pipelines of the replication asked whose
 // members are all usable and none excluded.
-func (m *Manager) candidatePipelinesLocked(repl stratov1.ReplicationFactor, ex Exclude) []*stratov1.PipelineInfo {
-	var out []*stratov1.PipelineInfo
+func (m *Manager) candidatePipelinesLocked(repl stratov1.ReplicationFactor, ex Exclude) []*stratov1.PipelineRecord {
+	var out []*stratov1.PipelineRecord
 	for _, p := range m.sortedPipelinesLocked() {
 		if p.State != stratov1.PipelineState_PIPELINE_OPEN || p.Replication != repl || slices.Contains(ex.Pipelines, p.Id) {
 			continue
@@ -178,7 +178,7 @@ func (m *Manager) ensurePipelines(ctx context.Context, now time.Time) error {
 // createPipeline chooses members avoiding ex and proposes a new pipeline.
 // The per-datanode limit does not apply: a writer that excluded failed
 // nodes needs a pipeline of the others, even busy ones.
-func (m *Manager) createPipeline(ctx context.Context, now time.Time, repl stratov1.ReplicationFactor, ex Exclude) (*stratov1.PipelineInfo, error) {
+func (m *Manager) createPipeline(ctx context.Context, now time.Time, repl stratov1.ReplicationFactor, ex Exclude) (*stratov1.PipelineRecord, error) {
 	m.mu.Lock()
 	cands := m.pipelineCandidatesLocked(repl, ex)
 	m.mu.Unlock()
@@ -201,7 +201,7 @@ func (m *Manager) samePipelineLocked(repl stratov1.ReplicationFactor, members []
 	return false
 }
 
-func (m *Manager) addPipeline(ctx context.Context, now time.Time, repl stratov1.ReplicationFactor, members []string) (*stratov1.PipelineInfo, error) {
+func (m *Manager) addPipeline(ctx context.Context, now time.Time, repl stratov1.ReplicationFactor, members []string) (*stratov1.PipelineRecord, error) {
 	m.mu.Lock()
 	var maxID uint64
 	for id := range m.pipelines {
@@ -209,11 +209,11 @@ func (m *Manager) addPipeline(ctx context.Context, now time.Time, repl stratov1.
 	}
 	m.mu.Unlock()
 	res, err := m.propose(ctx, &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_AddPipeline{
-		AddPipeline: &stratov1.PipelineInfo{Id: maxID + 1, Replication: repl, Members: members}}})
+		AddPipeline: &stratov1.PipelineRecord{Id: maxID + 1, Replication: repl, Members: members}}})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: creating a pipeline: %w", err)
 	}
-	return res.(*stratov1.PipelineInfo), nil
+	return res.(*stratov1.PipelineRecord), nil
 }
 
 // Candidate is a datanode that may join a new pipeline.

@@ -32,7 +32,7 @@ func report(cids ...uint64) *stratov1.ContainerReport {
 func entry(seq uint64, blocks ...[2]uint64) *stratov1.DeletedBlocks {
 	e := &stratov1.DeletedBlocks{Seq: seq}
 	for _, b := range blocks {
-		e.Blocks = append(e.Blocks, &stratov1.BlockID{ContainerId: b[0], LocalId: b[1]})
+		e.Blocks = append(e.Blocks, &stratov1.BlockIDRecord{ContainerId: b[0], LocalId: b[1]})
 	}
 	return e
 }

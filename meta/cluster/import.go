@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/protobuf/proto"
 
 	"github.com/strato-io/strato/proto/strato/v1"
 )
@@ -28,7 +27,7 @@ func (m *Manager) ImportContainer(ctx context.Context, now time.Time, repl strat
 	}
 	steps := []*stratov1.ClusterCommand{
 		{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_ClosePipeline{ClosePipeline: p.Id}},
-		{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerInfo{PipelineId: p.Id, Replication: repl}}},
+		{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerRecord{PipelineId: p.Id, Replication: repl}}},
 	}
 	var c *stratov1.ContainerInfo
 	for _, cmd := range steps {
@@ -36,8 +35,8 @@ func (m *Manager) ImportContainer(ctx context.Context, now time.Time, repl strat
 		if err != nil {
 			return nil, IDRange{}, err
 		}
-		if ci, ok := res.(*stratov1.ContainerInfo); ok {
-			c = proto.Clone(ci).(*stratov1.ContainerInfo) // Apply keeps ci as its record
+		if ci, ok := res.(*stratov1.ContainerRecord); ok {
+			c = ContainerInfo(ci) // a copy: Apply keeps ci as its record
 		}
 	}
 	for _, st := range []stratov1.ContainerState{stratov1.ContainerState_CONTAINER_CLOSING, stratov1.ContainerState_CONTAINER_CLOSED} {

@@ -52,7 +52,7 @@ type nodeState struct {
 }
 
 type containerState struct {
-	info *stratov1.ContainerInfo
+	info *stratov1.ContainerRecord
 	// replicas by datanode ID (soft).
 	replicas map[string]*stratov1.ContainerReplica
 	// allocated bytes since the leader started (soft).
@@ -84,7 +84,7 @@ type Manager struct {
 	open map[uint64][]uint64
 	// pipelinesDirty: nodes came or went since pipelines were last topped up.
 	pipelinesDirty bool
-	pipelines      map[uint64]*stratov1.PipelineInfo
+	pipelines      map[uint64]*stratov1.PipelineRecord
 	containers     map[uint64]*containerState
 	nextCmdID      uint64
 	safeMode       bool
@@ -121,7 +121,7 @@ func New(opts Options, propose Proposer) (*Manager, error) {
 		opts:        opts,
 		propose:     propose,
 		nodes:       map[string]*nodeState{},
-		pipelines:   map[uint64]*stratov1.PipelineInfo{},
+		pipelines:   map[uint64]*stratov1.PipelineRecord{},
 		containers:  map[uint64]*containerState{},
 		open:        map[uint64][]uint64{},
 		safeMode:    true,
@@ -376,7 +376,7 @@ func closing(now time.Time, id uint64) *stratov1.ClusterCommand {
 		SetContainerState: &stratov1.ContainerStateChange{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSING}}}
 }
 
-func (m *Manager) queueCloseLocked(p *stratov1.PipelineInfo, cid uint64) {
+func (m *Manager) queueCloseLocked(p *stratov1.PipelineRecord, cid uint64) {
 	for _, member := range p.Members {
 		if n := m.nodes[member]; n != nil && n.health != stratov1.NodeHealth_NODE_DEAD {
 			m.queueLocked(member, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_CloseContainer{
@@ -386,7 +386,7 @@ func (m *Manager) queueCloseLocked(p *stratov1.PipelineInfo, cid uint64) {
 }
 
 // unregisteredMemberLocked: a member of p has not registered with this leader.
-func (m *Manager) unregisteredMemberLocked(p *stratov1.PipelineInfo) bool {
+func (m *Manager) unregisteredMemberLocked(p *stratov1.PipelineRecord) bool {
 	for _, id := range p.Members {
 		if m.nodes[id] == nil {
 			return true
@@ -406,7 +406,7 @@ func (m *Manager) reportedFullLocked(c *containerState) bool {
 }
 
 // pipelineUsableLocked: every member is registered, HEALTHY and in service.
-func (m *Manager) pipelineUsableLocked(p *stratov1.PipelineInfo) bool {
+func (m *Manager) pipelineUsableLocked(p *stratov1.PipelineRecord) bool {
 	for _, id := range p.Members {
 		n := m.nodes[id]
 		if n == nil || n.health != stratov1.NodeHealth_NODE_HEALTHY || n.opState != stratov1.NodeOpState_NODE_IN_SERVICE {
@@ -416,12 +416,12 @@ func (m *Manager) pipelineUsableLocked(p *stratov1.PipelineInfo) bool {
 	return true
 }
 
-func (m *Manager) sortedPipelinesLocked() []*stratov1.PipelineInfo {
-	ps := make([]*stratov1.PipelineInfo, 0, len(m.pipelines))
+func (m *Manager) sortedPipelinesLocked() []*stratov1.PipelineRecord {
+	ps := make([]*stratov1.PipelineRecord, 0, len(m.pipelines))
 	for _, p := range m.pipelines {
 		ps = append(ps, p)
 	}
-	slices.SortFunc(ps, func(a, b *stratov1.PipelineInfo) int { return cmp.Compare(a.Id, b.Id) })
+	slices.SortFunc(ps, func(a, b *stratov1.PipelineRecord) int { return cmp.Compare(a.Id, b.Id) })
 	return ps
 }
 
@@ -525,10 +525,11 @@ func (m *Manager) Pipelines() []*stratov1.PipelineInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ps := m.sortedPipelinesLocked()
+	out := make([]*stratov1.PipelineInfo, len(ps))
 	for i, p := range ps {
-		ps[i] = proto.Clone(p).(*stratov1.PipelineInfo)
+		out[i] = PipelineInfo(p)
 	}
-	return ps
+	return out
 }
 
 // Containers lists up to limit containers with IDs above startAfter.
@@ -543,7 +544,7 @@ func (m *Manager) Containers(startAfter uint64, limit int) []*stratov1.Container
 		if limit > 0 && len(out) == limit {
 			break
 		}
-		info := proto.Clone(c.info).(*stratov1.ContainerInfo)
+		info := ContainerInfo(c.info)
 		info.AllocatedBytes = c.allocated
 		out = append(out, info)
 	}
@@ -563,7 +564,7 @@ func (m *Manager) Replicas(id uint64) (*stratov1.ContainerInfo, map[string]*stra
 		reps[k] = v // replaced, never changed in place
 	}
 	// The record is changed in place by Apply: callers get a copy.
-	return proto.Clone(c.info).(*stratov1.ContainerInfo), reps, nil
+	return ContainerInfo(c.info), reps, nil
 }
 
 // Node returns one datanode's details, or false.

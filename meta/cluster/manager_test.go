@@ -387,9 +387,9 @@ func closedCluster(t *testing.T, n, k int) *env {
 	e.register(ids...)
 	reports := map[string]*stratov1.ContainerReport{}
 	for c := 0; c < k; c++ {
-		res, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerInfo{Replication: three}}})
+		res, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerRecord{Replication: three}}})
 		require.NoError(t, err)
-		id := res.(*stratov1.ContainerInfo).Id
+		id := res.(*stratov1.ContainerRecord).Id
 		_, err = e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_SetContainerState{SetContainerState: &stratov1.ContainerStateChange{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
 		require.NoError(t, err)
 		for r := 0; r < 3; r++ {
@@ -733,9 +733,9 @@ func TestReplicationNeverFromAStaleHolder(t *testing.T) {
 	e := newEnv(t, Options{StaleAfter: 10 * time.Second, DeadAfter: 60 * time.Second})
 	e.m.ExitSafeMode()
 	e.register("dn1", "dn2", "dn3", "dn4")
-	res, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerInfo{Replication: three}}})
+	res, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerRecord{Replication: three}}})
 	require.NoError(t, err)
-	id := res.(*stratov1.ContainerInfo).Id
+	id := res.(*stratov1.ContainerRecord).Id
 	_, err = e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_SetContainerState{SetContainerState: &stratov1.ContainerStateChange{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
 	require.NoError(t, err)
 	closed := &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED}}}

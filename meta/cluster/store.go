@@ -102,8 +102,8 @@ func (m *Manager) Apply(cmd *stratov1.ClusterCommand, b *pebble.Batch) (proto.Me
 	return nil, fmt.Errorf("cluster: unknown command %T", cmd.Op)
 }
 
-func (m *Manager) applyAddPipeline(b *pebble.Batch, add *stratov1.PipelineInfo, now int64) (proto.Message, error) {
-	p := proto.Clone(add).(*stratov1.PipelineInfo)
+func (m *Manager) applyAddPipeline(b *pebble.Batch, add *stratov1.PipelineRecord, now int64) (proto.Message, error) {
+	p := proto.Clone(add).(*stratov1.PipelineRecord)
 	p.State = stratov1.PipelineState_PIPELINE_OPEN
 	p.CreatedUnixMs = now
 	if err := putRecord(b, tagPipeline, p.Id, p); err != nil {
@@ -116,7 +116,7 @@ func (m *Manager) applyAddPipeline(b *pebble.Batch, add *stratov1.PipelineInfo, 
 }
 
 func (m *Manager) applyClosePipeline(b *pebble.Batch, id uint64) (proto.Message, error) {
-	var p stratov1.PipelineInfo
+	var p stratov1.PipelineRecord
 	if err := getRecord(b, tagPipeline, id, &p); err != nil {
 		return nil, notFound(err, "pipeline %d", id)
 	}
@@ -131,7 +131,7 @@ func (m *Manager) applyClosePipeline(b *pebble.Batch, id uint64) (proto.Message,
 }
 
 // applyAddContainer records a new OPEN container under the next ID.
-func (m *Manager) applyAddContainer(b *pebble.Batch, add *stratov1.ContainerInfo, now int64) (proto.Message, error) {
+func (m *Manager) applyAddContainer(b *pebble.Batch, add *stratov1.ContainerRecord, now int64) (proto.Message, error) {
 	id, err := getCounter(b, tagNextContainer, 1)
 	if err != nil {
 		return nil, err
@@ -139,7 +139,7 @@ func (m *Manager) applyAddContainer(b *pebble.Batch, add *stratov1.ContainerInfo
 	if err := setCounter(b, tagNextContainer, id+1); err != nil {
 		return nil, err
 	}
-	c := proto.Clone(add).(*stratov1.ContainerInfo)
+	c := proto.Clone(add).(*stratov1.ContainerRecord)
 	c.Id = id
 	c.State = stratov1.ContainerState_CONTAINER_OPEN
 	c.CreatedUnixMs = now
@@ -155,7 +155,7 @@ func (m *Manager) applyAddContainer(b *pebble.Batch, add *stratov1.ContainerInfo
 }
 
 func (m *Manager) applySetContainerState(b *pebble.Batch, ch *stratov1.ContainerStateChange) (proto.Message, error) {
-	var c stratov1.ContainerInfo
+	var c stratov1.ContainerRecord
 	id := ch.ContainerId
 	if err := getRecord(b, tagContainer, id, &c); err != nil {
 		return nil, notFound(err, "container %d", id)
@@ -245,7 +245,7 @@ func notFound(err error, format string, args ...any) error {
 // what r holds. The server calls it at start and after installing a Raft
 // snapshot. Soft state (nodes, replicas) is kept.
 func (m *Manager) Load(r pebble.Reader) error {
-	pipelines := map[uint64]*stratov1.PipelineInfo{}
+	pipelines := map[uint64]*stratov1.PipelineRecord{}
 	containers := map[uint64]*containerState{}
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: []byte{keyPrefix}, UpperBound: []byte{keyPrefix + 1}})
 	if err != nil {
@@ -260,13 +260,13 @@ func (m *Manager) Load(r pebble.Reader) error {
 		id := binary.BigEndian.Uint64(k[2:])
 		switch k[1] {
 		case tagPipeline:
-			p := &stratov1.PipelineInfo{}
+			p := &stratov1.PipelineRecord{}
 			if err := proto.Unmarshal(it.Value(), p); err != nil {
 				return fmt.Errorf("%w: pipeline %d: %w", ErrCorrupt, id, err)
 			}
 			pipelines[id] = p
 		case tagContainer:
-			c := &stratov1.ContainerInfo{}
+			c := &stratov1.ContainerRecord{}
 			if err := proto.Unmarshal(it.Value(), c); err != nil {
 				return fmt.Errorf("%w: container %d: %w", ErrCorrupt, id, err)
 			}

@@ -128,8 +128,8 @@ func (a *applier) removeBucketFromCache(volume, bucket string) {
 
 // ---- volumes ----------------------------------------------------------------
 
-func (a *applier) loadVolume(name string) (*stratov1.VolumeInfo, error) {
-	v := &stratov1.VolumeInfo{}
+func (a *applier) loadVolume(name string) (*stratov1.VolumeRecord, error) {
+	v := &stratov1.VolumeRecord{}
 	ok, err := get(a.b, volumeKey(nil, name), v)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func checkQuotas(qb, qn int64) error {
 	return nil
 }
 
-func (a *applier) createVolume(v *stratov1.VolumeInfo) (proto.Message, error) {
+func (a *applier) createVolume(v *stratov1.VolumeRecord) (proto.Message, error) {
 	if err := ValidateVolumeName(v.GetName()); err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (a *applier) createVolume(v *stratov1.VolumeInfo) (proto.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &stratov1.VolumeInfo{
+	rec := &stratov1.VolumeRecord{
 		Name: v.GetName(), Id: id, Owner: v.GetOwner(),
 		CreationTimeUnixMs: a.now, ModificationTimeUnixMs: a.now,
 		QuotaBytes: v.GetQuotaBytes(), QuotaNamespace: v.GetQuotaNamespace(),
@@ -175,10 +175,10 @@ func (a *applier) createVolume(v *stratov1.VolumeInfo) (proto.Message, error) {
 	if err := putUsage(a.b, id, usage{quotaBytes: rec.QuotaBytes, quotaNamespace: rec.QuotaNamespace}); err != nil {
 		return nil, err
 	}
-	return &stratov1.CreateVolumeResponse{Volume: rec}, nil
+	return &stratov1.CreateVolumeResponse{Volume: VolumeInfo(rec)}, nil
 }
 
-func (a *applier) deleteVolume(r *stratov1.DeleteVolumeRequest) (proto.Message, error) {
+func (a *applier) deleteVolume(r *stratov1.DeleteVolumeCommand) (proto.Message, error) {
 	v, err := a.loadVolume(r.GetName())
 	if err != nil {
 		return nil, err
@@ -196,7 +196,7 @@ func (a *applier) deleteVolume(r *stratov1.DeleteVolumeRequest) (proto.Message, 
 	return &stratov1.DeleteVolumeResponse{}, a.b.Delete(idKey(nil, tagUsage, v.Id), nil)
 }
 
-func (a *applier) setQuota(r *stratov1.SetQuotaRequest) (proto.Message, error) {
+func (a *applier) setQuota(r *stratov1.SetQuotaCommand) (proto.Message, error) {
 	if err := checkQuotas(r.GetQuotaBytes(), r.GetQuotaNamespace()); err != nil {
 		return nil, err
 	}
@@ -232,21 +232,21 @@ func (a *applier) setQuota(r *stratov1.SetQuotaRequest) (proto.Message, error) {
 
 // ---- buckets ----------------------------------------------------------------
 
-func (a *applier) loadBucket(volume, name string) (*stratov1.BucketInfo, error) {
+func (a *applier) loadBucket(volume, name string) (*stratov1.BucketRecord, error) {
 	a.kb = bucketKey(a.kb, volume, name)
 	c := a.ns.acache
 	if c != nil {
 		if hit, ok := c.buckets[string(a.kb)]; ok {
 			if c.verify {
-				got := &stratov1.BucketInfo{}
+				got := &stratov1.BucketRecord{}
 				if ok, err := get(a.b, a.kb, got); err != nil || !ok || !proto.Equal(got, hit) {
 					panic(fmt.Sprintf("namespace: apply cache has bucket %s/%s = %v, batch says %v %v %v", volume, name, hit, got, ok, err))
 				}
 			}
-			return proto.Clone(hit).(*stratov1.BucketInfo), nil
+			return proto.Clone(hit).(*stratov1.BucketRecord), nil
 		}
 	}
-	bk := &stratov1.BucketInfo{}
+	bk := &stratov1.BucketRecord{}
 	ok, err := get(a.b, a.kb, bk)
 	if err != nil {
 		return nil, err
@@ -260,14 +260,14 @@ func (a *applier) loadBucket(volume, name string) (*stratov1.BucketInfo, error) 
 	return bk, nil
 }
 
-func (a *applier) createBucket(bi *stratov1.BucketInfo) (proto.Message, error) {
+func (a *applier) createBucket(bi *stratov1.BucketRecord) (proto.Message, error) {
 	if err := ValidateBucketName(bi.GetName()); err != nil {
 		return nil, err
 	}
 	if err := checkQuotas(bi.GetQuotaBytes(), bi.GetQuotaNamespace()); err != nil {
 		return nil, err
 	}
-	rec := &stratov1.BucketInfo{
+	rec := &stratov1.BucketRecord{
 		Volume: bi.GetVolume(), Name: bi.GetName(), Layout: bi.GetLayout(),
 		Replication: bi.GetReplication(), ChecksumType: bi.GetChecksumType(),
 		BytesPerChecksum: bi.GetBytesPerChecksum(), QuotaBytes: bi.GetQuotaBytes(),
@@ -330,10 +330,10 @@ func (a *applier) createBucket(bi *stratov1.BucketInfo) (proto.Message, error) {
 	if c := a.ns.acache; c != nil && rec.Layout == stratov1.BucketLayout_LAYOUT_FSO {
 		c.markEmpty(id) // the root directory of a new bucket
 	}
-	return &stratov1.CreateBucketResponse{Bucket: rec}, nil
+	return &stratov1.CreateBucketResponse{Bucket: BucketInfo(rec)}, nil
 }
 
-func (a *applier) deleteBucket(r *stratov1.DeleteBucketRequest) (proto.Message, error) {
+func (a *applier) deleteBucket(r *stratov1.DeleteBucketCommand) (proto.Message, error) {
 	bk, err := a.loadBucket(r.GetVolume(), r.GetName())
 	if err != nil {
 		return nil, err
@@ -388,7 +388,7 @@ func (a *applier) deleteBucket(r *stratov1.DeleteBucketRequest) (proto.Message, 
 
 // freeBlocks records blocks no key references any more in the deleted-blocks
 // table.
-func (a *applier) freeBlocks(objectID uint64, blocks []*stratov1.BlockLocation, reason string) error {
+func (a *applier) freeBlocks(objectID uint64, blocks []*stratov1.BlockRecord, reason string) error {
 	if len(blocks) == 0 {
 		return nil
 	}
@@ -397,7 +397,7 @@ func (a *applier) freeBlocks(objectID uint64, blocks []*stratov1.BlockLocation, 
 		return err
 	}
 	rec := &stratov1.DeletedBlocks{Seq: seq, ObjectId: objectID, DeletedAtUnixMs: a.now, Reason: reason,
-		Blocks: make([]*stratov1.BlockID, 0, len(blocks))}
+		Blocks: make([]*stratov1.BlockIDRecord, 0, len(blocks))}
 	for _, bl := range blocks {
 		rec.Blocks = append(rec.Blocks, bl.GetBlockId())
 	}
@@ -407,7 +407,7 @@ func (a *applier) freeBlocks(objectID uint64, blocks []*stratov1.BlockLocation, 
 // charge adds dBytes and dNamespace to a bucket's usage and dBytes to its
 // volume's, failing with ErrQuotaExceeded (and writing nothing) if a quota
 // would be exceeded.
-func (a *applier) charge(bk *stratov1.BucketInfo, dBytes, dNamespace int64) error {
+func (a *applier) charge(bk *stratov1.BucketRecord, dBytes, dNamespace int64) error {
 	return a.chargeIDs(bk.Id, bk.VolumeId, bk.Volume, bk.Name, dBytes, dNamespace)
 }
 

@@ -34,7 +34,7 @@ type applyCache struct {
 	alive map[uint64]struct{}
 	// buckets: bucket records by their key (volume, name); a hit is
 	// cloned, since callers change the record they load.
-	buckets map[string]*stratov1.BucketInfo
+	buckets map[string]*stratov1.BucketRecord
 	// kids holds the directories whose every entry Apply knows: those it
 	// created since the cache was last emptied (a new directory has no
 	// entries), each with the names in its directory table (kidDir) and
@@ -58,7 +58,7 @@ type applyCache struct {
 
 func newApplyCache(entries int) *applyCache {
 	return &applyCache{max: entries, dirs: make(map[dirKey]uint64), alive: make(map[uint64]struct{}),
-		buckets: make(map[string]*stratov1.BucketInfo), kids: make(map[uint64]map[string]uint8),
+		buckets: make(map[string]*stratov1.BucketRecord), kids: make(map[uint64]map[string]uint8),
 		reclaimed: make(map[uint64][]byte)}
 }
 
@@ -210,11 +210,11 @@ func (t trackedBatch) Apply(b *pebble.Batch, o *pebble.WriteOptions) error {
 	return t.Batch.Apply(b, o)
 }
 
-func (c *applyCache) fillBucket(key []byte, bk *stratov1.BucketInfo) {
+func (c *applyCache) fillBucket(key []byte, bk *stratov1.BucketRecord) {
 	if len(c.buckets) >= c.max {
 		clear(c.buckets)
 	}
-	c.buckets[string(key)] = proto.Clone(bk).(*stratov1.BucketInfo)
+	c.buckets[string(key)] = proto.Clone(bk).(*stratov1.BucketRecord)
 }
 
 func (c *applyCache) fillDir(parent uint64, name string, id uint64) {

@@ -89,7 +89,7 @@ func BenchmarkApplyCreateBatched(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			commits[j] = &stratov1.NamespaceCommand{NowUnixMs: cmd.NowUnixMs, Op: &stratov1.NamespaceCommand_CommitKey{CommitKey: &stratov1.CommitKeyRequest{
+			commits[j] = &stratov1.NamespaceCommand{NowUnixMs: cmd.NowUnixMs, Op: &stratov1.NamespaceCommand_CommitKey{CommitKey: &stratov1.CommitKeyCommand{
 				Volume: "vol", Bucket: "fsb", Key: benchPath(i + j), OpenId: res.(*stratov1.OpenKeyResponse).OpenId}}}
 		}
 		h.commitBatch(b, batch, commits...)

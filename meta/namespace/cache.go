@@ -27,7 +27,7 @@ type dirCache struct {
 
 	// Buckets by "volume\x00bucket", same rules; read-only records.
 	bmu     sync.Mutex
-	buckets map[string]*stratov1.BucketInfo
+	buckets map[string]*stratov1.BucketRecord
 }
 
 const maxCachedBuckets = 4096
@@ -45,7 +45,7 @@ type dirShard struct {
 }
 
 func newDirCache(entries int) *dirCache {
-	c := &dirCache{perShard: max(entries/dirCacheShards, 1), buckets: make(map[string]*stratov1.BucketInfo)}
+	c := &dirCache{perShard: max(entries/dirCacheShards, 1), buckets: make(map[string]*stratov1.BucketRecord)}
 	for i := range c.shards {
 		c.shards[i].m = make(map[dirKey]uint64)
 	}
@@ -104,14 +104,14 @@ func (c *dirCache) remove(parent uint64, name string) {
 
 func bucketCacheKey(volume, bucket string) string { return volume + "\x00" + bucket }
 
-func (c *dirCache) getBucket(volume, bucket string) *stratov1.BucketInfo {
+func (c *dirCache) getBucket(volume, bucket string) *stratov1.BucketRecord {
 	c.bmu.Lock()
 	bk := c.buckets[volume+"\x00"+bucket]
 	c.bmu.Unlock()
 	return bk
 }
 
-func (c *dirCache) fillBucket(bk *stratov1.BucketInfo, gen uint64) {
+func (c *dirCache) fillBucket(bk *stratov1.BucketRecord, gen uint64) {
 	c.bmu.Lock()
 	if c.gen.Load() == gen {
 		if len(c.buckets) >= maxCachedBuckets {

@@ -44,7 +44,7 @@ func (a *applier) expireOpenKeys(c *stratov1.ExpireOpenKeysCommand) (proto.Messa
 // unpublished returns the blocks of an open key that no committed key
 // references: all of them, unless an hsync published some under the open
 // key's ID and that key is still there.
-func (a *applier) unpublished(rec *stratov1.OpenKeyInfo) ([]*stratov1.BlockLocation, error) {
+func (a *applier) unpublished(rec *stratov1.OpenKeyInfo) ([]*stratov1.BlockRecord, error) {
 	if !rec.Hsynced {
 		return rec.Blocks, nil
 	}
@@ -52,7 +52,7 @@ func (a *applier) unpublished(rec *stratov1.OpenKeyInfo) ([]*stratov1.BlockLocat
 	if rec.Layout == stratov1.BucketLayout_LAYOUT_FSO {
 		tag = tagFile
 	}
-	ki := &stratov1.KeyInfo{}
+	ki := &stratov1.KeyRecord{}
 	if ok, err := get(a.b, childKey(a.kb2, tag, rec.ParentId, rec.FileName), ki); err != nil || !ok || ki.ObjectId != rec.Id {
 		return rec.Blocks, err
 	}
@@ -60,7 +60,7 @@ func (a *applier) unpublished(rec *stratov1.OpenKeyInfo) ([]*stratov1.BlockLocat
 	for _, bl := range ki.Blocks {
 		published[blockKey(bl.BlockId)] = true
 	}
-	out := make([]*stratov1.BlockLocation, 0, len(rec.Blocks))
+	out := make([]*stratov1.BlockRecord, 0, len(rec.Blocks))
 	for _, bl := range rec.Blocks {
 		if !published[blockKey(bl.BlockId)] {
 			out = append(out, bl)
@@ -119,7 +119,7 @@ func (a *applier) reclaim(c *stratov1.ReclaimCommand) (proto.Message, error) {
 				}
 				res.Directories++
 			} else {
-				ki := &stratov1.KeyInfo{}
+				ki := &stratov1.KeyRecord{}
 				if err := proto.Unmarshal(ch.value, ki); err != nil {
 					return nil, fmt.Errorf("%w: %q: %w", ErrCorrupt, ch.key, err)
 				}

@@ -76,7 +76,7 @@ func (ns *Namespace) DeferOpen(view pebble.Reader, c *stratov1.OpenKeyCommand) (
 
 // createToken decodes a create token and checks it against the commit that
 // carries it: same key, no blocks, not hsync.
-func createToken(c *stratov1.CommitKeyRequest) (*stratov1.OpenKeyCommand, error) {
+func createToken(c *stratov1.CommitKeyCommand) (*stratov1.OpenKeyCommand, error) {
 	oc := &stratov1.OpenKeyCommand{}
 	if err := proto.Unmarshal(c.GetCreateToken(), oc); err != nil {
 		return nil, fmt.Errorf("%w: undecodable create token: %w", ErrInvalid, err)

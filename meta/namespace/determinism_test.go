@@ -100,7 +100,7 @@ func TestDeterminism(t *testing.T) {
 				if ok, err := leader.rd().OpenKey(openIDs[i]); err == nil {
 					for _, b := range ok.Blocks {
 						if rapid.Bool().Draw(rt, "use") {
-							blocks = append(blocks, &stratov1.BlockLocation{BlockId: b.BlockId, Length: rapid.Int64Range(0, 20).Draw(rt, "len")})
+							blocks = append(blocks, &stratov1.BlockLocation{BlockId: BlockLocation(b).BlockId, Length: rapid.Int64Range(0, 20).Draw(rt, "len")})
 						}
 					}
 				}

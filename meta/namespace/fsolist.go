@@ -96,7 +96,7 @@ type fsoLister struct {
 	rs     *resolver
 	expand bool // no delimiter: descend into directories
 	// visit receives a file (ki set) or a common prefix; false stops.
-	visit func(name string, ki *stratov1.KeyInfo) bool
+	visit func(name string, ki *stratov1.KeyRecord) bool
 }
 
 // list lists directory id, whose keys all start with base, restricted to
@@ -170,7 +170,7 @@ func (l *fsoLister) list(id uint64, base, namePrefix, after string) (bool, error
 			fname = files.Key()[10:]
 		}
 		if fok && (!dok || bytes.Compare(fname, []byte(d.name+"/")) < 0) {
-			ki := &stratov1.KeyInfo{}
+			ki := &stratov1.KeyRecord{}
 			if err := proto.Unmarshal(files.Value(), ki); err != nil {
 				return false, fmt.Errorf("%w: file %s: %w", ErrCorrupt, fname, err)
 			}
@@ -199,7 +199,7 @@ func (l *fsoLister) list(id uint64, base, namePrefix, after string) (bool, error
 	return true, ds.it.Error()
 }
 
-func (rd *Reader) listFSO(bk *stratov1.BucketInfo, prefix, after, delim string, limit int) (*stratov1.ListKeysResponse, error) {
+func (rd *Reader) listFSO(bk *stratov1.BucketRecord, prefix, after, delim string, limit int) (*stratov1.ListKeysResponse, error) {
 	if delim != "" && delim != "/" {
 		return nil, fmt.Errorf("%w: FSO bucket %s/%s lists with delimiter \"/\" or none, not %q", ErrInvalid, bk.Volume, bk.Name, delim)
 	}
@@ -226,7 +226,7 @@ func (rd *Reader) listFSO(bk *stratov1.BucketInfo, prefix, after, delim string, 
 		base = dirPath + "/"
 	}
 	n := 0
-	l := &fsoLister{rd: rd, rs: rs, expand: delim == "", visit: func(name string, ki *stratov1.KeyInfo) bool {
+	l := &fsoLister{rd: rd, rs: rs, expand: delim == "", visit: func(name string, ki *stratov1.KeyRecord) bool {
 		if n == limit {
 			res.Truncated = true
 			return false
@@ -238,7 +238,7 @@ func (rd *Reader) listFSO(bk *stratov1.BucketInfo, prefix, after, delim string, 
 			return true
 		}
 		ki.Volume, ki.Bucket, ki.Name = bk.Volume, bk.Name, name
-		res.Keys = append(res.Keys, ki)
+		res.Keys = append(res.Keys, KeyInfo(ki))
 		return true
 	}}
 	if _, err := l.list(id, base, namePrefix, after); err != nil {

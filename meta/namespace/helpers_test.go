@@ -27,7 +27,7 @@ type testAlloc struct {
 	fail     error
 }
 
-func (a *testAlloc) AllocateBlock(_ context.Context, repl stratov1.ReplicationFactor, _ int64, ex *stratov1.ExcludeList) (*stratov1.BlockLocation, error) {
+func (a *testAlloc) AllocateBlock(_ context.Context, repl stratov1.ReplicationFactor, _ int64, ex *stratov1.ExcludeList) (*stratov1.BlockRecord, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.calls++
@@ -36,11 +36,11 @@ func (a *testAlloc) AllocateBlock(_ context.Context, repl stratov1.ReplicationFa
 		return nil, a.fail
 	}
 	a.next++
-	p := &stratov1.Pipeline{Id: 7}
+	p := &stratov1.BlockPipelineRecord{Id: 7}
 	for i := 0; i < int(repl); i++ {
-		p.Members = append(p.Members, &stratov1.DatanodeDetails{Id: string(rune('a' + i)), DataAddr: "127.0.0.1:1"})
+		p.Members = append(p.Members, &stratov1.BlockMemberRecord{Id: string(rune('a' + i)), DataAddr: "127.0.0.1:1"})
 	}
-	return &stratov1.BlockLocation{BlockId: &stratov1.BlockID{ContainerId: 1, LocalId: a.next}, Pipeline: p}, nil
+	return &stratov1.BlockRecord{BlockId: &stratov1.BlockIDRecord{ContainerId: 1, LocalId: a.next}, Pipeline: p}, nil
 }
 
 type quietLogger struct{}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/strato-io/strato/proto/strato/v1"
 )
@@ -211,7 +210,7 @@ func TestOpenKeyExpiry(t *testing.T) {
 	okInfo, err := h.rd().OpenKey(committed)
 	require.NoError(t, err)
 	h.must(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "obs", Key: "k1", OpenId: committed,
-		Blocks: []*stratov1.BlockLocation{{BlockId: okInfo.Blocks[0].BlockId, Length: 1}}})
+		Blocks: []*stratov1.BlockLocation{{BlockId: BlockLocation(okInfo.Blocks[0]).BlockId, Length: 1}}})
 
 	cmd, err := h.ns.PrepareExpiry(h.db, h.now, 100)
 	require.NoError(t, err)
@@ -383,7 +382,7 @@ func TestHsyncedOpenKeyExpiryKeepsPublishedBlocks(t *testing.T) {
 	del := h.deletedBlocks()
 	require.Len(t, del, 1)
 	require.Len(t, del[0].Blocks, 1)
-	require.True(t, proto.Equal(b2, del[0].Blocks[0]), "only the unpublished block is freed")
+	require.Equal(t, [2]uint64{b2.ContainerId, b2.LocalId}, [2]uint64{del[0].Blocks[0].ContainerId, del[0].Blocks[0].LocalId}, "only the unpublished block is freed")
 	st, err := h.stat("bkt", "f")
 	require.NoError(t, err)
 	require.Equal(t, int64(5), st.Length, "the hsynced file outlives its writer")

@@ -8,15 +8,15 @@ import (
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
-func isFSO(bk *stratov1.BucketInfo) bool { return bk.GetLayout() == stratov1.BucketLayout_LAYOUT_FSO }
+func isFSO(bk *stratov1.BucketRecord) bool { return bk.GetLayout() == stratov1.BucketLayout_LAYOUT_FSO }
 
-func blockKey(id *stratov1.BlockID) [2]uint64 {
+func blockKey(id *stratov1.BlockIDRecord) [2]uint64 {
 	return [2]uint64{id.GetContainerId(), id.GetLocalId()}
 }
 
 // checkAllocated validates blocks handed out by prepare: each has an ID and
 // none repeats.
-func checkAllocated(blocks []*stratov1.BlockLocation) error {
+func checkAllocated(blocks []*stratov1.BlockRecord) error {
 	seen := make(map[[2]uint64]struct{}, len(blocks))
 	for _, bl := range blocks {
 		if bl.GetBlockId() == nil {
@@ -39,7 +39,7 @@ func (a *applier) openKey(c *stratov1.OpenKeyCommand) (proto.Message, error) {
 		return nil, err
 	}
 	return &stratov1.OpenKeyResponse{
-		OpenId: rec.Id, Blocks: rec.Blocks, Replication: rec.Replication,
+		OpenId: rec.Id, Blocks: BlockLocations(rec.Blocks), Replication: rec.Replication,
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum, BlockSize: bk.BlockSize,
 	}, nil
 }
@@ -47,7 +47,7 @@ func (a *applier) openKey(c *stratov1.OpenKeyCommand) (proto.Message, error) {
 // newOpenKey checks open c, creates the parent directories it needs, and
 // gives it an ID; persist records it in the open-key table (a deferred
 // create is committed in the same apply and never recorded).
-func (a *applier) newOpenKey(c *stratov1.OpenKeyCommand, persist bool) (*stratov1.OpenKeyInfo, *stratov1.BucketInfo, error) {
+func (a *applier) newOpenKey(c *stratov1.OpenKeyCommand, persist bool) (*stratov1.OpenKeyInfo, *stratov1.BucketRecord, error) {
 	bk, err := a.loadBucket(c.GetVolume(), c.GetBucket())
 	if err != nil {
 		return nil, nil, err
@@ -144,7 +144,7 @@ func (a *applier) newOpenKey(c *stratov1.OpenKeyCommand, persist bool) (*stratov
 
 // checkFits fails with ErrQuotaExceeded if dBytes more bytes would not fit
 // the bucket's or the volume's quota. It writes nothing.
-func (a *applier) checkFits(bk *stratov1.BucketInfo, dBytes int64) error {
+func (a *applier) checkFits(bk *stratov1.BucketRecord, dBytes int64) error {
 	bu, err := getUsage(a.b, bk.Id)
 	if err != nil {
 		return err
@@ -186,10 +186,10 @@ func (a *applier) allocateBlock(c *stratov1.AllocateBlockCommand) (proto.Message
 	if err := put(a.b, idKey(a.kb, tagOpen, rec.Id), rec); err != nil {
 		return nil, err
 	}
-	return &stratov1.AllocateBlockResponse{Block: c.GetBlock()}, nil
+	return &stratov1.AllocateBlockResponse{Block: BlockLocation(c.GetBlock())}, nil
 }
 
-func (a *applier) commitKey(c *stratov1.CommitKeyRequest) (proto.Message, error) {
+func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error) {
 	rec, deferred, err := a.committedOpenKey(c)
 	if err != nil {
 		return nil, err
@@ -231,7 +231,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyRequest) (proto.Message, error)
 		return nil, err
 	}
 
-	ki := &stratov1.KeyInfo{
+	ki := &stratov1.KeyRecord{
 		ObjectId: rec.Id, Size: size, Replication: rec.Replication,
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum,
 		CreationTimeUnixMs: rec.CreationTimeUnixMs, ModificationTimeUnixMs: a.now, Blocks: final, Owner: rec.Owner,
@@ -270,7 +270,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyRequest) (proto.Message, error)
 
 // committedOpenKey is the open key a CommitKey names: stored, or, for a
 // deferred create (deferred), made from its token with every check again.
-func (a *applier) committedOpenKey(c *stratov1.CommitKeyRequest) (rec *stratov1.OpenKeyInfo, deferred bool, err error) {
+func (a *applier) committedOpenKey(c *stratov1.CommitKeyCommand) (rec *stratov1.OpenKeyInfo, deferred bool, err error) {
 	if len(c.GetCreateToken()) == 0 {
 		rec, err = a.loadOpenKey(c.GetOpenId(), c.GetVolume(), c.GetBucket())
 		return rec, false, err
@@ -287,12 +287,12 @@ func (a *applier) committedOpenKey(c *stratov1.CommitKeyRequest) (rec *stratov1.
 // key's allocations (their pipelines come from the allocation, lengths from
 // the client) and returns them with their offsets, the key's size, and the
 // allocations left out, in allocation order.
-func committedBlocks(rec *stratov1.OpenKeyInfo, blocks []*stratov1.BlockLocation) (final []*stratov1.BlockLocation, size int64, unused []*stratov1.BlockLocation, err error) {
-	allocated := make(map[[2]uint64]*stratov1.BlockLocation, len(rec.Blocks))
+func committedBlocks(rec *stratov1.OpenKeyInfo, blocks []*stratov1.BlockRecord) (final []*stratov1.BlockRecord, size int64, unused []*stratov1.BlockRecord, err error) {
+	allocated := make(map[[2]uint64]*stratov1.BlockRecord, len(rec.Blocks))
 	for _, bl := range rec.Blocks {
 		allocated[blockKey(bl.BlockId)] = bl
 	}
-	final = make([]*stratov1.BlockLocation, 0, len(blocks))
+	final = make([]*stratov1.BlockRecord, 0, len(blocks))
 	for _, bl := range blocks {
 		k := blockKey(bl.GetBlockId())
 		al, ok := allocated[k]
@@ -305,11 +305,11 @@ func committedBlocks(rec *stratov1.OpenKeyInfo, blocks []*stratov1.BlockLocation
 			return nil, 0, nil, fmt.Errorf("%w: block %d/%d has length %d", ErrInvalidBlocks, k[0], k[1], bl.GetLength())
 		}
 		delete(allocated, k)
-		final = append(final, &stratov1.BlockLocation{BlockId: al.BlockId, Offset: size, Length: bl.GetLength(), Pipeline: al.Pipeline})
+		final = append(final, &stratov1.BlockRecord{BlockId: al.BlockId, Offset: size, Length: bl.GetLength(), Pipeline: al.Pipeline})
 		size += bl.GetLength()
 	}
 	if len(allocated) > 0 {
-		unused = make([]*stratov1.BlockLocation, 0, len(allocated))
+		unused = make([]*stratov1.BlockRecord, 0, len(allocated))
 		for _, bl := range rec.Blocks { // in allocation order: deterministic
 			if _, ok := allocated[blockKey(bl.BlockId)]; ok {
 				unused = append(unused, bl)
@@ -322,7 +322,7 @@ func committedBlocks(rec *stratov1.OpenKeyInfo, blocks []*stratov1.BlockLocation
 // commitTarget is where the committed key goes (its record key) and what
 // is there now (replaced: a key or file of that name exists). For a file,
 // its parent must still be a directory and the name not a directory.
-func (a *applier) commitTarget(rec *stratov1.OpenKeyInfo, name string, fso bool) (key []byte, old *stratov1.KeyInfo, replaced bool, err error) {
+func (a *applier) commitTarget(rec *stratov1.OpenKeyInfo, name string, fso bool) (key []byte, old *stratov1.KeyRecord, replaced bool, err error) {
 	tag := byte(tagKey)
 	if fso {
 		tag = tagFile
@@ -340,7 +340,7 @@ func (a *applier) commitTarget(rec *stratov1.OpenKeyInfo, name string, fso bool)
 		}
 	}
 	key = childKey(a.kb2, tag, rec.ParentId, rec.FileName)
-	old = &stratov1.KeyInfo{}
+	old = &stratov1.KeyRecord{}
 	if c := a.ns.acache; fso && c != nil && c.absent(tagFile, rec.ParentId, rec.FileName) {
 		if c.verify {
 			a.rs.verifyAbsent(tagFile, rec.ParentId, rec.FileName)

@@ -74,7 +74,7 @@ type BlockAllocator interface {
 	// AllocateBlock returns a new block of replication repl (the location
 	// with its pipeline, length 0) avoiding everything in exclude (may be
 	// nil). sizeHint is the number of bytes the writer expects to put in it.
-	AllocateBlock(ctx context.Context, repl stratov1.ReplicationFactor, sizeHint int64, exclude *stratov1.ExcludeList) (*stratov1.BlockLocation, error)
+	AllocateBlock(ctx context.Context, repl stratov1.ReplicationFactor, sizeHint int64, exclude *stratov1.ExcludeList) (*stratov1.BlockRecord, error)
 }
 
 // PrepareEnv is what Prepare takes from the leader: its clock and its block

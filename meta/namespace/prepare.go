@@ -40,15 +40,16 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		} else if ok {
 			return nil, fmt.Errorf("%w: %s", ErrVolumeExists, r.GetName())
 		}
-		cmd.Op = &stratov1.NamespaceCommand_CreateVolume{CreateVolume: &stratov1.VolumeInfo{
+		cmd.Op = &stratov1.NamespaceCommand_CreateVolume{CreateVolume: &stratov1.VolumeRecord{
 			Name: r.GetName(), Owner: r.GetOwner(), QuotaBytes: r.GetQuotaBytes(), QuotaNamespace: r.GetQuotaNamespace()}}
 	case *stratov1.DeleteVolumeRequest:
-		cmd.Op = &stratov1.NamespaceCommand_DeleteVolume{DeleteVolume: r}
+		cmd.Op = &stratov1.NamespaceCommand_DeleteVolume{DeleteVolume: &stratov1.DeleteVolumeCommand{Name: r.GetName()}}
 	case *stratov1.SetQuotaRequest:
 		if err := checkQuotas(r.GetQuotaBytes(), r.GetQuotaNamespace()); err != nil {
 			return nil, err
 		}
-		cmd.Op = &stratov1.NamespaceCommand_SetQuota{SetQuota: r}
+		cmd.Op = &stratov1.NamespaceCommand_SetQuota{SetQuota: &stratov1.SetQuotaCommand{
+			Volume: r.GetVolume(), Bucket: r.GetBucket(), QuotaBytes: r.GetQuotaBytes(), QuotaNamespace: r.GetQuotaNamespace()}}
 	case *stratov1.CreateBucketRequest:
 		bi, err := ns.prepareBucket(r, view)
 		if err != nil {
@@ -56,7 +57,7 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		}
 		cmd.Op = &stratov1.NamespaceCommand_CreateBucket{CreateBucket: bi}
 	case *stratov1.DeleteBucketRequest:
-		cmd.Op = &stratov1.NamespaceCommand_DeleteBucket{DeleteBucket: r}
+		cmd.Op = &stratov1.NamespaceCommand_DeleteBucket{DeleteBucket: &stratov1.DeleteBucketCommand{Volume: r.GetVolume(), Name: r.GetName()}}
 	case *stratov1.OpenKeyRequest:
 		ok, err := ns.prepareOpen(ctx, view, env, &stratov1.OpenKeyCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), Replication: r.GetReplication(),
@@ -91,22 +92,25 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		cmd.Op = &stratov1.NamespaceCommand_AllocateBlock{AllocateBlock: &stratov1.AllocateBlockCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), OpenId: r.GetOpenId(), Block: bl}}
 	case *stratov1.CommitKeyRequest:
-		if len(r.GetCreateToken()) > 0 {
-			if _, err := createToken(r); err != nil {
-				return nil, err
-			}
-		}
 		for _, bl := range r.GetBlocks() {
 			if bl.GetBlockId() == nil || bl.GetLength() < 0 {
 				return nil, fmt.Errorf("%w: block %v", ErrInvalidBlocks, bl)
 			}
 		}
-		cmd.Op = &stratov1.NamespaceCommand_CommitKey{CommitKey: r}
+		c := &stratov1.CommitKeyCommand{Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), OpenId: r.GetOpenId(),
+			Blocks: blockRecords(r.GetBlocks()), Hsync: r.GetHsync(), CreateToken: r.GetCreateToken()}
+		if len(c.CreateToken) > 0 {
+			if _, err := createToken(c); err != nil {
+				return nil, err
+			}
+		}
+		cmd.Op = &stratov1.NamespaceCommand_CommitKey{CommitKey: c}
 	case *stratov1.DeleteKeyRequest:
-		cmd.Op = &stratov1.NamespaceCommand_Delete{Delete: &stratov1.DeleteRequest{
+		cmd.Op = &stratov1.NamespaceCommand_Delete{Delete: &stratov1.DeleteCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetKey()}}
 	case *stratov1.DeleteRequest:
-		cmd.Op = &stratov1.NamespaceCommand_Delete{Delete: r}
+		cmd.Op = &stratov1.NamespaceCommand_Delete{Delete: &stratov1.DeleteCommand{
+			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetPath(), Recursive: r.GetRecursive()}}
 	case *stratov1.RenameKeyRequest:
 		cmd.Op = &stratov1.NamespaceCommand_Rename{Rename: &stratov1.RenameCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Src: r.GetFromKey(), Dst: r.GetToKey()}}
@@ -117,14 +121,15 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		if _, err := CleanPath(r.GetPath()); err != nil {
 			return nil, err
 		}
-		cmd.Op = &stratov1.NamespaceCommand_CreateDirectory{CreateDirectory: r}
+		cmd.Op = &stratov1.NamespaceCommand_CreateDirectory{CreateDirectory: &stratov1.CreateDirectoryCommand{
+			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetPath(), Owner: r.GetOwner()}}
 	default:
 		return nil, fmt.Errorf("%w: %T is not a namespace mutation", ErrInvalid, req)
 	}
 	return cmd, nil
 }
 
-func (ns *Namespace) prepareBucket(r *stratov1.CreateBucketRequest, view pebble.Reader) (*stratov1.BucketInfo, error) {
+func (ns *Namespace) prepareBucket(r *stratov1.CreateBucketRequest, view pebble.Reader) (*stratov1.BucketRecord, error) {
 	if err := ValidateVolumeName(r.GetVolume()); err != nil {
 		return nil, err
 	}
@@ -134,7 +139,7 @@ func (ns *Namespace) prepareBucket(r *stratov1.CreateBucketRequest, view pebble.
 	if err := checkQuotas(r.GetQuotaBytes(), r.GetQuotaNamespace()); err != nil {
 		return nil, err
 	}
-	bi := &stratov1.BucketInfo{
+	bi := &stratov1.BucketRecord{
 		Volume: r.GetVolume(), Name: r.GetName(), Layout: r.GetLayout(), Replication: r.GetReplication(),
 		ChecksumType: r.GetChecksumType(), BytesPerChecksum: r.GetBytesPerChecksum(),
 		QuotaBytes: r.GetQuotaBytes(), QuotaNamespace: r.GetQuotaNamespace(), Owner: r.GetOwner(),
@@ -211,7 +216,7 @@ func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env Pr
 		if err != nil {
 			return nil, err
 		}
-		c.Blocks = []*stratov1.BlockLocation{bl}
+		c.Blocks = []*stratov1.BlockRecord{bl}
 	}
 	return c, nil
 }

@@ -55,13 +55,16 @@ func applyUsage(r pebble.Reader, id uint64, bytes, names *int64) error {
 
 // Volume returns a volume with its usage.
 func (rd *Reader) Volume(name string) (*stratov1.VolumeInfo, error) {
-	v := &stratov1.VolumeInfo{}
+	v := &stratov1.VolumeRecord{}
 	if ok, err := get(rd.r, volumeKey(nil, name), v); err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrVolumeNotFound, name)
 	}
-	return v, applyUsage(rd.r, v.Id, &v.UsedBytes, &v.UsedNamespace)
+	if err := applyUsage(rd.r, v.Id, &v.UsedBytes, &v.UsedNamespace); err != nil {
+		return nil, err
+	}
+	return VolumeInfo(v), nil
 }
 
 // Bucket returns a bucket with its usage.
@@ -70,13 +73,13 @@ func (rd *Reader) Bucket(volume, name string) (*stratov1.BucketInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	bk := proto.Clone(shared).(*stratov1.BucketInfo)
+	bk := BucketInfo(shared)
 	return bk, applyUsage(rd.r, bk.Id, &bk.UsedBytes, &bk.UsedNamespace)
 }
 
 // bucket returns a bucket's record, which the caller must not modify (it
 // may be shared through the cache).
-func (rd *Reader) bucket(volume, name string) (*stratov1.BucketInfo, error) {
+func (rd *Reader) bucket(volume, name string) (*stratov1.BucketRecord, error) {
 	c := rd.ns.cache
 	var gen uint64
 	var fillOK bool
@@ -86,7 +89,7 @@ func (rd *Reader) bucket(volume, name string) (*stratov1.BucketInfo, error) {
 		}
 		gen, fillOK = c.token()
 	}
-	bk := &stratov1.BucketInfo{}
+	bk := &stratov1.BucketRecord{}
 	if ok, err := get(rd.r, bucketKey(nil, volume, name), bk); err != nil {
 		return nil, err
 	} else if !ok {
@@ -135,12 +138,13 @@ func (rd *Reader) ListVolumes(req *stratov1.ListVolumesRequest) (*stratov1.ListV
 			res.Truncated = true
 			return false, nil
 		}
-		vi := &stratov1.VolumeInfo{}
+		vi := &stratov1.VolumeRecord{}
 		if err := proto.Unmarshal(v, vi); err != nil {
 			return false, fmt.Errorf("%w: volume: %w", ErrCorrupt, err)
 		}
-		res.Volumes = append(res.Volumes, vi)
-		return true, applyUsage(rd.r, vi.Id, &vi.UsedBytes, &vi.UsedNamespace)
+		info := VolumeInfo(vi)
+		res.Volumes = append(res.Volumes, info)
+		return true, applyUsage(rd.r, info.Id, &info.UsedBytes, &info.UsedNamespace)
 	})
 	return res, err
 }
@@ -159,12 +163,13 @@ func (rd *Reader) ListBuckets(req *stratov1.ListBucketsRequest) (*stratov1.ListB
 			res.Truncated = true
 			return false, nil
 		}
-		bk := &stratov1.BucketInfo{}
+		bk := &stratov1.BucketRecord{}
 		if err := proto.Unmarshal(v, bk); err != nil {
 			return false, fmt.Errorf("%w: bucket: %w", ErrCorrupt, err)
 		}
-		res.Buckets = append(res.Buckets, bk)
-		return true, applyUsage(rd.r, bk.Id, &bk.UsedBytes, &bk.UsedNamespace)
+		info := BucketInfo(bk)
+		res.Buckets = append(res.Buckets, info)
+		return true, applyUsage(rd.r, info.Id, &info.UsedBytes, &info.UsedNamespace)
 	})
 	return res, err
 }
@@ -228,7 +233,7 @@ func (rd *Reader) LookupKey(req *stratov1.LookupKeyRequest) (*stratov1.LookupKey
 	if err != nil {
 		return nil, err
 	}
-	ki := &stratov1.KeyInfo{}
+	ki := &stratov1.KeyRecord{}
 	name := req.GetKey()
 	if isFSO(bk) {
 		if name, err = CleanPath(name); err != nil {
@@ -262,7 +267,7 @@ func (rd *Reader) LookupKey(req *stratov1.LookupKeyRequest) (*stratov1.LookupKey
 		}
 	}
 	ki.Volume, ki.Bucket, ki.Name = bk.Volume, bk.Name, name
-	return &stratov1.LookupKeyResponse{Key: ki}, nil
+	return &stratov1.LookupKeyResponse{Key: KeyInfo(ki)}, nil
 }
 
 func dirStatus(path string, d *stratov1.DirectoryInfo) *stratov1.FileStatus {
@@ -270,17 +275,35 @@ func dirStatus(path string, d *stratov1.DirectoryInfo) *stratov1.FileStatus {
 		CreationTimeUnixMs: d.CreationTimeUnixMs, ObjectId: d.ObjectId, Owner: d.Owner}
 }
 
-func fileStatus(bk *stratov1.BucketInfo, path string, ki *stratov1.KeyInfo, withBlocks bool) *stratov1.FileStatus {
-	st := &stratov1.FileStatus{Path: path, Length: ki.Size, Replication: ki.Replication, BlockSize: bk.BlockSize,
-		ModificationTimeUnixMs: ki.ModificationTimeUnixMs, CreationTimeUnixMs: ki.CreationTimeUnixMs, ObjectId: ki.ObjectId, Owner: ki.Owner}
+// keyFields are what a file status shows of a key: its record's, or its
+// API view's.
+type keyFields interface {
+	GetSize() int64
+	GetReplication() stratov1.ReplicationFactor
+	GetModificationTimeUnixMs() int64
+	GetCreationTimeUnixMs() int64
+	GetObjectId() uint64
+	GetOwner() string
+}
+
+func fileStatus(bk *stratov1.BucketRecord, path string, ki keyFields) *stratov1.FileStatus {
+	return &stratov1.FileStatus{Path: path, Length: ki.GetSize(), Replication: ki.GetReplication(), BlockSize: bk.BlockSize,
+		ModificationTimeUnixMs: ki.GetModificationTimeUnixMs(), CreationTimeUnixMs: ki.GetCreationTimeUnixMs(),
+		ObjectId: ki.GetObjectId(), Owner: ki.GetOwner()}
+}
+
+// fileStatusWithKey is fileStatus with the key and its blocks when the
+// caller asked for them.
+func fileStatusWithKey(bk *stratov1.BucketRecord, path string, ki *stratov1.KeyRecord, withBlocks bool) *stratov1.FileStatus {
+	st := fileStatus(bk, path, ki)
 	if withBlocks {
 		ki.Volume, ki.Bucket, ki.Name = bk.Volume, bk.Name, path
-		st.Key = ki
+		st.Key = KeyInfo(ki)
 	}
 	return st
 }
 
-func rootStatus(bk *stratov1.BucketInfo) *stratov1.FileStatus {
+func rootStatus(bk *stratov1.BucketRecord) *stratov1.FileStatus {
 	return &stratov1.FileStatus{IsDirectory: true, ModificationTimeUnixMs: bk.ModificationTimeUnixMs,
 		CreationTimeUnixMs: bk.CreationTimeUnixMs, ObjectId: bk.Id, Owner: bk.Owner}
 }
@@ -309,11 +332,11 @@ func (rd *Reader) GetFileStatus(req *stratov1.GetFileStatusRequest) (*stratov1.G
 	if err != nil {
 		return nil, err
 	}
-	ki := &stratov1.KeyInfo{}
+	ki := &stratov1.KeyRecord{}
 	if ok, err := get(rd.r, childKey(rs.buf, tagFile, pid, name), ki); err != nil {
 		return nil, err
 	} else if ok {
-		return &stratov1.GetFileStatusResponse{Status: fileStatus(bk, p, ki, req.GetWithBlocks())}, nil
+		return &stratov1.GetFileStatusResponse{Status: fileStatusWithKey(bk, p, ki, req.GetWithBlocks())}, nil
 	}
 	d := &stratov1.DirectoryInfo{}
 	if ok, err := get(rd.r, childKey(rs.buf, tagDir, pid, name), d); err != nil {
@@ -324,16 +347,16 @@ func (rd *Reader) GetFileStatus(req *stratov1.GetFileStatusRequest) (*stratov1.G
 	return &stratov1.GetFileStatusResponse{Status: dirStatus(p, d)}, nil
 }
 
-func (rd *Reader) obsFileStatus(bk *stratov1.BucketInfo, req *stratov1.GetFileStatusRequest) (*stratov1.GetFileStatusResponse, error) {
+func (rd *Reader) obsFileStatus(bk *stratov1.BucketRecord, req *stratov1.GetFileStatusRequest) (*stratov1.GetFileStatusResponse, error) {
 	p := strings.TrimPrefix(req.GetPath(), "/")
 	if p == "" {
 		return &stratov1.GetFileStatusResponse{Status: rootStatus(bk)}, nil
 	}
-	ki := &stratov1.KeyInfo{}
+	ki := &stratov1.KeyRecord{}
 	if ok, err := get(rd.r, childKey(nil, tagKey, bk.Id, p), ki); err != nil {
 		return nil, err
 	} else if ok {
-		return &stratov1.GetFileStatusResponse{Status: fileStatus(bk, p, ki, req.GetWithBlocks())}, nil
+		return &stratov1.GetFileStatusResponse{Status: fileStatusWithKey(bk, p, ki, req.GetWithBlocks())}, nil
 	}
 	dir := strings.TrimSuffix(p, "/") + "/"
 	found, err := firstValue(rd.r, childKey(nil, tagKey, bk.Id, dir), nil)
@@ -375,7 +398,7 @@ func (rd *Reader) ListStatus(req *stratov1.ListStatusRequest) (*stratov1.ListSta
 			return nil, err
 		}
 		if !isDir {
-			ki := &stratov1.KeyInfo{}
+			ki := &stratov1.KeyRecord{}
 			if ok, err := get(rd.r, childKey(rs.buf, tagFile, pid, name), ki); err != nil {
 				return nil, err
 			} else if !ok {
@@ -384,7 +407,7 @@ func (rd *Reader) ListStatus(req *stratov1.ListStatusRequest) (*stratov1.ListSta
 			if req.GetStartAfter() != "" {
 				return &stratov1.ListStatusResponse{}, nil
 			}
-			return &stratov1.ListStatusResponse{Statuses: []*stratov1.FileStatus{fileStatus(bk, p, ki, false)}}, nil
+			return &stratov1.ListStatusResponse{Statuses: []*stratov1.FileStatus{fileStatus(bk, p, ki)}}, nil
 		}
 		id = did
 	}
@@ -430,11 +453,11 @@ func (rd *Reader) ListStatus(req *stratov1.ListStatusRequest) (*stratov1.ListSta
 			}
 			res.Statuses = append(res.Statuses, dirStatus(joinPath(p, name), d))
 		} else {
-			ki := &stratov1.KeyInfo{}
+			ki := &stratov1.KeyRecord{}
 			if err := proto.Unmarshal(it.Value(), ki); err != nil {
 				return nil, fmt.Errorf("%w: file %s: %w", ErrCorrupt, name, err)
 			}
-			res.Statuses = append(res.Statuses, fileStatus(bk, joinPath(p, name), ki, false))
+			res.Statuses = append(res.Statuses, fileStatus(bk, joinPath(p, name), ki))
 		}
 		it.Next()
 	}
@@ -446,7 +469,7 @@ func (rd *Reader) ListStatus(req *stratov1.ListStatusRequest) (*stratov1.ListSta
 	return res, nil
 }
 
-func (rd *Reader) obsListStatus(bk *stratov1.BucketInfo, req *stratov1.ListStatusRequest, limit int) (*stratov1.ListStatusResponse, error) {
+func (rd *Reader) obsListStatus(bk *stratov1.BucketRecord, req *stratov1.ListStatusRequest, limit int) (*stratov1.ListStatusResponse, error) {
 	p := strings.Trim(req.GetPath(), "/")
 	prefix := ""
 	if p != "" {
@@ -466,7 +489,7 @@ func (rd *Reader) obsListStatus(bk *stratov1.BucketInfo, req *stratov1.ListStatu
 	for i < len(lk.Keys) || j < len(lk.CommonPrefixes) {
 		if j >= len(lk.CommonPrefixes) || (i < len(lk.Keys) && lk.Keys[i].Name < lk.CommonPrefixes[j]) {
 			ki := lk.Keys[i]
-			res.Statuses = append(res.Statuses, fileStatus(bk, ki.Name, ki, false))
+			res.Statuses = append(res.Statuses, fileStatus(bk, ki.Name, ki))
 			i++
 		} else {
 			res.Statuses = append(res.Statuses, &stratov1.FileStatus{Path: strings.TrimSuffix(lk.CommonPrefixes[j], "/"), IsDirectory: true})
@@ -503,7 +526,7 @@ func (rd *Reader) ListKeys(req *stratov1.ListKeysRequest) (*stratov1.ListKeysRes
 	return rd.listOBS(bk, req.GetPrefix(), req.GetStartAfter(), req.GetDelimiter(), rd.limit(req.GetLimit()))
 }
 
-func (rd *Reader) listOBS(bk *stratov1.BucketInfo, prefix, after, delim string, limit int) (*stratov1.ListKeysResponse, error) {
+func (rd *Reader) listOBS(bk *stratov1.BucketRecord, prefix, after, delim string, limit int) (*stratov1.ListKeysResponse, error) {
 	tp := idKey(nil, tagKey, bk.Id)
 	lower := append(append([]byte(nil), tp...), prefix...)
 	upper := prefixEnd(lower)
@@ -545,12 +568,12 @@ func (rd *Reader) listOBS(bk *stratov1.BucketInfo, prefix, after, delim string, 
 			res.Truncated = true
 			break
 		}
-		ki := &stratov1.KeyInfo{}
+		ki := &stratov1.KeyRecord{}
 		if err := proto.Unmarshal(it.Value(), ki); err != nil {
 			return nil, fmt.Errorf("%w: key %s: %w", ErrCorrupt, name, err)
 		}
 		ki.Volume, ki.Bucket, ki.Name = bk.Volume, bk.Name, string(name)
-		res.Keys = append(res.Keys, ki)
+		res.Keys = append(res.Keys, KeyInfo(ki))
 		res.NextStartAfter = ki.Name
 		n++
 		ok = it.Next()

@@ -84,7 +84,7 @@ func parentOf(p string) string {
 	return parent
 }
 
-func (a *applier) delete(d *stratov1.DeleteRequest) (proto.Message, error) {
+func (a *applier) delete(d *stratov1.DeleteCommand) (proto.Message, error) {
 	bk, err := a.loadBucket(d.GetVolume(), d.GetBucket())
 	if err != nil {
 		return nil, err
@@ -142,8 +142,8 @@ func (a *applier) delete(d *stratov1.DeleteRequest) (proto.Message, error) {
 	return &stratov1.DeleteResponse{}, nil
 }
 
-func (a *applier) deleteFile(bk *stratov1.BucketInfo, key []byte, name string, notFound error) (proto.Message, error) {
-	old := &stratov1.KeyInfo{}
+func (a *applier) deleteFile(bk *stratov1.BucketRecord, key []byte, name string, notFound error) (proto.Message, error) {
+	old := &stratov1.KeyRecord{}
 	found, err := get(a.b, key, old)
 	if err != nil {
 		return nil, err
@@ -191,9 +191,9 @@ func (a *applier) rename(r *stratov1.RenameCommand) (proto.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	var file *stratov1.KeyInfo
+	var file *stratov1.KeyRecord
 	if !isDir {
-		file = &stratov1.KeyInfo{}
+		file = &stratov1.KeyRecord{}
 		if ok, err := get(a.b, childKey(a.kb, tagFile, spid, sn), file); err != nil {
 			return nil, err
 		} else if !ok {
@@ -267,14 +267,14 @@ func (a *applier) rename(r *stratov1.RenameCommand) (proto.Message, error) {
 }
 
 // renameKey renames an OBS key; the target must not exist.
-func (a *applier) renameKey(bk *stratov1.BucketInfo, src, dst string) (proto.Message, error) {
+func (a *applier) renameKey(bk *stratov1.BucketRecord, src, dst string) (proto.Message, error) {
 	if err := ValidateKeyName(src); err != nil {
 		return nil, err
 	}
 	if err := ValidateKeyName(dst); err != nil {
 		return nil, err
 	}
-	ki := &stratov1.KeyInfo{}
+	ki := &stratov1.KeyRecord{}
 	skey := childKey(nil, tagKey, bk.Id, src)
 	if ok, err := get(a.b, skey, ki); err != nil {
 		return nil, err
@@ -297,7 +297,7 @@ func (a *applier) renameKey(bk *stratov1.BucketInfo, src, dst string) (proto.Mes
 	return &stratov1.RenameResponse{}, put(a.b, dkey, ki)
 }
 
-func (a *applier) createDirectory(c *stratov1.CreateDirectoryRequest) (proto.Message, error) {
+func (a *applier) createDirectory(c *stratov1.CreateDirectoryCommand) (proto.Message, error) {
 	bk, err := a.loadBucket(c.GetVolume(), c.GetBucket())
 	if err != nil {
 		return nil, err

@@ -180,7 +180,7 @@ func (x *NamespaceCommand) GetOp() isNamespaceCommand_Op {
 	return nil
 }
 
-func (x *NamespaceCommand) GetCreateVolume() *VolumeInfo {
+func (x *NamespaceCommand) GetCreateVolume() *VolumeRecord {
 	if x != nil {
 		if x, ok := x.Op.(*NamespaceCommand_CreateVolume); ok {
 			return x.CreateVolume
@@ -189,7 +189,7 @@ func (x *NamespaceCommand) GetCreateVolume() *VolumeInfo {
 	return nil
 }
 
-func (x *NamespaceCommand) GetDeleteVolume() *DeleteVolumeRequest {
+func (x *NamespaceCommand) GetDeleteVolume() *DeleteVolumeCommand {
 	if x != nil {
 		if x, ok := x.Op.(*NamespaceCommand_DeleteVolume); ok {
 			return x.DeleteVolume
@@ -198,7 +198,7 @@ func (x *NamespaceCommand) GetDeleteVolume() *DeleteVolumeRequest {
 	return nil
 }
 
-func (x *NamespaceCommand) GetSetQuota() *SetQuotaRequest {
+func (x *NamespaceCommand) GetSetQuota() *SetQuotaCommand {
 	if x != nil {
 		if x, ok := x.Op.(*NamespaceCommand_SetQuota); ok {
 			return x.SetQuota
@@ -207,7 +207,7 @@ func (x *NamespaceCommand) GetSetQuota() *SetQuotaRequest {
 	return nil
 }
 
-func (x *NamespaceCommand) GetCreateBucket() *BucketInfo {
+func (x *NamespaceCommand) GetCreateBucket() *BucketRecord {
 	if x != nil {
 		if x, ok := x.Op.(*NamespaceCommand_CreateBucket); ok {
 			return x.CreateBucket
@@ -216,7 +216,7 @@ func (x *NamespaceCommand) GetCreateBucket() *BucketInfo {
 	return nil
 }
 
-func (x *NamespaceCommand) GetDeleteBucket() *DeleteBucketRequest {
+func (x *NamespaceCommand) GetDeleteBucket() *DeleteBucketCommand {
 	if x != nil {
 		if x, ok := x.Op.(*NamespaceCommand_DeleteBucket); ok {
 			return x.DeleteBucket
@@ -243,7 +243,7 @@ func (x *NamespaceCommand) GetAllocateBlock() *AllocateBlockCommand {
 	return nil
 }
 
-func (x *NamespaceCommand) GetCommitKey() *CommitKeyRequest {
+func (x *NamespaceCommand) GetCommitKey() *CommitKeyCommand {
 	if x != nil {
 		if x, ok := x.Op.(*NamespaceCommand_CommitKey); ok {
 			return x.CommitKey
@@ -252,7 +252,7 @@ func (x *NamespaceCommand) GetCommitKey() *CommitKeyRequest {
 	return nil
 }
 
-func (x *NamespaceCommand) GetDelete() *DeleteRequest {
+func (x *NamespaceCommand) GetDelete() *DeleteCommand {
 	if x != nil {
 		if x, ok := x.Op.(*NamespaceCommand_Delete); ok {
 			return x.Delete
@@ -270,7 +270,7 @@ func (x *NamespaceCommand) GetRename() *RenameCommand {
 	return nil
 }
 
-func (x *NamespaceCommand) GetCreateDirectory() *CreateDirectoryRequest {
+func (x *NamespaceCommand) GetCreateDirectory() *CreateDirectoryCommand {
 	if x != nil {
 		if x, ok := x.Op.(*NamespaceCommand_CreateDirectory); ok {
 			return x.CreateDirectory
@@ -318,23 +318,23 @@ type isNamespaceCommand_Op interface {
 }
 
 type NamespaceCommand_CreateVolume struct {
-	CreateVolume *VolumeInfo `protobuf:"bytes,2,opt,name=create_volume,json=createVolume,proto3,oneof"`
+	CreateVolume *VolumeRecord `protobuf:"bytes,2,opt,name=create_volume,json=createVolume,proto3,oneof"`
 }
 
 type NamespaceCommand_DeleteVolume struct {
-	DeleteVolume *DeleteVolumeRequest `protobuf:"bytes,3,opt,name=delete_volume,json=deleteVolume,proto3,oneof"`
+	DeleteVolume *DeleteVolumeCommand `protobuf:"bytes,3,opt,name=delete_volume,json=deleteVolume,proto3,oneof"`
 }
 
 type NamespaceCommand_SetQuota struct {
-	SetQuota *SetQuotaRequest `protobuf:"bytes,4,opt,name=set_quota,json=setQuota,proto3,oneof"`
+	SetQuota *SetQuotaCommand `protobuf:"bytes,4,opt,name=set_quota,json=setQuota,proto3,oneof"`
 }
 
 type NamespaceCommand_CreateBucket struct {
-	CreateBucket *BucketInfo `protobuf:"bytes,5,opt,name=create_bucket,json=createBucket,proto3,oneof"`
+	CreateBucket *BucketRecord `protobuf:"bytes,5,opt,name=create_bucket,json=createBucket,proto3,oneof"`
 }
 
 type NamespaceCommand_DeleteBucket struct {
-	DeleteBucket *DeleteBucketRequest `protobuf:"bytes,6,opt,name=delete_bucket,json=deleteBucket,proto3,oneof"`
+	DeleteBucket *DeleteBucketCommand `protobuf:"bytes,6,opt,name=delete_bucket,json=deleteBucket,proto3,oneof"`
 }
 
 type NamespaceCommand_OpenKey struct {
@@ -346,11 +346,11 @@ type NamespaceCommand_AllocateBlock struct {
 }
 
 type NamespaceCommand_CommitKey struct {
-	CommitKey *CommitKeyRequest `protobuf:"bytes,9,opt,name=commit_key,json=commitKey,proto3,oneof"`
+	CommitKey *CommitKeyCommand `protobuf:"bytes,9,opt,name=commit_key,json=commitKey,proto3,oneof"`
 }
 
 type NamespaceCommand_Delete struct {
-	Delete *DeleteRequest `protobuf:"bytes,10,opt,name=delete,proto3,oneof"`
+	Delete *DeleteCommand `protobuf:"bytes,10,opt,name=delete,proto3,oneof"`
 }
 
 type NamespaceCommand_Rename struct {
@@ -358,7 +358,7 @@ type NamespaceCommand_Rename struct {
 }
 
 type NamespaceCommand_CreateDirectory struct {
-	CreateDirectory *CreateDirectoryRequest `protobuf:"bytes,12,opt,name=create_directory,json=createDirectory,proto3,oneof"`
+	CreateDirectory *CreateDirectoryCommand `protobuf:"bytes,12,opt,name=create_directory,json=createDirectory,proto3,oneof"`
 }
 
 type NamespaceCommand_ExpireOpenKeys struct {
@@ -467,7 +467,7 @@ type OpenKeyCommand struct {
 	Overwrite       bool              `protobuf:"varint,5,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
 	Recursive       bool              `protobuf:"varint,6,opt,name=recursive,proto3" json:"recursive,omitempty"`
 	Replication     ReplicationFactor `protobuf:"varint,7,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"`
-	Blocks          []*BlockLocation  `protobuf:"bytes,8,rep,name=blocks,proto3" json:"blocks,omitempty"` // allocated by prepare
+	Blocks          []*BlockRecord    `protobuf:"bytes,8,rep,name=blocks,proto3" json:"blocks,omitempty"` // allocated by prepare
 	ExpiresAtUnixMs int64             `protobuf:"varint,9,opt,name=expires_at_unix_ms,json=expiresAtUnixMs,proto3" json:"expires_at_unix_ms,omitempty"`
 	Owner           string            `protobuf:"bytes,10,opt,name=owner,proto3" json:"owner,omitempty"`
 	SizeHint        int64             `protobuf:"varint,11,opt,name=size_hint,json=sizeHint,proto3" json:"size_hint,omitempty"`
@@ -554,7 +554,7 @@ func (x *OpenKeyCommand) GetReplication() ReplicationFactor {
 	return ReplicationFactor_REPLICATION_UNSPECIFIED
 }
 
-func (x *OpenKeyCommand) GetBlocks() []*BlockLocation {
+func (x *OpenKeyCommand) GetBlocks() []*BlockRecord {
 	if x != nil {
 		return x.Blocks
 	}
@@ -588,7 +588,7 @@ type AllocateBlockCommand struct {
 	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
 	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
 	OpenId        uint64                 `protobuf:"varint,3,opt,name=open_id,json=openId,proto3" json:"open_id,omitempty"`
-	Block         *BlockLocation         `protobuf:"bytes,4,opt,name=block,proto3" json:"block,omitempty"`
+	Block         *BlockRecord           `protobuf:"bytes,4,opt,name=block,proto3" json:"block,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -644,7 +644,7 @@ func (x *AllocateBlockCommand) GetOpenId() uint64 {
 	return 0
 }
 
-func (x *AllocateBlockCommand) GetBlock() *BlockLocation {
+func (x *AllocateBlockCommand) GetBlock() *BlockRecord {
 	if x != nil {
 		return x.Block
 	}
@@ -1079,7 +1079,7 @@ func (x *ClusterCommand) GetOp() isClusterCommand_Op {
 	return nil
 }
 
-func (x *ClusterCommand) GetAddPipeline() *PipelineInfo {
+func (x *ClusterCommand) GetAddPipeline() *PipelineRecord {
 	if x != nil {
 		if x, ok := x.Op.(*ClusterCommand_AddPipeline); ok {
 			return x.AddPipeline
@@ -1097,7 +1097,7 @@ func (x *ClusterCommand) GetClosePipeline() uint64 {
 	return 0
 }
 
-func (x *ClusterCommand) GetAddContainer() *ContainerInfo {
+func (x *ClusterCommand) GetAddContainer() *ContainerRecord {
 	if x != nil {
 		if x, ok := x.Op.(*ClusterCommand_AddContainer); ok {
 			return x.AddContainer
@@ -1138,7 +1138,7 @@ type isClusterCommand_Op interface {
 }
 
 type ClusterCommand_AddPipeline struct {
-	AddPipeline *PipelineInfo `protobuf:"bytes,2,opt,name=add_pipeline,json=addPipeline,proto3,oneof"`
+	AddPipeline *PipelineRecord `protobuf:"bytes,2,opt,name=add_pipeline,json=addPipeline,proto3,oneof"`
 }
 
 type ClusterCommand_ClosePipeline struct {
@@ -1146,7 +1146,7 @@ type ClusterCommand_ClosePipeline struct {
 }
 
 type ClusterCommand_AddContainer struct {
-	AddContainer *ContainerInfo `protobuf:"bytes,4,opt,name=add_container,json=addContainer,proto3,oneof"` // id 0: apply assigns the next ID
+	AddContainer *ContainerRecord `protobuf:"bytes,4,opt,name=add_container,json=addContainer,proto3,oneof"` // id 0: apply assigns the next ID
 }
 
 type ClusterCommand_SetContainerState struct {
@@ -1228,30 +1228,432 @@ func (x *ContainerStateChange) GetState() ContainerState {
 	return ContainerState_CONTAINER_STATE_UNSPECIFIED
 }
 
+// DeleteVolumeCommand deletes an empty volume.
+type DeleteVolumeCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteVolumeCommand) Reset() {
+	*x = DeleteVolumeCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteVolumeCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteVolumeCommand) ProtoMessage() {}
+
+func (x *DeleteVolumeCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteVolumeCommand.ProtoReflect.Descriptor instead.
+func (*DeleteVolumeCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *DeleteVolumeCommand) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// SetQuotaCommand sets the quotas of a volume, or of a bucket when bucket is
+// set. 0: none.
+type SetQuotaCommand struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Volume         string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket         string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	QuotaBytes     int64                  `protobuf:"varint,3,opt,name=quota_bytes,json=quotaBytes,proto3" json:"quota_bytes,omitempty"`
+	QuotaNamespace int64                  `protobuf:"varint,4,opt,name=quota_namespace,json=quotaNamespace,proto3" json:"quota_namespace,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *SetQuotaCommand) Reset() {
+	*x = SetQuotaCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetQuotaCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetQuotaCommand) ProtoMessage() {}
+
+func (x *SetQuotaCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetQuotaCommand.ProtoReflect.Descriptor instead.
+func (*SetQuotaCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *SetQuotaCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *SetQuotaCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *SetQuotaCommand) GetQuotaBytes() int64 {
+	if x != nil {
+		return x.QuotaBytes
+	}
+	return 0
+}
+
+func (x *SetQuotaCommand) GetQuotaNamespace() int64 {
+	if x != nil {
+		return x.QuotaNamespace
+	}
+	return 0
+}
+
+// DeleteBucketCommand deletes an empty bucket.
+type DeleteBucketCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteBucketCommand) Reset() {
+	*x = DeleteBucketCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteBucketCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteBucketCommand) ProtoMessage() {}
+
+func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteBucketCommand.ProtoReflect.Descriptor instead.
+func (*DeleteBucketCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *DeleteBucketCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *DeleteBucketCommand) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// CommitKeyCommand makes an open key visible with the blocks it lists
+// (lengths from the client; apply takes their pipelines from the
+// allocation), or, with hsync, publishes them and keeps the key open.
+type CommitKeyCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	OpenId        uint64                 `protobuf:"varint,4,opt,name=open_id,json=openId,proto3" json:"open_id,omitempty"`
+	Blocks        []*BlockRecord         `protobuf:"bytes,5,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	Hsync         bool                   `protobuf:"varint,6,opt,name=hsync,proto3" json:"hsync,omitempty"`
+	CreateToken   []byte                 `protobuf:"bytes,7,opt,name=create_token,json=createToken,proto3" json:"create_token,omitempty"` // instead of open_id: a deferred create, empty
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommitKeyCommand) Reset() {
+	*x = CommitKeyCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommitKeyCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommitKeyCommand) ProtoMessage() {}
+
+func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommitKeyCommand.ProtoReflect.Descriptor instead.
+func (*CommitKeyCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *CommitKeyCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *CommitKeyCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *CommitKeyCommand) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *CommitKeyCommand) GetOpenId() uint64 {
+	if x != nil {
+		return x.OpenId
+	}
+	return 0
+}
+
+func (x *CommitKeyCommand) GetBlocks() []*BlockRecord {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+func (x *CommitKeyCommand) GetHsync() bool {
+	if x != nil {
+		return x.Hsync
+	}
+	return false
+}
+
+func (x *CommitKeyCommand) GetCreateToken() []byte {
+	if x != nil {
+		return x.CreateToken
+	}
+	return nil
+}
+
+// DeleteCommand deletes a key, or a file or directory (recursive: with its
+// subtree).
+type DeleteCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	Recursive     bool                   `protobuf:"varint,4,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteCommand) Reset() {
+	*x = DeleteCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteCommand) ProtoMessage() {}
+
+func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteCommand.ProtoReflect.Descriptor instead.
+func (*DeleteCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *DeleteCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *DeleteCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *DeleteCommand) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *DeleteCommand) GetRecursive() bool {
+	if x != nil {
+		return x.Recursive
+	}
+	return false
+}
+
+// CreateDirectoryCommand creates a directory and its missing parents.
+type CreateDirectoryCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	Owner         string                 `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateDirectoryCommand) Reset() {
+	*x = CreateDirectoryCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateDirectoryCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateDirectoryCommand) ProtoMessage() {}
+
+func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateDirectoryCommand.ProtoReflect.Descriptor instead.
+func (*CreateDirectoryCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *CreateDirectoryCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *CreateDirectoryCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *CreateDirectoryCommand) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *CreateDirectoryCommand) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
 var File_strato_v1_raftlog_proto protoreflect.FileDescriptor
 
 const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\n" +
-	"\x17strato/v1/raftlog.proto\x12\tstrato.v1\x1a\x15strato/v1/admin.proto\x1a\x18strato/v1/datanode.proto\x1a\x19strato/v1/namespace.proto\"\x87\x01\n" +
+	"\x17strato/v1/raftlog.proto\x12\tstrato.v1\x1a\x18strato/v1/datanode.proto\x1a\x19strato/v1/namespace.proto\x1a\x17strato/v1/records.proto\"\x87\x01\n" +
 	"\vMetaCommand\x12;\n" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\aclusterB\x04\n" +
-	"\x02op\"\x84\b\n" +
+	"\x02op\"\x88\b\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
-	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12<\n" +
-	"\rcreate_volume\x18\x02 \x01(\v2\x15.strato.v1.VolumeInfoH\x00R\fcreateVolume\x12E\n" +
-	"\rdelete_volume\x18\x03 \x01(\v2\x1e.strato.v1.DeleteVolumeRequestH\x00R\fdeleteVolume\x129\n" +
-	"\tset_quota\x18\x04 \x01(\v2\x1a.strato.v1.SetQuotaRequestH\x00R\bsetQuota\x12<\n" +
-	"\rcreate_bucket\x18\x05 \x01(\v2\x15.strato.v1.BucketInfoH\x00R\fcreateBucket\x12E\n" +
-	"\rdelete_bucket\x18\x06 \x01(\v2\x1e.strato.v1.DeleteBucketRequestH\x00R\fdeleteBucket\x126\n" +
+	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
+	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
+	"\rdelete_volume\x18\x03 \x01(\v2\x1e.strato.v1.DeleteVolumeCommandH\x00R\fdeleteVolume\x129\n" +
+	"\tset_quota\x18\x04 \x01(\v2\x1a.strato.v1.SetQuotaCommandH\x00R\bsetQuota\x12>\n" +
+	"\rcreate_bucket\x18\x05 \x01(\v2\x17.strato.v1.BucketRecordH\x00R\fcreateBucket\x12E\n" +
+	"\rdelete_bucket\x18\x06 \x01(\v2\x1e.strato.v1.DeleteBucketCommandH\x00R\fdeleteBucket\x126\n" +
 	"\bopen_key\x18\a \x01(\v2\x19.strato.v1.OpenKeyCommandH\x00R\aopenKey\x12H\n" +
 	"\x0eallocate_block\x18\b \x01(\v2\x1f.strato.v1.AllocateBlockCommandH\x00R\rallocateBlock\x12<\n" +
 	"\n" +
-	"commit_key\x18\t \x01(\v2\x1b.strato.v1.CommitKeyRequestH\x00R\tcommitKey\x122\n" +
+	"commit_key\x18\t \x01(\v2\x1b.strato.v1.CommitKeyCommandH\x00R\tcommitKey\x122\n" +
 	"\x06delete\x18\n" +
-	" \x01(\v2\x18.strato.v1.DeleteRequestH\x00R\x06delete\x122\n" +
+	" \x01(\v2\x18.strato.v1.DeleteCommandH\x00R\x06delete\x122\n" +
 	"\x06rename\x18\v \x01(\v2\x18.strato.v1.RenameCommandH\x00R\x06rename\x12N\n" +
-	"\x10create_directory\x18\f \x01(\v2!.strato.v1.CreateDirectoryRequestH\x00R\x0fcreateDirectory\x12L\n" +
+	"\x10create_directory\x18\f \x01(\v2!.strato.v1.CreateDirectoryCommandH\x00R\x0fcreateDirectory\x12L\n" +
 	"\x10expire_open_keys\x18\r \x01(\v2 .strato.v1.ExpireOpenKeysCommandH\x00R\x0eexpireOpenKeys\x125\n" +
 	"\areclaim\x18\x0e \x01(\v2\x19.strato.v1.ReclaimCommandH\x00R\areclaim\x12X\n" +
 	"\x14purge_deleted_blocks\x18\x0f \x01(\v2$.strato.v1.PurgeDeletedBlocksCommandH\x00R\x12purgeDeletedBlocks\x12.\n" +
@@ -1259,7 +1661,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x10\n" +
-	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\x81\x03\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\xff\x02\n" +
 	"\x0eOpenKeyCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -1268,17 +1670,17 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"createFile\x12\x1c\n" +
 	"\toverwrite\x18\x05 \x01(\bR\toverwrite\x12\x1c\n" +
 	"\trecursive\x18\x06 \x01(\bR\trecursive\x12>\n" +
-	"\vreplication\x18\a \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x120\n" +
-	"\x06blocks\x18\b \x03(\v2\x18.strato.v1.BlockLocationR\x06blocks\x12+\n" +
+	"\vreplication\x18\a \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12.\n" +
+	"\x06blocks\x18\b \x03(\v2\x16.strato.v1.BlockRecordR\x06blocks\x12+\n" +
 	"\x12expires_at_unix_ms\x18\t \x01(\x03R\x0fexpiresAtUnixMs\x12\x14\n" +
 	"\x05owner\x18\n" +
 	" \x01(\tR\x05owner\x12\x1b\n" +
-	"\tsize_hint\x18\v \x01(\x03R\bsizeHint\"\x8f\x01\n" +
+	"\tsize_hint\x18\v \x01(\x03R\bsizeHint\"\x8d\x01\n" +
 	"\x14AllocateBlockCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x17\n" +
-	"\aopen_id\x18\x03 \x01(\x04R\x06openId\x12.\n" +
-	"\x05block\x18\x04 \x01(\v2\x18.strato.v1.BlockLocationR\x05block\"\x8a\x01\n" +
+	"\aopen_id\x18\x03 \x01(\x04R\x06openId\x12,\n" +
+	"\x05block\x18\x04 \x01(\v2\x16.strato.v1.BlockRecordR\x05block\"\x8a\x01\n" +
 	"\rRenameCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -1298,19 +1700,48 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x19PurgeDeletedBlocksCommand\x12\x12\n" +
 	"\x04seqs\x18\x01 \x03(\x04R\x04seqs\"2\n" +
 	"\x18PurgeDeletedBlocksResult\x12\x16\n" +
-	"\x06purged\x18\x01 \x01(\x05R\x06purged\"\x87\x03\n" +
+	"\x06purged\x18\x01 \x01(\x05R\x06purged\"\x8b\x03\n" +
 	"\x0eClusterCommand\x12\x1e\n" +
-	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12<\n" +
-	"\fadd_pipeline\x18\x02 \x01(\v2\x17.strato.v1.PipelineInfoH\x00R\vaddPipeline\x12'\n" +
-	"\x0eclose_pipeline\x18\x03 \x01(\x04H\x00R\rclosePipeline\x12?\n" +
-	"\radd_container\x18\x04 \x01(\v2\x18.strato.v1.ContainerInfoH\x00R\faddContainer\x12Q\n" +
+	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
+	"\fadd_pipeline\x18\x02 \x01(\v2\x19.strato.v1.PipelineRecordH\x00R\vaddPipeline\x12'\n" +
+	"\x0eclose_pipeline\x18\x03 \x01(\x04H\x00R\rclosePipeline\x12A\n" +
+	"\radd_container\x18\x04 \x01(\v2\x1a.strato.v1.ContainerRecordH\x00R\faddContainer\x12Q\n" +
 	"\x13set_container_state\x18\x05 \x01(\v2\x1f.strato.v1.ContainerStateChangeH\x00R\x11setContainerState\x12,\n" +
 	"\x11reserve_local_ids\x18\x06 \x01(\x04H\x00R\x0freserveLocalIds\x12&\n" +
 	"\x0eset_cluster_id\x18\a \x01(\tH\x00R\fsetClusterIdB\x04\n" +
 	"\x02op\"j\n" +
 	"\x14ContainerStateChange\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12/\n" +
-	"\x05state\x18\x02 \x01(\x0e2\x19.strato.v1.ContainerStateR\x05stateBL\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x19.strato.v1.ContainerStateR\x05state\")\n" +
+	"\x13DeleteVolumeCommand\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x8b\x01\n" +
+	"\x0fSetQuotaCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x1f\n" +
+	"\vquota_bytes\x18\x03 \x01(\x03R\n" +
+	"quotaBytes\x12'\n" +
+	"\x0fquota_namespace\x18\x04 \x01(\x03R\x0equotaNamespace\"A\n" +
+	"\x13DeleteBucketCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xd6\x01\n" +
+	"\x10CommitKeyCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x17\n" +
+	"\aopen_id\x18\x04 \x01(\x04R\x06openId\x12.\n" +
+	"\x06blocks\x18\x05 \x03(\v2\x16.strato.v1.BlockRecordR\x06blocks\x12\x14\n" +
+	"\x05hsync\x18\x06 \x01(\bR\x05hsync\x12!\n" +
+	"\fcreate_token\x18\a \x01(\fR\vcreateToken\"q\n" +
+	"\rDeleteCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1c\n" +
+	"\trecursive\x18\x04 \x01(\bR\trecursive\"r\n" +
+	"\x16CreateDirectoryCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x14\n" +
+	"\x05owner\x18\x04 \x01(\tR\x05ownerBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
@@ -1325,7 +1756,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 	return file_strato_v1_raftlog_proto_rawDescData
 }
 
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*MetaCommand)(nil),               // 0: strato.v1.MetaCommand
 	(*NamespaceCommand)(nil),          // 1: strato.v1.NamespaceCommand
@@ -1341,50 +1772,51 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*PurgeDeletedBlocksResult)(nil),  // 11: strato.v1.PurgeDeletedBlocksResult
 	(*ClusterCommand)(nil),            // 12: strato.v1.ClusterCommand
 	(*ContainerStateChange)(nil),      // 13: strato.v1.ContainerStateChange
-	(*VolumeInfo)(nil),                // 14: strato.v1.VolumeInfo
-	(*DeleteVolumeRequest)(nil),       // 15: strato.v1.DeleteVolumeRequest
-	(*SetQuotaRequest)(nil),           // 16: strato.v1.SetQuotaRequest
-	(*BucketInfo)(nil),                // 17: strato.v1.BucketInfo
-	(*DeleteBucketRequest)(nil),       // 18: strato.v1.DeleteBucketRequest
-	(*CommitKeyRequest)(nil),          // 19: strato.v1.CommitKeyRequest
-	(*DeleteRequest)(nil),             // 20: strato.v1.DeleteRequest
-	(*CreateDirectoryRequest)(nil),    // 21: strato.v1.CreateDirectoryRequest
+	(*DeleteVolumeCommand)(nil),       // 14: strato.v1.DeleteVolumeCommand
+	(*SetQuotaCommand)(nil),           // 15: strato.v1.SetQuotaCommand
+	(*DeleteBucketCommand)(nil),       // 16: strato.v1.DeleteBucketCommand
+	(*CommitKeyCommand)(nil),          // 17: strato.v1.CommitKeyCommand
+	(*DeleteCommand)(nil),             // 18: strato.v1.DeleteCommand
+	(*CreateDirectoryCommand)(nil),    // 19: strato.v1.CreateDirectoryCommand
+	(*VolumeRecord)(nil),              // 20: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 21: strato.v1.BucketRecord
 	(ReplicationFactor)(0),            // 22: strato.v1.ReplicationFactor
-	(*BlockLocation)(nil),             // 23: strato.v1.BlockLocation
-	(*PipelineInfo)(nil),              // 24: strato.v1.PipelineInfo
-	(*ContainerInfo)(nil),             // 25: strato.v1.ContainerInfo
+	(*BlockRecord)(nil),               // 23: strato.v1.BlockRecord
+	(*PipelineRecord)(nil),            // 24: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 25: strato.v1.ContainerRecord
 	(ContainerState)(0),               // 26: strato.v1.ContainerState
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	1,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	12, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	14, // 2: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeInfo
-	15, // 3: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeRequest
-	16, // 4: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaRequest
-	17, // 5: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketInfo
-	18, // 6: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketRequest
+	20, // 2: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	14, // 3: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
+	15, // 4: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
+	21, // 5: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	16, // 6: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	3,  // 7: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	4,  // 8: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
-	19, // 9: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyRequest
-	20, // 10: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteRequest
+	17, // 9: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
+	18, // 10: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
 	5,  // 11: strato.v1.NamespaceCommand.rename:type_name -> strato.v1.RenameCommand
-	21, // 12: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryRequest
+	19, // 12: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
 	6,  // 13: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	8,  // 14: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	10, // 15: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
 	2,  // 16: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
 	22, // 17: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	23, // 18: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockLocation
-	23, // 19: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockLocation
-	24, // 20: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineInfo
-	25, // 21: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerInfo
+	23, // 18: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	23, // 19: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	24, // 20: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	25, // 21: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
 	13, // 22: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
 	26, // 23: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	23, // 24: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -1392,9 +1824,9 @@ func file_strato_v1_raftlog_proto_init() {
 	if File_strato_v1_raftlog_proto != nil {
 		return
 	}
-	file_strato_v1_admin_proto_init()
 	file_strato_v1_datanode_proto_init()
 	file_strato_v1_namespace_proto_init()
+	file_strato_v1_records_proto_init()
 	file_strato_v1_raftlog_proto_msgTypes[0].OneofWrappers = []any{
 		(*MetaCommand_Namespace)(nil),
 		(*MetaCommand_Cluster)(nil),
@@ -1429,7 +1861,7 @@ func file_strato_v1_raftlog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -21,6 +21,824 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// VolumeRecord is a volume (the API's VolumeInfo). Usage lives in its own
+// rows (used_* are zero here).
+type VolumeRecord struct {
+	state                  protoimpl.MessageState `protogen:"open.v1"`
+	Name                   string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Id                     uint64                 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	Owner                  string                 `protobuf:"bytes,3,opt,name=owner,proto3" json:"owner,omitempty"`
+	CreationTimeUnixMs     int64                  `protobuf:"varint,4,opt,name=creation_time_unix_ms,json=creationTimeUnixMs,proto3" json:"creation_time_unix_ms,omitempty"`
+	ModificationTimeUnixMs int64                  `protobuf:"varint,5,opt,name=modification_time_unix_ms,json=modificationTimeUnixMs,proto3" json:"modification_time_unix_ms,omitempty"`
+	QuotaBytes             int64                  `protobuf:"varint,6,opt,name=quota_bytes,json=quotaBytes,proto3" json:"quota_bytes,omitempty"`
+	QuotaNamespace         int64                  `protobuf:"varint,7,opt,name=quota_namespace,json=quotaNamespace,proto3" json:"quota_namespace,omitempty"`
+	UsedBytes              int64                  `protobuf:"varint,8,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"`
+	UsedNamespace          int64                  `protobuf:"varint,9,opt,name=used_namespace,json=usedNamespace,proto3" json:"used_namespace,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *VolumeRecord) Reset() {
+	*x = VolumeRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VolumeRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VolumeRecord) ProtoMessage() {}
+
+func (x *VolumeRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VolumeRecord.ProtoReflect.Descriptor instead.
+func (*VolumeRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *VolumeRecord) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *VolumeRecord) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *VolumeRecord) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *VolumeRecord) GetCreationTimeUnixMs() int64 {
+	if x != nil {
+		return x.CreationTimeUnixMs
+	}
+	return 0
+}
+
+func (x *VolumeRecord) GetModificationTimeUnixMs() int64 {
+	if x != nil {
+		return x.ModificationTimeUnixMs
+	}
+	return 0
+}
+
+func (x *VolumeRecord) GetQuotaBytes() int64 {
+	if x != nil {
+		return x.QuotaBytes
+	}
+	return 0
+}
+
+func (x *VolumeRecord) GetQuotaNamespace() int64 {
+	if x != nil {
+		return x.QuotaNamespace
+	}
+	return 0
+}
+
+func (x *VolumeRecord) GetUsedBytes() int64 {
+	if x != nil {
+		return x.UsedBytes
+	}
+	return 0
+}
+
+func (x *VolumeRecord) GetUsedNamespace() int64 {
+	if x != nil {
+		return x.UsedNamespace
+	}
+	return 0
+}
+
+// BucketRecord is a bucket (the API's BucketInfo).
+type BucketRecord struct {
+	state                  protoimpl.MessageState `protogen:"open.v1"`
+	Volume                 string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Name                   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Id                     uint64                 `protobuf:"varint,3,opt,name=id,proto3" json:"id,omitempty"`
+	Layout                 BucketLayout           `protobuf:"varint,4,opt,name=layout,proto3,enum=strato.v1.BucketLayout" json:"layout,omitempty"`
+	Replication            ReplicationFactor      `protobuf:"varint,5,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"`
+	ChecksumType           ChecksumType           `protobuf:"varint,6,opt,name=checksum_type,json=checksumType,proto3,enum=strato.v1.ChecksumType" json:"checksum_type,omitempty"`
+	BytesPerChecksum       int32                  `protobuf:"varint,7,opt,name=bytes_per_checksum,json=bytesPerChecksum,proto3" json:"bytes_per_checksum,omitempty"`
+	QuotaBytes             int64                  `protobuf:"varint,8,opt,name=quota_bytes,json=quotaBytes,proto3" json:"quota_bytes,omitempty"`
+	QuotaNamespace         int64                  `protobuf:"varint,9,opt,name=quota_namespace,json=quotaNamespace,proto3" json:"quota_namespace,omitempty"`
+	CreationTimeUnixMs     int64                  `protobuf:"varint,10,opt,name=creation_time_unix_ms,json=creationTimeUnixMs,proto3" json:"creation_time_unix_ms,omitempty"`
+	ModificationTimeUnixMs int64                  `protobuf:"varint,11,opt,name=modification_time_unix_ms,json=modificationTimeUnixMs,proto3" json:"modification_time_unix_ms,omitempty"`
+	Owner                  string                 `protobuf:"bytes,12,opt,name=owner,proto3" json:"owner,omitempty"`
+	UsedBytes              int64                  `protobuf:"varint,13,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"`
+	UsedNamespace          int64                  `protobuf:"varint,14,opt,name=used_namespace,json=usedNamespace,proto3" json:"used_namespace,omitempty"`
+	BlockSize              int64                  `protobuf:"varint,15,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
+	VolumeId               uint64                 `protobuf:"varint,16,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *BucketRecord) Reset() {
+	*x = BucketRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BucketRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BucketRecord) ProtoMessage() {}
+
+func (x *BucketRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BucketRecord.ProtoReflect.Descriptor instead.
+func (*BucketRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *BucketRecord) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *BucketRecord) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *BucketRecord) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *BucketRecord) GetLayout() BucketLayout {
+	if x != nil {
+		return x.Layout
+	}
+	return BucketLayout_LAYOUT_UNSPECIFIED
+}
+
+func (x *BucketRecord) GetReplication() ReplicationFactor {
+	if x != nil {
+		return x.Replication
+	}
+	return ReplicationFactor_REPLICATION_UNSPECIFIED
+}
+
+func (x *BucketRecord) GetChecksumType() ChecksumType {
+	if x != nil {
+		return x.ChecksumType
+	}
+	return ChecksumType_CHECKSUM_TYPE_UNSPECIFIED
+}
+
+func (x *BucketRecord) GetBytesPerChecksum() int32 {
+	if x != nil {
+		return x.BytesPerChecksum
+	}
+	return 0
+}
+
+func (x *BucketRecord) GetQuotaBytes() int64 {
+	if x != nil {
+		return x.QuotaBytes
+	}
+	return 0
+}
+
+func (x *BucketRecord) GetQuotaNamespace() int64 {
+	if x != nil {
+		return x.QuotaNamespace
+	}
+	return 0
+}
+
+func (x *BucketRecord) GetCreationTimeUnixMs() int64 {
+	if x != nil {
+		return x.CreationTimeUnixMs
+	}
+	return 0
+}
+
+func (x *BucketRecord) GetModificationTimeUnixMs() int64 {
+	if x != nil {
+		return x.ModificationTimeUnixMs
+	}
+	return 0
+}
+
+func (x *BucketRecord) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *BucketRecord) GetUsedBytes() int64 {
+	if x != nil {
+		return x.UsedBytes
+	}
+	return 0
+}
+
+func (x *BucketRecord) GetUsedNamespace() int64 {
+	if x != nil {
+		return x.UsedNamespace
+	}
+	return 0
+}
+
+func (x *BucketRecord) GetBlockSize() int64 {
+	if x != nil {
+		return x.BlockSize
+	}
+	return 0
+}
+
+func (x *BucketRecord) GetVolumeId() uint64 {
+	if x != nil {
+		return x.VolumeId
+	}
+	return 0
+}
+
+// BlockIDRecord names a block: its container and its ID there.
+type BlockIDRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId   uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	LocalId       uint64                 `protobuf:"varint,2,opt,name=local_id,json=localId,proto3" json:"local_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockIDRecord) Reset() {
+	*x = BlockIDRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockIDRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockIDRecord) ProtoMessage() {}
+
+func (x *BlockIDRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockIDRecord.ProtoReflect.Descriptor instead.
+func (*BlockIDRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *BlockIDRecord) GetContainerId() uint64 {
+	if x != nil {
+		return x.ContainerId
+	}
+	return 0
+}
+
+func (x *BlockIDRecord) GetLocalId() uint64 {
+	if x != nil {
+		return x.LocalId
+	}
+	return 0
+}
+
+// BlockMemberRecord is a member of the pipeline a block was written through.
+type BlockMemberRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	DataAddr      string                 `protobuf:"bytes,2,opt,name=data_addr,json=dataAddr,proto3" json:"data_addr,omitempty"`
+	Hostname      string                 `protobuf:"bytes,3,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockMemberRecord) Reset() {
+	*x = BlockMemberRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockMemberRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockMemberRecord) ProtoMessage() {}
+
+func (x *BlockMemberRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockMemberRecord.ProtoReflect.Descriptor instead.
+func (*BlockMemberRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *BlockMemberRecord) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *BlockMemberRecord) GetDataAddr() string {
+	if x != nil {
+		return x.DataAddr
+	}
+	return ""
+}
+
+func (x *BlockMemberRecord) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+// BlockPipelineRecord is the pipeline a block was written through, leader
+// first (lookups point the members at the replicas' current places).
+type BlockPipelineRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Members       []*BlockMemberRecord   `protobuf:"bytes,2,rep,name=members,proto3" json:"members,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockPipelineRecord) Reset() {
+	*x = BlockPipelineRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockPipelineRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockPipelineRecord) ProtoMessage() {}
+
+func (x *BlockPipelineRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockPipelineRecord.ProtoReflect.Descriptor instead.
+func (*BlockPipelineRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *BlockPipelineRecord) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *BlockPipelineRecord) GetMembers() []*BlockMemberRecord {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+// BlockRecord is one block of a key, or one allocated to an open key.
+type BlockRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BlockId       *BlockIDRecord         `protobuf:"bytes,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
+	Offset        int64                  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"` // of the block's first byte in the key
+	Length        int64                  `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"` // committed length (0 in an allocation)
+	Pipeline      *BlockPipelineRecord   `protobuf:"bytes,4,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockRecord) Reset() {
+	*x = BlockRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockRecord) ProtoMessage() {}
+
+func (x *BlockRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockRecord.ProtoReflect.Descriptor instead.
+func (*BlockRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *BlockRecord) GetBlockId() *BlockIDRecord {
+	if x != nil {
+		return x.BlockId
+	}
+	return nil
+}
+
+func (x *BlockRecord) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *BlockRecord) GetLength() int64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+func (x *BlockRecord) GetPipeline() *BlockPipelineRecord {
+	if x != nil {
+		return x.Pipeline
+	}
+	return nil
+}
+
+// KeyRecord is a committed key (OBS) or file (FSO) (the API's KeyInfo).
+// volume, bucket and name are empty in the table (its row key holds them).
+type KeyRecord struct {
+	state                  protoimpl.MessageState `protogen:"open.v1"`
+	Volume                 string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket                 string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Name                   string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	ObjectId               uint64                 `protobuf:"varint,4,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
+	ParentId               uint64                 `protobuf:"varint,5,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
+	Size                   int64                  `protobuf:"varint,6,opt,name=size,proto3" json:"size,omitempty"`
+	Replication            ReplicationFactor      `protobuf:"varint,7,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"`
+	ChecksumType           ChecksumType           `protobuf:"varint,8,opt,name=checksum_type,json=checksumType,proto3,enum=strato.v1.ChecksumType" json:"checksum_type,omitempty"`
+	BytesPerChecksum       int32                  `protobuf:"varint,9,opt,name=bytes_per_checksum,json=bytesPerChecksum,proto3" json:"bytes_per_checksum,omitempty"`
+	CreationTimeUnixMs     int64                  `protobuf:"varint,10,opt,name=creation_time_unix_ms,json=creationTimeUnixMs,proto3" json:"creation_time_unix_ms,omitempty"`
+	ModificationTimeUnixMs int64                  `protobuf:"varint,11,opt,name=modification_time_unix_ms,json=modificationTimeUnixMs,proto3" json:"modification_time_unix_ms,omitempty"`
+	Blocks                 []*BlockRecord         `protobuf:"bytes,12,rep,name=blocks,proto3" json:"blocks,omitempty"` // in key order
+	Owner                  string                 `protobuf:"bytes,13,opt,name=owner,proto3" json:"owner,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *KeyRecord) Reset() {
+	*x = KeyRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyRecord) ProtoMessage() {}
+
+func (x *KeyRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyRecord.ProtoReflect.Descriptor instead.
+func (*KeyRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *KeyRecord) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *KeyRecord) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *KeyRecord) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *KeyRecord) GetObjectId() uint64 {
+	if x != nil {
+		return x.ObjectId
+	}
+	return 0
+}
+
+func (x *KeyRecord) GetParentId() uint64 {
+	if x != nil {
+		return x.ParentId
+	}
+	return 0
+}
+
+func (x *KeyRecord) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *KeyRecord) GetReplication() ReplicationFactor {
+	if x != nil {
+		return x.Replication
+	}
+	return ReplicationFactor_REPLICATION_UNSPECIFIED
+}
+
+func (x *KeyRecord) GetChecksumType() ChecksumType {
+	if x != nil {
+		return x.ChecksumType
+	}
+	return ChecksumType_CHECKSUM_TYPE_UNSPECIFIED
+}
+
+func (x *KeyRecord) GetBytesPerChecksum() int32 {
+	if x != nil {
+		return x.BytesPerChecksum
+	}
+	return 0
+}
+
+func (x *KeyRecord) GetCreationTimeUnixMs() int64 {
+	if x != nil {
+		return x.CreationTimeUnixMs
+	}
+	return 0
+}
+
+func (x *KeyRecord) GetModificationTimeUnixMs() int64 {
+	if x != nil {
+		return x.ModificationTimeUnixMs
+	}
+	return 0
+}
+
+func (x *KeyRecord) GetBlocks() []*BlockRecord {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+func (x *KeyRecord) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+// PipelineRecord is a pipeline of the cluster state (the API's
+// PipelineInfo).
+type PipelineRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Replication   ReplicationFactor      `protobuf:"varint,2,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"`
+	Members       []string               `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"` // datanode IDs, leader first
+	State         PipelineState          `protobuf:"varint,4,opt,name=state,proto3,enum=strato.v1.PipelineState" json:"state,omitempty"`
+	CreatedUnixMs int64                  `protobuf:"varint,5,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PipelineRecord) Reset() {
+	*x = PipelineRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PipelineRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PipelineRecord) ProtoMessage() {}
+
+func (x *PipelineRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PipelineRecord.ProtoReflect.Descriptor instead.
+func (*PipelineRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PipelineRecord) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *PipelineRecord) GetReplication() ReplicationFactor {
+	if x != nil {
+		return x.Replication
+	}
+	return ReplicationFactor_REPLICATION_UNSPECIFIED
+}
+
+func (x *PipelineRecord) GetMembers() []string {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *PipelineRecord) GetState() PipelineState {
+	if x != nil {
+		return x.State
+	}
+	return PipelineState_PIPELINE_STATE_UNSPECIFIED
+}
+
+func (x *PipelineRecord) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
+// ContainerRecord is a container of the cluster state (the API's
+// ContainerInfo).
+type ContainerRecord struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Id             uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	State          ContainerState         `protobuf:"varint,2,opt,name=state,proto3,enum=strato.v1.ContainerState" json:"state,omitempty"`
+	PipelineId     uint64                 `protobuf:"varint,3,opt,name=pipeline_id,json=pipelineId,proto3" json:"pipeline_id,omitempty"`
+	Replication    ReplicationFactor      `protobuf:"varint,4,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"`
+	CreatedUnixMs  int64                  `protobuf:"varint,5,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	AllocatedBytes int64                  `protobuf:"varint,6,opt,name=allocated_bytes,json=allocatedBytes,proto3" json:"allocated_bytes,omitempty"` // soft: rebuilt from reports after a restart
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ContainerRecord) Reset() {
+	*x = ContainerRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerRecord) ProtoMessage() {}
+
+func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
+func (*ContainerRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ContainerRecord) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *ContainerRecord) GetState() ContainerState {
+	if x != nil {
+		return x.State
+	}
+	return ContainerState_CONTAINER_STATE_UNSPECIFIED
+}
+
+func (x *ContainerRecord) GetPipelineId() uint64 {
+	if x != nil {
+		return x.PipelineId
+	}
+	return 0
+}
+
+func (x *ContainerRecord) GetReplication() ReplicationFactor {
+	if x != nil {
+		return x.Replication
+	}
+	return ReplicationFactor_REPLICATION_UNSPECIFIED
+}
+
+func (x *ContainerRecord) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
+func (x *ContainerRecord) GetAllocatedBytes() int64 {
+	if x != nil {
+		return x.AllocatedBytes
+	}
+	return 0
+}
+
 // DirectoryInfo is a directory of an FSO bucket. object_id is field 1 so
 // path resolution can read it without decoding the rest.
 type DirectoryInfo struct {
@@ -37,7 +855,7 @@ type DirectoryInfo struct {
 
 func (x *DirectoryInfo) Reset() {
 	*x = DirectoryInfo{}
-	mi := &file_strato_v1_records_proto_msgTypes[0]
+	mi := &file_strato_v1_records_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -49,7 +867,7 @@ func (x *DirectoryInfo) String() string {
 func (*DirectoryInfo) ProtoMessage() {}
 
 func (x *DirectoryInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[0]
+	mi := &file_strato_v1_records_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -62,7 +880,7 @@ func (x *DirectoryInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectoryInfo.ProtoReflect.Descriptor instead.
 func (*DirectoryInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{0}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DirectoryInfo) GetObjectId() uint64 {
@@ -124,7 +942,7 @@ type OpenKeyInfo struct {
 	BytesPerChecksum   int32                  `protobuf:"varint,11,opt,name=bytes_per_checksum,json=bytesPerChecksum,proto3" json:"bytes_per_checksum,omitempty"`
 	CreationTimeUnixMs int64                  `protobuf:"varint,12,opt,name=creation_time_unix_ms,json=creationTimeUnixMs,proto3" json:"creation_time_unix_ms,omitempty"`
 	ExpiresAtUnixMs    int64                  `protobuf:"varint,13,opt,name=expires_at_unix_ms,json=expiresAtUnixMs,proto3" json:"expires_at_unix_ms,omitempty"`
-	Blocks             []*BlockLocation       `protobuf:"bytes,14,rep,name=blocks,proto3" json:"blocks,omitempty"` // every block allocated to this key
+	Blocks             []*BlockRecord         `protobuf:"bytes,14,rep,name=blocks,proto3" json:"blocks,omitempty"` // every block allocated to this key
 	Overwrite          bool                   `protobuf:"varint,15,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
 	Owner              string                 `protobuf:"bytes,16,opt,name=owner,proto3" json:"owner,omitempty"`
 	VolumeId           uint64                 `protobuf:"varint,17,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
@@ -137,7 +955,7 @@ type OpenKeyInfo struct {
 
 func (x *OpenKeyInfo) Reset() {
 	*x = OpenKeyInfo{}
-	mi := &file_strato_v1_records_proto_msgTypes[1]
+	mi := &file_strato_v1_records_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -149,7 +967,7 @@ func (x *OpenKeyInfo) String() string {
 func (*OpenKeyInfo) ProtoMessage() {}
 
 func (x *OpenKeyInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[1]
+	mi := &file_strato_v1_records_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -162,7 +980,7 @@ func (x *OpenKeyInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyInfo.ProtoReflect.Descriptor instead.
 func (*OpenKeyInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{1}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *OpenKeyInfo) GetId() uint64 {
@@ -256,7 +1074,7 @@ func (x *OpenKeyInfo) GetExpiresAtUnixMs() int64 {
 	return 0
 }
 
-func (x *OpenKeyInfo) GetBlocks() []*BlockLocation {
+func (x *OpenKeyInfo) GetBlocks() []*BlockRecord {
 	if x != nil {
 		return x.Blocks
 	}
@@ -298,7 +1116,7 @@ type DeletedBlocks struct {
 	Seq             uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	ObjectId        uint64                 `protobuf:"varint,2,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"` // the key or open key they belonged to
 	DeletedAtUnixMs int64                  `protobuf:"varint,3,opt,name=deleted_at_unix_ms,json=deletedAtUnixMs,proto3" json:"deleted_at_unix_ms,omitempty"`
-	Blocks          []*BlockID             `protobuf:"bytes,4,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	Blocks          []*BlockIDRecord       `protobuf:"bytes,4,rep,name=blocks,proto3" json:"blocks,omitempty"`
 	Reason          string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"` // "overwrite", "delete", "expired", "unused", "reclaim"
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
@@ -306,7 +1124,7 @@ type DeletedBlocks struct {
 
 func (x *DeletedBlocks) Reset() {
 	*x = DeletedBlocks{}
-	mi := &file_strato_v1_records_proto_msgTypes[2]
+	mi := &file_strato_v1_records_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -318,7 +1136,7 @@ func (x *DeletedBlocks) String() string {
 func (*DeletedBlocks) ProtoMessage() {}
 
 func (x *DeletedBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[2]
+	mi := &file_strato_v1_records_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -331,7 +1149,7 @@ func (x *DeletedBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletedBlocks.ProtoReflect.Descriptor instead.
 func (*DeletedBlocks) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{2}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DeletedBlocks) GetSeq() uint64 {
@@ -355,7 +1173,7 @@ func (x *DeletedBlocks) GetDeletedAtUnixMs() int64 {
 	return 0
 }
 
-func (x *DeletedBlocks) GetBlocks() []*BlockID {
+func (x *DeletedBlocks) GetBlocks() []*BlockIDRecord {
 	if x != nil {
 		return x.Blocks
 	}
@@ -384,7 +1202,7 @@ type DeletedDirectory struct {
 
 func (x *DeletedDirectory) Reset() {
 	*x = DeletedDirectory{}
-	mi := &file_strato_v1_records_proto_msgTypes[3]
+	mi := &file_strato_v1_records_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -396,7 +1214,7 @@ func (x *DeletedDirectory) String() string {
 func (*DeletedDirectory) ProtoMessage() {}
 
 func (x *DeletedDirectory) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[3]
+	mi := &file_strato_v1_records_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -409,7 +1227,7 @@ func (x *DeletedDirectory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletedDirectory.ProtoReflect.Descriptor instead.
 func (*DeletedDirectory) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DeletedDirectory) GetObjectId() uint64 {
@@ -459,7 +1277,7 @@ type RequestResult struct {
 
 func (x *RequestResult) Reset() {
 	*x = RequestResult{}
-	mi := &file_strato_v1_records_proto_msgTypes[4]
+	mi := &file_strato_v1_records_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -471,7 +1289,7 @@ func (x *RequestResult) String() string {
 func (*RequestResult) ProtoMessage() {}
 
 func (x *RequestResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[4]
+	mi := &file_strato_v1_records_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -484,7 +1302,7 @@ func (x *RequestResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestResult.ProtoReflect.Descriptor instead.
 func (*RequestResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RequestResult) GetType() string {
@@ -512,7 +1330,7 @@ type IDRange struct {
 
 func (x *IDRange) Reset() {
 	*x = IDRange{}
-	mi := &file_strato_v1_records_proto_msgTypes[5]
+	mi := &file_strato_v1_records_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -524,7 +1342,7 @@ func (x *IDRange) String() string {
 func (*IDRange) ProtoMessage() {}
 
 func (x *IDRange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[5]
+	mi := &file_strato_v1_records_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -537,7 +1355,7 @@ func (x *IDRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IDRange.ProtoReflect.Descriptor instead.
 func (*IDRange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *IDRange) GetFirst() uint64 {
@@ -558,14 +1376,91 @@ var File_strato_v1_records_proto protoreflect.FileDescriptor
 
 const file_strato_v1_records_proto_rawDesc = "" +
 	"\n" +
-	"\x17strato/v1/records.proto\x12\tstrato.v1\x1a\x19strato/v1/namespace.proto\"\xe1\x01\n" +
+	"\x17strato/v1/records.proto\x12\tstrato.v1\x1a\x18strato/v1/datanode.proto\x1a\x19strato/v1/namespace.proto\"\xc6\x02\n" +
+	"\fVolumeRecord\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\x04R\x02id\x12\x14\n" +
+	"\x05owner\x18\x03 \x01(\tR\x05owner\x121\n" +
+	"\x15creation_time_unix_ms\x18\x04 \x01(\x03R\x12creationTimeUnixMs\x129\n" +
+	"\x19modification_time_unix_ms\x18\x05 \x01(\x03R\x16modificationTimeUnixMs\x12\x1f\n" +
+	"\vquota_bytes\x18\x06 \x01(\x03R\n" +
+	"quotaBytes\x12'\n" +
+	"\x0fquota_namespace\x18\a \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
+	"\n" +
+	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
+	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xf7\x04\n" +
+	"\fBucketRecord\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\x04R\x02id\x12/\n" +
+	"\x06layout\x18\x04 \x01(\x0e2\x17.strato.v1.BucketLayoutR\x06layout\x12>\n" +
+	"\vreplication\x18\x05 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12<\n" +
+	"\rchecksum_type\x18\x06 \x01(\x0e2\x17.strato.v1.ChecksumTypeR\fchecksumType\x12,\n" +
+	"\x12bytes_per_checksum\x18\a \x01(\x05R\x10bytesPerChecksum\x12\x1f\n" +
+	"\vquota_bytes\x18\b \x01(\x03R\n" +
+	"quotaBytes\x12'\n" +
+	"\x0fquota_namespace\x18\t \x01(\x03R\x0equotaNamespace\x121\n" +
+	"\x15creation_time_unix_ms\x18\n" +
+	" \x01(\x03R\x12creationTimeUnixMs\x129\n" +
+	"\x19modification_time_unix_ms\x18\v \x01(\x03R\x16modificationTimeUnixMs\x12\x14\n" +
+	"\x05owner\x18\f \x01(\tR\x05owner\x12\x1d\n" +
+	"\n" +
+	"used_bytes\x18\r \x01(\x03R\tusedBytes\x12%\n" +
+	"\x0eused_namespace\x18\x0e \x01(\x03R\rusedNamespace\x12\x1d\n" +
+	"\n" +
+	"block_size\x18\x0f \x01(\x03R\tblockSize\x12\x1b\n" +
+	"\tvolume_id\x18\x10 \x01(\x04R\bvolumeId\"M\n" +
+	"\rBlockIDRecord\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
+	"\blocal_id\x18\x02 \x01(\x04R\alocalId\"\\\n" +
+	"\x11BlockMemberRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
+	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x1a\n" +
+	"\bhostname\x18\x03 \x01(\tR\bhostname\"]\n" +
+	"\x13BlockPipelineRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x126\n" +
+	"\amembers\x18\x02 \x03(\v2\x1c.strato.v1.BlockMemberRecordR\amembers\"\xae\x01\n" +
+	"\vBlockRecord\x123\n" +
+	"\bblock_id\x18\x01 \x01(\v2\x18.strato.v1.BlockIDRecordR\ablockId\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
+	"\x06length\x18\x03 \x01(\x03R\x06length\x12:\n" +
+	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xfd\x03\n" +
+	"\tKeyRecord\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1b\n" +
+	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\x12\x1b\n" +
+	"\tparent_id\x18\x05 \x01(\x04R\bparentId\x12\x12\n" +
+	"\x04size\x18\x06 \x01(\x03R\x04size\x12>\n" +
+	"\vreplication\x18\a \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12<\n" +
+	"\rchecksum_type\x18\b \x01(\x0e2\x17.strato.v1.ChecksumTypeR\fchecksumType\x12,\n" +
+	"\x12bytes_per_checksum\x18\t \x01(\x05R\x10bytesPerChecksum\x121\n" +
+	"\x15creation_time_unix_ms\x18\n" +
+	" \x01(\x03R\x12creationTimeUnixMs\x129\n" +
+	"\x19modification_time_unix_ms\x18\v \x01(\x03R\x16modificationTimeUnixMs\x12.\n" +
+	"\x06blocks\x18\f \x03(\v2\x16.strato.v1.BlockRecordR\x06blocks\x12\x14\n" +
+	"\x05owner\x18\r \x01(\tR\x05owner\"\xd2\x01\n" +
+	"\x0ePipelineRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12>\n" +
+	"\vreplication\x18\x02 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12\x18\n" +
+	"\amembers\x18\x03 \x03(\tR\amembers\x12.\n" +
+	"\x05state\x18\x04 \x01(\x0e2\x18.strato.v1.PipelineStateR\x05state\x12&\n" +
+	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\"\x84\x02\n" +
+	"\x0fContainerRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12/\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x19.strato.v1.ContainerStateR\x05state\x12\x1f\n" +
+	"\vpipeline_id\x18\x03 \x01(\x04R\n" +
+	"pipelineId\x12>\n" +
+	"\vreplication\x18\x04 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12&\n" +
+	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\x12'\n" +
+	"\x0fallocated_bytes\x18\x06 \x01(\x03R\x0eallocatedBytes\"\xe1\x01\n" +
 	"\rDirectoryInfo\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x1b\n" +
 	"\tparent_id\x18\x02 \x01(\x04R\bparentId\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x121\n" +
 	"\x15creation_time_unix_ms\x18\x04 \x01(\x03R\x12creationTimeUnixMs\x129\n" +
 	"\x19modification_time_unix_ms\x18\x05 \x01(\x03R\x16modificationTimeUnixMs\x12\x14\n" +
-	"\x05owner\x18\x06 \x01(\tR\x05owner\"\x90\x05\n" +
+	"\x05owner\x18\x06 \x01(\tR\x05owner\"\x8e\x05\n" +
 	"\vOpenKeyInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06volume\x18\x02 \x01(\tR\x06volume\x12\x16\n" +
@@ -580,17 +1475,17 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	" \x01(\x0e2\x17.strato.v1.ChecksumTypeR\fchecksumType\x12,\n" +
 	"\x12bytes_per_checksum\x18\v \x01(\x05R\x10bytesPerChecksum\x121\n" +
 	"\x15creation_time_unix_ms\x18\f \x01(\x03R\x12creationTimeUnixMs\x12+\n" +
-	"\x12expires_at_unix_ms\x18\r \x01(\x03R\x0fexpiresAtUnixMs\x120\n" +
-	"\x06blocks\x18\x0e \x03(\v2\x18.strato.v1.BlockLocationR\x06blocks\x12\x1c\n" +
+	"\x12expires_at_unix_ms\x18\r \x01(\x03R\x0fexpiresAtUnixMs\x12.\n" +
+	"\x06blocks\x18\x0e \x03(\v2\x16.strato.v1.BlockRecordR\x06blocks\x12\x1c\n" +
 	"\toverwrite\x18\x0f \x01(\bR\toverwrite\x12\x14\n" +
 	"\x05owner\x18\x10 \x01(\tR\x05owner\x12\x1b\n" +
 	"\tvolume_id\x18\x11 \x01(\x04R\bvolumeId\x12\x18\n" +
-	"\ahsynced\x18\x12 \x01(\bR\ahsynced\"\xaf\x01\n" +
+	"\ahsynced\x18\x12 \x01(\bR\ahsynced\"\xb5\x01\n" +
 	"\rDeletedBlocks\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
 	"\tobject_id\x18\x02 \x01(\x04R\bobjectId\x12+\n" +
-	"\x12deleted_at_unix_ms\x18\x03 \x01(\x03R\x0fdeletedAtUnixMs\x12*\n" +
-	"\x06blocks\x18\x04 \x03(\v2\x12.strato.v1.BlockIDR\x06blocks\x12\x16\n" +
+	"\x12deleted_at_unix_ms\x18\x03 \x01(\x03R\x0fdeletedAtUnixMs\x120\n" +
+	"\x06blocks\x18\x04 \x03(\v2\x18.strato.v1.BlockIDRecordR\x06blocks\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xaa\x01\n" +
 	"\x10DeletedDirectory\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x1b\n" +
@@ -618,31 +1513,53 @@ func file_strato_v1_records_proto_rawDescGZIP() []byte {
 	return file_strato_v1_records_proto_rawDescData
 }
 
-var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_strato_v1_records_proto_goTypes = []any{
-	(*DirectoryInfo)(nil),    // 0: strato.v1.DirectoryInfo
-	(*OpenKeyInfo)(nil),      // 1: strato.v1.OpenKeyInfo
-	(*DeletedBlocks)(nil),    // 2: strato.v1.DeletedBlocks
-	(*DeletedDirectory)(nil), // 3: strato.v1.DeletedDirectory
-	(*RequestResult)(nil),    // 4: strato.v1.RequestResult
-	(*IDRange)(nil),          // 5: strato.v1.IDRange
-	(BucketLayout)(0),        // 6: strato.v1.BucketLayout
-	(ReplicationFactor)(0),   // 7: strato.v1.ReplicationFactor
-	(ChecksumType)(0),        // 8: strato.v1.ChecksumType
-	(*BlockLocation)(nil),    // 9: strato.v1.BlockLocation
-	(*BlockID)(nil),          // 10: strato.v1.BlockID
+	(*VolumeRecord)(nil),        // 0: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),        // 1: strato.v1.BucketRecord
+	(*BlockIDRecord)(nil),       // 2: strato.v1.BlockIDRecord
+	(*BlockMemberRecord)(nil),   // 3: strato.v1.BlockMemberRecord
+	(*BlockPipelineRecord)(nil), // 4: strato.v1.BlockPipelineRecord
+	(*BlockRecord)(nil),         // 5: strato.v1.BlockRecord
+	(*KeyRecord)(nil),           // 6: strato.v1.KeyRecord
+	(*PipelineRecord)(nil),      // 7: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),     // 8: strato.v1.ContainerRecord
+	(*DirectoryInfo)(nil),       // 9: strato.v1.DirectoryInfo
+	(*OpenKeyInfo)(nil),         // 10: strato.v1.OpenKeyInfo
+	(*DeletedBlocks)(nil),       // 11: strato.v1.DeletedBlocks
+	(*DeletedDirectory)(nil),    // 12: strato.v1.DeletedDirectory
+	(*RequestResult)(nil),       // 13: strato.v1.RequestResult
+	(*IDRange)(nil),             // 14: strato.v1.IDRange
+	(BucketLayout)(0),           // 15: strato.v1.BucketLayout
+	(ReplicationFactor)(0),      // 16: strato.v1.ReplicationFactor
+	(ChecksumType)(0),           // 17: strato.v1.ChecksumType
+	(PipelineState)(0),          // 18: strato.v1.PipelineState
+	(ContainerState)(0),         // 19: strato.v1.ContainerState
 }
 var file_strato_v1_records_proto_depIdxs = []int32{
-	6,  // 0: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	7,  // 1: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	8,  // 2: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	9,  // 3: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockLocation
-	10, // 4: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockID
-	5,  // [5:5] is the sub-list for method output_type
-	5,  // [5:5] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	15, // 0: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
+	16, // 1: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
+	17, // 2: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	3,  // 3: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
+	2,  // 4: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
+	4,  // 5: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
+	16, // 6: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	17, // 7: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	5,  // 8: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
+	16, // 9: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	18, // 10: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	19, // 11: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	16, // 12: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	15, // 13: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	16, // 14: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	17, // 15: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	5,  // 16: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
+	2,  // 17: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_records_proto_init() }
@@ -650,6 +1567,7 @@ func file_strato_v1_records_proto_init() {
 	if File_strato_v1_records_proto != nil {
 		return
 	}
+	file_strato_v1_datanode_proto_init()
 	file_strato_v1_namespace_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -657,7 +1575,7 @@ func file_strato_v1_records_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_records_proto_rawDesc), len(file_strato_v1_records_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
