@@ -1,12 +1,12 @@
 package bench
 
 import (
-	"bytes"
 	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/strato-io/strato/bench/keyput"
 	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
@@ -24,14 +24,14 @@ func TestGenReadable(t *testing.T) {
 	cl, err := c.Client()
 	require.NoError(t, err)
 	defer func() { _ = cl.Close() }()
-	payload := keyPutData(8 << 20)
+	payload := keyput.Payload(8 << 20)
 	for _, k := range keys {
 		r, err := cl.OpenKey(ctx, "rerepl", "data", k)
 		require.NoError(t, err)
 		require.Len(t, r.Info().Blocks[0].Pipeline.Members, 3)
 		got, err := io.ReadAll(r)
 		require.NoError(t, err)
-		require.Equal(t, int64(-1), keyPutFirstDiff(got, payload, 8<<20), k)
+		require.Equal(t, int64(-1), keyput.FirstDiff(got, payload, 8<<20), k)
 	}
 	cs, err := listContainers(ctx, cl)
 	require.NoError(t, err)
@@ -42,17 +42,4 @@ func TestGenReadable(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, closed, "72 MiB in containers of 32 MiB (4 blocks of 8 MiB each)")
-}
-
-func TestKeyPutFirstDiff(t *testing.T) {
-	data := []byte("0123456789")
-	key := bytes.Repeat(data, 3)
-	require.Equal(t, int64(-1), keyPutFirstDiff(key, data, 30))
-	require.Equal(t, int64(-1), keyPutFirstDiff(key[:25], data, 25))
-	bad := bytes.Clone(key)
-	bad[17] = 'x'
-	require.Equal(t, int64(17), keyPutFirstDiff(bad, data, 30))
-	require.Equal(t, int64(20), keyPutFirstDiff(key[:20], data, 30), "short")
-	require.Equal(t, int64(30), keyPutFirstDiff(key, data, 40), "short by a whole pattern")
-	require.Equal(t, int64(25), keyPutFirstDiff(key, data, 25), "long")
 }

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +24,8 @@ import (
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
 
+	"github.com/strato-io/strato/bench/gen"
+	"github.com/strato-io/strato/bench/keyput"
 	"github.com/strato-io/strato/bench/measure"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
@@ -58,7 +59,7 @@ type RereplicateConfig struct {
 	// DropCaches empties the page cache before the loss, so that sources
 	// read from the disk as they would long after the data was written.
 	DropCaches bool
-	// Gen generates the data offline (RunGen, with the datanodes stopped)
+	// Gen generates the data offline (gen.Run, with the datanodes stopped)
 	// instead of writing it through the client.
 	Gen bool
 	// ContainerSize and BlockSize of the generated data (Gen).
@@ -176,16 +177,16 @@ func RunRereplicate(ctx context.Context, cfg RereplicateConfig, c *minicluster.C
 	} else {
 		keys := int((cfg.Size + cfg.KeySize - 1) / cfg.KeySize)
 		fmt.Fprintf(out, "writing %d keys of %s (%s, replication THREE)\n", keys, bytesize.Format(cfg.KeySize), bytesize.Format(int64(keys)*cfg.KeySize))
-		kp := KeyPutConfig{Volume: "rerepl", Bucket: "data", Prefix: "k", Keys: keys, Size: cfg.KeySize, Threads: cfg.Threads,
+		kp := keyput.Config{Volume: "rerepl", Bucket: "data", Prefix: "k", Keys: keys, Size: cfg.KeySize, Threads: cfg.Threads,
 			Progress: cfg.Progress, ProgressInterval: 5 * time.Second}
-		if _, err := RunKeyPut(ctx, kp, cl, io.Discard); err != nil {
+		if _, err := keyput.Run(ctx, kp, cl, io.Discard); err != nil {
 			return res, err
 		}
 		for i := range keys {
 			keyNames = append(keyNames, fmt.Sprintf("k/%d", i))
 		}
 	}
-	payload := keyPutData(keySize)
+	payload := keyput.Payload(keySize)
 
 	// 2. Close every container and wait until they are CLOSED.
 	fmt.Fprintln(out, "closing every container")
@@ -439,21 +440,21 @@ func (w *copyWindow) stop() (first, last time.Time) {
 	return w.first, w.last
 }
 
-// generate stops every datanode, runs RunGen into their volumes, calls
+// generate stops every datanode, runs gen.Run into their volumes, calls
 // whileStopped, starts them again and waits until meta knows every
 // replica. It returns the keys.
 func generate(ctx context.Context, cfg RereplicateConfig, c *minicluster.Cluster, out io.Writer, whileStopped func() error) ([]string, error) {
 	addrs := c.DatanodeAddrs()
-	var dns []GenDatanode
+	var dns []gen.Datanode
 	for i := range addrs {
-		dns = append(dns, GenDatanode{ID: c.Datanode(i).ID(), Dir: c.DatanodeDir(i), Addr: addrs[i]})
+		dns = append(dns, gen.Datanode{ID: c.Datanode(i).ID(), Dir: c.DatanodeDir(i), Addr: addrs[i]})
 	}
 	for i := range dns {
 		if err := c.StopDatanode(i); err != nil {
 			return nil, err
 		}
 	}
-	res, err := RunGen(ctx, GenConfig{Size: cfg.Size, ContainerSize: cfg.ContainerSize, BlockSize: cfg.BlockSize,
+	res, err := gen.Run(ctx, gen.Config{Size: cfg.Size, ContainerSize: cfg.ContainerSize, BlockSize: cfg.BlockSize,
 		Datanodes: dns, Volume: "rerepl", Bucket: "data", Progress: cfg.Progress}, c.Meta(), out)
 	if err != nil {
 		return nil, err
@@ -512,30 +513,6 @@ func generate(ctx context.Context, cfg RereplicateConfig, c *minicluster.Cluster
 		return nil, fmt.Errorf("bench: %d generated keys listed, %d made", len(keys), res.Keys)
 	}
 	return keys, nil
-}
-
-// keyPutData is the payload RunKeyPut writes (its first bytes repeat).
-func keyPutData(size int64) []byte {
-	return randomPayload(min(size, 64<<20))
-}
-
-// keyPutFirstDiff returns where got first differs from a key of size
-// bytes of repeated data, or -1 when it is that key.
-func keyPutFirstDiff(got, data []byte, size int64) int64 {
-	for off := 0; off < len(got); off += len(data) {
-		n := min(len(data), len(got)-off)
-		if !bytes.Equal(got[off:off+n], data[:n]) {
-			for i := range n {
-				if got[off+i] != data[i] {
-					return int64(off + i)
-				}
-			}
-		}
-	}
-	if int64(len(got)) != size {
-		return min(int64(len(got)), size)
-	}
-	return -1
 }
 
 // closeAll closes every open container and waits until all are CLOSED.
@@ -1036,7 +1013,7 @@ func verifyKeys(ctx context.Context, cl *client.Client, keyNames []string, paylo
 		if err != nil {
 			return fmt.Errorf("bench: read back %s: %w", k, err)
 		}
-		if at := keyPutFirstDiff(got, payload, keySize); at >= 0 {
+		if at := keyput.FirstDiff(got, payload, keySize); at >= 0 {
 			fmt.Fprintf(out, "verification: FAILED: key %s (%d bytes read, %d written) differs first at byte %d\n", k, len(got), keySize, at)
 			return fmt.Errorf("bench: %s read back differs at byte %d", k, at)
 		}

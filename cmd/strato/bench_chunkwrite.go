@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/bench/chunkwrite"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/checksum"
 )
@@ -15,7 +15,7 @@ func init() { benchCommands = append(benchCommands, newBenchChunkWriteCmd) }
 
 func newBenchChunkWriteCmd() *cobra.Command {
 	var (
-		p        bench.ChunkWritePlan
+		p        chunkwrite.Plan
 		size     string
 		sumType  string
 		interval = p.Options.ProgressInterval
@@ -66,7 +66,7 @@ disk's sequential rate the 4 MiB case is compared with.`,
 	f.StringVarP(&size, "size", "s", "4M", "chunk size: 1k, 10k, 4M, ...")
 	f.IntVarP(&p.Options.ChunksPerBlock, "chunks-per-block", "c", 16, "chunks per block")
 	f.IntVarP(&p.Options.Threads, "threads", "t", 16, "writer threads")
-	f.StringVarP(&p.Options.Layout, "layout", "l", bench.LayoutFilePerBlock, "FILE_PER_BLOCK, FILE_PER_CHUNK or RAW")
+	f.StringVarP(&p.Options.Layout, "layout", "l", chunkwrite.LayoutFilePerBlock, "FILE_PER_BLOCK, FILE_PER_CHUNK or RAW")
 	f.StringVar(&p.Options.Dir, "dir", "", "directory for the data (default: the system temporary directory); each run's files are removed afterwards")
 	f.BoolVar(&p.Options.Keep, "keep", false, "keep each run's data directory")
 	f.StringVar(&sumType, "checksum", "CRC32C", "checksum type: NONE, CRC32, CRC32C, SHA256, MD5")

@@ -1,19 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/bench/gen"
 	"github.com/strato-io/strato/bytesize"
-	"github.com/strato-io/strato/meta"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchGenCmd) }
@@ -21,7 +16,7 @@ func init() { benchCommands = append(benchCommands, newBenchGenCmd) }
 func newBenchGenCmd() *cobra.Command {
 	var (
 		dir, size, csize, bsize, bucket string
-		cfg                             bench.GenConfig
+		cfg                             gen.Config
 	)
 	cmd := &cobra.Command{
 		Use:   "gen --data DIR --size 20GiB",
@@ -45,39 +40,20 @@ containers and every key is readable.`,
 			if cfg.BlockSize, err = bytesize.Parse(bsize); err != nil {
 				return err
 			}
-			var st struct {
-				Meta      string   `json:"meta"`
-				Datanodes []string `json:"datanodes"`
-			}
-			b, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
-			if err != nil {
-				return fmt.Errorf("bench gen: %s is not a strato dev directory (run strato dev there once): %w", dir, err)
-			}
-			if err := json.Unmarshal(b, &st); err != nil {
-				return fmt.Errorf("bench gen: %s/cluster.json: %w", dir, err)
-			}
-			for i, addr := range st.Datanodes {
-				d := filepath.Join(dir, fmt.Sprintf("dn%d", i+1))
-				id, err := os.ReadFile(filepath.Join(d, "datanode.id"))
-				if err != nil {
-					return fmt.Errorf("bench gen: datanode %d: %w", i+1, err)
-				}
-				cfg.Datanodes = append(cfg.Datanodes, bench.GenDatanode{ID: strings.TrimSpace(string(id)), Dir: d, Addr: addr})
-			}
 			p := strings.Trim(bucket, "/")
 			vol, bkt, ok := strings.Cut(p, "/")
 			if !ok || vol == "" || bkt == "" || strings.Contains(bkt, "/") {
 				return errors.New("bench gen: --bucket must be /volume/bucket")
 			}
 			cfg.Volume, cfg.Bucket = vol, bkt
-			srv, err := meta.Open(meta.Options{Dir: filepath.Join(dir, "meta"), Listen: st.Meta,
-				Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
+			dev, err := gen.OpenDev(dir, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn})))
 			if err != nil {
-				return fmt.Errorf("bench gen: open meta (is strato dev stopped?): %w", err)
+				return err
 			}
+			cfg.Datanodes = dev.Datanodes
 			cfg.Progress = cmd.ErrOrStderr()
-			_, err = bench.RunGen(cmd.Context(), cfg, srv, cmd.OutOrStdout())
-			return errors.Join(err, srv.Close())
+			_, err = gen.Run(cmd.Context(), cfg, dev.Meta, cmd.OutOrStdout())
+			return errors.Join(err, dev.Close())
 		},
 	}
 	f := cmd.Flags()

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/bench/keyput"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/minicluster"
@@ -17,7 +17,7 @@ func init() { benchCommands = append(benchCommands, newBenchKeyPutCmd) }
 
 func newBenchKeyPutCmd() *cobra.Command {
 	var (
-		cfg      bench.KeyPutConfig
+		cfg      keyput.Config
 		metaAddr string
 		size     string
 		bucket   string
@@ -76,7 +76,7 @@ directory).`,
 				}
 			}
 			cfg.Progress = cmd.ErrOrStderr()
-			_, err = bench.RunKeyPut(ctx, cfg, cl, cmd.OutOrStdout())
+			_, err = keyput.Run(ctx, cfg, cl, cmd.OutOrStdout())
 			return err
 		},
 	}

@@ -1,4 +1,4 @@
-package bench
+package gen
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/strato-io/strato/bench/keyput"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/client"
@@ -15,10 +16,10 @@ import (
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
-// GenConfig configures RunGen, the offline data generator (Ozone freon's
+// Config configures Run, the offline data generator (Ozone freon's
 // cgdn/cgscm/cgom): closed containers written straight into datanode
 // directories, and the matching containers and keys recorded in meta.
-type GenConfig struct {
+type Config struct {
 	// Size is the data to generate (per copy).
 	Size int64
 	// ContainerSize is how much each container holds. Default 1 GiB.
@@ -27,7 +28,7 @@ type GenConfig struct {
 	// key). Default 256 MiB.
 	BlockSize int64
 	// Datanodes are the datanodes' (stopped) volume directories and IDs.
-	Datanodes []GenDatanode
+	Datanodes []Datanode
 	// Volume and Bucket receive the keys gen/<container>-<block>; they
 	// are created when missing.
 	Volume, Bucket string
@@ -35,26 +36,26 @@ type GenConfig struct {
 	Progress io.Writer
 }
 
-// GenDatanode is one datanode's volume directory, identity and data
+// Datanode is one datanode's volume directory, identity and data
 // address.
-type GenDatanode struct {
+type Datanode struct {
 	ID, Dir, Addr string
 }
 
-// GenResult is what RunGen produced.
-type GenResult struct {
+// Result is what Run produced.
+type Result struct {
 	Containers, Keys int
 	Bytes            int64 // per copy
 	Elapsed          time.Duration
 }
 
-// RunGen generates cfg.Size of keys at replication THREE: each container's
+// Run generates cfg.Size of keys at replication THREE: each container's
 // three replicas go round-robin over the datanodes, its block files are
 // written with valid CRC32C checksums through the datanode's own container
 // store, and meta records the container (CLOSED) and one key per block.
 // The datanodes must not be running; meta (srv) must be. A key's content is
-// the same as `bench ockg` writes (keyPutData), so it can be verified.
-func RunGen(ctx context.Context, cfg GenConfig, srv *meta.Server, out io.Writer) (GenResult, error) {
+// the same as `bench ockg` writes (keyput.Payload), so it can be verified.
+func Run(ctx context.Context, cfg Config, srv *meta.Server, out io.Writer) (Result, error) {
 	if cfg.ContainerSize == 0 {
 		cfg.ContainerSize = 1 << 30
 	}
@@ -64,7 +65,7 @@ func RunGen(ctx context.Context, cfg GenConfig, srv *meta.Server, out io.Writer)
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
 	}
-	var res GenResult
+	var res Result
 	if len(cfg.Datanodes) < 3 {
 		return res, errors.New("bench gen: replication THREE needs at least 3 datanodes")
 	}
@@ -93,7 +94,7 @@ func RunGen(ctx context.Context, cfg GenConfig, srv *meta.Server, out io.Writer)
 		}
 		vols[i] = v
 	}
-	payload := keyPutData(cfg.BlockSize)
+	payload := keyput.Payload(cfg.BlockSize)
 	const chunk = 4 << 20
 	sums := make([]checksum.Data, 0, cfg.BlockSize/chunk)
 	for off := int64(0); off < cfg.BlockSize; off += chunk {

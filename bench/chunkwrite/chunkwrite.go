@@ -1,4 +1,4 @@
-package bench
+package chunkwrite
 
 import (
 	"context"
@@ -35,14 +35,14 @@ const (
 	LayoutRaw          = "RAW"
 )
 
-// ChunkWriteLayouts are the layouts `bench chunk-write -l` accepts.
-var ChunkWriteLayouts = []string{LayoutFilePerBlock, LayoutFilePerChunk, LayoutRaw}
+// Layouts are the layouts `bench chunk-write -l` accepts.
+var Layouts = []string{LayoutFilePerBlock, LayoutFilePerChunk, LayoutRaw}
 
-// ChunkWriteOptions configure `strato bench chunk-write`, which mirrors
+// Options configure `strato bench chunk-write`, which mirrors
 // Ozone's `freon cmdw` (ChunkManagerDiskWrite): chunks written straight into
 // a container store on local disk, no network. Zero values take defaults
 // (EnsureDefaults).
-type ChunkWriteOptions struct {
+type Options struct {
 	// Chunks is the total number of chunks (-n). Default 1024.
 	Chunks int
 	// ChunkSize is the size of each chunk in bytes (-s). Default 4 MiB.
@@ -81,7 +81,7 @@ type ChunkWriteOptions struct {
 }
 
 // EnsureDefaults fills unset fields.
-func (o *ChunkWriteOptions) EnsureDefaults() {
+func (o *Options) EnsureDefaults() {
 	if o.Chunks == 0 {
 		o.Chunks = 1024
 	}
@@ -113,7 +113,7 @@ func (o *ChunkWriteOptions) EnsureDefaults() {
 }
 
 // Validate reports the first invalid option.
-func (o *ChunkWriteOptions) Validate() error {
+func (o *Options) Validate() error {
 	switch {
 	case o.Chunks < 1:
 		return fmt.Errorf("bench: -n %d: need at least one chunk", o.Chunks)
@@ -126,16 +126,16 @@ func (o *ChunkWriteOptions) Validate() error {
 	case !o.Checksum.Valid():
 		return fmt.Errorf("bench: unknown checksum type %v", o.Checksum)
 	}
-	for _, l := range ChunkWriteLayouts {
+	for _, l := range Layouts {
 		if o.Layout == l {
 			return nil
 		}
 	}
-	return fmt.Errorf("bench: -l %q: want one of %s", o.Layout, strings.Join(ChunkWriteLayouts, ", "))
+	return fmt.Errorf("bench: -l %q: want one of %s", o.Layout, strings.Join(Layouts, ", "))
 }
 
-// ChunkWriteResult is one run's outcome.
-type ChunkWriteResult struct {
+// Result is one run's outcome.
+type Result struct {
 	Layout    string
 	ChunkSize int64
 	Chunks    int
@@ -152,19 +152,19 @@ type ChunkWriteResult struct {
 }
 
 // Name is the test name used in reports: layout-size, e.g. FILE_PER_BLOCK-4M.
-func (r ChunkWriteResult) Name() string { return r.Layout + "-" + bytesize.Exact(r.ChunkSize) }
+func (r Result) Name() string { return r.Layout + "-" + bytesize.Exact(r.ChunkSize) }
 
 // Bytes is the total data written.
-func (r ChunkWriteResult) Bytes() int64 { return int64(r.Chunks) * r.ChunkSize }
+func (r Result) Bytes() int64 { return int64(r.Chunks) * r.ChunkSize }
 
 // ChunksPerSec is the chunk rate over Elapsed.
-func (r ChunkWriteResult) ChunksPerSec() float64 { return float64(r.Chunks) / r.Elapsed.Seconds() }
+func (r Result) ChunksPerSec() float64 { return float64(r.Chunks) / r.Elapsed.Seconds() }
 
 // MBPerSec is the data rate over Elapsed, in MB (10^6 bytes, as dd reports).
-func (r ChunkWriteResult) MBPerSec() float64 { return float64(r.Bytes()) / 1e6 / r.Elapsed.Seconds() }
+func (r Result) MBPerSec() float64 { return float64(r.Bytes()) / 1e6 / r.Elapsed.Seconds() }
 
 // Print writes the result the way freon reports a run.
-func (r ChunkWriteResult) Print(w io.Writer) {
+func (r Result) Print(w io.Writer) {
 	_, _ = fmt.Fprintf(w, "%s: %d chunks of %s (%s), %d threads, sync %v\n", r.Name(), r.Chunks, bytesize.Exact(r.ChunkSize),
 		bytesize.Format(r.Bytes()), r.Threads, r.Sync)
 	_, _ = fmt.Fprintf(w, "  elapsed        %.3f s (final sync %.3f s)\n", r.Elapsed.Seconds(), r.SyncTime.Seconds())
@@ -181,21 +181,21 @@ type chunkWriter interface {
 	close() error
 }
 
-// RunChunkWrite runs one chunk-write benchmark.
-func RunChunkWrite(ctx context.Context, o ChunkWriteOptions) (ChunkWriteResult, error) {
+// Run runs one chunk-write benchmark.
+func Run(ctx context.Context, o Options) (Result, error) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
-		return ChunkWriteResult{}, err
+		return Result{}, err
 	}
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		return ChunkWriteResult{}, fmt.Errorf("bench: %w", err)
+		return Result{}, fmt.Errorf("bench: %w", err)
 	}
 	raiseFileLimit()
 	dir, err := os.MkdirTemp(o.Dir, "chunkwrite-"+strings.ToLower(o.Layout)+"-"+bytesize.Exact(o.ChunkSize)+"-")
 	if err != nil {
-		return ChunkWriteResult{}, fmt.Errorf("bench: %w", err)
+		return Result{}, fmt.Errorf("bench: %w", err)
 	}
-	res := ChunkWriteResult{Layout: o.Layout, ChunkSize: o.ChunkSize, Chunks: o.Chunks, Threads: o.Threads, Sync: o.Sync, Dir: dir}
+	res := Result{Layout: o.Layout, ChunkSize: o.ChunkSize, Chunks: o.Chunks, Threads: o.Threads, Sync: o.Sync, Dir: dir}
 	if !o.Keep {
 		defer func() { _ = os.RemoveAll(dir) }()
 	}
@@ -268,7 +268,7 @@ func RunChunkWrite(ctx context.Context, o ChunkWriteOptions) (ChunkWriteResult, 
 }
 
 // chunkWorker writes blocks t, t+threads, ... in order, each chunk by chunk.
-func chunkWorker(ctx context.Context, w chunkWriter, h *measure.Histogram, done *atomic.Int64, t int, o ChunkWriteOptions, blocks int, data []byte, sums checksum.Data) error {
+func chunkWorker(ctx context.Context, w chunkWriter, h *measure.Histogram, done *atomic.Int64, t int, o Options, blocks int, data []byte, sums checksum.Data) error {
 	var pending int64
 	for b := t; b < blocks; b += o.Threads {
 		if ctx.Err() != nil {
@@ -297,7 +297,7 @@ func chunkWorker(ctx context.Context, w chunkWriter, h *measure.Histogram, done 
 	return nil
 }
 
-func startChunkProgress(o ChunkWriteOptions, done *atomic.Int64) (stop func()) {
+func startChunkProgress(o Options, done *atomic.Int64) (stop func()) {
 	if o.ProgressOut == nil {
 		return func() {}
 	}
@@ -360,7 +360,7 @@ type containerWriter struct {
 	c *container.Container
 }
 
-func newContainerWriter(dir string, layout container.Layout, o ChunkWriteOptions) (*containerWriter, error) {
+func newContainerWriter(dir string, layout container.Layout, o Options) (*containerWriter, error) {
 	opts := container.Options{
 		FS:           vfs.Default,
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),

@@ -1,6 +1,7 @@
-package bench
+package keyput
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,10 +15,10 @@ import (
 	"github.com/strato-io/strato/client"
 )
 
-// KeyPutConfig configures RunKeyPut, Ozone freon's ockg ("ozone client key
+// Config configures Run, Ozone freon's ockg ("ozone client key
 // generator"): N keys of a fixed size written by T threads through the
 // client.
-type KeyPutConfig struct {
+type Config struct {
 	Volume, Bucket string
 	// Prefix names the keys: Prefix/0, Prefix/1, ...
 	Prefix  string
@@ -31,7 +32,7 @@ type KeyPutConfig struct {
 
 // EnsureDefaults fills in the defaults (freon ockg's: 100 keys of 10 MiB,
 // 10 threads).
-func (c *KeyPutConfig) EnsureDefaults() {
+func (c *Config) EnsureDefaults() {
 	if c.Keys == 0 {
 		c.Keys = 100
 	}
@@ -49,8 +50,8 @@ func (c *KeyPutConfig) EnsureDefaults() {
 	}
 }
 
-// KeyPutResult is what RunKeyPut measured.
-type KeyPutResult struct {
+// Result is what Run measured.
+type Result struct {
 	Keys    int
 	Bytes   int64
 	Elapsed time.Duration
@@ -58,17 +59,17 @@ type KeyPutResult struct {
 }
 
 // MBps is the throughput in 10^6 bytes per second.
-func (r KeyPutResult) MBps() float64 { return float64(r.Bytes) / 1e6 / r.Elapsed.Seconds() }
+func (r Result) MBps() float64 { return float64(r.Bytes) / 1e6 / r.Elapsed.Seconds() }
 
-// RunKeyPut writes the keys and prints freon's summary to out.
-func RunKeyPut(ctx context.Context, cfg KeyPutConfig, c *client.Client, out io.Writer) (KeyPutResult, error) {
+// Run writes the keys and prints freon's summary to out.
+func Run(ctx context.Context, cfg Config, c *client.Client, out io.Writer) (Result, error) {
 	cfg.EnsureDefaults()
 	if cfg.Keys < 1 || cfg.Size < 0 || cfg.Threads < 1 || cfg.Volume == "" || cfg.Bucket == "" {
-		return KeyPutResult{}, errors.New("bench: key put needs a volume, a bucket, keys >= 1, threads >= 1 and a size >= 0")
+		return Result{}, errors.New("bench: key put needs a volume, a bucket, keys >= 1, threads >= 1 and a size >= 0")
 	}
 	// One random buffer, shared read-only: the payload does not matter, its
 	// generation must not be timed.
-	data := randomPayload(min(cfg.Size, 64<<20))
+	data := Payload(cfg.Size)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -122,13 +123,13 @@ func RunKeyPut(ctx context.Context, cfg KeyPutConfig, c *client.Client, out io.W
 	close(stopProgress)
 	elapsed := time.Since(start)
 	if runErr != nil {
-		return KeyPutResult{}, runErr
+		return Result{}, runErr
 	}
 	var h measure.Histogram
 	for i := range hists {
 		h.Merge(&hists[i])
 	}
-	res := KeyPutResult{Keys: cfg.Keys, Bytes: written.Load(), Elapsed: elapsed, Latency: h.Summary()}
+	res := Result{Keys: cfg.Keys, Bytes: written.Load(), Elapsed: elapsed, Latency: h.Summary()}
 	fmt.Fprintf(out, "Total keys      : %d\n", res.Keys)
 	fmt.Fprintf(out, "Key size        : %d bytes\n", cfg.Size)
 	fmt.Fprintf(out, "Threads         : %d\n", cfg.Threads)
@@ -139,7 +140,7 @@ func RunKeyPut(ctx context.Context, cfg KeyPutConfig, c *client.Client, out io.W
 	return res, nil
 }
 
-func putKey(ctx context.Context, c *client.Client, cfg KeyPutConfig, key string, data []byte, written *atomic.Int64) error {
+func putKey(ctx context.Context, c *client.Client, cfg Config, key string, data []byte, written *atomic.Int64) error {
 	w, err := c.CreateKey(ctx, cfg.Volume, cfg.Bucket, key, client.WriteOptions{SizeHint: cfg.Size})
 	if err != nil {
 		return fmt.Errorf("bench: create %s: %w", key, err)
@@ -159,12 +160,33 @@ func putKey(ctx context.Context, c *client.Client, cfg KeyPutConfig, key string,
 	return nil
 }
 
-// randomPayload is n pseudo-random bytes, the same on every call.
-func randomPayload(n int64) []byte {
-	data := make([]byte, n)
+// Payload is the data a key of size bytes repeats: at most 64 MiB of
+// pseudo-random bytes, the same on every call, so that a key written by Run
+// (or generated offline with the same payload) can be verified (FirstDiff).
+func Payload(size int64) []byte {
+	data := make([]byte, min(size, 64<<20))
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range data {
 		data[i] = byte(r.Uint32())
 	}
 	return data
+}
+
+// FirstDiff returns where got first differs from a key of size bytes of
+// repeated data, or -1 when it is that key.
+func FirstDiff(got, data []byte, size int64) int64 {
+	for off := 0; off < len(got); off += len(data) {
+		n := min(len(data), len(got)-off)
+		if !bytes.Equal(got[off:off+n], data[:n]) {
+			for i := range n {
+				if got[off+i] != data[i] {
+					return int64(off + i)
+				}
+			}
+		}
+	}
+	if int64(len(got)) != size {
+		return min(int64(len(got)), size)
+	}
+	return -1
 }

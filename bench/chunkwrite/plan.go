@@ -1,4 +1,4 @@
-package bench
+package chunkwrite
 
 import (
 	"context"
@@ -12,13 +12,13 @@ import (
 	"github.com/strato-io/strato/bytesize"
 )
 
-// ChunkWritePlan is everything `strato bench chunk-write` can run in one
+// Plan is everything `strato bench chunk-write` can run in one
 // go: one configuration or the original matrix, each case repeated, and
 // the references (RAW on the same threads and files, dd with direct I/O)
 // measured in the same run so that ratios compare like with like.
-type ChunkWritePlan struct {
+type Plan struct {
 	// Options is the single run, and the base of every matrix case.
-	Options ChunkWriteOptions
+	Options Options
 	// Matrix runs MatrixSizes × MatrixLayouts with Options.Threads
 	// threads, each case followed by a sync.
 	Matrix        bool
@@ -42,7 +42,7 @@ type ChunkWritePlan struct {
 }
 
 // Run runs the plan and prints its report.
-func (p ChunkWritePlan) Run(ctx context.Context) ([]ChunkWriteResult, error) {
+func (p Plan) Run(ctx context.Context) ([]Result, error) {
 	o := p.Options
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
@@ -55,7 +55,7 @@ func (p ChunkWritePlan) Run(ctx context.Context) ([]ChunkWriteResult, error) {
 	if out == nil {
 		out = io.Discard
 	}
-	var cases []ChunkWriteOptions
+	var cases []Options
 	if p.Matrix {
 		sizes := p.MatrixSizes
 		if len(sizes) == 0 {
@@ -63,7 +63,7 @@ func (p ChunkWritePlan) Run(ctx context.Context) ([]ChunkWriteResult, error) {
 		}
 		layouts := p.MatrixLayouts
 		if len(layouts) == 0 {
-			layouts = ChunkWriteLayouts
+			layouts = Layouts
 		}
 		if p.MatrixBytes == 0 {
 			p.MatrixBytes = 256 << 20
@@ -108,13 +108,13 @@ func (p ChunkWritePlan) Run(ctx context.Context) ([]ChunkWriteResult, error) {
 		dd = append(dd, r)
 		return nil
 	}
-	runs := make([][]ChunkWriteResult, len(cases))
+	runs := make([][]Result, len(cases))
 	for round := range p.Repeat {
 		if err := runDD(); err != nil {
 			return nil, err
 		}
 		for i, c := range cases {
-			r, err := RunChunkWrite(ctx, c)
+			r, err := Run(ctx, c)
 			if err != nil {
 				return nil, fmt.Errorf("%s-%s: %w", c.Layout, bytesize.Exact(c.ChunkSize), err)
 			}
@@ -129,7 +129,7 @@ func (p ChunkWritePlan) Run(ctx context.Context) ([]ChunkWriteResult, error) {
 		return nil, err
 	}
 
-	med := make([]ChunkWriteResult, len(runs))
+	med := make([]Result, len(runs))
 	for i, rs := range runs {
 		med[i] = medianByRate(rs)
 	}
@@ -137,25 +137,25 @@ func (p ChunkWritePlan) Run(ctx context.Context) ([]ChunkWriteResult, error) {
 	if p.Repeat > 1 {
 		_, _ = fmt.Fprintf(out, "medians of %d runs (by rate):\n", p.Repeat)
 	}
-	PrintChunkWriteTable(out, med, runs, dd)
+	printTable(out, med, runs, dd)
 	_, _ = fmt.Fprintln(out)
-	PrintChunkWriteChart(out, med)
+	printChart(out, med)
 	return med, nil
 }
 
-func medianByRate(rs []ChunkWriteResult) ChunkWriteResult {
+func medianByRate(rs []Result) Result {
 	s := slices.Clone(rs)
-	slices.SortFunc(s, func(a, b ChunkWriteResult) int { return int(a.Elapsed - b.Elapsed) })
+	slices.SortFunc(s, func(a, b Result) int { return int(a.Elapsed - b.Elapsed) })
 	return s[len(s)/2]
 }
 
-// PrintChunkWriteTable prints the report table of the original experiment,
+// printTable prints the report table of the original experiment,
 // `testname rate chunks sec sync` (rate in MB/s, sync = seconds of the
 // final fsync), with chunks/s and the ratios to RAW of the same size and,
 // for 4 MiB chunks, to dd. With several rounds, the ratios are medians of
 // the per-round ratios (each measured side by side in one round).
-func PrintChunkWriteTable(w io.Writer, results []ChunkWriteResult, runs [][]ChunkWriteResult, dd []measure.DDResult) {
-	raw := map[int64][]ChunkWriteResult{}
+func printTable(w io.Writer, results []Result, runs [][]Result, dd []measure.DDResult) {
+	raw := map[int64][]Result{}
 	for i, r := range results {
 		if r.Layout == LayoutRaw {
 			raw[r.ChunkSize] = runs[i]
@@ -205,9 +205,9 @@ func median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// PrintChunkWriteChart draws a terminal bar chart of MB/s, one group per
+// printChart draws a terminal bar chart of MB/s, one group per
 // chunk size, bars scaled to the fastest of their group.
-func PrintChunkWriteChart(w io.Writer, results []ChunkWriteResult) {
+func printChart(w io.Writer, results []Result) {
 	const width = 50
 	var sizes []int64
 	best := map[int64]float64{}

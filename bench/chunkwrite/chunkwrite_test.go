@@ -1,4 +1,4 @@
-package bench
+package chunkwrite
 
 import (
 	"bytes"
@@ -20,10 +20,10 @@ import (
 // A run writes what it claims: the container it leaves behind holds every
 // block, complete and matching its checksums.
 func TestRunChunkWrite(t *testing.T) {
-	for _, layout := range ChunkWriteLayouts {
+	for _, layout := range Layouts {
 		t.Run(layout, func(t *testing.T) {
 			dir := t.TempDir()
-			r, err := RunChunkWrite(context.Background(), ChunkWriteOptions{
+			r, err := Run(context.Background(), Options{
 				Chunks: 37, ChunkSize: 3000, ChunksPerBlock: 5, Threads: 3, Layout: layout, Dir: dir, Sync: true, Keep: true,
 			})
 			require.NoError(t, err)
@@ -60,8 +60,8 @@ func TestRunChunkWrite(t *testing.T) {
 
 func TestChunkWritePlanMatrix(t *testing.T) {
 	var out bytes.Buffer
-	res, err := ChunkWritePlan{
-		Options:     ChunkWriteOptions{Threads: 2, ChunksPerBlock: 4, Dir: t.TempDir()},
+	res, err := Plan{
+		Options:     Options{Threads: 2, ChunksPerBlock: 4, Dir: t.TempDir()},
 		Matrix:      true,
 		MatrixSizes: []int64{1 << 10, 8 << 10},
 		MatrixBytes: 64 << 10,
@@ -84,7 +84,7 @@ func TestChunkWritePlanMatrix(t *testing.T) {
 }
 
 func TestChunkWriteOptionsValidate(t *testing.T) {
-	o := ChunkWriteOptions{Layout: "file_per_chunk"}
+	o := Options{Layout: "file_per_chunk"}
 	o.EnsureDefaults()
 	require.NoError(t, o.Validate())
 	require.Equal(t, LayoutFilePerChunk, o.Layout)
@@ -108,13 +108,13 @@ func TestChunkWriteAtFreonSettings(t *testing.T) {
 		l.Cur, l.Max = 4096, 4096 // for the rest of this test binary
 		require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l))
 	}
-	for _, layout := range ChunkWriteLayouts {
+	for _, layout := range Layouts {
 		t.Run(layout, func(t *testing.T) {
 			n := 400000
 			if layout == LayoutFilePerChunk {
 				n = 40000
 			}
-			r, err := RunChunkWrite(context.Background(), ChunkWriteOptions{
+			r, err := Run(context.Background(), Options{
 				Chunks: n, ChunkSize: 64, ChunksPerBlock: 16, Threads: 16, Layout: layout, Dir: t.TempDir(), Sync: true,
 				ChecksumSet: true, Checksum: checksum.NONE,
 			})
