@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/strato-io/strato/bench"
 	"github.com/strato-io/strato/bench/measure"
+	"github.com/strato-io/strato/bench/nnbench"
 	"github.com/strato-io/strato/meta"
 )
 
@@ -60,7 +60,7 @@ func newBenchMetaCmd() *cobra.Command {
 }
 
 func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o bench.MetaOptions
+	var o nnbench.Options
 	fs := flag.NewFlagSet("strato bench meta", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, benchMetaUsage) }
@@ -114,7 +114,7 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 
 	var (
-		target     *bench.ServiceTarget
+		target     *nnbench.ServiceTarget
 		srv        *meta.Server
 		standalone = *metaAddr == ""
 	)
@@ -134,7 +134,7 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err := srv.WaitReady(ctx); err != nil {
 			return err
 		}
-		target = &bench.ServiceTarget{NS: srv, Datanodes: srv, Admin: srv, Volume: *volume, Bucket: *bucket}
+		target = &nnbench.ServiceTarget{NS: srv, Datanodes: srv, Admin: srv, Volume: *volume, Bucket: *bucket}
 		fmt.Fprintf(stderr, "bench meta: standalone meta in %s\n", dir)
 	} else {
 		conn, err := grpc.NewClient(*metaAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -142,7 +142,7 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 		defer func() { _ = conn.Close() }()
-		target = bench.NewRemote(conn, *volume, *bucket)
+		target = nnbench.NewRemote(conn, *volume, *bucket)
 		fmt.Fprintf(stderr, "bench meta: remote meta at %s\n", *metaAddr)
 	}
 	target.NoDeferredCreate = *noDefer
@@ -160,7 +160,7 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := target.Setup(ctx, o.Replication); err != nil {
 		return err
 	}
-	_, err := bench.RunMeta(ctx, o, target, standalone)
+	_, err := nnbench.Run(ctx, o, target, standalone)
 	if srv != nil {
 		m := srv.Node().Metrics()
 		fmt.Fprintf(stdout, "Raft: %d proposals in %d log appends (%.1f per append), %d fsyncs\n",

@@ -1,4 +1,4 @@
-package bench
+package nnbench
 
 import (
 	"context"
@@ -79,10 +79,10 @@ func (sc *simCluster) distribution() string {
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
-func (r *metaRun) blockReport(ctx context.Context, datanodes, reports, blocksPerReport, blocksPerFile int) (MetaStats, error) {
+func (r *metaRun) blockReport(ctx context.Context, datanodes, reports, blocksPerReport, blocksPerFile int) (Stats, error) {
 	sc, err := r.setupBlockReport(ctx, datanodes, blocksPerReport, blocksPerFile, r.o.Replication)
 	if err != nil {
-		return MetaStats{}, err
+		return Stats{}, err
 	}
 	// One goroutine per datanode, each sending its own report.
 	split := splitOps(reports, datanodes)
@@ -108,19 +108,19 @@ func (r *metaRun) blockReport(ctx context.Context, datanodes, reports, blocksPer
 // replication measures how fast meta decides re-replication work after
 // datanodes are decommissioned: one thread calls ReplicationWork until a
 // pass schedules nothing.
-func (r *metaRun) replication(ctx context.Context) (MetaStats, error) {
+func (r *metaRun) replication(ctx context.Context) (Stats, error) {
 	o := r.o
 	nodes := o.Datanodes
 	sc, err := r.setupBlockReport(ctx, nodes, o.TotalBlocks*o.Replication/nodes, nodes, o.Replication)
 	if err != nil {
-		return MetaStats{}, err
+		return Stats{}, err
 	}
 	if err := r.t.CloseContainers(ctx); err != nil {
-		return MetaStats{}, err
+		return Stats{}, err
 	}
 	for i, dn := range sc.nodes {
 		if err := r.t.ContainerReport(ctx, dn, sc.reports[i], true); err != nil {
-			return MetaStats{}, err
+			return Stats{}, err
 		}
 	}
 	decommissioned := 0
@@ -128,11 +128,11 @@ func (r *metaRun) replication(ctx context.Context) (MetaStats, error) {
 		dn := sc.nodes[nodes-1-i]
 		decommissioned += len(sc.containers[dn.Index])
 		if err := r.t.Decommission(ctx, dn); err != nil {
-			return MetaStats{}, err
+			return Stats{}, err
 		}
 	}
 	required := o.TotalBlocks * o.Replication * o.NodesToDecommission * 2 / (nodes * nodes)
-	var st MetaStats
+	var st Stats
 	pending := 0
 	start := time.Now()
 	for {

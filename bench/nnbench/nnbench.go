@@ -1,4 +1,4 @@
-package bench
+package nnbench
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 	"time"
 )
 
-// MetaOps are the operations of `strato bench meta`, in Hadoop's
+// Ops are the operations of `strato bench meta`, in Hadoop's
 // NNThroughputBenchmark's order.
-var MetaOps = []string{"create", "mkdirs", "open", "delete", "fileStatus", "rename", "blockReport", "replication", "clean"}
+var Ops = []string{"create", "mkdirs", "open", "delete", "fileStatus", "rename", "blockReport", "replication", "clean"}
 
-// MetaOptions are NNThroughputBenchmark's options. Zero values take
+// Options are NNThroughputBenchmark's options. Zero values take
 // Hadoop's defaults (EnsureDefaults).
-type MetaOptions struct {
-	Op          string // one of MetaOps, or "all"
+type Options struct {
+	Op          string // one of Ops, or "all"
 	Threads     int    // default 3 (blockReport: -datanodes)
 	Files       int    // -files, default 10
 	FilesPerDir int    // default 4
@@ -44,7 +44,7 @@ type MetaOptions struct {
 }
 
 // EnsureDefaults fills unset fields with NNThroughputBenchmark's defaults.
-func (o *MetaOptions) EnsureDefaults() {
+func (o *Options) EnsureDefaults() {
 	def := func(p *int, v int) {
 		if *p == 0 {
 			*p = v
@@ -69,9 +69,9 @@ func (o *MetaOptions) EnsureDefaults() {
 }
 
 // Validate checks the options.
-func (o *MetaOptions) Validate() error {
-	if o.Op != "all" && !slices.Contains(MetaOps, o.Op) {
-		return fmt.Errorf("bench: unknown -op %q (want all or one of %s)", o.Op, strings.Join(MetaOps, ", "))
+func (o *Options) Validate() error {
+	if o.Op != "all" && !slices.Contains(Ops, o.Op) {
+		return fmt.Errorf("bench: unknown -op %q (want all or one of %s)", o.Op, strings.Join(Ops, ", "))
 	}
 	for _, v := range []struct {
 		name string
@@ -95,11 +95,11 @@ func (o *MetaOptions) Validate() error {
 	return nil
 }
 
-// MetaTarget is the metadata service under test: in the benchmark's
+// Target is the metadata service under test: in the benchmark's
 // process (standalone: direct calls, no RPC) or over gRPC (remote). Paths
 // are FSO paths inside the benchmark's bucket, such as
 // /nnThroughputBenchmark/create/ThroughputBenchDir0/ThroughputBench0.
-type MetaTarget interface {
+type Target interface {
 	// Create creates an empty file (parents as needed, overwriting) and
 	// returns what Complete needs to commit it.
 	// Create creates path; willComplete tells that Complete follows, so the
@@ -156,8 +156,8 @@ type SimBlock struct {
 // ErrReplicationRemote: the replication benchmark needs meta in process.
 var ErrReplicationRemote = errors.New("bench: the replication benchmark runs only in standalone mode (meta in this process)")
 
-// MetaStats is the result of one op's run.
-type MetaStats struct {
+// Stats is the result of one op's run.
+type Stats struct {
 	Op         string
 	Inputs     []string // "name = value" lines, as Hadoop prints them
 	Ops        int64
@@ -167,7 +167,7 @@ type MetaStats struct {
 }
 
 // OpsPerSec is operations per second of elapsed time.
-func (s MetaStats) OpsPerSec() float64 {
+func (s Stats) OpsPerSec() float64 {
 	if s.Elapsed <= 0 {
 		return 0
 	}
@@ -175,7 +175,7 @@ func (s MetaStats) OpsPerSec() float64 {
 }
 
 // AverageMillis is the mean time of one timed call in milliseconds.
-func (s MetaStats) AverageMillis() float64 {
+func (s Stats) AverageMillis() float64 {
 	if s.Ops == 0 {
 		return 0
 	}
@@ -183,7 +183,7 @@ func (s MetaStats) AverageMillis() float64 {
 }
 
 // Print writes the report in NNThroughputBenchmark's shape.
-func (s MetaStats) Print(w io.Writer) {
+func (s Stats) Print(w io.Writer) {
 	fmt.Fprintf(w, "--- %s inputs ---\n", s.Op)
 	for _, l := range s.Inputs {
 		fmt.Fprintln(w, l)
@@ -217,18 +217,18 @@ func splitOps(n, t int) []int {
 	return out
 }
 
-// RunMeta runs the benchmark op(s) against target and prints each op's
+// Run runs the benchmark op(s) against target and prints each op's
 // report to o.Out as it finishes. It returns the stats of every op run.
-func RunMeta(ctx context.Context, o MetaOptions, target MetaTarget, standalone bool) ([]MetaStats, error) {
+func Run(ctx context.Context, o Options, target Target, standalone bool) ([]Stats, error) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	ops := []string{o.Op}
 	if o.Op == "all" {
-		ops = MetaOps
+		ops = Ops
 	}
-	var all []MetaStats
+	var all []Stats
 	for _, op := range ops {
 		if op == "replication" && !standalone {
 			if o.Op == "all" {
@@ -250,8 +250,8 @@ func RunMeta(ctx context.Context, o MetaOptions, target MetaTarget, standalone b
 }
 
 type metaRun struct {
-	o  MetaOptions
-	t  MetaTarget
+	o  Options
+	t  Target
 	op string
 }
 
@@ -270,9 +270,9 @@ func names(base string, perDir int, split []int) [][]string {
 	return out
 }
 
-func (r *metaRun) run(ctx context.Context) (MetaStats, error) {
+func (r *metaRun) run(ctx context.Context) (Stats, error) {
 	o := r.o
-	st := MetaStats{Op: r.op}
+	st := Stats{Op: r.op}
 	var err error
 	switch r.op {
 	case "create":
@@ -309,7 +309,7 @@ func (r *metaRun) run(ctx context.Context) (MetaStats, error) {
 		if isNotFound(err) {
 			err = nil
 		}
-		st = MetaStats{Ops: 1, Elapsed: time.Since(start), Cumulative: time.Since(start), Inputs: []string{"Remove directory " + metaBaseDir}}
+		st = Stats{Ops: 1, Elapsed: time.Since(start), Cumulative: time.Since(start), Inputs: []string{"Remove directory " + metaBaseDir}}
 		return withOp(st, r.op), err
 	}
 	if err != nil {
@@ -323,7 +323,7 @@ func (r *metaRun) run(ctx context.Context) (MetaStats, error) {
 	return withOp(st, r.op), nil
 }
 
-func withOp(st MetaStats, op string) MetaStats {
+func withOp(st Stats, op string) Stats {
 	st.Op = op
 	return st
 }
@@ -334,7 +334,7 @@ func (r *metaRun) fileInputs() []string {
 
 // create times Create only (as Hadoop times create() only); with close each
 // file is completed right after, untimed.
-func (r *metaRun) create(ctx context.Context, base string, files int, closeFiles bool) (MetaStats, error) {
+func (r *metaRun) create(ctx context.Context, base string, files int, closeFiles bool) (Stats, error) {
 	in := names(base, r.o.FilesPerDir, splitOps(files, r.o.Threads))
 	st, err := r.run2(ctx, in, func(ctx context.Context, p string) (time.Duration, error) {
 		start := time.Now()
@@ -385,7 +385,7 @@ func (r *metaRun) existingFiles(ctx context.Context) ([][]string, error) {
 	return in, nil
 }
 
-func (r *metaRun) timed(ctx context.Context, in [][]string, f func(context.Context, string) error) (MetaStats, error) {
+func (r *metaRun) timed(ctx context.Context, in [][]string, f func(context.Context, string) error) (Stats, error) {
 	return r.run2(ctx, in, func(ctx context.Context, p string) (time.Duration, error) {
 		start := time.Now()
 		err := f(ctx, p)
@@ -401,7 +401,7 @@ func (r *metaRun) progress(format string, args ...any) {
 
 // run2 runs one goroutine per input list, timing the whole phase and
 // summing the per-call durations f reports. The first error stops all.
-func (r *metaRun) run2(ctx context.Context, in [][]string, f func(context.Context, string) (time.Duration, error)) (MetaStats, error) {
+func (r *metaRun) run2(ctx context.Context, in [][]string, f func(context.Context, string) (time.Duration, error)) (Stats, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -438,7 +438,7 @@ func (r *metaRun) run2(ctx context.Context, in [][]string, f func(context.Contex
 	wg.Wait()
 	elapsed := time.Since(start)
 	stop()
-	return MetaStats{Ops: done.Load(), Elapsed: elapsed, Cumulative: time.Duration(cumulative.Load())}, firstErr
+	return Stats{Ops: done.Load(), Elapsed: elapsed, Cumulative: time.Duration(cumulative.Load())}, firstErr
 }
 
 // startProgress prints a line every few seconds while a phase runs.

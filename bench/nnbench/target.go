@@ -1,4 +1,4 @@
-package bench
+package nnbench
 
 import (
 	"context"
@@ -23,7 +23,7 @@ type ClusterAdmin interface {
 
 // ServiceTarget drives meta through its two gRPC services' interfaces:
 // the server object itself in standalone mode (direct calls, no RPC), or
-// RemoteNamespace/RemoteDatanodes over a connection.
+// remoteNamespace/remoteDatanodes over a connection.
 type ServiceTarget struct {
 	NS        stratov1.NamespaceServiceServer
 	Datanodes stratov1.DatanodeServiceServer
@@ -176,9 +176,9 @@ func (t *ServiceTarget) CloseContainers(ctx context.Context) error {
 	return t.Admin.CloseAllContainers(ctx)
 }
 
-// RemoteNamespace adapts a Namespace client to the server interface, for
+// remoteNamespace adapts a Namespace client to the server interface, for
 // the calls the benchmark makes.
-type RemoteNamespace struct {
+type remoteNamespace struct {
 	stratov1.UnimplementedNamespaceServiceServer
 	C stratov1.NamespaceServiceClient
 }
@@ -186,53 +186,53 @@ type RemoteNamespace struct {
 // NewRemote returns a target over a gRPC connection to meta.
 func NewRemote(conn grpc.ClientConnInterface, volume, bucket string) *ServiceTarget {
 	return &ServiceTarget{
-		NS:        RemoteNamespace{C: stratov1.NewNamespaceServiceClient(conn)},
-		Datanodes: RemoteDatanodes{C: stratov1.NewDatanodeServiceClient(conn)},
+		NS:        remoteNamespace{C: stratov1.NewNamespaceServiceClient(conn)},
+		Datanodes: remoteDatanodes{C: stratov1.NewDatanodeServiceClient(conn)},
 		Volume:    volume, Bucket: bucket,
 	}
 }
 
-func (r RemoteNamespace) CreateVolume(ctx context.Context, q *stratov1.CreateVolumeRequest) (*stratov1.CreateVolumeResponse, error) {
+func (r remoteNamespace) CreateVolume(ctx context.Context, q *stratov1.CreateVolumeRequest) (*stratov1.CreateVolumeResponse, error) {
 	return r.C.CreateVolume(ctx, q)
 }
-func (r RemoteNamespace) CreateBucket(ctx context.Context, q *stratov1.CreateBucketRequest) (*stratov1.CreateBucketResponse, error) {
+func (r remoteNamespace) CreateBucket(ctx context.Context, q *stratov1.CreateBucketRequest) (*stratov1.CreateBucketResponse, error) {
 	return r.C.CreateBucket(ctx, q)
 }
-func (r RemoteNamespace) CreateFile(ctx context.Context, q *stratov1.CreateFileRequest) (*stratov1.OpenKeyResponse, error) {
+func (r remoteNamespace) CreateFile(ctx context.Context, q *stratov1.CreateFileRequest) (*stratov1.OpenKeyResponse, error) {
 	return r.C.CreateFile(ctx, q)
 }
-func (r RemoteNamespace) AllocateBlock(ctx context.Context, q *stratov1.AllocateBlockRequest) (*stratov1.AllocateBlockResponse, error) {
+func (r remoteNamespace) AllocateBlock(ctx context.Context, q *stratov1.AllocateBlockRequest) (*stratov1.AllocateBlockResponse, error) {
 	return r.C.AllocateBlock(ctx, q)
 }
-func (r RemoteNamespace) CommitKey(ctx context.Context, q *stratov1.CommitKeyRequest) (*stratov1.CommitKeyResponse, error) {
+func (r remoteNamespace) CommitKey(ctx context.Context, q *stratov1.CommitKeyRequest) (*stratov1.CommitKeyResponse, error) {
 	return r.C.CommitKey(ctx, q)
 }
-func (r RemoteNamespace) CreateDirectory(ctx context.Context, q *stratov1.CreateDirectoryRequest) (*stratov1.CreateDirectoryResponse, error) {
+func (r remoteNamespace) CreateDirectory(ctx context.Context, q *stratov1.CreateDirectoryRequest) (*stratov1.CreateDirectoryResponse, error) {
 	return r.C.CreateDirectory(ctx, q)
 }
-func (r RemoteNamespace) LookupKey(ctx context.Context, q *stratov1.LookupKeyRequest) (*stratov1.LookupKeyResponse, error) {
+func (r remoteNamespace) LookupKey(ctx context.Context, q *stratov1.LookupKeyRequest) (*stratov1.LookupKeyResponse, error) {
 	return r.C.LookupKey(ctx, q)
 }
-func (r RemoteNamespace) GetFileStatus(ctx context.Context, q *stratov1.GetFileStatusRequest) (*stratov1.GetFileStatusResponse, error) {
+func (r remoteNamespace) GetFileStatus(ctx context.Context, q *stratov1.GetFileStatusRequest) (*stratov1.GetFileStatusResponse, error) {
 	return r.C.GetFileStatus(ctx, q)
 }
-func (r RemoteNamespace) Delete(ctx context.Context, q *stratov1.DeleteRequest) (*stratov1.DeleteResponse, error) {
+func (r remoteNamespace) Delete(ctx context.Context, q *stratov1.DeleteRequest) (*stratov1.DeleteResponse, error) {
 	return r.C.Delete(ctx, q)
 }
-func (r RemoteNamespace) Rename(ctx context.Context, q *stratov1.RenameRequest) (*stratov1.RenameResponse, error) {
+func (r remoteNamespace) Rename(ctx context.Context, q *stratov1.RenameRequest) (*stratov1.RenameResponse, error) {
 	return r.C.Rename(ctx, q)
 }
 
-// RemoteDatanodes adapts a DatanodeService client to the server interface.
-type RemoteDatanodes struct {
+// remoteDatanodes adapts a DatanodeService client to the server interface.
+type remoteDatanodes struct {
 	stratov1.UnimplementedDatanodeServiceServer
 	C stratov1.DatanodeServiceClient
 }
 
-func (r RemoteDatanodes) Register(ctx context.Context, q *stratov1.RegisterRequest) (*stratov1.RegisterResponse, error) {
+func (r remoteDatanodes) Register(ctx context.Context, q *stratov1.RegisterRequest) (*stratov1.RegisterResponse, error) {
 	return r.C.Register(ctx, q)
 }
-func (r RemoteDatanodes) Heartbeat(ctx context.Context, q *stratov1.HeartbeatRequest) (*stratov1.HeartbeatResponse, error) {
+func (r remoteDatanodes) Heartbeat(ctx context.Context, q *stratov1.HeartbeatRequest) (*stratov1.HeartbeatResponse, error) {
 	return r.C.Heartbeat(ctx, q)
 }
 
