@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # strato bench meta beside Hadoop's NNThroughputBenchmark, op by op in one
-# run: for each op, HDFS's runs (../shared/anchors/hdfs/nnbench.sh), then
-# strato's standalone runs, then one strato remote run (gRPC on loopback),
-# so that both see the same machine load. Prints medians, ratios, the
-# fsync-bound ceiling of each mutation and strato's peak RSS.
+# run, each mode against the same mode: for each op, HDFS's standalone runs
+# and its remote runs (../shared/anchors/hdfs/nnbench.sh, REMOTE=1: a
+# NameNode process called over Hadoop RPC), then strato's standalone runs
+# (in-process meta) and its remote runs (a `strato meta` process called over
+# gRPC on loopback), so that all see the same machine load. Prints medians,
+# standalone/standalone and remote/remote ratios, the fsync-bound ceiling of
+# each mutation and strato's peak RSS.
 #
 # Env: RUNS (3) THREADS (16) CREATE_FILES (100000) MKDIR_DIRS (100000)
 #      READ_FILES (1000000) WRITE_OPS (100000) OPS ("create mkdirs open
@@ -78,7 +81,7 @@ remote_run() {
   "$S" meta --data "$RUNDIR" --listen "127.0.0.1:$port" > "$OUT/meta-$op.log" 2>&1 &
   local pid=$!
   sleep 1
-  strato_run "$op" remote 1 $(op_args "$op") --meta "127.0.0.1:$port" || true
+  strato_run "$op" remote "$2" $(op_args "$op") --meta "127.0.0.1:$port" || true
   kill -TERM "$pid"; wait "$pid" || true
 }
 
@@ -89,13 +92,18 @@ FSYNC_MS=$(fsync_ms)
 echo "fsync (4 KiB O_DSYNC) on $OUT: ${FSYNC_MS} ms" | tee "$OUT/fsync.txt"
 for op in $OPS; do
   if [ "${SKIP_HDFS:-0}" != 1 ]; then
-    HDFS_ANCHOR_WORK="${HDFS_ANCHOR_WORK:?set HDFS_ANCHOR_WORK}" OPS="$op" "$ANCHOR/nnbench.sh" > "$OUT/hdfs-$op.log" 2>&1 || { echo "HDFS $op failed: $OUT/hdfs-$op.log" >&2; }
+    for remote in 0 1; do
+      echo "$(date +%T) HDFS $op (REMOTE=$remote)" >&2
+      HDFS_ANCHOR_WORK="${HDFS_ANCHOR_WORK:?set HDFS_ANCHOR_WORK}" OPS="$op" REMOTE=$remote "$ANCHOR/nnbench.sh" > "$OUT/hdfs-$op-$remote.log" 2>&1 || { echo "HDFS $op failed: $OUT/hdfs-$op-$remote.log" >&2; }
+    done
   fi
   for r in $(seq 1 "$RUNS"); do
     prepare "$op"
     strato_run "$op" standalone "$r" $(op_args "$op") --data "$RUNDIR"
   done
-  remote_run "$op"
+  for r in $(seq 1 "$RUNS"); do
+    remote_run "$op" "$r"
+  done
 done
 echo "fsync after: $(fsync_ms) ms" | tee -a "$OUT/fsync.txt"
 rm -rf "$RUNDIR"
@@ -110,23 +118,26 @@ try:
         if i + 1 < skip:  # rows of earlier runs (line 1 is the header)
             continue
         if r['run'] != 'setup' and r['ops_per_sec']:
-            hdfs.setdefault(r['op'], []).append(float(r['ops_per_sec']))
+            mode = 'remote' if r['namespace'].endswith(',remote') else 'standalone'
+            hdfs.setdefault((r['op'], mode), []).append(float(r['ops_per_sec']))
 except FileNotFoundError:
     pass
 fsyncs = {'create': 1, 'mkdirs': 1, 'delete': 1, 'rename': 1}  # create -close: one Raft entry (deferred create)
 med = lambda xs: statistics.median(xs) if xs else float('nan')
 print()
-print(f"{'op':<11}{'HDFS ops/s':>12}{'strato ops/s':>14}{'ratio':>8}{'remote ops/s':>14}{'ratio':>8}{'fsync bound':>13}{'of bound':>10}")
+print(f"{'':<11}{'--------------- standalone ---------------':>42}{'---------------- remote ----------------':>42}")
+print(f"{'op':<11}{'HDFS ops/s':>12}{'strato ops/s':>14}{'ratio':>8}{'fsync bound':>13}{'of bound':>10}{'HDFS ops/s':>12}{'strato ops/s':>14}{'ratio':>8}")
 for op in ['create', 'mkdirs', 'open', 'fileStatus', 'delete', 'rename']:
     s = [float(r['ops_per_sec']) for r in rows if r['op'] == op and r['mode'] == 'standalone' and r['ops_per_sec']]
     rm = [float(r['ops_per_sec']) for r in rows if r['op'] == op and r['mode'] == 'remote' and r['ops_per_sec']]
     if not s and not rm:
         continue
-    h = med(hdfs.get(op, []))
+    h, hr = med(hdfs.get((op, 'standalone'), [])), med(hdfs.get((op, 'remote'), []))
     bound = threads / (fsyncs[op] * fsync_ms / 1000) if op in fsyncs else float('nan')
     f = lambda x: f"{x:,.0f}" if x == x else "-"
     r = lambda a, b: f"{a/b:.2f}x" if a == a and b == b and b else "-"
-    print(f"{op:<11}{f(h):>12}{f(med(s)):>14}{r(med(s), h):>8}{f(med(rm)):>14}{r(med(rm), h):>8}{f(bound):>13}{(f'{med(s)/bound:.0%}' if bound == bound else '-'):>10}")
+    print(f"{op:<11}{f(h):>12}{f(med(s)):>14}{r(med(s), h):>8}{f(bound):>13}{(f'{med(s)/bound:.0%}' if bound == bound else '-'):>10}"
+          f"{f(hr):>12}{f(med(rm)):>14}{r(med(rm), hr):>8}")
 rss = [float(r['peak_rss_mib']) for r in rows if r['op'] in ('open', 'fileStatus') and r['mode'] == 'standalone' and r['peak_rss_mib']]
 if rss:
     print(f"\nstrato peak RSS over the read runs: {max(rss):.0f} MiB")
