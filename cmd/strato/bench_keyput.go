@@ -2,15 +2,13 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/strato-io/strato/bench/benchcluster"
 	"github.com/strato-io/strato/bench/keyput"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/minicluster"
-	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchKeyPutCmd) }
@@ -21,7 +19,7 @@ func newBenchKeyPutCmd() *cobra.Command {
 		metaAddr string
 		size     string
 		bucket   string
-		cdir     clusterDir
+		cdir     benchcluster.Dir
 	)
 	cmd := &cobra.Command{
 		Use:     "ockg [--keys 100] [--size 10MiB] [--threads 10] [--bucket /vol/bucket] [--meta ADDR]",
@@ -46,37 +44,16 @@ directory).`,
 			}
 			cfg.Volume, cfg.Bucket = p.Volume, p.Bucket
 			ctx := cmd.Context()
-			if metaAddr == "" {
-				dir, remove, err := cdir.make("strato-ockg-")
-				if err != nil {
-					return err
-				}
-				defer remove()
-				fmt.Fprintf(cmd.ErrOrStderr(), "bench ockg: starting an in-process cluster (meta + 3 datanodes) in %s\n", dir)
-				c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir})
-				if err != nil {
-					return err
-				}
-				defer func() { _ = c.Close() }()
-				metaAddr = c.MetaAddr()
-			}
-			cl, err := client.New(client.Options{Meta: []string{metaAddr}})
+			conn, err := benchcluster.Connect(ctx, benchcluster.Options{Bench: "ockg", Meta: metaAddr, Dir: cdir, Log: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
 			}
-			defer func() { _ = cl.Close() }()
-			if _, err := cl.GetVolume(ctx, p.Volume); errors.Is(err, client.ErrNotFound) {
-				if _, err := cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: p.Volume}); err != nil {
-					return err
-				}
-			}
-			if _, err := cl.GetBucket(ctx, p.Volume, p.Bucket); errors.Is(err, client.ErrNotFound) {
-				if _, err := cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket}); err != nil {
-					return err
-				}
+			defer func() { _ = conn.Close() }()
+			if err := conn.EnsureBucket(ctx, p.Volume, p.Bucket); err != nil {
+				return err
 			}
 			cfg.Progress = cmd.ErrOrStderr()
-			_, err = keyput.Run(ctx, cfg, cl, cmd.OutOrStdout())
+			_, err = keyput.Run(ctx, cfg, conn.Client, cmd.OutOrStdout())
 			return err
 		},
 	}
@@ -87,6 +64,6 @@ directory).`,
 	f.StringVar(&bucket, "bucket", "/vol1/ockg", "/volume/bucket to write into")
 	f.StringVar(&cfg.Prefix, "prefix", "", "key name prefix (default: ockg-<unix time>)")
 	f.StringVar(&metaAddr, "meta", "", "meta address (default: an in-process cluster)")
-	cdir.addFlags(f)
+	addClusterDirFlags(f, &cdir)
 	return cmd
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/strato-io/strato/bench/benchcluster"
 	"github.com/strato-io/strato/bench/measure"
 	"github.com/strato-io/strato/bench/nnbench"
 	"github.com/strato-io/strato/meta"
@@ -119,21 +120,15 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		standalone = *metaAddr == ""
 	)
 	if standalone {
-		cdir := clusterDir{dir: *dataDir, keep: *keep}
-		dir, remove, err := cdir.make("strato-bench-meta-")
+		dir, remove, err := benchcluster.Dir{Path: *dataDir, Keep: *keep}.Make("strato-bench-meta-")
 		if err != nil {
 			return err
 		}
 		defer remove()
-		mo := meta.BenchOptions(dir)
-		mo.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		if srv, err = meta.Open(mo); err != nil {
+		if srv, err = benchcluster.StartMeta(ctx, dir, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))); err != nil {
 			return err
 		}
 		defer func() { _ = srv.Close() }()
-		if err := srv.WaitReady(ctx); err != nil {
-			return err
-		}
 		target = &nnbench.ServiceTarget{NS: srv, Datanodes: srv, Admin: srv, Volume: *volume, Bucket: *bucket}
 		fmt.Fprintf(stderr, "bench meta: standalone meta in %s\n", dir)
 	} else {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/bench/benchcluster"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/minicluster"
 )
@@ -22,7 +23,7 @@ func newBenchRereplicateCmd() *cobra.Command {
 		keySize  string
 		csize    string
 		bw       string
-		cdir     clusterDir
+		cdir     benchcluster.Dir
 		logLevel slog.Level
 	)
 	cmd := &cobra.Command{
@@ -55,7 +56,7 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 				return err
 			}
 			var remove func()
-			if o.Dir, remove, err = cdir.make("strato-rereplicate-"); err != nil {
+			if o.Dir, remove, err = cdir.Make("strato-rereplicate-"); err != nil {
 				return err
 			}
 			defer remove()
@@ -87,7 +88,7 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 	f.StringVar(&bw, "bandwidth", "0", "replication bandwidth cap per datanode in bytes/s (0: none)")
 	f.StringVar(&csize, "container-size", "1GiB", "container size (closed containers are the unit of copy)")
 	f.DurationVar(&o.DeadAfter, "dead-after", 6*time.Second, "how long meta waits for a silent datanode")
-	cdir.addFlags(f)
+	addClusterDirFlags(f, &cdir)
 	f.StringVar(&cfg.ChartPath, "chart", "rereplicate.png", "PNG chart of the throughput over time ('' for none)")
 	f.BoolVar(&cfg.SkipBound, "skip-bound", false, "do not measure the bound")
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the copy to this file (labels: strato.datanode, strato.replication)")

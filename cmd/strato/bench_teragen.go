@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -12,25 +11,23 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/strato-io/strato/bench"
+	"github.com/strato-io/strato/bench/benchcluster"
 	"github.com/strato-io/strato/bench/teragen"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
-	"github.com/strato-io/strato/minicluster"
-	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchTeraGenCmd) }
 
 func newBenchTeraGenCmd() *cobra.Command {
 	var (
-		cfg      bench.TeraGenConfig
+		cfg      teragen.Config
 		metaAddr string
 		localDir string
 		buffer   string
 		readBack string
 		readSum  bool
-		cdir     clusterDir
+		cdir     benchcluster.Dir
 	)
 	cmd := &cobra.Command{
 		Use:   "teragen ROWS PATH [flags]",
@@ -67,7 +64,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 				return err
 			}
 			ctx := cmd.Context()
-			var fs bench.FileCreator
+			var fs teragen.FileCreator
 			switch {
 			case localDir != "" && metaAddr != "":
 				return errors.New("bench teragen: --local-dir and --meta are exclusive")
@@ -81,17 +78,17 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 				if _, err := os.Stat(out); err == nil {
 					return fmt.Errorf("bench teragen: output directory %s already exists", out)
 				}
-				fs = bench.LocalFiles{Root: localDir, BufferSize: int(size)}
+				fs = teragen.LocalFiles{Root: localDir, BufferSize: int(size)}
 				fmt.Fprintf(cmd.ErrOrStderr(), "bench teragen: %d rows into %s (local), %d writers\n", cfg.Rows, out, cfg.Writers)
 			default:
-				sfs, closeFS, err := stratoFiles(ctx, metaAddr, &cdir, cfg.Path, cmd.ErrOrStderr())
+				conn, err := stratoOutput(ctx, benchcluster.Options{Bench: "teragen", Meta: metaAddr, Dir: cdir, Log: cmd.ErrOrStderr()}, cfg.Path)
 				if err != nil {
 					return err
 				}
-				defer func() { _ = closeFS() }()
-				fs = sfs
+				defer func() { _ = conn.Close() }()
+				fs = teragen.ClientFiles{Client: conn.Client}
 			}
-			res, err := bench.RunTeraGen(ctx, cfg, fs, cmd.OutOrStdout())
+			res, err := teragen.Run(ctx, cfg, fs, cmd.OutOrStdout())
 			if err != nil || readBack == "" {
 				return err
 			}
@@ -99,11 +96,11 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 			if err != nil {
 				return err
 			}
-			opener, ok := fs.(bench.FileOpener)
+			opener, ok := fs.(teragen.FileOpener)
 			if !ok {
 				return errors.New("bench teragen: this target cannot read back")
 			}
-			read, err := bench.RunTeraRead(ctx, cfg.Path, cfg.Writers, int(rb), readSum, opener, cmd.OutOrStdout())
+			read, err := teragen.Read(ctx, cfg.Path, cfg.Writers, int(rb), readSum, opener, cmd.OutOrStdout())
 			if err != nil {
 				return err
 			}
@@ -116,7 +113,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 	f := cmd.Flags()
 	f.IntVar(&cfg.Writers, "writers", 2, "concurrent writers, TeraGen's map tasks (mapreduce.job.maps)")
 	f.StringVar(&metaAddr, "meta", "", "address of a running meta server to write through (default: an in-process cluster)")
-	cdir.addFlags(f)
+	addClusterDirFlags(f, &cdir)
 	f.StringVar(&localDir, "local-dir", "", "write to the local file system under this directory")
 	f.StringVar(&buffer, "local-buffer", "64k", "with --local-dir: each file's write buffer (0: unbuffered)")
 	f.StringVar(&readBack, "read-back", "", "then read every file back, one reader each, in read calls of this size (e.g. 1MiB)")
@@ -125,80 +122,33 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 	return cmd
 }
 
-// stratoFiles returns the FileCreator that writes into strato, and what
-// releases it: through the meta server at metaAddr, or into an in-process
-// cluster (meta and 3 datanodes on loopback, data in a temporary directory)
-// when metaAddr is empty. As TeraGen does, it refuses an output directory
-// that exists. PATH is /volume/bucket/dir; with the in-process cluster the
-// volume and bucket are created.
-func stratoFiles(ctx context.Context, metaAddr string, cdir *clusterDir, out string, logw io.Writer) (bench.FileCreator, func() error, error) {
+// stratoOutput connects to the strato o names and readies the output
+// directory out (/volume/bucket/dir): the volume and bucket are created when
+// missing and, as TeraGen does, an output directory that exists is refused.
+// Meta must answer these calls soon: an address nothing listens on is an
+// error, not a wait.
+func stratoOutput(ctx context.Context, o benchcluster.Options, out string) (*benchcluster.Conn, error) {
 	p, err := client.ParsePath(out, true)
 	if err != nil {
-		return nil, nil, fmt.Errorf("bench teragen: PATH must be /volume/bucket/dir: %w", err)
+		return nil, fmt.Errorf("bench teragen: PATH must be /volume/bucket/dir: %w", err)
 	}
-	release := func() error { return nil }
-	if metaAddr == "" {
-		dir, remove, err := cdir.make("strato-teragen-")
-		if err != nil {
-			return nil, nil, err
-		}
-		fmt.Fprintf(logw, "bench teragen: starting an in-process cluster (meta + 3 datanodes) in %s\n", dir)
-		c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir})
-		if err != nil {
-			remove()
-			return nil, nil, err
-		}
-		metaAddr = c.MetaAddr()
-		release = func() error {
-			err := c.Close()
-			remove()
-			return err
-		}
-	}
-	cl, err := client.New(client.Options{Meta: []string{metaAddr}})
+	conn, err := benchcluster.Connect(ctx, o)
 	if err != nil {
-		_ = release()
-		return nil, nil, err
+		return nil, err
 	}
-	closeAll := func() error { return errors.Join(cl.Close(), release()) }
-	// Meta must answer the setup calls soon: an address nothing listens on
-	// is an error, not a wait.
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	fail := func(err error) (bench.FileCreator, func() error, error) {
-		_ = closeAll()
-		return nil, nil, fmt.Errorf("bench teragen: meta at %s: %w", metaAddr, err)
+	fail := func(err error) (*benchcluster.Conn, error) {
+		_ = conn.Close()
+		return nil, err
 	}
-	if _, err := cl.GetVolume(ctx, p.Volume); errors.Is(err, client.ErrNotFound) {
-		if _, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: p.Volume}); err != nil {
-			return fail(err)
-		}
-	} else if err != nil {
-		return fail(err)
+	if err := conn.EnsureBucket(ctx, p.Volume, p.Bucket); err != nil {
+		return fail(fmt.Errorf("bench teragen: meta at %s: %w", conn.Meta, err))
 	}
-	if _, err := cl.GetBucket(ctx, p.Volume, p.Bucket); errors.Is(err, client.ErrNotFound) {
-		if _, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket}); err != nil {
-			return fail(err)
-		}
-	} else if err != nil {
-		return fail(err)
-	}
-	if _, err := cl.Stat(ctx, out); err == nil {
-		_ = closeAll()
-		return nil, nil, fmt.Errorf("bench teragen: output directory %s already exists", out)
+	if _, err := conn.Client.Stat(ctx, out); err == nil {
+		return fail(fmt.Errorf("bench teragen: output directory %s already exists", out))
 	} else if !errors.Is(err, client.ErrNotFound) {
-		return fail(err)
+		return fail(fmt.Errorf("bench teragen: meta at %s: %w", conn.Meta, err))
 	}
-	return stratoCreator{cl}, closeAll, nil
-}
-
-// stratoCreator creates TeraGen's part files through the strato client.
-type stratoCreator struct{ c *client.Client }
-
-func (s stratoCreator) Open(ctx context.Context, path string) (io.ReadCloser, error) {
-	return s.c.Open(ctx, path)
-}
-
-func (s stratoCreator) Create(ctx context.Context, path string) (bench.FileWriter, error) {
-	return s.c.Create(ctx, path, client.CreateOptions{Recursive: true})
+	return conn, nil
 }

@@ -1,46 +1,20 @@
-package bench
+package teragen
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/strato-io/strato/bench/teragen"
 )
 
-// FileCreator is the file system a benchmark writes into: strato through
-// its client, the local disk (LocalFiles), later HDFS. Create may be called
-// from several goroutines at once; each FileWriter it returns is used by one.
-type FileCreator interface {
-	// Create creates the file at path, a slash-separated path in the file
-	// system's namespace, with any missing parent directories, replacing a
-	// file that is there (Hadoop's FileSystem.create), and opens it for
-	// writing.
-	Create(ctx context.Context, path string) (FileWriter, error)
-}
-
-// FileWriter is a file open for writing, with the calls of Hadoop's
-// FSDataOutputStream that TeraGen's record writer makes.
-type FileWriter interface {
-	io.Writer
-	// Hsync makes everything written so far durable.
-	Hsync() error
-	// Close finishes the file. It is called once, also after an error.
-	Close() error
-}
-
-// TeraGenConfig configures `strato bench teragen`: Hadoop's TeraGen, its
+// Config configures `strato bench teragen`: Hadoop's TeraGen, its
 // map tasks being concurrent writers. Zero values take defaults
 // (EnsureDefaults).
-type TeraGenConfig struct {
+type Config struct {
 	// Rows is the number of 100-byte rows, TeraGen's first argument.
 	// Required.
 	Rows uint64
@@ -58,7 +32,7 @@ type TeraGenConfig struct {
 }
 
 // EnsureDefaults fills unset fields.
-func (c *TeraGenConfig) EnsureDefaults() {
+func (c *Config) EnsureDefaults() {
 	if c.Writers == 0 {
 		c.Writers = 2
 	}
@@ -68,7 +42,7 @@ func (c *TeraGenConfig) EnsureDefaults() {
 }
 
 // Validate reports the first invalid field.
-func (c *TeraGenConfig) Validate() error {
+func (c *Config) Validate() error {
 	switch {
 	case c.Path == "":
 		return errors.New("bench: teragen: no output path")
@@ -80,9 +54,9 @@ func (c *TeraGenConfig) Validate() error {
 	return nil
 }
 
-// TeraGenWriterStats is one writer's work and where its time went, as the
+// WriterStats is one writer's work and where its time went, as the
 // original experiment's instrumented file system counted it.
-type TeraGenWriterStats struct {
+type WriterStats struct {
 	File     string // Path/part-m-NNNNN
 	FirstRow uint64
 	Rows     uint64
@@ -98,27 +72,27 @@ type TeraGenWriterStats struct {
 	// the calls above, is making the rows.
 	Elapsed time.Duration
 
-	Checksum teragen.Checksum // of this writer's rows
+	Checksum Checksum // of this writer's rows
 }
 
-// TeraGenResult is a run's outcome.
-type TeraGenResult struct {
+// Result is a run's outcome.
+type Result struct {
 	Path    string
-	Writers []TeraGenWriterStats
+	Writers []WriterStats
 	Rows    uint64
 	Bytes   uint64
 	// Elapsed runs from the first Create to the last Close.
 	Elapsed time.Duration
 	// Checksum is the data set's: its Counter is TeraGen's CHECKSUM counter.
-	Checksum teragen.Checksum
+	Checksum Checksum
 }
 
 // MBPerSec is the data rate over Elapsed, in MB (10^6 bytes).
-func (r TeraGenResult) MBPerSec() float64 { return float64(r.Bytes) / 1e6 / r.Elapsed.Seconds() }
+func (r Result) MBPerSec() float64 { return float64(r.Bytes) / 1e6 / r.Elapsed.Seconds() }
 
 // Print writes the report: per writer the original experiment's
 // instrumentation lines, then the totals and TeraGen's counter line.
-func (r TeraGenResult) Print(w io.Writer) {
+func (r Result) Print(w io.Writer) {
 	for i, s := range r.Writers {
 		fmt.Fprintf(w, "writer %d: %s, rows %d (from %d), create %d ms, elapsed %d ms\n",
 			i, s.File, s.Rows, s.FirstRow, s.CreateTime.Milliseconds(), s.Elapsed.Milliseconds())
@@ -137,33 +111,33 @@ func (r TeraGenResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "CHECKSUM=%d\n", r.Checksum.Counter())
 }
 
-// teraGenBatch is how many rows a writer makes before writing them.
+// batchRows is how many rows a writer makes before writing them.
 //
 // The writes are timed per batch, not per call. The original instrumentation
 // sums the time of every write call, and a call costs a few nanoseconds when
 // the client buffers (5 ns into a bufio.Writer here), while a pair of
 // time.Now costs about 80 ns on this VM: timing each of 20 million calls
 // would measure mostly the clock. So a writer makes a batch of rows first
-// (and adds their checksums), then times the batch's 2×teraGenBatch write
+// (and adds their checksums), then times the batch's 2×batchRows write
 // calls as one stretch that holds nothing else; the sum of those stretches
 // is the sum of the calls' times. The batch (100 KiB) stays in L2.
-const teraGenBatch = 1024
+const batchRows = 1024
 
-// RunTeraGen runs TeraGen's writers into fs, prints the report to out and
+// Run runs TeraGen's writers into fs, prints the report to out and
 // returns it. On an error the writers still running are cancelled, every
 // opened file is closed, and the first error is returned.
-func RunTeraGen(ctx context.Context, cfg TeraGenConfig, fs FileCreator, out io.Writer) (TeraGenResult, error) {
+func Run(ctx context.Context, cfg Config, fs FileCreator, out io.Writer) (Result, error) {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
-		return TeraGenResult{}, err
+		return Result{}, err
 	}
-	splits := teragen.Splits(cfg.Rows, cfg.Writers)
-	res := TeraGenResult{Path: cfg.Path, Writers: make([]TeraGenWriterStats, len(splits)), Rows: cfg.Rows, Bytes: cfg.Rows * teragen.RowSize}
+	splits := Splits(cfg.Rows, cfg.Writers)
+	res := Result{Path: cfg.Path, Writers: make([]WriterStats, len(splits)), Rows: cfg.Rows, Bytes: cfg.Rows * RowSize}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	var done atomic.Uint64
-	stopProgress := startTeraGenProgress(cfg, &done)
+	stopProgress := startProgress(cfg, &done)
 	errs := make([]error, len(splits))
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -171,8 +145,8 @@ func RunTeraGen(ctx context.Context, cfg TeraGenConfig, fs FileCreator, out io.W
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			file := path.Join(cfg.Path, teragen.PartName(i))
-			res.Writers[i], errs[i] = teraGenWriter(ctx, fs, file, s, &done)
+			file := path.Join(cfg.Path, PartName(i))
+			res.Writers[i], errs[i] = writeSplit(ctx, fs, file, s, &done)
 			if errs[i] != nil {
 				cancel()
 			}
@@ -209,11 +183,11 @@ func firstError(errs []error) error {
 	return canceled
 }
 
-// teraGenWriter is one map task: it creates file, writes its split's rows
+// writeSplit is one map task: it creates file, writes its split's rows
 // as TeraGen's TeraRecordWriter does (one write for the key, one for the
 // value), then one hsync and the close.
-func teraGenWriter(ctx context.Context, fs FileCreator, file string, s teragen.Split, done *atomic.Uint64) (st TeraGenWriterStats, err error) {
-	st = TeraGenWriterStats{File: file, FirstRow: s.FirstRow, Rows: s.Rows}
+func writeSplit(ctx context.Context, fs FileCreator, file string, s Split, done *atomic.Uint64) (st WriterStats, err error) {
+	st = WriterStats{File: file, FirstRow: s.FirstRow, Rows: s.Rows}
 	start := time.Now()
 	w, err := fs.Create(ctx, file)
 	st.CreateTime = time.Since(start)
@@ -227,22 +201,22 @@ func teraGenWriter(ctx context.Context, fs FileCreator, file string, s teragen.S
 		}
 	}()
 
-	g := teragen.NewGenerator(s.FirstRow)
-	buf := make([]byte, teraGenBatch*teragen.RowSize)
+	g := NewGenerator(s.FirstRow)
+	buf := make([]byte, batchRows*RowSize)
 	for left := s.Rows; left > 0; {
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
-		n := min(left, teraGenBatch)
-		batch := buf[:n*teragen.RowSize]
-		for off := 0; off < len(batch); off += teragen.RowSize {
-			row := batch[off : off+teragen.RowSize]
+		n := min(left, batchRows)
+		batch := buf[:n*RowSize]
+		for off := 0; off < len(batch); off += RowSize {
+			row := batch[off : off+RowSize]
 			g.Next(row)
 			st.Checksum.AddRow(row)
 		}
 		t := time.Now()
-		for off := 0; off < len(batch); off += teragen.RowSize {
-			k, v := off+teragen.KeySize, off+teragen.RowSize
+		for off := 0; off < len(batch); off += RowSize {
+			k, v := off+KeySize, off+RowSize
 			if _, err := w.Write(batch[off:k:k]); err != nil {
 				return st, fmt.Errorf("bench: teragen: write %s: %w", file, err)
 			}
@@ -273,7 +247,7 @@ func teraGenWriter(ctx context.Context, fs FileCreator, file string, s teragen.S
 	return st, nil
 }
 
-func startTeraGenProgress(cfg TeraGenConfig, done *atomic.Uint64) (stop func()) {
+func startProgress(cfg Config, done *atomic.Uint64) (stop func()) {
 	if cfg.Progress == nil {
 		return func() {}
 	}
@@ -289,7 +263,7 @@ func startTeraGenProgress(cfg TeraGenConfig, done *atomic.Uint64) (stop func()) 
 				return
 			case now := <-tick.C:
 				rows := done.Load()
-				mbps := float64((rows-lastRows)*teragen.RowSize) / 1e6 / now.Sub(last).Seconds()
+				mbps := float64((rows-lastRows)*RowSize) / 1e6 / now.Sub(last).Seconds()
 				fmt.Fprintf(cfg.Progress, "teragen: %d/%d rows, %.1f MB/s\n", rows, cfg.Rows, mbps)
 				last, lastRows = now, rows
 			}
@@ -302,64 +276,4 @@ func startTeraGenProgress(cfg TeraGenConfig, done *atomic.Uint64) (stop func()) 
 			<-finished
 		})
 	}
-}
-
-// LocalFiles is a FileCreator over the local file system: the file
-// system's root is the directory Root, Hsync is fsync.
-type LocalFiles struct {
-	Root string
-	// BufferSize, if positive, puts a buffer of that many bytes in front of
-	// each file, as Hadoop's clients buffer (io.file.buffer.size; a DFS
-	// packet is 64 KiB); Hsync and Close flush it. 0: every Write is a
-	// write(2).
-	BufferSize int
-}
-
-// Create implements FileCreator. A path cannot leave Root: ".." stops at
-// the root, as it does at "/".
-func (l LocalFiles) Create(_ context.Context, name string) (FileWriter, error) {
-	local := filepath.Join(l.Root, filepath.FromSlash(path.Clean("/"+name)))
-	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.Create(local)
-	if err != nil {
-		return nil, err
-	}
-	lf := &localFile{f: f}
-	if l.BufferSize > 0 {
-		lf.buf = bufio.NewWriterSize(f, l.BufferSize)
-	}
-	return lf, nil
-}
-
-type localFile struct {
-	f   *os.File
-	buf *bufio.Writer // nil: unbuffered
-}
-
-func (l *localFile) Write(p []byte) (int, error) {
-	if l.buf != nil {
-		return l.buf.Write(p)
-	}
-	return l.f.Write(p)
-}
-
-func (l *localFile) flush() error {
-	if l.buf == nil {
-		return nil
-	}
-	return l.buf.Flush()
-}
-
-func (l *localFile) Hsync() error {
-	if err := l.flush(); err != nil {
-		return err
-	}
-	return l.f.Sync()
-}
-
-func (l *localFile) Close() error {
-	err := l.flush()
-	return errors.Join(err, l.f.Close())
 }

@@ -1,48 +1,39 @@
-package bench
+package teragen
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"sync"
 	"time"
-
-	"github.com/strato-io/strato/bench/teragen"
 )
 
-// FileOpener opens files for reading: the read-back side of FileCreator.
-type FileOpener interface {
-	Open(ctx context.Context, path string) (io.ReadCloser, error)
-}
-
-// TeraReadResult is a read-back's outcome.
-type TeraReadResult struct {
+// ReadResult is a read-back's outcome.
+type ReadResult struct {
 	Bytes    int64
 	Elapsed  time.Duration
-	Checksum teragen.Checksum
+	Checksum Checksum
 }
 
 // MBPerSec is the read rate in 10^6 bytes per second.
-func (r TeraReadResult) MBPerSec() float64 { return float64(r.Bytes) / 1e6 / r.Elapsed.Seconds() }
+func (r ReadResult) MBPerSec() float64 { return float64(r.Bytes) / 1e6 / r.Elapsed.Seconds() }
 
-// RunTeraRead reads the part files of a TeraGen output written by `writers`
+// Read reads the part files of a TeraGen output written by `writers`
 // writers back, one reader per file, all at once, in read calls of bufSize
 // bytes (the HDFS anchor's read-back: 1 MiB read() calls), and, with
 // checksum, recomputes TeraGen's checksum from the rows (the caller compares
 // it with the writer's).
-func RunTeraRead(ctx context.Context, dir string, writers, bufSize int, checksum bool, fs FileOpener, out io.Writer) (TeraReadResult, error) {
+func Read(ctx context.Context, dir string, writers, bufSize int, checksum bool, fs FileOpener, out io.Writer) (ReadResult, error) {
 	if writers < 1 || bufSize < 100 {
-		return TeraReadResult{}, errors.New("bench: read-back needs writers >= 1 and a buffer of at least one row")
+		return ReadResult{}, errors.New("bench: read-back needs writers >= 1 and a buffer of at least one row")
 	}
 	bufSize -= bufSize % 100 // whole rows per read call keep the checksum simple
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
-		total TeraReadResult
+		total ReadResult
 		errs  = make([]error, writers)
 	)
 	start := time.Now()
@@ -50,7 +41,7 @@ func RunTeraRead(ctx context.Context, dir string, writers, bufSize int, checksum
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := path.Join(dir, teragen.PartName(i))
+			p := path.Join(dir, PartName(i))
 			t0 := time.Now()
 			f, err := fs.Open(ctx, p)
 			if err != nil {
@@ -59,7 +50,7 @@ func RunTeraRead(ctx context.Context, dir string, writers, bufSize int, checksum
 			}
 			defer func() { _ = f.Close() }()
 			buf := make([]byte, bufSize)
-			var sum teragen.Checksum
+			var sum Checksum
 			var n int64
 			for {
 				k, err := io.ReadFull(f, buf)
@@ -94,9 +85,4 @@ func RunTeraRead(ctx context.Context, dir string, writers, bufSize int, checksum
 	}
 	fmt.Fprintln(out)
 	return total, nil
-}
-
-// Open opens a file written through LocalFiles.
-func (l LocalFiles) Open(_ context.Context, name string) (io.ReadCloser, error) {
-	return os.Open(filepath.Join(l.Root, filepath.FromSlash(path.Clean("/"+name))))
 }

@@ -1,4 +1,4 @@
-package bench
+package teragen
 
 import (
 	"bytes"
@@ -13,20 +13,18 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/strato-io/strato/bench/teragen"
 )
 
 // expectedTeraGen is what TeraGen writes for rows split among writers: the
 // bytes of each part and the data set's checksum.
-func expectedTeraGen(rows uint64, writers int) ([][]byte, teragen.Checksum) {
+func expectedTeraGen(rows uint64, writers int) ([][]byte, Checksum) {
 	var parts [][]byte
-	var sum teragen.Checksum
-	row := make([]byte, teragen.RowSize)
-	for _, s := range teragen.Splits(rows, writers) {
+	var sum Checksum
+	row := make([]byte, RowSize)
+	for _, s := range Splits(rows, writers) {
 		var part []byte
 		for id := s.FirstRow; id < s.FirstRow+s.Rows; id++ {
-			teragen.GenerateRow(row, id)
+			GenerateRow(row, id)
 			sum.AddRow(row)
 			part = append(part, row...)
 		}
@@ -35,18 +33,18 @@ func expectedTeraGen(rows uint64, writers int) ([][]byte, teragen.Checksum) {
 	return parts, sum
 }
 
-func TestRunTeraGenLocal(t *testing.T) {
+func TestRunLocal(t *testing.T) {
 	for _, buffer := range []int{0, 64 << 10} {
 		t.Run(fmt.Sprintf("buffer=%d", buffer), func(t *testing.T) {
 			root := t.TempDir()
 			var out bytes.Buffer
-			cfg := TeraGenConfig{Rows: 5003, Path: "/bench/tg", Writers: 3}
-			res, err := RunTeraGen(context.Background(), cfg, LocalFiles{Root: root, BufferSize: buffer}, &out)
+			cfg := Config{Rows: 5003, Path: "/bench/tg", Writers: 3}
+			res, err := Run(context.Background(), cfg, LocalFiles{Root: root, BufferSize: buffer}, &out)
 			require.NoError(t, err)
 
 			parts, sum := expectedTeraGen(5003, 3)
 			for i, want := range parts {
-				got, err := os.ReadFile(filepath.Join(root, "bench", "tg", teragen.PartName(i)))
+				got, err := os.ReadFile(filepath.Join(root, "bench", "tg", PartName(i)))
 				require.NoError(t, err)
 				require.True(t, bytes.Equal(want, got), "part %d differs", i)
 			}
@@ -54,14 +52,14 @@ func TestRunTeraGenLocal(t *testing.T) {
 			require.Equal(t, uint64(500300), res.Bytes)
 
 			report := out.String()
-			for i, s := range teragen.Splits(5003, 3) {
+			for i, s := range Splits(5003, 3) {
 				st := res.Writers[i]
-				require.Equal(t, "/bench/tg/"+teragen.PartName(i), st.File)
+				require.Equal(t, "/bench/tg/"+PartName(i), st.File)
 				require.Equal(t, 2*int64(s.Rows), st.WriteCalls)
 				require.Equal(t, int64(1), st.HsyncCalls)
 				require.Equal(t, int64(1), st.CloseCalls)
 				require.LessOrEqual(t, st.WriteTime+st.HsyncTime+st.CloseTime, st.Elapsed)
-				require.Contains(t, report, fmt.Sprintf("writer %d: /bench/tg/%s, rows %d (from %d)", i, teragen.PartName(i), s.Rows, s.FirstRow))
+				require.Contains(t, report, fmt.Sprintf("writer %d: /bench/tg/%s, rows %d (from %d)", i, PartName(i), s.Rows, s.FirstRow))
 				require.Contains(t, report, fmt.Sprintf("write.call: %d\n", 2*s.Rows))
 			}
 			for _, line := range []string{"write.allTime: ", "hsync.call: 1\n", "hsync.allTime: ", "close.call: 1\n", "close.allTime: ", "rows: 5003\n", "bytes: 500300\n", "elapsed: ", "MB/s: "} {
@@ -132,30 +130,30 @@ func (f *recordFile) Close() error {
 
 // TestRunTeraGenCalls: each writer makes TeraGen's record writer's calls —
 // a 10-byte write and a 90-byte write per row, one hsync, one close.
-func TestRunTeraGenCalls(t *testing.T) {
+func TestRunCalls(t *testing.T) {
 	fs := &recordFS{}
-	res, err := RunTeraGen(context.Background(), TeraGenConfig{Rows: 2500, Path: "out"}, fs, &bytes.Buffer{})
+	res, err := Run(context.Background(), Config{Rows: 2500, Path: "out"}, fs, &bytes.Buffer{})
 	require.NoError(t, err)
 	require.Len(t, res.Writers, 2, "two writers by default")
 	parts, _ := expectedTeraGen(2500, 2)
 	require.Len(t, fs.files, 2)
 	for i, want := range parts {
-		f := fs.files["out/"+teragen.PartName(i)]
+		f := fs.files["out/"+PartName(i)]
 		require.NotNil(t, f)
 		require.Equal(t, want, f.data)
 		var calls []call
-		for range len(want) / teragen.RowSize {
-			calls = append(calls, call{"write", teragen.KeySize}, call{"write", teragen.ValueSize})
+		for range len(want) / RowSize {
+			calls = append(calls, call{"write", KeySize}, call{"write", ValueSize})
 		}
 		calls = append(calls, call{"hsync", 0}, call{"close", 0})
 		require.Equal(t, calls, f.calls)
 	}
 }
 
-func TestRunTeraGenWriteError(t *testing.T) {
-	fs := &recordFS{fail: "out/" + teragen.PartName(1), failAt: 7}
+func TestRunWriteError(t *testing.T) {
+	fs := &recordFS{fail: "out/" + PartName(1), failAt: 7}
 	var out bytes.Buffer
-	_, err := RunTeraGen(context.Background(), TeraGenConfig{Rows: 1e6, Path: "out", Writers: 3}, fs, &out)
+	_, err := Run(context.Background(), Config{Rows: 1e6, Path: "out", Writers: 3}, fs, &out)
 	require.ErrorIs(t, err, errInjected)
 	require.Contains(t, err.Error(), "write out/part-m-00001")
 	require.Empty(t, out.String(), "no report for a failed run")
@@ -164,40 +162,40 @@ func TestRunTeraGenWriteError(t *testing.T) {
 	}
 }
 
-func TestRunTeraGenCancel(t *testing.T) {
+func TestRunCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	fs := &recordFS{}
-	_, err := RunTeraGen(ctx, TeraGenConfig{Rows: 1e6, Path: "out"}, fs, &bytes.Buffer{})
+	_, err := Run(ctx, Config{Rows: 1e6, Path: "out"}, fs, &bytes.Buffer{})
 	require.ErrorIs(t, err, context.Canceled)
 	for _, f := range fs.files {
 		require.Equal(t, []call{{"close", 0}}, f.calls)
 	}
 }
 
-func TestRunTeraGenProgress(t *testing.T) {
+func TestRunProgress(t *testing.T) {
 	fs := &recordFS{block: make(chan struct{})}
 	var progress syncBuffer
-	cfg := TeraGenConfig{Rows: 3000, Path: "out", Writers: 1, Progress: &progress, ProgressInterval: time.Millisecond}
+	cfg := Config{Rows: 3000, Path: "out", Writers: 1, Progress: &progress, ProgressInterval: time.Millisecond}
 	go func() {
 		for !strings.Contains(progress.String(), "teragen: 3000/3000 rows") {
 			time.Sleep(time.Millisecond)
 		}
 		close(fs.block)
 	}()
-	_, err := RunTeraGen(context.Background(), cfg, fs, &bytes.Buffer{})
+	_, err := Run(context.Background(), cfg, fs, &bytes.Buffer{})
 	require.NoError(t, err)
 	require.Contains(t, progress.String(), " MB/s\n")
 }
 
-func TestRunTeraGenConfig(t *testing.T) {
-	_, err := RunTeraGen(context.Background(), TeraGenConfig{Rows: 1}, &recordFS{}, &bytes.Buffer{})
+func TestRunConfig(t *testing.T) {
+	_, err := Run(context.Background(), Config{Rows: 1}, &recordFS{}, &bytes.Buffer{})
 	require.ErrorContains(t, err, "no output path")
-	_, err = RunTeraGen(context.Background(), TeraGenConfig{Rows: 1, Path: "x", Writers: -1}, &recordFS{}, &bytes.Buffer{})
+	_, err = Run(context.Background(), Config{Rows: 1, Path: "x", Writers: -1}, &recordFS{}, &bytes.Buffer{})
 	require.ErrorContains(t, err, "at least one writer")
 	// No rows: every writer still creates, syncs and closes its file.
 	fs := &recordFS{}
-	res, err := RunTeraGen(context.Background(), TeraGenConfig{Path: "x", Writers: 2}, fs, &bytes.Buffer{})
+	res, err := Run(context.Background(), Config{Path: "x", Writers: 2}, fs, &bytes.Buffer{})
 	require.NoError(t, err)
 	require.Equal(t, int64(0), res.Checksum.Counter())
 	require.Len(t, fs.files, 2)

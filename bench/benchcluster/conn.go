@@ -1,0 +1,115 @@
+package benchcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/meta"
+	"github.com/strato-io/strato/minicluster"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// Options say which strato Connect reaches.
+type Options struct {
+	// Bench names the benchmark ("ockg", "teragen") in the in-process
+	// cluster's temporary directory (strato-<Bench>-*) and in the line that
+	// says where it runs.
+	Bench string
+	// Meta is the address of a running meta server. Default: an in-process
+	// cluster, started in Dir.
+	Meta string
+	// Dir is the in-process cluster's directory.
+	Dir Dir
+	// Log receives the line that says where the in-process cluster runs.
+	// Default: nowhere.
+	Log io.Writer
+}
+
+// Conn is a client of the strato a benchmark runs against, and the
+// in-process cluster behind it, if any.
+type Conn struct {
+	Client *client.Client
+	// Meta is the meta server's address.
+	Meta string
+
+	release func() error // stops the in-process cluster and removes its directory
+}
+
+// Connect returns a client of the meta server at o.Meta or, when o.Meta is
+// empty, of an in-process cluster (meta and 3 datanodes on loopback) it
+// starts in o.Dir and waits for. Close releases both.
+func Connect(ctx context.Context, o Options) (*Conn, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	c := &Conn{Meta: o.Meta, release: func() error { return nil }}
+	if c.Meta == "" {
+		dir, remove, err := o.Dir.Make("strato-" + o.Bench + "-")
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(o.Log, "bench %s: starting an in-process cluster (meta + 3 datanodes) in %s\n", o.Bench, dir)
+		mc, err := minicluster.Start(ctx, minicluster.Options{Dir: dir})
+		if err != nil {
+			remove()
+			return nil, err
+		}
+		c.Meta = mc.MetaAddr()
+		c.release = func() error {
+			err := mc.Close()
+			remove()
+			return err
+		}
+	}
+	cl, err := client.New(client.Options{Meta: []string{c.Meta}})
+	if err != nil {
+		_ = c.release()
+		return nil, err
+	}
+	c.Client = cl
+	return c, nil
+}
+
+// Close closes the client, then stops the in-process cluster and removes
+// its temporary directory.
+func (c *Conn) Close() error { return errors.Join(c.Client.Close(), c.release()) }
+
+// EnsureBucket creates the volume and the bucket, with the defaults, when
+// they are missing.
+func (c *Conn) EnsureBucket(ctx context.Context, volume, bucket string) error {
+	if _, err := c.Client.GetVolume(ctx, volume); errors.Is(err, client.ErrNotFound) {
+		if _, err := c.Client.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: volume}); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	if _, err := c.Client.GetBucket(ctx, volume, bucket); errors.Is(err, client.ErrNotFound) {
+		if _, err := c.Client.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: volume, Name: bucket}); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// StartMeta starts a meta server alone in this process, with its data in
+// dir and meta.BenchOptions, and waits until it is ready.
+func StartMeta(ctx context.Context, dir string, logger *slog.Logger) (*meta.Server, error) {
+	o := meta.BenchOptions(dir)
+	o.Logger = logger
+	srv, err := meta.Open(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.WaitReady(ctx); err != nil {
+		_ = srv.Close()
+		return nil, err
+	}
+	return srv, nil
+}
