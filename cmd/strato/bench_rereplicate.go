@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/strato-io/strato/bench"
 	"github.com/strato-io/strato/bench/benchcluster"
+	"github.com/strato-io/strato/bench/rereplicate"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/minicluster"
 )
@@ -17,7 +17,7 @@ func init() { benchCommands = append(benchCommands, newBenchRereplicateCmd) }
 
 func newBenchRereplicateCmd() *cobra.Command {
 	var (
-		cfg      bench.RereplicateConfig
+		cfg      rereplicate.Config
 		o        minicluster.Options
 		size     string
 		keySize  string
@@ -74,7 +74,7 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 				return err
 			}
 			defer func() { _ = c.Close() }()
-			_, err = bench.RunRereplicate(cmd.Context(), cfg, c, out)
+			_, err = rereplicate.Run(cmd.Context(), cfg, c, out)
 			return err
 		},
 	}

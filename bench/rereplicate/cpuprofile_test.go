@@ -1,4 +1,4 @@
-package bench
+package rereplicate
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package bench
+package rereplicate
 
 import (
 	"bytes"
@@ -30,8 +30,8 @@ func startLabelProfile() *labelProfile {
 	return p
 }
 
-// ReplicationCPU is CPU time by replication role and datanode.
-type ReplicationCPU struct {
+// CPU is CPU time by replication role and datanode.
+type CPU struct {
 	// Push and Import are CPU seconds per datanode ID spent sending and
 	// receiving containers; Other is the rest of the process.
 	Push, Import map[string]float64
@@ -40,7 +40,7 @@ type ReplicationCPU struct {
 
 // Total returns the seconds of role (replication.RolePush or RoleImport)
 // over every datanode.
-func (c ReplicationCPU) Total(role string) float64 {
+func (c CPU) Total(role string) float64 {
 	m := c.Push
 	if role == replication.RoleImport {
 		m = c.Import
@@ -54,8 +54,8 @@ func (c ReplicationCPU) Total(role string) float64 {
 
 // stop stops the profiler and sums its samples by label; with save set,
 // the profile is also written there (for go tool pprof).
-func (p *labelProfile) stop(save string) (ReplicationCPU, error) {
-	cpu := ReplicationCPU{Push: map[string]float64{}, Import: map[string]float64{}}
+func (p *labelProfile) stop(save string) (CPU, error) {
+	cpu := CPU{Push: map[string]float64{}, Import: map[string]float64{}}
 	if p.stopped {
 		return cpu, nil
 	}

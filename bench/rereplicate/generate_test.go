@@ -1,4 +1,4 @@
-package bench
+package rereplicate
 
 import (
 	"io"
@@ -18,7 +18,7 @@ func TestGenReadable(t *testing.T) {
 	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), Datanodes: 4, ContainerSize: 32 << 20, BlockSize: 8 << 20})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
-	keys, err := generate(ctx, RereplicateConfig{Size: 72 << 20, ContainerSize: 32 << 20, BlockSize: 8 << 20}, c, io.Discard, func() error { return nil })
+	keys, err := generate(ctx, Config{Size: 72 << 20, ContainerSize: 32 << 20, BlockSize: 8 << 20}, c, io.Discard, func() error { return nil })
 	require.NoError(t, err)
 	require.Len(t, keys, 9)
 	cl, err := c.Client()

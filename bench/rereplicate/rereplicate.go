@@ -1,0 +1,432 @@
+package rereplicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/strato-io/strato/bench/keyput"
+	"github.com/strato-io/strato/bytesize"
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/datanode/replication"
+	"github.com/strato-io/strato/minicluster"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// Config configures Run: lose a datanode of a loaded cluster and measure
+// how fast its closed containers get three copies back.
+type Config struct {
+	// Size is the data written before the loss (replication THREE).
+	Size int64
+	// KeySize is the size of each key written. Default 64 MiB.
+	KeySize int64
+	// Threads write the data. Default 8.
+	Threads int
+	// Victim is the index of the datanode lost. Default 0.
+	Victim int
+	// Interval of the progress lines and of the throughput samples.
+	// Default 1s.
+	Interval time.Duration
+	// Progress gets the live lines.
+	Progress io.Writer
+	// ChartPath, when set, receives a PNG of the throughput over time.
+	ChartPath string
+	// SkipBound skips measuring the hardware bound (dd and loopback TCP).
+	SkipBound bool
+	// BoundDir is where dd runs (the datanodes' disk).
+	BoundDir string
+	// DropCaches empties the page cache before the loss, so that sources
+	// read from the disk as they would long after the data was written.
+	DropCaches bool
+	// Gen generates the data offline (gen.Run, with the datanodes stopped)
+	// instead of writing it through the client.
+	Gen bool
+	// ContainerSize and BlockSize of the generated data (Gen).
+	ContainerSize, BlockSize int64
+	// CPUProfile, when set, receives the CPU profile of the copy.
+	CPUProfile string
+}
+
+// Result is what Run measured.
+type Result struct {
+	Containers int   // containers the lost datanode held
+	Bytes      int64 // bytes copied to restore them
+	// Detect is from the loss to the first copy seen; Copy from the first
+	// copy seen to the last.
+	Detect, Copy, Total  time.Duration
+	MeanGBps, PeakGBps   float64
+	Samples              []float64 // GB/s per interval, from the loss
+	PerTarget, PerSource map[string]int64
+	Bound                Bound
+	// CPUSecondsPerGB is the whole process's CPU time (meta, every
+	// datanode, the sampler) per GB copied; SourceCPUSecondsPerGB the
+	// sources' pushes alone (sendfile's kernel time included) and
+	// TargetCPUSecondsPerGB the targets' imports alone, from a CPU
+	// profile of the copy read by label (CPU).
+	CPUSecondsPerGB                              float64
+	SourceCPUSecondsPerGB, TargetCPUSecondsPerGB float64
+	CPU                                          CPU
+}
+
+// Run writes cfg.Size into the cluster, closes every container, stops
+// datanode cfg.Victim and deletes its data, then samples meta until every
+// container the victim held has three healthy copies again, and reads every
+// key back.
+func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer) (Result, error) {
+	if cfg.KeySize == 0 {
+		cfg.KeySize = 64 << 20
+	}
+	if cfg.Threads == 0 {
+		cfg.Threads = 8
+	}
+	if cfg.Interval == 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	var res Result
+	cl, err := c.Client()
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = cl.Close() }()
+
+	// 1. Data.
+	if _, err := cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "rerepl"}); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
+		return res, err
+	}
+	if _, err := cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "rerepl", Name: "data",
+		Replication: stratov1.ReplicationFactor_REPLICATION_THREE}); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
+		return res, err
+	}
+	var keyNames []string
+	keySize := cfg.KeySize
+	// The bound is measured while nothing else runs: with the datanodes
+	// stopped for the offline generation, or after the writes. dd keeps
+	// the disk so busy that a running datanode's heartbeats can be late
+	// enough for meta to declare it dead.
+	measure := func() error {
+		if cfg.SkipBound {
+			return nil
+		}
+		fmt.Fprintln(out, "measuring the bound: dd (direct I/O) on the datanodes' disk, TCP on loopback")
+		var err error
+		if res.Bound, err = measureBound(ctx, cfg.BoundDir); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "bound: disk read %.0f MB/s, disk write %.0f MB/s, loopback TCP %.0f MB/s -> %.0f MB/s\n",
+			res.Bound.DiskReadMBps, res.Bound.DiskWriteMBps, res.Bound.LoopbackMBps, res.Bound.MBps())
+		fmt.Fprintf(out, "shared-disk bound: disk read and write at once %.0f MB/s each -> %.0f MB/s (all datanodes share this disk)\n",
+			res.Bound.DiskCopyMBps, res.Bound.SharedMBps())
+		return nil
+	}
+	if cfg.Gen {
+		keySize = cfg.BlockSize
+		if keyNames, err = generate(ctx, cfg, c, out, measure); err != nil {
+			return res, err
+		}
+	} else {
+		keys := int((cfg.Size + cfg.KeySize - 1) / cfg.KeySize)
+		fmt.Fprintf(out, "writing %d keys of %s (%s, replication THREE)\n", keys, bytesize.Format(cfg.KeySize), bytesize.Format(int64(keys)*cfg.KeySize))
+		kp := keyput.Config{Volume: "rerepl", Bucket: "data", Prefix: "k", Keys: keys, Size: cfg.KeySize, Threads: cfg.Threads,
+			Progress: cfg.Progress, ProgressInterval: 5 * time.Second}
+		if _, err := keyput.Run(ctx, kp, cl, io.Discard); err != nil {
+			return res, err
+		}
+		for i := range keys {
+			keyNames = append(keyNames, fmt.Sprintf("k/%d", i))
+		}
+	}
+	payload := keyput.Payload(keySize)
+
+	// 2. Close every container and wait until they are CLOSED.
+	fmt.Fprintln(out, "closing every container")
+	if err := closeAll(ctx, cl); err != nil {
+		return res, err
+	}
+
+	// 3. The bound (written data: now).
+	if !cfg.Gen {
+		if err := measure(); err != nil {
+			return res, err
+		}
+	}
+
+	// 4. Lose the victim, once meta sees every copy on a healthy node, its
+	// replication work is idle, and no copy is under way; what the victim
+	// holds is read just before it goes.
+	if cfg.DropCaches {
+		if err := dropCaches(); err != nil {
+			fmt.Fprintf(out, "could not drop the page cache (%v): sources may read from memory\n", err)
+		} else {
+			fmt.Fprintln(out, "page cache dropped")
+		}
+	}
+	if err := waitQuiet(ctx, c, cl); err != nil {
+		return res, err
+	}
+	victimID := c.Datanode(cfg.Victim).ID()
+	lost, err := containersOn(ctx, cl, victimID)
+	if err != nil {
+		return res, err
+	}
+	res.Containers = len(lost)
+	var lostBytes int64
+	for _, l := range lost {
+		lostBytes += l.size
+	}
+	fmt.Fprintf(out, "stopping datanode %s and deleting its data: %d containers, %s to copy\n", victimID, len(lost), bytesize.Format(lostBytes))
+	cpu0 := cpuSeconds()
+	prof := startLabelProfile()
+	defer func() { _, _ = prof.stop("") }()
+	if err := c.StopDatanode(cfg.Victim); err != nil {
+		return res, err
+	}
+	if err := os.RemoveAll(c.DatanodeDir(cfg.Victim)); err != nil {
+		return res, err
+	}
+	start := time.Now()
+
+	// 5. Sample until every lost container has three good copies: bytes
+	// pushed (the datanodes' replication counters) for the rate, meta's
+	// replica map for what is left.
+	pushed := func() (total int64, per map[string]int64) {
+		per = map[string]int64{}
+		for i := range c.DatanodeAddrs() {
+			if dn := c.Datanode(i); dn != nil {
+				b := dn.ReplicationMetrics().BytesOut
+				per[dn.ID()] += b
+				total += b
+			}
+		}
+		return total, per
+	}
+	base, basePer := pushed()
+	// The copy's window is timed finer than the samples: from the first
+	// byte any source sent to the last import any target committed.
+	win := watchCopies(c, 10*time.Millisecond)
+	defer win.stop()
+	prev, prevT := base, time.Now()
+	tick := time.NewTicker(cfg.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-tick.C:
+		}
+		// The rate is over the time that really passed (asking meta what
+		// is left may take longer than an interval on a busy machine).
+		now := time.Now()
+		total, _ := pushed()
+		rate := float64(total-prev) / 1e9 / now.Sub(prevT).Seconds()
+		res.Samples = append(res.Samples, rate)
+		res.PeakGBps = max(res.PeakGBps, rate)
+		prev, prevT = total, now
+		_, left, perTarget, err := restored(ctx, cl, lost, victimID)
+		if err != nil {
+			return res, err
+		}
+		fmt.Fprintf(cfg.Progress, "rereplicate: %6.1fs  %s copied, %.2f GB/s, %d containers left\n",
+			now.Sub(start).Seconds(), bytesize.Format(total-base), rate, left)
+		if left == 0 {
+			res.PerTarget = perTarget
+			break
+		}
+	}
+	total, per := pushed()
+	res.Bytes = total - base
+	var counted int64
+	for _, b := range res.PerTarget {
+		counted += b
+	}
+	if counted > res.Bytes {
+		return res, fmt.Errorf("bench: meta shows %s of new copies but the sources sent %s: its replica map changed under the benchmark, the run is void (%s)",
+			bytesize.Format(counted), bytesize.Format(res.Bytes), describeNewHolders(ctx, cl, lost))
+	}
+	res.PerSource = map[string]int64{}
+	for id, b := range per {
+		if d := b - basePer[id]; d > 0 {
+			res.PerSource[id] = d
+		}
+	}
+	cpu := cpuSeconds() - cpu0
+	res.Total = time.Since(start)
+	first, last := win.stop()
+	if !first.IsZero() {
+		res.Detect, res.Copy = first.Sub(start), last.Sub(first)
+	}
+	if res.Copy > 0 {
+		res.MeanGBps = float64(res.Bytes) / 1e9 / res.Copy.Seconds()
+	}
+	byRole, perr := prof.stop(cfg.CPUProfile)
+	if perr != nil {
+		fmt.Fprintf(out, "no CPU by role: %v\n", perr)
+	}
+	res.CPU = byRole
+	if gb := float64(res.Bytes) / 1e9; gb > 0 {
+		res.CPUSecondsPerGB = cpu / gb
+		res.SourceCPUSecondsPerGB = byRole.Total(replication.RolePush) / gb
+		res.TargetCPUSecondsPerGB = byRole.Total(replication.RoleImport) / gb
+	}
+
+	// 6. Every key reads back, verified.
+	if err := verifyKeys(ctx, cl, keyNames, payload, keySize, out); err != nil {
+		return res, err
+	}
+	printResult(out, res)
+	if cfg.ChartPath != "" {
+		if err := writeChart(cfg.ChartPath, res.Samples, cfg.Interval, res.Bound.MBps()/1e3, res.Bound.SharedMBps()/1e3); err != nil {
+			return res, err
+		}
+		fmt.Fprintf(out, "chart: %s\n", cfg.ChartPath)
+	}
+	return res, nil
+}
+
+func printResult(out io.Writer, r Result) {
+	fmt.Fprintf(out, "containers re-replicated: %d\n", r.Containers)
+	fmt.Fprintf(out, "bytes copied: %s\n", bytesize.Format(r.Bytes))
+	fmt.Fprintf(out, "total time: %.1f s (detection %.1f s, copying %.1f s)\n", r.Total.Seconds(), r.Detect.Seconds(), r.Copy.Seconds())
+	fmt.Fprintf(out, "throughput: mean %.2f GB/s, peak %.2f GB/s\n", r.MeanGBps, r.PeakGBps)
+	if b := r.Bound.MBps(); b > 0 {
+		fmt.Fprintf(out, "bound: %.2f GB/s; mean is %.0f%% of it\n", b/1e3, 100*r.MeanGBps*1e3/b)
+		sb := r.Bound.SharedMBps()
+		fmt.Fprintf(out, "shared-disk bound: %.2f GB/s; mean is %.0f%% of it\n", sb/1e3, 100*r.MeanGBps*1e3/sb)
+	}
+	for _, side := range []struct {
+		dir string
+		m   map[string]int64
+	}{{"from", r.PerSource}, {"to", r.PerTarget}} {
+		ids := make([]string, 0, len(side.m))
+		for id := range side.m {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			rate := 0.0
+			if r.Copy > 0 {
+				rate = float64(side.m[id]) / 1e9 / r.Copy.Seconds()
+			}
+			fmt.Fprintf(out, "  %s %s: %s (%.2f GB/s)\n", side.dir, id, bytesize.Format(side.m[id]), rate)
+		}
+	}
+	fmt.Fprintf(out, "CPU: %.2f s per GB copied (the whole process: meta, all datanodes, the sampler)\n", r.CPUSecondsPerGB)
+	if r.SourceCPUSecondsPerGB > 0 || r.TargetCPUSecondsPerGB > 0 {
+		fmt.Fprintf(out, "CPU by side (profile labels): sources' pushes %.2f s per GB, targets' imports %.2f s per GB, the rest %.1f s\n",
+			r.SourceCPUSecondsPerGB, r.TargetCPUSecondsPerGB, r.CPU.Other)
+		ids := make([]string, 0, len(r.CPU.Push))
+		for id := range r.CPU.Push {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			if b := r.PerSource[id]; b > 0 {
+				fmt.Fprintf(out, "  source %s: %.2f CPU s for %s (%.2f s per GB)\n", id, r.CPU.Push[id], bytesize.Format(b), r.CPU.Push[id]/(float64(b)/1e9))
+			}
+		}
+	}
+}
+
+// copyWindow watches the datanodes' replication counters and remembers
+// when the first byte was sent and when the last byte was sent or the
+// last import committed.
+type copyWindow struct {
+	mu          sync.Mutex
+	first, last time.Time
+	done        chan struct{}
+	stopped     chan struct{}
+}
+
+func watchCopies(c *minicluster.Cluster, every time.Duration) *copyWindow {
+	w := &copyWindow{done: make(chan struct{}), stopped: make(chan struct{})}
+	read := func() (bytes, imports int64) {
+		for i := range c.DatanodeAddrs() {
+			if dn := c.Datanode(i); dn != nil {
+				m := dn.ReplicationMetrics()
+				bytes += m.BytesOut
+				imports += m.ImportsCompleted + m.ImportsFailed
+			}
+		}
+		return bytes, imports
+	}
+	b0, i0 := read()
+	go func() {
+		defer close(w.stopped)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-t.C:
+			}
+			b, i := read()
+			if b == b0 && i == i0 {
+				continue
+			}
+			now := time.Now()
+			w.mu.Lock()
+			if w.first.IsZero() && b > b0 {
+				w.first = now
+			}
+			w.last = now
+			w.mu.Unlock()
+			b0, i0 = b, i
+		}
+	}()
+	return w
+}
+
+// stop ends the watch (again is fine) and returns the window.
+func (w *copyWindow) stop() (first, last time.Time) {
+	select {
+	case <-w.done:
+	default:
+		close(w.done)
+	}
+	<-w.stopped
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.first, w.last
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// verifyKeys reads every key back and checks it is what was written,
+// printing a verification line.
+func verifyKeys(ctx context.Context, cl *client.Client, keyNames []string, payload []byte, keySize int64, out io.Writer) error {
+	fmt.Fprintln(out, "reading every key back")
+	var readBytes int64
+	for _, k := range keyNames {
+		r, err := cl.OpenKey(ctx, "rerepl", "data", k)
+		if err != nil {
+			return err
+		}
+		got, err := io.ReadAll(r)
+		_ = r.Close()
+		if err != nil {
+			return fmt.Errorf("bench: read back %s: %w", k, err)
+		}
+		if at := keyput.FirstDiff(got, payload, keySize); at >= 0 {
+			fmt.Fprintf(out, "verification: FAILED: key %s (%d bytes read, %d written) differs first at byte %d\n", k, len(got), keySize, at)
+			return fmt.Errorf("bench: %s read back differs at byte %d", k, at)
+		}
+		readBytes += int64(len(got))
+	}
+	fmt.Fprintf(out, "verification: %d keys, %s read back, all identical to what was written\n", len(keyNames), bytesize.Format(readBytes))
+	return nil
+}
