@@ -1,9 +1,9 @@
 // Package minicluster runs a whole strato cluster in one process, as
 // Hadoop's MiniDFSCluster and Ozone's MiniOzoneCluster do: a meta server (or
 // a group of three) and N datanodes on loopback ports, with their data under
-// one directory.
+// one directory; or meta alone (Options.MetaOnly).
 // `strato dev`, `strato bench teragen` without a target, and the tests that
-// need a cluster all use it.
+// need a cluster or a meta server all use it.
 //
 // Layout under Options.Dir:
 //
@@ -39,8 +39,16 @@ import (
 type Options struct {
 	// Dir holds every node's data. Required.
 	Dir string
-	// Datanodes is how many datanodes run. Default: 3.
+	// Datanodes is how many datanodes run. Default: 3, or none with
+	// MetaOnly.
 	Datanodes int
+	// MetaOnly starts meta alone, without datanodes: for the tests of
+	// meta's RPCs and of the command line, which need no data path and
+	// register stand-in datanodes by RPC when they want some (those do not
+	// heartbeat). Meta then keeps its own health timeouts, unless
+	// DeadAfter is set, and its own safe mode (over once one datanode
+	// registers); WaitReady waits only for a meta leader.
+	MetaOnly bool
 	// MetaReplicas is how many meta replicas form the Raft group: 1 (the
 	// default) or 3.
 	MetaReplicas int
@@ -50,7 +58,8 @@ type Options struct {
 	// HeartbeatInterval of the datanodes. Default: 1s.
 	HeartbeatInterval time.Duration
 	// DeadAfter is how long meta waits for a silent datanode before it
-	// closes its pipelines. Default: 10s (StaleAfter is half of it).
+	// closes its pipelines. Default: 10s (StaleAfter is half of it); meta's
+	// own (2m) with MetaOnly.
 	DeadAfter time.Duration
 	// ContainerSize and BlockSize override meta's defaults (5 GiB, 256 MiB)
 	// when set.
@@ -67,6 +76,12 @@ type Options struct {
 	TickInterval time.Duration
 	// Logger receives every node's logs. Default: discard.
 	Logger *slog.Logger
+	// ConfigureMeta, when set, is called with meta replica i's options
+	// (0-based) once the cluster has filled them in, at every start of the
+	// replica: tests set there what has no field here (Raft ticks, batch
+	// sizes, the disk reserve). It must leave Dir, ID, Listen, Peers and
+	// Join alone.
+	ConfigureMeta func(i int, o *meta.Options)
 	// DatanodeFS, when set, gives the file system of datanode i's
 	// containers (0-based), asked at every start of the datanode: tests
 	// pass a crashable in-memory one and restart the datanode on a crash
@@ -76,7 +91,7 @@ type Options struct {
 
 // EnsureDefaults fills in the defaults.
 func (o *Options) EnsureDefaults() {
-	if o.Datanodes == 0 {
+	if o.Datanodes == 0 && !o.MetaOnly {
 		o.Datanodes = 3
 	}
 	if o.MetaReplicas == 0 {
@@ -85,7 +100,7 @@ func (o *Options) EnsureDefaults() {
 	if o.HeartbeatInterval == 0 {
 		o.HeartbeatInterval = time.Second
 	}
-	if o.DeadAfter == 0 {
+	if o.DeadAfter == 0 && !o.MetaOnly {
 		o.DeadAfter = 10 * time.Second
 	}
 	if o.Logger == nil {
@@ -98,7 +113,9 @@ func (o *Options) Validate() error {
 	switch {
 	case o.Dir == "":
 		return errors.New("local: no data directory given")
-	case o.Datanodes < 1:
+	case o.MetaOnly && o.Datanodes != 0:
+		return fmt.Errorf("local: %d datanodes in a meta-only cluster", o.Datanodes)
+	case !o.MetaOnly && o.Datanodes < 1:
 		return fmt.Errorf("local: %d datanodes", o.Datanodes)
 	case o.MetaReplicas != 1 && o.MetaReplicas != 3:
 		return fmt.Errorf("local: %d meta replicas (1 or 3)", o.MetaReplicas)
@@ -252,18 +269,24 @@ func (c *Cluster) startMeta(i int, lis net.Listener, join bool) error {
 		}
 	}
 	o.TickInterval = c.opts.TickInterval
-	o.Cluster.DeadAfter = c.opts.DeadAfter
-	o.Cluster.StaleAfter = c.opts.DeadAfter / 2
-	// A new leader waits for three heartbeats (each datanode registers
-	// again with its full report) before it acts on the replica map.
-	o.Cluster.LeaderSettle = min(3*c.opts.HeartbeatInterval, o.Cluster.StaleAfter)
-	o.Cluster.SafeModeMinDatanodes = c.opts.Datanodes
+	if c.opts.DeadAfter > 0 {
+		o.Cluster.DeadAfter = c.opts.DeadAfter
+		o.Cluster.StaleAfter = c.opts.DeadAfter / 2
+		// A new leader waits for three heartbeats (each datanode
+		// registers again with its full report) before it acts on the
+		// replica map.
+		o.Cluster.LeaderSettle = min(3*c.opts.HeartbeatInterval, o.Cluster.StaleAfter)
+	}
+	o.Cluster.SafeModeMinDatanodes = c.opts.Datanodes // 0 (MetaOnly): meta's default
 	o.Cluster.ReplicationLimit = c.opts.ReplicationLimit
 	if c.opts.ContainerSize > 0 {
 		o.Cluster.ContainerSize = c.opts.ContainerSize
 	}
 	if c.opts.BlockSize > 0 {
 		o.Cluster.BlockSize = c.opts.BlockSize
+	}
+	if c.opts.ConfigureMeta != nil {
+		c.opts.ConfigureMeta(i, &o)
 	}
 	srv, err := meta.Open(o)
 	if err != nil {
@@ -304,7 +327,8 @@ func (c *Cluster) startDatanode(i int) error {
 }
 
 // WaitReady waits until every running datanode is registered and healthy
-// and meta is out of safe mode.
+// and meta is out of safe mode; with MetaOnly, until meta has a leader that
+// answers.
 func (c *Cluster) WaitReady(ctx context.Context) error {
 	cl, err := c.Client()
 	if err != nil {
@@ -319,7 +343,7 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 			sm, err := client.Cluster(ctx, cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.SafeModeStatus, error) {
 				return cc.GetSafeMode(ctx, &stratov1.GetSafeModeRequest{})
 			})
-			return err == nil && !sm.InSafeMode && int(sm.HealthyDatanodes) >= want
+			return err == nil && (c.opts.MetaOnly || (!sm.InSafeMode && int(sm.HealthyDatanodes) >= want))
 		}()
 		if ready {
 			return nil
@@ -464,27 +488,34 @@ func (c *Cluster) StartMeta(i int) error {
 	return c.startMeta(i, lis, false)
 }
 
-// AddMetaReplica starts a new meta replica (the next index, ID index+1, in
-// its own directory and on a new port) with Join, and adds it to the group
-// through the leader's AddMetaMember RPC: it catches up as a learner, then
-// votes. It returns the new replica's index. The cluster's state file does
-// not record it: for tests of membership changes.
-func (c *Cluster) AddMetaReplica(ctx context.Context) (int, error) {
+// StartNewMeta starts a new meta replica (the next index, ID index+1, in
+// its own directory and on a new port) with Join: it waits until the group
+// adds it (the AddMetaMember RPC, strato admin meta add). It returns the
+// new replica's index. The cluster's state file does not record it: for
+// tests of membership changes.
+func (c *Cluster) StartNewMeta() (int, error) {
 	lis, err := listen("127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	i := len(c.metas)
 	c.metas = append(c.metas, nil)
 	c.metaErrs = append(c.metaErrs, nil)
 	c.metaAddrs = append(c.metaAddrs, lis.Addr().String())
-	err = c.startMeta(i, lis, true)
-	addr := c.metaAddrs[i]
-	c.mu.Unlock()
+	return i, c.startMeta(i, lis, true)
+}
+
+// AddMetaReplica starts a new meta replica (StartNewMeta) and adds it to
+// the group through the leader's AddMetaMember RPC: it catches up as a
+// learner, then votes. It returns the new replica's index.
+func (c *Cluster) AddMetaReplica(ctx context.Context) (int, error) {
+	i, err := c.StartNewMeta()
 	if err != nil {
 		return 0, err
 	}
+	addr := c.MetaAddrs()[i]
 	cl, err := c.Client()
 	if err != nil {
 		return 0, err
