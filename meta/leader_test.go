@@ -17,7 +17,7 @@ import (
 // the datanodes are told to register again with their full reports, and
 // the leader waits out the settle period before it acts on them.
 func TestNewLeadershipRebuildsDatanodeState(t *testing.T) {
-	servers, _ := group(t)
+	servers := group(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	a := leaderOf(t, servers)
@@ -67,7 +67,7 @@ func TestNewLeadershipRebuildsDatanodeState(t *testing.T) {
 // ReadIndex round on the leader; a follower answers NotLeader rather than
 // serve its possibly stale copy.
 func TestReadsAreLinearizable(t *testing.T) {
-	servers, _ := group(t)
+	servers := group(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	l := leaderOf(t, servers)

@@ -1,11 +1,10 @@
-package meta
+package meta_test
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/strato-io/strato/meta"
+	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -37,12 +38,12 @@ func smallDisk(t *testing.T, size int) string {
 // there after a restart.
 func TestDiskReserveRefusesWritesBeforeTheDiskFills(t *testing.T) {
 	disk := smallDisk(t, 64)
-	dir := filepath.Join(disk, "meta")
-	o := Options{Dir: dir, DiskReserve: 40 << 20, DiskCheckInterval: 10 * time.Millisecond}
-	s := startServer(t, o, listen(t))
+	c := startMeta(t, minicluster.Options{Dir: disk, ConfigureMeta: func(_ int, o *meta.Options) {
+		o.DiskReserve, o.DiskCheckInterval = 40<<20, 10*time.Millisecond
+	}})
+	s := c.Meta()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	require.NoError(t, s.WaitReady(ctx))
 	_, err := s.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
 	require.NoError(t, err)
 	_, err = s.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
@@ -84,9 +85,8 @@ func TestDiskReserveRefusesWritesBeforeTheDiskFills(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 
 	// Everything acknowledged survives a restart.
-	require.NoError(t, s.Close())
-	s = startServer(t, o, listen(t))
-	require.NoError(t, s.WaitReady(ctx))
+	restartMeta(t, c)
+	s = c.Meta()
 	for _, p := range append(made, "after") {
 		_, err := s.GetFileStatus(ctx, &stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: p})
 		require.NoError(t, err, p)

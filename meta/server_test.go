@@ -1,9 +1,8 @@
-package meta
+package meta_test
 
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,42 +14,70 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/meta/consensus"
+	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
-// fastRaft makes elections quick in tests.
-var fastRaft = consensus.Options{TickInterval: 10 * time.Millisecond, ElectionTicks: 10, HeartbeatTicks: 1}
+// The tests of meta's RPCs run meta on a minicluster without datanodes
+// (MetaOnly): they register stand-in datanodes by RPC where they need
+// some. The white-box tests that reach into the server stay in package
+// meta (start_test.go).
 
-// startServer opens a replica on dir and serves it on lis.
-func startServer(t *testing.T, o Options, lis net.Listener) *Server {
+// startMeta starts meta alone (o.MetaReplicas of it) with quick elections,
+// on o.Dir or a new directory, until the test ends.
+func startMeta(t *testing.T, o minicluster.Options) *minicluster.Cluster {
 	t.Helper()
-	o.Raft = fastRaft
-	o.Listen = lis.Addr().String()
-	s, err := Open(o)
+	o.MetaOnly = true
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	configure := o.ConfigureMeta
+	o.ConfigureMeta = func(i int, mo *meta.Options) {
+		mo.Raft = consensus.Options{TickInterval: 10 * time.Millisecond, ElectionTicks: 10, HeartbeatTicks: 1}
+		if configure != nil {
+			configure(i, mo)
+		}
+	}
+	c, err := minicluster.Start(t.Context(), o)
 	require.NoError(t, err)
-	go func() { _ = s.Serve(lis) }()
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	return c
 }
 
-func listen(t *testing.T) net.Listener {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	return lis
-}
-
-// single starts a single-voter meta and a client connected to it.
-func single(t *testing.T, dir string) (*Server, *client.MetaConn) {
-	lis := listen(t)
-	s := startServer(t, Options{Dir: dir}, lis)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, s.WaitReady(ctx))
-	mc, err := client.DialMeta([]string{lis.Addr().String()})
+// dial connects a client to every meta replica of c.
+func dial(t *testing.T, c *minicluster.Cluster) *client.MetaConn {
+	t.Helper()
+	mc, err := client.DialMeta(c.MetaAddrs())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = mc.Close() })
-	return s, mc
+	return mc
+}
+
+// restartMeta restarts c's single replica and waits until it leads again.
+func restartMeta(t *testing.T, c *minicluster.Cluster) {
+	t.Helper()
+	require.NoError(t, c.RestartMeta())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, c.WaitReady(ctx))
+}
+
+// leader waits until a replica of c leads and returns its index.
+func leader(t *testing.T, c *minicluster.Cluster) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for i := range c.MetaAddrs() {
+			if s := c.MetaServer(i); s != nil && s.Node().IsLeader() {
+				return i
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no leader elected")
+	return -1
 }
 
 func ns(t *testing.T, mc *client.MetaConn, fn func(ctx context.Context, ns stratov1.NamespaceServiceClient) error) error {
@@ -69,7 +96,7 @@ func requireCode(t *testing.T, want codes.Code, err error) {
 }
 
 func TestNamespaceOverGRPC(t *testing.T) {
-	_, mc := single(t, t.TempDir())
+	mc := dial(t, startMeta(t, minicluster.Options{}))
 	var dir *stratov1.CreateDirectoryResponse
 	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
 		if _, err := n.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol", Owner: "alice"}); err != nil {
@@ -141,8 +168,8 @@ func TestNamespaceOverGRPC(t *testing.T) {
 }
 
 func TestRestartRecoversCommittedState(t *testing.T) {
-	dir := t.TempDir()
-	s, mc := single(t, dir)
+	c := startMeta(t, minicluster.Options{})
+	mc := dial(t, c)
 	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
 		if _, err := n.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"}); err != nil {
 			return err
@@ -157,9 +184,8 @@ func TestRestartRecoversCommittedState(t *testing.T) {
 		}
 		return nil
 	}))
-	require.NoError(t, s.Close())
-
-	_, mc2 := single(t, dir)
+	restartMeta(t, c)
+	mc2 := dial(t, c)
 	require.NoError(t, ns(t, mc2, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
 		ls, err := n.ListStatus(ctx, &stratov1.ListStatusRequest{Volume: "vol", Bucket: "bkt", Path: "d", Limit: 1000})
 		if err != nil {
@@ -171,7 +197,7 @@ func TestRestartRecoversCommittedState(t *testing.T) {
 }
 
 func TestBlockAllocationThroughCluster(t *testing.T) {
-	_, mc := single(t, t.TempDir())
+	mc := dial(t, startMeta(t, minicluster.Options{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, mc.Do(ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient, cl client.ClusterStubs) error {
@@ -236,61 +262,22 @@ func TestBlockAllocationThroughCluster(t *testing.T) {
 	}))
 }
 
-// group starts a three-voter meta group on loopback.
-func group(t *testing.T) ([]*Server, []string) {
-	var lis []net.Listener
-	peers := map[uint64]string{}
-	var addrs []string
-	for i := 1; i <= 3; i++ {
-		l := listen(t)
-		lis = append(lis, l)
-		peers[uint64(i)] = l.Addr().String()
-		addrs = append(addrs, l.Addr().String())
-	}
-	var servers []*Server
-	for i := 1; i <= 3; i++ {
-		servers = append(servers, startServer(t, Options{Dir: t.TempDir(), ID: uint64(i), Peers: peers}, lis[i-1]))
-	}
-	return servers, addrs
-}
-
-func leaderOf(t *testing.T, servers []*Server) *Server {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, s := range servers {
-			if !s.closed.Load() && s.node.IsLeader() {
-				return s
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("no leader elected")
-	return nil
-}
-
 func TestThreeVotersFailoverLosesNoAcknowledgedWrite(t *testing.T) {
-	servers, addrs := group(t)
-	leader := leaderOf(t, servers)
+	c := startMeta(t, minicluster.Options{MetaReplicas: 3})
+	li := leader(t, c)
+	leaderID := c.MetaServer(li).ID()
 
 	// A follower refuses a write and names the leader.
-	for _, s := range servers {
-		if s == leader {
-			continue
-		}
-		require.Eventually(t, func() bool { id, _ := s.node.Leader(); return id == leader.ID() }, 10*time.Second, time.Millisecond,
-			"the follower hears from the new leader")
-		_, err := s.CreateVolume(context.Background(), &stratov1.CreateVolumeRequest{Name: "vol"})
-		requireCode(t, codes.Unavailable, err)
-		addr, retry := client.LeaderHint(err)
-		require.True(t, retry)
-		require.Equal(t, leader.opts.Listen, addr)
-		break
-	}
+	s := c.MetaServer((li + 1) % 3)
+	require.Eventually(t, func() bool { id, _ := s.Node().Leader(); return id == leaderID }, 10*time.Second, time.Millisecond,
+		"the follower hears from the new leader")
+	_, err := s.CreateVolume(context.Background(), &stratov1.CreateVolumeRequest{Name: "vol"})
+	requireCode(t, codes.Unavailable, err)
+	addr, retry := client.LeaderHint(err)
+	require.True(t, retry)
+	require.Equal(t, c.MetaAddrs()[li], addr)
 
-	mc, err := client.DialMeta(addrs)
-	require.NoError(t, err)
-	defer mc.Close()
+	mc := dial(t, c)
 	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
 		if _, err := n.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"}); err != nil {
 			return err
@@ -337,7 +324,7 @@ func TestThreeVotersFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 		require.GreaterOrEqual(t, nAcked.Load(), n)
 	}
 	waitFor(300)
-	require.NoError(t, leader.Close())
+	require.NoError(t, c.StopMeta(li))
 	before := nAcked.Load()
 	waitFor(before + 300) // the survivors elect a leader and carry on
 	stop.Store(true)
@@ -345,13 +332,7 @@ func TestThreeVotersFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 	t.Logf("acknowledged %d writes (%d before the kill), %d failed cleanly", nAcked.Load(), before, failed.Load())
 
 	// Every acknowledged directory is on the new leader.
-	var survivors []*Server
-	for _, s := range servers {
-		if s != leader {
-			survivors = append(survivors, s)
-		}
-	}
-	newLeader := leaderOf(t, survivors)
+	newLeader := c.MetaServer(leader(t, c))
 	acked.Range(func(k, _ any) bool {
 		_, err := newLeader.GetFileStatus(context.Background(), &stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: k.(string)})
 		require.NoError(t, err, "acknowledged directory %s lost", k)
@@ -363,7 +344,7 @@ func TestThreeVotersFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 // (gRPC metadata) gets the first reply instead of failing; without the ID
 // the repeat fails.
 func TestRetriedRequestOverGRPC(t *testing.T) {
-	_, mc := single(t, t.TempDir())
+	mc := dial(t, startMeta(t, minicluster.Options{}))
 	require.NoError(t, ns(t, mc, func(ctx context.Context, n stratov1.NamespaceServiceClient) error {
 		if _, err := n.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol", Owner: "o"}); err != nil {
 			return err
@@ -391,9 +372,8 @@ func TestRetriedRequestOverGRPC(t *testing.T) {
 // address reused, a volume moved): its replicas would otherwise join the
 // wrong cluster's replica map. The cluster ID survives a restart.
 func TestRegisterRefusesAnotherCluster(t *testing.T) {
-	dirA := t.TempDir()
-	a, mcA := single(t, dirA)
-	_, mcB := single(t, t.TempDir())
+	a := startMeta(t, minicluster.Options{})
+	mcA, mcB := dial(t, a), dial(t, startMeta(t, minicluster.Options{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	register := func(mc *client.MetaConn, id, cluster string) (string, error) {
@@ -427,8 +407,8 @@ func TestRegisterRefusesAnotherCluster(t *testing.T) {
 	}))
 	require.Len(t, dns.Datanodes, 1, "only B's own datanode is known to B")
 
-	require.NoError(t, a.Close())
-	_, mcA2 := single(t, dirA)
+	restartMeta(t, a)
+	mcA2 := dial(t, a)
 	after, err := register(mcA2, "dn1", cidA)
 	require.NoError(t, err)
 	require.Equal(t, cidA, after, "the cluster ID is durable")
