@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/meta/consensus"
 )
 
@@ -18,13 +17,11 @@ import (
 // learner, leadership moves, the first replica is removed and stops, and
 // bad requests get one clear line and the CLI's exit codes.
 func TestAdminMetaMembership(t *testing.T) {
-	lis1, err := net.Listen("tcp", "127.0.0.1:0")
+	c := metaCluster(t)
+	i, err := c.StartNewMeta() // replica 2, waiting to be added
 	require.NoError(t, err)
-	m1 := serveMeta(t, meta.Options{ID: 1, Listen: lis1.Addr().String()}, lis1)
-	lis2, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr1, addr2 := lis1.Addr().String(), lis2.Addr().String()
-	m2 := serveMeta(t, meta.Options{ID: 2, Listen: addr2, Join: true}, lis2)
+	m1, m2 := c.MetaServer(0), c.MetaServer(i)
+	addr1, addr2 := c.MetaAddrs()[0], c.MetaAddrs()[i]
 	h := &cliHarness{t: t, addr: addr1 + "," + addr2}
 
 	out := h.ok("admin", "meta", "add", "2", addr2)

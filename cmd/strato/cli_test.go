@@ -16,6 +16,7 @@ import (
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/meta/consensus"
+	"github.com/strato-io/strato/minicluster"
 )
 
 // cliHarness runs the strato command line in process against a real meta
@@ -25,30 +26,24 @@ type cliHarness struct {
 	addr string
 }
 
-// startMeta starts a single-voter meta server on 127.0.0.1 in a temporary
-// directory.
+// startMeta starts a single-voter meta server (metaCluster) and returns a
+// harness for it.
 func startMeta(t *testing.T) *cliHarness {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := serveMeta(t, meta.Options{Listen: lis.Addr().String()}, lis)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, srv.WaitReady(ctx))
-	return &cliHarness{t: t, addr: lis.Addr().String()}
+	return &cliHarness{t: t, addr: metaCluster(t).MetaAddr()}
 }
 
-// serveMeta opens a meta server on a new directory with fast ticks and
-// serves it on lis until the test ends.
-func serveMeta(t *testing.T, o meta.Options, lis net.Listener) *meta.Server {
+// metaCluster starts meta alone (a minicluster without datanodes) with
+// quick elections and ticks on a new directory, until the test ends.
+func metaCluster(t *testing.T) *minicluster.Cluster {
 	t.Helper()
-	o.Dir, o.TickInterval = t.TempDir(), 50*time.Millisecond
-	o.Raft = consensus.Options{TickInterval: 10 * time.Millisecond, ElectionTicks: 10, HeartbeatTicks: 1}
-	srv, err := meta.Open(o)
+	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), MetaOnly: true,
+		TickInterval: 50 * time.Millisecond, ConfigureMeta: func(_ int, o *meta.Options) {
+			o.Raft = consensus.Options{TickInterval: 10 * time.Millisecond, ElectionTicks: 10, HeartbeatTicks: 1}
+		}})
 	require.NoError(t, err)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	return c
 }
 
 // result is what one invocation printed and its exit code.
