@@ -18,6 +18,15 @@ import (
 
 // node is one datanode of a test: a store over a temporary volume and a
 // server on a loopback port.
+//
+// It is not a minicluster datanode, on purpose: the data-protocol tests
+// drive a Store and a Server alone, without meta or the heartbeat agent
+// (nothing registers, no command arrives to change what they test), on a
+// file system of their choosing (in memory, with injected errors), and
+// reach into the store (its volumes, its container map) or start a new
+// Server on the same store. minicluster runs whole datanodes against a
+// meta server, and a test of package datanode could not import it anyway
+// (minicluster imports datanode).
 type node struct {
 	t     testing.TB
 	store *Store
