@@ -2,21 +2,18 @@ package test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -143,16 +140,10 @@ func crashWriter(ctx context.Context, cl *client.Client, rng *rand.Rand, kinds [
 	}
 }
 
-// crashTarget is the processes a crash test kills and starts again.
-type crashTarget struct {
-	meta  string
-	start func()
-	kill  func()
-}
-
-// runCrashRounds runs rounds of writers, a SIGKILL at a seeded moment, a
-// restart and the check, on one cluster.
-func runCrashRounds(t *testing.T, tg *crashTarget) {
+// runCrashRounds runs rounds of writers, a SIGKILL of procs at a seeded
+// moment, their restart and the check, on the cluster of the meta at
+// metaAddr.
+func runCrashRounds(t *testing.T, metaAddr string, procs ...*proc) {
 	rounds := 3
 	if s := os.Getenv("STRATO_CRASH_ROUNDS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -165,9 +156,8 @@ func runCrashRounds(t *testing.T, tg *crashTarget) {
 		require.NoError(t, err, "STRATO_CRASH_SEED")
 		seed = n
 	}
-	tg.start()
-	waitReady(t, tg.meta)
-	cl, err := client.New(client.Options{Meta: []string{tg.meta}, ChunkSize: crashChunk, AttemptTimeout: 5 * time.Second,
+	waitReady(t, metaAddr, procs...)
+	cl, err := client.New(client.Options{Meta: []string{metaAddr}, ChunkSize: crashChunk, AttemptTimeout: 5 * time.Second,
 		Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	defer cl.Close()
@@ -208,14 +198,16 @@ func runCrashRounds(t *testing.T, tg *crashTarget) {
 		}
 		require.GreaterOrEqual(t, a.n.Load(), killAfter, "seed %d: the writers made no progress", s)
 		time.Sleep(delay)
-		tg.kill()
+		killAll(procs...)
 		// The writers run into the dead processes; what they still
 		// complete (a CommitKey whose blocks were all committed) counts.
 		time.Sleep(time.Second)
 		cancel()
 		wg.Wait()
-		tg.start()
-		waitReady(t, tg.meta)
+		for _, p := range procs {
+			p.start()
+		}
+		waitReady(t, metaAddr, procs...)
 		checkAcks(t, cl, s, a)
 		a.mu.Lock()
 		total += len(a.closed)
@@ -258,105 +250,16 @@ func checkAcks(t *testing.T, cl *client.Client, seed uint64, a *acks) {
 	}
 }
 
-// waitReady waits until safe mode is off and three datanodes are healthy
-// and take writes: a small key is put and read back.
-func waitReady(t *testing.T, metaAddr string) {
-	t.Helper()
-	cl, err := client.New(client.Options{Meta: []string{metaAddr}, ChunkSize: crashChunk, AttemptTimeout: 2 * time.Second,
-		Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	defer cl.Close()
-	deadline := time.Now().Add(90 * time.Second)
-	var last error
-	for time.Now().Before(deadline) {
-		out, err := exec.Command(binary, "admin", "datanode", "list", "--meta", metaAddr).CombinedOutput()
-		if err == nil && strings.Count(string(out), "HEALTHY") >= 3 {
-			if last = probeWrite(t.Context(), cl); last == nil {
-				return
-			}
-		} else if err != nil {
-			last = fmt.Errorf("%w: %s", err, out)
-		} else {
-			last = fmt.Errorf("fewer than 3 healthy datanodes:\n%s", out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("cluster at %s not ready: %v", metaAddr, last)
-}
-
-// probeWrite puts a small key in its own volume (before the test's exists)
-// and reads it back.
-func probeWrite(ctx context.Context, cl *client.Client) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "probe"}); err != nil && !errors.Is(err, client.ErrExists) {
-		return err
-	}
-	if _, err := cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "probe", Name: "probeb"}); err != nil && !errors.Is(err, client.ErrExists) {
-		return err
-	}
-	w, err := cl.CreateKey(ctx, "probe", "probeb", "k", client.WriteOptions{})
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write([]byte("probe")); err != nil {
-		_ = w.Close()
-		return err
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	r, err := cl.OpenKey(ctx, "probe", "probeb", "k")
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	_, err = io.ReadAll(r)
-	return err
-}
-
 // TestCrashDatanodes kills meta's three datanode processes at once.
 func TestCrashDatanodes(t *testing.T) {
 	root := t.TempDir()
 	metaAddr := freeAddr(t)
 	startMeta(t, filepath.Join(root, "meta"), metaAddr)
-	addrs := make([]string, 3)
-	procs := make([]*exec.Cmd, 3)
-	for i := range addrs {
-		addrs[i] = freeAddr(t)
-	}
-	runCrashRounds(t, &crashTarget{
-		meta: metaAddr,
-		start: func() {
-			for i := range procs {
-				procs[i] = startProc(t, fmt.Sprintf("datanode %d", i), "datanode", "--data", filepath.Join(root, fmt.Sprint("dn", i)),
-					"--meta", metaAddr, "--listen", addrs[i], "--heartbeat-interval", "200ms")
-			}
-		},
-		kill: func() { killAll(t, procs...) },
-	})
+	runCrashRounds(t, metaAddr, startDatanodes(t, root, metaAddr, 3)...)
 }
 
 // TestCrashDev kills `strato dev` (meta and three datanodes in one process).
 func TestCrashDev(t *testing.T) {
-	root := t.TempDir()
 	metaAddr := freeAddr(t)
-	var dev *exec.Cmd
-	runCrashRounds(t, &crashTarget{
-		meta: metaAddr,
-		start: func() {
-			dev = startProc(t, "strato dev", "dev", "--data", filepath.Join(root, "dev"), "--meta-addr", metaAddr)
-		},
-		kill: func() { killAll(t, dev) },
-	})
-}
-
-// killAll sends SIGKILL to every process, then reaps them.
-func killAll(t *testing.T, procs ...*exec.Cmd) {
-	for _, p := range procs {
-		require.NoError(t, p.Process.Signal(syscall.SIGKILL))
-	}
-	for _, p := range procs {
-		_ = p.Wait()
-	}
+	runCrashRounds(t, metaAddr, startDev(t, filepath.Join(t.TempDir(), "dev"), metaAddr))
 }

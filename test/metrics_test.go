@@ -16,8 +16,8 @@ import (
 func TestMetrics(t *testing.T) {
 	root := t.TempDir()
 	addr, httpAddr, dnHTTP := freeAddr(t), freeAddr(t), freeAddr(t)
-	startProc(t, "meta", "meta", "--data", filepath.Join(root, "meta"), "--listen", addr, "--http", httpAddr)
-	startProc(t, "datanode", "datanode", "--data", filepath.Join(root, "dn"), "--meta", addr, "--listen", freeAddr(t), "--http", dnHTTP)
+	startMeta(t, filepath.Join(root, "meta"), addr, "--http", httpAddr)
+	startDatanode(t, filepath.Join(root, "dn"), addr, "--http", dnHTTP)
 	scrape := func(url, want string) string {
 		var body string
 		deadline := time.Now().Add(20 * time.Second)

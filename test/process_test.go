@@ -1,16 +1,12 @@
 package test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"net"
-	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,47 +14,7 @@ import (
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/proto/strato/v1"
-	"github.com/strato-io/strato/test/netfault"
 )
-
-var binary string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "strato-bin-")
-	if err != nil {
-		panic(err)
-	}
-	if binary, err = netfault.BuildStrato(dir, "../cmd/strato"); err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func startMeta(t *testing.T, dir, addr string) *exec.Cmd {
-	cmd := exec.Command(binary, "meta", "--data", dir, "--listen", addr)
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-		if t.Failed() {
-			t.Logf("meta output:\n%s", logs.String())
-		}
-	})
-	return cmd
-}
 
 // call retries fn while the server is starting (connection refused).
 func call(t *testing.T, addr string, fn func(ctx context.Context, ns stratov1.NamespaceServiceClient) error) error {
@@ -73,8 +29,8 @@ func call(t *testing.T, addr string, fn func(ctx context.Context, ns stratov1.Na
 }
 
 func TestMetaSIGTERMAndRestart(t *testing.T) {
-	dir, addr := t.TempDir(), freeAddr(t)
-	cmd := startMeta(t, dir, addr)
+	addr := freeAddr(t)
+	m := startMeta(t, t.TempDir(), addr)
 	require.NoError(t, call(t, addr, func(ctx context.Context, ns stratov1.NamespaceServiceClient) error {
 		if _, err := ns.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"}); err != nil {
 			return err
@@ -86,17 +42,8 @@ func TestMetaSIGTERMAndRestart(t *testing.T) {
 		return err
 	}))
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		require.NoError(t, err, "meta exits 0 on SIGTERM")
-	case <-time.After(15 * time.Second):
-		t.Fatal("meta did not stop within 15s of SIGTERM")
-	}
-
-	startMeta(t, dir, addr)
+	m.stop()
+	m.start()
 	require.NoError(t, call(t, addr, func(ctx context.Context, ns stratov1.NamespaceServiceClient) error {
 		st, err := ns.GetFileStatus(ctx, &stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: "x/y"})
 		if err != nil {
