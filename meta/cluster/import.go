@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 

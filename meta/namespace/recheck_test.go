@@ -66,7 +66,7 @@ func TestApplyValidatesCommands(t *testing.T) {
 	for _, cmd := range []*stratov1.NamespaceCommand{
 		{},
 		{Op: &stratov1.NamespaceCommand_CreateVolume{CreateVolume: &stratov1.VolumeRecord{Name: "X"}}},
-		{Op: &stratov1.NamespaceCommand_CreateBucket{CreateBucket: &stratov1.BucketRecord{Volume: "vol", Name: "bkt2"}}},      // no replication, no block size
+		{Op: &stratov1.NamespaceCommand_CreateBucket{CreateBucket: &stratov1.BucketRecord{Volume: "vol", Name: "bkt2"}}},    // no replication, no block size
 		{Op: &stratov1.NamespaceCommand_OpenKey{OpenKey: &stratov1.OpenKeyCommand{Volume: "vol", Bucket: "fsb", Key: "f"}}}, // no expiry
 		{Op: &stratov1.NamespaceCommand_OpenKey{OpenKey: &stratov1.OpenKeyCommand{Volume: "vol", Bucket: "fsb", Key: "a//b", ExpiresAtUnixMs: 1}}},
 		{Op: &stratov1.NamespaceCommand_OpenKey{OpenKey: &stratov1.OpenKeyCommand{Volume: "vol", Bucket: "fsb", Key: "f", ExpiresAtUnixMs: 1,
