@@ -29,13 +29,19 @@ type Options struct {
 	Meta []string
 	// HeartbeatInterval, see AgentOptions. Default: 3s.
 	HeartbeatInterval time.Duration
-	// DirectIO writes large aligned chunks around the page cache
-	// (container.Options.DisableDirectIO). Default: off — like HDFS and
-	// Ozone datanodes, writes go through the page cache, so that data read
-	// soon after it was written (the next stage of a job, a read-back)
-	// comes from memory, with writeback started at once for each chunk
-	// (container.Options.EagerWriteback); PutBlock with sync still fsyncs.
-	DirectIO bool
+	// BufferedIO writes every replica's chunks through the page cache, as
+	// HDFS and Ozone datanodes do. By default only the pipeline leader's
+	// copy does (readers ask the leader first, and find a block read soon
+	// after its write in memory); followers write large aligned chunks
+	// (1 MiB and more, what clients send) with O_DIRECT, around the page
+	// cache (container.Options.DisableDirectIO): their bytes cost one DMA
+	// instead of a copy into the page cache and its writeback, which on a
+	// 3-replica pipeline is most of a datanode's CPU (docs/benchmarks.md,
+	// TeraGen). Buffered writes start their writeback at once
+	// (container.Options.EagerWriteback). On a file system that refuses
+	// O_DIRECT (tmpfs), every write is buffered. PutBlock with sync fsyncs
+	// either way.
+	BufferedIO bool
 	// ReplicationStreams bounds the closed containers this datanode pushes
 	// to others at once (one connection each). Default: 10.
 	ReplicationStreams int
@@ -113,8 +119,8 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	so := opts.Store
 	so.Dirs, so.Logger = opts.Dirs, opts.Logger
-	so.Volume.DisableDirectIO = !opts.DirectIO
-	so.Volume.EagerWriteback = !opts.DirectIO
+	so.Volume.DisableDirectIO = opts.BufferedIO
+	so.Volume.EagerWriteback = true
 	// A container created by a write is reported in the next heartbeat,
 	// so that meta knows its replicas (and can take a client's report of a
 	// bad one) without waiting for a full report. The agent exists before

@@ -120,7 +120,12 @@ func codeOf(err error) wire.Code {
 // that a chunk damaged between client and leader fails the request alone,
 // without followers to blame; followers verify again what they receive.
 func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, data []byte) error {
-	opts := container.WriteOptions{}
+	// The pipeline's leader (the replica with followers) writes through the
+	// page cache: readers ask it first (members are listed leader first),
+	// so a read soon after the write finds the block in memory; the
+	// followers' copies, there for durability, skip the cache (O_DIRECT
+	// where the store allows it).
+	opts := container.WriteOptions{Cache: len(m.Followers) > 0}
 	if len(m.Followers) > 0 {
 		if err := checksum.Verify(m.Checksums, 0, data); err != nil {
 			return fmt.Errorf("%w: block %v at %d: %w", container.ErrChecksum, m.Block, m.Offset, err)

@@ -61,7 +61,7 @@ SIGTERM stops it cleanly.`,
 	f.StringVar(&metas, "meta", "127.0.0.1:9860", "meta replicas' gRPC addresses, comma-separated")
 	f.StringVar(&listen, "listen", "127.0.0.1:9870", "address of the data protocol")
 	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), e.g. 127.0.0.1:9871 (default: none)")
-	f.BoolVar(&o.DirectIO, "direct-io", false, "write large aligned chunks with O_DIRECT (around the page cache)")
+	f.BoolVar(&o.BufferedIO, "buffered-io", false, "write every chunk through the page cache, as HDFS does (default: chunks of 1 MiB and more with O_DIRECT)")
 	f.IntVar(&o.ReplicationStreams, "replication-streams", 0, "closed containers pushed to other datanodes at once (default 10)")
 	f.Int64Var(&o.ReplicationBandwidth, "replication-bandwidth", 0, "cap in bytes/s on those pushes together (0: none)")
 	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", 0, "time between heartbeats (default 3s)")

@@ -22,6 +22,10 @@ type WriteOptions struct {
 	// NoVerify skips checking the data against its checksums (the caller
 	// has just computed them, or verifies them elsewhere).
 	NoVerify bool
+	// Cache writes the chunk through the page cache even where O_DIRECT
+	// applies: the replica readers ask first keeps the block in memory
+	// for reads soon after the write.
+	Cache bool
 }
 
 // WriteChunk writes data at offset of block localID, with the checksums that
@@ -54,7 +58,7 @@ func (c *Container) WriteChunk(localID uint64, offset int64, data []byte, sums c
 	if retry != nil {
 		return c.checkRetryLocked(b, retry, data, sums)
 	}
-	unsynced, err := c.writeData(b, offset, data)
+	unsynced, err := c.writeData(b, offset, data, opts.Cache)
 	if err != nil {
 		return err
 	}
@@ -130,11 +134,11 @@ func (b *openBlock) place(offset, n int64) (int, *chunkRec, error) {
 // writeData writes the chunk's bytes to the block's file (FILE_PER_BLOCK:
 // one pwrite, or O_DIRECT for large aligned chunks) or to a file of its own
 // (FILE_PER_CHUNK, reported unsynced).
-func (c *Container) writeData(b *openBlock, offset int64, data []byte) (unsynced bool, err error) {
+func (c *Container) writeData(b *openBlock, offset int64, data []byte, cache bool) (unsynced bool, err error) {
 	n := int64(len(data))
 	switch c.layout {
 	case FilePerBlock:
-		if n >= c.v.opts.DirectIOMinSize && c.v.direct.Load() && directAligned(data, offset) {
+		if !cache && n >= c.v.opts.DirectIOMinSize && c.v.direct.Load() && directAligned(data, offset) {
 			ok, err := c.writeDirectLocked(b, offset, data)
 			if err != nil || ok {
 				return false, err
