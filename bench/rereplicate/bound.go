@@ -7,102 +7,155 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/strato-io/strato/bench/measure"
+	"unsafe"
 )
 
-// Bound is the hardware's limit for re-replication in this run.
+// Bound is the hardware's limit for re-replication in this run: the disk
+// doing the copy's work, the way the copy does it, and loopback TCP.
 type Bound struct {
-	// DiskReadMBps and DiskWriteMBps are the disk's sequential direct-I/O
-	// rates, each measured alone; LoopbackMBps a TCP stream's.
-	DiskReadMBps, DiskWriteMBps, LoopbackMBps float64
-	// DiskCopyMBps is the rate of a sequential direct-I/O read and write
-	// run at once on the same disk (the slower of the two): what a copy
-	// whose source and target share the disk can reach.
-	DiskCopyMBps float64
+	// CopyMBps is the rate of Streams concurrent file copies of Bytes in
+	// all on the datanodes' disk, direct I/O on both sides, each stream
+	// reading and writing at once: what the copy asks of the disk, where
+	// every datanode shares it. WriteMBps is the rate at which the same
+	// streams wrote the files copied (alone).
+	CopyMBps, WriteMBps float64
+	Streams             int
+	Bytes               int64
+	// LoopbackMBps is a TCP stream's rate on 127.0.0.1.
+	LoopbackMBps float64
 }
 
-// MBps is the smallest of the disk's read and write rates and the
-// loopback rate: the bound when sources and targets have disks of their
-// own.
+// MBps is the bound: the disk's copy rate or the loopback rate.
 func (b Bound) MBps() float64 {
-	return min(b.DiskReadMBps, b.DiskWriteMBps, b.LoopbackMBps)
-}
-
-// SharedMBps is the bound when every datanode shares one disk, as in a
-// one-machine cluster: the disk's copy rate, or the loopback rate.
-func (b Bound) SharedMBps() float64 {
-	if b.DiskCopyMBps == 0 {
-		return b.MBps()
+	if b.CopyMBps == 0 {
+		return b.LoopbackMBps
 	}
-	return min(b.DiskCopyMBps, b.LoopbackMBps)
+	return min(b.CopyMBps, b.LoopbackMBps)
 }
 
-// measureBound measures the disk's sequential direct-I/O read and write
-// rates in dir and the TCP rate on loopback.
-func measureBound(ctx context.Context, dir string) (Bound, error) {
-	var b Bound
+// boundPiece is what each stream of the bound moves per read and write:
+// the datanodes' import writes pieces of this size.
+const boundPiece = 4 << 20
+
+// measureBound measures the copy bound in dir (streams concurrent copies
+// of bytes in all) and the loopback rate.
+func measureBound(ctx context.Context, dir string, streams int, bytes int64) (Bound, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	w, err := measure.DD(ctx, dir, 512)
+	streams = max(streams, 1)
+	per := max(bytes/int64(streams)/boundPiece, 1) * boundPiece
+	b := Bound{Streams: streams, Bytes: per * int64(streams)}
+	tmp, err := os.MkdirTemp(dir, "bound-")
 	if err != nil {
 		return b, err
 	}
-	b.DiskWriteMBps = w.MBPerSec()
-	// Read back a file written for the purpose (RunDD removes its own).
-	f := filepath.Join(dir, "bound.read")
-	if out, err := exec.CommandContext(ctx, "dd", "if=/dev/zero", "of="+f, "bs=4M", "count=512", "oflag=direct").CombinedOutput(); err != nil {
-		return b, fmt.Errorf("bench: dd: %w: %s", err, out)
-	}
-	defer func() { _ = os.Remove(f) }()
-	t0 := time.Now()
-	if out, err := exec.CommandContext(ctx, "dd", "if="+f, "of=/dev/null", "bs=4M", "iflag=direct").CombinedOutput(); err != nil {
-		return b, fmt.Errorf("bench: dd: %w: %s", err, out)
-	}
-	b.DiskReadMBps = float64(512*4<<20) / 1e6 / time.Since(t0).Seconds()
-	// A copy between two datanodes on this one disk reads and writes it at
-	// once: dd does the same, and the slower of the two is the copy rate.
-	g := filepath.Join(dir, "bound.write")
-	defer func() { _ = os.Remove(g) }()
-	_ = dropCaches() // the read must come from the disk
-	var rd, wr float64
-	var rerr, werr error
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		rd, rerr = timedDD(ctx, "if="+f, "of=/dev/null", "bs=4M", "iflag=direct")
-	}()
-	go func() {
-		defer wg.Done()
-		wr, werr = timedDD(ctx, "if=/dev/zero", "of="+g, "bs=4M", "count=512", "oflag=direct")
-	}()
-	wg.Wait()
-	if err := errors.Join(rerr, werr); err != nil {
+	defer func() { _ = os.RemoveAll(tmp) }()
+	src := func(i int) string { return filepath.Join(tmp, fmt.Sprintf("src-%d", i)) }
+	dst := func(i int) string { return filepath.Join(tmp, fmt.Sprintf("dst-%d", i)) }
+	if b.WriteMBps, err = concurrently(ctx, streams, b.Bytes, func(i int) error { return directWrite(ctx, src(i), per) }); err != nil {
 		return b, err
 	}
-	b.DiskCopyMBps = min(rd, wr)
+	_ = dropCaches()
+	if b.CopyMBps, err = concurrently(ctx, streams, b.Bytes, func(i int) error { return directCopy(ctx, src(i), dst(i), per) }); err != nil {
+		return b, err
+	}
 	if b.LoopbackMBps, err = loopbackMBps(2 << 30); err != nil {
 		return b, err
 	}
 	return b, nil
 }
 
-// timedDD runs dd with args, which move 512 pieces of 4 MiB, and returns
-// its rate in MB/s.
-func timedDD(ctx context.Context, args ...string) (float64, error) {
+// concurrently runs fn for 0..n-1 at once and returns bytes/elapsed in
+// MB/s.
+func concurrently(ctx context.Context, n int, bytes int64, fn func(i int) error) (float64, error) {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
 	t0 := time.Now()
-	if out, err := exec.CommandContext(ctx, "dd", args...).CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("bench: dd: %w: %s", err, out)
+	for i := range n {
+		wg.Go(func() { errs[i] = fn(i) })
 	}
-	return float64(512*4<<20) / 1e6 / time.Since(t0).Seconds(), nil
+	wg.Wait()
+	if err := errors.Join(append(errs, ctx.Err())...); err != nil {
+		return 0, err
+	}
+	return float64(bytes) / 1e6 / time.Since(t0).Seconds(), nil
+}
+
+// directWrite writes n bytes of non-zero data to path with O_DIRECT.
+func directWrite(ctx context.Context, path string, n int64) error {
+	f, err := openDirect(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return err
+	}
+	buf := alignedBuffer(boundPiece)
+	for i := range buf {
+		buf[i] = byte(i*7 + 1)
+	}
+	for off := int64(0); off < n && ctx.Err() == nil; off += boundPiece {
+		if _, err := f.WriteAt(buf, off); err != nil {
+			_ = f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// directCopy copies n bytes from src to dst with O_DIRECT on both, a
+// reader and a writer at once (two pieces in flight), as a push and its
+// import overlap.
+func directCopy(ctx context.Context, src, dst string, n int64) error {
+	in, err := openDirect(src, os.O_RDONLY)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = in.Close() }()
+	out, err := openDirect(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return err
+	}
+	free, full := make(chan []byte, 2), make(chan []byte, 2)
+	free <- alignedBuffer(boundPiece)
+	free <- alignedBuffer(boundPiece)
+	rerr := make(chan error, 1)
+	go func() {
+		defer close(full)
+		for off := int64(0); off < n; off += boundPiece {
+			buf := <-free
+			if _, err := in.ReadAt(buf, off); err != nil || ctx.Err() != nil {
+				rerr <- errors.Join(err, ctx.Err())
+				return
+			}
+			full <- buf
+		}
+		rerr <- nil
+	}()
+	var werr error
+	off := int64(0)
+	for buf := range full {
+		if werr == nil {
+			_, werr = out.WriteAt(buf, off)
+		}
+		off += boundPiece
+		free <- buf
+	}
+	return errors.Join(<-rerr, werr, out.Close())
+}
+
+// alignedBuffer returns n bytes aligned for O_DIRECT.
+func alignedBuffer(n int) []byte {
+	const align = 4096
+	b := make([]byte, n+align)
+	o := int(uintptr(unsafe.Pointer(&b[0])) & (align - 1))
+	if o != 0 {
+		o = align - o
+	}
+	return b[o : o+n]
 }
 
 // loopbackMBps sends n bytes over a TCP connection on 127.0.0.1.

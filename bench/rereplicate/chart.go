@@ -15,9 +15,7 @@ import (
 
 // writeChart draws GB/s per interval as a PNG line chart with the bound as
 // a dashed line.
-// A second dashed line (orange) marks the shared-disk bound when it is
-// set and differs.
-func writeChart(path string, samples []float64, interval time.Duration, boundGBps, sharedGBps float64) error {
+func writeChart(path string, samples []float64, interval time.Duration, boundGBps float64) error {
 	const w, h, margin = 800, 400, 40
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	bg, axis, line, bound := color.RGBA{255, 255, 255, 255}, color.RGBA{0, 0, 0, 255}, color.RGBA{30, 90, 200, 255}, color.RGBA{200, 60, 60, 255}
@@ -47,7 +45,6 @@ func writeChart(path string, samples []float64, interval time.Duration, boundGBp
 	for y := margin; y < h-margin; y++ {
 		img.Set(margin, y, axis)
 	}
-	shared := color.RGBA{230, 140, 20, 255}
 	dashed := func(v float64, c color.Color) {
 		for x := margin; x < w-margin; x++ {
 			if (x/6)%2 == 0 {
@@ -57,9 +54,6 @@ func writeChart(path string, samples []float64, interval time.Duration, boundGBp
 	}
 	if boundGBps > 0 {
 		dashed(boundGBps, bound)
-	}
-	if sharedGBps > 0 && sharedGBps != boundGBps {
-		dashed(sharedGBps, shared)
 	}
 	for i := 1; i < len(samples); i++ {
 		drawLine(img, px(i-1), py(samples[i-1]), px(i), py(samples[i]), line)
@@ -76,9 +70,6 @@ func writeChart(path string, samples []float64, interval time.Duration, boundGBp
 	text(margin, h-margin+18, axis, "0 s")
 	if boundGBps > 0 {
 		text(w-margin-200, py(boundGBps)-4, bound, fmt.Sprintf("bound %.2f GB/s", boundGBps))
-	}
-	if sharedGBps > 0 && sharedGBps != boundGBps {
-		text(w-margin-260, py(sharedGBps)-4, shared, fmt.Sprintf("shared-disk bound %.2f GB/s", sharedGBps))
 	}
 	f, err := os.Create(path)
 	if err != nil {

@@ -37,10 +37,15 @@ type Config struct {
 	Progress io.Writer
 	// ChartPath, when set, receives a PNG of the throughput over time.
 	ChartPath string
-	// SkipBound skips measuring the hardware bound (dd and loopback TCP).
+	// SkipBound skips measuring the hardware bound (the disk's copy rate
+	// and loopback TCP).
 	SkipBound bool
-	// BoundDir is where dd runs (the datanodes' disk).
+	// BoundDir is where the bound's copies run (the datanodes' disk).
 	BoundDir string
+	// Streams is each datanode's copy concurrency (datanode
+	// ReplicationStreams); the bound copies with as many streams as the
+	// re-replication can run at once. Default 10.
+	Streams int
 	// DropCaches empties the page cache before the loss, so that sources
 	// read from the disk as they would long after the data was written.
 	DropCaches bool
@@ -116,15 +121,15 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 		if cfg.SkipBound {
 			return nil
 		}
-		fmt.Fprintln(out, "measuring the bound: dd (direct I/O) on the datanodes' disk, TCP on loopback")
+		streams, bytes := boundShape(cfg, len(c.DatanodeAddrs()))
+		fmt.Fprintf(out, "measuring the bound: %d concurrent copies of %s in all on the datanodes' disk (direct I/O), TCP on loopback\n",
+			streams, bytesize.Format(bytes))
 		var err error
-		if res.Bound, err = measureBound(ctx, cfg.BoundDir); err != nil {
+		if res.Bound, err = measureBound(ctx, cfg.BoundDir, streams, bytes); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "bound: disk read %.0f MB/s, disk write %.0f MB/s, loopback TCP %.0f MB/s -> %.0f MB/s\n",
-			res.Bound.DiskReadMBps, res.Bound.DiskWriteMBps, res.Bound.LoopbackMBps, res.Bound.MBps())
-		fmt.Fprintf(out, "shared-disk bound: disk read and write at once %.0f MB/s each -> %.0f MB/s (all datanodes share this disk)\n",
-			res.Bound.DiskCopyMBps, res.Bound.SharedMBps())
+		fmt.Fprintf(out, "bound: disk copy %.0f MB/s (%d streams; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s -> %.0f MB/s\n",
+			res.Bound.CopyMBps, res.Bound.Streams, res.Bound.WriteMBps, res.Bound.LoopbackMBps, res.Bound.MBps())
 		return nil
 	}
 	if cfg.Gen {
@@ -283,7 +288,7 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 	}
 	printResult(out, res)
 	if cfg.ChartPath != "" {
-		if err := writeChart(cfg.ChartPath, res.Samples, cfg.Interval, res.Bound.MBps()/1e3, res.Bound.SharedMBps()/1e3); err != nil {
+		if err := writeChart(cfg.ChartPath, res.Samples, cfg.Interval, res.Bound.MBps()/1e3); err != nil {
 			return res, err
 		}
 		fmt.Fprintf(out, "chart: %s\n", cfg.ChartPath)
@@ -297,9 +302,7 @@ func printResult(out io.Writer, r Result) {
 	fmt.Fprintf(out, "total time: %.1f s (detection %.1f s, copying %.1f s)\n", r.Total.Seconds(), r.Detect.Seconds(), r.Copy.Seconds())
 	fmt.Fprintf(out, "throughput: mean %.2f GB/s, peak %.2f GB/s\n", r.MeanGBps, r.PeakGBps)
 	if b := r.Bound.MBps(); b > 0 {
-		fmt.Fprintf(out, "bound: %.2f GB/s; mean is %.0f%% of it\n", b/1e3, 100*r.MeanGBps*1e3/b)
-		sb := r.Bound.SharedMBps()
-		fmt.Fprintf(out, "shared-disk bound: %.2f GB/s; mean is %.0f%% of it\n", sb/1e3, 100*r.MeanGBps*1e3/sb)
+		fmt.Fprintf(out, "bound: %.2f GB/s; the copy phase's mean is %.0f%% of it\n", b/1e3, 100*r.MeanGBps*1e3/b)
 	}
 	for _, side := range []struct {
 		dir string
@@ -429,4 +432,18 @@ func verifyKeys(ctx context.Context, cl *client.Client, keyNames []string, paylo
 	}
 	fmt.Fprintf(out, "verification: %d keys, %s read back, all identical to what was written\n", len(keyNames), bytesize.Format(readBytes))
 	return nil
+}
+
+// boundShape is the bound's concurrency and size for a run: the bytes the
+// lost datanode holds (its share of three copies) and as many streams as
+// copies can run at once (each survivor's streams, no more than the
+// containers to copy).
+func boundShape(cfg Config, datanodes int) (streams int, bytes int64) {
+	datanodes = max(datanodes, 4)
+	bytes = cfg.Size * 3 / int64(datanodes)
+	streams = max(cfg.Streams, 1) * (datanodes - 1)
+	if cfg.Gen && cfg.ContainerSize > 0 {
+		streams = min(streams, int(max((bytes+cfg.ContainerSize-1)/cfg.ContainerSize, 1)))
+	}
+	return streams, bytes
 }

@@ -32,14 +32,17 @@ func newBenchRereplicateCmd() *cobra.Command {
 		Long: `rereplicate starts a local cluster (meta and --datanodes datanodes in this
 process, data under --dir or a temporary directory), puts --size of keys at
 replication THREE into it (offline with bench gen, or with --gen=false
-through the client), measures the bound (the disk's sequential read and
-write rates with direct I/O, alone and at once, and TCP on loopback), then
-stops one datanode and deletes its data. Meta notices
-the node dead after --dead-after and has the survivors push copies of its
-closed containers (--streams per datanode, --bandwidth bytes/s each) until
-every container has three healthy copies again. It prints live progress, a
-summary (total time, mean and peak GB/s, per-target bytes, CPU seconds per
-GB copied), writes a throughput chart (--chart), and reads every key back.`,
+through the client), measures the bound (as many concurrent file copies
+as the re-replication can run, of the bytes it will copy, direct I/O on
+both sides on the datanodes' disk, and TCP on loopback), then stops one
+datanode and deletes its data. Meta notices the node dead after
+--dead-after (the detection, reported apart from the copy) and has the
+survivors push copies of its closed containers (--streams per datanode,
+--bandwidth bytes/s each) until every container has three healthy copies
+again. It prints live progress, a summary (total time, detection and copy
+phase, the copy phase's mean and peak GB/s against the bound, per-target
+bytes, CPU seconds per GB copied), writes a throughput chart (--chart), and
+reads every key back.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -63,7 +66,7 @@ GB copied), writes a throughput chart (--chart), and reads every key back.`,
 			o.BlockSize = min(256<<20, o.ContainerSize)
 			cfg.ContainerSize, cfg.BlockSize = o.ContainerSize, o.BlockSize
 			o.ReplicationLimit = o.ReplicationStreams
-			cfg.BoundDir = o.Dir
+			cfg.BoundDir, cfg.Streams = o.Dir, o.ReplicationStreams
 			cfg.Progress = cmd.ErrOrStderr()
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "bench rereplicate: %d datanodes, data in %s, containers of %s, %d streams per datanode\n",
