@@ -112,13 +112,13 @@ func (o *Options) EnsureDefaults() {
 func (o *Options) Validate() error {
 	switch {
 	case o.Dir == "":
-		return errors.New("local: no data directory given")
+		return errors.New("minicluster: no data directory given")
 	case o.MetaOnly && o.Datanodes != 0:
-		return fmt.Errorf("local: %d datanodes in a meta-only cluster", o.Datanodes)
+		return fmt.Errorf("minicluster: %d datanodes in a meta-only cluster", o.Datanodes)
 	case !o.MetaOnly && o.Datanodes < 1:
-		return fmt.Errorf("local: %d datanodes", o.Datanodes)
+		return fmt.Errorf("minicluster: %d datanodes", o.Datanodes)
 	case o.MetaReplicas != 1 && o.MetaReplicas != 3:
-		return fmt.Errorf("local: %d meta replicas (1 or 3)", o.MetaReplicas)
+		return fmt.Errorf("minicluster: %d meta replicas (1 or 3)", o.MetaReplicas)
 	}
 	return nil
 }
@@ -150,7 +150,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("local: %w", err)
+		return nil, fmt.Errorf("minicluster: %w", err)
 	}
 	var st state
 	if b, err := os.ReadFile(filepath.Join(opts.Dir, "cluster.json")); err == nil {
@@ -240,7 +240,7 @@ func listen(addr string) (net.Listener, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return nil, fmt.Errorf("local: listen on %s: %w", addr, err)
+	return nil, fmt.Errorf("minicluster: listen on %s: %w", addr, err)
 }
 
 // metaDir is replica i's directory: meta/ for a single replica (and the
@@ -350,7 +350,7 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("local: cluster not ready: %w", ctx.Err())
+			return fmt.Errorf("minicluster: cluster not ready: %w", ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -164,30 +164,11 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 		}
 	}
 
-	// 4. Lose the victim, once meta sees every copy on a healthy node, its
-	// replication work is idle, and no copy is under way; what the victim
-	// holds is read just before it goes.
-	if cfg.DropCaches {
-		if err := dropCaches(); err != nil {
-			fmt.Fprintf(out, "could not drop the page cache (%v): sources may read from memory\n", err)
-		} else {
-			fmt.Fprintln(out, "page cache dropped")
-		}
-	}
-	if err := waitQuiet(ctx, c, cl); err != nil {
-		return res, err
-	}
-	victimID := c.Datanode(cfg.Victim).ID()
-	lost, err := containersOn(ctx, cl, victimID)
+	// 4. Lose the victim once the cluster is quiet.
+	victimID, lost, err := loseVictim(ctx, cfg, c, cl, out, &res)
 	if err != nil {
 		return res, err
 	}
-	res.Containers = len(lost)
-	var lostBytes int64
-	for _, l := range lost {
-		lostBytes += l.size
-	}
-	fmt.Fprintf(out, "stopping datanode %s and deleting its data: %d containers, %s to copy\n", victimID, len(lost), bytesize.Format(lostBytes))
 	cpu0 := cpuSeconds()
 	prof := startLabelProfile()
 	defer func() { _, _ = prof.stop("") }()
@@ -199,73 +180,14 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 	}
 	start := time.Now()
 
-	// 5. Sample until every lost container has three good copies: bytes
-	// pushed (the datanodes' replication counters) for the rate, meta's
-	// replica map for what is left.
-	pushed := func() (total int64, per map[string]int64) {
-		per = map[string]int64{}
-		for i := range c.DatanodeAddrs() {
-			if dn := c.Datanode(i); dn != nil {
-				b := dn.ReplicationMetrics().BytesOut
-				per[dn.ID()] += b
-				total += b
-			}
-		}
-		return total, per
-	}
-	base, basePer := pushed()
-	// The copy's window is timed finer than the samples: from the first
-	// byte any source sent to the last import any target committed.
-	win := watchCopies(c, 10*time.Millisecond)
-	defer win.stop()
-	prev, prevT := base, time.Now()
-	tick := time.NewTicker(cfg.Interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-tick.C:
-		}
-		// The rate is over the time that really passed (asking meta what
-		// is left may take longer than an interval on a busy machine).
-		now := time.Now()
-		total, _ := pushed()
-		rate := float64(total-prev) / 1e9 / now.Sub(prevT).Seconds()
-		res.Samples = append(res.Samples, rate)
-		res.PeakGBps = max(res.PeakGBps, rate)
-		prev, prevT = total, now
-		_, left, perTarget, err := restored(ctx, cl, lost, victimID)
-		if err != nil {
-			return res, err
-		}
-		fmt.Fprintf(cfg.Progress, "rereplicate: %6.1fs  %s copied, %.2f GB/s, %d containers left\n",
-			now.Sub(start).Seconds(), bytesize.Format(total-base), rate, left)
-		if left == 0 {
-			res.PerTarget = perTarget
-			break
-		}
-	}
-	total, per := pushed()
-	res.Bytes = total - base
-	var counted int64
-	for _, b := range res.PerTarget {
-		counted += b
-	}
-	if counted > res.Bytes {
-		return res, fmt.Errorf("bench: meta shows %s of new copies but the sources sent %s: its replica map changed under the benchmark, the run is void (%s)",
-			bytesize.Format(counted), bytesize.Format(res.Bytes), describeNewHolders(ctx, cl, lost))
-	}
-	res.PerSource = map[string]int64{}
-	for id, b := range per {
-		if d := b - basePer[id]; d > 0 {
-			res.PerSource[id] = d
-		}
+	// 5. Sample until every lost container has three good copies.
+	win, err := sampleCopy(ctx, cfg, c, cl, lost, victimID, start, &res)
+	if err != nil {
+		return res, err
 	}
 	cpu := cpuSeconds() - cpu0
 	res.Total = time.Since(start)
-	first, last := win.stop()
-	if !first.IsZero() {
+	if first, last := win.stop(); !first.IsZero() {
 		res.Detect, res.Copy = first.Sub(start), last.Sub(first)
 	}
 	if res.Copy > 0 {
@@ -446,4 +368,102 @@ func boundShape(cfg Config, datanodes int) (streams int, bytes int64) {
 		streams = min(streams, int(max((bytes+cfg.ContainerSize-1)/cfg.ContainerSize, 1)))
 	}
 	return streams, bytes
+}
+
+// loseVictim waits until the cluster is quiet (every copy on a healthy
+// node, meta's replication work idle, no copy under way) and returns what
+// the victim holds, read just before it goes.
+func loseVictim(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *client.Client, out io.Writer, res *Result) (string, map[uint64]lostContainer, error) {
+	if cfg.DropCaches {
+		if err := dropCaches(); err != nil {
+			fmt.Fprintf(out, "could not drop the page cache (%v): sources may read from memory\n", err)
+		} else {
+			fmt.Fprintln(out, "page cache dropped")
+		}
+	}
+	if err := waitQuiet(ctx, c, cl); err != nil {
+		return "", nil, err
+	}
+	victimID := c.Datanode(cfg.Victim).ID()
+	lost, err := containersOn(ctx, cl, victimID)
+	if err != nil {
+		return "", nil, err
+	}
+	res.Containers = len(lost)
+	var lostBytes int64
+	for _, l := range lost {
+		lostBytes += l.size
+	}
+	fmt.Fprintf(out, "stopping datanode %s and deleting its data: %d containers, %s to copy\n", victimID, len(lost), bytesize.Format(lostBytes))
+	return victimID, lost, nil
+}
+
+// sampleCopy samples until every lost container has three good copies:
+// bytes pushed (the datanodes' replication counters) for the rate and the
+// bytes per source, meta's replica map for what is left and the bytes per
+// target. The copy window it returns is timed finer than the samples:
+// from the first byte any source sent to the last import any target
+// committed.
+func sampleCopy(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *client.Client, lost map[uint64]lostContainer, victimID string, start time.Time, res *Result) (*copyWindow, error) {
+	pushed := func() (total int64, per map[string]int64) {
+		per = map[string]int64{}
+		for i := range c.DatanodeAddrs() {
+			if dn := c.Datanode(i); dn != nil {
+				b := dn.ReplicationMetrics().BytesOut
+				per[dn.ID()] += b
+				total += b
+			}
+		}
+		return total, per
+	}
+	base, basePer := pushed()
+	win := watchCopies(c, 10*time.Millisecond)
+	prev, prevT := base, time.Now()
+	tick := time.NewTicker(cfg.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			win.stop()
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+		// The rate is over the time that really passed (asking meta what
+		// is left may take longer than an interval on a busy machine).
+		now := time.Now()
+		total, _ := pushed()
+		rate := float64(total-prev) / 1e9 / now.Sub(prevT).Seconds()
+		res.Samples = append(res.Samples, rate)
+		res.PeakGBps = max(res.PeakGBps, rate)
+		prev, prevT = total, now
+		_, left, perTarget, err := restored(ctx, cl, lost, victimID)
+		if err != nil {
+			win.stop()
+			return nil, err
+		}
+		fmt.Fprintf(cfg.Progress, "rereplicate: %6.1fs  %s copied, %.2f GB/s, %d containers left\n",
+			now.Sub(start).Seconds(), bytesize.Format(total-base), rate, left)
+		if left == 0 {
+			res.PerTarget = perTarget
+			break
+		}
+	}
+	total, per := pushed()
+	res.Bytes = total - base
+	var counted int64
+	for _, b := range res.PerTarget {
+		counted += b
+	}
+	if counted > res.Bytes {
+		win.stop()
+		return nil, fmt.Errorf("bench: meta shows %s of new copies but the sources sent %s: its replica map changed under the benchmark, the run is void (%s)",
+			bytesize.Format(counted), bytesize.Format(res.Bytes), describeNewHolders(ctx, cl, lost))
+	}
+	res.PerSource = map[string]int64{}
+	for id, b := range per {
+		if d := b - basePer[id]; d > 0 {
+			res.PerSource[id] = d
+		}
+	}
+	return win, nil
 }
