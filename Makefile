@@ -8,7 +8,7 @@ GOLANGCI_VERSION := v2.15.0
 TEST_TIMEOUT ?= 15m
 ARGS      ?=
 
-.PHONY: build run stop test testrace verify bench tools proto proto-baseline clean hadoop-deps soak failover
+.PHONY: build run stop test testrace verify bench tools proto proto-baseline clean hadoop-deps hadoop soak failover
 
 build:
 	$(GO) build -o $(BIN) ./cmd/strato
@@ -53,6 +53,19 @@ failover:
 # ~/.cache/strato). The test fetches them itself when they are missing.
 hadoop-deps:
 	./test/hadoop/fetch.sh >/dev/null
+
+# hadoop: the Hadoop FileSystem connector (hadoop/, docs/hadoop.md): its
+# tests (the wire vectors, and Hadoop's FileSystem contract suite against a
+# strato dev cluster of bin/strato, which this builds first), then the shaded
+# jar hadoop/target/strato-hadoop-VERSION.jar. Maven's downloads are cached
+# in .cache/m2 (HADOOP_M2); HADOOP_MVN_ARGS adds to the command line (e.g.
+# -DskipTests, -Dtest=TestStratoContractRename).
+MVN             ?= mvn
+HADOOP_M2       ?= $(CURDIR)/.cache/m2
+HADOOP_MVN_ARGS ?=
+hadoop: build
+	$(MVN) -B -ntp -Dmaven.repo.local=$(HADOOP_M2) -f hadoop/pom.xml -Dstrato.bin=$(CURDIR)/$(BIN) \
+		$(HADOOP_MVN_ARGS) package
 
 # The race detector needs cgo.
 testrace:

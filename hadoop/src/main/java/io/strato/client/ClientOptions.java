@@ -1,0 +1,40 @@
+package io.strato.client;
+
+import java.util.List;
+
+/**
+ * Options of a {@link StratoClient}; every field has its default. The
+ * Hadoop connector fills them from fs.strato.* (docs/hadoop.md).
+ */
+public final class ClientOptions {
+  /** Meta replicas' gRPC addresses (host:port). Required. */
+  public List<String> meta = List.of();
+  /** Size of the chunks a writer sends (default 4 MiB; at most 32 MiB). */
+  public int chunkSize = 4 << 20;
+  /** Chunks a writer has sent and not yet seen acknowledged by every replica (default 4). */
+  public int maxChunksInFlight = 4;
+  /** Bound of one attempt of a meta call at one replica (default 10 s; 0: none). */
+  public long metaAttemptTimeoutMs = 10_000;
+  /** How long meta calls retry while meta is unavailable (default 60 s). */
+  public long metaRetryMs = 60_000;
+  /** Connect timeout of a data connection (default 5 s). */
+  public int dataConnectTimeoutMs = 5_000;
+  /** How long a datanode may take to answer one request before it counts as failed (default 120 s). */
+  public long dataRequestTimeoutMs = 120_000;
+  /** Reads kept in flight ahead of a sequential reader (default 4 pieces of chunkSize). */
+  public int readAhead = 4;
+  /** Recorded as the owner of what the client creates (default "strato"). */
+  public String owner = "strato";
+
+  public void validate() {
+    if (meta.isEmpty()) {
+      throw new IllegalArgumentException("strato: no meta address given");
+    }
+    if (chunkSize <= 0 || chunkSize > 32 << 20) {
+      throw new IllegalArgumentException("strato: chunk size " + chunkSize + " outside 1 byte .. 32 MiB (the data protocol's limit)");
+    }
+    if (maxChunksInFlight < 1) {
+      throw new IllegalArgumentException("strato: chunks in flight must be at least 1, got " + maxChunksInFlight);
+    }
+  }
+}

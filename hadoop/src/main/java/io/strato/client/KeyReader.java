@@ -1,0 +1,349 @@
+package io.strato.client;
+
+import io.strato.client.wire.ChunkRecord;
+import io.strato.client.wire.DataConn;
+import io.strato.client.wire.Messages.ReadChunkRequest;
+import io.strato.client.wire.Messages.ReadChunkResponse;
+import io.strato.client.wire.Wire;
+import io.strato.client.wire.WireException;
+import io.strato.proto.v1.BlockLocation;
+import io.strato.proto.v1.DatanodeDetails;
+import io.strato.proto.v1.KeyInfo;
+import java.io.Closeable;
+import java.io.EOFException;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads a committed key (client/reader.go's twin): positioned reads of any
+ * size, and a sequential stream with read-ahead. Every byte is verified
+ * against its checksums (docs/wire.md §5.4); a replica that fails or returns
+ * bad data is skipped, and a bad one reported to meta, in favour of the next.
+ *
+ * <p>read(long, ...) is safe for concurrent use; the stream (seek, read) is not.
+ */
+public final class KeyReader implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(KeyReader.class);
+
+  /** A range's bytes did not match their checksums. */
+  public static final class ChecksumMismatchException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    ChecksumMismatchException(String m) {
+      super(m);
+    }
+  }
+
+  private final StratoClient c;
+  private final KeyInfo key;
+  private final List<Blk> blocks = new ArrayList<>();
+  private final Set<String> bad = Collections.synchronizedSet(new HashSet<>());
+  private final int piece;
+
+  // The stream.
+  private long pos;
+  private byte[] buf;
+  private int bufLen;
+  private long bufOff = -1;
+  private final Deque<Ahead> ahead = new ArrayDeque<>();
+  private boolean closed;
+
+  /** A read-ahead: the first replica's answer, verified when consumed. */
+  private static final class Ahead {
+    final long off;
+    final int len;
+    final Blk bl;
+    final DatanodeDetails m;
+    final DataConn conn;
+    final CompletableFuture<DataConn.Response> f;
+
+    Ahead(long off, int len, Blk bl, DatanodeDetails m, DataConn conn, CompletableFuture<DataConn.Response> f) {
+      this.off = off;
+      this.len = len;
+      this.bl = bl;
+      this.m = m;
+      this.conn = conn;
+      this.f = f;
+    }
+  }
+
+  KeyReader(StratoClient c, KeyInfo key) {
+    this.c = c;
+    this.key = key;
+    for (BlockLocation bl : key.getBlocksList()) {
+      blocks.add(new Blk(bl));
+    }
+    this.piece = c.opts.chunkSize;
+  }
+
+  public long size() {
+    return key.getSize();
+  }
+
+  public KeyInfo info() {
+    return key;
+  }
+
+  // ---- Positioned reads --------------------------------------------------------
+
+  /**
+   * Reads up to len bytes at off into dst; fewer only at the end of the key.
+   *
+   * @return bytes read, -1 at or past the end
+   */
+  public int read(long off, byte[] dst, int dstOff, int len) throws IOException {
+    if (off < 0) {
+      throw new EOFException("strato: negative offset " + off);
+    }
+    if (off >= key.getSize()) {
+      return len == 0 ? 0 : -1;
+    }
+    int want = (int) Math.min(len, key.getSize() - off);
+    readRange(off, dst, dstOff, want);
+    return want;
+  }
+
+  /** Fills dst[dstOff, +len) from the key at off (within the key), piece by piece. */
+  private void readRange(long off, byte[] dst, int dstOff, int len) throws IOException {
+    int done = 0;
+    while (done < len) {
+      long at = off + done;
+      Blk bl = blockAt(at);
+      long inBlock = at - bl.offset;
+      int n = (int) Math.min(Math.min(len - done, bl.length - inBlock), piece);
+      readBlock(bl, inBlock, dst, dstOff + done, n, null);
+      done += n;
+    }
+  }
+
+  private Blk blockAt(long off) throws IOException {
+    int lo = 0;
+    int hi = blocks.size() - 1;
+    while (lo <= hi) {
+      int mid = (lo + hi) >>> 1;
+      Blk b = blocks.get(mid);
+      if (off < b.offset) {
+        hi = mid - 1;
+      } else if (off >= b.offset + b.length) {
+        lo = mid + 1;
+      } else {
+        return b;
+      }
+    }
+    throw new IOException("strato: " + name() + ": no block holds offset " + off + " (size " + key.getSize() + ")");
+  }
+
+  private String name() {
+    return "/" + key.getVolume() + "/" + key.getBucket() + "/" + key.getName();
+  }
+
+  /** Replicas in the order to try them: those not known bad first. */
+  private List<DatanodeDetails> order(Blk bl) {
+    List<DatanodeDetails> out = new ArrayList<>(bl.members.size());
+    for (DatanodeDetails m : bl.members) {
+      if (!bad.contains(m.getId())) {
+        out.add(m);
+      }
+    }
+    for (DatanodeDetails m : bl.members) {
+      if (bad.contains(m.getId())) {
+        out.add(m);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Reads dst from a block at off from the first replica that returns good
+   * data; first, if given, is a response of one replica already in flight.
+   */
+  private void readBlock(Blk bl, long off, byte[] dst, int dstOff, int len, Ahead first) throws IOException {
+    List<String> errs = new ArrayList<>();
+    List<DatanodeDetails> order = order(bl);
+    if (first != null) {
+      order.remove(first.m);
+      order.add(0, first.m);
+    }
+    if (order.isEmpty()) {
+      throw new IOException("strato: " + name() + ": block " + bl.id + " has no replica locations");
+    }
+    for (DatanodeDetails m : order) {
+      try {
+        DataConn.Response r;
+        if (first != null && m == first.m) {
+          r = DataConn.await(first.f, c.data.requestTimeoutMs(), first.conn);
+        } else {
+          DataConn conn = c.data.get(m.getDataAddr());
+          r = DataConn.await(conn.readChunk(new ReadChunkRequest(bl.id, off, len)), c.data.requestTimeoutMs(), conn);
+        }
+        verify(bl, off, r, dst, dstOff, len);
+        return;
+      } catch (IOException e) {
+        errs.add("datanode " + m.getId() + ": " + e.getMessage());
+        bad.add(m.getId());
+        boolean corrupt = e instanceof ChecksumMismatchException || (e instanceof WireException
+            && (((WireException) e).code() == Wire.CORRUPT || ((WireException) e).code() == Wire.CHECKSUM_MISMATCH));
+        if (corrupt) {
+          report(bl, m, e);
+        }
+      }
+    }
+    throw new IOException("strato: no good replica for " + name() + " block " + bl.id + " at " + off + ": "
+        + String.join("; ", errs));
+  }
+
+  /** Checks a READ_CHUNK response against its checksums and copies the bytes asked for into dst. */
+  static void verify(Blk bl, long off, DataConn.Response r, byte[] dst, int dstOff, int len) throws IOException {
+    ReadChunkResponse resp = DataConn.readResponse(r);
+    byte[] payload = r.payload();
+    int pos = 0;
+    for (ChunkRecord ch : resp.chunks()) {
+      int end = pos + ch.length();
+      if (end > payload.length || ch.offset() != resp.offset() + pos) {
+        throw new WireException(Wire.PROTOCOL_ERROR, "READ_CHUNK records do not tile the payload", List.of());
+      }
+      int badWindow = ch.checksums().verify(payload, pos, ch.length());
+      if (badWindow >= 0) {
+        throw new ChecksumMismatchException("strato: block " + bl.id + " at " + ch.offset() + ": checksum window "
+            + badWindow + " does not match");
+      }
+      pos = end;
+    }
+    long start = off - resp.offset();
+    if (start < 0 || start + len > pos) {
+      throw new WireException(Wire.PROTOCOL_ERROR, "reply covers [" + resp.offset() + ", " + (resp.offset() + pos)
+          + "), asked [" + off + ", " + (off + len) + ")", List.of());
+    }
+    System.arraycopy(payload, (int) start, dst, dstOff, len);
+  }
+
+  private void report(Blk bl, DatanodeDetails m, IOException cause) {
+    LOG.warn("strato: bad replica of {} block {} on {}: {}", name(), bl.id, m.getId(), cause.getMessage());
+    try {
+      c.reportReplica(bl.id.containerId(), bl.id.localId(), m.getId(), String.valueOf(cause.getMessage()));
+    } catch (IOException e) {
+      LOG.warn("strato: reporting a bad replica failed: {}", e.toString());
+    }
+  }
+
+  // ---- The stream --------------------------------------------------------------
+
+  public long position() {
+    return pos;
+  }
+
+  public void seek(long p) throws IOException {
+    if (p < 0) {
+      throw new EOFException("strato: seek to negative offset " + p);
+    }
+    pos = p;
+  }
+
+  /** Bytes left in the buffer at the position (without blocking). */
+  public int buffered() {
+    if (buf == null || pos < bufOff || pos >= bufOff + bufLen) {
+      return 0;
+    }
+    return (int) (bufOff + bufLen - pos);
+  }
+
+  /** Reads from the position, reading ahead. Returns -1 at the end. */
+  public int read(byte[] dst, int off, int len) throws IOException {
+    if (closed) {
+      throw new IOException("strato: " + name() + ": stream closed");
+    }
+    if (len == 0) {
+      return 0;
+    }
+    if (pos >= key.getSize()) {
+      return -1;
+    }
+    if (buffered() == 0) {
+      fill();
+    }
+    int n = Math.min(len, buffered());
+    System.arraycopy(buf, (int) (pos - bufOff), dst, off, n);
+    pos += n;
+    return n;
+  }
+
+  /** The piece of the stream starting at off: up to a chunk, within one block. */
+  private int pieceLen(long off) throws IOException {
+    Blk bl = blockAt(off);
+    return (int) Math.min(piece, bl.offset + bl.length - off);
+  }
+
+  private void fill() throws IOException {
+    Ahead head = ahead.peekFirst();
+    if (head != null && head.off == pos) {
+      ahead.pollFirst();
+      load(head.off, head.len, head);
+    } else {
+      dropAhead();
+      int n = pieceLen(pos);
+      load(pos, n, null);
+    }
+    long next = bufOff + bufLen;
+    Ahead last = ahead.peekLast();
+    if (last != null) {
+      next = last.off + last.len;
+    }
+    while (ahead.size() < c.opts.readAhead && next < key.getSize()) {
+      int n = pieceLen(next);
+      Blk bl = blockAt(next);
+      List<DatanodeDetails> order = order(bl);
+      if (order.isEmpty()) {
+        break;
+      }
+      DatanodeDetails m = order.get(0);
+      CompletableFuture<DataConn.Response> f;
+      DataConn conn = null;
+      try {
+        conn = c.data.get(m.getDataAddr());
+        f = conn.readChunk(new ReadChunkRequest(bl.id, next - bl.offset, n));
+      } catch (IOException e) {
+        f = CompletableFuture.failedFuture(e);
+      }
+      ahead.addLast(new Ahead(next, n, bl, m, conn, f));
+      next += n;
+    }
+  }
+
+  private void load(long off, int n, Ahead first) throws IOException {
+    if (buf == null || buf.length < n) {
+      buf = new byte[Math.max(n, piece)];
+    }
+    Blk bl = first != null ? first.bl : blockAt(off);
+    bufLen = 0;
+    bufOff = off;
+    readBlock(bl, off - bl.offset, buf, 0, n, first);
+    bufLen = n;
+  }
+
+  private void dropAhead() {
+    ahead.clear(); // their responses are ignored when they come
+  }
+
+  /** Drops the buffers and read-ahead (CanUnbuffer); the next read loads afresh. */
+  public void unbuffer() {
+    dropAhead();
+    buf = null;
+    bufLen = 0;
+    bufOff = -1;
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    unbuffer();
+  }
+}

@@ -1,0 +1,251 @@
+package io.strato.client;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.rpc.ErrorInfo;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.MetadataUtils;
+import io.strato.proto.v1.NamespaceServiceGrpc;
+import io.strato.proto.v1.NamespaceServiceGrpc.NamespaceServiceBlockingStub;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+/**
+ * A connection to a meta group (one replica or three) that follows its
+ * leader, as the Go client's MetaConn does (docs/api.md, Conventions):
+ *
+ * <ul>
+ *   <li>calls go to the replica believed to lead; a NOT_LEADER answer names
+ *       the leader (the ErrorInfo's metadata "leader"), and the call goes
+ *       there;
+ *   <li>every mutation carries a request ID (gRPC metadata strato-client and
+ *       strato-request), the same on each retry, so meta applies it once:
+ *       an attempt that gets no answer within the attempt timeout, or fails
+ *       UNAVAILABLE, is sent again, to the next replica;
+ *   <li>while meta answers UNAVAILABLE (an election, a restart, safe mode)
+ *       calls are retried for up to retryMs;
+ *   <li>when no replica has ever answered and every one refuses the
+ *       connection, a call fails after 3 s with that refusal.
+ * </ul>
+ *
+ * Safe for concurrent use.
+ */
+public final class MetaClient implements Closeable {
+  /** How long calls keep trying when every replica refuses and none has ever answered. */
+  static final long REFUSED_TIMEOUT_MS = 3000;
+
+  static final Metadata.Key<String> CLIENT_KEY = Metadata.Key.of("strato-client", Metadata.ASCII_STRING_MARSHALLER);
+  static final Metadata.Key<String> REQUEST_KEY = Metadata.Key.of("strato-request", Metadata.ASCII_STRING_MARSHALLER);
+
+  private static final String DOMAIN = "strato.v1";
+
+  private final List<String> addrs;
+  private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+  private final long attemptTimeoutMs;
+  private final long retryMs;
+  private final String clientId;
+  private final AtomicLong seq = new AtomicLong();
+  private volatile String leader;
+  private volatile boolean answered;
+
+  /**
+   * @param addrs the meta replicas' gRPC addresses (host:port)
+   * @param attemptTimeoutMs bound of one attempt at one replica (0: none)
+   * @param retryMs how long a call retries while meta is unavailable
+   */
+  public MetaClient(List<String> addrs, long attemptTimeoutMs, long retryMs) {
+    if (addrs.isEmpty()) {
+      throw new IllegalArgumentException("strato: no meta address given");
+    }
+    for (String a : addrs) {
+      if (a.lastIndexOf(':') <= 0) {
+        throw new IllegalArgumentException("strato: meta address \"" + a + "\" is not host:port");
+      }
+    }
+    this.addrs = new CopyOnWriteArrayList<>(addrs);
+    this.attemptTimeoutMs = attemptTimeoutMs;
+    this.retryMs = retryMs;
+    byte[] id = new byte[12];
+    new SecureRandom().nextBytes(id);
+    this.clientId = HexFormat.of().formatHex(id);
+    this.leader = addrs.get(0);
+  }
+
+  /** The client's ID, sent as strato-client with every mutation. */
+  public String clientId() {
+    return clientId;
+  }
+
+  public List<String> addresses() {
+    return List.copyOf(addrs);
+  }
+
+  private ManagedChannel channel(String addr) {
+    return channels.computeIfAbsent(addr, a -> NettyChannelBuilder.forTarget(a)
+        .usePlaintext()
+        .directExecutor()
+        .maxInboundMessageSize(256 << 20)
+        .keepAliveTime(30, TimeUnit.SECONDS)
+        .build());
+  }
+
+  /** A read: retried anywhere, no request ID. */
+  public <T> T read(String what, Function<NamespaceServiceBlockingStub, T> fn) throws IOException {
+    return call(what, false, fn);
+  }
+
+  /** A mutation: one request ID for all its attempts, so meta applies it once. */
+  public <T> T mutate(String what, Function<NamespaceServiceBlockingStub, T> fn) throws IOException {
+    return call(what, true, fn);
+  }
+
+  private <T> T call(String what, boolean mutation, Function<NamespaceServiceBlockingStub, T> fn)
+      throws IOException {
+    Metadata md = null;
+    if (mutation) {
+      md = new Metadata();
+      md.put(CLIENT_KEY, clientId);
+      md.put(REQUEST_KEY, Long.toString(seq.incrementAndGet()));
+    }
+    long start = System.nanoTime();
+    long backoff = 50;
+    int hops = 0;
+    String addr = leader;
+    while (true) {
+      NamespaceServiceBlockingStub stub = NamespaceServiceGrpc.newBlockingStub(channel(addr));
+      if (md != null) {
+        stub = stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
+      }
+      if (attemptTimeoutMs > 0) {
+        stub = stub.withDeadlineAfter(attemptTimeoutMs, TimeUnit.MILLISECONDS);
+      }
+      StatusRuntimeException err;
+      try {
+        T out = fn.apply(stub);
+        answered = true;
+        leader = addr;
+        return out;
+      } catch (StatusRuntimeException e) {
+        err = e;
+      }
+      Status.Code code = err.getStatus().getCode();
+      ErrorInfo info = errorInfo(err);
+      String reason = info == null ? "" : info.getReason();
+      long elapsedMs = (System.nanoTime() - start) / 1_000_000;
+      boolean refused = code == Status.Code.UNAVAILABLE && isRefused(err);
+      if (!refused) {
+        answered = true;
+      }
+      if (reason.equals("NOT_LEADER")) {
+        String hint = info.getMetadataOrDefault("leader", "");
+        if (!hint.isEmpty() && !hint.equals(addr) && hops++ < 2 * addrs.size() + 2) {
+          if (!addrs.contains(hint)) {
+            addrs.add(hint);
+          }
+          addr = hint;
+          leader = hint;
+          continue;
+        }
+        // No leader known (an election): wait and try the next replica.
+      } else if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED) {
+        // Not performed (refused), performed once at most (a request ID), a
+        // read, or safe mode: all safe to send again.
+        if (refused && !answered && elapsedMs >= REFUSED_TIMEOUT_MS) {
+          throw new MetaException(Status.Code.UNAVAILABLE, "",
+              "strato: no meta replica answered at " + String.join(",", addrs) + " within "
+                  + REFUSED_TIMEOUT_MS + " ms: " + err.getStatus().getDescription(), err);
+        }
+      } else {
+        throw toException(what, err, code, reason);
+      }
+      if (elapsedMs >= retryMs) {
+        throw toException(what + " (meta unavailable for " + elapsedMs + " ms)", err, code, reason);
+      }
+      if (!reason.equals("SAFE_MODE")) {
+        addr = next(addr);
+      }
+      hops = 0;
+      try {
+        Thread.sleep(backoff);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("strato: " + what + " interrupted");
+      }
+      backoff = Math.min(2 * backoff, 1000);
+    }
+  }
+
+  private String next(String addr) {
+    int i = addrs.indexOf(addr);
+    return addrs.get((i + 1) % addrs.size());
+  }
+
+  private static boolean isRefused(StatusRuntimeException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      String m = t.getMessage();
+      if (m != null && m.toLowerCase().contains("connection refused")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static ErrorInfo errorInfo(StatusRuntimeException e) {
+    com.google.rpc.Status st = StatusProto.fromThrowable(e);
+    if (st == null) {
+      return null;
+    }
+    for (Any d : st.getDetailsList()) {
+      if (d.is(ErrorInfo.class)) {
+        try {
+          ErrorInfo info = d.unpack(ErrorInfo.class);
+          if (info.getDomain().equals(DOMAIN)) {
+            return info;
+          }
+        } catch (InvalidProtocolBufferException ignored) {
+          // not ours
+        }
+      }
+    }
+    return null;
+  }
+
+  private static MetaException toException(String what, StatusRuntimeException e, Status.Code code, String reason) {
+    String desc = e.getStatus().getDescription();
+    return new MetaException(code, reason, "strato: " + what + ": " + code
+        + (reason.isEmpty() ? "" : " " + reason) + (desc == null ? "" : ": " + desc), e);
+  }
+
+  @Override
+  public void close() {
+    for (ManagedChannel c : channels.values()) {
+      c.shutdown();
+    }
+    for (ManagedChannel c : channels.values()) {
+      try {
+        if (!c.awaitTermination(2, TimeUnit.SECONDS)) {
+          c.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        c.shutdownNow();
+      }
+    }
+    channels.clear();
+  }
+}

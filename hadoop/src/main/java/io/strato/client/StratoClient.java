@@ -1,0 +1,178 @@
+package io.strato.client;
+
+import io.strato.client.wire.DataConns;
+import io.strato.proto.v1.BucketInfo;
+import io.strato.proto.v1.CloseContainerRequest;
+import io.strato.proto.v1.CreateBucketRequest;
+import io.strato.proto.v1.CreateDirectoryRequest;
+import io.strato.proto.v1.CreateFileRequest;
+import io.strato.proto.v1.CreateVolumeRequest;
+import io.strato.proto.v1.DeleteBucketRequest;
+import io.strato.proto.v1.DeleteRequest;
+import io.strato.proto.v1.DeleteVolumeRequest;
+import io.strato.proto.v1.FileStatus;
+import io.strato.proto.v1.GetBucketRequest;
+import io.strato.proto.v1.GetFileStatusRequest;
+import io.strato.proto.v1.GetVolumeRequest;
+import io.strato.proto.v1.KeyInfo;
+import io.strato.proto.v1.ListBucketsRequest;
+import io.strato.proto.v1.ListBucketsResponse;
+import io.strato.proto.v1.ListStatusRequest;
+import io.strato.proto.v1.ListStatusResponse;
+import io.strato.proto.v1.ListVolumesRequest;
+import io.strato.proto.v1.ListVolumesResponse;
+import io.strato.proto.v1.LookupKeyRequest;
+import io.strato.proto.v1.OpenKeyResponse;
+import io.strato.proto.v1.RenameRequest;
+import io.strato.proto.v1.ReplicationFactor;
+import io.strato.proto.v1.ReportReplicaRequest;
+import io.strato.proto.v1.VolumeInfo;
+import java.io.Closeable;
+import java.io.IOException;
+
+/**
+ * strato's Java client: the namespace through meta's gRPC API (docs/api.md)
+ * and key data through the datanodes' data protocol (docs/wire.md). It is
+ * the Java twin of the Go package client, and what the Hadoop connector is
+ * built on. Paths are (volume, bucket, path-in-bucket). Safe for concurrent
+ * use; a KeyWriter or KeyReader is for one thread.
+ */
+public final class StratoClient implements Closeable {
+  final ClientOptions opts;
+  final MetaClient meta;
+  final DataConns data;
+
+  public StratoClient(ClientOptions opts) {
+    opts.validate();
+    this.opts = opts;
+    this.meta = new MetaClient(opts.meta, opts.metaAttemptTimeoutMs, opts.metaRetryMs);
+    this.data = new DataConns(opts.dataConnectTimeoutMs, opts.dataRequestTimeoutMs, "strato-java-" + meta.clientId());
+  }
+
+  public ClientOptions options() {
+    return opts;
+  }
+
+  public MetaClient meta() {
+    return meta;
+  }
+
+  @Override
+  public void close() {
+    data.close();
+    meta.close();
+  }
+
+  // ---- Volumes and buckets ---------------------------------------------------
+
+  public VolumeInfo getVolume(String name) throws IOException {
+    return meta.read("get volume " + name, s -> s.getVolume(GetVolumeRequest.newBuilder().setName(name).build()));
+  }
+
+  public ListVolumesResponse listVolumes(String startAfter, int limit) throws IOException {
+    return meta.read("list volumes", s -> s.listVolumes(
+        ListVolumesRequest.newBuilder().setStartAfter(startAfter).setLimit(limit).build()));
+  }
+
+  public VolumeInfo createVolume(String name, String owner) throws IOException {
+    return meta.mutate("create volume " + name, s -> s.createVolume(
+        CreateVolumeRequest.newBuilder().setName(name).setOwner(owner).build())).getVolume();
+  }
+
+  public void deleteVolume(String name) throws IOException {
+    meta.mutate("delete volume " + name, s -> s.deleteVolume(DeleteVolumeRequest.newBuilder().setName(name).build()));
+  }
+
+  public BucketInfo getBucket(String volume, String name) throws IOException {
+    return meta.read("get bucket " + volume + "/" + name, s -> s.getBucket(
+        GetBucketRequest.newBuilder().setVolume(volume).setName(name).build()));
+  }
+
+  public ListBucketsResponse listBuckets(String volume, String startAfter, int limit) throws IOException {
+    return meta.read("list buckets of " + volume, s -> s.listBuckets(
+        ListBucketsRequest.newBuilder().setVolume(volume).setStartAfter(startAfter).setLimit(limit).build()));
+  }
+
+  public BucketInfo createBucket(String volume, String name, String owner) throws IOException {
+    return meta.mutate("create bucket " + volume + "/" + name, s -> s.createBucket(
+        CreateBucketRequest.newBuilder().setVolume(volume).setName(name).setOwner(owner).build())).getBucket();
+  }
+
+  public void deleteBucket(String volume, String name) throws IOException {
+    meta.mutate("delete bucket " + volume + "/" + name, s -> s.deleteBucket(
+        DeleteBucketRequest.newBuilder().setVolume(volume).setName(name).build()));
+  }
+
+  // ---- Files and directories (FSO) -------------------------------------------
+
+  public FileStatus getFileStatus(String volume, String bucket, String path, boolean withBlocks) throws IOException {
+    return meta.read("stat /" + volume + "/" + bucket + "/" + path, s -> s.getFileStatus(
+        GetFileStatusRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
+            .setWithBlocks(withBlocks).build())).getStatus();
+  }
+
+  public ListStatusResponse listStatus(String volume, String bucket, String path, String startAfter, int limit)
+      throws IOException {
+    return meta.read("list /" + volume + "/" + bucket + "/" + path, s -> s.listStatus(
+        ListStatusRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
+            .setStartAfter(startAfter).setLimit(limit).build()));
+  }
+
+  /** mkdir -p; returns how many directories were created. */
+  public int createDirectory(String volume, String bucket, String path, String owner) throws IOException {
+    return meta.mutate("mkdirs /" + volume + "/" + bucket + "/" + path, s -> s.createDirectory(
+        CreateDirectoryRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
+            .setOwner(owner).build())).getCreated();
+  }
+
+  public void rename(String volume, String bucket, String src, String dst) throws IOException {
+    meta.mutate("rename /" + volume + "/" + bucket + "/" + src + " to " + dst, s -> s.rename(
+        RenameRequest.newBuilder().setVolume(volume).setBucket(bucket).setSrc(src).setDst(dst).build()));
+  }
+
+  public void delete(String volume, String bucket, String path, boolean recursive) throws IOException {
+    meta.mutate("delete /" + volume + "/" + bucket + "/" + path, s -> s.delete(
+        DeleteRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
+            .setRecursive(recursive).build()));
+  }
+
+  public KeyInfo lookupKey(String volume, String bucket, String key) throws IOException {
+    return meta.read("lookup /" + volume + "/" + bucket + "/" + key, s -> s.lookupKey(
+        LookupKeyRequest.newBuilder().setVolume(volume).setBucket(bucket).setKey(key).build())).getKey();
+  }
+
+  /**
+   * Starts writing a file with Hadoop's create semantics (the parent must be
+   * a directory or, with recursive, be creatable; an existing file is an
+   * error unless overwrite). The file is visible once the writer is closed
+   * (or after its first hflush/hsync).
+   */
+  public KeyWriter create(String volume, String bucket, String path, boolean overwrite, boolean recursive,
+      ReplicationFactor replication, String owner) throws IOException {
+    String name = "/" + volume + "/" + bucket + "/" + path;
+    KeyWriter.Opener open = sizeHint -> meta.mutate("create " + name, s -> s.createFile(
+        CreateFileRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
+            .setOverwrite(overwrite).setRecursive(recursive).setSizeHint(Math.max(sizeHint, 0))
+            .setReplication(replication).setOwner(owner).setDeferrable(sizeHint < 0).build()));
+    OpenKeyResponse resp = open.open(-1);
+    return new KeyWriter(this, volume, bucket, path, resp, open);
+  }
+
+  /** Opens a committed file or key for reading. */
+  public KeyReader open(String volume, String bucket, String key) throws IOException {
+    return new KeyReader(this, lookupKey(volume, bucket, key));
+  }
+
+  // ---- The data path's reports ----------------------------------------------
+
+  void closeContainer(long containerId, String failedDatanode, String reason) throws IOException {
+    meta.mutate("close container " + Long.toUnsignedString(containerId), s -> s.closeContainer(
+        CloseContainerRequest.newBuilder().setContainerId(containerId).setFailedDatanode(failedDatanode)
+            .setReason(reason).build()));
+  }
+
+  void reportReplica(long containerId, long localId, String datanodeId, String reason) throws IOException {
+    meta.mutate("report replica", s -> s.reportReplica(ReportReplicaRequest.newBuilder()
+        .setContainerId(containerId).setLocalId(localId).setDatanodeId(datanodeId).setReason(reason).build()));
+  }
+}

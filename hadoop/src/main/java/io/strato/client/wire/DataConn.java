@@ -1,0 +1,272 @@
+package io.strato.client.wire;
+
+import io.strato.client.wire.Messages.BcsResponse;
+import io.strato.client.wire.Messages.ErrorResponse;
+import io.strato.client.wire.Messages.GetBlockRequest;
+import io.strato.client.wire.Messages.GetBlockResponse;
+import io.strato.client.wire.Messages.PingRequest;
+import io.strato.client.wire.Messages.PingResponse;
+import io.strato.client.wire.Messages.PutBlockRequest;
+import io.strato.client.wire.Messages.ReadChunkRequest;
+import io.strato.client.wire.Messages.ReadChunkResponse;
+import io.strato.client.wire.Messages.WriteChunkRequest;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.Closeable;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One data-protocol connection to a datanode (docs/wire.md §7): requests are
+ * pipelined (any number in flight), responses come back in any order and are
+ * matched by request ID by a reader thread. Safe for concurrent use: each
+ * frame is written whole under a lock.
+ *
+ * <p>A connection that fails (an I/O error, a malformed response, the peer
+ * closing it) fails every request in flight and is not used again; the pool
+ * ({@link DataConns}) dials a new one.
+ */
+public final class DataConn implements Closeable {
+  /** A response: its typed header and payload. */
+  public record Response(byte[] header, byte[] payload) {}
+
+  private record Pending(int type, CompletableFuture<Response> future) {}
+
+  private final String addr;
+  private final Socket sock;
+  private final OutputStream out;
+  private final DataInputStream in;
+  private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
+  private final AtomicLong nextId = new AtomicLong(1);
+  private volatile IOException broken;
+  private PingResponse ping;
+
+  private DataConn(String addr, Socket sock) throws IOException {
+    this.addr = addr;
+    this.sock = sock;
+    this.out = new BufferedOutputStream(sock.getOutputStream(), 64 << 10);
+    this.in = new DataInputStream(new BufferedInputStream(sock.getInputStream(), 256 << 10));
+  }
+
+  /** Connects to a datanode's data address (host:port) and negotiates the version with PING. */
+  public static DataConn dial(String addr, int connectTimeoutMs, long requestTimeoutMs, String clientId)
+      throws IOException {
+    int colon = addr.lastIndexOf(':');
+    if (colon <= 0) {
+      throw new IOException("wire: datanode address \"" + addr + "\" is not host:port");
+    }
+    String host = addr.substring(0, colon);
+    if (host.startsWith("[") && host.endsWith("]")) {
+      host = host.substring(1, host.length() - 1);
+    }
+    int port;
+    try {
+      port = Integer.parseInt(addr.substring(colon + 1));
+    } catch (NumberFormatException e) {
+      throw new IOException("wire: datanode address \"" + addr + "\" has no numeric port");
+    }
+    Socket s = new Socket();
+    try {
+      s.connect(new InetSocketAddress(host, port), connectTimeoutMs);
+      s.setTcpNoDelay(true);
+      s.setKeepAlive(true);
+      s.setSendBufferSize(4 << 20);
+      s.setReceiveBufferSize(4 << 20);
+    } catch (IOException e) {
+      s.close();
+      throw new IOException("wire: connecting to datanode " + addr + ": " + e.getMessage(), e);
+    }
+    DataConn c = new DataConn(addr, s);
+    Thread t = new Thread(c::readLoop, "strato-data-" + addr);
+    t.setDaemon(true);
+    t.start();
+    try {
+      Response r = await(c.call(Wire.TYPE_PING, new PingRequest(1, Wire.VERSION, clientId).header(), null, 0, 0),
+          requestTimeoutMs, c);
+      c.ping = PingResponse.decode(r.header());
+      if (c.ping.version() != Wire.VERSION) {
+        throw new IOException("wire: datanode " + addr + " chose version " + c.ping.version() + ", this client speaks 1");
+      }
+    } catch (IOException e) {
+      c.close();
+      throw e;
+    }
+    return c;
+  }
+
+  public String address() {
+    return addr;
+  }
+
+  /** The datanode's answer to PING. */
+  public PingResponse ping() {
+    return ping;
+  }
+
+  /** Whether the connection failed or was closed. */
+  public boolean isBroken() {
+    return broken != null;
+  }
+
+  /** Sends a request; the future completes with the response, or a WireException for an error response. */
+  public CompletableFuture<Response> call(int type, byte[] header, byte[] payload, int off, int len) {
+    CompletableFuture<Response> f = new CompletableFuture<>();
+    IOException b = broken;
+    if (b != null) {
+      f.completeExceptionally(b);
+      return f;
+    }
+    long id = nextId.getAndIncrement();
+    pending.put(id, new Pending(type, f));
+    Frame fr = new Frame(Wire.VERSION, type, 0, id, header, payload == null ? new byte[0] : payload, off, len);
+    try {
+      synchronized (out) {
+        out.write(fr.frameHeader());
+        out.write(header);
+        if (len > 0) {
+          out.write(payload, off, len);
+        }
+        out.flush();
+      }
+    } catch (IOException e) {
+      fail(new IOException("wire: sending to datanode " + addr + ": " + e.getMessage(), e));
+    }
+    // broken may have been set between the check and the put: fail() then missed this one.
+    if (broken != null && pending.remove(id) != null) {
+      f.completeExceptionally(broken);
+    }
+    return f;
+  }
+
+  private void readLoop() {
+    try {
+      while (true) {
+        Frame fr = Frame.read(in, true);
+        if (fr == null) {
+          throw new EOFException("wire: datanode " + addr + " closed the connection");
+        }
+        if (fr.version != Wire.VERSION && fr.type != Wire.TYPE_PING) {
+          throw new WireException(Wire.PROTOCOL_ERROR, "response of version " + fr.version, List.of());
+        }
+        Pending p = pending.remove(fr.requestId);
+        if (p == null) {
+          if (fr.requestId == 0 && fr.isError()) {
+            // A connection-level error: the datanode closes the connection after it.
+            throw ErrorResponse.decode(fr.header).toException();
+          }
+          continue; // a request given up on
+        }
+        if (fr.type != p.type() && !(fr.isError() && fr.type == 0)) {
+          throw new WireException(Wire.PROTOCOL_ERROR,
+              "response of type " + fr.type + " to a request of type " + p.type(), List.of());
+        }
+        if (fr.isError()) {
+          p.future().completeExceptionally(ErrorResponse.decode(fr.header).toException());
+        } else {
+          p.future().complete(new Response(fr.header, fr.payload));
+        }
+      }
+    } catch (IOException e) {
+      fail(e);
+    } catch (RuntimeException e) {
+      fail(new IOException("wire: reading from datanode " + addr + ": " + e, e));
+    }
+  }
+
+  private void fail(IOException e) {
+    synchronized (this) {
+      if (broken == null) {
+        broken = e;
+      }
+    }
+    try {
+      sock.close();
+    } catch (IOException ignored) {
+      // closing anyway
+    }
+    for (Long id : pending.keySet()) {
+      Pending p = pending.remove(id);
+      if (p != null) {
+        p.future().completeExceptionally(broken);
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    fail(new IOException("wire: connection to " + addr + " closed"));
+  }
+
+  /**
+   * Waits for a response. A datanode that does not answer within timeoutMs is
+   * treated as failed: the connection is closed (failing every request on it).
+   */
+  public static Response await(CompletableFuture<Response> f, long timeoutMs, DataConn c) throws IOException {
+    try {
+      return timeoutMs > 0 ? f.get(timeoutMs, TimeUnit.MILLISECONDS) : f.get();
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof WireException) {
+        WireException we = (WireException) cause;
+        throw new WireException(we.code(), we.detail(), we.failed());
+      }
+      if (cause instanceof IOException) {
+        throw new IOException(cause.getMessage(), cause);
+      }
+      throw new IOException(cause);
+    } catch (TimeoutException e) {
+      IOException t = new IOException("wire: datanode " + (c == null ? "?" : c.addr) + " did not answer within "
+          + timeoutMs + " ms");
+      if (c != null) {
+        c.fail(t);
+      }
+      throw t;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("wire: interrupted");
+    }
+  }
+
+  // ---- Typed calls -----------------------------------------------------------
+
+  public CompletableFuture<Response> writeChunk(WriteChunkRequest req, byte[] data, int off) {
+    return call(Wire.TYPE_WRITE_CHUNK, req.header(), data, off, req.length());
+  }
+
+  public CompletableFuture<Response> putBlock(PutBlockRequest req) {
+    return call(Wire.TYPE_PUT_BLOCK, req.header(), null, 0, 0);
+  }
+
+  public CompletableFuture<Response> readChunk(ReadChunkRequest req) {
+    return call(Wire.TYPE_READ_CHUNK, req.header(), null, 0, 0);
+  }
+
+  public CompletableFuture<Response> getBlock(GetBlockRequest req) {
+    return call(Wire.TYPE_GET_BLOCK, req.header(), null, 0, 0);
+  }
+
+  public static long bcsId(Response r) throws WireException {
+    return BcsResponse.decode(r.header()).bcsId();
+  }
+
+  public static ReadChunkResponse readResponse(Response r) throws WireException {
+    return ReadChunkResponse.decode(r.header());
+  }
+
+  public static GetBlockResponse getBlockResponse(Response r) throws WireException {
+    return GetBlockResponse.decode(r.header(), r.payload());
+  }
+}

@@ -1,0 +1,52 @@
+package io.strato.hadoop;
+
+import org.apache.hadoop.fs.BlockLocation;
+import org.apache.hadoop.fs.EtagSource;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.permission.FsPermission;
+
+/**
+ * A file's or directory's status with an etag: the hex object ID meta gave
+ * the file when it was written. Every write of a file (a create, an
+ * overwrite) makes a new object with a new ID, never reused; a rename keeps
+ * it. So the etag changes exactly when the content may have.
+ */
+final class StratoFileStatus extends FileStatus implements EtagSource {
+  private static final long serialVersionUID = 1L;
+
+  private final String etag;
+
+  StratoFileStatus(long length, boolean isdir, int replication, long blocksize, long mtime, FsPermission perm,
+      String owner, String group, Path path, long objectId) {
+    super(length, isdir, replication, blocksize, mtime, mtime, perm, owner, group, path);
+    this.etag = objectId == 0 ? null : Long.toHexString(objectId);
+  }
+
+  @Override
+  public String getEtag() {
+    return etag;
+  }
+
+  static String etagOf(FileStatus s) {
+    return s instanceof EtagSource ? ((EtagSource) s).getEtag() : null;
+  }
+
+  /** A LocatedFileStatus that keeps the etag. */
+  static final class Located extends LocatedFileStatus implements EtagSource {
+    private static final long serialVersionUID = 1L;
+
+    private final String etag;
+
+    Located(FileStatus s, BlockLocation[] locations) {
+      super(s, locations);
+      this.etag = etagOf(s);
+    }
+
+    @Override
+    public String getEtag() {
+      return etag;
+    }
+  }
+}

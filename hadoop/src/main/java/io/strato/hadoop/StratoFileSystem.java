@@ -1,0 +1,806 @@
+package io.strato.hadoop;
+
+import io.grpc.Status;
+import io.strato.client.ClientOptions;
+import io.strato.client.KeyWriter;
+import io.strato.client.MetaException;
+import io.strato.client.StratoClient;
+import io.strato.proto.v1.BlockLocation;
+import io.strato.proto.v1.BucketInfo;
+import io.strato.proto.v1.DatanodeDetails;
+import io.strato.proto.v1.KeyInfo;
+import io.strato.proto.v1.ListBucketsResponse;
+import io.strato.proto.v1.ListStatusResponse;
+import io.strato.proto.v1.ListVolumesResponse;
+import io.strato.proto.v1.ReplicationFactor;
+import io.strato.proto.v1.VolumeInfo;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.NoSuchElementException;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CommonPathCapabilities;
+import org.apache.hadoop.fs.CreateFlag;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileAlreadyExistsException;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FsServerDefaults;
+import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.ParentNotDirectoryException;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.PathFilter;
+import org.apache.hadoop.fs.PathIsNotEmptyDirectoryException;
+import org.apache.hadoop.fs.RemoteIterator;
+import org.apache.hadoop.fs.impl.PathCapabilitiesSupport;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.security.AccessControlException;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.util.DataChecksum;
+import org.apache.hadoop.util.Progressable;
+
+/**
+ * Hadoop's FileSystem for strato:// (docs/hadoop.md). URIs are
+ * strato://HOST:PORT/VOLUME/BUCKET/PATH, where HOST:PORT is a meta replica
+ * (fs.strato.meta.addresses lists the replicas of an HA group). The view is
+ * rooted like Ozone's ofs: "/" lists the volumes, "/VOLUME" its buckets,
+ * below that the tree of an FSO bucket, with atomic O(1) renames and
+ * deletes of directories. mkdirs creates missing volumes and buckets.
+ */
+public class StratoFileSystem extends FileSystem {
+  public static final String SCHEME = "strato";
+  public static final int DEFAULT_PORT = 9860;
+
+  /** Meta replicas, host:port, comma-separated (default: the URI's authority). */
+  public static final String META_ADDRESSES = "fs.strato.meta.addresses";
+  public static final String CHUNK_SIZE = "fs.strato.chunk.size";
+  public static final String CHUNKS_IN_FLIGHT = "fs.strato.chunks.in-flight";
+  public static final String READ_AHEAD = "fs.strato.read.ahead";
+  public static final String LIST_PAGE = "fs.strato.list.page.size";
+  public static final String BLOCK_SIZE = "fs.strato.block.size";
+  public static final String META_ATTEMPT_TIMEOUT = "fs.strato.meta.attempt.timeout.ms";
+  public static final String META_RETRY = "fs.strato.meta.retry.ms";
+  public static final String DATA_TIMEOUT = "fs.strato.data.timeout.ms";
+
+  static final long DEFAULT_BLOCK_SIZE = 256L << 20;
+
+  private URI uri;
+  private Path workingDir;
+  private StratoClient client;
+  private String user;
+  private int pageSize;
+  private long defaultBlockSize;
+
+  @Override
+  public void initialize(URI name, Configuration conf) throws IOException {
+    super.initialize(name, conf);
+    setConf(conf);
+    String authority = name.getAuthority();
+    List<String> addrs = new ArrayList<>();
+    for (String a : conf.getTrimmedStrings(META_ADDRESSES)) {
+      addrs.add(withPort(a));
+    }
+    if (addrs.isEmpty()) {
+      if (authority == null || authority.isEmpty()) {
+        throw new IOException("strato: " + name + " names no meta address: use strato://HOST:PORT/ or set "
+            + META_ADDRESSES);
+      }
+      addrs.add(withPort(authority));
+    }
+    this.uri = URI.create(SCHEME + "://" + (authority == null ? "" : authority) + "/");
+    ClientOptions o = new ClientOptions();
+    o.meta = addrs;
+    o.chunkSize = (int) conf.getLongBytes(CHUNK_SIZE, o.chunkSize);
+    o.maxChunksInFlight = conf.getInt(CHUNKS_IN_FLIGHT, o.maxChunksInFlight);
+    o.readAhead = conf.getInt(READ_AHEAD, o.readAhead);
+    o.metaAttemptTimeoutMs = conf.getLong(META_ATTEMPT_TIMEOUT, o.metaAttemptTimeoutMs);
+    o.metaRetryMs = conf.getLong(META_RETRY, o.metaRetryMs);
+    o.dataRequestTimeoutMs = conf.getLong(DATA_TIMEOUT, o.dataRequestTimeoutMs);
+    this.user = UserGroupInformation.getCurrentUser().getShortUserName();
+    o.owner = user;
+    try {
+      this.client = new StratoClient(o);
+    } catch (IllegalArgumentException e) {
+      throw new IOException(e.getMessage(), e);
+    }
+    this.pageSize = conf.getInt(LIST_PAGE, 1000);
+    this.defaultBlockSize = conf.getLongBytes(BLOCK_SIZE, DEFAULT_BLOCK_SIZE);
+    this.workingDir = getHomeDirectory();
+  }
+
+  private static String withPort(String a) {
+    return a.lastIndexOf(':') > a.lastIndexOf(']') ? a : a + ":" + DEFAULT_PORT;
+  }
+
+  /** The client under this file system (for tools and tests). */
+  public StratoClient client() {
+    return client;
+  }
+
+  @Override
+  public String getScheme() {
+    return SCHEME;
+  }
+
+  @Override
+  public URI getUri() {
+    return uri;
+  }
+
+  @Override
+  protected int getDefaultPort() {
+    return DEFAULT_PORT;
+  }
+
+  @Override
+  public String getCanonicalServiceName() {
+    return null; // no delegation tokens
+  }
+
+  @Override
+  public Path getWorkingDirectory() {
+    return workingDir;
+  }
+
+  @Override
+  public void setWorkingDirectory(Path dir) {
+    workingDir = makeQualified(dir);
+  }
+
+  @Override
+  public long getDefaultBlockSize() {
+    return defaultBlockSize;
+  }
+
+  @Override
+  public long getDefaultBlockSize(Path f) {
+    StratoPath p = loc(f);
+    if (p.depth >= 2) {
+      try {
+        long bs = client.getBucket(p.volume, p.bucket).getBlockSize();
+        if (bs > 0) {
+          return bs;
+        }
+      } catch (IOException e) {
+        // the default
+      }
+    }
+    return defaultBlockSize;
+  }
+
+  @Override
+  public short getDefaultReplication() {
+    return 3;
+  }
+
+  @Override
+  public FsServerDefaults getServerDefaults(Path p) throws IOException {
+    return new FsServerDefaults(getDefaultBlockSize(p), 16 << 10, 64 << 10, getDefaultReplication(),
+        getConf().getInt("io.file.buffer.size", 4096), false, 0, DataChecksum.Type.CRC32C);
+  }
+
+  private StratoPath loc(Path f) {
+    return StratoPath.of(makeQualified(f));
+  }
+
+  private Path qualify(String path) {
+    return makeQualified(new Path(path.isEmpty() ? "/" : path));
+  }
+
+  // ---- Errors ------------------------------------------------------------------
+
+  /** Meta's errors as the exceptions Hadoop's FileSystem specification names. */
+  static IOException translate(IOException e, Object path) {
+    if (!(e instanceof MetaException)) {
+      return e;
+    }
+    MetaException m = (MetaException) e;
+    String msg = path + ": " + e.getMessage();
+    IOException out;
+    switch (m.reason()) {
+      case "DIRECTORY_NOT_EMPTY":
+      case "VOLUME_NOT_EMPTY":
+      case "BUCKET_NOT_EMPTY":
+        out = new PathIsNotEmptyDirectoryException(msg);
+        break;
+      case "NOT_A_DIRECTORY":
+        out = new ParentNotDirectoryException(msg);
+        break;
+      case "IS_A_DIRECTORY":
+        out = new FileAlreadyExistsException(msg);
+        break;
+      default:
+        if (m.code() == Status.Code.NOT_FOUND) {
+          out = new FileNotFoundException(msg);
+        } else if (m.code() == Status.Code.ALREADY_EXISTS) {
+          out = new FileAlreadyExistsException(msg);
+        } else if (m.code() == Status.Code.PERMISSION_DENIED || m.code() == Status.Code.UNAUTHENTICATED) {
+          out = new AccessControlException(msg);
+        } else {
+          return e;
+        }
+    }
+    out.initCause(e);
+    return out;
+  }
+
+  /** Not found, or a path under a file (which cannot exist either). */
+  private static boolean notFound(IOException e) {
+    return e instanceof MetaException && (((MetaException) e).code() == Status.Code.NOT_FOUND
+        || ((MetaException) e).is("NOT_A_DIRECTORY"));
+  }
+
+  // ---- Status ------------------------------------------------------------------
+
+  private static short replication(ReplicationFactor r) {
+    return (short) (r == ReplicationFactor.REPLICATION_ONE ? 1 : 3);
+  }
+
+  private FileStatus dirStatus(Path p, String owner, long mtime) {
+    String o = owner == null || owner.isEmpty() ? user : owner;
+    return new FileStatus(0, true, 0, 0, mtime, mtime, FsPermission.getDirDefault(), o, o, p);
+  }
+
+  private FileStatus toStatus(io.strato.proto.v1.FileStatus s, Path p) {
+    String o = s.getOwner().isEmpty() ? user : s.getOwner();
+    long mtime = s.getModificationTimeUnixMs();
+    if (s.getIsDirectory()) {
+      return new StratoFileStatus(0, true, 0, 0, mtime, FsPermission.getDirDefault(), o, o, p, 0);
+    }
+    long bs = s.getBlockSize() > 0 ? s.getBlockSize() : defaultBlockSize;
+    return new StratoFileStatus(s.getLength(), false, replication(s.getReplication()), bs, mtime,
+        FsPermission.getFileDefault(), o, o, p, s.getObjectId());
+  }
+
+  private Path childPath(StratoPath parent, String statusPath) {
+    // statusPath is relative to the bucket
+    return qualify("/" + parent.volume + "/" + parent.bucket + "/" + statusPath);
+  }
+
+  @Override
+  public FileStatus getFileStatus(Path f) throws IOException {
+    statistics.incrementReadOps(1);
+    Path q = makeQualified(f);
+    StratoPath p = StratoPath.of(q);
+    try {
+      switch (p.depth) {
+        case 0:
+          return dirStatus(q, user, 0);
+        case 1: {
+          VolumeInfo v = client.getVolume(p.volume);
+          return dirStatus(q, v.getOwner(), v.getModificationTimeUnixMs());
+        }
+        case 2: {
+          BucketInfo b = client.getBucket(p.volume, p.bucket);
+          return dirStatus(q, b.getOwner(), b.getModificationTimeUnixMs());
+        }
+        default:
+          return toStatus(client.getFileStatus(p.volume, p.bucket, p.key, false), q);
+      }
+    } catch (IOException e) {
+      if (notFound(e)) {
+        FileNotFoundException fnf = new FileNotFoundException("No such file or directory: " + q);
+        fnf.initCause(e);
+        throw fnf;
+      }
+      throw translate(e, q);
+    }
+  }
+
+  // ---- Listing -----------------------------------------------------------------
+
+  /** Pages through a directory of the rooted view, pageSize entries per call to meta. */
+  private final class Lister implements RemoteIterator<FileStatus> {
+    private final Path dir;
+    private final StratoPath p;
+    private List<FileStatus> page = new ArrayList<>();
+    private int i;
+    private String after = "";
+    private boolean more = true;
+
+    Lister(Path dir) throws IOException {
+      this.dir = dir;
+      this.p = StratoPath.of(dir);
+      fetch();
+      if (page.isEmpty() && p.depth >= 1) {
+        getFileStatus(dir); // a missing directory is FileNotFoundException, not an empty list
+      }
+    }
+
+    private void fetch() throws IOException {
+      statistics.incrementLargeReadOps(1);
+      page = new ArrayList<>();
+      i = 0;
+      try {
+        switch (p.depth) {
+          case 0: {
+            ListVolumesResponse r = client.listVolumes(after, pageSize);
+            for (VolumeInfo v : r.getVolumesList()) {
+              page.add(dirStatus(qualify("/" + v.getName()), v.getOwner(), v.getModificationTimeUnixMs()));
+              after = v.getName();
+            }
+            more = r.getTruncated() && r.getVolumesCount() > 0;
+            break;
+          }
+          case 1: {
+            ListBucketsResponse r = client.listBuckets(p.volume, after, pageSize);
+            for (BucketInfo b : r.getBucketsList()) {
+              page.add(dirStatus(qualify("/" + p.volume + "/" + b.getName()), b.getOwner(),
+                  b.getModificationTimeUnixMs()));
+              after = b.getName();
+            }
+            more = r.getTruncated() && r.getBucketsCount() > 0;
+            break;
+          }
+          default: {
+            ListStatusResponse r = client.listStatus(p.volume, p.bucket, p.key, after, pageSize);
+            for (io.strato.proto.v1.FileStatus s : r.getStatusesList()) {
+              page.add(toStatus(s, childPath(p, s.getPath())));
+              String sp = s.getPath();
+              after = sp.substring(sp.lastIndexOf('/') + 1);
+            }
+            more = r.getTruncated() && r.getStatusesCount() > 0;
+          }
+        }
+      } catch (IOException e) {
+        if (notFound(e)) {
+          FileNotFoundException fnf = new FileNotFoundException("No such file or directory: " + dir);
+          fnf.initCause(e);
+          throw fnf;
+        }
+        throw translate(e, dir);
+      }
+    }
+
+    @Override
+    public boolean hasNext() throws IOException {
+      while (i >= page.size() && more) {
+        fetch();
+      }
+      return i < page.size();
+    }
+
+    @Override
+    public FileStatus next() throws IOException {
+      if (!hasNext()) {
+        throw new NoSuchElementException("no more entries in " + dir);
+      }
+      return page.get(i++);
+    }
+  }
+
+  @Override
+  public RemoteIterator<FileStatus> listStatusIterator(Path f) throws IOException {
+    Path q = makeQualified(f);
+    StratoPath p = StratoPath.of(q);
+    if (p.depth >= 3) {
+      FileStatus st = getFileStatus(q);
+      if (st.isFile()) {
+        return singleton(st);
+      }
+    }
+    return new Lister(q);
+  }
+
+  private static <T> RemoteIterator<T> singleton(T t) {
+    return new RemoteIterator<T>() {
+      private boolean done;
+
+      @Override
+      public boolean hasNext() {
+        return !done;
+      }
+
+      @Override
+      public T next() {
+        if (done) {
+          throw new NoSuchElementException();
+        }
+        done = true;
+        return t;
+      }
+    };
+  }
+
+  @Override
+  public FileStatus[] listStatus(Path f) throws IOException {
+    List<FileStatus> out = new ArrayList<>();
+    RemoteIterator<FileStatus> it = listStatusIterator(f);
+    while (it.hasNext()) {
+      out.add(it.next());
+    }
+    return out.toArray(new FileStatus[0]);
+  }
+
+  @Override
+  protected RemoteIterator<LocatedFileStatus> listLocatedStatus(Path f, PathFilter filter) throws IOException {
+    RemoteIterator<FileStatus> it = listStatusIterator(f);
+    return new RemoteIterator<LocatedFileStatus>() {
+      private LocatedFileStatus next;
+
+      @Override
+      public boolean hasNext() throws IOException {
+        while (next == null && it.hasNext()) {
+          FileStatus s = it.next();
+          if (!filter.accept(s.getPath())) {
+            continue;
+          }
+          next = new StratoFileStatus.Located(s, s.isFile() ? getFileBlockLocations(s, 0, s.getLen()) : null);
+        }
+        return next != null;
+      }
+
+      @Override
+      public LocatedFileStatus next() throws IOException {
+        if (!hasNext()) {
+          throw new NoSuchElementException("no more entries in " + f);
+        }
+        LocatedFileStatus s = next;
+        next = null;
+        return s;
+      }
+    };
+  }
+
+  @Override
+  public org.apache.hadoop.fs.BlockLocation[] getFileBlockLocations(FileStatus file, long start, long len)
+      throws IOException {
+    if (file == null) {
+      return null;
+    }
+    if (start < 0 || len < 0) {
+      throw new IllegalArgumentException("strato: negative start or length (" + start + ", " + len + ")");
+    }
+    if (file.isDirectory() || file.getLen() <= start) {
+      return new org.apache.hadoop.fs.BlockLocation[0];
+    }
+    Path q = makeQualified(file.getPath());
+    StratoPath p = StratoPath.of(q);
+    statistics.incrementReadOps(1);
+    KeyInfo k;
+    try {
+      k = client.getFileStatus(p.volume, p.bucket, p.key, true).getKey();
+    } catch (IOException e) {
+      throw translate(e, q);
+    }
+    List<org.apache.hadoop.fs.BlockLocation> out = new ArrayList<>();
+    long end = start + len;
+    for (BlockLocation bl : k.getBlocksList()) {
+      long bs = bl.getOffset();
+      long be = bs + bl.getLength();
+      if (be <= start || bs >= end && !(len == 0 && bs == start)) {
+        continue;
+      }
+      List<String> names = new ArrayList<>();
+      List<String> hosts = new ArrayList<>();
+      for (DatanodeDetails m : bl.getPipeline().getMembersList()) {
+        names.add(m.getDataAddr());
+        String h = m.getHostname();
+        if (h.isEmpty()) {
+          int c = m.getDataAddr().lastIndexOf(':');
+          h = c > 0 ? m.getDataAddr().substring(0, c) : m.getDataAddr();
+        }
+        hosts.add(h);
+      }
+      out.add(new org.apache.hadoop.fs.BlockLocation(names.toArray(new String[0]), hosts.toArray(new String[0]),
+          bs, bl.getLength()));
+    }
+    return out.toArray(new org.apache.hadoop.fs.BlockLocation[0]);
+  }
+
+  // ---- Directories -------------------------------------------------------------
+
+  private void ensureVolume(String v) throws IOException {
+    try {
+      client.getVolume(v);
+    } catch (IOException e) {
+      if (!notFound(e)) {
+        throw e;
+      }
+      try {
+        client.createVolume(v, user);
+      } catch (MetaException ce) {
+        if (ce.code() != Status.Code.ALREADY_EXISTS) {
+          throw ce;
+        }
+      }
+    }
+  }
+
+  private void ensureBucket(String v, String b) throws IOException {
+    try {
+      client.getBucket(v, b);
+    } catch (IOException e) {
+      if (!notFound(e)) {
+        throw e;
+      }
+      ensureVolume(v);
+      try {
+        client.createBucket(v, b, user);
+      } catch (MetaException ce) {
+        if (ce.code() != Status.Code.ALREADY_EXISTS) {
+          throw ce;
+        }
+      }
+    }
+  }
+
+  /** mkdir -p; a missing volume or bucket on the way is created. */
+  @Override
+  public boolean mkdirs(Path f, FsPermission permission) throws IOException {
+    statistics.incrementWriteOps(1);
+    Path q = makeQualified(f);
+    StratoPath p = StratoPath.of(q);
+    try {
+      if (p.depth == 0) {
+        return true;
+      }
+      if (p.depth == 1) {
+        ensureVolume(p.volume);
+        return true;
+      }
+      ensureBucket(p.volume, p.bucket);
+      if (p.depth > 2) {
+        client.createDirectory(p.volume, p.bucket, p.key, user);
+      }
+      return true;
+    } catch (IOException e) {
+      if (e instanceof MetaException && ((MetaException) e).code() == Status.Code.ALREADY_EXISTS) {
+        // a file on the way, or at the path itself
+        FileStatus st = getFileStatusOrNull(q);
+        if (st != null && st.isFile()) {
+          throw (IOException) new FileAlreadyExistsException("mkdirs: " + q + " is a file").initCause(e);
+        }
+        throw (IOException) new ParentNotDirectoryException("mkdirs: a parent of " + q + " is a file").initCause(e);
+      }
+      throw translate(e, q);
+    }
+  }
+
+  private FileStatus getFileStatusOrNull(Path q) throws IOException {
+    try {
+      return getFileStatus(q);
+    } catch (FileNotFoundException e) {
+      return null;
+    }
+  }
+
+  // ---- Files -------------------------------------------------------------------
+
+  @Override
+  public FSDataInputStream open(Path f, int bufferSize) throws IOException {
+    statistics.incrementReadOps(1);
+    Path q = makeQualified(f);
+    StratoPath p = StratoPath.of(q);
+    if (p.depth < 3) {
+      throw new FileNotFoundException(q + " is a directory");
+    }
+    try {
+      return new FSDataInputStream(new StratoInputStream(client.open(p.volume, p.bucket, p.key), q.toString(),
+          statistics));
+    } catch (IOException e) {
+      if (e instanceof MetaException) {
+        MetaException m = (MetaException) e;
+        if (m.code() == Status.Code.NOT_FOUND || m.is("IS_A_DIRECTORY") || m.is("NOT_A_DIRECTORY")) {
+          FileStatus st = m.code() == Status.Code.NOT_FOUND ? null : getFileStatusOrNull(q);
+          FileNotFoundException fnf = new FileNotFoundException(
+              (st != null && st.isDirectory() ? "Is a directory: " : "No such file: ") + q);
+          fnf.initCause(e);
+          throw fnf;
+        }
+      }
+      throw translate(e, q);
+    }
+  }
+
+  @Override
+  public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize,
+      short replication, long blockSize, Progressable progress) throws IOException {
+    return create(f, overwrite, true, replication);
+  }
+
+  @Override
+  public FSDataOutputStream createNonRecursive(Path f, FsPermission permission, EnumSet<CreateFlag> flags,
+      int bufferSize, short replication, long blockSize, Progressable progress) throws IOException {
+    if (flags.contains(CreateFlag.APPEND)) {
+      throw new UnsupportedOperationException("strato: append is not supported");
+    }
+    return create(f, flags.contains(CreateFlag.OVERWRITE), false, replication);
+  }
+
+  private FSDataOutputStream create(Path f, boolean overwrite, boolean recursive, short replication)
+      throws IOException {
+    statistics.incrementWriteOps(1);
+    Path q = makeQualified(f);
+    StratoPath p = StratoPath.of(q);
+    if (p.depth < 3) {
+      throw new FileAlreadyExistsException("strato: cannot create a file at " + q
+          + ": the root, a volume or a bucket is a directory (files live at /VOLUME/BUCKET/PATH)");
+    }
+    ReplicationFactor rf = replication == 1 ? ReplicationFactor.REPLICATION_ONE
+        : ReplicationFactor.REPLICATION_UNSPECIFIED;
+    KeyWriter w;
+    try {
+      if (recursive) {
+        ensureBucket(p.volume, p.bucket);
+      }
+      w = client.create(p.volume, p.bucket, p.key, overwrite, recursive, rf, user);
+    } catch (IOException e) {
+      if (e instanceof MetaException) {
+        MetaException m = (MetaException) e;
+        if (m.is("PARENT_NOT_FOUND") || m.is("BUCKET_NOT_FOUND") || m.is("VOLUME_NOT_FOUND")) {
+          throw (IOException) new FileNotFoundException("Parent directory of " + q + " does not exist").initCause(e);
+        }
+        if (m.is("DIRECTORY_EXISTS") || m.is("IS_A_DIRECTORY")) {
+          throw (IOException) new FileAlreadyExistsException(q + " is a directory").initCause(e);
+        }
+        if (m.code() == Status.Code.ALREADY_EXISTS && !m.is("FILE_EXISTS") && !m.is("KEY_EXISTS")) {
+          // a file where a parent directory should be
+          throw (IOException) new ParentNotDirectoryException("a parent of " + q + " is a file").initCause(e);
+        }
+      }
+      throw translate(e, q);
+    }
+    return new FSDataOutputStream(new StratoOutputStream(w, q.toString()), statistics);
+  }
+
+  @Override
+  public FSDataOutputStream append(Path f, int bufferSize, Progressable progress) throws IOException {
+    throw new UnsupportedOperationException("strato: append is not supported (" + f + ")");
+  }
+
+  // ---- Rename and delete -------------------------------------------------------
+
+  /**
+   * Hadoop's rename (filesystem.md): a file or directory moves atomically
+   * within its bucket; onto an existing directory it moves into it. The
+   * answers HDFS gives to the edge cases: false when the source is missing,
+   * the destination exists as a file, its parent is missing or a file, or a
+   * directory would move under itself. Renames across buckets, and of
+   * volumes and buckets, are not supported (an IOException).
+   */
+  @Override
+  public boolean rename(Path src, Path dst) throws IOException {
+    statistics.incrementWriteOps(1);
+    Path qs = makeQualified(src);
+    Path qd = makeQualified(dst);
+    StratoPath s = StratoPath.of(qs);
+    StratoPath d = StratoPath.of(qd);
+    if (s.depth < 3) {
+      if (getFileStatusOrNull(qs) == null) {
+        return false;
+      }
+      throw new IOException("strato: cannot rename " + qs + ": volumes and buckets are not renamed");
+    }
+    if (d.depth < 2 || !s.sameBucket(d)) {
+      throw new IOException("strato: cannot rename " + qs + " to " + qd + ": a rename stays within one bucket");
+    }
+    FileStatus ss = getFileStatusOrNull(qs);
+    if (ss == null) {
+      return false;
+    }
+    String target = d.key;
+    FileStatus ds = getFileStatusOrNull(qd);
+    if (ds != null) {
+      if (ds.isFile()) {
+        return qs.equals(qd); // a file onto itself: nothing to do
+      }
+      target = d.key.isEmpty() ? s.name() : d.key + "/" + s.name();
+      if (target.equals(s.key)) {
+        return true; // into its own parent: nothing to do
+      }
+      if (getFileStatusOrNull(childPath(d, target)) != null) {
+        return false;
+      }
+    } else {
+      Path parent = qd.getParent();
+      FileStatus ps = parent == null ? null : getFileStatusOrNull(parent);
+      if (ps == null || !ps.isDirectory()) {
+        return false;
+      }
+    }
+    if (ss.isDirectory() && (target.equals(s.key) || target.startsWith(s.key + "/"))) {
+      return false; // under itself
+    }
+    try {
+      client.rename(s.volume, s.bucket, s.key, target);
+      return true;
+    } catch (IOException e) {
+      if (e instanceof MetaException) {
+        MetaException m = (MetaException) e;
+        if (m.code() == Status.Code.NOT_FOUND || m.code() == Status.Code.ALREADY_EXISTS
+            || m.is("RENAME_UNDER_SELF") || m.is("NOT_A_DIRECTORY")) {
+          return false;
+        }
+      }
+      throw translate(e, qs);
+    }
+  }
+
+  @Override
+  public boolean delete(Path f, boolean recursive) throws IOException {
+    statistics.incrementWriteOps(1);
+    Path q = makeQualified(f);
+    StratoPath p = StratoPath.of(q);
+    try {
+      switch (p.depth) {
+        case 0:
+          return false; // the root is never deleted
+        case 1:
+          if (recursive) {
+            for (FileStatus b : listStatus(q)) {
+              delete(b.getPath(), true);
+            }
+          }
+          client.deleteVolume(p.volume);
+          return true;
+        case 2:
+          if (recursive) {
+            for (FileStatus c : listStatus(q)) {
+              StratoPath cp = StratoPath.of(c.getPath());
+              client.delete(cp.volume, cp.bucket, cp.key, true);
+            }
+          }
+          client.deleteBucket(p.volume, p.bucket);
+          return true;
+        default:
+          client.delete(p.volume, p.bucket, p.key, recursive);
+          return true;
+      }
+    } catch (FileNotFoundException e) {
+      return false;
+    } catch (IOException e) {
+      if (notFound(e)) {
+        return false;
+      }
+      throw translate(e, q);
+    }
+  }
+
+  // ---- Capabilities --------------------------------------------------------------
+
+  @Override
+  public boolean hasPathCapability(Path path, String capability) throws IOException {
+    switch (PathCapabilitiesSupport.validatePathCapabilityArgs(makeQualified(path), capability).toLowerCase(Locale.ENGLISH)) {
+      case CommonPathCapabilities.FS_APPEND:
+      case CommonPathCapabilities.FS_CONCAT:
+      case CommonPathCapabilities.FS_PERMISSIONS:
+      case CommonPathCapabilities.FS_ACLS:
+      case CommonPathCapabilities.FS_XATTRS:
+      case CommonPathCapabilities.FS_SNAPSHOTS:
+      case CommonPathCapabilities.FS_STORAGEPOLICY:
+      case CommonPathCapabilities.FS_TRUNCATE:
+      case CommonPathCapabilities.FS_PATHHANDLES:
+      case CommonPathCapabilities.FS_MULTIPART_UPLOADER:
+      case CommonPathCapabilities.FS_SYMLINKS:
+        return false;
+      case CommonPathCapabilities.ETAGS_AVAILABLE:
+      case CommonPathCapabilities.ETAGS_PRESERVED_IN_RENAME:
+        return true;
+      default:
+        return super.hasPathCapability(path, capability);
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      super.close();
+    } finally {
+      if (client != null) {
+        client.close();
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "StratoFileSystem{uri=" + uri + ", meta=" + (client == null ? "[]" : client.meta().addresses())
+        + ", user=" + user + "}";
+  }
+}

@@ -1,0 +1,23 @@
+package io.strato.hadoop;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.DelegateToFileSystem;
+
+/**
+ * The AbstractFileSystem of strato:// for FileContext: StratoFileSystem
+ * behind Hadoop's delegate. Configure fs.AbstractFileSystem.strato.impl =
+ * io.strato.hadoop.StratoFs (docs/hadoop.md).
+ */
+public class StratoFs extends DelegateToFileSystem {
+  public StratoFs(URI uri, Configuration conf) throws IOException, URISyntaxException {
+    super(uri, new StratoFileSystem(), conf, StratoFileSystem.SCHEME, false);
+  }
+
+  @Override
+  public int getUriDefaultPort() {
+    return StratoFileSystem.DEFAULT_PORT;
+  }
+}

@@ -1,0 +1,96 @@
+package io.strato.hadoop;
+
+import io.strato.client.KeyWriter;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.Locale;
+import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.fs.Syncable;
+import org.apache.hadoop.fs.statistics.IOStatistics;
+import org.apache.hadoop.fs.statistics.IOStatisticsSource;
+import org.apache.hadoop.fs.statistics.StreamStatisticNames;
+import org.apache.hadoop.fs.statistics.impl.IOStatisticsBinding;
+import org.apache.hadoop.fs.statistics.impl.IOStatisticsStore;
+
+/**
+ * The stream create() returns (inside an FSDataOutputStream): a KeyWriter.
+ * hflush publishes what was written to new readers; hsync also fsyncs every
+ * replica; close commits the file.
+ */
+final class StratoOutputStream extends OutputStream implements Syncable, StreamCapabilities, IOStatisticsSource {
+  private final KeyWriter w;
+  private final String path;
+  private boolean closed;
+  private final IOStatisticsStore stats = IOStatisticsBinding.iostatisticsStore()
+      .withCounters(StreamStatisticNames.STREAM_WRITE_BYTES).build();
+
+  StratoOutputStream(KeyWriter w, String path) {
+    this.w = w;
+    this.path = path;
+  }
+
+  private void checkOpen() throws IOException {
+    if (closed) {
+      throw new IOException(path + ": stream is closed");
+    }
+  }
+
+  @Override
+  public void write(int b) throws IOException {
+    checkOpen();
+    w.write(b);
+    stats.incrementCounter(StreamStatisticNames.STREAM_WRITE_BYTES);
+  }
+
+  @Override
+  public void write(byte[] b, int off, int len) throws IOException {
+    checkOpen();
+    w.write(b, off, len);
+    stats.incrementCounter(StreamStatisticNames.STREAM_WRITE_BYTES, len);
+  }
+
+  @Override
+  public IOStatistics getIOStatistics() {
+    return stats;
+  }
+
+  @Override
+  public void flush() throws IOException {
+    if (!closed) {
+      w.flush();
+    }
+  }
+
+  @Override
+  public void hflush() throws IOException {
+    checkOpen();
+    w.hflush();
+  }
+
+  @Override
+  public void hsync() throws IOException {
+    checkOpen();
+    w.hsync();
+  }
+
+  @Override
+  public boolean hasCapability(String capability) {
+    switch (capability.toLowerCase(Locale.ENGLISH)) {
+      case StreamCapabilities.HFLUSH:
+      case StreamCapabilities.HSYNC:
+      case StreamCapabilities.IOSTATISTICS:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    w.close();
+  }
+}

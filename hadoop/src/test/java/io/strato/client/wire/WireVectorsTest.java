@@ -1,0 +1,228 @@
+package io.strato.client.wire;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
+
+import io.strato.client.wire.Messages.BcsResponse;
+import io.strato.client.wire.Messages.BlockRecord;
+import io.strato.client.wire.Messages.ContainerRequest;
+import io.strato.client.wire.Messages.ErrorResponse;
+import io.strato.client.wire.Messages.GetBlockRequest;
+import io.strato.client.wire.Messages.GetBlockResponse;
+import io.strato.client.wire.Messages.ImportBeginRequest;
+import io.strato.client.wire.Messages.ImportCommitResponse;
+import io.strato.client.wire.Messages.ImportDataRequest;
+import io.strato.client.wire.Messages.PingRequest;
+import io.strato.client.wire.Messages.PingResponse;
+import io.strato.client.wire.Messages.PutBlockRequest;
+import io.strato.client.wire.Messages.ReadChunkRequest;
+import io.strato.client.wire.Messages.ReadChunkResponse;
+import io.strato.client.wire.Messages.WriteChunkRequest;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Arrays;
+import java.util.List;
+import java.util.zip.CRC32C;
+import org.junit.Test;
+
+/**
+ * Encodes the example values of docs/wire.md §8 and compares the frames with
+ * wire/testdata/*.bin byte for byte, then decodes each file and compares the
+ * values: the same check as the Go implementation's wire/vectors_test.go.
+ */
+public class WireVectorsTest {
+  static final byte[] DATA = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+  static final BlockId BLOCK = new BlockId(7, 42);
+  static final List<String> FOLLOWERS = List.of("dn-2.example:9859", "dn-3.example:9859");
+  static final Checksums SUMS = new Checksums(Checksums.CRC32C, 8,
+      new byte[] {(byte) 0xac, 0x22, 0x23, 0x20, (byte) 0xc4, (byte) 0xdd, (byte) 0xe1, (byte) 0x86});
+  static final ChunkRecord CHUNK = new ChunkRecord(0, 16, SUMS);
+
+  static byte[] vector(String name) throws IOException {
+    String dir = System.getProperty("strato.testdata", "../wire/testdata");
+    Path p = Paths.get(dir, name);
+    return Files.readAllBytes(p);
+  }
+
+  /** Encodes a response (or request) frame, compares it with the file, and returns the file decoded. */
+  static Frame check(String file, Frame f) throws IOException {
+    byte[] want = vector(file);
+    assertArrayEquals(file, want, f.encode());
+    Frame got = Frame.read(new ByteArrayInputStream(want), f.isResponse());
+    assertEquals(file + " version", f.version, got.version);
+    assertEquals(file + " type", f.type, got.type);
+    assertEquals(file + " flags", f.flags, got.flags);
+    assertEquals(file + " id", f.requestId, got.requestId);
+    assertArrayEquals(file + " header", f.header, got.header);
+    assertArrayEquals(file + " payload", f.payloadBytes(), got.payloadBytes());
+    return got;
+  }
+
+  static Frame req(int type, long id, byte[] header, byte[] payload) {
+    return new Frame(type, 0, id, header, payload);
+  }
+
+  static Frame resp(int type, long id, byte[] header, byte[] payload) {
+    return new Frame(type, Wire.FLAG_RESPONSE, id, header, payload);
+  }
+
+  @Test
+  public void crc32cCheckValues() {
+    CRC32C c = new CRC32C();
+    c.update("123456789".getBytes(StandardCharsets.US_ASCII));
+    assertEquals(0xE3069283L, c.getValue());
+    Checksums s = Checksums.compute(Checksums.CRC32C, 8, DATA, 0, DATA.length);
+    assertEquals(SUMS, s);
+    assertEquals(-1, s.verify(DATA, 0, DATA.length));
+    byte[] bad = DATA.clone();
+    bad[9] ^= 1;
+    assertEquals(1, s.verify(bad, 0, bad.length));
+  }
+
+  @Test
+  public void ping() throws IOException {
+    PingRequest pr = new PingRequest(1, 1, "java-client");
+    Frame f = check("ping_request.bin", req(Wire.TYPE_PING, 1, pr.header(), null));
+    assertEquals(pr, PingRequest.decode(f.header));
+    PingResponse ps = new PingResponse(1, 1, 1, 33554432L, "dn-1");
+    f = check("ping_response.bin", resp(Wire.TYPE_PING, 1, ps.header(), null));
+    assertEquals(ps, PingResponse.decode(f.header));
+  }
+
+  @Test
+  public void writeChunk() throws IOException {
+    WriteChunkRequest w = new WriteChunkRequest(BLOCK, 0, 16, SUMS, FOLLOWERS);
+    Frame f = check("write_chunk_request.bin", req(Wire.TYPE_WRITE_CHUNK, 2, w.header(), DATA));
+    assertEquals(w, WriteChunkRequest.decode(f.header));
+    assertEquals(85, f.header.length);
+    f = check("write_chunk_response.bin", resp(Wire.TYPE_WRITE_CHUNK, 2, new byte[0], null));
+    assertEquals(0, f.header.length);
+  }
+
+  @Test
+  public void putBlock() throws IOException {
+    PutBlockRequest p = new PutBlockRequest(BLOCK, 16, Messages.PUT_BLOCK_FINAL | Messages.PUT_BLOCK_SYNC, FOLLOWERS);
+    Frame f = check("put_block_request.bin", req(Wire.TYPE_PUT_BLOCK, 3, p.header(), null));
+    assertEquals(p, PutBlockRequest.decode(f.header));
+    f = check("put_block_response.bin", resp(Wire.TYPE_PUT_BLOCK, 3, new BcsResponse(9).header(), null));
+    assertEquals(9, BcsResponse.decode(f.header).bcsId());
+  }
+
+  @Test
+  public void readChunk() throws IOException {
+    ReadChunkRequest r = new ReadChunkRequest(BLOCK, 3, 6);
+    Frame f = check("read_chunk_request.bin", req(Wire.TYPE_READ_CHUNK, 4, r.header(), null));
+    assertEquals(r, ReadChunkRequest.decode(f.header));
+    ReadChunkResponse rr = new ReadChunkResponse(0, List.of(CHUNK));
+    f = check("read_chunk_response.bin", resp(Wire.TYPE_READ_CHUNK, 4, rr.header(), DATA));
+    assertEquals(rr, ReadChunkResponse.decode(f.header));
+    assertEquals(41, f.header.length);
+  }
+
+  @Test
+  public void readChunkVerifiesAndWidens() throws IOException {
+    // docs/wire.md §5.4: 6 bytes at 3 come back as the whole window-aligned chunk.
+    byte[] dst = new byte[6];
+    Frame f = Frame.read(new ByteArrayInputStream(vector("read_chunk_response.bin")), true);
+    io.strato.client.KeyReaderAccess.verify(BLOCK, 3, new DataConn.Response(f.header, f.payload), dst, 6);
+    assertArrayEquals("345678".getBytes(StandardCharsets.US_ASCII), dst);
+    byte[] bad = f.payload.clone();
+    bad[12] ^= 0x20;
+    assertThrows(IOException.class, () -> io.strato.client.KeyReaderAccess.verify(BLOCK, 3,
+        new DataConn.Response(f.header, bad), new byte[6], 6));
+  }
+
+  @Test
+  public void getBlock() throws IOException {
+    GetBlockRequest g = new GetBlockRequest(BLOCK);
+    Frame f = check("get_block_request.bin", req(Wire.TYPE_GET_BLOCK, 5, g.header(), null));
+    assertEquals(g, GetBlockRequest.decode(f.header));
+    GetBlockResponse gr = new GetBlockResponse(16, 9, List.of(CHUNK));
+    f = check("get_block_response.bin", resp(Wire.TYPE_GET_BLOCK, 5, gr.header(), gr.payload()));
+    assertEquals(gr, GetBlockResponse.decode(f.header, f.payload));
+  }
+
+  @Test
+  public void closeContainer() throws IOException {
+    ContainerRequest c = new ContainerRequest(7);
+    Frame f = check("close_container_request.bin", req(Wire.TYPE_CLOSE_CONTAINER, 6, c.header(), null));
+    assertEquals(c, ContainerRequest.decode(f.header));
+    f = check("close_container_response.bin", resp(Wire.TYPE_CLOSE_CONTAINER, 6, new BcsResponse(9).header(), null));
+    assertEquals(9, BcsResponse.decode(f.header).bcsId());
+  }
+
+  @Test
+  public void containerImport() throws IOException {
+    ImportBeginRequest b = new ImportBeginRequest(7, 1, 9, 16, List.of(new BlockRecord(42, 16, 9, List.of(CHUNK))));
+    Frame f = check("import_begin_request.bin", req(Wire.TYPE_IMPORT_BEGIN, 7, b.header(), b.payload()));
+    assertEquals(b, ImportBeginRequest.decode(f.header, f.payload));
+    check("import_begin_response.bin", resp(Wire.TYPE_IMPORT_BEGIN, 7, new byte[0], null));
+    ImportDataRequest d = new ImportDataRequest(42, 0, 0);
+    f = check("import_data_request.bin", req(Wire.TYPE_IMPORT_DATA, 8, d.header(), DATA));
+    assertEquals(d, ImportDataRequest.decode(f.header));
+    check("import_data_response.bin", resp(Wire.TYPE_IMPORT_DATA, 8, new byte[0], null));
+    f = check("import_commit_request.bin", req(Wire.TYPE_IMPORT_COMMIT, 9, new ContainerRequest(7).header(), null));
+    assertEquals(new ContainerRequest(7), ContainerRequest.decode(f.header));
+    ImportCommitResponse cr = new ImportCommitResponse(9, 16);
+    f = check("import_commit_response.bin", resp(Wire.TYPE_IMPORT_COMMIT, 9, cr.header(), null));
+    assertEquals(cr, ImportCommitResponse.decode(f.header));
+    f = check("import_abort_request.bin", req(Wire.TYPE_IMPORT_ABORT, 10, new ContainerRequest(7).header(), null));
+    assertEquals(new ContainerRequest(7), ContainerRequest.decode(f.header));
+    check("import_abort_response.bin", resp(Wire.TYPE_IMPORT_ABORT, 10, new byte[0], null));
+  }
+
+  @Test
+  public void error() throws IOException {
+    ErrorResponse e = new ErrorResponse(Wire.FOLLOWER_FAILED, "follower dn-3.example:9859: CHECKSUM_MISMATCH",
+        List.of(new WireException.Failed("dn-3.example:9859", Wire.CHECKSUM_MISMATCH)));
+    Frame f = check("error_response.bin",
+        new Frame(Wire.TYPE_WRITE_CHUNK, Wire.FLAG_RESPONSE | Wire.FLAG_ERROR, 2, e.header(), null));
+    assertEquals(e, ErrorResponse.decode(f.header));
+    assertEquals(72, f.header.length);
+  }
+
+  @Test
+  public void everyVectorIsCovered() throws IOException {
+    String dir = System.getProperty("strato.testdata", "../wire/testdata");
+    String[] files = Paths.get(dir).toFile().list((d, n) -> n.endsWith(".bin"));
+    Arrays.sort(files);
+    assertEquals("vectors in " + dir + " (add a test for a new one)", List.of(
+        "close_container_request.bin", "close_container_response.bin", "error_response.bin",
+        "get_block_request.bin", "get_block_response.bin", "import_abort_request.bin",
+        "import_abort_response.bin", "import_begin_request.bin", "import_begin_response.bin",
+        "import_commit_request.bin", "import_commit_response.bin", "import_data_request.bin",
+        "import_data_response.bin", "ping_request.bin", "ping_response.bin", "put_block_request.bin",
+        "put_block_response.bin", "read_chunk_request.bin", "read_chunk_response.bin",
+        "write_chunk_request.bin", "write_chunk_response.bin"), Arrays.asList(files));
+  }
+
+  @Test
+  public void rejectsMalformed() throws IOException {
+    byte[] v = vector("write_chunk_request.bin");
+    // Trailing bytes in a typed header.
+    byte[] h = Arrays.copyOfRange(v, 24, 24 + 85);
+    byte[] longer = Arrays.copyOf(h, h.length + 1);
+    assertThrows(WireException.class, () -> WriteChunkRequest.decode(longer));
+    // Truncated.
+    assertThrows(WireException.class, () -> WriteChunkRequest.decode(Arrays.copyOf(h, 60)));
+    // A checksum count that does not cover the length.
+    byte[] wrongCount = h.clone();
+    wrongCount[36] = 3;
+    assertThrows(WireException.class, () -> ReadChunkResponse.decode(Arrays.copyOf(wrongCount, 10)));
+    // Bad magic.
+    byte[] magic = v.clone();
+    magic[0] = 'X';
+    assertThrows(WireException.class, () -> Frame.read(new ByteArrayInputStream(magic), false));
+    // A request where a response is expected.
+    assertThrows(WireException.class, () -> Frame.read(new ByteArrayInputStream(v), true));
+    // Invalid UTF-8 in a string.
+    byte[] utf = vector("ping_request.bin").clone();
+    utf[utf.length - 1] = (byte) 0xff;
+    assertThrows(WireException.class, () -> PingRequest.decode(Arrays.copyOfRange(utf, 24, utf.length)));
+  }
+}
