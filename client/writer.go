@@ -87,6 +87,22 @@ type Writer struct {
 	closures int   // recoveries from containers closed under the writer
 	err      error // sticky
 	closed   bool
+	attrs    []*stratov1.KeyAttribute // stored with the key at commit
+}
+
+// SetAttributes sets the attributes stored with the key when it is
+// committed (they replace any set before; see stratov1.KeyAttribute).
+func (w *Writer) SetAttributes(attrs []*stratov1.KeyAttribute) { w.attrs = attrs }
+
+// Abort ends the writer without committing the key: nothing written
+// becomes visible (meta frees the blocks when the open key expires).
+func (w *Writer) Abort() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	w.err = ErrWriterClosed
+	w.release()
 }
 
 // flushChunks is how many acknowledged chunks trigger a PutBlock (Ozone's
@@ -688,7 +704,7 @@ func (w *Writer) commit(hsync bool) error {
 		blocks = append(blocks, &stratov1.BlockLocation{BlockId: bl.BlockId, Length: bl.Length})
 	}
 	req := &stratov1.CommitKeyRequest{Volume: w.volume, Bucket: w.bucket, Key: w.key, OpenId: w.openID, Blocks: blocks, Hsync: hsync,
-		CreateToken: w.token}
+		CreateToken: w.token, Attributes: w.attrs}
 	tries := 0
 	return retryMeta(w.c.idempotent(w.ctx), func(ctx context.Context) error {
 		tries++
@@ -702,4 +718,29 @@ func (w *Writer) commit(hsync bool) error {
 		}
 		return err
 	})
+}
+
+// ComposeKey makes a key from other keys (OBS keys written with the
+// bucket's checksums, e.g. an S3 multipart upload's parts): their blocks,
+// in order, become the new key's and the sources are deleted, in one
+// metadata operation that copies no data. An existing key is replaced.
+func (c *Client) ComposeKey(ctx context.Context, volume, bucket, key string, sources []*stratov1.KeySource,
+	attrs []*stratov1.KeyAttribute) (*stratov1.CommitKeyResponse, error) {
+	open, err := openRetried(c, ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error) {
+		return n.OpenKey(ctx, &stratov1.OpenKeyRequest{Volume: volume, Bucket: bucket, Key: key, Owner: c.opts.Owner, Deferrable: true})
+	})
+	if err != nil {
+		return nil, err
+	}
+	req := &stratov1.CommitKeyRequest{Volume: volume, Bucket: bucket, Key: key, OpenId: open.OpenId,
+		CreateToken: open.CreateToken, Sources: sources, Attributes: attrs}
+	var resp *stratov1.CommitKeyResponse
+	err = retryMeta(c.idempotent(ctx), func(ctx context.Context) error {
+		var err error
+		resp, err = ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.CommitKeyResponse, error) {
+			return n.CommitKey(ctx, req)
+		})
+		return err
+	})
+	return resp, err
 }

@@ -1,6 +1,9 @@
 package namespace
 
 import (
+	"fmt"
+	"sort"
+
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -47,8 +50,66 @@ func KeyInfo(r *stratov1.KeyRecord) *stratov1.KeyInfo {
 		Volume: r.Volume, Bucket: r.Bucket, Name: r.Name, ObjectId: r.ObjectId, ParentId: r.ParentId,
 		Size: r.Size, Replication: r.Replication, ChecksumType: r.ChecksumType, BytesPerChecksum: r.BytesPerChecksum,
 		CreationTimeUnixMs: r.CreationTimeUnixMs, ModificationTimeUnixMs: r.ModificationTimeUnixMs,
-		Blocks: BlockLocations(r.Blocks), Owner: r.Owner,
+		Blocks: BlockLocations(r.Blocks), Owner: r.Owner, Attributes: keyAttributes(r.Attributes),
 	}
+}
+
+func keyAttributes(rs []*stratov1.AttributeRecord) []*stratov1.KeyAttribute {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]*stratov1.KeyAttribute, len(rs))
+	for i, r := range rs {
+		out[i] = &stratov1.KeyAttribute{Name: r.Name, Value: r.Value}
+	}
+	return out
+}
+
+// Limits of the attributes of one key.
+const (
+	maxAttributes     = 1024
+	maxAttributeBytes = 64 << 10
+)
+
+// attributeRecords validates a commit's attributes (names unique and not
+// empty, within the limits) and returns them sorted by name.
+func attributeRecords(as []*stratov1.KeyAttribute) ([]*stratov1.AttributeRecord, error) {
+	if len(as) == 0 {
+		return nil, nil
+	}
+	if len(as) > maxAttributes {
+		return nil, fmt.Errorf("%w: %d attributes (at most %d)", ErrInvalid, len(as), maxAttributes)
+	}
+	out := make([]*stratov1.AttributeRecord, len(as))
+	total := 0
+	for i, a := range as {
+		if a.GetName() == "" {
+			return nil, fmt.Errorf("%w: an attribute without a name", ErrInvalid)
+		}
+		total += len(a.GetName()) + len(a.GetValue())
+		out[i] = &stratov1.AttributeRecord{Name: a.GetName(), Value: a.GetValue()}
+	}
+	if total > maxAttributeBytes {
+		return nil, fmt.Errorf("%w: attributes of %d bytes (at most %d)", ErrInvalid, total, maxAttributeBytes)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	for i := 1; i < len(out); i++ {
+		if out[i].Name == out[i-1].Name {
+			return nil, fmt.Errorf("%w: attribute %q twice", ErrInvalid, out[i].Name)
+		}
+	}
+	return out, nil
+}
+
+func keySources(ss []*stratov1.KeySource) []*stratov1.KeySourceCommand {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]*stratov1.KeySourceCommand, len(ss))
+	for i, s := range ss {
+		out[i] = &stratov1.KeySourceCommand{Volume: s.GetVolume(), Bucket: s.GetBucket(), Key: s.GetKey(), ObjectId: s.GetObjectId()}
+	}
+	return out
 }
 
 // BlockLocations is the API's view of block records.

@@ -210,6 +210,15 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 	if err != nil {
 		return nil, err
 	}
+	var sources []composeSource
+	if len(c.GetSources()) > 0 {
+		if len(c.GetBlocks()) > 0 || c.GetHsync() {
+			return nil, fmt.Errorf("%w: sources with blocks or hsync", ErrInvalidBlocks)
+		}
+		if sources, final, size, err = a.composeSources(rec, name, c.GetSources()); err != nil {
+			return nil, err
+		}
+	}
 	key, old, replaced, err := a.commitTarget(rec, name, fso)
 	if err != nil {
 		return nil, err
@@ -235,12 +244,23 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		ObjectId: rec.Id, Size: size, Replication: rec.Replication,
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum,
 		CreationTimeUnixMs: rec.CreationTimeUnixMs, ModificationTimeUnixMs: a.now, Blocks: final, Owner: rec.Owner,
+		Attributes: c.GetAttributes(),
 	}
 	if fso {
 		ki.ParentId = rec.ParentId
 	}
 	if err := put(a.b, key, ki); err != nil {
 		return nil, err
+	}
+	for _, src := range sources {
+		// The blocks now belong to the new key: the source goes without
+		// freeing them.
+		if err := a.release(src.bucket.Id, src.bucket.VolumeId, src.rec.Size, 1); err != nil {
+			return nil, err
+		}
+		if err := a.b.Delete(src.key, nil); err != nil {
+			return nil, err
+		}
 	}
 	if replaced && !own {
 		if err := a.freeBlocks(old.ObjectId, old.Blocks, "overwrite"); err != nil {
@@ -266,6 +286,62 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		}
 	}
 	return &stratov1.CommitKeyResponse{ObjectId: rec.Id, Size: size}, nil
+}
+
+// composeSource is a key a compose takes its blocks from.
+type composeSource struct {
+	bucket *stratov1.BucketRecord
+	key    []byte
+	rec    *stratov1.KeyRecord
+}
+
+// composeSources checks the sources of a compose (each an existing key of
+// an OBS bucket, written with the open key's checksums, none twice, none
+// the target) and returns them with the key's blocks and size. It writes
+// nothing.
+func (a *applier) composeSources(rec *stratov1.OpenKeyInfo, name string, cs []*stratov1.KeySourceCommand) (
+	sources []composeSource, final []*stratov1.BlockRecord, size int64, err error) {
+	seen := make(map[string]bool, len(cs))
+	sources = make([]composeSource, 0, len(cs))
+	for _, s := range cs {
+		bk, err := a.loadBucket(s.GetVolume(), s.GetBucket())
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		label := s.GetVolume() + "/" + s.GetBucket() + "/" + s.GetKey()
+		switch {
+		case isFSO(bk):
+			return nil, nil, 0, fmt.Errorf("%w: source %s is in an FSO bucket", ErrWrongLayout, label)
+		case bk.Id == rec.BucketId && s.GetKey() == name:
+			return nil, nil, 0, fmt.Errorf("%w: source %s is the key composed", ErrInvalidBlocks, label)
+		case seen[label]:
+			return nil, nil, 0, fmt.Errorf("%w: source %s twice", ErrInvalidBlocks, label)
+		}
+		seen[label] = true
+		if err := ValidateKeyName(s.GetKey()); err != nil {
+			return nil, nil, 0, err
+		}
+		key := childKey(nil, tagKey, bk.Id, s.GetKey())
+		kr := &stratov1.KeyRecord{}
+		if found, err := get(a.b, key, kr); err != nil {
+			return nil, nil, 0, err
+		} else if !found {
+			return nil, nil, 0, fmt.Errorf("%w: source %s", ErrKeyNotFound, label)
+		}
+		switch {
+		case s.GetObjectId() != 0 && kr.ObjectId != s.GetObjectId():
+			return nil, nil, 0, fmt.Errorf("%w: source %s is object %d, not %d", ErrInvalidBlocks, label, kr.ObjectId, s.GetObjectId())
+		case kr.ChecksumType != rec.ChecksumType || kr.BytesPerChecksum != rec.BytesPerChecksum:
+			return nil, nil, 0, fmt.Errorf("%w: source %s has checksums %v/%d, the key %v/%d", ErrInvalidBlocks, label,
+				kr.ChecksumType, kr.BytesPerChecksum, rec.ChecksumType, rec.BytesPerChecksum)
+		}
+		for _, bl := range kr.Blocks {
+			final = append(final, &stratov1.BlockRecord{BlockId: bl.BlockId, Offset: size, Length: bl.Length, Pipeline: bl.Pipeline})
+			size += bl.Length
+		}
+		sources = append(sources, composeSource{bucket: bk, key: key, rec: kr})
+	}
+	return sources, final, size, nil
 }
 
 // committedOpenKey is the open key a CommitKey names: stored, or, for a

@@ -97,8 +97,16 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 				return nil, fmt.Errorf("%w: block %v", ErrInvalidBlocks, bl)
 			}
 		}
+		attrs, err := attributeRecords(r.GetAttributes())
+		if err != nil {
+			return nil, err
+		}
+		if len(r.GetSources()) > 0 && (len(r.GetBlocks()) > 0 || r.GetHsync()) {
+			return nil, fmt.Errorf("%w: sources with blocks or hsync", ErrInvalidBlocks)
+		}
 		c := &stratov1.CommitKeyCommand{Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), OpenId: r.GetOpenId(),
-			Blocks: blockRecords(r.GetBlocks()), Hsync: r.GetHsync(), CreateToken: r.GetCreateToken()}
+			Blocks: blockRecords(r.GetBlocks()), Hsync: r.GetHsync(), CreateToken: r.GetCreateToken(),
+			Attributes: attrs, Sources: keySources(r.GetSources())}
 		if len(c.CreateToken) > 0 {
 			if _, err := createToken(c); err != nil {
 				return nil, err

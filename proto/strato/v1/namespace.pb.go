@@ -860,8 +860,11 @@ type KeyInfo struct {
 	ModificationTimeUnixMs int64                  `protobuf:"varint,11,opt,name=modification_time_unix_ms,json=modificationTimeUnixMs,proto3" json:"modification_time_unix_ms,omitempty"`
 	Blocks                 []*BlockLocation       `protobuf:"bytes,12,rep,name=blocks,proto3" json:"blocks,omitempty"` // in key order
 	Owner                  string                 `protobuf:"bytes,13,opt,name=owner,proto3" json:"owner,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// Attributes stored with the key at its commit (the S3 gateway's content
+	// type, user metadata, ETag, checksums and tags), sorted by name.
+	Attributes    []*KeyAttribute `protobuf:"bytes,14,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *KeyInfo) Reset() {
@@ -985,6 +988,139 @@ func (x *KeyInfo) GetOwner() string {
 	return ""
 }
 
+func (x *KeyInfo) GetAttributes() []*KeyAttribute {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
+// KeyAttribute is a name and a value stored with a key. Meta gives them no
+// meaning; the S3 gateway's names are in docs/s3.md.
+type KeyAttribute struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyAttribute) Reset() {
+	*x = KeyAttribute{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyAttribute) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyAttribute) ProtoMessage() {}
+
+func (x *KeyAttribute) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyAttribute.ProtoReflect.Descriptor instead.
+func (*KeyAttribute) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *KeyAttribute) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *KeyAttribute) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+// KeySource is a committed key of an OBS bucket whose blocks a CommitKey
+// takes (see CommitKeyRequest.sources).
+type KeySource struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Volume string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key    string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// object_id, when not 0, must be the key's: a source replaced since the
+	// caller looked it up fails the commit (INVALID_ARGUMENT, INVALID_BLOCKS).
+	ObjectId      uint64 `protobuf:"varint,4,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeySource) Reset() {
+	*x = KeySource{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeySource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeySource) ProtoMessage() {}
+
+func (x *KeySource) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeySource.ProtoReflect.Descriptor instead.
+func (*KeySource) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *KeySource) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *KeySource) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *KeySource) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *KeySource) GetObjectId() uint64 {
+	if x != nil {
+		return x.ObjectId
+	}
+	return 0
+}
+
 // FileStatus is the Hadoop FileSystem view of a file or directory.
 type FileStatus struct {
 	state                  protoimpl.MessageState `protogen:"open.v1"`
@@ -1004,7 +1140,7 @@ type FileStatus struct {
 
 func (x *FileStatus) Reset() {
 	*x = FileStatus{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[7]
+	mi := &file_strato_v1_namespace_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1016,7 +1152,7 @@ func (x *FileStatus) String() string {
 func (*FileStatus) ProtoMessage() {}
 
 func (x *FileStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[7]
+	mi := &file_strato_v1_namespace_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1029,7 +1165,7 @@ func (x *FileStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileStatus.ProtoReflect.Descriptor instead.
 func (*FileStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FileStatus) GetPath() string {
@@ -1115,7 +1251,7 @@ type ExcludeList struct {
 
 func (x *ExcludeList) Reset() {
 	*x = ExcludeList{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[8]
+	mi := &file_strato_v1_namespace_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1263,7 @@ func (x *ExcludeList) String() string {
 func (*ExcludeList) ProtoMessage() {}
 
 func (x *ExcludeList) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[8]
+	mi := &file_strato_v1_namespace_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1276,7 @@ func (x *ExcludeList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExcludeList.ProtoReflect.Descriptor instead.
 func (*ExcludeList) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExcludeList) GetDatanodes() []string {
@@ -1176,7 +1312,7 @@ type CreateVolumeRequest struct {
 
 func (x *CreateVolumeRequest) Reset() {
 	*x = CreateVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[9]
+	mi := &file_strato_v1_namespace_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1324,7 @@ func (x *CreateVolumeRequest) String() string {
 func (*CreateVolumeRequest) ProtoMessage() {}
 
 func (x *CreateVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[9]
+	mi := &file_strato_v1_namespace_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1337,7 @@ func (x *CreateVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateVolumeRequest.ProtoReflect.Descriptor instead.
 func (*CreateVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CreateVolumeRequest) GetName() string {
@@ -1241,7 +1377,7 @@ type CreateVolumeResponse struct {
 
 func (x *CreateVolumeResponse) Reset() {
 	*x = CreateVolumeResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[10]
+	mi := &file_strato_v1_namespace_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +1389,7 @@ func (x *CreateVolumeResponse) String() string {
 func (*CreateVolumeResponse) ProtoMessage() {}
 
 func (x *CreateVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[10]
+	mi := &file_strato_v1_namespace_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1266,7 +1402,7 @@ func (x *CreateVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateVolumeResponse.ProtoReflect.Descriptor instead.
 func (*CreateVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateVolumeResponse) GetVolume() *VolumeInfo {
@@ -1285,7 +1421,7 @@ type DeleteVolumeRequest struct {
 
 func (x *DeleteVolumeRequest) Reset() {
 	*x = DeleteVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[11]
+	mi := &file_strato_v1_namespace_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +1433,7 @@ func (x *DeleteVolumeRequest) String() string {
 func (*DeleteVolumeRequest) ProtoMessage() {}
 
 func (x *DeleteVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[11]
+	mi := &file_strato_v1_namespace_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +1446,7 @@ func (x *DeleteVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeRequest.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeleteVolumeRequest) GetName() string {
@@ -1328,7 +1464,7 @@ type DeleteVolumeResponse struct {
 
 func (x *DeleteVolumeResponse) Reset() {
 	*x = DeleteVolumeResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[12]
+	mi := &file_strato_v1_namespace_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1340,7 +1476,7 @@ func (x *DeleteVolumeResponse) String() string {
 func (*DeleteVolumeResponse) ProtoMessage() {}
 
 func (x *DeleteVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[12]
+	mi := &file_strato_v1_namespace_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1353,7 +1489,7 @@ func (x *DeleteVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeResponse.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{14}
 }
 
 type GetVolumeRequest struct {
@@ -1365,7 +1501,7 @@ type GetVolumeRequest struct {
 
 func (x *GetVolumeRequest) Reset() {
 	*x = GetVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[13]
+	mi := &file_strato_v1_namespace_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1377,7 +1513,7 @@ func (x *GetVolumeRequest) String() string {
 func (*GetVolumeRequest) ProtoMessage() {}
 
 func (x *GetVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[13]
+	mi := &file_strato_v1_namespace_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1390,7 +1526,7 @@ func (x *GetVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVolumeRequest.ProtoReflect.Descriptor instead.
 func (*GetVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetVolumeRequest) GetName() string {
@@ -1411,7 +1547,7 @@ type ListVolumesRequest struct {
 
 func (x *ListVolumesRequest) Reset() {
 	*x = ListVolumesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[14]
+	mi := &file_strato_v1_namespace_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1423,7 +1559,7 @@ func (x *ListVolumesRequest) String() string {
 func (*ListVolumesRequest) ProtoMessage() {}
 
 func (x *ListVolumesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[14]
+	mi := &file_strato_v1_namespace_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1436,7 +1572,7 @@ func (x *ListVolumesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListVolumesRequest.ProtoReflect.Descriptor instead.
 func (*ListVolumesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListVolumesRequest) GetPrefix() string {
@@ -1470,7 +1606,7 @@ type ListVolumesResponse struct {
 
 func (x *ListVolumesResponse) Reset() {
 	*x = ListVolumesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[15]
+	mi := &file_strato_v1_namespace_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1482,7 +1618,7 @@ func (x *ListVolumesResponse) String() string {
 func (*ListVolumesResponse) ProtoMessage() {}
 
 func (x *ListVolumesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[15]
+	mi := &file_strato_v1_namespace_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1495,7 +1631,7 @@ func (x *ListVolumesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListVolumesResponse.ProtoReflect.Descriptor instead.
 func (*ListVolumesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListVolumesResponse) GetVolumes() []*VolumeInfo {
@@ -1525,7 +1661,7 @@ type SetQuotaRequest struct {
 
 func (x *SetQuotaRequest) Reset() {
 	*x = SetQuotaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[16]
+	mi := &file_strato_v1_namespace_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1537,7 +1673,7 @@ func (x *SetQuotaRequest) String() string {
 func (*SetQuotaRequest) ProtoMessage() {}
 
 func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[16]
+	mi := &file_strato_v1_namespace_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1550,7 +1686,7 @@ func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SetQuotaRequest) GetVolume() string {
@@ -1589,7 +1725,7 @@ type SetQuotaResponse struct {
 
 func (x *SetQuotaResponse) Reset() {
 	*x = SetQuotaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[17]
+	mi := &file_strato_v1_namespace_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1601,7 +1737,7 @@ func (x *SetQuotaResponse) String() string {
 func (*SetQuotaResponse) ProtoMessage() {}
 
 func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[17]
+	mi := &file_strato_v1_namespace_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1614,7 +1750,7 @@ func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaResponse.ProtoReflect.Descriptor instead.
 func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{19}
 }
 
 type CreateBucketRequest struct {
@@ -1635,7 +1771,7 @@ type CreateBucketRequest struct {
 
 func (x *CreateBucketRequest) Reset() {
 	*x = CreateBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[18]
+	mi := &file_strato_v1_namespace_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1647,7 +1783,7 @@ func (x *CreateBucketRequest) String() string {
 func (*CreateBucketRequest) ProtoMessage() {}
 
 func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[18]
+	mi := &file_strato_v1_namespace_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1660,7 +1796,7 @@ func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketRequest.ProtoReflect.Descriptor instead.
 func (*CreateBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CreateBucketRequest) GetVolume() string {
@@ -1742,7 +1878,7 @@ type CreateBucketResponse struct {
 
 func (x *CreateBucketResponse) Reset() {
 	*x = CreateBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[19]
+	mi := &file_strato_v1_namespace_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1754,7 +1890,7 @@ func (x *CreateBucketResponse) String() string {
 func (*CreateBucketResponse) ProtoMessage() {}
 
 func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[19]
+	mi := &file_strato_v1_namespace_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1767,7 +1903,7 @@ func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketResponse.ProtoReflect.Descriptor instead.
 func (*CreateBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CreateBucketResponse) GetBucket() *BucketInfo {
@@ -1787,7 +1923,7 @@ type DeleteBucketRequest struct {
 
 func (x *DeleteBucketRequest) Reset() {
 	*x = DeleteBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[20]
+	mi := &file_strato_v1_namespace_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1799,7 +1935,7 @@ func (x *DeleteBucketRequest) String() string {
 func (*DeleteBucketRequest) ProtoMessage() {}
 
 func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[20]
+	mi := &file_strato_v1_namespace_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1812,7 +1948,7 @@ func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketRequest.ProtoReflect.Descriptor instead.
 func (*DeleteBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeleteBucketRequest) GetVolume() string {
@@ -1837,7 +1973,7 @@ type DeleteBucketResponse struct {
 
 func (x *DeleteBucketResponse) Reset() {
 	*x = DeleteBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	mi := &file_strato_v1_namespace_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1849,7 +1985,7 @@ func (x *DeleteBucketResponse) String() string {
 func (*DeleteBucketResponse) ProtoMessage() {}
 
 func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	mi := &file_strato_v1_namespace_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1862,7 +1998,7 @@ func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketResponse.ProtoReflect.Descriptor instead.
 func (*DeleteBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{23}
 }
 
 type GetBucketRequest struct {
@@ -1875,7 +2011,7 @@ type GetBucketRequest struct {
 
 func (x *GetBucketRequest) Reset() {
 	*x = GetBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	mi := &file_strato_v1_namespace_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1887,7 +2023,7 @@ func (x *GetBucketRequest) String() string {
 func (*GetBucketRequest) ProtoMessage() {}
 
 func (x *GetBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	mi := &file_strato_v1_namespace_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1900,7 +2036,7 @@ func (x *GetBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBucketRequest.ProtoReflect.Descriptor instead.
 func (*GetBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetBucketRequest) GetVolume() string {
@@ -1929,7 +2065,7 @@ type ListBucketsRequest struct {
 
 func (x *ListBucketsRequest) Reset() {
 	*x = ListBucketsRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	mi := &file_strato_v1_namespace_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1941,7 +2077,7 @@ func (x *ListBucketsRequest) String() string {
 func (*ListBucketsRequest) ProtoMessage() {}
 
 func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	mi := &file_strato_v1_namespace_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1954,7 +2090,7 @@ func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsRequest.ProtoReflect.Descriptor instead.
 func (*ListBucketsRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListBucketsRequest) GetVolume() string {
@@ -1995,7 +2131,7 @@ type ListBucketsResponse struct {
 
 func (x *ListBucketsResponse) Reset() {
 	*x = ListBucketsResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	mi := &file_strato_v1_namespace_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2007,7 +2143,7 @@ func (x *ListBucketsResponse) String() string {
 func (*ListBucketsResponse) ProtoMessage() {}
 
 func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	mi := &file_strato_v1_namespace_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2020,7 +2156,7 @@ func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsResponse.ProtoReflect.Descriptor instead.
 func (*ListBucketsResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListBucketsResponse) GetBuckets() []*BucketInfo {
@@ -2060,7 +2196,7 @@ type OpenKeyRequest struct {
 
 func (x *OpenKeyRequest) Reset() {
 	*x = OpenKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[25]
+	mi := &file_strato_v1_namespace_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2072,7 +2208,7 @@ func (x *OpenKeyRequest) String() string {
 func (*OpenKeyRequest) ProtoMessage() {}
 
 func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[25]
+	mi := &file_strato_v1_namespace_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2085,7 +2221,7 @@ func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyRequest.ProtoReflect.Descriptor instead.
 func (*OpenKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *OpenKeyRequest) GetVolume() string {
@@ -2168,7 +2304,7 @@ type CreateFileRequest struct {
 
 func (x *CreateFileRequest) Reset() {
 	*x = CreateFileRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[26]
+	mi := &file_strato_v1_namespace_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2180,7 +2316,7 @@ func (x *CreateFileRequest) String() string {
 func (*CreateFileRequest) ProtoMessage() {}
 
 func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[26]
+	mi := &file_strato_v1_namespace_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2193,7 +2329,7 @@ func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateFileRequest.ProtoReflect.Descriptor instead.
 func (*CreateFileRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CreateFileRequest) GetVolume() string {
@@ -2287,7 +2423,7 @@ type OpenKeyResponse struct {
 
 func (x *OpenKeyResponse) Reset() {
 	*x = OpenKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[27]
+	mi := &file_strato_v1_namespace_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2299,7 +2435,7 @@ func (x *OpenKeyResponse) String() string {
 func (*OpenKeyResponse) ProtoMessage() {}
 
 func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[27]
+	mi := &file_strato_v1_namespace_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2312,7 +2448,7 @@ func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyResponse.ProtoReflect.Descriptor instead.
 func (*OpenKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *OpenKeyResponse) GetOpenId() uint64 {
@@ -2378,7 +2514,7 @@ type AllocateBlockRequest struct {
 
 func (x *AllocateBlockRequest) Reset() {
 	*x = AllocateBlockRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[28]
+	mi := &file_strato_v1_namespace_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2390,7 +2526,7 @@ func (x *AllocateBlockRequest) String() string {
 func (*AllocateBlockRequest) ProtoMessage() {}
 
 func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[28]
+	mi := &file_strato_v1_namespace_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2403,7 +2539,7 @@ func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockRequest.ProtoReflect.Descriptor instead.
 func (*AllocateBlockRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AllocateBlockRequest) GetVolume() string {
@@ -2457,7 +2593,7 @@ type AllocateBlockResponse struct {
 
 func (x *AllocateBlockResponse) Reset() {
 	*x = AllocateBlockResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[29]
+	mi := &file_strato_v1_namespace_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2469,7 +2605,7 @@ func (x *AllocateBlockResponse) String() string {
 func (*AllocateBlockResponse) ProtoMessage() {}
 
 func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[29]
+	mi := &file_strato_v1_namespace_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2482,7 +2618,7 @@ func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockResponse.ProtoReflect.Descriptor instead.
 func (*AllocateBlockResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AllocateBlockResponse) GetBlock() *BlockLocation {
@@ -2507,14 +2643,23 @@ type CommitKeyRequest struct {
 	// last CommitKey, without hsync, closes it.
 	Hsync bool `protobuf:"varint,6,opt,name=hsync,proto3" json:"hsync,omitempty"`
 	// create_token (instead of open_id): commit a deferred create, empty.
-	CreateToken   []byte `protobuf:"bytes,7,opt,name=create_token,json=createToken,proto3" json:"create_token,omitempty"`
+	CreateToken []byte `protobuf:"bytes,7,opt,name=create_token,json=createToken,proto3" json:"create_token,omitempty"`
+	// attributes are stored with the key (names unique, at most 1,024 of
+	// them and 64 KiB in all); none: the key has none.
+	Attributes []*KeyAttribute `protobuf:"bytes,8,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	// sources, instead of blocks, compose the key from other keys (an S3
+	// multipart upload's parts): their blocks, in this order, become the
+	// key's and the sources are deleted, in one metadata operation that
+	// copies no data. Each source is a key of an OBS bucket written with the
+	// open key's checksum type and window; none may repeat. Not with hsync.
+	Sources       []*KeySource `protobuf:"bytes,9,rep,name=sources,proto3" json:"sources,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CommitKeyRequest) Reset() {
 	*x = CommitKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[30]
+	mi := &file_strato_v1_namespace_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2526,7 +2671,7 @@ func (x *CommitKeyRequest) String() string {
 func (*CommitKeyRequest) ProtoMessage() {}
 
 func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[30]
+	mi := &file_strato_v1_namespace_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2539,7 +2684,7 @@ func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyRequest.ProtoReflect.Descriptor instead.
 func (*CommitKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CommitKeyRequest) GetVolume() string {
@@ -2591,6 +2736,20 @@ func (x *CommitKeyRequest) GetCreateToken() []byte {
 	return nil
 }
 
+func (x *CommitKeyRequest) GetAttributes() []*KeyAttribute {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
+func (x *CommitKeyRequest) GetSources() []*KeySource {
+	if x != nil {
+		return x.Sources
+	}
+	return nil
+}
+
 type CommitKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ObjectId      uint64                 `protobuf:"varint,1,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
@@ -2601,7 +2760,7 @@ type CommitKeyResponse struct {
 
 func (x *CommitKeyResponse) Reset() {
 	*x = CommitKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[31]
+	mi := &file_strato_v1_namespace_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2613,7 +2772,7 @@ func (x *CommitKeyResponse) String() string {
 func (*CommitKeyResponse) ProtoMessage() {}
 
 func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[31]
+	mi := &file_strato_v1_namespace_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2626,7 +2785,7 @@ func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyResponse.ProtoReflect.Descriptor instead.
 func (*CommitKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CommitKeyResponse) GetObjectId() uint64 {
@@ -2654,7 +2813,7 @@ type LookupKeyRequest struct {
 
 func (x *LookupKeyRequest) Reset() {
 	*x = LookupKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[32]
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2666,7 +2825,7 @@ func (x *LookupKeyRequest) String() string {
 func (*LookupKeyRequest) ProtoMessage() {}
 
 func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[32]
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2679,7 +2838,7 @@ func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyRequest.ProtoReflect.Descriptor instead.
 func (*LookupKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *LookupKeyRequest) GetVolume() string {
@@ -2712,7 +2871,7 @@ type LookupKeyResponse struct {
 
 func (x *LookupKeyResponse) Reset() {
 	*x = LookupKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[33]
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2724,7 +2883,7 @@ func (x *LookupKeyResponse) String() string {
 func (*LookupKeyResponse) ProtoMessage() {}
 
 func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[33]
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2737,7 +2896,7 @@ func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyResponse.ProtoReflect.Descriptor instead.
 func (*LookupKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *LookupKeyResponse) GetKey() *KeyInfo {
@@ -2758,7 +2917,7 @@ type DeleteKeyRequest struct {
 
 func (x *DeleteKeyRequest) Reset() {
 	*x = DeleteKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2770,7 +2929,7 @@ func (x *DeleteKeyRequest) String() string {
 func (*DeleteKeyRequest) ProtoMessage() {}
 
 func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2783,7 +2942,7 @@ func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *DeleteKeyRequest) GetVolume() string {
@@ -2815,7 +2974,7 @@ type DeleteKeyResponse struct {
 
 func (x *DeleteKeyResponse) Reset() {
 	*x = DeleteKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2827,7 +2986,7 @@ func (x *DeleteKeyResponse) String() string {
 func (*DeleteKeyResponse) ProtoMessage() {}
 
 func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2840,7 +2999,7 @@ func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
 }
 
 // RenameKeyRequest renames a key; the target must not exist. On an FSO
@@ -2857,7 +3016,7 @@ type RenameKeyRequest struct {
 
 func (x *RenameKeyRequest) Reset() {
 	*x = RenameKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2869,7 +3028,7 @@ func (x *RenameKeyRequest) String() string {
 func (*RenameKeyRequest) ProtoMessage() {}
 
 func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2882,7 +3041,7 @@ func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyRequest.ProtoReflect.Descriptor instead.
 func (*RenameKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RenameKeyRequest) GetVolume() string {
@@ -2921,7 +3080,7 @@ type RenameKeyResponse struct {
 
 func (x *RenameKeyResponse) Reset() {
 	*x = RenameKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2933,7 +3092,7 @@ func (x *RenameKeyResponse) String() string {
 func (*RenameKeyResponse) ProtoMessage() {}
 
 func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2946,7 +3105,7 @@ func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyResponse.ProtoReflect.Descriptor instead.
 func (*RenameKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
 }
 
 type ListKeysRequest struct {
@@ -2963,7 +3122,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2975,7 +3134,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2988,7 +3147,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListKeysRequest) GetVolume() string {
@@ -3046,7 +3205,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3058,7 +3217,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3071,7 +3230,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListKeysResponse) GetKeys() []*KeyInfo {
@@ -3115,7 +3274,7 @@ type CreateDirectoryRequest struct {
 
 func (x *CreateDirectoryRequest) Reset() {
 	*x = CreateDirectoryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3127,7 +3286,7 @@ func (x *CreateDirectoryRequest) String() string {
 func (*CreateDirectoryRequest) ProtoMessage() {}
 
 func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3140,7 +3299,7 @@ func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryRequest.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CreateDirectoryRequest) GetVolume() string {
@@ -3181,7 +3340,7 @@ type CreateDirectoryResponse struct {
 
 func (x *CreateDirectoryResponse) Reset() {
 	*x = CreateDirectoryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3193,7 +3352,7 @@ func (x *CreateDirectoryResponse) String() string {
 func (*CreateDirectoryResponse) ProtoMessage() {}
 
 func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3206,7 +3365,7 @@ func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryResponse.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CreateDirectoryResponse) GetObjectId() uint64 {
@@ -3235,7 +3394,7 @@ type GetFileStatusRequest struct {
 
 func (x *GetFileStatusRequest) Reset() {
 	*x = GetFileStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3247,7 +3406,7 @@ func (x *GetFileStatusRequest) String() string {
 func (*GetFileStatusRequest) ProtoMessage() {}
 
 func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3260,7 +3419,7 @@ func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFileStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetFileStatusRequest) GetVolume() string {
@@ -3300,7 +3459,7 @@ type GetFileStatusResponse struct {
 
 func (x *GetFileStatusResponse) Reset() {
 	*x = GetFileStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3312,7 +3471,7 @@ func (x *GetFileStatusResponse) String() string {
 func (*GetFileStatusResponse) ProtoMessage() {}
 
 func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3325,7 +3484,7 @@ func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetFileStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetFileStatusResponse) GetStatus() *FileStatus {
@@ -3348,7 +3507,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3360,7 +3519,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3373,7 +3532,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListStatusRequest) GetVolume() string {
@@ -3421,7 +3580,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3433,7 +3592,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3446,7 +3605,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*FileStatus {
@@ -3478,7 +3637,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3490,7 +3649,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3503,7 +3662,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *RenameRequest) GetVolume() string {
@@ -3542,7 +3701,7 @@ type RenameResponse struct {
 
 func (x *RenameResponse) Reset() {
 	*x = RenameResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3554,7 +3713,7 @@ func (x *RenameResponse) String() string {
 func (*RenameResponse) ProtoMessage() {}
 
 func (x *RenameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3567,7 +3726,7 @@ func (x *RenameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponse.ProtoReflect.Descriptor instead.
 func (*RenameResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
 }
 
 // DeleteRequest deletes a file, an empty directory, or a directory and its
@@ -3584,7 +3743,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3596,7 +3755,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3609,7 +3768,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DeleteRequest) GetVolume() string {
@@ -3648,7 +3807,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3660,7 +3819,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3673,7 +3832,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
 }
 
 // CloseContainerRequest comes from a client that failed to write to a
@@ -3690,7 +3849,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3702,7 +3861,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3715,7 +3874,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -3747,7 +3906,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3759,7 +3918,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3772,7 +3931,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -3790,7 +3949,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3802,7 +3961,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3815,7 +3974,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -3854,7 +4013,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3866,7 +4025,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3879,7 +4038,7 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
 }
 
 var File_strato_v1_namespace_proto protoreflect.FileDescriptor
@@ -3936,7 +4095,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\bblock_id\x18\x01 \x01(\v2\x12.strato.v1.BlockIDR\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12/\n" +
-	"\bpipeline\x18\x04 \x01(\v2\x13.strato.v1.PipelineR\bpipeline\"\xfd\x03\n" +
+	"\bpipeline\x18\x04 \x01(\v2\x13.strato.v1.PipelineR\bpipeline\"\xb6\x04\n" +
 	"\aKeyInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -3951,7 +4110,18 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	" \x01(\x03R\x12creationTimeUnixMs\x129\n" +
 	"\x19modification_time_unix_ms\x18\v \x01(\x03R\x16modificationTimeUnixMs\x120\n" +
 	"\x06blocks\x18\f \x03(\v2\x18.strato.v1.BlockLocationR\x06blocks\x12\x14\n" +
-	"\x05owner\x18\r \x01(\tR\x05owner\"\x81\x03\n" +
+	"\x05owner\x18\r \x01(\tR\x05owner\x127\n" +
+	"\n" +
+	"attributes\x18\x0e \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
+	"attributes\"8\n" +
+	"\fKeyAttribute\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"j\n" +
+	"\tKeySource\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1b\n" +
+	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"\x81\x03\n" +
 	"\n" +
 	"FileStatus\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12!\n" +
@@ -4074,7 +4244,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\aexclude\x18\x05 \x01(\v2\x16.strato.v1.ExcludeListR\aexclude\x12\x1b\n" +
 	"\tsize_hint\x18\x06 \x01(\x03R\bsizeHint\"G\n" +
 	"\x15AllocateBlockResponse\x12.\n" +
-	"\x05block\x18\x01 \x01(\v2\x18.strato.v1.BlockLocationR\x05block\"\xd8\x01\n" +
+	"\x05block\x18\x01 \x01(\v2\x18.strato.v1.BlockLocationR\x05block\"\xc1\x02\n" +
 	"\x10CommitKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -4082,7 +4252,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\aopen_id\x18\x04 \x01(\x04R\x06openId\x120\n" +
 	"\x06blocks\x18\x05 \x03(\v2\x18.strato.v1.BlockLocationR\x06blocks\x12\x14\n" +
 	"\x05hsync\x18\x06 \x01(\bR\x05hsync\x12!\n" +
-	"\fcreate_token\x18\a \x01(\fR\vcreateToken\"D\n" +
+	"\fcreate_token\x18\a \x01(\fR\vcreateToken\x127\n" +
+	"\n" +
+	"attributes\x18\b \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
+	"attributes\x12.\n" +
+	"\asources\x18\t \x03(\v2\x14.strato.v1.KeySourceR\asources\"D\n" +
 	"\x11CommitKeyResponse\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\"T\n" +
@@ -4255,7 +4429,7 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_strato_v1_namespace_proto_goTypes = []any{
 	(ErrorReason)(0),                // 0: strato.v1.ErrorReason
 	(BucketLayout)(0),               // 1: strato.v1.BucketLayout
@@ -4268,53 +4442,55 @@ var file_strato_v1_namespace_proto_goTypes = []any{
 	(*Pipeline)(nil),                // 8: strato.v1.Pipeline
 	(*BlockLocation)(nil),           // 9: strato.v1.BlockLocation
 	(*KeyInfo)(nil),                 // 10: strato.v1.KeyInfo
-	(*FileStatus)(nil),              // 11: strato.v1.FileStatus
-	(*ExcludeList)(nil),             // 12: strato.v1.ExcludeList
-	(*CreateVolumeRequest)(nil),     // 13: strato.v1.CreateVolumeRequest
-	(*CreateVolumeResponse)(nil),    // 14: strato.v1.CreateVolumeResponse
-	(*DeleteVolumeRequest)(nil),     // 15: strato.v1.DeleteVolumeRequest
-	(*DeleteVolumeResponse)(nil),    // 16: strato.v1.DeleteVolumeResponse
-	(*GetVolumeRequest)(nil),        // 17: strato.v1.GetVolumeRequest
-	(*ListVolumesRequest)(nil),      // 18: strato.v1.ListVolumesRequest
-	(*ListVolumesResponse)(nil),     // 19: strato.v1.ListVolumesResponse
-	(*SetQuotaRequest)(nil),         // 20: strato.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),        // 21: strato.v1.SetQuotaResponse
-	(*CreateBucketRequest)(nil),     // 22: strato.v1.CreateBucketRequest
-	(*CreateBucketResponse)(nil),    // 23: strato.v1.CreateBucketResponse
-	(*DeleteBucketRequest)(nil),     // 24: strato.v1.DeleteBucketRequest
-	(*DeleteBucketResponse)(nil),    // 25: strato.v1.DeleteBucketResponse
-	(*GetBucketRequest)(nil),        // 26: strato.v1.GetBucketRequest
-	(*ListBucketsRequest)(nil),      // 27: strato.v1.ListBucketsRequest
-	(*ListBucketsResponse)(nil),     // 28: strato.v1.ListBucketsResponse
-	(*OpenKeyRequest)(nil),          // 29: strato.v1.OpenKeyRequest
-	(*CreateFileRequest)(nil),       // 30: strato.v1.CreateFileRequest
-	(*OpenKeyResponse)(nil),         // 31: strato.v1.OpenKeyResponse
-	(*AllocateBlockRequest)(nil),    // 32: strato.v1.AllocateBlockRequest
-	(*AllocateBlockResponse)(nil),   // 33: strato.v1.AllocateBlockResponse
-	(*CommitKeyRequest)(nil),        // 34: strato.v1.CommitKeyRequest
-	(*CommitKeyResponse)(nil),       // 35: strato.v1.CommitKeyResponse
-	(*LookupKeyRequest)(nil),        // 36: strato.v1.LookupKeyRequest
-	(*LookupKeyResponse)(nil),       // 37: strato.v1.LookupKeyResponse
-	(*DeleteKeyRequest)(nil),        // 38: strato.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),       // 39: strato.v1.DeleteKeyResponse
-	(*RenameKeyRequest)(nil),        // 40: strato.v1.RenameKeyRequest
-	(*RenameKeyResponse)(nil),       // 41: strato.v1.RenameKeyResponse
-	(*ListKeysRequest)(nil),         // 42: strato.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),        // 43: strato.v1.ListKeysResponse
-	(*CreateDirectoryRequest)(nil),  // 44: strato.v1.CreateDirectoryRequest
-	(*CreateDirectoryResponse)(nil), // 45: strato.v1.CreateDirectoryResponse
-	(*GetFileStatusRequest)(nil),    // 46: strato.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),   // 47: strato.v1.GetFileStatusResponse
-	(*ListStatusRequest)(nil),       // 48: strato.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),      // 49: strato.v1.ListStatusResponse
-	(*RenameRequest)(nil),           // 50: strato.v1.RenameRequest
-	(*RenameResponse)(nil),          // 51: strato.v1.RenameResponse
-	(*DeleteRequest)(nil),           // 52: strato.v1.DeleteRequest
-	(*DeleteResponse)(nil),          // 53: strato.v1.DeleteResponse
-	(*CloseContainerRequest)(nil),   // 54: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),  // 55: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),    // 56: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),   // 57: strato.v1.ReportReplicaResponse
+	(*KeyAttribute)(nil),            // 11: strato.v1.KeyAttribute
+	(*KeySource)(nil),               // 12: strato.v1.KeySource
+	(*FileStatus)(nil),              // 13: strato.v1.FileStatus
+	(*ExcludeList)(nil),             // 14: strato.v1.ExcludeList
+	(*CreateVolumeRequest)(nil),     // 15: strato.v1.CreateVolumeRequest
+	(*CreateVolumeResponse)(nil),    // 16: strato.v1.CreateVolumeResponse
+	(*DeleteVolumeRequest)(nil),     // 17: strato.v1.DeleteVolumeRequest
+	(*DeleteVolumeResponse)(nil),    // 18: strato.v1.DeleteVolumeResponse
+	(*GetVolumeRequest)(nil),        // 19: strato.v1.GetVolumeRequest
+	(*ListVolumesRequest)(nil),      // 20: strato.v1.ListVolumesRequest
+	(*ListVolumesResponse)(nil),     // 21: strato.v1.ListVolumesResponse
+	(*SetQuotaRequest)(nil),         // 22: strato.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),        // 23: strato.v1.SetQuotaResponse
+	(*CreateBucketRequest)(nil),     // 24: strato.v1.CreateBucketRequest
+	(*CreateBucketResponse)(nil),    // 25: strato.v1.CreateBucketResponse
+	(*DeleteBucketRequest)(nil),     // 26: strato.v1.DeleteBucketRequest
+	(*DeleteBucketResponse)(nil),    // 27: strato.v1.DeleteBucketResponse
+	(*GetBucketRequest)(nil),        // 28: strato.v1.GetBucketRequest
+	(*ListBucketsRequest)(nil),      // 29: strato.v1.ListBucketsRequest
+	(*ListBucketsResponse)(nil),     // 30: strato.v1.ListBucketsResponse
+	(*OpenKeyRequest)(nil),          // 31: strato.v1.OpenKeyRequest
+	(*CreateFileRequest)(nil),       // 32: strato.v1.CreateFileRequest
+	(*OpenKeyResponse)(nil),         // 33: strato.v1.OpenKeyResponse
+	(*AllocateBlockRequest)(nil),    // 34: strato.v1.AllocateBlockRequest
+	(*AllocateBlockResponse)(nil),   // 35: strato.v1.AllocateBlockResponse
+	(*CommitKeyRequest)(nil),        // 36: strato.v1.CommitKeyRequest
+	(*CommitKeyResponse)(nil),       // 37: strato.v1.CommitKeyResponse
+	(*LookupKeyRequest)(nil),        // 38: strato.v1.LookupKeyRequest
+	(*LookupKeyResponse)(nil),       // 39: strato.v1.LookupKeyResponse
+	(*DeleteKeyRequest)(nil),        // 40: strato.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),       // 41: strato.v1.DeleteKeyResponse
+	(*RenameKeyRequest)(nil),        // 42: strato.v1.RenameKeyRequest
+	(*RenameKeyResponse)(nil),       // 43: strato.v1.RenameKeyResponse
+	(*ListKeysRequest)(nil),         // 44: strato.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),        // 45: strato.v1.ListKeysResponse
+	(*CreateDirectoryRequest)(nil),  // 46: strato.v1.CreateDirectoryRequest
+	(*CreateDirectoryResponse)(nil), // 47: strato.v1.CreateDirectoryResponse
+	(*GetFileStatusRequest)(nil),    // 48: strato.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),   // 49: strato.v1.GetFileStatusResponse
+	(*ListStatusRequest)(nil),       // 50: strato.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),      // 51: strato.v1.ListStatusResponse
+	(*RenameRequest)(nil),           // 52: strato.v1.RenameRequest
+	(*RenameResponse)(nil),          // 53: strato.v1.RenameResponse
+	(*DeleteRequest)(nil),           // 54: strato.v1.DeleteRequest
+	(*DeleteResponse)(nil),          // 55: strato.v1.DeleteResponse
+	(*CloseContainerRequest)(nil),   // 56: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),  // 57: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),    // 58: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),   // 59: strato.v1.ReportReplicaResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
 	1,  // 0: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
@@ -4326,82 +4502,85 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	3,  // 6: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
 	2,  // 7: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
 	9,  // 8: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
-	3,  // 9: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
-	10, // 10: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	4,  // 11: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	4,  // 12: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
-	1,  // 13: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
-	3,  // 14: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 15: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
-	5,  // 16: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	5,  // 17: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
-	3,  // 18: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
-	12, // 19: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
-	3,  // 20: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
-	12, // 21: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,  // 22: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
-	3,  // 23: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 24: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
-	12, // 25: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,  // 26: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	9,  // 27: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	10, // 28: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	10, // 29: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	11, // 30: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	11, // 31: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	13, // 32: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	15, // 33: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	17, // 34: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	18, // 35: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	20, // 36: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	22, // 37: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	24, // 38: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	26, // 39: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	27, // 40: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	29, // 41: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	32, // 42: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	34, // 43: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	36, // 44: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	38, // 45: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	40, // 46: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	42, // 47: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	44, // 48: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	30, // 49: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	46, // 50: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	48, // 51: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	50, // 52: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	52, // 53: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	54, // 54: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	56, // 55: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	14, // 56: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	16, // 57: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	4,  // 58: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	19, // 59: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	21, // 60: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	23, // 61: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	25, // 62: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	5,  // 63: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	28, // 64: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	31, // 65: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	33, // 66: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	35, // 67: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	37, // 68: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	39, // 69: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	41, // 70: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	43, // 71: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	45, // 72: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	31, // 73: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	47, // 74: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	49, // 75: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	51, // 76: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	53, // 77: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	55, // 78: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	57, // 79: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	56, // [56:80] is the sub-list for method output_type
-	32, // [32:56] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	11, // 9: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
+	3,  // 10: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
+	10, // 11: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
+	4,  // 12: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	4,  // 13: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
+	1,  // 14: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
+	3,  // 15: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 16: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
+	5,  // 17: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	5,  // 18: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
+	3,  // 19: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
+	14, // 20: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
+	3,  // 21: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
+	14, // 22: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	9,  // 23: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
+	3,  // 24: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 25: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
+	14, // 26: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	9,  // 27: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	9,  // 28: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	11, // 29: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	12, // 30: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	10, // 31: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	10, // 32: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	13, // 33: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	13, // 34: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	15, // 35: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	17, // 36: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	19, // 37: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	20, // 38: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	22, // 39: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	24, // 40: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	26, // 41: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	28, // 42: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	29, // 43: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	31, // 44: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	34, // 45: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	36, // 46: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	38, // 47: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	40, // 48: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	42, // 49: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	44, // 50: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	46, // 51: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	32, // 52: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	48, // 53: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	50, // 54: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	52, // 55: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	54, // 56: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	56, // 57: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	58, // 58: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	16, // 59: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	18, // 60: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	4,  // 61: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	21, // 62: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	23, // 63: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	25, // 64: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	27, // 65: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	5,  // 66: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	30, // 67: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	33, // 68: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	35, // 69: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	37, // 70: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	39, // 71: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	41, // 72: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	43, // 73: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	45, // 74: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	47, // 75: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	33, // 76: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	49, // 77: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	51, // 78: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	53, // 79: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	55, // 80: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	57, // 81: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	59, // 82: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	59, // [59:83] is the sub-list for method output_type
+	35, // [35:59] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }
@@ -4415,7 +4594,7 @@ func file_strato_v1_namespace_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   54,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1408,6 +1408,8 @@ type CommitKeyCommand struct {
 	Blocks        []*BlockRecord         `protobuf:"bytes,5,rep,name=blocks,proto3" json:"blocks,omitempty"`
 	Hsync         bool                   `protobuf:"varint,6,opt,name=hsync,proto3" json:"hsync,omitempty"`
 	CreateToken   []byte                 `protobuf:"bytes,7,opt,name=create_token,json=createToken,proto3" json:"create_token,omitempty"` // instead of open_id: a deferred create, empty
+	Attributes    []*AttributeRecord     `protobuf:"bytes,8,rep,name=attributes,proto3" json:"attributes,omitempty"`                      // sorted by name
+	Sources       []*KeySourceCommand    `protobuf:"bytes,9,rep,name=sources,proto3" json:"sources,omitempty"`                            // instead of blocks: compose
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1491,6 +1493,90 @@ func (x *CommitKeyCommand) GetCreateToken() []byte {
 	return nil
 }
 
+func (x *CommitKeyCommand) GetAttributes() []*AttributeRecord {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
+func (x *CommitKeyCommand) GetSources() []*KeySourceCommand {
+	if x != nil {
+		return x.Sources
+	}
+	return nil
+}
+
+// KeySourceCommand is a key whose blocks a CommitKeyCommand takes (the
+// API's KeySource).
+type KeySourceCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	ObjectId      uint64                 `protobuf:"varint,4,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeySourceCommand) Reset() {
+	*x = KeySourceCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeySourceCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeySourceCommand) ProtoMessage() {}
+
+func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeySourceCommand.ProtoReflect.Descriptor instead.
+func (*KeySourceCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *KeySourceCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *KeySourceCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *KeySourceCommand) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *KeySourceCommand) GetObjectId() uint64 {
+	if x != nil {
+		return x.ObjectId
+	}
+	return 0
+}
+
 // DeleteCommand deletes a key, or a file or directory (recursive: with its
 // subtree).
 type DeleteCommand struct {
@@ -1505,7 +1591,7 @@ type DeleteCommand struct {
 
 func (x *DeleteCommand) Reset() {
 	*x = DeleteCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1517,7 +1603,7 @@ func (x *DeleteCommand) String() string {
 func (*DeleteCommand) ProtoMessage() {}
 
 func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1530,7 +1616,7 @@ func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCommand.ProtoReflect.Descriptor instead.
 func (*DeleteCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeleteCommand) GetVolume() string {
@@ -1574,7 +1660,7 @@ type CreateDirectoryCommand struct {
 
 func (x *CreateDirectoryCommand) Reset() {
 	*x = CreateDirectoryCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1586,7 +1672,7 @@ func (x *CreateDirectoryCommand) String() string {
 func (*CreateDirectoryCommand) ProtoMessage() {}
 
 func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1599,7 +1685,7 @@ func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryCommand.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CreateDirectoryCommand) GetVolume() string {
@@ -1723,7 +1809,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x0fquota_namespace\x18\x04 \x01(\x03R\x0equotaNamespace\"A\n" +
 	"\x13DeleteBucketCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\xd6\x01\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xc9\x02\n" +
 	"\x10CommitKeyCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -1731,7 +1817,16 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\aopen_id\x18\x04 \x01(\x04R\x06openId\x12.\n" +
 	"\x06blocks\x18\x05 \x03(\v2\x16.strato.v1.BlockRecordR\x06blocks\x12\x14\n" +
 	"\x05hsync\x18\x06 \x01(\bR\x05hsync\x12!\n" +
-	"\fcreate_token\x18\a \x01(\fR\vcreateToken\"q\n" +
+	"\fcreate_token\x18\a \x01(\fR\vcreateToken\x12:\n" +
+	"\n" +
+	"attributes\x18\b \x03(\v2\x1a.strato.v1.AttributeRecordR\n" +
+	"attributes\x125\n" +
+	"\asources\x18\t \x03(\v2\x1b.strato.v1.KeySourceCommandR\asources\"q\n" +
+	"\x10KeySourceCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1b\n" +
+	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"q\n" +
 	"\rDeleteCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -1756,7 +1851,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 	return file_strato_v1_raftlog_proto_rawDescData
 }
 
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*MetaCommand)(nil),               // 0: strato.v1.MetaCommand
 	(*NamespaceCommand)(nil),          // 1: strato.v1.NamespaceCommand
@@ -1776,47 +1871,51 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*SetQuotaCommand)(nil),           // 15: strato.v1.SetQuotaCommand
 	(*DeleteBucketCommand)(nil),       // 16: strato.v1.DeleteBucketCommand
 	(*CommitKeyCommand)(nil),          // 17: strato.v1.CommitKeyCommand
-	(*DeleteCommand)(nil),             // 18: strato.v1.DeleteCommand
-	(*CreateDirectoryCommand)(nil),    // 19: strato.v1.CreateDirectoryCommand
-	(*VolumeRecord)(nil),              // 20: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 21: strato.v1.BucketRecord
-	(ReplicationFactor)(0),            // 22: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 23: strato.v1.BlockRecord
-	(*PipelineRecord)(nil),            // 24: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 25: strato.v1.ContainerRecord
-	(ContainerState)(0),               // 26: strato.v1.ContainerState
+	(*KeySourceCommand)(nil),          // 18: strato.v1.KeySourceCommand
+	(*DeleteCommand)(nil),             // 19: strato.v1.DeleteCommand
+	(*CreateDirectoryCommand)(nil),    // 20: strato.v1.CreateDirectoryCommand
+	(*VolumeRecord)(nil),              // 21: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 22: strato.v1.BucketRecord
+	(ReplicationFactor)(0),            // 23: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 24: strato.v1.BlockRecord
+	(*PipelineRecord)(nil),            // 25: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 26: strato.v1.ContainerRecord
+	(ContainerState)(0),               // 27: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 28: strato.v1.AttributeRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	1,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	12, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	20, // 2: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	21, // 2: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
 	14, // 3: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
 	15, // 4: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	21, // 5: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	22, // 5: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
 	16, // 6: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	3,  // 7: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	4,  // 8: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
 	17, // 9: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
-	18, // 10: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
+	19, // 10: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
 	5,  // 11: strato.v1.NamespaceCommand.rename:type_name -> strato.v1.RenameCommand
-	19, // 12: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
+	20, // 12: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
 	6,  // 13: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	8,  // 14: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	10, // 15: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
 	2,  // 16: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	22, // 17: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	23, // 18: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	23, // 19: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	24, // 20: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	25, // 21: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	23, // 17: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	24, // 18: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	24, // 19: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	25, // 20: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	26, // 21: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
 	13, // 22: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	26, // 23: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	23, // 24: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	27, // 23: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	24, // 24: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	28, // 25: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	18, // 26: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -1861,7 +1960,7 @@ func file_strato_v1_raftlog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -550,6 +550,7 @@ type KeyRecord struct {
 	ModificationTimeUnixMs int64                  `protobuf:"varint,11,opt,name=modification_time_unix_ms,json=modificationTimeUnixMs,proto3" json:"modification_time_unix_ms,omitempty"`
 	Blocks                 []*BlockRecord         `protobuf:"bytes,12,rep,name=blocks,proto3" json:"blocks,omitempty"` // in key order
 	Owner                  string                 `protobuf:"bytes,13,opt,name=owner,proto3" json:"owner,omitempty"`
+	Attributes             []*AttributeRecord     `protobuf:"bytes,14,rep,name=attributes,proto3" json:"attributes,omitempty"` // sorted by name
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
@@ -675,6 +676,67 @@ func (x *KeyRecord) GetOwner() string {
 	return ""
 }
 
+func (x *KeyRecord) GetAttributes() []*AttributeRecord {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
+// AttributeRecord is a name and value stored with a key (the API's
+// KeyAttribute).
+type AttributeRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttributeRecord) Reset() {
+	*x = AttributeRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttributeRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttributeRecord) ProtoMessage() {}
+
+func (x *AttributeRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttributeRecord.ProtoReflect.Descriptor instead.
+func (*AttributeRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *AttributeRecord) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AttributeRecord) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
 // PipelineRecord is a pipeline of the cluster state (the API's
 // PipelineInfo).
 type PipelineRecord struct {
@@ -690,7 +752,7 @@ type PipelineRecord struct {
 
 func (x *PipelineRecord) Reset() {
 	*x = PipelineRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[7]
+	mi := &file_strato_v1_records_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +764,7 @@ func (x *PipelineRecord) String() string {
 func (*PipelineRecord) ProtoMessage() {}
 
 func (x *PipelineRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[7]
+	mi := &file_strato_v1_records_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +777,7 @@ func (x *PipelineRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PipelineRecord.ProtoReflect.Descriptor instead.
 func (*PipelineRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PipelineRecord) GetId() uint64 {
@@ -769,7 +831,7 @@ type ContainerRecord struct {
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[8]
+	mi := &file_strato_v1_records_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -781,7 +843,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[8]
+	mi := &file_strato_v1_records_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -794,7 +856,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ContainerRecord) GetId() uint64 {
@@ -855,7 +917,7 @@ type DirectoryInfo struct {
 
 func (x *DirectoryInfo) Reset() {
 	*x = DirectoryInfo{}
-	mi := &file_strato_v1_records_proto_msgTypes[9]
+	mi := &file_strato_v1_records_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +929,7 @@ func (x *DirectoryInfo) String() string {
 func (*DirectoryInfo) ProtoMessage() {}
 
 func (x *DirectoryInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[9]
+	mi := &file_strato_v1_records_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +942,7 @@ func (x *DirectoryInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectoryInfo.ProtoReflect.Descriptor instead.
 func (*DirectoryInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DirectoryInfo) GetObjectId() uint64 {
@@ -955,7 +1017,7 @@ type OpenKeyInfo struct {
 
 func (x *OpenKeyInfo) Reset() {
 	*x = OpenKeyInfo{}
-	mi := &file_strato_v1_records_proto_msgTypes[10]
+	mi := &file_strato_v1_records_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -967,7 +1029,7 @@ func (x *OpenKeyInfo) String() string {
 func (*OpenKeyInfo) ProtoMessage() {}
 
 func (x *OpenKeyInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[10]
+	mi := &file_strato_v1_records_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -980,7 +1042,7 @@ func (x *OpenKeyInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyInfo.ProtoReflect.Descriptor instead.
 func (*OpenKeyInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *OpenKeyInfo) GetId() uint64 {
@@ -1124,7 +1186,7 @@ type DeletedBlocks struct {
 
 func (x *DeletedBlocks) Reset() {
 	*x = DeletedBlocks{}
-	mi := &file_strato_v1_records_proto_msgTypes[11]
+	mi := &file_strato_v1_records_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1136,7 +1198,7 @@ func (x *DeletedBlocks) String() string {
 func (*DeletedBlocks) ProtoMessage() {}
 
 func (x *DeletedBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[11]
+	mi := &file_strato_v1_records_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1149,7 +1211,7 @@ func (x *DeletedBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletedBlocks.ProtoReflect.Descriptor instead.
 func (*DeletedBlocks) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DeletedBlocks) GetSeq() uint64 {
@@ -1202,7 +1264,7 @@ type DeletedDirectory struct {
 
 func (x *DeletedDirectory) Reset() {
 	*x = DeletedDirectory{}
-	mi := &file_strato_v1_records_proto_msgTypes[12]
+	mi := &file_strato_v1_records_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1276,7 @@ func (x *DeletedDirectory) String() string {
 func (*DeletedDirectory) ProtoMessage() {}
 
 func (x *DeletedDirectory) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[12]
+	mi := &file_strato_v1_records_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1289,7 @@ func (x *DeletedDirectory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletedDirectory.ProtoReflect.Descriptor instead.
 func (*DeletedDirectory) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeletedDirectory) GetObjectId() uint64 {
@@ -1277,7 +1339,7 @@ type RequestResult struct {
 
 func (x *RequestResult) Reset() {
 	*x = RequestResult{}
-	mi := &file_strato_v1_records_proto_msgTypes[13]
+	mi := &file_strato_v1_records_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1289,7 +1351,7 @@ func (x *RequestResult) String() string {
 func (*RequestResult) ProtoMessage() {}
 
 func (x *RequestResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[13]
+	mi := &file_strato_v1_records_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1302,7 +1364,7 @@ func (x *RequestResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestResult.ProtoReflect.Descriptor instead.
 func (*RequestResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RequestResult) GetType() string {
@@ -1330,7 +1392,7 @@ type IDRange struct {
 
 func (x *IDRange) Reset() {
 	*x = IDRange{}
-	mi := &file_strato_v1_records_proto_msgTypes[14]
+	mi := &file_strato_v1_records_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1342,7 +1404,7 @@ func (x *IDRange) String() string {
 func (*IDRange) ProtoMessage() {}
 
 func (x *IDRange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[14]
+	mi := &file_strato_v1_records_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1355,7 +1417,7 @@ func (x *IDRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IDRange.ProtoReflect.Descriptor instead.
 func (*IDRange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *IDRange) GetFirst() uint64 {
@@ -1424,7 +1486,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\bblock_id\x18\x01 \x01(\v2\x18.strato.v1.BlockIDRecordR\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12:\n" +
-	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xfd\x03\n" +
+	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xb9\x04\n" +
 	"\tKeyRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -1439,7 +1501,13 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	" \x01(\x03R\x12creationTimeUnixMs\x129\n" +
 	"\x19modification_time_unix_ms\x18\v \x01(\x03R\x16modificationTimeUnixMs\x12.\n" +
 	"\x06blocks\x18\f \x03(\v2\x16.strato.v1.BlockRecordR\x06blocks\x12\x14\n" +
-	"\x05owner\x18\r \x01(\tR\x05owner\"\xd2\x01\n" +
+	"\x05owner\x18\r \x01(\tR\x05owner\x12:\n" +
+	"\n" +
+	"attributes\x18\x0e \x03(\v2\x1a.strato.v1.AttributeRecordR\n" +
+	"attributes\";\n" +
+	"\x0fAttributeRecord\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\xd2\x01\n" +
 	"\x0ePipelineRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12>\n" +
 	"\vreplication\x18\x02 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12\x18\n" +
@@ -1513,7 +1581,7 @@ func file_strato_v1_records_proto_rawDescGZIP() []byte {
 	return file_strato_v1_records_proto_rawDescData
 }
 
-var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_strato_v1_records_proto_goTypes = []any{
 	(*VolumeRecord)(nil),        // 0: strato.v1.VolumeRecord
 	(*BucketRecord)(nil),        // 1: strato.v1.BucketRecord
@@ -1522,44 +1590,46 @@ var file_strato_v1_records_proto_goTypes = []any{
 	(*BlockPipelineRecord)(nil), // 4: strato.v1.BlockPipelineRecord
 	(*BlockRecord)(nil),         // 5: strato.v1.BlockRecord
 	(*KeyRecord)(nil),           // 6: strato.v1.KeyRecord
-	(*PipelineRecord)(nil),      // 7: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),     // 8: strato.v1.ContainerRecord
-	(*DirectoryInfo)(nil),       // 9: strato.v1.DirectoryInfo
-	(*OpenKeyInfo)(nil),         // 10: strato.v1.OpenKeyInfo
-	(*DeletedBlocks)(nil),       // 11: strato.v1.DeletedBlocks
-	(*DeletedDirectory)(nil),    // 12: strato.v1.DeletedDirectory
-	(*RequestResult)(nil),       // 13: strato.v1.RequestResult
-	(*IDRange)(nil),             // 14: strato.v1.IDRange
-	(BucketLayout)(0),           // 15: strato.v1.BucketLayout
-	(ReplicationFactor)(0),      // 16: strato.v1.ReplicationFactor
-	(ChecksumType)(0),           // 17: strato.v1.ChecksumType
-	(PipelineState)(0),          // 18: strato.v1.PipelineState
-	(ContainerState)(0),         // 19: strato.v1.ContainerState
+	(*AttributeRecord)(nil),     // 7: strato.v1.AttributeRecord
+	(*PipelineRecord)(nil),      // 8: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),     // 9: strato.v1.ContainerRecord
+	(*DirectoryInfo)(nil),       // 10: strato.v1.DirectoryInfo
+	(*OpenKeyInfo)(nil),         // 11: strato.v1.OpenKeyInfo
+	(*DeletedBlocks)(nil),       // 12: strato.v1.DeletedBlocks
+	(*DeletedDirectory)(nil),    // 13: strato.v1.DeletedDirectory
+	(*RequestResult)(nil),       // 14: strato.v1.RequestResult
+	(*IDRange)(nil),             // 15: strato.v1.IDRange
+	(BucketLayout)(0),           // 16: strato.v1.BucketLayout
+	(ReplicationFactor)(0),      // 17: strato.v1.ReplicationFactor
+	(ChecksumType)(0),           // 18: strato.v1.ChecksumType
+	(PipelineState)(0),          // 19: strato.v1.PipelineState
+	(ContainerState)(0),         // 20: strato.v1.ContainerState
 }
 var file_strato_v1_records_proto_depIdxs = []int32{
-	15, // 0: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
-	16, // 1: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
-	17, // 2: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	16, // 0: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
+	17, // 1: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
+	18, // 2: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	3,  // 3: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
 	2,  // 4: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
 	4,  // 5: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
-	16, // 6: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
-	17, // 7: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	17, // 6: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	18, // 7: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	5,  // 8: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
-	16, // 9: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
-	18, // 10: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
-	19, // 11: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
-	16, // 12: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
-	15, // 13: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	16, // 14: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	17, // 15: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	5,  // 16: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
-	2,  // 17: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	7,  // 9: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
+	17, // 10: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	19, // 11: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	20, // 12: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	17, // 13: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	16, // 14: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	17, // 15: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	18, // 16: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	5,  // 17: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
+	2,  // 18: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_records_proto_init() }
@@ -1575,7 +1645,7 @@ func file_strato_v1_records_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_records_proto_rawDesc), len(file_strato_v1_records_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

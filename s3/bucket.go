@@ -1,0 +1,143 @@
+package s3
+
+import (
+	"encoding/xml"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/strato-io/strato/client"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// timeFormat is S3's timestamps in XML bodies.
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+func xmlTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(timeFormat) }
+
+type owner struct {
+	ID          string
+	DisplayName string
+}
+
+func ownerOf(name string) *owner {
+	if name == "" {
+		name = "strato"
+	}
+	return &owner{ID: name, DisplayName: name}
+}
+
+type listAllMyBucketsResult struct {
+	XMLName xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ ListAllMyBucketsResult"`
+	Owner   *owner
+	Buckets []bucketEntry `xml:"Buckets>Bucket"`
+}
+
+type bucketEntry struct {
+	Name         string
+	CreationDate string
+}
+
+func (g *Gateway) listBuckets(rq *request) error {
+	bs, err := g.c.ListBuckets(rq.ctx, g.volume, "")
+	if err != nil {
+		return fromClient(err, nil)
+	}
+	res := listAllMyBucketsResult{Owner: ownerOf("s3"), Buckets: make([]bucketEntry, 0, len(bs))}
+	for _, b := range bs {
+		res.Buckets = append(res.Buckets, bucketEntry{Name: b.Name, CreationDate: xmlTime(b.CreationTimeUnixMs)})
+	}
+	return rq.writeXML(200, res)
+}
+
+type createBucketConfiguration struct {
+	XMLName            xml.Name `xml:"CreateBucketConfiguration"`
+	LocationConstraint string
+}
+
+func (g *Gateway) createBucket(rq *request) error {
+	if rq.body.size != 0 {
+		var cfg createBucketConfiguration
+		if err := rq.decodeXML(&cfg, 64<<10); err != nil {
+			return err
+		}
+		if lc := cfg.LocationConstraint; lc != "" && lc != g.opts.Region {
+			return errf(ErrIllegalLocationConstraintException, "The %s location constraint is incompatible for the region specific endpoint this request was sent to (%s).", lc, g.opts.Region)
+		}
+	} else if err := rq.body.drain(); err != nil {
+		return err
+	}
+	_, err := g.c.CreateBucket(rq.ctx, &stratov1.CreateBucketRequest{Volume: g.volume, Name: rq.bucket,
+		Layout: stratov1.BucketLayout_LAYOUT_OBS, Owner: "s3"})
+	if errors.Is(err, client.ErrInvalid) {
+		return errf(ErrInvalidBucketName, "%v", err)
+	}
+	if err != nil {
+		return fromClient(err, nil)
+	}
+	rq.w.Header().Set("Location", "/"+rq.bucket)
+	return rq.writeEmpty(200)
+}
+
+func (g *Gateway) getBucket(rq *request) (*stratov1.BucketInfo, error) {
+	b, err := g.c.GetBucket(rq.ctx, g.volume, rq.bucket)
+	if errors.Is(err, client.ErrInvalid) || errors.Is(err, client.ErrNotFound) {
+		return nil, ErrNoSuchBucket
+	}
+	if err != nil {
+		return nil, fromClient(err, nil)
+	}
+	return b, nil
+}
+
+func (g *Gateway) headBucket(rq *request) error {
+	if _, err := g.getBucket(rq); err != nil {
+		return err
+	}
+	rq.w.Header().Set("x-amz-bucket-region", g.opts.Region)
+	return rq.writeEmpty(200)
+}
+
+func (g *Gateway) deleteBucket(rq *request) error {
+	err := g.c.DeleteBucket(rq.ctx, g.volume, rq.bucket)
+	if errors.Is(err, client.ErrInvalid) {
+		return ErrNoSuchBucket
+	}
+	if err != nil {
+		return fromClient(err, nil)
+	}
+	// The bucket of its multipart parts goes too, when empty.
+	if err := g.c.DeleteBucket(rq.ctx, g.opts.MultipartVolume, rq.bucket); err == nil || errors.Is(err, client.ErrNotFound) {
+		g.mu.Lock()
+		delete(g.partBkts, rq.bucket)
+		g.mu.Unlock()
+	}
+	return rq.writeEmpty(http.StatusNoContent)
+}
+
+type locationConstraint struct {
+	XMLName xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ LocationConstraint"`
+	Region  string   `xml:",chardata"`
+}
+
+func (g *Gateway) getBucketLocation(rq *request) error {
+	if _, err := g.getBucket(rq); err != nil {
+		return err
+	}
+	region := g.opts.Region
+	if region == "us-east-1" {
+		region = ""
+	}
+	return rq.writeXML(200, locationConstraint{Region: region})
+}
+
+type versioningConfiguration struct {
+	XMLName xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ VersioningConfiguration"`
+}
+
+func (g *Gateway) getBucketVersioning(rq *request) error {
+	if _, err := g.getBucket(rq); err != nil {
+		return err
+	}
+	return rq.writeXML(200, versioningConfiguration{})
+}

@@ -1,0 +1,132 @@
+package s3
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/base64"
+	"hash"
+	"hash/crc32"
+	"hash/crc64"
+	"net/http"
+	"strings"
+)
+
+// The flexible checksums of S3 (x-amz-checksum-*): the algorithm names as
+// headers spell them, lower case.
+var checksumAlgorithms = []string{"crc32", "crc32c", "crc64nvme", "sha1", "sha256"}
+
+// crc64NVME is CRC-64/NVME (poly 0xAD93D23594C93659, reflected; Go's
+// tables take the reversed polynomial).
+var crc64NVME = crc64.MakeTable(0x9a6c9329ac4bc9b5)
+
+func newChecksum(algo string) hash.Hash {
+	switch algo {
+	case "crc32":
+		return crc32.NewIEEE()
+	case "crc32c":
+		return crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	case "crc64nvme":
+		return crc64.New(crc64NVME)
+	case "sha1":
+		return sha1.New()
+	case "sha256":
+		return sha256.New()
+	}
+	return nil
+}
+
+func validAlgorithm(algo string) bool { return newChecksum(algo) != nil }
+
+// checksumHeader is the header (and attribute) name of an algorithm.
+func checksumHeader(algo string) string { return "x-amz-checksum-" + algo }
+
+// payloadChecks are the digests a request body is checked against once read
+// whole: Content-MD5, an x-amz-checksum-* header or trailer.
+type payloadChecks struct {
+	md5       hash.Hash // always computed: the ETag
+	wantMD5   []byte    // Content-MD5, if sent
+	algo      string    // the x-amz-checksum algorithm, "" none
+	sum       hash.Hash
+	want      string // its value (base64), from the header or the trailer
+	inTrailer bool   // the value comes in the aws-chunked trailer
+}
+
+// newPayloadChecks reads the checksum headers of r.
+func newPayloadChecks(r *http.Request) (*payloadChecks, error) {
+	pc := &payloadChecks{md5: md5.New()}
+	if v := r.Header.Get("Content-MD5"); v != "" {
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil || len(b) != md5.Size {
+			return nil, ErrInvalidDigest
+		}
+		pc.wantMD5 = b
+	}
+	if t := r.Header.Get("X-Amz-Trailer"); t != "" {
+		algo, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(t)), "x-amz-checksum-")
+		if !ok || !validAlgorithm(algo) {
+			return nil, errf(ErrInvalidRequest, "unsupported trailer %q", t)
+		}
+		pc.algo, pc.inTrailer = algo, true
+	}
+	for _, algo := range checksumAlgorithms {
+		v := r.Header.Get(checksumHeader(algo))
+		if v == "" {
+			continue
+		}
+		if pc.algo != "" && pc.algo != algo || pc.inTrailer {
+			return nil, errf(ErrInvalidRequest, "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
+		}
+		pc.algo, pc.want = algo, v
+	}
+	if a := strings.ToLower(r.Header.Get("X-Amz-Sdk-Checksum-Algorithm")); a != "" && pc.algo == "" && validAlgorithm(a) {
+		// The algorithm named without a value: compute it to store it.
+		pc.algo = a
+	}
+	if pc.algo != "" {
+		pc.sum = newChecksum(pc.algo)
+	}
+	return pc, nil
+}
+
+func (pc *payloadChecks) Write(p []byte) (int, error) {
+	pc.md5.Write(p)
+	if pc.sum != nil {
+		pc.sum.Write(p)
+	}
+	return len(p), nil
+}
+
+// setTrailer records the value a trailer gave.
+func (pc *payloadChecks) setTrailer(name, value string) error {
+	if !pc.inTrailer || name != checksumHeader(pc.algo) {
+		return errf(ErrMalformedTrailer, "unexpected trailer %q", name)
+	}
+	pc.want = value
+	return nil
+}
+
+// verify checks the digests once the body is read whole.
+func (pc *payloadChecks) verify() error {
+	if pc.wantMD5 != nil && string(pc.md5.Sum(nil)) != string(pc.wantMD5) {
+		return ErrBadDigest
+	}
+	if pc.sum == nil {
+		return nil
+	}
+	if pc.inTrailer && pc.want == "" {
+		return errf(ErrMalformedTrailer, "the trailer %s is missing", checksumHeader(pc.algo))
+	}
+	if pc.want != "" && pc.want != base64.StdEncoding.EncodeToString(pc.sum.Sum(nil)) {
+		return errf(ErrBadDigest, "The %s you specified did not match the calculated checksum.", strings.ToUpper(pc.algo))
+	}
+	return nil
+}
+
+// checksum is the algorithm and its value (base64), "" when none.
+func (pc *payloadChecks) checksum() (algo, value string) {
+	if pc.sum == nil {
+		return "", ""
+	}
+	return pc.algo, base64.StdEncoding.EncodeToString(pc.sum.Sum(nil))
+}

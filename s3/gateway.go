@@ -1,0 +1,547 @@
+package s3
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strato-io/strato/client"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// Options configure a gateway.
+type Options struct {
+	// Client reaches meta and the datanodes. Required; the caller closes it.
+	Client *client.Client
+	// Credentials look up the secret of an access key. Required.
+	Credentials Credentials
+	// Volume holds the S3 buckets. Default: "s3v" (created when missing).
+	Volume string
+	// MultipartVolume holds the parts of multipart uploads under way, one
+	// bucket per target bucket. Default: Volume + "-multipart".
+	MultipartVolume string
+	// Domain enables virtual-host-style addressing: a request to
+	// BUCKET.Domain addresses BUCKET. Default: "" (path style only, which
+	// is always served).
+	Domain string
+	// Region is what GetBucketLocation answers and signatures may name.
+	// Default: "us-east-1".
+	Region string
+	// MaxSkew is how far a signed request's time may be from the gateway's
+	// clock. Default: 15 minutes (AWS's).
+	MaxSkew time.Duration
+	// MinPartSize is the smallest part but the last of a multipart upload.
+	// Default: 5 MiB (AWS's).
+	MinPartSize int64
+	// MultipartExpiry is the age at which an upload never completed nor
+	// aborted is aborted by the gateway's cleanup. Default: 7 days.
+	MultipartExpiry time.Duration
+	// CleanupInterval is how often the cleanup runs. Default: 1 hour;
+	// negative: never.
+	CleanupInterval time.Duration
+	// Logger receives the gateway's logs (never a secret). Default: discard.
+	Logger *slog.Logger
+	// Metrics, when set, counts requests, latencies and bytes.
+	Metrics *Metrics
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+}
+
+// EnsureDefaults fills in the defaults.
+func (o *Options) EnsureDefaults() {
+	if o.Volume == "" {
+		o.Volume = "s3v"
+	}
+	if o.MultipartVolume == "" {
+		o.MultipartVolume = o.Volume + "-multipart"
+	}
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if o.MaxSkew == 0 {
+		o.MaxSkew = 15 * time.Minute
+	}
+	if o.MinPartSize == 0 {
+		o.MinPartSize = 5 << 20
+	}
+	if o.MultipartExpiry == 0 {
+		o.MultipartExpiry = 7 * 24 * time.Hour
+	}
+	if o.CleanupInterval == 0 {
+		o.CleanupInterval = time.Hour
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	switch {
+	case o.Client == nil:
+		return errors.New("s3: Options.Client is required")
+	case o.Credentials == nil:
+		return errors.New("s3: Options.Credentials is required")
+	case o.Volume == o.MultipartVolume:
+		return errors.New("s3: Volume and MultipartVolume must differ")
+	}
+	return nil
+}
+
+// Credentials look up secrets by access key.
+type Credentials interface {
+	// Secret returns the secret of an access key, or ErrNoSuchAccessKey.
+	Secret(ctx context.Context, accessKey string) (string, error)
+}
+
+// ErrNoSuchAccessKey: the access key is unknown (or revoked).
+var ErrNoSuchAccessKey = errors.New("s3: no such access key")
+
+// StaticCredentials are fixed access keys and their secrets.
+type StaticCredentials map[string]string
+
+// Secret implements Credentials.
+func (s StaticCredentials) Secret(_ context.Context, accessKey string) (string, error) {
+	if v, ok := s[accessKey]; ok {
+		return v, nil
+	}
+	return "", ErrNoSuchAccessKey
+}
+
+// Gateway serves the S3 REST API on strato's namespace. It keeps no state
+// of its own (all of it is in meta), so any number may serve one cluster.
+type Gateway struct {
+	opts   Options
+	c      *client.Client
+	volume string
+
+	mu       sync.Mutex
+	partBkts map[string]bool // multipart buckets known to exist
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// New makes a gateway and creates its volumes when missing; Close stops
+// its background cleanup.
+func New(ctx context.Context, opts Options) (*Gateway, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	g := &Gateway{opts: opts, c: opts.Client, volume: opts.Volume, partBkts: map[string]bool{}, stop: make(chan struct{})}
+	for _, v := range []string{opts.Volume, opts.MultipartVolume} {
+		if _, err := g.c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: v, Owner: "s3"}); err != nil && !errors.Is(err, client.ErrExists) {
+			return nil, fmt.Errorf("s3: volume %s: %w", v, err)
+		}
+	}
+	if opts.CleanupInterval > 0 {
+		g.wg.Add(1)
+		go g.cleanupLoop()
+	}
+	return g, nil
+}
+
+// Close stops the background cleanup.
+func (g *Gateway) Close() error {
+	close(g.stop)
+	g.wg.Wait()
+	return nil
+}
+
+// request is one S3 request being served.
+type request struct {
+	r      *http.Request
+	w      http.ResponseWriter
+	ctx    context.Context
+	id     string
+	bucket string
+	key    string
+	op     string
+	body   *body // the payload, decoded and checked (nil: none)
+	auth   *authRequest
+	status int
+	out    int64 // bytes of response body
+}
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return strings.ToUpper(hex.EncodeToString(b[:]))
+}
+
+// ServeHTTP implements http.Handler.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := g.opts.Now()
+	rq := &request{r: r, w: w, ctx: r.Context(), id: newRequestID(), status: 200}
+	rq.bucket, rq.key = g.route(r)
+	err := g.serve(rq)
+	if err != nil {
+		e := fromClient(err, nil)
+		if e.Status >= 500 {
+			g.opts.Logger.Warn("s3: request failed", "op", rq.op, "bucket", rq.bucket, "key", rq.key, "err", err)
+		}
+		rq.status = e.Status
+		writeError(w, r, e, rq.id)
+	}
+	if m := g.opts.Metrics; m != nil {
+		var in int64
+		if rq.body != nil {
+			in = rq.body.n
+		}
+		m.observe(rq.op, rq.status, g.opts.Now().Sub(start), in, rq.out)
+	}
+}
+
+// route splits the request into bucket and key: virtual-host style when
+// the host is a subdomain of Options.Domain, else path style.
+func (g *Gateway) route(r *http.Request) (bucket, key string) {
+	p := strings.TrimPrefix(r.URL.Path, "/")
+	if d := g.opts.Domain; d != "" {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if b, ok := strings.CutSuffix(host, "."+d); ok && b != "" {
+			return b, p
+		}
+	}
+	bucket, key, _ = strings.Cut(p, "/")
+	return bucket, key
+}
+
+func (g *Gateway) serve(rq *request) error {
+	q := rq.r.URL.Query()
+	if err := g.authenticate(rq); err != nil {
+		rq.op = "Auth"
+		return err
+	}
+	has := func(k string) bool { _, ok := q[k]; return ok }
+	m := rq.r.Method
+	switch {
+	case rq.bucket == "":
+		if m == http.MethodGet {
+			rq.op = "ListBuckets"
+			return g.listBuckets(rq)
+		}
+		return ErrMethodNotAllowed
+	case rq.key == "":
+		switch {
+		case m == http.MethodGet && has("location"):
+			rq.op = "GetBucketLocation"
+			return g.getBucketLocation(rq)
+		case m == http.MethodGet && has("uploads"):
+			rq.op = "ListMultipartUploads"
+			return g.listMultipartUploads(rq)
+		case m == http.MethodGet && has("versioning"):
+			rq.op = "GetBucketVersioning"
+			return g.getBucketVersioning(rq)
+		case has("tagging"), has("acl"), has("policy"), has("cors"), has("lifecycle"), has("encryption"),
+			has("website"), has("replication"), has("object-lock"), has("ownershipControls"), has("versions"),
+			has("notification"), has("logging"), has("publicAccessBlock"), has("accelerate"), has("requestPayment"):
+			rq.op = "Unsupported"
+			return errf(ErrNotImplemented, "this bucket subresource is not implemented by strato's gateway (docs/s3.md)")
+		case m == http.MethodGet && q.Get("list-type") == "2":
+			rq.op = "ListObjectsV2"
+			return g.listObjects(rq, true)
+		case m == http.MethodGet:
+			rq.op = "ListObjects"
+			return g.listObjects(rq, false)
+		case m == http.MethodPut:
+			rq.op = "CreateBucket"
+			return g.createBucket(rq)
+		case m == http.MethodHead:
+			rq.op = "HeadBucket"
+			return g.headBucket(rq)
+		case m == http.MethodDelete:
+			rq.op = "DeleteBucket"
+			return g.deleteBucket(rq)
+		case m == http.MethodPost && has("delete"):
+			rq.op = "DeleteObjects"
+			return g.deleteObjects(rq)
+		}
+		return ErrMethodNotAllowed
+	}
+	if len(rq.key) > 1024 {
+		return ErrKeyTooLong
+	}
+	switch {
+	case has("tagging"):
+		switch m {
+		case http.MethodGet:
+			rq.op = "GetObjectTagging"
+			return g.getObjectTagging(rq)
+		}
+		rq.op = "Unsupported"
+		return errf(ErrNotImplemented, "changing the tags of an existing object is not implemented (set them with x-amz-tagging at upload)")
+	case has("acl"), has("retention"), has("legal-hold"), has("torrent"), has("restore"), has("select"), has("attributes"):
+		rq.op = "Unsupported"
+		return errf(ErrNotImplemented, "this object subresource is not implemented by strato's gateway (docs/s3.md)")
+	case m == http.MethodGet && has("uploadId"):
+		rq.op = "ListParts"
+		return g.listParts(rq)
+	case m == http.MethodGet:
+		rq.op = "GetObject"
+		return g.getObject(rq, false)
+	case m == http.MethodHead:
+		rq.op = "HeadObject"
+		return g.getObject(rq, true)
+	case m == http.MethodPut && has("uploadId"):
+		if rq.r.Header.Get("X-Amz-Copy-Source") != "" {
+			rq.op = "UploadPartCopy"
+		} else {
+			rq.op = "UploadPart"
+		}
+		return g.uploadPart(rq)
+	case m == http.MethodPut && rq.r.Header.Get("X-Amz-Copy-Source") != "":
+		rq.op = "CopyObject"
+		return g.copyObject(rq)
+	case m == http.MethodPut:
+		rq.op = "PutObject"
+		return g.putObject(rq)
+	case m == http.MethodDelete && has("uploadId"):
+		rq.op = "AbortMultipartUpload"
+		return g.abortUpload(rq)
+	case m == http.MethodDelete:
+		rq.op = "DeleteObject"
+		return g.deleteObject(rq)
+	case m == http.MethodPost && has("uploads"):
+		rq.op = "CreateMultipartUpload"
+		return g.createUpload(rq)
+	case m == http.MethodPost && has("uploadId"):
+		rq.op = "CompleteMultipartUpload"
+		return g.completeUpload(rq)
+	}
+	return ErrMethodNotAllowed
+}
+
+// authenticate checks the request's signature (header or presigned) and
+// sets up its body: decoded (aws-chunked), hashed and checked against every
+// digest it came with, at its end.
+func (g *Gateway) authenticate(rq *request) error {
+	r := rq.r
+	var a *authRequest
+	var err error
+	switch {
+	case r.Header.Get("Authorization") != "":
+		a, err = parseAuthorization(r.Header.Get("Authorization"))
+	case r.URL.Query().Get("X-Amz-Algorithm") != "":
+		a, err = parsePresigned(r.URL.Query())
+	case r.URL.Query().Get("AWSAccessKeyId") != "" || strings.HasPrefix(r.Header.Get("Authorization"), "AWS "):
+		return errf(ErrAccessDenied, "Signature Version 2 is not supported; use Signature Version 4")
+	default:
+		return errf(ErrAccessDenied, "Anonymous access is not allowed")
+	}
+	if err != nil {
+		return err
+	}
+	rq.auth = a
+	if a.service != "s3" {
+		return errf(ErrSignatureDoesNotMatch, "the credential's service must be s3, not %q", a.service)
+	}
+	secret, err := g.opts.Credentials.Secret(rq.ctx, a.accessKey)
+	if errors.Is(err, ErrNoSuchAccessKey) {
+		return ErrInvalidAccessKeyID
+	} else if err != nil {
+		return errf(ErrServiceUnavailable, "looking up the access key: %v", err)
+	}
+	t, err := requestTime(r, a)
+	if err != nil {
+		return err
+	}
+	now := g.opts.Now()
+	if a.presigned {
+		switch {
+		case now.After(t.Add(time.Duration(a.expires) * time.Second)):
+			return errf(ErrAccessDenied, "Request has expired")
+		case t.After(now.Add(g.opts.MaxSkew)):
+			return errf(ErrAccessDenied, "Request is not valid yet")
+		}
+	} else {
+		if d := now.Sub(t); d > g.opts.MaxSkew || d < -g.opts.MaxSkew {
+			return ErrRequestTimeTooSkewed
+		}
+		a.payloadHash = r.Header.Get("X-Amz-Content-Sha256")
+		if a.payloadHash == "" {
+			return errf(ErrInvalidRequest, "Missing required header for this request: x-amz-content-sha256")
+		}
+	}
+	if !strings.HasPrefix(a.amzDate, a.date) {
+		return errf(ErrSignatureDoesNotMatch, "the credential's date %s is not the request's %s", a.date, a.amzDate)
+	}
+	key := signingKey(secret, a.date, a.region, a.service)
+	if !signatureMatches(hmacSHA256(key, stringToSign(a, canonicalRequest(r, a))), a.signature) {
+		return ErrSignatureDoesNotMatch
+	}
+	return g.setupBody(rq, key)
+}
+
+// setupBody makes rq.body from the request's payload mode.
+func (g *Gateway) setupBody(rq *request, key []byte) error {
+	r, a := rq.r, rq.auth
+	checks, err := newPayloadChecks(r)
+	if err != nil {
+		return err
+	}
+	b := &body{checks: checks, size: r.ContentLength}
+	var src io.Reader = r.Body
+	if r.Body == nil {
+		src = http.NoBody
+	}
+	switch ph := a.payloadHash; ph {
+	case unsignedPayload:
+	case streamingSigned, streamingSignedTrailer, streamingUnsignedTrailer:
+		if a.presigned {
+			return errf(ErrInvalidRequest, "streaming payloads need the Authorization header")
+		}
+		b.size = -1
+		if v := r.Header.Get("X-Amz-Decoded-Content-Length"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return errf(ErrInvalidArgument, "bad x-amz-decoded-content-length %q", v)
+			}
+			b.size = n
+		} else if ph == streamingSigned {
+			return ErrMissingContentLength
+		}
+		trailer := ph != streamingSigned
+		if trailer && !checks.inTrailer {
+			return errf(ErrInvalidRequest, "%s needs an x-amz-trailer header", ph)
+		}
+		src = newChunkedReader(src, ph != streamingUnsignedTrailer, trailer, key, a.amzDate, a.scope(), a.signature, checks.setTrailer)
+	default:
+		if len(ph) != 64 {
+			return errf(ErrInvalidArgument, "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-... or a SHA-256 in hex")
+		}
+		if _, err := hex.DecodeString(ph); err != nil {
+			return errf(ErrInvalidArgument, "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-... or a SHA-256 in hex")
+		}
+		b.sha256, b.wantSHA256 = sha256.New(), strings.ToLower(ph)
+	}
+	b.r = src
+	rq.body = b
+	return nil
+}
+
+// body is a request's payload as the handler reads it: decoded, counted,
+// hashed; at its end it checks the length and every digest, and a failed
+// check is the read's error instead of io.EOF (so a handler that copies it
+// into a key never commits a bad payload).
+type body struct {
+	r          io.Reader
+	checks     *payloadChecks
+	size       int64 // expected length; -1 unknown
+	n          int64
+	sha256     hash.Hash
+	wantSHA256 string
+	err        error
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.size >= 0 && int64(len(p)) > b.size-b.n+1 {
+		p = p[:b.size-b.n+1] // one byte more than expected shows excess
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	_, _ = b.checks.Write(p[:n])
+	if b.sha256 != nil {
+		b.sha256.Write(p[:n])
+	}
+	if b.size >= 0 && b.n > b.size {
+		b.err = errf(ErrInvalidRequest, "the body is longer than its declared length")
+		return n, b.err
+	}
+	if errors.Is(err, io.EOF) {
+		err = b.finish()
+		if err == nil {
+			err = io.EOF
+		}
+		b.err = err
+	} else if err != nil {
+		b.err = err
+	}
+	return n, err
+}
+
+func (b *body) finish() error {
+	if b.size >= 0 && b.n != b.size {
+		return ErrIncompleteBody
+	}
+	if b.sha256 != nil && hex.EncodeToString(b.sha256.Sum(nil)) != b.wantSHA256 {
+		return ErrXAmzContentSHA256Mismatch
+	}
+	return b.checks.verify()
+}
+
+// readAll reads a small request body (XML) whole, at most limit bytes.
+func (rq *request) readAll(limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(rq.body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, errf(ErrMalformedXML, "the request body is larger than %d bytes", limit)
+	}
+	return data, nil
+}
+
+// writeXML answers v as an XML body.
+func (rq *request) writeXML(status int, v any) error {
+	out, err := xml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	rq.w.Header().Set("Content-Type", "application/xml")
+	rq.w.Header().Set("x-amz-request-id", rq.id)
+	rq.w.WriteHeader(status)
+	rq.status = status
+	n, _ := rq.w.Write([]byte(xml.Header))
+	m, _ := rq.w.Write(out)
+	rq.out += int64(n + m)
+	return nil
+}
+
+// writeEmpty answers a status with no body.
+func (rq *request) writeEmpty(status int) error {
+	rq.w.Header().Set("x-amz-request-id", rq.id)
+	rq.w.WriteHeader(status)
+	rq.status = status
+	return nil
+}
+
+// decodeXML reads a request body of XML into v.
+func (rq *request) decodeXML(v any, limit int64) error {
+	data, err := rq.readAll(limit)
+	if err != nil {
+		return err
+	}
+	if err := xml.Unmarshal(data, v); err != nil {
+		return errf(ErrMalformedXML, "%v", err)
+	}
+	return nil
+}
+
+// drain reads the rest of the body (checking it).
+func (b *body) drain() error {
+	_, err := io.Copy(io.Discard, b)
+	return err
+}

@@ -1,0 +1,602 @@
+package s3
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strato-io/strato/client"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// Multipart uploads live in Options.MultipartVolume, in a bucket named as
+// the target bucket (made on first use with the target's replication and
+// checksums, so that its keys' blocks can become the target key's): the
+// upload's marker is the key UPLOADID, holding the target key's name and
+// metadata as attributes; part N is the key UPLOADID/NNNNN. Complete makes
+// the target key from the parts' blocks with one metadata operation
+// (client.ComposeKey), which deletes the parts; Abort deletes them.
+
+const (
+	attrUploadKey  = "x-strato-upload-key"
+	attrUploadAlgo = "x-strato-upload-checksum-algorithm"
+	maxParts       = 10000
+)
+
+func newUploadID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func validUploadID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil
+}
+
+func partKey(uploadID string, n int) string { return fmt.Sprintf("%s/%05d", uploadID, n) }
+
+// partsBucket makes sure the parts bucket of a target bucket exists.
+func (g *Gateway) partsBucket(ctx context.Context, bk *stratov1.BucketInfo) error {
+	g.mu.Lock()
+	ok := g.partBkts[bk.Name]
+	g.mu.Unlock()
+	if ok {
+		return nil
+	}
+	_, err := g.c.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: g.opts.MultipartVolume, Name: bk.Name,
+		Layout: stratov1.BucketLayout_LAYOUT_OBS, Replication: bk.Replication, ChecksumType: bk.ChecksumType,
+		BytesPerChecksum: bk.BytesPerChecksum, BlockSize: bk.BlockSize, Owner: "s3"})
+	if err != nil && !errors.Is(err, client.ErrExists) {
+		return fromClient(err, nil)
+	}
+	g.mu.Lock()
+	g.partBkts[bk.Name] = true
+	g.mu.Unlock()
+	return nil
+}
+
+type initiateMultipartUploadResult struct {
+	XMLName  xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ InitiateMultipartUploadResult"`
+	Bucket   string
+	Key      string
+	UploadID string `xml:"UploadId"`
+}
+
+func (g *Gateway) createUpload(rq *request) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	bk, err := g.getBucket(rq)
+	if err != nil {
+		return err
+	}
+	m, err := userAttrs(rq.r)
+	if err != nil {
+		return err
+	}
+	algo := strings.ToLower(rq.r.Header.Get("X-Amz-Checksum-Algorithm"))
+	if algo != "" {
+		if !validAlgorithm(algo) {
+			return errf(ErrInvalidArgument, "Invalid x-amz-checksum-algorithm %q", algo)
+		}
+		m[attrUploadAlgo] = algo
+	}
+	m[attrUploadKey] = rq.key
+	if err := g.partsBucket(rq.ctx, bk); err != nil {
+		return err
+	}
+	id := newUploadID()
+	w, err := g.c.CreateKey(rq.ctx, g.opts.MultipartVolume, rq.bucket, id, client.WriteOptions{})
+	if err != nil {
+		return fromClient(err, nil)
+	}
+	w.SetAttributes(m.list())
+	if err := w.Close(); err != nil {
+		return fromClient(err, nil)
+	}
+	if algo != "" {
+		rq.w.Header().Set("x-amz-checksum-algorithm", upperAlgo(algo))
+	}
+	return rq.writeXML(200, initiateMultipartUploadResult{Bucket: rq.bucket, Key: rq.key, UploadID: id})
+}
+
+// upload looks up an upload's marker; it must be for rq.key.
+func (g *Gateway) upload(rq *request, id string) (*stratov1.KeyInfo, attrs, error) {
+	if !validUploadID(id) {
+		return nil, nil, ErrNoSuchUpload
+	}
+	ki, err := g.c.LookupKey(rq.ctx, g.opts.MultipartVolume, rq.bucket, id)
+	if err != nil {
+		if errors.Is(err, client.ErrNotFound) {
+			if _, berr := g.getBucket(rq); berr != nil {
+				return nil, nil, berr
+			}
+			return nil, nil, ErrNoSuchUpload
+		}
+		return nil, nil, fromClient(err, nil)
+	}
+	m := attrsOf(ki)
+	if m[attrUploadKey] != rq.key {
+		return nil, nil, ErrNoSuchUpload
+	}
+	return ki, m, nil
+}
+
+type copyPartResult struct {
+	XMLName      xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ CopyPartResult"`
+	ETag         string
+	LastModified string
+	checksumFields
+}
+
+func (g *Gateway) uploadPart(rq *request) error {
+	q := rq.r.URL.Query()
+	n, err := strconv.Atoi(q.Get("partNumber"))
+	if err != nil || n < 1 || n > maxParts {
+		return errf(ErrInvalidArgument, "Part number must be an integer between 1 and 10000, inclusive")
+	}
+	_, m, err := g.upload(rq, q.Get("uploadId"))
+	if err != nil {
+		return err
+	}
+	if rq.r.Header.Get("X-Amz-Copy-Source") == "" {
+		b := rq.body
+		if b.size < 0 && rq.r.ContentLength < 0 && len(rq.r.TransferEncoding) == 0 {
+			return ErrMissingContentLength
+		}
+		if b.size > maxObjectSize {
+			return ErrEntityTooLarge
+		}
+		if a := m[attrUploadAlgo]; a != "" && b.checks.algo == "" {
+			b.checks.algo, b.checks.sum = a, newChecksum(a)
+		}
+		etag, err := g.writeKey(rq, g.opts.MultipartVolume, rq.bucket, partKey(q.Get("uploadId"), n), b, b.size, attrs{})
+		if err != nil {
+			return err
+		}
+		rq.w.Header().Set("ETag", etag)
+		if algo, v := b.checks.checksum(); algo != "" {
+			rq.w.Header().Set(checksumHeader(algo), v)
+		}
+		return rq.writeEmpty(200)
+	}
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	rd, ki, _, err := g.openSource(rq)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rd.Close() }()
+	start, length := int64(0), ki.GetSize()
+	if cr := rq.r.Header.Get("X-Amz-Copy-Source-Range"); cr != "" {
+		s, l, ok, err := parseRange(cr, ki.GetSize())
+		if err != nil || !ok || !strings.HasPrefix(strings.TrimPrefix(cr, "bytes="), strconv.FormatInt(s, 10)) || s+l > ki.GetSize() {
+			return errf(ErrInvalidRange, "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+		}
+		start, length = s, l
+		if _, err := rd.Seek(start, io.SeekStart); err != nil {
+			return fromClient(err, nil)
+		}
+	}
+	if length > maxObjectSize {
+		return ErrEntityTooLarge
+	}
+	checks := &payloadChecks{md5: md5.New()}
+	if a := m[attrUploadAlgo]; a != "" {
+		checks.algo, checks.sum = a, newChecksum(a)
+	}
+	src := &body{r: io.LimitReader(rd, length), checks: checks, size: length}
+	etag, err := g.writeKey(rq, g.opts.MultipartVolume, rq.bucket, partKey(q.Get("uploadId"), n), src, length, attrs{})
+	if err != nil {
+		return err
+	}
+	res := copyPartResult{ETag: etag, LastModified: g.opts.Now().UTC().Format(timeFormat)}
+	if a, v := checks.checksum(); a != "" {
+		res.set(a, v)
+	}
+	return rq.writeXML(200, res)
+}
+
+type completeRequest struct {
+	XMLName xml.Name `xml:"CompleteMultipartUpload"`
+	Parts   []struct {
+		PartNumber int
+		ETag       string
+	} `xml:"Part"`
+}
+
+type completeResult struct {
+	XMLName  xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ CompleteMultipartUploadResult"`
+	Location string
+	Bucket   string
+	Key      string
+	ETag     string
+	checksumFields
+	ChecksumType string `xml:",omitempty"`
+}
+
+// listAll lists every key of the multipart bucket under prefix.
+func (g *Gateway) listAll(ctx context.Context, bucket, prefix, delimiter string) ([]*stratov1.KeyInfo, error) {
+	var all []*stratov1.KeyInfo
+	after := ""
+	for {
+		resp, err := g.c.ListKeys(ctx, &stratov1.ListKeysRequest{Volume: g.opts.MultipartVolume, Bucket: bucket,
+			Prefix: prefix, StartAfter: after, Delimiter: delimiter})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, resp.Keys...)
+		if !resp.Truncated || resp.NextStartAfter == "" {
+			return all, nil
+		}
+		after = resp.NextStartAfter
+	}
+}
+
+func normETag(e string) string { return strings.Trim(strings.TrimSpace(e), `"`) }
+
+func (g *Gateway) completeUpload(rq *request) error {
+	var req completeRequest
+	if err := rq.decodeXML(&req, 4<<20); err != nil {
+		return err
+	}
+	id := rq.r.URL.Query().Get("uploadId")
+	_, m, err := g.upload(rq, id)
+	if err != nil {
+		return err
+	}
+	if len(req.Parts) == 0 {
+		return errf(ErrMalformedXML, "You must specify at least one part")
+	}
+	for i, p := range req.Parts {
+		if p.PartNumber < 1 || p.PartNumber > maxParts {
+			return errf(ErrInvalidPart, "part number %d is out of range", p.PartNumber)
+		}
+		if i > 0 && p.PartNumber <= req.Parts[i-1].PartNumber {
+			return ErrInvalidPartOrder
+		}
+	}
+	keys, err := g.listAll(rq.ctx, rq.bucket, id+"/", "")
+	if err != nil {
+		return fromClient(err, ErrNoSuchUpload)
+	}
+	parts := make(map[string]*stratov1.KeyInfo, len(keys))
+	for _, k := range keys {
+		parts[k.Name] = k
+	}
+	algo := m[attrUploadAlgo]
+	md5s := md5.New()
+	sums := newChecksum(algo)
+	var sources []*stratov1.KeySource
+	var sizes []string
+	used := map[string]bool{}
+	for i, p := range req.Parts {
+		ki := parts[partKey(id, p.PartNumber)]
+		if ki == nil {
+			return errf(ErrInvalidPart, "part %d has not been uploaded", p.PartNumber)
+		}
+		pa := attrsOf(ki)
+		if normETag(pa[attrETag]) != normETag(p.ETag) {
+			return errf(ErrInvalidPart, "part %d's ETag is %s, not %s", p.PartNumber, pa[attrETag], p.ETag)
+		}
+		if ki.Size < g.opts.MinPartSize && i < len(req.Parts)-1 {
+			return errf(ErrEntityTooSmall, "part %d is %d bytes; every part but the last must be at least %d bytes", p.PartNumber, ki.Size, g.opts.MinPartSize)
+		}
+		raw, _ := hex.DecodeString(normETag(pa[attrETag]))
+		md5s.Write(raw)
+		if sums != nil {
+			v, err := base64.StdEncoding.DecodeString(pa[checksumHeader(algo)])
+			if err != nil || len(v) == 0 {
+				sums = nil
+			} else {
+				sums.Write(v)
+			}
+		}
+		sources = append(sources, &stratov1.KeySource{Volume: g.opts.MultipartVolume, Bucket: rq.bucket, Key: ki.Name, ObjectId: ki.ObjectId})
+		sizes = append(sizes, strconv.FormatInt(ki.Size, 10))
+		used[ki.Name] = true
+	}
+	etag := fmt.Sprintf(`"%s-%d"`, hex.EncodeToString(md5s.Sum(nil)), len(req.Parts))
+	final := attrs{}
+	for k, v := range m {
+		if k != attrUploadKey && k != attrUploadAlgo {
+			final[k] = v
+		}
+	}
+	final[attrETag] = etag
+	final[attrParts] = strconv.Itoa(len(req.Parts))
+	if len(req.Parts) <= 2000 {
+		final[attrPartSize] = strings.Join(sizes, ",")
+	}
+	res := completeResult{Location: "/" + rq.bucket + "/" + rq.key, Bucket: rq.bucket, Key: rq.key, ETag: etag}
+	if sums != nil {
+		v := base64.StdEncoding.EncodeToString(sums.Sum(nil)) + "-" + strconv.Itoa(len(req.Parts))
+		final[checksumHeader(algo)] = v
+		res.set(algo, v)
+		res.ChecksumType = "COMPOSITE"
+	}
+	if _, err := g.c.ComposeKey(rq.ctx, g.volume, rq.bucket, rq.key, sources, final.list()); err != nil {
+		if errors.Is(err, client.ErrNotFound) && !errors.Is(err, client.ErrBucketNotFound) {
+			return errf(ErrInvalidPart, "a part went away while completing: %v", err)
+		}
+		return fromClient(err, nil)
+	}
+	// The parts left out, and the marker.
+	for _, k := range keys {
+		if !used[k.Name] {
+			_ = g.c.DeleteKey(rq.ctx, g.opts.MultipartVolume, rq.bucket, k.Name)
+		}
+	}
+	_ = g.c.DeleteKey(rq.ctx, g.opts.MultipartVolume, rq.bucket, id)
+	return rq.writeXML(200, res)
+}
+
+// abort deletes an upload's parts, then its marker.
+func (g *Gateway) abort(ctx context.Context, bucket, id string) error {
+	keys, err := g.listAll(ctx, bucket, id+"/", "")
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := g.c.DeleteKey(ctx, g.opts.MultipartVolume, bucket, k.Name); err != nil && !errors.Is(err, client.ErrNotFound) {
+			return err
+		}
+	}
+	if err := g.c.DeleteKey(ctx, g.opts.MultipartVolume, bucket, id); err != nil && !errors.Is(err, client.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+func (g *Gateway) abortUpload(rq *request) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	id := rq.r.URL.Query().Get("uploadId")
+	if _, _, err := g.upload(rq, id); err != nil {
+		return err
+	}
+	if err := g.abort(rq.ctx, rq.bucket, id); err != nil {
+		return fromClient(err, nil)
+	}
+	return rq.writeEmpty(204)
+}
+
+type partEntry struct {
+	PartNumber   int
+	LastModified string
+	ETag         string
+	Size         int64
+	checksumFields
+}
+
+type listPartsResult struct {
+	XMLName              xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ ListPartsResult"`
+	Bucket               string
+	Key                  string
+	UploadID             string `xml:"UploadId"`
+	Initiator            *owner
+	Owner                *owner
+	StorageClass         string
+	PartNumberMarker     int
+	NextPartNumberMarker int
+	MaxParts             int
+	IsTruncated          bool
+	ChecksumAlgorithm    string      `xml:",omitempty"`
+	Parts                []partEntry `xml:"Part"`
+}
+
+func (g *Gateway) listParts(rq *request) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	q := rq.r.URL.Query()
+	id := q.Get("uploadId")
+	_, m, err := g.upload(rq, id)
+	if err != nil {
+		return err
+	}
+	maxP, marker := 1000, 0
+	if v := q.Get("max-parts"); v != "" {
+		if maxP, err = strconv.Atoi(v); err != nil || maxP < 0 {
+			return errf(ErrInvalidArgument, "max-parts must be a non-negative integer")
+		}
+		maxP = min(maxP, 1000)
+	}
+	if v := q.Get("part-number-marker"); v != "" {
+		if marker, err = strconv.Atoi(v); err != nil || marker < 0 {
+			return errf(ErrInvalidArgument, "part-number-marker must be a non-negative integer")
+		}
+	}
+	res := listPartsResult{Bucket: rq.bucket, Key: rq.key, UploadID: id, Initiator: ownerOf("s3"), Owner: ownerOf("s3"),
+		StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: maxP, ChecksumAlgorithm: upperAlgo(m[attrUploadAlgo])}
+	after := ""
+	if marker > 0 {
+		after = partKey(id, marker)
+	}
+	resp, err := g.c.ListKeys(rq.ctx, &stratov1.ListKeysRequest{Volume: g.opts.MultipartVolume, Bucket: rq.bucket,
+		Prefix: id + "/", StartAfter: after, Limit: int32(maxP + 1)})
+	if err != nil {
+		return fromClient(err, nil)
+	}
+	for i, k := range resp.Keys {
+		if i == maxP {
+			res.IsTruncated = true
+			break
+		}
+		n, _ := strconv.Atoi(strings.TrimPrefix(k.Name, id+"/"))
+		pa := attrsOf(k)
+		e := partEntry{PartNumber: n, LastModified: xmlTime(k.ModificationTimeUnixMs), ETag: pa[attrETag], Size: k.Size}
+		for _, a := range checksumAlgorithms {
+			if v := pa[checksumHeader(a)]; v != "" {
+				e.set(a, v)
+			}
+		}
+		res.Parts = append(res.Parts, e)
+		res.NextPartNumberMarker = n
+	}
+	if resp.Truncated && len(resp.Keys) <= maxP {
+		res.IsTruncated = true
+	}
+	return rq.writeXML(200, res)
+}
+
+type uploadEntry struct {
+	Key          string
+	UploadID     string `xml:"UploadId"`
+	Initiator    *owner
+	Owner        *owner
+	StorageClass string
+	Initiated    string
+}
+
+type listUploadsResult struct {
+	XMLName            xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ ListMultipartUploadsResult"`
+	Bucket             string
+	KeyMarker          string
+	UploadIDMarker     string `xml:"UploadIdMarker"`
+	NextKeyMarker      string
+	NextUploadIDMarker string `xml:"NextUploadIdMarker"`
+	Prefix             string
+	Delimiter          string `xml:",omitempty"`
+	MaxUploads         int
+	IsTruncated        bool
+	Uploads            []uploadEntry  `xml:"Upload"`
+	CommonPrefixes     []commonPrefix `xml:",omitempty"`
+}
+
+// listMultipartUploads lists the uploads under way of a bucket; it reads
+// every upload marker of the bucket (not every part).
+func (g *Gateway) listMultipartUploads(rq *request) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	if _, err := g.getBucket(rq); err != nil {
+		return err
+	}
+	q := rq.r.URL.Query()
+	prefix, delimiter := q.Get("prefix"), q.Get("delimiter")
+	keyMarker, idMarker := q.Get("key-marker"), q.Get("upload-id-marker")
+	maxU := 1000
+	if v := q.Get("max-uploads"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return errf(ErrInvalidArgument, "max-uploads must be a non-negative integer")
+		}
+		maxU = min(n, 1000)
+	}
+	res := listUploadsResult{Bucket: rq.bucket, KeyMarker: keyMarker, UploadIDMarker: idMarker, Prefix: prefix,
+		Delimiter: delimiter, MaxUploads: maxU}
+	markers, err := g.listAll(rq.ctx, rq.bucket, "", "/")
+	if err != nil && !errors.Is(err, client.ErrNotFound) {
+		return fromClient(err, nil)
+	}
+	type up struct {
+		key, id string
+		at      int64
+	}
+	var ups []up
+	for _, k := range markers {
+		key, ok := attrsOf(k)[attrUploadKey]
+		if !ok || !strings.HasPrefix(key, prefix) {
+			continue
+		}
+		if keyMarker != "" && (key < keyMarker || key == keyMarker && (idMarker == "" || k.Name <= idMarker)) {
+			continue
+		}
+		ups = append(ups, up{key, k.Name, k.CreationTimeUnixMs})
+	}
+	sort.Slice(ups, func(i, j int) bool {
+		if ups[i].key != ups[j].key {
+			return ups[i].key < ups[j].key
+		}
+		return ups[i].at < ups[j].at
+	})
+	seen := map[string]bool{}
+	for _, u := range ups {
+		if len(res.Uploads)+len(res.CommonPrefixes) >= maxU {
+			res.IsTruncated = true
+			break
+		}
+		if delimiter != "" {
+			if i := strings.Index(u.key[len(prefix):], delimiter); i >= 0 {
+				cp := u.key[:len(prefix)+i+len(delimiter)]
+				if !seen[cp] {
+					seen[cp] = true
+					res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: cp})
+				}
+				continue
+			}
+		}
+		res.Uploads = append(res.Uploads, uploadEntry{Key: u.key, UploadID: u.id, Initiator: ownerOf("s3"), Owner: ownerOf("s3"),
+			StorageClass: "STANDARD", Initiated: xmlTime(u.at)})
+		res.NextKeyMarker, res.NextUploadIDMarker = u.key, u.id
+	}
+	return rq.writeXML(200, res)
+}
+
+// cleanupLoop aborts, every CleanupInterval, the uploads older than
+// MultipartExpiry.
+func (g *Gateway) cleanupLoop() {
+	defer g.wg.Done()
+	t := time.NewTicker(g.opts.CleanupInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), g.opts.CleanupInterval)
+			if n, err := g.CleanupUploads(ctx); err != nil {
+				g.opts.Logger.Warn("s3: multipart cleanup", "err", err)
+			} else if n > 0 {
+				g.opts.Logger.Info("s3: aborted abandoned multipart uploads", "count", n)
+			}
+			cancel()
+		}
+	}
+}
+
+// CleanupUploads aborts every multipart upload begun more than
+// MultipartExpiry ago (their parts' blocks go to block deletion) and
+// returns how many it aborted. Gateways may run it at once: an abort is
+// idempotent.
+func (g *Gateway) CleanupUploads(ctx context.Context) (int, error) {
+	bs, err := g.c.ListBuckets(ctx, g.opts.MultipartVolume, "")
+	if err != nil {
+		return 0, err
+	}
+	cutoff := g.opts.Now().Add(-g.opts.MultipartExpiry).UnixMilli()
+	n := 0
+	for _, b := range bs {
+		markers, err := g.listAll(ctx, b.Name, "", "/")
+		if err != nil {
+			return n, err
+		}
+		for _, k := range markers {
+			if k.CreationTimeUnixMs > cutoff {
+				continue
+			}
+			if err := g.abort(ctx, b.Name, k.Name); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}

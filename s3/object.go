@@ -1,0 +1,776 @@
+package s3
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strato-io/strato/client"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// Attribute names the gateway stores with a key (docs/s3.md): the HTTP
+// header names, lower case.
+const (
+	attrETag     = "etag"
+	attrTagging  = "x-amz-tagging"
+	attrParts    = "x-amz-mp-parts"      // the part count of a multipart object
+	attrPartSize = "x-amz-mp-part-sizes" // their sizes, comma-separated
+	metaPrefix   = "x-amz-meta-"
+)
+
+// storedHeaders are the request headers stored with an object and returned
+// with it.
+var storedHeaders = []string{"content-type", "content-encoding", "content-disposition", "content-language", "cache-control", "expires", "x-amz-website-redirect-location"}
+
+// maxUserMetadata is AWS's limit of the x-amz-meta-* headers.
+const maxUserMetadata = 2 << 10
+
+// maxObjectSize is the largest single PUT (AWS's: 5 GiB).
+const maxObjectSize = 5 << 30
+
+type attrs map[string]string
+
+func attrsOf(ki *stratov1.KeyInfo) attrs {
+	m := make(attrs, len(ki.GetAttributes()))
+	for _, a := range ki.GetAttributes() {
+		m[a.Name] = a.Value
+	}
+	return m
+}
+
+func (m attrs) list() []*stratov1.KeyAttribute {
+	out := make([]*stratov1.KeyAttribute, 0, len(m))
+	for k, v := range m {
+		out = append(out, &stratov1.KeyAttribute{Name: k, Value: v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// userAttrs reads the stored headers, user metadata and tags of a request.
+func userAttrs(r *http.Request) (attrs, error) {
+	m := attrs{}
+	for _, h := range storedHeaders {
+		if v := r.Header.Get(h); v != "" {
+			m[h] = v
+		}
+	}
+	size := 0
+	for k, vs := range r.Header {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, metaPrefix) && len(lk) > len(metaPrefix) {
+			v := strings.Join(vs, ",")
+			m[lk] = v
+			size += len(lk) - len(metaPrefix) + len(v)
+		}
+	}
+	if size > maxUserMetadata {
+		return nil, ErrMetadataTooLarge
+	}
+	if sc := r.Header.Get("X-Amz-Storage-Class"); sc != "" && sc != "STANDARD" {
+		return nil, errf(ErrInvalidStorageClass, "strato stores every object as STANDARD, not %s", sc)
+	}
+	if t := r.Header.Get("X-Amz-Tagging"); t != "" {
+		tags, err := parseTagging(t)
+		if err != nil {
+			return nil, err
+		}
+		m[attrTagging] = tags.Encode()
+	}
+	return m, nil
+}
+
+// parseTagging parses and checks a tag set given as a query string.
+func parseTagging(s string) (url.Values, error) {
+	v, err := url.ParseQuery(s)
+	if err != nil {
+		return nil, errf(ErrInvalidTag, "the tag set %q is not a query string", s)
+	}
+	if len(v) > 10 {
+		return nil, errf(ErrInvalidTag, "Object tags cannot be greater than 10")
+	}
+	for k, vs := range v {
+		if len(vs) != 1 || k == "" || len(k) > 128 || len(vs[0]) > 256 {
+			return nil, errf(ErrInvalidTag, "The TagKey or TagValue you have provided is invalid: %q", k)
+		}
+	}
+	return v, nil
+}
+
+// etagOf is the key's ETag: the one the gateway stored, or, for keys
+// written by other clients, one made of its identity and size.
+func etagOf(ki *stratov1.KeyInfo, m attrs) string {
+	if e := m[attrETag]; e != "" {
+		return e
+	}
+	sum := md5.Sum(fmt.Appendf(nil, "%d/%d/%d", ki.GetObjectId(), ki.GetSize(), ki.GetModificationTimeUnixMs()))
+	return `"` + hex.EncodeToString(sum[:]) + `"`
+}
+
+// isDirKey: a key ending in '/', which on an FSO bucket names a directory.
+func isDirKey(key string) bool { return strings.HasSuffix(key, "/") }
+
+func (g *Gateway) fsPath(bucket, key string) string { return "/" + g.volume + "/" + bucket + "/" + key }
+
+// putObject streams the body into a new key, committed only when the body
+// was read whole and every digest it came with matched.
+func (g *Gateway) putObject(rq *request) error {
+	b := rq.body
+	if b.size < 0 && rq.r.ContentLength < 0 && len(rq.r.TransferEncoding) == 0 {
+		return ErrMissingContentLength
+	}
+	if b.size > maxObjectSize {
+		return ErrEntityTooLarge
+	}
+	m, err := userAttrs(rq.r)
+	if err != nil {
+		return err
+	}
+	if err := g.putConditions(rq); err != nil {
+		return err
+	}
+	if isDirKey(rq.key) {
+		bk, err := g.getBucket(rq)
+		if err != nil {
+			return err
+		}
+		if bk.Layout == stratov1.BucketLayout_LAYOUT_FSO {
+			if b.size != 0 {
+				return errf(ErrInvalidRequest, "a key ending in '/' is a directory of this file-system bucket and holds no data")
+			}
+			if err := b.drain(); err != nil {
+				return err
+			}
+			if err := g.c.Mkdirs(rq.ctx, g.fsPath(rq.bucket, rq.key)); err != nil {
+				return fromClient(err, nil)
+			}
+			rq.w.Header().Set("ETag", `"d41d8cd98f00b204e9800998ecf8427e"`)
+			return rq.writeEmpty(200)
+		}
+	}
+	etag, err := g.writeKey(rq, g.volume, rq.bucket, rq.key, b, b.size, m)
+	if err != nil {
+		return err
+	}
+	rq.w.Header().Set("ETag", etag)
+	if algo, v := b.checks.checksum(); algo != "" {
+		rq.w.Header().Set(checksumHeader(algo), v)
+	}
+	return rq.writeEmpty(200)
+}
+
+// putConditions checks If-None-Match: * and If-Match of a PUT (checked
+// before the upload: a concurrent writer may still win).
+func (g *Gateway) putConditions(rq *request) error {
+	inm, im := rq.r.Header.Get("If-None-Match"), rq.r.Header.Get("If-Match")
+	if inm == "" && im == "" {
+		return nil
+	}
+	ki, err := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key)
+	exists := err == nil
+	if err != nil && !errors.Is(err, client.ErrNotFound) {
+		return fromClient(err, nil)
+	}
+	if inm == "*" && exists {
+		return ErrPreconditionFailed
+	}
+	if im != "" {
+		if !exists {
+			return ErrNoSuchKey
+		}
+		if !etagMatches(im, etagOf(ki, attrsOf(ki))) {
+			return ErrPreconditionFailed
+		}
+	}
+	return nil
+}
+
+// writeKey copies src into a key and commits it with m plus the ETag (MD5)
+// and checksum of the body; on any error the key is left uncommitted.
+func (g *Gateway) writeKey(rq *request, volume, bucket, key string, b *body, sizeHint int64, m attrs) (string, error) {
+	w, err := g.c.CreateKey(rq.ctx, volume, bucket, key, client.WriteOptions{SizeHint: max(sizeHint, 0)})
+	if err != nil {
+		return "", fromClient(err, nil)
+	}
+	if _, err := io.Copy(w, b); err != nil {
+		w.Abort()
+		return "", fromClient(err, nil)
+	}
+	etag := `"` + hex.EncodeToString(b.checks.md5.Sum(nil)) + `"`
+	m[attrETag] = etag
+	if algo, v := b.checks.checksum(); algo != "" {
+		m[checksumHeader(algo)] = v
+	}
+	w.SetAttributes(m.list())
+	if err := w.Close(); err != nil {
+		return "", fromClient(err, nil)
+	}
+	return etag, nil
+}
+
+// etagMatches says whether an If-Match/If-None-Match list names etag.
+func etagMatches(list, etag string) bool {
+	for _, e := range strings.Split(list, ",") {
+		e = strings.TrimSpace(e)
+		e = strings.TrimPrefix(e, "W/")
+		if e == "*" || e == etag || `"`+e+`"` == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// checkConditions applies If-Match, If-Unmodified-Since, If-None-Match and
+// If-Modified-Since (RFC 7232's order) to a key.
+func checkConditions(h http.Header, prefix string, etag string, mtime time.Time) error {
+	get := func(k string) string { return h.Get(prefix + k) }
+	mtime = mtime.Truncate(time.Second)
+	if im := get("If-Match"); im != "" {
+		if !etagMatches(im, etag) {
+			return ErrPreconditionFailed
+		}
+	} else if ius := get("If-Unmodified-Since"); ius != "" {
+		if t, err := http.ParseTime(ius); err == nil && mtime.After(t) {
+			return ErrPreconditionFailed
+		}
+	}
+	notModified := errNotModified
+	if prefix != "" {
+		notModified = ErrPreconditionFailed
+	}
+	if inm := get("If-None-Match"); inm != "" {
+		if etagMatches(inm, etag) {
+			return notModified
+		}
+	} else if ims := get("If-Modified-Since"); ims != "" {
+		if t, err := http.ParseTime(ims); err == nil && !mtime.After(t) {
+			return notModified
+		}
+	}
+	return nil
+}
+
+// parseRange parses a single "bytes=" range of a key of size bytes; ok is
+// false when the header asks for none (absent, or several ranges, which S3
+// ignores).
+func parseRange(h string, size int64) (start, length int64, ok bool, err error) {
+	spec, found := strings.CutPrefix(h, "bytes=")
+	if h == "" || !found || strings.Contains(spec, ",") {
+		return 0, 0, false, nil
+	}
+	a, b, dash := strings.Cut(strings.TrimSpace(spec), "-")
+	if !dash {
+		return 0, 0, false, nil
+	}
+	if a == "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n < 0 {
+			return 0, 0, false, nil
+		}
+		if n == 0 {
+			return 0, 0, false, ErrInvalidRange
+		}
+		n = min(n, size)
+		return size - n, n, true, nil
+	}
+	{
+		s, err := strconv.ParseInt(a, 10, 64)
+		if err != nil || s < 0 {
+			return 0, 0, false, nil
+		}
+		end := size - 1
+		if b != "" {
+			e, err := strconv.ParseInt(b, 10, 64)
+			if err != nil || e < s {
+				return 0, 0, false, nil
+			}
+			end = min(e, size-1)
+		}
+		if s >= size {
+			return 0, 0, false, ErrInvalidRange
+		}
+		return s, end - s + 1, true, nil
+	}
+}
+
+// objectHeaders sets the headers describing a key.
+func objectHeaders(h http.Header, ki *stratov1.KeyInfo, m attrs, etag string) {
+	ct := m["content-type"]
+	if ct == "" {
+		ct = "binary/octet-stream"
+	}
+	h.Set("Content-Type", ct)
+	for _, sh := range storedHeaders[1:] {
+		if v := m[sh]; v != "" {
+			h.Set(sh, v)
+		}
+	}
+	for k, v := range m {
+		if strings.HasPrefix(k, metaPrefix) {
+			h[http.CanonicalHeaderKey(k)] = []string{v}
+		}
+	}
+	if t := m[attrTagging]; t != "" {
+		if v, err := url.ParseQuery(t); err == nil {
+			h.Set("x-amz-tagging-count", strconv.Itoa(len(v)))
+		}
+	}
+	h.Set("ETag", etag)
+	h.Set("Last-Modified", time.UnixMilli(ki.GetModificationTimeUnixMs()).UTC().Format(http.TimeFormat))
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("x-amz-storage-class", "STANDARD")
+}
+
+// responseOverrides are the response-* query parameters of a GET.
+var responseOverrides = map[string]string{
+	"response-content-type": "Content-Type", "response-content-language": "Content-Language",
+	"response-expires": "Expires", "response-cache-control": "Cache-Control",
+	"response-content-disposition": "Content-Disposition", "response-content-encoding": "Content-Encoding",
+}
+
+// partRange is where part n of a multipart object lies.
+func partRange(m attrs, n int, size int64) (start, length int64, count int, err error) {
+	parts, _ := strconv.Atoi(m[attrParts])
+	if parts == 0 {
+		if n == 1 {
+			return 0, size, 1, nil
+		}
+		return 0, 0, 0, ErrInvalidRange
+	}
+	if n > parts {
+		return 0, 0, 0, ErrInvalidRange
+	}
+	sizes := strings.Split(m[attrPartSize], ",")
+	if len(sizes) != parts {
+		return 0, 0, 0, errf(ErrNotImplemented, "this object's part sizes are not recorded")
+	}
+	for i := 0; i < n; i++ {
+		s, _ := strconv.ParseInt(sizes[i], 10, 64)
+		if i == n-1 {
+			return start, s, parts, nil
+		}
+		start += s
+	}
+	return 0, 0, 0, ErrInvalidRange
+}
+
+// getObject serves GetObject and HeadObject.
+func (g *Gateway) getObject(rq *request, head bool) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	q := rq.r.URL.Query()
+	if isDirKey(rq.key) {
+		if done, err := g.getDirectory(rq, head); done || err != nil {
+			return err
+		}
+	}
+	rd, err := g.c.OpenKey(rq.ctx, g.volume, rq.bucket, rq.key)
+	if err != nil {
+		if errors.Is(err, client.ErrIsADirectory) || errors.Is(err, client.ErrNotADirectory) || errors.Is(err, client.ErrInvalid) {
+			return ErrNoSuchKey
+		}
+		return fromClient(err, nil)
+	}
+	defer func() { _ = rd.Close() }()
+	ki := rd.Info()
+	m := attrsOf(ki)
+	etag := etagOf(ki, m)
+	size := ki.GetSize()
+	mtime := time.UnixMilli(ki.GetModificationTimeUnixMs())
+	h := rq.w.Header()
+	if err := checkConditions(rq.r.Header, "", etag, mtime); err != nil {
+		if errors.Is(err, errNotModified) {
+			h.Set("ETag", etag)
+			h.Set("Last-Modified", mtime.UTC().Format(http.TimeFormat))
+		}
+		return err
+	}
+	start, length, ranged := int64(0), size, false
+	if pn := q.Get("partNumber"); pn != "" {
+		n, err := strconv.Atoi(pn)
+		if err != nil || n < 1 || n > 10000 {
+			return errf(ErrInvalidArgument, "Part number must be an integer between 1 and 10000, inclusive")
+		}
+		var count int
+		if start, length, count, err = partRange(m, n, size); err != nil {
+			return err
+		}
+		ranged = count > 1
+		h.Set("x-amz-mp-parts-count", strconv.Itoa(count))
+	} else if s, l, ok, err := parseRange(rq.r.Header.Get("Range"), size); err != nil {
+		h.Set("Content-Range", fmt.Sprintf("bytes */%d", size))
+		return err
+	} else if ok {
+		start, length, ranged = s, l, true
+	}
+	objectHeaders(h, ki, m, etag)
+	if strings.EqualFold(rq.r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") && !ranged {
+		for _, algo := range checksumAlgorithms {
+			if v := m[checksumHeader(algo)]; v != "" {
+				h.Set(checksumHeader(algo), v)
+				if strings.Contains(v, "-") {
+					h.Set("x-amz-checksum-type", "COMPOSITE")
+				} else {
+					h.Set("x-amz-checksum-type", "FULL_OBJECT")
+				}
+			}
+		}
+	}
+	for p, hn := range responseOverrides {
+		if v := q.Get(p); v != "" {
+			h.Set(hn, v)
+		}
+	}
+	h.Set("Content-Length", strconv.FormatInt(length, 10))
+	h.Set("x-amz-request-id", rq.id)
+	status := http.StatusOK
+	if ranged {
+		status = http.StatusPartialContent
+		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, start+length-1, size))
+	}
+	rq.status = status
+	if head {
+		rq.w.WriteHeader(status)
+		return nil
+	}
+	if start > 0 {
+		if _, err := rd.Seek(start, io.SeekStart); err != nil {
+			return fromClient(err, nil)
+		}
+	}
+	rq.w.WriteHeader(status)
+	n, err := io.CopyN(rq.w, rd, length)
+	rq.out += n
+	if err != nil {
+		// The status is sent: all that is left is to cut the response short.
+		g.opts.Logger.Warn("s3: GET cut short", "bucket", rq.bucket, "key", rq.key, "at", start+n, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+// getDirectory answers a GET or HEAD of "dir/" on an FSO bucket: an empty
+// object when the directory exists (done), else not done.
+func (g *Gateway) getDirectory(rq *request, head bool) (done bool, err error) {
+	bk, err := g.getBucket(rq)
+	if err != nil {
+		return true, err
+	}
+	if bk.Layout != stratov1.BucketLayout_LAYOUT_FSO {
+		return false, nil
+	}
+	st, err := g.c.Stat(rq.ctx, g.fsPath(rq.bucket, rq.key))
+	if err != nil || !st.IsDirectory {
+		return true, ErrNoSuchKey
+	}
+	h := rq.w.Header()
+	h.Set("Content-Type", "application/x-directory")
+	h.Set("Content-Length", "0")
+	h.Set("ETag", `"d41d8cd98f00b204e9800998ecf8427e"`)
+	h.Set("Last-Modified", time.UnixMilli(st.ModificationTimeUnixMs).UTC().Format(http.TimeFormat))
+	return true, rq.writeEmpty(200)
+}
+
+// deleteKey deletes a key (on an FSO bucket, "dir/" deletes an empty
+// directory); a key that does not exist is no error (S3's rule).
+func (g *Gateway) deleteKey(rq *request, key string) error {
+	var err error
+	if isDirKey(key) {
+		bk, berr := g.getBucket(rq)
+		if berr != nil {
+			return berr
+		}
+		if bk.Layout == stratov1.BucketLayout_LAYOUT_FSO {
+			st, serr := g.c.Stat(rq.ctx, g.fsPath(rq.bucket, key))
+			if serr != nil || !st.IsDirectory {
+				return nil
+			}
+			err = g.c.Delete(rq.ctx, g.fsPath(rq.bucket, key), false)
+			if errors.Is(err, client.ErrDirectoryNotEmpty) {
+				return nil // its keys keep it; S3 has no directories to delete
+			}
+			if errors.Is(err, client.ErrNotFound) {
+				return nil
+			}
+			return fromClient(err, nil)
+		}
+	}
+	err = g.c.DeleteKey(rq.ctx, g.volume, rq.bucket, key)
+	if errors.Is(err, client.ErrBucketNotFound) || errors.Is(err, client.ErrVolumeNotFound) {
+		return ErrNoSuchBucket
+	}
+	if err == nil || errors.Is(err, client.ErrNotFound) || errors.Is(err, client.ErrInvalid) ||
+		errors.Is(err, client.ErrIsADirectory) || errors.Is(err, client.ErrNotADirectory) || errors.Is(err, client.ErrDirectoryNotEmpty) {
+		return nil
+	}
+	return fromClient(err, nil)
+}
+
+func (g *Gateway) deleteObject(rq *request) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	if err := g.deleteKey(rq, rq.key); err != nil {
+		return err
+	}
+	return rq.writeEmpty(http.StatusNoContent)
+}
+
+type deleteRequest struct {
+	XMLName xml.Name `xml:"Delete"`
+	Quiet   bool
+	Objects []struct {
+		Key       string
+		VersionID string `xml:"VersionId"`
+	} `xml:"Object"`
+}
+
+type deleteResult struct {
+	XMLName xml.Name        `xml:"http://s3.amazonaws.com/doc/2006-03-01/ DeleteResult"`
+	Deleted []deletedObject `xml:"Deleted"`
+	Errors  []deleteError   `xml:"Error"`
+}
+
+type deletedObject struct{ Key string }
+
+type deleteError struct {
+	Key     string
+	Code    string
+	Message string
+}
+
+// deleteObjects deletes up to 1,000 keys named in the body.
+func (g *Gateway) deleteObjects(rq *request) error {
+	var req deleteRequest
+	if err := rq.decodeXML(&req, 2<<20); err != nil {
+		return err
+	}
+	if len(req.Objects) > 1000 {
+		return errf(ErrMalformedXML, "at most 1000 keys may be deleted at once")
+	}
+	if _, err := g.getBucket(rq); err != nil {
+		return err
+	}
+	res := deleteResult{}
+	for _, o := range req.Objects {
+		err := g.deleteKey(rq, o.Key)
+		if o.Key == "" {
+			err = ErrInvalidObjectName
+		}
+		if err != nil {
+			e := fromClient(err, nil)
+			res.Errors = append(res.Errors, deleteError{Key: o.Key, Code: e.Code, Message: e.Message})
+			continue
+		}
+		if !req.Quiet {
+			res.Deleted = append(res.Deleted, deletedObject{Key: o.Key})
+		}
+	}
+	return rq.writeXML(200, res)
+}
+
+type copyObjectResult struct {
+	XMLName      xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ CopyObjectResult"`
+	ETag         string
+	LastModified string
+	checksumFields
+}
+
+// copySource parses x-amz-copy-source ("bucket/key", URL-encoded, maybe
+// with a leading '/' and "?versionId=null").
+func copySource(h string) (bucket, key string, err error) {
+	src, ver, _ := strings.Cut(h, "?")
+	if ver != "" && ver != "versionId=null" {
+		return "", "", errf(ErrNotImplemented, "strato keeps no versions: only versionId=null")
+	}
+	src, uerr := url.PathUnescape(src)
+	if uerr != nil {
+		return "", "", errf(ErrInvalidArgument, "Invalid copy source encoding")
+	}
+	src = strings.TrimPrefix(src, "/")
+	bucket, key, ok := strings.Cut(src, "/")
+	if !ok || bucket == "" || key == "" {
+		return "", "", errf(ErrInvalidArgument, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+	}
+	return bucket, key, nil
+}
+
+// openSource opens a copy's source and checks its conditions.
+func (g *Gateway) openSource(rq *request) (*client.Reader, *stratov1.KeyInfo, attrs, error) {
+	sb, sk, err := copySource(rq.r.Header.Get("X-Amz-Copy-Source"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rd, err := g.c.OpenKey(rq.ctx, g.volume, sb, sk)
+	if err != nil {
+		if errors.Is(err, client.ErrIsADirectory) || errors.Is(err, client.ErrInvalid) {
+			return nil, nil, nil, ErrNoSuchKey
+		}
+		return nil, nil, nil, fromClient(err, nil)
+	}
+	ki := rd.Info()
+	m := attrsOf(ki)
+	if err := checkConditions(rq.r.Header, "X-Amz-Copy-Source-", etagOf(ki, m), time.UnixMilli(ki.GetModificationTimeUnixMs())); err != nil {
+		_ = rd.Close()
+		return nil, nil, nil, err
+	}
+	return rd, ki, m, nil
+}
+
+// copyObject copies a key (its data streamed through the gateway).
+func (g *Gateway) copyObject(rq *request) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	rd, ki, srcAttrs, err := g.openSource(rq)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rd.Close() }()
+	if ki.GetSize() > maxObjectSize {
+		return errf(ErrInvalidRequest, "The specified copy source is larger than the maximum allowable size for a copy source: 5368709120")
+	}
+	directive := rq.r.Header.Get("X-Amz-Metadata-Directive")
+	tagDirective := rq.r.Header.Get("X-Amz-Tagging-Directive")
+	reqAttrs, err := userAttrs(rq.r)
+	if err != nil {
+		return err
+	}
+	m := attrs{}
+	switch directive {
+	case "", "COPY":
+		for k, v := range srcAttrs {
+			if k == "content-type" || strings.HasPrefix(k, metaPrefix) || slicesContains(storedHeaders, k) {
+				m[k] = v
+			}
+		}
+	case "REPLACE":
+		for k, v := range reqAttrs {
+			if k != attrTagging {
+				m[k] = v
+			}
+		}
+	default:
+		return errf(ErrInvalidArgument, "Unknown metadata directive %q", directive)
+	}
+	switch tagDirective {
+	case "", "COPY":
+		if t := srcAttrs[attrTagging]; t != "" {
+			m[attrTagging] = t
+		}
+	case "REPLACE":
+		if t := reqAttrs[attrTagging]; t != "" {
+			m[attrTagging] = t
+		}
+	default:
+		return errf(ErrInvalidArgument, "Unknown tagging directive %q", tagDirective)
+	}
+	sb, sk, _ := copySource(rq.r.Header.Get("X-Amz-Copy-Source"))
+	if sb == rq.bucket && sk == rq.key && directive != "REPLACE" && tagDirective != "REPLACE" {
+		return errf(ErrInvalidRequest, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
+	}
+	// The copy is checksummed with the algorithm asked for, else the
+	// source's.
+	algo := strings.ToLower(rq.r.Header.Get("X-Amz-Checksum-Algorithm"))
+	if algo == "" {
+		for _, a := range checksumAlgorithms {
+			if v := srcAttrs[checksumHeader(a)]; v != "" && !strings.Contains(v, "-") {
+				algo = a
+			}
+		}
+	}
+	if algo != "" && !validAlgorithm(algo) {
+		return errf(ErrInvalidArgument, "Invalid x-amz-checksum-algorithm %q", algo)
+	}
+	checks := &payloadChecks{md5: md5.New(), algo: algo}
+	if algo != "" {
+		checks.sum = newChecksum(algo)
+	}
+	src := &body{r: rd, checks: checks, size: ki.GetSize()}
+	etag, err := g.writeKey(rq, g.volume, rq.bucket, rq.key, src, ki.GetSize(), m)
+	if err != nil {
+		return err
+	}
+	res := copyObjectResult{ETag: etag, LastModified: g.opts.Now().UTC().Format(timeFormat)}
+	if a, v := checks.checksum(); a != "" {
+		res.set(a, v)
+	}
+	return rq.writeXML(200, res)
+}
+
+// checksumFields are the checksum elements of S3's XML results.
+type checksumFields struct {
+	ChecksumCRC32     string `xml:",omitempty"`
+	ChecksumCRC32C    string `xml:",omitempty"`
+	ChecksumCRC64NVME string `xml:",omitempty"`
+	ChecksumSHA1      string `xml:",omitempty"`
+	ChecksumSHA256    string `xml:",omitempty"`
+}
+
+func (f *checksumFields) set(algo, v string) {
+	switch algo {
+	case "crc32":
+		f.ChecksumCRC32 = v
+	case "crc32c":
+		f.ChecksumCRC32C = v
+	case "crc64nvme":
+		f.ChecksumCRC64NVME = v
+	case "sha1":
+		f.ChecksumSHA1 = v
+	case "sha256":
+		f.ChecksumSHA256 = v
+	}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+type tagging struct {
+	XMLName xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ Tagging"`
+	TagSet  []tag    `xml:"TagSet>Tag"`
+}
+
+type tag struct {
+	Key   string
+	Value string
+}
+
+func (g *Gateway) getObjectTagging(rq *request) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	ki, err := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key)
+	if err != nil {
+		return fromClient(err, nil)
+	}
+	res := tagging{TagSet: []tag{}}
+	if t := attrsOf(ki)[attrTagging]; t != "" {
+		v, _ := url.ParseQuery(t)
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			res.TagSet = append(res.TagSet, tag{Key: k, Value: v.Get(k)})
+		}
+	}
+	return rq.writeXML(200, res)
+}
