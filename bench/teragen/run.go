@@ -29,6 +29,10 @@ type Config struct {
 	// with the rows written so far and the rate since the previous line.
 	Progress         io.Writer
 	ProgressInterval time.Duration
+	// NoChecksum skips TeraGen's CHECKSUM counter (a CRC-32 of every row):
+	// for comparisons with a writer that computes nothing, as the HDFS
+	// anchor's.
+	NoChecksum bool
 }
 
 // EnsureDefaults fills unset fields.
@@ -83,8 +87,10 @@ type Result struct {
 	Bytes   uint64
 	// Elapsed runs from the first Create to the last Close.
 	Elapsed time.Duration
-	// Checksum is the data set's: its Counter is TeraGen's CHECKSUM counter.
-	Checksum Checksum
+	// Checksum is the data set's: its Counter is TeraGen's CHECKSUM counter
+	// (zero with NoChecksum).
+	Checksum   Checksum
+	NoChecksum bool
 }
 
 // MBPerSec is the data rate over Elapsed, in MB (10^6 bytes).
@@ -107,6 +113,10 @@ func (r Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "bytes: %d\n", r.Bytes)
 	fmt.Fprintf(w, "elapsed: %.3f s\n", r.Elapsed.Seconds())
 	fmt.Fprintf(w, "MB/s: %.1f\n", r.MBPerSec())
+	if r.NoChecksum {
+		fmt.Fprintln(w, "checksum: not computed")
+		return
+	}
 	fmt.Fprintf(w, "checksum (TeraValidate's form): %s\n", r.Checksum)
 	fmt.Fprintf(w, "CHECKSUM=%d\n", r.Checksum.Counter())
 }
@@ -132,7 +142,7 @@ func Run(ctx context.Context, cfg Config, fs FileCreator, out io.Writer) (Result
 		return Result{}, err
 	}
 	splits := Splits(cfg.Rows, cfg.Writers)
-	res := Result{Path: cfg.Path, Writers: make([]WriterStats, len(splits)), Rows: cfg.Rows, Bytes: cfg.Rows * RowSize}
+	res := Result{Path: cfg.Path, Writers: make([]WriterStats, len(splits)), Rows: cfg.Rows, Bytes: cfg.Rows * RowSize, NoChecksum: cfg.NoChecksum}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -146,7 +156,7 @@ func Run(ctx context.Context, cfg Config, fs FileCreator, out io.Writer) (Result
 		go func() {
 			defer wg.Done()
 			file := path.Join(cfg.Path, PartName(i))
-			res.Writers[i], errs[i] = writeSplit(ctx, fs, file, s, &done)
+			res.Writers[i], errs[i] = writeSplit(ctx, fs, file, s, !cfg.NoChecksum, &done)
 			if errs[i] != nil {
 				cancel()
 			}
@@ -186,7 +196,7 @@ func firstError(errs []error) error {
 // writeSplit is one map task: it creates file, writes its split's rows
 // as TeraGen's TeraRecordWriter does (one write for the key, one for the
 // value), then one hsync and the close.
-func writeSplit(ctx context.Context, fs FileCreator, file string, s Split, done *atomic.Uint64) (st WriterStats, err error) {
+func writeSplit(ctx context.Context, fs FileCreator, file string, s Split, sum bool, done *atomic.Uint64) (st WriterStats, err error) {
 	st = WriterStats{File: file, FirstRow: s.FirstRow, Rows: s.Rows}
 	start := time.Now()
 	w, err := fs.Create(ctx, file)
@@ -212,7 +222,9 @@ func writeSplit(ctx context.Context, fs FileCreator, file string, s Split, done 
 		for off := 0; off < len(batch); off += RowSize {
 			row := batch[off : off+RowSize]
 			g.Next(row)
-			st.Checksum.AddRow(row)
+			if sum {
+				st.Checksum.AddRow(row)
+			}
 		}
 		t := time.Now()
 		for off := 0; off < len(batch); off += RowSize {

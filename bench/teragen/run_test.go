@@ -130,6 +130,24 @@ func (f *recordFile) Close() error {
 
 // TestRunTeraGenCalls: each writer makes TeraGen's record writer's calls —
 // a 10-byte write and a 90-byte write per row, one hsync, one close.
+// Without the checksum the rows are the same; the report says it was not
+// computed.
+func TestRunNoChecksum(t *testing.T) {
+	root := t.TempDir()
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Config{Rows: 2001, Path: "/tg", Writers: 2, NoChecksum: true}, LocalFiles{Root: root}, &out)
+	require.NoError(t, err)
+	parts, _ := expectedTeraGen(2001, 2)
+	for i, want := range parts {
+		got, err := os.ReadFile(filepath.Join(root, "tg", PartName(i)))
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want, got), "part %d differs", i)
+	}
+	require.Equal(t, Checksum{}, res.Checksum)
+	require.Contains(t, out.String(), "checksum: not computed")
+	require.NotContains(t, out.String(), "CHECKSUM=")
+}
+
 func TestRunCalls(t *testing.T) {
 	fs := &recordFS{}
 	res, err := Run(context.Background(), Config{Rows: 2500, Path: "out"}, fs, &bytes.Buffer{})

@@ -104,7 +104,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 			if err != nil {
 				return err
 			}
-			if readSum && read.Checksum != res.Checksum {
+			if readSum && !cfg.NoChecksum && read.Checksum != res.Checksum {
 				return fmt.Errorf("bench teragen: read back CHECKSUM=%d, written CHECKSUM=%d", read.Checksum.Counter(), res.Checksum.Counter())
 			}
 			return nil
@@ -119,6 +119,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 	f.StringVar(&readBack, "read-back", "", "then read every file back, one reader each, in read calls of this size (e.g. 1MiB)")
 	f.BoolVar(&readSum, "read-back-checksum", true, "recompute TeraGen's CHECKSUM from the rows read back (off: read only, as the HDFS anchor's read-back does; the client verifies every chunk's CRC32C either way)")
 	f.DurationVar(&cfg.ProgressInterval, "progress-interval", 5e9, "interval of the progress lines on stderr")
+	f.BoolVar(&cfg.NoChecksum, "no-checksum", false, "do not compute TeraGen's CHECKSUM while writing (a CRC-32 of every row, which TeraGen's map tasks compute; off for comparisons with a writer that computes nothing, as the HDFS anchor's)")
 	return cmd
 }
 
