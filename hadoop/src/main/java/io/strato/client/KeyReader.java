@@ -235,6 +235,55 @@ public final class KeyReader implements Closeable {
     }
   }
 
+  // ---- Stored checksums --------------------------------------------------------
+
+  /** One checksum window as the datanodes store it: key offset, length, type and value. */
+  public record Window(long offset, int length, byte type, byte[] value) {}
+
+  /**
+   * The stored checksum windows of the key, in order, as GET_BLOCK returns
+   * them (docs/wire.md §5.5) from the first replica that answers. They tile
+   * the key's bytes; the last window of each chunk may be short.
+   */
+  public List<Window> windows() throws IOException {
+    List<Window> out = new ArrayList<>();
+    for (Blk bl : blocks) {
+      List<ChunkRecord> chunks = null;
+      List<String> errs = new ArrayList<>();
+      for (DatanodeDetails m : order(bl)) {
+        try {
+          DataConn conn = c.data.get(m.getDataAddr());
+          chunks = DataConn.getBlockResponse(DataConn.await(conn.getBlock(
+              new io.strato.client.wire.Messages.GetBlockRequest(bl.id)), c.data.requestTimeoutMs(), conn)).chunks();
+          break;
+        } catch (IOException e) {
+          errs.add("datanode " + m.getId() + ": " + e.getMessage());
+        }
+      }
+      if (chunks == null) {
+        throw new IOException("strato: no replica of " + name() + " block " + bl.id + " answered GET_BLOCK: "
+            + String.join("; ", errs));
+      }
+      for (ChunkRecord ch : chunks) {
+        io.strato.client.wire.Checksums s = ch.checksums();
+        int size = io.strato.client.wire.Checksums.size(s.type);
+        for (int i = 0; i < s.count(); i++) {
+          long wo = ch.offset() + (long) i * s.bytesPerChecksum;
+          if (wo >= bl.length) {
+            break;
+          }
+          int wl = (int) Math.min(s.bytesPerChecksum, ch.offset() + ch.length() - wo);
+          byte[] v = java.util.Arrays.copyOfRange(s.values, i * size, i * size + size);
+          out.add(new Window(bl.offset + wo, wl, s.type, v));
+        }
+        if (s.type == io.strato.client.wire.Checksums.NONE) {
+          out.add(new Window(bl.offset + ch.offset(), ch.length(), s.type, new byte[0]));
+        }
+      }
+    }
+    return out;
+  }
+
   // ---- The stream --------------------------------------------------------------
 
   public long position() {

@@ -91,6 +91,11 @@ public final class MetaClient implements Closeable {
     return clientId;
   }
 
+  /** The replica believed to lead (the last one that answered a call). */
+  public String leader() {
+    return leader;
+  }
+
   public List<String> addresses() {
     return List.copyOf(addrs);
   }

@@ -2,7 +2,9 @@ package io.strato.hadoop;
 
 import io.grpc.Status;
 import io.strato.client.ClientOptions;
+import io.strato.client.KeyReader;
 import io.strato.client.KeyWriter;
+import io.strato.client.wire.Checksums;
 import io.strato.client.MetaException;
 import io.strato.client.StratoClient;
 import io.strato.proto.v1.BlockLocation;
@@ -17,6 +19,7 @@ import io.strato.proto.v1.VolumeInfo;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -24,6 +27,8 @@ import java.util.Locale;
 import java.util.NoSuchElementException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonPathCapabilities;
+import org.apache.hadoop.fs.CompositeCrcFileChecksum;
+import org.apache.hadoop.fs.FileChecksum;
 import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -41,6 +46,7 @@ import org.apache.hadoop.fs.impl.PathCapabilitiesSupport;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.util.CrcUtil;
 import org.apache.hadoop.util.DataChecksum;
 import org.apache.hadoop.util.Progressable;
 
@@ -746,7 +752,7 @@ public class StratoFileSystem extends FileSystem {
               client.delete(cp.volume, cp.bucket, cp.key, true);
             }
           }
-          client.deleteBucket(p.volume, p.bucket);
+          deleteBucket(p, q, recursive);
           return true;
         default:
           client.delete(p.volume, p.bucket, p.key, recursive);
@@ -759,6 +765,102 @@ public class StratoFileSystem extends FileSystem {
         return false;
       }
       throw translate(e, q);
+    }
+  }
+
+  // ---- Checksums -------------------------------------------------------------------
+
+  @Override
+  public FileChecksum getFileChecksum(Path f) throws IOException {
+    return getFileChecksum(f, Long.MAX_VALUE);
+  }
+
+  /**
+   * The file's composite CRC (HDFS's COMPOSITE_CRC, dfs.checksum.combine.mode):
+   * the CRC32C (or CRC32) of the file's first length bytes, composed from the
+   * window checksums the datanodes store, so it does not depend on block or
+   * window sizes and equals HDFS's for the same bytes. A file written with
+   * another checksum type (NONE, SHA256, MD5) has none: null.
+   */
+  @Override
+  public FileChecksum getFileChecksum(Path f, long length) throws IOException {
+    statistics.incrementReadOps(1);
+    Path q = makeQualified(f);
+    StratoPath p = StratoPath.of(q);
+    if (p.depth < 3) {
+      throw new FileNotFoundException(q + " is a directory");
+    }
+    if (length < 0) {
+      throw new IllegalArgumentException("strato: negative length " + length);
+    }
+    try (KeyReader r = client.open(p.volume, p.bucket, p.key)) {
+      long end = Math.min(length, r.size());
+      DataChecksum.Type type = null;
+      int bpc = 0;
+      Integer crc = null;
+      for (KeyReader.Window w : r.windows()) {
+        if (w.offset() >= end) {
+          break;
+        }
+        DataChecksum.Type t = w.type() == Checksums.CRC32C ? DataChecksum.Type.CRC32C
+            : w.type() == Checksums.CRC32 ? DataChecksum.Type.CRC32 : null;
+        if (t == null || type != null && t != type) {
+          return null;
+        }
+        type = t;
+        bpc = Math.max(bpc, w.length());
+        int v;
+        int len = w.length();
+        if (w.offset() + len <= end) {
+          v = ByteBuffer.wrap(w.value()).getInt();
+        } else {
+          // The window straddles the end: its bytes up to the end, read and checked.
+          len = (int) (end - w.offset());
+          byte[] b = new byte[len];
+          r.read(w.offset(), b, 0, len);
+          java.util.zip.Checksum c = t == DataChecksum.Type.CRC32C ? new java.util.zip.CRC32C()
+              : new java.util.zip.CRC32();
+          c.update(b, 0, len);
+          v = (int) c.getValue();
+        }
+        crc = crc == null ? v : CrcUtil.compose(crc, v, len, t == DataChecksum.Type.CRC32C ? CrcUtil.CASTAGNOLI_POLYNOMIAL : CrcUtil.GZIP_POLYNOMIAL);
+      }
+      if (type == null) {
+        type = DataChecksum.Type.CRC32C; // an empty file: the CRC of no bytes
+        bpc = 16 << 10;
+      }
+      return new CompositeCrcFileChecksum(crc == null ? 0 : crc, type, bpc);
+    } catch (IOException e) {
+      throw translate(e, q);
+    }
+  }
+
+  /**
+   * Deletes a bucket. A recursive delete of its directories is O(1): their
+   * entries are reclaimed in the background and the bucket counts them until
+   * then, so DeleteBucket answers BUCKET_NOT_EMPTY for a while after its
+   * listing went empty; that is waited out (up to fs.strato.meta.retry.ms).
+   */
+  private void deleteBucket(StratoPath p, Path q, boolean recursive) throws IOException {
+    long deadline = System.nanoTime() + getConf().getLong(META_RETRY, 60_000) * 1_000_000;
+    long backoff = 50;
+    while (true) {
+      try {
+        client.deleteBucket(p.volume, p.bucket);
+        return;
+      } catch (MetaException e) {
+        if (!recursive || !e.is("BUCKET_NOT_EMPTY") || System.nanoTime() > deadline
+            || listStatusIterator(q).hasNext()) {
+          throw e;
+        }
+      }
+      try {
+        Thread.sleep(backoff);
+      } catch (InterruptedException ie) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException("strato: delete of " + q + " interrupted");
+      }
+      backoff = Math.min(2 * backoff, 1000);
     }
   }
 
@@ -781,6 +883,7 @@ public class StratoFileSystem extends FileSystem {
         return false;
       case CommonPathCapabilities.ETAGS_AVAILABLE:
       case CommonPathCapabilities.ETAGS_PRESERVED_IN_RENAME:
+      case CommonPathCapabilities.FS_CHECKSUMS:
         return true;
       default:
         return super.hasPathCapability(path, capability);
