@@ -17,6 +17,7 @@ func newDevCmd() *cobra.Command {
 	var (
 		o       minicluster.Options
 		verbose bool
+		s3Addr  string
 	)
 	cmd := &cobra.Command{
 		Use:   "dev [--data ./strato-data] [--datanodes 3]",
@@ -51,6 +52,10 @@ again. Use the other commands against it: strato sh, strato fs, strato admin
 			for i, a := range c.DatanodeAddrs() {
 				fmt.Fprintf(out, "  datanode  %s   (data %s, id %s)\n", a, c.DatanodeDir(i), c.Datanode(i).ID())
 			}
+			if s3Addr != "" {
+				stop := startDevS3(cmd.Context(), out, c.MetaAddrs(), s3Addr, o.Logger)
+				defer stop()
+			}
 			fmt.Fprintf(out, "strato dev: ready; try: strato sh volume create vol1 && strato sh bucket create /vol1/b1 && strato fs put FILE /vol1/b1/FILE  (Ctrl-C to stop)\n")
 			<-cmd.Context().Done()
 			fmt.Fprintln(out, "strato dev: stopping")
@@ -66,6 +71,7 @@ again. Use the other commands against it: strato sh, strato fs, strato admin
 	f.IntVar(&o.Datanodes, "datanodes", 3, "number of datanodes")
 	f.IntVar(&o.MetaReplicas, "meta-replicas", 1, "meta replicas: 1, or 3 for a Raft group that survives the loss of one")
 	f.StringVar(&o.MetaAddr, "meta-addr", "127.0.0.1:9860", "meta's gRPC address")
+	f.StringVar(&s3Addr, "s3-addr", "127.0.0.1:9878", `address of an S3 gateway with the development key (see docs/s3.md; "": none)`)
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every node's info messages to stderr")
 	return cmd
 }

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/s3"
+)
+
+func init() { extraCommands = append(extraCommands, newS3Cmd) }
+
+func newS3Cmd() *cobra.Command {
+	var (
+		o                 s3.Options
+		metas, listen     string
+		httpAddr          string
+		certFile, keyFile string
+		credFile          string
+	)
+	cmd := &cobra.Command{
+		Use:   "s3 --meta ADDR [--listen 127.0.0.1:9878]",
+		Short: "Run an S3 gateway: the S3 REST API on the buckets of one volume",
+		Long: `s3 serves the S3 REST API (docs/s3.md) on --listen: S3 buckets are the
+buckets of --volume (default s3v). It keeps no state of its own, so any
+number of gateways may serve one cluster.
+
+Access keys and their secrets come from --credentials FILE (one
+"ACCESS_KEY SECRET" pair a line) and from the environment variables
+STRATO_S3_ACCESS_KEY and STRATO_S3_SECRET_KEY; every request must be signed
+with one of them (AWS Signature Version 4). HTTPS with --tls-cert and
+--tls-key. SIGTERM stops it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			creds, err := loadS3Credentials(credFile)
+			if err != nil {
+				return err
+			}
+			c, err := client.New(client.Options{Meta: strings.Split(metas, ","), Logger: log.With("component", "client"), Owner: "s3"})
+			if err != nil {
+				return err
+			}
+			defer func() { _ = c.Close() }()
+			reg := prometheus.NewRegistry()
+			o.Client, o.Credentials, o.Logger, o.Metrics = c, creds, log, s3.NewMetrics(reg)
+			ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
+			gw, err := s3.New(ctx, o)
+			cancel()
+			if err != nil {
+				return err
+			}
+			defer func() { _ = gw.Close() }()
+			stopMetrics, err := serveMetrics(httpAddr, reg, log)
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
+			lis, err := net.Listen("tcp", listen)
+			if err != nil {
+				return err
+			}
+			srv := &http.Server{Handler: gw, ReadHeaderTimeout: time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+			done := make(chan error, 1)
+			scheme := "http"
+			if certFile != "" || keyFile != "" {
+				scheme = "https"
+				go func() { done <- srv.ServeTLS(lis, certFile, keyFile) }()
+			} else {
+				go func() { done <- srv.Serve(lis) }()
+			}
+			log.Info("s3 gateway serving", "endpoint", scheme+"://"+lis.Addr().String(), "volume", o.Volume, "meta", metas, "keys", len(creds))
+			select {
+			case err := <-done:
+				return err
+			case <-cmd.Context().Done():
+			}
+			log.Info("s3 gateway shutting down")
+			sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer scancel()
+			if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&metas, "meta", "127.0.0.1:9860", "meta replicas' gRPC addresses, comma-separated")
+	f.StringVar(&listen, "listen", "127.0.0.1:9878", "address of the S3 endpoint")
+	f.StringVar(&o.Volume, "volume", "s3v", "the volume whose buckets are the S3 buckets")
+	f.StringVar(&o.Domain, "domain", "", "serve virtual-host-style requests to BUCKET.DOMAIN too (default: path style only)")
+	f.StringVar(&o.Region, "region", "us-east-1", "the region the gateway answers for")
+	f.StringVar(&certFile, "tls-cert", "", "certificate file (PEM) to serve HTTPS")
+	f.StringVar(&keyFile, "tls-key", "", "its private key (PEM)")
+	f.StringVar(&credFile, "credentials", "", `file of "ACCESS_KEY SECRET" lines`)
+	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), e.g. 127.0.0.1:9879 (default: none)")
+	f.DurationVar(&o.MultipartExpiry, "multipart-expiry", 0, "abort multipart uploads older than this (default 7 days)")
+	return cmd
+}
+
+// loadS3Credentials reads the access keys of the gateway.
+func loadS3Credentials(file string) (s3.StaticCredentials, error) {
+	creds := s3.StaticCredentials{}
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = f.Close() }()
+		sc := bufio.NewScanner(f)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			fs := strings.Fields(line)
+			if len(fs) != 2 {
+				return nil, fmt.Errorf("%s:%d: want \"ACCESS_KEY SECRET\"", file, n)
+			}
+			creds[fs[0]] = fs[1]
+		}
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if k, s := os.Getenv("STRATO_S3_ACCESS_KEY"), os.Getenv("STRATO_S3_SECRET_KEY"); k != "" && s != "" {
+		creds[k] = s
+	}
+	if len(creds) == 0 {
+		return nil, errors.New("s3: no access key: give --credentials or STRATO_S3_ACCESS_KEY and STRATO_S3_SECRET_KEY")
+	}
+	return creds, nil
+}
+
+// The development access key of strato dev's gateway.
+const (
+	devS3AccessKey = "strato-dev"
+	devS3SecretKey = "strato-dev-secret"
+)
+
+// startDevS3 starts strato dev's S3 gateway and prints how to reach it; a
+// gateway that cannot start (its port taken) is reported, not fatal.
+func startDevS3(ctx context.Context, out io.Writer, metas []string, addr string, log *slog.Logger) (stop func()) {
+	fail := func(err error) func() {
+		fmt.Fprintf(out, "  s3        not started: %v\n", err)
+		return func() {}
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fail(err)
+	}
+	c, err := client.New(client.Options{Meta: metas, Logger: log, Owner: "s3"})
+	if err != nil {
+		_ = lis.Close()
+		return fail(err)
+	}
+	gw, err := s3.New(ctx, s3.Options{Client: c, Credentials: s3.StaticCredentials{devS3AccessKey: devS3SecretKey}, Logger: log})
+	if err != nil {
+		_ = lis.Close()
+		_ = c.Close()
+		return fail(err)
+	}
+	srv := &http.Server{Handler: gw, ReadHeaderTimeout: time.Minute}
+	go func() { _ = srv.Serve(lis) }()
+	ep := "http://" + lis.Addr().String()
+	fmt.Fprintf(out, "  s3        %s   (access key %s, secret %s)\n", ep, devS3AccessKey, devS3SecretKey)
+	fmt.Fprintf(out, "            AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s aws --endpoint-url %s s3 mb s3://bucket1\n",
+		devS3AccessKey, devS3SecretKey, ep)
+	return func() {
+		_ = srv.Close()
+		_ = gw.Close()
+		_ = c.Close()
+	}
+}
