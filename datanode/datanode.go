@@ -240,6 +240,18 @@ func (d *Datanode) ID() string { return d.id }
 // Addr is the data protocol's address.
 func (d *Datanode) Addr() string { return d.addr }
 
+// ServerMetrics is a snapshot of the data server's counters.
+func (d *Datanode) ServerMetrics() ServerMetrics { return d.server.Metrics() }
+
+// Registered reports whether the datanode is registered with meta's
+// leader (it has joined the cluster, and its last heartbeat did not ask it
+// to register again).
+func (d *Datanode) Registered() bool {
+	d.agent.mu.Lock()
+	defer d.agent.mu.Unlock()
+	return d.agent.registered
+}
+
 // Store is the datanode's containers.
 func (d *Datanode) Store() *Store { return d.store }
 

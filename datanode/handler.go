@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/datanode/container"
@@ -17,6 +18,16 @@ func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, p
 		resp wire.Message
 		err  error
 	)
+	if obs := c.s.opts.Observe; obs != nil {
+		start := time.Now()
+		defer func() {
+			var code wire.Code
+			if err != nil {
+				code = toWire(err).Code
+			}
+			obs(h.Type, code, time.Since(start))
+		}()
+	}
 	switch m := m.(type) {
 	case *wire.WriteChunkRequest:
 		c.s.m.bytesIn.Add(int64(len(payload)))

@@ -53,6 +53,13 @@ type ServerOptions struct {
 	// Replication counts the containers imported by the server (and, in a
 	// Datanode, those its agent pushes). Default: counted apart.
 	Replication *replication.Metrics
+	// Observe, when set, is told of every request answered (container
+	// imports and PING aside): its type, its outcome (0 for success, else
+	// the error's code) and the time from its arrival to its response
+	// being written (a pipeline leader's includes its followers'). It is
+	// called from the request's goroutine and must be fast and safe for
+	// concurrent use. Default: none.
+	Observe func(t wire.Type, code wire.Code, d time.Duration)
 }
 
 // Default values of ServerOptions.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"google.golang.org/grpc"
 
 	"github.com/strato-io/strato/meta/cluster"
 	"github.com/strato-io/strato/meta/consensus"
@@ -67,6 +68,10 @@ type Options struct {
 	DiskReserve int64
 	// DiskCheckInterval is how often the free space is sampled. Default 1s.
 	DiskCheckInterval time.Duration
+	// GRPCServerOptions are added to the options of the gRPC server (after
+	// meta's own): interceptors for metrics and the audit log
+	// (package telemetry). Default: none.
+	GRPCServerOptions []grpc.ServerOption
 	// Raft tunes consensus (tick interval, election ticks, log compaction,
 	// Pebble options); its ID, Peers, FS, Dir and Logger are set from the
 	// fields above. Zero values take consensus's defaults.

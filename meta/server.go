@@ -85,7 +85,7 @@ func Open(opts Options) (*Server, error) {
 	// consensus called Restore (which loads the cluster state) before any
 	// apply.
 	s.db = s.node.DB()
-	s.grpc = grpc.NewServer(grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))))
+	s.grpc = grpc.NewServer(append([]grpc.ServerOption{grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0)))}, opts.GRPCServerOptions...)...)
 	stratov1.RegisterNamespaceServiceServer(s.grpc, s)
 	stratov1.RegisterAdminServiceServer(s.grpc, s)
 	stratov1.RegisterDatanodeServiceServer(s.grpc, s)
@@ -105,6 +105,10 @@ func (s *Server) Serve(lis net.Listener) error {
 	}
 	return err
 }
+
+// GRPCServer is the server the replica's services are registered on
+// (telemetry.GRPCMetrics.Initialize lists them from it).
+func (s *Server) GRPCServer() *grpc.Server { return s.grpc }
 
 // ID is this replica's Raft ID.
 func (s *Server) ID() uint64 { return s.opts.ID }

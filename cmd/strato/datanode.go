@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strato-io/strato/datanode"
+	"github.com/strato-io/strato/telemetry"
 )
 
 func init() { extraCommands = append(extraCommands, newDatanodeServerCmd) }
@@ -33,6 +34,8 @@ SIGTERM stops it cleanly.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Meta = strings.Split(metas, ",")
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			reg := prometheus.NewRegistry()
+			o.Server.Observe = telemetry.NewDataMetrics(reg).Observe
 			lis, err := net.Listen("tcp", listen)
 			if err != nil {
 				return err
@@ -43,9 +46,8 @@ SIGTERM stops it cleanly.`,
 				return err
 			}
 			o.Logger.Info("datanode serving", "id", dn.ID(), "listen", dn.Addr(), "meta", metas)
-			reg := prometheus.NewRegistry()
-			datanodeMetrics(reg, dn)
-			stopMetrics, err := serveMetrics(httpAddr, reg, o.Logger)
+			telemetry.RegisterDatanode(reg, dn)
+			stopMetrics, err := serveHTTP(httpAddr, telemetry.Endpoint{Registry: reg, Ready: telemetry.DatanodeReady(dn), Logger: o.Logger})
 			if err != nil {
 				_ = dn.Close()
 				return err
@@ -60,7 +62,7 @@ SIGTERM stops it cleanly.`,
 	f.StringArrayVar(&o.Dirs, "data", nil, "a data directory (repeat for each disk; required)")
 	f.StringVar(&metas, "meta", "127.0.0.1:9860", "meta replicas' gRPC addresses, comma-separated")
 	f.StringVar(&listen, "listen", "127.0.0.1:9870", "address of the data protocol")
-	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), e.g. 127.0.0.1:9871 (default: none)")
+	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), /healthz and /readyz, e.g. 127.0.0.1:9871 (default: none)")
 	f.BoolVar(&o.BufferedIO, "buffered-io", false, "write every chunk through the page cache, as HDFS does (default: chunks of 1 MiB and more with O_DIRECT)")
 	f.IntVar(&o.ReplicationStreams, "replication-streams", 0, "closed containers pushed to other datanodes at once (default 10)")
 	f.Int64Var(&o.ReplicationBandwidth, "replication-bandwidth", 0, "cap in bytes/s on those pushes together (0: none)")

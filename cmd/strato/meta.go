@@ -28,6 +28,7 @@ func newMetaCmd() *cobra.Command {
 		raftTick        time.Duration
 		electionTimeout time.Duration
 		diskReserve     string
+		auditLog        string
 	)
 	cmd := &cobra.Command{
 		Use:   "meta --data DIR [--listen 127.0.0.1:9860] [--id N --peers 1=ADDR,2=ADDR,3=ADDR | --id N --join]",
@@ -59,19 +60,24 @@ func newMetaCmd() *cobra.Command {
 				return usagef("--election-timeout %v must be more than twice --raft-tick %v", electionTimeout, raftTick)
 			}
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			reg := prometheus.NewRegistry()
+			grpcMetrics, stopAudit, err := metaTelemetry(&o, reg, auditLog)
+			if err != nil {
+				return err
+			}
+			defer stopAudit()
 			srv, err := meta.Open(o)
 			if err != nil {
 				return err
 			}
+			grpcMetrics.Initialize(srv.GRPCServer())
 			lis, err := net.Listen("tcp", o.Listen)
 			if err != nil {
 				_ = srv.Close()
 				return err
 			}
 			o.Logger.Info("meta serving", "listen", lis.Addr().String(), "id", srv.ID(), "data", o.Dir, "join", o.Join)
-			reg := prometheus.NewRegistry()
-			metaMetrics(reg, srv)
-			stopMetrics, err := serveMetrics(httpAddr, reg, o.Logger)
+			stopMetrics, err := serveMeta(httpAddr, reg, srv, lis.Addr().String(), o.Logger)
 			if err != nil {
 				_ = srv.Close()
 				return err
@@ -100,7 +106,8 @@ func newMetaCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.Dir, "data", "", "data directory (required)")
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:9860", "gRPC address (clients, datanodes and Raft peers)")
-	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), e.g. 127.0.0.1:9861 (default: none)")
+	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving the web console, /metrics (Prometheus), /healthz and /readyz, e.g. 127.0.0.1:9861 (default: none)")
+	f.StringVar(&auditLog, "audit-log", "", `file the audit log of mutations is appended to, one JSON line each ("-": stderr; default: none)`)
 	f.Uint64Var(&o.ID, "id", 1, "this replica's Raft ID (a key of --peers)")
 	f.StringVar(&peers, "peers", "", "Raft group a new --data starts with: id=host:port,... (default: this replica alone; later the stored membership wins)")
 	f.BoolVar(&o.Join, "join", false, "start a new --data empty and wait to be added to an existing group (strato admin meta add ID ADDR)")

@@ -6,6 +6,7 @@ package consensus
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	pb "go.etcd.io/raft/v3/raftpb"
@@ -46,6 +47,10 @@ func (a *appliedBatch) discard() {
 func (n *Node) applyEntries(ents []*pb.Entry) (*appliedBatch, error) {
 	if len(ents) == 0 || ents[len(ents)-1].GetIndex() <= n.store.appliedIndex {
 		return nil, nil
+	}
+	if o := n.opts.Observers.Apply; o != nil {
+		start := time.Now()
+		defer func() { o.Observe(time.Since(start).Seconds()) }()
 	}
 	s := n.store
 	a := &appliedBatch{b: n.db.NewIndexedBatch()}

@@ -241,6 +241,9 @@ func (n *Node) proposeBatch() {
 	}
 	n.pending = append(n.pending, batch...)
 	n.metrics.proposals.Add(uint64(len(batch)))
+	if o := n.opts.Observers.ProposalBatch; o != nil {
+		o.Observe(float64(len(batch)))
+	}
 }
 
 func (n *Node) failProposals(ps []*proposal, err error) {

@@ -94,6 +94,26 @@ type Options struct {
 	// Logger receives the node's structured logs (raft's and Pebble's
 	// included). Default: slog.Default().
 	Logger *slog.Logger
+	// Observers receive measurements for monitoring (latency histograms).
+	// Default: none.
+	Observers Observers
+}
+
+// Observer receives one measurement; a prometheus.Histogram is one.
+type Observer interface{ Observe(float64) }
+
+// Observers are the node's measurement hooks, each optional. They are
+// called on the node's loop goroutine and must be fast.
+type Observers struct {
+	// LogSync gets the seconds of each synced log write (the Pebble batch
+	// of new entries and hard state, with its fsync).
+	LogSync Observer
+	// Apply gets the seconds of each apply of committed entries (building
+	// and committing the state machine's batch).
+	Apply Observer
+	// ProposalBatch gets the number of proposals taken into each log
+	// append by this node as leader (the group-commit factor).
+	ProposalBatch Observer
 }
 
 // EnsureDefaults fills unset fields with their defaults and returns o.

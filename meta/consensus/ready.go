@@ -6,6 +6,7 @@ package consensus
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"go.etcd.io/raft/v3"
@@ -136,6 +137,10 @@ func (n *Node) commitLog(b *pebble.Batch, rd raft.Ready, sync bool) (ahead *appl
 	opt := pebble.NoSync
 	if sync {
 		opt = pebble.Sync
+		if o := n.opts.Observers.LogSync; o != nil {
+			start := time.Now()
+			defer func() { o.Observe(time.Since(start).Seconds()) }()
+		}
 	}
 	if sync && n.canApplyAhead(rd) {
 		// A sole voter's own entries commit as soon as they are durable:

@@ -1,0 +1,229 @@
+package telemetry
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strato-io/strato/datanode"
+	"github.com/strato-io/strato/datanode/replication"
+	"github.com/strato-io/strato/meta"
+	"github.com/strato-io/strato/meta/consensus"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// collectFunc is a collector whose metrics are made at each scrape from a
+// server's snapshot. It describes nothing (an unchecked collector), so its
+// series may come and go (volumes, disks).
+type collectFunc func(ch chan<- prometheus.Metric)
+
+func (f collectFunc) Describe(chan<- *prometheus.Desc)      {}
+func (f collectFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }
+
+// metric is one series of a snapshot: its description and how to read it.
+type metric[S any] struct {
+	desc *prometheus.Desc
+	typ  prometheus.ValueType
+	val  func(S) float64
+}
+
+func gauge[S any](name, help string, f func(S) float64) metric[S] {
+	return metric[S]{prometheus.NewDesc(name, help, nil, nil), prometheus.GaugeValue, f}
+}
+
+func counter[S any](name, help string, f func(S) float64) metric[S] {
+	return metric[S]{prometheus.NewDesc(name, help, nil, nil), prometheus.CounterValue, f}
+}
+
+func emit[S any](ch chan<- prometheus.Metric, s S, ms []metric[S]) {
+	for _, m := range ms {
+		ch <- prometheus.MustNewConstMetric(m.desc, m.typ, m.val(s))
+	}
+}
+
+func b2f(v bool) float64 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+var metaMetrics = []metric[meta.Metrics]{
+	gauge("strato_meta_leader", "1 if this replica leads its Raft group", func(m meta.Metrics) float64 { return b2f(m.Leader) }),
+	gauge("strato_meta_datanodes", "datanodes registered", func(m meta.Metrics) float64 { return float64(m.Datanodes) }),
+	gauge("strato_meta_datanodes_healthy", "datanodes HEALTHY", func(m meta.Metrics) float64 { return float64(m.HealthyDatanodes) }),
+	gauge("strato_meta_closed_containers", "closed containers examined by the last replication pass", func(m meta.Metrics) float64 { return float64(m.Containers) }),
+	gauge("strato_meta_under_replicated_containers", "closed containers with fewer good copies than their replication", func(m meta.Metrics) float64 { return float64(m.UnderReplicated) }),
+	gauge("strato_meta_missing_containers", "closed containers with no good copy anywhere", func(m meta.Metrics) float64 { return float64(m.Missing) }),
+	gauge("strato_meta_replications_in_flight", "container copies commanded and not yet reported", func(m meta.Metrics) float64 { return float64(m.ReplicationsInFlight) }),
+	counter("strato_meta_replications_scheduled_total", "container copies commanded", func(m meta.Metrics) float64 { return float64(m.ReplicationsScheduled) }),
+	counter("strato_meta_replica_deletes_total", "extra or unhealthy replicas deleted", func(m meta.Metrics) float64 { return float64(m.ReplicaDeletes) }),
+	gauge("strato_meta_raft_term", "Raft term", func(m meta.Metrics) float64 { return float64(m.Consensus.Term) }),
+	gauge("strato_meta_raft_applied_index", "Raft applied index", func(m meta.Metrics) float64 { return float64(m.Consensus.Applied) }),
+	gauge("strato_meta_raft_commit_index", "Raft commit index", func(m meta.Metrics) float64 { return float64(m.Consensus.Commit) }),
+	gauge("strato_meta_raft_last_index", "last index of the Raft log", func(m meta.Metrics) float64 { return float64(m.Consensus.LastIndex) }),
+	gauge("strato_meta_raft_first_index", "first index of the Raft log still held (older entries compacted)", func(m meta.Metrics) float64 { return float64(m.Consensus.FirstIndex) }),
+	gauge("strato_meta_raft_voters", "voters of the Raft group as this replica knows it", func(m meta.Metrics) float64 { return float64(len(m.Consensus.Voters)) }),
+}
+
+func rc(name, help string, f func(consensus.Metrics) uint64) metric[consensus.Metrics] {
+	return counter(name, help, func(m consensus.Metrics) float64 { return float64(f(m)) })
+}
+
+var raftMetrics = []metric[consensus.Metrics]{
+	rc("strato_meta_raft_proposals_total", "commands taken into the log by this replica as leader", func(m consensus.Metrics) uint64 { return m.Proposals }),
+	rc("strato_meta_raft_log_appends_total", "log writes that appended entries (Proposals/LogAppends is the group-commit factor)", func(m consensus.Metrics) uint64 { return m.LogAppends }),
+	rc("strato_meta_raft_entries_appended_total", "entries written to the log", func(m consensus.Metrics) uint64 { return m.EntriesAppended }),
+	rc("strato_meta_raft_fsyncs_total", "synced log writes", func(m consensus.Metrics) uint64 { return m.Fsyncs }),
+	rc("strato_meta_raft_apply_batches_total", "state-machine batches committed", func(m consensus.Metrics) uint64 { return m.ApplyBatches }),
+	rc("strato_meta_raft_entries_applied_total", "entries applied", func(m consensus.Metrics) uint64 { return m.EntriesApplied }),
+	rc("strato_meta_raft_compactions_total", "log compactions", func(m consensus.Metrics) uint64 { return m.Compactions }),
+	rc("strato_meta_raft_snapshots_sent_total", "snapshots streamed to followers", func(m consensus.Metrics) uint64 { return m.SnapshotsSent }),
+	rc("strato_meta_raft_snapshots_applied_total", "snapshots installed from a leader", func(m consensus.Metrics) uint64 { return m.SnapshotsApplied }),
+	rc("strato_meta_raft_snapshot_failures_total", "snapshot sends that failed", func(m consensus.Metrics) uint64 { return m.SnapshotFailures }),
+	rc("strato_meta_raft_messages_sent_total", "Raft messages sent to peers", func(m consensus.Metrics) uint64 { return m.MessagesSent }),
+	rc("strato_meta_raft_messages_dropped_total", "Raft messages dropped (peer unreachable or its queue full)", func(m consensus.Metrics) uint64 { return m.MessagesDropped }),
+	rc("strato_meta_raft_messages_received_total", "Raft messages received from peers", func(m consensus.Metrics) uint64 { return m.MessagesRecv }),
+	rc("strato_meta_raft_read_indexes_total", "linearizable read points confirmed through ReadIndex", func(m consensus.Metrics) uint64 { return m.ReadIndexes }),
+	rc("strato_meta_raft_leader_changes_total", "leader changes seen by this replica", func(m consensus.Metrics) uint64 { return m.LeaderChanges }),
+}
+
+var blockDeletionMetrics = []metric[meta.BlockDeletionStats]{
+	counter("strato_meta_block_deletion_commands_total", "delete-blocks commands queued for datanodes (resends included)", func(s meta.BlockDeletionStats) float64 { return float64(s.Commands) }),
+	counter("strato_meta_block_deletion_blocks_total", "block IDs carried by those commands", func(s meta.BlockDeletionStats) float64 { return float64(s.Blocks) }),
+	counter("strato_meta_block_deletion_purged_total", "deleted-blocks entries purged once every holder deleted them", func(s meta.BlockDeletionStats) float64 { return float64(s.Purged) }),
+	gauge("strato_meta_block_deletion_in_flight", "deleted-blocks entries sent and not yet acknowledged by every holder (the deletion queue)", func(s meta.BlockDeletionStats) float64 { return float64(s.InFlight) }),
+}
+
+// namespace is the sizes of the namespace, summed over its buckets.
+type namespace struct {
+	volumes, buckets, objects, bytes float64
+	perVolume                        map[string][2]float64 // bytes, buckets
+}
+
+var (
+	nsVolumes      = prometheus.NewDesc("strato_meta_volumes", "volumes in the namespace (leader only)", nil, nil)
+	nsBuckets      = prometheus.NewDesc("strato_meta_buckets", "buckets in the namespace (leader only)", nil, nil)
+	nsObjects      = prometheus.NewDesc("strato_meta_namespace_objects", "committed keys and directories of every bucket (leader only)", nil, nil)
+	nsBytes        = prometheus.NewDesc("strato_meta_namespace_bytes", "logical bytes of the committed keys of every bucket (leader only)", nil, nil)
+	nsVolumeBytes  = prometheus.NewDesc("strato_meta_volume_used_bytes", "logical bytes of a volume's committed keys (leader only)", []string{"volume"}, nil)
+	safeModeDesc   = prometheus.NewDesc("strato_meta_safe_mode", "1 while the leader is in safe mode (no block allocation or replication)", nil, nil)
+	scrapeErrsDesc = prometheus.NewDesc("strato_meta_scrape_errors", "1 if the last scrape could not read the namespace sizes", nil, nil)
+)
+
+// readNamespace sums the namespace's sizes through the server's own
+// handlers (as a client's ListVolumes and ListBuckets would).
+func readNamespace(ctx context.Context, srv *meta.Server) (namespace, error) {
+	ns := namespace{perVolume: map[string][2]float64{}}
+	for after := ""; ; {
+		vr, err := srv.ListVolumes(ctx, &stratov1.ListVolumesRequest{StartAfter: after})
+		if err != nil {
+			return ns, err
+		}
+		for _, v := range vr.Volumes {
+			ns.volumes++
+			ns.perVolume[v.Name] = [2]float64{float64(v.UsedBytes), float64(v.UsedNamespace)}
+			for bafter := ""; ; {
+				br, err := srv.ListBuckets(ctx, &stratov1.ListBucketsRequest{Volume: v.Name, StartAfter: bafter})
+				if err != nil {
+					return ns, err
+				}
+				for _, b := range br.Buckets {
+					ns.buckets++
+					ns.objects += float64(b.UsedNamespace)
+					ns.bytes += float64(b.UsedBytes)
+					bafter = b.Name
+				}
+				if !br.Truncated || len(br.Buckets) == 0 {
+					break
+				}
+			}
+			after = v.Name
+		}
+		if !vr.Truncated || len(vr.Volumes) == 0 {
+			return ns, nil
+		}
+	}
+}
+
+// RegisterMeta registers a meta replica's metrics with reg: its snapshot
+// (strato_meta_*: datanodes, replication, Raft positions and counters,
+// block deletion) and, on the leader, the namespace's sizes and safe mode.
+func RegisterMeta(reg prometheus.Registerer, srv *meta.Server) {
+	reg.MustRegister(collectFunc(func(ch chan<- prometheus.Metric) {
+		m := srv.Metrics()
+		emit(ch, m, metaMetrics)
+		emit(ch, srv.Node().Metrics(), raftMetrics)
+		if !m.Leader {
+			return
+		}
+		emit(ch, srv.BlockDeletionStats(), blockDeletionMetrics)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if sm, err := srv.GetSafeMode(ctx, &stratov1.GetSafeModeRequest{}); err == nil {
+			ch <- prometheus.MustNewConstMetric(safeModeDesc, prometheus.GaugeValue, b2f(sm.InSafeMode))
+		}
+		ns, err := readNamespace(ctx, srv)
+		ch <- prometheus.MustNewConstMetric(scrapeErrsDesc, prometheus.GaugeValue, b2f(err != nil))
+		if err != nil {
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(nsVolumes, prometheus.GaugeValue, ns.volumes)
+		ch <- prometheus.MustNewConstMetric(nsBuckets, prometheus.GaugeValue, ns.buckets)
+		ch <- prometheus.MustNewConstMetric(nsObjects, prometheus.GaugeValue, ns.objects)
+		ch <- prometheus.MustNewConstMetric(nsBytes, prometheus.GaugeValue, ns.bytes)
+		for v, s := range ns.perVolume {
+			ch <- prometheus.MustNewConstMetric(nsVolumeBytes, prometheus.GaugeValue, s[0], v)
+		}
+	}))
+}
+
+var replicationMetrics = []metric[replication.MetricsSnapshot]{
+	counter("strato_datanode_replication_bytes_out_total", "block bytes sent by container pushes", func(m replication.MetricsSnapshot) float64 { return float64(m.BytesOut) }),
+	counter("strato_datanode_replication_bytes_in_total", "block bytes received by container imports", func(m replication.MetricsSnapshot) float64 { return float64(m.BytesIn) }),
+	gauge("strato_datanode_replication_pushes_in_flight", "container pushes running or waiting for a stream", func(m replication.MetricsSnapshot) float64 { return float64(m.PushesInFlight) }),
+	counter("strato_datanode_replication_pushes_completed_total", "container pushes completed", func(m replication.MetricsSnapshot) float64 { return float64(m.PushesCompleted) }),
+	counter("strato_datanode_replication_pushes_failed_total", "container pushes failed", func(m replication.MetricsSnapshot) float64 { return float64(m.PushesFailed) }),
+	gauge("strato_datanode_replication_imports_in_flight", "container imports running", func(m replication.MetricsSnapshot) float64 { return float64(m.ImportsInFlight) }),
+	counter("strato_datanode_replication_imports_completed_total", "container imports completed", func(m replication.MetricsSnapshot) float64 { return float64(m.ImportsCompleted) }),
+	counter("strato_datanode_replication_imports_failed_total", "container imports failed or aborted", func(m replication.MetricsSnapshot) float64 { return float64(m.ImportsFailed) }),
+}
+
+var serverMetrics = []metric[datanode.ServerMetrics]{
+	gauge("strato_datanode_connections", "data-protocol connections being served", func(m datanode.ServerMetrics) float64 { return float64(m.ConnsOpen) }),
+	counter("strato_datanode_connections_accepted_total", "data-protocol connections accepted", func(m datanode.ServerMetrics) float64 { return float64(m.ConnsAccepted) }),
+	counter("strato_datanode_received_bytes_total", "chunk bytes received (WRITE_CHUNK payloads)", func(m datanode.ServerMetrics) float64 { return float64(m.BytesIn) }),
+	counter("strato_datanode_sent_bytes_total", "block bytes sent (READ_CHUNK payloads)", func(m datanode.ServerMetrics) float64 { return float64(m.BytesOut) }),
+	counter("strato_datanode_forwarded_total", "requests a pipeline leader forwarded to its followers", func(m datanode.ServerMetrics) float64 { return float64(m.Forwarded) }),
+	counter("strato_datanode_forward_errors_total", "forwarded requests that failed", func(m datanode.ServerMetrics) float64 { return float64(m.ForwardErrors) }),
+}
+
+var (
+	volCapacity   = prometheus.NewDesc("strato_datanode_volume_capacity_bytes", "size of a data directory's filesystem", []string{"volume"}, nil)
+	volAvailable  = prometheus.NewDesc("strato_datanode_volume_available_bytes", "free space of a data directory's filesystem", []string{"volume"}, nil)
+	volUsed       = prometheus.NewDesc("strato_datanode_volume_used_bytes", "committed bytes of the containers on a data directory", []string{"volume"}, nil)
+	volReserved   = prometheus.NewDesc("strato_datanode_volume_reserved_bytes", "room set aside on a data directory for open containers to grow", []string{"volume"}, nil)
+	volContainers = prometheus.NewDesc("strato_datanode_volume_containers", "containers on a data directory, by state (open or other)", []string{"volume", "state"}, nil)
+	registered    = prometheus.NewDesc("strato_datanode_registered", "1 while the datanode is registered with meta's leader", nil, nil)
+)
+
+// RegisterDatanode registers a datanode's metrics with reg: replication
+// counters, the data server's connections and bytes, per-volume capacity,
+// use and containers, and whether it is registered. The per-request
+// counters and latencies are DataMetrics's (ServerOptions.Observe).
+func RegisterDatanode(reg prometheus.Registerer, dn *datanode.Datanode) {
+	reg.MustRegister(collectFunc(func(ch chan<- prometheus.Metric) {
+		emit(ch, dn.ReplicationMetrics(), replicationMetrics)
+		emit(ch, dn.ServerMetrics(), serverMetrics)
+		ch <- prometheus.MustNewConstMetric(registered, prometheus.GaugeValue, b2f(dn.Registered()))
+		for _, v := range dn.Store().Stats().Volumes {
+			ch <- prometheus.MustNewConstMetric(volCapacity, prometheus.GaugeValue, float64(v.Capacity), v.Dir)
+			ch <- prometheus.MustNewConstMetric(volAvailable, prometheus.GaugeValue, float64(v.Available), v.Dir)
+			ch <- prometheus.MustNewConstMetric(volUsed, prometheus.GaugeValue, float64(v.Used), v.Dir)
+			ch <- prometheus.MustNewConstMetric(volReserved, prometheus.GaugeValue, float64(v.Reserved), v.Dir)
+			ch <- prometheus.MustNewConstMetric(volContainers, prometheus.GaugeValue, float64(v.OpenContainers), v.Dir, "open")
+			ch <- prometheus.MustNewConstMetric(volContainers, prometheus.GaugeValue, float64(v.Containers-v.OpenContainers), v.Dir, "other")
+		}
+	}))
+}
