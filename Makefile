@@ -67,6 +67,16 @@ hadoop: build
 	$(MVN) -B -ntp -Dmaven.repo.local=$(HADOOP_M2) -f hadoop/pom.xml -Dstrato.bin=$(CURDIR)/$(BIN) \
 		$(HADOOP_MVN_ARGS) package
 
+# s3-deps: boto3 and the aws cli, from PyPI into .cache/s3-venv (once).
+S3_VENV := .cache/s3-venv
+s3-deps:
+	@[ -x $(S3_VENV)/bin/aws ] || { python3 -m venv $(S3_VENV) && $(S3_VENV)/bin/pip install -q boto3 awscli; }
+
+# s3-test: boto3 and the aws cli, with their defaults, against the S3
+# gateway of a strato dev (scripts/s3-client-test.sh).
+s3-test: build s3-deps
+	./scripts/s3-client-test.sh
+
 # The race detector needs cgo.
 testrace:
 	CGO_ENABLED=1 $(GO) test -count=1 -race -timeout $(TEST_TIMEOUT) ./...

@@ -65,6 +65,20 @@ func userAttrs(r *http.Request) (attrs, error) {
 			m[h] = v
 		}
 	}
+	// aws-chunked is the request's transfer coding, not the object's.
+	if ce := m["content-encoding"]; ce != "" {
+		var keep []string
+		for _, c := range strings.Split(ce, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "aws-chunked") {
+				keep = append(keep, c)
+			}
+		}
+		if len(keep) == 0 {
+			delete(m, "content-encoding")
+		} else {
+			m["content-encoding"] = strings.Join(keep, ",")
+		}
+	}
 	size := 0
 	for k, vs := range r.Header {
 		lk := strings.ToLower(k)
@@ -317,7 +331,7 @@ func objectHeaders(h http.Header, ki *stratov1.KeyInfo, m attrs, etag string) {
 	}
 	for k, v := range m {
 		if strings.HasPrefix(k, metaPrefix) {
-			h[http.CanonicalHeaderKey(k)] = []string{v}
+			h[k] = []string{v} // lower case, as AWS sends them (boto3 keeps the case it gets)
 		}
 	}
 	if t := m[attrTagging]; t != "" {

@@ -1,0 +1,78 @@
+"""boto3 against strato's S3 gateway, with boto3's default settings.
+
+Usage: boto3_test.py ENDPOINT  (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY set)
+Prints 'N passed, 0 failed' and exits 0, or raises.
+"""
+import hashlib
+import os
+import sys
+import uuid
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+endpoint = sys.argv[1]
+s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                  config=Config(s3={"addressing_style": "path"}), verify=False)
+bucket = "boto3-" + uuid.uuid4().hex[:12]
+passed = 0
+
+
+def check(name, cond):
+    global passed
+    if not cond:
+        raise AssertionError(name)
+    passed += 1
+
+
+def code(fn):
+    try:
+        fn()
+    except ClientError as e:
+        return e.response["Error"]["Code"]
+    return None
+
+
+s3.create_bucket(Bucket=bucket)
+check("bucket listed", bucket in [b["Name"] for b in s3.list_buckets()["Buckets"]])
+check("create again", code(lambda: s3.create_bucket(Bucket=bucket)) == "BucketAlreadyOwnedByYou")
+
+data = os.urandom(3 << 20)
+s3.put_object(Bucket=bucket, Key="dir/ключ key", Body=data, Metadata={"m": "v"}, ContentType="text/x")
+got = s3.get_object(Bucket=bucket, Key="dir/ключ key", ChecksumMode="ENABLED")
+check("roundtrip", got["Body"].read() == data)
+check("metadata %r %r" % (got["Metadata"], got["ContentType"]), got["Metadata"] == {"m": "v"} and got["ContentType"] == "text/x")
+check("etag", got["ETag"].strip('"') == hashlib.md5(data).hexdigest())
+check("range", s3.get_object(Bucket=bucket, Key="dir/ключ key", Range="bytes=10-19")["Body"].read() == data[10:20])
+check("missing", code(lambda: s3.get_object(Bucket=bucket, Key="nope")) == "NoSuchKey")
+
+# upload_file: multipart past 8 MiB, with boto3's default checksums.
+big = os.urandom(20 << 20)
+with open("/tmp/strato-boto3-big", "wb") as f:
+    f.write(big)
+s3.upload_file("/tmp/strato-boto3-big", bucket, "big")
+s3.download_file(bucket, "big", "/tmp/strato-boto3-big.back")
+with open("/tmp/strato-boto3-big.back", "rb") as f:
+    check("multipart roundtrip", f.read() == big)
+check("multipart etag", s3.head_object(Bucket=bucket, Key="big")["ETag"].strip('"').endswith("-3"))
+
+for i in range(5):
+    s3.put_object(Bucket=bucket, Key=f"list/{i}", Body=b"x")
+pages = list(s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix="list/", PaginationConfig={"PageSize": 2}))
+check("paged list", sum(len(p.get("Contents", [])) for p in pages) == 5 and len(pages) == 3)
+res = s3.list_objects_v2(Bucket=bucket, Delimiter="/")
+check("delimiter", sorted(p["Prefix"] for p in res["CommonPrefixes"]) == ["dir/", "list/"])
+
+s3.copy_object(Bucket=bucket, Key="copy", CopySource={"Bucket": bucket, "Key": "dir/ключ key"})
+check("copy", s3.get_object(Bucket=bucket, Key="copy")["Body"].read() == data)
+
+url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "copy"}, ExpiresIn=60)
+import urllib.request
+check("presigned", urllib.request.urlopen(url).read() == data)
+
+res = s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in
+                        ["copy", "big", "dir/ключ key"] + [f"list/{i}" for i in range(5)]]})
+check("delete objects", len(res.get("Deleted", [])) == 8 and not res.get("Errors"))
+s3.delete_bucket(Bucket=bucket)
+print(f"{passed} passed, 0 failed")
