@@ -3,6 +3,7 @@ package s3_test
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -158,3 +159,27 @@ func TestPutGetObject(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// A 200 MiB object with the SDK's default checksum (CRC32 in an aws-chunked
+// trailer over HTTPS), read back and compared by hash.
+func TestLargeObjectTrailer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	ctx := context.Background()
+	c := sdk(t, true)
+	b := newBucket(t, c)
+	data := randomBytes(200<<20, 99)
+	_, err := c.PutObject(ctx, &awss3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("large"), Body: bytes.NewReader(data)})
+	require.NoError(t, err)
+	got, err := c.GetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(b), Key: aws.String("large"), ChecksumMode: types.ChecksumModeEnabled})
+	require.NoError(t, err)
+	defer got.Body.Close()
+	h := md5.New()
+	n, err := io.Copy(h, got.Body)
+	require.NoError(t, err)
+	require.Equal(t, int64(len(data)), n)
+	want := md5.Sum(data)
+	require.Equal(t, want[:], h.Sum(nil))
+	require.NotEmpty(t, aws.ToString(got.ChecksumCRC32))
+}
