@@ -75,6 +75,11 @@ public class StratoFileSystem extends FileSystem {
 
   static final long DEFAULT_BLOCK_SIZE = 256L << 20;
 
+  static {
+    // fs.AbstractFileSystem.strato.impl for FileContext, as HDFS adds hdfs-default.xml.
+    Configuration.addDefaultResource("strato-default.xml");
+  }
+
   private URI uri;
   private Path workingDir;
   private StratoClient client;

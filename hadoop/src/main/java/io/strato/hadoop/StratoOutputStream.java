@@ -23,6 +23,9 @@ final class StratoOutputStream extends OutputStream implements Syncable, StreamC
   private boolean closed;
   private final IOStatisticsStore stats = IOStatisticsBinding.iostatisticsStore()
       .withCounters(StreamStatisticNames.STREAM_WRITE_BYTES).build();
+  // The counter itself: a write of 100 bytes should not cost a map lookup.
+  private final java.util.concurrent.atomic.AtomicLong writeBytes =
+      stats.getCounterReference(StreamStatisticNames.STREAM_WRITE_BYTES);
 
   StratoOutputStream(KeyWriter w, String path) {
     this.w = w;
@@ -39,14 +42,14 @@ final class StratoOutputStream extends OutputStream implements Syncable, StreamC
   public void write(int b) throws IOException {
     checkOpen();
     w.write(b);
-    stats.incrementCounter(StreamStatisticNames.STREAM_WRITE_BYTES);
+    writeBytes.incrementAndGet();
   }
 
   @Override
   public void write(byte[] b, int off, int len) throws IOException {
     checkOpen();
     w.write(b, off, len);
-    stats.incrementCounter(StreamStatisticNames.STREAM_WRITE_BYTES, len);
+    writeBytes.addAndGet(len);
   }
 
   @Override

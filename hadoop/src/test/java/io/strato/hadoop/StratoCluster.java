@@ -54,7 +54,6 @@ public final class StratoCluster {
   public Configuration conf() {
     Configuration conf = new Configuration();
     conf.set("fs.defaultFS", uri());
-    conf.set("fs.AbstractFileSystem.strato.impl", StratoFs.class.getName());
     return conf;
   }
 

@@ -232,7 +232,10 @@ public class TestStratoFileSystem {
 
   @Test
   public void fileContext() throws IOException {
-    FileContext fc = FileContext.getFileContext(URI.create(cluster.uri()), cluster.conf());
+    // No fs.AbstractFileSystem.strato.impl needed: the jar's strato-default.xml has it.
+    Configuration conf = new Configuration();
+    assertEquals(StratoFs.class.getName(), conf.get("fs.AbstractFileSystem.strato.impl"));
+    FileContext fc = FileContext.getFileContext(URI.create(cluster.uri()), conf);
     Path dir = new Path("/fctx/bkt/d");
     fc.mkdir(dir, null, true);
     Path f = new Path(dir, "f");

@@ -66,6 +66,21 @@ public final class Checksums {
     int size = size(type);
     int n = windows(len, bpc);
     byte[] out = new byte[n * size];
+    if (type == CRC32C || type == CRC32) {
+      Checksum c = type == CRC32C ? new CRC32C() : new CRC32();
+      for (int i = 0; i < n; i++) {
+        int s = off + i * bpc;
+        c.reset();
+        c.update(b, s, Math.min(bpc, off + len - s));
+        int v = (int) c.getValue();
+        int at = i * 4;
+        out[at] = (byte) (v >>> 24);
+        out[at + 1] = (byte) (v >>> 16);
+        out[at + 2] = (byte) (v >>> 8);
+        out[at + 3] = (byte) v;
+      }
+      return new Checksums(type, bpc, out);
+    }
     for (int i = 0; i < n; i++) {
       int s = off + i * bpc;
       int e = Math.min(s + bpc, off + len);

@@ -27,7 +27,6 @@ public class StratoContract extends AbstractFSContract {
   public void init() throws IOException {
     super.init();
     StratoCluster c = StratoCluster.get();
-    getConf().set("fs.AbstractFileSystem.strato.impl", "io.strato.hadoop.StratoFs");
     fs = FileSystem.get(URI.create(c.uri()), getConf());
     fs.mkdirs(getTestPath());
   }
