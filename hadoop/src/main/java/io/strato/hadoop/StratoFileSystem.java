@@ -637,10 +637,16 @@ public class StratoFileSystem extends FileSystem {
         : ReplicationFactor.REPLICATION_UNSPECIFIED;
     KeyWriter w;
     try {
-      if (recursive) {
+      try {
+        w = client.create(p.volume, p.bucket, p.key, overwrite, recursive, rf, user);
+      } catch (MetaException e) {
+        // A missing volume or bucket is created on the way, as mkdirs does.
+        if (!recursive || !(e.is("BUCKET_NOT_FOUND") || e.is("VOLUME_NOT_FOUND"))) {
+          throw e;
+        }
         ensureBucket(p.volume, p.bucket);
+        w = client.create(p.volume, p.bucket, p.key, overwrite, recursive, rf, user);
       }
-      w = client.create(p.volume, p.bucket, p.key, overwrite, recursive, rf, user);
     } catch (IOException e) {
       if (e instanceof MetaException) {
         MetaException m = (MetaException) e;

@@ -224,6 +224,19 @@ public class TestStratoFileSystem {
     assertThrows(FileNotFoundException.class, () -> fs.getFileChecksum(new Path("/crc/bkt/none")));
   }
 
+  @Test
+  public void etagChangesWithEveryWriteAndKeepsThroughRename() throws IOException {
+    Path p = new Path("/etags/bkt/f");
+    write(fs, p, bytes(10, 1));
+    String first = ((org.apache.hadoop.fs.EtagSource) fs.getFileStatus(p)).getEtag();
+    write(fs, p, bytes(10, 1)); // the same bytes, written again: a new object
+    String second = ((org.apache.hadoop.fs.EtagSource) fs.getFileStatus(p)).getEtag();
+    assertTrue(first + " " + second, first != null && !first.equals(second));
+    Path q = new Path("/etags/bkt/g");
+    assertTrue(fs.rename(p, q));
+    assertEquals(second, ((org.apache.hadoop.fs.EtagSource) fs.getFileStatus(q)).getEtag());
+  }
+
   static int crc32c(byte[] b, int n) {
     CRC32C c = new CRC32C();
     c.update(b, 0, n);
