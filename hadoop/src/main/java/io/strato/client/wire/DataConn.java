@@ -53,6 +53,10 @@ public final class DataConn implements Closeable {
   private final AtomicLong nextId = new AtomicLong(1);
   private volatile IOException broken;
   private PingResponse ping;
+  // Frames wait here for the sender thread, which writes them in order: the
+  // caller (a writer filling its next chunk) does not wait for the socket.
+  private final java.util.concurrent.LinkedBlockingQueue<Frame> sendQ = new java.util.concurrent.LinkedBlockingQueue<>();
+  private static final Frame STOP = new Frame(0, 0, 0, new byte[0], null);
 
   private DataConn(String addr, Socket sock) throws IOException {
     this.addr = addr;
@@ -90,9 +94,12 @@ public final class DataConn implements Closeable {
       throw new IOException("wire: connecting to datanode " + addr + ": " + e.getMessage(), e);
     }
     DataConn c = new DataConn(addr, s);
-    Thread t = new Thread(c::readLoop, "strato-data-" + addr);
+    Thread t = new Thread(c::readLoop, "strato-data-read-" + addr);
     t.setDaemon(true);
     t.start();
+    Thread w = new Thread(c::sendLoop, "strato-data-send-" + addr);
+    w.setDaemon(true);
+    w.start();
     try {
       Response r = await(c.call(Wire.TYPE_PING, new PingRequest(1, Wire.VERSION, clientId).header(), null, 0, 0),
           requestTimeoutMs, c);
@@ -131,24 +138,36 @@ public final class DataConn implements Closeable {
     }
     long id = nextId.getAndIncrement();
     pending.put(id, new Pending(type, f));
-    Frame fr = new Frame(Wire.VERSION, type, 0, id, header, payload == null ? new byte[0] : payload, off, len);
-    try {
-      synchronized (out) {
-        out.write(fr.frameHeader());
-        out.write(header);
-        if (len > 0) {
-          out.write(payload, off, len);
-        }
-        out.flush();
-      }
-    } catch (IOException e) {
-      fail(new IOException("wire: sending to datanode " + addr + ": " + e.getMessage(), e));
-    }
+    sendQ.add(new Frame(Wire.VERSION, type, 0, id, header, payload == null ? new byte[0] : payload, off, len));
     // broken may have been set between the check and the put: fail() then missed this one.
     if (broken != null && pending.remove(id) != null) {
       f.completeExceptionally(broken);
     }
     return f;
+  }
+
+  /** Writes queued frames in order, each whole; flushes when the queue runs dry. */
+  private void sendLoop() {
+    try {
+      while (true) {
+        Frame fr = sendQ.take();
+        if (fr == STOP) {
+          return;
+        }
+        out.write(fr.frameHeader());
+        out.write(fr.header);
+        if (fr.payloadLength > 0) {
+          out.write(fr.payload, fr.payloadOffset, fr.payloadLength);
+        }
+        if (sendQ.isEmpty()) {
+          out.flush();
+        }
+      }
+    } catch (IOException e) {
+      fail(new IOException("wire: sending to datanode " + addr + ": " + e.getMessage(), e));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private void readLoop() {
@@ -192,6 +211,8 @@ public final class DataConn implements Closeable {
         broken = e;
       }
     }
+    sendQ.clear();
+    sendQ.add(STOP);
     try {
       sock.close();
     } catch (IOException ignored) {
