@@ -52,6 +52,7 @@ public final class KeyReader implements Closeable {
   // The stream.
   private long pos;
   private byte[] buf;
+  private int bufStart; // where the buffer's bytes start in buf (a response's payload)
   private int bufLen;
   private long bufOff = -1;
   private final Deque<Ahead> ahead = new ArrayDeque<>();
@@ -166,7 +167,7 @@ public final class KeyReader implements Closeable {
    * Reads dst from a block at off from the first replica that returns good
    * data; first, if given, is a response of one replica already in flight.
    */
-  private void readBlock(Blk bl, long off, byte[] dst, int dstOff, int len, Ahead first) throws IOException {
+  private View readBlock(Blk bl, long off, byte[] dst, int dstOff, int len, Ahead first) throws IOException {
     List<String> errs = new ArrayList<>();
     List<DatanodeDetails> order = order(bl);
     if (first != null) {
@@ -185,8 +186,12 @@ public final class KeyReader implements Closeable {
           DataConn conn = c.data.get(m.getDataAddr());
           r = DataConn.await(conn.readChunk(new ReadChunkRequest(bl.id, off, len)), c.data.requestTimeoutMs(), conn);
         }
-        verify(bl, off, r, dst, dstOff, len);
-        return;
+        int start = verified(bl, off, r, len);
+        if (dst == null) {
+          return new View(r.payload(), start);
+        }
+        System.arraycopy(r.payload(), start, dst, dstOff, len);
+        return null;
       } catch (IOException e) {
         errs.add("datanode " + m.getId() + ": " + e.getMessage());
         bad.add(m.getId());
@@ -202,7 +207,18 @@ public final class KeyReader implements Closeable {
   }
 
   /** Checks a READ_CHUNK response against its checksums and copies the bytes asked for into dst. */
+  /** Bytes of a response: the payload, and where the bytes asked for start in it. */
+  record View(byte[] data, int off) {}
+
   static void verify(Blk bl, long off, DataConn.Response r, byte[] dst, int dstOff, int len) throws IOException {
+    System.arraycopy(r.payload(), verified(bl, off, r, len), dst, dstOff, len);
+  }
+
+  /**
+   * Checks a READ_CHUNK response against its checksums; returns where the
+   * len bytes asked for at block offset off start in its payload.
+   */
+  static int verified(Blk bl, long off, DataConn.Response r, int len) throws IOException {
     ReadChunkResponse resp = DataConn.readResponse(r);
     byte[] payload = r.payload();
     int pos = 0;
@@ -223,7 +239,7 @@ public final class KeyReader implements Closeable {
       throw new WireException(Wire.PROTOCOL_ERROR, "reply covers [" + resp.offset() + ", " + (resp.offset() + pos)
           + "), asked [" + off + ", " + (off + len) + ")", List.of());
     }
-    System.arraycopy(payload, (int) start, dst, dstOff, len);
+    return (int) start;
   }
 
   private void report(Blk bl, DatanodeDetails m, IOException cause) {
@@ -320,7 +336,7 @@ public final class KeyReader implements Closeable {
       fill();
     }
     int n = Math.min(len, buffered());
-    System.arraycopy(buf, (int) (pos - bufOff), dst, off, n);
+    System.arraycopy(buf, bufStart + (int) (pos - bufOff), dst, off, n);
     pos += n;
     return n;
   }
@@ -368,13 +384,14 @@ public final class KeyReader implements Closeable {
   }
 
   private void load(long off, int n, Ahead first) throws IOException {
-    if (buf == null || buf.length < n) {
-      buf = new byte[Math.max(n, piece)];
-    }
     Blk bl = first != null ? first.bl : blockAt(off);
+    buf = null;
     bufLen = 0;
     bufOff = off;
-    readBlock(bl, off - bl.offset, buf, 0, n, first);
+    // The verified payload is the buffer: no copy.
+    View v = readBlock(bl, off - bl.offset, null, 0, n, first);
+    buf = v.data();
+    bufStart = v.off();
     bufLen = n;
   }
 
