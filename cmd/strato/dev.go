@@ -6,8 +6,11 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
 
+	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/minicluster"
 )
 
@@ -15,9 +18,10 @@ func init() { extraCommands = append(extraCommands, newDevCmd) }
 
 func newDevCmd() *cobra.Command {
 	var (
-		o       minicluster.Options
-		verbose bool
-		s3Addr  string
+		o        minicluster.Options
+		verbose  bool
+		s3Addr   string
+		httpAddr string
 	)
 	cmd := &cobra.Command{
 		Use:   "dev [--data ./strato-data] [--datanodes 3]",
@@ -37,10 +41,36 @@ again. Use the other commands against it: strato sh, strato fs, strato admin
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "strato dev: starting %d meta replica(s) and %d datanodes under %s\n", max(o.MetaReplicas, 1), o.Datanodes, o.Dir)
+			reg := prometheus.NewRegistry()
+			initialize := func(*grpc.Server) {}
+			if httpAddr != "" {
+				// The first meta replica is watched: per-RPC metrics,
+				// Raft histograms (kept across its restarts).
+				mo := meta.Options{}
+				gm, _, err := metaTelemetry(&mo, reg, "")
+				if err != nil {
+					return err
+				}
+				initialize = gm.Initialize
+				o.ConfigureMeta = func(i int, o *meta.Options) {
+					if i == 0 {
+						o.GRPCServerOptions, o.Raft.Observers = mo.GRPCServerOptions, mo.Raft.Observers
+					}
+				}
+			}
 			c, err := minicluster.Start(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
+			initialize(c.MetaServer(0).GRPCServer())
+			// A console that cannot listen (another dev holds the port)
+			// leaves the cluster running without it.
+			stopHTTP, err := serveMeta(httpAddr, reg, c.MetaServer(0), c.MetaAddrs()[0], o.Logger)
+			if err != nil {
+				fmt.Fprintf(out, "strato dev: no console: %v\n", err)
+				stopHTTP, httpAddr = func() {}, ""
+			}
+			defer stopHTTP()
 			abs, _ := filepath.Abs(o.Dir)
 			for i, a := range c.MetaAddrs() {
 				dir := "meta"
@@ -55,6 +85,9 @@ again. Use the other commands against it: strato sh, strato fs, strato admin
 			if s3Addr != "" {
 				stop := startDevS3(cmd.Context(), out, c.MetaAddrs(), s3Addr, o.Logger)
 				defer stop()
+			}
+			if httpAddr != "" {
+				fmt.Fprintf(out, "  console   http://%s/   (metrics /metrics, health /healthz, /readyz)\n", httpAddr)
 			}
 			fmt.Fprintf(out, "strato dev: ready; try: strato sh volume create vol1 && strato sh bucket create /vol1/b1 && strato fs put FILE /vol1/b1/FILE  (Ctrl-C to stop)\n")
 			<-cmd.Context().Done()
@@ -72,6 +105,7 @@ again. Use the other commands against it: strato sh, strato fs, strato admin
 	f.IntVar(&o.MetaReplicas, "meta-replicas", 1, "meta replicas: 1, or 3 for a Raft group that survives the loss of one")
 	f.StringVar(&o.MetaAddr, "meta-addr", "127.0.0.1:9860", "meta's gRPC address")
 	f.StringVar(&s3Addr, "s3-addr", "127.0.0.1:9878", `address of an S3 gateway with the development key (see docs/s3.md; "": none)`)
+	f.StringVar(&httpAddr, "http", "127.0.0.1:9880", `address of the web console and of the first meta replica's /metrics, /healthz and /readyz ("": none)`)
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every node's info messages to stderr")
 	return cmd
 }

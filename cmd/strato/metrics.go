@@ -8,6 +8,7 @@ import (
 
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/telemetry"
+	"github.com/strato-io/strato/web"
 )
 
 // serveMetrics serves reg at http://addr/metrics, with /healthz, /readyz
@@ -57,5 +58,38 @@ func metaTelemetry(o *meta.Options, reg *prometheus.Registry, auditPath string) 
 // grpcAddr).
 func serveMeta(addr string, reg *prometheus.Registry, srv *meta.Server, grpcAddr string, log *slog.Logger) (stop func(), err error) {
 	telemetry.RegisterMeta(reg, srv)
-	return serveHTTP(addr, telemetry.Endpoint{Registry: reg, Ready: telemetry.MetaReady(srv), Logger: log})
+	if addr == "" {
+		return func() {}, nil
+	}
+	console, err := web.New(web.Options{Meta: grpcAddr, Queues: metaQueues(srv), Logger: log.With("component", "console")})
+	if err != nil {
+		return nil, err
+	}
+	stopHTTP, err := serveHTTP(addr, telemetry.Endpoint{Registry: reg, Ready: telemetry.MetaReady(srv), Console: console, Logger: log})
+	if err != nil {
+		_ = console.Close()
+		return nil, err
+	}
+	return func() { stopHTTP(); _ = console.Close() }, nil
+}
+
+// metaQueues reports a meta leader's work queues for the console's
+// operations page (nil on a follower).
+func metaQueues(srv *meta.Server) func() []web.Queue {
+	return func() []web.Queue {
+		m := srv.Metrics()
+		if !m.Leader {
+			return nil
+		}
+		d := srv.BlockDeletionStats()
+		return []web.Queue{
+			{Name: "under-replicated containers", Value: int64(m.UnderReplicated), Help: "closed containers short of good copies, at the last replication pass"},
+			{Name: "missing containers", Value: int64(m.Missing), Help: "closed containers with no good copy anywhere"},
+			{Name: "container copies in flight", Value: int64(m.ReplicationsInFlight), Help: "copies commanded and not yet reported done"},
+			{Name: "container copies scheduled", Value: int64(m.ReplicationsScheduled), Help: "since this replica became leader"},
+			{Name: "extra replicas deleted", Value: int64(m.ReplicaDeletes), Help: "since this replica became leader"},
+			{Name: "block deletions in flight", Value: int64(d.InFlight), Help: "deleted-blocks entries sent and not yet acknowledged by every holder"},
+			{Name: "block deletions purged", Value: int64(d.Purged), Help: "entries done on every holder, since this replica became leader"},
+		}
+	}
 }

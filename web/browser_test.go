@@ -1,0 +1,165 @@
+package web_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// chromium finds the browser: $STRATO_CHROMIUM, else chromium (Debian's
+// package, which CI installs) or Chrome on the PATH. Without one the test
+// is skipped, unless STRATO_REQUIRE_CHROMIUM is set (CI), where it fails.
+func chromium(t *testing.T) string {
+	if p := os.Getenv("STRATO_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("STRATO_REQUIRE_CHROMIUM") != "" {
+		t.Fatal("no chromium on the PATH and STRATO_REQUIRE_CHROMIUM is set: apt-get install chromium")
+	}
+	t.Skip("no chromium on the PATH (apt-get install chromium, or set STRATO_CHROMIUM): the console's browser test is skipped")
+	return ""
+}
+
+// artifacts is where the screenshots go: $STRATO_ARTIFACTS/console, else
+// the module's artifacts/console (ignored by git).
+func artifacts(t *testing.T) string {
+	dir := os.Getenv("STRATO_ARTIFACTS")
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", "artifacts")
+	}
+	dir = filepath.Join(dir, "console")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// checkBrowser loads every page in headless Chromium: no console error or
+// exception, the numbers of the cluster, navigation by the menu and by
+// links, and a screenshot of each page.
+func (cc *consoleCluster) checkBrowser(t *testing.T) {
+	exe := chromium(t)
+	shots := artifacts(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.WindowSize(1400, 1000), chromedp.UserDataDir(t.TempDir()))
+	alloc, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	require.NoError(t, chromedp.Do(ctx)) // start the browser on a context without a deadline
+
+	var (
+		mu       sync.Mutex
+		problems []string
+	)
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			if m.IsException() || m.Type == chromedp.ConsoleError {
+				mu.Lock()
+				problems = append(problems, m.String()+" at "+m.URL)
+				mu.Unlock()
+			}
+		}
+	}()
+
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		require.NoError(t, chromedp.Do(sctx, steps...), what)
+	}
+	text := func(sel string) string {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		s, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
+		require.NoError(t, err, sel)
+		return strings.TrimSpace(s)
+	}
+	shoot := func(name string) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644))
+	}
+	page := func(name, path string) {
+		t.Helper()
+		run(path, chromedp.Navigate(cc.url+path), chromedp.WaitReady(chromedp.CSS("footer")))
+		shoot(name)
+	}
+
+	// Overview: the numbers, the dead datanode, the problem counts; the
+	// charts drawn without an error.
+	page("overview", "/")
+	require.Equal(t, "1", text("#volumes"))
+	require.Equal(t, "2", text("#buckets"))
+	require.Equal(t, itoa(uint64(objects)), text("#objects"))
+	require.Equal(t, "3", text("#datanodes"))
+	require.Contains(t, text("#datanode-health"), "2 healthy")
+	require.Contains(t, text("#datanode-health"), "1 dead")
+	require.Contains(t, text(`[data-problem="under-replicated"]`), itoa(uint64(len(cc.under))))
+	require.Equal(t, "off", text("#safe-mode"))
+	require.Contains(t, text("#meta-replicas"), "leader")
+	time.Sleep(600 * time.Millisecond) // a few samples for the charts
+	page("overview", "/")
+
+	// The menu leads to the datanodes; the dead one's link to its page.
+	run("menu", chromedp.Click(chromedp.CSS(`header nav a[href="/datanodes"]`)), chromedp.WaitReady(chromedp.CSS("#datanodes")))
+	shoot("datanodes")
+	require.Contains(t, text(`#datanodes tr[data-id="`+cc.dead+`"]`), "DEAD")
+	run("datanode link", chromedp.Click(chromedp.CSS(`a[href="/datanodes/`+cc.dead+`"]`)), chromedp.WaitReady(chromedp.CSS("#datanode")))
+	require.Equal(t, "DEAD", text("#health"))
+	shoot("datanode")
+
+	page("pipelines", "/pipelines")
+	page("containers", "/containers")
+	page("containers-under-replicated", "/containers?problem=under-replicated")
+	for _, id := range cc.under {
+		require.Contains(t, text(`#containers tr[data-id="`+itoa(id)+`"]`), "under-replicated")
+	}
+	run("container link", chromedp.Click(chromedp.CSS(`#containers a[href="/containers/`+itoa(cc.under[0])+`"]`)),
+		chromedp.WaitReady(chromedp.CSS("#container")))
+	require.Equal(t, "2 of 3", text("#good"))
+	require.Equal(t, "under-replicated", text("#problem"))
+	shoot("container")
+
+	// The namespace, from the volumes down to a key.
+	page("namespace-volumes", "/ns/")
+	run("volume", chromedp.Click(chromedp.CSS(`#volumes a[href="/ns/vol1"]`)), chromedp.WaitReady(chromedp.CSS("#buckets")))
+	shoot("namespace-buckets")
+	run("bucket", chromedp.Click(chromedp.CSS(`#buckets a[href="/ns/vol1/fso1/"]`)), chromedp.WaitReady(chromedp.CSS("#entries")))
+	run("dir", chromedp.Click(chromedp.CSS(`#entries a[href="/ns/vol1/fso1/dir/"]`)), chromedp.WaitReady(chromedp.CSS("#entries")))
+	require.Contains(t, text("#entries"), "a.txt")
+	require.Contains(t, text("#entries"), "sub/")
+	shoot("namespace-directory")
+	run("key", chromedp.Click(chromedp.CSS(`#entries a[href="/ns/vol1/fso1/dir/a.txt"]`)), chromedp.WaitReady(chromedp.CSS("#key")))
+	require.Contains(t, text("#size"), "15 bytes")
+	shoot("namespace-key")
+	page("namespace-obs", "/ns/vol1/obs1/x/")
+	require.Contains(t, text("#entries"), "1")
+	page("operations", "/ops")
+	require.Contains(t, text("#repairs"), "under-replicated")
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Empty(t, problems, "console errors in the browser")
+	t.Logf("screenshots in %s", shots)
+}
