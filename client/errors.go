@@ -74,6 +74,8 @@ var byReason = map[string][2]error{
 	stratov1.ErrorReason_IS_A_DIRECTORY.String():      {ErrIsADirectory, ErrPrecondition},
 	stratov1.ErrorReason_WRONG_LAYOUT.String():        {ErrWrongLayout, ErrPrecondition},
 	stratov1.ErrorReason_SAFE_MODE.String():           {ErrSafeMode, ErrUnavailable},
+	stratov1.ErrorReason_S3_KEY_NOT_FOUND.String():    {nil, ErrNotFound},
+	stratov1.ErrorReason_S3_KEY_EXISTS.String():       {nil, ErrExists},
 }
 
 // byCode is the class of a status code when no reason says better.

@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"strconv"
 	"time"
@@ -40,7 +41,7 @@ func mutate[T proto.Message](ctx context.Context, s *Server, req proto.Message) 
 		return zero, err
 	}
 	prepare := func() (*stratov1.NamespaceCommand, proto.Message, error) {
-		cmd, err := s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}})
+		cmd, err := s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}, Rand: rand.Reader})
 		if err != nil || !deferrable(req) || cmd.GetOpenKey() == nil {
 			return cmd, nil, err
 		}

@@ -115,6 +115,8 @@ var reasons = []struct {
 	{namespace.ErrRenameUnderSelf, stratov1.ErrorReason_RENAME_UNDER_SELF.String()},
 	{namespace.ErrInvalidName, stratov1.ErrorReason_INVALID_NAME.String()},
 	{namespace.ErrInvalidBlocks, stratov1.ErrorReason_INVALID_BLOCKS.String()},
+	{namespace.ErrS3KeyNotFound, stratov1.ErrorReason_S3_KEY_NOT_FOUND.String()},
+	{namespace.ErrS3KeyExists, stratov1.ErrorReason_S3_KEY_EXISTS.String()},
 	{cluster.ErrSafeMode, stratov1.ErrorReason_SAFE_MODE.String()},
 	{cluster.ErrNoPipeline, stratov1.ErrorReason_NO_PIPELINE.String()},
 }

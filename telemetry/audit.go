@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
 )
 
 // Audit logs every mutation meta is asked for, one JSON line each, after
@@ -26,7 +27,7 @@ import (
 // client sends (gRPC metadata strato-client and strato-request; strato has
 // no user authentication yet); what: the method and the request's scalar
 // fields (names, paths, IDs, flags; strings cut at 256 bytes; no block
-// lists, no data); when: the time of the answer and how long it took;
+// lists, no data, no secrets); when: the time of the answer and how long it took;
 // result: the gRPC status code, and its message when not OK.
 //
 // A mutation is a call of NamespaceService or AdminService that changes
@@ -89,11 +90,18 @@ func (a *Audit) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 	return resp, err
 }
 
-// args are a request's set scalar fields, by their protobuf names.
+// redacted: the field holds a secret (debug_redact, e.g. an S3 key's).
+func redacted(fd protoreflect.FieldDescriptor) bool {
+	o, ok := fd.Options().(*descriptorpb.FieldOptions)
+	return ok && o.GetDebugRedact()
+}
+
+// args are a request's set scalar fields, by their protobuf names, but
+// never a field marked debug_redact.
 func args(m protoreflect.Message) map[string]any {
 	out := map[string]any{}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.IsList() || fd.IsMap() {
+		if fd.IsList() || fd.IsMap() || redacted(fd) {
 			return true
 		}
 		name := string(fd.Name())

@@ -25,8 +25,8 @@ func init() { extraCommands = append(extraCommands, newAdminCmd) }
 
 func newAdminCmd() *cobra.Command {
 	o := &cliOptions{}
-	cmd := topGroup("admin", "Inspect and operate the cluster: datanodes, pipelines, containers, safe mode", o)
-	cmd.AddCommand(newDatanodeCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o), newMetaAdminCmd(o))
+	cmd := topGroup("admin", "Inspect and operate the cluster: datanodes, pipelines, containers, safe mode, S3 access keys", o)
+	cmd.AddCommand(newDatanodeCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o), newMetaAdminCmd(o), newS3AdminCmd(o))
 	return cmd
 }
 

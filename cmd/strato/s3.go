@@ -29,6 +29,7 @@ func newS3Cmd() *cobra.Command {
 		httpAddr          string
 		certFile, keyFile string
 		credFile          string
+		keyTTL            time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "s3 --meta ADDR [--listen 127.0.0.1:9878]",
@@ -37,10 +38,11 @@ func newS3Cmd() *cobra.Command {
 buckets of --volume (default s3v). It keeps no state of its own, so any
 number of gateways may serve one cluster.
 
-Access keys and their secrets come from --credentials FILE (one
-"ACCESS_KEY SECRET" pair a line) and from the environment variables
-STRATO_S3_ACCESS_KEY and STRATO_S3_SECRET_KEY; every request must be signed
-with one of them (AWS Signature Version 4). HTTPS with --tls-cert and
+Every request must be signed (AWS Signature Version 4) with an access key
+kept in meta (strato admin s3 key create; a revoked key is refused within
+--key-cache-ttl), or one given to this gateway alone by --credentials FILE
+(one "ACCESS_KEY SECRET" pair a line) or the environment variables
+STRATO_S3_ACCESS_KEY and STRATO_S3_SECRET_KEY. HTTPS with --tls-cert and
 --tls-key. SIGTERM stops it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -54,8 +56,12 @@ with one of them (AWS Signature Version 4). HTTPS with --tls-cert and
 				return err
 			}
 			defer func() { _ = c.Close() }()
+			mc, err := s3.NewMetaCredentials(s3.MetaCredentialsOptions{Client: c, TTL: keyTTL})
+			if err != nil {
+				return err
+			}
 			reg := prometheus.NewRegistry()
-			o.Client, o.Credentials, o.Logger, o.Metrics = c, creds, log, s3.NewMetrics(reg)
+			o.Client, o.Credentials, o.Logger, o.Metrics = c, s3.ChainCredentials{creds, mc}, log, s3.NewMetrics(reg)
 			ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 			gw, err := s3.New(ctx, o)
 			cancel()
@@ -81,7 +87,7 @@ with one of them (AWS Signature Version 4). HTTPS with --tls-cert and
 			} else {
 				go func() { done <- srv.Serve(lis) }()
 			}
-			log.Info("s3 gateway serving", "endpoint", scheme+"://"+lis.Addr().String(), "volume", o.Volume, "meta", metas, "keys", len(creds))
+			log.Info("s3 gateway serving", "endpoint", scheme+"://"+lis.Addr().String(), "volume", o.Volume, "meta", metas, "local keys", len(creds))
 			select {
 			case err := <-done:
 				return err
@@ -104,13 +110,15 @@ with one of them (AWS Signature Version 4). HTTPS with --tls-cert and
 	f.StringVar(&o.Region, "region", "us-east-1", "the region the gateway answers for")
 	f.StringVar(&certFile, "tls-cert", "", "certificate file (PEM) to serve HTTPS")
 	f.StringVar(&keyFile, "tls-key", "", "its private key (PEM)")
-	f.StringVar(&credFile, "credentials", "", `file of "ACCESS_KEY SECRET" lines`)
+	f.StringVar(&credFile, "credentials", "", `file of "ACCESS_KEY SECRET" lines, accepted besides the keys in meta`)
+	f.DurationVar(&keyTTL, "key-cache-ttl", 5*time.Second, "how long a key found in meta is used before meta is asked again (the longest a revoked key keeps working)")
 	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), e.g. 127.0.0.1:9879 (default: none)")
 	f.DurationVar(&o.MultipartExpiry, "multipart-expiry", 0, "abort multipart uploads older than this (default 7 days)")
 	return cmd
 }
 
-// loadS3Credentials reads the access keys of the gateway.
+// loadS3Credentials reads the access keys given to this gateway alone
+// (the keys in meta need nothing).
 func loadS3Credentials(file string) (s3.StaticCredentials, error) {
 	creds := s3.StaticCredentials{}
 	if file != "" {
@@ -138,9 +146,6 @@ func loadS3Credentials(file string) (s3.StaticCredentials, error) {
 	if k, s := os.Getenv("STRATO_S3_ACCESS_KEY"), os.Getenv("STRATO_S3_SECRET_KEY"); k != "" && s != "" {
 		creds[k] = s
 	}
-	if len(creds) == 0 {
-		return nil, errors.New("s3: no access key: give --credentials or STRATO_S3_ACCESS_KEY and STRATO_S3_SECRET_KEY")
-	}
 	return creds, nil
 }
 
@@ -150,8 +155,10 @@ const (
 	devS3SecretKey = "strato-dev-secret"
 )
 
-// startDevS3 starts strato dev's S3 gateway and prints how to reach it; a
-// gateway that cannot start (its port taken) is reported, not fatal.
+// startDevS3 starts strato dev's S3 gateway, with the development key
+// made in meta (kept if it exists: a revoked one comes back at the next
+// start), and prints how to reach it; a gateway that cannot start (its
+// port taken) is reported, not fatal.
 func startDevS3(ctx context.Context, out io.Writer, metas []string, addr string, log *slog.Logger) (stop func()) {
 	fail := func(err error) func() {
 		fmt.Fprintf(out, "  s3        not started: %v\n", err)
@@ -166,7 +173,21 @@ func startDevS3(ctx context.Context, out io.Writer, metas []string, addr string,
 		_ = lis.Close()
 		return fail(err)
 	}
-	gw, err := s3.New(ctx, s3.Options{Client: c, Credentials: s3.StaticCredentials{devS3AccessKey: devS3SecretKey}, Logger: log})
+	kctx, cancel := context.WithTimeout(ctx, time.Minute)
+	_, _, err = c.CreateS3Key(kctx, "dev", devS3AccessKey, devS3SecretKey)
+	cancel()
+	if err != nil && !errors.Is(err, client.ErrExists) {
+		_ = lis.Close()
+		_ = c.Close()
+		return fail(fmt.Errorf("creating the development access key: %w", err))
+	}
+	mc, err := s3.NewMetaCredentials(s3.MetaCredentialsOptions{Client: c})
+	if err != nil {
+		_ = lis.Close()
+		_ = c.Close()
+		return fail(err)
+	}
+	gw, err := s3.New(ctx, s3.Options{Client: c, Credentials: mc, Logger: log})
 	if err != nil {
 		_ = lis.Close()
 		_ = c.Close()

@@ -70,6 +70,10 @@ func (ns *Namespace) Apply(cmd *stratov1.NamespaceCommand, b *pebble.Batch) (pro
 		res, err = a.reclaim(op.Reclaim)
 	case *stratov1.NamespaceCommand_PurgeDeletedBlocks:
 		res, err = a.purgeDeletedBlocks(op.PurgeDeletedBlocks)
+	case *stratov1.NamespaceCommand_CreateS3Key:
+		res, err = a.createS3Key(op.CreateS3Key)
+	case *stratov1.NamespaceCommand_RevokeS3Key:
+		res, err = a.revokeS3Key(op.RevokeS3Key)
 	default:
 		return nil, fmt.Errorf("%w: unknown command %T", ErrInvalid, cmd.Op)
 	}

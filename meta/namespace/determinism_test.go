@@ -124,6 +124,14 @@ func TestDeterminism(t *testing.T) {
 					run(rt, cmd)
 				}
 			},
+			"s3key": func(rt *rapid.T) {
+				ak := rapid.SampledFrom([]string{"", "key-a", "key-b"}).Draw(rt, "access key")
+				if rapid.Bool().Draw(rt, "revoke") {
+					do(rt, &stratov1.RevokeS3KeyRequest{AccessKey: ak})
+				} else {
+					do(rt, &stratov1.CreateS3KeyRequest{User: "u", AccessKey: ak})
+				}
+			},
 			"purge": func(rt *rapid.T) {
 				d := leader.deletedBlocks()
 				if len(d) > 0 {

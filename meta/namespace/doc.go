@@ -24,6 +24,10 @@
 // between prepare and apply. Reads go through a Reader over the database
 // (ns.Reader(db)), after the server's read barrier.
 //
+// The S3 gateways' access keys live here too (s3keys.go): CreateS3Key
+// and RevokeS3Key are commands like the rest (Prepare draws a new key and
+// its secret from PrepareEnv.Rand), S3Secret and ListS3Keys reads.
+//
 // Background commands, issued by the server on the leader: PrepareExpiry
 // (open keys past their expiry time, default 7 days, are removed and their
 // blocks freed), PrepareReclaim (children of recursively deleted directories

@@ -50,6 +50,8 @@ var (
 	ErrRenameUnderSelf   = sentinel("namespace: cannot move a directory under itself", ErrInvalid)
 	ErrInvalidName       = sentinel("namespace: invalid name", ErrInvalid)
 	ErrInvalidBlocks     = sentinel("namespace: invalid block list", ErrInvalid)
+	ErrS3KeyNotFound     = sentinel("namespace: S3 access key not found", ErrNotFound)
+	ErrS3KeyExists       = sentinel("namespace: S3 access key already exists", ErrExists)
 )
 
 // Class returns the class of err (ErrNotFound, ErrExists,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -64,6 +65,7 @@ type harness struct {
 	ns    *Namespace
 	now   time.Time
 	alloc *testAlloc
+	rand  *rand.ChaCha8 // the leader's source of S3 secrets, seeded
 }
 
 // tb is what the harness needs of a *testing.T or a *rapid.T.
@@ -78,10 +80,11 @@ func newHarnessOn(t tb, db *pebble.DB) *harness {
 	ns, err := New(Options{})
 	require.NoError(t, err)
 	ns.acache.verify = true
-	return &harness{t: t, db: db, ns: ns, now: time.UnixMilli(1_700_000_000_000), alloc: &testAlloc{}}
+	return &harness{t: t, db: db, ns: ns, now: time.UnixMilli(1_700_000_000_000), alloc: &testAlloc{},
+		rand: rand.NewChaCha8([32]byte{1})}
 }
 
-func (h *harness) env() PrepareEnv { return PrepareEnv{Now: h.now, Allocator: h.alloc} }
+func (h *harness) env() PrepareEnv { return PrepareEnv{Now: h.now, Allocator: h.alloc, Rand: h.rand} }
 
 func (h *harness) prepare(req proto.Message) (*stratov1.NamespaceCommand, error) {
 	return h.ns.Prepare(context.Background(), req, h.db, h.env())

@@ -27,6 +27,7 @@ import (
 //	N e <expiresAt> <openID> → empty (open keys by expiry time)
 //	N x <seq>                → DeletedBlocks (deleted-blocks table)
 //	N D <dirID>              → DeletedDirectory (subtrees being reclaimed)
+//	N s <access key>         → S3KeyRecord (the S3 gateways' access keys)
 const (
 	prefix        = 'N'
 	tagCounter    = 'c'
@@ -42,6 +43,7 @@ const (
 	tagDeleted    = 'x'
 	tagDeletedDir = 'D'
 	tagRequest    = 'q' // client, 0, seq → RequestResult
+	tagS3Key      = 's'
 )
 
 func tableKey(buf []byte, tag byte) []byte { return append(buf[:0], prefix, tag) }

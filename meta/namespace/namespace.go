@@ -3,6 +3,7 @@ package namespace
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/strato-io/strato/checksum"
@@ -77,11 +78,15 @@ type BlockAllocator interface {
 	AllocateBlock(ctx context.Context, repl stratov1.ReplicationFactor, sizeHint int64, exclude *stratov1.ExcludeList) (*stratov1.BlockRecord, error)
 }
 
-// PrepareEnv is what Prepare takes from the leader: its clock and its block
-// allocator. (Object IDs are not here: apply assigns them, see doc.go.)
+// PrepareEnv is what Prepare takes from the leader: its clock, its block
+// allocator and its source of secrets. (Object IDs are not here: apply
+// assigns them, see doc.go.)
 type PrepareEnv struct {
 	Now       time.Time
 	Allocator BlockAllocator
+	// Rand generates S3 access keys and secrets (crypto/rand's Reader in
+	// production). nil: CreateS3Key must name both.
+	Rand io.Reader
 }
 
 // Namespace prepares and applies namespace commands and serves reads. See

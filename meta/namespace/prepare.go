@@ -22,7 +22,8 @@ import (
 // req is one of the mutation requests of the Namespace service:
 // Create/DeleteVolume, SetQuota, Create/DeleteBucket, OpenKey, CreateFile,
 // AllocateBlock, CommitKey, DeleteKey, Delete, RenameKey, Rename,
-// CreateDirectory. The Apply result of the command is the reply to send,
+// CreateDirectory, and the S3 gateways' CreateS3Key and RevokeS3Key
+// (AdminService). The Apply result of the command is the reply to send,
 // except that DeleteKey and RenameKey get DeleteResponse and RenameResponse
 // (the server replies DeleteKeyResponse and RenameKeyResponse).
 func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble.Reader, env PrepareEnv) (*stratov1.NamespaceCommand, error) {
@@ -131,6 +132,14 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		}
 		cmd.Op = &stratov1.NamespaceCommand_CreateDirectory{CreateDirectory: &stratov1.CreateDirectoryCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetPath(), Owner: r.GetOwner()}}
+	case *stratov1.CreateS3KeyRequest:
+		rec, err := ns.prepareS3Key(r, env)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Op = &stratov1.NamespaceCommand_CreateS3Key{CreateS3Key: rec}
+	case *stratov1.RevokeS3KeyRequest:
+		cmd.Op = &stratov1.NamespaceCommand_RevokeS3Key{RevokeS3Key: &stratov1.RevokeS3KeyCommand{AccessKey: r.GetAccessKey()}}
 	default:
 		return nil, fmt.Errorf("%w: %T is not a namespace mutation", ErrInvalid, req)
 	}

@@ -1357,6 +1357,471 @@ func (x *MetaMembersResponse) GetMembers() []*MetaMember {
 	return nil
 }
 
+// S3Key is an access key of the S3 gateways, without its secret.
+type S3Key struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AccessKey     string                 `protobuf:"bytes,1,opt,name=access_key,json=accessKey,proto3" json:"access_key,omitempty"`
+	User          string                 `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"` // who it was made for (an operator's label)
+	CreatedUnixMs int64                  `protobuf:"varint,3,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *S3Key) Reset() {
+	*x = S3Key{}
+	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *S3Key) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*S3Key) ProtoMessage() {}
+
+func (x *S3Key) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use S3Key.ProtoReflect.Descriptor instead.
+func (*S3Key) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *S3Key) GetAccessKey() string {
+	if x != nil {
+		return x.AccessKey
+	}
+	return ""
+}
+
+func (x *S3Key) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *S3Key) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
+// CreateS3KeyRequest makes an access key for user. access_key and secret
+// are generated (20 and 40 characters) when empty; given, the access key
+// is 3 to 128 of [A-Za-z0-9._-] and the secret 8 to 128 printable ASCII
+// characters without spaces.
+type CreateS3KeyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	AccessKey     string                 `protobuf:"bytes,2,opt,name=access_key,json=accessKey,proto3" json:"access_key,omitempty"`
+	Secret        string                 `protobuf:"bytes,3,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateS3KeyRequest) Reset() {
+	*x = CreateS3KeyRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateS3KeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateS3KeyRequest) ProtoMessage() {}
+
+func (x *CreateS3KeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateS3KeyRequest.ProtoReflect.Descriptor instead.
+func (*CreateS3KeyRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *CreateS3KeyRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *CreateS3KeyRequest) GetAccessKey() string {
+	if x != nil {
+		return x.AccessKey
+	}
+	return ""
+}
+
+func (x *CreateS3KeyRequest) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+type CreateS3KeyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           *S3Key                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Secret        string                 `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateS3KeyResponse) Reset() {
+	*x = CreateS3KeyResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateS3KeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateS3KeyResponse) ProtoMessage() {}
+
+func (x *CreateS3KeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateS3KeyResponse.ProtoReflect.Descriptor instead.
+func (*CreateS3KeyResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *CreateS3KeyResponse) GetKey() *S3Key {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *CreateS3KeyResponse) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+type ListS3KeysRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`                               // only this user's keys; "": every key
+	StartAfter    string                 `protobuf:"bytes,2,opt,name=start_after,json=startAfter,proto3" json:"start_after,omitempty"` // the last access key of the previous page
+	Limit         int32                  `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`                            // 0: the server's default page (1000)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListS3KeysRequest) Reset() {
+	*x = ListS3KeysRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListS3KeysRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListS3KeysRequest) ProtoMessage() {}
+
+func (x *ListS3KeysRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListS3KeysRequest.ProtoReflect.Descriptor instead.
+func (*ListS3KeysRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ListS3KeysRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *ListS3KeysRequest) GetStartAfter() string {
+	if x != nil {
+		return x.StartAfter
+	}
+	return ""
+}
+
+func (x *ListS3KeysRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListS3KeysResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keys          []*S3Key               `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	Truncated     bool                   `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListS3KeysResponse) Reset() {
+	*x = ListS3KeysResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListS3KeysResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListS3KeysResponse) ProtoMessage() {}
+
+func (x *ListS3KeysResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListS3KeysResponse.ProtoReflect.Descriptor instead.
+func (*ListS3KeysResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ListS3KeysResponse) GetKeys() []*S3Key {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *ListS3KeysResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+type RevokeS3KeyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AccessKey     string                 `protobuf:"bytes,1,opt,name=access_key,json=accessKey,proto3" json:"access_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeS3KeyRequest) Reset() {
+	*x = RevokeS3KeyRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeS3KeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeS3KeyRequest) ProtoMessage() {}
+
+func (x *RevokeS3KeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeS3KeyRequest.ProtoReflect.Descriptor instead.
+func (*RevokeS3KeyRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *RevokeS3KeyRequest) GetAccessKey() string {
+	if x != nil {
+		return x.AccessKey
+	}
+	return ""
+}
+
+type RevokeS3KeyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeS3KeyResponse) Reset() {
+	*x = RevokeS3KeyResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeS3KeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeS3KeyResponse) ProtoMessage() {}
+
+func (x *RevokeS3KeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeS3KeyResponse.ProtoReflect.Descriptor instead.
+func (*RevokeS3KeyResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{28}
+}
+
+type GetS3SecretRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AccessKey     string                 `protobuf:"bytes,1,opt,name=access_key,json=accessKey,proto3" json:"access_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetS3SecretRequest) Reset() {
+	*x = GetS3SecretRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetS3SecretRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetS3SecretRequest) ProtoMessage() {}
+
+func (x *GetS3SecretRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetS3SecretRequest.ProtoReflect.Descriptor instead.
+func (*GetS3SecretRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *GetS3SecretRequest) GetAccessKey() string {
+	if x != nil {
+		return x.AccessKey
+	}
+	return ""
+}
+
+type GetS3SecretResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           *S3Key                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Secret        string                 `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetS3SecretResponse) Reset() {
+	*x = GetS3SecretResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetS3SecretResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetS3SecretResponse) ProtoMessage() {}
+
+func (x *GetS3SecretResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetS3SecretResponse.ProtoReflect.Descriptor instead.
+func (*GetS3SecretResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *GetS3SecretResponse) GetKey() *S3Key {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *GetS3SecretResponse) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
 var File_strato_v1_admin_proto protoreflect.FileDescriptor
 
 const file_strato_v1_admin_proto_rawDesc = "" +
@@ -1451,7 +1916,38 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\"c\n" +
 	"\x13MetaMembersResponse\x12\x1b\n" +
 	"\tleader_id\x18\x01 \x01(\x04R\bleaderId\x12/\n" +
-	"\amembers\x18\x02 \x03(\v2\x15.strato.v1.MetaMemberR\amembers*Z\n" +
+	"\amembers\x18\x02 \x03(\v2\x15.strato.v1.MetaMemberR\amembers\"b\n" +
+	"\x05S3Key\x12\x1d\n" +
+	"\n" +
+	"access_key\x18\x01 \x01(\tR\taccessKey\x12\x12\n" +
+	"\x04user\x18\x02 \x01(\tR\x04user\x12&\n" +
+	"\x0fcreated_unix_ms\x18\x03 \x01(\x03R\rcreatedUnixMs\"d\n" +
+	"\x12CreateS3KeyRequest\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x1d\n" +
+	"\n" +
+	"access_key\x18\x02 \x01(\tR\taccessKey\x12\x1b\n" +
+	"\x06secret\x18\x03 \x01(\tB\x03\x80\x01\x01R\x06secret\"V\n" +
+	"\x13CreateS3KeyResponse\x12\"\n" +
+	"\x03key\x18\x01 \x01(\v2\x10.strato.v1.S3KeyR\x03key\x12\x1b\n" +
+	"\x06secret\x18\x02 \x01(\tB\x03\x80\x01\x01R\x06secret\"^\n" +
+	"\x11ListS3KeysRequest\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x1f\n" +
+	"\vstart_after\x18\x02 \x01(\tR\n" +
+	"startAfter\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\"X\n" +
+	"\x12ListS3KeysResponse\x12$\n" +
+	"\x04keys\x18\x01 \x03(\v2\x10.strato.v1.S3KeyR\x04keys\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"3\n" +
+	"\x12RevokeS3KeyRequest\x12\x1d\n" +
+	"\n" +
+	"access_key\x18\x01 \x01(\tR\taccessKey\"\x15\n" +
+	"\x13RevokeS3KeyResponse\"3\n" +
+	"\x12GetS3SecretRequest\x12\x1d\n" +
+	"\n" +
+	"access_key\x18\x01 \x01(\tR\taccessKey\"V\n" +
+	"\x13GetS3SecretResponse\x12\"\n" +
+	"\x03key\x18\x01 \x01(\v2\x10.strato.v1.S3KeyR\x03key\x12\x1b\n" +
+	"\x06secret\x18\x02 \x01(\tB\x03\x80\x01\x01R\x06secret*Z\n" +
 	"\n" +
 	"NodeHealth\x12\x1b\n" +
 	"\x17NODE_HEALTH_UNSPECIFIED\x10\x00\x12\x10\n" +
@@ -1463,7 +1959,7 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x19NODE_OP_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fNODE_IN_SERVICE\x10\x01\x12\x18\n" +
 	"\x14NODE_DECOMMISSIONING\x10\x02\x12\x17\n" +
-	"\x13NODE_DECOMMISSIONED\x10\x032\xbb\a\n" +
+	"\x13NODE_DECOMMISSIONED\x10\x032\xf0\t\n" +
 	"\fAdminService\x12R\n" +
 	"\rListDatanodes\x12\x1f.strato.v1.ListDatanodesRequest\x1a .strato.v1.ListDatanodesResponse\x12R\n" +
 	"\rListPipelines\x12\x1f.strato.v1.ListPipelinesRequest\x1a .strato.v1.ListPipelinesResponse\x12U\n" +
@@ -1476,7 +1972,12 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"MetaStatus\x12\x1c.strato.v1.MetaStatusRequest\x1a\x1d.strato.v1.MetaStatusResponse\x12P\n" +
 	"\rAddMetaMember\x12\x1f.strato.v1.AddMetaMemberRequest\x1a\x1e.strato.v1.MetaMembersResponse\x12V\n" +
 	"\x10RemoveMetaMember\x12\".strato.v1.RemoveMetaMemberRequest\x1a\x1e.strato.v1.MetaMembersResponse\x12Z\n" +
-	"\x12TransferMetaLeader\x12$.strato.v1.TransferMetaLeaderRequest\x1a\x1e.strato.v1.MetaMembersResponseBL\n" +
+	"\x12TransferMetaLeader\x12$.strato.v1.TransferMetaLeaderRequest\x1a\x1e.strato.v1.MetaMembersResponse\x12L\n" +
+	"\vCreateS3Key\x12\x1d.strato.v1.CreateS3KeyRequest\x1a\x1e.strato.v1.CreateS3KeyResponse\x12I\n" +
+	"\n" +
+	"ListS3Keys\x12\x1c.strato.v1.ListS3KeysRequest\x1a\x1d.strato.v1.ListS3KeysResponse\x12L\n" +
+	"\vRevokeS3Key\x12\x1d.strato.v1.RevokeS3KeyRequest\x1a\x1e.strato.v1.RevokeS3KeyResponse\x12L\n" +
+	"\vGetS3Secret\x12\x1d.strato.v1.GetS3SecretRequest\x1a\x1e.strato.v1.GetS3SecretResponseBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
@@ -1492,7 +1993,7 @@ func file_strato_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_strato_v1_admin_proto_goTypes = []any{
 	(NodeHealth)(0),                      // 0: strato.v1.NodeHealth
 	(NodeOpState)(0),                     // 1: strato.v1.NodeOpState
@@ -1518,57 +2019,77 @@ var file_strato_v1_admin_proto_goTypes = []any{
 	(*RemoveMetaMemberRequest)(nil),      // 21: strato.v1.RemoveMetaMemberRequest
 	(*TransferMetaLeaderRequest)(nil),    // 22: strato.v1.TransferMetaLeaderRequest
 	(*MetaMembersResponse)(nil),          // 23: strato.v1.MetaMembersResponse
-	nil,                                  // 24: strato.v1.ContainerReplicasResponse.ReplicasEntry
-	(*DatanodeDetails)(nil),              // 25: strato.v1.DatanodeDetails
-	(*NodeStats)(nil),                    // 26: strato.v1.NodeStats
-	(ContainerState)(0),                  // 27: strato.v1.ContainerState
-	(ReplicationFactor)(0),               // 28: strato.v1.ReplicationFactor
-	(*PipelineInfo)(nil),                 // 29: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),             // 30: strato.v1.ContainerReplica
+	(*S3Key)(nil),                        // 24: strato.v1.S3Key
+	(*CreateS3KeyRequest)(nil),           // 25: strato.v1.CreateS3KeyRequest
+	(*CreateS3KeyResponse)(nil),          // 26: strato.v1.CreateS3KeyResponse
+	(*ListS3KeysRequest)(nil),            // 27: strato.v1.ListS3KeysRequest
+	(*ListS3KeysResponse)(nil),           // 28: strato.v1.ListS3KeysResponse
+	(*RevokeS3KeyRequest)(nil),           // 29: strato.v1.RevokeS3KeyRequest
+	(*RevokeS3KeyResponse)(nil),          // 30: strato.v1.RevokeS3KeyResponse
+	(*GetS3SecretRequest)(nil),           // 31: strato.v1.GetS3SecretRequest
+	(*GetS3SecretResponse)(nil),          // 32: strato.v1.GetS3SecretResponse
+	nil,                                  // 33: strato.v1.ContainerReplicasResponse.ReplicasEntry
+	(*DatanodeDetails)(nil),              // 34: strato.v1.DatanodeDetails
+	(*NodeStats)(nil),                    // 35: strato.v1.NodeStats
+	(ContainerState)(0),                  // 36: strato.v1.ContainerState
+	(ReplicationFactor)(0),               // 37: strato.v1.ReplicationFactor
+	(*PipelineInfo)(nil),                 // 38: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),             // 39: strato.v1.ContainerReplica
 }
 var file_strato_v1_admin_proto_depIdxs = []int32{
-	25, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
-	26, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
+	34, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
+	35, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
 	0,  // 2: strato.v1.DatanodeInfo.health:type_name -> strato.v1.NodeHealth
 	1,  // 3: strato.v1.DatanodeInfo.op_state:type_name -> strato.v1.NodeOpState
-	27, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
-	28, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
+	36, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
+	37, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
 	2,  // 6: strato.v1.ListDatanodesResponse.datanodes:type_name -> strato.v1.DatanodeInfo
-	29, // 7: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
+	38, // 7: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
 	3,  // 8: strato.v1.ListContainersResponse.containers:type_name -> strato.v1.ContainerInfo
 	3,  // 9: strato.v1.ContainerReplicasResponse.container:type_name -> strato.v1.ContainerInfo
-	24, // 10: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
+	33, // 10: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
 	2,  // 11: strato.v1.DecommissionDatanodeResponse.datanode:type_name -> strato.v1.DatanodeInfo
 	19, // 12: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
 	19, // 13: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
-	30, // 14: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
-	4,  // 15: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
-	6,  // 16: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
-	8,  // 17: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
-	10, // 18: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
-	12, // 19: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
-	13, // 20: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
-	15, // 21: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
-	17, // 22: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
-	20, // 23: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
-	21, // 24: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
-	22, // 25: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
-	5,  // 26: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
-	7,  // 27: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
-	9,  // 28: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
-	11, // 29: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
-	14, // 30: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
-	14, // 31: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
-	16, // 32: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
-	18, // 33: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
-	23, // 34: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
-	23, // 35: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
-	23, // 36: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
-	26, // [26:37] is the sub-list for method output_type
-	15, // [15:26] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	24, // 14: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
+	24, // 15: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
+	24, // 16: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
+	39, // 17: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
+	4,  // 18: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
+	6,  // 19: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
+	8,  // 20: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
+	10, // 21: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
+	12, // 22: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
+	13, // 23: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
+	15, // 24: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
+	17, // 25: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
+	20, // 26: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
+	21, // 27: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
+	22, // 28: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
+	25, // 29: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
+	27, // 30: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
+	29, // 31: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
+	31, // 32: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
+	5,  // 33: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
+	7,  // 34: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
+	9,  // 35: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
+	11, // 36: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
+	14, // 37: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
+	14, // 38: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
+	16, // 39: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
+	18, // 40: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
+	23, // 41: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
+	23, // 42: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
+	23, // 43: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
+	26, // 44: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
+	28, // 45: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
+	30, // 46: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
+	32, // 47: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
+	33, // [33:48] is the sub-list for method output_type
+	18, // [18:33] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_admin_proto_init() }
@@ -1584,7 +2105,7 @@ func file_strato_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_admin_proto_rawDesc), len(file_strato_v1_admin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   23,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,10 @@ const (
 	AdminService_AddMetaMember_FullMethodName        = "/strato.v1.AdminService/AddMetaMember"
 	AdminService_RemoveMetaMember_FullMethodName     = "/strato.v1.AdminService/RemoveMetaMember"
 	AdminService_TransferMetaLeader_FullMethodName   = "/strato.v1.AdminService/TransferMetaLeader"
+	AdminService_CreateS3Key_FullMethodName          = "/strato.v1.AdminService/CreateS3Key"
+	AdminService_ListS3Keys_FullMethodName           = "/strato.v1.AdminService/ListS3Keys"
+	AdminService_RevokeS3Key_FullMethodName          = "/strato.v1.AdminService/RevokeS3Key"
+	AdminService_GetS3Secret_FullMethodName          = "/strato.v1.AdminService/GetS3Secret"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -58,6 +62,22 @@ type AdminServiceClient interface {
 	AddMetaMember(ctx context.Context, in *AddMetaMemberRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error)
 	RemoveMetaMember(ctx context.Context, in *RemoveMetaMemberRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error)
 	TransferMetaLeader(ctx context.Context, in *TransferMetaLeaderRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error)
+	// The access keys of the S3 gateways (Ozone's `ozone s3 getsecret`),
+	// stored in meta like the namespace. CreateS3Key makes a key (its access
+	// key and secret generated unless given); ALREADY_EXISTS
+	// (S3_KEY_EXISTS) if the access key exists.
+	CreateS3Key(ctx context.Context, in *CreateS3KeyRequest, opts ...grpc.CallOption) (*CreateS3KeyResponse, error)
+	// ListS3Keys lists access keys (never their secrets) in access-key
+	// order, a page at a time.
+	ListS3Keys(ctx context.Context, in *ListS3KeysRequest, opts ...grpc.CallOption) (*ListS3KeysResponse, error)
+	// RevokeS3Key deletes an access key; NOT_FOUND (S3_KEY_NOT_FOUND) if
+	// there is none. Gateways refuse it once their cache of keys expires
+	// (seconds).
+	RevokeS3Key(ctx context.Context, in *RevokeS3KeyRequest, opts ...grpc.CallOption) (*RevokeS3KeyResponse, error)
+	// GetS3Secret returns an access key with its secret: what a gateway asks
+	// to check a request's signature. NOT_FOUND (S3_KEY_NOT_FOUND) if there
+	// is none.
+	GetS3Secret(ctx context.Context, in *GetS3SecretRequest, opts ...grpc.CallOption) (*GetS3SecretResponse, error)
 }
 
 type adminServiceClient struct {
@@ -178,6 +198,46 @@ func (c *adminServiceClient) TransferMetaLeader(ctx context.Context, in *Transfe
 	return out, nil
 }
 
+func (c *adminServiceClient) CreateS3Key(ctx context.Context, in *CreateS3KeyRequest, opts ...grpc.CallOption) (*CreateS3KeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateS3KeyResponse)
+	err := c.cc.Invoke(ctx, AdminService_CreateS3Key_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListS3Keys(ctx context.Context, in *ListS3KeysRequest, opts ...grpc.CallOption) (*ListS3KeysResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListS3KeysResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListS3Keys_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) RevokeS3Key(ctx context.Context, in *RevokeS3KeyRequest, opts ...grpc.CallOption) (*RevokeS3KeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeS3KeyResponse)
+	err := c.cc.Invoke(ctx, AdminService_RevokeS3Key_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) GetS3Secret(ctx context.Context, in *GetS3SecretRequest, opts ...grpc.CallOption) (*GetS3SecretResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetS3SecretResponse)
+	err := c.cc.Invoke(ctx, AdminService_GetS3Secret_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -204,6 +264,22 @@ type AdminServiceServer interface {
 	AddMetaMember(context.Context, *AddMetaMemberRequest) (*MetaMembersResponse, error)
 	RemoveMetaMember(context.Context, *RemoveMetaMemberRequest) (*MetaMembersResponse, error)
 	TransferMetaLeader(context.Context, *TransferMetaLeaderRequest) (*MetaMembersResponse, error)
+	// The access keys of the S3 gateways (Ozone's `ozone s3 getsecret`),
+	// stored in meta like the namespace. CreateS3Key makes a key (its access
+	// key and secret generated unless given); ALREADY_EXISTS
+	// (S3_KEY_EXISTS) if the access key exists.
+	CreateS3Key(context.Context, *CreateS3KeyRequest) (*CreateS3KeyResponse, error)
+	// ListS3Keys lists access keys (never their secrets) in access-key
+	// order, a page at a time.
+	ListS3Keys(context.Context, *ListS3KeysRequest) (*ListS3KeysResponse, error)
+	// RevokeS3Key deletes an access key; NOT_FOUND (S3_KEY_NOT_FOUND) if
+	// there is none. Gateways refuse it once their cache of keys expires
+	// (seconds).
+	RevokeS3Key(context.Context, *RevokeS3KeyRequest) (*RevokeS3KeyResponse, error)
+	// GetS3Secret returns an access key with its secret: what a gateway asks
+	// to check a request's signature. NOT_FOUND (S3_KEY_NOT_FOUND) if there
+	// is none.
+	GetS3Secret(context.Context, *GetS3SecretRequest) (*GetS3SecretResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -246,6 +322,18 @@ func (UnimplementedAdminServiceServer) RemoveMetaMember(context.Context, *Remove
 }
 func (UnimplementedAdminServiceServer) TransferMetaLeader(context.Context, *TransferMetaLeaderRequest) (*MetaMembersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method TransferMetaLeader not implemented")
+}
+func (UnimplementedAdminServiceServer) CreateS3Key(context.Context, *CreateS3KeyRequest) (*CreateS3KeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateS3Key not implemented")
+}
+func (UnimplementedAdminServiceServer) ListS3Keys(context.Context, *ListS3KeysRequest) (*ListS3KeysResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListS3Keys not implemented")
+}
+func (UnimplementedAdminServiceServer) RevokeS3Key(context.Context, *RevokeS3KeyRequest) (*RevokeS3KeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeS3Key not implemented")
+}
+func (UnimplementedAdminServiceServer) GetS3Secret(context.Context, *GetS3SecretRequest) (*GetS3SecretResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetS3Secret not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -466,6 +554,78 @@ func _AdminService_TransferMetaLeader_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_CreateS3Key_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateS3KeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).CreateS3Key(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_CreateS3Key_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).CreateS3Key(ctx, req.(*CreateS3KeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListS3Keys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListS3KeysRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListS3Keys(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListS3Keys_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListS3Keys(ctx, req.(*ListS3KeysRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_RevokeS3Key_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeS3KeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).RevokeS3Key(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_RevokeS3Key_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).RevokeS3Key(ctx, req.(*RevokeS3KeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_GetS3Secret_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetS3SecretRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).GetS3Secret(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_GetS3Secret_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).GetS3Secret(ctx, req.(*GetS3SecretRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -516,6 +676,22 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "TransferMetaLeader",
 			Handler:    _AdminService_TransferMetaLeader_Handler,
+		},
+		{
+			MethodName: "CreateS3Key",
+			Handler:    _AdminService_CreateS3Key_Handler,
+		},
+		{
+			MethodName: "ListS3Keys",
+			Handler:    _AdminService_ListS3Keys_Handler,
+		},
+		{
+			MethodName: "RevokeS3Key",
+			Handler:    _AdminService_RevokeS3Key_Handler,
+		},
+		{
+			MethodName: "GetS3Secret",
+			Handler:    _AdminService_GetS3Secret_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -78,6 +78,10 @@ const (
 	// RESOURCE_EXHAUSTED
 	ErrorReason_NO_PIPELINE ErrorReason = 24 // not enough healthy datanodes for the replication
 	ErrorReason_DISK_FULL   ErrorReason = 25 // meta's data directory is under its reserve
+	// NOT_FOUND: no such access key of the S3 gateways (AdminService).
+	ErrorReason_S3_KEY_NOT_FOUND ErrorReason = 26
+	// ALREADY_EXISTS: the access key exists (AdminService).
+	ErrorReason_S3_KEY_EXISTS ErrorReason = 27
 )
 
 // Enum value maps for ErrorReason.
@@ -109,6 +113,8 @@ var (
 		23: "SAFE_MODE",
 		24: "NO_PIPELINE",
 		25: "DISK_FULL",
+		26: "S3_KEY_NOT_FOUND",
+		27: "S3_KEY_EXISTS",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED": 0,
@@ -137,6 +143,8 @@ var (
 		"SAFE_MODE":                23,
 		"NO_PIPELINE":              24,
 		"DISK_FULL":                25,
+		"S3_KEY_NOT_FOUND":         26,
+		"S3_KEY_EXISTS":            27,
 	}
 )
 
@@ -4339,7 +4347,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"datanodeId\x12\x19\n" +
 	"\blocal_id\x18\x03 \x01(\x04R\alocalId\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x17\n" +
-	"\x15ReportReplicaResponse*\x99\x04\n" +
+	"\x15ReportReplicaResponse*\xc2\x04\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -4369,7 +4377,9 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x0eINVALID_BLOCKS\x10\x16\x12\r\n" +
 	"\tSAFE_MODE\x10\x17\x12\x0f\n" +
 	"\vNO_PIPELINE\x10\x18\x12\r\n" +
-	"\tDISK_FULL\x10\x19*F\n" +
+	"\tDISK_FULL\x10\x19\x12\x14\n" +
+	"\x10S3_KEY_NOT_FOUND\x10\x1a\x12\x11\n" +
+	"\rS3_KEY_EXISTS\x10\x1b*F\n" +
 	"\fBucketLayout\x12\x16\n" +
 	"\x12LAYOUT_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +

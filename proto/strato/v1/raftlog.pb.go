@@ -128,6 +128,8 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_ExpireOpenKeys
 	//	*NamespaceCommand_Reclaim
 	//	*NamespaceCommand_PurgeDeletedBlocks
+	//	*NamespaceCommand_CreateS3Key
+	//	*NamespaceCommand_RevokeS3Key
 	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
 	// request identifies a client's request, so that a retry of one already
 	// applied returns its first result instead of applying again.
@@ -306,6 +308,24 @@ func (x *NamespaceCommand) GetPurgeDeletedBlocks() *PurgeDeletedBlocksCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetCreateS3Key() *S3KeyRecord {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_CreateS3Key); ok {
+			return x.CreateS3Key
+		}
+	}
+	return nil
+}
+
+func (x *NamespaceCommand) GetRevokeS3Key() *RevokeS3KeyCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_RevokeS3Key); ok {
+			return x.RevokeS3Key
+		}
+	}
+	return nil
+}
+
 func (x *NamespaceCommand) GetRequest() *RequestID {
 	if x != nil {
 		return x.Request
@@ -373,6 +393,14 @@ type NamespaceCommand_PurgeDeletedBlocks struct {
 	PurgeDeletedBlocks *PurgeDeletedBlocksCommand `protobuf:"bytes,15,opt,name=purge_deleted_blocks,json=purgeDeletedBlocks,proto3,oneof"`
 }
 
+type NamespaceCommand_CreateS3Key struct {
+	CreateS3Key *S3KeyRecord `protobuf:"bytes,17,opt,name=create_s3_key,json=createS3Key,proto3,oneof"` // access key and secret fixed by prepare
+}
+
+type NamespaceCommand_RevokeS3Key struct {
+	RevokeS3Key *RevokeS3KeyCommand `protobuf:"bytes,18,opt,name=revoke_s3_key,json=revokeS3Key,proto3,oneof"`
+}
+
 func (*NamespaceCommand_CreateVolume) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DeleteVolume) isNamespaceCommand_Op() {}
@@ -400,6 +428,10 @@ func (*NamespaceCommand_ExpireOpenKeys) isNamespaceCommand_Op() {}
 func (*NamespaceCommand_Reclaim) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_PurgeDeletedBlocks) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_CreateS3Key) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_RevokeS3Key) isNamespaceCommand_Op() {}
 
 // RequestID names one logical request of one client: retries carry the
 // same ID. A client numbers its requests upwards.
@@ -1716,6 +1748,51 @@ func (x *CreateDirectoryCommand) GetOwner() string {
 	return ""
 }
 
+// RevokeS3KeyCommand deletes an access key of the S3 gateways.
+type RevokeS3KeyCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AccessKey     string                 `protobuf:"bytes,1,opt,name=access_key,json=accessKey,proto3" json:"access_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeS3KeyCommand) Reset() {
+	*x = RevokeS3KeyCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeS3KeyCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeS3KeyCommand) ProtoMessage() {}
+
+func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeS3KeyCommand.ProtoReflect.Descriptor instead.
+func (*RevokeS3KeyCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RevokeS3KeyCommand) GetAccessKey() string {
+	if x != nil {
+		return x.AccessKey
+	}
+	return ""
+}
+
 var File_strato_v1_raftlog_proto protoreflect.FileDescriptor
 
 const file_strato_v1_raftlog_proto_rawDesc = "" +
@@ -1724,7 +1801,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\vMetaCommand\x12;\n" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\aclusterB\x04\n" +
-	"\x02op\"\x88\b\n" +
+	"\x02op\"\x8b\t\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
@@ -1742,7 +1819,9 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x10create_directory\x18\f \x01(\v2!.strato.v1.CreateDirectoryCommandH\x00R\x0fcreateDirectory\x12L\n" +
 	"\x10expire_open_keys\x18\r \x01(\v2 .strato.v1.ExpireOpenKeysCommandH\x00R\x0eexpireOpenKeys\x125\n" +
 	"\areclaim\x18\x0e \x01(\v2\x19.strato.v1.ReclaimCommandH\x00R\areclaim\x12X\n" +
-	"\x14purge_deleted_blocks\x18\x0f \x01(\v2$.strato.v1.PurgeDeletedBlocksCommandH\x00R\x12purgeDeletedBlocks\x12.\n" +
+	"\x14purge_deleted_blocks\x18\x0f \x01(\v2$.strato.v1.PurgeDeletedBlocksCommandH\x00R\x12purgeDeletedBlocks\x12<\n" +
+	"\rcreate_s3_key\x18\x11 \x01(\v2\x16.strato.v1.S3KeyRecordH\x00R\vcreateS3Key\x12C\n" +
+	"\rrevoke_s3_key\x18\x12 \x01(\v2\x1d.strato.v1.RevokeS3KeyCommandH\x00R\vrevokeS3Key\x12.\n" +
 	"\arequest\x18\x10 \x01(\v2\x14.strato.v1.RequestIDR\arequestB\x04\n" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
@@ -1836,7 +1915,10 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x14\n" +
-	"\x05owner\x18\x04 \x01(\tR\x05ownerBL\n" +
+	"\x05owner\x18\x04 \x01(\tR\x05owner\"3\n" +
+	"\x12RevokeS3KeyCommand\x12\x1d\n" +
+	"\n" +
+	"access_key\x18\x01 \x01(\tR\taccessKeyBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
@@ -1851,7 +1933,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 	return file_strato_v1_raftlog_proto_rawDescData
 }
 
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*MetaCommand)(nil),               // 0: strato.v1.MetaCommand
 	(*NamespaceCommand)(nil),          // 1: strato.v1.NamespaceCommand
@@ -1874,22 +1956,24 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*KeySourceCommand)(nil),          // 18: strato.v1.KeySourceCommand
 	(*DeleteCommand)(nil),             // 19: strato.v1.DeleteCommand
 	(*CreateDirectoryCommand)(nil),    // 20: strato.v1.CreateDirectoryCommand
-	(*VolumeRecord)(nil),              // 21: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 22: strato.v1.BucketRecord
-	(ReplicationFactor)(0),            // 23: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 24: strato.v1.BlockRecord
-	(*PipelineRecord)(nil),            // 25: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 26: strato.v1.ContainerRecord
-	(ContainerState)(0),               // 27: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 28: strato.v1.AttributeRecord
+	(*RevokeS3KeyCommand)(nil),        // 21: strato.v1.RevokeS3KeyCommand
+	(*VolumeRecord)(nil),              // 22: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 23: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 24: strato.v1.S3KeyRecord
+	(ReplicationFactor)(0),            // 25: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 26: strato.v1.BlockRecord
+	(*PipelineRecord)(nil),            // 27: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 28: strato.v1.ContainerRecord
+	(ContainerState)(0),               // 29: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 30: strato.v1.AttributeRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	1,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	12, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	21, // 2: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	22, // 2: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
 	14, // 3: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
 	15, // 4: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	22, // 5: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	23, // 5: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
 	16, // 6: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	3,  // 7: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	4,  // 8: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
@@ -1900,22 +1984,24 @@ var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	6,  // 13: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	8,  // 14: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	10, // 15: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	2,  // 16: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	23, // 17: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	24, // 18: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	24, // 19: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	25, // 20: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	26, // 21: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	13, // 22: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	27, // 23: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	24, // 24: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	28, // 25: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	18, // 26: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	24, // 16: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	21, // 17: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
+	2,  // 18: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
+	25, // 19: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	26, // 20: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	26, // 21: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	27, // 22: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	28, // 23: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	13, // 24: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	29, // 25: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	26, // 26: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	30, // 27: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	18, // 28: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -1945,6 +2031,8 @@ func file_strato_v1_raftlog_proto_init() {
 		(*NamespaceCommand_ExpireOpenKeys)(nil),
 		(*NamespaceCommand_Reclaim)(nil),
 		(*NamespaceCommand_PurgeDeletedBlocks)(nil),
+		(*NamespaceCommand_CreateS3Key)(nil),
+		(*NamespaceCommand_RevokeS3Key)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[12].OneofWrappers = []any{
 		(*ClusterCommand_AddPipeline)(nil),
@@ -1960,7 +2048,7 @@ func file_strato_v1_raftlog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1434,6 +1434,76 @@ func (x *IDRange) GetCount() uint64 {
 	return 0
 }
 
+// S3KeyRecord is an access key of the S3 gateways with its secret (the
+// API's S3Key and the secret).
+type S3KeyRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AccessKey     string                 `protobuf:"bytes,1,opt,name=access_key,json=accessKey,proto3" json:"access_key,omitempty"`
+	Secret        string                 `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	User          string                 `protobuf:"bytes,3,opt,name=user,proto3" json:"user,omitempty"`
+	CreatedUnixMs int64                  `protobuf:"varint,4,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *S3KeyRecord) Reset() {
+	*x = S3KeyRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *S3KeyRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*S3KeyRecord) ProtoMessage() {}
+
+func (x *S3KeyRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use S3KeyRecord.ProtoReflect.Descriptor instead.
+func (*S3KeyRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *S3KeyRecord) GetAccessKey() string {
+	if x != nil {
+		return x.AccessKey
+	}
+	return ""
+}
+
+func (x *S3KeyRecord) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+func (x *S3KeyRecord) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *S3KeyRecord) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
 var File_strato_v1_records_proto protoreflect.FileDescriptor
 
 const file_strato_v1_records_proto_rawDesc = "" +
@@ -1566,7 +1636,13 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\x05reply\x18\x02 \x01(\fR\x05reply\"5\n" +
 	"\aIDRange\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\x04R\x05first\x12\x14\n" +
-	"\x05count\x18\x02 \x01(\x04R\x05countBL\n" +
+	"\x05count\x18\x02 \x01(\x04R\x05count\"\x85\x01\n" +
+	"\vS3KeyRecord\x12\x1d\n" +
+	"\n" +
+	"access_key\x18\x01 \x01(\tR\taccessKey\x12\x1b\n" +
+	"\x06secret\x18\x02 \x01(\tB\x03\x80\x01\x01R\x06secret\x12\x12\n" +
+	"\x04user\x18\x03 \x01(\tR\x04user\x12&\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMsBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
@@ -1581,7 +1657,7 @@ func file_strato_v1_records_proto_rawDescGZIP() []byte {
 	return file_strato_v1_records_proto_rawDescData
 }
 
-var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_strato_v1_records_proto_goTypes = []any{
 	(*VolumeRecord)(nil),        // 0: strato.v1.VolumeRecord
 	(*BucketRecord)(nil),        // 1: strato.v1.BucketRecord
@@ -1599,30 +1675,31 @@ var file_strato_v1_records_proto_goTypes = []any{
 	(*DeletedDirectory)(nil),    // 13: strato.v1.DeletedDirectory
 	(*RequestResult)(nil),       // 14: strato.v1.RequestResult
 	(*IDRange)(nil),             // 15: strato.v1.IDRange
-	(BucketLayout)(0),           // 16: strato.v1.BucketLayout
-	(ReplicationFactor)(0),      // 17: strato.v1.ReplicationFactor
-	(ChecksumType)(0),           // 18: strato.v1.ChecksumType
-	(PipelineState)(0),          // 19: strato.v1.PipelineState
-	(ContainerState)(0),         // 20: strato.v1.ContainerState
+	(*S3KeyRecord)(nil),         // 16: strato.v1.S3KeyRecord
+	(BucketLayout)(0),           // 17: strato.v1.BucketLayout
+	(ReplicationFactor)(0),      // 18: strato.v1.ReplicationFactor
+	(ChecksumType)(0),           // 19: strato.v1.ChecksumType
+	(PipelineState)(0),          // 20: strato.v1.PipelineState
+	(ContainerState)(0),         // 21: strato.v1.ContainerState
 }
 var file_strato_v1_records_proto_depIdxs = []int32{
-	16, // 0: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
-	17, // 1: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
-	18, // 2: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	17, // 0: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
+	18, // 1: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
+	19, // 2: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	3,  // 3: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
 	2,  // 4: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
 	4,  // 5: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
-	17, // 6: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
-	18, // 7: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	18, // 6: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	19, // 7: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	5,  // 8: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
 	7,  // 9: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
-	17, // 10: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
-	19, // 11: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
-	20, // 12: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
-	17, // 13: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
-	16, // 14: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	17, // 15: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	18, // 16: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	18, // 10: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	20, // 11: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	21, // 12: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	18, // 13: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	17, // 14: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	18, // 15: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	19, // 16: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
 	5,  // 17: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
 	2,  // 18: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
 	19, // [19:19] is the sub-list for method output_type
@@ -1645,7 +1722,7 @@ func file_strato_v1_records_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_records_proto_rawDesc), len(file_strato_v1_records_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
