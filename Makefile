@@ -8,7 +8,7 @@ GOLANGCI_VERSION := v2.15.0
 TEST_TIMEOUT ?= 15m
 ARGS      ?=
 
-.PHONY: build run stop test testrace verify bench tools proto proto-baseline clean hadoop-deps hadoop soak failover
+.PHONY: build run stop test testrace verify bench tools proto proto-baseline clean hadoop-deps hadoop soak failover deploy-check
 
 build:
 	$(GO) build -o $(BIN) ./cmd/strato
@@ -123,6 +123,13 @@ verify: $(GOLANGCI) $(PROTO_TOOLS)
 		diff -r -q $$tmp/proto/gen/proto/strato/v1 proto/strato/v1 | grep '\.pb\.go' ; rc=$$?; rm -rf $$tmp; \
 		if [ $$rc -eq 0 ]; then echo "generated code out of date: make proto"; exit 1; fi
 	$(GOLANGCI) run ./...
+
+# deploy-check: validate deploy/ without a container runtime or a cluster
+# (deploy/validate: compose-go's schema check of compose.yaml, strict
+# decoding of the Kubernetes manifests into k8s.io/api's types, every strato
+# command line parsed by this build's flags).
+deploy-check: build
+	cd deploy/validate && $(GO) run . -dir .. -strato $(CURDIR)/$(BIN)
 
 # Go micro-benchmarks (the experiment benchmarks are `strato bench ...`).
 bench:

@@ -197,6 +197,19 @@ func TestObservabilityUnderLoad(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, reads, float64(writers*perWriter))
 
+	// Every metric the Grafana dashboard queries is served.
+	served := metaAfter
+	for _, h := range dnHTTP {
+		served += scrape(h)
+	}
+	dash, err := os.ReadFile("../deploy/grafana/dashboards/strato.json")
+	require.NoError(t, err)
+	names := regexp.MustCompile(`strato_[a-z0-9_]+`).FindAllString(string(dash), -1)
+	require.NotEmpty(t, names)
+	for _, n := range names {
+		require.Regexp(t, `(?m)^`+n+`[{ ]`, served, "the dashboard queries %s, which no server serves", n)
+	}
+
 	// The audit log: the mutations, not the reads or heartbeats.
 	b, err := os.ReadFile(audit)
 	require.NoError(t, err)

@@ -1,0 +1,246 @@
+// Command validate checks strato's deployment files without a container
+// runtime or a Kubernetes cluster (make deploy-check):
+//
+//   - deploy/compose.yaml is loaded by compose-go, the loader of
+//     `docker compose` itself, which validates it against the Compose
+//     specification's JSON schema (anchors, interpolation, merges included);
+//   - every document of deploy/k8s/*.yaml is decoded strictly into the
+//     Kubernetes API's own Go types (k8s.io/api): an unknown field, a
+//     wrong type or an unknown kind fails, as kubeconform -strict would
+//     (kubeconform needs its schemas from GitHub, which this check does not);
+//     every container has readiness on /readyz and liveness on /healthz;
+//   - every strato command line in them is parsed by the strato binary
+//     given with -strato (`strato ARGS... --help` fails on an unknown flag);
+//   - the Prometheus and Grafana provisioning files are YAML, the dashboard
+//     is JSON (test/observability_test.go checks that its queries name
+//     metrics the servers serve).
+//
+// It is a module of its own, so that its dependencies (compose-go,
+// k8s.io/api) stay out of strato's.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+func main() {
+	dir := flag.String("dir", ".", "the deploy directory")
+	strato := flag.String("strato", "", "the strato binary whose flags the command lines must use (default: not checked)")
+	flag.Parse()
+	var errs []error
+	cmds, err := checkCompose(filepath.Join(*dir, "compose.yaml"))
+	errs = append(errs, err)
+	files, _ := filepath.Glob(filepath.Join(*dir, "k8s", "*.yaml"))
+	if len(files) == 0 {
+		errs = append(errs, errors.New("no deploy/k8s/*.yaml"))
+	}
+	for _, f := range files {
+		c, err := checkKubernetes(f)
+		cmds = append(cmds, c...)
+		errs = append(errs, err)
+	}
+	for _, f := range []string{"prometheus/prometheus.yml", "prometheus/prometheus-k8s.yml",
+		"grafana/provisioning/datasources/prometheus.yaml", "grafana/provisioning/dashboards/strato.yaml"} {
+		b, err := os.ReadFile(filepath.Join(*dir, f))
+		if err == nil {
+			var v map[string]any
+			err = yaml.UnmarshalStrict(b, &v)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f, err))
+		}
+	}
+	errs = append(errs, checkDashboard(filepath.Join(*dir, "grafana", "dashboards", "strato.json")))
+	if *strato != "" {
+		for _, c := range cmds {
+			out, err := exec.Command(*strato, append(c.args, "--help")...).CombinedOutput()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: strato %s: %v\n%s", c.where, strings.Join(c.args, " "), err, firstLine(out)))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("deploy: compose, %d Kubernetes files, %d strato command lines, Prometheus and Grafana files: valid\n", len(files), len(cmds))
+}
+
+func firstLine(b []byte) string {
+	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return s
+}
+
+// command is a strato command line found in a deployment file.
+type command struct {
+	where string
+	args  []string
+}
+
+func checkCompose(path string) ([]command, error) {
+	opts, err := cli.NewProjectOptions([]string{path}, cli.WithWorkingDirectory(filepath.Dir(path)), cli.WithName("strato"))
+	if err != nil {
+		return nil, err
+	}
+	p, err := opts.LoadProject(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var cmds []command
+	for name, s := range p.Services {
+		if !strings.HasPrefix(s.Image, "strato") {
+			continue
+		}
+		if len(s.Command) == 0 {
+			return nil, fmt.Errorf("%s: service %s runs strato with no command", path, name)
+		}
+		cmds = append(cmds, command{where: path + ": service " + name, args: s.Command})
+	}
+	if len(cmds) < 7 {
+		return nil, fmt.Errorf("%s: %d strato services, want 3 meta, 3 datanodes and the S3 gateway", path, len(cmds))
+	}
+	return cmds, nil
+}
+
+// checkKubernetes decodes every document of path strictly.
+func checkKubernetes(path string) ([]command, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		cmds []command
+		errs []error
+	)
+	for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(b), -1) {
+		if strings.TrimSpace(stripComments(doc)) == "" {
+			continue
+		}
+		var meta struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			errs = append(errs, fmt.Errorf("%s: document %d: %w", path, i+1, err))
+			continue
+		}
+		var obj any
+		var pod *corev1.PodTemplateSpec
+		switch meta.Kind {
+		case "Namespace":
+			obj = &corev1.Namespace{}
+		case "Service":
+			obj = &corev1.Service{}
+		case "Secret":
+			obj = &corev1.Secret{}
+		case "ConfigMap":
+			obj = &corev1.ConfigMap{}
+		case "StatefulSet":
+			s := &appsv1.StatefulSet{}
+			obj, pod = s, &s.Spec.Template
+		case "Deployment":
+			d := &appsv1.Deployment{}
+			obj, pod = d, &d.Spec.Template
+		default:
+			errs = append(errs, fmt.Errorf("%s: document %d: kind %q is not checked here", path, i+1, meta.Kind))
+			continue
+		}
+		if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %s (document %d): %w", path, meta.Kind, i+1, err))
+			continue
+		}
+		if pod == nil {
+			continue
+		}
+		for _, c := range pod.Spec.Containers {
+			where := fmt.Sprintf("%s: %s container %s", path, meta.Kind, c.Name)
+			if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
+				errs = append(errs, fmt.Errorf("%s: no readiness probe on /readyz", where))
+			}
+			if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
+				errs = append(errs, fmt.Errorf("%s: no liveness probe on /healthz", where))
+			}
+			args, err := commandLine(c.Command, c.Args)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", where, err))
+				continue
+			}
+			cmds = append(cmds, command{where: where, args: args})
+		}
+	}
+	return cmds, errors.Join(errs...)
+}
+
+func stripComments(doc string) string {
+	var out []string
+	for _, l := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// commandLine is a container's strato arguments, with the values the pod
+// would give its variables: `sh -c "exec strato ..."` (shell arithmetic and
+// ${VAR}), or strato's arguments with $(VAR).
+var vars = strings.NewReplacer("$(( ${HOSTNAME##*-} + 1 ))", "1", "${POD_IP}", "10.0.0.1", "$(POD_IP)", "10.0.0.1")
+
+func commandLine(cmd, args []string) ([]string, error) {
+	if slices.Equal(cmd, []string{"sh", "-c"}) && len(args) == 1 {
+		line, ok := strings.CutPrefix(strings.TrimSpace(args[0]), "exec strato ")
+		if !ok {
+			return nil, fmt.Errorf("sh -c %q does not exec strato", args[0])
+		}
+		return strings.Fields(vars.Replace(line)), nil
+	}
+	if len(cmd) != 0 {
+		return nil, fmt.Errorf("command %q: want the image's entry point (strato) or sh -c", cmd)
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = vars.Replace(a)
+	}
+	return out, nil
+}
+
+// checkDashboard parses the dashboard (test/observability_test.go checks
+// that its queries name metrics the servers serve).
+func checkDashboard(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var d struct {
+		Title  string `json:"title"`
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&d); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if d.Title == "" || len(d.Panels) == 0 {
+		return fmt.Errorf("%s: no title or no panels", path)
+	}
+	return nil
+}
