@@ -20,7 +20,7 @@ func RaftObservers(reg prometheus.Registerer) consensus.Observers {
 	apply := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "strato_meta_raft_apply_seconds",
 		Help: "Time of each apply of committed Raft entries to the state machine.", Buckets: LatencyBuckets})
 	batch := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "strato_meta_raft_proposals_per_append",
-		Help: "Proposals taken into each Raft log append by the leader (the group-commit factor).",
+		Help:    "Proposals taken into each Raft log append by the leader (the group-commit factor).",
 		Buckets: prometheus.ExponentialBuckets(1, 2, 13)})
 	reg.MustRegister(sync, apply, batch)
 	return consensus.Observers{LogSync: sync, Apply: apply, ProposalBatch: batch}

@@ -18,7 +18,7 @@ import (
 // series may come and go (volumes, disks).
 type collectFunc func(ch chan<- prometheus.Metric)
 
-func (f collectFunc) Describe(chan<- *prometheus.Desc)      {}
+func (f collectFunc) Describe(chan<- *prometheus.Desc)    {}
 func (f collectFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }
 
 // metric is one series of a snapshot: its description and how to read it.
