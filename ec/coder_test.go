@@ -121,6 +121,20 @@ func encodeGroup(t require.TestingT, coder *Coder, group []byte) [][]byte {
 	return members
 }
 
+// genGroup draws a config and a group of at least minLen random bytes
+// (up to three stripes and two), encoded into member blocks.
+func genGroup(t *rapid.T, minLen int64) (*Coder, []byte, [][]byte) {
+	coder, err := NewCoder(genConfig(t))
+	require.NoError(t, err)
+	n := rapid.Int64Range(minLen, 3*coder.Config().StripeSize()+2).Draw(t, "n")
+	group := make([]byte, n)
+	rng := rand.New(rand.NewPCG(uint64(n), 7))
+	for i := range group {
+		group[i] = byte(rng.Uint32())
+	}
+	return coder, group, encodeGroup(t, coder, group)
+}
+
 // stripeCells cuts stripe s out of member blocks.
 func stripeCells(c Config, members [][]byte, n, s int64) ([][]byte, []int) {
 	lens := make([]int, c.Members())
@@ -138,16 +152,8 @@ func stripeCells(c Config, members [][]byte, n, s int64) ([][]byte, []int) {
 // members hold what the layout says.
 func TestEncodeVerifies(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := genConfig(t)
-		coder, err := NewCoder(c)
-		require.NoError(t, err)
-		n := rapid.Int64Range(0, 3*c.StripeSize()+2).Draw(t, "n")
-		group := make([]byte, n)
-		rng := rand.New(rand.NewPCG(uint64(n), 7))
-		for i := range group {
-			group[i] = byte(rng.Uint32())
-		}
-		members := encodeGroup(t, coder, group)
+		coder, group, members := genGroup(t, 0)
+		c, n := coder.Config(), int64(len(group))
 		require.Equal(t, deal(c, group), members[:c.Data])
 		for m := range members {
 			require.Equal(t, c.MemberLen(n, m), int64(len(members[m])), "member %d", m)
