@@ -281,12 +281,16 @@ func (x *PipelineInfo) GetCreatedUnixMs() int64 {
 
 // ContainerReplica is one datanode's report of one container.
 type ContainerReplica struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ContainerId   uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
-	State         ContainerState         `protobuf:"varint,2,opt,name=state,proto3,enum=strato.v1.ContainerState" json:"state,omitempty"`
-	UsedBytes     int64                  `protobuf:"varint,3,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"` // committed bytes of its blocks
-	BlockCount    int64                  `protobuf:"varint,4,opt,name=block_count,json=blockCount,proto3" json:"block_count,omitempty"`
-	BcsId         uint64                 `protobuf:"varint,5,opt,name=bcs_id,json=bcsId,proto3" json:"bcs_id,omitempty"` // block commit sequence ID: the newest PutBlock
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	State       ContainerState         `protobuf:"varint,2,opt,name=state,proto3,enum=strato.v1.ContainerState" json:"state,omitempty"`
+	UsedBytes   int64                  `protobuf:"varint,3,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"` // committed bytes of its blocks
+	BlockCount  int64                  `protobuf:"varint,4,opt,name=block_count,json=blockCount,proto3" json:"block_count,omitempty"`
+	BcsId       uint64                 `protobuf:"varint,5,opt,name=bcs_id,json=bcsId,proto3" json:"bcs_id,omitempty"` // block commit sequence ID: the newest PutBlock
+	// replica_index is 0 for a replica of a replicated container; in an
+	// erasure coded container it is m+1 for the replica holding member m of
+	// its block groups (docs/ec.md).
+	ReplicaIndex  int32 `protobuf:"varint,6,opt,name=replica_index,json=replicaIndex,proto3" json:"replica_index,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -352,6 +356,13 @@ func (x *ContainerReplica) GetBlockCount() int64 {
 func (x *ContainerReplica) GetBcsId() uint64 {
 	if x != nil {
 		return x.BcsId
+	}
+	return 0
+}
+
+func (x *ContainerReplica) GetReplicaIndex() int32 {
+	if x != nil {
+		return x.ReplicaIndex
 	}
 	return 0
 }
@@ -423,9 +434,13 @@ func (x *ContainerReport) GetDeleted() []uint64 {
 // first write that names it); kept for a datanode that learns of a
 // container before any write.
 type CreateContainerCommand struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ContainerId   uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
-	Pipeline      *PipelineInfo          `protobuf:"bytes,2,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	Pipeline    *PipelineInfo          `protobuf:"bytes,2,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	// replica_index, when not 0, is the replica index the datanode's replica
+	// holds in an erasure coded container (ContainerReplica.replica_index):
+	// it creates the container if it has none, and stores the index with it.
+	ReplicaIndex  int32 `protobuf:"varint,3,opt,name=replica_index,json=replicaIndex,proto3" json:"replica_index,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -472,6 +487,13 @@ func (x *CreateContainerCommand) GetPipeline() *PipelineInfo {
 		return x.Pipeline
 	}
 	return nil
+}
+
+func (x *CreateContainerCommand) GetReplicaIndex() int32 {
+	if x != nil {
+		return x.ReplicaIndex
+	}
+	return 0
 }
 
 // CloseContainerCommand closes a replica: force closes it even when it is
@@ -1159,7 +1181,7 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\vreplication\x18\x02 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12\x18\n" +
 	"\amembers\x18\x03 \x03(\tR\amembers\x12.\n" +
 	"\x05state\x18\x04 \x01(\x0e2\x18.strato.v1.PipelineStateR\x05state\x12&\n" +
-	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\"\xbd\x01\n" +
+	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\"\xe2\x01\n" +
 	"\x10ContainerReplica\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.strato.v1.ContainerStateR\x05state\x12\x1d\n" +
@@ -1167,14 +1189,16 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"used_bytes\x18\x03 \x01(\x03R\tusedBytes\x12\x1f\n" +
 	"\vblock_count\x18\x04 \x01(\x03R\n" +
 	"blockCount\x12\x15\n" +
-	"\x06bcs_id\x18\x05 \x01(\x04R\x05bcsId\"x\n" +
+	"\x06bcs_id\x18\x05 \x01(\x04R\x05bcsId\x12#\n" +
+	"\rreplica_index\x18\x06 \x01(\x05R\freplicaIndex\"x\n" +
 	"\x0fContainerReport\x12\x12\n" +
 	"\x04full\x18\x01 \x01(\bR\x04full\x127\n" +
 	"\breplicas\x18\x02 \x03(\v2\x1b.strato.v1.ContainerReplicaR\breplicas\x12\x18\n" +
-	"\adeleted\x18\x03 \x03(\x04R\adeleted\"p\n" +
+	"\adeleted\x18\x03 \x03(\x04R\adeleted\"\x95\x01\n" +
 	"\x16CreateContainerCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x123\n" +
-	"\bpipeline\x18\x02 \x01(\v2\x17.strato.v1.PipelineInfoR\bpipeline\"q\n" +
+	"\bpipeline\x18\x02 \x01(\v2\x17.strato.v1.PipelineInfoR\bpipeline\x12#\n" +
+	"\rreplica_index\x18\x03 \x01(\x05R\freplicaIndex\"q\n" +
 	"\x15CloseContainerCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x1f\n" +
 	"\vpipeline_id\x18\x02 \x01(\x04R\n" +
