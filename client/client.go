@@ -285,6 +285,17 @@ func (c *Client) RenameKey(ctx context.Context, volume, bucket, from, to string)
 	return err
 }
 
+// SetAttributes replaces the attributes of a committed key, or of the
+// bucket when key is "". objectID, when not 0, must be the key's
+// (ErrKeyReplaced otherwise).
+func (c *Client) SetAttributes(ctx context.Context, volume, bucket, key string, objectID uint64, attrs []*stratov1.KeyAttribute) error {
+	ctx = c.idempotent(ctx)
+	_, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.SetAttributesResponse, error) {
+		return n.SetAttributes(ctx, &stratov1.SetAttributesRequest{Volume: volume, Bucket: bucket, Key: key, ObjectId: objectID, Attributes: attrs})
+	})
+	return err
+}
+
 // ListKeys returns one page of keys (see stratov1.ListKeysRequest; Volume
 // and Bucket must be set).
 func (c *Client) ListKeys(ctx context.Context, req *stratov1.ListKeysRequest) (*stratov1.ListKeysResponse, error) {

@@ -46,6 +46,7 @@ var (
 	ErrIsADirectory      = errors.New("client: is a directory")
 	ErrWrongLayout       = errors.New("client: not supported by the bucket's layout")
 	ErrSafeMode          = errors.New("client: meta is in safe mode")
+	ErrKeyReplaced       = errors.New("client: key replaced") // not the object the caller named
 )
 
 // errorDomain is the domain of meta's ErrorInfo details: the API's
@@ -76,6 +77,7 @@ var byReason = map[string][2]error{
 	stratov1.ErrorReason_SAFE_MODE.String():           {ErrSafeMode, ErrUnavailable},
 	stratov1.ErrorReason_S3_KEY_NOT_FOUND.String():    {nil, ErrNotFound},
 	stratov1.ErrorReason_S3_KEY_EXISTS.String():       {nil, ErrExists},
+	stratov1.ErrorReason_KEY_REPLACED.String():        {ErrKeyReplaced, ErrPrecondition},
 }
 
 // byCode is the class of a status code when no reason says better.

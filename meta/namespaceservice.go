@@ -186,6 +186,10 @@ func (s *Server) RenameKey(ctx context.Context, r *stratov1.RenameKeyRequest) (*
 	return &stratov1.RenameKeyResponse{}, nil
 }
 
+func (s *Server) SetAttributes(ctx context.Context, r *stratov1.SetAttributesRequest) (*stratov1.SetAttributesResponse, error) {
+	return mutate[*stratov1.SetAttributesResponse](ctx, s, r)
+}
+
 func (s *Server) CreateDirectory(ctx context.Context, r *stratov1.CreateDirectoryRequest) (*stratov1.CreateDirectoryResponse, error) {
 	return mutate[*stratov1.CreateDirectoryResponse](ctx, s, r)
 }

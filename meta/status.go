@@ -117,6 +117,7 @@ var reasons = []struct {
 	{namespace.ErrInvalidBlocks, stratov1.ErrorReason_INVALID_BLOCKS.String()},
 	{namespace.ErrS3KeyNotFound, stratov1.ErrorReason_S3_KEY_NOT_FOUND.String()},
 	{namespace.ErrS3KeyExists, stratov1.ErrorReason_S3_KEY_EXISTS.String()},
+	{namespace.ErrKeyReplaced, stratov1.ErrorReason_KEY_REPLACED.String()},
 	{cluster.ErrSafeMode, stratov1.ErrorReason_SAFE_MODE.String()},
 	{cluster.ErrNoPipeline, stratov1.ErrorReason_NO_PIPELINE.String()},
 }

@@ -79,6 +79,7 @@ func FuzzXMLBodies(f *testing.F) {
 	f.Add([]byte(`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"x"</ETag></Part></CompleteMultipartUpload>`))
 	f.Add([]byte(`<Delete><Quiet>true</Quiet><Object><Key>a</Key></Object></Delete>`))
 	f.Add([]byte(`<CreateBucketConfiguration><LocationConstraint>eu</LocationConstraint></CreateBucketConfiguration>`))
+	f.Add([]byte(`<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tagging>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c completeRequest
 		_ = xml.Unmarshal(data, &c)
@@ -86,6 +87,12 @@ func FuzzXMLBodies(f *testing.F) {
 		_ = xml.Unmarshal(data, &d)
 		var b createBucketConfiguration
 		_ = xml.Unmarshal(data, &b)
+		var tg taggingBody
+		if xml.Unmarshal(data, &tg) == nil {
+			for _, x := range tg.TagSet {
+				_ = checkTag(x.Key, x.Value)
+			}
+		}
 	})
 }
 

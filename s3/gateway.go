@@ -252,6 +252,15 @@ func (g *Gateway) serve(rq *request) error {
 		case m == http.MethodGet && has("versioning"):
 			rq.op = "GetBucketVersioning"
 			return g.getBucketVersioning(rq)
+		case has("tagging") && m == http.MethodGet:
+			rq.op = "GetBucketTagging"
+			return g.getBucketTagging(rq)
+		case has("tagging") && m == http.MethodPut:
+			rq.op = "PutBucketTagging"
+			return g.putBucketTagging(rq)
+		case has("tagging") && m == http.MethodDelete:
+			rq.op = "DeleteBucketTagging"
+			return g.deleteBucketTagging(rq)
 		case has("tagging"), has("acl"), has("policy"), has("cors"), has("lifecycle"), has("encryption"),
 			has("website"), has("replication"), has("object-lock"), has("ownershipControls"), has("versions"),
 			has("notification"), has("logging"), has("publicAccessBlock"), has("accelerate"), has("requestPayment"):
@@ -287,9 +296,14 @@ func (g *Gateway) serve(rq *request) error {
 		case http.MethodGet:
 			rq.op = "GetObjectTagging"
 			return g.getObjectTagging(rq)
+		case http.MethodPut:
+			rq.op = "PutObjectTagging"
+			return g.putObjectTagging(rq)
+		case http.MethodDelete:
+			rq.op = "DeleteObjectTagging"
+			return g.deleteObjectTagging(rq)
 		}
-		rq.op = "Unsupported"
-		return errf(ErrNotImplemented, "changing the tags of an existing object is not implemented (set them with x-amz-tagging at upload)")
+		return ErrMethodNotAllowed
 	case has("acl"), has("retention"), has("legal-hold"), has("torrent"), has("restore"), has("select"), has("attributes"):
 		rq.op = "Unsupported"
 		return errf(ErrNotImplemented, "this object subresource is not implemented by strato's gateway (docs/s3.md)")

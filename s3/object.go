@@ -110,12 +110,15 @@ func parseTagging(s string) (url.Values, error) {
 	if err != nil {
 		return nil, errf(ErrInvalidTag, "the tag set %q is not a query string", s)
 	}
-	if len(v) > 10 {
-		return nil, errf(ErrInvalidTag, "Object tags cannot be greater than 10")
+	if len(v) > maxObjectTags {
+		return nil, errf(ErrInvalidTag, "Object tags cannot be greater than %d", maxObjectTags)
 	}
 	for k, vs := range v {
-		if len(vs) != 1 || k == "" || len(k) > 128 || len(vs[0]) > 256 {
-			return nil, errf(ErrInvalidTag, "The TagKey or TagValue you have provided is invalid: %q", k)
+		if len(vs) != 1 {
+			return nil, errf(ErrInvalidTag, "Cannot provide multiple Tags with the same key")
+		}
+		if err := checkTag(k, vs[0]); err != nil {
+			return nil, err
 		}
 	}
 	return v, nil
@@ -774,17 +777,5 @@ func (g *Gateway) getObjectTagging(rq *request) error {
 	if err != nil {
 		return fromClient(err, nil)
 	}
-	res := tagging{TagSet: []tag{}}
-	if t := attrsOf(ki)[attrTagging]; t != "" {
-		v, _ := url.ParseQuery(t)
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			res.TagSet = append(res.TagSet, tag{Key: k, Value: v.Get(k)})
-		}
-	}
-	return rq.writeXML(200, res)
+	return rq.writeXML(200, tagging{TagSet: tagSetOf(attrsOf(ki)[attrTagging])})
 }

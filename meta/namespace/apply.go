@@ -74,6 +74,8 @@ func (ns *Namespace) Apply(cmd *stratov1.NamespaceCommand, b *pebble.Batch) (pro
 		res, err = a.createS3Key(op.CreateS3Key)
 	case *stratov1.NamespaceCommand_RevokeS3Key:
 		res, err = a.revokeS3Key(op.RevokeS3Key)
+	case *stratov1.NamespaceCommand_SetAttributes:
+		res, err = a.setAttributes(op.SetAttributes)
 	default:
 		return nil, fmt.Errorf("%w: unknown command %T", ErrInvalid, cmd.Op)
 	}

@@ -37,7 +37,7 @@ func BucketInfo(r *stratov1.BucketRecord) *stratov1.BucketInfo {
 		QuotaBytes: r.QuotaBytes, QuotaNamespace: r.QuotaNamespace,
 		CreationTimeUnixMs: r.CreationTimeUnixMs, ModificationTimeUnixMs: r.ModificationTimeUnixMs,
 		Owner: r.Owner, UsedBytes: r.UsedBytes, UsedNamespace: r.UsedNamespace,
-		BlockSize: r.BlockSize, VolumeId: r.VolumeId,
+		BlockSize: r.BlockSize, VolumeId: r.VolumeId, Attributes: keyAttributes(r.Attributes),
 	}
 }
 

@@ -124,6 +124,14 @@ func TestDeterminism(t *testing.T) {
 					run(rt, cmd)
 				}
 			},
+			"attributes": func(rt *rapid.T) {
+				attrs := []*stratov1.KeyAttribute{{Name: "t", Value: rapid.StringMatching("[a-z]{0,3}").Draw(rt, "value")}}
+				key := name.Draw(rt, "key")
+				if rapid.Bool().Draw(rt, "bucket's") {
+					key = ""
+				}
+				do(rt, &stratov1.SetAttributesRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Key: key, Attributes: attrs})
+			},
 			"s3key": func(rt *rapid.T) {
 				ak := rapid.SampledFrom([]string{"", "key-a", "key-b"}).Draw(rt, "access key")
 				if rapid.Bool().Draw(rt, "revoke") {

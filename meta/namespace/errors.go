@@ -52,6 +52,7 @@ var (
 	ErrInvalidBlocks     = sentinel("namespace: invalid block list", ErrInvalid)
 	ErrS3KeyNotFound     = sentinel("namespace: S3 access key not found", ErrNotFound)
 	ErrS3KeyExists       = sentinel("namespace: S3 access key already exists", ErrExists)
+	ErrKeyReplaced       = sentinel("namespace: key replaced", ErrFailedPrecondition)
 )
 
 // Class returns the class of err (ErrNotFound, ErrExists,

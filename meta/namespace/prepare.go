@@ -22,7 +22,7 @@ import (
 // req is one of the mutation requests of the Namespace service:
 // Create/DeleteVolume, SetQuota, Create/DeleteBucket, OpenKey, CreateFile,
 // AllocateBlock, CommitKey, DeleteKey, Delete, RenameKey, Rename,
-// CreateDirectory, and the S3 gateways' CreateS3Key and RevokeS3Key
+// CreateDirectory, SetAttributes, and the S3 gateways' CreateS3Key and RevokeS3Key
 // (AdminService). The Apply result of the command is the reply to send,
 // except that DeleteKey and RenameKey get DeleteResponse and RenameResponse
 // (the server replies DeleteKeyResponse and RenameKeyResponse).
@@ -132,6 +132,13 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		}
 		cmd.Op = &stratov1.NamespaceCommand_CreateDirectory{CreateDirectory: &stratov1.CreateDirectoryCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetPath(), Owner: r.GetOwner()}}
+	case *stratov1.SetAttributesRequest:
+		attrs, err := attributeRecords(r.GetAttributes())
+		if err != nil {
+			return nil, err
+		}
+		cmd.Op = &stratov1.NamespaceCommand_SetAttributes{SetAttributes: &stratov1.SetAttributesCommand{
+			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), ObjectId: r.GetObjectId(), Attributes: attrs}}
 	case *stratov1.CreateS3KeyRequest:
 		rec, err := ns.prepareS3Key(r, env)
 		if err != nil {

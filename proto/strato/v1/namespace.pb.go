@@ -82,6 +82,9 @@ const (
 	ErrorReason_S3_KEY_NOT_FOUND ErrorReason = 26
 	// ALREADY_EXISTS: the access key exists (AdminService).
 	ErrorReason_S3_KEY_EXISTS ErrorReason = 27
+	// FAILED_PRECONDITION: the key is not the object the caller named (it
+	// was replaced since the caller looked it up).
+	ErrorReason_KEY_REPLACED ErrorReason = 28
 )
 
 // Enum value maps for ErrorReason.
@@ -115,6 +118,7 @@ var (
 		25: "DISK_FULL",
 		26: "S3_KEY_NOT_FOUND",
 		27: "S3_KEY_EXISTS",
+		28: "KEY_REPLACED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED": 0,
@@ -145,6 +149,7 @@ var (
 		"DISK_FULL":                25,
 		"S3_KEY_NOT_FOUND":         26,
 		"S3_KEY_EXISTS":            27,
+		"KEY_REPLACED":             28,
 	}
 )
 
@@ -469,8 +474,11 @@ type BucketInfo struct {
 	UsedNamespace          int64                  `protobuf:"varint,14,opt,name=used_namespace,json=usedNamespace,proto3" json:"used_namespace,omitempty"`
 	BlockSize              int64                  `protobuf:"varint,15,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"` // bytes per block before a new one is allocated
 	VolumeId               uint64                 `protobuf:"varint,16,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// Attributes stored with the bucket (the S3 gateway's tags), sorted by
+	// name; set by SetAttributes.
+	Attributes    []*KeyAttribute `protobuf:"bytes,17,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BucketInfo) Reset() {
@@ -613,6 +621,13 @@ func (x *BucketInfo) GetVolumeId() uint64 {
 		return x.VolumeId
 	}
 	return 0
+}
+
+func (x *BucketInfo) GetAttributes() []*KeyAttribute {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
 }
 
 // BlockID names a block: the container it lives in and its ID there.
@@ -2810,6 +2825,127 @@ func (x *CommitKeyResponse) GetSize() int64 {
 	return 0
 }
 
+// SetAttributesRequest replaces every attribute of a committed key (OBS) or
+// file (FSO), or of the bucket when key is empty, with attributes (the
+// limits of CommitKeyRequest.attributes; none: it has none). The key's
+// data, size and times do not change; a later commit of the key replaces
+// them again.
+type SetAttributesRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Volume string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key    string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// object_id, when not 0, must be the key's: a key replaced since the
+	// caller looked it up fails with FAILED_PRECONDITION (KEY_REPLACED), so
+	// that a read-modify-write of the attributes never lands on another
+	// version.
+	ObjectId      uint64          `protobuf:"varint,4,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
+	Attributes    []*KeyAttribute `protobuf:"bytes,5,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAttributesRequest) Reset() {
+	*x = SetAttributesRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAttributesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAttributesRequest) ProtoMessage() {}
+
+func (x *SetAttributesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAttributesRequest.ProtoReflect.Descriptor instead.
+func (*SetAttributesRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *SetAttributesRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *SetAttributesRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *SetAttributesRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SetAttributesRequest) GetObjectId() uint64 {
+	if x != nil {
+		return x.ObjectId
+	}
+	return 0
+}
+
+func (x *SetAttributesRequest) GetAttributes() []*KeyAttribute {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
+type SetAttributesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAttributesResponse) Reset() {
+	*x = SetAttributesResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAttributesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAttributesResponse) ProtoMessage() {}
+
+func (x *SetAttributesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAttributesResponse.ProtoReflect.Descriptor instead.
+func (*SetAttributesResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
+}
+
 type LookupKeyRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
@@ -2821,7 +2957,7 @@ type LookupKeyRequest struct {
 
 func (x *LookupKeyRequest) Reset() {
 	*x = LookupKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2833,7 +2969,7 @@ func (x *LookupKeyRequest) String() string {
 func (*LookupKeyRequest) ProtoMessage() {}
 
 func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2846,7 +2982,7 @@ func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyRequest.ProtoReflect.Descriptor instead.
 func (*LookupKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *LookupKeyRequest) GetVolume() string {
@@ -2879,7 +3015,7 @@ type LookupKeyResponse struct {
 
 func (x *LookupKeyResponse) Reset() {
 	*x = LookupKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2891,7 +3027,7 @@ func (x *LookupKeyResponse) String() string {
 func (*LookupKeyResponse) ProtoMessage() {}
 
 func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2904,7 +3040,7 @@ func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyResponse.ProtoReflect.Descriptor instead.
 func (*LookupKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *LookupKeyResponse) GetKey() *KeyInfo {
@@ -2925,7 +3061,7 @@ type DeleteKeyRequest struct {
 
 func (x *DeleteKeyRequest) Reset() {
 	*x = DeleteKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2937,7 +3073,7 @@ func (x *DeleteKeyRequest) String() string {
 func (*DeleteKeyRequest) ProtoMessage() {}
 
 func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2950,7 +3086,7 @@ func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DeleteKeyRequest) GetVolume() string {
@@ -2982,7 +3118,7 @@ type DeleteKeyResponse struct {
 
 func (x *DeleteKeyResponse) Reset() {
 	*x = DeleteKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2994,7 +3130,7 @@ func (x *DeleteKeyResponse) String() string {
 func (*DeleteKeyResponse) ProtoMessage() {}
 
 func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3007,7 +3143,7 @@ func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
 }
 
 // RenameKeyRequest renames a key; the target must not exist. On an FSO
@@ -3024,7 +3160,7 @@ type RenameKeyRequest struct {
 
 func (x *RenameKeyRequest) Reset() {
 	*x = RenameKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3036,7 +3172,7 @@ func (x *RenameKeyRequest) String() string {
 func (*RenameKeyRequest) ProtoMessage() {}
 
 func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3049,7 +3185,7 @@ func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyRequest.ProtoReflect.Descriptor instead.
 func (*RenameKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RenameKeyRequest) GetVolume() string {
@@ -3088,7 +3224,7 @@ type RenameKeyResponse struct {
 
 func (x *RenameKeyResponse) Reset() {
 	*x = RenameKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3100,7 +3236,7 @@ func (x *RenameKeyResponse) String() string {
 func (*RenameKeyResponse) ProtoMessage() {}
 
 func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3113,7 +3249,7 @@ func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyResponse.ProtoReflect.Descriptor instead.
 func (*RenameKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
 }
 
 type ListKeysRequest struct {
@@ -3130,7 +3266,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3142,7 +3278,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3155,7 +3291,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListKeysRequest) GetVolume() string {
@@ -3213,7 +3349,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3225,7 +3361,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3238,7 +3374,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListKeysResponse) GetKeys() []*KeyInfo {
@@ -3282,7 +3418,7 @@ type CreateDirectoryRequest struct {
 
 func (x *CreateDirectoryRequest) Reset() {
 	*x = CreateDirectoryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3294,7 +3430,7 @@ func (x *CreateDirectoryRequest) String() string {
 func (*CreateDirectoryRequest) ProtoMessage() {}
 
 func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3307,7 +3443,7 @@ func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryRequest.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CreateDirectoryRequest) GetVolume() string {
@@ -3348,7 +3484,7 @@ type CreateDirectoryResponse struct {
 
 func (x *CreateDirectoryResponse) Reset() {
 	*x = CreateDirectoryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3360,7 +3496,7 @@ func (x *CreateDirectoryResponse) String() string {
 func (*CreateDirectoryResponse) ProtoMessage() {}
 
 func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3373,7 +3509,7 @@ func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryResponse.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CreateDirectoryResponse) GetObjectId() uint64 {
@@ -3402,7 +3538,7 @@ type GetFileStatusRequest struct {
 
 func (x *GetFileStatusRequest) Reset() {
 	*x = GetFileStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3414,7 +3550,7 @@ func (x *GetFileStatusRequest) String() string {
 func (*GetFileStatusRequest) ProtoMessage() {}
 
 func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3427,7 +3563,7 @@ func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFileStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetFileStatusRequest) GetVolume() string {
@@ -3467,7 +3603,7 @@ type GetFileStatusResponse struct {
 
 func (x *GetFileStatusResponse) Reset() {
 	*x = GetFileStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3479,7 +3615,7 @@ func (x *GetFileStatusResponse) String() string {
 func (*GetFileStatusResponse) ProtoMessage() {}
 
 func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3492,7 +3628,7 @@ func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetFileStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetFileStatusResponse) GetStatus() *FileStatus {
@@ -3515,7 +3651,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3527,7 +3663,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3540,7 +3676,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListStatusRequest) GetVolume() string {
@@ -3588,7 +3724,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3600,7 +3736,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3613,7 +3749,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*FileStatus {
@@ -3645,7 +3781,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3657,7 +3793,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3670,7 +3806,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RenameRequest) GetVolume() string {
@@ -3709,7 +3845,7 @@ type RenameResponse struct {
 
 func (x *RenameResponse) Reset() {
 	*x = RenameResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3721,7 +3857,7 @@ func (x *RenameResponse) String() string {
 func (*RenameResponse) ProtoMessage() {}
 
 func (x *RenameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3734,7 +3870,7 @@ func (x *RenameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponse.ProtoReflect.Descriptor instead.
 func (*RenameResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
 }
 
 // DeleteRequest deletes a file, an empty directory, or a directory and its
@@ -3751,7 +3887,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3763,7 +3899,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3776,7 +3912,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DeleteRequest) GetVolume() string {
@@ -3815,7 +3951,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3827,7 +3963,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3840,7 +3976,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
 }
 
 // CloseContainerRequest comes from a client that failed to write to a
@@ -3857,7 +3993,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3869,7 +4005,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3882,7 +4018,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -3914,7 +4050,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3926,7 +4062,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3939,7 +4075,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -3957,7 +4093,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3969,7 +4105,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3982,7 +4118,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -4021,7 +4157,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4033,7 +4169,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4046,7 +4182,7 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
 }
 
 var File_strato_v1_namespace_proto protoreflect.FileDescriptor
@@ -4066,7 +4202,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x0fquota_namespace\x18\a \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
-	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xf5\x04\n" +
+	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xae\x05\n" +
 	"\n" +
 	"BucketInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
@@ -4088,7 +4224,10 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x0eused_namespace\x18\x0e \x01(\x03R\rusedNamespace\x12\x1d\n" +
 	"\n" +
 	"block_size\x18\x0f \x01(\x03R\tblockSize\x12\x1b\n" +
-	"\tvolume_id\x18\x10 \x01(\x04R\bvolumeId\"G\n" +
+	"\tvolume_id\x18\x10 \x01(\x04R\bvolumeId\x127\n" +
+	"\n" +
+	"attributes\x18\x11 \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
+	"attributes\"G\n" +
 	"\aBlockID\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
 	"\blocal_id\x18\x02 \x01(\x04R\alocalId\"Z\n" +
@@ -4267,7 +4406,16 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\asources\x18\t \x03(\v2\x14.strato.v1.KeySourceR\asources\"D\n" +
 	"\x11CommitKeyResponse\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x12\n" +
-	"\x04size\x18\x02 \x01(\x03R\x04size\"T\n" +
+	"\x04size\x18\x02 \x01(\x03R\x04size\"\xae\x01\n" +
+	"\x14SetAttributesRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1b\n" +
+	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\x127\n" +
+	"\n" +
+	"attributes\x18\x05 \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
+	"attributes\"\x17\n" +
+	"\x15SetAttributesResponse\"T\n" +
 	"\x10LookupKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -4347,7 +4495,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"datanodeId\x12\x19\n" +
 	"\blocal_id\x18\x03 \x01(\x04R\alocalId\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x17\n" +
-	"\x15ReportReplicaResponse*\xc2\x04\n" +
+	"\x15ReportReplicaResponse*\xd4\x04\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -4379,7 +4527,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\vNO_PIPELINE\x10\x18\x12\r\n" +
 	"\tDISK_FULL\x10\x19\x12\x14\n" +
 	"\x10S3_KEY_NOT_FOUND\x10\x1a\x12\x11\n" +
-	"\rS3_KEY_EXISTS\x10\x1b*F\n" +
+	"\rS3_KEY_EXISTS\x10\x1b\x12\x10\n" +
+	"\fKEY_REPLACED\x10\x1c*F\n" +
 	"\fBucketLayout\x12\x16\n" +
 	"\x12LAYOUT_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -4396,7 +4545,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x11ReplicationFactor\x12\x1b\n" +
 	"\x17REPLICATION_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fREPLICATION_ONE\x10\x01\x12\x15\n" +
-	"\x11REPLICATION_THREE\x10\x032\x9e\x0e\n" +
+	"\x11REPLICATION_THREE\x10\x032\xf2\x0e\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
@@ -4413,7 +4562,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\tLookupKey\x12\x1b.strato.v1.LookupKeyRequest\x1a\x1c.strato.v1.LookupKeyResponse\x12F\n" +
 	"\tDeleteKey\x12\x1b.strato.v1.DeleteKeyRequest\x1a\x1c.strato.v1.DeleteKeyResponse\x12F\n" +
 	"\tRenameKey\x12\x1b.strato.v1.RenameKeyRequest\x1a\x1c.strato.v1.RenameKeyResponse\x12C\n" +
-	"\bListKeys\x12\x1a.strato.v1.ListKeysRequest\x1a\x1b.strato.v1.ListKeysResponse\x12X\n" +
+	"\bListKeys\x12\x1a.strato.v1.ListKeysRequest\x1a\x1b.strato.v1.ListKeysResponse\x12R\n" +
+	"\rSetAttributes\x12\x1f.strato.v1.SetAttributesRequest\x1a .strato.v1.SetAttributesResponse\x12X\n" +
 	"\x0fCreateDirectory\x12!.strato.v1.CreateDirectoryRequest\x1a\".strato.v1.CreateDirectoryResponse\x12F\n" +
 	"\n" +
 	"CreateFile\x12\x1c.strato.v1.CreateFileRequest\x1a\x1a.strato.v1.OpenKeyResponse\x12R\n" +
@@ -4439,7 +4589,7 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_strato_v1_namespace_proto_goTypes = []any{
 	(ErrorReason)(0),                // 0: strato.v1.ErrorReason
 	(BucketLayout)(0),               // 1: strato.v1.BucketLayout
@@ -4479,118 +4629,124 @@ var file_strato_v1_namespace_proto_goTypes = []any{
 	(*AllocateBlockResponse)(nil),   // 35: strato.v1.AllocateBlockResponse
 	(*CommitKeyRequest)(nil),        // 36: strato.v1.CommitKeyRequest
 	(*CommitKeyResponse)(nil),       // 37: strato.v1.CommitKeyResponse
-	(*LookupKeyRequest)(nil),        // 38: strato.v1.LookupKeyRequest
-	(*LookupKeyResponse)(nil),       // 39: strato.v1.LookupKeyResponse
-	(*DeleteKeyRequest)(nil),        // 40: strato.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),       // 41: strato.v1.DeleteKeyResponse
-	(*RenameKeyRequest)(nil),        // 42: strato.v1.RenameKeyRequest
-	(*RenameKeyResponse)(nil),       // 43: strato.v1.RenameKeyResponse
-	(*ListKeysRequest)(nil),         // 44: strato.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),        // 45: strato.v1.ListKeysResponse
-	(*CreateDirectoryRequest)(nil),  // 46: strato.v1.CreateDirectoryRequest
-	(*CreateDirectoryResponse)(nil), // 47: strato.v1.CreateDirectoryResponse
-	(*GetFileStatusRequest)(nil),    // 48: strato.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),   // 49: strato.v1.GetFileStatusResponse
-	(*ListStatusRequest)(nil),       // 50: strato.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),      // 51: strato.v1.ListStatusResponse
-	(*RenameRequest)(nil),           // 52: strato.v1.RenameRequest
-	(*RenameResponse)(nil),          // 53: strato.v1.RenameResponse
-	(*DeleteRequest)(nil),           // 54: strato.v1.DeleteRequest
-	(*DeleteResponse)(nil),          // 55: strato.v1.DeleteResponse
-	(*CloseContainerRequest)(nil),   // 56: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),  // 57: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),    // 58: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),   // 59: strato.v1.ReportReplicaResponse
+	(*SetAttributesRequest)(nil),    // 38: strato.v1.SetAttributesRequest
+	(*SetAttributesResponse)(nil),   // 39: strato.v1.SetAttributesResponse
+	(*LookupKeyRequest)(nil),        // 40: strato.v1.LookupKeyRequest
+	(*LookupKeyResponse)(nil),       // 41: strato.v1.LookupKeyResponse
+	(*DeleteKeyRequest)(nil),        // 42: strato.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),       // 43: strato.v1.DeleteKeyResponse
+	(*RenameKeyRequest)(nil),        // 44: strato.v1.RenameKeyRequest
+	(*RenameKeyResponse)(nil),       // 45: strato.v1.RenameKeyResponse
+	(*ListKeysRequest)(nil),         // 46: strato.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),        // 47: strato.v1.ListKeysResponse
+	(*CreateDirectoryRequest)(nil),  // 48: strato.v1.CreateDirectoryRequest
+	(*CreateDirectoryResponse)(nil), // 49: strato.v1.CreateDirectoryResponse
+	(*GetFileStatusRequest)(nil),    // 50: strato.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),   // 51: strato.v1.GetFileStatusResponse
+	(*ListStatusRequest)(nil),       // 52: strato.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),      // 53: strato.v1.ListStatusResponse
+	(*RenameRequest)(nil),           // 54: strato.v1.RenameRequest
+	(*RenameResponse)(nil),          // 55: strato.v1.RenameResponse
+	(*DeleteRequest)(nil),           // 56: strato.v1.DeleteRequest
+	(*DeleteResponse)(nil),          // 57: strato.v1.DeleteResponse
+	(*CloseContainerRequest)(nil),   // 58: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),  // 59: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),    // 60: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),   // 61: strato.v1.ReportReplicaResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
 	1,  // 0: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
 	3,  // 1: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
 	2,  // 2: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	7,  // 3: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
-	6,  // 4: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
-	8,  // 5: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
-	3,  // 6: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 7: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	9,  // 8: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
-	11, // 9: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
-	3,  // 10: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
-	10, // 11: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	4,  // 12: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	4,  // 13: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
-	1,  // 14: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
-	3,  // 15: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 16: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
-	5,  // 17: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	5,  // 18: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
-	3,  // 19: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
-	14, // 20: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
-	3,  // 21: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
-	14, // 22: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,  // 23: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
-	3,  // 24: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 25: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
-	14, // 26: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,  // 27: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	9,  // 28: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	11, // 29: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
-	12, // 30: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
-	10, // 31: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	10, // 32: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	13, // 33: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	13, // 34: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	15, // 35: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	17, // 36: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	19, // 37: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	20, // 38: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	22, // 39: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	24, // 40: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	26, // 41: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	28, // 42: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	29, // 43: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	31, // 44: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	34, // 45: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	36, // 46: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	38, // 47: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	40, // 48: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	42, // 49: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	44, // 50: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	46, // 51: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	32, // 52: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	48, // 53: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	50, // 54: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	52, // 55: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	54, // 56: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	56, // 57: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	58, // 58: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	16, // 59: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	18, // 60: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	4,  // 61: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	21, // 62: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	23, // 63: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	25, // 64: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	27, // 65: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	5,  // 66: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	30, // 67: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	33, // 68: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	35, // 69: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	37, // 70: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	39, // 71: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	41, // 72: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	43, // 73: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	45, // 74: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	47, // 75: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	33, // 76: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	49, // 77: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	51, // 78: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	53, // 79: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	55, // 80: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	57, // 81: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	59, // 82: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	59, // [59:83] is the sub-list for method output_type
-	35, // [35:59] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	11, // 3: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
+	7,  // 4: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
+	6,  // 5: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
+	8,  // 6: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
+	3,  // 7: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 8: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	9,  // 9: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
+	11, // 10: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
+	3,  // 11: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
+	10, // 12: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
+	4,  // 13: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	4,  // 14: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
+	1,  // 15: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
+	3,  // 16: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 17: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
+	5,  // 18: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	5,  // 19: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
+	3,  // 20: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
+	14, // 21: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
+	3,  // 22: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
+	14, // 23: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	9,  // 24: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
+	3,  // 25: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 26: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
+	14, // 27: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	9,  // 28: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	9,  // 29: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	11, // 30: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	12, // 31: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	11, // 32: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
+	10, // 33: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	10, // 34: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	13, // 35: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	13, // 36: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	15, // 37: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	17, // 38: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	19, // 39: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	20, // 40: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	22, // 41: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	24, // 42: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	26, // 43: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	28, // 44: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	29, // 45: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	31, // 46: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	34, // 47: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	36, // 48: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	40, // 49: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	42, // 50: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	44, // 51: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	46, // 52: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	38, // 53: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	48, // 54: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	32, // 55: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	50, // 56: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	52, // 57: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	54, // 58: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	56, // 59: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	58, // 60: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	60, // 61: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	16, // 62: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	18, // 63: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	4,  // 64: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	21, // 65: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	23, // 66: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	25, // 67: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	27, // 68: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	5,  // 69: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	30, // 70: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	33, // 71: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	35, // 72: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	37, // 73: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	41, // 74: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	43, // 75: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	45, // 76: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	47, // 77: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	39, // 78: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	49, // 79: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	33, // 80: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	51, // 81: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	53, // 82: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	55, // 83: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	57, // 84: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	59, // 85: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	61, // 86: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	62, // [62:87] is the sub-list for method output_type
+	37, // [37:62] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }
@@ -4604,7 +4760,7 @@ func file_strato_v1_namespace_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   56,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -52,6 +52,7 @@ const (
 	NamespaceService_DeleteKey_FullMethodName       = "/strato.v1.NamespaceService/DeleteKey"
 	NamespaceService_RenameKey_FullMethodName       = "/strato.v1.NamespaceService/RenameKey"
 	NamespaceService_ListKeys_FullMethodName        = "/strato.v1.NamespaceService/ListKeys"
+	NamespaceService_SetAttributes_FullMethodName   = "/strato.v1.NamespaceService/SetAttributes"
 	NamespaceService_CreateDirectory_FullMethodName = "/strato.v1.NamespaceService/CreateDirectory"
 	NamespaceService_CreateFile_FullMethodName      = "/strato.v1.NamespaceService/CreateFile"
 	NamespaceService_GetFileStatus_FullMethodName   = "/strato.v1.NamespaceService/GetFileStatus"
@@ -112,6 +113,9 @@ type NamespaceServiceClient interface {
 	// ListKeys lists keys in name order, S3's ListObjectsV2 way (prefix,
 	// delimiter, pages).
 	ListKeys(ctx context.Context, in *ListKeysRequest, opts ...grpc.CallOption) (*ListKeysResponse, error)
+	// SetAttributes replaces the attributes of a committed key, or of a
+	// bucket (S3 object and bucket tagging).
+	SetAttributes(ctx context.Context, in *SetAttributesRequest, opts ...grpc.CallOption) (*SetAttributesResponse, error)
 	// CreateDirectory creates a directory and its missing parents (FSO).
 	CreateDirectory(ctx context.Context, in *CreateDirectoryRequest, opts ...grpc.CallOption) (*CreateDirectoryResponse, error)
 	// CreateFile is OpenKey with Hadoop's create semantics (FSO).
@@ -300,6 +304,16 @@ func (c *namespaceServiceClient) ListKeys(ctx context.Context, in *ListKeysReque
 	return out, nil
 }
 
+func (c *namespaceServiceClient) SetAttributes(ctx context.Context, in *SetAttributesRequest, opts ...grpc.CallOption) (*SetAttributesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetAttributesResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_SetAttributes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *namespaceServiceClient) CreateDirectory(ctx context.Context, in *CreateDirectoryRequest, opts ...grpc.CallOption) (*CreateDirectoryResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateDirectoryResponse)
@@ -430,6 +444,9 @@ type NamespaceServiceServer interface {
 	// ListKeys lists keys in name order, S3's ListObjectsV2 way (prefix,
 	// delimiter, pages).
 	ListKeys(context.Context, *ListKeysRequest) (*ListKeysResponse, error)
+	// SetAttributes replaces the attributes of a committed key, or of a
+	// bucket (S3 object and bucket tagging).
+	SetAttributes(context.Context, *SetAttributesRequest) (*SetAttributesResponse, error)
 	// CreateDirectory creates a directory and its missing parents (FSO).
 	CreateDirectory(context.Context, *CreateDirectoryRequest) (*CreateDirectoryResponse, error)
 	// CreateFile is OpenKey with Hadoop's create semantics (FSO).
@@ -505,6 +522,9 @@ func (UnimplementedNamespaceServiceServer) RenameKey(context.Context, *RenameKey
 }
 func (UnimplementedNamespaceServiceServer) ListKeys(context.Context, *ListKeysRequest) (*ListKeysResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListKeys not implemented")
+}
+func (UnimplementedNamespaceServiceServer) SetAttributes(context.Context, *SetAttributesRequest) (*SetAttributesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAttributes not implemented")
 }
 func (UnimplementedNamespaceServiceServer) CreateDirectory(context.Context, *CreateDirectoryRequest) (*CreateDirectoryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateDirectory not implemented")
@@ -839,6 +859,24 @@ func _NamespaceService_ListKeys_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NamespaceService_SetAttributes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAttributesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).SetAttributes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_SetAttributes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).SetAttributes(ctx, req.(*SetAttributesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _NamespaceService_CreateDirectory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateDirectoryRequest)
 	if err := dec(in); err != nil {
@@ -1053,6 +1091,10 @@ var NamespaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListKeys",
 			Handler:    _NamespaceService_ListKeys_Handler,
+		},
+		{
+			MethodName: "SetAttributes",
+			Handler:    _NamespaceService_SetAttributes_Handler,
 		},
 		{
 			MethodName: "CreateDirectory",

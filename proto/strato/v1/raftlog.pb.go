@@ -130,6 +130,7 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_PurgeDeletedBlocks
 	//	*NamespaceCommand_CreateS3Key
 	//	*NamespaceCommand_RevokeS3Key
+	//	*NamespaceCommand_SetAttributes
 	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
 	// request identifies a client's request, so that a retry of one already
 	// applied returns its first result instead of applying again.
@@ -326,6 +327,15 @@ func (x *NamespaceCommand) GetRevokeS3Key() *RevokeS3KeyCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetSetAttributes() *SetAttributesCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_SetAttributes); ok {
+			return x.SetAttributes
+		}
+	}
+	return nil
+}
+
 func (x *NamespaceCommand) GetRequest() *RequestID {
 	if x != nil {
 		return x.Request
@@ -401,6 +411,10 @@ type NamespaceCommand_RevokeS3Key struct {
 	RevokeS3Key *RevokeS3KeyCommand `protobuf:"bytes,18,opt,name=revoke_s3_key,json=revokeS3Key,proto3,oneof"`
 }
 
+type NamespaceCommand_SetAttributes struct {
+	SetAttributes *SetAttributesCommand `protobuf:"bytes,19,opt,name=set_attributes,json=setAttributes,proto3,oneof"`
+}
+
 func (*NamespaceCommand_CreateVolume) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DeleteVolume) isNamespaceCommand_Op() {}
@@ -432,6 +446,8 @@ func (*NamespaceCommand_PurgeDeletedBlocks) isNamespaceCommand_Op() {}
 func (*NamespaceCommand_CreateS3Key) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_RevokeS3Key) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_SetAttributes) isNamespaceCommand_Op() {}
 
 // RequestID names one logical request of one client: retries carry the
 // same ID. A client numbers its requests upwards.
@@ -1793,6 +1809,84 @@ func (x *RevokeS3KeyCommand) GetAccessKey() string {
 	return ""
 }
 
+// SetAttributesCommand replaces the attributes of a key, or of a bucket
+// when key is empty (object_id: see the API's SetAttributesRequest).
+type SetAttributesCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	ObjectId      uint64                 `protobuf:"varint,4,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
+	Attributes    []*AttributeRecord     `protobuf:"bytes,5,rep,name=attributes,proto3" json:"attributes,omitempty"` // sorted by name
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAttributesCommand) Reset() {
+	*x = SetAttributesCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAttributesCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAttributesCommand) ProtoMessage() {}
+
+func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAttributesCommand.ProtoReflect.Descriptor instead.
+func (*SetAttributesCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *SetAttributesCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *SetAttributesCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *SetAttributesCommand) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SetAttributesCommand) GetObjectId() uint64 {
+	if x != nil {
+		return x.ObjectId
+	}
+	return 0
+}
+
+func (x *SetAttributesCommand) GetAttributes() []*AttributeRecord {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
 var File_strato_v1_raftlog_proto protoreflect.FileDescriptor
 
 const file_strato_v1_raftlog_proto_rawDesc = "" +
@@ -1801,7 +1895,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\vMetaCommand\x12;\n" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\aclusterB\x04\n" +
-	"\x02op\"\x8b\t\n" +
+	"\x02op\"\xd5\t\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
@@ -1821,7 +1915,8 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\areclaim\x18\x0e \x01(\v2\x19.strato.v1.ReclaimCommandH\x00R\areclaim\x12X\n" +
 	"\x14purge_deleted_blocks\x18\x0f \x01(\v2$.strato.v1.PurgeDeletedBlocksCommandH\x00R\x12purgeDeletedBlocks\x12<\n" +
 	"\rcreate_s3_key\x18\x11 \x01(\v2\x16.strato.v1.S3KeyRecordH\x00R\vcreateS3Key\x12C\n" +
-	"\rrevoke_s3_key\x18\x12 \x01(\v2\x1d.strato.v1.RevokeS3KeyCommandH\x00R\vrevokeS3Key\x12.\n" +
+	"\rrevoke_s3_key\x18\x12 \x01(\v2\x1d.strato.v1.RevokeS3KeyCommandH\x00R\vrevokeS3Key\x12H\n" +
+	"\x0eset_attributes\x18\x13 \x01(\v2\x1f.strato.v1.SetAttributesCommandH\x00R\rsetAttributes\x12.\n" +
 	"\arequest\x18\x10 \x01(\v2\x14.strato.v1.RequestIDR\arequestB\x04\n" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
@@ -1918,7 +2013,15 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x05owner\x18\x04 \x01(\tR\x05owner\"3\n" +
 	"\x12RevokeS3KeyCommand\x12\x1d\n" +
 	"\n" +
-	"access_key\x18\x01 \x01(\tR\taccessKeyBL\n" +
+	"access_key\x18\x01 \x01(\tR\taccessKey\"\xb1\x01\n" +
+	"\x14SetAttributesCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1b\n" +
+	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\x12:\n" +
+	"\n" +
+	"attributes\x18\x05 \x03(\v2\x1a.strato.v1.AttributeRecordR\n" +
+	"attributesBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
@@ -1933,7 +2036,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 	return file_strato_v1_raftlog_proto_rawDescData
 }
 
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*MetaCommand)(nil),               // 0: strato.v1.MetaCommand
 	(*NamespaceCommand)(nil),          // 1: strato.v1.NamespaceCommand
@@ -1957,23 +2060,24 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*DeleteCommand)(nil),             // 19: strato.v1.DeleteCommand
 	(*CreateDirectoryCommand)(nil),    // 20: strato.v1.CreateDirectoryCommand
 	(*RevokeS3KeyCommand)(nil),        // 21: strato.v1.RevokeS3KeyCommand
-	(*VolumeRecord)(nil),              // 22: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 23: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 24: strato.v1.S3KeyRecord
-	(ReplicationFactor)(0),            // 25: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 26: strato.v1.BlockRecord
-	(*PipelineRecord)(nil),            // 27: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 28: strato.v1.ContainerRecord
-	(ContainerState)(0),               // 29: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 30: strato.v1.AttributeRecord
+	(*SetAttributesCommand)(nil),      // 22: strato.v1.SetAttributesCommand
+	(*VolumeRecord)(nil),              // 23: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 24: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 25: strato.v1.S3KeyRecord
+	(ReplicationFactor)(0),            // 26: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 27: strato.v1.BlockRecord
+	(*PipelineRecord)(nil),            // 28: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 29: strato.v1.ContainerRecord
+	(ContainerState)(0),               // 30: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 31: strato.v1.AttributeRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	1,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	12, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	22, // 2: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	23, // 2: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
 	14, // 3: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
 	15, // 4: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	23, // 5: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	24, // 5: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
 	16, // 6: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	3,  // 7: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	4,  // 8: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
@@ -1984,24 +2088,26 @@ var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	6,  // 13: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	8,  // 14: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	10, // 15: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	24, // 16: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	25, // 16: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
 	21, // 17: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
-	2,  // 18: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	25, // 19: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	26, // 20: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	26, // 21: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	27, // 22: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	28, // 23: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	13, // 24: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	29, // 25: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	26, // 26: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	30, // 27: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	18, // 28: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	29, // [29:29] is the sub-list for method output_type
-	29, // [29:29] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	22, // 18: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
+	2,  // 19: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
+	26, // 20: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	27, // 21: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	27, // 22: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	28, // 23: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	29, // 24: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	13, // 25: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	30, // 26: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	27, // 27: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	31, // 28: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	18, // 29: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	31, // 30: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -2033,6 +2139,7 @@ func file_strato_v1_raftlog_proto_init() {
 		(*NamespaceCommand_PurgeDeletedBlocks)(nil),
 		(*NamespaceCommand_CreateS3Key)(nil),
 		(*NamespaceCommand_RevokeS3Key)(nil),
+		(*NamespaceCommand_SetAttributes)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[12].OneofWrappers = []any{
 		(*ClusterCommand_AddPipeline)(nil),
@@ -2048,7 +2155,7 @@ func file_strato_v1_raftlog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -150,6 +150,7 @@ type BucketRecord struct {
 	UsedNamespace          int64                  `protobuf:"varint,14,opt,name=used_namespace,json=usedNamespace,proto3" json:"used_namespace,omitempty"`
 	BlockSize              int64                  `protobuf:"varint,15,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
 	VolumeId               uint64                 `protobuf:"varint,16,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
+	Attributes             []*AttributeRecord     `protobuf:"bytes,17,rep,name=attributes,proto3" json:"attributes,omitempty"` // sorted by name
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
@@ -294,6 +295,13 @@ func (x *BucketRecord) GetVolumeId() uint64 {
 		return x.VolumeId
 	}
 	return 0
+}
+
+func (x *BucketRecord) GetAttributes() []*AttributeRecord {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
 }
 
 // BlockIDRecord names a block: its container and its ID there.
@@ -1520,7 +1528,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\x0fquota_namespace\x18\a \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
-	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xf7\x04\n" +
+	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xb3\x05\n" +
 	"\fBucketRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -1541,7 +1549,10 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\x0eused_namespace\x18\x0e \x01(\x03R\rusedNamespace\x12\x1d\n" +
 	"\n" +
 	"block_size\x18\x0f \x01(\x03R\tblockSize\x12\x1b\n" +
-	"\tvolume_id\x18\x10 \x01(\x04R\bvolumeId\"M\n" +
+	"\tvolume_id\x18\x10 \x01(\x04R\bvolumeId\x12:\n" +
+	"\n" +
+	"attributes\x18\x11 \x03(\v2\x1a.strato.v1.AttributeRecordR\n" +
+	"attributes\"M\n" +
 	"\rBlockIDRecord\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
 	"\blocal_id\x18\x02 \x01(\x04R\alocalId\"\\\n" +
@@ -1686,27 +1697,28 @@ var file_strato_v1_records_proto_depIdxs = []int32{
 	17, // 0: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
 	18, // 1: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
 	19, // 2: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
-	3,  // 3: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
-	2,  // 4: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
-	4,  // 5: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
-	18, // 6: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
-	19, // 7: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
-	5,  // 8: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
-	7,  // 9: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
-	18, // 10: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
-	20, // 11: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
-	21, // 12: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
-	18, // 13: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
-	17, // 14: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	18, // 15: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	19, // 16: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	5,  // 17: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
-	2,  // 18: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	7,  // 3: strato.v1.BucketRecord.attributes:type_name -> strato.v1.AttributeRecord
+	3,  // 4: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
+	2,  // 5: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
+	4,  // 6: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
+	18, // 7: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	19, // 8: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	5,  // 9: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
+	7,  // 10: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
+	18, // 11: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	20, // 12: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	21, // 13: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	18, // 14: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	17, // 15: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	18, // 16: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	19, // 17: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	5,  // 18: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
+	2,  // 19: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_records_proto_init() }

@@ -1,0 +1,211 @@
+package s3
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/strato-io/strato/client"
+)
+
+// Tagging: a tag set is stored as the attribute x-amz-tagging (a query
+// string) of the key or of the bucket. Changing an object's tags rewrites
+// its attributes in meta (SetAttributes) with the object ID it was read
+// with, so a tag change never lands on a version of the key written in
+// between; a bucket's attributes hold nothing else.
+
+// Tag limits (AWS's).
+const (
+	maxObjectTags = 10
+	maxBucketTags = 50
+	maxTagKey     = 128
+	maxTagValue   = 256
+	maxTaggingXML = 64 << 10
+)
+
+// taggingBody is a Tagging document as a client sends it (the namespace
+// is not required).
+type taggingBody struct {
+	TagSet []tag `xml:"TagSet>Tag"`
+}
+
+// readTagging reads and checks a request's Tagging document; the tag set
+// is returned encoded as the attribute stores it ("" when empty).
+func (rq *request) readTagging(limit int) (string, error) {
+	var body taggingBody
+	if err := rq.decodeXML(&body, maxTaggingXML); err != nil {
+		return "", err
+	}
+	if len(body.TagSet) > limit {
+		if limit == maxObjectTags {
+			return "", errf(ErrInvalidTag, "Object tags cannot be greater than %d", limit)
+		}
+		return "", errf(ErrInvalidTag, "Bucket tag count cannot be greater than %d", limit)
+	}
+	v := url.Values{}
+	for _, t := range body.TagSet {
+		if err := checkTag(t.Key, t.Value); err != nil {
+			return "", err
+		}
+		if v.Has(t.Key) {
+			return "", errf(ErrInvalidTag, "Cannot provide multiple Tags with the same key")
+		}
+		v.Set(t.Key, t.Value)
+	}
+	return v.Encode(), nil
+}
+
+// checkTag applies AWS's rules to one tag: a key of 1 to 128 characters
+// and a value of up to 256, of letters, digits, spaces and + - = . _ : / @;
+// no key may start with "aws:".
+func checkTag(k, v string) error {
+	switch {
+	case k == "" || utf8.RuneCountInString(k) > maxTagKey:
+		return errf(ErrInvalidTag, "The TagKey you have provided is too long, max %d", maxTagKey)
+	case utf8.RuneCountInString(v) > maxTagValue:
+		return errf(ErrInvalidTag, "The TagValue you have provided is too long, max %d", maxTagValue)
+	case strings.HasPrefix(strings.ToLower(k), "aws:"):
+		return errf(ErrInvalidTag, "Your TagKey cannot be prefixed with aws:")
+	case !validTagText(k) || !validTagText(v):
+		return errf(ErrInvalidTag, "The TagKey or TagValue you have provided is invalid")
+	}
+	return nil
+}
+
+func validTagText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 0x80: // letters of any language (AWS: \p{L}\p{Z}\p{N})
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+		case strings.ContainsRune(" +-=._:/@", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// tagSetOf decodes a stored tag set, sorted by key.
+func tagSetOf(encoded string) []tag {
+	out := []tag{}
+	if encoded == "" {
+		return out
+	}
+	v, _ := url.ParseQuery(encoded)
+	for k := range v {
+		out = append(out, tag{Key: k, Value: v.Get(k)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// setObjectTagging replaces an object's tag set ("": none) in meta, read
+// and written again if the key is replaced in between.
+func (g *Gateway) setObjectTagging(rq *request, encoded string) error {
+	for attempt := 0; ; attempt++ {
+		ki, err := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key)
+		if err != nil {
+			return fromClient(err, nil)
+		}
+		m := attrsOf(ki)
+		if encoded == "" {
+			delete(m, attrTagging)
+		} else {
+			m[attrTagging] = encoded
+		}
+		err = g.c.SetAttributes(rq.ctx, g.volume, rq.bucket, rq.key, ki.GetObjectId(), m.list())
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, client.ErrKeyReplaced) && attempt < 3:
+			continue
+		}
+		return fromClient(err, nil)
+	}
+}
+
+func (g *Gateway) putObjectTagging(rq *request) error {
+	encoded, err := rq.readTagging(maxObjectTags)
+	if err != nil {
+		return err
+	}
+	if err := g.setObjectTagging(rq, encoded); err != nil {
+		return err
+	}
+	return rq.writeEmpty(http.StatusOK)
+}
+
+func (g *Gateway) deleteObjectTagging(rq *request) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	if err := g.setObjectTagging(rq, ""); err != nil {
+		return err
+	}
+	return rq.writeEmpty(http.StatusNoContent)
+}
+
+func (g *Gateway) getBucketTagging(rq *request) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	b, err := g.getBucket(rq)
+	if err != nil {
+		return err
+	}
+	for _, a := range b.GetAttributes() {
+		if a.GetName() == attrTagging && a.GetValue() != "" {
+			return rq.writeXML(http.StatusOK, tagging{TagSet: tagSetOf(a.GetValue())})
+		}
+	}
+	return ErrNoSuchTagSet
+}
+
+// setBucketTagging replaces a bucket's tag set ("": none), keeping its
+// other attributes.
+func (g *Gateway) setBucketTagging(rq *request, encoded string) error {
+	b, err := g.getBucket(rq)
+	if err != nil {
+		return err
+	}
+	m := attrs{}
+	for _, a := range b.GetAttributes() {
+		m[a.GetName()] = a.GetValue()
+	}
+	if encoded == "" {
+		delete(m, attrTagging)
+	} else {
+		m[attrTagging] = encoded
+	}
+	if err := g.c.SetAttributes(rq.ctx, g.volume, rq.bucket, "", 0, m.list()); err != nil {
+		return fromClient(err, ErrNoSuchBucket)
+	}
+	return nil
+}
+
+func (g *Gateway) putBucketTagging(rq *request) error {
+	encoded, err := rq.readTagging(maxBucketTags)
+	if err != nil {
+		return err
+	}
+	if err := g.setBucketTagging(rq, encoded); err != nil {
+		return err
+	}
+	return rq.writeEmpty(http.StatusNoContent)
+}
+
+func (g *Gateway) deleteBucketTagging(rq *request) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	if err := g.setBucketTagging(rq, ""); err != nil {
+		return err
+	}
+	return rq.writeEmpty(http.StatusNoContent)
+}
