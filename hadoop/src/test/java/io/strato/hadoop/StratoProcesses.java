@@ -86,8 +86,8 @@ public final class StratoProcesses implements AutoCloseable {
     for (int i = 1; i <= metaReplicas; i++) {
       List<String> cmd = new ArrayList<>(List.of(bin, "meta", "--data", dir.resolve("meta" + i).toString(),
           "--listen", metaAddrs.get(i - 1), "--id", Integer.toString(i),
-          // a killed datanode leaves new pipelines quickly
-          "--stale-after", "5s", "--dead-after", "10m"));
+          // a killed datanode is started again before meta would re-replicate its containers
+          "--dead-after", "10m"));
       if (metaReplicas > 1) {
         cmd.add("--peers");
         cmd.add(String.join(",", peers));
