@@ -25,6 +25,9 @@ type agentStore interface {
 	// DeleteContainer removes a container and its data (an open one only
 	// with force).
 	DeleteContainer(id uint64, force bool) error
+	// PlaceReplica creates a container if missing and stores the replica
+	// index meta placed it with (erasure coded containers).
+	PlaceReplica(id uint64, index int) error
 }
 
 // AgentOptions configure a datanode's link to meta.
@@ -298,7 +301,16 @@ func (a *agent) execute(cmds []*stratov1.DatanodeCommand) {
 			}
 			a.containerChanged(id)
 		case *stratov1.DatanodeCommand_CreateContainer:
-			// Containers are created by the first write to them.
+			// Containers are created by the first write to them; an
+			// erasure coded one also learns its replica index here.
+			if idx := cmd.CreateContainer.ReplicaIndex; idx != 0 {
+				id := cmd.CreateContainer.ContainerId
+				if err := a.store.PlaceReplica(id, int(idx)); err != nil {
+					a.opts.Logger.Warn("datanode: create container", "container", id, "replica_index", idx, "err", err)
+					continue
+				}
+				a.containerChanged(id)
+			}
 		case *stratov1.DatanodeCommand_ReplicateContainer:
 			a.replicate(c.Id, cmd.ReplicateContainer)
 		case *stratov1.DatanodeCommand_DeleteContainer:

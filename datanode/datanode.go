@@ -278,7 +278,7 @@ func (r storeReports) Replicas() []*stratov1.ContainerReplica {
 	out := make([]*stratov1.ContainerReplica, 0, len(infos))
 	for _, in := range infos {
 		out = append(out, &stratov1.ContainerReplica{ContainerId: in.ID, State: replicaState(in.State),
-			UsedBytes: in.UsedBytes, BlockCount: in.BlockCount, BcsId: in.BCSID})
+			UsedBytes: in.UsedBytes, BlockCount: in.BlockCount, BcsId: in.BCSID, ReplicaIndex: int32(in.ReplicaIndex)})
 	}
 	return out
 }
@@ -303,6 +303,8 @@ func (r storeReports) NodeStats() *stratov1.NodeStats {
 }
 
 func (r storeReports) CloseContainer(id uint64) error { return r.s.CloseContainer(id) }
+
+func (r storeReports) PlaceReplica(id uint64, index int) error { return r.s.PlaceReplica(id, index) }
 
 func (r storeReports) DeleteContainer(id uint64, force bool) error {
 	return r.s.DeleteContainer(id, force)

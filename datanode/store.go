@@ -145,6 +145,18 @@ func (s *Store) CreateContainer(id uint64) (*container.Container, error) {
 	return s.createLocked(id)
 }
 
+// PlaceReplica carries out meta's placement of an erasure coded
+// container's replica on this datanode: the container is created if no
+// volume holds it (a write may have created it first) and stores replica
+// index (container.SetReplicaIndex).
+func (s *Store) PlaceReplica(id uint64, index int) error {
+	c, err := s.openForWrite(id)
+	if err != nil {
+		return err
+	}
+	return c.SetReplicaIndex(index)
+}
+
 // openForWrite returns the container, creating it if no volume holds it:
 // containers are created by the first write that names them, as Ozone's
 // client-driven creation does.

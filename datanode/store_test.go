@@ -152,3 +152,32 @@ func TestStoreCreated(t *testing.T) {
 	require.Empty(t, created)
 	require.NoError(t, s.Close())
 }
+
+// TestStorePlaceReplica: meta's placement of an erasure coded replica
+// creates the container if no write did first, stores its replica index,
+// and the full report carries it; a second placement with another index is
+// refused.
+func TestStorePlaceReplica(t *testing.T) {
+	fs := vfs.NewMem()
+	o := StoreOptions{Dirs: []string{"/a", "/b"}, Volume: container.Options{FS: fs}, Logger: quietLogger()}
+	s, err := OpenStore(o)
+	require.NoError(t, err)
+	require.NoError(t, s.PlaceReplica(5, 2))
+	_, err = s.openForWrite(6) // a write first
+	require.NoError(t, err)
+	require.NoError(t, s.PlaceReplica(6, 9))
+	require.NoError(t, s.PlaceReplica(6, 9))
+	require.ErrorIs(t, s.PlaceReplica(6, 1), container.ErrInvalid)
+	_, err = s.openForWrite(7)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	s, err = OpenStore(o)
+	require.NoError(t, err)
+	defer s.Close()
+	got := map[uint64]int32{}
+	for _, r := range (storeReports{s}).Replicas() {
+		got[r.ContainerId] = r.ReplicaIndex
+	}
+	require.Equal(t, map[uint64]int32{5: 2, 6: 9, 7: 0}, got)
+}

@@ -30,6 +30,7 @@ type Container struct {
 	desc     descriptor // guarded by gate
 	detached error      // guarded by gate: set when deleted or when the volume closed
 	state    atomic.Uint32
+	index    atomic.Int32 // desc.index, for readers that do not take gate
 
 	shards [blockShards]blockShard
 
@@ -100,6 +101,7 @@ func newContainer(v *Volume, d descriptor, ctr counters) *Container {
 	dir := v.fs.PathJoin(v.dir, containersDir, strconv.FormatUint(d.id, 10))
 	c := &Container{v: v, id: d.id, layout: d.layout, dir: dir, chunks: v.fs.PathJoin(dir, chunksDir), desc: d, ctr: ctr}
 	c.state.Store(uint32(d.state))
+	c.index.Store(int32(d.index))
 	for i := range c.shards {
 		c.shards[i].m = make(map[uint64]*openBlock)
 	}
@@ -146,6 +148,9 @@ type Info struct {
 	UsedBytes int64
 	// BlockCount is the number of committed blocks.
 	BlockCount int64
+	// ReplicaIndex is the replica's index in an erasure coded container
+	// (member m+1 of its block groups), 0 in a replicated one.
+	ReplicaIndex int
 }
 
 // ID returns the container's ID.
@@ -162,7 +167,44 @@ func (c *Container) Info() Info {
 	c.commitMu.Lock()
 	ctr := c.ctr
 	c.commitMu.Unlock()
-	return Info{ID: c.id, State: c.State(), Layout: c.layout, BCSID: ctr.bcsID, UsedBytes: ctr.usedBytes, BlockCount: ctr.blockCount}
+	return Info{ID: c.id, State: c.State(), Layout: c.layout, BCSID: ctr.bcsID, UsedBytes: ctr.usedBytes, BlockCount: ctr.blockCount,
+		ReplicaIndex: c.ReplicaIndex()}
+}
+
+// ReplicaIndex is the replica's index in an erasure coded container, 0 in
+// a replicated one.
+func (c *Container) ReplicaIndex() int { return int(c.index.Load()) }
+
+// SetReplicaIndex records, durably, that this replica holds index i of an
+// erasure coded container (meta says so when it places the container).
+// Setting the index it has does nothing; a replica that holds another
+// index, or a replica that is not OPEN, keeps what it has (ErrInvalid,
+// ErrBadState): its blocks are another member's, or already complete.
+func (c *Container) SetReplicaIndex(i int) error {
+	if !validIndex(i) || i == 0 {
+		return fmt.Errorf("%w: replica index %d (1 to %d)", ErrInvalid, i, MaxReplicaIndex)
+	}
+	c.gate.Lock()
+	defer c.gate.Unlock()
+	if c.detached != nil {
+		return c.detached
+	}
+	switch {
+	case c.desc.index == i:
+		return nil
+	case c.desc.index != 0:
+		return fmt.Errorf("%w: container %d holds replica index %d, not %d", ErrInvalid, c.id, c.desc.index, i)
+	case c.State() != Open:
+		return fmt.Errorf("%w: container %d is %v: its replica index is set when it is created", ErrBadState, c.id, c.State())
+	}
+	d := c.desc
+	d.index = i
+	if err := c.writeDescriptor(d); err != nil {
+		return err
+	}
+	c.desc = d
+	c.index.Store(int32(i))
+	return nil
 }
 
 // MarkClosing moves an OPEN container to CLOSING: writes are refused from

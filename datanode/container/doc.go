@@ -10,7 +10,7 @@
 //
 //	<volume>/LOCK
 //	<volume>/db/                         Pebble: block rows and container counters
-//	<volume>/containers/<id>/container.desc   ID, layout, state (small text file)
+//	<volume>/containers/<id>/container.desc   ID, layout, state, EC replica index (small text file)
 //	<volume>/containers/<id>/chunks/<localID>.block          FILE_PER_BLOCK
 //	<volume>/containers/<id>/chunks/<localID>_<offset>.chunk FILE_PER_CHUNK
 //

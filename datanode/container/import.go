@@ -41,6 +41,7 @@ type Import struct {
 	files  map[string]vfs.File // open handles of the files written
 	direct map[string]*os.File // O_DIRECT handles of the same files
 	done   bool
+	index  int // replica index the imported container holds (SetReplicaIndex)
 
 	// Set by Expect: the blocks to come and each file's verification as
 	// its bytes arrive.
@@ -84,6 +85,17 @@ func (v *Volume) BeginImport(id uint64, layout Layout) (*Import, error) {
 
 // Dir returns the import's temporary directory.
 func (im *Import) Dir() string { return im.dir }
+
+// SetReplicaIndex makes the imported container hold replica index i of an
+// erasure coded container (a rebuilt or copied member); call it before
+// Commit.
+func (im *Import) SetReplicaIndex(i int) error {
+	if !validIndex(i) {
+		return fmt.Errorf("%w: replica index %d (0 to %d)", ErrInvalid, i, MaxReplicaIndex)
+	}
+	im.index = i
+	return nil
+}
 
 // path returns the file of block localID that holds the chunk starting at
 // chunkOffset (FILE_PER_CHUNK) or the whole block (FILE_PER_BLOCK, where
@@ -232,7 +244,7 @@ func (im *Import) commit(blocks []Block, bcsID uint64) (Info, error) {
 	if err := im.closeFiles(); err != nil {
 		return Info{}, err
 	}
-	d := descriptor{id: im.id, layout: im.layout, state: Closed}
+	d := descriptor{id: im.id, layout: im.layout, state: Closed, index: im.index}
 	staged := &Container{v: v, id: im.id, dir: im.dir}
 	if err := staged.writeDescriptor(d); err != nil {
 		return Info{}, err
@@ -278,7 +290,8 @@ func (im *Import) commit(blocks []Block, bcsID uint64) (Info, error) {
 	v.containers[im.id] = c
 	delete(v.importing, im.id)
 	im.done = true
-	return Info{ID: im.id, State: Closed, Layout: im.layout, BCSID: ctr.bcsID, UsedBytes: ctr.usedBytes, BlockCount: ctr.blockCount}, nil
+	return Info{ID: im.id, State: Closed, Layout: im.layout, BCSID: ctr.bcsID, UsedBytes: ctr.usedBytes, BlockCount: ctr.blockCount,
+		ReplicaIndex: im.index}, nil
 }
 
 // blockFile returns the file and file offset of the chunk at off.

@@ -61,7 +61,17 @@ type descriptor struct {
 	id     uint64
 	layout Layout
 	state  State
+	// index is the replica index of an erasure coded container's replica
+	// (0: a replicated container). Written only when not 0, so that the
+	// descriptors of replicated containers are what they always were.
+	index int
 }
+
+// MaxReplicaIndex is the highest replica index: an erasure coded
+// container's block groups have at most this many members.
+const MaxReplicaIndex = 255
+
+func validIndex(i int) bool { return i >= 0 && i <= MaxReplicaIndex }
 
 const descMagic = "strato-container v1"
 
@@ -70,6 +80,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func (d descriptor) encode() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s\nid %d\nlayout %s\nstate %s\n", descMagic, d.id, d.layout, d.state)
+	if d.index != 0 {
+		fmt.Fprintf(&b, "index %d\n", d.index)
+	}
 	fmt.Fprintf(&b, "crc %08x\n", crc32.Checksum(b.Bytes(), castagnoli))
 	return b.Bytes()
 }
@@ -84,7 +97,7 @@ func decodeDescriptor(p []byte) (descriptor, error) {
 		return descriptor{}, fmt.Errorf("%w: descriptor checksum mismatch", ErrCorrupt)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(p[:i]), "\n"), "\n")
-	if len(lines) != 4 || lines[0] != descMagic {
+	if len(lines) != 4 && len(lines) != 5 || lines[0] != descMagic {
 		return descriptor{}, fmt.Errorf("%w: descriptor has an unknown format", ErrCorrupt)
 	}
 	var d descriptor
@@ -100,6 +113,9 @@ func decodeDescriptor(p []byte) (descriptor, error) {
 			ok = err == nil
 		case "state":
 			d.state, ok = parseState(v)
+		case "index":
+			d.index, err = strconv.Atoi(v)
+			ok = err == nil && validIndex(d.index) && d.index != 0
 		}
 		if !ok {
 			return descriptor{}, fmt.Errorf("%w: descriptor line %q", ErrCorrupt, l)
