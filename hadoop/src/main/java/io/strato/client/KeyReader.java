@@ -115,15 +115,43 @@ public final class KeyReader implements Closeable {
 
   /** Fills dst[dstOff, +len) from the key at off (within the key), piece by piece. */
   private void readRange(long off, byte[] dst, int dstOff, int len) throws IOException {
+    // Pieces of up to a chunk, within one block; up to readAhead of them are
+    // asked of their first replica at once, then verified in order (a piece
+    // whose replica failed is read again from the others).
+    Deque<Ahead> inFlight = new ArrayDeque<>();
+    int asked = 0;
     int done = 0;
     while (done < len) {
-      long at = off + done;
-      Blk bl = blockAt(at);
-      long inBlock = at - bl.offset;
-      int n = (int) Math.min(Math.min(len - done, bl.length - inBlock), piece);
-      readBlock(bl, inBlock, dst, dstOff + done, n, null);
-      done += n;
+      while (asked < len && (inFlight.size() < Math.max(1, c.opts.readAhead) || asked == done)) {
+        long at = off + asked;
+        Blk bl = blockAt(at);
+        long inBlock = at - bl.offset;
+        int n = (int) Math.min(Math.min(len - asked, bl.length - inBlock), piece);
+        inFlight.addLast(ask(bl, at, n));
+        asked += n;
+      }
+      Ahead a = inFlight.pollFirst();
+      readBlock(a.bl, a.off - a.bl.offset, dst, dstOff + done, a.len, a.m == null ? null : a);
+      done += a.len;
     }
+  }
+
+  /** Sends a READ_CHUNK for [at, at+n) of the key to the block's first replica. */
+  private Ahead ask(Blk bl, long at, int n) {
+    List<DatanodeDetails> order = order(bl);
+    if (order.isEmpty()) {
+      return new Ahead(at, n, bl, null, null, null);
+    }
+    DatanodeDetails m = order.get(0);
+    CompletableFuture<DataConn.Response> f;
+    DataConn conn = null;
+    try {
+      conn = c.data.get(m.getDataAddr());
+      f = conn.readChunk(new ReadChunkRequest(bl.id, at - bl.offset, n));
+    } catch (IOException e) {
+      f = CompletableFuture.failedFuture(e);
+    }
+    return new Ahead(at, n, bl, m, conn, f);
   }
 
   private Blk blockAt(long off) throws IOException {
@@ -364,21 +392,11 @@ public final class KeyReader implements Closeable {
     }
     while (ahead.size() < c.opts.readAhead && next < key.getSize()) {
       int n = pieceLen(next);
-      Blk bl = blockAt(next);
-      List<DatanodeDetails> order = order(bl);
-      if (order.isEmpty()) {
+      Ahead a = ask(blockAt(next), next, n);
+      if (a.m == null) {
         break;
       }
-      DatanodeDetails m = order.get(0);
-      CompletableFuture<DataConn.Response> f;
-      DataConn conn = null;
-      try {
-        conn = c.data.get(m.getDataAddr());
-        f = conn.readChunk(new ReadChunkRequest(bl.id, next - bl.offset, n));
-      } catch (IOException e) {
-        f = CompletableFuture.failedFuture(e);
-      }
-      ahead.addLast(new Ahead(next, n, bl, m, conn, f));
+      ahead.addLast(a);
       next += n;
     }
   }
