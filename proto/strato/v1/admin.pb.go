@@ -232,8 +232,10 @@ type ContainerInfo struct {
 	// Bytes allocated to blocks of this container (soft: rebuilt from reports
 	// after a restart, and never smaller than the largest replica reported).
 	AllocatedBytes int64 `protobuf:"varint,6,opt,name=allocated_bytes,json=allocatedBytes,proto3" json:"allocated_bytes,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Set: an erasure coded container (its replicas hold replica indexes).
+	ErasureCoding *ErasureCoding `protobuf:"bytes,7,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ContainerInfo) Reset() {
@@ -306,6 +308,13 @@ func (x *ContainerInfo) GetAllocatedBytes() int64 {
 		return x.AllocatedBytes
 	}
 	return 0
+}
+
+func (x *ContainerInfo) GetErasureCoding() *ErasureCoding {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
 }
 
 type ListDatanodesRequest struct {
@@ -1836,7 +1845,7 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"containers\x18\x06 \x01(\x05R\n" +
 	"containers\x12\x1c\n" +
-	"\tpipelines\x18\a \x01(\x05R\tpipelines\"\x82\x02\n" +
+	"\tpipelines\x18\a \x01(\x05R\tpipelines\"\xc3\x02\n" +
 	"\rContainerInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.strato.v1.ContainerStateR\x05state\x12\x1f\n" +
@@ -1844,7 +1853,8 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"pipelineId\x12>\n" +
 	"\vreplication\x18\x04 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\x12'\n" +
-	"\x0fallocated_bytes\x18\x06 \x01(\x03R\x0eallocatedBytes\"\x16\n" +
+	"\x0fallocated_bytes\x18\x06 \x01(\x03R\x0eallocatedBytes\x12?\n" +
+	"\x0eerasure_coding\x18\a \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"\x16\n" +
 	"\x14ListDatanodesRequest\"N\n" +
 	"\x15ListDatanodesResponse\x125\n" +
 	"\tdatanodes\x18\x01 \x03(\v2\x17.strato.v1.DatanodeInfoR\tdatanodes\"\x16\n" +
@@ -2033,8 +2043,9 @@ var file_strato_v1_admin_proto_goTypes = []any{
 	(*NodeStats)(nil),                    // 35: strato.v1.NodeStats
 	(ContainerState)(0),                  // 36: strato.v1.ContainerState
 	(ReplicationFactor)(0),               // 37: strato.v1.ReplicationFactor
-	(*PipelineInfo)(nil),                 // 38: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),             // 39: strato.v1.ContainerReplica
+	(*ErasureCoding)(nil),                // 38: strato.v1.ErasureCoding
+	(*PipelineInfo)(nil),                 // 39: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),             // 40: strato.v1.ContainerReplica
 }
 var file_strato_v1_admin_proto_depIdxs = []int32{
 	34, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
@@ -2043,53 +2054,54 @@ var file_strato_v1_admin_proto_depIdxs = []int32{
 	1,  // 3: strato.v1.DatanodeInfo.op_state:type_name -> strato.v1.NodeOpState
 	36, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
 	37, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 6: strato.v1.ListDatanodesResponse.datanodes:type_name -> strato.v1.DatanodeInfo
-	38, // 7: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
-	3,  // 8: strato.v1.ListContainersResponse.containers:type_name -> strato.v1.ContainerInfo
-	3,  // 9: strato.v1.ContainerReplicasResponse.container:type_name -> strato.v1.ContainerInfo
-	33, // 10: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
-	2,  // 11: strato.v1.DecommissionDatanodeResponse.datanode:type_name -> strato.v1.DatanodeInfo
-	19, // 12: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
-	19, // 13: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
-	24, // 14: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
-	24, // 15: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
-	24, // 16: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
-	39, // 17: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
-	4,  // 18: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
-	6,  // 19: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
-	8,  // 20: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
-	10, // 21: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
-	12, // 22: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
-	13, // 23: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
-	15, // 24: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
-	17, // 25: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
-	20, // 26: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
-	21, // 27: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
-	22, // 28: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
-	25, // 29: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
-	27, // 30: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
-	29, // 31: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
-	31, // 32: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
-	5,  // 33: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
-	7,  // 34: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
-	9,  // 35: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
-	11, // 36: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
-	14, // 37: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
-	14, // 38: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
-	16, // 39: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
-	18, // 40: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
-	23, // 41: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
-	23, // 42: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
-	23, // 43: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
-	26, // 44: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
-	28, // 45: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
-	30, // 46: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
-	32, // 47: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
-	33, // [33:48] is the sub-list for method output_type
-	18, // [18:33] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	38, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	2,  // 7: strato.v1.ListDatanodesResponse.datanodes:type_name -> strato.v1.DatanodeInfo
+	39, // 8: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
+	3,  // 9: strato.v1.ListContainersResponse.containers:type_name -> strato.v1.ContainerInfo
+	3,  // 10: strato.v1.ContainerReplicasResponse.container:type_name -> strato.v1.ContainerInfo
+	33, // 11: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
+	2,  // 12: strato.v1.DecommissionDatanodeResponse.datanode:type_name -> strato.v1.DatanodeInfo
+	19, // 13: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
+	19, // 14: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
+	24, // 15: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
+	24, // 16: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
+	24, // 17: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
+	40, // 18: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
+	4,  // 19: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
+	6,  // 20: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
+	8,  // 21: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
+	10, // 22: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
+	12, // 23: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
+	13, // 24: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
+	15, // 25: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
+	17, // 26: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
+	20, // 27: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
+	21, // 28: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
+	22, // 29: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
+	25, // 30: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
+	27, // 31: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
+	29, // 32: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
+	31, // 33: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
+	5,  // 34: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
+	7,  // 35: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
+	9,  // 36: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
+	11, // 37: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
+	14, // 38: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
+	14, // 39: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
+	16, // 40: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
+	18, // 41: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
+	23, // 42: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
+	23, // 43: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
+	23, // 44: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
+	26, // 45: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
+	28, // 46: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
+	30, // 47: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
+	32, // 48: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
+	34, // [34:49] is the sub-list for method output_type
+	19, // [19:34] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_admin_proto_init() }

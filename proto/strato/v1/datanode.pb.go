@@ -210,6 +210,9 @@ type PipelineInfo struct {
 	Members       []string               `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"` // datanode IDs, leader first
 	State         PipelineState          `protobuf:"varint,4,opt,name=state,proto3,enum=strato.v1.PipelineState" json:"state,omitempty"`
 	CreatedUnixMs int64                  `protobuf:"varint,5,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	// Set: an erasure coded pipeline, its members in member order (the
+	// replica index of member m is m+1); replication is then not used.
+	ErasureCoding *ErasureCoding `protobuf:"bytes,6,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -277,6 +280,13 @@ func (x *PipelineInfo) GetCreatedUnixMs() int64 {
 		return x.CreatedUnixMs
 	}
 	return 0
+}
+
+func (x *PipelineInfo) GetErasureCoding() *ErasureCoding {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
 }
 
 // ContainerReplica is one datanode's report of one container.
@@ -1175,13 +1185,14 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\bcapacity\x18\x01 \x01(\x03R\bcapacity\x12\x12\n" +
 	"\x04used\x18\x02 \x01(\x03R\x04used\x12\x1c\n" +
 	"\tremaining\x18\x03 \x01(\x03R\tremaining\x12\x18\n" +
-	"\avolumes\x18\x04 \x01(\x05R\avolumes\"\xd0\x01\n" +
+	"\avolumes\x18\x04 \x01(\x05R\avolumes\"\x91\x02\n" +
 	"\fPipelineInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12>\n" +
 	"\vreplication\x18\x02 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12\x18\n" +
 	"\amembers\x18\x03 \x03(\tR\amembers\x12.\n" +
 	"\x05state\x18\x04 \x01(\x0e2\x18.strato.v1.PipelineStateR\x05state\x12&\n" +
-	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\"\xe2\x01\n" +
+	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\x12?\n" +
+	"\x0eerasure_coding\x18\x06 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"\xe2\x01\n" +
 	"\x10ContainerReplica\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.strato.v1.ContainerStateR\x05state\x12\x1d\n" +
@@ -1295,36 +1306,38 @@ var file_strato_v1_datanode_proto_goTypes = []any{
 	(*HeartbeatRequest)(nil),          // 15: strato.v1.HeartbeatRequest
 	(*HeartbeatResponse)(nil),         // 16: strato.v1.HeartbeatResponse
 	(ReplicationFactor)(0),            // 17: strato.v1.ReplicationFactor
-	(*DatanodeDetails)(nil),           // 18: strato.v1.DatanodeDetails
+	(*ErasureCoding)(nil),             // 18: strato.v1.ErasureCoding
+	(*DatanodeDetails)(nil),           // 19: strato.v1.DatanodeDetails
 }
 var file_strato_v1_datanode_proto_depIdxs = []int32{
 	17, // 0: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
 	1,  // 1: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
-	0,  // 2: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
-	4,  // 3: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
-	3,  // 4: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
-	18, // 5: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
-	6,  // 6: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
-	7,  // 7: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
-	8,  // 8: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
-	9,  // 9: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
-	10, // 10: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
-	11, // 11: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
-	18, // 12: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
-	2,  // 13: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
-	5,  // 14: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
-	2,  // 15: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
-	5,  // 16: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
-	12, // 17: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
-	13, // 18: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
-	15, // 19: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
-	14, // 20: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
-	16, // 21: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
-	20, // [20:22] is the sub-list for method output_type
-	18, // [18:20] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	18, // 2: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	0,  // 3: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
+	4,  // 4: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
+	3,  // 5: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
+	19, // 6: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
+	6,  // 7: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
+	7,  // 8: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
+	8,  // 9: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
+	9,  // 10: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
+	10, // 11: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
+	11, // 12: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
+	19, // 13: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
+	2,  // 14: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
+	5,  // 15: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
+	2,  // 16: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
+	5,  // 17: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
+	12, // 18: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
+	13, // 19: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
+	15, // 20: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
+	14, // 21: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
+	16, // 22: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
+	21, // [21:23] is the sub-list for method output_type
+	19, // [19:21] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_datanode_proto_init() }

@@ -346,6 +346,132 @@ func (ReplicationFactor) EnumDescriptor() ([]byte, []int) {
 	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
 }
 
+// ErasureCodec is the code of an ErasureCoding config.
+type ErasureCodec int32
+
+const (
+	ErasureCodec_ERASURE_CODEC_UNSPECIFIED ErasureCodec = 0
+	// Reed-Solomon over GF(2^8) with a Cauchy matrix: HDFS's and Ozone's
+	// "rs" codec, byte for byte.
+	ErasureCodec_ERASURE_CODEC_RS ErasureCodec = 1
+	// One parity member, the XOR of the data members.
+	ErasureCodec_ERASURE_CODEC_XOR ErasureCodec = 2
+)
+
+// Enum value maps for ErasureCodec.
+var (
+	ErasureCodec_name = map[int32]string{
+		0: "ERASURE_CODEC_UNSPECIFIED",
+		1: "ERASURE_CODEC_RS",
+		2: "ERASURE_CODEC_XOR",
+	}
+	ErasureCodec_value = map[string]int32{
+		"ERASURE_CODEC_UNSPECIFIED": 0,
+		"ERASURE_CODEC_RS":          1,
+		"ERASURE_CODEC_XOR":         2,
+	}
+)
+
+func (x ErasureCodec) Enum() *ErasureCodec {
+	p := new(ErasureCodec)
+	*p = x
+	return p
+}
+
+func (x ErasureCodec) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ErasureCodec) Descriptor() protoreflect.EnumDescriptor {
+	return file_strato_v1_namespace_proto_enumTypes[4].Descriptor()
+}
+
+func (ErasureCodec) Type() protoreflect.EnumType {
+	return &file_strato_v1_namespace_proto_enumTypes[4]
+}
+
+func (x ErasureCodec) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ErasureCodec.Descriptor instead.
+func (ErasureCodec) EnumDescriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
+}
+
+// ErasureCoding is an erasure coding replication config (docs/ec.md): each
+// block group's bytes, in cells of cell_size, are striped over data
+// datanodes, with parity datanodes holding the code; any data of the
+// data+parity rebuild the rest. Written rs-6-3-1024k in the CLI. Where a
+// message has both, an erasure_coding that is set wins over replication.
+type ErasureCoding struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Codec         ErasureCodec           `protobuf:"varint,1,opt,name=codec,proto3,enum=strato.v1.ErasureCodec" json:"codec,omitempty"`
+	Data          int32                  `protobuf:"varint,2,opt,name=data,proto3" json:"data,omitempty"`                         // data members, 2 to 32
+	Parity        int32                  `protobuf:"varint,3,opt,name=parity,proto3" json:"parity,omitempty"`                     // parity members, 1 to 16 (XOR: 1)
+	CellSize      int32                  `protobuf:"varint,4,opt,name=cell_size,json=cellSize,proto3" json:"cell_size,omitempty"` // bytes, a multiple of 4096 up to 16 MiB; 0: 1 MiB
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ErasureCoding) Reset() {
+	*x = ErasureCoding{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ErasureCoding) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ErasureCoding) ProtoMessage() {}
+
+func (x *ErasureCoding) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ErasureCoding.ProtoReflect.Descriptor instead.
+func (*ErasureCoding) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ErasureCoding) GetCodec() ErasureCodec {
+	if x != nil {
+		return x.Codec
+	}
+	return ErasureCodec_ERASURE_CODEC_UNSPECIFIED
+}
+
+func (x *ErasureCoding) GetData() int32 {
+	if x != nil {
+		return x.Data
+	}
+	return 0
+}
+
+func (x *ErasureCoding) GetParity() int32 {
+	if x != nil {
+		return x.Parity
+	}
+	return 0
+}
+
+func (x *ErasureCoding) GetCellSize() int32 {
+	if x != nil {
+		return x.CellSize
+	}
+	return 0
+}
+
 // VolumeInfo is a volume: a set of buckets with an owner and quotas.
 type VolumeInfo struct {
 	state                  protoimpl.MessageState `protogen:"open.v1"`
@@ -364,7 +490,7 @@ type VolumeInfo struct {
 
 func (x *VolumeInfo) Reset() {
 	*x = VolumeInfo{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[0]
+	mi := &file_strato_v1_namespace_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -376,7 +502,7 @@ func (x *VolumeInfo) String() string {
 func (*VolumeInfo) ProtoMessage() {}
 
 func (x *VolumeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[0]
+	mi := &file_strato_v1_namespace_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -389,7 +515,7 @@ func (x *VolumeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeInfo.ProtoReflect.Descriptor instead.
 func (*VolumeInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{0}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *VolumeInfo) GetName() string {
@@ -476,14 +602,17 @@ type BucketInfo struct {
 	VolumeId               uint64                 `protobuf:"varint,16,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
 	// Attributes stored with the bucket (the S3 gateway's tags), sorted by
 	// name; set by SetAttributes.
-	Attributes    []*KeyAttribute `protobuf:"bytes,17,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	Attributes []*KeyAttribute `protobuf:"bytes,17,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	// Set: keys written without a replication of their own are erasure
+	// coded with it (replication is then not used).
+	ErasureCoding *ErasureCoding `protobuf:"bytes,18,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BucketInfo) Reset() {
 	*x = BucketInfo{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[1]
+	mi := &file_strato_v1_namespace_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +624,7 @@ func (x *BucketInfo) String() string {
 func (*BucketInfo) ProtoMessage() {}
 
 func (x *BucketInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[1]
+	mi := &file_strato_v1_namespace_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +637,7 @@ func (x *BucketInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BucketInfo.ProtoReflect.Descriptor instead.
 func (*BucketInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{1}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *BucketInfo) GetVolume() string {
@@ -630,6 +759,13 @@ func (x *BucketInfo) GetAttributes() []*KeyAttribute {
 	return nil
 }
 
+func (x *BucketInfo) GetErasureCoding() *ErasureCoding {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
 // BlockID names a block: the container it lives in and its ID there.
 type BlockID struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -641,7 +777,7 @@ type BlockID struct {
 
 func (x *BlockID) Reset() {
 	*x = BlockID{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[2]
+	mi := &file_strato_v1_namespace_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +789,7 @@ func (x *BlockID) String() string {
 func (*BlockID) ProtoMessage() {}
 
 func (x *BlockID) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[2]
+	mi := &file_strato_v1_namespace_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +802,7 @@ func (x *BlockID) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockID.ProtoReflect.Descriptor instead.
 func (*BlockID) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{2}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *BlockID) GetContainerId() uint64 {
@@ -695,7 +831,7 @@ type DatanodeDetails struct {
 
 func (x *DatanodeDetails) Reset() {
 	*x = DatanodeDetails{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[3]
+	mi := &file_strato_v1_namespace_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -707,7 +843,7 @@ func (x *DatanodeDetails) String() string {
 func (*DatanodeDetails) ProtoMessage() {}
 
 func (x *DatanodeDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[3]
+	mi := &file_strato_v1_namespace_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -720,7 +856,7 @@ func (x *DatanodeDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeDetails.ProtoReflect.Descriptor instead.
 func (*DatanodeDetails) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DatanodeDetails) GetId() string {
@@ -756,7 +892,7 @@ type Pipeline struct {
 
 func (x *Pipeline) Reset() {
 	*x = Pipeline{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[4]
+	mi := &file_strato_v1_namespace_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +904,7 @@ func (x *Pipeline) String() string {
 func (*Pipeline) ProtoMessage() {}
 
 func (x *Pipeline) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[4]
+	mi := &file_strato_v1_namespace_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +917,7 @@ func (x *Pipeline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pipeline.ProtoReflect.Descriptor instead.
 func (*Pipeline) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Pipeline) GetId() uint64 {
@@ -811,7 +947,7 @@ type BlockLocation struct {
 
 func (x *BlockLocation) Reset() {
 	*x = BlockLocation{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[5]
+	mi := &file_strato_v1_namespace_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +959,7 @@ func (x *BlockLocation) String() string {
 func (*BlockLocation) ProtoMessage() {}
 
 func (x *BlockLocation) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[5]
+	mi := &file_strato_v1_namespace_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +972,7 @@ func (x *BlockLocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockLocation.ProtoReflect.Descriptor instead.
 func (*BlockLocation) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *BlockLocation) GetBlockId() *BlockID {
@@ -886,13 +1022,14 @@ type KeyInfo struct {
 	// Attributes stored with the key at its commit (the S3 gateway's content
 	// type, user metadata, ETag, checksums and tags), sorted by name.
 	Attributes    []*KeyAttribute `protobuf:"bytes,14,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	ErasureCoding *ErasureCoding  `protobuf:"bytes,15,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: the key is erasure coded
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *KeyInfo) Reset() {
 	*x = KeyInfo{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[6]
+	mi := &file_strato_v1_namespace_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -904,7 +1041,7 @@ func (x *KeyInfo) String() string {
 func (*KeyInfo) ProtoMessage() {}
 
 func (x *KeyInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[6]
+	mi := &file_strato_v1_namespace_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -917,7 +1054,7 @@ func (x *KeyInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyInfo.ProtoReflect.Descriptor instead.
 func (*KeyInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *KeyInfo) GetVolume() string {
@@ -1018,6 +1155,13 @@ func (x *KeyInfo) GetAttributes() []*KeyAttribute {
 	return nil
 }
 
+func (x *KeyInfo) GetErasureCoding() *ErasureCoding {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
 // KeyAttribute is a name and a value stored with a key. Meta gives them no
 // meaning; the S3 gateway's names are in docs/s3.md.
 type KeyAttribute struct {
@@ -1030,7 +1174,7 @@ type KeyAttribute struct {
 
 func (x *KeyAttribute) Reset() {
 	*x = KeyAttribute{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[7]
+	mi := &file_strato_v1_namespace_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1042,7 +1186,7 @@ func (x *KeyAttribute) String() string {
 func (*KeyAttribute) ProtoMessage() {}
 
 func (x *KeyAttribute) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[7]
+	mi := &file_strato_v1_namespace_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1055,7 +1199,7 @@ func (x *KeyAttribute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyAttribute.ProtoReflect.Descriptor instead.
 func (*KeyAttribute) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *KeyAttribute) GetName() string {
@@ -1088,7 +1232,7 @@ type KeySource struct {
 
 func (x *KeySource) Reset() {
 	*x = KeySource{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[8]
+	mi := &file_strato_v1_namespace_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1100,7 +1244,7 @@ func (x *KeySource) String() string {
 func (*KeySource) ProtoMessage() {}
 
 func (x *KeySource) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[8]
+	mi := &file_strato_v1_namespace_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1113,7 +1257,7 @@ func (x *KeySource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySource.ProtoReflect.Descriptor instead.
 func (*KeySource) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *KeySource) GetVolume() string {
@@ -1163,7 +1307,7 @@ type FileStatus struct {
 
 func (x *FileStatus) Reset() {
 	*x = FileStatus{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[9]
+	mi := &file_strato_v1_namespace_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1175,7 +1319,7 @@ func (x *FileStatus) String() string {
 func (*FileStatus) ProtoMessage() {}
 
 func (x *FileStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[9]
+	mi := &file_strato_v1_namespace_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1188,7 +1332,7 @@ func (x *FileStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileStatus.ProtoReflect.Descriptor instead.
 func (*FileStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FileStatus) GetPath() string {
@@ -1274,7 +1418,7 @@ type ExcludeList struct {
 
 func (x *ExcludeList) Reset() {
 	*x = ExcludeList{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[10]
+	mi := &file_strato_v1_namespace_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1286,7 +1430,7 @@ func (x *ExcludeList) String() string {
 func (*ExcludeList) ProtoMessage() {}
 
 func (x *ExcludeList) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[10]
+	mi := &file_strato_v1_namespace_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1299,7 +1443,7 @@ func (x *ExcludeList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExcludeList.ProtoReflect.Descriptor instead.
 func (*ExcludeList) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ExcludeList) GetDatanodes() []string {
@@ -1335,7 +1479,7 @@ type CreateVolumeRequest struct {
 
 func (x *CreateVolumeRequest) Reset() {
 	*x = CreateVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[11]
+	mi := &file_strato_v1_namespace_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1347,7 +1491,7 @@ func (x *CreateVolumeRequest) String() string {
 func (*CreateVolumeRequest) ProtoMessage() {}
 
 func (x *CreateVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[11]
+	mi := &file_strato_v1_namespace_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1360,7 +1504,7 @@ func (x *CreateVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateVolumeRequest.ProtoReflect.Descriptor instead.
 func (*CreateVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateVolumeRequest) GetName() string {
@@ -1400,7 +1544,7 @@ type CreateVolumeResponse struct {
 
 func (x *CreateVolumeResponse) Reset() {
 	*x = CreateVolumeResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[12]
+	mi := &file_strato_v1_namespace_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1556,7 @@ func (x *CreateVolumeResponse) String() string {
 func (*CreateVolumeResponse) ProtoMessage() {}
 
 func (x *CreateVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[12]
+	mi := &file_strato_v1_namespace_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1569,7 @@ func (x *CreateVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateVolumeResponse.ProtoReflect.Descriptor instead.
 func (*CreateVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CreateVolumeResponse) GetVolume() *VolumeInfo {
@@ -1444,7 +1588,7 @@ type DeleteVolumeRequest struct {
 
 func (x *DeleteVolumeRequest) Reset() {
 	*x = DeleteVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[13]
+	mi := &file_strato_v1_namespace_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1456,7 +1600,7 @@ func (x *DeleteVolumeRequest) String() string {
 func (*DeleteVolumeRequest) ProtoMessage() {}
 
 func (x *DeleteVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[13]
+	mi := &file_strato_v1_namespace_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1469,7 +1613,7 @@ func (x *DeleteVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeRequest.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeleteVolumeRequest) GetName() string {
@@ -1487,7 +1631,7 @@ type DeleteVolumeResponse struct {
 
 func (x *DeleteVolumeResponse) Reset() {
 	*x = DeleteVolumeResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[14]
+	mi := &file_strato_v1_namespace_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1499,7 +1643,7 @@ func (x *DeleteVolumeResponse) String() string {
 func (*DeleteVolumeResponse) ProtoMessage() {}
 
 func (x *DeleteVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[14]
+	mi := &file_strato_v1_namespace_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1512,7 +1656,7 @@ func (x *DeleteVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeResponse.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{15}
 }
 
 type GetVolumeRequest struct {
@@ -1524,7 +1668,7 @@ type GetVolumeRequest struct {
 
 func (x *GetVolumeRequest) Reset() {
 	*x = GetVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[15]
+	mi := &file_strato_v1_namespace_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1536,7 +1680,7 @@ func (x *GetVolumeRequest) String() string {
 func (*GetVolumeRequest) ProtoMessage() {}
 
 func (x *GetVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[15]
+	mi := &file_strato_v1_namespace_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1549,7 +1693,7 @@ func (x *GetVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVolumeRequest.ProtoReflect.Descriptor instead.
 func (*GetVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetVolumeRequest) GetName() string {
@@ -1570,7 +1714,7 @@ type ListVolumesRequest struct {
 
 func (x *ListVolumesRequest) Reset() {
 	*x = ListVolumesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[16]
+	mi := &file_strato_v1_namespace_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1582,7 +1726,7 @@ func (x *ListVolumesRequest) String() string {
 func (*ListVolumesRequest) ProtoMessage() {}
 
 func (x *ListVolumesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[16]
+	mi := &file_strato_v1_namespace_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1595,7 +1739,7 @@ func (x *ListVolumesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListVolumesRequest.ProtoReflect.Descriptor instead.
 func (*ListVolumesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListVolumesRequest) GetPrefix() string {
@@ -1629,7 +1773,7 @@ type ListVolumesResponse struct {
 
 func (x *ListVolumesResponse) Reset() {
 	*x = ListVolumesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[17]
+	mi := &file_strato_v1_namespace_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1641,7 +1785,7 @@ func (x *ListVolumesResponse) String() string {
 func (*ListVolumesResponse) ProtoMessage() {}
 
 func (x *ListVolumesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[17]
+	mi := &file_strato_v1_namespace_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1654,7 +1798,7 @@ func (x *ListVolumesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListVolumesResponse.ProtoReflect.Descriptor instead.
 func (*ListVolumesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListVolumesResponse) GetVolumes() []*VolumeInfo {
@@ -1684,7 +1828,7 @@ type SetQuotaRequest struct {
 
 func (x *SetQuotaRequest) Reset() {
 	*x = SetQuotaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[18]
+	mi := &file_strato_v1_namespace_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1696,7 +1840,7 @@ func (x *SetQuotaRequest) String() string {
 func (*SetQuotaRequest) ProtoMessage() {}
 
 func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[18]
+	mi := &file_strato_v1_namespace_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1709,7 +1853,7 @@ func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SetQuotaRequest) GetVolume() string {
@@ -1748,7 +1892,7 @@ type SetQuotaResponse struct {
 
 func (x *SetQuotaResponse) Reset() {
 	*x = SetQuotaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[19]
+	mi := &file_strato_v1_namespace_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1760,7 +1904,7 @@ func (x *SetQuotaResponse) String() string {
 func (*SetQuotaResponse) ProtoMessage() {}
 
 func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[19]
+	mi := &file_strato_v1_namespace_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1773,7 +1917,7 @@ func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaResponse.ProtoReflect.Descriptor instead.
 func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{20}
 }
 
 type CreateBucketRequest struct {
@@ -1788,13 +1932,16 @@ type CreateBucketRequest struct {
 	QuotaNamespace   int64                  `protobuf:"varint,8,opt,name=quota_namespace,json=quotaNamespace,proto3" json:"quota_namespace,omitempty"`
 	Owner            string                 `protobuf:"bytes,9,opt,name=owner,proto3" json:"owner,omitempty"`                            // default: the caller
 	BlockSize        int64                  `protobuf:"varint,10,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"` // default: the cluster's (256 MiB)
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Erasure codes the bucket's keys by default (replication is then not
+	// used); refused (INVALID_ARGUMENT) when not a valid config.
+	ErasureCoding *ErasureCoding `protobuf:"bytes,11,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateBucketRequest) Reset() {
 	*x = CreateBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[20]
+	mi := &file_strato_v1_namespace_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1806,7 +1953,7 @@ func (x *CreateBucketRequest) String() string {
 func (*CreateBucketRequest) ProtoMessage() {}
 
 func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[20]
+	mi := &file_strato_v1_namespace_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1819,7 +1966,7 @@ func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketRequest.ProtoReflect.Descriptor instead.
 func (*CreateBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CreateBucketRequest) GetVolume() string {
@@ -1892,6 +2039,13 @@ func (x *CreateBucketRequest) GetBlockSize() int64 {
 	return 0
 }
 
+func (x *CreateBucketRequest) GetErasureCoding() *ErasureCoding {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
 type CreateBucketResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Bucket        *BucketInfo            `protobuf:"bytes,1,opt,name=bucket,proto3" json:"bucket,omitempty"`
@@ -1901,7 +2055,7 @@ type CreateBucketResponse struct {
 
 func (x *CreateBucketResponse) Reset() {
 	*x = CreateBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	mi := &file_strato_v1_namespace_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1913,7 +2067,7 @@ func (x *CreateBucketResponse) String() string {
 func (*CreateBucketResponse) ProtoMessage() {}
 
 func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	mi := &file_strato_v1_namespace_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1926,7 +2080,7 @@ func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketResponse.ProtoReflect.Descriptor instead.
 func (*CreateBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CreateBucketResponse) GetBucket() *BucketInfo {
@@ -1946,7 +2100,7 @@ type DeleteBucketRequest struct {
 
 func (x *DeleteBucketRequest) Reset() {
 	*x = DeleteBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	mi := &file_strato_v1_namespace_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1958,7 +2112,7 @@ func (x *DeleteBucketRequest) String() string {
 func (*DeleteBucketRequest) ProtoMessage() {}
 
 func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	mi := &file_strato_v1_namespace_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1971,7 +2125,7 @@ func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketRequest.ProtoReflect.Descriptor instead.
 func (*DeleteBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeleteBucketRequest) GetVolume() string {
@@ -1996,7 +2150,7 @@ type DeleteBucketResponse struct {
 
 func (x *DeleteBucketResponse) Reset() {
 	*x = DeleteBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	mi := &file_strato_v1_namespace_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2008,7 +2162,7 @@ func (x *DeleteBucketResponse) String() string {
 func (*DeleteBucketResponse) ProtoMessage() {}
 
 func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	mi := &file_strato_v1_namespace_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2021,7 +2175,7 @@ func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketResponse.ProtoReflect.Descriptor instead.
 func (*DeleteBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{24}
 }
 
 type GetBucketRequest struct {
@@ -2034,7 +2188,7 @@ type GetBucketRequest struct {
 
 func (x *GetBucketRequest) Reset() {
 	*x = GetBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	mi := &file_strato_v1_namespace_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +2200,7 @@ func (x *GetBucketRequest) String() string {
 func (*GetBucketRequest) ProtoMessage() {}
 
 func (x *GetBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	mi := &file_strato_v1_namespace_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +2213,7 @@ func (x *GetBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBucketRequest.ProtoReflect.Descriptor instead.
 func (*GetBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetBucketRequest) GetVolume() string {
@@ -2088,7 +2242,7 @@ type ListBucketsRequest struct {
 
 func (x *ListBucketsRequest) Reset() {
 	*x = ListBucketsRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[25]
+	mi := &file_strato_v1_namespace_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2100,7 +2254,7 @@ func (x *ListBucketsRequest) String() string {
 func (*ListBucketsRequest) ProtoMessage() {}
 
 func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[25]
+	mi := &file_strato_v1_namespace_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2113,7 +2267,7 @@ func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsRequest.ProtoReflect.Descriptor instead.
 func (*ListBucketsRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListBucketsRequest) GetVolume() string {
@@ -2154,7 +2308,7 @@ type ListBucketsResponse struct {
 
 func (x *ListBucketsResponse) Reset() {
 	*x = ListBucketsResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[26]
+	mi := &file_strato_v1_namespace_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2166,7 +2320,7 @@ func (x *ListBucketsResponse) String() string {
 func (*ListBucketsResponse) ProtoMessage() {}
 
 func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[26]
+	mi := &file_strato_v1_namespace_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2179,7 +2333,7 @@ func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsResponse.ProtoReflect.Descriptor instead.
 func (*ListBucketsResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListBucketsResponse) GetBuckets() []*BucketInfo {
@@ -2212,14 +2366,18 @@ type OpenKeyRequest struct {
 	Owner       string            `protobuf:"bytes,7,opt,name=owner,proto3" json:"owner,omitempty"`
 	// deferrable: the caller can take a create token instead of an open key
 	// (see OpenKeyResponse.create_token).
-	Deferrable    bool `protobuf:"varint,8,opt,name=deferrable,proto3" json:"deferrable,omitempty"`
+	Deferrable bool `protobuf:"varint,8,opt,name=deferrable,proto3" json:"deferrable,omitempty"`
+	// Erasure codes the key, whatever replication and the bucket's say; a
+	// replication given without it makes a key of an erasure coded bucket
+	// replicated.
+	ErasureCoding *ErasureCoding `protobuf:"bytes,9,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenKeyRequest) Reset() {
 	*x = OpenKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[27]
+	mi := &file_strato_v1_namespace_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2231,7 +2389,7 @@ func (x *OpenKeyRequest) String() string {
 func (*OpenKeyRequest) ProtoMessage() {}
 
 func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[27]
+	mi := &file_strato_v1_namespace_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2244,7 +2402,7 @@ func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyRequest.ProtoReflect.Descriptor instead.
 func (*OpenKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *OpenKeyRequest) GetVolume() string {
@@ -2303,6 +2461,13 @@ func (x *OpenKeyRequest) GetDeferrable() bool {
 	return false
 }
 
+func (x *OpenKeyRequest) GetErasureCoding() *ErasureCoding {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
 // CreateFileRequest is OpenKey with Hadoop FileSystem create semantics (FSO
 // buckets only): the parent must be a directory (or, with recursive, be
 // creatable); an existing file is an error unless overwrite; a directory is
@@ -2320,14 +2485,15 @@ type CreateFileRequest struct {
 	Owner       string                 `protobuf:"bytes,9,opt,name=owner,proto3" json:"owner,omitempty"`
 	// deferrable: the caller can take a create token instead of an open key
 	// (see OpenKeyResponse.create_token).
-	Deferrable    bool `protobuf:"varint,10,opt,name=deferrable,proto3" json:"deferrable,omitempty"`
+	Deferrable    bool           `protobuf:"varint,10,opt,name=deferrable,proto3" json:"deferrable,omitempty"`
+	ErasureCoding *ErasureCoding `protobuf:"bytes,11,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // as OpenKeyRequest's
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateFileRequest) Reset() {
 	*x = CreateFileRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[28]
+	mi := &file_strato_v1_namespace_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2339,7 +2505,7 @@ func (x *CreateFileRequest) String() string {
 func (*CreateFileRequest) ProtoMessage() {}
 
 func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[28]
+	mi := &file_strato_v1_namespace_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2352,7 +2518,7 @@ func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateFileRequest.ProtoReflect.Descriptor instead.
 func (*CreateFileRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreateFileRequest) GetVolume() string {
@@ -2425,6 +2591,13 @@ func (x *CreateFileRequest) GetDeferrable() bool {
 	return false
 }
 
+func (x *CreateFileRequest) GetErasureCoding() *ErasureCoding {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
 type OpenKeyResponse struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	OpenId           uint64                 `protobuf:"varint,1,opt,name=open_id,json=openId,proto3" json:"open_id,omitempty"` // the handle for AllocateBlock and CommitKey
@@ -2439,14 +2612,17 @@ type OpenKeyResponse struct {
 	// the token (CommitKeyRequest.create_token, no blocks), which opens and
 	// commits the key in one Raft entry with every check done again; to write
 	// data it opens again with a size hint instead.
-	CreateToken   []byte `protobuf:"bytes,7,opt,name=create_token,json=createToken,proto3" json:"create_token,omitempty"`
+	CreateToken []byte `protobuf:"bytes,7,opt,name=create_token,json=createToken,proto3" json:"create_token,omitempty"`
+	// Set: the key is erasure coded with it, and its blocks are block groups
+	// (docs/ec.md).
+	ErasureCoding *ErasureCoding `protobuf:"bytes,8,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenKeyResponse) Reset() {
 	*x = OpenKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[29]
+	mi := &file_strato_v1_namespace_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2458,7 +2634,7 @@ func (x *OpenKeyResponse) String() string {
 func (*OpenKeyResponse) ProtoMessage() {}
 
 func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[29]
+	mi := &file_strato_v1_namespace_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2471,7 +2647,7 @@ func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyResponse.ProtoReflect.Descriptor instead.
 func (*OpenKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *OpenKeyResponse) GetOpenId() uint64 {
@@ -2523,6 +2699,13 @@ func (x *OpenKeyResponse) GetCreateToken() []byte {
 	return nil
 }
 
+func (x *OpenKeyResponse) GetErasureCoding() *ErasureCoding {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
 type AllocateBlockRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
@@ -2537,7 +2720,7 @@ type AllocateBlockRequest struct {
 
 func (x *AllocateBlockRequest) Reset() {
 	*x = AllocateBlockRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[30]
+	mi := &file_strato_v1_namespace_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2549,7 +2732,7 @@ func (x *AllocateBlockRequest) String() string {
 func (*AllocateBlockRequest) ProtoMessage() {}
 
 func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[30]
+	mi := &file_strato_v1_namespace_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2562,7 +2745,7 @@ func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockRequest.ProtoReflect.Descriptor instead.
 func (*AllocateBlockRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AllocateBlockRequest) GetVolume() string {
@@ -2616,7 +2799,7 @@ type AllocateBlockResponse struct {
 
 func (x *AllocateBlockResponse) Reset() {
 	*x = AllocateBlockResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[31]
+	mi := &file_strato_v1_namespace_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2628,7 +2811,7 @@ func (x *AllocateBlockResponse) String() string {
 func (*AllocateBlockResponse) ProtoMessage() {}
 
 func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[31]
+	mi := &file_strato_v1_namespace_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2641,7 +2824,7 @@ func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockResponse.ProtoReflect.Descriptor instead.
 func (*AllocateBlockResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AllocateBlockResponse) GetBlock() *BlockLocation {
@@ -2682,7 +2865,7 @@ type CommitKeyRequest struct {
 
 func (x *CommitKeyRequest) Reset() {
 	*x = CommitKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[32]
+	mi := &file_strato_v1_namespace_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2694,7 +2877,7 @@ func (x *CommitKeyRequest) String() string {
 func (*CommitKeyRequest) ProtoMessage() {}
 
 func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[32]
+	mi := &file_strato_v1_namespace_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2707,7 +2890,7 @@ func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyRequest.ProtoReflect.Descriptor instead.
 func (*CommitKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CommitKeyRequest) GetVolume() string {
@@ -2783,7 +2966,7 @@ type CommitKeyResponse struct {
 
 func (x *CommitKeyResponse) Reset() {
 	*x = CommitKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[33]
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2795,7 +2978,7 @@ func (x *CommitKeyResponse) String() string {
 func (*CommitKeyResponse) ProtoMessage() {}
 
 func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[33]
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2808,7 +2991,7 @@ func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyResponse.ProtoReflect.Descriptor instead.
 func (*CommitKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CommitKeyResponse) GetObjectId() uint64 {
@@ -2847,7 +3030,7 @@ type SetAttributesRequest struct {
 
 func (x *SetAttributesRequest) Reset() {
 	*x = SetAttributesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2859,7 +3042,7 @@ func (x *SetAttributesRequest) String() string {
 func (*SetAttributesRequest) ProtoMessage() {}
 
 func (x *SetAttributesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2872,7 +3055,7 @@ func (x *SetAttributesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesRequest.ProtoReflect.Descriptor instead.
 func (*SetAttributesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SetAttributesRequest) GetVolume() string {
@@ -2918,7 +3101,7 @@ type SetAttributesResponse struct {
 
 func (x *SetAttributesResponse) Reset() {
 	*x = SetAttributesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2930,7 +3113,7 @@ func (x *SetAttributesResponse) String() string {
 func (*SetAttributesResponse) ProtoMessage() {}
 
 func (x *SetAttributesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2943,7 +3126,7 @@ func (x *SetAttributesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesResponse.ProtoReflect.Descriptor instead.
 func (*SetAttributesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
 }
 
 type LookupKeyRequest struct {
@@ -2957,7 +3140,7 @@ type LookupKeyRequest struct {
 
 func (x *LookupKeyRequest) Reset() {
 	*x = LookupKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2969,7 +3152,7 @@ func (x *LookupKeyRequest) String() string {
 func (*LookupKeyRequest) ProtoMessage() {}
 
 func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2982,7 +3165,7 @@ func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyRequest.ProtoReflect.Descriptor instead.
 func (*LookupKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *LookupKeyRequest) GetVolume() string {
@@ -3015,7 +3198,7 @@ type LookupKeyResponse struct {
 
 func (x *LookupKeyResponse) Reset() {
 	*x = LookupKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3027,7 +3210,7 @@ func (x *LookupKeyResponse) String() string {
 func (*LookupKeyResponse) ProtoMessage() {}
 
 func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3040,7 +3223,7 @@ func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyResponse.ProtoReflect.Descriptor instead.
 func (*LookupKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *LookupKeyResponse) GetKey() *KeyInfo {
@@ -3061,7 +3244,7 @@ type DeleteKeyRequest struct {
 
 func (x *DeleteKeyRequest) Reset() {
 	*x = DeleteKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3073,7 +3256,7 @@ func (x *DeleteKeyRequest) String() string {
 func (*DeleteKeyRequest) ProtoMessage() {}
 
 func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3086,7 +3269,7 @@ func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DeleteKeyRequest) GetVolume() string {
@@ -3118,7 +3301,7 @@ type DeleteKeyResponse struct {
 
 func (x *DeleteKeyResponse) Reset() {
 	*x = DeleteKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3130,7 +3313,7 @@ func (x *DeleteKeyResponse) String() string {
 func (*DeleteKeyResponse) ProtoMessage() {}
 
 func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3143,7 +3326,7 @@ func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
 }
 
 // RenameKeyRequest renames a key; the target must not exist. On an FSO
@@ -3160,7 +3343,7 @@ type RenameKeyRequest struct {
 
 func (x *RenameKeyRequest) Reset() {
 	*x = RenameKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3172,7 +3355,7 @@ func (x *RenameKeyRequest) String() string {
 func (*RenameKeyRequest) ProtoMessage() {}
 
 func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3185,7 +3368,7 @@ func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyRequest.ProtoReflect.Descriptor instead.
 func (*RenameKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RenameKeyRequest) GetVolume() string {
@@ -3224,7 +3407,7 @@ type RenameKeyResponse struct {
 
 func (x *RenameKeyResponse) Reset() {
 	*x = RenameKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3236,7 +3419,7 @@ func (x *RenameKeyResponse) String() string {
 func (*RenameKeyResponse) ProtoMessage() {}
 
 func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3249,7 +3432,7 @@ func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyResponse.ProtoReflect.Descriptor instead.
 func (*RenameKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
 }
 
 type ListKeysRequest struct {
@@ -3266,7 +3449,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3278,7 +3461,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3291,7 +3474,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListKeysRequest) GetVolume() string {
@@ -3349,7 +3532,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3361,7 +3544,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3374,7 +3557,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListKeysResponse) GetKeys() []*KeyInfo {
@@ -3418,7 +3601,7 @@ type CreateDirectoryRequest struct {
 
 func (x *CreateDirectoryRequest) Reset() {
 	*x = CreateDirectoryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3430,7 +3613,7 @@ func (x *CreateDirectoryRequest) String() string {
 func (*CreateDirectoryRequest) ProtoMessage() {}
 
 func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3443,7 +3626,7 @@ func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryRequest.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CreateDirectoryRequest) GetVolume() string {
@@ -3484,7 +3667,7 @@ type CreateDirectoryResponse struct {
 
 func (x *CreateDirectoryResponse) Reset() {
 	*x = CreateDirectoryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3496,7 +3679,7 @@ func (x *CreateDirectoryResponse) String() string {
 func (*CreateDirectoryResponse) ProtoMessage() {}
 
 func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3509,7 +3692,7 @@ func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryResponse.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CreateDirectoryResponse) GetObjectId() uint64 {
@@ -3538,7 +3721,7 @@ type GetFileStatusRequest struct {
 
 func (x *GetFileStatusRequest) Reset() {
 	*x = GetFileStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3550,7 +3733,7 @@ func (x *GetFileStatusRequest) String() string {
 func (*GetFileStatusRequest) ProtoMessage() {}
 
 func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3563,7 +3746,7 @@ func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFileStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetFileStatusRequest) GetVolume() string {
@@ -3603,7 +3786,7 @@ type GetFileStatusResponse struct {
 
 func (x *GetFileStatusResponse) Reset() {
 	*x = GetFileStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3615,7 +3798,7 @@ func (x *GetFileStatusResponse) String() string {
 func (*GetFileStatusResponse) ProtoMessage() {}
 
 func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3628,7 +3811,7 @@ func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetFileStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetFileStatusResponse) GetStatus() *FileStatus {
@@ -3651,7 +3834,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3663,7 +3846,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3676,7 +3859,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListStatusRequest) GetVolume() string {
@@ -3724,7 +3907,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3736,7 +3919,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3749,7 +3932,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*FileStatus {
@@ -3781,7 +3964,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3793,7 +3976,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3806,7 +3989,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RenameRequest) GetVolume() string {
@@ -3845,7 +4028,7 @@ type RenameResponse struct {
 
 func (x *RenameResponse) Reset() {
 	*x = RenameResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3857,7 +4040,7 @@ func (x *RenameResponse) String() string {
 func (*RenameResponse) ProtoMessage() {}
 
 func (x *RenameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3870,7 +4053,7 @@ func (x *RenameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponse.ProtoReflect.Descriptor instead.
 func (*RenameResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
 }
 
 // DeleteRequest deletes a file, an empty directory, or a directory and its
@@ -3887,7 +4070,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3899,7 +4082,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3912,7 +4095,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *DeleteRequest) GetVolume() string {
@@ -3951,7 +4134,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3963,7 +4146,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3976,7 +4159,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
 }
 
 // CloseContainerRequest comes from a client that failed to write to a
@@ -3993,7 +4176,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4005,7 +4188,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4018,7 +4201,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -4050,7 +4233,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4062,7 +4245,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4075,7 +4258,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -4093,7 +4276,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4105,7 +4288,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4118,7 +4301,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -4157,7 +4340,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4169,7 +4352,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4182,14 +4365,19 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
 }
 
 var File_strato_v1_namespace_proto protoreflect.FileDescriptor
 
 const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
-	"\x19strato/v1/namespace.proto\x12\tstrato.v1\"\xc4\x02\n" +
+	"\x19strato/v1/namespace.proto\x12\tstrato.v1\"\x87\x01\n" +
+	"\rErasureCoding\x12-\n" +
+	"\x05codec\x18\x01 \x01(\x0e2\x17.strato.v1.ErasureCodecR\x05codec\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\x05R\x04data\x12\x16\n" +
+	"\x06parity\x18\x03 \x01(\x05R\x06parity\x12\x1b\n" +
+	"\tcell_size\x18\x04 \x01(\x05R\bcellSize\"\xc4\x02\n" +
 	"\n" +
 	"VolumeInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
@@ -4202,7 +4390,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x0fquota_namespace\x18\a \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
-	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xae\x05\n" +
+	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xef\x05\n" +
 	"\n" +
 	"BucketInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
@@ -4227,7 +4415,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\tvolume_id\x18\x10 \x01(\x04R\bvolumeId\x127\n" +
 	"\n" +
 	"attributes\x18\x11 \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
-	"attributes\"G\n" +
+	"attributes\x12?\n" +
+	"\x0eerasure_coding\x18\x12 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"G\n" +
 	"\aBlockID\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
 	"\blocal_id\x18\x02 \x01(\x04R\alocalId\"Z\n" +
@@ -4242,7 +4431,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\bblock_id\x18\x01 \x01(\v2\x12.strato.v1.BlockIDR\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12/\n" +
-	"\bpipeline\x18\x04 \x01(\v2\x13.strato.v1.PipelineR\bpipeline\"\xb6\x04\n" +
+	"\bpipeline\x18\x04 \x01(\v2\x13.strato.v1.PipelineR\bpipeline\"\xf7\x04\n" +
 	"\aKeyInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -4260,7 +4449,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x05owner\x18\r \x01(\tR\x05owner\x127\n" +
 	"\n" +
 	"attributes\x18\x0e \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
-	"attributes\"8\n" +
+	"attributes\x12?\n" +
+	"\x0eerasure_coding\x18\x0f \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"8\n" +
 	"\fKeyAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"j\n" +
@@ -4316,7 +4506,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\vquota_bytes\x18\x03 \x01(\x03R\n" +
 	"quotaBytes\x12'\n" +
 	"\x0fquota_namespace\x18\x04 \x01(\x03R\x0equotaNamespace\"\x12\n" +
-	"\x10SetQuotaResponse\"\x9d\x03\n" +
+	"\x10SetQuotaResponse\"\xde\x03\n" +
 	"\x13CreateBucketRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12/\n" +
@@ -4330,7 +4520,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x05owner\x18\t \x01(\tR\x05owner\x12\x1d\n" +
 	"\n" +
 	"block_size\x18\n" +
-	" \x01(\x03R\tblockSize\"E\n" +
+	" \x01(\x03R\tblockSize\x12?\n" +
+	"\x0eerasure_coding\x18\v \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"E\n" +
 	"\x14CreateBucketResponse\x12-\n" +
 	"\x06bucket\x18\x01 \x01(\v2\x15.strato.v1.BucketInfoR\x06bucket\"A\n" +
 	"\x13DeleteBucketRequest\x12\x16\n" +
@@ -4348,7 +4539,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x05limit\x18\x04 \x01(\x05R\x05limit\"d\n" +
 	"\x13ListBucketsResponse\x12/\n" +
 	"\abuckets\x18\x01 \x03(\v2\x15.strato.v1.BucketInfoR\abuckets\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\x97\x02\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xd8\x02\n" +
 	"\x0eOpenKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -4359,7 +4550,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x05owner\x18\a \x01(\tR\x05owner\x12\x1e\n" +
 	"\n" +
 	"deferrable\x18\b \x01(\bR\n" +
-	"deferrable\"\xd8\x02\n" +
+	"deferrable\x12?\n" +
+	"\x0eerasure_coding\x18\t \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"\x99\x03\n" +
 	"\x11CreateFileRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -4373,7 +4565,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"deferrable\x18\n" +
 	" \x01(\bR\n" +
-	"deferrable\"\xca\x02\n" +
+	"deferrable\x12?\n" +
+	"\x0eerasure_coding\x18\v \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"\x8b\x03\n" +
 	"\x0fOpenKeyResponse\x12\x17\n" +
 	"\aopen_id\x18\x01 \x01(\x04R\x06openId\x120\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x18.strato.v1.BlockLocationR\x06blocks\x12>\n" +
@@ -4382,7 +4575,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x12bytes_per_checksum\x18\x05 \x01(\x05R\x10bytesPerChecksum\x12\x1d\n" +
 	"\n" +
 	"block_size\x18\x06 \x01(\x03R\tblockSize\x12!\n" +
-	"\fcreate_token\x18\a \x01(\fR\vcreateToken\"\xc0\x01\n" +
+	"\fcreate_token\x18\a \x01(\fR\vcreateToken\x12?\n" +
+	"\x0eerasure_coding\x18\b \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"\xc0\x01\n" +
 	"\x14AllocateBlockRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -4545,7 +4739,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x11ReplicationFactor\x12\x1b\n" +
 	"\x17REPLICATION_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fREPLICATION_ONE\x10\x01\x12\x15\n" +
-	"\x11REPLICATION_THREE\x10\x032\xf2\x0e\n" +
+	"\x11REPLICATION_THREE\x10\x03*Z\n" +
+	"\fErasureCodec\x12\x1d\n" +
+	"\x19ERASURE_CODEC_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10ERASURE_CODEC_RS\x10\x01\x12\x15\n" +
+	"\x11ERASURE_CODEC_XOR\x10\x022\xf2\x0e\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
@@ -4588,165 +4786,174 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 	return file_strato_v1_namespace_proto_rawDescData
 }
 
-var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_strato_v1_namespace_proto_goTypes = []any{
 	(ErrorReason)(0),                // 0: strato.v1.ErrorReason
 	(BucketLayout)(0),               // 1: strato.v1.BucketLayout
 	(ChecksumType)(0),               // 2: strato.v1.ChecksumType
 	(ReplicationFactor)(0),          // 3: strato.v1.ReplicationFactor
-	(*VolumeInfo)(nil),              // 4: strato.v1.VolumeInfo
-	(*BucketInfo)(nil),              // 5: strato.v1.BucketInfo
-	(*BlockID)(nil),                 // 6: strato.v1.BlockID
-	(*DatanodeDetails)(nil),         // 7: strato.v1.DatanodeDetails
-	(*Pipeline)(nil),                // 8: strato.v1.Pipeline
-	(*BlockLocation)(nil),           // 9: strato.v1.BlockLocation
-	(*KeyInfo)(nil),                 // 10: strato.v1.KeyInfo
-	(*KeyAttribute)(nil),            // 11: strato.v1.KeyAttribute
-	(*KeySource)(nil),               // 12: strato.v1.KeySource
-	(*FileStatus)(nil),              // 13: strato.v1.FileStatus
-	(*ExcludeList)(nil),             // 14: strato.v1.ExcludeList
-	(*CreateVolumeRequest)(nil),     // 15: strato.v1.CreateVolumeRequest
-	(*CreateVolumeResponse)(nil),    // 16: strato.v1.CreateVolumeResponse
-	(*DeleteVolumeRequest)(nil),     // 17: strato.v1.DeleteVolumeRequest
-	(*DeleteVolumeResponse)(nil),    // 18: strato.v1.DeleteVolumeResponse
-	(*GetVolumeRequest)(nil),        // 19: strato.v1.GetVolumeRequest
-	(*ListVolumesRequest)(nil),      // 20: strato.v1.ListVolumesRequest
-	(*ListVolumesResponse)(nil),     // 21: strato.v1.ListVolumesResponse
-	(*SetQuotaRequest)(nil),         // 22: strato.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),        // 23: strato.v1.SetQuotaResponse
-	(*CreateBucketRequest)(nil),     // 24: strato.v1.CreateBucketRequest
-	(*CreateBucketResponse)(nil),    // 25: strato.v1.CreateBucketResponse
-	(*DeleteBucketRequest)(nil),     // 26: strato.v1.DeleteBucketRequest
-	(*DeleteBucketResponse)(nil),    // 27: strato.v1.DeleteBucketResponse
-	(*GetBucketRequest)(nil),        // 28: strato.v1.GetBucketRequest
-	(*ListBucketsRequest)(nil),      // 29: strato.v1.ListBucketsRequest
-	(*ListBucketsResponse)(nil),     // 30: strato.v1.ListBucketsResponse
-	(*OpenKeyRequest)(nil),          // 31: strato.v1.OpenKeyRequest
-	(*CreateFileRequest)(nil),       // 32: strato.v1.CreateFileRequest
-	(*OpenKeyResponse)(nil),         // 33: strato.v1.OpenKeyResponse
-	(*AllocateBlockRequest)(nil),    // 34: strato.v1.AllocateBlockRequest
-	(*AllocateBlockResponse)(nil),   // 35: strato.v1.AllocateBlockResponse
-	(*CommitKeyRequest)(nil),        // 36: strato.v1.CommitKeyRequest
-	(*CommitKeyResponse)(nil),       // 37: strato.v1.CommitKeyResponse
-	(*SetAttributesRequest)(nil),    // 38: strato.v1.SetAttributesRequest
-	(*SetAttributesResponse)(nil),   // 39: strato.v1.SetAttributesResponse
-	(*LookupKeyRequest)(nil),        // 40: strato.v1.LookupKeyRequest
-	(*LookupKeyResponse)(nil),       // 41: strato.v1.LookupKeyResponse
-	(*DeleteKeyRequest)(nil),        // 42: strato.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),       // 43: strato.v1.DeleteKeyResponse
-	(*RenameKeyRequest)(nil),        // 44: strato.v1.RenameKeyRequest
-	(*RenameKeyResponse)(nil),       // 45: strato.v1.RenameKeyResponse
-	(*ListKeysRequest)(nil),         // 46: strato.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),        // 47: strato.v1.ListKeysResponse
-	(*CreateDirectoryRequest)(nil),  // 48: strato.v1.CreateDirectoryRequest
-	(*CreateDirectoryResponse)(nil), // 49: strato.v1.CreateDirectoryResponse
-	(*GetFileStatusRequest)(nil),    // 50: strato.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),   // 51: strato.v1.GetFileStatusResponse
-	(*ListStatusRequest)(nil),       // 52: strato.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),      // 53: strato.v1.ListStatusResponse
-	(*RenameRequest)(nil),           // 54: strato.v1.RenameRequest
-	(*RenameResponse)(nil),          // 55: strato.v1.RenameResponse
-	(*DeleteRequest)(nil),           // 56: strato.v1.DeleteRequest
-	(*DeleteResponse)(nil),          // 57: strato.v1.DeleteResponse
-	(*CloseContainerRequest)(nil),   // 58: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),  // 59: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),    // 60: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),   // 61: strato.v1.ReportReplicaResponse
+	(ErasureCodec)(0),               // 4: strato.v1.ErasureCodec
+	(*ErasureCoding)(nil),           // 5: strato.v1.ErasureCoding
+	(*VolumeInfo)(nil),              // 6: strato.v1.VolumeInfo
+	(*BucketInfo)(nil),              // 7: strato.v1.BucketInfo
+	(*BlockID)(nil),                 // 8: strato.v1.BlockID
+	(*DatanodeDetails)(nil),         // 9: strato.v1.DatanodeDetails
+	(*Pipeline)(nil),                // 10: strato.v1.Pipeline
+	(*BlockLocation)(nil),           // 11: strato.v1.BlockLocation
+	(*KeyInfo)(nil),                 // 12: strato.v1.KeyInfo
+	(*KeyAttribute)(nil),            // 13: strato.v1.KeyAttribute
+	(*KeySource)(nil),               // 14: strato.v1.KeySource
+	(*FileStatus)(nil),              // 15: strato.v1.FileStatus
+	(*ExcludeList)(nil),             // 16: strato.v1.ExcludeList
+	(*CreateVolumeRequest)(nil),     // 17: strato.v1.CreateVolumeRequest
+	(*CreateVolumeResponse)(nil),    // 18: strato.v1.CreateVolumeResponse
+	(*DeleteVolumeRequest)(nil),     // 19: strato.v1.DeleteVolumeRequest
+	(*DeleteVolumeResponse)(nil),    // 20: strato.v1.DeleteVolumeResponse
+	(*GetVolumeRequest)(nil),        // 21: strato.v1.GetVolumeRequest
+	(*ListVolumesRequest)(nil),      // 22: strato.v1.ListVolumesRequest
+	(*ListVolumesResponse)(nil),     // 23: strato.v1.ListVolumesResponse
+	(*SetQuotaRequest)(nil),         // 24: strato.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),        // 25: strato.v1.SetQuotaResponse
+	(*CreateBucketRequest)(nil),     // 26: strato.v1.CreateBucketRequest
+	(*CreateBucketResponse)(nil),    // 27: strato.v1.CreateBucketResponse
+	(*DeleteBucketRequest)(nil),     // 28: strato.v1.DeleteBucketRequest
+	(*DeleteBucketResponse)(nil),    // 29: strato.v1.DeleteBucketResponse
+	(*GetBucketRequest)(nil),        // 30: strato.v1.GetBucketRequest
+	(*ListBucketsRequest)(nil),      // 31: strato.v1.ListBucketsRequest
+	(*ListBucketsResponse)(nil),     // 32: strato.v1.ListBucketsResponse
+	(*OpenKeyRequest)(nil),          // 33: strato.v1.OpenKeyRequest
+	(*CreateFileRequest)(nil),       // 34: strato.v1.CreateFileRequest
+	(*OpenKeyResponse)(nil),         // 35: strato.v1.OpenKeyResponse
+	(*AllocateBlockRequest)(nil),    // 36: strato.v1.AllocateBlockRequest
+	(*AllocateBlockResponse)(nil),   // 37: strato.v1.AllocateBlockResponse
+	(*CommitKeyRequest)(nil),        // 38: strato.v1.CommitKeyRequest
+	(*CommitKeyResponse)(nil),       // 39: strato.v1.CommitKeyResponse
+	(*SetAttributesRequest)(nil),    // 40: strato.v1.SetAttributesRequest
+	(*SetAttributesResponse)(nil),   // 41: strato.v1.SetAttributesResponse
+	(*LookupKeyRequest)(nil),        // 42: strato.v1.LookupKeyRequest
+	(*LookupKeyResponse)(nil),       // 43: strato.v1.LookupKeyResponse
+	(*DeleteKeyRequest)(nil),        // 44: strato.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),       // 45: strato.v1.DeleteKeyResponse
+	(*RenameKeyRequest)(nil),        // 46: strato.v1.RenameKeyRequest
+	(*RenameKeyResponse)(nil),       // 47: strato.v1.RenameKeyResponse
+	(*ListKeysRequest)(nil),         // 48: strato.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),        // 49: strato.v1.ListKeysResponse
+	(*CreateDirectoryRequest)(nil),  // 50: strato.v1.CreateDirectoryRequest
+	(*CreateDirectoryResponse)(nil), // 51: strato.v1.CreateDirectoryResponse
+	(*GetFileStatusRequest)(nil),    // 52: strato.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),   // 53: strato.v1.GetFileStatusResponse
+	(*ListStatusRequest)(nil),       // 54: strato.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),      // 55: strato.v1.ListStatusResponse
+	(*RenameRequest)(nil),           // 56: strato.v1.RenameRequest
+	(*RenameResponse)(nil),          // 57: strato.v1.RenameResponse
+	(*DeleteRequest)(nil),           // 58: strato.v1.DeleteRequest
+	(*DeleteResponse)(nil),          // 59: strato.v1.DeleteResponse
+	(*CloseContainerRequest)(nil),   // 60: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),  // 61: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),    // 62: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),   // 63: strato.v1.ReportReplicaResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
-	1,  // 0: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
-	3,  // 1: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 2: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	11, // 3: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
-	7,  // 4: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
-	6,  // 5: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
-	8,  // 6: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
-	3,  // 7: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 8: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	9,  // 9: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
-	11, // 10: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
-	3,  // 11: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
-	10, // 12: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	4,  // 13: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	4,  // 14: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
-	1,  // 15: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
-	3,  // 16: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 17: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
-	5,  // 18: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	5,  // 19: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
-	3,  // 20: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
-	14, // 21: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
-	3,  // 22: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
-	14, // 23: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,  // 24: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
-	3,  // 25: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 26: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
-	14, // 27: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,  // 28: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	9,  // 29: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	11, // 30: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
-	12, // 31: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
-	11, // 32: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
-	10, // 33: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	10, // 34: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	13, // 35: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	13, // 36: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	15, // 37: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	17, // 38: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	19, // 39: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	20, // 40: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	22, // 41: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	24, // 42: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	26, // 43: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	28, // 44: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	29, // 45: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	31, // 46: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	34, // 47: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	36, // 48: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	40, // 49: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	42, // 50: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	44, // 51: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	46, // 52: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	38, // 53: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
-	48, // 54: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	32, // 55: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	50, // 56: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	52, // 57: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	54, // 58: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	56, // 59: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	58, // 60: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	60, // 61: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	16, // 62: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	18, // 63: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	4,  // 64: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	21, // 65: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	23, // 66: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	25, // 67: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	27, // 68: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	5,  // 69: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	30, // 70: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	33, // 71: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	35, // 72: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	37, // 73: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	41, // 74: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	43, // 75: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	45, // 76: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	47, // 77: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	39, // 78: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	49, // 79: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	33, // 80: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	51, // 81: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	53, // 82: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	55, // 83: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	57, // 84: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	59, // 85: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	61, // 86: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	62, // [62:87] is the sub-list for method output_type
-	37, // [37:62] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	4,  // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
+	1,  // 1: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
+	3,  // 2: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 3: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	13, // 4: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
+	5,  // 5: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	9,  // 6: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
+	8,  // 7: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
+	10, // 8: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
+	3,  // 9: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 10: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	11, // 11: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
+	13, // 12: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
+	5,  // 13: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	3,  // 14: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
+	12, // 15: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
+	6,  // 16: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	6,  // 17: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
+	1,  // 18: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
+	3,  // 19: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 20: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
+	5,  // 21: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	7,  // 22: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	7,  // 23: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
+	3,  // 24: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
+	16, // 25: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
+	5,  // 26: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	3,  // 27: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
+	16, // 28: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	5,  // 29: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	11, // 30: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
+	3,  // 31: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 32: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
+	5,  // 33: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
+	16, // 34: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	11, // 35: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	11, // 36: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	13, // 37: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	14, // 38: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	13, // 39: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
+	12, // 40: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	12, // 41: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	15, // 42: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	15, // 43: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	17, // 44: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	19, // 45: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	21, // 46: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	22, // 47: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	24, // 48: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	26, // 49: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	28, // 50: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	30, // 51: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	31, // 52: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	33, // 53: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	36, // 54: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	38, // 55: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	42, // 56: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	44, // 57: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	46, // 58: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	48, // 59: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	40, // 60: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	50, // 61: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	34, // 62: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	52, // 63: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	54, // 64: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	56, // 65: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	58, // 66: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	60, // 67: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	62, // 68: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	18, // 69: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	20, // 70: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	6,  // 71: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	23, // 72: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	25, // 73: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	27, // 74: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	29, // 75: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	7,  // 76: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	32, // 77: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	35, // 78: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	37, // 79: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	39, // 80: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	43, // 81: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	45, // 82: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	47, // 83: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	49, // 84: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	41, // 85: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	51, // 86: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	35, // 87: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	53, // 88: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	55, // 89: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	57, // 90: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	59, // 91: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	61, // 92: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	63, // 93: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	69, // [69:94] is the sub-list for method output_type
+	44, // [44:69] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }
@@ -4759,8 +4966,8 @@ func file_strato_v1_namespace_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   58,
+			NumEnums:      5,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

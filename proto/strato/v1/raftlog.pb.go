@@ -511,14 +511,15 @@ type OpenKeyCommand struct {
 	Bucket string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
 	Key    string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
 	// FSO: Hadoop create semantics (CreateFile); otherwise OpenKey semantics.
-	CreateFile      bool              `protobuf:"varint,4,opt,name=create_file,json=createFile,proto3" json:"create_file,omitempty"`
-	Overwrite       bool              `protobuf:"varint,5,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
-	Recursive       bool              `protobuf:"varint,6,opt,name=recursive,proto3" json:"recursive,omitempty"`
-	Replication     ReplicationFactor `protobuf:"varint,7,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"`
-	Blocks          []*BlockRecord    `protobuf:"bytes,8,rep,name=blocks,proto3" json:"blocks,omitempty"` // allocated by prepare
-	ExpiresAtUnixMs int64             `protobuf:"varint,9,opt,name=expires_at_unix_ms,json=expiresAtUnixMs,proto3" json:"expires_at_unix_ms,omitempty"`
-	Owner           string            `protobuf:"bytes,10,opt,name=owner,proto3" json:"owner,omitempty"`
-	SizeHint        int64             `protobuf:"varint,11,opt,name=size_hint,json=sizeHint,proto3" json:"size_hint,omitempty"`
+	CreateFile      bool                 `protobuf:"varint,4,opt,name=create_file,json=createFile,proto3" json:"create_file,omitempty"`
+	Overwrite       bool                 `protobuf:"varint,5,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	Recursive       bool                 `protobuf:"varint,6,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	Replication     ReplicationFactor    `protobuf:"varint,7,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"`
+	Blocks          []*BlockRecord       `protobuf:"bytes,8,rep,name=blocks,proto3" json:"blocks,omitempty"` // allocated by prepare
+	ExpiresAtUnixMs int64                `protobuf:"varint,9,opt,name=expires_at_unix_ms,json=expiresAtUnixMs,proto3" json:"expires_at_unix_ms,omitempty"`
+	Owner           string               `protobuf:"bytes,10,opt,name=owner,proto3" json:"owner,omitempty"`
+	SizeHint        int64                `protobuf:"varint,11,opt,name=size_hint,json=sizeHint,proto3" json:"size_hint,omitempty"`
+	ErasureCoding   *ErasureCodingRecord `protobuf:"bytes,12,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -628,6 +629,13 @@ func (x *OpenKeyCommand) GetSizeHint() int64 {
 		return x.SizeHint
 	}
 	return 0
+}
+
+func (x *OpenKeyCommand) GetErasureCoding() *ErasureCodingRecord {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
 }
 
 // AllocateBlockCommand adds a block prepare allocated to an open key.
@@ -1921,7 +1929,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x10\n" +
-	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\xff\x02\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\xc6\x03\n" +
 	"\x0eOpenKeyCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -1935,7 +1943,8 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x12expires_at_unix_ms\x18\t \x01(\x03R\x0fexpiresAtUnixMs\x12\x14\n" +
 	"\x05owner\x18\n" +
 	" \x01(\tR\x05owner\x12\x1b\n" +
-	"\tsize_hint\x18\v \x01(\x03R\bsizeHint\"\x8d\x01\n" +
+	"\tsize_hint\x18\v \x01(\x03R\bsizeHint\x12E\n" +
+	"\x0eerasure_coding\x18\f \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\x8d\x01\n" +
 	"\x14AllocateBlockCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x17\n" +
@@ -2066,10 +2075,11 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*S3KeyRecord)(nil),               // 25: strato.v1.S3KeyRecord
 	(ReplicationFactor)(0),            // 26: strato.v1.ReplicationFactor
 	(*BlockRecord)(nil),               // 27: strato.v1.BlockRecord
-	(*PipelineRecord)(nil),            // 28: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 29: strato.v1.ContainerRecord
-	(ContainerState)(0),               // 30: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 31: strato.v1.AttributeRecord
+	(*ErasureCodingRecord)(nil),       // 28: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 29: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 30: strato.v1.ContainerRecord
+	(ContainerState)(0),               // 31: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 32: strato.v1.AttributeRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	1,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
@@ -2094,20 +2104,21 @@ var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 19: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
 	26, // 20: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
 	27, // 21: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	27, // 22: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	28, // 23: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	29, // 24: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	13, // 25: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	30, // 26: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	27, // 27: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	31, // 28: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	18, // 29: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	31, // 30: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	31, // [31:31] is the sub-list for method output_type
-	31, // [31:31] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	28, // 22: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	27, // 23: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	29, // 24: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	30, // 25: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	13, // 26: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	31, // 27: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	27, // 28: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	32, // 29: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	18, // 30: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	32, // 31: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }

@@ -150,7 +150,8 @@ type BucketRecord struct {
 	UsedNamespace          int64                  `protobuf:"varint,14,opt,name=used_namespace,json=usedNamespace,proto3" json:"used_namespace,omitempty"`
 	BlockSize              int64                  `protobuf:"varint,15,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
 	VolumeId               uint64                 `protobuf:"varint,16,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
-	Attributes             []*AttributeRecord     `protobuf:"bytes,17,rep,name=attributes,proto3" json:"attributes,omitempty"` // sorted by name
+	Attributes             []*AttributeRecord     `protobuf:"bytes,17,rep,name=attributes,proto3" json:"attributes,omitempty"`                            // sorted by name
+	ErasureCoding          *ErasureCodingRecord   `protobuf:"bytes,18,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
@@ -304,6 +305,83 @@ func (x *BucketRecord) GetAttributes() []*AttributeRecord {
 	return nil
 }
 
+func (x *BucketRecord) GetErasureCoding() *ErasureCodingRecord {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
+// ErasureCodingRecord is an erasure coding config (the API's
+// ErasureCoding); cell_size is always set.
+type ErasureCodingRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Codec         ErasureCodec           `protobuf:"varint,1,opt,name=codec,proto3,enum=strato.v1.ErasureCodec" json:"codec,omitempty"`
+	Data          int32                  `protobuf:"varint,2,opt,name=data,proto3" json:"data,omitempty"`
+	Parity        int32                  `protobuf:"varint,3,opt,name=parity,proto3" json:"parity,omitempty"`
+	CellSize      int32                  `protobuf:"varint,4,opt,name=cell_size,json=cellSize,proto3" json:"cell_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ErasureCodingRecord) Reset() {
+	*x = ErasureCodingRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ErasureCodingRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ErasureCodingRecord) ProtoMessage() {}
+
+func (x *ErasureCodingRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ErasureCodingRecord.ProtoReflect.Descriptor instead.
+func (*ErasureCodingRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ErasureCodingRecord) GetCodec() ErasureCodec {
+	if x != nil {
+		return x.Codec
+	}
+	return ErasureCodec_ERASURE_CODEC_UNSPECIFIED
+}
+
+func (x *ErasureCodingRecord) GetData() int32 {
+	if x != nil {
+		return x.Data
+	}
+	return 0
+}
+
+func (x *ErasureCodingRecord) GetParity() int32 {
+	if x != nil {
+		return x.Parity
+	}
+	return 0
+}
+
+func (x *ErasureCodingRecord) GetCellSize() int32 {
+	if x != nil {
+		return x.CellSize
+	}
+	return 0
+}
+
 // BlockIDRecord names a block: its container and its ID there.
 type BlockIDRecord struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -315,7 +393,7 @@ type BlockIDRecord struct {
 
 func (x *BlockIDRecord) Reset() {
 	*x = BlockIDRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[2]
+	mi := &file_strato_v1_records_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -327,7 +405,7 @@ func (x *BlockIDRecord) String() string {
 func (*BlockIDRecord) ProtoMessage() {}
 
 func (x *BlockIDRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[2]
+	mi := &file_strato_v1_records_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -340,7 +418,7 @@ func (x *BlockIDRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockIDRecord.ProtoReflect.Descriptor instead.
 func (*BlockIDRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{2}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *BlockIDRecord) GetContainerId() uint64 {
@@ -369,7 +447,7 @@ type BlockMemberRecord struct {
 
 func (x *BlockMemberRecord) Reset() {
 	*x = BlockMemberRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[3]
+	mi := &file_strato_v1_records_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -381,7 +459,7 @@ func (x *BlockMemberRecord) String() string {
 func (*BlockMemberRecord) ProtoMessage() {}
 
 func (x *BlockMemberRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[3]
+	mi := &file_strato_v1_records_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -394,7 +472,7 @@ func (x *BlockMemberRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockMemberRecord.ProtoReflect.Descriptor instead.
 func (*BlockMemberRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *BlockMemberRecord) GetId() string {
@@ -430,7 +508,7 @@ type BlockPipelineRecord struct {
 
 func (x *BlockPipelineRecord) Reset() {
 	*x = BlockPipelineRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[4]
+	mi := &file_strato_v1_records_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -442,7 +520,7 @@ func (x *BlockPipelineRecord) String() string {
 func (*BlockPipelineRecord) ProtoMessage() {}
 
 func (x *BlockPipelineRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[4]
+	mi := &file_strato_v1_records_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -455,7 +533,7 @@ func (x *BlockPipelineRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockPipelineRecord.ProtoReflect.Descriptor instead.
 func (*BlockPipelineRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *BlockPipelineRecord) GetId() uint64 {
@@ -485,7 +563,7 @@ type BlockRecord struct {
 
 func (x *BlockRecord) Reset() {
 	*x = BlockRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[5]
+	mi := &file_strato_v1_records_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -497,7 +575,7 @@ func (x *BlockRecord) String() string {
 func (*BlockRecord) ProtoMessage() {}
 
 func (x *BlockRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[5]
+	mi := &file_strato_v1_records_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -510,7 +588,7 @@ func (x *BlockRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockRecord.ProtoReflect.Descriptor instead.
 func (*BlockRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *BlockRecord) GetBlockId() *BlockIDRecord {
@@ -558,14 +636,15 @@ type KeyRecord struct {
 	ModificationTimeUnixMs int64                  `protobuf:"varint,11,opt,name=modification_time_unix_ms,json=modificationTimeUnixMs,proto3" json:"modification_time_unix_ms,omitempty"`
 	Blocks                 []*BlockRecord         `protobuf:"bytes,12,rep,name=blocks,proto3" json:"blocks,omitempty"` // in key order
 	Owner                  string                 `protobuf:"bytes,13,opt,name=owner,proto3" json:"owner,omitempty"`
-	Attributes             []*AttributeRecord     `protobuf:"bytes,14,rep,name=attributes,proto3" json:"attributes,omitempty"` // sorted by name
+	Attributes             []*AttributeRecord     `protobuf:"bytes,14,rep,name=attributes,proto3" json:"attributes,omitempty"`                            // sorted by name
+	ErasureCoding          *ErasureCodingRecord   `protobuf:"bytes,15,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
 
 func (x *KeyRecord) Reset() {
 	*x = KeyRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[6]
+	mi := &file_strato_v1_records_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -577,7 +656,7 @@ func (x *KeyRecord) String() string {
 func (*KeyRecord) ProtoMessage() {}
 
 func (x *KeyRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[6]
+	mi := &file_strato_v1_records_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -590,7 +669,7 @@ func (x *KeyRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyRecord.ProtoReflect.Descriptor instead.
 func (*KeyRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *KeyRecord) GetVolume() string {
@@ -691,6 +770,13 @@ func (x *KeyRecord) GetAttributes() []*AttributeRecord {
 	return nil
 }
 
+func (x *KeyRecord) GetErasureCoding() *ErasureCodingRecord {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
 // AttributeRecord is a name and value stored with a key (the API's
 // KeyAttribute).
 type AttributeRecord struct {
@@ -703,7 +789,7 @@ type AttributeRecord struct {
 
 func (x *AttributeRecord) Reset() {
 	*x = AttributeRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[7]
+	mi := &file_strato_v1_records_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -715,7 +801,7 @@ func (x *AttributeRecord) String() string {
 func (*AttributeRecord) ProtoMessage() {}
 
 func (x *AttributeRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[7]
+	mi := &file_strato_v1_records_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -728,7 +814,7 @@ func (x *AttributeRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttributeRecord.ProtoReflect.Descriptor instead.
 func (*AttributeRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AttributeRecord) GetName() string {
@@ -754,13 +840,14 @@ type PipelineRecord struct {
 	Members       []string               `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"` // datanode IDs, leader first
 	State         PipelineState          `protobuf:"varint,4,opt,name=state,proto3,enum=strato.v1.PipelineState" json:"state,omitempty"`
 	CreatedUnixMs int64                  `protobuf:"varint,5,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	ErasureCoding *ErasureCodingRecord   `protobuf:"bytes,6,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PipelineRecord) Reset() {
 	*x = PipelineRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[8]
+	mi := &file_strato_v1_records_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -772,7 +859,7 @@ func (x *PipelineRecord) String() string {
 func (*PipelineRecord) ProtoMessage() {}
 
 func (x *PipelineRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[8]
+	mi := &file_strato_v1_records_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -785,7 +872,7 @@ func (x *PipelineRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PipelineRecord.ProtoReflect.Descriptor instead.
 func (*PipelineRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PipelineRecord) GetId() uint64 {
@@ -823,6 +910,13 @@ func (x *PipelineRecord) GetCreatedUnixMs() int64 {
 	return 0
 }
 
+func (x *PipelineRecord) GetErasureCoding() *ErasureCodingRecord {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
 // ContainerRecord is a container of the cluster state (the API's
 // ContainerInfo).
 type ContainerRecord struct {
@@ -833,13 +927,14 @@ type ContainerRecord struct {
 	Replication    ReplicationFactor      `protobuf:"varint,4,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"`
 	CreatedUnixMs  int64                  `protobuf:"varint,5,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
 	AllocatedBytes int64                  `protobuf:"varint,6,opt,name=allocated_bytes,json=allocatedBytes,proto3" json:"allocated_bytes,omitempty"` // soft: rebuilt from reports after a restart
+	ErasureCoding  *ErasureCodingRecord   `protobuf:"bytes,7,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`     // set: erasure coded
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[9]
+	mi := &file_strato_v1_records_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +946,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[9]
+	mi := &file_strato_v1_records_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +959,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ContainerRecord) GetId() uint64 {
@@ -909,6 +1004,13 @@ func (x *ContainerRecord) GetAllocatedBytes() int64 {
 	return 0
 }
 
+func (x *ContainerRecord) GetErasureCoding() *ErasureCodingRecord {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
 // DirectoryInfo is a directory of an FSO bucket. object_id is field 1 so
 // path resolution can read it without decoding the rest.
 type DirectoryInfo struct {
@@ -925,7 +1027,7 @@ type DirectoryInfo struct {
 
 func (x *DirectoryInfo) Reset() {
 	*x = DirectoryInfo{}
-	mi := &file_strato_v1_records_proto_msgTypes[10]
+	mi := &file_strato_v1_records_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -937,7 +1039,7 @@ func (x *DirectoryInfo) String() string {
 func (*DirectoryInfo) ProtoMessage() {}
 
 func (x *DirectoryInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[10]
+	mi := &file_strato_v1_records_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -950,7 +1052,7 @@ func (x *DirectoryInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectoryInfo.ProtoReflect.Descriptor instead.
 func (*DirectoryInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DirectoryInfo) GetObjectId() uint64 {
@@ -1018,14 +1120,15 @@ type OpenKeyInfo struct {
 	VolumeId           uint64                 `protobuf:"varint,17,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
 	// hsynced: a CommitKey with hsync published this key (under this ID)
 	// while it stays open.
-	Hsynced       bool `protobuf:"varint,18,opt,name=hsynced,proto3" json:"hsynced,omitempty"`
+	Hsynced       bool                 `protobuf:"varint,18,opt,name=hsynced,proto3" json:"hsynced,omitempty"`
+	ErasureCoding *ErasureCodingRecord `protobuf:"bytes,19,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenKeyInfo) Reset() {
 	*x = OpenKeyInfo{}
-	mi := &file_strato_v1_records_proto_msgTypes[11]
+	mi := &file_strato_v1_records_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1037,7 +1140,7 @@ func (x *OpenKeyInfo) String() string {
 func (*OpenKeyInfo) ProtoMessage() {}
 
 func (x *OpenKeyInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[11]
+	mi := &file_strato_v1_records_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1050,7 +1153,7 @@ func (x *OpenKeyInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyInfo.ProtoReflect.Descriptor instead.
 func (*OpenKeyInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OpenKeyInfo) GetId() uint64 {
@@ -1179,6 +1282,13 @@ func (x *OpenKeyInfo) GetHsynced() bool {
 	return false
 }
 
+func (x *OpenKeyInfo) GetErasureCoding() *ErasureCodingRecord {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
 // DeletedBlocks is one entry of the deleted-blocks table: blocks no key
 // references any more, to be deleted on the datanodes.
 type DeletedBlocks struct {
@@ -1194,7 +1304,7 @@ type DeletedBlocks struct {
 
 func (x *DeletedBlocks) Reset() {
 	*x = DeletedBlocks{}
-	mi := &file_strato_v1_records_proto_msgTypes[12]
+	mi := &file_strato_v1_records_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1206,7 +1316,7 @@ func (x *DeletedBlocks) String() string {
 func (*DeletedBlocks) ProtoMessage() {}
 
 func (x *DeletedBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[12]
+	mi := &file_strato_v1_records_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1219,7 +1329,7 @@ func (x *DeletedBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletedBlocks.ProtoReflect.Descriptor instead.
 func (*DeletedBlocks) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeletedBlocks) GetSeq() uint64 {
@@ -1272,7 +1382,7 @@ type DeletedDirectory struct {
 
 func (x *DeletedDirectory) Reset() {
 	*x = DeletedDirectory{}
-	mi := &file_strato_v1_records_proto_msgTypes[13]
+	mi := &file_strato_v1_records_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1284,7 +1394,7 @@ func (x *DeletedDirectory) String() string {
 func (*DeletedDirectory) ProtoMessage() {}
 
 func (x *DeletedDirectory) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[13]
+	mi := &file_strato_v1_records_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1297,7 +1407,7 @@ func (x *DeletedDirectory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletedDirectory.ProtoReflect.Descriptor instead.
 func (*DeletedDirectory) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeletedDirectory) GetObjectId() uint64 {
@@ -1347,7 +1457,7 @@ type RequestResult struct {
 
 func (x *RequestResult) Reset() {
 	*x = RequestResult{}
-	mi := &file_strato_v1_records_proto_msgTypes[14]
+	mi := &file_strato_v1_records_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1469,7 @@ func (x *RequestResult) String() string {
 func (*RequestResult) ProtoMessage() {}
 
 func (x *RequestResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[14]
+	mi := &file_strato_v1_records_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1482,7 @@ func (x *RequestResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestResult.ProtoReflect.Descriptor instead.
 func (*RequestResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RequestResult) GetType() string {
@@ -1400,7 +1510,7 @@ type IDRange struct {
 
 func (x *IDRange) Reset() {
 	*x = IDRange{}
-	mi := &file_strato_v1_records_proto_msgTypes[15]
+	mi := &file_strato_v1_records_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1522,7 @@ func (x *IDRange) String() string {
 func (*IDRange) ProtoMessage() {}
 
 func (x *IDRange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[15]
+	mi := &file_strato_v1_records_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1535,7 @@ func (x *IDRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IDRange.ProtoReflect.Descriptor instead.
 func (*IDRange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *IDRange) GetFirst() uint64 {
@@ -1456,7 +1566,7 @@ type S3KeyRecord struct {
 
 func (x *S3KeyRecord) Reset() {
 	*x = S3KeyRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[16]
+	mi := &file_strato_v1_records_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1468,7 +1578,7 @@ func (x *S3KeyRecord) String() string {
 func (*S3KeyRecord) ProtoMessage() {}
 
 func (x *S3KeyRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[16]
+	mi := &file_strato_v1_records_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1481,7 +1591,7 @@ func (x *S3KeyRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use S3KeyRecord.ProtoReflect.Descriptor instead.
 func (*S3KeyRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *S3KeyRecord) GetAccessKey() string {
@@ -1528,7 +1638,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\x0fquota_namespace\x18\a \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
-	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xb3\x05\n" +
+	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xfa\x05\n" +
 	"\fBucketRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -1552,7 +1662,13 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\tvolume_id\x18\x10 \x01(\x04R\bvolumeId\x12:\n" +
 	"\n" +
 	"attributes\x18\x11 \x03(\v2\x1a.strato.v1.AttributeRecordR\n" +
-	"attributes\"M\n" +
+	"attributes\x12E\n" +
+	"\x0eerasure_coding\x18\x12 \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\x8d\x01\n" +
+	"\x13ErasureCodingRecord\x12-\n" +
+	"\x05codec\x18\x01 \x01(\x0e2\x17.strato.v1.ErasureCodecR\x05codec\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\x05R\x04data\x12\x16\n" +
+	"\x06parity\x18\x03 \x01(\x05R\x06parity\x12\x1b\n" +
+	"\tcell_size\x18\x04 \x01(\x05R\bcellSize\"M\n" +
 	"\rBlockIDRecord\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
 	"\blocal_id\x18\x02 \x01(\x04R\alocalId\"\\\n" +
@@ -1567,7 +1683,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\bblock_id\x18\x01 \x01(\v2\x18.strato.v1.BlockIDRecordR\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12:\n" +
-	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xb9\x04\n" +
+	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\x80\x05\n" +
 	"\tKeyRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -1585,16 +1701,18 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\x05owner\x18\r \x01(\tR\x05owner\x12:\n" +
 	"\n" +
 	"attributes\x18\x0e \x03(\v2\x1a.strato.v1.AttributeRecordR\n" +
-	"attributes\";\n" +
+	"attributes\x12E\n" +
+	"\x0eerasure_coding\x18\x0f \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\";\n" +
 	"\x0fAttributeRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value\"\xd2\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\x99\x02\n" +
 	"\x0ePipelineRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12>\n" +
 	"\vreplication\x18\x02 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12\x18\n" +
 	"\amembers\x18\x03 \x03(\tR\amembers\x12.\n" +
 	"\x05state\x18\x04 \x01(\x0e2\x18.strato.v1.PipelineStateR\x05state\x12&\n" +
-	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\"\x84\x02\n" +
+	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\x12E\n" +
+	"\x0eerasure_coding\x18\x06 \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\xcb\x02\n" +
 	"\x0fContainerRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.strato.v1.ContainerStateR\x05state\x12\x1f\n" +
@@ -1602,14 +1720,15 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"pipelineId\x12>\n" +
 	"\vreplication\x18\x04 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\x12'\n" +
-	"\x0fallocated_bytes\x18\x06 \x01(\x03R\x0eallocatedBytes\"\xe1\x01\n" +
+	"\x0fallocated_bytes\x18\x06 \x01(\x03R\x0eallocatedBytes\x12E\n" +
+	"\x0eerasure_coding\x18\a \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\xe1\x01\n" +
 	"\rDirectoryInfo\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x1b\n" +
 	"\tparent_id\x18\x02 \x01(\x04R\bparentId\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x121\n" +
 	"\x15creation_time_unix_ms\x18\x04 \x01(\x03R\x12creationTimeUnixMs\x129\n" +
 	"\x19modification_time_unix_ms\x18\x05 \x01(\x03R\x16modificationTimeUnixMs\x12\x14\n" +
-	"\x05owner\x18\x06 \x01(\tR\x05owner\"\x8e\x05\n" +
+	"\x05owner\x18\x06 \x01(\tR\x05owner\"\xd5\x05\n" +
 	"\vOpenKeyInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06volume\x18\x02 \x01(\tR\x06volume\x12\x16\n" +
@@ -1629,7 +1748,8 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\toverwrite\x18\x0f \x01(\bR\toverwrite\x12\x14\n" +
 	"\x05owner\x18\x10 \x01(\tR\x05owner\x12\x1b\n" +
 	"\tvolume_id\x18\x11 \x01(\x04R\bvolumeId\x12\x18\n" +
-	"\ahsynced\x18\x12 \x01(\bR\ahsynced\"\xb5\x01\n" +
+	"\ahsynced\x18\x12 \x01(\bR\ahsynced\x12E\n" +
+	"\x0eerasure_coding\x18\x13 \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\xb5\x01\n" +
 	"\rDeletedBlocks\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
 	"\tobject_id\x18\x02 \x01(\x04R\bobjectId\x12+\n" +
@@ -1668,57 +1788,65 @@ func file_strato_v1_records_proto_rawDescGZIP() []byte {
 	return file_strato_v1_records_proto_rawDescData
 }
 
-var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_strato_v1_records_proto_goTypes = []any{
 	(*VolumeRecord)(nil),        // 0: strato.v1.VolumeRecord
 	(*BucketRecord)(nil),        // 1: strato.v1.BucketRecord
-	(*BlockIDRecord)(nil),       // 2: strato.v1.BlockIDRecord
-	(*BlockMemberRecord)(nil),   // 3: strato.v1.BlockMemberRecord
-	(*BlockPipelineRecord)(nil), // 4: strato.v1.BlockPipelineRecord
-	(*BlockRecord)(nil),         // 5: strato.v1.BlockRecord
-	(*KeyRecord)(nil),           // 6: strato.v1.KeyRecord
-	(*AttributeRecord)(nil),     // 7: strato.v1.AttributeRecord
-	(*PipelineRecord)(nil),      // 8: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),     // 9: strato.v1.ContainerRecord
-	(*DirectoryInfo)(nil),       // 10: strato.v1.DirectoryInfo
-	(*OpenKeyInfo)(nil),         // 11: strato.v1.OpenKeyInfo
-	(*DeletedBlocks)(nil),       // 12: strato.v1.DeletedBlocks
-	(*DeletedDirectory)(nil),    // 13: strato.v1.DeletedDirectory
-	(*RequestResult)(nil),       // 14: strato.v1.RequestResult
-	(*IDRange)(nil),             // 15: strato.v1.IDRange
-	(*S3KeyRecord)(nil),         // 16: strato.v1.S3KeyRecord
-	(BucketLayout)(0),           // 17: strato.v1.BucketLayout
-	(ReplicationFactor)(0),      // 18: strato.v1.ReplicationFactor
-	(ChecksumType)(0),           // 19: strato.v1.ChecksumType
-	(PipelineState)(0),          // 20: strato.v1.PipelineState
-	(ContainerState)(0),         // 21: strato.v1.ContainerState
+	(*ErasureCodingRecord)(nil), // 2: strato.v1.ErasureCodingRecord
+	(*BlockIDRecord)(nil),       // 3: strato.v1.BlockIDRecord
+	(*BlockMemberRecord)(nil),   // 4: strato.v1.BlockMemberRecord
+	(*BlockPipelineRecord)(nil), // 5: strato.v1.BlockPipelineRecord
+	(*BlockRecord)(nil),         // 6: strato.v1.BlockRecord
+	(*KeyRecord)(nil),           // 7: strato.v1.KeyRecord
+	(*AttributeRecord)(nil),     // 8: strato.v1.AttributeRecord
+	(*PipelineRecord)(nil),      // 9: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),     // 10: strato.v1.ContainerRecord
+	(*DirectoryInfo)(nil),       // 11: strato.v1.DirectoryInfo
+	(*OpenKeyInfo)(nil),         // 12: strato.v1.OpenKeyInfo
+	(*DeletedBlocks)(nil),       // 13: strato.v1.DeletedBlocks
+	(*DeletedDirectory)(nil),    // 14: strato.v1.DeletedDirectory
+	(*RequestResult)(nil),       // 15: strato.v1.RequestResult
+	(*IDRange)(nil),             // 16: strato.v1.IDRange
+	(*S3KeyRecord)(nil),         // 17: strato.v1.S3KeyRecord
+	(BucketLayout)(0),           // 18: strato.v1.BucketLayout
+	(ReplicationFactor)(0),      // 19: strato.v1.ReplicationFactor
+	(ChecksumType)(0),           // 20: strato.v1.ChecksumType
+	(ErasureCodec)(0),           // 21: strato.v1.ErasureCodec
+	(PipelineState)(0),          // 22: strato.v1.PipelineState
+	(ContainerState)(0),         // 23: strato.v1.ContainerState
 }
 var file_strato_v1_records_proto_depIdxs = []int32{
-	17, // 0: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
-	18, // 1: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
-	19, // 2: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
-	7,  // 3: strato.v1.BucketRecord.attributes:type_name -> strato.v1.AttributeRecord
-	3,  // 4: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
-	2,  // 5: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
-	4,  // 6: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
-	18, // 7: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
-	19, // 8: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
-	5,  // 9: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
-	7,  // 10: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
-	18, // 11: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
-	20, // 12: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
-	21, // 13: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
-	18, // 14: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
-	17, // 15: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	18, // 16: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	19, // 17: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	5,  // 18: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
-	2,  // 19: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	18, // 0: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
+	19, // 1: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
+	20, // 2: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	8,  // 3: strato.v1.BucketRecord.attributes:type_name -> strato.v1.AttributeRecord
+	2,  // 4: strato.v1.BucketRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	21, // 5: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
+	4,  // 6: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
+	3,  // 7: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
+	5,  // 8: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
+	19, // 9: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	20, // 10: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	6,  // 11: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
+	8,  // 12: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
+	2,  // 13: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	19, // 14: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	22, // 15: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	2,  // 16: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	23, // 17: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	19, // 18: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 19: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	18, // 20: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	19, // 21: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	20, // 22: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	6,  // 23: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
+	2,  // 24: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	3,  // 25: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
+	26, // [26:26] is the sub-list for method output_type
+	26, // [26:26] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_records_proto_init() }
@@ -1734,7 +1862,7 @@ func file_strato_v1_records_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_records_proto_rawDesc), len(file_strato_v1_records_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
