@@ -46,12 +46,19 @@ func (r *Redirector) Do(ctx context.Context, fn func(ctx context.Context, addr s
 		base = 10 * time.Millisecond
 	}
 	backoff := base
+	var last error
 	for {
 		addr := r.current()
 		err := fn(ctx, addr)
 		if err == nil {
 			return nil
 		}
+		if ctx.Err() != nil && last != nil {
+			// The context ended during this attempt, which then says only
+			// that: the attempts before say why the call did not succeed.
+			return errors.Join(ctx.Err(), last)
+		}
+		last = err
 		leader, retry := hint(err)
 		if !retry {
 			return err

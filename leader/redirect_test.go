@@ -61,3 +61,24 @@ func TestRedirector(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.ErrorIs(t, err, errDown)
 }
+
+// A context that ends during an attempt leaves that attempt with nothing
+// but the context's error; the error returned still says what went wrong
+// before.
+func TestRedirectorKeepsTheReasonWhenTheContextEnds(t *testing.T) {
+	refused := errors.New("connection refused")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := &Redirector{Addrs: []string{"a"}, Backoff: time.Millisecond,
+		Hint: func(err error) (string, bool) { return "", errors.Is(err, refused) }}
+	n := 0
+	err := r.Do(ctx, func(ctx context.Context, _ string) error {
+		if n++; n == 1 {
+			return refused
+		}
+		cancel()
+		return ctx.Err()
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, refused)
+}
