@@ -43,7 +43,9 @@ kept in meta (strato admin s3 key create; a revoked key is refused within
 --key-cache-ttl), or one given to this gateway alone by --credentials FILE
 (one "ACCESS_KEY SECRET" pair a line) or the environment variables
 STRATO_S3_ACCESS_KEY and STRATO_S3_SECRET_KEY. HTTPS with --tls-cert and
---tls-key. SIGTERM stops it.`,
+--tls-key. SIGTERM stops it.
+
+strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -102,6 +104,7 @@ STRATO_S3_ACCESS_KEY and STRATO_S3_SECRET_KEY. HTTPS with --tls-cert and
 			return nil
 		},
 	}
+	cmd.AddCommand(s3ClientCommands()...)
 	f := cmd.Flags()
 	f.StringVar(&metas, "meta", "127.0.0.1:9860", "meta replicas' gRPC addresses, comma-separated")
 	f.StringVar(&listen, "listen", "127.0.0.1:9878", "address of the S3 endpoint")
