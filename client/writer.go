@@ -15,6 +15,11 @@ import (
 type WriteOptions struct {
 	// Replication overrides the bucket's.
 	Replication stratov1.ReplicationFactor
+	// ErasureCoding, when set, erasure codes the key whatever Replication
+	// and the bucket say (docs/ec.md). Writing data to erasure coded keys
+	// is not built yet: meta refuses their blocks (ErrUnsupported), and an
+	// empty key commits.
+	ErasureCoding *stratov1.ErasureCoding
 	// SizeHint is the expected size (0: unknown). A positive hint has meta
 	// allocate the first block with the open key.
 	SizeHint int64
@@ -88,6 +93,7 @@ type Writer struct {
 	err      error // sticky
 	closed   bool
 	attrs    []*stratov1.KeyAttribute // stored with the key at commit
+	ec       *stratov1.ErasureCoding  // set: the key is erasure coded
 }
 
 // SetAttributes sets the attributes stored with the key when it is
@@ -146,7 +152,8 @@ func (c *Client) CreateKey(ctx context.Context, volume, bucket, key string, o Wr
 	open := func(ctx context.Context, sizeHint int64) (*stratov1.OpenKeyResponse, error) {
 		return openRetried(c, ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error) {
 			return n.OpenKey(ctx, &stratov1.OpenKeyRequest{Volume: volume, Bucket: bucket, Key: key,
-				SizeHint: max(sizeHint, 0), Replication: o.Replication, Owner: c.opts.Owner, Deferrable: sizeHint < 0})
+				SizeHint: max(sizeHint, 0), Replication: o.Replication, ErasureCoding: o.ErasureCoding, Owner: c.opts.Owner,
+				Deferrable: sizeHint < 0})
 		})
 	}
 	return c.newWriter(ctx, volume, bucket, key, o.SizeHint, open)
@@ -175,7 +182,7 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 		return openRetried(c, ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error) {
 			return n.CreateFile(ctx, &stratov1.CreateFileRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key,
 				Overwrite: o.Overwrite, Recursive: o.Recursive, SizeHint: max(sizeHint, 0), Replication: o.Replication,
-				Owner: c.opts.Owner, Deferrable: sizeHint < 0})
+				ErasureCoding: o.ErasureCoding, Owner: c.opts.Owner, Deferrable: sizeHint < 0})
 		})
 	}
 	return c.newWriter(ctx, p.Volume, p.Bucket, p.Key, o.SizeHint, open)
@@ -205,7 +212,7 @@ func (c *Client) newWriter(ctx context.Context, volume, bucket, key string, size
 		bs = 256 << 20
 	}
 	return &Writer{c: c, ctx: ctx, volume: volume, bucket: bucket, key: key, openID: resp.OpenId,
-		token: resp.CreateToken, reopen: open, ctype: ct, bpc: bpc, blockSize: bs, spare: resp.Blocks}, nil
+		token: resp.CreateToken, reopen: open, ctype: ct, bpc: bpc, blockSize: bs, spare: resp.Blocks, ec: resp.ErasureCoding}, nil
 }
 
 // openNow opens a deferred create for real, with a first block when
@@ -584,6 +591,12 @@ func (w *Writer) flush(sync bool) error {
 	if w.err != nil {
 		return w.err
 	}
+	if w.ec != nil {
+		// Parity covers whole stripes: docs/ec.md says why erasure coded
+		// keys have no hflush or hsync.
+		return fmt.Errorf("client: hflush or hsync on %s/%s/%s (%s; the key is visible after Close): %w",
+			w.volume, w.bucket, w.key, Redundancy(0, w.ec), ErrErasureCoded)
+	}
 	err := w.sendBuf()
 	if err == nil {
 		err = w.commitBlock(false, sync)
@@ -646,7 +659,8 @@ func (w *Writer) syncOnEach(bl *stratov1.BlockLocation, length int64, failed map
 }
 
 // Hflush makes what was written so far reach every replica and become
-// visible to new readers (the key's length is published in meta).
+// visible to new readers (the key's length is published in meta). An
+// erasure coded key refuses it (ErrErasureCoded; docs/ec.md).
 func (w *Writer) Hflush() error { return w.flush(false) }
 
 // Hsync is Hflush, and every replica fsyncs the data first.

@@ -217,7 +217,7 @@ func (b *bucketFlags) request(p client.Path) (*stratov1.CreateBucketRequest, err
 	}
 	var err error
 	if b.replication != "" {
-		if req.Replication, err = parseReplication(b.replication); err != nil {
+		if req.Replication, req.ErasureCoding, err = parseReplication(b.replication); err != nil {
 			return nil, err
 		}
 	}
@@ -275,7 +275,7 @@ func newBucketCreateCmd(o *cliOptions) *cobra.Command {
 	}
 	f := create.Flags()
 	f.StringVar(&b.layout, "layout", "", "FSO (directories, atomic rename; the default) or OBS (flat keys, S3 semantics)")
-	f.StringVar(&b.replication, "replication", "", "ONE or THREE (default THREE)")
+	f.StringVar(&b.replication, "replication", "", "ONE, THREE (the default), or erasure coding: rs-3-2-1024k, rs-6-3-1024k, rs-10-4-1024k, xor-2-1-1024k")
 	f.StringVar(&b.checksum, "checksum", "", "NONE, CRC32, CRC32C, SHA256 or MD5 (default CRC32C)")
 	f.StringVar(&b.bpc, "bytes-per-checksum", "", "bytes covered by each checksum, e.g. 16k (default 16 KiB)")
 	f.StringVar(&b.blockSize, "block-size", "", "bytes per block, e.g. 256MB (default: the cluster's)")
@@ -307,7 +307,7 @@ func newBucketInfoCmd(o *cliOptions) *cobra.Command {
 				{"Name", b.Name},
 				{"ID", strconv.FormatUint(b.Id, 10)},
 				{"Layout", enumName(b.Layout, "LAYOUT_")},
-				{"Replication", enumName(b.Replication, "REPLICATION_")},
+				{"Replication", client.Redundancy(b.Replication, b.ErasureCoding)},
 				{"Checksum", enumName(b.ChecksumType, "CHECKSUM_")},
 				{"Bytes per checksum", bytesize.Format(int64(b.BytesPerChecksum))},
 				{"Block size", bytesize.Format(b.BlockSize)},
@@ -344,7 +344,7 @@ func newBucketListCmd(o *cliOptions) *cobra.Command {
 			}
 			rows := make([][]string, 0, len(bs))
 			for _, b := range bs {
-				rows = append(rows, []string{b.Name, enumName(b.Layout, "LAYOUT_"), enumName(b.Replication, "REPLICATION_"),
+				rows = append(rows, []string{b.Name, enumName(b.Layout, "LAYOUT_"), client.Redundancy(b.Replication, b.ErasureCoding),
 					enumName(b.ChecksumType, "CHECKSUM_"), strconv.FormatInt(b.UsedNamespace, 10), bytesize.Format(b.UsedBytes),
 					quota(b.QuotaBytes, true), b.Owner, timeMs(b.CreationTimeUnixMs)})
 			}
@@ -371,16 +371,14 @@ func newBucketDeleteCmd(o *cliOptions) *cobra.Command {
 	}
 }
 
-// parseReplication accepts ONE, THREE, 1 and 3.
-func parseReplication(s string) (stratov1.ReplicationFactor, error) {
-	switch strings.TrimSpace(s) {
-	case "1":
-		return stratov1.ReplicationFactor_REPLICATION_ONE, nil
-	case "3":
-		return stratov1.ReplicationFactor_REPLICATION_THREE, nil
+// parseReplication accepts ONE, THREE, 1 and 3, and erasure coding
+// configs (rs-6-3-1024k).
+func parseReplication(s string) (stratov1.ReplicationFactor, *stratov1.ErasureCoding, error) {
+	repl, e, err := client.ParseReplication(s)
+	if err != nil {
+		return 0, nil, usagef("--replication: %s", strings.TrimPrefix(err.Error(), client.ErrInvalid.Error()+": "))
 	}
-	v, err := parseEnum("replication", s, "REPLICATION_", stratov1.ReplicationFactor_value)
-	return stratov1.ReplicationFactor(v), err
+	return repl, e, nil
 }
 
 // ---- Keys -----------------------------------------------------------------------
@@ -404,7 +402,7 @@ func newKeyPutCmd(o *cliOptions) *cobra.Command {
 			}
 			var wo client.WriteOptions
 			if replication != "" {
-				if wo.Replication, err = parseReplication(replication); err != nil {
+				if wo.Replication, wo.ErasureCoding, err = parseReplication(replication); err != nil {
 					return err
 				}
 			}
@@ -421,7 +419,7 @@ func newKeyPutCmd(o *cliOptions) *cobra.Command {
 			return upload(s, w, src)
 		}),
 	}
-	put.Flags().StringVar(&replication, "replication", "", "ONE or THREE (default: the bucket's)")
+	put.Flags().StringVar(&replication, "replication", "", "ONE, THREE or erasure coding, e.g. rs-6-3-1024k (default: the bucket's)")
 	return put
 }
 
@@ -535,7 +533,7 @@ func newKeyListCmd(o *cliOptions) *cobra.Command {
 				rows = append(rows, []string{"PRE", "", "", pre})
 			}
 			for _, k := range keys {
-				rows = append(rows, []string{enumName(k.Replication, "REPLICATION_"), bytesize.Format(k.Size), timeMs(k.ModificationTimeUnixMs), k.Name})
+				rows = append(rows, []string{client.Redundancy(k.Replication, k.ErasureCoding), bytesize.Format(k.Size), timeMs(k.ModificationTimeUnixMs), k.Name})
 			}
 			return printTable(s.out, []string{"REPLICATION", "SIZE", "MODIFIED", "KEY"}, rows)
 		}),
@@ -650,7 +648,7 @@ func printKeyInfo(w io.Writer, k *stratov1.KeyInfo) error {
 		{"Bucket", k.Bucket},
 		{"Name", k.Name},
 		{"Size", sizeWithBytes(k.Size)},
-		{"Replication", enumName(k.Replication, "REPLICATION_")},
+		{"Replication", client.Redundancy(k.Replication, k.ErasureCoding)},
 		{"Checksum", enumName(k.ChecksumType, "CHECKSUM_") + " every " + bytesize.Format(int64(k.BytesPerChecksum))},
 		{"Owner", k.Owner},
 		{"Created", timeMs(k.CreationTimeUnixMs)},

@@ -278,7 +278,12 @@ func (a *applier) createBucket(bi *stratov1.BucketRecord) (proto.Message, error)
 		Replication: bi.GetReplication(), ChecksumType: bi.GetChecksumType(),
 		BytesPerChecksum: bi.GetBytesPerChecksum(), QuotaBytes: bi.GetQuotaBytes(),
 		QuotaNamespace: bi.GetQuotaNamespace(), CreationTimeUnixMs: a.now, ModificationTimeUnixMs: a.now,
-		Owner: bi.GetOwner(), BlockSize: bi.GetBlockSize(),
+		Owner: bi.GetOwner(), BlockSize: bi.GetBlockSize(), ErasureCoding: bi.GetErasureCoding(),
+	}
+	if rec.ErasureCoding != nil {
+		if _, err := ECConfig(rec.ErasureCoding); err != nil {
+			return nil, err
+		}
 	}
 	if rec.Layout == stratov1.BucketLayout_LAYOUT_UNSPECIFIED {
 		rec.Layout = stratov1.BucketLayout_LAYOUT_FSO

@@ -38,6 +38,7 @@ func BucketInfo(r *stratov1.BucketRecord) *stratov1.BucketInfo {
 		CreationTimeUnixMs: r.CreationTimeUnixMs, ModificationTimeUnixMs: r.ModificationTimeUnixMs,
 		Owner: r.Owner, UsedBytes: r.UsedBytes, UsedNamespace: r.UsedNamespace,
 		BlockSize: r.BlockSize, VolumeId: r.VolumeId, Attributes: keyAttributes(r.Attributes),
+		ErasureCoding: ErasureCoding(r.ErasureCoding),
 	}
 }
 
@@ -51,6 +52,7 @@ func KeyInfo(r *stratov1.KeyRecord) *stratov1.KeyInfo {
 		Size: r.Size, Replication: r.Replication, ChecksumType: r.ChecksumType, BytesPerChecksum: r.BytesPerChecksum,
 		CreationTimeUnixMs: r.CreationTimeUnixMs, ModificationTimeUnixMs: r.ModificationTimeUnixMs,
 		Blocks: BlockLocations(r.Blocks), Owner: r.Owner, Attributes: keyAttributes(r.Attributes),
+		ErasureCoding: ErasureCoding(r.ErasureCoding),
 	}
 }
 

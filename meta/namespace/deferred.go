@@ -70,7 +70,7 @@ func (ns *Namespace) DeferOpen(view pebble.Reader, c *stratov1.OpenKeyCommand) (
 	if err != nil {
 		return nil, err
 	}
-	return &stratov1.OpenKeyResponse{CreateToken: token, Replication: c.GetReplication(),
+	return &stratov1.OpenKeyResponse{CreateToken: token, Replication: c.GetReplication(), ErasureCoding: ErasureCoding(c.GetErasureCoding()),
 		ChecksumType: bk.ChecksumType, BytesPerChecksum: bk.BytesPerChecksum, BlockSize: bk.BlockSize}, nil
 }
 

@@ -41,6 +41,7 @@ func (a *applier) openKey(c *stratov1.OpenKeyCommand) (proto.Message, error) {
 	return &stratov1.OpenKeyResponse{
 		OpenId: rec.Id, Blocks: BlockLocations(rec.Blocks), Replication: rec.Replication,
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum, BlockSize: bk.BlockSize,
+		ErasureCoding: ErasureCoding(rec.ErasureCoding),
 	}, nil
 }
 
@@ -52,13 +53,13 @@ func (a *applier) newOpenKey(c *stratov1.OpenKeyCommand, persist bool) (*stratov
 	if err != nil {
 		return nil, nil, err
 	}
-	repl := c.GetReplication()
-	if repl == stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED {
-		repl = bk.Replication
+	repl, e, err := keyRedundancy(c.GetReplication(), c.GetErasureCoding(), bk)
+	if err != nil {
+		return nil, nil, err
 	}
 	switch {
-	case !validReplication(repl):
-		return nil, nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalid, repl)
+	case e != nil && len(c.GetBlocks()) > 0:
+		return nil, nil, errECData(e)
 	case c.GetExpiresAtUnixMs() <= 0:
 		return nil, nil, fmt.Errorf("%w: open key without an expiry time", ErrInvalid)
 	case c.GetSizeHint() < 0:
@@ -69,7 +70,7 @@ func (a *applier) newOpenKey(c *stratov1.OpenKeyCommand, persist bool) (*stratov
 	}
 	rec := &stratov1.OpenKeyInfo{
 		Volume: bk.Volume, Bucket: bk.Name, BucketId: bk.Id, VolumeId: bk.VolumeId, Layout: bk.Layout,
-		Replication: repl, ChecksumType: bk.ChecksumType, BytesPerChecksum: bk.BytesPerChecksum,
+		Replication: repl, ErasureCoding: e, ChecksumType: bk.ChecksumType, BytesPerChecksum: bk.BytesPerChecksum,
 		CreationTimeUnixMs: a.now, ExpiresAtUnixMs: c.GetExpiresAtUnixMs(), Blocks: c.GetBlocks(),
 		Overwrite: !c.GetCreateFile() || c.GetOverwrite(), Owner: c.GetOwner(),
 	}
@@ -241,7 +242,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 	}
 
 	ki := &stratov1.KeyRecord{
-		ObjectId: rec.Id, Size: size, Replication: rec.Replication,
+		ObjectId: rec.Id, Size: size, Replication: rec.Replication, ErasureCoding: rec.ErasureCoding,
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum,
 		CreationTimeUnixMs: rec.CreationTimeUnixMs, ModificationTimeUnixMs: a.now, Blocks: final, Owner: rec.Owner,
 		Attributes: c.GetAttributes(),

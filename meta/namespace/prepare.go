@@ -62,7 +62,7 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 	case *stratov1.OpenKeyRequest:
 		ok, err := ns.prepareOpen(ctx, view, env, &stratov1.OpenKeyCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), Replication: r.GetReplication(),
-			Owner: r.GetOwner(), SizeHint: r.GetSizeHint()}, r.GetExclude())
+			Owner: r.GetOwner(), SizeHint: r.GetSizeHint()}, r.GetErasureCoding(), r.GetExclude())
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +71,7 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		ok, err := ns.prepareOpen(ctx, view, env, &stratov1.OpenKeyCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetPath(), CreateFile: true,
 			Overwrite: r.GetOverwrite(), Recursive: r.GetRecursive(), Replication: r.GetReplication(),
-			Owner: r.GetOwner(), SizeHint: r.GetSizeHint()}, r.GetExclude())
+			Owner: r.GetOwner(), SizeHint: r.GetSizeHint()}, r.GetErasureCoding(), r.GetExclude())
 		if err != nil {
 			return nil, err
 		}
@@ -85,6 +85,9 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		}
 		if env.Allocator == nil {
 			return nil, fmt.Errorf("namespace: no block allocator")
+		}
+		if rec.ErasureCoding != nil {
+			return nil, errECData(rec.ErasureCoding)
 		}
 		bl, err := env.Allocator.AllocateBlock(ctx, rec.Replication, r.GetSizeHint(), r.GetExclude())
 		if err != nil {
@@ -169,6 +172,10 @@ func (ns *Namespace) prepareBucket(r *stratov1.CreateBucketRequest, view pebble.
 		QuotaBytes: r.GetQuotaBytes(), QuotaNamespace: r.GetQuotaNamespace(), Owner: r.GetOwner(),
 		BlockSize: r.GetBlockSize(),
 	}
+	var err error
+	if bi.ErasureCoding, err = ecRecord(r.GetErasureCoding()); err != nil {
+		return nil, err
+	}
 	if bi.Layout == stratov1.BucketLayout_LAYOUT_UNSPECIFIED {
 		bi.Layout = stratov1.BucketLayout_LAYOUT_FSO
 	}
@@ -202,7 +209,8 @@ func (ns *Namespace) prepareBucket(r *stratov1.CreateBucketRequest, view pebble.
 
 // prepareOpen checks the bucket and the key name, and allocates the first
 // block when the writer expects data.
-func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env PrepareEnv, c *stratov1.OpenKeyCommand, ex *stratov1.ExcludeList) (*stratov1.OpenKeyCommand, error) {
+func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env PrepareEnv, c *stratov1.OpenKeyCommand,
+	e *stratov1.ErasureCoding, ex *stratov1.ExcludeList) (*stratov1.OpenKeyCommand, error) {
 	// Through the reader's bucket cache: what prepare reads is advisory.
 	bk, err := ns.Reader(view).bucket(c.Volume, c.Bucket)
 	if err != nil {
@@ -225,13 +233,16 @@ func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env Pr
 	if c.SizeHint < 0 {
 		return nil, fmt.Errorf("%w: negative size hint %d", ErrInvalid, c.SizeHint)
 	}
-	if c.Replication == stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED {
-		c.Replication = bk.Replication
+	if c.ErasureCoding, err = ecRecord(e); err != nil {
+		return nil, err
 	}
-	if !validReplication(c.Replication) {
-		return nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalid, c.Replication)
+	if c.Replication, c.ErasureCoding, err = keyRedundancy(c.Replication, c.ErasureCoding, bk); err != nil {
+		return nil, err
 	}
 	c.ExpiresAtUnixMs = env.Now.Add(ns.opts.OpenKeyTTL).UnixMilli()
+	if c.SizeHint > 0 && c.ErasureCoding != nil {
+		return nil, errECData(c.ErasureCoding)
+	}
 	if c.SizeHint > 0 {
 		if env.Allocator == nil {
 			return nil, fmt.Errorf("namespace: no block allocator")
