@@ -8,7 +8,7 @@ GOLANGCI_VERSION := v2.15.0
 TEST_TIMEOUT ?= 15m
 ARGS      ?=
 
-.PHONY: build run stop test testrace verify bench tools proto proto-baseline clean hadoop-deps hadoop soak failover deploy-check
+.PHONY: s3-test s3-deps s3-conformance build run stop test testrace verify bench tools proto proto-baseline clean hadoop-deps hadoop soak failover deploy-check
 
 build:
 	$(GO) build -o $(BIN) ./cmd/strato
@@ -76,6 +76,17 @@ s3-deps:
 # gateway of a strato dev (scripts/s3-client-test.sh).
 s3-test: build s3-deps
 	./scripts/s3-client-test.sh
+
+# s3-conformance: versitygw's S3 integration suite (full-flow) against the
+# gateway of a strato dev; prints the pass count and every failure
+# (scripts/s3-conformance.sh; docs/s3.md says why each fails). Slow: not CI.
+VERSITYGW_VERSION := v1.8.0
+VERSITYGW := $(TOOLS)/versitygw
+$(VERSITYGW):
+	GOBIN=$(TOOLS) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+
+s3-conformance: build $(VERSITYGW)
+	VERSITYGW_VERSION=$(VERSITYGW_VERSION) ./scripts/s3-conformance.sh
 
 # The race detector needs cgo.
 testrace:

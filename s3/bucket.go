@@ -70,12 +70,13 @@ func (g *Gateway) createBucket(rq *request) error {
 	_, err := g.c.CreateBucket(rq.ctx, &stratov1.CreateBucketRequest{Volume: g.volume, Name: rq.bucket,
 		Layout: stratov1.BucketLayout_LAYOUT_OBS, Owner: "s3"})
 	if errors.Is(err, client.ErrInvalid) {
-		return errf(ErrInvalidBucketName, "%v", err)
+		return ErrInvalidBucketName
 	}
 	if err != nil {
 		return fromClient(err, nil)
 	}
 	rq.w.Header().Set("Location", "/"+rq.bucket)
+	rq.w.Header().Set("x-amz-bucket-arn", "arn:aws:s3:::"+rq.bucket)
 	return rq.writeEmpty(200)
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
 	"hash"
 	"hash/crc32"
@@ -14,7 +15,12 @@ import (
 
 // The flexible checksums of S3 (x-amz-checksum-*): the algorithm names as
 // headers spell them, lower case.
-var checksumAlgorithms = []string{"crc32", "crc32c", "crc64nvme", "sha1", "sha256"}
+var checksumAlgorithms = []string{"crc32", "crc32c", "crc64nvme", "sha1", "sha256", "sha512", "md5"}
+
+// unsupportedAlgorithms are S3 checksums the gateway does not compute
+// (they would need a hash library strato does not carry): refused, never
+// silently ignored.
+var unsupportedAlgorithms = []string{"xxhash64", "xxhash3", "xxhash128"}
 
 // crc64NVME is CRC-64/NVME (poly 0xAD93D23594C93659, reflected; Go's
 // tables take the reversed polynomial).
@@ -32,6 +38,10 @@ func newChecksum(algo string) hash.Hash {
 		return sha1.New()
 	case "sha256":
 		return sha256.New()
+	case "sha512":
+		return sha512.New()
+	case "md5":
+		return md5.New()
 	}
 	return nil
 }
@@ -68,6 +78,11 @@ func newPayloadChecks(r *http.Request) (*payloadChecks, error) {
 			return nil, errf(ErrInvalidRequest, "unsupported trailer %q", t)
 		}
 		pc.algo, pc.inTrailer = algo, true
+	}
+	for _, algo := range unsupportedAlgorithms {
+		if r.Header.Get(checksumHeader(algo)) != "" || strings.EqualFold(r.Header.Get("X-Amz-Sdk-Checksum-Algorithm"), algo) {
+			return nil, errf(ErrInvalidRequest, "the checksum algorithm %s is not supported by strato's gateway (docs/s3.md)", strings.ToUpper(algo))
+		}
 	}
 	for _, algo := range checksumAlgorithms {
 		v := r.Header.Get(checksumHeader(algo))

@@ -265,6 +265,9 @@ func (g *Gateway) serve(rq *request) error {
 			has("website"), has("replication"), has("object-lock"), has("ownershipControls"), has("versions"),
 			has("notification"), has("logging"), has("publicAccessBlock"), has("accelerate"), has("requestPayment"):
 			rq.op = "Unsupported"
+			if _, err := g.getBucket(rq); err != nil {
+				return err
+			}
 			return errf(ErrNotImplemented, "this bucket subresource is not implemented by strato's gateway (docs/s3.md)")
 		case m == http.MethodGet && q.Get("list-type") == "2":
 			rq.op = "ListObjectsV2"
@@ -306,6 +309,9 @@ func (g *Gateway) serve(rq *request) error {
 		return ErrMethodNotAllowed
 	case has("acl"), has("retention"), has("legal-hold"), has("torrent"), has("restore"), has("select"), has("attributes"):
 		rq.op = "Unsupported"
+		if _, err := g.getBucket(rq); err != nil {
+			return err
+		}
 		return errf(ErrNotImplemented, "this object subresource is not implemented by strato's gateway (docs/s3.md)")
 	case m == http.MethodGet && has("uploadId"):
 		rq.op = "ListParts"
@@ -352,13 +358,17 @@ func (g *Gateway) authenticate(rq *request) error {
 	r := rq.r
 	var a *authRequest
 	var err error
+	q := r.URL.Query()
 	switch {
+	case r.Header.Get("X-Amz-Security-Token") != "" || q.Get("X-Amz-Security-Token") != "":
+		// strato's keys are permanent: no session token is valid.
+		return s3err("InvalidToken", 400, "The provided token is malformed or otherwise invalid.")
 	case r.Header.Get("Authorization") != "":
 		a, err = parseAuthorization(r.Header.Get("Authorization"))
-	case r.URL.Query().Get("X-Amz-Algorithm") != "":
-		a, err = parsePresigned(r.URL.Query())
-	case r.URL.Query().Get("AWSAccessKeyId") != "" || strings.HasPrefix(r.Header.Get("Authorization"), "AWS "):
-		return errf(ErrAccessDenied, "Signature Version 2 is not supported; use Signature Version 4")
+	case q.Get("X-Amz-Algorithm") != "" || q.Get("X-Amz-Credential") != "":
+		a, err = parsePresigned(q)
+	case q.Get("AWSAccessKeyId") != "":
+		return errUnsupportedMechanism // Signature Version 2
 	default:
 		return errf(ErrAccessDenied, "Anonymous access is not allowed")
 	}
@@ -366,12 +376,13 @@ func (g *Gateway) authenticate(rq *request) error {
 		return err
 	}
 	rq.auth = a
-	if a.service != "s3" {
-		return errf(ErrSignatureDoesNotMatch, "the credential's service must be s3, not %q", a.service)
+	if hs := unsignedHeaders(r, a); len(hs) > 0 {
+		return withFields(errf(ErrAccessDenied, "There were headers present in the request which were not signed"),
+			"HeadersNotSigned", strings.Join(hs, ", "))
 	}
 	secret, err := g.opts.Credentials.Secret(rq.ctx, a.accessKey)
 	if errors.Is(err, ErrNoSuchAccessKey) {
-		return ErrInvalidAccessKeyID
+		return withFields(ErrInvalidAccessKeyID, "AWSAccessKeyId", a.accessKey)
 	} else if err != nil {
 		return errf(ErrServiceUnavailable, "looking up the access key: %v", err)
 	}
@@ -383,7 +394,8 @@ func (g *Gateway) authenticate(rq *request) error {
 	if a.presigned {
 		switch {
 		case now.After(t.Add(time.Duration(a.expires) * time.Second)):
-			return errf(ErrAccessDenied, "Request has expired")
+			return withFields(errf(ErrAccessDenied, "Request has expired."), "X-Amz-Expires", strconv.FormatInt(a.expires, 10),
+				"Expires", t.Add(time.Duration(a.expires)*time.Second).UTC().Format(time.RFC3339), "ServerTime", now.UTC().Format(time.RFC3339))
 		case t.After(now.Add(g.opts.MaxSkew)):
 			return errf(ErrAccessDenied, "Request is not valid yet")
 		}
@@ -392,18 +404,37 @@ func (g *Gateway) authenticate(rq *request) error {
 			return ErrRequestTimeTooSkewed
 		}
 		a.payloadHash = r.Header.Get("X-Amz-Content-Sha256")
-		if a.payloadHash == "" {
+		switch a.payloadHash {
+		case "":
 			return errf(ErrInvalidRequest, "Missing required header for this request: x-amz-content-sha256")
+		case unsignedPayload, streamingSigned, streamingSignedTrailer, streamingUnsignedTrailer:
+		default:
+			if err := checkPayloadHash(a.payloadHash); err != nil {
+				return err
+			}
 		}
 	}
 	if !strings.HasPrefix(a.amzDate, a.date) {
-		return errf(ErrSignatureDoesNotMatch, "the credential's date %s is not the request's %s", a.date, a.amzDate)
+		if a.presigned {
+			return authErr(true, "Invalid credential date %q. This date is not the same as X-Amz-Date: %q.", a.date, a.amzDate[:min(8, len(a.amzDate))])
+		}
+		return authErr(false, "Invalid credential date. Date is not the same as X-Amz-Date.")
 	}
 	key := signingKey(secret, a.date, a.region, a.service)
 	if !signatureMatches(hmacSHA256(key, stringToSign(a, canonicalRequest(r, a))), a.signature) {
 		return ErrSignatureDoesNotMatch
 	}
 	return g.setupBody(rq, key)
+}
+
+// checkPayloadHash checks an x-amz-content-sha256 value that is not one of
+// the payload modes: a SHA-256 in hex.
+func checkPayloadHash(ph string) error {
+	if _, err := hex.DecodeString(ph); err != nil || len(ph) != 64 {
+		return withFields(errf(ErrInvalidArgument, "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD, STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD-TRAILER or a valid sha256 value."),
+			"ArgumentName", "x-amz-content-sha256", "ArgumentValue", ph)
+	}
+	return nil
 }
 
 // setupBody makes rq.body from the request's payload mode.
@@ -436,15 +467,15 @@ func (g *Gateway) setupBody(rq *request, key []byte) error {
 		}
 		trailer := ph != streamingSigned
 		if trailer && !checks.inTrailer {
-			return errf(ErrInvalidRequest, "%s needs an x-amz-trailer header", ph)
+			if ph == streamingSignedTrailer {
+				return errf(ErrMalformedTrailer, "%s needs an x-amz-trailer header", ph)
+			}
+			trailer = false // an unsigned stream may come without a trailer
 		}
 		src = newChunkedReader(src, ph != streamingUnsignedTrailer, trailer, key, a.amzDate, a.scope(), a.signature, checks.setTrailer)
 	default:
-		if len(ph) != 64 {
-			return errf(ErrInvalidArgument, "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-... or a SHA-256 in hex")
-		}
-		if _, err := hex.DecodeString(ph); err != nil {
-			return errf(ErrInvalidArgument, "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-... or a SHA-256 in hex")
+		if err := checkPayloadHash(ph); err != nil {
+			return err
 		}
 		b.sha256, b.wantSHA256 = sha256.New(), strings.ToLower(ph)
 	}
@@ -481,7 +512,7 @@ func (b *body) Read(p []byte) (int, error) {
 		b.sha256.Write(p[:n])
 	}
 	if b.size >= 0 && b.n > b.size {
-		b.err = errf(ErrInvalidRequest, "the body is longer than its declared length")
+		b.err = errf(ErrIncompleteBody, "the body is longer than its declared length")
 		return n, b.err
 	}
 	if errors.Is(err, io.EOF) {
@@ -500,8 +531,10 @@ func (b *body) finish() error {
 	if b.size >= 0 && b.n != b.size {
 		return ErrIncompleteBody
 	}
-	if b.sha256 != nil && hex.EncodeToString(b.sha256.Sum(nil)) != b.wantSHA256 {
-		return ErrXAmzContentSHA256Mismatch
+	if b.sha256 != nil {
+		if got := hex.EncodeToString(b.sha256.Sum(nil)); got != b.wantSHA256 {
+			return withFields(ErrXAmzContentSHA256Mismatch, "ClientComputedContentSHA256", b.wantSHA256, "S3ComputedContentSHA256", got)
+		}
 	}
 	return b.checks.verify()
 }

@@ -25,7 +25,7 @@ type commonPrefix struct{ Prefix string }
 type listBucketResult struct {
 	XMLName               xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ ListBucketResult"`
 	Name                  string
-	Prefix                string
+	Prefix                string  `xml:",omitempty"`
 	Marker                *string `xml:",omitempty"`
 	NextMarker            string  `xml:",omitempty"`
 	StartAfter            string  `xml:",omitempty"`
@@ -78,9 +78,9 @@ func (g *Gateway) listObjects(rq *request, v2 bool) error {
 	}
 	max := 1000
 	if v := q.Get("max-keys"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return errf(ErrInvalidArgument, "max-keys must be a non-negative integer")
+		n, err := parseCount("max-keys", v)
+		if err != nil {
+			return err
 		}
 		max = min(n, 1000)
 	}
@@ -111,8 +111,10 @@ func (g *Gateway) listObjects(rq *request, v2 bool) error {
 	} else {
 		marker := q.Get("marker")
 		startAfter = marker
-		m := code(marker)
-		res.Marker = &m
+		if marker != "" {
+			m := code(marker)
+			res.Marker = &m
+		}
 	}
 	if _, err := g.getBucket(rq); err != nil {
 		return err
@@ -155,6 +157,19 @@ func (g *Gateway) listObjects(rq *request, v2 bool) error {
 	return rq.writeXML(200, res)
 }
 
+// parseCount parses a query parameter that counts (max-keys, ...), with
+// AWS's errors.
+func parseCount(name, v string) (int, error) {
+	n, err := strconv.ParseInt(v, 10, 32)
+	switch {
+	case err != nil:
+		return 0, withFields(errf(ErrInvalidArgument, "Provided %s not an integer or within integer range", v), "ArgumentName", name, "ArgumentValue", v)
+	case n < 0:
+		return 0, withFields(errf(ErrInvalidArgument, "Argument %s must be an integer between 0 and 2147483647", v), "ArgumentName", name, "ArgumentValue", v)
+	}
+	return int(n), nil
+}
+
 func upperAlgo(a string) string {
 	switch a {
 	case "crc32":
@@ -167,6 +182,10 @@ func upperAlgo(a string) string {
 		return "SHA1"
 	case "sha256":
 		return "SHA256"
+	case "sha512":
+		return "SHA512"
+	case "md5":
+		return "MD5"
 	}
 	return a
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,16 +117,19 @@ func (g *Gateway) createUpload(rq *request) error {
 
 // upload looks up an upload's marker; it must be for rq.key.
 func (g *Gateway) upload(rq *request, id string) (*stratov1.KeyInfo, attrs, error) {
+	noUpload := func() error {
+		if _, err := g.getBucket(rq); err != nil {
+			return err // NoSuchBucket first, as AWS
+		}
+		return ErrNoSuchUpload
+	}
 	if !validUploadID(id) {
-		return nil, nil, ErrNoSuchUpload
+		return nil, nil, noUpload()
 	}
 	ki, err := g.c.LookupKey(rq.ctx, g.opts.MultipartVolume, rq.bucket, id)
 	if err != nil {
 		if errors.Is(err, client.ErrNotFound) {
-			if _, berr := g.getBucket(rq); berr != nil {
-				return nil, nil, berr
-			}
-			return nil, nil, ErrNoSuchUpload
+			return nil, nil, noUpload()
 		}
 		return nil, nil, fromClient(err, nil)
 	}
@@ -147,7 +151,7 @@ func (g *Gateway) uploadPart(rq *request) error {
 	q := rq.r.URL.Query()
 	n, err := strconv.Atoi(q.Get("partNumber"))
 	if err != nil || n < 1 || n > maxParts {
-		return errf(ErrInvalidArgument, "Part number must be an integer between 1 and 10000, inclusive")
+		return errf(ErrInvalidArgument, "Part number must be an integer between 1 and 10000, inclusive.")
 	}
 	_, m, err := g.upload(rq, q.Get("uploadId"))
 	if err != nil {
@@ -250,6 +254,9 @@ func (g *Gateway) listAll(ctx context.Context, bucket, prefix, delimiter string)
 
 func normETag(e string) string { return strings.Trim(strings.TrimSpace(e), `"`) }
 
+// errInvalidPartComplete is InvalidPart as CompleteMultipartUpload words it.
+var errInvalidPartComplete = errf(ErrInvalidPart, "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
+
 func (g *Gateway) completeUpload(rq *request) error {
 	var req completeRequest
 	if err := rq.decodeXML(&req, 4<<20); err != nil {
@@ -261,11 +268,16 @@ func (g *Gateway) completeUpload(rq *request) error {
 		return err
 	}
 	if len(req.Parts) == 0 {
-		return errf(ErrMalformedXML, "You must specify at least one part")
+		return ErrMalformedXML
 	}
 	for i, p := range req.Parts {
-		if p.PartNumber < 1 || p.PartNumber > maxParts {
-			return errf(ErrInvalidPart, "part number %d is out of range", p.PartNumber)
+		switch {
+		case p.ETag == "" || p.PartNumber == 0: // an element missing
+			return ErrMalformedXML
+		case p.PartNumber < 1:
+			return withFields(errf(ErrInvalidArgument, "PartNumber must be >= 1"), "ArgumentName", "PartNumber", "ArgumentValue", strconv.Itoa(p.PartNumber))
+		case p.PartNumber > maxParts:
+			return errInvalidPartComplete
 		}
 		if i > 0 && p.PartNumber <= req.Parts[i-1].PartNumber {
 			return ErrInvalidPartOrder
@@ -288,14 +300,14 @@ func (g *Gateway) completeUpload(rq *request) error {
 	for i, p := range req.Parts {
 		ki := parts[partKey(id, p.PartNumber)]
 		if ki == nil {
-			return errf(ErrInvalidPart, "part %d has not been uploaded", p.PartNumber)
+			return errInvalidPartComplete
 		}
 		pa := attrsOf(ki)
 		if normETag(pa[attrETag]) != normETag(p.ETag) {
-			return errf(ErrInvalidPart, "part %d's ETag is %s, not %s", p.PartNumber, pa[attrETag], p.ETag)
+			return errInvalidPartComplete
 		}
 		if ki.Size < g.opts.MinPartSize && i < len(req.Parts)-1 {
-			return errf(ErrEntityTooSmall, "part %d is %d bytes; every part but the last must be at least %d bytes", p.PartNumber, ki.Size, g.opts.MinPartSize)
+			return ErrEntityTooSmall
 		}
 		raw, _ := hex.DecodeString(normETag(pa[attrETag]))
 		md5s.Write(raw)
@@ -323,7 +335,12 @@ func (g *Gateway) completeUpload(rq *request) error {
 	if len(req.Parts) <= 2000 {
 		final[attrPartSize] = strings.Join(sizes, ",")
 	}
-	res := completeResult{Location: "/" + rq.bucket + "/" + rq.key, Bucket: rq.bucket, Key: rq.key, ETag: etag}
+	scheme := "http"
+	if rq.r.TLS != nil {
+		scheme = "https"
+	}
+	loc := url.URL{Scheme: scheme, Host: rq.r.Host, Path: "/" + rq.bucket + "/" + rq.key}
+	res := completeResult{Location: loc.String(), Bucket: rq.bucket, Key: rq.key, ETag: etag}
 	if sums != nil {
 		v := base64.StdEncoding.EncodeToString(sums.Sum(nil)) + "-" + strconv.Itoa(len(req.Parts))
 		final[checksumHeader(algo)] = v
@@ -413,14 +430,14 @@ func (g *Gateway) listParts(rq *request) error {
 	}
 	maxP, marker := 1000, 0
 	if v := q.Get("max-parts"); v != "" {
-		if maxP, err = strconv.Atoi(v); err != nil || maxP < 0 {
-			return errf(ErrInvalidArgument, "max-parts must be a non-negative integer")
+		if maxP, err = parseCount("max-parts", v); err != nil {
+			return err
 		}
 		maxP = min(maxP, 1000)
 	}
 	if v := q.Get("part-number-marker"); v != "" {
-		if marker, err = strconv.Atoi(v); err != nil || marker < 0 {
-			return errf(ErrInvalidArgument, "part-number-marker must be a non-negative integer")
+		if marker, err = parseCount("part-number-marker", v); err != nil {
+			return err
 		}
 	}
 	res := listPartsResult{Bucket: rq.bucket, Key: rq.key, UploadID: id, Initiator: ownerOf("s3"), Owner: ownerOf("s3"),
@@ -494,9 +511,9 @@ func (g *Gateway) listMultipartUploads(rq *request) error {
 	keyMarker, idMarker := q.Get("key-marker"), q.Get("upload-id-marker")
 	maxU := 1000
 	if v := q.Get("max-uploads"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return errf(ErrInvalidArgument, "max-uploads must be a non-negative integer")
+		n, err := parseCount("max-uploads", v)
+		if err != nil {
+			return err
 		}
 		maxU = min(n, 1000)
 	}

@@ -104,19 +104,27 @@ func userAttrs(r *http.Request) (attrs, error) {
 	return m, nil
 }
 
-// parseTagging parses and checks a tag set given as a query string.
+// parseTagging parses and checks a tag set given as a query string (the
+// x-amz-tagging header): "k1=v1&k2", URL-encoded, no key twice.
 func parseTagging(s string) (url.Values, error) {
-	v, err := url.ParseQuery(s)
-	if err != nil {
-		return nil, errf(ErrInvalidTag, "the tag set %q is not a query string", s)
+	bad := errf(ErrInvalidArgument, "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.")
+	v := url.Values{}
+	for _, part := range strings.Split(s, "&") {
+		if part == "" {
+			continue
+		}
+		ek, ev, _ := strings.Cut(part, "=")
+		k, err1 := url.QueryUnescape(ek)
+		val, err2 := url.QueryUnescape(ev)
+		if err1 != nil || err2 != nil || k == "" || v.Has(k) {
+			return nil, bad
+		}
+		v.Set(k, val)
 	}
 	if len(v) > maxObjectTags {
-		return nil, errf(ErrInvalidTag, "Object tags cannot be greater than %d", maxObjectTags)
+		return nil, tooManyTags(maxObjectTags)
 	}
 	for k, vs := range v {
-		if len(vs) != 1 {
-			return nil, errf(ErrInvalidTag, "Cannot provide multiple Tags with the same key")
-		}
 		if err := checkTag(k, vs[0]); err != nil {
 			return nil, err
 		}
@@ -180,8 +188,10 @@ func (g *Gateway) putObject(rq *request) error {
 		return err
 	}
 	rq.w.Header().Set("ETag", etag)
+	rq.w.Header().Set("x-amz-object-size", strconv.FormatInt(b.n, 10))
 	if algo, v := b.checks.checksum(); algo != "" {
 		rq.w.Header().Set(checksumHeader(algo), v)
+		rq.w.Header().Set("x-amz-checksum-type", "FULL_OBJECT")
 	}
 	return rq.writeEmpty(200)
 }
@@ -282,10 +292,10 @@ func checkConditions(h http.Header, prefix string, etag string, mtime time.Time)
 // ignores).
 func parseRange(h string, size int64) (start, length int64, ok bool, err error) {
 	spec, found := strings.CutPrefix(h, "bytes=")
-	if h == "" || !found || strings.Contains(spec, ",") {
-		return 0, 0, false, nil
+	if h == "" || !found || strings.ContainsAny(spec, ", ") {
+		return 0, 0, false, nil // not a range S3 serves: the whole object
 	}
-	a, b, dash := strings.Cut(strings.TrimSpace(spec), "-")
+	a, b, dash := strings.Cut(spec, "-")
 	if !dash {
 		return 0, 0, false, nil
 	}
@@ -296,6 +306,9 @@ func parseRange(h string, size int64) (start, length int64, ok bool, err error) 
 		}
 		if n == 0 {
 			return 0, 0, false, ErrInvalidRange
+		}
+		if size == 0 {
+			return 0, 0, false, nil // AWS: the whole (empty) object
 		}
 		n = min(n, size)
 		return size - n, n, true, nil
@@ -356,16 +369,19 @@ var responseOverrides = map[string]string{
 }
 
 // partRange is where part n of a multipart object lies.
+// errInvalidPartNumber: a part the object does not have.
+var errInvalidPartNumber = s3err("InvalidPartNumber", 416, "The requested partnumber is not satisfiable.")
+
 func partRange(m attrs, n int, size int64) (start, length int64, count int, err error) {
 	parts, _ := strconv.Atoi(m[attrParts])
 	if parts == 0 {
 		if n == 1 {
 			return 0, size, 1, nil
 		}
-		return 0, 0, 0, ErrInvalidRange
+		return 0, 0, 0, errInvalidPartNumber
 	}
 	if n > parts {
-		return 0, 0, 0, ErrInvalidRange
+		return 0, 0, 0, errInvalidPartNumber
 	}
 	sizes := strings.Split(m[attrPartSize], ",")
 	if len(sizes) != parts {
@@ -378,7 +394,7 @@ func partRange(m attrs, n int, size int64) (start, length int64, count int, err 
 		}
 		start += s
 	}
-	return 0, 0, 0, ErrInvalidRange
+	return 0, 0, 0, errInvalidPartNumber
 }
 
 // getObject serves GetObject and HeadObject.
@@ -387,6 +403,18 @@ func (g *Gateway) getObject(rq *request, head bool) error {
 		return err
 	}
 	q := rq.r.URL.Query()
+	part := 0
+	if pn := q.Get("partNumber"); pn != "" {
+		n, err := strconv.Atoi(pn)
+		if err != nil || n < 1 || n > 10000 {
+			return withFields(errf(ErrInvalidArgument, "Part number must be an integer between 1 and 10000, inclusive."),
+				"ArgumentName", "partNumber", "ArgumentValue", pn)
+		}
+		if rq.r.Header.Get("Range") != "" {
+			return errf(ErrInvalidRequest, "Cannot specify both Range header and partNumber query parameter")
+		}
+		part = n
+	}
 	if isDirKey(rq.key) {
 		if done, err := g.getDirectory(rq, head); done || err != nil {
 			return err
@@ -414,17 +442,15 @@ func (g *Gateway) getObject(rq *request, head bool) error {
 		return err
 	}
 	start, length, ranged := int64(0), size, false
-	if pn := q.Get("partNumber"); pn != "" {
-		n, err := strconv.Atoi(pn)
-		if err != nil || n < 1 || n > 10000 {
-			return errf(ErrInvalidArgument, "Part number must be an integer between 1 and 10000, inclusive")
-		}
+	if part > 0 {
 		var count int
-		if start, length, count, err = partRange(m, n, size); err != nil {
+		if start, length, count, err = partRange(m, part, size); err != nil {
 			return err
 		}
-		ranged = count > 1
-		h.Set("x-amz-mp-parts-count", strconv.Itoa(count))
+		ranged = size > 0
+		if m[attrParts] != "" {
+			h.Set("x-amz-mp-parts-count", strconv.Itoa(count))
+		}
 	} else if s, l, ok, err := parseRange(rq.r.Header.Get("Range"), size); err != nil {
 		h.Set("Content-Range", fmt.Sprintf("bytes */%d", size))
 		return err
@@ -679,7 +705,7 @@ func (g *Gateway) copyObject(rq *request) error {
 			}
 		}
 	default:
-		return errf(ErrInvalidArgument, "Unknown metadata directive %q", directive)
+		return errf(ErrInvalidArgument, "Unknown metadata directive.")
 	}
 	switch tagDirective {
 	case "", "COPY":
@@ -691,7 +717,7 @@ func (g *Gateway) copyObject(rq *request) error {
 			m[attrTagging] = t
 		}
 	default:
-		return errf(ErrInvalidArgument, "Unknown tagging directive %q", tagDirective)
+		return errf(ErrInvalidArgument, "Unknown tagging directive.")
 	}
 	sb, sk, _ := copySource(rq.r.Header.Get("X-Amz-Copy-Source"))
 	if sb == rq.bucket && sk == rq.key && directive != "REPLACE" && tagDirective != "REPLACE" {
@@ -733,6 +759,8 @@ type checksumFields struct {
 	ChecksumCRC64NVME string `xml:",omitempty"`
 	ChecksumSHA1      string `xml:",omitempty"`
 	ChecksumSHA256    string `xml:",omitempty"`
+	ChecksumSHA512    string `xml:",omitempty"`
+	ChecksumMD5       string `xml:",omitempty"`
 }
 
 func (f *checksumFields) set(algo, v string) {
@@ -747,6 +775,10 @@ func (f *checksumFields) set(algo, v string) {
 		f.ChecksumSHA1 = v
 	case "sha256":
 		f.ChecksumSHA256 = v
+	case "sha512":
+		f.ChecksumSHA512 = v
+	case "md5":
+		f.ChecksumMD5 = v
 	}
 }
 

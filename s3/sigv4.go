@@ -47,41 +47,72 @@ func (a *authRequest) scope() string {
 	return a.date + "/" + a.region + "/" + a.service + "/aws4_request"
 }
 
-// parseCredential splits "AK/yyyymmdd/region/service/aws4_request".
-func (a *authRequest) parseCredential(c string) error {
-	// The access key may itself contain '/': split from the right.
-	parts := strings.Split(c, "/")
-	if len(parts) < 5 || parts[len(parts)-1] != "aws4_request" {
-		return errf(ErrAuthorizationHeaderMalformed, "bad credential %q", c)
+// authErr is a malformed signature's error, worded as AWS words it: of
+// the Authorization header, or (query) of a presigned URL's parameters.
+func authErr(query bool, format string, args ...any) *Error {
+	if query {
+		return errf(ErrAuthorizationQueryParametersError, format, args...)
 	}
+	return errf(ErrAuthorizationHeaderMalformed, "The authorization header is malformed; "+format, args...)
+}
+
+// parseCredential splits "AK/yyyymmdd/region/service/aws4_request".
+func (a *authRequest) parseCredential(c string, query bool) error {
+	pre := ""
+	if query {
+		pre = "Error parsing the X-Amz-Credential parameter; "
+	}
+	// Access keys hold no '/' (ValidateAccessKey in meta; AWS's neither).
+	parts := strings.Split(c, "/")
 	n := len(parts)
+	if n != 5 || parts[0] == "" {
+		return authErr(query, `%sthe Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`, pre)
+	}
 	a.accessKey = strings.Join(parts[:n-4], "/")
 	a.date, a.region, a.service = parts[n-4], parts[n-3], parts[n-2]
-	if len(a.date) != 8 || a.accessKey == "" {
-		return errf(ErrAuthorizationHeaderMalformed, "bad credential %q", c)
+	switch {
+	case parts[n-1] != "aws4_request":
+		return authErr(query, `%sincorrect terminal %q. This endpoint uses "aws4_request".`, pre, parts[n-1])
+	case a.service != "s3":
+		return authErr(query, `%sincorrect service %q. This endpoint belongs to "s3".`, pre, a.service)
+	}
+	if _, err := time.Parse("20060102", a.date); err != nil || len(a.date) != 8 {
+		return authErr(query, `%sincorrect date format %q. This date in the credential must be in the format "yyyyMMdd".`, pre, a.date)
 	}
 	return nil
 }
 
+// errUnsupportedMechanism answers Signature Version 2.
+var errUnsupportedMechanism = errf(ErrInvalidRequest, "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.")
+
 // parseAuthorization parses an Authorization header of SigV4.
 func parseAuthorization(h string) (*authRequest, error) {
-	rest, ok := strings.CutPrefix(h, algorithm)
-	if !ok || (rest != "" && rest[0] != ' ') {
-		return nil, errf(ErrAuthorizationHeaderMalformed, "only %s is supported", algorithm)
+	alg, rest, ok := strings.Cut(h, " ")
+	switch {
+	case !ok:
+		return nil, withFields(errf(ErrInvalidArgument, "Authorization header is invalid -- one and only one ' ' (space) required."),
+			"ArgumentName", "Authorization", "ArgumentValue", h)
+	case alg == "AWS":
+		return nil, errUnsupportedMechanism
+	case alg != algorithm:
+		return nil, withFields(errf(ErrInvalidArgument, "Unsupported Authorization Type"), "ArgumentName", "Authorization", "ArgumentValue", alg)
+	}
+	comps := strings.Split(rest, ",")
+	if len(comps) != 3 {
+		return nil, authErr(false, "the authorization header requires three components: Credential, SignedHeaders, and Signature.")
 	}
 	a := &authRequest{}
+	var cred string
 	var haveCred, haveSigned, haveSig bool
-	for _, f := range strings.Split(rest, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(f), "=")
+	for _, f := range comps {
+		f = strings.TrimSpace(f)
+		k, v, ok := strings.Cut(f, "=")
 		if !ok {
-			return nil, errf(ErrAuthorizationHeaderMalformed, "bad field %q", f)
+			return nil, authErr(false, "the authorization component %q is malformed.", f)
 		}
 		switch k {
 		case "Credential":
-			if err := a.parseCredential(v); err != nil {
-				return nil, err
-			}
-			haveCred = true
+			cred, haveCred = v, true
 		case "SignedHeaders":
 			a.signedHeaders = strings.Split(v, ";")
 			haveSigned = true
@@ -90,32 +121,47 @@ func parseAuthorization(h string) (*authRequest, error) {
 			haveSig = true
 		}
 	}
-	if !haveCred || !haveSigned || !haveSig {
-		return nil, errf(ErrAuthorizationHeaderMalformed, "Credential, SignedHeaders and Signature are required")
+	switch {
+	case !haveCred:
+		return nil, authErr(false, "missing Credential.")
+	case !haveSigned:
+		return nil, authErr(false, "missing SignedHeaders.")
+	case !haveSig:
+		return nil, authErr(false, "missing Signature.")
+	}
+	if err := a.parseCredential(cred, false); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
 
 // parsePresigned parses the X-Amz-* query parameters of a presigned URL.
 func parsePresigned(q url.Values) (*authRequest, error) {
-	if q.Get("X-Amz-Algorithm") != algorithm {
-		return nil, errf(ErrAuthorizationQueryParametersError, "X-Amz-Algorithm must be %s", algorithm)
+	for _, p := range []string{"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders", "X-Amz-Expires"} {
+		if q.Get(p) == "" {
+			return nil, authErr(true, "Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.")
+		}
+	}
+	switch alg := q.Get("X-Amz-Algorithm"); alg {
+	case algorithm:
+	case "AWS4-ECDSA-P256-SHA256":
+		return nil, authErr(true, `X-Amz-Algorithm only supports "AWS4-HMAC-SHA256"`)
+	default:
+		return nil, authErr(true, `X-Amz-Algorithm only supports "AWS4-HMAC-SHA256 and AWS4-ECDSA-P256-SHA256"`)
 	}
 	a := &authRequest{presigned: true, amzDate: q.Get("X-Amz-Date"), signature: q.Get("X-Amz-Signature")}
-	if a.parseCredential(q.Get("X-Amz-Credential")) != nil {
-		return nil, errf(ErrAuthorizationQueryParametersError, "bad X-Amz-Credential %q", q.Get("X-Amz-Credential"))
+	if err := a.parseCredential(q.Get("X-Amz-Credential"), true); err != nil {
+		return nil, err
 	}
-	sh := q.Get("X-Amz-SignedHeaders")
-	if sh == "" || a.signature == "" || a.amzDate == "" {
-		return nil, errf(ErrAuthorizationQueryParametersError, "X-Amz-SignedHeaders, X-Amz-Signature and X-Amz-Date are required")
-	}
-	a.signedHeaders = strings.Split(sh, ";")
+	a.signedHeaders = strings.Split(q.Get("X-Amz-SignedHeaders"), ";")
 	exp, err := strconv.ParseInt(q.Get("X-Amz-Expires"), 10, 64)
-	if err != nil || exp < 0 {
-		return nil, errf(ErrAuthorizationQueryParametersError, "X-Amz-Expires must be a number of seconds")
-	}
-	if exp > maxPresignSecs {
-		return nil, errf(ErrAuthorizationQueryParametersError, "X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds")
+	switch {
+	case err != nil:
+		return nil, authErr(true, "X-Amz-Expires should be a number")
+	case exp < 0:
+		return nil, authErr(true, "X-Amz-Expires must be non-negative")
+	case exp > maxPresignSecs:
+		return nil, authErr(true, "X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds")
 	}
 	a.expires = exp
 	a.payloadHash = q.Get("X-Amz-Content-Sha256")
@@ -123,6 +169,24 @@ func parsePresigned(q url.Values) (*authRequest, error) {
 		a.payloadHash = unsignedPayload
 	}
 	return a, nil
+}
+
+// unsignedHeaders are the x-amz-* headers of r its signature does not
+// cover (AWS refuses them: a proxy could add them).
+func unsignedHeaders(r *http.Request, a *authRequest) []string {
+	var out []string
+	for k := range r.Header {
+		lk := strings.ToLower(k)
+		if !strings.HasPrefix(lk, "x-amz-") || slicesContains(a.signedHeaders, lk) {
+			continue
+		}
+		if lk == "x-amz-content-sha256" && a.presigned || lk == "x-amz-date" && a.presigned {
+			continue
+		}
+		out = append(out, lk)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // uriEncode encodes s as SigV4 asks: every byte but the unreserved
@@ -270,6 +334,8 @@ func signatureMatches(want []byte, got string) bool {
 	return err == nil && hmac.Equal(want, g)
 }
 
+var errMissingDate = errf(ErrAccessDenied, "AWS authentication requires a valid Date or x-amz-date header.")
+
 // requestTime parses the request's X-Amz-Date (or Date).
 func requestTime(r *http.Request, a *authRequest) (time.Time, error) {
 	if a.amzDate == "" {
@@ -277,15 +343,17 @@ func requestTime(r *http.Request, a *authRequest) (time.Time, error) {
 	}
 	if a.amzDate != "" {
 		t, err := time.Parse(amzDateFormat, a.amzDate)
-		if err != nil {
-			return time.Time{}, errf(ErrAccessDenied, "X-Amz-Date %q is not yyyymmddThhmmssZ", a.amzDate)
+		if err != nil && a.presigned {
+			return time.Time{}, authErr(true, `X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd'T'HHmmss'Z'"`)
+		} else if err != nil {
+			return time.Time{}, errMissingDate
 		}
 		return t, nil
 	}
 	d := r.Header.Get("Date")
 	t, err := http.ParseTime(d)
 	if err != nil {
-		return time.Time{}, errf(ErrAccessDenied, "AWS authentication requires a valid Date or x-amz-date header")
+		return time.Time{}, errMissingDate
 	}
 	a.amzDate = t.UTC().Format(amzDateFormat)
 	return t, nil

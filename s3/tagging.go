@@ -2,6 +2,7 @@ package s3
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
@@ -40,10 +41,7 @@ func (rq *request) readTagging(limit int) (string, error) {
 		return "", err
 	}
 	if len(body.TagSet) > limit {
-		if limit == maxObjectTags {
-			return "", errf(ErrInvalidTag, "Object tags cannot be greater than %d", limit)
-		}
-		return "", errf(ErrInvalidTag, "Bucket tag count cannot be greater than %d", limit)
+		return "", tooManyTags(limit)
 	}
 	v := url.Values{}
 	for _, t := range body.TagSet {
@@ -58,19 +56,25 @@ func (rq *request) readTagging(limit int) (string, error) {
 	return v.Encode(), nil
 }
 
+// tooManyTags is AWS's answer to a tag set over its limit.
+func tooManyTags(limit int) error {
+	if limit == maxObjectTags {
+		return s3err("BadRequest", 400, fmt.Sprintf("Object tags cannot be greater than %d", limit))
+	}
+	return s3err("BadRequest", 400, fmt.Sprintf("Bucket tag count cannot be greater than %d", limit))
+}
+
 // checkTag applies AWS's rules to one tag: a key of 1 to 128 characters
 // and a value of up to 256, of letters, digits, spaces and + - = . _ : / @;
 // no key may start with "aws:".
 func checkTag(k, v string) error {
 	switch {
-	case k == "" || utf8.RuneCountInString(k) > maxTagKey:
-		return errf(ErrInvalidTag, "The TagKey you have provided is too long, max %d", maxTagKey)
-	case utf8.RuneCountInString(v) > maxTagValue:
-		return errf(ErrInvalidTag, "The TagValue you have provided is too long, max %d", maxTagValue)
+	case k == "" || utf8.RuneCountInString(k) > maxTagKey || !validTagText(k):
+		return ErrInvalidTag
 	case strings.HasPrefix(strings.ToLower(k), "aws:"):
 		return errf(ErrInvalidTag, "Your TagKey cannot be prefixed with aws:")
-	case !validTagText(k) || !validTagText(v):
-		return errf(ErrInvalidTag, "The TagKey or TagValue you have provided is invalid")
+	case utf8.RuneCountInString(v) > maxTagValue || !validTagText(v):
+		return errf(ErrInvalidTag, "The TagValue you have provided is invalid")
 	}
 	return nil
 }
