@@ -158,6 +158,15 @@ func (c *Client) GetObject(ctx context.Context, bucket, key string) (io.ReadClos
 	return resp.Body, resp.ContentLength, nil
 }
 
+// HeadObject returns the size of bucket/key.
+func (c *Client) HeadObject(ctx context.Context, bucket, key string) (int64, error) {
+	resp, err := c.Do(ctx, http.MethodHead, bucket, key, nil, nil, nil, 0)
+	if err != nil {
+		return 0, err
+	}
+	return resp.ContentLength, drainClose(resp)
+}
+
 // DeleteObject deletes bucket/key.
 func (c *Client) DeleteObject(ctx context.Context, bucket, key string) error {
 	resp, err := c.Do(ctx, http.MethodDelete, bucket, key, nil, nil, nil, 0)

@@ -1,0 +1,68 @@
+package s3load
+
+import (
+	"bytes"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/minicluster"
+	"github.com/strato-io/strato/s3"
+)
+
+// TestRun drives every operation, briefly, against a gateway on a real
+// in-process cluster, and checks the report and what is left behind.
+func TestRun(t *testing.T) {
+	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), BlockSize: 4 << 20, ContainerSize: 64 << 20})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	require.NoError(t, c.WaitReady(t.Context()))
+	cl, err := c.Client()
+	require.NoError(t, err)
+	defer cl.Close()
+	gw, err := s3.New(t.Context(), s3.Options{Client: cl, Credentials: s3.StaticCredentials{"bench": "bench-secret"}, CleanupInterval: -1})
+	require.NoError(t, err)
+	defer gw.Close()
+	srv := httptest.NewServer(gw)
+	defer srv.Close()
+
+	for _, op := range []string{"put", "get", "head", "list", "delete", "mixed"} {
+		var out bytes.Buffer
+		cfg := Config{Endpoint: srv.URL, AccessKey: "bench", Secret: "bench-secret", Op: op, Size: 100 << 10,
+			Concurrency: 3, Count: 20, Objects: 10, Prefix: op + "/", ServerPID: os.Getpid()}
+		if op == "mixed" {
+			cfg.Count, cfg.Duration = 0, 300*time.Millisecond
+		}
+		res, err := Run(t.Context(), cfg, &out)
+		require.NoError(t, err, op)
+		var ops int64
+		for _, o := range res.Ops {
+			require.Zero(t, o.Errors, "%s %s: %s", op, o.Op, o.FirstError)
+			ops += o.Ops
+		}
+		switch op {
+		case "delete":
+			require.Equal(t, int64(10), ops, "each prepared object deleted once")
+		case "mixed":
+			require.Len(t, res.Ops, 4)
+			require.Positive(t, ops)
+		default:
+			require.Equal(t, int64(20), ops, op)
+		}
+		if op == "put" || op == "get" {
+			require.Equal(t, int64(20*100<<10), res.Bytes(), op)
+		}
+		require.Contains(t, out.String(), "summary op="+strings.ToUpper(res.Ops[0].Op))
+		require.Contains(t, out.String(), "server pid")
+		// Cleaned up: nothing left under the prefix.
+		sc, err := s3.NewClient(s3.ClientOptions{Endpoint: srv.URL, AccessKey: "bench", Secret: "bench-secret"})
+		require.NoError(t, err)
+		left, _, err := sc.ListObjects(t.Context(), "bench-s3", op+"/", "", 10)
+		require.NoError(t, err)
+		require.Empty(t, left, op)
+	}
+}
