@@ -325,12 +325,8 @@ func (a allocator) AllocateBlock(ctx context.Context, repl stratov1.ReplicationF
 	if err != nil {
 		return nil, err
 	}
-	members := make([]*stratov1.BlockMemberRecord, len(al.Members))
-	for i, m := range al.Members {
-		members[i] = &stratov1.BlockMemberRecord{Id: m.GetId(), DataAddr: m.GetDataAddr(), Hostname: m.GetHostname()}
-	}
 	return &stratov1.BlockRecord{
 		BlockId:  &stratov1.BlockIDRecord{ContainerId: al.ContainerID, LocalId: al.LocalID},
-		Pipeline: &stratov1.BlockPipelineRecord{Id: al.Pipeline.Id, Members: members},
+		Pipeline: &stratov1.BlockPipelineRecord{Id: al.Pipeline.Id, Members: namespace.BlockMembers(al.Members)},
 	}, nil
 }

@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/schollz/progressbar/v3"
@@ -225,7 +224,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	data := make([][]byte, o.Threads)
 	sums := make([]checksum.Data, o.Threads)
 	for t := range o.Threads {
-		data[t] = alignedBuffer(int(o.ChunkSize))
+		data[t] = measure.AlignedBuffer(int(o.ChunkSize))
 		rng := rand.New(rand.NewPCG(uint64(t), 1))
 		var word [8]byte
 		for i := 0; i < len(data[t]); i += 8 {
@@ -343,15 +342,6 @@ func startChunkProgress(o Options, done *atomic.Int64) (stop func()) {
 			<-finished
 		})
 	}
-}
-
-// alignedBuffer returns n bytes at a 4096-aligned address, as a datanode's
-// receive buffers are, so that the store may write them with O_DIRECT.
-func alignedBuffer(n int) []byte {
-	const align = 4096
-	buf := make([]byte, n+align)
-	skip := (align - int(uintptr(unsafe.Pointer(unsafe.SliceData(buf)))%align)) % align
-	return buf[skip : skip+n : skip+n]
 }
 
 // containerWriter writes into one OPEN container of a fresh volume.

@@ -12,7 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
+
+	"github.com/strato-io/strato/bench/measure"
 )
 
 // Bound is the hardware's limit for re-replication in this run: the disk
@@ -93,7 +94,7 @@ func directWrite(ctx context.Context, path string, n int64) error {
 	if err != nil {
 		return err
 	}
-	buf := alignedBuffer(boundPiece)
+	buf := measure.AlignedBuffer(boundPiece)
 	for i := range buf {
 		buf[i] = byte(i*7 + 1)
 	}
@@ -120,8 +121,8 @@ func directCopy(ctx context.Context, src, dst string, n int64) error {
 		return err
 	}
 	free, full := make(chan []byte, 2), make(chan []byte, 2)
-	free <- alignedBuffer(boundPiece)
-	free <- alignedBuffer(boundPiece)
+	free <- measure.AlignedBuffer(boundPiece)
+	free <- measure.AlignedBuffer(boundPiece)
 	rerr := make(chan error, 1)
 	go func() {
 		defer close(full)
@@ -145,17 +146,6 @@ func directCopy(ctx context.Context, src, dst string, n int64) error {
 		free <- buf
 	}
 	return errors.Join(<-rerr, werr, out.Close())
-}
-
-// alignedBuffer returns n bytes aligned for O_DIRECT.
-func alignedBuffer(n int) []byte {
-	const align = 4096
-	b := make([]byte, n+align)
-	o := int(uintptr(unsafe.Pointer(&b[0])) & (align - 1))
-	if o != 0 {
-		o = align - o
-	}
-	return b[o : o+n]
 }
 
 // loopbackMBps sends n bytes over a TCP connection on 127.0.0.1.

@@ -155,12 +155,18 @@ func BlockRecord(l *stratov1.BlockLocation) *stratov1.BlockRecord {
 		r.BlockId = &stratov1.BlockIDRecord{ContainerId: id.GetContainerId(), LocalId: id.GetLocalId()}
 	}
 	if p := l.GetPipeline(); p != nil {
-		r.Pipeline = &stratov1.BlockPipelineRecord{Id: p.GetId(), Members: make([]*stratov1.BlockMemberRecord, len(p.GetMembers()))}
-		for i, m := range p.GetMembers() {
-			r.Pipeline.Members[i] = &stratov1.BlockMemberRecord{Id: m.GetId(), DataAddr: m.GetDataAddr(), Hostname: m.GetHostname()}
-		}
+		r.Pipeline = &stratov1.BlockPipelineRecord{Id: p.GetId(), Members: BlockMembers(p.GetMembers())}
 	}
 	return r
+}
+
+// BlockMembers are the records of a pipeline's members.
+func BlockMembers(ds []*stratov1.DatanodeDetails) []*stratov1.BlockMemberRecord {
+	out := make([]*stratov1.BlockMemberRecord, len(ds))
+	for i, m := range ds {
+		out[i] = &stratov1.BlockMemberRecord{Id: m.GetId(), DataAddr: m.GetDataAddr(), Hostname: m.GetHostname()}
+	}
+	return out
 }
 
 func blockRecords(ls []*stratov1.BlockLocation) []*stratov1.BlockRecord {
