@@ -345,7 +345,10 @@ func (n *Node) AddMember(ctx context.Context, id uint64, addr string, learnerOnl
 		return err
 	}
 	defer n.endChange()
-	v := n.view.Load()
+	v, err := n.settledView(ctx)
+	if err != nil {
+		return err
+	}
 	switch {
 	case (v.isVoter(id) || v.isLearner(id)) && v.addrs[id] != addr:
 		return fmt.Errorf("%w: %d is already a member, at %s", ErrInvalidMember, id, v.addrs[id])
@@ -419,7 +422,10 @@ func (n *Node) RemoveMember(ctx context.Context, id uint64) error {
 		return err
 	}
 	defer n.endChange()
-	v := n.view.Load()
+	v, err := n.settledView(ctx)
+	if err != nil {
+		return err
+	}
 	if !v.isVoter(id) && !v.isLearner(id) {
 		return fmt.Errorf("%w: %d is not a member", ErrInvalidMember, id)
 	}
@@ -575,16 +581,57 @@ func (n *Node) startConfChange(w *confWaiter, change *pb.ConfChangeSingle, addr 
 	if st.RaftState != raft.StateLeader {
 		return false, n.notLeader()
 	}
+	if err := n.unsettled(st); err != nil {
+		return true, err
+	}
+	return false, n.proposeConfChangeLocked(w, change, addr)
+}
+
+// unsettled says why the leader's configuration may still change by
+// itself (raft goroutine): its log not yet applied in its own term, a
+// change committed but not applied, a leadership transfer. Nil when the
+// applied configuration is the group's.
+func (n *Node) unsettled(st raft.BasicStatus) error {
 	s := n.store
 	switch {
 	case s.appliedTerm != st.GetTerm():
-		return true, fmt.Errorf("%w (the new leader has not applied its log yet)", ErrChangeInProgress)
+		return fmt.Errorf("%w (the new leader has not applied its log yet)", ErrChangeInProgress)
 	case n.confPending > s.appliedIndex:
-		return true, fmt.Errorf("%w (the change at index %d is not applied yet)", ErrChangeInProgress, n.confPending)
+		return fmt.Errorf("%w (the change at index %d is not applied yet)", ErrChangeInProgress, n.confPending)
 	case st.LeadTransferee != 0:
-		return true, fmt.Errorf("%w (leadership is moving to %d)", ErrChangeInProgress, st.LeadTransferee)
+		return fmt.Errorf("%w (leadership is moving to %d)", ErrChangeInProgress, st.LeadTransferee)
 	}
-	return false, n.proposeConfChangeLocked(w, change, addr)
+	return nil
+}
+
+// settledView waits until the leader's applied configuration is the
+// group's (see unsettled), within an election timeout or two, and returns
+// it. A new leader that has not applied the change its predecessor made
+// would otherwise decide on a configuration that is about to change.
+func (n *Node) settledView(ctx context.Context) (*groupView, error) {
+	deadline := time.Now().Add(2 * time.Duration(n.opts.ElectionTicks) * n.opts.TickInterval)
+	for {
+		var err error
+		if derr := n.do(ctx, func() {
+			st := n.rn.BasicStatus()
+			if st.RaftState != raft.StateLeader {
+				err = n.notLeader()
+				return
+			}
+			err = n.unsettled(st)
+		}); derr != nil {
+			return nil, derr
+		}
+		var nle *NotLeaderError
+		if err == nil || errors.As(err, &nle) || time.Now().After(deadline) {
+			return n.view.Load(), err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(n.opts.TickInterval):
+		}
+	}
 }
 
 // proposeConfChangeLocked checks change against the configuration and
