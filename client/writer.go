@@ -618,8 +618,8 @@ func (w *Writer) flush(sync bool) error {
 // size was committed without an fsync. The pipeline's replicas are asked
 // together; if that fails, each alone, and the block counts as synced when
 // at least one did (a replica whose node died since is re-replicated from
-// the others). A replica whose container has closed has synced it already
-// (closing a container fsyncs its files).
+// the others). A replica whose container is closing or closed syncs a
+// block it holds at the full length too (closing fsyncs every file).
 func (w *Writer) syncEnded() error {
 	for len(w.unsynced) > 0 {
 		bl := w.unsynced[0]
@@ -638,8 +638,8 @@ func (w *Writer) syncEnded() error {
 
 // syncOnEach finalises block bl at length and fsyncs it on each replica of
 // its pipeline alone (skipping the failed ones), and returns how many have
-// it durable: those that answered, and those whose container has closed
-// (closing a container fsyncs its files).
+// it durable at length (a replica whose container is closing or closed
+// answers too when it holds the block at that length).
 func (w *Writer) syncOnEach(bl *stratov1.BlockLocation, length int64, failed map[string]bool) int {
 	synced := 0
 	for _, m := range bl.GetPipeline().GetMembers() {
@@ -648,8 +648,7 @@ func (w *Writer) syncOnEach(bl *stratov1.BlockLocation, length int64, failed map
 		}
 		_, err := w.c.data.putBlock(w.ctx, m.DataAddr, &wire.PutBlockRequest{
 			Block: wireBlock(bl.BlockId), Length: length, Final: true, Sync: true})
-		var we *wire.Error
-		if err == nil || errors.As(err, &we) && we.Code == wire.CodeContainerNotOpen {
+		if err == nil {
 			synced++
 		} else {
 			w.c.opts.Logger.Debug("client: finalising a block on a replica", "datanode", m.Id, "err", err)

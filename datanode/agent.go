@@ -207,7 +207,7 @@ func (a *agent) beat(ctx context.Context) error {
 		return nil
 	}
 	req := &stratov1.HeartbeatRequest{DatanodeId: a.opts.Details.Id, Stats: a.store.NodeStats(),
-		DeletedBlocksAcks: a.deleteAcks.take()}
+		DeletedBlocksAcks: a.deleteAcks.take(), FailedCommands: a.repl.takeFailed()}
 	if full || len(changed) > 0 {
 		req.Report = a.report(full, changed)
 	}
@@ -220,6 +220,7 @@ func (a *agent) beat(ctx context.Context) error {
 	if err != nil {
 		a.requeue(changed)
 		a.deleteAcks.requeue(req.DeletedBlocksAcks)
+		a.repl.requeueFailed(req.FailedCommands)
 		return err
 	}
 	if resp.Reregister {

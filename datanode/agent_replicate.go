@@ -2,6 +2,7 @@ package datanode
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"runtime/pprof"
 	"sync"
@@ -28,13 +29,44 @@ type replicator struct {
 
 	mu      sync.Mutex
 	running map[uint64]bool // containers being pushed
+	failed  []*stratov1.CommandFailure
+}
+
+// fail records a push that failed, for the next heartbeat to report.
+func (r *replicator) fail(cmdID, container uint64, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = append(r.failed, &stratov1.CommandFailure{CommandId: cmdID, ContainerId: container, Reason: err.Error()})
+}
+
+// takeFailed returns the failures not yet reported and forgets them.
+func (r *replicator) takeFailed() []*stratov1.CommandFailure {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.failed
+	r.failed = nil
+	return out
+}
+
+// requeueFailed keeps failures a failed heartbeat did not deliver.
+func (r *replicator) requeueFailed(fs []*stratov1.CommandFailure) {
+	if r == nil || len(fs) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = append(fs, r.failed...)
 }
 
 // replicate pushes a closed container to another datanode (meta's
 // ReplicateContainerCommand). The push waits for one of the datanode's
-// replication streams; its outcome is logged: meta sees the new replica
-// in the target's next heartbeat (its store's Created hook marks it), and
-// sends the command again if it never does.
+// replication streams. Meta sees the new replica in the target's next
+// heartbeat (its store's Created hook marks it); a push that fails is
+// reported in this datanode's next heartbeat, and meta plans the copy
+// again at once (it also sends it again if it never hears back).
 func (a *agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand) {
 	r := a.repl
 	id, target := cmd.ContainerId, cmd.GetTarget().GetDataAddr()
@@ -44,6 +76,7 @@ func (a *agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand)
 	}
 	if target == "" {
 		a.opts.Logger.Warn("datanode: replicate container: no target address", "command", cmdID, "container", id)
+		r.fail(cmdID, id, errors.New("no target address"))
 		return
 	}
 	r.mu.Lock()
@@ -78,6 +111,7 @@ func (a *agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand)
 		})
 		if err != nil {
 			r.log.Warn("datanode: replicate container failed", "command", cmdID, "container", id, "target", target, "err", err)
+			r.fail(cmdID, id, err)
 			return
 		}
 		mbps := 0.0

@@ -50,6 +50,10 @@ func (s *Server) Heartbeat(ctx context.Context, req *stratov1.HeartbeatRequest) 
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
+	for _, f := range req.FailedCommands {
+		s.opts.Logger.Warn("meta: a datanode command failed", "datanode", req.DatanodeId, "command", f.CommandId,
+			"container", f.ContainerId, "reason", f.Reason)
+	}
 	resp, err := s.cl.Heartbeat(s.now(), req)
 	if resp != nil && resp.Reregister {
 		return resp, nil // the datanode registers again

@@ -146,3 +146,50 @@ func TestDecommission(t *testing.T) {
 	f.waitThreeCopies(id, 10*time.Second)
 	f.requireContent("/vol/bkt/d", want)
 }
+
+// TestFailedCopyPlannedAgain: the only possible target of a container's
+// copy is down (meta still counts it healthy: its stale window has not
+// passed), so the source's pushes fail. The source reports each failure in
+// its next heartbeat and meta plans the copy again at once: when the
+// target is back, the copy lands within seconds, not after meta's
+// 10-minute replication timeout.
+func TestFailedCopyPlannedAgain(t *testing.T) {
+	f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
+		HeartbeatInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Minute, TickInterval: 100 * time.Millisecond},
+		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
+	ctx := t.Context()
+	want := fastRandom(6<<20, 7)
+	require.NoError(t, f.write(ctx, "/vol/bkt/k", want, 256<<10, 0, nil))
+	f.closeAllContainers()
+	f.waitThreeCopies("", 20*time.Second)
+
+	ids := make([]string, 4)
+	for i := range ids {
+		ids[i] = f.c.Datanode(i).ID()
+	}
+	// A container held by the first datanode, and the one datanode that
+	// does not hold it: the only target its copy can go to.
+	target := -1
+	for _, c := range f.containers() {
+		reps := f.replicas(c.Id).Replicas
+		if _, ok := reps[ids[0]]; !ok {
+			continue
+		}
+		for i := 1; i < 4; i++ {
+			if _, ok := reps[ids[i]]; !ok {
+				target = i
+			}
+		}
+		break
+	}
+	require.NotEqual(t, -1, target)
+	require.NoError(t, f.c.StopDatanode(target))
+	_, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.DecommissionDatanodeResponse, error) {
+		return cc.DecommissionDatanode(ctx, &stratov1.DecommissionDatanodeRequest{DatanodeId: ids[0]})
+	})
+	require.NoError(t, err)
+	time.Sleep(2 * time.Second) // pushes to the stopped target fail, and are reported
+	require.NoError(t, f.c.StartDatanode(target))
+	f.waitThreeCopies(ids[0], 20*time.Second)
+	f.requireContent("/vol/bkt/k", want)
+}

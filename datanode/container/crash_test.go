@@ -409,3 +409,50 @@ func TestSyncedPutBlockCoversWritesBeforeRelease(t *testing.T) {
 		}
 	}
 }
+
+// A synced PutBlock on a CLOSING container (meta began closing it while a
+// writer was about to hsync) writes nothing but makes a block committed at
+// that length durable; a shorter one is refused with ErrNotOpen. On a
+// CLOSED container, whose close fsynced everything, it answers at once.
+func TestSyncedPutBlockOnClosingContainer(t *testing.T) {
+	for _, layout := range layouts {
+		t.Run(layout.String(), func(t *testing.T) {
+			fs := vfs.NewCrashableMem()
+			v, err := OpenVolume("/vol", testOptions(fs))
+			require.NoError(t, err)
+			defer v.Close()
+			c, err := v.Create(1, layout)
+			require.NoError(t, err)
+			data := pattern(11, 3000)
+			require.NoError(t, c.WriteChunk(4, 0, data, checksum.Compute(checksum.CRC32C, 256, data), WriteOptions{}))
+			_, err = c.PutBlock(4, 3000, PutOptions{})
+			require.NoError(t, err)
+			require.NoError(t, c.MarkClosing())
+
+			_, err = c.PutBlock(4, 3001, PutOptions{Sync: true, Final: true})
+			require.ErrorIs(t, err, ErrNotOpen, "more than the replica holds cannot be synced")
+			_, err = c.PutBlock(4, 3000, PutOptions{Final: true})
+			require.ErrorIs(t, err, ErrNotOpen, "a commit without sync is a write")
+			bcs, err := c.PutBlock(4, 3000, PutOptions{Sync: true, Final: true})
+			require.NoError(t, err)
+			require.Equal(t, c.Info().BCSID, bcs)
+
+			crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+			v2, err := OpenVolume("/vol", testOptions(crashed))
+			require.NoError(t, err)
+			defer v2.Close()
+			c2, err := v2.Container(1)
+			require.NoError(t, err)
+			r, err := c2.ReadChunk(4, 0, 3000)
+			require.NoError(t, err)
+			require.NoError(t, r.Verify())
+			require.Equal(t, data, r.Bytes(0, 3000))
+
+			require.NoError(t, c.Close())
+			_, err = c.PutBlock(4, 3000, PutOptions{Sync: true, Final: true})
+			require.NoError(t, err)
+			_, err = c.PutBlock(5, 1, PutOptions{Sync: true, Final: true})
+			require.ErrorIs(t, err, ErrNotOpen)
+		})
+	}
+}

@@ -274,6 +274,9 @@ func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uin
 	c.gate.RLock()
 	defer c.gate.RUnlock()
 	if err := c.writable(); err != nil {
+		if st := c.State(); opts.Sync && c.detached == nil && (st == Closing || st == Closed) {
+			return c.syncCommitted(localID, length, err)
+		}
 		return 0, err
 	}
 	b, err := c.lockBlock(localID)
@@ -412,6 +415,41 @@ func (c *Container) syncReleasedLocked(id uint64) error {
 		}
 	}
 	return nil
+}
+
+// syncCommitted serves a synced PutBlock on a CLOSING or CLOSED container
+// (gate held for reading): nothing may be written any more, but a block
+// already committed at length or beyond is made durable, as an hsync
+// asks. A CLOSED container's files were fsynced when it closed; a CLOSING
+// one's may still be in the page cache. A block committed shorter than
+// length gets notOpen: this replica cannot hold what the caller wants
+// synced.
+func (c *Container) syncCommitted(localID uint64, length int64, notOpen error) (uint64, error) {
+	b, err := c.lockBlock(localID)
+	if err != nil {
+		return 0, err
+	}
+	defer b.mu.Unlock()
+	if !b.hasRow || b.committed < length {
+		return 0, fmt.Errorf("%w; block %d is committed at %d here, not %d", notOpen, localID, b.committed, length)
+	}
+	if c.State() == Closing {
+		if err := c.syncBlockLocked(b); err != nil {
+			return 0, err
+		}
+		if err := c.syncReleasedLocked(b.id); err != nil {
+			return 0, err
+		}
+		if err := c.syncChunksDir(); err != nil {
+			return 0, err
+		}
+		if err := c.v.db.LogData(nil, pebble.Sync); err != nil {
+			return 0, ioError("sync volume database", err)
+		}
+	}
+	c.commitMu.Lock()
+	defer c.commitMu.Unlock()
+	return c.ctr.bcsID, nil
 }
 
 // syncBlockLocked fsyncs the files holding the block's unsynced writes.

@@ -63,6 +63,15 @@ type containerState struct {
 	// bad: datanodes whose replica a client found bad (soft). It stays
 	// UNHEALTHY whatever the datanode reports until the replica is gone.
 	bad map[string]bool
+	// copyFailed: the target of the last copy a source reported failed,
+	// avoided while another target exists until copyFailedUntil (soft).
+	copyFailed      string
+	copyFailedUntil time.Time
+	// closeSent: when close commands for this CLOSING container were last
+	// queued (soft): they are sent again to live holders that have not
+	// closed their replica after StaleAfter (a restarted datanode forgets
+	// the commands it had not carried out).
+	closeSent time.Time
 }
 
 // Manager holds the cluster state. See the package documentation.
@@ -107,6 +116,7 @@ type deleteKey struct {
 type inflight struct {
 	source, target string
 	since          time.Time
+	cmdID          uint64 // the ReplicateContainerCommand's ID
 }
 
 // New returns a manager with no state; call Load to read the durable state.
@@ -227,6 +237,7 @@ func (m *Manager) Heartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*str
 		m.updateSafeModeLocked()
 	}
 	m.ackDeletedBlocksLocked(req.DatanodeId, req.DeletedBlocksAcks)
+	m.commandsFailedLocked(now, req.DatanodeId, req.FailedCommands)
 	cmds := n.commands
 	n.commands = nil
 	return &stratov1.HeartbeatResponse{Commands: cmds}, nil
@@ -281,15 +292,33 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.Contain
 	}
 }
 
-// queueLocked adds a command for a datanode's next heartbeat reply.
-func (m *Manager) queueLocked(node string, cmd *stratov1.DatanodeCommand) {
+// queueLocked adds a command for a datanode's next heartbeat reply and
+// returns its ID (0 for an unknown datanode).
+func (m *Manager) queueLocked(node string, cmd *stratov1.DatanodeCommand) uint64 {
 	n := m.nodes[node]
 	if n == nil {
-		return
+		return 0
 	}
 	m.nextCmdID++
 	cmd.Id = m.nextCmdID
 	n.commands = append(n.commands, cmd)
+	return cmd.Id
+}
+
+// commandsFailedLocked forgets the copies a source reports failed, so
+// that the next ReplicationWork plans them again (away from the failed
+// target while another exists) instead of waiting ReplicationTimeout.
+func (m *Manager) commandsFailedLocked(now time.Time, node string, failed []*stratov1.CommandFailure) {
+	for _, f := range failed {
+		fl, ok := m.replicating[f.ContainerId]
+		if !ok || fl.source != node || fl.cmdID != f.CommandId {
+			continue
+		}
+		delete(m.replicating, f.ContainerId)
+		if c := m.containers[f.ContainerId]; c != nil {
+			c.copyFailed, c.copyFailedUntil = fl.target, now.Add(m.opts.ReplicationTimeout)
+		}
+	}
 }
 
 // Tick updates node health from the time of their last heartbeat and
@@ -331,25 +360,40 @@ func (m *Manager) Tick(now time.Time) []*stratov1.ClusterCommand {
 		}
 		c.fullAt = time.Time{}
 	}
-	// A closing container whose reported good replicas are all CLOSED (at
-	// least one) is CLOSED.
+	// A closing container whose good replicas on datanodes not DEAD are all
+	// CLOSED (at least one) is CLOSED. Live holders still OPEN or CLOSING
+	// are sent the close command again every StaleAfter.
 	for _, c := range m.sortedContainersLocked() {
 		if c.info.State != stratov1.ContainerState_CONTAINER_CLOSING || len(c.replicas) == 0 {
 			continue
 		}
 		closed := 0
-		for _, r := range c.replicas {
+		var pending []string
+		for id, r := range c.replicas {
+			if n := m.nodes[id]; n == nil || n.health == stratov1.NodeHealth_NODE_DEAD {
+				continue
+			}
 			switch r.State {
 			case stratov1.ContainerState_CONTAINER_CLOSED:
 				closed++
 			case stratov1.ContainerState_CONTAINER_UNHEALTHY:
 			default:
-				closed = -len(c.replicas) - 1
+				pending = append(pending, id)
 			}
 		}
-		if closed > 0 {
+		switch {
+		case closed > 0 && len(pending) == 0:
 			out = append(out, &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_SetContainerState{
 				SetContainerState: &stratov1.ContainerStateChange{ContainerId: c.info.Id, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
+		case len(pending) > 0 && c.closeSent.IsZero():
+			c.closeSent = now // the transition to CLOSING queued them
+		case len(pending) > 0 && now.Sub(c.closeSent) >= m.opts.StaleAfter:
+			c.closeSent = now
+			slices.Sort(pending)
+			for _, id := range pending {
+				m.queueLocked(id, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_CloseContainer{
+					CloseContainer: &stratov1.CloseContainerCommand{ContainerId: c.info.Id, PipelineId: c.info.PipelineId}}})
+			}
 		}
 	}
 	settling := now.Before(m.settleUntil)

@@ -770,3 +770,95 @@ func TestReplicationNeverFromAStaleHolder(t *testing.T) {
 	e.tick()
 	require.Equal(t, 1, e.m.ReplicationWork(e.now, 10).Scheduled)
 }
+
+// A copy its source reports failed is planned again at the next pass,
+// away from the target that failed, not after ReplicationTimeout; a report
+// of an older command changes nothing.
+func TestFailedCopyIsPlannedAgainElsewhere(t *testing.T) {
+	e := closedCluster(t, 5, 1)
+	require.NoError(t, e.m.Decommission("dn1", false))
+	require.Equal(t, 1, e.m.ReplicationWork(e.now, 100).Scheduled)
+	first := map[string]*stratov1.DatanodeCommand{}
+	for _, src := range []string{"dn1", "dn2", "dn3"} {
+		for _, c := range e.heartbeat(src, nil).Commands {
+			first[src] = c
+		}
+	}
+	require.Len(t, first, 1)
+	var src string
+	var cmd *stratov1.DatanodeCommand
+	for s, c := range first {
+		src, cmd = s, c
+	}
+	rc := cmd.GetReplicateContainer()
+	fail := func(id uint64) {
+		_, err := e.m.Heartbeat(e.now, &stratov1.HeartbeatRequest{DatanodeId: src, FailedCommands: []*stratov1.CommandFailure{
+			{CommandId: id, ContainerId: rc.ContainerId, Reason: "connection refused"}}})
+		require.NoError(t, err)
+	}
+	fail(cmd.Id + 100)
+	require.Zero(t, e.m.ReplicationWork(e.now, 100).Scheduled, "an unknown command's failure is ignored")
+	fail(cmd.Id)
+	rep := e.m.ReplicationWork(e.now, 100)
+	require.Equal(t, 1, rep.Scheduled, "planned again at once")
+	var again *stratov1.ReplicateContainerCommand
+	for _, s := range []string{"dn1", "dn2", "dn3"} {
+		for _, c := range e.heartbeat(s, nil).Commands {
+			again = c.GetReplicateContainer()
+		}
+	}
+	require.NotNil(t, again)
+	require.Equal(t, rc.ContainerId, again.ContainerId)
+	require.NotEqual(t, rc.Target.Id, again.Target.Id, "another target while one exists")
+}
+
+// A CLOSING container whose live holders closed their replicas is CLOSED
+// though a DEAD datanode last reported its replica OPEN; a live holder
+// that has not closed is sent the close command again after StaleAfter.
+func TestClosingIgnoresDeadHoldersAndResendsClose(t *testing.T) {
+	e := newEnv(t, Options{StaleAfter: 10 * time.Second, DeadAfter: time.Minute})
+	e.register("dn1", "dn2", "dn3")
+	a := e.alloc(three, Exclude{})
+	cmds, err := e.m.CloseContainer(e.now, a.ContainerID, "")
+	require.NoError(t, err)
+	for _, c := range cmds {
+		_, err := e.propose(context.Background(), c)
+		require.NoError(t, err)
+	}
+	report := func(id string, st stratov1.ContainerState) *stratov1.HeartbeatResponse {
+		return e.heartbeat(id, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: a.ContainerID, State: st}}})
+	}
+	state := func() stratov1.ContainerState {
+		info, _, err := e.m.Replicas(a.ContainerID)
+		require.NoError(t, err)
+		return info.State
+	}
+	closes := func(resp *stratov1.HeartbeatResponse) int {
+		n := 0
+		for _, c := range resp.Commands {
+			if c.GetCloseContainer().GetContainerId() == a.ContainerID {
+				n++
+			}
+		}
+		return n
+	}
+	require.Equal(t, 1, closes(report("dn1", stratov1.ContainerState_CONTAINER_CLOSED)))
+	require.Equal(t, 1, closes(report("dn2", stratov1.ContainerState_CONTAINER_OPEN)))
+	require.Equal(t, 1, closes(report("dn3", stratov1.ContainerState_CONTAINER_OPEN)))
+	e.tick()
+	require.Zero(t, closes(report("dn2", stratov1.ContainerState_CONTAINER_OPEN)), "not before StaleAfter")
+
+	// dn2 restarted and forgot its command; dn3 falls silent.
+	e.now = e.now.Add(11 * time.Second)
+	e.heartbeat("dn1", nil)
+	report("dn2", stratov1.ContainerState_CONTAINER_OPEN)
+	e.tick()
+	require.Equal(t, 1, closes(report("dn2", stratov1.ContainerState_CONTAINER_CLOSED)), "sent again")
+	require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSING, state(), "dn3 is stale, not dead")
+
+	e.now = e.now.Add(time.Minute)
+	e.heartbeat("dn1", nil)
+	e.heartbeat("dn2", nil)
+	e.tick()
+	require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSED, state(), "dn3 is dead: its OPEN replica no longer holds the close up")
+}

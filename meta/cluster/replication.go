@@ -124,16 +124,16 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 				src = s
 			}
 		}
-		target := m.chooseTargetLocked(c, imports, limit)
+		target := m.chooseTargetLocked(now, c, imports, limit)
 		if src == "" || target == "" {
 			rep.BlockedByLimits++
 			continue
 		}
 		pushes[src]++
 		imports[target]++
-		m.replicating[c.info.Id] = inflight{source: src, target: target, since: now}
-		m.queueLocked(src, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_ReplicateContainer{
+		id := m.queueLocked(src, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_ReplicateContainer{
 			ReplicateContainer: &stratov1.ReplicateContainerCommand{ContainerId: c.info.Id, Target: m.nodes[target].details}}})
+		m.replicating[c.info.Id] = inflight{source: src, target: target, since: now, cmdID: id}
 		rep.Scheduled++
 	}
 	for id, n := range m.nodes {
@@ -148,9 +148,14 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 }
 
 // chooseTargetLocked picks the healthy in-service datanode with the most free
-// space that does not hold c and receives fewer than limit copies.
-func (m *Manager) chooseTargetLocked(c *containerState, imports map[string]int, limit int) string {
-	best, bestFree := "", int64(-1)
+// space that does not hold c and receives fewer than limit copies; the
+// target of a copy of c that failed lately only when there is no other.
+func (m *Manager) chooseTargetLocked(now time.Time, c *containerState, imports map[string]int, limit int) string {
+	avoid := ""
+	if now.Before(c.copyFailedUntil) {
+		avoid = c.copyFailed
+	}
+	best, bestFree, avoided := "", int64(-1), false
 	ids := make([]string, 0, len(m.nodes))
 	for id := range m.nodes {
 		ids = append(ids, id)
@@ -164,9 +169,16 @@ func (m *Manager) chooseTargetLocked(c *containerState, imports map[string]int, 
 		if _, has := c.replicas[id]; has {
 			continue
 		}
+		if id == avoid {
+			avoided = true
+			continue
+		}
 		if free := n.stats.GetRemaining(); cmp.Compare(free, bestFree) > 0 {
 			best, bestFree = id, free
 		}
+	}
+	if best == "" && avoided {
+		return avoid
 	}
 	return best
 }

@@ -1061,8 +1061,12 @@ type HeartbeatRequest struct {
 	Report     *ContainerReport       `protobuf:"bytes,3,opt,name=report,proto3" json:"report,omitempty"` // optional
 	// DeleteBlocksCommand seqs carried out since the last heartbeat.
 	DeletedBlocksAcks []uint64 `protobuf:"varint,4,rep,packed,name=deleted_blocks_acks,json=deletedBlocksAcks,proto3" json:"deleted_blocks_acks,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Commands that failed since the last heartbeat (only those meta would
+	// otherwise wait for: a container push), so that meta plans them again
+	// at once rather than after its replication timeout.
+	FailedCommands []*CommandFailure `protobuf:"bytes,5,rep,name=failed_commands,json=failedCommands,proto3" json:"failed_commands,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
@@ -1123,6 +1127,74 @@ func (x *HeartbeatRequest) GetDeletedBlocksAcks() []uint64 {
 	return nil
 }
 
+func (x *HeartbeatRequest) GetFailedCommands() []*CommandFailure {
+	if x != nil {
+		return x.FailedCommands
+	}
+	return nil
+}
+
+// CommandFailure reports a DatanodeCommand the datanode could not carry out.
+type CommandFailure struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CommandId     uint64                 `protobuf:"varint,1,opt,name=command_id,json=commandId,proto3" json:"command_id,omitempty"`       // DatanodeCommand.id
+	ContainerId   uint64                 `protobuf:"varint,2,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"` // the container the command was about
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`                               // the error, for meta's log
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommandFailure) Reset() {
+	*x = CommandFailure{}
+	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandFailure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandFailure) ProtoMessage() {}
+
+func (x *CommandFailure) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandFailure.ProtoReflect.Descriptor instead.
+func (*CommandFailure) Descriptor() ([]byte, []int) {
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CommandFailure) GetCommandId() uint64 {
+	if x != nil {
+		return x.CommandId
+	}
+	return 0
+}
+
+func (x *CommandFailure) GetContainerId() uint64 {
+	if x != nil {
+		return x.ContainerId
+	}
+	return 0
+}
+
+func (x *CommandFailure) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 type HeartbeatResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Commands []*DatanodeCommand     `protobuf:"bytes,1,rep,name=commands,proto3" json:"commands,omitempty"`
@@ -1134,7 +1206,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	mi := &file_strato_v1_datanode_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1146,7 +1218,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	mi := &file_strato_v1_datanode_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1159,7 +1231,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -1245,13 +1317,19 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"cluster_id\x18\x04 \x01(\tR\tclusterId\"1\n" +
 	"\x10RegisterResponse\x12\x1d\n" +
 	"\n" +
-	"cluster_id\x18\x01 \x01(\tR\tclusterId\"\xc3\x01\n" +
+	"cluster_id\x18\x01 \x01(\tR\tclusterId\"\x87\x02\n" +
 	"\x10HeartbeatRequest\x12\x1f\n" +
 	"\vdatanode_id\x18\x01 \x01(\tR\n" +
 	"datanodeId\x12*\n" +
 	"\x05stats\x18\x02 \x01(\v2\x14.strato.v1.NodeStatsR\x05stats\x122\n" +
 	"\x06report\x18\x03 \x01(\v2\x1a.strato.v1.ContainerReportR\x06report\x12.\n" +
-	"\x13deleted_blocks_acks\x18\x04 \x03(\x04R\x11deletedBlocksAcks\"k\n" +
+	"\x13deleted_blocks_acks\x18\x04 \x03(\x04R\x11deletedBlocksAcks\x12B\n" +
+	"\x0ffailed_commands\x18\x05 \x03(\v2\x19.strato.v1.CommandFailureR\x0efailedCommands\"j\n" +
+	"\x0eCommandFailure\x12\x1d\n" +
+	"\n" +
+	"command_id\x18\x01 \x01(\x04R\tcommandId\x12!\n" +
+	"\fcontainer_id\x18\x02 \x01(\x04R\vcontainerId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"k\n" +
 	"\x11HeartbeatResponse\x126\n" +
 	"\bcommands\x18\x01 \x03(\v2\x1a.strato.v1.DatanodeCommandR\bcommands\x12\x1e\n" +
 	"\n" +
@@ -1286,7 +1364,7 @@ func file_strato_v1_datanode_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_datanode_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_strato_v1_datanode_proto_goTypes = []any{
 	(ContainerState)(0),               // 0: strato.v1.ContainerState
 	(PipelineState)(0),                // 1: strato.v1.PipelineState
@@ -1304,40 +1382,42 @@ var file_strato_v1_datanode_proto_goTypes = []any{
 	(*RegisterRequest)(nil),           // 13: strato.v1.RegisterRequest
 	(*RegisterResponse)(nil),          // 14: strato.v1.RegisterResponse
 	(*HeartbeatRequest)(nil),          // 15: strato.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),         // 16: strato.v1.HeartbeatResponse
-	(ReplicationFactor)(0),            // 17: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),             // 18: strato.v1.ErasureCoding
-	(*DatanodeDetails)(nil),           // 19: strato.v1.DatanodeDetails
+	(*CommandFailure)(nil),            // 16: strato.v1.CommandFailure
+	(*HeartbeatResponse)(nil),         // 17: strato.v1.HeartbeatResponse
+	(ReplicationFactor)(0),            // 18: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),             // 19: strato.v1.ErasureCoding
+	(*DatanodeDetails)(nil),           // 20: strato.v1.DatanodeDetails
 }
 var file_strato_v1_datanode_proto_depIdxs = []int32{
-	17, // 0: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
+	18, // 0: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
 	1,  // 1: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
-	18, // 2: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	19, // 2: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
 	0,  // 3: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
 	4,  // 4: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
 	3,  // 5: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
-	19, // 6: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
+	20, // 6: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
 	6,  // 7: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
 	7,  // 8: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
 	8,  // 9: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
 	9,  // 10: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
 	10, // 11: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
 	11, // 12: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
-	19, // 13: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
+	20, // 13: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
 	2,  // 14: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
 	5,  // 15: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
 	2,  // 16: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
 	5,  // 17: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
-	12, // 18: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
-	13, // 19: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
-	15, // 20: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
-	14, // 21: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
-	16, // 22: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
-	21, // [21:23] is the sub-list for method output_type
-	19, // [19:21] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	16, // 18: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
+	12, // 19: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
+	13, // 20: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
+	15, // 21: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
+	14, // 22: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
+	17, // 23: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
+	22, // [22:24] is the sub-list for method output_type
+	20, // [20:22] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_datanode_proto_init() }
@@ -1360,7 +1440,7 @@ func file_strato_v1_datanode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_datanode_proto_rawDesc), len(file_strato_v1_datanode_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -546,7 +546,10 @@ public final class KeyWriter extends OutputStream {
     }
   }
 
-  /** Finalises and fsyncs bl on each replica alone; returns how many have it durable. */
+  /**
+   * Finalises and fsyncs bl on each replica alone; returns how many have it durable at length (a
+   * replica whose container is closing or closed answers too when it holds the block at length).
+   */
   private int syncOnEach(Blk bl, long length, Set<String> failed) {
     int synced = 0;
     for (DatanodeDetails m : bl.members) {
@@ -558,12 +561,6 @@ public final class KeyWriter extends OutputStream {
         DataConn.await(conn.putBlock(new PutBlockRequest(bl.id, length,
             Messages.PUT_BLOCK_FINAL | Messages.PUT_BLOCK_SYNC, List.of())), c.data.requestTimeoutMs(), conn);
         synced++;
-      } catch (WireException e) {
-        if (e.code() == Wire.CONTAINER_NOT_OPEN) {
-          synced++;
-        } else {
-          LOG.debug("strato: finalising block {} on {}: {}", bl.id, m.getId(), e.toString());
-        }
       } catch (IOException e) {
         LOG.debug("strato: finalising block {} on {}: {}", bl.id, m.getId(), e.toString());
       }
