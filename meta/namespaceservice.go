@@ -202,6 +202,18 @@ func (s *Server) Delete(ctx context.Context, r *stratov1.DeleteRequest) (*strato
 	return mutate[*stratov1.DeleteResponse](ctx, s, r)
 }
 
+func (s *Server) SetPermission(ctx context.Context, r *stratov1.SetPermissionRequest) (*stratov1.SetPermissionResponse, error) {
+	return mutate[*stratov1.SetPermissionResponse](ctx, s, r)
+}
+
+func (s *Server) SetOwner(ctx context.Context, r *stratov1.SetOwnerRequest) (*stratov1.SetOwnerResponse, error) {
+	return mutate[*stratov1.SetOwnerResponse](ctx, s, r)
+}
+
+func (s *Server) SetTimes(ctx context.Context, r *stratov1.SetTimesRequest) (*stratov1.SetTimesResponse, error) {
+	return mutate[*stratov1.SetTimesResponse](ctx, s, r)
+}
+
 func (s *Server) GetVolume(ctx context.Context, r *stratov1.GetVolumeRequest) (*stratov1.VolumeInfo, error) {
 	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.VolumeInfo, error) { return rd.Volume(r.GetName()) })
 }

@@ -76,6 +76,8 @@ func (ns *Namespace) Apply(cmd *stratov1.NamespaceCommand, b *pebble.Batch) (pro
 		res, err = a.revokeS3Key(op.RevokeS3Key)
 	case *stratov1.NamespaceCommand_SetAttributes:
 		res, err = a.setAttributes(op.SetAttributes)
+	case *stratov1.NamespaceCommand_SetStatus:
+		res, err = a.setStatus(op.SetStatus)
 	default:
 		return nil, fmt.Errorf("%w: unknown command %T", ErrInvalid, cmd.Op)
 	}
@@ -279,6 +281,10 @@ func (a *applier) createBucket(bi *stratov1.BucketRecord) (proto.Message, error)
 		BytesPerChecksum: bi.GetBytesPerChecksum(), QuotaBytes: bi.GetQuotaBytes(),
 		QuotaNamespace: bi.GetQuotaNamespace(), CreationTimeUnixMs: a.now, ModificationTimeUnixMs: a.now,
 		Owner: bi.GetOwner(), BlockSize: bi.GetBlockSize(), ErasureCoding: bi.GetErasureCoding(),
+		Permission: permissionOr(bi.Permission, DefaultDirPermission), Group: bi.GetGroup(),
+	}
+	if err := checkPermission(bi.Permission); err != nil {
+		return nil, err
 	}
 	if rec.ErasureCoding != nil {
 		if _, err := ECConfig(rec.ErasureCoding); err != nil {

@@ -39,6 +39,7 @@ func BucketInfo(r *stratov1.BucketRecord) *stratov1.BucketInfo {
 		Owner: r.Owner, UsedBytes: r.UsedBytes, UsedNamespace: r.UsedNamespace,
 		BlockSize: r.BlockSize, VolumeId: r.VolumeId, Attributes: keyAttributes(r.Attributes),
 		ErasureCoding: ErasureCoding(r.ErasureCoding),
+		Permission:    permissionOr(r.Permission, DefaultDirPermission), Group: r.Group,
 	}
 }
 
@@ -53,6 +54,8 @@ func KeyInfo(r *stratov1.KeyRecord) *stratov1.KeyInfo {
 		CreationTimeUnixMs: r.CreationTimeUnixMs, ModificationTimeUnixMs: r.ModificationTimeUnixMs,
 		Blocks: BlockLocations(r.Blocks), Owner: r.Owner, Attributes: keyAttributes(r.Attributes),
 		ErasureCoding: ErasureCoding(r.ErasureCoding),
+		Permission:    permissionOr(r.Permission, DefaultFilePermission), Group: r.Group,
+		AccessTimeUnixMs: accessTime(r.AccessTimeUnixMs, r.ModificationTimeUnixMs),
 	}
 }
 

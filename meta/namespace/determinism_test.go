@@ -132,6 +132,21 @@ func TestDeterminism(t *testing.T) {
 				}
 				do(rt, &stratov1.SetAttributesRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Key: key, Attributes: attrs})
 			},
+			"status": func(rt *rapid.T) {
+				b, p := bucket.Draw(rt, "bucket"), name.Draw(rt, "path")
+				if rapid.Bool().Draw(rt, "root") {
+					p = ""
+				}
+				switch rapid.IntRange(0, 2).Draw(rt, "which") {
+				case 0:
+					do(rt, &stratov1.SetPermissionRequest{Volume: "vol", Bucket: b, Path: p, Permission: uint32(rapid.IntRange(0, 0o7777).Draw(rt, "perm"))})
+				case 1:
+					do(rt, &stratov1.SetOwnerRequest{Volume: "vol", Bucket: b, Path: p, Owner: rapid.SampledFrom([]string{"", "u1"}).Draw(rt, "owner"),
+						Group: rapid.SampledFrom([]string{"", "g1"}).Draw(rt, "group")})
+				default:
+					do(rt, &stratov1.SetTimesRequest{Volume: "vol", Bucket: b, Path: p, ModificationTimeUnixMs: proto.Int64(rapid.Int64Range(-1, 5).Draw(rt, "mtime"))})
+				}
+			},
 			"s3key": func(rt *rapid.T) {
 				ak := rapid.SampledFrom([]string{"", "key-a", "key-b"}).Draw(rt, "access key")
 				if rapid.Bool().Draw(rt, "revoke") {

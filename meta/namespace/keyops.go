@@ -73,6 +73,10 @@ func (a *applier) newOpenKey(c *stratov1.OpenKeyCommand, persist bool) (*stratov
 		Replication: repl, ErasureCoding: e, ChecksumType: bk.ChecksumType, BytesPerChecksum: bk.BytesPerChecksum,
 		CreationTimeUnixMs: a.now, ExpiresAtUnixMs: c.GetExpiresAtUnixMs(), Blocks: c.GetBlocks(),
 		Overwrite: !c.GetCreateFile() || c.GetOverwrite(), Owner: c.GetOwner(),
+		Permission: permissionOr(c.Permission, DefaultFilePermission), Group: c.GetGroup(),
+	}
+	if err := checkPermission(c.Permission); err != nil {
+		return nil, nil, err
 	}
 	var newDirs []string
 	if !isFSO(bk) {
@@ -120,11 +124,18 @@ func (a *applier) newOpenKey(c *stratov1.OpenKeyCommand, persist bool) (*stratov
 			return nil, nil, err
 		}
 	}
+	if rec.Group == "" && isFSO(bk) {
+		// HDFS's rule: a file takes its directory's group (the
+		// directories made on the way take it too).
+		if rec.Group, err = a.groupOf(bk, rec.ParentId); err != nil {
+			return nil, nil, err
+		}
+	}
 	if len(newDirs) > 0 {
 		if err := a.charge(bk, 0, int64(len(newDirs))); err != nil {
 			return nil, nil, err
 		}
-		if rec.ParentId, err = a.makeDirs(rec.ParentId, newDirs, c.GetOwner()); err != nil {
+		if rec.ParentId, err = a.makeDirs(rec.ParentId, newDirs, dirAttrs{owner: c.GetOwner(), group: rec.Group}); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -245,7 +256,13 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		ObjectId: rec.Id, Size: size, Replication: rec.Replication, ErasureCoding: rec.ErasureCoding,
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum,
 		CreationTimeUnixMs: rec.CreationTimeUnixMs, ModificationTimeUnixMs: a.now, Blocks: final, Owner: rec.Owner,
-		Attributes: c.GetAttributes(),
+		Attributes: c.GetAttributes(), Permission: permissionOr(rec.Permission, DefaultFilePermission),
+		Group: rec.Group, AccessTimeUnixMs: a.now,
+	}
+	if own {
+		// What SetPermission and SetOwner changed while the file was
+		// open (after its first hsync) stays.
+		ki.Permission, ki.Owner, ki.Group = old.Permission, old.Owner, old.Group
 	}
 	if fso {
 		ki.ParentId = rec.ParentId

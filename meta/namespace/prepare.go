@@ -22,7 +22,7 @@ import (
 // req is one of the mutation requests of the Namespace service:
 // Create/DeleteVolume, SetQuota, Create/DeleteBucket, OpenKey, CreateFile,
 // AllocateBlock, CommitKey, DeleteKey, Delete, RenameKey, Rename,
-// CreateDirectory, SetAttributes, and the S3 gateways' CreateS3Key and RevokeS3Key
+// CreateDirectory, SetAttributes, SetPermission, SetOwner, SetTimes, and the S3 gateways' CreateS3Key and RevokeS3Key
 // (AdminService). The Apply result of the command is the reply to send,
 // except that DeleteKey and RenameKey get DeleteResponse and RenameResponse
 // (the server replies DeleteKeyResponse and RenameKeyResponse).
@@ -62,7 +62,8 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 	case *stratov1.OpenKeyRequest:
 		ok, err := ns.prepareOpen(ctx, view, env, &stratov1.OpenKeyCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), Replication: r.GetReplication(),
-			Owner: r.GetOwner(), SizeHint: r.GetSizeHint()}, r.GetErasureCoding(), r.GetExclude())
+			Owner: r.GetOwner(), SizeHint: r.GetSizeHint(), Permission: r.Permission, Group: r.GetGroup()},
+			r.GetErasureCoding(), r.GetExclude())
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +72,8 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		ok, err := ns.prepareOpen(ctx, view, env, &stratov1.OpenKeyCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetPath(), CreateFile: true,
 			Overwrite: r.GetOverwrite(), Recursive: r.GetRecursive(), Replication: r.GetReplication(),
-			Owner: r.GetOwner(), SizeHint: r.GetSizeHint()}, r.GetErasureCoding(), r.GetExclude())
+			Owner: r.GetOwner(), SizeHint: r.GetSizeHint(), Permission: r.Permission, Group: r.GetGroup()},
+			r.GetErasureCoding(), r.GetExclude())
 		if err != nil {
 			return nil, err
 		}
@@ -133,8 +135,18 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		if _, err := CleanPath(r.GetPath()); err != nil {
 			return nil, err
 		}
+		if err := checkPermission(r.Permission); err != nil {
+			return nil, err
+		}
 		cmd.Op = &stratov1.NamespaceCommand_CreateDirectory{CreateDirectory: &stratov1.CreateDirectoryCommand{
-			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetPath(), Owner: r.GetOwner()}}
+			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetPath(), Owner: r.GetOwner(),
+			Permission: r.Permission, Group: r.GetGroup()}}
+	case *stratov1.SetPermissionRequest, *stratov1.SetOwnerRequest, *stratov1.SetTimesRequest:
+		c, err := prepareStatus(req)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Op = &stratov1.NamespaceCommand_SetStatus{SetStatus: c}
 	case *stratov1.SetAttributesRequest:
 		attrs, err := attributeRecords(r.GetAttributes())
 		if err != nil {
@@ -170,7 +182,10 @@ func (ns *Namespace) prepareBucket(r *stratov1.CreateBucketRequest, view pebble.
 		Volume: r.GetVolume(), Name: r.GetName(), Layout: r.GetLayout(), Replication: r.GetReplication(),
 		ChecksumType: r.GetChecksumType(), BytesPerChecksum: r.GetBytesPerChecksum(),
 		QuotaBytes: r.GetQuotaBytes(), QuotaNamespace: r.GetQuotaNamespace(), Owner: r.GetOwner(),
-		BlockSize: r.GetBlockSize(),
+		BlockSize: r.GetBlockSize(), Permission: permissionOr(r.Permission, DefaultDirPermission), Group: r.GetGroup(),
+	}
+	if err := checkPermission(r.Permission); err != nil {
+		return nil, err
 	}
 	var err error
 	if bi.ErasureCoding, err = ecRecord(r.GetErasureCoding()); err != nil {
@@ -232,6 +247,9 @@ func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env Pr
 	}
 	if c.SizeHint < 0 {
 		return nil, fmt.Errorf("%w: negative size hint %d", ErrInvalid, c.SizeHint)
+	}
+	if err := checkPermission(c.Permission); err != nil {
+		return nil, err
 	}
 	if c.ErasureCoding, err = ecRecord(e); err != nil {
 		return nil, err

@@ -272,7 +272,8 @@ func (rd *Reader) LookupKey(req *stratov1.LookupKeyRequest) (*stratov1.LookupKey
 
 func dirStatus(path string, d *stratov1.DirectoryInfo) *stratov1.FileStatus {
 	return &stratov1.FileStatus{Path: path, IsDirectory: true, ModificationTimeUnixMs: d.ModificationTimeUnixMs,
-		CreationTimeUnixMs: d.CreationTimeUnixMs, ObjectId: d.ObjectId, Owner: d.Owner}
+		CreationTimeUnixMs: d.CreationTimeUnixMs, ObjectId: d.ObjectId, Owner: d.Owner,
+		Permission: permissionOr(d.Permission, DefaultDirPermission), Group: d.Group, AccessTimeUnixMs: d.AccessTimeUnixMs}
 }
 
 // keyFields are what a file status shows of a key: its record's, or its
@@ -284,12 +285,31 @@ type keyFields interface {
 	GetCreationTimeUnixMs() int64
 	GetObjectId() uint64
 	GetOwner() string
+	GetGroup() string
+	GetAccessTimeUnixMs() int64
 }
 
 func fileStatus(bk *stratov1.BucketRecord, path string, ki keyFields) *stratov1.FileStatus {
+	var perm *uint32
+	switch k := ki.(type) {
+	case *stratov1.KeyRecord:
+		perm = k.Permission
+	case *stratov1.KeyInfo:
+		perm = k.Permission
+	}
 	return &stratov1.FileStatus{Path: path, Length: ki.GetSize(), Replication: ki.GetReplication(), BlockSize: bk.BlockSize,
 		ModificationTimeUnixMs: ki.GetModificationTimeUnixMs(), CreationTimeUnixMs: ki.GetCreationTimeUnixMs(),
-		ObjectId: ki.GetObjectId(), Owner: ki.GetOwner()}
+		ObjectId: ki.GetObjectId(), Owner: ki.GetOwner(), Permission: permissionOr(perm, DefaultFilePermission),
+		Group: ki.GetGroup(), AccessTimeUnixMs: accessTime(ki.GetAccessTimeUnixMs(), ki.GetModificationTimeUnixMs())}
+}
+
+// accessTime is a file's access time: the stored one, or (a record written
+// before access times were) its modification time.
+func accessTime(atime, mtime int64) int64 {
+	if atime == 0 {
+		return mtime
+	}
+	return atime
 }
 
 // fileStatusWithKey is fileStatus with the key and its blocks when the
@@ -305,7 +325,8 @@ func fileStatusWithKey(bk *stratov1.BucketRecord, path string, ki *stratov1.KeyR
 
 func rootStatus(bk *stratov1.BucketRecord) *stratov1.FileStatus {
 	return &stratov1.FileStatus{IsDirectory: true, ModificationTimeUnixMs: bk.ModificationTimeUnixMs,
-		CreationTimeUnixMs: bk.CreationTimeUnixMs, ObjectId: bk.Id, Owner: bk.Owner}
+		CreationTimeUnixMs: bk.CreationTimeUnixMs, ObjectId: bk.Id, Owner: bk.Owner,
+		Permission: permissionOr(bk.Permission, DefaultDirPermission), Group: bk.Group}
 }
 
 // GetFileStatus returns the status of a file or directory ("" is the root).

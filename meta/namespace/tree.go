@@ -50,14 +50,27 @@ func (a *applier) planDirs(root uint64, p string, mkdir bool) (uint64, []string,
 	return id, nil, nil
 }
 
+// dirAttrs is what makeDirs gives the directories it creates.
+type dirAttrs struct {
+	owner, group string
+	// last is the permission of the last directory, parents that of the
+	// others (nil: the default).
+	last, parents *uint32
+}
+
 // makeDirs creates names as a chain under parent and returns the last ID.
-func (a *applier) makeDirs(parent uint64, names []string, owner string) (uint64, error) {
-	for _, name := range names {
+func (a *applier) makeDirs(parent uint64, names []string, nd dirAttrs) (uint64, error) {
+	for i, name := range names {
 		id, err := a.nextID()
 		if err != nil {
 			return 0, err
 		}
-		d := &stratov1.DirectoryInfo{ObjectId: id, CreationTimeUnixMs: a.now, ModificationTimeUnixMs: a.now, Owner: owner}
+		perm := nd.parents
+		if i == len(names)-1 {
+			perm = nd.last
+		}
+		d := &stratov1.DirectoryInfo{ObjectId: id, CreationTimeUnixMs: a.now, ModificationTimeUnixMs: a.now, Owner: nd.owner,
+			Permission: permissionOr(perm, DefaultDirPermission), Group: nd.group}
 		if err := put(a.b, childKey(a.kb, tagDir, parent, name), d); err != nil {
 			return 0, err
 		}
@@ -316,10 +329,22 @@ func (a *applier) createDirectory(c *stratov1.CreateDirectoryCommand) (proto.Mes
 	if len(missing) == 0 {
 		return &stratov1.CreateDirectoryResponse{ObjectId: pid}, nil
 	}
+	if err := checkPermission(c.Permission); err != nil {
+		return nil, err
+	}
+	nd := dirAttrs{owner: c.GetOwner(), group: c.GetGroup(), last: c.Permission}
+	if c.Permission != nil {
+		nd.parents = proto.Uint32(c.GetPermission() | implicitDirBits)
+	}
+	if nd.group == "" {
+		if nd.group, err = a.groupOf(bk, pid); err != nil {
+			return nil, err
+		}
+	}
 	if err := a.charge(bk, 0, int64(len(missing))); err != nil {
 		return nil, err
 	}
-	id, err := a.makeDirs(pid, missing, c.GetOwner())
+	id, err := a.makeDirs(pid, missing, nd)
 	if err != nil {
 		return nil, err
 	}

@@ -606,6 +606,12 @@ type BucketInfo struct {
 	// Set: keys written without a replication of their own are erasure
 	// coded with it (replication is then not used).
 	ErasureCoding *ErasureCoding `protobuf:"bytes,18,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
+	// The POSIX permission (12 bits: setuid, setgid, sticky, rwx for owner,
+	// group, others) and the group of the bucket's root directory (FSO).
+	// Meta always sets permission (0755 for a bucket created without one);
+	// unset: a meta older than permissions.
+	Permission    *uint32 `protobuf:"varint,19,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	Group         string  `protobuf:"bytes,20,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -764,6 +770,20 @@ func (x *BucketInfo) GetErasureCoding() *ErasureCoding {
 		return x.ErasureCoding
 	}
 	return nil
+}
+
+func (x *BucketInfo) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *BucketInfo) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
 }
 
 // BlockID names a block: the container it lives in and its ID there.
@@ -1023,8 +1043,13 @@ type KeyInfo struct {
 	// type, user metadata, ETag, checksums and tags), sorted by name.
 	Attributes    []*KeyAttribute `protobuf:"bytes,14,rep,name=attributes,proto3" json:"attributes,omitempty"`
 	ErasureCoding *ErasureCoding  `protobuf:"bytes,15,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: the key is erasure coded
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The POSIX permission (12 bits), always set by meta (0644 for a key
+	// written without one); unset: a meta older than permissions.
+	Permission       *uint32 `protobuf:"varint,16,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	Group            string  `protobuf:"bytes,17,opt,name=group,proto3" json:"group,omitempty"` // "": none recorded
+	AccessTimeUnixMs int64   `protobuf:"varint,18,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *KeyInfo) Reset() {
@@ -1160,6 +1185,27 @@ func (x *KeyInfo) GetErasureCoding() *ErasureCoding {
 		return x.ErasureCoding
 	}
 	return nil
+}
+
+func (x *KeyInfo) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *KeyInfo) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *KeyInfo) GetAccessTimeUnixMs() int64 {
+	if x != nil {
+		return x.AccessTimeUnixMs
+	}
+	return 0
 }
 
 // KeyAttribute is a name and a value stored with a key. Meta gives them no
@@ -1301,8 +1347,18 @@ type FileStatus struct {
 	ObjectId               uint64                 `protobuf:"varint,8,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
 	Owner                  string                 `protobuf:"bytes,9,opt,name=owner,proto3" json:"owner,omitempty"`
 	Key                    *KeyInfo               `protobuf:"bytes,10,opt,name=key,proto3" json:"key,omitempty"` // files, when the caller asked for block locations
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// The POSIX permission (12 bits: setuid, setgid, sticky, rwx for owner,
+	// group, others). Meta always sets it; for a file or directory created
+	// without one it is 0644 (files) or 0755 (directories), HDFS's defaults
+	// under its default umask 022. Unset: a meta older than permissions.
+	// Stored and returned, not enforced.
+	Permission *uint32 `protobuf:"varint,11,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	Group      string  `protobuf:"bytes,12,opt,name=group,proto3" json:"group,omitempty"` // "": none recorded
+	// Files: the last access time set by SetTimes, else the time of the
+	// last commit. Directories: 0 unless set by SetTimes.
+	AccessTimeUnixMs int64 `protobuf:"varint,13,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *FileStatus) Reset() {
@@ -1403,6 +1459,27 @@ func (x *FileStatus) GetKey() *KeyInfo {
 		return x.Key
 	}
 	return nil
+}
+
+func (x *FileStatus) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *FileStatus) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *FileStatus) GetAccessTimeUnixMs() int64 {
+	if x != nil {
+		return x.AccessTimeUnixMs
+	}
+	return 0
 }
 
 // ExcludeList is what a block allocation must avoid (a client that failed
@@ -1935,6 +2012,10 @@ type CreateBucketRequest struct {
 	// Erasure codes the bucket's keys by default (replication is then not
 	// used); refused (INVALID_ARGUMENT) when not a valid config.
 	ErasureCoding *ErasureCoding `protobuf:"bytes,11,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
+	// The root directory's permission (at most 07777; unset: 0755) and
+	// group ("": none), as CreateDirectoryRequest's.
+	Permission    *uint32 `protobuf:"varint,12,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	Group         string  `protobuf:"bytes,13,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2044,6 +2125,20 @@ func (x *CreateBucketRequest) GetErasureCoding() *ErasureCoding {
 		return x.ErasureCoding
 	}
 	return nil
+}
+
+func (x *CreateBucketRequest) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *CreateBucketRequest) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
 }
 
 type CreateBucketResponse struct {
@@ -2371,6 +2466,9 @@ type OpenKeyRequest struct {
 	// replication given without it makes a key of an erasure coded bucket
 	// replicated.
 	ErasureCoding *ErasureCoding `protobuf:"bytes,9,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
+	// The key's permission and group, as CreateFileRequest's.
+	Permission    *uint32 `protobuf:"varint,10,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	Group         string  `protobuf:"bytes,11,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2468,6 +2566,20 @@ func (x *OpenKeyRequest) GetErasureCoding() *ErasureCoding {
 	return nil
 }
 
+func (x *OpenKeyRequest) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *OpenKeyRequest) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
 // CreateFileRequest is OpenKey with Hadoop FileSystem create semantics (FSO
 // buckets only): the parent must be a directory (or, with recursive, be
 // creatable); an existing file is an error unless overwrite; a directory is
@@ -2487,6 +2599,12 @@ type CreateFileRequest struct {
 	// (see OpenKeyResponse.create_token).
 	Deferrable    bool           `protobuf:"varint,10,opt,name=deferrable,proto3" json:"deferrable,omitempty"`
 	ErasureCoding *ErasureCoding `protobuf:"bytes,11,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // as OpenKeyRequest's
+	// permission is the file's POSIX permission (at most 07777), with the
+	// caller's umask already applied (as HDFS's clients do); unset: 0644.
+	// Directories the create makes on the way get their defaults.
+	Permission *uint32 `protobuf:"varint,12,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	// group: "" takes the parent directory's group (HDFS's rule).
+	Group         string `protobuf:"bytes,13,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2596,6 +2714,20 @@ func (x *CreateFileRequest) GetErasureCoding() *ErasureCoding {
 		return x.ErasureCoding
 	}
 	return nil
+}
+
+func (x *CreateFileRequest) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *CreateFileRequest) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
 }
 
 type OpenKeyResponse struct {
@@ -3590,11 +3722,18 @@ func (x *ListKeysResponse) GetNextStartAfter() string {
 
 // CreateDirectoryRequest is mkdir -p.
 type CreateDirectoryRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
-	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
-	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
-	Owner         string                 `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Volume string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path   string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	Owner  string                 `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`
+	// permission is the directory's POSIX permission (at most 07777), with
+	// the caller's umask already applied; unset: 0755. Missing parents made
+	// on the way get it with u+wx added (as HDFS's mkdirs does).
+	Permission *uint32 `protobuf:"varint,5,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	// group: "" takes the parent directory's group (HDFS's rule), for every
+	// directory made.
+	Group         string `protobuf:"bytes,6,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3653,6 +3792,20 @@ func (x *CreateDirectoryRequest) GetPath() string {
 func (x *CreateDirectoryRequest) GetOwner() string {
 	if x != nil {
 		return x.Owner
+	}
+	return ""
+}
+
+func (x *CreateDirectoryRequest) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *CreateDirectoryRequest) GetGroup() string {
+	if x != nil {
+		return x.Group
 	}
 	return ""
 }
@@ -4162,6 +4315,341 @@ func (*DeleteResponse) Descriptor() ([]byte, []int) {
 	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
 }
 
+// SetPermissionRequest sets the permission of path (a file or a directory
+// of an FSO bucket, "" its root; a key of an OBS bucket).
+type SetPermissionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	Permission    uint32                 `protobuf:"varint,4,opt,name=permission,proto3" json:"permission,omitempty"` // at most 07777
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPermissionRequest) Reset() {
+	*x = SetPermissionRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPermissionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPermissionRequest) ProtoMessage() {}
+
+func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPermissionRequest.ProtoReflect.Descriptor instead.
+func (*SetPermissionRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *SetPermissionRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *SetPermissionRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *SetPermissionRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SetPermissionRequest) GetPermission() uint32 {
+	if x != nil {
+		return x.Permission
+	}
+	return 0
+}
+
+type SetPermissionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPermissionResponse) Reset() {
+	*x = SetPermissionResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPermissionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPermissionResponse) ProtoMessage() {}
+
+func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPermissionResponse.ProtoReflect.Descriptor instead.
+func (*SetPermissionResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
+}
+
+// SetOwnerRequest sets the owner and the group of path (as
+// SetPermissionRequest's); "" leaves one unchanged, and at least one must
+// be given (INVALID_ARGUMENT).
+type SetOwnerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	Owner         string                 `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`
+	Group         string                 `protobuf:"bytes,5,opt,name=group,proto3" json:"group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetOwnerRequest) Reset() {
+	*x = SetOwnerRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetOwnerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetOwnerRequest) ProtoMessage() {}
+
+func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetOwnerRequest.ProtoReflect.Descriptor instead.
+func (*SetOwnerRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *SetOwnerRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *SetOwnerRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *SetOwnerRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SetOwnerRequest) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *SetOwnerRequest) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+type SetOwnerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetOwnerResponse) Reset() {
+	*x = SetOwnerResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetOwnerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetOwnerResponse) ProtoMessage() {}
+
+func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetOwnerResponse.ProtoReflect.Descriptor instead.
+func (*SetOwnerResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
+}
+
+// SetTimesRequest sets the times of path (as SetPermissionRequest's),
+// Hadoop's setTimes: a time that is unset or -1 is left unchanged.
+type SetTimesRequest struct {
+	state                  protoimpl.MessageState `protogen:"open.v1"`
+	Volume                 string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket                 string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path                   string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	ModificationTimeUnixMs *int64                 `protobuf:"varint,4,opt,name=modification_time_unix_ms,json=modificationTimeUnixMs,proto3,oneof" json:"modification_time_unix_ms,omitempty"`
+	AccessTimeUnixMs       *int64                 `protobuf:"varint,5,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3,oneof" json:"access_time_unix_ms,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *SetTimesRequest) Reset() {
+	*x = SetTimesRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetTimesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetTimesRequest) ProtoMessage() {}
+
+func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetTimesRequest.ProtoReflect.Descriptor instead.
+func (*SetTimesRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *SetTimesRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *SetTimesRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *SetTimesRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SetTimesRequest) GetModificationTimeUnixMs() int64 {
+	if x != nil && x.ModificationTimeUnixMs != nil {
+		return *x.ModificationTimeUnixMs
+	}
+	return 0
+}
+
+func (x *SetTimesRequest) GetAccessTimeUnixMs() int64 {
+	if x != nil && x.AccessTimeUnixMs != nil {
+		return *x.AccessTimeUnixMs
+	}
+	return 0
+}
+
+type SetTimesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetTimesResponse) Reset() {
+	*x = SetTimesResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetTimesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetTimesResponse) ProtoMessage() {}
+
+func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetTimesResponse.ProtoReflect.Descriptor instead.
+func (*SetTimesResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
+}
+
 // CloseContainerRequest comes from a client that failed to write to a
 // container: meta closes it and, when failed_datanode names a member of its
 // pipeline, closes that pipeline too, so new blocks avoid it.
@@ -4176,7 +4664,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4188,7 +4676,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4201,7 +4689,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -4233,7 +4721,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4245,7 +4733,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4258,7 +4746,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -4276,7 +4764,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4288,7 +4776,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4301,7 +4789,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -4340,7 +4828,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4352,7 +4840,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4365,7 +4853,7 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
 }
 
 var File_strato_v1_namespace_proto protoreflect.FileDescriptor
@@ -4390,7 +4878,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x0fquota_namespace\x18\a \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
-	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xef\x05\n" +
+	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xb9\x06\n" +
 	"\n" +
 	"BucketInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
@@ -4416,7 +4904,12 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\x11 \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
 	"attributes\x12?\n" +
-	"\x0eerasure_coding\x18\x12 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"G\n" +
+	"\x0eerasure_coding\x18\x12 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x12#\n" +
+	"\n" +
+	"permission\x18\x13 \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05group\x18\x14 \x01(\tR\x05groupB\r\n" +
+	"\v_permission\"G\n" +
 	"\aBlockID\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
 	"\blocal_id\x18\x02 \x01(\x04R\alocalId\"Z\n" +
@@ -4431,7 +4924,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\bblock_id\x18\x01 \x01(\v2\x12.strato.v1.BlockIDR\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12/\n" +
-	"\bpipeline\x18\x04 \x01(\v2\x13.strato.v1.PipelineR\bpipeline\"\xf7\x04\n" +
+	"\bpipeline\x18\x04 \x01(\v2\x13.strato.v1.PipelineR\bpipeline\"\xf0\x05\n" +
 	"\aKeyInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -4450,7 +4943,13 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\x0e \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
 	"attributes\x12?\n" +
-	"\x0eerasure_coding\x18\x0f \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"8\n" +
+	"\x0eerasure_coding\x18\x0f \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x12#\n" +
+	"\n" +
+	"permission\x18\x10 \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05group\x18\x11 \x01(\tR\x05group\x12-\n" +
+	"\x13access_time_unix_ms\x18\x12 \x01(\x03R\x10accessTimeUnixMsB\r\n" +
+	"\v_permission\"8\n" +
 	"\fKeyAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"j\n" +
@@ -4458,7 +4957,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1b\n" +
-	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"\x81\x03\n" +
+	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"\xfa\x03\n" +
 	"\n" +
 	"FileStatus\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12!\n" +
@@ -4472,7 +4971,13 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\tobject_id\x18\b \x01(\x04R\bobjectId\x12\x14\n" +
 	"\x05owner\x18\t \x01(\tR\x05owner\x12$\n" +
 	"\x03key\x18\n" +
-	" \x01(\v2\x12.strato.v1.KeyInfoR\x03key\"i\n" +
+	" \x01(\v2\x12.strato.v1.KeyInfoR\x03key\x12#\n" +
+	"\n" +
+	"permission\x18\v \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05group\x18\f \x01(\tR\x05group\x12-\n" +
+	"\x13access_time_unix_ms\x18\r \x01(\x03R\x10accessTimeUnixMsB\r\n" +
+	"\v_permission\"i\n" +
 	"\vExcludeList\x12\x1c\n" +
 	"\tdatanodes\x18\x01 \x03(\tR\tdatanodes\x12\x1e\n" +
 	"\n" +
@@ -4506,7 +5011,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\vquota_bytes\x18\x03 \x01(\x03R\n" +
 	"quotaBytes\x12'\n" +
 	"\x0fquota_namespace\x18\x04 \x01(\x03R\x0equotaNamespace\"\x12\n" +
-	"\x10SetQuotaResponse\"\xde\x03\n" +
+	"\x10SetQuotaResponse\"\xa8\x04\n" +
 	"\x13CreateBucketRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12/\n" +
@@ -4521,7 +5026,12 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"block_size\x18\n" +
 	" \x01(\x03R\tblockSize\x12?\n" +
-	"\x0eerasure_coding\x18\v \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"E\n" +
+	"\x0eerasure_coding\x18\v \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x12#\n" +
+	"\n" +
+	"permission\x18\f \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05group\x18\r \x01(\tR\x05groupB\r\n" +
+	"\v_permission\"E\n" +
 	"\x14CreateBucketResponse\x12-\n" +
 	"\x06bucket\x18\x01 \x01(\v2\x15.strato.v1.BucketInfoR\x06bucket\"A\n" +
 	"\x13DeleteBucketRequest\x12\x16\n" +
@@ -4539,7 +5049,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x05limit\x18\x04 \x01(\x05R\x05limit\"d\n" +
 	"\x13ListBucketsResponse\x12/\n" +
 	"\abuckets\x18\x01 \x03(\v2\x15.strato.v1.BucketInfoR\abuckets\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xd8\x02\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xa2\x03\n" +
 	"\x0eOpenKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -4551,7 +5061,13 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"deferrable\x18\b \x01(\bR\n" +
 	"deferrable\x12?\n" +
-	"\x0eerasure_coding\x18\t \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"\x99\x03\n" +
+	"\x0eerasure_coding\x18\t \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x12#\n" +
+	"\n" +
+	"permission\x18\n" +
+	" \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05group\x18\v \x01(\tR\x05groupB\r\n" +
+	"\v_permission\"\xe3\x03\n" +
 	"\x11CreateFileRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -4566,7 +5082,12 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"deferrable\x18\n" +
 	" \x01(\bR\n" +
 	"deferrable\x12?\n" +
-	"\x0eerasure_coding\x18\v \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"\x8b\x03\n" +
+	"\x0eerasure_coding\x18\v \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x12#\n" +
+	"\n" +
+	"permission\x18\f \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05group\x18\r \x01(\tR\x05groupB\r\n" +
+	"\v_permission\"\x8b\x03\n" +
 	"\x0fOpenKeyResponse\x12\x17\n" +
 	"\aopen_id\x18\x01 \x01(\x04R\x06openId\x120\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x18.strato.v1.BlockLocationR\x06blocks\x12>\n" +
@@ -4639,12 +5160,17 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x12.strato.v1.KeyInfoR\x04keys\x12'\n" +
 	"\x0fcommon_prefixes\x18\x02 \x03(\tR\x0ecommonPrefixes\x12\x1c\n" +
 	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12(\n" +
-	"\x10next_start_after\x18\x04 \x01(\tR\x0enextStartAfter\"r\n" +
+	"\x10next_start_after\x18\x04 \x01(\tR\x0enextStartAfter\"\xbc\x01\n" +
 	"\x16CreateDirectoryRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x14\n" +
-	"\x05owner\x18\x04 \x01(\tR\x05owner\"P\n" +
+	"\x05owner\x18\x04 \x01(\tR\x05owner\x12#\n" +
+	"\n" +
+	"permission\x18\x05 \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05group\x18\x06 \x01(\tR\x05groupB\r\n" +
+	"\v_permission\"P\n" +
 	"\x17CreateDirectoryResponse\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x18\n" +
 	"\acreated\x18\x02 \x01(\x05R\acreated\"{\n" +
@@ -4677,7 +5203,31 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1c\n" +
 	"\trecursive\x18\x04 \x01(\bR\trecursive\"\x10\n" +
-	"\x0eDeleteResponse\"{\n" +
+	"\x0eDeleteResponse\"z\n" +
+	"\x14SetPermissionRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1e\n" +
+	"\n" +
+	"permission\x18\x04 \x01(\rR\n" +
+	"permission\"\x17\n" +
+	"\x15SetPermissionResponse\"\x81\x01\n" +
+	"\x0fSetOwnerRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x14\n" +
+	"\x05owner\x18\x04 \x01(\tR\x05owner\x12\x14\n" +
+	"\x05group\x18\x05 \x01(\tR\x05group\"\x12\n" +
+	"\x10SetOwnerResponse\"\xff\x01\n" +
+	"\x0fSetTimesRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12>\n" +
+	"\x19modification_time_unix_ms\x18\x04 \x01(\x03H\x00R\x16modificationTimeUnixMs\x88\x01\x01\x122\n" +
+	"\x13access_time_unix_ms\x18\x05 \x01(\x03H\x01R\x10accessTimeUnixMs\x88\x01\x01B\x1c\n" +
+	"\x1a_modification_time_unix_msB\x16\n" +
+	"\x14_access_time_unix_ms\"\x12\n" +
+	"\x10SetTimesResponse\"{\n" +
 	"\x15CloseContainerRequest\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12'\n" +
 	"\x0ffailed_datanode\x18\x02 \x01(\tR\x0efailedDatanode\x12\x16\n" +
@@ -4743,7 +5293,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\fErasureCodec\x12\x1d\n" +
 	"\x19ERASURE_CODEC_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10ERASURE_CODEC_RS\x10\x01\x12\x15\n" +
-	"\x11ERASURE_CODEC_XOR\x10\x022\xf2\x0e\n" +
+	"\x11ERASURE_CODEC_XOR\x10\x022\xd0\x10\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
@@ -4769,7 +5319,10 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"ListStatus\x12\x1c.strato.v1.ListStatusRequest\x1a\x1d.strato.v1.ListStatusResponse\x12=\n" +
 	"\x06Rename\x12\x18.strato.v1.RenameRequest\x1a\x19.strato.v1.RenameResponse\x12=\n" +
-	"\x06Delete\x12\x18.strato.v1.DeleteRequest\x1a\x19.strato.v1.DeleteResponse\x12U\n" +
+	"\x06Delete\x12\x18.strato.v1.DeleteRequest\x1a\x19.strato.v1.DeleteResponse\x12R\n" +
+	"\rSetPermission\x12\x1f.strato.v1.SetPermissionRequest\x1a .strato.v1.SetPermissionResponse\x12C\n" +
+	"\bSetOwner\x12\x1a.strato.v1.SetOwnerRequest\x1a\x1b.strato.v1.SetOwnerResponse\x12C\n" +
+	"\bSetTimes\x12\x1a.strato.v1.SetTimesRequest\x1a\x1b.strato.v1.SetTimesResponse\x12U\n" +
 	"\x0eCloseContainer\x12 .strato.v1.CloseContainerRequest\x1a!.strato.v1.CloseContainerResponse\x12R\n" +
 	"\rReportReplica\x12\x1f.strato.v1.ReportReplicaRequest\x1a .strato.v1.ReportReplicaResponseBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
@@ -4787,7 +5340,7 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_strato_v1_namespace_proto_goTypes = []any{
 	(ErrorReason)(0),                // 0: strato.v1.ErrorReason
 	(BucketLayout)(0),               // 1: strato.v1.BucketLayout
@@ -4849,10 +5402,16 @@ var file_strato_v1_namespace_proto_goTypes = []any{
 	(*RenameResponse)(nil),          // 57: strato.v1.RenameResponse
 	(*DeleteRequest)(nil),           // 58: strato.v1.DeleteRequest
 	(*DeleteResponse)(nil),          // 59: strato.v1.DeleteResponse
-	(*CloseContainerRequest)(nil),   // 60: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),  // 61: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),    // 62: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),   // 63: strato.v1.ReportReplicaResponse
+	(*SetPermissionRequest)(nil),    // 60: strato.v1.SetPermissionRequest
+	(*SetPermissionResponse)(nil),   // 61: strato.v1.SetPermissionResponse
+	(*SetOwnerRequest)(nil),         // 62: strato.v1.SetOwnerRequest
+	(*SetOwnerResponse)(nil),        // 63: strato.v1.SetOwnerResponse
+	(*SetTimesRequest)(nil),         // 64: strato.v1.SetTimesRequest
+	(*SetTimesResponse)(nil),        // 65: strato.v1.SetTimesResponse
+	(*CloseContainerRequest)(nil),   // 66: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),  // 67: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),    // 68: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),   // 69: strato.v1.ReportReplicaResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
 	4,  // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
@@ -4922,35 +5481,41 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	54, // 64: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
 	56, // 65: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
 	58, // 66: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	60, // 67: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	62, // 68: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	18, // 69: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	20, // 70: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	6,  // 71: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	23, // 72: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	25, // 73: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	27, // 74: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	29, // 75: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	7,  // 76: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	32, // 77: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	35, // 78: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	37, // 79: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	39, // 80: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	43, // 81: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	45, // 82: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	47, // 83: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	49, // 84: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	41, // 85: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	51, // 86: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	35, // 87: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	53, // 88: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	55, // 89: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	57, // 90: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	59, // 91: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	61, // 92: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	63, // 93: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	69, // [69:94] is the sub-list for method output_type
-	44, // [44:69] is the sub-list for method input_type
+	60, // 67: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
+	62, // 68: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
+	64, // 69: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
+	66, // 70: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	68, // 71: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	18, // 72: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	20, // 73: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	6,  // 74: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	23, // 75: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	25, // 76: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	27, // 77: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	29, // 78: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	7,  // 79: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	32, // 80: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	35, // 81: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	37, // 82: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	39, // 83: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	43, // 84: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	45, // 85: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	47, // 86: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	49, // 87: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	41, // 88: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	51, // 89: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	35, // 90: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	53, // 91: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	55, // 92: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	57, // 93: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	59, // 94: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	61, // 95: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	63, // 96: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	65, // 97: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	67, // 98: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	69, // 99: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	72, // [72:100] is the sub-list for method output_type
+	44, // [44:72] is the sub-list for method input_type
 	44, // [44:44] is the sub-list for extension type_name
 	44, // [44:44] is the sub-list for extension extendee
 	0,  // [0:44] is the sub-list for field type_name
@@ -4961,13 +5526,21 @@ func file_strato_v1_namespace_proto_init() {
 	if File_strato_v1_namespace_proto != nil {
 		return
 	}
+	file_strato_v1_namespace_proto_msgTypes[2].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[7].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[10].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[21].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[28].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[29].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[45].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[59].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   59,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

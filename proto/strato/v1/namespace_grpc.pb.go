@@ -59,6 +59,9 @@ const (
 	NamespaceService_ListStatus_FullMethodName      = "/strato.v1.NamespaceService/ListStatus"
 	NamespaceService_Rename_FullMethodName          = "/strato.v1.NamespaceService/Rename"
 	NamespaceService_Delete_FullMethodName          = "/strato.v1.NamespaceService/Delete"
+	NamespaceService_SetPermission_FullMethodName   = "/strato.v1.NamespaceService/SetPermission"
+	NamespaceService_SetOwner_FullMethodName        = "/strato.v1.NamespaceService/SetOwner"
+	NamespaceService_SetTimes_FullMethodName        = "/strato.v1.NamespaceService/SetTimes"
 	NamespaceService_CloseContainer_FullMethodName  = "/strato.v1.NamespaceService/CloseContainer"
 	NamespaceService_ReportReplica_FullMethodName   = "/strato.v1.NamespaceService/ReportReplica"
 )
@@ -129,6 +132,16 @@ type NamespaceServiceClient interface {
 	Rename(ctx context.Context, in *RenameRequest, opts ...grpc.CallOption) (*RenameResponse, error)
 	// Delete deletes a file or a directory (FSO).
 	Delete(ctx context.Context, in *DeleteRequest, opts ...grpc.CallOption) (*DeleteResponse, error)
+	// SetPermission sets the POSIX permission of a file, a directory or a
+	// bucket's root (FSO), or of a key (OBS). Stored, not enforced.
+	SetPermission(ctx context.Context, in *SetPermissionRequest, opts ...grpc.CallOption) (*SetPermissionResponse, error)
+	// SetOwner sets the owner, the group or both of a file, a directory or a
+	// bucket's root (FSO), or of a key (OBS).
+	SetOwner(ctx context.Context, in *SetOwnerRequest, opts ...grpc.CallOption) (*SetOwnerResponse, error)
+	// SetTimes sets the modification and access times of a file, a
+	// directory or a bucket's root (FSO), or of a key (OBS) (Hadoop's
+	// setTimes).
+	SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetTimesResponse, error)
 	// CloseContainer is called by a client that failed to write to a
 	// container.
 	CloseContainer(ctx context.Context, in *CloseContainerRequest, opts ...grpc.CallOption) (*CloseContainerResponse, error)
@@ -374,6 +387,36 @@ func (c *namespaceServiceClient) Delete(ctx context.Context, in *DeleteRequest, 
 	return out, nil
 }
 
+func (c *namespaceServiceClient) SetPermission(ctx context.Context, in *SetPermissionRequest, opts ...grpc.CallOption) (*SetPermissionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetPermissionResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_SetPermission_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) SetOwner(ctx context.Context, in *SetOwnerRequest, opts ...grpc.CallOption) (*SetOwnerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetOwnerResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_SetOwner_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetTimesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetTimesResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_SetTimes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *namespaceServiceClient) CloseContainer(ctx context.Context, in *CloseContainerRequest, opts ...grpc.CallOption) (*CloseContainerResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CloseContainerResponse)
@@ -460,6 +503,16 @@ type NamespaceServiceServer interface {
 	Rename(context.Context, *RenameRequest) (*RenameResponse, error)
 	// Delete deletes a file or a directory (FSO).
 	Delete(context.Context, *DeleteRequest) (*DeleteResponse, error)
+	// SetPermission sets the POSIX permission of a file, a directory or a
+	// bucket's root (FSO), or of a key (OBS). Stored, not enforced.
+	SetPermission(context.Context, *SetPermissionRequest) (*SetPermissionResponse, error)
+	// SetOwner sets the owner, the group or both of a file, a directory or a
+	// bucket's root (FSO), or of a key (OBS).
+	SetOwner(context.Context, *SetOwnerRequest) (*SetOwnerResponse, error)
+	// SetTimes sets the modification and access times of a file, a
+	// directory or a bucket's root (FSO), or of a key (OBS) (Hadoop's
+	// setTimes).
+	SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error)
 	// CloseContainer is called by a client that failed to write to a
 	// container.
 	CloseContainer(context.Context, *CloseContainerRequest) (*CloseContainerResponse, error)
@@ -543,6 +596,15 @@ func (UnimplementedNamespaceServiceServer) Rename(context.Context, *RenameReques
 }
 func (UnimplementedNamespaceServiceServer) Delete(context.Context, *DeleteRequest) (*DeleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Delete not implemented")
+}
+func (UnimplementedNamespaceServiceServer) SetPermission(context.Context, *SetPermissionRequest) (*SetPermissionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetPermission not implemented")
+}
+func (UnimplementedNamespaceServiceServer) SetOwner(context.Context, *SetOwnerRequest) (*SetOwnerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetOwner not implemented")
+}
+func (UnimplementedNamespaceServiceServer) SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetTimes not implemented")
 }
 func (UnimplementedNamespaceServiceServer) CloseContainer(context.Context, *CloseContainerRequest) (*CloseContainerResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CloseContainer not implemented")
@@ -985,6 +1047,60 @@ func _NamespaceService_Delete_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NamespaceService_SetPermission_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetPermissionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).SetPermission(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_SetPermission_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).SetPermission(ctx, req.(*SetPermissionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_SetOwner_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetOwnerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).SetOwner(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_SetOwner_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).SetOwner(ctx, req.(*SetOwnerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_SetTimes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetTimesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).SetTimes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_SetTimes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).SetTimes(ctx, req.(*SetTimesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _NamespaceService_CloseContainer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CloseContainerRequest)
 	if err := dec(in); err != nil {
@@ -1119,6 +1235,18 @@ var NamespaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Delete",
 			Handler:    _NamespaceService_Delete_Handler,
+		},
+		{
+			MethodName: "SetPermission",
+			Handler:    _NamespaceService_SetPermission_Handler,
+		},
+		{
+			MethodName: "SetOwner",
+			Handler:    _NamespaceService_SetOwner_Handler,
+		},
+		{
+			MethodName: "SetTimes",
+			Handler:    _NamespaceService_SetTimes_Handler,
 		},
 		{
 			MethodName: "CloseContainer",

@@ -131,6 +131,7 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_CreateS3Key
 	//	*NamespaceCommand_RevokeS3Key
 	//	*NamespaceCommand_SetAttributes
+	//	*NamespaceCommand_SetStatus
 	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
 	// request identifies a client's request, so that a retry of one already
 	// applied returns its first result instead of applying again.
@@ -336,6 +337,15 @@ func (x *NamespaceCommand) GetSetAttributes() *SetAttributesCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetSetStatus() *SetStatusCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_SetStatus); ok {
+			return x.SetStatus
+		}
+	}
+	return nil
+}
+
 func (x *NamespaceCommand) GetRequest() *RequestID {
 	if x != nil {
 		return x.Request
@@ -415,6 +425,10 @@ type NamespaceCommand_SetAttributes struct {
 	SetAttributes *SetAttributesCommand `protobuf:"bytes,19,opt,name=set_attributes,json=setAttributes,proto3,oneof"`
 }
 
+type NamespaceCommand_SetStatus struct {
+	SetStatus *SetStatusCommand `protobuf:"bytes,20,opt,name=set_status,json=setStatus,proto3,oneof"`
+}
+
 func (*NamespaceCommand_CreateVolume) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DeleteVolume) isNamespaceCommand_Op() {}
@@ -448,6 +462,8 @@ func (*NamespaceCommand_CreateS3Key) isNamespaceCommand_Op() {}
 func (*NamespaceCommand_RevokeS3Key) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_SetAttributes) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_SetStatus) isNamespaceCommand_Op() {}
 
 // RequestID names one logical request of one client: retries carry the
 // same ID. A client numbers its requests upwards.
@@ -520,6 +536,8 @@ type OpenKeyCommand struct {
 	Owner           string               `protobuf:"bytes,10,opt,name=owner,proto3" json:"owner,omitempty"`
 	SizeHint        int64                `protobuf:"varint,11,opt,name=size_hint,json=sizeHint,proto3" json:"size_hint,omitempty"`
 	ErasureCoding   *ErasureCodingRecord `protobuf:"bytes,12,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
+	Permission      *uint32              `protobuf:"varint,13,opt,name=permission,proto3,oneof" json:"permission,omitempty"`                     // unset: the default (0644)
+	Group           string               `protobuf:"bytes,14,opt,name=group,proto3" json:"group,omitempty"`                                      // "": the parent directory's
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -636,6 +654,20 @@ func (x *OpenKeyCommand) GetErasureCoding() *ErasureCodingRecord {
 		return x.ErasureCoding
 	}
 	return nil
+}
+
+func (x *OpenKeyCommand) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *OpenKeyCommand) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
 }
 
 // AllocateBlockCommand adds a block prepare allocated to an open key.
@@ -1710,6 +1742,8 @@ type CreateDirectoryCommand struct {
 	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
 	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
 	Owner         string                 `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`
+	Permission    *uint32                `protobuf:"varint,5,opt,name=permission,proto3,oneof" json:"permission,omitempty"` // unset: the default (0755)
+	Group         string                 `protobuf:"bytes,6,opt,name=group,proto3" json:"group,omitempty"`                  // "": the parent directory's
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1768,6 +1802,20 @@ func (x *CreateDirectoryCommand) GetPath() string {
 func (x *CreateDirectoryCommand) GetOwner() string {
 	if x != nil {
 		return x.Owner
+	}
+	return ""
+}
+
+func (x *CreateDirectoryCommand) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *CreateDirectoryCommand) GetGroup() string {
+	if x != nil {
+		return x.Group
 	}
 	return ""
 }
@@ -1895,6 +1943,111 @@ func (x *SetAttributesCommand) GetAttributes() []*AttributeRecord {
 	return nil
 }
 
+// SetStatusCommand is SetPermission, SetOwner and SetTimes: it changes the
+// fields that are set (owner and group: when not empty) of a file, a
+// directory, a bucket's root (path "") or an OBS key, and nothing else.
+// Its reply is SetPermissionResponse when permission is set, else
+// SetOwnerResponse when owner or group is, else SetTimesResponse.
+type SetStatusCommand struct {
+	state                  protoimpl.MessageState `protogen:"open.v1"`
+	Volume                 string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket                 string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path                   string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	Permission             *uint32                `protobuf:"varint,4,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	Owner                  string                 `protobuf:"bytes,5,opt,name=owner,proto3" json:"owner,omitempty"`
+	Group                  string                 `protobuf:"bytes,6,opt,name=group,proto3" json:"group,omitempty"`
+	ModificationTimeUnixMs *int64                 `protobuf:"varint,7,opt,name=modification_time_unix_ms,json=modificationTimeUnixMs,proto3,oneof" json:"modification_time_unix_ms,omitempty"`
+	AccessTimeUnixMs       *int64                 `protobuf:"varint,8,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3,oneof" json:"access_time_unix_ms,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *SetStatusCommand) Reset() {
+	*x = SetStatusCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetStatusCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetStatusCommand) ProtoMessage() {}
+
+func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetStatusCommand.ProtoReflect.Descriptor instead.
+func (*SetStatusCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *SetStatusCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *SetStatusCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *SetStatusCommand) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SetStatusCommand) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *SetStatusCommand) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *SetStatusCommand) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *SetStatusCommand) GetModificationTimeUnixMs() int64 {
+	if x != nil && x.ModificationTimeUnixMs != nil {
+		return *x.ModificationTimeUnixMs
+	}
+	return 0
+}
+
+func (x *SetStatusCommand) GetAccessTimeUnixMs() int64 {
+	if x != nil && x.AccessTimeUnixMs != nil {
+		return *x.AccessTimeUnixMs
+	}
+	return 0
+}
+
 var File_strato_v1_raftlog_proto protoreflect.FileDescriptor
 
 const file_strato_v1_raftlog_proto_rawDesc = "" +
@@ -1903,7 +2056,8 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\vMetaCommand\x12;\n" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\aclusterB\x04\n" +
-	"\x02op\"\xd5\t\n" +
+	"\x02op\"\x93\n" +
+	"\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
@@ -1924,12 +2078,14 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x14purge_deleted_blocks\x18\x0f \x01(\v2$.strato.v1.PurgeDeletedBlocksCommandH\x00R\x12purgeDeletedBlocks\x12<\n" +
 	"\rcreate_s3_key\x18\x11 \x01(\v2\x16.strato.v1.S3KeyRecordH\x00R\vcreateS3Key\x12C\n" +
 	"\rrevoke_s3_key\x18\x12 \x01(\v2\x1d.strato.v1.RevokeS3KeyCommandH\x00R\vrevokeS3Key\x12H\n" +
-	"\x0eset_attributes\x18\x13 \x01(\v2\x1f.strato.v1.SetAttributesCommandH\x00R\rsetAttributes\x12.\n" +
+	"\x0eset_attributes\x18\x13 \x01(\v2\x1f.strato.v1.SetAttributesCommandH\x00R\rsetAttributes\x12<\n" +
+	"\n" +
+	"set_status\x18\x14 \x01(\v2\x1b.strato.v1.SetStatusCommandH\x00R\tsetStatus\x12.\n" +
 	"\arequest\x18\x10 \x01(\v2\x14.strato.v1.RequestIDR\arequestB\x04\n" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x10\n" +
-	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\xc6\x03\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\x90\x04\n" +
 	"\x0eOpenKeyCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -1944,7 +2100,12 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x05owner\x18\n" +
 	" \x01(\tR\x05owner\x12\x1b\n" +
 	"\tsize_hint\x18\v \x01(\x03R\bsizeHint\x12E\n" +
-	"\x0eerasure_coding\x18\f \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\x8d\x01\n" +
+	"\x0eerasure_coding\x18\f \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\x12#\n" +
+	"\n" +
+	"permission\x18\r \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05group\x18\x0e \x01(\tR\x05groupB\r\n" +
+	"\v_permission\"\x8d\x01\n" +
 	"\x14AllocateBlockCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x17\n" +
@@ -2014,12 +2175,17 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1c\n" +
-	"\trecursive\x18\x04 \x01(\bR\trecursive\"r\n" +
+	"\trecursive\x18\x04 \x01(\bR\trecursive\"\xbc\x01\n" +
 	"\x16CreateDirectoryCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x14\n" +
-	"\x05owner\x18\x04 \x01(\tR\x05owner\"3\n" +
+	"\x05owner\x18\x04 \x01(\tR\x05owner\x12#\n" +
+	"\n" +
+	"permission\x18\x05 \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05group\x18\x06 \x01(\tR\x05groupB\r\n" +
+	"\v_permission\"3\n" +
 	"\x12RevokeS3KeyCommand\x12\x1d\n" +
 	"\n" +
 	"access_key\x18\x01 \x01(\tR\taccessKey\"\xb1\x01\n" +
@@ -2030,7 +2196,21 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\x12:\n" +
 	"\n" +
 	"attributes\x18\x05 \x03(\v2\x1a.strato.v1.AttributeRecordR\n" +
-	"attributesBL\n" +
+	"attributes\"\xe0\x02\n" +
+	"\x10SetStatusCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12#\n" +
+	"\n" +
+	"permission\x18\x04 \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05owner\x18\x05 \x01(\tR\x05owner\x12\x14\n" +
+	"\x05group\x18\x06 \x01(\tR\x05group\x12>\n" +
+	"\x19modification_time_unix_ms\x18\a \x01(\x03H\x01R\x16modificationTimeUnixMs\x88\x01\x01\x122\n" +
+	"\x13access_time_unix_ms\x18\b \x01(\x03H\x02R\x10accessTimeUnixMs\x88\x01\x01B\r\n" +
+	"\v_permissionB\x1c\n" +
+	"\x1a_modification_time_unix_msB\x16\n" +
+	"\x14_access_time_unix_msBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
@@ -2045,7 +2225,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 	return file_strato_v1_raftlog_proto_rawDescData
 }
 
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*MetaCommand)(nil),               // 0: strato.v1.MetaCommand
 	(*NamespaceCommand)(nil),          // 1: strato.v1.NamespaceCommand
@@ -2070,24 +2250,25 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*CreateDirectoryCommand)(nil),    // 20: strato.v1.CreateDirectoryCommand
 	(*RevokeS3KeyCommand)(nil),        // 21: strato.v1.RevokeS3KeyCommand
 	(*SetAttributesCommand)(nil),      // 22: strato.v1.SetAttributesCommand
-	(*VolumeRecord)(nil),              // 23: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 24: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 25: strato.v1.S3KeyRecord
-	(ReplicationFactor)(0),            // 26: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 27: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 28: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 29: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 30: strato.v1.ContainerRecord
-	(ContainerState)(0),               // 31: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 32: strato.v1.AttributeRecord
+	(*SetStatusCommand)(nil),          // 23: strato.v1.SetStatusCommand
+	(*VolumeRecord)(nil),              // 24: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 25: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 26: strato.v1.S3KeyRecord
+	(ReplicationFactor)(0),            // 27: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 28: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 29: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 30: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 31: strato.v1.ContainerRecord
+	(ContainerState)(0),               // 32: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 33: strato.v1.AttributeRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	1,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	12, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	23, // 2: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	24, // 2: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
 	14, // 3: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
 	15, // 4: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	24, // 5: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	25, // 5: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
 	16, // 6: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	3,  // 7: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	4,  // 8: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
@@ -2098,27 +2279,28 @@ var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	6,  // 13: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	8,  // 14: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	10, // 15: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	25, // 16: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	26, // 16: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
 	21, // 17: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
 	22, // 18: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	2,  // 19: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	26, // 20: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	27, // 21: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	28, // 22: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	27, // 23: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	29, // 24: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	30, // 25: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	13, // 26: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	31, // 27: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	27, // 28: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	32, // 29: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	18, // 30: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	32, // 31: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	23, // 19: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	2,  // 20: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
+	27, // 21: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	28, // 22: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	29, // 23: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	28, // 24: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	30, // 25: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	31, // 26: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	13, // 27: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	32, // 28: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	28, // 29: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	33, // 30: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	18, // 31: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	33, // 32: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -2151,7 +2333,9 @@ func file_strato_v1_raftlog_proto_init() {
 		(*NamespaceCommand_CreateS3Key)(nil),
 		(*NamespaceCommand_RevokeS3Key)(nil),
 		(*NamespaceCommand_SetAttributes)(nil),
+		(*NamespaceCommand_SetStatus)(nil),
 	}
+	file_strato_v1_raftlog_proto_msgTypes[3].OneofWrappers = []any{}
 	file_strato_v1_raftlog_proto_msgTypes[12].OneofWrappers = []any{
 		(*ClusterCommand_AddPipeline)(nil),
 		(*ClusterCommand_ClosePipeline)(nil),
@@ -2160,13 +2344,15 @@ func file_strato_v1_raftlog_proto_init() {
 		(*ClusterCommand_ReserveLocalIds)(nil),
 		(*ClusterCommand_SetClusterId)(nil),
 	}
+	file_strato_v1_raftlog_proto_msgTypes[20].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -152,8 +152,11 @@ type BucketRecord struct {
 	VolumeId               uint64                 `protobuf:"varint,16,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
 	Attributes             []*AttributeRecord     `protobuf:"bytes,17,rep,name=attributes,proto3" json:"attributes,omitempty"`                            // sorted by name
 	ErasureCoding          *ErasureCodingRecord   `protobuf:"bytes,18,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// The root directory's permission (unset: 0755) and group.
+	Permission    *uint32 `protobuf:"varint,19,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	Group         string  `protobuf:"bytes,20,opt,name=group,proto3" json:"group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BucketRecord) Reset() {
@@ -310,6 +313,20 @@ func (x *BucketRecord) GetErasureCoding() *ErasureCodingRecord {
 		return x.ErasureCoding
 	}
 	return nil
+}
+
+func (x *BucketRecord) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *BucketRecord) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
 }
 
 // ErasureCodingRecord is an erasure coding config (the API's
@@ -638,6 +655,9 @@ type KeyRecord struct {
 	Owner                  string                 `protobuf:"bytes,13,opt,name=owner,proto3" json:"owner,omitempty"`
 	Attributes             []*AttributeRecord     `protobuf:"bytes,14,rep,name=attributes,proto3" json:"attributes,omitempty"`                            // sorted by name
 	ErasureCoding          *ErasureCodingRecord   `protobuf:"bytes,15,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
+	Permission             *uint32                `protobuf:"varint,16,opt,name=permission,proto3,oneof" json:"permission,omitempty"`                     // unset (a key written before permissions): 0644
+	Group                  string                 `protobuf:"bytes,17,opt,name=group,proto3" json:"group,omitempty"`
+	AccessTimeUnixMs       int64                  `protobuf:"varint,18,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"` // 0: the modification time
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
@@ -775,6 +795,27 @@ func (x *KeyRecord) GetErasureCoding() *ErasureCodingRecord {
 		return x.ErasureCoding
 	}
 	return nil
+}
+
+func (x *KeyRecord) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *KeyRecord) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *KeyRecord) GetAccessTimeUnixMs() int64 {
+	if x != nil {
+		return x.AccessTimeUnixMs
+	}
+	return 0
 }
 
 // AttributeRecord is a name and value stored with a key (the API's
@@ -1021,6 +1062,9 @@ type DirectoryInfo struct {
 	CreationTimeUnixMs     int64                  `protobuf:"varint,4,opt,name=creation_time_unix_ms,json=creationTimeUnixMs,proto3" json:"creation_time_unix_ms,omitempty"`
 	ModificationTimeUnixMs int64                  `protobuf:"varint,5,opt,name=modification_time_unix_ms,json=modificationTimeUnixMs,proto3" json:"modification_time_unix_ms,omitempty"`
 	Owner                  string                 `protobuf:"bytes,6,opt,name=owner,proto3" json:"owner,omitempty"`
+	Permission             *uint32                `protobuf:"varint,7,opt,name=permission,proto3,oneof" json:"permission,omitempty"` // unset (a directory made before permissions): 0755
+	Group                  string                 `protobuf:"bytes,8,opt,name=group,proto3" json:"group,omitempty"`
+	AccessTimeUnixMs       int64                  `protobuf:"varint,9,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
@@ -1097,6 +1141,27 @@ func (x *DirectoryInfo) GetOwner() string {
 	return ""
 }
 
+func (x *DirectoryInfo) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *DirectoryInfo) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *DirectoryInfo) GetAccessTimeUnixMs() int64 {
+	if x != nil {
+		return x.AccessTimeUnixMs
+	}
+	return 0
+}
+
 // OpenKeyInfo is a key being written: visible only after CommitKey, removed
 // by expiry if never committed.
 type OpenKeyInfo struct {
@@ -1122,6 +1187,8 @@ type OpenKeyInfo struct {
 	// while it stays open.
 	Hsynced       bool                 `protobuf:"varint,18,opt,name=hsynced,proto3" json:"hsynced,omitempty"`
 	ErasureCoding *ErasureCodingRecord `protobuf:"bytes,19,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
+	Permission    *uint32              `protobuf:"varint,20,opt,name=permission,proto3,oneof" json:"permission,omitempty"`                     // of the key it becomes
+	Group         string               `protobuf:"bytes,21,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1287,6 +1354,20 @@ func (x *OpenKeyInfo) GetErasureCoding() *ErasureCodingRecord {
 		return x.ErasureCoding
 	}
 	return nil
+}
+
+func (x *OpenKeyInfo) GetPermission() uint32 {
+	if x != nil && x.Permission != nil {
+		return *x.Permission
+	}
+	return 0
+}
+
+func (x *OpenKeyInfo) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
 }
 
 // DeletedBlocks is one entry of the deleted-blocks table: blocks no key
@@ -1638,7 +1719,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\x0fquota_namespace\x18\a \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
-	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xfa\x05\n" +
+	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xc4\x06\n" +
 	"\fBucketRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -1663,7 +1744,12 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\x11 \x03(\v2\x1a.strato.v1.AttributeRecordR\n" +
 	"attributes\x12E\n" +
-	"\x0eerasure_coding\x18\x12 \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\x8d\x01\n" +
+	"\x0eerasure_coding\x18\x12 \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\x12#\n" +
+	"\n" +
+	"permission\x18\x13 \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05group\x18\x14 \x01(\tR\x05groupB\r\n" +
+	"\v_permission\"\x8d\x01\n" +
 	"\x13ErasureCodingRecord\x12-\n" +
 	"\x05codec\x18\x01 \x01(\x0e2\x17.strato.v1.ErasureCodecR\x05codec\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\x05R\x04data\x12\x16\n" +
@@ -1683,7 +1769,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\bblock_id\x18\x01 \x01(\v2\x18.strato.v1.BlockIDRecordR\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12:\n" +
-	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\x80\x05\n" +
+	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xf9\x05\n" +
 	"\tKeyRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -1702,7 +1788,13 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\x0e \x03(\v2\x1a.strato.v1.AttributeRecordR\n" +
 	"attributes\x12E\n" +
-	"\x0eerasure_coding\x18\x0f \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\";\n" +
+	"\x0eerasure_coding\x18\x0f \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\x12#\n" +
+	"\n" +
+	"permission\x18\x10 \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05group\x18\x11 \x01(\tR\x05group\x12-\n" +
+	"\x13access_time_unix_ms\x18\x12 \x01(\x03R\x10accessTimeUnixMsB\r\n" +
+	"\v_permission\";\n" +
 	"\x0fAttributeRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"\x99\x02\n" +
@@ -1721,14 +1813,20 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\vreplication\x18\x04 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\x12'\n" +
 	"\x0fallocated_bytes\x18\x06 \x01(\x03R\x0eallocatedBytes\x12E\n" +
-	"\x0eerasure_coding\x18\a \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\xe1\x01\n" +
+	"\x0eerasure_coding\x18\a \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\xda\x02\n" +
 	"\rDirectoryInfo\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x1b\n" +
 	"\tparent_id\x18\x02 \x01(\x04R\bparentId\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x121\n" +
 	"\x15creation_time_unix_ms\x18\x04 \x01(\x03R\x12creationTimeUnixMs\x129\n" +
 	"\x19modification_time_unix_ms\x18\x05 \x01(\x03R\x16modificationTimeUnixMs\x12\x14\n" +
-	"\x05owner\x18\x06 \x01(\tR\x05owner\"\xd5\x05\n" +
+	"\x05owner\x18\x06 \x01(\tR\x05owner\x12#\n" +
+	"\n" +
+	"permission\x18\a \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05group\x18\b \x01(\tR\x05group\x12-\n" +
+	"\x13access_time_unix_ms\x18\t \x01(\x03R\x10accessTimeUnixMsB\r\n" +
+	"\v_permission\"\x9f\x06\n" +
 	"\vOpenKeyInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06volume\x18\x02 \x01(\tR\x06volume\x12\x16\n" +
@@ -1749,7 +1847,12 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\x05owner\x18\x10 \x01(\tR\x05owner\x12\x1b\n" +
 	"\tvolume_id\x18\x11 \x01(\x04R\bvolumeId\x12\x18\n" +
 	"\ahsynced\x18\x12 \x01(\bR\ahsynced\x12E\n" +
-	"\x0eerasure_coding\x18\x13 \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\xb5\x01\n" +
+	"\x0eerasure_coding\x18\x13 \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\x12#\n" +
+	"\n" +
+	"permission\x18\x14 \x01(\rH\x00R\n" +
+	"permission\x88\x01\x01\x12\x14\n" +
+	"\x05group\x18\x15 \x01(\tR\x05groupB\r\n" +
+	"\v_permission\"\xb5\x01\n" +
 	"\rDeletedBlocks\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
 	"\tobject_id\x18\x02 \x01(\x04R\bobjectId\x12+\n" +
@@ -1856,6 +1959,10 @@ func file_strato_v1_records_proto_init() {
 	}
 	file_strato_v1_datanode_proto_init()
 	file_strato_v1_namespace_proto_init()
+	file_strato_v1_records_proto_msgTypes[1].OneofWrappers = []any{}
+	file_strato_v1_records_proto_msgTypes[7].OneofWrappers = []any{}
+	file_strato_v1_records_proto_msgTypes[11].OneofWrappers = []any{}
+	file_strato_v1_records_proto_msgTypes[12].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
