@@ -37,6 +37,11 @@ type Options struct {
 	DialOptions []grpc.DialOption
 	// Owner is recorded on what the client creates. Default: "strato".
 	Owner string
+	// Umask is cleared from the permission of the files and directories
+	// the client creates (0666 for a file, 0777 for a directory, unless
+	// the call gives one), as HDFS's fs.permissions.umask-mode. Default:
+	// 022; negative: clear nothing.
+	Umask int
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 }
@@ -55,6 +60,9 @@ func (o *Options) EnsureDefaults() {
 	if o.Owner == "" {
 		o.Owner = "strato"
 	}
+	if o.Umask == 0 {
+		o.Umask = DefaultUmask
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -64,6 +72,9 @@ func (o *Options) EnsureDefaults() {
 func (o *Options) Validate() error {
 	if len(o.Meta) == 0 {
 		return errors.New("client: no meta address given")
+	}
+	if o.Umask > 0o777 {
+		return fmt.Errorf("client: umask %#o (at most 0777)", o.Umask)
 	}
 	if o.ChunkSize > 32<<20 {
 		return fmt.Errorf("client: chunk size %d over the 32 MiB the data protocol allows", o.ChunkSize)
@@ -353,15 +364,82 @@ func ParsePath(s string, needBucket bool) (Path, error) {
 
 func (c *Client) fsPath(s string) (Path, error) { return ParsePath(s, true) }
 
-// Mkdirs creates a directory and its missing parents.
+// DefaultUmask is Options.Umask's default, HDFS's.
+const DefaultUmask = 0o022
+
+// masked is perm (def when 0) without the client's umask.
+func (c *Client) masked(perm, def uint32) *uint32 {
+	if perm == 0 {
+		perm = def
+	}
+	if c.opts.Umask > 0 {
+		perm &^= uint32(c.opts.Umask)
+	}
+	return &perm
+}
+
+// Mkdirs creates a directory and its missing parents, with permission 0777
+// less the umask.
 func (c *Client) Mkdirs(ctx context.Context, path string) error {
+	return c.MkdirsPermission(ctx, path, 0o777)
+}
+
+// MkdirsPermission creates a directory and its missing parents with
+// permission perm (at most 07777) less the umask; the parents it makes get
+// it with u+wx, as on HDFS.
+func (c *Client) MkdirsPermission(ctx context.Context, path string, perm uint32) error {
 	ctx = c.idempotent(ctx)
 	p, err := c.fsPath(path)
 	if err != nil {
 		return err
 	}
 	_, err = ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.CreateDirectoryResponse, error) {
-		return n.CreateDirectory(ctx, &stratov1.CreateDirectoryRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, Owner: c.opts.Owner})
+		return n.CreateDirectory(ctx, &stratov1.CreateDirectoryRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, Owner: c.opts.Owner,
+			Permission: c.masked(perm, 0o777)})
+	})
+	return err
+}
+
+// SetPermission sets the permission (at most 07777) of a file, a directory
+// or a bucket's root (/volume/bucket). Meta stores it and enforces nothing.
+func (c *Client) SetPermission(ctx context.Context, path string, perm uint32) error {
+	ctx = c.idempotent(ctx)
+	p, err := c.fsPath(path)
+	if err != nil {
+		return err
+	}
+	_, err = ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.SetPermissionResponse, error) {
+		return n.SetPermission(ctx, &stratov1.SetPermissionRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, Permission: perm})
+	})
+	return err
+}
+
+// SetOwner sets the owner, the group or both ("" leaves one unchanged) of
+// a file, a directory or a bucket's root.
+func (c *Client) SetOwner(ctx context.Context, path, owner, group string) error {
+	ctx = c.idempotent(ctx)
+	p, err := c.fsPath(path)
+	if err != nil {
+		return err
+	}
+	_, err = ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.SetOwnerResponse, error) {
+		return n.SetOwner(ctx, &stratov1.SetOwnerRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, Owner: owner, Group: group})
+	})
+	return err
+}
+
+// SetTimes sets the modification and access times (Unix milliseconds; -1
+// leaves one unchanged) of a file, a directory or a bucket's root, as
+// Hadoop's setTimes.
+func (c *Client) SetTimes(ctx context.Context, path string, mtimeMs, atimeMs int64) error {
+	ctx = c.idempotent(ctx)
+	p, err := c.fsPath(path)
+	if err != nil {
+		return err
+	}
+	_, err = ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.SetTimesResponse, error) {
+		return n.SetTimes(ctx, &stratov1.SetTimesRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key,
+			ModificationTimeUnixMs: &mtimeMs, AccessTimeUnixMs: &atimeMs})
 	})
 	return err
 }

@@ -102,5 +102,6 @@ func VolumeStatus(v *stratov1.VolumeInfo) *stratov1.FileStatus {
 // BucketStatus is a bucket as a directory of the rooted view.
 func BucketStatus(b *stratov1.BucketInfo) *stratov1.FileStatus {
 	return &stratov1.FileStatus{Path: "/" + b.Volume + "/" + b.Name, IsDirectory: true, Owner: b.Owner, ObjectId: b.Id,
-		Replication: b.Replication, BlockSize: b.BlockSize, ModificationTimeUnixMs: b.ModificationTimeUnixMs, CreationTimeUnixMs: b.CreationTimeUnixMs}
+		Replication: b.Replication, BlockSize: b.BlockSize, ModificationTimeUnixMs: b.ModificationTimeUnixMs, CreationTimeUnixMs: b.CreationTimeUnixMs,
+		Permission: b.Permission, Group: b.Group}
 }

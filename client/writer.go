@@ -23,6 +23,9 @@ type WriteOptions struct {
 	// SizeHint is the expected size (0: unknown). A positive hint has meta
 	// allocate the first block with the open key.
 	SizeHint int64
+	// Permission is the key's permission (at most 07777) before the
+	// client's umask. Default: 0666.
+	Permission uint32
 }
 
 // CreateOptions configure a file-system Create.
@@ -153,7 +156,7 @@ func (c *Client) CreateKey(ctx context.Context, volume, bucket, key string, o Wr
 		return openRetried(c, ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error) {
 			return n.OpenKey(ctx, &stratov1.OpenKeyRequest{Volume: volume, Bucket: bucket, Key: key,
 				SizeHint: max(sizeHint, 0), Replication: o.Replication, ErasureCoding: o.ErasureCoding, Owner: c.opts.Owner,
-				Deferrable: sizeHint < 0})
+				Deferrable: sizeHint < 0, Permission: c.masked(o.Permission, 0o666)})
 		})
 	}
 	return c.newWriter(ctx, volume, bucket, key, o.SizeHint, open)
@@ -182,7 +185,8 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 		return openRetried(c, ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error) {
 			return n.CreateFile(ctx, &stratov1.CreateFileRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key,
 				Overwrite: o.Overwrite, Recursive: o.Recursive, SizeHint: max(sizeHint, 0), Replication: o.Replication,
-				ErasureCoding: o.ErasureCoding, Owner: c.opts.Owner, Deferrable: sizeHint < 0})
+				ErasureCoding: o.ErasureCoding, Owner: c.opts.Owner, Deferrable: sizeHint < 0,
+				Permission: c.masked(o.Permission, 0o666)})
 		})
 	}
 	return c.newWriter(ctx, p.Volume, p.Bucket, p.Key, o.SizeHint, open)

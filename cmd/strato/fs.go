@@ -6,6 +6,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -27,21 +28,24 @@ func newFSCmd() *cobra.Command {
 With --json, statuses are protobuf FileStatus records whose path is the
 full /VOLUME/BUCKET/... path.`
 	cmd.AddCommand(newFSLsCmd(o), newFSMkdirCmd(o), newFSPutCmd(o), newFSGetCmd(o), newFSCatCmd(o),
-		newFSMvCmd(o), newFSRmCmd(o), newFSStatCmd(o))
+		newFSMvCmd(o), newFSRmCmd(o), newFSStatCmd(o), newFSChmodCmd(o), newFSChownCmd(o))
 	return cmd
 }
 
-// lsRow is one line of `fs ls`, as `hdfs dfs -ls` prints it: type,
-// replication, owner, size, modification time, path.
+// lsRow is one line of `fs ls`, as `hdfs dfs -ls` prints it: type and
+// permission, replication, owner, group, size, modification time, path.
 func lsRow(st *stratov1.FileStatus) []string {
-	owner := st.Owner
+	owner, group := st.Owner, st.Group
 	if owner == "" {
 		owner = "-"
 	}
-	if st.IsDirectory {
-		return []string{"d", "-", owner, "0 B", timeMs(st.ModificationTimeUnixMs), st.Path}
+	if group == "" {
+		group = "-"
 	}
-	return []string{"-", replicas(st.Replication), owner, bytesize.Format(st.Length), timeMs(st.ModificationTimeUnixMs), st.Path}
+	if st.IsDirectory {
+		return []string{modeString(st), "-", owner, group, "0 B", timeMs(st.ModificationTimeUnixMs), st.Path}
+	}
+	return []string{modeString(st), replicas(st.Replication), owner, group, bytesize.Format(st.Length), timeMs(st.ModificationTimeUnixMs), st.Path}
 }
 
 // replicas prints a replication factor as its count.
@@ -330,8 +334,11 @@ func newFSStatCmd(o *cliOptions) *cobra.Command {
 					field{"Block size", bytesize.Format(st.BlockSize)})
 			}
 			fields = append(fields,
+				field{"Permission", fmt.Sprintf("%s (%04o)", modeString(st)[1:], permission(st))},
 				field{"Owner", st.Owner},
+				field{"Group", st.Group},
 				field{"Modified", timeMs(st.ModificationTimeUnixMs)},
+				field{"Accessed", timeMs(st.AccessTimeUnixMs)},
 				field{"Created", timeMs(st.CreationTimeUnixMs)},
 				field{"Object ID", strconv.FormatUint(st.ObjectId, 10)})
 			return printFields(s.out, fields)

@@ -36,11 +36,12 @@ func TestFSNamespace(t *testing.T) {
 	h.ok("fs", "mkdir", "vol/bkt/x")
 	require.Equal(t, "strato: mkdir /vol/bkt/a/c: already exists", h.fail(1, "fs", "mkdir", "/vol/bkt/a/c"))
 
-	// ls looks like hdfs dfs -ls: type, replication, owner, size, time, path.
+	// ls looks like hdfs dfs -ls: type and permission, replication, owner,
+	// group, size, time, path.
 	out := h.ok("fs", "ls", "/vol/bkt")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Equal(t, "Found 2 items", lines[0])
-	row := regexp.MustCompile(`^d  -  \S+  0 B  \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)  /vol/bkt/a$`)
+	row := regexp.MustCompile(`^drwxr-xr-x  -  \S+  \S+  0 B  \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)  /vol/bkt/a$`)
 	require.Regexp(t, row, lines[1])
 	require.Equal(t, []string{"/vol/bkt/a", "/vol/bkt/x"}, lsPaths(out))
 	require.Equal(t, []string{"/vol/bkt/a", "/vol/bkt/a/b", "/vol/bkt/a/c", "/vol/bkt/x"}, lsPaths(h.ok("fs", "ls", "-R", "/vol/bkt")))
@@ -54,11 +55,11 @@ func TestFSNamespace(t *testing.T) {
 
 	// stat.
 	st := h.ok("fs", "stat", "/vol/bkt/a")
-	require.Contains(t, st, "Path:       /vol/bkt/a\n")
-	require.Contains(t, st, "Type:       directory\n")
+	require.Contains(t, st, "Path:        /vol/bkt/a\n")
+	require.Contains(t, st, "Type:        directory\n")
 	sj := jsonOf[map[string]any](t, h.ok("fs", "stat", "/vol/bkt/a/b", "--json"))
 	require.Equal(t, "/vol/bkt/a/b", sj["path"])
-	require.Contains(t, h.ok("fs", "stat", "/vol"), "Type:       directory")
+	require.Contains(t, h.ok("fs", "stat", "/vol"), "Type:        directory")
 	require.Equal(t, "strato: stat /vol/bkt/nothing: file or directory not found: vol/bkt/nothing",
 		h.fail(1, "fs", "stat", "/vol/bkt/nothing"))
 

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+func TestFSChmodChown(t *testing.T) {
+	h := startMeta(t)
+	h.ok("sh", "volume", "create", "vol")
+	h.ok("sh", "bucket", "create", "/vol/bkt")
+	h.ok("fs", "mkdir", "-p", "/vol/bkt/d/e")
+
+	require.Empty(t, h.ok("fs", "chmod", "750", "/vol/bkt/d"))
+	h.ok("fs", "chmod", "o+t,g-x", "/vol/bkt/d/e")
+	h.ok("fs", "chown", "alice:eng", "/vol/bkt/d")
+	h.ok("fs", "chown", ":ops", "/vol/bkt/d/e")
+	out := h.ok("fs", "ls", "/vol/bkt/d")
+	require.Regexp(t, `drwxr--r-t  -  \S+  ops  0 B  \S+  /vol/bkt/d/e\n$`, out)
+	out = h.ok("fs", "ls", "/vol/bkt")
+	require.Regexp(t, `drwxr-x---  -  alice  eng  0 B  \S+  /vol/bkt/d\n$`, out)
+	st := h.ok("fs", "stat", "/vol/bkt/d/e")
+	require.Contains(t, st, "Permission:  rwxr--r-t (1745)\n")
+	require.Contains(t, st, "Group:       ops\n")
+
+	// -R, and a bucket's root.
+	h.ok("fs", "chown", "-R", "bob", "/vol/bkt/d")
+	h.ok("fs", "chmod", "-R", "a=rx", "/vol/bkt/d")
+	for _, p := range []string{"/vol/bkt/d", "/vol/bkt/d/e"} {
+		sj := jsonOf[map[string]any](t, h.ok("fs", "stat", p, "--json"))
+		require.Equal(t, "bob", sj["owner"], p)
+		require.Equal(t, float64(0o555), sj["permission"], p)
+	}
+	h.ok("fs", "chmod", "1777", "/vol/bkt")
+	h.ok("fs", "chown", "root:hadoop", "/vol/bkt")
+	require.Contains(t, h.ok("fs", "stat", "/vol/bkt"), "Permission:  rwxrwxrwt (1777)\n")
+	require.Regexp(t, `drwxrwxrwt  -  root  hadoop  0 B  \S+  /vol/bkt\n$`, h.ok("fs", "ls", "/vol"))
+
+	require.Equal(t, "strato: chmod 644 /vol/bkt/nope: file or directory not found: vol/bkt/nope",
+		h.fail(1, "fs", "chmod", "644", "/vol/bkt/nope"))
+	require.Contains(t, h.fail(2, "fs", "chmod", "9", "/vol/bkt/d"), "neither octal nor")
+	require.Contains(t, h.fail(2, "fs", "chmod", "17777", "/vol/bkt/d"), "at most 7777")
+	require.Contains(t, h.fail(2, "fs", "chown", ":", "/vol/bkt/d"), "give an owner")
+	require.Contains(t, h.fail(2, "fs", "chmod", "755", "/vol"), "not in a bucket")
+}
+
+func TestParseMode(t *testing.T) {
+	for _, c := range []struct {
+		mode       string
+		from, want uint32
+		dir        bool
+	}{
+		{"755", 0, 0o755, false},
+		{"1777", 0, 0o1777, true},
+		{"u+x", 0o644, 0o744, false},
+		{"go-w", 0o777, 0o755, false},
+		{"a=r", 0o1777, 0o444, true},
+		{"u=rwx,g=rx,o=", 0o000, 0o750, false},
+		{"+t", 0o777, 0o1777, true},
+		{"a+X", 0o644, 0o644, false},
+		{"a+X", 0o644, 0o755, true},
+		{"u+s", 0o755, 0o4755, false},
+	} {
+		got, err := parseMode(c.mode, c.from, c.dir)
+		require.NoError(t, err, c.mode)
+		require.Equal(t, c.want, got, "%s from %#o: got %#o", c.mode, c.from, got)
+	}
+	st := &stratov1.FileStatus{}
+	require.Equal(t, "-rw-r--r--", modeString(st))
+}
