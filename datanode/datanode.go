@@ -299,7 +299,12 @@ func replicaState(s container.State) stratov1.ContainerState {
 
 func (r storeReports) NodeStats() *stratov1.NodeStats {
 	st := r.s.Stats()
-	return &stratov1.NodeStats{Capacity: st.Capacity, Used: st.Used, Remaining: st.Available, Volumes: int32(len(st.Volumes))}
+	ns := &stratov1.NodeStats{Capacity: st.Capacity, Used: st.Used, Remaining: st.Available, Volumes: int32(len(st.Volumes))}
+	for _, v := range st.Volumes {
+		ns.VolumeStats = append(ns.VolumeStats, &stratov1.VolumeStats{Dir: v.Dir, Capacity: v.Capacity, Used: v.Used,
+			Remaining: v.Available, Containers: int32(v.Containers), OpenContainers: int32(v.OpenContainers)})
+	}
+	return ns
 }
 
 func (r storeReports) CloseContainer(id uint64) error { return r.s.CloseContainer(id) }

@@ -6,6 +6,7 @@ package meta
 import (
 	"context"
 
+	"github.com/strato-io/strato/meta/cluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -31,7 +32,19 @@ func (s *Server) ListContainers(ctx context.Context, req *stratov1.ListContainer
 	if limit <= 0 || limit > 10000 {
 		limit = 1000
 	}
-	return &stratov1.ListContainersResponse{Containers: s.cl.Containers(req.StartAfter, limit)}, nil
+	f := cluster.ContainerFilter{States: req.States, Datanode: req.DatanodeId, Problems: req.Problems}
+	infos, reps := s.cl.ListContainers(req.StartAfter, limit, f, req.WithReplicas)
+	return &stratov1.ListContainersResponse{Containers: infos, Replicas: reps}, nil
+}
+
+func (s *Server) GetClusterSummary(ctx context.Context, _ *stratov1.GetClusterSummaryRequest) (*stratov1.ClusterSummary, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	if err := s.readBarrier(ctx); err != nil {
+		return nil, err
+	}
+	return s.cl.Summary(), nil
 }
 
 func (s *Server) ContainerReplicas(ctx context.Context, req *stratov1.ContainerReplicasRequest) (*stratov1.ContainerReplicasResponse, error) {

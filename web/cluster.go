@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
@@ -49,10 +48,28 @@ func nodesByID(dns []*stratov1.DatanodeInfo) map[string]*stratov1.DatanodeInfo {
 	return m
 }
 
-// judge builds a container's row from its replicas.
+// problemNames maps the replication manager's judgement to the console's
+// words; problemOf and problemCode translate.
+var problemNames = map[stratov1.ContainerProblem]string{
+	stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED: problemUnder,
+	stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING:          problemMissing,
+	stratov1.ContainerProblem_CONTAINER_PROBLEM_UNHEALTHY:        problemBad,
+	stratov1.ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED:  problemOver,
+}
+
+func problemCode(name string) stratov1.ContainerProblem {
+	for p, n := range problemNames {
+		if n == name {
+			return p
+		}
+	}
+	return stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED
+}
+
+// judge builds a container's row from its replicas; the judgement (good
+// copies, problem) is meta's, the replicas' marks show which count.
 func judge(info *stratov1.ContainerInfo, reps map[string]*stratov1.ContainerReplica, nodes map[string]*stratov1.DatanodeInfo) containerRow {
-	row := containerRow{Info: info, Want: int(info.GetReplication())}
-	unhealthy := info.GetState() == stratov1.ContainerState_CONTAINER_UNHEALTHY
+	row := containerRow{Info: info, Want: int(info.GetReplication()), Good: int(info.GetGoodCopies()), Problem: problemNames[info.GetProblem()]}
 	for id, r := range reps {
 		rr := replicaRow{Datanode: id, Replica: r}
 		if n := nodes[id]; n != nil {
@@ -60,59 +77,32 @@ func judge(info *stratov1.ContainerInfo, reps map[string]*stratov1.ContainerRepl
 		}
 		rr.Good = r.GetState() == stratov1.ContainerState_CONTAINER_CLOSED && rr.Health == stratov1.NodeHealth_NODE_HEALTHY &&
 			rr.OpState == stratov1.NodeOpState_NODE_IN_SERVICE
-		if rr.Good {
-			row.Good++
-		}
-		if r.GetState() == stratov1.ContainerState_CONTAINER_UNHEALTHY {
-			unhealthy = true
-		}
 		row.Replicas = append(row.Replicas, rr)
 	}
 	slices.SortFunc(row.Replicas, func(a, b replicaRow) int { return strings.Compare(a.Datanode, b.Datanode) })
-	closed := info.GetState() == stratov1.ContainerState_CONTAINER_CLOSED
-	switch {
-	case closed && row.Good == 0:
-		row.Problem = problemMissing
-	case closed && row.Good < row.Want:
-		row.Problem = problemUnder
-	case unhealthy:
-		row.Problem = problemBad
-	case closed && row.Good > row.Want:
-		row.Problem = problemOver
-	}
 	return row
 }
 
-// judgeAll asks for the replicas of every container of infos (eight calls
-// at a time) and judges each.
-func (c *Console) judgeAll(ctx context.Context, infos []*stratov1.ContainerInfo, nodes map[string]*stratov1.DatanodeInfo) ([]containerRow, error) {
-	rows := make([]containerRow, len(infos))
-	errs := make([]error, len(infos))
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for i, info := range infos {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			var resp *stratov1.ContainerReplicasResponse
-			errs[i] = c.admin(ctx, func(ctx context.Context, a stratov1.AdminServiceClient) error {
-				var err error
-				resp, err = a.ContainerReplicas(ctx, &stratov1.ContainerReplicasRequest{ContainerId: info.GetId()})
-				return err
-			})
-			if errs[i] == nil {
-				rows[i] = judge(info, resp.GetReplicas(), nodes)
-			}
-		}()
+// containerRows is one page of ListContainers matching req's filters, each
+// container judged with its replicas; next is the cursor of the following
+// page (0 at the end).
+func (c *Console) containerRows(ctx context.Context, req *stratov1.ListContainersRequest, nodes map[string]*stratov1.DatanodeInfo) (rows []containerRow, next uint64, err error) {
+	req.WithReplicas = true
+	var resp *stratov1.ListContainersResponse
+	if err := c.admin(ctx, func(ctx context.Context, a stratov1.AdminServiceClient) error {
+		var err error
+		resp, err = a.ListContainers(ctx, req)
+		return err
+	}); err != nil {
+		return nil, 0, err
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	for _, r := range resp.GetReplicas() {
+		rows = append(rows, judge(r.GetContainer(), r.GetReplicas(), nodes))
 	}
-	return rows, nil
+	if len(rows) == int(req.Limit) && len(rows) > 0 {
+		next = rows[len(rows)-1].Info.GetId()
+	}
+	return rows, next, nil
 }
 
 func (c *Console) datanodes(ctx context.Context) ([]*stratov1.DatanodeInfo, error) {
@@ -139,17 +129,6 @@ func (c *Console) pipelines(ctx context.Context) ([]*stratov1.PipelineInfo, erro
 	ps := resp.GetPipelines()
 	slices.SortFunc(ps, func(a, b *stratov1.PipelineInfo) int { return cmp.Compare(a.GetId(), b.GetId()) })
 	return ps, err
-}
-
-// listContainers is one page of ListContainers.
-func (c *Console) listContainers(ctx context.Context, after uint64, limit int) ([]*stratov1.ContainerInfo, error) {
-	var resp *stratov1.ListContainersResponse
-	err := c.admin(ctx, func(ctx context.Context, a stratov1.AdminServiceClient) error {
-		var err error
-		resp, err = a.ListContainers(ctx, &stratov1.ListContainersRequest{StartAfter: after, Limit: int32(limit)})
-		return err
-	})
-	return resp.GetContainers(), err
 }
 
 // count is a label and how many have it, for the overview's tallies.

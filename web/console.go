@@ -37,10 +37,6 @@ type Options struct {
 	// PageSize is the default number of rows of a list page (?limit=
 	// overrides it, up to 1000). Default: 100.
 	PageSize int
-	// ScanLimit bounds the containers whose replicas one page examines to
-	// find those in a problem state (each costs a ContainerReplicas call);
-	// a page that reaches it ends with a link to go on. Default: 5000.
-	ScanLimit int
 	// Timeout bounds the meta calls of one page. Default: 10s.
 	Timeout time.Duration
 	// SampleInterval is how often the live charts' rates are sampled;
@@ -67,9 +63,6 @@ type Queue struct {
 func (o *Options) EnsureDefaults() {
 	if o.PageSize <= 0 {
 		o.PageSize = 100
-	}
-	if o.ScanLimit <= 0 {
-		o.ScanLimit = 5000
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second

@@ -225,6 +225,17 @@ func (cc *consoleCluster) checkHTTP(t *testing.T) {
 	for _, id := range cc.under {
 		require.Contains(t, body, `data-id="`+itoa(id)+`" data-problem="under-replicated"`)
 	}
+	// Filtered by meta: the containers with a replica on the dead node,
+	// and its page's disks (what its last heartbeat reported).
+	_, body = cc.get(t, "/containers?datanode="+cc.dead+"&state=closed")
+	for _, id := range cc.under {
+		require.Contains(t, body, `data-id="`+itoa(id)+`"`)
+	}
+	_, body = cc.get(t, "/datanodes/"+cc.dead)
+	require.Contains(t, body, `id="disks"`)
+	require.NotContains(t, body, "not reported")
+	_, body = cc.get(t, "/ops")
+	require.Contains(t, body, `id="copies-in-flight"`)
 	_, body = cc.get(t, "/ns/vol1/fso1/dir/?du=1")
 	require.Contains(t, body, "97.7 KiB") // dir/sub holds b.bin
 	_, body = cc.get(t, "/ops")
@@ -250,6 +261,7 @@ func (cc *consoleCluster) checkHTTP(t *testing.T) {
 		{"/containers?after=x", 400, `after "x" is not a number`},
 		{"/containers?problem=sad", 400, `problem "sad"`},
 		{"/containers?state=weird", 400, `state "weird"`},
+		{"/containers?datanode=dn-nope", 404, "no datanode dn-nope"},
 		{"/containers?limit=0", 400, "limit"},
 		{"/pipelines?after=-1", 400, "after"},
 		{"/datanodes?health=sleepy", 400, "health"},

@@ -13,11 +13,13 @@ type opsView struct {
 	Queues   []Queue
 	// QueuesElsewhere: this replica does not lead; its queues are empty.
 	QueuesElsewhere bool
-	Decommissioning []decommission
-	// Problems are the containers to repair (up to a page), of Checked
-	// examined.
+	// CopiesInFlight and DeletesInFlight are the leader's replication
+	// manager's orders not yet seen done.
+	CopiesInFlight, DeletesInFlight int32
+	Decommissioning                 []decommission
+	// Problems are the containers to repair (up to a page); More says
+	// there are others.
 	Problems []containerRow
-	Checked  int
 	More     bool
 }
 
@@ -29,17 +31,29 @@ type decommission struct {
 	Waiting  int
 }
 
+// repairable are the problems the replication manager works on.
+var repairable = []stratov1.ContainerProblem{
+	stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED,
+	stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING,
+	stratov1.ContainerProblem_CONTAINER_PROBLEM_UNHEALTHY,
+}
+
 func (c *Console) opsPage(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := c.ctx(r)
 	defer cancel()
 	v := opsView{}
+	var sum *stratov1.ClusterSummary
 	if err := c.admin(ctx, func(ctx context.Context, a stratov1.AdminServiceClient) error {
 		var err error
-		v.SafeMode, err = a.GetSafeMode(ctx, &stratov1.GetSafeModeRequest{})
+		if v.SafeMode, err = a.GetSafeMode(ctx, &stratov1.GetSafeModeRequest{}); err != nil {
+			return err
+		}
+		sum, err = a.GetClusterSummary(ctx, &stratov1.GetClusterSummaryRequest{})
 		return err
 	}); err != nil {
 		return err
 	}
+	v.CopiesInFlight, v.DeletesInFlight = sum.GetCopiesInFlight(), sum.GetDeletesInFlight()
 	if c.opts.Queues != nil {
 		v.Queues = c.opts.Queues()
 		v.QueuesElsewhere = v.Queues == nil
@@ -49,53 +63,16 @@ func (c *Console) opsPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	nodes := nodesByID(dns)
-	leaving := map[string]*decommission{}
-	for _, d := range dns {
-		if d.GetOpState() == stratov1.NodeOpState_NODE_DECOMMISSIONING {
-			dc := &decommission{Node: d}
-			leaving[d.GetDetails().GetId()] = dc
+	for _, d := range sum.GetDecommissioning() {
+		if n := nodes[d.GetDatanodeId()]; n != nil {
+			v.Decommissioning = append(v.Decommissioning, decommission{Node: n, Replicas: int(d.GetReplicas()), Waiting: int(d.GetWaiting())})
 		}
 	}
-	// Every container's replicas, up to ScanLimit: the problems, and the
-	// decommissioning nodes' progress.
-	for after := uint64(0); v.Checked < c.opts.ScanLimit; {
-		want := min(1000, c.opts.ScanLimit-v.Checked)
-		page, err := c.listContainers(ctx, after, want)
-		if err != nil {
-			return err
-		}
-		rows, err := c.judgeAll(ctx, page, nodes)
-		if err != nil {
-			return err
-		}
-		v.Checked += len(rows)
-		for _, row := range rows {
-			if row.Problem != "" && row.Problem != problemOver {
-				if len(v.Problems) < c.opts.PageSize {
-					v.Problems = append(v.Problems, row)
-				} else {
-					v.More = true
-				}
-			}
-			for _, rep := range row.Replicas {
-				if dc := leaving[rep.Datanode]; dc != nil {
-					dc.Replicas++
-					if row.Good < row.Want {
-						dc.Waiting++
-					}
-				}
-			}
-		}
-		if len(page) < want {
-			break
-		}
-		after = page[len(page)-1].GetId()
+	rows, next, err := c.containerRows(ctx, &stratov1.ListContainersRequest{Problems: repairable, Limit: int32(c.opts.PageSize)}, nodes)
+	if err != nil {
+		return err
 	}
-	for _, d := range dns {
-		if dc := leaving[d.GetDetails().GetId()]; dc != nil {
-			v.Decommissioning = append(v.Decommissioning, *dc)
-		}
-	}
+	v.Problems, v.More = rows, next != 0
 	c.render(w, r, http.StatusOK, "ops", "Operations", v)
 	return nil
 }

@@ -30,10 +30,15 @@ type overview struct {
 	Containers int
 	States     []count
 	Problems   []count
-	// Checked is how many containers' replicas were examined; all of them
-	// unless Partial.
-	Checked int
-	Partial bool
+}
+
+// toInt converts a summary's counts for tally.
+func toInt[N int32 | int64](m map[string]N) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = int(v)
+	}
+	return out
 }
 
 // replicaView is one meta replica as it answers for itself.
@@ -76,7 +81,7 @@ func (o *overview) MarshalJSON() ([]byte, error) {
 		"capacity_bytes": o.Capacity, "used_bytes": o.Used, "remaining_bytes": o.Remaining,
 		"volumes": o.Volumes, "buckets": o.Buckets, "objects": o.Objects, "bytes": o.Bytes,
 		"pipelines_by_state": counts(o.Pipelines), "containers": o.Containers, "containers_by_state": counts(o.States),
-		"container_problems": counts(o.Problems), "containers_checked": o.Checked, "partial": o.Partial,
+		"container_problems": counts(o.Problems),
 	})
 }
 
@@ -101,72 +106,27 @@ func (c *Console) overview(ctx context.Context) (*overview, error) {
 	}); err != nil {
 		return nil, err
 	}
-	dns, err := c.datanodes(ctx)
-	if err != nil {
+	var sum *stratov1.ClusterSummary
+	if err := c.admin(ctx, func(ctx context.Context, a stratov1.AdminServiceClient) error {
+		var err error
+		sum, err = a.GetClusterSummary(ctx, &stratov1.GetClusterSummaryRequest{})
+		return err
+	}); err != nil {
 		return nil, err
 	}
-	o.Datanodes = len(dns)
-	health, ops := map[string]int{}, map[string]int{}
-	for _, d := range dns {
-		health[enumName(d.GetHealth().String(), "NODE_")]++
-		ops[enumName(d.GetOpState().String(), "NODE_")]++
-		o.Capacity += d.GetStats().GetCapacity()
-		o.Used += d.GetStats().GetUsed()
-		o.Remaining += d.GetStats().GetRemaining()
-	}
-	o.Health = tally(healthOrder, health, func(l string) string { return "/datanodes?health=" + strings.ToLower(l) }, badHealth)
-	o.OpStates = tally(opOrder, ops, func(l string) string { return "/datanodes?op=" + strings.ToLower(l) }, nil)
-
+	o.Datanodes = int(sum.GetDatanodes())
+	o.Capacity, o.Used, o.Remaining = sum.GetCapacity(), sum.GetUsed(), sum.GetRemaining()
+	o.Health = tally(healthOrder, toInt(sum.GetDatanodesByHealth()), func(l string) string { return "/datanodes?health=" + strings.ToLower(l) }, badHealth)
+	o.OpStates = tally(opOrder, toInt(sum.GetDatanodesByOpState()), func(l string) string { return "/datanodes?op=" + strings.ToLower(l) }, nil)
 	if err := c.namespaceSize(ctx, o); err != nil {
 		return nil, err
 	}
-	ps, err := c.pipelines(ctx)
-	if err != nil {
-		return nil, err
-	}
-	pstates := map[string]int{}
-	for _, p := range ps {
-		pstates[enumName(p.GetState().String(), "PIPELINE_")]++
-	}
-	o.Pipelines = tally(pstateOrder, pstates, func(l string) string { return "/pipelines?state=" + strings.ToLower(l) }, nil)
-
-	// Containers by state; the closed ones' replicas (up to ScanLimit)
-	// for the problem counts.
-	cstates := map[string]int{}
-	var check []*stratov1.ContainerInfo
-	for after := uint64(0); ; {
-		page, err := c.listContainers(ctx, after, 1000)
-		if err != nil {
-			return nil, err
-		}
-		for _, ci := range page {
-			o.Containers++
-			cstates[enumName(ci.GetState().String(), "CONTAINER_")]++
-			if len(check) < c.opts.ScanLimit {
-				check = append(check, ci)
-			} else {
-				o.Partial = true
-			}
-		}
-		if len(page) < 1000 {
-			break
-		}
-		after = page[len(page)-1].GetId()
-	}
-	o.States = tally(cstateOrder, cstates, func(l string) string { return "/containers?state=" + strings.ToLower(l) }, badCState)
-	rows, err := c.judgeAll(ctx, check, nodesByID(dns))
-	if err != nil {
-		return nil, err
-	}
-	o.Checked = len(rows)
+	o.Pipelines = tally(pstateOrder, toInt(sum.GetPipelinesByState()), func(l string) string { return "/pipelines?state=" + strings.ToLower(l) }, nil)
+	o.Containers = int(sum.GetContainers())
+	o.States = tally(cstateOrder, toInt(sum.GetContainersByState()), func(l string) string { return "/containers?state=" + strings.ToLower(l) }, badCState)
 	probs := map[string]int{}
-	for _, p := range problemOrder {
-		probs[p] = 0
-	}
-	for _, r := range rows {
-		if r.Problem != "" {
-			probs[r.Problem]++
-		}
+	for name, n := range sum.GetContainersByProblem() {
+		probs[problemNames[stratov1.ContainerProblem(stratov1.ContainerProblem_value["CONTAINER_PROBLEM_"+name])]] = int(n)
 	}
 	o.Problems = tally(problemOrder, probs, func(l string) string { return "/containers?problem=" + l }, badProblem)
 	return o, nil
@@ -400,25 +360,40 @@ type containersView struct {
 	Rows     []containerRow
 	State    string
 	Problem  string
+	Datanode string
 	Problems []string
 	States   []string
 	Next     uint64 // after= of the next page; 0: none
-	Examined int    // containers looked at for this page
 }
 
+// containersPage lists containers a page at a time, filtered by meta
+// (state, problem, a datanode holding a replica).
 func (c *Console) containersPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	state, problem := strings.ToLower(q.Get("state")), strings.ToLower(q.Get("problem"))
-	if state != "" && !slices.Contains(cstateOrder, strings.ToUpper(state)) {
-		return httpErrorf(http.StatusBadRequest, "state %q: want one of %s", state, strings.ToLower(strings.Join(cstateOrder, ", ")))
+	state, problem, dn := strings.ToLower(q.Get("state")), strings.ToLower(q.Get("problem")), q.Get("datanode")
+	req := &stratov1.ListContainersRequest{DatanodeId: dn}
+	if state != "" {
+		st, ok := stratov1.ContainerState_value["CONTAINER_"+strings.ToUpper(state)]
+		if !ok || !slices.Contains(cstateOrder, strings.ToUpper(state)) {
+			return httpErrorf(http.StatusBadRequest, "state %q: want one of %s", state, strings.ToLower(strings.Join(cstateOrder, ", ")))
+		}
+		req.States = []stratov1.ContainerState{stratov1.ContainerState(st)}
 	}
-	if problem != "" && problem != "any" && !slices.Contains(problems, problem) {
-		return httpErrorf(http.StatusBadRequest, "problem %q: want any, %s", problem, strings.Join(problems, ", "))
+	switch {
+	case problem == "any":
+		req.Problems = repairable
+	case problem != "":
+		p := problemCode(problem)
+		if p == stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED {
+			return httpErrorf(http.StatusBadRequest, "problem %q: want any, %s", problem, strings.Join(problems, ", "))
+		}
+		req.Problems = []stratov1.ContainerProblem{p}
 	}
 	after, limit, err := c.idPage(r)
 	if err != nil {
 		return err
 	}
+	req.StartAfter, req.Limit = after, int32(limit)
 	ctx, cancel := c.ctx(r)
 	defer cancel()
 	dns, err := c.datanodes(ctx)
@@ -426,55 +401,16 @@ func (c *Console) containersPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	nodes := nodesByID(dns)
-	v := containersView{State: state, Problem: problem, Problems: problems}
+	if dn != "" && nodes[dn] == nil {
+		return notFound("datanode", dn)
+	}
+	v := containersView{State: state, Problem: problem, Datanode: dn, Problems: problems}
 	for _, s := range cstateOrder {
 		v.States = append(v.States, strings.ToLower(s))
 	}
-	// Walk the containers in ID order from after, judging them a batch at
-	// a time, until the page is full or ScanLimit were examined.
-	cursor := after
-	for len(v.Rows) < limit && v.Examined < c.opts.ScanLimit {
-		want := min(1000, c.opts.ScanLimit-v.Examined)
-		page, err := c.listContainers(ctx, cursor, want)
-		if err != nil {
-			return err
-		}
-		if len(page) == 0 {
-			cursor = 0
-			break
-		}
-		var cand []*stratov1.ContainerInfo
-		for _, ci := range page {
-			if state == "" || enumName(ci.GetState().String(), "CONTAINER_") == strings.ToUpper(state) {
-				cand = append(cand, ci)
-			}
-		}
-		v.Examined += len(page)
-		last := page[len(page)-1].GetId()
-		if problem == "" && len(cand) > limit-len(v.Rows) {
-			cand = cand[:limit-len(v.Rows)]
-			last = cand[len(cand)-1].GetId()
-		}
-		rows, err := c.judgeAll(ctx, cand, nodes)
-		if err != nil {
-			return err
-		}
-		for _, row := range rows {
-			if problem == "" || row.Problem == problem || problem == "any" && row.Problem != "" && row.Problem != problemOver {
-				if len(v.Rows) == limit {
-					last = v.Rows[len(v.Rows)-1].Info.GetId()
-					break
-				}
-				v.Rows = append(v.Rows, row)
-			}
-		}
-		cursor = last
-		if len(page) < want && len(v.Rows) < limit {
-			cursor = 0 // the end
-			break
-		}
+	if v.Rows, v.Next, err = c.containerRows(ctx, req, nodes); err != nil {
+		return err
 	}
-	v.Next = cursor
 	c.render(w, r, http.StatusOK, "containers", "Containers", v)
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
@@ -188,21 +189,28 @@ func cmpUint(a, b uint64) int {
 
 func newContainerCmd(o *cliOptions) *cobra.Command {
 	cmd := group("container", "List and inspect containers")
-	var state string
+	var state, problem, datanode string
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List the containers",
+		Short: "List the containers (meta filters them by state, problem and datanode)",
 		Args:  exactArgs(0),
 		RunE: o.action(func(s *session, _ []string) error {
-			var want stratov1.ContainerState
+			f := &stratov1.ListContainersRequest{DatanodeId: datanode}
 			if state != "" {
 				v, err := parseEnum("state", state, "CONTAINER_", stratov1.ContainerState_value)
 				if err != nil {
 					return err
 				}
-				want = stratov1.ContainerState(v)
+				f.States = []stratov1.ContainerState{stratov1.ContainerState(v)}
 			}
-			cs, err := listContainers(s, want)
+			if problem != "" {
+				v, err := parseEnum("problem", strings.ReplaceAll(problem, "-", "_"), "CONTAINER_PROBLEM_", stratov1.ContainerProblem_value)
+				if err != nil {
+					return err
+				}
+				f.Problems = []stratov1.ContainerProblem{stratov1.ContainerProblem(v)}
+			}
+			cs, err := listContainers(s, f)
 			if err != nil {
 				return err
 			}
@@ -212,13 +220,15 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 			rows := make([][]string, 0, len(cs))
 			for _, c := range cs {
 				rows = append(rows, []string{strconv.FormatUint(c.Id, 10), enumName(c.State, "CONTAINER_"),
-					enumName(c.Replication, "REPLICATION_"), strconv.FormatUint(c.PipelineId, 10),
-					bytesize.Format(c.AllocatedBytes), timeMs(c.CreatedUnixMs)})
+					enumName(c.Replication, "REPLICATION_"), strconv.Itoa(int(c.GoodCopies)), problemLabel(c.Problem),
+					strconv.FormatUint(c.PipelineId, 10), bytesize.Format(c.AllocatedBytes), timeMs(c.CreatedUnixMs)})
 			}
-			return printTable(s.out, []string{"ID", "STATE", "REPLICATION", "PIPELINE", "ALLOCATED", "CREATED"}, rows)
+			return printTable(s.out, []string{"ID", "STATE", "REPLICATION", "GOOD", "PROBLEM", "PIPELINE", "ALLOCATED", "CREATED"}, rows)
 		}),
 	}
 	list.Flags().StringVar(&state, "state", "", "list only containers in this state (OPEN, CLOSING, CLOSED, UNHEALTHY, DELETED)")
+	list.Flags().StringVar(&problem, "problem", "", "list only containers with this problem (UNDER_REPLICATED, MISSING, UNHEALTHY, OVER_REPLICATED)")
+	list.Flags().StringVar(&datanode, "datanode", "", "list only containers with a replica on this datanode (its ID)")
 
 	info := &cobra.Command{
 		Use:   "info ID",
@@ -286,24 +296,30 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 	return cmd
 }
 
-// listContainers pages through every container (in ID order), keeping
-// those in state want (any state when it is unknown/zero).
-func listContainers(s *session, want stratov1.ContainerState) ([]*stratov1.ContainerInfo, error) {
+// problemLabel is a container's problem as the CLI shows it ("-": none).
+func problemLabel(p stratov1.ContainerProblem) string {
+	if p == stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED {
+		return "-"
+	}
+	return enumName(p, "CONTAINER_PROBLEM_")
+}
+
+// listContainers pages through the containers (in ID order) that match
+// filter's states, problems and datanode.
+func listContainers(s *session, filter *stratov1.ListContainersRequest) ([]*stratov1.ContainerInfo, error) {
 	const page = 1000
 	var out []*stratov1.ContainerInfo
 	var after uint64
 	for {
+		req := proto.CloneOf(filter)
+		req.StartAfter, req.Limit = after, page
 		resp, err := cluster(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.ListContainersResponse, error) {
-			return cl.ListContainers(ctx, &stratov1.ListContainersRequest{StartAfter: after, Limit: page})
+			return cl.ListContainers(ctx, req)
 		})
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range resp.Containers {
-			if want == stratov1.ContainerState_CONTAINER_STATE_UNSPECIFIED || c.State == want {
-				out = append(out, c)
-			}
-		}
+		out = append(out, resp.Containers...)
 		n := len(resp.Containers)
 		if n < page {
 			return out, nil

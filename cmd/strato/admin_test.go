@@ -97,7 +97,7 @@ func TestAdmin(t *testing.T) {
 	cid := strconv.FormatUint(block.BlockId.ContainerId, 10)
 	cs := jsonOf[[]map[string]any](t, h.ok("admin", "container", "list", "--json"))
 	require.NotEmpty(t, cs)
-	require.Regexp(t, `(?m)^`+cid+` +OPEN +THREE +`+strconv.FormatUint(block.Pipeline.Id, 10)+` `, h.ok("admin", "container", "list"))
+	require.Regexp(t, `(?m)^`+cid+` +OPEN +THREE +0 +- +`+strconv.FormatUint(block.Pipeline.Id, 10)+` `, h.ok("admin", "container", "list"))
 	require.Len(t, jsonOf[[]map[string]any](t, h.ok("admin", "container", "list", "--state", "closed", "--json")), 0)
 	require.Len(t, jsonOf[[]map[string]any](t, h.ok("admin", "container", "list", "--state", "OPEN", "--json")), len(cs))
 
@@ -108,6 +108,11 @@ func TestAdmin(t *testing.T) {
 				UsedBytes: 4096, BlockCount: 1, BcsId: 7}}}})
 	})
 	require.NoError(t, err)
+	// meta filters: by the datanode holding a replica, by problem.
+	require.Len(t, jsonOf[[]map[string]any](t, h.ok("admin", "container", "list", "--datanode", members[0], "--json")), 1)
+	require.Len(t, jsonOf[[]map[string]any](t, h.ok("admin", "container", "list", "--datanode", "dn-nope", "--json")), 0)
+	require.Len(t, jsonOf[[]map[string]any](t, h.ok("admin", "container", "list", "--problem", "under-replicated", "--json")), 0)
+	require.Contains(t, h.fail(2, "admin", "container", "list", "--problem", "sad"), "problem")
 	ci := h.ok("admin", "container", "info", cid)
 	require.Contains(t, ci, "ID:           "+cid+"\nState:        OPEN\n")
 	require.Regexp(t, `(?m)^`+members[0]+` +OPEN +4 KiB +1 +7$`, ci)

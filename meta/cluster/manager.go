@@ -578,20 +578,7 @@ func (m *Manager) Pipelines() []*stratov1.PipelineInfo {
 
 // Containers lists up to limit containers with IDs above startAfter.
 func (m *Manager) Containers(startAfter uint64, limit int) []*stratov1.ContainerInfo {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*stratov1.ContainerInfo
-	for _, c := range m.sortedContainersLocked() {
-		if c.info.Id <= startAfter {
-			continue
-		}
-		if limit > 0 && len(out) == limit {
-			break
-		}
-		info := ContainerInfo(c.info)
-		info.AllocatedBytes = c.allocated
-		out = append(out, info)
-	}
+	out, _ := m.ListContainers(startAfter, limit, ContainerFilter{}, false)
 	return out
 }
 
@@ -608,7 +595,7 @@ func (m *Manager) Replicas(id uint64) (*stratov1.ContainerInfo, map[string]*stra
 		reps[k] = v // replaced, never changed in place
 	}
 	// The record is changed in place by Apply: callers get a copy.
-	return ContainerInfo(c.info), reps, nil
+	return m.infoLocked(c), reps, nil
 }
 
 // Node returns one datanode's details, or false.

@@ -127,6 +127,63 @@ func (NodeOpState) EnumDescriptor() ([]byte, []int) {
 	return file_strato_v1_admin_proto_rawDescGZIP(), []int{1}
 }
 
+// ContainerProblem is the replication manager's judgement of a container.
+// A good copy is a CLOSED replica on a HEALTHY, in-service datanode.
+type ContainerProblem int32
+
+const (
+	ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED      ContainerProblem = 0 // none
+	ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED ContainerProblem = 1 // closed, fewer good copies than its replication
+	ContainerProblem_CONTAINER_PROBLEM_MISSING          ContainerProblem = 2 // closed, no good copy anywhere
+	ContainerProblem_CONTAINER_PROBLEM_UNHEALTHY        ContainerProblem = 3 // the container, or one of its replicas, is UNHEALTHY
+	ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED  ContainerProblem = 4 // closed, more good copies than its replication
+)
+
+// Enum value maps for ContainerProblem.
+var (
+	ContainerProblem_name = map[int32]string{
+		0: "CONTAINER_PROBLEM_UNSPECIFIED",
+		1: "CONTAINER_PROBLEM_UNDER_REPLICATED",
+		2: "CONTAINER_PROBLEM_MISSING",
+		3: "CONTAINER_PROBLEM_UNHEALTHY",
+		4: "CONTAINER_PROBLEM_OVER_REPLICATED",
+	}
+	ContainerProblem_value = map[string]int32{
+		"CONTAINER_PROBLEM_UNSPECIFIED":      0,
+		"CONTAINER_PROBLEM_UNDER_REPLICATED": 1,
+		"CONTAINER_PROBLEM_MISSING":          2,
+		"CONTAINER_PROBLEM_UNHEALTHY":        3,
+		"CONTAINER_PROBLEM_OVER_REPLICATED":  4,
+	}
+)
+
+func (x ContainerProblem) Enum() *ContainerProblem {
+	p := new(ContainerProblem)
+	*p = x
+	return p
+}
+
+func (x ContainerProblem) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ContainerProblem) Descriptor() protoreflect.EnumDescriptor {
+	return file_strato_v1_admin_proto_enumTypes[2].Descriptor()
+}
+
+func (ContainerProblem) Type() protoreflect.EnumType {
+	return &file_strato_v1_admin_proto_enumTypes[2]
+}
+
+func (x ContainerProblem) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ContainerProblem.Descriptor instead.
+func (ContainerProblem) EnumDescriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{2}
+}
+
 // DatanodeInfo is meta's view of a datanode (soft state, rebuilt from
 // registrations and heartbeats).
 type DatanodeInfo struct {
@@ -234,6 +291,11 @@ type ContainerInfo struct {
 	AllocatedBytes int64 `protobuf:"varint,6,opt,name=allocated_bytes,json=allocatedBytes,proto3" json:"allocated_bytes,omitempty"`
 	// Set: an erasure coded container (its replicas hold replica indexes).
 	ErasureCoding *ErasureCoding `protobuf:"bytes,7,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
+	// What the replication manager finds wrong with it now (soft: judged by
+	// the leader from the replicas reported; UNSPECIFIED when nothing is).
+	Problem ContainerProblem `protobuf:"varint,8,opt,name=problem,proto3,enum=strato.v1.ContainerProblem" json:"problem,omitempty"`
+	// Good copies: CLOSED replicas on HEALTHY, in-service datanodes (soft).
+	GoodCopies    int32 `protobuf:"varint,9,opt,name=good_copies,json=goodCopies,proto3" json:"good_copies,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -315,6 +377,20 @@ func (x *ContainerInfo) GetErasureCoding() *ErasureCoding {
 		return x.ErasureCoding
 	}
 	return nil
+}
+
+func (x *ContainerInfo) GetProblem() ContainerProblem {
+	if x != nil {
+		return x.Problem
+	}
+	return ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED
+}
+
+func (x *ContainerInfo) GetGoodCopies() int32 {
+	if x != nil {
+		return x.GoodCopies
+	}
+	return 0
 }
 
 type ListDatanodesRequest struct {
@@ -478,9 +554,17 @@ func (x *ListPipelinesResponse) GetPipelines() []*PipelineInfo {
 }
 
 type ListContainersRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	StartAfter    uint64                 `protobuf:"varint,1,opt,name=start_after,json=startAfter,proto3" json:"start_after,omitempty"` // a container ID
-	Limit         int32                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`                             // 0: all
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	StartAfter uint64                 `protobuf:"varint,1,opt,name=start_after,json=startAfter,proto3" json:"start_after,omitempty"` // a container ID
+	Limit      int32                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`                             // 0: the default page (1000); at most 10000
+	// Filters, all that are set must hold: the container is in one of
+	// states; a replica of it is reported by datanode_id; it has one of
+	// problems. A page holds up to limit matching containers.
+	States     []ContainerState   `protobuf:"varint,3,rep,packed,name=states,proto3,enum=strato.v1.ContainerState" json:"states,omitempty"`
+	DatanodeId string             `protobuf:"bytes,4,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
+	Problems   []ContainerProblem `protobuf:"varint,5,rep,packed,name=problems,proto3,enum=strato.v1.ContainerProblem" json:"problems,omitempty"`
+	// Also return each container's replicas (in replicas, same order).
+	WithReplicas  bool `protobuf:"varint,6,opt,name=with_replicas,json=withReplicas,proto3" json:"with_replicas,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -529,9 +613,39 @@ func (x *ListContainersRequest) GetLimit() int32 {
 	return 0
 }
 
+func (x *ListContainersRequest) GetStates() []ContainerState {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+func (x *ListContainersRequest) GetDatanodeId() string {
+	if x != nil {
+		return x.DatanodeId
+	}
+	return ""
+}
+
+func (x *ListContainersRequest) GetProblems() []ContainerProblem {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *ListContainersRequest) GetWithReplicas() bool {
+	if x != nil {
+		return x.WithReplicas
+	}
+	return false
+}
+
 type ListContainersResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Containers    []*ContainerInfo       `protobuf:"bytes,1,rep,name=containers,proto3" json:"containers,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Containers []*ContainerInfo       `protobuf:"bytes,1,rep,name=containers,proto3" json:"containers,omitempty"`
+	// with_replicas: one per container, in the order of containers.
+	Replicas      []*ContainerReplicasResponse `protobuf:"bytes,2,rep,name=replicas,proto3" json:"replicas,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -573,6 +687,258 @@ func (x *ListContainersResponse) GetContainers() []*ContainerInfo {
 	return nil
 }
 
+func (x *ListContainersResponse) GetReplicas() []*ContainerReplicasResponse {
+	if x != nil {
+		return x.Replicas
+	}
+	return nil
+}
+
+type GetClusterSummaryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterSummaryRequest) Reset() {
+	*x = GetClusterSummaryRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterSummaryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterSummaryRequest) ProtoMessage() {}
+
+func (x *GetClusterSummaryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterSummaryRequest.ProtoReflect.Descriptor instead.
+func (*GetClusterSummaryRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{8}
+}
+
+// ClusterSummary: counts from the leader's soft state (datanodes,
+// replicas) and its records (containers, pipelines).
+type ClusterSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Datanodes by health and by operational state (enum names as keys,
+	// without their prefixes: HEALTHY, STALE, DEAD; IN_SERVICE, ...).
+	DatanodesByHealth  map[string]int32 `protobuf:"bytes,1,rep,name=datanodes_by_health,json=datanodesByHealth,proto3" json:"datanodes_by_health,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	DatanodesByOpState map[string]int32 `protobuf:"bytes,2,rep,name=datanodes_by_op_state,json=datanodesByOpState,proto3" json:"datanodes_by_op_state,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Datanodes          int32            `protobuf:"varint,3,opt,name=datanodes,proto3" json:"datanodes,omitempty"`
+	Capacity           int64            `protobuf:"varint,4,opt,name=capacity,proto3" json:"capacity,omitempty"` // the sum of the datanodes' NodeStats
+	Used               int64            `protobuf:"varint,5,opt,name=used,proto3" json:"used,omitempty"`
+	Remaining          int64            `protobuf:"varint,6,opt,name=remaining,proto3" json:"remaining,omitempty"`
+	Containers         int64            `protobuf:"varint,7,opt,name=containers,proto3" json:"containers,omitempty"`
+	// Containers by state (OPEN, CLOSING, CLOSED, UNHEALTHY) and by problem
+	// (UNDER_REPLICATED, MISSING, UNHEALTHY, OVER_REPLICATED; every problem
+	// is present, 0 included).
+	ContainersByState   map[string]int64 `protobuf:"bytes,8,rep,name=containers_by_state,json=containersByState,proto3" json:"containers_by_state,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	ContainersByProblem map[string]int64 `protobuf:"bytes,9,rep,name=containers_by_problem,json=containersByProblem,proto3" json:"containers_by_problem,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	PipelinesByState    map[string]int32 `protobuf:"bytes,10,rep,name=pipelines_by_state,json=pipelinesByState,proto3" json:"pipelines_by_state,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // OPEN, CLOSED
+	CopiesInFlight      int32            `protobuf:"varint,11,opt,name=copies_in_flight,json=copiesInFlight,proto3" json:"copies_in_flight,omitempty"`                                                                                 // container copies the leader has ordered and not seen land
+	DeletesInFlight     int32            `protobuf:"varint,12,opt,name=deletes_in_flight,json=deletesInFlight,proto3" json:"deletes_in_flight,omitempty"`                                                                              // replica deletions ordered, not yet reported done
+	// Datanodes being decommissioned, and how many of their replicas still
+	// lack enough good copies elsewhere.
+	Decommissioning []*DecommissionProgress `protobuf:"bytes,13,rep,name=decommissioning,proto3" json:"decommissioning,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ClusterSummary) Reset() {
+	*x = ClusterSummary{}
+	mi := &file_strato_v1_admin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterSummary) ProtoMessage() {}
+
+func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterSummary.ProtoReflect.Descriptor instead.
+func (*ClusterSummary) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ClusterSummary) GetDatanodesByHealth() map[string]int32 {
+	if x != nil {
+		return x.DatanodesByHealth
+	}
+	return nil
+}
+
+func (x *ClusterSummary) GetDatanodesByOpState() map[string]int32 {
+	if x != nil {
+		return x.DatanodesByOpState
+	}
+	return nil
+}
+
+func (x *ClusterSummary) GetDatanodes() int32 {
+	if x != nil {
+		return x.Datanodes
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetCapacity() int64 {
+	if x != nil {
+		return x.Capacity
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetUsed() int64 {
+	if x != nil {
+		return x.Used
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetRemaining() int64 {
+	if x != nil {
+		return x.Remaining
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetContainers() int64 {
+	if x != nil {
+		return x.Containers
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetContainersByState() map[string]int64 {
+	if x != nil {
+		return x.ContainersByState
+	}
+	return nil
+}
+
+func (x *ClusterSummary) GetContainersByProblem() map[string]int64 {
+	if x != nil {
+		return x.ContainersByProblem
+	}
+	return nil
+}
+
+func (x *ClusterSummary) GetPipelinesByState() map[string]int32 {
+	if x != nil {
+		return x.PipelinesByState
+	}
+	return nil
+}
+
+func (x *ClusterSummary) GetCopiesInFlight() int32 {
+	if x != nil {
+		return x.CopiesInFlight
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetDeletesInFlight() int32 {
+	if x != nil {
+		return x.DeletesInFlight
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetDecommissioning() []*DecommissionProgress {
+	if x != nil {
+		return x.Decommissioning
+	}
+	return nil
+}
+
+type DecommissionProgress struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DatanodeId    string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
+	Replicas      int32                  `protobuf:"varint,2,opt,name=replicas,proto3" json:"replicas,omitempty"` // replicas it holds
+	Waiting       int32                  `protobuf:"varint,3,opt,name=waiting,proto3" json:"waiting,omitempty"`   // of those, containers still short of good copies
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecommissionProgress) Reset() {
+	*x = DecommissionProgress{}
+	mi := &file_strato_v1_admin_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecommissionProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecommissionProgress) ProtoMessage() {}
+
+func (x *DecommissionProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecommissionProgress.ProtoReflect.Descriptor instead.
+func (*DecommissionProgress) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DecommissionProgress) GetDatanodeId() string {
+	if x != nil {
+		return x.DatanodeId
+	}
+	return ""
+}
+
+func (x *DecommissionProgress) GetReplicas() int32 {
+	if x != nil {
+		return x.Replicas
+	}
+	return 0
+}
+
+func (x *DecommissionProgress) GetWaiting() int32 {
+	if x != nil {
+		return x.Waiting
+	}
+	return 0
+}
+
 type ContainerReplicasRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId   uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
@@ -582,7 +948,7 @@ type ContainerReplicasRequest struct {
 
 func (x *ContainerReplicasRequest) Reset() {
 	*x = ContainerReplicasRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[8]
+	mi := &file_strato_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -594,7 +960,7 @@ func (x *ContainerReplicasRequest) String() string {
 func (*ContainerReplicasRequest) ProtoMessage() {}
 
 func (x *ContainerReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[8]
+	mi := &file_strato_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -607,7 +973,7 @@ func (x *ContainerReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ContainerReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ContainerReplicasRequest) GetContainerId() uint64 {
@@ -627,7 +993,7 @@ type ContainerReplicasResponse struct {
 
 func (x *ContainerReplicasResponse) Reset() {
 	*x = ContainerReplicasResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[9]
+	mi := &file_strato_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +1005,7 @@ func (x *ContainerReplicasResponse) String() string {
 func (*ContainerReplicasResponse) ProtoMessage() {}
 
 func (x *ContainerReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[9]
+	mi := &file_strato_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +1018,7 @@ func (x *ContainerReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ContainerReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ContainerReplicasResponse) GetContainer() *ContainerInfo {
@@ -677,7 +1043,7 @@ type GetSafeModeRequest struct {
 
 func (x *GetSafeModeRequest) Reset() {
 	*x = GetSafeModeRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[10]
+	mi := &file_strato_v1_admin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -689,7 +1055,7 @@ func (x *GetSafeModeRequest) String() string {
 func (*GetSafeModeRequest) ProtoMessage() {}
 
 func (x *GetSafeModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[10]
+	mi := &file_strato_v1_admin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -702,7 +1068,7 @@ func (x *GetSafeModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSafeModeRequest.ProtoReflect.Descriptor instead.
 func (*GetSafeModeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{13}
 }
 
 type ExitSafeModeRequest struct {
@@ -713,7 +1079,7 @@ type ExitSafeModeRequest struct {
 
 func (x *ExitSafeModeRequest) Reset() {
 	*x = ExitSafeModeRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[11]
+	mi := &file_strato_v1_admin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -725,7 +1091,7 @@ func (x *ExitSafeModeRequest) String() string {
 func (*ExitSafeModeRequest) ProtoMessage() {}
 
 func (x *ExitSafeModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[11]
+	mi := &file_strato_v1_admin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -738,7 +1104,7 @@ func (x *ExitSafeModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExitSafeModeRequest.ProtoReflect.Descriptor instead.
 func (*ExitSafeModeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{14}
 }
 
 // SafeModeStatus: meta starts in safe mode (no block allocation, no
@@ -756,7 +1122,7 @@ type SafeModeStatus struct {
 
 func (x *SafeModeStatus) Reset() {
 	*x = SafeModeStatus{}
-	mi := &file_strato_v1_admin_proto_msgTypes[12]
+	mi := &file_strato_v1_admin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +1134,7 @@ func (x *SafeModeStatus) String() string {
 func (*SafeModeStatus) ProtoMessage() {}
 
 func (x *SafeModeStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[12]
+	mi := &file_strato_v1_admin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +1147,7 @@ func (x *SafeModeStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SafeModeStatus.ProtoReflect.Descriptor instead.
 func (*SafeModeStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SafeModeStatus) GetInSafeMode() bool {
@@ -831,7 +1197,7 @@ type DecommissionDatanodeRequest struct {
 
 func (x *DecommissionDatanodeRequest) Reset() {
 	*x = DecommissionDatanodeRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[13]
+	mi := &file_strato_v1_admin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -843,7 +1209,7 @@ func (x *DecommissionDatanodeRequest) String() string {
 func (*DecommissionDatanodeRequest) ProtoMessage() {}
 
 func (x *DecommissionDatanodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[13]
+	mi := &file_strato_v1_admin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -856,7 +1222,7 @@ func (x *DecommissionDatanodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecommissionDatanodeRequest.ProtoReflect.Descriptor instead.
 func (*DecommissionDatanodeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DecommissionDatanodeRequest) GetDatanodeId() string {
@@ -882,7 +1248,7 @@ type DecommissionDatanodeResponse struct {
 
 func (x *DecommissionDatanodeResponse) Reset() {
 	*x = DecommissionDatanodeResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[14]
+	mi := &file_strato_v1_admin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -894,7 +1260,7 @@ func (x *DecommissionDatanodeResponse) String() string {
 func (*DecommissionDatanodeResponse) ProtoMessage() {}
 
 func (x *DecommissionDatanodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[14]
+	mi := &file_strato_v1_admin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -907,7 +1273,7 @@ func (x *DecommissionDatanodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecommissionDatanodeResponse.ProtoReflect.Descriptor instead.
 func (*DecommissionDatanodeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DecommissionDatanodeResponse) GetDatanode() *DatanodeInfo {
@@ -925,7 +1291,7 @@ type MetaStatusRequest struct {
 
 func (x *MetaStatusRequest) Reset() {
 	*x = MetaStatusRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[15]
+	mi := &file_strato_v1_admin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -937,7 +1303,7 @@ func (x *MetaStatusRequest) String() string {
 func (*MetaStatusRequest) ProtoMessage() {}
 
 func (x *MetaStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[15]
+	mi := &file_strato_v1_admin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -950,7 +1316,7 @@ func (x *MetaStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaStatusRequest.ProtoReflect.Descriptor instead.
 func (*MetaStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{18}
 }
 
 // MetaStatusResponse is one meta replica's view of its Raft group (any
@@ -977,7 +1343,7 @@ type MetaStatusResponse struct {
 
 func (x *MetaStatusResponse) Reset() {
 	*x = MetaStatusResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[16]
+	mi := &file_strato_v1_admin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -989,7 +1355,7 @@ func (x *MetaStatusResponse) String() string {
 func (*MetaStatusResponse) ProtoMessage() {}
 
 func (x *MetaStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[16]
+	mi := &file_strato_v1_admin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1002,7 +1368,7 @@ func (x *MetaStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaStatusResponse.ProtoReflect.Descriptor instead.
 func (*MetaStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *MetaStatusResponse) GetId() uint64 {
@@ -1098,7 +1464,7 @@ type MetaMember struct {
 
 func (x *MetaMember) Reset() {
 	*x = MetaMember{}
-	mi := &file_strato_v1_admin_proto_msgTypes[17]
+	mi := &file_strato_v1_admin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1110,7 +1476,7 @@ func (x *MetaMember) String() string {
 func (*MetaMember) ProtoMessage() {}
 
 func (x *MetaMember) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[17]
+	mi := &file_strato_v1_admin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1123,7 +1489,7 @@ func (x *MetaMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaMember.ProtoReflect.Descriptor instead.
 func (*MetaMember) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *MetaMember) GetId() uint64 {
@@ -1176,7 +1542,7 @@ type AddMetaMemberRequest struct {
 
 func (x *AddMetaMemberRequest) Reset() {
 	*x = AddMetaMemberRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[18]
+	mi := &file_strato_v1_admin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1554,7 @@ func (x *AddMetaMemberRequest) String() string {
 func (*AddMetaMemberRequest) ProtoMessage() {}
 
 func (x *AddMetaMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[18]
+	mi := &file_strato_v1_admin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1567,7 @@ func (x *AddMetaMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMetaMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMetaMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AddMetaMemberRequest) GetId() uint64 {
@@ -1234,7 +1600,7 @@ type RemoveMetaMemberRequest struct {
 
 func (x *RemoveMetaMemberRequest) Reset() {
 	*x = RemoveMetaMemberRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[19]
+	mi := &file_strato_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1246,7 +1612,7 @@ func (x *RemoveMetaMemberRequest) String() string {
 func (*RemoveMetaMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMetaMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[19]
+	mi := &file_strato_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1259,7 +1625,7 @@ func (x *RemoveMetaMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMetaMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMetaMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RemoveMetaMemberRequest) GetId() uint64 {
@@ -1278,7 +1644,7 @@ type TransferMetaLeaderRequest struct {
 
 func (x *TransferMetaLeaderRequest) Reset() {
 	*x = TransferMetaLeaderRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[20]
+	mi := &file_strato_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1656,7 @@ func (x *TransferMetaLeaderRequest) String() string {
 func (*TransferMetaLeaderRequest) ProtoMessage() {}
 
 func (x *TransferMetaLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[20]
+	mi := &file_strato_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1669,7 @@ func (x *TransferMetaLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferMetaLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferMetaLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *TransferMetaLeaderRequest) GetId() uint64 {
@@ -1324,7 +1690,7 @@ type MetaMembersResponse struct {
 
 func (x *MetaMembersResponse) Reset() {
 	*x = MetaMembersResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	mi := &file_strato_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1336,7 +1702,7 @@ func (x *MetaMembersResponse) String() string {
 func (*MetaMembersResponse) ProtoMessage() {}
 
 func (x *MetaMembersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	mi := &file_strato_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1349,7 +1715,7 @@ func (x *MetaMembersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaMembersResponse.ProtoReflect.Descriptor instead.
 func (*MetaMembersResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *MetaMembersResponse) GetLeaderId() uint64 {
@@ -1378,7 +1744,7 @@ type S3Key struct {
 
 func (x *S3Key) Reset() {
 	*x = S3Key{}
-	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	mi := &file_strato_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1756,7 @@ func (x *S3Key) String() string {
 func (*S3Key) ProtoMessage() {}
 
 func (x *S3Key) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	mi := &file_strato_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1769,7 @@ func (x *S3Key) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use S3Key.ProtoReflect.Descriptor instead.
 func (*S3Key) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *S3Key) GetAccessKey() string {
@@ -1442,7 +1808,7 @@ type CreateS3KeyRequest struct {
 
 func (x *CreateS3KeyRequest) Reset() {
 	*x = CreateS3KeyRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	mi := &file_strato_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1454,7 +1820,7 @@ func (x *CreateS3KeyRequest) String() string {
 func (*CreateS3KeyRequest) ProtoMessage() {}
 
 func (x *CreateS3KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	mi := &file_strato_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1467,7 +1833,7 @@ func (x *CreateS3KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateS3KeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateS3KeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CreateS3KeyRequest) GetUser() string {
@@ -1501,7 +1867,7 @@ type CreateS3KeyResponse struct {
 
 func (x *CreateS3KeyResponse) Reset() {
 	*x = CreateS3KeyResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1513,7 +1879,7 @@ func (x *CreateS3KeyResponse) String() string {
 func (*CreateS3KeyResponse) ProtoMessage() {}
 
 func (x *CreateS3KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1526,7 +1892,7 @@ func (x *CreateS3KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateS3KeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateS3KeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateS3KeyResponse) GetKey() *S3Key {
@@ -1554,7 +1920,7 @@ type ListS3KeysRequest struct {
 
 func (x *ListS3KeysRequest) Reset() {
 	*x = ListS3KeysRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[25]
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1566,7 +1932,7 @@ func (x *ListS3KeysRequest) String() string {
 func (*ListS3KeysRequest) ProtoMessage() {}
 
 func (x *ListS3KeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[25]
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1579,7 +1945,7 @@ func (x *ListS3KeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListS3KeysRequest.ProtoReflect.Descriptor instead.
 func (*ListS3KeysRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListS3KeysRequest) GetUser() string {
@@ -1613,7 +1979,7 @@ type ListS3KeysResponse struct {
 
 func (x *ListS3KeysResponse) Reset() {
 	*x = ListS3KeysResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[26]
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1625,7 +1991,7 @@ func (x *ListS3KeysResponse) String() string {
 func (*ListS3KeysResponse) ProtoMessage() {}
 
 func (x *ListS3KeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[26]
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1638,7 +2004,7 @@ func (x *ListS3KeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListS3KeysResponse.ProtoReflect.Descriptor instead.
 func (*ListS3KeysResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListS3KeysResponse) GetKeys() []*S3Key {
@@ -1664,7 +2030,7 @@ type RevokeS3KeyRequest struct {
 
 func (x *RevokeS3KeyRequest) Reset() {
 	*x = RevokeS3KeyRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1676,7 +2042,7 @@ func (x *RevokeS3KeyRequest) String() string {
 func (*RevokeS3KeyRequest) ProtoMessage() {}
 
 func (x *RevokeS3KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1689,7 +2055,7 @@ func (x *RevokeS3KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyRequest.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RevokeS3KeyRequest) GetAccessKey() string {
@@ -1707,7 +2073,7 @@ type RevokeS3KeyResponse struct {
 
 func (x *RevokeS3KeyResponse) Reset() {
 	*x = RevokeS3KeyResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	mi := &file_strato_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1719,7 +2085,7 @@ func (x *RevokeS3KeyResponse) String() string {
 func (*RevokeS3KeyResponse) ProtoMessage() {}
 
 func (x *RevokeS3KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	mi := &file_strato_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1732,7 +2098,7 @@ func (x *RevokeS3KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyResponse.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 type GetS3SecretRequest struct {
@@ -1744,7 +2110,7 @@ type GetS3SecretRequest struct {
 
 func (x *GetS3SecretRequest) Reset() {
 	*x = GetS3SecretRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	mi := &file_strato_v1_admin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1756,7 +2122,7 @@ func (x *GetS3SecretRequest) String() string {
 func (*GetS3SecretRequest) ProtoMessage() {}
 
 func (x *GetS3SecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	mi := &file_strato_v1_admin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1769,7 +2135,7 @@ func (x *GetS3SecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetS3SecretRequest.ProtoReflect.Descriptor instead.
 func (*GetS3SecretRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetS3SecretRequest) GetAccessKey() string {
@@ -1789,7 +2155,7 @@ type GetS3SecretResponse struct {
 
 func (x *GetS3SecretResponse) Reset() {
 	*x = GetS3SecretResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	mi := &file_strato_v1_admin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1801,7 +2167,7 @@ func (x *GetS3SecretResponse) String() string {
 func (*GetS3SecretResponse) ProtoMessage() {}
 
 func (x *GetS3SecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	mi := &file_strato_v1_admin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1814,7 +2180,7 @@ func (x *GetS3SecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetS3SecretResponse.ProtoReflect.Descriptor instead.
 func (*GetS3SecretResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetS3SecretResponse) GetKey() *S3Key {
@@ -1845,7 +2211,7 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"containers\x18\x06 \x01(\x05R\n" +
 	"containers\x12\x1c\n" +
-	"\tpipelines\x18\a \x01(\x05R\tpipelines\"\xc3\x02\n" +
+	"\tpipelines\x18\a \x01(\x05R\tpipelines\"\x9b\x03\n" +
 	"\rContainerInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.strato.v1.ContainerStateR\x05state\x12\x1f\n" +
@@ -1854,21 +2220,68 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\vreplication\x18\x04 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\x12'\n" +
 	"\x0fallocated_bytes\x18\x06 \x01(\x03R\x0eallocatedBytes\x12?\n" +
-	"\x0eerasure_coding\x18\a \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"\x16\n" +
+	"\x0eerasure_coding\x18\a \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x125\n" +
+	"\aproblem\x18\b \x01(\x0e2\x1b.strato.v1.ContainerProblemR\aproblem\x12\x1f\n" +
+	"\vgood_copies\x18\t \x01(\x05R\n" +
+	"goodCopies\"\x16\n" +
 	"\x14ListDatanodesRequest\"N\n" +
 	"\x15ListDatanodesResponse\x125\n" +
 	"\tdatanodes\x18\x01 \x03(\v2\x17.strato.v1.DatanodeInfoR\tdatanodes\"\x16\n" +
 	"\x14ListPipelinesRequest\"N\n" +
 	"\x15ListPipelinesResponse\x125\n" +
-	"\tpipelines\x18\x01 \x03(\v2\x17.strato.v1.PipelineInfoR\tpipelines\"N\n" +
+	"\tpipelines\x18\x01 \x03(\v2\x17.strato.v1.PipelineInfoR\tpipelines\"\x80\x02\n" +
 	"\x15ListContainersRequest\x12\x1f\n" +
 	"\vstart_after\x18\x01 \x01(\x04R\n" +
 	"startAfter\x12\x14\n" +
-	"\x05limit\x18\x02 \x01(\x05R\x05limit\"R\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\x121\n" +
+	"\x06states\x18\x03 \x03(\x0e2\x19.strato.v1.ContainerStateR\x06states\x12\x1f\n" +
+	"\vdatanode_id\x18\x04 \x01(\tR\n" +
+	"datanodeId\x127\n" +
+	"\bproblems\x18\x05 \x03(\x0e2\x1b.strato.v1.ContainerProblemR\bproblems\x12#\n" +
+	"\rwith_replicas\x18\x06 \x01(\bR\fwithReplicas\"\x94\x01\n" +
 	"\x16ListContainersResponse\x128\n" +
 	"\n" +
 	"containers\x18\x01 \x03(\v2\x18.strato.v1.ContainerInfoR\n" +
-	"containers\"=\n" +
+	"containers\x12@\n" +
+	"\breplicas\x18\x02 \x03(\v2$.strato.v1.ContainerReplicasResponseR\breplicas\"\x1a\n" +
+	"\x18GetClusterSummaryRequest\"\x8e\t\n" +
+	"\x0eClusterSummary\x12`\n" +
+	"\x13datanodes_by_health\x18\x01 \x03(\v20.strato.v1.ClusterSummary.DatanodesByHealthEntryR\x11datanodesByHealth\x12d\n" +
+	"\x15datanodes_by_op_state\x18\x02 \x03(\v21.strato.v1.ClusterSummary.DatanodesByOpStateEntryR\x12datanodesByOpState\x12\x1c\n" +
+	"\tdatanodes\x18\x03 \x01(\x05R\tdatanodes\x12\x1a\n" +
+	"\bcapacity\x18\x04 \x01(\x03R\bcapacity\x12\x12\n" +
+	"\x04used\x18\x05 \x01(\x03R\x04used\x12\x1c\n" +
+	"\tremaining\x18\x06 \x01(\x03R\tremaining\x12\x1e\n" +
+	"\n" +
+	"containers\x18\a \x01(\x03R\n" +
+	"containers\x12`\n" +
+	"\x13containers_by_state\x18\b \x03(\v20.strato.v1.ClusterSummary.ContainersByStateEntryR\x11containersByState\x12f\n" +
+	"\x15containers_by_problem\x18\t \x03(\v22.strato.v1.ClusterSummary.ContainersByProblemEntryR\x13containersByProblem\x12]\n" +
+	"\x12pipelines_by_state\x18\n" +
+	" \x03(\v2/.strato.v1.ClusterSummary.PipelinesByStateEntryR\x10pipelinesByState\x12(\n" +
+	"\x10copies_in_flight\x18\v \x01(\x05R\x0ecopiesInFlight\x12*\n" +
+	"\x11deletes_in_flight\x18\f \x01(\x05R\x0fdeletesInFlight\x12I\n" +
+	"\x0fdecommissioning\x18\r \x03(\v2\x1f.strato.v1.DecommissionProgressR\x0fdecommissioning\x1aD\n" +
+	"\x16DatanodesByHealthEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1aE\n" +
+	"\x17DatanodesByOpStateEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1aD\n" +
+	"\x16ContainersByStateEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1aF\n" +
+	"\x18ContainersByProblemEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1aC\n" +
+	"\x15PipelinesByStateEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"m\n" +
+	"\x14DecommissionProgress\x12\x1f\n" +
+	"\vdatanode_id\x18\x01 \x01(\tR\n" +
+	"datanodeId\x12\x1a\n" +
+	"\breplicas\x18\x02 \x01(\x05R\breplicas\x12\x18\n" +
+	"\awaiting\x18\x03 \x01(\x05R\awaiting\"=\n" +
 	"\x18ContainerReplicasRequest\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\"\xfd\x01\n" +
 	"\x19ContainerReplicasResponse\x126\n" +
@@ -1969,12 +2382,20 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x19NODE_OP_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fNODE_IN_SERVICE\x10\x01\x12\x18\n" +
 	"\x14NODE_DECOMMISSIONING\x10\x02\x12\x17\n" +
-	"\x13NODE_DECOMMISSIONED\x10\x032\xf0\t\n" +
+	"\x13NODE_DECOMMISSIONED\x10\x03*\xc4\x01\n" +
+	"\x10ContainerProblem\x12!\n" +
+	"\x1dCONTAINER_PROBLEM_UNSPECIFIED\x10\x00\x12&\n" +
+	"\"CONTAINER_PROBLEM_UNDER_REPLICATED\x10\x01\x12\x1d\n" +
+	"\x19CONTAINER_PROBLEM_MISSING\x10\x02\x12\x1f\n" +
+	"\x1bCONTAINER_PROBLEM_UNHEALTHY\x10\x03\x12%\n" +
+	"!CONTAINER_PROBLEM_OVER_REPLICATED\x10\x042\xc5\n" +
+	"\n" +
 	"\fAdminService\x12R\n" +
 	"\rListDatanodes\x12\x1f.strato.v1.ListDatanodesRequest\x1a .strato.v1.ListDatanodesResponse\x12R\n" +
 	"\rListPipelines\x12\x1f.strato.v1.ListPipelinesRequest\x1a .strato.v1.ListPipelinesResponse\x12U\n" +
 	"\x0eListContainers\x12 .strato.v1.ListContainersRequest\x1a!.strato.v1.ListContainersResponse\x12^\n" +
-	"\x11ContainerReplicas\x12#.strato.v1.ContainerReplicasRequest\x1a$.strato.v1.ContainerReplicasResponse\x12G\n" +
+	"\x11ContainerReplicas\x12#.strato.v1.ContainerReplicasRequest\x1a$.strato.v1.ContainerReplicasResponse\x12S\n" +
+	"\x11GetClusterSummary\x12#.strato.v1.GetClusterSummaryRequest\x1a\x19.strato.v1.ClusterSummary\x12G\n" +
 	"\vGetSafeMode\x12\x1d.strato.v1.GetSafeModeRequest\x1a\x19.strato.v1.SafeModeStatus\x12I\n" +
 	"\fExitSafeMode\x12\x1e.strato.v1.ExitSafeModeRequest\x1a\x19.strato.v1.SafeModeStatus\x12g\n" +
 	"\x14DecommissionDatanode\x12&.strato.v1.DecommissionDatanodeRequest\x1a'.strato.v1.DecommissionDatanodeResponse\x12I\n" +
@@ -2002,106 +2423,127 @@ func file_strato_v1_admin_proto_rawDescGZIP() []byte {
 	return file_strato_v1_admin_proto_rawDescData
 }
 
-var file_strato_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_strato_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_strato_v1_admin_proto_goTypes = []any{
 	(NodeHealth)(0),                      // 0: strato.v1.NodeHealth
 	(NodeOpState)(0),                     // 1: strato.v1.NodeOpState
-	(*DatanodeInfo)(nil),                 // 2: strato.v1.DatanodeInfo
-	(*ContainerInfo)(nil),                // 3: strato.v1.ContainerInfo
-	(*ListDatanodesRequest)(nil),         // 4: strato.v1.ListDatanodesRequest
-	(*ListDatanodesResponse)(nil),        // 5: strato.v1.ListDatanodesResponse
-	(*ListPipelinesRequest)(nil),         // 6: strato.v1.ListPipelinesRequest
-	(*ListPipelinesResponse)(nil),        // 7: strato.v1.ListPipelinesResponse
-	(*ListContainersRequest)(nil),        // 8: strato.v1.ListContainersRequest
-	(*ListContainersResponse)(nil),       // 9: strato.v1.ListContainersResponse
-	(*ContainerReplicasRequest)(nil),     // 10: strato.v1.ContainerReplicasRequest
-	(*ContainerReplicasResponse)(nil),    // 11: strato.v1.ContainerReplicasResponse
-	(*GetSafeModeRequest)(nil),           // 12: strato.v1.GetSafeModeRequest
-	(*ExitSafeModeRequest)(nil),          // 13: strato.v1.ExitSafeModeRequest
-	(*SafeModeStatus)(nil),               // 14: strato.v1.SafeModeStatus
-	(*DecommissionDatanodeRequest)(nil),  // 15: strato.v1.DecommissionDatanodeRequest
-	(*DecommissionDatanodeResponse)(nil), // 16: strato.v1.DecommissionDatanodeResponse
-	(*MetaStatusRequest)(nil),            // 17: strato.v1.MetaStatusRequest
-	(*MetaStatusResponse)(nil),           // 18: strato.v1.MetaStatusResponse
-	(*MetaMember)(nil),                   // 19: strato.v1.MetaMember
-	(*AddMetaMemberRequest)(nil),         // 20: strato.v1.AddMetaMemberRequest
-	(*RemoveMetaMemberRequest)(nil),      // 21: strato.v1.RemoveMetaMemberRequest
-	(*TransferMetaLeaderRequest)(nil),    // 22: strato.v1.TransferMetaLeaderRequest
-	(*MetaMembersResponse)(nil),          // 23: strato.v1.MetaMembersResponse
-	(*S3Key)(nil),                        // 24: strato.v1.S3Key
-	(*CreateS3KeyRequest)(nil),           // 25: strato.v1.CreateS3KeyRequest
-	(*CreateS3KeyResponse)(nil),          // 26: strato.v1.CreateS3KeyResponse
-	(*ListS3KeysRequest)(nil),            // 27: strato.v1.ListS3KeysRequest
-	(*ListS3KeysResponse)(nil),           // 28: strato.v1.ListS3KeysResponse
-	(*RevokeS3KeyRequest)(nil),           // 29: strato.v1.RevokeS3KeyRequest
-	(*RevokeS3KeyResponse)(nil),          // 30: strato.v1.RevokeS3KeyResponse
-	(*GetS3SecretRequest)(nil),           // 31: strato.v1.GetS3SecretRequest
-	(*GetS3SecretResponse)(nil),          // 32: strato.v1.GetS3SecretResponse
-	nil,                                  // 33: strato.v1.ContainerReplicasResponse.ReplicasEntry
-	(*DatanodeDetails)(nil),              // 34: strato.v1.DatanodeDetails
-	(*NodeStats)(nil),                    // 35: strato.v1.NodeStats
-	(ContainerState)(0),                  // 36: strato.v1.ContainerState
-	(ReplicationFactor)(0),               // 37: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),                // 38: strato.v1.ErasureCoding
-	(*PipelineInfo)(nil),                 // 39: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),             // 40: strato.v1.ContainerReplica
+	(ContainerProblem)(0),                // 2: strato.v1.ContainerProblem
+	(*DatanodeInfo)(nil),                 // 3: strato.v1.DatanodeInfo
+	(*ContainerInfo)(nil),                // 4: strato.v1.ContainerInfo
+	(*ListDatanodesRequest)(nil),         // 5: strato.v1.ListDatanodesRequest
+	(*ListDatanodesResponse)(nil),        // 6: strato.v1.ListDatanodesResponse
+	(*ListPipelinesRequest)(nil),         // 7: strato.v1.ListPipelinesRequest
+	(*ListPipelinesResponse)(nil),        // 8: strato.v1.ListPipelinesResponse
+	(*ListContainersRequest)(nil),        // 9: strato.v1.ListContainersRequest
+	(*ListContainersResponse)(nil),       // 10: strato.v1.ListContainersResponse
+	(*GetClusterSummaryRequest)(nil),     // 11: strato.v1.GetClusterSummaryRequest
+	(*ClusterSummary)(nil),               // 12: strato.v1.ClusterSummary
+	(*DecommissionProgress)(nil),         // 13: strato.v1.DecommissionProgress
+	(*ContainerReplicasRequest)(nil),     // 14: strato.v1.ContainerReplicasRequest
+	(*ContainerReplicasResponse)(nil),    // 15: strato.v1.ContainerReplicasResponse
+	(*GetSafeModeRequest)(nil),           // 16: strato.v1.GetSafeModeRequest
+	(*ExitSafeModeRequest)(nil),          // 17: strato.v1.ExitSafeModeRequest
+	(*SafeModeStatus)(nil),               // 18: strato.v1.SafeModeStatus
+	(*DecommissionDatanodeRequest)(nil),  // 19: strato.v1.DecommissionDatanodeRequest
+	(*DecommissionDatanodeResponse)(nil), // 20: strato.v1.DecommissionDatanodeResponse
+	(*MetaStatusRequest)(nil),            // 21: strato.v1.MetaStatusRequest
+	(*MetaStatusResponse)(nil),           // 22: strato.v1.MetaStatusResponse
+	(*MetaMember)(nil),                   // 23: strato.v1.MetaMember
+	(*AddMetaMemberRequest)(nil),         // 24: strato.v1.AddMetaMemberRequest
+	(*RemoveMetaMemberRequest)(nil),      // 25: strato.v1.RemoveMetaMemberRequest
+	(*TransferMetaLeaderRequest)(nil),    // 26: strato.v1.TransferMetaLeaderRequest
+	(*MetaMembersResponse)(nil),          // 27: strato.v1.MetaMembersResponse
+	(*S3Key)(nil),                        // 28: strato.v1.S3Key
+	(*CreateS3KeyRequest)(nil),           // 29: strato.v1.CreateS3KeyRequest
+	(*CreateS3KeyResponse)(nil),          // 30: strato.v1.CreateS3KeyResponse
+	(*ListS3KeysRequest)(nil),            // 31: strato.v1.ListS3KeysRequest
+	(*ListS3KeysResponse)(nil),           // 32: strato.v1.ListS3KeysResponse
+	(*RevokeS3KeyRequest)(nil),           // 33: strato.v1.RevokeS3KeyRequest
+	(*RevokeS3KeyResponse)(nil),          // 34: strato.v1.RevokeS3KeyResponse
+	(*GetS3SecretRequest)(nil),           // 35: strato.v1.GetS3SecretRequest
+	(*GetS3SecretResponse)(nil),          // 36: strato.v1.GetS3SecretResponse
+	nil,                                  // 37: strato.v1.ClusterSummary.DatanodesByHealthEntry
+	nil,                                  // 38: strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	nil,                                  // 39: strato.v1.ClusterSummary.ContainersByStateEntry
+	nil,                                  // 40: strato.v1.ClusterSummary.ContainersByProblemEntry
+	nil,                                  // 41: strato.v1.ClusterSummary.PipelinesByStateEntry
+	nil,                                  // 42: strato.v1.ContainerReplicasResponse.ReplicasEntry
+	(*DatanodeDetails)(nil),              // 43: strato.v1.DatanodeDetails
+	(*NodeStats)(nil),                    // 44: strato.v1.NodeStats
+	(ContainerState)(0),                  // 45: strato.v1.ContainerState
+	(ReplicationFactor)(0),               // 46: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                // 47: strato.v1.ErasureCoding
+	(*PipelineInfo)(nil),                 // 48: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),             // 49: strato.v1.ContainerReplica
 }
 var file_strato_v1_admin_proto_depIdxs = []int32{
-	34, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
-	35, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
+	43, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
+	44, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
 	0,  // 2: strato.v1.DatanodeInfo.health:type_name -> strato.v1.NodeHealth
 	1,  // 3: strato.v1.DatanodeInfo.op_state:type_name -> strato.v1.NodeOpState
-	36, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
-	37, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
-	38, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	2,  // 7: strato.v1.ListDatanodesResponse.datanodes:type_name -> strato.v1.DatanodeInfo
-	39, // 8: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
-	3,  // 9: strato.v1.ListContainersResponse.containers:type_name -> strato.v1.ContainerInfo
-	3,  // 10: strato.v1.ContainerReplicasResponse.container:type_name -> strato.v1.ContainerInfo
-	33, // 11: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
-	2,  // 12: strato.v1.DecommissionDatanodeResponse.datanode:type_name -> strato.v1.DatanodeInfo
-	19, // 13: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
-	19, // 14: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
-	24, // 15: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
-	24, // 16: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
-	24, // 17: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
-	40, // 18: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
-	4,  // 19: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
-	6,  // 20: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
-	8,  // 21: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
-	10, // 22: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
-	12, // 23: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
-	13, // 24: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
-	15, // 25: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
-	17, // 26: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
-	20, // 27: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
-	21, // 28: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
-	22, // 29: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
-	25, // 30: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
-	27, // 31: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
-	29, // 32: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
-	31, // 33: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
-	5,  // 34: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
-	7,  // 35: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
-	9,  // 36: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
-	11, // 37: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
-	14, // 38: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
-	14, // 39: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
-	16, // 40: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
-	18, // 41: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
-	23, // 42: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
-	23, // 43: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
-	23, // 44: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
-	26, // 45: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
-	28, // 46: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
-	30, // 47: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
-	32, // 48: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
-	34, // [34:49] is the sub-list for method output_type
-	19, // [19:34] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	45, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
+	46, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
+	47, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	2,  // 7: strato.v1.ContainerInfo.problem:type_name -> strato.v1.ContainerProblem
+	3,  // 8: strato.v1.ListDatanodesResponse.datanodes:type_name -> strato.v1.DatanodeInfo
+	48, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
+	45, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
+	2,  // 11: strato.v1.ListContainersRequest.problems:type_name -> strato.v1.ContainerProblem
+	4,  // 12: strato.v1.ListContainersResponse.containers:type_name -> strato.v1.ContainerInfo
+	15, // 13: strato.v1.ListContainersResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse
+	37, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
+	38, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	39, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
+	40, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
+	41, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
+	13, // 19: strato.v1.ClusterSummary.decommissioning:type_name -> strato.v1.DecommissionProgress
+	4,  // 20: strato.v1.ContainerReplicasResponse.container:type_name -> strato.v1.ContainerInfo
+	42, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
+	3,  // 22: strato.v1.DecommissionDatanodeResponse.datanode:type_name -> strato.v1.DatanodeInfo
+	23, // 23: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
+	23, // 24: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
+	28, // 25: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
+	28, // 26: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
+	28, // 27: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
+	49, // 28: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
+	5,  // 29: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
+	7,  // 30: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
+	9,  // 31: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
+	14, // 32: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
+	11, // 33: strato.v1.AdminService.GetClusterSummary:input_type -> strato.v1.GetClusterSummaryRequest
+	16, // 34: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
+	17, // 35: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
+	19, // 36: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
+	21, // 37: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
+	24, // 38: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
+	25, // 39: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
+	26, // 40: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
+	29, // 41: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
+	31, // 42: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
+	33, // 43: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
+	35, // 44: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
+	6,  // 45: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
+	8,  // 46: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
+	10, // 47: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
+	15, // 48: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
+	12, // 49: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
+	18, // 50: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
+	18, // 51: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
+	20, // 52: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
+	22, // 53: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
+	27, // 54: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
+	27, // 55: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
+	27, // 56: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
+	30, // 57: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
+	32, // 58: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
+	34, // 59: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
+	36, // 60: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
+	45, // [45:61] is the sub-list for method output_type
+	29, // [29:45] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_admin_proto_init() }
@@ -2116,8 +2558,8 @@ func file_strato_v1_admin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_admin_proto_rawDesc), len(file_strato_v1_admin_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   32,
+			NumEnums:      3,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,7 @@ const (
 	AdminService_ListPipelines_FullMethodName        = "/strato.v1.AdminService/ListPipelines"
 	AdminService_ListContainers_FullMethodName       = "/strato.v1.AdminService/ListContainers"
 	AdminService_ContainerReplicas_FullMethodName    = "/strato.v1.AdminService/ContainerReplicas"
+	AdminService_GetClusterSummary_FullMethodName    = "/strato.v1.AdminService/GetClusterSummary"
 	AdminService_GetSafeMode_FullMethodName          = "/strato.v1.AdminService/GetSafeMode"
 	AdminService_ExitSafeMode_FullMethodName         = "/strato.v1.AdminService/ExitSafeMode"
 	AdminService_DecommissionDatanode_FullMethodName = "/strato.v1.AdminService/DecommissionDatanode"
@@ -51,6 +52,11 @@ type AdminServiceClient interface {
 	ListContainers(ctx context.Context, in *ListContainersRequest, opts ...grpc.CallOption) (*ListContainersResponse, error)
 	// ContainerReplicas returns a container and every replica reported.
 	ContainerReplicas(ctx context.Context, in *ContainerReplicasRequest, opts ...grpc.CallOption) (*ContainerReplicasResponse, error)
+	// GetClusterSummary counts what an operator looks at first, from the
+	// leader's state in one pass: datanodes by health and operational
+	// state, capacity, containers by state and by problem, pipelines, the
+	// replication manager's work in flight, decommissioning progress.
+	GetClusterSummary(ctx context.Context, in *GetClusterSummaryRequest, opts ...grpc.CallOption) (*ClusterSummary, error)
 	GetSafeMode(ctx context.Context, in *GetSafeModeRequest, opts ...grpc.CallOption) (*SafeModeStatus, error)
 	// ExitSafeMode leaves safe mode before its conditions are met.
 	ExitSafeMode(ctx context.Context, in *ExitSafeModeRequest, opts ...grpc.CallOption) (*SafeModeStatus, error)
@@ -122,6 +128,16 @@ func (c *adminServiceClient) ContainerReplicas(ctx context.Context, in *Containe
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ContainerReplicasResponse)
 	err := c.cc.Invoke(ctx, AdminService_ContainerReplicas_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) GetClusterSummary(ctx context.Context, in *GetClusterSummaryRequest, opts ...grpc.CallOption) (*ClusterSummary, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClusterSummary)
+	err := c.cc.Invoke(ctx, AdminService_GetClusterSummary_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -253,6 +269,11 @@ type AdminServiceServer interface {
 	ListContainers(context.Context, *ListContainersRequest) (*ListContainersResponse, error)
 	// ContainerReplicas returns a container and every replica reported.
 	ContainerReplicas(context.Context, *ContainerReplicasRequest) (*ContainerReplicasResponse, error)
+	// GetClusterSummary counts what an operator looks at first, from the
+	// leader's state in one pass: datanodes by health and operational
+	// state, capacity, containers by state and by problem, pipelines, the
+	// replication manager's work in flight, decommissioning progress.
+	GetClusterSummary(context.Context, *GetClusterSummaryRequest) (*ClusterSummary, error)
 	GetSafeMode(context.Context, *GetSafeModeRequest) (*SafeModeStatus, error)
 	// ExitSafeMode leaves safe mode before its conditions are met.
 	ExitSafeMode(context.Context, *ExitSafeModeRequest) (*SafeModeStatus, error)
@@ -301,6 +322,9 @@ func (UnimplementedAdminServiceServer) ListContainers(context.Context, *ListCont
 }
 func (UnimplementedAdminServiceServer) ContainerReplicas(context.Context, *ContainerReplicasRequest) (*ContainerReplicasResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ContainerReplicas not implemented")
+}
+func (UnimplementedAdminServiceServer) GetClusterSummary(context.Context, *GetClusterSummaryRequest) (*ClusterSummary, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetClusterSummary not implemented")
 }
 func (UnimplementedAdminServiceServer) GetSafeMode(context.Context, *GetSafeModeRequest) (*SafeModeStatus, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetSafeMode not implemented")
@@ -424,6 +448,24 @@ func _AdminService_ContainerReplicas_Handler(srv interface{}, ctx context.Contex
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AdminServiceServer).ContainerReplicas(ctx, req.(*ContainerReplicasRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_GetClusterSummary_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetClusterSummaryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).GetClusterSummary(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_GetClusterSummary_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).GetClusterSummary(ctx, req.(*GetClusterSummaryRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -648,6 +690,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ContainerReplicas",
 			Handler:    _AdminService_ContainerReplicas_Handler,
+		},
+		{
+			MethodName: "GetClusterSummary",
+			Handler:    _AdminService_GetClusterSummary_Handler,
 		},
 		{
 			MethodName: "GetSafeMode",

@@ -135,10 +135,11 @@ func (PipelineState) EnumDescriptor() ([]byte, []int) {
 // NodeStats is a datanode's storage summary, sent with every heartbeat.
 type NodeStats struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Capacity      int64                  `protobuf:"varint,1,opt,name=capacity,proto3" json:"capacity,omitempty"`   // bytes of its volumes' file systems
-	Used          int64                  `protobuf:"varint,2,opt,name=used,proto3" json:"used,omitempty"`           // bytes its containers use
-	Remaining     int64                  `protobuf:"varint,3,opt,name=remaining,proto3" json:"remaining,omitempty"` // bytes free for containers
-	Volumes       int32                  `protobuf:"varint,4,opt,name=volumes,proto3" json:"volumes,omitempty"`     // data directories
+	Capacity      int64                  `protobuf:"varint,1,opt,name=capacity,proto3" json:"capacity,omitempty"`                         // bytes of its volumes' file systems
+	Used          int64                  `protobuf:"varint,2,opt,name=used,proto3" json:"used,omitempty"`                                 // bytes its containers use
+	Remaining     int64                  `protobuf:"varint,3,opt,name=remaining,proto3" json:"remaining,omitempty"`                       // bytes free for containers
+	Volumes       int32                  `protobuf:"varint,4,opt,name=volumes,proto3" json:"volumes,omitempty"`                           // data directories
+	VolumeStats   []*VolumeStats         `protobuf:"bytes,5,rep,name=volume_stats,json=volumeStats,proto3" json:"volume_stats,omitempty"` // one per data directory
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -201,6 +202,98 @@ func (x *NodeStats) GetVolumes() int32 {
 	return 0
 }
 
+func (x *NodeStats) GetVolumeStats() []*VolumeStats {
+	if x != nil {
+		return x.VolumeStats
+	}
+	return nil
+}
+
+// VolumeStats is one data directory (disk) of a datanode.
+type VolumeStats struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Dir            string                 `protobuf:"bytes,1,opt,name=dir,proto3" json:"dir,omitempty"`
+	Capacity       int64                  `protobuf:"varint,2,opt,name=capacity,proto3" json:"capacity,omitempty"`   // bytes of its file system (0: not reported)
+	Used           int64                  `protobuf:"varint,3,opt,name=used,proto3" json:"used,omitempty"`           // bytes its containers use
+	Remaining      int64                  `protobuf:"varint,4,opt,name=remaining,proto3" json:"remaining,omitempty"` // bytes free for containers
+	Containers     int32                  `protobuf:"varint,5,opt,name=containers,proto3" json:"containers,omitempty"`
+	OpenContainers int32                  `protobuf:"varint,6,opt,name=open_containers,json=openContainers,proto3" json:"open_containers,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *VolumeStats) Reset() {
+	*x = VolumeStats{}
+	mi := &file_strato_v1_datanode_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VolumeStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VolumeStats) ProtoMessage() {}
+
+func (x *VolumeStats) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_datanode_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VolumeStats.ProtoReflect.Descriptor instead.
+func (*VolumeStats) Descriptor() ([]byte, []int) {
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *VolumeStats) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
+func (x *VolumeStats) GetCapacity() int64 {
+	if x != nil {
+		return x.Capacity
+	}
+	return 0
+}
+
+func (x *VolumeStats) GetUsed() int64 {
+	if x != nil {
+		return x.Used
+	}
+	return 0
+}
+
+func (x *VolumeStats) GetRemaining() int64 {
+	if x != nil {
+		return x.Remaining
+	}
+	return 0
+}
+
+func (x *VolumeStats) GetContainers() int32 {
+	if x != nil {
+		return x.Containers
+	}
+	return 0
+}
+
+func (x *VolumeStats) GetOpenContainers() int32 {
+	if x != nil {
+		return x.OpenContainers
+	}
+	return 0
+}
+
 // PipelineInfo is a replication group of datanodes that open containers are
 // written through; the first member is the leader.
 type PipelineInfo struct {
@@ -219,7 +312,7 @@ type PipelineInfo struct {
 
 func (x *PipelineInfo) Reset() {
 	*x = PipelineInfo{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[1]
+	mi := &file_strato_v1_datanode_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -231,7 +324,7 @@ func (x *PipelineInfo) String() string {
 func (*PipelineInfo) ProtoMessage() {}
 
 func (x *PipelineInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[1]
+	mi := &file_strato_v1_datanode_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -244,7 +337,7 @@ func (x *PipelineInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PipelineInfo.ProtoReflect.Descriptor instead.
 func (*PipelineInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{1}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *PipelineInfo) GetId() uint64 {
@@ -307,7 +400,7 @@ type ContainerReplica struct {
 
 func (x *ContainerReplica) Reset() {
 	*x = ContainerReplica{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[2]
+	mi := &file_strato_v1_datanode_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -319,7 +412,7 @@ func (x *ContainerReplica) String() string {
 func (*ContainerReplica) ProtoMessage() {}
 
 func (x *ContainerReplica) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[2]
+	mi := &file_strato_v1_datanode_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -332,7 +425,7 @@ func (x *ContainerReplica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReplica.ProtoReflect.Descriptor instead.
 func (*ContainerReplica) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{2}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ContainerReplica) GetContainerId() uint64 {
@@ -391,7 +484,7 @@ type ContainerReport struct {
 
 func (x *ContainerReport) Reset() {
 	*x = ContainerReport{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[3]
+	mi := &file_strato_v1_datanode_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -403,7 +496,7 @@ func (x *ContainerReport) String() string {
 func (*ContainerReport) ProtoMessage() {}
 
 func (x *ContainerReport) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[3]
+	mi := &file_strato_v1_datanode_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -416,7 +509,7 @@ func (x *ContainerReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReport.ProtoReflect.Descriptor instead.
 func (*ContainerReport) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ContainerReport) GetFull() bool {
@@ -457,7 +550,7 @@ type CreateContainerCommand struct {
 
 func (x *CreateContainerCommand) Reset() {
 	*x = CreateContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[4]
+	mi := &file_strato_v1_datanode_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -469,7 +562,7 @@ func (x *CreateContainerCommand) String() string {
 func (*CreateContainerCommand) ProtoMessage() {}
 
 func (x *CreateContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[4]
+	mi := &file_strato_v1_datanode_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -482,7 +575,7 @@ func (x *CreateContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContainerCommand.ProtoReflect.Descriptor instead.
 func (*CreateContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateContainerCommand) GetContainerId() uint64 {
@@ -519,7 +612,7 @@ type CloseContainerCommand struct {
 
 func (x *CloseContainerCommand) Reset() {
 	*x = CloseContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[5]
+	mi := &file_strato_v1_datanode_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -531,7 +624,7 @@ func (x *CloseContainerCommand) String() string {
 func (*CloseContainerCommand) ProtoMessage() {}
 
 func (x *CloseContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[5]
+	mi := &file_strato_v1_datanode_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -544,7 +637,7 @@ func (x *CloseContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerCommand.ProtoReflect.Descriptor instead.
 func (*CloseContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CloseContainerCommand) GetContainerId() uint64 {
@@ -580,7 +673,7 @@ type ReplicateContainerCommand struct {
 
 func (x *ReplicateContainerCommand) Reset() {
 	*x = ReplicateContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[6]
+	mi := &file_strato_v1_datanode_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -592,7 +685,7 @@ func (x *ReplicateContainerCommand) String() string {
 func (*ReplicateContainerCommand) ProtoMessage() {}
 
 func (x *ReplicateContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[6]
+	mi := &file_strato_v1_datanode_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -605,7 +698,7 @@ func (x *ReplicateContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicateContainerCommand.ProtoReflect.Descriptor instead.
 func (*ReplicateContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ReplicateContainerCommand) GetContainerId() uint64 {
@@ -634,7 +727,7 @@ type DeleteContainerCommand struct {
 
 func (x *DeleteContainerCommand) Reset() {
 	*x = DeleteContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[7]
+	mi := &file_strato_v1_datanode_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -646,7 +739,7 @@ func (x *DeleteContainerCommand) String() string {
 func (*DeleteContainerCommand) ProtoMessage() {}
 
 func (x *DeleteContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[7]
+	mi := &file_strato_v1_datanode_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -659,7 +752,7 @@ func (x *DeleteContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteContainerCommand.ProtoReflect.Descriptor instead.
 func (*DeleteContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DeleteContainerCommand) GetContainerId() uint64 {
@@ -686,7 +779,7 @@ type ClosePipelineCommand struct {
 
 func (x *ClosePipelineCommand) Reset() {
 	*x = ClosePipelineCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[8]
+	mi := &file_strato_v1_datanode_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -698,7 +791,7 @@ func (x *ClosePipelineCommand) String() string {
 func (*ClosePipelineCommand) ProtoMessage() {}
 
 func (x *ClosePipelineCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[8]
+	mi := &file_strato_v1_datanode_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -711,7 +804,7 @@ func (x *ClosePipelineCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClosePipelineCommand.ProtoReflect.Descriptor instead.
 func (*ClosePipelineCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ClosePipelineCommand) GetPipelineId() uint64 {
@@ -736,7 +829,7 @@ type DeleteBlocksCommand struct {
 
 func (x *DeleteBlocksCommand) Reset() {
 	*x = DeleteBlocksCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[9]
+	mi := &file_strato_v1_datanode_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -748,7 +841,7 @@ func (x *DeleteBlocksCommand) String() string {
 func (*DeleteBlocksCommand) ProtoMessage() {}
 
 func (x *DeleteBlocksCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[9]
+	mi := &file_strato_v1_datanode_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -761,7 +854,7 @@ func (x *DeleteBlocksCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBlocksCommand.ProtoReflect.Descriptor instead.
 func (*DeleteBlocksCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DeleteBlocksCommand) GetContainerId() uint64 {
@@ -804,7 +897,7 @@ type DatanodeCommand struct {
 
 func (x *DatanodeCommand) Reset() {
 	*x = DatanodeCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[10]
+	mi := &file_strato_v1_datanode_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -816,7 +909,7 @@ func (x *DatanodeCommand) String() string {
 func (*DatanodeCommand) ProtoMessage() {}
 
 func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[10]
+	mi := &file_strato_v1_datanode_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -829,7 +922,7 @@ func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeCommand.ProtoReflect.Descriptor instead.
 func (*DatanodeCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DatanodeCommand) GetId() uint64 {
@@ -954,7 +1047,7 @@ type RegisterRequest struct {
 
 func (x *RegisterRequest) Reset() {
 	*x = RegisterRequest{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[11]
+	mi := &file_strato_v1_datanode_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -966,7 +1059,7 @@ func (x *RegisterRequest) String() string {
 func (*RegisterRequest) ProtoMessage() {}
 
 func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[11]
+	mi := &file_strato_v1_datanode_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -979,7 +1072,7 @@ func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RegisterRequest) GetDetails() *DatanodeDetails {
@@ -1019,7 +1112,7 @@ type RegisterResponse struct {
 
 func (x *RegisterResponse) Reset() {
 	*x = RegisterResponse{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[12]
+	mi := &file_strato_v1_datanode_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1031,7 +1124,7 @@ func (x *RegisterResponse) String() string {
 func (*RegisterResponse) ProtoMessage() {}
 
 func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[12]
+	mi := &file_strato_v1_datanode_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1044,7 +1137,7 @@ func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RegisterResponse) GetClusterId() string {
@@ -1071,7 +1164,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[13]
+	mi := &file_strato_v1_datanode_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1083,7 +1176,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[13]
+	mi := &file_strato_v1_datanode_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1096,7 +1189,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -1146,7 +1239,7 @@ type CommandFailure struct {
 
 func (x *CommandFailure) Reset() {
 	*x = CommandFailure{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	mi := &file_strato_v1_datanode_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1158,7 +1251,7 @@ func (x *CommandFailure) String() string {
 func (*CommandFailure) ProtoMessage() {}
 
 func (x *CommandFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	mi := &file_strato_v1_datanode_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1171,7 +1264,7 @@ func (x *CommandFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandFailure.ProtoReflect.Descriptor instead.
 func (*CommandFailure) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CommandFailure) GetCommandId() uint64 {
@@ -1206,7 +1299,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[15]
+	mi := &file_strato_v1_datanode_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1218,7 +1311,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[15]
+	mi := &file_strato_v1_datanode_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1231,7 +1324,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -1252,12 +1345,22 @@ var File_strato_v1_datanode_proto protoreflect.FileDescriptor
 
 const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\n" +
-	"\x18strato/v1/datanode.proto\x12\tstrato.v1\x1a\x19strato/v1/namespace.proto\"s\n" +
+	"\x18strato/v1/datanode.proto\x12\tstrato.v1\x1a\x19strato/v1/namespace.proto\"\xae\x01\n" +
 	"\tNodeStats\x12\x1a\n" +
 	"\bcapacity\x18\x01 \x01(\x03R\bcapacity\x12\x12\n" +
 	"\x04used\x18\x02 \x01(\x03R\x04used\x12\x1c\n" +
 	"\tremaining\x18\x03 \x01(\x03R\tremaining\x12\x18\n" +
-	"\avolumes\x18\x04 \x01(\x05R\avolumes\"\x91\x02\n" +
+	"\avolumes\x18\x04 \x01(\x05R\avolumes\x129\n" +
+	"\fvolume_stats\x18\x05 \x03(\v2\x16.strato.v1.VolumeStatsR\vvolumeStats\"\xb6\x01\n" +
+	"\vVolumeStats\x12\x10\n" +
+	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x1a\n" +
+	"\bcapacity\x18\x02 \x01(\x03R\bcapacity\x12\x12\n" +
+	"\x04used\x18\x03 \x01(\x03R\x04used\x12\x1c\n" +
+	"\tremaining\x18\x04 \x01(\x03R\tremaining\x12\x1e\n" +
+	"\n" +
+	"containers\x18\x05 \x01(\x05R\n" +
+	"containers\x12'\n" +
+	"\x0fopen_containers\x18\x06 \x01(\x05R\x0eopenContainers\"\x91\x02\n" +
 	"\fPipelineInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12>\n" +
 	"\vreplication\x18\x02 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12\x18\n" +
@@ -1364,60 +1467,62 @@ func file_strato_v1_datanode_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_datanode_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_strato_v1_datanode_proto_goTypes = []any{
 	(ContainerState)(0),               // 0: strato.v1.ContainerState
 	(PipelineState)(0),                // 1: strato.v1.PipelineState
 	(*NodeStats)(nil),                 // 2: strato.v1.NodeStats
-	(*PipelineInfo)(nil),              // 3: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),          // 4: strato.v1.ContainerReplica
-	(*ContainerReport)(nil),           // 5: strato.v1.ContainerReport
-	(*CreateContainerCommand)(nil),    // 6: strato.v1.CreateContainerCommand
-	(*CloseContainerCommand)(nil),     // 7: strato.v1.CloseContainerCommand
-	(*ReplicateContainerCommand)(nil), // 8: strato.v1.ReplicateContainerCommand
-	(*DeleteContainerCommand)(nil),    // 9: strato.v1.DeleteContainerCommand
-	(*ClosePipelineCommand)(nil),      // 10: strato.v1.ClosePipelineCommand
-	(*DeleteBlocksCommand)(nil),       // 11: strato.v1.DeleteBlocksCommand
-	(*DatanodeCommand)(nil),           // 12: strato.v1.DatanodeCommand
-	(*RegisterRequest)(nil),           // 13: strato.v1.RegisterRequest
-	(*RegisterResponse)(nil),          // 14: strato.v1.RegisterResponse
-	(*HeartbeatRequest)(nil),          // 15: strato.v1.HeartbeatRequest
-	(*CommandFailure)(nil),            // 16: strato.v1.CommandFailure
-	(*HeartbeatResponse)(nil),         // 17: strato.v1.HeartbeatResponse
-	(ReplicationFactor)(0),            // 18: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),             // 19: strato.v1.ErasureCoding
-	(*DatanodeDetails)(nil),           // 20: strato.v1.DatanodeDetails
+	(*VolumeStats)(nil),               // 3: strato.v1.VolumeStats
+	(*PipelineInfo)(nil),              // 4: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),          // 5: strato.v1.ContainerReplica
+	(*ContainerReport)(nil),           // 6: strato.v1.ContainerReport
+	(*CreateContainerCommand)(nil),    // 7: strato.v1.CreateContainerCommand
+	(*CloseContainerCommand)(nil),     // 8: strato.v1.CloseContainerCommand
+	(*ReplicateContainerCommand)(nil), // 9: strato.v1.ReplicateContainerCommand
+	(*DeleteContainerCommand)(nil),    // 10: strato.v1.DeleteContainerCommand
+	(*ClosePipelineCommand)(nil),      // 11: strato.v1.ClosePipelineCommand
+	(*DeleteBlocksCommand)(nil),       // 12: strato.v1.DeleteBlocksCommand
+	(*DatanodeCommand)(nil),           // 13: strato.v1.DatanodeCommand
+	(*RegisterRequest)(nil),           // 14: strato.v1.RegisterRequest
+	(*RegisterResponse)(nil),          // 15: strato.v1.RegisterResponse
+	(*HeartbeatRequest)(nil),          // 16: strato.v1.HeartbeatRequest
+	(*CommandFailure)(nil),            // 17: strato.v1.CommandFailure
+	(*HeartbeatResponse)(nil),         // 18: strato.v1.HeartbeatResponse
+	(ReplicationFactor)(0),            // 19: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),             // 20: strato.v1.ErasureCoding
+	(*DatanodeDetails)(nil),           // 21: strato.v1.DatanodeDetails
 }
 var file_strato_v1_datanode_proto_depIdxs = []int32{
-	18, // 0: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
-	1,  // 1: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
-	19, // 2: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	0,  // 3: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
-	4,  // 4: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
-	3,  // 5: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
-	20, // 6: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
-	6,  // 7: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
-	7,  // 8: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
-	8,  // 9: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
-	9,  // 10: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
-	10, // 11: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
-	11, // 12: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
-	20, // 13: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
-	2,  // 14: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
-	5,  // 15: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
-	2,  // 16: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
-	5,  // 17: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
-	16, // 18: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
-	12, // 19: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
-	13, // 20: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
-	15, // 21: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
-	14, // 22: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
-	17, // 23: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
-	22, // [22:24] is the sub-list for method output_type
-	20, // [20:22] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	3,  // 0: strato.v1.NodeStats.volume_stats:type_name -> strato.v1.VolumeStats
+	19, // 1: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
+	1,  // 2: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
+	20, // 3: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	0,  // 4: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
+	5,  // 5: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
+	4,  // 6: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
+	21, // 7: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
+	7,  // 8: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
+	8,  // 9: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
+	9,  // 10: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
+	10, // 11: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
+	11, // 12: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
+	12, // 13: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
+	21, // 14: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
+	2,  // 15: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
+	6,  // 16: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
+	2,  // 17: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
+	6,  // 18: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
+	17, // 19: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
+	13, // 20: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
+	14, // 21: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
+	16, // 22: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
+	15, // 23: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
+	18, // 24: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
+	23, // [23:25] is the sub-list for method output_type
+	21, // [21:23] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_datanode_proto_init() }
@@ -1426,7 +1531,7 @@ func file_strato_v1_datanode_proto_init() {
 		return
 	}
 	file_strato_v1_namespace_proto_init()
-	file_strato_v1_datanode_proto_msgTypes[10].OneofWrappers = []any{
+	file_strato_v1_datanode_proto_msgTypes[11].OneofWrappers = []any{
 		(*DatanodeCommand_CreateContainer)(nil),
 		(*DatanodeCommand_CloseContainer)(nil),
 		(*DatanodeCommand_ReplicateContainer)(nil),
@@ -1440,7 +1545,7 @@ func file_strato_v1_datanode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_datanode_proto_rawDesc), len(file_strato_v1_datanode_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,176 @@
+package cluster
+
+import (
+	"slices"
+	"strings"
+
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// judgeLocked is the replication manager's view of one container: its good
+// copies (CLOSED replicas on HEALTHY, in-service datanodes) and what is
+// wrong with it. A closed container with no CLOSED replica on a datanode
+// that is not DEAD is MISSING (a STALE holder may come back); with fewer
+// good copies than its replication, UNDER_REPLICATED; an UNHEALTHY
+// container or replica is UNHEALTHY; more good copies than needed,
+// OVER_REPLICATED.
+func (m *Manager) judgeLocked(c *containerState) (good int, problem stratov1.ContainerProblem) {
+	live := 0
+	unhealthy := c.info.State == stratov1.ContainerState_CONTAINER_UNHEALTHY
+	for id, r := range c.replicas {
+		if r.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
+			unhealthy = true
+		}
+		n := m.nodes[id]
+		if n == nil || n.health == stratov1.NodeHealth_NODE_DEAD || r.State != stratov1.ContainerState_CONTAINER_CLOSED {
+			continue
+		}
+		live++
+		if n.health == stratov1.NodeHealth_NODE_HEALTHY && n.opState == stratov1.NodeOpState_NODE_IN_SERVICE {
+			good++
+		}
+	}
+	closed := c.info.State == stratov1.ContainerState_CONTAINER_CLOSED
+	want := int(c.info.Replication)
+	switch {
+	case closed && live == 0:
+		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING
+	case closed && good < want:
+		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED
+	case unhealthy:
+		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNHEALTHY
+	case closed && good > want:
+		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED
+	}
+	return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED
+}
+
+// infoLocked is the API view of a container, with its soft state.
+func (m *Manager) infoLocked(c *containerState) *stratov1.ContainerInfo {
+	info := ContainerInfo(c.info)
+	info.AllocatedBytes = c.allocated
+	good, problem := m.judgeLocked(c)
+	info.GoodCopies, info.Problem = int32(good), problem
+	return info
+}
+
+// ContainerFilter selects containers for ListContainers; every field set
+// must hold.
+type ContainerFilter struct {
+	States   []stratov1.ContainerState
+	Datanode string                      // a replica reported by this datanode
+	Problems []stratov1.ContainerProblem // any of these
+}
+
+func (f ContainerFilter) matchLocked(c *containerState, info *stratov1.ContainerInfo) bool {
+	if len(f.States) > 0 && !slices.Contains(f.States, c.info.State) {
+		return false
+	}
+	if f.Datanode != "" {
+		if _, ok := c.replicas[f.Datanode]; !ok {
+			return false
+		}
+	}
+	return len(f.Problems) == 0 || slices.Contains(f.Problems, info.Problem)
+}
+
+// ListContainers lists up to limit containers with IDs above startAfter
+// that match f, with their replicas when withReplicas (same order).
+func (m *Manager) ListContainers(startAfter uint64, limit int, f ContainerFilter, withReplicas bool) ([]*stratov1.ContainerInfo, []*stratov1.ContainerReplicasResponse) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var (
+		out  []*stratov1.ContainerInfo
+		reps []*stratov1.ContainerReplicasResponse
+	)
+	for _, c := range m.sortedContainersLocked() {
+		if c.info.Id <= startAfter {
+			continue
+		}
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		info := m.infoLocked(c)
+		if !f.matchLocked(c, info) {
+			continue
+		}
+		out = append(out, info)
+		if withReplicas {
+			r := make(map[string]*stratov1.ContainerReplica, len(c.replicas))
+			for k, v := range c.replicas {
+				r[k] = v // replaced, never changed in place
+			}
+			reps = append(reps, &stratov1.ContainerReplicasResponse{Container: info, Replicas: r})
+		}
+	}
+	return out, reps
+}
+
+// Summary counts the cluster for GetClusterSummary in one pass over the
+// datanodes, pipelines and containers.
+func (m *Manager) Summary() *stratov1.ClusterSummary {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := &stratov1.ClusterSummary{
+		DatanodesByHealth:   map[string]int32{},
+		DatanodesByOpState:  map[string]int32{},
+		ContainersByState:   map[string]int64{},
+		ContainersByProblem: map[string]int64{},
+		PipelinesByState:    map[string]int32{},
+		CopiesInFlight:      int32(len(m.replicating)),
+		DeletesInFlight:     int32(len(m.deleting)),
+	}
+	for _, p := range []stratov1.ContainerProblem{
+		stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED, stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING,
+		stratov1.ContainerProblem_CONTAINER_PROBLEM_UNHEALTHY, stratov1.ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED,
+	} {
+		s.ContainersByProblem[ProblemName(p)] = 0
+	}
+	leaving := map[string]*stratov1.DecommissionProgress{}
+	for id, n := range m.nodes {
+		s.Datanodes++
+		s.DatanodesByHealth[strings.TrimPrefix(n.health.String(), "NODE_")]++
+		s.DatanodesByOpState[strings.TrimPrefix(n.opState.String(), "NODE_")]++
+		s.Capacity += n.stats.GetCapacity()
+		s.Used += n.stats.GetUsed()
+		s.Remaining += n.stats.GetRemaining()
+		if n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING {
+			leaving[id] = &stratov1.DecommissionProgress{DatanodeId: id}
+		}
+	}
+	for _, p := range m.pipelines {
+		s.PipelinesByState[strings.TrimPrefix(p.State.String(), "PIPELINE_")]++
+	}
+	for _, c := range m.containers {
+		s.Containers++
+		s.ContainersByState[strings.TrimPrefix(c.info.State.String(), "CONTAINER_")]++
+		good, problem := m.judgeLocked(c)
+		if problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED {
+			s.ContainersByProblem[ProblemName(problem)]++
+		}
+		if len(leaving) == 0 {
+			continue
+		}
+		for id := range c.replicas {
+			if d := leaving[id]; d != nil {
+				d.Replicas++
+				if good < int(c.info.Replication) {
+					d.Waiting++
+				}
+			}
+		}
+	}
+	for _, d := range leaving {
+		s.Decommissioning = append(s.Decommissioning, d)
+	}
+	slices.SortFunc(s.Decommissioning, func(a, b *stratov1.DecommissionProgress) int {
+		return strings.Compare(a.DatanodeId, b.DatanodeId)
+	})
+	return s
+}
+
+// ProblemName is a problem's enum name without its prefix
+// (UNDER_REPLICATED, ...), the key of ClusterSummary.containers_by_problem.
+func ProblemName(p stratov1.ContainerProblem) string {
+	return strings.TrimPrefix(p.String(), "CONTAINER_PROBLEM_")
+}
