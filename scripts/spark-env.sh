@@ -11,7 +11,8 @@ spark_jar() { # spark_jar PATTERN: the one jar matching, or fail
   [ -n "$j" ] || { echo "no jar $1: run make spark-deps and make hadoop" >&2; exit 1; }
   echo "$j"
 }
-SPARK_BENCH_JARS="$(spark_jar "$spark_root/hadoop/target/strato-hadoop-*.jar"),$(spark_jar "$spark_root/.cache/spark-jars/hadoop-aws-*.jar"),$(spark_jar "$spark_root/.cache/spark-jars/bundle-*.jar")"
+# STRATO_JAR and STRATO_BIN replace the work tree's connector jar and bin/strato.
+SPARK_BENCH_JARS="$(spark_jar "${STRATO_JAR:-$spark_root/hadoop/target/strato-hadoop-*.jar}"),$(spark_jar "$spark_root/.cache/spark-jars/hadoop-aws-*.jar"),$(spark_jar "$spark_root/.cache/spark-jars/bundle-*.jar")"
 export SPARK_PYTHON SPARK_BENCH_JARS
 # pyspark runs the driver's workers with this python too.
 export PYSPARK_PYTHON="$SPARK_PYTHON" PYSPARK_DRIVER_PYTHON="$SPARK_PYTHON"
@@ -28,7 +29,7 @@ spark_dev_start() {
   mkdir -p "$dir"
   meta="127.0.0.1:$(spark_free_port)"
   s3="127.0.0.1:$(spark_free_port)"
-  "$spark_root/bin/strato" dev --data "$dir/data" --meta-addr "$meta" --s3-addr "$s3" --http "" >"$dir/dev.log" 2>&1 &
+  "${STRATO_BIN:-$spark_root/bin/strato}" dev --data "$dir/data" --meta-addr "$meta" --s3-addr "$s3" --http "" >"$dir/dev.log" 2>&1 &
   DEV_PID=$!
   for _ in $(seq 300); do
     grep -q "strato dev: ready" "$dir/dev.log" && break
