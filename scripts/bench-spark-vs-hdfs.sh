@@ -181,7 +181,8 @@ try:
         bars = ax.bar([x + (k - 0.5) * w for x in xs], vals, w, label=step)
         ax.bar_label(bars, fmt="%.1f", fontsize=8)
     ax.set_xticks(list(xs))
-    ax.set_xticklabels([f"{names[l][0]}\n{names[l][1]}" for l in labels], fontsize=8)
+    short = {"HDFS": "HDFS", "strato://": "strato://", "s3a:// (strato gateway)": "s3a://\n(gateway)"}
+    ax.set_xticklabels([f"{short[names[l][0]]}\n{names[l][1]}" for l in labels], fontsize=8)
     ax.set_ylabel("seconds (median)")
     ax.set_title(f"Spark Parquet generate and copy, {its} x {mb} MB, {master}, medians of {rounds} rounds", fontsize=9)
     ax.legend()
