@@ -50,7 +50,7 @@ failover:
 
 # hadoop-deps: the Hadoop jars test/teragen_test.go runs Hadoop's own TeraGen
 # with, fetched from Maven Central once into $STRATO_CACHE (default
-# ~/.cache/strato). The test fetches them itself when they are missing.
+# .cache/ of the work tree, with Maven's downloads in .cache/m2). The test fetches them itself when they are missing.
 hadoop-deps:
 	./test/hadoop/fetch.sh >/dev/null
 

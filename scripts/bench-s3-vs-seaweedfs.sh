@@ -34,7 +34,7 @@ clients=${BENCH_CLIENTS:-16}
 rounds=${BENCH_ROUNDS:-3}
 IFS=',' read -r -a workloads <<<"${BENCH_WORKLOADS:-PUT 64MiB,GET 64MiB,PUT 1KiB}"
 systems=(${BENCH_SYSTEMS:-strato seaweedfs versitygw})
-cache=${STRATO_CACHE:-$HOME/.cache/strato}
+cache=${STRATO_CACHE:-$repo/.cache}
 work=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/bench-s3.XXXXXX")}
 mkdir -p "$work" "$cache"
 ak=bench-access-key

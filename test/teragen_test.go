@@ -24,7 +24,7 @@ import (
 // It needs java, javac and mvn; without them it is skipped, unless
 // STRATO_REQUIRE_HADOOP is set (CI sets it). The Hadoop jars come from Maven
 // Central once (test/hadoop/fetch.sh, `make hadoop-deps`) into
-// $STRATO_CACHE (default ~/.cache/strato).
+// $STRATO_CACHE (default .cache/ of the work tree).
 //
 // Hadoop's LocalJobRunner always runs one map task: its protocol provider
 // sets mapreduce.job.maps to 1. test/hadoop/LocalMapsProvider.java is the

@@ -3,11 +3,13 @@
 # Maven Central into a cache directory, once, and prints that directory.
 # The directory is named after pom.xml's hash, so editing the pom fetches
 # afresh; an interrupted fetch leaves nothing behind.
-#   cache: $STRATO_CACHE/hadoop-lib-<hash>, default ~/.cache/strato/...
+#   cache: $STRATO_CACHE/hadoop-lib-<hash>, default .cache/ of the work tree
+#   (ignored by git; Maven's own downloads go to .cache/m2 there too)
 # Used by test/teragen_test.go and `make hadoop-deps`.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-cache="${STRATO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/strato}"
+root="$(cd "$here/../.." && pwd)"
+cache="${STRATO_CACHE:-$root/.cache}"
 hash="$(sha256sum "$here/pom.xml" | cut -c1-12)"
 lib="$cache/hadoop-lib-$hash"
 if [ ! -f "$lib/.complete" ]; then
@@ -17,7 +19,7 @@ if [ ! -f "$lib/.complete" ]; then
   start=$SECONDS
   chmod 755 "$tmp"
   # (sed: Maven 3.8 prints colour resets even in batch mode)
-  mvn -B -q -f "$here/pom.xml" dependency:copy-dependencies \
+  mvn -B -q -Dmaven.repo.local="${HADOOP_M2:-$root/.cache/m2}" -f "$here/pom.xml" dependency:copy-dependencies \
       -DoutputDirectory="$tmp" -DincludeScope=runtime 2>&1 | sed 's/\x1b\[[0-9;]*m//g' >&2
   touch "$tmp/.complete"
   # Another fetch may have finished first: keep its directory.
