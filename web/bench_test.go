@@ -160,7 +160,7 @@ func buildNamespace(b *testing.B, ctx context.Context, cl *client.Client, keys, 
 func registerDatanodes(b *testing.B, ctx context.Context, cl *client.Client, n int) {
 	for i := range n {
 		err := cl.Meta().Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, s client.ClusterStubs) error {
-			_, err := s.DatanodeServiceClient.Register(ctx, &stratov1.RegisterRequest{
+			_, err := s.Register(ctx, &stratov1.RegisterRequest{
 				Details: &stratov1.DatanodeDetails{Id: fmt.Sprintf("dn-%04d", i), DataAddr: fmt.Sprintf("127.0.0.1:%d", 20000+i)},
 				Stats:   &stratov1.NodeStats{Capacity: 8 << 40, Used: int64(i) << 30, Remaining: 8<<40 - int64(i)<<30, Volumes: 1}})
 			return err
