@@ -74,7 +74,7 @@ type fixedBlocks struct {
 	next   int
 }
 
-func (f *fixedBlocks) AllocateBlock(context.Context, stratov1.ReplicationFactor, int64, *stratov1.ExcludeList) (*stratov1.BlockRecord, error) {
+func (f *fixedBlocks) AllocateBlock(context.Context, stratov1.ReplicationFactor, *stratov1.ErasureCodingRecord, int64, *stratov1.ExcludeList) (*stratov1.BlockRecord, error) {
 	if f.next >= len(f.blocks) {
 		return nil, fmt.Errorf("meta: import: more allocations than the %d blocks given", len(f.blocks))
 	}

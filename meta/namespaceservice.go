@@ -331,8 +331,12 @@ func (s *Server) ReportReplica(ctx context.Context, req *stratov1.ReportReplicaR
 // allocator adapts the cluster manager to namespace.BlockAllocator.
 type allocator struct{ s *Server }
 
-func (a allocator) AllocateBlock(ctx context.Context, repl stratov1.ReplicationFactor, sizeHint int64, ex *stratov1.ExcludeList) (*stratov1.BlockRecord, error) {
-	al, err := a.s.cl.Allocate(ctx, a.s.now(), repl, cluster.Exclude{
+func (a allocator) AllocateBlock(ctx context.Context, repl stratov1.ReplicationFactor, e *stratov1.ErasureCodingRecord, sizeHint int64, ex *stratov1.ExcludeList) (*stratov1.BlockRecord, error) {
+	r := cluster.Replicated(repl)
+	if e != nil {
+		r = cluster.ErasureCoded(e)
+	}
+	al, err := a.s.cl.Allocate(ctx, a.s.now(), r, cluster.Exclude{
 		Datanodes: ex.GetDatanodes(), Containers: ex.GetContainers(), Pipelines: ex.GetPipelines()})
 	if err != nil {
 		return nil, err

@@ -53,8 +53,6 @@ func toStatus(err error) error {
 		code = codes.NotFound
 	case errors.Is(err, namespace.ErrExists):
 		code = codes.AlreadyExists
-	case errors.Is(err, namespace.ErrUnsupported):
-		code = codes.Unimplemented // before its class, FailedPrecondition
 	case errors.Is(err, namespace.ErrFailedPrecondition), errors.Is(err, cluster.ErrBadTransition), errors.Is(err, cluster.ErrOtherCluster):
 		code = codes.FailedPrecondition
 	case errors.Is(err, namespace.ErrInvalid), errors.Is(err, cluster.ErrInvalid):

@@ -165,10 +165,10 @@ func newPipelineCmd(o *cliOptions) *cobra.Command {
 			}
 			rows := make([][]string, 0, len(ps))
 			for _, p := range ps {
-				rows = append(rows, []string{strconv.FormatUint(p.Id, 10), enumName(p.Replication, "REPLICATION_"),
+				rows = append(rows, []string{strconv.FormatUint(p.Id, 10), client.Redundancy(p.Replication, p.ErasureCoding),
 					enumName(p.State, "PIPELINE_"), timeMs(p.CreatedUnixMs), strings.Join(p.Members, ",")})
 			}
-			return printTable(s.out, []string{"ID", "REPLICATION", "STATE", "CREATED", "DATANODES (LEADER FIRST)"}, rows)
+			return printTable(s.out, []string{"ID", "REPLICATION", "STATE", "CREATED", "DATANODES (LEADER FIRST, OR IN INDEX ORDER)"}, rows)
 		}),
 	}
 	cmd.AddCommand(list)
@@ -220,7 +220,7 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 			rows := make([][]string, 0, len(cs))
 			for _, c := range cs {
 				rows = append(rows, []string{strconv.FormatUint(c.Id, 10), enumName(c.State, "CONTAINER_"),
-					enumName(c.Replication, "REPLICATION_"), strconv.Itoa(int(c.GoodCopies)), problemLabel(c.Problem),
+					client.Redundancy(c.Replication, c.ErasureCoding), strconv.Itoa(int(c.GoodCopies)), problemLabel(c.Problem),
 					strconv.FormatUint(c.PipelineId, 10), bytesize.Format(c.AllocatedBytes), timeMs(c.CreatedUnixMs)})
 			}
 			return printTable(s.out, []string{"ID", "STATE", "REPLICATION", "GOOD", "PROBLEM", "PIPELINE", "ALLOCATED", "CREATED"}, rows)
@@ -249,15 +249,29 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 				return printJSON(s.out, resp)
 			}
 			c := resp.GetContainer()
-			if err := printFields(s.out, []field{
+			ec := c.GetErasureCoding() != nil
+			fields := []field{
 				{"ID", strconv.FormatUint(c.GetId(), 10)},
 				{"State", enumName(c.GetState(), "CONTAINER_")},
-				{"Replication", enumName(c.GetReplication(), "REPLICATION_")},
+				{"Replication", client.Redundancy(c.GetReplication(), c.GetErasureCoding())},
 				{"Pipeline", strconv.FormatUint(c.GetPipelineId(), 10)},
 				{"Allocated", sizeWithBytes(c.GetAllocatedBytes())},
 				{"Created", timeMs(c.GetCreatedUnixMs())},
 				{"Replicas", strconv.Itoa(len(resp.Replicas))},
-			}); err != nil {
+			}
+			if ec {
+				// Each replica holds one index (docs/ec.md): which have no
+				// good replica.
+				missing := make([]string, len(c.GetMissingIndexes()))
+				for i, x := range c.GetMissingIndexes() {
+					missing[i] = strconv.Itoa(int(x))
+				}
+				if len(missing) == 0 {
+					missing = []string{"none"}
+				}
+				fields = append(fields, field{"Missing indexes", strings.Join(missing, ",")})
+			}
+			if err := printFields(s.out, fields); err != nil {
 				return err
 			}
 			if len(resp.Replicas) == 0 {
@@ -268,16 +282,27 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 				ids = append(ids, dn)
 			}
 			slices.Sort(ids)
+			header := []string{"DATANODE", "STATE", "USED", "BLOCKS", "BCSID"}
+			if ec { // by index
+				slices.SortStableFunc(ids, func(a, b string) int {
+					return int(resp.Replicas[a].GetReplicaIndex()) - int(resp.Replicas[b].GetReplicaIndex())
+				})
+				header = append(header, "INDEX")
+			}
 			rows := make([][]string, 0, len(ids))
 			for _, dn := range ids {
 				r := resp.Replicas[dn]
-				rows = append(rows, []string{dn, enumName(r.GetState(), "CONTAINER_"), bytesize.Format(r.GetUsedBytes()),
-					strconv.FormatInt(r.GetBlockCount(), 10), strconv.FormatUint(r.GetBcsId(), 10)})
+				row := []string{dn, enumName(r.GetState(), "CONTAINER_"), bytesize.Format(r.GetUsedBytes()),
+					strconv.FormatInt(r.GetBlockCount(), 10), strconv.FormatUint(r.GetBcsId(), 10)}
+				if ec {
+					row = append(row, strconv.Itoa(int(r.GetReplicaIndex())))
+				}
+				rows = append(rows, row)
 			}
 			if _, err := s.out.Write([]byte("\n")); err != nil {
 				return err
 			}
-			return printTable(s.out, []string{"DATANODE", "STATE", "USED", "BLOCKS", "BCSID"}, rows)
+			return printTable(s.out, header, rows)
 		}),
 	}
 	closeCmd := &cobra.Command{

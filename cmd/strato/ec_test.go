@@ -1,19 +1,26 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // TestShErasureCoding: --replication takes erasure coding configs next to
 // ONE and THREE, for buckets and keys; bad ones are refused with the
 // reason; info and list say how each is stored; an empty erasure coded key
-// commits, and data for one is refused clearly until block groups are
-// allocated (docs/ec.md).
+// commits, and data for one needs data+parity datanodes (docs/ec.md).
 func TestShErasureCoding(t *testing.T) {
 	h := startMeta(t)
 	h.ok("sh", "volume", "create", "vol")
@@ -51,6 +58,57 @@ func TestShErasureCoding(t *testing.T) {
 
 	data := filepath.Join(t.TempDir(), "data")
 	require.NoError(t, os.WriteFile(data, []byte("stripes"), 0o644))
+	h.ok("admin", "safemode", "exit")
 	line := h.fail(1, "sh", "key", "put", "/vol/ecb/data", data)
-	require.Contains(t, line, "writing data to an erasure coded key (rs-3-2-1024k): block groups are not allocated yet")
+	require.Contains(t, line, "no pipeline available for replication rs-3-2-1024k: 0 healthy datanodes with room for a pipeline, need 5")
+}
+
+// TestAdminErasureCodedContainer: `admin container info` of an erasure
+// coded container says its config, which indexes have no good replica,
+// and each replica's index (in index order); pipelines and containers are
+// listed with their configs.
+func TestAdminErasureCodedContainer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), Datanodes: 5,
+		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	h := &cliHarness{t: t, addr: c.MetaAddr()}
+	h.ok("sh", "volume", "create", "vol")
+	h.ok("sh", "bucket", "create", "/vol/ecb", "--layout", "obs", "--replication", "rs-3-2-1024k")
+	cl, err := c.Client()
+	require.NoError(t, err)
+	defer cl.Close()
+	var open *stratov1.OpenKeyResponse
+	require.NoError(t, cl.Meta().Do(ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient, _ client.ClusterStubs) (err error) {
+		open, err = n.OpenKey(ctx, &stratov1.OpenKeyRequest{Volume: "vol", Bucket: "ecb", Key: "k", SizeHint: 1 << 20})
+		return err
+	}))
+	bl := open.Blocks[0]
+	cid := strconv.FormatUint(bl.BlockId.ContainerId, 10)
+
+	var info string
+	require.Eventually(t, func() bool {
+		info = h.ok("admin", "container", "info", cid)
+		return strings.Contains(info, "Replicas:         5\n")
+	}, time.Minute, 100*time.Millisecond, "the members report the container")
+	require.Contains(t, info, "Replication:      rs-3-2-1024k\n")
+	require.Contains(t, info, "Missing indexes:  none\n")
+	require.Regexp(t, `(?m)^DATANODE +STATE +USED +BLOCKS +BCSID +INDEX$`, info)
+	for i, m := range bl.Pipeline.Members {
+		require.Regexp(t, `(?m)^`+regexp.QuoteMeta(m.Id)+` +OPEN +.* `+strconv.Itoa(i+1)+`$`, info)
+	}
+	require.Regexp(t, `(?m)^`+cid+` +OPEN +rs-3-2-1024k `, h.ok("admin", "container", "list"))
+	require.Regexp(t, `(?m)^`+strconv.FormatUint(bl.Pipeline.Id, 10)+` +rs-3-2-1024k +OPEN `, h.ok("admin", "pipeline", "list"))
+
+	// A member stops: after it is stale its index is missing.
+	for i := range 5 {
+		if c.Datanode(i).ID() == bl.Pipeline.Members[1].Id {
+			require.NoError(t, c.StopDatanode(i))
+		}
+	}
+	require.Eventually(t, func() bool {
+		return strings.Contains(h.ok("admin", "container", "info", cid), "Missing indexes:  2\n")
+	}, time.Minute, 100*time.Millisecond)
 }

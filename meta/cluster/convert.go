@@ -13,7 +13,7 @@ func PipelineInfo(r *stratov1.PipelineRecord) *stratov1.PipelineInfo {
 		return nil
 	}
 	return &stratov1.PipelineInfo{Id: r.Id, Replication: r.Replication, Members: append([]string(nil), r.Members...),
-		State: r.State, CreatedUnixMs: r.CreatedUnixMs}
+		State: r.State, CreatedUnixMs: r.CreatedUnixMs, ErasureCoding: ErasureCoding(r.ErasureCoding)}
 }
 
 // ContainerInfo is the API's view of a container record.
@@ -22,5 +22,14 @@ func ContainerInfo(r *stratov1.ContainerRecord) *stratov1.ContainerInfo {
 		return nil
 	}
 	return &stratov1.ContainerInfo{Id: r.Id, State: r.State, PipelineId: r.PipelineId, Replication: r.Replication,
-		CreatedUnixMs: r.CreatedUnixMs, AllocatedBytes: r.AllocatedBytes}
+		CreatedUnixMs: r.CreatedUnixMs, AllocatedBytes: r.AllocatedBytes, ErasureCoding: ErasureCoding(r.ErasureCoding)}
+}
+
+// ErasureCoding is the API's view of a stored erasure coding config (nil
+// for nil).
+func ErasureCoding(r *stratov1.ErasureCodingRecord) *stratov1.ErasureCoding {
+	if r == nil {
+		return nil
+	}
+	return &stratov1.ErasureCoding{Codec: r.Codec, Data: r.Data, Parity: r.Parity, CellSize: r.CellSize}
 }

@@ -17,6 +17,15 @@
 // (Settling), the caller must not run replication or block deletion, and
 // Tick closes no pipeline for a member that has not registered yet.
 //
+// # Erasure coded containers
+//
+// Allocate serves replicated keys and erasure coded ones (Redundancy): an
+// EC pipeline is d+p distinct datanodes in member order, an EC container's
+// replica on member m holds replica index m+1, and a block group is one
+// block ID on every member. EC containers are judged index by index and
+// the replication manager copies and deletes none of their replicas
+// (ec.go; docs/ec.md).
+//
 // # Time
 //
 // Nothing here reads the clock: every method that depends on time takes the

@@ -20,7 +20,7 @@ func (m *Manager) ImportContainer(ctx context.Context, now time.Time, repl strat
 	}
 	m.allocMu.Lock()
 	defer m.allocMu.Unlock()
-	p, err := m.addPipeline(ctx, now, repl, members)
+	p, err := m.addPipeline(ctx, now, Replicated(repl), members)
 	if err != nil {
 		return nil, IDRange{}, err
 	}

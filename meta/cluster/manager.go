@@ -285,6 +285,7 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.Contain
 			rep.State = stratov1.ContainerState_CONTAINER_UNHEALTHY
 		}
 		c.replicas[id] = rep
+		m.placeMissingIndexLocked(c, id, rep)
 		n.containers[rep.ContainerId] = gen
 		if fl, ok := m.replicating[rep.ContainerId]; ok && fl.target == id {
 			delete(m.replicating, rep.ContainerId)
@@ -362,13 +363,22 @@ func (m *Manager) Tick(now time.Time) []*stratov1.ClusterCommand {
 	}
 	// A closing container whose good replicas on datanodes not DEAD are all
 	// CLOSED (at least one) is CLOSED. Live holders still OPEN or CLOSING
-	// are sent the close command again every StaleAfter.
+	// are sent the close command again every StaleAfter. An erasure coded
+	// container also waits for the live members of its pipeline that have
+	// not reported their replica (each holds its own index).
 	for _, c := range m.sortedContainersLocked() {
 		if c.info.State != stratov1.ContainerState_CONTAINER_CLOSING || len(c.replicas) == 0 {
 			continue
 		}
 		closed := 0
 		var pending []string
+		if p := m.pipelines[c.info.PipelineId]; p != nil && c.info.ErasureCoding != nil {
+			for _, id := range p.Members {
+				if n := m.nodes[id]; n != nil && n.health != stratov1.NodeHealth_NODE_DEAD && c.replicas[id] == nil {
+					pending = append(pending, id)
+				}
+			}
+		}
 		for id, r := range c.replicas {
 			if n := m.nodes[id]; n == nil || n.health == stratov1.NodeHealth_NODE_DEAD {
 				continue
@@ -672,13 +682,17 @@ func (m *Manager) MarkUnhealthy(id uint64, datanode string) error {
 // of stored (a block's pipeline when it was allocated), in that order, then
 // the other holders (copies made since), skipping dead datanodes and
 // unhealthy replicas, and putting stale ones last. With no replica reported
-// yet (a leader just elected), stored is returned as it is.
+// yet (a leader just elected), stored is returned as it is. An erasure coded
+// container's members keep their places (ecLocations).
 func (m *Manager) Locations(cid uint64, stored []*stratov1.DatanodeDetails) []*stratov1.DatanodeDetails {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.containers[cid]
 	if c == nil || len(c.replicas) == 0 {
 		return stored
+	}
+	if c.info.ErasureCoding != nil {
+		return m.ecLocations(c, stored)
 	}
 	// A member of stored counts unless its node is dead or its replica
 	// known bad (a replica not reported yet is most likely being reported:

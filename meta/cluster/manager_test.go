@@ -80,7 +80,7 @@ func (e *env) tick() {
 }
 
 func (e *env) alloc(repl stratov1.ReplicationFactor, ex Exclude) *Allocation {
-	a, err := e.m.Allocate(context.Background(), e.now, repl, ex)
+	a, err := e.m.Allocate(context.Background(), e.now, Replicated(repl), ex)
 	require.NoError(e.t, err)
 	return a
 }
@@ -130,7 +130,7 @@ func TestRegisterHeartbeatHealth(t *testing.T) {
 
 func TestSafeMode(t *testing.T) {
 	e := newEnv(t, Options{SafeModeMinDatanodes: 3})
-	_, err := e.m.Allocate(context.Background(), e.now, three, Exclude{})
+	_, err := e.m.Allocate(context.Background(), e.now, Replicated(three), Exclude{})
 	require.ErrorIs(t, err, ErrSafeMode)
 	require.ErrorContains(t, err, "0 of 3 datanodes")
 	e.register("dn1", "dn2")
@@ -177,10 +177,10 @@ func TestSafeMode(t *testing.T) {
 func TestAllocate(t *testing.T) {
 	e := newEnv(t, Options{LocalIDBatch: 5})
 	e.register("dn1", "dn2")
-	_, err := e.m.Allocate(context.Background(), e.now, three, Exclude{})
+	_, err := e.m.Allocate(context.Background(), e.now, Replicated(three), Exclude{})
 	require.ErrorIs(t, err, ErrNoPipeline)
 	require.ErrorContains(t, err, "2 healthy datanodes")
-	_, err = e.m.Allocate(context.Background(), e.now, 2, Exclude{})
+	_, err = e.m.Allocate(context.Background(), e.now, Replicated(2), Exclude{})
 	require.ErrorIs(t, err, ErrInvalid)
 
 	e.register("dn3")

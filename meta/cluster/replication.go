@@ -45,7 +45,9 @@ type ReplicationReport struct {
 // fewer good copies than its replication factor queues a command for a
 // source replica to push the container to a new target. limit bounds the
 // commands in flight per datanode (as source or target). A good copy is a
-// CLOSED replica on a HEALTHY, IN_SERVICE datanode.
+// CLOSED replica on a HEALTHY, IN_SERVICE datanode. Erasure coded
+// containers are judged and counted, never copied or trimmed
+// (ecWorkLocked).
 func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -74,6 +76,10 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 			continue
 		}
 		rep.Containers++
+		if c.info.ErasureCoding != nil {
+			m.ecWorkLocked(c, &rep, pending)
+			continue
+		}
 		m.markLaggingLocked(c)
 		// good copies count; sources (HEALTHY holders, decommissioning ones
 		// included) can push; a STALE holder is neither, but the data is

@@ -13,8 +13,12 @@ import (
 // that is not DEAD is MISSING (a STALE holder may come back); with fewer
 // good copies than its replication, UNDER_REPLICATED; an UNHEALTHY
 // container or replica is UNHEALTHY; more good copies than needed,
-// OVER_REPLICATED.
+// OVER_REPLICATED. An erasure coded container is judged by its indexes
+// (judgeECLocked).
 func (m *Manager) judgeLocked(c *containerState) (good int, problem stratov1.ContainerProblem) {
+	if c.info.ErasureCoding != nil {
+		return m.judgeECLocked(c)
+	}
 	live := 0
 	unhealthy := c.info.State == stratov1.ContainerState_CONTAINER_UNHEALTHY
 	for id, r := range c.replicas {
@@ -31,7 +35,7 @@ func (m *Manager) judgeLocked(c *containerState) (good int, problem stratov1.Con
 		}
 	}
 	closed := c.info.State == stratov1.ContainerState_CONTAINER_CLOSED
-	want := int(c.info.Replication)
+	want := want(c.info)
 	switch {
 	case closed && live == 0:
 		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING
@@ -51,6 +55,7 @@ func (m *Manager) infoLocked(c *containerState) *stratov1.ContainerInfo {
 	info.AllocatedBytes = c.allocated
 	good, problem := m.judgeLocked(c)
 	info.GoodCopies, info.Problem = int32(good), problem
+	info.MissingIndexes = m.missingIndexesLocked(c)
 	return info
 }
 
@@ -154,7 +159,7 @@ func (m *Manager) Summary() *stratov1.ClusterSummary {
 		for id := range c.replicas {
 			if d := leaving[id]; d != nil {
 				d.Replicas++
-				if good < int(c.info.Replication) {
+				if good < want(c.info) {
 					d.Waiting++
 				}
 			}

@@ -52,7 +52,7 @@ func KeyInfo(r *stratov1.KeyRecord) *stratov1.KeyInfo {
 		Volume: r.Volume, Bucket: r.Bucket, Name: r.Name, ObjectId: r.ObjectId, ParentId: r.ParentId,
 		Size: r.Size, Replication: r.Replication, ChecksumType: r.ChecksumType, BytesPerChecksum: r.BytesPerChecksum,
 		CreationTimeUnixMs: r.CreationTimeUnixMs, ModificationTimeUnixMs: r.ModificationTimeUnixMs,
-		Blocks: BlockLocations(r.Blocks), Owner: r.Owner, Attributes: keyAttributes(r.Attributes),
+		Blocks: groupLocations(BlockLocations(r.Blocks), r.ErasureCoding), Owner: r.Owner, Attributes: keyAttributes(r.Attributes),
 		ErasureCoding: ErasureCoding(r.ErasureCoding),
 		Permission:    permissionOr(r.Permission, DefaultFilePermission), Group: r.Group,
 		AccessTimeUnixMs: accessTime(r.AccessTimeUnixMs, r.ModificationTimeUnixMs),

@@ -2,21 +2,25 @@ package namespace
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/strato-io/strato/ec"
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
-// ErrUnsupported: a request this meta does not carry out yet (writing data
-// to erasure coded keys: block groups are not allocated yet, docs/ec.md).
-// It is of the class ErrFailedPrecondition (a refusal, deterministic in
-// apply); the server answers UNIMPLEMENTED.
-var ErrUnsupported = sentinel("namespace: not supported yet", ErrFailedPrecondition)
-
-// errECData refuses a block for an erasure coded key.
-func errECData(e *stratov1.ErasureCodingRecord) error {
-	c, _ := ECConfig(e)
-	return fmt.Errorf("%w: writing data to an erasure coded key (%s): block groups are not allocated yet", ErrUnsupported, c)
+// groupLocations marks the blocks of an erasure coded key (e set) as block
+// groups: each pipeline's members are in member order, and the pipeline
+// says so with its config (docs/ec.md). It returns ls.
+func groupLocations(ls []*stratov1.BlockLocation, e *stratov1.ErasureCodingRecord) []*stratov1.BlockLocation {
+	if e == nil {
+		return ls
+	}
+	for _, l := range ls {
+		if l.Pipeline != nil {
+			l.Pipeline.ErasureCoding = ErasureCoding(e)
+		}
+	}
+	return ls
 }
 
 // ecRecord validates an erasure coding config of a request and returns it
@@ -82,4 +86,16 @@ func keyRedundancy(repl stratov1.ReplicationFactor, e *stratov1.ErasureCodingRec
 		return 0, nil, fmt.Errorf("%w: replication %v must be ONE or THREE", ErrInvalid, repl)
 	}
 	return repl, nil, nil
+}
+
+// redundancyName is how a key is stored, as the CLI writes it: ONE,
+// THREE or an erasure coding config.
+func redundancyName(repl stratov1.ReplicationFactor, e *stratov1.ErasureCodingRecord) string {
+	if e == nil {
+		return strings.TrimPrefix(repl.String(), "REPLICATION_")
+	}
+	if c, err := ECConfig(e); err == nil {
+		return c.String()
+	}
+	return e.String()
 }

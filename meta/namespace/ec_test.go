@@ -41,8 +41,8 @@ func TestErasureCodedBuckets(t *testing.T) {
 // TestErasureCodedKeys: a key's own config wins, then its own replication,
 // then the bucket's erasure coding, then the bucket's replication; an empty
 // erasure coded key commits (deferred or not) and says how it is stored;
-// data for one is refused (UNIMPLEMENTED at the server) until block groups
-// are allocated.
+// its blocks are block groups of d+p members (the allocator's), marked with
+// the config; compose does not mix groups and blocks.
 func TestErasureCodedKeys(t *testing.T) {
 	h := newHarness(t)
 	h.must(&stratov1.CreateVolumeRequest{Name: "vol"})
@@ -78,11 +78,50 @@ func TestErasureCodedKeys(t *testing.T) {
 		require.Equal(t, tc.want, ecName(ki.ErasureCoding), "deferred %+v", tc)
 	}
 
-	err := h.fails(ErrUnsupported, &stratov1.OpenKeyRequest{Volume: "vol", Bucket: "ecb", Key: "big", SizeHint: 10})
-	require.ErrorIs(t, err, ErrFailedPrecondition)
-	require.ErrorContains(t, err, "rs-6-3-1024k")
-	open := h.must(&stratov1.OpenKeyRequest{Volume: "vol", Bucket: "ecb", Key: "big"}).(*stratov1.OpenKeyResponse)
-	h.fails(ErrUnsupported, &stratov1.AllocateBlockRequest{Volume: "vol", Bucket: "ecb", Key: "big", OpenId: open.OpenId, SizeHint: 10})
+	// Data: block groups of d+p members, marked as such, in the open key,
+	// each allocation, and the committed key, whose size is the sum of the
+	// groups' lengths.
+	open := h.must(&stratov1.OpenKeyRequest{Volume: "vol", Bucket: "ecb", Key: "big", SizeHint: 10}).(*stratov1.OpenKeyResponse)
+	require.Len(t, open.Blocks, 1)
+	group := func(bl *stratov1.BlockLocation) {
+		t.Helper()
+		require.Len(t, bl.Pipeline.Members, 9)
+		require.Equal(t, "rs-6-3-1024k", ecName(bl.Pipeline.ErasureCoding))
+	}
+	group(open.Blocks[0])
+	al := h.must(&stratov1.AllocateBlockRequest{Volume: "vol", Bucket: "ecb", Key: "big", OpenId: open.OpenId, SizeHint: 10}).(*stratov1.AllocateBlockResponse)
+	group(al.Block)
+	h.must(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "ecb", Key: "big", OpenId: open.OpenId, Blocks: []*stratov1.BlockLocation{
+		{BlockId: open.Blocks[0].BlockId, Length: 6 << 20}, {BlockId: al.Block.BlockId, Length: 100}}})
+	ki := h.lookup("ecb", "big")
+	require.Equal(t, int64(6<<20+100), ki.Size)
+	require.Len(t, ki.Blocks, 2)
+	require.Equal(t, int64(6<<20), ki.Blocks[1].Offset)
+	for _, bl := range ki.Blocks {
+		group(bl)
+	}
+	// A replicated key's blocks say nothing of erasure coding.
+	three := h.must(&stratov1.OpenKeyRequest{Volume: "vol", Bucket: "ecb", Key: "three", SizeHint: 10,
+		Replication: stratov1.ReplicationFactor_REPLICATION_THREE}).(*stratov1.OpenKeyResponse)
+	require.Len(t, three.Blocks[0].Pipeline.Members, 3)
+	require.Nil(t, three.Blocks[0].Pipeline.ErasureCoding)
+	h.must(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "ecb", Key: "three", OpenId: three.OpenId, Blocks: []*stratov1.BlockLocation{
+		{BlockId: three.Blocks[0].BlockId, Length: 5}}})
+
+	// A compose takes no groups into a replicated key, nor blocks into an
+	// erasure coded one.
+	for _, tc := range []struct {
+		repl     stratov1.ReplicationFactor
+		src, why string
+	}{
+		{stratov1.ReplicationFactor_REPLICATION_THREE, "big", "source vol/ecb/big is stored as rs-6-3-1024k, the key as THREE"},
+		{0, "three", "source vol/ecb/three is stored as THREE, the key as rs-6-3-1024k"},
+	} {
+		c := h.must(&stratov1.OpenKeyRequest{Volume: "vol", Bucket: "ecb", Key: "composed", Replication: tc.repl}).(*stratov1.OpenKeyResponse)
+		err := h.fails(ErrInvalidBlocks, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "ecb", Key: "composed", OpenId: c.OpenId,
+			Sources: []*stratov1.KeySource{{Volume: "vol", Bucket: "ecb", Key: tc.src}}})
+		require.ErrorContains(t, err, tc.why)
+	}
 	h.fails(ErrInvalid, &stratov1.OpenKeyRequest{Volume: "vol", Bucket: "ecb", Key: "bad",
 		ErasureCoding: &stratov1.ErasureCoding{Codec: stratov1.ErasureCodec_ERASURE_CODEC_RS, Data: 40, Parity: 2}})
 }

@@ -28,7 +28,7 @@ type testAlloc struct {
 	fail     error
 }
 
-func (a *testAlloc) AllocateBlock(_ context.Context, repl stratov1.ReplicationFactor, _ int64, ex *stratov1.ExcludeList) (*stratov1.BlockRecord, error) {
+func (a *testAlloc) AllocateBlock(_ context.Context, repl stratov1.ReplicationFactor, e *stratov1.ErasureCodingRecord, _ int64, ex *stratov1.ExcludeList) (*stratov1.BlockRecord, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.calls++
@@ -38,7 +38,11 @@ func (a *testAlloc) AllocateBlock(_ context.Context, repl stratov1.ReplicationFa
 	}
 	a.next++
 	p := &stratov1.BlockPipelineRecord{Id: 7}
-	for i := 0; i < int(repl); i++ {
+	n := int(repl)
+	if e != nil {
+		n = int(e.Data + e.Parity)
+	}
+	for i := 0; i < n; i++ {
 		p.Members = append(p.Members, &stratov1.BlockMemberRecord{Id: string(rune('a' + i)), DataAddr: "127.0.0.1:1"})
 	}
 	return &stratov1.BlockRecord{BlockId: &stratov1.BlockIDRecord{ContainerId: 1, LocalId: a.next}, Pipeline: p}, nil

@@ -39,7 +39,7 @@ func (a *applier) openKey(c *stratov1.OpenKeyCommand) (proto.Message, error) {
 		return nil, err
 	}
 	return &stratov1.OpenKeyResponse{
-		OpenId: rec.Id, Blocks: BlockLocations(rec.Blocks), Replication: rec.Replication,
+		OpenId: rec.Id, Blocks: groupLocations(BlockLocations(rec.Blocks), rec.ErasureCoding), Replication: rec.Replication,
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum, BlockSize: bk.BlockSize,
 		ErasureCoding: ErasureCoding(rec.ErasureCoding),
 	}, nil
@@ -58,8 +58,6 @@ func (a *applier) newOpenKey(c *stratov1.OpenKeyCommand, persist bool) (*stratov
 		return nil, nil, err
 	}
 	switch {
-	case e != nil && len(c.GetBlocks()) > 0:
-		return nil, nil, errECData(e)
 	case c.GetExpiresAtUnixMs() <= 0:
 		return nil, nil, fmt.Errorf("%w: open key without an expiry time", ErrInvalid)
 	case c.GetSizeHint() < 0:
@@ -198,7 +196,8 @@ func (a *applier) allocateBlock(c *stratov1.AllocateBlockCommand) (proto.Message
 	if err := put(a.b, idKey(a.kb, tagOpen, rec.Id), rec); err != nil {
 		return nil, err
 	}
-	return &stratov1.AllocateBlockResponse{Block: BlockLocation(c.GetBlock())}, nil
+	bl := groupLocations([]*stratov1.BlockLocation{BlockLocation(c.GetBlock())}, rec.ErasureCoding)[0]
+	return &stratov1.AllocateBlockResponse{Block: bl}, nil
 }
 
 func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error) {
@@ -349,6 +348,11 @@ func (a *applier) composeSources(rec *stratov1.OpenKeyInfo, name string, cs []*s
 		switch {
 		case s.GetObjectId() != 0 && kr.ObjectId != s.GetObjectId():
 			return nil, nil, 0, fmt.Errorf("%w: source %s is object %d, not %d", ErrInvalidBlocks, label, kr.ObjectId, s.GetObjectId())
+		case !proto.Equal(kr.ErasureCoding, rec.ErasureCoding):
+			// A block group read as a block, or a block as a group, is
+			// garbage: a key is all groups of one config or all blocks.
+			return nil, nil, 0, fmt.Errorf("%w: source %s is stored as %s, the key as %s", ErrInvalidBlocks, label,
+				redundancyName(kr.Replication, kr.ErasureCoding), redundancyName(rec.Replication, rec.ErasureCoding))
 		case kr.ChecksumType != rec.ChecksumType || kr.BytesPerChecksum != rec.BytesPerChecksum:
 			return nil, nil, 0, fmt.Errorf("%w: source %s has checksums %v/%d, the key %v/%d", ErrInvalidBlocks, label,
 				kr.ChecksumType, kr.BytesPerChecksum, rec.ChecksumType, rec.BytesPerChecksum)

@@ -72,10 +72,12 @@ func (o *Options) Validate() error {
 // BlockAllocator allocates blocks for keys being written. meta/cluster
 // implements it in production.
 type BlockAllocator interface {
-	// AllocateBlock returns a new block of replication repl (the location
-	// with its pipeline, length 0) avoiding everything in exclude (may be
-	// nil). sizeHint is the number of bytes the writer expects to put in it.
-	AllocateBlock(ctx context.Context, repl stratov1.ReplicationFactor, sizeHint int64, exclude *stratov1.ExcludeList) (*stratov1.BlockRecord, error)
+	// AllocateBlock returns a new block of replication repl, or, when e
+	// is set, a block group of that erasure code (its pipeline's members
+	// in member order) (the location with its pipeline, length 0),
+	// avoiding everything in exclude (may be nil). sizeHint is the number
+	// of bytes the writer expects to put in it.
+	AllocateBlock(ctx context.Context, repl stratov1.ReplicationFactor, e *stratov1.ErasureCodingRecord, sizeHint int64, exclude *stratov1.ExcludeList) (*stratov1.BlockRecord, error)
 }
 
 // PrepareEnv is what Prepare takes from the leader: its clock, its block

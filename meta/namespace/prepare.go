@@ -88,10 +88,7 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		if env.Allocator == nil {
 			return nil, fmt.Errorf("namespace: no block allocator")
 		}
-		if rec.ErasureCoding != nil {
-			return nil, errECData(rec.ErasureCoding)
-		}
-		bl, err := env.Allocator.AllocateBlock(ctx, rec.Replication, r.GetSizeHint(), r.GetExclude())
+		bl, err := env.Allocator.AllocateBlock(ctx, rec.Replication, rec.ErasureCoding, r.GetSizeHint(), r.GetExclude())
 		if err != nil {
 			return nil, err
 		}
@@ -258,14 +255,11 @@ func (ns *Namespace) prepareOpen(ctx context.Context, view pebble.Reader, env Pr
 		return nil, err
 	}
 	c.ExpiresAtUnixMs = env.Now.Add(ns.opts.OpenKeyTTL).UnixMilli()
-	if c.SizeHint > 0 && c.ErasureCoding != nil {
-		return nil, errECData(c.ErasureCoding)
-	}
 	if c.SizeHint > 0 {
 		if env.Allocator == nil {
 			return nil, fmt.Errorf("namespace: no block allocator")
 		}
-		bl, err := env.Allocator.AllocateBlock(ctx, c.Replication, min(c.SizeHint, bk.BlockSize), ex)
+		bl, err := env.Allocator.AllocateBlock(ctx, c.Replication, c.ErasureCoding, min(c.SizeHint, bk.BlockSize), ex)
 		if err != nil {
 			return nil, err
 		}

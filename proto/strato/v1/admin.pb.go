@@ -295,9 +295,13 @@ type ContainerInfo struct {
 	// the leader from the replicas reported; UNSPECIFIED when nothing is).
 	Problem ContainerProblem `protobuf:"varint,8,opt,name=problem,proto3,enum=strato.v1.ContainerProblem" json:"problem,omitempty"`
 	// Good copies: CLOSED replicas on HEALTHY, in-service datanodes (soft).
-	GoodCopies    int32 `protobuf:"varint,9,opt,name=good_copies,json=goodCopies,proto3" json:"good_copies,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	GoodCopies int32 `protobuf:"varint,9,opt,name=good_copies,json=goodCopies,proto3" json:"good_copies,omitempty"`
+	// Erasure coded: the replica indexes (1 to data+parity) with no good
+	// replica: none on a HEALTHY, in-service datanode that is CLOSED (once
+	// the container is closed) or not UNHEALTHY (before) (soft).
+	MissingIndexes []int32 `protobuf:"varint,10,rep,packed,name=missing_indexes,json=missingIndexes,proto3" json:"missing_indexes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ContainerInfo) Reset() {
@@ -391,6 +395,13 @@ func (x *ContainerInfo) GetGoodCopies() int32 {
 		return x.GoodCopies
 	}
 	return 0
+}
+
+func (x *ContainerInfo) GetMissingIndexes() []int32 {
+	if x != nil {
+		return x.MissingIndexes
+	}
+	return nil
 }
 
 type ListDatanodesRequest struct {
@@ -2211,7 +2222,7 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"containers\x18\x06 \x01(\x05R\n" +
 	"containers\x12\x1c\n" +
-	"\tpipelines\x18\a \x01(\x05R\tpipelines\"\x9b\x03\n" +
+	"\tpipelines\x18\a \x01(\x05R\tpipelines\"\xc4\x03\n" +
 	"\rContainerInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.strato.v1.ContainerStateR\x05state\x12\x1f\n" +
@@ -2223,7 +2234,9 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x0eerasure_coding\x18\a \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x125\n" +
 	"\aproblem\x18\b \x01(\x0e2\x1b.strato.v1.ContainerProblemR\aproblem\x12\x1f\n" +
 	"\vgood_copies\x18\t \x01(\x05R\n" +
-	"goodCopies\"\x16\n" +
+	"goodCopies\x12'\n" +
+	"\x0fmissing_indexes\x18\n" +
+	" \x03(\x05R\x0emissingIndexes\"\x16\n" +
 	"\x14ListDatanodesRequest\"N\n" +
 	"\x15ListDatanodesResponse\x125\n" +
 	"\tdatanodes\x18\x01 \x03(\v2\x17.strato.v1.DatanodeInfoR\tdatanodes\"\x16\n" +

@@ -903,9 +903,13 @@ func (x *DatanodeDetails) GetHostname() string {
 // Pipeline is where a block's replicas are written and read: the pipeline's
 // datanodes, leader first.
 type Pipeline struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Members       []*DatanodeDetails     `protobuf:"bytes,2,rep,name=members,proto3" json:"members,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Id      uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Members []*DatanodeDetails     `protobuf:"bytes,2,rep,name=members,proto3" json:"members,omitempty"`
+	// Set: a block group of an erasure coded key; members are in member
+	// order (member m holds replica index m+1), one per index, and a member
+	// whose datanode is lost stays in its place (docs/ec.md).
+	ErasureCoding *ErasureCoding `protobuf:"bytes,3,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -950,6 +954,13 @@ func (x *Pipeline) GetId() uint64 {
 func (x *Pipeline) GetMembers() []*DatanodeDetails {
 	if x != nil {
 		return x.Members
+	}
+	return nil
+}
+
+func (x *Pipeline) GetErasureCoding() *ErasureCoding {
+	if x != nil {
+		return x.ErasureCoding
 	}
 	return nil
 }
@@ -4916,10 +4927,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x0fDatanodeDetails\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x1a\n" +
-	"\bhostname\x18\x03 \x01(\tR\bhostname\"P\n" +
+	"\bhostname\x18\x03 \x01(\tR\bhostname\"\x91\x01\n" +
 	"\bPipeline\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x124\n" +
-	"\amembers\x18\x02 \x03(\v2\x1a.strato.v1.DatanodeDetailsR\amembers\"\x9f\x01\n" +
+	"\amembers\x18\x02 \x03(\v2\x1a.strato.v1.DatanodeDetailsR\amembers\x12?\n" +
+	"\x0eerasure_coding\x18\x03 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"\x9f\x01\n" +
 	"\rBlockLocation\x12-\n" +
 	"\bblock_id\x18\x01 \x01(\v2\x12.strato.v1.BlockIDR\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
@@ -5421,104 +5433,105 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	13, // 4: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
 	5,  // 5: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
 	9,  // 6: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
-	8,  // 7: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
-	10, // 8: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
-	3,  // 9: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 10: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	11, // 11: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
-	13, // 12: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
-	5,  // 13: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	3,  // 14: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
-	12, // 15: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	6,  // 16: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	6,  // 17: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
-	1,  // 18: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
-	3,  // 19: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 20: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
-	5,  // 21: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	7,  // 22: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	7,  // 23: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
-	3,  // 24: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
-	16, // 25: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
-	5,  // 26: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	3,  // 27: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
-	16, // 28: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	5,  // 29: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	11, // 30: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
-	3,  // 31: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 32: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
-	5,  // 33: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
-	16, // 34: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	11, // 35: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	11, // 36: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	13, // 37: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
-	14, // 38: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
-	13, // 39: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
-	12, // 40: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	12, // 41: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	15, // 42: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	15, // 43: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	17, // 44: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	19, // 45: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	21, // 46: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	22, // 47: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	24, // 48: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	26, // 49: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	28, // 50: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	30, // 51: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	31, // 52: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	33, // 53: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	36, // 54: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	38, // 55: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	42, // 56: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	44, // 57: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	46, // 58: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	48, // 59: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	40, // 60: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
-	50, // 61: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	34, // 62: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	52, // 63: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	54, // 64: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	56, // 65: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	58, // 66: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	60, // 67: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
-	62, // 68: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
-	64, // 69: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
-	66, // 70: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	68, // 71: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	18, // 72: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	20, // 73: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	6,  // 74: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	23, // 75: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	25, // 76: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	27, // 77: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	29, // 78: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	7,  // 79: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	32, // 80: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	35, // 81: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	37, // 82: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	39, // 83: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	43, // 84: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	45, // 85: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	47, // 86: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	49, // 87: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	41, // 88: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	51, // 89: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	35, // 90: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	53, // 91: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	55, // 92: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	57, // 93: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	59, // 94: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	61, // 95: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	63, // 96: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	65, // 97: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	67, // 98: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	69, // 99: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	72, // [72:100] is the sub-list for method output_type
-	44, // [44:72] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	5,  // 7: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
+	8,  // 8: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
+	10, // 9: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
+	3,  // 10: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 11: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	11, // 12: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
+	13, // 13: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
+	5,  // 14: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	3,  // 15: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
+	12, // 16: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
+	6,  // 17: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	6,  // 18: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
+	1,  // 19: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
+	3,  // 20: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 21: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
+	5,  // 22: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	7,  // 23: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	7,  // 24: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
+	3,  // 25: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
+	16, // 26: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
+	5,  // 27: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	3,  // 28: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
+	16, // 29: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	5,  // 30: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	11, // 31: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
+	3,  // 32: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 33: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
+	5,  // 34: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
+	16, // 35: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	11, // 36: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	11, // 37: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	13, // 38: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	14, // 39: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	13, // 40: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
+	12, // 41: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	12, // 42: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	15, // 43: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	15, // 44: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	17, // 45: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	19, // 46: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	21, // 47: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	22, // 48: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	24, // 49: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	26, // 50: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	28, // 51: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	30, // 52: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	31, // 53: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	33, // 54: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	36, // 55: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	38, // 56: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	42, // 57: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	44, // 58: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	46, // 59: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	48, // 60: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	40, // 61: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	50, // 62: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	34, // 63: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	52, // 64: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	54, // 65: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	56, // 66: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	58, // 67: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	60, // 68: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
+	62, // 69: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
+	64, // 70: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
+	66, // 71: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	68, // 72: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	18, // 73: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	20, // 74: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	6,  // 75: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	23, // 76: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	25, // 77: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	27, // 78: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	29, // 79: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	7,  // 80: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	32, // 81: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	35, // 82: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	37, // 83: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	39, // 84: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	43, // 85: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	45, // 86: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	47, // 87: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	49, // 88: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	41, // 89: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	51, // 90: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	35, // 91: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	53, // 92: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	55, // 93: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	57, // 94: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	59, // 95: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	61, // 96: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	63, // 97: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	65, // 98: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	67, // 99: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	69, // 100: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	73, // [73:101] is the sub-list for method output_type
+	45, // [45:73] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }

@@ -1,0 +1,199 @@
+package cluster
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/strato-io/strato/proto/strato/v1"
+)
+
+// Erasure coded containers (docs/ec.md). An EC container lives on one EC
+// pipeline of d+p distinct datanodes, in member order; the replica on
+// member m holds replica index m+1, the m-th block of every block group in
+// the container. Its replicas are not copies of one another: each index
+// holds other bytes. So an EC container is judged index by index, and the
+// replication manager never copies one replica in place of another nor
+// deletes one as extra. Rebuilding a lost index from d others
+// (reconstruction) is not built yet.
+
+// want is how many good copies a container needs: its replication factor,
+// or, erasure coded, one replica of each of its d+p indexes.
+func want(c *stratov1.ContainerRecord) int {
+	if e := c.ErasureCoding; e != nil {
+		return int(e.Data + e.Parity)
+	}
+	return int(c.Replication)
+}
+
+// ecIndexesLocked looks at the replicas of EC container c index by index.
+// good[i-1]: a good replica holds index i (on a HEALTHY, in-service
+// datanode, CLOSED; for a container not closed yet, any state but
+// UNHEALTHY). live[i-1]: for a closed container, a CLOSED replica on a
+// datanode not DEAD holds it (a STALE one may come back). extra: good
+// replicas beyond one per index. Replicas without an index of the
+// container (0: not told its index yet) count for nothing.
+func (m *Manager) ecIndexesLocked(c *containerState) (good, live []bool, extra int) {
+	n := want(c.info)
+	good, live = make([]bool, n), make([]bool, n)
+	closed := c.info.State == stratov1.ContainerState_CONTAINER_CLOSED
+	for id, r := range c.replicas {
+		i := int(r.ReplicaIndex) - 1
+		nd := m.nodes[id]
+		if i < 0 || i >= n || nd == nil || nd.health == stratov1.NodeHealth_NODE_DEAD {
+			continue
+		}
+		switch {
+		case r.State == stratov1.ContainerState_CONTAINER_UNHEALTHY:
+			continue
+		case closed && r.State != stratov1.ContainerState_CONTAINER_CLOSED:
+			continue
+		}
+		live[i] = true
+		if nd.health != stratov1.NodeHealth_NODE_HEALTHY || nd.opState != stratov1.NodeOpState_NODE_IN_SERVICE {
+			continue
+		}
+		if good[i] {
+			extra++
+		}
+		good[i] = true
+	}
+	return good, live, extra
+}
+
+// judgeECLocked is judgeLocked for an EC container: good is the number of
+// indexes with a good replica. Closed, it is MISSING when fewer than d
+// indexes are live (its data cannot be rebuilt while that lasts), and
+// UNDER_REPLICATED when an index has no good replica.
+func (m *Manager) judgeECLocked(c *containerState) (int, stratov1.ContainerProblem) {
+	good, live, extra := m.ecIndexesLocked(c)
+	nGood, nLive := count(good), count(live)
+	unhealthy := c.info.State == stratov1.ContainerState_CONTAINER_UNHEALTHY
+	for _, r := range c.replicas {
+		if r.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
+			unhealthy = true
+		}
+	}
+	closed := c.info.State == stratov1.ContainerState_CONTAINER_CLOSED
+	switch {
+	case closed && nLive < int(c.info.ErasureCoding.Data):
+		return nGood, stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING
+	case closed && nGood < len(good):
+		return nGood, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED
+	case unhealthy:
+		return nGood, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNHEALTHY
+	case closed && extra > 0:
+		return nGood, stratov1.ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED
+	}
+	return nGood, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED
+}
+
+// missingIndexesLocked lists the indexes (1 to d+p) of EC container c that
+// no good replica holds; nil for a replicated container.
+func (m *Manager) missingIndexesLocked(c *containerState) []int32 {
+	if c.info.ErasureCoding == nil {
+		return nil
+	}
+	good, _, _ := m.ecIndexesLocked(c)
+	var out []int32
+	for i, ok := range good {
+		if !ok {
+			out = append(out, int32(i+1))
+		}
+	}
+	return out
+}
+
+// MissingIndexes returns the replica indexes of container id that no good
+// replica holds (a good replica: on a HEALTHY, in-service datanode, CLOSED
+// once the container is closed, and not UNHEALTHY before), in order; nil
+// when every index has one, or for a replicated container.
+func (m *Manager) MissingIndexes(id uint64) ([]int32, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.containers[id]
+	if c == nil {
+		return nil, fmt.Errorf("%w: container %d", ErrNotFound, id)
+	}
+	return m.missingIndexesLocked(c), nil
+}
+
+// ecWorkLocked is ReplicationWork's pass over closed EC container c: it is
+// counted (missing, under- or over-replicated), and a decommissioning
+// holder of it is held back while an index lacks a good replica. Nothing
+// is copied or deleted: a replica is the only holder of its index's bytes,
+// and rebuilding an index (reconstruction, which also takes an index off a
+// decommissioning datanode) is not built yet.
+func (m *Manager) ecWorkLocked(c *containerState, rep *ReplicationReport, pending map[string]bool) {
+	_, problem := m.judgeECLocked(c)
+	switch problem {
+	case stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING:
+		rep.Missing = append(rep.Missing, c.info.Id)
+	case stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED:
+		rep.UnderReplicated++
+	case stratov1.ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED:
+		rep.OverReplicated++
+	}
+	if problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING && problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED {
+		return
+	}
+	for id := range c.replicas {
+		if n := m.nodes[id]; n != nil && n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING {
+			pending[id] = true
+		}
+	}
+}
+
+// placeMissingIndexLocked: a member of EC container c's pipeline reported
+// its replica without an index (a write created it before the command
+// that gives the index arrived, or a new leader dropped that command):
+// the command is queued again, unless it is already.
+func (m *Manager) placeMissingIndexLocked(c *containerState, node string, rep *stratov1.ContainerReplica) {
+	p := m.pipelines[c.info.PipelineId]
+	if c.info.ErasureCoding == nil || rep.ReplicaIndex != 0 || p == nil || rep.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
+		return
+	}
+	i := slices.Index(p.Members, node)
+	if i < 0 {
+		return
+	}
+	for _, cmd := range m.nodes[node].commands {
+		if cc := cmd.GetCreateContainer(); cc != nil && cc.ContainerId == c.info.Id {
+			return
+		}
+	}
+	m.placeIndexLocked(p, c.info.Id, node, i+1)
+}
+
+// ecLocations is Locations for EC container c: the members of stored in
+// member order, each kept in its place (the place says which index it
+// holds), replaced only by another datanode that reports a good replica of
+// that index when the member's is gone or bad.
+func (m *Manager) ecLocations(c *containerState, stored []*stratov1.DatanodeDetails) []*stratov1.DatanodeDetails {
+	out := slices.Clone(stored)
+	for i, d := range stored {
+		r, n := c.replicas[d.GetId()], m.nodes[d.GetId()]
+		if n != nil && n.health != stratov1.NodeHealth_NODE_DEAD && (r == nil || r.State != stratov1.ContainerState_CONTAINER_UNHEALTHY) {
+			continue
+		}
+		for _, id := range slices.Sorted(maps.Keys(c.replicas)) {
+			r, n := c.replicas[id], m.nodes[id]
+			if int(r.ReplicaIndex) == i+1 && n != nil && n.health == stratov1.NodeHealth_NODE_HEALTHY &&
+				r.State != stratov1.ContainerState_CONTAINER_UNHEALTHY {
+				out[i] = n.details
+				break
+			}
+		}
+	}
+	return out
+}
+
+func count(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
