@@ -33,6 +33,7 @@ type Reader struct {
 
 	mu  sync.Mutex
 	bad map[string]bool // datanodes that failed this reader
+	ecc ecCoder         // an erasure coded key's
 
 	off    int64 // of the next Read
 	buf    []byte
@@ -137,6 +138,9 @@ func (r *Reader) readRange(dst []byte, off int64) error {
 // readBlock reads dst from a block at off, from the first replica that
 // returns good data.
 func (r *Reader) readBlock(bl *stratov1.BlockLocation, off int64, dst []byte) error {
+	if r.key.ErasureCoding != nil {
+		return r.readGroup(bl, off, dst)
+	}
 	members := bl.GetPipeline().GetMembers()
 	var errs []error
 	// Replicas known bad go last rather than never: they may be all there is.

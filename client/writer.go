@@ -16,9 +16,8 @@ type WriteOptions struct {
 	// Replication overrides the bucket's.
 	Replication stratov1.ReplicationFactor
 	// ErasureCoding, when set, erasure codes the key whatever Replication
-	// and the bucket say (docs/ec.md). Writing data to erasure coded keys
-	// is not built yet: meta refuses their blocks (ErrUnsupported), and an
-	// empty key commits.
+	// and the bucket say (docs/ec.md): its bytes are striped over block
+	// groups, parity computed by the writer.
 	ErasureCoding *stratov1.ErasureCoding
 	// SizeHint is the expected size (0: unknown). A positive hint has meta
 	// allocate the first block with the open key.
@@ -97,6 +96,7 @@ type Writer struct {
 	closed   bool
 	attrs    []*stratov1.KeyAttribute // stored with the key at commit
 	ec       *stratov1.ErasureCoding  // set: the key is erasure coded
+	ecs      *ecState                 // an erasure coded key's (ecwriter.go)
 }
 
 // SetAttributes sets the attributes stored with the key when it is
@@ -215,8 +215,14 @@ func (c *Client) newWriter(ctx context.Context, volume, bucket, key string, size
 	if bs <= 0 {
 		bs = 256 << 20
 	}
-	return &Writer{c: c, ctx: ctx, volume: volume, bucket: bucket, key: key, openID: resp.OpenId,
-		token: resp.CreateToken, reopen: open, ctype: ct, bpc: bpc, blockSize: bs, spare: resp.Blocks, ec: resp.ErasureCoding}, nil
+	w := &Writer{c: c, ctx: ctx, volume: volume, bucket: bucket, key: key, openID: resp.OpenId,
+		token: resp.CreateToken, reopen: open, ctype: ct, bpc: bpc, blockSize: bs, spare: resp.Blocks, ec: resp.ErasureCoding}
+	if w.ec != nil {
+		if w.ecs, err = newECState(w.ec, bs); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // openNow opens a deferred create for real, with a first block when
@@ -240,6 +246,9 @@ func (w *Writer) Write(p []byte) (int, error) {
 	}
 	if w.err != nil {
 		return 0, w.err
+	}
+	if w.ecs != nil {
+		return w.ecWrite(p)
 	}
 	n := 0
 	for len(p) > 0 {
@@ -474,17 +483,24 @@ func (w *Writer) seal(failed map[string]bool) {
 	} else {
 		w.syncOnEach(old, length, failed)
 	}
+	w.avoid(old, failed)
+}
+
+// avoid makes later blocks avoid block bl's container, and, when failed
+// names datanodes, those and bl's pipeline; meta is asked to close the
+// container.
+func (w *Writer) avoid(bl *stratov1.BlockLocation, failed map[string]bool) {
 	var failedID string
 	for id := range failed {
 		failedID = id
 		w.exclude.Datanodes = append(w.exclude.Datanodes, id)
 	}
-	cid := old.GetBlockId().GetContainerId()
+	cid := bl.GetBlockId().GetContainerId()
 	w.exclude.Containers = append(w.exclude.Containers, cid)
 	if len(failed) > 0 {
 		// The pipeline is broken; a container that merely closed leaves
 		// its pipeline usable.
-		w.exclude.Pipelines = append(w.exclude.Pipelines, old.GetPipeline().GetId())
+		w.exclude.Pipelines = append(w.exclude.Pipelines, bl.GetPipeline().GetId())
 	}
 	err := retryMeta(w.ctx, func(ctx context.Context) error {
 		return w.c.CloseContainer(ctx, cid, failedID, "client write failed")
@@ -501,8 +517,19 @@ func (w *Writer) nextBlock() error {
 			return err
 		}
 	}
-	if err := w.openNow(w.blockSize); err != nil {
+	bl, err := w.allocate()
+	if err != nil {
 		return err
+	}
+	w.cur, w.curLen, w.committed = bl, 0, 0
+	return nil
+}
+
+// allocate starts the key's next block (an erasure coded key's next block
+// group): one that came with the open key, or one meta allocates.
+func (w *Writer) allocate() (*stratov1.BlockLocation, error) {
+	if err := w.openNow(w.blockSize); err != nil {
+		return nil, err
 	}
 	var bl *stratov1.BlockLocation
 	for len(w.spare) > 0 && bl == nil {
@@ -521,13 +548,12 @@ func (w *Writer) nextBlock() error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("client: writing %s/%s/%s: allocate a block: %w", w.volume, w.bucket, w.key, err)
+			return nil, fmt.Errorf("client: writing %s/%s/%s: allocate a block: %w", w.volume, w.bucket, w.key, err)
 		}
 	}
 	bl.Length = 0
 	w.blocks = append(w.blocks, bl)
-	w.cur, w.curLen, w.committed = bl, 0, 0
-	return nil
+	return bl, nil
 }
 
 // usable: a pre-allocated block avoids everything excluded since.
@@ -681,9 +707,14 @@ func (w *Writer) Close() error {
 	if w.err != nil {
 		return w.err
 	}
-	err := w.sendBuf()
-	if err == nil {
-		err = w.commitBlock(true, false)
+	var err error
+	if w.ecs != nil {
+		err = w.ecClose()
+	} else {
+		err = w.sendBuf()
+		if err == nil {
+			err = w.commitBlock(true, false)
+		}
 	}
 	if err == nil {
 		err = w.commit(false)

@@ -155,12 +155,29 @@ public final class StratoClient implements Closeable {
             .setOverwrite(overwrite).setRecursive(recursive).setSizeHint(Math.max(sizeHint, 0))
             .setReplication(replication).setOwner(owner).setDeferrable(sizeHint < 0).build()));
     OpenKeyResponse resp = open.open(-1);
+    if (resp.hasErasureCoding()) {
+      throw erasureCoded(name);
+    }
     return new KeyWriter(this, volume, bucket, path, resp, open);
   }
 
   /** Opens a committed file or key for reading. */
   public KeyReader open(String volume, String bucket, String key) throws IOException {
-    return new KeyReader(this, lookupKey(volume, bucket, key));
+    KeyInfo ki = lookupKey(volume, bucket, key);
+    if (ki.hasErasureCoding()) {
+      throw erasureCoded("/" + volume + "/" + bucket + "/" + key);
+    }
+    return new KeyReader(this, ki);
+  }
+
+  /**
+   * Erasure coded files are striped over block groups (docs/ec.md); this
+   * client writes and reads replicated ones only, and refuses the others
+   * rather than treat a group as a block.
+   */
+  private static IOException erasureCoded(String name) {
+    return new IOException(name + " is erasure coded: this connector does not write or read erasure coded files yet"
+        + " (use a replicated bucket, or give the file replication THREE)");
   }
 
   // ---- The data path's reports ----------------------------------------------

@@ -8,6 +8,8 @@ import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 import io.strato.proto.v1.CreateBucketRequest;
+import io.strato.proto.v1.ErasureCodec;
+import io.strato.proto.v1.ErasureCoding;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
@@ -140,6 +142,30 @@ public class TestStratoFileSystem {
         assertEquals(s.getLen() == 0 ? 0 : 1, s.getBlockLocations().length);
       }
       assertEquals(20, files);
+    }
+  }
+
+  @Test
+  public void erasureCodedFilesAreRefused() throws IOException {
+    // This connector writes and reads replicated files only: a file of an
+    // erasure coded bucket is refused, never written as if a block group
+    // were a block; replication 1 asked for stays replicated.
+    StratoFileSystem sfs = (StratoFileSystem) fs;
+    sfs.mkdirs(new Path("/ecvol"));
+    sfs.client().meta().mutate("create bucket", s -> s.createBucket(CreateBucketRequest.newBuilder()
+        .setVolume("ecvol").setName("rs32").setErasureCoding(ErasureCoding.newBuilder()
+            .setCodec(ErasureCodec.ERASURE_CODEC_RS).setData(3).setParity(2)).build()));
+    IOException e = assertThrows(IOException.class, () -> fs.create(new Path("/ecvol/rs32/f")));
+    assertTrue(e.getMessage(), e.getMessage().contains("/ecvol/rs32/f is erasure coded"));
+    assertFalse(fs.exists(new Path("/ecvol/rs32/f")));
+    Path one = new Path("/ecvol/rs32/one");
+    try (FSDataOutputStream out = fs.create(one, true, 4096, (short) 1, 1 << 20)) {
+      out.write(bytes(1000, 3));
+    }
+    try (FSDataInputStream in = fs.open(one)) {
+      byte[] b = new byte[1000];
+      in.readFully(0, b);
+      assertArrayEquals(bytes(1000, 3), b);
     }
   }
 
