@@ -27,6 +27,9 @@ type Options struct {
 	// Log receives the line that says where the in-process cluster runs.
 	// Default: nowhere.
 	Log io.Writer
+	// Datanodes is how many datanodes the in-process cluster runs.
+	// Default: 3.
+	Datanodes int
 }
 
 // Conn is a client of the strato a benchmark runs against, and the
@@ -35,6 +38,8 @@ type Conn struct {
 	Client *client.Client
 	// Meta is the meta server's address.
 	Meta string
+	// Cluster is the in-process cluster (nil with Options.Meta).
+	Cluster *minicluster.Cluster
 
 	release func() error // stops the in-process cluster and removes its directory
 }
@@ -52,13 +57,16 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(o.Log, "bench %s: starting an in-process cluster (meta + 3 datanodes) in %s\n", o.Bench, dir)
-		mc, err := minicluster.Start(ctx, minicluster.Options{Dir: dir})
+		if o.Datanodes == 0 {
+			o.Datanodes = 3
+		}
+		fmt.Fprintf(o.Log, "bench %s: starting an in-process cluster (meta + %d datanodes) in %s\n", o.Bench, o.Datanodes, dir)
+		mc, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, Datanodes: o.Datanodes})
 		if err != nil {
 			remove()
 			return nil, err
 		}
-		c.Meta = mc.MetaAddr()
+		c.Meta, c.Cluster = mc.MetaAddr(), mc
 		c.release = func() error {
 			err := mc.Close()
 			remove()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/strato-io/strato/bench/measure"
 	"github.com/strato-io/strato/client"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Config configures Run, Ozone freon's ockg ("ozone client key
@@ -25,6 +26,10 @@ type Config struct {
 	Keys    int
 	Size    int64
 	Threads int
+	// Replication and ErasureCoding are the keys' own (default: the
+	// bucket's), as client.WriteOptions takes them.
+	Replication   stratov1.ReplicationFactor
+	ErasureCoding *stratov1.ErasureCoding
 	// Progress, when set, gets a line every ProgressInterval.
 	Progress         io.Writer
 	ProgressInterval time.Duration
@@ -70,12 +75,63 @@ func Run(ctx context.Context, cfg Config, c *client.Client, out io.Writer) (Resu
 	// One random buffer, shared read-only: the payload does not matter, its
 	// generation must not be timed.
 	data := Payload(cfg.Size)
+	res, err := each(ctx, cfg, "key put", func(ctx context.Context, key string, done *atomic.Int64) error {
+		return putKey(ctx, c, cfg, key, data, done)
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	fmt.Fprintf(out, "Total keys      : %d\n", res.Keys)
+	fmt.Fprintf(out, "Key size        : %d bytes\n", cfg.Size)
+	fmt.Fprintf(out, "Threads         : %d\n", cfg.Threads)
+	fmt.Fprintf(out, "Total bytes     : %d\n", res.Bytes)
+	fmt.Fprintf(out, "Total time      : %.3f s\n", res.Elapsed.Seconds())
+	fmt.Fprintf(out, "Throughput      : %.1f MB/s\n", res.MBps())
+	fmt.Fprintf(out, "Key latency     : %s\n", res.Latency)
+	return res, nil
+}
+
+// ReadBack reads every key Run wrote with cfg, cfg.Threads at a time, and
+// checks each is the payload Run wrote; it prints one line (what, MB/s,
+// latency) to out.
+func ReadBack(ctx context.Context, cfg Config, c *client.Client, what string, out io.Writer) (Result, error) {
+	cfg.EnsureDefaults()
+	data := Payload(cfg.Size)
+	res, err := each(ctx, cfg, what, func(ctx context.Context, key string, done *atomic.Int64) error {
+		r, err := c.OpenKey(ctx, cfg.Volume, cfg.Bucket, key)
+		if err != nil {
+			return fmt.Errorf("bench: open %s: %w", key, err)
+		}
+		defer func() { _ = r.Close() }()
+		buf := make([]byte, cfg.Size)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return fmt.Errorf("bench: read %s: %w", key, err)
+		}
+		if d := FirstDiff(buf, data, cfg.Size); d >= 0 {
+			return fmt.Errorf("bench: %s differs from what was written at byte %d", key, d)
+		}
+		done.Add(cfg.Size)
+		return nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	fmt.Fprintf(out, "%-16s: %d keys, %d bytes in %.3f s, %.1f MB/s, all identical; key latency %s\n",
+		what, res.Keys, res.Bytes, res.Elapsed.Seconds(), res.MBps(), res.Latency)
+	return res, nil
+}
+
+// each runs fn for the keys cfg.Prefix/0 ... cfg.Prefix/(Keys-1) on
+// cfg.Threads goroutines, fn counting its bytes in the counter it is given,
+// with a progress line every cfg.ProgressInterval; it stops at the first
+// error.
+func each(ctx context.Context, cfg Config, what string, fn func(ctx context.Context, key string, bytes *atomic.Int64) error) (Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
 		next    atomic.Int64
 		done    atomic.Int64
-		written atomic.Int64
+		moved   atomic.Int64
 		errOnce sync.Once
 		runErr  error
 		wg      sync.WaitGroup
@@ -93,31 +149,28 @@ func Run(ctx context.Context, cfg Config, c *client.Client, out io.Writer) (Resu
 					return
 				case <-t.C:
 					el := time.Since(start)
-					fmt.Fprintf(cfg.Progress, "key put: %d/%d keys, %.1f MB/s\n", done.Load(), cfg.Keys,
-						float64(written.Load())/1e6/el.Seconds())
+					fmt.Fprintf(cfg.Progress, "%s: %d/%d keys, %.1f MB/s\n", what, done.Load(), cfg.Keys,
+						float64(moved.Load())/1e6/el.Seconds())
 				}
 			}
 		}()
 	}
 	for t := range cfg.Threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				i := next.Add(1) - 1
 				if i >= int64(cfg.Keys) || ctx.Err() != nil {
 					return
 				}
 				t0 := time.Now()
-				err := putKey(ctx, c, cfg, fmt.Sprintf("%s/%d", cfg.Prefix, i), data, &written)
-				if err != nil {
+				if err := fn(ctx, fmt.Sprintf("%s/%d", cfg.Prefix, i), &moved); err != nil {
 					errOnce.Do(func() { runErr = err; cancel() })
 					return
 				}
 				hists[t].Record(time.Since(t0))
 				done.Add(1)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(stopProgress)
@@ -129,19 +182,12 @@ func Run(ctx context.Context, cfg Config, c *client.Client, out io.Writer) (Resu
 	for i := range hists {
 		h.Merge(&hists[i])
 	}
-	res := Result{Keys: cfg.Keys, Bytes: written.Load(), Elapsed: elapsed, Latency: h.Summary()}
-	fmt.Fprintf(out, "Total keys      : %d\n", res.Keys)
-	fmt.Fprintf(out, "Key size        : %d bytes\n", cfg.Size)
-	fmt.Fprintf(out, "Threads         : %d\n", cfg.Threads)
-	fmt.Fprintf(out, "Total bytes     : %d\n", res.Bytes)
-	fmt.Fprintf(out, "Total time      : %.3f s\n", elapsed.Seconds())
-	fmt.Fprintf(out, "Throughput      : %.1f MB/s\n", res.MBps())
-	fmt.Fprintf(out, "Key latency     : %s\n", res.Latency)
-	return res, nil
+	return Result{Keys: cfg.Keys, Bytes: moved.Load(), Elapsed: elapsed, Latency: h.Summary()}, nil
 }
 
 func putKey(ctx context.Context, c *client.Client, cfg Config, key string, data []byte, written *atomic.Int64) error {
-	w, err := c.CreateKey(ctx, cfg.Volume, cfg.Bucket, key, client.WriteOptions{SizeHint: cfg.Size})
+	w, err := c.CreateKey(ctx, cfg.Volume, cfg.Bucket, key, client.WriteOptions{SizeHint: cfg.Size,
+		Replication: cfg.Replication, ErasureCoding: cfg.ErasureCoding})
 	if err != nil {
 		return fmt.Errorf("bench: create %s: %w", key, err)
 	}
