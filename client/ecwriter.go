@@ -12,32 +12,37 @@ import (
 )
 
 // An erasure coded key is written in block groups (docs/ec.md, package
-// ec): the bytes are cut into stripes of d cells, the client computes each
-// stripe's p parity cells, and the d+p cells go to the group's d+p
-// members at once, member m's cell straight to its datanode (no pipeline:
-// each member holds different bytes). Every ecFlushStripes stripes, and at
-// a group's end, a PutBlock on every member commits their lengths; the
-// stripes sent since stay buffered. When a member fails, the group ends at
-// its last committed stripe, meta closes its container, and the buffered
-// stripes go to a new group on other datanodes, as the replicated writer
-// does with a block.
+// ec). The writer gathers a batch of up to ecBatchStripes stripes laid out
+// member by member: the bytes written go straight to their data member's
+// buffer, cell after cell, and when the batch is full the parity cells of
+// each of its stripes are computed into the parity members' buffers. Each
+// member's buffer then goes to its datanode as one WRITE_CHUNK (no
+// pipeline: every member holds different bytes), followed by a PUT_BLOCK
+// that commits its new length. A batch never spans two groups.
+//
+// When a member fails, the group ends at its last committed batch (the
+// members left finalise it; meta closes its container), and the batch,
+// parity included, goes to a new group that avoids the failed datanode,
+// as the replicated writer moves to a new block.
 
-// ecFlushStripes is how many stripes are sent between commits.
-const ecFlushStripes = 4
+// ecBatchStripes is how many stripes a batch holds: with 1 MiB cells each
+// member gets 4 MiB per request, the replicated writer's chunk.
+const ecBatchStripes = 4
 
 // ecState is an erasure coded writer's.
 type ecState struct {
 	cfg      ec.Config
 	sc       *ec.StripeCoder
-	groupCap int64    // data bytes of a full group: whole stripes, members of at most the block size
-	stripe   []byte   // the stripe being filled
-	parity   [][]byte // p cell buffers
-	cells    [][]byte // scratch: the cells of the stripe being sent
+	groupCap int64 // data bytes of a full group: whole stripes, members of at most the block size
 
-	cur       *stratov1.BlockLocation // the group being written (last of Writer.blocks)
-	curLen    int64                   // data bytes of cur sent
+	batch    [][]byte // per member, ecBatchStripes cells' worth
+	batchLen int64    // data bytes in the batch
+	cells    [][]byte // scratch: one stripe's data cells
+	parity   [][]byte // scratch: one stripe's parity cells
+	lens     []int    // scratch: one stripe's cell lengths
+
+	cur       *stratov1.BlockLocation // the group being written (last of Writer.blocks), nil before its first batch
 	committed int64                   // data bytes of cur committed on every member
-	pending   [][]byte                // stripes of cur sent since the last commit, for a resend
 }
 
 // newECState prepares the erasure coded writing of a key of config e and
@@ -53,29 +58,40 @@ func newECState(e *stratov1.ErasureCoding, blockSize int64) (*ecState, error) {
 	}
 	cells := max(blockSize/int64(cfg.CellSize), 1)
 	s := &ecState{cfg: cfg, sc: coder.NewStripeCoder(), groupCap: cells * cfg.StripeSize(),
-		parity: make([][]byte, cfg.Parity), cells: make([][]byte, 0, cfg.Data)}
-	for i := range s.parity {
-		s.parity[i] = make([]byte, cfg.CellSize)
+		batch: make([][]byte, cfg.Members()), cells: make([][]byte, cfg.Data), parity: make([][]byte, cfg.Parity),
+		lens: make([]int, cfg.Members())}
+	for m := range s.batch {
+		s.batch[m] = make([]byte, ecBatchStripes*cfg.CellSize)
 	}
 	return s, nil
 }
 
-// ecWrite buffers p and sends every full stripe.
+// batchCap is how many data bytes the batch may hold: ecBatchStripes
+// stripes, or what is left of the group.
+func (s *ecState) batchCap() int64 {
+	room := s.groupCap
+	if s.cur != nil {
+		room -= s.committed
+	}
+	return min(ecBatchStripes*s.cfg.StripeSize(), room)
+}
+
+// ecWrite puts p into the batch, cell by cell, sending every full batch.
 func (w *Writer) ecWrite(p []byte) (int, error) {
 	s := w.ecs
+	cell := int64(s.cfg.CellSize)
 	n := 0
 	for len(p) > 0 {
-		if s.stripe == nil {
-			s.stripe = make([]byte, 0, s.cfg.StripeSize())
-		}
-		k := copy(s.stripe[len(s.stripe):cap(s.stripe)], p)
-		s.stripe = s.stripe[:len(s.stripe)+k]
+		limit := s.batchCap()
+		pos := s.cfg.Locate(s.batchLen)
+		in := pos.MemberOff % cell
+		k := int(min(int64(len(p)), cell-in, limit-s.batchLen))
+		copy(s.batch[pos.Member][pos.MemberOff:], p[:k])
+		s.batchLen += int64(k)
 		p = p[k:]
 		n += k
-		if len(s.stripe) == cap(s.stripe) {
-			data := s.stripe
-			s.stripe = nil
-			if err := w.ecSend(data); err != nil {
+		if s.batchLen == limit {
+			if err := w.ecFlush(false); err != nil {
 				w.err = err
 				return n, err
 			}
@@ -84,30 +100,69 @@ func (w *Writer) ecWrite(p []byte) (int, error) {
 	return n, nil
 }
 
-// ecSend sends one stripe (a short one only at the key's end) to the
-// current group, starting a group when there is none or it is full.
-func (w *Writer) ecSend(data []byte) error {
+// encode computes the parity cells of the batch's stripes into the parity
+// members' buffers, and returns how many bytes of the batch each member
+// holds.
+func (s *ecState) encode() ([]int64, error) {
+	cfg, cell := s.cfg, s.cfg.CellSize
+	for st := range s.cfg.Stripes(s.batchLen) {
+		cfg.CellLens(s.batchLen, st, s.lens)
+		off := int(st) * cell
+		for k := range cfg.Data {
+			s.cells[k] = s.batch[k][off : off+s.lens[k]]
+		}
+		for j := range cfg.Parity {
+			s.parity[j] = s.batch[cfg.Data+j][off : off+cell]
+		}
+		if _, err := s.sc.Encode(s.cells, s.parity); err != nil {
+			return nil, err
+		}
+	}
+	lens := make([]int64, cfg.Members())
+	for m := range lens {
+		lens[m] = cfg.MemberLen(s.batchLen, m)
+	}
+	return lens, nil
+}
+
+// ecFlush sends the batch to the current group (starting one when there
+// is none) and commits it on every member; the group ends when the batch
+// fills it, or with last (the key's end). A failed member moves the batch
+// to a new group.
+func (w *Writer) ecFlush(last bool) error {
 	s := w.ecs
-	for s.cur == nil || s.curLen+int64(len(data)) > s.groupCap {
-		var err error
-		if s.cur != nil {
-			err = w.ecCommit(true) // ends it, or moves its stripes to a new group
-		} else {
-			err = w.ecNextGroup()
+	if s.batchLen == 0 {
+		return nil
+	}
+	lens, err := s.encode()
+	if err != nil {
+		return err
+	}
+	for {
+		if s.cur == nil {
+			bl, err := w.allocate()
+			if err != nil {
+				return err
+			}
+			if n := len(bl.GetPipeline().GetMembers()); n != s.cfg.Members() {
+				return fmt.Errorf("client: writing %s/%s/%s: meta gave a block group of %d members for %s", w.volume, w.bucket, w.key, n, s.cfg)
+			}
+			s.cur, s.committed = bl, 0
 		}
-		if err != nil {
-			return err
+		final := last || s.committed+s.batchLen == s.groupCap
+		err := w.ecSendBatch(s.cur, s.committed, lens, final)
+		if err == nil {
+			s.committed += s.batchLen
+			s.cur.Length, s.batchLen = s.committed, 0
+			if final {
+				s.cur = nil
+			}
+			return nil
+		}
+		if rerr := w.ecRecover(err); rerr != nil {
+			return rerr
 		}
 	}
-	if err := w.ecSendStripe(s.cur, s.curLen, data); err != nil {
-		return w.ecRecover(err, data)
-	}
-	s.curLen += int64(len(data))
-	s.pending = append(s.pending, data)
-	if len(s.pending) >= ecFlushStripes {
-		return w.ecCommit(false)
-	}
-	return nil
 }
 
 // memberErr is the failure of one member's request.
@@ -136,81 +191,25 @@ func ecEach(bl *stratov1.BlockLocation, fn func(m int, dn *stratov1.DatanodeDeta
 	return errors.Join(errs...)
 }
 
-// ecSendStripe writes the stripe of data starting at the group's data
-// offset groupOff: its data cells and the parity cells computed from them,
-// each to its member, all at once.
-func (w *Writer) ecSendStripe(bl *stratov1.BlockLocation, groupOff int64, data []byte) error {
+// ecSendBatch writes each member's part of the batch (lens[m] bytes) after
+// the group's first committed data bytes, and commits it (final: the group
+// is complete).
+func (w *Writer) ecSendBatch(bl *stratov1.BlockLocation, committed int64, lens []int64, final bool) error {
 	s := w.ecs
-	if n := len(bl.GetPipeline().GetMembers()); n != s.cfg.Members() {
-		return fmt.Errorf("client: writing %s/%s/%s: meta gave a block group of %d members for %s", w.volume, w.bucket, w.key, n, s.cfg)
-	}
-	cells := s.cfg.SplitStripe(data, s.cells)
-	parity, err := s.sc.Encode(cells, s.parity)
-	if err != nil {
-		return err
-	}
-	memberOff := groupOff / s.cfg.StripeSize() * int64(s.cfg.CellSize)
 	return ecEach(bl, func(m int, dn *stratov1.DatanodeDetails) error {
-		var cell []byte
-		if m < s.cfg.Data {
-			cell = cells[m]
-		} else {
-			cell = parity[m-s.cfg.Data]
-		}
-		if len(cell) == 0 {
+		if lens[m] == 0 {
 			return nil // past the end of a short last stripe
 		}
-		return w.c.data.writeChunk(w.ctx, dn.DataAddr, &wire.WriteChunkRequest{Block: wireBlock(bl.BlockId),
-			Offset: memberOff, Checksums: checksum.Compute(w.ctype, w.bpc, cell)}, cell)
-	})
-}
-
-// ecPutBlock commits a group of n data bytes on every member that holds
-// some of them (final: the group is complete).
-func (w *Writer) ecPutBlock(bl *stratov1.BlockLocation, n int64, final bool, skip map[string]bool) error {
-	cfg := w.ecs.cfg
-	return ecEach(bl, func(m int, dn *stratov1.DatanodeDetails) error {
-		length := cfg.MemberLen(n, m)
-		if length == 0 || skip[dn.Id] {
-			return nil
+		off := s.cfg.MemberLen(committed, m)
+		data := s.batch[m][:lens[m]]
+		err := w.c.data.writeChunk(w.ctx, dn.DataAddr, &wire.WriteChunkRequest{Block: wireBlock(bl.BlockId),
+			Offset: off, Checksums: checksum.Compute(w.ctype, w.bpc, data)}, data)
+		if err == nil {
+			_, err = w.c.data.putBlock(w.ctx, dn.DataAddr, &wire.PutBlockRequest{Block: wireBlock(bl.BlockId),
+				Length: off + lens[m], Final: final})
 		}
-		_, err := w.c.data.putBlock(w.ctx, dn.DataAddr, &wire.PutBlockRequest{Block: wireBlock(bl.BlockId), Length: length, Final: final})
 		return err
 	})
-}
-
-// ecCommit commits what was sent to the current group on every member
-// (final: and ends the group).
-func (w *Writer) ecCommit(final bool) error {
-	s := w.ecs
-	if s.cur == nil {
-		return nil
-	}
-	if s.curLen == 0 {
-		if final {
-			w.blocks = w.blocks[:len(w.blocks)-1]
-			s.cur = nil
-		}
-		return nil
-	}
-	if err := w.ecPutBlock(s.cur, s.curLen, final, nil); err != nil {
-		return w.ecRecover(err, nil)
-	}
-	s.committed, s.cur.Length, s.pending = s.curLen, s.curLen, nil
-	if final {
-		s.cur, s.curLen, s.committed = nil, 0, 0
-	}
-	return nil
-}
-
-// ecNextGroup starts a block group.
-func (w *Writer) ecNextGroup() error {
-	bl, err := w.allocate()
-	if err != nil {
-		return err
-	}
-	w.ecs.cur, w.ecs.curLen, w.ecs.committed = bl, 0, 0
-	return nil
 }
 
 // ecFailed names the members an error of ecEach blames: those whose
@@ -238,18 +237,13 @@ func ecFailed(err error) map[string]bool {
 	return failed
 }
 
-// ecRecover handles a failed write or commit of the current group: the
-// group ends at its last committed stripe (finalised on the members that
-// are left), meta closes its container, and the stripes not committed
-// (and extra, the stripe whose sending failed, when not nil) go to a new
-// group that avoids the failed datanodes.
-func (w *Writer) ecRecover(cause error, extra []byte) error {
+// ecRecover handles a failed batch: the current group ends at its last
+// committed batch (finalised on the members that are left, dropped from
+// the key when nothing was committed), meta closes its container, and
+// later groups avoid the failed datanodes. The batch stays for the next
+// group.
+func (w *Writer) ecRecover(cause error) error {
 	s := w.ecs
-	redo := s.pending
-	if extra != nil {
-		redo = append(redo, extra)
-	}
-	s.pending = nil
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
@@ -265,41 +259,46 @@ func (w *Writer) ecRecover(cause error, extra []byte) error {
 	}
 	old, length := s.cur, s.committed
 	w.c.opts.Logger.Warn("client: block group failed, moving to a new group", "key", w.key,
-		"group", wireBlock(old.BlockId).String(), "committed", length, "resending", len(redo), "err", cause)
-	s.cur, s.curLen, s.committed = nil, 0, 0
+		"group", wireBlock(old.BlockId).String(), "committed", length, "resending", s.batchLen, "err", cause)
+	s.cur, s.committed = nil, 0
 	old.Length = length
 	if length == 0 {
 		w.blocks = w.blocks[:len(w.blocks)-1]
-	} else if err := w.ecPutBlock(old, length, true, failed); err != nil {
-		// The members that answered before hold the committed stripes;
-		// a member that does not now is rebuilt from the others.
-		w.c.opts.Logger.Debug("client: finalising a block group", "group", wireBlock(old.BlockId).String(), "err", err)
+	} else {
+		w.ecFinish(old, length, failed)
 	}
 	w.avoid(old, failed)
-	for _, d := range redo {
-		if err := w.ecSend(d); err != nil {
-			return err
-		}
+	return nil
+}
+
+// ecClose sends the last batch and ends the last group.
+func (w *Writer) ecClose() error {
+	s := w.ecs
+	if s.batchLen > 0 {
+		return w.ecFlush(true)
+	}
+	if s.cur != nil {
+		// The group's last batch was committed without FINAL: say it now
+		// (it only lets the datanodes release the block's buffers).
+		w.ecFinish(s.cur, s.committed, nil)
 	}
 	return nil
 }
 
-// ecClose sends the last, short stripe and ends the last group.
-func (w *Writer) ecClose() error {
-	s := w.ecs
-	if len(s.stripe) > 0 {
-		data := s.stripe
-		s.stripe = nil
-		if err := w.ecSend(data); err != nil {
-			return err
+// ecFinish commits group bl at n data bytes as final on every member that
+// holds some and is not failed, as far as they answer.
+func (w *Writer) ecFinish(bl *stratov1.BlockLocation, n int64, failed map[string]bool) {
+	err := ecEach(bl, func(m int, dn *stratov1.DatanodeDetails) error {
+		length := w.ecs.cfg.MemberLen(n, m)
+		if length == 0 || failed[dn.Id] {
+			return nil
 		}
+		_, err := w.c.data.putBlock(w.ctx, dn.DataAddr, &wire.PutBlockRequest{Block: wireBlock(bl.BlockId), Length: length, Final: true})
+		return err
+	})
+	if err != nil {
+		// The members hold the committed batches either way; one that does
+		// not answer now is rebuilt from the others.
+		w.c.opts.Logger.Debug("client: finalising a block group", "group", wireBlock(bl.BlockId).String(), "err", err)
 	}
-	// A commit that fails moves the group's stripes to a new one, which
-	// needs its own commit.
-	for s.cur != nil {
-		if err := w.ecCommit(true); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -63,53 +63,54 @@ type piece struct {
 
 // ReadAt fills dst with the group's bytes at off; the range must lie in
 // the group. It returns ErrTooManyLost when a stripe has more than p
-// members lost (and never bytes it could not read or rebuild).
+// members lost (and never bytes it could not read or rebuild). Every piece
+// a member can give is asked for at once, whatever its stripe; then, stripe
+// by stripe, the pieces of lost members are rebuilt.
 func (g *GroupReader) ReadAt(dst []byte, off int64) error {
 	if off < 0 || off+int64(len(dst)) > g.n {
 		return fmt.Errorf("ec: read [%d, %d) of a group of %d bytes", off, off+int64(len(dst)), g.n)
 	}
 	cell := int64(g.cfg.CellSize)
-	var stripe []piece
+	var pieces []piece
+	var stripes []int64 // each piece's
 	for pos := 0; pos < len(dst); {
 		p := g.cfg.Locate(off + int64(pos))
 		k := int(min(int64(len(dst)-pos), cell-p.MemberOff%cell))
-		stripe = append(stripe, piece{p.Member, p.MemberOff, dst[pos : pos+k]})
+		pieces = append(pieces, piece{p.Member, p.MemberOff, dst[pos : pos+k]})
+		stripes = append(stripes, p.Stripe)
 		pos += k
-		if pos == len(dst) || g.cfg.Locate(off+int64(pos)).Stripe != p.Stripe {
-			if err := g.readStripe(p.Stripe, stripe); err != nil {
-				return err
-			}
-			stripe = stripe[:0]
-		}
 	}
-	return nil
-}
-
-// readStripe reads the pieces of one stripe: directly from their members
-// in parallel, then the ones whose members are lost by rebuilding.
-func (g *GroupReader) readStripe(s int64, pieces []piece) error {
-	errs := make([]error, len(pieces))
+	failed := make([]error, len(pieces))
 	var wg sync.WaitGroup
 	for i, pc := range pieces {
 		if g.lost[pc.member] != nil {
+			failed[i] = g.lost[pc.member]
 			continue
 		}
-		wg.Go(func() { errs[i] = g.read(pc.member, pc.memberOff, pc.dst) })
+		wg.Go(func() { failed[i] = g.read(pc.member, pc.memberOff, pc.dst) })
 	}
 	wg.Wait()
-	var missing []piece
 	for i, pc := range pieces {
-		if errs[i] != nil {
-			g.MarkLost(pc.member, errs[i])
-		}
-		if g.lost[pc.member] != nil {
-			missing = append(missing, pc)
+		if failed[i] != nil {
+			g.MarkLost(pc.member, failed[i])
 		}
 	}
-	if len(missing) == 0 {
-		return nil
+	for i := 0; i < len(pieces); {
+		var missing []piece
+		j := i
+		for ; j < len(pieces) && stripes[j] == stripes[i]; j++ {
+			if failed[j] != nil {
+				missing = append(missing, pieces[j])
+			}
+		}
+		if len(missing) > 0 {
+			if err := g.rebuild(stripes[i], missing); err != nil {
+				return err
+			}
+		}
+		i = j
 	}
-	return g.rebuild(s, missing)
+	return nil
 }
 
 // rebuild rebuilds the pieces of stripe s whose members are lost: the rows
