@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -213,4 +215,48 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// A corrupt cell on a data member: the reader finds the checksum mismatch,
+// rebuilds the cell from the other members, returns the right bytes, and
+// reports the bad replica to meta.
+func TestErasureCodedCorruptCell(t *testing.T) {
+	c, cl := ecCluster(t, 5, "rs-3-2-1024k")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	data := make([]byte, 10<<20+5)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	require.NoError(t, putKey(ctx, cl, "k", data, 3))
+	ki, err := cl.LookupKey(ctx, "vol", "ecdata", "k")
+	require.NoError(t, err)
+	bl := ki.Blocks[0]
+	bad := bl.Pipeline.Members[1] // data member 1: the group's cells 1, 4, 7, ...
+	idx := -1
+	for i := range 5 {
+		if c.Datanode(i).ID() == bad.Id {
+			idx = i
+		}
+	}
+	require.GreaterOrEqual(t, idx, 0)
+	path := filepath.Join(c.DatanodeDir(idx), "containers", strconv.FormatUint(bl.BlockId.ContainerId, 10),
+		"chunks", strconv.FormatUint(bl.BlockId.LocalId, 10)+".block")
+	const at = 1<<20 + 4321 // member 1's second cell: the group's cell 4, bytes [4 MiB, 5 MiB)
+	flipByte(t, path, at)
+
+	got, err := getKey(ctx, cl, "k")
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(data, got), "the corrupt cell was rebuilt")
+	// The reader reported the replica: meta marks it UNHEALTHY.
+	require.Eventually(t, func() bool {
+		var rep *stratov1.ContainerReplicasResponse
+		err := cl.Meta().Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, s client.ClusterStubs) error {
+			var err error
+			rep, err = s.ContainerReplicas(ctx, &stratov1.ContainerReplicasRequest{ContainerId: bl.BlockId.ContainerId})
+			return err
+		})
+		return err == nil && rep.Replicas[bad.Id].GetState() == stratov1.ContainerState_CONTAINER_UNHEALTHY
+	}, 10*time.Second, 50*time.Millisecond)
 }
