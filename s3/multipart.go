@@ -50,7 +50,9 @@ func validUploadID(id string) bool {
 
 func partKey(uploadID string, n int) string { return fmt.Sprintf("%s/%05d", uploadID, n) }
 
-// partsBucket makes sure the parts bucket of a target bucket exists.
+// partsBucket makes sure the parts bucket of a target bucket exists, with
+// the target's redundancy, checksums and block size: Complete makes the
+// key from the parts' blocks, which must be stored as the key is.
 func (g *Gateway) partsBucket(ctx context.Context, bk *stratov1.BucketInfo) error {
 	g.mu.Lock()
 	ok := g.partBkts[bk.Name]
@@ -59,7 +61,7 @@ func (g *Gateway) partsBucket(ctx context.Context, bk *stratov1.BucketInfo) erro
 		return nil
 	}
 	_, err := g.c.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: g.opts.MultipartVolume, Name: bk.Name,
-		Layout: stratov1.BucketLayout_LAYOUT_OBS, Replication: bk.Replication, ChecksumType: bk.ChecksumType,
+		Layout: stratov1.BucketLayout_LAYOUT_OBS, Replication: bk.Replication, ErasureCoding: bk.ErasureCoding, ChecksumType: bk.ChecksumType,
 		BytesPerChecksum: bk.BytesPerChecksum, BlockSize: bk.BlockSize, Owner: "s3"})
 	if err != nil && !errors.Is(err, client.ErrExists) {
 		return fromClient(err, nil)
