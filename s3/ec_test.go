@@ -3,6 +3,7 @@ package s3_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -21,11 +22,12 @@ func TestErasureCodedBucket(t *testing.T) {
 	ctx := context.Background()
 	_, e, err := client.ParseReplication("xor-2-1-1024k")
 	require.NoError(t, err)
-	_, err = env.client.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "s3v", Name: "ec-xor", ErasureCoding: e,
+	bucketSeq++
+	b := fmt.Sprintf("b%d-ec-xor", bucketSeq)
+	_, err = env.client.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "s3v", Name: b, ErasureCoding: e,
 		Layout: stratov1.BucketLayout_LAYOUT_OBS})
 	require.NoError(t, err)
 	c := sdk(t, false)
-	b := "ec-xor"
 
 	data := randomBytes(9<<20+7, 21)
 	_, err = c.PutObject(ctx, &awss3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("one"), Body: bytes.NewReader(data)})
