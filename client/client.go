@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/strato-io/strato/proto/strato/v1"
@@ -35,6 +37,10 @@ type Options struct {
 	AttemptTimeout time.Duration
 	// DialOptions are added to the meta connections' (e.g. interceptors).
 	DialOptions []grpc.DialOption
+	// TLS, when set, secures the connections to meta (gRPC) and to the
+	// datanodes (data protocol); it must trust the cluster's CA (see
+	// certs.ClientConfig). Default: nil, plaintext.
+	TLS *tls.Config
 	// Owner is recorded on what the client creates. Default: "strato".
 	Owner string
 	// Umask is cleared from the permission of the files and directories
@@ -108,14 +114,18 @@ func New(opts Options) (*Client, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	mc, err := DialMeta(opts.Meta, opts.DialOptions...)
+	dial := opts.DialOptions
+	if opts.TLS != nil {
+		dial = append([]grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(opts.TLS))}, dial...)
+	}
+	mc, err := DialMeta(opts.Meta, dial...)
 	if err != nil {
 		return nil, err
 	}
 	mc.SetAttemptTimeout(max(opts.AttemptTimeout, 0))
 	var id [12]byte
 	_, _ = rand.Read(id[:])
-	return &Client{opts: opts, meta: mc, data: newDataConns(), id: hex.EncodeToString(id[:])}, nil
+	return &Client{opts: opts, meta: mc, data: newDataConns(opts.TLS), id: hex.EncodeToString(id[:])}, nil
 }
 
 // Meta returns the client's meta connection, for calls this type does not

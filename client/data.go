@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync"
@@ -18,12 +19,15 @@ import (
 // dataConns keeps one data-protocol connection per datanode address, dialed
 // on first use and again after it broke. Requests are pipelined on it.
 type dataConns struct {
+	tls    *tls.Config // nil: plain TCP
 	mu     sync.Mutex
 	conns  map[string]*wire.Conn
 	closed bool
 }
 
-func newDataConns() *dataConns { return &dataConns{conns: map[string]*wire.Conn{}} }
+func newDataConns(tlsConfig *tls.Config) *dataConns {
+	return &dataConns{tls: tlsConfig, conns: map[string]*wire.Conn{}}
+}
 
 // errClientClosed: the client was closed.
 var errClientClosed = errors.New("client: closed")
@@ -39,7 +43,7 @@ func (d *dataConns) get(ctx context.Context, addr string) (*wire.Conn, error) {
 		return c, nil
 	}
 	d.mu.Unlock()
-	c, err := wire.Dial(ctx, addr, wire.ConnOptions{})
+	c, err := wire.Dial(ctx, addr, wire.ConnOptions{TLS: d.tls})
 	if err != nil {
 		return nil, err
 	}

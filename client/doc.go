@@ -17,6 +17,9 @@
 //	r, err := c.Open(ctx, "/vol/bkt/dir/file")
 //	_, err = io.Copy(dst, r)
 //
+// A cluster running with TLS (docs/security.md) needs Options.TLS, a
+// configuration that trusts its CA: certs.ClientConfig(caFile, "", "").
+//
 // # Keys and files
 //
 // Keys of any bucket are written with CreateKey and read with OpenKey;

@@ -29,6 +29,11 @@ var (
 	ErrUnsupported  = errors.New("client: not supported by this meta server")
 )
 
+// ErrTLS is wrapped by the error of a call whose TLS handshake with meta
+// failed (a certificate not trusted, TLS on one end only): it is not
+// retried, since the next handshake would fail alike.
+var ErrTLS = errors.New("client: TLS handshake failed")
+
 // Specific errors, each matching its class as well.
 var (
 	ErrVolumeNotFound    = errors.New("client: volume not found")

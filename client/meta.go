@@ -129,6 +129,10 @@ func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns strat
 			return err
 		}
 		err = m.attemptAt(ctx, c, safe, fn)
+		if hint, detail := tlsFailure(err, m.answered.Load()); hint != "" {
+			// Not a status either: a handshake that failed fails again.
+			return fmt.Errorf("%w with meta at %s (%s): %s", ErrTLS, addr, hint, detail)
+		}
 		if err == nil || !isRefused(err) {
 			m.answered.Store(true)
 		} else if !m.answered.Load() && time.Since(start) >= RefusedTimeout {
@@ -138,6 +142,33 @@ func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns strat
 		}
 		return err
 	}))
+}
+
+// tlsFailure says why err is a TLS failure ("" if it is not one) and
+// gRPC's words for it: a handshake that failed (a server or client
+// certificate not trusted, one end speaking TLS and the other not), or,
+// before any replica answered, a connection closed before the server spoke
+// (a plaintext client at a server that expects TLS).
+func tlsFailure(err error, answered bool) (hint, detail string) {
+	var gs interface{ GRPCStatus() *status.Status }
+	if err == nil || !errors.As(err, &gs) || gs.GRPCStatus().Code() != codes.Unavailable {
+		return "", ""
+	}
+	// `connection error: desc = "transport: ..."`: the part in quotes.
+	detail = gs.GRPCStatus().Message()
+	if _, d, ok := strings.Cut(detail, `desc = "`); ok {
+		detail = strings.TrimSuffix(d, `"`)
+	}
+	switch {
+	case strings.Contains(detail, "authentication handshake failed") &&
+		(strings.Contains(detail, "x509:") || strings.Contains(detail, "tls:")):
+		// A handshake cut short (a timeout, a reset) says neither, and
+		// may succeed when tried again.
+		return "does the client trust the cluster's CA? see --tls-ca", detail
+	case !answered && strings.Contains(detail, "server preface"):
+		return "meta closed the connection: does it require TLS? see --tls-ca", detail
+	}
+	return "", ""
 }
 
 // isRefused: the call's connection was refused (nothing was sent).

@@ -2,6 +2,7 @@ package datanode
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/proto/strato/v1"
@@ -48,6 +52,9 @@ type AgentOptions struct {
 	// registered with; later registrations carry it, and meta refuses a
 	// datanode of another cluster. "": no cluster identity.
 	ClusterIDFile string
+	// TLS, when set, secures the connection to meta and presents the
+	// datanode's certificate. Default: nil, plaintext.
+	TLS *tls.Config
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 }
@@ -103,7 +110,11 @@ func newAgent(opts AgentOptions, store agentStore) (*agent, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	mc, err := client.DialMeta(opts.Meta)
+	var dial []grpc.DialOption
+	if opts.TLS != nil {
+		dial = append(dial, grpc.WithTransportCredentials(credentials.NewTLS(opts.TLS)))
+	}
+	mc, err := client.DialMeta(opts.Meta, dial...)
 	if err != nil {
 		return nil, err
 	}

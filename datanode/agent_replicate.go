@@ -2,6 +2,7 @@ package datanode
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"runtime/pprof"
@@ -23,6 +24,7 @@ type replicator struct {
 	fs      vfs.FS
 	limits  *replication.Limits
 	metrics *replication.Metrics
+	tls     *tls.Config // for the connections to targets; nil: plain
 	id      string
 	log     *slog.Logger
 	ended   func() // after each push: its stream is free for the next
@@ -106,7 +108,7 @@ func (a *agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand)
 		// datanodes (strato dev, bench rereplicate) tell a source's cost.
 		pprof.Do(r.ctx, replication.ProfileLabels(r.id, replication.RolePush), func(ctx context.Context) {
 			st, err = replication.Push(ctx, r.store, id, target, replication.Options{
-				Limits: r.limits, Metrics: r.metrics, FS: r.fs, ClientID: "datanode " + r.id, Logger: r.log,
+				Limits: r.limits, Metrics: r.metrics, FS: r.fs, TLS: r.tls, ClientID: "datanode " + r.id, Logger: r.log,
 			})
 		})
 		if err != nil {

@@ -3,6 +3,7 @@ package datanode
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -48,6 +49,15 @@ type Options struct {
 	// ReplicationBandwidth caps the bytes per second of those pushes
 	// together. Default: 0, no cap.
 	ReplicationBandwidth int64
+	// TLS, when set, makes the data listener serve TLS with this
+	// configuration (certs.ServerConfig). Reads are then copied through
+	// memory: sendfile cannot encrypt. Default: nil, plain TCP.
+	TLS *tls.Config
+	// ClientTLS is the configuration of the datanode's connections to meta
+	// and to other datanodes (pipeline followers, replication targets):
+	// certs.ClientConfig with this datanode's certificate, which meta
+	// requires. Required with TLS. Default: nil, plaintext.
+	ClientTLS *tls.Config
 	// Store and Server tune the parts; their Dirs, ID and Logger are set
 	// from the fields above.
 	Store  StoreOptions
@@ -82,6 +92,8 @@ func (o *Options) Validate() error {
 	case o.ReplicationStreams < 0 || o.ReplicationBandwidth < 0:
 		return fmt.Errorf("datanode: ReplicationStreams %d and ReplicationBandwidth %d must not be negative",
 			o.ReplicationStreams, o.ReplicationBandwidth)
+	case (o.TLS == nil) != (o.ClientTLS == nil):
+		return errors.New("datanode: TLS and ClientTLS go together")
 	}
 	return nil
 }
@@ -145,6 +157,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		Details:           &stratov1.DatanodeDetails{Id: id, DataAddr: addr, Hostname: host},
 		HeartbeatInterval: opts.HeartbeatInterval,
 		ClusterIDFile:     filepath.Join(opts.Dirs[0], "cluster.id"),
+		TLS:               opts.ClientTLS,
 		Logger:            opts.Logger,
 	}, storeReports{store})
 	if err != nil {
@@ -153,15 +166,19 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	sv := opts.Server
 	sv.ID, sv.Logger = id, opts.Logger
+	sv.Forward.Conn.TLS = opts.ClientTLS
 	if sv.Replication == nil {
 		sv.Replication = &replication.Metrics{}
 	}
 	d := &Datanode{id: id, addr: addr, store: store, server: NewServer(store, sv), agent: ag, serveErr: make(chan error, 1)}
+	if opts.TLS != nil {
+		lis = tls.NewListener(lis, opts.TLS)
+	}
 	go func() { d.serveErr <- d.server.Serve(lis) }()
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	ag.repl = &replicator{ctx: ctx, wg: &d.wg, store: store, fs: store.opts.Volume.FS, limits: limits,
-		metrics: sv.Replication, id: id, log: opts.Logger, running: map[uint64]bool{}, ended: ag.heartbeatSoon}
+		metrics: sv.Replication, tls: opts.ClientTLS, id: id, log: opts.Logger, running: map[uint64]bool{}, ended: ag.heartbeatSoon}
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()

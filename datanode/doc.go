@@ -37,7 +37,9 @@
 // Reads are not verified by the datanode: READ_CHUNK widens the range to
 // checksum windows (container.Extents) and, when the volumes are OS files
 // and the connection TCP, sends the block files' bytes to the socket with
-// sendfile after writing the response header; the client verifies.
+// sendfile after writing the response header; the client verifies. Over
+// TLS (Options.TLS, docs/security.md) the bytes are read into memory and
+// written through the TLS connection instead: sendfile cannot encrypt.
 //
 // Bad input never corrupts anything: a request is acted on only once it
 // has arrived whole, frame-level garbage closes the connection after a

@@ -16,8 +16,9 @@ import (
 // payload goes from the block files to the socket with sendfile: the
 // response header is written, then each extent is sent by
 // io.Copy(conn, io.LimitReader(file, n)) after a seek (which the runtime
-// turns into sendfile; an io.SectionReader would not be). Otherwise the
-// range is read into memory and written.
+// turns into sendfile; an io.SectionReader would not be). Otherwise (a
+// TLS connection, whose bytes must be encrypted in user space, or files not
+// of the OS) the range is read into memory and written.
 //
 // An error returned means no byte of the response was written; once the
 // header is out, a failure breaks the connection instead.

@@ -300,7 +300,7 @@ func (s *Server) Metrics() ServerMetrics {
 type conn struct {
 	s      *Server
 	nc     net.Conn
-	tcp    *net.TCPConn // for sendfile; nil for other connections
+	tcp    *net.TCPConn // for sendfile; nil for other connections (TLS ones too)
 	r      *wire.Reader
 	w      *wire.Writer
 	slots  chan struct{}

@@ -24,6 +24,10 @@
 // the benchmarks call those methods directly (no RPC) when meta runs in
 // their process. Errors leave the server as gRPC statuses (see status.go).
 //
+// With Options.TLS the gRPC server speaks TLS, and its node services
+// (DatanodeService, RaftService) answer only peers with a certificate of
+// the cluster's CA (tls.go; docs/security.md).
+//
 // Concurrency: all exported methods are safe for concurrent use. Background
 // work (cluster ticks, open-key expiry, reclaiming deleted subtrees) runs on
 // one goroutine, and only on the leader.

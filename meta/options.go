@@ -1,6 +1,8 @@
 package meta
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -72,6 +74,16 @@ type Options struct {
 	// meta's own): interceptors for metrics and the audit log
 	// (package telemetry). Default: none.
 	GRPCServerOptions []grpc.ServerOption
+	// TLS, when set, makes the gRPC server speak TLS with this
+	// configuration (certs.ServerConfig): its ClientCAs is the cluster's
+	// CA, and DatanodeService and RaftService calls from a peer without a
+	// client certificate that CA signed are refused (Unauthenticated).
+	// Clients need no certificate. Default: nil, plaintext.
+	TLS *tls.Config
+	// PeerTLS is the configuration this replica dials the other replicas
+	// with (certs.ClientConfig with this replica's certificate: the Raft
+	// transport is mutual TLS). Required with TLS. Default: nil.
+	PeerTLS *tls.Config
 	// Raft tunes consensus (tick interval, election ticks, log compaction,
 	// Pebble options); its ID, Peers, FS, Dir and Logger are set from the
 	// fields above. Zero values take consensus's defaults.
@@ -132,6 +144,12 @@ func (o *Options) Validate() error {
 	if o.TickInterval <= 0 || o.ReclaimBatch < 1 || o.DeleteBlocksBatch < 1 {
 		return fmt.Errorf("meta: TickInterval (%v), ReclaimBatch (%d) and DeleteBlocksBatch (%d) must be positive",
 			o.TickInterval, o.ReclaimBatch, o.DeleteBlocksBatch)
+	}
+	if o.TLS != nil && o.TLS.ClientCAs == nil {
+		return errors.New("meta: TLS needs the cluster CA (ClientCAs) to verify datanodes and peers")
+	}
+	if (o.TLS == nil) != (o.PeerTLS == nil) {
+		return errors.New("meta: TLS and PeerTLS go together")
 	}
 	if err := o.Namespace.Validate(); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strato-io/strato/meta/cluster"
@@ -78,6 +79,9 @@ func Open(opts Options) (*Server, error) {
 	}
 	raft.ID, raft.Peers, raft.FS, raft.Dir, raft.Logger = opts.ID, opts.Peers, opts.FS, opts.Dir, opts.Logger
 	raft.Join = opts.Join
+	if opts.PeerTLS != nil {
+		raft.DialOptions = append([]grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(opts.PeerTLS))}, raft.DialOptions...)
+	}
 	s.node, err = consensus.Open(raft, (*stateMachine)(s))
 	if err != nil {
 		return nil, fmt.Errorf("meta: %w", err)
@@ -85,7 +89,7 @@ func Open(opts Options) (*Server, error) {
 	// consensus called Restore (which loads the cluster state) before any
 	// apply.
 	s.db = s.node.DB()
-	s.grpc = grpc.NewServer(append([]grpc.ServerOption{grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0)))}, opts.GRPCServerOptions...)...)
+	s.grpc = grpc.NewServer(append(serverTLS(opts.TLS, grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0)))), opts.GRPCServerOptions...)...)
 	stratov1.RegisterNamespaceServiceServer(s.grpc, s)
 	stratov1.RegisterAdminServiceServer(s.grpc, s)
 	stratov1.RegisterDatanodeServiceServer(s.grpc, s)

@@ -57,7 +57,7 @@ func startFaultCluster(t *testing.T, o Options, repl stratov1.ReplicationFactor,
 	c, err := Start(ctx, o)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
-	cl, err := client.New(client.Options{Meta: c.MetaAddrs(), ChunkSize: chunkSize, Logger: c.opts.Logger})
+	cl, err := client.New(client.Options{Meta: c.MetaAddrs(), ChunkSize: chunkSize, TLS: c.ClientTLS(), Logger: c.opts.Logger})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cl.Close() })
 	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})

@@ -10,12 +10,14 @@
 //	meta/            the meta server's Raft log and state
 //	dn1/, dn2/, ...  one data directory per datanode
 //	cluster.json     the ports in use, so a restart reuses them
+//	tls/             with Options.TLS: the cluster CA and the nodes' certificates
 //
 // A Cluster is safe for concurrent use; its Stop/Restart methods serialise.
 package minicluster
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,6 +76,11 @@ type Options struct {
 	// TickInterval is meta's background work interval (health, block
 	// deletion, ...). Default: meta's (1s).
 	TickInterval time.Duration
+	// TLS runs the cluster with TLS: a CA and a certificate per node are
+	// made under Dir/tls (once, reused on restart), meta and the datanodes
+	// serve TLS and require each other's certificates, and Client trusts
+	// the CA (see CAFile, ClientTLS). Default: false, plaintext.
+	TLS bool
 	// Logger receives every node's logs. Default: discard.
 	Logger *slog.Logger
 	// ConfigureMeta, when set, is called with meta replica i's options
@@ -133,6 +140,7 @@ type Cluster struct {
 	metaErrs  []chan error
 	datanodes []*datanode.Datanode // nil while stopped
 	dnAddrs   []string
+	clientTLS *tls.Config // nil without Options.TLS
 }
 
 // state is what cluster.json records.
@@ -160,6 +168,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		datanodes: make([]*datanode.Datanode, opts.Datanodes),
 		metas:     make([]*meta.Server, opts.MetaReplicas), metaAddrs: make([]string, opts.MetaReplicas),
 		metaErrs: make([]chan error, opts.MetaReplicas)}
+	if opts.TLS {
+		if err := c.initTLS(); err != nil {
+			return nil, err
+		}
+	}
 	if len(st.Metas) == 0 && st.Meta != "" {
 		st.Metas = []string{st.Meta}
 	}
@@ -285,6 +298,13 @@ func (c *Cluster) startMeta(i int, lis net.Listener, join bool) error {
 	if c.opts.BlockSize > 0 {
 		o.Cluster.BlockSize = c.opts.BlockSize
 	}
+	if c.opts.TLS {
+		var err error
+		if o.TLS, o.PeerTLS, err = c.nodeTLS(fmt.Sprintf("meta%d", i+1)); err != nil {
+			_ = lis.Close()
+			return err
+		}
+	}
 	if c.opts.ConfigureMeta != nil {
 		c.opts.ConfigureMeta(i, &o)
 	}
@@ -309,7 +329,16 @@ func (c *Cluster) startDatanode(i int) error {
 	if c.opts.DatanodeFS != nil {
 		store.Volume.FS = c.opts.DatanodeFS(i)
 	}
+	var serverTLS, clientTLS *tls.Config
+	if c.opts.TLS {
+		if serverTLS, clientTLS, err = c.nodeTLS(fmt.Sprintf("dn%d", i+1)); err != nil {
+			_ = lis.Close()
+			return err
+		}
+	}
 	dn, err := datanode.Open(datanode.Options{
+		TLS:                  serverTLS,
+		ClientTLS:            clientTLS,
 		Store:                store,
 		Dirs:                 []string{filepath.Join(c.opts.Dir, fmt.Sprintf("dn%d", i+1))},
 		Meta:                 slices.Clone(c.metaAddrs),
@@ -426,7 +455,7 @@ func (c *Cluster) DatanodeDir(i int) string {
 
 // Client returns a new client of the cluster (the caller closes it).
 func (c *Cluster) Client() (*client.Client, error) {
-	return client.New(client.Options{Meta: c.MetaAddrs(), Logger: c.opts.Logger.With("node", "client")})
+	return client.New(client.Options{Meta: c.MetaAddrs(), TLS: c.ClientTLS(), Logger: c.opts.Logger.With("node", "client")})
 }
 
 // StopDatanode stops datanode i as a crash would look to its peers: its

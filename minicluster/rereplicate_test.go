@@ -117,9 +117,15 @@ func TestLostDatanodeReReplicated(t *testing.T) {
 
 // TestDecommission: a decommissioned datanode's containers are copied
 // elsewhere while it still serves reads; then it is DECOMMISSIONED.
-func TestDecommission(t *testing.T) {
+func TestDecommission(t *testing.T) { testDecommission(t, false) }
+
+// TestTLSDecommission: the copies of a decommission go over TLS between
+// datanodes of a TLS cluster.
+func TestTLSDecommission(t *testing.T) { testDecommission(t, true) }
+
+func testDecommission(t *testing.T, tls bool) {
 	f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
-		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond},
+		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond, TLS: tls},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	want := fastRandom(10<<20, 99)

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -23,6 +24,10 @@ type ConnOptions struct {
 	// FrameTimeout bounds the arrival of a response frame once its header
 	// began arriving. Default: 30s.
 	FrameTimeout time.Duration
+	// TLS, when set, makes Dial run a TLS handshake over the TCP
+	// connection before PING. Its ServerName defaults to the host of the
+	// address dialed. Default: nil, plain TCP.
+	TLS *tls.Config
 }
 
 // Default values of ConnOptions.
@@ -120,6 +125,11 @@ func Dial(ctx context.Context, addr string, opts ConnOptions) (*Conn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
+	if opts.TLS != nil {
+		if nc, err = tlsClient(ctx, nc, addr, opts.TLS); err != nil {
+			return nil, err
+		}
+	}
 	c := NewConn(nc, opts)
 	resp, err := c.Ping(ctx, opts.ClientID)
 	if err != nil {
@@ -131,6 +141,24 @@ func Dial(ctx context.Context, addr string, opts ConnOptions) (*Conn, error) {
 		return nil, fmt.Errorf("wire: handshake with %s: server chose version %d, this client speaks %d", addr, resp.Version, Version)
 	}
 	return c, nil
+}
+
+// tlsClient runs a TLS handshake over nc, which it closes on failure.
+func tlsClient(ctx context.Context, nc net.Conn, addr string, cfg *tls.Config) (net.Conn, error) {
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	tc := tls.Client(nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = nc.Close()
+		return nil, fmt.Errorf("wire: TLS handshake with %s: %w", addr, err)
+	}
+	return tc, nil
 }
 
 // NewConn wraps an established connection without a handshake.

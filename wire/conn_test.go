@@ -30,6 +30,11 @@ type toyServer struct {
 func newToyServer(t *testing.T, handler func(ctx context.Context, w *Writer, h FrameHeader, m Message, payload []byte)) *toyServer {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	return serveToy(t, l, handler)
+}
+
+// serveToy runs a toyServer on l.
+func serveToy(t *testing.T, l net.Listener, handler func(ctx context.Context, w *Writer, h FrameHeader, m Message, payload []byte)) *toyServer {
 	s := &toyServer{l: l, handler: handler}
 	s.wg.Add(1)
 	go func() {

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
@@ -27,7 +29,7 @@ func init() { extraCommands = append(extraCommands, newAdminCmd) }
 func newAdminCmd() *cobra.Command {
 	o := &cliOptions{}
 	cmd := topGroup("admin", "Inspect and operate the cluster: datanodes, pipelines, containers, safe mode, S3 access keys", o)
-	cmd.AddCommand(newDatanodeCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o), newMetaAdminCmd(o), newS3AdminCmd(o))
+	cmd.AddCommand(newDatanodeCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o), newMetaAdminCmd(o), newS3AdminCmd(o), newCACmd())
 	return cmd
 }
 
@@ -421,7 +423,7 @@ func newMetaAdminCmd(o *cliOptions) *cobra.Command {
 			rows := make([][]string, 0, len(s.addrs))
 			var members []*stratov1.MetaMember
 			for _, addr := range s.addrs {
-				st, err := metaStatus(s.ctx, addr)
+				st, err := metaStatus(s.ctx, addr, s.tls)
 				if err != nil {
 					rows = append(rows, []string{"-", addr, "unreachable", "-", "-", "-", "-", "-"})
 					continue
@@ -529,8 +531,12 @@ func printMetaMembers(s *session, ms []*stratov1.MetaMember) error {
 
 // metaStatus asks one meta replica for its own status (no redirect to the
 // leader).
-func metaStatus(ctx context.Context, addr string) (*stratov1.MetaStatusResponse, error) {
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func metaStatus(ctx context.Context, addr string, tlsConfig *tls.Config) (*stratov1.MetaStatusResponse, error) {
+	creds := insecure.NewCredentials()
+	if tlsConfig != nil {
+		creds = credentials.NewTLS(tlsConfig)
+	}
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,7 @@ const metaEnv = "STRATO_META"
 // cliOptions are the flags every command of a group shares.
 type cliOptions struct {
 	meta    string
+	tlsCA   string
 	json    bool
 	timeout time.Duration
 }
@@ -42,6 +44,7 @@ type cliOptions struct {
 func (o *cliOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.PersistentFlags()
 	f.StringVar(&o.meta, "meta", defaultMeta, "meta server address(es), comma-separated; $"+metaEnv+" replaces the default")
+	f.StringVar(&o.tlsCA, "tls-ca", "", "the cluster CA's certificate (ca.crt): talk TLS to meta and the datanodes; $"+tlsCAEnv+" replaces the default (none: plaintext)")
 	f.BoolVar(&o.json, "json", false, "machine-readable output: one JSON document (protobuf JSON for records, arrays for lists)")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long (data commands: until the transfer starts)")
 }
@@ -74,6 +77,7 @@ type session struct {
 	out   io.Writer
 	in    io.Reader
 	addrs []string
+	tls   *tls.Config // nil: plaintext
 	timer *time.Timer
 }
 
@@ -100,8 +104,13 @@ func (o *cliOptions) action(fn func(s *session, args []string) error) func(*cobr
 		if err != nil {
 			return failure(what, err)
 		}
+		tlsConfig, err := o.clientTLS(cmd)
+		if err != nil {
+			return failure(what, err)
+		}
 		c, err := client.New(client.Options{
 			Meta:   addrs,
+			TLS:    tlsConfig,
 			Owner:  currentUser(),
 			Logger: slog.New(slog.DiscardHandler),
 		})
@@ -116,7 +125,7 @@ func (o *cliOptions) action(fn func(s *session, args []string) error) func(*cobr
 		}
 		ctx, cancel := context.WithCancelCause(parent)
 		defer cancel(nil)
-		s := &session{ctx: ctx, cmd: cmd, c: c, json: o.json, out: cmd.OutOrStdout(), in: cmd.InOrStdin(), addrs: addrs}
+		s := &session{ctx: ctx, cmd: cmd, c: c, json: o.json, out: cmd.OutOrStdout(), in: cmd.InOrStdin(), addrs: addrs, tls: tlsConfig}
 		if o.timeout > 0 {
 			s.timer = time.AfterFunc(o.timeout, func() { cancel(timeoutError{o.timeout}) })
 			defer s.timer.Stop()

@@ -21,6 +21,7 @@ func newDatanodeServerCmd() *cobra.Command {
 		listen   string
 		metas    string
 		httpAddr string
+		tlsf     tlsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "datanode --data DIR [--data DIR2 ...] --meta ADDR [--listen 127.0.0.1:9870]",
@@ -33,6 +34,10 @@ SIGTERM stops it cleanly.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Meta = strings.Split(metas, ",")
+			var err error
+			if o.TLS, o.ClientTLS, err = tlsf.configs(); err != nil {
+				return err
+			}
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 			reg := prometheus.NewRegistry()
 			o.Server.Observe = telemetry.NewDataMetrics(reg).Observe
@@ -45,7 +50,7 @@ SIGTERM stops it cleanly.`,
 				_ = lis.Close()
 				return err
 			}
-			o.Logger.Info("datanode serving", "id", dn.ID(), "listen", dn.Addr(), "meta", metas)
+			o.Logger.Info("datanode serving", "id", dn.ID(), "listen", dn.Addr(), "meta", metas, "tls", o.TLS != nil)
 			telemetry.RegisterDatanode(reg, dn)
 			stopMetrics, err := serveHTTP(httpAddr, telemetry.Endpoint{Registry: reg, Ready: telemetry.DatanodeReady(dn), Logger: o.Logger})
 			if err != nil {
@@ -67,6 +72,7 @@ SIGTERM stops it cleanly.`,
 	f.IntVar(&o.ReplicationStreams, "replication-streams", 0, "closed containers pushed to other datanodes at once (default 10)")
 	f.Int64Var(&o.ReplicationBandwidth, "replication-bandwidth", 0, "cap in bytes/s on those pushes together (0: none)")
 	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", 0, "time between heartbeats (default 3s)")
+	tlsf.addFlags(f, "datanode")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }

@@ -31,7 +31,12 @@ with their data under --data (meta/, dn1/, dn2/, ...). It prints the
 endpoints and a ready line, runs until Ctrl-C or SIGTERM, and stops cleanly;
 started again on the same directory, it finds all its data (and its ports)
 again. Use the other commands against it: strato sh, strato fs, strato admin
-(their --meta default is 127.0.0.1:9860, dev's default meta address).`,
+(their --meta default is 127.0.0.1:9860, dev's default meta address).
+
+By default the cluster is unauthenticated and unencrypted. With --secure,
+meta and the datanodes speak TLS with certificates of a cluster CA made
+under --data/tls (once; reused on restart), and the CLI needs that CA:
+--tls-ca or STRATO_TLS_CA, as printed (docs/security.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			level := slog.LevelWarn
@@ -65,7 +70,7 @@ again. Use the other commands against it: strato sh, strato fs, strato admin
 			initialize(c.MetaServer(0).GRPCServer())
 			// A console that cannot listen (another dev holds the port)
 			// leaves the cluster running without it.
-			stopHTTP, err := serveMeta(httpAddr, reg, c.MetaServer(0), c.MetaAddrs()[0], o.Logger)
+			stopHTTP, err := serveMeta(httpAddr, reg, c.MetaServer(0), c.MetaAddrs()[0], !o.TLS, o.Logger)
 			if err != nil {
 				fmt.Fprintf(out, "strato dev: no console: %v\n", err)
 				stopHTTP, httpAddr = func() {}, ""
@@ -83,13 +88,29 @@ again. Use the other commands against it: strato sh, strato fs, strato admin
 				fmt.Fprintf(out, "  datanode  %s   (data %s, id %s)\n", a, c.DatanodeDir(i), c.Datanode(i).ID())
 			}
 			if s3Addr != "" {
-				stop := startDevS3(cmd.Context(), out, c.MetaAddrs(), s3Addr, o.Logger)
+				caDir := ""
+				if o.TLS {
+					caDir, _ = filepath.Abs(filepath.Dir(c.CAFile()))
+				}
+				stop := startDevS3(cmd.Context(), out, c.MetaAddrs(), s3Addr, c.ClientTLS(), caDir, o.Logger)
 				defer stop()
 			}
-			if httpAddr != "" {
+			switch {
+			case httpAddr != "" && o.TLS:
+				fmt.Fprintf(out, "  metrics   http://%s/metrics   (health /healthz, /readyz; plain HTTP; no web console with --secure: it does not speak TLS to meta yet)\n", httpAddr)
+			case httpAddr != "":
 				fmt.Fprintf(out, "  console   http://%s/   (metrics /metrics, health /healthz, /readyz)\n", httpAddr)
 			}
-			fmt.Fprintf(out, "strato dev: ready; try: strato sh volume create vol1 && strato sh bucket create /vol1/b1 && strato fs put FILE /vol1/b1/FILE  (Ctrl-C to stop)\n")
+			try := "strato sh volume create vol1 && strato sh bucket create /vol1/bucket1 && strato fs put FILE /vol1/bucket1/FILE"
+			if o.TLS {
+				ca, _ := filepath.Abs(c.CAFile())
+				fmt.Fprintf(out, "  tls       meta and datanodes speak TLS; cluster CA %s\n", ca)
+				fmt.Fprintf(out, "            for the CLI: export %s=%s   (or --tls-ca %s)\n", tlsCAEnv, ca, ca)
+				try = "export " + tlsCAEnv + "=" + ca + "; " + try
+			} else {
+				fmt.Fprintf(out, "  security  none: the cluster is unauthenticated and unencrypted (the dev default; --secure turns TLS on)\n")
+			}
+			fmt.Fprintf(out, "strato dev: ready; try: %s  (Ctrl-C to stop)\n", try)
 			<-cmd.Context().Done()
 			fmt.Fprintln(out, "strato dev: stopping")
 			if err := c.Close(); err != nil {
@@ -106,6 +127,7 @@ again. Use the other commands against it: strato sh, strato fs, strato admin
 	f.StringVar(&o.MetaAddr, "meta-addr", "127.0.0.1:9860", "meta's gRPC address")
 	f.StringVar(&s3Addr, "s3-addr", "127.0.0.1:9878", `address of an S3 gateway with the development key (see docs/s3.md; "": none)`)
 	f.StringVar(&httpAddr, "http", "127.0.0.1:9880", `address of the web console and of the first meta replica's /metrics, /healthz and /readyz ("": none)`)
+	f.BoolVar(&o.TLS, "secure", false, "TLS between every node and for clients, with a cluster CA made under --data/tls; the S3 gateway serves HTTPS (metrics stay plain HTTP, the web console is off)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every node's info messages to stderr")
 	return cmd
 }

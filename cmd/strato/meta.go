@@ -29,6 +29,7 @@ func newMetaCmd() *cobra.Command {
 		electionTimeout time.Duration
 		diskReserve     string
 		auditLog        string
+		tlsf            tlsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "meta --data DIR [--listen 127.0.0.1:9860] [--id N --peers 1=ADDR,2=ADDR,3=ADDR | --id N --join]",
@@ -55,6 +56,10 @@ func newMetaCmd() *cobra.Command {
 					o.DiskReserve = -1
 				}
 			}
+			var err error
+			if o.TLS, o.PeerTLS, err = tlsf.configs(); err != nil {
+				return err
+			}
 			o.Raft.TickInterval = raftTick
 			if o.Raft.ElectionTicks = int(electionTimeout / raftTick); electionTimeout > 0 && o.Raft.ElectionTicks <= 1 {
 				return usagef("--election-timeout %v must be more than twice --raft-tick %v", electionTimeout, raftTick)
@@ -76,8 +81,11 @@ func newMetaCmd() *cobra.Command {
 				_ = srv.Close()
 				return err
 			}
-			o.Logger.Info("meta serving", "listen", lis.Addr().String(), "id", srv.ID(), "data", o.Dir, "join", o.Join)
-			stopMetrics, err := serveMeta(httpAddr, reg, srv, lis.Addr().String(), o.Logger)
+			o.Logger.Info("meta serving", "listen", lis.Addr().String(), "id", srv.ID(), "data", o.Dir, "join", o.Join, "tls", o.TLS != nil)
+			if o.TLS != nil && httpAddr != "" {
+				o.Logger.Warn("meta: the web console does not speak TLS to meta yet: --http serves metrics and health only")
+			}
+			stopMetrics, err := serveMeta(httpAddr, reg, srv, lis.Addr().String(), o.TLS == nil, o.Logger)
 			if err != nil {
 				_ = srv.Close()
 				return err
@@ -120,6 +128,7 @@ func newMetaCmd() *cobra.Command {
 		"a datanode silent this long is DEAD: its pipelines close and its containers are copied elsewhere (Ozone's ozone.scm.dead.node.interval, 10m there)")
 	f.StringVar(&diskReserve, "disk-reserve", "100MiB",
 		"free space the data directory's filesystem must keep; below it namespace changes are refused until space is freed (0: no check)")
+	tlsf.addFlags(f, "replica")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }

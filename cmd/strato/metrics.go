@@ -54,12 +54,15 @@ func metaTelemetry(o *meta.Options, reg *prometheus.Registry, auditPath string) 
 }
 
 // serveMeta serves a meta replica's HTTP endpoint on addr: its metrics,
-// health, readiness and the web console (which calls the replica at
-// grpcAddr).
-func serveMeta(addr string, reg *prometheus.Registry, srv *meta.Server, grpcAddr string, log *slog.Logger) (stop func(), err error) {
+// health, readiness and, withConsole, the web console (which calls the
+// replica at grpcAddr, in plaintext: not with TLS on).
+func serveMeta(addr string, reg *prometheus.Registry, srv *meta.Server, grpcAddr string, withConsole bool, log *slog.Logger) (stop func(), err error) {
 	telemetry.RegisterMeta(reg, srv)
 	if addr == "" {
 		return func() {}, nil
+	}
+	if !withConsole {
+		return serveHTTP(addr, telemetry.Endpoint{Registry: reg, Ready: telemetry.MetaReady(srv), Logger: log})
 	}
 	console, err := web.New(web.Options{Meta: grpcAddr, Queues: metaQueues(srv), Logger: log.With("component", "console")})
 	if err != nil {

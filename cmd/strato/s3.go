@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +11,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/strato-io/strato/certs"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/s3"
 )
@@ -29,6 +32,7 @@ func newS3Cmd() *cobra.Command {
 		httpAddr          string
 		certFile, keyFile string
 		credFile          string
+		clusterCA         string
 		keyTTL            time.Duration
 	)
 	cmd := &cobra.Command{
@@ -53,7 +57,11 @@ strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
 			if err != nil {
 				return err
 			}
-			c, err := client.New(client.Options{Meta: strings.Split(metas, ","), Logger: log.With("component", "client"), Owner: "s3"})
+			tlsConfig, err := clusterTLS(cmd, clusterCA)
+			if err != nil {
+				return err
+			}
+			c, err := client.New(client.Options{Meta: strings.Split(metas, ","), TLS: tlsConfig, Logger: log.With("component", "client"), Owner: "s3"})
 			if err != nil {
 				return err
 			}
@@ -113,6 +121,7 @@ strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
 	f.StringVar(&o.Region, "region", "us-east-1", "the region the gateway answers for")
 	f.StringVar(&certFile, "tls-cert", "", "certificate file (PEM) to serve HTTPS")
 	f.StringVar(&keyFile, "tls-key", "", "its private key (PEM)")
+	f.StringVar(&clusterCA, "tls-ca", "", "the cluster CA's certificate (ca.crt): talk TLS to meta and the datanodes; $"+tlsCAEnv+" replaces the default (none: plaintext)")
 	f.StringVar(&credFile, "credentials", "", `file of "ACCESS_KEY SECRET" lines, accepted besides the keys in meta`)
 	f.DurationVar(&keyTTL, "key-cache-ttl", 5*time.Second, "how long a key found in meta is used before meta is asked again (the longest a revoked key keeps working)")
 	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), e.g. 127.0.0.1:9879 (default: none)")
@@ -161,8 +170,10 @@ const (
 // startDevS3 starts strato dev's S3 gateway, with the development key
 // made in meta (kept if it exists: a revoked one comes back at the next
 // start), and prints how to reach it; a gateway that cannot start (its
-// port taken) is reported, not fatal.
-func startDevS3(ctx context.Context, out io.Writer, metas []string, addr string, log *slog.Logger) (stop func()) {
+// port taken) is reported, not fatal. With tlsConfig it talks TLS to the
+// cluster and serves HTTPS with a certificate "s3" of the CA in caDir
+// (issued on first use).
+func startDevS3(ctx context.Context, out io.Writer, metas []string, addr string, tlsConfig *tls.Config, caDir string, log *slog.Logger) (stop func()) {
 	fail := func(err error) func() {
 		fmt.Fprintf(out, "  s3        not started: %v\n", err)
 		return func() {}
@@ -171,7 +182,7 @@ func startDevS3(ctx context.Context, out io.Writer, metas []string, addr string,
 	if err != nil {
 		return fail(err)
 	}
-	c, err := client.New(client.Options{Meta: metas, Logger: log, Owner: "s3"})
+	c, err := client.New(client.Options{Meta: metas, TLS: tlsConfig, Logger: log, Owner: "s3"})
 	if err != nil {
 		_ = lis.Close()
 		return fail(err)
@@ -197,11 +208,25 @@ func startDevS3(ctx context.Context, out io.Writer, metas []string, addr string,
 		return fail(err)
 	}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: time.Minute}
-	go func() { _ = srv.Serve(lis) }()
-	ep := "http://" + lis.Addr().String()
+	ep, bundle := "http://"+lis.Addr().String(), ""
+	if tlsConfig != nil {
+		crt, key := filepath.Join(caDir, "s3.crt"), filepath.Join(caDir, "s3.key")
+		if _, err := os.Stat(crt); errors.Is(err, os.ErrNotExist) {
+			if err := certs.Issue(caDir, caDir, "s3", nil); err != nil {
+				_ = lis.Close()
+				_ = gw.Close()
+				_ = c.Close()
+				return fail(err)
+			}
+		}
+		ep, bundle = "https://"+lis.Addr().String(), " --ca-bundle "+filepath.Join(caDir, certs.CACert)
+		go func() { _ = srv.ServeTLS(lis, crt, key) }()
+	} else {
+		go func() { _ = srv.Serve(lis) }()
+	}
 	fmt.Fprintf(out, "  s3        %s   (access key %s, secret %s)\n", ep, devS3AccessKey, devS3SecretKey)
-	fmt.Fprintf(out, "            AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s aws --endpoint-url %s s3 mb s3://bucket1\n",
-		devS3AccessKey, devS3SecretKey, ep)
+	fmt.Fprintf(out, "            AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s aws --endpoint-url %s%s s3 mb s3://bucket1\n",
+		devS3AccessKey, devS3SecretKey, ep, bundle)
 	return func() {
 		_ = srv.Close()
 		_ = gw.Close()

@@ -1,0 +1,176 @@
+package minicluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
+
+	"github.com/strato-io/strato/certs"
+	"github.com/strato-io/strato/client"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+	"github.com/strato-io/strato/wire"
+)
+
+// otherCA makes a CA that is not the cluster's, with a certificate "dn",
+// and returns its directory.
+func otherCA(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "other")
+	require.NoError(t, certs.InitCA(dir))
+	require.NoError(t, certs.Issue(dir, dir, "dn", nil))
+	return dir
+}
+
+// TestTLS: a cluster with TLS serves a client that trusts its CA (a key
+// written through a 3-datanode pipeline and read back, all over TLS), and
+// refuses, quickly and saying why, clients that do not.
+func TestTLS(t *testing.T) {
+	ctx := t.Context()
+	c, err := Start(ctx, Options{Dir: t.TempDir(), TLS: true, BlockSize: 4 << 20, ContainerSize: 64 << 20})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	cl, err := c.Client()
+	require.NoError(t, err)
+	defer cl.Close()
+
+	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
+	require.NoError(t, err)
+	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt",
+		Replication: stratov1.ReplicationFactor_REPLICATION_THREE})
+	require.NoError(t, err)
+	data := randomBytes(9<<20+123, 7)
+	w, err := cl.Create(ctx, "/vol/bkt/key", client.CreateOptions{})
+	require.NoError(t, err)
+	_, err = w.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	r, err := cl.Open(ctx, "/vol/bkt/key")
+	require.NoError(t, err)
+	got, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	require.True(t, bytes.Equal(data, got))
+	buckets, err := cl.ListBuckets(ctx, "vol", "")
+	require.NoError(t, err)
+	require.Len(t, buckets, 1)
+
+	// The datanodes speak only TLS: a plain connection fails, one that
+	// trusts the CA is served (reads of a TLS conn go through memory).
+	for _, addr := range c.DatanodeAddrs() {
+		_, err := wire.Dial(ctx, addr, wire.ConnOptions{DialTimeout: 2 * time.Second})
+		require.Error(t, err, addr)
+		conn, err := wire.Dial(ctx, addr, wire.ConnOptions{TLS: c.ClientTLS()})
+		require.NoError(t, err, addr)
+		require.NoError(t, conn.Close())
+	}
+
+	other := otherCA(t)
+	otherTLS, err := certs.ClientConfig(filepath.Join(other, certs.CACert), "", "")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		tls  *tls.Config
+		want string
+	}{
+		{"no TLS", nil, "does it require TLS"},
+		{"another CA", otherTLS, "certificate signed by unknown authority"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad, err := client.New(client.Options{Meta: c.MetaAddrs(), TLS: tc.tls})
+			require.NoError(t, err)
+			defer bad.Close()
+			start := time.Now()
+			_, err = bad.ListBuckets(ctx, "vol", "")
+			require.ErrorIs(t, err, client.ErrTLS)
+			require.ErrorContains(t, err, tc.want)
+			require.Less(t, time.Since(start), 5*time.Second)
+			// The data path's calls (retried while meta is unavailable)
+			// give up as fast.
+			start = time.Now()
+			_, err = bad.Open(ctx, "/vol/bkt/key")
+			require.ErrorIs(t, err, client.ErrTLS)
+			require.Less(t, time.Since(start), 5*time.Second)
+		})
+	}
+}
+
+// TestTLSRefusesForeignDatanode: meta refuses the DatanodeService (and
+// RaftService) calls of a peer whose certificate the cluster's CA did not
+// sign, or that shows none.
+func TestTLSRefusesForeignDatanode(t *testing.T) {
+	ctx := t.Context()
+	c, err := Start(ctx, Options{Dir: t.TempDir(), TLS: true, MetaOnly: true})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	other := otherCA(t)
+	// It trusts the cluster's CA (so the handshake succeeds) but presents
+	// a certificate of another.
+	foreign, err := certs.ClientConfig(c.CAFile(), filepath.Join(other, "dn.crt"), filepath.Join(other, "dn.key"))
+	require.NoError(t, err)
+	for name, cfg := range map[string]*tls.Config{"foreign certificate": foreign, "no certificate": c.ClientTLS()} {
+		t.Run(name, func(t *testing.T) {
+			conn, err := grpc.NewClient(c.MetaAddr(), grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
+			require.NoError(t, err)
+			defer conn.Close()
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			_, err = stratov1.NewDatanodeServiceClient(conn).Register(ctx, &stratov1.RegisterRequest{
+				Details: &stratov1.DatanodeDetails{Id: "intruder", DataAddr: "127.0.0.1:1"}})
+			require.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
+			require.ErrorContains(t, err, "certificate signed by the cluster CA")
+			// Nor may it speak Raft to the replicas.
+			stream, err := stratov1.NewRaftServiceClient(conn).Send(ctx)
+			if err == nil {
+				_, err = stream.CloseAndRecv()
+			}
+			require.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
+			// Clients need no certificate.
+			_, err = stratov1.NewAdminServiceClient(conn).GetSafeMode(ctx, &stratov1.GetSafeModeRequest{})
+			require.NoError(t, err)
+		})
+	}
+}
+
+// TestTLSThreeMetaReplicas: the replicas of a TLS cluster talk Raft over
+// mutual TLS: they elect a leader, replicate, and elect another when the
+// leader stops.
+func TestTLSThreeMetaReplicas(t *testing.T) {
+	f := startFaultCluster(t, Options{TLS: true, MetaReplicas: 3, HeartbeatInterval: 100 * time.Millisecond,
+		TickInterval: 100 * time.Millisecond, BlockSize: 4 << 20}, stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
+	ctx := t.Context()
+	before := fastRandom(5<<20, 1)
+	require.NoError(t, f.write(ctx, "/vol/bkt/before", before, 128<<10, 0, nil))
+	leader := -1
+	for i := range 3 {
+		if m := f.c.MetaServer(i); m.Metrics().Leader {
+			leader = i
+		}
+	}
+	require.NotEqual(t, -1, leader)
+	// Every replica applied what the leader committed.
+	commit := f.c.MetaServer(leader).Metrics().Consensus.Commit
+	require.Eventually(t, func() bool {
+		for i := range 3 {
+			if f.c.MetaServer(i).Metrics().Consensus.Applied < commit {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 50*time.Millisecond)
+
+	require.NoError(t, f.c.StopMeta(leader))
+	after := fastRandom(3<<20, 2)
+	require.NoError(t, f.write(ctx, "/vol/bkt/after", after, 128<<10, 0, nil))
+	f.requireContent("/vol/bkt/before", before)
+	f.requireContent("/vol/bkt/after", after)
+}
