@@ -30,6 +30,9 @@ type Options struct {
 	// Datanodes is how many datanodes the in-process cluster runs.
 	// Default: 3.
 	Datanodes int
+	// TLS runs the in-process cluster with TLS (minicluster.Options.TLS),
+	// its client trusting the cluster's CA.
+	TLS bool
 }
 
 // Conn is a client of the strato a benchmark runs against, and the
@@ -52,6 +55,9 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 		o.Log = io.Discard
 	}
 	c := &Conn{Meta: o.Meta, release: func() error { return nil }}
+	if o.TLS && c.Meta != "" {
+		return nil, errors.New("bench: TLS is for the in-process cluster; a running one is reached as it is")
+	}
 	if c.Meta == "" {
 		dir, remove, err := o.Dir.Make("strato-" + o.Bench + "-")
 		if err != nil {
@@ -60,8 +66,12 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 		if o.Datanodes == 0 {
 			o.Datanodes = 3
 		}
-		fmt.Fprintf(o.Log, "bench %s: starting an in-process cluster (meta + %d datanodes) in %s\n", o.Bench, o.Datanodes, dir)
-		mc, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, Datanodes: o.Datanodes})
+		mode := ""
+		if o.TLS {
+			mode = ", TLS"
+		}
+		fmt.Fprintf(o.Log, "bench %s: starting an in-process cluster (meta + %d datanodes%s) in %s\n", o.Bench, o.Datanodes, mode, dir)
+		mc, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, Datanodes: o.Datanodes, TLS: o.TLS})
 		if err != nil {
 			remove()
 			return nil, err
@@ -73,7 +83,11 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 			return err
 		}
 	}
-	cl, err := client.New(client.Options{Meta: []string{c.Meta}})
+	copts := client.Options{Meta: []string{c.Meta}}
+	if c.Cluster != nil {
+		copts.TLS = c.Cluster.ClientTLS()
+	}
+	cl, err := client.New(copts)
 	if err != nil {
 		_ = c.release()
 		return nil, err

@@ -34,3 +34,22 @@ func TestConnectInProcess(t *testing.T) {
 	require.NoError(t, c.Close())
 	require.NoDirExists(t, dir)
 }
+
+// TestConnectInProcessTLS: with TLS the in-process cluster serves TLS and
+// the connection's client trusts it; TLS with a meta address is refused.
+func TestConnectInProcessTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	ctx := t.Context()
+	var log bytes.Buffer
+	c, err := Connect(ctx, Options{Bench: "test", Log: &log, TLS: true, Datanodes: 1})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	require.Contains(t, log.String(), "(meta + 1 datanodes, TLS)")
+	require.NotEmpty(t, c.Cluster.CAFile())
+	require.NoError(t, c.EnsureBucket(ctx, "vol", "bkt"))
+
+	_, err = Connect(ctx, Options{Bench: "test", Meta: c.Meta, TLS: true})
+	require.ErrorContains(t, err, "TLS is for the in-process cluster")
+}

@@ -25,6 +25,7 @@ func newBenchKeyPutCmd() *cobra.Command {
 		nodes    int
 		readBack bool
 		degraded bool
+		useTLS   bool
 	)
 	cmd := &cobra.Command{
 		Use:     "ockg [--keys 100] [--size 10MiB] [--threads 10] [--bucket /vol/bucket] [--meta ADDR]",
@@ -64,7 +65,7 @@ reads every key back with the same threads and checks it; --degraded-read
 			}
 			ctx := cmd.Context()
 			conn, err := benchcluster.Connect(ctx, benchcluster.Options{Bench: "ockg", Meta: metaAddr, Dir: cdir,
-				Log: cmd.ErrOrStderr(), Datanodes: nodes})
+				Log: cmd.ErrOrStderr(), Datanodes: nodes, TLS: useTLS})
 			if err != nil {
 				return err
 			}
@@ -106,6 +107,7 @@ reads every key back with the same threads and checks it; --degraded-read
 	f.IntVar(&nodes, "datanodes", 3, "datanodes of the in-process cluster")
 	f.BoolVar(&readBack, "read-back", false, "then read every key back and check it")
 	f.BoolVar(&degraded, "degraded-read", false, "then stop a datanode of the in-process cluster and read every key again")
+	f.BoolVar(&useTLS, "tls", false, "run the in-process cluster with TLS (docs/security.md)")
 	addClusterDirFlags(f, &cdir)
 	return cmd
 }

@@ -28,6 +28,7 @@ func newBenchTeraGenCmd() *cobra.Command {
 		readBack string
 		readSum  bool
 		cdir     benchcluster.Dir
+		useTLS   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "teragen ROWS PATH [flags]",
@@ -81,7 +82,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 				fs = teragen.LocalFiles{Root: localDir, BufferSize: int(size)}
 				fmt.Fprintf(cmd.ErrOrStderr(), "bench teragen: %d rows into %s (local), %d writers\n", cfg.Rows, out, cfg.Writers)
 			default:
-				conn, err := stratoOutput(ctx, benchcluster.Options{Bench: "teragen", Meta: metaAddr, Dir: cdir, Log: cmd.ErrOrStderr()}, cfg.Path)
+				conn, err := stratoOutput(ctx, benchcluster.Options{Bench: "teragen", Meta: metaAddr, Dir: cdir, Log: cmd.ErrOrStderr(), TLS: useTLS}, cfg.Path)
 				if err != nil {
 					return err
 				}
@@ -114,6 +115,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 	f.IntVar(&cfg.Writers, "writers", 2, "concurrent writers, TeraGen's map tasks (mapreduce.job.maps)")
 	f.StringVar(&metaAddr, "meta", "", "address of a running meta server to write through (default: an in-process cluster)")
 	addClusterDirFlags(f, &cdir)
+	f.BoolVar(&useTLS, "tls", false, "run the in-process cluster with TLS (docs/security.md)")
 	f.StringVar(&localDir, "local-dir", "", "write to the local file system under this directory")
 	f.StringVar(&buffer, "local-buffer", "64k", "with --local-dir: each file's write buffer (0: unbuffered)")
 	f.StringVar(&readBack, "read-back", "", "then read every file back, one reader each, in read calls of this size (e.g. 1MiB)")
