@@ -105,12 +105,30 @@ func (l LocalFiles) Open(_ context.Context, name string) (io.ReadCloser, error) 
 
 // ClientFiles is a FileCreator and FileOpener over strato's client: paths
 // are /volume/bucket/dir/file, parents are created as needed.
-type ClientFiles struct{ Client *client.Client }
-
-// Create implements FileCreator.
-func (s ClientFiles) Create(ctx context.Context, path string) (FileWriter, error) {
-	return s.Client.Create(ctx, path, client.CreateOptions{Recursive: true})
+type ClientFiles struct {
+	Client *client.Client
+	// Write gives the files a replication or erasure coding of their own
+	// (default: the bucket's).
+	Write client.WriteOptions
 }
+
+// Create implements FileCreator. An erasure coded file has no hsync
+// (docs/ec.md): its Hsync does nothing, as Hadoop's striped output stream's.
+func (s ClientFiles) Create(ctx context.Context, path string) (FileWriter, error) {
+	w, err := s.Client.Create(ctx, path, client.CreateOptions{Recursive: true, WriteOptions: s.Write})
+	if err != nil {
+		return nil, err
+	}
+	if s.Write.ErasureCoding != nil {
+		return noHsync{w}, nil
+	}
+	return w, nil
+}
+
+// noHsync is an erasure coded file's writer.
+type noHsync struct{ *client.Writer }
+
+func (noHsync) Hsync() error { return nil }
 
 // Open implements FileOpener.
 func (s ClientFiles) Open(ctx context.Context, path string) (io.ReadCloser, error) {

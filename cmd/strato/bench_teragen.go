@@ -29,6 +29,8 @@ func newBenchTeraGenCmd() *cobra.Command {
 		readSum  bool
 		cdir     benchcluster.Dir
 		useTLS   bool
+		repl     string
+		nodes    int
 	)
 	cmd := &cobra.Command{
 		Use:   "teragen ROWS PATH [flags]",
@@ -82,12 +84,20 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 				fs = teragen.LocalFiles{Root: localDir, BufferSize: int(size)}
 				fmt.Fprintf(cmd.ErrOrStderr(), "bench teragen: %d rows into %s (local), %d writers\n", cfg.Rows, out, cfg.Writers)
 			default:
-				conn, err := stratoOutput(ctx, benchcluster.Options{Bench: "teragen", Meta: metaAddr, Dir: cdir, Log: cmd.ErrOrStderr(), TLS: useTLS}, cfg.Path)
+				var wo client.WriteOptions
+				if repl != "" {
+					var err error
+					if wo.Replication, wo.ErasureCoding, err = client.ParseReplication(repl); err != nil {
+						return err
+					}
+				}
+				conn, err := stratoOutput(ctx, benchcluster.Options{Bench: "teragen", Meta: metaAddr, Dir: cdir, Log: cmd.ErrOrStderr(),
+					TLS: useTLS, Datanodes: nodes}, cfg.Path)
 				if err != nil {
 					return err
 				}
 				defer func() { _ = conn.Close() }()
-				fs = teragen.ClientFiles{Client: conn.Client}
+				fs = teragen.ClientFiles{Client: conn.Client, Write: wo}
 			}
 			res, err := teragen.Run(ctx, cfg, fs, cmd.OutOrStdout())
 			if err != nil || readBack == "" {
@@ -116,6 +126,8 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 	f.StringVar(&metaAddr, "meta", "", "address of a running meta server to write through (default: an in-process cluster)")
 	addClusterDirFlags(f, &cdir)
 	f.BoolVar(&useTLS, "tls", false, "run the in-process cluster with TLS (docs/security.md)")
+	f.IntVar(&nodes, "datanodes", 3, "datanodes of the in-process cluster")
+	f.StringVar(&repl, "replication", "", "the files' replication: ONE, THREE or an erasure coding config such as rs-3-2-1024k (default: the bucket's; erasure coded files have no hsync: the writers skip it)")
 	f.StringVar(&localDir, "local-dir", "", "write to the local file system under this directory")
 	f.StringVar(&buffer, "local-buffer", "64k", "with --local-dir: each file's write buffer (0: unbuffered)")
 	f.StringVar(&readBack, "read-back", "", "then read every file back, one reader each, in read calls of this size (e.g. 1MiB)")
