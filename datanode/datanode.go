@@ -31,9 +31,11 @@ type Options struct {
 	// HeartbeatInterval, see AgentOptions. Default: 3s.
 	HeartbeatInterval time.Duration
 	// BufferedIO writes every replica's chunks through the page cache, as
-	// HDFS and Ozone datanodes do. By default only the pipeline leader's
-	// copy does (readers ask the leader first, and find a block read soon
-	// after its write in memory); followers write large aligned chunks
+	// HDFS and Ozone datanodes do. By default only what clients send
+	// directly does: the pipeline leader's copy, a ONE block, an erasure
+	// coded member (readers ask those first, and find a block read soon
+	// after its write in memory); followers (chunks forwarded by another
+	// datanode, whose PING names it "datanode <ID>") write large aligned chunks
 	// (1 MiB and more, what clients send) with O_DIRECT, around the page
 	// cache (container.Options.DisableDirectIO): their bytes cost one DMA
 	// instead of a copy into the page cache and its writeback, which on a

@@ -31,7 +31,7 @@ func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, p
 	switch m := m.(type) {
 	case *wire.WriteChunkRequest:
 		c.s.m.bytesIn.Add(int64(len(payload)))
-		err = c.s.writeChunk(ctx, m, payload)
+		err = c.s.writeChunk(ctx, m, payload, c.peer.Load())
 		resp = &wire.WriteChunkResponse{}
 	case *wire.PutBlockRequest:
 		resp, err = c.s.putBlock(ctx, m)
@@ -130,13 +130,15 @@ func codeOf(err error) wire.Code {
 // anything (hardware CRC32C costs well under a millisecond for 4 MiB), so
 // that a chunk damaged between client and leader fails the request alone,
 // without followers to blame; followers verify again what they receive.
-func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, data []byte) error {
-	// The pipeline's leader (the replica with followers) writes through the
-	// page cache: readers ask it first (members are listed leader first),
-	// so a read soon after the write finds the block in memory; the
-	// followers' copies, there for durability, skip the cache (O_DIRECT
-	// where the store allows it).
-	opts := container.WriteOptions{Cache: len(m.Followers) > 0}
+func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, data []byte, fromPeer bool) error {
+	// What readers read first goes through the page cache, so that a read
+	// soon after the write finds the block in memory: the pipeline
+	// leader's copy (the replica with followers: members are listed leader
+	// first), the only replica of a ONE block, an erasure coded member's
+	// cells (a client writes each member itself). The followers' copies,
+	// forwarded by another datanode and there for durability, skip the
+	// cache (O_DIRECT where the store allows it).
+	opts := container.WriteOptions{Cache: len(m.Followers) > 0 || !fromPeer}
 	if len(m.Followers) > 0 {
 		if err := checksum.Verify(m.Checksums, 0, data); err != nil {
 			return fmt.Errorf("%w: block %v at %d: %w", container.ErrChecksum, m.Block, m.Offset, err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -306,6 +307,9 @@ type conn struct {
 	slots  chan struct{}
 	wg     sync.WaitGroup
 	remote string
+	// peer: the other end is a datanode (its PING's client ID is
+	// "datanode <ID>"): the chunks it sends are a follower's copies.
+	peer atomic.Bool
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -427,6 +431,7 @@ func (c *conn) ping(ctx context.Context, h wire.FrameHeader, p *wire.PingRequest
 		return c.w.WriteError(ctx, h.Type, h.RequestID, e) == nil
 	}
 	c.s.log.Debug("datanode: ping", "remote", c.remote, "client", p.ClientID)
+	c.peer.Store(strings.HasPrefix(p.ClientID, "datanode "))
 	resp := &wire.PingResponse{
 		Version:     min(p.MaxVersion, wire.MaxVersion),
 		MinVersion:  wire.MinVersion,
