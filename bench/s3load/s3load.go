@@ -319,7 +319,10 @@ func (r *runner) run(ctx context.Context) Result {
 						x -= mo.weight
 					}
 				}
-				if !r.one(dctx, op, w, n, rnd, m[op]) {
+				// The duration stops new operations; one under way
+				// finishes (cut off, a PUT could still land after the
+				// cleanup's listing).
+				if !r.one(ctx, op, w, n, rnd, m[op]) {
 					return
 				}
 			}
