@@ -30,8 +30,9 @@ type agentStore interface {
 	// with force).
 	DeleteContainer(id uint64, force bool) error
 	// PlaceReplica creates a container if missing and stores the replica
-	// index meta placed it with (erasure coded containers).
-	PlaceReplica(id uint64, index int) error
+	// index meta placed it with (erasure coded containers; data is the
+	// config's data members, 0 when not known).
+	PlaceReplica(id uint64, index, data int) error
 }
 
 // AgentOptions configure a datanode's link to meta.
@@ -317,7 +318,8 @@ func (a *agent) execute(cmds []*stratov1.DatanodeCommand) {
 			// erasure coded one also learns its replica index here.
 			if idx := cmd.CreateContainer.ReplicaIndex; idx != 0 {
 				id := cmd.CreateContainer.ContainerId
-				if err := a.store.PlaceReplica(id, int(idx)); err != nil {
+				data := int(cmd.CreateContainer.GetPipeline().GetErasureCoding().GetData())
+				if err := a.store.PlaceReplica(id, int(idx), data); err != nil {
 					a.opts.Logger.Warn("datanode: create container", "container", id, "replica_index", idx, "err", err)
 					continue
 				}

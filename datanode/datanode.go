@@ -328,7 +328,9 @@ func (r storeReports) NodeStats() *stratov1.NodeStats {
 
 func (r storeReports) CloseContainer(id uint64) error { return r.s.CloseContainer(id) }
 
-func (r storeReports) PlaceReplica(id uint64, index int) error { return r.s.PlaceReplica(id, index) }
+func (r storeReports) PlaceReplica(id uint64, index, data int) error {
+	return r.s.PlaceReplica(id, index, data)
+}
 
 func (r storeReports) DeleteContainer(id uint64, force bool) error {
 	return r.s.DeleteContainer(id, force)

@@ -134,8 +134,10 @@ func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, data
 	// What readers read first goes through the page cache, so that a read
 	// soon after the write finds the block in memory: the pipeline
 	// leader's copy (the replica with followers: members are listed leader
-	// first), the only replica of a ONE block, an erasure coded member's
-	// cells (a client writes each member itself). The followers' copies,
+	// first), the only replica of a ONE block, an erasure coded data
+	// member's cells (a client writes each member itself; parity members,
+	// read only to rebuild, skip the cache once meta's placement says
+	// which they are). The followers' copies,
 	// forwarded by another datanode and there for durability, skip the
 	// cache (O_DIRECT where the store allows it).
 	opts := container.WriteOptions{Cache: len(m.Followers) > 0 || !fromPeer}
@@ -150,7 +152,11 @@ func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, data
 		if err != nil {
 			return err
 		}
-		return c.WriteChunk(m.Block.LocalID, m.Offset, data, m.Checksums, opts)
+		o := opts
+		if c.Parity() {
+			o.Cache = false // read only to rebuild a lost member
+		}
+		return c.WriteChunk(m.Block.LocalID, m.Offset, data, m.Checksums, o)
 	}
 	if len(m.Followers) == 0 {
 		return local()

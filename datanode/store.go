@@ -148,13 +148,20 @@ func (s *Store) CreateContainer(id uint64) (*container.Container, error) {
 // PlaceReplica carries out meta's placement of an erasure coded
 // container's replica on this datanode: the container is created if no
 // volume holds it (a write may have created it first) and stores replica
-// index (container.SetReplicaIndex).
-func (s *Store) PlaceReplica(id uint64, index int) error {
+// index (container.SetReplicaIndex); data is the config's data members,
+// which says whether the index is a parity member's (0: not known).
+func (s *Store) PlaceReplica(id uint64, index, data int) error {
 	c, err := s.openForWrite(id)
 	if err != nil {
 		return err
 	}
-	return c.SetReplicaIndex(index)
+	if err := c.SetReplicaIndex(index); err != nil {
+		return err
+	}
+	if data > 0 && index > data {
+		c.SetParity()
+	}
+	return nil
 }
 
 // openForWrite returns the container, creating it if no volume holds it:

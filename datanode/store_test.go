@@ -162,12 +162,19 @@ func TestStorePlaceReplica(t *testing.T) {
 	o := StoreOptions{Dirs: []string{"/a", "/b"}, Volume: container.Options{FS: fs}, Logger: quietLogger()}
 	s, err := OpenStore(o)
 	require.NoError(t, err)
-	require.NoError(t, s.PlaceReplica(5, 2))
+	require.NoError(t, s.PlaceReplica(5, 2, 3))
 	_, err = s.openForWrite(6) // a write first
 	require.NoError(t, err)
-	require.NoError(t, s.PlaceReplica(6, 9))
-	require.NoError(t, s.PlaceReplica(6, 9))
-	require.ErrorIs(t, s.PlaceReplica(6, 1), container.ErrInvalid)
+	require.NoError(t, s.PlaceReplica(6, 9, 6))
+	require.NoError(t, s.PlaceReplica(6, 9, 6))
+	require.ErrorIs(t, s.PlaceReplica(6, 1, 6), container.ErrInvalid)
+	// Index 2 of rs-3-2 is a data member, index 9 of rs-6-3 a parity one.
+	c5, err := s.Container(5)
+	require.NoError(t, err)
+	require.False(t, c5.Parity())
+	c6, err := s.Container(6)
+	require.NoError(t, err)
+	require.True(t, c6.Parity())
 	_, err = s.openForWrite(7)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())

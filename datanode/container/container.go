@@ -31,6 +31,7 @@ type Container struct {
 	detached error      // guarded by gate: set when deleted or when the volume closed
 	state    atomic.Uint32
 	index    atomic.Int32 // desc.index, for readers that do not take gate
+	parity   atomic.Bool  // a parity member (SetParity; not kept across restarts)
 
 	shards [blockShards]blockShard
 
@@ -174,6 +175,15 @@ func (c *Container) Info() Info {
 // ReplicaIndex is the replica's index in an erasure coded container, 0 in
 // a replicated one.
 func (c *Container) ReplicaIndex() int { return int(c.index.Load()) }
+
+// SetParity says this replica is a parity member of an erasure coded
+// container: readers read it only to rebuild a lost member, so writers need
+// not leave its bytes in the page cache. It lives in memory only: until
+// told again after a restart, a member counts as data.
+func (c *Container) SetParity() { c.parity.Store(true) }
+
+// Parity reports whether SetParity was called.
+func (c *Container) Parity() bool { return c.parity.Load() }
 
 // SetReplicaIndex records, durably, that this replica holds index i of an
 // erasure coded container (meta says so when it places the container).
