@@ -582,8 +582,17 @@ public final class KeyWriter extends OutputStream {
   @Override
   public void flush() throws IOException {
     if (err != null) {
-      throw err;
+      throw failedEarlier();
     }
+  }
+
+  /**
+   * The sticky error, for a call after the one that failed: a new exception
+   * with it as the cause (try-with-resources adds close's exception to the
+   * write's as suppressed, and an exception cannot suppress itself).
+   */
+  private IOException failedEarlier() {
+    return new IOException("strato: " + name() + ": the write failed earlier: " + err.getMessage(), err);
   }
 
   /** Sends what is buffered, commits the last block and commits the key. */
@@ -593,10 +602,11 @@ public final class KeyWriter extends OutputStream {
       return;
     }
     closed = true;
+    if (err != null) {
+      release();
+      throw failedEarlier();
+    }
     try {
-      if (err != null) {
-        throw err;
-      }
       sendBuf();
       commitBlock(true, false);
       commit(false);

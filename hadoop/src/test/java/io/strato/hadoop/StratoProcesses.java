@@ -114,6 +114,29 @@ public final class StratoProcesses implements AutoCloseable {
     }
   }
 
+  /**
+   * Waits until meta lists n datanodes as HEALTHY (strato admin datanode
+   * list): a cluster that takes writes may still be waiting for its last
+   * datanodes to register.
+   */
+  public void waitHealthyDatanodes(int n, long timeoutMs) throws IOException, InterruptedException {
+    String bin = System.getProperty("strato.bin", "../bin/strato");
+    long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+    String last = "";
+    while (System.nanoTime() < deadline) {
+      Process p = new ProcessBuilder(bin, "admin", "datanode", "list", "--meta", metaList(), "--timeout", "5s")
+          .redirectErrorStream(true).start();
+      last = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      p.waitFor(20, TimeUnit.SECONDS);
+      long healthy = last.lines().filter(l -> l.contains(" HEALTHY ")).count();
+      if (healthy >= n) {
+        return;
+      }
+      Thread.sleep(300);
+    }
+    throw new IOException(n + " datanodes not healthy in time; meta lists:\n" + last + "\n" + logs());
+  }
+
   /** strato://FIRST_META/ (the configuration should list every meta: metaList()). */
   public String uri() {
     return "strato://" + metaAddrs.get(0) + "/";

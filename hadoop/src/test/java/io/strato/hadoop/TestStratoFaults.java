@@ -47,6 +47,8 @@ public class TestStratoFaults {
       try {
         fs.mkdirs(new org.apache.hadoop.fs.Path("/faults/bucket"));
         write(new org.apache.hadoop.fs.Path("/faults/bucket/probe"), bytes(1000, 1), 0);
+        // Writes need three datanodes; the tests kill one of four.
+        cluster.waitHealthyDatanodes(4, 60_000);
         return;
       } catch (IOException e) {
         if (System.nanoTime() > deadline) {
