@@ -1,14 +1,11 @@
 package client
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 
-	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/ec"
 	"github.com/strato-io/strato/proto/strato/v1"
-	"github.com/strato-io/strato/wire"
 )
 
 // ecCoder is an erasure coded key's coder, made on first use.
@@ -50,7 +47,7 @@ func (r *Reader) readGroup(bl *stratov1.BlockLocation, off int64, dst []byte) er
 			r.mu.Lock()
 			r.bad[dn.Id] = true
 			r.mu.Unlock()
-			if errors.Is(err, checksum.ErrMismatch) || wire.CodeOf(err) == wire.CodeCorrupt || wire.CodeOf(err) == wire.CodeChecksumMismatch {
+			if corrupt(err) {
 				r.report(bl, dn, err)
 			}
 		}

@@ -35,7 +35,7 @@ type ecState struct {
 	sc       *ec.StripeCoder
 	groupCap int64 // data bytes of a full group: whole stripes, members of at most the block size
 
-	batch    [][]byte // per member, ecBatchStripes cells' worth
+	batch    [][]byte // per member, up to ecBatchStripes cells (grown as written: a small key costs little)
 	batchLen int64    // data bytes in the batch
 	cells    [][]byte // scratch: one stripe's data cells
 	parity   [][]byte // scratch: one stripe's parity cells
@@ -60,9 +60,6 @@ func newECState(e *stratov1.ErasureCoding, blockSize int64) (*ecState, error) {
 	s := &ecState{cfg: cfg, sc: coder.NewStripeCoder(), groupCap: cells * cfg.StripeSize(),
 		batch: make([][]byte, cfg.Members()), cells: make([][]byte, cfg.Data), parity: make([][]byte, cfg.Parity),
 		lens: make([]int, cfg.Members())}
-	for m := range s.batch {
-		s.batch[m] = make([]byte, ecBatchStripes*cfg.CellSize)
-	}
 	return s, nil
 }
 
@@ -76,6 +73,18 @@ func (s *ecState) batchCap() int64 {
 	return min(ecBatchStripes*s.cfg.StripeSize(), room)
 }
 
+// grow makes member m's batch buffer hold at least n bytes, doubling it up
+// to ecBatchStripes cells.
+func (s *ecState) grow(m, n int) {
+	b := s.batch[m]
+	if len(b) >= n {
+		return
+	}
+	nb := make([]byte, max(n, min(2*len(b), ecBatchStripes*s.cfg.CellSize)))
+	copy(nb, b)
+	s.batch[m] = nb
+}
+
 // ecWrite puts p into the batch, cell by cell, sending every full batch.
 func (w *Writer) ecWrite(p []byte) (int, error) {
 	s := w.ecs
@@ -86,6 +95,7 @@ func (w *Writer) ecWrite(p []byte) (int, error) {
 		pos := s.cfg.Locate(s.batchLen)
 		in := pos.MemberOff % cell
 		k := int(min(int64(len(p)), cell-in, limit-s.batchLen))
+		s.grow(pos.Member, int(pos.MemberOff)+k)
 		copy(s.batch[pos.Member][pos.MemberOff:], p[:k])
 		s.batchLen += int64(k)
 		p = p[k:]
@@ -109,9 +119,13 @@ func (s *ecState) encode() ([]int64, error) {
 		cfg.CellLens(s.batchLen, st, s.lens)
 		off := int(st) * cell
 		for k := range cfg.Data {
-			s.cells[k] = s.batch[k][off : off+s.lens[k]]
+			s.cells[k] = nil // past the end of a short last stripe
+			if s.lens[k] > 0 {
+				s.cells[k] = s.batch[k][off : off+s.lens[k]]
+			}
 		}
 		for j := range cfg.Parity {
+			s.grow(cfg.Data+j, off+cell)
 			s.parity[j] = s.batch[cfg.Data+j][off : off+cell]
 		}
 		if _, err := s.sc.Encode(s.cells, s.parity); err != nil {

@@ -169,7 +169,7 @@ func (r *Reader) readBlock(bl *stratov1.BlockLocation, off int64, dst []byte) er
 		r.mu.Lock()
 		r.bad[m.Id] = true
 		r.mu.Unlock()
-		if errors.Is(err, checksum.ErrMismatch) || wire.CodeOf(err) == wire.CodeCorrupt || wire.CodeOf(err) == wire.CodeChecksumMismatch {
+		if corrupt(err) {
 			r.report(bl, m, err)
 		}
 	}
@@ -208,6 +208,11 @@ func (r *Reader) readReplica(m *stratov1.DatanodeDetails, bl *stratov1.BlockLoca
 		copy(dst, payload[start:start+int64(len(dst))])
 	}
 	return nil
+}
+
+// corrupt: err says a replica's bytes are bad (not that it could not answer).
+func corrupt(err error) bool {
+	return errors.Is(err, checksum.ErrMismatch) || wire.CodeOf(err) == wire.CodeCorrupt || wire.CodeOf(err) == wire.CodeChecksumMismatch
 }
 
 // report tells meta a replica returned bad data.

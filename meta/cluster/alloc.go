@@ -75,7 +75,10 @@ func (r Redundancy) validate() error {
 // is reports whether p keeps its data with redundancy r (an erasure coded
 // pipeline serves one config: codec, members and cell size).
 func (r Redundancy) is(p *stratov1.PipelineRecord) bool {
-	return p.Replication == r.Replication && proto.Equal(p.ErasureCoding, r.EC)
+	if p.Replication != r.Replication || (p.ErasureCoding == nil) != (r.EC == nil) {
+		return false
+	}
+	return r.EC == nil || proto.Equal(p.ErasureCoding, r.EC)
 }
 
 // ecConfig is the erasure code of a stored config, validated.
