@@ -25,6 +25,8 @@ public final class ClientOptions {
   public int readAhead = 4;
   /** Recorded as the owner of what the client creates (default "strato"). */
   public String owner = "strato";
+  /** TLS (the cluster CA) and the token sent to meta (default: neither). */
+  public Security security = Security.none();
 
   public void validate() {
     if (meta.isEmpty()) {

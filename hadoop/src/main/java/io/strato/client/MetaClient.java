@@ -51,6 +51,7 @@ public final class MetaClient implements Closeable {
 
   static final Metadata.Key<String> CLIENT_KEY = Metadata.Key.of("strato-client", Metadata.ASCII_STRING_MARSHALLER);
   static final Metadata.Key<String> REQUEST_KEY = Metadata.Key.of("strato-request", Metadata.ASCII_STRING_MARSHALLER);
+  static final Metadata.Key<String> AUTHORIZATION_KEY = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
   private static final String DOMAIN = "strato.v1";
 
@@ -58,6 +59,7 @@ public final class MetaClient implements Closeable {
   private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
   private final long attemptTimeoutMs;
   private final long retryMs;
+  private final Security security;
   private final String clientId;
   private final AtomicLong seq = new AtomicLong();
   private volatile String leader;
@@ -69,6 +71,14 @@ public final class MetaClient implements Closeable {
    * @param retryMs how long a call retries while meta is unavailable
    */
   public MetaClient(List<String> addrs, long attemptTimeoutMs, long retryMs) {
+    this(addrs, attemptTimeoutMs, retryMs, Security.none());
+  }
+
+  /**
+   * As above, with TLS to meta when security has a CA, and security's token
+   * (if any) sent with every call as "authorization: Bearer TOKEN".
+   */
+  public MetaClient(List<String> addrs, long attemptTimeoutMs, long retryMs, Security security) {
     if (addrs.isEmpty()) {
       throw new IllegalArgumentException("strato: no meta address given");
     }
@@ -80,6 +90,7 @@ public final class MetaClient implements Closeable {
     this.addrs = new CopyOnWriteArrayList<>(addrs);
     this.attemptTimeoutMs = attemptTimeoutMs;
     this.retryMs = retryMs;
+    this.security = security;
     byte[] id = new byte[12];
     new SecureRandom().nextBytes(id);
     this.clientId = HexFormat.of().formatHex(id);
@@ -101,12 +112,18 @@ public final class MetaClient implements Closeable {
   }
 
   private ManagedChannel channel(String addr) {
-    return channels.computeIfAbsent(addr, a -> NettyChannelBuilder.forTarget(a)
-        .usePlaintext()
-        .directExecutor()
-        .maxInboundMessageSize(256 << 20)
-        .keepAliveTime(30, TimeUnit.SECONDS)
-        .build());
+    return channels.computeIfAbsent(addr, a -> {
+      NettyChannelBuilder b = NettyChannelBuilder.forTarget(a)
+          .directExecutor()
+          .maxInboundMessageSize(256 << 20)
+          .keepAliveTime(30, TimeUnit.SECONDS);
+      if (security.tls()) {
+        b.sslContext(security.grpcSslContext()).useTransportSecurity();
+      } else {
+        b.usePlaintext();
+      }
+      return b.build();
+    });
   }
 
   /** A read: retried anywhere, no request ID. */
@@ -122,8 +139,13 @@ public final class MetaClient implements Closeable {
   private <T> T call(String what, boolean mutation, Function<NamespaceServiceBlockingStub, T> fn)
       throws IOException {
     Metadata md = null;
-    if (mutation) {
+    if (mutation || !security.token().isEmpty()) {
       md = new Metadata();
+    }
+    if (!security.token().isEmpty()) {
+      md.put(AUTHORIZATION_KEY, "Bearer " + security.token());
+    }
+    if (mutation) {
       md.put(CLIENT_KEY, clientId);
       md.put(REQUEST_KEY, Long.toString(seq.incrementAndGet()));
     }
@@ -153,6 +175,14 @@ public final class MetaClient implements Closeable {
       String reason = info == null ? "" : info.getReason();
       long elapsedMs = (System.nanoTime() - start) / 1_000_000;
       boolean refused = code == Status.Code.UNAVAILABLE && isRefused(err);
+      Throwable handshake = tlsFailure(err);
+      if (handshake != null) {
+        // Retrying cannot help: the client does not trust meta (or meta
+        // does not speak TLS, or speaks it and the client does not).
+        throw new MetaException(code, "", "strato: " + what + ": TLS with meta at " + addr + " failed ("
+            + (security.tls() ? "does the client trust the cluster's CA? see fs.strato.tls.ca" : "meta requires TLS? see fs.strato.tls.ca")
+            + "): " + handshake, err);
+      }
       if (!refused) {
         answered = true;
       }
@@ -193,6 +223,16 @@ public final class MetaClient implements Closeable {
       }
       backoff = Math.min(2 * backoff, 1000);
     }
+  }
+
+  /** The TLS handshake failure in e's causes, or null. */
+  private static Throwable tlsFailure(StatusRuntimeException e) {
+    for (Throwable t = e.getCause(); t != null; t = t.getCause()) {
+      if (t instanceof javax.net.ssl.SSLException) {
+        return t;
+      }
+    }
+    return null;
   }
 
   private String next(String addr) {

@@ -45,8 +45,9 @@ public final class StratoClient implements Closeable {
   public StratoClient(ClientOptions opts) {
     opts.validate();
     this.opts = opts;
-    this.meta = new MetaClient(opts.meta, opts.metaAttemptTimeoutMs, opts.metaRetryMs);
-    this.data = new DataConns(opts.dataConnectTimeoutMs, opts.dataRequestTimeoutMs, "strato-java-" + meta.clientId());
+    this.meta = new MetaClient(opts.meta, opts.metaAttemptTimeoutMs, opts.metaRetryMs, opts.security);
+    this.data = new DataConns(opts.dataConnectTimeoutMs, opts.dataRequestTimeoutMs, "strato-java-" + meta.clientId(),
+        opts.security.sslContext());
   }
 
   public ClientOptions options() {

@@ -6,6 +6,7 @@ import io.strato.client.KeyReader;
 import io.strato.client.KeyWriter;
 import io.strato.client.wire.Checksums;
 import io.strato.client.MetaException;
+import io.strato.client.Security;
 import io.strato.client.StratoClient;
 import io.strato.proto.v1.BlockLocation;
 import io.strato.proto.v1.BucketInfo;
@@ -72,6 +73,14 @@ public class StratoFileSystem extends FileSystem {
   public static final String META_ATTEMPT_TIMEOUT = "fs.strato.meta.attempt.timeout.ms";
   public static final String META_RETRY = "fs.strato.meta.retry.ms";
   public static final String DATA_TIMEOUT = "fs.strato.data.timeout.ms";
+  /** The cluster CA (PEM) that meta's and the datanodes' certificates chain to; unset: plain TCP. */
+  public static final String TLS_CA = "fs.strato.tls.ca";
+  /**
+   * The token sent to meta (read with Configuration.getPassword, so a Hadoop
+   * credential provider can hold it); unset: $STRATO_TOKEN, then the file
+   * `strato login` writes.
+   */
+  public static final String TOKEN = "fs.strato.token";
 
   static final long DEFAULT_BLOCK_SIZE = 256L << 20;
 
@@ -114,6 +123,7 @@ public class StratoFileSystem extends FileSystem {
     o.dataRequestTimeoutMs = conf.getLong(DATA_TIMEOUT, o.dataRequestTimeoutMs);
     this.user = UserGroupInformation.getCurrentUser().getShortUserName();
     o.owner = user;
+    o.security = security(conf);
     try {
       this.client = new StratoClient(o);
     } catch (IllegalArgumentException e) {
@@ -122,6 +132,13 @@ public class StratoFileSystem extends FileSystem {
     this.pageSize = conf.getInt(LIST_PAGE, 1000);
     this.defaultBlockSize = conf.getLongBytes(BLOCK_SIZE, DEFAULT_BLOCK_SIZE);
     this.workingDir = getHomeDirectory();
+  }
+
+  /** TLS and the token from fs.strato.tls.ca and fs.strato.token, or their environment variables. */
+  static Security security(Configuration conf) throws IOException {
+    String ca = conf.getTrimmed(TLS_CA, System.getenv().getOrDefault(Security.TLS_CA_ENV, ""));
+    char[] t = conf.getPassword(TOKEN);
+    return Security.of(ca, Security.findToken(t == null ? "" : new String(t), System.getenv()));
   }
 
   private static String withPort(String a) {

@@ -6,7 +6,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
@@ -68,6 +70,29 @@ public final class StratoCluster {
   }
 
   private static StratoCluster start() throws IOException {
+    return start(List.of());
+  }
+
+  /**
+   * A cluster of its own (not the JVM's shared one) started with strato
+   * dev's extra flags (e.g. --secure); the caller stops it.
+   */
+  public static StratoCluster startOwn(String... flags) throws IOException {
+    return start(List.of(flags));
+  }
+
+  /** What strato dev printed so far. */
+  public String output() throws IOException {
+    Path log = dir.resolve("dev.log");
+    return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
+  }
+
+  /** Stops a cluster from startOwn. */
+  public void close() {
+    stop();
+  }
+
+  private static StratoCluster start(List<String> flags) throws IOException {
     String bin = System.getProperty("strato.bin", "../bin/strato");
     if (!Files.isExecutable(Paths.get(bin))) {
       throw new IOException("strato binary " + bin + " not found: build it first (make build, or make hadoop)");
@@ -75,8 +100,9 @@ public final class StratoCluster {
     Path dir = Files.createTempDirectory("strato-hadoop-test");
     String addr = "127.0.0.1:" + freePort();
     Path log = dir.resolve("dev.log");
-    Process p = new ProcessBuilder(bin, "dev", "--data", dir.resolve("data").toString(), "--meta-addr", addr)
-        .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    List<String> cmd = new ArrayList<>(List.of(bin, "dev", "--data", dir.resolve("data").toString(), "--meta-addr", addr));
+    cmd.addAll(flags);
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (true) {
       String out = Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";

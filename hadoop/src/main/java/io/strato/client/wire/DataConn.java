@@ -68,6 +68,16 @@ public final class DataConn implements Closeable {
   /** Connects to a datanode's data address (host:port) and negotiates the version with PING. */
   public static DataConn dial(String addr, int connectTimeoutMs, long requestTimeoutMs, String clientId)
       throws IOException {
+    return dial(addr, connectTimeoutMs, requestTimeoutMs, clientId, null);
+  }
+
+  /**
+   * As above; with ssl, the connection is TLS 1.3 (docs/wire.md, §7), the
+   * datanode's certificate checked against ssl's trust (the cluster CA) and
+   * the address's host.
+   */
+  public static DataConn dial(String addr, int connectTimeoutMs, long requestTimeoutMs, String clientId,
+      javax.net.ssl.SSLContext ssl) throws IOException {
     int colon = addr.lastIndexOf(':');
     if (colon <= 0) {
       throw new IOException("wire: datanode address \"" + addr + "\" is not host:port");
@@ -93,6 +103,9 @@ public final class DataConn implements Closeable {
       s.close();
       throw new IOException("wire: connecting to datanode " + addr + ": " + e.getMessage(), e);
     }
+    if (ssl != null) {
+      s = handshake(addr, host, port, s, ssl, connectTimeoutMs);
+    }
     DataConn c = new DataConn(addr, s);
     Thread t = new Thread(c::readLoop, "strato-data-read-" + addr);
     t.setDaemon(true);
@@ -112,6 +125,26 @@ public final class DataConn implements Closeable {
       throw e;
     }
     return c;
+  }
+
+  /** Runs the TLS handshake over the connected socket s (closed on failure). */
+  private static Socket handshake(String addr, String host, int port, Socket s, javax.net.ssl.SSLContext ssl,
+      int timeoutMs) throws IOException {
+    try {
+      javax.net.ssl.SSLSocket t = (javax.net.ssl.SSLSocket) ssl.getSocketFactory().createSocket(s, host, port, true);
+      javax.net.ssl.SSLParameters p = t.getSSLParameters();
+      p.setProtocols(new String[] {"TLSv1.3"});
+      p.setEndpointIdentificationAlgorithm("HTTPS");
+      t.setSSLParameters(p);
+      t.setUseClientMode(true);
+      t.setSoTimeout(timeoutMs);
+      t.startHandshake();
+      t.setSoTimeout(0);
+      return t;
+    } catch (IOException e) {
+      s.close();
+      throw new IOException("wire: TLS handshake with datanode " + addr + " failed (does the client trust the cluster's CA? see fs.strato.tls.ca): " + e.getMessage(), e);
+    }
   }
 
   public String address() {

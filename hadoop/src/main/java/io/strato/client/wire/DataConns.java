@@ -15,12 +15,19 @@ public final class DataConns implements Closeable {
   private final int connectTimeoutMs;
   private final long requestTimeoutMs;
   private final String clientId;
+  private final javax.net.ssl.SSLContext ssl;
   private volatile boolean closed;
 
   public DataConns(int connectTimeoutMs, long requestTimeoutMs, String clientId) {
+    this(connectTimeoutMs, requestTimeoutMs, clientId, null);
+  }
+
+  /** With ssl (not null), every connection is TLS (docs/wire.md, §7). */
+  public DataConns(int connectTimeoutMs, long requestTimeoutMs, String clientId, javax.net.ssl.SSLContext ssl) {
     this.connectTimeoutMs = connectTimeoutMs;
     this.requestTimeoutMs = requestTimeoutMs;
     this.clientId = clientId;
+    this.ssl = ssl;
   }
 
   public long requestTimeoutMs() {
@@ -40,7 +47,7 @@ public final class DataConns implements Closeable {
       if (c != null && !c.isBroken()) {
         return c;
       }
-      c = DataConn.dial(addr, connectTimeoutMs, requestTimeoutMs, clientId);
+      c = DataConn.dial(addr, connectTimeoutMs, requestTimeoutMs, clientId, ssl);
       conns.put(addr, c);
       if (closed) {
         c.close();
