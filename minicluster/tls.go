@@ -68,3 +68,14 @@ func (c *Cluster) nodeTLS(name string) (server, client *tls.Config, err error) {
 	}
 	return server, client, nil
 }
+
+// MetaServerTLS is the server configuration of meta replica i (its
+// certificate, for an HTTPS endpoint beside its gRPC); nil for a cluster
+// without TLS.
+func (c *Cluster) MetaServerTLS(i int) (*tls.Config, error) {
+	if !c.opts.TLS {
+		return nil, nil
+	}
+	server, _, err := c.nodeTLS(fmt.Sprintf("meta%d", i+1))
+	return server, err
+}

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,10 @@ type Endpoint struct {
 	// Console, when set, serves every other path (meta's web console).
 	// Default: 404 for other paths.
 	Console http.Handler
+	// TLS, when set, makes the endpoint serve HTTPS with this
+	// configuration's certificate (no client certificate is asked for).
+	// Default: plain HTTP.
+	TLS *tls.Config
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 }
@@ -74,12 +79,24 @@ type Server struct {
 
 // Serve serves h on addr until Close.
 func Serve(addr string, h http.Handler, log *slog.Logger) (*Server, error) {
+	return ServeTLS(addr, h, nil, log)
+}
+
+// ServeTLS is Serve over TLS with cfg's certificate (plain HTTP when cfg
+// is nil). Clients are not asked for a certificate.
+func ServeTLS(addr string, h http.Handler, cfg *tls.Config, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	if cfg != nil {
+		cfg = cfg.Clone()
+		cfg.ClientAuth = tls.NoClientCert
+		cfg.NextProtos = []string{"h2", "http/1.1"}
+		lis = tls.NewListener(lis, cfg)
 	}
 	s := &Server{lis: lis, srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}

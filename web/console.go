@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/tls"
 	"embed"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
@@ -48,6 +50,9 @@ type Options struct {
 	// which no RPC returns yet. It returns nil when the replica does not
 	// lead. Default: none (the page shows what the APIs give).
 	Queues func() []Queue
+	// TLS, when set, is the configuration of the console's connections to
+	// meta (trusting the cluster CA). Default: plaintext.
+	TLS *tls.Config
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 }
@@ -105,7 +110,7 @@ func New(opts Options) (*Console, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	cl, err := client.New(client.Options{Meta: []string{opts.Meta}, Logger: opts.Logger, Owner: "console"})
+	cl, err := client.New(client.Options{Meta: []string{opts.Meta}, TLS: opts.TLS, Logger: opts.Logger, Owner: "console"})
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +205,11 @@ func (c *Console) replicaStatus(ctx context.Context, addr string) (*stratov1.Met
 	cc := c.conns[addr]
 	if cc == nil {
 		var err error
-		if cc, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
+		creds := insecure.NewCredentials()
+		if c.opts.TLS != nil {
+			creds = credentials.NewTLS(c.opts.TLS)
+		}
+		if cc, err = grpc.NewClient(addr, grpc.WithTransportCredentials(creds)); err != nil {
 			c.mu.Unlock()
 			return nil, err
 		}

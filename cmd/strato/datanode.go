@@ -52,7 +52,7 @@ SIGTERM stops it cleanly.`,
 			}
 			o.Logger.Info("datanode serving", "id", dn.ID(), "listen", dn.Addr(), "meta", metas, "tls", o.TLS != nil)
 			telemetry.RegisterDatanode(reg, dn)
-			stopMetrics, err := serveHTTP(httpAddr, telemetry.Endpoint{Registry: reg, Ready: telemetry.DatanodeReady(dn), Logger: o.Logger})
+			stopMetrics, _, err := serveHTTP(httpAddr, telemetry.Endpoint{Registry: reg, Ready: telemetry.DatanodeReady(dn), Logger: o.Logger})
 			if err != nil {
 				_ = dn.Close()
 				return err

@@ -70,7 +70,13 @@ under --data/tls (once; reused on restart), and the CLI needs that CA:
 			initialize(c.MetaServer(0).GRPCServer())
 			// A console that cannot listen (another dev holds the port)
 			// leaves the cluster running without it.
-			stopHTTP, err := serveMeta(httpAddr, reg, c.MetaServer(0), c.MetaAddrs()[0], !o.TLS, o.Logger)
+			httpTLS, err := c.MetaServerTLS(0)
+			if err != nil {
+				_ = c.Close()
+				return err
+			}
+			stopHTTP, bound, err := serveMeta(httpAddr, reg, c.MetaServer(0), c.MetaAddrs()[0], httpTLS, c.ClientTLS(), o.Logger)
+			httpAddr = bound
 			if err != nil {
 				fmt.Fprintf(out, "strato dev: no console: %v\n", err)
 				stopHTTP, httpAddr = func() {}, ""
@@ -95,11 +101,8 @@ under --data/tls (once; reused on restart), and the CLI needs that CA:
 				stop := startDevS3(cmd.Context(), out, c.MetaAddrs(), s3Addr, c.ClientTLS(), caDir, o.Logger)
 				defer stop()
 			}
-			switch {
-			case httpAddr != "" && o.TLS:
-				fmt.Fprintf(out, "  metrics   http://%s/metrics   (health /healthz, /readyz; plain HTTP; no web console with --secure: it does not speak TLS to meta yet)\n", httpAddr)
-			case httpAddr != "":
-				fmt.Fprintf(out, "  console   http://%s/   (metrics /metrics, health /healthz, /readyz)\n", httpAddr)
+			if httpAddr != "" {
+				fmt.Fprintf(out, "  console   %s%s/   (metrics /metrics, health /healthz, /readyz)\n", httpScheme(httpTLS), httpAddr)
 			}
 			try := "strato sh volume create vol1 && strato sh bucket create /vol1/bucket1 && strato fs put FILE /vol1/bucket1/FILE"
 			if o.TLS {
@@ -127,7 +130,7 @@ under --data/tls (once; reused on restart), and the CLI needs that CA:
 	f.StringVar(&o.MetaAddr, "meta-addr", "127.0.0.1:9860", "meta's gRPC address")
 	f.StringVar(&s3Addr, "s3-addr", "127.0.0.1:9878", `address of an S3 gateway with the development key (see docs/s3.md; "": none)`)
 	f.StringVar(&httpAddr, "http", "127.0.0.1:9880", `address of the web console and of the first meta replica's /metrics, /healthz and /readyz ("": none)`)
-	f.BoolVar(&o.TLS, "secure", false, "TLS between every node and for clients, with a cluster CA made under --data/tls; the S3 gateway serves HTTPS (metrics stay plain HTTP, the web console is off)")
+	f.BoolVar(&o.TLS, "secure", false, "TLS between every node and for clients, with a cluster CA made under --data/tls; the S3 gateway and the console (with /metrics) serve HTTPS")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every node's info messages to stderr")
 	return cmd
 }

@@ -82,10 +82,7 @@ func newMetaCmd() *cobra.Command {
 				return err
 			}
 			o.Logger.Info("meta serving", "listen", lis.Addr().String(), "id", srv.ID(), "data", o.Dir, "join", o.Join, "tls", o.TLS != nil)
-			if o.TLS != nil && httpAddr != "" {
-				o.Logger.Warn("meta: the web console does not speak TLS to meta yet: --http serves metrics and health only")
-			}
-			stopMetrics, err := serveMeta(httpAddr, reg, srv, lis.Addr().String(), o.TLS == nil, o.Logger)
+			stopMetrics, _, err := serveMeta(httpAddr, reg, srv, lis.Addr().String(), o.TLS, o.PeerTLS, o.Logger)
 			if err != nil {
 				_ = srv.Close()
 				return err
@@ -114,7 +111,7 @@ func newMetaCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.Dir, "data", "", "data directory (required)")
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:9860", "gRPC address (clients, datanodes and Raft peers)")
-	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving the web console, /metrics (Prometheus), /healthz and /readyz, e.g. 127.0.0.1:9861 (default: none)")
+	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving the web console, /metrics (Prometheus), /healthz and /readyz, e.g. 127.0.0.1:9861 (HTTPS with meta's certificate when --tls-cert is set; default: none)")
 	f.StringVar(&auditLog, "audit-log", "", `file the audit log of mutations is appended to, one JSON line each ("-": stderr; default: none)`)
 	f.Uint64Var(&o.ID, "id", 1, "this replica's Raft ID (a key of --peers)")
 	f.StringVar(&peers, "peers", "", "Raft group a new --data starts with: id=host:port,... (default: this replica alone; later the stored membership wins)")

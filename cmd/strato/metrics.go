@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,21 +17,24 @@ import (
 // http://addr/debug/pprof/profile?seconds=10`), until the returned function
 // is called. An empty addr serves nothing.
 func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stop func(), err error) {
-	return serveHTTP(addr, telemetry.Endpoint{Registry: reg, Logger: log})
+	stop, _, err = serveHTTP(addr, telemetry.Endpoint{Registry: reg, Logger: log})
+	return stop, err
 }
 
 // serveHTTP serves a server's HTTP endpoint (telemetry.Handler) on addr
-// until the returned function is called. An empty addr serves nothing.
-func serveHTTP(addr string, e telemetry.Endpoint) (stop func(), err error) {
+// until the returned function is called, and returns the address it got
+// (addr with its port when addr ends in ":0"). An empty addr serves
+// nothing.
+func serveHTTP(addr string, e telemetry.Endpoint) (stop func(), bound string, err error) {
 	if addr == "" {
-		return func() {}, nil
+		return func() {}, "", nil
 	}
-	s, err := telemetry.Serve(addr, telemetry.Handler(e), e.Logger)
+	s, err := telemetry.ServeTLS(addr, telemetry.Handler(e), e.TLS, e.Logger)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	e.Logger.Info("http", "metrics", "http://"+s.Addr()+"/metrics", "console", e.Console != nil)
-	return func() { _ = s.Close() }, nil
+	e.Logger.Info("http", "metrics", httpScheme(e.TLS)+s.Addr()+"/metrics", "console", e.Console != nil)
+	return func() { _ = s.Close() }, s.Addr(), nil
 }
 
 // metaTelemetry adds to o what a meta replica is watched with: per-RPC
@@ -54,26 +58,33 @@ func metaTelemetry(o *meta.Options, reg *prometheus.Registry, auditPath string) 
 }
 
 // serveMeta serves a meta replica's HTTP endpoint on addr: its metrics,
-// health, readiness and, withConsole, the web console (which calls the
-// replica at grpcAddr, in plaintext: not with TLS on).
-func serveMeta(addr string, reg *prometheus.Registry, srv *meta.Server, grpcAddr string, withConsole bool, log *slog.Logger) (stop func(), err error) {
+// health, readiness and the web console (which calls the replica at
+// grpcAddr), and returns the address it got. With TLS (serverTLS, meta's
+// own certificate) the endpoint is HTTPS and the console reaches meta over
+// TLS with clientTLS.
+func serveMeta(addr string, reg *prometheus.Registry, srv *meta.Server, grpcAddr string, serverTLS, clientTLS *tls.Config, log *slog.Logger) (stop func(), bound string, err error) {
 	telemetry.RegisterMeta(reg, srv)
 	if addr == "" {
-		return func() {}, nil
+		return func() {}, "", nil
 	}
-	if !withConsole {
-		return serveHTTP(addr, telemetry.Endpoint{Registry: reg, Ready: telemetry.MetaReady(srv), Logger: log})
-	}
-	console, err := web.New(web.Options{Meta: grpcAddr, Queues: metaQueues(srv), Logger: log.With("component", "console")})
+	console, err := web.New(web.Options{Meta: grpcAddr, TLS: clientTLS, Queues: metaQueues(srv), Logger: log.With("component", "console")})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	stopHTTP, err := serveHTTP(addr, telemetry.Endpoint{Registry: reg, Ready: telemetry.MetaReady(srv), Console: console, Logger: log})
+	stopHTTP, bound, err := serveHTTP(addr, telemetry.Endpoint{Registry: reg, Ready: telemetry.MetaReady(srv), Console: console, TLS: serverTLS, Logger: log})
 	if err != nil {
 		_ = console.Close()
-		return nil, err
+		return nil, "", err
 	}
-	return func() { stopHTTP(); _ = console.Close() }, nil
+	return func() { stopHTTP(); _ = console.Close() }, bound, nil
+}
+
+// httpScheme is the URL scheme of an endpoint served with cfg.
+func httpScheme(cfg *tls.Config) string {
+	if cfg != nil {
+		return "https://"
+	}
+	return "http://"
 }
 
 // metaQueues reports a meta leader's work queues for the console's

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -127,10 +128,19 @@ var devMetaLine = regexp.MustCompile(`(?m)^  meta      (\S+)`)
 
 func TestDevSecure(t *testing.T) {
 	dir := t.TempDir()
-	out, stop := runDev(t, "--data", dir, "--secure")
+	out, stop := runDev(t, "--data", dir, "--secure", "--http", "127.0.0.1:0")
 	ca := filepath.Join(dir, minicluster.TLSDir, certs.CACert)
 	require.Contains(t, out, "export STRATO_TLS_CA="+ca)
 	require.Contains(t, out, "s3        https://")
+	// The console is HTTPS with meta's certificate, on the port it got.
+	console := regexp.MustCompile(`console   (https://127\.0\.0\.1:[1-9][0-9]*/)`).FindStringSubmatch(out)
+	require.NotNil(t, console, out)
+	caTLS, err := certs.ClientConfig(ca, "", "")
+	require.NoError(t, err)
+	resp, err := (&http.Client{Transport: &http.Transport{TLSClientConfig: caTLS}, Timeout: 20 * time.Second}).Get(console[1] + "datanodes")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.NotContains(t, out, "unauthenticated")
 	addr := devMetaLine.FindStringSubmatch(out)[1]
 	h := &cliHarness{t: t, addr: addr}
