@@ -41,6 +41,13 @@ type Options struct {
 	// datanodes (data protocol); it must trust the cluster's CA (see
 	// certs.ClientConfig). Default: nil, plaintext.
 	TLS *tls.Config
+	// Token is presented to meta on every call (meta's --auth token;
+	// docs/security.md). Default: FindToken's: $STRATO_TOKEN, else the
+	// file `strato login` writes (TokenFile); none if neither exists.
+	Token string
+	// NoToken presents no token, whatever FindToken would find. Default:
+	// false.
+	NoToken bool
 	// Owner is recorded on what the client creates. Default: "strato".
 	Owner string
 	// Umask is cleared from the permission of the files and directories
@@ -117,6 +124,16 @@ func New(opts Options) (*Client, error) {
 	dial := opts.DialOptions
 	if opts.TLS != nil {
 		dial = append([]grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(opts.TLS))}, dial...)
+	}
+	var tok string
+	if !opts.NoToken {
+		var err error
+		if tok, err = FindToken(opts.Token); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Token = tok; tok != "" {
+		dial = append([]grpc.DialOption{grpc.WithPerRPCCredentials(tokenCredentials(tok))}, dial...)
 	}
 	mc, err := DialMeta(opts.Meta, dial...)
 	if err != nil {

@@ -23,11 +23,20 @@ var (
 	ErrQuota        = errors.New("client: quota exceeded")
 	ErrPrecondition = errors.New("client: failed precondition") // other rules of the namespace
 	ErrInvalid      = errors.New("client: invalid argument")
-	ErrUnavailable  = errors.New("client: meta unavailable") // no leader, safe mode, shutting down: retry later
-	ErrNoSpace      = errors.New("client: no space")         // no healthy pipeline, meta's disk under its reserve
-	ErrPermission   = errors.New("client: permission denied")
+	ErrUnavailable  = errors.New("client: meta unavailable")  // no leader, safe mode, shutting down: retry later
+	ErrNoSpace      = errors.New("client: no space")          // no healthy pipeline, meta's disk under its reserve
+	ErrPermission   = errors.New("client: permission denied") // PermissionDenied, and Unauthenticated (ErrUnauthenticated)
 	ErrUnsupported  = errors.New("client: not supported by this meta server")
 )
+
+// ErrPermissionDenied is ErrPermission: meta refused the caller (not an
+// administrator, another user's token or key).
+var ErrPermissionDenied = ErrPermission
+
+// ErrUnauthenticated: meta refused the call's token (none, malformed,
+// unknown, expired, revoked; the message says which: strato login). It is
+// also ErrPermission. Not retried.
+var ErrUnauthenticated = errors.New("client: not authenticated")
 
 // ErrTLS is wrapped by the error of a call whose TLS handshake with meta
 // failed (a certificate not trusted, TLS on one end only): it is not
@@ -142,6 +151,9 @@ func Classify(err error) error {
 		return err
 	}
 	e = &Error{Code: st.Code(), err: err, class: byCode[st.Code()]}
+	if st.Code() == codes.Unauthenticated {
+		e.kind = ErrUnauthenticated
+	}
 	for _, d := range st.Details() {
 		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == errorDomain {
 			e.Reason = info.Reason

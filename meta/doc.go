@@ -28,6 +28,15 @@
 // (DatanodeService, RaftService) answer only peers with a certificate of
 // the cluster's CA (tls.go; docs/security.md).
 //
+// With Options.Auth "token" every NamespaceService and AdminService call
+// presents a token (auth.go): an interceptor checks it against this
+// replica's applied users and tokens (cached; emptied when a user or token
+// command commits), puts the caller's Identity in the context
+// (IdentityFromContext) and refuses cluster administration to users who
+// are not administrators. Users and tokens are namespace commands
+// (users.go); the first leader of a cluster without users makes the user
+// "admin" and writes its token to Dir/admin.token (docs/security.md).
+//
 // Concurrency: all exported methods are safe for concurrent use. Background
 // work (cluster ticks, open-key expiry, reclaiming deleted subtrees) runs on
 // one goroutine, and only on the leader.

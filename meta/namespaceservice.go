@@ -22,11 +22,28 @@ import (
 
 // mutate runs one namespace mutation through prepare → propose → apply.
 func mutate[T proto.Message](ctx context.Context, s *Server, req proto.Message) (T, error) {
+	return mutateWith[T](ctx, s, req, mutation{})
+}
+
+// mutation is what a few mutations add to mutate's defaults.
+type mutation struct {
+	// secret is the token secret of an IssueTokenRequest
+	// (namespace.PrepareEnv.TokenSecret).
+	secret []byte
+	// noRequestID ignores the caller's request ID: the reply is not
+	// recorded (it would keep a secret the database must not hold).
+	noRequestID bool
+}
+
+func mutateWith[T proto.Message](ctx context.Context, s *Server, req proto.Message, m mutation) (T, error) {
 	var zero T
 	if err := s.leaderOnly(); err != nil {
 		return zero, err
 	}
 	rid := requestID(ctx)
+	if m.noRequestID {
+		rid = nil
+	}
 	if rid != nil {
 		// A retry of a request already applied gets its first reply.
 		prev, found, err := s.ns.Reader(s.db).RecordedReply(rid)
@@ -41,7 +58,7 @@ func mutate[T proto.Message](ctx context.Context, s *Server, req proto.Message) 
 		return zero, err
 	}
 	prepare := func() (*stratov1.NamespaceCommand, proto.Message, error) {
-		cmd, err := s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}, Rand: rand.Reader})
+		cmd, err := s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}, Rand: rand.Reader, TokenSecret: m.secret})
 		if err != nil || !deferrable(req) || cmd.GetOpenKey() == nil {
 			return cmd, nil, err
 		}

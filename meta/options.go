@@ -84,6 +84,13 @@ type Options struct {
 	// with (certs.ClientConfig with this replica's certificate: the Raft
 	// transport is mutual TLS). Required with TLS. Default: nil.
 	PeerTLS *tls.Config
+	// Auth is how clients authenticate: AuthNone ("none": they do not;
+	// every call is served) or AuthToken ("token": every NamespaceService
+	// and AdminService call carries a token meta issued, and cluster
+	// administration needs an administrator's; docs/security.md). A
+	// cluster started with AuthToken and no user makes the user "admin"
+	// and writes its token to Dir/admin.token. Default: AuthNone.
+	Auth string
 	// Raft tunes consensus (tick interval, election ticks, log compaction,
 	// Pebble options); its ID, Peers, FS, Dir and Logger are set from the
 	// fields above. Zero values take consensus's defaults.
@@ -125,6 +132,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.DiskCheckInterval == 0 {
 		o.DiskCheckInterval = time.Second
 	}
+	if o.Auth == "" {
+		o.Auth = AuthNone
+	}
 	o.Cluster.EnsureDefaults()
 	if o.Namespace.DefaultBlockSize == 0 {
 		o.Namespace.DefaultBlockSize = o.Cluster.BlockSize
@@ -150,6 +160,9 @@ func (o *Options) Validate() error {
 	}
 	if (o.TLS == nil) != (o.PeerTLS == nil) {
 		return errors.New("meta: TLS and PeerTLS go together")
+	}
+	if o.Auth != AuthNone && o.Auth != AuthToken {
+		return fmt.Errorf("meta: auth %q (want %q or %q)", o.Auth, AuthNone, AuthToken)
 	}
 	if err := o.Namespace.Validate(); err != nil {
 		return err

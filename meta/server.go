@@ -40,7 +40,8 @@ type Server struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
-	blockDel      blockDeletion // block deletion driver (blockdeletion.go)
+	auth          *authenticator // nil without Options.Auth "token"
+	blockDel      blockDeletion  // block deletion driver (blockdeletion.go)
 	replMu        sync.Mutex
 	lastRepl      cluster.ReplicationReport
 	missing       map[uint64]bool // containers reported with no good replica
@@ -89,7 +90,16 @@ func Open(opts Options) (*Server, error) {
 	// consensus called Restore (which loads the cluster state) before any
 	// apply.
 	s.db = s.node.DB()
-	s.grpc = grpc.NewServer(append(serverTLS(opts.TLS, grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0)))), opts.GRPCServerOptions...)...)
+	serverOpts := serverTLS(opts.TLS, grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))))
+	var innerOpts []grpc.ServerOption
+	if opts.Auth == AuthToken {
+		s.auth = &authenticator{s: s}
+		var outer []grpc.ServerOption
+		outer, innerOpts = s.auth.authOptions()
+		serverOpts = append(serverOpts, outer...)
+	}
+	serverOpts = append(append(serverOpts, opts.GRPCServerOptions...), innerOpts...)
+	s.grpc = grpc.NewServer(serverOpts...)
 	stratov1.RegisterNamespaceServiceServer(s.grpc, s)
 	stratov1.RegisterAdminServiceServer(s.grpc, s)
 	stratov1.RegisterDatanodeServiceServer(s.grpc, s)
@@ -98,6 +108,10 @@ func Open(opts Options) (*Server, error) {
 	s.wg.Add(2)
 	go s.background()
 	go s.watchDisk()
+	if s.auth != nil {
+		s.wg.Add(1)
+		go s.bootstrapAuth()
+	}
 	return s, nil
 }
 
@@ -244,6 +258,9 @@ func (sm *stateMachine) Apply(index uint64, data []byte, b *pebble.Batch) (any, 
 	)
 	switch op := cmd.Op.(type) {
 	case *stratov1.MetaCommand_Namespace:
+		if sm.auth != nil && changesAuth(op.Namespace) {
+			sm.auth.dirty.Store(true)
+		}
 		res, err = sm.ns.Apply(op.Namespace, b)
 		if err != nil && namespace.Class(err) == nil {
 			sm.fatal(index, err)
@@ -270,11 +287,29 @@ func (sm *stateMachine) fatal(index uint64, err error) {
 
 // Committed tells the namespace that the batches it applied are in the
 // database, so that readers may cache directory entries again.
-func (sm *stateMachine) Committed() { sm.ns.Committed() }
+func (sm *stateMachine) Committed() {
+	sm.ns.Committed()
+	if sm.auth != nil && sm.auth.dirty.Swap(false) {
+		sm.auth.invalidate()
+	}
+}
+
+// changesAuth: the command changes a user or a token.
+func changesAuth(c *stratov1.NamespaceCommand) bool {
+	switch c.Op.(type) {
+	case *stratov1.NamespaceCommand_CreateUser, *stratov1.NamespaceCommand_DeleteUser,
+		*stratov1.NamespaceCommand_IssueToken, *stratov1.NamespaceCommand_RevokeToken:
+		return true
+	}
+	return false
+}
 
 // Restore reloads what the server keeps in memory after consensus replaced
 // the database's state with a snapshot from the leader.
 func (sm *stateMachine) Restore(db *pebble.DB, index uint64) error {
 	sm.ns.ResetCache()
+	if sm.auth != nil {
+		sm.auth.invalidate()
+	}
 	return sm.cl.Load(db)
 }

@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -81,6 +82,11 @@ type Options struct {
 	// serve TLS and require each other's certificates, and Client trusts
 	// the CA (see CAFile, ClientTLS). Default: false, plaintext.
 	TLS bool
+	// Auth runs meta with token authentication (meta.Options.Auth
+	// "token"): the first start makes the user "admin" and writes its
+	// token to the leading replica's meta.AdminTokenFile; Client presents
+	// it (see AdminToken). Default: false, no authentication.
+	Auth bool
 	// Logger receives every node's logs. Default: discard.
 	Logger *slog.Logger
 	// ConfigureMeta, when set, is called with meta replica i's options
@@ -141,6 +147,7 @@ type Cluster struct {
 	datanodes []*datanode.Datanode // nil while stopped
 	dnAddrs   []string
 	clientTLS *tls.Config // nil without Options.TLS
+	adminTok  string      // with Options.Auth, once read
 }
 
 // state is what cluster.json records.
@@ -305,6 +312,9 @@ func (c *Cluster) startMeta(i int, lis net.Listener, join bool) error {
 			return err
 		}
 	}
+	if c.opts.Auth {
+		o.Auth = meta.AuthToken
+	}
 	if c.opts.ConfigureMeta != nil {
 		c.opts.ConfigureMeta(i, &o)
 	}
@@ -453,9 +463,55 @@ func (c *Cluster) DatanodeDir(i int) string {
 	return filepath.Join(c.opts.Dir, fmt.Sprintf("dn%d", i+1))
 }
 
-// Client returns a new client of the cluster (the caller closes it).
+// Client returns a new client of the cluster (the caller closes it); with
+// Options.Auth it presents the administrator's token.
 func (c *Cluster) Client() (*client.Client, error) {
-	return client.New(client.Options{Meta: c.MetaAddrs(), TLS: c.ClientTLS(), Logger: c.opts.Logger.With("node", "client")})
+	tok, err := c.AdminToken()
+	if err != nil {
+		return nil, err
+	}
+	return c.ClientWithToken(tok)
+}
+
+// ClientWithToken returns a new client of the cluster that presents tok
+// ("": none).
+func (c *Cluster) ClientWithToken(tok string) (*client.Client, error) {
+	// Not the environment's or the user's token file when tok is "".
+	return client.New(client.Options{Meta: c.MetaAddrs(), TLS: c.ClientTLS(), Logger: c.opts.Logger.With("node", "client"),
+		Token: tok, NoToken: tok == ""})
+}
+
+// AdminToken returns, with Options.Auth, the token of the administrator
+// meta made when the cluster was created (read from the replica's
+// meta.AdminTokenFile, waiting for it for up to a minute); "" without.
+func (c *Cluster) AdminToken() (string, error) {
+	if !c.opts.Auth {
+		return "", nil
+	}
+	c.mu.Lock()
+	tok := c.adminTok
+	n := len(c.metas)
+	c.mu.Unlock()
+	if tok != "" {
+		return tok, nil
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		for i := range n {
+			b, err := os.ReadFile(filepath.Join(c.metaDir(i), meta.AdminTokenFile))
+			if err == nil && len(b) > 0 {
+				tok = strings.TrimSpace(string(b))
+				c.mu.Lock()
+				c.adminTok = tok
+				c.mu.Unlock()
+				return tok, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("minicluster: no %s in any meta directory after a minute", meta.AdminTokenFile)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // StopDatanode stops datanode i as a crash would look to its peers: its

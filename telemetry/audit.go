@@ -14,18 +14,23 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
+
+	"github.com/strato-io/strato/meta"
 )
 
 // Audit logs every mutation meta is asked for, one JSON line each, after
 // it is answered:
 //
 //	{"time":"...","level":"INFO","msg":"audit","method":"NamespaceService/CreateBucket",
-//	 "peer":"10.0.0.7:51234","client":"9f2c...","request":"12","code":"OK","ms":1.8,
+//	 "peer":"10.0.0.7:51234","client":"9f2c...","request":"12","user":"alice","token":"5be1...",
+//	 "code":"OK","ms":1.8,
 //	 "args":{"volume":"vol1","name":"b1"}}
 //
-// who: the caller's address and the client ID and request number the Go
-// client sends (gRPC metadata strato-client and strato-request; strato has
-// no user authentication yet); what: the method and the request's scalar
+// who: the caller's address, the client ID and request number the Go
+// client sends (gRPC metadata strato-client and strato-request) and, when
+// meta authenticates clients (--auth token), the user and the ID of the
+// token the call presented (absent from a call refused for its token);
+// what: the method and the request's scalar
 // fields (names, paths, IDs, flags; strings cut at 256 bytes; no block
 // lists, no data, no secrets); when: the time of the answer and how long it took;
 // result: the gRPC status code, and its message when not OK.
@@ -77,6 +82,9 @@ func (a *Audit) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 		if v := md.Get("strato-request"); len(v) > 0 {
 			attrs = append(attrs, slog.String("request", v[0]))
 		}
+	}
+	if id := meta.IdentityFromContext(ctx); id != nil {
+		attrs = append(attrs, slog.String("user", id.User), slog.String("token", id.TokenID))
 	}
 	attrs = append(attrs, slog.String("code", st.Code().String()))
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/client"
@@ -53,6 +54,9 @@ type Options struct {
 	// TLS, when set, is the configuration of the console's connections to
 	// meta (trusting the cluster CA). Default: plaintext.
 	TLS *tls.Config
+	// Token is presented to meta on the console's calls (meta's --auth
+	// token). Default: client.FindToken's ($STRATO_TOKEN, the login file).
+	Token string
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 }
@@ -110,7 +114,7 @@ func New(opts Options) (*Console, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	cl, err := client.New(client.Options{Meta: []string{opts.Meta}, TLS: opts.TLS, Logger: opts.Logger, Owner: "console"})
+	cl, err := client.New(client.Options{Meta: []string{opts.Meta}, TLS: opts.TLS, Token: opts.Token, Logger: opts.Logger, Owner: "console"})
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +222,9 @@ func (c *Console) replicaStatus(ctx context.Context, addr string) (*stratov1.Met
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
+	if c.opts.Token != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+c.opts.Token)
+	}
 	return stratov1.NewAdminServiceClient(cc).MetaStatus(ctx, &stratov1.MetaStatusRequest{})
 }
 

@@ -53,8 +53,11 @@ func TestConsoleTLS(t *testing.T) {
 		_ = resp.Body.Close()
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "plain HTTP to an HTTPS endpoint")
 	}
-	_, err = (&http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS13}}, Timeout: 5 * time.Second}).
+	resp, err = (&http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS13}}, Timeout: 5 * time.Second}).
 		Get("https://" + srv.Addr() + "/")
+	if err == nil {
+		_ = resp.Body.Close()
+	}
 	require.Error(t, err)
 	require.True(t, strings.Contains(err.Error(), "certificate"), err.Error())
 }

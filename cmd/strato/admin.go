@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strato-io/strato/bytesize"
@@ -28,8 +29,9 @@ func init() { extraCommands = append(extraCommands, newAdminCmd) }
 
 func newAdminCmd() *cobra.Command {
 	o := &cliOptions{}
-	cmd := topGroup("admin", "Inspect and operate the cluster: datanodes, pipelines, containers, safe mode, S3 access keys", o)
-	cmd.AddCommand(newDatanodeCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o), newMetaAdminCmd(o), newS3AdminCmd(o), newCACmd())
+	cmd := topGroup("admin", "Inspect and operate the cluster: datanodes, pipelines, containers, safe mode, S3 access keys, users and tokens", o)
+	cmd.AddCommand(newDatanodeCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o), newMetaAdminCmd(o), newS3AdminCmd(o),
+		newUserAdminCmd(o), newTokenAdminCmd(o), newCACmd())
 	return cmd
 }
 
@@ -423,7 +425,7 @@ func newMetaAdminCmd(o *cliOptions) *cobra.Command {
 			rows := make([][]string, 0, len(s.addrs))
 			var members []*stratov1.MetaMember
 			for _, addr := range s.addrs {
-				st, err := metaStatus(s.ctx, addr, s.tls)
+				st, err := metaStatus(s.ctx, addr, s.tls, s.token)
 				if err != nil {
 					rows = append(rows, []string{"-", addr, "unreachable", "-", "-", "-", "-", "-"})
 					continue
@@ -531,7 +533,10 @@ func printMetaMembers(s *session, ms []*stratov1.MetaMember) error {
 
 // metaStatus asks one meta replica for its own status (no redirect to the
 // leader).
-func metaStatus(ctx context.Context, addr string, tlsConfig *tls.Config) (*stratov1.MetaStatusResponse, error) {
+func metaStatus(ctx context.Context, addr string, tlsConfig *tls.Config, token string) (*stratov1.MetaStatusResponse, error) {
+	if token != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+	}
 	creds := insecure.NewCredentials()
 	if tlsConfig != nil {
 		creds = credentials.NewTLS(tlsConfig)

@@ -36,6 +36,7 @@ const metaEnv = "STRATO_META"
 type cliOptions struct {
 	meta    string
 	tlsCA   string
+	token   string
 	json    bool
 	timeout time.Duration
 }
@@ -45,6 +46,7 @@ func (o *cliOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.PersistentFlags()
 	f.StringVar(&o.meta, "meta", defaultMeta, "meta server address(es), comma-separated; $"+metaEnv+" replaces the default")
 	f.StringVar(&o.tlsCA, "tls-ca", "", "the cluster CA's certificate (ca.crt): talk TLS to meta and the datanodes; $"+tlsCAEnv+" replaces the default (none: plaintext)")
+	f.StringVar(&o.token, "token", "", "token to present to meta (- reads it from standard input); default $"+client.TokenEnv+", else the one strato login stored")
 	f.BoolVar(&o.json, "json", false, "machine-readable output: one JSON document (protobuf JSON for records, arrays for lists)")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long (data commands: until the transfer starts)")
 }
@@ -78,6 +80,7 @@ type session struct {
 	in    io.Reader
 	addrs []string
 	tls   *tls.Config // nil: plaintext
+	token string      // what the client presents ("": none)
 	timer *time.Timer
 }
 
@@ -108,11 +111,20 @@ func (o *cliOptions) action(fn func(s *session, args []string) error) func(*cobr
 		if err != nil {
 			return failure(what, err)
 		}
+		tok, err := readTokenArg(o.token, cmd.InOrStdin())
+		if err != nil {
+			return failure(what, err)
+		}
+		if tok, err = client.FindToken(tok); err != nil {
+			return failure(what, err)
+		}
 		c, err := client.New(client.Options{
-			Meta:   addrs,
-			TLS:    tlsConfig,
-			Owner:  currentUser(),
-			Logger: slog.New(slog.DiscardHandler),
+			Meta:    addrs,
+			TLS:     tlsConfig,
+			Token:   tok,
+			NoToken: tok == "",
+			Owner:   currentUser(),
+			Logger:  slog.New(slog.DiscardHandler),
 		})
 		if err != nil {
 			return failure(what, err)
@@ -125,7 +137,7 @@ func (o *cliOptions) action(fn func(s *session, args []string) error) func(*cobr
 		}
 		ctx, cancel := context.WithCancelCause(parent)
 		defer cancel(nil)
-		s := &session{ctx: ctx, cmd: cmd, c: c, json: o.json, out: cmd.OutOrStdout(), in: cmd.InOrStdin(), addrs: addrs, tls: tlsConfig}
+		s := &session{ctx: ctx, cmd: cmd, c: c, json: o.json, out: cmd.OutOrStdout(), in: cmd.InOrStdin(), addrs: addrs, tls: tlsConfig, token: tok}
 		if o.timeout > 0 {
 			s.timer = time.AfterFunc(o.timeout, func() { cancel(timeoutError{o.timeout}) })
 			defer s.timer.Stop()

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 
+	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/minicluster"
 )
@@ -36,7 +37,9 @@ again. Use the other commands against it: strato sh, strato fs, strato admin
 By default the cluster is unauthenticated and unencrypted. With --secure,
 meta and the datanodes speak TLS with certificates of a cluster CA made
 under --data/tls (once; reused on restart), and the CLI needs that CA:
---tls-ca or STRATO_TLS_CA, as printed (docs/security.md).`,
+--tls-ca or STRATO_TLS_CA, as printed; and meta requires a token of every
+client (--auth token): dev prints the administrator's, made on the first
+start (docs/security.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			level := slog.LevelWarn
@@ -63,8 +66,14 @@ under --data/tls (once; reused on restart), and the CLI needs that CA:
 					}
 				}
 			}
+			o.Auth = o.TLS
 			c, err := minicluster.Start(cmd.Context(), o)
 			if err != nil {
+				return err
+			}
+			token, err := c.AdminToken()
+			if err != nil {
+				_ = c.Close()
 				return err
 			}
 			initialize(c.MetaServer(0).GRPCServer())
@@ -75,7 +84,7 @@ under --data/tls (once; reused on restart), and the CLI needs that CA:
 				_ = c.Close()
 				return err
 			}
-			stopHTTP, bound, err := serveMeta(httpAddr, reg, c.MetaServer(0), c.MetaAddrs()[0], httpTLS, c.ClientTLS(), o.Logger)
+			stopHTTP, bound, err := serveMeta(httpAddr, reg, c.MetaServer(0), c.MetaAddrs()[0], httpTLS, c.ClientTLS(), token, o.Logger)
 			httpAddr = bound
 			if err != nil {
 				fmt.Fprintf(out, "strato dev: no console: %v\n", err)
@@ -98,7 +107,7 @@ under --data/tls (once; reused on restart), and the CLI needs that CA:
 				if o.TLS {
 					caDir, _ = filepath.Abs(filepath.Dir(c.CAFile()))
 				}
-				stop := startDevS3(cmd.Context(), out, c.MetaAddrs(), s3Addr, c.ClientTLS(), caDir, o.Logger)
+				stop := startDevS3(cmd.Context(), out, c.MetaAddrs(), s3Addr, c.ClientTLS(), caDir, token, o.Logger)
 				defer stop()
 			}
 			if httpAddr != "" {
@@ -109,9 +118,12 @@ under --data/tls (once; reused on restart), and the CLI needs that CA:
 				ca, _ := filepath.Abs(c.CAFile())
 				fmt.Fprintf(out, "  tls       meta and datanodes speak TLS; cluster CA %s\n", ca)
 				fmt.Fprintf(out, "            for the CLI: export %s=%s   (or --tls-ca %s)\n", tlsCAEnv, ca, ca)
-				try = "export " + tlsCAEnv + "=" + ca + "; " + try
+				fmt.Fprintf(out, "  auth      meta requires a token; administrator %s, token %s   (meta wrote it to %s in its data directory)\n",
+					meta.AdminUser, token, meta.AdminTokenFile)
+				fmt.Fprintf(out, "            for the CLI: strato login --tls-ca %s --token %s   (or export %s=...)\n", ca, token, client.TokenEnv)
+				try = "export " + tlsCAEnv + "=" + ca + "; strato login --token " + token + "; " + try
 			} else {
-				fmt.Fprintf(out, "  security  none: the cluster is unauthenticated and unencrypted (the dev default; --secure turns TLS on)\n")
+				fmt.Fprintf(out, "  security  none: the cluster is unauthenticated and unencrypted (the dev default; --secure turns on TLS and tokens)\n")
 			}
 			fmt.Fprintf(out, "strato dev: ready; try: %s  (Ctrl-C to stop)\n", try)
 			<-cmd.Context().Done()

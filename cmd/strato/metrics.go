@@ -62,12 +62,14 @@ func metaTelemetry(o *meta.Options, reg *prometheus.Registry, auditPath string) 
 // grpcAddr), and returns the address it got. With TLS (serverTLS, meta's
 // own certificate) the endpoint is HTTPS and the console reaches meta over
 // TLS with clientTLS.
-func serveMeta(addr string, reg *prometheus.Registry, srv *meta.Server, grpcAddr string, serverTLS, clientTLS *tls.Config, log *slog.Logger) (stop func(), bound string, err error) {
+//
+// token is what the console presents to a meta that authenticates clients.
+func serveMeta(addr string, reg *prometheus.Registry, srv *meta.Server, grpcAddr string, serverTLS, clientTLS *tls.Config, token string, log *slog.Logger) (stop func(), bound string, err error) {
 	telemetry.RegisterMeta(reg, srv)
 	if addr == "" {
 		return func() {}, "", nil
 	}
-	console, err := web.New(web.Options{Meta: grpcAddr, TLS: clientTLS, Queues: metaQueues(srv), Logger: log.With("component", "console")})
+	console, err := web.New(web.Options{Meta: grpcAddr, TLS: clientTLS, Token: token, Queues: metaQueues(srv), Logger: log.With("component", "console")})
 	if err != nil {
 		return nil, "", err
 	}

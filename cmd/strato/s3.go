@@ -33,6 +33,7 @@ func newS3Cmd() *cobra.Command {
 		certFile, keyFile string
 		credFile          string
 		clusterCA         string
+		token             string
 		keyTTL            time.Duration
 	)
 	cmd := &cobra.Command{
@@ -47,7 +48,10 @@ kept in meta (strato admin s3 key create; a revoked key is refused within
 --key-cache-ttl), or one given to this gateway alone by --credentials FILE
 (one "ACCESS_KEY SECRET" pair a line) or the environment variables
 STRATO_S3_ACCESS_KEY and STRATO_S3_SECRET_KEY. HTTPS with --tls-cert and
---tls-key. SIGTERM stops it.
+--tls-key. With a meta that authenticates clients (--auth token), the
+gateway presents --token (default $STRATO_TOKEN) on its calls to meta: an
+administrator's, or a user's whose keys are the only ones it then accepts.
+SIGTERM stops it.
 
 strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
 		Args: cobra.NoArgs,
@@ -61,7 +65,7 @@ strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
 			if err != nil {
 				return err
 			}
-			c, err := client.New(client.Options{Meta: strings.Split(metas, ","), TLS: tlsConfig, Logger: log.With("component", "client"), Owner: "s3"})
+			c, err := client.New(client.Options{Meta: strings.Split(metas, ","), TLS: tlsConfig, Token: token, Logger: log.With("component", "client"), Owner: "s3"})
 			if err != nil {
 				return err
 			}
@@ -122,6 +126,7 @@ strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
 	f.StringVar(&certFile, "tls-cert", "", "certificate file (PEM) to serve HTTPS")
 	f.StringVar(&keyFile, "tls-key", "", "its private key (PEM)")
 	f.StringVar(&clusterCA, "tls-ca", "", "the cluster CA's certificate (ca.crt): talk TLS to meta and the datanodes; $"+tlsCAEnv+" replaces the default (none: plaintext)")
+	f.StringVar(&token, "token", "", "token the gateway presents to meta (meta's --auth token); default $"+client.TokenEnv)
 	f.StringVar(&credFile, "credentials", "", `file of "ACCESS_KEY SECRET" lines, accepted besides the keys in meta`)
 	f.DurationVar(&keyTTL, "key-cache-ttl", 5*time.Second, "how long a key found in meta is used before meta is asked again (the longest a revoked key keeps working)")
 	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), e.g. 127.0.0.1:9879 (default: none)")
@@ -173,7 +178,10 @@ const (
 // port taken) is reported, not fatal. With tlsConfig it talks TLS to the
 // cluster and serves HTTPS with a certificate "s3" of the CA in caDir
 // (issued on first use).
-func startDevS3(ctx context.Context, out io.Writer, metas []string, addr string, tlsConfig *tls.Config, caDir string, log *slog.Logger) (stop func()) {
+//
+// With token (an administrator's) it presents it to meta, and the key is
+// the administrator's.
+func startDevS3(ctx context.Context, out io.Writer, metas []string, addr string, tlsConfig *tls.Config, caDir, token string, log *slog.Logger) (stop func()) {
 	fail := func(err error) func() {
 		fmt.Fprintf(out, "  s3        not started: %v\n", err)
 		return func() {}
@@ -182,13 +190,17 @@ func startDevS3(ctx context.Context, out io.Writer, metas []string, addr string,
 	if err != nil {
 		return fail(err)
 	}
-	c, err := client.New(client.Options{Meta: metas, TLS: tlsConfig, Logger: log, Owner: "s3"})
+	c, err := client.New(client.Options{Meta: metas, TLS: tlsConfig, Token: token, NoToken: token == "", Logger: log, Owner: "s3"})
 	if err != nil {
 		_ = lis.Close()
 		return fail(err)
 	}
 	kctx, cancel := context.WithTimeout(ctx, time.Minute)
-	_, _, err = c.CreateS3Key(kctx, "dev", devS3AccessKey, devS3SecretKey)
+	user := "dev"
+	if token != "" {
+		user = "" // the caller's: the administrator
+	}
+	_, _, err = c.CreateS3Key(kctx, user, devS3AccessKey, devS3SecretKey)
 	cancel()
 	if err != nil && !errors.Is(err, client.ErrExists) {
 		_ = lis.Close()

@@ -124,7 +124,10 @@ func runDev(t *testing.T, args ...string) (out string, stop func() string) {
 	return buf.String(), stop
 }
 
-var devMetaLine = regexp.MustCompile(`(?m)^  meta      (\S+)`)
+var (
+	devMetaLine  = regexp.MustCompile(`(?m)^  meta      (\S+)`)
+	devTokenLine = regexp.MustCompile(`(?m)^  auth .* token (strato1\.\S+)`)
+)
 
 func TestDevSecure(t *testing.T) {
 	dir := t.TempDir()
@@ -142,19 +145,26 @@ func TestDevSecure(t *testing.T) {
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.NotContains(t, out, "unauthenticated")
+	// Tokens too: dev prints the administrator's and the login line.
+	tok := devTokenLine.FindStringSubmatch(out)
+	require.NotNil(t, tok, out)
+	require.Contains(t, out, "strato login --tls-ca "+ca+" --token "+tok[1])
 	addr := devMetaLine.FindStringSubmatch(out)[1]
 	h := &cliHarness{t: t, addr: addr}
-	require.Empty(t, h.ok("sh", "volume", "create", "vol1", "--tls-ca", ca))
+	require.Contains(t, h.fail(1, "sh", "volume", "list", "--tls-ca", ca, "--token", "strato1.0123456789abcdef.AAAA"), "unknown token")
+	require.Empty(t, h.ok("sh", "volume", "create", "vol1", "--tls-ca", ca, "--token", tok[1]))
 	require.Contains(t, h.fail(1, "sh", "volume", "list"), "TLS")
 	stop()
 	before, err := os.ReadFile(ca)
 	require.NoError(t, err)
 
-	// A restart reuses the CA: the same --tls-ca still works.
+	// A restart reuses the CA and the administrator's token: the same
+	// --tls-ca and --token still work.
 	out, stop = runDev(t, "--data", dir, "--secure")
+	require.Contains(t, out, tok[1])
 	addr = devMetaLine.FindStringSubmatch(out)[1]
 	h = &cliHarness{t: t, addr: addr}
-	require.Contains(t, h.ok("sh", "volume", "list", "--tls-ca", ca), "vol1")
+	require.Contains(t, h.ok("sh", "volume", "list", "--tls-ca", ca, "--token", tok[1]), "vol1")
 	after, err := os.ReadFile(ca)
 	require.NoError(t, err)
 	require.Equal(t, before, after)

@@ -78,6 +78,14 @@ func (ns *Namespace) Apply(cmd *stratov1.NamespaceCommand, b *pebble.Batch) (pro
 		res, err = a.setAttributes(op.SetAttributes)
 	case *stratov1.NamespaceCommand_SetStatus:
 		res, err = a.setStatus(op.SetStatus)
+	case *stratov1.NamespaceCommand_CreateUser:
+		res, err = a.createUser(op.CreateUser)
+	case *stratov1.NamespaceCommand_DeleteUser:
+		res, err = a.deleteUser(op.DeleteUser)
+	case *stratov1.NamespaceCommand_IssueToken:
+		res, err = a.issueToken(op.IssueToken)
+	case *stratov1.NamespaceCommand_RevokeToken:
+		res, err = a.revokeToken(op.RevokeToken)
 	default:
 		return nil, fmt.Errorf("%w: unknown command %T", ErrInvalid, cmd.Op)
 	}

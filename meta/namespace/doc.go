@@ -26,7 +26,10 @@
 //
 // The S3 gateways' access keys live here too (s3keys.go): CreateS3Key
 // and RevokeS3Key are commands like the rest (Prepare draws a new key and
-// its secret from PrepareEnv.Rand), S3Secret and ListS3Keys reads.
+// its secret from PrepareEnv.Rand), S3Secret and ListS3Keys reads. So do
+// users and their tokens (users.go): a token's record holds the SHA-256 of
+// the secret meta's server generated (PrepareEnv.TokenSecret), never the
+// secret.
 //
 // Background commands, issued by the server on the leader: PrepareExpiry
 // (open keys past their expiry time, default 7 days, are removed and their

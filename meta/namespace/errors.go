@@ -53,6 +53,9 @@ var (
 	ErrS3KeyNotFound     = sentinel("namespace: S3 access key not found", ErrNotFound)
 	ErrS3KeyExists       = sentinel("namespace: S3 access key already exists", ErrExists)
 	ErrKeyReplaced       = sentinel("namespace: key replaced", ErrFailedPrecondition)
+	ErrUserNotFound      = sentinel("namespace: user not found", ErrNotFound)
+	ErrUserExists        = sentinel("namespace: user already exists", ErrExists)
+	ErrTokenNotFound     = sentinel("namespace: token not found", ErrNotFound)
 )
 
 // Class returns the class of err (ErrNotFound, ErrExists,

@@ -28,6 +28,8 @@ import (
 //	N x <seq>                → DeletedBlocks (deleted-blocks table)
 //	N D <dirID>              → DeletedDirectory (subtrees being reclaimed)
 //	N s <access key>         → S3KeyRecord (the S3 gateways' access keys)
+//	N U <user name>          → UserRecord (users, users.go)
+//	N T <token ID>           → TokenRecord (their tokens)
 const (
 	prefix        = 'N'
 	tagCounter    = 'c'
@@ -44,6 +46,8 @@ const (
 	tagDeletedDir = 'D'
 	tagRequest    = 'q' // client, 0, seq → RequestResult
 	tagS3Key      = 's'
+	tagUser       = 'U'
+	tagToken      = 'T'
 )
 
 func tableKey(buf []byte, tag byte) []byte { return append(buf[:0], prefix, tag) }

@@ -23,6 +23,7 @@ import (
 // Create/DeleteVolume, SetQuota, Create/DeleteBucket, OpenKey, CreateFile,
 // AllocateBlock, CommitKey, DeleteKey, Delete, RenameKey, Rename,
 // CreateDirectory, SetAttributes, SetPermission, SetOwner, SetTimes, and the S3 gateways' CreateS3Key and RevokeS3Key
+// and the users' CreateUser, DeleteUser, IssueToken and RevokeToken
 // (AdminService). The Apply result of the command is the reply to send,
 // except that DeleteKey and RenameKey get DeleteResponse and RenameResponse
 // (the server replies DeleteKeyResponse and RenameKeyResponse).
@@ -159,6 +160,22 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		cmd.Op = &stratov1.NamespaceCommand_CreateS3Key{CreateS3Key: rec}
 	case *stratov1.RevokeS3KeyRequest:
 		cmd.Op = &stratov1.NamespaceCommand_RevokeS3Key{RevokeS3Key: &stratov1.RevokeS3KeyCommand{AccessKey: r.GetAccessKey()}}
+	case *stratov1.CreateUserRequest:
+		rec, err := prepareUser(r, env)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Op = &stratov1.NamespaceCommand_CreateUser{CreateUser: rec}
+	case *stratov1.DeleteUserRequest:
+		cmd.Op = &stratov1.NamespaceCommand_DeleteUser{DeleteUser: &stratov1.DeleteUserCommand{Name: r.GetName()}}
+	case *stratov1.IssueTokenRequest:
+		rec, err := prepareToken(r, env)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Op = &stratov1.NamespaceCommand_IssueToken{IssueToken: rec}
+	case *stratov1.RevokeTokenRequest:
+		cmd.Op = &stratov1.NamespaceCommand_RevokeToken{RevokeToken: &stratov1.RevokeTokenCommand{Id: r.GetId()}}
 	default:
 		return nil, fmt.Errorf("%w: %T is not a namespace mutation", ErrInvalid, req)
 	}

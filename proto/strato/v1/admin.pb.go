@@ -2208,6 +2208,871 @@ func (x *GetS3SecretResponse) GetSecret() string {
 	return ""
 }
 
+// User is a user of the cluster, as meta knows it.
+type User struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Admin         bool                   `protobuf:"varint,2,opt,name=admin,proto3" json:"admin,omitempty"`  // may call every RPC
+	Groups        []string               `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"` // for the ACLs to come
+	CreatedUnixMs int64                  `protobuf:"varint,4,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *User) Reset() {
+	*x = User{}
+	mi := &file_strato_v1_admin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *User) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*User) ProtoMessage() {}
+
+func (x *User) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use User.ProtoReflect.Descriptor instead.
+func (*User) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *User) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *User) GetAdmin() bool {
+	if x != nil {
+		return x.Admin
+	}
+	return false
+}
+
+func (x *User) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *User) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
+// CreateUserRequest makes a user. name: 1 to 64 of [a-z0-9._-], starting
+// with a letter or digit; groups alike.
+type CreateUserRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Admin         bool                   `protobuf:"varint,2,opt,name=admin,proto3" json:"admin,omitempty"`
+	Groups        []string               `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateUserRequest) Reset() {
+	*x = CreateUserRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateUserRequest) ProtoMessage() {}
+
+func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateUserRequest.ProtoReflect.Descriptor instead.
+func (*CreateUserRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *CreateUserRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateUserRequest) GetAdmin() bool {
+	if x != nil {
+		return x.Admin
+	}
+	return false
+}
+
+func (x *CreateUserRequest) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+type CreateUserResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          *User                  `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateUserResponse) Reset() {
+	*x = CreateUserResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateUserResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateUserResponse) ProtoMessage() {}
+
+func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateUserResponse.ProtoReflect.Descriptor instead.
+func (*CreateUserResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *CreateUserResponse) GetUser() *User {
+	if x != nil {
+		return x.User
+	}
+	return nil
+}
+
+type DeleteUserRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteUserRequest) Reset() {
+	*x = DeleteUserRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteUserRequest) ProtoMessage() {}
+
+func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteUserRequest.ProtoReflect.Descriptor instead.
+func (*DeleteUserRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *DeleteUserRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type DeleteUserResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RevokedTokens uint32                 `protobuf:"varint,1,opt,name=revoked_tokens,json=revokedTokens,proto3" json:"revoked_tokens,omitempty"` // tokens of the user this revoked
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteUserResponse) Reset() {
+	*x = DeleteUserResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteUserResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteUserResponse) ProtoMessage() {}
+
+func (x *DeleteUserResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteUserResponse.ProtoReflect.Descriptor instead.
+func (*DeleteUserResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *DeleteUserResponse) GetRevokedTokens() uint32 {
+	if x != nil {
+		return x.RevokedTokens
+	}
+	return 0
+}
+
+type ListUsersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StartAfter    string                 `protobuf:"bytes,1,opt,name=start_after,json=startAfter,proto3" json:"start_after,omitempty"` // the last name of the previous page
+	Limit         int32                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`                            // 0: the server's default page (1000)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUsersRequest) Reset() {
+	*x = ListUsersRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUsersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUsersRequest) ProtoMessage() {}
+
+func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUsersRequest.ProtoReflect.Descriptor instead.
+func (*ListUsersRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ListUsersRequest) GetStartAfter() string {
+	if x != nil {
+		return x.StartAfter
+	}
+	return ""
+}
+
+func (x *ListUsersRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListUsersResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Users         []*User                `protobuf:"bytes,1,rep,name=users,proto3" json:"users,omitempty"`
+	Truncated     bool                   `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUsersResponse) Reset() {
+	*x = ListUsersResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUsersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUsersResponse) ProtoMessage() {}
+
+func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUsersResponse.ProtoReflect.Descriptor instead.
+func (*ListUsersResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ListUsersResponse) GetUsers() []*User {
+	if x != nil {
+		return x.Users
+	}
+	return nil
+}
+
+func (x *ListUsersResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+// Token is a token of a user, without its secret.
+type Token struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	User          string                 `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
+	CreatedUnixMs int64                  `protobuf:"varint,3,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	ExpiresUnixMs int64                  `protobuf:"varint,4,opt,name=expires_unix_ms,json=expiresUnixMs,proto3" json:"expires_unix_ms,omitempty"`
+	RevokedUnixMs int64                  `protobuf:"varint,5,opt,name=revoked_unix_ms,json=revokedUnixMs,proto3" json:"revoked_unix_ms,omitempty"` // 0: not revoked
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Token) Reset() {
+	*x = Token{}
+	mi := &file_strato_v1_admin_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Token) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Token) ProtoMessage() {}
+
+func (x *Token) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Token.ProtoReflect.Descriptor instead.
+func (*Token) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *Token) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Token) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *Token) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
+func (x *Token) GetExpiresUnixMs() int64 {
+	if x != nil {
+		return x.ExpiresUnixMs
+	}
+	return 0
+}
+
+func (x *Token) GetRevokedUnixMs() int64 {
+	if x != nil {
+		return x.RevokedUnixMs
+	}
+	return 0
+}
+
+// IssueTokenRequest makes a token for user ("": the caller) that expires
+// after ttl_ms (0: 30 days; at most 366 days).
+type IssueTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	TtlMs         int64                  `protobuf:"varint,2,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IssueTokenRequest) Reset() {
+	*x = IssueTokenRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IssueTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IssueTokenRequest) ProtoMessage() {}
+
+func (x *IssueTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IssueTokenRequest.ProtoReflect.Descriptor instead.
+func (*IssueTokenRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *IssueTokenRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *IssueTokenRequest) GetTtlMs() int64 {
+	if x != nil {
+		return x.TtlMs
+	}
+	return 0
+}
+
+type IssueTokenResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Info  *Token                 `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
+	// token is what a client presents: strato1.<id>.<secret>.
+	Token         string `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IssueTokenResponse) Reset() {
+	*x = IssueTokenResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IssueTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IssueTokenResponse) ProtoMessage() {}
+
+func (x *IssueTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IssueTokenResponse.ProtoReflect.Descriptor instead.
+func (*IssueTokenResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *IssueTokenResponse) GetInfo() *Token {
+	if x != nil {
+		return x.Info
+	}
+	return nil
+}
+
+func (x *IssueTokenResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+type RevokeTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeTokenRequest) Reset() {
+	*x = RevokeTokenRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeTokenRequest) ProtoMessage() {}
+
+func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
+func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *RevokeTokenRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type RevokeTokenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeTokenResponse) Reset() {
+	*x = RevokeTokenResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeTokenResponse) ProtoMessage() {}
+
+func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
+func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{45}
+}
+
+type ListTokensRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`                               // only this user's tokens; "": every token (administrators)
+	StartAfter    string                 `protobuf:"bytes,2,opt,name=start_after,json=startAfter,proto3" json:"start_after,omitempty"` // the last ID of the previous page
+	Limit         int32                  `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`                            // 0: the server's default page (1000)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTokensRequest) Reset() {
+	*x = ListTokensRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTokensRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTokensRequest) ProtoMessage() {}
+
+func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
+func (*ListTokensRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ListTokensRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *ListTokensRequest) GetStartAfter() string {
+	if x != nil {
+		return x.StartAfter
+	}
+	return ""
+}
+
+func (x *ListTokensRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListTokensResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tokens        []*Token               `protobuf:"bytes,1,rep,name=tokens,proto3" json:"tokens,omitempty"`
+	Truncated     bool                   `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTokensResponse) Reset() {
+	*x = ListTokensResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTokensResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTokensResponse) ProtoMessage() {}
+
+func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
+func (*ListTokensResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *ListTokensResponse) GetTokens() []*Token {
+	if x != nil {
+		return x.Tokens
+	}
+	return nil
+}
+
+func (x *ListTokensResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+type WhoAmIRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhoAmIRequest) Reset() {
+	*x = WhoAmIRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoAmIRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoAmIRequest) ProtoMessage() {}
+
+func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
+func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{48}
+}
+
+type WhoAmIResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// authenticated is false when meta runs without authentication
+	// (--auth none): the other fields are then empty.
+	Authenticated      bool     `protobuf:"varint,1,opt,name=authenticated,proto3" json:"authenticated,omitempty"`
+	User               string   `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
+	Admin              bool     `protobuf:"varint,3,opt,name=admin,proto3" json:"admin,omitempty"`
+	Groups             []string `protobuf:"bytes,4,rep,name=groups,proto3" json:"groups,omitempty"`
+	TokenId            string   `protobuf:"bytes,5,opt,name=token_id,json=tokenId,proto3" json:"token_id,omitempty"`
+	TokenExpiresUnixMs int64    `protobuf:"varint,6,opt,name=token_expires_unix_ms,json=tokenExpiresUnixMs,proto3" json:"token_expires_unix_ms,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *WhoAmIResponse) Reset() {
+	*x = WhoAmIResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoAmIResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoAmIResponse) ProtoMessage() {}
+
+func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
+func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *WhoAmIResponse) GetAuthenticated() bool {
+	if x != nil {
+		return x.Authenticated
+	}
+	return false
+}
+
+func (x *WhoAmIResponse) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetAdmin() bool {
+	if x != nil {
+		return x.Admin
+	}
+	return false
+}
+
+func (x *WhoAmIResponse) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *WhoAmIResponse) GetTokenId() string {
+	if x != nil {
+		return x.TokenId
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetTokenExpiresUnixMs() int64 {
+	if x != nil {
+		return x.TokenExpiresUnixMs
+	}
+	return 0
+}
+
 var File_strato_v1_admin_proto protoreflect.FileDescriptor
 
 const file_strato_v1_admin_proto_rawDesc = "" +
@@ -2383,7 +3248,60 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"access_key\x18\x01 \x01(\tR\taccessKey\"V\n" +
 	"\x13GetS3SecretResponse\x12\"\n" +
 	"\x03key\x18\x01 \x01(\v2\x10.strato.v1.S3KeyR\x03key\x12\x1b\n" +
-	"\x06secret\x18\x02 \x01(\tB\x03\x80\x01\x01R\x06secret*Z\n" +
+	"\x06secret\x18\x02 \x01(\tB\x03\x80\x01\x01R\x06secret\"p\n" +
+	"\x04User\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05admin\x18\x02 \x01(\bR\x05admin\x12\x16\n" +
+	"\x06groups\x18\x03 \x03(\tR\x06groups\x12&\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\"U\n" +
+	"\x11CreateUserRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05admin\x18\x02 \x01(\bR\x05admin\x12\x16\n" +
+	"\x06groups\x18\x03 \x03(\tR\x06groups\"9\n" +
+	"\x12CreateUserResponse\x12#\n" +
+	"\x04user\x18\x01 \x01(\v2\x0f.strato.v1.UserR\x04user\"'\n" +
+	"\x11DeleteUserRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\";\n" +
+	"\x12DeleteUserResponse\x12%\n" +
+	"\x0erevoked_tokens\x18\x01 \x01(\rR\rrevokedTokens\"I\n" +
+	"\x10ListUsersRequest\x12\x1f\n" +
+	"\vstart_after\x18\x01 \x01(\tR\n" +
+	"startAfter\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\"X\n" +
+	"\x11ListUsersResponse\x12%\n" +
+	"\x05users\x18\x01 \x03(\v2\x0f.strato.v1.UserR\x05users\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xa3\x01\n" +
+	"\x05Token\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04user\x18\x02 \x01(\tR\x04user\x12&\n" +
+	"\x0fcreated_unix_ms\x18\x03 \x01(\x03R\rcreatedUnixMs\x12&\n" +
+	"\x0fexpires_unix_ms\x18\x04 \x01(\x03R\rexpiresUnixMs\x12&\n" +
+	"\x0frevoked_unix_ms\x18\x05 \x01(\x03R\rrevokedUnixMs\">\n" +
+	"\x11IssueTokenRequest\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x15\n" +
+	"\x06ttl_ms\x18\x02 \x01(\x03R\x05ttlMs\"U\n" +
+	"\x12IssueTokenResponse\x12$\n" +
+	"\x04info\x18\x01 \x01(\v2\x10.strato.v1.TokenR\x04info\x12\x19\n" +
+	"\x05token\x18\x02 \x01(\tB\x03\x80\x01\x01R\x05token\"$\n" +
+	"\x12RevokeTokenRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x15\n" +
+	"\x13RevokeTokenResponse\"^\n" +
+	"\x11ListTokensRequest\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x1f\n" +
+	"\vstart_after\x18\x02 \x01(\tR\n" +
+	"startAfter\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\"\\\n" +
+	"\x12ListTokensResponse\x12(\n" +
+	"\x06tokens\x18\x01 \x03(\v2\x10.strato.v1.TokenR\x06tokens\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\x0f\n" +
+	"\rWhoAmIRequest\"\xc6\x01\n" +
+	"\x0eWhoAmIResponse\x12$\n" +
+	"\rauthenticated\x18\x01 \x01(\bR\rauthenticated\x12\x12\n" +
+	"\x04user\x18\x02 \x01(\tR\x04user\x12\x14\n" +
+	"\x05admin\x18\x03 \x01(\bR\x05admin\x12\x16\n" +
+	"\x06groups\x18\x04 \x03(\tR\x06groups\x12\x19\n" +
+	"\btoken_id\x18\x05 \x01(\tR\atokenId\x121\n" +
+	"\x15token_expires_unix_ms\x18\x06 \x01(\x03R\x12tokenExpiresUnixMs*Z\n" +
 	"\n" +
 	"NodeHealth\x12\x1b\n" +
 	"\x17NODE_HEALTH_UNSPECIFIED\x10\x00\x12\x10\n" +
@@ -2401,8 +3319,7 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\"CONTAINER_PROBLEM_UNDER_REPLICATED\x10\x01\x12\x1d\n" +
 	"\x19CONTAINER_PROBLEM_MISSING\x10\x02\x12\x1f\n" +
 	"\x1bCONTAINER_PROBLEM_UNHEALTHY\x10\x03\x12%\n" +
-	"!CONTAINER_PROBLEM_OVER_REPLICATED\x10\x042\xc5\n" +
-	"\n" +
+	"!CONTAINER_PROBLEM_OVER_REPLICATED\x10\x042\xc6\x0e\n" +
 	"\fAdminService\x12R\n" +
 	"\rListDatanodes\x12\x1f.strato.v1.ListDatanodesRequest\x1a .strato.v1.ListDatanodesResponse\x12R\n" +
 	"\rListPipelines\x12\x1f.strato.v1.ListPipelinesRequest\x1a .strato.v1.ListPipelinesResponse\x12U\n" +
@@ -2421,7 +3338,18 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"ListS3Keys\x12\x1c.strato.v1.ListS3KeysRequest\x1a\x1d.strato.v1.ListS3KeysResponse\x12L\n" +
 	"\vRevokeS3Key\x12\x1d.strato.v1.RevokeS3KeyRequest\x1a\x1e.strato.v1.RevokeS3KeyResponse\x12L\n" +
-	"\vGetS3Secret\x12\x1d.strato.v1.GetS3SecretRequest\x1a\x1e.strato.v1.GetS3SecretResponseBL\n" +
+	"\vGetS3Secret\x12\x1d.strato.v1.GetS3SecretRequest\x1a\x1e.strato.v1.GetS3SecretResponse\x12I\n" +
+	"\n" +
+	"CreateUser\x12\x1c.strato.v1.CreateUserRequest\x1a\x1d.strato.v1.CreateUserResponse\x12I\n" +
+	"\n" +
+	"DeleteUser\x12\x1c.strato.v1.DeleteUserRequest\x1a\x1d.strato.v1.DeleteUserResponse\x12F\n" +
+	"\tListUsers\x12\x1b.strato.v1.ListUsersRequest\x1a\x1c.strato.v1.ListUsersResponse\x12I\n" +
+	"\n" +
+	"IssueToken\x12\x1c.strato.v1.IssueTokenRequest\x1a\x1d.strato.v1.IssueTokenResponse\x12L\n" +
+	"\vRevokeToken\x12\x1d.strato.v1.RevokeTokenRequest\x1a\x1e.strato.v1.RevokeTokenResponse\x12I\n" +
+	"\n" +
+	"ListTokens\x12\x1c.strato.v1.ListTokensRequest\x1a\x1d.strato.v1.ListTokensResponse\x12=\n" +
+	"\x06WhoAmI\x12\x18.strato.v1.WhoAmIRequest\x1a\x19.strato.v1.WhoAmIResponseBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
@@ -2437,7 +3365,7 @@ func file_strato_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_strato_v1_admin_proto_goTypes = []any{
 	(NodeHealth)(0),                      // 0: strato.v1.NodeHealth
 	(NodeOpState)(0),                     // 1: strato.v1.NodeOpState
@@ -2476,87 +3404,121 @@ var file_strato_v1_admin_proto_goTypes = []any{
 	(*RevokeS3KeyResponse)(nil),          // 34: strato.v1.RevokeS3KeyResponse
 	(*GetS3SecretRequest)(nil),           // 35: strato.v1.GetS3SecretRequest
 	(*GetS3SecretResponse)(nil),          // 36: strato.v1.GetS3SecretResponse
-	nil,                                  // 37: strato.v1.ClusterSummary.DatanodesByHealthEntry
-	nil,                                  // 38: strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	nil,                                  // 39: strato.v1.ClusterSummary.ContainersByStateEntry
-	nil,                                  // 40: strato.v1.ClusterSummary.ContainersByProblemEntry
-	nil,                                  // 41: strato.v1.ClusterSummary.PipelinesByStateEntry
-	nil,                                  // 42: strato.v1.ContainerReplicasResponse.ReplicasEntry
-	(*DatanodeDetails)(nil),              // 43: strato.v1.DatanodeDetails
-	(*NodeStats)(nil),                    // 44: strato.v1.NodeStats
-	(ContainerState)(0),                  // 45: strato.v1.ContainerState
-	(ReplicationFactor)(0),               // 46: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),                // 47: strato.v1.ErasureCoding
-	(*PipelineInfo)(nil),                 // 48: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),             // 49: strato.v1.ContainerReplica
+	(*User)(nil),                         // 37: strato.v1.User
+	(*CreateUserRequest)(nil),            // 38: strato.v1.CreateUserRequest
+	(*CreateUserResponse)(nil),           // 39: strato.v1.CreateUserResponse
+	(*DeleteUserRequest)(nil),            // 40: strato.v1.DeleteUserRequest
+	(*DeleteUserResponse)(nil),           // 41: strato.v1.DeleteUserResponse
+	(*ListUsersRequest)(nil),             // 42: strato.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),            // 43: strato.v1.ListUsersResponse
+	(*Token)(nil),                        // 44: strato.v1.Token
+	(*IssueTokenRequest)(nil),            // 45: strato.v1.IssueTokenRequest
+	(*IssueTokenResponse)(nil),           // 46: strato.v1.IssueTokenResponse
+	(*RevokeTokenRequest)(nil),           // 47: strato.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),          // 48: strato.v1.RevokeTokenResponse
+	(*ListTokensRequest)(nil),            // 49: strato.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),           // 50: strato.v1.ListTokensResponse
+	(*WhoAmIRequest)(nil),                // 51: strato.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),               // 52: strato.v1.WhoAmIResponse
+	nil,                                  // 53: strato.v1.ClusterSummary.DatanodesByHealthEntry
+	nil,                                  // 54: strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	nil,                                  // 55: strato.v1.ClusterSummary.ContainersByStateEntry
+	nil,                                  // 56: strato.v1.ClusterSummary.ContainersByProblemEntry
+	nil,                                  // 57: strato.v1.ClusterSummary.PipelinesByStateEntry
+	nil,                                  // 58: strato.v1.ContainerReplicasResponse.ReplicasEntry
+	(*DatanodeDetails)(nil),              // 59: strato.v1.DatanodeDetails
+	(*NodeStats)(nil),                    // 60: strato.v1.NodeStats
+	(ContainerState)(0),                  // 61: strato.v1.ContainerState
+	(ReplicationFactor)(0),               // 62: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                // 63: strato.v1.ErasureCoding
+	(*PipelineInfo)(nil),                 // 64: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),             // 65: strato.v1.ContainerReplica
 }
 var file_strato_v1_admin_proto_depIdxs = []int32{
-	43, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
-	44, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
+	59, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
+	60, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
 	0,  // 2: strato.v1.DatanodeInfo.health:type_name -> strato.v1.NodeHealth
 	1,  // 3: strato.v1.DatanodeInfo.op_state:type_name -> strato.v1.NodeOpState
-	45, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
-	46, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
-	47, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	61, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
+	62, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
+	63, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
 	2,  // 7: strato.v1.ContainerInfo.problem:type_name -> strato.v1.ContainerProblem
 	3,  // 8: strato.v1.ListDatanodesResponse.datanodes:type_name -> strato.v1.DatanodeInfo
-	48, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
-	45, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
+	64, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
+	61, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
 	2,  // 11: strato.v1.ListContainersRequest.problems:type_name -> strato.v1.ContainerProblem
 	4,  // 12: strato.v1.ListContainersResponse.containers:type_name -> strato.v1.ContainerInfo
 	15, // 13: strato.v1.ListContainersResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse
-	37, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
-	38, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	39, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
-	40, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
-	41, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
+	53, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
+	54, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	55, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
+	56, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
+	57, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
 	13, // 19: strato.v1.ClusterSummary.decommissioning:type_name -> strato.v1.DecommissionProgress
 	4,  // 20: strato.v1.ContainerReplicasResponse.container:type_name -> strato.v1.ContainerInfo
-	42, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
+	58, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
 	3,  // 22: strato.v1.DecommissionDatanodeResponse.datanode:type_name -> strato.v1.DatanodeInfo
 	23, // 23: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
 	23, // 24: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
 	28, // 25: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
 	28, // 26: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
 	28, // 27: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
-	49, // 28: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
-	5,  // 29: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
-	7,  // 30: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
-	9,  // 31: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
-	14, // 32: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
-	11, // 33: strato.v1.AdminService.GetClusterSummary:input_type -> strato.v1.GetClusterSummaryRequest
-	16, // 34: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
-	17, // 35: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
-	19, // 36: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
-	21, // 37: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
-	24, // 38: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
-	25, // 39: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
-	26, // 40: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
-	29, // 41: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
-	31, // 42: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
-	33, // 43: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
-	35, // 44: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
-	6,  // 45: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
-	8,  // 46: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
-	10, // 47: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
-	15, // 48: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
-	12, // 49: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
-	18, // 50: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
-	18, // 51: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
-	20, // 52: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
-	22, // 53: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
-	27, // 54: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
-	27, // 55: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
-	27, // 56: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
-	30, // 57: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
-	32, // 58: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
-	34, // 59: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
-	36, // 60: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
-	45, // [45:61] is the sub-list for method output_type
-	29, // [29:45] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	37, // 28: strato.v1.CreateUserResponse.user:type_name -> strato.v1.User
+	37, // 29: strato.v1.ListUsersResponse.users:type_name -> strato.v1.User
+	44, // 30: strato.v1.IssueTokenResponse.info:type_name -> strato.v1.Token
+	44, // 31: strato.v1.ListTokensResponse.tokens:type_name -> strato.v1.Token
+	65, // 32: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
+	5,  // 33: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
+	7,  // 34: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
+	9,  // 35: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
+	14, // 36: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
+	11, // 37: strato.v1.AdminService.GetClusterSummary:input_type -> strato.v1.GetClusterSummaryRequest
+	16, // 38: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
+	17, // 39: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
+	19, // 40: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
+	21, // 41: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
+	24, // 42: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
+	25, // 43: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
+	26, // 44: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
+	29, // 45: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
+	31, // 46: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
+	33, // 47: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
+	35, // 48: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
+	38, // 49: strato.v1.AdminService.CreateUser:input_type -> strato.v1.CreateUserRequest
+	40, // 50: strato.v1.AdminService.DeleteUser:input_type -> strato.v1.DeleteUserRequest
+	42, // 51: strato.v1.AdminService.ListUsers:input_type -> strato.v1.ListUsersRequest
+	45, // 52: strato.v1.AdminService.IssueToken:input_type -> strato.v1.IssueTokenRequest
+	47, // 53: strato.v1.AdminService.RevokeToken:input_type -> strato.v1.RevokeTokenRequest
+	49, // 54: strato.v1.AdminService.ListTokens:input_type -> strato.v1.ListTokensRequest
+	51, // 55: strato.v1.AdminService.WhoAmI:input_type -> strato.v1.WhoAmIRequest
+	6,  // 56: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
+	8,  // 57: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
+	10, // 58: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
+	15, // 59: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
+	12, // 60: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
+	18, // 61: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
+	18, // 62: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
+	20, // 63: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
+	22, // 64: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
+	27, // 65: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
+	27, // 66: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
+	27, // 67: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
+	30, // 68: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
+	32, // 69: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
+	34, // 70: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
+	36, // 71: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
+	39, // 72: strato.v1.AdminService.CreateUser:output_type -> strato.v1.CreateUserResponse
+	41, // 73: strato.v1.AdminService.DeleteUser:output_type -> strato.v1.DeleteUserResponse
+	43, // 74: strato.v1.AdminService.ListUsers:output_type -> strato.v1.ListUsersResponse
+	46, // 75: strato.v1.AdminService.IssueToken:output_type -> strato.v1.IssueTokenResponse
+	48, // 76: strato.v1.AdminService.RevokeToken:output_type -> strato.v1.RevokeTokenResponse
+	50, // 77: strato.v1.AdminService.ListTokens:output_type -> strato.v1.ListTokensResponse
+	52, // 78: strato.v1.AdminService.WhoAmI:output_type -> strato.v1.WhoAmIResponse
+	56, // [56:79] is the sub-list for method output_type
+	33, // [33:56] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_admin_proto_init() }
@@ -2572,7 +3534,7 @@ func file_strato_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_admin_proto_rawDesc), len(file_strato_v1_admin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   40,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -132,6 +132,10 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_RevokeS3Key
 	//	*NamespaceCommand_SetAttributes
 	//	*NamespaceCommand_SetStatus
+	//	*NamespaceCommand_CreateUser
+	//	*NamespaceCommand_DeleteUser
+	//	*NamespaceCommand_IssueToken
+	//	*NamespaceCommand_RevokeToken
 	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
 	// request identifies a client's request, so that a retry of one already
 	// applied returns its first result instead of applying again.
@@ -346,6 +350,42 @@ func (x *NamespaceCommand) GetSetStatus() *SetStatusCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetCreateUser() *UserRecord {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_CreateUser); ok {
+			return x.CreateUser
+		}
+	}
+	return nil
+}
+
+func (x *NamespaceCommand) GetDeleteUser() *DeleteUserCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_DeleteUser); ok {
+			return x.DeleteUser
+		}
+	}
+	return nil
+}
+
+func (x *NamespaceCommand) GetIssueToken() *TokenRecord {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_IssueToken); ok {
+			return x.IssueToken
+		}
+	}
+	return nil
+}
+
+func (x *NamespaceCommand) GetRevokeToken() *RevokeTokenCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_RevokeToken); ok {
+			return x.RevokeToken
+		}
+	}
+	return nil
+}
+
 func (x *NamespaceCommand) GetRequest() *RequestID {
 	if x != nil {
 		return x.Request
@@ -429,6 +469,22 @@ type NamespaceCommand_SetStatus struct {
 	SetStatus *SetStatusCommand `protobuf:"bytes,20,opt,name=set_status,json=setStatus,proto3,oneof"`
 }
 
+type NamespaceCommand_CreateUser struct {
+	CreateUser *UserRecord `protobuf:"bytes,21,opt,name=create_user,json=createUser,proto3,oneof"`
+}
+
+type NamespaceCommand_DeleteUser struct {
+	DeleteUser *DeleteUserCommand `protobuf:"bytes,22,opt,name=delete_user,json=deleteUser,proto3,oneof"`
+}
+
+type NamespaceCommand_IssueToken struct {
+	IssueToken *TokenRecord `protobuf:"bytes,23,opt,name=issue_token,json=issueToken,proto3,oneof"` // ID, hash and expiry fixed by prepare
+}
+
+type NamespaceCommand_RevokeToken struct {
+	RevokeToken *RevokeTokenCommand `protobuf:"bytes,24,opt,name=revoke_token,json=revokeToken,proto3,oneof"`
+}
+
 func (*NamespaceCommand_CreateVolume) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DeleteVolume) isNamespaceCommand_Op() {}
@@ -464,6 +520,14 @@ func (*NamespaceCommand_RevokeS3Key) isNamespaceCommand_Op() {}
 func (*NamespaceCommand_SetAttributes) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_SetStatus) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_CreateUser) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_DeleteUser) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_IssueToken) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_RevokeToken) isNamespaceCommand_Op() {}
 
 // RequestID names one logical request of one client: retries carry the
 // same ID. A client numbers its requests upwards.
@@ -1820,6 +1884,96 @@ func (x *CreateDirectoryCommand) GetGroup() string {
 	return ""
 }
 
+// DeleteUserCommand deletes a user and revokes its tokens.
+type DeleteUserCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteUserCommand) Reset() {
+	*x = DeleteUserCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteUserCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteUserCommand) ProtoMessage() {}
+
+func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteUserCommand.ProtoReflect.Descriptor instead.
+func (*DeleteUserCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *DeleteUserCommand) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// RevokeTokenCommand revokes a token.
+type RevokeTokenCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeTokenCommand) Reset() {
+	*x = RevokeTokenCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeTokenCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeTokenCommand) ProtoMessage() {}
+
+func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeTokenCommand.ProtoReflect.Descriptor instead.
+func (*RevokeTokenCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *RevokeTokenCommand) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
 // RevokeS3KeyCommand deletes an access key of the S3 gateways.
 type RevokeS3KeyCommand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1830,7 +1984,7 @@ type RevokeS3KeyCommand struct {
 
 func (x *RevokeS3KeyCommand) Reset() {
 	*x = RevokeS3KeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1842,7 +1996,7 @@ func (x *RevokeS3KeyCommand) String() string {
 func (*RevokeS3KeyCommand) ProtoMessage() {}
 
 func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1855,7 +2009,7 @@ func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyCommand.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RevokeS3KeyCommand) GetAccessKey() string {
@@ -1880,7 +2034,7 @@ type SetAttributesCommand struct {
 
 func (x *SetAttributesCommand) Reset() {
 	*x = SetAttributesCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1892,7 +2046,7 @@ func (x *SetAttributesCommand) String() string {
 func (*SetAttributesCommand) ProtoMessage() {}
 
 func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1905,7 +2059,7 @@ func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesCommand.ProtoReflect.Descriptor instead.
 func (*SetAttributesCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SetAttributesCommand) GetVolume() string {
@@ -1964,7 +2118,7 @@ type SetStatusCommand struct {
 
 func (x *SetStatusCommand) Reset() {
 	*x = SetStatusCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1976,7 +2130,7 @@ func (x *SetStatusCommand) String() string {
 func (*SetStatusCommand) ProtoMessage() {}
 
 func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1989,7 +2143,7 @@ func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStatusCommand.ProtoReflect.Descriptor instead.
 func (*SetStatusCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SetStatusCommand) GetVolume() string {
@@ -2056,8 +2210,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\vMetaCommand\x12;\n" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\aclusterB\x04\n" +
-	"\x02op\"\x93\n" +
-	"\n" +
+	"\x02op\"\x8d\f\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
@@ -2080,7 +2233,14 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\rrevoke_s3_key\x18\x12 \x01(\v2\x1d.strato.v1.RevokeS3KeyCommandH\x00R\vrevokeS3Key\x12H\n" +
 	"\x0eset_attributes\x18\x13 \x01(\v2\x1f.strato.v1.SetAttributesCommandH\x00R\rsetAttributes\x12<\n" +
 	"\n" +
-	"set_status\x18\x14 \x01(\v2\x1b.strato.v1.SetStatusCommandH\x00R\tsetStatus\x12.\n" +
+	"set_status\x18\x14 \x01(\v2\x1b.strato.v1.SetStatusCommandH\x00R\tsetStatus\x128\n" +
+	"\vcreate_user\x18\x15 \x01(\v2\x15.strato.v1.UserRecordH\x00R\n" +
+	"createUser\x12?\n" +
+	"\vdelete_user\x18\x16 \x01(\v2\x1c.strato.v1.DeleteUserCommandH\x00R\n" +
+	"deleteUser\x129\n" +
+	"\vissue_token\x18\x17 \x01(\v2\x16.strato.v1.TokenRecordH\x00R\n" +
+	"issueToken\x12B\n" +
+	"\frevoke_token\x18\x18 \x01(\v2\x1d.strato.v1.RevokeTokenCommandH\x00R\vrevokeToken\x12.\n" +
 	"\arequest\x18\x10 \x01(\v2\x14.strato.v1.RequestIDR\arequestB\x04\n" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
@@ -2185,7 +2345,11 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"permission\x18\x05 \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\x06 \x01(\tR\x05groupB\r\n" +
-	"\v_permission\"3\n" +
+	"\v_permission\"'\n" +
+	"\x11DeleteUserCommand\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"$\n" +
+	"\x12RevokeTokenCommand\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"3\n" +
 	"\x12RevokeS3KeyCommand\x12\x1d\n" +
 	"\n" +
 	"access_key\x18\x01 \x01(\tR\taccessKey\"\xb1\x01\n" +
@@ -2225,7 +2389,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 	return file_strato_v1_raftlog_proto_rawDescData
 }
 
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*MetaCommand)(nil),               // 0: strato.v1.MetaCommand
 	(*NamespaceCommand)(nil),          // 1: strato.v1.NamespaceCommand
@@ -2248,27 +2412,31 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*KeySourceCommand)(nil),          // 18: strato.v1.KeySourceCommand
 	(*DeleteCommand)(nil),             // 19: strato.v1.DeleteCommand
 	(*CreateDirectoryCommand)(nil),    // 20: strato.v1.CreateDirectoryCommand
-	(*RevokeS3KeyCommand)(nil),        // 21: strato.v1.RevokeS3KeyCommand
-	(*SetAttributesCommand)(nil),      // 22: strato.v1.SetAttributesCommand
-	(*SetStatusCommand)(nil),          // 23: strato.v1.SetStatusCommand
-	(*VolumeRecord)(nil),              // 24: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 25: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 26: strato.v1.S3KeyRecord
-	(ReplicationFactor)(0),            // 27: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 28: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 29: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 30: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 31: strato.v1.ContainerRecord
-	(ContainerState)(0),               // 32: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 33: strato.v1.AttributeRecord
+	(*DeleteUserCommand)(nil),         // 21: strato.v1.DeleteUserCommand
+	(*RevokeTokenCommand)(nil),        // 22: strato.v1.RevokeTokenCommand
+	(*RevokeS3KeyCommand)(nil),        // 23: strato.v1.RevokeS3KeyCommand
+	(*SetAttributesCommand)(nil),      // 24: strato.v1.SetAttributesCommand
+	(*SetStatusCommand)(nil),          // 25: strato.v1.SetStatusCommand
+	(*VolumeRecord)(nil),              // 26: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 27: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 28: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),                // 29: strato.v1.UserRecord
+	(*TokenRecord)(nil),               // 30: strato.v1.TokenRecord
+	(ReplicationFactor)(0),            // 31: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 32: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 33: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 34: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 35: strato.v1.ContainerRecord
+	(ContainerState)(0),               // 36: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 37: strato.v1.AttributeRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	1,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	12, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	24, // 2: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	26, // 2: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
 	14, // 3: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
 	15, // 4: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	25, // 5: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	27, // 5: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
 	16, // 6: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	3,  // 7: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	4,  // 8: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
@@ -2279,28 +2447,32 @@ var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	6,  // 13: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	8,  // 14: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	10, // 15: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	26, // 16: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
-	21, // 17: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
-	22, // 18: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	23, // 19: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
-	2,  // 20: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	27, // 21: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	28, // 22: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	29, // 23: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	28, // 24: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	30, // 25: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	31, // 26: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	13, // 27: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	32, // 28: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	28, // 29: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	33, // 30: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	18, // 31: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	33, // 32: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	28, // 16: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	23, // 17: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
+	24, // 18: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
+	25, // 19: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	29, // 20: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
+	21, // 21: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
+	30, // 22: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
+	22, // 23: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
+	2,  // 24: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
+	31, // 25: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	32, // 26: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	33, // 27: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	32, // 28: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	34, // 29: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	35, // 30: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	13, // 31: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	36, // 32: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	32, // 33: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	37, // 34: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	18, // 35: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	37, // 36: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -2334,6 +2506,10 @@ func file_strato_v1_raftlog_proto_init() {
 		(*NamespaceCommand_RevokeS3Key)(nil),
 		(*NamespaceCommand_SetAttributes)(nil),
 		(*NamespaceCommand_SetStatus)(nil),
+		(*NamespaceCommand_CreateUser)(nil),
+		(*NamespaceCommand_DeleteUser)(nil),
+		(*NamespaceCommand_IssueToken)(nil),
+		(*NamespaceCommand_RevokeToken)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[3].OneofWrappers = []any{}
 	file_strato_v1_raftlog_proto_msgTypes[12].OneofWrappers = []any{
@@ -2345,14 +2521,14 @@ func file_strato_v1_raftlog_proto_init() {
 		(*ClusterCommand_SetClusterId)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[20].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[23].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[25].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1703,6 +1703,161 @@ func (x *S3KeyRecord) GetCreatedUnixMs() int64 {
 	return 0
 }
 
+// UserRecord is a user (the API's User).
+type UserRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Admin         bool                   `protobuf:"varint,2,opt,name=admin,proto3" json:"admin,omitempty"`
+	Groups        []string               `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"`
+	CreatedUnixMs int64                  `protobuf:"varint,4,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserRecord) Reset() {
+	*x = UserRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserRecord) ProtoMessage() {}
+
+func (x *UserRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserRecord.ProtoReflect.Descriptor instead.
+func (*UserRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *UserRecord) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *UserRecord) GetAdmin() bool {
+	if x != nil {
+		return x.Admin
+	}
+	return false
+}
+
+func (x *UserRecord) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *UserRecord) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
+// TokenRecord is a token of a user: its secret's SHA-256, never the
+// secret.
+type TokenRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	User          string                 `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
+	SecretSha256  []byte                 `protobuf:"bytes,3,opt,name=secret_sha256,json=secretSha256,proto3" json:"secret_sha256,omitempty"`
+	CreatedUnixMs int64                  `protobuf:"varint,4,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	ExpiresUnixMs int64                  `protobuf:"varint,5,opt,name=expires_unix_ms,json=expiresUnixMs,proto3" json:"expires_unix_ms,omitempty"`
+	RevokedUnixMs int64                  `protobuf:"varint,6,opt,name=revoked_unix_ms,json=revokedUnixMs,proto3" json:"revoked_unix_ms,omitempty"` // 0: not revoked
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokenRecord) Reset() {
+	*x = TokenRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenRecord) ProtoMessage() {}
+
+func (x *TokenRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenRecord.ProtoReflect.Descriptor instead.
+func (*TokenRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *TokenRecord) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *TokenRecord) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *TokenRecord) GetSecretSha256() []byte {
+	if x != nil {
+		return x.SecretSha256
+	}
+	return nil
+}
+
+func (x *TokenRecord) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
+func (x *TokenRecord) GetExpiresUnixMs() int64 {
+	if x != nil {
+		return x.ExpiresUnixMs
+	}
+	return 0
+}
+
+func (x *TokenRecord) GetRevokedUnixMs() int64 {
+	if x != nil {
+		return x.RevokedUnixMs
+	}
+	return 0
+}
+
 var File_strato_v1_records_proto protoreflect.FileDescriptor
 
 const file_strato_v1_records_proto_rawDesc = "" +
@@ -1876,7 +2031,20 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"access_key\x18\x01 \x01(\tR\taccessKey\x12\x1b\n" +
 	"\x06secret\x18\x02 \x01(\tB\x03\x80\x01\x01R\x06secret\x12\x12\n" +
 	"\x04user\x18\x03 \x01(\tR\x04user\x12&\n" +
-	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMsBL\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\"v\n" +
+	"\n" +
+	"UserRecord\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05admin\x18\x02 \x01(\bR\x05admin\x12\x16\n" +
+	"\x06groups\x18\x03 \x03(\tR\x06groups\x12&\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\"\xce\x01\n" +
+	"\vTokenRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04user\x18\x02 \x01(\tR\x04user\x12#\n" +
+	"\rsecret_sha256\x18\x03 \x01(\fR\fsecretSha256\x12&\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\x12&\n" +
+	"\x0fexpires_unix_ms\x18\x05 \x01(\x03R\rexpiresUnixMs\x12&\n" +
+	"\x0frevoked_unix_ms\x18\x06 \x01(\x03R\rrevokedUnixMsBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
@@ -1891,7 +2059,7 @@ func file_strato_v1_records_proto_rawDescGZIP() []byte {
 	return file_strato_v1_records_proto_rawDescData
 }
 
-var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_strato_v1_records_proto_goTypes = []any{
 	(*VolumeRecord)(nil),        // 0: strato.v1.VolumeRecord
 	(*BucketRecord)(nil),        // 1: strato.v1.BucketRecord
@@ -1911,37 +2079,39 @@ var file_strato_v1_records_proto_goTypes = []any{
 	(*RequestResult)(nil),       // 15: strato.v1.RequestResult
 	(*IDRange)(nil),             // 16: strato.v1.IDRange
 	(*S3KeyRecord)(nil),         // 17: strato.v1.S3KeyRecord
-	(BucketLayout)(0),           // 18: strato.v1.BucketLayout
-	(ReplicationFactor)(0),      // 19: strato.v1.ReplicationFactor
-	(ChecksumType)(0),           // 20: strato.v1.ChecksumType
-	(ErasureCodec)(0),           // 21: strato.v1.ErasureCodec
-	(PipelineState)(0),          // 22: strato.v1.PipelineState
-	(ContainerState)(0),         // 23: strato.v1.ContainerState
+	(*UserRecord)(nil),          // 18: strato.v1.UserRecord
+	(*TokenRecord)(nil),         // 19: strato.v1.TokenRecord
+	(BucketLayout)(0),           // 20: strato.v1.BucketLayout
+	(ReplicationFactor)(0),      // 21: strato.v1.ReplicationFactor
+	(ChecksumType)(0),           // 22: strato.v1.ChecksumType
+	(ErasureCodec)(0),           // 23: strato.v1.ErasureCodec
+	(PipelineState)(0),          // 24: strato.v1.PipelineState
+	(ContainerState)(0),         // 25: strato.v1.ContainerState
 }
 var file_strato_v1_records_proto_depIdxs = []int32{
-	18, // 0: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
-	19, // 1: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
-	20, // 2: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	20, // 0: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
+	21, // 1: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
+	22, // 2: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	8,  // 3: strato.v1.BucketRecord.attributes:type_name -> strato.v1.AttributeRecord
 	2,  // 4: strato.v1.BucketRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	21, // 5: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
+	23, // 5: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
 	4,  // 6: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
 	3,  // 7: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
 	5,  // 8: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
-	19, // 9: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
-	20, // 10: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	21, // 9: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	22, // 10: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	6,  // 11: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
 	8,  // 12: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
 	2,  // 13: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	19, // 14: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
-	22, // 15: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	21, // 14: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	24, // 15: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
 	2,  // 16: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	23, // 17: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
-	19, // 18: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	25, // 17: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	21, // 18: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
 	2,  // 19: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	18, // 20: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	19, // 21: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	20, // 22: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	20, // 20: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	21, // 21: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	22, // 22: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
 	6,  // 23: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
 	2,  // 24: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	3,  // 25: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
@@ -1969,7 +2139,7 @@ func file_strato_v1_records_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_records_proto_rawDesc), len(file_strato_v1_records_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
