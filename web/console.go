@@ -54,8 +54,13 @@ type Options struct {
 	// TLS, when set, is the configuration of the console's connections to
 	// meta (trusting the cluster CA). Default: plaintext.
 	TLS *tls.Config
-	// Token is presented to meta on the console's calls (meta's --auth
-	// token). Default: client.FindToken's ($STRATO_TOKEN, the login file).
+	// Login makes visitors sign in with a token of their own (a meta with
+	// --auth token): the console calls meta with the visitor's token
+	// (login.go). Default: false, the console calls meta as itself.
+	Login bool
+	// Token is presented to meta by the console's own calls: every call
+	// without Login; with Login, only the background sampling of the
+	// live charts (none without a token). Default: none.
 	Token string
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
@@ -101,7 +106,9 @@ type Console struct {
 	cl    *client.Client
 	pages map[string]*template.Template
 	mux   *http.ServeMux
-	rates *sampler
+	// handler is mux behind the sign-in check (login.go).
+	handler http.Handler
+	rates   *sampler
 
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn // direct connections, for each replica's MetaStatus
@@ -114,7 +121,10 @@ func New(opts Options) (*Console, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	cl, err := client.New(client.Options{Meta: []string{opts.Meta}, TLS: opts.TLS, Token: opts.Token, Logger: opts.Logger, Owner: "console"})
+	// The client presents no token of its own with Login: each call
+	// carries its page's (or the sampler's) in its context.
+	cl, err := client.New(client.Options{Meta: []string{opts.Meta}, TLS: opts.TLS, Token: opts.Token,
+		NoToken: opts.Login || opts.Token == "", Logger: opts.Logger, Owner: "console"})
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +135,9 @@ func New(opts Options) (*Console, error) {
 	}
 	static, _ := fs.Sub(staticFS, "static")
 	m := http.NewServeMux()
+	m.HandleFunc("GET /login", c.loginForm)
+	m.HandleFunc("POST /login", c.login)
+	m.HandleFunc("POST /logout", c.logout)
 	m.HandleFunc("GET /{$}", c.page(c.overviewPage))
 	m.HandleFunc("GET /datanodes", c.page(c.datanodesPage))
 	m.HandleFunc("GET /datanodes/{id}", c.page(c.datanodePage))
@@ -145,6 +158,7 @@ func New(opts Options) (*Console, error) {
 		c.fail(w, r, httpErrorf(http.StatusNotFound, "no page at %s", r.URL.Path))
 	})
 	c.mux = m
+	c.handler = c.withVisitor(m)
 	c.rates = startSampler(c, opts.SampleInterval, opts.History)
 	return c, nil
 }
@@ -171,7 +185,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "internal error (logged)", http.StatusInternalServerError)
 		}
 	}()
-	c.mux.ServeHTTP(w, r)
+	c.handler.ServeHTTP(w, r)
 }
 
 // Close stops the sampler and closes the console's connections.
@@ -222,8 +236,8 @@ func (c *Console) replicaStatus(ctx context.Context, addr string) (*stratov1.Met
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if c.opts.Token != "" {
-		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+c.opts.Token)
+	if c.opts.Token != "" && !hasAuthorization(ctx) {
+		ctx = metadata.AppendToOutgoingContext(ctx, authorization, "Bearer "+c.opts.Token)
 	}
 	return stratov1.NewAdminServiceClient(cc).MetaStatus(ctx, &stratov1.MetaStatusRequest{})
 }
@@ -253,6 +267,10 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case codes.InvalidArgument, codes.FailedPrecondition:
 		return http.StatusBadRequest
+	case codes.PermissionDenied:
+		return http.StatusForbidden
+	case codes.Unauthenticated:
+		return http.StatusUnauthorized
 	case codes.Unavailable, codes.ResourceExhausted:
 		return http.StatusServiceUnavailable
 	case codes.DeadlineExceeded, codes.Canceled:

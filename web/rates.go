@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc/metadata"
 )
 
 // sample is one point of the live charts.
@@ -67,6 +69,12 @@ func (s *sampler) stop() {
 func (s *sampler) take(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, s.interval)
 	defer cancel()
+	if s.c.opts.Login {
+		if s.c.opts.Token == "" {
+			return // nobody to sample as: the charts stay empty
+		}
+		ctx = metadata.AppendToOutgoingContext(ctx, authorization, "Bearer "+s.c.opts.Token)
+	}
 	self, err := s.c.replicaStatus(ctx, s.c.opts.Meta)
 	if err != nil {
 		return

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/strato-io/strato/bytesize"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
@@ -23,7 +26,9 @@ type view struct {
 	Self  *stratov1.MetaStatusResponse
 	// SelfErr: this replica did not answer for itself.
 	SelfErr string
-	Data    any
+	// User signed in (Options.Login), or "".
+	User string
+	Data any
 }
 
 var funcs = template.FuncMap{
@@ -153,12 +158,17 @@ func parsePages() (map[string]*template.Template, error) {
 // rendered into memory first, so a template error is a clean 500 rather
 // than half a page.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, code int, page, title string, data any) {
-	v := view{Title: title, Nav: page, Data: data}
-	self, err := c.replicaStatus(r.Context(), c.opts.Meta)
-	if err != nil {
-		v.SelfErr = errorText(err)
-	} else {
-		v.Self = self
+	v := view{Title: title, Nav: page, Data: data, User: visitorName(r.Context())}
+	if page != "login" {
+		self, err := c.replicaStatus(r.Context(), c.opts.Meta)
+		switch {
+		case status.Code(err) == codes.PermissionDenied:
+			// A visitor who is not an administrator: no replica status.
+		case err != nil:
+			v.SelfErr = errorText(err)
+		default:
+			v.Self = self
+		}
 	}
 	var buf bytes.Buffer
 	if err := c.pages[page].ExecuteTemplate(&buf, "layout", v); err != nil {

@@ -84,7 +84,7 @@ start (docs/security.md).`,
 				_ = c.Close()
 				return err
 			}
-			stopHTTP, bound, err := serveMeta(httpAddr, reg, c.MetaServer(0), c.MetaAddrs()[0], httpTLS, c.ClientTLS(), token, o.Logger)
+			stopHTTP, bound, err := serveMeta(httpAddr, reg, c.MetaServer(0), c.MetaAddrs()[0], httpTLS, c.ClientTLS(), o.Auth, token, o.Logger)
 			httpAddr = bound
 			if err != nil {
 				fmt.Fprintf(out, "strato dev: no console: %v\n", err)

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strato-io/strato/bytesize"
-	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/meta/consensus"
 )
@@ -84,7 +83,7 @@ func newMetaCmd() *cobra.Command {
 				return err
 			}
 			o.Logger.Info("meta serving", "listen", lis.Addr().String(), "id", srv.ID(), "data", o.Dir, "join", o.Join, "tls", o.TLS != nil)
-			stopMetrics, _, err := serveMeta(httpAddr, reg, srv, lis.Addr().String(), o.TLS, o.PeerTLS, consoleToken, o.Logger)
+			stopMetrics, _, err := serveMeta(httpAddr, reg, srv, lis.Addr().String(), o.TLS, o.PeerTLS, o.Auth == meta.AuthToken, consoleToken, o.Logger)
 			if err != nil {
 				_ = srv.Close()
 				return err
@@ -128,7 +127,7 @@ func newMetaCmd() *cobra.Command {
 	f.StringVar(&diskReserve, "disk-reserve", "100MiB",
 		"free space the data directory's filesystem must keep; below it namespace changes are refused until space is freed (0: no check)")
 	tlsf.addFlags(f, "replica")
-	f.StringVar(&consoleToken, "console-token", "", "with --auth token and --http: the token the web console presents to meta (an administrator's; default $"+client.TokenEnv+")")
+	f.StringVar(&consoleToken, "console-token", "", "with --auth token and --http: the token the web console's live charts sample meta with (an administrator's; none: no charts); visitors sign in with their own")
 	f.StringVar(&o.Auth, "auth", meta.AuthNone, `client authentication: "none" (every caller may do everything) or "token" (every client call carries a token meta issued; the first start writes the administrator's to DATA/admin.token; docs/security.md)`)
 	_ = cmd.MarkFlagRequired("data")
 	return cmd

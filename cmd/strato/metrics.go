@@ -63,13 +63,15 @@ func metaTelemetry(o *meta.Options, reg *prometheus.Registry, auditPath string) 
 // own certificate) the endpoint is HTTPS and the console reaches meta over
 // TLS with clientTLS.
 //
-// token is what the console presents to a meta that authenticates clients.
-func serveMeta(addr string, reg *prometheus.Registry, srv *meta.Server, grpcAddr string, serverTLS, clientTLS *tls.Config, token string, log *slog.Logger) (stop func(), bound string, err error) {
+// With login (a meta that authenticates clients), visitors of the console
+// sign in with their own token; token is then what the console's live
+// charts sample meta with (an administrator's; none: no charts).
+func serveMeta(addr string, reg *prometheus.Registry, srv *meta.Server, grpcAddr string, serverTLS, clientTLS *tls.Config, login bool, token string, log *slog.Logger) (stop func(), bound string, err error) {
 	telemetry.RegisterMeta(reg, srv)
 	if addr == "" {
 		return func() {}, "", nil
 	}
-	console, err := web.New(web.Options{Meta: grpcAddr, TLS: clientTLS, Token: token, Queues: metaQueues(srv), Logger: log.With("component", "console")})
+	console, err := web.New(web.Options{Meta: grpcAddr, TLS: clientTLS, Login: login, Token: token, Queues: metaQueues(srv), Logger: log.With("component", "console")})
 	if err != nil {
 		return nil, "", err
 	}

@@ -140,7 +140,7 @@ func TestDevSecure(t *testing.T) {
 	require.NotNil(t, console, out)
 	caTLS, err := certs.ClientConfig(ca, "", "")
 	require.NoError(t, err)
-	resp, err := (&http.Client{Transport: &http.Transport{TLSClientConfig: caTLS}, Timeout: 20 * time.Second}).Get(console[1] + "datanodes")
+	resp, err := (&http.Client{Transport: &http.Transport{TLSClientConfig: caTLS}, Timeout: 20 * time.Second}).Get(console[1] + "login")
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
