@@ -105,6 +105,8 @@ type Client struct {
 	// (id, seq), and meta applies it once.
 	id  string
 	seq atomic.Uint64
+	// bufs are the streaming readers' chunk buffers (reader.go).
+	bufs bufPool
 }
 
 // idempotent tags ctx with a new request ID: meta applies the calls made
@@ -142,7 +144,8 @@ func New(opts Options) (*Client, error) {
 	mc.SetAttemptTimeout(max(opts.AttemptTimeout, 0))
 	var id [12]byte
 	_, _ = rand.Read(id[:])
-	return &Client{opts: opts, meta: mc, data: newDataConns(opts.TLS), id: hex.EncodeToString(id[:])}, nil
+	return &Client{opts: opts, meta: mc, data: newDataConns(opts.TLS), id: hex.EncodeToString(id[:]),
+		bufs: bufPool{size: opts.ChunkSize}}, nil
 }
 
 // Meta returns the client's meta connection, for calls this type does not

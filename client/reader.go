@@ -39,6 +39,9 @@ type Reader struct {
 	buf    []byte
 	bufOff int64       // key offset of buf[0]
 	ahead  []*prefetch // reads in flight after buf, in key order
+	// stop bounds what Read reads ahead (a CopyTo's end); 0: the key's
+	// end.
+	stop int64
 }
 
 type prefetch struct {
@@ -227,6 +230,36 @@ func (r *Reader) report(bl *stratov1.BlockLocation, m *stratov1.DatanodeDetails,
 	}
 }
 
+// CopyTo writes the n bytes at the current offset (fewer at the key's
+// end) to w, reading ahead as Read does but only up to them, and writing
+// straight from the read buffers (no copy through an io.Copy buffer).
+func (r *Reader) CopyTo(w io.Writer, n int64) (int64, error) {
+	end := min(r.off+max(n, 0), r.key.Size)
+	r.stop = end
+	defer func() { r.stop = 0 }()
+	var done int64
+	for r.off < end {
+		if r.off < r.bufOff || r.off >= r.bufOff+int64(len(r.buf)) {
+			if err := r.fill(); err != nil {
+				return done, err
+			}
+		}
+		p := r.buf[r.off-r.bufOff : min(int64(len(r.buf)), end-r.bufOff)]
+		k, err := w.Write(p)
+		r.off += int64(k)
+		done += int64(k)
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// WriteTo writes the rest of the key to w (io.WriterTo: io.Copy uses it).
+func (r *Reader) WriteTo(w io.Writer) (int64, error) {
+	return r.CopyTo(w, r.key.Size-r.off)
+}
+
 // Read reads from the current offset, reading ahead in the background.
 func (r *Reader) Read(p []byte) (int, error) {
 	if r.off >= r.key.Size {
@@ -251,20 +284,27 @@ const readAheadDepth = 4
 // and keeps readAheadDepth reads in flight after it.
 func (r *Reader) fill() error {
 	size := int64(r.c.opts.ChunkSize)
+	end := r.key.Size
+	if r.stop > 0 {
+		end = r.stop
+	}
+	r.c.bufs.put(r.buf)
+	r.buf = nil
 	if len(r.ahead) > 0 && r.ahead[0].off == r.off {
 		pf := r.ahead[0]
 		r.ahead = r.ahead[1:]
 		<-pf.done
 		if pf.err != nil {
+			r.c.bufs.put(pf.buf)
 			r.dropAhead()
 			return pf.err
 		}
 		r.buf, r.bufOff = pf.buf, pf.off
 	} else {
 		r.dropAhead() // abandoned by a Seek
-		n := min(size, r.key.Size-r.off)
-		buf := make([]byte, n)
+		buf := r.c.bufs.get(int(min(size, max(end, r.off+1)-r.off, r.key.Size-r.off)))
 		if err := r.readRange(buf, r.off); err != nil {
+			r.c.bufs.put(buf)
 			return err
 		}
 		r.buf, r.bufOff = buf, r.off
@@ -274,8 +314,8 @@ func (r *Reader) fill() error {
 		last := r.ahead[len(r.ahead)-1]
 		next = last.off + int64(len(last.buf))
 	}
-	for len(r.ahead) < readAheadDepth && next < r.key.Size {
-		pf := &prefetch{off: next, buf: make([]byte, min(size, r.key.Size-next)), done: make(chan struct{})}
+	for len(r.ahead) < readAheadDepth && next < end {
+		pf := &prefetch{off: next, buf: r.c.bufs.get(int(min(size, r.key.Size-next))), done: make(chan struct{})}
 		r.ahead = append(r.ahead, pf)
 		go func() {
 			defer close(pf.done)
@@ -290,6 +330,7 @@ func (r *Reader) fill() error {
 func (r *Reader) dropAhead() {
 	for _, pf := range r.ahead {
 		<-pf.done
+		r.c.bufs.put(pf.buf)
 	}
 	r.ahead = nil
 }
@@ -315,6 +356,32 @@ func (r *Reader) Seek(offset int64, whence int) (int64, error) {
 // Close releases the reader.
 func (r *Reader) Close() error {
 	r.dropAhead()
+	r.c.bufs.put(r.buf)
 	r.buf = nil
 	return nil
+}
+
+// bufPool keeps a client's chunk-size read buffers for its streaming
+// readers: a reader of a large key would otherwise allocate (and zero) a
+// chunk for every chunk it reads.
+type bufPool struct {
+	size int
+	p    sync.Pool
+}
+
+// get returns a buffer of n bytes, n ≤ size: from the pool unless the
+// pool is empty.
+func (b *bufPool) get(n int) []byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return (*v)[:n]
+	}
+	return make([]byte, n, b.size)
+}
+
+// put returns buf to the pool when it came from get.
+func (b *bufPool) put(buf []byte) {
+	if cap(buf) == b.size {
+		buf = buf[:0]
+		b.p.Put(&buf)
+	}
 }

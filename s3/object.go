@@ -493,7 +493,7 @@ func (g *Gateway) getObject(rq *request, head bool) error {
 		}
 	}
 	rq.w.WriteHeader(status)
-	n, err := io.CopyN(rq.w, rd, length)
+	n, err := rd.CopyTo(rq.w, length)
 	rq.out += n
 	if err != nil {
 		// The status is sent: all that is left is to cut the response short.
