@@ -56,13 +56,19 @@ func TestConsoleLogin(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body), resp.Header
 	}
-	signIn := func(b *http.Client, tok, next string) (int, string, *http.Response) {
+	type answer struct {
+		code    int
+		body    string
+		header  http.Header
+		cookies []*http.Cookie
+	}
+	signIn := func(b *http.Client, tok, next string) answer {
 		t.Helper()
 		resp, err := b.PostForm(srv.URL+"/login", url.Values{"token": {tok}, "next": {next}})
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body), resp
+		return answer{resp.StatusCode, string(body), resp.Header, resp.Cookies()}
 	}
 
 	// Nobody signed in: pages redirect, APIs and downloads answer 401.
@@ -79,20 +85,19 @@ func TestConsoleLogin(t *testing.T) {
 	require.Contains(t, body, `name="token"`)
 
 	// A wrong token is refused on the form, and sets no cookie.
-	code, body, resp := signIn(anon, "strato1.0000000000000000.bad", "/")
-	require.Equal(t, http.StatusUnauthorized, code)
-	require.Contains(t, body, "unknown token")
-	require.Empty(t, resp.Cookies())
-	code, _, _ = signIn(anon, "", "/")
-	require.Equal(t, http.StatusBadRequest, code)
+	a := signIn(anon, "strato1.0000000000000000.bad", "/")
+	require.Equal(t, http.StatusUnauthorized, a.code)
+	require.Contains(t, a.body, "unknown token")
+	require.Empty(t, a.cookies)
+	require.Equal(t, http.StatusBadRequest, signIn(anon, "", "/").code)
 
 	// The administrator signs in and is sent back where they were going
 	// (never to another site).
 	adm := browser()
-	code, _, resp = signIn(adm, adminTok, "/datanodes?limit=5")
-	require.Equal(t, http.StatusSeeOther, code)
-	require.Equal(t, "/datanodes?limit=5", resp.Header.Get("Location"))
-	ck := resp.Cookies()
+	a = signIn(adm, adminTok, "/datanodes?limit=5")
+	require.Equal(t, http.StatusSeeOther, a.code)
+	require.Equal(t, "/datanodes?limit=5", a.header.Get("Location"))
+	ck := a.cookies
 	require.Len(t, ck, 1)
 	require.True(t, ck[0].HttpOnly)
 	require.Equal(t, http.SameSiteStrictMode, ck[0].SameSite)
@@ -102,13 +107,11 @@ func TestConsoleLogin(t *testing.T) {
 	require.Contains(t, body, `id="user"`)
 	code, _, _ = get(adm, "/api/overview")
 	require.Equal(t, http.StatusOK, code)
-	_, _, resp = signIn(browser(), adminTok, "//evil.example/")
-	require.Equal(t, "/", resp.Header.Get("Location"))
+	require.Equal(t, "/", signIn(browser(), adminTok, "//evil.example/").header.Get("Location"))
 
 	// Bob is no administrator: meta refuses him the cluster pages.
 	bob := browser()
-	code, _, _ = signIn(bob, bobTok, "/")
-	require.Equal(t, http.StatusSeeOther, code)
+	require.Equal(t, http.StatusSeeOther, signIn(bob, bobTok, "/").code)
 	code, body, _ = get(bob, "/datanodes")
 	require.Equal(t, http.StatusForbidden, code, body)
 	require.Contains(t, body, "bob")
@@ -121,7 +124,7 @@ func TestConsoleLogin(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond)
 
 	// Signing out forgets the cookie.
-	resp, err = adm.PostForm(srv.URL+"/logout", nil)
+	resp, err := adm.PostForm(srv.URL+"/logout", nil)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
