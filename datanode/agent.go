@@ -327,6 +327,8 @@ func (a *agent) execute(cmds []*stratov1.DatanodeCommand) {
 			}
 		case *stratov1.DatanodeCommand_ReplicateContainer:
 			a.replicate(c.Id, cmd.ReplicateContainer)
+		case *stratov1.DatanodeCommand_ReconstructEcContainer:
+			a.reconstruct(c.Id, cmd.ReconstructEcContainer)
 		case *stratov1.DatanodeCommand_DeleteContainer:
 			a.deleteContainer(c.Id, cmd.DeleteContainer)
 		case *stratov1.DatanodeCommand_DeleteBlocks:

@@ -130,3 +130,54 @@ func (a *agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand)
 func (d *Datanode) ReplicationMetrics() replication.MetricsSnapshot {
 	return d.server.opts.Replication.Snapshot()
 }
+
+// reconstruct rebuilds a lost replica index of an erasure coded container
+// on this datanode (meta's ReconstructECContainerCommand, reconstruct.go),
+// in the background and within the datanode's replication streams. The
+// new replica reaches meta in the next heartbeat (the store's Created
+// hook); a failure is reported in the next heartbeat, and meta plans the
+// rebuild again.
+func (a *agent) reconstruct(cmdID uint64, cmd *stratov1.ReconstructECContainerCommand) {
+	r := a.repl
+	id := cmd.ContainerId
+	if r == nil {
+		a.opts.Logger.Warn("datanode: container reconstruction is not set up", "command", cmdID, "container", id)
+		return
+	}
+	r.mu.Lock()
+	if r.running[id] {
+		r.mu.Unlock()
+		a.opts.Logger.Debug("datanode: reconstruct container: already running", "command", cmdID, "container", id)
+		return
+	}
+	r.running[id] = true
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer func() {
+			r.mu.Lock()
+			delete(r.running, id)
+			r.mu.Unlock()
+			if r.ended != nil {
+				r.ended()
+			}
+		}()
+		var (
+			st  rebuildStats
+			err error
+		)
+		pprof.Do(r.ctx, replication.ProfileLabels(r.id, replication.RoleImport), func(ctx context.Context) {
+			st, err = reconstruct(ctx, cmd, rebuildOptions{Store: r.store, Limits: r.limits, TLS: r.tls,
+				ClientID: "datanode " + r.id, Logger: r.log})
+		})
+		if err != nil {
+			r.log.Warn("datanode: reconstruct container failed", "command", cmdID, "container", id,
+				"replica_index", cmd.ReplicaIndex, "err", err)
+			r.fail(cmdID, id, err)
+			return
+		}
+		r.log.Info("datanode: container index rebuilt", "command", cmdID, "container", id, "replica_index", cmd.ReplicaIndex,
+			"blocks", st.Blocks, "bytes", st.Bytes, "seconds", st.Elapsed.Seconds())
+	}()
+}

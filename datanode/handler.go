@@ -44,7 +44,9 @@ func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, p
 		resp, err = c.s.getBlock(m)
 	case *wire.CloseContainerRequest:
 		resp, err = c.s.closeContainer(m)
-	case *wire.ImportDataRequest, *wire.ImportCommitRequest, *wire.ImportAbortRequest:
+	case *wire.ListBlocksRequest:
+		resp, err = c.s.listBlocks(m)
+	case *wire.ImportDataRequest, *wire.ImportCommitRequest, *wire.ImportAbortRequest, *wire.ImportIndexRequest:
 		err = wire.Errorf(wire.CodeBadState, "%v outside an import (IMPORT_BEGIN first)", h.Type)
 	default:
 		err = wire.Errorf(wire.CodeUnsupportedType, "%v requests are not served", h.Type)

@@ -280,7 +280,9 @@ func (c *Conn) readPayload(cl *call, h FrameHeader, m Message) error {
 		}
 		cl.payload = p
 	}
-	if g, ok := m.(*GetBlockResponse); ok {
+	if g, ok := m.(payloadDecoder); ok {
+		// GET_BLOCK's and LIST_BLOCKS's records: they alias the
+		// payload, a slice of their own.
 		if err := g.DecodePayload(cl.payload); err != nil {
 			return err
 		}
@@ -410,4 +412,14 @@ func (c *Conn) CloseContainer(ctx context.Context, req *CloseContainerRequest) (
 		return nil, err
 	}
 	return m.(*CloseContainerResponse), nil
+}
+
+// ListBlocks returns a page of a container's block records (a datanode
+// rebuilding an erasure coded replica asks the surviving ones).
+func (c *Conn) ListBlocks(ctx context.Context, req *ListBlocksRequest) (*ListBlocksResponse, error) {
+	m, _, err := c.Do(ctx, req, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return m.(*ListBlocksResponse), nil
 }

@@ -57,6 +57,11 @@ const (
 	TypeImportData   Type = 8
 	TypeImportCommit Type = 9
 	TypeImportAbort  Type = 10
+	// Between datanodes too: a rebuilding datanode lists a source's blocks
+	// (LIST_BLOCKS); an import names the replica index it carries
+	// (IMPORT_INDEX). See docs/wire.md §5.8.
+	TypeListBlocks  Type = 11
+	TypeImportIndex Type = 12
 )
 
 var typeNames = [...]string{
@@ -71,6 +76,8 @@ var typeNames = [...]string{
 	TypeImportData:     "IMPORT_DATA",
 	TypeImportCommit:   "IMPORT_COMMIT",
 	TypeImportAbort:    "IMPORT_ABORT",
+	TypeListBlocks:     "LIST_BLOCKS",
+	TypeImportIndex:    "IMPORT_INDEX",
 }
 
 func (t Type) String() string {

@@ -97,16 +97,7 @@ func (m *ImportBeginRequest) AppendHeader(dst []byte) []byte {
 
 // AppendPayload appends the block records, the request's payload.
 func (m *ImportBeginRequest) AppendPayload(dst []byte) []byte {
-	for _, b := range m.Blocks {
-		dst = appendU64(dst, b.LocalID)
-		dst = appendI64(dst, b.Length)
-		dst = appendU64(dst, b.BCSID)
-		dst = appendU32(dst, uint32(len(b.Chunks)))
-		for _, c := range b.Chunks {
-			dst = appendChunk(dst, c)
-		}
-	}
-	return dst
+	return appendBlocks(dst, m.Blocks)
 }
 
 func (m *ImportBeginRequest) decode(d *decoder) {
@@ -138,43 +129,10 @@ func (m *ImportBeginRequest) check(payloadLen uint32) error {
 // increasing, chunks tiling each block, lengths adding up to TotalBytes.
 func (m *ImportBeginRequest) DecodePayload(p []byte) error {
 	d := decoder{b: p}
-	m.Blocks = make([]ImportBlock, m.count)
+	m.Blocks = decodeBlocks(&d, m.count, m.BCSID, "IMPORT_BEGIN")
 	var total int64
-	for i := range m.Blocks {
-		b := ImportBlock{LocalID: d.u64("local ID"), Length: d.i64("block length"), BCSID: d.u64("block bcsID")}
-		n := d.u32("chunk count")
-		if d.err == nil && uint64(n)*21 > uint64(len(d.b)) {
-			d.failf("IMPORT_BEGIN: %d chunk records do not fit in the payload", n)
-		}
-		if d.err != nil {
-			break
-		}
-		if i > 0 && b.LocalID <= m.Blocks[i-1].LocalID {
-			d.failf("IMPORT_BEGIN: block %d follows block %d", b.LocalID, m.Blocks[i-1].LocalID)
-			break
-		}
-		if b.BCSID > m.BCSID {
-			d.failf("IMPORT_BEGIN: block %d has bcsID %d above the container's %d", b.LocalID, b.BCSID, m.BCSID)
-			break
-		}
-		b.Chunks = make([]Chunk, n)
-		end := int64(0)
-		for j := range b.Chunks {
-			c := d.chunk("chunk record")
-			if d.err == nil && c.Offset != end {
-				d.failf("IMPORT_BEGIN: block %d: chunk at %d, want %d", b.LocalID, c.Offset, end)
-			}
-			end += int64(c.Length)
-			b.Chunks[j] = c
-		}
-		if d.err == nil && end != b.Length {
-			d.failf("IMPORT_BEGIN: block %d: chunks cover %d bytes, length is %d", b.LocalID, end, b.Length)
-		}
-		if d.err != nil {
-			break
-		}
+	for _, b := range m.Blocks {
 		total += b.Length
-		m.Blocks[i] = b
 	}
 	if d.err == nil && total != m.TotalBytes {
 		d.failf("IMPORT_BEGIN: blocks hold %d bytes, total bytes is %d", total, m.TotalBytes)
@@ -185,6 +143,63 @@ func (m *ImportBeginRequest) DecodePayload(p []byte) error {
 	}
 	m.count = 0
 	return nil
+}
+
+// appendBlocks appends block records (docs/wire.md §5.7).
+func appendBlocks(dst []byte, blocks []ImportBlock) []byte {
+	for _, b := range blocks {
+		dst = appendU64(dst, b.LocalID)
+		dst = appendI64(dst, b.Length)
+		dst = appendU64(dst, b.BCSID)
+		dst = appendU32(dst, uint32(len(b.Chunks)))
+		for _, c := range b.Chunks {
+			dst = appendChunk(dst, c)
+		}
+	}
+	return dst
+}
+
+// decodeBlocks decodes n block records and checks them: local IDs
+// strictly increasing, bcsIDs at most maxBCSID, chunks tiling each block.
+// On error d.err is set and the result is partial.
+func decodeBlocks(d *decoder, n uint32, maxBCSID uint64, what string) []ImportBlock {
+	blocks := make([]ImportBlock, n)
+	for i := range blocks {
+		b := ImportBlock{LocalID: d.u64("local ID"), Length: d.i64("block length"), BCSID: d.u64("block bcsID")}
+		n := d.u32("chunk count")
+		if d.err == nil && uint64(n)*21 > uint64(len(d.b)) {
+			d.failf("%s: %d chunk records do not fit in the payload", what, n)
+		}
+		if d.err != nil {
+			break
+		}
+		if i > 0 && b.LocalID <= blocks[i-1].LocalID {
+			d.failf("%s: block %d follows block %d", what, b.LocalID, blocks[i-1].LocalID)
+			break
+		}
+		if b.BCSID > maxBCSID {
+			d.failf("%s: block %d has bcsID %d above the container's %d", what, b.LocalID, b.BCSID, maxBCSID)
+			break
+		}
+		b.Chunks = make([]Chunk, n)
+		end := int64(0)
+		for j := range b.Chunks {
+			c := d.chunk("chunk record")
+			if d.err == nil && c.Offset != end {
+				d.failf("%s: block %d: chunk at %d, want %d", what, b.LocalID, c.Offset, end)
+			}
+			end += int64(c.Length)
+			b.Chunks[j] = c
+		}
+		if d.err == nil && end != b.Length {
+			d.failf("%s: block %d: chunks cover %d bytes, length is %d", what, b.LocalID, end, b.Length)
+		}
+		if d.err != nil {
+			break
+		}
+		blocks[i] = b
+	}
+	return blocks
 }
 
 func (m *ImportBeginResponse) AppendHeader(dst []byte) []byte { return dst }
@@ -292,5 +307,5 @@ func newImportMessage(t Type, response bool) Message {
 		}
 		return &ImportAbortRequest{}
 	}
-	return nil
+	return newRebuildMessage(t, response)
 }

@@ -9,7 +9,10 @@
 // sends IMPORT_BEGIN with the container's block rows, then every block
 // file in IMPORT_DATA frames whose payloads leave the block files with
 // sendfile (seek, then io.Copy of an io.LimitReader onto the TCP
-// connection: no copy through user memory), and IMPORT_COMMIT. Receive,
+// connection: no copy through user memory), and IMPORT_COMMIT; the replica
+// of an erasure coded container sends its replica index in IMPORT_INDEX
+// right after IMPORT_BEGIN (§5.8), so that the copy holds the same index (a
+// decommissioning datanode's index copied off it). Receive,
 // on the target, runs such a session once the datanode's server has read
 // its IMPORT_BEGIN: the files go into a temporary directory of a volume,
 // every block is verified against its checksums, and only then is the
@@ -19,7 +22,8 @@
 //
 // # Limits
 //
-// A datanode shares one Limits among its pushes: at most Streams at once
+// A datanode shares one Limits among its pushes and its reconstructions
+// of erasure coded replicas (Acquire, Release): at most Streams at once
 // (each one connection), and, when a bandwidth is set, a token bucket of
 // bytes per second that every stream draws from before each piece it
 // sends. Metrics counts bytes and pushes; the datanode exposes a snapshot.

@@ -34,6 +34,13 @@ func NewLimits(streams int, bandwidth int64) (*Limits, error) {
 	return l, nil
 }
 
+// Acquire waits for a stream slot (a datanode rebuilding an erasure coded
+// replica takes one, as a push does); Release gives it back.
+func (l *Limits) Acquire(ctx context.Context) error { return l.acquire(ctx) }
+
+// Release gives back a slot Acquire took.
+func (l *Limits) Release() { l.release() }
+
 // acquire waits for a stream slot.
 func (l *Limits) acquire(ctx context.Context) error {
 	if l == nil {

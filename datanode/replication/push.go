@@ -172,6 +172,13 @@ func push(ctx context.Context, src Source, id uint64, addr string, opts *Options
 	if err := s.begin(ctx, begin); err != nil {
 		return st, err
 	}
+	// An erasure coded container's replica holds one index's bytes: the
+	// copy must hold the same index (IMPORT_INDEX, docs/wire.md §5.8).
+	if idx := c.ReplicaIndex(); idx != 0 {
+		if _, err := s.call(ctx, &wire.ImportIndexRequest{ContainerID: id, ReplicaIndex: uint8(idx)}, nil); err != nil {
+			return st, fmt.Errorf("replica index %d: %w", idx, err)
+		}
+	}
 	go s.readAcks()
 	for _, b := range blocks {
 		if err := s.sendBlock(ctx, c, b); err != nil {

@@ -321,3 +321,22 @@ func TestLimitsValidate(t *testing.T) {
 	_, err = replication.NewLimits(1, -1)
 	require.Error(t, err)
 }
+
+// TestPushKeepsReplicaIndex: a copy of an erasure coded container's replica
+// holds the same replica index (IMPORT_INDEX after IMPORT_BEGIN).
+func TestPushKeepsReplicaIndex(t *testing.T) {
+	src, dst := startNode(t), startNode(t)
+	c, err := src.store.CreateContainer(12)
+	require.NoError(t, err)
+	<-src.created
+	require.NoError(t, c.SetReplicaIndex(4))
+	data := fill(t, c, []int{70 << 10, 1}, 32<<10, 12)
+	require.NoError(t, c.Close())
+	_, err = replication.Push(context.Background(), src.store, 12, dst.addr, replication.Options{Logger: quiet()})
+	require.NoError(t, err)
+	checkCopy(t, dst, 12, data)
+	dc, err := dst.store.Container(12)
+	require.NoError(t, err)
+	require.Equal(t, 4, dc.ReplicaIndex())
+	require.Equal(t, 4, dc.Info().ReplicaIndex)
+}

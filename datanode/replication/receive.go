@@ -23,6 +23,9 @@ type Import interface {
 	// Expect names the blocks before their data, so that WriteAt can
 	// verify each file as it arrives in order.
 	Expect(blocks []container.Block)
+	// SetReplicaIndex makes the container hold replica index i of an
+	// erasure coded container (IMPORT_INDEX; a rebuilt member).
+	SetReplicaIndex(i int) error
 	WriteAt(localID uint64, chunkOffset, fileOffset int64, p []byte) error
 	Commit(blocks []container.Block, bcsID uint64) (container.Info, error)
 	Abort() error
@@ -176,6 +179,18 @@ func (rc *receiver) run(ctx context.Context, h wire.FrameHeader, begin *wire.Imp
 				return rc.fail(ctx, h.Type, h.RequestID, err)
 			}
 			if err := rc.w.WriteMessage(ctx, h.RequestID, &wire.ImportDataResponse{}, nil); err != nil {
+				return err
+			}
+		case *wire.ImportIndexRequest:
+			// A copy of an erasure coded container's replica keeps its
+			// index (sent before the data).
+			if msg.ContainerID != rc.id {
+				return rc.fail(ctx, h.Type, h.RequestID, wire.Errorf(wire.CodeInvalidArgument, "IMPORT_INDEX of container %d during the import of %d", msg.ContainerID, rc.id))
+			}
+			if err := im.SetReplicaIndex(int(msg.ReplicaIndex)); err != nil {
+				return rc.fail(ctx, h.Type, h.RequestID, err)
+			}
+			if err := rc.w.WriteMessage(ctx, h.RequestID, &wire.ImportIndexResponse{}, nil); err != nil {
 				return err
 			}
 		case *wire.ImportCommitRequest:

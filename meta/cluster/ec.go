@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/strato-io/strato/proto/strato/v1"
 )
@@ -14,8 +15,10 @@ import (
 // the container. Its replicas are not copies of one another: each index
 // holds other bytes. So an EC container is judged index by index, and the
 // replication manager never copies one replica in place of another nor
-// deletes one as extra. Rebuilding a lost index from d others
-// (reconstruction) is not built yet.
+// deletes one as extra. A lost index is rebuilt from d others on a new
+// datanode (ReconstructECContainerCommand); an index only a
+// decommissioning datanode holds is copied off it (the push carries the
+// index).
 
 // want is how many good copies a container needs: its replication factor,
 // or, erasure coded, one replica of each of its d+p indexes.
@@ -119,12 +122,23 @@ func (m *Manager) MissingIndexes(id uint64) ([]int32, error) {
 }
 
 // ecWorkLocked is ReplicationWork's pass over closed EC container c: it is
-// counted (missing, under- or over-replicated), and a decommissioning
-// holder of it is held back while an index lacks a good replica. Nothing
-// is copied or deleted: a replica is the only holder of its index's bytes,
-// and rebuilding an index (reconstruction, which also takes an index off a
-// decommissioning datanode) is not built yet.
-func (m *Manager) ecWorkLocked(c *containerState, rep *ReplicationReport, pending map[string]bool) {
+// counted (missing, under- or over-replicated), a decommissioning holder
+// of it is held back while an index lacks a good replica, and each index
+// without a good replica and no work in flight is scheduled:
+//
+//   - held by a decommissioning datanode (HEALTHY, its replica CLOSED):
+//     copied off it whole to a new target (ReplicateContainerCommand; the
+//     push carries the index), as a replicated container's copy;
+//   - otherwise, with at least d indexes held by HEALTHY datanodes:
+//     rebuilt by a new target from them (ReconstructECContainerCommand).
+//
+// A target is a HEALTHY in-service datanode holding no replica of c (of
+// any index) nor receiving another index of it, within the same per-node
+// limits as copies (a rebuild counts as an import of its target). Nothing
+// is deleted.
+func (m *Manager) ecWorkLocked(now time.Time, c *containerState, rep *ReplicationReport, pending map[string]bool,
+	pushes, imports map[string]int, limit int) {
+	good, _, _ := m.ecIndexesLocked(c)
 	_, problem := m.judgeECLocked(c)
 	switch problem {
 	case stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING:
@@ -141,6 +155,80 @@ func (m *Manager) ecWorkLocked(c *containerState, rep *ReplicationReport, pendin
 		if n := m.nodes[id]; n != nil && n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING {
 			pending[id] = true
 		}
+	}
+	// Sources: per index, the HEALTHY datanodes holding a CLOSED replica
+	// of it (decommissioning ones included: they still serve reads).
+	n := len(good)
+	holders := make([][]string, n)
+	for _, id := range slices.Sorted(maps.Keys(c.replicas)) {
+		r, nd := c.replicas[id], m.nodes[id]
+		i := int(r.ReplicaIndex) - 1
+		if i < 0 || i >= n || nd == nil || nd.health != stratov1.NodeHealth_NODE_HEALTHY || r.State != stratov1.ContainerState_CONTAINER_CLOSED {
+			continue
+		}
+		holders[i] = append(holders[i], id)
+	}
+	// Targets of this container's work in flight are taken.
+	busy := map[string]bool{}
+	for k, fl := range m.replicating {
+		if k.container == c.info.Id {
+			busy[fl.target] = true
+		}
+	}
+	for i, ok := range good {
+		idx := int32(i + 1)
+		key := copyKey{c.info.Id, idx}
+		if ok {
+			continue
+		}
+		if _, inFlight := m.replicating[key]; inFlight {
+			continue
+		}
+		// Copy the index off a holder that is leaving (its replica is not
+		// good only because its datanode is not in service).
+		src := ""
+		for _, id := range holders[i] {
+			if pushes[id] < limit && (src == "" || pushes[id] < pushes[src]) {
+				src = id
+			}
+		}
+		if len(holders[i]) > 0 {
+			target := m.chooseTargetLocked(now, c, imports, limit, busy)
+			if src == "" || target == "" {
+				rep.BlockedByLimits++
+				continue
+			}
+			pushes[src]++
+			imports[target]++
+			busy[target] = true
+			id := m.queueLocked(src, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_ReplicateContainer{
+				ReplicateContainer: &stratov1.ReplicateContainerCommand{ContainerId: c.info.Id, Target: m.nodes[target].details}}})
+			m.replicating[key] = inflight{source: src, target: target, since: now, cmdID: id}
+			rep.Scheduled++
+			continue
+		}
+		// Rebuild it from every other index held by a healthy datanode.
+		var sources []*stratov1.ECSource
+		for j, hs := range holders {
+			if j != i && len(hs) > 0 {
+				sources = append(sources, &stratov1.ECSource{ReplicaIndex: int32(j + 1), Datanode: m.nodes[hs[0]].details})
+			}
+		}
+		if len(sources) < int(c.info.ErasureCoding.Data) {
+			continue // not rebuildable while that lasts (counted above)
+		}
+		target := m.chooseTargetLocked(now, c, imports, limit, busy)
+		if target == "" {
+			rep.BlockedByLimits++
+			continue
+		}
+		imports[target]++
+		busy[target] = true
+		id := m.queueLocked(target, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_ReconstructEcContainer{
+			ReconstructEcContainer: &stratov1.ReconstructECContainerCommand{ContainerId: c.info.Id, ReplicaIndex: idx,
+				ErasureCoding: ErasureCoding(c.info.ErasureCoding), Sources: sources}}})
+		m.replicating[key] = inflight{target: target, since: now, cmdID: id}
+		rep.Scheduled++
 	}
 }
 
@@ -167,22 +255,35 @@ func (m *Manager) placeMissingIndexLocked(c *containerState, node string, rep *s
 
 // ecLocations is Locations for EC container c: the members of stored in
 // member order, each kept in its place (the place says which index it
-// holds), replaced only by another datanode that reports a good replica of
-// that index when the member's is gone or bad.
+// holds), replaced by another datanode that reports a good replica of that
+// index when the member's is gone or bad (DEAD, UNHEALTHY: any HEALTHY
+// holder of the index will do) or its datanode is out of service (a
+// decommissioned member: an in-service holder, the copy, is preferred).
 func (m *Manager) ecLocations(c *containerState, stored []*stratov1.DatanodeDetails) []*stratov1.DatanodeDetails {
 	out := slices.Clone(stored)
 	for i, d := range stored {
 		r, n := c.replicas[d.GetId()], m.nodes[d.GetId()]
-		if n != nil && n.health != stratov1.NodeHealth_NODE_DEAD && (r == nil || r.State != stratov1.ContainerState_CONTAINER_UNHEALTHY) {
+		alive := n != nil && n.health != stratov1.NodeHealth_NODE_DEAD && (r == nil || r.State != stratov1.ContainerState_CONTAINER_UNHEALTHY)
+		if alive && n.opState == stratov1.NodeOpState_NODE_IN_SERVICE {
 			continue
 		}
+		best := ""
 		for _, id := range slices.Sorted(maps.Keys(c.replicas)) {
 			r, n := c.replicas[id], m.nodes[id]
-			if int(r.ReplicaIndex) == i+1 && n != nil && n.health == stratov1.NodeHealth_NODE_HEALTHY &&
-				r.State != stratov1.ContainerState_CONTAINER_UNHEALTHY {
-				out[i] = n.details
+			if id == d.GetId() || int(r.ReplicaIndex) != i+1 || n == nil || n.health != stratov1.NodeHealth_NODE_HEALTHY ||
+				r.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
+				continue
+			}
+			if n.opState == stratov1.NodeOpState_NODE_IN_SERVICE {
+				best = id
 				break
 			}
+			if best == "" && !alive {
+				best = id
+			}
+		}
+		if best != "" {
+			out[i] = m.nodes[best].details
 		}
 	}
 	return out

@@ -173,6 +173,13 @@ func closedEC(t *testing.T, n int) (*env, uint64) {
 	e.m.ExitSafeMode()
 	ids := datanodeIDs(n)
 	e.register(ids...)
+	return e, e.addClosedEC(ids[:5])
+}
+
+// addClosedEC adds a CLOSED RS-3-2 container whose index i+1 is on
+// members[i], reported by each.
+func (e *env) addClosedEC(members []string) uint64 {
+	t := e.t
 	res, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_AddContainer{
 		AddContainer: &stratov1.ContainerRecord{ErasureCoding: rs32}}})
 	require.NoError(t, err)
@@ -180,19 +187,20 @@ func closedEC(t *testing.T, n int) (*env, uint64) {
 	_, err = e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_SetContainerState{
 		SetContainerState: &stratov1.ContainerStateChange{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
 	require.NoError(t, err)
-	for i := range 5 {
-		e.heartbeat(ids[i], &stratov1.ContainerReport{Full: true, Replicas: []*stratov1.ContainerReplica{
+	for i, dn := range members {
+		e.heartbeat(dn, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{
 			{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED, ReplicaIndex: int32(i + 1)}}})
 	}
-	return e, id
+	return id
 }
 
 // TestECJudgement: an EC container is judged index by index (all indexes
 // good: fine; one without a good replica: UNDER_REPLICATED with that index
 // missing; fewer than d live: MISSING; two replicas of an index:
-// OVER_REPLICATED), and the replication manager copies and deletes none of
-// its replicas (reconstruction is not built) and keeps a decommissioning
-// holder waiting.
+// OVER_REPLICATED), and the replication manager deletes none of its
+// replicas and keeps a decommissioning holder waiting. (Its copies and
+// rebuilds are TestECReconstruction's: here the limit of 0 lets none
+// start.)
 func TestECJudgement(t *testing.T) {
 	e, id := closedEC(t, 7)
 	judge := func() (stratov1.ContainerProblem, []int32) {
@@ -211,6 +219,7 @@ func TestECJudgement(t *testing.T) {
 			dn := d.Details.Id
 			for _, c := range e.heartbeat(dn, nil).Commands {
 				require.Nil(t, c.GetReplicateContainer(), "%s: %v", dn, c)
+				require.Nil(t, c.GetReconstructEcContainer(), "%s: %v", dn, c)
 				require.Nil(t, c.GetDeleteContainer(), "%s: %v", dn, c)
 			}
 		}
@@ -242,15 +251,16 @@ func TestECJudgement(t *testing.T) {
 	require.Equal(t, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED, p)
 
 	// Decommissioning dn4 takes index 4's only good replica away: under-
-	// replicated, and dn4 waits (copying an index off it is not built).
+	// replicated, and dn4 waits (for a copy the limit does not let start).
 	require.NoError(t, e.m.Decommission("dn4", false))
 	p, missing = judge()
 	require.Equal(t, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED, p)
 	require.Equal(t, []int32{4}, missing)
-	rep = e.m.ReplicationWork(e.now, 100)
+	rep = e.m.ReplicationWork(e.now, 0)
 	require.Equal(t, 1, rep.UnderReplicated)
 	require.Empty(t, rep.Decommissioned)
 	require.Zero(t, rep.Scheduled)
+	require.Equal(t, 1, rep.BlockedByLimits)
 	noCommands()
 	require.NoError(t, e.m.Decommission("dn4", true))
 
@@ -266,10 +276,11 @@ func TestECJudgement(t *testing.T) {
 	p, missing = judge()
 	require.Equal(t, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED, p)
 	require.Equal(t, []int32{3}, missing)
-	rep = e.m.ReplicationWork(e.now, 100)
+	rep = e.m.ReplicationWork(e.now, 0)
 	require.Equal(t, 1, rep.UnderReplicated)
 	require.Empty(t, rep.Missing)
-	require.Zero(t, rep.Scheduled+rep.Deletes+rep.BlockedByLimits)
+	require.Zero(t, rep.Scheduled+rep.Deletes)
+	require.Equal(t, 1, rep.BlockedByLimits)
 	noCommands()
 	s := e.m.Summary()
 	require.Equal(t, int64(1), s.ContainersByProblem["UNDER_REPLICATED"])

@@ -98,7 +98,9 @@ type Manager struct {
 	nextCmdID      uint64
 	safeMode       bool
 	safeForced     bool
-	replicating    map[uint64]inflight // container ID → replication in flight
+	// replicating: copies and rebuilds in flight, by container and
+	// replica index (0 for a replicated container's copy).
+	replicating map[copyKey]inflight
 	// deleting: replica deletions commanded and not yet seen done (the
 	// datanode stops reporting the replica).
 	deleting map[deleteKey]bool
@@ -113,10 +115,28 @@ type deleteKey struct {
 	datanode  string
 }
 
+// copyKey names a copy in flight: a replicated container's (index 0), or
+// one index of an erasure coded container's (copied or rebuilt).
+type copyKey struct {
+	container uint64
+	index     int32
+}
+
 type inflight struct {
+	// source pushes the copy ("" for a reconstruction, which target
+	// runs, reading from d other indexes).
 	source, target string
 	since          time.Time
-	cmdID          uint64 // the ReplicateContainerCommand's ID
+	cmdID          uint64 // the command's ID
+}
+
+// commanded is the datanode the command of fl went to (and that reports
+// its failure).
+func (fl inflight) commanded() string {
+	if fl.source == "" {
+		return fl.target
+	}
+	return fl.source
 }
 
 // New returns a manager with no state; call Load to read the durable state.
@@ -135,7 +155,7 @@ func New(opts Options, propose Proposer) (*Manager, error) {
 		containers:  map[uint64]*containerState{},
 		open:        map[uint64][]uint64{},
 		safeMode:    true,
-		replicating: map[uint64]inflight{},
+		replicating: map[copyKey]inflight{},
 	}, nil
 }
 
@@ -157,7 +177,7 @@ func (m *Manager) BecomeLeader(now time.Time) {
 	for _, c := range m.containers {
 		c.replicas, c.bad, c.allocated, c.fullAt = nil, nil, 0, time.Time{}
 	}
-	m.replicating = map[uint64]inflight{}
+	m.replicating = map[copyKey]inflight{}
 	m.deleting = nil
 	m.blockDeletes = blockDeletions{}
 	m.safeMode, m.safeForced = true, false
@@ -287,8 +307,9 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.Contain
 		c.replicas[id] = rep
 		m.placeMissingIndexLocked(c, id, rep)
 		n.containers[rep.ContainerId] = gen
-		if fl, ok := m.replicating[rep.ContainerId]; ok && fl.target == id {
-			delete(m.replicating, rep.ContainerId)
+		k := copyKey{rep.ContainerId, rep.ReplicaIndex}
+		if fl, ok := m.replicating[k]; ok && fl.target == id {
+			delete(m.replicating, k)
 		}
 	}
 }
@@ -306,18 +327,21 @@ func (m *Manager) queueLocked(node string, cmd *stratov1.DatanodeCommand) uint64
 	return cmd.Id
 }
 
-// commandsFailedLocked forgets the copies a source reports failed, so
-// that the next ReplicationWork plans them again (away from the failed
-// target while another exists) instead of waiting ReplicationTimeout.
+// commandsFailedLocked forgets the copies a source reports failed (and
+// the reconstructions a target reports failed), so that the next
+// ReplicationWork plans them again (away from the failed target while
+// another exists) instead of waiting ReplicationTimeout. (Meta's heartbeat
+// handler logs every failure with its reason.)
 func (m *Manager) commandsFailedLocked(now time.Time, node string, failed []*stratov1.CommandFailure) {
 	for _, f := range failed {
-		fl, ok := m.replicating[f.ContainerId]
-		if !ok || fl.source != node || fl.cmdID != f.CommandId {
-			continue
-		}
-		delete(m.replicating, f.ContainerId)
-		if c := m.containers[f.ContainerId]; c != nil {
-			c.copyFailed, c.copyFailedUntil = fl.target, now.Add(m.opts.ReplicationTimeout)
+		for k, fl := range m.replicating {
+			if k.container != f.ContainerId || fl.commanded() != node || fl.cmdID != f.CommandId {
+				continue
+			}
+			delete(m.replicating, k)
+			if c := m.containers[f.ContainerId]; c != nil {
+				c.copyFailed, c.copyFailedUntil = fl.target, now.Add(m.opts.ReplicationTimeout)
+			}
 		}
 	}
 }

@@ -46,18 +46,22 @@ type ReplicationReport struct {
 // source replica to push the container to a new target. limit bounds the
 // commands in flight per datanode (as source or target). A good copy is a
 // CLOSED replica on a HEALTHY, IN_SERVICE datanode. Erasure coded
-// containers are judged and counted, never copied or trimmed
-// (ecWorkLocked).
+// containers are judged index by index: a missing index held by a
+// decommissioning datanode is copied off it, any other is rebuilt from d
+// others on a new datanode; they are never trimmed (ecWorkLocked).
 func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var rep ReplicationReport
 	// A copy whose source or target is no longer healthy will not land:
 	// forget it, so that it is scheduled again elsewhere.
-	for cid, fl := range m.replicating {
+	for k, fl := range m.replicating {
 		for _, id := range []string{fl.source, fl.target} {
+			if id == "" {
+				continue // a reconstruction has no source
+			}
 			if n := m.nodes[id]; n == nil || n.health != stratov1.NodeHealth_NODE_HEALTHY {
-				delete(m.replicating, cid)
+				delete(m.replicating, k)
 			}
 		}
 	}
@@ -67,7 +71,9 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 	// halved the copies a cluster of holders could run at once.
 	pushes, imports := map[string]int{}, map[string]int{}
 	for _, fl := range m.replicating {
-		pushes[fl.source]++
+		if fl.source != "" {
+			pushes[fl.source]++
+		}
 		imports[fl.target]++
 	}
 	pending := map[string]bool{} // decommissioning nodes still holding needed data
@@ -77,7 +83,7 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 		}
 		rep.Containers++
 		if c.info.ErasureCoding != nil {
-			m.ecWorkLocked(c, &rep, pending)
+			m.ecWorkLocked(now, c, &rep, pending, pushes, imports, limit)
 			continue
 		}
 		m.markLaggingLocked(c)
@@ -118,7 +124,7 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 				pending[id] = true
 			}
 		}
-		if _, busy := m.replicating[c.info.Id]; busy {
+		if _, busy := m.replicating[copyKey{c.info.Id, 0}]; busy {
 			continue
 		}
 		// The least busy source (ties by ID), so that copies spread over
@@ -130,7 +136,7 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 				src = s
 			}
 		}
-		target := m.chooseTargetLocked(now, c, imports, limit)
+		target := m.chooseTargetLocked(now, c, imports, limit, nil)
 		if src == "" || target == "" {
 			rep.BlockedByLimits++
 			continue
@@ -139,7 +145,7 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 		imports[target]++
 		id := m.queueLocked(src, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_ReplicateContainer{
 			ReplicateContainer: &stratov1.ReplicateContainerCommand{ContainerId: c.info.Id, Target: m.nodes[target].details}}})
-		m.replicating[c.info.Id] = inflight{source: src, target: target, since: now, cmdID: id}
+		m.replicating[copyKey{c.info.Id, 0}] = inflight{source: src, target: target, since: now, cmdID: id}
 		rep.Scheduled++
 	}
 	for id, n := range m.nodes {
@@ -154,9 +160,10 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 }
 
 // chooseTargetLocked picks the healthy in-service datanode with the most free
-// space that does not hold c and receives fewer than limit copies; the
-// target of a copy of c that failed lately only when there is no other.
-func (m *Manager) chooseTargetLocked(now time.Time, c *containerState, imports map[string]int, limit int) string {
+// space that does not hold c (nor is in skip) and receives fewer than limit
+// copies; the target of a copy of c that failed lately only when there is
+// no other.
+func (m *Manager) chooseTargetLocked(now time.Time, c *containerState, imports map[string]int, limit int, skip map[string]bool) string {
 	avoid := ""
 	if now.Before(c.copyFailedUntil) {
 		avoid = c.copyFailed
@@ -172,7 +179,7 @@ func (m *Manager) chooseTargetLocked(now time.Time, c *containerState, imports m
 		if n.health != stratov1.NodeHealth_NODE_HEALTHY || n.opState != stratov1.NodeOpState_NODE_IN_SERVICE || imports[id] >= limit {
 			continue
 		}
-		if _, has := c.replicas[id]; has {
+		if _, has := c.replicas[id]; has || skip[id] {
 			continue
 		}
 		if id == avoid {
@@ -195,7 +202,7 @@ func (m *Manager) chooseTargetLocked(now time.Time, c *containerState, imports m
 // that are UNHEALTHY. It returns the delete commands queued. A container
 // with a copy in flight is left alone until the copy lands.
 func (m *Manager) trimLocked(c *containerState, good []string) int {
-	if _, busy := m.replicating[c.info.Id]; busy {
+	if _, busy := m.replicating[copyKey{c.info.Id, 0}]; busy {
 		return 0
 	}
 	queued := 0

@@ -715,6 +715,132 @@ func (x *ReplicateContainerCommand) GetTarget() *DatanodeDetails {
 	return nil
 }
 
+// ReconstructECContainerCommand goes to a datanode holding no replica of a
+// closed erasure coded container: it rebuilds the replica of index
+// replica_index from d of the surviving indexes (sources) and keeps it as
+// its own, CLOSED, with that index (docs/ec.md).
+type ReconstructECContainerCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId   uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	ReplicaIndex  int32                  `protobuf:"varint,2,opt,name=replica_index,json=replicaIndex,proto3" json:"replica_index,omitempty"`   // the index to rebuild, 1 to d+p
+	ErasureCoding *ErasureCoding         `protobuf:"bytes,3,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // the container's config
+	Sources       []*ECSource            `protobuf:"bytes,4,rep,name=sources,proto3" json:"sources,omitempty"`                                  // every good surviving index
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReconstructECContainerCommand) Reset() {
+	*x = ReconstructECContainerCommand{}
+	mi := &file_strato_v1_datanode_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReconstructECContainerCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReconstructECContainerCommand) ProtoMessage() {}
+
+func (x *ReconstructECContainerCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_datanode_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReconstructECContainerCommand.ProtoReflect.Descriptor instead.
+func (*ReconstructECContainerCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ReconstructECContainerCommand) GetContainerId() uint64 {
+	if x != nil {
+		return x.ContainerId
+	}
+	return 0
+}
+
+func (x *ReconstructECContainerCommand) GetReplicaIndex() int32 {
+	if x != nil {
+		return x.ReplicaIndex
+	}
+	return 0
+}
+
+func (x *ReconstructECContainerCommand) GetErasureCoding() *ErasureCoding {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
+func (x *ReconstructECContainerCommand) GetSources() []*ECSource {
+	if x != nil {
+		return x.Sources
+	}
+	return nil
+}
+
+// ECSource is a surviving replica of an erasure coded container: its index
+// and the datanode holding it.
+type ECSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ReplicaIndex  int32                  `protobuf:"varint,1,opt,name=replica_index,json=replicaIndex,proto3" json:"replica_index,omitempty"`
+	Datanode      *DatanodeDetails       `protobuf:"bytes,2,opt,name=datanode,proto3" json:"datanode,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ECSource) Reset() {
+	*x = ECSource{}
+	mi := &file_strato_v1_datanode_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ECSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ECSource) ProtoMessage() {}
+
+func (x *ECSource) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_datanode_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ECSource.ProtoReflect.Descriptor instead.
+func (*ECSource) Descriptor() ([]byte, []int) {
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ECSource) GetReplicaIndex() int32 {
+	if x != nil {
+		return x.ReplicaIndex
+	}
+	return 0
+}
+
+func (x *ECSource) GetDatanode() *DatanodeDetails {
+	if x != nil {
+		return x.Datanode
+	}
+	return nil
+}
+
 // DeleteContainerCommand removes a replica; force removes one that is not
 // empty.
 type DeleteContainerCommand struct {
@@ -727,7 +853,7 @@ type DeleteContainerCommand struct {
 
 func (x *DeleteContainerCommand) Reset() {
 	*x = DeleteContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[8]
+	mi := &file_strato_v1_datanode_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +865,7 @@ func (x *DeleteContainerCommand) String() string {
 func (*DeleteContainerCommand) ProtoMessage() {}
 
 func (x *DeleteContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[8]
+	mi := &file_strato_v1_datanode_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +878,7 @@ func (x *DeleteContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteContainerCommand.ProtoReflect.Descriptor instead.
 func (*DeleteContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DeleteContainerCommand) GetContainerId() uint64 {
@@ -779,7 +905,7 @@ type ClosePipelineCommand struct {
 
 func (x *ClosePipelineCommand) Reset() {
 	*x = ClosePipelineCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[9]
+	mi := &file_strato_v1_datanode_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -791,7 +917,7 @@ func (x *ClosePipelineCommand) String() string {
 func (*ClosePipelineCommand) ProtoMessage() {}
 
 func (x *ClosePipelineCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[9]
+	mi := &file_strato_v1_datanode_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -804,7 +930,7 @@ func (x *ClosePipelineCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClosePipelineCommand.ProtoReflect.Descriptor instead.
 func (*ClosePipelineCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ClosePipelineCommand) GetPipelineId() uint64 {
@@ -829,7 +955,7 @@ type DeleteBlocksCommand struct {
 
 func (x *DeleteBlocksCommand) Reset() {
 	*x = DeleteBlocksCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[10]
+	mi := &file_strato_v1_datanode_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -841,7 +967,7 @@ func (x *DeleteBlocksCommand) String() string {
 func (*DeleteBlocksCommand) ProtoMessage() {}
 
 func (x *DeleteBlocksCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[10]
+	mi := &file_strato_v1_datanode_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -854,7 +980,7 @@ func (x *DeleteBlocksCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBlocksCommand.ProtoReflect.Descriptor instead.
 func (*DeleteBlocksCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DeleteBlocksCommand) GetContainerId() uint64 {
@@ -890,6 +1016,7 @@ type DatanodeCommand struct {
 	//	*DatanodeCommand_DeleteContainer
 	//	*DatanodeCommand_ClosePipeline
 	//	*DatanodeCommand_DeleteBlocks
+	//	*DatanodeCommand_ReconstructEcContainer
 	Cmd           isDatanodeCommand_Cmd `protobuf_oneof:"cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -897,7 +1024,7 @@ type DatanodeCommand struct {
 
 func (x *DatanodeCommand) Reset() {
 	*x = DatanodeCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[11]
+	mi := &file_strato_v1_datanode_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -909,7 +1036,7 @@ func (x *DatanodeCommand) String() string {
 func (*DatanodeCommand) ProtoMessage() {}
 
 func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[11]
+	mi := &file_strato_v1_datanode_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -922,7 +1049,7 @@ func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeCommand.ProtoReflect.Descriptor instead.
 func (*DatanodeCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DatanodeCommand) GetId() uint64 {
@@ -993,6 +1120,15 @@ func (x *DatanodeCommand) GetDeleteBlocks() *DeleteBlocksCommand {
 	return nil
 }
 
+func (x *DatanodeCommand) GetReconstructEcContainer() *ReconstructECContainerCommand {
+	if x != nil {
+		if x, ok := x.Cmd.(*DatanodeCommand_ReconstructEcContainer); ok {
+			return x.ReconstructEcContainer
+		}
+	}
+	return nil
+}
+
 type isDatanodeCommand_Cmd interface {
 	isDatanodeCommand_Cmd()
 }
@@ -1021,6 +1157,10 @@ type DatanodeCommand_DeleteBlocks struct {
 	DeleteBlocks *DeleteBlocksCommand `protobuf:"bytes,7,opt,name=delete_blocks,json=deleteBlocks,proto3,oneof"`
 }
 
+type DatanodeCommand_ReconstructEcContainer struct {
+	ReconstructEcContainer *ReconstructECContainerCommand `protobuf:"bytes,8,opt,name=reconstruct_ec_container,json=reconstructEcContainer,proto3,oneof"`
+}
+
 func (*DatanodeCommand_CreateContainer) isDatanodeCommand_Cmd() {}
 
 func (*DatanodeCommand_CloseContainer) isDatanodeCommand_Cmd() {}
@@ -1032,6 +1172,8 @@ func (*DatanodeCommand_DeleteContainer) isDatanodeCommand_Cmd() {}
 func (*DatanodeCommand_ClosePipeline) isDatanodeCommand_Cmd() {}
 
 func (*DatanodeCommand_DeleteBlocks) isDatanodeCommand_Cmd() {}
+
+func (*DatanodeCommand_ReconstructEcContainer) isDatanodeCommand_Cmd() {}
 
 type RegisterRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1047,7 +1189,7 @@ type RegisterRequest struct {
 
 func (x *RegisterRequest) Reset() {
 	*x = RegisterRequest{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[12]
+	mi := &file_strato_v1_datanode_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1201,7 @@ func (x *RegisterRequest) String() string {
 func (*RegisterRequest) ProtoMessage() {}
 
 func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[12]
+	mi := &file_strato_v1_datanode_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1214,7 @@ func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RegisterRequest) GetDetails() *DatanodeDetails {
@@ -1112,7 +1254,7 @@ type RegisterResponse struct {
 
 func (x *RegisterResponse) Reset() {
 	*x = RegisterResponse{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[13]
+	mi := &file_strato_v1_datanode_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1124,7 +1266,7 @@ func (x *RegisterResponse) String() string {
 func (*RegisterResponse) ProtoMessage() {}
 
 func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[13]
+	mi := &file_strato_v1_datanode_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1137,7 +1279,7 @@ func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RegisterResponse) GetClusterId() string {
@@ -1164,7 +1306,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	mi := &file_strato_v1_datanode_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1176,7 +1318,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	mi := &file_strato_v1_datanode_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1189,7 +1331,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -1239,7 +1381,7 @@ type CommandFailure struct {
 
 func (x *CommandFailure) Reset() {
 	*x = CommandFailure{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[15]
+	mi := &file_strato_v1_datanode_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1251,7 +1393,7 @@ func (x *CommandFailure) String() string {
 func (*CommandFailure) ProtoMessage() {}
 
 func (x *CommandFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[15]
+	mi := &file_strato_v1_datanode_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1264,7 +1406,7 @@ func (x *CommandFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandFailure.ProtoReflect.Descriptor instead.
 func (*CommandFailure) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CommandFailure) GetCommandId() uint64 {
@@ -1299,7 +1441,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[16]
+	mi := &file_strato_v1_datanode_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1453,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[16]
+	mi := &file_strato_v1_datanode_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1466,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -1392,7 +1534,15 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\x05force\x18\x03 \x01(\bR\x05force\"r\n" +
 	"\x19ReplicateContainerCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x122\n" +
-	"\x06target\x18\x02 \x01(\v2\x1a.strato.v1.DatanodeDetailsR\x06target\"Q\n" +
+	"\x06target\x18\x02 \x01(\v2\x1a.strato.v1.DatanodeDetailsR\x06target\"\xd7\x01\n" +
+	"\x1dReconstructECContainerCommand\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12#\n" +
+	"\rreplica_index\x18\x02 \x01(\x05R\freplicaIndex\x12?\n" +
+	"\x0eerasure_coding\x18\x03 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x12-\n" +
+	"\asources\x18\x04 \x03(\v2\x13.strato.v1.ECSourceR\asources\"g\n" +
+	"\bECSource\x12#\n" +
+	"\rreplica_index\x18\x01 \x01(\x05R\freplicaIndex\x126\n" +
+	"\bdatanode\x18\x02 \x01(\v2\x1a.strato.v1.DatanodeDetailsR\bdatanode\"Q\n" +
 	"\x16DeleteContainerCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x14\n" +
 	"\x05force\x18\x02 \x01(\bR\x05force\"7\n" +
@@ -1402,7 +1552,7 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\x13DeleteBlocksCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x1b\n" +
 	"\tlocal_ids\x18\x02 \x03(\x04R\blocalIds\x12\x10\n" +
-	"\x03seq\x18\x03 \x01(\x04R\x03seq\"\xff\x03\n" +
+	"\x03seq\x18\x03 \x01(\x04R\x03seq\"\xe5\x04\n" +
 	"\x0fDatanodeCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12N\n" +
 	"\x10create_container\x18\x02 \x01(\v2!.strato.v1.CreateContainerCommandH\x00R\x0fcreateContainer\x12K\n" +
@@ -1410,7 +1560,8 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\x13replicate_container\x18\x04 \x01(\v2$.strato.v1.ReplicateContainerCommandH\x00R\x12replicateContainer\x12N\n" +
 	"\x10delete_container\x18\x05 \x01(\v2!.strato.v1.DeleteContainerCommandH\x00R\x0fdeleteContainer\x12H\n" +
 	"\x0eclose_pipeline\x18\x06 \x01(\v2\x1f.strato.v1.ClosePipelineCommandH\x00R\rclosePipeline\x12E\n" +
-	"\rdelete_blocks\x18\a \x01(\v2\x1e.strato.v1.DeleteBlocksCommandH\x00R\fdeleteBlocksB\x05\n" +
+	"\rdelete_blocks\x18\a \x01(\v2\x1e.strato.v1.DeleteBlocksCommandH\x00R\fdeleteBlocks\x12d\n" +
+	"\x18reconstruct_ec_container\x18\b \x01(\v2(.strato.v1.ReconstructECContainerCommandH\x00R\x16reconstructEcContainerB\x05\n" +
 	"\x03cmd\"\xc6\x01\n" +
 	"\x0fRegisterRequest\x124\n" +
 	"\adetails\x18\x01 \x01(\v2\x1a.strato.v1.DatanodeDetailsR\adetails\x12*\n" +
@@ -1467,62 +1618,68 @@ func file_strato_v1_datanode_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_datanode_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_strato_v1_datanode_proto_goTypes = []any{
-	(ContainerState)(0),               // 0: strato.v1.ContainerState
-	(PipelineState)(0),                // 1: strato.v1.PipelineState
-	(*NodeStats)(nil),                 // 2: strato.v1.NodeStats
-	(*VolumeStats)(nil),               // 3: strato.v1.VolumeStats
-	(*PipelineInfo)(nil),              // 4: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),          // 5: strato.v1.ContainerReplica
-	(*ContainerReport)(nil),           // 6: strato.v1.ContainerReport
-	(*CreateContainerCommand)(nil),    // 7: strato.v1.CreateContainerCommand
-	(*CloseContainerCommand)(nil),     // 8: strato.v1.CloseContainerCommand
-	(*ReplicateContainerCommand)(nil), // 9: strato.v1.ReplicateContainerCommand
-	(*DeleteContainerCommand)(nil),    // 10: strato.v1.DeleteContainerCommand
-	(*ClosePipelineCommand)(nil),      // 11: strato.v1.ClosePipelineCommand
-	(*DeleteBlocksCommand)(nil),       // 12: strato.v1.DeleteBlocksCommand
-	(*DatanodeCommand)(nil),           // 13: strato.v1.DatanodeCommand
-	(*RegisterRequest)(nil),           // 14: strato.v1.RegisterRequest
-	(*RegisterResponse)(nil),          // 15: strato.v1.RegisterResponse
-	(*HeartbeatRequest)(nil),          // 16: strato.v1.HeartbeatRequest
-	(*CommandFailure)(nil),            // 17: strato.v1.CommandFailure
-	(*HeartbeatResponse)(nil),         // 18: strato.v1.HeartbeatResponse
-	(ReplicationFactor)(0),            // 19: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),             // 20: strato.v1.ErasureCoding
-	(*DatanodeDetails)(nil),           // 21: strato.v1.DatanodeDetails
+	(ContainerState)(0),                   // 0: strato.v1.ContainerState
+	(PipelineState)(0),                    // 1: strato.v1.PipelineState
+	(*NodeStats)(nil),                     // 2: strato.v1.NodeStats
+	(*VolumeStats)(nil),                   // 3: strato.v1.VolumeStats
+	(*PipelineInfo)(nil),                  // 4: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),              // 5: strato.v1.ContainerReplica
+	(*ContainerReport)(nil),               // 6: strato.v1.ContainerReport
+	(*CreateContainerCommand)(nil),        // 7: strato.v1.CreateContainerCommand
+	(*CloseContainerCommand)(nil),         // 8: strato.v1.CloseContainerCommand
+	(*ReplicateContainerCommand)(nil),     // 9: strato.v1.ReplicateContainerCommand
+	(*ReconstructECContainerCommand)(nil), // 10: strato.v1.ReconstructECContainerCommand
+	(*ECSource)(nil),                      // 11: strato.v1.ECSource
+	(*DeleteContainerCommand)(nil),        // 12: strato.v1.DeleteContainerCommand
+	(*ClosePipelineCommand)(nil),          // 13: strato.v1.ClosePipelineCommand
+	(*DeleteBlocksCommand)(nil),           // 14: strato.v1.DeleteBlocksCommand
+	(*DatanodeCommand)(nil),               // 15: strato.v1.DatanodeCommand
+	(*RegisterRequest)(nil),               // 16: strato.v1.RegisterRequest
+	(*RegisterResponse)(nil),              // 17: strato.v1.RegisterResponse
+	(*HeartbeatRequest)(nil),              // 18: strato.v1.HeartbeatRequest
+	(*CommandFailure)(nil),                // 19: strato.v1.CommandFailure
+	(*HeartbeatResponse)(nil),             // 20: strato.v1.HeartbeatResponse
+	(ReplicationFactor)(0),                // 21: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                 // 22: strato.v1.ErasureCoding
+	(*DatanodeDetails)(nil),               // 23: strato.v1.DatanodeDetails
 }
 var file_strato_v1_datanode_proto_depIdxs = []int32{
 	3,  // 0: strato.v1.NodeStats.volume_stats:type_name -> strato.v1.VolumeStats
-	19, // 1: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
+	21, // 1: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
 	1,  // 2: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
-	20, // 3: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	22, // 3: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
 	0,  // 4: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
 	5,  // 5: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
 	4,  // 6: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
-	21, // 7: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
-	7,  // 8: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
-	8,  // 9: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
-	9,  // 10: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
-	10, // 11: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
-	11, // 12: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
-	12, // 13: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
-	21, // 14: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
-	2,  // 15: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
-	6,  // 16: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
-	2,  // 17: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
-	6,  // 18: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
-	17, // 19: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
-	13, // 20: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
-	14, // 21: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
-	16, // 22: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
-	15, // 23: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
-	18, // 24: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
-	23, // [23:25] is the sub-list for method output_type
-	21, // [21:23] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	23, // 7: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
+	22, // 8: strato.v1.ReconstructECContainerCommand.erasure_coding:type_name -> strato.v1.ErasureCoding
+	11, // 9: strato.v1.ReconstructECContainerCommand.sources:type_name -> strato.v1.ECSource
+	23, // 10: strato.v1.ECSource.datanode:type_name -> strato.v1.DatanodeDetails
+	7,  // 11: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
+	8,  // 12: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
+	9,  // 13: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
+	12, // 14: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
+	13, // 15: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
+	14, // 16: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
+	10, // 17: strato.v1.DatanodeCommand.reconstruct_ec_container:type_name -> strato.v1.ReconstructECContainerCommand
+	23, // 18: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
+	2,  // 19: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
+	6,  // 20: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
+	2,  // 21: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
+	6,  // 22: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
+	19, // 23: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
+	15, // 24: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
+	16, // 25: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
+	18, // 26: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
+	17, // 27: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
+	20, // 28: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
+	27, // [27:29] is the sub-list for method output_type
+	25, // [25:27] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_datanode_proto_init() }
@@ -1531,13 +1688,14 @@ func file_strato_v1_datanode_proto_init() {
 		return
 	}
 	file_strato_v1_namespace_proto_init()
-	file_strato_v1_datanode_proto_msgTypes[11].OneofWrappers = []any{
+	file_strato_v1_datanode_proto_msgTypes[13].OneofWrappers = []any{
 		(*DatanodeCommand_CreateContainer)(nil),
 		(*DatanodeCommand_CloseContainer)(nil),
 		(*DatanodeCommand_ReplicateContainer)(nil),
 		(*DatanodeCommand_DeleteContainer)(nil),
 		(*DatanodeCommand_ClosePipeline)(nil),
 		(*DatanodeCommand_DeleteBlocks)(nil),
+		(*DatanodeCommand_ReconstructEcContainer)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1545,7 +1703,7 @@ func file_strato_v1_datanode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_datanode_proto_rawDesc), len(file_strato_v1_datanode_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

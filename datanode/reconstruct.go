@@ -1,0 +1,446 @@
+package datanode
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/strato-io/strato/checksum"
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/datanode/container"
+	"github.com/strato-io/strato/datanode/replication"
+	"github.com/strato-io/strato/ec"
+	"github.com/strato-io/strato/proto/strato/v1"
+	"github.com/strato-io/strato/wire"
+)
+
+// Reconstruction of a lost replica index of an erasure coded container
+// (meta's ReconstructECContainerCommand, docs/ec.md). The datanode meta
+// chose holds no replica of the container; it lists the blocks of the
+// surviving indexes (LIST_BLOCKS), reads each block group through an
+// ec.GroupReader from them (READ_CHUNK, every byte verified against its
+// checksums), re-encodes the stripes a few at a time, and writes the lost
+// member's cells into a container import, which it commits CLOSED with the
+// index. Memory is bounded by a batch of stripes, whatever the block or
+// container size. Any error aborts the import: nothing is kept.
+
+// Errors of a reconstruction, classified with errors.Is.
+var (
+	// ErrInconsistentGroup: the surviving members' block lengths fit no
+	// block group length (a member's block is not what the writer left).
+	ErrInconsistentGroup = errors.New("datanode: block group lengths are inconsistent")
+	// ErrTooFewSources: fewer than d surviving members could be listed.
+	ErrTooFewSources = errors.New("datanode: too few surviving members to rebuild from")
+)
+
+// rebuildStripes is how many stripes of a group are read and encoded at
+// once: the client writer's batch.
+const rebuildStripes = 4
+
+// maxRebuildChunk bounds the chunks of a rebuilt block (the client's).
+const maxRebuildChunk = 4 << 20
+
+// rebuildIOTimeout bounds each request to a source: a source that stops
+// answering fails its reads (its member is then lost to the group) rather
+// than hold the reconstruction, its stream and the container's ID.
+const rebuildIOTimeout = replication.DefaultIOTimeout
+
+// groupLen returns the data length of a block group from its members'
+// block lengths: lens[m] is member m's length, or -1 when it is not known
+// (a lost member). A member's block holds Config.MemberLen(L, m) bytes of
+// a group of L, which is non-decreasing in L; the group's length is the
+// largest L for which every known member holds exactly its length. When
+// only lost members tell (a lost data member's last cell), this is the
+// longest length the others allow: the lost member's rebuilt bytes beyond
+// its true length are the encoder's zero padding, which no reader reads
+// (readers stop at the length meta holds).
+func groupLen(cfg ec.Config, lens []int64) (int64, error) {
+	best, known := int64(-1), 0
+	for m, n := range lens {
+		if n < 0 {
+			continue
+		}
+		known++
+		// The largest L with MemberLen(L, m) ≤ n; MemberLen(L, m) is
+		// at least (L / stripe)·cell, so L < (n/cell+1)·stripe.
+		hi := (n/int64(cfg.CellSize) + 1) * cfg.StripeSize()
+		lo := int64(0) // MemberLen(lo, m) ≤ n holds
+		for lo < hi {
+			mid := lo + (hi-lo+1)/2
+			if cfg.MemberLen(mid, m) <= n {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		if best < 0 || lo < best {
+			best = lo
+		}
+	}
+	if known == 0 {
+		return 0, fmt.Errorf("%w: no member's length is known", ErrInconsistentGroup)
+	}
+	for m, n := range lens {
+		if n >= 0 && cfg.MemberLen(best, m) != n {
+			return 0, fmt.Errorf("%w: %s: member %d holds %d bytes, a group of %d bytes gives it %d (lengths %v)",
+				ErrInconsistentGroup, cfg, m, n, best, cfg.MemberLen(best, m), lens)
+		}
+	}
+	return best, nil
+}
+
+// rebuildBufs are a reconstruction's buffers, kept from block to block:
+// a batch of stripes of data, p parity cells, and the member's cells of a
+// batch.
+type rebuildBufs struct {
+	data, out []byte
+	parity    [][]byte
+	cells     [][]byte
+}
+
+// rebuildMember rebuilds member m's block of a group of n bytes read
+// through g: rebuildStripes stripes at a time, the group's data is read
+// (g rebuilds what lost members held), split into its cells and, for a
+// parity member, encoded; emit gets member m's bytes in order, at their
+// offsets in its block (each call's p is reused afterwards). bufs may be
+// shared by the calls of one goroutine.
+func rebuildMember(coder *ec.Coder, sc *ec.StripeCoder, bufs *rebuildBufs, g *ec.GroupReader, n int64, m int,
+	emit func(off int64, p []byte) error) error {
+	cfg := coder.Config()
+	stripe, cell := cfg.StripeSize(), int64(cfg.CellSize)
+	if want := min(n, rebuildStripes*stripe); int64(cap(bufs.data)) < want {
+		bufs.data = make([]byte, want)
+	}
+	if m >= cfg.Data && bufs.parity == nil {
+		bufs.parity = make([][]byte, cfg.Parity)
+		for i := range bufs.parity {
+			bufs.parity[i] = make([]byte, cell)
+		}
+	}
+	for s0 := int64(0); s0*stripe < n; s0 += rebuildStripes {
+		off := s0 * stripe
+		batch := bufs.data[:min(n-off, rebuildStripes*stripe)]
+		if err := g.ReadAt(batch, off); err != nil {
+			return err
+		}
+		out := bufs.out[:0]
+		for pos := 0; pos < len(batch); pos += int(stripe) {
+			bufs.cells = cfg.SplitStripe(batch[pos:min(len(batch), pos+int(stripe))], bufs.cells)
+			if m < cfg.Data {
+				out = append(out, bufs.cells[m]...)
+				continue
+			}
+			ps, err := sc.Encode(bufs.cells, bufs.parity)
+			if err != nil {
+				return err
+			}
+			out = append(out, ps[m-cfg.Data]...)
+		}
+		bufs.out = out
+		if len(out) > 0 {
+			if err := emit(s0*cell, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rebuildSource is a surviving member's replica: its datanode and the
+// block records it listed.
+type rebuildSource struct {
+	member int
+	addr   string
+	conn   *wire.Conn
+	layout uint8
+	bcsID  uint64
+	blocks map[uint64]wire.ImportBlock
+}
+
+// rebuildOptions configure a reconstruction.
+type rebuildOptions struct {
+	Store    *Store
+	Limits   *replication.Limits
+	TLS      *tls.Config
+	ClientID string
+	Logger   *slog.Logger
+}
+
+// rebuildStats describe a finished reconstruction.
+type rebuildStats struct {
+	Blocks  int
+	Bytes   int64
+	Elapsed time.Duration
+}
+
+// reconstruct carries out cmd: it rebuilds replica index cmd.ReplicaIndex
+// of the container from cmd.Sources and commits it into opts.Store.
+func reconstruct(ctx context.Context, cmd *stratov1.ReconstructECContainerCommand, opts rebuildOptions) (rebuildStats, error) {
+	var st rebuildStats
+	cfg, err := client.ECConfig(cmd.GetErasureCoding())
+	if err != nil {
+		return st, err
+	}
+	coder, err := ec.NewCoder(cfg)
+	if err != nil {
+		return st, err
+	}
+	id, idx := cmd.ContainerId, int(cmd.ReplicaIndex)
+	if idx < 1 || idx > cfg.Members() {
+		return st, fmt.Errorf("datanode: rebuild index %d of a %s container (1 to %d)", idx, cfg, cfg.Members())
+	}
+	target := ec.MemberOf(idx)
+	if err := opts.Limits.Acquire(ctx); err != nil {
+		return st, err
+	}
+	defer opts.Limits.Release()
+	start := time.Now()
+
+	sources, closeAll := listSources(ctx, cmd, cfg, target, opts)
+	defer closeAll()
+	if len(sources) < cfg.Data {
+		return st, fmt.Errorf("%w: container %d, %s: %d of %d sources listed", ErrTooFewSources, id, cfg, len(sources), len(cmd.Sources))
+	}
+	byMember := make([]*rebuildSource, cfg.Members())
+	ids := map[uint64]bool{}
+	var bcsID uint64
+	sums := checksum.Data{Type: checksum.DefaultType, BytesPerChecksum: checksum.DefaultBytesPerChecksum}
+	foundSums := false
+	for _, s := range sources {
+		byMember[s.member] = s
+		bcsID = max(bcsID, s.bcsID)
+		for lid, b := range s.blocks {
+			ids[lid] = true
+			if !foundSums && len(b.Chunks) > 0 {
+				sums, foundSums = b.Chunks[0].Checksums, true
+			}
+		}
+	}
+	layout := container.Layout(sources[0].layout)
+	im, err := opts.Store.BeginImport(id, layout)
+	if err != nil {
+		return st, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			if aerr := im.Abort(); aerr != nil {
+				opts.Logger.Warn("datanode: removing an aborted reconstruction", "container", id, "err", aerr)
+			}
+		}
+	}()
+	if err := im.SetReplicaIndex(idx); err != nil {
+		return st, err
+	}
+	var blocks []container.Block
+	sc, bufs := coder.NewStripeCoder(), &rebuildBufs{}
+	for _, lid := range slices.Sorted(maps.Keys(ids)) {
+		b, err := rebuildBlock(ctx, coder, sc, bufs, id, lid, target, byMember, sums, layout, im)
+		if err != nil {
+			return st, fmt.Errorf("datanode: rebuild block %d/%d (index %d): %w", id, lid, idx, err)
+		}
+		if b.Length == 0 {
+			continue // the member holds nothing of this group
+		}
+		blocks = append(blocks, b)
+		st.Blocks++
+		st.Bytes += b.Length
+	}
+	if _, err := im.Commit(blocks, bcsID); err != nil {
+		return st, err
+	}
+	committed = true
+	st.Elapsed = time.Since(start)
+	return st, nil
+}
+
+// listSources connects to every source and lists its blocks. A source that
+// cannot be reached, or that holds another index than meta said, is left
+// out (the reconstruction needs d of them).
+func listSources(ctx context.Context, cmd *stratov1.ReconstructECContainerCommand, cfg ec.Config, target int,
+	opts rebuildOptions) ([]*rebuildSource, func()) {
+	var (
+		mu  sync.Mutex
+		out []*rebuildSource
+		wg  sync.WaitGroup
+	)
+	seen := map[int]bool{}
+	for _, src := range cmd.Sources {
+		m := ec.MemberOf(int(src.ReplicaIndex))
+		if m < 0 || m >= cfg.Members() || m == target || seen[m] || src.GetDatanode().GetDataAddr() == "" {
+			continue
+		}
+		seen[m] = true
+		wg.Go(func() {
+			s, err := listSource(ctx, cmd.ContainerId, m, src.GetDatanode().GetDataAddr(), opts)
+			if err != nil {
+				opts.Logger.Warn("datanode: reconstruction source left out", "container", cmd.ContainerId,
+					"replica_index", src.ReplicaIndex, "datanode", src.GetDatanode().GetId(), "err", err)
+				return
+			}
+			mu.Lock()
+			out = append(out, s)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.SortFunc(out, func(a, b *rebuildSource) int { return cmp.Compare(a.member, b.member) })
+	return out, func() {
+		for _, s := range out {
+			_ = s.conn.Close()
+		}
+	}
+}
+
+func listSource(ctx context.Context, id uint64, m int, addr string, opts rebuildOptions) (*rebuildSource, error) {
+	conn, err := wire.Dial(ctx, addr, wire.ConnOptions{ClientID: opts.ClientID, TLS: opts.TLS})
+	if err != nil {
+		return nil, err
+	}
+	s := &rebuildSource{member: m, addr: addr, conn: conn, blocks: map[uint64]wire.ImportBlock{}}
+	for after := uint64(0); ; {
+		rctx, cancel := context.WithTimeout(ctx, rebuildIOTimeout)
+		resp, err := conn.ListBlocks(rctx, &wire.ListBlocksRequest{ContainerID: id, AfterLocalID: after, Limit: 1024})
+		cancel()
+		if err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+		if int(resp.ReplicaIndex) != ec.ReplicaIndex(m) {
+			_ = conn.Close()
+			return nil, fmt.Errorf("%s holds replica index %d of container %d, not %d", addr, resp.ReplicaIndex, id, ec.ReplicaIndex(m))
+		}
+		s.layout, s.bcsID = resp.Layout, resp.BCSID
+		for _, b := range resp.Blocks {
+			s.blocks[b.LocalID] = b
+			after = b.LocalID
+		}
+		if !resp.More {
+			return s, nil
+		}
+	}
+}
+
+// rebuildBlock rebuilds member target's block of group (id, lid) into im
+// and returns its record (Length 0: the member holds nothing of it).
+func rebuildBlock(ctx context.Context, coder *ec.Coder, sc *ec.StripeCoder, bufs *rebuildBufs, id, lid uint64, target int,
+	byMember []*rebuildSource, sums checksum.Data, layout container.Layout, im replication.Import) (container.Block, error) {
+	cfg := coder.Config()
+	lens := make([]int64, cfg.Members())
+	b := container.Block{LocalID: lid}
+	for m, s := range byMember {
+		if s == nil {
+			lens[m] = -1
+			continue
+		}
+		// A member with no record of the group holds no byte of it (the
+		// writer skips members with none).
+		sb := s.blocks[lid]
+		lens[m] = sb.Length
+		b.BCSID = max(b.BCSID, sb.BCSID)
+	}
+	n, err := groupLen(cfg, lens)
+	if err != nil {
+		return b, err
+	}
+	if cfg.MemberLen(n, target) == 0 {
+		return b, nil
+	}
+	read := func(m int, off int64, dst []byte) error {
+		s := byMember[m]
+		ctx, cancel := context.WithTimeout(ctx, rebuildIOTimeout)
+		defer cancel()
+		resp, payload, err := s.conn.ReadChunk(ctx, &wire.ReadChunkRequest{Block: wire.BlockID{ContainerID: id, LocalID: lid},
+			Offset: off, Length: uint32(len(dst))}, dst[:len(dst):len(dst)])
+		if err != nil {
+			return err
+		}
+		if err := resp.Verify(payload); err != nil {
+			return fmt.Errorf("%s: %w", s.addr, err)
+		}
+		got := resp.Range(payload, off, len(dst))
+		if &got[0] != &dst[0] {
+			copy(dst, got)
+		}
+		return nil
+	}
+	g := ec.NewGroupReader(coder, n, read)
+	for m, s := range byMember {
+		if s == nil {
+			g.MarkLost(m, errors.New("not a source"))
+		}
+	}
+	err = rebuildMember(coder, sc, bufs, g, n, target, func(off int64, p []byte) error {
+		for len(p) > 0 {
+			k := min(len(p), maxRebuildChunk)
+			ch := container.Chunk{Offset: off, Length: int64(k), Checksums: checksum.Compute(sums.Type, sums.BytesPerChecksum, p[:k])}
+			var err error
+			if layout == container.FilePerChunk {
+				err = im.WriteAt(lid, off, 0, p[:k])
+			} else {
+				err = im.WriteAt(lid, 0, off, p[:k])
+			}
+			if err != nil {
+				return err
+			}
+			b.Chunks = append(b.Chunks, ch)
+			b.Length += int64(k)
+			off += int64(k)
+			p = p[k:]
+		}
+		return nil
+	})
+	if err != nil {
+		return b, err
+	}
+	if want := cfg.MemberLen(n, target); b.Length != want {
+		return b, fmt.Errorf("datanode: rebuilt %d bytes, want %d", b.Length, want)
+	}
+	return b, nil
+}
+
+// listBlocks answers a LIST_BLOCKS: a page of the container's committed
+// block records, as many as the limit asks and a response's payload holds
+// (at least one, if any remain).
+func (s *Server) listBlocks(m *wire.ListBlocksRequest) (*wire.ListBlocksResponse, error) {
+	c, err := s.store.Container(m.ContainerID)
+	if err != nil {
+		return nil, err
+	}
+	info := c.Info()
+	// One block more than asked says whether more remain.
+	page, err := c.ListBlocks(m.AfterLocalID, int(m.Limit)+1)
+	if err != nil {
+		return nil, err
+	}
+	resp := &wire.ListBlocksResponse{Layout: uint8(c.Layout()), BCSID: info.BCSID, ReplicaIndex: uint8(c.ReplicaIndex())}
+	size := 0
+	for i, b := range page {
+		if i == int(m.Limit) {
+			resp.More = true
+			break
+		}
+		ib := wire.ImportBlock{LocalID: b.LocalID, Length: b.Length, BCSID: b.BCSID, Chunks: make([]wire.Chunk, len(b.Chunks))}
+		for j, ch := range b.Chunks {
+			ib.Chunks[j] = wire.Chunk{Offset: ch.Offset, Length: uint32(ch.Length), Checksums: ch.Checksums}
+		}
+		n := wire.BlockRecordLen(ib)
+		if size+n > wire.MaxResponsePayload {
+			if i == 0 {
+				return nil, wire.Errorf(wire.CodeTooLarge, "LIST_BLOCKS %d: the record of block %d takes %d bytes, over a response's payload", m.ContainerID, b.LocalID, n)
+			}
+			resp.More = true
+			break
+		}
+		size += n
+		resp.Blocks = append(resp.Blocks, ib)
+	}
+	return resp, nil
+}
