@@ -3,7 +3,9 @@
 # .cache/s3-venv by `make s3-deps`) with their default settings, against a
 # `strato dev` on free loopback ports: the boto3 script of s3/testdata, then
 # aws s3 cp of a 100 MiB file up and down (multipart), aws s3 sync of a
-# tree, aws s3 ls --recursive and a presigned URL fetched with curl.
+# tree, aws s3 ls --recursive and a presigned URL fetched with curl; twice:
+# on a plain strato dev, and over HTTPS on a strato dev --secure (TLS and
+# tokens), the clients trusting the cluster CA through AWS_CA_BUNDLE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.cache/s3-venv
@@ -13,21 +15,37 @@ pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 free_port() { "$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-meta=127.0.0.1:$(free_port)
-s3=127.0.0.1:$(free_port)
-bin/strato dev --data "$work/data" --meta-addr "$meta" --s3-addr "$s3" >"$work/dev.log" 2>&1 &
-pid=$!
-for _ in $(seq 100); do grep -q "strato dev: ready" "$work/dev.log" && break; sleep 0.2; done
-grep -q "  s3        http://$s3" "$work/dev.log" || { cat "$work/dev.log"; exit 1; }
 export AWS_ACCESS_KEY_ID=strato-dev AWS_SECRET_ACCESS_KEY=strato-dev-secret AWS_DEFAULT_REGION=us-east-1
 export AWS_CONFIG_FILE="$work/aws-config" AWS_SHARED_CREDENTIALS_FILE="$work/aws-credentials"
 unset AWS_CA_BUNDLE AWS_PROFILE
 # aws-cli v1 presigns with SigV2 unless told otherwise (docs/s3.md).
 printf '[default]\ns3 =\n    signature_version = s3v4\n' >"$AWS_CONFIG_FILE"
-endpoint=http://$s3
-echo "== boto3"
+
+# suite MODE [DEV FLAGS...]: a fresh strato dev, then boto3 and the aws cli
+# against its gateway.
+suite() {
+mode=$1
+shift
+meta=127.0.0.1:$(free_port)
+s3=127.0.0.1:$(free_port)
+rm -rf "$work/data"
+bin/strato dev --data "$work/data" --meta-addr "$meta" --s3-addr "$s3" --http "" "$@" >"$work/dev.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q "strato dev: ready" "$work/dev.log" && break; sleep 0.2; done
+scheme=http
+curl_ca=()
+if [ "$mode" = https ]; then
+  # The gateway's certificate is of the cluster CA: the clients trust it
+  # through AWS_CA_BUNDLE, as an operator's would.
+  scheme=https
+  export AWS_CA_BUNDLE="$work/data/tls/ca.crt"
+  curl_ca=(--cacert "$AWS_CA_BUNDLE")
+fi
+grep -q "  s3        $scheme://$s3" "$work/dev.log" || { cat "$work/dev.log"; exit 1; }
+endpoint=$scheme://$s3
+echo "== boto3 ($mode)"
 "$venv/bin/python" s3/testdata/boto3_test.py "$endpoint"
-echo "== aws cli"
+echo "== aws cli ($mode)"
 aws() { "$venv/bin/aws" --endpoint-url "$endpoint" "$@"; }
 aws s3 mb s3://cli-bucket >/dev/null
 head -c $((100 << 20)) /dev/urandom >"$work/big"
@@ -41,7 +59,15 @@ aws s3 sync "$work/tree" s3://cli-bucket/tree >/dev/null # nothing to do the sec
 n=$(aws s3 ls --recursive s3://cli-bucket/tree/ | wc -l)
 [ "$n" -eq 5 ] || { echo "ls --recursive listed $n keys, not 5"; exit 1; }
 url=$(aws s3 presign s3://cli-bucket/tree/a/b/2 --expires-in 60)
-[ "$(curl -sf "$url")" = "a/b/2" ] || { echo "presigned GET failed"; exit 1; }
+[ "$(curl -sf "${curl_ca[@]}" "$url")" = "a/b/2" ] || { echo "presigned GET failed"; exit 1; }
 aws s3 rm --recursive s3://cli-bucket >/dev/null
 aws s3 rb s3://cli-bucket >/dev/null
-echo "aws cli: 6 passed, 0 failed"
+echo "aws cli ($mode): 6 passed, 0 failed"
+kill "$pid" && wait "$pid" 2>/dev/null || true
+pid=
+unset AWS_CA_BUNDLE
+}
+
+suite http
+# strato dev --secure: TLS everywhere and tokens; the gateway speaks HTTPS.
+suite https --secure
