@@ -33,11 +33,17 @@ func startRebuildCluster(t *testing.T, n int, repl string, sizes map[string]int)
 // the test goes on; otherwise they stay open (meta closes those of a
 // datanode that dies).
 func startRebuildClusterTLS(t *testing.T, n int, repl string, sizes map[string]int, tls, closeAll bool) *rebuildCluster {
+	return startRebuildClusterWith(t, n, repl, sizes, Options{TLS: tls}, closeAll)
+}
+
+// startRebuildClusterWith is startRebuildClusterTLS with TLS and Auth
+// taken from o.
+func startRebuildClusterWith(t *testing.T, n int, repl string, sizes map[string]int, o Options, closeAll bool) *rebuildCluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	c, err := Start(ctx, Options{Dir: t.TempDir(), Datanodes: n, BlockSize: 4 << 20, ContainerSize: 256 << 20,
-		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Second, TLS: tls})
+		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Second, TLS: o.TLS, Auth: o.Auth})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	cl, err := c.Client()
@@ -251,7 +257,11 @@ func TestErasureCodedRebuild(t *testing.T) { testErasureCodedRebuild(t, false) }
 func TestTLSErasureCodedRebuild(t *testing.T) { testErasureCodedRebuild(t, true) }
 
 func testErasureCodedRebuild(t *testing.T, tls bool) {
-	r := startRebuildClusterTLS(t, 6, "rs-3-2-1024k", rebuildSizes, tls, true)
+	testErasureCodedRebuildWith(t, Options{TLS: tls})
+}
+
+func testErasureCodedRebuildWith(t *testing.T, o Options) {
+	r := startRebuildClusterWith(t, 6, "rs-3-2-1024k", rebuildSizes, o, true)
 	r.check("healthy")
 	original := r.groupMembers("groups")
 	victim := original[1]
@@ -385,4 +395,49 @@ func TestErasureCodedRebuildRS63(t *testing.T) {
 	}
 	require.Equal(t, 4, lost)
 	r.check("rebuilt, three more stopped")
+}
+
+// TestErasureCodedTrim: RS-3-2 on six datanodes; a member of the keys'
+// groups stops and dies, and each index it held is rebuilt elsewhere.
+// Then it starts again with its data: every index it held has two good
+// replicas, and meta deletes the rebuilt ones (the member is in the
+// containers' recorded places), never the member's, and every container
+// is healthy. With two other members stopped, every key reads back, the
+// groups the member is in through its own replicas.
+func TestErasureCodedTrim(t *testing.T) {
+	r := startRebuildCluster(t, 6, "rs-3-2-1024k", rebuildSizes)
+	original := r.groupMembers("groups")
+	victim := original[1]
+	r.stop(victim)
+	r.waitDead(victim)
+	taken := r.waitHealthy(60*time.Second, victim)
+	require.NoError(t, r.c.StartDatanode(slices.Index(r.ids, victim)))
+	require.Eventually(t, func() bool {
+		for k, target := range taken {
+			reps := r.replicas(k[0])
+			if _, ok := reps[target]; ok {
+				return false // the rebuilt replica is still there
+			}
+			if rep := reps[victim]; rep == nil || uint64(rep.ReplicaIndex) != k[1] || rep.State != stratov1.ContainerState_CONTAINER_CLOSED {
+				return false
+			}
+		}
+		for _, c := range r.ecContainers() {
+			if c.Problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED || len(c.MissingIndexes) > 0 {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 100*time.Millisecond)
+	for k := range taken {
+		require.Len(t, r.replicas(k[0]), 5, "one replica per index of container %d", k[0])
+	}
+	var others []string
+	for _, m := range original {
+		if m != victim && len(others) < 2 {
+			others = append(others, m)
+		}
+	}
+	r.stop(others...)
+	r.check("the extra replicas deleted, two other members stopped")
 }

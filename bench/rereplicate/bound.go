@@ -18,25 +18,42 @@ import (
 
 // Bound is the hardware's limit for re-replication in this run: the disk
 // doing the copy's work, the way the copy does it, and loopback TCP.
+//
+// A copy reads each byte once and writes it once. A rebuild of an erasure
+// coded index reads d bytes (one from each of d surviving members) for
+// each byte it writes, and receives those d bytes over the network: Reads
+// is d, each stream reads Reads source files and writes one, CopyMBps
+// counts the bytes written, and the loopback rate is divided by Reads.
 type Bound struct {
 	// CopyMBps is the rate of Streams concurrent file copies of Bytes in
 	// all on the datanodes' disk, direct I/O on both sides, each stream
 	// reading and writing at once: what the copy asks of the disk, where
-	// every datanode shares it. WriteMBps is the rate at which the same
-	// streams wrote the files copied (alone).
+	// every datanode shares it; for a rebuild (Reads > 1) each stream
+	// reads Reads files of its size for the one it writes, and the rate is
+	// of the bytes written. WriteMBps is the rate at which the same
+	// streams wrote the files read (alone).
 	CopyMBps, WriteMBps float64
 	Streams             int
 	Bytes               int64
+	// Reads is the bytes read (from disk and over the network) per byte
+	// written: 1 for a copy, d for a rebuild. 0 reads as 1.
+	Reads int
 	// LoopbackMBps is a TCP stream's rate on 127.0.0.1.
 	LoopbackMBps float64
 }
 
-// MBps is the bound: the disk's copy rate or the loopback rate.
+// reads is Reads, at least 1.
+func (b Bound) reads() int { return max(b.Reads, 1) }
+
+// MBps is the bound in bytes written per second: the disk's copy (or
+// rebuild) rate or the loopback rate over the bytes received per byte
+// written.
 func (b Bound) MBps() float64 {
+	net := b.LoopbackMBps / float64(b.reads())
 	if b.CopyMBps == 0 {
-		return b.LoopbackMBps
+		return net
 	}
-	return min(b.CopyMBps, b.LoopbackMBps)
+	return min(b.CopyMBps, net)
 }
 
 // boundPiece is what each stream of the bound moves per read and write:
@@ -44,26 +61,43 @@ func (b Bound) MBps() float64 {
 const boundPiece = 4 << 20
 
 // measureBound measures the copy bound in dir (streams concurrent copies
-// of bytes in all) and the loopback rate.
-func measureBound(ctx context.Context, dir string, streams int, bytes int64) (Bound, error) {
+// of bytes in all, each reading reads files for the one it writes) and the
+// loopback rate.
+func measureBound(ctx context.Context, dir string, streams int, bytes int64, reads int) (Bound, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	streams = max(streams, 1)
+	streams, reads = max(streams, 1), max(reads, 1)
 	per := max(bytes/int64(streams)/boundPiece, 1) * boundPiece
-	b := Bound{Streams: streams, Bytes: per * int64(streams)}
+	b := Bound{Streams: streams, Bytes: per * int64(streams), Reads: reads}
 	tmp, err := os.MkdirTemp(dir, "bound-")
 	if err != nil {
 		return b, err
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
-	src := func(i int) string { return filepath.Join(tmp, fmt.Sprintf("src-%d", i)) }
+	src := func(i, j int) string { return filepath.Join(tmp, fmt.Sprintf("src-%d-%d", i, j)) }
 	dst := func(i int) string { return filepath.Join(tmp, fmt.Sprintf("dst-%d", i)) }
-	if b.WriteMBps, err = concurrently(ctx, streams, b.Bytes, func(i int) error { return directWrite(ctx, src(i), per) }); err != nil {
+	if b.WriteMBps, err = concurrently(ctx, streams, b.Bytes*int64(reads), func(i int) error {
+		for j := range reads {
+			if err := directWrite(ctx, src(i, j), per); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
 		return b, err
 	}
 	_ = dropCaches()
-	if b.CopyMBps, err = concurrently(ctx, streams, b.Bytes, func(i int) error { return directCopy(ctx, src(i), dst(i), per) }); err != nil {
+	if b.CopyMBps, err = concurrently(ctx, streams, b.Bytes, func(i int) error {
+		if reads == 1 {
+			return directCopy(ctx, src(i, 0), dst(i), per)
+		}
+		srcs := make([]string, reads)
+		for j := range srcs {
+			srcs[j] = src(i, j)
+		}
+		return directRebuild(ctx, srcs, dst(i), per)
+	}); err != nil {
 		return b, err
 	}
 	if b.LoopbackMBps, err = loopbackMBps(2 << 30); err != nil {
@@ -144,6 +178,63 @@ func directCopy(ctx context.Context, src, dst string, n int64) error {
 		}
 		off += boundPiece
 		free <- buf
+	}
+	return errors.Join(<-rerr, werr, out.Close())
+}
+
+// directRebuild is directCopy for a rebuild: for each piece it writes to
+// dst it reads a piece from every file of srcs, as a rebuild reads a cell
+// of each of d members for each cell it writes (the bytes written are not
+// computed from them: the codec's cost is measured apart).
+func directRebuild(ctx context.Context, srcs []string, dst string, n int64) error {
+	ins := make([]*os.File, 0, len(srcs))
+	defer func() {
+		for _, f := range ins {
+			_ = f.Close()
+		}
+	}()
+	for _, s := range srcs {
+		f, err := openDirect(s, os.O_RDONLY)
+		if err != nil {
+			return err
+		}
+		ins = append(ins, f)
+	}
+	out, err := openDirect(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return err
+	}
+	free, full := make(chan [][]byte, 2), make(chan [][]byte, 2)
+	for range 2 {
+		bufs := make([][]byte, len(srcs))
+		for j := range bufs {
+			bufs[j] = measure.AlignedBuffer(boundPiece)
+		}
+		free <- bufs
+	}
+	rerr := make(chan error, 1)
+	go func() {
+		defer close(full)
+		for off := int64(0); off < n; off += boundPiece {
+			bufs := <-free
+			for j, f := range ins {
+				if _, err := f.ReadAt(bufs[j], off); err != nil || ctx.Err() != nil {
+					rerr <- errors.Join(err, ctx.Err())
+					return
+				}
+			}
+			full <- bufs
+		}
+		rerr <- nil
+	}()
+	var werr error
+	off := int64(0)
+	for bufs := range full {
+		if werr == nil {
+			_, werr = out.WriteAt(bufs[0], off)
+		}
+		off += boundPiece
+		free <- bufs
 	}
 	return errors.Join(<-rerr, werr, out.Close())
 }

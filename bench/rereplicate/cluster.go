@@ -60,11 +60,42 @@ func listContainers(ctx context.Context, cl *client.Client) ([]*stratov1.Contain
 	}
 }
 
-// lostContainer is a container the victim held: its size and the
-// datanodes that held it.
+// lostContainer is a container the victim held: its size (the victim's
+// replica), the datanodes that held it, how many good replicas (or, erasure
+// coded, indexes) it needs and, erasure coded, the victim's replica index.
 type lostContainer struct {
 	size    int64
 	holders map[string]bool
+	want    int
+	index   int32
+}
+
+// want is how many good copies container c needs: its replication factor,
+// or, erasure coded, one replica of each of its d+p indexes.
+func want(c *stratov1.ContainerInfo) int {
+	if e := c.GetErasureCoding(); e != nil {
+		return int(e.Data + e.Parity)
+	}
+	return int(c.Replication)
+}
+
+// goodCopies counts the good copies among reps (the replicas ok accepts):
+// replicas, or, for an erasure coded container, distinct replica indexes
+// (a replica without one counts for nothing).
+func goodCopies(ec bool, reps map[string]*stratov1.ContainerReplica, ok func(dn string, r *stratov1.ContainerReplica) bool) int {
+	indexes := map[int32]bool{}
+	n := 0
+	for dn, r := range reps {
+		if !ok(dn, r) || ec && r.ReplicaIndex == 0 {
+			continue
+		}
+		n++
+		indexes[r.ReplicaIndex] = true
+	}
+	if ec {
+		return len(indexes)
+	}
+	return n
 }
 
 // containersOn returns the non-empty containers a datanode holds.
@@ -80,7 +111,7 @@ func containersOn(ctx context.Context, cl *client.Client, dn string) (map[uint64
 			return nil, err
 		}
 		if r := reps[dn]; r != nil && r.UsedBytes > 0 {
-			l := lostContainer{size: r.UsedBytes, holders: map[string]bool{}}
+			l := lostContainer{size: r.UsedBytes, holders: map[string]bool{}, want: want(c), index: r.ReplicaIndex}
 			for id := range reps {
 				l.holders[id] = true
 			}
@@ -172,10 +203,11 @@ func waitNoCopies(ctx context.Context, c *minicluster.Cluster, limit time.Durati
 	}
 }
 
-// waitReplicated waits until every CLOSED container has three replicas on
-// HEALTHY datanodes in meta's view: a datanode slowed down long enough to
-// be declared dead (a busy disk during the bound's dd) loses its replicas
-// in meta until it reports again, which must not count as copies later.
+// waitReplicated waits until every CLOSED container has its replicas (three,
+// or, erasure coded, every index) on HEALTHY datanodes in meta's view: a
+// datanode slowed down long enough to be declared dead (a busy disk during
+// the bound's dd) loses its replicas in meta until it reports again, which
+// must not count as copies later.
 func waitReplicated(ctx context.Context, cl *client.Client, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
@@ -202,13 +234,7 @@ func waitReplicated(ctx context.Context, cl *client.Client, limit time.Duration)
 			if err != nil {
 				return err
 			}
-			n := 0
-			for dn := range reps {
-				if healthy[dn] {
-					n++
-				}
-			}
-			if n < 3 {
+			if goodCopies(ci.ErasureCoding != nil, reps, func(dn string, _ *stratov1.ContainerReplica) bool { return healthy[dn] }) < want(ci) {
 				short++
 			}
 		}
@@ -216,7 +242,7 @@ func waitReplicated(ctx context.Context, cl *client.Client, limit time.Duration)
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("bench: %d closed containers without three replicas on healthy datanodes", short)
+			return fmt.Errorf("bench: %d closed containers without all their replicas on healthy datanodes", short)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -224,8 +250,12 @@ func waitReplicated(ctx context.Context, cl *client.Client, limit time.Duration)
 
 // restored sums the bytes of lost containers copied so far (CLOSED
 // replicas on healthy datanodes that did not hold them before), counts the
-// containers still short of three good copies, and splits the bytes by the
-// datanode that received them.
+// containers still short of their good copies (three, or, erasure coded,
+// every index on a datanode other than the victim: meta's missing indexes
+// are empty only once the victim is declared dead), and splits the bytes by
+// the datanode that received them. A copy counts the victim's replica's
+// size; a rebuilt index its own (a rebuilt data member may end with the
+// encoder's zero padding).
 func restored(ctx context.Context, cl *client.Client, lost map[uint64]lostContainer, victim string) (copied int64, left int, perTarget map[string]int64, err error) {
 	perTarget = map[string]int64{}
 	dns, err := client.Cluster(ctx, cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.ListDatanodesResponse, error) {
@@ -248,18 +278,22 @@ func restored(ctx context.Context, cl *client.Client, lost map[uint64]lostContai
 		if err != nil {
 			return 0, 0, nil, err
 		}
-		good := 0
+		l := lost[id]
+		ok := func(dn string, r *stratov1.ContainerReplica) bool {
+			return dn != victim && healthy[dn] && r.State == stratov1.ContainerState_CONTAINER_CLOSED
+		}
 		for dn, r := range reps {
-			if dn == victim || !healthy[dn] || r.State != stratov1.ContainerState_CONTAINER_CLOSED {
+			if !ok(dn, r) || l.holders[dn] {
 				continue
 			}
-			good++
-			if !lost[id].holders[dn] {
-				copied += lost[id].size
-				perTarget[dn] += lost[id].size
+			b := l.size
+			if l.index != 0 {
+				b = r.UsedBytes
 			}
+			copied += b
+			perTarget[dn] += b
 		}
-		if good < 3 {
+		if goodCopies(l.index != 0, reps, ok) < l.want {
 			left++
 		}
 	}

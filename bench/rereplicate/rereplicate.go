@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -15,15 +17,24 @@ import (
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/datanode/replication"
+	"github.com/strato-io/strato/ec"
 	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // Config configures Run: lose a datanode of a loaded cluster and measure
-// how fast its closed containers get three copies back.
+// how fast its closed containers get three copies back, or, erasure
+// coded, every index rebuilt.
 type Config struct {
-	// Size is the data written before the loss (replication THREE).
+	// Size is the data written before the loss (key bytes: an erasure
+	// coded bucket stores (d+p)/d of it, a THREE one three times).
 	Size int64
+	// EC, when set, is the bucket's erasure coding config: the lost
+	// datanode's indexes are rebuilt (ReconstructECContainerCommand)
+	// rather than copied. The zero value is replication THREE. The
+	// cluster needs d+p+1 datanodes (d+p to hold a container and one to
+	// rebuild on); Gen is refused.
+	EC ec.Config
 	// KeySize is the size of each key written. Default 64 MiB.
 	KeySize int64
 	// Threads write the data. Default 8.
@@ -56,12 +67,42 @@ type Config struct {
 	ContainerSize, BlockSize int64
 	// CPUProfile, when set, receives the CPU profile of the copy.
 	CPUProfile string
+	// CodecTime is how long the codec's encode and decode are each timed
+	// on one core after an erasure coded run. Default 500ms.
+	CodecTime time.Duration
+}
+
+// erasureCoded says whether the run is erasure coded.
+func (c Config) erasureCoded() bool { return !c.EC.IsZero() }
+
+// redundancy names the run's redundancy: THREE or the EC config.
+func (c Config) redundancy() string {
+	if c.erasureCoded() {
+		return c.EC.String()
+	}
+	return "THREE"
+}
+
+// MinDatanodes is the smallest cluster a run of cfg can use: three copies
+// and a target besides the lost datanode (4), or, erasure coded, d+p
+// members and a datanode holding no index of a container to rebuild on
+// (RS-3-2: 6, RS-6-3: 10).
+func MinDatanodes(e ec.Config) int {
+	if e.IsZero() {
+		return 4
+	}
+	return e.Members() + 1
 }
 
 // Result is what Run measured.
 type Result struct {
+	// EC is the run's erasure coding config (zero: THREE).
+	EC         ec.Config
 	Containers int   // containers the lost datanode held
-	Bytes      int64 // bytes copied to restore them
+	Bytes      int64 // bytes copied to restore them (EC: of the rebuilt replicas)
+	// SourceBytes is, erasure coded, the bytes the sources sent to the
+	// rebuilds (about d per byte rebuilt).
+	SourceBytes int64
 	// Detect is from the loss to the first copy seen; Copy from the first
 	// copy seen to the last.
 	Detect, Copy, Total  time.Duration
@@ -74,16 +115,39 @@ type Result struct {
 	// sources' pushes alone (sendfile's kernel time included) and
 	// TargetCPUSecondsPerGB the targets' imports alone, from a CPU
 	// profile of the copy read by label (CPU).
+	// (Erasure coded, TargetCPUSecondsPerGB is the targets' rebuilds:
+	// reading the sources, decoding or encoding, writing and committing;
+	// the sources' reads are in CPU.Other, their servers not labelled.)
 	CPUSecondsPerGB                              float64
 	SourceCPUSecondsPerGB, TargetCPUSecondsPerGB float64
 	CPU                                          CPU
+	// Codec is, erasure coded, the code's encode and decode rates on one
+	// core, timed after the rebuild.
+	Codec CodecRate
 }
 
 // Run writes cfg.Size into the cluster, closes every container, stops
 // datanode cfg.Victim and deletes its data, then samples meta until every
-// container the victim held has three healthy copies again, and reads every
-// key back.
+// container the victim held has three healthy copies again (erasure coded:
+// every index, the victim's rebuilt elsewhere), and reads every key back.
 func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer) (Result, error) {
+	var res Result
+	res.EC = cfg.EC
+	if cfg.erasureCoded() {
+		if err := cfg.EC.Validate(); err != nil {
+			return res, fmt.Errorf("bench: %w", err)
+		}
+		if cfg.Gen {
+			return res, fmt.Errorf("bench: the offline generator writes replicated containers only; an erasure coded run (%s) writes through the client (--gen=false)", cfg.EC)
+		}
+	}
+	if n, need := len(c.DatanodeAddrs()), MinDatanodes(cfg.EC); n < need {
+		return res, fmt.Errorf("bench: %s needs at least %d datanodes (a container's %d holders, a target, and the lost one), the cluster has %d",
+			cfg.redundancy(), need, need-1, n)
+	}
+	if cfg.CodecTime == 0 {
+		cfg.CodecTime = 500 * time.Millisecond
+	}
 	if cfg.KeySize == 0 {
 		cfg.KeySize = 64 << 20
 	}
@@ -96,7 +160,6 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
 	}
-	var res Result
 	cl, err := c.Client()
 	if err != nil {
 		return res, err
@@ -107,8 +170,11 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 	if _, err := cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "rerepl"}); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
 		return res, err
 	}
-	if _, err := cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "rerepl", Name: "data",
-		Replication: stratov1.ReplicationFactor_REPLICATION_THREE}); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
+	bucket := &stratov1.CreateBucketRequest{Volume: "rerepl", Name: "data", Replication: stratov1.ReplicationFactor_REPLICATION_THREE}
+	if cfg.erasureCoded() {
+		bucket.Replication, bucket.ErasureCoding = stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED, client.ErasureCoding(cfg.EC)
+	}
+	if _, err := cl.CreateBucket(ctx, bucket); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
 		return res, err
 	}
 	var keyNames []string
@@ -121,15 +187,36 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 		if cfg.SkipBound {
 			return nil
 		}
-		streams, bytes := boundShape(cfg, len(c.DatanodeAddrs()))
-		fmt.Fprintf(out, "measuring the bound: %d concurrent copies of %s in all on the datanodes' disk (direct I/O), TCP on loopback\n",
-			streams, bytesize.Format(bytes))
+		var held map[uint64]lostContainer
+		if cfg.erasureCoded() {
+			// What the victim holds decides the rebuild's shape: the
+			// writes spread over every EC pipeline's containers, far
+			// fewer bytes each than ContainerSize at this size.
+			var err error
+			if held, err = containersOn(ctx, cl, c.Datanode(cfg.Victim).ID()); err != nil {
+				return err
+			}
+		}
+		streams, bytes, reads := boundShape(cfg, len(c.DatanodeAddrs()), held)
 		var err error
-		if res.Bound, err = measureBound(ctx, cfg.BoundDir, streams, bytes); err != nil {
+		if reads == 1 {
+			fmt.Fprintf(out, "measuring the bound: %d concurrent copies of %s in all on the datanodes' disk (direct I/O), TCP on loopback\n",
+				streams, bytesize.Format(bytes))
+			if res.Bound, err = measureBound(ctx, cfg.BoundDir, streams, bytes, reads); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "bound: disk copy %.0f MB/s (%d streams; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s -> %.0f MB/s\n",
+				res.Bound.CopyMBps, res.Bound.Streams, res.Bound.WriteMBps, res.Bound.LoopbackMBps, res.Bound.MBps())
+			return nil
+		}
+		fmt.Fprintf(out, "measuring the bound: %d concurrent rebuilds of %s in all on the datanodes' disk (direct I/O), each reading %d files for the one it writes (%s read), TCP on loopback\n",
+			streams, bytesize.Format(bytes), reads, bytesize.Format(bytes*int64(reads)))
+		if res.Bound, err = measureBound(ctx, cfg.BoundDir, streams, bytes, reads); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "bound: disk copy %.0f MB/s (%d streams; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s -> %.0f MB/s\n",
-			res.Bound.CopyMBps, res.Bound.Streams, res.Bound.WriteMBps, res.Bound.LoopbackMBps, res.Bound.MBps())
+		fmt.Fprintf(out, "bound: disk rebuild %.0f MB/s written (%d reads + 1 write per byte, %d streams; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s / %d = %.0f MB/s -> %.0f MB/s\n",
+			res.Bound.CopyMBps, reads, res.Bound.Streams, res.Bound.WriteMBps, res.Bound.LoopbackMBps, reads,
+			res.Bound.LoopbackMBps/float64(reads), res.Bound.MBps())
 		return nil
 	}
 	if cfg.Gen {
@@ -139,7 +226,7 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 		}
 	} else {
 		keys := int((cfg.Size + cfg.KeySize - 1) / cfg.KeySize)
-		fmt.Fprintf(out, "writing %d keys of %s (%s, replication THREE)\n", keys, bytesize.Format(cfg.KeySize), bytesize.Format(int64(keys)*cfg.KeySize))
+		fmt.Fprintf(out, "writing %d keys of %s (%s, %s)\n", keys, bytesize.Format(cfg.KeySize), bytesize.Format(int64(keys)*cfg.KeySize), redundancyPhrase(cfg))
 		kp := keyput.Config{Volume: "rerepl", Bucket: "data", Prefix: "k", Keys: keys, Size: cfg.KeySize, Threads: cfg.Threads,
 			Progress: cfg.Progress, ProgressInterval: 5 * time.Second}
 		if _, err := keyput.Run(ctx, kp, cl, io.Discard); err != nil {
@@ -180,8 +267,13 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 	}
 	start := time.Now()
 
-	// 5. Sample until every lost container has three good copies.
-	win, err := sampleCopy(ctx, cfg, c, cl, lost, victimID, start, &res)
+	// 5. Sample until every lost container has three good copies (every
+	// index).
+	var mt meter = copyMeter{c}
+	if cfg.erasureCoded() {
+		mt = rebuildMeter{c: c, victim: cfg.Victim, lost: lost}
+	}
+	win, err := sampleCopy(ctx, cfg, c, cl, mt, lost, victimID, start, &res)
 	if err != nil {
 		return res, err
 	}
@@ -208,6 +300,12 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 	if err := verifyKeys(ctx, cl, keyNames, payload, keySize, out); err != nil {
 		return res, err
 	}
+	// 7. The code's own speed, on one core, while nothing else runs.
+	if cfg.erasureCoded() {
+		if res.Codec, err = measureCodec(cfg.EC, cfg.CodecTime); err != nil {
+			return res, err
+		}
+	}
 	printResult(out, res)
 	if cfg.ChartPath != "" {
 		if err := writeChart(cfg.ChartPath, res.Samples, cfg.Interval, res.Bound.MBps()/1e3); err != nil {
@@ -218,7 +316,19 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 	return res, nil
 }
 
+// redundancyPhrase says how the data is stored, for the writing line.
+func redundancyPhrase(cfg Config) string {
+	if cfg.erasureCoded() {
+		return "erasure coded " + cfg.EC.String()
+	}
+	return "replication THREE"
+}
+
 func printResult(out io.Writer, r Result) {
+	if !r.EC.IsZero() {
+		printRebuildResult(out, r)
+		return
+	}
 	fmt.Fprintf(out, "containers re-replicated: %d\n", r.Containers)
 	fmt.Fprintf(out, "bytes copied: %s\n", bytesize.Format(r.Bytes))
 	fmt.Fprintf(out, "total time: %.1f s (detection %.1f s, copying %.1f s)\n", r.Total.Seconds(), r.Detect.Seconds(), r.Copy.Seconds())
@@ -260,9 +370,44 @@ func printResult(out io.Writer, r Result) {
 	}
 }
 
-// copyWindow watches the datanodes' replication counters and remembers
-// when the first byte was sent and when the last byte was sent or the
-// last import committed.
+// printRebuildResult is printResult for an erasure coded run.
+func printRebuildResult(out io.Writer, r Result) {
+	d := r.EC.Data
+	fmt.Fprintf(out, "containers rebuilt: %d (%s: the lost datanode's index of each)\n", r.Containers, r.EC)
+	fmt.Fprintf(out, "bytes rebuilt: %s (replicas of the lost indexes); the sources sent %s (%.2f per byte rebuilt; a rebuild needs d = %d)\n",
+		bytesize.Format(r.Bytes), bytesize.Format(r.SourceBytes), float64(r.SourceBytes)/float64(max(r.Bytes, 1)), d)
+	fmt.Fprintf(out, "total time: %.1f s (detection %.1f s, rebuilding %.1f s)\n", r.Total.Seconds(), r.Detect.Seconds(), r.Copy.Seconds())
+	fmt.Fprintf(out, "throughput: mean %.2f GB/s rebuilt, peak %.2f GB/s\n", r.MeanGBps, r.PeakGBps)
+	if b := r.Bound.MBps(); b > 0 {
+		fmt.Fprintf(out, "bound: %.2f GB/s rebuilt (%d reads + 1 write per byte on the disk, loopback / %d); the rebuild phase's mean is %.0f%% of it\n",
+			b/1e3, r.Bound.reads(), r.Bound.reads(), 100*r.MeanGBps*1e3/b)
+	}
+	for _, side := range []struct {
+		dir string
+		m   map[string]int64
+	}{{"read from", r.PerSource}, {"rebuilt on", r.PerTarget}} {
+		for _, id := range slices.Sorted(maps.Keys(side.m)) {
+			rate := 0.0
+			if r.Copy > 0 {
+				rate = float64(side.m[id]) / 1e9 / r.Copy.Seconds()
+			}
+			fmt.Fprintf(out, "  %s %s: %s (%.2f GB/s)\n", side.dir, id, bytesize.Format(side.m[id]), rate)
+		}
+	}
+	fmt.Fprintf(out, "CPU: %.2f s per GB rebuilt (the whole process: meta, all datanodes, the sampler)\n", r.CPUSecondsPerGB)
+	if r.TargetCPUSecondsPerGB > 0 {
+		fmt.Fprintf(out, "CPU by side (profile labels): targets' rebuilds %.2f s per GB (reading the sources, decoding, writing, committing), the rest %.1f s (sources' reads, meta, the sampler)\n",
+			r.TargetCPUSecondsPerGB, r.CPU.Other)
+	}
+	if c := r.Codec; c.EncodeGBps > 0 {
+		fmt.Fprintf(out, "codec %s on one core: encode %.2f GB/s, decode (one data cell lost) %.2f GB/s (data bytes of full stripes of %s cells)\n",
+			r.EC, c.EncodeGBps, c.DecodeGBps, bytesize.Format(int64(r.EC.CellSize)))
+	}
+}
+
+// copyWindow watches a meter's activity and remembers when the first byte
+// was sent and when the last byte was sent or written or the last import
+// committed.
 type copyWindow struct {
 	mu          sync.Mutex
 	first, last time.Time
@@ -270,18 +415,9 @@ type copyWindow struct {
 	stopped     chan struct{}
 }
 
-func watchCopies(c *minicluster.Cluster, every time.Duration) *copyWindow {
+func watchCopies(mt meter, every time.Duration) *copyWindow {
 	w := &copyWindow{done: make(chan struct{}), stopped: make(chan struct{})}
-	read := func() (bytes, imports int64) {
-		for i := range c.DatanodeAddrs() {
-			if dn := c.Datanode(i); dn != nil {
-				m := dn.ReplicationMetrics()
-				bytes += m.BytesOut
-				imports += m.ImportsCompleted + m.ImportsFailed
-			}
-		}
-		return bytes, imports
-	}
+	read := mt.activity
 	b0, i0 := read()
 	go func() {
 		defer close(w.stopped)
@@ -357,17 +493,30 @@ func verifyKeys(ctx context.Context, cl *client.Client, keyNames []string, paylo
 }
 
 // boundShape is the bound's concurrency and size for a run: the bytes the
-// lost datanode holds (its share of three copies) and as many streams as
+// lost datanode holds (its share of three copies, or, erasure coded, of
+// the (d+p)/d stored; the sizes of held when known), as many streams as
 // copies can run at once (each survivor's streams, no more than the
-// containers to copy).
-func boundShape(cfg Config, datanodes int) (streams int, bytes int64) {
-	datanodes = max(datanodes, 4)
-	bytes = cfg.Size * 3 / int64(datanodes)
+// containers to copy: len(held) when known; a rebuild is one per
+// container too), and the bytes read per byte written (1, or d).
+func boundShape(cfg Config, datanodes int, held map[uint64]lostContainer) (streams int, bytes int64, reads int) {
+	datanodes = max(datanodes, MinDatanodes(cfg.EC))
+	bytes, reads = cfg.Size*3/int64(datanodes), 1
+	if cfg.erasureCoded() {
+		bytes = cfg.Size * int64(cfg.EC.Members()) / int64(cfg.EC.Data*datanodes)
+		reads = cfg.EC.Data
+	}
 	streams = max(cfg.Streams, 1) * (datanodes - 1)
-	if cfg.Gen && cfg.ContainerSize > 0 {
+	switch {
+	case len(held) > 0:
+		bytes = 0
+		for _, l := range held {
+			bytes += l.size
+		}
+		streams = min(streams, len(held))
+	case cfg.Gen && cfg.ContainerSize > 0:
 		streams = min(streams, int(max((bytes+cfg.ContainerSize-1)/cfg.ContainerSize, 1)))
 	}
-	return streams, bytes
+	return streams, bytes, reads
 }
 
 // loseVictim waits until the cluster is quiet (every copy on a healthy
@@ -394,33 +543,37 @@ func loseVictim(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *cli
 	for _, l := range lost {
 		lostBytes += l.size
 	}
-	fmt.Fprintf(out, "stopping datanode %s and deleting its data: %d containers, %s to copy\n", victimID, len(lost), bytesize.Format(lostBytes))
+	what := "copy"
+	if cfg.erasureCoded() {
+		what = "rebuild (its index of each)"
+	}
+	fmt.Fprintf(out, "stopping datanode %s and deleting its data: %d containers, %s to %s\n", victimID, len(lost), bytesize.Format(lostBytes), what)
 	return victimID, lost, nil
 }
 
-// sampleCopy samples until every lost container has three good copies:
-// bytes pushed (the datanodes' replication counters) for the rate and the
-// bytes per source, meta's replica map for what is left and the bytes per
-// target. The copy window it returns is timed finer than the samples:
-// from the first byte any source sent to the last import any target
-// committed.
-func sampleCopy(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *client.Client, lost map[uint64]lostContainer, victimID string, start time.Time, res *Result) (*copyWindow, error) {
-	pushed := func() (total int64, per map[string]int64) {
-		per = map[string]int64{}
-		for i := range c.DatanodeAddrs() {
-			if dn := c.Datanode(i); dn != nil {
-				b := dn.ReplicationMetrics().BytesOut
-				per[dn.ID()] += b
-				total += b
-			}
-		}
-		return total, per
+// sampleCopy samples until every lost container has its good copies
+// (three, or every index): the meter's bytes moved for the rate, meta's
+// replica map for what is left and the bytes per target, the meter's bytes
+// per source. The copy window it returns is timed finer than the samples:
+// from the first byte any source sent to the last import (or rebuild) any
+// target committed.
+func sampleCopy(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *client.Client, mt meter, lost map[uint64]lostContainer,
+	victimID string, start time.Time, res *Result) (*copyWindow, error) {
+	base, basePer := mt.moved(), mt.perSource()
+	// A rebuild's meter lists the targets' import directories: watched
+	// less often than the copies' counters.
+	every := 10 * time.Millisecond
+	if cfg.erasureCoded() {
+		every = 50 * time.Millisecond
 	}
-	base, basePer := pushed()
-	win := watchCopies(c, 10*time.Millisecond)
+	win := watchCopies(mt, every)
 	prev, prevT := base, time.Now()
 	tick := time.NewTicker(cfg.Interval)
 	defer tick.Stop()
+	verb, unit := "copied", "containers"
+	if cfg.erasureCoded() {
+		verb = "rebuilt"
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -431,7 +584,7 @@ func sampleCopy(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *cli
 		// The rate is over the time that really passed (asking meta what
 		// is left may take longer than an interval on a busy machine).
 		now := time.Now()
-		total, _ := pushed()
+		total := mt.moved()
 		rate := float64(total-prev) / 1e9 / now.Sub(prevT).Seconds()
 		res.Samples = append(res.Samples, rate)
 		res.PeakGBps = max(res.PeakGBps, rate)
@@ -441,29 +594,42 @@ func sampleCopy(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *cli
 			win.stop()
 			return nil, err
 		}
-		fmt.Fprintf(cfg.Progress, "rereplicate: %6.1fs  %s copied, %.2f GB/s, %d containers left\n",
-			now.Sub(start).Seconds(), bytesize.Format(total-base), rate, left)
+		fmt.Fprintf(cfg.Progress, "rereplicate: %6.1fs  %s %s, %.2f GB/s, %d %s left\n",
+			now.Sub(start).Seconds(), bytesize.Format(total-base), verb, rate, left, unit)
 		if left == 0 {
 			res.PerTarget = perTarget
 			break
 		}
 	}
-	total, per := pushed()
-	res.Bytes = total - base
+	total, per := mt.moved(), mt.perSource()
 	var counted int64
 	for _, b := range res.PerTarget {
 		counted += b
 	}
+	res.PerSource = map[string]int64{}
+	var sent int64
+	for id, b := range per {
+		if d := b - basePer[id]; d > 0 {
+			res.PerSource[id] = d
+			sent += d
+		}
+	}
+	if cfg.erasureCoded() {
+		// The bytes rebuilt are the new replicas meta lists; the meter saw
+		// them written.
+		res.Bytes, res.SourceBytes = counted, sent
+		if counted > total-base {
+			win.stop()
+			return nil, fmt.Errorf("bench: meta shows %s of rebuilt replicas but the targets wrote %s: its replica map changed under the benchmark, the run is void (%s)",
+				bytesize.Format(counted), bytesize.Format(total-base), describeNewHolders(ctx, cl, lost))
+		}
+		return win, nil
+	}
+	res.Bytes = total - base
 	if counted > res.Bytes {
 		win.stop()
 		return nil, fmt.Errorf("bench: meta shows %s of new copies but the sources sent %s: its replica map changed under the benchmark, the run is void (%s)",
 			bytesize.Format(counted), bytesize.Format(res.Bytes), describeNewHolders(ctx, cl, lost))
-	}
-	res.PerSource = map[string]int64{}
-	for id, b := range per {
-		if d := b - basePer[id]; d > 0 {
-			res.PerSource[id] = d
-		}
 	}
 	return win, nil
 }

@@ -31,3 +31,14 @@ func TestBenchRereplicate(t *testing.T) {
 	require.Contains(t, out, "CPU: ")
 	require.FileExists(t, filepath.Join(dir, "r.png"))
 }
+
+// TestBenchRereplicateRefuses: an erasure coded run on too few datanodes,
+// or with a config that does not parse, fails at once with a clear error.
+func TestBenchRereplicateRefuses(t *testing.T) {
+	r := execute(nil, "bench", "rereplicate", "--replication", "rs-6-3-1024k", "--datanodes", "9", "--dir", t.TempDir())
+	require.NotZero(t, r.code)
+	require.Contains(t, r.stderr, "--datanodes 9: rs-6-3-1024k needs at least 10")
+	r = execute(nil, "bench", "rereplicate", "--replication", "rs-3", "--dir", t.TempDir())
+	require.NotZero(t, r.code)
+	require.Contains(t, r.stderr, "--replication: THREE or an erasure coding config")
+}

@@ -14,11 +14,12 @@ import (
 // member m holds replica index m+1, the m-th block of every block group in
 // the container. Its replicas are not copies of one another: each index
 // holds other bytes. So an EC container is judged index by index, and the
-// replication manager never copies one replica in place of another nor
-// deletes one as extra. A lost index is rebuilt from d others on a new
-// datanode (ReconstructECContainerCommand); an index only a
-// decommissioning datanode holds is copied off it (the push carries the
-// index).
+// replication manager never copies one replica in place of another. A lost
+// index is rebuilt from d others on a new datanode
+// (ReconstructECContainerCommand); an index only a decommissioning
+// datanode holds is copied off it (the push carries the index). An index
+// with two good replicas (its old holder came back after the rebuild) has
+// the extra one deleted, once every index is good (trimECLocked).
 
 // want is how many good copies a container needs: its replication factor,
 // or, erasure coded, one replica of each of its d+p indexes.
@@ -134,8 +135,9 @@ func (m *Manager) MissingIndexes(id uint64) ([]int32, error) {
 //
 // A target is a HEALTHY in-service datanode holding no replica of c (of
 // any index) nor receiving another index of it, within the same per-node
-// limits as copies (a rebuild counts as an import of its target). Nothing
-// is deleted.
+// limits as copies (a rebuild counts as an import of its target). A
+// container with every index good has its extra replicas trimmed
+// (trimECLocked).
 func (m *Manager) ecWorkLocked(now time.Time, c *containerState, rep *ReplicationReport, pending map[string]bool,
 	pushes, imports map[string]int, limit int) {
 	good, _, _ := m.ecIndexesLocked(c)
@@ -149,6 +151,7 @@ func (m *Manager) ecWorkLocked(now time.Time, c *containerState, rep *Replicatio
 		rep.OverReplicated++
 	}
 	if problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING && problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED {
+		rep.Deletes += m.trimECLocked(c)
 		return
 	}
 	for id := range c.replicas {
@@ -230,6 +233,79 @@ func (m *Manager) ecWorkLocked(now time.Time, c *containerState, rep *Replicatio
 		m.replicating[key] = inflight{target: target, since: now, cmdID: id}
 		rep.Scheduled++
 	}
+}
+
+// trimECLocked deletes the extra replicas of closed EC container c: when
+// an index has more than one good replica (a CLOSED replica on a HEALTHY,
+// in-service datanode: an old holder came back after its index was
+// rebuilt elsewhere), one is kept and the others get a
+// DeleteContainerCommand, the path that trims replicated containers. The
+// one kept is the replica in the container's recorded place for that
+// index (the pipeline member m holds index m+1: block locations name it,
+// so readers go to it first), else the one on the datanode with the most
+// free space (ties by ID). Only good replicas are counted or deleted, so
+// an index never loses its last good replica, and a replica is never
+// deleted in favour of one that is not CLOSED on a healthy datanode yet
+// (a returning holder's OPEN or CLOSING replica, a STALE target's). A
+// replica whose deletion is already under way is not counted as kept, so
+// a later pass never deletes the other one too. Nothing is trimmed while
+// an index of c lacks a good replica or while a copy or rebuild of c is
+// in flight (its sources must stay). It returns the delete commands
+// queued.
+func (m *Manager) trimECLocked(c *containerState) int {
+	for k := range m.replicating {
+		if k.container == c.info.Id {
+			return 0
+		}
+	}
+	good, _, extra := m.ecIndexesLocked(c)
+	if extra == 0 || count(good) < len(good) {
+		return 0
+	}
+	var place []string
+	if p := m.pipelines[c.info.PipelineId]; p != nil {
+		place = p.Members
+	}
+	holders := make([][]string, len(good))
+	for _, id := range slices.Sorted(maps.Keys(c.replicas)) {
+		r, nd := c.replicas[id], m.nodes[id]
+		i := int(r.ReplicaIndex) - 1
+		if i < 0 || i >= len(good) || nd == nil || nd.health != stratov1.NodeHealth_NODE_HEALTHY ||
+			nd.opState != stratov1.NodeOpState_NODE_IN_SERVICE || r.State != stratov1.ContainerState_CONTAINER_CLOSED ||
+			m.deleting[deleteKey{c.info.Id, id}] {
+			continue
+		}
+		holders[i] = append(holders[i], id)
+	}
+	queued := 0
+	for i, hs := range holders {
+		if len(hs) < 2 {
+			continue
+		}
+		keep := hs[0]
+		for _, id := range hs[1:] {
+			if keep == placeOf(place, i) {
+				break
+			}
+			if id == placeOf(place, i) || m.nodes[id].stats.GetRemaining() > m.nodes[keep].stats.GetRemaining() {
+				keep = id
+			}
+		}
+		for _, id := range hs {
+			if id != keep && m.deleteReplicaLocked(c.info.Id, id) {
+				queued++
+			}
+		}
+	}
+	return queued
+}
+
+// placeOf is the datanode of member i in place, "" if there is none.
+func placeOf(place []string, i int) string {
+	if i < len(place) {
+		return place[i]
+	}
+	return ""
 }
 
 // placeMissingIndexLocked: a member of EC container c's pipeline reported

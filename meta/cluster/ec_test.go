@@ -197,10 +197,10 @@ func (e *env) addClosedEC(members []string) uint64 {
 // TestECJudgement: an EC container is judged index by index (all indexes
 // good: fine; one without a good replica: UNDER_REPLICATED with that index
 // missing; fewer than d live: MISSING; two replicas of an index:
-// OVER_REPLICATED), and the replication manager deletes none of its
-// replicas and keeps a decommissioning holder waiting. (Its copies and
-// rebuilds are TestECReconstruction's: here the limit of 0 lets none
-// start.)
+// OVER_REPLICATED, and one of them deleted), and the replication manager
+// deletes nothing else and keeps a decommissioning holder waiting. (Its
+// copies and rebuilds are TestECReconstruction's, its trimming
+// TestECTrim's: here the limit of 0 lets none start.)
 func TestECJudgement(t *testing.T) {
 	e, id := closedEC(t, 7)
 	judge := func() (stratov1.ContainerProblem, []int32) {
@@ -231,14 +231,16 @@ func TestECJudgement(t *testing.T) {
 	require.Equal(t, ReplicationReport{Containers: 1}, rep)
 
 	// A replica of index 1 appears on dn6 as well: over-replicated, and
-	// neither is deleted (an index's replicas are not judged further).
+	// one is deleted (with no pipeline recorded and no free space
+	// reported, the first by ID is kept).
 	e.heartbeat("dn6", &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{
 		{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED, ReplicaIndex: 1}}})
 	p, _ = judge()
 	require.Equal(t, stratov1.ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED, p)
 	rep = e.m.ReplicationWork(e.now, 100)
 	require.Equal(t, 1, rep.OverReplicated)
-	require.Zero(t, rep.Deletes)
+	require.Equal(t, 1, rep.Deletes)
+	require.Equal(t, id, e.heartbeat("dn6", nil).Commands[0].GetDeleteContainer().GetContainerId())
 	noCommands()
 	e.heartbeat("dn6", &stratov1.ContainerReport{Deleted: []uint64{id}})
 

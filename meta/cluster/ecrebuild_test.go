@@ -204,3 +204,187 @@ func TestECDecommission(t *testing.T) {
 	require.Equal(t, "dn6", locs[3].Id, "readers go to the copy, not the decommissioned member")
 	require.Equal(t, "dn5", locs[4].Id)
 }
+
+// closedECOnPipeline is a cluster of n datanodes with one closed RS-3-2
+// container on a pipeline (its recorded places), each member reporting
+// its index; it returns the container and the members in member order.
+func closedECOnPipeline(t *testing.T, n int) (*env, uint64, []string) {
+	e := newEnv(t, Options{})
+	e.m.ExitSafeMode()
+	e.register(datanodeIDs(n)...)
+	a := e.allocEC(rs32, Exclude{})
+	cmds, err := e.m.CloseContainer(e.now, a.ContainerID, "")
+	require.NoError(t, err)
+	for _, c := range cmds {
+		_, err := e.propose(t.Context(), c)
+		require.NoError(t, err)
+	}
+	for i, id := range a.Pipeline.Members {
+		e.heartbeat(id, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: a.ContainerID,
+			State: stratov1.ContainerState_CONTAINER_CLOSED, ReplicaIndex: int32(i + 1)}}})
+	}
+	e.tick()
+	info, _, err := e.m.Replicas(a.ContainerID)
+	require.NoError(t, err)
+	require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSED, info.State)
+	return e, a.ContainerID, a.Pipeline.Members
+}
+
+// deletes returns the containers the datanodes' next heartbeats are told
+// to delete, by datanode.
+func (e *env) deletes(ids ...string) map[string][]uint64 {
+	out := map[string][]uint64{}
+	for _, id := range ids {
+		for _, c := range e.heartbeat(id, nil).Commands {
+			if d := c.GetDeleteContainer(); d != nil {
+				out[id] = append(out[id], d.ContainerId)
+			}
+		}
+	}
+	return out
+}
+
+// TestECTrim: a member that comes back after its index was rebuilt
+// elsewhere leaves the container with two good replicas of that index
+// (OVER_REPLICATED); the one not in the container's recorded place (the
+// rebuilt one) is deleted, once, and only while both are CLOSED on
+// HEALTHY datanodes, every other index is good and no work on the
+// container is in flight. Nothing else is ever deleted, and lookups keep
+// pointing at the member in its place.
+func TestECTrim(t *testing.T) {
+	e, id, members := closedECOnPipeline(t, 7)
+	all := datanodeIDs(7)
+	lost := members[2] // index 3
+	var alive []string
+	for _, dn := range all {
+		if dn != lost {
+			alive = append(alive, dn)
+		}
+	}
+	e.kill(alive...)
+	require.Equal(t, 1, e.m.ReplicationWork(e.now, 10).Scheduled)
+	w := e.ecWork(alive...)
+	require.Len(t, w.rebuild, 1)
+	var target string
+	for dn := range w.rebuild {
+		target = dn
+	}
+	require.NotContains(t, members, target)
+	e.heartbeat(target, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{
+		{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED, ReplicaIndex: 3}}})
+	rep := e.m.ReplicationWork(e.now, 10)
+	require.Zero(t, rep.InFlight+rep.Deletes+rep.OverReplicated)
+
+	problem := func() stratov1.ContainerProblem {
+		info, _, err := e.m.Replicas(id)
+		require.NoError(t, err)
+		return info.Problem
+	}
+	// The old holder comes back with its replica not closed yet: not a
+	// good replica, nothing to trim.
+	e.heartbeat(lost, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{
+		{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSING, ReplicaIndex: 3}}})
+	require.Zero(t, e.m.ReplicationWork(e.now, 10).Deletes)
+	require.Empty(t, e.deletes(all...))
+
+	// Closed: two good replicas of index 3. The target is STALE for a
+	// while (the other is not healthy): nothing is deleted.
+	e.heartbeat(lost, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{
+		{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED, ReplicaIndex: 3}}})
+	require.Equal(t, stratov1.ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED, problem())
+	e.now = e.now.Add(time.Minute) // past stale, short of dead
+	for _, dn := range all {
+		if dn != target {
+			e.heartbeat(dn, nil)
+		}
+	}
+	e.tick()
+	rep = e.m.ReplicationWork(e.now, 10)
+	require.Zero(t, rep.Deletes)
+	require.Zero(t, rep.OverReplicated, "one good replica per index while the target is stale")
+	require.Empty(t, e.deletes(members...))
+
+	// Both healthy, but another index is being rebuilt (its sources must
+	// stay): no trim until that is done.
+	e.heartbeat(target, nil)
+	e.heartbeat(members[0], &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{
+		{ContainerId: id, State: stratov1.ContainerState_CONTAINER_UNHEALTHY, ReplicaIndex: 1}}})
+	rep = e.m.ReplicationWork(e.now, 10)
+	require.Equal(t, 1, rep.Scheduled)
+	require.Zero(t, rep.Deletes)
+	w = e.ecWork(all...)
+	require.Len(t, w.rebuild, 1)
+	var target1 string
+	for dn, cmds := range w.rebuild {
+		target1 = dn
+		require.Equal(t, int32(1), cmds[0].GetReconstructEcContainer().ReplicaIndex)
+	}
+	require.Zero(t, e.m.ReplicationWork(e.now, 10).Deletes, "a rebuild of index 1 in flight")
+	e.heartbeat(target1, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{
+		{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED, ReplicaIndex: 1}}})
+
+	// Now: the rebuilt index 3 (not in its recorded place) is deleted; the
+	// UNHEALTHY replica of index 1 is not this pass's business; index 1's
+	// new replica is alone and kept.
+	rep = e.m.ReplicationWork(e.now, 10)
+	require.Equal(t, 1, rep.Deletes)
+	require.Equal(t, map[string][]uint64{target: {id}}, e.deletes(all...))
+	// Not again while the deletion is under way, and never the other.
+	for range 3 {
+		require.Zero(t, e.m.ReplicationWork(e.now, 10).Deletes)
+	}
+	require.Empty(t, e.deletes(all...))
+	e.heartbeat(target, &stratov1.ContainerReport{Deleted: []uint64{id}})
+	require.Zero(t, e.m.ReplicationWork(e.now, 10).Deletes)
+	require.Empty(t, e.deletes(all...))
+	missing, err := e.m.MissingIndexes(id)
+	require.NoError(t, err)
+	require.Empty(t, missing)
+	stored := make([]*stratov1.DatanodeDetails, 5)
+	for i := range stored {
+		stored[i], _ = e.m.Node(members[i])
+	}
+	locs := e.m.Locations(id, stored)
+	require.Equal(t, lost, locs[2].Id, "the member in its place")
+}
+
+// TestECTrimKeepsThePlace: with the old holder in place and the rebuilt
+// replica both good, the one deleted is never the one in place, whatever
+// the free space; with neither in place (the index rebuilt twice), the
+// one on the datanode with the most free space is kept.
+func TestECTrimKeepsThePlace(t *testing.T) {
+	e, id, members := closedECOnPipeline(t, 8)
+	var spares []string
+	for _, dn := range datanodeIDs(8) {
+		if !slices.Contains(members, dn) {
+			spares = append(spares, dn)
+		}
+	}
+	require.Len(t, spares, 3)
+	stats := func(dn string, free int64) {
+		_, err := e.m.Heartbeat(e.now, &stratov1.HeartbeatRequest{DatanodeId: dn, Stats: &stratov1.NodeStats{Remaining: free}})
+		require.NoError(t, err)
+	}
+	stats(members[1], 1)
+	stats(spares[0], 1<<40)
+	e.heartbeat(spares[0], &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{
+		{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED, ReplicaIndex: 2}}})
+	require.Equal(t, 1, e.m.ReplicationWork(e.now, 10).Deletes)
+	require.Equal(t, map[string][]uint64{spares[0]: {id}}, e.deletes(append(slices.Clone(members), spares...)...))
+	e.heartbeat(spares[0], &stratov1.ContainerReport{Deleted: []uint64{id}})
+
+	// Index 2's member is decommissioning: its replica is neither good
+	// nor extra. Two copies of index 2 on spares: the one with more free
+	// space stays, and the member's is never deleted.
+	require.NoError(t, e.m.Decommission(members[1], false))
+	stats(spares[1], 10)
+	stats(spares[2], 20)
+	for _, dn := range spares[1:] {
+		e.heartbeat(dn, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{
+			{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED, ReplicaIndex: 2}}})
+	}
+	rep := e.m.ReplicationWork(e.now, 10)
+	require.Equal(t, 1, rep.Deletes)
+	require.Equal(t, []string{members[1]}, rep.Decommissioned)
+	require.Equal(t, map[string][]uint64{spares[1]: {id}}, e.deletes(append(slices.Clone(members), spares...)...))
+}

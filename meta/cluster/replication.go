@@ -48,7 +48,8 @@ type ReplicationReport struct {
 // CLOSED replica on a HEALTHY, IN_SERVICE datanode. Erasure coded
 // containers are judged index by index: a missing index held by a
 // decommissioning datanode is copied off it, any other is rebuilt from d
-// others on a new datanode; they are never trimmed (ecWorkLocked).
+// others on a new datanode, and an index with two good replicas has one
+// deleted (ecWorkLocked, trimECLocked).
 func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -207,16 +208,9 @@ func (m *Manager) trimLocked(c *containerState, good []string) int {
 	}
 	queued := 0
 	del := func(id string) {
-		if m.deleting[deleteKey{c.info.Id, id}] {
-			return
+		if m.deleteReplicaLocked(c.info.Id, id) {
+			queued++
 		}
-		if m.deleting == nil {
-			m.deleting = map[deleteKey]bool{}
-		}
-		m.deleting[deleteKey{c.info.Id, id}] = true
-		m.queueLocked(id, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_DeleteContainer{
-			DeleteContainer: &stratov1.DeleteContainerCommand{ContainerId: c.info.Id, Force: true}}})
-		queued++
 	}
 	if extra := len(good) - int(c.info.Replication); extra > 0 {
 		byFree := slices.Clone(good)
@@ -237,4 +231,20 @@ func (m *Manager) trimLocked(c *containerState, good []string) int {
 		}
 	}
 	return queued
+}
+
+// deleteReplicaLocked queues a DeleteContainerCommand for datanode id's
+// replica of container cid, unless one is under way (until the datanode
+// stops reporting the replica); it says whether it queued one.
+func (m *Manager) deleteReplicaLocked(cid uint64, id string) bool {
+	if m.deleting[deleteKey{cid, id}] {
+		return false
+	}
+	if m.deleting == nil {
+		m.deleting = map[deleteKey]bool{}
+	}
+	m.deleting[deleteKey{cid, id}] = true
+	m.queueLocked(id, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_DeleteContainer{
+		DeleteContainer: &stratov1.DeleteContainerCommand{ContainerId: cid, Force: true}}})
+	return true
 }
