@@ -282,6 +282,11 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 	if first, last := win.stop(); !first.IsZero() {
 		res.Detect, res.Copy = first.Sub(start), last.Sub(first)
 	}
+	if res.Bytes > 0 && res.Copy < cfg.Interval {
+		// First and last byte seen at one sample: the phase took at most
+		// one interval (a small run), and the mean is at least this.
+		res.Copy = cfg.Interval
+	}
 	if res.Copy > 0 {
 		res.MeanGBps = float64(res.Bytes) / 1e9 / res.Copy.Seconds()
 	}
