@@ -48,7 +48,10 @@ type Options struct {
 	// NoToken presents no token, whatever FindToken would find. Default:
 	// false.
 	NoToken bool
-	// Owner is recorded on what the client creates. Default: "strato".
+	// Owner is recorded on what the client creates. Default: "strato"
+	// without a token; with one, none is sent and meta records the
+	// caller (meta --auth token makes the caller the owner anyway, unless
+	// it is an administrator naming another).
 	Owner string
 	// Umask is cleared from the permission of the files and directories
 	// the client creates (0666 for a file, 0777 for a directory, unless
@@ -119,6 +122,7 @@ func (c *Client) idempotent(ctx context.Context) context.Context {
 // New returns a client of the cluster whose meta replicas are opts.Meta.
 // Connections are made lazily.
 func New(opts Options) (*Client, error) {
+	defaultOwner := opts.Owner == ""
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -136,6 +140,9 @@ func New(opts Options) (*Client, error) {
 	}
 	if opts.Token = tok; tok != "" {
 		dial = append([]grpc.DialOption{grpc.WithPerRPCCredentials(tokenCredentials(tok))}, dial...)
+		if defaultOwner {
+			opts.Owner = "" // meta's: the caller
+		}
 	}
 	mc, err := DialMeta(opts.Meta, dial...)
 	if err != nil {

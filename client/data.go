@@ -75,28 +75,73 @@ func (d *dataConns) close() error {
 	return errors.Join(errs...)
 }
 
-func (d *dataConns) writeChunk(ctx context.Context, addr string, req *wire.WriteChunkRequest, data []byte) error {
-	c, err := d.get(ctx, addr)
-	if err != nil {
-		return err
-	}
-	return c.WriteChunk(ctx, req, data)
+// ErrAccessDenied: a datanode refused a data request for want of a valid
+// block token (docs/wire.md §5.9: ACCESS_DENIED; none presented, expired,
+// or not allowing the operation). It is also ErrPermission, and
+// errors.Is(err, wire.CodeAccessDenied) holds. It is not a fault of the
+// datanode: a reader does not try the other replicas for it, and returns
+// it (a reader open longer than the tokens' lifetime, 10h by default, gets
+// it: open the key again for new tokens); a writer moves to a new block,
+// whose allocation brings a new token, and gives up after a few denials.
+var ErrAccessDenied = errors.New("client: datanode denied access (block token)")
+
+// accessDenied is an ACCESS_DENIED error of a datanode, as the data path
+// returns it.
+type accessDenied struct{ err error }
+
+func (e *accessDenied) Error() string { return "client: access denied: " + e.err.Error() }
+func (e *accessDenied) Unwrap() error { return e.err }
+func (e *accessDenied) Is(target error) bool {
+	return target == ErrAccessDenied || target == ErrPermission
 }
 
-func (d *dataConns) putBlock(ctx context.Context, addr string, req *wire.PutBlockRequest) (*wire.PutBlockResponse, error) {
+// dataErr classifies an error of a data request.
+func dataErr(err error) error {
+	if err != nil && wire.CodeOf(err) == wire.CodeAccessDenied {
+		return &accessDenied{err: err}
+	}
+	return err
+}
+
+// getFor returns the connection to addr with token (the block's
+// BlockLocation.token, docs/wire.md §5.9) presented on it: once per
+// connection and token (wire.Conn.Authorize), before the block's first
+// request there.
+func (d *dataConns) getFor(ctx context.Context, addr string, token []byte) (*wire.Conn, error) {
 	c, err := d.get(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
-	return c.PutBlock(ctx, req)
+	if err := c.Authorize(ctx, token); err != nil {
+		return nil, dataErr(err)
+	}
+	return c, nil
 }
 
-func (d *dataConns) readChunk(ctx context.Context, addr string, req *wire.ReadChunkRequest, buf []byte) (*wire.ReadChunkResponse, []byte, error) {
-	c, err := d.get(ctx, addr)
+func (d *dataConns) writeChunk(ctx context.Context, addr string, token []byte, req *wire.WriteChunkRequest, data []byte) error {
+	c, err := d.getFor(ctx, addr, token)
+	if err != nil {
+		return err
+	}
+	return dataErr(c.WriteChunk(ctx, req, data))
+}
+
+func (d *dataConns) putBlock(ctx context.Context, addr string, token []byte, req *wire.PutBlockRequest) (*wire.PutBlockResponse, error) {
+	c, err := d.getFor(ctx, addr, token)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.PutBlock(ctx, req)
+	return resp, dataErr(err)
+}
+
+func (d *dataConns) readChunk(ctx context.Context, addr string, token []byte, req *wire.ReadChunkRequest, buf []byte) (*wire.ReadChunkResponse, []byte, error) {
+	c, err := d.getFor(ctx, addr, token)
 	if err != nil {
 		return nil, nil, err
 	}
-	return c.ReadChunk(ctx, req, buf)
+	resp, p, err := c.ReadChunk(ctx, req, buf)
+	return resp, p, dataErr(err)
 }
 
 // checksumType converts the namespace's checksum type to the data path's.

@@ -216,10 +216,10 @@ func (w *Writer) ecSendBatch(bl *stratov1.BlockLocation, committed int64, lens [
 		}
 		off := s.cfg.MemberLen(committed, m)
 		data := s.batch[m][:lens[m]]
-		err := w.c.data.writeChunk(w.ctx, dn.DataAddr, &wire.WriteChunkRequest{Block: wireBlock(bl.BlockId),
+		err := w.c.data.writeChunk(w.ctx, dn.DataAddr, bl.GetToken(), &wire.WriteChunkRequest{Block: wireBlock(bl.BlockId),
 			Offset: off, Checksums: checksum.Compute(w.ctype, w.bpc, data)}, data)
 		if err == nil {
-			_, err = w.c.data.putBlock(w.ctx, dn.DataAddr, &wire.PutBlockRequest{Block: wireBlock(bl.BlockId),
+			_, err = w.c.data.putBlock(w.ctx, dn.DataAddr, bl.GetToken(), &wire.PutBlockRequest{Block: wireBlock(bl.BlockId),
 				Length: off + lens[m], Final: final})
 		}
 		return err
@@ -307,7 +307,7 @@ func (w *Writer) ecFinish(bl *stratov1.BlockLocation, n int64, failed map[string
 		if length == 0 || failed[dn.Id] {
 			return nil
 		}
-		_, err := w.c.data.putBlock(w.ctx, dn.DataAddr, &wire.PutBlockRequest{Block: wireBlock(bl.BlockId), Length: length, Final: true})
+		_, err := w.c.data.putBlock(w.ctx, dn.DataAddr, bl.GetToken(), &wire.PutBlockRequest{Block: wireBlock(bl.BlockId), Length: length, Final: true})
 		return err
 	})
 	if err != nil {

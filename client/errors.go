@@ -92,6 +92,7 @@ var byReason = map[string][2]error{
 	stratov1.ErrorReason_S3_KEY_NOT_FOUND.String():    {nil, ErrNotFound},
 	stratov1.ErrorReason_S3_KEY_EXISTS.String():       {nil, ErrExists},
 	stratov1.ErrorReason_KEY_REPLACED.String():        {ErrKeyReplaced, ErrPrecondition},
+	stratov1.ErrorReason_PERMISSION_DENIED.String():   {nil, ErrPermission},
 }
 
 // byCode is the class of a status code when no reason says better.

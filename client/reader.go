@@ -168,6 +168,11 @@ func (r *Reader) readBlock(bl *stratov1.BlockLocation, off int64, dst []byte) er
 		if cerr := r.ctx.Err(); cerr != nil {
 			return cerr
 		}
+		if errors.Is(err, ErrAccessDenied) {
+			// The token, not the replica: the others would say the same.
+			return fmt.Errorf("reading %s/%s/%s block %s from datanode %s: %w", r.key.Volume, r.key.Bucket, r.key.Name,
+				wireBlock(bl.BlockId), m.Id, err)
+		}
 		errs = append(errs, fmt.Errorf("datanode %s: %w", m.Id, err))
 		r.mu.Lock()
 		r.bad[m.Id] = true
@@ -185,7 +190,7 @@ func (r *Reader) readReplica(m *stratov1.DatanodeDetails, bl *stratov1.BlockLoca
 	// A range on checksum-window boundaries (the usual case: read-ahead
 	// buffers are 4 MiB aligned) comes back exactly as asked, straight into
 	// dst; otherwise the wider payload lands in a buffer of its own.
-	resp, payload, err := r.c.data.readChunk(r.ctx, m.DataAddr, &wire.ReadChunkRequest{
+	resp, payload, err := r.c.data.readChunk(r.ctx, m.DataAddr, bl.GetToken(), &wire.ReadChunkRequest{
 		Block: wireBlock(bl.BlockId), Offset: off, Length: uint32(len(dst))}, dst[:len(dst):len(dst)])
 	if err != nil {
 		return err

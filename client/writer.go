@@ -39,6 +39,8 @@ type CreateOptions struct {
 const (
 	maxRecoveries = 8
 	maxClosures   = 64
+	// maxDenials bounds the recoveries from a datanode's ACCESS_DENIED.
+	maxDenials = 2
 )
 
 // ErrWriterClosed: a write after Close.
@@ -92,6 +94,7 @@ type Writer struct {
 	exclude  stratov1.ExcludeList
 	failures int   // recoveries from datanode failures
 	closures int   // recoveries from containers closed under the writer
+	denials  int   // recoveries from ACCESS_DENIED (block tokens)
 	err      error // sticky
 	closed   bool
 	attrs    []*stratov1.KeyAttribute // stored with the key at commit
@@ -322,7 +325,7 @@ func (w *Writer) send(data []byte) error {
 func (w *Writer) transmit(bl *stratov1.BlockLocation, cs *chunkSend) {
 	leader, followers := pipelineAddrs(bl)
 	sums := checksum.Compute(w.ctype, w.bpc, cs.data)
-	cs.done <- w.c.data.writeChunk(w.ctx, leader, &wire.WriteChunkRequest{
+	cs.done <- w.c.data.writeChunk(w.ctx, leader, bl.GetToken(), &wire.WriteChunkRequest{
 		Block: wireBlock(bl.BlockId), Offset: cs.off, Checksums: sums, Followers: followers}, cs.data)
 }
 
@@ -385,7 +388,7 @@ func (w *Writer) released(length int64) {
 
 func (w *Writer) putBlock(length int64, final, sync bool) error {
 	leader, followers := pipelineAddrs(w.cur)
-	_, err := w.c.data.putBlock(w.ctx, leader, &wire.PutBlockRequest{
+	_, err := w.c.data.putBlock(w.ctx, leader, w.cur.GetToken(), &wire.PutBlockRequest{
 		Block: wireBlock(w.cur.BlockId), Length: length, Final: final, Sync: sync, Followers: followers})
 	return err
 }
@@ -412,6 +415,14 @@ func (w *Writer) recover(cause error) error {
 		w.failures++
 	} else {
 		w.closures++ // the container closed under the writer: routine
+	}
+	if errors.Is(cause, ErrAccessDenied) {
+		// The block's token expired, or a datanode restarted and has
+		// not heard from meta yet: a new block brings a new token.
+		// Anything more is not going to pass.
+		if w.denials++; w.denials > maxDenials {
+			return fmt.Errorf("client: writing %s/%s/%s: %w", w.volume, w.bucket, w.key, cause)
+		}
 	}
 	if w.failures > maxRecoveries || w.closures > maxClosures {
 		return fmt.Errorf("client: writing %s/%s/%s: giving up after %d datanode failures and %d closed containers: %w",
@@ -654,7 +665,7 @@ func (w *Writer) syncEnded() error {
 	for len(w.unsynced) > 0 {
 		bl := w.unsynced[0]
 		leader, followers := pipelineAddrs(bl)
-		if _, err := w.c.data.putBlock(w.ctx, leader, &wire.PutBlockRequest{Block: wireBlock(bl.BlockId), Length: bl.Length,
+		if _, err := w.c.data.putBlock(w.ctx, leader, bl.GetToken(), &wire.PutBlockRequest{Block: wireBlock(bl.BlockId), Length: bl.Length,
 			Final: true, Sync: true, Followers: followers}); err != nil {
 			if w.syncOnEach(bl, bl.Length, nil) == 0 {
 				return fmt.Errorf("client: writing %s/%s/%s: hsync: no replica of block %s synced it: %w",
@@ -676,7 +687,7 @@ func (w *Writer) syncOnEach(bl *stratov1.BlockLocation, length int64, failed map
 		if failed[m.Id] {
 			continue
 		}
-		_, err := w.c.data.putBlock(w.ctx, m.DataAddr, &wire.PutBlockRequest{
+		_, err := w.c.data.putBlock(w.ctx, m.DataAddr, bl.GetToken(), &wire.PutBlockRequest{
 			Block: wireBlock(bl.BlockId), Length: length, Final: true, Sync: true})
 		if err == nil {
 			synced++

@@ -100,6 +100,9 @@ type agent struct {
 	lastErr    error
 	deleteAcks deleteAcks  // deleted-blocks seqs to acknowledge (agent_delete.go)
 	repl       *replicator // pushes of closed containers (agent_replicate.go), set by Open
+	// tokens installs what meta's replies say of block tokens (set by
+	// Open; blocktoken.go).
+	tokens func(*stratov1.BlockTokenKeys)
 	// soon asks run for a heartbeat now; until fastUntil heartbeats come
 	// every second (see heartbeatSoon).
 	soon      chan struct{}
@@ -241,6 +244,9 @@ func (a *agent) beat(ctx context.Context) error {
 		a.mu.Unlock()
 		return a.register(ctx)
 	}
+	if a.tokens != nil {
+		a.tokens(resp.GetBlockTokens())
+	}
 	a.execute(resp.Commands)
 	return nil
 }
@@ -273,6 +279,9 @@ func (a *agent) register(ctx context.Context) error {
 			return fmt.Errorf("register: keep the cluster ID: %w", err)
 		}
 		a.opts.Logger.Info("datanode: joined cluster", "cluster_id", resp.GetClusterId())
+	}
+	if a.tokens != nil {
+		a.tokens(resp.GetBlockTokens())
 	}
 	a.mu.Lock()
 	a.registered = true

@@ -109,6 +109,7 @@ func (a *agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand)
 		pprof.Do(r.ctx, replication.ProfileLabels(r.id, replication.RolePush), func(ctx context.Context) {
 			st, err = replication.Push(ctx, r.store, id, target, replication.Options{
 				Limits: r.limits, Metrics: r.metrics, FS: r.fs, TLS: r.tls, ClientID: "datanode " + r.id, Logger: r.log,
+				Token: cmd.GetToken(),
 			})
 		})
 		if err != nil {
@@ -169,7 +170,7 @@ func (a *agent) reconstruct(cmdID uint64, cmd *stratov1.ReconstructECContainerCo
 		)
 		pprof.Do(r.ctx, replication.ProfileLabels(r.id, replication.RoleImport), func(ctx context.Context) {
 			st, err = reconstruct(ctx, cmd, rebuildOptions{Store: r.store, Limits: r.limits, TLS: r.tls,
-				ClientID: "datanode " + r.id, Logger: r.log})
+				ClientID: "datanode " + r.id, Token: cmd.GetToken(), Logger: r.log})
 		})
 		if err != nil {
 			r.log.Warn("datanode: reconstruct container failed", "command", cmdID, "container", id,

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strato-io/strato/datanode/container"
@@ -111,6 +112,10 @@ type Datanode struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	serveErr chan error
+	// tokensFile exists while meta requires block tokens (blocktoken.go).
+	tokensFile  string
+	tokensReq   atomic.Bool
+	tokensKnown atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -173,6 +178,11 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		sv.Replication = &replication.Metrics{}
 	}
 	d := &Datanode{id: id, addr: addr, store: store, server: NewServer(store, sv), agent: ag, serveErr: make(chan error, 1)}
+	d.tokensFile = filepath.Join(opts.Dirs[0], blockTokensFile)
+	if _, err := os.Stat(d.tokensFile); err == nil {
+		d.server.requireBlockTokensUntilHeard()
+	}
+	ag.tokens = d.setBlockTokens
 	if opts.TLS != nil {
 		lis = tls.NewListener(lis, opts.TLS)
 	}

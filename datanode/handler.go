@@ -28,13 +28,19 @@ func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, p
 			obs(h.Type, code, time.Since(start))
 		}()
 	}
+	token, err := c.authorize(m)
+	if err != nil {
+		c.s.m.tokensRefused.Add(1)
+		c.replyError(ctx, h, err)
+		return
+	}
 	switch m := m.(type) {
 	case *wire.WriteChunkRequest:
 		c.s.m.bytesIn.Add(int64(len(payload)))
-		err = c.s.writeChunk(ctx, m, payload, c.peer.Load())
+		err = c.s.writeChunk(ctx, m, payload, c.peer.Load(), token)
 		resp = &wire.WriteChunkResponse{}
 	case *wire.PutBlockRequest:
-		resp, err = c.s.putBlock(ctx, m)
+		resp, err = c.s.putBlock(ctx, m, token)
 	case *wire.ReadChunkRequest:
 		err = c.readChunk(ctx, h, m)
 		if err == nil {
@@ -132,7 +138,11 @@ func codeOf(err error) wire.Code {
 // anything (hardware CRC32C costs well under a millisecond for 4 MiB), so
 // that a chunk damaged between client and leader fails the request alone,
 // without followers to blame; followers verify again what they receive.
-func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, data []byte, fromPeer bool) error {
+//
+// token is the block token of the client's grant (nil when tokens are not
+// required): the leader presents it to each follower, once per connection,
+// before the first request of the block it forwards there.
+func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, data []byte, fromPeer bool, token []byte) error {
 	// What readers read first goes through the page cache, so that a read
 	// soon after the write finds the block in memory: the pipeline
 	// leader's copy (the replica with followers: members are listed leader
@@ -166,12 +176,16 @@ func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, data
 	fwd := *m
 	fwd.Followers = nil
 	return s.replicate(ctx, m.Followers, local, func(ctx context.Context, c *wire.Conn) error {
+		if err := c.Authorize(ctx, token); err != nil {
+			return err
+		}
 		return c.WriteChunk(ctx, &fwd, data)
 	})
 }
 
-// putBlock commits a block locally and on every follower in parallel.
-func (s *Server) putBlock(ctx context.Context, m *wire.PutBlockRequest) (*wire.PutBlockResponse, error) {
+// putBlock commits a block locally and on every follower in parallel
+// (presenting token to them first, as writeChunk).
+func (s *Server) putBlock(ctx context.Context, m *wire.PutBlockRequest, token []byte) (*wire.PutBlockResponse, error) {
 	resp := &wire.PutBlockResponse{}
 	local := func() error {
 		c, err := s.store.openForWrite(m.Block.ContainerID)
@@ -188,6 +202,9 @@ func (s *Server) putBlock(ctx context.Context, m *wire.PutBlockRequest) (*wire.P
 		fwd := *m
 		fwd.Followers = nil
 		err = s.replicate(ctx, m.Followers, local, func(ctx context.Context, c *wire.Conn) error {
+			if err := c.Authorize(ctx, token); err != nil {
+				return err
+			}
 			_, err := c.PutBlock(ctx, &fwd)
 			return err
 		})

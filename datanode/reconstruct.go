@@ -170,7 +170,10 @@ type rebuildOptions struct {
 	Limits   *replication.Limits
 	TLS      *tls.Config
 	ClientID string
-	Logger   *slog.Logger
+	// Token is the container token (READ) meta gave the rebuild, presented
+	// to every source before LIST_BLOCKS (ReconstructECContainerCommand.token).
+	Token  []byte
+	Logger *slog.Logger
 }
 
 // rebuildStats describe a finished reconstruction.
@@ -305,6 +308,13 @@ func listSource(ctx context.Context, id uint64, m int, addr string, opts rebuild
 		return nil, err
 	}
 	s := &rebuildSource{member: m, addr: addr, conn: conn, blocks: map[uint64]wire.ImportBlock{}}
+	actx, cancel := context.WithTimeout(ctx, rebuildIOTimeout)
+	err = conn.Authorize(actx, opts.Token)
+	cancel()
+	if err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("block token: %w", err)
+	}
 	for after := uint64(0); ; {
 		rctx, cancel := context.WithTimeout(ctx, rebuildIOTimeout)
 		resp, err := conn.ListBlocks(rctx, &wire.ListBlocksRequest{ContainerID: id, AfterLocalID: after, Limit: 1024})

@@ -138,6 +138,7 @@ type Server struct {
 	pool   *wire.Pool
 
 	leaderMem, followerMem *budget
+	tokens                 blockTokens // blocktoken.go
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -277,10 +278,13 @@ type ServerMetrics struct {
 	// Forwarded counts requests sent to followers; ForwardErrors those that
 	// failed.
 	Forwarded, ForwardErrors int64
+	// Tokens counts the block tokens verified; TokensRefused those refused.
+	Tokens, TokensRefused int64
 }
 
 type metrics struct {
 	connsAccepted, requests, errors, bytesIn, bytesOut, forwarded, forwardErrors atomic.Int64
+	tokens, tokensRefused                                                        atomic.Int64
 }
 
 // Metrics returns a snapshot of the server's counters.
@@ -293,6 +297,7 @@ func (s *Server) Metrics() ServerMetrics {
 		Requests: s.m.requests.Load(), Errors: s.m.errors.Load(),
 		BytesIn: s.m.bytesIn.Load(), BytesOut: s.m.bytesOut.Load(),
 		Forwarded: s.m.forwarded.Load(), ForwardErrors: s.m.forwardErrors.Load(),
+		Tokens: s.m.tokens.Load(), TokensRefused: s.m.tokensRefused.Load(),
 	}
 }
 
@@ -310,6 +315,10 @@ type conn struct {
 	// peer: the other end is a datanode (its PING's client ID is
 	// "datanode <ID>"): the chunks it sends are a follower's copies.
 	peer atomic.Bool
+	// grants are the block tokens verified on the connection.
+	grants grants
+	// chose is the version the connection's PING chose (0: no PING).
+	chose atomic.Uint32
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -378,7 +387,20 @@ func (c *conn) next(ctx context.Context) bool {
 	}
 	if b, ok := m.(*wire.ImportBeginRequest); ok {
 		release()
+		if _, err := c.authorize(b); err != nil {
+			// Like any error of an import: answer, and hang up.
+			c.replyError(ctx, h, err)
+			return false
+		}
 		return c.importSession(ctx, h, b)
+	}
+	if _, ok := m.(*wire.TokenRequest); ok {
+		release()
+		raw := make([]byte, c.r.Remaining()) // at most wire.MaxTokenLen
+		if err := c.r.ReadPayload(raw); err != nil {
+			return false
+		}
+		return c.presentToken(ctx, h, raw)
 	}
 
 	var (
@@ -432,8 +454,11 @@ func (c *conn) ping(ctx context.Context, h wire.FrameHeader, p *wire.PingRequest
 	}
 	c.s.log.Debug("datanode: ping", "remote", c.remote, "client", p.ClientID)
 	c.peer.Store(strings.HasPrefix(p.ClientID, "datanode "))
+	v := min(p.MaxVersion, wire.MaxVersion)
+	c.w.SetVersion(v)
+	c.chose.Store(uint32(v))
 	resp := &wire.PingResponse{
-		Version:     min(p.MaxVersion, wire.MaxVersion),
+		Version:     v,
 		MinVersion:  wire.MinVersion,
 		MaxVersion:  wire.MaxVersion,
 		MaxChunkLen: uint32(min(c.s.store.maxChunk(), wire.MaxChunkLen)),

@@ -40,7 +40,7 @@ func TestRoundTrip(t *testing.T) {
 
 			p, err := c.Ping(ctx, "test")
 			require.NoError(t, err)
-			require.Equal(t, wire.Version, p.Version)
+			require.Equal(t, wire.MaxVersion, p.Version)
 			require.Equal(t, uint32(32<<20), p.MaxChunkLen)
 
 			// Two chunks of 100 KiB and one of 37 bytes: windows of 16 KiB

@@ -48,6 +48,12 @@ type Identity struct {
 	User   string
 	Admin  bool
 	Groups []string
+	// Proxy: the user may act on behalf of others (OnBehalfOf).
+	Proxy bool
+	// RealUser, when not empty, is the user whose token the call
+	// presented, acting on behalf of User (gRPC metadata
+	// "strato-on-behalf-of", honoured for administrators and proxies).
+	RealUser string
 	// TokenID and TokenExpires describe the token the call presented.
 	TokenID      string
 	TokenExpires time.Time
@@ -193,8 +199,37 @@ func (a *authenticator) authenticate(ctx context.Context) (*Identity, error) {
 	if e.user == nil {
 		return nil, status.Errorf(codes.Unauthenticated, "meta: token %s: its user %q no longer exists", id, e.tok.GetUser())
 	}
-	return &Identity{User: e.user.GetName(), Admin: e.user.GetAdmin(), Groups: e.user.GetGroups(),
-		TokenID: id, TokenExpires: time.UnixMilli(e.tok.GetExpiresUnixMs())}, nil
+	ident := &Identity{User: e.user.GetName(), Admin: e.user.GetAdmin(), Groups: e.user.GetGroups(), Proxy: e.user.GetProxy(),
+		TokenID: id, TokenExpires: time.UnixMilli(e.tok.GetExpiresUnixMs())}
+	if obo := md.Get(OnBehalfOfMetadata); len(obo) > 0 {
+		return a.onBehalfOf(ident, obo[0])
+	}
+	return ident, nil
+}
+
+// OnBehalfOfMetadata is the gRPC metadata by which a proxy (the S3
+// gateway) names the user it acts for.
+const OnBehalfOfMetadata = "strato-on-behalf-of"
+
+// onBehalfOf is the identity of user as acted for by real: an
+// administrator may act for anyone, a proxy for any user who is not an
+// administrator.
+func (a *authenticator) onBehalfOf(real *Identity, user string) (*Identity, error) {
+	if !real.Admin && !real.Proxy {
+		return nil, status.Errorf(codes.PermissionDenied, "meta: %s may not act on behalf of %s (neither an administrator nor a proxy user)", real.User, user)
+	}
+	rec, err := a.s.ns.Reader(a.s.db).User(user)
+	switch {
+	case errors.Is(err, namespace.ErrUserNotFound):
+		return nil, status.Errorf(codes.PermissionDenied, "meta: %s acts on behalf of %s: no such user", real.User, user)
+	case err != nil:
+		return nil, toStatus(err)
+	}
+	if rec.GetAdmin() && !real.Admin {
+		return nil, status.Errorf(codes.PermissionDenied, "meta: proxy %s may not act on behalf of %s, an administrator", real.User, user)
+	}
+	return &Identity{User: rec.GetName(), Admin: rec.GetAdmin(), Groups: rec.GetGroups(), RealUser: real.User,
+		TokenID: real.TokenID, TokenExpires: real.TokenExpires}, nil
 }
 
 func unixMs(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }

@@ -57,6 +57,9 @@ func (s *Server) tick(ctx context.Context) error {
 	if err := s.namespaceTick(ctx); err != nil {
 		return err
 	}
+	if err := s.rotateBlockTokenKey(ctx); err != nil {
+		return err
+	}
 	if settling {
 		return nil
 	}

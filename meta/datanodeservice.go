@@ -27,7 +27,14 @@ func (s *Server) Register(ctx context.Context, req *stratov1.RegisterRequest) (*
 		}
 		return nil, toStatus(err)
 	}
-	return &stratov1.RegisterResponse{ClusterId: s.cl.ClusterID()}, nil
+	if s.blockTokensOn() && s.btKeys.newest() == nil {
+		// The datanode learns the keys now, before clients bring it
+		// tokens signed with the first one.
+		if err := s.rotateBlockTokenKey(ctx); err != nil {
+			return nil, toStatus(err)
+		}
+	}
+	return &stratov1.RegisterResponse{ClusterId: s.cl.ClusterID(), BlockTokens: s.blockTokenKeysFor()}, nil
 }
 
 // ensureClusterID gives the cluster its identity the first time a datanode
@@ -57,6 +64,14 @@ func (s *Server) Heartbeat(ctx context.Context, req *stratov1.HeartbeatRequest) 
 	resp, err := s.cl.Heartbeat(s.now(), req)
 	if resp != nil && resp.Reregister {
 		return resp, nil // the datanode registers again
+	}
+	if resp != nil {
+		resp.BlockTokens = s.blockTokenKeysFor()
+		cmds, serr := s.signCommands(ctx, req.GetDatanodeId(), resp.Commands)
+		if serr != nil {
+			return nil, toStatus(serr)
+		}
+		resp.Commands = cmds
 	}
 	return resp, toStatus(err)
 }

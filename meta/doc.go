@@ -33,7 +33,10 @@
 // replica's applied users and tokens (cached; emptied when a user or token
 // command commits), puts the caller's Identity in the context
 // (IdentityFromContext) and refuses cluster administration to users who
-// are not administrators. Users and tokens are namespace commands
+// are not administrators. An administrator or a proxy user may act on
+// behalf of another user (metadata "strato-on-behalf-of"). Namespace calls
+// are then authorized against the objects' owners and ACLs (acl.go here,
+// meta/namespace/acl.go). Users and tokens are namespace commands
 // (users.go); the first leader of a cluster without users makes the user
 // "admin" and writes its token to Dir/admin.token (docs/security.md).
 //

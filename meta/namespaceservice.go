@@ -58,7 +58,8 @@ func mutateWith[T proto.Message](ctx context.Context, s *Server, req proto.Messa
 		return zero, err
 	}
 	prepare := func() (*stratov1.NamespaceCommand, proto.Message, error) {
-		cmd, err := s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}, Rand: rand.Reader, TokenSecret: m.secret})
+		cmd, err := s.ns.Prepare(ctx, req, s.db, namespace.PrepareEnv{Now: s.now(), Allocator: allocator{s}, Rand: rand.Reader,
+			TokenSecret: m.secret, Caller: nsCaller(ctx)})
 		if err != nil || !deferrable(req) || cmd.GetOpenKey() == nil {
 			return cmd, nil, err
 		}
@@ -140,13 +141,13 @@ func requestID(ctx context.Context) *stratov1.RequestID {
 	return &stratov1.RequestID{Client: c[0], Seq: seq}
 }
 
-// read serves one read after the read barrier.
+// read serves one read after the read barrier, authorized for the caller.
 func read[T any](ctx context.Context, s *Server, f func(*namespace.Reader) (T, error)) (T, error) {
 	var zero T
 	if err := s.readBarrier(ctx); err != nil {
 		return zero, err
 	}
-	v, err := f(s.ns.Reader(s.db))
+	v, err := f(s.ns.Reader(s.db).As(nsCaller(ctx)))
 	if err != nil {
 		return zero, toStatus(err)
 	}

@@ -91,6 +91,13 @@ type Options struct {
 	// cluster started with AuthToken and no user makes the user "admin"
 	// and writes its token to Dir/admin.token. Default: AuthNone.
 	Auth string
+	// BlockTokenKeyInterval is how often the leader makes a new block
+	// token key (with AuthToken; docs/security.md "Block tokens"). Default:
+	// 10h (HDFS's key update interval).
+	BlockTokenKeyInterval time.Duration
+	// BlockTokenLifetime is how long a block token is valid. Default: 10h
+	// (HDFS's dfs.block.access.token.lifetime).
+	BlockTokenLifetime time.Duration
 	// Raft tunes consensus (tick interval, election ticks, log compaction,
 	// Pebble options); its ID, Peers, FS, Dir and Logger are set from the
 	// fields above. Zero values take consensus's defaults.
@@ -132,6 +139,12 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.DiskCheckInterval == 0 {
 		o.DiskCheckInterval = time.Second
 	}
+	if o.BlockTokenKeyInterval == 0 {
+		o.BlockTokenKeyInterval = DefaultBlockTokenKeyInterval
+	}
+	if o.BlockTokenLifetime == 0 {
+		o.BlockTokenLifetime = DefaultBlockTokenLifetime
+	}
 	if o.Auth == "" {
 		o.Auth = AuthNone
 	}
@@ -160,6 +173,9 @@ func (o *Options) Validate() error {
 	}
 	if (o.TLS == nil) != (o.PeerTLS == nil) {
 		return errors.New("meta: TLS and PeerTLS go together")
+	}
+	if o.BlockTokenKeyInterval < 0 || o.BlockTokenLifetime < 0 {
+		return fmt.Errorf("meta: negative block token interval %v or lifetime %v", o.BlockTokenKeyInterval, o.BlockTokenLifetime)
 	}
 	if o.Auth != AuthNone && o.Auth != AuthToken {
 		return fmt.Errorf("meta: auth %q (want %q or %q)", o.Auth, AuthNone, AuthToken)

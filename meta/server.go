@@ -41,6 +41,8 @@ type Server struct {
 	wg   sync.WaitGroup
 
 	auth          *authenticator // nil without Options.Auth "token"
+	btKeys        blockTokenKeys // block token keys (blocktoken.go)
+	btRotateMu    sync.Mutex     // one new key at a time
 	blockDel      blockDeletion  // block deletion driver (blockdeletion.go)
 	replMu        sync.Mutex
 	lastRepl      cluster.ReplicationReport
@@ -97,6 +99,11 @@ func Open(opts Options) (*Server, error) {
 		var outer []grpc.ServerOption
 		outer, innerOpts = s.auth.authOptions()
 		serverOpts = append(serverOpts, outer...)
+	}
+	if opts.Auth == AuthToken {
+		// Block tokens for the BlockLocations of NamespaceService
+		// replies, inside the authentication (which names the user).
+		innerOpts = append(innerOpts, grpc.ChainUnaryInterceptor(s.blockTokenInterceptor))
 	}
 	serverOpts = append(append(serverOpts, opts.GRPCServerOptions...), innerOpts...)
 	s.grpc = grpc.NewServer(serverOpts...)
@@ -265,6 +272,10 @@ func (sm *stateMachine) Apply(index uint64, data []byte, b *pebble.Batch) (any, 
 		if err != nil && namespace.Class(err) == nil {
 			sm.fatal(index, err)
 		}
+	case *stratov1.MetaCommand_BlockTokenKey:
+		if err := sm.btKeys.apply(op.BlockTokenKey, b); err != nil {
+			sm.fatal(index, err)
+		}
 	case *stratov1.MetaCommand_Cluster:
 		res, err = sm.cl.Apply(op.Cluster, b)
 		if err != nil && !errors.Is(err, cluster.ErrNotFound) && !errors.Is(err, cluster.ErrBadTransition) && !errors.Is(err, cluster.ErrInvalid) {
@@ -310,6 +321,9 @@ func (sm *stateMachine) Restore(db *pebble.DB, index uint64) error {
 	sm.ns.ResetCache()
 	if sm.auth != nil {
 		sm.auth.invalidate()
+	}
+	if err := sm.btKeys.load(db); err != nil {
+		return err
 	}
 	return sm.cl.Load(db)
 }

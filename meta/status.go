@@ -57,6 +57,8 @@ func toStatus(err error) error {
 		code = codes.FailedPrecondition
 	case errors.Is(err, namespace.ErrInvalid), errors.Is(err, cluster.ErrInvalid):
 		code = codes.InvalidArgument
+	case errors.Is(err, namespace.ErrDenied):
+		code = codes.PermissionDenied
 	case errors.Is(err, cluster.ErrSafeMode):
 		code = codes.Unavailable // wait and retry
 	case errors.Is(err, cluster.ErrNoPipeline):
@@ -118,6 +120,7 @@ var reasons = []struct {
 	{namespace.ErrS3KeyNotFound, stratov1.ErrorReason_S3_KEY_NOT_FOUND.String()},
 	{namespace.ErrS3KeyExists, stratov1.ErrorReason_S3_KEY_EXISTS.String()},
 	{namespace.ErrKeyReplaced, stratov1.ErrorReason_KEY_REPLACED.String()},
+	{namespace.ErrPermissionDenied, stratov1.ErrorReason_PERMISSION_DENIED.String()},
 	{cluster.ErrSafeMode, stratov1.ErrorReason_SAFE_MODE.String()},
 	{cluster.ErrNoPipeline, stratov1.ErrorReason_NO_PIPELINE.String()},
 }

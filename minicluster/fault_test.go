@@ -57,7 +57,10 @@ func startFaultCluster(t *testing.T, o Options, repl stratov1.ReplicationFactor,
 	c, err := Start(ctx, o)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
-	cl, err := client.New(client.Options{Meta: c.MetaAddrs(), ChunkSize: chunkSize, TLS: c.ClientTLS(), Logger: c.opts.Logger})
+	tok, err := c.AdminToken()
+	require.NoError(t, err)
+	cl, err := client.New(client.Options{Meta: c.MetaAddrs(), ChunkSize: chunkSize, TLS: c.ClientTLS(), Logger: c.opts.Logger,
+		Token: tok, NoToken: tok == ""})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cl.Close() })
 	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})

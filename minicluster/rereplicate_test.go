@@ -79,9 +79,11 @@ func (f *faultCluster) closeAllContainers() {
 // until every container has three copies again, and every key reads back
 // (from the copies too). The node coming back with an empty disk is an
 // ordinary empty datanode.
-func TestLostDatanodeReReplicated(t *testing.T) {
+func TestLostDatanodeReReplicated(t *testing.T) { testLostDatanodeReReplicated(t, false) }
+
+func testLostDatanodeReReplicated(t *testing.T, auth bool) {
 	f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
-		HeartbeatInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Second, TickInterval: 100 * time.Millisecond},
+		HeartbeatInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Second, TickInterval: 100 * time.Millisecond, Auth: auth},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	data := map[string][]byte{}
@@ -119,13 +121,15 @@ func TestLostDatanodeReReplicated(t *testing.T) {
 // elsewhere while it still serves reads; then it is DECOMMISSIONED.
 func TestDecommission(t *testing.T) { testDecommission(t, false) }
 
+func testDecommission(t *testing.T, tls bool) { testDecommissionWith(t, Options{TLS: tls}) }
+
 // TestTLSDecommission: the copies of a decommission go over TLS between
 // datanodes of a TLS cluster.
 func TestTLSDecommission(t *testing.T) { testDecommission(t, true) }
 
-func testDecommission(t *testing.T, tls bool) {
+func testDecommissionWith(t *testing.T, o Options) {
 	f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
-		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond, TLS: tls},
+		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond, TLS: o.TLS, Auth: o.Auth},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	want := fastRandom(10<<20, 99)

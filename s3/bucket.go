@@ -67,8 +67,14 @@ func (g *Gateway) createBucket(rq *request) error {
 	} else if err := rq.body.drain(); err != nil {
 		return err
 	}
-	_, err := g.c.CreateBucket(rq.ctx, &stratov1.CreateBucketRequest{Volume: g.volume, Name: rq.bucket,
-		Layout: stratov1.BucketLayout_LAYOUT_OBS, Owner: "s3"})
+	acls, err := cannedAcls(rq.r, rq.user)
+	if err != nil {
+		// Grant headers, an ACL not implemented: the bucket is private,
+		// as before the gateway knew ACLs (PutBucketAcl says so).
+		acls, _ = cannedAcls(&http.Request{Header: http.Header{}}, rq.user)
+	}
+	_, err = g.c.CreateBucket(rq.ctx, &stratov1.CreateBucketRequest{Volume: g.volume, Name: rq.bucket,
+		Layout: stratov1.BucketLayout_LAYOUT_OBS, Owner: "s3", Acls: acls})
 	if errors.Is(err, client.ErrInvalid) {
 		return ErrInvalidBucketName
 	}

@@ -69,6 +69,7 @@ func (o *MetaCredentialsOptions) Validate() error {
 
 type cachedSecret struct {
 	secret  string
+	user    string // the key's strato user
 	found   bool
 	expires time.Time
 }
@@ -76,6 +77,7 @@ type cachedSecret struct {
 type lookup struct {
 	done   chan struct{}
 	secret string
+	user   string
 	err    error
 }
 
@@ -90,13 +92,24 @@ func NewMetaCredentials(opts MetaCredentialsOptions) (*MetaCredentials, error) {
 
 // Secret implements Credentials.
 func (m *MetaCredentials) Secret(ctx context.Context, accessKey string) (string, error) {
+	secret, _, err := m.lookup(ctx, accessKey)
+	return secret, err
+}
+
+// KeyUser implements KeyUsers: the strato user the key belongs to.
+func (m *MetaCredentials) KeyUser(ctx context.Context, accessKey string) (string, error) {
+	_, user, err := m.lookup(ctx, accessKey)
+	return user, err
+}
+
+func (m *MetaCredentials) lookup(ctx context.Context, accessKey string) (secret, user string, err error) {
 	m.mu.Lock()
 	if e, ok := m.cache[accessKey]; ok && m.opts.Now().Before(e.expires) {
 		m.mu.Unlock()
 		if !e.found {
-			return "", ErrNoSuchAccessKey
+			return "", "", ErrNoSuchAccessKey
 		}
-		return e.secret, nil
+		return e.secret, e.user, nil
 	}
 	l, running := m.inflight[accessKey]
 	if !running {
@@ -107,17 +120,18 @@ func (m *MetaCredentials) Secret(ctx context.Context, accessKey string) (string,
 	if running {
 		select {
 		case <-l.done:
-			return l.secret, l.err
+			return l.secret, l.user, l.err
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return "", "", ctx.Err()
 		}
 	}
-	secret, err := m.opts.Client.S3Secret(context.WithoutCancel(ctx), accessKey)
+	key, secret, err := m.opts.Client.S3Key(context.WithoutCancel(ctx), accessKey)
+	user = key.GetUser()
 	found := err == nil
 	if errors.Is(err, client.ErrNotFound) {
 		err = ErrNoSuchAccessKey
 	}
-	l.secret, l.err = secret, err
+	l.secret, l.user, l.err = secret, user, err
 	m.mu.Lock()
 	delete(m.inflight, accessKey)
 	if found || errors.Is(err, ErrNoSuchAccessKey) {
@@ -125,11 +139,11 @@ func (m *MetaCredentials) Secret(ctx context.Context, accessKey string) (string,
 		if !found {
 			ttl = m.opts.NegativeTTL
 		}
-		m.put(accessKey, cachedSecret{secret: secret, found: found, expires: m.opts.Now().Add(ttl)})
+		m.put(accessKey, cachedSecret{secret: secret, user: user, found: found, expires: m.opts.Now().Add(ttl)})
 	}
 	m.mu.Unlock()
 	close(l.done)
-	return secret, err
+	return secret, user, err
 }
 
 // put caches an answer, making room first: the expired entries go, and if
@@ -154,6 +168,23 @@ func (m *MetaCredentials) put(accessKey string, e cachedSecret) {
 // ChainCredentials ask each of their credentials in turn: the first that
 // knows the access key answers.
 type ChainCredentials []Credentials
+
+// KeyUser implements KeyUsers: the user the first credentials that know
+// the key and implement it say.
+func (c ChainCredentials) KeyUser(ctx context.Context, accessKey string) (string, error) {
+	for _, cr := range c {
+		if _, err := cr.Secret(ctx, accessKey); errors.Is(err, ErrNoSuchAccessKey) {
+			continue
+		} else if err != nil {
+			return "", err
+		}
+		if ku, ok := cr.(KeyUsers); ok {
+			return ku.KeyUser(ctx, accessKey)
+		}
+		return "", nil
+	}
+	return "", nil
+}
 
 // Secret implements Credentials.
 func (c ChainCredentials) Secret(ctx context.Context, accessKey string) (string, error) {

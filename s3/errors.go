@@ -119,6 +119,9 @@ func fromClient(err error, notFound *Error) *Error {
 	case errors.Is(err, client.ErrPrecondition):
 		// A key name that clashes with a directory of an FSO bucket, ...
 		return errf(ErrInvalidRequest, "%s", metaMessage(err))
+	case errors.Is(err, client.ErrPermission):
+		// meta refused the key's user (docs/s3.md, "Users and ACLs").
+		return errf(ErrAccessDenied, "%s", metaMessage(err))
 	case errors.Is(err, client.ErrUnavailable), errors.Is(err, client.ErrNoSpace):
 		return errf(ErrServiceUnavailable, "%s", metaMessage(err))
 	}

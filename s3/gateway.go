@@ -110,6 +110,16 @@ type Credentials interface {
 	Secret(ctx context.Context, accessKey string) (string, error)
 }
 
+// KeyUsers is implemented by Credentials that know the strato user an
+// access key belongs to (MetaCredentials): the gateway then makes every
+// call to meta for a request of that key on behalf of its user
+// (client.OnBehalfOf), so that meta authorizes the user, not the gateway
+// (docs/s3.md, "Users and ACLs").
+type KeyUsers interface {
+	// KeyUser returns the user of an access key ("": none).
+	KeyUser(ctx context.Context, accessKey string) (string, error)
+}
+
 // ErrNoSuchAccessKey: the access key is unknown (or revoked).
 var ErrNoSuchAccessKey = errors.New("s3: no such access key")
 
@@ -147,9 +157,24 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	g := &Gateway{opts: opts, c: opts.Client, volume: opts.Volume, partBkts: map[string]bool{}, stop: make(chan struct{})}
 	for _, v := range []string{opts.Volume, opts.MultipartVolume} {
-		if _, err := g.c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: v, Owner: "s3"}); err != nil && !errors.Is(err, client.ErrExists) {
+		// Looked up first: a proxy user may not create volumes (an
+		// administrator makes them), nor perhaps read them (it exists).
+		_, err := g.c.GetVolume(ctx, v)
+		if errors.Is(err, client.ErrPermission) && !errors.Is(err, client.ErrUnauthenticated) {
+			continue
+		}
+		if errors.Is(err, client.ErrVolumeNotFound) {
+			_, err = g.c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: v, Owner: "s3"})
+			if errors.Is(err, client.ErrPermission) {
+				return nil, fmt.Errorf("s3: volume %s does not exist and this gateway's user may not create it (an administrator must; docs/s3.md): %w", v, err)
+			}
+		}
+		if err != nil && !errors.Is(err, client.ErrExists) {
 			return nil, fmt.Errorf("s3: volume %s: %w", v, err)
 		}
+	}
+	if err := g.openVolumes(ctx); err != nil {
+		return nil, err
 	}
 	if opts.CleanupInterval > 0 {
 		g.wg.Add(1)
@@ -176,6 +201,7 @@ type request struct {
 	op     string
 	body   *body // the payload, decoded and checked (nil: none)
 	auth   *authRequest
+	user   string // the access key's strato user ("": unknown)
 	status int
 	out    int64 // bytes of response body
 }
@@ -232,6 +258,15 @@ func (g *Gateway) serve(rq *request) error {
 		rq.op = "Auth"
 		return err
 	}
+	if ku, ok := g.opts.Credentials.(KeyUsers); ok && rq.auth != nil {
+		user, err := ku.KeyUser(rq.ctx, rq.auth.accessKey)
+		if err != nil {
+			rq.op = "Auth"
+			return errf(ErrServiceUnavailable, "looking up the access key: %v", err)
+		}
+		rq.user = user
+		rq.ctx = client.OnBehalfOf(rq.ctx, user)
+	}
 	has := func(k string) bool { _, ok := q[k]; return ok }
 	m := rq.r.Method
 	switch {
@@ -261,6 +296,12 @@ func (g *Gateway) serve(rq *request) error {
 		case has("tagging") && m == http.MethodDelete:
 			rq.op = "DeleteBucketTagging"
 			return g.deleteBucketTagging(rq)
+		case has("acl") && m == http.MethodGet:
+			rq.op = "GetBucketAcl"
+			return g.getBucketAcl(rq)
+		case has("acl") && m == http.MethodPut:
+			rq.op = "PutBucketAcl"
+			return g.putBucketAcl(rq)
 		case has("tagging"), has("acl"), has("policy"), has("cors"), has("lifecycle"), has("encryption"),
 			has("website"), has("replication"), has("object-lock"), has("ownershipControls"), has("versions"),
 			has("notification"), has("logging"), has("publicAccessBlock"), has("accelerate"), has("requestPayment"):

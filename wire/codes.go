@@ -32,6 +32,9 @@ const (
 	CodeUnavailable        Code = 17
 	CodeInternal           Code = 18
 	CodeContainerExists    Code = 19
+	// CodeAccessDenied: the request needs a block token this connection
+	// did not present, or a TOKEN failed verification (docs/wire.md §5.9).
+	CodeAccessDenied Code = 20
 )
 
 var codeNames = [...]string{
@@ -54,6 +57,7 @@ var codeNames = [...]string{
 	CodeUnavailable:        "UNAVAILABLE",
 	CodeInternal:           "INTERNAL",
 	CodeContainerExists:    "CONTAINER_EXISTS",
+	CodeAccessDenied:       "ACCESS_DENIED",
 }
 
 // String returns the code's name as docs/wire.md spells it.

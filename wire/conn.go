@@ -97,7 +97,23 @@ type Conn struct {
 	inflight atomic.Int32
 	lastUsed atomic.Int64 // unix nanoseconds
 	done     chan struct{}
+
+	tokMu     sync.Mutex
+	tokens    map[string]*tokenSend // block tokens presented (Authorize)
+	tokenFIFO []string              // their order, to forget the oldest
 }
+
+// tokenSend is a TOKEN presented, or being presented, on a connection.
+type tokenSend struct {
+	done chan struct{}
+	err  error
+}
+
+// MaxGrants is how many block tokens a connection remembers: a datanode
+// keeps the grants of the last MaxGrants tokens presented on a connection
+// (dropping the oldest), and a Conn presents a token again once it has
+// forgotten it.
+const MaxGrants = 4096
 
 type call struct {
 	typ  Type
@@ -136,10 +152,11 @@ func Dial(ctx context.Context, addr string, opts ConnOptions) (*Conn, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("wire: handshake with %s: %w", addr, err)
 	}
-	if resp.Version != Version {
+	if resp.Version < MinVersion || resp.Version > MaxVersion {
 		_ = c.Close()
-		return nil, fmt.Errorf("wire: handshake with %s: server chose version %d, this client speaks %d", addr, resp.Version, Version)
+		return nil, fmt.Errorf("wire: handshake with %s: server chose version %d, this client speaks %d..%d", addr, resp.Version, MinVersion, MaxVersion)
 	}
+	c.w.SetVersion(resp.Version)
 	return c, nil
 }
 
@@ -181,6 +198,66 @@ func NewConn(nc net.Conn, opts ConnOptions) *Conn {
 
 // Addr returns the remote address.
 func (c *Conn) Addr() string { return c.addr }
+
+// Version returns the protocol version of the connection's frames: the one
+// its PING chose (Version for a Conn made by NewConn without one).
+func (c *Conn) Version() uint8 { return c.w.ProtocolVersion() }
+
+// Authorize presents a block token (TOKEN, docs/wire.md §5.9) unless this
+// connection presented the same token already: callers call it before
+// their first request for the token's block, every time (it costs a map
+// lookup once the token is presented). Concurrent callers with the same
+// token wait for one TOKEN. An empty token, or a connection of version 1
+// (whose datanode cannot check tokens), presents nothing. A refused token
+// is an *Error with CodeAccessDenied, and is not remembered.
+func (c *Conn) Authorize(ctx context.Context, token []byte) error {
+	if len(token) == 0 || c.Version() < VersionToken {
+		return nil
+	}
+	key := string(token)
+	c.tokMu.Lock()
+	if c.tokens == nil {
+		c.tokens = make(map[string]*tokenSend)
+	}
+	ts := c.tokens[key]
+	if ts == nil {
+		ts = &tokenSend{done: make(chan struct{})}
+		c.tokens[key] = ts
+		c.tokenFIFO = append(c.tokenFIFO, key)
+		if len(c.tokenFIFO) > MaxGrants {
+			delete(c.tokens, c.tokenFIFO[0])
+			c.tokenFIFO = c.tokenFIFO[1:]
+		}
+		c.tokMu.Unlock()
+		_, _, ts.err = c.Do(ctx, &TokenRequest{}, token, nil)
+		if ts.err != nil {
+			c.forgetToken(key, ts)
+		}
+		close(ts.done)
+		return ts.err
+	}
+	c.tokMu.Unlock()
+	select {
+	case <-ts.done:
+		return ts.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *Conn) forgetToken(key string, ts *tokenSend) {
+	c.tokMu.Lock()
+	defer c.tokMu.Unlock()
+	if c.tokens[key] == ts {
+		delete(c.tokens, key)
+		for i, k := range c.tokenFIFO {
+			if k == key {
+				c.tokenFIFO = append(c.tokenFIFO[:i], c.tokenFIFO[i+1:]...)
+				break
+			}
+		}
+	}
+}
 
 // Err returns why the connection closed, or nil while it is usable.
 func (c *Conn) Err() error {

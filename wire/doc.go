@@ -26,6 +26,11 @@
 // callers each get their own response, matched by request ID, in the
 // order the datanode completes them. Pool keeps a few Conns per address.
 //
+// Version 2 adds block tokens (token.go): TOKEN presents a token meta
+// signed (BlockToken, VerifyBlockToken), Conn.Authorize presents one once
+// per connection, and CodeAccessDenied refuses requests without a grant.
+// Frames carry the version their connection's PING chose (Writer.SetVersion).
+//
 // # Errors
 //
 // An error response decodes to *Error: a Code, a message, and for a

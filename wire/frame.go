@@ -9,11 +9,14 @@ import (
 const (
 	// Magic opens every frame: ASCII "STRW".
 	Magic uint32 = 0x53545257
-	// Version is the protocol version this package writes.
+	// Version is the protocol version of frames sent before a PING chose
+	// one (and of the frames AppendFrame makes, but TOKEN's): version 1.
 	Version uint8 = 1
-	// MinVersion and MaxVersion bound the versions this package reads.
+	// VersionToken is the first version with TOKEN (block tokens).
+	VersionToken uint8 = 2
+	// MinVersion and MaxVersion bound the versions this package speaks.
 	MinVersion uint8 = 1
-	MaxVersion uint8 = 1
+	MaxVersion uint8 = 2
 
 	// FrameHeaderLen is the size of the fixed frame header.
 	FrameHeaderLen = 24
@@ -62,6 +65,8 @@ const (
 	// (IMPORT_INDEX). See docs/wire.md §5.8.
 	TypeListBlocks  Type = 11
 	TypeImportIndex Type = 12
+	// TypeToken presents a block token (version 2, docs/wire.md §5.9).
+	TypeToken Type = 13
 )
 
 var typeNames = [...]string{
@@ -78,6 +83,7 @@ var typeNames = [...]string{
 	TypeImportAbort:    "IMPORT_ABORT",
 	TypeListBlocks:     "LIST_BLOCKS",
 	TypeImportIndex:    "IMPORT_INDEX",
+	TypeToken:          "TOKEN",
 }
 
 func (t Type) String() string {
@@ -87,9 +93,22 @@ func (t Type) String() string {
 	return "TYPE_" + strconv.Itoa(int(t))
 }
 
-// Known reports whether t is a message type of this version (TypeNone is
-// not).
+// Known reports whether t is a message type of this package, in any
+// version (TypeNone is not).
 func (t Type) Known() bool { return t >= TypePing && int(t) < len(typeNames) }
+
+// KnownIn reports whether t is a message type of protocol version v.
+func (t Type) KnownIn(v uint8) bool {
+	return t.Known() && (t != TypeToken || v >= VersionToken)
+}
+
+// minVersion is the first version that has message type t.
+func (t Type) minVersion() uint8 {
+	if t == TypeToken {
+		return VersionToken
+	}
+	return Version
+}
 
 // Flags are a frame's flag bits.
 type Flags uint16
@@ -176,9 +195,11 @@ type Frame struct {
 	Payload []byte
 }
 
-// frameHeaderFor returns the frame header of message m (not an *Error).
-func frameHeaderFor(id uint64, m Message, headerLen, payloadLen int) FrameHeader {
-	h := FrameHeader{Version: Version, Type: m.Type(), RequestID: id, HeaderLen: uint32(headerLen), PayloadLen: uint32(payloadLen)}
+// frameHeaderFor returns the frame header of message m (not an *Error) in
+// version v (raised to the first version that has m's type).
+func frameHeaderFor(v uint8, id uint64, m Message, headerLen, payloadLen int) FrameHeader {
+	v = max(v, m.Type().minVersion())
+	h := FrameHeader{Version: v, Type: m.Type(), RequestID: id, HeaderLen: uint32(headerLen), PayloadLen: uint32(payloadLen)}
 	if m.response() {
 		h.Flags = FlagResponse
 	}
@@ -195,7 +216,7 @@ func AppendFrame(dst []byte, id uint64, m Message, payload []byte) []byte {
 	start := len(dst)
 	dst = append(dst, make([]byte, FrameHeaderLen)...)
 	dst = m.AppendHeader(dst)
-	h := frameHeaderFor(id, m, len(dst)-start-FrameHeaderLen, len(payload))
+	h := frameHeaderFor(Version, id, m, len(dst)-start-FrameHeaderLen, len(payload))
 	h.Append(dst[start:start])
 	return append(dst, payload...)
 }

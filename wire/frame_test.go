@@ -149,7 +149,7 @@ func TestRecoverableErrors(t *testing.T) {
 	}{
 		{"unknown type", frame(99, 0, Version, []byte{1, 2, 3}, []byte("xyz")), CodeUnsupportedType},
 		{"type 0", frame(TypeNone, 0, Version, nil, nil), CodeUnsupportedType},
-		{"future version", frame(TypeReadChunk, 0, 2, typedOf(&ReadChunkRequest{Block: BlockID{7, 42}, Length: 1}), nil), CodeUnsupportedVersion},
+		{"future version", frame(TypeReadChunk, 0, MaxVersion+1, typedOf(&ReadChunkRequest{Block: BlockID{7, 42}, Length: 1}), nil), CodeUnsupportedVersion},
 		{"version 0", frame(TypeGetBlock, 0, 0, typedOf(&GetBlockRequest{Block: BlockID{7, 42}}), nil), CodeUnsupportedVersion},
 		{"trailing byte", frame(TypeGetBlock, 0, Version, append(typedOf(&GetBlockRequest{Block: BlockID{7, 42}}), 0), nil), CodeInvalidArgument},
 		{"short header", frame(TypeGetBlock, 0, Version, typedOf(&GetBlockRequest{Block: BlockID{7, 42}})[:15], nil), CodeInvalidArgument},

@@ -545,6 +545,11 @@ func newMessage(t Type, response, isErr bool) Message {
 			return &CloseContainerResponse{}
 		}
 		return &CloseContainerRequest{}
+	case TypeToken:
+		if response {
+			return &TokenResponse{}
+		}
+		return &TokenRequest{}
 	}
 	return newImportMessage(t, response)
 }
@@ -565,7 +570,10 @@ func DecodeMessage(h FrameHeader, typed []byte) (Message, error) {
 	if h.Type != TypePing && !h.IsError() && (h.Version < MinVersion || h.Version > MaxVersion) {
 		return nil, Errorf(CodeUnsupportedVersion, "version %d (this side speaks %d..%d)", h.Version, MinVersion, MaxVersion)
 	}
-	if !h.IsError() && !h.Type.Known() {
+	if !h.IsError() && !h.Type.KnownIn(h.Version) {
+		if h.Type.Known() {
+			return nil, Errorf(CodeUnsupportedType, "message type %v is not in version %d", h.Type, h.Version)
+		}
 		return nil, Errorf(CodeUnsupportedType, "message type %d", h.Type)
 	}
 	m := newMessage(h.Type, h.IsResponse(), h.IsError())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +19,8 @@ type Writer struct {
 	w        io.Writer
 	deadline writeDeadliner
 	timeout  time.Duration
+
+	version atomic.Uint32 // of the frames written (SetVersion)
 
 	lock chan struct{} // a mutex that a context can give up on
 	buf  []byte        // guarded by lock
@@ -32,8 +35,17 @@ type writeDeadliner interface{ SetWriteDeadline(time.Time) error }
 func NewWriter(w io.Writer, timeout time.Duration) *Writer {
 	wr := &Writer{w: w, timeout: timeout, lock: make(chan struct{}, 1)}
 	wr.deadline, _ = w.(writeDeadliner)
+	wr.version.Store(uint32(Version))
 	return wr
 }
+
+// SetVersion sets the protocol version of the frames written from now on
+// (the version a PING chose; Version until then). A frame of a type that
+// version lacks (TOKEN in version 1) carries the first version that has it.
+func (w *Writer) SetVersion(v uint8) { w.version.Store(uint32(v)) }
+
+// ProtocolVersion returns the version set by SetVersion.
+func (w *Writer) ProtocolVersion() uint8 { return uint8(w.version.Load()) }
 
 // ErrWriterBroken is wrapped by the error of a write that failed part-way
 // and of every write after it.
@@ -51,7 +63,7 @@ func (w *Writer) WriteMessage(ctx context.Context, id uint64, m Message, payload
 	}
 	return w.write(ctx, func(dst []byte) []byte {
 		dst = m.AppendHeader(dst)
-		h := frameHeaderFor(id, m, len(dst)-FrameHeaderLen, len(payload))
+		h := frameHeaderFor(w.ProtocolVersion(), id, m, len(dst)-FrameHeaderLen, len(payload))
 		h.Append(dst[:0])
 		return dst
 	}, payload, 0, nil)
@@ -59,8 +71,11 @@ func (w *Writer) WriteMessage(ctx context.Context, id uint64, m Message, payload
 
 // WriteError writes an error frame answering request id of type t.
 func (w *Writer) WriteError(ctx context.Context, t Type, id uint64, e *Error) error {
+	v := w.ProtocolVersion()
 	return w.write(ctx, func(dst []byte) []byte {
-		return AppendErrorFrame(dst[:0], t, id, e)
+		dst = AppendErrorFrame(dst[:0], t, id, e)
+		dst[4] = v
+		return dst
 	}, nil, 0, nil)
 }
 
@@ -76,7 +91,7 @@ func (w *Writer) WriteMessageFunc(ctx context.Context, id uint64, m Message, n i
 	}
 	return w.write(ctx, func(dst []byte) []byte {
 		dst = m.AppendHeader(dst)
-		h := frameHeaderFor(id, m, len(dst)-FrameHeaderLen, int(n))
+		h := frameHeaderFor(w.ProtocolVersion(), id, m, len(dst)-FrameHeaderLen, int(n))
 		h.Append(dst[:0])
 		return dst
 	}, nil, n, send)

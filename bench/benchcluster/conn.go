@@ -33,6 +33,10 @@ type Options struct {
 	// TLS runs the in-process cluster with TLS (minicluster.Options.TLS),
 	// its client trusting the cluster's CA.
 	TLS bool
+	// Auth runs the in-process cluster with token authentication, and so
+	// block tokens (minicluster.Options.Auth), its client presenting the
+	// administrator's token.
+	Auth bool
 }
 
 // Conn is a client of the strato a benchmark runs against, and the
@@ -58,6 +62,9 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 	if o.TLS && c.Meta != "" {
 		return nil, errors.New("bench: TLS is for the in-process cluster; a running one is reached as it is")
 	}
+	if o.Auth && c.Meta != "" {
+		return nil, errors.New("bench: auth is for the in-process cluster; a running one is reached as it is (with the client's token)")
+	}
 	if c.Meta == "" {
 		dir, remove, err := o.Dir.Make("strato-" + o.Bench + "-")
 		if err != nil {
@@ -70,8 +77,11 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 		if o.TLS {
 			mode = ", TLS"
 		}
+		if o.Auth {
+			mode += ", auth (block tokens)"
+		}
 		fmt.Fprintf(o.Log, "bench %s: starting an in-process cluster (meta + %d datanodes%s) in %s\n", o.Bench, o.Datanodes, mode, dir)
-		mc, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, Datanodes: o.Datanodes, TLS: o.TLS})
+		mc, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, Datanodes: o.Datanodes, TLS: o.TLS, Auth: o.Auth})
 		if err != nil {
 			remove()
 			return nil, err
@@ -86,6 +96,12 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 	copts := client.Options{Meta: []string{c.Meta}}
 	if c.Cluster != nil {
 		copts.TLS = c.Cluster.ClientTLS()
+		tok, err := c.Cluster.AdminToken()
+		if err != nil {
+			_ = c.release()
+			return nil, err
+		}
+		copts.Token = tok // "" without Auth: the client's default
 	}
 	cl, err := client.New(copts)
 	if err != nil {

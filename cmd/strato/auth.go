@@ -171,14 +171,14 @@ func newWhoAmICmd() *cobra.Command {
 
 func newUserAdminCmd(o *cliOptions) *cobra.Command {
 	cmd := group("user", "Create, list and delete the users of the cluster (meta's --auth token)")
-	var isAdmin bool
+	var isAdmin, proxy bool
 	var groups []string
 	create := &cobra.Command{
-		Use:   "create NAME [--admin] [--group G]...",
+		Use:   "create NAME [--admin] [--proxy] [--group G]...",
 		Short: "Create a user (1 to 64 of [a-z0-9._-]); give it a token with strato admin token issue --user NAME",
 		Args:  exactArgs(1),
 		RunE: o.action(func(s *session, args []string) error {
-			u, err := s.c.CreateUser(s.ctx, args[0], isAdmin, groups)
+			u, err := s.c.CreateUserWith(s.ctx, &stratov1.CreateUserRequest{Name: args[0], Admin: isAdmin, Groups: groups, Proxy: proxy})
 			if err != nil {
 				return err
 			}
@@ -190,6 +190,7 @@ func newUserAdminCmd(o *cliOptions) *cobra.Command {
 		}),
 	}
 	create.Flags().BoolVar(&isAdmin, "admin", false, "an administrator: may call every RPC")
+	create.Flags().BoolVar(&proxy, "proxy", false, "may act on behalf of other users who are not administrators (an S3 gateway's user)")
 	create.Flags().StringArrayVar(&groups, "group", nil, "a group the user belongs to (repeat for more)")
 	del := &cobra.Command{
 		Use:   "delete NAME",

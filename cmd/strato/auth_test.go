@@ -94,7 +94,9 @@ func TestLoginWhoAmILogout(t *testing.T) {
 	require.Equal(t, "false", who["Admin"])
 	require.Equal(t, "dev,ops", who["Groups"])
 	require.Equal(t, issued["ID"], who["Token"])
-	h.ok("sh", "volume", "create", "davesvol")
+	// Creating volumes is for administrators (docs/security.md, "ACLs").
+	require.Contains(t, h.fail(1, "sh", "volume", "create", "davesvol"), "user dave lacks CREATE on /")
+	h.ok("sh", "volume", "list")
 	require.Contains(t, h.fail(1, "admin", "user", "list"), "permission denied")
 	require.Contains(t, h.fail(1, "admin", "datanode", "list"), "permission denied")
 

@@ -29,6 +29,7 @@ func newBenchTeraGenCmd() *cobra.Command {
 		readSum  bool
 		cdir     benchcluster.Dir
 		useTLS   bool
+		useAuth  bool
 		repl     string
 		nodes    int
 	)
@@ -92,7 +93,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 					}
 				}
 				conn, err := stratoOutput(ctx, benchcluster.Options{Bench: "teragen", Meta: metaAddr, Dir: cdir, Log: cmd.ErrOrStderr(),
-					TLS: useTLS, Datanodes: nodes}, cfg.Path)
+					TLS: useTLS, Auth: useAuth, Datanodes: nodes}, cfg.Path)
 				if err != nil {
 					return err
 				}
@@ -126,6 +127,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 	f.StringVar(&metaAddr, "meta", "", "address of a running meta server to write through (default: an in-process cluster)")
 	addClusterDirFlags(f, &cdir)
 	f.BoolVar(&useTLS, "tls", false, "run the in-process cluster with TLS (docs/security.md)")
+	f.BoolVar(&useAuth, "auth", false, "run the in-process cluster with token authentication and block tokens (docs/security.md)")
 	f.IntVar(&nodes, "datanodes", 3, "datanodes of the in-process cluster")
 	f.StringVar(&repl, "replication", "", "the files' replication: ONE, THREE or an erasure coding config such as rs-3-2-1024k (default: the bucket's; erasure coded files have no hsync: the writers skip it)")
 	f.StringVar(&localDir, "local-dir", "", "write to the local file system under this directory")

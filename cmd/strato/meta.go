@@ -129,6 +129,8 @@ func newMetaCmd() *cobra.Command {
 	tlsf.addFlags(f, "replica")
 	f.StringVar(&consoleToken, "console-token", "", "with --auth token and --http: the token the web console's live charts sample meta with (an administrator's; none: no charts); visitors sign in with their own")
 	f.StringVar(&o.Auth, "auth", meta.AuthNone, `client authentication: "none" (every caller may do everything) or "token" (every client call carries a token meta issued; the first start writes the administrator's to DATA/admin.token; docs/security.md)`)
+	f.DurationVar(&o.BlockTokenKeyInterval, "block-token-key-interval", meta.DefaultBlockTokenKeyInterval, "with --auth token: how often meta makes a new key to sign block tokens (docs/security.md, Block tokens)")
+	f.DurationVar(&o.BlockTokenLifetime, "block-token-lifetime", meta.DefaultBlockTokenLifetime, "with --auth token: how long a block token is valid")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }

@@ -69,6 +69,7 @@ func keyArg(s string) (client.Path, error) {
 func newVolumeCmd(o *cliOptions) *cobra.Command {
 	cmd := group("volume", "Create, inspect, list and delete volumes")
 	cmd.AddCommand(newVolumeCreateCmd(o), newVolumeInfoCmd(o), newVolumeListCmd(o), newVolumeDeleteCmd(o))
+	cmd.AddCommand(newAclCmds(o, aclVolume)...)
 	return cmd
 }
 
@@ -196,6 +197,7 @@ func optionalSize(flag, s string) (int64, error) {
 func newBucketCmd(o *cliOptions) *cobra.Command {
 	cmd := group("bucket", "Create, inspect, list and delete buckets")
 	cmd.AddCommand(newBucketCreateCmd(o), newBucketInfoCmd(o), newBucketListCmd(o), newBucketDeleteCmd(o))
+	cmd.AddCommand(newAclCmds(o, aclBucket)...)
 	return cmd
 }
 
@@ -386,6 +388,7 @@ func parseReplication(s string) (stratov1.ReplicationFactor, *stratov1.ErasureCo
 func newKeyCmd(o *cliOptions) *cobra.Command {
 	cmd := group("key", "Write, read, inspect, list, rename and delete keys")
 	cmd.AddCommand(newKeyPutCmd(o), newKeyGetCmd(o), newKeyCatCmd(o), newKeyInfoCmd(o), newKeyListCmd(o), newKeyDelCmd(o), newKeyRenameCmd(o))
+	cmd.AddCommand(newAclCmds(o, aclKey)...)
 	return cmd
 }
 

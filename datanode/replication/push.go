@@ -56,6 +56,11 @@ type Options struct {
 	TLS *tls.Config
 	// ClientID names the source in the target's logs.
 	ClientID string
+	// Token is the container token (WRITE on the container) meta gave the
+	// copy (ReplicateContainerCommand.token), presented with TOKEN before
+	// IMPORT_BEGIN; a target that requires block tokens refuses the import
+	// without it. Default: none.
+	Token []byte
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 }
@@ -245,9 +250,19 @@ func dial(ctx context.Context, addr string, opts *Options) (*session, error) {
 		s.close()
 		return nil, fmt.Errorf("handshake: %w", err)
 	}
-	if p := resp.(*wire.PingResponse); p.Version != wire.Version {
+	p := resp.(*wire.PingResponse)
+	if p.Version < wire.MinVersion || p.Version > wire.MaxVersion {
 		s.close()
-		return nil, fmt.Errorf("handshake: target chose version %d, this datanode speaks %d", p.Version, wire.Version)
+		return nil, fmt.Errorf("handshake: target chose version %d, this datanode speaks %d..%d", p.Version, wire.MinVersion, wire.MaxVersion)
+	}
+	s.w.SetVersion(p.Version)
+	if len(opts.Token) > 0 && p.Version >= wire.VersionToken {
+		// The container token meta gave the copy (WRITE on the
+		// container), before IMPORT_BEGIN.
+		if _, err := s.call(ctx, &wire.TokenRequest{}, opts.Token); err != nil {
+			s.close()
+			return nil, fmt.Errorf("block token: %w", err)
+		}
 	}
 	return s, nil
 }

@@ -86,6 +86,8 @@ func (ns *Namespace) Apply(cmd *stratov1.NamespaceCommand, b *pebble.Batch) (pro
 		res, err = a.issueToken(op.IssueToken)
 	case *stratov1.NamespaceCommand_RevokeToken:
 		res, err = a.revokeToken(op.RevokeToken)
+	case *stratov1.NamespaceCommand_SetAcl:
+		res, err = a.setAcl(op.SetAcl)
 	default:
 		return nil, fmt.Errorf("%w: unknown command %T", ErrInvalid, cmd.Op)
 	}
@@ -183,7 +185,7 @@ func (a *applier) createVolume(v *stratov1.VolumeRecord) (proto.Message, error) 
 	rec := &stratov1.VolumeRecord{
 		Name: v.GetName(), Id: id, Owner: v.GetOwner(),
 		CreationTimeUnixMs: a.now, ModificationTimeUnixMs: a.now,
-		QuotaBytes: v.GetQuotaBytes(), QuotaNamespace: v.GetQuotaNamespace(),
+		QuotaBytes: v.GetQuotaBytes(), QuotaNamespace: v.GetQuotaNamespace(), Acls: v.GetAcls(),
 	}
 	if err := put(a.b, key, rec); err != nil {
 		return nil, err
@@ -342,6 +344,11 @@ func (a *applier) createBucket(bi *stratov1.BucketRecord) (proto.Message, error)
 		return nil, err
 	}
 	rec.Id, rec.VolumeId = id, v.Id
+	// A bucket takes its volume's DEFAULT entries (acl.go), and those
+	// the command adds.
+	if rec.Acls, err = mergeAcls(bi.GetAcls(), inherit(v.Acls, true), stratov1.AclEdit_ACL_EDIT_ADD); err != nil {
+		return nil, err
+	}
 	if err := put(a.b, key, rec); err != nil {
 		return nil, err
 	}

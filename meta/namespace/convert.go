@@ -22,7 +22,7 @@ func VolumeInfo(r *stratov1.VolumeRecord) *stratov1.VolumeInfo {
 		Name: r.Name, Id: r.Id, Owner: r.Owner,
 		CreationTimeUnixMs: r.CreationTimeUnixMs, ModificationTimeUnixMs: r.ModificationTimeUnixMs,
 		QuotaBytes: r.QuotaBytes, QuotaNamespace: r.QuotaNamespace,
-		UsedBytes: r.UsedBytes, UsedNamespace: r.UsedNamespace,
+		UsedBytes: r.UsedBytes, UsedNamespace: r.UsedNamespace, Acls: AclInfos(r.Acls),
 	}
 }
 
@@ -40,6 +40,7 @@ func BucketInfo(r *stratov1.BucketRecord) *stratov1.BucketInfo {
 		BlockSize: r.BlockSize, VolumeId: r.VolumeId, Attributes: keyAttributes(r.Attributes),
 		ErasureCoding: ErasureCoding(r.ErasureCoding),
 		Permission:    permissionOr(r.Permission, DefaultDirPermission), Group: r.Group,
+		Acls: AclInfos(r.Acls),
 	}
 }
 
@@ -56,6 +57,7 @@ func KeyInfo(r *stratov1.KeyRecord) *stratov1.KeyInfo {
 		ErasureCoding: ErasureCoding(r.ErasureCoding),
 		Permission:    permissionOr(r.Permission, DefaultFilePermission), Group: r.Group,
 		AccessTimeUnixMs: accessTime(r.AccessTimeUnixMs, r.ModificationTimeUnixMs),
+		Acls:             AclInfos(r.Acls),
 	}
 }
 

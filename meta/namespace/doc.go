@@ -15,8 +15,13 @@
 //	b.Commit(...); ns.Committed()
 //
 // Errors are classified for the server's mapping to gRPC codes: Class(err)
-// is ErrNotFound, ErrExists, ErrFailedPrecondition or
-// ErrInvalid (or nil: internal), and messages name the object.
+// is ErrNotFound, ErrExists, ErrFailedPrecondition, ErrInvalid or
+// ErrDenied (or nil: internal), and messages name the object.
+//
+// Authorization (acl.go): objects have owners and ACLs; when the server
+// authenticates its callers it passes the caller (PrepareEnv.Caller,
+// Reader.As), and Prepare and the Reader refuse what the caller may not
+// do (ErrPermissionDenied). Apply never checks.
 //
 // Prepare validates, fixes the leader's time, and allocates blocks through
 // the BlockAllocator (meta/cluster). Apply is deterministic and is the

@@ -11,6 +11,9 @@ var (
 	ErrExists             = errors.New("namespace: already exists")
 	ErrFailedPrecondition = errors.New("namespace: failed precondition")
 	ErrInvalid            = errors.New("namespace: invalid argument")
+	// ErrDenied: the caller lacks a right (acl.go); only Prepare and the
+	// Reader return it, never Apply.
+	ErrDenied = errors.New("namespace: permission denied")
 	// ErrCorrupt marks a stored record that cannot be decoded.
 	ErrCorrupt = errors.New("namespace: corrupt record")
 )
@@ -56,13 +59,14 @@ var (
 	ErrUserNotFound      = sentinel("namespace: user not found", ErrNotFound)
 	ErrUserExists        = sentinel("namespace: user already exists", ErrExists)
 	ErrTokenNotFound     = sentinel("namespace: token not found", ErrNotFound)
+	ErrPermissionDenied  = sentinel("namespace: permission denied", ErrDenied)
 )
 
 // Class returns the class of err (ErrNotFound, ErrExists,
-// ErrFailedPrecondition, ErrInvalid) or nil when err is nil or
+// ErrFailedPrecondition, ErrInvalid, ErrDenied) or nil when err is nil or
 // belongs to none of them (an internal error).
 func Class(err error) error {
-	for _, c := range []error{ErrNotFound, ErrExists, ErrFailedPrecondition, ErrInvalid} {
+	for _, c := range []error{ErrNotFound, ErrExists, ErrFailedPrecondition, ErrInvalid, ErrDenied} {
 		if errors.Is(err, c) {
 			return c
 		}

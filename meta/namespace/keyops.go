@@ -133,10 +133,16 @@ func (a *applier) newOpenKey(c *stratov1.OpenKeyCommand, persist bool) (*stratov
 		if err := a.charge(bk, 0, int64(len(newDirs))); err != nil {
 			return nil, nil, err
 		}
-		if rec.ParentId, err = a.makeDirs(rec.ParentId, newDirs, dirAttrs{owner: c.GetOwner(), group: rec.Group}); err != nil {
+		if rec.ParentId, err = a.makeDirs(bk, rec.ParentId, newDirs, dirAttrs{owner: c.GetOwner(), group: rec.Group}); err != nil {
 			return nil, nil, err
 		}
 	}
+	// The key takes its directory's (or bucket's) DEFAULT ACL entries.
+	pacls, err := a.dirAcls(bk, rec.ParentId)
+	if err != nil {
+		return nil, nil, err
+	}
+	rec.Acls = inherit(pacls, false)
 	if rec.Id, err = a.nextID(); err != nil {
 		return nil, nil, err
 	}
@@ -256,12 +262,12 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum,
 		CreationTimeUnixMs: rec.CreationTimeUnixMs, ModificationTimeUnixMs: a.now, Blocks: final, Owner: rec.Owner,
 		Attributes: c.GetAttributes(), Permission: permissionOr(rec.Permission, DefaultFilePermission),
-		Group: rec.Group, AccessTimeUnixMs: a.now,
+		Group: rec.Group, AccessTimeUnixMs: a.now, Acls: rec.Acls,
 	}
 	if own {
-		// What SetPermission and SetOwner changed while the file was
-		// open (after its first hsync) stays.
-		ki.Permission, ki.Owner, ki.Group = old.Permission, old.Owner, old.Group
+		// What SetPermission, SetOwner and SetAcl changed while the file
+		// was open (after its first hsync) stays.
+		ki.Permission, ki.Owner, ki.Group, ki.Acls = old.Permission, old.Owner, old.Group, old.Acls
 	}
 	if fso {
 		ki.ParentId = rec.ParentId

@@ -22,12 +22,20 @@ import (
 // req is one of the mutation requests of the Namespace service:
 // Create/DeleteVolume, SetQuota, Create/DeleteBucket, OpenKey, CreateFile,
 // AllocateBlock, CommitKey, DeleteKey, Delete, RenameKey, Rename,
-// CreateDirectory, SetAttributes, SetPermission, SetOwner, SetTimes, and the S3 gateways' CreateS3Key and RevokeS3Key
+// CreateDirectory, SetAttributes, SetPermission, SetOwner, SetTimes,
+// SetAcl, AddAcl, RemoveAcl, and the S3 gateways' CreateS3Key and RevokeS3Key
 // and the users' CreateUser, DeleteUser, IssueToken and RevokeToken
 // (AdminService). The Apply result of the command is the reply to send,
 // except that DeleteKey and RenameKey get DeleteResponse and RenameResponse
 // (the server replies DeleteKeyResponse and RenameKeyResponse).
+//
+// With env.Caller set, Prepare first checks that the caller may make the
+// request (ErrPermissionDenied otherwise; acl.go) and makes it the owner of
+// what the request creates (an administrator may name another owner).
 func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble.Reader, env PrepareEnv) (*stratov1.NamespaceCommand, error) {
+	if err := ns.authorize(req, view, env.Caller); err != nil {
+		return nil, err
+	}
 	cmd := &stratov1.NamespaceCommand{NowUnixMs: env.Now.UnixMilli()}
 	switch r := req.(type) {
 	case *stratov1.CreateVolumeRequest:
@@ -176,9 +184,25 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		cmd.Op = &stratov1.NamespaceCommand_IssueToken{IssueToken: rec}
 	case *stratov1.RevokeTokenRequest:
 		cmd.Op = &stratov1.NamespaceCommand_RevokeToken{RevokeToken: &stratov1.RevokeTokenCommand{Id: r.GetId()}}
+	case *stratov1.SetAclRequest, *stratov1.AddAclRequest, *stratov1.RemoveAclRequest:
+		var c *stratov1.SetAclCommand
+		var err error
+		switch r := req.(type) {
+		case *stratov1.SetAclRequest:
+			c, err = prepareAcl(r.GetObject(), r.GetAcls(), stratov1.AclEdit_ACL_EDIT_SET)
+		case *stratov1.AddAclRequest:
+			c, err = prepareAcl(r.GetObject(), r.GetAcls(), stratov1.AclEdit_ACL_EDIT_ADD)
+		case *stratov1.RemoveAclRequest:
+			c, err = prepareAcl(r.GetObject(), r.GetAcls(), stratov1.AclEdit_ACL_EDIT_REMOVE)
+		}
+		if err != nil {
+			return nil, err
+		}
+		cmd.Op = &stratov1.NamespaceCommand_SetAcl{SetAcl: c}
 	default:
 		return nil, fmt.Errorf("%w: %T is not a namespace mutation", ErrInvalid, req)
 	}
+	own(cmd, env.Caller)
 	return cmd, nil
 }
 
@@ -202,6 +226,9 @@ func (ns *Namespace) prepareBucket(r *stratov1.CreateBucketRequest, view pebble.
 		return nil, err
 	}
 	var err error
+	if bi.Acls, err = AclRecords(r.GetAcls()); err != nil {
+		return nil, err
+	}
 	if bi.ErasureCoding, err = ecRecord(r.GetErasureCoding()); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,8 @@ import (
 type Reader struct {
 	ns *Namespace
 	r  pebble.Reader
+	// caller: reads are authorized for it (As); nil: not checked.
+	caller *Caller
 }
 
 // Reader returns a Reader over r.
@@ -55,6 +57,9 @@ func applyUsage(r pebble.Reader, id uint64, bytes, names *int64) error {
 
 // Volume returns a volume with its usage.
 func (rd *Reader) Volume(name string) (*stratov1.VolumeInfo, error) {
+	if err := rd.authorized(rd.caller, volumeKind, name, "", "", RightRead); err != nil {
+		return nil, err
+	}
 	v := &stratov1.VolumeRecord{}
 	if ok, err := get(rd.r, volumeKey(nil, name), v); err != nil {
 		return nil, err
@@ -69,6 +74,9 @@ func (rd *Reader) Volume(name string) (*stratov1.VolumeInfo, error) {
 
 // Bucket returns a bucket with its usage.
 func (rd *Reader) Bucket(volume, name string) (*stratov1.BucketInfo, error) {
+	if err := rd.authorized(rd.caller, bucketKind, volume, name, "", RightRead); err != nil {
+		return nil, err
+	}
 	shared, err := rd.bucket(volume, name)
 	if err != nil {
 		return nil, err
@@ -142,6 +150,9 @@ func (rd *Reader) ListVolumes(req *stratov1.ListVolumesRequest) (*stratov1.ListV
 		if err := proto.Unmarshal(v, vi); err != nil {
 			return false, fmt.Errorf("%w: volume: %w", ErrCorrupt, err)
 		}
+		if !rd.caller.mayListVolume(vi) {
+			return true, nil
+		}
 		info := VolumeInfo(vi)
 		res.Volumes = append(res.Volumes, info)
 		return true, applyUsage(rd.r, info.Id, &info.UsedBytes, &info.UsedNamespace)
@@ -151,6 +162,9 @@ func (rd *Reader) ListVolumes(req *stratov1.ListVolumesRequest) (*stratov1.ListV
 
 // ListBuckets lists a volume's buckets in name order.
 func (rd *Reader) ListBuckets(req *stratov1.ListBucketsRequest) (*stratov1.ListBucketsResponse, error) {
+	if err := rd.authorized(rd.caller, volumeKind, req.GetVolume(), "", "", RightList); err != nil {
+		return nil, err
+	}
 	if ok, err := exists(rd.r, volumeKey(nil, req.GetVolume())); err != nil {
 		return nil, err
 	} else if !ok {
@@ -229,6 +243,9 @@ func (rd *Reader) DeletedDirectories(limit int) ([]*stratov1.DeletedDirectory, e
 
 // LookupKey returns a committed key (OBS) or file (FSO) with its blocks.
 func (rd *Reader) LookupKey(req *stratov1.LookupKeyRequest) (*stratov1.LookupKeyResponse, error) {
+	if err := rd.authorized(rd.caller, keyKind, req.GetVolume(), req.GetBucket(), req.GetKey(), RightRead); err != nil {
+		return nil, err
+	}
 	bk, err := rd.bucket(req.GetVolume(), req.GetBucket())
 	if err != nil {
 		return nil, err
@@ -273,7 +290,8 @@ func (rd *Reader) LookupKey(req *stratov1.LookupKeyRequest) (*stratov1.LookupKey
 func dirStatus(path string, d *stratov1.DirectoryInfo) *stratov1.FileStatus {
 	return &stratov1.FileStatus{Path: path, IsDirectory: true, ModificationTimeUnixMs: d.ModificationTimeUnixMs,
 		CreationTimeUnixMs: d.CreationTimeUnixMs, ObjectId: d.ObjectId, Owner: d.Owner,
-		Permission: permissionOr(d.Permission, DefaultDirPermission), Group: d.Group, AccessTimeUnixMs: d.AccessTimeUnixMs}
+		Permission: permissionOr(d.Permission, DefaultDirPermission), Group: d.Group, AccessTimeUnixMs: d.AccessTimeUnixMs,
+		Acls: AclInfos(d.Acls)}
 }
 
 // keyFields are what a file status shows of a key: its record's, or its
@@ -291,16 +309,18 @@ type keyFields interface {
 
 func fileStatus(bk *stratov1.BucketRecord, path string, ki keyFields) *stratov1.FileStatus {
 	var perm *uint32
+	var acls []*stratov1.Acl
 	switch k := ki.(type) {
 	case *stratov1.KeyRecord:
-		perm = k.Permission
+		perm, acls = k.Permission, AclInfos(k.Acls)
 	case *stratov1.KeyInfo:
-		perm = k.Permission
+		perm, acls = k.Permission, k.Acls
 	}
 	return &stratov1.FileStatus{Path: path, Length: ki.GetSize(), Replication: ki.GetReplication(), BlockSize: bk.BlockSize,
 		ModificationTimeUnixMs: ki.GetModificationTimeUnixMs(), CreationTimeUnixMs: ki.GetCreationTimeUnixMs(),
 		ObjectId: ki.GetObjectId(), Owner: ki.GetOwner(), Permission: permissionOr(perm, DefaultFilePermission),
-		Group: ki.GetGroup(), AccessTimeUnixMs: accessTime(ki.GetAccessTimeUnixMs(), ki.GetModificationTimeUnixMs())}
+		Group: ki.GetGroup(), AccessTimeUnixMs: accessTime(ki.GetAccessTimeUnixMs(), ki.GetModificationTimeUnixMs()),
+		Acls: acls}
 }
 
 // accessTime is a file's access time: the stored one, or (a record written
@@ -326,12 +346,15 @@ func fileStatusWithKey(bk *stratov1.BucketRecord, path string, ki *stratov1.KeyR
 func rootStatus(bk *stratov1.BucketRecord) *stratov1.FileStatus {
 	return &stratov1.FileStatus{IsDirectory: true, ModificationTimeUnixMs: bk.ModificationTimeUnixMs,
 		CreationTimeUnixMs: bk.CreationTimeUnixMs, ObjectId: bk.Id, Owner: bk.Owner,
-		Permission: permissionOr(bk.Permission, DefaultDirPermission), Group: bk.Group}
+		Permission: permissionOr(bk.Permission, DefaultDirPermission), Group: bk.Group, Acls: AclInfos(bk.Acls)}
 }
 
 // GetFileStatus returns the status of a file or directory ("" is the root).
 // On an OBS bucket, a key is a file and a prefix followed by '/' a directory.
 func (rd *Reader) GetFileStatus(req *stratov1.GetFileStatusRequest) (*stratov1.GetFileStatusResponse, error) {
+	if err := rd.authorized(rd.caller, keyKind, req.GetVolume(), req.GetBucket(), req.GetPath(), RightRead); err != nil {
+		return nil, err
+	}
 	bk, err := rd.bucket(req.GetVolume(), req.GetBucket())
 	if err != nil {
 		return nil, err
@@ -393,6 +416,9 @@ func (rd *Reader) obsFileStatus(bk *stratov1.BucketRecord, req *stratov1.GetFile
 // ListStatus lists a directory's children in name order, from the first
 // name after start_after. Listing a file returns its own status.
 func (rd *Reader) ListStatus(req *stratov1.ListStatusRequest) (*stratov1.ListStatusResponse, error) {
+	if err := rd.authorized(rd.caller, keyKind, req.GetVolume(), req.GetBucket(), req.GetPath(), RightList); err != nil {
+		return nil, err
+	}
 	bk, err := rd.bucket(req.GetVolume(), req.GetBucket())
 	if err != nil {
 		return nil, err
@@ -534,6 +560,9 @@ func (rd *Reader) obsListStatus(bk *stratov1.BucketRecord, req *stratov1.ListSta
 // after start_after; with a delimiter, keys containing it after the prefix
 // are rolled up into common prefixes (S3 ListObjectsV2).
 func (rd *Reader) ListKeys(req *stratov1.ListKeysRequest) (*stratov1.ListKeysResponse, error) {
+	if err := rd.authorized(rd.caller, bucketKind, req.GetVolume(), req.GetBucket(), "", RightList); err != nil {
+		return nil, err
+	}
 	bk, err := rd.bucket(req.GetVolume(), req.GetBucket())
 	if err != nil {
 		return nil, err

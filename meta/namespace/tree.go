@@ -59,7 +59,13 @@ type dirAttrs struct {
 }
 
 // makeDirs creates names as a chain under parent and returns the last ID.
-func (a *applier) makeDirs(parent uint64, names []string, nd dirAttrs) (uint64, error) {
+// Each directory takes its parent's DEFAULT ACL entries (acl.go).
+func (a *applier) makeDirs(bk *stratov1.BucketRecord, parent uint64, names []string, nd dirAttrs) (uint64, error) {
+	pacls, err := a.dirAcls(bk, parent)
+	if err != nil {
+		return 0, err
+	}
+	acls := inherit(pacls, true)
 	for i, name := range names {
 		id, err := a.nextID()
 		if err != nil {
@@ -70,7 +76,7 @@ func (a *applier) makeDirs(parent uint64, names []string, nd dirAttrs) (uint64, 
 			perm = nd.last
 		}
 		d := &stratov1.DirectoryInfo{ObjectId: id, CreationTimeUnixMs: a.now, ModificationTimeUnixMs: a.now, Owner: nd.owner,
-			Permission: permissionOr(perm, DefaultDirPermission), Group: nd.group}
+			Permission: permissionOr(perm, DefaultDirPermission), Group: nd.group, Acls: acls}
 		if err := put(a.b, childKey(a.kb, tagDir, parent, name), d); err != nil {
 			return 0, err
 		}
@@ -344,7 +350,7 @@ func (a *applier) createDirectory(c *stratov1.CreateDirectoryCommand) (proto.Mes
 	if err := a.charge(bk, 0, int64(len(missing))); err != nil {
 		return nil, err
 	}
-	id, err := a.makeDirs(pid, missing, nd)
+	id, err := a.makeDirs(bk, pid, missing, nd)
 	if err != nil {
 		return nil, err
 	}

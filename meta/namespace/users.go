@@ -67,7 +67,8 @@ func prepareUser(r *stratov1.CreateUserRequest, env PrepareEnv) (*stratov1.UserR
 			return nil, err
 		}
 	}
-	return &stratov1.UserRecord{Name: r.GetName(), Admin: r.GetAdmin(), Groups: r.GetGroups(), CreatedUnixMs: env.Now.UnixMilli()}, nil
+	return &stratov1.UserRecord{Name: r.GetName(), Admin: r.GetAdmin(), Groups: r.GetGroups(), CreatedUnixMs: env.Now.UnixMilli(),
+		Proxy: r.GetProxy()}, nil
 }
 
 // prepareToken makes the record of a new token for r.User (which the
@@ -108,7 +109,8 @@ func (a *applier) createUser(c *stratov1.UserRecord) (proto.Message, error) {
 	} else if ok {
 		return nil, fmt.Errorf("%w: %s", ErrUserExists, c.GetName())
 	}
-	rec := &stratov1.UserRecord{Name: c.GetName(), Admin: c.GetAdmin(), Groups: c.GetGroups(), CreatedUnixMs: c.GetCreatedUnixMs()}
+	rec := &stratov1.UserRecord{Name: c.GetName(), Admin: c.GetAdmin(), Groups: c.GetGroups(), CreatedUnixMs: c.GetCreatedUnixMs(),
+		Proxy: c.GetProxy()}
 	if err := put(a.b, key, rec); err != nil {
 		return nil, err
 	}
@@ -185,7 +187,8 @@ func (a *applier) revokeToken(c *stratov1.RevokeTokenCommand) (proto.Message, er
 
 // user is the API's view of a user.
 func user(r *stratov1.UserRecord) *stratov1.User {
-	return &stratov1.User{Name: r.GetName(), Admin: r.GetAdmin(), Groups: r.GetGroups(), CreatedUnixMs: r.GetCreatedUnixMs()}
+	return &stratov1.User{Name: r.GetName(), Admin: r.GetAdmin(), Groups: r.GetGroups(), CreatedUnixMs: r.GetCreatedUnixMs(),
+		Proxy: r.GetProxy()}
 }
 
 // token is the API's view of a token: never its secret's hash.

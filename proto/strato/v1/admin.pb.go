@@ -2213,8 +2213,11 @@ type User struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Admin         bool                   `protobuf:"varint,2,opt,name=admin,proto3" json:"admin,omitempty"`  // may call every RPC
-	Groups        []string               `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"` // for the ACLs to come
+	Groups        []string               `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"` // what ACL_GROUP entries match
 	CreatedUnixMs int64                  `protobuf:"varint,4,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	// proxy: may act on behalf of other users (gRPC metadata
+	// "strato-on-behalf-of: USER"), as the S3 gateway does.
+	Proxy         bool `protobuf:"varint,5,opt,name=proxy,proto3" json:"proxy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2277,6 +2280,13 @@ func (x *User) GetCreatedUnixMs() int64 {
 	return 0
 }
 
+func (x *User) GetProxy() bool {
+	if x != nil {
+		return x.Proxy
+	}
+	return false
+}
+
 // CreateUserRequest makes a user. name: 1 to 64 of [a-z0-9._-], starting
 // with a letter or digit; groups alike.
 type CreateUserRequest struct {
@@ -2284,6 +2294,7 @@ type CreateUserRequest struct {
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Admin         bool                   `protobuf:"varint,2,opt,name=admin,proto3" json:"admin,omitempty"`
 	Groups        []string               `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"`
+	Proxy         bool                   `protobuf:"varint,4,opt,name=proxy,proto3" json:"proxy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2337,6 +2348,13 @@ func (x *CreateUserRequest) GetGroups() []string {
 		return x.Groups
 	}
 	return nil
+}
+
+func (x *CreateUserRequest) GetProxy() bool {
+	if x != nil {
+		return x.Proxy
+	}
+	return false
 }
 
 type CreateUserResponse struct {
@@ -3248,16 +3266,18 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"access_key\x18\x01 \x01(\tR\taccessKey\"V\n" +
 	"\x13GetS3SecretResponse\x12\"\n" +
 	"\x03key\x18\x01 \x01(\v2\x10.strato.v1.S3KeyR\x03key\x12\x1b\n" +
-	"\x06secret\x18\x02 \x01(\tB\x03\x80\x01\x01R\x06secret\"p\n" +
+	"\x06secret\x18\x02 \x01(\tB\x03\x80\x01\x01R\x06secret\"\x86\x01\n" +
 	"\x04User\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05admin\x18\x02 \x01(\bR\x05admin\x12\x16\n" +
 	"\x06groups\x18\x03 \x03(\tR\x06groups\x12&\n" +
-	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\"U\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\x12\x14\n" +
+	"\x05proxy\x18\x05 \x01(\bR\x05proxy\"k\n" +
 	"\x11CreateUserRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05admin\x18\x02 \x01(\bR\x05admin\x12\x16\n" +
-	"\x06groups\x18\x03 \x03(\tR\x06groups\"9\n" +
+	"\x06groups\x18\x03 \x03(\tR\x06groups\x12\x14\n" +
+	"\x05proxy\x18\x04 \x01(\bR\x05proxy\"9\n" +
 	"\x12CreateUserResponse\x12#\n" +
 	"\x04user\x18\x01 \x01(\v2\x0f.strato.v1.UserR\x04user\"'\n" +
 	"\x11DeleteUserRequest\x12\x12\n" +

@@ -664,9 +664,13 @@ func (x *CloseContainerCommand) GetForce() bool {
 // ReplicateContainerCommand goes to a datanode holding a good replica of a
 // closed container, which pushes the container to target.
 type ReplicateContainerCommand struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ContainerId   uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
-	Target        *DatanodeDetails       `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	Target      *DatanodeDetails       `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	// token is a container token (docs/wire.md §5.9): WRITE on the
+	// container, which the source presents to the target before
+	// IMPORT_BEGIN. Empty when meta does not require block tokens.
+	Token         []byte `protobuf:"bytes,3,opt,name=token,proto3" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -715,6 +719,13 @@ func (x *ReplicateContainerCommand) GetTarget() *DatanodeDetails {
 	return nil
 }
 
+func (x *ReplicateContainerCommand) GetToken() []byte {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
 // ReconstructECContainerCommand goes to a datanode holding no replica of a
 // closed erasure coded container: it rebuilds the replica of index
 // replica_index from d of the surviving indexes (sources) and keeps it as
@@ -725,6 +736,11 @@ type ReconstructECContainerCommand struct {
 	ReplicaIndex  int32                  `protobuf:"varint,2,opt,name=replica_index,json=replicaIndex,proto3" json:"replica_index,omitempty"`   // the index to rebuild, 1 to d+p
 	ErasureCoding *ErasureCoding         `protobuf:"bytes,3,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // the container's config
 	Sources       []*ECSource            `protobuf:"bytes,4,rep,name=sources,proto3" json:"sources,omitempty"`                                  // every good surviving index
+	// token is a container token (docs/wire.md §5.9): READ on the container,
+	// which the rebuilding datanode presents to each source before
+	// LIST_BLOCKS and READ_CHUNK. Empty when meta does not require block
+	// tokens.
+	Token         []byte `protobuf:"bytes,5,opt,name=token,proto3" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -783,6 +799,13 @@ func (x *ReconstructECContainerCommand) GetErasureCoding() *ErasureCoding {
 func (x *ReconstructECContainerCommand) GetSources() []*ECSource {
 	if x != nil {
 		return x.Sources
+	}
+	return nil
+}
+
+func (x *ReconstructECContainerCommand) GetToken() []byte {
+	if x != nil {
+		return x.Token
 	}
 	return nil
 }
@@ -1248,6 +1271,7 @@ func (x *RegisterRequest) GetClusterId() string {
 type RegisterResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ClusterId     string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"` // the datanode keeps it in its first volume
+	BlockTokens   *BlockTokenKeys        `protobuf:"bytes,2,opt,name=block_tokens,json=blockTokens,proto3" json:"block_tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1289,6 +1313,129 @@ func (x *RegisterResponse) GetClusterId() string {
 	return ""
 }
 
+func (x *RegisterResponse) GetBlockTokens() *BlockTokenKeys {
+	if x != nil {
+		return x.BlockTokens
+	}
+	return nil
+}
+
+// BlockTokenKeys tell a datanode whether block tokens are required
+// (docs/security.md "Block tokens") and the keys that sign the valid ones.
+// Meta sends them in every Register and Heartbeat reply.
+type BlockTokenKeys struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Required      bool                   `protobuf:"varint,1,opt,name=required,proto3" json:"required,omitempty"`
+	Keys          []*BlockTokenKey       `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"` // every key whose tokens may still be valid
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockTokenKeys) Reset() {
+	*x = BlockTokenKeys{}
+	mi := &file_strato_v1_datanode_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockTokenKeys) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockTokenKeys) ProtoMessage() {}
+
+func (x *BlockTokenKeys) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_datanode_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockTokenKeys.ProtoReflect.Descriptor instead.
+func (*BlockTokenKeys) Descriptor() ([]byte, []int) {
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *BlockTokenKeys) GetRequired() bool {
+	if x != nil {
+		return x.Required
+	}
+	return false
+}
+
+func (x *BlockTokenKeys) GetKeys() []*BlockTokenKey {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+// BlockTokenKey is a key that signs block tokens: a secret, never logged.
+type BlockTokenKey struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint32                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Secret        []byte                 `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`                                       // 32 bytes
+	ExpiresUnixMs int64                  `protobuf:"varint,3,opt,name=expires_unix_ms,json=expiresUnixMs,proto3" json:"expires_unix_ms,omitempty"` // when every token it signed has expired
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockTokenKey) Reset() {
+	*x = BlockTokenKey{}
+	mi := &file_strato_v1_datanode_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockTokenKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockTokenKey) ProtoMessage() {}
+
+func (x *BlockTokenKey) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_datanode_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockTokenKey.ProtoReflect.Descriptor instead.
+func (*BlockTokenKey) Descriptor() ([]byte, []int) {
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *BlockTokenKey) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *BlockTokenKey) GetSecret() []byte {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
+func (x *BlockTokenKey) GetExpiresUnixMs() int64 {
+	if x != nil {
+		return x.ExpiresUnixMs
+	}
+	return 0
+}
+
 type HeartbeatRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	DatanodeId string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
@@ -1306,7 +1453,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[16]
+	mi := &file_strato_v1_datanode_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1465,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[16]
+	mi := &file_strato_v1_datanode_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1478,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -1381,7 +1528,7 @@ type CommandFailure struct {
 
 func (x *CommandFailure) Reset() {
 	*x = CommandFailure{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[17]
+	mi := &file_strato_v1_datanode_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1393,7 +1540,7 @@ func (x *CommandFailure) String() string {
 func (*CommandFailure) ProtoMessage() {}
 
 func (x *CommandFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[17]
+	mi := &file_strato_v1_datanode_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1406,7 +1553,7 @@ func (x *CommandFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandFailure.ProtoReflect.Descriptor instead.
 func (*CommandFailure) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CommandFailure) GetCommandId() uint64 {
@@ -1434,14 +1581,15 @@ type HeartbeatResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Commands []*DatanodeCommand     `protobuf:"bytes,1,rep,name=commands,proto3" json:"commands,omitempty"`
 	// The datanode must register again (meta restarted or lost it).
-	Reregister    bool `protobuf:"varint,2,opt,name=reregister,proto3" json:"reregister,omitempty"`
+	Reregister    bool            `protobuf:"varint,2,opt,name=reregister,proto3" json:"reregister,omitempty"`
+	BlockTokens   *BlockTokenKeys `protobuf:"bytes,3,opt,name=block_tokens,json=blockTokens,proto3" json:"block_tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[18]
+	mi := &file_strato_v1_datanode_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1453,7 +1601,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[18]
+	mi := &file_strato_v1_datanode_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1466,7 +1614,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -1481,6 +1629,13 @@ func (x *HeartbeatResponse) GetReregister() bool {
 		return x.Reregister
 	}
 	return false
+}
+
+func (x *HeartbeatResponse) GetBlockTokens() *BlockTokenKeys {
+	if x != nil {
+		return x.BlockTokens
+	}
+	return nil
 }
 
 var File_strato_v1_datanode_proto protoreflect.FileDescriptor
@@ -1531,15 +1686,17 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x1f\n" +
 	"\vpipeline_id\x18\x02 \x01(\x04R\n" +
 	"pipelineId\x12\x14\n" +
-	"\x05force\x18\x03 \x01(\bR\x05force\"r\n" +
+	"\x05force\x18\x03 \x01(\bR\x05force\"\x8d\x01\n" +
 	"\x19ReplicateContainerCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x122\n" +
-	"\x06target\x18\x02 \x01(\v2\x1a.strato.v1.DatanodeDetailsR\x06target\"\xd7\x01\n" +
+	"\x06target\x18\x02 \x01(\v2\x1a.strato.v1.DatanodeDetailsR\x06target\x12\x19\n" +
+	"\x05token\x18\x03 \x01(\fB\x03\x80\x01\x01R\x05token\"\xf2\x01\n" +
 	"\x1dReconstructECContainerCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12#\n" +
 	"\rreplica_index\x18\x02 \x01(\x05R\freplicaIndex\x12?\n" +
 	"\x0eerasure_coding\x18\x03 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x12-\n" +
-	"\asources\x18\x04 \x03(\v2\x13.strato.v1.ECSourceR\asources\"g\n" +
+	"\asources\x18\x04 \x03(\v2\x13.strato.v1.ECSourceR\asources\x12\x19\n" +
+	"\x05token\x18\x05 \x01(\fB\x03\x80\x01\x01R\x05token\"g\n" +
 	"\bECSource\x12#\n" +
 	"\rreplica_index\x18\x01 \x01(\x05R\freplicaIndex\x126\n" +
 	"\bdatanode\x18\x02 \x01(\v2\x1a.strato.v1.DatanodeDetailsR\bdatanode\"Q\n" +
@@ -1568,10 +1725,18 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\x05stats\x18\x02 \x01(\v2\x14.strato.v1.NodeStatsR\x05stats\x122\n" +
 	"\x06report\x18\x03 \x01(\v2\x1a.strato.v1.ContainerReportR\x06report\x12\x1d\n" +
 	"\n" +
-	"cluster_id\x18\x04 \x01(\tR\tclusterId\"1\n" +
+	"cluster_id\x18\x04 \x01(\tR\tclusterId\"o\n" +
 	"\x10RegisterResponse\x12\x1d\n" +
 	"\n" +
-	"cluster_id\x18\x01 \x01(\tR\tclusterId\"\x87\x02\n" +
+	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12<\n" +
+	"\fblock_tokens\x18\x02 \x01(\v2\x19.strato.v1.BlockTokenKeysR\vblockTokens\"Z\n" +
+	"\x0eBlockTokenKeys\x12\x1a\n" +
+	"\brequired\x18\x01 \x01(\bR\brequired\x12,\n" +
+	"\x04keys\x18\x02 \x03(\v2\x18.strato.v1.BlockTokenKeyR\x04keys\"d\n" +
+	"\rBlockTokenKey\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02id\x12\x1b\n" +
+	"\x06secret\x18\x02 \x01(\fB\x03\x80\x01\x01R\x06secret\x12&\n" +
+	"\x0fexpires_unix_ms\x18\x03 \x01(\x03R\rexpiresUnixMs\"\x87\x02\n" +
 	"\x10HeartbeatRequest\x12\x1f\n" +
 	"\vdatanode_id\x18\x01 \x01(\tR\n" +
 	"datanodeId\x12*\n" +
@@ -1583,12 +1748,13 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\n" +
 	"command_id\x18\x01 \x01(\x04R\tcommandId\x12!\n" +
 	"\fcontainer_id\x18\x02 \x01(\x04R\vcontainerId\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"k\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xa9\x01\n" +
 	"\x11HeartbeatResponse\x126\n" +
 	"\bcommands\x18\x01 \x03(\v2\x1a.strato.v1.DatanodeCommandR\bcommands\x12\x1e\n" +
 	"\n" +
 	"reregister\x18\x02 \x01(\bR\n" +
-	"reregister*\xa2\x01\n" +
+	"reregister\x12<\n" +
+	"\fblock_tokens\x18\x03 \x01(\v2\x19.strato.v1.BlockTokenKeysR\vblockTokens*\xa2\x01\n" +
 	"\x0eContainerState\x12\x1f\n" +
 	"\x1bCONTAINER_STATE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eCONTAINER_OPEN\x10\x01\x12\x15\n" +
@@ -1618,7 +1784,7 @@ func file_strato_v1_datanode_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_datanode_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_strato_v1_datanode_proto_goTypes = []any{
 	(ContainerState)(0),                   // 0: strato.v1.ContainerState
 	(PipelineState)(0),                    // 1: strato.v1.PipelineState
@@ -1638,25 +1804,27 @@ var file_strato_v1_datanode_proto_goTypes = []any{
 	(*DatanodeCommand)(nil),               // 15: strato.v1.DatanodeCommand
 	(*RegisterRequest)(nil),               // 16: strato.v1.RegisterRequest
 	(*RegisterResponse)(nil),              // 17: strato.v1.RegisterResponse
-	(*HeartbeatRequest)(nil),              // 18: strato.v1.HeartbeatRequest
-	(*CommandFailure)(nil),                // 19: strato.v1.CommandFailure
-	(*HeartbeatResponse)(nil),             // 20: strato.v1.HeartbeatResponse
-	(ReplicationFactor)(0),                // 21: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),                 // 22: strato.v1.ErasureCoding
-	(*DatanodeDetails)(nil),               // 23: strato.v1.DatanodeDetails
+	(*BlockTokenKeys)(nil),                // 18: strato.v1.BlockTokenKeys
+	(*BlockTokenKey)(nil),                 // 19: strato.v1.BlockTokenKey
+	(*HeartbeatRequest)(nil),              // 20: strato.v1.HeartbeatRequest
+	(*CommandFailure)(nil),                // 21: strato.v1.CommandFailure
+	(*HeartbeatResponse)(nil),             // 22: strato.v1.HeartbeatResponse
+	(ReplicationFactor)(0),                // 23: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                 // 24: strato.v1.ErasureCoding
+	(*DatanodeDetails)(nil),               // 25: strato.v1.DatanodeDetails
 }
 var file_strato_v1_datanode_proto_depIdxs = []int32{
 	3,  // 0: strato.v1.NodeStats.volume_stats:type_name -> strato.v1.VolumeStats
-	21, // 1: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
+	23, // 1: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
 	1,  // 2: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
-	22, // 3: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	24, // 3: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
 	0,  // 4: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
 	5,  // 5: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
 	4,  // 6: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
-	23, // 7: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
-	22, // 8: strato.v1.ReconstructECContainerCommand.erasure_coding:type_name -> strato.v1.ErasureCoding
+	25, // 7: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
+	24, // 8: strato.v1.ReconstructECContainerCommand.erasure_coding:type_name -> strato.v1.ErasureCoding
 	11, // 9: strato.v1.ReconstructECContainerCommand.sources:type_name -> strato.v1.ECSource
-	23, // 10: strato.v1.ECSource.datanode:type_name -> strato.v1.DatanodeDetails
+	25, // 10: strato.v1.ECSource.datanode:type_name -> strato.v1.DatanodeDetails
 	7,  // 11: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
 	8,  // 12: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
 	9,  // 13: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
@@ -1664,22 +1832,25 @@ var file_strato_v1_datanode_proto_depIdxs = []int32{
 	13, // 15: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
 	14, // 16: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
 	10, // 17: strato.v1.DatanodeCommand.reconstruct_ec_container:type_name -> strato.v1.ReconstructECContainerCommand
-	23, // 18: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
+	25, // 18: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
 	2,  // 19: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
 	6,  // 20: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
-	2,  // 21: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
-	6,  // 22: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
-	19, // 23: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
-	15, // 24: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
-	16, // 25: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
-	18, // 26: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
-	17, // 27: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
-	20, // 28: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
-	27, // [27:29] is the sub-list for method output_type
-	25, // [25:27] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	18, // 21: strato.v1.RegisterResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
+	19, // 22: strato.v1.BlockTokenKeys.keys:type_name -> strato.v1.BlockTokenKey
+	2,  // 23: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
+	6,  // 24: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
+	21, // 25: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
+	15, // 26: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
+	18, // 27: strato.v1.HeartbeatResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
+	16, // 28: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
+	20, // 29: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
+	17, // 30: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
+	22, // 31: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
+	30, // [30:32] is the sub-list for method output_type
+	28, // [28:30] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_datanode_proto_init() }
@@ -1703,7 +1874,7 @@ func file_strato_v1_datanode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_datanode_proto_rawDesc), len(file_strato_v1_datanode_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

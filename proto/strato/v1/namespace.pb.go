@@ -85,6 +85,9 @@ const (
 	// FAILED_PRECONDITION: the key is not the object the caller named (it
 	// was replaced since the caller looked it up).
 	ErrorReason_KEY_REPLACED ErrorReason = 28
+	// PERMISSION_DENIED: the caller lacks a right on an object (meta
+	// --auth token); the message names the user, the right and the object.
+	ErrorReason_PERMISSION_DENIED ErrorReason = 29
 )
 
 // Enum value maps for ErrorReason.
@@ -119,6 +122,7 @@ var (
 		26: "S3_KEY_NOT_FOUND",
 		27: "S3_KEY_EXISTS",
 		28: "KEY_REPLACED",
+		29: "PERMISSION_DENIED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED": 0,
@@ -150,6 +154,7 @@ var (
 		"S3_KEY_NOT_FOUND":         26,
 		"S3_KEY_EXISTS":            27,
 		"KEY_REPLACED":             28,
+		"PERMISSION_DENIED":        29,
 	}
 )
 
@@ -399,6 +404,239 @@ func (ErasureCodec) EnumDescriptor() ([]byte, []int) {
 	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
 }
 
+// AclType says whom an ACL entry names.
+type AclType int32
+
+const (
+	AclType_ACL_TYPE_UNSPECIFIED AclType = 0 // invalid in an entry
+	AclType_ACL_USER             AclType = 1 // the user name
+	AclType_ACL_GROUP            AclType = 2 // every user with the group name
+	AclType_ACL_WORLD            AclType = 3 // every authenticated user (name empty)
+)
+
+// Enum value maps for AclType.
+var (
+	AclType_name = map[int32]string{
+		0: "ACL_TYPE_UNSPECIFIED",
+		1: "ACL_USER",
+		2: "ACL_GROUP",
+		3: "ACL_WORLD",
+	}
+	AclType_value = map[string]int32{
+		"ACL_TYPE_UNSPECIFIED": 0,
+		"ACL_USER":             1,
+		"ACL_GROUP":            2,
+		"ACL_WORLD":            3,
+	}
+)
+
+func (x AclType) Enum() *AclType {
+	p := new(AclType)
+	*p = x
+	return p
+}
+
+func (x AclType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AclType) Descriptor() protoreflect.EnumDescriptor {
+	return file_strato_v1_namespace_proto_enumTypes[5].Descriptor()
+}
+
+func (AclType) Type() protoreflect.EnumType {
+	return &file_strato_v1_namespace_proto_enumTypes[5]
+}
+
+func (x AclType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AclType.Descriptor instead.
+func (AclType) EnumDescriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
+}
+
+// AclScope says whether an entry grants access to the object itself or is
+// inherited by the objects created below it.
+type AclScope int32
+
+const (
+	// The default: ACL_ACCESS.
+	AclScope_ACL_SCOPE_UNSPECIFIED AclScope = 0
+	// Grants its rights on the object.
+	AclScope_ACL_ACCESS AclScope = 1
+	// On a volume, a bucket or a directory: copied into the ACL of each
+	// object created directly below it, as an ACCESS entry (and, for a
+	// bucket or a directory, as a DEFAULT entry too, so it passes on).
+	AclScope_ACL_DEFAULT AclScope = 2
+)
+
+// Enum value maps for AclScope.
+var (
+	AclScope_name = map[int32]string{
+		0: "ACL_SCOPE_UNSPECIFIED",
+		1: "ACL_ACCESS",
+		2: "ACL_DEFAULT",
+	}
+	AclScope_value = map[string]int32{
+		"ACL_SCOPE_UNSPECIFIED": 0,
+		"ACL_ACCESS":            1,
+		"ACL_DEFAULT":           2,
+	}
+)
+
+func (x AclScope) Enum() *AclScope {
+	p := new(AclScope)
+	*p = x
+	return p
+}
+
+func (x AclScope) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AclScope) Descriptor() protoreflect.EnumDescriptor {
+	return file_strato_v1_namespace_proto_enumTypes[6].Descriptor()
+}
+
+func (AclScope) Type() protoreflect.EnumType {
+	return &file_strato_v1_namespace_proto_enumTypes[6]
+}
+
+func (x AclScope) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AclScope.Descriptor instead.
+func (AclScope) EnumDescriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
+}
+
+// AclRight is one bit of Acl.rights (Ozone's native rights).
+type AclRight int32
+
+const (
+	AclRight_ACL_RIGHT_UNSPECIFIED AclRight = 0
+	AclRight_ACL_READ              AclRight = 1   // read a key, a file, an object's metadata
+	AclRight_ACL_WRITE             AclRight = 2   // overwrite a key, change its attributes or times
+	AclRight_ACL_CREATE            AclRight = 4   // create buckets (volume), keys, files, directories (bucket, directory)
+	AclRight_ACL_DELETE            AclRight = 8   // delete the object
+	AclRight_ACL_LIST              AclRight = 16  // list buckets (volume), keys (bucket), a directory
+	AclRight_ACL_READ_ACL          AclRight = 32  // GetAcl
+	AclRight_ACL_WRITE_ACL         AclRight = 64  // SetAcl, AddAcl, RemoveAcl, SetPermission, SetOwner (group)
+	AclRight_ACL_ALL               AclRight = 127 // every right
+)
+
+// Enum value maps for AclRight.
+var (
+	AclRight_name = map[int32]string{
+		0:   "ACL_RIGHT_UNSPECIFIED",
+		1:   "ACL_READ",
+		2:   "ACL_WRITE",
+		4:   "ACL_CREATE",
+		8:   "ACL_DELETE",
+		16:  "ACL_LIST",
+		32:  "ACL_READ_ACL",
+		64:  "ACL_WRITE_ACL",
+		127: "ACL_ALL",
+	}
+	AclRight_value = map[string]int32{
+		"ACL_RIGHT_UNSPECIFIED": 0,
+		"ACL_READ":              1,
+		"ACL_WRITE":             2,
+		"ACL_CREATE":            4,
+		"ACL_DELETE":            8,
+		"ACL_LIST":              16,
+		"ACL_READ_ACL":          32,
+		"ACL_WRITE_ACL":         64,
+		"ACL_ALL":               127,
+	}
+)
+
+func (x AclRight) Enum() *AclRight {
+	p := new(AclRight)
+	*p = x
+	return p
+}
+
+func (x AclRight) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AclRight) Descriptor() protoreflect.EnumDescriptor {
+	return file_strato_v1_namespace_proto_enumTypes[7].Descriptor()
+}
+
+func (AclRight) Type() protoreflect.EnumType {
+	return &file_strato_v1_namespace_proto_enumTypes[7]
+}
+
+func (x AclRight) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AclRight.Descriptor instead.
+func (AclRight) EnumDescriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
+}
+
+// AclObjectKind says what kind of object an AclObject names.
+type AclObjectKind int32
+
+const (
+	AclObjectKind_ACL_OBJECT_KIND_UNSPECIFIED AclObjectKind = 0
+	AclObjectKind_ACL_OBJECT_VOLUME           AclObjectKind = 1 // volume
+	AclObjectKind_ACL_OBJECT_BUCKET           AclObjectKind = 2 // volume, bucket
+	// volume, bucket, key: a key (OBS), or a file or directory (FSO); ""
+	// is the bucket (an FSO bucket's root directory, whose ACL is the
+	// bucket's).
+	AclObjectKind_ACL_OBJECT_KEY AclObjectKind = 3
+)
+
+// Enum value maps for AclObjectKind.
+var (
+	AclObjectKind_name = map[int32]string{
+		0: "ACL_OBJECT_KIND_UNSPECIFIED",
+		1: "ACL_OBJECT_VOLUME",
+		2: "ACL_OBJECT_BUCKET",
+		3: "ACL_OBJECT_KEY",
+	}
+	AclObjectKind_value = map[string]int32{
+		"ACL_OBJECT_KIND_UNSPECIFIED": 0,
+		"ACL_OBJECT_VOLUME":           1,
+		"ACL_OBJECT_BUCKET":           2,
+		"ACL_OBJECT_KEY":              3,
+	}
+)
+
+func (x AclObjectKind) Enum() *AclObjectKind {
+	p := new(AclObjectKind)
+	*p = x
+	return p
+}
+
+func (x AclObjectKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AclObjectKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_strato_v1_namespace_proto_enumTypes[8].Descriptor()
+}
+
+func (AclObjectKind) Type() protoreflect.EnumType {
+	return &file_strato_v1_namespace_proto_enumTypes[8]
+}
+
+func (x AclObjectKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AclObjectKind.Descriptor instead.
+func (AclObjectKind) EnumDescriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
+}
+
 // ErasureCoding is an erasure coding replication config (docs/ec.md): each
 // block group's bytes, in cells of cell_size, are striped over data
 // datanodes, with parity datanodes holding the code; any data of the
@@ -484,8 +722,10 @@ type VolumeInfo struct {
 	QuotaNamespace         int64                  `protobuf:"varint,7,opt,name=quota_namespace,json=quotaNamespace,proto3" json:"quota_namespace,omitempty"` // limit of the number of buckets; 0: none
 	UsedBytes              int64                  `protobuf:"varint,8,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"`                // logical bytes of the committed keys
 	UsedNamespace          int64                  `protobuf:"varint,9,opt,name=used_namespace,json=usedNamespace,proto3" json:"used_namespace,omitempty"`    // number of buckets
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// The volume's ACL (docs/security.md); the owner has every right.
+	Acls          []*Acl `protobuf:"bytes,10,rep,name=acls,proto3" json:"acls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *VolumeInfo) Reset() {
@@ -581,6 +821,13 @@ func (x *VolumeInfo) GetUsedNamespace() int64 {
 	return 0
 }
 
+func (x *VolumeInfo) GetAcls() []*Acl {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
+}
+
 // BucketInfo is a bucket: keys of one layout with their defaults.
 type BucketInfo struct {
 	state                  protoimpl.MessageState `protogen:"open.v1"`
@@ -610,8 +857,10 @@ type BucketInfo struct {
 	// group, others) and the group of the bucket's root directory (FSO).
 	// Meta always sets permission (0755 for a bucket created without one);
 	// unset: a meta older than permissions.
-	Permission    *uint32 `protobuf:"varint,19,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
-	Group         string  `protobuf:"bytes,20,opt,name=group,proto3" json:"group,omitempty"`
+	Permission *uint32 `protobuf:"varint,19,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	Group      string  `protobuf:"bytes,20,opt,name=group,proto3" json:"group,omitempty"`
+	// The bucket's ACL (docs/security.md); the owner has every right.
+	Acls          []*Acl `protobuf:"bytes,21,rep,name=acls,proto3" json:"acls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -784,6 +1033,13 @@ func (x *BucketInfo) GetGroup() string {
 		return x.Group
 	}
 	return ""
+}
+
+func (x *BucketInfo) GetAcls() []*Acl {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
 }
 
 // BlockID names a block: the container it lives in and its ID there.
@@ -967,11 +1223,16 @@ func (x *Pipeline) GetErasureCoding() *ErasureCoding {
 
 // BlockLocation is one block of a key.
 type BlockLocation struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	BlockId       *BlockID               `protobuf:"bytes,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
-	Offset        int64                  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`    // of the block's first byte in the key
-	Length        int64                  `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`    // committed length (0 in an allocation)
-	Pipeline      *Pipeline              `protobuf:"bytes,4,opt,name=pipeline,proto3" json:"pipeline,omitempty"` // where to write it (allocation) or read it (lookup)
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	BlockId  *BlockID               `protobuf:"bytes,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
+	Offset   int64                  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`    // of the block's first byte in the key
+	Length   int64                  `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`    // committed length (0 in an allocation)
+	Pipeline *Pipeline              `protobuf:"bytes,4,opt,name=pipeline,proto3" json:"pipeline,omitempty"` // where to write it (allocation) or read it (lookup)
+	// token is the block token (docs/wire.md §5.9) meta signs for the caller
+	// when it requires block tokens: READ for lookups and listings,
+	// READ|WRITE for blocks allocated to write. The client presents it to
+	// the datanodes with TOKEN; it is opaque to clients. Empty otherwise.
+	Token         []byte `protobuf:"bytes,5,opt,name=token,proto3" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1034,6 +1295,13 @@ func (x *BlockLocation) GetPipeline() *Pipeline {
 	return nil
 }
 
+func (x *BlockLocation) GetToken() []byte {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
 // KeyInfo is a committed key (OBS) or file (FSO).
 type KeyInfo struct {
 	state                  protoimpl.MessageState `protogen:"open.v1"`
@@ -1059,8 +1327,10 @@ type KeyInfo struct {
 	Permission       *uint32 `protobuf:"varint,16,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
 	Group            string  `protobuf:"bytes,17,opt,name=group,proto3" json:"group,omitempty"` // "": none recorded
 	AccessTimeUnixMs int64   `protobuf:"varint,18,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The key's ACL (docs/security.md); the owner has every right.
+	Acls          []*Acl `protobuf:"bytes,19,rep,name=acls,proto3" json:"acls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *KeyInfo) Reset() {
@@ -1219,6 +1489,13 @@ func (x *KeyInfo) GetAccessTimeUnixMs() int64 {
 	return 0
 }
 
+func (x *KeyInfo) GetAcls() []*Acl {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
+}
+
 // KeyAttribute is a name and a value stored with a key. Meta gives them no
 // meaning; the S3 gateway's names are in docs/s3.md.
 type KeyAttribute struct {
@@ -1368,8 +1645,10 @@ type FileStatus struct {
 	// Files: the last access time set by SetTimes, else the time of the
 	// last commit. Directories: 0 unless set by SetTimes.
 	AccessTimeUnixMs int64 `protobuf:"varint,13,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The ACL of the file or directory (the bucket's for its root).
+	Acls          []*Acl `protobuf:"bytes,14,rep,name=acls,proto3" json:"acls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FileStatus) Reset() {
@@ -1491,6 +1770,13 @@ func (x *FileStatus) GetAccessTimeUnixMs() int64 {
 		return x.AccessTimeUnixMs
 	}
 	return 0
+}
+
+func (x *FileStatus) GetAcls() []*Acl {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
 }
 
 // ExcludeList is what a block allocation must avoid (a client that failed
@@ -2025,8 +2311,11 @@ type CreateBucketRequest struct {
 	ErasureCoding *ErasureCoding `protobuf:"bytes,11,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
 	// The root directory's permission (at most 07777; unset: 0755) and
 	// group ("": none), as CreateDirectoryRequest's.
-	Permission    *uint32 `protobuf:"varint,12,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
-	Group         string  `protobuf:"bytes,13,opt,name=group,proto3" json:"group,omitempty"`
+	Permission *uint32 `protobuf:"varint,12,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	Group      string  `protobuf:"bytes,13,opt,name=group,proto3" json:"group,omitempty"`
+	// ACL entries of the bucket, besides those it takes from its volume's
+	// DEFAULT entries (at most 64 in all).
+	Acls          []*Acl `protobuf:"bytes,14,rep,name=acls,proto3" json:"acls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2150,6 +2439,13 @@ func (x *CreateBucketRequest) GetGroup() string {
 		return x.Group
 	}
 	return ""
+}
+
+func (x *CreateBucketRequest) GetAcls() []*Acl {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
 }
 
 type CreateBucketResponse struct {
@@ -4867,6 +5163,505 @@ func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
 	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
 }
 
+// Acl is one entry of an object's access control list.
+type Acl struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          AclType                `protobuf:"varint,1,opt,name=type,proto3,enum=strato.v1.AclType" json:"type,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`      // the user or group; empty for ACL_WORLD
+	Rights        uint32                 `protobuf:"varint,3,opt,name=rights,proto3" json:"rights,omitempty"` // AclRight bits
+	Scope         AclScope               `protobuf:"varint,4,opt,name=scope,proto3,enum=strato.v1.AclScope" json:"scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Acl) Reset() {
+	*x = Acl{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Acl) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Acl) ProtoMessage() {}
+
+func (x *Acl) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Acl.ProtoReflect.Descriptor instead.
+func (*Acl) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *Acl) GetType() AclType {
+	if x != nil {
+		return x.Type
+	}
+	return AclType_ACL_TYPE_UNSPECIFIED
+}
+
+func (x *Acl) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Acl) GetRights() uint32 {
+	if x != nil {
+		return x.Rights
+	}
+	return 0
+}
+
+func (x *Acl) GetScope() AclScope {
+	if x != nil {
+		return x.Scope
+	}
+	return AclScope_ACL_SCOPE_UNSPECIFIED
+}
+
+// AclObject names the object of an ACL call.
+type AclObject struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          AclObjectKind          `protobuf:"varint,1,opt,name=kind,proto3,enum=strato.v1.AclObjectKind" json:"kind,omitempty"`
+	Volume        string                 `protobuf:"bytes,2,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,3,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key           string                 `protobuf:"bytes,4,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AclObject) Reset() {
+	*x = AclObject{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AclObject) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AclObject) ProtoMessage() {}
+
+func (x *AclObject) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AclObject.ProtoReflect.Descriptor instead.
+func (*AclObject) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *AclObject) GetKind() AclObjectKind {
+	if x != nil {
+		return x.Kind
+	}
+	return AclObjectKind_ACL_OBJECT_KIND_UNSPECIFIED
+}
+
+func (x *AclObject) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *AclObject) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *AclObject) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+type GetAclRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Object        *AclObject             `protobuf:"bytes,1,opt,name=object,proto3" json:"object,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAclRequest) Reset() {
+	*x = GetAclRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAclRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAclRequest) ProtoMessage() {}
+
+func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAclRequest.ProtoReflect.Descriptor instead.
+func (*GetAclRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *GetAclRequest) GetObject() *AclObject {
+	if x != nil {
+		return x.Object
+	}
+	return nil
+}
+
+type GetAclResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Owner         string                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	Acls          []*Acl                 `protobuf:"bytes,2,rep,name=acls,proto3" json:"acls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAclResponse) Reset() {
+	*x = GetAclResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAclResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAclResponse) ProtoMessage() {}
+
+func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAclResponse.ProtoReflect.Descriptor instead.
+func (*GetAclResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *GetAclResponse) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *GetAclResponse) GetAcls() []*Acl {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
+}
+
+// SetAclRequest replaces the object's ACL with acls (at most 64 entries).
+type SetAclRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Object        *AclObject             `protobuf:"bytes,1,opt,name=object,proto3" json:"object,omitempty"`
+	Acls          []*Acl                 `protobuf:"bytes,2,rep,name=acls,proto3" json:"acls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAclRequest) Reset() {
+	*x = SetAclRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAclRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAclRequest) ProtoMessage() {}
+
+func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
+func (*SetAclRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *SetAclRequest) GetObject() *AclObject {
+	if x != nil {
+		return x.Object
+	}
+	return nil
+}
+
+func (x *SetAclRequest) GetAcls() []*Acl {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
+}
+
+type SetAclResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAclResponse) Reset() {
+	*x = SetAclResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAclResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAclResponse) ProtoMessage() {}
+
+func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
+func (*SetAclResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
+}
+
+type AddAclRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Object        *AclObject             `protobuf:"bytes,1,opt,name=object,proto3" json:"object,omitempty"`
+	Acls          []*Acl                 `protobuf:"bytes,2,rep,name=acls,proto3" json:"acls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddAclRequest) Reset() {
+	*x = AddAclRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddAclRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddAclRequest) ProtoMessage() {}
+
+func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddAclRequest.ProtoReflect.Descriptor instead.
+func (*AddAclRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *AddAclRequest) GetObject() *AclObject {
+	if x != nil {
+		return x.Object
+	}
+	return nil
+}
+
+func (x *AddAclRequest) GetAcls() []*Acl {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
+}
+
+type AddAclResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddAclResponse) Reset() {
+	*x = AddAclResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddAclResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddAclResponse) ProtoMessage() {}
+
+func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddAclResponse.ProtoReflect.Descriptor instead.
+func (*AddAclResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
+}
+
+type RemoveAclRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Object        *AclObject             `protobuf:"bytes,1,opt,name=object,proto3" json:"object,omitempty"`
+	Acls          []*Acl                 `protobuf:"bytes,2,rep,name=acls,proto3" json:"acls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveAclRequest) Reset() {
+	*x = RemoveAclRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveAclRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveAclRequest) ProtoMessage() {}
+
+func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
+func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *RemoveAclRequest) GetObject() *AclObject {
+	if x != nil {
+		return x.Object
+	}
+	return nil
+}
+
+func (x *RemoveAclRequest) GetAcls() []*Acl {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
+}
+
+type RemoveAclResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveAclResponse) Reset() {
+	*x = RemoveAclResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveAclResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveAclResponse) ProtoMessage() {}
+
+func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
+func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
+}
+
 var File_strato_v1_namespace_proto protoreflect.FileDescriptor
 
 const file_strato_v1_namespace_proto_rawDesc = "" +
@@ -4876,7 +5671,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x05codec\x18\x01 \x01(\x0e2\x17.strato.v1.ErasureCodecR\x05codec\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\x05R\x04data\x12\x16\n" +
 	"\x06parity\x18\x03 \x01(\x05R\x06parity\x12\x1b\n" +
-	"\tcell_size\x18\x04 \x01(\x05R\bcellSize\"\xc4\x02\n" +
+	"\tcell_size\x18\x04 \x01(\x05R\bcellSize\"\xe8\x02\n" +
 	"\n" +
 	"VolumeInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
@@ -4889,7 +5684,9 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x0fquota_namespace\x18\a \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
-	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xb9\x06\n" +
+	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\x12\"\n" +
+	"\x04acls\x18\n" +
+	" \x03(\v2\x0e.strato.v1.AclR\x04acls\"\xdd\x06\n" +
 	"\n" +
 	"BucketInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
@@ -4919,7 +5716,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"permission\x18\x13 \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
-	"\x05group\x18\x14 \x01(\tR\x05groupB\r\n" +
+	"\x05group\x18\x14 \x01(\tR\x05group\x12\"\n" +
+	"\x04acls\x18\x15 \x03(\v2\x0e.strato.v1.AclR\x04aclsB\r\n" +
 	"\v_permission\"G\n" +
 	"\aBlockID\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
@@ -4931,12 +5729,13 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\bPipeline\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x124\n" +
 	"\amembers\x18\x02 \x03(\v2\x1a.strato.v1.DatanodeDetailsR\amembers\x12?\n" +
-	"\x0eerasure_coding\x18\x03 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"\x9f\x01\n" +
+	"\x0eerasure_coding\x18\x03 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"\xba\x01\n" +
 	"\rBlockLocation\x12-\n" +
 	"\bblock_id\x18\x01 \x01(\v2\x12.strato.v1.BlockIDR\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12/\n" +
-	"\bpipeline\x18\x04 \x01(\v2\x13.strato.v1.PipelineR\bpipeline\"\xf0\x05\n" +
+	"\bpipeline\x18\x04 \x01(\v2\x13.strato.v1.PipelineR\bpipeline\x12\x19\n" +
+	"\x05token\x18\x05 \x01(\fB\x03\x80\x01\x01R\x05token\"\x94\x06\n" +
 	"\aKeyInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -4960,7 +5759,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"permission\x18\x10 \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\x11 \x01(\tR\x05group\x12-\n" +
-	"\x13access_time_unix_ms\x18\x12 \x01(\x03R\x10accessTimeUnixMsB\r\n" +
+	"\x13access_time_unix_ms\x18\x12 \x01(\x03R\x10accessTimeUnixMs\x12\"\n" +
+	"\x04acls\x18\x13 \x03(\v2\x0e.strato.v1.AclR\x04aclsB\r\n" +
 	"\v_permission\"8\n" +
 	"\fKeyAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -4969,7 +5769,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1b\n" +
-	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"\xfa\x03\n" +
+	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"\x9e\x04\n" +
 	"\n" +
 	"FileStatus\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12!\n" +
@@ -4988,7 +5788,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"permission\x18\v \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\f \x01(\tR\x05group\x12-\n" +
-	"\x13access_time_unix_ms\x18\r \x01(\x03R\x10accessTimeUnixMsB\r\n" +
+	"\x13access_time_unix_ms\x18\r \x01(\x03R\x10accessTimeUnixMs\x12\"\n" +
+	"\x04acls\x18\x0e \x03(\v2\x0e.strato.v1.AclR\x04aclsB\r\n" +
 	"\v_permission\"i\n" +
 	"\vExcludeList\x12\x1c\n" +
 	"\tdatanodes\x18\x01 \x03(\tR\tdatanodes\x12\x1e\n" +
@@ -5023,7 +5824,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\vquota_bytes\x18\x03 \x01(\x03R\n" +
 	"quotaBytes\x12'\n" +
 	"\x0fquota_namespace\x18\x04 \x01(\x03R\x0equotaNamespace\"\x12\n" +
-	"\x10SetQuotaResponse\"\xa8\x04\n" +
+	"\x10SetQuotaResponse\"\xcc\x04\n" +
 	"\x13CreateBucketRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12/\n" +
@@ -5042,7 +5843,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"permission\x18\f \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
-	"\x05group\x18\r \x01(\tR\x05groupB\r\n" +
+	"\x05group\x18\r \x01(\tR\x05group\x12\"\n" +
+	"\x04acls\x18\x0e \x03(\v2\x0e.strato.v1.AclR\x04aclsB\r\n" +
 	"\v_permission\"E\n" +
 	"\x14CreateBucketResponse\x12-\n" +
 	"\x06bucket\x18\x01 \x01(\v2\x15.strato.v1.BucketInfoR\x06bucket\"A\n" +
@@ -5251,7 +6053,34 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"datanodeId\x12\x19\n" +
 	"\blocal_id\x18\x03 \x01(\x04R\alocalId\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x17\n" +
-	"\x15ReportReplicaResponse*\xd4\x04\n" +
+	"\x15ReportReplicaResponse\"\x84\x01\n" +
+	"\x03Acl\x12&\n" +
+	"\x04type\x18\x01 \x01(\x0e2\x12.strato.v1.AclTypeR\x04type\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
+	"\x06rights\x18\x03 \x01(\rR\x06rights\x12)\n" +
+	"\x05scope\x18\x04 \x01(\x0e2\x13.strato.v1.AclScopeR\x05scope\"{\n" +
+	"\tAclObject\x12,\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x18.strato.v1.AclObjectKindR\x04kind\x12\x16\n" +
+	"\x06volume\x18\x02 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x03 \x01(\tR\x06bucket\x12\x10\n" +
+	"\x03key\x18\x04 \x01(\tR\x03key\"=\n" +
+	"\rGetAclRequest\x12,\n" +
+	"\x06object\x18\x01 \x01(\v2\x14.strato.v1.AclObjectR\x06object\"J\n" +
+	"\x0eGetAclResponse\x12\x14\n" +
+	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\"\n" +
+	"\x04acls\x18\x02 \x03(\v2\x0e.strato.v1.AclR\x04acls\"a\n" +
+	"\rSetAclRequest\x12,\n" +
+	"\x06object\x18\x01 \x01(\v2\x14.strato.v1.AclObjectR\x06object\x12\"\n" +
+	"\x04acls\x18\x02 \x03(\v2\x0e.strato.v1.AclR\x04acls\"\x10\n" +
+	"\x0eSetAclResponse\"a\n" +
+	"\rAddAclRequest\x12,\n" +
+	"\x06object\x18\x01 \x01(\v2\x14.strato.v1.AclObjectR\x06object\x12\"\n" +
+	"\x04acls\x18\x02 \x03(\v2\x0e.strato.v1.AclR\x04acls\"\x10\n" +
+	"\x0eAddAclResponse\"d\n" +
+	"\x10RemoveAclRequest\x12,\n" +
+	"\x06object\x18\x01 \x01(\v2\x14.strato.v1.AclObjectR\x06object\x12\"\n" +
+	"\x04acls\x18\x02 \x03(\v2\x0e.strato.v1.AclR\x04acls\"\x13\n" +
+	"\x11RemoveAclResponse*\xeb\x04\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -5284,7 +6113,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\tDISK_FULL\x10\x19\x12\x14\n" +
 	"\x10S3_KEY_NOT_FOUND\x10\x1a\x12\x11\n" +
 	"\rS3_KEY_EXISTS\x10\x1b\x12\x10\n" +
-	"\fKEY_REPLACED\x10\x1c*F\n" +
+	"\fKEY_REPLACED\x10\x1c\x12\x15\n" +
+	"\x11PERMISSION_DENIED\x10\x1d*F\n" +
 	"\fBucketLayout\x12\x16\n" +
 	"\x12LAYOUT_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -5305,7 +6135,34 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\fErasureCodec\x12\x1d\n" +
 	"\x19ERASURE_CODEC_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10ERASURE_CODEC_RS\x10\x01\x12\x15\n" +
-	"\x11ERASURE_CODEC_XOR\x10\x022\xd0\x10\n" +
+	"\x11ERASURE_CODEC_XOR\x10\x02*O\n" +
+	"\aAclType\x12\x18\n" +
+	"\x14ACL_TYPE_UNSPECIFIED\x10\x00\x12\f\n" +
+	"\bACL_USER\x10\x01\x12\r\n" +
+	"\tACL_GROUP\x10\x02\x12\r\n" +
+	"\tACL_WORLD\x10\x03*F\n" +
+	"\bAclScope\x12\x19\n" +
+	"\x15ACL_SCOPE_UNSPECIFIED\x10\x00\x12\x0e\n" +
+	"\n" +
+	"ACL_ACCESS\x10\x01\x12\x0f\n" +
+	"\vACL_DEFAULT\x10\x02*\xa2\x01\n" +
+	"\bAclRight\x12\x19\n" +
+	"\x15ACL_RIGHT_UNSPECIFIED\x10\x00\x12\f\n" +
+	"\bACL_READ\x10\x01\x12\r\n" +
+	"\tACL_WRITE\x10\x02\x12\x0e\n" +
+	"\n" +
+	"ACL_CREATE\x10\x04\x12\x0e\n" +
+	"\n" +
+	"ACL_DELETE\x10\b\x12\f\n" +
+	"\bACL_LIST\x10\x10\x12\x10\n" +
+	"\fACL_READ_ACL\x10 \x12\x11\n" +
+	"\rACL_WRITE_ACL\x10@\x12\v\n" +
+	"\aACL_ALL\x10\x7f*r\n" +
+	"\rAclObjectKind\x12\x1f\n" +
+	"\x1bACL_OBJECT_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11ACL_OBJECT_VOLUME\x10\x01\x12\x15\n" +
+	"\x11ACL_OBJECT_BUCKET\x10\x02\x12\x12\n" +
+	"\x0eACL_OBJECT_KEY\x10\x032\xd5\x12\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
@@ -5334,7 +6191,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x06Delete\x12\x18.strato.v1.DeleteRequest\x1a\x19.strato.v1.DeleteResponse\x12R\n" +
 	"\rSetPermission\x12\x1f.strato.v1.SetPermissionRequest\x1a .strato.v1.SetPermissionResponse\x12C\n" +
 	"\bSetOwner\x12\x1a.strato.v1.SetOwnerRequest\x1a\x1b.strato.v1.SetOwnerResponse\x12C\n" +
-	"\bSetTimes\x12\x1a.strato.v1.SetTimesRequest\x1a\x1b.strato.v1.SetTimesResponse\x12U\n" +
+	"\bSetTimes\x12\x1a.strato.v1.SetTimesRequest\x1a\x1b.strato.v1.SetTimesResponse\x12=\n" +
+	"\x06GetAcl\x12\x18.strato.v1.GetAclRequest\x1a\x19.strato.v1.GetAclResponse\x12=\n" +
+	"\x06SetAcl\x12\x18.strato.v1.SetAclRequest\x1a\x19.strato.v1.SetAclResponse\x12=\n" +
+	"\x06AddAcl\x12\x18.strato.v1.AddAclRequest\x1a\x19.strato.v1.AddAclResponse\x12F\n" +
+	"\tRemoveAcl\x12\x1b.strato.v1.RemoveAclRequest\x1a\x1c.strato.v1.RemoveAclResponse\x12U\n" +
 	"\x0eCloseContainer\x12 .strato.v1.CloseContainerRequest\x1a!.strato.v1.CloseContainerResponse\x12R\n" +
 	"\rReportReplica\x12\x1f.strato.v1.ReportReplicaRequest\x1a .strato.v1.ReportReplicaResponseBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
@@ -5351,187 +6212,225 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 	return file_strato_v1_namespace_proto_rawDescData
 }
 
-var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
+var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
 var file_strato_v1_namespace_proto_goTypes = []any{
 	(ErrorReason)(0),                // 0: strato.v1.ErrorReason
 	(BucketLayout)(0),               // 1: strato.v1.BucketLayout
 	(ChecksumType)(0),               // 2: strato.v1.ChecksumType
 	(ReplicationFactor)(0),          // 3: strato.v1.ReplicationFactor
 	(ErasureCodec)(0),               // 4: strato.v1.ErasureCodec
-	(*ErasureCoding)(nil),           // 5: strato.v1.ErasureCoding
-	(*VolumeInfo)(nil),              // 6: strato.v1.VolumeInfo
-	(*BucketInfo)(nil),              // 7: strato.v1.BucketInfo
-	(*BlockID)(nil),                 // 8: strato.v1.BlockID
-	(*DatanodeDetails)(nil),         // 9: strato.v1.DatanodeDetails
-	(*Pipeline)(nil),                // 10: strato.v1.Pipeline
-	(*BlockLocation)(nil),           // 11: strato.v1.BlockLocation
-	(*KeyInfo)(nil),                 // 12: strato.v1.KeyInfo
-	(*KeyAttribute)(nil),            // 13: strato.v1.KeyAttribute
-	(*KeySource)(nil),               // 14: strato.v1.KeySource
-	(*FileStatus)(nil),              // 15: strato.v1.FileStatus
-	(*ExcludeList)(nil),             // 16: strato.v1.ExcludeList
-	(*CreateVolumeRequest)(nil),     // 17: strato.v1.CreateVolumeRequest
-	(*CreateVolumeResponse)(nil),    // 18: strato.v1.CreateVolumeResponse
-	(*DeleteVolumeRequest)(nil),     // 19: strato.v1.DeleteVolumeRequest
-	(*DeleteVolumeResponse)(nil),    // 20: strato.v1.DeleteVolumeResponse
-	(*GetVolumeRequest)(nil),        // 21: strato.v1.GetVolumeRequest
-	(*ListVolumesRequest)(nil),      // 22: strato.v1.ListVolumesRequest
-	(*ListVolumesResponse)(nil),     // 23: strato.v1.ListVolumesResponse
-	(*SetQuotaRequest)(nil),         // 24: strato.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),        // 25: strato.v1.SetQuotaResponse
-	(*CreateBucketRequest)(nil),     // 26: strato.v1.CreateBucketRequest
-	(*CreateBucketResponse)(nil),    // 27: strato.v1.CreateBucketResponse
-	(*DeleteBucketRequest)(nil),     // 28: strato.v1.DeleteBucketRequest
-	(*DeleteBucketResponse)(nil),    // 29: strato.v1.DeleteBucketResponse
-	(*GetBucketRequest)(nil),        // 30: strato.v1.GetBucketRequest
-	(*ListBucketsRequest)(nil),      // 31: strato.v1.ListBucketsRequest
-	(*ListBucketsResponse)(nil),     // 32: strato.v1.ListBucketsResponse
-	(*OpenKeyRequest)(nil),          // 33: strato.v1.OpenKeyRequest
-	(*CreateFileRequest)(nil),       // 34: strato.v1.CreateFileRequest
-	(*OpenKeyResponse)(nil),         // 35: strato.v1.OpenKeyResponse
-	(*AllocateBlockRequest)(nil),    // 36: strato.v1.AllocateBlockRequest
-	(*AllocateBlockResponse)(nil),   // 37: strato.v1.AllocateBlockResponse
-	(*CommitKeyRequest)(nil),        // 38: strato.v1.CommitKeyRequest
-	(*CommitKeyResponse)(nil),       // 39: strato.v1.CommitKeyResponse
-	(*SetAttributesRequest)(nil),    // 40: strato.v1.SetAttributesRequest
-	(*SetAttributesResponse)(nil),   // 41: strato.v1.SetAttributesResponse
-	(*LookupKeyRequest)(nil),        // 42: strato.v1.LookupKeyRequest
-	(*LookupKeyResponse)(nil),       // 43: strato.v1.LookupKeyResponse
-	(*DeleteKeyRequest)(nil),        // 44: strato.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),       // 45: strato.v1.DeleteKeyResponse
-	(*RenameKeyRequest)(nil),        // 46: strato.v1.RenameKeyRequest
-	(*RenameKeyResponse)(nil),       // 47: strato.v1.RenameKeyResponse
-	(*ListKeysRequest)(nil),         // 48: strato.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),        // 49: strato.v1.ListKeysResponse
-	(*CreateDirectoryRequest)(nil),  // 50: strato.v1.CreateDirectoryRequest
-	(*CreateDirectoryResponse)(nil), // 51: strato.v1.CreateDirectoryResponse
-	(*GetFileStatusRequest)(nil),    // 52: strato.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),   // 53: strato.v1.GetFileStatusResponse
-	(*ListStatusRequest)(nil),       // 54: strato.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),      // 55: strato.v1.ListStatusResponse
-	(*RenameRequest)(nil),           // 56: strato.v1.RenameRequest
-	(*RenameResponse)(nil),          // 57: strato.v1.RenameResponse
-	(*DeleteRequest)(nil),           // 58: strato.v1.DeleteRequest
-	(*DeleteResponse)(nil),          // 59: strato.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),    // 60: strato.v1.SetPermissionRequest
-	(*SetPermissionResponse)(nil),   // 61: strato.v1.SetPermissionResponse
-	(*SetOwnerRequest)(nil),         // 62: strato.v1.SetOwnerRequest
-	(*SetOwnerResponse)(nil),        // 63: strato.v1.SetOwnerResponse
-	(*SetTimesRequest)(nil),         // 64: strato.v1.SetTimesRequest
-	(*SetTimesResponse)(nil),        // 65: strato.v1.SetTimesResponse
-	(*CloseContainerRequest)(nil),   // 66: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),  // 67: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),    // 68: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),   // 69: strato.v1.ReportReplicaResponse
+	(AclType)(0),                    // 5: strato.v1.AclType
+	(AclScope)(0),                   // 6: strato.v1.AclScope
+	(AclRight)(0),                   // 7: strato.v1.AclRight
+	(AclObjectKind)(0),              // 8: strato.v1.AclObjectKind
+	(*ErasureCoding)(nil),           // 9: strato.v1.ErasureCoding
+	(*VolumeInfo)(nil),              // 10: strato.v1.VolumeInfo
+	(*BucketInfo)(nil),              // 11: strato.v1.BucketInfo
+	(*BlockID)(nil),                 // 12: strato.v1.BlockID
+	(*DatanodeDetails)(nil),         // 13: strato.v1.DatanodeDetails
+	(*Pipeline)(nil),                // 14: strato.v1.Pipeline
+	(*BlockLocation)(nil),           // 15: strato.v1.BlockLocation
+	(*KeyInfo)(nil),                 // 16: strato.v1.KeyInfo
+	(*KeyAttribute)(nil),            // 17: strato.v1.KeyAttribute
+	(*KeySource)(nil),               // 18: strato.v1.KeySource
+	(*FileStatus)(nil),              // 19: strato.v1.FileStatus
+	(*ExcludeList)(nil),             // 20: strato.v1.ExcludeList
+	(*CreateVolumeRequest)(nil),     // 21: strato.v1.CreateVolumeRequest
+	(*CreateVolumeResponse)(nil),    // 22: strato.v1.CreateVolumeResponse
+	(*DeleteVolumeRequest)(nil),     // 23: strato.v1.DeleteVolumeRequest
+	(*DeleteVolumeResponse)(nil),    // 24: strato.v1.DeleteVolumeResponse
+	(*GetVolumeRequest)(nil),        // 25: strato.v1.GetVolumeRequest
+	(*ListVolumesRequest)(nil),      // 26: strato.v1.ListVolumesRequest
+	(*ListVolumesResponse)(nil),     // 27: strato.v1.ListVolumesResponse
+	(*SetQuotaRequest)(nil),         // 28: strato.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),        // 29: strato.v1.SetQuotaResponse
+	(*CreateBucketRequest)(nil),     // 30: strato.v1.CreateBucketRequest
+	(*CreateBucketResponse)(nil),    // 31: strato.v1.CreateBucketResponse
+	(*DeleteBucketRequest)(nil),     // 32: strato.v1.DeleteBucketRequest
+	(*DeleteBucketResponse)(nil),    // 33: strato.v1.DeleteBucketResponse
+	(*GetBucketRequest)(nil),        // 34: strato.v1.GetBucketRequest
+	(*ListBucketsRequest)(nil),      // 35: strato.v1.ListBucketsRequest
+	(*ListBucketsResponse)(nil),     // 36: strato.v1.ListBucketsResponse
+	(*OpenKeyRequest)(nil),          // 37: strato.v1.OpenKeyRequest
+	(*CreateFileRequest)(nil),       // 38: strato.v1.CreateFileRequest
+	(*OpenKeyResponse)(nil),         // 39: strato.v1.OpenKeyResponse
+	(*AllocateBlockRequest)(nil),    // 40: strato.v1.AllocateBlockRequest
+	(*AllocateBlockResponse)(nil),   // 41: strato.v1.AllocateBlockResponse
+	(*CommitKeyRequest)(nil),        // 42: strato.v1.CommitKeyRequest
+	(*CommitKeyResponse)(nil),       // 43: strato.v1.CommitKeyResponse
+	(*SetAttributesRequest)(nil),    // 44: strato.v1.SetAttributesRequest
+	(*SetAttributesResponse)(nil),   // 45: strato.v1.SetAttributesResponse
+	(*LookupKeyRequest)(nil),        // 46: strato.v1.LookupKeyRequest
+	(*LookupKeyResponse)(nil),       // 47: strato.v1.LookupKeyResponse
+	(*DeleteKeyRequest)(nil),        // 48: strato.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),       // 49: strato.v1.DeleteKeyResponse
+	(*RenameKeyRequest)(nil),        // 50: strato.v1.RenameKeyRequest
+	(*RenameKeyResponse)(nil),       // 51: strato.v1.RenameKeyResponse
+	(*ListKeysRequest)(nil),         // 52: strato.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),        // 53: strato.v1.ListKeysResponse
+	(*CreateDirectoryRequest)(nil),  // 54: strato.v1.CreateDirectoryRequest
+	(*CreateDirectoryResponse)(nil), // 55: strato.v1.CreateDirectoryResponse
+	(*GetFileStatusRequest)(nil),    // 56: strato.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),   // 57: strato.v1.GetFileStatusResponse
+	(*ListStatusRequest)(nil),       // 58: strato.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),      // 59: strato.v1.ListStatusResponse
+	(*RenameRequest)(nil),           // 60: strato.v1.RenameRequest
+	(*RenameResponse)(nil),          // 61: strato.v1.RenameResponse
+	(*DeleteRequest)(nil),           // 62: strato.v1.DeleteRequest
+	(*DeleteResponse)(nil),          // 63: strato.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),    // 64: strato.v1.SetPermissionRequest
+	(*SetPermissionResponse)(nil),   // 65: strato.v1.SetPermissionResponse
+	(*SetOwnerRequest)(nil),         // 66: strato.v1.SetOwnerRequest
+	(*SetOwnerResponse)(nil),        // 67: strato.v1.SetOwnerResponse
+	(*SetTimesRequest)(nil),         // 68: strato.v1.SetTimesRequest
+	(*SetTimesResponse)(nil),        // 69: strato.v1.SetTimesResponse
+	(*CloseContainerRequest)(nil),   // 70: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),  // 71: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),    // 72: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),   // 73: strato.v1.ReportReplicaResponse
+	(*Acl)(nil),                     // 74: strato.v1.Acl
+	(*AclObject)(nil),               // 75: strato.v1.AclObject
+	(*GetAclRequest)(nil),           // 76: strato.v1.GetAclRequest
+	(*GetAclResponse)(nil),          // 77: strato.v1.GetAclResponse
+	(*SetAclRequest)(nil),           // 78: strato.v1.SetAclRequest
+	(*SetAclResponse)(nil),          // 79: strato.v1.SetAclResponse
+	(*AddAclRequest)(nil),           // 80: strato.v1.AddAclRequest
+	(*AddAclResponse)(nil),          // 81: strato.v1.AddAclResponse
+	(*RemoveAclRequest)(nil),        // 82: strato.v1.RemoveAclRequest
+	(*RemoveAclResponse)(nil),       // 83: strato.v1.RemoveAclResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
 	4,  // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
-	1,  // 1: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
-	3,  // 2: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 3: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	13, // 4: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
-	5,  // 5: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	9,  // 6: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
-	5,  // 7: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
-	8,  // 8: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
-	10, // 9: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
-	3,  // 10: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 11: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	11, // 12: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
-	13, // 13: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
-	5,  // 14: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	3,  // 15: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
-	12, // 16: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	6,  // 17: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	6,  // 18: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
-	1,  // 19: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
-	3,  // 20: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 21: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
-	5,  // 22: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	7,  // 23: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	7,  // 24: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
-	3,  // 25: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
-	16, // 26: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
-	5,  // 27: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	3,  // 28: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
-	16, // 29: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	5,  // 30: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	11, // 31: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
-	3,  // 32: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 33: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
-	5,  // 34: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
-	16, // 35: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	11, // 36: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	11, // 37: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	13, // 38: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
-	14, // 39: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
-	13, // 40: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
-	12, // 41: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	12, // 42: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	15, // 43: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	15, // 44: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	17, // 45: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	19, // 46: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	21, // 47: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	22, // 48: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	24, // 49: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	26, // 50: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	28, // 51: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	30, // 52: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	31, // 53: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	33, // 54: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	36, // 55: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	38, // 56: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	42, // 57: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	44, // 58: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	46, // 59: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	48, // 60: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	40, // 61: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
-	50, // 62: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	34, // 63: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	52, // 64: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	54, // 65: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	56, // 66: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	58, // 67: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	60, // 68: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
-	62, // 69: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
-	64, // 70: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
-	66, // 71: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	68, // 72: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	18, // 73: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	20, // 74: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	6,  // 75: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	23, // 76: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	25, // 77: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	27, // 78: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	29, // 79: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	7,  // 80: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	32, // 81: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	35, // 82: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	37, // 83: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	39, // 84: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	43, // 85: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	45, // 86: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	47, // 87: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	49, // 88: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	41, // 89: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	51, // 90: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	35, // 91: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	53, // 92: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	55, // 93: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	57, // 94: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	59, // 95: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	61, // 96: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	63, // 97: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	65, // 98: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	67, // 99: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	69, // 100: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	73, // [73:101] is the sub-list for method output_type
-	45, // [45:73] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	74, // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
+	1,  // 2: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
+	3,  // 3: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 4: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	17, // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
+	9,  // 6: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	74, // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
+	13, // 8: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
+	9,  // 9: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
+	12, // 10: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
+	14, // 11: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
+	3,  // 12: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 13: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	15, // 14: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
+	17, // 15: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
+	9,  // 16: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	74, // 17: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
+	3,  // 18: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
+	16, // 19: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
+	74, // 20: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
+	10, // 21: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	10, // 22: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
+	1,  // 23: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
+	3,  // 24: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 25: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
+	9,  // 26: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	74, // 27: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
+	11, // 28: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	11, // 29: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
+	3,  // 30: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
+	20, // 31: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
+	9,  // 32: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	3,  // 33: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
+	20, // 34: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	9,  // 35: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	15, // 36: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
+	3,  // 37: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 38: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
+	9,  // 39: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
+	20, // 40: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	15, // 41: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	15, // 42: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	17, // 43: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	18, // 44: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	17, // 45: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
+	16, // 46: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	16, // 47: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	19, // 48: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	19, // 49: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	5,  // 50: strato.v1.Acl.type:type_name -> strato.v1.AclType
+	6,  // 51: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
+	8,  // 52: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
+	75, // 53: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
+	74, // 54: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
+	75, // 55: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
+	74, // 56: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
+	75, // 57: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
+	74, // 58: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
+	75, // 59: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
+	74, // 60: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
+	21, // 61: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	23, // 62: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	25, // 63: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	26, // 64: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	28, // 65: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	30, // 66: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	32, // 67: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	34, // 68: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	35, // 69: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	37, // 70: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	40, // 71: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	42, // 72: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	46, // 73: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	48, // 74: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	50, // 75: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	52, // 76: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	44, // 77: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	54, // 78: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	38, // 79: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	56, // 80: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	58, // 81: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	60, // 82: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	62, // 83: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	64, // 84: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
+	66, // 85: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
+	68, // 86: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
+	76, // 87: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	78, // 88: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	80, // 89: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	82, // 90: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	70, // 91: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	72, // 92: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	22, // 93: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	24, // 94: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	10, // 95: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	27, // 96: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	29, // 97: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	31, // 98: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	33, // 99: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	11, // 100: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	36, // 101: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	39, // 102: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	41, // 103: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	43, // 104: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	47, // 105: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	49, // 106: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	51, // 107: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	53, // 108: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	45, // 109: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	55, // 110: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	39, // 111: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	57, // 112: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	59, // 113: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	61, // 114: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	63, // 115: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	65, // 116: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	67, // 117: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	69, // 118: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	77, // 119: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	79, // 120: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	81, // 121: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	83, // 122: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	71, // 123: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	73, // 124: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	93, // [93:125] is the sub-list for method output_type
+	61, // [61:93] is the sub-list for method input_type
+	61, // [61:61] is the sub-list for extension type_name
+	61, // [61:61] is the sub-list for extension extendee
+	0,  // [0:61] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }
@@ -5552,8 +6451,8 @@ func file_strato_v1_namespace_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   65,
+			NumEnums:      9,
+			NumMessages:   75,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -62,6 +62,10 @@ const (
 	NamespaceService_SetPermission_FullMethodName   = "/strato.v1.NamespaceService/SetPermission"
 	NamespaceService_SetOwner_FullMethodName        = "/strato.v1.NamespaceService/SetOwner"
 	NamespaceService_SetTimes_FullMethodName        = "/strato.v1.NamespaceService/SetTimes"
+	NamespaceService_GetAcl_FullMethodName          = "/strato.v1.NamespaceService/GetAcl"
+	NamespaceService_SetAcl_FullMethodName          = "/strato.v1.NamespaceService/SetAcl"
+	NamespaceService_AddAcl_FullMethodName          = "/strato.v1.NamespaceService/AddAcl"
+	NamespaceService_RemoveAcl_FullMethodName       = "/strato.v1.NamespaceService/RemoveAcl"
 	NamespaceService_CloseContainer_FullMethodName  = "/strato.v1.NamespaceService/CloseContainer"
 	NamespaceService_ReportReplica_FullMethodName   = "/strato.v1.NamespaceService/ReportReplica"
 )
@@ -142,6 +146,17 @@ type NamespaceServiceClient interface {
 	// directory or a bucket's root (FSO), or of a key (OBS) (Hadoop's
 	// setTimes).
 	SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetTimesResponse, error)
+	// GetAcl returns the owner and the ACL of a volume, a bucket, a key, a
+	// file or a directory (needs READ_ACL; docs/security.md).
+	GetAcl(ctx context.Context, in *GetAclRequest, opts ...grpc.CallOption) (*GetAclResponse, error)
+	// SetAcl replaces the ACL of an object (needs WRITE_ACL).
+	SetAcl(ctx context.Context, in *SetAclRequest, opts ...grpc.CallOption) (*SetAclResponse, error)
+	// AddAcl adds entries to the ACL of an object (needs WRITE_ACL): the
+	// rights of an entry of the same type, name and scope are added to.
+	AddAcl(ctx context.Context, in *AddAclRequest, opts ...grpc.CallOption) (*AddAclResponse, error)
+	// RemoveAcl removes rights from the ACL of an object (needs WRITE_ACL):
+	// an entry left with no right goes.
+	RemoveAcl(ctx context.Context, in *RemoveAclRequest, opts ...grpc.CallOption) (*RemoveAclResponse, error)
 	// CloseContainer is called by a client that failed to write to a
 	// container.
 	CloseContainer(ctx context.Context, in *CloseContainerRequest, opts ...grpc.CallOption) (*CloseContainerResponse, error)
@@ -417,6 +432,46 @@ func (c *namespaceServiceClient) SetTimes(ctx context.Context, in *SetTimesReque
 	return out, nil
 }
 
+func (c *namespaceServiceClient) GetAcl(ctx context.Context, in *GetAclRequest, opts ...grpc.CallOption) (*GetAclResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAclResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_GetAcl_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) SetAcl(ctx context.Context, in *SetAclRequest, opts ...grpc.CallOption) (*SetAclResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetAclResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_SetAcl_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) AddAcl(ctx context.Context, in *AddAclRequest, opts ...grpc.CallOption) (*AddAclResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddAclResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_AddAcl_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) RemoveAcl(ctx context.Context, in *RemoveAclRequest, opts ...grpc.CallOption) (*RemoveAclResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveAclResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_RemoveAcl_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *namespaceServiceClient) CloseContainer(ctx context.Context, in *CloseContainerRequest, opts ...grpc.CallOption) (*CloseContainerResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CloseContainerResponse)
@@ -513,6 +568,17 @@ type NamespaceServiceServer interface {
 	// directory or a bucket's root (FSO), or of a key (OBS) (Hadoop's
 	// setTimes).
 	SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error)
+	// GetAcl returns the owner and the ACL of a volume, a bucket, a key, a
+	// file or a directory (needs READ_ACL; docs/security.md).
+	GetAcl(context.Context, *GetAclRequest) (*GetAclResponse, error)
+	// SetAcl replaces the ACL of an object (needs WRITE_ACL).
+	SetAcl(context.Context, *SetAclRequest) (*SetAclResponse, error)
+	// AddAcl adds entries to the ACL of an object (needs WRITE_ACL): the
+	// rights of an entry of the same type, name and scope are added to.
+	AddAcl(context.Context, *AddAclRequest) (*AddAclResponse, error)
+	// RemoveAcl removes rights from the ACL of an object (needs WRITE_ACL):
+	// an entry left with no right goes.
+	RemoveAcl(context.Context, *RemoveAclRequest) (*RemoveAclResponse, error)
 	// CloseContainer is called by a client that failed to write to a
 	// container.
 	CloseContainer(context.Context, *CloseContainerRequest) (*CloseContainerResponse, error)
@@ -605,6 +671,18 @@ func (UnimplementedNamespaceServiceServer) SetOwner(context.Context, *SetOwnerRe
 }
 func (UnimplementedNamespaceServiceServer) SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetTimes not implemented")
+}
+func (UnimplementedNamespaceServiceServer) GetAcl(context.Context, *GetAclRequest) (*GetAclResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAcl not implemented")
+}
+func (UnimplementedNamespaceServiceServer) SetAcl(context.Context, *SetAclRequest) (*SetAclResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAcl not implemented")
+}
+func (UnimplementedNamespaceServiceServer) AddAcl(context.Context, *AddAclRequest) (*AddAclResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddAcl not implemented")
+}
+func (UnimplementedNamespaceServiceServer) RemoveAcl(context.Context, *RemoveAclRequest) (*RemoveAclResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveAcl not implemented")
 }
 func (UnimplementedNamespaceServiceServer) CloseContainer(context.Context, *CloseContainerRequest) (*CloseContainerResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CloseContainer not implemented")
@@ -1101,6 +1179,78 @@ func _NamespaceService_SetTimes_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NamespaceService_GetAcl_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAclRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).GetAcl(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_GetAcl_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).GetAcl(ctx, req.(*GetAclRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_SetAcl_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAclRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).SetAcl(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_SetAcl_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).SetAcl(ctx, req.(*SetAclRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_AddAcl_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddAclRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).AddAcl(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_AddAcl_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).AddAcl(ctx, req.(*AddAclRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_RemoveAcl_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveAclRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).RemoveAcl(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_RemoveAcl_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).RemoveAcl(ctx, req.(*RemoveAclRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _NamespaceService_CloseContainer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CloseContainerRequest)
 	if err := dec(in); err != nil {
@@ -1247,6 +1397,22 @@ var NamespaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetTimes",
 			Handler:    _NamespaceService_SetTimes_Handler,
+		},
+		{
+			MethodName: "GetAcl",
+			Handler:    _NamespaceService_GetAcl_Handler,
+		},
+		{
+			MethodName: "SetAcl",
+			Handler:    _NamespaceService_SetAcl_Handler,
+		},
+		{
+			MethodName: "AddAcl",
+			Handler:    _NamespaceService_AddAcl_Handler,
+		},
+		{
+			MethodName: "RemoveAcl",
+			Handler:    _NamespaceService_RemoveAcl_Handler,
 		},
 		{
 			MethodName: "CloseContainer",

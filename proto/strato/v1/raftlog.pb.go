@@ -21,6 +21,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// AclEdit is how a SetAclCommand changes an ACL.
+type AclEdit int32
+
+const (
+	AclEdit_ACL_EDIT_UNSPECIFIED AclEdit = 0
+	AclEdit_ACL_EDIT_SET         AclEdit = 1 // replace (SetAcl)
+	AclEdit_ACL_EDIT_ADD         AclEdit = 2 // add rights (AddAcl)
+	AclEdit_ACL_EDIT_REMOVE      AclEdit = 3 // remove rights (RemoveAcl)
+)
+
+// Enum value maps for AclEdit.
+var (
+	AclEdit_name = map[int32]string{
+		0: "ACL_EDIT_UNSPECIFIED",
+		1: "ACL_EDIT_SET",
+		2: "ACL_EDIT_ADD",
+		3: "ACL_EDIT_REMOVE",
+	}
+	AclEdit_value = map[string]int32{
+		"ACL_EDIT_UNSPECIFIED": 0,
+		"ACL_EDIT_SET":         1,
+		"ACL_EDIT_ADD":         2,
+		"ACL_EDIT_REMOVE":      3,
+	}
+)
+
+func (x AclEdit) Enum() *AclEdit {
+	p := new(AclEdit)
+	*p = x
+	return p
+}
+
+func (x AclEdit) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AclEdit) Descriptor() protoreflect.EnumDescriptor {
+	return file_strato_v1_raftlog_proto_enumTypes[0].Descriptor()
+}
+
+func (AclEdit) Type() protoreflect.EnumType {
+	return &file_strato_v1_raftlog_proto_enumTypes[0]
+}
+
+func (x AclEdit) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AclEdit.Descriptor instead.
+func (AclEdit) EnumDescriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{0}
+}
+
 // MetaCommand is one entry of meta's Raft log: a prepared mutation of the
 // namespace or of the cluster state.
 type MetaCommand struct {
@@ -29,6 +82,7 @@ type MetaCommand struct {
 	//
 	//	*MetaCommand_Namespace
 	//	*MetaCommand_Cluster
+	//	*MetaCommand_BlockTokenKey
 	Op            isMetaCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -89,6 +143,15 @@ func (x *MetaCommand) GetCluster() *ClusterCommand {
 	return nil
 }
 
+func (x *MetaCommand) GetBlockTokenKey() *BlockTokenKeyCommand {
+	if x != nil {
+		if x, ok := x.Op.(*MetaCommand_BlockTokenKey); ok {
+			return x.BlockTokenKey
+		}
+	}
+	return nil
+}
+
 type isMetaCommand_Op interface {
 	isMetaCommand_Op()
 }
@@ -101,9 +164,16 @@ type MetaCommand_Cluster struct {
 	Cluster *ClusterCommand `protobuf:"bytes,2,opt,name=cluster,proto3,oneof"`
 }
 
+type MetaCommand_BlockTokenKey struct {
+	// A new block token key (meta/blocktoken.go), made by the leader.
+	BlockTokenKey *BlockTokenKeyCommand `protobuf:"bytes,3,opt,name=block_token_key,json=blockTokenKey,proto3,oneof"`
+}
+
 func (*MetaCommand_Namespace) isMetaCommand_Op() {}
 
 func (*MetaCommand_Cluster) isMetaCommand_Op() {}
+
+func (*MetaCommand_BlockTokenKey) isMetaCommand_Op() {}
 
 // NamespaceCommand is a prepared namespace mutation: what the leader
 // proposes and every replica applies. It carries everything apply needs
@@ -136,6 +206,7 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_DeleteUser
 	//	*NamespaceCommand_IssueToken
 	//	*NamespaceCommand_RevokeToken
+	//	*NamespaceCommand_SetAcl
 	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
 	// request identifies a client's request, so that a retry of one already
 	// applied returns its first result instead of applying again.
@@ -386,6 +457,15 @@ func (x *NamespaceCommand) GetRevokeToken() *RevokeTokenCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetSetAcl() *SetAclCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_SetAcl); ok {
+			return x.SetAcl
+		}
+	}
+	return nil
+}
+
 func (x *NamespaceCommand) GetRequest() *RequestID {
 	if x != nil {
 		return x.Request
@@ -485,6 +565,10 @@ type NamespaceCommand_RevokeToken struct {
 	RevokeToken *RevokeTokenCommand `protobuf:"bytes,24,opt,name=revoke_token,json=revokeToken,proto3,oneof"`
 }
 
+type NamespaceCommand_SetAcl struct {
+	SetAcl *SetAclCommand `protobuf:"bytes,25,opt,name=set_acl,json=setAcl,proto3,oneof"`
+}
+
 func (*NamespaceCommand_CreateVolume) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DeleteVolume) isNamespaceCommand_Op() {}
@@ -528,6 +612,8 @@ func (*NamespaceCommand_DeleteUser) isNamespaceCommand_Op() {}
 func (*NamespaceCommand_IssueToken) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_RevokeToken) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_SetAcl) isNamespaceCommand_Op() {}
 
 // RequestID names one logical request of one client: retries carry the
 // same ID. A client numbers its requests upwards.
@@ -2202,15 +2288,186 @@ func (x *SetStatusCommand) GetAccessTimeUnixMs() int64 {
 	return 0
 }
 
+// SetAclCommand is SetAcl, AddAcl and RemoveAcl: it edits the ACL of a
+// volume, a bucket, or a key, file or directory (key "" of an FSO bucket:
+// the bucket). Its reply is the edit's response.
+type SetAclCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          AclObjectKind          `protobuf:"varint,1,opt,name=kind,proto3,enum=strato.v1.AclObjectKind" json:"kind,omitempty"`
+	Volume        string                 `protobuf:"bytes,2,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,3,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key           string                 `protobuf:"bytes,4,opt,name=key,proto3" json:"key,omitempty"`
+	Edit          AclEdit                `protobuf:"varint,5,opt,name=edit,proto3,enum=strato.v1.AclEdit" json:"edit,omitempty"`
+	Acls          []*AclRecord           `protobuf:"bytes,6,rep,name=acls,proto3" json:"acls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAclCommand) Reset() {
+	*x = SetAclCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAclCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAclCommand) ProtoMessage() {}
+
+func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAclCommand.ProtoReflect.Descriptor instead.
+func (*SetAclCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *SetAclCommand) GetKind() AclObjectKind {
+	if x != nil {
+		return x.Kind
+	}
+	return AclObjectKind_ACL_OBJECT_KIND_UNSPECIFIED
+}
+
+func (x *SetAclCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *SetAclCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *SetAclCommand) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SetAclCommand) GetEdit() AclEdit {
+	if x != nil {
+		return x.Edit
+	}
+	return AclEdit_ACL_EDIT_UNSPECIFIED
+}
+
+func (x *SetAclCommand) GetAcls() []*AclRecord {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
+}
+
+// BlockTokenKeyCommand adds a key that signs block tokens (docs/security.md
+// "Block tokens") and drops the keys that expired before now_unix_ms. The
+// leader makes it (32 random bytes, the next ID); every replica stores it,
+// so that a new leader signs with a key the datanodes already know.
+type BlockTokenKeyCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint32                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Secret        []byte                 `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	CreatedUnixMs int64                  `protobuf:"varint,3,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	// expires_unix_ms: when every token the key may sign has expired (its
+	// creation + the rotation interval + the token lifetime); the key is
+	// dropped then.
+	ExpiresUnixMs int64 `protobuf:"varint,4,opt,name=expires_unix_ms,json=expiresUnixMs,proto3" json:"expires_unix_ms,omitempty"`
+	NowUnixMs     int64 `protobuf:"varint,5,opt,name=now_unix_ms,json=nowUnixMs,proto3" json:"now_unix_ms,omitempty"` // the leader's clock
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockTokenKeyCommand) Reset() {
+	*x = BlockTokenKeyCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockTokenKeyCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockTokenKeyCommand) ProtoMessage() {}
+
+func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockTokenKeyCommand.ProtoReflect.Descriptor instead.
+func (*BlockTokenKeyCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *BlockTokenKeyCommand) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *BlockTokenKeyCommand) GetSecret() []byte {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
+func (x *BlockTokenKeyCommand) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
+func (x *BlockTokenKeyCommand) GetExpiresUnixMs() int64 {
+	if x != nil {
+		return x.ExpiresUnixMs
+	}
+	return 0
+}
+
+func (x *BlockTokenKeyCommand) GetNowUnixMs() int64 {
+	if x != nil {
+		return x.NowUnixMs
+	}
+	return 0
+}
+
 var File_strato_v1_raftlog_proto protoreflect.FileDescriptor
 
 const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\n" +
-	"\x17strato/v1/raftlog.proto\x12\tstrato.v1\x1a\x18strato/v1/datanode.proto\x1a\x19strato/v1/namespace.proto\x1a\x17strato/v1/records.proto\"\x87\x01\n" +
+	"\x17strato/v1/raftlog.proto\x12\tstrato.v1\x1a\x18strato/v1/datanode.proto\x1a\x19strato/v1/namespace.proto\x1a\x17strato/v1/records.proto\"\xd2\x01\n" +
 	"\vMetaCommand\x12;\n" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
-	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\aclusterB\x04\n" +
-	"\x02op\"\x8d\f\n" +
+	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\acluster\x12I\n" +
+	"\x0fblock_token_key\x18\x03 \x01(\v2\x1f.strato.v1.BlockTokenKeyCommandH\x00R\rblockTokenKeyB\x04\n" +
+	"\x02op\"\xc2\f\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
@@ -2240,7 +2497,8 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"deleteUser\x129\n" +
 	"\vissue_token\x18\x17 \x01(\v2\x16.strato.v1.TokenRecordH\x00R\n" +
 	"issueToken\x12B\n" +
-	"\frevoke_token\x18\x18 \x01(\v2\x1d.strato.v1.RevokeTokenCommandH\x00R\vrevokeToken\x12.\n" +
+	"\frevoke_token\x18\x18 \x01(\v2\x1d.strato.v1.RevokeTokenCommandH\x00R\vrevokeToken\x123\n" +
+	"\aset_acl\x18\x19 \x01(\v2\x18.strato.v1.SetAclCommandH\x00R\x06setAcl\x12.\n" +
 	"\arequest\x18\x10 \x01(\v2\x14.strato.v1.RequestIDR\arequestB\x04\n" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
@@ -2374,7 +2632,25 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x13access_time_unix_ms\x18\b \x01(\x03H\x02R\x10accessTimeUnixMs\x88\x01\x01B\r\n" +
 	"\v_permissionB\x1c\n" +
 	"\x1a_modification_time_unix_msB\x16\n" +
-	"\x14_access_time_unix_msBL\n" +
+	"\x14_access_time_unix_ms\"\xd1\x01\n" +
+	"\rSetAclCommand\x12,\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x18.strato.v1.AclObjectKindR\x04kind\x12\x16\n" +
+	"\x06volume\x18\x02 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x03 \x01(\tR\x06bucket\x12\x10\n" +
+	"\x03key\x18\x04 \x01(\tR\x03key\x12&\n" +
+	"\x04edit\x18\x05 \x01(\x0e2\x12.strato.v1.AclEditR\x04edit\x12(\n" +
+	"\x04acls\x18\x06 \x03(\v2\x14.strato.v1.AclRecordR\x04acls\"\xb3\x01\n" +
+	"\x14BlockTokenKeyCommand\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02id\x12\x1b\n" +
+	"\x06secret\x18\x02 \x01(\fB\x03\x80\x01\x01R\x06secret\x12&\n" +
+	"\x0fcreated_unix_ms\x18\x03 \x01(\x03R\rcreatedUnixMs\x12&\n" +
+	"\x0fexpires_unix_ms\x18\x04 \x01(\x03R\rexpiresUnixMs\x12\x1e\n" +
+	"\vnow_unix_ms\x18\x05 \x01(\x03R\tnowUnixMs*\\\n" +
+	"\aAclEdit\x12\x18\n" +
+	"\x14ACL_EDIT_UNSPECIFIED\x10\x00\x12\x10\n" +
+	"\fACL_EDIT_SET\x10\x01\x12\x10\n" +
+	"\fACL_EDIT_ADD\x10\x02\x12\x13\n" +
+	"\x0fACL_EDIT_REMOVE\x10\x03BL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
@@ -2389,90 +2665,101 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 	return file_strato_v1_raftlog_proto_rawDescData
 }
 
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_strato_v1_raftlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_strato_v1_raftlog_proto_goTypes = []any{
-	(*MetaCommand)(nil),               // 0: strato.v1.MetaCommand
-	(*NamespaceCommand)(nil),          // 1: strato.v1.NamespaceCommand
-	(*RequestID)(nil),                 // 2: strato.v1.RequestID
-	(*OpenKeyCommand)(nil),            // 3: strato.v1.OpenKeyCommand
-	(*AllocateBlockCommand)(nil),      // 4: strato.v1.AllocateBlockCommand
-	(*RenameCommand)(nil),             // 5: strato.v1.RenameCommand
-	(*ExpireOpenKeysCommand)(nil),     // 6: strato.v1.ExpireOpenKeysCommand
-	(*ExpireOpenKeysResult)(nil),      // 7: strato.v1.ExpireOpenKeysResult
-	(*ReclaimCommand)(nil),            // 8: strato.v1.ReclaimCommand
-	(*ReclaimResult)(nil),             // 9: strato.v1.ReclaimResult
-	(*PurgeDeletedBlocksCommand)(nil), // 10: strato.v1.PurgeDeletedBlocksCommand
-	(*PurgeDeletedBlocksResult)(nil),  // 11: strato.v1.PurgeDeletedBlocksResult
-	(*ClusterCommand)(nil),            // 12: strato.v1.ClusterCommand
-	(*ContainerStateChange)(nil),      // 13: strato.v1.ContainerStateChange
-	(*DeleteVolumeCommand)(nil),       // 14: strato.v1.DeleteVolumeCommand
-	(*SetQuotaCommand)(nil),           // 15: strato.v1.SetQuotaCommand
-	(*DeleteBucketCommand)(nil),       // 16: strato.v1.DeleteBucketCommand
-	(*CommitKeyCommand)(nil),          // 17: strato.v1.CommitKeyCommand
-	(*KeySourceCommand)(nil),          // 18: strato.v1.KeySourceCommand
-	(*DeleteCommand)(nil),             // 19: strato.v1.DeleteCommand
-	(*CreateDirectoryCommand)(nil),    // 20: strato.v1.CreateDirectoryCommand
-	(*DeleteUserCommand)(nil),         // 21: strato.v1.DeleteUserCommand
-	(*RevokeTokenCommand)(nil),        // 22: strato.v1.RevokeTokenCommand
-	(*RevokeS3KeyCommand)(nil),        // 23: strato.v1.RevokeS3KeyCommand
-	(*SetAttributesCommand)(nil),      // 24: strato.v1.SetAttributesCommand
-	(*SetStatusCommand)(nil),          // 25: strato.v1.SetStatusCommand
-	(*VolumeRecord)(nil),              // 26: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 27: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 28: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),                // 29: strato.v1.UserRecord
-	(*TokenRecord)(nil),               // 30: strato.v1.TokenRecord
-	(ReplicationFactor)(0),            // 31: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 32: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 33: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 34: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 35: strato.v1.ContainerRecord
-	(ContainerState)(0),               // 36: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 37: strato.v1.AttributeRecord
+	(AclEdit)(0),                      // 0: strato.v1.AclEdit
+	(*MetaCommand)(nil),               // 1: strato.v1.MetaCommand
+	(*NamespaceCommand)(nil),          // 2: strato.v1.NamespaceCommand
+	(*RequestID)(nil),                 // 3: strato.v1.RequestID
+	(*OpenKeyCommand)(nil),            // 4: strato.v1.OpenKeyCommand
+	(*AllocateBlockCommand)(nil),      // 5: strato.v1.AllocateBlockCommand
+	(*RenameCommand)(nil),             // 6: strato.v1.RenameCommand
+	(*ExpireOpenKeysCommand)(nil),     // 7: strato.v1.ExpireOpenKeysCommand
+	(*ExpireOpenKeysResult)(nil),      // 8: strato.v1.ExpireOpenKeysResult
+	(*ReclaimCommand)(nil),            // 9: strato.v1.ReclaimCommand
+	(*ReclaimResult)(nil),             // 10: strato.v1.ReclaimResult
+	(*PurgeDeletedBlocksCommand)(nil), // 11: strato.v1.PurgeDeletedBlocksCommand
+	(*PurgeDeletedBlocksResult)(nil),  // 12: strato.v1.PurgeDeletedBlocksResult
+	(*ClusterCommand)(nil),            // 13: strato.v1.ClusterCommand
+	(*ContainerStateChange)(nil),      // 14: strato.v1.ContainerStateChange
+	(*DeleteVolumeCommand)(nil),       // 15: strato.v1.DeleteVolumeCommand
+	(*SetQuotaCommand)(nil),           // 16: strato.v1.SetQuotaCommand
+	(*DeleteBucketCommand)(nil),       // 17: strato.v1.DeleteBucketCommand
+	(*CommitKeyCommand)(nil),          // 18: strato.v1.CommitKeyCommand
+	(*KeySourceCommand)(nil),          // 19: strato.v1.KeySourceCommand
+	(*DeleteCommand)(nil),             // 20: strato.v1.DeleteCommand
+	(*CreateDirectoryCommand)(nil),    // 21: strato.v1.CreateDirectoryCommand
+	(*DeleteUserCommand)(nil),         // 22: strato.v1.DeleteUserCommand
+	(*RevokeTokenCommand)(nil),        // 23: strato.v1.RevokeTokenCommand
+	(*RevokeS3KeyCommand)(nil),        // 24: strato.v1.RevokeS3KeyCommand
+	(*SetAttributesCommand)(nil),      // 25: strato.v1.SetAttributesCommand
+	(*SetStatusCommand)(nil),          // 26: strato.v1.SetStatusCommand
+	(*SetAclCommand)(nil),             // 27: strato.v1.SetAclCommand
+	(*BlockTokenKeyCommand)(nil),      // 28: strato.v1.BlockTokenKeyCommand
+	(*VolumeRecord)(nil),              // 29: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 30: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 31: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),                // 32: strato.v1.UserRecord
+	(*TokenRecord)(nil),               // 33: strato.v1.TokenRecord
+	(ReplicationFactor)(0),            // 34: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 35: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 36: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 37: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 38: strato.v1.ContainerRecord
+	(ContainerState)(0),               // 39: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 40: strato.v1.AttributeRecord
+	(AclObjectKind)(0),                // 41: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 42: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
-	1,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
-	12, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	26, // 2: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
-	14, // 3: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
-	15, // 4: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	27, // 5: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
-	16, // 6: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
-	3,  // 7: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
-	4,  // 8: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
-	17, // 9: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
-	19, // 10: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
-	5,  // 11: strato.v1.NamespaceCommand.rename:type_name -> strato.v1.RenameCommand
-	20, // 12: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
-	6,  // 13: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
-	8,  // 14: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
-	10, // 15: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	28, // 16: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
-	23, // 17: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
-	24, // 18: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	25, // 19: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
-	29, // 20: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
-	21, // 21: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
-	30, // 22: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
-	22, // 23: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
-	2,  // 24: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	31, // 25: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	32, // 26: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	33, // 27: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	32, // 28: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	34, // 29: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	35, // 30: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	13, // 31: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	36, // 32: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	32, // 33: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	37, // 34: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	18, // 35: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	37, // 36: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
+	13, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
+	28, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
+	29, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	15, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
+	16, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
+	30, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	17, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
+	4,  // 8: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
+	5,  // 9: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
+	18, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
+	20, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
+	6,  // 12: strato.v1.NamespaceCommand.rename:type_name -> strato.v1.RenameCommand
+	21, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
+	7,  // 14: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
+	9,  // 15: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
+	11, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
+	31, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	24, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
+	25, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
+	26, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	32, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
+	22, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
+	33, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
+	23, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
+	27, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
+	3,  // 26: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
+	34, // 27: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	35, // 28: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	36, // 29: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	35, // 30: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	37, // 31: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	38, // 32: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	14, // 33: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	39, // 34: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	35, // 35: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	40, // 36: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	19, // 37: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	40, // 38: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	41, // 39: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 40: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	42, // 41: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	42, // [42:42] is the sub-list for method output_type
+	42, // [42:42] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -2486,6 +2773,7 @@ func file_strato_v1_raftlog_proto_init() {
 	file_strato_v1_raftlog_proto_msgTypes[0].OneofWrappers = []any{
 		(*MetaCommand_Namespace)(nil),
 		(*MetaCommand_Cluster)(nil),
+		(*MetaCommand_BlockTokenKey)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[1].OneofWrappers = []any{
 		(*NamespaceCommand_CreateVolume)(nil),
@@ -2510,6 +2798,7 @@ func file_strato_v1_raftlog_proto_init() {
 		(*NamespaceCommand_DeleteUser)(nil),
 		(*NamespaceCommand_IssueToken)(nil),
 		(*NamespaceCommand_RevokeToken)(nil),
+		(*NamespaceCommand_SetAcl)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[3].OneofWrappers = []any{}
 	file_strato_v1_raftlog_proto_msgTypes[12].OneofWrappers = []any{
@@ -2527,13 +2816,14 @@ func file_strato_v1_raftlog_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   26,
+			NumEnums:      1,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_strato_v1_raftlog_proto_goTypes,
 		DependencyIndexes: file_strato_v1_raftlog_proto_depIdxs,
+		EnumInfos:         file_strato_v1_raftlog_proto_enumTypes,
 		MessageInfos:      file_strato_v1_raftlog_proto_msgTypes,
 	}.Build()
 	File_strato_v1_raftlog_proto = out.File

@@ -34,6 +34,7 @@ type VolumeRecord struct {
 	QuotaNamespace         int64                  `protobuf:"varint,7,opt,name=quota_namespace,json=quotaNamespace,proto3" json:"quota_namespace,omitempty"`
 	UsedBytes              int64                  `protobuf:"varint,8,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"`
 	UsedNamespace          int64                  `protobuf:"varint,9,opt,name=used_namespace,json=usedNamespace,proto3" json:"used_namespace,omitempty"`
+	Acls                   []*AclRecord           `protobuf:"bytes,10,rep,name=acls,proto3" json:"acls,omitempty"`
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
@@ -131,6 +132,13 @@ func (x *VolumeRecord) GetUsedNamespace() int64 {
 	return 0
 }
 
+func (x *VolumeRecord) GetAcls() []*AclRecord {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
+}
+
 // BucketRecord is a bucket (the API's BucketInfo).
 type BucketRecord struct {
 	state                  protoimpl.MessageState `protogen:"open.v1"`
@@ -153,8 +161,9 @@ type BucketRecord struct {
 	Attributes             []*AttributeRecord     `protobuf:"bytes,17,rep,name=attributes,proto3" json:"attributes,omitempty"`                            // sorted by name
 	ErasureCoding          *ErasureCodingRecord   `protobuf:"bytes,18,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
 	// The root directory's permission (unset: 0755) and group.
-	Permission    *uint32 `protobuf:"varint,19,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
-	Group         string  `protobuf:"bytes,20,opt,name=group,proto3" json:"group,omitempty"`
+	Permission    *uint32      `protobuf:"varint,19,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	Group         string       `protobuf:"bytes,20,opt,name=group,proto3" json:"group,omitempty"`
+	Acls          []*AclRecord `protobuf:"bytes,21,rep,name=acls,proto3" json:"acls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -329,6 +338,83 @@ func (x *BucketRecord) GetGroup() string {
 	return ""
 }
 
+func (x *BucketRecord) GetAcls() []*AclRecord {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
+}
+
+// AclRecord is one entry of an object's ACL (the API's Acl); scope is
+// never ACL_SCOPE_UNSPECIFIED.
+type AclRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          AclType                `protobuf:"varint,1,opt,name=type,proto3,enum=strato.v1.AclType" json:"type,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Rights        uint32                 `protobuf:"varint,3,opt,name=rights,proto3" json:"rights,omitempty"`
+	Scope         AclScope               `protobuf:"varint,4,opt,name=scope,proto3,enum=strato.v1.AclScope" json:"scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AclRecord) Reset() {
+	*x = AclRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AclRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AclRecord) ProtoMessage() {}
+
+func (x *AclRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AclRecord.ProtoReflect.Descriptor instead.
+func (*AclRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *AclRecord) GetType() AclType {
+	if x != nil {
+		return x.Type
+	}
+	return AclType_ACL_TYPE_UNSPECIFIED
+}
+
+func (x *AclRecord) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AclRecord) GetRights() uint32 {
+	if x != nil {
+		return x.Rights
+	}
+	return 0
+}
+
+func (x *AclRecord) GetScope() AclScope {
+	if x != nil {
+		return x.Scope
+	}
+	return AclScope_ACL_SCOPE_UNSPECIFIED
+}
+
 // ErasureCodingRecord is an erasure coding config (the API's
 // ErasureCoding); cell_size is always set.
 type ErasureCodingRecord struct {
@@ -343,7 +429,7 @@ type ErasureCodingRecord struct {
 
 func (x *ErasureCodingRecord) Reset() {
 	*x = ErasureCodingRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[2]
+	mi := &file_strato_v1_records_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -355,7 +441,7 @@ func (x *ErasureCodingRecord) String() string {
 func (*ErasureCodingRecord) ProtoMessage() {}
 
 func (x *ErasureCodingRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[2]
+	mi := &file_strato_v1_records_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -368,7 +454,7 @@ func (x *ErasureCodingRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErasureCodingRecord.ProtoReflect.Descriptor instead.
 func (*ErasureCodingRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{2}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ErasureCodingRecord) GetCodec() ErasureCodec {
@@ -410,7 +496,7 @@ type BlockIDRecord struct {
 
 func (x *BlockIDRecord) Reset() {
 	*x = BlockIDRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[3]
+	mi := &file_strato_v1_records_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -422,7 +508,7 @@ func (x *BlockIDRecord) String() string {
 func (*BlockIDRecord) ProtoMessage() {}
 
 func (x *BlockIDRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[3]
+	mi := &file_strato_v1_records_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -435,7 +521,7 @@ func (x *BlockIDRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockIDRecord.ProtoReflect.Descriptor instead.
 func (*BlockIDRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *BlockIDRecord) GetContainerId() uint64 {
@@ -464,7 +550,7 @@ type BlockMemberRecord struct {
 
 func (x *BlockMemberRecord) Reset() {
 	*x = BlockMemberRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[4]
+	mi := &file_strato_v1_records_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +562,7 @@ func (x *BlockMemberRecord) String() string {
 func (*BlockMemberRecord) ProtoMessage() {}
 
 func (x *BlockMemberRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[4]
+	mi := &file_strato_v1_records_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +575,7 @@ func (x *BlockMemberRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockMemberRecord.ProtoReflect.Descriptor instead.
 func (*BlockMemberRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *BlockMemberRecord) GetId() string {
@@ -525,7 +611,7 @@ type BlockPipelineRecord struct {
 
 func (x *BlockPipelineRecord) Reset() {
 	*x = BlockPipelineRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[5]
+	mi := &file_strato_v1_records_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -537,7 +623,7 @@ func (x *BlockPipelineRecord) String() string {
 func (*BlockPipelineRecord) ProtoMessage() {}
 
 func (x *BlockPipelineRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[5]
+	mi := &file_strato_v1_records_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -550,7 +636,7 @@ func (x *BlockPipelineRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockPipelineRecord.ProtoReflect.Descriptor instead.
 func (*BlockPipelineRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *BlockPipelineRecord) GetId() uint64 {
@@ -580,7 +666,7 @@ type BlockRecord struct {
 
 func (x *BlockRecord) Reset() {
 	*x = BlockRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[6]
+	mi := &file_strato_v1_records_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -592,7 +678,7 @@ func (x *BlockRecord) String() string {
 func (*BlockRecord) ProtoMessage() {}
 
 func (x *BlockRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[6]
+	mi := &file_strato_v1_records_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -605,7 +691,7 @@ func (x *BlockRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockRecord.ProtoReflect.Descriptor instead.
 func (*BlockRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *BlockRecord) GetBlockId() *BlockIDRecord {
@@ -658,13 +744,14 @@ type KeyRecord struct {
 	Permission             *uint32                `protobuf:"varint,16,opt,name=permission,proto3,oneof" json:"permission,omitempty"`                     // unset (a key written before permissions): 0644
 	Group                  string                 `protobuf:"bytes,17,opt,name=group,proto3" json:"group,omitempty"`
 	AccessTimeUnixMs       int64                  `protobuf:"varint,18,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"` // 0: the modification time
+	Acls                   []*AclRecord           `protobuf:"bytes,19,rep,name=acls,proto3" json:"acls,omitempty"`
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
 
 func (x *KeyRecord) Reset() {
 	*x = KeyRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[7]
+	mi := &file_strato_v1_records_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -676,7 +763,7 @@ func (x *KeyRecord) String() string {
 func (*KeyRecord) ProtoMessage() {}
 
 func (x *KeyRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[7]
+	mi := &file_strato_v1_records_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -689,7 +776,7 @@ func (x *KeyRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyRecord.ProtoReflect.Descriptor instead.
 func (*KeyRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *KeyRecord) GetVolume() string {
@@ -818,6 +905,13 @@ func (x *KeyRecord) GetAccessTimeUnixMs() int64 {
 	return 0
 }
 
+func (x *KeyRecord) GetAcls() []*AclRecord {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
+}
+
 // AttributeRecord is a name and value stored with a key (the API's
 // KeyAttribute).
 type AttributeRecord struct {
@@ -830,7 +924,7 @@ type AttributeRecord struct {
 
 func (x *AttributeRecord) Reset() {
 	*x = AttributeRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[8]
+	mi := &file_strato_v1_records_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -842,7 +936,7 @@ func (x *AttributeRecord) String() string {
 func (*AttributeRecord) ProtoMessage() {}
 
 func (x *AttributeRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[8]
+	mi := &file_strato_v1_records_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -855,7 +949,7 @@ func (x *AttributeRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttributeRecord.ProtoReflect.Descriptor instead.
 func (*AttributeRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AttributeRecord) GetName() string {
@@ -888,7 +982,7 @@ type PipelineRecord struct {
 
 func (x *PipelineRecord) Reset() {
 	*x = PipelineRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[9]
+	mi := &file_strato_v1_records_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -900,7 +994,7 @@ func (x *PipelineRecord) String() string {
 func (*PipelineRecord) ProtoMessage() {}
 
 func (x *PipelineRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[9]
+	mi := &file_strato_v1_records_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -913,7 +1007,7 @@ func (x *PipelineRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PipelineRecord.ProtoReflect.Descriptor instead.
 func (*PipelineRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PipelineRecord) GetId() uint64 {
@@ -975,7 +1069,7 @@ type ContainerRecord struct {
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[10]
+	mi := &file_strato_v1_records_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -987,7 +1081,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[10]
+	mi := &file_strato_v1_records_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1000,7 +1094,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ContainerRecord) GetId() uint64 {
@@ -1065,13 +1159,14 @@ type DirectoryInfo struct {
 	Permission             *uint32                `protobuf:"varint,7,opt,name=permission,proto3,oneof" json:"permission,omitempty"` // unset (a directory made before permissions): 0755
 	Group                  string                 `protobuf:"bytes,8,opt,name=group,proto3" json:"group,omitempty"`
 	AccessTimeUnixMs       int64                  `protobuf:"varint,9,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
+	Acls                   []*AclRecord           `protobuf:"bytes,10,rep,name=acls,proto3" json:"acls,omitempty"`
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
 
 func (x *DirectoryInfo) Reset() {
 	*x = DirectoryInfo{}
-	mi := &file_strato_v1_records_proto_msgTypes[11]
+	mi := &file_strato_v1_records_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1083,7 +1178,7 @@ func (x *DirectoryInfo) String() string {
 func (*DirectoryInfo) ProtoMessage() {}
 
 func (x *DirectoryInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[11]
+	mi := &file_strato_v1_records_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1096,7 +1191,7 @@ func (x *DirectoryInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectoryInfo.ProtoReflect.Descriptor instead.
 func (*DirectoryInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DirectoryInfo) GetObjectId() uint64 {
@@ -1162,6 +1257,13 @@ func (x *DirectoryInfo) GetAccessTimeUnixMs() int64 {
 	return 0
 }
 
+func (x *DirectoryInfo) GetAcls() []*AclRecord {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
+}
+
 // OpenKeyInfo is a key being written: visible only after CommitKey, removed
 // by expiry if never committed.
 type OpenKeyInfo struct {
@@ -1189,13 +1291,14 @@ type OpenKeyInfo struct {
 	ErasureCoding *ErasureCodingRecord `protobuf:"bytes,19,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
 	Permission    *uint32              `protobuf:"varint,20,opt,name=permission,proto3,oneof" json:"permission,omitempty"`                     // of the key it becomes
 	Group         string               `protobuf:"bytes,21,opt,name=group,proto3" json:"group,omitempty"`
+	Acls          []*AclRecord         `protobuf:"bytes,22,rep,name=acls,proto3" json:"acls,omitempty"` // of the key it becomes (inherited at open)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenKeyInfo) Reset() {
 	*x = OpenKeyInfo{}
-	mi := &file_strato_v1_records_proto_msgTypes[12]
+	mi := &file_strato_v1_records_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1207,7 +1310,7 @@ func (x *OpenKeyInfo) String() string {
 func (*OpenKeyInfo) ProtoMessage() {}
 
 func (x *OpenKeyInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[12]
+	mi := &file_strato_v1_records_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1220,7 +1323,7 @@ func (x *OpenKeyInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyInfo.ProtoReflect.Descriptor instead.
 func (*OpenKeyInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *OpenKeyInfo) GetId() uint64 {
@@ -1370,6 +1473,13 @@ func (x *OpenKeyInfo) GetGroup() string {
 	return ""
 }
 
+func (x *OpenKeyInfo) GetAcls() []*AclRecord {
+	if x != nil {
+		return x.Acls
+	}
+	return nil
+}
+
 // DeletedBlocks is one entry of the deleted-blocks table: blocks no key
 // references any more, to be deleted on the datanodes.
 type DeletedBlocks struct {
@@ -1385,7 +1495,7 @@ type DeletedBlocks struct {
 
 func (x *DeletedBlocks) Reset() {
 	*x = DeletedBlocks{}
-	mi := &file_strato_v1_records_proto_msgTypes[13]
+	mi := &file_strato_v1_records_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1507,7 @@ func (x *DeletedBlocks) String() string {
 func (*DeletedBlocks) ProtoMessage() {}
 
 func (x *DeletedBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[13]
+	mi := &file_strato_v1_records_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1520,7 @@ func (x *DeletedBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletedBlocks.ProtoReflect.Descriptor instead.
 func (*DeletedBlocks) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeletedBlocks) GetSeq() uint64 {
@@ -1463,7 +1573,7 @@ type DeletedDirectory struct {
 
 func (x *DeletedDirectory) Reset() {
 	*x = DeletedDirectory{}
-	mi := &file_strato_v1_records_proto_msgTypes[14]
+	mi := &file_strato_v1_records_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1475,7 +1585,7 @@ func (x *DeletedDirectory) String() string {
 func (*DeletedDirectory) ProtoMessage() {}
 
 func (x *DeletedDirectory) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[14]
+	mi := &file_strato_v1_records_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1488,7 +1598,7 @@ func (x *DeletedDirectory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletedDirectory.ProtoReflect.Descriptor instead.
 func (*DeletedDirectory) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeletedDirectory) GetObjectId() uint64 {
@@ -1538,7 +1648,7 @@ type RequestResult struct {
 
 func (x *RequestResult) Reset() {
 	*x = RequestResult{}
-	mi := &file_strato_v1_records_proto_msgTypes[15]
+	mi := &file_strato_v1_records_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1550,7 +1660,7 @@ func (x *RequestResult) String() string {
 func (*RequestResult) ProtoMessage() {}
 
 func (x *RequestResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[15]
+	mi := &file_strato_v1_records_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1563,7 +1673,7 @@ func (x *RequestResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestResult.ProtoReflect.Descriptor instead.
 func (*RequestResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RequestResult) GetType() string {
@@ -1591,7 +1701,7 @@ type IDRange struct {
 
 func (x *IDRange) Reset() {
 	*x = IDRange{}
-	mi := &file_strato_v1_records_proto_msgTypes[16]
+	mi := &file_strato_v1_records_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1603,7 +1713,7 @@ func (x *IDRange) String() string {
 func (*IDRange) ProtoMessage() {}
 
 func (x *IDRange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[16]
+	mi := &file_strato_v1_records_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1616,7 +1726,7 @@ func (x *IDRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IDRange.ProtoReflect.Descriptor instead.
 func (*IDRange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *IDRange) GetFirst() uint64 {
@@ -1647,7 +1757,7 @@ type S3KeyRecord struct {
 
 func (x *S3KeyRecord) Reset() {
 	*x = S3KeyRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[17]
+	mi := &file_strato_v1_records_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1659,7 +1769,7 @@ func (x *S3KeyRecord) String() string {
 func (*S3KeyRecord) ProtoMessage() {}
 
 func (x *S3KeyRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[17]
+	mi := &file_strato_v1_records_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1672,7 +1782,7 @@ func (x *S3KeyRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use S3KeyRecord.ProtoReflect.Descriptor instead.
 func (*S3KeyRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *S3KeyRecord) GetAccessKey() string {
@@ -1710,13 +1820,15 @@ type UserRecord struct {
 	Admin         bool                   `protobuf:"varint,2,opt,name=admin,proto3" json:"admin,omitempty"`
 	Groups        []string               `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"`
 	CreatedUnixMs int64                  `protobuf:"varint,4,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	// proxy: the user may act on behalf of others (the S3 gateway's).
+	Proxy         bool `protobuf:"varint,5,opt,name=proxy,proto3" json:"proxy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UserRecord) Reset() {
 	*x = UserRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[18]
+	mi := &file_strato_v1_records_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1728,7 +1840,7 @@ func (x *UserRecord) String() string {
 func (*UserRecord) ProtoMessage() {}
 
 func (x *UserRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[18]
+	mi := &file_strato_v1_records_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1741,7 +1853,7 @@ func (x *UserRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserRecord.ProtoReflect.Descriptor instead.
 func (*UserRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *UserRecord) GetName() string {
@@ -1772,6 +1884,13 @@ func (x *UserRecord) GetCreatedUnixMs() int64 {
 	return 0
 }
 
+func (x *UserRecord) GetProxy() bool {
+	if x != nil {
+		return x.Proxy
+	}
+	return false
+}
+
 // TokenRecord is a token of a user: its secret's SHA-256, never the
 // secret.
 type TokenRecord struct {
@@ -1788,7 +1907,7 @@ type TokenRecord struct {
 
 func (x *TokenRecord) Reset() {
 	*x = TokenRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[19]
+	mi := &file_strato_v1_records_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1800,7 +1919,7 @@ func (x *TokenRecord) String() string {
 func (*TokenRecord) ProtoMessage() {}
 
 func (x *TokenRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[19]
+	mi := &file_strato_v1_records_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1813,7 +1932,7 @@ func (x *TokenRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenRecord.ProtoReflect.Descriptor instead.
 func (*TokenRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TokenRecord) GetId() string {
@@ -1862,7 +1981,7 @@ var File_strato_v1_records_proto protoreflect.FileDescriptor
 
 const file_strato_v1_records_proto_rawDesc = "" +
 	"\n" +
-	"\x17strato/v1/records.proto\x12\tstrato.v1\x1a\x18strato/v1/datanode.proto\x1a\x19strato/v1/namespace.proto\"\xc6\x02\n" +
+	"\x17strato/v1/records.proto\x12\tstrato.v1\x1a\x18strato/v1/datanode.proto\x1a\x19strato/v1/namespace.proto\"\xf0\x02\n" +
 	"\fVolumeRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x04R\x02id\x12\x14\n" +
@@ -1874,7 +1993,9 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\x0fquota_namespace\x18\a \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
-	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\"\xc4\x06\n" +
+	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\x12(\n" +
+	"\x04acls\x18\n" +
+	" \x03(\v2\x14.strato.v1.AclRecordR\x04acls\"\xee\x06\n" +
 	"\fBucketRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -1903,8 +2024,14 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\n" +
 	"permission\x18\x13 \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
-	"\x05group\x18\x14 \x01(\tR\x05groupB\r\n" +
-	"\v_permission\"\x8d\x01\n" +
+	"\x05group\x18\x14 \x01(\tR\x05group\x12(\n" +
+	"\x04acls\x18\x15 \x03(\v2\x14.strato.v1.AclRecordR\x04aclsB\r\n" +
+	"\v_permission\"\x8a\x01\n" +
+	"\tAclRecord\x12&\n" +
+	"\x04type\x18\x01 \x01(\x0e2\x12.strato.v1.AclTypeR\x04type\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
+	"\x06rights\x18\x03 \x01(\rR\x06rights\x12)\n" +
+	"\x05scope\x18\x04 \x01(\x0e2\x13.strato.v1.AclScopeR\x05scope\"\x8d\x01\n" +
 	"\x13ErasureCodingRecord\x12-\n" +
 	"\x05codec\x18\x01 \x01(\x0e2\x17.strato.v1.ErasureCodecR\x05codec\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\x05R\x04data\x12\x16\n" +
@@ -1924,7 +2051,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\bblock_id\x18\x01 \x01(\v2\x18.strato.v1.BlockIDRecordR\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12:\n" +
-	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xf9\x05\n" +
+	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xa3\x06\n" +
 	"\tKeyRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -1948,7 +2075,8 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"permission\x18\x10 \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\x11 \x01(\tR\x05group\x12-\n" +
-	"\x13access_time_unix_ms\x18\x12 \x01(\x03R\x10accessTimeUnixMsB\r\n" +
+	"\x13access_time_unix_ms\x18\x12 \x01(\x03R\x10accessTimeUnixMs\x12(\n" +
+	"\x04acls\x18\x13 \x03(\v2\x14.strato.v1.AclRecordR\x04aclsB\r\n" +
 	"\v_permission\";\n" +
 	"\x0fAttributeRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -1968,7 +2096,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\vreplication\x18\x04 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\x12'\n" +
 	"\x0fallocated_bytes\x18\x06 \x01(\x03R\x0eallocatedBytes\x12E\n" +
-	"\x0eerasure_coding\x18\a \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\xda\x02\n" +
+	"\x0eerasure_coding\x18\a \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\x84\x03\n" +
 	"\rDirectoryInfo\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x1b\n" +
 	"\tparent_id\x18\x02 \x01(\x04R\bparentId\x12\x12\n" +
@@ -1980,8 +2108,10 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"permission\x18\a \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\b \x01(\tR\x05group\x12-\n" +
-	"\x13access_time_unix_ms\x18\t \x01(\x03R\x10accessTimeUnixMsB\r\n" +
-	"\v_permission\"\x9f\x06\n" +
+	"\x13access_time_unix_ms\x18\t \x01(\x03R\x10accessTimeUnixMs\x12(\n" +
+	"\x04acls\x18\n" +
+	" \x03(\v2\x14.strato.v1.AclRecordR\x04aclsB\r\n" +
+	"\v_permission\"\xc9\x06\n" +
 	"\vOpenKeyInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06volume\x18\x02 \x01(\tR\x06volume\x12\x16\n" +
@@ -2006,7 +2136,8 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\n" +
 	"permission\x18\x14 \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
-	"\x05group\x18\x15 \x01(\tR\x05groupB\r\n" +
+	"\x05group\x18\x15 \x01(\tR\x05group\x12(\n" +
+	"\x04acls\x18\x16 \x03(\v2\x14.strato.v1.AclRecordR\x04aclsB\r\n" +
 	"\v_permission\"\xb5\x01\n" +
 	"\rDeletedBlocks\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
@@ -2031,13 +2162,14 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"access_key\x18\x01 \x01(\tR\taccessKey\x12\x1b\n" +
 	"\x06secret\x18\x02 \x01(\tB\x03\x80\x01\x01R\x06secret\x12\x12\n" +
 	"\x04user\x18\x03 \x01(\tR\x04user\x12&\n" +
-	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\"v\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\"\x8c\x01\n" +
 	"\n" +
 	"UserRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05admin\x18\x02 \x01(\bR\x05admin\x12\x16\n" +
 	"\x06groups\x18\x03 \x03(\tR\x06groups\x12&\n" +
-	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\"\xce\x01\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\x12\x14\n" +
+	"\x05proxy\x18\x05 \x01(\bR\x05proxy\"\xce\x01\n" +
 	"\vTokenRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12#\n" +
@@ -2059,67 +2191,77 @@ func file_strato_v1_records_proto_rawDescGZIP() []byte {
 	return file_strato_v1_records_proto_rawDescData
 }
 
-var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_strato_v1_records_proto_goTypes = []any{
 	(*VolumeRecord)(nil),        // 0: strato.v1.VolumeRecord
 	(*BucketRecord)(nil),        // 1: strato.v1.BucketRecord
-	(*ErasureCodingRecord)(nil), // 2: strato.v1.ErasureCodingRecord
-	(*BlockIDRecord)(nil),       // 3: strato.v1.BlockIDRecord
-	(*BlockMemberRecord)(nil),   // 4: strato.v1.BlockMemberRecord
-	(*BlockPipelineRecord)(nil), // 5: strato.v1.BlockPipelineRecord
-	(*BlockRecord)(nil),         // 6: strato.v1.BlockRecord
-	(*KeyRecord)(nil),           // 7: strato.v1.KeyRecord
-	(*AttributeRecord)(nil),     // 8: strato.v1.AttributeRecord
-	(*PipelineRecord)(nil),      // 9: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),     // 10: strato.v1.ContainerRecord
-	(*DirectoryInfo)(nil),       // 11: strato.v1.DirectoryInfo
-	(*OpenKeyInfo)(nil),         // 12: strato.v1.OpenKeyInfo
-	(*DeletedBlocks)(nil),       // 13: strato.v1.DeletedBlocks
-	(*DeletedDirectory)(nil),    // 14: strato.v1.DeletedDirectory
-	(*RequestResult)(nil),       // 15: strato.v1.RequestResult
-	(*IDRange)(nil),             // 16: strato.v1.IDRange
-	(*S3KeyRecord)(nil),         // 17: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),          // 18: strato.v1.UserRecord
-	(*TokenRecord)(nil),         // 19: strato.v1.TokenRecord
-	(BucketLayout)(0),           // 20: strato.v1.BucketLayout
-	(ReplicationFactor)(0),      // 21: strato.v1.ReplicationFactor
-	(ChecksumType)(0),           // 22: strato.v1.ChecksumType
-	(ErasureCodec)(0),           // 23: strato.v1.ErasureCodec
-	(PipelineState)(0),          // 24: strato.v1.PipelineState
-	(ContainerState)(0),         // 25: strato.v1.ContainerState
+	(*AclRecord)(nil),           // 2: strato.v1.AclRecord
+	(*ErasureCodingRecord)(nil), // 3: strato.v1.ErasureCodingRecord
+	(*BlockIDRecord)(nil),       // 4: strato.v1.BlockIDRecord
+	(*BlockMemberRecord)(nil),   // 5: strato.v1.BlockMemberRecord
+	(*BlockPipelineRecord)(nil), // 6: strato.v1.BlockPipelineRecord
+	(*BlockRecord)(nil),         // 7: strato.v1.BlockRecord
+	(*KeyRecord)(nil),           // 8: strato.v1.KeyRecord
+	(*AttributeRecord)(nil),     // 9: strato.v1.AttributeRecord
+	(*PipelineRecord)(nil),      // 10: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),     // 11: strato.v1.ContainerRecord
+	(*DirectoryInfo)(nil),       // 12: strato.v1.DirectoryInfo
+	(*OpenKeyInfo)(nil),         // 13: strato.v1.OpenKeyInfo
+	(*DeletedBlocks)(nil),       // 14: strato.v1.DeletedBlocks
+	(*DeletedDirectory)(nil),    // 15: strato.v1.DeletedDirectory
+	(*RequestResult)(nil),       // 16: strato.v1.RequestResult
+	(*IDRange)(nil),             // 17: strato.v1.IDRange
+	(*S3KeyRecord)(nil),         // 18: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),          // 19: strato.v1.UserRecord
+	(*TokenRecord)(nil),         // 20: strato.v1.TokenRecord
+	(BucketLayout)(0),           // 21: strato.v1.BucketLayout
+	(ReplicationFactor)(0),      // 22: strato.v1.ReplicationFactor
+	(ChecksumType)(0),           // 23: strato.v1.ChecksumType
+	(AclType)(0),                // 24: strato.v1.AclType
+	(AclScope)(0),               // 25: strato.v1.AclScope
+	(ErasureCodec)(0),           // 26: strato.v1.ErasureCodec
+	(PipelineState)(0),          // 27: strato.v1.PipelineState
+	(ContainerState)(0),         // 28: strato.v1.ContainerState
 }
 var file_strato_v1_records_proto_depIdxs = []int32{
-	20, // 0: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
-	21, // 1: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
-	22, // 2: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
-	8,  // 3: strato.v1.BucketRecord.attributes:type_name -> strato.v1.AttributeRecord
-	2,  // 4: strato.v1.BucketRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	23, // 5: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
-	4,  // 6: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
-	3,  // 7: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
-	5,  // 8: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
-	21, // 9: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
-	22, // 10: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
-	6,  // 11: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
-	8,  // 12: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
-	2,  // 13: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	21, // 14: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
-	24, // 15: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
-	2,  // 16: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	25, // 17: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
-	21, // 18: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 19: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	20, // 20: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	21, // 21: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	22, // 22: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	6,  // 23: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
-	2,  // 24: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	3,  // 25: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	2,  // 0: strato.v1.VolumeRecord.acls:type_name -> strato.v1.AclRecord
+	21, // 1: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
+	22, // 2: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
+	23, // 3: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	9,  // 4: strato.v1.BucketRecord.attributes:type_name -> strato.v1.AttributeRecord
+	3,  // 5: strato.v1.BucketRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	2,  // 6: strato.v1.BucketRecord.acls:type_name -> strato.v1.AclRecord
+	24, // 7: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
+	25, // 8: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
+	26, // 9: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
+	5,  // 10: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
+	4,  // 11: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
+	6,  // 12: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
+	22, // 13: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	23, // 14: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	7,  // 15: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
+	9,  // 16: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
+	3,  // 17: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	2,  // 18: strato.v1.KeyRecord.acls:type_name -> strato.v1.AclRecord
+	22, // 19: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	27, // 20: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	3,  // 21: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	28, // 22: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	22, // 23: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	3,  // 24: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	2,  // 25: strato.v1.DirectoryInfo.acls:type_name -> strato.v1.AclRecord
+	21, // 26: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	22, // 27: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	23, // 28: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	7,  // 29: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
+	3,  // 30: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	2,  // 31: strato.v1.OpenKeyInfo.acls:type_name -> strato.v1.AclRecord
+	4,  // 32: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_records_proto_init() }
@@ -2130,16 +2272,16 @@ func file_strato_v1_records_proto_init() {
 	file_strato_v1_datanode_proto_init()
 	file_strato_v1_namespace_proto_init()
 	file_strato_v1_records_proto_msgTypes[1].OneofWrappers = []any{}
-	file_strato_v1_records_proto_msgTypes[7].OneofWrappers = []any{}
-	file_strato_v1_records_proto_msgTypes[11].OneofWrappers = []any{}
+	file_strato_v1_records_proto_msgTypes[8].OneofWrappers = []any{}
 	file_strato_v1_records_proto_msgTypes[12].OneofWrappers = []any{}
+	file_strato_v1_records_proto_msgTypes[13].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_records_proto_rawDesc), len(file_strato_v1_records_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
