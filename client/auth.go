@@ -76,6 +76,10 @@ func (t tokenCredentials) RequireTransportSecurity() bool { return false }
 
 var _ credentials.PerRPCCredentials = tokenCredentials("")
 
+// TokenCredentials is what New adds to its meta connection for a token:
+// for callers that dial meta's gRPC API themselves.
+func TokenCredentials(tok string) credentials.PerRPCCredentials { return tokenCredentials(tok) }
+
 // ---- Users and tokens (AdminService) ----------------------------------------------
 
 // CreateUser makes a user (ErrExists if the name is taken).

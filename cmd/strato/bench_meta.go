@@ -13,11 +13,14 @@ import (
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/strato-io/strato/bench/benchcluster"
 	"github.com/strato-io/strato/bench/measure"
 	"github.com/strato-io/strato/bench/nnbench"
+	"github.com/strato-io/strato/certs"
+	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/meta"
 )
 
@@ -35,7 +38,7 @@ Usage: strato bench meta -op OP [options]
   -op replication [-datanodes T] [-nodesToDecommission D] [-nodeReplicationLimit C] [-totalBlocks B] [-replication R] |
   -op clean
   general: [-keepResults] [--meta HOST:PORT] [--dir DIR] [--keep] [--volume V] [--bucket B] [--cpuprofile FILE]
-           [--no-deferred-create]
+           [--no-deferred-create] [--tls-ca FILE] [--token TOKEN]
 
 create -close asks for a deferrable open (no size hint): the leader checks
 it and answers with a create token, and the close commits the token, so
@@ -46,7 +49,9 @@ through Raft and left open, as HDFS leaves it under construction.
 Without --meta, a meta server runs inside the benchmark and is called
 directly (standalone); its data goes to --dir (default: a temporary
 directory, removed afterwards unless --keep). With --meta, a running server is driven
-over gRPC (remote); the replication op needs standalone mode.
+over gRPC (remote), with TLS when --tls-ca names the cluster's CA and a
+token for a meta that authenticates clients; the replication op needs
+standalone mode.
 `
 
 func newBenchMetaCmd() *cobra.Command {
@@ -90,6 +95,8 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	bucket := fs.String("bucket", "nnbench", "the benchmark's FSO bucket")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	noDefer := fs.Bool("no-deferred-create", false, "open every created file through Raft (create and close: two entries)")
+	tlsCA := fs.String("tls-ca", "", "remote: the cluster CA's certificate: call meta over TLS ($"+tlsCAEnv+" replaces the default, none)")
+	token := fs.String("token", "", "remote: the token to present to a meta with --auth token (default $"+client.TokenEnv+", then the login file)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -132,7 +139,26 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		target = &nnbench.ServiceTarget{NS: srv, Datanodes: srv, Admin: srv, Volume: *volume, Bucket: *bucket}
 		fmt.Fprintf(stderr, "bench meta: standalone meta in %s\n", dir)
 	} else {
-		conn, err := grpc.NewClient(*metaAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		creds := insecure.NewCredentials()
+		if *tlsCA == "" {
+			*tlsCA = os.Getenv(tlsCAEnv)
+		}
+		if *tlsCA != "" {
+			cfg, err := certs.ClientConfig(*tlsCA, "", "")
+			if err != nil {
+				return fmt.Errorf("-tls-ca: %w", err)
+			}
+			creds = credentials.NewTLS(cfg)
+		}
+		dial := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+		tok, err := client.FindToken(*token)
+		if err != nil {
+			return err
+		}
+		if tok != "" {
+			dial = append(dial, grpc.WithPerRPCCredentials(client.TokenCredentials(tok)))
+		}
+		conn, err := grpc.NewClient(*metaAddr, dial...)
 		if err != nil {
 			return err
 		}
