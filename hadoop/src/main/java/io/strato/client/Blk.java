@@ -13,6 +13,8 @@ final class Blk {
   final List<DatanodeDetails> members;
   long offset;
   long length;
+  /** The block token meta gave with the location (docs/wire.md §5.9); empty without block tokens. */
+  final byte[] token;
 
   Blk(BlockLocation bl) {
     this.id = new BlockId(bl.getBlockId().getContainerId(), bl.getBlockId().getLocalId());
@@ -20,6 +22,7 @@ final class Blk {
     this.members = bl.getPipeline().getMembersList();
     this.offset = bl.getOffset();
     this.length = bl.getLength();
+    this.token = bl.getToken().toByteArray();
   }
 
   String leader() throws java.io.IOException {

@@ -146,7 +146,7 @@ public final class KeyReader implements Closeable {
     CompletableFuture<DataConn.Response> f;
     DataConn conn = null;
     try {
-      conn = c.data.get(m.getDataAddr());
+      conn = c.data.get(m.getDataAddr(), bl.token);
       f = conn.readChunk(new ReadChunkRequest(bl.id, at - bl.offset, n));
     } catch (IOException e) {
       f = CompletableFuture.failedFuture(e);
@@ -211,7 +211,7 @@ public final class KeyReader implements Closeable {
         if (first != null && m == first.m) {
           r = DataConn.await(first.f, c.data.requestTimeoutMs(), first.conn);
         } else {
-          DataConn conn = c.data.get(m.getDataAddr());
+          DataConn conn = c.data.get(m.getDataAddr(), bl.token);
           r = DataConn.await(conn.readChunk(new ReadChunkRequest(bl.id, off, len)), c.data.requestTimeoutMs(), conn);
         }
         int start = verified(bl, off, r, len);
@@ -221,6 +221,11 @@ public final class KeyReader implements Closeable {
         System.arraycopy(r.payload(), start, dst, dstOff, len);
         return null;
       } catch (IOException e) {
+        if (e instanceof WireException && ((WireException) e).code() == Wire.ACCESS_DENIED) {
+          // Another replica would say the same: the token is the problem.
+          throw new IOException("strato: reading " + name() + ": datanode " + m.getId() + " refused the block token: "
+              + e.getMessage(), e);
+        }
         errs.add("datanode " + m.getId() + ": " + e.getMessage());
         bad.add(m.getId());
         boolean corrupt = e instanceof ChecksumMismatchException || (e instanceof WireException
@@ -296,7 +301,7 @@ public final class KeyReader implements Closeable {
       List<String> errs = new ArrayList<>();
       for (DatanodeDetails m : order(bl)) {
         try {
-          DataConn conn = c.data.get(m.getDataAddr());
+          DataConn conn = c.data.get(m.getDataAddr(), bl.token);
           chunks = DataConn.getBlockResponse(DataConn.await(conn.getBlock(
               new io.strato.client.wire.Messages.GetBlockRequest(bl.id)), c.data.requestTimeoutMs(), conn)).chunks();
           break;

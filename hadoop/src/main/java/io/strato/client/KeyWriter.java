@@ -240,7 +240,7 @@ public final class KeyWriter extends OutputStream {
   private void transmit(Blk bl, ChunkSend cs) {
     Checksums sums = Checksums.compute(ctype, bpc, cs.data, 0, cs.len);
     try {
-      cs.conn = c.data.get(bl.leader());
+      cs.conn = c.data.get(bl.leader(), bl.token);
       cs.f = cs.conn.writeChunk(new WriteChunkRequest(bl.id, cs.off, cs.len, sums, bl.followers()), cs.data, 0);
     } catch (IOException e) {
       cs.f = CompletableFuture.failedFuture(e);
@@ -293,7 +293,7 @@ public final class KeyWriter extends OutputStream {
 
   private void putBlock(long length, boolean fin, boolean sync) throws IOException {
     int flags = (fin ? Messages.PUT_BLOCK_FINAL : 0) | (sync ? Messages.PUT_BLOCK_SYNC : 0);
-    DataConn conn = c.data.get(cur.leader());
+    DataConn conn = c.data.get(cur.leader(), cur.token);
     DataConn.await(conn.putBlock(new PutBlockRequest(cur.id, length, flags, cur.followers())),
         c.data.requestTimeoutMs(), conn);
   }
@@ -533,7 +533,7 @@ public final class KeyWriter extends OutputStream {
     while (!unsynced.isEmpty()) {
       Blk bl = unsynced.get(0);
       try {
-        DataConn conn = c.data.get(bl.leader());
+        DataConn conn = c.data.get(bl.leader(), bl.token);
         DataConn.await(conn.putBlock(new PutBlockRequest(bl.id, bl.length,
             Messages.PUT_BLOCK_FINAL | Messages.PUT_BLOCK_SYNC, bl.followers())), c.data.requestTimeoutMs(), conn);
       } catch (IOException e) {
@@ -557,7 +557,7 @@ public final class KeyWriter extends OutputStream {
         continue;
       }
       try {
-        DataConn conn = c.data.get(m.getDataAddr());
+        DataConn conn = c.data.get(m.getDataAddr(), bl.token);
         DataConn.await(conn.putBlock(new PutBlockRequest(bl.id, length,
             Messages.PUT_BLOCK_FINAL | Messages.PUT_BLOCK_SYNC, List.of())), c.data.requestTimeoutMs(), conn);
         synced++;

@@ -21,14 +21,17 @@ import org.junit.BeforeClass;
 import org.junit.Test;
 
 /**
- * The connector on a cluster with TLS (strato dev --secure): with the
- * cluster's CA (fs.strato.tls.ca) it writes and reads through TLS to meta
- * and to the datanodes; without it, or with another cluster's CA, it fails
- * with an error that names the setting, instead of retrying.
+ * The connector on a secure cluster (strato dev --secure: TLS, tokens and
+ * block tokens): with the cluster's CA (fs.strato.tls.ca) and a token
+ * (fs.strato.token) it writes and reads through TLS to meta and to the
+ * datanodes, presenting meta's block tokens; without the CA, or with
+ * another cluster's CA, it fails with an error that names the setting,
+ * instead of retrying; without a token meta refuses it.
  */
 public class TestStratoTLS {
   private static StratoCluster cluster;
   private static String ca;
+  private static String token;
 
   @BeforeClass
   public static void start() throws Exception {
@@ -36,6 +39,9 @@ public class TestStratoTLS {
     Matcher m = Pattern.compile("cluster CA (\\S+)").matcher(cluster.output());
     assertTrue("strato dev --secure printed no CA:\n" + cluster.output(), m.find());
     ca = m.group(1);
+    Matcher t = Pattern.compile("token (strato1\\.\\S+)").matcher(cluster.output());
+    assertTrue("strato dev --secure printed no token:\n" + cluster.output(), t.find());
+    token = t.group(1);
   }
 
   @AfterClass
@@ -46,6 +52,10 @@ public class TestStratoTLS {
   }
 
   private static Configuration conf(String caPath) {
+    return conf(caPath, token);
+  }
+
+  private static Configuration conf(String caPath, String tok) {
     Configuration conf = new Configuration();
     conf.set("fs.defaultFS", cluster.uri());
     conf.set(StratoFileSystem.CHUNK_SIZE, "1m");
@@ -53,6 +63,7 @@ public class TestStratoTLS {
     if (caPath != null) {
       conf.set(StratoFileSystem.TLS_CA, caPath);
     }
+    conf.set(StratoFileSystem.TOKEN, tok);
     conf.setBoolean("fs.strato.impl.disable.cache", true);
     return conf;
   }
@@ -78,6 +89,16 @@ public class TestStratoTLS {
         in.readFully(data.length, tail);
         assertArrayEquals(java.util.Arrays.copyOf(data, 100), tail);
       }
+    }
+  }
+
+  @Test
+  public void withoutATokenIsRefused() throws Exception {
+    try (FileSystem fs = FileSystem.newInstance(conf(ca, "strato1.0000000000000000.not-a-token"))) {
+      fs.listStatus(new Path("/"));
+      fail("a client without a valid token listed a cluster that authenticates");
+    } catch (org.apache.hadoop.security.AccessControlException e) {
+      assertTrue(e.getMessage(), e.getMessage().contains("UNAUTHENTICATED"));
     }
   }
 

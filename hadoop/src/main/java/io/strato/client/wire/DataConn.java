@@ -53,6 +53,16 @@ public final class DataConn implements Closeable {
   private final AtomicLong nextId = new AtomicLong(1);
   private volatile IOException broken;
   private PingResponse ping;
+  /** The version PING chose; every later frame carries it. */
+  private volatile int version = Wire.VERSION;
+  /** Tokens this connection has presented (a bounded set, oldest dropped). */
+  private final Map<java.nio.ByteBuffer, Boolean> presented = java.util.Collections.synchronizedMap(
+      new java.util.LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<java.nio.ByteBuffer, Boolean> e) {
+          return size() > 4096;
+        }
+      });
   // Frames wait here for the sender thread, which writes them in order: the
   // caller (a writer filling its next chunk) does not wait for the socket.
   private final java.util.concurrent.LinkedBlockingQueue<Frame> sendQ = new java.util.concurrent.LinkedBlockingQueue<>();
@@ -114,12 +124,14 @@ public final class DataConn implements Closeable {
     w.setDaemon(true);
     w.start();
     try {
-      Response r = await(c.call(Wire.TYPE_PING, new PingRequest(1, Wire.VERSION, clientId).header(), null, 0, 0),
+      Response r = await(c.call(Wire.TYPE_PING, new PingRequest(Wire.VERSION, Wire.MAX_VERSION, clientId).header(), null, 0, 0),
           requestTimeoutMs, c);
       c.ping = PingResponse.decode(r.header());
-      if (c.ping.version() != Wire.VERSION) {
-        throw new IOException("wire: datanode " + addr + " chose version " + c.ping.version() + ", this client speaks 1");
+      if (c.ping.version() < Wire.VERSION || c.ping.version() > Wire.MAX_VERSION) {
+        throw new IOException("wire: datanode " + addr + " chose version " + c.ping.version() + ", this client speaks "
+            + Wire.VERSION + " to " + Wire.MAX_VERSION);
       }
+      c.version = c.ping.version();
     } catch (IOException e) {
       c.close();
       throw e;
@@ -171,7 +183,8 @@ public final class DataConn implements Closeable {
     }
     long id = nextId.getAndIncrement();
     pending.put(id, new Pending(type, f));
-    sendQ.add(new Frame(Wire.VERSION, type, 0, id, header, payload == null ? new byte[0] : payload, off, len));
+    sendQ.add(new Frame(type == Wire.TYPE_PING ? Wire.VERSION : version, type, 0, id, header,
+        payload == null ? new byte[0] : payload, off, len));
     // broken may have been set between the check and the put: fail() then missed this one.
     if (broken != null && pending.remove(id) != null) {
       f.completeExceptionally(broken);
@@ -210,7 +223,7 @@ public final class DataConn implements Closeable {
         if (fr == null) {
           throw new EOFException("wire: datanode " + addr + " closed the connection");
         }
-        if (fr.version != Wire.VERSION && fr.type != Wire.TYPE_PING) {
+        if (fr.version != version && fr.type != Wire.TYPE_PING) {
           throw new WireException(Wire.PROTOCOL_ERROR, "response of version " + fr.version, List.of());
         }
         Pending p = pending.remove(fr.requestId);
@@ -292,6 +305,32 @@ public final class DataConn implements Closeable {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("wire: interrupted");
     }
+  }
+
+  /** The protocol version PING chose for this connection. */
+  public int version() {
+    return version;
+  }
+
+  /**
+   * Presents a block token (docs/wire.md §5.9) before the requests that need
+   * it, once per connection: a datanode processes a connection's requests
+   * concurrently, so this waits for the answer. Nothing to do without a
+   * token (a cluster without block tokens) or on a version-1 connection.
+   */
+  public void authorize(byte[] token, long timeoutMs) throws IOException {
+    if (token == null || token.length == 0 || version < 2) {
+      return;
+    }
+    java.nio.ByteBuffer key = java.nio.ByteBuffer.wrap(token);
+    if (presented.containsKey(key)) {
+      return;
+    }
+    if (token.length > Wire.MAX_TOKEN) {
+      throw new IOException("wire: a block token of " + token.length + " bytes (at most " + Wire.MAX_TOKEN + ")");
+    }
+    await(call(Wire.TYPE_TOKEN, new byte[0], token, 0, token.length), timeoutMs, this);
+    presented.put(key, Boolean.TRUE);
   }
 
   // ---- Typed calls -----------------------------------------------------------

@@ -34,6 +34,16 @@ public final class DataConns implements Closeable {
     return requestTimeoutMs;
   }
 
+  /**
+   * The connection to addr, on which token (a block token, or empty) has
+   * been presented: what every request for a block goes through.
+   */
+  public DataConn get(String addr, byte[] token) throws IOException {
+    DataConn c = get(addr);
+    c.authorize(token, requestTimeoutMs);
+    return c;
+  }
+
   public DataConn get(String addr) throws IOException {
     if (closed) {
       throw new IOException("strato: client closed");

@@ -1,16 +1,18 @@
 package io.strato.client.wire;
 
 /**
- * Constants of strato's data protocol, version 1 (docs/wire.md): the frame
- * header, the message types, the limits and the error codes.
+ * Constants of strato's data protocol, versions 1 and 2 (docs/wire.md): the
+ * frame header, the message types, the limits and the error codes.
  */
 public final class Wire {
   private Wire() {}
 
   /** "STRW", the first four bytes of every frame. */
   public static final int MAGIC = 0x53545257;
-  /** The only version this implementation speaks. */
+  /** Version 1: the frames before a PING chose another, and what PING itself carries. */
   public static final byte VERSION = 1;
+  /** The highest version this implementation speaks (2: block tokens, TOKEN). */
+  public static final byte MAX_VERSION = 2;
   public static final int FRAME_HEADER_LENGTH = 24;
 
   public static final short FLAG_RESPONSE = 0x0001;
@@ -26,6 +28,10 @@ public final class Wire {
   public static final int TYPE_IMPORT_DATA = 8;
   public static final int TYPE_IMPORT_COMMIT = 9;
   public static final int TYPE_IMPORT_ABORT = 10;
+  /** Version 2: presents a block token (§5.9). */
+  public static final int TYPE_TOKEN = 13;
+  /** The largest token a TOKEN may carry. */
+  public static final int MAX_TOKEN = 1024;
 
   public static final int MAX_HEADER = 1 << 20;
   public static final int MAX_REQUEST_PAYLOAD = 32 << 20;
@@ -57,12 +63,13 @@ public final class Wire {
   public static final int UNAVAILABLE = 17;
   public static final int INTERNAL = 18;
   public static final int CONTAINER_EXISTS = 19;
+  public static final int ACCESS_DENIED = 20;
 
   private static final String[] CODE_NAMES = {
     null, "INVALID_ARGUMENT", "UNSUPPORTED_VERSION", "UNSUPPORTED_TYPE", "PROTOCOL_ERROR",
     "TOO_LARGE", "CONTAINER_NOT_FOUND", "BLOCK_NOT_FOUND", "CONTAINER_NOT_OPEN", "BAD_STATE",
     "CHECKSUM_MISMATCH", "OVERWRITE", "INCOMPLETE", "NO_SPACE", "IO_ERROR", "CORRUPT",
-    "FOLLOWER_FAILED", "UNAVAILABLE", "INTERNAL", "CONTAINER_EXISTS",
+    "FOLLOWER_FAILED", "UNAVAILABLE", "INTERNAL", "CONTAINER_EXISTS", "ACCESS_DENIED",
   };
 
   /** The name docs/wire.md gives a code, or CODE_n for one this client does not know. */
