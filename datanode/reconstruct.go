@@ -24,10 +24,10 @@ import (
 // Reconstruction of a lost replica index of an erasure coded container
 // (meta's ReconstructECContainerCommand, docs/ec.md). The datanode meta
 // chose holds no replica of the container; it lists the blocks of the
-// surviving indexes (LIST_BLOCKS), reads each block group through an
-// ec.GroupReader from them (READ_CHUNK, every byte verified against its
-// checksums), re-encodes the stripes a few at a time, and writes the lost
-// member's cells into a container import, which it commits CLOSED with the
+// surviving indexes (LIST_BLOCKS), reads each block group's cells from d
+// of them, a few stripes at a time (READ_CHUNK, every byte verified against
+// its checksums: d bytes read per byte rebuilt), decodes the lost member's
+// cells, and writes them into a container import, which it commits CLOSED with the
 // index. Memory is bounded by a batch of stripes, whatever the block or
 // container size. Any error aborts the import: nothing is kept.
 
@@ -97,51 +97,99 @@ func groupLen(cfg ec.Config, lens []int64) (int64, error) {
 }
 
 // rebuildBufs are a reconstruction's buffers, kept from block to block:
-// a batch of stripes of data, p parity cells, and the member's cells of a
-// batch.
+// each member's cells of a batch of stripes (what a source sent, or what a
+// lost member's cells are rebuilt into), and the cells of one stripe.
 type rebuildBufs struct {
-	data, out []byte
-	parity    [][]byte
-	cells     [][]byte
+	member [][]byte
+	cells  [][]byte
+	lens   []int
+	out    []byte
 }
 
-// rebuildMember rebuilds member m's block of a group of n bytes read
-// through g: rebuildStripes stripes at a time, the group's data is read
-// (g rebuilds what lost members held), split into its cells and, for a
-// parity member, encoded; emit gets member m's bytes in order, at their
-// offsets in its block (each call's p is reused afterwards). bufs may be
-// shared by the calls of one goroutine.
-func rebuildMember(coder *ec.Coder, sc *ec.StripeCoder, bufs *rebuildBufs, g *ec.GroupReader, n int64, m int,
+// memberReader reads bytes [off, off+len(dst)) of member m's block of a
+// group into dst, verified.
+type memberReader func(m int, off int64, dst []byte) error
+
+// rebuildMember rebuilds member m's block of a group of n bytes from d of
+// the surviving members (have, in member order: data members are read
+// before parity ones), rebuildStripes stripes at a time: each source's
+// cells of a batch are consecutive in its block, so a batch costs one read
+// per source, d in all, and then member m's cell of each stripe is decoded
+// from them. A source that fails is dropped and the batch read again from
+// another; fewer than d left is an error. emit gets member m's bytes in
+// order, at their offsets in its block (each call's p is reused
+// afterwards). bufs may be shared by the calls of one goroutine.
+func rebuildMember(coder *ec.Coder, sc *ec.StripeCoder, bufs *rebuildBufs, n int64, m int, have []int, read memberReader,
 	emit func(off int64, p []byte) error) error {
 	cfg := coder.Config()
 	stripe, cell := cfg.StripeSize(), int64(cfg.CellSize)
-	if want := min(n, rebuildStripes*stripe); int64(cap(bufs.data)) < want {
-		bufs.data = make([]byte, want)
+	if len(bufs.member) != cfg.Members() {
+		bufs.member = make([][]byte, cfg.Members())
+		bufs.cells = make([][]byte, cfg.Members())
+		bufs.lens = make([]int, cfg.Members())
 	}
-	if m >= cfg.Data && bufs.parity == nil {
-		bufs.parity = make([][]byte, cfg.Parity)
-		for i := range bufs.parity {
-			bufs.parity[i] = make([]byte, cell)
+	for k := range bufs.member {
+		if int64(cap(bufs.member[k])) < rebuildStripes*cell {
+			bufs.member[k] = make([]byte, rebuildStripes*cell)
 		}
 	}
+	var failed []error
+	sources := func() []int {
+		var src []int
+		for _, k := range have {
+			if k != m && failed[k] == nil && len(src) < cfg.Data {
+				src = append(src, k)
+			}
+		}
+		return src
+	}
+	failed = make([]error, cfg.Members())
 	for s0 := int64(0); s0*stripe < n; s0 += rebuildStripes {
-		off := s0 * stripe
-		batch := bufs.data[:min(n-off, rebuildStripes*stripe)]
-		if err := g.ReadAt(batch, off); err != nil {
-			return err
+		s1 := min(s0+rebuildStripes, cfg.Stripes(n))
+		src := sources()
+		for {
+			if len(src) < cfg.Data {
+				return fmt.Errorf("%w: %d of the %d members needed answer: %w", ErrTooFewSources, len(src), cfg.Data, errors.Join(failed...))
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, len(src))
+			for i, k := range src {
+				hi := min(cfg.MemberLen(n, k), s1*cell)
+				if hi <= s0*cell {
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = read(k, s0*cell, bufs.member[k][:hi-s0*cell])
+				}()
+			}
+			wg.Wait()
+			retry := false
+			for i, err := range errs {
+				if err != nil {
+					failed[src[i]], retry = err, true
+				}
+			}
+			if !retry {
+				break
+			}
+			src = sources()
 		}
 		out := bufs.out[:0]
-		for pos := 0; pos < len(batch); pos += int(stripe) {
-			bufs.cells = cfg.SplitStripe(batch[pos:min(len(batch), pos+int(stripe))], bufs.cells)
-			if m < cfg.Data {
-				out = append(out, bufs.cells[m]...)
-				continue
+		for s := s0; s < s1; s++ {
+			cfg.CellLens(n, s, bufs.lens)
+			at := (s - s0) * cell
+			for k := range bufs.cells {
+				bufs.cells[k] = bufs.member[k][at:at] // lost: rebuilt into its buffer
 			}
-			ps, err := sc.Encode(bufs.cells, bufs.parity)
-			if err != nil {
+			for _, k := range src {
+				bufs.cells[k] = bufs.member[k][at : at+int64(bufs.lens[k])]
+			}
+			if err := sc.Reconstruct(bufs.cells, bufs.lens, m < cfg.Data); err != nil {
 				return err
 			}
-			out = append(out, ps[m-cfg.Data]...)
+			out = append(out, bufs.cells[m][:bufs.lens[m]]...)
 		}
 		bufs.out = out
 		if len(out) > 0 {
@@ -381,13 +429,13 @@ func rebuildBlock(ctx context.Context, coder *ec.Coder, sc *ec.StripeCoder, bufs
 		}
 		return nil
 	}
-	g := ec.NewGroupReader(coder, n, read)
-	for m, s := range byMember {
-		if s == nil {
-			g.MarkLost(m, errors.New("not a source"))
+	var have []int
+	for k, s := range byMember {
+		if s != nil {
+			have = append(have, k)
 		}
 	}
-	err = rebuildMember(coder, sc, bufs, g, n, target, func(off int64, p []byte) error {
+	err = rebuildMember(coder, sc, bufs, n, target, have, read, func(off int64, p []byte) error {
 		for len(p) > 0 {
 			k := min(len(p), maxRebuildChunk)
 			ch := container.Chunk{Offset: off, Length: int64(k), Checksums: checksum.Compute(sums.Type, sums.BytesPerChecksum, p[:k])}

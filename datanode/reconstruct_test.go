@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -143,12 +144,19 @@ func TestRebuildMember(t *testing.T) {
 					copy(dst, members[m][off:])
 					return nil
 				}
-				g := ec.NewGroupReader(coder, got, read)
-				for _, m := range lost {
-					g.MarkLost(m, fmt.Errorf("lost"))
+				var have []int
+				for m := range cfg.Members() {
+					if !slices.Contains(lost, m) {
+						have = append(have, m)
+					}
+				}
+				reads := 0
+				counting := func(m int, off int64, dst []byte) error {
+					reads += len(dst)
+					return read(m, off, dst)
 				}
 				var out []byte
-				err := rebuildMember(coder, sc, bufs, g, got, target, func(off int64, p []byte) error {
+				err := rebuildMember(coder, sc, bufs, got, target, have, counting, func(off int64, p []byte) error {
 					require.Equal(t, int64(len(out)), off)
 					out = append(out, p...)
 					return nil
@@ -158,6 +166,9 @@ func TestRebuildMember(t *testing.T) {
 				require.Equal(t, cfg.MemberLen(got, target), int64(len(out)), "n %d lost %v target %d", n, lost, target)
 				require.True(t, bytes.Equal(want, out[:len(want)]), "n %d lost %v target %d: the original bytes", n, lost, target)
 				require.True(t, bytes.Equal(make([]byte, len(out)-len(want)), out[len(want):]), "n %d lost %v target %d: then zeros", n, lost, target)
+				// d members read, each at most its share: never more than
+				// d cells per cell rebuilt.
+				require.LessOrEqual(t, reads, cfg.Data*int(cfg.MemberLen(got, 0)), "n %d lost %v target %d", n, lost, target)
 			}
 		}
 	}
@@ -299,4 +310,40 @@ func TestReconstruct(t *testing.T) {
 	require.ErrorIs(t, err, ErrInconsistentGroup)
 	_, err = dst.store.Container(id + 1)
 	require.ErrorIs(t, err, container.ErrNotFound)
+}
+
+// TestRebuildMemberSourceFails: a source that fails mid-rebuild is
+// dropped and its batch read again from another member; with fewer than d
+// left the rebuild fails with ErrTooFewSources.
+func TestRebuildMemberSourceFails(t *testing.T) {
+	cfg := ec.Config{Codec: ec.RS, Data: 3, Parity: 2, CellSize: 4096}
+	coder, err := ec.NewCoder(cfg)
+	require.NoError(t, err)
+	n := int64(9*3*cfg.CellSize + 77)
+	data := pattern(n, 0, int(n))
+	members := encodeGroup(t, coder, data)
+	target := 1
+	// Member 1 is lost: three left are all it takes, so one more failing
+	// is one too many.
+	for _, bad := range [][]int{{0}, {4}, {0, 3}} {
+		read := func(m int, off int64, dst []byte) error {
+			if slices.Contains(bad, m) && off > 0 {
+				return fmt.Errorf("member %d: disk error", m)
+			}
+			copy(dst, members[m][off:])
+			return nil
+		}
+		var out []byte
+		err := rebuildMember(coder, coder.NewStripeCoder(), &rebuildBufs{}, n, target, []int{0, 2, 3, 4}, read,
+			func(off int64, p []byte) error {
+				out = append(out, p...)
+				return nil
+			})
+		if len(bad) == 2 {
+			require.ErrorIs(t, err, ErrTooFewSources)
+			continue
+		}
+		require.NoError(t, err, "bad %v", bad)
+		require.True(t, bytes.Equal(members[target], out[:len(members[target])]), "bad %v", bad)
+	}
 }

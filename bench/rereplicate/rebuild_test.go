@@ -38,13 +38,11 @@ func TestRebuildRun(t *testing.T) {
 	require.Positive(t, res.Containers)
 	require.Positive(t, res.Bytes)
 	require.NotEmpty(t, res.PerTarget)
-	// A parity member's rebuild reads the d data members: d bytes per
-	// byte rebuilt. A data member's reads the d-1 others and then, for
-	// its own cells, d members again (ec.GroupReader rebuilds a lost piece
-	// from rows it reads anew): 2d-1.
+	// A rebuild reads d members once: d bytes per byte rebuilt (a little
+	// less where a last stripe is short, a little more for the frames).
 	ratio := float64(res.SourceBytes) / float64(res.Bytes)
-	require.GreaterOrEqual(t, ratio, float64(cfg.Data)-0.1)
-	require.LessOrEqual(t, ratio, float64(2*cfg.Data-1)+0.1)
+	require.GreaterOrEqual(t, ratio, float64(cfg.Data)-0.5)
+	require.LessOrEqual(t, ratio, float64(cfg.Data)+0.2)
 	require.Positive(t, res.MeanGBps)
 	require.Positive(t, res.Codec.EncodeGBps)
 	require.Positive(t, res.Codec.DecodeGBps)
