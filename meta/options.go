@@ -91,6 +91,12 @@ type Options struct {
 	// cluster started with AuthToken and no user makes the user "admin"
 	// and writes its token to Dir/admin.token. Default: AuthNone.
 	Auth string
+	// AuthWithoutTLS lets Auth "token" run without TLS. Tokens then cross
+	// the network in the clear, and DatanodeService, which only TLS
+	// certificates protect, lets any process that reaches meta register as
+	// a datanode and learn the block-token keys: for tests and benchmarks
+	// only. Default: false, AuthToken needs TLS.
+	AuthWithoutTLS bool
 	// BlockTokenKeyInterval is how often the leader makes a new block
 	// token key (with AuthToken; docs/security.md "Block tokens"). Default:
 	// 10h (HDFS's key update interval).
@@ -179,6 +185,10 @@ func (o *Options) Validate() error {
 	}
 	if o.Auth != AuthNone && o.Auth != AuthToken {
 		return fmt.Errorf("meta: auth %q (want %q or %q)", o.Auth, AuthNone, AuthToken)
+	}
+	if o.Auth == AuthToken && o.TLS == nil && !o.AuthWithoutTLS {
+		return errors.New("meta: auth token needs TLS: without it tokens cross the network in the clear, and any process " +
+			"that reaches meta can register as a datanode and learn the block-token keys (AuthWithoutTLS, for tests)")
 	}
 	if err := o.Namespace.Validate(); err != nil {
 		return err

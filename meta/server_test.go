@@ -415,3 +415,15 @@ func TestRegisterRefusesAnotherCluster(t *testing.T) {
 	_, err = register(mcA2, "dn3", cidB)
 	requireCode(t, codes.FailedPrecondition, err)
 }
+
+// TestAuthTokenNeedsTLS: token authentication without TLS would send
+// tokens in the clear and let any process register as a datanode and take
+// the block-token keys; meta refuses to start so unless told it is a test.
+func TestAuthTokenNeedsTLS(t *testing.T) {
+	o := meta.Options{Dir: t.TempDir(), Auth: meta.AuthToken}
+	o.EnsureDefaults()
+	err := o.Validate()
+	require.ErrorContains(t, err, "needs TLS")
+	o.AuthWithoutTLS = true
+	require.NoError(t, o.Validate())
+}

@@ -314,6 +314,7 @@ func (c *Cluster) startMeta(i int, lis net.Listener, join bool) error {
 	}
 	if c.opts.Auth {
 		o.Auth = meta.AuthToken
+		o.AuthWithoutTLS = !c.opts.TLS
 	}
 	if c.opts.ConfigureMeta != nil {
 		c.opts.ConfigureMeta(i, &o)

@@ -37,7 +37,7 @@ creates() {
   addr=127.0.0.1:$(free_port)
   dir="$OUT/meta-$mode-$r"
   case "$mode" in
-    auth) flags=(--auth token) ;;
+    auth) flags=(--auth token --auth-without-tls) ;;
     secure) flags=(--auth token --tls-cert "$OUT/ca/meta.crt" --tls-key "$OUT/ca/meta.key" --tls-ca "$OUT/ca/ca.crt")
             client=(--tls-ca "$OUT/ca/ca.crt") ;;
   esac
