@@ -78,7 +78,7 @@ remote_run() {
   local op="$1"
   prepare "$op"
   local port=$((20000 + RANDOM % 20000))
-  "$S" meta --data "$RUNDIR" --listen "127.0.0.1:$port" > "$OUT/meta-$op.log" 2>&1 &
+  "$S" meta --auth none --data "$RUNDIR" --listen "127.0.0.1:$port" > "$OUT/meta-$op.log" 2>&1 &
   local pid=$!
   sleep 1
   strato_run "$op" remote "$2" $(op_args "$op") --meta "127.0.0.1:$port" || true

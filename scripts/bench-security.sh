@@ -37,12 +37,14 @@ creates() {
   addr=127.0.0.1:$(free_port)
   dir="$OUT/meta-$mode-$r"
   case "$mode" in
+    off) flags=(--auth none) ;;
     auth) flags=(--auth token --auth-without-tls) ;;
     secure) flags=(--auth token --tls-cert "$OUT/ca/meta.crt" --tls-key "$OUT/ca/meta.key" --tls-ca "$OUT/ca/ca.crt")
             client=(--tls-ca "$OUT/ca/ca.crt") ;;
   esac
   $S meta --data "$dir" --listen "$addr" "${flags[@]}" > "$dir.log" 2>&1 &
   metapid=$!
+  for _ in $(seq 200); do (exec 3<>"/dev/tcp/${addr%:*}/${addr#*:}") 2>/dev/null && break; sleep 0.05; done
   if [ "$mode" != off ]; then
     for _ in $(seq 200); do [ -s "$dir/admin.token" ] && break; sleep 0.05; done
     client+=(--token "$(cat "$dir/admin.token")")

@@ -55,7 +55,7 @@ func TestMetaSIGTERMAndRestart(t *testing.T) {
 }
 
 func TestMetaRefusesBadFlags(t *testing.T) {
-	out, err := exec.Command(binary, "meta", "--data", t.TempDir(), "--peers", "1=127.0.0.1:1,x").CombinedOutput()
+	out, err := exec.Command(binary, "meta", "--data", t.TempDir(), "--auth", "none", "--peers", "1=127.0.0.1:1,x").CombinedOutput()
 	var ee *exec.ExitError
 	require.True(t, errors.As(err, &ee), "exit with an error")
 	require.Contains(t, string(out), "id=host:port")

@@ -96,7 +96,7 @@ func startProc(t *testing.T, name string, args ...string) *proc {
 
 // startMeta starts `strato meta` on dir, serving at addr.
 func startMeta(t *testing.T, dir, addr string, flags ...string) *proc {
-	return startProc(t, "meta", append([]string{"meta", "--data", dir, "--listen", addr}, flags...)...)
+	return startProc(t, "meta", append([]string{"meta", "--auth", "none", "--data", dir, "--listen", addr}, flags...)...)
 }
 
 // startDatanode starts `strato datanode` on dir, of the meta at metaAddr,

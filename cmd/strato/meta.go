@@ -61,6 +61,10 @@ func newMetaCmd() *cobra.Command {
 			if o.TLS, o.PeerTLS, err = tlsf.configs(); err != nil {
 				return err
 			}
+			if o.Auth == meta.AuthToken && o.TLS == nil && !o.AuthWithoutTLS {
+				return usagef("--auth token (the default) needs TLS: give --tls-cert, --tls-key and --tls-ca (docs/security.md), " +
+					"or --auth none for a cluster without authentication (anyone who reaches it may read and change everything)")
+			}
 			o.Raft.TickInterval = raftTick
 			if o.Raft.ElectionTicks = int(electionTimeout / raftTick); electionTimeout > 0 && o.Raft.ElectionTicks <= 1 {
 				return usagef("--election-timeout %v must be more than twice --raft-tick %v", electionTimeout, raftTick)
@@ -83,6 +87,9 @@ func newMetaCmd() *cobra.Command {
 				return err
 			}
 			o.Logger.Info("meta serving", "listen", lis.Addr().String(), "id", srv.ID(), "data", o.Dir, "join", o.Join, "tls", o.TLS != nil)
+			if o.Auth == meta.AuthNone {
+				o.Logger.Warn("meta: --auth none: clients are not authenticated; anyone who reaches this meta may read and change everything")
+			}
 			if o.Auth == meta.AuthToken && o.TLS == nil {
 				o.Logger.Warn("meta: --auth token without TLS (--auth-without-tls): tokens cross the network in the clear and any process can register as a datanode and learn the block-token keys; for tests only")
 			}
@@ -131,7 +138,7 @@ func newMetaCmd() *cobra.Command {
 		"free space the data directory's filesystem must keep; below it namespace changes are refused until space is freed (0: no check)")
 	tlsf.addFlags(f, "replica")
 	f.StringVar(&consoleToken, "console-token", "", "with --auth token and --http: the token the web console's live charts sample meta with (an administrator's; none: no charts); visitors sign in with their own")
-	f.StringVar(&o.Auth, "auth", meta.AuthNone, `client authentication: "none" (every caller may do everything) or "token" (every client call carries a token meta issued; the first start writes the administrator's to DATA/admin.token; needs --tls-*; docs/security.md)`)
+	f.StringVar(&o.Auth, "auth", meta.AuthToken, `client authentication: "token" (every client call carries a token meta issued; the first start writes the administrator's to DATA/admin.token; needs --tls-*; docs/security.md) or "none" (every caller may do everything)`)
 	f.BoolVar(&o.AuthWithoutTLS, "auth-without-tls", false, "let --auth token run without TLS: tokens cross the network in the clear and any process can register as a datanode and learn the block-token keys (tests and benchmarks only)")
 	f.DurationVar(&o.BlockTokenKeyInterval, "block-token-key-interval", meta.DefaultBlockTokenKeyInterval, "with --auth token: how often meta makes a new key to sign block tokens (docs/security.md, Block tokens)")
 	f.DurationVar(&o.BlockTokenLifetime, "block-token-lifetime", meta.DefaultBlockTokenLifetime, "with --auth token: how long a block token is valid")

@@ -220,7 +220,8 @@ func TestServerTLSFlags(t *testing.T) {
 	require.Contains(t, line, "go together")
 
 	metaAddr := freePort(t)
-	startCmd(t, append([]string{"meta", "--data", filepath.Join(dir, "meta"), "--listen", metaAddr}, tlsArgs("meta1")...)...)
+	// Tokens are TestDevSecure's and minicluster's: here TLS alone.
+	startCmd(t, append([]string{"meta", "--auth", "none", "--data", filepath.Join(dir, "meta"), "--listen", metaAddr}, tlsArgs("meta1")...)...)
 	startCmd(t, append([]string{"datanode", "--data", filepath.Join(dir, "dn1"), "--meta", metaAddr, "--listen", freePort(t),
 		"--heartbeat-interval", "100ms"}, tlsArgs("dn1")...)...)
 	h := &cliHarness{t: t, addr: metaAddr}
@@ -228,4 +229,18 @@ func TestServerTLSFlags(t *testing.T) {
 		return strings.Contains(h.run("admin", "datanode", "list", "--tls-ca", caFile).stdout, "HEALTHY")
 	}, 20*time.Second, 50*time.Millisecond)
 	require.Contains(t, h.fail(1, "admin", "datanode", "list"), "TLS")
+}
+
+// TestMetaAuthDefault: `strato meta` authenticates its clients unless told
+// not to, so without TLS it refuses to start and says what to give.
+func TestMetaAuthDefault(t *testing.T) {
+	root := newRootCmd()
+	var out syncBuffer
+	root.SetArgs([]string{"meta", "--data", t.TempDir(), "--listen", "127.0.0.1:0"})
+	root.SetOut(&out)
+	root.SetErr(&out)
+	err := root.ExecuteContext(t.Context())
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "--auth token (the default) needs TLS")
+	require.Contains(t, err.Error(), "--auth none")
 }

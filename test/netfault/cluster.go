@@ -199,7 +199,7 @@ func StartCluster(o ClusterOptions) (*Cluster, error) {
 	for i := 1; i <= 3; i++ {
 		h := fmt.Sprintf("m%d", i)
 		c.Metas = append(c.Metas, &Proc{Name: "meta " + h, Host: h, net: n, bin: o.Strato, logPath: filepath.Join(o.Dir, h+".log"),
-			args: []string{"meta", "--data", filepath.Join(o.Dir, h), "--id", fmt.Sprint(i), "--listen", c.MetaAddrs[i-1],
+			args: []string{"meta", "--auth", "none", "--data", filepath.Join(o.Dir, h), "--id", fmt.Sprint(i), "--listen", c.MetaAddrs[i-1],
 				"--peers", strings.Join(peers, ",")}})
 	}
 	for i := 1; i <= o.Datanodes; i++ {

@@ -84,7 +84,7 @@ public final class StratoProcesses implements AutoCloseable {
       peers.add(i + "=" + a);
     }
     for (int i = 1; i <= metaReplicas; i++) {
-      List<String> cmd = new ArrayList<>(List.of(bin, "meta", "--data", dir.resolve("meta" + i).toString(),
+      List<String> cmd = new ArrayList<>(List.of(bin, "meta", "--auth", "none", "--data", dir.resolve("meta" + i).toString(),
           "--listen", metaAddrs.get(i - 1), "--id", Integer.toString(i),
           // a killed datanode is started again before meta would re-replicate its containers
           "--dead-after", "10m"));
