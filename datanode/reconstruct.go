@@ -439,13 +439,7 @@ func rebuildBlock(ctx context.Context, coder *ec.Coder, sc *ec.StripeCoder, bufs
 		for len(p) > 0 {
 			k := min(len(p), maxRebuildChunk)
 			ch := container.Chunk{Offset: off, Length: int64(k), Checksums: checksum.Compute(sums.Type, sums.BytesPerChecksum, p[:k])}
-			var err error
-			if layout == container.FilePerChunk {
-				err = im.WriteAt(lid, off, 0, p[:k])
-			} else {
-				err = im.WriteAt(lid, 0, off, p[:k])
-			}
-			if err != nil {
+			if err := im.WriteChunk(lid, ch, p[:k]); err != nil {
 				return err
 			}
 			b.Chunks = append(b.Chunks, ch)

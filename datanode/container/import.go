@@ -47,6 +47,16 @@ type Import struct {
 	// its bytes arrive.
 	expected []Block
 	streams  map[string]*streamFile
+
+	// Set by WriteChunk: the chunks whose checksums the caller computed
+	// from the bytes it wrote (file, offset and length → checksums).
+	written map[writtenChunk]string
+}
+
+// writtenChunk names a chunk written with WriteChunk.
+type writtenChunk struct {
+	path        string
+	off, length int64
 }
 
 // BeginImport starts importing container id with the given layout.
@@ -208,6 +218,9 @@ func (im *Import) commit(blocks []Block, bcsID uint64) (Info, error) {
 			if im.verifiedOnArrival(path, blocks) {
 				continue
 			}
+			if sums, ok := im.written[writtenChunk{path, fileOff, ch.Length}]; ok && sums == sumsKey(ch.Checksums) {
+				continue // written with WriteChunk, these checksums computed from its bytes
+			}
 			if int64(cap(buf)) < ch.Length {
 				buf = make([]byte, ch.Length)
 			}
@@ -292,6 +305,37 @@ func (im *Import) commit(blocks []Block, bcsID uint64) (Info, error) {
 	im.done = true
 	return Info{ID: im.id, State: Closed, Layout: im.layout, BCSID: ctr.bcsID, UsedBytes: ctr.usedBytes, BlockCount: ctr.blockCount,
 		ReplicaIndex: im.index}, nil
+}
+
+// WriteChunk writes chunk ch of block localID, p its bytes, whose
+// checksums the caller computed from p itself (a rebuilt replica, made on
+// this datanode: nothing came over a network to distrust). Commit then
+// checks that the block's chunks are these, but does not read them back:
+// the datanode's own writes (WRITE_CHUNK) are not read back either.
+func (im *Import) WriteChunk(localID uint64, ch Chunk, p []byte) error {
+	if int64(len(p)) != ch.Length || ch.Length <= 0 {
+		return fmt.Errorf("%w: chunk of %d bytes given %d", ErrInvalid, ch.Length, len(p))
+	}
+	path, off := im.blockFile(localID, ch.Offset)
+	var err error
+	if im.layout == FilePerChunk {
+		err = im.WriteAt(localID, ch.Offset, 0, p)
+	} else {
+		err = im.WriteAt(localID, 0, ch.Offset, p)
+	}
+	if err != nil {
+		return err
+	}
+	if im.written == nil {
+		im.written = map[writtenChunk]string{}
+	}
+	im.written[writtenChunk{path, off, ch.Length}] = sumsKey(ch.Checksums)
+	return nil
+}
+
+// sumsKey identifies a chunk's checksums.
+func sumsKey(d checksum.Data) string {
+	return strconv.Itoa(int(d.Type)) + "/" + strconv.FormatUint(uint64(d.BytesPerChecksum), 10) + "/" + string(d.Sums)
 }
 
 // blockFile returns the file and file offset of the chunk at off.

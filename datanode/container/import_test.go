@@ -110,3 +110,46 @@ func TestImportFailures(t *testing.T) {
 	}
 	require.Empty(t, v.List())
 }
+
+// TestImportWriteChunk: chunks written with WriteChunk (their checksums
+// computed from the bytes written) are not read back by Commit, in both
+// layouts; a block given to Commit with other checksums than those is read
+// back and verified as any other.
+func TestImportWriteChunk(t *testing.T) {
+	for _, layout := range []Layout{FilePerBlock, FilePerChunk} {
+		v, err := OpenVolume(t.TempDir(), Options{})
+		require.NoError(t, err)
+		a, b := []byte("rebuilt bytes, first chunk "), []byte("and the second")
+		ch := func(off int, p []byte) Chunk {
+			return Chunk{Offset: int64(off), Length: int64(len(p)), Checksums: checksum.Compute(checksum.CRC32C, 4, p)}
+		}
+		blk := Block{LocalID: 5, Length: int64(len(a) + len(b)), BCSID: 3, Chunks: []Chunk{ch(0, a), ch(len(a), b)}}
+
+		im, err := v.BeginImport(4, layout)
+		require.NoError(t, err)
+		require.NoError(t, im.WriteChunk(5, blk.Chunks[0], a))
+		require.NoError(t, im.WriteChunk(5, blk.Chunks[1], b))
+		require.ErrorIs(t, im.WriteChunk(5, Chunk{Offset: 100, Length: 3}, b), ErrInvalid, "length differs from the bytes")
+		// Damage the second chunk's file behind the import's back: Commit
+		// trusts WriteChunk's checksums and does not read it.
+		path, off := im.blockFile(5, int64(len(a)))
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = f.WriteAt([]byte("X"), off)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		_, err = im.Commit([]Block{blk}, 3)
+		require.NoError(t, err, layout)
+
+		// Other checksums at Commit than WriteChunk computed: read back.
+		im, err = v.BeginImport(6, layout)
+		require.NoError(t, err)
+		require.NoError(t, im.WriteChunk(5, blk.Chunks[0], a))
+		require.NoError(t, im.WriteChunk(5, blk.Chunks[1], b))
+		other := blk
+		other.Chunks = []Chunk{blk.Chunks[0], ch(len(a), []byte("and the secon!"))}
+		_, err = im.Commit([]Block{other}, 3)
+		require.ErrorIs(t, err, ErrChecksum, layout)
+		require.NoError(t, v.Close())
+	}
+}

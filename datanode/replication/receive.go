@@ -27,6 +27,9 @@ type Import interface {
 	// erasure coded container (IMPORT_INDEX; a rebuilt member).
 	SetReplicaIndex(i int) error
 	WriteAt(localID uint64, chunkOffset, fileOffset int64, p []byte) error
+	// WriteChunk writes a chunk whose checksums the caller computed from
+	// its bytes (a rebuilt replica): Commit does not read it back.
+	WriteChunk(localID uint64, ch container.Chunk, p []byte) error
 	Commit(blocks []container.Block, bcsID uint64) (container.Info, error)
 	Abort() error
 }
