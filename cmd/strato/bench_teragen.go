@@ -21,17 +21,18 @@ func init() { benchCommands = append(benchCommands, newBenchTeraGenCmd) }
 
 func newBenchTeraGenCmd() *cobra.Command {
 	var (
-		cfg      teragen.Config
-		metaAddr string
-		localDir string
-		buffer   string
-		readBack string
-		readSum  bool
-		cdir     benchcluster.Dir
-		useTLS   bool
-		useAuth  bool
-		repl     string
-		nodes    int
+		cfg         teragen.Config
+		metaAddr    string
+		localDir    string
+		buffer      string
+		readBack    string
+		readSum     bool
+		cdir        benchcluster.Dir
+		useTLS      bool
+		useAuth     bool
+		readProfile string
+		repl        string
+		nodes       int
 	)
 	cmd := &cobra.Command{
 		Use:   "teragen ROWS PATH [flags]",
@@ -112,7 +113,12 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 			if !ok {
 				return errors.New("bench teragen: this target cannot read back")
 			}
+			stopProfile, err := startCPUProfile(readProfile)
+			if err != nil {
+				return err
+			}
 			read, err := teragen.Read(ctx, cfg.Path, cfg.Writers, int(rb), readSum, opener, cmd.OutOrStdout())
+			stopProfile()
 			if err != nil {
 				return err
 			}
@@ -127,6 +133,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 	f.StringVar(&metaAddr, "meta", "", "address of a running meta server to write through (default: an in-process cluster)")
 	addClusterDirFlags(f, &cdir)
 	f.BoolVar(&useTLS, "tls", false, "run the in-process cluster with TLS (docs/security.md)")
+	f.StringVar(&readProfile, "read-cpuprofile", "", "write a CPU profile of the read-back (the whole process: with an in-process cluster, its datanodes too) to this file")
 	f.BoolVar(&useAuth, "auth", false, "run the in-process cluster with token authentication and block tokens (docs/security.md)")
 	f.IntVar(&nodes, "datanodes", 3, "datanodes of the in-process cluster")
 	f.StringVar(&repl, "replication", "", "the files' replication: ONE, THREE or an erasure coding config such as rs-3-2-1024k (default: the bucket's; erasure coded files have no hsync: the writers skip it)")
