@@ -131,7 +131,15 @@ func TestErasureCodedReadWrite(t *testing.T) {
 // fails goes to a new group on the datanodes left; the key reads back whole
 // (around the stopped member in the group written before).
 func TestErasureCodedWriteSurvivesAMember(t *testing.T) {
-	c, _ := ecCluster(t, 6, "rs-3-2-1024k")
+	t.Run("rs-3-2", func(t *testing.T) { testECWriteSurvivesAMember(t, 6, "rs-3-2-1024k", 3) })
+	t.Run("rs-6-3", func(t *testing.T) { testECWriteSurvivesAMember(t, 10, "rs-6-3-1024k", 6) })
+}
+
+// testECWriteSurvivesAMember runs the test on n datanodes with config repl
+// of d data members (1 MiB cells, 4 MiB blocks: a group is 4 stripes).
+func testECWriteSurvivesAMember(t *testing.T, n int, repl string, d int) {
+	c, _ := ecCluster(t, n, repl)
+	group := 4 * d << 20
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	// A client whose warnings the test reads: the recovery says so.
@@ -139,19 +147,19 @@ func TestErasureCodedWriteSurvivesAMember(t *testing.T) {
 	cl, err := client.New(client.Options{Meta: c.MetaAddrs(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	defer func() { _ = cl.Close() }()
-	data := make([]byte, 20<<20+777)
+	data := make([]byte, group+8<<20+777)
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range data {
 		data[i] = byte(rng.Uint32())
 	}
 	w, err := cl.CreateKey(ctx, "vol", "ecdata", "k", client.WriteOptions{})
 	require.NoError(t, err)
-	// 13 MiB: the first group (4 stripes of 3 MiB: 4 MiB blocks) is
+	// A group and 1 MiB: the first group (4 stripes: 4 MiB blocks) is
 	// written and committed, 1 MiB waits in the next batch.
-	_, err = w.Write(data[:13<<20])
+	_, err = w.Write(data[:group+1<<20])
 	require.NoError(t, err)
 	// Stop a member of the group being written: a datanode in every open
-	// erasure coded pipeline (5 of the 6 datanodes each).
+	// erasure coded pipeline (d+p of the n datanodes each).
 	var pipes *stratov1.ListPipelinesResponse
 	require.NoError(t, cl.Meta().Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, s client.ClusterStubs) error {
 		pipes, err = s.ListPipelines(ctx, &stratov1.ListPipelinesRequest{})
@@ -169,14 +177,14 @@ func TestErasureCodedWriteSurvivesAMember(t *testing.T) {
 	}
 	require.Positive(t, open)
 	victim, victimID := -1, ""
-	for i := range 6 {
+	for i := range n {
 		if id := c.Datanode(i).ID(); in[id] == open {
 			victim, victimID = i, id
 		}
 	}
 	require.GreaterOrEqual(t, victim, 0, "no datanode in all %d erasure coded pipelines", open)
 	require.NoError(t, c.StopDatanode(victim))
-	_, err = w.Write(data[13<<20:])
+	_, err = w.Write(data[group+1<<20:])
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	require.Contains(t, logs.String(), "block group failed, moving to a new group")
@@ -191,7 +199,7 @@ func TestErasureCodedWriteSurvivesAMember(t *testing.T) {
 	// the group after it, on the same pipeline, failed with nothing
 	// committed and was dropped; every later group is on the datanodes left.
 	require.GreaterOrEqual(t, len(ki.Blocks), 2)
-	require.Equal(t, int64(12<<20), ki.Blocks[0].Length)
+	require.Equal(t, int64(group), ki.Blocks[0].Length)
 	for _, bl := range ki.Blocks[1:] {
 		for _, m := range bl.GetPipeline().GetMembers() {
 			require.NotEqual(t, victimID, m.Id, "a later group on the stopped datanode")
@@ -221,7 +229,14 @@ func (b *lockedBuffer) String() string {
 // rebuilds the cell from the other members, returns the right bytes, and
 // reports the bad replica to meta.
 func TestErasureCodedCorruptCell(t *testing.T) {
-	c, cl := ecCluster(t, 5, "rs-3-2-1024k")
+	t.Run("rs-3-2", func(t *testing.T) { testECCorruptCell(t, 5, "rs-3-2-1024k") })
+	t.Run("rs-6-3", func(t *testing.T) { testECCorruptCell(t, 9, "rs-6-3-1024k") })
+}
+
+// testECCorruptCell runs the test on n datanodes with config repl (1 MiB
+// cells: member 1's second cell is bytes [1 MiB, 2 MiB) of its block).
+func testECCorruptCell(t *testing.T, n int, repl string) {
+	c, cl := ecCluster(t, n, repl)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	data := make([]byte, 10<<20+5)
@@ -235,7 +250,7 @@ func TestErasureCodedCorruptCell(t *testing.T) {
 	bl := ki.Blocks[0]
 	bad := bl.Pipeline.Members[1] // data member 1: the group's cells 1, 4, 7, ...
 	idx := -1
-	for i := range 5 {
+	for i := range n {
 		if c.Datanode(i).ID() == bad.Id {
 			idx = i
 		}
@@ -243,7 +258,7 @@ func TestErasureCodedCorruptCell(t *testing.T) {
 	require.GreaterOrEqual(t, idx, 0)
 	path := filepath.Join(c.DatanodeDir(idx), "containers", strconv.FormatUint(bl.BlockId.ContainerId, 10),
 		"chunks", strconv.FormatUint(bl.BlockId.LocalId, 10)+".block")
-	const at = 1<<20 + 4321 // member 1's second cell: the group's cell 4, bytes [4 MiB, 5 MiB)
+	const at = 1<<20 + 4321 // member 1's second cell (the group's cell d+1)
 	flipByte(t, path, at)
 
 	got, err := getKey(ctx, cl, "k")
