@@ -438,3 +438,90 @@ func TestACLS3OnBehalfOf(t *testing.T) {
 	require.ErrorIs(t, err, client.ErrPermissionDenied)
 	require.ErrorContains(t, err, "an administrator")
 }
+
+// The cases: a rename across directories whose ACLs differ needs
+// DELETE where the file is and CREATE where it goes (each refused alone,
+// allowed together, the file keeping its own ACL); a user who may write a
+// key but not read it writes it and is refused the read; a listing shows
+// every entry to whoever may LIST the directory, and nothing to whoever
+// may not (entries are not filtered one by one: LIST is the right to see
+// the names, as in Ozone and HDFS).
+func TestACLRenameWriteOnlyAndListing(t *testing.T) {
+	a := startACL(t)
+	ctx := t.Context()
+	alice := a.user("alice")
+	bob := a.user("bob")
+	carol := a.user("carol")
+	_, err := a.admin.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol3", Owner: "alice"})
+	require.NoError(t, err)
+	_, err = alice.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol3", Name: "fso",
+		Replication: stratov1.ReplicationFactor_REPLICATION_ONE})
+	require.NoError(t, err)
+	require.NoError(t, alice.Mkdirs(ctx, "/vol3/fso/src"))
+	require.NoError(t, alice.Mkdirs(ctx, "/vol3/fso/dst"))
+	w, err := alice.Create(ctx, "/vol3/fso/src/f", client.CreateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	require.NoError(t, alice.SetAcl(ctx, client.KeyObject("vol3", "fso", "src/f"), mustAcls(t, "user:carol:r")))
+
+	// src lets bob delete (and list), dst nothing yet: refused at the
+	// destination.
+	require.NoError(t, alice.SetAcl(ctx, client.KeyObject("vol3", "fso", "src"), mustAcls(t, "user:bob:dl")))
+	require.NoError(t, alice.SetAcl(ctx, client.KeyObject("vol3", "fso", "src/f"), mustAcls(t, "user:carol:r,user:bob:d")))
+	denied(t, bob.Rename(ctx, "/vol3/fso/src/f", "/vol3/fso/dst/f"), "bob", "CREATE", "/vol3/fso/dst")
+	// dst lets him create: the rename goes through, the file keeps its ACL.
+	require.NoError(t, alice.SetAcl(ctx, client.KeyObject("vol3", "fso", "dst"), mustAcls(t, "user:bob:c")))
+	require.NoError(t, bob.Rename(ctx, "/vol3/fso/src/f", "/vol3/fso/dst/f"))
+	_, acls, err := alice.GetAcl(ctx, client.KeyObject("vol3", "fso", "dst/f"))
+	require.NoError(t, err)
+	require.Equal(t, "user:bob:d,user:carol:r", client.FormatAcls(acls))
+	_, err = carol.Stat(ctx, "/vol3/fso/dst/f")
+	require.NoError(t, err, "carol's grant moved with the file")
+
+	// Write but not read: alice's file, bob may WRITE it (its times and
+	// attributes) and nothing else. (A key bob creates is his: its owner
+	// may do everything, so write-only holds for keys others own.)
+	w, err = alice.Create(ctx, "/vol3/fso/dst/wo", client.CreateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	require.NoError(t, alice.SetAcl(ctx, client.KeyObject("vol3", "fso", "dst/wo"), mustAcls(t, "user:bob:w")))
+	require.NoError(t, bob.SetTimes(ctx, "/vol3/fso/dst/wo", 1_700_000_000_000, 1_700_000_000_000))
+	_, err = bob.Open(ctx, "/vol3/fso/dst/wo")
+	denied(t, err, "bob", "READ", "/vol3/fso/dst/wo")
+	_, err = bob.Stat(ctx, "/vol3/fso/dst/wo")
+	denied(t, err, "bob", "READ", "/vol3/fso/dst/wo")
+	st, err := alice.Stat(ctx, "/vol3/fso/dst/wo")
+	require.NoError(t, err)
+	require.Equal(t, int64(1_700_000_000_000), st.GetModificationTimeUnixMs(), "bob's write landed")
+	// A drop box: bob may create in the bucket, not list it.
+	_, err = alice.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol3", Name: "drop", Layout: stratov1.BucketLayout_LAYOUT_OBS,
+		Replication: stratov1.ReplicationFactor_REPLICATION_ONE, Acls: mustAcls(t, "user:bob:c")})
+	require.NoError(t, err)
+	require.NoError(t, aclPut(ctx, bob, "vol3", "drop", "k"))
+	_, err = bob.ListKeys(ctx, &stratov1.ListKeysRequest{Volume: "vol3", Bucket: "drop"})
+	denied(t, err, "bob", "LIST", "/vol3/drop")
+
+	// Listing: alice's three keys, one of them closed to carol by its own
+	// ACL; carol may LIST the bucket: she sees all three names and reads
+	// only what she may.
+	_, err = alice.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol3", Name: "shared", Layout: stratov1.BucketLayout_LAYOUT_OBS,
+		Replication: stratov1.ReplicationFactor_REPLICATION_ONE, Acls: mustAcls(t, "user:carol:rl")})
+	require.NoError(t, err)
+	for _, k := range []string{"a", "b", "secret"} {
+		require.NoError(t, aclPut(ctx, alice, "vol3", "shared", k))
+	}
+	require.NoError(t, alice.SetAcl(ctx, client.KeyObject("vol3", "shared", "secret"), mustAcls(t, "user:alice:a")))
+	lk, err := carol.ListKeys(ctx, &stratov1.ListKeysRequest{Volume: "vol3", Bucket: "shared"})
+	require.NoError(t, err)
+	var names []string
+	for _, k := range lk.GetKeys() {
+		names = append(names, k.GetName())
+	}
+	require.Equal(t, []string{"a", "b", "secret"}, names)
+	_, err = aclRead(ctx, carol, "vol3", "shared", "a")
+	require.NoError(t, err)
+	_, err = aclRead(ctx, carol, "vol3", "shared", "secret")
+	denied(t, err, "carol", "READ", "/vol3/shared/secret")
+	_, err = bob.ListKeys(ctx, &stratov1.ListKeysRequest{Volume: "vol3", Bucket: "shared"})
+	denied(t, err, "bob", "LIST", "/vol3/shared")
+}
