@@ -81,25 +81,7 @@ func (a *agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand)
 		r.fail(cmdID, id, errors.New("no target address"))
 		return
 	}
-	r.mu.Lock()
-	if r.running[id] {
-		r.mu.Unlock()
-		a.opts.Logger.Debug("datanode: replicate container: already being pushed", "command", cmdID, "container", id)
-		return
-	}
-	r.running[id] = true
-	r.mu.Unlock()
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		defer func() {
-			r.mu.Lock()
-			delete(r.running, id)
-			r.mu.Unlock()
-			if r.ended != nil {
-				r.ended()
-			}
-		}()
+	started := r.runOnce(id, func() {
 		var (
 			st  replication.Stats
 			err error
@@ -123,7 +105,37 @@ func (a *agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand)
 		}
 		r.log.Info("datanode: container replicated", "command", cmdID, "container", id, "target", target,
 			"blocks", st.Blocks, "bytes", st.Bytes, "waited", st.Waited, "elapsed", st.Elapsed, "MB/s", mbps)
+	})
+	if !started {
+		a.opts.Logger.Debug("datanode: replicate container: already being pushed", "command", cmdID, "container", id)
+	}
+}
+
+// runOnce runs fn in the background unless a copy or rebuild of container
+// id is under way (a command repeated before it ended): then it returns
+// false and does nothing.
+func (r *replicator) runOnce(id uint64, fn func()) bool {
+	r.mu.Lock()
+	if r.running[id] {
+		r.mu.Unlock()
+		return false
+	}
+	r.running[id] = true
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer func() {
+			r.mu.Lock()
+			delete(r.running, id)
+			r.mu.Unlock()
+			if r.ended != nil {
+				r.ended()
+			}
+		}()
+		fn()
 	}()
+	return true
 }
 
 // ReplicationMetrics returns a snapshot of the datanode's replication
@@ -145,25 +157,7 @@ func (a *agent) reconstruct(cmdID uint64, cmd *stratov1.ReconstructECContainerCo
 		a.opts.Logger.Warn("datanode: container reconstruction is not set up", "command", cmdID, "container", id)
 		return
 	}
-	r.mu.Lock()
-	if r.running[id] {
-		r.mu.Unlock()
-		a.opts.Logger.Debug("datanode: reconstruct container: already running", "command", cmdID, "container", id)
-		return
-	}
-	r.running[id] = true
-	r.mu.Unlock()
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		defer func() {
-			r.mu.Lock()
-			delete(r.running, id)
-			r.mu.Unlock()
-			if r.ended != nil {
-				r.ended()
-			}
-		}()
+	started := r.runOnce(id, func() {
 		var (
 			st  rebuildStats
 			err error
@@ -180,5 +174,8 @@ func (a *agent) reconstruct(cmdID uint64, cmd *stratov1.ReconstructECContainerCo
 		}
 		r.log.Info("datanode: container index rebuilt", "command", cmdID, "container", id, "replica_index", cmd.ReplicaIndex,
 			"blocks", st.Blocks, "bytes", st.Bytes, "seconds", st.Elapsed.Seconds())
-	}()
+	})
+	if !started {
+		a.opts.Logger.Debug("datanode: reconstruct container: already running", "command", cmdID, "container", id)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -70,12 +71,22 @@ func getKey(ctx context.Context, cl *client.Client, key string) ([]byte, error) 
 // every group stopped (degraded reads), and a clear error, never wrong
 // bytes, with three.
 func TestErasureCodedReadWrite(t *testing.T) {
-	c, cl := ecCluster(t, 5, "rs-3-2-1024k")
+	t.Run("rs-3-2", func(t *testing.T) { testECReadWrite(t, 5, "rs-3-2-1024k", 3, 2) })
+	// Nine datanodes, as the issue asks: RS-6-3 loses three.
+	t.Run("rs-6-3", func(t *testing.T) { testECReadWrite(t, 9, "rs-6-3-1024k", 6, 3) })
+}
+
+// testECReadWrite runs the test on n datanodes (every group's members)
+// with config repl of d data and p parity members, 1 MiB cells and 4 MiB
+// blocks: a group is 4 stripes of d MiB.
+func testECReadWrite(t *testing.T, n int, repl string, d, p int) {
+	c, cl := ecCluster(t, n, repl)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	const mib = 1 << 20
+	stripe, group := d*mib, 4*d*mib
 	rng := rand.New(rand.NewPCG(1, 2))
-	sizes := map[string]int{"empty": 0, "small": 100, "cell+1": mib + 1, "stripe+1": 3*mib + 1, "groups": 30*mib + 12345}
+	sizes := map[string]int{"empty": 0, "small": 100, "cell+1": mib + 1, "stripe+1": stripe + 1, "groups": 5*group/2 + 12345}
 	data := map[string][]byte{}
 	for k, n := range sizes {
 		b := make([]byte, n)
@@ -88,15 +99,16 @@ func TestErasureCodedReadWrite(t *testing.T) {
 	ki, err := cl.LookupKey(ctx, "vol", "ecdata", "groups")
 	require.NoError(t, err)
 	require.NotNil(t, ki.ErasureCoding)
-	require.Len(t, ki.Blocks, 3, "30 MiB in groups of 12 MiB")
+	require.Len(t, ki.Blocks, 3, "two and a half groups")
 	for _, bl := range ki.Blocks {
 		ids := map[string]bool{}
 		for _, m := range bl.GetPipeline().GetMembers() {
 			ids[m.Id] = true
 		}
-		require.Len(t, ids, 5, "a group's members are distinct datanodes")
+		require.Len(t, ids, d+p, "a group's members are distinct datanodes")
 	}
 
+	size := sizes["groups"]
 	check := func(what string) {
 		t.Helper()
 		for k, want := range data {
@@ -107,7 +119,7 @@ func TestErasureCodedReadWrite(t *testing.T) {
 		r, err := cl.OpenKey(ctx, "vol", "ecdata", "groups")
 		require.NoError(t, err)
 		defer func() { _ = r.Close() }()
-		for _, rg := range [][2]int{{0, 10}, {mib - 5, 10}, {3*mib - 1, 2}, {12*mib - 7, 20}, {5*mib + 3, 9 * mib}, {30*mib + 12000, 345}} {
+		for _, rg := range [][2]int{{0, 10}, {mib - 5, 10}, {stripe - 1, 2}, {group - 7, 20}, {5*mib + 3, 3 * stripe}, {size - 345, 345}} {
 			buf := make([]byte, rg[1])
 			_, err := r.ReadAt(buf, int64(rg[0]))
 			require.NoError(t, err, "%s: range %v", what, rg)
@@ -116,14 +128,15 @@ func TestErasureCodedReadWrite(t *testing.T) {
 	}
 	check("healthy")
 
-	// Stop two datanodes: every group (5 members on 5 datanodes) loses two.
-	require.NoError(t, c.StopDatanode(0))
-	require.NoError(t, c.StopDatanode(3))
-	check("two members down")
+	// Stop p datanodes: every group (d+p members on d+p datanodes) loses p.
+	for i := range p {
+		require.NoError(t, c.StopDatanode(i*2))
+	}
+	check(fmt.Sprintf("%d members down", p))
 
 	require.NoError(t, c.StopDatanode(1))
 	_, err = getKey(ctx, cl, "groups")
-	require.Error(t, err, "three members of five down")
+	require.Error(t, err, "p+1 members down")
 	require.True(t, errors.Is(err, client.ErrCorruptRead), "%v", err)
 }
 
