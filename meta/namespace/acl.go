@@ -727,35 +727,15 @@ func (a *applier) setAcl(c *stratov1.SetAclCommand) (proto.Message, error) {
 		a.removeBucketFromCache(bk.Volume, bk.Name)
 		return aclReply(c.GetEdit()), put(a.b, bucketKey(nil, bk.Volume, bk.Name), bk)
 	}
-	if isFSO(bk) {
-		parent, base := splitLast(p)
-		pid, err := a.rs.dir(bk.Id, parent, 0, ErrFileNotFound)
-		if err != nil {
-			return nil, err
-		}
-		if _, isDir, err := a.rs.lookupDir(pid, base); err != nil {
-			return nil, err
-		} else if isDir {
-			key := childKey(nil, tagDir, pid, base)
-			d := &stratov1.DirectoryInfo{}
-			if _, err := get(a.b, key, d); err != nil {
-				return nil, err
-			}
-			if d.Acls, err = edit(d.Acls); err != nil {
-				return nil, err
-			}
-			return aclReply(c.GetEdit()), put(a.b, key, d)
-		}
-	}
-	key, err := a.keyRecordKey(bk, p)
+	key, d, ki, err := a.locate(bk, p)
 	if err != nil {
 		return nil, err
 	}
-	ki := &stratov1.KeyRecord{}
-	if found, err := get(a.b, key, ki); err != nil {
-		return nil, err
-	} else if !found {
-		return nil, fmt.Errorf("%w: %s/%s/%s", ErrKeyNotFound, bk.Volume, bk.Name, p)
+	if d != nil {
+		if d.Acls, err = edit(d.Acls); err != nil {
+			return nil, err
+		}
+		return aclReply(c.GetEdit()), put(a.b, key, d)
 	}
 	if ki.Acls, err = edit(ki.Acls); err != nil {
 		return nil, err

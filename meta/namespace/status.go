@@ -130,54 +130,30 @@ func (a *applier) setStatus(c *stratov1.SetStatusCommand) (proto.Message, error)
 		a.removeBucketFromCache(bk.Volume, bk.Name)
 		return statusReply(c), put(a.b, bucketKey(nil, bk.Volume, bk.Name), bk)
 	}
-	if isFSO(bk) {
-		parent, base := splitLast(p)
-		pid, err := a.rs.dir(bk.Id, parent, 0, ErrFileNotFound)
-		if err != nil {
-			return nil, err
-		}
-		if _, isDir, err := a.rs.lookupDir(pid, base); err != nil {
-			return nil, err
-		} else if isDir {
-			key := childKey(nil, tagDir, pid, base)
-			d := &stratov1.DirectoryInfo{}
-			if _, err := get(a.b, key, d); err != nil {
-				return nil, err
-			}
-			if c.Permission != nil {
-				d.Permission = proto.Uint32(c.GetPermission())
-			}
-			if c.Owner != "" {
-				d.Owner = c.Owner
-			}
-			if c.Group != "" {
-				d.Group = c.Group
-			}
-			if c.ModificationTimeUnixMs != nil {
-				d.ModificationTimeUnixMs = c.GetModificationTimeUnixMs()
-			}
-			if c.AccessTimeUnixMs != nil {
-				d.AccessTimeUnixMs = c.GetAccessTimeUnixMs()
-			}
-			return statusReply(c), put(a.b, key, d)
-		}
-	}
-	key, err := a.keyRecordKey(bk, p)
+	key, d, ki, err := a.locate(bk, p)
 	if err != nil {
 		if errors.Is(err, ErrKeyNotFound) && isFSO(bk) {
 			return nil, fmt.Errorf("%w: %s/%s/%s", ErrFileNotFound, bk.Volume, bk.Name, p)
 		}
 		return nil, err
 	}
-	ki := &stratov1.KeyRecord{}
-	if found, err := get(a.b, key, ki); err != nil {
-		return nil, err
-	} else if !found {
-		notFound := ErrKeyNotFound
-		if isFSO(bk) {
-			notFound = ErrFileNotFound
+	if d != nil {
+		if c.Permission != nil {
+			d.Permission = proto.Uint32(c.GetPermission())
 		}
-		return nil, fmt.Errorf("%w: %s/%s/%s", notFound, bk.Volume, bk.Name, p)
+		if c.Owner != "" {
+			d.Owner = c.Owner
+		}
+		if c.Group != "" {
+			d.Group = c.Group
+		}
+		if c.ModificationTimeUnixMs != nil {
+			d.ModificationTimeUnixMs = c.GetModificationTimeUnixMs()
+		}
+		if c.AccessTimeUnixMs != nil {
+			d.AccessTimeUnixMs = c.GetAccessTimeUnixMs()
+		}
+		return statusReply(c), put(a.b, key, d)
 	}
 	if c.Permission != nil {
 		ki.Permission = proto.Uint32(c.GetPermission())
@@ -195,6 +171,40 @@ func (a *applier) setStatus(c *stratov1.SetStatusCommand) (proto.Message, error)
 		ki.AccessTimeUnixMs = c.GetAccessTimeUnixMs()
 	}
 	return statusReply(c), put(a.b, key, ki)
+}
+
+// locate finds the record of the object at p (clean) in bucket bk, other
+// than the bucket itself: an FSO directory (d) or a key or file (ki), and
+// its key in the database. A key or file that is not there is
+// ErrKeyNotFound.
+func (a *applier) locate(bk *stratov1.BucketRecord, p string) (key []byte, d *stratov1.DirectoryInfo, ki *stratov1.KeyRecord, err error) {
+	if isFSO(bk) {
+		parent, base := splitLast(p)
+		pid, err := a.rs.dir(bk.Id, parent, 0, ErrFileNotFound)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if _, isDir, err := a.rs.lookupDir(pid, base); err != nil {
+			return nil, nil, nil, err
+		} else if isDir {
+			key := childKey(nil, tagDir, pid, base)
+			d := &stratov1.DirectoryInfo{}
+			if _, err := get(a.b, key, d); err != nil {
+				return nil, nil, nil, err
+			}
+			return key, d, nil, nil
+		}
+	}
+	if key, err = a.keyRecordKey(bk, p); err != nil {
+		return nil, nil, nil, err
+	}
+	ki = &stratov1.KeyRecord{}
+	if found, err := get(a.b, key, ki); err != nil {
+		return nil, nil, nil, err
+	} else if !found {
+		return nil, nil, nil, fmt.Errorf("%w: %s/%s/%s", ErrKeyNotFound, bk.Volume, bk.Name, p)
+	}
+	return key, nil, ki, nil
 }
 
 // groupOf is the group of directory id of bucket bk (its root when id is
