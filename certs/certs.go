@@ -44,24 +44,13 @@ func InitCA(dir string) error {
 			return fmt.Errorf("%w: %s", ErrExists, filepath.Join(dir, f))
 		}
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return fmt.Errorf("certs: %w", err)
-	}
-	serial, err := serialNumber()
+	key, tmpl, err := newCertificate("strato cluster CA", CAValidity)
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{Organization: []string{"strato"}, CommonName: "strato cluster CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(CAValidity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
+	tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature
+	tmpl.BasicConstraintsValid = true
+	tmpl.IsCA = true
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		return fmt.Errorf("certs: %w", err)
@@ -84,23 +73,12 @@ func Issue(caDir, outDir, name string, hosts []string) error {
 	if err := os.MkdirAll(outDir, 0o700); err != nil {
 		return fmt.Errorf("certs: %w", err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return fmt.Errorf("certs: %w", err)
-	}
-	serial, err := serialNumber()
+	key, tmpl, err := newCertificate(name, CertValidity)
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{Organization: []string{"strato"}, CommonName: name},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(CertValidity),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 	for _, h := range append(slices.Clone(hosts), "127.0.0.1", "localhost") {
 		if ip := net.ParseIP(h); ip != nil {
 			if !slices.ContainsFunc(tmpl.IPAddresses, ip.Equal) {
@@ -121,6 +99,27 @@ func Issue(caDir, outDir, name string, hosts []string) error {
 		}
 	}
 	return writePair(crt, kf, der, key)
+}
+
+// newCertificate makes a P-256 key and the template of a certificate for
+// it named name (organization "strato"), valid from an hour ago for
+// validity, with a random serial number.
+func newCertificate(name string, validity time.Duration) (*ecdsa.PrivateKey, *x509.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("certs: %w", err)
+	}
+	serial, err := serialNumber()
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	return key, &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{Organization: []string{"strato"}, CommonName: name},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(validity),
+	}, nil
 }
 
 func serialNumber() (*big.Int, error) {
