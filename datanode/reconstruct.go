@@ -293,7 +293,7 @@ func reconstruct(ctx context.Context, cmd *stratov1.ReconstructECContainerComman
 	var blocks []container.Block
 	sc, bufs := coder.NewStripeCoder(), &rebuildBufs{}
 	for _, lid := range slices.Sorted(maps.Keys(ids)) {
-		b, err := rebuildBlock(ctx, coder, sc, bufs, id, lid, target, byMember, sums, layout, im)
+		b, err := rebuildBlock(ctx, coder, sc, bufs, id, lid, target, byMember, sums, im)
 		if err != nil {
 			return st, fmt.Errorf("datanode: rebuild block %d/%d (index %d): %w", id, lid, idx, err)
 		}
@@ -389,7 +389,7 @@ func listSource(ctx context.Context, id uint64, m int, addr string, opts rebuild
 // rebuildBlock rebuilds member target's block of group (id, lid) into im
 // and returns its record (Length 0: the member holds nothing of it).
 func rebuildBlock(ctx context.Context, coder *ec.Coder, sc *ec.StripeCoder, bufs *rebuildBufs, id, lid uint64, target int,
-	byMember []*rebuildSource, sums checksum.Data, layout container.Layout, im replication.Import) (container.Block, error) {
+	byMember []*rebuildSource, sums checksum.Data, im replication.Import) (container.Block, error) {
 	cfg := coder.Config()
 	lens := make([]int64, cfg.Members())
 	b := container.Block{LocalID: lid}
