@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
@@ -25,10 +26,27 @@ import (
 // restarted (Options: the state is kept in its first volume), in which
 // case it refuses checked requests with "no keys yet".
 type blockTokens struct {
-	mu       sync.RWMutex
+	mu  sync.Mutex // serializes the writers of cur
+	cur atomic.Pointer[tokenState]
+}
+
+// tokenState is one state of blockTokens, never changed once published:
+// every data request reads it without a lock.
+type tokenState struct {
 	required bool
 	heard    bool              // meta gave keys since the start
 	keys     map[uint32][]byte // secret: never logged
+}
+
+// key returns the key of ID id, nil for an unknown one.
+func (t *tokenState) key(id uint32) []byte { return t.keys[id] }
+
+// state is the current state (tokens not required before anything is set).
+func (b *blockTokens) state() *tokenState {
+	if t := b.cur.Load(); t != nil {
+		return t
+	}
+	return &tokenState{}
 }
 
 // SetBlockTokens installs what meta says: whether block tokens are
@@ -38,7 +56,7 @@ type blockTokens struct {
 func (s *Server) SetBlockTokens(required bool, keys map[uint32][]byte) {
 	s.tokens.mu.Lock()
 	defer s.tokens.mu.Unlock()
-	s.tokens.required, s.tokens.keys, s.tokens.heard = required, keys, true
+	s.tokens.cur.Store(&tokenState{required: required, heard: true, keys: keys})
 }
 
 // requireBlockTokensUntilHeard makes the server refuse checked requests
@@ -48,24 +66,13 @@ func (s *Server) SetBlockTokens(required bool, keys map[uint32][]byte) {
 func (s *Server) requireBlockTokensUntilHeard() {
 	s.tokens.mu.Lock()
 	defer s.tokens.mu.Unlock()
-	if !s.tokens.heard {
-		s.tokens.required = true
+	if t := s.tokens.state(); !t.heard {
+		s.tokens.cur.Store(&tokenState{required: true, keys: t.keys})
 	}
 }
 
 // BlockTokensRequired reports whether the server checks block tokens.
-func (s *Server) BlockTokensRequired() bool {
-	s.tokens.mu.RLock()
-	defer s.tokens.mu.RUnlock()
-	return s.tokens.required
-}
-
-func (s *Server) tokenState() (required, heard bool, key func(uint32) []byte) {
-	s.tokens.mu.RLock()
-	defer s.tokens.mu.RUnlock()
-	keys := s.tokens.keys
-	return s.tokens.required, s.tokens.heard, func(id uint32) []byte { return keys[id] }
-}
+func (s *Server) BlockTokensRequired() bool { return s.tokens.state().required }
 
 // grantKey names a grant of a connection: a block (LocalID 0: a container)
 // and the ops its token allows.
@@ -149,7 +156,8 @@ func errAccessDenied(format string, args ...any) *wire.Error {
 // request is read, so that requests sent right after it (without waiting
 // for its answer) find the grant.
 func (c *conn) presentToken(ctx context.Context, h wire.FrameHeader, raw []byte) bool {
-	required, heard, key := c.s.tokenState()
+	st := c.s.tokens.state()
+	required, heard, key := st.required, st.heard, st.key
 	var err error
 	switch {
 	case c.chose.Load() == 1:
@@ -182,7 +190,8 @@ func (c *conn) presentToken(ctx context.Context, h wire.FrameHeader, raw []byte)
 // the token whose grant allows it (what a pipeline leader forwards; nil
 // when tokens are not required). Its error is an ACCESS_DENIED *wire.Error.
 func (c *conn) authorize(m wire.Message) ([]byte, error) {
-	required, heard, _ := c.s.tokenState()
+	st := c.s.tokens.state()
+	required, heard := st.required, st.heard
 	if !required {
 		return nil, nil
 	}
