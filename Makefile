@@ -79,12 +79,16 @@ s3-test: build s3-deps
 
 # spark-deps: PySpark (its bundled Hadoop client is 3.4.1; Java 17) and
 # matplotlib from PyPI into .cache/spark-venv, and the jars s3a:// needs,
-# hadoop-aws matching that Hadoop and its AWS SDK bundle, from Maven Central
+# hadoop-aws matching that Hadoop and its AWS SDK bundle, and
+# spark-hadoop-cloud (the S3A committers' binding), from Maven Central
 # into .cache/spark-jars (through Maven, cached in .cache/m2). Once: later
 # runs find them. Nothing outside the work tree changes (docs/spark.md).
 PYSPARK_VERSION    := 4.0.5
 SPARK_HADOOP       := 3.4.1
 SPARK_AWS_SDK      := 2.24.6
+# spark-hadoop-cloud binds Hadoop's S3A committers into Spark SQL; 4.0.2 is
+# the newest 4.0.x on Maven Central here (its classes are unchanged in 4.0).
+SPARK_CLOUD        := 4.0.2
 SPARK_VENV         := .cache/spark-venv
 SPARK_JARS         := .cache/spark-jars
 spark-deps:
@@ -93,7 +97,8 @@ spark-deps:
 		touch $(SPARK_VENV)/.pyspark-$(PYSPARK_VERSION); }
 	@ls $(SPARK_VENV)/lib/python3*/site-packages/pyspark/jars/hadoop-client-api-$(SPARK_HADOOP).jar >/dev/null 2>&1 || \
 		{ echo "pyspark $(PYSPARK_VERSION) does not bundle Hadoop $(SPARK_HADOOP)"; exit 1; }
-	@for a in org.apache.hadoop:hadoop-aws:$(SPARK_HADOOP) software.amazon.awssdk:bundle:$(SPARK_AWS_SDK); do \
+	@for a in org.apache.hadoop:hadoop-aws:$(SPARK_HADOOP) software.amazon.awssdk:bundle:$(SPARK_AWS_SDK) \
+		org.apache.spark:spark-hadoop-cloud_2.13:$(SPARK_CLOUD); do \
 		f=$(SPARK_JARS)/$$(echo $$a | cut -d: -f2)-$$(echo $$a | cut -d: -f3).jar; [ -f $$f ] && continue; \
 		rm -rf $(SPARK_JARS)/.tmp; \
 		$(MVN) -B -q -ntp -Dmaven.repo.local=$(HADOOP_M2) dependency:copy -Dartifact=$$a -DoutputDirectory=$(SPARK_JARS)/.tmp && \

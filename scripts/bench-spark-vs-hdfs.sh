@@ -11,6 +11,9 @@
 #   strato  checksums off (strato://, a bucket with --checksum NONE)
 #   s3a     checksums on  (s3a:// on strato dev's gateway, an OBS bucket, CRC32C)
 #   s3a     checksums off (the same with --checksum NONE)
+# s3a runs with Hadoop's S3A magic committer (what Hadoop prescribes for S3;
+# scripts/bench-spark.py); CONFIGS may add s3a-file-crc, s3a with Spark's
+# default FileOutputCommitter, whose renames S3 does as copy + delete.
 # Prints one table of medians over the rounds (wall time, MB/s, CPU per GB
 # of the Spark JVM and of the storage's processes), the ratios the issue sets
 # targets for, and writes a chart of the step times (PNG).
@@ -18,7 +21,8 @@
 # Run it under the benchmark lock:
 #   flock /tmp/strato-bench.lock scripts/bench-spark-vs-hdfs.sh
 # Env: ROUNDS (3) ITERATIONS (5) MB (100: MB per iteration) MASTER (local[2])
-#      CONFIGS (all six: hdfs-crc hdfs-nocrc strato-crc strato-nocrc s3a-crc s3a-nocrc)
+#      CONFIGS (default the six above: hdfs-crc hdfs-nocrc strato-crc strato-nocrc
+#      s3a-crc s3a-nocrc; s3a-file-crc is a seventh)
 #      OUT (results dir, default /tmp/strato-spark-bench) CHART (OUT/spark-bench.png)
 #      HDFS_ANCHOR_WORK (the anchor's jars and data; default /work/anchor-work
 #      if it exists, else .cache/hdfs-anchor; fetched once by its fetch-deps.sh)
@@ -98,6 +102,7 @@ run() { # run CONFIG ROUND
     strato-nocrc) target="strato://$DEV_META/bench/nocrc/spark"; pid="$DEV_PID" ;;
     s3a-crc)      target="s3a://spark-crc/spark"; pid="$DEV_PID"; extra=(--s3-endpoint "$DEV_S3") ;;
     s3a-nocrc)    target="s3a://spark-nocrc/spark"; pid="$DEV_PID"; extra=(--s3-endpoint "$DEV_S3") ;;
+    s3a-file-crc) target="s3a://spark-crc/spark-file"; pid="$DEV_PID"; extra=(--s3-endpoint "$DEV_S3" --s3a-committer file) ;;
     *) echo "unknown config $c" >&2; exit 2 ;;
   esac
   echo "$(date +%T) round $r: $c ($target)" >&2
@@ -123,10 +128,11 @@ import csv, statistics, sys
 res, chart, rounds, its, mb, master = sys.argv[1:7]
 cols = ["label", "target", "step", "iterations", "mb", "secs", "bytes", "MBps", "rows", "spark_cpu", "storage_cpu", "checksum"]
 rows = [dict(zip(cols, r)) for r in csv.reader(open(res), delimiter="\t")]
-order = ["hdfs-crc", "hdfs-nocrc", "strato-crc", "strato-nocrc", "s3a-crc", "s3a-nocrc"]
+order = ["hdfs-crc", "hdfs-nocrc", "strato-crc", "strato-nocrc", "s3a-crc", "s3a-nocrc", "s3a-file-crc"]
 names = {"hdfs-crc": ("HDFS", "CRC32C"), "hdfs-nocrc": ("HDFS", "NULL"),
          "strato-crc": ("strato://", "CRC32C"), "strato-nocrc": ("strato://", "NONE"),
-         "s3a-crc": ("s3a:// (strato gateway)", "CRC32C"), "s3a-nocrc": ("s3a:// (strato gateway)", "NONE")}
+         "s3a-crc": ("s3a:// (strato gateway)", "CRC32C"), "s3a-nocrc": ("s3a:// (strato gateway)", "NONE"),
+         "s3a-file-crc": ("s3a:// (strato gateway), FileOutputCommitter", "CRC32C")}
 labels = [l for l in order if any(r["label"] == l for r in rows)]
 med = lambda xs: statistics.median(xs) if xs else float("nan")
 m = {}
@@ -181,7 +187,8 @@ try:
         bars = ax.bar([x + (k - 0.5) * w for x in xs], vals, w, label=step)
         ax.bar_label(bars, fmt="%.1f", fontsize=8)
     ax.set_xticks(list(xs))
-    short = {"HDFS": "HDFS", "strato://": "strato://", "s3a:// (strato gateway)": "s3a://\n(gateway)"}
+    short = {"HDFS": "HDFS", "strato://": "strato://", "s3a:// (strato gateway)": "s3a://\n(gateway)",
+             "s3a:// (strato gateway), FileOutputCommitter": "s3a://, file\ncommitter"}
     ax.set_xticklabels([f"{short[names[l][0]]}\n{names[l][1]}" for l in labels], fontsize=8)
     ax.set_ylabel("seconds (median)")
     ax.set_title(f"Spark Parquet generate and copy, {its} x {mb} MB, {master}, medians of {rounds} rounds", fontsize=9)

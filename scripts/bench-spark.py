@@ -39,6 +39,10 @@ def parse_args(argv=None):
                    help="a Spark setting (spark.hadoop.* for Hadoop's); repeatable")
     p.add_argument("--s3-endpoint", default=os.environ.get("AWS_ENDPOINT_URL", ""),
                    help="the S3 endpoint for s3a:// (path-style, plain http)")
+    p.add_argument("--s3a-committer", choices=["magic", "file"], default="magic",
+                   help="the output committer on s3a://: Hadoop's S3A magic committer (multipart "
+                        "uploads completed at job commit, no copies; needs spark-hadoop-cloud) or "
+                        "Spark's default FileOutputCommitter (renames, which S3 does as copies)")
     p.add_argument("--server-pid", type=int, action="append", default=[],
                    help="a storage process whose CPU time is reported per step; repeatable")
     p.add_argument("--label", default="", help="a name for this run in --results")
@@ -46,6 +50,22 @@ def parse_args(argv=None):
     p.add_argument("--keep", action="store_true", help="leave the data in place at the end")
     p.add_argument("--steps", default="generate,copy", help="steps to run (generate, copy)")
     return p.parse_args(argv)
+
+
+# Hadoop's S3A magic committer, bound into Spark SQL by spark-hadoop-cloud: a task writes each
+# file as a multipart upload to its final name and records it; the job commit completes them.
+# Other schemes keep their FileOutputCommitter (PathOutputCommitProtocol asks each scheme's
+# factory), so strato:// and hdfs:// commit as before.
+S3A_MAGIC = [
+    ("spark.hadoop.fs.s3a.committer.name", "magic"),
+    ("spark.hadoop.fs.s3a.committer.magic.enabled", "true"),
+    ("spark.hadoop.mapreduce.outputcommitter.factory.scheme.s3a",
+     "org.apache.hadoop.fs.s3a.commit.S3ACommitterFactory"),
+    ("spark.sql.sources.commitProtocolClass",
+     "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol"),
+    ("spark.sql.parquet.output.committer.class",
+     "org.apache.spark.internal.io.cloud.BindingParquetOutputCommitter"),
+]
 
 
 def build_conf(args):
@@ -76,6 +96,8 @@ def build_conf(args):
             ("spark.hadoop.fs.s3a.access.key", os.environ.get("AWS_ACCESS_KEY_ID", "strato-dev")),
             ("spark.hadoop.fs.s3a.secret.key", os.environ.get("AWS_SECRET_ACCESS_KEY", "strato-dev-secret")),
         ]
+        if args.s3a_committer == "magic":
+            conf += S3A_MAGIC
     for kv in args.conf:
         k, sep, v = kv.partition("=")
         if not sep:

@@ -12,7 +12,7 @@ spark_jar() { # spark_jar PATTERN: the one jar matching, or fail
   echo "$j"
 }
 # STRATO_JAR and STRATO_BIN replace the work tree's connector jar and bin/strato.
-SPARK_BENCH_JARS="$(spark_jar "${STRATO_JAR:-$spark_root/hadoop/target/strato-hadoop-*.jar}"),$(spark_jar "$spark_root/.cache/spark-jars/hadoop-aws-*.jar"),$(spark_jar "$spark_root/.cache/spark-jars/bundle-*.jar")"
+SPARK_BENCH_JARS="$(spark_jar "${STRATO_JAR:-$spark_root/hadoop/target/strato-hadoop-*.jar}"),$(spark_jar "$spark_root/.cache/spark-jars/hadoop-aws-*.jar"),$(spark_jar "$spark_root/.cache/spark-jars/bundle-*.jar"),$(spark_jar "$spark_root/.cache/spark-jars/spark-hadoop-cloud_*.jar")"
 export SPARK_PYTHON SPARK_BENCH_JARS
 # pyspark runs the driver's workers with this python too.
 export PYSPARK_PYTHON="$SPARK_PYTHON" PYSPARK_DRIVER_PYTHON="$SPARK_PYTHON"

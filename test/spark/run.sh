@@ -2,7 +2,8 @@
 # make spark-test: test/spark/spark_test.py (PySpark, from make spark-deps)
 # against a strato dev of bin/strato on free loopback ports in a temporary
 # directory: through strato:// (the connector's jar, make hadoop) and through
-# s3a:// on the dev's S3 gateway. Fails with the first failed check.
+# s3a:// on the dev's S3 gateway, with Spark's default committer and with
+# Hadoop's S3A magic committer. Fails with the first failed check.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/spark-env.sh
@@ -18,6 +19,8 @@ export SPARK_LOCAL_DIRS="$work/spark-local"
 rc=0
 "$SPARK_PYTHON" test/spark/spark_test.py "strato://$DEV_META/spark/test/out" "s3a://spark-test/out" \
   >"$work/spark.log" 2>&1 || rc=$?
+[ "$rc" != 0 ] || "$SPARK_PYTHON" test/spark/spark_test.py --s3a-committer magic "s3a://spark-test/magic" \
+  >>"$work/spark.log" 2>&1 || rc=$?
 grep -v -E '^SLF4J|^WARNING: Using incubator' "$work/spark.log" | grep -E '^(==|  |FAIL|spark_test)' || true
 if [ "$rc" != 0 ]; then
   echo "spark-test FAILED (exit $rc); the last lines of Spark's output:"

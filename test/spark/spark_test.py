@@ -13,6 +13,11 @@ For each target directory given on the command line:
   - a failed job: one task fails in every attempt; the job fails, and its output directory shows
     no part file and no _SUCCESS.
 
+With --s3a-committer magic first, s3a:// targets are written with Hadoop's S3A magic committer
+(scripts/bench-spark.py's S3A_MAGIC, what the benchmark's s3a runs use): task attempts write
+multipart uploads that only the job commit completes, so nothing may show before it, and
+_SUCCESS is the committer's JSON manifest.
+
 Run by test/spark/run.sh (make spark-test), which starts a strato dev. Exits non-zero, naming
 the check, at the first failure.
 """
@@ -96,7 +101,18 @@ def failing_rows(spark, start, always):
     return spark.createDataFrame(src.rdd.mapPartitions(fail_half), src.schema), src
 
 
-def run_target(spark, target):
+def check_magic(fs, name):
+    """_SUCCESS is the S3A committers' JSON manifest, naming the magic committer."""
+    stream = fs.fs.open(fs.child(name + "/_SUCCESS"))
+    try:
+        text = fs.jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+    finally:
+        stream.close()
+    check("SuccessData" in text and '"magic"' in text,
+          f"{name}/_SUCCESS is not the magic committer's manifest: {text[:300]!r}")
+
+
+def run_target(spark, target, magic=False):
     fs = bench.Fs(spark, target)
     if fs.fs.exists(fs.path):  # from an earlier run
         fs.fs.delete(fs.path, True)
@@ -105,10 +121,13 @@ def run_target(spark, target):
     rows = bench.rows_df(spark, 0, ROWS, 7, PARTS)
     rows.write.parquet(f"{target}/t1")
     check_committed(fs, "t1", PARTS)
+    if magic:
+        check_magic(fs, "t1")
     size = fs.size("t1")
     check(size > 2_000_000, f"t1: only {size} bytes of Parquet")
     compare(spark, rows, f"{target}/t1", "write")
-    print(f"  write and read back: {ROWS} rows, {size / 1e6:.1f} MB, _SUCCESS and {PARTS} part files", flush=True)
+    success = "_SUCCESS (the magic committer's manifest)" if magic else "_SUCCESS"
+    print(f"  write and read back: {ROWS} rows, {size / 1e6:.1f} MB, {success} and {PARTS} part files", flush=True)
 
     other = bench.rows_df(spark, ROWS, ROWS // 2, 8, PARTS)
     other.write.mode("overwrite").parquet(f"{target}/t1")
@@ -140,16 +159,20 @@ def run_target(spark, target):
 
 def main():
     targets = sys.argv[1:]
+    s3a_committer = "file"  # Spark's default, unless asked
+    if targets[:1] == ["--s3a-committer"] and len(targets) > 1:
+        s3a_committer, targets = targets[1], targets[2:]
     if not targets:
-        sys.exit("usage: spark_test.py TARGET_DIR_URI...")
+        sys.exit("usage: spark_test.py [--s3a-committer magic|file] TARGET_DIR_URI...")
     # local[2,2]: two cores, and a task may be tried twice.
-    args = bench.parse_args(["unused", "--master", "local[2,2]"])
+    args = bench.parse_args(["unused", "--master", "local[2,2]", "--s3a-committer", s3a_committer])
     spark = bench.session(args, app="strato-spark-test")
     failed = 0
     for t in targets:
-        print(f"== {t}", flush=True)
+        magic = s3a_committer == "magic" and t.startswith("s3a://")
+        print(f"== {t}{' (S3A magic committer)' if magic else ''}", flush=True)
         try:
-            run_target(spark, t)
+            run_target(spark, t, magic)
         except Failed as e:
             failed += 1
             print(f"FAIL {t}: {e}", flush=True)
