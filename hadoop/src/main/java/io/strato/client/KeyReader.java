@@ -12,6 +12,7 @@ import io.strato.proto.v1.KeyInfo;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -51,8 +52,9 @@ public final class KeyReader implements Closeable {
 
   // The stream.
   private long pos;
-  private byte[] buf;
-  private int bufStart; // where the buffer's bytes start in buf (a response's payload)
+  private ByteBuffer buf; // a verified response's payload (pooled: see BufferPool)
+  private DataConn.Response bufResp; // whose payload buf is, released when the stream moves on
+  private int bufStart; // where the buffer's bytes start in buf
   private int bufLen;
   private long bufOff = -1;
   private final Deque<Ahead> ahead = new ArrayDeque<>();
@@ -121,6 +123,7 @@ public final class KeyReader implements Closeable {
     Deque<Ahead> inFlight = new ArrayDeque<>();
     int asked = 0;
     int done = 0;
+    try {
     while (done < len) {
       while (asked < len && (inFlight.size() < Math.max(1, c.opts.readAhead) || asked == done)) {
         long at = off + asked;
@@ -133,6 +136,22 @@ public final class KeyReader implements Closeable {
       Ahead a = inFlight.pollFirst();
       readBlock(a.bl, a.off - a.bl.offset, dst, dstOff + done, a.len, a.m == null ? null : a);
       done += a.len;
+    }
+    } finally {
+      for (Ahead a : inFlight) {
+        drop(a);
+      }
+    }
+  }
+
+  /** Gives up on a read-ahead: its response, when it comes, goes back to the pool. */
+  private static void drop(Ahead a) {
+    if (a.f != null) {
+      a.f.whenComplete((r, e) -> {
+        if (r != null) {
+          r.release();
+        }
+      });
     }
   }
 
@@ -214,11 +233,18 @@ public final class KeyReader implements Closeable {
           DataConn conn = c.data.get(m.getDataAddr(), bl.token);
           r = DataConn.await(conn.readChunk(new ReadChunkRequest(bl.id, off, len)), c.data.requestTimeoutMs(), conn);
         }
-        int start = verified(bl, off, r, len);
-        if (dst == null) {
-          return new View(r.payload(), start);
+        int start;
+        try {
+          start = verified(bl, off, r, len);
+        } catch (IOException | RuntimeException e) {
+          r.release();
+          throw e;
         }
-        System.arraycopy(r.payload(), start, dst, dstOff, len);
+        if (dst == null) {
+          return new View(r, start);
+        }
+        r.data().get(start, dst, dstOff, len);
+        r.release();
         return null;
       } catch (IOException e) {
         if (e instanceof WireException && ((WireException) e).code() == Wire.ACCESS_DENIED) {
@@ -241,10 +267,10 @@ public final class KeyReader implements Closeable {
 
   /** Checks a READ_CHUNK response against its checksums and copies the bytes asked for into dst. */
   /** Bytes of a response: the payload, and where the bytes asked for start in it. */
-  record View(byte[] data, int off) {}
+  record View(DataConn.Response resp, int off) {}
 
   static void verify(Blk bl, long off, DataConn.Response r, byte[] dst, int dstOff, int len) throws IOException {
-    System.arraycopy(r.payload(), verified(bl, off, r, len), dst, dstOff, len);
+    r.data().get(verified(bl, off, r, len), dst, dstOff, len);
   }
 
   /**
@@ -253,11 +279,11 @@ public final class KeyReader implements Closeable {
    */
   static int verified(Blk bl, long off, DataConn.Response r, int len) throws IOException {
     ReadChunkResponse resp = DataConn.readResponse(r);
-    byte[] payload = r.payload();
+    ByteBuffer payload = r.data();
     int pos = 0;
     for (ChunkRecord ch : resp.chunks()) {
-      int end = pos + ch.length();
-      if (end > payload.length || ch.offset() != resp.offset() + pos) {
+      long end = (long) pos + ch.length();
+      if (end > payload.limit() || ch.offset() != resp.offset() + pos) {
         throw new WireException(Wire.PROTOCOL_ERROR, "READ_CHUNK records do not tile the payload", List.of());
       }
       int badWindow = ch.checksums().verify(payload, pos, ch.length());
@@ -265,7 +291,7 @@ public final class KeyReader implements Closeable {
         throw new ChecksumMismatchException("strato: block " + bl.id + " at " + ch.offset() + ": checksum window "
             + badWindow + " does not match");
       }
-      pos = end;
+      pos = (int) end;
     }
     long start = off - resp.offset();
     if (start < 0 || start + len > pos) {
@@ -369,7 +395,7 @@ public final class KeyReader implements Closeable {
       fill();
     }
     int n = Math.min(len, buffered());
-    System.arraycopy(buf, bufStart + (int) (pos - bufOff), dst, off, n);
+    buf.get(bufStart + (int) (pos - bufOff), dst, off, n);
     pos += n;
     return n;
   }
@@ -408,26 +434,37 @@ public final class KeyReader implements Closeable {
 
   private void load(long off, int n, Ahead first) throws IOException {
     Blk bl = first != null ? first.bl : blockAt(off);
-    buf = null;
-    bufLen = 0;
+    releaseBuf();
     bufOff = off;
     // The verified payload is the buffer: no copy.
     View v = readBlock(bl, off - bl.offset, null, 0, n, first);
-    buf = v.data();
+    bufResp = v.resp();
+    buf = bufResp.data();
     bufStart = v.off();
     bufLen = n;
   }
 
+  private void releaseBuf() {
+    if (bufResp != null) {
+      bufResp.release();
+    }
+    bufResp = null;
+    buf = null;
+    bufLen = 0;
+    bufOff = -1;
+  }
+
   private void dropAhead() {
-    ahead.clear(); // their responses are ignored when they come
+    for (Ahead a : ahead) {
+      drop(a); // their responses go back to the pool when they come
+    }
+    ahead.clear();
   }
 
   /** Drops the buffers and read-ahead (CanUnbuffer); the next read loads afresh. */
   public void unbuffer() {
     dropAhead();
-    buf = null;
-    bufLen = 0;
-    bufOff = -1;
+    releaseBuf();
   }
 
   @Override

@@ -95,6 +95,14 @@ public final class MetaClient implements Closeable {
     new SecureRandom().nextBytes(id);
     this.clientId = HexFormat.of().formatHex(id);
     this.leader = addrs.get(0);
+    // Build the channel and start connecting now, in the background (the
+    // event loop's threads): the first call (a file's open, typically) then
+    // finds the connection made, or on its way, instead of dialing it.
+    try {
+      channel(leader).getState(true);
+    } catch (RuntimeException e) {
+      // the first call dials again, and reports what fails
+    }
   }
 
   /** The client's ID, sent as strato-client with every mutation. */

@@ -1,5 +1,6 @@
 package io.strato.client.wire;
 
+import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
@@ -125,6 +126,18 @@ public final class Checksums {
    * @return -1 if every window matches, else the index of the first window that does not
    */
   public int verify(byte[] b, int off, int len) {
+    return verify(ByteBuffer.wrap(b), off, len);
+  }
+
+  /**
+   * Verifies b's bytes [off, off+len) (absolute indices; b's position and
+   * limit are left alone) against this list, windows starting at off. A
+   * direct buffer is checksummed where it lies (CRC32C and CRC32 are
+   * intrinsics over its memory).
+   *
+   * @return -1 if every window matches, else the index of the first window that does not
+   */
+  public int verify(ByteBuffer b, int off, int len) {
     if (type == NONE) {
       return -1;
     }
@@ -133,11 +146,37 @@ public final class Checksums {
     if (n != count()) {
       return 0;
     }
+    ByteBuffer d = b.duplicate();
+    if (type == CRC32C || type == CRC32) {
+      Checksum c = type == CRC32C ? new CRC32C() : new CRC32();
+      for (int i = 0; i < n; i++) {
+        int s = off + i * bytesPerChecksum;
+        int e = Math.min(s + bytesPerChecksum, off + len);
+        c.reset();
+        d.limit(e).position(s);
+        c.update(d);
+        int v = (int) c.getValue();
+        int at = i * 4;
+        int want = (values[at] & 0xff) << 24 | (values[at + 1] & 0xff) << 16 | (values[at + 2] & 0xff) << 8
+            | (values[at + 3] & 0xff);
+        if (v != want) {
+          return i;
+        }
+      }
+      return -1;
+    }
     byte[] one = new byte[size];
     for (int i = 0; i < n; i++) {
       int s = off + i * bytesPerChecksum;
       int e = Math.min(s + bytesPerChecksum, off + len);
-      value(type, b, s, e - s, one, 0);
+      try {
+        MessageDigest md = MessageDigest.getInstance(type == SHA256 ? "SHA-256" : "MD5");
+        d.limit(e).position(s);
+        md.update(d);
+        System.arraycopy(md.digest(), 0, one, 0, size);
+      } catch (NoSuchAlgorithmException ex) {
+        throw new IllegalStateException(ex);
+      }
       if (!Arrays.equals(one, 0, size, values, i * size, i * size + size)) {
         return i;
       }

@@ -20,6 +20,8 @@ import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -40,14 +42,83 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@link DataConns}) dials a new one.
  */
 public final class DataConn implements Closeable {
-  /** A response: its typed header and payload. */
-  public record Response(byte[] header, byte[] payload) {}
+  /**
+   * A response: its typed header and payload. The payload of a READ_CHUNK
+   * response is a pooled direct buffer ({@link #data}): whoever takes the
+   * response gives it back with {@link #release} when done with the bytes.
+   */
+  public static final class Response {
+    private final byte[] header;
+    private byte[] payload;
+    private ByteBuffer data;
+
+    public Response(byte[] header, byte[] payload) {
+      this.header = header;
+      this.payload = payload;
+    }
+
+    Response(byte[] header, ByteBuffer data) {
+      this.header = header;
+      this.data = data;
+    }
+
+    public byte[] header() {
+      return header;
+    }
+
+    /** The payload as an array (a copy, for a pooled one). */
+    public synchronized byte[] payload() {
+      if (payload == null) {
+        ByteBuffer d = data;
+        if (d == null) {
+          throw new IllegalStateException("wire: response released");
+        }
+        byte[] b = new byte[d.limit()];
+        d.get(0, b);
+        payload = b;
+      }
+      return payload;
+    }
+
+    /** The payload as a buffer, from 0 to its limit: not to be used after {@link #release}. */
+    public synchronized ByteBuffer data() {
+      if (data != null) {
+        return data;
+      }
+      if (payload == null) {
+        throw new IllegalStateException("wire: response released");
+      }
+      return ByteBuffer.wrap(payload);
+    }
+
+    public int payloadLength() {
+      ByteBuffer d = data;
+      return d != null ? d.limit() : payload.length;
+    }
+
+    /** Gives a pooled payload back (once; no effect on an array one). */
+    public void release() {
+      ByteBuffer d;
+      synchronized (this) {
+        d = data;
+        data = null;
+      }
+      if (d != null) {
+        BufferPool.give(d);
+      }
+    }
+  }
 
   private record Pending(int type, CompletableFuture<Response> future) {}
 
   private final String addr;
   private final Socket sock;
   private final OutputStream out;
+  /** The socket's channel (plain connections): payloads are read from it straight into direct buffers. */
+  private final SocketChannel ch;
+  /** Bytes read from ch and not yet consumed, between position and limit (plain connections). */
+  private final ByteBuffer rbuf;
+  /** The socket's stream (TLS connections). */
   private final DataInputStream in;
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
   private final AtomicLong nextId = new AtomicLong(1);
@@ -72,7 +143,14 @@ public final class DataConn implements Closeable {
     this.addr = addr;
     this.sock = sock;
     this.out = new BufferedOutputStream(sock.getOutputStream(), 64 << 10);
-    this.in = new DataInputStream(new BufferedInputStream(sock.getInputStream(), 256 << 10));
+    this.ch = sock.getChannel();
+    if (ch != null) {
+      this.rbuf = ByteBuffer.allocateDirect(64 << 10).flip();
+      this.in = null;
+    } else {
+      this.rbuf = null;
+      this.in = new DataInputStream(new BufferedInputStream(sock.getInputStream(), 256 << 10));
+    }
   }
 
   /** Connects to a datanode's data address (host:port) and negotiates the version with PING. */
@@ -102,7 +180,8 @@ public final class DataConn implements Closeable {
     } catch (NumberFormatException e) {
       throw new IOException("wire: datanode address \"" + addr + "\" has no numeric port");
     }
-    Socket s = new Socket();
+    // A plain connection is a SocketChannel's (blocking): see readPayload.
+    Socket s = ssl == null ? SocketChannel.open().socket() : new Socket();
     try {
       s.connect(new InetSocketAddress(host, port), connectTimeoutMs);
       s.setTcpNoDelay(true);
@@ -217,20 +296,24 @@ public final class DataConn implements Closeable {
   }
 
   private void readLoop() {
+    byte[] fh = new byte[Wire.FRAME_HEADER_LENGTH];
     try {
       while (true) {
-        Frame fr = Frame.read(in, true);
-        if (fr == null) {
+        if (!readHead(fh)) {
           throw new EOFException("wire: datanode " + addr + " closed the connection");
         }
+        Frame.Head fr = Frame.head(fh, true);
+        byte[] header = new byte[fr.headerLength];
+        readFully(header);
         if (fr.version != version && fr.type != Wire.TYPE_PING) {
           throw new WireException(Wire.PROTOCOL_ERROR, "response of version " + fr.version, List.of());
         }
         Pending p = pending.remove(fr.requestId);
         if (p == null) {
+          skip(fr.payloadLength);
           if (fr.requestId == 0 && fr.isError()) {
             // A connection-level error: the datanode closes the connection after it.
-            throw ErrorResponse.decode(fr.header).toException();
+            throw ErrorResponse.decode(header).toException();
           }
           continue; // a request given up on
         }
@@ -239,15 +322,123 @@ public final class DataConn implements Closeable {
               "response of type " + fr.type + " to a request of type " + p.type(), List.of());
         }
         if (fr.isError()) {
-          p.future().completeExceptionally(ErrorResponse.decode(fr.header).toException());
+          p.future().completeExceptionally(ErrorResponse.decode(header).toException());
+        } else if (fr.type == Wire.TYPE_READ_CHUNK) {
+          ByteBuffer data = BufferPool.take(fr.payloadLength);
+          try {
+            readFully(data);
+          } catch (IOException | RuntimeException e) {
+            BufferPool.give(data);
+            throw e;
+          }
+          Response r = new Response(header, data.clear().limit(fr.payloadLength));
+          if (!p.future().complete(r)) {
+            r.release(); // given up on meanwhile
+          }
         } else {
-          p.future().complete(new Response(fr.header, fr.payload));
+          byte[] payload = new byte[fr.payloadLength];
+          readFully(payload);
+          p.future().complete(new Response(header, payload));
         }
       }
     } catch (IOException e) {
       fail(e);
     } catch (RuntimeException e) {
       fail(new IOException("wire: reading from datanode " + addr + ": " + e, e));
+    }
+  }
+
+  /** Reads the next frame header; false at a clean end of stream before its first byte. */
+  private boolean readHead(byte[] fh) throws IOException {
+    if (ch == null) {
+      int first = in.read(fh, 0, 1);
+      if (first < 0) {
+        return false;
+      }
+      readFully(fh, 1, fh.length - 1);
+      return true;
+    }
+    if (!rbuf.hasRemaining() && !refill()) {
+      return false;
+    }
+    readFully(fh, 0, fh.length);
+    return true;
+  }
+
+  /** Reads more into rbuf (empty); false at the end of the stream. */
+  private boolean refill() throws IOException {
+    rbuf.clear();
+    int n;
+    do {
+      n = ch.read(rbuf);
+    } while (n == 0);
+    rbuf.flip();
+    return n > 0;
+  }
+
+  private void readFully(byte[] b) throws IOException {
+    readFully(b, 0, b.length);
+  }
+
+  private void readFully(byte[] b, int off, int len) throws IOException {
+    try {
+      if (ch == null) {
+        in.readFully(b, off, len);
+        return;
+      }
+      while (len > 0) {
+        if (!rbuf.hasRemaining() && !refill()) {
+          throw new EOFException();
+        }
+        int n = Math.min(len, rbuf.remaining());
+        rbuf.get(b, off, n);
+        off += n;
+        len -= n;
+      }
+    } catch (EOFException e) {
+      throw new EOFException("wire: connection ended mid-frame");
+    }
+  }
+
+  /** Fills dst from its position to its limit: what rbuf holds, then straight from the socket. */
+  private void readFully(ByteBuffer dst) throws IOException {
+    if (ch == null) {
+      if (dst.hasArray()) {
+        readFully(dst.array(), dst.arrayOffset() + dst.position(), dst.remaining());
+        dst.position(dst.limit());
+        return;
+      }
+      byte[] tmp = new byte[Math.min(dst.remaining(), 256 << 10)];
+      while (dst.hasRemaining()) {
+        int n = Math.min(tmp.length, dst.remaining());
+        readFully(tmp, 0, n);
+        dst.put(tmp, 0, n);
+      }
+      return;
+    }
+    if (rbuf.hasRemaining()) {
+      int n = Math.min(rbuf.remaining(), dst.remaining());
+      int lim = rbuf.limit();
+      rbuf.limit(rbuf.position() + n);
+      dst.put(rbuf);
+      rbuf.limit(lim);
+    }
+    while (dst.hasRemaining()) {
+      if (ch.read(dst) < 0) {
+        throw new EOFException("wire: connection ended mid-frame");
+      }
+    }
+  }
+
+  private void skip(int n) throws IOException {
+    if (n <= 0) {
+      return;
+    }
+    ByteBuffer b = BufferPool.take(n);
+    try {
+      readFully(b);
+    } finally {
+      BufferPool.give(b);
     }
   }
 

@@ -89,6 +89,52 @@ public final class Frame {
       return null;
     }
     d.readFully(fh, 1, fh.length - 1);
+    Head hd = head(fh, responses);
+    long hlen = hd.headerLength;
+    long plen = hd.payloadLength;
+    int version = hd.version;
+    int type = hd.type;
+    int flags = hd.flags;
+    long id = hd.requestId;
+    byte[] h = new byte[(int) hlen];
+    byte[] p = new byte[(int) plen];
+    try {
+      d.readFully(h);
+      d.readFully(p);
+    } catch (EOFException e) {
+      throw new EOFException("wire: connection ended mid-frame");
+    }
+    return new Frame(version, type, flags, id, h, p, 0, p.length);
+  }
+
+  /** A frame header, checked (see {@link #head}). */
+  public static final class Head {
+    public final int version;
+    public final int type;
+    public final int flags;
+    public final long requestId;
+    public final int headerLength;
+    public final int payloadLength;
+
+    Head(int version, int type, int flags, long requestId, int headerLength, int payloadLength) {
+      this.version = version;
+      this.type = type;
+      this.flags = flags;
+      this.requestId = requestId;
+      this.headerLength = headerLength;
+      this.payloadLength = payloadLength;
+    }
+
+    public boolean isError() {
+      return (flags & Wire.FLAG_ERROR) != 0;
+    }
+  }
+
+  /**
+   * Decodes and checks a 24-byte frame header (magic, flags, lengths within
+   * the limits of its direction) before anything is allocated for the rest.
+   */
+  public static Head head(byte[] fh, boolean responses) throws WireException {
     ByteBuffer b = ByteBuffer.wrap(fh);
     int magic = b.getInt();
     int version = b.get() & 0xff;
@@ -120,15 +166,7 @@ public final class Frame {
     if ((flags & Wire.FLAG_ERROR) != 0 && plen != 0) {
       throw protocol("error frame with a payload");
     }
-    byte[] h = new byte[(int) hlen];
-    byte[] p = new byte[(int) plen];
-    try {
-      d.readFully(h);
-      d.readFully(p);
-    } catch (EOFException e) {
-      throw new EOFException("wire: connection ended mid-frame");
-    }
-    return new Frame(version, type, flags, id, h, p, 0, p.length);
+    return new Head(version, type, flags, id, (int) hlen, (int) plen);
   }
 
   private static WireException protocol(String msg) {
