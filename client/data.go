@@ -140,7 +140,9 @@ func (d *dataConns) readChunk(ctx context.Context, addr string, token []byte, re
 	if err != nil {
 		return nil, nil, err
 	}
-	resp, p, err := c.ReadChunk(ctx, req, buf)
+	// Verified as it arrives (wire.Conn.ReadChunkVerified): each piece is
+	// checksummed while still in the CPU's cache.
+	resp, p, err := c.ReadChunkVerified(ctx, req, buf)
 	return resp, p, dataErr(err)
 }
 

@@ -196,17 +196,14 @@ func (r *Reader) readReplica(m *stratov1.DatanodeDetails, bl *stratov1.BlockLoca
 		return err
 	}
 	// The payload starts at resp.Offset (a window boundary at or before
-	// off) and is tiled by resp.Chunks, each verified on its own windows.
+	// off) and is tiled by resp.Chunks, each verified on its own windows
+	// while it arrived (dataConns.readChunk: a bad window is err above).
 	pos := int64(0)
 	for _, ch := range resp.Chunks {
-		end := pos + int64(ch.Length)
-		if end > int64(len(payload)) {
-			return fmt.Errorf("%w: payload of %d bytes shorter than its chunks", wire.CodeProtocol, len(payload))
-		}
-		if err := checksum.Verify(ch.Checksums, 0, payload[pos:end]); err != nil {
-			return fmt.Errorf("block %s at %d: %w", wireBlock(bl.BlockId), ch.Offset, err)
-		}
-		pos = end
+		pos += int64(ch.Length)
+	}
+	if pos != int64(len(payload)) {
+		return fmt.Errorf("%w: payload of %d bytes, its chunks cover %d", wire.CodeProtocol, len(payload), pos)
 	}
 	start := off - resp.Offset
 	if start < 0 || start+int64(len(dst)) > pos {

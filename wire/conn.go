@@ -116,9 +116,10 @@ type tokenSend struct {
 const MaxGrants = 4096
 
 type call struct {
-	typ  Type
-	buf  []byte // where the payload goes, if large enough
-	done chan struct{}
+	typ    Type
+	buf    []byte // where the payload goes, if large enough
+	verify bool   // a READ_CHUNK response's payload is verified as it arrives
+	done   chan struct{}
 
 	msg     Message
 	payload []byte
@@ -352,7 +353,11 @@ func (c *Conn) readPayload(cl *call, h FrameHeader, m Message) error {
 			p = make([]byte, n)
 		}
 		p = p[:n]
-		if err := c.r.ReadPayload(p); err != nil {
+		if rc, ok := m.(*ReadChunkResponse); ok && cl.verify {
+			if err := c.readVerified(cl, rc, p); err != nil {
+				return err
+			}
+		} else if err := c.r.ReadPayload(p); err != nil {
 			return err
 		}
 		cl.payload = p
@@ -377,10 +382,15 @@ func (c *Conn) readPayload(cl *call, h FrameHeader, m Message) error {
 // read to finish (bounded by ConnOptions.FrameTimeout) and returns the
 // response.
 func (c *Conn) Do(ctx context.Context, m Message, payload, buf []byte) (Message, []byte, error) {
+	return c.do(ctx, m, payload, &call{buf: buf})
+}
+
+// do is Do with the call prepared by the caller (its buf and verify).
+func (c *Conn) do(ctx context.Context, m Message, payload []byte, cl *call) (Message, []byte, error) {
 	if m.response() {
 		return nil, nil, errors.New("wire: Do with a response message")
 	}
-	cl := &call{typ: m.Type(), buf: buf, done: make(chan struct{})}
+	cl.typ, cl.done = m.Type(), make(chan struct{})
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -467,6 +477,20 @@ func (c *Conn) PutBlock(ctx context.Context, req *PutBlockRequest) (*PutBlockRes
 // (ReadChunkResponse.Range).
 func (c *Conn) ReadChunk(ctx context.Context, req *ReadChunkRequest, buf []byte) (*ReadChunkResponse, []byte, error) {
 	m, p, err := c.Do(ctx, req, nil, buf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.(*ReadChunkResponse), p, nil
+}
+
+// ReadChunkVerified is ReadChunk with the payload verified against the
+// response's checksums while it arrives, each piece right after it is read
+// (while it is still in the CPU's cache): the caller need not verify it. A
+// bad window fails the call with an *Error of CodeChecksumMismatch that
+// also wraps checksum.ErrMismatch's *checksum.MismatchError; the
+// connection stays usable.
+func (c *Conn) ReadChunkVerified(ctx context.Context, req *ReadChunkRequest, buf []byte) (*ReadChunkResponse, []byte, error) {
+	m, p, err := c.do(ctx, req, nil, &call{buf: buf, verify: true})
 	if err != nil {
 		return nil, nil, err
 	}

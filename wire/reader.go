@@ -133,6 +133,27 @@ func (r *Reader) ReadPayload(p []byte) error {
 	return unexpected(err)
 }
 
+// ReadPayloadSome reads into p the bytes of the current frame's payload
+// that have arrived, at least one and at most len(p), which must not exceed
+// what is left of it.
+func (r *Reader) ReadPayloadSome(p []byte) (int, error) {
+	if int64(len(p)) > r.remaining {
+		return 0, fmt.Errorf("wire: ReadPayloadSome of %d bytes, %d left in the frame", len(p), r.remaining)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, err := r.br.Read(p)
+	r.remaining -= int64(n)
+	if n > 0 {
+		return n, nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return 0, unexpected(err)
+}
+
 // Discard skips what is left of the current frame's payload.
 func (r *Reader) Discard() error {
 	n, err := r.br.Discard(int(r.remaining))
