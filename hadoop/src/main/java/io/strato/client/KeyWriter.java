@@ -106,6 +106,10 @@ public final class KeyWriter extends OutputStream {
   private int bufLen;
   private final List<ChunkSend> pending = new ArrayList<>();
   private int nAcked;
+  /** The PUT_BLOCK committing acknowledged chunks of cur up to commitLen, while in flight; null otherwise. */
+  private CompletableFuture<DataConn.Response> commitF;
+  private DataConn commitConn;
+  private long commitLen;
   private final List<Blk> unsynced = new ArrayList<>();
   private final ExcludeList.Builder exclude = ExcludeList.newBuilder();
   private final Deque<byte[]> free = new ArrayDeque<>();
@@ -231,17 +235,28 @@ public final class KeyWriter extends OutputStream {
     transmit(cur, cs);
     while (pending.size() - nAcked > c.opts.maxChunksInFlight) {
       waitNext();
-      if (nAcked >= FLUSH_CHUNKS) {
+      // The commit runs while later chunks go on: the writer waits for it only when
+      // twice FLUSH_CHUNKS acknowledged chunks are still uncommitted.
+      pollCommit(nAcked >= 2 * FLUSH_CHUNKS);
+      if (commitF == null && nAcked >= FLUSH_CHUNKS) {
         commitAcked();
       }
     }
+    pollCommit(false);
   }
 
   private void transmit(Blk bl, ChunkSend cs) {
-    Checksums sums = Checksums.compute(ctype, bpc, cs.data, 0, cs.len);
     try {
       cs.conn = c.data.get(bl.leader(), bl.token);
-      cs.f = cs.conn.writeChunk(new WriteChunkRequest(bl.id, cs.off, cs.len, sums, bl.followers()), cs.data, 0);
+      BlockId id = bl.id;
+      long off = cs.off;
+      int len = cs.len;
+      byte[] data = cs.data;
+      List<String> followers = bl.followers();
+      byte type = ctype;
+      int perChecksum = bpc;
+      cs.f = cs.conn.writeChunk(() -> new WriteChunkRequest(id, off, len,
+          Checksums.compute(type, perChecksum, data, 0, len), followers), data, 0, len);
     } catch (IOException e) {
       cs.f = CompletableFuture.failedFuture(e);
     }
@@ -263,16 +278,37 @@ public final class KeyWriter extends OutputStream {
     }
   }
 
-  private void commitAcked() throws IOException {
+  /** Starts the PUT_BLOCK that commits the acknowledged chunks; pollCommit takes its answer. */
+  private void commitAcked() {
     ChunkSend last = pending.get(nAcked - 1);
-    long length = last.off + last.len;
+    commitLen = last.off + last.len;
     try {
-      putBlock(length, false, false);
+      commitConn = c.data.get(cur.leader(), cur.token);
+      commitF = commitConn.putBlock(new PutBlockRequest(cur.id, commitLen, 0, cur.followers()));
+    } catch (IOException e) {
+      commitConn = null;
+      commitF = CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * Takes the answer to the commit in flight, if any (waiting for it when
+   * block is set, or when it is there already): releases the chunks it
+   * covers, or recovers when it failed.
+   */
+  private void pollCommit(boolean block) throws IOException {
+    if (commitF == null || (!block && !commitF.isDone())) {
+      return;
+    }
+    CompletableFuture<DataConn.Response> f = commitF;
+    commitF = null;
+    try {
+      DataConn.await(f, c.data.requestTimeoutMs(), commitConn);
     } catch (IOException e) {
       recover(e);
       return;
     }
-    released(length);
+    released(commitLen);
   }
 
   /** Drops the pending chunks a commit of length covers. */
@@ -303,6 +339,17 @@ public final class KeyWriter extends OutputStream {
    * committed length and sends every uncommitted chunk again to a new block.
    */
   private void recover(IOException cause) throws IOException {
+    if (commitF != null) {
+      // The commit in flight: what it committed need not be sent again.
+      CompletableFuture<DataConn.Response> f = commitF;
+      commitF = null;
+      try {
+        DataConn.await(f, c.data.requestTimeoutMs(), commitConn);
+        released(commitLen);
+      } catch (IOException e) {
+        LOG.debug("strato: the commit of {} at {} failed too: {}", name(), commitLen, e.toString());
+      }
+    }
     for (ChunkSend cs : pending) {
       IOException e = cs.await(c.data.requestTimeoutMs());
       if (e != null && e != cause) {
@@ -476,7 +523,11 @@ public final class KeyWriter extends OutputStream {
    */
   private void commitBlock(boolean fin, boolean sync) throws IOException {
     while (true) {
+      pollCommit(true);
       waitAll();
+      if (commitF != null) {
+        continue; // a recovery in waitAll resent chunks and committed some
+      }
       if (cur == null) {
         return;
       }
@@ -629,6 +680,14 @@ public final class KeyWriter extends OutputStream {
   }
 
   private void release() {
+    if (commitF != null) {
+      try {
+        DataConn.await(commitF, c.data.requestTimeoutMs(), commitConn);
+      } catch (IOException ignored) {
+        // the writer is done either way
+      }
+      commitF = null;
+    }
     buf = null;
     for (ChunkSend cs : pending) {
       cs.await(c.data.requestTimeoutMs());

@@ -105,6 +105,9 @@ public class TestStratoFaults {
     org.apache.hadoop.fs.Path p = new org.apache.hadoop.fs.Path("/faults/bucket/dn-killed");
     byte[] data = bytes(24 << 20, 2);
     int at = 6 << 20;
+    // A meta leader elected by another test learns the datanodes' health from
+    // their next heartbeats: the new pipeline below needs three of them.
+    cluster.waitHealthyDatanodes(4, 60_000);
     StratoProcesses.Node killed = null;
     try (FSDataOutputStream out = fs.create(p, true)) {
       out.write(data, 0, at);

@@ -136,8 +136,42 @@ public final class DataConn implements Closeable {
       });
   // Frames wait here for the sender thread, which writes them in order: the
   // caller (a writer filling its next chunk) does not wait for the socket.
-  private final java.util.concurrent.LinkedBlockingQueue<Frame> sendQ = new java.util.concurrent.LinkedBlockingQueue<>();
-  private static final Frame STOP = new Frame(0, 0, 0, new byte[0], null);
+  private final java.util.concurrent.LinkedBlockingQueue<Out> sendQ = new java.util.concurrent.LinkedBlockingQueue<>();
+  private static final Out STOP = new Out(0, 0, 0, new byte[0], null, null, 0, 0);
+
+  /**
+   * A request waiting for the sender: its header, or (a WRITE_CHUNK) the
+   * function that makes it, run by the sender thread just before the frame
+   * goes out, so that the chunk's checksums are computed there and not on
+   * the writer's thread.
+   */
+  private static final class Out {
+    final int version;
+    final int type;
+    final long id;
+    final byte[] header;
+    final java.util.function.Supplier<byte[]> lazyHeader;
+    final byte[] payload;
+    final int off;
+    final int len;
+
+    Out(int version, int type, long id, byte[] header, java.util.function.Supplier<byte[]> lazyHeader,
+        byte[] payload, int off, int len) {
+      this.version = version;
+      this.type = type;
+      this.id = id;
+      this.header = header;
+      this.lazyHeader = lazyHeader;
+      this.payload = payload;
+      this.off = off;
+      this.len = len;
+    }
+  }
+
+  /** Small frames are gathered here and written together; sized to hold a WRITE_CHUNK's header. */
+  private static final int SEND_BUF = 256 << 10;
+  /** Payloads up to this size are copied into the send buffer; larger ones are written from their array. */
+  private static final int COPY_PAYLOAD = 64 << 10;
 
   private DataConn(String addr, Socket sock) throws IOException {
     this.addr = addr;
@@ -254,6 +288,11 @@ public final class DataConn implements Closeable {
 
   /** Sends a request; the future completes with the response, or a WireException for an error response. */
   public CompletableFuture<Response> call(int type, byte[] header, byte[] payload, int off, int len) {
+    return enqueue(type, header, null, payload, off, len);
+  }
+
+  private CompletableFuture<Response> enqueue(int type, byte[] header, java.util.function.Supplier<byte[]> lazyHeader,
+      byte[] payload, int off, int len) {
     CompletableFuture<Response> f = new CompletableFuture<>();
     IOException b = broken;
     if (b != null) {
@@ -262,8 +301,8 @@ public final class DataConn implements Closeable {
     }
     long id = nextId.getAndIncrement();
     pending.put(id, new Pending(type, f));
-    sendQ.add(new Frame(type == Wire.TYPE_PING ? Wire.VERSION : version, type, 0, id, header,
-        payload == null ? new byte[0] : payload, off, len));
+    sendQ.add(new Out(type == Wire.TYPE_PING ? Wire.VERSION : version, type, id, header, lazyHeader,
+        payload, off, payload == null ? 0 : len));
     // broken may have been set between the check and the put: fail() then missed this one.
     if (broken != null && pending.remove(id) != null) {
       f.completeExceptionally(broken);
@@ -274,15 +313,20 @@ public final class DataConn implements Closeable {
   /** Writes queued frames in order, each whole; flushes when the queue runs dry. */
   private void sendLoop() {
     try {
+      if (ch != null) {
+        sendChannel();
+        return;
+      }
       while (true) {
-        Frame fr = sendQ.take();
-        if (fr == STOP) {
+        Out o = sendQ.take();
+        if (o == STOP) {
           return;
         }
-        out.write(fr.frameHeader());
-        out.write(fr.header);
-        if (fr.payloadLength > 0) {
-          out.write(fr.payload, fr.payloadOffset, fr.payloadLength);
+        byte[] h = o.header != null ? o.header : o.lazyHeader.get();
+        out.write(frameHeader(o, h.length));
+        out.write(h);
+        if (o.len > 0) {
+          out.write(o.payload, o.off, o.len);
         }
         if (sendQ.isEmpty()) {
           out.flush();
@@ -292,6 +336,79 @@ public final class DataConn implements Closeable {
       fail(new IOException("wire: sending to datanode " + addr + ": " + e.getMessage(), e));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      fail(new IOException("wire: sending to datanode " + addr + ": " + e, e));
+    }
+  }
+
+  private static byte[] frameHeader(Out o, int headerLength) {
+    byte[] b = new byte[Wire.FRAME_HEADER_LENGTH];
+    putFrameHeader(ByteBuffer.wrap(b), o, headerLength);
+    return b;
+  }
+
+  private static void putFrameHeader(ByteBuffer b, Out o, int headerLength) {
+    b.putInt(Wire.MAGIC).put((byte) o.version).put((byte) o.type).putShort((short) 0).putLong(o.id)
+        .putInt(headerLength).putInt(o.len);
+  }
+
+  /**
+   * The plain connection's sender: frame headers, request headers and small
+   * payloads are gathered in a direct buffer; a large payload goes out with
+   * them in one gathering write; the buffer is written when the queue runs
+   * dry or it is full.
+   */
+  private void sendChannel() throws IOException, InterruptedException {
+    ByteBuffer hb = ByteBuffer.allocateDirect(SEND_BUF);
+    ByteBuffer[] two = new ByteBuffer[2];
+    while (true) {
+      Out o = sendQ.take();
+      if (o == STOP) {
+        return;
+      }
+      byte[] h = o.header != null ? o.header : o.lazyHeader.get();
+      if (hb.remaining() < Wire.FRAME_HEADER_LENGTH + h.length) {
+        writeAll(hb);
+      }
+      if (hb.remaining() < Wire.FRAME_HEADER_LENGTH + h.length) {
+        putFrameHeader(hb, o, h.length);
+        two[0] = hb.flip();
+        two[1] = ByteBuffer.wrap(h);
+        writeAll(two);
+        hb.clear();
+      } else {
+        putFrameHeader(hb, o, h.length);
+        hb.put(h);
+      }
+      if (o.len > 0) {
+        if (o.len <= COPY_PAYLOAD && o.len <= hb.remaining()) {
+          hb.put(o.payload, o.off, o.len);
+        } else {
+          two[0] = hb.flip();
+          two[1] = ByteBuffer.wrap(o.payload, o.off, o.len);
+          writeAll(two);
+          hb.clear();
+        }
+      }
+      if (hb.position() > 0 && (sendQ.isEmpty() || hb.remaining() < 4 << 10)) {
+        writeAll(hb);
+      }
+    }
+  }
+
+  /** Writes b from 0 to its position, and clears it. */
+  private void writeAll(ByteBuffer b) throws IOException {
+    b.flip();
+    while (b.hasRemaining()) {
+      ch.write(b);
+    }
+    b.clear();
+  }
+
+  private void writeAll(ByteBuffer[] bs) throws IOException {
+    ByteBuffer last = bs[bs.length - 1];
+    while (last.hasRemaining()) {
+      ch.write(bs);
     }
   }
 
@@ -528,6 +645,16 @@ public final class DataConn implements Closeable {
 
   public CompletableFuture<Response> writeChunk(WriteChunkRequest req, byte[] data, int off) {
     return call(Wire.TYPE_WRITE_CHUNK, req.header(), data, off, req.length());
+  }
+
+  /**
+   * A WRITE_CHUNK of data[off, off+len) whose request (its checksums) the
+   * connection's sender thread makes with req just before sending it: the
+   * caller must leave data as it is until the response.
+   */
+  public CompletableFuture<Response> writeChunk(java.util.function.Supplier<WriteChunkRequest> req, byte[] data,
+      int off, int len) {
+    return enqueue(Wire.TYPE_WRITE_CHUNK, null, () -> req.get().header(), data, off, len);
   }
 
   public CompletableFuture<Response> putBlock(PutBlockRequest req) {
