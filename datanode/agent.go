@@ -107,6 +107,10 @@ type agent struct {
 	// every second (see heartbeatSoon).
 	soon      chan struct{}
 	fastUntil time.Time
+	// cmds holds the commands of meta's replies, a reply each, for the
+	// command runner (runCommands): heartbeats do not wait for them.
+	cmds    [][]*stratov1.DatanodeCommand
+	cmdWake chan struct{}
 }
 
 func newAgent(opts AgentOptions, store agentStore) (*agent, error) {
@@ -122,7 +126,8 @@ func newAgent(opts AgentOptions, store agentStore) (*agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &agent{opts: opts, store: store, meta: mc, changed: map[uint64]bool{}, soon: make(chan struct{}, 1)}, nil
+	return &agent{opts: opts, store: store, meta: mc, changed: map[uint64]bool{}, soon: make(chan struct{}, 1),
+		cmdWake: make(chan struct{}, 1)}, nil
 }
 
 // fastBeat is the heartbeat interval for a while after heartbeatSoon.
@@ -144,6 +149,12 @@ func (a *agent) heartbeatSoon() {
 
 // run heartbeats until ctx ends.
 func (a *agent) run(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.runCommands(ctx)
+	}()
+	defer func() { <-done }()
 	t := time.NewTicker(a.opts.HeartbeatInterval)
 	defer t.Stop()
 	fast := time.NewTicker(min(fastBeat, a.opts.HeartbeatInterval))
@@ -247,8 +258,52 @@ func (a *agent) beat(ctx context.Context) error {
 	if a.tokens != nil {
 		a.tokens(resp.GetBlockTokens())
 	}
-	a.execute(resp.Commands)
+	a.queue(resp.Commands)
 	return nil
+}
+
+// queue hands a reply's commands to the command runner. Closing a
+// container (an fsync), deleting blocks (unlinking their files) and the
+// like can take seconds on a busy disk: run in the heartbeat loop they
+// would delay the next heartbeats until meta took the datanode for stale
+// and closed its pipelines, as Ozone's and HDFS's datanodes avoid by
+// handling commands apart from their heartbeats too.
+func (a *agent) queue(cmds []*stratov1.DatanodeCommand) {
+	if len(cmds) == 0 {
+		return
+	}
+	a.mu.Lock()
+	a.cmds = append(a.cmds, cmds)
+	a.mu.Unlock()
+	select {
+	case a.cmdWake <- struct{}{}:
+	default:
+	}
+}
+
+// runCommands carries out the queued replies in order, one at a time,
+// until ctx ends. A command meta sent again while its first copy waited
+// here is idempotent (closes, block deletions) or runs once (copies).
+func (a *agent) runCommands(ctx context.Context) {
+	for {
+		a.mu.Lock()
+		var next []*stratov1.DatanodeCommand
+		if len(a.cmds) > 0 {
+			next = a.cmds[0]
+			a.cmds[0] = nil
+			a.cmds = a.cmds[1:]
+		}
+		a.mu.Unlock()
+		if next != nil {
+			a.execute(next)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.cmdWake:
+		}
+	}
 }
 
 func (a *agent) requeue(changed map[uint64]bool) {
@@ -310,9 +365,17 @@ func (a *agent) report(full bool, changed map[uint64]bool) *stratov1.ContainerRe
 	return r
 }
 
-// execute runs meta's commands. Failures are logged: meta sends the
-// command again if the container's state does not change.
+// execute runs the commands of one of meta's replies. Failures are
+// logged: meta sends the command again if the container's state does not
+// change. The deleted-block seqs of the reply are acknowledged once all
+// of its commands have run (deleteAcks).
 func (a *agent) execute(cmds []*stratov1.DatanodeCommand) {
+	acks := map[uint64]bool{}
+	defer func() {
+		for seq, ok := range acks {
+			a.deleteAcks.done(seq, ok)
+		}
+	}()
 	for _, c := range cmds {
 		switch cmd := c.Cmd.(type) {
 		case *stratov1.DatanodeCommand_CloseContainer:
@@ -341,7 +404,10 @@ func (a *agent) execute(cmds []*stratov1.DatanodeCommand) {
 		case *stratov1.DatanodeCommand_DeleteContainer:
 			a.deleteContainer(c.Id, cmd.DeleteContainer)
 		case *stratov1.DatanodeCommand_DeleteBlocks:
-			a.deleteBlocks(c.Id, cmd.DeleteBlocks)
+			ok := a.deleteBlocks(c.Id, cmd.DeleteBlocks)
+			if prev, seen := acks[cmd.DeleteBlocks.Seq]; !seen || prev {
+				acks[cmd.DeleteBlocks.Seq] = ok
+			}
 		default:
 			a.opts.Logger.Debug("datanode: command not handled", "command", fmt.Sprintf("%T", c.Cmd))
 		}

@@ -31,19 +31,18 @@ func (r storeReports) DeleteBlocks(id uint64, localIDs []uint64) (int, int64, er
 	return r.s.DeleteBlocks(id, localIDs)
 }
 
-// deleteBlocks deletes blocks no key references any more, and records the
-// command's seq for acknowledgement in the next heartbeat. Meta sends every
-// command of one seq for this datanode in the same reply, so a seq is
-// acknowledged only if all of its commands of the reply succeeded; one that
-// failed is not acknowledged, and meta sends it again after a while.
-func (a *agent) deleteBlocks(cmdID uint64, cmd *stratov1.DeleteBlocksCommand) {
+// deleteBlocks deletes blocks no key references any more and says whether
+// it succeeded. Meta sends every command of one seq for this datanode in
+// the same reply, so execute acknowledges a seq (in the next heartbeat)
+// only if all of its commands of the reply succeeded; one that failed is
+// not acknowledged, and meta sends it again after a while.
+func (a *agent) deleteBlocks(cmdID uint64, cmd *stratov1.DeleteBlocksCommand) bool {
 	bd, ok := a.store.(blockDeleter)
 	if !ok {
 		a.opts.Logger.Warn("datanode: this store cannot delete blocks", "command", cmdID, "container", cmd.ContainerId)
-		return
+		return false
 	}
 	n, bytes, err := bd.DeleteBlocks(cmd.ContainerId, cmd.LocalIds)
-	a.deleteAcks.done(cmd.Seq, err == nil)
 	if err != nil {
 		lvl := slog.LevelWarn
 		if errors.Is(err, container.ErrBusy) {
@@ -51,12 +50,13 @@ func (a *agent) deleteBlocks(cmdID uint64, cmd *stratov1.DeleteBlocksCommand) {
 		}
 		a.opts.Logger.Log(context.Background(), lvl, "datanode: delete blocks", "command", cmdID, "container", cmd.ContainerId,
 			"blocks", len(cmd.LocalIds), "seq", cmd.Seq, "err", err)
-		return
+		return false
 	}
 	if n > 0 {
 		a.opts.Logger.Debug("datanode: deleted blocks", "container", cmd.ContainerId, "blocks", n, "bytes", bytes, "seq", cmd.Seq)
 		a.containerChanged(cmd.ContainerId) // its used bytes go to meta with the next heartbeat
 	}
+	return true
 }
 
 // deleteAcks holds the deleted-blocks seqs carried out since the last
