@@ -17,7 +17,7 @@
 #      OUT (results dir, default /tmp/strato-hadoopfs-bench)
 #      HDFS_ANCHOR_WORK (the anchor's jars and data; default /work/anchor-work
 #      if it exists, else .cache/hdfs-anchor; fetched once by its fetch-deps.sh)
-#      SKIP_HDFS=1 runs strato only.
+#      SKIP_HDFS=1 runs strato only; KEEP=1 keeps strato's data in OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -50,7 +50,8 @@ DEV="$OUT/strato-data"
 rm -rf "$DEV"
 "$S" dev --data "$DEV" --meta-addr "127.0.0.1:$PORT" > "$OUT/strato-dev.log" 2>&1 &
 DEVPID=$!
-trap 'kill $DEVPID 2>/dev/null; wait $DEVPID 2>/dev/null || true' EXIT
+# strato's data (up to 3 x the bytes written) goes with the cluster unless KEEP=1.
+trap 'kill $DEVPID 2>/dev/null; wait $DEVPID 2>/dev/null || true; [ "${KEEP:-0}" = 1 ] || rm -rf "$DEV"' EXIT
 for _ in $(seq 1 300); do grep -q "strato dev: ready" "$OUT/strato-dev.log" && break; sleep 0.1; done
 grep -q "strato dev: ready" "$OUT/strato-dev.log" || { cat "$OUT/strato-dev.log"; exit 1; }
 echo "$(date +%T) strato dev on 127.0.0.1:$PORT (data in $DEV)" >&2
