@@ -121,7 +121,7 @@ public final class MetaClient implements Closeable {
 
   private ManagedChannel channel(String addr) {
     return channels.computeIfAbsent(addr, a -> {
-      NettyChannelBuilder b = NettyChannelBuilder.forTarget(a)
+      NettyChannelBuilder b = builder(a)
           .directExecutor()
           .maxInboundMessageSize(256 << 20)
           .keepAliveTime(30, TimeUnit.SECONDS);
@@ -132,6 +132,37 @@ public final class MetaClient implements Closeable {
       }
       return b.build();
     });
+  }
+
+  /**
+   * The channel builder for host:port: an IP address is dialed as it is (no
+   * name resolver, whose DNS and JNDI machinery a JVM would otherwise load
+   * and run before its first call); a name goes through gRPC's resolver.
+   */
+  static NettyChannelBuilder builder(String addr) {
+    int colon = addr.lastIndexOf(':');
+    String host = addr.substring(0, colon);
+    if (host.startsWith("[") && host.endsWith("]")) {
+      host = host.substring(1, host.length() - 1);
+    }
+    if (isIpLiteral(host)) {
+      try {
+        int port = Integer.parseInt(addr.substring(colon + 1));
+        return NettyChannelBuilder.forAddress(new java.net.InetSocketAddress(
+            java.net.InetAddress.getByName(host), port)).overrideAuthority(addr);
+      } catch (NumberFormatException | java.net.UnknownHostException e) {
+        // not host:port after all: the resolver reports it
+      }
+    }
+    return NettyChannelBuilder.forTarget(addr);
+  }
+
+  /** Whether host is an IPv4 or IPv6 address rather than a name. */
+  public static boolean isIpLiteral(String host) {
+    if (host.indexOf(':') >= 0) {
+      return true; // IPv6
+    }
+    return host.matches("\\d{1,3}(\\.\\d{1,3}){3}");
   }
 
   /** A read: retried anywhere, no request ID. */

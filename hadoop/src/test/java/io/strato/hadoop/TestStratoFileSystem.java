@@ -66,6 +66,26 @@ public class TestStratoFileSystem {
     }
   }
 
+  /**
+   * Meta named by an IP address is dialed directly, by a host name through
+   * gRPC's resolver: both reach the same cluster.
+   */
+  @Test
+  public void metaByAddressAndByName() throws IOException {
+    assertTrue(io.strato.client.MetaClient.isIpLiteral("127.0.0.1"));
+    assertTrue(io.strato.client.MetaClient.isIpLiteral("::1"));
+    assertFalse(io.strato.client.MetaClient.isIpLiteral("localhost"));
+    assertFalse(io.strato.client.MetaClient.isIpLiteral("meta-1.example"));
+    assertTrue(fs.mkdirs(new Path("/byname/bkt")));
+    String port = cluster.metaAddress().substring(cluster.metaAddress().lastIndexOf(':') + 1);
+    Configuration conf = new Configuration(cluster.conf());
+    conf.setBoolean("fs.strato.impl.disable.cache", true);
+    try (FileSystem byName = FileSystem.get(URI.create("strato://localhost:" + port + "/"), conf)) {
+      assertEquals(List.of("bkt"), names(byName.listStatus(new Path("/byname"))));
+    }
+    assertTrue(fs.delete(new Path("/byname"), true));
+  }
+
   @Test
   public void rootedView() throws IOException {
     assertTrue(fs.mkdirs(new Path("/rooted/bkt/a/b")));
