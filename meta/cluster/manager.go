@@ -72,6 +72,9 @@ type containerState struct {
 	// closed their replica after StaleAfter (a restarted datanode forgets
 	// the commands it had not carried out).
 	closeSent time.Time
+	// unreportedSince: when the replication pass first found this CLOSED
+	// container with no replica reported (soft; zero once one is).
+	unreportedSince time.Time
 }
 
 // Manager holds the cluster state. See the package documentation.

@@ -478,6 +478,59 @@ func TestReplicationLimitsAndMissing(t *testing.T) {
 	require.NotEmpty(t, rep.Missing)
 }
 
+// TestClosingIsNotMissing: a container meta has closed whose replicas
+// still report CLOSING (their CLOSED reports are a heartbeat away) is not
+// missing, nor one no datanode has reported yet (imported CLOSED) until
+// DeadAfter (and 30 s at least) has passed; once its only holders are
+// dead it is.
+func TestClosingIsNotMissing(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.m.ExitSafeMode()
+	e.register("dn1", "dn2", "dn3")
+	closed := func() uint64 {
+		res, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerRecord{Replication: three}}})
+		require.NoError(t, err)
+		id := res.(*stratov1.ContainerRecord).Id
+		for _, st := range []stratov1.ContainerState{stratov1.ContainerState_CONTAINER_CLOSING, stratov1.ContainerState_CONTAINER_CLOSED} {
+			_, err = e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_SetContainerState{SetContainerState: &stratov1.ContainerStateChange{ContainerId: id, State: st}}})
+			require.NoError(t, err)
+		}
+		return id
+	}
+	imported := closed()
+	rep := e.m.ReplicationWork(e.now, 100)
+	require.Empty(t, rep.Missing, "no report yet: the holders report it in their next full report")
+	e.now = e.now.Add(max(e.m.opts.DeadAfter, unreportedGrace))
+	for _, dn := range []string{"dn1", "dn2", "dn3"} {
+		e.heartbeat(dn, nil)
+	}
+	rep = e.m.ReplicationWork(e.now, 100)
+	require.Equal(t, []uint64{imported}, rep.Missing, "no holder reported it in time")
+	for _, dn := range []string{"dn1", "dn2", "dn3"} {
+		e.heartbeat(dn, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: imported, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
+	}
+	require.Empty(t, e.m.ReplicationWork(e.now, 100).Missing)
+
+	res, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerRecord{Replication: three}}})
+	require.NoError(t, err)
+	id := res.(*stratov1.ContainerRecord).Id
+	_, err = e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_SetContainerState{SetContainerState: &stratov1.ContainerStateChange{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
+	require.NoError(t, err)
+	for _, dn := range []string{"dn1", "dn2", "dn3"} {
+		e.heartbeat(dn, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSING}}})
+	}
+	rep = e.m.ReplicationWork(e.now, 100)
+	require.Empty(t, rep.Missing, "replicas closing on live datanodes hold the data")
+	require.Zero(t, rep.UnderReplicated)
+
+	// The holders die before any reports CLOSED: now it is missing.
+	e.now = e.now.Add(10 * time.Minute)
+	e.register("dn4")
+	e.tick()
+	rep = e.m.ReplicationWork(e.now, 100)
+	require.Equal(t, []uint64{imported, id}, rep.Missing)
+}
+
 // quietLogger keeps pebble's informational lines out of test output.
 type quietLogger struct{}
 

@@ -109,7 +109,9 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 		}
 		need := int(c.info.Replication) - len(good)
 		if live == 0 {
-			rep.Missing = append(rep.Missing, c.info.Id)
+			if !m.closingOnLiveNodeLocked(c) && !m.awaitingReportsLocked(c, now) {
+				rep.Missing = append(rep.Missing, c.info.Id)
+			}
 			continue
 		}
 		if need <= 0 {
@@ -202,6 +204,44 @@ func (m *Manager) chooseTargetLocked(now time.Time, c *containerState, imports m
 // least free space, never below the factor) and replicas on healthy nodes
 // that are UNHEALTHY. It returns the delete commands queued. A container
 // with a copy in flight is left alone until the copy lands.
+// closingOnLiveNodeLocked: a replica of c on a datanode not DEAD is still
+// OPEN or CLOSING. Such a replica holds the data; meta has closed the
+// container and sends the close again until the replica reports CLOSED, a
+// heartbeat or two later. A container in that state is not missing (every
+// container that fills up passes through it), nor can it be copied yet.
+func (m *Manager) closingOnLiveNodeLocked(c *containerState) bool {
+	for id, r := range c.replicas {
+		n := m.nodes[id]
+		if n == nil || n.health == stratov1.NodeHealth_NODE_DEAD {
+			continue
+		}
+		if r.State == stratov1.ContainerState_CONTAINER_OPEN || r.State == stratov1.ContainerState_CONTAINER_CLOSING {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitingReportsLocked: no datanode has reported a replica of c yet, and
+// it has been so for less than unreportedGrace. A container imported
+// CLOSED (offline generation) is known to meta before its holders report
+// it, in their next full report (every 10 heartbeats: 30 s at the default
+// interval); a holder that is alive reports within that time.
+func (m *Manager) awaitingReportsLocked(c *containerState, now time.Time) bool {
+	if len(c.replicas) > 0 {
+		c.unreportedSince = time.Time{}
+		return false
+	}
+	if c.unreportedSince.IsZero() {
+		c.unreportedSince = now
+	}
+	return now.Sub(c.unreportedSince) < max(m.opts.DeadAfter, unreportedGrace)
+}
+
+// unreportedGrace is the least time a CLOSED container may go unreported
+// before it counts as missing.
+const unreportedGrace = 30 * time.Second
+
 func (m *Manager) trimLocked(c *containerState, good []string) int {
 	if _, busy := m.replicating[copyKey{c.info.Id, 0}]; busy {
 		return 0
