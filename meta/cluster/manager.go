@@ -48,7 +48,9 @@ type nodeState struct {
 	// generation that last listed them.
 	containers map[uint64]uint64
 	reportGen  uint64
-	commands   []*stratov1.DatanodeCommand
+	// lastFull: when it last sent a full report (registering is one).
+	lastFull time.Time
+	commands []*stratov1.DatanodeCommand
 }
 
 type containerState struct {
@@ -232,6 +234,7 @@ func (m *Manager) Register(now time.Time, req *stratov1.RegisterRequest) error {
 		report = &stratov1.ContainerReport{}
 	}
 	report.Full = true
+	n.lastFull = now
 	m.applyReportLocked(d.Id, n, report)
 	m.updateSafeModeLocked()
 	return nil
@@ -256,6 +259,9 @@ func (m *Manager) Heartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*str
 		n.stats = req.Stats
 	}
 	if req.Report != nil {
+		if req.Report.Full {
+			n.lastFull = now
+		}
 		m.applyReportLocked(req.DatanodeId, n, req.Report)
 		m.updateSafeModeLocked()
 	}

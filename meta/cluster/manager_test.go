@@ -480,15 +480,19 @@ func TestReplicationLimitsAndMissing(t *testing.T) {
 
 // TestClosingIsNotMissing: a container meta has closed whose replicas
 // still report CLOSING (their CLOSED reports are a heartbeat away) is not
-// missing, nor one no datanode has reported yet (imported CLOSED) until
-// DeadAfter (and 30 s at least) has passed; once its only holders are
-// dead it is.
+// missing, nor one no datanode has reported yet (imported CLOSED) until a
+// member of its pipeline reports in full without it; once its only holders
+// are dead it is.
 func TestClosingIsNotMissing(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.m.ExitSafeMode()
 	e.register("dn1", "dn2", "dn3")
+	pres, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_AddPipeline{
+		AddPipeline: &stratov1.PipelineRecord{Id: 1, Replication: three, Members: []string{"dn1", "dn2", "dn3"}}}})
+	require.NoError(t, err)
+	pipeline := pres.(*stratov1.PipelineRecord).Id
 	closed := func() uint64 {
-		res, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerRecord{Replication: three}}})
+		res, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerRecord{Replication: three, PipelineId: pipeline}}})
 		require.NoError(t, err)
 		id := res.(*stratov1.ContainerRecord).Id
 		for _, st := range []stratov1.ContainerState{stratov1.ContainerState_CONTAINER_CLOSING, stratov1.ContainerState_CONTAINER_CLOSED} {
@@ -500,12 +504,15 @@ func TestClosingIsNotMissing(t *testing.T) {
 	imported := closed()
 	rep := e.m.ReplicationWork(e.now, 100)
 	require.Empty(t, rep.Missing, "no report yet: the holders report it in their next full report")
-	e.now = e.now.Add(max(e.m.opts.DeadAfter, unreportedGrace))
+	e.now = e.now.Add(time.Hour)
 	for _, dn := range []string{"dn1", "dn2", "dn3"} {
-		e.heartbeat(dn, nil)
+		e.heartbeat(dn, &stratov1.ContainerReport{}) // incremental reports say nothing of it
 	}
+	require.Empty(t, e.m.ReplicationWork(e.now, 100).Missing, "no full report since")
+	e.now = e.now.Add(time.Second)
+	e.heartbeat("dn2", &stratov1.ContainerReport{Full: true})
 	rep = e.m.ReplicationWork(e.now, 100)
-	require.Equal(t, []uint64{imported}, rep.Missing, "no holder reported it in time")
+	require.Equal(t, []uint64{imported}, rep.Missing, "a holder reported in full without it")
 	for _, dn := range []string{"dn1", "dn2", "dn3"} {
 		e.heartbeat(dn, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: imported, State: stratov1.ContainerState_CONTAINER_CLOSED}}})
 	}

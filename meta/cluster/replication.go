@@ -222,11 +222,12 @@ func (m *Manager) closingOnLiveNodeLocked(c *containerState) bool {
 	return false
 }
 
-// awaitingReportsLocked: no datanode has reported a replica of c yet, and
-// it has been so for less than unreportedGrace. A container imported
-// CLOSED (offline generation) is known to meta before its holders report
-// it, in their next full report (every 10 heartbeats: 30 s at the default
-// interval); a holder that is alive reports within that time.
+// awaitingReportsLocked: no datanode has reported a replica of c, and none
+// of its pipeline's members has sent a full report since that was first
+// seen. A container imported CLOSED (offline generation, into stopped
+// datanodes) is known to meta before its holders report it, which they do
+// when they start; until one of them has reported in full without it, its
+// absence says nothing. (Without its pipeline, DeadAfter is the wait.)
 func (m *Manager) awaitingReportsLocked(c *containerState, now time.Time) bool {
 	if len(c.replicas) > 0 {
 		c.unreportedSince = time.Time{}
@@ -235,12 +236,17 @@ func (m *Manager) awaitingReportsLocked(c *containerState, now time.Time) bool {
 	if c.unreportedSince.IsZero() {
 		c.unreportedSince = now
 	}
-	return now.Sub(c.unreportedSince) < max(m.opts.DeadAfter, unreportedGrace)
+	p := m.pipelines[c.info.PipelineId]
+	if p == nil {
+		return now.Sub(c.unreportedSince) < m.opts.DeadAfter
+	}
+	for _, id := range p.Members {
+		if n := m.nodes[id]; n != nil && n.lastFull.After(c.unreportedSince) {
+			return false
+		}
+	}
+	return true
 }
-
-// unreportedGrace is the least time a CLOSED container may go unreported
-// before it counts as missing.
-const unreportedGrace = 30 * time.Second
 
 func (m *Manager) trimLocked(c *containerState, good []string) int {
 	if _, busy := m.replicating[copyKey{c.info.Id, 0}]; busy {
