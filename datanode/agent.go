@@ -111,6 +111,10 @@ type agent struct {
 	// command runner (runCommands): heartbeats do not wait for them.
 	cmds    [][]*stratov1.DatanodeCommand
 	cmdWake chan struct{}
+	// placing is held by the command runner while it creates a container
+	// with its replica index, and by reports while they are built: a
+	// report never lists the new container before its index is set.
+	placing sync.RWMutex
 }
 
 func newAgent(opts AgentOptions, store agentStore) (*agent, error) {
@@ -235,7 +239,9 @@ func (a *agent) beat(ctx context.Context) error {
 	req := &stratov1.HeartbeatRequest{DatanodeId: a.opts.Details.Id, Stats: a.store.NodeStats(),
 		DeletedBlocksAcks: a.deleteAcks.take(), FailedCommands: a.repl.takeFailed()}
 	if full || len(changed) > 0 {
+		a.placing.RLock()
 		req.Report = a.report(full, changed)
+		a.placing.RUnlock()
 	}
 	var resp *stratov1.HeartbeatResponse
 	err := a.meta.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl client.ClusterStubs) error {
@@ -319,7 +325,10 @@ func (a *agent) register(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	req := &stratov1.RegisterRequest{Details: a.opts.Details, Stats: a.store.NodeStats(), Report: a.report(true, nil), ClusterId: cid}
+	a.placing.RLock()
+	rp := a.report(true, nil)
+	a.placing.RUnlock()
+	req := &stratov1.RegisterRequest{Details: a.opts.Details, Stats: a.store.NodeStats(), Report: rp, ClusterId: cid}
 	var resp *stratov1.RegisterResponse
 	err = a.meta.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl client.ClusterStubs) error {
 		var err error
@@ -391,7 +400,10 @@ func (a *agent) execute(cmds []*stratov1.DatanodeCommand) {
 			if idx := cmd.CreateContainer.ReplicaIndex; idx != 0 {
 				id := cmd.CreateContainer.ContainerId
 				data := int(cmd.CreateContainer.GetPipeline().GetErasureCoding().GetData())
-				if err := a.store.PlaceReplica(id, int(idx), data); err != nil {
+				a.placing.Lock()
+				err := a.store.PlaceReplica(id, int(idx), data)
+				a.placing.Unlock()
+				if err != nil {
 					a.opts.Logger.Warn("datanode: create container", "container", id, "replica_index", idx, "err", err)
 					continue
 				}
