@@ -239,9 +239,7 @@ func (a *agent) beat(ctx context.Context) error {
 	req := &stratov1.HeartbeatRequest{DatanodeId: a.opts.Details.Id, Stats: a.store.NodeStats(),
 		DeletedBlocksAcks: a.deleteAcks.take(), FailedCommands: a.repl.takeFailed()}
 	if full || len(changed) > 0 {
-		a.placing.RLock()
 		req.Report = a.report(full, changed)
-		a.placing.RUnlock()
 	}
 	var resp *stratov1.HeartbeatResponse
 	err := a.meta.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl client.ClusterStubs) error {
@@ -325,10 +323,7 @@ func (a *agent) register(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.placing.RLock()
-	rp := a.report(true, nil)
-	a.placing.RUnlock()
-	req := &stratov1.RegisterRequest{Details: a.opts.Details, Stats: a.store.NodeStats(), Report: rp, ClusterId: cid}
+	req := &stratov1.RegisterRequest{Details: a.opts.Details, Stats: a.store.NodeStats(), Report: a.report(true, nil), ClusterId: cid}
 	var resp *stratov1.RegisterResponse
 	err = a.meta.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl client.ClusterStubs) error {
 		var err error
@@ -357,7 +352,9 @@ func (a *agent) register(ctx context.Context) error {
 // report builds a full report, or an incremental one of the changed
 // containers (those no longer held are listed as deleted).
 func (a *agent) report(full bool, changed map[uint64]bool) *stratov1.ContainerReport {
+	a.placing.RLock()
 	all := a.store.Replicas()
+	a.placing.RUnlock()
 	if full {
 		return &stratov1.ContainerReport{Full: true, Replicas: all}
 	}

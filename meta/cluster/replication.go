@@ -199,11 +199,6 @@ func (m *Manager) chooseTargetLocked(now time.Time, c *containerState, imports m
 	return best
 }
 
-// trimLocked deletes the copies a container with enough good ones does not
-// need: good copies beyond its replication factor (on the datanodes with the
-// least free space, never below the factor) and replicas on healthy nodes
-// that are UNHEALTHY. It returns the delete commands queued. A container
-// with a copy in flight is left alone until the copy lands.
 // closingOnLiveNodeLocked: a replica of c on a datanode not DEAD is still
 // OPEN or CLOSING. Such a replica holds the data; meta has closed the
 // container and sends the close again until the replica reports CLOSED, a
@@ -248,6 +243,11 @@ func (m *Manager) awaitingReportsLocked(c *containerState, now time.Time) bool {
 	return true
 }
 
+// trimLocked deletes the copies a container with enough good ones does not
+// need: good copies beyond its replication factor (on the datanodes with the
+// least free space, never below the factor) and replicas on healthy nodes
+// that are UNHEALTHY. It returns the delete commands queued. A container
+// with a copy in flight is left alone until the copy lands.
 func (m *Manager) trimLocked(c *containerState, good []string) int {
 	if _, busy := m.replicating[copyKey{c.info.Id, 0}]; busy {
 		return 0

@@ -300,15 +300,26 @@ public final class KeyWriter extends OutputStream {
     if (commitF == null || (!block && !commitF.isDone())) {
       return;
     }
+    IOException e = takeCommit();
+    if (e != null) {
+      recover(e);
+    }
+  }
+
+  /**
+   * Waits for the commit in flight and forgets it: releases the chunks it
+   * covers, or returns its failure.
+   */
+  private IOException takeCommit() {
     CompletableFuture<DataConn.Response> f = commitF;
     commitF = null;
     try {
       DataConn.await(f, c.data.requestTimeoutMs(), commitConn);
     } catch (IOException e) {
-      recover(e);
-      return;
+      return e;
     }
     released(commitLen);
+    return null;
   }
 
   /** Drops the pending chunks a commit of length covers. */
@@ -341,12 +352,8 @@ public final class KeyWriter extends OutputStream {
   private void recover(IOException cause) throws IOException {
     if (commitF != null) {
       // The commit in flight: what it committed need not be sent again.
-      CompletableFuture<DataConn.Response> f = commitF;
-      commitF = null;
-      try {
-        DataConn.await(f, c.data.requestTimeoutMs(), commitConn);
-        released(commitLen);
-      } catch (IOException e) {
+      IOException e = takeCommit();
+      if (e != null) {
         LOG.debug("strato: the commit of {} at {} failed too: {}", name(), commitLen, e.toString());
       }
     }

@@ -137,34 +137,36 @@ public final class DataConn implements Closeable {
   // Frames wait here for the sender thread, which writes them in order: the
   // caller (a writer filling its next chunk) does not wait for the socket.
   private final java.util.concurrent.LinkedBlockingQueue<Out> sendQ = new java.util.concurrent.LinkedBlockingQueue<>();
-  private static final Out STOP = new Out(0, 0, 0, new byte[0], null, null, 0, 0);
+  private static final Out STOP = new Out(0, 0, 0, null, null, 0, 0);
 
   /**
-   * A request waiting for the sender: its header, or (a WRITE_CHUNK) the
-   * function that makes it, run by the sender thread just before the frame
-   * goes out, so that the chunk's checksums are computed there and not on
-   * the writer's thread.
+   * A request waiting for the sender. Its header is made by the sender
+   * thread just before the frame goes out: a WRITE_CHUNK's checksums are
+   * computed there, not on the writer's thread.
    */
   private static final class Out {
     final int version;
     final int type;
     final long id;
-    final byte[] header;
-    final java.util.function.Supplier<byte[]> lazyHeader;
+    final java.util.function.Supplier<byte[]> header;
     final byte[] payload;
     final int off;
     final int len;
 
-    Out(int version, int type, long id, byte[] header, java.util.function.Supplier<byte[]> lazyHeader,
-        byte[] payload, int off, int len) {
+    Out(int version, int type, long id, java.util.function.Supplier<byte[]> header, byte[] payload, int off,
+        int len) {
       this.version = version;
       this.type = type;
       this.id = id;
       this.header = header;
-      this.lazyHeader = lazyHeader;
       this.payload = payload;
       this.off = off;
       this.len = len;
+    }
+
+    /** Puts the frame header of this request, whose header is headerLength bytes, into b. */
+    void putFrameHeader(ByteBuffer b, int headerLength) {
+      Frame.putFrameHeader(b, version, type, 0, id, headerLength, len);
     }
   }
 
@@ -288,11 +290,11 @@ public final class DataConn implements Closeable {
 
   /** Sends a request; the future completes with the response, or a WireException for an error response. */
   public CompletableFuture<Response> call(int type, byte[] header, byte[] payload, int off, int len) {
-    return enqueue(type, header, null, payload, off, len);
+    return enqueue(type, () -> header, payload, off, len);
   }
 
-  private CompletableFuture<Response> enqueue(int type, byte[] header, java.util.function.Supplier<byte[]> lazyHeader,
-      byte[] payload, int off, int len) {
+  private CompletableFuture<Response> enqueue(int type, java.util.function.Supplier<byte[]> header, byte[] payload,
+      int off, int len) {
     CompletableFuture<Response> f = new CompletableFuture<>();
     IOException b = broken;
     if (b != null) {
@@ -301,8 +303,8 @@ public final class DataConn implements Closeable {
     }
     long id = nextId.getAndIncrement();
     pending.put(id, new Pending(type, f));
-    sendQ.add(new Out(type == Wire.TYPE_PING ? Wire.VERSION : version, type, id, header, lazyHeader,
-        payload, off, payload == null ? 0 : len));
+    sendQ.add(new Out(type == Wire.TYPE_PING ? Wire.VERSION : version, type, id, header, payload, off,
+        payload == null ? 0 : len));
     // broken may have been set between the check and the put: fail() then missed this one.
     if (broken != null && pending.remove(id) != null) {
       f.completeExceptionally(broken);
@@ -322,8 +324,10 @@ public final class DataConn implements Closeable {
         if (o == STOP) {
           return;
         }
-        byte[] h = o.header != null ? o.header : o.lazyHeader.get();
-        out.write(frameHeader(o, h.length));
+        byte[] h = o.header.get();
+        ByteBuffer fh = ByteBuffer.allocate(Wire.FRAME_HEADER_LENGTH);
+        o.putFrameHeader(fh, h.length);
+        out.write(fh.array());
         out.write(h);
         if (o.len > 0) {
           out.write(o.payload, o.off, o.len);
@@ -341,17 +345,6 @@ public final class DataConn implements Closeable {
     }
   }
 
-  private static byte[] frameHeader(Out o, int headerLength) {
-    byte[] b = new byte[Wire.FRAME_HEADER_LENGTH];
-    putFrameHeader(ByteBuffer.wrap(b), o, headerLength);
-    return b;
-  }
-
-  private static void putFrameHeader(ByteBuffer b, Out o, int headerLength) {
-    b.putInt(Wire.MAGIC).put((byte) o.version).put((byte) o.type).putShort((short) 0).putLong(o.id)
-        .putInt(headerLength).putInt(o.len);
-  }
-
   /**
    * The plain connection's sender: frame headers, request headers and small
    * payloads are gathered in a direct buffer; a large payload goes out with
@@ -366,18 +359,18 @@ public final class DataConn implements Closeable {
       if (o == STOP) {
         return;
       }
-      byte[] h = o.header != null ? o.header : o.lazyHeader.get();
+      byte[] h = o.header.get();
       if (hb.remaining() < Wire.FRAME_HEADER_LENGTH + h.length) {
         writeAll(hb);
       }
       if (hb.remaining() < Wire.FRAME_HEADER_LENGTH + h.length) {
-        putFrameHeader(hb, o, h.length);
+        o.putFrameHeader(hb, h.length);
         two[0] = hb.flip();
         two[1] = ByteBuffer.wrap(h);
         writeAll(two);
         hb.clear();
       } else {
-        putFrameHeader(hb, o, h.length);
+        o.putFrameHeader(hb, h.length);
         hb.put(h);
       }
       if (o.len > 0) {
@@ -643,10 +636,6 @@ public final class DataConn implements Closeable {
 
   // ---- Typed calls -----------------------------------------------------------
 
-  public CompletableFuture<Response> writeChunk(WriteChunkRequest req, byte[] data, int off) {
-    return call(Wire.TYPE_WRITE_CHUNK, req.header(), data, off, req.length());
-  }
-
   /**
    * A WRITE_CHUNK of data[off, off+len) whose request (its checksums) the
    * connection's sender thread makes with req just before sending it: the
@@ -654,7 +643,7 @@ public final class DataConn implements Closeable {
    */
   public CompletableFuture<Response> writeChunk(java.util.function.Supplier<WriteChunkRequest> req, byte[] data,
       int off, int len) {
-    return enqueue(Wire.TYPE_WRITE_CHUNK, null, () -> req.get().header(), data, off, len);
+    return enqueue(Wire.TYPE_WRITE_CHUNK, () -> req.get().header(), data, off, len);
   }
 
   public CompletableFuture<Response> putBlock(PutBlockRequest req) {

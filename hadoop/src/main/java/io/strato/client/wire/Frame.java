@@ -60,9 +60,15 @@ public final class Frame {
   /** The 24-byte frame header. */
   public byte[] frameHeader() {
     ByteBuffer b = ByteBuffer.allocate(Wire.FRAME_HEADER_LENGTH);
-    b.putInt(Wire.MAGIC).put((byte) version).put((byte) type).putShort((short) flags).putLong(requestId)
-        .putInt(header.length).putInt(payloadLength);
+    putFrameHeader(b, version, type, flags, requestId, header.length, payloadLength);
     return b.array();
+  }
+
+  /** Puts a 24-byte frame header into b at its position. */
+  public static void putFrameHeader(ByteBuffer b, int version, int type, int flags, long requestId,
+      int headerLength, int payloadLength) {
+    b.putInt(Wire.MAGIC).put((byte) version).put((byte) type).putShort((short) flags).putLong(requestId)
+        .putInt(headerLength).putInt(payloadLength);
   }
 
   /** The whole frame as one array. */
