@@ -354,7 +354,7 @@ func (a allocator) AllocateBlock(ctx context.Context, repl stratov1.ReplicationF
 	if e != nil {
 		r = cluster.ErasureCoded(e)
 	}
-	al, err := a.s.cl.Allocate(ctx, a.s.now(), r, cluster.Exclude{
+	al, err := a.s.cl.Allocate(ctx, a.s.now(), r, sizeHint, cluster.Exclude{
 		Datanodes: ex.GetDatanodes(), Containers: ex.GetContainers(), Pipelines: ex.GetPipelines()})
 	if err != nil {
 		return nil, err

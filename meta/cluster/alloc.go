@@ -106,18 +106,18 @@ type Allocation struct {
 // Allocate allocates one block of redundancy r on an open container of a
 // healthy pipeline, avoiding ex. It creates a pipeline or a container when
 // none fits (a Raft round each, rare) and reserves block IDs in batches of
-// Options.LocalIDBatch. The container the block lands in is closed once its
-// allocations reach Options.CloseThreshold of its size.
+// Options.LocalIDBatch. The block reserves size bytes of its container (the
+// writer's size hint; see reservation), and the container is closed once
+// its reservations reach Options.CloseThreshold of its size.
 //
 // An erasure coded block is a block group: one block ID, one block on each
 // member of an EC pipeline (d+p distinct datanodes). A new EC container is
 // given to the members with a CreateContainerCommand each, carrying the
 // member's replica index.
-func (m *Manager) Allocate(ctx context.Context, now time.Time, r Redundancy, ex Exclude) (*Allocation, error) {
+func (m *Manager) Allocate(ctx context.Context, now time.Time, r Redundancy, size int64, ex Exclude) (*Allocation, error) {
 	if err := r.validate(); err != nil {
 		return nil, err
 	}
-	size := r.Members()
 	if m.propose == nil {
 		return nil, fmt.Errorf("cluster: this manager cannot allocate (no proposer)")
 	}
@@ -195,9 +195,9 @@ func (m *Manager) Allocate(ctx context.Context, now time.Time, r Redundancy, ex 
 	m.idNext++
 
 	m.mu.Lock()
-	c.allocated += m.opts.BlockSize
+	c.allocated += m.reservation(size)
 	full := float64(c.allocated) >= m.opts.CloseThreshold*float64(m.opts.ContainerSize)
-	members := make([]*stratov1.DatanodeDetails, 0, size)
+	members := make([]*stratov1.DatanodeDetails, 0, len(p.Members))
 	for _, id := range p.Members {
 		if n := m.nodes[id]; n != nil {
 			members = append(members, n.details)
@@ -208,6 +208,20 @@ func (m *Manager) Allocate(ctx context.Context, now time.Time, r Redundancy, ex 
 	}
 	m.mu.Unlock()
 	return &Allocation{ContainerID: c.info.Id, LocalID: localID, Pipeline: p, Members: members}, nil
+}
+
+// reservation is what a block a writer means to put size bytes in takes of
+// its container: size, but no more than Options.BlockSize (a block holds no
+// more) and no less than Options.MinBlockReservation, so that a container
+// of small objects holds a bounded number of blocks; a writer that gives no
+// size (0 or less) reserves a whole block. A writer that writes more than
+// it said fills the container sooner than reserved: the datanodes' reports
+// of the bytes used close it then (Heartbeat).
+func (m *Manager) reservation(size int64) int64 {
+	if size <= 0 {
+		return m.opts.BlockSize
+	}
+	return min(max(size, m.opts.MinBlockReservation), m.opts.BlockSize)
 }
 
 // placeIndexesLocked queues for each member of EC pipeline p the command

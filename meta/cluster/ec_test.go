@@ -16,7 +16,7 @@ import (
 var rs32 = &stratov1.ErasureCodingRecord{Codec: stratov1.ErasureCodec_ERASURE_CODEC_RS, Data: 3, Parity: 2, CellSize: 1 << 20}
 
 func (e *env) allocEC(cfg *stratov1.ErasureCodingRecord, ex Exclude) *Allocation {
-	a, err := e.m.Allocate(context.Background(), e.now, ErasureCoded(cfg), ex)
+	a, err := e.m.Allocate(context.Background(), e.now, ErasureCoded(cfg), 0, ex)
 	require.NoError(e.t, err)
 	return a
 }
@@ -50,12 +50,12 @@ func TestECAllocation(t *testing.T) {
 	e.m.ExitSafeMode()
 	ids := datanodeIDs(7)
 	e.register(ids[:4]...)
-	_, err := e.m.Allocate(context.Background(), e.now, ErasureCoded(rs32), Exclude{})
+	_, err := e.m.Allocate(context.Background(), e.now, ErasureCoded(rs32), 0, Exclude{})
 	require.ErrorIs(t, err, ErrNoPipeline)
 	require.ErrorContains(t, err, "rs-3-2-1024k: 4 healthy datanodes with room for a pipeline, need 5")
-	_, err = e.m.Allocate(context.Background(), e.now, Redundancy{Replication: three, EC: rs32}, Exclude{})
+	_, err = e.m.Allocate(context.Background(), e.now, Redundancy{Replication: three, EC: rs32}, 0, Exclude{})
 	require.ErrorIs(t, err, ErrInvalid)
-	_, err = e.m.Allocate(context.Background(), e.now, ErasureCoded(&stratov1.ErasureCodingRecord{Data: 3, Parity: 2, CellSize: 1 << 20}), Exclude{})
+	_, err = e.m.Allocate(context.Background(), e.now, ErasureCoded(&stratov1.ErasureCodingRecord{Data: 3, Parity: 2, CellSize: 1 << 20}), 0, Exclude{})
 	require.ErrorIs(t, err, ErrInvalid, "no codec")
 
 	e.register(ids[4:]...)

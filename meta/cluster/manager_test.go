@@ -80,7 +80,7 @@ func (e *env) tick() {
 }
 
 func (e *env) alloc(repl stratov1.ReplicationFactor, ex Exclude) *Allocation {
-	a, err := e.m.Allocate(context.Background(), e.now, Replicated(repl), ex)
+	a, err := e.m.Allocate(context.Background(), e.now, Replicated(repl), 0, ex)
 	require.NoError(e.t, err)
 	return a
 }
@@ -130,7 +130,7 @@ func TestRegisterHeartbeatHealth(t *testing.T) {
 
 func TestSafeMode(t *testing.T) {
 	e := newEnv(t, Options{SafeModeMinDatanodes: 3})
-	_, err := e.m.Allocate(context.Background(), e.now, Replicated(three), Exclude{})
+	_, err := e.m.Allocate(context.Background(), e.now, Replicated(three), 0, Exclude{})
 	require.ErrorIs(t, err, ErrSafeMode)
 	require.ErrorContains(t, err, "0 of 3 datanodes")
 	e.register("dn1", "dn2")
@@ -177,10 +177,10 @@ func TestSafeMode(t *testing.T) {
 func TestAllocate(t *testing.T) {
 	e := newEnv(t, Options{LocalIDBatch: 5})
 	e.register("dn1", "dn2")
-	_, err := e.m.Allocate(context.Background(), e.now, Replicated(three), Exclude{})
+	_, err := e.m.Allocate(context.Background(), e.now, Replicated(three), 0, Exclude{})
 	require.ErrorIs(t, err, ErrNoPipeline)
 	require.ErrorContains(t, err, "2 healthy datanodes")
-	_, err = e.m.Allocate(context.Background(), e.now, Replicated(2), Exclude{})
+	_, err = e.m.Allocate(context.Background(), e.now, Replicated(2), 0, Exclude{})
 	require.ErrorIs(t, err, ErrInvalid)
 
 	e.register("dn3")
@@ -214,6 +214,35 @@ func TestAllocate(t *testing.T) {
 	a := e.alloc(one, Exclude{})
 	require.Len(t, a.Members, 1)
 	require.Equal(t, one, a.Pipeline.Replication)
+}
+
+// A block reserves its writer's size hint in its container, between
+// MinBlockReservation and BlockSize: small objects do not close a container
+// after a few blocks as whole-block reservations would.
+func TestAllocateReservesTheSizeHint(t *testing.T) {
+	e := newEnv(t, Options{ContainerSize: 10 << 20, BlockSize: 1 << 20, MinBlockReservation: 64 << 10, OpenContainersPerPipeline: 1})
+	e.register("dn1", "dn2", "dn3")
+	allocSize := func(size int64) uint64 {
+		a, err := e.m.Allocate(context.Background(), e.now, Replicated(three), size, Exclude{})
+		require.NoError(t, err)
+		return a.ContainerID
+	}
+	// 1 KiB hints reserve 64 KiB each: 9 MiB (90%) take 144 of them.
+	first := allocSize(1 << 10)
+	for i := 1; i < 143; i++ {
+		require.Equal(t, first, allocSize(1<<10), "block %d", i)
+	}
+	require.Equal(t, first, allocSize(1<<10), "the 144th reaches 90%")
+	second := allocSize(100 << 10)
+	require.NotEqual(t, first, second, "full after 144")
+	// A hint above the block size, or none, reserves a whole block: 9 of
+	// them fill the next container (100 KiB are already reserved).
+	for i := 0; i < 4; i++ {
+		require.Equal(t, second, allocSize(64<<20))
+		require.Equal(t, second, allocSize(0))
+	}
+	require.Equal(t, second, allocSize(-1), "the ninth whole block reaches 90%")
+	require.NotEqual(t, second, allocSize(1<<10))
 }
 
 func TestAllocateExcludesAndClosesFullContainers(t *testing.T) {

@@ -29,8 +29,12 @@ type Options struct {
 	// apart, those it receives. Default 10.
 	ReplicationLimit int
 	// BlockSize is the size reserved in a container for each allocated
-	// block. Default 256 MiB.
+	// block whose writer gives no smaller size hint. Default 256 MiB.
 	BlockSize int64
+	// MinBlockReservation is the least a block reserves in its container,
+	// whatever its size hint: with it, a container of 5 GiB closes after
+	// about 74,000 small objects rather than millions. Default 64 KiB.
+	MinBlockReservation int64
 	// OpenContainersPerPipeline is how many containers are kept open on
 	// each pipeline (allocations are spread over them). Default 3.
 	OpenContainersPerPipeline int
@@ -79,6 +83,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.BlockSize == 0 {
 		o.BlockSize = 256 << 20
 	}
+	if o.MinBlockReservation == 0 {
+		o.MinBlockReservation = 64 << 10
+	}
 	if o.OpenContainersPerPipeline == 0 {
 		o.OpenContainersPerPipeline = 3
 	}
@@ -119,6 +126,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("cluster: need 0 < StaleAfter (%v) < DeadAfter (%v)", o.StaleAfter, o.DeadAfter)
 	case o.ContainerSize <= 0 || o.BlockSize <= 0 || o.BlockSize > o.ContainerSize:
 		return fmt.Errorf("cluster: need 0 < BlockSize (%d) <= ContainerSize (%d)", o.BlockSize, o.ContainerSize)
+	case o.MinBlockReservation <= 0:
+		return fmt.Errorf("cluster: MinBlockReservation %d must be positive", o.MinBlockReservation)
 	case o.CloseThreshold <= 0 || o.CloseThreshold > 1:
 		return fmt.Errorf("cluster: CloseThreshold %v must be in (0, 1]", o.CloseThreshold)
 	case o.OpenContainersPerPipeline < 1 || o.PipelinesPerNode < 1 || o.LocalIDBatch < 1:
