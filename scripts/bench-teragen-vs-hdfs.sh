@@ -15,7 +15,8 @@
 # Rounds alternate HDFS and strato so that both see the same machine load.
 #
 # Env: HDFS_ANCHOR_WORK (required: a folder for the anchor's jars and data;
-# run ../shared/anchors/hdfs/fetch-deps.sh with it once), RUNS (default 3),
+# run ../shared/anchors/hdfs/fetch-deps.sh with it once), ANCHOR (the
+# anchor's folder; default ../shared/anchors/hdfs), RUNS (default 3),
 # ROWS (default 10000000: rows per writer, 100 bytes each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,7 @@ cd "$(dirname "$0")/.."
 export HDFS_ANCHOR_WORK
 RUNS="${RUNS:-3}"
 ROWS="${ROWS:-10000000}"
-anchor=../shared/anchors/hdfs
+anchor=${ANCHOR:-../shared/anchors/hdfs}
 out="${OUT:-$HDFS_ANCHOR_WORK/teragen-vs-hdfs}"
 mkdir -p "$out"
 make -s build
