@@ -129,7 +129,7 @@ func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns strat
 			return err
 		}
 		err = m.attemptAt(ctx, c, safe, fn)
-		if hint, detail := tlsFailure(err, m.answered.Load()); hint != "" {
+		if hint, detail := tlsFailure(err); hint != "" {
 			// Not a status either: a handshake that failed fails again.
 			return fmt.Errorf("%w with meta at %s (%s): %s", ErrTLS, addr, hint, detail)
 		}
@@ -137,38 +137,49 @@ func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns strat
 			m.answered.Store(true)
 		} else if !m.answered.Load() && time.Since(start) >= RefusedTimeout {
 			// Not a status: the redirector and retryMeta stop here.
+			msg := status.Convert(err).Message()
+			if isPrefaceFailure(msg) {
+				// Closed before it spoke, again and again: how a
+				// server that expects TLS hangs up on a plaintext
+				// client. (Once, it may be a replica starting.)
+				return fmt.Errorf("%w with meta at %s (meta closed the connection before it spoke: does it require TLS? see --tls-ca): %s",
+					ErrTLS, addr, grpcDetail(msg))
+			}
 			return fmt.Errorf("%w: no meta replica answered at %s within %v: %s",
-				ErrUnavailable, strings.Join(m.redirect.Addrs, ","), RefusedTimeout, status.Convert(err).Message())
+				ErrUnavailable, strings.Join(m.redirect.Addrs, ","), RefusedTimeout, msg)
 		}
 		return err
 	}))
 }
 
 // tlsFailure says why err is a TLS failure ("" if it is not one) and
-// gRPC's words for it: a handshake that failed (a server or client
-// certificate not trusted, one end speaking TLS and the other not), or,
-// before any replica answered, a connection closed before the server spoke
-// (a plaintext client at a server that expects TLS).
-func tlsFailure(err error, answered bool) (hint, detail string) {
+// gRPC's words for it: a handshake that failed because a server or client
+// certificate is not trusted, or one end speaks TLS and the other does not.
+// (A plaintext client at a server that expects TLS sees the connection
+// closed before the server's preface: Do says so once that has lasted
+// RefusedTimeout, as a replica that is starting may do it once.)
+func tlsFailure(err error) (hint, detail string) {
 	var gs interface{ GRPCStatus() *status.Status }
 	if err == nil || !errors.As(err, &gs) || gs.GRPCStatus().Code() != codes.Unavailable {
 		return "", ""
 	}
-	// `connection error: desc = "transport: ..."`: the part in quotes.
-	detail = gs.GRPCStatus().Message()
-	if _, d, ok := strings.Cut(detail, `desc = "`); ok {
-		detail = strings.TrimSuffix(d, `"`)
-	}
-	switch {
-	case strings.Contains(detail, "authentication handshake failed") &&
-		(strings.Contains(detail, "x509:") || strings.Contains(detail, "tls:")):
+	detail = grpcDetail(gs.GRPCStatus().Message())
+	if strings.Contains(detail, "authentication handshake failed") &&
+		(strings.Contains(detail, "x509:") || strings.Contains(detail, "tls:")) {
 		// A handshake cut short (a timeout, a reset) says neither, and
 		// may succeed when tried again.
 		return "does the client trust the cluster's CA? see --tls-ca", detail
-	case !answered && strings.Contains(detail, "server preface"):
-		return "meta closed the connection: does it require TLS? see --tls-ca", detail
 	}
 	return "", ""
+}
+
+// grpcDetail: of `connection error: desc = "transport: ..."`, the part in
+// quotes.
+func grpcDetail(msg string) string {
+	if _, d, ok := strings.Cut(msg, `desc = "`); ok {
+		return strings.TrimSuffix(d, `"`)
+	}
+	return msg
 }
 
 // isRefused: the call's connection was refused (nothing was sent).
@@ -238,8 +249,15 @@ func LeaderHint(err error) (leaderAddr string, retry bool) {
 	return "", false
 }
 
-// isConnectFailure: the replica refused the connection, so the call was
-// never sent.
+// isConnectFailure: the replica refused the connection, or closed it
+// before its HTTP/2 preface (gRPC sends no call on a connection before
+// then), so the call was never sent.
 func isConnectFailure(msg string) bool {
-	return strings.Contains(strings.ToLower(msg), "connection refused")
+	return strings.Contains(strings.ToLower(msg), "connection refused") || isPrefaceFailure(msg)
+}
+
+// isPrefaceFailure: the connection ended before the server's preface: a
+// replica starting or stopping, or a server that expects TLS.
+func isPrefaceFailure(msg string) bool {
+	return strings.Contains(msg, "error reading server preface")
 }

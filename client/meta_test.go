@@ -149,3 +149,46 @@ func TestRefusedEverywhereFailsFast(t *testing.T) {
 	_, err = c2.GetVolume(short, "vol")
 	require.ErrorIs(t, err, context.DeadlineExceeded, "waited for the replica that answered before: %v", err)
 }
+
+// hangUpFirst is a listener that resets every connection it accepts until
+// until, before any byte is read or written (the injected fault: a replica
+// starting, whose first connections end before its preface), then hands
+// them to the server.
+type hangUpFirst struct {
+	net.Listener
+	until time.Time
+}
+
+func (l *hangUpFirst) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil || time.Now().After(l.until) {
+			return c, err
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // a reset, as a process that dies does
+		}
+		_ = c.Close()
+	}
+}
+
+// A client whose first connections to meta end before the server's preface
+// (a replica starting) keeps trying, and its call succeeds once meta
+// answers; it is not told that meta requires TLS.
+func TestConnectionsClosedBeforePrefaceAreRetried(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := lis.Addr().String()
+	srv, err := meta.Open(meta.Options{Dir: t.TempDir(), Listen: addr})
+	require.NoError(t, err)
+	defer srv.Close()
+	go func() { _ = srv.Serve(&hangUpFirst{Listener: lis, until: time.Now().Add(time.Second)}) }()
+
+	c, err := client.New(client.Options{Meta: []string{addr}})
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = c.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
+	require.NoError(t, err)
+}
