@@ -87,7 +87,7 @@ func (c *Container) DeleteBlocks(localIDs []uint64) (blocks int, bytes int64, er
 		case FilePerBlock:
 			// Also when the block has no row: a write never committed may
 			// have left its file.
-			if err := removeIfExists(c.v.fs, c.blockPath(b.id)); err != nil {
+			if err := c.v.discardBlockFile(c.blockPath(b.id)); err != nil {
 				errs = append(errs, err)
 			}
 		case FilePerChunk:

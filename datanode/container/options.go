@@ -83,6 +83,10 @@ type Options struct {
 	// writers, and a later fsync has little left to do; the data stays in
 	// the page cache for readers.
 	EagerWriteback bool
+	// RecycleFiles is how many emptied files of deleted FILE_PER_BLOCK
+	// blocks a volume keeps for new blocks (recycle.go; Linux with FS =
+	// vfs.Default). Default: 100,000; negative: none.
+	RecycleFiles int
 }
 
 // Default values of Options.
@@ -92,6 +96,7 @@ const (
 	DefaultSyncParallelism = 8
 	DefaultPebbleCacheSize = 64 << 20
 	DefaultDirectIOMinSize = 1 << 20
+	DefaultRecycleFiles    = 100_000
 	directIOAlign          = 4096
 )
 
@@ -120,6 +125,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.DirectIOMinSize == 0 {
 		o.DirectIOMinSize = DefaultDirectIOMinSize
+	}
+	if o.RecycleFiles == 0 {
+		o.RecycleFiles = DefaultRecycleFiles
 	}
 }
 

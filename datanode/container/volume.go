@@ -39,6 +39,8 @@ type Volume struct {
 	// containers they copy are closed and cold, so their bytes skip the
 	// page cache whatever the write path does (see Import.WriteAt).
 	importDirect atomic.Bool
+	// recycled keeps the emptied files of deleted blocks (nil: none).
+	recycled *recycler
 
 	mu         sync.RWMutex
 	containers map[uint64]*Container
@@ -84,6 +86,12 @@ func OpenVolume(dir string, opts Options) (*Volume, error) {
 		return nil, ioError("open volume database", err)
 	}
 	v.db = db
+	if fs == vfs.Default {
+		if v.recycled, err = openRecycler(fs.PathJoin(dir, recycleDir), opts.RecycleFiles); err != nil {
+			_ = v.Close()
+			return nil, err
+		}
+	}
 	if err := v.load(); err != nil {
 		_ = v.Close()
 		return nil, err

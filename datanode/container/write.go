@@ -145,6 +145,7 @@ func (c *Container) writeData(b *openBlock, offset int64, data []byte, cache boo
 			}
 		}
 		if b.f == nil {
+			c.reuseFileLocked(b)
 			f, err := c.v.fs.OpenReadWrite(c.blockPath(b.id), vfs.WriteCategoryUnspecified)
 			if err != nil {
 				return false, ioError(fmt.Sprintf("open block %d", b.id), err)
@@ -197,6 +198,7 @@ func directAligned(data []byte, off int64) bool {
 // refused O_DIRECT and the caller should write buffered.
 func (c *Container) writeDirectLocked(b *openBlock, offset int64, data []byte) (bool, error) {
 	if b.df == nil {
+		c.reuseFileLocked(b)
 		df, err := openDirect(c.blockPath(b.id))
 		if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
 			c.v.direct.Store(false)
@@ -630,7 +632,7 @@ func (c *Container) DeleteBlock(localID uint64) error {
 	var errs []error
 	switch c.layout {
 	case FilePerBlock:
-		errs = append(errs, removeIfExists(c.v.fs, c.blockPath(localID)))
+		errs = append(errs, c.v.discardBlockFile(c.blockPath(localID)))
 	case FilePerChunk:
 		for _, r := range b.chunks {
 			errs = append(errs, removeIfExists(c.v.fs, c.chunkPath(localID, r.off)))
@@ -640,6 +642,24 @@ func (c *Container) DeleteBlock(localID uint64) error {
 		return ioError(fmt.Sprintf("remove files of block %d", localID), err)
 	}
 	return nil
+}
+
+// reuseFileLocked gives a block that has never held data a recycled file
+// (recycle.go) when the volume keeps one, so that opening it creates none;
+// an existing file of the block is never replaced. The caller holds b.mu.
+func (c *Container) reuseFileLocked(b *openBlock) {
+	if !b.hasRow && b.end == 0 && c.v.recycled.take(c.blockPath(b.id)) {
+		c.dirDirty.Store(true)
+	}
+}
+
+// discardBlockFile removes the file of a deleted block, or keeps it,
+// emptied, for a new block (recycle.go).
+func (v *Volume) discardBlockFile(path string) error {
+	if v.recycled.put(path) {
+		return nil
+	}
+	return removeIfExists(v.fs, path)
 }
 
 func removeIfExists(fs vfs.FS, path string) error {

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package container
+
+import "errors"
+
+const renameNoReplaceSupported = false
+
+func renameNoReplace(string, string) error { return errors.ErrUnsupported }
