@@ -3,10 +3,12 @@
 package container
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
@@ -19,23 +21,25 @@ func inode(t *testing.T, path string) uint64 {
 	return info.Sys().(*syscall.Stat_t).Ino
 }
 
-func recycled(t *testing.T, dir string) []string {
+// kept lists the pool's files and their sizes.
+func kept(t *testing.T, dir string) map[string]int64 {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join(dir, recycleDir))
 	require.NoError(t, err)
-	var names []string
+	out := map[string]int64{}
 	for _, e := range entries {
 		info, err := e.Info()
 		require.NoError(t, err)
-		require.Zero(t, info.Size(), "recycled files are empty")
-		names = append(names, e.Name())
+		out[e.Name()] = info.Size()
 	}
-	return names
+	return out
 }
 
-// The files of deleted blocks are kept, emptied, up to RecycleFiles, and
-// new blocks get them (the same inodes) with their own data intact; a
-// block's existing file is never replaced; the pool survives a reopen.
+// The files of deleted blocks are kept, up to RecycleFiles, whole for a
+// reader that has one open; a new block takes the oldest once it has waited
+// the grace period (the same inode, emptied, holding exactly the new data);
+// a block's existing file is never replaced; the pool survives a reopen,
+// emptied.
 func TestRecycledBlockFiles(t *testing.T) {
 	dir := t.TempDir()
 	opts := testOptions(vfs.Default)
@@ -45,29 +49,47 @@ func TestRecycledBlockFiles(t *testing.T) {
 	c, err := v.Create(1, FilePerBlock)
 	require.NoError(t, err)
 	data := pattern(5, 3000)
-	inodes := map[uint64]bool{}
 	for id := uint64(1); id <= 3; id++ {
 		write(t, c, id, 0, data[:1000*id])
 		_, err := c.PutBlock(id, int64(1000*id), PutOptions{Final: true})
 		require.NoError(t, err)
-		inodes[inode(t, c.blockPath(id))] = true
 	}
+	open, err := os.Open(c.blockPath(1))
+	require.NoError(t, err)
+	defer open.Close()
 	_, _, err = c.DeleteBlocks([]uint64{1, 2, 3})
 	require.NoError(t, err)
-	require.Len(t, recycled(t, dir), 2, "two kept, the third removed")
+	require.Len(t, kept(t, dir), 2, "two kept, the third removed")
 	for id := uint64(1); id <= 3; id++ {
 		_, err := os.Stat(c.blockPath(id))
 		require.ErrorIs(t, err, os.ErrNotExist)
 	}
+	keptInodes := map[uint64]bool{}
+	for name := range kept(t, dir) {
+		keptInodes[inode(t, filepath.Join(dir, recycleDir, name))] = true
+	}
+	got, err := io.ReadAll(open)
+	require.NoError(t, err)
+	require.Equal(t, data[:1000], got, "a reader that had the file open reads it whole")
 
-	// A new block takes a kept file: its inode is one of the deleted
-	// blocks', and it holds exactly the new data.
+	// Within the grace period a new block gets a new file.
+	v.recycled.grace = time.Hour
+	write(t, c, 9, 0, data[:10])
+	require.False(t, keptInodes[inode(t, c.blockPath(9))])
+	require.Len(t, kept(t, dir), 2)
+
+	// After it, a new block takes a kept file: an inode of the deleted
+	// blocks, emptied, holding exactly the new data.
+	v.recycled.grace = 0
 	write(t, c, 10, 0, data[:700])
 	_, err = c.PutBlock(10, 700, PutOptions{Final: true})
 	require.NoError(t, err)
-	require.True(t, inodes[inode(t, c.blockPath(10))], "a recycled inode")
-	require.Len(t, recycled(t, dir), 1)
+	require.True(t, keptInodes[inode(t, c.blockPath(10))], "a kept inode")
+	require.Len(t, kept(t, dir), 1)
 	require.Equal(t, data[:700], readAll(t, c, 10))
+	info, err := os.Stat(c.blockPath(10))
+	require.NoError(t, err)
+	require.Equal(t, int64(700), info.Size())
 
 	// A block whose file exists already (left by a write never committed,
 	// here made by hand) keeps it: nothing is renamed over it.
@@ -75,20 +97,22 @@ func TestRecycledBlockFiles(t *testing.T) {
 	ino := inode(t, c.blockPath(11))
 	require.False(t, v.recycled.take(c.blockPath(11)))
 	require.Equal(t, ino, inode(t, c.blockPath(11)))
-	got, err := os.ReadFile(c.blockPath(11))
+	left, err := os.ReadFile(c.blockPath(11))
 	require.NoError(t, err)
-	require.Equal(t, "leftover", string(got))
-	require.Len(t, recycled(t, dir), 1, "the file taken went back")
+	require.Equal(t, "leftover", string(left))
+	require.Len(t, kept(t, dir), 1, "the file taken went back")
 
-	// Reopened, the volume finds its kept file (a non-empty one left by a
-	// crash is emptied) and the data of block 10.
+	// Reopened, the volume finds its kept files, emptied (one more, as a
+	// crash could leave it), and the data of block 10.
 	require.NoError(t, v.Close())
 	require.NoError(t, os.WriteFile(filepath.Join(dir, recycleDir, "99"), []byte("stale"), 0o644))
 	v, err = OpenVolume(dir, opts)
 	require.NoError(t, err)
 	defer v.Close()
 	require.Equal(t, 2, v.recycled.len())
-	require.Len(t, recycled(t, dir), 2)
+	for name, size := range kept(t, dir) {
+		require.Zero(t, size, name)
+	}
 	c, err = v.Container(1)
 	require.NoError(t, err)
 	require.Equal(t, data[:700], readAll(t, c, 10))
@@ -98,7 +122,29 @@ func TestRecycledBlockFiles(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.PutBlock(13, 60, PutOptions{})
 	require.NoError(t, err)
-	require.Empty(t, recycled(t, dir))
+	require.Empty(t, kept(t, dir))
 	require.Equal(t, data[:50], readAll(t, c, 12))
 	require.Equal(t, data[:60], readAll(t, c, 13))
+}
+
+// Files above recycleMaxFile are removed, not kept.
+func TestLargeBlockFilesAreNotKept(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(vfs.Default)
+	opts.MaxChunkSize = 2 << 20
+	opts.MaxBlockSize = 4 << 20
+	v, err := OpenVolume(dir, opts)
+	require.NoError(t, err)
+	defer v.Close()
+	c, err := v.Create(1, FilePerBlock)
+	require.NoError(t, err)
+	data := pattern(6, recycleMaxFile+4096)
+	write(t, c, 1, 0, data)
+	_, err = c.PutBlock(1, int64(len(data)), PutOptions{Final: true})
+	require.NoError(t, err)
+	_, _, err = c.DeleteBlocks([]uint64{1})
+	require.NoError(t, err)
+	require.Empty(t, kept(t, dir))
+	_, err = os.Stat(c.blockPath(1))
+	require.ErrorIs(t, err, os.ErrNotExist)
 }
