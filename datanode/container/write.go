@@ -156,9 +156,9 @@ func (c *Container) writeData(b *openBlock, offset int64, data []byte, cache boo
 		if _, err := b.f.WriteAt(data, offset); err != nil {
 			return false, ioError(fmt.Sprintf("write block %d at %d", b.id, offset), err)
 		}
-		if c.v.opts.EagerWriteback {
+		if c.v.opts.EagerWriteback && n >= c.v.opts.EagerWritebackMinSize {
 			if fd := b.f.Fd(); fd != vfs.InvalidFd {
-				startWriteback(fd, offset, n)
+				writeback(fd, offset, n)
 			}
 		}
 		return false, nil
@@ -643,6 +643,9 @@ func (c *Container) DeleteBlock(localID uint64) error {
 	}
 	return nil
 }
+
+// writeback starts a chunk's writeback (a variable: tests count its calls).
+var writeback = startWriteback
 
 // reuseFileLocked gives a block that has never held data a recycled file
 // (recycle.go) when the volume keeps one, so that opening it creates none;
