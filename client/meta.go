@@ -44,8 +44,8 @@ type MetaConn struct {
 	redirect leader.Redirector
 	opts     []grpc.DialOption
 	attempt  time.Duration
-	// answered: a replica answered a call (anything but a refused
-	// connection) since the MetaConn was made.
+	// answered: a replica answered a call (anything but a connection
+	// refused or closed before meta's preface) since the MetaConn was made.
 	answered atomic.Bool
 
 	mu    sync.Mutex
@@ -141,7 +141,8 @@ func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns strat
 			if isPrefaceFailure(msg) {
 				// Closed before it spoke, again and again: how a
 				// server that expects TLS hangs up on a plaintext
-				// client. (Once, it may be a replica starting.)
+				// client. (Once, it may be a replica starting or
+				// dying.)
 				return fmt.Errorf("%w with meta at %s (meta closed the connection before it spoke: does it require TLS? see --tls-ca): %s",
 					ErrTLS, addr, grpcDetail(msg))
 			}
@@ -157,7 +158,7 @@ func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns strat
 // certificate is not trusted, or one end speaks TLS and the other does not.
 // (A plaintext client at a server that expects TLS sees the connection
 // closed before the server's preface: Do says so once that has lasted
-// RefusedTimeout, as a replica that is starting may do it once.)
+// RefusedTimeout, as a replica starting or dying may do it once.)
 func tlsFailure(err error) (hint, detail string) {
 	var gs interface{ GRPCStatus() *status.Status }
 	if err == nil || !errors.As(err, &gs) || gs.GRPCStatus().Code() != codes.Unavailable {
@@ -182,7 +183,8 @@ func grpcDetail(msg string) string {
 	return msg
 }
 
-// isRefused: the call's connection was refused (nothing was sent).
+// isRefused: the call's connection was refused or closed before meta's
+// preface (nothing was sent).
 func isRefused(err error) bool {
 	st, ok := status.FromError(err)
 	return ok && st.Code() == codes.Unavailable && isConnectFailure(st.Message())

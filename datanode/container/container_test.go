@@ -47,6 +47,20 @@ func diskVolume(t testing.TB) (*Volume, string) {
 	return v, dir
 }
 
+// diskContainer opens a volume with opts on the real filesystem in a test
+// directory (closed when the test ends) and creates FILE_PER_BLOCK
+// container 1 in it.
+func diskContainer(t testing.TB, opts Options) (*Volume, *Container, string) {
+	t.Helper()
+	dir := t.TempDir()
+	v, err := OpenVolume(dir, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { v.Close() })
+	c, err := v.Create(1, FilePerBlock)
+	require.NoError(t, err)
+	return v, c, dir
+}
+
 func pattern(seed uint64, n int) []byte {
 	r := rand.New(rand.NewPCG(seed, 7))
 	p := make([]byte, n)

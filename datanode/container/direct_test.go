@@ -23,13 +23,9 @@ func TestDirectIO(t *testing.T) {
 	if !directIOSupported {
 		t.Skip("no O_DIRECT on this platform")
 	}
-	dir := t.TempDir()
 	opts := testOptions(vfs.Default)
 	opts.DirectIOMinSize = 8192
-	v, err := OpenVolume(dir, opts)
-	require.NoError(t, err)
-	c, err := v.Create(1, FilePerBlock)
-	require.NoError(t, err)
+	v, c, dir := diskContainer(t, opts)
 	data := pattern(11, 64<<10)
 	// [0, 16k) direct, [16k, 20k) buffered (below the minimum),
 	// [20k, 28k) direct, [28k, 28k+100) buffered (unaligned length), then

@@ -90,9 +90,9 @@ type Options struct {
 	// and 1 KiB PUTs went 20% faster without it (docs/s3.md). Default:
 	// 64 KiB.
 	EagerWritebackMinSize int64
-	// RecycleFiles is how many emptied files of deleted FILE_PER_BLOCK
-	// blocks a volume keeps for new blocks (recycle.go; Linux with FS =
-	// vfs.Default). Default: 100,000; negative: none.
+	// RecycleFiles is how many files of deleted FILE_PER_BLOCK blocks a
+	// volume keeps for new blocks (recycle.go; Linux with FS = vfs.Default).
+	// Default: 100,000; negative: none.
 	RecycleFiles int
 }
 

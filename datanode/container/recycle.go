@@ -149,13 +149,3 @@ func (r *recycler) take(path string) bool {
 	}
 	return true
 }
-
-// len is how many files the pool holds.
-func (r *recycler) len() int {
-	if r == nil {
-		return 0
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.kept)
-}

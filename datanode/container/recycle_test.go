@@ -41,13 +41,9 @@ func kept(t *testing.T, dir string) map[string]int64 {
 // a block's existing file is never replaced; the pool survives a reopen,
 // emptied.
 func TestRecycledBlockFiles(t *testing.T) {
-	dir := t.TempDir()
 	opts := testOptions(vfs.Default)
 	opts.RecycleFiles = 2
-	v, err := OpenVolume(dir, opts)
-	require.NoError(t, err)
-	c, err := v.Create(1, FilePerBlock)
-	require.NoError(t, err)
+	v, c, dir := diskContainer(t, opts)
 	data := pattern(5, 3000)
 	for id := uint64(1); id <= 3; id++ {
 		write(t, c, id, 0, data[:1000*id])
@@ -109,7 +105,7 @@ func TestRecycledBlockFiles(t *testing.T) {
 	v, err = OpenVolume(dir, opts)
 	require.NoError(t, err)
 	defer v.Close()
-	require.Equal(t, 2, v.recycled.len())
+	require.Len(t, kept(t, dir), 2)
 	for name, size := range kept(t, dir) {
 		require.Zero(t, size, name)
 	}
@@ -129,18 +125,13 @@ func TestRecycledBlockFiles(t *testing.T) {
 
 // Files above recycleMaxFile are removed, not kept.
 func TestLargeBlockFilesAreNotKept(t *testing.T) {
-	dir := t.TempDir()
 	opts := testOptions(vfs.Default)
 	opts.MaxChunkSize = 2 << 20
 	opts.MaxBlockSize = 4 << 20
-	v, err := OpenVolume(dir, opts)
-	require.NoError(t, err)
-	defer v.Close()
-	c, err := v.Create(1, FilePerBlock)
-	require.NoError(t, err)
+	_, c, dir := diskContainer(t, opts)
 	data := pattern(6, recycleMaxFile+4096)
 	write(t, c, 1, 0, data)
-	_, err = c.PutBlock(1, int64(len(data)), PutOptions{Final: true})
+	_, err := c.PutBlock(1, int64(len(data)), PutOptions{Final: true})
 	require.NoError(t, err)
 	_, _, err = c.DeleteBlocks([]uint64{1})
 	require.NoError(t, err)

@@ -39,7 +39,7 @@ type Volume struct {
 	// containers they copy are closed and cold, so their bytes skip the
 	// page cache whatever the write path does (see Import.WriteAt).
 	importDirect atomic.Bool
-	// recycled keeps the emptied files of deleted blocks (nil: none).
+	// recycled keeps the files of deleted blocks for new ones (nil: none).
 	recycled *recycler
 
 	mu         sync.RWMutex

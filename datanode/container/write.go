@@ -656,8 +656,8 @@ func (c *Container) reuseFileLocked(b *openBlock) {
 	}
 }
 
-// discardBlockFile removes the file of a deleted block, or keeps it,
-// emptied, for a new block (recycle.go).
+// discardBlockFile removes the file of a deleted block, or keeps it for a
+// new block (recycle.go).
 func (v *Volume) discardBlockFile(path string) error {
 	if v.recycled.put(path) {
 		return nil

@@ -17,11 +17,7 @@ func TestEagerWritebackSkipsSmallChunks(t *testing.T) {
 	opts := testOptions(vfs.Default)
 	opts.EagerWriteback = true
 	opts.EagerWritebackMinSize = 4096
-	v, err := OpenVolume(t.TempDir(), opts)
-	require.NoError(t, err)
-	defer v.Close()
-	c, err := v.Create(1, FilePerBlock)
-	require.NoError(t, err)
+	_, c, _ := diskContainer(t, opts)
 	data := pattern(7, 8192)
 	write(t, c, 1, 0, data[:1024])
 	write(t, c, 2, 0, data[:4095])
