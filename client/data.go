@@ -135,6 +135,15 @@ func (d *dataConns) putBlock(ctx context.Context, addr string, token []byte, req
 	return resp, dataErr(err)
 }
 
+func (d *dataConns) writeCommit(ctx context.Context, addr string, token []byte, req *wire.WriteCommitRequest, data []byte) (*wire.WriteCommitResponse, error) {
+	c, err := d.getFor(ctx, addr, token)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.WriteCommit(ctx, req, data)
+	return resp, dataErr(err)
+}
+
 func (d *dataConns) readChunk(ctx context.Context, addr string, token []byte, req *wire.ReadChunkRequest, buf []byte) (*wire.ReadChunkResponse, []byte, error) {
 	c, err := d.getFor(ctx, addr, token)
 	if err != nil {

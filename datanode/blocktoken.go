@@ -204,6 +204,8 @@ func (c *conn) authorize(m wire.Message) ([]byte, error) {
 		block, op = m.Block, wire.OpWrite
 	case *wire.PutBlockRequest:
 		block, op = m.Block, wire.OpWrite
+	case *wire.WriteCommitRequest:
+		block, op = m.Block, wire.OpWrite
 	case *wire.ReadChunkRequest:
 		block, op = m.Block, wire.OpRead
 	case *wire.GetBlockRequest:

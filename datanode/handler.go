@@ -37,8 +37,13 @@ func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, p
 	switch m := m.(type) {
 	case *wire.WriteChunkRequest:
 		c.s.m.bytesIn.Add(int64(len(payload)))
-		err = c.s.writeChunk(ctx, m, payload, c.peer.Load(), token)
+		_, err = c.s.writeChunk(ctx, m, nil, payload, c.peer.Load(), token)
 		resp = &wire.WriteChunkResponse{}
+	case *wire.WriteCommitRequest:
+		c.s.m.bytesIn.Add(int64(len(payload)))
+		r := &wire.WriteCommitResponse{}
+		r.BCSID, err = c.s.writeChunk(ctx, m.Write(), m, payload, c.peer.Load(), token)
+		resp = r
 	case *wire.PutBlockRequest:
 		resp, err = c.s.putBlock(ctx, m, token)
 	case *wire.ReadChunkRequest:
@@ -139,10 +144,15 @@ func codeOf(err error) wire.Code {
 // that a chunk damaged between client and leader fails the request alone,
 // without followers to blame; followers verify again what they receive.
 //
+// With commit (a WRITE_COMMIT, whose chunk m is), every replica then
+// commits the block at the chunk's end, as putBlock does, and writeChunk
+// returns this datanode's bcsID.
+//
 // token is the block token of the client's grant (nil when tokens are not
 // required): the leader presents it to each follower, once per connection,
 // before the first request of the block it forwards there.
-func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, data []byte, fromPeer bool, token []byte) error {
+func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, commit *wire.WriteCommitRequest, data []byte,
+	fromPeer bool, token []byte) (bcsID uint64, err error) {
 	// What readers read first goes through the page cache, so that a read
 	// soon after the write finds the block in memory: the pipeline
 	// leader's copy (the replica with followers: members are listed leader
@@ -155,7 +165,7 @@ func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, data
 	opts := container.WriteOptions{Cache: len(m.Followers) > 0 || !fromPeer}
 	if len(m.Followers) > 0 {
 		if err := checksum.Verify(m.Checksums, 0, data); err != nil {
-			return fmt.Errorf("%w: block %v at %d: %w", container.ErrChecksum, m.Block, m.Offset, err)
+			return 0, fmt.Errorf("%w: block %v at %d: %w", container.ErrChecksum, m.Block, m.Offset, err)
 		}
 		opts.NoVerify = true
 	}
@@ -168,19 +178,30 @@ func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, data
 		if c.Parity() {
 			o.Cache = false // read only to rebuild a lost member
 		}
-		return c.WriteChunk(m.Block.LocalID, m.Offset, data, m.Checksums, o)
+		if err := c.WriteChunk(m.Block.LocalID, m.Offset, data, m.Checksums, o); err != nil || commit == nil {
+			return err
+		}
+		bcsID, err = c.PutBlock(m.Block.LocalID, m.Offset+int64(len(data)), container.PutOptions{Sync: commit.Sync, Final: commit.Final})
+		return err
 	}
 	if len(m.Followers) == 0 {
-		return local()
+		return bcsID, local()
 	}
 	fwd := *m
 	fwd.Followers = nil
-	return s.replicate(ctx, m.Followers, local, func(ctx context.Context, c *wire.Conn) error {
+	err = s.replicate(ctx, m.Followers, local, func(ctx context.Context, c *wire.Conn) error {
 		if err := c.Authorize(ctx, token); err != nil {
 			return err
 		}
-		return c.WriteChunk(ctx, &fwd, data)
+		if commit == nil {
+			return c.WriteChunk(ctx, &fwd, data)
+		}
+		fc := *commit
+		fc.Followers = nil
+		_, err := c.WriteCommit(ctx, &fc, data)
+		return err
 	})
+	return bcsID, err
 }
 
 // putBlock commits a block locally and on every follower in parallel

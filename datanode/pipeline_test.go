@@ -278,3 +278,65 @@ func TestBudget(t *testing.T) {
 	b.wake()
 	require.Equal(t, [2]bool{false, true}, <-got)
 }
+
+// TestWriteCommit: a WRITE_COMMIT writes the chunk and commits the block on
+// every replica in one request (one forward per follower); repeating it
+// succeeds; a chunk after a hole is written but not committed; a damaged
+// chunk writes nothing anywhere.
+func TestWriteCommit(t *testing.T) {
+	nodes := startPipeline(t, nodeConfig{})
+	leader := nodes[0].dial(t)
+	require.Equal(t, wire.VersionWriteCommit, leader.Version())
+	ctx := context.Background()
+	head, last := pattern(21, 0, 64<<10), pattern(22, 0, 1000)
+
+	// A key of one chunk.
+	b := bid(11, 1)
+	req := &wire.WriteCommitRequest{Block: b, Checksums: sums(last), Final: true, Followers: followersOf(nodes)}
+	resp, err := leader.WriteCommit(ctx, req, last)
+	require.NoError(t, err)
+	require.NotZero(t, resp.BCSID)
+	require.Equal(t, int64(2), nodes[0].srv.Metrics().Forwarded, "one request to each follower")
+	_, err = leader.WriteCommit(ctx, req, last)
+	require.NoError(t, err, "a repeated WRITE_COMMIT succeeds")
+
+	// The last chunk of a block whose earlier chunks are committed.
+	b2 := bid(11, 2)
+	require.NoError(t, leader.WriteChunk(ctx, &wire.WriteChunkRequest{Block: b2, Checksums: sums(head), Followers: followersOf(nodes)}, head))
+	_, err = leader.PutBlock(ctx, &wire.PutBlockRequest{Block: b2, Length: int64(len(head)), Followers: followersOf(nodes)})
+	require.NoError(t, err)
+	_, err = leader.WriteCommit(ctx, &wire.WriteCommitRequest{Block: b2, Offset: int64(len(head)), Checksums: sums(last),
+		Final: true, Sync: true, Followers: followersOf(nodes)}, last)
+	require.NoError(t, err)
+	for _, n := range nodes {
+		c := n.dial(t)
+		gb, err := c.GetBlock(ctx, &wire.GetBlockRequest{Block: b})
+		require.NoError(t, err)
+		require.Equal(t, int64(len(last)), gb.Length, "on %s", n.addr)
+		require.Equal(t, last, readRange(t, c, b, 0, len(last)))
+		require.Equal(t, append(append([]byte(nil), head...), last...), readRange(t, c, b2, 0, len(head)+len(last)))
+	}
+
+	// A chunk after a hole: written, not committed; filling the hole and
+	// committing works.
+	b3 := bid(11, 3)
+	_, err = leader.WriteCommit(ctx, &wire.WriteCommitRequest{Block: b3, Offset: int64(len(head)), Checksums: sums(last),
+		Final: true, Followers: followersOf(nodes)}, last)
+	requireCode(t, err, wire.CodeIncomplete)
+	_, err = nodes[1].dial(t).GetBlock(ctx, &wire.GetBlockRequest{Block: b3})
+	requireCode(t, err, wire.CodeBlockNotFound)
+	require.NoError(t, leader.WriteChunk(ctx, &wire.WriteChunkRequest{Block: b3, Checksums: sums(head), Followers: followersOf(nodes)}, head))
+	_, err = leader.PutBlock(ctx, &wire.PutBlockRequest{Block: b3, Length: int64(len(head) + len(last)), Final: true, Followers: followersOf(nodes)})
+	require.NoError(t, err)
+
+	// A damaged chunk: refused by the leader, nothing written.
+	bad := append([]byte(nil), last...)
+	s := sums(bad)
+	bad[500] ^= 1
+	_, err = leader.WriteCommit(ctx, &wire.WriteCommitRequest{Block: bid(12, 1), Checksums: s, Followers: followersOf(nodes)}, bad)
+	requireCode(t, err, wire.CodeChecksumMismatch)
+	for _, n := range nodes {
+		_, err := n.store.Container(12)
+		require.ErrorIs(t, err, container.ErrNotFound, "nothing written on %s", n.addr)
+	}
+}

@@ -410,8 +410,15 @@ func (c *conn) next(ctx context.Context) bool {
 	)
 	if n := c.r.Remaining(); n > 0 {
 		mem = c.s.followerMem
-		if w, ok := m.(*wire.WriteChunkRequest); ok && len(w.Followers) > 0 {
-			mem = c.s.leaderMem
+		switch w := m.(type) {
+		case *wire.WriteChunkRequest:
+			if len(w.Followers) > 0 {
+				mem = c.s.leaderMem
+			}
+		case *wire.WriteCommitRequest:
+			if len(w.Followers) > 0 {
+				mem = c.s.leaderMem
+			}
 		}
 		ok, waited := mem.acquire(ctx, n)
 		if !ok {

@@ -292,6 +292,44 @@ func TestKillDatanodeMidWrite(t *testing.T) {
 	}
 }
 
+// TestSmallKeysWithADeadDatanode: a key of one chunk is written and its
+// block committed by one WRITE_COMMIT. With a datanode stopped that meta
+// still counts healthy, the keys whose pipeline holds it fail there and go
+// again to a new block avoiding it; every key reads back, none has a block
+// on the dead node, and meta closed the containers the writes failed on.
+func TestSmallKeysWithADeadDatanode(t *testing.T) {
+	f := startFaultCluster(t, Options{Datanodes: 4, HeartbeatInterval: 200 * time.Millisecond, DeadAfter: time.Minute},
+		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, f.write(ctx, "/vol/bkt/first", []byte("warm"), 4, 0, nil))
+	victim := f.c.Datanode(1).ID()
+	require.NoError(t, f.c.StopDatanode(1))
+
+	const keys = 12
+	data := make([][]byte, keys)
+	for i := range keys {
+		data[i] = fastRandom(1000+i, uint64(i))
+		require.NoError(t, f.write(ctx, fmt.Sprintf("/vol/bkt/k%d", i), data[i], len(data[i]), 0, nil), "key %d", i)
+	}
+	for i := range keys {
+		path := fmt.Sprintf("/vol/bkt/k%d", i)
+		f.requireContent(path, data[i])
+		ki, err := f.cl.LookupKey(ctx, "vol", "bkt", fmt.Sprintf("k%d", i))
+		require.NoError(t, err)
+		require.Len(t, ki.Blocks, 1, path)
+		require.NotContains(t, members(ki.Blocks[0]), victim, "%s has a block on the stopped datanode", path)
+	}
+	closed := 0
+	pipes := f.pipelines()
+	for _, ci := range f.containers() {
+		if slices.Contains(pipes[ci.PipelineId].GetMembers(), victim) && ci.State != stratov1.ContainerState_CONTAINER_OPEN {
+			closed++
+		}
+	}
+	require.Positive(t, closed, "no write failed on %s: the test did not test", victim)
+}
+
 // TestKillDatanodeMidRead kills the first replica of the blocks ahead in
 // the middle of a streaming read (with read-ahead in flight): the reader
 // fails over to the other replicas and returns the key intact.

@@ -470,6 +470,30 @@ func (c *Conn) PutBlock(ctx context.Context, req *PutBlockRequest) (*PutBlockRes
 	return m.(*PutBlockResponse), nil
 }
 
+// WriteCommit writes data as a block's chunk and commits the block at the
+// chunk's end (req.Length is set from len(data)): one WRITE_COMMIT on a
+// connection of version 3 or later, a WRITE_CHUNK and then a PUT_BLOCK on
+// an older one.
+func (c *Conn) WriteCommit(ctx context.Context, req *WriteCommitRequest, data []byte) (*WriteCommitResponse, error) {
+	r := *req
+	r.Length = uint32(len(data))
+	if c.Version() < VersionWriteCommit {
+		if err := c.WriteChunk(ctx, r.Write(), data); err != nil {
+			return nil, err
+		}
+		pr, err := c.PutBlock(ctx, r.Put())
+		if err != nil {
+			return nil, err
+		}
+		return &WriteCommitResponse{BCSID: pr.BCSID}, nil
+	}
+	m, _, err := c.Do(ctx, &r, data, nil)
+	if err != nil {
+		return nil, err
+	}
+	return m.(*WriteCommitResponse), nil
+}
+
 // ReadChunk reads a range of a block. It returns the response, whose
 // Offset and Chunks describe the payload (widened to checksum windows), and
 // the payload, read into buf if it has room. The caller verifies the

@@ -395,3 +395,37 @@ func TestPoolDialConcurrent(t *testing.T) {
 	wg.Wait()
 	require.LessOrEqual(t, len(seen), 2)
 }
+
+// TestWriteCommitOnOlderVersion: on a connection that chose a version
+// without WRITE_COMMIT, WriteCommit sends a WRITE_CHUNK and, once it is
+// acknowledged, a PUT_BLOCK at the chunk's end.
+func TestWriteCommitOnOlderVersion(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	s := newToyServer(t, func(ctx context.Context, w *Writer, h FrameHeader, m Message, payload []byte) {
+		mu.Lock()
+		seen = append(seen, h.Type.String())
+		mu.Unlock()
+		switch m := m.(type) {
+		case *WriteChunkRequest:
+			_ = w.WriteMessage(ctx, h.RequestID, &WriteChunkResponse{}, nil)
+		case *PutBlockRequest:
+			if m.Length != 16 || !m.Final || m.Sync {
+				_ = w.WriteError(ctx, h.Type, h.RequestID, Errorf(CodeInvalidArgument, "%+v", m))
+				return
+			}
+			_ = w.WriteMessage(ctx, h.RequestID, &PutBlockResponse{BCSID: 9}, nil)
+		default:
+			_ = w.WriteError(ctx, h.Type, h.RequestID, Errorf(CodeUnsupportedType, "toy"))
+		}
+	})
+	c := dial(t, s.addr())
+	require.Equal(t, uint8(1), c.Version())
+	resp, err := c.WriteCommit(context.Background(), &WriteCommitRequest{Block: BlockID{ContainerID: 7, LocalID: 42},
+		Checksums: exampleSums, Final: true}, exampleData)
+	require.NoError(t, err)
+	require.Equal(t, uint64(9), resp.BCSID)
+	require.Equal(t, []string{"WRITE_CHUNK", "PUT_BLOCK"}, seen)
+}

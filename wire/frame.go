@@ -14,9 +14,12 @@ const (
 	Version uint8 = 1
 	// VersionToken is the first version with TOKEN (block tokens).
 	VersionToken uint8 = 2
+	// VersionWriteCommit is the first version with WRITE_COMMIT (a chunk
+	// written and its block committed in one request).
+	VersionWriteCommit uint8 = 3
 	// MinVersion and MaxVersion bound the versions this package speaks.
 	MinVersion uint8 = 1
-	MaxVersion uint8 = 2
+	MaxVersion uint8 = 3
 
 	// FrameHeaderLen is the size of the fixed frame header.
 	FrameHeaderLen = 24
@@ -67,6 +70,9 @@ const (
 	TypeImportIndex Type = 12
 	// TypeToken presents a block token (version 2, docs/wire.md §5.9).
 	TypeToken Type = 13
+	// TypeWriteCommit writes a block's last chunk and commits the block
+	// (version 3, docs/wire.md §5.10).
+	TypeWriteCommit Type = 14
 )
 
 var typeNames = [...]string{
@@ -84,6 +90,7 @@ var typeNames = [...]string{
 	TypeListBlocks:     "LIST_BLOCKS",
 	TypeImportIndex:    "IMPORT_INDEX",
 	TypeToken:          "TOKEN",
+	TypeWriteCommit:    "WRITE_COMMIT",
 }
 
 func (t Type) String() string {
@@ -99,13 +106,16 @@ func (t Type) Known() bool { return t >= TypePing && int(t) < len(typeNames) }
 
 // KnownIn reports whether t is a message type of protocol version v.
 func (t Type) KnownIn(v uint8) bool {
-	return t.Known() && (t != TypeToken || v >= VersionToken)
+	return t.Known() && v >= t.minVersion()
 }
 
 // minVersion is the first version that has message type t.
 func (t Type) minVersion() uint8 {
-	if t == TypeToken {
+	switch t {
+	case TypeToken:
 		return VersionToken
+	case TypeWriteCommit:
+		return VersionWriteCommit
 	}
 	return Version
 }

@@ -88,6 +88,34 @@ type PutBlockResponse struct {
 	BCSID uint64
 }
 
+// WriteCommitRequest writes a chunk, as WriteChunkRequest does, then
+// commits the block at the chunk's end, as PutBlockRequest does: a block's
+// last chunk and its commit in one round trip (version 3).
+type WriteCommitRequest struct {
+	Block     BlockID
+	Offset    int64
+	Length    uint32
+	Checksums checksum.Data
+	// Final and Sync are PutBlockRequest's.
+	Final, Sync bool
+	Followers   []string
+}
+
+// WriteCommitResponse carries the leader's block commit sequence ID.
+type WriteCommitResponse struct {
+	BCSID uint64
+}
+
+// Write is the request's WRITE_CHUNK part.
+func (m *WriteCommitRequest) Write() *WriteChunkRequest {
+	return &WriteChunkRequest{Block: m.Block, Offset: m.Offset, Length: m.Length, Checksums: m.Checksums, Followers: m.Followers}
+}
+
+// Put is the request's PUT_BLOCK part.
+func (m *WriteCommitRequest) Put() *PutBlockRequest {
+	return &PutBlockRequest{Block: m.Block, Length: m.Offset + int64(m.Length), Final: m.Final, Sync: m.Sync, Followers: m.Followers}
+}
+
 // ReadChunkRequest reads [Offset, Offset+Length) of a committed block.
 type ReadChunkRequest struct {
 	Block  BlockID
@@ -135,6 +163,8 @@ func (*WriteChunkRequest) Type() Type      { return TypeWriteChunk }
 func (*WriteChunkResponse) Type() Type     { return TypeWriteChunk }
 func (*PutBlockRequest) Type() Type        { return TypePutBlock }
 func (*PutBlockResponse) Type() Type       { return TypePutBlock }
+func (*WriteCommitRequest) Type() Type     { return TypeWriteCommit }
+func (*WriteCommitResponse) Type() Type    { return TypeWriteCommit }
 func (*ReadChunkRequest) Type() Type       { return TypeReadChunk }
 func (*ReadChunkResponse) Type() Type      { return TypeReadChunk }
 func (*GetBlockRequest) Type() Type        { return TypeGetBlock }
@@ -149,6 +179,8 @@ func (*WriteChunkRequest) response() bool      { return false }
 func (*WriteChunkResponse) response() bool     { return true }
 func (*PutBlockRequest) response() bool        { return false }
 func (*PutBlockResponse) response() bool       { return true }
+func (*WriteCommitRequest) response() bool     { return false }
+func (*WriteCommitResponse) response() bool    { return true }
 func (*ReadChunkRequest) response() bool       { return false }
 func (*ReadChunkResponse) response() bool      { return true }
 func (*GetBlockRequest) response() bool        { return false }
@@ -214,16 +246,21 @@ func (m *WriteChunkRequest) decode(d *decoder) {
 }
 
 func (m *WriteChunkRequest) check(payloadLen uint32) error {
+	return checkChunk(TypeWriteChunk, m.Block, m.Offset, m.Length, m.Checksums, payloadLen)
+}
+
+// checkChunk checks the chunk a WRITE_CHUNK or WRITE_COMMIT carries.
+func checkChunk(t Type, block BlockID, offset int64, length uint32, sums checksum.Data, payloadLen uint32) error {
 	switch {
-	case m.Offset < 0 || m.Offset > maxOffset-int64(m.Length):
-		return Errorf(CodeInvalidArgument, "WRITE_CHUNK %v: offset %d invalid", m.Block, m.Offset)
-	case m.Length == 0 || m.Length > MaxChunkLen:
-		return Errorf(CodeInvalidArgument, "WRITE_CHUNK %v: length %d out of range 1..%d", m.Block, m.Length, MaxChunkLen)
-	case m.Length != payloadLen:
-		return Errorf(CodeInvalidArgument, "WRITE_CHUNK %v: length %d but payload of %d bytes", m.Block, m.Length, payloadLen)
+	case offset < 0 || offset > maxOffset-int64(length):
+		return Errorf(CodeInvalidArgument, "%v %v: offset %d invalid", t, block, offset)
+	case length == 0 || length > MaxChunkLen:
+		return Errorf(CodeInvalidArgument, "%v %v: length %d out of range 1..%d", t, block, length, MaxChunkLen)
+	case length != payloadLen:
+		return Errorf(CodeInvalidArgument, "%v %v: length %d but payload of %d bytes", t, block, length, payloadLen)
 	}
-	if err := checkSums(m.Checksums, m.Length); err != nil {
-		return Errorf(CodeInvalidArgument, "WRITE_CHUNK %v at %d: %v", m.Block, m.Offset, err)
+	if err := checkSums(sums, length); err != nil {
+		return Errorf(CodeInvalidArgument, "%v %v at %d: %v", t, block, offset, err)
 	}
 	return nil
 }
@@ -236,34 +273,42 @@ func (m *WriteChunkResponse) check(payloadLen uint32) error {
 
 // ---- PUT_BLOCK ----
 
-// PUT_BLOCK flag bits.
+// PUT_BLOCK (and WRITE_COMMIT) flag bits.
 const (
 	putFinal = 1 << 0
 	putSync  = 1 << 1
 )
 
+func appendPutFlags(dst []byte, final, sync bool) []byte {
+	var f byte
+	if final {
+		f |= putFinal
+	}
+	if sync {
+		f |= putSync
+	}
+	return append(dst, f)
+}
+
+func (d *decoder) putFlags(t Type) (final, sync bool) {
+	f := d.u8("flags")
+	if f&^(putFinal|putSync) != 0 {
+		d.failf("%v: reserved flag bits %#02x set", t, f&^(putFinal|putSync))
+	}
+	return f&putFinal != 0, f&putSync != 0
+}
+
 func (m *PutBlockRequest) AppendHeader(dst []byte) []byte {
 	dst = appendBlockID(dst, m.Block)
 	dst = appendI64(dst, m.Length)
-	var f byte
-	if m.Final {
-		f |= putFinal
-	}
-	if m.Sync {
-		f |= putSync
-	}
-	dst = append(dst, f)
+	dst = appendPutFlags(dst, m.Final, m.Sync)
 	return appendFollowers(dst, m.Followers)
 }
 
 func (m *PutBlockRequest) decode(d *decoder) {
 	m.Block = d.blockID()
 	m.Length = d.i64("length")
-	f := d.u8("flags")
-	if f&^(putFinal|putSync) != 0 {
-		d.failf("PUT_BLOCK: reserved flag bits %#02x set", f&^(putFinal|putSync))
-	}
-	m.Final, m.Sync = f&putFinal != 0, f&putSync != 0
+	m.Final, m.Sync = d.putFlags(TypePutBlock)
 	m.Followers = d.followers()
 }
 
@@ -277,6 +322,36 @@ func (m *PutBlockRequest) check(payloadLen uint32) error {
 func (m *PutBlockResponse) AppendHeader(dst []byte) []byte { return appendU64(dst, m.BCSID) }
 func (m *PutBlockResponse) decode(d *decoder)              { m.BCSID = d.u64("bcsID") }
 func (m *PutBlockResponse) check(payloadLen uint32) error  { return noPayload(TypePutBlock, payloadLen) }
+
+// ---- WRITE_COMMIT ----
+
+func (m *WriteCommitRequest) AppendHeader(dst []byte) []byte {
+	dst = appendBlockID(dst, m.Block)
+	dst = appendI64(dst, m.Offset)
+	dst = appendU32(dst, m.Length)
+	dst = appendSums(dst, m.Checksums)
+	dst = appendPutFlags(dst, m.Final, m.Sync)
+	return appendFollowers(dst, m.Followers)
+}
+
+func (m *WriteCommitRequest) decode(d *decoder) {
+	m.Block = d.blockID()
+	m.Offset = d.i64("offset")
+	m.Length = d.u32("length")
+	m.Checksums = d.sums("checksums")
+	m.Final, m.Sync = d.putFlags(TypeWriteCommit)
+	m.Followers = d.followers()
+}
+
+func (m *WriteCommitRequest) check(payloadLen uint32) error {
+	return checkChunk(TypeWriteCommit, m.Block, m.Offset, m.Length, m.Checksums, payloadLen)
+}
+
+func (m *WriteCommitResponse) AppendHeader(dst []byte) []byte { return appendU64(dst, m.BCSID) }
+func (m *WriteCommitResponse) decode(d *decoder)              { m.BCSID = d.u64("bcsID") }
+func (m *WriteCommitResponse) check(payloadLen uint32) error {
+	return noPayload(TypeWriteCommit, payloadLen)
+}
 
 // ---- READ_CHUNK ----
 
@@ -550,6 +625,11 @@ func newMessage(t Type, response, isErr bool) Message {
 			return &TokenResponse{}
 		}
 		return &TokenRequest{}
+	case TypeWriteCommit:
+		if response {
+			return &WriteCommitResponse{}
+		}
+		return &WriteCommitRequest{}
 	}
 	return newImportMessage(t, response)
 }

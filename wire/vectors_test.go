@@ -57,6 +57,9 @@ func vectors() []vector {
 		{name: "import_commit_response", id: 9, msg: &ImportCommitResponse{BCSID: 9, Bytes: 16}},
 		{name: "import_abort_request", id: 10, msg: &ImportAbortRequest{ContainerID: 7}},
 		{name: "import_abort_response", id: 10, msg: &ImportAbortResponse{}},
+		{name: "write_commit_request", id: 14, msg: &WriteCommitRequest{Block: block, Offset: 0, Length: 16, Checksums: exampleSums,
+			Final: true, Followers: exampleFollowers}, payload: exampleData},
+		{name: "write_commit_response", id: 14, msg: &WriteCommitResponse{BCSID: 9}},
 		{name: "error_response", typ: TypeWriteChunk, id: 2, msg: &Error{Code: CodeFollowerFailed,
 			Message: "follower dn-3.example:9859: CHECKSUM_MISMATCH",
 			Failed:  []FailedNode{{Addr: "dn-3.example:9859", Code: CodeChecksumMismatch}}}},
@@ -88,12 +91,13 @@ func TestVectors(t *testing.T) {
 			f, err := DecodeFrame(want)
 			require.NoError(t, err)
 			require.Equal(t, v.id, f.Header.RequestID)
-			require.Equal(t, Version, f.Header.Version)
 			if _, ok := v.msg.(*Error); ok {
+				require.Equal(t, Version, f.Header.Version)
 				require.Equal(t, v.typ, f.Header.Type)
 				require.Equal(t, FlagResponse|FlagError, f.Header.Flags)
 			} else {
 				require.Equal(t, v.msg.Type(), f.Header.Type)
+				require.Equal(t, max(Version, v.msg.Type().minVersion()), f.Header.Version)
 			}
 			require.Equal(t, v.msg, f.Msg)
 			_, records := v.msg.(payloadDecoder)

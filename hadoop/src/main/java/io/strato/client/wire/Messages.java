@@ -77,7 +77,26 @@ public final class Messages {
     }
   }
 
-  /** PUT_BLOCK response, and CLOSE_CONTAINER response: one bcsID. */
+  /**
+   * WRITE_COMMIT request (§5.10, version 3): WRITE_CHUNK's fields with PUT_BLOCK's
+   * flags before the followers; the payload is the chunk's length bytes.
+   */
+  public record WriteCommitRequest(BlockId block, long offset, int length, Checksums checksums, int flags,
+      List<String> followers) {
+    public byte[] header() {
+      return new Enc().block(block).u64(offset).u32(length).sums(checksums).u8(flags).followers(followers).done();
+    }
+
+    public static WriteCommitRequest decode(byte[] h) throws WireException {
+      Dec d = new Dec(h, "WRITE_COMMIT request");
+      WriteCommitRequest r = new WriteCommitRequest(d.block(), d.i64("offset"), d.len32("length"),
+          d.sums("checksums"), d.u8("flags"), d.followers());
+      d.finish();
+      return r;
+    }
+  }
+
+  /** PUT_BLOCK, WRITE_COMMIT and CLOSE_CONTAINER responses: one bcsID. */
   public record BcsResponse(long bcsId) {
     public byte[] header() {
       return new Enc().u64(bcsId).done();

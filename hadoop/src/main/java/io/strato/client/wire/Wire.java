@@ -30,6 +30,13 @@ public final class Wire {
   public static final int TYPE_IMPORT_ABORT = 10;
   /** Version 2: presents a block token (§5.9). */
   public static final int TYPE_TOKEN = 13;
+  /**
+   * Version 3: a block's last chunk and its commit in one request (§5.10). This
+   * implementation encodes and decodes it but does not send it: it offers versions 1 to 2.
+   */
+  public static final int TYPE_WRITE_COMMIT = 14;
+  /** The first version with WRITE_COMMIT. */
+  public static final byte VERSION_WRITE_COMMIT = 3;
   /** The largest token a TOKEN may carry. */
   public static final int MAX_TOKEN = 1024;
 

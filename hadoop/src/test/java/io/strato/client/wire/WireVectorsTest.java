@@ -19,6 +19,7 @@ import io.strato.client.wire.Messages.PutBlockRequest;
 import io.strato.client.wire.Messages.ReadChunkRequest;
 import io.strato.client.wire.Messages.ReadChunkResponse;
 import io.strato.client.wire.Messages.WriteChunkRequest;
+import io.strato.client.wire.Messages.WriteCommitRequest;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -114,6 +115,21 @@ public class WireVectorsTest {
   }
 
   @Test
+  public void writeCommit() throws IOException {
+    // Version-3 frames: the first version that has WRITE_COMMIT.
+    int v = Wire.VERSION_WRITE_COMMIT;
+    WriteCommitRequest w = new WriteCommitRequest(BLOCK, 0, 16, SUMS, Messages.PUT_BLOCK_FINAL, FOLLOWERS);
+    Frame f = check("write_commit_request.bin",
+        new Frame(v, Wire.TYPE_WRITE_COMMIT, 0, 14, w.header(), DATA, 0, DATA.length));
+    assertEquals(w, WriteCommitRequest.decode(f.header));
+    assertEquals(86, f.header.length);
+    byte[] h = new BcsResponse(9).header();
+    f = check("write_commit_response.bin",
+        new Frame(v, Wire.TYPE_WRITE_COMMIT, Wire.FLAG_RESPONSE, 14, h, new byte[0], 0, 0));
+    assertEquals(9, BcsResponse.decode(f.header).bcsId());
+  }
+
+  @Test
   public void readChunk() throws IOException {
     ReadChunkRequest r = new ReadChunkRequest(BLOCK, 3, 6);
     Frame f = check("read_chunk_request.bin", req(Wire.TYPE_READ_CHUNK, 4, r.header(), null));
@@ -198,7 +214,8 @@ public class WireVectorsTest {
         "import_commit_request.bin", "import_commit_response.bin", "import_data_request.bin",
         "import_data_response.bin", "ping_request.bin", "ping_response.bin", "put_block_request.bin",
         "put_block_response.bin", "read_chunk_request.bin", "read_chunk_response.bin",
-        "write_chunk_request.bin", "write_chunk_response.bin"), Arrays.asList(files));
+        "write_chunk_request.bin", "write_chunk_response.bin", "write_commit_request.bin",
+        "write_commit_response.bin"), Arrays.asList(files));
   }
 
   @Test
