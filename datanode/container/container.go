@@ -38,6 +38,14 @@ type Container struct {
 	commitMu sync.Mutex
 	ctr      counters // guarded by commitMu
 
+	// rowBound is at least the local ID of every block with a row: a block
+	// above it has never been committed here, and its first write need not
+	// look its row up. Read from the database once (rowBoundOnce), raised
+	// by every commit before its row is written.
+	rowBoundOnce sync.Once
+	rowBound     atomic.Uint64
+	rowBoundErr  error
+
 	dirtyMu    sync.Mutex
 	dirty      []*openBlock // blocks in memory with writes not yet fsynced
 	dirtyFiles []string     // files of released blocks with writes not yet fsynced
@@ -383,6 +391,14 @@ func (c *Container) lockBlock(localID uint64) (*openBlock, error) {
 }
 
 func (c *Container) loadBlockLocked(b *openBlock) error {
+	bound, err := c.blockRowBound()
+	if err != nil {
+		return err
+	}
+	if b.id > bound {
+		b.loaded = true // never committed: nothing to read
+		return nil
+	}
 	blk, err := c.GetBlock(b.id)
 	if errors.Is(err, ErrBlockNotFound) {
 		b.loaded = true
@@ -397,6 +413,43 @@ func (c *Container) loadBlockLocked(b *openBlock) error {
 	}
 	b.end, b.committed, b.hasRow, b.loaded = blk.Length, blk.Length, true, true
 	return nil
+}
+
+// blockRowBound returns rowBound, reading it from the database the first
+// time: the highest local ID with a row.
+func (c *Container) blockRowBound() (uint64, error) {
+	c.rowBoundOnce.Do(func() {
+		it, err := c.v.db.NewIter(&pebble.IterOptions{LowerBound: blockKey(c.id, 0), UpperBound: append(containerPrefix(c.id), tagBlock+1)})
+		if err != nil {
+			c.rowBoundErr = ioError("find the container's last block", err)
+			return
+		}
+		if it.Last() {
+			if k := it.Key(); len(k) == 17 {
+				c.rowBound.Store(beUint64(k[9:]))
+			} else {
+				c.rowBoundErr = fmt.Errorf("%w: block key %x", ErrCorrupt, k)
+			}
+		}
+		if err := it.Close(); err != nil && c.rowBoundErr == nil {
+			c.rowBoundErr = ioError("find the container's last block", err)
+		}
+	})
+	return c.rowBound.Load(), c.rowBoundErr
+}
+
+// raiseRowBound makes rowBound at least localID; called before the row of
+// localID is written.
+func (c *Container) raiseRowBound(localID uint64) error {
+	if _, err := c.blockRowBound(); err != nil {
+		return err
+	}
+	for {
+		cur := c.rowBound.Load()
+		if cur >= localID || c.rowBound.CompareAndSwap(cur, localID) {
+			return nil
+		}
+	}
 }
 
 // evictLocked drops a block from memory after closing its handle.

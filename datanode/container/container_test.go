@@ -544,3 +544,53 @@ func TestDetachedContainers(t *testing.T) {
 	_, err = v.Create(3, FilePerBlock)
 	require.NoError(t, err)
 }
+
+// TestRowBound: a block's first write skips the lookup of its row only when
+// its local ID is above every committed one. Committed blocks, released from
+// memory or found again after a reopen, still refuse different bytes, and a
+// block below the bound that was never committed is written normally.
+func TestRowBound(t *testing.T) {
+	for _, layout := range layouts {
+		t.Run(layout.String(), func(t *testing.T) {
+			v, dir := diskVolume(t)
+			c, err := v.Create(7, layout)
+			require.NoError(t, err)
+			data, other := pattern(1, 2048), pattern(2, 2048)
+			for _, id := range []uint64{5, 9} {
+				write(t, c, id, 0, data)
+				_, err = c.PutBlock(id, int64(len(data)), PutOptions{Final: true})
+				require.NoError(t, err)
+			}
+			bound, err := c.blockRowBound()
+			require.NoError(t, err)
+			require.Equal(t, uint64(9), bound)
+			check := func(c *Container) {
+				t.Helper()
+				for _, id := range []uint64{5, 9} {
+					require.ErrorIs(t, c.WriteChunk(id, 0, other, sums(other), WriteOptions{}), ErrOverwrite, "block %d", id)
+					require.NoError(t, c.WriteChunk(id, 0, data, sums(data), WriteOptions{}), "a retry of block %d", id)
+					require.Equal(t, data, readAll(t, c, id))
+				}
+			}
+			check(c)
+			write(t, c, 7, 0, other) // below the bound, never committed
+			_, err = c.PutBlock(7, int64(len(other)), PutOptions{Final: true})
+			require.NoError(t, err)
+			write(t, c, 12, 0, other) // above it
+			_, err = c.PutBlock(12, int64(len(other)), PutOptions{Final: true})
+			require.NoError(t, err)
+
+			require.NoError(t, v.Close())
+			v = openTestVolume(t, vfs.Default, dir)
+			t.Cleanup(func() { v.Close() })
+			c, err = v.Container(7)
+			require.NoError(t, err)
+			bound, err = c.blockRowBound()
+			require.NoError(t, err)
+			require.Equal(t, uint64(12), bound, "read from the database")
+			check(c)
+			require.ErrorIs(t, c.WriteChunk(12, 0, data, sums(data), WriteOptions{}), ErrOverwrite)
+			require.Equal(t, other, readAll(t, c, 7))
+		})
+	}
+}

@@ -322,6 +322,9 @@ func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uin
 		blk.Chunks[j] = Chunk{Offset: r.off, Length: r.n, Checksums: b.checksums(r)}
 	}
 
+	if err := c.raiseRowBound(localID); err != nil {
+		return 0, err
+	}
 	c.commitMu.Lock()
 	ctr := c.ctr
 	ctr.bcsID++
