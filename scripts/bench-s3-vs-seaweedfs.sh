@@ -97,12 +97,22 @@ if [[ " ${systems[*]} " == *" seaweedfs "* ]] && [ ! -x "$weed" ]; then
 fi
 
 # ---- the systems ----------------------------------------------------------------
-# start_<system> starts it, sets endpoint and gwpid (the S3 server's PID).
+# retire DIR: a finished round's data. Its large files go at once (the
+# disk space); the many small ones stay until the run ends. Removing tens of
+# thousands of files between rounds would slow every file create of the next
+# rounds for minutes on a file system that scans recently freed inodes at
+# each create (ext4 without a journal, as on the machines these figures come
+# from): the cost would land on whichever system runs next, not on the one
+# that made the files.
+retire() { find "$1" -type f -size +1M -delete 2>/dev/null || true; }
+
+# start_<system> starts it (its data in $work/<system>-<round>, named by
+# data), sets endpoint and gwpid (the S3 server's PID).
 start_strato() {
 	local meta s3p
 	meta=127.0.0.1:$(port) s3p=127.0.0.1:$(port)
-	rm -rf "$work/strato"
-	"$strato" dev --data "$work/strato" --meta-addr "$meta" --s3-addr "" --http "" >"$work/strato-dev.log" 2>&1 &
+	data=$work/strato-$r
+	"$strato" dev --data "$data" --meta-addr "$meta" --s3-addr "" --http "" >"$work/strato-dev.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 300); do grep -q "strato dev: ready" "$work/strato-dev.log" && break; sleep 0.2; done
 	printf '%s %s\n' "$ak" "$sk" >"$work/strato-keys"
@@ -115,21 +125,21 @@ start_strato() {
 start_seaweedfs() {
 	local mp fp sp d
 	mp=$(port) fp=$(port) sp=$(port)
-	rm -rf "$work/sw" && mkdir -p "$work/sw"
-	"$weed" master -ip=127.0.0.1 -ip.bind=127.0.0.1 -port="$mp" -mdir="$work/sw/m" -defaultReplication=002 \
+	data=$work/sw-$r
+	mkdir -p "$data/m"
+	"$weed" master -ip=127.0.0.1 -ip.bind=127.0.0.1 -port="$mp" -mdir="$data/m" -defaultReplication=002 \
 		-volumeSizeLimitMB=1024 >"$work/sw-master.log" 2>&1 &
 	pids+=($!)
-	mkdir -p "$work/sw/m"
 	wait_http "http://127.0.0.1:$mp/cluster/status"
 	for i in 1 2 3; do
-		d=$work/sw/v$i && mkdir -p "$d"
+		d=$data/v$i && mkdir -p "$d"
 		"$weed" volume -ip=127.0.0.1 -ip.bind=127.0.0.1 -port="$(port)" -dir="$d" -max=100 \
 			-master="127.0.0.1:$mp" >"$work/sw-volume$i.log" 2>&1 &
 		pids+=($!)
 	done
-	mkdir -p "$work/sw/f"
+	mkdir -p "$data/f"
 	"$weed" filer -ip=127.0.0.1 -ip.bind=127.0.0.1 -port="$fp" -master="127.0.0.1:$mp" \
-		-defaultStoreDir="$work/sw/f" >"$work/sw-filer.log" 2>&1 &
+		-defaultStoreDir="$data/f" >"$work/sw-filer.log" 2>&1 &
 	pids+=($!)
 	wait_http "http://127.0.0.1:$fp/"
 	cat >"$work/sw-s3.json" <<-EOF
@@ -145,8 +155,9 @@ start_seaweedfs() {
 start_versitygw() {
 	local p
 	p=$(port)
-	rm -rf "$work/vgw" && mkdir -p "$work/vgw"
-	"$vgw" --access "$ak" --secret "$sk" --port "127.0.0.1:$p" posix "$work/vgw" >"$work/vgw.log" 2>&1 &
+	data=$work/vgw-$r
+	mkdir -p "$data"
+	"$vgw" --access "$ak" --secret "$sk" --port "127.0.0.1:$p" posix "$data" >"$work/vgw.log" 2>&1 &
 	gwpid=$!
 	pids+=($gwpid)
 	endpoint=http://127.0.0.1:$p
@@ -176,6 +187,7 @@ for r in $(seq "$rounds"); do
 			echo "$sys|$w|$line" >>"$results"
 		done
 		stop_all
+		retire "$data"
 	done
 done
 
