@@ -183,9 +183,10 @@ func TestObservabilityUnderLoad(t *testing.T) {
 	for i, h := range dnHTTP {
 		after := scrape(h)
 		for _, s := range []string{
-			`strato_datanode_requests_total{code="OK",type="WRITE_CHUNK"}`,
-			`strato_datanode_requests_total{code="OK",type="PUT_BLOCK"}`,
-			`strato_datanode_request_duration_seconds_count{type="WRITE_CHUNK"}`,
+			// Keys of one chunk: each is written and committed by one
+			// WRITE_COMMIT (docs/wire.md §5.10).
+			`strato_datanode_requests_total{code="OK",type="WRITE_COMMIT"}`,
+			`strato_datanode_request_duration_seconds_count{type="WRITE_COMMIT"}`,
 			`strato_datanode_received_bytes_total`,
 		} {
 			moved(dnBefore[i], after, s)
