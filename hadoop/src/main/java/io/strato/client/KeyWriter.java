@@ -7,6 +7,7 @@ import io.strato.client.wire.DataConn;
 import io.strato.client.wire.Messages;
 import io.strato.client.wire.Messages.PutBlockRequest;
 import io.strato.client.wire.Messages.WriteChunkRequest;
+import io.strato.client.wire.Messages.WriteCommitRequest;
 import io.strato.client.wire.Wire;
 import io.strato.client.wire.WireException;
 import io.strato.proto.v1.AllocateBlockRequest;
@@ -218,6 +219,55 @@ public final class KeyWriter extends OutputStream {
     bufLen = 0;
     try {
       send(d, n);
+    } catch (IOException e) {
+      err = e;
+      throw e;
+    }
+  }
+
+  /**
+   * Sends the buffered end of the file. When everything sent to the current block before it is
+   * committed (always for a file of one chunk), the chunk and the block's final commit travel as
+   * one WRITE_COMMIT (docs/wire.md §5.10): one round trip through the pipeline instead of two.
+   * Otherwise, or after a failure (recover resends it to a new block), commitBlock commits it.
+   */
+  private void sendLast() throws IOException {
+    if (buf == null || bufLen == 0) {
+      return;
+    }
+    if (!pending.isEmpty() || commitF != null || (cur != null && curLen + bufLen > blockSize)) {
+      sendBuf();
+      return;
+    }
+    byte[] d = buf;
+    int n = bufLen;
+    buf = null;
+    bufLen = 0;
+    try {
+      if (cur == null) {
+        nextBlock();
+      }
+      Blk bl = cur;
+      ChunkSend cs = new ChunkSend(curLen, d, n);
+      curLen += n;
+      try {
+        cs.conn = c.data.get(bl.leader(), bl.token);
+        cs.f = cs.conn.writeCommit(new WriteCommitRequest(bl.id, cs.off, n, Checksums.compute(ctype, bpc, d, 0, n),
+            Messages.PUT_BLOCK_FINAL, bl.followers()), d, 0, n);
+      } catch (IOException e) {
+        cs.f = CompletableFuture.failedFuture(e);
+      }
+      IOException e = cs.await(c.data.requestTimeoutMs());
+      if (e == null) {
+        bl.length = curLen;
+        unsynced.add(bl);
+        cur = null;
+        curLen = 0;
+        committed = 0;
+        return;
+      }
+      pending.add(cs);
+      recover(e);
     } catch (IOException e) {
       err = e;
       throw e;
@@ -665,7 +715,7 @@ public final class KeyWriter extends OutputStream {
       throw failedEarlier();
     }
     try {
-      sendBuf();
+      sendLast();
       commitBlock(true, false);
       commit(false);
     } catch (IOException e) {

@@ -646,6 +646,21 @@ public final class DataConn implements Closeable {
     return enqueue(Wire.TYPE_WRITE_CHUNK, () -> req.get().header(), data, off, len);
   }
 
+  /**
+   * A WRITE_COMMIT of data[off, off+len): the chunk, then the block committed at its end. On a
+   * connection whose PING chose a version without it (below 3), a WRITE_CHUNK and, once it is
+   * acknowledged, a PUT_BLOCK with the same flags. The caller must leave data as it is until
+   * the response.
+   */
+  public CompletableFuture<Response> writeCommit(Messages.WriteCommitRequest req, byte[] data, int off, int len) {
+    if (version >= Wire.VERSION_WRITE_COMMIT) {
+      return enqueue(Wire.TYPE_WRITE_COMMIT, req::header, data, off, len);
+    }
+    WriteChunkRequest w = new WriteChunkRequest(req.block(), req.offset(), req.length(), req.checksums(), req.followers());
+    PutBlockRequest p = new PutBlockRequest(req.block(), req.offset() + req.length(), req.flags(), req.followers());
+    return writeChunk(() -> w, data, off, len).thenCompose(r -> putBlock(p));
+  }
+
   public CompletableFuture<Response> putBlock(PutBlockRequest req) {
     return call(Wire.TYPE_PUT_BLOCK, req.header(), null, 0, 0);
   }

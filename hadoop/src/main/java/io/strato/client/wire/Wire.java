@@ -11,8 +11,8 @@ public final class Wire {
   public static final int MAGIC = 0x53545257;
   /** Version 1: the frames before a PING chose another, and what PING itself carries. */
   public static final byte VERSION = 1;
-  /** The highest version this implementation speaks (2: block tokens, TOKEN). */
-  public static final byte MAX_VERSION = 2;
+  /** The highest version this implementation speaks (3: WRITE_COMMIT; 2: block tokens, TOKEN). */
+  public static final byte MAX_VERSION = 3;
   public static final int FRAME_HEADER_LENGTH = 24;
 
   public static final short FLAG_RESPONSE = 0x0001;
@@ -30,10 +30,7 @@ public final class Wire {
   public static final int TYPE_IMPORT_ABORT = 10;
   /** Version 2: presents a block token (§5.9). */
   public static final int TYPE_TOKEN = 13;
-  /**
-   * Version 3: a block's last chunk and its commit in one request (§5.10). This
-   * implementation encodes and decodes it but does not send it: it offers versions 1 to 2.
-   */
+  /** Version 3: a block's last chunk and its commit in one request (§5.10). */
   public static final int TYPE_WRITE_COMMIT = 14;
   /** The first version with WRITE_COMMIT. */
   public static final byte VERSION_WRITE_COMMIT = 3;
