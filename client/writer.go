@@ -336,7 +336,6 @@ func (w *Writer) sendLast() error {
 	}
 	if w.cur == nil {
 		if err := w.nextBlock(); err != nil {
-			w.err = err
 			return err
 		}
 	}
@@ -349,19 +348,13 @@ func (w *Writer) sendLast() error {
 		Checksums: checksum.Compute(w.ctype, w.bpc, data), Final: true, Followers: followers}, data)
 	if err == nil {
 		w.c.releaseChunk(data)
-		bl.Length = w.curLen
-		w.unsynced = append(w.unsynced, bl)
-		w.cur, w.curLen, w.committed = nil, 0, 0
+		w.blockCommitted(true, false)
 		return nil
 	}
 	cs := &chunkSend{off: off, data: data, done: make(chan error, 1)}
 	cs.done <- err
 	w.pending = append(w.pending, cs)
-	if err := w.recover(err); err != nil {
-		w.err = err
-		return err
-	}
-	return nil
+	return w.recover(err)
 }
 
 func (w *Writer) transmit(bl *stratov1.BlockLocation, cs *chunkSend) {
@@ -650,18 +643,24 @@ func (w *Writer) commitBlock(final, sync bool) error {
 		}
 		err := w.putBlock(w.curLen, final, sync)
 		if err == nil {
-			w.released(w.curLen)
-			if final && !sync {
-				w.unsynced = append(w.unsynced, w.cur)
-			}
-			if final {
-				w.cur, w.curLen, w.committed = nil, 0, 0
-			}
+			w.blockCommitted(final, sync)
 			return nil
 		}
 		if rerr := w.recover(err); rerr != nil {
 			return rerr
 		}
+	}
+}
+
+// blockCommitted records that every replica committed the current block at
+// curLen (final: the block is complete, and ends; sync: fsynced too).
+func (w *Writer) blockCommitted(final, sync bool) {
+	w.released(w.curLen)
+	if final && !sync {
+		w.unsynced = append(w.unsynced, w.cur)
+	}
+	if final {
+		w.cur, w.curLen, w.committed = nil, 0, 0
 	}
 }
 

@@ -41,7 +41,7 @@ type Container struct {
 	// rowBound is at least the local ID of every block with a row: a block
 	// above it has never been committed here, and its first write need not
 	// look its row up. Read from the database once (rowBoundOnce), raised
-	// by every commit before its row is written.
+	// under commitMu by every commit before its row is written.
 	rowBoundOnce sync.Once
 	rowBound     atomic.Uint64
 	rowBoundErr  error
@@ -436,20 +436,6 @@ func (c *Container) blockRowBound() (uint64, error) {
 		}
 	})
 	return c.rowBound.Load(), c.rowBoundErr
-}
-
-// raiseRowBound makes rowBound at least localID; called before the row of
-// localID is written.
-func (c *Container) raiseRowBound(localID uint64) error {
-	if _, err := c.blockRowBound(); err != nil {
-		return err
-	}
-	for {
-		cur := c.rowBound.Load()
-		if cur >= localID || c.rowBound.CompareAndSwap(cur, localID) {
-			return nil
-		}
-	}
 }
 
 // evictLocked drops a block from memory after closing its handle.

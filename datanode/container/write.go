@@ -322,10 +322,14 @@ func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uin
 		blk.Chunks[j] = Chunk{Offset: r.off, Length: r.n, Checksums: b.checksums(r)}
 	}
 
-	if err := c.raiseRowBound(localID); err != nil {
+	bound, err := c.blockRowBound()
+	if err != nil {
 		return 0, err
 	}
 	c.commitMu.Lock()
+	if localID > bound {
+		c.rowBound.Store(max(c.rowBound.Load(), localID)) // commitMu orders the raises
+	}
 	ctr := c.ctr
 	ctr.bcsID++
 	ctr.usedBytes += length - b.committed

@@ -259,11 +259,7 @@ public final class KeyWriter extends OutputStream {
       }
       IOException e = cs.await(c.data.requestTimeoutMs());
       if (e == null) {
-        bl.length = curLen;
-        unsynced.add(bl);
-        cur = null;
-        curLen = 0;
-        committed = 0;
+        blockCommitted(true, false);
         return;
       }
       pending.add(cs);
@@ -604,16 +600,21 @@ public final class KeyWriter extends OutputStream {
         recover(e);
         continue;
       }
-      released(curLen);
-      if (fin && !sync) {
-        unsynced.add(cur);
-      }
-      if (fin) {
-        cur = null;
-        curLen = 0;
-        committed = 0;
-      }
+      blockCommitted(fin, sync);
       return;
+    }
+  }
+
+  /** Records that every replica committed the current block at curLen (fin: it ends; sync: fsynced too). */
+  private void blockCommitted(boolean fin, boolean sync) {
+    released(curLen);
+    if (fin && !sync) {
+      unsynced.add(cur);
+    }
+    if (fin) {
+      cur = null;
+      curLen = 0;
+      committed = 0;
     }
   }
 
