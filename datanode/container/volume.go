@@ -13,6 +13,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"log/slog"
+
+	"github.com/strato-io/strato/walfs"
 )
 
 const (
@@ -76,7 +78,8 @@ func OpenVolume(dir string, opts Options) (*Volume, error) {
 	cache := pebble.NewCache(opts.PebbleCacheSize)
 	defer cache.Unref()
 	db, err := pebble.Open(fs.PathJoin(dir, dbDir), &pebble.Options{
-		FS:                 fs,
+		// Commits and WRITE_COMMITs sync the log: over zeros (package walfs).
+		FS:                 walfs.New(fs, 0),
 		FormatMajorVersion: pebble.FormatNewest,
 		Cache:              cache,
 		Logger:             pebbleLogger{opts.Logger},

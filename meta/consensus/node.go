@@ -13,6 +13,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/strato-io/strato/walfs"
 )
 
 // StateMachine is the replicated state: the metadata server's apply.
@@ -127,7 +129,9 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 	if opts.Pebble != nil {
 		po = opts.Pebble.Clone()
 	}
-	po.FS = opts.FS
+	// The raft log's fsyncs are the group commit's cycle: let them write
+	// over zeros instead of growing the log (package walfs).
+	po.FS = walfs.New(opts.FS, po.MemTableSize)
 	po.FormatMajorVersion = pebble.FormatNewest
 	po.Logger = pebbleLogger{raftLogger{opts.Logger.With("component", "pebble")}}
 	db, err := pebble.Open(opts.Dir, po)
