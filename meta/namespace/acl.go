@@ -21,8 +21,6 @@
 package namespace
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -654,24 +652,8 @@ func (a *applier) dirAcls(bk *stratov1.BucketRecord, id uint64) ([]*stratov1.Acl
 	if id == bk.Id {
 		return bk.Acls, nil
 	}
-	v, closer, err := a.b.Get(idKey(nil, tagDirByID, id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if len(v) < 8 {
-		closer.Close()
-		return nil, fmt.Errorf("%w: directory %d's index entry", ErrCorrupt, id)
-	}
-	key := childKey(nil, tagDir, binary.BigEndian.Uint64(v), string(v[8:]))
-	closer.Close()
-	d := &stratov1.DirectoryInfo{}
-	if _, err := get(a.b, key, d); err != nil {
-		return nil, err
-	}
-	return d.Acls, nil
+	d, err := a.dirRecord(id)
+	return d.GetAcls(), err
 }
 
 func aclReply(e stratov1.AclEdit) proto.Message {

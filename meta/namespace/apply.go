@@ -94,7 +94,7 @@ func (ns *Namespace) Apply(cmd *stratov1.NamespaceCommand, b *pebble.Batch) (pro
 	if err != nil {
 		return nil, err
 	}
-	if err := a.ids.save(b); err != nil {
+	if err := a.ids.save(a.b); err != nil {
 		return nil, err
 	}
 	if err := a.recordReply(cmd.GetRequest(), res); err != nil {
@@ -126,7 +126,7 @@ func (a *applier) recycle() {
 
 func (a *applier) nextID() (uint64, error) {
 	if !a.idsLoaded {
-		x, err := loadIDs(a.b)
+		x, err := a.loadIDs()
 		if err != nil {
 			return 0, err
 		}
@@ -201,7 +201,7 @@ func (a *applier) deleteVolume(r *stratov1.DeleteVolumeCommand) (proto.Message, 
 	if err != nil {
 		return nil, err
 	}
-	u, err := getUsage(a.b, v.Id)
+	u, err := a.getUsage(v.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func (a *applier) setQuota(r *stratov1.SetQuotaCommand) (proto.Message, error) {
 		id, key, rec = bk.Id, bucketKey(nil, bk.Volume, bk.Name), bk
 		a.removeBucketFromCache(bk.Volume, bk.Name)
 	}
-	u, err := getUsage(a.b, id)
+	u, err := a.getUsage(id)
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +326,7 @@ func (a *applier) createBucket(bi *stratov1.BucketRecord) (proto.Message, error)
 	if err != nil {
 		return nil, err
 	}
-	vu, err := getUsage(a.b, v.Id)
+	vu, err := a.getUsage(v.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +370,7 @@ func (a *applier) deleteBucket(r *stratov1.DeleteBucketCommand) (proto.Message, 
 	if err != nil {
 		return nil, err
 	}
-	u, err := getUsage(a.b, bk.Id)
+	u, err := a.getUsage(bk.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +401,7 @@ func (a *applier) deleteBucket(r *stratov1.DeleteBucketCommand) (proto.Message, 
 			return nil, fmt.Errorf("%w: %s/%s", ErrBucketNotEmpty, bk.Volume, bk.Name)
 		}
 	}
-	vu, err := getUsage(a.b, bk.VolumeId)
+	vu, err := a.getUsage(bk.VolumeId)
 	if err != nil {
 		return nil, err
 	}
@@ -446,7 +446,7 @@ func (a *applier) charge(bk *stratov1.BucketRecord, dBytes, dNamespace int64) er
 // chargeIDs is charge by IDs; the names only label errors. A bucket without
 // usage record no longer exists: ErrBucketNotFound.
 func (a *applier) chargeIDs(bucketID, volumeID uint64, volume, bucket string, dBytes, dNamespace int64) error {
-	bu, found, err := lookupUsage(a.b, bucketID)
+	bu, found, err := a.lookupUsage(bucketID)
 	if err != nil {
 		return err
 	}
@@ -459,7 +459,7 @@ func (a *applier) chargeIDs(bucketID, volumeID uint64, volume, bucket string, dB
 	}
 	var vu usage
 	if dBytes != 0 {
-		if vu, err = getUsage(a.b, volumeID); err != nil {
+		if vu, err = a.getUsage(volumeID); err != nil {
 			return err
 		}
 		if !vu.fits(dBytes, 0) {
@@ -484,7 +484,7 @@ func (a *applier) chargeIDs(bucketID, volumeID uint64, volume, bucket string, dB
 // release is charge for reclaim, which knows only IDs and never fails on
 // quota (it only shrinks usage). Usage of a deleted bucket is not recreated.
 func (a *applier) release(bucketID, volumeID uint64, bytes, names int64) error {
-	bu, found, err := lookupUsage(a.b, bucketID)
+	bu, found, err := a.lookupUsage(bucketID)
 	if err != nil || !found {
 		return err
 	}
@@ -496,7 +496,7 @@ func (a *applier) release(bucketID, volumeID uint64, bytes, names int64) error {
 	if bytes == 0 {
 		return nil
 	}
-	vu, found, err := lookupUsage(a.b, volumeID)
+	vu, found, err := a.lookupUsage(volumeID)
 	if err != nil || !found {
 		return err
 	}

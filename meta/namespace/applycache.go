@@ -51,6 +51,12 @@ type applyCache struct {
 	// tombstones that its own deletes leave behind.
 	ddFloor   []byte
 	reclaimed map[uint64][]byte
+	// vals holds records Apply reads for most mutations, by key: usage
+	// records, the ID counter, directory records and their ID index
+	// (applier.getCached). It is written through: trackedBatch replaces a
+	// cached value on each Set of its key and drops it on a delete, so a hit
+	// is what the batch holds even for the records rewritten by every create.
+	vals map[string][]byte
 	// verify makes every hit also read the batch and panic on a mismatch
 	// (tests).
 	verify bool
@@ -59,7 +65,7 @@ type applyCache struct {
 func newApplyCache(entries int) *applyCache {
 	return &applyCache{max: entries, dirs: make(map[dirKey]uint64), alive: make(map[uint64]struct{}),
 		buckets: make(map[string]*stratov1.BucketRecord), kids: make(map[uint64]map[string]uint8),
-		reclaimed: make(map[uint64][]byte)}
+		reclaimed: make(map[uint64][]byte), vals: make(map[string][]byte)}
 }
 
 // Bits of applyCache.kids: which tables hold a name.
@@ -165,6 +171,19 @@ type trackedBatch struct {
 func (t trackedBatch) note(key []byte, set bool) {
 	if t.c != nil {
 		t.c.noteWrite(key, set)
+		if _, ok := t.c.vals[string(key)]; ok && !set {
+			delete(t.c.vals, string(key))
+		}
+	}
+}
+
+// noteValue writes value through to the cached copy of key, if any.
+func (t trackedBatch) noteValue(key, value []byte) {
+	if t.c == nil {
+		return
+	}
+	if old, ok := t.c.vals[string(key)]; ok {
+		t.c.vals[string(key)] = append(old[:0:0], value...)
 	}
 }
 
@@ -177,6 +196,7 @@ func (t trackedBatch) untracked() {
 
 func (t trackedBatch) Set(key, value []byte, o *pebble.WriteOptions) error {
 	t.note(key, true)
+	t.noteValue(key, value)
 	return t.Batch.Set(key, value, o)
 }
 
@@ -238,6 +258,42 @@ func (c *applyCache) reset() {
 	c.dropKids()
 	c.ddFloor = nil
 	clear(c.reclaimed)
+	clear(c.vals)
+}
+
+// getCached reads key through the apply cache's values (applyCache.vals):
+// its value, or found false when the key does not exist. The value is
+// the cache's: the caller must not change or keep it.
+func (a *applier) getCached(key []byte) (v []byte, found bool, err error) {
+	c := a.ns.acache
+	if c != nil {
+		if v, ok := c.vals[string(key)]; ok {
+			if c.verify {
+				got, closer, err := a.b.Get(key)
+				if err != nil || !bytes.Equal(got, v) {
+					panic(fmt.Sprintf("namespace: apply cache has %q = %x, batch says %x %v", key, v, got, err))
+				}
+				closer.Close()
+			}
+			return v, true, nil
+		}
+	}
+	got, closer, err := a.b.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	v = bytes.Clone(got)
+	closer.Close()
+	if c != nil {
+		if len(c.vals) >= c.max {
+			clear(c.vals)
+		}
+		c.vals[string(key)] = v
+	}
+	return v, true, nil
 }
 
 // noteReclaimed records that reclaim removed deleted directory id's entries

@@ -161,14 +161,14 @@ func (a *applier) newOpenKey(c *stratov1.OpenKeyCommand, persist bool) (*stratov
 // checkFits fails with ErrQuotaExceeded if dBytes more bytes would not fit
 // the bucket's or the volume's quota. It writes nothing.
 func (a *applier) checkFits(bk *stratov1.BucketRecord, dBytes int64) error {
-	bu, err := getUsage(a.b, bk.Id)
+	bu, err := a.getUsage(bk.Id)
 	if err != nil {
 		return err
 	}
 	if !bu.fits(dBytes, 0) {
 		return fmt.Errorf("%w: bucket %s/%s: %d+%d bytes (quota %d)", ErrQuotaExceeded, bk.Volume, bk.Name, bu.bytes, dBytes, bu.quotaBytes)
 	}
-	vu, err := getUsage(a.b, bk.VolumeId)
+	vu, err := a.getUsage(bk.VolumeId)
 	if err != nil {
 		return err
 	}

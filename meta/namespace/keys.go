@@ -192,15 +192,36 @@ func lookupUsage(r pebble.Reader, id uint64) (u usage, found bool, err error) {
 		return usage{}, false, err
 	}
 	defer closer.Close()
+	u, err = decodeUsage(id, v)
+	return u, err == nil, err
+}
+
+// lookupUsage is lookupUsage for Apply, through the apply cache.
+func (a *applier) lookupUsage(id uint64) (u usage, found bool, err error) {
+	var kb [16]byte
+	v, found, err := a.getCached(idKey(kb[:0], tagUsage, id))
+	if err != nil || !found {
+		return usage{}, false, err
+	}
+	u, err = decodeUsage(id, v)
+	return u, err == nil, err
+}
+
+func (a *applier) getUsage(id uint64) (usage, error) {
+	u, _, err := a.lookupUsage(id)
+	return u, err
+}
+
+func decodeUsage(id uint64, v []byte) (usage, error) {
 	if len(v) != 32 {
-		return usage{}, false, fmt.Errorf("%w: usage of %d: %d bytes", ErrCorrupt, id, len(v))
+		return usage{}, fmt.Errorf("%w: usage of %d: %d bytes", ErrCorrupt, id, len(v))
 	}
 	return usage{
 		bytes:          int64(binary.BigEndian.Uint64(v[0:])),
 		namespace:      int64(binary.BigEndian.Uint64(v[8:])),
 		quotaBytes:     int64(binary.BigEndian.Uint64(v[16:])),
 		quotaNamespace: int64(binary.BigEndian.Uint64(v[24:])),
-	}, true, nil
+	}, nil
 }
 
 func putUsage(b pebble.Writer, id uint64, u usage) error {
@@ -220,21 +241,6 @@ func (u *usage) fits(dBytes, dNamespace int64) bool {
 	return true
 }
 
-func readCounter(r pebble.Reader) (uint64, error) {
-	v, closer, err := r.Get(counterKey())
-	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer closer.Close()
-	if len(v) != 8 {
-		return 0, fmt.Errorf("%w: ID counter: %d bytes", ErrCorrupt, len(v))
-	}
-	return binary.BigEndian.Uint64(v), nil
-}
-
 // ids hands out object IDs during one Apply: read the counter once, write it
 // back once at the end if anything was taken.
 type ids struct {
@@ -243,12 +249,20 @@ type ids struct {
 
 func (x *ids) next() uint64 { x.last++; return x.last }
 
-func loadIDs(r pebble.Reader) (ids, error) {
-	v, err := readCounter(r)
-	return ids{last: v, start: v}, err
+// loadIDs reads the counter through the apply cache.
+func (a *applier) loadIDs() (ids, error) {
+	v, found, err := a.getCached(counterKey())
+	if err != nil || !found {
+		return ids{}, err
+	}
+	if len(v) != 8 {
+		return ids{}, fmt.Errorf("%w: ID counter: %d bytes", ErrCorrupt, len(v))
+	}
+	n := binary.BigEndian.Uint64(v)
+	return ids{last: n, start: n}, nil
 }
 
-func (x *ids) save(b *pebble.Batch) error {
+func (x *ids) save(b pebble.Writer) error {
 	if x.last == x.start {
 		return nil
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
 
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
@@ -214,22 +213,28 @@ func (a *applier) groupOf(bk *stratov1.BucketRecord, id uint64) (string, error) 
 	if id == bk.Id {
 		return bk.Group, nil
 	}
-	v, closer, err := a.b.Get(idKey(nil, tagDirByID, id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
+	d, err := a.dirRecord(id)
+	return d.GetGroup(), err
+}
+
+// dirRecord is directory id's record, read through the apply cache; nil if
+// there is no such directory.
+func (a *applier) dirRecord(id uint64) (*stratov1.DirectoryInfo, error) {
+	var kb [16]byte
+	v, found, err := a.getCached(idKey(kb[:0], tagDirByID, id))
+	if err != nil || !found {
+		return nil, err
 	}
 	if len(v) < 8 {
-		closer.Close()
-		return "", fmt.Errorf("%w: directory %d's index entry", ErrCorrupt, id)
+		return nil, fmt.Errorf("%w: directory %d's index entry", ErrCorrupt, id)
 	}
 	key := childKey(nil, tagDir, binary.BigEndian.Uint64(v), string(v[8:]))
-	closer.Close()
-	d := &stratov1.DirectoryInfo{}
-	if _, err := get(a.b, key, d); err != nil {
-		return "", err
+	if v, found, err = a.getCached(key); err != nil || !found {
+		return nil, err
 	}
-	return d.Group, nil
+	d := &stratov1.DirectoryInfo{}
+	if err := proto.Unmarshal(v, d); err != nil {
+		return nil, fmt.Errorf("%w: %q: %w", ErrCorrupt, key, err)
+	}
+	return d, nil
 }
