@@ -138,7 +138,9 @@ func TestCrashKeepsEverySyncedCommit(t *testing.T) {
 // the zeros.
 type failingWriteAt struct{ vfs.File }
 
-func (failingWriteAt) WriteAt([]byte, int64) (int, error) { return 0, errors.New("no space left on device") }
+func (failingWriteAt) WriteAt([]byte, int64) (int, error) {
+	return 0, errors.New("no space left on device")
+}
 
 type noFillFS struct{ vfs.FS }
 
