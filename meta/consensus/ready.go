@@ -6,7 +6,6 @@ package consensus
 import (
 	"encoding/binary"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -150,14 +149,6 @@ func (n *Node) commitLog(b *pebble.Batch, rd raft.Ready, sync bool) (ahead *appl
 		if err := n.db.ApplyNoSyncWait(b, opt); err != nil {
 			return nil, fmt.Errorf("consensus: write log: %w", err)
 		}
-		// Pebble's log writer goroutine, just woken to write and sync the
-		// batch, waits on this P's run queue while the apply below runs;
-		// the other P is usually idle, and waking it costs tens of
-		// microseconds on a VM (its vCPU halted). Yielding lets the writer
-		// start the write and fsync at once, here: NNThroughputBenchmark
-		// standalone, 16 threads, alternating runs: mkdirs +17%, delete
-		// +18% (medians of 4 pairs), create +9–14%, rename +15–25%.
-		runtime.Gosched()
 		var aerr error
 		ahead, aerr = n.applyEntries(rd.Entries)
 		if err := b.SyncWait(); err != nil {
