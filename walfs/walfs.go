@@ -39,20 +39,17 @@ func New(fs vfs.FS, memTableSize uint64) vfs.FS {
 const defaultMemTableSize = 4 << 20
 
 // Create creates name; a log is filled with zeros and synced before Pebble
-// writes to it. If filling fails (a full disk), the log is made again
-// empty, as Pebble would have made it.
+// writes to it. If filling fails (a full disk), the log is returned as it
+// is: the zeros written so far are ones Pebble writes over or reads as the
+// log's end, and its own first write meets the same error. Failing the
+// create instead would make Pebble panic (it cannot do without a new log).
 func (fs *FS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.Create(name, category)
 	if err != nil || category != walCategory {
 		return f, err
 	}
-	if err := fill(f, fs.Size); err == nil {
-		return f, nil
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	return fs.FS.Create(name, category)
+	_ = fill(f, fs.Size)
+	return f, nil
 }
 
 // chunk is the size of each write of zeros.
