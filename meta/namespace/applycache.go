@@ -168,22 +168,17 @@ type trackedBatch struct {
 	c *applyCache
 }
 
-func (t trackedBatch) note(key []byte, set bool) {
-	if t.c != nil {
-		t.c.noteWrite(key, set)
-		if _, ok := t.c.vals[string(key)]; ok && !set {
-			delete(t.c.vals, string(key))
-		}
-	}
-}
-
-// noteValue writes value through to the cached copy of key, if any.
-func (t trackedBatch) noteValue(key, value []byte) {
+// note follows one write to the batch (a set of value, or a delete) into
+// the cache: the record of complete directories, and the cached values.
+func (t trackedBatch) note(key, value []byte, set bool) {
 	if t.c == nil {
 		return
 	}
-	if old, ok := t.c.vals[string(key)]; ok {
-		t.c.vals[string(key)] = append(old[:0:0], value...)
+	t.c.noteWrite(key, set)
+	if !set {
+		delete(t.c.vals, string(key))
+	} else if _, ok := t.c.vals[string(key)]; ok {
+		t.c.vals[string(key)] = bytes.Clone(value)
 	}
 }
 
@@ -195,23 +190,22 @@ func (t trackedBatch) untracked() {
 }
 
 func (t trackedBatch) Set(key, value []byte, o *pebble.WriteOptions) error {
-	t.note(key, true)
-	t.noteValue(key, value)
+	t.note(key, value, true)
 	return t.Batch.Set(key, value, o)
 }
 
 func (t trackedBatch) Delete(key []byte, o *pebble.WriteOptions) error {
-	t.note(key, false)
+	t.note(key, nil, false)
 	return t.Batch.Delete(key, o)
 }
 
 func (t trackedBatch) DeleteSized(key []byte, size uint32, o *pebble.WriteOptions) error {
-	t.note(key, false)
+	t.note(key, nil, false)
 	return t.Batch.DeleteSized(key, size, o)
 }
 
 func (t trackedBatch) SingleDelete(key []byte, o *pebble.WriteOptions) error {
-	t.note(key, false)
+	t.note(key, nil, false)
 	return t.Batch.SingleDelete(key, o)
 }
 
