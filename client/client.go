@@ -58,6 +58,13 @@ type Options struct {
 	// the call gives one), as HDFS's fs.permissions.umask-mode. Default:
 	// 022; negative: clear nothing.
 	Umask int
+	// DisableLocalReads makes the client read every replica over TCP. By
+	// default a replica on a datanode of this host (one whose local
+	// socket answers here, docs/wire.md §5.11) is read from the block's
+	// files, which the datanode hands over; the bytes are verified all the
+	// same. Local reads are off with TLS: the local socket has no
+	// certificate to check.
+	DisableLocalReads bool
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 }
@@ -151,7 +158,7 @@ func New(opts Options) (*Client, error) {
 	mc.SetAttemptTimeout(max(opts.AttemptTimeout, 0))
 	var id [12]byte
 	_, _ = rand.Read(id[:])
-	return &Client{opts: opts, meta: mc, data: newDataConns(opts.TLS), id: hex.EncodeToString(id[:]),
+	return &Client{opts: opts, meta: mc, data: newDataConns(opts.TLS, opts.TLS == nil && !opts.DisableLocalReads), id: hex.EncodeToString(id[:]),
 		bufs: bufPool{size: opts.ChunkSize}}, nil
 }
 

@@ -23,10 +23,16 @@ type dataConns struct {
 	mu     sync.Mutex
 	conns  map[string]*wire.Conn
 	closed bool
+	// Local reads (local.go): connections to the local sockets of this
+	// host's datanodes, and the addresses found to have none, until when.
+	localReads bool
+	local      map[string]*wire.Conn
+	noLocal    map[string]time.Time
 }
 
-func newDataConns(tlsConfig *tls.Config) *dataConns {
-	return &dataConns{tls: tlsConfig, conns: map[string]*wire.Conn{}}
+func newDataConns(tlsConfig *tls.Config, localReads bool) *dataConns {
+	return &dataConns{tls: tlsConfig, conns: map[string]*wire.Conn{}, localReads: localReads,
+		local: map[string]*wire.Conn{}, noLocal: map[string]time.Time{}}
 }
 
 // errClientClosed: the client was closed.
@@ -66,11 +72,13 @@ func (d *dataConns) close() error {
 	defer d.mu.Unlock()
 	d.closed = true
 	var errs []error
-	for a, c := range d.conns {
-		if err := c.Close(); err != nil && !errors.Is(err, wire.ErrConnClosed) {
-			errs = append(errs, err)
+	for _, m := range []map[string]*wire.Conn{d.conns, d.local} {
+		for a, c := range m {
+			if err := c.Close(); err != nil && !errors.Is(err, wire.ErrConnClosed) {
+				errs = append(errs, err)
+			}
+			delete(m, a)
 		}
-		delete(d.conns, a)
 	}
 	return errors.Join(errs...)
 }

@@ -185,8 +185,13 @@ func (r *Reader) readBlock(bl *stratov1.BlockLocation, off int64, dst []byte) er
 		wireBlock(bl.BlockId), off, errors.Join(errs...))
 }
 
-// readReplica reads and verifies one range from one datanode.
+// readReplica reads and verifies one range from one datanode: from the
+// block's files when the datanode is on this host (local.go), otherwise
+// over TCP.
 func (r *Reader) readReplica(m *stratov1.DatanodeDetails, bl *stratov1.BlockLocation, off int64, dst []byte) error {
+	if err := r.readLocal(m, bl, off, dst); !errors.Is(err, errNoLocal) {
+		return err
+	}
 	// A range on checksum-window boundaries (the usual case: read-ahead
 	// buffers are 4 MiB aligned) comes back exactly as asked, straight into
 	// dst; otherwise the wider payload lands in a buffer of its own.

@@ -208,6 +208,8 @@ func (c *conn) authorize(m wire.Message) ([]byte, error) {
 		block, op = m.Block, wire.OpWrite
 	case *wire.ReadChunkRequest:
 		block, op = m.Block, wire.OpRead
+	case *wire.ReadLocalRequest:
+		block, op = m.Block, wire.OpRead
 	case *wire.GetBlockRequest:
 		block, op = m.Block, wire.OpRead
 	case *wire.CloseContainerRequest:

@@ -19,6 +19,7 @@ import (
 	"github.com/strato-io/strato/datanode/container"
 	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/proto/strato/v1"
+	"github.com/strato-io/strato/wire"
 )
 
 // Options configure a Datanode: its store, its data server and its link to
@@ -61,6 +62,11 @@ type Options struct {
 	// certs.ClientConfig with this datanode's certificate, which meta
 	// requires. Required with TLS. Default: nil, plaintext.
 	ClientTLS *tls.Config
+	// DisableLocalReads turns off the local socket (wire.ListenLocal) on
+	// which clients of this host are handed the block files to read
+	// (docs/wire.md §5.11). It is off anyway with TLS: the socket has no
+	// certificate to check.
+	DisableLocalReads bool
 	// Store and Server tune the parts; their Dirs, ID and Logger are set
 	// from the fields above.
 	Store  StoreOptions
@@ -187,6 +193,9 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		lis = tls.NewListener(lis, opts.TLS)
 	}
 	go func() { d.serveErr <- d.server.Serve(lis) }()
+	if opts.TLS == nil && !opts.DisableLocalReads && store.osFiles() {
+		d.serveLocal(addr, opts.Logger)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	ag.repl = &replicator{ctx: ctx, wg: &d.wg, store: store, fs: store.opts.Volume.FS, limits: limits,
@@ -198,6 +207,22 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}()
 	opts.Logger.Info("datanode started", "id", id, "addr", addr, "volumes", len(opts.Dirs))
 	return d, nil
+}
+
+// serveLocal serves the data protocol on the local socket of addr too,
+// for READ_LOCAL. Without it (another process holds the name, or no
+// Linux) clients of this host read over TCP like the others.
+func (d *Datanode) serveLocal(addr string, log *slog.Logger) {
+	l, err := wire.ListenLocal(addr)
+	if err != nil {
+		log.Warn("datanode: no local reads", "err", err)
+		return
+	}
+	go func() {
+		if err := d.server.Serve(l); err != nil && !errors.Is(err, ErrServerClosed) {
+			log.Warn("datanode: local socket", "err", err)
+		}
+	}()
 }
 
 // loadID reads the datanode's identity from dir, choosing one on first start.

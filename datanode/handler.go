@@ -51,6 +51,11 @@ func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, p
 		if err == nil {
 			return // the response is out
 		}
+	case *wire.ReadLocalRequest:
+		err = c.readLocal(ctx, h, m)
+		if err == nil {
+			return // the response is out
+		}
 	case *wire.GetBlockRequest:
 		resp, err = c.s.getBlock(m)
 	case *wire.CloseContainerRequest:

@@ -44,19 +44,15 @@ func (c *conn) readChunk(ctx context.Context, h wire.FrameHeader, m *wire.ReadCh
 		return nil
 	}
 
-	ext, err := ct.Extents(m.Block.LocalID, m.Offset, int64(m.Length))
-	if err != nil {
-		return err
-	}
-	resp, total, err := readResponse(m, ext)
-	if err != nil {
-		return err
-	}
-	files, closeAll, err := openExtents(m.Block, ext)
+	ext, files, closeAll, err := openRange(ct, m.Block, m.Offset, m.Length)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
+	resp, total, err := readResponse(m, ext)
+	if err != nil {
+		return err
+	}
 	err = c.w.WriteMessageFunc(ctx, h.RequestID, resp, total, func(w io.Writer) (int64, error) {
 		var sent int64
 		for i, e := range ext {
@@ -104,6 +100,20 @@ func readResponse(m *wire.ReadChunkRequest, ext []container.Extent) (*wire.ReadC
 	return resp, total, nil
 }
 
+// openRange maps a range of a block to its extents and opens their files
+// (openExtents).
+func openRange(ct *container.Container, b wire.BlockID, off int64, n uint32) ([]container.Extent, []*os.File, func(), error) {
+	ext, err := ct.Extents(b.LocalID, off, int64(n))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	files, closeAll, err := openExtents(b, ext)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return ext, files, closeAll, nil
+}
+
 // openExtents opens the file of each extent (once per path; extents are
 // sent one after the other, each after a seek) and checks that it holds the
 // extent, so that a file shortened by a crash is reported as CORRUPT before
@@ -142,4 +152,55 @@ func openExtents(b wire.BlockID, ext []container.Extent) (files []*os.File, clos
 		files[i] = f
 	}
 	return files, closeAll, nil
+}
+
+// readLocal answers a READ_LOCAL, on the local socket only: the extents of
+// the range (as a READ_CHUNK's, with their places in the files) and the
+// files themselves, whose descriptors go with the response. The client
+// reads and verifies the bytes; nothing of them passes through here.
+func (c *conn) readLocal(ctx context.Context, h wire.FrameHeader, m *wire.ReadLocalRequest) error {
+	if !c.local {
+		return wire.Errorf(wire.CodeUnsupportedType, "READ_LOCAL is served on the datanode's local socket only")
+	}
+	ct, err := c.s.store.Container(m.Block.ContainerID)
+	if err != nil {
+		return err
+	}
+	ext, files, closeAll, err := openRange(ct, m.Block, m.Offset, m.Length)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	resp := &wire.ReadLocalResponse{Extents: make([]wire.LocalExtent, len(ext))}
+	var distinct []*os.File
+	index := map[*os.File]uint8{}
+	var total int64
+	for i, e := range ext {
+		k, ok := index[files[i]]
+		if !ok {
+			if len(distinct) == wire.MaxLocalFiles {
+				return wire.Errorf(wire.CodeTooLarge, "READ_LOCAL of %d bytes at %d of block %v: in more than %d files; read less", m.Length, m.Offset, m.Block, wire.MaxLocalFiles)
+			}
+			k = uint8(len(distinct))
+			index[files[i]] = k
+			distinct = append(distinct, files[i])
+		}
+		sums := e.Checksums
+		if sums.Type == checksum.NONE {
+			sums = checksum.Data{}
+		}
+		resp.Extents[i] = wire.LocalExtent{Chunk: wire.Chunk{Offset: e.BlockOffset, Length: uint32(e.Length), Checksums: sums}, File: k, FileOffset: e.FileOffset}
+		total += e.Length
+	}
+	resp.FileCount = uint8(len(distinct))
+	if err := c.w.WriteMessageFiles(ctx, h.RequestID, resp, distinct); err != nil {
+		if errors.As(err, new(*wire.Error)) {
+			return err // nothing was written (a typed header over the limit)
+		}
+		c.writeFailed(h, err)
+		return nil
+	}
+	c.s.m.localReads.Add(1)
+	c.s.m.localBytes.Add(total)
+	return nil
 }

@@ -280,11 +280,14 @@ type ServerMetrics struct {
 	Forwarded, ForwardErrors int64
 	// Tokens counts the block tokens verified; TokensRefused those refused.
 	Tokens, TokensRefused int64
+	// LocalReads counts the READ_LOCAL requests answered with files;
+	// LocalBytes the block bytes those files were handed out for.
+	LocalReads, LocalBytes int64
 }
 
 type metrics struct {
 	connsAccepted, requests, errors, bytesIn, bytesOut, forwarded, forwardErrors atomic.Int64
-	tokens, tokensRefused                                                        atomic.Int64
+	tokens, tokensRefused, localReads, localBytes                                atomic.Int64
 }
 
 // Metrics returns a snapshot of the server's counters.
@@ -298,6 +301,7 @@ func (s *Server) Metrics() ServerMetrics {
 		BytesIn: s.m.bytesIn.Load(), BytesOut: s.m.bytesOut.Load(),
 		Forwarded: s.m.forwarded.Load(), ForwardErrors: s.m.forwardErrors.Load(),
 		Tokens: s.m.tokens.Load(), TokensRefused: s.m.tokensRefused.Load(),
+		LocalReads: s.m.localReads.Load(), LocalBytes: s.m.localBytes.Load(),
 	}
 }
 
@@ -307,6 +311,7 @@ type conn struct {
 	s      *Server
 	nc     net.Conn
 	tcp    *net.TCPConn // for sendfile; nil for other connections (TLS ones too)
+	local  bool         // on the local socket: READ_LOCAL is served
 	r      *wire.Reader
 	w      *wire.Writer
 	slots  chan struct{}
@@ -331,6 +336,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		remote: nc.RemoteAddr().String(),
 	}
 	c.tcp, _ = nc.(*net.TCPConn)
+	_, c.local = nc.(*net.UnixConn)
 	c.r.SetTimeouts(s.opts.IdleTimeout, s.opts.FrameTimeout)
 	return c
 }

@@ -149,6 +149,23 @@ func TestBlockTokensRawClient(t *testing.T) {
 	require.ErrorIs(t, conn.Authorize(ctx, forged), wire.CodeAccessDenied)
 	require.ErrorIs(t, conn.WriteChunk(ctx, wr, evil), wire.CodeAccessDenied)
 
+	// The datanode's local socket asks the same: no block's files without
+	// a READ token for it.
+	lc, err := wire.DialLocal(ctx, addr, wire.ConnOptions{ClientID: "intruder"})
+	require.NoError(t, err)
+	defer func() { _ = lc.Close() }()
+	_, err = lc.ReadLocal(ctx, &wire.ReadLocalRequest{Block: b, Length: 100})
+	require.ErrorIs(t, err, wire.CodeAccessDenied)
+	require.ErrorContains(t, err, fmt.Sprintf("no token for READ of block %v", b))
+	require.NoError(t, lc.Authorize(ctx, bl.Token))
+	other := wire.BlockID{ContainerID: b.ContainerID, LocalID: b.LocalID + 1}
+	_, err = lc.ReadLocal(ctx, &wire.ReadLocalRequest{Block: other, Length: 100})
+	require.ErrorIs(t, err, wire.CodeAccessDenied)
+	lr, err := lc.ReadLocal(ctx, &wire.ReadLocalRequest{Block: b, Length: 100})
+	require.NoError(t, err)
+	require.Len(t, lr.Files, 1)
+	lr.Close()
+
 	// The client maps the refusal to ErrAccessDenied.
 	require.True(t, bytes.Equal(data, get(t, cl, "three", "k")))
 }

@@ -50,6 +50,13 @@ type faultCluster struct {
 
 func startFaultCluster(t *testing.T, o Options, repl stratov1.ReplicationFactor, chunkSize int) *faultCluster {
 	t.Helper()
+	return startFaultClusterReads(t, o, repl, chunkSize, false)
+}
+
+// startFaultClusterReads is startFaultCluster with a client that reads
+// every replica over TCP when tcpReads is set (client.Options.DisableLocalReads).
+func startFaultClusterReads(t *testing.T, o Options, repl stratov1.ReplicationFactor, chunkSize int, tcpReads bool) *faultCluster {
+	t.Helper()
 	ctx := t.Context()
 	if o.Dir == "" {
 		o.Dir = t.TempDir()
@@ -60,7 +67,7 @@ func startFaultCluster(t *testing.T, o Options, repl stratov1.ReplicationFactor,
 	tok, err := c.AdminToken()
 	require.NoError(t, err)
 	cl, err := client.New(client.Options{Meta: c.MetaAddrs(), ChunkSize: chunkSize, TLS: c.ClientTLS(), Logger: c.opts.Logger,
-		Token: tok, NoToken: tok == ""})
+		Token: tok, NoToken: tok == "", DisableLocalReads: tcpReads})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cl.Close() })
 	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
@@ -494,11 +501,19 @@ func flipByte(t *testing.T, path string, off int64) {
 // TestCorruptReplica flips a byte in block files on disk: with one replica
 // bad the reader returns the right data from another and meta marks the
 // bad replica UNHEALTHY; with every replica bad at the same place the read
-// fails with ErrCorruptRead, and the bytes it did return are right.
+// fails with ErrCorruptRead, and the bytes it did return are right. The
+// same holds for reads of the block files (local reads) and over TCP.
 func TestCorruptReplica(t *testing.T) {
+	for _, mode := range []string{"local", "tcp"} {
+		t.Run(mode, func(t *testing.T) { testCorruptReplica(t, mode == "tcp") })
+	}
+}
+
+func testCorruptReplica(t *testing.T, tcpReads bool) {
 	const blockSize = 2 << 20
-	f := startFaultCluster(t, Options{BlockSize: blockSize, ContainerSize: 32 << 20, HeartbeatInterval: 200 * time.Millisecond},
-		stratov1.ReplicationFactor_REPLICATION_THREE, 512<<10)
+	f := startFaultClusterReads(t, Options{BlockSize: blockSize, ContainerSize: 32 << 20, HeartbeatInterval: 200 * time.Millisecond},
+		stratov1.ReplicationFactor_REPLICATION_THREE, 512<<10, tcpReads)
+	t.Cleanup(func() { requireReadPath(t, f.c, tcpReads) })
 	ctx := t.Context()
 	data := fastRandom(5<<20+999, 3) // three blocks
 	require.NoError(t, f.write(ctx, "/vol/bkt/k", data, 1<<20, 0, nil))

@@ -6,11 +6,13 @@ import (
 	"io"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+	"github.com/strato-io/strato/wire"
 )
 
 // failAfter accepts n bytes, then fails.
@@ -120,4 +122,113 @@ func check(t *testing.T, ok bool, format string, args ...any) bool {
 		t.Errorf(format, args...)
 	}
 	return ok
+}
+
+// requireReadPath checks how the cluster's datanodes served reads: over
+// TCP only (tcp) or by handing out block files only.
+func requireReadPath(t *testing.T, c *Cluster, tcp bool) {
+	t.Helper()
+	var local, sent int64
+	for i := range c.DatanodeAddrs() {
+		if dn := c.Datanode(i); dn != nil {
+			m := dn.ServerMetrics()
+			local += m.LocalReads
+			sent += m.BytesOut
+		}
+	}
+	if tcp {
+		require.Zero(t, local, "local reads")
+		require.Positive(t, sent, "bytes sent over TCP")
+	} else {
+		require.Positive(t, local, "local reads")
+		require.Zero(t, sent, "bytes sent over TCP")
+	}
+}
+
+// TestLocalReads: a client on the datanodes' host reads replicas from the
+// block files the datanodes hand over (nothing goes over TCP), in ranges
+// of every alignment, across blocks; with local reads disabled it reads
+// over TCP; a datanode that stops is read around, and one that comes back
+// is read locally again; a READ_LOCAL over TCP is refused.
+func TestLocalReads(t *testing.T) {
+	ctx := t.Context()
+	c, err := Start(ctx, Options{Dir: t.TempDir(), BlockSize: 1 << 20, ContainerSize: 16 << 20})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	newClient := func(tcp bool) *client.Client {
+		cl, err := client.New(client.Options{Meta: c.MetaAddrs(), ChunkSize: 256 << 10, NoToken: true, DisableLocalReads: tcp})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cl.Close() })
+		return cl
+	}
+	cl := newClient(false)
+	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
+	require.NoError(t, err)
+	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt", Layout: stratov1.BucketLayout_LAYOUT_OBS})
+	require.NoError(t, err)
+	data := randomBytes(3<<20+4321, 5)
+	w, err := cl.CreateKey(ctx, "vol", "bkt", "k", client.WriteOptions{})
+	require.NoError(t, err)
+	_, err = w.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+
+	readAll := func(cl *client.Client) {
+		t.Helper()
+		r, err := cl.OpenKey(ctx, "vol", "bkt", "k")
+		require.NoError(t, err)
+		defer r.Close()
+		got, err := io.ReadAll(r)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(data, got))
+		for _, rg := range [][2]int{{0, 1}, {7, 100_000}, {1<<20 - 3, 10}, {1<<20 + 16<<10, 16 << 10}, {5, 3 << 20}, {len(data) - 9, 9}} {
+			buf := make([]byte, rg[1])
+			n, err := r.ReadAt(buf, int64(rg[0]))
+			require.NoError(t, err)
+			require.Equal(t, rg[1], n)
+			require.True(t, bytes.Equal(data[rg[0]:rg[0]+rg[1]], buf), "range %v", rg)
+		}
+	}
+	readAll(cl)
+	requireReadPath(t, c, false)
+
+	readAll(newClient(true))
+	var sent int64
+	for i := range c.DatanodeAddrs() {
+		sent += c.Datanode(i).ServerMetrics().BytesOut
+	}
+	require.Positive(t, sent, "the TCP client read over TCP")
+
+	// A stopped datanode: its replicas are read from the others; back,
+	// it serves local reads again.
+	ki, err := cl.LookupKey(ctx, "vol", "bkt", "k")
+	require.NoError(t, err)
+	first := ki.Blocks[0].Pipeline.Members[0]
+	idx := -1
+	for i := range c.DatanodeAddrs() {
+		if c.Datanode(i).ID() == first.Id {
+			idx = i
+		}
+	}
+	require.NoError(t, c.StopDatanode(idx))
+	readAll(cl)
+	require.NoError(t, c.StartDatanode(idx))
+	require.NoError(t, c.WaitReady(ctx))
+	dn := c.Datanode(idx)
+	require.Eventually(t, func() bool {
+		r, err := newClient(false).OpenKey(ctx, "vol", "bkt", "k")
+		require.NoError(t, err)
+		defer r.Close()
+		_, err = io.Copy(io.Discard, r)
+		require.NoError(t, err)
+		return dn.ServerMetrics().LocalReads > 0
+	}, 10*time.Second, 100*time.Millisecond, "the restarted datanode serves local reads")
+
+	// READ_LOCAL on the TCP port is refused by the datanode.
+	conn, err := wire.Dial(ctx, first.DataAddr, wire.ConnOptions{})
+	require.NoError(t, err)
+	defer conn.Close()
+	_, _, err = conn.Do(ctx, &wire.ReadLocalRequest{Block: wire.BlockID{ContainerID: ki.Blocks[0].BlockId.ContainerId, LocalID: ki.Blocks[0].BlockId.LocalId}, Length: 10}, nil, nil)
+	require.ErrorIs(t, err, wire.CodeUnsupportedType)
+	require.ErrorContains(t, err, "local socket only")
 }

@@ -195,6 +195,8 @@ var serverMetrics = []metric[datanode.ServerMetrics]{
 	counter("strato_datanode_connections_accepted_total", "data-protocol connections accepted", func(m datanode.ServerMetrics) float64 { return float64(m.ConnsAccepted) }),
 	counter("strato_datanode_received_bytes_total", "chunk bytes received (WRITE_CHUNK and WRITE_COMMIT payloads)", func(m datanode.ServerMetrics) float64 { return float64(m.BytesIn) }),
 	counter("strato_datanode_sent_bytes_total", "block bytes sent (READ_CHUNK payloads)", func(m datanode.ServerMetrics) float64 { return float64(m.BytesOut) }),
+	counter("strato_datanode_local_reads_total", "READ_LOCAL requests answered with the block's files", func(m datanode.ServerMetrics) float64 { return float64(m.LocalReads) }),
+	counter("strato_datanode_local_read_bytes_total", "block bytes handed out as files (READ_LOCAL)", func(m datanode.ServerMetrics) float64 { return float64(m.LocalBytes) }),
 	counter("strato_datanode_forwarded_total", "requests a pipeline leader forwarded to its followers", func(m datanode.ServerMetrics) float64 { return float64(m.Forwarded) }),
 	counter("strato_datanode_forward_errors_total", "forwarded requests that failed", func(m datanode.ServerMetrics) float64 { return float64(m.ForwardErrors) }),
 }

@@ -178,7 +178,7 @@ func TestObservabilityUnderLoad(t *testing.T) {
 	require.Equal(t, float64(writers*perWriter*len(data)), sample(metaAfter, `strato_meta_volume_used_bytes{volume="load"}`))
 
 	// Datanodes: every one took writes (replication three); reads went to
-	// some.
+	// some (READ_LOCAL: the test runs on the datanodes' host).
 	var reads float64
 	for i, h := range dnHTTP {
 		after := scrape(h)
@@ -191,7 +191,13 @@ func TestObservabilityUnderLoad(t *testing.T) {
 		} {
 			moved(dnBefore[i], after, s)
 		}
-		reads += sample(after, `strato_datanode_request_duration_seconds_count{type="READ_CHUNK"}`)
+		// Over TCP, or (this test's client is on the datanodes' host)
+		// from the block files the datanodes hand over.
+		reads += max(sample(after, `strato_datanode_request_duration_seconds_count{type="READ_CHUNK"}`), 0)
+		local := sample(after, `strato_datanode_local_reads_total`)
+		require.GreaterOrEqual(t, local, 0.0, "strato_datanode_local_reads_total served")
+		require.Equal(t, local, max(sample(after, `strato_datanode_request_duration_seconds_count{type="READ_LOCAL"}`), 0))
+		reads += local
 		require.Equal(t, 1.0, sample(after, "strato_datanode_registered"))
 		require.Regexp(t, `(?m)^strato_datanode_volume_capacity_bytes\{volume=".+"\} [1-9]`, after)
 		require.Regexp(t, `(?m)^strato_datanode_volume_used_bytes\{volume=".+"\} [1-9]`, after)

@@ -88,6 +88,7 @@ type Conn struct {
 	addr string
 	w    *Writer
 	r    *Reader
+	fds  fdSource // a local socket's (READ_LOCAL responses); nil otherwise
 
 	mu      sync.Mutex
 	pending map[uint64]*call
@@ -128,6 +129,22 @@ type call struct {
 
 // Dial connects to a datanode and performs the Ping handshake.
 func Dial(ctx context.Context, addr string, opts ConnOptions) (*Conn, error) {
+	return connect(ctx, "tcp", addr, addr, opts, func(ctx context.Context, nc net.Conn) (net.Conn, error) {
+		if tc, ok := nc.(*net.TCPConn); ok {
+			_ = tc.SetNoDelay(true)
+		}
+		if opts.TLS != nil {
+			return tlsClient(ctx, nc, addr, opts.TLS)
+		}
+		return nc, nil
+	})
+}
+
+// connect dials target on network within opts.DialTimeout, turns the
+// connection into the one to speak on with wrap (which closes it on
+// failure), and performs the handshake with the datanode of data address
+// addr.
+func connect(ctx context.Context, network, target, addr string, opts ConnOptions, wrap func(context.Context, net.Conn) (net.Conn, error)) (*Conn, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -135,19 +152,19 @@ func Dial(ctx context.Context, addr string, opts ConnOptions) (*Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
 	defer cancel()
 	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	nc, err := d.DialContext(ctx, network, target)
 	if err != nil {
-		return nil, fmt.Errorf("wire: dial %s: %w", addr, err)
+		return nil, fmt.Errorf("wire: dial %s: %w", target, err)
 	}
-	if tc, ok := nc.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
+	if nc, err = wrap(ctx, nc); err != nil {
+		return nil, err
 	}
-	if opts.TLS != nil {
-		if nc, err = tlsClient(ctx, nc, addr, opts.TLS); err != nil {
-			return nil, err
-		}
-	}
-	c := NewConn(nc, opts)
+	return handshake(ctx, NewConn(nc, opts), addr, opts)
+}
+
+// handshake pings a new connection and sets the version it chose; on
+// failure it closes the connection.
+func handshake(ctx context.Context, c *Conn, addr string, opts ConnOptions) (*Conn, error) {
 	resp, err := c.Ping(ctx, opts.ClientID)
 	if err != nil {
 		_ = c.Close()
@@ -191,6 +208,7 @@ func NewConn(nc net.Conn, opts ConnOptions) *Conn {
 		nextID:  1,
 		done:    make(chan struct{}),
 	}
+	c.fds, _ = nc.(fdSource)
 	c.r.SetTimeouts(0, opts.FrameTimeout)
 	c.lastUsed.Store(time.Now().UnixNano())
 	go c.readLoop()
@@ -317,7 +335,15 @@ func (c *Conn) readLoop() {
 				c.fail(e)
 				return
 			}
-			// The caller gave up; drop the response.
+			// The caller gave up; drop the response (and the files that
+			// came with it).
+			if rl, ok := m.(*ReadLocalResponse); ok {
+				if err := c.takeFiles(rl); err != nil {
+					c.fail(err)
+					return
+				}
+				rl.Close()
+			}
 			if err := c.r.Discard(); err != nil {
 				c.fail(err)
 				return
@@ -346,6 +372,9 @@ func (c *Conn) readPayload(cl *call, h FrameHeader, m Message) error {
 	if e, ok := m.(*Error); ok {
 		cl.err = e
 		return nil
+	}
+	if rl, ok := m.(*ReadLocalResponse); ok {
+		return c.takeFiles(rl)
 	}
 	if n := int(h.PayloadLen); n > 0 {
 		p := cl.buf

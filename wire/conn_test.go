@@ -25,6 +25,7 @@ type toyServer struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	conns   []net.Conn
+	version uint8 // the version the PING chooses
 }
 
 func newToyServer(t *testing.T, handler func(ctx context.Context, w *Writer, h FrameHeader, m Message, payload []byte)) *toyServer {
@@ -35,7 +36,12 @@ func newToyServer(t *testing.T, handler func(ctx context.Context, w *Writer, h F
 
 // serveToy runs a toyServer on l.
 func serveToy(t *testing.T, l net.Listener, handler func(ctx context.Context, w *Writer, h FrameHeader, m Message, payload []byte)) *toyServer {
-	s := &toyServer{l: l, handler: handler}
+	return serveToyVersion(t, l, 1, handler)
+}
+
+// serveToyVersion runs a toyServer on l whose PING chooses version v.
+func serveToyVersion(t *testing.T, l net.Listener, v uint8, handler func(ctx context.Context, w *Writer, h FrameHeader, m Message, payload []byte)) *toyServer {
+	s := &toyServer{l: l, handler: handler, version: v}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -79,7 +85,9 @@ func (s *toyServer) serve(nc net.Conn) {
 			return
 		}
 		if _, ok := m.(*PingRequest); ok {
-			_ = w.WriteMessage(ctx, h.RequestID, &PingResponse{Version: 1, MinVersion: 1, MaxVersion: 1, MaxChunkLen: MaxChunkLen, ServerID: "toy"}, nil)
+			v := max(s.version, 1)
+			_ = w.WriteMessage(ctx, h.RequestID, &PingResponse{Version: v, MinVersion: 1, MaxVersion: v, MaxChunkLen: MaxChunkLen, ServerID: "toy"}, nil)
+			w.SetVersion(v)
 			continue
 		}
 		payload := make([]byte, r.Remaining())

@@ -17,9 +17,12 @@ const (
 	// VersionWriteCommit is the first version with WRITE_COMMIT (a chunk
 	// written and its block committed in one request).
 	VersionWriteCommit uint8 = 3
+	// VersionReadLocal is the first version with READ_LOCAL (a block's
+	// files passed to a client on the same host).
+	VersionReadLocal uint8 = 4
 	// MinVersion and MaxVersion bound the versions this package speaks.
 	MinVersion uint8 = 1
-	MaxVersion uint8 = 3
+	MaxVersion uint8 = 4
 
 	// FrameHeaderLen is the size of the fixed frame header.
 	FrameHeaderLen = 24
@@ -73,6 +76,9 @@ const (
 	// TypeWriteCommit writes a block's last chunk and commits the block
 	// (version 3, docs/wire.md §5.10).
 	TypeWriteCommit Type = 14
+	// TypeReadLocal asks, over a datanode's local socket, for the files
+	// holding a range of a block (version 4, docs/wire.md §5.11).
+	TypeReadLocal Type = 15
 )
 
 var typeNames = [...]string{
@@ -91,6 +97,7 @@ var typeNames = [...]string{
 	TypeImportIndex:    "IMPORT_INDEX",
 	TypeToken:          "TOKEN",
 	TypeWriteCommit:    "WRITE_COMMIT",
+	TypeReadLocal:      "READ_LOCAL",
 }
 
 func (t Type) String() string {
@@ -116,6 +123,8 @@ func (t Type) minVersion() uint8 {
 		return VersionToken
 	case TypeWriteCommit:
 		return VersionWriteCommit
+	case TypeReadLocal:
+		return VersionReadLocal
 	}
 	return Version
 }

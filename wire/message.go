@@ -630,6 +630,11 @@ func newMessage(t Type, response, isErr bool) Message {
 			return &WriteCommitResponse{}
 		}
 		return &WriteCommitRequest{}
+	case TypeReadLocal:
+		if response {
+			return &ReadLocalResponse{}
+		}
+		return &ReadLocalRequest{}
 	}
 	return newImportMessage(t, response)
 }

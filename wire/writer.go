@@ -66,7 +66,7 @@ func (w *Writer) WriteMessage(ctx context.Context, id uint64, m Message, payload
 		h := frameHeaderFor(w.ProtocolVersion(), id, m, len(dst)-FrameHeaderLen, len(payload))
 		h.Append(dst[:0])
 		return dst
-	}, payload, 0, nil)
+	}, payload, 0, nil, nil)
 }
 
 // WriteError writes an error frame answering request id of type t.
@@ -76,7 +76,7 @@ func (w *Writer) WriteError(ctx context.Context, t Type, id uint64, e *Error) er
 		dst = AppendErrorFrame(dst[:0], t, id, e)
 		dst[4] = v
 		return dst
-	}, nil, 0, nil)
+	}, nil, 0, nil, nil)
 }
 
 // WriteMessageFunc writes a frame carrying m with a payload of n bytes that
@@ -94,12 +94,13 @@ func (w *Writer) WriteMessageFunc(ctx context.Context, id uint64, m Message, n i
 		h := frameHeaderFor(w.ProtocolVersion(), id, m, len(dst)-FrameHeaderLen, int(n))
 		h.Append(dst[:0])
 		return dst
-	}, nil, n, send)
+	}, nil, n, send, nil)
 }
 
 // write builds the headers with build (which appends after FrameHeaderLen
-// reserved bytes it fills in), then writes them with payload or send.
-func (w *Writer) write(ctx context.Context, build func([]byte) []byte, payload []byte, n int64, send func(io.Writer) (int64, error)) error {
+// reserved bytes it fills in), then writes them with payload or send, or
+// (a frame without payload) with head when it is not nil.
+func (w *Writer) write(ctx context.Context, build func([]byte) []byte, payload []byte, n int64, send func(io.Writer) (int64, error), head func([]byte) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -154,6 +155,8 @@ func (w *Writer) write(ctx context.Context, build func([]byte) []byte, payload [
 	case len(payload) > 0:
 		bufs := net.Buffers{w.buf, payload}
 		_, err = bufs.WriteTo(w.w)
+	case head != nil:
+		err = head(w.buf)
 	default:
 		_, err = w.w.Write(w.buf)
 	}

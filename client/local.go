@@ -1,0 +1,166 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/strato-io/strato/checksum"
+	"github.com/strato-io/strato/proto/strato/v1"
+	"github.com/strato-io/strato/wire"
+)
+
+// Local reads (docs/wire.md §5.11): a replica on a datanode of this host is
+// read from the block's files, which the datanode hands over on its local
+// socket, instead of through a TCP connection: the bytes go from the page
+// cache to the reader's buffer once, and are verified against their
+// checksums as over TCP. Whatever stops a local read that is not the
+// replica's fault (no local socket, a datanode that does not serve
+// READ_LOCAL, a broken connection) sends the read to TCP.
+
+// noLocalFor is how long an address whose local socket did not answer is
+// read over TCP before the socket is tried again (a datanode of this host
+// may start, or come back).
+const noLocalFor = 30 * time.Second
+
+// localVerifyPiece is how much of a file is read before it is verified:
+// the bytes are checksummed while they are still in the CPU's cache.
+const localVerifyPiece = 1 << 20
+
+// errNoLocal: the replica cannot be read locally; read it over TCP.
+var errNoLocal = errors.New("client: no local read")
+
+// getLocal returns the connection to the local socket of the datanode at
+// addr, nil when there is none here.
+func (d *dataConns) getLocal(ctx context.Context, addr string) *wire.Conn {
+	if !d.localReads {
+		return nil
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	if c := d.local[addr]; c != nil && c.Err() == nil {
+		d.mu.Unlock()
+		return c
+	}
+	if until, ok := d.noLocal[addr]; ok && time.Now().Before(until) {
+		d.mu.Unlock()
+		return nil
+	}
+	d.mu.Unlock()
+	c, err := wire.DialLocal(ctx, addr, wire.ConnOptions{})
+	if err == nil && c.Version() < wire.VersionReadLocal {
+		_ = c.Close()
+		err = fmt.Errorf("speaks version %d", c.Version())
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		d.noLocal[addr] = time.Now().Add(noLocalFor)
+		return nil
+	}
+	if d.closed {
+		_ = c.Close()
+		return nil
+	}
+	if old := d.local[addr]; old != nil && old.Err() == nil {
+		_ = c.Close() // lost a race: keep the one already there
+		return old
+	}
+	d.local[addr] = c
+	return c
+}
+
+// noLocalRead sends addr's reads to TCP for a while.
+func (d *dataConns) noLocalRead(addr string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.noLocal[addr] = time.Now().Add(noLocalFor)
+}
+
+// readLocal reads and verifies one range of a replica on a datanode of
+// this host. errNoLocal (wrapped) means: read it over TCP instead.
+func (r *Reader) readLocal(m *stratov1.DatanodeDetails, bl *stratov1.BlockLocation, off int64, dst []byte) error {
+	lc := r.c.data.getLocal(r.ctx, m.DataAddr)
+	if lc == nil {
+		return errNoLocal
+	}
+	if err := lc.Authorize(r.ctx, bl.GetToken()); err != nil {
+		return localErr(r.c.data, m.DataAddr, err)
+	}
+	resp, err := lc.ReadLocal(r.ctx, &wire.ReadLocalRequest{Block: wireBlock(bl.BlockId), Offset: off, Length: uint32(len(dst))})
+	if err != nil {
+		return localErr(r.c.data, m.DataAddr, err)
+	}
+	defer resp.Close()
+	start, end := resp.Offset(), resp.End()
+	if start > off || end < off+int64(len(dst)) {
+		return fmt.Errorf("%w: READ_LOCAL covers [%d, %d), asked [%d, %d)", wire.CodeProtocol, start, end, off, off+int64(len(dst)))
+	}
+	// A range on checksum-window boundaries (the usual case) is read
+	// straight into dst; a wider one into a buffer of its own.
+	buf := dst
+	if start != off || end != off+int64(len(dst)) {
+		buf = make([]byte, end-start)
+	}
+	pos := 0
+	for _, e := range resp.Extents {
+		p := buf[pos : pos+int(e.Chunk.Length)]
+		if err := readExtent(resp.Files[e.File], e, p); err != nil {
+			return fmt.Errorf("block %s: %w", wireBlock(bl.BlockId), err)
+		}
+		pos += len(p)
+	}
+	if len(buf) != len(dst) || &buf[0] != &dst[0] {
+		copy(dst, buf[off-start:])
+	}
+	return nil
+}
+
+// readExtent reads an extent into p from f and verifies it, piece by
+// piece.
+func readExtent(f io.ReaderAt, e wire.LocalExtent, p []byte) error {
+	sums := e.Chunk.Checksums
+	step := len(p)
+	if bpc := int(sums.BytesPerChecksum); sums.Type != checksum.NONE && bpc > 0 {
+		step = max(bpc, localVerifyPiece/bpc*bpc)
+	}
+	for done := 0; done < len(p); {
+		q := p[done:min(len(p), done+step)]
+		n, err := f.ReadAt(q, e.FileOffset+int64(done))
+		if n < len(q) {
+			if err == nil || errors.Is(err, io.EOF) {
+				return wire.Errorf(wire.CodeCorrupt, "its file ends %d bytes before the extent [%d, %d)", len(q)-n, e.Chunk.Offset, e.Chunk.Offset+int64(e.Chunk.Length))
+			}
+			return fmt.Errorf("reading its file: %w", err)
+		}
+		if err := checksum.Verify(sums, int64(done), q); err != nil {
+			return fmt.Errorf("%w: %w", wire.Errorf(wire.CodeChecksumMismatch, "block range [%d, %d)", e.Chunk.Offset, e.Chunk.Offset+int64(e.Chunk.Length)), err)
+		}
+		done += len(q)
+	}
+	return nil
+}
+
+// localErr classifies an error of the local socket: what the datanode said
+// of the replica stands (TCP would hear the same); a broken connection, a
+// datanode that does not serve READ_LOCAL or cannot put the range in a
+// response goes to TCP.
+func localErr(d *dataConns, addr string, err error) error {
+	var e *wire.Error
+	if !errors.As(err, &e) || errors.Is(err, wire.ErrConnClosed) {
+		return fmt.Errorf("%w: %w", errNoLocal, err)
+	}
+	switch e.Code {
+	case wire.CodeUnsupportedType, wire.CodeUnsupportedVersion:
+		d.noLocalRead(addr)
+		return fmt.Errorf("%w: %w", errNoLocal, err)
+	case wire.CodeTooLarge, wire.CodeProtocol:
+		return fmt.Errorf("%w: %w", errNoLocal, err)
+	}
+	return dataErr(err)
+}

@@ -1,0 +1,24 @@
+//go:build !linux
+
+package wire
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+)
+
+// errNoLocal: local sockets are Linux abstract sockets.
+var errNoLocal = errors.New("wire: local reads need Linux")
+
+// DialLocal fails: local reads need Linux.
+func DialLocal(context.Context, string, ConnOptions) (*Conn, error) { return nil, errNoLocal }
+
+// ListenLocal fails: local reads need Linux.
+func ListenLocal(string) (net.Listener, error) { return nil, errNoLocal }
+
+// WriteMessageFiles fails: local reads need Linux.
+func (w *Writer) WriteMessageFiles(context.Context, uint64, Message, []*os.File) error {
+	return errNoLocal
+}

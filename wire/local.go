@@ -1,0 +1,178 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+// Local reads (docs/wire.md §5.11). A datanode also listens on a local
+// socket, named after its data address (LocalSocketName). A client on the
+// same host connects to it, speaks this protocol as over TCP (PING, TOKEN,
+// ...) and sends READ_LOCAL: the answer names the files that hold the
+// range, and the files themselves travel with the response (their
+// descriptors, SCM_RIGHTS). The client reads the bytes from the page cache
+// and verifies them against the response's checksums: no copy through
+// the datanode and no socket between them.
+
+// MaxLocalFiles bounds the files of one READ_LOCAL response.
+const MaxLocalFiles = 64
+
+// LocalSocketName is the local socket of the datanode whose data address
+// is addr: a Linux abstract socket (no file; its name starts with a NUL
+// byte, written "@"), which only processes of the same network namespace
+// reach. Two datanodes of one host have different data addresses, and so
+// different sockets.
+func LocalSocketName(addr string) string { return "@strato-datanode/" + addr }
+
+// ReadLocalRequest asks for the files holding [Offset, Offset+Length) of a
+// committed block.
+type ReadLocalRequest struct {
+	Block  BlockID
+	Offset int64
+	Length uint32
+}
+
+// LocalExtent is a run of the block's bytes: Chunk (its block range and
+// checksums) is at FileOffset of the response's file number File.
+type LocalExtent struct {
+	Chunk      Chunk
+	File       uint8
+	FileOffset int64
+}
+
+// ReadLocalResponse answers a READ_LOCAL: extents tiling the range widened
+// to checksum windows, in block order, and the files they are in. Files
+// is not in the typed header: a Conn fills it from the descriptors that
+// came with the frame (FileCount of them); the receiver closes them.
+type ReadLocalResponse struct {
+	FileCount uint8
+	Extents   []LocalExtent
+	Files     []*os.File
+}
+
+func (*ReadLocalRequest) Type() Type      { return TypeReadLocal }
+func (*ReadLocalResponse) Type() Type     { return TypeReadLocal }
+func (*ReadLocalRequest) response() bool  { return false }
+func (*ReadLocalResponse) response() bool { return true }
+
+func (m *ReadLocalRequest) AppendHeader(dst []byte) []byte {
+	return (*ReadChunkRequest)(m).AppendHeader(dst)
+}
+
+func (m *ReadLocalRequest) decode(d *decoder) { (*ReadChunkRequest)(m).decode(d) }
+
+func (m *ReadLocalRequest) check(payloadLen uint32) error {
+	switch {
+	case m.Offset < 0 || m.Offset > maxOffset-int64(m.Length):
+		return Errorf(CodeInvalidArgument, "READ_LOCAL %v: offset %d invalid", m.Block, m.Offset)
+	case m.Length == 0 || m.Length > MaxReadLen:
+		return Errorf(CodeInvalidArgument, "READ_LOCAL %v: length %d out of range 1..%d", m.Block, m.Length, MaxReadLen)
+	}
+	return noPayload(TypeReadLocal, payloadLen)
+}
+
+func (m *ReadLocalResponse) AppendHeader(dst []byte) []byte {
+	dst = append(dst, m.FileCount)
+	dst = appendU32(dst, uint32(len(m.Extents)))
+	for _, e := range m.Extents {
+		dst = appendChunk(dst, e.Chunk)
+		dst = append(dst, e.File)
+		dst = appendI64(dst, e.FileOffset)
+	}
+	return dst
+}
+
+func (m *ReadLocalResponse) decode(d *decoder) {
+	m.FileCount = d.u8("file count")
+	n := d.u32("extent count")
+	// A record takes at least 30 bytes: bound the allocation by what the
+	// typed header can hold.
+	if d.err == nil && uint64(n)*30 > uint64(len(d.b)) {
+		d.failf("READ_LOCAL response: %d extent records do not fit in the typed header", n)
+	}
+	if d.err != nil {
+		return
+	}
+	m.Extents = make([]LocalExtent, n)
+	for i := range m.Extents {
+		m.Extents[i] = LocalExtent{Chunk: d.chunk("extent record"), File: d.u8("extent file"), FileOffset: d.i64("extent file offset")}
+	}
+}
+
+func (m *ReadLocalResponse) check(payloadLen uint32) error {
+	if m.FileCount == 0 || m.FileCount > MaxLocalFiles {
+		return Errorf(CodeInvalidArgument, "READ_LOCAL response with %d files (1..%d)", m.FileCount, MaxLocalFiles)
+	}
+	if len(m.Extents) == 0 {
+		return Errorf(CodeInvalidArgument, "READ_LOCAL response without extent records")
+	}
+	end := m.Extents[0].Chunk.Offset
+	for _, e := range m.Extents {
+		switch {
+		case e.Chunk.Offset != end:
+			return Errorf(CodeInvalidArgument, "READ_LOCAL response: extent at %d, want %d", e.Chunk.Offset, end)
+		case e.File >= m.FileCount:
+			return Errorf(CodeInvalidArgument, "READ_LOCAL response: extent in file %d of %d", e.File, m.FileCount)
+		case e.FileOffset < 0 || e.FileOffset > maxOffset-int64(e.Chunk.Length):
+			return Errorf(CodeInvalidArgument, "READ_LOCAL response: extent at file offset %d", e.FileOffset)
+		}
+		end += int64(e.Chunk.Length)
+	}
+	return noPayload(TypeReadLocal, payloadLen)
+}
+
+// Offset is where the extents start in the block; End where they end.
+func (m *ReadLocalResponse) Offset() int64 { return m.Extents[0].Chunk.Offset }
+
+// End is the block offset after the last extent.
+func (m *ReadLocalResponse) End() int64 {
+	e := m.Extents[len(m.Extents)-1]
+	return e.Chunk.Offset + int64(e.Chunk.Length)
+}
+
+// Close closes the files.
+func (m *ReadLocalResponse) Close() {
+	for _, f := range m.Files {
+		_ = f.Close()
+	}
+	m.Files = nil
+}
+
+// fdSource is a connection that receives file descriptors with its bytes
+// (a local socket's, fds_linux.go): take returns the next n, in the order
+// they arrived.
+type fdSource interface {
+	take(n int) ([]*os.File, error)
+}
+
+// ReadLocal asks for the files of a range of a block, on a connection to a
+// datanode's local socket (DialLocal). The caller reads the extents from
+// resp.Files, verifies them against their checksums, and closes the files
+// (resp.Close).
+func (c *Conn) ReadLocal(ctx context.Context, req *ReadLocalRequest) (*ReadLocalResponse, error) {
+	if c.fds == nil {
+		return nil, fmt.Errorf("wire: READ_LOCAL on %s: not a local socket", c.addr)
+	}
+	if c.Version() < VersionReadLocal {
+		return nil, Errorf(CodeUnsupportedType, "READ_LOCAL: %s speaks version %d", c.addr, c.Version())
+	}
+	m, _, err := c.Do(ctx, req, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return m.(*ReadLocalResponse), nil
+}
+
+// takeFiles gives a READ_LOCAL response the files that came with it.
+func (c *Conn) takeFiles(m *ReadLocalResponse) error {
+	if c.fds == nil {
+		return Errorf(CodeProtocol, "READ_LOCAL response on a connection that carries no files")
+	}
+	files, err := c.fds.take(int(m.FileCount))
+	if err != nil {
+		return err
+	}
+	m.Files = files
+	return nil
+}
