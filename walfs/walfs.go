@@ -18,7 +18,13 @@
 // starts the next log). Recycled logs are reused as Pebble does it.
 package walfs
 
-import "github.com/cockroachdb/pebble/v2/vfs"
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
 
 // walCategory is the write category Pebble creates its logs with.
 const walCategory vfs.DiskWriteCategory = "pebble-wal"
@@ -67,4 +73,147 @@ func fill(f vfs.File, size int64) error {
 		}
 	}
 	return f.Sync()
+}
+
+// Deferred is an FS whose logs' syncs only write, unless a Durable call
+// is in progress: a synced commit's record is then in the kernel when the
+// commit returns (it survives the death of the process, not a power loss)
+// and reaches the disk with the next durable sync, or when its log is
+// closed. What needs a power loss to spare it goes through Durable.
+//
+// A datanode's volume database is one: a block's row must be in the
+// kernel before the block is acknowledged (a client's write survives a
+// kill -9 of every datanode), and on the disk only for a synced PutBlock
+// (hsync), a closed container, a deletion; the data files are fsynced on
+// the same occasions and no others. Each acknowledgement otherwise cost an
+// fdatasync per replica: with three datanodes on one disk, most of the
+// disk's flushes under small writes.
+type Deferred struct {
+	*FS
+	mu      sync.Mutex
+	logs    map[*logFile]struct{}
+	durable atomic.Int32
+}
+
+// NewDeferred wraps fs as New does, with deferred log syncs.
+func NewDeferred(fs vfs.FS, memTableSize uint64) *Deferred {
+	return &Deferred{FS: New(fs, memTableSize).(*FS), logs: map[*logFile]struct{}{}}
+}
+
+// Durable runs fn, a write of the database with Sync: the log syncs made
+// while it runs reach the disk, those of every log written since its last
+// sync (a record in a rotated log must not be lost behind one in the
+// next).
+func (d *Deferred) Durable(fn func() error) error {
+	d.durable.Add(1)
+	defer d.durable.Add(-1)
+	return fn()
+}
+
+// Create creates name; a log is filled (as FS.Create) and its syncs
+// deferred.
+func (d *Deferred) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := d.FS.Create(name, category)
+	return d.track(f, err, category)
+}
+
+// ReuseForWrite reuses a recycled log; its syncs are deferred.
+func (d *Deferred) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := d.FS.ReuseForWrite(oldname, newname, category)
+	return d.track(f, err, category)
+}
+
+func (d *Deferred) track(f vfs.File, err error, category vfs.DiskWriteCategory) (vfs.File, error) {
+	if err != nil || category != walCategory {
+		return f, err
+	}
+	l := &logFile{File: f, d: d}
+	d.mu.Lock()
+	d.logs[l] = struct{}{}
+	d.mu.Unlock()
+	return l, nil
+}
+
+// syncAll syncs every log written since its last sync.
+func (d *Deferred) syncAll() error {
+	d.mu.Lock()
+	logs := make([]*logFile, 0, len(d.logs))
+	for l := range d.logs {
+		logs = append(logs, l)
+	}
+	d.mu.Unlock()
+	var errs []error
+	for _, l := range logs {
+		errs = append(errs, l.sync())
+	}
+	return errors.Join(errs...)
+}
+
+// logFile is a log of a Deferred: its Sync and SyncData write nothing more
+// (Pebble's writes already reached the kernel) unless a Durable call runs.
+type logFile struct {
+	vfs.File
+	d      *Deferred
+	mu     sync.Mutex
+	dirty  bool // written since the last real sync
+	closed bool
+}
+
+// Write writes p, then marks the log dirty: a sync that ran during the
+// write (and may have missed it) leaves the mark for the next one.
+func (l *logFile) Write(p []byte) (int, error) {
+	n, err := l.File.Write(p)
+	l.written()
+	return n, err
+}
+
+func (l *logFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := l.File.WriteAt(p, off)
+	l.written()
+	return n, err
+}
+
+func (l *logFile) written() {
+	l.mu.Lock()
+	l.dirty = true
+	l.mu.Unlock()
+}
+
+func (l *logFile) Sync() error {
+	if l.d.durable.Load() > 0 {
+		return l.d.syncAll()
+	}
+	return nil
+}
+
+func (l *logFile) SyncData() error { return l.Sync() }
+
+// sync makes what was written to l durable.
+func (l *logFile) sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || !l.dirty {
+		return nil
+	}
+	l.dirty = false
+	if err := l.File.SyncData(); err != nil {
+		l.dirty = true
+		return err
+	}
+	return nil
+}
+
+// Close syncs the log if it was written since its last sync (a log
+// is closed when the next one starts: Pebble reads the logs in order, and
+// a later log's records are only as good as the earlier ones), then
+// closes it.
+func (l *logFile) Close() error {
+	err := l.sync()
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.d.mu.Lock()
+	delete(l.d.logs, l)
+	l.d.mu.Unlock()
+	return errors.Join(err, l.File.Close())
 }

@@ -181,3 +181,146 @@ func TestFillFailureLeavesAnEmptyLog(t *testing.T) {
 	}
 	_ = g.Close()
 }
+
+// openDeferred opens the database in fs on a Deferred.
+func openDeferred(t *testing.T, fs vfs.FS) (*pebble.DB, *Deferred) {
+	t.Helper()
+	d := NewDeferred(fs, memTable)
+	db, err := pebble.Open("db", &pebble.Options{FS: d, MemTableSize: memTable, FormatMajorVersion: pebble.FormatNewest})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	return db, d
+}
+
+// has reports whether the database holds key i with its value.
+func has(t *testing.T, db *pebble.DB, i int) bool {
+	t.Helper()
+	v, closer, err := db.Get(key(i))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("key %d: %v", i, err)
+	}
+	defer closer.Close()
+	return string(v) == string(value(i))
+}
+
+// TestDeferredSyncs: on a Deferred, a synced commit is in the kernel (a
+// crash image that keeps what was written, as after a kill -9, has it) but
+// not on the disk (an image of synced data alone lacks it) until a
+// Durable sync, which makes every earlier commit durable too, in every
+// log written since, including one rotated away in the meantime.
+func TestDeferredSyncs(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	db, d := openDeferred(t, fs)
+	defer db.Close()
+	image := func(keepUnsynced bool) *pebble.DB {
+		t.Helper()
+		pct := 0
+		if keepUnsynced {
+			pct = 100
+		}
+		clone := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: pct, RNG: rand.New(rand.NewPCG(1, 2))})
+		cdb, err := pebble.Open("db", &pebble.Options{FS: clone, MemTableSize: memTable, FormatMajorVersion: pebble.FormatNewest})
+		if err != nil {
+			t.Fatalf("open a crash image: %v", err)
+		}
+		t.Cleanup(func() { _ = cdb.Close() })
+		return cdb
+	}
+
+	commit(t, db, 0, 10)
+	if after := image(true); !has(t, after, 9) {
+		t.Fatal("a synced commit is not in the kernel")
+	}
+	if after := image(false); has(t, after, 0) {
+		t.Fatal("a commit synced without Durable reached the disk")
+	}
+
+	if err := d.Durable(func() error { return db.Set(key(10), value(10), pebble.Sync) }); err != nil {
+		t.Fatal(err)
+	}
+	after := image(false)
+	for i := range 11 {
+		if !has(t, after, i) {
+			t.Fatalf("key %d lost after a durable sync", i)
+		}
+	}
+
+	// Commits enough to rotate logs, then one durable commit: every key is
+	// on the disk, those of the logs closed in between too.
+	commit(t, db, 11, 3000)
+	if err := d.Durable(func() error { return db.Set(key(3000), value(3000), pebble.Sync) }); err != nil {
+		t.Fatal(err)
+	}
+	after = image(false)
+	check(t, after, 3001)
+}
+
+// TestDeferredLogsSyncOnClose: a log closed (rotated away) is synced even
+// if no Durable call ran, and a Durable sync of one log syncs the others
+// written since their last sync.
+func TestDeferredLogsSyncOnClose(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	d := NewDeferred(fs, memTable)
+	if err := fs.MkdirAll("logs", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	create := func(name string) vfs.File {
+		f, err := d.Create(name, walCategory)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte("record of " + name)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	content := func(fs vfs.FS, name string) string {
+		f, err := fs.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		b := make([]byte, 32)
+		n, _ := f.ReadAt(b, 0)
+		return strings.TrimRight(string(b[:n]), "\x00")
+	}
+	a, b, c := create("logs/a.log"), create("logs/b.log"), create("logs/c.log")
+	for _, name := range []string{"", "logs"} { // the names, as Pebble syncs its directory
+		dir, err := fs.OpenDir(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dir.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		_ = dir.Close()
+	}
+	onDisk := func() vfs.FS { return fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}) }
+	if got := content(onDisk(), "logs/a.log"); got != "" {
+		t.Fatalf("a log synced without Durable is on the disk: %q", got)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := content(onDisk(), "logs/a.log"); got != "record of logs/a.log" {
+		t.Fatalf("closed log on the disk: %q", got)
+	}
+	if err := d.Durable(c.Sync); err != nil {
+		t.Fatal(err)
+	}
+	img := onDisk()
+	for _, name := range []string{"logs/b.log", "logs/c.log"} {
+		if got := content(img, name); got != "record of "+name {
+			t.Fatalf("%s after a durable sync of another log: %q", name, got)
+		}
+	}
+	_ = b.Close()
+	_ = c.Close()
+}

@@ -65,7 +65,7 @@ func (c *Container) DeleteBlocks(localIDs []uint64) (blocks int, bytes int64, er
 	}
 	if blocks > 0 {
 		_ = batch.Set(counterKey(c.id), appendCounterRow(nil, ctr), nil)
-		err = batch.Commit(pebble.Sync)
+		err = c.v.durable(func() error { return batch.Commit(pebble.Sync) })
 		if err == nil {
 			c.ctr = ctr
 		}

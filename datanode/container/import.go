@@ -285,7 +285,7 @@ func (im *Import) commit(blocks []Block, bcsID uint64) (Info, error) {
 	if err := batch.Set(counterKey(im.id), appendCounterRow(nil, ctr), nil); err != nil {
 		return Info{}, ioError("stage imported rows", err)
 	}
-	if err := batch.Commit(pebble.Sync); err != nil {
+	if err := v.durable(func() error { return batch.Commit(pebble.Sync) }); err != nil {
 		return Info{}, ioError("write imported rows", err)
 	}
 	root := fs.PathJoin(v.dir, containersDir)
@@ -296,7 +296,7 @@ func (im *Import) commit(blocks []Block, bcsID uint64) (Info, error) {
 	}
 	if err != nil {
 		lo, hi := containerBounds(im.id)
-		_ = v.db.DeleteRange(lo, hi, pebble.Sync)
+		_ = v.durable(func() error { return v.db.DeleteRange(lo, hi, pebble.Sync) })
 		return Info{}, ioError("rename imported container into place", err)
 	}
 	c := newContainer(v, d, ctr)
@@ -429,7 +429,7 @@ func (v *Volume) cleanTmp() error {
 			idStr, _, _ := strings.Cut(rest, "-")
 			if id, err := ParseID(idStr); err == nil && v.containers[id] == nil {
 				lo, hi := containerBounds(id)
-				if err := v.db.DeleteRange(lo, hi, pebble.Sync); err != nil {
+				if err := v.durable(func() error { return v.db.DeleteRange(lo, hi, pebble.Sync) }); err != nil {
 					return ioError("delete rows of an unfinished import", err)
 				}
 			}

@@ -32,6 +32,9 @@ type Volume struct {
 	fs   vfs.FS
 	dir  string
 	db   *pebble.DB
+	// wal is the database's file system: its log syncs write to the kernel
+	// only, unless made durable (durable, syncDB).
+	wal  *walfs.Deferred
 	lock io.Closer
 
 	// direct is set while the direct-I/O fast path is usable (see
@@ -77,9 +80,12 @@ func OpenVolume(dir string, opts Options) (*Volume, error) {
 	v.lock = lock
 	cache := pebble.NewCache(opts.PebbleCacheSize)
 	defer cache.Unref()
+	// A commit's log sync writes its record to the kernel, over zeros
+	// (package walfs): it survives a kill -9. What must survive a power
+	// loss syncs through v.durable.
+	v.wal = walfs.NewDeferred(fs, 0)
 	db, err := pebble.Open(fs.PathJoin(dir, dbDir), &pebble.Options{
-		// Commits and WRITE_COMMITs sync the log: over zeros (package walfs).
-		FS:                 walfs.New(fs, 0),
+		FS:                 v.wal,
 		FormatMajorVersion: pebble.FormatNewest,
 		Cache:              cache,
 		Logger:             pebbleLogger{opts.Logger},
@@ -271,9 +277,19 @@ func (v *Volume) Delete(id uint64, force bool) error {
 	return v.finishDelete(id, aside)
 }
 
+// durable runs fn, a write of the database with Sync, so that it (and
+// every earlier write) survives a power loss, not only a crash of the
+// process (walfs.Deferred).
+func (v *Volume) durable(fn func() error) error { return v.wal.Durable(fn) }
+
+// syncDB makes every write of the database so far survive a power loss.
+func (v *Volume) syncDB() error {
+	return v.durable(func() error { return v.db.LogData(nil, pebble.Sync) })
+}
+
 func (v *Volume) finishDelete(id uint64, dir string) error {
 	lo, hi := containerBounds(id)
-	if err := v.db.DeleteRange(lo, hi, pebble.Sync); err != nil {
+	if err := v.durable(func() error { return v.db.DeleteRange(lo, hi, pebble.Sync) }); err != nil {
 		return ioError("delete container rows", err)
 	}
 	if err := v.fs.RemoveAll(dir); err != nil {

@@ -353,12 +353,19 @@ func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uin
 		return 0, ioError(fmt.Sprintf("commit block %d", localID), err)
 	}
 	b.committed, b.hasRow = length, true
-	// The row must be durable before PutBlock returns, with or without
-	// Sync: a NoSync commit sits in Pebble's own WAL buffer, not yet written
-	// to the file, and a crash of the process alone would lose a block the
-	// client was told is committed (its chunks are safe in the kernel). Sync
-	// only adds the fsyncs of the block's files above.
-	if err := c.v.db.LogData(nil, pebble.Sync); err != nil {
+	// The row must be in the kernel before PutBlock returns, with or
+	// without Sync: a NoSync commit sits in Pebble's own WAL buffer, not
+	// yet written to the file, and a crash of the process alone would lose
+	// a block the client was told is committed (its chunks are safe in the
+	// kernel). A log sync writes it there (walfs.Deferred); with Sync it
+	// reaches the disk too, as the block's files did above.
+	sync := func() error { return c.v.db.LogData(nil, pebble.Sync) }
+	if opts.Sync {
+		err = c.v.durable(sync)
+	} else {
+		err = sync()
+	}
+	if err != nil {
 		return 0, ioError("sync volume database", err)
 	}
 	if opts.Final {
@@ -452,7 +459,7 @@ func (c *Container) syncCommitted(localID uint64, length int64, notOpen error) (
 		if err := c.syncChunksDir(); err != nil {
 			return 0, err
 		}
-		if err := c.v.db.LogData(nil, pebble.Sync); err != nil {
+		if err := c.v.syncDB(); err != nil {
 			return 0, ioError("sync volume database", err)
 		}
 	}
@@ -589,7 +596,7 @@ func (c *Container) Sync() error {
 	if err := c.syncChunksDir(); err != nil {
 		return err
 	}
-	if err := c.v.db.LogData(nil, pebble.Sync); err != nil {
+	if err := c.v.syncDB(); err != nil {
 		return ioError("sync volume database", err)
 	}
 	return nil
@@ -622,7 +629,7 @@ func (c *Container) DeleteBlock(localID uint64) error {
 		batch := c.v.db.NewBatch()
 		_ = batch.Delete(blockKey(c.id, localID), nil)
 		_ = batch.Set(counterKey(c.id), appendCounterRow(nil, ctr), nil)
-		err := batch.Commit(pebble.Sync)
+		err := c.v.durable(func() error { return batch.Commit(pebble.Sync) })
 		_ = batch.Close()
 		if err == nil {
 			c.ctr = ctr
