@@ -226,7 +226,9 @@ func TestAddingANodeOfAnotherGroupFails(t *testing.T) {
 	_, err = stray.Propose(ctx, kvCmd(opPut, "stray", "v"))
 	require.NoError(t, err)
 
-	actx, cancel := context.WithTimeout(ctx, time.Second)
+	// Long enough for the learner's addition to commit on a loaded machine
+	// (a deadline there would fail the call before the wait for catch-up).
+	actx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	err = leader.AddMember(actx, 4, addr, false)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
