@@ -391,23 +391,31 @@ func (n *Node) leaderStatus(ctx context.Context) (raft.Status, error) {
 // waitCaughtUp waits until learner id's log is within PromoteMaxLag entries
 // of the commit index, as the leader tracks it.
 func (n *Node) waitCaughtUp(ctx context.Context, id uint64) error {
+	var match, commit uint64
+	notCaughtUp := func(err error) error {
+		return fmt.Errorf("learner %d has not caught up (log at %d, commit %d; it stays a learner, add it again to promote it): %w",
+			id, match, commit, err)
+	}
 	for {
 		st, err := n.leaderStatus(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				// The time ran out while asking the raft loop.
+				return notCaughtUp(err)
+			}
 			return err
 		}
 		pr, found := st.Progress[id]
 		if !found {
 			return fmt.Errorf("%w: %d is no longer a member", ErrInvalidMember, id)
 		}
-		match, commit := pr.Match, st.GetCommit()
+		match, commit = pr.Match, st.GetCommit()
 		if pr.State == tracker.StateReplicate && pr.RecentActive && match+n.opts.PromoteMaxLag >= commit {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("learner %d has not caught up (log at %d, commit %d; it stays a learner, add it again to promote it): %w",
-				id, match, commit, ctx.Err())
+			return notCaughtUp(ctx.Err())
 		case <-time.After(n.opts.TickInterval):
 		}
 	}
