@@ -39,17 +39,25 @@ func newDataConns(tlsConfig *tls.Config, localReads bool) *dataConns {
 var errClientClosed = errors.New("client: closed")
 
 func (d *dataConns) get(ctx context.Context, addr string) (*wire.Conn, error) {
+	return d.cached(ctx, d.conns, addr, func(ctx context.Context) (*wire.Conn, error) {
+		return wire.Dial(ctx, addr, wire.ConnOptions{TLS: d.tls})
+	})
+}
+
+// cached returns m's connection to addr, made with dial when there is none
+// or it broke.
+func (d *dataConns) cached(ctx context.Context, m map[string]*wire.Conn, addr string, dial func(context.Context) (*wire.Conn, error)) (*wire.Conn, error) {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		return nil, errClientClosed
 	}
-	if c := d.conns[addr]; c != nil && c.Err() == nil {
+	if c := m[addr]; c != nil && c.Err() == nil {
 		d.mu.Unlock()
 		return c, nil
 	}
 	d.mu.Unlock()
-	c, err := wire.Dial(ctx, addr, wire.ConnOptions{TLS: d.tls})
+	c, err := dial(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -59,11 +67,11 @@ func (d *dataConns) get(ctx context.Context, addr string) (*wire.Conn, error) {
 		_ = c.Close()
 		return nil, errClientClosed
 	}
-	if old := d.conns[addr]; old != nil && old.Err() == nil {
+	if old := m[addr]; old != nil && old.Err() == nil {
 		_ = c.Close() // lost a race: keep the one already there
 		return old, nil
 	}
-	d.conns[addr] = c
+	m[addr] = c
 	return c, nil
 }
 

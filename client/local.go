@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
 )
@@ -16,7 +14,7 @@ import (
 // read from the block's files, which the datanode hands over on its local
 // socket, instead of through a TCP connection: the bytes go from the page
 // cache to the reader's buffer once, and are verified against their
-// checksums as over TCP. Whatever stops a local read that is not the
+// checksums as over TCP (wire.ReadLocalResponse.ReadInto). Whatever stops a local read that is not the
 // replica's fault (no local socket, a datanode that does not serve
 // READ_LOCAL, a broken connection) sends the read to TCP.
 
@@ -24,10 +22,6 @@ import (
 // read over TCP before the socket is tried again (a datanode of this host
 // may start, or come back).
 const noLocalFor = 30 * time.Second
-
-// localVerifyPiece is how much of a file is read before it is verified:
-// the bytes are checksummed while they are still in the CPU's cache.
-const localVerifyPiece = 1 << 20
 
 // errNoLocal: the replica cannot be read locally; read it over TCP.
 var errNoLocal = errors.New("client: no local read")
@@ -39,39 +33,25 @@ func (d *dataConns) getLocal(ctx context.Context, addr string) *wire.Conn {
 		return nil
 	}
 	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return nil
-	}
-	if c := d.local[addr]; c != nil && c.Err() == nil {
-		d.mu.Unlock()
-		return c
-	}
-	if until, ok := d.noLocal[addr]; ok && time.Now().Before(until) {
-		d.mu.Unlock()
-		return nil
-	}
+	until, no := d.noLocal[addr]
 	d.mu.Unlock()
-	c, err := wire.DialLocal(ctx, addr, wire.ConnOptions{})
-	if err == nil && c.Version() < wire.VersionReadLocal {
-		_ = c.Close()
-		err = fmt.Errorf("speaks version %d", c.Version())
+	if no && time.Now().Before(until) {
+		return nil
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	c, err := d.cached(ctx, d.local, addr, func(ctx context.Context) (*wire.Conn, error) {
+		c, err := wire.DialLocal(ctx, addr, wire.ConnOptions{})
+		if err == nil && c.Version() < wire.VersionReadLocal {
+			_ = c.Close()
+			return nil, fmt.Errorf("client: the local socket of %s speaks version %d", addr, c.Version())
+		}
+		return c, err
+	})
 	if err != nil {
-		d.noLocal[addr] = time.Now().Add(noLocalFor)
+		if !errors.Is(err, errClientClosed) {
+			d.noLocalRead(addr)
+		}
 		return nil
 	}
-	if d.closed {
-		_ = c.Close()
-		return nil
-	}
-	if old := d.local[addr]; old != nil && old.Err() == nil {
-		_ = c.Close() // lost a race: keep the one already there
-		return old
-	}
-	d.local[addr] = c
 	return c
 }
 
@@ -107,41 +87,11 @@ func (r *Reader) readLocal(m *stratov1.DatanodeDetails, bl *stratov1.BlockLocati
 	if start != off || end != off+int64(len(dst)) {
 		buf = make([]byte, end-start)
 	}
-	pos := 0
-	for _, e := range resp.Extents {
-		p := buf[pos : pos+int(e.Chunk.Length)]
-		if err := readExtent(resp.Files[e.File], e, p); err != nil {
-			return fmt.Errorf("block %s: %w", wireBlock(bl.BlockId), err)
-		}
-		pos += len(p)
+	if err := resp.ReadInto(buf); err != nil {
+		return fmt.Errorf("block %s: %w", wireBlock(bl.BlockId), err)
 	}
 	if len(buf) != len(dst) || &buf[0] != &dst[0] {
 		copy(dst, buf[off-start:])
-	}
-	return nil
-}
-
-// readExtent reads an extent into p from f and verifies it, piece by
-// piece.
-func readExtent(f io.ReaderAt, e wire.LocalExtent, p []byte) error {
-	sums := e.Chunk.Checksums
-	step := len(p)
-	if bpc := int(sums.BytesPerChecksum); sums.Type != checksum.NONE && bpc > 0 {
-		step = max(bpc, localVerifyPiece/bpc*bpc)
-	}
-	for done := 0; done < len(p); {
-		q := p[done:min(len(p), done+step)]
-		n, err := f.ReadAt(q, e.FileOffset+int64(done))
-		if n < len(q) {
-			if err == nil || errors.Is(err, io.EOF) {
-				return wire.Errorf(wire.CodeCorrupt, "its file ends %d bytes before the extent [%d, %d)", len(q)-n, e.Chunk.Offset, e.Chunk.Offset+int64(e.Chunk.Length))
-			}
-			return fmt.Errorf("reading its file: %w", err)
-		}
-		if err := checksum.Verify(sums, int64(done), q); err != nil {
-			return fmt.Errorf("%w: %w", wire.Errorf(wire.CodeChecksumMismatch, "block range [%d, %d)", e.Chunk.Offset, e.Chunk.Offset+int64(e.Chunk.Length)), err)
-		}
-		done += len(q)
 	}
 	return nil
 }

@@ -44,11 +44,11 @@ func (c *conn) readChunk(ctx context.Context, h wire.FrameHeader, m *wire.ReadCh
 		return nil
 	}
 
-	ext, files, closeAll, err := openRange(ct, m.Block, m.Offset, m.Length)
+	ext, files, err := openRange(ct, m.Block, m.Offset, m.Length)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
+	defer files.close()
 	resp, total, err := readResponse(m, ext)
 	if err != nil {
 		return err
@@ -56,7 +56,7 @@ func (c *conn) readChunk(ctx context.Context, h wire.FrameHeader, m *wire.ReadCh
 	err = c.w.WriteMessageFunc(ctx, h.RequestID, resp, total, func(w io.Writer) (int64, error) {
 		var sent int64
 		for i, e := range ext {
-			f := files[i]
+			f := files.of(i)
 			if _, err := f.Seek(e.FileOffset, io.SeekStart); err != nil {
 				return sent, err
 			}
@@ -86,13 +86,9 @@ func readResponse(m *wire.ReadChunkRequest, ext []container.Extent) (*wire.ReadC
 	var total int64
 	size := 12
 	for i, e := range ext {
-		sums := e.Checksums
-		if sums.Type == checksum.NONE {
-			sums = checksum.Data{}
-		}
-		resp.Chunks[i] = wire.Chunk{Offset: e.BlockOffset, Length: uint32(e.Length), Checksums: sums}
+		resp.Chunks[i] = chunkRecord(e)
 		total += e.Length
-		size += 21 + len(sums.Sums)
+		size += 21 + len(resp.Chunks[i].Checksums.Sums)
 	}
 	if total > wire.MaxResponsePayload || size > wire.MaxHeaderLen {
 		return nil, 0, wire.Errorf(wire.CodeTooLarge, "read of %d bytes at %d of block %v: widened to %d bytes in %d pieces, over a response's limits; read less", m.Length, m.Offset, m.Block, total, len(ext))
@@ -100,58 +96,83 @@ func readResponse(m *wire.ReadChunkRequest, ext []container.Extent) (*wire.ReadC
 	return resp, total, nil
 }
 
-// openRange maps a range of a block to its extents and opens their files
-// (openExtents).
-func openRange(ct *container.Container, b wire.BlockID, off int64, n uint32) ([]container.Extent, []*os.File, func(), error) {
-	ext, err := ct.Extents(b.LocalID, off, int64(n))
-	if err != nil {
-		return nil, nil, nil, err
+// chunkRecord is the chunk record describing an extent.
+func chunkRecord(e container.Extent) wire.Chunk {
+	sums := e.Checksums
+	if sums.Type == checksum.NONE {
+		sums = checksum.Data{}
 	}
-	files, closeAll, err := openExtents(b, ext)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return ext, files, closeAll, nil
+	return wire.Chunk{Offset: e.BlockOffset, Length: uint32(e.Length), Checksums: sums}
 }
 
-// openExtents opens the file of each extent (once per path; extents are
-// sent one after the other, each after a seek) and checks that it holds the
-// extent, so that a file shortened by a crash is reported as CORRUPT before
-// the response starts. closeAll closes them.
-func openExtents(b wire.BlockID, ext []container.Extent) (files []*os.File, closeAll func(), err error) {
-	files = make([]*os.File, len(ext))
-	byPath := map[string]*os.File{}
-	closeAll = func() {
-		for _, f := range byPath {
-			f.Close()
-		}
+// openRange maps a range of a block to its extents and opens their files
+// (openExtents).
+func openRange(ct *container.Container, b wire.BlockID, off int64, n uint32) ([]container.Extent, *extentFiles, error) {
+	ext, err := ct.Extents(b.LocalID, off, int64(n))
+	if err != nil {
+		return nil, nil, err
 	}
+	files, err := openExtents(b, ext)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ext, files, nil
+}
+
+// extentFiles are the files of a range's extents, each opened once, in the
+// order the extents first use them; extent i is in files[index[i]].
+type extentFiles struct {
+	files []*os.File
+	index []int
+}
+
+// of returns the file of extent i.
+func (x *extentFiles) of(i int) *os.File { return x.files[x.index[i]] }
+
+func (x *extentFiles) close() {
+	for _, f := range x.files {
+		f.Close()
+	}
+}
+
+// openExtents opens the files of the extents and checks that each holds
+// its extents, so that a file shortened by a crash is reported as CORRUPT
+// before the response starts.
+func openExtents(b wire.BlockID, ext []container.Extent) (*extentFiles, error) {
+	x := &extentFiles{index: make([]int, len(ext))}
+	byPath := map[string]int{}
+	var ends []int64 // what each file must hold
 	for i, e := range ext {
-		f := byPath[e.Path]
-		if f == nil {
-			f, err = os.Open(e.Path)
-			if errors.Is(err, os.ErrNotExist) {
-				closeAll()
-				return nil, nil, fmt.Errorf("%w: block %v: a file of the block is missing", container.ErrCorrupt, b)
-			}
+		k, ok := byPath[e.Path]
+		if !ok {
+			f, err := os.Open(e.Path)
 			if err != nil {
-				closeAll()
-				return nil, nil, fmt.Errorf("datanode: open block %v: %w", b, err)
+				x.close()
+				if errors.Is(err, os.ErrNotExist) {
+					return nil, fmt.Errorf("%w: block %v: a file of the block is missing", container.ErrCorrupt, b)
+				}
+				return nil, fmt.Errorf("datanode: open block %v: %w", b, err)
 			}
-			byPath[e.Path] = f
+			k = len(x.files)
+			byPath[e.Path] = k
+			x.files = append(x.files, f)
+			ends = append(ends, 0)
 		}
+		x.index[i] = k
+		ends[k] = max(ends[k], e.FileOffset+e.Length)
+	}
+	for k, f := range x.files {
 		fi, err := f.Stat()
 		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("datanode: stat block %v: %w", b, err)
+			x.close()
+			return nil, fmt.Errorf("datanode: stat block %v: %w", b, err)
 		}
-		if fi.Size() < e.FileOffset+e.Length {
-			closeAll()
-			return nil, nil, fmt.Errorf("%w: block %v: file ends at %d, before %d", container.ErrCorrupt, b, fi.Size(), e.FileOffset+e.Length)
+		if fi.Size() < ends[k] {
+			x.close()
+			return nil, fmt.Errorf("%w: block %v: file ends at %d, before %d", container.ErrCorrupt, b, fi.Size(), ends[k])
 		}
-		files[i] = f
 	}
-	return files, closeAll, nil
+	return x, nil
 }
 
 // readLocal answers a READ_LOCAL, on the local socket only: the extents of
@@ -166,34 +187,21 @@ func (c *conn) readLocal(ctx context.Context, h wire.FrameHeader, m *wire.ReadLo
 	if err != nil {
 		return err
 	}
-	ext, files, closeAll, err := openRange(ct, m.Block, m.Offset, m.Length)
+	ext, files, err := openRange(ct, m.Block, m.Offset, m.Length)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
-	resp := &wire.ReadLocalResponse{Extents: make([]wire.LocalExtent, len(ext))}
-	var distinct []*os.File
-	index := map[*os.File]uint8{}
+	defer files.close()
+	if len(files.files) > wire.MaxLocalFiles {
+		return wire.Errorf(wire.CodeTooLarge, "READ_LOCAL of %d bytes at %d of block %v: in %d files, over %d; read less", m.Length, m.Offset, m.Block, len(files.files), wire.MaxLocalFiles)
+	}
+	resp := &wire.ReadLocalResponse{FileCount: uint8(len(files.files)), Extents: make([]wire.LocalExtent, len(ext))}
 	var total int64
 	for i, e := range ext {
-		k, ok := index[files[i]]
-		if !ok {
-			if len(distinct) == wire.MaxLocalFiles {
-				return wire.Errorf(wire.CodeTooLarge, "READ_LOCAL of %d bytes at %d of block %v: in more than %d files; read less", m.Length, m.Offset, m.Block, wire.MaxLocalFiles)
-			}
-			k = uint8(len(distinct))
-			index[files[i]] = k
-			distinct = append(distinct, files[i])
-		}
-		sums := e.Checksums
-		if sums.Type == checksum.NONE {
-			sums = checksum.Data{}
-		}
-		resp.Extents[i] = wire.LocalExtent{Chunk: wire.Chunk{Offset: e.BlockOffset, Length: uint32(e.Length), Checksums: sums}, File: k, FileOffset: e.FileOffset}
+		resp.Extents[i] = wire.LocalExtent{Chunk: chunkRecord(e), File: uint8(files.index[i]), FileOffset: e.FileOffset}
 		total += e.Length
 	}
-	resp.FileCount = uint8(len(distinct))
-	if err := c.w.WriteMessageFiles(ctx, h.RequestID, resp, distinct); err != nil {
+	if err := c.w.WriteMessageFiles(ctx, h.RequestID, resp, files.files); err != nil {
 		if errors.As(err, new(*wire.Error)) {
 			return err // nothing was written (a typed header over the limit)
 		}

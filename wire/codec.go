@@ -121,6 +121,18 @@ func (d *decoder) sums(what string) checksum.Data {
 	return checksum.Data{Type: t, BytesPerChecksum: bpc, Sums: d.take(int(uint64(n)*size), what)}
 }
 
+// records reads a record count (countName) and checks that that many
+// records of at least minSize bytes fit in what is left, a bound on what
+// the caller allocates for them; tooMany (a format with the count's %d)
+// says otherwise.
+func (d *decoder) records(countName string, minSize uint64, tooMany string) uint32 {
+	n := d.u32(countName)
+	if d.err == nil && uint64(n)*minSize > uint64(len(d.b)) {
+		d.failf(tooMany, n)
+	}
+	return n
+}
+
 // chunk reads a chunk record and checks that its checksums cover it.
 func (d *decoder) chunk(what string) Chunk {
 	c := Chunk{Offset: d.i64(what), Length: d.u32(what)}

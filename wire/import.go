@@ -166,10 +166,7 @@ func decodeBlocks(d *decoder, n uint32, maxBCSID uint64, what string) []ImportBl
 	blocks := make([]ImportBlock, n)
 	for i := range blocks {
 		b := ImportBlock{LocalID: d.u64("local ID"), Length: d.i64("block length"), BCSID: d.u64("block bcsID")}
-		n := d.u32("chunk count")
-		if d.err == nil && uint64(n)*21 > uint64(len(d.b)) {
-			d.failf("%s: %d chunk records do not fit in the payload", what, n)
-		}
+		n := d.records("chunk count", 21, what+": %d chunk records do not fit in the payload")
 		if d.err != nil {
 			break
 		}

@@ -2,7 +2,9 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -85,12 +87,8 @@ func (m *ReadLocalResponse) AppendHeader(dst []byte) []byte {
 
 func (m *ReadLocalResponse) decode(d *decoder) {
 	m.FileCount = d.u8("file count")
-	n := d.u32("extent count")
-	// A record takes at least 30 bytes: bound the allocation by what the
-	// typed header can hold.
-	if d.err == nil && uint64(n)*30 > uint64(len(d.b)) {
-		d.failf("READ_LOCAL response: %d extent records do not fit in the typed header", n)
-	}
+	// A record takes at least 30 bytes.
+	n := d.records("extent count", 30, "READ_LOCAL response: %d extent records do not fit in the typed header")
 	if d.err != nil {
 		return
 	}
@@ -129,6 +127,43 @@ func (m *ReadLocalResponse) Offset() int64 { return m.Extents[0].Chunk.Offset }
 func (m *ReadLocalResponse) End() int64 {
 	e := m.Extents[len(m.Extents)-1]
 	return e.Chunk.Offset + int64(e.Chunk.Length)
+}
+
+// ReadInto reads the extents from their files into p, which must be as
+// long as they are together, verifying each piece right after it is read
+// (while it is in the CPU's cache) as a Conn verifies a READ_CHUNK payload
+// as it arrives. A bad window is an *Error with CodeChecksumMismatch that
+// also wraps checksum.ErrMismatch; a file that ends before its extent,
+// CodeCorrupt.
+func (m *ReadLocalResponse) ReadInto(p []byte) error {
+	if int64(len(p)) != m.End()-m.Offset() {
+		return fmt.Errorf("wire: READ_LOCAL extents of %d bytes read into %d", m.End()-m.Offset(), len(p))
+	}
+	v := payloadVerifier{chunks: make([]Chunk, len(m.Extents))}
+	for i, e := range m.Extents {
+		v.chunks[i] = e.Chunk
+	}
+	pos := 0
+	for _, e := range m.Extents {
+		f := m.Files[e.File]
+		for done := 0; done < int(e.Chunk.Length); {
+			q := p[pos+done : pos+min(int(e.Chunk.Length), done+verifyReadMax)]
+			n, err := f.ReadAt(q, e.FileOffset+int64(done))
+			if n < len(q) {
+				if err == nil || errors.Is(err, io.EOF) {
+					return Errorf(CodeCorrupt, "block range [%d, %d): its file ends %d bytes early", e.Chunk.Offset, e.Chunk.Offset+int64(e.Chunk.Length), len(q)-n)
+				}
+				return fmt.Errorf("wire: reading block range [%d, %d) from its file: %w", e.Chunk.Offset, e.Chunk.Offset+int64(e.Chunk.Length), err)
+			}
+			done += n
+			v.advance(p[:pos+done])
+			if v.err != nil {
+				return v.err
+			}
+		}
+		pos += int(e.Chunk.Length)
+	}
+	return nil
 }
 
 // Close closes the files.

@@ -388,12 +388,8 @@ func (m *ReadChunkResponse) AppendHeader(dst []byte) []byte {
 
 func (m *ReadChunkResponse) decode(d *decoder) {
 	m.Offset = d.i64("offset")
-	n := d.u32("chunk count")
-	// A record takes at least 21 bytes: bound the allocation by what the
-	// typed header can hold.
-	if d.err == nil && uint64(n)*21 > uint64(len(d.b)) {
-		d.failf("READ_CHUNK response: %d chunk records do not fit in the typed header", n)
-	}
+	// A record takes at least 21 bytes.
+	n := d.records("chunk count", 21, "READ_CHUNK response: %d chunk records do not fit in the typed header")
 	if d.err != nil {
 		return
 	}
