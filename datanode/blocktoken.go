@@ -210,6 +210,8 @@ func (c *conn) authorize(m wire.Message) ([]byte, error) {
 		block, op = m.Block, wire.OpRead
 	case *wire.ReadLocalRequest:
 		block, op = m.Block, wire.OpRead
+	case *wire.ReadLocalPathsRequest:
+		block, op = m.Block, wire.OpRead
 	case *wire.GetBlockRequest:
 		block, op = m.Block, wire.OpRead
 	case *wire.CloseContainerRequest:

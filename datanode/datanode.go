@@ -62,10 +62,11 @@ type Options struct {
 	// certs.ClientConfig with this datanode's certificate, which meta
 	// requires. Required with TLS. Default: nil, plaintext.
 	ClientTLS *tls.Config
-	// DisableLocalReads turns off the local socket (wire.ListenLocal) on
-	// which clients of this host are handed the block files to read
-	// (docs/wire.md §5.11). It is off anyway with TLS: the socket has no
-	// certificate to check.
+	// DisableLocalReads turns off local reads: the local socket
+	// (wire.ListenLocal) on which clients of this host are handed the block
+	// files to read (docs/wire.md §5.11), and READ_LOCAL_PATHS, which tells
+	// them the files' paths (§5.12). They are off anyway with TLS: the
+	// socket has no certificate to check.
 	DisableLocalReads bool
 	// Store and Server tune the parts; their Dirs, ID and Logger are set
 	// from the fields above.
@@ -183,6 +184,8 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	if sv.Replication == nil {
 		sv.Replication = &replication.Metrics{}
 	}
+	localReads := opts.TLS == nil && !opts.DisableLocalReads && store.osFiles()
+	sv.LocalReads = localReads
 	d := &Datanode{id: id, addr: addr, store: store, server: NewServer(store, sv), agent: ag, serveErr: make(chan error, 1)}
 	d.tokensFile = filepath.Join(opts.Dirs[0], blockTokensFile)
 	if _, err := os.Stat(d.tokensFile); err == nil {
@@ -193,7 +196,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		lis = tls.NewListener(lis, opts.TLS)
 	}
 	go func() { d.serveErr <- d.server.Serve(lis) }()
-	if opts.TLS == nil && !opts.DisableLocalReads && store.osFiles() {
+	if localReads {
 		d.serveLocal(addr, opts.Logger)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

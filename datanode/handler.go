@@ -56,6 +56,11 @@ func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, p
 		if err == nil {
 			return // the response is out
 		}
+	case *wire.ReadLocalPathsRequest:
+		err = c.readLocalPaths(ctx, h, m)
+		if err == nil {
+			return // the response is out
+		}
 	case *wire.GetBlockRequest:
 		resp, err = c.s.getBlock(m)
 	case *wire.CloseContainerRequest:

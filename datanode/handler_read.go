@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unicode/utf8"
 
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/datanode/container"
@@ -183,24 +184,12 @@ func (c *conn) readLocal(ctx context.Context, h wire.FrameHeader, m *wire.ReadLo
 	if !c.local {
 		return wire.Errorf(wire.CodeUnsupportedType, "READ_LOCAL is served on the datanode's local socket only")
 	}
-	ct, err := c.s.store.Container(m.Block.ContainerID)
-	if err != nil {
-		return err
-	}
-	ext, files, err := openRange(ct, m.Block, m.Offset, m.Length)
+	ext, files, total, err := c.localRange(h.Type, m.Block, m.Offset, m.Length)
 	if err != nil {
 		return err
 	}
 	defer files.close()
-	if len(files.files) > wire.MaxLocalFiles {
-		return wire.Errorf(wire.CodeTooLarge, "READ_LOCAL of %d bytes at %d of block %v: in %d files, over %d; read less", m.Length, m.Offset, m.Block, len(files.files), wire.MaxLocalFiles)
-	}
-	resp := &wire.ReadLocalResponse{FileCount: uint8(len(files.files)), Extents: make([]wire.LocalExtent, len(ext))}
-	var total int64
-	for i, e := range ext {
-		resp.Extents[i] = wire.LocalExtent{Chunk: chunkRecord(e), File: uint8(files.index[i]), FileOffset: e.FileOffset}
-		total += e.Length
-	}
+	resp := &wire.ReadLocalResponse{FileCount: uint8(len(files.files)), Extents: ext}
 	if err := c.w.WriteMessageFiles(ctx, h.RequestID, resp, files.files); err != nil {
 		if errors.As(err, new(*wire.Error)) {
 			return err // nothing was written (a typed header over the limit)
@@ -211,4 +200,64 @@ func (c *conn) readLocal(ctx context.Context, h wire.FrameHeader, m *wire.ReadLo
 	c.s.m.localReads.Add(1)
 	c.s.m.localBytes.Add(total)
 	return nil
+}
+
+// readLocalPaths answers a READ_LOCAL_PATHS from this host (the local
+// socket, or TCP from a loopback address): READ_LOCAL's extents, and the
+// files' paths with their device and inode numbers, which the client opens
+// and checks itself.
+func (c *conn) readLocalPaths(ctx context.Context, h wire.FrameHeader, m *wire.ReadLocalPathsRequest) error {
+	if !c.sameHost || !c.s.opts.LocalReads {
+		return wire.Errorf(wire.CodeUnsupportedType, "READ_LOCAL_PATHS is served to clients on the datanode's host only, without TLS")
+	}
+	ext, files, total, err := c.localRange(h.Type, m.Block, m.Offset, m.Length)
+	if err != nil {
+		return err
+	}
+	defer files.close()
+	resp := &wire.ReadLocalPathsResponse{Extents: ext, Files: make([]wire.LocalFile, len(files.files))}
+	for i, f := range files.files {
+		lf, err := wire.LocalFileOf(f)
+		if err != nil {
+			return wire.Errorf(wire.CodeUnsupportedType, "READ_LOCAL_PATHS: %v", err)
+		}
+		if len(lf.Path) > wire.MaxLocalPathLen || !utf8.ValidString(lf.Path) {
+			return wire.Errorf(wire.CodeUnsupportedType, "READ_LOCAL_PATHS: the block's file path %q cannot be sent", lf.Path)
+		}
+		resp.Files[i] = lf
+	}
+	if err := c.w.WriteMessage(ctx, h.RequestID, resp, nil); err != nil {
+		if errors.As(err, new(*wire.Error)) {
+			return err
+		}
+		c.writeFailed(h, err)
+		return nil
+	}
+	c.s.m.localReads.Add(1)
+	c.s.m.localBytes.Add(total)
+	return nil
+}
+
+// localRange opens the files of a range for a local read and makes its
+// extent records; total is the bytes they hold.
+func (c *conn) localRange(t wire.Type, b wire.BlockID, off int64, n uint32) ([]wire.LocalExtent, *extentFiles, int64, error) {
+	ct, err := c.s.store.Container(b.ContainerID)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	ext, files, err := openRange(ct, b, off, n)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if len(files.files) > wire.MaxLocalFiles {
+		files.close()
+		return nil, nil, 0, wire.Errorf(wire.CodeTooLarge, "%v of %d bytes at %d of block %v: in %d files, over %d; read less", t, n, off, b, len(files.files), wire.MaxLocalFiles)
+	}
+	out := make([]wire.LocalExtent, len(ext))
+	var total int64
+	for i, e := range ext {
+		out[i] = wire.LocalExtent{Chunk: chunkRecord(e), File: uint8(files.index[i]), FileOffset: e.FileOffset}
+		total += e.Length
+	}
+	return out, files, total, nil
 }

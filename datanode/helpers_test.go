@@ -97,6 +97,22 @@ func (n *node) dial(t testing.TB) *wire.Conn {
 	return c
 }
 
+// filePerChunkBlock makes container id FILE_PER_CHUNK (one file per chunk,
+// as replication may bring) and writes block (id, 1) there: 100,000 bytes
+// in chunks of 30,000. It returns the connection it wrote on and the bytes.
+func (n *node) filePerChunkBlock(t testing.TB, id uint64) (*wire.Conn, []byte) {
+	t.Helper()
+	_, err := n.store.vols[0].Create(id, container.FilePerChunk)
+	require.NoError(t, err)
+	n.store.mu.Lock()
+	n.store.where[id] = n.store.vols[0]
+	n.store.mu.Unlock()
+	c := n.dial(t)
+	data := pattern(16, 0, 100000)
+	writeBlock(t, c, bid(id, 1), data, 30000, nil, false)
+	return c, data
+}
+
 // pattern returns n deterministic bytes for a block offset.
 func pattern(seed, off int64, n int) []byte {
 	p := make([]byte, n)

@@ -51,6 +51,10 @@ type ServerOptions struct {
 	// DisableSendfile makes reads go through memory even when the volumes
 	// are OS files that could be sent with sendfile.
 	DisableSendfile bool
+	// LocalReads serves READ_LOCAL_PATHS to clients on this host (docs/
+	// wire.md §5.12): the paths of a range's files, which they read
+	// themselves. A Datanode sets it when it serves its local socket.
+	LocalReads bool
 	// Replication counts the containers imported by the server (and, in a
 	// Datanode, those its agent pushes). Default: counted apart.
 	Replication *replication.Metrics
@@ -308,15 +312,18 @@ func (s *Server) Metrics() ServerMetrics {
 // conn is one client connection: a reader goroutine (serve) that starts a
 // goroutine per request, and a Writer that the request goroutines share.
 type conn struct {
-	s      *Server
-	nc     net.Conn
-	tcp    *net.TCPConn // for sendfile; nil for other connections (TLS ones too)
-	local  bool         // on the local socket: READ_LOCAL is served
-	r      *wire.Reader
-	w      *wire.Writer
-	slots  chan struct{}
-	wg     sync.WaitGroup
-	remote string
+	s     *Server
+	nc    net.Conn
+	tcp   *net.TCPConn // for sendfile; nil for other connections (TLS ones too)
+	local bool         // on the local socket: READ_LOCAL is served
+	// sameHost: on the local socket, or on TCP from a loopback address (a
+	// process of this host): READ_LOCAL_PATHS is served (with LocalReads).
+	sameHost bool
+	r        *wire.Reader
+	w        *wire.Writer
+	slots    chan struct{}
+	wg       sync.WaitGroup
+	remote   string
 	// peer: the other end is a datanode (its PING's client ID is
 	// "datanode <ID>"): the chunks it sends are a follower's copies.
 	peer atomic.Bool
@@ -337,6 +344,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	}
 	c.tcp, _ = nc.(*net.TCPConn)
 	_, c.local = nc.(*net.UnixConn)
+	c.sameHost = c.local || (c.tcp != nil && loopback(nc.RemoteAddr()))
 	c.r.SetTimeouts(s.opts.IdleTimeout, s.opts.FrameTimeout)
 	return c
 }
@@ -575,4 +583,11 @@ func alignedBuffer(n int) []byte {
 		off = bufferAlign - off
 	}
 	return b[off : off+n : off+n]
+}
+
+// loopback reports whether a connection's remote address is a loopback
+// address: the peer is a process of this host (of this network namespace).
+func loopback(a net.Addr) bool {
+	t, ok := a.(*net.TCPAddr)
+	return ok && t.IP.IsLoopback()
 }

@@ -342,7 +342,7 @@ func TestBadFrames(t *testing.T) {
 		r.expectError(wire.TypeWriteChunk, 3, wire.CodeInvalidArgument)
 		noContainer(15)
 
-		r.send(wire.AppendFrame(nil, 4, &wire.PingRequest{MinVersion: 5, MaxVersion: 7}, nil))
+		r.send(wire.AppendFrame(nil, 4, &wire.PingRequest{MinVersion: wire.MaxVersion + 1, MaxVersion: wire.MaxVersion + 3}, nil))
 		r.expectError(wire.TypePing, 4, wire.CodeUnsupportedVersion)
 
 		// Still usable.
@@ -389,14 +389,7 @@ func TestInvalidOptions(t *testing.T) {
 // replication may bring) is read with sendfile across its files.
 func TestReadFilePerChunk(t *testing.T) {
 	n := startNode(t, nodeConfig{})
-	_, err := n.store.vols[0].Create(21, container.FilePerChunk)
-	require.NoError(t, err)
-	n.store.mu.Lock()
-	n.store.where[21] = n.store.vols[0]
-	n.store.mu.Unlock()
-	c := n.dial(t)
-	data := pattern(16, 0, 100000)
-	writeBlock(t, c, bid(21, 1), data, 30000, nil, false)
+	c, data := n.filePerChunkBlock(t, 21)
 	require.Equal(t, data, readRange(t, c, bid(21, 1), 0, len(data)))
 	require.Equal(t, data[29000:61000], readRange(t, c, bid(21, 1), 29000, 32000))
 }

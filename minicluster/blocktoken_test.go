@@ -130,6 +130,8 @@ func TestBlockTokensRawClient(t *testing.T) {
 	require.ErrorIs(t, conn.WriteChunk(ctx, wr, evil), wire.CodeAccessDenied)
 	_, err = conn.GetBlock(ctx, &wire.GetBlockRequest{Block: b})
 	require.ErrorIs(t, err, wire.CodeAccessDenied)
+	_, err = conn.ReadLocalPaths(ctx, &wire.ReadLocalPathsRequest{Block: b, Length: 100})
+	require.ErrorIs(t, err, wire.CodeAccessDenied)
 
 	// The lookup's token: READ.
 	require.NoError(t, conn.Authorize(ctx, bl.Token))
@@ -137,6 +139,9 @@ func TestBlockTokensRawClient(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, resp.Verify(p))
 	require.Equal(t, data[:100], resp.Range(p, 0, 100))
+	paths, err := conn.ReadLocalPaths(ctx, &wire.ReadLocalPathsRequest{Block: b, Length: 100})
+	require.NoError(t, err)
+	require.Len(t, paths.Files, 1)
 	wr.Block = b
 	wr.Offset = int64(len(data))
 	require.ErrorIs(t, conn.WriteChunk(ctx, wr, evil), wire.CodeAccessDenied)

@@ -231,4 +231,18 @@ func TestLocalReads(t *testing.T) {
 	_, _, err = conn.Do(ctx, &wire.ReadLocalRequest{Block: wire.BlockID{ContainerID: ki.Blocks[0].BlockId.ContainerId, LocalID: ki.Blocks[0].BlockId.LocalId}, Length: 10}, nil, nil)
 	require.ErrorIs(t, err, wire.CodeUnsupportedType)
 	require.ErrorContains(t, err, "local socket only")
+
+	// READ_LOCAL_PATHS on the TCP port, from this host: the paths of the
+	// files, which read back the block's bytes.
+	for _, bl := range ki.Blocks {
+		b := wire.BlockID{ContainerID: bl.BlockId.ContainerId, LocalID: bl.BlockId.LocalId}
+		paths, err := conn.ReadLocalPaths(ctx, &wire.ReadLocalPathsRequest{Block: b, Length: uint32(bl.Length)})
+		require.NoError(t, err)
+		rl, err := paths.Open()
+		require.NoError(t, err)
+		got := make([]byte, bl.Length)
+		require.NoError(t, rl.ReadInto(got))
+		rl.Close()
+		require.True(t, bytes.Equal(data[bl.Offset:bl.Offset+bl.Length], got), "block at %d", bl.Offset)
+	}
 }

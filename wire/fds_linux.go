@@ -3,8 +3,10 @@ package wire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 )
@@ -134,4 +136,37 @@ func (w *Writer) WriteMessageFiles(ctx context.Context, id uint64, m Message, fi
 		}
 		return err
 	})
+}
+
+// LocalFileOf names f for a READ_LOCAL_PATHS response: its absolute path and
+// its device and inode numbers.
+func LocalFileOf(f *os.File) (LocalFile, error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return LocalFile{}, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	p, err := filepath.Abs(f.Name())
+	if err != nil {
+		return LocalFile{}, err
+	}
+	return LocalFile{Dev: uint64(st.Dev), Ino: st.Ino, Path: p}, nil
+}
+
+// openLocalFile opens a file a READ_LOCAL_PATHS response names, read-only,
+// and checks that it is that file.
+func openLocalFile(lf LocalFile) (*os.File, error) {
+	f, err := os.Open(lf.Path)
+	if err != nil {
+		return nil, notLocal(lf, err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, notLocal(lf, err)
+	}
+	if uint64(st.Dev) != lf.Dev || st.Ino != lf.Ino {
+		f.Close()
+		return nil, notLocal(lf, fmt.Errorf("device %d inode %d, not the datanode's %d %d", st.Dev, st.Ino, lf.Dev, lf.Ino))
+	}
+	return f, nil
 }

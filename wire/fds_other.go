@@ -22,3 +22,8 @@ func ListenLocal(string) (net.Listener, error) { return nil, errNoLocal }
 func (w *Writer) WriteMessageFiles(context.Context, uint64, Message, []*os.File) error {
 	return errNoLocal
 }
+
+// LocalFileOf fails: local reads need Linux.
+func LocalFileOf(*os.File) (LocalFile, error) { return LocalFile{}, errNoLocal }
+
+func openLocalFile(lf LocalFile) (*os.File, error) { return nil, notLocal(lf, errNoLocal) }

@@ -20,9 +20,13 @@ const (
 	// VersionReadLocal is the first version with READ_LOCAL (a block's
 	// files passed to a client on the same host).
 	VersionReadLocal uint8 = 4
+	// VersionReadLocalPaths is the first version with READ_LOCAL_PATHS (the
+	// paths of a block's files, for a client on the same host that cannot
+	// receive descriptors).
+	VersionReadLocalPaths uint8 = 5
 	// MinVersion and MaxVersion bound the versions this package speaks.
 	MinVersion uint8 = 1
-	MaxVersion uint8 = 4
+	MaxVersion uint8 = 5
 
 	// FrameHeaderLen is the size of the fixed frame header.
 	FrameHeaderLen = 24
@@ -79,6 +83,9 @@ const (
 	// TypeReadLocal asks, over a datanode's local socket, for the files
 	// holding a range of a block (version 4, docs/wire.md §5.11).
 	TypeReadLocal Type = 15
+	// TypeReadLocalPaths asks, from the datanode's host, for the paths of
+	// the files holding a range of a block (version 5, docs/wire.md §5.12).
+	TypeReadLocalPaths Type = 16
 )
 
 var typeNames = [...]string{
@@ -98,6 +105,7 @@ var typeNames = [...]string{
 	TypeToken:          "TOKEN",
 	TypeWriteCommit:    "WRITE_COMMIT",
 	TypeReadLocal:      "READ_LOCAL",
+	TypeReadLocalPaths: "READ_LOCAL_PATHS",
 }
 
 func (t Type) String() string {
@@ -125,6 +133,8 @@ func (t Type) minVersion() uint8 {
 		return VersionWriteCommit
 	case TypeReadLocal:
 		return VersionReadLocal
+	case TypeReadLocalPaths:
+		return VersionReadLocalPaths
 	}
 	return Version
 }

@@ -631,6 +631,11 @@ func newMessage(t Type, response, isErr bool) Message {
 			return &ReadLocalResponse{}
 		}
 		return &ReadLocalRequest{}
+	case TypeReadLocalPaths:
+		if response {
+			return &ReadLocalPathsResponse{}
+		}
+		return &ReadLocalPathsRequest{}
 	}
 	return newImportMessage(t, response)
 }

@@ -60,6 +60,10 @@ func vectors() []vector {
 		{name: "write_commit_request", id: 14, msg: &WriteCommitRequest{Block: block, Offset: 0, Length: 16, Checksums: exampleSums,
 			Final: true, Followers: exampleFollowers}, payload: exampleData},
 		{name: "write_commit_response", id: 14, msg: &WriteCommitResponse{BCSID: 9}},
+		{name: "read_local_paths_request", id: 16, msg: &ReadLocalPathsRequest{Block: block, Offset: 3, Length: 6}},
+		{name: "read_local_paths_response", id: 16, msg: &ReadLocalPathsResponse{
+			Extents: []LocalExtent{{Chunk: chunk, File: 0, FileOffset: 4096}},
+			Files:   []LocalFile{{Dev: 2049, Ino: 131073, Path: "/data/dn-1/containers/7/chunks/42.block"}}}},
 		{name: "error_response", typ: TypeWriteChunk, id: 2, msg: &Error{Code: CodeFollowerFailed,
 			Message: "follower dn-3.example:9859: CHECKSUM_MISMATCH",
 			Failed:  []FailedNode{{Addr: "dn-3.example:9859", Code: CodeChecksumMismatch}}}},

@@ -69,7 +69,7 @@ SIGTERM stops it cleanly.`,
 	f.StringVar(&listen, "listen", "127.0.0.1:9870", "address of the data protocol")
 	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), /healthz and /readyz, e.g. 127.0.0.1:9871 (default: none)")
 	f.BoolVar(&o.BufferedIO, "buffered-io", false, "write every chunk through the page cache, as HDFS does (default: chunks of 1 MiB and more with O_DIRECT)")
-	f.BoolVar(&o.DisableLocalReads, "no-local-reads", false, "do not hand block files to readers on this host over the local socket (docs/wire.md §5.11): every read goes over TCP")
+	f.BoolVar(&o.DisableLocalReads, "no-local-reads", false, "do not hand block files (or their paths) to readers on this host (docs/wire.md §5.11, §5.12): every read goes over TCP")
 	f.IntVar(&o.ReplicationStreams, "replication-streams", 0, "closed containers pushed to other datanodes at once (default 10)")
 	f.Int64Var(&o.ReplicationBandwidth, "replication-bandwidth", 0, "cap in bytes/s on those pushes together (0: none)")
 	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", 0, "time between heartbeats (default 3s)")

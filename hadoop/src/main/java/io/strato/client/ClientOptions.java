@@ -23,6 +23,12 @@ public final class ClientOptions {
   public long dataRequestTimeoutMs = 120_000;
   /** Reads kept in flight ahead of a sequential reader (default 4 pieces of chunkSize). */
   public int readAhead = 4;
+  /**
+   * Read the replicas of datanodes on this host from their block files
+   * (READ_LOCAL_PATHS, docs/wire.md §5.12) rather than over TCP (default
+   * true; never with TLS).
+   */
+  public boolean localReads = true;
   /** Recorded as the owner of what the client creates (default "strato"). */
   public String owner = "strato";
   /** TLS (the cluster CA) and the token sent to meta (default: neither). */

@@ -2,6 +2,9 @@ package io.strato.client;
 
 import io.strato.client.wire.ChunkRecord;
 import io.strato.client.wire.DataConn;
+import io.strato.client.wire.LocalRead;
+import io.strato.client.wire.Messages.ReadLocalPathsRequest;
+import io.strato.client.wire.Messages.ReadLocalPathsResponse;
 import io.strato.client.wire.Messages.ReadChunkRequest;
 import io.strato.client.wire.Messages.ReadChunkResponse;
 import io.strato.client.wire.Wire;
@@ -68,14 +71,18 @@ public final class KeyReader implements Closeable {
     final DatanodeDetails m;
     final DataConn conn;
     final CompletableFuture<DataConn.Response> f;
+    /** f answers a READ_LOCAL_PATHS (else a READ_CHUNK). */
+    final boolean local;
 
-    Ahead(long off, int len, Blk bl, DatanodeDetails m, DataConn conn, CompletableFuture<DataConn.Response> f) {
+    Ahead(long off, int len, Blk bl, DatanodeDetails m, DataConn conn, CompletableFuture<DataConn.Response> f,
+        boolean local) {
       this.off = off;
       this.len = len;
       this.bl = bl;
       this.m = m;
       this.conn = conn;
       this.f = f;
+      this.local = local;
     }
   }
 
@@ -155,22 +162,32 @@ public final class KeyReader implements Closeable {
     }
   }
 
-  /** Sends a READ_CHUNK for [at, at+n) of the key to the block's first replica. */
+  /**
+   * Asks the block's first replica for [at, at+n) of the key: the paths of
+   * its files when it is on this host, else the bytes (READ_CHUNK).
+   */
   private Ahead ask(Blk bl, long at, int n) {
     List<DatanodeDetails> order = order(bl);
     if (order.isEmpty()) {
-      return new Ahead(at, n, bl, null, null, null);
+      return new Ahead(at, n, bl, null, null, null, false);
     }
     DatanodeDetails m = order.get(0);
     CompletableFuture<DataConn.Response> f;
     DataConn conn = null;
+    boolean local = false;
     try {
       conn = c.data.get(m.getDataAddr(), bl.token);
-      f = conn.readChunk(new ReadChunkRequest(bl.id, at - bl.offset, n));
+      local = c.data.readLocally(conn);
+      f = send(conn, bl, at - bl.offset, n, local);
     } catch (IOException e) {
       f = CompletableFuture.failedFuture(e);
     }
-    return new Ahead(at, n, bl, m, conn, f);
+    return new Ahead(at, n, bl, m, conn, f, local);
+  }
+
+  private static CompletableFuture<DataConn.Response> send(DataConn conn, Blk bl, long off, int n, boolean local) {
+    return local ? conn.readLocalPaths(new ReadLocalPathsRequest(bl.id, off, n))
+        : conn.readChunk(new ReadChunkRequest(bl.id, off, n));
   }
 
   private Blk blockAt(long off) throws IOException {
@@ -226,25 +243,27 @@ public final class KeyReader implements Closeable {
     }
     for (DatanodeDetails m : order) {
       try {
-        DataConn.Response r;
-        if (first != null && m == first.m) {
-          r = DataConn.await(first.f, c.data.requestTimeoutMs(), first.conn);
+        View v = null;
+        if (first != null && m == first.m && first.local) {
+          v = local(m, off, len, first.f, first.conn);
+        } else if (first != null && m == first.m) {
+          v = remote(bl, off, len, first.f, first.conn);
         } else {
           DataConn conn = c.data.get(m.getDataAddr(), bl.token);
-          r = DataConn.await(conn.readChunk(new ReadChunkRequest(bl.id, off, len)), c.data.requestTimeoutMs(), conn);
+          if (c.data.readLocally(conn)) {
+            v = local(m, off, len, send(conn, bl, off, len, true), conn);
+          }
         }
-        int start;
-        try {
-          start = verified(bl, off, r, len);
-        } catch (IOException | RuntimeException e) {
-          r.release();
-          throw e;
+        if (v == null) {
+          // Over TCP: the replica is not local, or its local read cannot be done here.
+          DataConn conn = c.data.get(m.getDataAddr(), bl.token);
+          v = remote(bl, off, len, send(conn, bl, off, len, false), conn);
         }
         if (dst == null) {
-          return new View(r, start);
+          return v;
         }
-        r.data().get(start, dst, dstOff, len);
-        r.release();
+        v.resp().data().get(v.off(), dst, dstOff, len);
+        v.resp().release();
         return null;
       } catch (IOException e) {
         if (e instanceof WireException && ((WireException) e).code() == Wire.ACCESS_DENIED) {
@@ -265,9 +284,60 @@ public final class KeyReader implements Closeable {
         + String.join("; ", errs));
   }
 
-  /** Checks a READ_CHUNK response against its checksums and copies the bytes asked for into dst. */
   /** Bytes of a response: the payload, and where the bytes asked for start in it. */
   record View(DataConn.Response resp, int off) {}
+
+  /** A READ_CHUNK's answer, verified. */
+  private View remote(Blk bl, long off, int len, CompletableFuture<DataConn.Response> f, DataConn conn)
+      throws IOException {
+    DataConn.Response r = DataConn.await(f, c.data.requestTimeoutMs(), conn);
+    try {
+      return new View(r, verified(bl, off, r, len));
+    } catch (IOException | RuntimeException e) {
+      r.release();
+      throw e;
+    }
+  }
+
+  /**
+   * A READ_LOCAL_PATHS's answer: the range read from the files it names and
+   * verified; null when the read cannot be done here (the datanode does not
+   * serve it to this client, the files are not this process's to read, a
+   * range in too many files), so that it goes over TCP to the same replica.
+   */
+  private View local(DatanodeDetails m, long off, int len, CompletableFuture<DataConn.Response> f, DataConn conn)
+      throws IOException {
+    DataConn.Response r;
+    try {
+      r = DataConn.await(f, c.data.requestTimeoutMs(), conn);
+    } catch (WireException e) {
+      if (e.code() == Wire.UNSUPPORTED_TYPE) {
+        c.data.noLocalReads(m.getDataAddr());
+        return null;
+      }
+      if (e.code() == Wire.TOO_LARGE) {
+        return null;
+      }
+      throw e;
+    }
+    ReadLocalPathsResponse paths = DataConn.localPathsResponse(r);
+    DataConn.Response data;
+    try {
+      data = LocalRead.read(paths);
+    } catch (LocalRead.NotLocalException e) {
+      LOG.debug("strato: datanode {} read over TCP: {}", m.getId(), e.getMessage());
+      c.data.noLocalReads(m.getDataAddr());
+      return null;
+    }
+    long start = off - paths.offset();
+    if (start < 0 || start + len > data.payloadLength()) {
+      data.release();
+      throw new WireException(Wire.PROTOCOL_ERROR, "READ_LOCAL_PATHS covers [" + paths.offset() + ", "
+          + (paths.offset() + data.payloadLength()) + "), asked [" + off + ", " + (off + len) + ")", List.of());
+    }
+    c.localBytes.addAndGet(len);
+    return new View(data, (int) start);
+  }
 
   static void verify(Blk bl, long off, DataConn.Response r, byte[] dst, int dstOff, int len) throws IOException {
     r.data().get(verified(bl, off, r, len), dst, dstOff, len);

@@ -41,13 +41,20 @@ public final class StratoClient implements Closeable {
   final ClientOptions opts;
   final MetaClient meta;
   final DataConns data;
+  /** Bytes read from block files on this host (local reads), not over TCP. */
+  final java.util.concurrent.atomic.AtomicLong localBytes = new java.util.concurrent.atomic.AtomicLong();
 
   public StratoClient(ClientOptions opts) {
     opts.validate();
     this.opts = opts;
     this.meta = new MetaClient(opts.meta, opts.metaAttemptTimeoutMs, opts.metaRetryMs, opts.security);
     this.data = new DataConns(opts.dataConnectTimeoutMs, opts.dataRequestTimeoutMs, "strato-java-" + meta.clientId(),
-        opts.security.sslContext());
+        opts.security.sslContext(), opts.localReads);
+  }
+
+  /** Bytes this client has read from the block files of datanodes on its host (local reads). */
+  public long localBytesRead() {
+    return localBytes.get();
   }
 
   public ClientOptions options() {

@@ -68,6 +68,8 @@ public class StratoFileSystem extends FileSystem {
   public static final String CHUNK_SIZE = "fs.strato.chunk.size";
   public static final String CHUNKS_IN_FLIGHT = "fs.strato.chunks.in-flight";
   public static final String READ_AHEAD = "fs.strato.read.ahead";
+  /** Read the replicas of datanodes on this host from their block files (default true). */
+  public static final String READ_LOCAL = "fs.strato.read.local";
   public static final String LIST_PAGE = "fs.strato.list.page.size";
   public static final String BLOCK_SIZE = "fs.strato.block.size";
   public static final String META_ATTEMPT_TIMEOUT = "fs.strato.meta.attempt.timeout.ms";
@@ -118,6 +120,7 @@ public class StratoFileSystem extends FileSystem {
     o.chunkSize = (int) conf.getLongBytes(CHUNK_SIZE, o.chunkSize);
     o.maxChunksInFlight = conf.getInt(CHUNKS_IN_FLIGHT, o.maxChunksInFlight);
     o.readAhead = conf.getInt(READ_AHEAD, o.readAhead);
+    o.localReads = conf.getBoolean(READ_LOCAL, o.localReads);
     o.metaAttemptTimeoutMs = conf.getLong(META_ATTEMPT_TIMEOUT, o.metaAttemptTimeoutMs);
     o.metaRetryMs = conf.getLong(META_RETRY, o.metaRetryMs);
     o.dataRequestTimeoutMs = conf.getLong(DATA_TIMEOUT, o.dataRequestTimeoutMs);

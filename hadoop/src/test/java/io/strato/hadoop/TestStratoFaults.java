@@ -86,6 +86,10 @@ public class TestStratoFaults {
   }
 
   static byte[] readAll(org.apache.hadoop.fs.Path p) throws IOException {
+    return readAll(fs, p);
+  }
+
+  static byte[] readAll(FileSystem fs, org.apache.hadoop.fs.Path p) throws IOException {
     FileStatus st = fs.getFileStatus(p);
     byte[] b = new byte[(int) st.getLen()];
     try (FSDataInputStream in = fs.open(p)) {
@@ -140,13 +144,37 @@ public class TestStratoFaults {
     }
   }
 
+  /**
+   * A corrupted replica, read from its file (a local read: the datanodes
+   * are on this host) and over TCP (fs.strato.read.local false): the reader
+   * gets the right bytes from another replica either way.
+   */
   @Test
   public void corruptReplicaIsSkipped() throws Exception {
-    org.apache.hadoop.fs.Path p = new org.apache.hadoop.fs.Path("/faults/bucket/corrupt");
-    byte[] data = bytes(3 << 20, 3);
-    write(p, data, 0);
+    Configuration tcpConf = new Configuration(fs.getConf());
+    tcpConf.setBoolean(StratoFileSystem.READ_LOCAL, false);
+    try (FileSystem tcp = FileSystem.newInstance(URI.create(cluster.uri()), tcpConf)) {
+      for (FileSystem reader : new FileSystem[] {fs, tcp}) {
+        StratoFileSystem sr = (StratoFileSystem) reader;
+        long local = sr.client().localBytesRead();
+        org.apache.hadoop.fs.Path p = new org.apache.hadoop.fs.Path("/faults/bucket/corrupt-" + (reader == fs));
+        byte[] data = bytes(3 << 20, 3);
+        write(p, data, 0);
+        corrupt(p);
+        assertArrayEquals(data, readAll(reader, p));
+        if (reader == fs) {
+          assertTrue("read from the block files", sr.client().localBytesRead() - local >= 2L * data.length);
+        } else {
+          assertEquals("read over TCP", local, sr.client().localBytesRead());
+        }
+      }
+    }
+  }
+
+  /** Flips a byte of the first block's replica on the pipeline's leader. */
+  private static void corrupt(org.apache.hadoop.fs.Path p) throws Exception {
     StratoFileSystem sfs = (StratoFileSystem) fs;
-    io.strato.proto.v1.KeyInfo k = sfs.client().lookupKey("faults", "bucket", "corrupt");
+    io.strato.proto.v1.KeyInfo k = sfs.client().lookupKey("faults", "bucket", p.getName());
     io.strato.proto.v1.BlockLocation bl = k.getBlocks(0);
     // The replica a reader asks first is the pipeline's leader.
     String id = bl.getPipeline().getMembers(0).getId();
@@ -162,7 +190,6 @@ public class TestStratoFaults {
       raf.seek(12345);
       raf.write(b ^ 0x5a);
     }
-    assertArrayEquals(data, readAll(p));
   }
 
   @Test

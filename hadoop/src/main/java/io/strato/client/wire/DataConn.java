@@ -669,6 +669,23 @@ public final class DataConn implements Closeable {
     return call(Wire.TYPE_READ_CHUNK, req.header(), null, 0, 0);
   }
 
+  /**
+   * Whether READ_LOCAL_PATHS may be asked on this connection: a plain one to
+   * a loopback address (the datanode is on this host) that chose version 5
+   * or later. The datanode decides too, from the same address.
+   */
+  public boolean sameHost() {
+    return ch != null && version >= Wire.VERSION_READ_LOCAL_PATHS && sock.getInetAddress().isLoopbackAddress();
+  }
+
+  public CompletableFuture<Response> readLocalPaths(Messages.ReadLocalPathsRequest req) {
+    return call(Wire.TYPE_READ_LOCAL_PATHS, req.header(), null, 0, 0);
+  }
+
+  public static Messages.ReadLocalPathsResponse localPathsResponse(Response r) throws WireException {
+    return Messages.ReadLocalPathsResponse.decode(r.header());
+  }
+
   public CompletableFuture<Response> getBlock(GetBlockRequest req) {
     return call(Wire.TYPE_GET_BLOCK, req.header(), null, 0, 0);
   }

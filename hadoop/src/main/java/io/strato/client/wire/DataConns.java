@@ -16,18 +16,51 @@ public final class DataConns implements Closeable {
   private final long requestTimeoutMs;
   private final String clientId;
   private final javax.net.ssl.SSLContext ssl;
+  /** Local reads are tried (READ_LOCAL_PATHS); addresses where they failed rest in noLocal. */
+  private final boolean localReads;
+  /** Addresses not to try local reads on again before the time (ms) given. */
+  private final Map<String, Long> noLocal = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
+  /** How long an address whose local read failed is read over TCP only. */
+  static final long NO_LOCAL_MS = 30_000;
+
   public DataConns(int connectTimeoutMs, long requestTimeoutMs, String clientId) {
-    this(connectTimeoutMs, requestTimeoutMs, clientId, null);
+    this(connectTimeoutMs, requestTimeoutMs, clientId, null, false);
   }
 
-  /** With ssl (not null), every connection is TLS (docs/wire.md, §7). */
-  public DataConns(int connectTimeoutMs, long requestTimeoutMs, String clientId, javax.net.ssl.SSLContext ssl) {
+  /**
+   * With ssl (not null), every connection is TLS (docs/wire.md, §7); with
+   * localReads (and no TLS), replicas on this host are read from their files.
+   */
+  public DataConns(int connectTimeoutMs, long requestTimeoutMs, String clientId, javax.net.ssl.SSLContext ssl,
+      boolean localReads) {
     this.connectTimeoutMs = connectTimeoutMs;
     this.requestTimeoutMs = requestTimeoutMs;
     this.clientId = clientId;
     this.ssl = ssl;
+    this.localReads = localReads && ssl == null;
+  }
+
+  /** Whether to ask c (a connection of this pool) for a local read. */
+  public boolean readLocally(DataConn c) {
+    if (!localReads || !c.sameHost()) {
+      return false;
+    }
+    Long until = noLocal.get(c.address());
+    if (until == null) {
+      return true;
+    }
+    if (System.currentTimeMillis() < until) {
+      return false;
+    }
+    noLocal.remove(c.address(), until);
+    return true;
+  }
+
+  /** Reads at addr go over TCP for a while: a local read there failed for a reason of this host's. */
+  public void noLocalReads(String addr) {
+    noLocal.put(addr, System.currentTimeMillis() + NO_LOCAL_MS);
   }
 
   public long requestTimeoutMs() {

@@ -148,6 +148,87 @@ public final class Messages {
     }
   }
 
+  /** READ_LOCAL_PATHS request (§5.12, version 5): laid out as READ_CHUNK's. */
+  public record ReadLocalPathsRequest(BlockId block, long offset, int length) {
+    public byte[] header() {
+      return new ReadChunkRequest(block, offset, length).header();
+    }
+
+    public static ReadLocalPathsRequest decode(byte[] h) throws WireException {
+      ReadChunkRequest r = ReadChunkRequest.decode(h);
+      return new ReadLocalPathsRequest(r.block(), r.offset(), r.length());
+    }
+  }
+
+  /** An extent of a local read (§5.11): a block range, and where it is in which file. */
+  public record LocalExtent(ChunkRecord chunk, int file, long fileOffset) {}
+
+  /** A file of a READ_LOCAL_PATHS response: its device and inode numbers, and its absolute path. */
+  public record LocalFile(long dev, long ino, String path) {}
+
+  /** READ_LOCAL_PATHS response (§5.12): extents tiling the range, and the files they are in. */
+  public record ReadLocalPathsResponse(List<LocalExtent> extents, List<LocalFile> files) {
+    /** The longest path a response carries. */
+    public static final int MAX_PATH = 4095;
+    /** The most files a response names. */
+    public static final int MAX_FILES = 64;
+
+    public byte[] header() {
+      Enc e = new Enc().u8(files.size()).u32(extents.size());
+      for (LocalExtent x : extents) {
+        e.chunk(x.chunk()).u8(x.file()).u64(x.fileOffset());
+      }
+      for (LocalFile f : files) {
+        e.u64(f.dev()).u64(f.ino()).str(f.path(), MAX_PATH);
+      }
+      return e.done();
+    }
+
+    /** Where the extents start in the block. */
+    public long offset() {
+      return extents.get(0).chunk().offset();
+    }
+
+    public static ReadLocalPathsResponse decode(byte[] h) throws WireException {
+      Dec d = new Dec(h, "READ_LOCAL_PATHS response");
+      int nf = d.u8("fileCount");
+      int n = d.len32("count");
+      if (nf < 1 || nf > MAX_FILES) {
+        throw d.fail(nf + " files (1.." + MAX_FILES + ")");
+      }
+      if (n < 1 || n > h.length / 30) {
+        throw d.fail(n + " extent records");
+      }
+      List<LocalExtent> xs = new ArrayList<>(n);
+      long end = -1;
+      for (int i = 0; i < n; i++) {
+        ChunkRecord c = d.chunk("extent record");
+        int file = d.u8("extent file");
+        long fo = d.i64("extent file offset");
+        if (end >= 0 && c.offset() != end) {
+          throw d.fail("extent at " + c.offset() + ", want " + end);
+        }
+        if (file >= nf || fo < 0 || fo > Long.MAX_VALUE - c.length()) {
+          throw d.fail("extent in file " + file + " of " + nf + " at " + fo);
+        }
+        end = c.offset() + c.length();
+        xs.add(new LocalExtent(c, file, fo));
+      }
+      List<LocalFile> fs = new ArrayList<>(nf);
+      for (int i = 0; i < nf; i++) {
+        long dev = d.u64("file dev");
+        long ino = d.u64("file inode");
+        String path = d.str(MAX_PATH, "file path");
+        if (!path.startsWith("/") || path.indexOf('\0') >= 0) {
+          throw d.fail("file path \"" + path + "\" is not absolute");
+        }
+        fs.add(new LocalFile(dev, ino, path));
+      }
+      d.finish();
+      return new ReadLocalPathsResponse(xs, fs);
+    }
+  }
+
   /** GET_BLOCK request (§5.5). */
   public record GetBlockRequest(BlockId block) {
     public byte[] header() {

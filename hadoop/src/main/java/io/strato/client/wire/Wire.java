@@ -1,7 +1,7 @@
 package io.strato.client.wire;
 
 /**
- * Constants of strato's data protocol, versions 1 and 2 (docs/wire.md): the
+ * Constants of strato's data protocol, versions 1 to 5 (docs/wire.md): the
  * frame header, the message types, the limits and the error codes.
  */
 public final class Wire {
@@ -11,8 +11,11 @@ public final class Wire {
   public static final int MAGIC = 0x53545257;
   /** Version 1: the frames before a PING chose another, and what PING itself carries. */
   public static final byte VERSION = 1;
-  /** The highest version this implementation speaks (3: WRITE_COMMIT; 2: block tokens, TOKEN). */
-  public static final byte MAX_VERSION = 3;
+  /**
+   * The highest version this implementation speaks (5: READ_LOCAL_PATHS; 4: READ_LOCAL, which
+   * it never sends; 3: WRITE_COMMIT; 2: block tokens, TOKEN).
+   */
+  public static final byte MAX_VERSION = 5;
   public static final int FRAME_HEADER_LENGTH = 24;
 
   public static final short FLAG_RESPONSE = 0x0001;
@@ -34,6 +37,10 @@ public final class Wire {
   public static final int TYPE_WRITE_COMMIT = 14;
   /** The first version with WRITE_COMMIT. */
   public static final byte VERSION_WRITE_COMMIT = 3;
+  /** Version 5: the paths of a block's files, for a reader on the datanode's host (§5.12). */
+  public static final int TYPE_READ_LOCAL_PATHS = 16;
+  /** The first version with READ_LOCAL_PATHS. */
+  public static final byte VERSION_READ_LOCAL_PATHS = 5;
   /** The largest token a TOKEN may carry. */
   public static final int MAX_TOKEN = 1024;
 

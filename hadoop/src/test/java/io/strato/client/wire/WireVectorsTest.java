@@ -141,6 +141,30 @@ public class WireVectorsTest {
   }
 
   @Test
+  public void readLocalPaths() throws IOException {
+    // Version-5 frames: the first version that has READ_LOCAL_PATHS.
+    int v = Wire.VERSION_READ_LOCAL_PATHS;
+    Messages.ReadLocalPathsRequest r = new Messages.ReadLocalPathsRequest(BLOCK, 3, 6);
+    byte[] h = r.header();
+    Frame f = check("read_local_paths_request.bin", new Frame(v, Wire.TYPE_READ_LOCAL_PATHS, 0, 16, h, new byte[0], 0, 0));
+    assertEquals(r, Messages.ReadLocalPathsRequest.decode(f.header));
+    Messages.ReadLocalPathsResponse rr = new Messages.ReadLocalPathsResponse(
+        List.of(new Messages.LocalExtent(CHUNK, 0, 4096)),
+        List.of(new Messages.LocalFile(2049, 131073, "/data/dn-1/containers/7/chunks/42.block")));
+    h = rr.header();
+    f = check("read_local_paths_response.bin",
+        new Frame(v, Wire.TYPE_READ_LOCAL_PATHS, Wire.FLAG_RESPONSE, 16, h, new byte[0], 0, 0));
+    assertEquals(rr, Messages.ReadLocalPathsResponse.decode(f.header));
+    // A relative path, or a file index past the files, is refused.
+    Messages.ReadLocalPathsResponse rel = new Messages.ReadLocalPathsResponse(rr.extents(),
+        List.of(new Messages.LocalFile(1, 2, "data/42.block")));
+    assertThrows(WireException.class, () -> Messages.ReadLocalPathsResponse.decode(rel.header()));
+    Messages.ReadLocalPathsResponse past = new Messages.ReadLocalPathsResponse(
+        List.of(new Messages.LocalExtent(CHUNK, 1, 0)), rr.files());
+    assertThrows(WireException.class, () -> Messages.ReadLocalPathsResponse.decode(past.header()));
+  }
+
+  @Test
   public void readChunkVerifiesAndWidens() throws IOException {
     // docs/wire.md §5.4: 6 bytes at 3 come back as the whole window-aligned chunk.
     byte[] dst = new byte[6];
@@ -214,6 +238,7 @@ public class WireVectorsTest {
         "import_commit_request.bin", "import_commit_response.bin", "import_data_request.bin",
         "import_data_response.bin", "ping_request.bin", "ping_response.bin", "put_block_request.bin",
         "put_block_response.bin", "read_chunk_request.bin", "read_chunk_response.bin",
+        "read_local_paths_request.bin", "read_local_paths_response.bin",
         "write_chunk_request.bin", "write_chunk_response.bin", "write_commit_request.bin",
         "write_commit_response.bin"), Arrays.asList(files));
   }
