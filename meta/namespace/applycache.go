@@ -37,13 +37,17 @@ type applyCache struct {
 	buckets map[string]*stratov1.BucketRecord
 	// kids holds the directories whose every entry Apply knows: those it
 	// created since the cache was last emptied (a new directory has no
-	// entries), each with the names in its directory table (kidDir) and
-	// file table (kidFile). A name missing there is missing from the
-	// tables, which spares each create its lookups of names that do not
-	// exist. trackedBatch keeps it in step with every write; kidNames counts
-	// the names it holds.
+	// entries), and small ones whose entries it read (knowKids), each with
+	// the names in its directory table (kidDir) and file table (kidFile). A
+	// name missing there is missing from the tables, which spares each
+	// create, rename or delete its lookups of names that do not exist.
+	// trackedBatch keeps it in step with every write; kidNames counts the
+	// names it holds.
 	kids     map[uint64]map[string]uint8
 	kidNames int
+	// crowded holds directories knowKids found with more than kidsFillMax
+	// entries in a table: it does not read them again.
+	crowded map[uint64]struct{}
 	// ddFloor, when set, is a key of the deleted-directories table with no
 	// live key below it, and reclaimed[id] the last entry reclaim removed
 	// from deleted directory id (a deleted directory gets no new entries):
@@ -64,7 +68,7 @@ type applyCache struct {
 
 func newApplyCache(entries int) *applyCache {
 	return &applyCache{max: entries, dirs: make(map[dirKey]uint64), alive: make(map[uint64]struct{}),
-		buckets: make(map[string]*stratov1.BucketRecord), kids: make(map[uint64]map[string]uint8),
+		buckets: make(map[string]*stratov1.BucketRecord), kids: make(map[uint64]map[string]uint8), crowded: make(map[uint64]struct{}),
 		reclaimed: make(map[uint64][]byte), vals: make(map[string][]byte)}
 }
 
@@ -95,6 +99,61 @@ func (c *applyCache) markEmpty(id uint64) {
 func (c *applyCache) dropKids() {
 	clear(c.kids)
 	c.kidNames = 0
+}
+
+// kidsFillMax bounds the entries of each table that knowKids reads to learn
+// a directory's names; a directory with more stays unknown.
+const kidsFillMax = 32
+
+// knowKids makes sure the cache knows every name of directory parent
+// (applyCache.kids), reading its entries if it does not and they are few:
+// the renames, deletes and creates in a directory this process did not
+// make then look up the names that do not exist there (an src that is not
+// a directory, a free target) in memory, at the cost of one short scan per
+// directory instead of a point lookup per name. It reports whether the
+// names are known.
+func (rs *resolver) knowKids(c *applyCache, parent uint64) (bool, error) {
+	if _, ok := c.kids[parent]; ok {
+		return true, nil
+	}
+	if _, ok := c.crowded[parent]; ok {
+		return false, nil
+	}
+	names := map[string]uint8{}
+	for _, tag := range [...]byte{tagDir, tagFile} {
+		lo := idKey(nil, tag, parent)
+		it, err := rs.r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+		if err != nil {
+			return false, err
+		}
+		n := 0
+		for ok := it.First(); ok && n <= kidsFillMax; ok = it.Next() {
+			n++
+			name := string(it.Key()[len(lo):])
+			names[name] |= kidBit(tag)
+			if tag == tagDir {
+				if id, err := dirObjectID(it.Value()); err == nil {
+					c.fillDir(parent, name, id)
+				}
+			}
+		}
+		if err := it.Close(); err != nil {
+			return false, err
+		}
+		if n > kidsFillMax {
+			if len(c.crowded) >= c.max {
+				clear(c.crowded)
+			}
+			c.crowded[parent] = struct{}{}
+			return false, nil
+		}
+	}
+	if len(c.kids) >= c.max || c.kidNames+len(names) > c.max {
+		c.dropKids()
+	}
+	c.kids[parent] = names
+	c.kidNames += len(names)
+	return true, nil
 }
 
 // absent reports whether the cache knows that directory parent has no
@@ -250,6 +309,7 @@ func (c *applyCache) reset() {
 	clear(c.alive)
 	clear(c.buckets)
 	c.dropKids()
+	clear(c.crowded)
 	c.ddFloor = nil
 	clear(c.reclaimed)
 	clear(c.vals)
@@ -353,6 +413,13 @@ func (rs *resolver) lookupDirApply(c *applyCache, parent uint64, name string) (u
 			rs.verifyAbsent(tagDir, parent, name)
 		}
 		return 0, false, nil
+	}
+	if known, err := rs.knowKids(c, parent); err != nil {
+		return 0, false, err
+	} else if known {
+		if _, ok := c.dirs[dirKey{parent, name}]; ok || c.absent(tagDir, parent, name) {
+			return rs.lookupDirApply(c, parent, name) // answered from the cache now
+		}
 	}
 	rs.buf = childKey(rs.buf, tagDir, parent, name)
 	v, closer, err := rs.r.Get(rs.buf)

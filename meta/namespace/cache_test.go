@@ -237,3 +237,52 @@ func TestApplyCacheKidsBounded(t *testing.T) {
 		h.fails(ErrFileExists, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("d%d/f%d", i, i)})
 	}
 }
+
+// TestApplyCacheLearnsSmallDirectories: after the cache is emptied (a
+// restart), Apply learns every name of a small directory it touches from
+// one scan of its entries, so that renames, deletes and creates there
+// answer names that do not exist from memory; a directory with more than
+// kidsFillMax entries in a table is not learnt, and is not scanned again.
+// verify mode checks every answer against the batch.
+func TestApplyCacheLearnsSmallDirectories(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("fsb", fso)
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "d/s"})
+	for i := range 4 {
+		h.createFile("fsb", fmt.Sprintf("d/f%d", i), 1)
+	}
+	for i := range kidsFillMax + 1 {
+		h.createFile("fsb", fmt.Sprintf("big/f%d", i), 1)
+	}
+	h.ns.ResetCache()
+	_, ok := h.kidsOf("fsb", "d")
+	require.False(t, ok)
+
+	h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "d/f0", Dst: "d/f0.r"})
+	kids, ok := h.kidsOf("fsb", "d")
+	require.True(t, ok, "a small directory's names are learnt")
+	require.Equal(t, map[string]uint8{"s": kidDir, "f0.r": kidFile, "f1": kidFile, "f2": kidFile, "f3": kidFile}, kids)
+	h.fails(ErrFileExists, &stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "d/f1", Dst: "d/f2"})
+	h.fails(ErrFileExists, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "d/f3"})
+	h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "d/f1", Dst: "d/s"}) // into d/s
+	h.must(&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d/f2"})
+	h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: "d/f2/x"})
+	kids, _ = h.kidsOf("fsb", "d")
+	require.Equal(t, map[string]uint8{"s": kidDir, "f0.r": kidFile, "f2": kidDir, "f3": kidFile}, kids)
+	require.ElementsMatch(t, []string{"d/f0.r", "d/f2/", "d/f3", "d/s/"}, h.list("fsb", "d"))
+	require.ElementsMatch(t, []string{"d/s/f1"}, h.list("fsb", "d/s"))
+
+	// A crowded directory is left to point lookups.
+	h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "big/f0", Dst: "big/f0.r"})
+	h.fails(ErrFileExists, &stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: "big/f1", Dst: "big/f2"})
+	_, ok = h.kidsOf("fsb", "big")
+	require.False(t, ok)
+	st, err := h.stat("fsb", "big")
+	require.NoError(t, err)
+	require.Contains(t, h.ns.acache.crowded, st.ObjectId)
+	n := 0
+	for _, names := range h.ns.acache.kids {
+		n += len(names)
+	}
+	require.Equal(t, n, h.ns.acache.kidNames)
+}

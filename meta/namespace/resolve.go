@@ -50,11 +50,17 @@ func (rs *resolver) lookupDir(parent uint64, name string) (uint64, bool, error) 
 }
 
 func (rs *resolver) fileExists(parent uint64, name string) (bool, error) {
-	if c := rs.acache; c != nil && c.absent(tagFile, parent, name) {
-		if c.verify {
-			rs.verifyAbsent(tagFile, parent, name)
+	if c := rs.acache; c != nil {
+		known, err := rs.knowKids(c, parent)
+		if err != nil {
+			return false, err
 		}
-		return false, nil
+		if known && c.absent(tagFile, parent, name) {
+			if c.verify {
+				rs.verifyAbsent(tagFile, parent, name)
+			}
+			return false, nil
+		}
 	}
 	rs.buf = childKey(rs.buf, tagFile, parent, name)
 	return exists(rs.r, rs.buf)
