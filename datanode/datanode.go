@@ -135,6 +135,11 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	for _, d := range opts.Dirs {
+		if err := privateDir(d, opts.Logger); err != nil {
+			return nil, err
+		}
+	}
 	id, err := loadID(opts.Dirs[0])
 	if err != nil {
 		return nil, err
@@ -226,6 +231,25 @@ func (d *Datanode) serveLocal(addr string, log *slog.Logger) {
 			log.Warn("datanode: local socket", "err", err)
 		}
 	}()
+}
+
+// DataDirMode is the mode of a datanode's data directories, set on every
+// start (HDFS's dfs.datanode.data.dir.perm, 700 by default): the block
+// files in them are the datanode's user's to read, and a local reader of
+// another user reads over TCP.
+const DataDirMode = 0o700
+
+// privateDir makes dir, or sets its mode to DataDirMode. A directory the
+// datanode's user does not own (a volume's mount point owned by root, as
+// Kubernetes' fsGroup makes them) keeps its mode, with a warning.
+func privateDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, DataDirMode); err != nil {
+		return fmt.Errorf("datanode: %w", err)
+	}
+	if err := os.Chmod(dir, DataDirMode); err != nil {
+		log.Warn("datanode: cannot make the data directory private: other local users may read its block files", "dir", dir, "err", err)
+	}
+	return nil
 }
 
 // loadID reads the datanode's identity from dir, choosing one on first start.

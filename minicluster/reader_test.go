@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/datanode"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
 )
@@ -212,7 +214,16 @@ func TestLocalReads(t *testing.T) {
 	}
 	require.NoError(t, c.StopDatanode(idx))
 	readAll(cl)
+	// Its data directory is its user's alone again when it starts (HDFS's
+	// dfs.datanode.data.dir.perm): a local reader of another user would
+	// read over TCP.
+	require.NoError(t, os.Chmod(c.DatanodeDir(idx), 0o755))
 	require.NoError(t, c.StartDatanode(idx))
+	for i := range c.DatanodeAddrs() {
+		fi, err := os.Stat(c.DatanodeDir(i))
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(datanode.DataDirMode), fi.Mode().Perm(), "datanode %d's directory", i)
+	}
 	require.NoError(t, c.WaitReady(ctx))
 	dn := c.Datanode(idx)
 	require.Eventually(t, func() bool {
