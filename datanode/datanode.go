@@ -252,11 +252,9 @@ func privateDir(dir string, log *slog.Logger) error {
 	return nil
 }
 
-// loadID reads the datanode's identity from dir, choosing one on first start.
+// loadID reads the datanode's identity from dir (made by privateDir),
+// choosing one on first start.
 func loadID(dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("datanode: %w", err)
-	}
 	p := filepath.Join(dir, "datanode.id")
 	if b, err := os.ReadFile(p); err == nil {
 		id := strings.TrimSpace(string(b))

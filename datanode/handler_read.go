@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"unicode/utf8"
 
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/datanode/container"
@@ -124,6 +123,7 @@ func openRange(ct *container.Container, b wire.BlockID, off int64, n uint32) ([]
 // order the extents first use them; extent i is in files[index[i]].
 type extentFiles struct {
 	files []*os.File
+	infos []os.FileInfo // stat(2) of each file
 	index []int
 }
 
@@ -168,6 +168,7 @@ func openExtents(b wire.BlockID, ext []container.Extent) (*extentFiles, error) {
 			x.close()
 			return nil, fmt.Errorf("datanode: stat block %v: %w", b, err)
 		}
+		x.infos = append(x.infos, fi)
 		if fi.Size() < ends[k] {
 			x.close()
 			return nil, fmt.Errorf("%w: block %v: file ends at %d, before %d", container.ErrCorrupt, b, fi.Size(), ends[k])
@@ -190,16 +191,7 @@ func (c *conn) readLocal(ctx context.Context, h wire.FrameHeader, m *wire.ReadLo
 	}
 	defer files.close()
 	resp := &wire.ReadLocalResponse{FileCount: uint8(len(files.files)), Extents: ext}
-	if err := c.w.WriteMessageFiles(ctx, h.RequestID, resp, files.files); err != nil {
-		if errors.As(err, new(*wire.Error)) {
-			return err // nothing was written (a typed header over the limit)
-		}
-		c.writeFailed(h, err)
-		return nil
-	}
-	c.s.m.localReads.Add(1)
-	c.s.m.localBytes.Add(total)
-	return nil
+	return c.localSent(h, c.w.WriteMessageFiles(ctx, h.RequestID, resp, files.files), total)
 }
 
 // readLocalPaths answers a READ_LOCAL_PATHS from this host (the local
@@ -217,16 +209,21 @@ func (c *conn) readLocalPaths(ctx context.Context, h wire.FrameHeader, m *wire.R
 	defer files.close()
 	resp := &wire.ReadLocalPathsResponse{Extents: ext, Files: make([]wire.LocalFile, len(files.files))}
 	for i, f := range files.files {
-		lf, err := wire.LocalFileOf(f)
+		lf, err := wire.LocalFileOf(f.Name(), files.infos[i])
 		if err != nil {
 			return wire.Errorf(wire.CodeUnsupportedType, "READ_LOCAL_PATHS: %v", err)
 		}
-		if len(lf.Path) > wire.MaxLocalPathLen || !utf8.ValidString(lf.Path) {
-			return wire.Errorf(wire.CodeUnsupportedType, "READ_LOCAL_PATHS: the block's file path %q cannot be sent", lf.Path)
-		}
 		resp.Files[i] = lf
 	}
-	if err := c.w.WriteMessage(ctx, h.RequestID, resp, nil); err != nil {
+	return c.localSent(h, c.w.WriteMessage(ctx, h.RequestID, resp, nil), total)
+}
+
+// localSent ends a local read whose response was written with error err:
+// counted when it went out; an *wire.Error (nothing written: a typed header
+// over the limit) goes back to the caller; otherwise the connection is
+// done for.
+func (c *conn) localSent(h wire.FrameHeader, err error, total int64) error {
+	if err != nil {
 		if errors.As(err, new(*wire.Error)) {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 )
 
 // DialLocal connects to the local socket of the datanode whose data
@@ -138,16 +139,21 @@ func (w *Writer) WriteMessageFiles(ctx context.Context, id uint64, m Message, fi
 	})
 }
 
-// LocalFileOf names f for a READ_LOCAL_PATHS response: its absolute path and
-// its device and inode numbers.
-func LocalFileOf(f *os.File) (LocalFile, error) {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		return LocalFile{}, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+// LocalFileOf names the file at name, whose stat(2) is fi, for a
+// READ_LOCAL_PATHS response: its absolute path and its device and inode
+// numbers. A path the response cannot carry (over MaxLocalPathLen, not
+// UTF-8) is an error.
+func LocalFileOf(name string, fi os.FileInfo) (LocalFile, error) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return LocalFile{}, fmt.Errorf("wire: %s: no device and inode numbers", name)
 	}
-	p, err := filepath.Abs(f.Name())
+	p, err := filepath.Abs(name)
 	if err != nil {
 		return LocalFile{}, err
+	}
+	if len(p) > MaxLocalPathLen || !utf8.ValidString(p) {
+		return LocalFile{}, fmt.Errorf("wire: path %q cannot be sent", p)
 	}
 	return LocalFile{Dev: uint64(st.Dev), Ino: st.Ino, Path: p}, nil
 }

@@ -24,6 +24,6 @@ func (w *Writer) WriteMessageFiles(context.Context, uint64, Message, []*os.File)
 }
 
 // LocalFileOf fails: local reads need Linux.
-func LocalFileOf(*os.File) (LocalFile, error) { return LocalFile{}, errNoLocal }
+func LocalFileOf(string, os.FileInfo) (LocalFile, error) { return LocalFile{}, errNoLocal }
 
 func openLocalFile(lf LocalFile) (*os.File, error) { return nil, notLocal(lf, errNoLocal) }

@@ -65,13 +65,7 @@ func (m *ReadLocalRequest) AppendHeader(dst []byte) []byte {
 func (m *ReadLocalRequest) decode(d *decoder) { (*ReadChunkRequest)(m).decode(d) }
 
 func (m *ReadLocalRequest) check(payloadLen uint32) error {
-	switch {
-	case m.Offset < 0 || m.Offset > maxOffset-int64(m.Length):
-		return Errorf(CodeInvalidArgument, "READ_LOCAL %v: offset %d invalid", m.Block, m.Offset)
-	case m.Length == 0 || m.Length > MaxReadLen:
-		return Errorf(CodeInvalidArgument, "READ_LOCAL %v: length %d out of range 1..%d", m.Block, m.Length, MaxReadLen)
-	}
-	return noPayload(TypeReadLocal, payloadLen)
+	return (*ReadChunkRequest)(m).checkAs(TypeReadLocal, payloadLen)
 }
 
 func (m *ReadLocalResponse) AppendHeader(dst []byte) []byte {
@@ -86,38 +80,54 @@ func (m *ReadLocalResponse) AppendHeader(dst []byte) []byte {
 }
 
 func (m *ReadLocalResponse) decode(d *decoder) {
-	m.FileCount = d.u8("file count")
-	// A record takes at least 30 bytes.
-	n := d.records("extent count", 30, "READ_LOCAL response: %d extent records do not fit in the typed header")
-	if d.err != nil {
-		return
-	}
-	m.Extents = make([]LocalExtent, n)
-	for i := range m.Extents {
-		m.Extents[i] = LocalExtent{Chunk: d.chunk("extent record"), File: d.u8("extent file"), FileOffset: d.i64("extent file offset")}
-	}
+	m.FileCount, m.Extents = decodeExtents(d, TypeReadLocal)
 }
 
 func (m *ReadLocalResponse) check(payloadLen uint32) error {
-	if m.FileCount == 0 || m.FileCount > MaxLocalFiles {
-		return Errorf(CodeInvalidArgument, "READ_LOCAL response with %d files (1..%d)", m.FileCount, MaxLocalFiles)
+	if err := checkExtents(TypeReadLocal, int(m.FileCount), m.Extents); err != nil {
+		return err
 	}
-	if len(m.Extents) == 0 {
-		return Errorf(CodeInvalidArgument, "READ_LOCAL response without extent records")
+	return noPayload(TypeReadLocal, payloadLen)
+}
+
+// decodeExtents decodes the file count and extent records that begin the
+// responses of type t (READ_LOCAL, READ_LOCAL_PATHS).
+func decodeExtents(d *decoder, t Type) (uint8, []LocalExtent) {
+	files := d.u8("file count")
+	// A record takes at least 30 bytes.
+	n := d.records("extent count", 30, t.String()+" response: %d extent records do not fit in the typed header")
+	if d.err != nil {
+		return 0, nil
 	}
-	end := m.Extents[0].Chunk.Offset
-	for _, e := range m.Extents {
+	ext := make([]LocalExtent, n)
+	for i := range ext {
+		ext[i] = LocalExtent{Chunk: d.chunk("extent record"), File: d.u8("extent file"), FileOffset: d.i64("extent file offset")}
+	}
+	return files, ext
+}
+
+// checkExtents checks a response of type t naming files files: extents
+// that tile a range, each in one of the files.
+func checkExtents(t Type, files int, ext []LocalExtent) error {
+	if files == 0 || files > MaxLocalFiles {
+		return Errorf(CodeInvalidArgument, "%v response with %d files (1..%d)", t, files, MaxLocalFiles)
+	}
+	if len(ext) == 0 {
+		return Errorf(CodeInvalidArgument, "%v response without extent records", t)
+	}
+	end := ext[0].Chunk.Offset
+	for _, e := range ext {
 		switch {
 		case e.Chunk.Offset != end:
-			return Errorf(CodeInvalidArgument, "READ_LOCAL response: extent at %d, want %d", e.Chunk.Offset, end)
-		case e.File >= m.FileCount:
-			return Errorf(CodeInvalidArgument, "READ_LOCAL response: extent in file %d of %d", e.File, m.FileCount)
+			return Errorf(CodeInvalidArgument, "%v response: extent at %d, want %d", t, e.Chunk.Offset, end)
+		case int(e.File) >= files:
+			return Errorf(CodeInvalidArgument, "%v response: extent in file %d of %d", t, e.File, files)
 		case e.FileOffset < 0 || e.FileOffset > maxOffset-int64(e.Chunk.Length):
-			return Errorf(CodeInvalidArgument, "READ_LOCAL response: extent at file offset %d", e.FileOffset)
+			return Errorf(CodeInvalidArgument, "%v response: extent at file offset %d", t, e.FileOffset)
 		}
 		end += int64(e.Chunk.Length)
 	}
-	return noPayload(TypeReadLocal, payloadLen)
+	return nil
 }
 
 // Offset is where the extents start in the block; End where they end.

@@ -59,16 +59,7 @@ func (m *ReadLocalPathsRequest) AppendHeader(dst []byte) []byte {
 func (m *ReadLocalPathsRequest) decode(d *decoder) { (*ReadChunkRequest)(m).decode(d) }
 
 func (m *ReadLocalPathsRequest) check(payloadLen uint32) error {
-	return renamed((*ReadLocalRequest)(m).check(payloadLen))
-}
-
-// renamed is a READ_LOCAL check's error, for READ_LOCAL_PATHS.
-func renamed(err error) error {
-	var e *Error
-	if errors.As(err, &e) {
-		e.Message = strings.Replace(e.Message, "READ_LOCAL", "READ_LOCAL_PATHS", 1)
-	}
-	return err
+	return (*ReadChunkRequest)(m).checkAs(TypeReadLocalPaths, payloadLen)
 }
 
 // asLocal is the response's READ_LOCAL part: its extents and file count.
@@ -87,29 +78,25 @@ func (m *ReadLocalPathsResponse) AppendHeader(dst []byte) []byte {
 }
 
 func (m *ReadLocalPathsResponse) decode(d *decoder) {
-	var l ReadLocalResponse
-	l.decode(d)
+	var n uint8
+	n, m.Extents = decodeExtents(d, TypeReadLocalPaths)
 	if d.err != nil {
 		return
 	}
-	m.Extents = l.Extents
-	m.Files = make([]LocalFile, l.FileCount)
+	m.Files = make([]LocalFile, n)
 	for i := range m.Files {
 		m.Files[i] = LocalFile{Dev: d.u64("file dev"), Ino: d.u64("file inode"), Path: d.str(MaxLocalPathLen, "file path")}
 	}
 }
 
 func (m *ReadLocalPathsResponse) check(payloadLen uint32) error {
-	if len(m.Files) == 0 || len(m.Files) > MaxLocalFiles {
-		return Errorf(CodeInvalidArgument, "READ_LOCAL_PATHS response with %d files (1..%d)", len(m.Files), MaxLocalFiles)
+	if err := checkExtents(TypeReadLocalPaths, len(m.Files), m.Extents); err != nil {
+		return err
 	}
 	for _, f := range m.Files {
 		if !strings.HasPrefix(f.Path, "/") || strings.IndexByte(f.Path, 0) >= 0 {
 			return Errorf(CodeInvalidArgument, "READ_LOCAL_PATHS response: file path %q is not absolute", f.Path)
 		}
-	}
-	if err := m.asLocal().check(0); err != nil {
-		return renamed(err)
 	}
 	return noPayload(TypeReadLocalPaths, payloadLen)
 }

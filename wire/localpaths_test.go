@@ -72,7 +72,9 @@ func TestReadLocalPathsOpen(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, append([]byte("head"), data...), 0o600))
 	f, err := os.Open(p)
 	require.NoError(t, err)
-	lf, err := LocalFileOf(f)
+	fi, err := f.Stat()
+	require.NoError(t, err)
+	lf, err := LocalFileOf(f.Name(), fi)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	resp := &ReadLocalPathsResponse{
@@ -113,7 +115,9 @@ func TestReadLocalPathsOpen(t *testing.T) {
 	f, err = os.Open("block.old")
 	require.NoError(t, err)
 	defer f.Close()
-	rel, err := LocalFileOf(f)
+	fi, err = f.Stat()
+	require.NoError(t, err)
+	rel, err := LocalFileOf(f.Name(), fi)
 	require.NoError(t, err)
 	require.Equal(t, resp.Files[0], rel)
 }

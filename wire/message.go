@@ -368,13 +368,19 @@ func (m *ReadChunkRequest) decode(d *decoder) {
 }
 
 func (m *ReadChunkRequest) check(payloadLen uint32) error {
+	return m.checkAs(TypeReadChunk, payloadLen)
+}
+
+// checkAs checks a request laid out as READ_CHUNK's, of type t (READ_CHUNK,
+// READ_LOCAL or READ_LOCAL_PATHS).
+func (m *ReadChunkRequest) checkAs(t Type, payloadLen uint32) error {
 	switch {
 	case m.Offset < 0 || m.Offset > maxOffset-int64(m.Length):
-		return Errorf(CodeInvalidArgument, "READ_CHUNK %v: offset %d invalid", m.Block, m.Offset)
+		return Errorf(CodeInvalidArgument, "%v %v: offset %d invalid", t, m.Block, m.Offset)
 	case m.Length == 0 || m.Length > MaxReadLen:
-		return Errorf(CodeInvalidArgument, "READ_CHUNK %v: length %d out of range 1..%d", m.Block, m.Length, MaxReadLen)
+		return Errorf(CodeInvalidArgument, "%v %v: length %d out of range 1..%d", t, m.Block, m.Length, MaxReadLen)
 	}
-	return noPayload(TypeReadChunk, payloadLen)
+	return noPayload(t, payloadLen)
 }
 
 func (m *ReadChunkResponse) AppendHeader(dst []byte) []byte {

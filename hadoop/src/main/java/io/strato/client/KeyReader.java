@@ -244,10 +244,8 @@ public final class KeyReader implements Closeable {
     for (DatanodeDetails m : order) {
       try {
         View v = null;
-        if (first != null && m == first.m && first.local) {
-          v = local(m, off, len, first.f, first.conn);
-        } else if (first != null && m == first.m) {
-          v = remote(bl, off, len, first.f, first.conn);
+        if (first != null && m == first.m) {
+          v = first.local ? local(m, off, len, first.f, first.conn) : remote(bl, off, len, first.f, first.conn);
         } else {
           DataConn conn = c.data.get(m.getDataAddr(), bl.token);
           if (c.data.readLocally(conn)) {

@@ -29,6 +29,7 @@ import io.strato.proto.v1.ReportReplicaRequest;
 import io.strato.proto.v1.VolumeInfo;
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * strato's Java client: the namespace through meta's gRPC API (docs/api.md)
@@ -42,7 +43,7 @@ public final class StratoClient implements Closeable {
   final MetaClient meta;
   final DataConns data;
   /** Bytes read from block files on this host (local reads), not over TCP. */
-  final java.util.concurrent.atomic.AtomicLong localBytes = new java.util.concurrent.atomic.AtomicLong();
+  final AtomicLong localBytes = new AtomicLong();
 
   public StratoClient(ClientOptions opts) {
     opts.validate();
