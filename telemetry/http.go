@@ -30,6 +30,9 @@ type Endpoint struct {
 	// configuration's certificate (no client certificate is asked for).
 	// Default: plain HTTP.
 	TLS *tls.Config
+	// Pprof serves Go's profiles at /debug/pprof/ to callers on a
+	// loopback address. Default: off (404).
+	Pprof bool
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 }
@@ -39,8 +42,19 @@ type Endpoint struct {
 //	/metrics        Prometheus text format
 //	/healthz        200 "ok" while the process serves (liveness)
 //	/readyz         200 "ready", or 503 and why not (readiness)
-//	/debug/pprof/   Go's profiles (go tool pprof http://ADDR/debug/pprof/profile)
+//	/debug/pprof/   with Pprof, Go's profiles (go tool pprof
+//	                http://ADDR/debug/pprof/profile), to loopback callers
 //	anything else   the console, or 404
+//
+// None of them needs credentials, so none carries a secret: /metrics and
+// the health checks report no flag values, and the profiles leave out
+// /debug/pprof/cmdline, the process's command line. Profiles still show
+// the process's memory and code paths, so they are off unless asked for,
+// and then answered only to a caller on the same host (a loopback peer
+// address: an operator's shell, or kubectl port-forward into the pod),
+// whatever address the endpoint listens on. A loopback check serves every
+// role alike, where an administrator's token could be checked by meta
+// alone: datanodes and gateways do not authenticate HTTP callers.
 func Handler(e Endpoint) http.Handler {
 	e.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
@@ -60,15 +74,32 @@ func Handler(e Endpoint) http.Handler {
 		}
 		_, _ = fmt.Fprintln(w, "ready")
 	})
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if e.Pprof {
+		mux.Handle("/debug/pprof/", loopbackOnly(http.HandlerFunc(pprof.Index)))
+		mux.Handle("/debug/pprof/profile", loopbackOnly(http.HandlerFunc(pprof.Profile)))
+		mux.Handle("/debug/pprof/symbol", loopbackOnly(http.HandlerFunc(pprof.Symbol)))
+		mux.Handle("/debug/pprof/trace", loopbackOnly(http.HandlerFunc(pprof.Trace)))
+	}
+	// The command line is never served, profiles on or off: it is how
+	// a secret given as a flag would leak.
+	mux.Handle("/debug/pprof/cmdline", http.NotFoundHandler())
 	if e.Console != nil {
 		mux.Handle("/", e.Console)
 	}
 	return mux
+}
+
+// loopbackOnly answers 403 to a caller whose address is not a loopback
+// one.
+func loopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			http.Error(w, "profiles are served to loopback callers only", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Server is a running HTTP endpoint.

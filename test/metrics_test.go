@@ -12,11 +12,11 @@ import (
 )
 
 // TestMetrics: strato meta --http and strato datanode --http serve
-// Prometheus metrics and Go's profiles.
+// Prometheus metrics, and with --pprof Go's profiles.
 func TestMetrics(t *testing.T) {
 	root := t.TempDir()
 	addr, httpAddr, dnHTTP := freeAddr(t), freeAddr(t), freeAddr(t)
-	startMeta(t, filepath.Join(root, "meta"), addr, "--http", httpAddr)
+	startMeta(t, filepath.Join(root, "meta"), addr, "--http", httpAddr, "--pprof")
 	startDatanode(t, filepath.Join(root, "dn"), addr, "--http", dnHTTP)
 	scrape := func(url, want string) string {
 		var body string

@@ -72,7 +72,8 @@ type proc struct {
 	t    *testing.T
 	name string
 	args []string
-	log  string // the output of every start, one after the other
+	env  []string // added to the test's environment
+	log  string   // the output of every start, one after the other
 
 	cmd  *exec.Cmd
 	done chan struct{} // closed once cmd has exited (cmd.ProcessState is set)
@@ -130,6 +131,7 @@ func (p *proc) start() {
 	require.NoError(p.t, err)
 	defer out.Close() // the process has its own copy
 	cmd := exec.Command(binary, p.args...)
+	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(p.t, cmd.Start())
 	done := make(chan struct{})
@@ -177,6 +179,12 @@ func killAll(procs ...*proc) {
 			<-p.done
 		}
 	}
+}
+
+// run runs `strato ARGS...` to its end and returns its output.
+func run(args ...string) (string, error) {
+	out, err := exec.Command(binary, args...).CombinedOutput()
+	return string(out), err
 }
 
 // cli runs `strato ARGS... --meta metaAddr` and returns its output.

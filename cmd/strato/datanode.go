@@ -21,6 +21,7 @@ func newDatanodeServerCmd() *cobra.Command {
 		listen   string
 		metas    string
 		httpAddr string
+		pprof    bool
 		tlsf     tlsFlags
 	)
 	cmd := &cobra.Command{
@@ -52,7 +53,7 @@ SIGTERM stops it cleanly.`,
 			}
 			o.Logger.Info("datanode serving", "id", dn.ID(), "listen", dn.Addr(), "meta", metas, "tls", o.TLS != nil)
 			telemetry.RegisterDatanode(reg, dn)
-			stopMetrics, _, err := serveHTTP(httpAddr, telemetry.Endpoint{Registry: reg, Ready: telemetry.DatanodeReady(dn), Logger: o.Logger})
+			stopMetrics, _, err := serveHTTP(httpAddr, telemetry.Endpoint{Registry: reg, Ready: telemetry.DatanodeReady(dn), Pprof: pprof, Logger: o.Logger})
 			if err != nil {
 				_ = dn.Close()
 				return err
@@ -68,6 +69,7 @@ SIGTERM stops it cleanly.`,
 	f.StringVar(&metas, "meta", "127.0.0.1:9860", "meta replicas' gRPC addresses, comma-separated")
 	f.StringVar(&listen, "listen", "127.0.0.1:9870", "address of the data protocol")
 	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), /healthz and /readyz, e.g. 127.0.0.1:9871 (default: none)")
+	addPprofFlag(f, &pprof)
 	f.BoolVar(&o.BufferedIO, "buffered-io", false, "write every chunk through the page cache, as HDFS does (default: chunks of 1 MiB and more with O_DIRECT)")
 	f.BoolVar(&o.DisableLocalReads, "no-local-reads", false, "do not hand block files (or their paths) to readers on this host (docs/wire.md §5.11, §5.12): every read goes over TCP")
 	f.IntVar(&o.ReplicationStreams, "replication-streams", 0, "closed containers pushed to other datanodes at once (default 10)")

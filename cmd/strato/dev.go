@@ -21,6 +21,7 @@ func newDevCmd() *cobra.Command {
 	var (
 		o        minicluster.Options
 		verbose  bool
+		pprof    bool
 		s3Addr   string
 		httpAddr string
 	)
@@ -84,7 +85,7 @@ start (docs/security.md).`,
 				_ = c.Close()
 				return err
 			}
-			stopHTTP, bound, err := serveMeta(httpAddr, reg, c.MetaServer(0), c.MetaAddrs()[0], httpTLS, c.ClientTLS(), o.Auth, token, o.Logger)
+			stopHTTP, bound, err := serveMeta(httpAddr, reg, c.MetaServer(0), c.MetaAddrs()[0], httpTLS, c.ClientTLS(), o.Auth, token, pprof, o.Logger)
 			httpAddr = bound
 			if err != nil {
 				fmt.Fprintf(out, "strato dev: no console: %v\n", err)
@@ -143,6 +144,7 @@ start (docs/security.md).`,
 	f.StringVar(&s3Addr, "s3-addr", "127.0.0.1:9878", `address of an S3 gateway with the development key (see docs/s3.md; "": none)`)
 	f.StringVar(&httpAddr, "http", "127.0.0.1:9880", `address of the web console and of the first meta replica's /metrics, /healthz and /readyz ("": none)`)
 	f.BoolVar(&o.TLS, "secure", false, "TLS between every node and for clients, with a cluster CA made under --data/tls; the S3 gateway and the console (with /metrics) serve HTTPS")
+	addPprofFlag(f, &pprof)
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every node's info messages to stderr")
 	return cmd
 }

@@ -30,6 +30,8 @@ func newMetaCmd() *cobra.Command {
 		diskReserve     string
 		auditLog        string
 		consoleToken    string
+		consoleTokenF   string
+		pprof           bool
 		tlsf            tlsFlags
 	)
 	cmd := &cobra.Command{
@@ -70,6 +72,12 @@ func newMetaCmd() *cobra.Command {
 				return usagef("--election-timeout %v must be more than twice --raft-tick %v", electionTimeout, raftTick)
 			}
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			if consoleToken != "" {
+				o.Logger.Warn(argvSecretWarning("console-token", "console-token-file", consoleTokenEnv))
+			}
+			if consoleToken, err = secretOf(consoleToken, "console-token", consoleTokenF, "console-token-file", consoleTokenEnv); err != nil {
+				return err
+			}
 			reg := prometheus.NewRegistry()
 			grpcMetrics, stopAudit, err := metaTelemetry(&o, reg, auditLog)
 			if err != nil {
@@ -93,7 +101,7 @@ func newMetaCmd() *cobra.Command {
 			if o.Auth == meta.AuthToken && o.TLS == nil {
 				o.Logger.Warn("meta: --auth token without TLS (--auth-without-tls): tokens cross the network in the clear and any process can register as a datanode and learn the block-token keys; for tests only")
 			}
-			stopMetrics, _, err := serveMeta(httpAddr, reg, srv, lis.Addr().String(), o.TLS, o.PeerTLS, o.Auth == meta.AuthToken, consoleToken, o.Logger)
+			stopMetrics, _, err := serveMeta(httpAddr, reg, srv, lis.Addr().String(), o.TLS, o.PeerTLS, o.Auth == meta.AuthToken, consoleToken, pprof, o.Logger)
 			if err != nil {
 				_ = srv.Close()
 				return err
@@ -137,7 +145,9 @@ func newMetaCmd() *cobra.Command {
 	f.StringVar(&diskReserve, "disk-reserve", "100MiB",
 		"free space the data directory's filesystem must keep; below it namespace changes are refused until space is freed (0: no check)")
 	tlsf.addFlags(f, "replica")
-	f.StringVar(&consoleToken, "console-token", "", "with --auth token and --http: the token the web console's live charts sample meta with (an administrator's; none: no charts); visitors sign in with their own")
+	f.StringVar(&consoleTokenF, "console-token-file", "", "with --auth token and --http: a file holding the token the web console's live charts sample meta with (an administrator's; default $"+consoleTokenEnv+"; none: no charts); visitors sign in with their own")
+	f.StringVar(&consoleToken, "console-token", "", "the console's token on the command line, where every user of the host can read it: prefer --console-token-file or $"+consoleTokenEnv)
+	addPprofFlag(f, &pprof)
 	f.StringVar(&o.Auth, "auth", meta.AuthToken, `client authentication: "token" (every client call carries a token meta issued; the first start writes the administrator's to DATA/admin.token; needs --tls-*; docs/security.md) or "none" (every caller may do everything)`)
 	f.BoolVar(&o.AuthWithoutTLS, "auth-without-tls", false, "let --auth token run without TLS: tokens cross the network in the clear and any process can register as a datanode and learn the block-token keys (tests and benchmarks only)")
 	f.DurationVar(&o.BlockTokenKeyInterval, "block-token-key-interval", meta.DefaultBlockTokenKeyInterval, "with --auth token: how often meta makes a new key to sign block tokens (docs/security.md, Block tokens)")

@@ -13,11 +13,12 @@ import (
 )
 
 // serveMetrics serves reg at http://addr/metrics, with /healthz, /readyz
-// (always ready) and Go's profiles at /debug/pprof/ (`go tool pprof
+// (always ready) and, with pprof, Go's profiles at /debug/pprof/ to
+// loopback callers (`go tool pprof
 // http://addr/debug/pprof/profile?seconds=10`), until the returned function
 // is called. An empty addr serves nothing.
-func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stop func(), err error) {
-	stop, _, err = serveHTTP(addr, telemetry.Endpoint{Registry: reg, Logger: log})
+func serveMetrics(addr string, reg *prometheus.Registry, pprof bool, log *slog.Logger) (stop func(), err error) {
+	stop, _, err = serveHTTP(addr, telemetry.Endpoint{Registry: reg, Pprof: pprof, Logger: log})
 	return stop, err
 }
 
@@ -33,7 +34,7 @@ func serveHTTP(addr string, e telemetry.Endpoint) (stop func(), bound string, er
 	if err != nil {
 		return nil, "", err
 	}
-	e.Logger.Info("http", "metrics", httpScheme(e.TLS)+s.Addr()+"/metrics", "console", e.Console != nil)
+	e.Logger.Info("http", "metrics", httpScheme(e.TLS)+s.Addr()+"/metrics", "console", e.Console != nil, "pprof", e.Pprof)
 	return func() { _ = s.Close() }, s.Addr(), nil
 }
 
@@ -66,7 +67,7 @@ func metaTelemetry(o *meta.Options, reg *prometheus.Registry, auditPath string) 
 // With login (a meta that authenticates clients), visitors of the console
 // sign in with their own token; token is then what the console's live
 // charts sample meta with (an administrator's; none: no charts).
-func serveMeta(addr string, reg *prometheus.Registry, srv *meta.Server, grpcAddr string, serverTLS, clientTLS *tls.Config, login bool, token string, log *slog.Logger) (stop func(), bound string, err error) {
+func serveMeta(addr string, reg *prometheus.Registry, srv *meta.Server, grpcAddr string, serverTLS, clientTLS *tls.Config, login bool, token string, pprof bool, log *slog.Logger) (stop func(), bound string, err error) {
 	telemetry.RegisterMeta(reg, srv)
 	if addr == "" {
 		return func() {}, "", nil
@@ -75,7 +76,7 @@ func serveMeta(addr string, reg *prometheus.Registry, srv *meta.Server, grpcAddr
 	if err != nil {
 		return nil, "", err
 	}
-	stopHTTP, bound, err := serveHTTP(addr, telemetry.Endpoint{Registry: reg, Ready: telemetry.MetaReady(srv), Console: console, TLS: serverTLS, Logger: log})
+	stopHTTP, bound, err := serveHTTP(addr, telemetry.Endpoint{Registry: reg, Ready: telemetry.MetaReady(srv), Console: console, TLS: serverTLS, Pprof: pprof, Logger: log})
 	if err != nil {
 		_ = console.Close()
 		return nil, "", err

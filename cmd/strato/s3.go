@@ -33,7 +33,8 @@ func newS3Cmd() *cobra.Command {
 		certFile, keyFile string
 		credFile          string
 		clusterCA         string
-		token             string
+		token, tokenFile  string
+		pprof             bool
 		keyTTL            time.Duration
 	)
 	cmd := &cobra.Command{
@@ -49,7 +50,8 @@ kept in meta (strato admin s3 key create; a revoked key is refused within
 (one "ACCESS_KEY SECRET" pair a line) or the environment variables
 STRATO_S3_ACCESS_KEY and STRATO_S3_SECRET_KEY. HTTPS with --tls-cert and
 --tls-key. With a meta that authenticates clients (--auth token), the
-gateway presents --token (default $STRATO_TOKEN) on its calls to meta: an
+gateway presents the token of --token-file (default $STRATO_TOKEN) on its
+calls to meta: an
 administrator's, or a user's whose keys are the only ones it then accepts.
 SIGTERM stops it.
 
@@ -57,6 +59,13 @@ strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			if token != "" {
+				log.Warn(argvSecretWarning("token", "token-file", client.TokenEnv))
+			}
+			token, err := secretOf(token, "token", tokenFile, "token-file", client.TokenEnv)
+			if err != nil {
+				return err
+			}
 			creds, err := loadS3Credentials(credFile)
 			if err != nil {
 				return err
@@ -83,7 +92,7 @@ strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
 				return err
 			}
 			defer func() { _ = gw.Close() }()
-			stopMetrics, err := serveMetrics(httpAddr, reg, log)
+			stopMetrics, err := serveMetrics(httpAddr, reg, pprof, log)
 			if err != nil {
 				return err
 			}
@@ -126,10 +135,12 @@ strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
 	f.StringVar(&certFile, "tls-cert", "", "certificate file (PEM) to serve HTTPS")
 	f.StringVar(&keyFile, "tls-key", "", "its private key (PEM)")
 	f.StringVar(&clusterCA, "tls-ca", "", "the cluster CA's certificate (ca.crt): talk TLS to meta and the datanodes; $"+tlsCAEnv+" replaces the default (none: plaintext)")
-	f.StringVar(&token, "token", "", "token the gateway presents to meta (meta's --auth token); default $"+client.TokenEnv)
+	f.StringVar(&tokenFile, "token-file", "", "a file holding the token the gateway presents to meta (meta's --auth token); default $"+client.TokenEnv)
+	f.StringVar(&token, "token", "", "that token on the command line, where every user of the host can read it: prefer --token-file or $"+client.TokenEnv)
 	f.StringVar(&credFile, "credentials", "", `file of "ACCESS_KEY SECRET" lines, accepted besides the keys in meta`)
 	f.DurationVar(&keyTTL, "key-cache-ttl", 5*time.Second, "how long a key found in meta is used before meta is asked again (the longest a revoked key keeps working)")
 	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), e.g. 127.0.0.1:9879 (default: none)")
+	addPprofFlag(f, &pprof)
 	f.DurationVar(&o.MultipartExpiry, "multipart-expiry", 0, "abort multipart uploads older than this (default 7 days)")
 	return cmd
 }
