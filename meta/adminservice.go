@@ -82,7 +82,7 @@ func (s *Server) DecommissionDatanode(ctx context.Context, req *stratov1.Decommi
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
-	if err := s.cl.Decommission(req.GetDatanodeId(), req.GetRecommission()); err != nil {
+	if err := s.cl.Decommission(ctx, s.now(), req.GetDatanodeId(), req.GetRecommission()); err != nil {
 		return nil, toStatus(err)
 	}
 	s.opts.Logger.Info("datanode operational state changed", "datanode", req.GetDatanodeId(), "recommission", req.GetRecommission())
@@ -114,7 +114,7 @@ func (s *Server) Decommission(ctx context.Context, datanodeID string) error {
 	if err := s.leaderOnly(); err != nil {
 		return err
 	}
-	return toStatus(s.cl.Decommission(datanodeID, false))
+	return toStatus(s.cl.Decommission(ctx, s.now(), datanodeID, false))
 }
 
 // ReplicationWork runs one pass of replication decisions and returns how

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/strato-io/strato/meta/cluster"
 )
 
 // background runs the leader's periodic work until the server closes.
@@ -49,6 +51,11 @@ func (s *Server) tick(ctx context.Context) error {
 		s.replDeletes += uint64(rep.Deletes)
 		s.replMu.Unlock()
 		s.reportMissing(rep.Missing)
+		for _, id := range rep.Decommissioned {
+			if _, err := s.proposeCluster(ctx, cluster.Decommissioned(now, id)); err != nil {
+				return fmt.Errorf("cluster: recording %s decommissioned: %w", id, err)
+			}
+		}
 		if rep.Scheduled > 0 || rep.Deletes > 0 || len(rep.Decommissioned) > 0 {
 			s.opts.Logger.Info("replication", "under_replicated", rep.UnderReplicated, "scheduled", rep.Scheduled,
 				"in_flight", rep.InFlight, "deletes", rep.Deletes, "decommissioned", rep.Decommissioned)

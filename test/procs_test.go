@@ -195,10 +195,10 @@ func cli(metaAddr string, args ...string) (string, error) {
 
 // waitReady waits until three datanodes are healthy and the cluster takes
 // writes (a small key is put and read back), while every one of procs
-// runs.
+// runs. metaAddr may list several replicas, comma-separated.
 func waitReady(t *testing.T, metaAddr string, procs ...*proc) {
 	t.Helper()
-	cl, err := client.New(client.Options{Meta: []string{metaAddr}, AttemptTimeout: 2 * time.Second,
+	cl, err := client.New(client.Options{Meta: strings.Split(metaAddr, ","), AttemptTimeout: 2 * time.Second,
 		Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	defer cl.Close()

@@ -5,11 +5,12 @@
 //
 // # Durable and soft state
 //
-// Pipelines, containers and the block-ID high-water mark are durable: they
-// change only through a ClusterCommand that the leader proposes to Raft and
+// Pipelines, containers, the block-ID high-water mark and the datanodes'
+// operational states (decommissioning) are durable: they change only
+// through a ClusterCommand that the leader proposes to Raft and
 // every replica applies with Manager.Apply (deterministic, writing only the
 // batch it is given, under keys that start with 'C'). Everything else —
-// datanodes, heartbeats, health, the replica map, bytes allocated to open
+// datanodes' registrations, heartbeats, health, the replica map, bytes allocated to open
 // containers, commands queued for datanodes — is soft state held by the
 // leader and rebuilt from datanode registrations and container reports, as
 // Ozone's SCM does. BecomeLeader drops it at the start of every leadership

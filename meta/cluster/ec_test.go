@@ -254,7 +254,7 @@ func TestECJudgement(t *testing.T) {
 
 	// Decommissioning dn4 takes index 4's only good replica away: under-
 	// replicated, and dn4 waits (for a copy the limit does not let start).
-	require.NoError(t, e.m.Decommission("dn4", false))
+	require.NoError(t, e.decommission("dn4", false))
 	p, missing = judge()
 	require.Equal(t, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED, p)
 	require.Equal(t, []int32{4}, missing)
@@ -264,7 +264,7 @@ func TestECJudgement(t *testing.T) {
 	require.Zero(t, rep.Scheduled)
 	require.Equal(t, 1, rep.BlockedByLimits)
 	noCommands()
-	require.NoError(t, e.m.Decommission("dn4", true))
+	require.NoError(t, e.decommission("dn4", true))
 
 	// dn3 dies: index 3 is missing, the data is still there (4 of 5).
 	live := func(ids ...string) {

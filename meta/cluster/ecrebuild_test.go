@@ -173,7 +173,7 @@ func TestECReconstructionTargetsAndLimits(t *testing.T) {
 // index.
 func TestECDecommission(t *testing.T) {
 	e, id := closedEC(t, 6)
-	require.NoError(t, e.m.Decommission("dn4", false))
+	require.NoError(t, e.decommission("dn4", false))
 	rep := e.m.ReplicationWork(e.now, 10)
 	require.Equal(t, 1, rep.Scheduled)
 	require.Empty(t, rep.Decommissioned)
@@ -376,7 +376,7 @@ func TestECTrimKeepsThePlace(t *testing.T) {
 	// Index 2's member is decommissioning: its replica is neither good
 	// nor extra. Two copies of index 2 on spares: the one with more free
 	// space stays, and the member's is never deleted.
-	require.NoError(t, e.m.Decommission(members[1], false))
+	require.NoError(t, e.decommission(members[1], false))
 	stats(spares[1], 10)
 	stats(spares[2], 20)
 	for _, dn := range spares[1:] {

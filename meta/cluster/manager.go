@@ -93,7 +93,10 @@ type Manager struct {
 	// clusterID is the durable cluster identity ("" until the first leader
 	// set it): a datanode that registers with another one is refused.
 	clusterID string
-	nodes     map[string]*nodeState
+	// opStates: the datanodes not in service (durable: a mirror of the
+	// C o records), whether or not they are registered.
+	opStates map[string]stratov1.NodeOpState
+	nodes    map[string]*nodeState
 	// open indexes the OPEN containers of each pipeline, by ascending ID.
 	open map[uint64][]uint64
 	// pipelinesDirty: nodes came or went since pipelines were last topped up.
@@ -156,6 +159,7 @@ func New(opts Options, propose Proposer) (*Manager, error) {
 		opts:        opts,
 		propose:     propose,
 		nodes:       map[string]*nodeState{},
+		opStates:    map[string]stratov1.NodeOpState{},
 		pipelines:   map[uint64]*stratov1.PipelineRecord{},
 		containers:  map[uint64]*containerState{},
 		open:        map[uint64][]uint64{},
@@ -190,6 +194,27 @@ func (m *Manager) BecomeLeader(now time.Time) {
 	m.settleUntil = now.Add(m.opts.LeaderSettle)
 }
 
+// opStateLocked is datanode id's operational state as recorded.
+func (m *Manager) opStateLocked(id string) stratov1.NodeOpState {
+	if st, ok := m.opStates[id]; ok {
+		return st
+	}
+	return stratov1.NodeOpState_NODE_IN_SERVICE
+}
+
+// setOpStateLocked mirrors a recorded operational state into memory.
+func (m *Manager) setOpStateLocked(id string, st stratov1.NodeOpState) {
+	if st == stratov1.NodeOpState_NODE_IN_SERVICE {
+		delete(m.opStates, id)
+	} else {
+		m.opStates[id] = st
+	}
+	if n := m.nodes[id]; n != nil && n.opState != st {
+		n.opState = st
+		m.pipelinesDirty = true
+	}
+}
+
 // Settling reports whether the settle period of the current leadership is
 // still running: replication and block deletion must wait.
 func (m *Manager) Settling(now time.Time) bool {
@@ -221,7 +246,7 @@ func (m *Manager) Register(now time.Time, req *stratov1.RegisterRequest) error {
 	}
 	n := m.nodes[d.Id]
 	if n == nil {
-		n = &nodeState{containers: map[uint64]uint64{}, opState: stratov1.NodeOpState_NODE_IN_SERVICE}
+		n = &nodeState{containers: map[uint64]uint64{}, opState: m.opStateLocked(d.Id)}
 		m.nodes[d.Id] = n
 	}
 	n.details = proto.Clone(d).(*stratov1.DatanodeDetails)

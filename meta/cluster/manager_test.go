@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -77,6 +78,23 @@ func (e *env) tick() {
 		_, err := e.propose(context.Background(), cmd)
 		require.NoError(e.t, err)
 	}
+}
+
+// decommission decommissions (or recommissions) a datanode, through the
+// env's proposals.
+func (e *env) decommission(id string, recommission bool) error {
+	return e.m.Decommission(context.Background(), e.now, id, recommission)
+}
+
+// opState is datanode id's operational state as the manager lists it
+// (unspecified when it is not registered).
+func (e *env) opState(id string) stratov1.NodeOpState {
+	for _, d := range e.m.Datanodes() {
+		if d.GetDetails().GetId() == id {
+			return d.GetOpState()
+		}
+	}
+	return stratov1.NodeOpState_NODE_OP_STATE_UNSPECIFIED
 }
 
 func (e *env) alloc(repl stratov1.ReplicationFactor, ex Exclude) *Allocation {
@@ -436,12 +454,35 @@ func closedCluster(t *testing.T, n, k int) *env {
 	return e
 }
 
+// reregister registers closedCluster's datanodes again with their full
+// reports, as they do with a new leader, and ends safe mode.
+func (e *env) reregister() {
+	for _, id := range slices.Sorted(maps.Keys(e.reports)) {
+		require.NoError(e.t, e.m.Register(e.now, &stratov1.RegisterRequest{
+			Details: &stratov1.DatanodeDetails{Id: id, DataAddr: "127.0.0.1:1" + id[len(id)-1:]},
+			Stats:   &stratov1.NodeStats{Capacity: 100 << 30, Remaining: 100 << 30},
+			Report:  e.reports[id],
+		}))
+	}
+	e.m.ExitSafeMode()
+}
+
+// reload replaces the manager with a new one loaded from the stored state
+// (a restart, or a follower that becomes leader), and reregisters.
+func (e *env) reload() {
+	m, err := New(Options{}, e.propose)
+	require.NoError(e.t, err)
+	require.NoError(e.t, m.Load(e.db))
+	e.m = m
+	e.reregister()
+}
+
 func TestReplicationAfterDecommission(t *testing.T) {
 	e := closedCluster(t, 4, 8)
 	rep := e.m.ReplicationWork(e.now, 100)
 	require.Zero(t, rep.UnderReplicated)
-	require.NoError(t, e.m.Decommission("dn1", false))
-	require.ErrorIs(t, e.m.Decommission("nope", false), ErrNotFound)
+	require.NoError(t, e.decommission("dn1", false))
+	require.ErrorIs(t, e.decommission("nope", false), ErrNotFound)
 
 	rep = e.m.ReplicationWork(e.now, 100)
 	require.Equal(t, 6, rep.UnderReplicated, "dn1 holds 6 of 8 containers")
@@ -469,6 +510,60 @@ func TestReplicationAfterDecommission(t *testing.T) {
 	rep = e.m.ReplicationWork(e.now, 100)
 	require.Zero(t, rep.UnderReplicated)
 	require.Equal(t, []string{"dn1"}, rep.Decommissioned)
+	require.Equal(t, stratov1.NodeOpState_NODE_DECOMMISSIONING, e.opState("dn1"), "recorded only when the server proposes it")
+	_, err := e.propose(context.Background(), Decommissioned(e.now, "dn1"))
+	require.NoError(t, err)
+	require.Equal(t, stratov1.NodeOpState_NODE_DECOMMISSIONED, e.opState("dn1"))
+	require.Empty(t, e.m.ReplicationWork(e.now, 100).Decommissioned)
+}
+
+// A datanode's operational state is durable: a new leadership (which
+// drops the soft state) and a manager loaded from the stored state both
+// find it when the datanode registers again; transitions the state machine
+// forbids are refused in apply; recommission clears the record.
+func TestDecommissionIsDurable(t *testing.T) {
+	e := closedCluster(t, 4, 8)
+	require.NoError(t, e.decommission("dn1", false))
+	require.Equal(t, stratov1.NodeOpState_NODE_DECOMMISSIONING, e.opState("dn1"))
+
+	// Another leadership: the nodes re-register.
+	e.m.BecomeLeader(e.now)
+	e.reregister()
+	require.Equal(t, stratov1.NodeOpState_NODE_DECOMMISSIONING, e.opState("dn1"))
+	require.Equal(t, stratov1.NodeOpState_NODE_IN_SERVICE, e.opState("dn2"))
+	a := e.alloc(three, Exclude{})
+	require.NotContains(t, a.Pipeline.Members, "dn1", "a decommissioning datanode takes no writes")
+
+	// Another manager (a restart, or a follower that becomes leader)
+	// loaded from the stored state.
+	e.reload()
+	require.Equal(t, stratov1.NodeOpState_NODE_DECOMMISSIONING, e.opState("dn1"))
+
+	// The end of a decommission is recorded, and survives the same way.
+	_, err := e.propose(context.Background(), Decommissioned(e.now, "dn1"))
+	require.NoError(t, err)
+	e.reload()
+	require.Equal(t, stratov1.NodeOpState_NODE_DECOMMISSIONED, e.opState("dn1"))
+	require.EqualValues(t, 3, e.m.Summary().DatanodesByOpState["IN_SERVICE"], "dn1 is not counted in service")
+
+	// Forbidden: decommissioned from service (a stale leader's proposal
+	// after a recommission), decommissioning from decommissioned.
+	_, err = e.propose(context.Background(), Decommissioned(e.now, "dn2"))
+	require.ErrorIs(t, err, ErrBadTransition)
+	_, err = e.propose(context.Background(), setNodeOpState(e.now, "dn1", stratov1.NodeOpState_NODE_DECOMMISSIONING))
+	require.ErrorIs(t, err, ErrBadTransition)
+	require.NoError(t, e.decommission("dn1", false), "decommissioning a decommissioned datanode is no error")
+	require.Equal(t, stratov1.NodeOpState_NODE_DECOMMISSIONED, e.opState("dn1"))
+
+	// Recommission: back in service, and the record is gone.
+	require.NoError(t, e.decommission("dn1", true))
+	require.Equal(t, stratov1.NodeOpState_NODE_IN_SERVICE, e.opState("dn1"))
+	_, closer, err := e.db.Get(nodeOpKey("dn1"))
+	require.ErrorIs(t, err, pebble.ErrNotFound)
+	if closer != nil {
+		_ = closer.Close()
+	}
+	require.ErrorIs(t, e.decommission("nope", false), ErrNotFound)
 }
 
 func TestReplicationLimitsAndMissing(t *testing.T) {
@@ -865,7 +960,7 @@ func TestReplicationNeverFromAStaleHolder(t *testing.T) {
 // of an older command changes nothing.
 func TestFailedCopyIsPlannedAgainElsewhere(t *testing.T) {
 	e := closedCluster(t, 5, 1)
-	require.NoError(t, e.m.Decommission("dn1", false))
+	require.NoError(t, e.decommission("dn1", false))
 	require.Equal(t, 1, e.m.ReplicationWork(e.now, 100).Scheduled)
 	first := map[string]*stratov1.DatanodeCommand{}
 	for _, src := range []string{"dn1", "dn2", "dn3"} {
@@ -950,4 +1045,21 @@ func TestClosingIgnoresDeadHoldersAndResendsClose(t *testing.T) {
 	e.heartbeat("dn2", nil)
 	e.tick()
 	require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSED, state(), "dn3 is dead: its OPEN replica no longer holds the close up")
+}
+
+// A decommissioning datanode that holds a replica of an open or closing
+// container is not done: the container is copied once closed.
+func TestDecommissionWaitsForOpenContainers(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.m.ExitSafeMode()
+	e.register("dn1", "dn2", "dn3", "dn4")
+	a := e.alloc(three, Exclude{})
+	for _, id := range a.Pipeline.Members {
+		e.heartbeat(id, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: a.ContainerID, State: stratov1.ContainerState_CONTAINER_OPEN}}})
+	}
+	dn := a.Pipeline.Members[0]
+	require.NoError(t, e.decommission(dn, false))
+	require.Empty(t, e.m.ReplicationWork(e.now, 100).Decommissioned, "its open container is not copied yet")
+	e.tick() // the pipeline is unusable: its containers close
+	require.Empty(t, e.m.ReplicationWork(e.now, 100).Decommissioned, "its closing container is not copied yet")
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -10,22 +11,43 @@ import (
 )
 
 // Decommission starts (or, with recommission, undoes) taking a datanode out
-// of service. A DECOMMISSIONING datanode still serves reads and is a source
-// for copies, but its replicas no longer count; once every container it
-// holds has enough copies elsewhere it becomes DECOMMISSIONED.
-func (m *Manager) Decommission(id string, recommission bool) error {
+// of service, through consensus: the state is durable, and a new leader
+// carries on. A DECOMMISSIONING datanode still serves reads and is a
+// source for copies, but its replicas no longer count; once every
+// container it holds has enough copies elsewhere ReplicationWork reports
+// it, and the server records it DECOMMISSIONED (Decommissioned). The
+// datanode must be registered, or have a recorded state (one that left
+// after its decommission may be recommissioned).
+func (m *Manager) Decommission(ctx context.Context, now time.Time, id string, recommission bool) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := m.nodes[id]
-	if n == nil {
+	_, registered := m.nodes[id]
+	_, recorded := m.opStates[id]
+	m.mu.Unlock()
+	if !registered && !recorded {
 		return fmt.Errorf("%w: datanode %q", ErrNotFound, id)
 	}
-	if recommission {
-		n.opState = stratov1.NodeOpState_NODE_IN_SERVICE
-	} else if n.opState == stratov1.NodeOpState_NODE_IN_SERVICE {
-		n.opState = stratov1.NodeOpState_NODE_DECOMMISSIONING
+	to := stratov1.NodeOpState_NODE_IN_SERVICE
+	if !recommission {
+		if recorded {
+			return nil // decommissioning or decommissioned already
+		}
+		to = stratov1.NodeOpState_NODE_DECOMMISSIONING
+	} else if !recorded {
+		return nil // in service
 	}
-	return nil
+	_, err := m.propose(ctx, setNodeOpState(now, id, to))
+	return err
+}
+
+// Decommissioned is the command that records datanode id DECOMMISSIONED,
+// for the server to propose when ReplicationWork reports it done.
+func Decommissioned(now time.Time, id string) *stratov1.ClusterCommand {
+	return setNodeOpState(now, id, stratov1.NodeOpState_NODE_DECOMMISSIONED)
+}
+
+func setNodeOpState(now time.Time, id string, st stratov1.NodeOpState) *stratov1.ClusterCommand {
+	return &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_SetNodeOpState{
+		SetNodeOpState: &stratov1.NodeOpStateChange{DatanodeId: id, OpState: st}}}
 }
 
 // ReplicationReport is the outcome of one pass of ReplicationWork.
@@ -35,7 +57,7 @@ type ReplicationReport struct {
 	Missing         []uint64 // no good replica anywhere: data at risk
 	Scheduled       int      // replicate commands queued in this pass
 	InFlight        int      // replications in flight after this pass
-	Decommissioned  []string // datanodes that finished decommissioning
+	Decommissioned  []string // datanodes that finished decommissioning: the server records them (Decommissioned)
 	BlockedByLimits int      // under-replicated but no source or target had room
 	OverReplicated  int
 	Deletes         int // delete commands queued for extra or unhealthy copies
@@ -80,6 +102,12 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 	pending := map[string]bool{} // decommissioning nodes still holding needed data
 	for _, c := range m.sortedContainersLocked() {
 		if c.info.State != stratov1.ContainerState_CONTAINER_CLOSED {
+			// An open or closing container is copied once it is closed
+			// (its pipeline closes: a decommissioning member makes it
+			// unusable); until then its holders are not done.
+			if c.info.State == stratov1.ContainerState_CONTAINER_OPEN || c.info.State == stratov1.ContainerState_CONTAINER_CLOSING {
+				m.holdDecommissionLocked(c, pending)
+			}
 			continue
 		}
 		rep.Containers++
@@ -122,11 +150,7 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 			continue
 		}
 		rep.UnderReplicated++
-		for id := range c.replicas {
-			if n := m.nodes[id]; n != nil && n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING {
-				pending[id] = true
-			}
-		}
+		m.holdDecommissionLocked(c, pending)
 		if _, busy := m.replicating[copyKey{c.info.Id, 0}]; busy {
 			continue
 		}
@@ -151,15 +175,27 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 		m.replicating[copyKey{c.info.Id, 0}] = inflight{source: src, target: target, since: now, cmdID: id}
 		rep.Scheduled++
 	}
+	// Done: registered (its full report is in), and holding nothing
+	// another copy still needs. The state changes when the server's
+	// proposal of Decommissioned applies.
 	for id, n := range m.nodes {
 		if n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING && !pending[id] {
-			n.opState = stratov1.NodeOpState_NODE_DECOMMISSIONED
 			rep.Decommissioned = append(rep.Decommissioned, id)
 		}
 	}
 	slices.Sort(rep.Decommissioned)
 	rep.InFlight = len(m.replicating)
 	return rep
+}
+
+// holdDecommissionLocked marks the decommissioning holders of c pending:
+// c still needs them.
+func (m *Manager) holdDecommissionLocked(c *containerState, pending map[string]bool) {
+	for id := range c.replicas {
+		if n := m.nodes[id]; n != nil && n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING {
+			pending[id] = true
+		}
+	}
 }
 
 // chooseTargetLocked picks the healthy in-service datanode with the most free

@@ -20,7 +20,10 @@ const (
 	tagNextContainer = 'n' // C n → next container ID (8 bytes)
 	tagNextLocalID   = 'l' // C l → next unreserved block local ID (8 bytes)
 	tagClusterID     = 'i' // C i → the cluster ID (string)
+	tagNodeOp        = 'o' // C o <datanode ID> → NodeOpRecord (none: in service)
 )
+
+func nodeOpKey(id string) []byte { return append([]byte{keyPrefix, tagNodeOp}, id...) }
 
 func recordKey(tag byte, id uint64) []byte {
 	k := make([]byte, 10)
@@ -73,11 +76,15 @@ func getRecord(r pebble.Reader, tag byte, id uint64, m proto.Message) error {
 }
 
 func putRecord(b *pebble.Batch, tag byte, id uint64, m proto.Message) error {
+	return putProto(b, recordKey(tag, id), m)
+}
+
+func putProto(b *pebble.Batch, key []byte, m proto.Message) error {
 	v, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
 		return err
 	}
-	return b.Set(recordKey(tag, id), v, nil)
+	return b.Set(key, v, nil)
 }
 
 // Apply applies a prepared cluster command to b and mirrors the change into
@@ -98,6 +105,8 @@ func (m *Manager) Apply(cmd *stratov1.ClusterCommand, b *pebble.Batch) (proto.Me
 		return applyReserveLocalIDs(b, op.ReserveLocalIds)
 	case *stratov1.ClusterCommand_SetClusterId:
 		return m.applySetClusterID(b, op.SetClusterId)
+	case *stratov1.ClusterCommand_SetNodeOpState:
+		return m.applySetNodeOpState(b, op.SetNodeOpState, cmd.NowUnixMs)
 	}
 	return nil, fmt.Errorf("cluster: unknown command %T", cmd.Op)
 }
@@ -217,6 +226,72 @@ func (m *Manager) applySetClusterID(b *pebble.Batch, proposed string) (proto.Mes
 	return &stratov1.RegisterResponse{ClusterId: id}, nil
 }
 
+// applySetNodeOpState records a datanode's operational state (in service:
+// its record is deleted) and returns the NodeOpRecord.
+func (m *Manager) applySetNodeOpState(b *pebble.Batch, ch *stratov1.NodeOpStateChange, now int64) (proto.Message, error) {
+	id := ch.GetDatanodeId()
+	if id == "" || ch.GetOpState() == stratov1.NodeOpState_NODE_OP_STATE_UNSPECIFIED {
+		return nil, fmt.Errorf("%w: an operational state change names a datanode and a state", ErrInvalid)
+	}
+	rec, err := getNodeOp(b, id)
+	if err != nil {
+		return nil, err
+	}
+	if !allowedOpTransition(rec.OpState, ch.OpState) {
+		return nil, fmt.Errorf("%w: datanode %s cannot go from %s to %s", ErrBadTransition, id, rec.OpState, ch.OpState)
+	}
+	if rec.OpState != ch.OpState {
+		rec = &stratov1.NodeOpRecord{OpState: ch.OpState, SinceUnixMs: now}
+	}
+	if rec.OpState == stratov1.NodeOpState_NODE_IN_SERVICE {
+		err = b.Delete(nodeOpKey(id), nil)
+	} else {
+		err = putProto(b, nodeOpKey(id), rec)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.setOpStateLocked(id, rec.OpState)
+	m.mu.Unlock()
+	return rec, nil
+}
+
+// getNodeOp reads a datanode's operational state record (IN_SERVICE when
+// it has none).
+func getNodeOp(r pebble.Reader, id string) (*stratov1.NodeOpRecord, error) {
+	rec := &stratov1.NodeOpRecord{OpState: stratov1.NodeOpState_NODE_IN_SERVICE}
+	v, closer, err := r.Get(nodeOpKey(id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return rec, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = closer.Close() }()
+	if err := proto.Unmarshal(v, rec); err != nil {
+		return nil, fmt.Errorf("%w: datanode %s's operational state: %w", ErrCorrupt, id, err)
+	}
+	return rec, nil
+}
+
+// allowedOpTransition is a datanode's operational state machine: into
+// decommissioning from service, out of it when every container has its
+// copies elsewhere, and back into service from anywhere (recommission).
+// A decommission's end proposed by a leader that had not seen the
+// recommission applied first is refused.
+func allowedOpTransition(from, to stratov1.NodeOpState) bool {
+	switch {
+	case from == to, to == stratov1.NodeOpState_NODE_IN_SERVICE:
+		return true
+	case to == stratov1.NodeOpState_NODE_DECOMMISSIONING:
+		return from == stratov1.NodeOpState_NODE_IN_SERVICE
+	case to == stratov1.NodeOpState_NODE_DECOMMISSIONED:
+		return from == stratov1.NodeOpState_NODE_DECOMMISSIONING
+	}
+	return false
+}
+
 // allowedTransition is the container state machine as meta records it.
 func allowedTransition(from, to stratov1.ContainerState) bool {
 	if from == to {
@@ -241,7 +316,8 @@ func notFound(err error, format string, args ...any) error {
 	return err
 }
 
-// Load replaces the manager's durable mirror (pipelines, containers) with
+// Load replaces the manager's durable mirror (pipelines, containers,
+// datanodes' operational states) with
 // what r holds. The server calls it at start and after installing a Raft
 // snapshot. Soft state (nodes, replicas) is kept.
 func (m *Manager) Load(r pebble.Reader) error {
@@ -252,8 +328,17 @@ func (m *Manager) Load(r pebble.Reader) error {
 		return err
 	}
 	defer func() { _ = it.Close() }()
+	opStates := map[string]stratov1.NodeOpState{}
 	for it.First(); it.Valid(); it.Next() {
 		k := it.Key()
+		if len(k) > 2 && k[1] == tagNodeOp {
+			rec := &stratov1.NodeOpRecord{}
+			if err := proto.Unmarshal(it.Value(), rec); err != nil {
+				return fmt.Errorf("%w: datanode %s's operational state: %w", ErrCorrupt, k[2:], err)
+			}
+			opStates[string(k[2:])] = rec.OpState
+			continue
+		}
 		if len(k) != 10 {
 			continue
 		}
@@ -292,6 +377,12 @@ func (m *Manager) Load(r pebble.Reader) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.clusterID = clusterID
+	for id := range m.opStates {
+		m.setOpStateLocked(id, stratov1.NodeOpState_NODE_IN_SERVICE)
+	}
+	for id, st := range opStates {
+		m.setOpStateLocked(id, st)
+	}
 	m.pipelines = pipelines
 	m.containers = containers
 	m.open = open

@@ -20,7 +20,7 @@ func TestSummaryAndContainerFilters(t *testing.T) {
 	require.EqualValues(t, 8, s.ContainersByState["CLOSED"])
 	require.Equal(t, map[string]int64{"UNDER_REPLICATED": 0, "MISSING": 0, "UNHEALTHY": 0, "OVER_REPLICATED": 0}, s.ContainersByProblem)
 
-	require.NoError(t, e.m.Decommission("dn1", false))
+	require.NoError(t, e.decommission("dn1", false))
 	s = e.m.Summary()
 	require.EqualValues(t, 6, s.ContainersByProblem["UNDER_REPLICATED"], "dn1 holds 6 of the 8")
 	require.EqualValues(t, 1, s.DatanodesByOpState["DECOMMISSIONING"])

@@ -1268,6 +1268,7 @@ type ClusterCommand struct {
 	//	*ClusterCommand_SetContainerState
 	//	*ClusterCommand_ReserveLocalIds
 	//	*ClusterCommand_SetClusterId
+	//	*ClusterCommand_SetNodeOpState
 	Op            isClusterCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1371,6 +1372,15 @@ func (x *ClusterCommand) GetSetClusterId() string {
 	return ""
 }
 
+func (x *ClusterCommand) GetSetNodeOpState() *NodeOpStateChange {
+	if x != nil {
+		if x, ok := x.Op.(*ClusterCommand_SetNodeOpState); ok {
+			return x.SetNodeOpState
+		}
+	}
+	return nil
+}
+
 type isClusterCommand_Op interface {
 	isClusterCommand_Op()
 }
@@ -1401,6 +1411,13 @@ type ClusterCommand_SetClusterId struct {
 	SetClusterId string `protobuf:"bytes,7,opt,name=set_cluster_id,json=setClusterId,proto3,oneof"`
 }
 
+type ClusterCommand_SetNodeOpState struct {
+	// A datanode's operational state (decommissioning), durable so that
+	// a new leader keeps it; apply refuses a transition the state
+	// machine forbids (cluster.allowedOpTransition).
+	SetNodeOpState *NodeOpStateChange `protobuf:"bytes,8,opt,name=set_node_op_state,json=setNodeOpState,proto3,oneof"`
+}
+
 func (*ClusterCommand_AddPipeline) isClusterCommand_Op() {}
 
 func (*ClusterCommand_ClosePipeline) isClusterCommand_Op() {}
@@ -1413,6 +1430,61 @@ func (*ClusterCommand_ReserveLocalIds) isClusterCommand_Op() {}
 
 func (*ClusterCommand_SetClusterId) isClusterCommand_Op() {}
 
+func (*ClusterCommand_SetNodeOpState) isClusterCommand_Op() {}
+
+// NodeOpStateChange moves a datanode to a new operational state.
+type NodeOpStateChange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DatanodeId    string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
+	OpState       NodeOpState            `protobuf:"varint,2,opt,name=op_state,json=opState,proto3,enum=strato.v1.NodeOpState" json:"op_state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeOpStateChange) Reset() {
+	*x = NodeOpStateChange{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeOpStateChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeOpStateChange) ProtoMessage() {}
+
+func (x *NodeOpStateChange) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeOpStateChange.ProtoReflect.Descriptor instead.
+func (*NodeOpStateChange) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *NodeOpStateChange) GetDatanodeId() string {
+	if x != nil {
+		return x.DatanodeId
+	}
+	return ""
+}
+
+func (x *NodeOpStateChange) GetOpState() NodeOpState {
+	if x != nil {
+		return x.OpState
+	}
+	return NodeOpState_NODE_OP_STATE_UNSPECIFIED
+}
+
 // ContainerStateChange moves a container to a new state.
 type ContainerStateChange struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1424,7 +1496,7 @@ type ContainerStateChange struct {
 
 func (x *ContainerStateChange) Reset() {
 	*x = ContainerStateChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1436,7 +1508,7 @@ func (x *ContainerStateChange) String() string {
 func (*ContainerStateChange) ProtoMessage() {}
 
 func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1521,7 @@ func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStateChange.ProtoReflect.Descriptor instead.
 func (*ContainerStateChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ContainerStateChange) GetContainerId() uint64 {
@@ -1476,7 +1548,7 @@ type DeleteVolumeCommand struct {
 
 func (x *DeleteVolumeCommand) Reset() {
 	*x = DeleteVolumeCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1560,7 @@ func (x *DeleteVolumeCommand) String() string {
 func (*DeleteVolumeCommand) ProtoMessage() {}
 
 func (x *DeleteVolumeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1573,7 @@ func (x *DeleteVolumeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeCommand.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeleteVolumeCommand) GetName() string {
@@ -1525,7 +1597,7 @@ type SetQuotaCommand struct {
 
 func (x *SetQuotaCommand) Reset() {
 	*x = SetQuotaCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1537,7 +1609,7 @@ func (x *SetQuotaCommand) String() string {
 func (*SetQuotaCommand) ProtoMessage() {}
 
 func (x *SetQuotaCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1550,7 +1622,7 @@ func (x *SetQuotaCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaCommand.ProtoReflect.Descriptor instead.
 func (*SetQuotaCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SetQuotaCommand) GetVolume() string {
@@ -1592,7 +1664,7 @@ type DeleteBucketCommand struct {
 
 func (x *DeleteBucketCommand) Reset() {
 	*x = DeleteBucketCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1604,7 +1676,7 @@ func (x *DeleteBucketCommand) String() string {
 func (*DeleteBucketCommand) ProtoMessage() {}
 
 func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1617,7 +1689,7 @@ func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketCommand.ProtoReflect.Descriptor instead.
 func (*DeleteBucketCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeleteBucketCommand) GetVolume() string {
@@ -1654,7 +1726,7 @@ type CommitKeyCommand struct {
 
 func (x *CommitKeyCommand) Reset() {
 	*x = CommitKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1666,7 +1738,7 @@ func (x *CommitKeyCommand) String() string {
 func (*CommitKeyCommand) ProtoMessage() {}
 
 func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1679,7 +1751,7 @@ func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyCommand.ProtoReflect.Descriptor instead.
 func (*CommitKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CommitKeyCommand) GetVolume() string {
@@ -1759,7 +1831,7 @@ type KeySourceCommand struct {
 
 func (x *KeySourceCommand) Reset() {
 	*x = KeySourceCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +1843,7 @@ func (x *KeySourceCommand) String() string {
 func (*KeySourceCommand) ProtoMessage() {}
 
 func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +1856,7 @@ func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySourceCommand.ProtoReflect.Descriptor instead.
 func (*KeySourceCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *KeySourceCommand) GetVolume() string {
@@ -1829,7 +1901,7 @@ type DeleteCommand struct {
 
 func (x *DeleteCommand) Reset() {
 	*x = DeleteCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1841,7 +1913,7 @@ func (x *DeleteCommand) String() string {
 func (*DeleteCommand) ProtoMessage() {}
 
 func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1854,7 +1926,7 @@ func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCommand.ProtoReflect.Descriptor instead.
 func (*DeleteCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DeleteCommand) GetVolume() string {
@@ -1900,7 +1972,7 @@ type CreateDirectoryCommand struct {
 
 func (x *CreateDirectoryCommand) Reset() {
 	*x = CreateDirectoryCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1912,7 +1984,7 @@ func (x *CreateDirectoryCommand) String() string {
 func (*CreateDirectoryCommand) ProtoMessage() {}
 
 func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1925,7 +1997,7 @@ func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryCommand.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CreateDirectoryCommand) GetVolume() string {
@@ -1980,7 +2052,7 @@ type DeleteUserCommand struct {
 
 func (x *DeleteUserCommand) Reset() {
 	*x = DeleteUserCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1992,7 +2064,7 @@ func (x *DeleteUserCommand) String() string {
 func (*DeleteUserCommand) ProtoMessage() {}
 
 func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2005,7 +2077,7 @@ func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserCommand.ProtoReflect.Descriptor instead.
 func (*DeleteUserCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeleteUserCommand) GetName() string {
@@ -2025,7 +2097,7 @@ type RevokeTokenCommand struct {
 
 func (x *RevokeTokenCommand) Reset() {
 	*x = RevokeTokenCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2037,7 +2109,7 @@ func (x *RevokeTokenCommand) String() string {
 func (*RevokeTokenCommand) ProtoMessage() {}
 
 func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2050,7 +2122,7 @@ func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenCommand.ProtoReflect.Descriptor instead.
 func (*RevokeTokenCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RevokeTokenCommand) GetId() string {
@@ -2070,7 +2142,7 @@ type RevokeS3KeyCommand struct {
 
 func (x *RevokeS3KeyCommand) Reset() {
 	*x = RevokeS3KeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2154,7 @@ func (x *RevokeS3KeyCommand) String() string {
 func (*RevokeS3KeyCommand) ProtoMessage() {}
 
 func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2167,7 @@ func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyCommand.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RevokeS3KeyCommand) GetAccessKey() string {
@@ -2120,7 +2192,7 @@ type SetAttributesCommand struct {
 
 func (x *SetAttributesCommand) Reset() {
 	*x = SetAttributesCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2132,7 +2204,7 @@ func (x *SetAttributesCommand) String() string {
 func (*SetAttributesCommand) ProtoMessage() {}
 
 func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2145,7 +2217,7 @@ func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesCommand.ProtoReflect.Descriptor instead.
 func (*SetAttributesCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SetAttributesCommand) GetVolume() string {
@@ -2204,7 +2276,7 @@ type SetStatusCommand struct {
 
 func (x *SetStatusCommand) Reset() {
 	*x = SetStatusCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2216,7 +2288,7 @@ func (x *SetStatusCommand) String() string {
 func (*SetStatusCommand) ProtoMessage() {}
 
 func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2229,7 +2301,7 @@ func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStatusCommand.ProtoReflect.Descriptor instead.
 func (*SetStatusCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SetStatusCommand) GetVolume() string {
@@ -2305,7 +2377,7 @@ type SetAclCommand struct {
 
 func (x *SetAclCommand) Reset() {
 	*x = SetAclCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2317,7 +2389,7 @@ func (x *SetAclCommand) String() string {
 func (*SetAclCommand) ProtoMessage() {}
 
 func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2330,7 +2402,7 @@ func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclCommand.ProtoReflect.Descriptor instead.
 func (*SetAclCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetAclCommand) GetKind() AclObjectKind {
@@ -2395,7 +2467,7 @@ type BlockTokenKeyCommand struct {
 
 func (x *BlockTokenKeyCommand) Reset() {
 	*x = BlockTokenKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2479,7 @@ func (x *BlockTokenKeyCommand) String() string {
 func (*BlockTokenKeyCommand) ProtoMessage() {}
 
 func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2492,7 @@ func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKeyCommand.ProtoReflect.Descriptor instead.
 func (*BlockTokenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *BlockTokenKeyCommand) GetId() uint32 {
@@ -2462,7 +2534,7 @@ var File_strato_v1_raftlog_proto protoreflect.FileDescriptor
 
 const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\n" +
-	"\x17strato/v1/raftlog.proto\x12\tstrato.v1\x1a\x18strato/v1/datanode.proto\x1a\x19strato/v1/namespace.proto\x1a\x17strato/v1/records.proto\"\xd2\x01\n" +
+	"\x17strato/v1/raftlog.proto\x12\tstrato.v1\x1a\x15strato/v1/admin.proto\x1a\x18strato/v1/datanode.proto\x1a\x19strato/v1/namespace.proto\x1a\x17strato/v1/records.proto\"\xd2\x01\n" +
 	"\vMetaCommand\x12;\n" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\acluster\x12I\n" +
@@ -2548,7 +2620,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x19PurgeDeletedBlocksCommand\x12\x12\n" +
 	"\x04seqs\x18\x01 \x03(\x04R\x04seqs\"2\n" +
 	"\x18PurgeDeletedBlocksResult\x12\x16\n" +
-	"\x06purged\x18\x01 \x01(\x05R\x06purged\"\x8b\x03\n" +
+	"\x06purged\x18\x01 \x01(\x05R\x06purged\"\xd6\x03\n" +
 	"\x0eClusterCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\fadd_pipeline\x18\x02 \x01(\v2\x19.strato.v1.PipelineRecordH\x00R\vaddPipeline\x12'\n" +
@@ -2556,8 +2628,13 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\radd_container\x18\x04 \x01(\v2\x1a.strato.v1.ContainerRecordH\x00R\faddContainer\x12Q\n" +
 	"\x13set_container_state\x18\x05 \x01(\v2\x1f.strato.v1.ContainerStateChangeH\x00R\x11setContainerState\x12,\n" +
 	"\x11reserve_local_ids\x18\x06 \x01(\x04H\x00R\x0freserveLocalIds\x12&\n" +
-	"\x0eset_cluster_id\x18\a \x01(\tH\x00R\fsetClusterIdB\x04\n" +
-	"\x02op\"j\n" +
+	"\x0eset_cluster_id\x18\a \x01(\tH\x00R\fsetClusterId\x12I\n" +
+	"\x11set_node_op_state\x18\b \x01(\v2\x1c.strato.v1.NodeOpStateChangeH\x00R\x0esetNodeOpStateB\x04\n" +
+	"\x02op\"g\n" +
+	"\x11NodeOpStateChange\x12\x1f\n" +
+	"\vdatanode_id\x18\x01 \x01(\tR\n" +
+	"datanodeId\x121\n" +
+	"\bop_state\x18\x02 \x01(\x0e2\x16.strato.v1.NodeOpStateR\aopState\"j\n" +
 	"\x14ContainerStateChange\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.strato.v1.ContainerStateR\x05state\")\n" +
@@ -2666,7 +2743,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_raftlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(AclEdit)(0),                      // 0: strato.v1.AclEdit
 	(*MetaCommand)(nil),               // 1: strato.v1.MetaCommand
@@ -2682,84 +2759,88 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*PurgeDeletedBlocksCommand)(nil), // 11: strato.v1.PurgeDeletedBlocksCommand
 	(*PurgeDeletedBlocksResult)(nil),  // 12: strato.v1.PurgeDeletedBlocksResult
 	(*ClusterCommand)(nil),            // 13: strato.v1.ClusterCommand
-	(*ContainerStateChange)(nil),      // 14: strato.v1.ContainerStateChange
-	(*DeleteVolumeCommand)(nil),       // 15: strato.v1.DeleteVolumeCommand
-	(*SetQuotaCommand)(nil),           // 16: strato.v1.SetQuotaCommand
-	(*DeleteBucketCommand)(nil),       // 17: strato.v1.DeleteBucketCommand
-	(*CommitKeyCommand)(nil),          // 18: strato.v1.CommitKeyCommand
-	(*KeySourceCommand)(nil),          // 19: strato.v1.KeySourceCommand
-	(*DeleteCommand)(nil),             // 20: strato.v1.DeleteCommand
-	(*CreateDirectoryCommand)(nil),    // 21: strato.v1.CreateDirectoryCommand
-	(*DeleteUserCommand)(nil),         // 22: strato.v1.DeleteUserCommand
-	(*RevokeTokenCommand)(nil),        // 23: strato.v1.RevokeTokenCommand
-	(*RevokeS3KeyCommand)(nil),        // 24: strato.v1.RevokeS3KeyCommand
-	(*SetAttributesCommand)(nil),      // 25: strato.v1.SetAttributesCommand
-	(*SetStatusCommand)(nil),          // 26: strato.v1.SetStatusCommand
-	(*SetAclCommand)(nil),             // 27: strato.v1.SetAclCommand
-	(*BlockTokenKeyCommand)(nil),      // 28: strato.v1.BlockTokenKeyCommand
-	(*VolumeRecord)(nil),              // 29: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 30: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 31: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),                // 32: strato.v1.UserRecord
-	(*TokenRecord)(nil),               // 33: strato.v1.TokenRecord
-	(ReplicationFactor)(0),            // 34: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 35: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 36: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 37: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 38: strato.v1.ContainerRecord
-	(ContainerState)(0),               // 39: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 40: strato.v1.AttributeRecord
-	(AclObjectKind)(0),                // 41: strato.v1.AclObjectKind
-	(*AclRecord)(nil),                 // 42: strato.v1.AclRecord
+	(*NodeOpStateChange)(nil),         // 14: strato.v1.NodeOpStateChange
+	(*ContainerStateChange)(nil),      // 15: strato.v1.ContainerStateChange
+	(*DeleteVolumeCommand)(nil),       // 16: strato.v1.DeleteVolumeCommand
+	(*SetQuotaCommand)(nil),           // 17: strato.v1.SetQuotaCommand
+	(*DeleteBucketCommand)(nil),       // 18: strato.v1.DeleteBucketCommand
+	(*CommitKeyCommand)(nil),          // 19: strato.v1.CommitKeyCommand
+	(*KeySourceCommand)(nil),          // 20: strato.v1.KeySourceCommand
+	(*DeleteCommand)(nil),             // 21: strato.v1.DeleteCommand
+	(*CreateDirectoryCommand)(nil),    // 22: strato.v1.CreateDirectoryCommand
+	(*DeleteUserCommand)(nil),         // 23: strato.v1.DeleteUserCommand
+	(*RevokeTokenCommand)(nil),        // 24: strato.v1.RevokeTokenCommand
+	(*RevokeS3KeyCommand)(nil),        // 25: strato.v1.RevokeS3KeyCommand
+	(*SetAttributesCommand)(nil),      // 26: strato.v1.SetAttributesCommand
+	(*SetStatusCommand)(nil),          // 27: strato.v1.SetStatusCommand
+	(*SetAclCommand)(nil),             // 28: strato.v1.SetAclCommand
+	(*BlockTokenKeyCommand)(nil),      // 29: strato.v1.BlockTokenKeyCommand
+	(*VolumeRecord)(nil),              // 30: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 31: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 32: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),                // 33: strato.v1.UserRecord
+	(*TokenRecord)(nil),               // 34: strato.v1.TokenRecord
+	(ReplicationFactor)(0),            // 35: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 36: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 37: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 38: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 39: strato.v1.ContainerRecord
+	(NodeOpState)(0),                  // 40: strato.v1.NodeOpState
+	(ContainerState)(0),               // 41: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 42: strato.v1.AttributeRecord
+	(AclObjectKind)(0),                // 43: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 44: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	13, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	28, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
-	29, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
-	15, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
-	16, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	30, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
-	17, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
+	29, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
+	30, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	16, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
+	17, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
+	31, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	18, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	4,  // 8: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	5,  // 9: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
-	18, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
-	20, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
+	19, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
+	21, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
 	6,  // 12: strato.v1.NamespaceCommand.rename:type_name -> strato.v1.RenameCommand
-	21, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
+	22, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
 	7,  // 14: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	9,  // 15: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	11, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	31, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
-	24, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
-	25, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	26, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
-	32, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
-	22, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
-	33, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
-	23, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
-	27, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
+	32, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	25, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
+	26, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
+	27, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	33, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
+	23, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
+	34, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
+	24, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
+	28, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
 	3,  // 26: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	34, // 27: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	35, // 28: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	36, // 29: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	35, // 30: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	37, // 31: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	38, // 32: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	14, // 33: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	39, // 34: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	35, // 35: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	40, // 36: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	19, // 37: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	40, // 38: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	41, // 39: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
-	0,  // 40: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
-	42, // 41: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
-	42, // [42:42] is the sub-list for method output_type
-	42, // [42:42] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	35, // 27: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	36, // 28: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	37, // 29: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	36, // 30: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	38, // 31: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	39, // 32: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	15, // 33: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	14, // 34: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
+	40, // 35: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
+	41, // 36: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	36, // 37: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	42, // 38: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	20, // 39: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	42, // 40: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	43, // 41: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 42: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	44, // 43: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	44, // [44:44] is the sub-list for method output_type
+	44, // [44:44] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -2767,6 +2848,7 @@ func file_strato_v1_raftlog_proto_init() {
 	if File_strato_v1_raftlog_proto != nil {
 		return
 	}
+	file_strato_v1_admin_proto_init()
 	file_strato_v1_datanode_proto_init()
 	file_strato_v1_namespace_proto_init()
 	file_strato_v1_records_proto_init()
@@ -2808,16 +2890,17 @@ func file_strato_v1_raftlog_proto_init() {
 		(*ClusterCommand_SetContainerState)(nil),
 		(*ClusterCommand_ReserveLocalIds)(nil),
 		(*ClusterCommand_SetClusterId)(nil),
+		(*ClusterCommand_SetNodeOpState)(nil),
 	}
-	file_strato_v1_raftlog_proto_msgTypes[20].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[25].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[21].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

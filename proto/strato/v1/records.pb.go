@@ -1977,11 +1977,65 @@ func (x *TokenRecord) GetRevokedUnixMs() int64 {
 	return 0
 }
 
+// NodeOpRecord is a datanode's operational state when it is not
+// IN_SERVICE (a datanode without one is in service), and since when.
+type NodeOpRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	OpState       NodeOpState            `protobuf:"varint,1,opt,name=op_state,json=opState,proto3,enum=strato.v1.NodeOpState" json:"op_state,omitempty"`
+	SinceUnixMs   int64                  `protobuf:"varint,2,opt,name=since_unix_ms,json=sinceUnixMs,proto3" json:"since_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeOpRecord) Reset() {
+	*x = NodeOpRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeOpRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeOpRecord) ProtoMessage() {}
+
+func (x *NodeOpRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeOpRecord.ProtoReflect.Descriptor instead.
+func (*NodeOpRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *NodeOpRecord) GetOpState() NodeOpState {
+	if x != nil {
+		return x.OpState
+	}
+	return NodeOpState_NODE_OP_STATE_UNSPECIFIED
+}
+
+func (x *NodeOpRecord) GetSinceUnixMs() int64 {
+	if x != nil {
+		return x.SinceUnixMs
+	}
+	return 0
+}
+
 var File_strato_v1_records_proto protoreflect.FileDescriptor
 
 const file_strato_v1_records_proto_rawDesc = "" +
 	"\n" +
-	"\x17strato/v1/records.proto\x12\tstrato.v1\x1a\x18strato/v1/datanode.proto\x1a\x19strato/v1/namespace.proto\"\xf0\x02\n" +
+	"\x17strato/v1/records.proto\x12\tstrato.v1\x1a\x15strato/v1/admin.proto\x1a\x18strato/v1/datanode.proto\x1a\x19strato/v1/namespace.proto\"\xf0\x02\n" +
 	"\fVolumeRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x04R\x02id\x12\x14\n" +
@@ -2176,7 +2230,10 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\rsecret_sha256\x18\x03 \x01(\fR\fsecretSha256\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\x12&\n" +
 	"\x0fexpires_unix_ms\x18\x05 \x01(\x03R\rexpiresUnixMs\x12&\n" +
-	"\x0frevoked_unix_ms\x18\x06 \x01(\x03R\rrevokedUnixMsBL\n" +
+	"\x0frevoked_unix_ms\x18\x06 \x01(\x03R\rrevokedUnixMs\"e\n" +
+	"\fNodeOpRecord\x121\n" +
+	"\bop_state\x18\x01 \x01(\x0e2\x16.strato.v1.NodeOpStateR\aopState\x12\"\n" +
+	"\rsince_unix_ms\x18\x02 \x01(\x03R\vsinceUnixMsBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
@@ -2191,7 +2248,7 @@ func file_strato_v1_records_proto_rawDescGZIP() []byte {
 	return file_strato_v1_records_proto_rawDescData
 }
 
-var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_strato_v1_records_proto_goTypes = []any{
 	(*VolumeRecord)(nil),        // 0: strato.v1.VolumeRecord
 	(*BucketRecord)(nil),        // 1: strato.v1.BucketRecord
@@ -2214,54 +2271,57 @@ var file_strato_v1_records_proto_goTypes = []any{
 	(*S3KeyRecord)(nil),         // 18: strato.v1.S3KeyRecord
 	(*UserRecord)(nil),          // 19: strato.v1.UserRecord
 	(*TokenRecord)(nil),         // 20: strato.v1.TokenRecord
-	(BucketLayout)(0),           // 21: strato.v1.BucketLayout
-	(ReplicationFactor)(0),      // 22: strato.v1.ReplicationFactor
-	(ChecksumType)(0),           // 23: strato.v1.ChecksumType
-	(AclType)(0),                // 24: strato.v1.AclType
-	(AclScope)(0),               // 25: strato.v1.AclScope
-	(ErasureCodec)(0),           // 26: strato.v1.ErasureCodec
-	(PipelineState)(0),          // 27: strato.v1.PipelineState
-	(ContainerState)(0),         // 28: strato.v1.ContainerState
+	(*NodeOpRecord)(nil),        // 21: strato.v1.NodeOpRecord
+	(BucketLayout)(0),           // 22: strato.v1.BucketLayout
+	(ReplicationFactor)(0),      // 23: strato.v1.ReplicationFactor
+	(ChecksumType)(0),           // 24: strato.v1.ChecksumType
+	(AclType)(0),                // 25: strato.v1.AclType
+	(AclScope)(0),               // 26: strato.v1.AclScope
+	(ErasureCodec)(0),           // 27: strato.v1.ErasureCodec
+	(PipelineState)(0),          // 28: strato.v1.PipelineState
+	(ContainerState)(0),         // 29: strato.v1.ContainerState
+	(NodeOpState)(0),            // 30: strato.v1.NodeOpState
 }
 var file_strato_v1_records_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.VolumeRecord.acls:type_name -> strato.v1.AclRecord
-	21, // 1: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
-	22, // 2: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
-	23, // 3: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	22, // 1: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
+	23, // 2: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
+	24, // 3: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	9,  // 4: strato.v1.BucketRecord.attributes:type_name -> strato.v1.AttributeRecord
 	3,  // 5: strato.v1.BucketRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 6: strato.v1.BucketRecord.acls:type_name -> strato.v1.AclRecord
-	24, // 7: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
-	25, // 8: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
-	26, // 9: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
+	25, // 7: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
+	26, // 8: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
+	27, // 9: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
 	5,  // 10: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
 	4,  // 11: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
 	6,  // 12: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
-	22, // 13: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
-	23, // 14: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	23, // 13: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	24, // 14: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	7,  // 15: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
 	9,  // 16: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
 	3,  // 17: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 18: strato.v1.KeyRecord.acls:type_name -> strato.v1.AclRecord
-	22, // 19: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
-	27, // 20: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	23, // 19: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	28, // 20: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
 	3,  // 21: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	28, // 22: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
-	22, // 23: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	29, // 22: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	23, // 23: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
 	3,  // 24: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 25: strato.v1.DirectoryInfo.acls:type_name -> strato.v1.AclRecord
-	21, // 26: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	22, // 27: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	23, // 28: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	22, // 26: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	23, // 27: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	24, // 28: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
 	7,  // 29: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
 	3,  // 30: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 31: strato.v1.OpenKeyInfo.acls:type_name -> strato.v1.AclRecord
 	4,  // 32: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	30, // 33: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_records_proto_init() }
@@ -2269,6 +2329,7 @@ func file_strato_v1_records_proto_init() {
 	if File_strato_v1_records_proto != nil {
 		return
 	}
+	file_strato_v1_admin_proto_init()
 	file_strato_v1_datanode_proto_init()
 	file_strato_v1_namespace_proto_init()
 	file_strato_v1_records_proto_msgTypes[1].OneofWrappers = []any{}
@@ -2281,7 +2342,7 @@ func file_strato_v1_records_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_records_proto_rawDesc), len(file_strato_v1_records_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
