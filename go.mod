@@ -12,6 +12,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
+	github.com/jonboulle/clockwork v0.5.0
 	github.com/klauspost/reedsolomon v1.14.2
 	github.com/prometheus/client_golang v1.25.0
 	github.com/schollz/progressbar/v3 v3.19.1

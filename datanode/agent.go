@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
@@ -56,12 +57,17 @@ type AgentOptions struct {
 	// TLS, when set, secures the connection to meta and presents the
 	// datanode's certificate. Default: nil, plaintext.
 	TLS *tls.Config
+	// Clock is the time heartbeats run on. Default: the real clock.
+	Clock clockwork.Clock
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 }
 
 // EnsureDefaults fills in the defaults.
 func (o *AgentOptions) EnsureDefaults() {
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
+	}
 	if o.HeartbeatInterval <= 0 {
 		o.HeartbeatInterval = 3 * time.Second
 	}
@@ -143,7 +149,7 @@ const fastBeat = time.Second
 // go out in heartbeat replies, once its next tick has seen the report.
 func (a *agent) heartbeatSoon() {
 	a.mu.Lock()
-	a.fastUntil = time.Now().Add(3 * fastBeat)
+	a.fastUntil = a.opts.Clock.Now().Add(3 * fastBeat)
 	a.mu.Unlock()
 	select {
 	case a.soon <- struct{}{}:
@@ -159,9 +165,9 @@ func (a *agent) run(ctx context.Context) {
 		a.runCommands(ctx)
 	}()
 	defer func() { <-done }()
-	t := time.NewTicker(a.opts.HeartbeatInterval)
+	t := a.opts.Clock.NewTicker(a.opts.HeartbeatInterval)
 	defer t.Stop()
-	fast := time.NewTicker(min(fastBeat, a.opts.HeartbeatInterval))
+	fast := a.opts.Clock.NewTicker(min(fastBeat, a.opts.HeartbeatInterval))
 	defer fast.Stop()
 	for {
 		if err := a.beat(ctx); err != nil && ctx.Err() == nil {
@@ -180,7 +186,7 @@ func (a *agent) run(ctx context.Context) {
 			a.lastErr = nil
 			a.mu.Unlock()
 		}
-		if !a.wait(ctx, t.C, fast.C) {
+		if !a.wait(ctx, t.Chan(), fast.Chan()) {
 			return
 		}
 	}
@@ -200,7 +206,7 @@ func (a *agent) wait(ctx context.Context, regular, fast <-chan time.Time) bool {
 			return true
 		case <-fast:
 			a.mu.Lock()
-			hurry := time.Now().Before(a.fastUntil)
+			hurry := a.opts.Clock.Now().Before(a.fastUntil)
 			a.mu.Unlock()
 			if hurry {
 				return true

@@ -5,13 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 )
 
 // TestAgentWait: a heartbeat is due at the regular tick, at once after
 // heartbeatSoon, and on fast ticks only while heartbeats are hurried.
 func TestAgentWait(t *testing.T) {
-	a := &agent{soon: make(chan struct{}, 1)}
+	clock := clockwork.NewFakeClock()
+	a := &agent{soon: make(chan struct{}, 1), opts: AgentOptions{Clock: clock}}
 	ctx, cancel := context.WithCancel(context.Background())
 	regular, fast := make(chan time.Time, 1), make(chan time.Time, 1)
 	due := func() chan bool {
@@ -42,9 +44,7 @@ func TestAgentWait(t *testing.T) {
 	fast <- time.Now()
 	require.True(t, <-ch)
 	// Later, fast ticks stop counting.
-	a.mu.Lock()
-	a.fastUntil = time.Now().Add(-time.Second)
-	a.mu.Unlock()
+	clock.Advance(3 * fastBeat)
 	ch = due()
 	fast <- time.Now()
 	pending(ch)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
@@ -170,7 +169,7 @@ func (c *conn) presentToken(ctx context.Context, h wire.FrameHeader, raw []byte)
 		err = errAccessDenied("no keys yet: this datanode has not heard from meta since it started")
 	default:
 		var t wire.BlockToken
-		t, err = wire.VerifyBlockToken(raw, key, time.Now())
+		t, err = wire.VerifyBlockToken(raw, key, c.s.opts.Clock.Now())
 		if err != nil {
 			err = errAccessDenied("block token refused: %v", err)
 		} else {
@@ -218,7 +217,7 @@ func (c *conn) authorize(m wire.Message) ([]byte, error) {
 		if !heard {
 			return nil, errAccessDenied("no keys yet: no token for CLOSE_CONTAINER of container %d", m.ContainerID)
 		}
-		if c.grants.anyWrite(m.ContainerID, time.Now().UnixMilli()) {
+		if c.grants.anyWrite(m.ContainerID, c.s.opts.Clock.Now().UnixMilli()) {
 			return nil, nil
 		}
 		return nil, errAccessDenied("no token for WRITE of container %d on this connection (CLOSE_CONTAINER)", m.ContainerID)
@@ -236,7 +235,7 @@ func (c *conn) authorize(m wire.Message) ([]byte, error) {
 	if !heard {
 		return nil, errAccessDenied("no keys yet: no token for %v of %s", op, what)
 	}
-	gr, ok := c.grants.find(block, op, time.Now().UnixMilli())
+	gr, ok := c.grants.find(block, op, c.s.opts.Clock.Now().UnixMilli())
 	if !ok {
 		return nil, errAccessDenied("no token for %v of %s on this connection", op, what)
 	}

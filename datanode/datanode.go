@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/strato-io/strato/datanode/container"
 	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/proto/strato/v1"
@@ -72,12 +74,19 @@ type Options struct {
 	// from the fields above.
 	Store  StoreOptions
 	Server ServerOptions
+	// Clock is the time heartbeats, block tokens' expiry and the
+	// replication bandwidth cap run on. Default: the real clock; tests
+	// give a clockwork.FakeClock and advance it.
+	Clock clockwork.Clock
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 }
 
 // EnsureDefaults fills unset fields with their defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
+	}
 	if o.HeartbeatInterval == 0 {
 		o.HeartbeatInterval = 3 * time.Second
 	}
@@ -144,7 +153,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	if err != nil {
 		return nil, err
 	}
-	limits, err := replication.NewLimits(opts.ReplicationStreams, opts.ReplicationBandwidth)
+	limits, err := replication.NewLimits(opts.ReplicationStreams, opts.ReplicationBandwidth, opts.Clock)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +186,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		HeartbeatInterval: opts.HeartbeatInterval,
 		ClusterIDFile:     filepath.Join(opts.Dirs[0], "cluster.id"),
 		TLS:               opts.ClientTLS,
+		Clock:             opts.Clock,
 		Logger:            opts.Logger,
 	}, storeReports{store})
 	if err != nil {
@@ -184,7 +194,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		return nil, err
 	}
 	sv := opts.Server
-	sv.ID, sv.Logger = id, opts.Logger
+	sv.ID, sv.Logger, sv.Clock = id, opts.Logger, opts.Clock
 	sv.Forward.Conn.TLS = opts.ClientTLS
 	if sv.Replication == nil {
 		sv.Replication = &replication.Metrics{}

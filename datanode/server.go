@@ -13,6 +13,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/wire"
 )
@@ -22,6 +24,9 @@ import (
 type ServerOptions struct {
 	// ID is the datanode's ID, reported in PING responses. Default: "".
 	ID string
+	// Clock is the time block tokens are checked against. Default: the
+	// real clock.
+	Clock clockwork.Clock
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 	// MaxInFlightPerConn is how many requests of one connection are handled
@@ -79,6 +84,9 @@ const (
 
 // EnsureDefaults fills unset fields with their defaults.
 func (o *ServerOptions) EnsureDefaults() {
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

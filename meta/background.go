@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/strato-io/strato/meta/cluster"
 )
@@ -14,13 +13,13 @@ import (
 // background runs the leader's periodic work until the server closes.
 func (s *Server) background() {
 	defer s.wg.Done()
-	t := time.NewTicker(s.opts.TickInterval)
+	t := s.opts.Clock.NewTicker(s.opts.TickInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
-		case <-t.C:
+		case <-t.Chan():
 		}
 		if !s.leading() {
 			continue

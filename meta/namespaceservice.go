@@ -295,7 +295,8 @@ func (s *Server) namespaceTick(ctx context.Context) error {
 	// Reclaim in small commands within a fifth of the tick, so that a big
 	// deleted subtree never stalls the writes of clients (every command
 	// goes through the same log and apply as theirs); the rest waits for
-	// the next tick.
+	// the next tick. (Real time: the budget is of work done, whatever the
+	// Clock says.)
 	start := time.Now()
 	for time.Since(start) < s.opts.TickInterval/5 {
 		cmd, err := s.ns.PrepareReclaim(s.db, now, s.opts.ReclaimBatch)

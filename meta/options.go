@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/jonboulle/clockwork"
 	"google.golang.org/grpc"
 
 	"github.com/strato-io/strato/meta/cluster"
@@ -56,6 +57,13 @@ type Options struct {
 	// tick looks at (and so the DeleteBlocksCommands it queues). Default
 	// 1000.
 	DeleteBlocksBatch int
+	// Clock is the time the server's decisions read and its periodic work
+	// (TickInterval, DiskCheckInterval) runs on: the leader's time in
+	// every command it prepares, datanodes' liveness, expiries, block
+	// tokens. Raft's ticks and the time budgets of work within a tick are
+	// real time. Default: the real clock; tests give a
+	// clockwork.FakeClock and advance it.
+	Clock clockwork.Clock
 	// Logger receives the server's logs. Default: slog.Default().
 	Logger *slog.Logger
 	// CacheSize is the Pebble block cache, in bytes: the namespace lives in
@@ -114,6 +122,9 @@ type Options struct {
 func (o *Options) EnsureDefaults() *Options {
 	if o.FS == nil {
 		o.FS = vfs.Default
+	}
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
 	}
 	if o.ID == 0 {
 		o.ID = 1

@@ -2,7 +2,6 @@ package meta
 
 import (
 	"fmt"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -48,13 +47,13 @@ func (s *Server) checkDisk() {
 // server closes.
 func (s *Server) watchDisk() {
 	defer s.wg.Done()
-	t := time.NewTicker(s.opts.DiskCheckInterval)
+	t := s.opts.Clock.NewTicker(s.opts.DiskCheckInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
-		case <-t.C:
+		case <-t.Chan():
 			s.checkDisk()
 		}
 	}

@@ -175,7 +175,7 @@ func (s *Server) Close() error {
 	return s.node.Close()
 }
 
-func (s *Server) now() time.Time { return time.Now() }
+func (s *Server) now() time.Time { return s.opts.Clock.Now() }
 
 // leading reports whether this replica leads. The first time it finds a
 // new leadership (a new term, even if this replica led before), it resets

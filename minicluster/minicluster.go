@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/datanode"
@@ -87,6 +88,11 @@ type Options struct {
 	// token to the leading replica's meta.AdminTokenFile; Client presents
 	// it (see AdminToken). Default: false, no authentication.
 	Auth bool
+	// Clock is every node's clock (meta.Options.Clock,
+	// datanode.Options.Clock): a test gives a clockwork.FakeClock and
+	// advances it to make heartbeats, ticks and expiries happen. Default:
+	// the real clock.
+	Clock clockwork.Clock
 	// Logger receives every node's logs. Default: discard.
 	Logger *slog.Logger
 	// ConfigureMeta, when set, is called with meta replica i's options
@@ -281,6 +287,7 @@ func (c *Cluster) startMeta(i int, lis net.Listener, join bool) error {
 		Listen: c.metaAddrs[i],
 		Logger: c.opts.Logger.With("node", fmt.Sprintf("meta%d", i+1)),
 		Join:   join,
+		Clock:  c.opts.Clock,
 	}
 	if len(c.metaAddrs) > 1 && !join {
 		o.Peers = map[uint64]string{}
@@ -356,6 +363,7 @@ func (c *Cluster) startDatanode(i int) error {
 		HeartbeatInterval:    c.opts.HeartbeatInterval,
 		ReplicationStreams:   c.opts.ReplicationStreams,
 		ReplicationBandwidth: c.opts.ReplicationBandwidth,
+		Clock:                c.opts.Clock,
 		Logger:               c.opts.Logger.With("node", fmt.Sprintf("dn%d", i+1)),
 	}, lis)
 	if err != nil {

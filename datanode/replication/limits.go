@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // DefaultStreams is the default number of concurrent pushes of a datanode.
@@ -19,8 +21,9 @@ type Limits struct {
 }
 
 // NewLimits returns limits of streams concurrent pushes (0 means
-// DefaultStreams) sharing bandwidth bytes per second (0 means no cap).
-func NewLimits(streams int, bandwidth int64) (*Limits, error) {
+// DefaultStreams) sharing bandwidth bytes per second (0 means no cap),
+// measured on clock (nil: the real clock).
+func NewLimits(streams int, bandwidth int64, clock clockwork.Clock) (*Limits, error) {
 	if streams == 0 {
 		streams = DefaultStreams
 	}
@@ -29,7 +32,10 @@ func NewLimits(streams int, bandwidth int64) (*Limits, error) {
 	}
 	l := &Limits{streams: make(chan struct{}, streams)}
 	if bandwidth > 0 {
-		l.bw = &bucket{rate: float64(bandwidth)}
+		if clock == nil {
+			clock = clockwork.NewRealClock()
+		}
+		l.bw = &bucket{rate: float64(bandwidth), clock: clock}
 	}
 	return l, nil
 }
@@ -83,7 +89,8 @@ func (l *Limits) pieceSize() int64 {
 // grant ends in the future sleeps until then. A burst of up to burst of
 // idle time is allowed.
 type bucket struct {
-	rate float64 // bytes per second
+	rate  float64 // bytes per second
+	clock clockwork.Clock
 
 	mu   sync.Mutex
 	next time.Time
@@ -92,7 +99,7 @@ type bucket struct {
 const burst = 100 * time.Millisecond
 
 func (b *bucket) wait(ctx context.Context, n int64) error {
-	now := time.Now()
+	now := b.clock.Now()
 	b.mu.Lock()
 	if b.next.Before(now.Add(-burst)) {
 		b.next = now.Add(-burst)
@@ -103,10 +110,10 @@ func (b *bucket) wait(ctx context.Context, n int64) error {
 	if d <= 0 {
 		return nil
 	}
-	t := time.NewTimer(d)
+	t := b.clock.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.Chan():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -257,7 +257,7 @@ func TestPushConnectionCutLeavesNothing(t *testing.T) {
 func TestPushCanceled(t *testing.T) {
 	src, dst := startNode(t), startNode(t)
 	closedContainer(t, src, 8, []int{4 << 20}, 1<<20)
-	lim, err := replication.NewLimits(1, 1<<20) // 4 s for the block
+	lim, err := replication.NewLimits(1, 1<<20, nil) // 4 s for the block
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -273,7 +273,7 @@ func TestPushBandwidthCap(t *testing.T) {
 	const rate = 8 << 20
 	closedContainer(t, src, 11, []int{2 << 20}, 1<<20)
 	closedContainer(t, src, 12, []int{2 << 20}, 1<<20)
-	lim, err := replication.NewLimits(10, rate)
+	lim, err := replication.NewLimits(10, rate, nil)
 	require.NoError(t, err)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -297,7 +297,7 @@ func TestPushConcurrent(t *testing.T) {
 	for id := uint64(20); id < 26; id++ {
 		datas[id] = closedContainer(t, src, id, []int{600 << 10, 300 << 10}, 256<<10)
 	}
-	lim, err := replication.NewLimits(2, 0)
+	lim, err := replication.NewLimits(2, 0, nil)
 	require.NoError(t, err)
 	m := &replication.Metrics{}
 	var wg sync.WaitGroup
@@ -316,9 +316,9 @@ func TestPushConcurrent(t *testing.T) {
 }
 
 func TestLimitsValidate(t *testing.T) {
-	_, err := replication.NewLimits(-1, 0)
+	_, err := replication.NewLimits(-1, 0, nil)
 	require.Error(t, err)
-	_, err = replication.NewLimits(1, -1)
+	_, err = replication.NewLimits(1, -1, nil)
 	require.Error(t, err)
 }
 
