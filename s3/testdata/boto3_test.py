@@ -67,6 +67,19 @@ check("delimiter", sorted(p["Prefix"] for p in res["CommonPrefixes"]) == ["dir/"
 s3.copy_object(Bucket=bucket, Key="copy", CopySource={"Bucket": bucket, "Key": "dir/ключ key"})
 check("copy", s3.get_object(Bucket=bucket, Key="copy")["Body"].read() == data)
 
+# CompleteMultipartUpload sent again after it succeeded (an SDK retries a
+# Complete whose answer timed out): the same answer; another part list for
+# the completed upload: NoSuchUpload.
+mpu = s3.create_multipart_upload(Bucket=bucket, Key="mpu")["UploadId"]
+mparts = [{"ETag": s3.upload_part(Bucket=bucket, Key="mpu", UploadId=mpu, PartNumber=n, Body=body)["ETag"], "PartNumber": n}
+          for n, body in [(1, os.urandom(5 << 20)), (2, b"tail")]]
+first = s3.complete_multipart_upload(Bucket=bucket, Key="mpu", UploadId=mpu, MultipartUpload={"Parts": mparts})
+again = s3.complete_multipart_upload(Bucket=bucket, Key="mpu", UploadId=mpu, MultipartUpload={"Parts": mparts})
+check("complete twice %r %r" % (first["ETag"], again["ETag"]),
+      again["ETag"] == first["ETag"] and first["ETag"].endswith('-2"') and (again["Bucket"], again["Key"]) == (bucket, "mpu"))
+check("complete again, other parts", code(lambda: s3.complete_multipart_upload(
+    Bucket=bucket, Key="mpu", UploadId=mpu, MultipartUpload={"Parts": mparts[:1]})) == "NoSuchUpload")
+
 url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "copy"}, ExpiresIn=60)
 import ssl
 import urllib.request
@@ -74,7 +87,7 @@ ctx = ssl.create_default_context(cafile=os.environ.get("AWS_CA_BUNDLE"))
 check("presigned", urllib.request.urlopen(url, context=ctx).read() == data)
 
 res = s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in
-                        ["copy", "big", "dir/ключ key"] + [f"list/{i}" for i in range(5)]]})
-check("delete objects", len(res.get("Deleted", [])) == 8 and not res.get("Errors"))
+                        ["copy", "big", "mpu", "dir/ключ key"] + [f"list/{i}" for i in range(5)]]})
+check("delete objects", len(res.get("Deleted", [])) == 9 and not res.get("Errors"))
 s3.delete_bucket(Bucket=bucket)
 print(f"{passed} passed, 0 failed")
