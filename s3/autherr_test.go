@@ -13,7 +13,8 @@ import (
 func TestAuthErrorsAreAWSs(t *testing.T) {
 	for _, tc := range []struct{ header, code, msg string }{
 		{"invalid_header", "InvalidArgument", "Authorization header is invalid -- one and only one ' ' (space) required."},
-		{"AWS key:sig", "InvalidRequest", "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256."},
+		{"AWS keysig", "InvalidArgument", "AWS authorization header is invalid.  Expected AwsAccessKeyId:signature"},
+		{"AWS key:", "InvalidArgument", "AWS authorization header is invalid.  Expected AwsAccessKeyId:signature"},
 		{"AWS2-HMAC-SHA1 x", "InvalidArgument", "Unsupported Authorization Type"},
 		{"AWS4-HMAC-SHA256 Credential=a/20250912/us-east-1/s3/aws4_request,Signature=ab", "AuthorizationHeaderMalformed",
 			"The authorization header is malformed; the authorization header requires three components: Credential, SignedHeaders, and Signature."},

@@ -11,13 +11,15 @@
 // checksums, tags, multipart part sizes) is stored in meta with the key, as
 // key attributes written by the same CommitKey that publishes it.
 //
-// Requests: every request must be signed with AWS Signature Version 4 (the
-// Authorization header or a presigned URL). The payload is checked as it
-// streams into the key's writer: its SHA-256 (x-amz-content-sha256), each
-// aws-chunked chunk's signature and the signed trailer, Content-MD5 and the
-// x-amz-checksum-* value (header or trailer). A failed check is the body's
-// read error, so the key is never committed: nothing bad is stored. Bodies
-// are never held whole in memory.
+// Requests: every request must be signed with AWS Signature Version 4
+// (sigv4.go) or Version 2 (sigv2.go), in the Authorization header or a
+// presigned URL. The payload is checked as it streams into the key's
+// writer: its SHA-256 (x-amz-content-sha256), each aws-chunked chunk's
+// signature and the signed trailer, Content-MD5 and the x-amz-checksum-*
+// value (header or trailer). A failed check is the body's read error, so
+// the key is never committed: nothing bad is stored. Bodies are never held
+// whole in memory. No answer carries a secret or a signature the gateway
+// computed.
 //
 // Multipart uploads keep their parts as keys of Options.MultipartVolume;
 // Complete makes the object from the parts' blocks in one metadata

@@ -239,17 +239,26 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the host is a subdomain of Options.Domain, else path style.
 func (g *Gateway) route(r *http.Request) (bucket, key string) {
 	p := strings.TrimPrefix(r.URL.Path, "/")
-	if d := g.opts.Domain; d != "" {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		if b, ok := strings.CutSuffix(host, "."+d); ok && b != "" {
-			return b, p
-		}
+	if b, ok := g.hostBucket(r); ok {
+		return b, p
 	}
 	bucket, key, _ = strings.Cut(p, "/")
 	return bucket, key
+}
+
+// hostBucket is the bucket a virtual-host-style request names in its
+// Host, a subdomain of Options.Domain.
+func (g *Gateway) hostBucket(r *http.Request) (string, bool) {
+	d := g.opts.Domain
+	if d == "" {
+		return "", false
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	b, ok := strings.CutSuffix(host, "."+d)
+	return b, ok && b != ""
 }
 
 func (g *Gateway) serve(rq *request) error {
@@ -392,8 +401,8 @@ func (g *Gateway) serve(rq *request) error {
 	return ErrMethodNotAllowed
 }
 
-// authenticate checks the request's signature (header or presigned) and
-// sets up its body: decoded (aws-chunked), hashed and checked against every
+// authenticate checks the request's signature (SigV4 or SigV2, header or
+// presigned) and sets up its body: decoded (aws-chunked), hashed and checked against every
 // digest it came with, at its end.
 func (g *Gateway) authenticate(rq *request) error {
 	r := rq.r
@@ -408,8 +417,8 @@ func (g *Gateway) authenticate(rq *request) error {
 		a, err = parseAuthorization(r.Header.Get("Authorization"))
 	case q.Get("X-Amz-Algorithm") != "" || q.Get("X-Amz-Credential") != "":
 		a, err = parsePresigned(q)
-	case q.Get("AWSAccessKeyId") != "":
-		return errUnsupportedMechanism // Signature Version 2
+	case q.Get("AWSAccessKeyId") != "" || q.Get("Signature") != "":
+		a, err = parsePresignedV2(q) // Signature Version 2
 	default:
 		return errf(ErrAccessDenied, "Anonymous access is not allowed")
 	}
@@ -426,6 +435,9 @@ func (g *Gateway) authenticate(rq *request) error {
 		return withFields(ErrInvalidAccessKeyID, "AWSAccessKeyId", a.accessKey)
 	} else if err != nil {
 		return errf(ErrServiceUnavailable, "looking up the access key: %v", err)
+	}
+	if a.v2 {
+		return g.checkV2(rq, secret)
 	}
 	t, err := requestTime(r, a)
 	if err != nil {

@@ -379,12 +379,20 @@ func errorCode(t *testing.T, resp *http.Response) string {
 	t.Helper()
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	s := string(b)
-	if i := strings.Index(s, "<Code>"); i >= 0 {
-		s = s[i+6:]
-		return s[:strings.Index(s, "<")]
+	if c := errorCodeOf(string(b)); c != "" {
+		return c
 	}
 	return fmt.Sprint(resp.StatusCode)
+}
+
+// errorCodeOf is the S3 error code of an error body ("" if none).
+func errorCodeOf(body string) string {
+	_, rest, ok := strings.Cut(body, "<Code>")
+	if !ok {
+		return ""
+	}
+	code, _, _ := strings.Cut(rest, "<")
+	return code
 }
 
 func TestAuthRefusals(t *testing.T) {

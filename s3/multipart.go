@@ -27,10 +27,18 @@ import (
 // metadata as attributes; part N is the key UPLOADID/NNNNN. Complete makes
 // the target key from the parts' blocks with one metadata operation
 // (client.ComposeKey), which deletes the parts; Abort deletes them.
+//
+// The object a Complete makes carries its upload's ID (attrUploadID), so
+// that a retried Complete, whose first attempt succeeded but whose answer
+// the client never got, is answered 200 with that object's ETag as AWS
+// does, from any gateway and after a restart or a meta failover: the
+// memory is the object itself, kept (through Raft) for as long as the key
+// is that object, and gone with it when the key is overwritten or deleted.
 
 const (
 	attrUploadKey  = "x-strato-upload-key"
 	attrUploadAlgo = "x-strato-upload-checksum-algorithm"
+	attrUploadID   = "x-strato-upload-id" // of a completed object: the upload it was made by
 	maxParts       = 10000
 )
 
@@ -219,11 +227,24 @@ func (g *Gateway) uploadPart(rq *request) error {
 }
 
 type completeRequest struct {
-	XMLName xml.Name `xml:"CompleteMultipartUpload"`
-	Parts   []struct {
-		PartNumber int
-		ETag       string
-	} `xml:"Part"`
+	XMLName xml.Name       `xml:"CompleteMultipartUpload"`
+	Parts   []completePart `xml:"Part"`
+}
+
+type completePart struct {
+	PartNumber int
+	ETag       string
+}
+
+// multipartETag is the ETag of the object made of parts: the MD5 of their
+// MD5s, and their count.
+func multipartETag(parts []completePart) string {
+	h := md5.New()
+	for _, p := range parts {
+		raw, _ := hex.DecodeString(normETag(p.ETag))
+		h.Write(raw)
+	}
+	return fmt.Sprintf(`"%s-%d"`, hex.EncodeToString(h.Sum(nil)), len(parts))
 }
 
 type completeResult struct {
@@ -266,7 +287,9 @@ func (g *Gateway) completeUpload(rq *request) error {
 	}
 	id := rq.r.URL.Query().Get("uploadId")
 	_, m, err := g.upload(rq, id)
-	if err != nil {
+	if errors.Is(err, ErrNoSuchUpload) {
+		return g.completedBefore(rq, id, req.Parts, err)
+	} else if err != nil {
 		return err
 	}
 	if len(req.Parts) == 0 {
@@ -294,7 +317,6 @@ func (g *Gateway) completeUpload(rq *request) error {
 		parts[k.Name] = k
 	}
 	algo := m[attrUploadAlgo]
-	md5s := md5.New()
 	sums := newChecksum(algo)
 	var sources []*stratov1.KeySource
 	var sizes []string
@@ -302,7 +324,9 @@ func (g *Gateway) completeUpload(rq *request) error {
 	for i, p := range req.Parts {
 		ki := parts[partKey(id, p.PartNumber)]
 		if ki == nil {
-			return errInvalidPartComplete
+			// Gone with the Complete that made the object, cut short
+			// before it deleted the upload's marker?
+			return g.completedBefore(rq, id, req.Parts, errInvalidPartComplete)
 		}
 		pa := attrsOf(ki)
 		if normETag(pa[attrETag]) != normETag(p.ETag) {
@@ -311,8 +335,6 @@ func (g *Gateway) completeUpload(rq *request) error {
 		if ki.Size < g.opts.MinPartSize && i < len(req.Parts)-1 {
 			return ErrEntityTooSmall
 		}
-		raw, _ := hex.DecodeString(normETag(pa[attrETag]))
-		md5s.Write(raw)
 		if sums != nil {
 			v, err := base64.StdEncoding.DecodeString(pa[checksumHeader(algo)])
 			if err != nil || len(v) == 0 {
@@ -325,8 +347,8 @@ func (g *Gateway) completeUpload(rq *request) error {
 		sizes = append(sizes, strconv.FormatInt(ki.Size, 10))
 		used[ki.Name] = true
 	}
-	etag := fmt.Sprintf(`"%s-%d"`, hex.EncodeToString(md5s.Sum(nil)), len(req.Parts))
-	final := attrs{}
+	etag := multipartETag(req.Parts)
+	final := attrs{attrUploadID: id}
 	for k, v := range m {
 		if k != attrUploadKey && k != attrUploadAlgo {
 			final[k] = v
@@ -337,21 +359,14 @@ func (g *Gateway) completeUpload(rq *request) error {
 	if len(req.Parts) <= 2000 {
 		final[attrPartSize] = strings.Join(sizes, ",")
 	}
-	scheme := "http"
-	if rq.r.TLS != nil {
-		scheme = "https"
-	}
-	loc := url.URL{Scheme: scheme, Host: rq.r.Host, Path: "/" + rq.bucket + "/" + rq.key}
-	res := completeResult{Location: loc.String(), Bucket: rq.bucket, Key: rq.key, ETag: etag}
 	if sums != nil {
-		v := base64.StdEncoding.EncodeToString(sums.Sum(nil)) + "-" + strconv.Itoa(len(req.Parts))
-		final[checksumHeader(algo)] = v
-		res.set(algo, v)
-		res.ChecksumType = "COMPOSITE"
+		final[checksumHeader(algo)] = base64.StdEncoding.EncodeToString(sums.Sum(nil)) + "-" + strconv.Itoa(len(req.Parts))
 	}
 	if _, err := g.c.ComposeKey(rq.ctx, g.volume, rq.bucket, rq.key, sources, final.list()); err != nil {
 		if errors.Is(err, client.ErrNotFound) && !errors.Is(err, client.ErrBucketNotFound) {
-			return errf(ErrInvalidPart, "a part went away while completing: %v", err)
+			// A concurrent Complete of this upload (a retry) may have
+			// taken the parts first.
+			return g.completedBefore(rq, id, req.Parts, errf(ErrInvalidPart, "a part went away while completing: %v", err))
 		}
 		return fromClient(err, nil)
 	}
@@ -362,7 +377,55 @@ func (g *Gateway) completeUpload(rq *request) error {
 		}
 	}
 	_ = g.c.DeleteKey(rq.ctx, g.opts.MultipartVolume, rq.bucket, id)
-	return rq.writeXML(200, res)
+	return rq.writeXML(200, completeResultOf(rq, final))
+}
+
+// completeResultOf is the answer to a Complete that made an object whose
+// attributes are m.
+func completeResultOf(rq *request, m attrs) completeResult {
+	scheme := "http"
+	if rq.r.TLS != nil {
+		scheme = "https"
+	}
+	loc := url.URL{Scheme: scheme, Host: rq.r.Host, Path: "/" + rq.bucket + "/" + rq.key}
+	res := completeResult{Location: loc.String(), Bucket: rq.bucket, Key: rq.key, ETag: m[attrETag]}
+	for _, a := range checksumAlgorithms {
+		if v := m[checksumHeader(a)]; v != "" {
+			res.set(a, v)
+			res.ChecksumType = "COMPOSITE"
+		}
+	}
+	return res
+}
+
+// completedBefore answers a Complete of an upload that is no longer under
+// way, or whose parts are gone. When rq.key is still the object this
+// upload made (it carries the upload's ID) and the request lists the parts
+// it was made of (the same ETag), the Complete is a retry of one that
+// succeeded: the answer is that object's, as AWS answers (SDKs retry a
+// Complete that timed out), and what the upload left (its marker, when
+// the first Complete was cut short before deleting it) is removed. Else
+// err, what the Complete is answered otherwise: a Complete with another
+// part list gets NoSuchUpload once the upload is gone, as from AWS after
+// its retention and from MinIO. The object is never changed.
+func (g *Gateway) completedBefore(rq *request, id string, parts []completePart, err error) error {
+	if !validUploadID(id) || len(parts) == 0 {
+		return err
+	}
+	ki, lerr := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key)
+	if errors.Is(lerr, client.ErrNotFound) {
+		return err
+	} else if lerr != nil {
+		return fromClient(lerr, nil) // unknown (meta unavailable, ...): not NoSuchUpload, which a client takes as final
+	}
+	m := attrsOf(ki)
+	if m[attrUploadID] != id || m[attrETag] != multipartETag(parts) {
+		return err
+	}
+	if aerr := g.abort(rq.ctx, rq.bucket, id); aerr != nil {
+		g.opts.Logger.Warn("s3: removing a completed upload's marker", "bucket", rq.bucket, "upload", id, "err", aerr)
+	}
+	return rq.writeXML(200, completeResultOf(rq, m))
 }
 
 // abort deletes an upload's parts, then its marker.

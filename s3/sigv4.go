@@ -39,8 +39,9 @@ type authRequest struct {
 	signature     string
 	amzDate       string // X-Amz-Date
 	presigned     bool
-	expires       int64 // presigned: seconds
+	expires       int64 // presigned: seconds of validity (SigV4), the second it expires (SigV2)
 	payloadHash   string
+	v2            bool // Signature Version 2 (sigv2.go): accessKey, signature, presigned, expires
 }
 
 func (a *authRequest) scope() string {
@@ -82,10 +83,8 @@ func (a *authRequest) parseCredential(c string, query bool) error {
 	return nil
 }
 
-// errUnsupportedMechanism answers Signature Version 2.
-var errUnsupportedMechanism = errf(ErrInvalidRequest, "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.")
-
-// parseAuthorization parses an Authorization header of SigV4.
+// parseAuthorization parses an Authorization header of SigV4 (or SigV2,
+// "AWS AccessKey:Signature").
 func parseAuthorization(h string) (*authRequest, error) {
 	alg, rest, ok := strings.Cut(h, " ")
 	switch {
@@ -93,7 +92,7 @@ func parseAuthorization(h string) (*authRequest, error) {
 		return nil, withFields(errf(ErrInvalidArgument, "Authorization header is invalid -- one and only one ' ' (space) required."),
 			"ArgumentName", "Authorization", "ArgumentValue", h)
 	case alg == "AWS":
-		return nil, errUnsupportedMechanism
+		return parseAuthorizationV2(h, rest)
 	case alg != algorithm:
 		return nil, withFields(errf(ErrInvalidArgument, "Unsupported Authorization Type"), "ArgumentName", "Authorization", "ArgumentValue", alg)
 	}
@@ -172,8 +171,11 @@ func parsePresigned(q url.Values) (*authRequest, error) {
 }
 
 // unsignedHeaders are the x-amz-* headers of r its signature does not
-// cover (AWS refuses them: a proxy could add them).
+// cover (AWS refuses them: a proxy could add them). SigV2 signs them all.
 func unsignedHeaders(r *http.Request, a *authRequest) []string {
+	if a.v2 {
+		return nil
+	}
 	var out []string
 	for k := range r.Header {
 		lk := strings.ToLower(k)

@@ -44,7 +44,7 @@ func newS3Cmd() *cobra.Command {
 buckets of --volume (default s3v). It keeps no state of its own, so any
 number of gateways may serve one cluster.
 
-Every request must be signed (AWS Signature Version 4) with an access key
+Every request must be signed (AWS Signature Version 4, or 2) with an access key
 kept in meta (strato admin s3 key create; a revoked key is refused within
 --key-cache-ttl), or one given to this gateway alone by --credentials FILE
 (one "ACCESS_KEY SECRET" pair a line) or the environment variables

@@ -1,11 +1,17 @@
-"""boto3 against strato's S3 gateway, with boto3's default settings.
+"""boto3 against strato's S3 gateway, with boto3's default settings (which
+presign with Signature Version 2 for us-east-1), then with SigV2 for every
+request (signature_version="s3") and SigV4 presigning.
 
 Usage: boto3_test.py ENDPOINT  (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY set)
 Prints 'N passed, 0 failed' and exits 0, or raises.
 """
 import hashlib
 import os
+import ssl
 import sys
+import time
+import urllib.error
+import urllib.request
 import uuid
 
 import boto3
@@ -67,14 +73,66 @@ check("delimiter", sorted(p["Prefix"] for p in res["CommonPrefixes"]) == ["dir/"
 s3.copy_object(Bucket=bucket, Key="copy", CopySource={"Bucket": bucket, "Key": "dir/ключ key"})
 check("copy", s3.get_object(Bucket=bucket, Key="copy")["Body"].read() == data)
 
-url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "copy"}, ExpiresIn=60)
-import ssl
-import urllib.request
+# CompleteMultipartUpload sent again after it succeeded (an SDK retries a
+# Complete whose answer timed out): the same answer; another part list for
+# the completed upload: NoSuchUpload.
+mpu = s3.create_multipart_upload(Bucket=bucket, Key="mpu")["UploadId"]
+mparts = [{"ETag": s3.upload_part(Bucket=bucket, Key="mpu", UploadId=mpu, PartNumber=n, Body=body)["ETag"], "PartNumber": n}
+          for n, body in [(1, os.urandom(5 << 20)), (2, b"tail")]]
+first = s3.complete_multipart_upload(Bucket=bucket, Key="mpu", UploadId=mpu, MultipartUpload={"Parts": mparts})
+again = s3.complete_multipart_upload(Bucket=bucket, Key="mpu", UploadId=mpu, MultipartUpload={"Parts": mparts})
+check("complete twice %r %r" % (first["ETag"], again["ETag"]),
+      again["ETag"] == first["ETag"] and first["ETag"].endswith('-2"') and (again["Bucket"], again["Key"]) == (bucket, "mpu"))
+check("complete again, other parts", code(lambda: s3.complete_multipart_upload(
+    Bucket=bucket, Key="mpu", UploadId=mpu, MultipartUpload={"Parts": mparts[:1]})) == "NoSuchUpload")
+
+# Presigned URLs. With its defaults (no signature_version, region
+# us-east-1) boto3 presigns with Signature Version 2 (AWSAccessKeyId,
+# Signature, Expires); with signature_version="s3v4", SigV4.
 ctx = ssl.create_default_context(cafile=os.environ.get("AWS_CA_BUNDLE"))
-check("presigned", urllib.request.urlopen(url, context=ctx).read() == data)
+
+
+def fetch(url):
+    """The status and body of a GET of url (urllib, no SDK)."""
+    try:
+        with urllib.request.urlopen(url, context=ctx) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "copy"}, ExpiresIn=60)
+check("default presign is SigV2: " + url, "AWSAccessKeyId=" in url and "Signature=" in url and "X-Amz-" not in url)
+check("presigned (SigV2)", fetch(url) == (200, data))
+url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "copy",
+                                "ResponseContentDisposition": 'attachment; filename="a b.bin"'}, ExpiresIn=60)
+check("presigned (SigV2), a response-* override signed", fetch(url) == (200, data))
+check("presigned (SigV2), forged", fetch(url.replace("/copy?", "/big?"))[0] == 403)
+expired = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "copy"}, ExpiresIn=1)
+time.sleep(2)
+status, body = fetch(expired)
+check("presigned (SigV2), expired: %d %r" % (status, body[:200]), status == 403 and b"Request has expired" in body)
+v4 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                  config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+url = v4.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "copy"}, ExpiresIn=60)
+check("presigned (SigV4)", "X-Amz-Signature=" in url and fetch(url) == (200, data))
+
+# A client signing every request with SigV2 in the Authorization header.
+v2 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                  config=Config(signature_version="s3", s3={"addressing_style": "path"}))
+v2.put_object(Bucket=bucket, Key="v2/ключ +key", Body=data, Metadata={"m": "v2"}, ContentType="text/v2")
+got = v2.get_object(Bucket=bucket, Key="v2/ключ +key")
+check("SigV2 put/get", got["Body"].read() == data and got["Metadata"] == {"m": "v2"} and got["ContentType"] == "text/v2")
+check("SigV2 list", [o["Key"] for o in v2.list_objects_v2(Bucket=bucket, Prefix="v2/")["Contents"]] == ["v2/ключ +key"])
+v2.upload_file("/tmp/strato-boto3-big", bucket, "v2/big")  # multipart: ?uploads, ?partNumber&uploadId signed
+check("SigV2 multipart", v2.head_object(Bucket=bucket, Key="v2/big")["ContentLength"] == len(big))
+bad = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id=os.environ["AWS_ACCESS_KEY_ID"],
+                   aws_secret_access_key="wrong",
+                   config=Config(signature_version="s3", s3={"addressing_style": "path"}))
+check("SigV2, wrong secret", code(lambda: bad.list_objects_v2(Bucket=bucket)) == "SignatureDoesNotMatch")
 
 res = s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in
-                        ["copy", "big", "dir/ключ key"] + [f"list/{i}" for i in range(5)]]})
-check("delete objects", len(res.get("Deleted", [])) == 8 and not res.get("Errors"))
+                        ["copy", "big", "mpu", "dir/ключ key", "v2/ключ +key", "v2/big"] + [f"list/{i}" for i in range(5)]]})
+check("delete objects", len(res.get("Deleted", [])) == 11 and not res.get("Errors"))
 s3.delete_bucket(Bucket=bucket)
 print(f"{passed} passed, 0 failed")

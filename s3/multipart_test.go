@@ -1,0 +1,170 @@
+package s3_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/client"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// upload begins a multipart upload of b/key and uploads parts; it returns
+// the upload's ID and the parts as Complete lists them.
+func upload(t *testing.T, c *awss3.Client, b, key string, parts ...[]byte) (string, []types.CompletedPart) {
+	t.Helper()
+	ctx := context.Background()
+	cu, err := c.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String(key)})
+	require.NoError(t, err)
+	var done []types.CompletedPart
+	for i, p := range parts {
+		up, err := c.UploadPart(ctx, &awss3.UploadPartInput{Bucket: aws.String(b), Key: aws.String(key), UploadId: cu.UploadId,
+			PartNumber: aws.Int32(int32(i + 1)), Body: bytes.NewReader(p)})
+		require.NoError(t, err)
+		done = append(done, types.CompletedPart{ETag: up.ETag, PartNumber: aws.Int32(int32(i + 1))})
+	}
+	return aws.ToString(cu.UploadId), done
+}
+
+type completeAnswer struct {
+	Status                      int
+	Location, Bucket, Key, ETag string
+	Code                        string
+}
+
+// completeRaw sends CompleteMultipartUpload for parts as a raw signed
+// request to srv.
+func completeRaw(t *testing.T, srv *httptest.Server, b, key, id string, parts []types.CompletedPart) completeAnswer {
+	t.Helper()
+	a, err := completeReq(srv, b, key, id, parts)
+	require.NoError(t, err)
+	return a
+}
+
+func completeReq(srv *httptest.Server, b, key, id string, parts []types.CompletedPart) (completeAnswer, error) {
+	var body strings.Builder
+	body.WriteString("<CompleteMultipartUpload>")
+	for _, p := range parts {
+		fmt.Fprintf(&body, "<Part><PartNumber>%d</PartNumber><ETag>%s</ETag></Part>", aws.ToInt32(p.PartNumber), aws.ToString(p.ETag))
+	}
+	body.WriteString("</CompleteMultipartUpload>")
+	data := []byte(body.String())
+	req, err := http.NewRequest("POST", srv.URL+"/"+b+"/"+key+"?uploadId="+id, bytes.NewReader(data))
+	if err != nil {
+		return completeAnswer{}, err
+	}
+	req.Header.Set("X-Amz-Content-Sha256", sha(data))
+	creds := aws.Credentials{AccessKeyID: testKey, SecretAccessKey: testSecret}
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, sha(data), "s3", region, time.Now()); err != nil {
+		return completeAnswer{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return completeAnswer{}, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return completeAnswer{}, err
+	}
+	a := completeAnswer{Status: resp.StatusCode}
+	if err := xml.Unmarshal(out, &a); err != nil {
+		return a, fmt.Errorf("%w: %s", err, out)
+	}
+	return a, nil
+}
+
+// TestCompleteRetried: a Complete whose first attempt succeeded (its
+// answer lost to the client) is answered 200 again with the object's
+// ETag, Location, Bucket and Key, by any gateway; another part list, or
+// the key since overwritten, gets NoSuchUpload; the object never changes.
+func TestCompleteRetried(t *testing.T) {
+	ctx := context.Background()
+	c := sdk(t, false)
+	b := newBucket(t, c)
+	parts := [][]byte{randomBytes(5<<20, 21), randomBytes(1000, 22)}
+	want := bytes.Join(parts, nil)
+	id, done := upload(t, c, b, "k", parts...)
+
+	first := completeRaw(t, env.http, b, "k", id, done)
+	require.Equal(t, 200, first.Status, first.Code)
+	require.True(t, strings.HasSuffix(first.ETag, `-2"`), first.ETag)
+	again := completeRaw(t, env.http, b, "k", id, done)
+	require.Equal(t, first, again)
+	// Through the SDK, and through another gateway (a restart: the
+	// memory is the object, in meta).
+	out, err := c.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("k"), UploadId: aws.String(id),
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: done}})
+	require.NoError(t, err)
+	require.Equal(t, first.ETag, aws.ToString(out.ETag))
+	other := httptest.NewServer(newGatewayAt(t, time.Now()))
+	defer other.Close()
+	fresh := completeRaw(t, other, b, "k", id, done)
+	require.Equal(t, 200, fresh.Status)
+	require.Equal(t, first.ETag, fresh.ETag)
+
+	// Another part list for the completed upload: NoSuchUpload, the object
+	// as it was.
+	require.Equal(t, "NoSuchUpload", completeRaw(t, env.http, b, "k", id, done[:1]).Code)
+	require.Equal(t, "NoSuchUpload", completeRaw(t, env.http, b, "k", id, []types.CompletedPart{done[1]}).Code)
+	require.True(t, bytes.Equal(want, get(t, c, b, "k")))
+
+	// A Complete cut short after it made the object, before it deleted the
+	// upload's marker: the retry answers the object and removes the marker.
+	w, err := env.client.CreateKey(ctx, "s3v-multipart", b, id, client.WriteOptions{})
+	require.NoError(t, err)
+	w.SetAttributes([]*stratov1.KeyAttribute{{Name: "x-strato-upload-key", Value: "k"}})
+	require.NoError(t, w.Close())
+	lu, err := c.ListMultipartUploads(ctx, &awss3.ListMultipartUploadsInput{Bucket: aws.String(b)})
+	require.NoError(t, err)
+	require.Len(t, lu.Uploads, 1)
+	require.Equal(t, first, completeRaw(t, env.http, b, "k", id, done))
+	lu, err = c.ListMultipartUploads(ctx, &awss3.ListMultipartUploadsInput{Bucket: aws.String(b)})
+	require.NoError(t, err)
+	require.Empty(t, lu.Uploads)
+
+	// The key overwritten: the upload is forgotten.
+	put(t, c, b, "k", []byte("newer"))
+	require.Equal(t, "NoSuchUpload", completeRaw(t, env.http, b, "k", id, done).Code)
+	require.Equal(t, []byte("newer"), get(t, c, b, "k"))
+}
+
+// TestConcurrentCompletes: Completes of one upload at once (a client's
+// retry racing its first attempt) all succeed with the one object's ETag.
+func TestConcurrentCompletes(t *testing.T) {
+	c := sdk(t, false)
+	b := newBucket(t, c)
+	parts := [][]byte{randomBytes(5<<20, 31), randomBytes(5<<20, 32), randomBytes(10, 33)}
+	id, done := upload(t, c, b, "k", parts...)
+	var wg sync.WaitGroup
+	answers := make([]completeAnswer, 4)
+	errs := make([]error, len(answers))
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i], errs[i] = completeReq(env.http, b, "k", id, done)
+		}()
+	}
+	wg.Wait()
+	for i, a := range answers {
+		require.NoError(t, errs[i])
+		require.Equal(t, 200, a.Status, a.Code)
+		require.Equal(t, answers[0].ETag, a.ETag)
+	}
+	require.True(t, bytes.Equal(bytes.Join(parts, nil), get(t, c, b, "k")))
+}
