@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/checksum"
@@ -21,11 +22,16 @@ import (
 // "three", "one" (replicated) and "ecb" (rs-3-2, with n ≥ 5), and the
 // administrator's client.
 func tokenCluster(t *testing.T, n int, configure func(i int, o *meta.Options)) (*Cluster, *client.Client) {
+	return tokenClusterWith(t, n, Options{HeartbeatInterval: 200 * time.Millisecond, TickInterval: 200 * time.Millisecond}, configure)
+}
+
+// tokenClusterWith is tokenCluster with o's clock and intervals.
+func tokenClusterWith(t *testing.T, n int, o Options, configure func(i int, o *meta.Options)) (*Cluster, *client.Client) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), Datanodes: n, Auth: true, BlockSize: 4 << 20, ContainerSize: 256 << 20,
-		HeartbeatInterval: 200 * time.Millisecond, TickInterval: 200 * time.Millisecond, ConfigureMeta: configure})
+	o.Dir, o.Datanodes, o.Auth, o.BlockSize, o.ContainerSize, o.ConfigureMeta = t.TempDir(), n, true, 4<<20, 256<<20, configure
+	c, err := Start(ctx, o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	cl, err := c.Client()
@@ -175,13 +181,15 @@ func TestBlockTokensRawClient(t *testing.T) {
 	require.True(t, bytes.Equal(data, get(t, cl, "three", "k")))
 }
 
-// TestBlockTokensRotation: keys rotate every second and tokens live two;
-// a token signed by the previous key keeps working until it expires, then
-// is refused; a restarted datanode learns the keys again.
+// TestBlockTokensRotation, on a fake clock with the default key interval
+// (10 hours) and tokens that live 20: a key rotates once the interval has
+// passed and signs once the datanodes know it; a token signed by the
+// previous key keeps working until it expires, then is refused; a
+// restarted datanode learns the keys again.
 func TestBlockTokensRotation(t *testing.T) {
-	c, cl := tokenCluster(t, 3, func(_ int, o *meta.Options) {
-		o.BlockTokenKeyInterval = time.Second
-		o.BlockTokenLifetime = 2 * time.Second
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c, cl := tokenClusterWith(t, 3, Options{Clock: clock}, func(_ int, o *meta.Options) {
+		o.BlockTokenLifetime = 2 * meta.DefaultBlockTokenKeyInterval
 	})
 	ctx := t.Context()
 	data := tokenData(100<<10, 9)
@@ -208,24 +216,29 @@ func TestBlockTokensRotation(t *testing.T) {
 		_, _, err = conn.ReadChunk(ctx, &wire.ReadChunkRequest{Block: b, Length: 10}, nil)
 		return err
 	}
-	// Wait for a newer key to sign, while the first token is still valid.
-	var second *stratov1.BlockLocation
+	// Nothing rotates before the interval has passed.
+	clock.Advance(meta.DefaultBlockTokenKeyInterval / 2)
+	require.Never(t, func() bool { _, tok := lookup(); return tok.KeyID != first.KeyID }, 300*time.Millisecond, 50*time.Millisecond)
+	// Past it, a newer key signs (once the lead has passed and the
+	// datanodes heartbeat): each poll moves the clock a heartbeat on.
+	clock.Advance(meta.DefaultBlockTokenKeyInterval / 2)
 	require.Eventually(t, func() bool {
-		var tok wire.BlockToken
-		second, tok = lookup()
+		clock.Advance(time.Second)
+		_, tok := lookup()
 		return tok.KeyID > first.KeyID
-	}, 10*time.Second, 50*time.Millisecond)
-	if time.Now().UnixMilli() < first.ExpiresUnixMs-300 {
-		require.NoError(t, readWith(bl.Token), "a token of the previous key still works")
-	}
+	}, 20*time.Second, 20*time.Millisecond)
+	require.Less(t, clock.Now().UnixMilli(), first.ExpiresUnixMs)
+	require.NoError(t, readWith(bl.Token), "a token of the previous key still works")
 	// Past its expiry the first token is refused; a fresh one works.
-	time.Sleep(time.Until(time.UnixMilli(first.ExpiresUnixMs)) + 50*time.Millisecond)
+	clock.Advance(time.UnixMilli(first.ExpiresUnixMs).Sub(clock.Now()) + time.Millisecond)
 	err := readWith(bl.Token)
 	require.ErrorIs(t, err, wire.CodeAccessDenied)
 	require.ErrorContains(t, err, "expired")
-	bl2, _ := lookup()
-	require.NoError(t, readWith(bl2.Token))
-	_ = second
+	require.Eventually(t, func() bool {
+		clock.Advance(time.Second)
+		bl2, _ := lookup()
+		return readWith(bl2.Token) == nil
+	}, 20*time.Second, 20*time.Millisecond)
 
 	// A restarted datanode learns the keys again (refusing, until it
 	// has, with "no keys yet").
@@ -239,6 +252,7 @@ func TestBlockTokensRotation(t *testing.T) {
 	require.NoError(t, c.StartDatanode(idx))
 	addr = c.Datanode(idx).Addr()
 	require.Eventually(t, func() bool {
+		clock.Advance(time.Second)
 		bl, _ := lookup()
 		return readWith(bl.Token) == nil
 	}, 20*time.Second, 50*time.Millisecond)

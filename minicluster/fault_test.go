@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -46,6 +47,18 @@ type faultCluster struct {
 	t  *testing.T
 	c  *Cluster
 	cl *client.Client
+}
+
+// advance moves a fake clock (Options.Clock) on by a second, the default
+// tick of meta's background work, and returns how long to wait in real
+// time before looking again; with the real clock it only returns that.
+func (f *faultCluster) advance() time.Duration {
+	fc, ok := f.c.opts.Clock.(*clockwork.FakeClock)
+	if !ok {
+		return 100 * time.Millisecond
+	}
+	fc.Advance(time.Second)
+	return 10 * time.Millisecond
 }
 
 func startFaultCluster(t *testing.T, o Options, repl stratov1.ReplicationFactor, chunkSize int) *faultCluster {

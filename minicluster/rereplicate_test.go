@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
@@ -49,7 +50,7 @@ func (f *faultCluster) waitThreeCopies(gone string, timeout time.Duration) {
 		if time.Now().After(deadline) {
 			f.t.Fatalf("%d containers still short of three good copies", short)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(f.advance())
 	}
 }
 
@@ -65,25 +66,29 @@ func (f *faultCluster) closeAllContainers() {
 		}
 	}
 	require.Eventually(f.t, func() bool {
+		f.advance()
 		for _, c := range f.containers() {
 			if c.State != stratov1.ContainerState_CONTAINER_CLOSED {
 				return false
 			}
 		}
 		return true
-	}, 20*time.Second, 50*time.Millisecond)
+	}, 20*time.Second, 20*time.Millisecond)
 }
 
 // TestLostDatanodeReReplicated: a datanode and its data are lost; meta has
 // the survivors push copies of its closed containers to the fourth node
 // until every container has three copies again, and every key reads back
 // (from the copies too). The node coming back with an empty disk is an
-// ordinary empty datanode.
+// ordinary empty datanode. The cluster runs on a fake clock with
+// production intervals (heartbeats every 3 s, meta's tick every second,
+// dead after 2 minutes), moved on a second at each look.
 func TestLostDatanodeReReplicated(t *testing.T) { testLostDatanodeReReplicated(t, false) }
 
 func testLostDatanodeReReplicated(t *testing.T, auth bool) {
 	f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
-		HeartbeatInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Second, TickInterval: 100 * time.Millisecond, Auth: auth},
+		HeartbeatInterval: 3 * time.Second, DeadAfter: 2 * time.Minute, Auth: auth,
+		Clock: clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	data := map[string][]byte{}
