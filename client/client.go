@@ -488,6 +488,14 @@ func (c *Client) SetTimes(ctx context.Context, path string, mtimeMs, atimeMs int
 	return err
 }
 
+// FsStatus returns the cluster's raw capacity, used and remaining bytes
+// (every replica counts), what hdfs dfs -df shows.
+func (c *Client) FsStatus(ctx context.Context) (*stratov1.FsStatus, error) {
+	return ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.FsStatus, error) {
+		return n.GetFsStatus(ctx, &stratov1.GetFsStatusRequest{})
+	})
+}
+
 // Stat returns the status of a file or directory.
 func (c *Client) Stat(ctx context.Context, path string) (*stratov1.FileStatus, error) {
 	p, err := c.fsPath(path)

@@ -279,6 +279,15 @@ func (s *Server) ListStatus(ctx context.Context, r *stratov1.ListStatusRequest) 
 	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.ListStatusResponse, error) { return rd.ListStatus(r) })
 }
 
+// GetFsStatus is the cluster's raw space, from the leader's soft state
+// (the datanodes' last reports), as GetClusterSummary's but for any caller.
+func (s *Server) GetFsStatus(ctx context.Context, _ *stratov1.GetFsStatusRequest) (*stratov1.FsStatus, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	return s.cl.Space(), nil
+}
+
 // namespaceTick expires open keys past their TTL and reclaims the subtrees
 // of deleted directories, a bounded batch each.
 func (s *Server) namespaceTick(ctx context.Context) error {

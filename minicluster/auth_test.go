@@ -197,6 +197,14 @@ func TestAuthNonAdmin(t *testing.T) {
 		_, err := cc.RemoveMetaMember(ctx, &stratov1.RemoveMetaMemberRequest{Id: 1})
 		return err
 	}))
+	// The cluster's summary is for administrators; its raw space
+	// (Hadoop's getStatus, hdfs dfs -df) is for anyone.
+	denied(cluster(func(ctx context.Context, cc client.ClusterStubs) error {
+		_, err := cc.GetClusterSummary(ctx, &stratov1.GetClusterSummaryRequest{})
+		return err
+	}))
+	_, err = alice.FsStatus(ctx)
+	require.NoError(t, err)
 	_, err = alice.CreateUser(ctx, "mallory", true, nil)
 	denied(err)
 	_, err = alice.ListUsers(ctx)

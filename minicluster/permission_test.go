@@ -15,7 +15,7 @@ import (
 
 // Permissions, owners, groups and times through the client: creates apply
 // the client's umask, SetPermission, SetOwner and SetTimes change what
-// statuses and listings show.
+// statuses and listings show. And the cluster's raw space (FsStatus).
 func TestPermissionsThroughClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -90,4 +90,17 @@ func TestPermissionsThroughClient(t *testing.T) {
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	err = cl.SetOwner(ctx, "/vol/bkt/d/f", "", "")
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+
+	// The bucket's root keeps both its times.
+	require.NoError(t, cl.SetTimes(ctx, "/vol/bkt", 3_000_000, 4_000_000))
+	root := stat("/vol/bkt")
+	require.Equal(t, []int64{3_000_000, 4_000_000}, []int64{root.ModificationTimeUnixMs, root.AccessTimeUnixMs})
+
+	// The raw space of the three datanodes, from their storage reports.
+	space, err := cl.FsStatus(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, space.Datanodes)
+	require.Positive(t, space.Capacity)
+	require.Positive(t, space.Remaining)
+	require.LessOrEqual(t, space.Remaining, space.Capacity)
 }

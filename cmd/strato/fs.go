@@ -28,7 +28,8 @@ func newFSCmd() *cobra.Command {
 With --json, statuses are protobuf FileStatus records whose path is the
 full /VOLUME/BUCKET/... path.`
 	cmd.AddCommand(newFSLsCmd(o), newFSMkdirCmd(o), newFSPutCmd(o), newFSGetCmd(o), newFSCatCmd(o),
-		newFSMvCmd(o), newFSRmCmd(o), newFSStatCmd(o), newFSChmodCmd(o), newFSChownCmd(o))
+		newFSMvCmd(o), newFSRmCmd(o), newFSStatCmd(o), newFSChmodCmd(o), newFSChownCmd(o), newFSTouchCmd(o),
+		newFSDfCmd(o))
 	return cmd
 }
 
@@ -342,6 +343,34 @@ func newFSStatCmd(o *cliOptions) *cobra.Command {
 				field{"Created", timeMs(st.CreationTimeUnixMs)},
 				field{"Object ID", strconv.FormatUint(st.ObjectId, 10)})
 			return printFields(s.out, fields)
+		}),
+	}
+}
+
+func newFSDfCmd(o *cliOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "df",
+		Short: "Show the cluster's raw capacity, used and remaining bytes (every replica counts), as hdfs dfs -df",
+		Args:  exactArgs(0),
+		RunE: o.action(func(s *session, _ []string) error {
+			st, err := s.c.FsStatus(s.ctx)
+			if err != nil {
+				return err
+			}
+			if s.json {
+				return printJSON(s.out, st)
+			}
+			use := "-"
+			if st.Capacity > 0 {
+				use = fmt.Sprintf("%.1f%%", 100*float64(st.Used)/float64(st.Capacity))
+			}
+			return printFields(s.out, []field{
+				{"Capacity", sizeWithBytes(st.Capacity)},
+				{"Used", sizeWithBytes(st.Used)},
+				{"Remaining", sizeWithBytes(st.Remaining)},
+				{"Use%", use},
+				{"Datanodes", strconv.Itoa(int(st.Datanodes))},
+			})
 		}),
 	}
 }

@@ -1,11 +1,14 @@
 package main
 
-// strato fs chmod and chown: permissions, owners and groups, as hdfs dfs
-// -chmod and -chown set them. Meta stores them and enforces nothing.
+// strato fs chmod, chown and touch: permissions, owners, groups and times,
+// as hdfs dfs -chmod, -chown and -touch set them. Meta stores permissions
+// and enforces none.
 
 import (
+	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -205,5 +208,62 @@ func newFSChownCmd(o *cliOptions) *cobra.Command {
 		}),
 	}
 	cmd.Flags().BoolVarP(&recursive, "recursive", "R", false, "also everything under a directory")
+	return cmd
+}
+
+func newFSTouchCmd(o *cliOptions) *cobra.Command {
+	var access, modification, noCreate bool
+	var at string
+	cmd := &cobra.Command{
+		Use:   "touch [-a] [-m] [-c] [-t TIME] PATH",
+		Short: "Set the times of a file, a directory or a bucket's root to now or TIME; a missing PATH becomes an empty file",
+		Long: `Set the modification and access times of a file, a directory or a bucket's
+root (/VOLUME/BUCKET), as hdfs dfs -touch: to now, or to TIME (RFC 3339:
+2026-01-02T15:04:05Z). -a sets only the access time, -m only the
+modification time. A missing PATH becomes an empty file, unless -c.`,
+		Args: exactArgs(1),
+		RunE: o.action(func(s *session, args []string) error {
+			t := time.Now()
+			if at != "" {
+				var err error
+				if t, err = time.Parse(time.RFC3339, at); err != nil {
+					return usagef("-t %q: not an RFC 3339 time (2026-01-02T15:04:05Z)", at)
+				}
+			}
+			// -1 leaves a time as it is (Hadoop's setTimes); neither flag,
+			// or both, sets both.
+			mtime, atime := t.UnixMilli(), t.UnixMilli()
+			if access && !modification {
+				mtime = -1
+			}
+			if modification && !access {
+				atime = -1
+			}
+			if err := inBucket(args[0]); err != nil {
+				return err
+			}
+			st, err := s.c.StatPath(s.ctx, args[0])
+			switch {
+			case errors.Is(err, client.ErrNotFound) && noCreate:
+				return nil
+			case errors.Is(err, client.ErrNotFound):
+				w, err := s.c.Create(s.ctx, args[0], client.CreateOptions{})
+				if err != nil {
+					return err
+				}
+				if err := w.Close(); err != nil {
+					return err
+				}
+				return s.c.SetTimes(s.ctx, args[0], mtime, atime)
+			case err != nil:
+				return err
+			}
+			return s.c.SetTimes(s.ctx, st.Path, mtime, atime)
+		}),
+	}
+	cmd.Flags().BoolVarP(&access, "access", "a", false, "set only the access time")
+	cmd.Flags().BoolVarP(&modification, "modification", "m", false, "set only the modification time")
+	cmd.Flags().BoolVarP(&noCreate, "no-create", "c", false, "do not create a missing file")
+	cmd.Flags().StringVarP(&at, "time", "t", "", "the time to set (RFC 3339) instead of now")
 	return cmd
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -70,4 +72,63 @@ func TestParseMode(t *testing.T) {
 	}
 	st := &stratov1.FileStatus{}
 	require.Equal(t, "-rw-r--r--", modeString(st))
+}
+
+// fs touch sets either time or both (hdfs dfs -touch), of a file, a
+// directory or a bucket's root, and makes a missing file.
+func TestFSTouch(t *testing.T) {
+	h := startMeta(t)
+	h.ok("sh", "volume", "create", "vol")
+	h.ok("sh", "bucket", "create", "/vol/bkt")
+	h.ok("fs", "mkdir", "/vol/bkt/d")
+	times := func(p string) [2]string {
+		t.Helper()
+		st := jsonOf[map[string]any](t, h.ok("fs", "stat", p, "--json"))
+		mtime, _ := st["modificationTimeUnixMs"].(string)
+		atime, _ := st["accessTimeUnixMs"].(string)
+		return [2]string{mtime, atime}
+	}
+	ms := func(s string) string {
+		ts, err := time.Parse(time.RFC3339, s)
+		require.NoError(t, err)
+		return strconv.FormatInt(ts.UnixMilli(), 10)
+	}
+	t1, t2, t3 := "2026-01-02T15:04:05Z", "2025-06-07T08:09:10Z", "2024-03-04T05:06:07Z"
+
+	// A missing file becomes an empty one, with the time given.
+	require.Empty(t, h.ok("fs", "touch", "-t", t1, "/vol/bkt/d/f"))
+	require.Contains(t, h.ok("fs", "stat", "/vol/bkt/d/f"), "Size:         0 B\n")
+	require.Equal(t, [2]string{ms(t1), ms(t1)}, times("/vol/bkt/d/f"))
+	h.ok("fs", "touch", "-m", "-t", t2, "/vol/bkt/d/f")
+	require.Equal(t, [2]string{ms(t2), ms(t1)}, times("/vol/bkt/d/f"))
+	h.ok("fs", "touch", "-a", "-t", t3, "/vol/bkt/d/f")
+	require.Equal(t, [2]string{ms(t2), ms(t3)}, times("/vol/bkt/d/f"))
+	for _, p := range []string{"/vol/bkt/d", "/vol/bkt"} {
+		h.ok("fs", "touch", "-t", t2, p)
+		require.Equal(t, [2]string{ms(t2), ms(t2)}, times(p), p)
+	}
+	// Now, without -t.
+	before := time.Now().Add(-time.Second).UnixMilli()
+	h.ok("fs", "touch", "-a", "/vol/bkt/d/f")
+	got := times("/vol/bkt/d/f")
+	atime, err := strconv.ParseInt(got[1], 10, 64)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, atime, before)
+	require.Equal(t, ms(t2), got[0])
+
+	h.ok("fs", "touch", "-c", "/vol/bkt/d/nope")
+	h.fail(1, "fs", "stat", "/vol/bkt/d/nope")
+	require.Contains(t, h.fail(2, "fs", "touch", "-t", "yesterday", "/vol/bkt/d/f"), "not an RFC 3339 time")
+	require.Contains(t, h.fail(2, "fs", "touch", "/vol"), "not in a bucket")
+}
+
+// fs df: the raw space of the datanodes that report (none here).
+func TestFSDf(t *testing.T) {
+	h := startMeta(t)
+	out := h.ok("fs", "df")
+	require.Contains(t, out, "Capacity:   0 B\n")
+	require.Contains(t, out, "Use%:       -\n")
+	require.Contains(t, out, "Datanodes:  0\n")
+	require.Equal(t, map[string]any{"capacity": "0", "used": "0", "remaining": "0", "datanodes": float64(0)},
+		jsonOf[map[string]any](t, h.ok("fs", "df", "--json")))
 }

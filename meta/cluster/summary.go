@@ -174,6 +174,26 @@ func (m *Manager) Summary() *stratov1.ClusterSummary {
 	return s
 }
 
+// Space is the cluster's raw space for GetFsStatus (Hadoop's getStatus):
+// the sums of the last storage reports of the datanodes that are not DEAD,
+// whose disks no longer count, and how many there are. Unlike Summary it
+// needs no administrator: it says nothing of datanodes or containers.
+func (m *Manager) Space() *stratov1.FsStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := &stratov1.FsStatus{}
+	for _, n := range m.nodes {
+		if n.health == stratov1.NodeHealth_NODE_DEAD {
+			continue
+		}
+		s.Datanodes++
+		s.Capacity += n.stats.GetCapacity()
+		s.Used += n.stats.GetUsed()
+		s.Remaining += n.stats.GetRemaining()
+	}
+	return s
+}
+
 // ProblemName is a problem's enum name without its prefix
 // (UNDER_REPLICATED, ...), the key of ClusterSummary.containers_by_problem.
 func ProblemName(p stratov1.ContainerProblem) string {

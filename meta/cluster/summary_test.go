@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -52,4 +53,33 @@ func TestSummaryAndContainerFilters(t *testing.T) {
 	require.Empty(t, none)
 	all, _ := e.m.ListContainers(0, 0, ContainerFilter{States: []stratov1.ContainerState{stratov1.ContainerState_CONTAINER_OPEN, stratov1.ContainerState_CONTAINER_CLOSED}}, false)
 	require.Len(t, all, 8)
+}
+
+// The raw space counts the datanodes that are not dead, from their last
+// reports.
+func TestSpace(t *testing.T) {
+	e := newEnv(t, Options{StaleAfter: 10 * time.Second, DeadAfter: 30 * time.Second})
+	require.Equal(t, &stratov1.FsStatus{}, e.m.Space(), "no datanode: nothing")
+	e.register("dn1", "dn2", "dn3")
+	stats := func(id string, used int64) {
+		_, err := e.m.Heartbeat(e.now, &stratov1.HeartbeatRequest{DatanodeId: id,
+			Stats: &stratov1.NodeStats{Capacity: 100 << 30, Used: used, Remaining: 100<<30 - used}})
+		require.NoError(t, err)
+	}
+	stats("dn1", 1<<30)
+	stats("dn2", 2<<30)
+	require.Equal(t, &stratov1.FsStatus{Capacity: 300 << 30, Used: 3 << 30, Remaining: 297 << 30, Datanodes: 3}, e.m.Space())
+
+	// dn3 stops: stale, it still counts; dead, it does not.
+	e.now = e.now.Add(15 * time.Second)
+	stats("dn1", 1<<30)
+	stats("dn2", 2<<30)
+	e.tick()
+	require.EqualValues(t, 3, e.m.Space().Datanodes)
+	e.now = e.now.Add(20 * time.Second)
+	stats("dn1", 1<<30)
+	stats("dn2", 2<<30)
+	e.tick()
+	require.Equal(t, &stratov1.FsStatus{Capacity: 200 << 30, Used: 3 << 30, Remaining: 197 << 30, Datanodes: 2}, e.m.Space())
+	require.EqualValues(t, 300<<30, e.m.Summary().Capacity, "the summary counts every datanode")
 }

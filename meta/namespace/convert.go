@@ -40,7 +40,7 @@ func BucketInfo(r *stratov1.BucketRecord) *stratov1.BucketInfo {
 		BlockSize: r.BlockSize, VolumeId: r.VolumeId, Attributes: keyAttributes(r.Attributes),
 		ErasureCoding: ErasureCoding(r.ErasureCoding),
 		Permission:    permissionOr(r.Permission, DefaultDirPermission), Group: r.Group,
-		Acls: AclInfos(r.Acls),
+		Acls: AclInfos(r.Acls), AccessTimeUnixMs: r.AccessTimeUnixMs,
 	}
 }
 

@@ -345,7 +345,7 @@ func fileStatusWithKey(bk *stratov1.BucketRecord, path string, ki *stratov1.KeyR
 
 func rootStatus(bk *stratov1.BucketRecord) *stratov1.FileStatus {
 	return &stratov1.FileStatus{IsDirectory: true, ModificationTimeUnixMs: bk.ModificationTimeUnixMs,
-		CreationTimeUnixMs: bk.CreationTimeUnixMs, ObjectId: bk.Id, Owner: bk.Owner,
+		AccessTimeUnixMs: bk.AccessTimeUnixMs, CreationTimeUnixMs: bk.CreationTimeUnixMs, ObjectId: bk.Id, Owner: bk.Owner,
 		Permission: permissionOr(bk.Permission, DefaultDirPermission), Group: bk.Group, Acls: AclInfos(bk.Acls)}
 }
 

@@ -126,6 +126,9 @@ func (a *applier) setStatus(c *stratov1.SetStatusCommand) (proto.Message, error)
 		if c.ModificationTimeUnixMs != nil {
 			bk.ModificationTimeUnixMs = c.GetModificationTimeUnixMs()
 		}
+		if c.AccessTimeUnixMs != nil {
+			bk.AccessTimeUnixMs = c.GetAccessTimeUnixMs()
+		}
 		a.removeBucketFromCache(bk.Volume, bk.Name)
 		return statusReply(c), put(a.b, bucketKey(nil, bk.Volume, bk.Name), bk)
 	}

@@ -157,7 +157,13 @@ func TestSetTimes(t *testing.T) {
 	s = st("d")
 	require.Equal(t, []int64{3000, 4000}, []int64{s.ModificationTimeUnixMs, s.AccessTimeUnixMs})
 	h.must(&stratov1.SetTimesRequest{Volume: "vol", Bucket: "fsb", ModificationTimeUnixMs: proto.Int64(5000)})
-	require.Equal(t, int64(5000), st("").ModificationTimeUnixMs)
+	require.Equal(t, []int64{5000, 0}, []int64{st("").ModificationTimeUnixMs, st("").AccessTimeUnixMs})
+	h.must(&stratov1.SetTimesRequest{Volume: "vol", Bucket: "fsb", ModificationTimeUnixMs: proto.Int64(-1), AccessTimeUnixMs: proto.Int64(6000)})
+	require.Equal(t, []int64{5000, 6000}, []int64{st("").ModificationTimeUnixMs, st("").AccessTimeUnixMs},
+		"the root keeps its access time too")
+	bk, err := h.rd().Bucket("vol", "fsb")
+	require.NoError(t, err)
+	require.Equal(t, []int64{5000, 6000}, []int64{bk.ModificationTimeUnixMs, bk.AccessTimeUnixMs})
 	// Both unchanged: nothing happens, and it succeeds.
 	h.must(&stratov1.SetTimesRequest{Volume: "vol", Bucket: "fsb", Path: "d/f", ModificationTimeUnixMs: proto.Int64(-1), AccessTimeUnixMs: proto.Int64(-1)})
 	require.Equal(t, int64(1000), st("d/f").ModificationTimeUnixMs)

@@ -860,9 +860,12 @@ type BucketInfo struct {
 	Permission *uint32 `protobuf:"varint,19,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
 	Group      string  `protobuf:"bytes,20,opt,name=group,proto3" json:"group,omitempty"`
 	// The bucket's ACL (docs/security.md); the owner has every right.
-	Acls          []*Acl `protobuf:"bytes,21,rep,name=acls,proto3" json:"acls,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Acls []*Acl `protobuf:"bytes,21,rep,name=acls,proto3" json:"acls,omitempty"`
+	// The access time of the bucket's root directory (FSO): 0 unless set by
+	// SetTimes.
+	AccessTimeUnixMs int64 `protobuf:"varint,22,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *BucketInfo) Reset() {
@@ -1040,6 +1043,13 @@ func (x *BucketInfo) GetAcls() []*Acl {
 		return x.Acls
 	}
 	return nil
+}
+
+func (x *BucketInfo) GetAccessTimeUnixMs() int64 {
+	if x != nil {
+		return x.AccessTimeUnixMs
+	}
+	return 0
 }
 
 // BlockID names a block: the container it lives in and its ID there.
@@ -4957,6 +4967,113 @@ func (*SetTimesResponse) Descriptor() ([]byte, []int) {
 	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
 }
 
+type GetFsStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetFsStatusRequest) Reset() {
+	*x = GetFsStatusRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetFsStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetFsStatusRequest) ProtoMessage() {}
+
+func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetFsStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetFsStatusRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
+}
+
+// FsStatus is the cluster's raw space: the sums of the last storage
+// reports (NodeStats) of its datanodes that are not DEAD. Every replica
+// counts, so a key of replication THREE uses three times its size.
+type FsStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Capacity      int64                  `protobuf:"varint,1,opt,name=capacity,proto3" json:"capacity,omitempty"`   // bytes of the datanodes' file systems
+	Used          int64                  `protobuf:"varint,2,opt,name=used,proto3" json:"used,omitempty"`           // bytes their containers use
+	Remaining     int64                  `protobuf:"varint,3,opt,name=remaining,proto3" json:"remaining,omitempty"` // bytes free for containers
+	Datanodes     int32                  `protobuf:"varint,4,opt,name=datanodes,proto3" json:"datanodes,omitempty"` // the datanodes counted
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FsStatus) Reset() {
+	*x = FsStatus{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FsStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FsStatus) ProtoMessage() {}
+
+func (x *FsStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FsStatus.ProtoReflect.Descriptor instead.
+func (*FsStatus) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *FsStatus) GetCapacity() int64 {
+	if x != nil {
+		return x.Capacity
+	}
+	return 0
+}
+
+func (x *FsStatus) GetUsed() int64 {
+	if x != nil {
+		return x.Used
+	}
+	return 0
+}
+
+func (x *FsStatus) GetRemaining() int64 {
+	if x != nil {
+		return x.Remaining
+	}
+	return 0
+}
+
+func (x *FsStatus) GetDatanodes() int32 {
+	if x != nil {
+		return x.Datanodes
+	}
+	return 0
+}
+
 // CloseContainerRequest comes from a client that failed to write to a
 // container: meta closes it and, when failed_datanode names a member of its
 // pipeline, closes that pipeline too, so new blocks avoid it.
@@ -4971,7 +5088,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4983,7 +5100,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4996,7 +5113,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -5028,7 +5145,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5040,7 +5157,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5053,7 +5170,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -5071,7 +5188,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5083,7 +5200,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5096,7 +5213,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -5135,7 +5252,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5147,7 +5264,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5160,7 +5277,7 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
 }
 
 // Acl is one entry of an object's access control list.
@@ -5176,7 +5293,7 @@ type Acl struct {
 
 func (x *Acl) Reset() {
 	*x = Acl{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5188,7 +5305,7 @@ func (x *Acl) String() string {
 func (*Acl) ProtoMessage() {}
 
 func (x *Acl) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5201,7 +5318,7 @@ func (x *Acl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Acl.ProtoReflect.Descriptor instead.
 func (*Acl) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *Acl) GetType() AclType {
@@ -5245,7 +5362,7 @@ type AclObject struct {
 
 func (x *AclObject) Reset() {
 	*x = AclObject{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5257,7 +5374,7 @@ func (x *AclObject) String() string {
 func (*AclObject) ProtoMessage() {}
 
 func (x *AclObject) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5270,7 +5387,7 @@ func (x *AclObject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclObject.ProtoReflect.Descriptor instead.
 func (*AclObject) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *AclObject) GetKind() AclObjectKind {
@@ -5310,7 +5427,7 @@ type GetAclRequest struct {
 
 func (x *GetAclRequest) Reset() {
 	*x = GetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5322,7 +5439,7 @@ func (x *GetAclRequest) String() string {
 func (*GetAclRequest) ProtoMessage() {}
 
 func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5335,7 +5452,7 @@ func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclRequest.ProtoReflect.Descriptor instead.
 func (*GetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *GetAclRequest) GetObject() *AclObject {
@@ -5355,7 +5472,7 @@ type GetAclResponse struct {
 
 func (x *GetAclResponse) Reset() {
 	*x = GetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5367,7 +5484,7 @@ func (x *GetAclResponse) String() string {
 func (*GetAclResponse) ProtoMessage() {}
 
 func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5380,7 +5497,7 @@ func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclResponse.ProtoReflect.Descriptor instead.
 func (*GetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *GetAclResponse) GetOwner() string {
@@ -5408,7 +5525,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5420,7 +5537,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5433,7 +5550,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *SetAclRequest) GetObject() *AclObject {
@@ -5458,7 +5575,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5470,7 +5587,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5483,7 +5600,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
 }
 
 type AddAclRequest struct {
@@ -5496,7 +5613,7 @@ type AddAclRequest struct {
 
 func (x *AddAclRequest) Reset() {
 	*x = AddAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5508,7 +5625,7 @@ func (x *AddAclRequest) String() string {
 func (*AddAclRequest) ProtoMessage() {}
 
 func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5521,7 +5638,7 @@ func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclRequest.ProtoReflect.Descriptor instead.
 func (*AddAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *AddAclRequest) GetObject() *AclObject {
@@ -5546,7 +5663,7 @@ type AddAclResponse struct {
 
 func (x *AddAclResponse) Reset() {
 	*x = AddAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5558,7 +5675,7 @@ func (x *AddAclResponse) String() string {
 func (*AddAclResponse) ProtoMessage() {}
 
 func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5571,7 +5688,7 @@ func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclResponse.ProtoReflect.Descriptor instead.
 func (*AddAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
 }
 
 type RemoveAclRequest struct {
@@ -5584,7 +5701,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5596,7 +5713,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5609,7 +5726,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *RemoveAclRequest) GetObject() *AclObject {
@@ -5634,7 +5751,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5646,7 +5763,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5659,7 +5776,7 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
 }
 
 var File_strato_v1_namespace_proto protoreflect.FileDescriptor
@@ -5686,7 +5803,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
 	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\x12\"\n" +
 	"\x04acls\x18\n" +
-	" \x03(\v2\x0e.strato.v1.AclR\x04acls\"\xdd\x06\n" +
+	" \x03(\v2\x0e.strato.v1.AclR\x04acls\"\x8c\a\n" +
 	"\n" +
 	"BucketInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
@@ -5717,7 +5834,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"permission\x18\x13 \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\x14 \x01(\tR\x05group\x12\"\n" +
-	"\x04acls\x18\x15 \x03(\v2\x0e.strato.v1.AclR\x04aclsB\r\n" +
+	"\x04acls\x18\x15 \x03(\v2\x0e.strato.v1.AclR\x04acls\x12-\n" +
+	"\x13access_time_unix_ms\x18\x16 \x01(\x03R\x10accessTimeUnixMsB\r\n" +
 	"\v_permission\"G\n" +
 	"\aBlockID\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
@@ -6041,7 +6159,13 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x13access_time_unix_ms\x18\x05 \x01(\x03H\x01R\x10accessTimeUnixMs\x88\x01\x01B\x1c\n" +
 	"\x1a_modification_time_unix_msB\x16\n" +
 	"\x14_access_time_unix_ms\"\x12\n" +
-	"\x10SetTimesResponse\"{\n" +
+	"\x10SetTimesResponse\"\x14\n" +
+	"\x12GetFsStatusRequest\"v\n" +
+	"\bFsStatus\x12\x1a\n" +
+	"\bcapacity\x18\x01 \x01(\x03R\bcapacity\x12\x12\n" +
+	"\x04used\x18\x02 \x01(\x03R\x04used\x12\x1c\n" +
+	"\tremaining\x18\x03 \x01(\x03R\tremaining\x12\x1c\n" +
+	"\tdatanodes\x18\x04 \x01(\x05R\tdatanodes\"{\n" +
 	"\x15CloseContainerRequest\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12'\n" +
 	"\x0ffailed_datanode\x18\x02 \x01(\tR\x0efailedDatanode\x12\x16\n" +
@@ -6162,7 +6286,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x1bACL_OBJECT_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11ACL_OBJECT_VOLUME\x10\x01\x12\x15\n" +
 	"\x11ACL_OBJECT_BUCKET\x10\x02\x12\x12\n" +
-	"\x0eACL_OBJECT_KEY\x10\x032\xd5\x12\n" +
+	"\x0eACL_OBJECT_KEY\x10\x032\x98\x13\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
@@ -6191,7 +6315,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x06Delete\x12\x18.strato.v1.DeleteRequest\x1a\x19.strato.v1.DeleteResponse\x12R\n" +
 	"\rSetPermission\x12\x1f.strato.v1.SetPermissionRequest\x1a .strato.v1.SetPermissionResponse\x12C\n" +
 	"\bSetOwner\x12\x1a.strato.v1.SetOwnerRequest\x1a\x1b.strato.v1.SetOwnerResponse\x12C\n" +
-	"\bSetTimes\x12\x1a.strato.v1.SetTimesRequest\x1a\x1b.strato.v1.SetTimesResponse\x12=\n" +
+	"\bSetTimes\x12\x1a.strato.v1.SetTimesRequest\x1a\x1b.strato.v1.SetTimesResponse\x12A\n" +
+	"\vGetFsStatus\x12\x1d.strato.v1.GetFsStatusRequest\x1a\x13.strato.v1.FsStatus\x12=\n" +
 	"\x06GetAcl\x12\x18.strato.v1.GetAclRequest\x1a\x19.strato.v1.GetAclResponse\x12=\n" +
 	"\x06SetAcl\x12\x18.strato.v1.SetAclRequest\x1a\x19.strato.v1.SetAclResponse\x12=\n" +
 	"\x06AddAcl\x12\x18.strato.v1.AddAclRequest\x1a\x19.strato.v1.AddAclResponse\x12F\n" +
@@ -6213,7 +6338,7 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
 var file_strato_v1_namespace_proto_goTypes = []any{
 	(ErrorReason)(0),                // 0: strato.v1.ErrorReason
 	(BucketLayout)(0),               // 1: strato.v1.BucketLayout
@@ -6285,30 +6410,32 @@ var file_strato_v1_namespace_proto_goTypes = []any{
 	(*SetOwnerResponse)(nil),        // 67: strato.v1.SetOwnerResponse
 	(*SetTimesRequest)(nil),         // 68: strato.v1.SetTimesRequest
 	(*SetTimesResponse)(nil),        // 69: strato.v1.SetTimesResponse
-	(*CloseContainerRequest)(nil),   // 70: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),  // 71: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),    // 72: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),   // 73: strato.v1.ReportReplicaResponse
-	(*Acl)(nil),                     // 74: strato.v1.Acl
-	(*AclObject)(nil),               // 75: strato.v1.AclObject
-	(*GetAclRequest)(nil),           // 76: strato.v1.GetAclRequest
-	(*GetAclResponse)(nil),          // 77: strato.v1.GetAclResponse
-	(*SetAclRequest)(nil),           // 78: strato.v1.SetAclRequest
-	(*SetAclResponse)(nil),          // 79: strato.v1.SetAclResponse
-	(*AddAclRequest)(nil),           // 80: strato.v1.AddAclRequest
-	(*AddAclResponse)(nil),          // 81: strato.v1.AddAclResponse
-	(*RemoveAclRequest)(nil),        // 82: strato.v1.RemoveAclRequest
-	(*RemoveAclResponse)(nil),       // 83: strato.v1.RemoveAclResponse
+	(*GetFsStatusRequest)(nil),      // 70: strato.v1.GetFsStatusRequest
+	(*FsStatus)(nil),                // 71: strato.v1.FsStatus
+	(*CloseContainerRequest)(nil),   // 72: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),  // 73: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),    // 74: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),   // 75: strato.v1.ReportReplicaResponse
+	(*Acl)(nil),                     // 76: strato.v1.Acl
+	(*AclObject)(nil),               // 77: strato.v1.AclObject
+	(*GetAclRequest)(nil),           // 78: strato.v1.GetAclRequest
+	(*GetAclResponse)(nil),          // 79: strato.v1.GetAclResponse
+	(*SetAclRequest)(nil),           // 80: strato.v1.SetAclRequest
+	(*SetAclResponse)(nil),          // 81: strato.v1.SetAclResponse
+	(*AddAclRequest)(nil),           // 82: strato.v1.AddAclRequest
+	(*AddAclResponse)(nil),          // 83: strato.v1.AddAclResponse
+	(*RemoveAclRequest)(nil),        // 84: strato.v1.RemoveAclRequest
+	(*RemoveAclResponse)(nil),       // 85: strato.v1.RemoveAclResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
 	4,  // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
-	74, // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
+	76, // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
 	1,  // 2: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
 	3,  // 3: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
 	2,  // 4: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
 	17, // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
 	9,  // 6: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	74, // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
+	76, // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
 	13, // 8: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
 	9,  // 9: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
 	12, // 10: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
@@ -6318,17 +6445,17 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	15, // 14: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
 	17, // 15: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
 	9,  // 16: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	74, // 17: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
+	76, // 17: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
 	3,  // 18: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
 	16, // 19: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	74, // 20: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
+	76, // 20: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
 	10, // 21: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
 	10, // 22: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
 	1,  // 23: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
 	3,  // 24: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
 	2,  // 25: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
 	9,  // 26: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	74, // 27: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
+	76, // 27: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
 	11, // 28: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
 	11, // 29: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
 	3,  // 30: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
@@ -6354,14 +6481,14 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	5,  // 50: strato.v1.Acl.type:type_name -> strato.v1.AclType
 	6,  // 51: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
 	8,  // 52: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
-	75, // 53: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
-	74, // 54: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
-	75, // 55: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
-	74, // 56: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
-	75, // 57: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
-	74, // 58: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
-	75, // 59: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
-	74, // 60: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
+	77, // 53: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
+	76, // 54: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
+	77, // 55: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
+	76, // 56: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
+	77, // 57: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
+	76, // 58: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
+	77, // 59: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
+	76, // 60: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
 	21, // 61: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
 	23, // 62: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
 	25, // 63: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
@@ -6388,46 +6515,48 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	64, // 84: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
 	66, // 85: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
 	68, // 86: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
-	76, // 87: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
-	78, // 88: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
-	80, // 89: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
-	82, // 90: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
-	70, // 91: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	72, // 92: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	22, // 93: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	24, // 94: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	10, // 95: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	27, // 96: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	29, // 97: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	31, // 98: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	33, // 99: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	11, // 100: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	36, // 101: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	39, // 102: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	41, // 103: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	43, // 104: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	47, // 105: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	49, // 106: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	51, // 107: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	53, // 108: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	45, // 109: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	55, // 110: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	39, // 111: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	57, // 112: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	59, // 113: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	61, // 114: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	63, // 115: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	65, // 116: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	67, // 117: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	69, // 118: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	77, // 119: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
-	79, // 120: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
-	81, // 121: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
-	83, // 122: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
-	71, // 123: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	73, // 124: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	93, // [93:125] is the sub-list for method output_type
-	61, // [61:93] is the sub-list for method input_type
+	70, // 87: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
+	78, // 88: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	80, // 89: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	82, // 90: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	84, // 91: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	72, // 92: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	74, // 93: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	22, // 94: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	24, // 95: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	10, // 96: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	27, // 97: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	29, // 98: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	31, // 99: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	33, // 100: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	11, // 101: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	36, // 102: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	39, // 103: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	41, // 104: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	43, // 105: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	47, // 106: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	49, // 107: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	51, // 108: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	53, // 109: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	45, // 110: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	55, // 111: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	39, // 112: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	57, // 113: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	59, // 114: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	61, // 115: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	63, // 116: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	65, // 117: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	67, // 118: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	69, // 119: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	71, // 120: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
+	79, // 121: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	81, // 122: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	83, // 123: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	85, // 124: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	73, // 125: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	75, // 126: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	94, // [94:127] is the sub-list for method output_type
+	61, // [61:94] is the sub-list for method input_type
 	61, // [61:61] is the sub-list for extension type_name
 	61, // [61:61] is the sub-list for extension extendee
 	0,  // [0:61] is the sub-list for field type_name
@@ -6452,7 +6581,7 @@ func file_strato_v1_namespace_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   75,
+			NumMessages:   77,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

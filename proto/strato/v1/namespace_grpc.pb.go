@@ -62,6 +62,7 @@ const (
 	NamespaceService_SetPermission_FullMethodName   = "/strato.v1.NamespaceService/SetPermission"
 	NamespaceService_SetOwner_FullMethodName        = "/strato.v1.NamespaceService/SetOwner"
 	NamespaceService_SetTimes_FullMethodName        = "/strato.v1.NamespaceService/SetTimes"
+	NamespaceService_GetFsStatus_FullMethodName     = "/strato.v1.NamespaceService/GetFsStatus"
 	NamespaceService_GetAcl_FullMethodName          = "/strato.v1.NamespaceService/GetAcl"
 	NamespaceService_SetAcl_FullMethodName          = "/strato.v1.NamespaceService/SetAcl"
 	NamespaceService_AddAcl_FullMethodName          = "/strato.v1.NamespaceService/AddAcl"
@@ -146,6 +147,9 @@ type NamespaceServiceClient interface {
 	// directory or a bucket's root (FSO), or of a key (OBS) (Hadoop's
 	// setTimes).
 	SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetTimesResponse, error)
+	// GetFsStatus returns the cluster's raw capacity, used and remaining
+	// bytes, Hadoop's getStatus (`hadoop fs -df`): any caller may ask.
+	GetFsStatus(ctx context.Context, in *GetFsStatusRequest, opts ...grpc.CallOption) (*FsStatus, error)
 	// GetAcl returns the owner and the ACL of a volume, a bucket, a key, a
 	// file or a directory (needs READ_ACL; docs/security.md).
 	GetAcl(ctx context.Context, in *GetAclRequest, opts ...grpc.CallOption) (*GetAclResponse, error)
@@ -432,6 +436,16 @@ func (c *namespaceServiceClient) SetTimes(ctx context.Context, in *SetTimesReque
 	return out, nil
 }
 
+func (c *namespaceServiceClient) GetFsStatus(ctx context.Context, in *GetFsStatusRequest, opts ...grpc.CallOption) (*FsStatus, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FsStatus)
+	err := c.cc.Invoke(ctx, NamespaceService_GetFsStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *namespaceServiceClient) GetAcl(ctx context.Context, in *GetAclRequest, opts ...grpc.CallOption) (*GetAclResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetAclResponse)
@@ -568,6 +582,9 @@ type NamespaceServiceServer interface {
 	// directory or a bucket's root (FSO), or of a key (OBS) (Hadoop's
 	// setTimes).
 	SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error)
+	// GetFsStatus returns the cluster's raw capacity, used and remaining
+	// bytes, Hadoop's getStatus (`hadoop fs -df`): any caller may ask.
+	GetFsStatus(context.Context, *GetFsStatusRequest) (*FsStatus, error)
 	// GetAcl returns the owner and the ACL of a volume, a bucket, a key, a
 	// file or a directory (needs READ_ACL; docs/security.md).
 	GetAcl(context.Context, *GetAclRequest) (*GetAclResponse, error)
@@ -671,6 +688,9 @@ func (UnimplementedNamespaceServiceServer) SetOwner(context.Context, *SetOwnerRe
 }
 func (UnimplementedNamespaceServiceServer) SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetTimes not implemented")
+}
+func (UnimplementedNamespaceServiceServer) GetFsStatus(context.Context, *GetFsStatusRequest) (*FsStatus, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetFsStatus not implemented")
 }
 func (UnimplementedNamespaceServiceServer) GetAcl(context.Context, *GetAclRequest) (*GetAclResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAcl not implemented")
@@ -1179,6 +1199,24 @@ func _NamespaceService_SetTimes_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NamespaceService_GetFsStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetFsStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).GetFsStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_GetFsStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).GetFsStatus(ctx, req.(*GetFsStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _NamespaceService_GetAcl_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetAclRequest)
 	if err := dec(in); err != nil {
@@ -1397,6 +1435,10 @@ var NamespaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetTimes",
 			Handler:    _NamespaceService_SetTimes_Handler,
+		},
+		{
+			MethodName: "GetFsStatus",
+			Handler:    _NamespaceService_GetFsStatus_Handler,
 		},
 		{
 			MethodName: "GetAcl",

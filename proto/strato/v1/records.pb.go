@@ -161,11 +161,12 @@ type BucketRecord struct {
 	Attributes             []*AttributeRecord     `protobuf:"bytes,17,rep,name=attributes,proto3" json:"attributes,omitempty"`                            // sorted by name
 	ErasureCoding          *ErasureCodingRecord   `protobuf:"bytes,18,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
 	// The root directory's permission (unset: 0755) and group.
-	Permission    *uint32      `protobuf:"varint,19,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
-	Group         string       `protobuf:"bytes,20,opt,name=group,proto3" json:"group,omitempty"`
-	Acls          []*AclRecord `protobuf:"bytes,21,rep,name=acls,proto3" json:"acls,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Permission       *uint32      `protobuf:"varint,19,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	Group            string       `protobuf:"bytes,20,opt,name=group,proto3" json:"group,omitempty"`
+	Acls             []*AclRecord `protobuf:"bytes,21,rep,name=acls,proto3" json:"acls,omitempty"`
+	AccessTimeUnixMs int64        `protobuf:"varint,22,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"` // the root directory's, set by SetTimes
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *BucketRecord) Reset() {
@@ -343,6 +344,13 @@ func (x *BucketRecord) GetAcls() []*AclRecord {
 		return x.Acls
 	}
 	return nil
+}
+
+func (x *BucketRecord) GetAccessTimeUnixMs() int64 {
+	if x != nil {
+		return x.AccessTimeUnixMs
+	}
+	return 0
 }
 
 // AclRecord is one entry of an object's ACL (the API's Acl); scope is
@@ -2049,7 +2057,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
 	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\x12(\n" +
 	"\x04acls\x18\n" +
-	" \x03(\v2\x14.strato.v1.AclRecordR\x04acls\"\xee\x06\n" +
+	" \x03(\v2\x14.strato.v1.AclRecordR\x04acls\"\x9d\a\n" +
 	"\fBucketRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -2079,7 +2087,8 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"permission\x18\x13 \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\x14 \x01(\tR\x05group\x12(\n" +
-	"\x04acls\x18\x15 \x03(\v2\x14.strato.v1.AclRecordR\x04aclsB\r\n" +
+	"\x04acls\x18\x15 \x03(\v2\x14.strato.v1.AclRecordR\x04acls\x12-\n" +
+	"\x13access_time_unix_ms\x18\x16 \x01(\x03R\x10accessTimeUnixMsB\r\n" +
 	"\v_permission\"\x8a\x01\n" +
 	"\tAclRecord\x12&\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x12.strato.v1.AclTypeR\x04type\x12\x12\n" +

@@ -11,8 +11,10 @@ import io.strato.proto.v1.DeleteBucketRequest;
 import io.strato.proto.v1.DeleteRequest;
 import io.strato.proto.v1.DeleteVolumeRequest;
 import io.strato.proto.v1.FileStatus;
+import io.strato.proto.v1.FsStatus;
 import io.strato.proto.v1.GetBucketRequest;
 import io.strato.proto.v1.GetFileStatusRequest;
+import io.strato.proto.v1.GetFsStatusRequest;
 import io.strato.proto.v1.GetVolumeRequest;
 import io.strato.proto.v1.KeyInfo;
 import io.strato.proto.v1.ListBucketsRequest;
@@ -26,6 +28,9 @@ import io.strato.proto.v1.OpenKeyResponse;
 import io.strato.proto.v1.RenameRequest;
 import io.strato.proto.v1.ReplicationFactor;
 import io.strato.proto.v1.ReportReplicaRequest;
+import io.strato.proto.v1.SetOwnerRequest;
+import io.strato.proto.v1.SetPermissionRequest;
+import io.strato.proto.v1.SetTimesRequest;
 import io.strato.proto.v1.VolumeInfo;
 import java.io.Closeable;
 import java.io.IOException;
@@ -102,9 +107,13 @@ public final class StratoClient implements Closeable {
         ListBucketsRequest.newBuilder().setVolume(volume).setStartAfter(startAfter).setLimit(limit).build()));
   }
 
-  public BucketInfo createBucket(String volume, String name, String owner) throws IOException {
-    return meta.mutate("create bucket " + volume + "/" + name, s -> s.createBucket(
-        CreateBucketRequest.newBuilder().setVolume(volume).setName(name).setOwner(owner).build())).getBucket();
+  /** A bucket whose root directory has permission (at most 07777; negative: meta's default, 0755). */
+  public BucketInfo createBucket(String volume, String name, String owner, int permission) throws IOException {
+    CreateBucketRequest.Builder b = CreateBucketRequest.newBuilder().setVolume(volume).setName(name).setOwner(owner);
+    if (permission >= 0) {
+      b.setPermission(permission);
+    }
+    return meta.mutate("create bucket " + volume + "/" + name, s -> s.createBucket(b.build())).getBucket();
   }
 
   public void deleteBucket(String volume, String name) throws IOException {
@@ -127,11 +136,53 @@ public final class StratoClient implements Closeable {
             .setStartAfter(startAfter).setLimit(limit).build()));
   }
 
-  /** mkdir -p; returns how many directories were created. */
-  public int createDirectory(String volume, String bucket, String path, String owner) throws IOException {
-    return meta.mutate("mkdirs /" + volume + "/" + bucket + "/" + path, s -> s.createDirectory(
-        CreateDirectoryRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
-            .setOwner(owner).build())).getCreated();
+  /**
+   * mkdir -p of a directory with permission (at most 07777, the caller's
+   * umask applied; negative: meta's default, 0755); the parents it makes
+   * get it with u+wx. Returns how many directories were created.
+   */
+  public int createDirectory(String volume, String bucket, String path, String owner, int permission)
+      throws IOException {
+    CreateDirectoryRequest.Builder b = CreateDirectoryRequest.newBuilder().setVolume(volume).setBucket(bucket)
+        .setPath(path).setOwner(owner);
+    if (permission >= 0) {
+      b.setPermission(permission);
+    }
+    return meta.mutate("mkdirs /" + volume + "/" + bucket + "/" + path, s -> s.createDirectory(b.build())).getCreated();
+  }
+
+  /**
+   * Sets the POSIX permission (at most 07777) of a file, a directory or a
+   * bucket's root (path ""). Meta stores it; it enforces ACLs, not
+   * permissions (docs/security.md).
+   */
+  public void setPermission(String volume, String bucket, String path, int permission) throws IOException {
+    meta.mutate("chmod " + Integer.toOctalString(permission) + " /" + volume + "/" + bucket + "/" + path,
+        s -> s.setPermission(SetPermissionRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
+            .setPermission(permission).build()));
+  }
+
+  /** Sets the owner, the group or both ("" leaves one unchanged) of a file, a directory or a bucket's root. */
+  public void setOwner(String volume, String bucket, String path, String owner, String group) throws IOException {
+    meta.mutate("chown " + owner + ":" + group + " /" + volume + "/" + bucket + "/" + path,
+        s -> s.setOwner(SetOwnerRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
+            .setOwner(owner).setGroup(group).build()));
+  }
+
+  /**
+   * Sets the modification and access times (Unix milliseconds; -1 leaves
+   * one unchanged, as Hadoop's setTimes) of a file, a directory or a
+   * bucket's root.
+   */
+  public void setTimes(String volume, String bucket, String path, long mtimeMs, long atimeMs) throws IOException {
+    meta.mutate("set times of /" + volume + "/" + bucket + "/" + path,
+        s -> s.setTimes(SetTimesRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
+            .setModificationTimeUnixMs(mtimeMs).setAccessTimeUnixMs(atimeMs).build()));
+  }
+
+  /** The cluster's raw capacity, used and remaining bytes (every replica counts). */
+  public FsStatus getFsStatus() throws IOException {
+    return meta.read("get the file system's status", s -> s.getFsStatus(GetFsStatusRequest.getDefaultInstance()));
   }
 
   public void rename(String volume, String bucket, String src, String dst) throws IOException {
@@ -154,15 +205,19 @@ public final class StratoClient implements Closeable {
    * Starts writing a file with Hadoop's create semantics (the parent must be
    * a directory or, with recursive, be creatable; an existing file is an
    * error unless overwrite). The file is visible once the writer is closed
-   * (or after its first hflush/hsync).
+   * (or after its first hflush/hsync). permission: the file's (at most
+   * 07777, the caller's umask applied; negative: meta's default, 0644).
    */
   public KeyWriter create(String volume, String bucket, String path, boolean overwrite, boolean recursive,
-      ReplicationFactor replication, String owner) throws IOException {
+      ReplicationFactor replication, String owner, int permission) throws IOException {
     String name = "/" + volume + "/" + bucket + "/" + path;
+    CreateFileRequest.Builder req = CreateFileRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
+        .setOverwrite(overwrite).setRecursive(recursive).setReplication(replication).setOwner(owner);
+    if (permission >= 0) {
+      req.setPermission(permission);
+    }
     KeyWriter.Opener open = sizeHint -> meta.mutate("create " + name, s -> s.createFile(
-        CreateFileRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
-            .setOverwrite(overwrite).setRecursive(recursive).setSizeHint(Math.max(sizeHint, 0))
-            .setReplication(replication).setOwner(owner).setDeferrable(sizeHint < 0).build()));
+        req.clone().setSizeHint(Math.max(sizeHint, 0)).setDeferrable(sizeHint < 0).build()));
     OpenKeyResponse resp = open.open(-1);
     if (resp.hasErasureCoding()) {
       throw erasureCoded(name);

@@ -18,9 +18,9 @@ final class StratoFileStatus extends FileStatus implements EtagSource {
 
   private final String etag;
 
-  StratoFileStatus(long length, boolean isdir, int replication, long blocksize, long mtime, FsPermission perm,
-      String owner, String group, Path path, long objectId) {
-    super(length, isdir, replication, blocksize, mtime, mtime, perm, owner, group, path);
+  StratoFileStatus(long length, boolean isdir, int replication, long blocksize, long mtime, long atime,
+      FsPermission perm, String owner, String group, Path path, long objectId) {
+    super(length, isdir, replication, blocksize, mtime, atime, perm, owner, group, path);
     this.etag = objectId == 0 ? null : Long.toHexString(objectId);
   }
 

@@ -37,6 +37,7 @@ import org.apache.hadoop.fs.FileAlreadyExistsException;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsServerDefaults;
+import org.apache.hadoop.fs.FsStatus;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.ParentNotDirectoryException;
 import org.apache.hadoop.fs.Path;
@@ -272,20 +273,40 @@ public class StratoFileSystem extends FileSystem {
     return (short) (r == ReplicationFactor.REPLICATION_ONE ? 1 : 3);
   }
 
+  /** Meta's defaults, for a record written before permissions, and for "/" and volumes, which have none. */
+  private static final short DIR_PERMISSION = 0755;
+  private static final short FILE_PERMISSION = 0644;
+
+  private static FsPermission permission(boolean has, int stored, boolean dir) {
+    return new FsPermission(has ? (short) stored : dir ? DIR_PERMISSION : FILE_PERMISSION);
+  }
+
+  private String ownerOr(String owner) {
+    return owner == null || owner.isEmpty() ? user : owner;
+  }
+
+  /** "/" or a volume: an owner and times, no permission or group of their own. */
   private FileStatus dirStatus(Path p, String owner, long mtime) {
-    String o = owner == null || owner.isEmpty() ? user : owner;
-    return new FileStatus(0, true, 0, 0, mtime, mtime, FsPermission.getDirDefault(), o, o, p);
+    return new FileStatus(0, true, 0, 0, mtime, 0, new FsPermission(DIR_PERMISSION), ownerOr(owner), "", p);
+  }
+
+  /** A bucket: its root directory's permission, owner, group and times. */
+  private FileStatus bucketStatus(Path p, BucketInfo b) {
+    return new StratoFileStatus(0, true, 0, 0, b.getModificationTimeUnixMs(), b.getAccessTimeUnixMs(),
+        permission(b.hasPermission(), b.getPermission(), true), ownerOr(b.getOwner()), b.getGroup(), p, 0);
   }
 
   private FileStatus toStatus(io.strato.proto.v1.FileStatus s, Path p) {
-    String o = s.getOwner().isEmpty() ? user : s.getOwner();
+    String o = ownerOr(s.getOwner());
     long mtime = s.getModificationTimeUnixMs();
+    long atime = s.getAccessTimeUnixMs();
+    FsPermission perm = permission(s.hasPermission(), s.getPermission(), s.getIsDirectory());
     if (s.getIsDirectory()) {
-      return new StratoFileStatus(0, true, 0, 0, mtime, FsPermission.getDirDefault(), o, o, p, 0);
+      return new StratoFileStatus(0, true, 0, 0, mtime, atime, perm, o, s.getGroup(), p, 0);
     }
     long bs = s.getBlockSize() > 0 ? s.getBlockSize() : defaultBlockSize;
-    return new StratoFileStatus(s.getLength(), false, replication(s.getReplication()), bs, mtime,
-        FsPermission.getFileDefault(), o, o, p, s.getObjectId());
+    return new StratoFileStatus(s.getLength(), false, replication(s.getReplication()), bs, mtime, atime, perm, o,
+        s.getGroup(), p, s.getObjectId());
   }
 
   private Path childPath(StratoPath parent, String statusPath) {
@@ -306,21 +327,24 @@ public class StratoFileSystem extends FileSystem {
           VolumeInfo v = client.getVolume(p.volume);
           return dirStatus(q, v.getOwner(), v.getModificationTimeUnixMs());
         }
-        case 2: {
-          BucketInfo b = client.getBucket(p.volume, p.bucket);
-          return dirStatus(q, b.getOwner(), b.getModificationTimeUnixMs());
-        }
+        case 2:
+          return bucketStatus(q, client.getBucket(p.volume, p.bucket));
         default:
           return toStatus(client.getFileStatus(p.volume, p.bucket, p.key, false), q);
       }
     } catch (IOException e) {
-      if (notFound(e)) {
-        FileNotFoundException fnf = new FileNotFoundException("No such file or directory: " + q);
-        fnf.initCause(e);
-        throw fnf;
-      }
-      throw translate(e, q);
+      throw statusError(e, q);
     }
+  }
+
+  /** A failed look-up of q: FileNotFoundException when there is nothing at q, else translated. */
+  private static IOException statusError(IOException e, Path q) {
+    if (notFound(e)) {
+      FileNotFoundException fnf = new FileNotFoundException("No such file or directory: " + q);
+      fnf.initCause(e);
+      return fnf;
+    }
+    return translate(e, q);
   }
 
   // ---- Listing -----------------------------------------------------------------
@@ -361,8 +385,7 @@ public class StratoFileSystem extends FileSystem {
           case 1: {
             ListBucketsResponse r = client.listBuckets(p.volume, after, pageSize);
             for (BucketInfo b : r.getBucketsList()) {
-              page.add(dirStatus(qualify("/" + p.volume + "/" + b.getName()), b.getOwner(),
-                  b.getModificationTimeUnixMs()));
+              page.add(bucketStatus(qualify("/" + p.volume + "/" + b.getName()), b));
               after = b.getName();
             }
             more = r.getTruncated() && r.getBucketsCount() > 0;
@@ -379,12 +402,7 @@ public class StratoFileSystem extends FileSystem {
           }
         }
       } catch (IOException e) {
-        if (notFound(e)) {
-          FileNotFoundException fnf = new FileNotFoundException("No such file or directory: " + dir);
-          fnf.initCause(e);
-          throw fnf;
-        }
-        throw translate(e, dir);
+        throw statusError(e, dir);
       }
     }
 
@@ -543,7 +561,8 @@ public class StratoFileSystem extends FileSystem {
     }
   }
 
-  private void ensureBucket(String v, String b) throws IOException {
+  /** A missing bucket is created, its root with permission (negative: meta's default, 0755). */
+  private void ensureBucket(String v, String b, int permission) throws IOException {
     try {
       client.getBucket(v, b);
     } catch (IOException e) {
@@ -552,7 +571,7 @@ public class StratoFileSystem extends FileSystem {
       }
       ensureVolume(v);
       try {
-        client.createBucket(v, b, user);
+        client.createBucket(v, b, user, permission);
       } catch (MetaException ce) {
         if (ce.code() != Status.Code.ALREADY_EXISTS) {
           throw ce;
@@ -561,7 +580,20 @@ public class StratoFileSystem extends FileSystem {
     }
   }
 
-  /** mkdir -p; a missing volume or bucket on the way is created. */
+  /**
+   * permission with the umask of fs.permissions.umask-mode applied, as
+   * HDFS's client applies it (meta stores what it is given); null: def.
+   */
+  private int masked(FsPermission permission, FsPermission def) {
+    FsPermission p = permission == null ? def : permission;
+    return p.applyUMask(FsPermission.getUMask(getConf())).toShort() & 07777;
+  }
+
+  /**
+   * mkdir -p; a missing volume or bucket on the way is created. The
+   * directory (or a bucket's root) gets permission less the umask, and the
+   * parents made on the way that with u+wx (as on HDFS); volumes have none.
+   */
   @Override
   public boolean mkdirs(Path f, FsPermission permission) throws IOException {
     statistics.incrementWriteOps(1);
@@ -575,9 +607,10 @@ public class StratoFileSystem extends FileSystem {
         ensureVolume(p.volume);
         return true;
       }
-      ensureBucket(p.volume, p.bucket);
+      int perm = masked(permission, FsPermission.getDirDefault());
+      ensureBucket(p.volume, p.bucket, p.depth == 2 ? perm : -1);
       if (p.depth > 2) {
-        client.createDirectory(p.volume, p.bucket, p.key, user);
+        client.createDirectory(p.volume, p.bucket, p.key, user, perm);
       }
       return true;
     } catch (IOException e) {
@@ -632,7 +665,7 @@ public class StratoFileSystem extends FileSystem {
   @Override
   public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize,
       short replication, long blockSize, Progressable progress) throws IOException {
-    return create(f, overwrite, true, replication);
+    return create(f, overwrite, true, replication, permission);
   }
 
   @Override
@@ -641,11 +674,12 @@ public class StratoFileSystem extends FileSystem {
     if (flags.contains(CreateFlag.APPEND)) {
       throw new UnsupportedOperationException("strato: append is not supported");
     }
-    return create(f, flags.contains(CreateFlag.OVERWRITE), false, replication);
+    return create(f, flags.contains(CreateFlag.OVERWRITE), false, replication, permission);
   }
 
-  private FSDataOutputStream create(Path f, boolean overwrite, boolean recursive, short replication)
-      throws IOException {
+  /** The file gets permission less the umask (null: 0666 less the umask, as on HDFS). */
+  private FSDataOutputStream create(Path f, boolean overwrite, boolean recursive, short replication,
+      FsPermission permission) throws IOException {
     statistics.incrementWriteOps(1);
     Path q = makeQualified(f);
     StratoPath p = StratoPath.of(q);
@@ -655,17 +689,18 @@ public class StratoFileSystem extends FileSystem {
     }
     ReplicationFactor rf = replication == 1 ? ReplicationFactor.REPLICATION_ONE
         : ReplicationFactor.REPLICATION_UNSPECIFIED;
+    int perm = masked(permission, FsPermission.getFileDefault());
     KeyWriter w;
     try {
       try {
-        w = client.create(p.volume, p.bucket, p.key, overwrite, recursive, rf, user);
+        w = client.create(p.volume, p.bucket, p.key, overwrite, recursive, rf, user, perm);
       } catch (MetaException e) {
         // A missing volume or bucket is created on the way, as mkdirs does.
         if (!recursive || !(e.is("BUCKET_NOT_FOUND") || e.is("VOLUME_NOT_FOUND"))) {
           throw e;
         }
-        ensureBucket(p.volume, p.bucket);
-        w = client.create(p.volume, p.bucket, p.key, overwrite, recursive, rf, user);
+        ensureBucket(p.volume, p.bucket, -1);
+        w = client.create(p.volume, p.bucket, p.key, overwrite, recursive, rf, user, perm);
       }
     } catch (IOException e) {
       if (e instanceof MetaException) {
@@ -799,6 +834,136 @@ public class StratoFileSystem extends FileSystem {
     }
   }
 
+  // ---- Permissions, owners, times, replication, space ----------------------------
+
+  /** A call of meta on a path in a bucket. */
+  private interface BucketCall {
+    void run(StratoPath p) throws IOException;
+  }
+
+  /**
+   * Runs setPermission's, setOwner's or setTimes's call on f, a bucket (its
+   * root directory) or something in one. "/" and volumes have no
+   * permission, group or times of their own, and a volume's owner is given
+   * when it is created: refused with an IOException (FileNotFoundException
+   * for a missing volume).
+   */
+  private void setAttribute(Path f, String what, BucketCall call) throws IOException {
+    statistics.incrementWriteOps(1);
+    Path q = makeQualified(f);
+    StratoPath p = StratoPath.of(q);
+    if (p.depth < 2) {
+      getFileStatus(q);
+      throw new IOException("strato: cannot " + what + " " + q + ": " + (p.depth == 0 ? "/" : "a volume")
+          + " has no permission, group or times of its own, nor a settable owner; buckets (/VOLUME/BUCKET) and"
+          + " everything in them have");
+    }
+    try {
+      call.run(p);
+    } catch (IOException e) {
+      throw translate(e, q);
+    }
+  }
+
+  /**
+   * Stores the permission (the 9 rwx bits and the sticky bit) of a file, a
+   * directory or a bucket's root. Meta stores it and shows it in every
+   * status and listing; it enforces ACLs, not permissions
+   * (docs/security.md).
+   */
+  @Override
+  public void setPermission(Path f, FsPermission permission) throws IOException {
+    setAttribute(f, "set the permission of",
+        p -> client.setPermission(p.volume, p.bucket, p.key, permission.toShort() & 07777));
+  }
+
+  /**
+   * Sets the owner, the group or both (null or "" leaves one unchanged, and
+   * one must be given, as on HDFS) of a file, a directory or a bucket's
+   * root. Changing an owner needs an administrator when meta authenticates
+   * (AccessControlException otherwise).
+   */
+  @Override
+  public void setOwner(Path f, String username, String groupname) throws IOException {
+    String owner = username == null ? "" : username;
+    String group = groupname == null ? "" : groupname;
+    if (owner.isEmpty() && group.isEmpty()) {
+      throw new IOException("strato: setOwner of " + makeQualified(f) + " names neither an owner nor a group");
+    }
+    setAttribute(f, "set the owner of", p -> client.setOwner(p.volume, p.bucket, p.key, owner, group));
+  }
+
+  /**
+   * Sets the modification and access times (Unix milliseconds; -1 leaves
+   * one unchanged) of a file, a directory or a bucket's root. A later write
+   * of the file sets both to the time of its commit.
+   */
+  @Override
+  public void setTimes(Path f, long mtime, long atime) throws IOException {
+    setAttribute(f, "set the times of", p -> client.setTimes(p.volume, p.bucket, p.key, mtime, atime));
+  }
+
+  /**
+   * A written file keeps the replication it was created with: its blocks
+   * live in containers of pipelines of that many datanodes (ONE or THREE),
+   * and strato does not copy a file's blocks into containers of another
+   * factor. So: true when the file already has the replication asked for;
+   * false for a directory, a bucket, a volume or "/" (as HDFS answers for
+   * directories); FileNotFoundException when nothing is there; otherwise an
+   * IOException that says the file's replication and how to get another
+   * (write a copy), or for an erasure coded file that its code is kept. (An
+   * IOException, not UnsupportedOperationException: FsShell's -setrep and
+   * distcp -pr report it as the path's error.)
+   */
+  @Override
+  public boolean setReplication(Path f, short replication) throws IOException {
+    statistics.incrementWriteOps(1);
+    Path q = makeQualified(f);
+    StratoPath p = StratoPath.of(q);
+    if (p.depth < 3) {
+      getFileStatus(q);
+      return false;
+    }
+    io.strato.proto.v1.FileStatus s;
+    try {
+      s = client.getFileStatus(p.volume, p.bucket, p.key, true);
+    } catch (IOException e) {
+      throw statusError(e, q);
+    }
+    if (s.getIsDirectory()) {
+      return false;
+    }
+    if (s.getKey().hasErasureCoding()) {
+      throw new IOException("strato: cannot set the replication of " + q
+          + ": it is erasure coded, and a written file keeps its erasure coding");
+    }
+    short current = replication(s.getReplication());
+    if (replication == current) {
+      return true;
+    }
+    throw new IOException("strato: cannot change the replication of " + q + " from " + current
+        + " to " + replication + ": a written file keeps the replication it was created with (its blocks live in"
+        + " containers of " + current + "-datanode pipelines); strato stores replication 1 or 3, chosen at create"
+        + " (1: ONE, anything else: the bucket's): write a copy of the file with the replication wanted");
+  }
+
+  /**
+   * The cluster's raw capacity, used and remaining bytes, as HDFS's: the
+   * sums of the storage reports of the datanodes that are not dead, every
+   * replica counted (a file of replication 3 uses three times its length).
+   * The path does not matter: every bucket shares the datanodes.
+   */
+  @Override
+  public FsStatus getStatus(Path p) throws IOException {
+    statistics.incrementReadOps(1);
+    try {
+      io.strato.proto.v1.FsStatus s = client.getFsStatus();
+      return new FsStatus(s.getCapacity(), s.getUsed(), s.getRemaining());
+    } catch (IOException e) {
+      throw translate(e, p == null ? uri : makeQualified(p));
+    }
+  }
+
   // ---- Checksums -------------------------------------------------------------------
 
   @Override
@@ -902,7 +1067,6 @@ public class StratoFileSystem extends FileSystem {
     switch (PathCapabilitiesSupport.validatePathCapabilityArgs(makeQualified(path), capability).toLowerCase(Locale.ENGLISH)) {
       case CommonPathCapabilities.FS_APPEND:
       case CommonPathCapabilities.FS_CONCAT:
-      case CommonPathCapabilities.FS_PERMISSIONS:
       case CommonPathCapabilities.FS_ACLS:
       case CommonPathCapabilities.FS_XATTRS:
       case CommonPathCapabilities.FS_SNAPSHOTS:
@@ -915,6 +1079,7 @@ public class StratoFileSystem extends FileSystem {
       case CommonPathCapabilities.ETAGS_AVAILABLE:
       case CommonPathCapabilities.ETAGS_PRESERVED_IN_RENAME:
       case CommonPathCapabilities.FS_CHECKSUMS:
+      case CommonPathCapabilities.FS_PERMISSIONS:
         return true;
       default:
         return super.hasPathCapability(path, capability);

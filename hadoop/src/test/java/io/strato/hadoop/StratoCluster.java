@@ -2,6 +2,7 @@ package io.strato.hadoop;
 
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
 
 /**
  * A real strato cluster for the tests: the strato binary (system property
@@ -52,6 +54,11 @@ public final class StratoCluster {
     return "strato://" + metaAddr + "/";
   }
 
+  /** The FileSystem of this cluster (Hadoop's cached instance). */
+  public FileSystem fs() throws IOException {
+    return FileSystem.get(URI.create(uri()), conf());
+  }
+
   /** A configuration whose default file system is this cluster. */
   public Configuration conf() {
     Configuration conf = new Configuration();
@@ -61,6 +68,21 @@ public final class StratoCluster {
 
   public Path dir() {
     return dir;
+  }
+
+  /** Runs the strato CLI (strato ARGS --meta THIS) and returns what it printed; an exit code other than 0 throws. */
+  public String cli(String... args) throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(System.getProperty("strato.bin", "../bin/strato"));
+    cmd.addAll(List.of(args));
+    cmd.addAll(List.of("--meta", metaAddr));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+      p.destroyForcibly();
+      throw new IOException(String.join(" ", cmd) + " failed: " + out);
+    }
+    return out;
   }
 
   static int freePort() throws IOException {

@@ -51,7 +51,7 @@ public class TestStratoFileSystem {
   @BeforeClass
   public static void start() throws IOException {
     cluster = StratoCluster.get();
-    fs = FileSystem.get(URI.create(cluster.uri()), cluster.conf());
+    fs = cluster.fs();
   }
 
   static byte[] bytes(int n, long seed) {
