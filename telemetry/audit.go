@@ -36,8 +36,8 @@ import (
 // result: the gRPC status code, and its message when not OK.
 //
 // A mutation is a call of NamespaceService or AdminService that changes
-// something: every method but Get*, List*, Lookup*, MetaStatus and
-// ContainerReplicas. DatanodeService (heartbeats) and the Raft transport
+// something: every method but Get*, List*, Lookup*, MetaStatus,
+// ContainerReplicas and WhoAmI. DatanodeService (heartbeats) and the Raft transport
 // are not audited.
 type Audit struct {
 	log *slog.Logger
@@ -59,7 +59,7 @@ func IsMutation(fullMethod string) bool {
 			return false
 		}
 	}
-	return m != "MetaStatus" && m != "ContainerReplicas"
+	return m != "MetaStatus" && m != "ContainerReplicas" && m != "WhoAmI"
 }
 
 // Unary is the unary server interceptor that writes the log.

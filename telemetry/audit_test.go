@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
@@ -27,5 +28,24 @@ func TestAuditLeavesSecretsOut(t *testing.T) {
 	line := out.String()
 	if strings.Contains(line, "do-not-log-me") || !strings.Contains(line, `"access_key":"alice-key"`) || !strings.Contains(line, `"user":"alice"`) {
 		t.Fatalf("audit line: %s", line)
+	}
+}
+
+// Reads are not audited: Get*, List*, Lookup*, MetaStatus,
+// ContainerReplicas, WhoAmI.
+func TestIsMutation(t *testing.T) {
+	for m, want := range map[string]bool{
+		"/strato.v1.NamespaceService/CreateVolume":  true,
+		"/strato.v1.NamespaceService/SetPermission": true,
+		"/strato.v1.AdminService/IssueToken":        true,
+		"/strato.v1.NamespaceService/GetFileStatus": false,
+		"/strato.v1.NamespaceService/ListStatus":    false,
+		"/strato.v1.NamespaceService/LookupKey":     false,
+		"/strato.v1.AdminService/MetaStatus":        false,
+		"/strato.v1.AdminService/ContainerReplicas": false,
+		"/strato.v1.AdminService/WhoAmI":            false,
+		"/strato.v1.DatanodeService/Heartbeat":      false,
+	} {
+		require.Equal(t, want, IsMutation(m), m)
 	}
 }

@@ -21,7 +21,8 @@ func newS3AdminCmd(o *cliOptions) *cobra.Command {
 	create := &cobra.Command{
 		Use:   "create [--user NAME] [--access-key KEY] [--secret-stdin]",
 		Short: "Create an access key and its secret (printed once; meta keeps it)",
-		Long: `create makes an access key for --user (default: $USER) and prints it with
+		Long: `create makes an access key for --user (default: the caller, the user of
+the token presented; $USER on a meta without authentication) and prints it with
 its secret: give them to an S3 client (AWS_ACCESS_KEY_ID and
 AWS_SECRET_ACCESS_KEY). Both are generated unless --access-key names the
 key and --secret-stdin reads the secret from standard input. Every S3
@@ -30,7 +31,14 @@ gateway of the cluster accepts the key within seconds.`,
 		RunE: o.action(func(s *session, _ []string) error {
 			u := user
 			if u == "" {
-				u = os.Getenv("USER")
+				// With authentication, meta gives the key to the caller.
+				who, err := s.c.WhoAmI(s.ctx)
+				if err != nil {
+					return err
+				}
+				if !who.GetAuthenticated() {
+					u = os.Getenv("USER")
+				}
 			}
 			var secret string
 			if secretStdin {
@@ -52,7 +60,7 @@ gateway of the cluster accepts the key within seconds.`,
 			})
 		}),
 	}
-	create.Flags().StringVar(&user, "user", "", "who the key is for (default: $USER)")
+	create.Flags().StringVar(&user, "user", "", "who the key is for (default: the caller; $USER without authentication)")
 	create.Flags().StringVar(&accessKey, "access-key", "", "the access key (default: 20 random characters)")
 	create.Flags().BoolVar(&secretStdin, "secret-stdin", false, "read the secret from standard input (default: 40 random characters)")
 	var listUser string

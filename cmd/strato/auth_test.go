@@ -99,6 +99,9 @@ func TestLoginWhoAmILogout(t *testing.T) {
 	h.ok("sh", "volume", "list")
 	require.Contains(t, h.fail(1, "admin", "user", "list"), "permission denied")
 	require.Contains(t, h.fail(1, "admin", "datanode", "list"), "permission denied")
+	// An S3 key without --user is the caller's, whatever the login name.
+	t.Setenv("USER", "someone-else")
+	require.Equal(t, "dave", fieldsOf(t, h.ok("admin", "s3", "key", "create"))["User"])
 
 	// A bad token is not stored.
 	require.Contains(t, h.fail(1, "login", "--token", "nonsense"), "no token (strato login)")

@@ -139,7 +139,7 @@ strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
 	f.StringVar(&token, "token", "", "that token on the command line, where every user of the host can read it: prefer --token-file or $"+client.TokenEnv)
 	f.StringVar(&credFile, "credentials", "", `file of "ACCESS_KEY SECRET" lines, accepted besides the keys in meta`)
 	f.DurationVar(&keyTTL, "key-cache-ttl", 5*time.Second, "how long a key found in meta is used before meta is asked again (the longest a revoked key keeps working)")
-	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), e.g. 127.0.0.1:9879 (default: none)")
+	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), /healthz and /readyz, e.g. 127.0.0.1:9879 (default: none)")
 	addPprofFlag(f, &pprof)
 	f.DurationVar(&o.MultipartExpiry, "multipart-expiry", 0, "abort multipart uploads older than this (default 7 days)")
 	return cmd

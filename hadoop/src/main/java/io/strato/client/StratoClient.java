@@ -241,7 +241,7 @@ public final class StratoClient implements Closeable {
    */
   private static IOException erasureCoded(String name) {
     return new IOException(name + " is erasure coded: this connector does not write or read erasure coded files yet"
-        + " (use a replicated bucket, or give the file replication THREE)");
+        + " (write it to a replicated bucket)");
   }
 
   // ---- The data path's reports ----------------------------------------------
