@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/wire"
@@ -31,7 +32,8 @@ func sign(b wire.BlockID, ops wire.Ops, ttl time.Duration) []byte {
 // needs on a datanode that requires them (docs/wire.md §5.9).
 func TestBlockTokensRequired(t *testing.T) {
 	ctx := context.Background()
-	n := startNode(t, nodeConfig{})
+	clock := clockwork.NewFakeClockAt(time.Now())
+	n := startNode(t, nodeConfig{server: ServerOptions{Clock: clock}})
 	n.srv.SetBlockTokens(true, tokenKeys())
 	b, other := bid(12, 34), bid(12, 35)
 	data := pattern(1, 0, 100<<10)
@@ -111,11 +113,11 @@ func TestBlockTokensRequired(t *testing.T) {
 	_, err = c3.CloseContainer(ctx, &wire.CloseContainerRequest{ContainerID: 12})
 	require.NoError(t, err) // WRITE on a block of the container closes it
 
-	// A token that expires stops granting.
+	// A token that expires stops granting (on the datanode's clock).
 	c4 := n.dial(t)
-	require.NoError(t, c4.Authorize(ctx, sign(b, wire.OpRead, 300*time.Millisecond)))
+	require.NoError(t, c4.Authorize(ctx, sign(b, wire.OpRead, time.Minute)))
 	require.Equal(t, data[:10], readRange(t, c4, b, 0, 10))
-	time.Sleep(400 * time.Millisecond)
+	clock.Advance(time.Minute + time.Second)
 	_, _, err = c4.ReadChunk(ctx, &wire.ReadChunkRequest{Block: b, Length: 1}, nil)
 	requireCode(t, err, wire.CodeAccessDenied)
 
