@@ -53,7 +53,12 @@ const (
 // decommissioning, and the meta Raft group. MetaStatus is answered by any
 // replica; everything else by the leader.
 type AdminServiceClient interface {
+	// ListDatanodes lists every datanode registered with the leader (soft
+	// state: a new leader knows those that registered since), with its
+	// health, operational state, last storage report and pipelines.
 	ListDatanodes(ctx context.Context, in *ListDatanodesRequest, opts ...grpc.CallOption) (*ListDatanodesResponse, error)
+	// ListPipelines lists the pipelines, open and closed, with their
+	// members leader first.
 	ListPipelines(ctx context.Context, in *ListPipelinesRequest, opts ...grpc.CallOption) (*ListPipelinesResponse, error)
 	// ListContainers lists containers in ID order, a page at a time.
 	ListContainers(ctx context.Context, in *ListContainersRequest, opts ...grpc.CallOption) (*ListContainersResponse, error)
@@ -64,6 +69,8 @@ type AdminServiceClient interface {
 	// state, capacity, containers by state and by problem, pipelines, the
 	// replication manager's work in flight, decommissioning progress.
 	GetClusterSummary(ctx context.Context, in *GetClusterSummaryRequest, opts ...grpc.CallOption) (*ClusterSummary, error)
+	// GetSafeMode says whether block allocation is refused until the
+	// datanodes' reports are in, and why.
 	GetSafeMode(ctx context.Context, in *GetSafeModeRequest, opts ...grpc.CallOption) (*SafeModeStatus, error)
 	// ExitSafeMode leaves safe mode before its conditions are met.
 	ExitSafeMode(ctx context.Context, in *ExitSafeModeRequest, opts ...grpc.CallOption) (*SafeModeStatus, error)
@@ -72,8 +79,12 @@ type AdminServiceClient interface {
 	// MetaStatus is this replica's view of the meta Raft group.
 	MetaStatus(ctx context.Context, in *MetaStatusRequest, opts ...grpc.CallOption) (*MetaStatusResponse, error)
 	// Membership of the meta Raft group, one change at a time (leader only).
+	// AddMetaMember adds a replica started with --join, as a learner until
+	// it has caught up, then as a voter.
 	AddMetaMember(ctx context.Context, in *AddMetaMemberRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error)
+	// RemoveMetaMember removes a replica from the group.
 	RemoveMetaMember(ctx context.Context, in *RemoveMetaMemberRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error)
+	// TransferMetaLeader hands leadership to another voter.
 	TransferMetaLeader(ctx context.Context, in *TransferMetaLeaderRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error)
 	// The access keys of the S3 gateways (Ozone's `ozone s3 getsecret`),
 	// stored in meta like the namespace. CreateS3Key makes a key (its access
@@ -362,7 +373,12 @@ func (c *adminServiceClient) WhoAmI(ctx context.Context, in *WhoAmIRequest, opts
 // decommissioning, and the meta Raft group. MetaStatus is answered by any
 // replica; everything else by the leader.
 type AdminServiceServer interface {
+	// ListDatanodes lists every datanode registered with the leader (soft
+	// state: a new leader knows those that registered since), with its
+	// health, operational state, last storage report and pipelines.
 	ListDatanodes(context.Context, *ListDatanodesRequest) (*ListDatanodesResponse, error)
+	// ListPipelines lists the pipelines, open and closed, with their
+	// members leader first.
 	ListPipelines(context.Context, *ListPipelinesRequest) (*ListPipelinesResponse, error)
 	// ListContainers lists containers in ID order, a page at a time.
 	ListContainers(context.Context, *ListContainersRequest) (*ListContainersResponse, error)
@@ -373,6 +389,8 @@ type AdminServiceServer interface {
 	// state, capacity, containers by state and by problem, pipelines, the
 	// replication manager's work in flight, decommissioning progress.
 	GetClusterSummary(context.Context, *GetClusterSummaryRequest) (*ClusterSummary, error)
+	// GetSafeMode says whether block allocation is refused until the
+	// datanodes' reports are in, and why.
 	GetSafeMode(context.Context, *GetSafeModeRequest) (*SafeModeStatus, error)
 	// ExitSafeMode leaves safe mode before its conditions are met.
 	ExitSafeMode(context.Context, *ExitSafeModeRequest) (*SafeModeStatus, error)
@@ -381,8 +399,12 @@ type AdminServiceServer interface {
 	// MetaStatus is this replica's view of the meta Raft group.
 	MetaStatus(context.Context, *MetaStatusRequest) (*MetaStatusResponse, error)
 	// Membership of the meta Raft group, one change at a time (leader only).
+	// AddMetaMember adds a replica started with --join, as a learner until
+	// it has caught up, then as a voter.
 	AddMetaMember(context.Context, *AddMetaMemberRequest) (*MetaMembersResponse, error)
+	// RemoveMetaMember removes a replica from the group.
 	RemoveMetaMember(context.Context, *RemoveMetaMemberRequest) (*MetaMembersResponse, error)
+	// TransferMetaLeader hands leadership to another voter.
 	TransferMetaLeader(context.Context, *TransferMetaLeaderRequest) (*MetaMembersResponse, error)
 	// The access keys of the S3 gateways (Ozone's `ozone s3 getsecret`),
 	// stored in meta like the namespace. CreateS3Key makes a key (its access
