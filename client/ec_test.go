@@ -32,7 +32,7 @@ func TestParseReplication(t *testing.T) {
 
 // TestErasureCodedKeyHasNoHsync: a writer of an erasure coded key refuses
 // Hflush and Hsync (docs/ec.md says why), and its key, empty, commits and
-// reads back as erasure coded (minicluster/ec_test.go writes data).
+// reads back as erasure coded (test/cluster/ec_test.go writes data).
 func TestErasureCodedKeyHasNoHsync(t *testing.T) {
 	c, err := client.New(client.Options{Meta: []string{realMeta(t)}})
 	require.NoError(t, err)

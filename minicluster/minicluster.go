@@ -269,9 +269,9 @@ func listen(addr string) (net.Listener, error) {
 	return nil, fmt.Errorf("minicluster: listen on %s: %w", addr, err)
 }
 
-// metaDir is replica i's directory: meta/ for a single replica (and the
+// MetaDir is replica i's directory: meta/ for a single replica (and the
 // first of a group), meta2/, meta3/ for the others.
-func (c *Cluster) metaDir(i int) string {
+func (c *Cluster) MetaDir(i int) string {
 	if i == 0 {
 		return filepath.Join(c.opts.Dir, "meta")
 	}
@@ -282,7 +282,7 @@ func (c *Cluster) metaDir(i int) string {
 // c.metaAddrs[i]); join starts a new one that waits to be added.
 func (c *Cluster) startMeta(i int, lis net.Listener, join bool) error {
 	o := meta.Options{
-		Dir:    c.metaDir(i),
+		Dir:    c.MetaDir(i),
 		ID:     uint64(i + 1),
 		Listen: c.metaAddrs[i],
 		Logger: c.opts.Logger.With("node", fmt.Sprintf("meta%d", i+1)),
@@ -467,6 +467,9 @@ func (c *Cluster) Datanode(i int) *datanode.Datanode {
 	return c.datanodes[i]
 }
 
+// Options are the options the cluster runs with, defaults filled in.
+func (c *Cluster) Options() Options { return c.opts }
+
 // DatanodeDir is datanode i's data directory.
 func (c *Cluster) DatanodeDir(i int) string {
 	return filepath.Join(c.opts.Dir, fmt.Sprintf("dn%d", i+1))
@@ -507,7 +510,7 @@ func (c *Cluster) AdminToken() (string, error) {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		for i := range n {
-			b, err := os.ReadFile(filepath.Join(c.metaDir(i), meta.AdminTokenFile))
+			b, err := os.ReadFile(filepath.Join(c.MetaDir(i), meta.AdminTokenFile))
 			if err == nil && len(b) > 0 {
 				tok = strings.TrimSpace(string(b))
 				c.mu.Lock()

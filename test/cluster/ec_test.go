@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"bytes"
@@ -17,16 +17,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // ecCluster starts n datanodes with small blocks (a group of rs-3-2 with
 // 1 MiB cells then holds 4 stripes, 12 MiB) and an erasure coded bucket.
-func ecCluster(t *testing.T, n int, repl string) (*Cluster, *client.Client) {
+func ecCluster(t *testing.T, n int, repl string) (*minicluster.Cluster, *client.Client) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), Datanodes: n, BlockSize: 4 << 20, ContainerSize: 256 << 20,
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), Datanodes: n, BlockSize: 4 << 20, ContainerSize: 256 << 20,
 		HeartbeatInterval: 200 * time.Millisecond, TickInterval: 200 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })

@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
 // deleteOptions: short heartbeats and ticks, so that space comes back fast.
-func deleteOptions() Options {
-	return Options{BlockSize: 4 << 20, HeartbeatInterval: 50 * time.Millisecond, TickInterval: 50 * time.Millisecond}
+func deleteOptions() minicluster.Options {
+	return minicluster.Options{BlockSize: 4 << 20, HeartbeatInterval: 50 * time.Millisecond, TickInterval: 50 * time.Millisecond}
 }
 
 // usage is what every datanode holds: committed bytes and block files.
@@ -127,7 +128,7 @@ func TestDeleteKeyFreesSpace1GiB(t *testing.T) {
 	if !strings.Contains(flag.Lookup("test.run").Value.String(), "1GiB") || testing.Short() {
 		t.Skip("writes 3 GiB: run with -run 1GiB")
 	}
-	f := startFaultCluster(t, Options{BlockSize: 256 << 20, HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond},
+	f := startFaultCluster(t, minicluster.Options{BlockSize: 256 << 20, HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 4<<20)
 	ctx := context.Background()
 	data := fastRandom(1<<30, 4)

@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/meta"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
 )
@@ -21,17 +22,17 @@ import (
 // tokenCluster starts an authenticated cluster of n datanodes with buckets
 // "three", "one" (replicated) and "ecb" (rs-3-2, with n ≥ 5), and the
 // administrator's client.
-func tokenCluster(t *testing.T, n int, configure func(i int, o *meta.Options)) (*Cluster, *client.Client) {
-	return tokenClusterWith(t, n, Options{HeartbeatInterval: 200 * time.Millisecond, TickInterval: 200 * time.Millisecond}, configure)
+func tokenCluster(t *testing.T, n int, configure func(i int, o *meta.Options)) (*minicluster.Cluster, *client.Client) {
+	return tokenClusterWith(t, n, minicluster.Options{HeartbeatInterval: 200 * time.Millisecond, TickInterval: 200 * time.Millisecond}, configure)
 }
 
 // tokenClusterWith is tokenCluster with o's clock and intervals.
-func tokenClusterWith(t *testing.T, n int, o Options, configure func(i int, o *meta.Options)) (*Cluster, *client.Client) {
+func tokenClusterWith(t *testing.T, n int, o minicluster.Options, configure func(i int, o *meta.Options)) (*minicluster.Cluster, *client.Client) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	o.Dir, o.Datanodes, o.Auth, o.BlockSize, o.ContainerSize, o.ConfigureMeta = t.TempDir(), n, true, 4<<20, 256<<20, configure
-	c, err := Start(ctx, o)
+	c, err := minicluster.Start(ctx, o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	cl, err := c.Client()
@@ -188,7 +189,7 @@ func TestBlockTokensRawClient(t *testing.T) {
 // restarted datanode learns the keys again.
 func TestBlockTokensRotation(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	c, cl := tokenClusterWith(t, 3, Options{Clock: clock}, func(_ int, o *meta.Options) {
+	c, cl := tokenClusterWith(t, 3, minicluster.Options{Clock: clock}, func(_ int, o *meta.Options) {
 		o.BlockTokenLifetime = 2 * meta.DefaultBlockTokenKeyInterval
 	})
 	ctx := t.Context()
@@ -263,8 +264,10 @@ func TestBlockTokensRotation(t *testing.T) {
 // datanode dies, decommission, EC reconstruction.
 func TestBlockTokensReReplicated(t *testing.T) { testLostDatanodeReReplicated(t, true) }
 
-func TestBlockTokensDecommission(t *testing.T) { testDecommissionWith(t, Options{Auth: true}) }
+func TestBlockTokensDecommission(t *testing.T) {
+	testDecommissionWith(t, minicluster.Options{Auth: true})
+}
 
 func TestBlockTokensErasureCodedRebuild(t *testing.T) {
-	testErasureCodedRebuildWith(t, Options{Auth: true})
+	testErasureCodedRebuildWith(t, minicluster.Options{Auth: true})
 }

@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -86,7 +87,7 @@ func (f *faultCluster) closeAllContainers() {
 func TestLostDatanodeReReplicated(t *testing.T) { testLostDatanodeReReplicated(t, false) }
 
 func testLostDatanodeReReplicated(t *testing.T, auth bool) {
-	f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
+	f := startFaultCluster(t, minicluster.Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
 		HeartbeatInterval: 3 * time.Second, DeadAfter: 2 * time.Minute, Auth: auth,
 		Clock: clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
@@ -126,14 +127,14 @@ func testLostDatanodeReReplicated(t *testing.T, auth bool) {
 // elsewhere while it still serves reads; then it is DECOMMISSIONED.
 func TestDecommission(t *testing.T) { testDecommission(t, false) }
 
-func testDecommission(t *testing.T, tls bool) { testDecommissionWith(t, Options{TLS: tls}) }
+func testDecommission(t *testing.T, tls bool) { testDecommissionWith(t, minicluster.Options{TLS: tls}) }
 
 // TestTLSDecommission: the copies of a decommission go over TLS between
 // datanodes of a TLS cluster.
 func TestTLSDecommission(t *testing.T) { testDecommission(t, true) }
 
-func testDecommissionWith(t *testing.T, o Options) {
-	f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
+func testDecommissionWith(t *testing.T, o minicluster.Options) {
+	f := startFaultCluster(t, minicluster.Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
 		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond, TLS: o.TLS, Auth: o.Auth},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
@@ -169,7 +170,7 @@ func testDecommissionWith(t *testing.T, o Options) {
 // target is back, the copy lands within seconds, not after meta's
 // 10-minute replication timeout.
 func TestFailedCopyPlannedAgain(t *testing.T) {
-	f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
+	f := startFaultCluster(t, minicluster.Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
 		HeartbeatInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Minute, TickInterval: 100 * time.Millisecond},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()

@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"bytes"
@@ -21,14 +21,15 @@ import (
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/meta"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/telemetry"
 )
 
 // startAuth starts meta alone (replicas of it) with token authentication.
-func startAuth(t *testing.T, replicas int, configure func(i int, o *meta.Options)) *Cluster {
+func startAuth(t *testing.T, replicas int, configure func(i int, o *meta.Options)) *minicluster.Cluster {
 	t.Helper()
-	c, err := Start(t.Context(), Options{Dir: t.TempDir(), MetaOnly: true, MetaReplicas: replicas, Auth: true, ConfigureMeta: configure})
+	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), MetaOnly: true, MetaReplicas: replicas, Auth: true, ConfigureMeta: configure})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -282,7 +283,7 @@ func TestAuthRevocationOnFollowers(t *testing.T) {
 	// Only the replica that made the administrator wrote its token.
 	written := 0
 	for i := range c.MetaAddrs() {
-		if _, err := os.Stat(filepath.Join(c.metaDir(i), meta.AdminTokenFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(c.MetaDir(i), meta.AdminTokenFile)); err == nil {
 			written++
 		}
 	}
@@ -307,7 +308,7 @@ func TestAuthRevocationOnFollowers(t *testing.T) {
 func TestAuthBootstrap(t *testing.T) {
 	c := startAuth(t, 1, nil)
 	ctx := t.Context()
-	path := filepath.Join(c.metaDir(0), meta.AdminTokenFile)
+	path := filepath.Join(c.MetaDir(0), meta.AdminTokenFile)
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
@@ -384,5 +385,7 @@ func TestAuthAuditLog(t *testing.T) {
 	require.True(t, sawCreate && sawIssue && sawRefused, buf.String())
 	_, secret, _ := strings.Cut(strings.TrimPrefix(tok, "strato1."), ".")
 	require.NotContains(t, buf.String(), secret)
-	require.NotContains(t, buf.String(), c.adminTok[len(c.adminTok)-20:])
+	adminTok, err := c.AdminToken()
+	require.NoError(t, err)
+	require.NotContains(t, buf.String(), adminTok[len(adminTok)-20:])
 }

@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/datanode"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
 )
@@ -40,7 +41,7 @@ func (f *failAfter) Write(p []byte) (int, error) {
 // error.
 func TestReaderCopyTo(t *testing.T) {
 	ctx := t.Context()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), BlockSize: 1 << 20, ContainerSize: 16 << 20})
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), BlockSize: 1 << 20, ContainerSize: 16 << 20})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	cl, err := client.New(client.Options{Meta: c.MetaAddrs(), ChunkSize: 64 << 10, NoToken: true})
@@ -128,7 +129,7 @@ func check(t *testing.T, ok bool, format string, args ...any) bool {
 
 // requireReadPath checks how the cluster's datanodes served reads: over
 // TCP only (tcp) or by handing out block files only.
-func requireReadPath(t *testing.T, c *Cluster, tcp bool) {
+func requireReadPath(t *testing.T, c *minicluster.Cluster, tcp bool) {
 	t.Helper()
 	var local, sent int64
 	for i := range c.DatanodeAddrs() {
@@ -154,7 +155,7 @@ func requireReadPath(t *testing.T, c *Cluster, tcp bool) {
 // is read locally again; a READ_LOCAL over TCP is refused.
 func TestLocalReads(t *testing.T) {
 	ctx := t.Context()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), BlockSize: 1 << 20, ContainerSize: 16 << 20})
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), BlockSize: 1 << 20, ContainerSize: 16 << 20})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	newClient := func(tcp bool) *client.Client {

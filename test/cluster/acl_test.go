@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/s3"
 )
@@ -28,13 +29,13 @@ import (
 // meta's (datanodes check block tokens, not ACLs).
 type aclCluster struct {
 	t     *testing.T
-	c     *Cluster
+	c     *minicluster.Cluster
 	admin *client.Client
 }
 
 func startACL(t *testing.T) *aclCluster {
 	t.Helper()
-	c, err := Start(t.Context(), Options{Dir: t.TempDir(), MetaOnly: true, Auth: true})
+	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), MetaOnly: true, Auth: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	admin, err := c.Client()
@@ -296,7 +297,7 @@ func TestACLDefaultsInherited(t *testing.T) {
 // Without authentication nothing is checked: ACLs are stored and shown,
 // and every client may do everything, as before.
 func TestACLAuthNone(t *testing.T) {
-	c, err := Start(t.Context(), Options{Dir: t.TempDir(), MetaOnly: true})
+	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), MetaOnly: true})
 	require.NoError(t, err)
 	defer func() { _ = c.Close() }()
 	ctx := t.Context()

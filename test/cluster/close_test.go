@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -18,7 +19,7 @@ import (
 // covered when a container closes, so the writers must resend everything
 // not committed, not only what was unacknowledged.
 func TestContainerClosedUnderWriters(t *testing.T) {
-	f := startFaultCluster(t, Options{BlockSize: 4 << 20, ContainerSize: 12 << 20, HeartbeatInterval: 20 * time.Millisecond}, stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
+	f := startFaultCluster(t, minicluster.Options{BlockSize: 4 << 20, ContainerSize: 12 << 20, HeartbeatInterval: 20 * time.Millisecond}, stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	const writers = 6
 	data := make([][]byte, writers)

@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -19,7 +20,7 @@ import (
 // leader loses nothing: the client and the datanodes follow the new leader
 // (the datanodes register again with it), and writes and reads go on.
 func TestThreeMetaReplicas(t *testing.T) {
-	f := startFaultCluster(t, Options{MetaReplicas: 3, HeartbeatInterval: 100 * time.Millisecond,
+	f := startFaultCluster(t, minicluster.Options{MetaReplicas: 3, HeartbeatInterval: 100 * time.Millisecond,
 		TickInterval: 100 * time.Millisecond, BlockSize: 4 << 20}, stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	before := fastRandom(9<<20, 1)
@@ -54,7 +55,7 @@ func TestThreeMetaReplicas(t *testing.T) {
 // client and the datanodes (whose meta lists do not name the new replica)
 // follow the leader hints; every file written is read back whole.
 func TestMetaMembershipUnderLoad(t *testing.T) {
-	f := startFaultCluster(t, Options{MetaReplicas: 3, HeartbeatInterval: 100 * time.Millisecond,
+	f := startFaultCluster(t, minicluster.Options{MetaReplicas: 3, HeartbeatInterval: 100 * time.Millisecond,
 		TickInterval: 100 * time.Millisecond, BlockSize: 1 << 20}, stratov1.ReplicationFactor_REPLICATION_THREE, 256<<10)
 	ctx := t.Context()
 

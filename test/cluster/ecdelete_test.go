@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"path/filepath"

@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/strato-io/strato/certs"
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
 )
@@ -36,7 +37,7 @@ func otherCA(t *testing.T) string {
 // refuses, quickly and saying why, clients that do not.
 func TestTLS(t *testing.T) {
 	ctx := t.Context()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), TLS: true, BlockSize: 4 << 20, ContainerSize: 64 << 20})
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), TLS: true, BlockSize: 4 << 20, ContainerSize: 64 << 20})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
 	cl, err := c.Client()
@@ -109,7 +110,7 @@ func TestTLS(t *testing.T) {
 // sign, or that shows none.
 func TestTLSRefusesForeignDatanode(t *testing.T) {
 	ctx := t.Context()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), TLS: true, MetaOnly: true})
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), TLS: true, MetaOnly: true})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
 	other := otherCA(t)
@@ -145,7 +146,7 @@ func TestTLSRefusesForeignDatanode(t *testing.T) {
 // mutual TLS: they elect a leader, replicate, and elect another when the
 // leader stops.
 func TestTLSThreeMetaReplicas(t *testing.T) {
-	f := startFaultCluster(t, Options{TLS: true, MetaReplicas: 3, HeartbeatInterval: 100 * time.Millisecond,
+	f := startFaultCluster(t, minicluster.Options{TLS: true, MetaReplicas: 3, HeartbeatInterval: 100 * time.Millisecond,
 		TickInterval: 100 * time.Millisecond, BlockSize: 4 << 20}, stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	before := fastRandom(5<<20, 1)

@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -45,7 +46,7 @@ func fastRandom(n int, seed uint64) []byte {
 // bucket "bkt" of the given replication and block size.
 type faultCluster struct {
 	t  *testing.T
-	c  *Cluster
+	c  *minicluster.Cluster
 	cl *client.Client
 }
 
@@ -53,7 +54,7 @@ type faultCluster struct {
 // tick of meta's background work, and returns how long to wait in real
 // time before looking again; with the real clock it only returns that.
 func (f *faultCluster) advance() time.Duration {
-	fc, ok := f.c.opts.Clock.(*clockwork.FakeClock)
+	fc, ok := f.c.Options().Clock.(*clockwork.FakeClock)
 	if !ok {
 		return 100 * time.Millisecond
 	}
@@ -61,25 +62,25 @@ func (f *faultCluster) advance() time.Duration {
 	return 10 * time.Millisecond
 }
 
-func startFaultCluster(t *testing.T, o Options, repl stratov1.ReplicationFactor, chunkSize int) *faultCluster {
+func startFaultCluster(t *testing.T, o minicluster.Options, repl stratov1.ReplicationFactor, chunkSize int) *faultCluster {
 	t.Helper()
 	return startFaultClusterReads(t, o, repl, chunkSize, false)
 }
 
 // startFaultClusterReads is startFaultCluster with a client that reads
 // every replica over TCP when tcpReads is set (client.Options.DisableLocalReads).
-func startFaultClusterReads(t *testing.T, o Options, repl stratov1.ReplicationFactor, chunkSize int, tcpReads bool) *faultCluster {
+func startFaultClusterReads(t *testing.T, o minicluster.Options, repl stratov1.ReplicationFactor, chunkSize int, tcpReads bool) *faultCluster {
 	t.Helper()
 	ctx := t.Context()
 	if o.Dir == "" {
 		o.Dir = t.TempDir()
 	}
-	c, err := Start(ctx, o)
+	c, err := minicluster.Start(ctx, o)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
 	tok, err := c.AdminToken()
 	require.NoError(t, err)
-	cl, err := client.New(client.Options{Meta: c.MetaAddrs(), ChunkSize: chunkSize, TLS: c.ClientTLS(), Logger: c.opts.Logger,
+	cl, err := client.New(client.Options{Meta: c.MetaAddrs(), ChunkSize: chunkSize, TLS: c.ClientTLS(), Logger: c.Options().Logger,
 		Token: tok, NoToken: tok == "", DisableLocalReads: tcpReads})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cl.Close() })
@@ -217,7 +218,7 @@ func TestKillDatanodeMidWrite(t *testing.T) {
 				size      = 48 << 20
 				killAt    = size/3 + 2*chunkSize + 4321 // a chunk into the fifth block
 			)
-			f := startFaultCluster(t, Options{Datanodes: 4, BlockSize: blockSize, ContainerSize: 64 << 20,
+			f := startFaultCluster(t, minicluster.Options{Datanodes: 4, BlockSize: blockSize, ContainerSize: 64 << 20,
 				HeartbeatInterval: 200 * time.Millisecond, DeadAfter: 4 * time.Second},
 				stratov1.ReplicationFactor_REPLICATION_THREE, chunkSize)
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -318,7 +319,7 @@ func TestKillDatanodeMidWrite(t *testing.T) {
 // again to a new block avoiding it; every key reads back, none has a block
 // on the dead node, and meta closed the containers the writes failed on.
 func TestSmallKeysWithADeadDatanode(t *testing.T) {
-	f := startFaultCluster(t, Options{Datanodes: 4, HeartbeatInterval: 200 * time.Millisecond, DeadAfter: time.Minute},
+	f := startFaultCluster(t, minicluster.Options{Datanodes: 4, HeartbeatInterval: 200 * time.Millisecond, DeadAfter: time.Minute},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -355,7 +356,7 @@ func TestSmallKeysWithADeadDatanode(t *testing.T) {
 // fails over to the other replicas and returns the key intact.
 func TestKillDatanodeMidRead(t *testing.T) {
 	const blockSize = 4 << 20
-	f := startFaultCluster(t, Options{BlockSize: blockSize, ContainerSize: 64 << 20},
+	f := startFaultCluster(t, minicluster.Options{BlockSize: blockSize, ContainerSize: 64 << 20},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	data := fastRandom(6*blockSize+777, 11)
@@ -395,7 +396,7 @@ func TestRestartMetaMidWrite(t *testing.T) {
 		blockSize = 1 << 20
 		chunkSize = 256 << 10
 	)
-	f := startFaultCluster(t, Options{BlockSize: blockSize, ContainerSize: 16 << 20, HeartbeatInterval: 200 * time.Millisecond},
+	f := startFaultCluster(t, minicluster.Options{BlockSize: blockSize, ContainerSize: 16 << 20, HeartbeatInterval: 200 * time.Millisecond},
 		stratov1.ReplicationFactor_REPLICATION_THREE, chunkSize)
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
@@ -524,7 +525,7 @@ func TestCorruptReplica(t *testing.T) {
 
 func testCorruptReplica(t *testing.T, tcpReads bool) {
 	const blockSize = 2 << 20
-	f := startFaultClusterReads(t, Options{BlockSize: blockSize, ContainerSize: 32 << 20, HeartbeatInterval: 200 * time.Millisecond},
+	f := startFaultClusterReads(t, minicluster.Options{BlockSize: blockSize, ContainerSize: 32 << 20, HeartbeatInterval: 200 * time.Millisecond},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 512<<10, tcpReads)
 	t.Cleanup(func() { requireReadPath(t, f.c, tcpReads) })
 	ctx := t.Context()
@@ -598,7 +599,7 @@ func testCorruptReplica(t *testing.T, tcpReads bool) {
 // finds no other pipeline), then at once when meta has seen the node go
 // stale. No key is left visible.
 func TestNoPipelineLeft(t *testing.T) {
-	f := startFaultCluster(t, Options{BlockSize: 1 << 20, ContainerSize: 16 << 20,
+	f := startFaultCluster(t, minicluster.Options{BlockSize: 1 << 20, ContainerSize: 16 << 20,
 		HeartbeatInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Second},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 256<<10)
 	require.NoError(t, f.write(t.Context(), "/vol/bkt/before", fastRandom(3<<20, 1), 1<<20, 0, nil))
@@ -651,7 +652,7 @@ func TestNoPipelineLeft(t *testing.T) {
 
 // TestBadInput: client calls with bad arguments fail with clear errors.
 func TestBadInput(t *testing.T) {
-	f := startFaultCluster(t, Options{BlockSize: 1 << 20, ContainerSize: 16 << 20},
+	f := startFaultCluster(t, minicluster.Options{BlockSize: 1 << 20, ContainerSize: 16 << 20},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 256<<10)
 	ctx := t.Context()
 	require.NoError(t, f.write(ctx, "/vol/bkt/exists", []byte("hello"), 5, 0, nil))

@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"archive/tar"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -33,7 +34,7 @@ func TestOpensPreV1DevDirectory(t *testing.T) {
 	require.NoError(t, err)
 
 	ctx := t.Context()
-	c, err := Start(ctx, Options{Dir: filepath.Join(dir, "d")})
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: filepath.Join(dir, "d")})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
 	require.NoError(t, c.WaitReady(ctx))

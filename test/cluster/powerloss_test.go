@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -45,7 +47,7 @@ func powerLoss(t *testing.T, seed uint64) {
 			require.NoError(t, dh.Close())
 		}
 	}
-	f := startFaultCluster(t, Options{Dir: dir, Datanodes: n, BlockSize: 1 << 20, ContainerSize: 16 << 20,
+	f := startFaultCluster(t, minicluster.Options{Dir: dir, Datanodes: n, BlockSize: 1 << 20, ContainerSize: 16 << 20,
 		DatanodeFS: func(i int) vfs.FS {
 			mu.Lock()
 			defer mu.Unlock()
@@ -68,7 +70,7 @@ func powerLoss(t *testing.T, seed uint64) {
 			for k := 0; ctx.Err() == nil; k++ {
 				path := fmt.Sprintf("/vol/bkt/w%d/k%d", w, k)
 				data := fastRandom(1+rng.IntN(3<<20), seed<<32|uint64(w)<<16|uint64(k))
-				wr, err := f.cl.Create(ctx, path, CreateOptionsRecursive())
+				wr, err := f.cl.Create(ctx, path, client.CreateOptions{Recursive: true})
 				if err != nil {
 					return
 				}

@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -19,7 +20,7 @@ import (
 // containers closed.
 type rebuildCluster struct {
 	t    *testing.T
-	c    *Cluster
+	c    *minicluster.Cluster
 	cl   *client.Client
 	ids  []string // datanode IDs by index
 	data map[string][]byte
@@ -33,16 +34,16 @@ func startRebuildCluster(t *testing.T, n int, repl string, sizes map[string]int)
 // the test goes on; otherwise they stay open (meta closes those of a
 // datanode that dies).
 func startRebuildClusterTLS(t *testing.T, n int, repl string, sizes map[string]int, tls, closeAll bool) *rebuildCluster {
-	return startRebuildClusterWith(t, n, repl, sizes, Options{TLS: tls}, closeAll)
+	return startRebuildClusterWith(t, n, repl, sizes, minicluster.Options{TLS: tls}, closeAll)
 }
 
 // startRebuildClusterWith is startRebuildClusterTLS with TLS and Auth
 // taken from o.
-func startRebuildClusterWith(t *testing.T, n int, repl string, sizes map[string]int, o Options, closeAll bool) *rebuildCluster {
+func startRebuildClusterWith(t *testing.T, n int, repl string, sizes map[string]int, o minicluster.Options, closeAll bool) *rebuildCluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), Datanodes: n, BlockSize: 4 << 20, ContainerSize: 256 << 20,
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), Datanodes: n, BlockSize: 4 << 20, ContainerSize: 256 << 20,
 		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Second, TLS: o.TLS, Auth: o.Auth})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
@@ -257,10 +258,10 @@ func TestErasureCodedRebuild(t *testing.T) { testErasureCodedRebuild(t, false) }
 func TestTLSErasureCodedRebuild(t *testing.T) { testErasureCodedRebuild(t, true) }
 
 func testErasureCodedRebuild(t *testing.T, tls bool) {
-	testErasureCodedRebuildWith(t, Options{TLS: tls})
+	testErasureCodedRebuildWith(t, minicluster.Options{TLS: tls})
 }
 
-func testErasureCodedRebuildWith(t *testing.T, o Options) {
+func testErasureCodedRebuildWith(t *testing.T, o minicluster.Options) {
 	r := startRebuildClusterWith(t, 6, "rs-3-2-1024k", rebuildSizes, o, true)
 	r.check("healthy")
 	original := r.groupMembers("groups")

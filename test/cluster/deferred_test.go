@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestDeferredCreateThroughClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), BlockSize: 4 << 20, ContainerSize: 64 << 20})
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), BlockSize: 4 << 20, ContainerSize: 64 << 20})
 	require.NoError(t, err)
 	defer func() { _ = c.Close() }()
 	cl, err := c.Client()

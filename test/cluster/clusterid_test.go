@@ -1,4 +1,4 @@
-package minicluster
+package cluster
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/datanode"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -22,14 +23,14 @@ import (
 func TestDatanodeOfAnotherClusterRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	start := func() *Cluster {
-		c, err := Start(ctx, Options{Dir: t.TempDir(), Datanodes: 1, HeartbeatInterval: 100 * time.Millisecond})
+	start := func() *minicluster.Cluster {
+		c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), Datanodes: 1, HeartbeatInterval: 100 * time.Millisecond})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
 	a, b := start(), start()
-	clusterID := func(c *Cluster) string {
+	clusterID := func(c *minicluster.Cluster) string {
 		var id string
 		require.Eventually(t, func() bool { // written once meta answered
 			raw, err := os.ReadFile(filepath.Join(c.DatanodeDir(0), "cluster.id"))
