@@ -88,6 +88,9 @@ type Options struct {
 	// token to the leading replica's meta.AdminTokenFile; Client presents
 	// it (see AdminToken). Default: false, no authentication.
 	Auth bool
+	// S3, when set, runs an S3 gateway too once the cluster is ready
+	// (StartS3, S3Endpoint, S3Gateway). Default: none.
+	S3 *S3Options
 	// Clock is every node's clock (meta.Options.Clock,
 	// datanode.Options.Clock): a test gives a clockwork.FakeClock and
 	// advances it to make heartbeats, ticks and expiries happen. Default:
@@ -154,6 +157,7 @@ type Cluster struct {
 	dnAddrs   []string
 	clientTLS *tls.Config // nil without Options.TLS
 	adminTok  string      // with Options.Auth, once read
+	s3        *s3Server   // nil without a gateway
 }
 
 // state is what cluster.json records.
@@ -239,6 +243,12 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := c.WaitReady(ctx); err != nil {
 		_ = c.Close()
 		return nil, err
+	}
+	if opts.S3 != nil {
+		if _, err := c.StartS3(ctx, *opts.S3); err != nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("minicluster: S3 gateway: %w", err)
+		}
 	}
 	return c, nil
 }
@@ -628,6 +638,10 @@ func (c *Cluster) AddMetaReplica(ctx context.Context) (int, error) {
 func (c *Cluster) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.s3 != nil {
+		c.s3.close()
+		c.s3 = nil
+	}
 	var errs []error
 	for i, dn := range c.datanodes {
 		if dn != nil {

@@ -48,7 +48,10 @@ func run(m *testing.M) int {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, BlockSize: 8 << 20, ContainerSize: 256 << 20})
+	// The cluster's own gateway, with the tests' key besides meta's, served
+	// on the tests' HTTP and HTTPS listeners.
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, BlockSize: 8 << 20, ContainerSize: 256 << 20,
+		S3: &minicluster.S3Options{Credentials: s3.StaticCredentials{testKey: testSecret}, Gateway: s3.Options{Domain: "s3.test"}}})
 	if err != nil {
 		panic(err)
 	}
@@ -61,11 +64,7 @@ func run(m *testing.M) int {
 		panic(err)
 	}
 	defer cl.Close()
-	gw, err := s3.New(ctx, s3.Options{Client: cl, Credentials: s3.StaticCredentials{testKey: testSecret}, Domain: "s3.test"})
-	if err != nil {
-		panic(err)
-	}
-	defer gw.Close()
+	gw := c.S3Gateway()
 	env.cluster, env.client, env.gw = c, cl, gw
 	env.http = httptest.NewServer(gw)
 	defer env.http.Close()

@@ -2,7 +2,6 @@ package s3load
 
 import (
 	"bytes"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -17,22 +16,17 @@ import (
 // TestRun drives every operation, briefly, against a gateway on a real
 // in-process cluster, and checks the report and what is left behind.
 func TestRun(t *testing.T) {
-	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), BlockSize: 4 << 20, ContainerSize: 64 << 20})
+	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), BlockSize: 4 << 20, ContainerSize: 64 << 20,
+		S3: &minicluster.S3Options{Credentials: s3.StaticCredentials{"bench": "bench-secret"}, Gateway: s3.Options{CleanupInterval: -1}}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
-	require.NoError(t, c.WaitReady(t.Context()))
 	cl, err := c.Client()
 	require.NoError(t, err)
 	defer cl.Close()
-	gw, err := s3.New(t.Context(), s3.Options{Client: cl, Credentials: s3.StaticCredentials{"bench": "bench-secret"}, CleanupInterval: -1})
-	require.NoError(t, err)
-	defer gw.Close()
-	srv := httptest.NewServer(gw)
-	defer srv.Close()
 
 	for _, op := range []string{"put", "get", "head", "list", "delete", "mixed"} {
 		var out bytes.Buffer
-		cfg := Config{Endpoint: srv.URL, AccessKey: "bench", Secret: "bench-secret", Op: op, Size: 100 << 10,
+		cfg := Config{Endpoint: c.S3Endpoint(), AccessKey: "bench", Secret: "bench-secret", Op: op, Size: 100 << 10,
 			Concurrency: 3, Count: 20, Objects: 10, Prefix: op + "/", ServerPID: os.Getpid()}
 		if op == "mixed" {
 			cfg.Count, cfg.Duration = 0, 300*time.Millisecond
@@ -59,7 +53,7 @@ func TestRun(t *testing.T) {
 		require.Contains(t, out.String(), "summary op="+strings.ToUpper(res.Ops[0].Op))
 		require.Contains(t, out.String(), "server pid")
 		// Cleaned up: nothing left under the prefix.
-		sc, err := s3.NewClient(s3.ClientOptions{Endpoint: srv.URL, AccessKey: "bench", Secret: "bench-secret"})
+		sc, err := s3.NewClient(s3.ClientOptions{Endpoint: c.S3Endpoint(), AccessKey: "bench", Secret: "bench-secret"})
 		require.NoError(t, err)
 		left, _, err := sc.ListObjects(t.Context(), "bench-s3", op+"/", "", 10)
 		require.NoError(t, err)

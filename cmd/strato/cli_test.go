@@ -24,6 +24,7 @@ import (
 type cliHarness struct {
 	t    *testing.T
 	addr string
+	s3   string // the S3 gateway's endpoint, when the cluster runs one
 }
 
 // startMeta starts a single-voter meta server (metaCluster) and returns a

@@ -17,11 +17,17 @@ import (
 // dataCluster starts meta and three datanodes in process (minicluster)
 // and returns a harness whose meta address reaches them.
 func dataCluster(t *testing.T) *cliHarness {
+	return dataClusterWith(t, minicluster.Options{})
+}
+
+// dataClusterWith is dataCluster with o's S3 gateway and clock.
+func dataClusterWith(t *testing.T, o minicluster.Options) *cliHarness {
 	t.Helper()
-	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), BlockSize: 4 << 20, ContainerSize: 64 << 20})
+	o.Dir, o.BlockSize, o.ContainerSize = t.TempDir(), 4<<20, 64<<20
+	c, err := minicluster.Start(t.Context(), o)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
-	return &cliHarness{t: t, addr: c.MetaAddr()}
+	return &cliHarness{t: t, addr: c.MetaAddr(), s3: c.S3Endpoint()}
 }
 
 // runIn runs a command with stdin.

@@ -104,12 +104,7 @@ start (docs/security.md).`,
 				fmt.Fprintf(out, "  datanode  %s   (data %s, id %s)\n", a, c.DatanodeDir(i), c.Datanode(i).ID())
 			}
 			if s3Addr != "" {
-				caDir := ""
-				if o.TLS {
-					caDir, _ = filepath.Abs(filepath.Dir(c.CAFile()))
-				}
-				stop := startDevS3(cmd.Context(), out, c.MetaAddrs(), s3Addr, c.ClientTLS(), caDir, token, o.Logger)
-				defer stop()
+				startDevS3(cmd.Context(), out, c, s3Addr, token)
 			}
 			if httpAddr != "" {
 				fmt.Fprintf(out, "  console   %s%s/   (metrics /metrics, health /healthz, /readyz)\n", httpScheme(httpTLS), httpAddr)

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -18,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"github.com/strato-io/strato/certs"
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/s3"
 )
 
@@ -183,76 +182,44 @@ const (
 	devS3SecretKey = "strato-dev-secret"
 )
 
-// startDevS3 starts strato dev's S3 gateway, with the development key
-// made in meta (kept if it exists: a revoked one comes back at the next
-// start), and prints how to reach it; a gateway that cannot start (its
-// port taken) is reported, not fatal. With tlsConfig it talks TLS to the
-// cluster and serves HTTPS with a certificate "s3" of the CA in caDir
-// (issued on first use).
+// startDevS3 starts strato dev's S3 gateway (minicluster's), with the
+// development key made in meta (kept if it exists: a revoked one comes
+// back at the next start), and prints how to reach it; a gateway that
+// cannot start (its port taken) is reported, not fatal. With TLS it serves
+// HTTPS with a certificate "s3" of the cluster's CA.
 //
 // With token (an administrator's) it presents it to meta, and the key is
 // the administrator's.
-func startDevS3(ctx context.Context, out io.Writer, metas []string, addr string, tlsConfig *tls.Config, caDir, token string, log *slog.Logger) (stop func()) {
-	fail := func(err error) func() {
-		fmt.Fprintf(out, "  s3        not started: %v\n", err)
-		return func() {}
-	}
-	lis, err := net.Listen("tcp", addr)
+func startDevS3(ctx context.Context, out io.Writer, c *minicluster.Cluster, addr, token string) {
+	fail := func(err error) { fmt.Fprintf(out, "  s3        not started: %v\n", err) }
+	cl, err := c.ClientWithToken(token)
 	if err != nil {
-		return fail(err)
+		fail(err)
+		return
 	}
-	c, err := client.New(client.Options{Meta: metas, TLS: tlsConfig, Token: token, NoToken: token == "", Logger: log, Owner: "s3"})
-	if err != nil {
-		_ = lis.Close()
-		return fail(err)
-	}
+	defer func() { _ = cl.Close() }()
 	kctx, cancel := context.WithTimeout(ctx, time.Minute)
 	user := "dev"
 	if token != "" {
 		user = "" // the caller's: the administrator
 	}
-	_, _, err = c.CreateS3Key(kctx, user, devS3AccessKey, devS3SecretKey)
+	_, _, err = cl.CreateS3Key(kctx, user, devS3AccessKey, devS3SecretKey)
 	cancel()
 	if err != nil && !errors.Is(err, client.ErrExists) {
-		_ = lis.Close()
-		_ = c.Close()
-		return fail(fmt.Errorf("creating the development access key: %w", err))
+		fail(fmt.Errorf("creating the development access key: %w", err))
+		return
 	}
-	mc, err := s3.NewMetaCredentials(s3.MetaCredentialsOptions{Client: c})
+	ep, err := c.StartS3(ctx, minicluster.S3Options{Listen: addr, Token: token})
 	if err != nil {
-		_ = lis.Close()
-		_ = c.Close()
-		return fail(err)
+		fail(err)
+		return
 	}
-	gw, err := s3.New(ctx, s3.Options{Client: c, Credentials: mc, Logger: log})
-	if err != nil {
-		_ = lis.Close()
-		_ = c.Close()
-		return fail(err)
-	}
-	srv := &http.Server{Handler: gw, ReadHeaderTimeout: time.Minute}
-	ep, bundle := "http://"+lis.Addr().String(), ""
-	if tlsConfig != nil {
-		crt, key := filepath.Join(caDir, "s3.crt"), filepath.Join(caDir, "s3.key")
-		if _, err := os.Stat(crt); errors.Is(err, os.ErrNotExist) {
-			if err := certs.Issue(caDir, caDir, "s3", nil); err != nil {
-				_ = lis.Close()
-				_ = gw.Close()
-				_ = c.Close()
-				return fail(err)
-			}
-		}
-		ep, bundle = "https://"+lis.Addr().String(), " --ca-bundle "+filepath.Join(caDir, certs.CACert)
-		go func() { _ = srv.ServeTLS(lis, crt, key) }()
-	} else {
-		go func() { _ = srv.Serve(lis) }()
+	bundle := ""
+	if ca := c.CAFile(); ca != "" {
+		abs, _ := filepath.Abs(ca)
+		bundle = " --ca-bundle " + abs
 	}
 	fmt.Fprintf(out, "  s3        %s   (access key %s, secret %s)\n", ep, devS3AccessKey, devS3SecretKey)
 	fmt.Fprintf(out, "            AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s aws --endpoint-url %s%s s3 mb s3://bucket1\n",
 		devS3AccessKey, devS3SecretKey, ep, bundle)
-	return func() {
-		_ = srv.Close()
-		_ = gw.Close()
-		_ = c.Close()
-	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,29 +8,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/s3"
 )
 
 // TestS3ClientCommands: strato s3 mb, cp (up and down) and ls against a
 // gateway on a real cluster, with a key made by strato admin s3 key create.
 func TestS3ClientCommands(t *testing.T) {
-	h := dataCluster(t)
-	c, err := client.New(client.Options{Meta: []string{h.addr}})
-	require.NoError(t, err)
-	defer c.Close()
-	mc, err := s3.NewMetaCredentials(s3.MetaCredentialsOptions{Client: c})
-	require.NoError(t, err)
-	gw, err := s3.New(t.Context(), s3.Options{Client: c, Credentials: mc, CleanupInterval: -1})
-	require.NoError(t, err)
-	defer gw.Close()
-	srv := httptest.NewServer(gw)
-	defer srv.Close()
+	h := dataClusterWith(t, minicluster.Options{S3: &minicluster.S3Options{Gateway: s3.Options{CleanupInterval: -1}}})
 
 	k := jsonOf[map[string]any](t, h.ok("admin", "s3", "key", "create", "--json"))
 	t.Setenv("AWS_ACCESS_KEY_ID", k["key"].(map[string]any)["accessKey"].(string))
 	t.Setenv("AWS_SECRET_ACCESS_KEY", k["secret"].(string))
-	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
+	t.Setenv("AWS_ENDPOINT_URL", h.s3)
 	run := func(args ...string) string {
 		t.Helper()
 		r := execute(nil, append([]string{"s3"}, args...)...)
