@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,7 +19,7 @@ import (
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/proto/strato/v1"
-	"github.com/strato-io/strato/test/netfault"
+	"github.com/strato-io/strato/test/procs"
 )
 
 // The tests' strato processes: the binary TestMain builds, run as a user
@@ -36,7 +35,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	if binary, err = netfault.BuildStrato(dir, "../cmd/strato"); err != nil {
+	if binary, err = procs.Build(dir, "../cmd/strato"); err != nil {
 		panic(err)
 	}
 	code := m.Run()
@@ -67,30 +66,32 @@ var handedOut = struct {
 	addrs map[string]bool
 }{addrs: map[string]bool{}}
 
-// proc is a strato server process of a test.
+// proc is a strato server process of a test (procs.Proc, failing the
+// test where that would return an error).
 type proc struct {
-	t    *testing.T
-	name string
-	args []string
-	env  []string // added to the test's environment
-	log  string   // the output of every start, one after the other
-
-	cmd  *exec.Cmd
-	done chan struct{} // closed once cmd has exited (cmd.ProcessState is set)
+	*procs.Proc
+	t *testing.T
 }
 
-// startProc starts `strato ARGS...` (name says which in the logs); it is
-// killed when the test ends.
-func startProc(t *testing.T, name string, args ...string) *proc {
-	t.Helper()
-	p := &proc{t: t, name: name, args: args, log: filepath.Join(t.TempDir(), "output.log")}
+// newProc is `strato ARGS...` (name says which in the logs), not started;
+// it is killed when the test ends, and its output shown if the test
+// failed.
+func newProc(t *testing.T, name string, args ...string) *proc {
+	p := &proc{Proc: &procs.Proc{Name: name, Bin: binary, Args: args, Log: filepath.Join(t.TempDir(), "output.log")}, t: t}
 	t.Cleanup(func() {
-		killAll(p)
+		procs.KillAll(p.Proc)
 		if t.Failed() {
-			out, _ := os.ReadFile(p.log)
-			t.Logf("%s output:\n%s", p.name, out)
+			out, _ := os.ReadFile(p.Log)
+			t.Logf("%s output:\n%s", p.Name, out)
 		}
 	})
+	return p
+}
+
+// startProc starts `strato ARGS...`.
+func startProc(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	p := newProc(t, name, args...)
 	p.start()
 	return p
 }
@@ -110,11 +111,11 @@ func startDatanode(t *testing.T, dir, metaAddr string, flags ...string) *proc {
 // startDatanodes starts n datanodes (root/dn0, root/dn1, ...) that
 // heartbeat every 200ms.
 func startDatanodes(t *testing.T, root, metaAddr string, n int) []*proc {
-	procs := make([]*proc, n)
-	for i := range procs {
-		procs[i] = startDatanode(t, filepath.Join(root, fmt.Sprint("dn", i)), metaAddr, "--heartbeat-interval", "200ms")
+	ps := make([]*proc, n)
+	for i := range ps {
+		ps[i] = startDatanode(t, filepath.Join(root, fmt.Sprint("dn", i)), metaAddr, "--heartbeat-interval", "200ms")
 	}
-	return procs
+	return ps
 }
 
 // startDev starts `strato dev` (meta and three datanodes in one process) on
@@ -126,59 +127,25 @@ func startDev(t *testing.T, dir, metaAddr string) *proc {
 // start starts the process again after stop or kill.
 func (p *proc) start() {
 	p.t.Helper()
-	require.False(p.t, p.running(), "%s is running", p.name)
-	out, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	require.NoError(p.t, err)
-	defer out.Close() // the process has its own copy
-	cmd := exec.Command(binary, p.args...)
-	cmd.Env = append(os.Environ(), p.env...)
-	cmd.Stdout, cmd.Stderr = out, out
-	require.NoError(p.t, cmd.Start())
-	done := make(chan struct{})
-	p.cmd, p.done = cmd, done
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
+	require.NoError(p.t, p.Start())
 }
 
-func (p *proc) running() bool {
-	if p.done == nil {
-		return false
-	}
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
+func (p *proc) running() bool { return p.Running() }
 
 // stop sends SIGTERM and requires the process to exit 0 within 15s.
 func (p *proc) stop() {
 	p.t.Helper()
-	require.NoError(p.t, p.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		p.t.Fatalf("%s did not stop within 15s of SIGTERM", p.name)
-	}
-	require.True(p.t, p.cmd.ProcessState.Success(), "%s exits 0 on SIGTERM: %v", p.name, p.cmd.ProcessState)
+	require.NoError(p.t, p.Stop(15*time.Second))
 }
 
 // killAll sends SIGKILL to every process that runs, all at once, then
 // reaps them.
-func killAll(procs ...*proc) {
-	for _, p := range procs {
-		if p.running() {
-			_ = p.cmd.Process.Kill()
-		}
+func killAll(ps ...*proc) {
+	all := make([]*procs.Proc, len(ps))
+	for i, p := range ps {
+		all[i] = p.Proc
 	}
-	for _, p := range procs {
-		if p.done != nil {
-			<-p.done
-		}
-	}
+	procs.KillAll(all...)
 }
 
 // run runs `strato ARGS...` to its end and returns its output.
@@ -207,7 +174,7 @@ func waitReady(t *testing.T, metaAddr string, procs ...*proc) {
 	for time.Now().Before(deadline) {
 		for _, p := range procs {
 			if !p.running() {
-				t.Fatalf("%s exited: %v", p.name, p.cmd.ProcessState)
+				t.Fatalf("%s exited: %v", p.Name, p.State())
 			}
 		}
 		out, err := cli(metaAddr, "admin", "datanode", "list")

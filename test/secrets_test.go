@@ -117,14 +117,12 @@ func TestServerSecretsFromFileAndEnvironment(t *testing.T) {
 	for _, how := range []string{"file", "env"} {
 		s3Addr := freeAddr(t)
 		args := []string{"s3", "--meta", metaAddr, "--listen", s3Addr}
-		p := &proc{t: t, name: "s3 " + how, log: filepath.Join(t.TempDir(), "output.log")}
+		p := newProc(t, "s3 "+how, args...)
 		if how == "file" {
-			p.args = append(args, "--token-file", tokenFile)
+			p.Args = append(args, "--token-file", tokenFile)
 		} else {
-			p.args = args
-			p.env = []string{"STRATO_TOKEN=" + token}
+			p.Env = []string{"STRATO_TOKEN=" + token}
 		}
-		t.Cleanup(func() { killAll(p) })
 		p.start()
 		// A gateway whose token meta refuses fails to start (it lists
 		// the volume's buckets at start): a running, answering gateway

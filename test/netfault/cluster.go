@@ -6,131 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
-)
 
-// BuildStrato builds the strato command (pkg: its package directory, e.g.
-// "../cmd/strato" from a test) into dir and returns the binary's path.
-func BuildStrato(dir, pkg string) (string, error) {
-	bin := filepath.Join(dir, "strato")
-	build := exec.Command("go", "build", "-o", bin, pkg)
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building strato: %w\n%s", err, out)
-	}
-	return bin, nil
-}
+	"github.com/strato-io/strato/test/procs"
+)
 
 // Proc is one strato process on a host; it can be killed, paused and
 // started again on the same data directory.
-type Proc struct {
-	Name, Host string
-	net        *Network
-	bin        string
-	args       []string
-	logPath    string
-
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	done    chan struct{}
-	killed  bool // by the harness: an exit then is expected
-	paused  bool
-	crashes []string
-}
-
-// Start starts the process (again).
-func (p *Proc) Start() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd != nil {
-		return fmt.Errorf("netfault: %s is already running", p.Name)
-	}
-	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(logf, "==== start %s (t=%d)\n", p.Name, Now())
-	cmd := p.net.Command(p.Host, p.bin, p.args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		_ = logf.Close()
-		return err
-	}
-	done := make(chan struct{})
-	p.cmd, p.done, p.killed, p.paused = cmd, done, false, false
-	go func() {
-		err := cmd.Wait()
-		_ = logf.Close()
-		p.mu.Lock()
-		if !p.killed {
-			p.crashes = append(p.crashes, fmt.Sprintf("%s exited by itself: %v (log %s)", p.Name, err, p.logPath))
-		}
-		p.cmd = nil
-		p.mu.Unlock()
-		close(done)
-	}()
-	return nil
-}
-
-// Running reports whether the process is up (paused or not).
-func (p *Proc) Running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cmd != nil
-}
-
-// Paused reports whether the process is stopped by SIGSTOP.
-func (p *Proc) Paused() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cmd != nil && p.paused
-}
-
-// Signal sends sig (SIGKILL waits for the exit, SIGSTOP/SIGCONT mark the
-// process paused or not).
-func (p *Proc) Signal(sig syscall.Signal) error {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	if cmd == nil {
-		p.mu.Unlock()
-		return fmt.Errorf("netfault: %s is not running", p.Name)
-	}
-	switch sig {
-	case syscall.SIGKILL, syscall.SIGTERM:
-		p.killed = true
-	case syscall.SIGSTOP:
-		p.paused = true
-	case syscall.SIGCONT:
-		p.paused = false
-	}
-	p.mu.Unlock()
-	if err := cmd.Process.Signal(sig); err != nil {
-		return err
-	}
-	if sig == syscall.SIGKILL {
-		<-done
-	}
-	return nil
-}
-
-// Stop kills the process if it runs.
-func (p *Proc) Stop() {
-	if p.Running() {
-		_ = p.Signal(syscall.SIGKILL)
-	}
-}
-
-// Crashes lists the exits the harness did not cause.
-func (p *Proc) Crashes() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.crashes...)
-}
+type Proc = procs.Proc
 
 // ClusterOptions configure a Cluster.
 type ClusterOptions struct {
@@ -198,14 +84,14 @@ func StartCluster(o ClusterOptions) (*Cluster, error) {
 	}
 	for i := 1; i <= 3; i++ {
 		h := fmt.Sprintf("m%d", i)
-		c.Metas = append(c.Metas, &Proc{Name: "meta " + h, Host: h, net: n, bin: o.Strato, logPath: filepath.Join(o.Dir, h+".log"),
-			args: []string{"meta", "--auth", "none", "--data", filepath.Join(o.Dir, h), "--id", fmt.Sprint(i), "--listen", c.MetaAddrs[i-1],
+		c.Metas = append(c.Metas, &Proc{Name: "meta " + h, Host: h, Command: n.commandOn(h), Bin: o.Strato, Log: filepath.Join(o.Dir, h+".log"),
+			Args: []string{"meta", "--auth", "none", "--data", filepath.Join(o.Dir, h), "--id", fmt.Sprint(i), "--listen", c.MetaAddrs[i-1],
 				"--peers", strings.Join(peers, ",")}})
 	}
 	for i := 1; i <= o.Datanodes; i++ {
 		h := fmt.Sprintf("d%d", i)
-		c.Datanodes = append(c.Datanodes, &Proc{Name: "datanode " + h, Host: h, net: n, bin: o.Strato, logPath: filepath.Join(o.Dir, h+".log"),
-			args: []string{"datanode", "--data", filepath.Join(o.Dir, h), "--meta", strings.Join(c.MetaAddrs, ","),
+		c.Datanodes = append(c.Datanodes, &Proc{Name: "datanode " + h, Host: h, Command: n.commandOn(h), Bin: o.Strato, Log: filepath.Join(o.Dir, h+".log"),
+			Args: []string{"datanode", "--data", filepath.Join(o.Dir, h), "--meta", strings.Join(c.MetaAddrs, ","),
 				"--listen", fmt.Sprintf("%s:%d", n.Addr(h), DatanodePort), "--heartbeat-interval", "300ms"}})
 	}
 	for _, p := range append(copyProcs(c.Metas), c.Datanodes...) {
@@ -237,7 +123,7 @@ func (c *Cluster) Close() {
 		if p.Paused() {
 			_ = p.Signal(syscall.SIGCONT)
 		}
-		p.Stop()
+		p.Kill()
 	}
 	c.Net.Close()
 }

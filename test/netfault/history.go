@@ -9,19 +9,13 @@ import (
 	"os"
 	"sync"
 
-	"golang.org/x/sys/unix"
+	"github.com/strato-io/strato/test/procs"
 )
 
-// Now reads CLOCK_MONOTONIC in nanoseconds. Every process on the machine
-// reads the same clock, so the client processes' operation times and the
-// test's fault times are comparable.
-func Now() int64 {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		panic(err)
-	}
-	return ts.Nano()
-}
+// Now reads CLOCK_MONOTONIC in nanoseconds (procs.Now): every process on
+// the machine reads the same clock, so the client processes' operation
+// times and the test's fault times are comparable.
+func Now() int64 { return procs.Now() }
 
 // Outcome of an operation, as its client saw it.
 const (

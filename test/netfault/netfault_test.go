@@ -14,6 +14,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/test/procs"
 )
 
 var strato string
@@ -24,7 +26,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	if strato, err = BuildStrato(dir, "../../cmd/strato"); err != nil {
+	if strato, err = procs.Build(dir, "../../cmd/strato"); err != nil {
 		panic(err)
 	}
 	code := m.Run()

@@ -138,6 +138,11 @@ func (n *Network) Command(host, name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// commandOn is Command on host, as a procs.Proc's Command.
+func (n *Network) commandOn(host string) func(name string, args ...string) *exec.Cmd {
+	return func(name string, args ...string) *exec.Cmd { return n.Command(host, name, args...) }
+}
+
 // Cut drops the packets from host a to host b (one direction).
 func (n *Network) Cut(a, b string) error {
 	n.mu.Lock()
