@@ -44,7 +44,7 @@ func startRebuildClusterWith(t *testing.T, n int, repl string, sizes map[string]
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), Datanodes: n, BlockSize: 4 << 20, ContainerSize: 256 << 20,
-		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Second, TLS: o.TLS, Auth: o.Auth})
+		HeartbeatInterval: 3 * time.Second, DeadAfter: 2 * time.Minute, TLS: o.TLS, Auth: o.Auth, Clock: fakeClock()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	cl, err := c.Client()
@@ -106,6 +106,7 @@ func (r *rebuildCluster) closeAll() {
 		}
 	}
 	require.Eventually(r.t, func() bool {
+		advance(r.c)
 		for _, c := range r.ecContainers() {
 			if c.State != stratov1.ContainerState_CONTAINER_CLOSED {
 				return false
@@ -138,8 +139,8 @@ func (r *rebuildCluster) stop(ids ...string) {
 
 func (r *rebuildCluster) waitDead(ids ...string) {
 	for _, id := range ids {
-		require.Eventually(r.t, func() bool { return r.datanode(id).Health == stratov1.NodeHealth_NODE_DEAD },
-			20*time.Second, 50*time.Millisecond, "%s dead", id)
+		require.Eventually(r.t, func() bool { advance(r.c); return r.datanode(id).Health == stratov1.NodeHealth_NODE_DEAD },
+			20*time.Second, 10*time.Millisecond, "%s dead", id)
 	}
 }
 
@@ -211,7 +212,7 @@ func (r *rebuildCluster) waitHealthy(timeout time.Duration, gone ...string) map[
 			}
 			r.t.Fatalf("%d containers with missing indexes, %d of %d lost indexes placed", short, len(taken), len(held))
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(advance(r.c))
 	}
 }
 
@@ -349,7 +350,7 @@ func TestErasureCodedDecommission(t *testing.T) {
 		return cc.DecommissionDatanode(ctx, &stratov1.DecommissionDatanodeRequest{DatanodeId: id})
 	})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return r.datanode(id).OpState == stratov1.NodeOpState_NODE_DECOMMISSIONED },
+	require.Eventually(t, func() bool { advance(r.c); return r.datanode(id).OpState == stratov1.NodeOpState_NODE_DECOMMISSIONED },
 		60*time.Second, 100*time.Millisecond)
 	taken := r.waitHealthy(10*time.Second, id)
 	var targets []string
@@ -414,6 +415,7 @@ func TestErasureCodedTrim(t *testing.T) {
 	taken := r.waitHealthy(60*time.Second, victim)
 	require.NoError(t, r.c.StartDatanode(slices.Index(r.ids, victim)))
 	require.Eventually(t, func() bool {
+		advance(r.c)
 		for k, target := range taken {
 			reps := r.replicas(k[0])
 			if _, ok := reps[target]; ok {

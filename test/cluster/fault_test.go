@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -50,17 +49,8 @@ type faultCluster struct {
 	cl *client.Client
 }
 
-// advance moves a fake clock (Options.Clock) on by a second, the default
-// tick of meta's background work, and returns how long to wait in real
-// time before looking again; with the real clock it only returns that.
-func (f *faultCluster) advance() time.Duration {
-	fc, ok := f.c.Options().Clock.(*clockwork.FakeClock)
-	if !ok {
-		return 100 * time.Millisecond
-	}
-	fc.Advance(time.Second)
-	return 10 * time.Millisecond
-}
+// advance moves the cluster's fake clock on (see advance).
+func (f *faultCluster) advance() time.Duration { return advance(f.c) }
 
 func startFaultCluster(t *testing.T, o minicluster.Options, repl stratov1.ReplicationFactor, chunkSize int) *faultCluster {
 	t.Helper()

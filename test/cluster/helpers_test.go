@@ -1,6 +1,13 @@
 package cluster
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/strato-io/strato/minicluster"
+)
 
 func randomBytes(n int, seed uint64) []byte {
 	r := rand.New(rand.NewPCG(seed, seed))
@@ -9,4 +16,23 @@ func randomBytes(n int, seed uint64) []byte {
 		b[i] = byte(r.Uint32())
 	}
 	return b
+}
+
+// advance moves c's fake clock (Options.Clock) on by a second, the default
+// tick of meta's background work, and returns how long to wait in real
+// time before looking again; with the real clock it only returns that.
+// Tests that wait for the cluster to act call it at each look, so that
+// time passes only while they wait.
+func advance(c *minicluster.Cluster) time.Duration {
+	fc, ok := c.Options().Clock.(*clockwork.FakeClock)
+	if !ok {
+		return 100 * time.Millisecond
+	}
+	fc.Advance(time.Second)
+	return 10 * time.Millisecond
+}
+
+// fakeClock is a fake clock for a cluster's Options.Clock.
+func fakeClock() *clockwork.FakeClock {
+	return clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }

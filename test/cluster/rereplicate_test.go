@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
@@ -89,7 +88,7 @@ func TestLostDatanodeReReplicated(t *testing.T) { testLostDatanodeReReplicated(t
 func testLostDatanodeReReplicated(t *testing.T, auth bool) {
 	f := startFaultCluster(t, minicluster.Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
 		HeartbeatInterval: 3 * time.Second, DeadAfter: 2 * time.Minute, Auth: auth,
-		Clock: clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))},
+		Clock: fakeClock()},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	data := map[string][]byte{}
@@ -135,7 +134,7 @@ func TestTLSDecommission(t *testing.T) { testDecommission(t, true) }
 
 func testDecommissionWith(t *testing.T, o minicluster.Options) {
 	f := startFaultCluster(t, minicluster.Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
-		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond, TLS: o.TLS, Auth: o.Auth},
+		HeartbeatInterval: 3 * time.Second, TLS: o.TLS, Auth: o.Auth, Clock: fakeClock()},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	want := fastRandom(10<<20, 99)
@@ -148,6 +147,7 @@ func testDecommissionWith(t *testing.T, o minicluster.Options) {
 	})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
+		f.advance()
 		dns, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.ListDatanodesResponse, error) {
 			return cc.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
 		})
@@ -158,7 +158,7 @@ func testDecommissionWith(t *testing.T, o minicluster.Options) {
 			}
 		}
 		return false
-	}, 60*time.Second, 100*time.Millisecond)
+	}, 60*time.Second, 10*time.Millisecond)
 	f.waitThreeCopies(id, 10*time.Second)
 	f.requireContent("/vol/bkt/d", want)
 }
@@ -168,10 +168,13 @@ func testDecommissionWith(t *testing.T, o minicluster.Options) {
 // passed), so the source's pushes fail. The source reports each failure in
 // its next heartbeat and meta plans the copy again at once: when the
 // target is back, the copy lands within seconds, not after meta's
-// 10-minute replication timeout.
+// 10-minute replication timeout. On a fake clock with 3 s heartbeats; the
+// stale window is 15 minutes, so that however slowly the machine runs the
+// pushes while the clock moves on, they find the target still healthy.
 func TestFailedCopyPlannedAgain(t *testing.T) {
+	clock := fakeClock()
 	f := startFaultCluster(t, minicluster.Options{Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
-		HeartbeatInterval: 100 * time.Millisecond, DeadAfter: 2 * time.Minute, TickInterval: 100 * time.Millisecond},
+		HeartbeatInterval: 3 * time.Second, DeadAfter: 30 * time.Minute, Clock: clock},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	want := fastRandom(6<<20, 7)
@@ -204,8 +207,20 @@ func TestFailedCopyPlannedAgain(t *testing.T) {
 		return cc.DecommissionDatanode(ctx, &stratov1.DecommissionDatanodeRequest{DatanodeId: ids[0]})
 	})
 	require.NoError(t, err)
-	time.Sleep(2 * time.Second) // pushes to the stopped target fail, and are reported
+	// Pushes (from any holder) to the stopped target fail, and are
+	// reported.
+	require.Eventually(t, func() bool {
+		f.advance()
+		for i := range ids {
+			if i != target && f.c.Datanode(i).ReplicationMetrics().PushesFailed > 0 {
+				return true
+			}
+		}
+		return false
+	}, 60*time.Second, 50*time.Millisecond)
+	back := clock.Now()
 	require.NoError(t, f.c.StartDatanode(target))
 	f.waitThreeCopies(ids[0], 20*time.Second)
+	require.Less(t, clock.Since(back), time.Minute, "the copy is planned again, not after the replication timeout")
 	f.requireContent("/vol/bkt/k", want)
 }
