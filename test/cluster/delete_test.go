@@ -15,9 +15,10 @@ import (
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
-// deleteOptions: short heartbeats and ticks, so that space comes back fast.
+// deleteOptions: production heartbeats (3 s) and ticks (1 s) on a fake
+// clock that the waits move on.
 func deleteOptions() minicluster.Options {
-	return minicluster.Options{BlockSize: 4 << 20, HeartbeatInterval: 50 * time.Millisecond, TickInterval: 50 * time.Millisecond}
+	return minicluster.Options{BlockSize: 4 << 20, HeartbeatInterval: 3 * time.Second, Clock: fakeClock()}
 }
 
 // usage is what every datanode holds: committed bytes and block files.
@@ -40,7 +41,7 @@ func (f *faultCluster) usage() usage {
 
 // waitSpace waits until every datanode holds want committed bytes in want
 // block files and the deleted-blocks table is empty, and returns how long
-// that took.
+// that took (in real time; timeout too).
 func (f *faultCluster) waitSpace(used int64, files int, timeout time.Duration) time.Duration {
 	f.t.Helper()
 	start := time.Now()
@@ -56,7 +57,7 @@ func (f *faultCluster) waitSpace(used int64, files int, timeout time.Duration) t
 			f.t.Fatalf("after %v: datanodes hold %+v, want %+v; deleted-blocks table: %d entries, %d blocks; %+v",
 				timeout, u, want, entries, blocks, f.c.Meta().BlockDeletionStats())
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(f.advance())
 	}
 }
 
@@ -116,14 +117,15 @@ func (f *faultCluster) waitClosed() {
 				break
 			}
 			require.True(f.t, time.Now().Before(deadline), "container %d not closed on every replica", ci.Id)
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(f.advance())
 		}
 	}
 }
 
-// TestDeleteKeyFreesSpace1GiB is the test: a 1 GiB key deleted,
-// its space back on all replicas. It writes 3 GiB to the disk, so it runs
-// only when named (go test ./minicluster -run 1GiB).
+// TestDeleteKeyFreesSpace1GiB: a 1 GiB key deleted, its space back on all
+// replicas, timed on the real clock (100 ms heartbeats and ticks). It
+// writes 3 GiB to the disk, so it runs only when named (go test
+// ./test/cluster -run 1GiB).
 func TestDeleteKeyFreesSpace1GiB(t *testing.T) {
 	if !strings.Contains(flag.Lookup("test.run").Value.String(), "1GiB") || testing.Short() {
 		t.Skip("writes 3 GiB: run with -run 1GiB")
