@@ -28,7 +28,7 @@ func ecCluster(t *testing.T, n int, repl string) (*minicluster.Cluster, *client.
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), Datanodes: n, BlockSize: 4 << 20, ContainerSize: 256 << 20,
-		HeartbeatInterval: 200 * time.Millisecond, TickInterval: 200 * time.Millisecond})
+		HeartbeatInterval: 3 * time.Second, Clock: fakeClock()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	cl, err := c.Client()

@@ -21,7 +21,7 @@ func TestErasureCodedAllocation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), Datanodes: 5,
-		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond})
+		HeartbeatInterval: 3 * time.Second, Clock: fakeClock()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	cl, err := c.Client()
@@ -80,6 +80,7 @@ func TestErasureCodedAllocation(t *testing.T) {
 	cid := bl.BlockId.ContainerId
 	var reps *stratov1.ContainerReplicasResponse
 	require.Eventually(t, func() bool {
+		advance(c)
 		do(func(_ stratov1.NamespaceServiceClient, s client.ClusterStubs) (err error) {
 			reps, err = s.ContainerReplicas(ctx, &stratov1.ContainerReplicasRequest{ContainerId: cid})
 			return err
@@ -93,7 +94,7 @@ func TestErasureCodedAllocation(t *testing.T) {
 			}
 		}
 		return true
-	}, time.Minute, 100*time.Millisecond, "replicas %v, want indexes %v", reps, index)
+	}, time.Minute, 10*time.Millisecond, "replicas %v, want indexes %v", reps, index)
 	require.NotNil(t, reps.Container.ErasureCoding)
 	require.Empty(t, reps.Container.MissingIndexes)
 
@@ -126,8 +127,9 @@ func TestErasureCodedAllocation(t *testing.T) {
 		return err
 	})
 	require.Eventually(t, func() bool {
+		advance(c)
 		entries, _, err := c.Meta().DeletedBlocksBacklog(ctx)
 		require.NoError(t, err)
 		return entries == 0
-	}, time.Minute, 50*time.Millisecond)
+	}, time.Minute, 10*time.Millisecond)
 }

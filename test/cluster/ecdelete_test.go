@@ -47,8 +47,9 @@ func TestErasureCodedDeleteFreesSpace(t *testing.T) {
 
 	require.NoError(t, cl.DeleteKey(ctx, "vol", "ecdata", "big"))
 	require.Eventually(t, func() bool {
+		advance(c)
 		used, files := held()
 		entries, _, err := c.Meta().DeletedBlocksBacklog(ctx)
 		return err == nil && used == 0 && files == 0 && entries == 0
-	}, 30*time.Second, 50*time.Millisecond, "space back on every member")
+	}, 30*time.Second, 10*time.Millisecond, "space back on every member")
 }
