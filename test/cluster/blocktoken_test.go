@@ -23,7 +23,7 @@ import (
 // "three", "one" (replicated) and "ecb" (rs-3-2, with n ≥ 5), and the
 // administrator's client.
 func tokenCluster(t *testing.T, n int, configure func(i int, o *meta.Options)) (*minicluster.Cluster, *client.Client) {
-	return tokenClusterWith(t, n, minicluster.Options{HeartbeatInterval: 200 * time.Millisecond, TickInterval: 200 * time.Millisecond}, configure)
+	return tokenClusterWith(t, n, minicluster.Options{HeartbeatInterval: 3 * time.Second, Clock: fakeClock()}, configure)
 }
 
 // tokenClusterWith is tokenCluster with o's clock and intervals.
