@@ -92,6 +92,20 @@ type scriptedBlock struct {
 	length   int64
 	offset   int64 // in the key
 	members  []string
+	token    string // the block token meta gives with it
+}
+
+// blockMembers splits an allocate or block line's datanode names from its
+// token=T option.
+func blockMembers(words []string) (members []string, token string) {
+	for _, w := range words {
+		if t, ok := strings.CutPrefix(w, "token="); ok {
+			token = t
+		} else {
+			members = append(members, w)
+		}
+	}
+	return members, token
 }
 
 // rule is an "on" line: how a datanode answers the requests it matches.
@@ -160,12 +174,14 @@ func parseScenario(path string) (*scenario, error) {
 			if len(f) < 4 || !strings.HasPrefix(f[2], "p") {
 				return nil, fail("want: allocate BLOCK pN NAME...")
 			}
-			sc.allocs = append(sc.allocs, &scriptedBlock{id: parseBlock(f[1], num), pipeline: uint64(num(f[2][1:])), members: f[3:]})
+			members, token := blockMembers(f[3:])
+			sc.allocs = append(sc.allocs, &scriptedBlock{id: parseBlock(f[1], num), pipeline: uint64(num(f[2][1:])), members: members, token: token})
 		case "block":
 			if len(f) < 4 {
 				return nil, fail("want: block BLOCK LENGTH NAME...")
 			}
-			bl := &scriptedBlock{id: parseBlock(f[1], num), length: num(f[2]), offset: keyOff, members: f[3:]}
+			members, token := blockMembers(f[3:])
+			bl := &scriptedBlock{id: parseBlock(f[1], num), length: num(f[2]), offset: keyOff, members: members, token: token}
 			keyOff += bl.length
 			sc.blocks = append(sc.blocks, bl)
 		case "on":
@@ -392,7 +408,7 @@ func (m *fakeMeta) location(bl *scriptedBlock) *stratov1.BlockLocation {
 		p.Members = append(p.Members, &stratov1.DatanodeDetails{Id: name, DataAddr: m.addrs[name]})
 	}
 	return &stratov1.BlockLocation{BlockId: &stratov1.BlockID{ContainerId: bl.id.ContainerID, LocalId: bl.id.LocalID},
-		Offset: bl.offset, Length: bl.length, Pipeline: p}
+		Offset: bl.offset, Length: bl.length, Pipeline: p, Token: []byte(bl.token)}
 }
 
 func (m *fakeMeta) CreateFile(context.Context, *stratov1.CreateFileRequest) (*stratov1.OpenKeyResponse, error) {
@@ -695,6 +711,8 @@ func (d *fakeDatanode) render(m wire.Message, payload []byte) string {
 	switch m := m.(type) {
 	case *wire.PingRequest:
 		return fmt.Sprintf("PING %d-%d", m.MinVersion, m.MaxVersion)
+	case *wire.TokenRequest:
+		return fmt.Sprintf("TOKEN %q", payload)
 	case *wire.WriteChunkRequest:
 		return fmt.Sprintf("WRITE_CHUNK %s %d+%d %q%s%s", blockName(m.Block), m.Offset, len(payload), payload,
 			sums(m.Checksums), followers(m.Followers))
