@@ -566,27 +566,30 @@ public class TestScenarios {
       return new Frame(version, f.type, Wire.FLAG_RESPONSE, f.requestId, header, payload, 0, payload.length);
     }
 
-    /** The block and position an "on" line matches: a chunk's or a read's offset, a PUT_BLOCK's length. */
-    private static Object[] blockAt(Frame f) throws WireException {
+    /** Where a request is: its block, and a chunk's or a read's offset or a PUT_BLOCK's length (-1: none). */
+    private record At(BlockId block, long at) {}
+
+    /** Where f is, for the "on" lines; null for a request of no block. */
+    private static At at(Frame f) throws WireException {
       switch (f.type) {
         case Wire.TYPE_WRITE_CHUNK: {
           Messages.WriteChunkRequest m = Messages.WriteChunkRequest.decode(f.header);
-          return new Object[] {m.block(), m.offset()};
+          return new At(m.block(), m.offset());
         }
         case Wire.TYPE_WRITE_COMMIT: {
           Messages.WriteCommitRequest m = Messages.WriteCommitRequest.decode(f.header);
-          return new Object[] {m.block(), m.offset()};
+          return new At(m.block(), m.offset());
         }
         case Wire.TYPE_PUT_BLOCK: {
           Messages.PutBlockRequest m = Messages.PutBlockRequest.decode(f.header);
-          return new Object[] {m.block(), m.length()};
+          return new At(m.block(), m.length());
         }
         case Wire.TYPE_READ_CHUNK: {
           Messages.ReadChunkRequest m = Messages.ReadChunkRequest.decode(f.header);
-          return new Object[] {m.block(), m.offset()};
+          return new At(m.block(), m.offset());
         }
         case Wire.TYPE_GET_BLOCK:
-          return new Object[] {Messages.GetBlockRequest.decode(f.header).block(), -1L};
+          return new At(Messages.GetBlockRequest.decode(f.header).block(), -1);
         default:
           return null;
       }
@@ -594,15 +597,15 @@ public class TestScenarios {
 
     /** The first "on" line matching f, if any. */
     private List<String> action(Frame f) throws WireException {
-      Object[] at = blockAt(f);
+      At at = at(f);
       for (Rule r : sc.rules) {
         if (!r.dn().equals(dn.name()) || !r.type().equals(typeName(f.type))) {
           continue;
         }
-        if (r.block() != null && (at == null || !r.block().equals(blockName((BlockId) at[0])))) {
+        if (r.block() != null && (at == null || !r.block().equals(blockName(at.block())))) {
           continue;
         }
-        if (r.at() >= 0 && r.at() != (long) at[1]) {
+        if (r.at() >= 0 && (at == null || r.at() != at.at())) {
           continue;
         }
         return r.action();
