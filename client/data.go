@@ -21,58 +21,87 @@ import (
 type dataConns struct {
 	tls    *tls.Config // nil: plain TCP
 	mu     sync.Mutex
-	conns  map[string]*wire.Conn
+	conns  connSet
 	closed bool
 	// Local reads (local.go): connections to the local sockets of this
 	// host's datanodes, and the addresses found to have none, until when.
 	localReads bool
-	local      map[string]*wire.Conn
+	local      connSet
 	noLocal    map[string]time.Time
 }
 
+// connSet is a set of connections by address, and the dials in progress:
+// the callers that need a connection being dialed wait for that dial
+// rather than make their own (a writer's first chunks go out at once).
+type connSet struct {
+	conns   map[string]*wire.Conn
+	dialing map[string]*dialing
+}
+
+// dialing is a dial in progress; done is closed when conn or err is set.
+type dialing struct {
+	done chan struct{}
+	conn *wire.Conn
+	err  error
+}
+
+func newConnSet() connSet {
+	return connSet{conns: map[string]*wire.Conn{}, dialing: map[string]*dialing{}}
+}
+
 func newDataConns(tlsConfig *tls.Config, localReads bool) *dataConns {
-	return &dataConns{tls: tlsConfig, conns: map[string]*wire.Conn{}, localReads: localReads,
-		local: map[string]*wire.Conn{}, noLocal: map[string]time.Time{}}
+	return &dataConns{tls: tlsConfig, conns: newConnSet(), localReads: localReads,
+		local: newConnSet(), noLocal: map[string]time.Time{}}
 }
 
 // errClientClosed: the client was closed.
 var errClientClosed = errors.New("client: closed")
 
 func (d *dataConns) get(ctx context.Context, addr string) (*wire.Conn, error) {
-	return d.cached(ctx, d.conns, addr, func(ctx context.Context) (*wire.Conn, error) {
+	return d.cached(ctx, &d.conns, addr, func(ctx context.Context) (*wire.Conn, error) {
 		return wire.Dial(ctx, addr, wire.ConnOptions{TLS: d.tls})
 	})
 }
 
-// cached returns m's connection to addr, made with dial when there is none
-// or it broke.
-func (d *dataConns) cached(ctx context.Context, m map[string]*wire.Conn, addr string, dial func(context.Context) (*wire.Conn, error)) (*wire.Conn, error) {
+// cached returns set's connection to addr, made with dial when there is
+// none or it broke. Callers that come while it is dialed wait for that
+// dial's outcome.
+func (d *dataConns) cached(ctx context.Context, set *connSet, addr string, dial func(context.Context) (*wire.Conn, error)) (*wire.Conn, error) {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		return nil, errClientClosed
 	}
-	if c := m[addr]; c != nil && c.Err() == nil {
+	if c := set.conns[addr]; c != nil && c.Err() == nil {
 		d.mu.Unlock()
 		return c, nil
 	}
+	if dl := set.dialing[addr]; dl != nil {
+		d.mu.Unlock()
+		select {
+		case <-dl.done:
+			return dl.conn, dl.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	dl := &dialing{done: make(chan struct{})}
+	set.dialing[addr] = dl
 	d.mu.Unlock()
 	c, err := dial(ctx)
-	if err != nil {
-		return nil, err
-	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
+	delete(set.dialing, addr)
+	if err == nil && d.closed {
 		_ = c.Close()
-		return nil, errClientClosed
+		c, err = nil, errClientClosed
 	}
-	if old := m[addr]; old != nil && old.Err() == nil {
-		_ = c.Close() // lost a race: keep the one already there
-		return old, nil
+	if err == nil {
+		set.conns[addr] = c
 	}
-	m[addr] = c
-	return c, nil
+	d.mu.Unlock()
+	dl.conn, dl.err = c, err
+	close(dl.done)
+	return c, err
 }
 
 func (d *dataConns) close() error {
@@ -80,7 +109,7 @@ func (d *dataConns) close() error {
 	defer d.mu.Unlock()
 	d.closed = true
 	var errs []error
-	for _, m := range []map[string]*wire.Conn{d.conns, d.local} {
+	for _, m := range []map[string]*wire.Conn{d.conns.conns, d.local.conns} {
 		for a, c := range m {
 			if err := c.Close(); err != nil && !errors.Is(err, wire.ErrConnClosed) {
 				errs = append(errs, err)

@@ -38,7 +38,7 @@ func (d *dataConns) getLocal(ctx context.Context, addr string) *wire.Conn {
 	if no && time.Now().Before(until) {
 		return nil
 	}
-	c, err := d.cached(ctx, d.local, addr, func(ctx context.Context) (*wire.Conn, error) {
+	c, err := d.cached(ctx, &d.local, addr, func(ctx context.Context) (*wire.Conn, error) {
 		c, err := wire.DialLocal(ctx, addr, wire.ConnOptions{})
 		if err == nil && c.Version() < wire.VersionReadLocal {
 			_ = c.Close()

@@ -112,6 +112,10 @@ func fromClient(err error, notFound *Error) *Error {
 		return ErrBucketNotEmpty
 	case errors.Is(err, client.ErrBucketExists):
 		return ErrBucketAlreadyOwnedByYou
+	case errors.Is(err, client.ErrExists):
+		// A file or directory of an FSO bucket in the way of a key (a PUT
+		// of "a/b/" where the object "a/b" is), as ErrPrecondition below.
+		return errf(ErrInvalidRequest, "%s", metaMessage(err))
 	case errors.Is(err, client.ErrQuota):
 		return errf(ErrQuotaExceeded, "%s", metaMessage(err))
 	case errors.Is(err, client.ErrInvalid):

@@ -62,7 +62,7 @@ func TestStreamRoundTrip(t *testing.T) {
 func vectorBytes(t *testing.T, name string) []byte {
 	for _, v := range vectors() {
 		if v.name == name {
-			return v.encode()
+			return v.encode(t)
 		}
 	}
 	t.Fatalf("no vector %s", name)

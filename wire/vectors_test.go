@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"bytes"
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -23,12 +25,29 @@ var exampleSums = checksum.Data{Type: checksum.CRC32C, BytesPerChecksum: 8,
 var exampleFollowers = []string{"dn-2.example:9859", "dn-3.example:9859"}
 
 type vector struct {
-	name    string
+	name string
+	// version is the frame's: 0 for the first version that has the
+	// message's type (Version for an error frame).
+	version uint8
 	typ     Type // for error frames
 	id      uint64
 	msg     Message
 	payload []byte
 }
+
+// exampleTokenKey signs exampleToken: key 1 of the examples, the bytes 0 to 31.
+var exampleTokenKey = func() []byte {
+	k := make([]byte, TokenKeyLen)
+	for i := range k {
+		k[i] = byte(i)
+	}
+	return k
+}()
+
+// exampleToken is the block token of token_request.bin: READ|WRITE of block
+// (7, 42) for "alice", signed with key 1, expiring 2026-01-01T00:00:00Z.
+var exampleToken = BlockToken{KeyID: 1, ExpiresUnixMs: 1767225600000, Block: BlockID{ContainerID: 7, LocalID: 42},
+	Ops: OpRead | OpWrite, User: "alice"}
 
 // vectors are the example values of docs/wire.md §8, one per file of
 // testdata.
@@ -67,14 +86,61 @@ func vectors() []vector {
 		{name: "error_response", typ: TypeWriteChunk, id: 2, msg: &Error{Code: CodeFollowerFailed,
 			Message: "follower dn-3.example:9859: CHECKSUM_MISMATCH",
 			Failed:  []FailedNode{{Addr: "dn-3.example:9859", Code: CodeChecksumMismatch}}}},
+		// Datanode to datanode (§5.8).
+		{name: "list_blocks_request", id: 11, msg: &ListBlocksRequest{ContainerID: 7, AfterLocalID: 41, Limit: 1024}},
+		{name: "list_blocks_response", id: 11, msg: &ListBlocksResponse{Layout: 1, BCSID: 9, ReplicaIndex: 3,
+			Blocks: []ImportBlock{{LocalID: 42, Length: 16, BCSID: 9, Chunks: []Chunk{chunk}}}}},
+		{name: "import_index_request", id: 12, msg: &ImportIndexRequest{ContainerID: 7, ReplicaIndex: 3}},
+		{name: "import_index_response", id: 12, msg: &ImportIndexResponse{}},
+		// Version 2 (§5.9).
+		{name: "token_request", id: 13, msg: &TokenRequest{}, payload: exampleToken.Sign(exampleTokenKey)},
+		{name: "token_response", id: 13, msg: &TokenResponse{}},
+		// Version 4 (§5.11): the descriptors travel beside the frame.
+		{name: "read_local_request", id: 15, msg: &ReadLocalRequest{Block: block, Offset: 3, Length: 6}},
+		{name: "read_local_response", id: 15, msg: &ReadLocalResponse{FileCount: 1,
+			Extents: []LocalExtent{{Chunk: chunk, File: 0, FileOffset: 4096}}}},
+		// What a connection of today's clients and datanodes carries: PING
+		// offering 1 to 5 (a version-1 frame, as both clients send it),
+		// the datanode's answer choosing 5 (a frame of the version chosen),
+		// then frames of version 5.
+		{name: "ping_request_v5", id: 1, msg: &PingRequest{MinVersion: MinVersion, MaxVersion: MaxVersion, ClientID: "java-client"}},
+		{name: "ping_response_v5", version: MaxVersion, id: 1, msg: &PingResponse{Version: MaxVersion, MinVersion: MinVersion, MaxVersion: MaxVersion,
+			MaxChunkLen: 32 << 20, ServerID: "dn-1"}},
+		{name: "read_chunk_request_v5", version: MaxVersion, id: 4, msg: &ReadChunkRequest{Block: block, Offset: 3, Length: 6}},
+		{name: "error_response_v5", version: MaxVersion, typ: TypeReadChunk, id: 4, msg: &Error{Code: CodeAccessDenied,
+			Message: "no token for READ of block 7/42 on this connection"}},
 	}
 }
 
-func (v vector) encode() []byte {
-	if e, ok := v.msg.(*Error); ok {
-		return AppendErrorFrame(nil, v.typ, v.id, e)
+func (v vector) encode(t *testing.T) []byte {
+	e, isErr := v.msg.(*Error)
+	if v.version == 0 {
+		if isErr {
+			return AppendErrorFrame(nil, v.typ, v.id, e)
+		}
+		return AppendFrame(nil, v.id, v.msg, v.payload)
 	}
-	return AppendFrame(nil, v.id, v.msg, v.payload)
+	// A frame of a connection whose PING chose v.version.
+	var b bytes.Buffer
+	w := NewWriter(&b, 0)
+	w.SetVersion(v.version)
+	if isErr {
+		require.NoError(t, w.WriteError(context.Background(), v.typ, v.id, e))
+	} else {
+		require.NoError(t, w.WriteMessage(context.Background(), v.id, v.msg, v.payload))
+	}
+	return b.Bytes()
+}
+
+// wantVersion is the version of v's frame.
+func (v vector) wantVersion() uint8 {
+	switch {
+	case v.version != 0:
+		return v.version
+	case v.typ != TypeNone:
+		return Version
+	}
+	return max(Version, v.msg.Type().minVersion())
 }
 
 // TestVectors pins the encoding: the example values encode to the bytes of
@@ -84,7 +150,7 @@ func TestVectors(t *testing.T) {
 	for _, v := range vectors() {
 		t.Run(v.name, func(t *testing.T) {
 			path := filepath.Join("testdata", v.name+".bin")
-			got := v.encode()
+			got := v.encode(t)
 			if *update {
 				require.NoError(t, os.WriteFile(path, got, 0o644))
 			}
@@ -95,13 +161,12 @@ func TestVectors(t *testing.T) {
 			f, err := DecodeFrame(want)
 			require.NoError(t, err)
 			require.Equal(t, v.id, f.Header.RequestID)
+			require.Equal(t, v.wantVersion(), f.Header.Version)
 			if _, ok := v.msg.(*Error); ok {
-				require.Equal(t, Version, f.Header.Version)
 				require.Equal(t, v.typ, f.Header.Type)
 				require.Equal(t, FlagResponse|FlagError, f.Header.Flags)
 			} else {
 				require.Equal(t, v.msg.Type(), f.Header.Type)
-				require.Equal(t, max(Version, v.msg.Type().minVersion()), f.Header.Version)
 			}
 			require.Equal(t, v.msg, f.Msg)
 			_, records := v.msg.(payloadDecoder)
@@ -112,6 +177,37 @@ func TestVectors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVectorsCover: testdata has a request and a response of every message
+// type, frames of every version, and no file that is not a vector.
+func TestVectorsCover(t *testing.T) {
+	type dir struct {
+		typ  Type
+		resp bool
+	}
+	have := map[dir]bool{}
+	versions := map[uint8]bool{}
+	names := map[string]bool{}
+	for _, v := range vectors() {
+		if _, ok := v.msg.(*Error); !ok {
+			have[dir{v.msg.Type(), v.msg.response()}] = true
+		}
+		versions[v.wantVersion()] = true
+		names[v.name+".bin"] = true
+	}
+	for typ := TypePing; typ.Known(); typ++ {
+		require.True(t, have[dir{typ, false}], "no vector of a %v request", typ)
+		require.True(t, have[dir{typ, true}], "no vector of a %v response", typ)
+	}
+	for v := MinVersion; v <= MaxVersion; v++ {
+		require.True(t, versions[v], "no vector of version %d", v)
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "*.bin"))
+	require.NoError(t, err)
+	for _, f := range files {
+		require.True(t, names[filepath.Base(f)], "%s is no vector's (a stale file?)", f)
 	}
 }
 

@@ -51,6 +51,8 @@ public final class KeyWriter extends OutputStream {
   static final int FLUSH_CHUNKS = 4;
   static final int MAX_RECOVERIES = 8;
   static final int MAX_CLOSURES = 64;
+  /** Recoveries from a datanode's ACCESS_DENIED (block tokens). */
+  static final int MAX_DENIALS = 2;
 
   /** Opens (or re-opens) the key; sizeHint -1 asks for a deferrable open. */
   @FunctionalInterface
@@ -116,6 +118,7 @@ public final class KeyWriter extends OutputStream {
   private final Deque<byte[]> free = new ArrayDeque<>();
   private int failures;
   private int closures;
+  private int denials;
   private IOException err;
   private boolean closed;
   private long written;
@@ -417,6 +420,12 @@ public final class KeyWriter extends OutputStream {
       failures++;
     } else {
       closures++;
+    }
+    if (cause instanceof WireException && ((WireException) cause).code() == Wire.ACCESS_DENIED
+        && ++denials > MAX_DENIALS) {
+      // The block's token expired, or a datanode restarted and has not heard from meta yet: a
+      // new block brings a new token. Anything more is not going to pass.
+      throw new IOException("strato: writing " + name() + ": " + cause.getMessage(), cause);
     }
     if (failures > MAX_RECOVERIES || closures > MAX_CLOSURES) {
       throw new IOException("strato: writing " + name() + ": giving up after " + failures

@@ -10,6 +10,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.MetadataUtils;
+import io.strato.proto.v1.ErrorReason;
 import io.strato.proto.v1.NamespaceServiceGrpc;
 import io.strato.proto.v1.NamespaceServiceGrpc.NamespaceServiceBlockingStub;
 import java.io.Closeable;
@@ -212,20 +213,21 @@ public final class MetaClient implements Closeable {
       Status.Code code = err.getStatus().getCode();
       ErrorInfo info = errorInfo(err);
       String reason = info == null ? "" : info.getReason();
+      ErrorReason why = MetaException.reasonOf(reason);
       long elapsedMs = (System.nanoTime() - start) / 1_000_000;
       boolean refused = code == Status.Code.UNAVAILABLE && isRefused(err);
       Throwable handshake = tlsFailure(err);
       if (handshake != null) {
         // Retrying cannot help: the client does not trust meta (or meta
         // does not speak TLS, or speaks it and the client does not).
-        throw new MetaException(code, "", "strato: " + what + ": TLS with meta at " + addr + " failed ("
+        throw new MetaException(code, null, "strato: " + what + ": TLS with meta at " + addr + " failed ("
             + (security.tls() ? "does the client trust the cluster's CA? see fs.strato.tls.ca" : "meta requires TLS? see fs.strato.tls.ca")
             + "): " + handshake, err);
       }
       if (!refused) {
         answered = true;
       }
-      if (reason.equals("NOT_LEADER")) {
+      if (why == ErrorReason.NOT_LEADER) {
         String hint = info.getMetadataOrDefault("leader", "");
         if (!hint.isEmpty() && !hint.equals(addr) && hops++ < 2 * addrs.size() + 2) {
           if (!addrs.contains(hint)) {
@@ -240,7 +242,7 @@ public final class MetaClient implements Closeable {
         // Not performed (refused), performed once at most (a request ID), a
         // read, or safe mode: all safe to send again.
         if (refused && !answered && elapsedMs >= REFUSED_TIMEOUT_MS) {
-          throw new MetaException(Status.Code.UNAVAILABLE, "",
+          throw new MetaException(Status.Code.UNAVAILABLE, null,
               "strato: no meta replica answered at " + String.join(",", addrs) + " within "
                   + REFUSED_TIMEOUT_MS + " ms: " + err.getStatus().getDescription(), err);
         }
@@ -250,7 +252,7 @@ public final class MetaClient implements Closeable {
       if (elapsedMs >= retryMs) {
         throw toException(what + " (meta unavailable for " + elapsedMs + " ms)", err, code, reason);
       }
-      if (!reason.equals("SAFE_MODE")) {
+      if (why != ErrorReason.SAFE_MODE) {
         addr = next(addr);
       }
       hops = 0;
@@ -311,7 +313,7 @@ public final class MetaClient implements Closeable {
 
   private static MetaException toException(String what, StatusRuntimeException e, Status.Code code, String reason) {
     String desc = e.getStatus().getDescription();
-    return new MetaException(code, reason, "strato: " + what + ": " + code
+    return new MetaException(code, MetaException.reasonOf(reason), "strato: " + what + ": " + code
         + (reason.isEmpty() ? "" : " " + reason) + (desc == null ? "" : ": " + desc), e);
   }
 

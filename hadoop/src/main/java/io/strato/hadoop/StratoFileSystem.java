@@ -11,6 +11,7 @@ import io.strato.client.StratoClient;
 import io.strato.proto.v1.BlockLocation;
 import io.strato.proto.v1.BucketInfo;
 import io.strato.proto.v1.DatanodeDetails;
+import io.strato.proto.v1.ErrorReason;
 import io.strato.proto.v1.KeyInfo;
 import io.strato.proto.v1.ListBucketsResponse;
 import io.strato.proto.v1.ListStatusResponse;
@@ -235,15 +236,15 @@ public class StratoFileSystem extends FileSystem {
     String msg = path + ": " + e.getMessage();
     IOException out;
     switch (m.reason()) {
-      case "DIRECTORY_NOT_EMPTY":
-      case "VOLUME_NOT_EMPTY":
-      case "BUCKET_NOT_EMPTY":
+      case DIRECTORY_NOT_EMPTY:
+      case VOLUME_NOT_EMPTY:
+      case BUCKET_NOT_EMPTY:
         out = new PathIsNotEmptyDirectoryException(msg);
         break;
-      case "NOT_A_DIRECTORY":
+      case NOT_A_DIRECTORY:
         out = new ParentNotDirectoryException(msg);
         break;
-      case "IS_A_DIRECTORY":
+      case IS_A_DIRECTORY:
         out = new FileAlreadyExistsException(msg);
         break;
       default:
@@ -264,7 +265,7 @@ public class StratoFileSystem extends FileSystem {
   /** Not found, or a path under a file (which cannot exist either). */
   private static boolean notFound(IOException e) {
     return e instanceof MetaException && (((MetaException) e).code() == Status.Code.NOT_FOUND
-        || ((MetaException) e).is("NOT_A_DIRECTORY"));
+        || ((MetaException) e).is(ErrorReason.NOT_A_DIRECTORY));
   }
 
   // ---- Status ------------------------------------------------------------------
@@ -650,7 +651,7 @@ public class StratoFileSystem extends FileSystem {
     } catch (IOException e) {
       if (e instanceof MetaException) {
         MetaException m = (MetaException) e;
-        if (m.code() == Status.Code.NOT_FOUND || m.is("IS_A_DIRECTORY") || m.is("NOT_A_DIRECTORY")) {
+        if (m.code() == Status.Code.NOT_FOUND || m.is(ErrorReason.IS_A_DIRECTORY) || m.is(ErrorReason.NOT_A_DIRECTORY)) {
           FileStatus st = m.code() == Status.Code.NOT_FOUND ? null : getFileStatusOrNull(q);
           FileNotFoundException fnf = new FileNotFoundException(
               (st != null && st.isDirectory() ? "Is a directory: " : "No such file: ") + q);
@@ -696,7 +697,7 @@ public class StratoFileSystem extends FileSystem {
         w = client.create(p.volume, p.bucket, p.key, overwrite, recursive, rf, user, perm);
       } catch (MetaException e) {
         // A missing volume or bucket is created on the way, as mkdirs does.
-        if (!recursive || !(e.is("BUCKET_NOT_FOUND") || e.is("VOLUME_NOT_FOUND"))) {
+        if (!recursive || !(e.is(ErrorReason.BUCKET_NOT_FOUND) || e.is(ErrorReason.VOLUME_NOT_FOUND))) {
           throw e;
         }
         ensureBucket(p.volume, p.bucket, -1);
@@ -705,13 +706,13 @@ public class StratoFileSystem extends FileSystem {
     } catch (IOException e) {
       if (e instanceof MetaException) {
         MetaException m = (MetaException) e;
-        if (m.is("PARENT_NOT_FOUND") || m.is("BUCKET_NOT_FOUND") || m.is("VOLUME_NOT_FOUND")) {
+        if (m.is(ErrorReason.PARENT_NOT_FOUND) || m.is(ErrorReason.BUCKET_NOT_FOUND) || m.is(ErrorReason.VOLUME_NOT_FOUND)) {
           throw (IOException) new FileNotFoundException("Parent directory of " + q + " does not exist").initCause(e);
         }
-        if (m.is("DIRECTORY_EXISTS") || m.is("IS_A_DIRECTORY")) {
+        if (m.is(ErrorReason.DIRECTORY_EXISTS) || m.is(ErrorReason.IS_A_DIRECTORY)) {
           throw (IOException) new FileAlreadyExistsException(q + " is a directory").initCause(e);
         }
-        if (m.code() == Status.Code.ALREADY_EXISTS && !m.is("FILE_EXISTS") && !m.is("KEY_EXISTS")) {
+        if (m.code() == Status.Code.ALREADY_EXISTS && !m.is(ErrorReason.FILE_EXISTS) && !m.is(ErrorReason.KEY_EXISTS)) {
           // a file where a parent directory should be
           throw (IOException) new ParentNotDirectoryException("a parent of " + q + " is a file").initCause(e);
         }
@@ -786,7 +787,7 @@ public class StratoFileSystem extends FileSystem {
       if (e instanceof MetaException) {
         MetaException m = (MetaException) e;
         if (m.code() == Status.Code.NOT_FOUND || m.code() == Status.Code.ALREADY_EXISTS
-            || m.is("RENAME_UNDER_SELF") || m.is("NOT_A_DIRECTORY")) {
+            || m.is(ErrorReason.RENAME_UNDER_SELF) || m.is(ErrorReason.NOT_A_DIRECTORY)) {
           return false;
         }
       }
@@ -1045,7 +1046,7 @@ public class StratoFileSystem extends FileSystem {
         client.deleteBucket(p.volume, p.bucket);
         return;
       } catch (MetaException e) {
-        if (!recursive || !e.is("BUCKET_NOT_EMPTY") || System.nanoTime() > deadline
+        if (!recursive || !e.is(ErrorReason.BUCKET_NOT_EMPTY) || System.nanoTime() > deadline
             || listStatusIterator(q).hasNext()) {
           throw e;
         }

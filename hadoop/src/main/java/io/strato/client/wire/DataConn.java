@@ -620,7 +620,7 @@ public final class DataConn implements Closeable {
    * token (a cluster without block tokens) or on a version-1 connection.
    */
   public void authorize(byte[] token, long timeoutMs) throws IOException {
-    if (token == null || token.length == 0 || version < 2) {
+    if (token == null || token.length == 0 || version < Wire.VERSION_TOKEN) {
       return;
     }
     java.nio.ByteBuffer key = java.nio.ByteBuffer.wrap(token);

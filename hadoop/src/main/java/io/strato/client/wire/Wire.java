@@ -33,6 +33,8 @@ public final class Wire {
   public static final int TYPE_IMPORT_ABORT = 10;
   /** Version 2: presents a block token (§5.9). */
   public static final int TYPE_TOKEN = 13;
+  /** The first version with TOKEN. */
+  public static final byte VERSION_TOKEN = 2;
   /** Version 3: a block's last chunk and its commit in one request (§5.10). */
   public static final int TYPE_WRITE_COMMIT = 14;
   /** The first version with WRITE_COMMIT. */
