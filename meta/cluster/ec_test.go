@@ -128,39 +128,3 @@ func TestECAllocation(t *testing.T) {
 	e.heartbeat(m0, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: a.ContainerID, State: stratov1.ContainerState_CONTAINER_OPEN, ReplicaIndex: 3}}})
 	require.Empty(t, e.createCommands(m0))
 }
-
-// TestECContainerCloses: closing an EC container sends the close to every
-// member; it is CLOSED once the live members closed theirs.
-func TestECContainerCloses(t *testing.T) {
-	e := newEnv(t, Options{})
-	e.m.ExitSafeMode()
-	e.register(datanodeIDs(5)...)
-	a := e.allocEC(rs32, Exclude{})
-	cmds, err := e.m.CloseContainer(e.now, a.ContainerID, "")
-	require.NoError(t, err)
-	for _, c := range cmds {
-		_, err := e.propose(context.Background(), c)
-		require.NoError(t, err)
-	}
-	for i, id := range a.Pipeline.Members {
-		closes := 0
-		for _, c := range e.heartbeat(id, nil).Commands {
-			if c.GetCloseContainer().GetContainerId() == a.ContainerID {
-				closes++
-			}
-		}
-		require.Equal(t, 1, closes, id)
-		e.heartbeat(id, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: a.ContainerID,
-			State: stratov1.ContainerState_CONTAINER_CLOSED, ReplicaIndex: int32(i + 1)}}})
-		e.tick()
-		info, _, err := e.m.Replicas(a.ContainerID)
-		require.NoError(t, err)
-		if i < 4 {
-			require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSING, info.State, "member %d closed", i)
-		} else {
-			require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSED, info.State)
-			require.Empty(t, info.MissingIndexes)
-			require.Equal(t, int32(5), info.GoodCopies)
-		}
-	}
-}
