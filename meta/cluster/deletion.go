@@ -59,19 +59,32 @@ type DeletionPlan struct {
 }
 
 // DeleteBlocks plans the deletion of a batch of deleted-blocks entries (see
-// above). It is deterministic given now, the entries and the manager's state.
+// above; planBlockDeletion) and queues its commands. It is deterministic
+// given now, the entries and the manager's state.
 func (m *Manager) DeleteBlocks(now time.Time, entries []*stratov1.DeletedBlocks) DeletionPlan {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var plan DeletionPlan
+	p, dp := planBlockDeletion(&m.s, &m.opts, now, entries)
+	m.applyLocked(now, &p)
+	return dp
+}
+
+// planBlockDeletion is DeleteBlocks' judgement: the DeleteBlocksCommands to
+// queue, the entries to track in flight (with when each datanode was
+// sent what) or to forget, and the seqs to purge.
+func planBlockDeletion(s *state, o *Options, now time.Time, entries []*stratov1.DeletedBlocks) (plan, DeletionPlan) {
+	var (
+		p  plan
+		dp DeletionPlan
+	)
 	for _, e := range entries {
-		if m.deleteEntryLocked(now, e, &plan) {
-			plan.Purge = append(plan.Purge, e.Seq)
+		if planDeleteEntry(s, o, now, e, &p, &dp) {
+			dp.Purge = append(dp.Purge, e.Seq)
 		} else {
-			plan.Waiting++
+			dp.Waiting++
 		}
 	}
-	return plan
+	return p, dp
 }
 
 // TakeDeleted returns the seqs that became done through acknowledgements
@@ -79,16 +92,17 @@ func (m *Manager) DeleteBlocks(now time.Time, entries []*stratov1.DeletedBlocks)
 func (m *Manager) TakeDeleted() []uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	bd := &m.s.blockDeletes
 	var out []uint64
-	for _, seq := range m.blockDeletes.ready {
+	for _, seq := range bd.ready {
 		// Checked again: a replica may have appeared since (a copy made
 		// before the deletion), which must be sent the seq too.
-		if p := m.blockDeletes.pending[seq]; p != nil && m.doneLocked(p) {
-			delete(m.blockDeletes.pending, seq)
+		if p := bd.pending[seq]; p != nil && m.s.blocksDeleted(p) {
+			delete(bd.pending, seq)
 			out = append(out, seq)
 		}
 	}
-	m.blockDeletes.ready = nil
+	bd.ready = nil
 	slices.Sort(out)
 	return out
 }
@@ -97,67 +111,71 @@ func (m *Manager) TakeDeleted() []uint64 {
 func (m *Manager) PendingDeletions() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.blockDeletes.pending)
+	return len(m.s.blockDeletes.pending)
 }
 
-func (m *Manager) deleteEntryLocked(now time.Time, e *stratov1.DeletedBlocks, plan *DeletionPlan) bool {
+// planDeleteEntry plans one entry; it reports whether the entry is done.
+func planDeleteEntry(s *state, o *Options, now time.Time, e *stratov1.DeletedBlocks, p *plan, dp *DeletionPlan) bool {
 	byContainer := map[uint64][]uint64{}
 	for _, b := range e.Blocks {
 		byContainer[b.GetContainerId()] = append(byContainer[b.GetContainerId()], b.GetLocalId())
 	}
-	p := m.blockDeletes.pending[e.Seq]
-	if p == nil {
-		p = &pendingBlockDeletion{containers: slices.Sorted(maps.Keys(byContainer))}
+	pb := s.blockDeletes.pending[e.Seq]
+	if pb == nil {
+		pb = &pendingBlockDeletion{containers: slices.Sorted(maps.Keys(byContainer))}
 	}
-	need, wait := m.undeletedLocked(p)
+	need, wait := s.undeleted(pb)
 	switch {
 	case need == nil && !wait:
-		delete(m.blockDeletes.pending, e.Seq)
+		p.untrack = append(p.untrack, e.Seq)
 		return true
 	case wait:
 		return false
 	}
+	var sent map[string]sentBlockDeletion // pb.sent, once this plan sends more
 	for _, dn := range slices.Sorted(maps.Keys(need)) {
-		n := m.nodes[dn]
-		if n == nil || n.health == stratov1.NodeHealth_NODE_DEAD {
+		if !s.nodes[dn].alive() {
 			continue
 		}
 		// In flight: wait for the acknowledgement, unless the node now
 		// holds a container it was not sent (a replica appeared), in which
 		// case it is sent all of its containers of the seq again.
-		if s, ok := p.sent[dn]; ok && now.Sub(s.at) < m.opts.DeleteBlocksTimeout && subset(need[dn], s.containers) {
+		if last, ok := pb.sent[dn]; ok && now.Sub(last.at) < o.DeleteBlocksTimeout && subset(need[dn], last.containers) {
 			continue
 		}
 		for _, cid := range need[dn] {
 			ids := byContainer[cid]
-			m.queueLocked(dn, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_DeleteBlocks{
+			p.queue(dn, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_DeleteBlocks{
 				DeleteBlocks: &stratov1.DeleteBlocksCommand{ContainerId: cid, LocalIds: ids, Seq: e.Seq}}})
-			plan.Commands++
-			plan.Blocks += len(ids)
+			dp.Commands++
+			dp.Blocks += len(ids)
 		}
-		if p.sent == nil {
-			p.sent = map[string]sentBlockDeletion{}
+		if sent == nil {
+			sent = maps.Clone(pb.sent)
+			if sent == nil {
+				sent = map[string]sentBlockDeletion{}
+			}
 		}
-		p.sent[dn] = sentBlockDeletion{at: now, containers: need[dn]}
+		sent[dn] = sentBlockDeletion{at: now, containers: need[dn]}
 	}
-	if len(p.sent) > 0 {
-		if m.blockDeletes.pending == nil {
-			m.blockDeletes.pending = map[uint64]*pendingBlockDeletion{}
+	if sent != nil {
+		if p.track == nil {
+			p.track = map[uint64]*pendingBlockDeletion{}
 		}
-		m.blockDeletes.pending[e.Seq] = p
+		p.track[e.Seq] = &pendingBlockDeletion{containers: pb.containers, sent: sent, acked: pb.acked}
 	}
 	return false
 }
 
-// undeletedLocked maps each datanode to the containers of p it holds a
+// undeleted maps each datanode to the containers of p it holds a
 // replica of and has not acknowledged; nil when there are none. A container
 // unknown to the cluster or DELETED has nothing left to delete. wait is true
 // when a container that exists has no reported replica: nothing is sent for
 // the entry until it has, so that a datanode gets all of a seq's containers
 // it holds at once.
-func (m *Manager) undeletedLocked(p *pendingBlockDeletion) (need map[string][]uint64, wait bool) {
+func (s *state) undeleted(p *pendingBlockDeletion) (need map[string][]uint64, wait bool) {
 	for _, cid := range p.containers {
-		c := m.containers[cid]
+		c := s.containers[cid]
 		if c == nil || c.info.State == stratov1.ContainerState_CONTAINER_DELETED {
 			continue
 		}
@@ -180,8 +198,9 @@ func (m *Manager) undeletedLocked(p *pendingBlockDeletion) (need map[string][]ui
 // last sent to it for each seq are deleted there. A seq this leader did not
 // send (a previous leader's) is ignored: it is sent again.
 func (m *Manager) ackDeletedBlocksLocked(dn string, seqs []uint64) {
+	bd := &m.s.blockDeletes
 	for _, seq := range seqs {
-		p := m.blockDeletes.pending[seq]
+		p := bd.pending[seq]
 		if p == nil {
 			continue
 		}
@@ -198,7 +217,7 @@ func (m *Manager) ackDeletedBlocksLocked(dn string, seqs []uint64) {
 		// Commands of the seq still queued for the node (a resend, not
 		// delivered yet) are not covered by this acknowledgement.
 		queued := map[uint64]bool{}
-		if n := m.nodes[dn]; n != nil {
+		if n := m.s.nodes[dn]; n != nil {
 			for _, c := range n.commands {
 				if d := c.GetDeleteBlocks(); d != nil && d.Seq == seq {
 					queued[d.ContainerId] = true
@@ -210,16 +229,16 @@ func (m *Manager) ackDeletedBlocksLocked(dn string, seqs []uint64) {
 				p.acked[dn][cid] = true
 			}
 		}
-		if m.doneLocked(p) && !slices.Contains(m.blockDeletes.ready, seq) {
-			m.blockDeletes.ready = append(m.blockDeletes.ready, seq)
+		if m.s.blocksDeleted(p) && !slices.Contains(bd.ready, seq) {
+			bd.ready = append(bd.ready, seq)
 		}
 	}
 }
 
-// doneLocked: every replica of every container of p that still exists
+// blocksDeleted: every replica of every container of p that still exists
 // acknowledged, and each such container has a replica.
-func (m *Manager) doneLocked(p *pendingBlockDeletion) bool {
-	need, wait := m.undeletedLocked(p)
+func (s *state) blocksDeleted(p *pendingBlockDeletion) bool {
+	need, wait := s.undeleted(p)
 	return need == nil && !wait
 }
 

@@ -9,14 +9,43 @@
 // operational states (decommissioning) are durable: they change only
 // through a ClusterCommand that the leader proposes to Raft and
 // every replica applies with Manager.Apply (deterministic, writing only the
-// batch it is given, under keys that start with 'C'). Everything else —
-// datanodes' registrations, heartbeats, health, the replica map, bytes allocated to open
-// containers, commands queued for datanodes — is soft state held by the
-// leader and rebuilt from datanode registrations and container reports, as
-// Ozone's SCM does. BecomeLeader drops it at the start of every leadership
-// and starts a settle period (Options.LeaderSettle): until it ends
-// (Settling), the caller must not run replication or block deletion, and
-// Tick closes no pipeline for a member that has not registered yet.
+// batch it is given, under keys that start with 'C'; store.go). Everything
+// else — datanodes' registrations, heartbeats, health, the replica map,
+// bytes allocated to open containers, commands queued for datanodes — is
+// soft state held by the leader and rebuilt from datanode registrations and
+// container reports, as Ozone's SCM does. BecomeLeader drops it at the start
+// of every leadership and starts a settle period (Options.LeaderSettle):
+// until it ends (Settling), the caller must not run replication or block
+// deletion, and Tick closes no pipeline for a member that has not
+// registered yet.
+//
+// # Layout: judgement, mutation, proposals
+//
+// One Manager serves the callers; behind it the work is split by job:
+//
+//   - state.go: the state the Manager guards (state), durable mirror and
+//     soft state, and the predicates every job reads.
+//   - nodes.go: registration, heartbeats, container reports (the replica
+//     map), health, safe mode.
+//   - placement.go, alloc.go: choosing pipeline members, pipelines and
+//     containers for blocks, and copy targets (placement.go, pure); block
+//     allocation and pipeline creation, which propose (alloc.go, import.go).
+//   - containers.go: the close logic (planTick, planCloseContainer), bad
+//     replicas, read locations.
+//   - replication.go, ec.go: the replication planner (planReplication) for
+//     replicated and erasure coded containers (copies, rebuilds, trims).
+//   - decommission.go: operational states; deletion.go: block deletion
+//     (planBlockDeletion).
+//   - summary.go: the judgement of a container (judge) and the listings.
+//
+// The planners are functions of the locked state (a *state they only
+// read), Options and now. Each returns a plan (plan.go): the commands to
+// queue for datanodes, the soft-state changes that go with them (copies in
+// flight, deletions under way, replicas held bad, ...) and the durable
+// changes to propose. The Manager applies the soft part under mu
+// (applyLocked) and returns the proposals. New decisions (a balancer,
+// topology-aware placement, maintenance mode) are new planners or new
+// choices in placement.go, not new mutations spread over the methods.
 //
 // # Erasure coded containers
 //
@@ -24,8 +53,8 @@
 // EC pipeline is d+p distinct datanodes in member order, an EC container's
 // replica on member m holds replica index m+1, and a block group is one
 // block ID on every member. EC containers are judged index by index and
-// the replication manager copies and deletes none of their replicas
-// (ec.go; docs/ec.md).
+// the replication manager copies and deletes none of their replicas in
+// place of another (ec.go; docs/ec.md).
 //
 // # Time
 //
@@ -33,11 +62,22 @@
 // caller's now. The metadata server passes the real time and calls Tick
 // periodically; tests pass a fake one.
 //
-// # Concurrency
+// # Concurrency and proposals
 //
-// A Manager is safe for concurrent use. Allocate serializes allocation
-// decisions (allocMu) and may block on a Raft proposal (a new pipeline, a new
-// container, a new range of block IDs: rare, never per block); state is
-// guarded by a second mutex (mu) that Apply also takes, so a proposal made
-// while allocating can be applied.
+// A Manager is safe for concurrent use. mu guards all state; Apply takes
+// it too, briefly, so no proposal is ever made while mu is held (the
+// proposal would wait for an Apply waiting for mu). Proposals happen in
+// three places:
+//
+//   - Allocate and ImportContainer propose as they go (a new pipeline, a
+//     new container, a new range of block IDs: rare, never per block),
+//     holding allocMu, which serializes allocation decisions, and not mu:
+//     each choice is made under mu, mu is released, the proposal is made,
+//     and its result read back under mu.
+//   - Decommission proposes the operational state change with no lock
+//     held, after reading under mu whether one is due.
+//   - Tick, CloseContainer, ReplicationWork (Decommissioned) and
+//     DeleteBlocks / TakeDeleted (seqs to purge) return what is to be
+//     proposed, and the caller (meta's server) proposes it after the
+//     method has returned and released mu.
 package cluster

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/strato-io/strato/proto/strato/v1"
 )
@@ -19,7 +18,7 @@ import (
 // (ReconstructECContainerCommand); an index only a decommissioning
 // datanode holds is copied off it (the push carries the index). An index
 // with two good replicas (its old holder came back after the rebuild) has
-// the extra one deleted, once every index is good (trimECLocked).
+// the extra one deleted, once every index is good (planECTrim).
 
 // want is how many good copies a container needs: its replication factor,
 // or, erasure coded, one replica of each of its d+p indexes.
@@ -30,21 +29,21 @@ func want(c *stratov1.ContainerRecord) int {
 	return int(c.Replication)
 }
 
-// ecIndexesLocked looks at the replicas of EC container c index by index.
+// ecIndexes looks at the replicas of EC container c index by index.
 // good[i-1]: a good replica holds index i (on a HEALTHY, in-service
 // datanode, CLOSED; for a container not closed yet, any state but
 // UNHEALTHY). live[i-1]: for a closed container, a CLOSED replica on a
 // datanode not DEAD holds it (a STALE one may come back). extra: good
 // replicas beyond one per index. Replicas without an index of the
 // container (0: not told its index yet) count for nothing.
-func (m *Manager) ecIndexesLocked(c *containerState) (good, live []bool, extra int) {
+func (s *state) ecIndexes(c *containerState) (good, live []bool, extra int) {
 	n := want(c.info)
 	good, live = make([]bool, n), make([]bool, n)
 	closed := c.info.State == stratov1.ContainerState_CONTAINER_CLOSED
 	for id, r := range c.replicas {
 		i := int(r.ReplicaIndex) - 1
-		nd := m.nodes[id]
-		if i < 0 || i >= n || nd == nil || nd.health == stratov1.NodeHealth_NODE_DEAD {
+		nd := s.nodes[id]
+		if i < 0 || i >= n || !nd.alive() {
 			continue
 		}
 		switch {
@@ -54,7 +53,7 @@ func (m *Manager) ecIndexesLocked(c *containerState) (good, live []bool, extra i
 			continue
 		}
 		live[i] = true
-		if nd.health != stratov1.NodeHealth_NODE_HEALTHY || nd.opState != stratov1.NodeOpState_NODE_IN_SERVICE {
+		if !nd.inService() {
 			continue
 		}
 		if good[i] {
@@ -65,12 +64,12 @@ func (m *Manager) ecIndexesLocked(c *containerState) (good, live []bool, extra i
 	return good, live, extra
 }
 
-// judgeECLocked is judgeLocked for an EC container: good is the number of
+// judgeEC is judge for an EC container: good is the number of
 // indexes with a good replica. Closed, it is MISSING when fewer than d
 // indexes are live (its data cannot be rebuilt while that lasts), and
 // UNDER_REPLICATED when an index has no good replica.
-func (m *Manager) judgeECLocked(c *containerState) (int, stratov1.ContainerProblem) {
-	good, live, extra := m.ecIndexesLocked(c)
+func (s *state) judgeEC(c *containerState) (int, stratov1.ContainerProblem) {
+	good, live, extra := s.ecIndexes(c)
 	nGood, nLive := count(good), count(live)
 	unhealthy := c.info.State == stratov1.ContainerState_CONTAINER_UNHEALTHY
 	for _, r := range c.replicas {
@@ -92,13 +91,13 @@ func (m *Manager) judgeECLocked(c *containerState) (int, stratov1.ContainerProbl
 	return nGood, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED
 }
 
-// missingIndexesLocked lists the indexes (1 to d+p) of EC container c that
+// missingIndexes lists the indexes (1 to d+p) of EC container c that
 // no good replica holds; nil for a replicated container.
-func (m *Manager) missingIndexesLocked(c *containerState) []int32 {
+func (s *state) missingIndexes(c *containerState) []int32 {
 	if c.info.ErasureCoding == nil {
 		return nil
 	}
-	good, _, _ := m.ecIndexesLocked(c)
+	good, _, _ := s.ecIndexes(c)
 	var out []int32
 	for i, ok := range good {
 		if !ok {
@@ -115,14 +114,14 @@ func (m *Manager) missingIndexesLocked(c *containerState) []int32 {
 func (m *Manager) MissingIndexes(id uint64) ([]int32, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.containers[id]
+	c := m.s.containers[id]
 	if c == nil {
 		return nil, fmt.Errorf("%w: container %d", ErrNotFound, id)
 	}
-	return m.missingIndexesLocked(c), nil
+	return m.s.missingIndexes(c), nil
 }
 
-// ecWorkLocked is ReplicationWork's pass over closed EC container c: it is
+// planEC is the replication pass over closed EC container c: it is
 // counted (missing, under- or over-replicated), a decommissioning holder
 // of it is held back while an index lacks a good replica, and each index
 // without a good replica and no work in flight is scheduled:
@@ -137,105 +136,100 @@ func (m *Manager) MissingIndexes(id uint64) ([]int32, error) {
 // any index) nor receiving another index of it, within the same per-node
 // limits as copies (a rebuild counts as an import of its target). A
 // container with every index good has its extra replicas trimmed
-// (trimECLocked).
-func (m *Manager) ecWorkLocked(now time.Time, c *containerState, rep *ReplicationReport, pending map[string]bool,
-	pushes, imports map[string]int, limit int) {
-	good, _, _ := m.ecIndexesLocked(c)
-	_, problem := m.judgeECLocked(c)
+// (planECTrim).
+func (r *replicationPass) planEC(c *containerState) {
+	good, _, _ := r.s.ecIndexes(c)
+	_, problem := r.s.judgeEC(c)
 	switch problem {
 	case stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING:
-		rep.Missing = append(rep.Missing, c.info.Id)
+		r.rep.Missing = append(r.rep.Missing, c.info.Id)
 	case stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED:
-		rep.UnderReplicated++
+		r.rep.UnderReplicated++
 	case stratov1.ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED:
-		rep.OverReplicated++
+		r.rep.OverReplicated++
 	}
 	if problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING && problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED {
-		rep.Deletes += m.trimECLocked(c)
+		r.rep.Deletes += r.planECTrim(c)
 		return
 	}
-	for id := range c.replicas {
-		if n := m.nodes[id]; n != nil && n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING {
-			pending[id] = true
-		}
-	}
+	r.holdDecommission(c)
 	// Sources: per index, the HEALTHY datanodes holding a CLOSED replica
 	// of it (decommissioning ones included: they still serve reads).
-	n := len(good)
-	holders := make([][]string, n)
-	for _, id := range slices.Sorted(maps.Keys(c.replicas)) {
-		r, nd := c.replicas[id], m.nodes[id]
-		i := int(r.ReplicaIndex) - 1
-		if i < 0 || i >= n || nd == nil || nd.health != stratov1.NodeHealth_NODE_HEALTHY || r.State != stratov1.ContainerState_CONTAINER_CLOSED {
-			continue
-		}
-		holders[i] = append(holders[i], id)
-	}
+	holders := r.s.ecHolders(c, len(good), func(n *nodeState, _ string) bool { return n.healthy() })
 	// Targets of this container's work in flight are taken.
 	busy := map[string]bool{}
-	for k, fl := range m.replicating {
+	for k, fl := range r.inflight {
 		if k.container == c.info.Id {
 			busy[fl.target] = true
 		}
 	}
 	for i, ok := range good {
-		idx := int32(i + 1)
-		key := copyKey{c.info.Id, idx}
-		if ok {
+		key := copyKey{c.info.Id, int32(i + 1)}
+		if _, inFlight := r.inflight[key]; ok || inFlight {
 			continue
-		}
-		if _, inFlight := m.replicating[key]; inFlight {
-			continue
-		}
-		// Copy the index off a holder that is leaving (its replica is not
-		// good only because its datanode is not in service).
-		src := ""
-		for _, id := range holders[i] {
-			if pushes[id] < limit && (src == "" || pushes[id] < pushes[src]) {
-				src = id
-			}
 		}
 		if len(holders[i]) > 0 {
-			target := m.chooseTargetLocked(now, c, imports, limit, busy)
+			// Copy the index off a holder that is leaving (its replica is
+			// not good only because its datanode is not in service).
+			src := r.leastBusy(holders[i])
+			target := r.s.chooseTarget(r.now, c, r.imports, r.limit, busy)
 			if src == "" || target == "" {
-				rep.BlockedByLimits++
+				r.rep.BlockedByLimits++
 				continue
 			}
-			pushes[src]++
-			imports[target]++
 			busy[target] = true
-			id := m.queueLocked(src, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_ReplicateContainer{
-				ReplicateContainer: &stratov1.ReplicateContainerCommand{ContainerId: c.info.Id, Target: m.nodes[target].details}}})
-			m.replicating[key] = inflight{source: src, target: target, since: now, cmdID: id}
-			rep.Scheduled++
+			r.copy(key, src, target)
 			continue
 		}
-		// Rebuild it from every other index held by a healthy datanode.
-		var sources []*stratov1.ECSource
-		for j, hs := range holders {
-			if j != i && len(hs) > 0 {
-				sources = append(sources, &stratov1.ECSource{ReplicaIndex: int32(j + 1), Datanode: m.nodes[hs[0]].details})
-			}
-		}
-		if len(sources) < int(c.info.ErasureCoding.Data) {
-			continue // not rebuildable while that lasts (counted above)
-		}
-		target := m.chooseTargetLocked(now, c, imports, limit, busy)
-		if target == "" {
-			rep.BlockedByLimits++
-			continue
-		}
-		imports[target]++
-		busy[target] = true
-		id := m.queueLocked(target, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_ReconstructEcContainer{
-			ReconstructEcContainer: &stratov1.ReconstructECContainerCommand{ContainerId: c.info.Id, ReplicaIndex: idx,
-				ErasureCoding: ErasureCoding(c.info.ErasureCoding), Sources: sources}}})
-		m.replicating[key] = inflight{target: target, since: now, cmdID: id}
-		rep.Scheduled++
+		r.planRebuild(c, key, holders, busy)
 	}
 }
 
-// trimECLocked deletes the extra replicas of closed EC container c: when
+// planRebuild plans the rebuild of index key.index of EC container c from
+// every other index held by a healthy datanode (holders), on a target not
+// in busy.
+func (r *replicationPass) planRebuild(c *containerState, key copyKey, holders [][]string, busy map[string]bool) {
+	var sources []*stratov1.ECSource
+	for j, hs := range holders {
+		if int32(j+1) != key.index && len(hs) > 0 {
+			sources = append(sources, &stratov1.ECSource{ReplicaIndex: int32(j + 1), Datanode: r.s.nodes[hs[0]].details})
+		}
+	}
+	if len(sources) < int(c.info.ErasureCoding.Data) {
+		return // not rebuildable while that lasts (counted as missing)
+	}
+	target := r.s.chooseTarget(r.now, c, r.imports, r.limit, busy)
+	if target == "" {
+		r.rep.BlockedByLimits++
+		return
+	}
+	r.imports[target]++
+	busy[target] = true
+	r.plan.send = append(r.plan.send, send{node: target,
+		cmd: &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_ReconstructEcContainer{
+			ReconstructEcContainer: &stratov1.ReconstructECContainerCommand{ContainerId: c.info.Id, ReplicaIndex: key.index,
+				ErasureCoding: ErasureCoding(c.info.ErasureCoding), Sources: sources}}},
+		copy: &inflightCopy{key: key, target: target}})
+	r.inflight[key] = inflight{target: target, since: r.now}
+	r.rep.Scheduled++
+}
+
+// ecHolders lists, per index of EC container c (n of them), the datanodes
+// holding a CLOSED replica of it that ok accepts, by ID.
+func (s *state) ecHolders(c *containerState, n int, ok func(*nodeState, string) bool) [][]string {
+	holders := make([][]string, n)
+	for _, id := range slices.Sorted(maps.Keys(c.replicas)) {
+		r, nd := c.replicas[id], s.nodes[id]
+		i := int(r.ReplicaIndex) - 1
+		if i < 0 || i >= n || nd == nil || r.State != stratov1.ContainerState_CONTAINER_CLOSED || !ok(nd, id) {
+			continue
+		}
+		holders[i] = append(holders[i], id)
+	}
+	return holders
+}
+
+// planECTrim deletes the extra replicas of closed EC container c: when
 // an index has more than one good replica (a CLOSED replica on a HEALTHY,
 // in-service datanode: an old holder came back after its index was
 // rebuilt elsewhere), one is kept and the others get a
@@ -251,32 +245,24 @@ func (m *Manager) ecWorkLocked(now time.Time, c *containerState, rep *Replicatio
 // a later pass never deletes the other one too. Nothing is trimmed while
 // an index of c lacks a good replica or while a copy or rebuild of c is
 // in flight (its sources must stay). It returns the delete commands
-// queued.
-func (m *Manager) trimECLocked(c *containerState) int {
-	for k := range m.replicating {
+// planned.
+func (r *replicationPass) planECTrim(c *containerState) int {
+	for k := range r.inflight {
 		if k.container == c.info.Id {
 			return 0
 		}
 	}
-	good, _, extra := m.ecIndexesLocked(c)
+	good, _, extra := r.s.ecIndexes(c)
 	if extra == 0 || count(good) < len(good) {
 		return 0
 	}
 	var place []string
-	if p := m.pipelines[c.info.PipelineId]; p != nil {
+	if p := r.s.pipelines[c.info.PipelineId]; p != nil {
 		place = p.Members
 	}
-	holders := make([][]string, len(good))
-	for _, id := range slices.Sorted(maps.Keys(c.replicas)) {
-		r, nd := c.replicas[id], m.nodes[id]
-		i := int(r.ReplicaIndex) - 1
-		if i < 0 || i >= len(good) || nd == nil || nd.health != stratov1.NodeHealth_NODE_HEALTHY ||
-			nd.opState != stratov1.NodeOpState_NODE_IN_SERVICE || r.State != stratov1.ContainerState_CONTAINER_CLOSED ||
-			m.deleting[deleteKey{c.info.Id, id}] {
-			continue
-		}
-		holders[i] = append(holders[i], id)
-	}
+	holders := r.s.ecHolders(c, len(good), func(n *nodeState, id string) bool {
+		return n.inService() && !r.s.deleting[deleteKey{c.info.Id, id}]
+	})
 	queued := 0
 	for i, hs := range holders {
 		if len(hs) < 2 {
@@ -287,12 +273,12 @@ func (m *Manager) trimECLocked(c *containerState) int {
 			if keep == placeOf(place, i) {
 				break
 			}
-			if id == placeOf(place, i) || m.nodes[id].stats.GetRemaining() > m.nodes[keep].stats.GetRemaining() {
+			if id == placeOf(place, i) || r.s.nodes[id].stats.GetRemaining() > r.s.nodes[keep].stats.GetRemaining() {
 				keep = id
 			}
 		}
 		for _, id := range hs {
-			if id != keep && m.deleteReplicaLocked(c.info.Id, id) {
+			if id != keep && r.deleteReplica(c.info.Id, id) {
 				queued++
 			}
 		}
@@ -313,7 +299,7 @@ func placeOf(place []string, i int) string {
 // that gives the index arrived, or a new leader dropped that command):
 // the command is queued again, unless it is already.
 func (m *Manager) placeMissingIndexLocked(c *containerState, node string, rep *stratov1.ContainerReplica) {
-	p := m.pipelines[c.info.PipelineId]
+	p := m.s.pipelines[c.info.PipelineId]
 	if c.info.ErasureCoding == nil || rep.ReplicaIndex != 0 || p == nil || rep.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
 		return
 	}
@@ -321,7 +307,7 @@ func (m *Manager) placeMissingIndexLocked(c *containerState, node string, rep *s
 	if i < 0 {
 		return
 	}
-	for _, cmd := range m.nodes[node].commands {
+	for _, cmd := range m.s.nodes[node].commands {
 		if cc := cmd.GetCreateContainer(); cc != nil && cc.ContainerId == c.info.Id {
 			return
 		}
@@ -335,18 +321,18 @@ func (m *Manager) placeMissingIndexLocked(c *containerState, node string, rep *s
 // index when the member's is gone or bad (DEAD, UNHEALTHY: any HEALTHY
 // holder of the index will do) or its datanode is out of service (a
 // decommissioned member: an in-service holder, the copy, is preferred).
-func (m *Manager) ecLocations(c *containerState, stored []*stratov1.DatanodeDetails) []*stratov1.DatanodeDetails {
+func (s *state) ecLocations(c *containerState, stored []*stratov1.DatanodeDetails) []*stratov1.DatanodeDetails {
 	out := slices.Clone(stored)
 	for i, d := range stored {
-		r, n := c.replicas[d.GetId()], m.nodes[d.GetId()]
-		alive := n != nil && n.health != stratov1.NodeHealth_NODE_DEAD && (r == nil || r.State != stratov1.ContainerState_CONTAINER_UNHEALTHY)
+		r, n := c.replicas[d.GetId()], s.nodes[d.GetId()]
+		alive := n.alive() && (r == nil || r.State != stratov1.ContainerState_CONTAINER_UNHEALTHY)
 		if alive && n.opState == stratov1.NodeOpState_NODE_IN_SERVICE {
 			continue
 		}
 		best := ""
 		for _, id := range slices.Sorted(maps.Keys(c.replicas)) {
-			r, n := c.replicas[id], m.nodes[id]
-			if id == d.GetId() || int(r.ReplicaIndex) != i+1 || n == nil || n.health != stratov1.NodeHealth_NODE_HEALTHY ||
+			r, n := c.replicas[id], s.nodes[id]
+			if id == d.GetId() || int(r.ReplicaIndex) != i+1 || !n.healthy() ||
 				r.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
 				continue
 			}
@@ -359,7 +345,7 @@ func (m *Manager) ecLocations(c *containerState, stored []*stratov1.DatanodeDeta
 			}
 		}
 		if best != "" {
-			out[i] = m.nodes[best].details
+			out[i] = s.nodes[best].details
 		}
 	}
 	return out

@@ -88,7 +88,8 @@ func putProto(b *pebble.Batch, key []byte, m proto.Message) error {
 }
 
 // Apply applies a prepared cluster command to b and mirrors the change into
-// the manager's memory. It is deterministic: it reads only b. Results:
+// the manager's memory (under mu, briefly: a proposal waiting for its
+// apply holds no lock Apply needs). It is deterministic: it reads only b. Results:
 // add_container returns the ContainerInfo with its assigned ID,
 // reserve_local_ids the IDRange reserved.
 func (m *Manager) Apply(cmd *stratov1.ClusterCommand, b *pebble.Batch) (proto.Message, error) {
@@ -119,7 +120,7 @@ func (m *Manager) applyAddPipeline(b *pebble.Batch, add *stratov1.PipelineRecord
 		return nil, err
 	}
 	m.mu.Lock()
-	m.pipelines[p.Id] = p
+	m.s.pipelines[p.Id] = p
 	m.mu.Unlock()
 	return p, nil
 }
@@ -134,7 +135,7 @@ func (m *Manager) applyClosePipeline(b *pebble.Batch, id uint64) (proto.Message,
 		return nil, err
 	}
 	m.mu.Lock()
-	m.pipelines[p.Id] = &p
+	m.s.pipelines[p.Id] = &p
 	m.mu.Unlock()
 	return &p, nil
 }
@@ -157,8 +158,8 @@ func (m *Manager) applyAddContainer(b *pebble.Batch, add *stratov1.ContainerReco
 		return nil, err
 	}
 	m.mu.Lock()
-	m.containers[id] = &containerState{info: c}
-	m.open[c.PipelineId] = append(m.open[c.PipelineId], id)
+	m.s.containers[id] = &containerState{info: c}
+	m.s.open[c.PipelineId] = append(m.s.open[c.PipelineId], id)
 	m.mu.Unlock()
 	return c, nil
 }
@@ -178,13 +179,13 @@ func (m *Manager) applySetContainerState(b *pebble.Batch, ch *stratov1.Container
 		return nil, err
 	}
 	m.mu.Lock()
-	if cs := m.containers[id]; cs != nil {
+	if cs := m.s.containers[id]; cs != nil {
 		cs.info.State = c.State
 	} else {
-		m.containers[id] = &containerState{info: &c}
+		m.s.containers[id] = &containerState{info: &c}
 	}
 	if c.State != stratov1.ContainerState_CONTAINER_OPEN {
-		m.open[c.PipelineId] = slices.DeleteFunc(m.open[c.PipelineId], func(x uint64) bool { return x == id })
+		m.s.open[c.PipelineId] = slices.DeleteFunc(m.s.open[c.PipelineId], func(x uint64) bool { return x == id })
 	}
 	m.mu.Unlock()
 	return &c, nil
@@ -221,7 +222,7 @@ func (m *Manager) applySetClusterID(b *pebble.Batch, proposed string) (proto.Mes
 		}
 	}
 	m.mu.Lock()
-	m.clusterID = id
+	m.s.clusterID = id
 	m.mu.Unlock()
 	return &stratov1.RegisterResponse{ClusterId: id}, nil
 }
@@ -376,17 +377,17 @@ func (m *Manager) Load(r pebble.Reader) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.clusterID = clusterID
-	for id := range m.opStates {
+	m.s.clusterID = clusterID
+	for id := range m.s.opStates {
 		m.setOpStateLocked(id, stratov1.NodeOpState_NODE_IN_SERVICE)
 	}
 	for id, st := range opStates {
 		m.setOpStateLocked(id, st)
 	}
-	m.pipelines = pipelines
-	m.containers = containers
-	m.open = open
-	m.pipelinesDirty = true
+	m.s.pipelines = pipelines
+	m.s.containers = containers
+	m.s.open = open
+	m.s.pipelinesDirty = true
 	m.idNext, m.idEnd = 0, 0 // reserved ranges do not survive a reload
 	return nil
 }

@@ -7,17 +7,17 @@ import (
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
-// judgeLocked is the replication manager's view of one container: its good
+// judge is the replication manager's view of one container: its good
 // copies (CLOSED replicas on HEALTHY, in-service datanodes) and what is
 // wrong with it. A closed container with no CLOSED replica on a datanode
 // that is not DEAD is MISSING (a STALE holder may come back); with fewer
 // good copies than its replication, UNDER_REPLICATED; an UNHEALTHY
 // container or replica is UNHEALTHY; more good copies than needed,
 // OVER_REPLICATED. An erasure coded container is judged by its indexes
-// (judgeECLocked).
-func (m *Manager) judgeLocked(c *containerState) (good int, problem stratov1.ContainerProblem) {
+// (judgeEC).
+func (s *state) judge(c *containerState) (good int, problem stratov1.ContainerProblem) {
 	if c.info.ErasureCoding != nil {
-		return m.judgeECLocked(c)
+		return s.judgeEC(c)
 	}
 	live := 0
 	unhealthy := c.info.State == stratov1.ContainerState_CONTAINER_UNHEALTHY
@@ -25,12 +25,12 @@ func (m *Manager) judgeLocked(c *containerState) (good int, problem stratov1.Con
 		if r.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
 			unhealthy = true
 		}
-		n := m.nodes[id]
-		if n == nil || n.health == stratov1.NodeHealth_NODE_DEAD || r.State != stratov1.ContainerState_CONTAINER_CLOSED {
+		n := s.nodes[id]
+		if !n.alive() || r.State != stratov1.ContainerState_CONTAINER_CLOSED {
 			continue
 		}
 		live++
-		if n.health == stratov1.NodeHealth_NODE_HEALTHY && n.opState == stratov1.NodeOpState_NODE_IN_SERVICE {
+		if n.inService() {
 			good++
 		}
 	}
@@ -49,16 +49,6 @@ func (m *Manager) judgeLocked(c *containerState) (good int, problem stratov1.Con
 	return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED
 }
 
-// infoLocked is the API view of a container, with its soft state.
-func (m *Manager) infoLocked(c *containerState) *stratov1.ContainerInfo {
-	info := ContainerInfo(c.info)
-	info.AllocatedBytes = c.allocated
-	good, problem := m.judgeLocked(c)
-	info.GoodCopies, info.Problem = int32(good), problem
-	info.MissingIndexes = m.missingIndexesLocked(c)
-	return info
-}
-
 // ContainerFilter selects containers for ListContainers; every field set
 // must hold.
 type ContainerFilter struct {
@@ -67,7 +57,7 @@ type ContainerFilter struct {
 	Problems []stratov1.ContainerProblem // any of these
 }
 
-func (f ContainerFilter) matchLocked(c *containerState, info *stratov1.ContainerInfo) bool {
+func (f ContainerFilter) match(c *containerState, info *stratov1.ContainerInfo) bool {
 	if len(f.States) > 0 && !slices.Contains(f.States, c.info.State) {
 		return false
 	}
@@ -88,24 +78,20 @@ func (m *Manager) ListContainers(startAfter uint64, limit int, f ContainerFilter
 		out  []*stratov1.ContainerInfo
 		reps []*stratov1.ContainerReplicasResponse
 	)
-	for _, c := range m.sortedContainersLocked() {
+	for _, c := range m.s.sortedContainers() {
 		if c.info.Id <= startAfter {
 			continue
 		}
 		if limit > 0 && len(out) == limit {
 			break
 		}
-		info := m.infoLocked(c)
-		if !f.matchLocked(c, info) {
+		info := m.s.info(c)
+		if !f.match(c, info) {
 			continue
 		}
 		out = append(out, info)
 		if withReplicas {
-			r := make(map[string]*stratov1.ContainerReplica, len(c.replicas))
-			for k, v := range c.replicas {
-				r[k] = v // replaced, never changed in place
-			}
-			reps = append(reps, &stratov1.ContainerReplicasResponse{Container: info, Replicas: r})
+			reps = append(reps, &stratov1.ContainerReplicasResponse{Container: info, Replicas: copyReplicas(c)})
 		}
 	}
 	return out, reps
@@ -122,8 +108,8 @@ func (m *Manager) Summary() *stratov1.ClusterSummary {
 		ContainersByState:   map[string]int64{},
 		ContainersByProblem: map[string]int64{},
 		PipelinesByState:    map[string]int32{},
-		CopiesInFlight:      int32(len(m.replicating)),
-		DeletesInFlight:     int32(len(m.deleting)),
+		CopiesInFlight:      int32(len(m.s.replicating)),
+		DeletesInFlight:     int32(len(m.s.deleting)),
 	}
 	for _, p := range []stratov1.ContainerProblem{
 		stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED, stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING,
@@ -132,7 +118,7 @@ func (m *Manager) Summary() *stratov1.ClusterSummary {
 		s.ContainersByProblem[ProblemName(p)] = 0
 	}
 	leaving := map[string]*stratov1.DecommissionProgress{}
-	for id, n := range m.nodes {
+	for id, n := range m.s.nodes {
 		s.Datanodes++
 		s.DatanodesByHealth[strings.TrimPrefix(n.health.String(), "NODE_")]++
 		s.DatanodesByOpState[strings.TrimPrefix(n.opState.String(), "NODE_")]++
@@ -143,13 +129,13 @@ func (m *Manager) Summary() *stratov1.ClusterSummary {
 			leaving[id] = &stratov1.DecommissionProgress{DatanodeId: id}
 		}
 	}
-	for _, p := range m.pipelines {
+	for _, p := range m.s.pipelines {
 		s.PipelinesByState[strings.TrimPrefix(p.State.String(), "PIPELINE_")]++
 	}
-	for _, c := range m.containers {
+	for _, c := range m.s.containers {
 		s.Containers++
 		s.ContainersByState[strings.TrimPrefix(c.info.State.String(), "CONTAINER_")]++
-		good, problem := m.judgeLocked(c)
+		good, problem := m.s.judge(c)
 		if problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED {
 			s.ContainersByProblem[ProblemName(problem)]++
 		}
@@ -171,26 +157,6 @@ func (m *Manager) Summary() *stratov1.ClusterSummary {
 	slices.SortFunc(s.Decommissioning, func(a, b *stratov1.DecommissionProgress) int {
 		return strings.Compare(a.DatanodeId, b.DatanodeId)
 	})
-	return s
-}
-
-// Space is the cluster's raw space for GetFsStatus (Hadoop's getStatus):
-// the sums of the last storage reports of the datanodes that are not DEAD,
-// whose disks no longer count, and how many there are. Unlike Summary it
-// needs no administrator: it says nothing of datanodes or containers.
-func (m *Manager) Space() *stratov1.FsStatus {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := &stratov1.FsStatus{}
-	for _, n := range m.nodes {
-		if n.health == stratov1.NodeHealth_NODE_DEAD {
-			continue
-		}
-		s.Datanodes++
-		s.Capacity += n.stats.GetCapacity()
-		s.Used += n.stats.GetUsed()
-		s.Remaining += n.stats.GetRemaining()
-	}
 	return s
 }
 

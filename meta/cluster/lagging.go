@@ -3,8 +3,6 @@ package cluster
 import (
 	"slices"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -30,18 +28,4 @@ func laggingReplicas(replicas map[string]*stratov1.ContainerReplica) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// markLaggingLocked marks a closed container's lagging replicas UNHEALTHY
-// (until they are gone, like a replica a client found bad).
-func (m *Manager) markLaggingLocked(c *containerState) {
-	for _, id := range laggingReplicas(c.replicas) {
-		if c.bad == nil {
-			c.bad = map[string]bool{}
-		}
-		c.bad[id] = true
-		r := proto.Clone(c.replicas[id]).(*stratov1.ContainerReplica)
-		r.State = stratov1.ContainerState_CONTAINER_UNHEALTHY
-		c.replicas[id] = r
-	}
 }

@@ -42,28 +42,3 @@ func TestLaggingReplicas(t *testing.T) {
 		})
 	}
 }
-
-func TestLaggingReplicaIsReplaced(t *testing.T) {
-	e := closedCluster(t, 4, 1)
-	_, reps, err := e.m.Replicas(1)
-	require.NoError(t, err)
-	var behind string
-	for id := range reps {
-		behind = id
-		break
-	}
-	// Every holder reports bcsID 4, except one that missed a PutBlock.
-	for id := range reps {
-		bcs := uint64(4)
-		if id == behind {
-			bcs = 3
-		}
-		e.heartbeat(id, &stratov1.ContainerReport{Replicas: []*stratov1.ContainerReplica{{ContainerId: 1, State: stratov1.ContainerState_CONTAINER_CLOSED, BcsId: bcs}}})
-	}
-	rep := e.m.ReplicationWork(e.now, 10)
-	require.Equal(t, 1, rep.UnderReplicated)
-	require.Equal(t, 1, rep.Scheduled)
-	_, reps, err = e.m.Replicas(1)
-	require.NoError(t, err)
-	require.Equal(t, stratov1.ContainerState_CONTAINER_UNHEALTHY, reps[behind].State)
-}

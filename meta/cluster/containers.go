@@ -1,0 +1,316 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/proto/strato/v1"
+)
+
+// Containers and their replicas: the close logic (full containers, the
+// containers of failed pipelines, CLOSING to CLOSED once the replicas
+// closed), bad replicas, and where to read a container.
+
+// planTick is Tick's judgement, with node health already updated: the copies
+// in flight past ReplicationTimeout are forgotten, full containers are
+// closed, closing ones whose live replicas all closed become CLOSED (their
+// laggards sent the close again every StaleAfter), and pipelines a member of
+// which is gone are closed with their open containers.
+func planTick(s *state, o *Options, now time.Time) plan {
+	var p plan
+	for k, fl := range s.replicating {
+		if now.Sub(fl.since) >= o.ReplicationTimeout {
+			p.forget = append(p.forget, k)
+		}
+	}
+	planFullContainers(s, o, now, &p)
+	for _, c := range s.sortedContainers() {
+		planClosed(s, o, now, c, &p)
+	}
+	settling := s.settling(now)
+	for _, pl := range s.sortedPipelines() {
+		if pl.State != stratov1.PipelineState_PIPELINE_OPEN || s.pipelineUsable(pl) {
+			continue
+		}
+		if settling && s.unregisteredMember(pl) {
+			continue // it may not have heard of this leader yet
+		}
+		// A member is gone: close the pipeline and its open containers.
+		planClosePipeline(s, now, pl, &p)
+	}
+	return p
+}
+
+// planFullContainers closes the full containers once their writers had
+// time to finish (FullCloseDelay), or once a replica is that full.
+func planFullContainers(s *state, o *Options, now time.Time, p *plan) {
+	for _, c := range s.sortedContainers() {
+		if c.fullAt.IsZero() && !reportedFull(o, c) || c.info.State != stratov1.ContainerState_CONTAINER_OPEN {
+			continue
+		}
+		if !c.fullAt.IsZero() && now.Sub(c.fullAt) < o.FullCloseDelay && !reportedFull(o, c) {
+			continue
+		}
+		p.propose = append(p.propose, closing(now, c.info.Id))
+		if pl := s.pipelines[c.info.PipelineId]; pl != nil {
+			p.closeCommands(s, pl, c.info.Id)
+		}
+		p.unfull = append(p.unfull, c.info.Id)
+	}
+}
+
+// planClosed: a closing container whose good replicas on datanodes not
+// DEAD are all CLOSED (at least one) is CLOSED. Live holders still OPEN or
+// CLOSING are sent the close command again every StaleAfter. An erasure
+// coded container also waits for the live members of its pipeline that
+// have not reported their replica (each holds its own index).
+func planClosed(s *state, o *Options, now time.Time, c *containerState, p *plan) {
+	if c.info.State != stratov1.ContainerState_CONTAINER_CLOSING || len(c.replicas) == 0 {
+		return
+	}
+	closed := 0
+	var pending []string
+	if pl := s.pipelines[c.info.PipelineId]; pl != nil && c.info.ErasureCoding != nil {
+		for _, id := range pl.Members {
+			if s.nodes[id].alive() && c.replicas[id] == nil {
+				pending = append(pending, id)
+			}
+		}
+	}
+	for id, r := range c.replicas {
+		if !s.nodes[id].alive() {
+			continue
+		}
+		switch r.State {
+		case stratov1.ContainerState_CONTAINER_CLOSED:
+			closed++
+		case stratov1.ContainerState_CONTAINER_UNHEALTHY:
+		default:
+			pending = append(pending, id)
+		}
+	}
+	switch {
+	case closed > 0 && len(pending) == 0:
+		p.propose = append(p.propose, setContainerState(now, c.info.Id, stratov1.ContainerState_CONTAINER_CLOSED))
+	case len(pending) > 0 && c.closeSent.IsZero():
+		p.closeSent = append(p.closeSent, c.info.Id) // the transition to CLOSING queued them
+	case len(pending) > 0 && now.Sub(c.closeSent) >= o.StaleAfter:
+		p.closeSent = append(p.closeSent, c.info.Id)
+		slices.Sort(pending)
+		for _, id := range pending {
+			p.queue(id, closeCommand(c.info.Id, c.info.PipelineId))
+		}
+	}
+}
+
+// planClosePipeline closes pipeline pl and its open containers, telling
+// its live members; new pipelines are made from the others.
+func planClosePipeline(s *state, now time.Time, pl *stratov1.PipelineRecord, p *plan) {
+	p.dirty = true
+	p.propose = append(p.propose, closePipeline(now, pl.Id))
+	for _, cid := range s.open[pl.Id] {
+		p.propose = append(p.propose, closing(now, cid))
+		p.closeCommands(s, pl, cid)
+	}
+}
+
+// reportedFull: a replica reports the close threshold used.
+func reportedFull(o *Options, c *containerState) bool {
+	for _, r := range c.replicas {
+		if float64(r.UsedBytes) >= o.CloseThreshold*float64(o.ContainerSize) {
+			return true
+		}
+	}
+	return false
+}
+
+// CloseContainer handles a client that could not write to a container: the
+// container is closed (CLOSING, with close commands queued for its pipeline's
+// members) and, when the client names a datanode that failed, the pipeline is
+// closed with all its open containers, so that no new block lands on it; the
+// pipelines are topped up again from the healthy datanodes. It returns the
+// durable changes for the caller to propose. A container that is not open
+// needs nothing.
+func (m *Manager) CloseContainer(now time.Time, id uint64, failed string) ([]*stratov1.ClusterCommand, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, err := planCloseContainer(&m.s, now, id, failed)
+	if err != nil {
+		return nil, err
+	}
+	return m.applyLocked(now, &p), nil
+}
+
+// planCloseContainer is CloseContainer's judgement.
+func planCloseContainer(s *state, now time.Time, id uint64, failed string) (plan, error) {
+	var p plan
+	c := s.containers[id]
+	if c == nil {
+		return p, fmt.Errorf("%w: container %d", ErrNotFound, id)
+	}
+	pl := s.pipelines[c.info.PipelineId]
+	if failed != "" && pl != nil && pl.State == stratov1.PipelineState_PIPELINE_OPEN && slices.Contains(pl.Members, failed) {
+		planClosePipeline(s, now, pl, &p)
+		return p, nil
+	}
+	if c.info.State != stratov1.ContainerState_CONTAINER_OPEN {
+		return p, nil
+	}
+	p.propose = append(p.propose, closing(now, id))
+	if pl != nil {
+		p.closeCommands(s, pl, id)
+	}
+	return p, nil
+}
+
+// MarkUnhealthy records that a datanode's replica of a container failed a
+// read (a checksum mismatch or a missing block): the replica no longer counts
+// as a good copy, whatever the datanode reports, until it is gone from the
+// datanode (deleted, or replaced by a new copy).
+func (m *Manager) MarkUnhealthy(id uint64, datanode string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.s.containers[id]
+	if c == nil {
+		return fmt.Errorf("%w: container %d", ErrNotFound, id)
+	}
+	if c.replicas[datanode] == nil {
+		return fmt.Errorf("%w: datanode %q holds no replica of container %d", ErrNotFound, datanode, id)
+	}
+	markBad(c, datanode)
+	return nil
+}
+
+// Pipelines lists all pipelines, by ID.
+func (m *Manager) Pipelines() []*stratov1.PipelineInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ps := m.s.sortedPipelines()
+	out := make([]*stratov1.PipelineInfo, len(ps))
+	for i, p := range ps {
+		out[i] = PipelineInfo(p)
+	}
+	return out
+}
+
+// Containers lists up to limit containers with IDs above startAfter.
+func (m *Manager) Containers(startAfter uint64, limit int) []*stratov1.ContainerInfo {
+	out, _ := m.ListContainers(startAfter, limit, ContainerFilter{}, false)
+	return out
+}
+
+// Replicas returns a container's record and its reported replicas.
+func (m *Manager) Replicas(id uint64) (*stratov1.ContainerInfo, map[string]*stratov1.ContainerReplica, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.s.containers[id]
+	if c == nil {
+		return nil, nil, fmt.Errorf("%w: container %d", ErrNotFound, id)
+	}
+	// The record is changed in place by Apply: callers get a copy.
+	return m.s.info(c), copyReplicas(c), nil
+}
+
+// copyReplicas is a copy of c's replica map (the replicas themselves are
+// replaced, never changed in place).
+func copyReplicas(c *containerState) map[string]*stratov1.ContainerReplica {
+	reps := make(map[string]*stratov1.ContainerReplica, len(c.replicas))
+	for k, v := range c.replicas {
+		reps[k] = v
+	}
+	return reps
+}
+
+// Locations returns where a container's data can be read now: the datanodes
+// of stored (a block's pipeline when it was allocated), in that order, then
+// the other holders (copies made since), skipping dead datanodes and
+// unhealthy replicas, and putting stale ones last. With no replica reported
+// yet (a leader just elected), stored is returned as it is. An erasure coded
+// container's members keep their places (ecLocations).
+func (m *Manager) Locations(cid uint64, stored []*stratov1.DatanodeDetails) []*stratov1.DatanodeDetails {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.s.containers[cid]
+	if c == nil || len(c.replicas) == 0 {
+		return stored
+	}
+	if c.info.ErasureCoding != nil {
+		return m.s.ecLocations(c, stored)
+	}
+	return m.s.locations(c, stored)
+}
+
+// locations is Locations for a replicated container c.
+func (s *state) locations(c *containerState, stored []*stratov1.DatanodeDetails) []*stratov1.DatanodeDetails {
+	// A member of stored counts unless its node is dead or its replica
+	// known bad (a replica not reported yet is most likely being reported:
+	// the container was just created); another datanode counts once it
+	// reports a usable replica.
+	inStored := map[string]bool{}
+	for _, d := range stored {
+		inStored[d.GetId()] = true
+	}
+	usable := func(id string) *stratov1.DatanodeDetails {
+		r, n := c.replicas[id], s.nodes[id]
+		if !n.alive() || (r == nil && !inStored[id]) || (r != nil && r.State == stratov1.ContainerState_CONTAINER_UNHEALTHY) {
+			return nil
+		}
+		return n.details
+	}
+	var order []string
+	seen := map[string]bool{}
+	for _, d := range stored {
+		if !seen[d.GetId()] {
+			order = append(order, d.GetId())
+			seen[d.GetId()] = true
+		}
+	}
+	extra := make([]string, 0, len(c.replicas))
+	for id := range c.replicas {
+		if !seen[id] {
+			extra = append(extra, id)
+		}
+	}
+	slices.Sort(extra)
+	order = append(order, extra...)
+	// HEALTHY nodes that reported the replica first, then HEALTHY members
+	// of stored that have not (yet), then STALE ones (probably down).
+	var out, unreported, stale []*stratov1.DatanodeDetails
+	for _, id := range order {
+		nd := usable(id)
+		switch {
+		case nd == nil:
+		case !s.nodes[id].healthy():
+			stale = append(stale, nd)
+		case c.replicas[id] == nil:
+			unreported = append(unreported, nd)
+		default:
+			out = append(out, nd)
+		}
+	}
+	out = append(append(out, unreported...), stale...)
+	if len(out) == 0 {
+		return stored
+	}
+	return out
+}
+
+// info is the API view of a container, with its soft state.
+func (s *state) info(c *containerState) *stratov1.ContainerInfo {
+	info := ContainerInfo(c.info)
+	info.AllocatedBytes = c.allocated
+	good, problem := s.judge(c)
+	info.GoodCopies, info.Problem = int32(good), problem
+	info.MissingIndexes = s.missingIndexes(c)
+	return info
+}
+
+// markReplicaUnhealthy returns a copy of r reported UNHEALTHY.
+func markReplicaUnhealthy(r *stratov1.ContainerReplica) *stratov1.ContainerReplica {
+	r = proto.Clone(r).(*stratov1.ContainerReplica)
+	r.State = stratov1.ContainerState_CONTAINER_UNHEALTHY
+	return r
+}

@@ -1,0 +1,64 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/strato-io/strato/proto/strato/v1"
+)
+
+// Decommissioning. A datanode's operational state is durable (C o
+// records, ClusterCommand.set_node_op_state): the leader proposes the
+// change, every replica applies it (applySetNodeOpState), and a new leader
+// carries on. While a datanode is DECOMMISSIONING its replicas do not count
+// as good copies, so the replication pass copies them elsewhere and holds
+// the datanode back while a container still needs it (holdDecommission);
+// once none does, the pass reports it and the server proposes
+// Decommissioned.
+
+// Decommission starts (or, with recommission, undoes) taking a datanode out
+// of service, through consensus: the state is durable, and a new leader
+// carries on. A DECOMMISSIONING datanode still serves reads and is a
+// source for copies, but its replicas no longer count; once every
+// container it holds has enough copies elsewhere ReplicationWork reports
+// it, and the server records it DECOMMISSIONED (Decommissioned). The
+// datanode must be registered, or have a recorded state (one that left
+// after its decommission may be recommissioned). It proposes with no lock
+// held.
+func (m *Manager) Decommission(ctx context.Context, now time.Time, id string, recommission bool) error {
+	m.mu.Lock()
+	_, registered := m.s.nodes[id]
+	_, recorded := m.s.opStates[id]
+	m.mu.Unlock()
+	to, change, err := decommissionChange(id, registered, recorded, recommission)
+	if err != nil || !change {
+		return err
+	}
+	_, err = m.propose(ctx, setNodeOpState(now, id, to))
+	return err
+}
+
+// decommissionChange is Decommission's judgement: the state to propose
+// for datanode id, if any. A datanode out of service (recorded) is not
+// decommissioned again, one in service is not recommissioned.
+func decommissionChange(id string, registered, recorded, recommission bool) (stratov1.NodeOpState, bool, error) {
+	switch {
+	case !registered && !recorded:
+		return 0, false, fmt.Errorf("%w: datanode %q", ErrNotFound, id)
+	case recommission:
+		return stratov1.NodeOpState_NODE_IN_SERVICE, recorded, nil
+	}
+	return stratov1.NodeOpState_NODE_DECOMMISSIONING, !recorded, nil
+}
+
+// Decommissioned is the command that records datanode id DECOMMISSIONED,
+// for the server to propose when ReplicationWork reports it done.
+func Decommissioned(now time.Time, id string) *stratov1.ClusterCommand {
+	return setNodeOpState(now, id, stratov1.NodeOpState_NODE_DECOMMISSIONED)
+}
+
+func setNodeOpState(now time.Time, id string, st stratov1.NodeOpState) *stratov1.ClusterCommand {
+	return &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_SetNodeOpState{
+		SetNodeOpState: &stratov1.NodeOpStateChange{DatanodeId: id, OpState: st}}}
+}

@@ -1,0 +1,300 @@
+package cluster
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/proto/strato/v1"
+)
+
+// Datanodes and their health: registration, heartbeats, container reports
+// (which build the replica map), liveness. All soft state, rebuilt by
+// every leader from what the datanodes send.
+
+// Register records a datanode (again) with its full container report. It
+// refuses a datanode that belongs to another cluster (ErrOtherCluster); the
+// server sets the cluster's ID before the first registration.
+func (m *Manager) Register(now time.Time, req *stratov1.RegisterRequest) error {
+	d := req.GetDetails()
+	if d.GetId() == "" || d.GetDataAddr() == "" {
+		return fmt.Errorf("%w: a datanode registers with an ID and a data address", ErrInvalid)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := &m.s
+	if req.GetClusterId() != "" && s.clusterID != "" && req.GetClusterId() != s.clusterID {
+		return fmt.Errorf("%w: datanode %s belongs to cluster %s, this is cluster %s (a volume of another cluster, or a meta address reused)",
+			ErrOtherCluster, d.Id, req.GetClusterId(), s.clusterID)
+	}
+	n := s.nodes[d.Id]
+	if n == nil {
+		n = &nodeState{containers: map[uint64]uint64{}, opState: s.opState(d.Id)}
+		s.nodes[d.Id] = n
+	}
+	n.details = proto.Clone(d).(*stratov1.DatanodeDetails)
+	s.pipelinesDirty = true
+	n.stats = req.GetStats()
+	n.lastSeen = now
+	n.health = stratov1.NodeHealth_NODE_HEALTHY
+	report := req.GetReport()
+	if report == nil {
+		report = &stratov1.ContainerReport{}
+	}
+	report.Full = true
+	n.lastFull = now
+	m.applyReportLocked(d.Id, n, report)
+	m.updateSafeModeLocked()
+	return nil
+}
+
+// Heartbeat records a datanode's liveness, stats and (optional) report, and
+// returns the commands queued for it. An unknown datanode gets
+// ErrUnknownNode: it must register again.
+func (m *Manager) Heartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*stratov1.HeartbeatResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.s.nodes[req.GetDatanodeId()]
+	if n == nil {
+		return &stratov1.HeartbeatResponse{Reregister: true}, fmt.Errorf("%w: %q", ErrUnknownNode, req.GetDatanodeId())
+	}
+	n.lastSeen = now
+	if n.health != stratov1.NodeHealth_NODE_HEALTHY {
+		n.health = stratov1.NodeHealth_NODE_HEALTHY
+		m.s.pipelinesDirty = true
+	}
+	if req.Stats != nil {
+		n.stats = req.Stats
+	}
+	if req.Report != nil {
+		if req.Report.Full {
+			n.lastFull = now
+		}
+		m.applyReportLocked(req.DatanodeId, n, req.Report)
+		m.updateSafeModeLocked()
+	}
+	m.ackDeletedBlocksLocked(req.DatanodeId, req.DeletedBlocksAcks)
+	m.commandsFailedLocked(now, req.DatanodeId, req.FailedCommands)
+	cmds := n.commands
+	n.commands = nil
+	return &stratov1.HeartbeatResponse{Commands: cmds}, nil
+}
+
+// applyReportLocked folds a container report into the replica map. A full
+// report updates what it lists in place and then sweeps what it no longer
+// lists, so that a report that changes nothing allocates nothing.
+func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.ContainerReport) {
+	s := &m.s
+	n.reportGen++
+	gen := n.reportGen
+	for _, cid := range r.Deleted {
+		delete(n.containers, cid)
+		m.dropReplicaLocked(cid, id)
+	}
+	for _, rep := range r.Replicas {
+		c := s.containers[rep.ContainerId]
+		if c == nil {
+			continue // unknown to meta: the replication manager decides (issue of orphan replicas)
+		}
+		if c.replicas == nil {
+			c.replicas = map[string]*stratov1.ContainerReplica{}
+		}
+		if c.bad[id] && rep.State != stratov1.ContainerState_CONTAINER_UNHEALTHY {
+			rep = markReplicaUnhealthy(rep)
+		}
+		c.replicas[id] = rep
+		m.placeMissingIndexLocked(c, id, rep)
+		n.containers[rep.ContainerId] = gen
+		k := copyKey{rep.ContainerId, rep.ReplicaIndex}
+		if fl, ok := s.replicating[k]; ok && fl.target == id {
+			delete(s.replicating, k)
+		}
+	}
+	if !r.Full {
+		return
+	}
+	for cid, g := range n.containers {
+		if g != gen {
+			delete(n.containers, cid)
+			m.dropReplicaLocked(cid, id)
+		}
+	}
+}
+
+// dropReplicaLocked forgets datanode id's replica of container cid: it is
+// gone from the datanode (and with it any bad mark and deletion under way).
+func (m *Manager) dropReplicaLocked(cid uint64, id string) {
+	if c := m.s.containers[cid]; c != nil {
+		delete(c.replicas, id)
+		delete(c.bad, id)
+	}
+	delete(m.s.deleting, deleteKey{cid, id})
+}
+
+// commandsFailedLocked forgets the copies a source reports failed (and
+// the reconstructions a target reports failed), so that the next
+// ReplicationWork plans them again (away from the failed target while
+// another exists) instead of waiting ReplicationTimeout. (Meta's heartbeat
+// handler logs every failure with its reason.)
+func (m *Manager) commandsFailedLocked(now time.Time, node string, failed []*stratov1.CommandFailure) {
+	for _, f := range failed {
+		for k, fl := range m.s.replicating {
+			if k.container != f.ContainerId || fl.commanded() != node || fl.cmdID != f.CommandId {
+				continue
+			}
+			delete(m.s.replicating, k)
+			if c := m.s.containers[f.ContainerId]; c != nil {
+				c.copyFailed, c.copyFailedUntil = fl.target, now.Add(m.opts.ReplicationTimeout)
+			}
+		}
+	}
+}
+
+// healthAt is a datanode's health at now, judged by its last heartbeat.
+func healthAt(o *Options, lastSeen, now time.Time) stratov1.NodeHealth {
+	switch age := now.Sub(lastSeen); {
+	case age >= o.DeadAfter:
+		return stratov1.NodeHealth_NODE_DEAD
+	case age >= o.StaleAfter:
+		return stratov1.NodeHealth_NODE_STALE
+	}
+	return stratov1.NodeHealth_NODE_HEALTHY
+}
+
+// updateHealthLocked sets every datanode's health as of now.
+func (m *Manager) updateHealthLocked(now time.Time) {
+	for _, n := range m.s.nodes {
+		n.health = healthAt(&m.opts, n.lastSeen, now)
+	}
+}
+
+// setOpStateLocked mirrors a recorded operational state into memory.
+func (m *Manager) setOpStateLocked(id string, st stratov1.NodeOpState) {
+	s := &m.s
+	if st == stratov1.NodeOpState_NODE_IN_SERVICE {
+		delete(s.opStates, id)
+	} else {
+		s.opStates[id] = st
+	}
+	if n := s.nodes[id]; n != nil && n.opState != st {
+		n.opState = st
+		s.pipelinesDirty = true
+	}
+}
+
+// Datanodes lists the registered datanodes, by ID.
+func (m *Manager) Datanodes() []*stratov1.DatanodeInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*stratov1.DatanodeInfo, 0, len(m.s.nodes))
+	for _, n := range m.s.nodes {
+		pipes := 0
+		for _, p := range m.s.pipelines {
+			if p.State == stratov1.PipelineState_PIPELINE_OPEN && slices.Contains(p.Members, n.details.Id) {
+				pipes++
+			}
+		}
+		out = append(out, &stratov1.DatanodeInfo{
+			Details: n.details, Stats: n.stats, Health: n.health, OpState: n.opState,
+			LastHeartbeatUnixMs: n.lastSeen.UnixMilli(), Containers: int32(len(n.containers)), Pipelines: int32(pipes),
+		})
+	}
+	slices.SortFunc(out, func(a, b *stratov1.DatanodeInfo) int { return cmp.Compare(a.Details.Id, b.Details.Id) })
+	return out
+}
+
+// Node returns one datanode's details, or false.
+func (m *Manager) Node(id string) (*stratov1.DatanodeDetails, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := m.s.nodes[id]; n != nil {
+		return n.details, true
+	}
+	return nil, false
+}
+
+// Space is the cluster's raw space for GetFsStatus (Hadoop's getStatus):
+// the sums of the last storage reports of the datanodes that are not DEAD,
+// whose disks no longer count, and how many there are. Unlike Summary it
+// needs no administrator: it says nothing of datanodes or containers.
+func (m *Manager) Space() *stratov1.FsStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := &stratov1.FsStatus{}
+	for _, n := range m.s.nodes {
+		if !n.alive() {
+			continue
+		}
+		s.Datanodes++
+		s.Capacity += n.stats.GetCapacity()
+		s.Used += n.stats.GetUsed()
+		s.Remaining += n.stats.GetRemaining()
+	}
+	return s
+}
+
+// ---- Safe mode ---------------------------------------------------------------
+
+func (s *state) safeModeStatus(o *Options) *stratov1.SafeModeStatus {
+	healthy := 0
+	for _, n := range s.nodes {
+		if n.healthy() {
+			healthy++
+		}
+	}
+	// Only CLOSED containers are waited for (as in Ozone's container
+	// safe-mode rule): a datanode makes a container at its first write, so
+	// an open container allocated and never written is on no datanode, and
+	// one closed before its first write (its pipeline failed) never
+	// reaches CLOSED. Neither would ever be reported.
+	total, reported := 0, 0
+	for _, c := range s.containers {
+		if c.info.State != stratov1.ContainerState_CONTAINER_CLOSED {
+			continue
+		}
+		total++
+		if len(c.replicas) > 0 {
+			reported++
+		}
+	}
+	frac := 1.0
+	if total > 0 {
+		frac = float64(reported) / float64(total)
+	}
+	return &stratov1.SafeModeStatus{
+		InSafeMode:        s.safeMode,
+		HealthyDatanodes:  int32(healthy),
+		RequiredDatanodes: int32(o.SafeModeMinDatanodes),
+		ReplicaFraction:   frac,
+		RequiredFraction:  o.SafeModeReplicaFraction,
+	}
+}
+
+func (m *Manager) updateSafeModeLocked() {
+	if !m.s.safeMode {
+		return
+	}
+	st := m.s.safeModeStatus(&m.opts)
+	if int(st.HealthyDatanodes) >= m.opts.SafeModeMinDatanodes && st.ReplicaFraction >= st.RequiredFraction {
+		m.s.safeMode = false
+	}
+}
+
+// SafeMode reports the safe-mode state and the figures it depends on.
+func (m *Manager) SafeMode() *stratov1.SafeModeStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.s.safeModeStatus(&m.opts)
+}
+
+// ExitSafeMode leaves safe mode now, whatever has reported (an admin's call).
+func (m *Manager) ExitSafeMode() *stratov1.SafeModeStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.s.safeMode = false
+	m.s.safeForced = true
+	return m.s.safeModeStatus(&m.opts)
+}

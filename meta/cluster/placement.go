@@ -1,0 +1,164 @@
+package cluster
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/strato-io/strato/proto/strato/v1"
+)
+
+// Placement: which datanodes a new pipeline is made of, which pipeline and
+// container a block goes to, and where a copy or a rebuild lands. Every
+// choice here is a function of the locked state and its arguments; the
+// proposals that follow are alloc.go's.
+
+// Candidate is a datanode that may join a new pipeline.
+type Candidate struct {
+	// ID is the datanode's.
+	ID string
+	// Pipelines counts the open pipelines it is in.
+	Pipelines int
+	// Free is its free space, in bytes.
+	Free int64
+}
+
+// ChooseMembers picks size distinct datanodes for a new pipeline: those in
+// the fewest open pipelines first, then the most free space, then by ID (so
+// the choice is deterministic). A datanode already in limit pipelines is not
+// used.
+func ChooseMembers(cands []Candidate, size, limit int) ([]string, error) {
+	pool := slices.DeleteFunc(slices.Clone(cands), func(c Candidate) bool { return c.Pipelines >= limit })
+	if len(pool) < size {
+		return nil, fmt.Errorf("%d healthy datanodes with room for a pipeline, need %d", len(pool), size)
+	}
+	slices.SortFunc(pool, func(a, b Candidate) int {
+		return cmp.Or(cmp.Compare(a.Pipelines, b.Pipelines), cmp.Compare(b.Free, a.Free), cmp.Compare(a.ID, b.ID))
+	})
+	out := make([]string, size)
+	for i := range out {
+		out[i] = pool[i].ID
+	}
+	return out, nil
+}
+
+// pipelineCandidates lists the healthy in-service datanodes not in ex,
+// with how many open pipelines of redundancy r each is in.
+func (s *state) pipelineCandidates(r Redundancy, ex Exclude) []Candidate {
+	var out []Candidate
+	for id, n := range s.nodes {
+		if !n.inService() || slices.Contains(ex.Datanodes, id) {
+			continue
+		}
+		c := Candidate{ID: id, Free: n.stats.GetRemaining()}
+		for _, p := range s.pipelines {
+			if p.State == stratov1.PipelineState_PIPELINE_OPEN && r.is(p) && slices.Contains(p.Members, id) {
+				c.Pipelines++
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// topUpMembers chooses the members of one more pipeline of r, as Ozone's
+// background pipeline creator does: healthy datanodes in fewer than limit
+// open pipelines of r, never the members of an open pipeline of r again.
+// ok is false when no pipeline is to be added.
+func (s *state) topUpMembers(r Redundancy, limit int) (members []string, ok bool) {
+	members, err := ChooseMembers(s.pipelineCandidates(r, Exclude{}), r.Members(), limit)
+	if err != nil {
+		return nil, false // every datanode that can take one more has its share
+	}
+	if s.samePipeline(r, members) {
+		return nil, false // no two open pipelines on the same datanodes
+	}
+	return members, true
+}
+
+// samePipeline: an open pipeline of r has exactly these members.
+func (s *state) samePipeline(r Redundancy, members []string) bool {
+	want := slices.Sorted(slices.Values(members))
+	for _, p := range s.pipelines {
+		if p.State == stratov1.PipelineState_PIPELINE_OPEN && r.is(p) &&
+			slices.Equal(want, slices.Sorted(slices.Values(p.Members))) {
+			return true
+		}
+	}
+	return false
+}
+
+// nextPipelineID is the ID of the next pipeline to propose.
+func (s *state) nextPipelineID() uint64 {
+	var maxID uint64
+	for id := range s.pipelines {
+		maxID = max(maxID, id)
+	}
+	return maxID + 1
+}
+
+// candidatePipelines: open pipelines of the redundancy asked whose
+// members are all usable and none excluded.
+func (s *state) candidatePipelines(r Redundancy, ex Exclude) []*stratov1.PipelineRecord {
+	var out []*stratov1.PipelineRecord
+	for _, p := range s.sortedPipelines() {
+		if p.State != stratov1.PipelineState_PIPELINE_OPEN || !r.is(p) || slices.Contains(ex.Pipelines, p.Id) {
+			continue
+		}
+		if !s.pipelineUsable(p) || slices.ContainsFunc(p.Members, func(id string) bool { return slices.Contains(ex.Datanodes, id) }) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// openContainers: the open containers of a pipeline that take blocks and
+// are not excluded.
+func (s *state) openContainers(pipeline uint64, ex Exclude) []*containerState {
+	var out []*containerState
+	for _, id := range s.open[pipeline] {
+		if !slices.Contains(ex.Containers, id) && s.containers[id].fullAt.IsZero() {
+			out = append(out, s.containers[id])
+		}
+	}
+	return out
+}
+
+// chooseTarget picks the healthy in-service datanode with the most free
+// space that does not hold c (nor is in skip) and receives fewer than limit
+// copies; the target of a copy of c that failed lately only when there is
+// no other.
+func (s *state) chooseTarget(now time.Time, c *containerState, imports map[string]int, limit int, skip map[string]bool) string {
+	avoid := ""
+	if now.Before(c.copyFailedUntil) {
+		avoid = c.copyFailed
+	}
+	best, bestFree, avoided := "", int64(-1), false
+	ids := make([]string, 0, len(s.nodes))
+	for id := range s.nodes {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		n := s.nodes[id]
+		if !n.inService() || imports[id] >= limit {
+			continue
+		}
+		if _, has := c.replicas[id]; has || skip[id] {
+			continue
+		}
+		if id == avoid {
+			avoided = true
+			continue
+		}
+		if free := n.stats.GetRemaining(); free > bestFree {
+			best, bestFree = id, free
+		}
+	}
+	if best == "" && avoided {
+		return avoid
+	}
+	return best
+}

@@ -1,0 +1,195 @@
+package cluster
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/strato-io/strato/proto/strato/v1"
+)
+
+// state is everything the Manager guards with mu: the mirror of the durable
+// records (written only by Apply and Load) and the leader's soft state. The
+// planners read it (they are passed the locked state and never write
+// through it); the Manager's ...Locked methods and Apply write it.
+type state struct {
+	// clusterID is the durable cluster identity ("" until the first leader
+	// set it): a datanode that registers with another one is refused.
+	clusterID string
+	// opStates: the datanodes not in service (durable: a mirror of the
+	// C o records), whether or not they are registered.
+	opStates map[string]stratov1.NodeOpState
+	// pipelines and containers mirror the C p and C c records; a
+	// container's soft state rides along (containerState).
+	pipelines  map[uint64]*stratov1.PipelineRecord
+	containers map[uint64]*containerState
+	// open indexes the OPEN containers of each pipeline, by ascending ID.
+	open map[uint64][]uint64
+
+	// Soft state, from here on.
+	nodes map[string]*nodeState
+	// pipelinesDirty: nodes came or went since pipelines were last topped up.
+	pipelinesDirty bool
+	nextCmdID      uint64
+	safeMode       bool
+	safeForced     bool
+	// replicating: copies and rebuilds in flight, by container and
+	// replica index (0 for a replicated container's copy).
+	replicating map[copyKey]inflight
+	// deleting: replica deletions commanded and not yet seen done (the
+	// datanode stops reporting the replica).
+	deleting map[deleteKey]bool
+	// blockDeletes: deleted-blocks entries in flight (deletion.go).
+	blockDeletes blockDeletions
+	// settleUntil: the end of the settle period BecomeLeader started.
+	settleUntil time.Time
+}
+
+func newState() state {
+	return state{
+		nodes:       map[string]*nodeState{},
+		opStates:    map[string]stratov1.NodeOpState{},
+		pipelines:   map[uint64]*stratov1.PipelineRecord{},
+		containers:  map[uint64]*containerState{},
+		open:        map[uint64][]uint64{},
+		safeMode:    true,
+		replicating: map[copyKey]inflight{},
+	}
+}
+
+// nodeState is the leader's view of one registered datanode (soft).
+type nodeState struct {
+	details  *stratov1.DatanodeDetails
+	stats    *stratov1.NodeStats
+	lastSeen time.Time
+	health   stratov1.NodeHealth
+	opState  stratov1.NodeOpState
+	// containers maps the containers this node reported to the report
+	// generation that last listed them.
+	containers map[uint64]uint64
+	reportGen  uint64
+	// lastFull: when it last sent a full report (registering is one).
+	lastFull time.Time
+	commands []*stratov1.DatanodeCommand
+}
+
+// healthy: HEALTHY (a STALE node is probably down, a DEAD one is).
+func (n *nodeState) healthy() bool {
+	return n != nil && n.health == stratov1.NodeHealth_NODE_HEALTHY
+}
+
+// alive: registered and not DEAD (a STALE node may come back).
+func (n *nodeState) alive() bool {
+	return n != nil && n.health != stratov1.NodeHealth_NODE_DEAD
+}
+
+// inService: HEALTHY and in service: it may take writes, copies and
+// rebuilds, and its replicas count as good copies.
+func (n *nodeState) inService() bool {
+	return n.healthy() && n.opState == stratov1.NodeOpState_NODE_IN_SERVICE
+}
+
+// containerState is a container's record with the leader's soft state.
+type containerState struct {
+	info *stratov1.ContainerRecord
+	// replicas by datanode ID (soft).
+	replicas map[string]*stratov1.ContainerReplica
+	// allocated bytes since the leader started (soft).
+	allocated int64
+	// fullAt: when allocations reached the close threshold (soft; zero
+	// while the container takes blocks).
+	fullAt time.Time
+	// bad: datanodes whose replica a client found bad (soft). It stays
+	// UNHEALTHY whatever the datanode reports until the replica is gone.
+	bad map[string]bool
+	// copyFailed: the target of the last copy a source reported failed,
+	// avoided while another target exists until copyFailedUntil (soft).
+	copyFailed      string
+	copyFailedUntil time.Time
+	// closeSent: when close commands for this CLOSING container were last
+	// queued (soft): they are sent again to live holders that have not
+	// closed their replica after StaleAfter (a restarted datanode forgets
+	// the commands it had not carried out).
+	closeSent time.Time
+	// unreportedSince: when the replication pass first found this CLOSED
+	// container with no replica reported (soft; zero once one is).
+	unreportedSince time.Time
+}
+
+// deleteKey names a replica deletion under way.
+type deleteKey struct {
+	container uint64
+	datanode  string
+}
+
+// copyKey names a copy in flight: a replicated container's (index 0), or
+// one index of an erasure coded container's (copied or rebuilt).
+type copyKey struct {
+	container uint64
+	index     int32
+}
+
+type inflight struct {
+	// source pushes the copy ("" for a reconstruction, which target
+	// runs, reading from d other indexes).
+	source, target string
+	since          time.Time
+	cmdID          uint64 // the command's ID
+}
+
+// commanded is the datanode the command of fl went to (and that reports
+// its failure).
+func (fl inflight) commanded() string {
+	if fl.source == "" {
+		return fl.target
+	}
+	return fl.source
+}
+
+// opState is datanode id's operational state as recorded.
+func (s *state) opState(id string) stratov1.NodeOpState {
+	if st, ok := s.opStates[id]; ok {
+		return st
+	}
+	return stratov1.NodeOpState_NODE_IN_SERVICE
+}
+
+func (s *state) settling(now time.Time) bool { return now.Before(s.settleUntil) }
+
+func (s *state) sortedPipelines() []*stratov1.PipelineRecord {
+	ps := make([]*stratov1.PipelineRecord, 0, len(s.pipelines))
+	for _, p := range s.pipelines {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b *stratov1.PipelineRecord) int { return cmp.Compare(a.Id, b.Id) })
+	return ps
+}
+
+func (s *state) sortedContainers() []*containerState {
+	cs := make([]*containerState, 0, len(s.containers))
+	for _, c := range s.containers {
+		cs = append(cs, c)
+	}
+	slices.SortFunc(cs, func(a, b *containerState) int { return cmp.Compare(a.info.Id, b.info.Id) })
+	return cs
+}
+
+// pipelineUsable: every member is registered, HEALTHY and in service.
+func (s *state) pipelineUsable(p *stratov1.PipelineRecord) bool {
+	for _, id := range p.Members {
+		if !s.nodes[id].inService() {
+			return false
+		}
+	}
+	return true
+}
+
+// unregisteredMember: a member of p has not registered with this leader.
+func (s *state) unregisteredMember(p *stratov1.PipelineRecord) bool {
+	for _, id := range p.Members {
+		if s.nodes[id] == nil {
+			return true
+		}
+	}
+	return false
+}
