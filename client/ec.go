@@ -31,31 +31,15 @@ func ParseReplication(s string) (stratov1.ReplicationFactor, *stratov1.ErasureCo
 	return 0, ErasureCoding(c), nil
 }
 
-// ErasureCoding is the API's form of an erasure coding config.
-func ErasureCoding(c ec.Config) *stratov1.ErasureCoding {
-	e := &stratov1.ErasureCoding{Data: int32(c.Data), Parity: int32(c.Parity), CellSize: int32(c.CellSize)}
-	switch c.Codec {
-	case ec.RS:
-		e.Codec = stratov1.ErasureCodec_ERASURE_CODEC_RS
-	case ec.XOR:
-		e.Codec = stratov1.ErasureCodec_ERASURE_CODEC_XOR
-	}
-	return e
-}
+// ErasureCoding is the API's form of an erasure coding config
+// (ec.ToProto).
+func ErasureCoding(c ec.Config) *stratov1.ErasureCoding { return ec.ToProto(c) }
 
-// ECConfig is the erasure code of an API config (cell size 0: 1 MiB).
+// ECConfig is the erasure code of an API config (ec.FromProto; cell size
+// 0: 1 MiB); an invalid one is ErrInvalid.
 func ECConfig(e *stratov1.ErasureCoding) (ec.Config, error) {
-	c := ec.Config{Data: int(e.GetData()), Parity: int(e.GetParity()), CellSize: int(e.GetCellSize())}
-	if c.CellSize == 0 {
-		c.CellSize = ec.DefaultCellSize
-	}
-	switch e.GetCodec() {
-	case stratov1.ErasureCodec_ERASURE_CODEC_RS:
-		c.Codec = ec.RS
-	case stratov1.ErasureCodec_ERASURE_CODEC_XOR:
-		c.Codec = ec.XOR
-	}
-	if err := c.Validate(); err != nil {
+	c, err := ec.FromProto(e)
+	if err != nil {
 		return ec.Config{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return c, nil

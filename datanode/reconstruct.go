@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/strato-io/strato/checksum"
-	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/datanode/container"
 	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/ec"
@@ -235,7 +234,7 @@ type rebuildStats struct {
 // of the container from cmd.Sources and commits it into opts.Store.
 func reconstruct(ctx context.Context, cmd *stratov1.ReconstructECContainerCommand, opts rebuildOptions) (rebuildStats, error) {
 	var st rebuildStats
-	cfg, err := client.ECConfig(cmd.GetErasureCoding())
+	cfg, err := ec.FromProto(cmd.GetErasureCoding())
 	if err != nil {
 		return st, err
 	}

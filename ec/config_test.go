@@ -82,3 +82,23 @@ func FuzzParse(f *testing.F) {
 		require.Equal(t, c, back)
 	})
 }
+
+// The API's and meta's form of a config carry it whole; a cell size of 0
+// is the default; a codec left unspecified is refused.
+func TestProto(t *testing.T) {
+	for _, c := range []Config{RS63, RS104, {Codec: XOR, Data: 2, Parity: 1, CellSize: 64 << 10}} {
+		got, err := FromProto(ToProto(c))
+		if err != nil || got != c {
+			t.Fatalf("%v: round trip gives %v, %v", c, got, err)
+		}
+	}
+	p := ToProto(RS63)
+	p.CellSize = 0
+	if got, err := FromProto(p); err != nil || got.CellSize != DefaultCellSize {
+		t.Fatalf("cell size 0: %v, %v", got, err)
+	}
+	p.Codec = 0
+	if _, err := FromProto(p); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("no codec: %v", err)
+	}
+}

@@ -86,16 +86,7 @@ func (r Redundancy) is(p *stratov1.PipelineRecord) bool {
 }
 
 // ecConfig is the erasure code of a stored config, validated.
-func ecConfig(r *stratov1.ErasureCodingRecord) (ec.Config, error) {
-	c := ec.Config{Data: int(r.GetData()), Parity: int(r.GetParity()), CellSize: int(r.GetCellSize())}
-	switch r.GetCodec() {
-	case stratov1.ErasureCodec_ERASURE_CODEC_RS:
-		c.Codec = ec.RS
-	case stratov1.ErasureCodec_ERASURE_CODEC_XOR:
-		c.Codec = ec.XOR
-	}
-	return c, c.Validate()
-}
+func ecConfig(r *stratov1.ErasureCodingRecord) (ec.Config, error) { return ec.FromProto(r) }
 
 // Allocation is a newly allocated block and where to write it.
 type Allocation struct {

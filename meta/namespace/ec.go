@@ -41,16 +41,8 @@ func ecRecord(e *stratov1.ErasureCoding) (*stratov1.ErasureCodingRecord, error) 
 
 // ECConfig is the erasure code of a stored config, validated.
 func ECConfig(r *stratov1.ErasureCodingRecord) (ec.Config, error) {
-	c := ec.Config{Data: int(r.GetData()), Parity: int(r.GetParity()), CellSize: int(r.GetCellSize())}
-	switch r.GetCodec() {
-	case stratov1.ErasureCodec_ERASURE_CODEC_RS:
-		c.Codec = ec.RS
-	case stratov1.ErasureCodec_ERASURE_CODEC_XOR:
-		c.Codec = ec.XOR
-	default:
-		return ec.Config{}, fmt.Errorf("%w: erasure codec %v (RS or XOR)", ErrInvalid, r.GetCodec())
-	}
-	if err := c.Validate(); err != nil {
+	c, err := ec.FromProto(r)
+	if err != nil {
 		return ec.Config{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return c, nil
