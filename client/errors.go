@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/strato-io/strato/metaconn"
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -23,7 +24,7 @@ var (
 	ErrQuota        = errors.New("client: quota exceeded")
 	ErrPrecondition = errors.New("client: failed precondition") // other rules of the namespace
 	ErrInvalid      = errors.New("client: invalid argument")
-	ErrUnavailable  = errors.New("client: meta unavailable")  // no leader, safe mode, shutting down: retry later
+	ErrUnavailable  = metaconn.ErrUnavailable                 // no leader, safe mode, shutting down: retry later
 	ErrNoSpace      = errors.New("client: no space")          // no healthy pipeline, meta's disk under its reserve
 	ErrPermission   = errors.New("client: permission denied") // PermissionDenied, and Unauthenticated (ErrUnauthenticated)
 	ErrUnsupported  = errors.New("client: not supported by this meta server")
@@ -41,7 +42,7 @@ var ErrUnauthenticated = errors.New("client: not authenticated")
 // ErrTLS is wrapped by the error of a call whose TLS handshake with meta
 // failed (a certificate not trusted, TLS on one end only): it is not
 // retried, since the next handshake would fail alike.
-var ErrTLS = errors.New("client: TLS handshake failed")
+var ErrTLS = metaconn.ErrTLS
 
 // Specific errors, each matching its class as well.
 var (

@@ -2,264 +2,41 @@ package client
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
-	"github.com/strato-io/strato/leader"
-	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+	"github.com/strato-io/strato/metaconn"
 )
 
-// DefaultAttemptTimeout bounds one attempt of a retry-safe call at one
-// replica (see RetrySafe). A leader answers in milliseconds; a replica that
-// has not answered in this long is paused, cut off or deposed, and the call
-// goes to another.
-const DefaultAttemptTimeout = 2 * time.Second
+// MetaConn is a connection to a meta group that follows its leader
+// (metaconn.Conn); the client's make every error Do returns classified
+// (Classify: errors.Is with ErrNotFound, ErrBucketNotFound, ...).
+type MetaConn = metaconn.Conn
 
-// ClusterStubs are the stubs of meta's cluster services on one replica:
-// AdminService (operators and tools) and DatanodeService (datanodes).
-type ClusterStubs struct {
-	stratov1.AdminServiceClient
-	stratov1.DatanodeServiceClient
-}
+// ClusterStubs are the stubs of meta's cluster services on one replica
+// (metaconn.ClusterStubs).
+type ClusterStubs = metaconn.ClusterStubs
+
+// DefaultAttemptTimeout bounds one attempt of a retry-safe call at one
+// replica (metaconn.DefaultAttemptTimeout).
+const DefaultAttemptTimeout = metaconn.DefaultAttemptTimeout
 
 // RefusedTimeout is how long a call keeps trying when every meta address
-// refuses the connection and none has ever answered this MetaConn: a wrong
-// address or a cluster not started fails this fast, with the refusal. Once
-// a replica has answered, a refused connection is a restart or an election,
-// and calls wait for as long as their context allows.
-const RefusedTimeout = 3 * time.Second
+// refuses the connection and none has ever answered
+// (metaconn.RefusedTimeout).
+const RefusedTimeout = metaconn.RefusedTimeout
 
-// MetaConn is a connection to a meta group that follows its leader.
-type MetaConn struct {
-	redirect leader.Redirector
-	opts     []grpc.DialOption
-	attempt  time.Duration
-	// answered: a replica answered a call (anything but a connection
-	// refused or closed before meta's preface) since the MetaConn was made.
-	answered atomic.Bool
-
-	mu    sync.Mutex
-	conns map[string]*grpc.ClientConn
-}
-
-// DialMeta returns a connection to the meta replicas at addrs. Connections
-// are made lazily; extra dial options are appended to the defaults
-// (plaintext).
+// DialMeta returns a connection to the meta replicas at addrs whose errors
+// are classified. Connections are made lazily; extra dial options are
+// appended to the defaults (plaintext).
 func DialMeta(addrs []string, opts ...grpc.DialOption) (*MetaConn, error) {
-	if len(addrs) == 0 {
-		return nil, errors.New("client: no meta address given")
-	}
-	return &MetaConn{
-		redirect: leader.Redirector{Addrs: addrs, Hint: LeaderHint},
-		opts:     append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...),
-		attempt:  DefaultAttemptTimeout,
-		conns:    map[string]*grpc.ClientConn{},
-	}, nil
+	return metaconn.Dial(addrs, Classify, opts...)
 }
 
-// SetAttemptTimeout sets the bound on one attempt of a retry-safe call
-// (default DefaultAttemptTimeout; 0: none, an attempt lasts as long as the
-// call's context). Set it before the first call.
-func (m *MetaConn) SetAttemptTimeout(d time.Duration) { m.attempt = d }
+// RetrySafe marks ctx: the calls made with it may be sent again to another
+// replica (metaconn.RetrySafe).
+func RetrySafe(ctx context.Context) context.Context { return metaconn.RetrySafe(ctx) }
 
-type retrySafeKey struct{}
-
-// RetrySafe marks ctx: the calls made with it may be sent again, to another
-// replica, after an attempt that timed out or whose connection failed
-// mid-call — reads, and mutations that carry a request ID (meta applies
-// those once). Other calls are sent again only when certainly not
-// performed (NotLeader, connection refused).
-func RetrySafe(ctx context.Context) context.Context {
-	return context.WithValue(ctx, retrySafeKey{}, true)
-}
-
-func retrySafe(ctx context.Context) bool {
-	v, _ := ctx.Value(retrySafeKey{}).(bool)
-	return v
-}
-
-// retryElsewhereError is an attempt of a retry-safe call that timed out or
-// lost its connection: LeaderHint has the call sent to another replica.
-type retryElsewhereError struct{ err error }
-
-func (e *retryElsewhereError) Error() string { return e.err.Error() }
-func (e *retryElsewhereError) Unwrap() error { return e.err }
-
-func (m *MetaConn) conn(addr string) (*grpc.ClientConn, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if c := m.conns[addr]; c != nil {
-		return c, nil
-	}
-	c, err := grpc.NewClient(addr, m.opts...)
-	if err != nil {
-		return nil, fmt.Errorf("client: meta at %s: %w", addr, err)
-	}
-	m.conns[addr] = c
-	return c, nil
-}
-
-// Do calls fn with the clients of the replica believed to lead, following
-// NotLeader redirects and retrying calls that were certainly not performed,
-// until fn succeeds, fails otherwise, or ctx ends.
-//
-// A retry-safe call (RetrySafe) is also sent to another replica when an
-// attempt times out (SetAttemptTimeout) or fails with Unavailable without a
-// leader's answer: a paused or cut-off former leader holds it no longer
-// than an attempt.
-//
-// The error returned is classified (Error: errors.Is with ErrNotFound,
-// ErrBucketNotFound, ...).
-func (m *MetaConn) Do(ctx context.Context, fn func(ctx context.Context, ns stratov1.NamespaceServiceClient, cl ClusterStubs) error) error {
-	safe := retrySafe(ctx)
-	start := time.Now()
-	return Classify(m.redirect.Do(ctx, func(ctx context.Context, addr string) error {
-		c, err := m.conn(addr)
-		if err != nil {
-			return err
-		}
-		err = m.attemptAt(ctx, c, safe, fn)
-		if hint, detail := tlsFailure(err); hint != "" {
-			// Not a status either: a handshake that failed fails again.
-			return fmt.Errorf("%w with meta at %s (%s): %s", ErrTLS, addr, hint, detail)
-		}
-		if err == nil || !isRefused(err) {
-			m.answered.Store(true)
-		} else if !m.answered.Load() && time.Since(start) >= RefusedTimeout {
-			// Not a status: the redirector and retryMeta stop here.
-			msg := status.Convert(err).Message()
-			if isPrefaceFailure(msg) {
-				// Closed before it spoke, again and again: how a
-				// server that expects TLS hangs up on a plaintext
-				// client. (Once, it may be a replica starting or
-				// dying.)
-				return fmt.Errorf("%w with meta at %s (meta closed the connection before it spoke: does it require TLS? see --tls-ca): %s",
-					ErrTLS, addr, grpcDetail(msg))
-			}
-			return fmt.Errorf("%w: no meta replica answered at %s within %v: %s",
-				ErrUnavailable, strings.Join(m.redirect.Addrs, ","), RefusedTimeout, msg)
-		}
-		return err
-	}))
-}
-
-// tlsFailure says why err is a TLS failure ("" if it is not one) and
-// gRPC's words for it: a handshake that failed because a server or client
-// certificate is not trusted, or one end speaks TLS and the other does not.
-// (A plaintext client at a server that expects TLS sees the connection
-// closed before the server's preface: Do says so once that has lasted
-// RefusedTimeout, as a replica starting or dying may do it once.)
-func tlsFailure(err error) (hint, detail string) {
-	var gs interface{ GRPCStatus() *status.Status }
-	if err == nil || !errors.As(err, &gs) || gs.GRPCStatus().Code() != codes.Unavailable {
-		return "", ""
-	}
-	detail = grpcDetail(gs.GRPCStatus().Message())
-	if strings.Contains(detail, "authentication handshake failed") &&
-		(strings.Contains(detail, "x509:") || strings.Contains(detail, "tls:")) {
-		// A handshake cut short (a timeout, a reset) says neither, and
-		// may succeed when tried again.
-		return "does the client trust the cluster's CA? see --tls-ca", detail
-	}
-	return "", ""
-}
-
-// grpcDetail: of `connection error: desc = "transport: ..."`, the part in
-// quotes.
-func grpcDetail(msg string) string {
-	if _, d, ok := strings.Cut(msg, `desc = "`); ok {
-		return strings.TrimSuffix(d, `"`)
-	}
-	return msg
-}
-
-// isRefused: the call's connection was refused or closed before meta's
-// preface (nothing was sent).
-func isRefused(err error) bool {
-	st, ok := status.FromError(err)
-	return ok && st.Code() == codes.Unavailable && isConnectFailure(st.Message())
-}
-
-// attemptAt makes one attempt of fn at the replica behind c.
-func (m *MetaConn) attemptAt(ctx context.Context, c *grpc.ClientConn, safe bool, fn func(ctx context.Context, ns stratov1.NamespaceServiceClient, cl ClusterStubs) error) error {
-	actx := ctx
-	if safe && m.attempt > 0 {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, m.attempt)
-		defer cancel()
-	}
-	err := fn(actx, stratov1.NewNamespaceServiceClient(c), ClusterStubs{stratov1.NewAdminServiceClient(c), stratov1.NewDatanodeServiceClient(c)})
-	if err == nil || !safe || ctx.Err() != nil {
-		return err
-	}
-	if leader, _ := LeaderHint(err); leader != "" {
-		return err
-	}
-	// The attempt's deadline also travels to the replica, whose copy
-	// may fire first: a DeadlineExceeded while the call's own context
-	// is alive is this attempt's timeout too.
-	if actx.Err() != nil || status.Code(err) == codes.Unavailable || (actx != ctx && status.Code(err) == codes.DeadlineExceeded) {
-		return &retryElsewhereError{err: err}
-	}
-	return err
-}
-
-// Close closes every connection.
-func (m *MetaConn) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var errs []error
-	for a, c := range m.conns {
-		errs = append(errs, c.Close())
-		delete(m.conns, a)
-	}
-	return errors.Join(errs...)
-}
-
-// LeaderHint classifies a meta error for the Redirector: a NotLeader
-// status names the leader (retry there); a replica that cannot be reached
-// at all is tried again elsewhere. Anything else (including an Unavailable
-// whose outcome is unknown) is returned to the caller.
-func LeaderHint(err error) (leaderAddr string, retry bool) {
-	var re *retryElsewhereError
-	if errors.As(err, &re) {
-		return "", true
-	}
-	st, ok := status.FromError(err)
-	if !ok {
-		return "", false
-	}
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Reason == stratov1.ErrorReason_NOT_LEADER.String() && info.Domain == errorDomain {
-			return info.Metadata["leader"], true
-		}
-	}
-	// A connection that was never established: nothing was sent.
-	if st.Code() == codes.Unavailable && isConnectFailure(st.Message()) {
-		return "", true
-	}
-	return "", false
-}
-
-// isConnectFailure: the replica refused the connection, or closed it
-// before its HTTP/2 preface (gRPC sends no call on a connection before
-// then), so the call was never sent.
-func isConnectFailure(msg string) bool {
-	return strings.Contains(strings.ToLower(msg), "connection refused") || isPrefaceFailure(msg)
-}
-
-// isPrefaceFailure: the connection ended before the server's preface: a
-// replica starting or stopping, or a server that expects TLS.
-func isPrefaceFailure(msg string) bool {
-	return strings.Contains(msg, "error reading server preface")
-}
+// LeaderHint classifies a meta error for a leader.Redirector
+// (metaconn.LeaderHint).
+func LeaderHint(err error) (leaderAddr string, retry bool) { return metaconn.LeaderHint(err) }

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/metaconn"
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -97,7 +97,7 @@ func (o *AgentOptions) Validate() error {
 type agent struct {
 	opts  AgentOptions
 	store agentStore
-	meta  *client.MetaConn
+	meta  *metaconn.Conn
 
 	mu         sync.Mutex
 	registered bool
@@ -132,7 +132,7 @@ func newAgent(opts AgentOptions, store agentStore) (*agent, error) {
 	if opts.TLS != nil {
 		dial = append(dial, grpc.WithTransportCredentials(credentials.NewTLS(opts.TLS)))
 	}
-	mc, err := client.DialMeta(opts.Meta, dial...)
+	mc, err := metaconn.Dial(opts.Meta, nil, dial...)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +248,7 @@ func (a *agent) beat(ctx context.Context) error {
 		req.Report = a.report(full, changed)
 	}
 	var resp *stratov1.HeartbeatResponse
-	err := a.meta.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl client.ClusterStubs) error {
+	err := a.meta.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl metaconn.ClusterStubs) error {
 		var err error
 		resp, err = cl.Heartbeat(ctx, req)
 		return err
@@ -331,7 +331,7 @@ func (a *agent) register(ctx context.Context) error {
 	}
 	req := &stratov1.RegisterRequest{Details: a.opts.Details, Stats: a.store.NodeStats(), Report: a.report(true, nil), ClusterId: cid}
 	var resp *stratov1.RegisterResponse
-	err = a.meta.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl client.ClusterStubs) error {
+	err = a.meta.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl metaconn.ClusterStubs) error {
 		var err error
 		resp, err = cl.Register(ctx, req)
 		return err
