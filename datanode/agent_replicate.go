@@ -145,7 +145,7 @@ func (d *Datanode) ReplicationMetrics() replication.MetricsSnapshot {
 }
 
 // reconstruct rebuilds a lost replica index of an erasure coded container
-// on this datanode (meta's ReconstructECContainerCommand, reconstruct.go),
+// on this datanode (meta's ReconstructECContainerCommand, replication.Reconstruct),
 // in the background and within the datanode's replication streams. The
 // new replica reaches meta in the next heartbeat (the store's Created
 // hook); a failure is reported in the next heartbeat, and meta plans the
@@ -159,11 +159,11 @@ func (a *agent) reconstruct(cmdID uint64, cmd *stratov1.ReconstructECContainerCo
 	}
 	started := r.runOnce(id, func() {
 		var (
-			st  rebuildStats
+			st  replication.ReconstructStats
 			err error
 		)
 		pprof.Do(r.ctx, replication.ProfileLabels(r.id, replication.RoleImport), func(ctx context.Context) {
-			st, err = reconstruct(ctx, cmd, rebuildOptions{Store: r.store, Limits: r.limits, TLS: r.tls,
+			st, err = replication.Reconstruct(ctx, cmd, replication.ReconstructOptions{Store: r.store, Limits: r.limits, TLS: r.tls,
 				ClientID: "datanode " + r.id, Token: cmd.GetToken(), Logger: r.log})
 		})
 		if err != nil {

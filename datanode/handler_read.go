@@ -258,3 +258,42 @@ func (c *conn) localRange(t wire.Type, b wire.BlockID, off int64, n uint32) ([]w
 	}
 	return out, files, total, nil
 }
+
+// listBlocks answers a LIST_BLOCKS: a page of the container's committed
+// block records, as many as the limit asks and a response's payload holds
+// (at least one, if any remain).
+func (s *Server) listBlocks(m *wire.ListBlocksRequest) (*wire.ListBlocksResponse, error) {
+	c, err := s.store.Container(m.ContainerID)
+	if err != nil {
+		return nil, err
+	}
+	info := c.Info()
+	// One block more than asked says whether more remain.
+	page, err := c.ListBlocks(m.AfterLocalID, int(m.Limit)+1)
+	if err != nil {
+		return nil, err
+	}
+	resp := &wire.ListBlocksResponse{Layout: uint8(c.Layout()), BCSID: info.BCSID, ReplicaIndex: uint8(c.ReplicaIndex())}
+	size := 0
+	for i, b := range page {
+		if i == int(m.Limit) {
+			resp.More = true
+			break
+		}
+		ib := wire.ImportBlock{LocalID: b.LocalID, Length: b.Length, BCSID: b.BCSID, Chunks: make([]wire.Chunk, len(b.Chunks))}
+		for j, ch := range b.Chunks {
+			ib.Chunks[j] = wire.Chunk{Offset: ch.Offset, Length: uint32(ch.Length), Checksums: ch.Checksums}
+		}
+		n := wire.BlockRecordLen(ib)
+		if size+n > wire.MaxResponsePayload {
+			if i == 0 {
+				return nil, wire.Errorf(wire.CodeTooLarge, "LIST_BLOCKS %d: the record of block %d takes %d bytes, over a response's payload", m.ContainerID, b.LocalID, n)
+			}
+			resp.More = true
+			break
+		}
+		size += n
+		resp.Blocks = append(resp.Blocks, ib)
+	}
+	return resp, nil
+}

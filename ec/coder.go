@@ -119,6 +119,32 @@ func (e *StripeCoder) padded(i int, cell []byte, n int) []byte {
 	return b
 }
 
+// EncodeGroup lays a whole block group's data out as its members' blocks,
+// parity computed, stripe by stripe as a writer does: member m's block
+// holds Config.MemberLen(len(data), m) bytes. For groups held in memory
+// (tests, tools); writers stream stripes through a StripeCoder.
+func (c *Coder) EncodeGroup(data []byte) ([][]byte, error) {
+	cfg := c.cfg
+	sc := c.NewStripeCoder()
+	members := make([][]byte, cfg.Members())
+	parity := make([][]byte, cfg.Parity)
+	var cells [][]byte
+	for off := int64(0); off < int64(len(data)); off += cfg.StripeSize() {
+		cells = cfg.SplitStripe(data[off:min(int64(len(data)), off+cfg.StripeSize())], cells)
+		for i := range parity {
+			parity[i] = make([]byte, 0, cfg.CellSize)
+		}
+		ps, err := sc.Encode(cells, parity)
+		if err != nil {
+			return nil, err
+		}
+		for m, cell := range append(cells, ps...) {
+			members[m] = append(members[m], cell...)
+		}
+	}
+	return members, nil
+}
+
 // SplitStripe cuts a stripe's data (at most StripeSize bytes) into its d
 // data cells, slices of data (empty past its end).
 func (c Config) SplitStripe(data []byte, cells [][]byte) [][]byte {

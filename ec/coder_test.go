@@ -98,26 +98,10 @@ func TestCauchyMatrixIsFrozen(t *testing.T) {
 	require.Equal(t, [][]byte{{0xf1, 0x71, 0x0b}, {0x9a, 0x78, 0xb1}}, shards[3:])
 }
 
-// encodeGroup writes a group of n random bytes the way a writer does:
-// stripe by stripe, into member blocks.
+// encodeGroup is coder.EncodeGroup, which must not fail.
 func encodeGroup(t require.TestingT, coder *Coder, group []byte) [][]byte {
-	c := coder.Config()
-	sc := coder.NewStripeCoder()
-	members := make([][]byte, c.Members())
-	var cells [][]byte
-	parity := make([][]byte, c.Parity)
-	for s := int64(0); s*c.StripeSize() < int64(len(group)); s++ {
-		stripe := group[s*c.StripeSize() : min((s+1)*c.StripeSize(), int64(len(group)))]
-		cells = c.SplitStripe(stripe, cells)
-		for i := range parity {
-			parity[i] = make([]byte, 0, c.CellSize)
-		}
-		p, err := sc.Encode(cells, parity)
-		require.NoError(t, err)
-		for i, cell := range append(cells, p...) {
-			members[i] = append(members[i], cell...)
-		}
-	}
+	members, err := coder.EncodeGroup(group)
+	require.NoError(t, err)
 	return members
 }
 

@@ -1,4 +1,4 @@
-package datanode
+package replication
 
 import (
 	"cmp"
@@ -14,7 +14,6 @@ import (
 
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/datanode/container"
-	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/ec"
 	"github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
@@ -34,9 +33,9 @@ import (
 var (
 	// ErrInconsistentGroup: the surviving members' block lengths fit no
 	// block group length (a member's block is not what the writer left).
-	ErrInconsistentGroup = errors.New("datanode: block group lengths are inconsistent")
+	ErrInconsistentGroup = errors.New("replication: block group lengths are inconsistent")
 	// ErrTooFewSources: fewer than d surviving members could be listed.
-	ErrTooFewSources = errors.New("datanode: too few surviving members to rebuild from")
+	ErrTooFewSources = errors.New("replication: too few surviving members to rebuild from")
 )
 
 // rebuildStripes is how many stripes of a group are read and encoded at
@@ -49,7 +48,7 @@ const maxRebuildChunk = 4 << 20
 // rebuildIOTimeout bounds each request to a source: a source that stops
 // answering fails its reads (its member is then lost to the group) rather
 // than hold the reconstruction, its stream and the container's ID.
-const rebuildIOTimeout = replication.DefaultIOTimeout
+const rebuildIOTimeout = DefaultIOTimeout
 
 // groupLen returns the data length of a block group from its members'
 // block lengths: lens[m] is member m's length, or -1 when it is not known
@@ -211,11 +210,22 @@ type rebuildSource struct {
 	blocks map[uint64]wire.ImportBlock
 }
 
-// rebuildOptions configure a reconstruction.
-type rebuildOptions struct {
-	Store    *Store
-	Limits   *replication.Limits
-	TLS      *tls.Config
+// Importer begins the import a reconstruction writes its replica into
+// (the datanode's store).
+type Importer interface {
+	BeginImport(id uint64, layout container.Layout) (Import, error)
+}
+
+// ReconstructOptions configure a reconstruction.
+type ReconstructOptions struct {
+	// Store takes the rebuilt replica. Required.
+	Store Importer
+	// Limits bounds the datanode's replication streams; a reconstruction
+	// takes one. Default: none.
+	Limits *Limits
+	// TLS secures the connections to the sources. Default: plain TCP.
+	TLS *tls.Config
+	// ClientID is what the sources' logs call this datanode.
 	ClientID string
 	// Token is the container token (READ) meta gave the rebuild, presented
 	// to every source before LIST_BLOCKS (ReconstructECContainerCommand.token).
@@ -223,17 +233,19 @@ type rebuildOptions struct {
 	Logger *slog.Logger
 }
 
-// rebuildStats describe a finished reconstruction.
-type rebuildStats struct {
-	Blocks  int
-	Bytes   int64
+// ReconstructStats describe a finished reconstruction.
+type ReconstructStats struct {
+	// Blocks and Bytes are the blocks rebuilt and their bytes.
+	Blocks int
+	Bytes  int64
+	// Elapsed is the time from the stream slot to the commit.
 	Elapsed time.Duration
 }
 
-// reconstruct carries out cmd: it rebuilds replica index cmd.ReplicaIndex
+// Reconstruct carries out cmd: it rebuilds replica index cmd.ReplicaIndex
 // of the container from cmd.Sources and commits it into opts.Store.
-func reconstruct(ctx context.Context, cmd *stratov1.ReconstructECContainerCommand, opts rebuildOptions) (rebuildStats, error) {
-	var st rebuildStats
+func Reconstruct(ctx context.Context, cmd *stratov1.ReconstructECContainerCommand, opts ReconstructOptions) (ReconstructStats, error) {
+	var st ReconstructStats
 	cfg, err := ec.FromProto(cmd.GetErasureCoding())
 	if err != nil {
 		return st, err
@@ -244,7 +256,7 @@ func reconstruct(ctx context.Context, cmd *stratov1.ReconstructECContainerComman
 	}
 	id, idx := cmd.ContainerId, int(cmd.ReplicaIndex)
 	if idx < 1 || idx > cfg.Members() {
-		return st, fmt.Errorf("datanode: rebuild index %d of a %s container (1 to %d)", idx, cfg, cfg.Members())
+		return st, fmt.Errorf("replication: rebuild index %d of a %s container (1 to %d)", idx, cfg, cfg.Members())
 	}
 	target := ec.MemberOf(idx)
 	if err := opts.Limits.Acquire(ctx); err != nil {
@@ -294,7 +306,7 @@ func reconstruct(ctx context.Context, cmd *stratov1.ReconstructECContainerComman
 	for _, lid := range slices.Sorted(maps.Keys(ids)) {
 		b, err := rebuildBlock(ctx, coder, sc, bufs, id, lid, target, byMember, sums, im)
 		if err != nil {
-			return st, fmt.Errorf("datanode: rebuild block %d/%d (index %d): %w", id, lid, idx, err)
+			return st, fmt.Errorf("replication: rebuild block %d/%d (index %d): %w", id, lid, idx, err)
 		}
 		if b.Length == 0 {
 			continue // the member holds nothing of this group
@@ -315,7 +327,7 @@ func reconstruct(ctx context.Context, cmd *stratov1.ReconstructECContainerComman
 // cannot be reached, or that holds another index than meta said, is left
 // out (the reconstruction needs d of them).
 func listSources(ctx context.Context, cmd *stratov1.ReconstructECContainerCommand, cfg ec.Config, target int,
-	opts rebuildOptions) ([]*rebuildSource, func()) {
+	opts ReconstructOptions) ([]*rebuildSource, func()) {
 	var (
 		mu  sync.Mutex
 		out []*rebuildSource
@@ -349,7 +361,7 @@ func listSources(ctx context.Context, cmd *stratov1.ReconstructECContainerComman
 	}
 }
 
-func listSource(ctx context.Context, id uint64, m int, addr string, opts rebuildOptions) (*rebuildSource, error) {
+func listSource(ctx context.Context, id uint64, m int, addr string, opts ReconstructOptions) (*rebuildSource, error) {
 	conn, err := wire.Dial(ctx, addr, wire.ConnOptions{ClientID: opts.ClientID, TLS: opts.TLS})
 	if err != nil {
 		return nil, err
@@ -388,7 +400,7 @@ func listSource(ctx context.Context, id uint64, m int, addr string, opts rebuild
 // rebuildBlock rebuilds member target's block of group (id, lid) into im
 // and returns its record (Length 0: the member holds nothing of it).
 func rebuildBlock(ctx context.Context, coder *ec.Coder, sc *ec.StripeCoder, bufs *rebuildBufs, id, lid uint64, target int,
-	byMember []*rebuildSource, sums checksum.Data, im replication.Import) (container.Block, error) {
+	byMember []*rebuildSource, sums checksum.Data, im Import) (container.Block, error) {
 	cfg := coder.Config()
 	lens := make([]int64, cfg.Members())
 	b := container.Block{LocalID: lid}
@@ -455,43 +467,4 @@ func rebuildBlock(ctx context.Context, coder *ec.Coder, sc *ec.StripeCoder, bufs
 		return b, fmt.Errorf("datanode: rebuilt %d bytes, want %d", b.Length, want)
 	}
 	return b, nil
-}
-
-// listBlocks answers a LIST_BLOCKS: a page of the container's committed
-// block records, as many as the limit asks and a response's payload holds
-// (at least one, if any remain).
-func (s *Server) listBlocks(m *wire.ListBlocksRequest) (*wire.ListBlocksResponse, error) {
-	c, err := s.store.Container(m.ContainerID)
-	if err != nil {
-		return nil, err
-	}
-	info := c.Info()
-	// One block more than asked says whether more remain.
-	page, err := c.ListBlocks(m.AfterLocalID, int(m.Limit)+1)
-	if err != nil {
-		return nil, err
-	}
-	resp := &wire.ListBlocksResponse{Layout: uint8(c.Layout()), BCSID: info.BCSID, ReplicaIndex: uint8(c.ReplicaIndex())}
-	size := 0
-	for i, b := range page {
-		if i == int(m.Limit) {
-			resp.More = true
-			break
-		}
-		ib := wire.ImportBlock{LocalID: b.LocalID, Length: b.Length, BCSID: b.BCSID, Chunks: make([]wire.Chunk, len(b.Chunks))}
-		for j, ch := range b.Chunks {
-			ib.Chunks[j] = wire.Chunk{Offset: ch.Offset, Length: uint32(ch.Length), Checksums: ch.Checksums}
-		}
-		n := wire.BlockRecordLen(ib)
-		if size+n > wire.MaxResponsePayload {
-			if i == 0 {
-				return nil, wire.Errorf(wire.CodeTooLarge, "LIST_BLOCKS %d: the record of block %d takes %d bytes, over a response's payload", m.ContainerID, b.LocalID, n)
-			}
-			resp.More = true
-			break
-		}
-		size += n
-		resp.Blocks = append(resp.Blocks, ib)
-	}
-	return resp, nil
 }
