@@ -18,6 +18,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/strato-io/strato/datanode/agent"
 	"github.com/strato-io/strato/datanode/container"
 	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/proto/strato/v1"
@@ -124,7 +125,7 @@ type Datanode struct {
 	addr     string
 	store    *Store
 	server   *Server
-	agent    *agent
+	agent    *agent.Agent
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	serveErr chan error
@@ -165,14 +166,14 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	// so that meta knows its replicas (and can take a client's report of a
 	// bad one) without waiting for a full report. The agent exists before
 	// the server serves the first write.
-	var ag *agent
+	var ag *agent.Agent
 	created := so.Created
 	so.Created = func(id uint64) {
 		if created != nil {
 			created(id)
 		}
-		ag.containerChanged(id)
-		ag.heartbeatSoon() // a new replica (an import) frees meta's copy slot
+		ag.ContainerChanged(id)
+		ag.HeartbeatSoon() // a new replica (an import) frees meta's copy slot
 	}
 	store, err := OpenStore(so)
 	if err != nil {
@@ -180,15 +181,8 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	addr := lis.Addr().String()
 	host, _, _ := net.SplitHostPort(addr)
-	ag, err = newAgent(AgentOptions{
-		Meta:              opts.Meta,
-		Details:           &stratov1.DatanodeDetails{Id: id, DataAddr: addr, Hostname: host},
-		HeartbeatInterval: opts.HeartbeatInterval,
-		ClusterIDFile:     filepath.Join(opts.Dirs[0], "cluster.id"),
-		TLS:               opts.ClientTLS,
-		Clock:             opts.Clock,
-		Logger:            opts.Logger,
-	}, storeReports{store})
+	clusterIDFile := filepath.Join(opts.Dirs[0], "cluster.id")
+	clusterID, err := readClusterID(clusterIDFile)
 	if err != nil {
 		_ = store.Close()
 		return nil, err
@@ -201,12 +195,30 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	localReads := opts.TLS == nil && !opts.DisableLocalReads && store.osFiles()
 	sv.LocalReads = localReads
-	d := &Datanode{id: id, addr: addr, store: store, server: NewServer(store, sv), agent: ag, serveErr: make(chan error, 1)}
+	d := &Datanode{id: id, addr: addr, store: store, server: NewServer(store, sv), serveErr: make(chan error, 1)}
 	d.tokensFile = filepath.Join(opts.Dirs[0], blockTokensFile)
 	if _, err := os.Stat(d.tokensFile); err == nil {
 		d.server.requireBlockTokensUntilHeard()
 	}
-	ag.tokens = d.setBlockTokens
+	ag, err = agent.New(agent.Options{
+		Meta:              opts.Meta,
+		Details:           &stratov1.DatanodeDetails{Id: id, DataAddr: addr, Hostname: host},
+		HeartbeatInterval: opts.HeartbeatInterval,
+		ClusterID:         clusterID,
+		KeepClusterID:     func(id string) error { return writeFileAtomic(clusterIDFile, []byte(id+"\n")) },
+		Tokens:            d.setBlockTokens,
+		Replication: agent.Replication{Source: store, Importer: store, FS: store.opts.Volume.FS, Limits: limits,
+			Metrics: sv.Replication, TLS: opts.ClientTLS},
+		TLS:    opts.ClientTLS,
+		Clock:  opts.Clock,
+		Logger: opts.Logger,
+	}, storeReports{store})
+	if err != nil {
+		_ = d.server.Close()
+		_ = store.Close()
+		return nil, err
+	}
+	d.agent = ag
 	if opts.TLS != nil {
 		lis = tls.NewListener(lis, opts.TLS)
 	}
@@ -216,12 +228,10 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
-	ag.repl = &replicator{ctx: ctx, wg: &d.wg, store: store, fs: store.opts.Volume.FS, limits: limits,
-		metrics: sv.Replication, tls: opts.ClientTLS, id: id, log: opts.Logger, running: map[uint64]bool{}, ended: ag.heartbeatSoon}
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		ag.run(ctx)
+		ag.Run(ctx)
 	}()
 	opts.Logger.Info("datanode started", "id", id, "addr", addr, "volumes", len(opts.Dirs))
 	return d, nil
@@ -335,10 +345,12 @@ func (d *Datanode) ServerMetrics() ServerMetrics { return d.server.Metrics() }
 // Registered reports whether the datanode is registered with meta's
 // leader (it has joined the cluster, and its last heartbeat did not ask it
 // to register again).
-func (d *Datanode) Registered() bool {
-	d.agent.mu.Lock()
-	defer d.agent.mu.Unlock()
-	return d.agent.registered
+func (d *Datanode) Registered() bool { return d.agent.Registered() }
+
+// ReplicationMetrics returns a snapshot of the datanode's replication
+// counters: containers it pushed to others and imported from them.
+func (d *Datanode) ReplicationMetrics() replication.MetricsSnapshot {
+	return d.server.opts.Replication.Snapshot()
 }
 
 // Store is the datanode's containers.
@@ -353,7 +365,7 @@ func (d *Datanode) Close() error {
 		if err := <-d.serveErr; err != nil && !errors.Is(err, ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 			errs = append(errs, err)
 		}
-		errs = append(errs, d.agent.close(), d.store.Close())
+		errs = append(errs, d.agent.Close(), d.store.Close())
 		d.closeErr = errors.Join(errs...)
 	})
 	return d.closeErr
@@ -404,4 +416,20 @@ func (r storeReports) PlaceReplica(id uint64, index, data int) error {
 
 func (r storeReports) DeleteContainer(id uint64, force bool) error {
 	return r.s.DeleteContainer(id, force)
+}
+
+func (r storeReports) DeleteBlocks(id uint64, localIDs []uint64) (int, int64, error) {
+	return r.s.DeleteBlocks(id, localIDs)
+}
+
+// readClusterID reads the cluster ID kept in path ("" when there is none).
+func readClusterID(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("datanode: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }

@@ -1,4 +1,4 @@
-package datanode
+package agent
 
 import (
 	"context"
@@ -14,24 +14,41 @@ import (
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
-// replicator runs the pushes meta orders, in the background: a push can
-// take minutes (5 GiB under a bandwidth cap) and must not hold up
-// heartbeats.
+// Replication is what the copies and rebuilds meta orders run with.
+type Replication struct {
+	// Source gives the closed containers pushed to other datanodes.
+	Source replication.Source
+	// Importer takes the replicas rebuilt here.
+	Importer replication.Importer
+	// FS is the file system of Source's containers.
+	FS vfs.FS
+	// Limits bounds the streams and bandwidth of copies and rebuilds
+	// together. Default: none.
+	Limits *replication.Limits
+	// Metrics counts the copies. Default: not counted.
+	Metrics *replication.Metrics
+	// TLS secures the connections to other datanodes. Default: plain TCP.
+	TLS *tls.Config
+}
+
+// replicator runs the pushes and rebuilds meta orders, in the background:
+// a push can take minutes (5 GiB under a bandwidth cap) and must not hold
+// up heartbeats.
 type replicator struct {
-	ctx     context.Context // ends when the datanode closes: pushes abort
-	wg      *sync.WaitGroup // the Datanode's: Close waits for pushes
-	store   *Store
-	fs      vfs.FS
-	limits  *replication.Limits
-	metrics *replication.Metrics
-	tls     *tls.Config // for the connections to targets; nil: plain
-	id      string
-	log     *slog.Logger
-	ended   func() // after each push: its stream is free for the next
+	Replication
+	ctx   context.Context // Run's: ends when the datanode closes, aborting pushes
+	wg    sync.WaitGroup  // the pushes and rebuilds under way: Run waits for them
+	id    string
+	log   *slog.Logger
+	ended func() // after each push: its stream is free for the next
 
 	mu      sync.Mutex
 	running map[uint64]bool // containers being pushed
 	failed  []*stratov1.CommandFailure
+}
+
+func newReplicator(r Replication, id string, log *slog.Logger, ended func()) *replicator {
+	return &replicator{Replication: r, id: id, log: log, ended: ended, running: map[uint64]bool{}}
 }
 
 // fail records a push that failed, for the next heartbeat to report.
@@ -69,7 +86,7 @@ func (r *replicator) requeueFailed(fs []*stratov1.CommandFailure) {
 // heartbeat (its store's Created hook marks it); a push that fails is
 // reported in this datanode's next heartbeat, and meta plans the copy
 // again at once (it also sends it again if it never hears back).
-func (a *agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand) {
+func (a *Agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand) {
 	r := a.repl
 	id, target := cmd.ContainerId, cmd.GetTarget().GetDataAddr()
 	if r == nil {
@@ -89,8 +106,8 @@ func (a *agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand)
 		// The labels let a CPU profile of a process running several
 		// datanodes (strato dev, bench rereplicate) tell a source's cost.
 		pprof.Do(r.ctx, replication.ProfileLabels(r.id, replication.RolePush), func(ctx context.Context) {
-			st, err = replication.Push(ctx, r.store, id, target, replication.Options{
-				Limits: r.limits, Metrics: r.metrics, FS: r.fs, TLS: r.tls, ClientID: "datanode " + r.id, Logger: r.log,
+			st, err = replication.Push(ctx, r.Source, id, target, replication.Options{
+				Limits: r.Limits, Metrics: r.Metrics, FS: r.FS, TLS: r.TLS, ClientID: "datanode " + r.id, Logger: r.log,
 				Token: cmd.GetToken(),
 			})
 		})
@@ -138,19 +155,13 @@ func (r *replicator) runOnce(id uint64, fn func()) bool {
 	return true
 }
 
-// ReplicationMetrics returns a snapshot of the datanode's replication
-// counters: containers it pushed to others and imported from them.
-func (d *Datanode) ReplicationMetrics() replication.MetricsSnapshot {
-	return d.server.opts.Replication.Snapshot()
-}
-
 // reconstruct rebuilds a lost replica index of an erasure coded container
 // on this datanode (meta's ReconstructECContainerCommand, replication.Reconstruct),
 // in the background and within the datanode's replication streams. The
 // new replica reaches meta in the next heartbeat (the store's Created
 // hook); a failure is reported in the next heartbeat, and meta plans the
 // rebuild again.
-func (a *agent) reconstruct(cmdID uint64, cmd *stratov1.ReconstructECContainerCommand) {
+func (a *Agent) reconstruct(cmdID uint64, cmd *stratov1.ReconstructECContainerCommand) {
 	r := a.repl
 	id := cmd.ContainerId
 	if r == nil {
@@ -163,7 +174,7 @@ func (a *agent) reconstruct(cmdID uint64, cmd *stratov1.ReconstructECContainerCo
 			err error
 		)
 		pprof.Do(r.ctx, replication.ProfileLabels(r.id, replication.RoleImport), func(ctx context.Context) {
-			st, err = replication.Reconstruct(ctx, cmd, replication.ReconstructOptions{Store: r.store, Limits: r.limits, TLS: r.tls,
+			st, err = replication.Reconstruct(ctx, cmd, replication.ReconstructOptions{Store: r.Importer, Limits: r.Limits, TLS: r.TLS,
 				ClientID: "datanode " + r.id, Token: cmd.GetToken(), Logger: r.log})
 		})
 		if err != nil {

@@ -1,4 +1,4 @@
-package datanode
+package agent
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // heartbeatSoon, and on fast ticks only while heartbeats are hurried.
 func TestAgentWait(t *testing.T) {
 	clock := clockwork.NewFakeClock()
-	a := &agent{soon: make(chan struct{}, 1), opts: AgentOptions{Clock: clock}}
+	a := &Agent{soon: make(chan struct{}, 1), opts: Options{Clock: clock}}
 	ctx, cancel := context.WithCancel(context.Background())
 	regular, fast := make(chan time.Time, 1), make(chan time.Time, 1)
 	due := func() chan bool {
@@ -37,7 +37,7 @@ func TestAgentWait(t *testing.T) {
 	require.True(t, <-ch)
 
 	// heartbeatSoon: due at once, and fast ticks count for a while.
-	a.heartbeatSoon()
+	a.HeartbeatSoon()
 	require.True(t, <-due())
 	ch = due()
 	pending(ch)

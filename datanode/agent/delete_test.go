@@ -1,4 +1,4 @@
-package datanode
+package agent
 
 import (
 	"testing"

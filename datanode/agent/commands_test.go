@@ -1,4 +1,4 @@
-package datanode
+package agent
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func (s *slowStore) DeleteBlocks(id uint64, localIDs []uint64) (int, int64, erro
 // when every command of its reply has run, and succeeded.
 func TestCommandsApartFromHeartbeats(t *testing.T) {
 	st := &slowStore{closing: make(chan uint64, 4), release: make(chan struct{}), deleted: make(chan uint64, 8)}
-	a := &agent{opts: AgentOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, store: st,
+	a := &Agent{opts: Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, store: st,
 		changed: map[uint64]bool{}, cmdWake: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -1,4 +1,4 @@
-package datanode
+package agent
 
 import (
 	"context"
@@ -12,23 +12,12 @@ import (
 )
 
 // deleteContainer removes a replica meta no longer wants.
-func (a *agent) deleteContainer(cmdID uint64, cmd *stratov1.DeleteContainerCommand) {
+func (a *Agent) deleteContainer(cmdID uint64, cmd *stratov1.DeleteContainerCommand) {
 	if err := a.store.DeleteContainer(cmd.ContainerId, cmd.Force); err != nil {
 		a.opts.Logger.Warn("datanode: delete container", "command", cmdID, "container", cmd.ContainerId, "err", err)
 		return
 	}
-	a.containerChanged(cmd.ContainerId)
-}
-
-// blockDeleter is the part of the store that deletes dead blocks.
-type blockDeleter interface {
-	// DeleteBlocks removes blocks from a container, in any state; blocks
-	// (or a container) already gone are no error.
-	DeleteBlocks(containerID uint64, localIDs []uint64) (blocks int, bytes int64, err error)
-}
-
-func (r storeReports) DeleteBlocks(id uint64, localIDs []uint64) (int, int64, error) {
-	return r.s.DeleteBlocks(id, localIDs)
+	a.ContainerChanged(cmd.ContainerId)
 }
 
 // deleteBlocks deletes blocks no key references any more and says whether
@@ -36,13 +25,8 @@ func (r storeReports) DeleteBlocks(id uint64, localIDs []uint64) (int, int64, er
 // the same reply, so execute acknowledges a seq (in the next heartbeat)
 // only if all of its commands of the reply succeeded; one that failed is
 // not acknowledged, and meta sends it again after a while.
-func (a *agent) deleteBlocks(cmdID uint64, cmd *stratov1.DeleteBlocksCommand) bool {
-	bd, ok := a.store.(blockDeleter)
-	if !ok {
-		a.opts.Logger.Warn("datanode: this store cannot delete blocks", "command", cmdID, "container", cmd.ContainerId)
-		return false
-	}
-	n, bytes, err := bd.DeleteBlocks(cmd.ContainerId, cmd.LocalIds)
+func (a *Agent) deleteBlocks(cmdID uint64, cmd *stratov1.DeleteBlocksCommand) bool {
+	n, bytes, err := a.store.DeleteBlocks(cmd.ContainerId, cmd.LocalIds)
 	if err != nil {
 		lvl := slog.LevelWarn
 		if errors.Is(err, container.ErrBusy) {
@@ -54,7 +38,7 @@ func (a *agent) deleteBlocks(cmdID uint64, cmd *stratov1.DeleteBlocksCommand) bo
 	}
 	if n > 0 {
 		a.opts.Logger.Debug("datanode: deleted blocks", "container", cmd.ContainerId, "blocks", n, "bytes", bytes, "seq", cmd.Seq)
-		a.containerChanged(cmd.ContainerId) // its used bytes go to meta with the next heartbeat
+		a.ContainerChanged(cmd.ContainerId) // its used bytes go to meta with the next heartbeat
 	}
 	return true
 }

@@ -1,4 +1,10 @@
-package datanode
+// Package agent is a datanode's link to meta: it registers the datanode,
+// heartbeats with its storage report and container reports, and runs the
+// commands meta's replies carry (close, create with a replica index,
+// delete containers and blocks, push a closed container to another
+// datanode, rebuild an erasure coded index) on a command runner apart from
+// the heartbeats.
+package agent
 
 import (
 	"context"
@@ -6,8 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,8 +23,8 @@ import (
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
-// agentStore is what the agent needs from the datanode's containers.
-type agentStore interface {
+// Store is what the agent needs from the datanode's containers.
+type Store interface {
 	// Replicas describes every container held, for a full report.
 	Replicas() []*stratov1.ContainerReplica
 	// NodeStats sums the capacity and use of the volumes.
@@ -34,10 +38,13 @@ type agentStore interface {
 	// index meta placed it with (erasure coded containers; data is the
 	// config's data members, 0 when not known).
 	PlaceReplica(id uint64, index, data int) error
+	// DeleteBlocks removes blocks from a container, in any state; blocks
+	// (or a container) already gone are no error.
+	DeleteBlocks(containerID uint64, localIDs []uint64) (blocks int, bytes int64, err error)
 }
 
-// AgentOptions configure a datanode's link to meta.
-type AgentOptions struct {
+// Options configure a datanode's link to meta.
+type Options struct {
 	// Meta lists the meta replicas' gRPC addresses. Required.
 	Meta []string
 	// Details is what the datanode registers as: its ID and data address.
@@ -50,10 +57,20 @@ type AgentOptions struct {
 	// heartbeat (containers that changed state go in the next heartbeat in
 	// any case). Default: 10.
 	FullReportEvery int
-	// ClusterIDFile keeps the ID of the cluster the datanode first
-	// registered with; later registrations carry it, and meta refuses a
-	// datanode of another cluster. "": no cluster identity.
-	ClusterIDFile string
+	// ClusterID is the cluster the datanode first registered with ("":
+	// none yet); registrations carry it, and meta refuses a datanode of
+	// another cluster.
+	ClusterID string
+	// KeepClusterID, when set, is given the cluster ID of the first
+	// registration that tells one, to keep for the next start (the
+	// datanode's cluster.id). Default: not kept.
+	KeepClusterID func(id string) error
+	// Tokens, when set, is given what every registration and heartbeat
+	// reply says of block tokens (the datanode's data server checks them).
+	Tokens func(*stratov1.BlockTokenKeys)
+	// Replication, when its Source is set, runs the copies and rebuilds
+	// meta orders. Default: they are refused.
+	Replication Replication
 	// TLS, when set, secures the connection to meta and presents the
 	// datanode's certificate. Default: nil, plaintext.
 	TLS *tls.Config
@@ -64,7 +81,7 @@ type AgentOptions struct {
 }
 
 // EnsureDefaults fills in the defaults.
-func (o *AgentOptions) EnsureDefaults() {
+func (o *Options) EnsureDefaults() {
 	if o.Clock == nil {
 		o.Clock = clockwork.NewRealClock()
 	}
@@ -80,7 +97,7 @@ func (o *AgentOptions) EnsureDefaults() {
 }
 
 // Validate reports missing required options.
-func (o *AgentOptions) Validate() error {
+func (o *Options) Validate() error {
 	switch {
 	case len(o.Meta) == 0:
 		return errors.New("datanode: no meta address given")
@@ -90,13 +107,13 @@ func (o *AgentOptions) Validate() error {
 	return nil
 }
 
-// agent registers the datanode with meta, heartbeats, and runs the commands
+// Agent registers the datanode with meta, heartbeats, and runs the commands
 // that come back. It survives meta restarts and leader changes: a failed
 // heartbeat is retried at the next interval, and a meta that no longer
 // knows the datanode gets a registration with a full report.
-type agent struct {
-	opts  AgentOptions
-	store agentStore
+type Agent struct {
+	opts  Options
+	store Store
 	meta  *metaconn.Conn
 
 	mu         sync.Mutex
@@ -105,10 +122,8 @@ type agent struct {
 	changed    map[uint64]bool // containers to report in the next heartbeat
 	lastErr    error
 	deleteAcks deleteAcks  // deleted-blocks seqs to acknowledge (agent_delete.go)
-	repl       *replicator // pushes of closed containers (agent_replicate.go), set by Open
-	// tokens installs what meta's replies say of block tokens (set by
-	// Open; blocktoken.go).
-	tokens func(*stratov1.BlockTokenKeys)
+	repl       *replicator // copies and rebuilds of containers (replicate.go); nil: none
+	clusterID  string
 	// soon asks run for a heartbeat now; until fastUntil heartbeats come
 	// every second (see heartbeatSoon).
 	soon      chan struct{}
@@ -123,7 +138,8 @@ type agent struct {
 	placing sync.RWMutex
 }
 
-func newAgent(opts AgentOptions, store agentStore) (*agent, error) {
+// New returns an agent of store; Run starts it.
+func New(opts Options, store Store) (*Agent, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -136,18 +152,22 @@ func newAgent(opts AgentOptions, store agentStore) (*agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &agent{opts: opts, store: store, meta: mc, changed: map[uint64]bool{}, soon: make(chan struct{}, 1),
-		cmdWake: make(chan struct{}, 1)}, nil
+	a := &Agent{opts: opts, store: store, meta: mc, changed: map[uint64]bool{}, soon: make(chan struct{}, 1),
+		cmdWake: make(chan struct{}, 1), clusterID: opts.ClusterID}
+	if opts.Replication.Source != nil {
+		a.repl = newReplicator(opts.Replication, opts.Details.GetId(), opts.Logger, a.HeartbeatSoon)
+	}
+	return a, nil
 }
 
-// fastBeat is the heartbeat interval for a while after heartbeatSoon.
+// fastBeat is the heartbeat interval for a while after HeartbeatSoon.
 const fastBeat = time.Second
 
-// heartbeatSoon asks for a heartbeat now, and for heartbeats every
+// HeartbeatSoon asks for a heartbeat now, and for heartbeats every
 // fastBeat during the next few seconds: a container copy that landed or a
 // push that ended frees a replication slot, and meta's next copies for it
 // go out in heartbeat replies, once its next tick has seen the report.
-func (a *agent) heartbeatSoon() {
+func (a *Agent) HeartbeatSoon() {
 	a.mu.Lock()
 	a.fastUntil = a.opts.Clock.Now().Add(3 * fastBeat)
 	a.mu.Unlock()
@@ -157,8 +177,14 @@ func (a *agent) heartbeatSoon() {
 	}
 }
 
-// run heartbeats until ctx ends.
-func (a *agent) run(ctx context.Context) {
+// Run heartbeats and runs meta's commands until ctx ends, which also
+// aborts the copies and rebuilds under way; it returns once they have
+// ended.
+func (a *Agent) Run(ctx context.Context) {
+	if a.repl != nil {
+		a.repl.ctx = ctx
+		defer a.repl.wg.Wait()
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -193,9 +219,9 @@ func (a *agent) run(ctx context.Context) {
 }
 
 // wait returns when the next heartbeat is due (false when ctx ends): at
-// the regular interval, on heartbeatSoon, or on a fast tick while
+// the regular interval, on HeartbeatSoon, or on a fast tick while
 // heartbeats are hurried.
-func (a *agent) wait(ctx context.Context, regular, fast <-chan time.Time) bool {
+func (a *Agent) wait(ctx context.Context, regular, fast <-chan time.Time) bool {
 	for {
 		select {
 		case <-ctx.Done():
@@ -215,8 +241,8 @@ func (a *agent) wait(ctx context.Context, regular, fast <-chan time.Time) bool {
 	}
 }
 
-// containerChanged asks for a container's state in the next heartbeat.
-func (a *agent) containerChanged(id uint64) {
+// ContainerChanged asks for a container's state in the next heartbeat.
+func (a *Agent) ContainerChanged(id uint64) {
 	a.mu.Lock()
 	a.changed[id] = true
 	a.mu.Unlock()
@@ -224,7 +250,7 @@ func (a *agent) containerChanged(id uint64) {
 
 // beat sends one heartbeat (registering first when needed) and runs the
 // commands of the reply.
-func (a *agent) beat(ctx context.Context) error {
+func (a *Agent) beat(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*a.opts.HeartbeatInterval+5*time.Second)
 	defer cancel()
 	a.mu.Lock()
@@ -265,8 +291,8 @@ func (a *agent) beat(ctx context.Context) error {
 		a.mu.Unlock()
 		return a.register(ctx)
 	}
-	if a.tokens != nil {
-		a.tokens(resp.GetBlockTokens())
+	if a.opts.Tokens != nil {
+		a.opts.Tokens(resp.GetBlockTokens())
 	}
 	a.queue(resp.Commands)
 	return nil
@@ -278,7 +304,7 @@ func (a *agent) beat(ctx context.Context) error {
 // would delay the next heartbeats until meta took the datanode for stale
 // and closed its pipelines, as Ozone's and HDFS's datanodes avoid by
 // handling commands apart from their heartbeats too.
-func (a *agent) queue(cmds []*stratov1.DatanodeCommand) {
+func (a *Agent) queue(cmds []*stratov1.DatanodeCommand) {
 	if len(cmds) == 0 {
 		return
 	}
@@ -294,7 +320,7 @@ func (a *agent) queue(cmds []*stratov1.DatanodeCommand) {
 // runCommands carries out the queued replies in order, one at a time,
 // until ctx ends. A command meta sent again while its first copy waited
 // here is idempotent (closes, block deletions) or runs once (copies).
-func (a *agent) runCommands(ctx context.Context) {
+func (a *Agent) runCommands(ctx context.Context) {
 	for {
 		a.mu.Lock()
 		var next []*stratov1.DatanodeCommand
@@ -316,7 +342,7 @@ func (a *agent) runCommands(ctx context.Context) {
 	}
 }
 
-func (a *agent) requeue(changed map[uint64]bool) {
+func (a *Agent) requeue(changed map[uint64]bool) {
 	a.mu.Lock()
 	for id := range changed {
 		a.changed[id] = true
@@ -324,14 +350,13 @@ func (a *agent) requeue(changed map[uint64]bool) {
 	a.mu.Unlock()
 }
 
-func (a *agent) register(ctx context.Context) error {
-	cid, err := readClusterID(a.opts.ClusterIDFile)
-	if err != nil {
-		return err
-	}
+func (a *Agent) register(ctx context.Context) error {
+	a.mu.Lock()
+	cid := a.clusterID
+	a.mu.Unlock()
 	req := &stratov1.RegisterRequest{Details: a.opts.Details, Stats: a.store.NodeStats(), Report: a.report(true, nil), ClusterId: cid}
 	var resp *stratov1.RegisterResponse
-	err = a.meta.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl metaconn.ClusterStubs) error {
+	err := a.meta.Do(ctx, func(ctx context.Context, _ stratov1.NamespaceServiceClient, cl metaconn.ClusterStubs) error {
 		var err error
 		resp, err = cl.Register(ctx, req)
 		return err
@@ -339,14 +364,19 @@ func (a *agent) register(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
-	if cid == "" && resp.GetClusterId() != "" && a.opts.ClusterIDFile != "" {
-		if err := writeFileAtomic(a.opts.ClusterIDFile, []byte(resp.GetClusterId()+"\n")); err != nil {
-			return fmt.Errorf("register: keep the cluster ID: %w", err)
+	if cid == "" && resp.GetClusterId() != "" {
+		if a.opts.KeepClusterID != nil {
+			if err := a.opts.KeepClusterID(resp.GetClusterId()); err != nil {
+				return fmt.Errorf("register: keep the cluster ID: %w", err)
+			}
 		}
+		a.mu.Lock()
+		a.clusterID = resp.GetClusterId()
+		a.mu.Unlock()
 		a.opts.Logger.Info("datanode: joined cluster", "cluster_id", resp.GetClusterId())
 	}
-	if a.tokens != nil {
-		a.tokens(resp.GetBlockTokens())
+	if a.opts.Tokens != nil {
+		a.opts.Tokens(resp.GetBlockTokens())
 	}
 	a.mu.Lock()
 	a.registered = true
@@ -357,7 +387,7 @@ func (a *agent) register(ctx context.Context) error {
 
 // report builds a full report, or an incremental one of the changed
 // containers (those no longer held are listed as deleted).
-func (a *agent) report(full bool, changed map[uint64]bool) *stratov1.ContainerReport {
+func (a *Agent) report(full bool, changed map[uint64]bool) *stratov1.ContainerReport {
 	a.placing.RLock()
 	all := a.store.Replicas()
 	a.placing.RUnlock()
@@ -381,7 +411,7 @@ func (a *agent) report(full bool, changed map[uint64]bool) *stratov1.ContainerRe
 // logged: meta sends the command again if the container's state does not
 // change. The deleted-block seqs of the reply are acknowledged once all
 // of its commands have run (deleteAcks).
-func (a *agent) execute(cmds []*stratov1.DatanodeCommand) {
+func (a *Agent) execute(cmds []*stratov1.DatanodeCommand) {
 	acks := map[uint64]bool{}
 	defer func() {
 		for seq, ok := range acks {
@@ -396,7 +426,7 @@ func (a *agent) execute(cmds []*stratov1.DatanodeCommand) {
 				a.opts.Logger.Warn("datanode: close container", "container", id, "err", err)
 				continue
 			}
-			a.containerChanged(id)
+			a.ContainerChanged(id)
 		case *stratov1.DatanodeCommand_CreateContainer:
 			// Containers are created by the first write to them; an
 			// erasure coded one also learns its replica index here.
@@ -410,7 +440,7 @@ func (a *agent) execute(cmds []*stratov1.DatanodeCommand) {
 					a.opts.Logger.Warn("datanode: create container", "container", id, "replica_index", idx, "err", err)
 					continue
 				}
-				a.containerChanged(id)
+				a.ContainerChanged(id)
 			}
 		case *stratov1.DatanodeCommand_ReplicateContainer:
 			a.replicate(c.Id, cmd.ReplicateContainer)
@@ -429,19 +459,14 @@ func (a *agent) execute(cmds []*stratov1.DatanodeCommand) {
 	}
 }
 
-func (a *agent) close() error { return a.meta.Close() }
-
-// readClusterID reads the cluster ID kept in path ("" when there is none).
-func readClusterID(path string) (string, error) {
-	if path == "" {
-		return "", nil
-	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("datanode: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
+// Registered reports whether the datanode is registered with meta's
+// leader (it has joined the cluster, and its last heartbeat did not ask it
+// to register again).
+func (a *Agent) Registered() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.registered
 }
+
+// Close closes the connections to meta (after Run has returned).
+func (a *Agent) Close() error { return a.meta.Close() }
