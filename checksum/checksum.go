@@ -182,10 +182,12 @@ type MismatchError struct {
 	Want, Got      []byte
 }
 
+// Error says where the checksums disagree and what each side holds.
 func (e *MismatchError) Error() string {
 	return fmt.Sprintf("checksum: mismatch in bytes [%d, %d): want %x, got %x", e.Offset, e.Offset+e.Length, e.Want, e.Got)
 }
 
+// Unwrap returns ErrMismatch, for errors.Is.
 func (e *MismatchError) Unwrap() error { return ErrMismatch }
 
 // Verify checks data against d. The data starts at byte offset off of the run

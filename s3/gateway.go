@@ -54,8 +54,11 @@ type Options struct {
 	CleanupInterval time.Duration
 	// Logger receives the gateway's logs (never a secret). Default: discard.
 	Logger *slog.Logger
-	// Metrics, when set, counts requests, latencies and bytes.
-	Metrics *Metrics
+	// Observe, when set, is called once per request with its operation
+	// (GetObject, ...; "" when it named none), HTTP status, latency and
+	// the bytes of its request and response bodies (cmd/strato passes
+	// telemetry.S3Metrics.Observe). Default: none.
+	Observe func(op string, status int, d time.Duration, in, out int64)
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 }
@@ -226,12 +229,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rq.status = e.Status
 		writeError(w, r, e, rq.id)
 	}
-	if m := g.opts.Metrics; m != nil {
+	if obs := g.opts.Observe; obs != nil {
 		var in int64
 		if rq.body != nil {
 			in = rq.body.n
 		}
-		m.observe(rq.op, rq.status, g.opts.Now().Sub(start), in, rq.out)
+		obs(rq.op, rq.status, g.opts.Now().Sub(start), in, rq.out)
 	}
 }
 

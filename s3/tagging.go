@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"net/http"
@@ -212,4 +213,25 @@ func (g *Gateway) deleteBucketTagging(rq *request) error {
 		return err
 	}
 	return rq.writeEmpty(http.StatusNoContent)
+}
+
+type tagging struct {
+	XMLName xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ Tagging"`
+	TagSet  []tag    `xml:"TagSet>Tag"`
+}
+
+type tag struct {
+	Key   string
+	Value string
+}
+
+func (g *Gateway) getObjectTagging(rq *request) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	ki, err := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key)
+	if err != nil {
+		return fromClient(err, nil)
+	}
+	return rq.writeXML(200, tagging{TagSet: tagSetOf(attrsOf(ki)[attrTagging])})
 }

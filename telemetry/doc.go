@@ -8,9 +8,10 @@
 // cardinality (a gRPC method, a request type, a status code; never a key
 // or a client). The servers themselves keep snapshot structs and accept
 // small hooks (meta.Options.GRPCServerOptions, datanode.ServerOptions.Observe,
-// consensus.Options.Observers); this package turns them into Prometheus
-// collectors, so that only cmd/strato and this package import the
-// Prometheus client.
+// s3.Options.Observe, consensus.Options.Observers); this package turns them
+// into Prometheus collectors, and cmd/strato makes its registries with
+// NewRegistry, so that only this package imports the Prometheus client (a
+// house rule: internal/lint).
 //
 // Everything here is safe for concurrent use.
 package telemetry

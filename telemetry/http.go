@@ -15,11 +15,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// Registry is the Prometheus registry a server's collectors go in and its
+// endpoint serves (an alias, so that only this package imports the
+// Prometheus client).
+type Registry = prometheus.Registry
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return prometheus.NewRegistry() }
+
 // Endpoint is what a server's HTTP address serves.
 type Endpoint struct {
 	// Registry is served at /metrics, with Go's runtime and the process's
 	// collectors added. Required.
-	Registry *prometheus.Registry
+	Registry *Registry
 	// Ready decides /readyz: nil means ready (200), an error is the
 	// reason it is not (503). Default: always ready.
 	Ready func() error

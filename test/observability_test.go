@@ -106,42 +106,9 @@ func TestObservabilityUnderLoad(t *testing.T) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "load"})
-	require.NoError(t, err)
-	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "load", Name: "bkt"})
-	require.NoError(t, err)
 	data := bytes.Repeat([]byte("strato"), 50_000) // 300 kB
 	const writers, perWriter = 4, 10
-	errc := make(chan error, writers)
-	for w := range writers {
-		go func() {
-			for i := range perWriter {
-				name := fmt.Sprintf("w%d/k%d", w, i)
-				kw, err := cl.CreateKey(ctx, "load", "bkt", name, client.WriteOptions{})
-				if err == nil {
-					_, err = kw.Write(data)
-					if cerr := kw.Close(); err == nil {
-						err = cerr
-					}
-				}
-				if err == nil {
-					var r *client.Reader
-					if r, err = cl.OpenKey(ctx, "load", "bkt", name); err == nil {
-						_, err = io.Copy(io.Discard, r)
-						_ = r.Close()
-					}
-				}
-				if err != nil {
-					errc <- err
-					return
-				}
-			}
-			errc <- nil
-		}()
-	}
-	for range writers {
-		require.NoError(t, <-errc)
-	}
+	writeAndRead(ctx, t, cl, data, writers, perWriter)
 
 	// Meta: the series exist and moved.
 	metaAfter := scrape(metaHTTP)
@@ -218,6 +185,51 @@ func TestObservabilityUnderLoad(t *testing.T) {
 	}
 
 	// The audit log: the mutations, not the reads or heartbeats.
+	checkAuditLog(ctx, t, cl, audit)
+}
+
+// writeAndRead makes volume load, bucket bkt, and has writers goroutines
+// each write perWriter keys of data and read each back.
+func writeAndRead(ctx context.Context, t *testing.T, cl *client.Client, data []byte, writers, perWriter int) {
+	_, err := cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "load"})
+	require.NoError(t, err)
+	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "load", Name: "bkt"})
+	require.NoError(t, err)
+	errc := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			for i := range perWriter {
+				name := fmt.Sprintf("w%d/k%d", w, i)
+				kw, err := cl.CreateKey(ctx, "load", "bkt", name, client.WriteOptions{})
+				if err == nil {
+					_, err = kw.Write(data)
+					if cerr := kw.Close(); err == nil {
+						err = cerr
+					}
+				}
+				if err == nil {
+					var r *client.Reader
+					if r, err = cl.OpenKey(ctx, "load", "bkt", name); err == nil {
+						_, err = io.Copy(io.Discard, r)
+						_ = r.Close()
+					}
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for range writers {
+		require.NoError(t, <-errc)
+	}
+}
+
+// checkAuditLog checks that meta's audit log (the file audit) has the mutations
+// with who made them and their result, and not the reads or heartbeats.
+func checkAuditLog(ctx context.Context, t *testing.T, cl *client.Client, audit string) {
 	b, err := os.ReadFile(audit)
 	require.NoError(t, err)
 	log := string(b)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/minicluster"
@@ -30,7 +29,7 @@ func TestConsoleTLS(t *testing.T) {
 	t.Cleanup(func() { _ = con.Close() })
 	serverTLS, err := c.MetaServerTLS(0)
 	require.NoError(t, err)
-	srv, err := telemetry.ServeTLS("127.0.0.1:0", telemetry.Handler(telemetry.Endpoint{Registry: prometheus.NewRegistry(), Console: con}),
+	srv, err := telemetry.ServeTLS("127.0.0.1:0", telemetry.Handler(telemetry.Endpoint{Registry: telemetry.NewRegistry(), Console: con}),
 		serverTLS, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })

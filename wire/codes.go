@@ -92,6 +92,7 @@ type FailedNode struct {
 	Code Code
 }
 
+// Error is "wire: CODE", followed by the message when there is one.
 func (e *Error) Error() string {
 	if e.Message == "" {
 		return "wire: " + e.Code.String()

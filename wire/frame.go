@@ -108,6 +108,8 @@ var typeNames = [...]string{
 	TypeReadLocalPaths: "READ_LOCAL_PATHS",
 }
 
+// String is the type's name in docs/wire.md (WRITE_CHUNK, ...), or TYPE_n
+// for an unknown one.
 func (t Type) String() string {
 	if int(t) < len(typeNames) {
 		return typeNames[t]

@@ -68,13 +68,28 @@ type ImportAbortRequest struct {
 // ImportAbortResponse acknowledges an abort.
 type ImportAbortResponse struct{}
 
-func (*ImportBeginRequest) Type() Type       { return TypeImportBegin }
-func (*ImportBeginResponse) Type() Type      { return TypeImportBegin }
-func (*ImportDataRequest) Type() Type        { return TypeImportData }
-func (*ImportDataResponse) Type() Type       { return TypeImportData }
-func (*ImportCommitRequest) Type() Type      { return TypeImportCommit }
-func (*ImportCommitResponse) Type() Type     { return TypeImportCommit }
-func (*ImportAbortRequest) Type() Type       { return TypeImportAbort }
+// Type is TypeImportBegin.
+func (*ImportBeginRequest) Type() Type { return TypeImportBegin }
+
+// Type is TypeImportBegin.
+func (*ImportBeginResponse) Type() Type { return TypeImportBegin }
+
+// Type is TypeImportData.
+func (*ImportDataRequest) Type() Type { return TypeImportData }
+
+// Type is TypeImportData.
+func (*ImportDataResponse) Type() Type { return TypeImportData }
+
+// Type is TypeImportCommit.
+func (*ImportCommitRequest) Type() Type { return TypeImportCommit }
+
+// Type is TypeImportCommit.
+func (*ImportCommitResponse) Type() Type { return TypeImportCommit }
+
+// Type is TypeImportAbort.
+func (*ImportAbortRequest) Type() Type { return TypeImportAbort }
+
+// Type is TypeImportAbort.
 func (*ImportAbortResponse) Type() Type      { return TypeImportAbort }
 func (*ImportBeginRequest) response() bool   { return false }
 func (*ImportBeginResponse) response() bool  { return true }
@@ -87,6 +102,7 @@ func (*ImportAbortResponse) response() bool  { return true }
 
 // ---- IMPORT_BEGIN ----
 
+// AppendHeader appends the typed header of an IMPORT_BEGIN request.
 func (m *ImportBeginRequest) AppendHeader(dst []byte) []byte {
 	dst = appendU64(dst, m.ContainerID)
 	dst = append(dst, m.Layout)
@@ -199,6 +215,7 @@ func decodeBlocks(d *decoder, n uint32, maxBCSID uint64, what string) []ImportBl
 	return blocks
 }
 
+// AppendHeader appends the typed header of an IMPORT_BEGIN response.
 func (m *ImportBeginResponse) AppendHeader(dst []byte) []byte { return dst }
 func (m *ImportBeginResponse) decode(*decoder)                {}
 func (m *ImportBeginResponse) check(payloadLen uint32) error {
@@ -207,6 +224,7 @@ func (m *ImportBeginResponse) check(payloadLen uint32) error {
 
 // ---- IMPORT_DATA ----
 
+// AppendHeader appends the typed header of an IMPORT_DATA request.
 func (m *ImportDataRequest) AppendHeader(dst []byte) []byte {
 	dst = appendU64(dst, m.LocalID)
 	dst = appendI64(dst, m.ChunkOffset)
@@ -231,6 +249,7 @@ func (m *ImportDataRequest) check(payloadLen uint32) error {
 	return nil
 }
 
+// AppendHeader appends the typed header of an IMPORT_DATA response.
 func (m *ImportDataResponse) AppendHeader(dst []byte) []byte { return dst }
 func (m *ImportDataResponse) decode(*decoder)                {}
 func (m *ImportDataResponse) check(payloadLen uint32) error {
@@ -239,6 +258,7 @@ func (m *ImportDataResponse) check(payloadLen uint32) error {
 
 // ---- IMPORT_COMMIT, IMPORT_ABORT ----
 
+// AppendHeader appends the typed header of an IMPORT_COMMIT request.
 func (m *ImportCommitRequest) AppendHeader(dst []byte) []byte { return appendU64(dst, m.ContainerID) }
 func (m *ImportCommitRequest) decode(d *decoder) {
 	m.ContainerID = d.u64("container ID")
@@ -250,6 +270,7 @@ func (m *ImportCommitRequest) check(payloadLen uint32) error {
 	return noPayload(TypeImportCommit, payloadLen)
 }
 
+// AppendHeader appends the typed header of an IMPORT_COMMIT response.
 func (m *ImportCommitResponse) AppendHeader(dst []byte) []byte {
 	return appendI64(appendU64(dst, m.BCSID), m.Bytes)
 }
@@ -264,6 +285,7 @@ func (m *ImportCommitResponse) check(payloadLen uint32) error {
 	return noPayload(TypeImportCommit, payloadLen)
 }
 
+// AppendHeader appends the typed header of an IMPORT_ABORT request.
 func (m *ImportAbortRequest) AppendHeader(dst []byte) []byte { return appendU64(dst, m.ContainerID) }
 func (m *ImportAbortRequest) decode(d *decoder) {
 	m.ContainerID = d.u64("container ID")
@@ -275,6 +297,7 @@ func (m *ImportAbortRequest) check(payloadLen uint32) error {
 	return noPayload(TypeImportAbort, payloadLen)
 }
 
+// AppendHeader appends the typed header of an IMPORT_ABORT response.
 func (m *ImportAbortResponse) AppendHeader(dst []byte) []byte { return dst }
 func (m *ImportAbortResponse) decode(*decoder)                {}
 func (m *ImportAbortResponse) check(payloadLen uint32) error {

@@ -53,11 +53,15 @@ type ReadLocalResponse struct {
 	Files     []*os.File
 }
 
-func (*ReadLocalRequest) Type() Type      { return TypeReadLocal }
+// Type is TypeReadLocal.
+func (*ReadLocalRequest) Type() Type { return TypeReadLocal }
+
+// Type is TypeReadLocal.
 func (*ReadLocalResponse) Type() Type     { return TypeReadLocal }
 func (*ReadLocalRequest) response() bool  { return false }
 func (*ReadLocalResponse) response() bool { return true }
 
+// AppendHeader appends the typed header of a READ_LOCAL request.
 func (m *ReadLocalRequest) AppendHeader(dst []byte) []byte {
 	return (*ReadChunkRequest)(m).AppendHeader(dst)
 }
@@ -68,6 +72,7 @@ func (m *ReadLocalRequest) check(payloadLen uint32) error {
 	return (*ReadChunkRequest)(m).checkAs(TypeReadLocal, payloadLen)
 }
 
+// AppendHeader appends the typed header of a READ_LOCAL response.
 func (m *ReadLocalResponse) AppendHeader(dst []byte) []byte {
 	dst = append(dst, m.FileCount)
 	dst = appendU32(dst, uint32(len(m.Extents)))

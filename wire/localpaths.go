@@ -47,11 +47,15 @@ type ReadLocalPathsResponse struct {
 	Files   []LocalFile
 }
 
-func (*ReadLocalPathsRequest) Type() Type      { return TypeReadLocalPaths }
+// Type is TypeReadLocalPaths.
+func (*ReadLocalPathsRequest) Type() Type { return TypeReadLocalPaths }
+
+// Type is TypeReadLocalPaths.
 func (*ReadLocalPathsResponse) Type() Type     { return TypeReadLocalPaths }
 func (*ReadLocalPathsRequest) response() bool  { return false }
 func (*ReadLocalPathsResponse) response() bool { return true }
 
+// AppendHeader appends the typed header of a READ_LOCAL_PATHS request.
 func (m *ReadLocalPathsRequest) AppendHeader(dst []byte) []byte {
 	return (*ReadChunkRequest)(m).AppendHeader(dst)
 }
@@ -67,6 +71,7 @@ func (m *ReadLocalPathsResponse) asLocal() *ReadLocalResponse {
 	return &ReadLocalResponse{FileCount: uint8(len(m.Files)), Extents: m.Extents}
 }
 
+// AppendHeader appends the typed header of a READ_LOCAL_PATHS response.
 func (m *ReadLocalPathsResponse) AppendHeader(dst []byte) []byte {
 	dst = m.asLocal().AppendHeader(dst)
 	for _, f := range m.Files {

@@ -12,6 +12,7 @@ type BlockID struct {
 	LocalID     uint64
 }
 
+// String is "containerID/localID".
 func (b BlockID) String() string { return fmt.Sprintf("%d/%d", b.ContainerID, b.LocalID) }
 
 // Chunk is a chunk record (docs/wire.md §3.3): a run of a block's bytes with
@@ -157,21 +158,50 @@ type CloseContainerResponse struct {
 	BCSID uint64
 }
 
-func (*PingRequest) Type() Type            { return TypePing }
-func (*PingResponse) Type() Type           { return TypePing }
-func (*WriteChunkRequest) Type() Type      { return TypeWriteChunk }
-func (*WriteChunkResponse) Type() Type     { return TypeWriteChunk }
-func (*PutBlockRequest) Type() Type        { return TypePutBlock }
-func (*PutBlockResponse) Type() Type       { return TypePutBlock }
-func (*WriteCommitRequest) Type() Type     { return TypeWriteCommit }
-func (*WriteCommitResponse) Type() Type    { return TypeWriteCommit }
-func (*ReadChunkRequest) Type() Type       { return TypeReadChunk }
-func (*ReadChunkResponse) Type() Type      { return TypeReadChunk }
-func (*GetBlockRequest) Type() Type        { return TypeGetBlock }
-func (*GetBlockResponse) Type() Type       { return TypeGetBlock }
-func (*CloseContainerRequest) Type() Type  { return TypeCloseContainer }
+// Type is TypePing.
+func (*PingRequest) Type() Type { return TypePing }
+
+// Type is TypePing.
+func (*PingResponse) Type() Type { return TypePing }
+
+// Type is TypeWriteChunk.
+func (*WriteChunkRequest) Type() Type { return TypeWriteChunk }
+
+// Type is TypeWriteChunk.
+func (*WriteChunkResponse) Type() Type { return TypeWriteChunk }
+
+// Type is TypePutBlock.
+func (*PutBlockRequest) Type() Type { return TypePutBlock }
+
+// Type is TypePutBlock.
+func (*PutBlockResponse) Type() Type { return TypePutBlock }
+
+// Type is TypeWriteCommit.
+func (*WriteCommitRequest) Type() Type { return TypeWriteCommit }
+
+// Type is TypeWriteCommit.
+func (*WriteCommitResponse) Type() Type { return TypeWriteCommit }
+
+// Type is TypeReadChunk.
+func (*ReadChunkRequest) Type() Type { return TypeReadChunk }
+
+// Type is TypeReadChunk.
+func (*ReadChunkResponse) Type() Type { return TypeReadChunk }
+
+// Type is TypeGetBlock.
+func (*GetBlockRequest) Type() Type { return TypeGetBlock }
+
+// Type is TypeGetBlock.
+func (*GetBlockResponse) Type() Type { return TypeGetBlock }
+
+// Type is TypeCloseContainer.
+func (*CloseContainerRequest) Type() Type { return TypeCloseContainer }
+
+// Type is TypeCloseContainer.
 func (*CloseContainerResponse) Type() Type { return TypeCloseContainer }
-func (*Error) Type() Type                  { return TypeNone }
+
+// Type is TypeNone: an error frame takes its request's type.
+func (*Error) Type() Type { return TypeNone }
 
 func (*PingRequest) response() bool            { return false }
 func (*PingResponse) response() bool           { return true }
@@ -191,6 +221,7 @@ func (*Error) response() bool                  { return true }
 
 // ---- PING ----
 
+// AppendHeader appends the typed header of a PING request.
 func (m *PingRequest) AppendHeader(dst []byte) []byte {
 	dst = append(dst, m.MinVersion, m.MaxVersion)
 	return appendString(dst, m.ClientID)
@@ -208,6 +239,7 @@ func (m *PingRequest) check(payloadLen uint32) error {
 	return noPayload(TypePing, payloadLen)
 }
 
+// AppendHeader appends the typed header of a PING response.
 func (m *PingResponse) AppendHeader(dst []byte) []byte {
 	dst = append(dst, m.Version, m.MinVersion, m.MaxVersion)
 	dst = appendU32(dst, m.MaxChunkLen)
@@ -229,6 +261,7 @@ func (m *PingResponse) check(payloadLen uint32) error {
 
 // ---- WRITE_CHUNK ----
 
+// AppendHeader appends the typed header of a WRITE_CHUNK request.
 func (m *WriteChunkRequest) AppendHeader(dst []byte) []byte {
 	dst = appendBlockID(dst, m.Block)
 	dst = appendI64(dst, m.Offset)
@@ -265,6 +298,7 @@ func checkChunk(t Type, block BlockID, offset int64, length uint32, sums checksu
 	return nil
 }
 
+// AppendHeader appends the typed header of a WRITE_CHUNK response.
 func (m *WriteChunkResponse) AppendHeader(dst []byte) []byte { return dst }
 func (m *WriteChunkResponse) decode(*decoder)                {}
 func (m *WriteChunkResponse) check(payloadLen uint32) error {
@@ -298,6 +332,7 @@ func (d *decoder) putFlags(t Type) (final, sync bool) {
 	return f&putFinal != 0, f&putSync != 0
 }
 
+// AppendHeader appends the typed header of a PUT_BLOCK request.
 func (m *PutBlockRequest) AppendHeader(dst []byte) []byte {
 	dst = appendBlockID(dst, m.Block)
 	dst = appendI64(dst, m.Length)
@@ -319,12 +354,14 @@ func (m *PutBlockRequest) check(payloadLen uint32) error {
 	return noPayload(TypePutBlock, payloadLen)
 }
 
+// AppendHeader appends the typed header of a PUT_BLOCK response.
 func (m *PutBlockResponse) AppendHeader(dst []byte) []byte { return appendU64(dst, m.BCSID) }
 func (m *PutBlockResponse) decode(d *decoder)              { m.BCSID = d.u64("bcsID") }
 func (m *PutBlockResponse) check(payloadLen uint32) error  { return noPayload(TypePutBlock, payloadLen) }
 
 // ---- WRITE_COMMIT ----
 
+// AppendHeader appends the typed header of a WRITE_COMMIT request.
 func (m *WriteCommitRequest) AppendHeader(dst []byte) []byte {
 	dst = appendBlockID(dst, m.Block)
 	dst = appendI64(dst, m.Offset)
@@ -347,6 +384,7 @@ func (m *WriteCommitRequest) check(payloadLen uint32) error {
 	return checkChunk(TypeWriteCommit, m.Block, m.Offset, m.Length, m.Checksums, payloadLen)
 }
 
+// AppendHeader appends the typed header of a WRITE_COMMIT response.
 func (m *WriteCommitResponse) AppendHeader(dst []byte) []byte { return appendU64(dst, m.BCSID) }
 func (m *WriteCommitResponse) decode(d *decoder)              { m.BCSID = d.u64("bcsID") }
 func (m *WriteCommitResponse) check(payloadLen uint32) error {
@@ -355,6 +393,7 @@ func (m *WriteCommitResponse) check(payloadLen uint32) error {
 
 // ---- READ_CHUNK ----
 
+// AppendHeader appends the typed header of a READ_CHUNK request.
 func (m *ReadChunkRequest) AppendHeader(dst []byte) []byte {
 	dst = appendBlockID(dst, m.Block)
 	dst = appendI64(dst, m.Offset)
@@ -383,6 +422,7 @@ func (m *ReadChunkRequest) checkAs(t Type, payloadLen uint32) error {
 	return noPayload(t, payloadLen)
 }
 
+// AppendHeader appends the typed header of a READ_CHUNK response.
 func (m *ReadChunkResponse) AppendHeader(dst []byte) []byte {
 	dst = appendI64(dst, m.Offset)
 	dst = appendU32(dst, uint32(len(m.Chunks)))
@@ -456,10 +496,12 @@ func (m *ReadChunkResponse) Range(payload []byte, offset int64, length int) []by
 
 // ---- GET_BLOCK ----
 
+// AppendHeader appends the typed header of a GET_BLOCK request.
 func (m *GetBlockRequest) AppendHeader(dst []byte) []byte { return appendBlockID(dst, m.Block) }
 func (m *GetBlockRequest) decode(d *decoder)              { m.Block = d.blockID() }
 func (m *GetBlockRequest) check(payloadLen uint32) error  { return noPayload(TypeGetBlock, payloadLen) }
 
+// AppendHeader appends the typed header of a GET_BLOCK response.
 func (m *GetBlockResponse) AppendHeader(dst []byte) []byte {
 	dst = appendI64(dst, m.Length)
 	dst = appendU64(dst, m.BCSID)
@@ -517,6 +559,7 @@ func (m *GetBlockResponse) DecodePayload(p []byte) error {
 
 // ---- CLOSE_CONTAINER ----
 
+// AppendHeader appends the typed header of a CLOSE_CONTAINER request.
 func (m *CloseContainerRequest) AppendHeader(dst []byte) []byte { return appendU64(dst, m.ContainerID) }
 func (m *CloseContainerRequest) decode(d *decoder) {
 	m.ContainerID = d.u64("container ID")
@@ -528,6 +571,7 @@ func (m *CloseContainerRequest) check(payloadLen uint32) error {
 	return noPayload(TypeCloseContainer, payloadLen)
 }
 
+// AppendHeader appends the typed header of a CLOSE_CONTAINER response.
 func (m *CloseContainerResponse) AppendHeader(dst []byte) []byte { return appendU64(dst, m.BCSID) }
 func (m *CloseContainerResponse) decode(d *decoder)              { m.BCSID = d.u64("bcsID") }
 func (m *CloseContainerResponse) check(payloadLen uint32) error {

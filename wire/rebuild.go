@@ -46,9 +46,16 @@ type ImportIndexRequest struct {
 // ImportIndexResponse acknowledges an IMPORT_INDEX.
 type ImportIndexResponse struct{}
 
-func (*ListBlocksRequest) Type() Type          { return TypeListBlocks }
-func (*ListBlocksResponse) Type() Type         { return TypeListBlocks }
-func (*ImportIndexRequest) Type() Type         { return TypeImportIndex }
+// Type is TypeListBlocks.
+func (*ListBlocksRequest) Type() Type { return TypeListBlocks }
+
+// Type is TypeListBlocks.
+func (*ListBlocksResponse) Type() Type { return TypeListBlocks }
+
+// Type is TypeImportIndex.
+func (*ImportIndexRequest) Type() Type { return TypeImportIndex }
+
+// Type is TypeImportIndex.
 func (*ImportIndexResponse) Type() Type        { return TypeImportIndex }
 func (*ListBlocksRequest) response() bool      { return false }
 func (*ListBlocksResponse) response() bool     { return true }
@@ -58,6 +65,7 @@ func (m *ImportIndexResponse) decode(*decoder) {}
 
 // ---- LIST_BLOCKS ----
 
+// AppendHeader appends the typed header of a LIST_BLOCKS request.
 func (m *ListBlocksRequest) AppendHeader(dst []byte) []byte {
 	dst = appendU64(dst, m.ContainerID)
 	dst = appendU64(dst, m.AfterLocalID)
@@ -80,6 +88,7 @@ func (m *ListBlocksRequest) check(payloadLen uint32) error {
 	return noPayload(TypeListBlocks, payloadLen)
 }
 
+// AppendHeader appends the typed header of a LIST_BLOCKS response.
 func (m *ListBlocksResponse) AppendHeader(dst []byte) []byte {
 	dst = append(dst, m.Layout)
 	dst = appendU64(dst, m.BCSID)
@@ -152,6 +161,7 @@ func (m *ListBlocksResponse) DecodePayload(p []byte) error {
 
 // ---- IMPORT_INDEX ----
 
+// AppendHeader appends the typed header of an IMPORT_INDEX request.
 func (m *ImportIndexRequest) AppendHeader(dst []byte) []byte {
 	return append(appendU64(dst, m.ContainerID), m.ReplicaIndex)
 }
@@ -171,6 +181,7 @@ func (m *ImportIndexRequest) check(payloadLen uint32) error {
 	return noPayload(TypeImportIndex, payloadLen)
 }
 
+// AppendHeader appends the typed header of an IMPORT_INDEX response.
 func (m *ImportIndexResponse) AppendHeader(dst []byte) []byte { return dst }
 func (m *ImportIndexResponse) check(payloadLen uint32) error {
 	return noPayload(TypeImportIndex, payloadLen)

@@ -27,6 +27,7 @@ const (
 	knownOps = OpRead | OpWrite
 )
 
+// String names the operations: READ, WRITE or READ|WRITE.
 func (o Ops) String() string {
 	switch o {
 	case OpRead:
@@ -68,6 +69,8 @@ type BlockToken struct {
 // Container reports whether t covers every block of its container.
 func (t *BlockToken) Container() bool { return t.Block.LocalID == 0 }
 
+// String describes the token for logs: what it grants, to whom, and when
+// it expires; never its MAC.
 func (t *BlockToken) String() string {
 	what := "block " + t.Block.String()
 	if t.Container() {
@@ -163,11 +166,18 @@ type TokenRequest struct{}
 // grant holds on the connection.
 type TokenResponse struct{}
 
-func (*TokenRequest) Type() Type                      { return TypeToken }
-func (*TokenResponse) Type() Type                     { return TypeToken }
-func (*TokenRequest) response() bool                  { return false }
-func (*TokenResponse) response() bool                 { return true }
-func (*TokenRequest) AppendHeader(dst []byte) []byte  { return dst }
+// Type is TypeToken.
+func (*TokenRequest) Type() Type { return TypeToken }
+
+// Type is TypeToken.
+func (*TokenResponse) Type() Type     { return TypeToken }
+func (*TokenRequest) response() bool  { return false }
+func (*TokenResponse) response() bool { return true }
+
+// AppendHeader appends the typed header of a TOKEN request.
+func (*TokenRequest) AppendHeader(dst []byte) []byte { return dst }
+
+// AppendHeader appends the typed header of a TOKEN response.
 func (*TokenResponse) AppendHeader(dst []byte) []byte { return dst }
 func (*TokenRequest) decode(*decoder)                 {}
 func (*TokenResponse) decode(*decoder)                {}

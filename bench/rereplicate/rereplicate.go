@@ -133,108 +133,24 @@ type Result struct {
 func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer) (Result, error) {
 	var res Result
 	res.EC = cfg.EC
-	if cfg.erasureCoded() {
-		if err := cfg.EC.Validate(); err != nil {
-			return res, fmt.Errorf("bench: %w", err)
-		}
-		if cfg.Gen {
-			return res, fmt.Errorf("bench: the offline generator writes replicated containers only; an erasure coded run (%s) writes through the client (--gen=false)", cfg.EC)
-		}
+	if err := cfg.check(len(c.DatanodeAddrs())); err != nil {
+		return res, err
 	}
-	if n, need := len(c.DatanodeAddrs()), MinDatanodes(cfg.EC); n < need {
-		return res, fmt.Errorf("bench: %s needs at least %d datanodes (a container's %d holders, a target, and the lost one), the cluster has %d",
-			cfg.redundancy(), need, need-1, n)
-	}
-	if cfg.CodecTime == 0 {
-		cfg.CodecTime = 500 * time.Millisecond
-	}
-	if cfg.KeySize == 0 {
-		cfg.KeySize = 64 << 20
-	}
-	if cfg.Threads == 0 {
-		cfg.Threads = 8
-	}
-	if cfg.Interval == 0 {
-		cfg.Interval = time.Second
-	}
-	if cfg.Progress == nil {
-		cfg.Progress = io.Discard
-	}
+	cfg.ensureDefaults()
 	cl, err := c.Client()
 	if err != nil {
 		return res, err
 	}
 	defer func() { _ = cl.Close() }()
 
-	// 1. Data.
-	if _, err := cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "rerepl"}); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
+	// 1. Data. The bound is measured while nothing else runs: with the
+	// datanodes stopped for the offline generation, or after the writes.
+	// dd keeps the disk so busy that a running datanode's heartbeats can
+	// be late enough for meta to declare it dead.
+	measure := func() error { return measureBoundOf(ctx, cfg, c, cl, out, &res) }
+	keyNames, keySize, err := writeData(ctx, cfg, c, cl, out, measure)
+	if err != nil {
 		return res, err
-	}
-	bucket := &stratov1.CreateBucketRequest{Volume: "rerepl", Name: "data", Replication: stratov1.ReplicationFactor_REPLICATION_THREE}
-	if cfg.erasureCoded() {
-		bucket.Replication, bucket.ErasureCoding = stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED, client.ErasureCoding(cfg.EC)
-	}
-	if _, err := cl.CreateBucket(ctx, bucket); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
-		return res, err
-	}
-	var keyNames []string
-	keySize := cfg.KeySize
-	// The bound is measured while nothing else runs: with the datanodes
-	// stopped for the offline generation, or after the writes. dd keeps
-	// the disk so busy that a running datanode's heartbeats can be late
-	// enough for meta to declare it dead.
-	measure := func() error {
-		if cfg.SkipBound {
-			return nil
-		}
-		var held map[uint64]lostContainer
-		if cfg.erasureCoded() {
-			// What the victim holds decides the rebuild's shape: the
-			// writes spread over every EC pipeline's containers, far
-			// fewer bytes each than ContainerSize at this size.
-			var err error
-			if held, err = containersOn(ctx, cl, c.Datanode(cfg.Victim).ID()); err != nil {
-				return err
-			}
-		}
-		streams, bytes, reads := boundShape(cfg, len(c.DatanodeAddrs()), held)
-		var err error
-		if reads == 1 {
-			fmt.Fprintf(out, "measuring the bound: %d concurrent copies of %s in all on the datanodes' disk (direct I/O), TCP on loopback\n",
-				streams, bytesize.Format(bytes))
-			if res.Bound, err = measureBound(ctx, cfg.BoundDir, streams, bytes, reads); err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "bound: disk copy %.0f MB/s (%d streams; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s -> %.0f MB/s\n",
-				res.Bound.CopyMBps, res.Bound.Streams, res.Bound.WriteMBps, res.Bound.LoopbackMBps, res.Bound.MBps())
-			return nil
-		}
-		fmt.Fprintf(out, "measuring the bound: %d concurrent rebuilds of %s in all on the datanodes' disk (direct I/O), each reading %d files for the one it writes (%s read), TCP on loopback\n",
-			streams, bytesize.Format(bytes), reads, bytesize.Format(bytes*int64(reads)))
-		if res.Bound, err = measureBound(ctx, cfg.BoundDir, streams, bytes, reads); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "bound: disk rebuild %.0f MB/s written (%d reads + 1 write per byte, %d streams; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s / %d = %.0f MB/s -> %.0f MB/s\n",
-			res.Bound.CopyMBps, reads, res.Bound.Streams, res.Bound.WriteMBps, res.Bound.LoopbackMBps, reads,
-			res.Bound.LoopbackMBps/float64(reads), res.Bound.MBps())
-		return nil
-	}
-	if cfg.Gen {
-		keySize = cfg.BlockSize
-		if keyNames, err = generate(ctx, cfg, c, out, measure); err != nil {
-			return res, err
-		}
-	} else {
-		keys := int((cfg.Size + cfg.KeySize - 1) / cfg.KeySize)
-		fmt.Fprintf(out, "writing %d keys of %s (%s, %s)\n", keys, bytesize.Format(cfg.KeySize), bytesize.Format(int64(keys)*cfg.KeySize), redundancyPhrase(cfg))
-		kp := keyput.Config{Volume: "rerepl", Bucket: "data", Prefix: "k", Keys: keys, Size: cfg.KeySize, Threads: cfg.Threads,
-			Progress: cfg.Progress, ProgressInterval: 5 * time.Second}
-		if _, err := keyput.Run(ctx, kp, cl, io.Discard); err != nil {
-			return res, err
-		}
-		for i := range keys {
-			keyNames = append(keyNames, fmt.Sprintf("k/%d", i))
-		}
 	}
 	payload := keyput.Payload(keySize)
 
@@ -319,6 +235,113 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 		fmt.Fprintf(out, "chart: %s\n", cfg.ChartPath)
 	}
 	return res, nil
+}
+
+// check refuses a configuration this cluster of datanodes cannot run.
+func (c *Config) check(datanodes int) error {
+	if c.erasureCoded() {
+		if err := c.EC.Validate(); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		if c.Gen {
+			return fmt.Errorf("bench: the offline generator writes replicated containers only; an erasure coded run (%s) writes through the client (--gen=false)", c.EC)
+		}
+	}
+	if need := MinDatanodes(c.EC); datanodes < need {
+		return fmt.Errorf("bench: %s needs at least %d datanodes (a container's %d holders, a target, and the lost one), the cluster has %d",
+			c.redundancy(), need, need-1, datanodes)
+	}
+	return nil
+}
+
+// ensureDefaults fills in the zero fields of Run's defaults.
+func (c *Config) ensureDefaults() {
+	if c.CodecTime == 0 {
+		c.CodecTime = 500 * time.Millisecond
+	}
+	if c.KeySize == 0 {
+		c.KeySize = 64 << 20
+	}
+	if c.Threads == 0 {
+		c.Threads = 8
+	}
+	if c.Interval == 0 {
+		c.Interval = time.Second
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+}
+
+// writeData makes the bucket and fills it with cfg.Size: generated offline
+// (calling measure while the datanodes are stopped) or written through the
+// client. It returns the keys' names and size.
+func writeData(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *client.Client, out io.Writer, measure func() error) ([]string, int64, error) {
+	if _, err := cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "rerepl"}); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
+		return nil, 0, err
+	}
+	bucket := &stratov1.CreateBucketRequest{Volume: "rerepl", Name: "data", Replication: stratov1.ReplicationFactor_REPLICATION_THREE}
+	if cfg.erasureCoded() {
+		bucket.Replication, bucket.ErasureCoding = stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED, client.ErasureCoding(cfg.EC)
+	}
+	if _, err := cl.CreateBucket(ctx, bucket); err != nil && !errors.Is(client.Classify(err), client.ErrExists) {
+		return nil, 0, err
+	}
+	if cfg.Gen {
+		keyNames, err := generate(ctx, cfg, c, out, measure)
+		return keyNames, cfg.BlockSize, err
+	}
+	keys := int((cfg.Size + cfg.KeySize - 1) / cfg.KeySize)
+	fmt.Fprintf(out, "writing %d keys of %s (%s, %s)\n", keys, bytesize.Format(cfg.KeySize), bytesize.Format(int64(keys)*cfg.KeySize), redundancyPhrase(cfg))
+	kp := keyput.Config{Volume: "rerepl", Bucket: "data", Prefix: "k", Keys: keys, Size: cfg.KeySize, Threads: cfg.Threads,
+		Progress: cfg.Progress, ProgressInterval: 5 * time.Second}
+	if _, err := keyput.Run(ctx, kp, cl, io.Discard); err != nil {
+		return nil, 0, err
+	}
+	keyNames := make([]string, keys)
+	for i := range keys {
+		keyNames[i] = fmt.Sprintf("k/%d", i)
+	}
+	return keyNames, cfg.KeySize, nil
+}
+
+// measureBoundOf measures the bound of the rebuild cfg asks for
+// (measureBound) into res.Bound, unless cfg.SkipBound.
+func measureBoundOf(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *client.Client, out io.Writer, res *Result) error {
+	if cfg.SkipBound {
+		return nil
+	}
+	var held map[uint64]lostContainer
+	if cfg.erasureCoded() {
+		// What the victim holds decides the rebuild's shape: the writes
+		// spread over every EC pipeline's containers, far fewer bytes
+		// each than ContainerSize at this size.
+		var err error
+		if held, err = containersOn(ctx, cl, c.Datanode(cfg.Victim).ID()); err != nil {
+			return err
+		}
+	}
+	streams, bytes, reads := boundShape(cfg, len(c.DatanodeAddrs()), held)
+	var err error
+	if reads == 1 {
+		fmt.Fprintf(out, "measuring the bound: %d concurrent copies of %s in all on the datanodes' disk (direct I/O), TCP on loopback\n",
+			streams, bytesize.Format(bytes))
+		if res.Bound, err = measureBound(ctx, cfg.BoundDir, streams, bytes, reads); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "bound: disk copy %.0f MB/s (%d streams; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s -> %.0f MB/s\n",
+			res.Bound.CopyMBps, res.Bound.Streams, res.Bound.WriteMBps, res.Bound.LoopbackMBps, res.Bound.MBps())
+		return nil
+	}
+	fmt.Fprintf(out, "measuring the bound: %d concurrent rebuilds of %s in all on the datanodes' disk (direct I/O), each reading %d files for the one it writes (%s read), TCP on loopback\n",
+		streams, bytesize.Format(bytes), reads, bytesize.Format(bytes*int64(reads)))
+	if res.Bound, err = measureBound(ctx, cfg.BoundDir, streams, bytes, reads); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "bound: disk rebuild %.0f MB/s written (%d reads + 1 write per byte, %d streams; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s / %d = %.0f MB/s -> %.0f MB/s\n",
+		res.Bound.CopyMBps, reads, res.Bound.Streams, res.Bound.WriteMBps, res.Bound.LoopbackMBps, reads,
+		res.Bound.LoopbackMBps/float64(reads), res.Bound.MBps())
+	return nil
 }
 
 // redundancyPhrase says how the data is stored, for the writing line.

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/strato-io/strato/datanode"
@@ -40,7 +39,7 @@ SIGTERM stops it cleanly.`,
 				return err
 			}
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-			reg := prometheus.NewRegistry()
+			reg := telemetry.NewRegistry()
 			o.Server.Observe = telemetry.NewDataMetrics(reg).Observe
 			lis, err := net.Listen("tcp", listen)
 			if err != nil {

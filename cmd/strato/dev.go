@@ -6,13 +6,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/minicluster"
+	"github.com/strato-io/strato/telemetry"
 )
 
 func init() { extraCommands = append(extraCommands, newDevCmd) }
@@ -50,7 +50,7 @@ start (docs/security.md).`,
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "strato dev: starting %d meta replica(s) and %d datanodes under %s\n", max(o.MetaReplicas, 1), o.Datanodes, o.Dir)
-			reg := prometheus.NewRegistry()
+			reg := telemetry.NewRegistry()
 			initialize := func(*grpc.Server) {}
 			if httpAddr != "" {
 				// The first meta replica is watched: per-RPC metrics,

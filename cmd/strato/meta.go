@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/meta/consensus"
+	"github.com/strato-io/strato/telemetry"
 )
 
 func init() { extraCommands = append(extraCommands, newMetaCmd) }
@@ -78,7 +78,7 @@ func newMetaCmd() *cobra.Command {
 			if consoleToken, err = secretOf(consoleToken, "console-token", consoleTokenF, "console-token-file", consoleTokenEnv); err != nil {
 				return err
 			}
-			reg := prometheus.NewRegistry()
+			reg := telemetry.NewRegistry()
 			grpcMetrics, stopAudit, err := metaTelemetry(&o, reg, auditLog)
 			if err != nil {
 				return err

@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"log/slog"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
 	"github.com/strato-io/strato/meta"
@@ -17,7 +16,7 @@ import (
 // loopback callers (`go tool pprof
 // http://addr/debug/pprof/profile?seconds=10`), until the returned function
 // is called. An empty addr serves nothing.
-func serveMetrics(addr string, reg *prometheus.Registry, pprof bool, log *slog.Logger) (stop func(), err error) {
+func serveMetrics(addr string, reg *telemetry.Registry, pprof bool, log *slog.Logger) (stop func(), err error) {
 	stop, _, err = serveHTTP(addr, telemetry.Endpoint{Registry: reg, Pprof: pprof, Logger: log})
 	return stop, err
 }
@@ -41,7 +40,7 @@ func serveHTTP(addr string, e telemetry.Endpoint) (stop func(), bound string, er
 // metaTelemetry adds to o what a meta replica is watched with: per-RPC
 // metrics and Raft histograms registered with reg, and the audit log when
 // auditPath is set (closed by the returned function).
-func metaTelemetry(o *meta.Options, reg *prometheus.Registry, auditPath string) (gm *telemetry.GRPCMetrics, closeAudit func(), err error) {
+func metaTelemetry(o *meta.Options, reg *telemetry.Registry, auditPath string) (gm *telemetry.GRPCMetrics, closeAudit func(), err error) {
 	gm = telemetry.NewGRPCMetrics(reg)
 	unary := []grpc.UnaryServerInterceptor{gm.Unary}
 	closeAudit = func() {}
@@ -67,7 +66,7 @@ func metaTelemetry(o *meta.Options, reg *prometheus.Registry, auditPath string) 
 // With login (a meta that authenticates clients), visitors of the console
 // sign in with their own token; token is then what the console's live
 // charts sample meta with (an administrator's; none: no charts).
-func serveMeta(addr string, reg *prometheus.Registry, srv *meta.Server, grpcAddr string, serverTLS, clientTLS *tls.Config, login bool, token string, pprof bool, log *slog.Logger) (stop func(), bound string, err error) {
+func serveMeta(addr string, reg *telemetry.Registry, srv *meta.Server, grpcAddr string, serverTLS, clientTLS *tls.Config, login bool, token string, pprof bool, log *slog.Logger) (stop func(), bound string, err error) {
 	telemetry.RegisterMeta(reg, srv)
 	if addr == "" {
 		return func() {}, "", nil

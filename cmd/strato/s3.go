@@ -14,12 +14,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/s3"
+	"github.com/strato-io/strato/telemetry"
 )
 
 func init() { extraCommands = append(extraCommands, newS3Cmd) }
@@ -82,8 +82,8 @@ strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
 			if err != nil {
 				return err
 			}
-			reg := prometheus.NewRegistry()
-			o.Client, o.Credentials, o.Logger, o.Metrics = c, s3.ChainCredentials{creds, mc}, log, s3.NewMetrics(reg)
+			reg := telemetry.NewRegistry()
+			o.Client, o.Credentials, o.Logger, o.Observe = c, s3.ChainCredentials{creds, mc}, log, telemetry.NewS3Metrics(reg).Observe
 			ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 			gw, err := s3.New(ctx, o)
 			cancel()

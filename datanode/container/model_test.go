@@ -40,20 +40,7 @@ func TestAgainstModel(t *testing.T) {
 		var bcsID uint64
 		closed := false
 
-		block := func(rt *rapid.T) (uint64, *modelBlock) {
-			id := rapid.Uint64Range(1, 4).Draw(rt, "block")
-			b := blocks[id]
-			if b == nil {
-				n := rapid.IntRange(1, 3000).Draw(rt, "size")
-				b = &modelBlock{data: pattern(id*7919+uint64(n), n), written: map[int]bool{}}
-				for at := 0; at < n; at += rapid.IntRange(300, 1500).Draw(rt, "cut") {
-					b.cuts = append(b.cuts, at)
-				}
-				b.cuts = append(b.cuts, n)
-				blocks[id] = b
-			}
-			return id, b
-		}
+		block := func(rt *rapid.T) (uint64, *modelBlock) { return drawBlock(rt, blocks) }
 
 		actions := map[string]func(*rapid.T){
 			"write": func(rt *rapid.T) {
@@ -157,30 +144,7 @@ func TestAgainstModel(t *testing.T) {
 				require.NoError(rt, err)
 				forgetPending(blocks)
 			},
-			"": func(rt *rapid.T) {
-				info := c.Info()
-				var used, count int64
-				var ids []uint64
-				for id := uint64(1); id <= 4; id++ {
-					if b := blocks[id]; b != nil && b.hasRow {
-						used += b.committed
-						count++
-						ids = append(ids, id)
-					}
-				}
-				require.Equal(rt, bcsID, info.BCSID)
-				require.Equal(rt, used, info.UsedBytes)
-				require.Equal(rt, count, info.BlockCount)
-				require.Equal(rt, closed, info.State == Closed)
-				got, err := c.ListBlocks(0, 10)
-				require.NoError(rt, err)
-				var gotIDs []uint64
-				for _, g := range got {
-					gotIDs = append(gotIDs, g.LocalID)
-					require.Equal(rt, blocks[g.LocalID].committed, g.Length, fmt.Sprint("block ", g.LocalID))
-				}
-				require.Equal(rt, ids, gotIDs)
-			},
+			"": func(rt *rapid.T) { checkInfo(rt, c, blocks, bcsID, closed) },
 		}
 		names := slices.Sorted(maps.Keys(actions))
 		names = slices.DeleteFunc(names, func(s string) bool { return s == "" })
@@ -191,6 +155,50 @@ func TestAgainstModel(t *testing.T) {
 			actions[""](rt)
 		}
 	})
+}
+
+// drawBlock draws one of blocks 1 to 4, made with a random size and chunk
+// cuts the first time it is drawn.
+func drawBlock(rt *rapid.T, blocks map[uint64]*modelBlock) (uint64, *modelBlock) {
+	id := rapid.Uint64Range(1, 4).Draw(rt, "block")
+	b := blocks[id]
+	if b == nil {
+		n := rapid.IntRange(1, 3000).Draw(rt, "size")
+		b = &modelBlock{data: pattern(id*7919+uint64(n), n), written: map[int]bool{}}
+		for at := 0; at < n; at += rapid.IntRange(300, 1500).Draw(rt, "cut") {
+			b.cuts = append(b.cuts, at)
+		}
+		b.cuts = append(b.cuts, n)
+		blocks[id] = b
+	}
+	return id, b
+}
+
+// checkInfo compares the container's info and block list with the model,
+// after every step.
+func checkInfo(rt *rapid.T, c *Container, blocks map[uint64]*modelBlock, bcsID uint64, closed bool) {
+	info := c.Info()
+	var used, count int64
+	var ids []uint64
+	for id := uint64(1); id <= 4; id++ {
+		if b := blocks[id]; b != nil && b.hasRow {
+			used += b.committed
+			count++
+			ids = append(ids, id)
+		}
+	}
+	require.Equal(rt, bcsID, info.BCSID)
+	require.Equal(rt, used, info.UsedBytes)
+	require.Equal(rt, count, info.BlockCount)
+	require.Equal(rt, closed, info.State == Closed)
+	got, err := c.ListBlocks(0, 10)
+	require.NoError(rt, err)
+	var gotIDs []uint64
+	for _, g := range got {
+		gotIDs = append(gotIDs, g.LocalID)
+		require.Equal(rt, blocks[g.LocalID].committed, g.Length, fmt.Sprint("block ", g.LocalID))
+	}
+	require.Equal(rt, ids, gotIDs)
 }
 
 // forgetPending drops the chunks above each block's committed length, as a

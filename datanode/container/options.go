@@ -21,6 +21,8 @@ const (
 
 var layoutNames = map[Layout]string{FilePerBlock: "FILE_PER_BLOCK", FilePerChunk: "FILE_PER_CHUNK"}
 
+// String is the layout's name in container reports and docs/wire.md
+// (FILE_PER_BLOCK, FILE_PER_CHUNK).
 func (l Layout) String() string {
 	if n, ok := layoutNames[l]; ok {
 		return n

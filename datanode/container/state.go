@@ -25,6 +25,8 @@ const (
 
 var stateNames = map[State]string{Open: "OPEN", Closing: "CLOSING", Closed: "CLOSED", Unhealthy: "UNHEALTHY"}
 
+// String is the state's name in container reports (OPEN, CLOSING, CLOSED,
+// UNHEALTHY).
 func (s State) String() string {
 	if n, ok := stateNames[s]; ok {
 		return n

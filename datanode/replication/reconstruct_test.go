@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -140,9 +141,9 @@ func TestRebuildMember(t *testing.T) {
 						have = append(have, m)
 					}
 				}
-				reads := 0
+				var reads atomic.Int64 // rebuildMember reads the members in parallel
 				counting := func(m int, off int64, dst []byte) error {
-					reads += len(dst)
+					reads.Add(int64(len(dst)))
 					return read(m, off, dst)
 				}
 				var out []byte
@@ -158,7 +159,7 @@ func TestRebuildMember(t *testing.T) {
 				require.True(t, bytes.Equal(make([]byte, len(out)-len(want)), out[len(want):]), "n %d lost %v target %d: then zeros", n, lost, target)
 				// d members read, each at most its share: never more than
 				// d cells per cell rebuilt.
-				require.LessOrEqual(t, reads, cfg.Data*int(cfg.MemberLen(got, 0)), "n %d lost %v target %d", n, lost, target)
+				require.LessOrEqual(t, reads.Load(), int64(cfg.Data)*cfg.MemberLen(got, 0), "n %d lost %v target %d", n, lost, target)
 			}
 		}
 	}

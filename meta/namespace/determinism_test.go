@@ -19,55 +19,12 @@ import (
 func TestDeterminism(t *testing.T) {
 	moreChecks(t, 200)
 	rapid.Check(t, func(rt *rapid.T) {
-		leader := newHarnessOn(rt, openDB(t))
-		follower := newHarnessOn(rt, openDB(t))
+		p := newReplicas(rt, openDB(t), openDB(t))
+		leader, run, do := p.leader, p.run, p.do
 		var openIDs []uint64
 		var openKeys []string
 		name := rapid.SampledFrom([]string{"a", "b", "c/d", "c/e", "f/g/h"})
 		bucket := rapid.SampledFrom([]string{"fsb", "obs"})
-		// The follower applies commands in groups sharing one batch (what
-		// group commit does), the leader one batch per command.
-		group := rapid.IntRange(1, 8).Draw(rt, "group")
-		fb, inBatch := follower.db.NewIndexedBatch(), 0
-		flush := func() {
-			require.NoError(rt, fb.Commit(pebble.NoSync))
-			require.NoError(rt, fb.Close())
-			follower.ns.Committed()
-			fb, inBatch = follower.db.NewIndexedBatch(), 0
-		}
-		run := func(rt *rapid.T, cmd *stratov1.NamespaceCommand) proto.Message {
-			data, err := proto.Marshal(cmd)
-			require.NoError(rt, err)
-			var results [2]proto.Message
-			var errs [2]string
-			c := &stratov1.NamespaceCommand{}
-			require.NoError(rt, proto.Unmarshal(data, c))
-			results[0], err = leader.apply(c)
-			if err != nil {
-				errs[0] = err.Error()
-			}
-			c = &stratov1.NamespaceCommand{}
-			require.NoError(rt, proto.Unmarshal(data, c))
-			before := fb.Count()
-			results[1], err = follower.ns.Apply(c, fb)
-			if err != nil {
-				errs[1] = err.Error()
-				require.Equal(rt, before, fb.Count(), "a failed command wrote to the shared batch")
-			}
-			if inBatch++; inBatch == group {
-				flush()
-			}
-			require.Equal(rt, errs[0], errs[1])
-			require.True(rt, proto.Equal(results[0], results[1]), "%v != %v", results[0], results[1])
-			return results[0]
-		}
-		do := func(rt *rapid.T, req proto.Message) proto.Message {
-			cmd, err := leader.prepare(req)
-			if err != nil {
-				return nil
-			}
-			return run(rt, cmd)
-		}
 		do(rt, &stratov1.CreateVolumeRequest{Name: "vol"})
 		do(rt, &stratov1.CreateBucketRequest{Volume: "vol", Name: "fsb", QuotaNamespace: 30})
 		do(rt, &stratov1.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS, QuotaBytes: 40})
@@ -162,11 +119,73 @@ func TestDeterminism(t *testing.T) {
 				}
 			},
 		})
-		flush()
-		a, b := dump(rt, leader.db), dump(rt, follower.db)
+		p.flush(rt)
+		a, b := dump(rt, leader.db), dump(rt, p.follower.db)
 		require.Equal(rt, len(a), len(b))
 		for i := range a {
 			require.Equal(rt, a[i], b[i])
 		}
 	})
+}
+
+// replicas applies each command on a leader, one batch per command, and on
+// a follower in groups sharing one batch (what group commit does), and
+// checks that both give the same reply or error.
+type replicas struct {
+	leader, follower *harness
+	group, inBatch   int // commands per follower batch, and in this one
+	fb               *pebble.Batch
+}
+
+func newReplicas(rt *rapid.T, leaderDB, followerDB *pebble.DB) *replicas {
+	p := &replicas{leader: newHarnessOn(rt, leaderDB), follower: newHarnessOn(rt, followerDB),
+		group: rapid.IntRange(1, 8).Draw(rt, "group")}
+	p.fb = p.follower.db.NewIndexedBatch()
+	return p
+}
+
+// flush commits the follower's batch.
+func (p *replicas) flush(rt *rapid.T) {
+	require.NoError(rt, p.fb.Commit(pebble.NoSync))
+	require.NoError(rt, p.fb.Close())
+	p.follower.ns.Committed()
+	p.fb, p.inBatch = p.follower.db.NewIndexedBatch(), 0
+}
+
+// run applies cmd, encoded, on both and returns the leader's reply.
+func (p *replicas) run(rt *rapid.T, cmd *stratov1.NamespaceCommand) proto.Message {
+	data, err := proto.Marshal(cmd)
+	require.NoError(rt, err)
+	var results [2]proto.Message
+	var errs [2]string
+	c := &stratov1.NamespaceCommand{}
+	require.NoError(rt, proto.Unmarshal(data, c))
+	results[0], err = p.leader.apply(c)
+	if err != nil {
+		errs[0] = err.Error()
+	}
+	c = &stratov1.NamespaceCommand{}
+	require.NoError(rt, proto.Unmarshal(data, c))
+	before := p.fb.Count()
+	results[1], err = p.follower.ns.Apply(c, p.fb)
+	if err != nil {
+		errs[1] = err.Error()
+		require.Equal(rt, before, p.fb.Count(), "a failed command wrote to the shared batch")
+	}
+	if p.inBatch++; p.inBatch == p.group {
+		p.flush(rt)
+	}
+	require.Equal(rt, errs[0], errs[1])
+	require.True(rt, proto.Equal(results[0], results[1]), "%v != %v", results[0], results[1])
+	return results[0]
+}
+
+// do prepares req on the leader and runs the command (nil when Prepare
+// refused it).
+func (p *replicas) do(rt *rapid.T, req proto.Message) proto.Message {
+	cmd, err := p.leader.prepare(req)
+	if err != nil {
+		return nil
+	}
+	return p.run(rt, cmd)
 }

@@ -39,19 +39,11 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 	cmd := &stratov1.NamespaceCommand{NowUnixMs: env.Now.UnixMilli()}
 	switch r := req.(type) {
 	case *stratov1.CreateVolumeRequest:
-		if err := ValidateVolumeName(r.GetName()); err != nil {
+		rec, err := prepareVolume(r, view)
+		if err != nil {
 			return nil, err
 		}
-		if err := checkQuotas(r.GetQuotaBytes(), r.GetQuotaNamespace()); err != nil {
-			return nil, err
-		}
-		if ok, err := exists(view, volumeKey(nil, r.GetName())); err != nil {
-			return nil, err
-		} else if ok {
-			return nil, fmt.Errorf("%w: %s", ErrVolumeExists, r.GetName())
-		}
-		cmd.Op = &stratov1.NamespaceCommand_CreateVolume{CreateVolume: &stratov1.VolumeRecord{
-			Name: r.GetName(), Owner: r.GetOwner(), QuotaBytes: r.GetQuotaBytes(), QuotaNamespace: r.GetQuotaNamespace()}}
+		cmd.Op = &stratov1.NamespaceCommand_CreateVolume{CreateVolume: rec}
 	case *stratov1.DeleteVolumeRequest:
 		cmd.Op = &stratov1.NamespaceCommand_DeleteVolume{DeleteVolume: &stratov1.DeleteVolumeCommand{Name: r.GetName()}}
 	case *stratov1.SetQuotaRequest:
@@ -88,41 +80,15 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		}
 		cmd.Op = &stratov1.NamespaceCommand_OpenKey{OpenKey: ok}
 	case *stratov1.AllocateBlockRequest:
-		rec := &stratov1.OpenKeyInfo{}
-		if ok, err := get(view, idKey(nil, tagOpen, r.GetOpenId()), rec); err != nil {
-			return nil, err
-		} else if !ok || rec.Volume != r.GetVolume() || rec.Bucket != r.GetBucket() {
-			return nil, fmt.Errorf("%w: %d in %s/%s", ErrOpenKeyNotFound, r.GetOpenId(), r.GetVolume(), r.GetBucket())
-		}
-		if env.Allocator == nil {
-			return nil, fmt.Errorf("namespace: no block allocator")
-		}
-		bl, err := env.Allocator.AllocateBlock(ctx, rec.Replication, rec.ErasureCoding, r.GetSizeHint(), r.GetExclude())
+		c, err := prepareAllocate(ctx, r, view, env)
 		if err != nil {
 			return nil, err
 		}
-		cmd.Op = &stratov1.NamespaceCommand_AllocateBlock{AllocateBlock: &stratov1.AllocateBlockCommand{
-			Volume: r.GetVolume(), Bucket: r.GetBucket(), OpenId: r.GetOpenId(), Block: bl}}
+		cmd.Op = &stratov1.NamespaceCommand_AllocateBlock{AllocateBlock: c}
 	case *stratov1.CommitKeyRequest:
-		for _, bl := range r.GetBlocks() {
-			if bl.GetBlockId() == nil || bl.GetLength() < 0 {
-				return nil, fmt.Errorf("%w: block %v", ErrInvalidBlocks, bl)
-			}
-		}
-		attrs, err := attributeRecords(r.GetAttributes())
+		c, err := prepareCommit(r)
 		if err != nil {
 			return nil, err
-		}
-		if len(r.GetSources()) > 0 && (len(r.GetBlocks()) > 0 || r.GetHsync()) {
-			return nil, fmt.Errorf("%w: sources with blocks or hsync", ErrInvalidBlocks)
-		}
-		c := &stratov1.CommitKeyCommand{Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), OpenId: r.GetOpenId(),
-			Blocks: blockRecords(r.GetBlocks()), Hsync: r.GetHsync(), CreateToken: r.GetCreateToken(),
-			Attributes: attrs, Sources: keySources(r.GetSources())}
-		if len(c.CreateToken) > 0 {
-			if _, err := createToken(c); err != nil {
-				return nil, err
-			}
 		}
 		cmd.Op = &stratov1.NamespaceCommand_CommitKey{CommitKey: c}
 	case *stratov1.DeleteKeyRequest:
@@ -185,16 +151,7 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 	case *stratov1.RevokeTokenRequest:
 		cmd.Op = &stratov1.NamespaceCommand_RevokeToken{RevokeToken: &stratov1.RevokeTokenCommand{Id: r.GetId()}}
 	case *stratov1.SetAclRequest, *stratov1.AddAclRequest, *stratov1.RemoveAclRequest:
-		var c *stratov1.SetAclCommand
-		var err error
-		switch r := req.(type) {
-		case *stratov1.SetAclRequest:
-			c, err = prepareAcl(r.GetObject(), r.GetAcls(), stratov1.AclEdit_ACL_EDIT_SET)
-		case *stratov1.AddAclRequest:
-			c, err = prepareAcl(r.GetObject(), r.GetAcls(), stratov1.AclEdit_ACL_EDIT_ADD)
-		case *stratov1.RemoveAclRequest:
-			c, err = prepareAcl(r.GetObject(), r.GetAcls(), stratov1.AclEdit_ACL_EDIT_REMOVE)
-		}
+		c, err := prepareAclEdit(req)
 		if err != nil {
 			return nil, err
 		}
@@ -204,6 +161,82 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 	}
 	own(cmd, env.Caller)
 	return cmd, nil
+}
+
+// prepareVolume checks a new volume's name and quotas, and that it does not
+// exist yet.
+func prepareVolume(r *stratov1.CreateVolumeRequest, view pebble.Reader) (*stratov1.VolumeRecord, error) {
+	if err := ValidateVolumeName(r.GetName()); err != nil {
+		return nil, err
+	}
+	if err := checkQuotas(r.GetQuotaBytes(), r.GetQuotaNamespace()); err != nil {
+		return nil, err
+	}
+	if ok, err := exists(view, volumeKey(nil, r.GetName())); err != nil {
+		return nil, err
+	} else if ok {
+		return nil, fmt.Errorf("%w: %s", ErrVolumeExists, r.GetName())
+	}
+	return &stratov1.VolumeRecord{Name: r.GetName(), Owner: r.GetOwner(), QuotaBytes: r.GetQuotaBytes(),
+		QuotaNamespace: r.GetQuotaNamespace()}, nil
+}
+
+// prepareAllocate allocates the next block of an open key, with the key's
+// redundancy (the leader's allocation, which apply only records).
+func prepareAllocate(ctx context.Context, r *stratov1.AllocateBlockRequest, view pebble.Reader, env PrepareEnv) (*stratov1.AllocateBlockCommand, error) {
+	rec := &stratov1.OpenKeyInfo{}
+	if ok, err := get(view, idKey(nil, tagOpen, r.GetOpenId()), rec); err != nil {
+		return nil, err
+	} else if !ok || rec.Volume != r.GetVolume() || rec.Bucket != r.GetBucket() {
+		return nil, fmt.Errorf("%w: %d in %s/%s", ErrOpenKeyNotFound, r.GetOpenId(), r.GetVolume(), r.GetBucket())
+	}
+	if env.Allocator == nil {
+		return nil, fmt.Errorf("namespace: no block allocator")
+	}
+	bl, err := env.Allocator.AllocateBlock(ctx, rec.Replication, rec.ErasureCoding, r.GetSizeHint(), r.GetExclude())
+	if err != nil {
+		return nil, err
+	}
+	return &stratov1.AllocateBlockCommand{Volume: r.GetVolume(), Bucket: r.GetBucket(), OpenId: r.GetOpenId(), Block: bl}, nil
+}
+
+// prepareCommit checks a commit's blocks, attributes, sources and create
+// token.
+func prepareCommit(r *stratov1.CommitKeyRequest) (*stratov1.CommitKeyCommand, error) {
+	for _, bl := range r.GetBlocks() {
+		if bl.GetBlockId() == nil || bl.GetLength() < 0 {
+			return nil, fmt.Errorf("%w: block %v", ErrInvalidBlocks, bl)
+		}
+	}
+	attrs, err := attributeRecords(r.GetAttributes())
+	if err != nil {
+		return nil, err
+	}
+	if len(r.GetSources()) > 0 && (len(r.GetBlocks()) > 0 || r.GetHsync()) {
+		return nil, fmt.Errorf("%w: sources with blocks or hsync", ErrInvalidBlocks)
+	}
+	c := &stratov1.CommitKeyCommand{Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), OpenId: r.GetOpenId(),
+		Blocks: blockRecords(r.GetBlocks()), Hsync: r.GetHsync(), CreateToken: r.GetCreateToken(),
+		Attributes: attrs, Sources: keySources(r.GetSources())}
+	if len(c.CreateToken) > 0 {
+		if _, err := createToken(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// prepareAclEdit turns SetAcl, AddAcl and RemoveAcl into one command.
+func prepareAclEdit(req proto.Message) (*stratov1.SetAclCommand, error) {
+	switch r := req.(type) {
+	case *stratov1.SetAclRequest:
+		return prepareAcl(r.GetObject(), r.GetAcls(), stratov1.AclEdit_ACL_EDIT_SET)
+	case *stratov1.AddAclRequest:
+		return prepareAcl(r.GetObject(), r.GetAcls(), stratov1.AclEdit_ACL_EDIT_ADD)
+	case *stratov1.RemoveAclRequest:
+		return prepareAcl(r.GetObject(), r.GetAcls(), stratov1.AclEdit_ACL_EDIT_REMOVE)
+	}
+	return nil, fmt.Errorf("%w: %T is no ACL edit", ErrInvalid, req)
 }
 
 func (ns *Namespace) prepareBucket(r *stratov1.CreateBucketRequest, view pebble.Reader) (*stratov1.BucketRecord, error) {

@@ -1,4 +1,4 @@
-package s3
+package telemetry
 
 import (
 	"strconv"
@@ -7,18 +7,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metrics are the gateway's Prometheus metrics: requests by operation and
-// status, their latency, and the bytes of request and response bodies.
-type Metrics struct {
+// S3Metrics counts the S3 gateway's requests (docs/s3.md):
+//
+//	strato_s3_requests_total{op,status}
+//	strato_s3_request_seconds{op} (histogram)
+//	strato_s3_received_bytes_total
+//	strato_s3_sent_bytes_total
+//
+// op is the S3 operation (GetObject, PutObject, ...; Unknown for a request
+// that named none), status the HTTP status of the answer; the bytes are
+// those of request and response bodies.
+type S3Metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	bytesIn  prometheus.Counter
 	bytesOut prometheus.Counter
 }
 
-// NewMetrics makes the metrics and registers them with reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
+// NewS3Metrics makes the metrics and registers them with reg.
+func NewS3Metrics(reg prometheus.Registerer) *S3Metrics {
+	m := &S3Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strato_s3_requests_total",
 			Help: "S3 requests by operation and HTTP status."}, []string{"op", "status"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "strato_s3_request_seconds",
@@ -28,13 +36,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		bytesOut: prometheus.NewCounter(prometheus.CounterOpts{Name: "strato_s3_sent_bytes_total",
 			Help: "Bytes of S3 response bodies."}),
 	}
-	if reg != nil {
-		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut)
-	}
+	reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut)
 	return m
 }
 
-func (m *Metrics) observe(op string, status int, d time.Duration, in, out int64) {
+// Observe records one request: its operation, HTTP status, latency and the
+// bytes of its request and response bodies; it is s3.Options.Observe.
+func (m *S3Metrics) Observe(op string, status int, d time.Duration, in, out int64) {
 	if op == "" {
 		op = "Unknown"
 	}

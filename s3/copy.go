@@ -1,0 +1,147 @@
+package s3
+
+import (
+	"crypto/md5"
+	"encoding/xml"
+	"errors"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/strato-io/strato/client"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// CopyObject: a key copied from x-amz-copy-source under the copy-source
+// conditions, its data read and written again through the gateway
+// (checksummed with the algorithm asked for, else the source's), its
+// metadata and tags copied or replaced as the directives say.
+
+type copyObjectResult struct {
+	XMLName      xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ CopyObjectResult"`
+	ETag         string
+	LastModified string
+	checksumFields
+}
+
+// copySource parses x-amz-copy-source ("bucket/key", URL-encoded, maybe
+// with a leading '/' and "?versionId=null").
+func copySource(h string) (bucket, key string, err error) {
+	src, ver, _ := strings.Cut(h, "?")
+	if ver != "" && ver != "versionId=null" {
+		return "", "", errf(ErrNotImplemented, "strato keeps no versions: only versionId=null")
+	}
+	src, uerr := url.PathUnescape(src)
+	if uerr != nil {
+		return "", "", errf(ErrInvalidArgument, "Invalid copy source encoding")
+	}
+	src = strings.TrimPrefix(src, "/")
+	bucket, key, ok := strings.Cut(src, "/")
+	if !ok || bucket == "" || key == "" {
+		return "", "", errf(ErrInvalidArgument, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+	}
+	return bucket, key, nil
+}
+
+// openSource opens a copy's source and checks its conditions.
+func (g *Gateway) openSource(rq *request) (*client.Reader, *stratov1.KeyInfo, attrs, error) {
+	sb, sk, err := copySource(rq.r.Header.Get("X-Amz-Copy-Source"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rd, err := g.c.OpenKey(rq.ctx, g.volume, sb, sk)
+	if err != nil {
+		if errors.Is(err, client.ErrIsADirectory) || errors.Is(err, client.ErrInvalid) {
+			return nil, nil, nil, ErrNoSuchKey
+		}
+		return nil, nil, nil, fromClient(err, nil)
+	}
+	ki := rd.Info()
+	m := attrsOf(ki)
+	if err := checkConditions(rq.r.Header, "X-Amz-Copy-Source-", etagOf(ki, m), time.UnixMilli(ki.GetModificationTimeUnixMs())); err != nil {
+		_ = rd.Close()
+		return nil, nil, nil, err
+	}
+	return rd, ki, m, nil
+}
+
+// copyObject copies a key (its data streamed through the gateway).
+func (g *Gateway) copyObject(rq *request) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	rd, ki, srcAttrs, err := g.openSource(rq)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rd.Close() }()
+	if ki.GetSize() > maxObjectSize {
+		return errf(ErrInvalidRequest, "The specified copy source is larger than the maximum allowable size for a copy source: 5368709120")
+	}
+	directive := rq.r.Header.Get("X-Amz-Metadata-Directive")
+	tagDirective := rq.r.Header.Get("X-Amz-Tagging-Directive")
+	reqAttrs, err := userAttrs(rq.r)
+	if err != nil {
+		return err
+	}
+	m := attrs{}
+	switch directive {
+	case "", "COPY":
+		for k, v := range srcAttrs {
+			if k == "content-type" || strings.HasPrefix(k, metaPrefix) || slicesContains(storedHeaders, k) {
+				m[k] = v
+			}
+		}
+	case "REPLACE":
+		for k, v := range reqAttrs {
+			if k != attrTagging {
+				m[k] = v
+			}
+		}
+	default:
+		return errf(ErrInvalidArgument, "Unknown metadata directive.")
+	}
+	switch tagDirective {
+	case "", "COPY":
+		if t := srcAttrs[attrTagging]; t != "" {
+			m[attrTagging] = t
+		}
+	case "REPLACE":
+		if t := reqAttrs[attrTagging]; t != "" {
+			m[attrTagging] = t
+		}
+	default:
+		return errf(ErrInvalidArgument, "Unknown tagging directive.")
+	}
+	sb, sk, _ := copySource(rq.r.Header.Get("X-Amz-Copy-Source"))
+	if sb == rq.bucket && sk == rq.key && directive != "REPLACE" && tagDirective != "REPLACE" {
+		return errf(ErrInvalidRequest, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
+	}
+	// The copy is checksummed with the algorithm asked for, else the
+	// source's.
+	algo := strings.ToLower(rq.r.Header.Get("X-Amz-Checksum-Algorithm"))
+	if algo == "" {
+		for _, a := range checksumAlgorithms {
+			if v := srcAttrs[checksumHeader(a)]; v != "" && !strings.Contains(v, "-") {
+				algo = a
+			}
+		}
+	}
+	if algo != "" && !validAlgorithm(algo) {
+		return errf(ErrInvalidArgument, "Invalid x-amz-checksum-algorithm %q", algo)
+	}
+	checks := &payloadChecks{md5: md5.New(), algo: algo}
+	if algo != "" {
+		checks.sum = newChecksum(algo)
+	}
+	src := &body{r: rd, checks: checks, size: ki.GetSize()}
+	etag, err := g.writeKey(rq, g.volume, rq.bucket, rq.key, src, ki.GetSize(), m)
+	if err != nil {
+		return err
+	}
+	res := copyObjectResult{ETag: etag, LastModified: g.opts.Now().UTC().Format(timeFormat)}
+	if a, v := checks.checksum(); a != "" {
+		res.set(a, v)
+	}
+	return rq.writeXML(200, res)
+}
