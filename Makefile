@@ -184,7 +184,7 @@ verify: $(GOLANGCI) $(PROTO_TOOLS)
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	@# The public client links no server code (no storage engine, no Raft).
-	@bad=$$($(GO) list -deps ./client | grep -E 'cockroachdb/pebble|go.etcd.io/raft|strato/(meta|datanode|cluster|bench)'); \
+	@bad=$$($(GO) list -deps ./client | grep -E 'cockroachdb/pebble|go.etcd.io/raft|strato/(meta|datanode|cluster|bench)(/|$$)'); \
 		if [ -n "$$bad" ]; then echo "client depends on server code:"; echo "$$bad"; exit 1; fi
 	cd proto && $(BUF) lint && $(BUF) breaking --against api-baseline.binpb
 	@# The generated code is what the .proto files generate.
