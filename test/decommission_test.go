@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -82,8 +83,16 @@ func TestDecommissionSurvivesMetaFailover(t *testing.T) {
 	leader := metaLeader(t, metaList)
 	killAll(metas[leader])
 	t.Logf("killed meta %d, the leader, with %s decommissioning", leader+1, id)
-	require.Eventually(t, func() bool { return opStateOf(t, metaList, id) == "DECOMMISSIONED" }, 2*time.Minute, 500*time.Millisecond,
-		"the new leader finishes the decommission")
+	if !assert.Eventually(t, func() bool { return opStateOf(t, metaList, id) == "DECOMMISSIONED" }, 2*time.Minute, 500*time.Millisecond,
+		"the new leader finishes the decommission") {
+		for _, args := range [][]string{{"admin", "datanode", "list"}, {"admin", "container", "list"}} {
+			out, _ := cli(metaList, args...)
+			t.Logf("%v:\n%s", args, out)
+		}
+		ids, _ := cli(metaList, "admin", "container", "list", "--json")
+		t.Logf("containers: %s", ids)
+		t.FailNow()
+	}
 	readAll()
 
 	// The whole cluster restarts: the datanode stays DECOMMISSIONED.

@@ -32,7 +32,17 @@ func planTick(s *state, o *Options, now time.Time) plan {
 	}
 	settling := s.settling(now)
 	for _, pl := range s.sortedPipelines() {
-		if pl.State != stratov1.PipelineState_PIPELINE_OPEN || s.pipelineUsable(pl) {
+		if pl.State != stratov1.PipelineState_PIPELINE_OPEN {
+			// A leader that closed the pipeline and lost its leadership
+			// before its containers' closes committed leaves them open
+			// on a closed pipeline: close them now.
+			for _, cid := range s.open[pl.Id] {
+				p.propose = append(p.propose, closing(now, cid))
+				p.closeCommands(s, pl, cid)
+			}
+			continue
+		}
+		if s.pipelineUsable(pl) {
 			continue
 		}
 		if settling && s.unregisteredMember(pl) {

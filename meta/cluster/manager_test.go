@@ -491,3 +491,25 @@ func TestLocationsFollowReplicas(t *testing.T) {
 	e.tick()
 	require.Equal(t, []string{stored[1].Id, stored[2].Id, spare}, ids(e.m.Locations(a.ContainerID, stored)))
 }
+
+// A pipeline closed without its open containers (a leader that lost its
+// leadership between the two proposals) has them closed at the next tick,
+// with close commands to the members: a container left open would never
+// close, nor be copied off a decommissioning holder.
+func TestOpenContainerOfClosedPipelineCloses(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.m.ExitSafeMode()
+	e.register("dn1", "dn2", "dn3")
+	a := e.alloc(three, Exclude{})
+	_, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_ClosePipeline{ClosePipeline: a.Pipeline.Id}})
+	require.NoError(t, err)
+	e.tick()
+	infos, _ := e.m.ListContainers(0, 0, ContainerFilter{}, false)
+	require.Len(t, infos, 1)
+	require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSING, infos[0].State)
+	for _, id := range a.Pipeline.Members {
+		cmds := e.heartbeat(id, nil).Commands
+		require.Len(t, cmds, 1, id)
+		require.Equal(t, a.ContainerID, cmds[0].GetCloseContainer().GetContainerId(), id)
+	}
+}
