@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
@@ -53,8 +54,11 @@ func startConsoleCluster(t *testing.T) *consoleCluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), HeartbeatInterval: 100 * time.Millisecond,
-		DeadAfter: 2 * time.Second, TickInterval: 100 * time.Millisecond})
+	// Production intervals (3 s heartbeats, dead after 2 minutes) on a
+	// fake clock, moved on a second at each look.
+	clock := clockwork.NewFakeClock()
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), HeartbeatInterval: 3 * time.Second,
+		DeadAfter: 2 * time.Minute, Clock: clock})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	cl, err := c.Client()
@@ -124,6 +128,7 @@ func startConsoleCluster(t *testing.T) *consoleCluster {
 	}
 	require.NotEmpty(t, written)
 	require.Eventually(t, func() bool {
+		clock.Advance(time.Second)
 		for _, id := range written {
 			r, err := replicas(id)
 			if err != nil || r.GetContainer().GetState() != stratov1.ContainerState_CONTAINER_CLOSED || len(r.GetReplicas()) != 3 {
@@ -136,13 +141,14 @@ func startConsoleCluster(t *testing.T) *consoleCluster {
 			}
 		}
 		return true
-	}, time.Minute, 50*time.Millisecond)
+	}, time.Minute, 10*time.Millisecond)
 
 	// Stop the third datanode: dead within DeadAfter; what it held is
 	// short of a copy.
 	cc.dead = c.Datanode(2).ID()
 	require.NoError(t, c.StopDatanode(2))
 	require.Eventually(t, func() bool {
+		clock.Advance(time.Second)
 		var dns []*stratov1.DatanodeInfo
 		if admin(func(ctx context.Context, a stratov1.AdminServiceClient) error {
 			resp, err := a.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
@@ -157,7 +163,7 @@ func startConsoleCluster(t *testing.T) *consoleCluster {
 			}
 		}
 		return false
-	}, time.Minute, 50*time.Millisecond)
+	}, time.Minute, 10*time.Millisecond)
 	for _, id := range written {
 		r, err := replicas(id)
 		require.NoError(t, err)

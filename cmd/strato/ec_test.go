@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
@@ -70,8 +71,10 @@ func TestShErasureCoding(t *testing.T) {
 func TestAdminErasureCodedContainer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
+	// Production heartbeats (3 s) on a fake clock, moved on at each look.
+	clock := clockwork.NewFakeClock()
 	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), Datanodes: 5,
-		HeartbeatInterval: 100 * time.Millisecond, TickInterval: 100 * time.Millisecond})
+		HeartbeatInterval: 3 * time.Second, Clock: clock})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
 	h := &cliHarness{t: t, addr: c.MetaAddr()}
@@ -90,9 +93,10 @@ func TestAdminErasureCodedContainer(t *testing.T) {
 
 	var info string
 	require.Eventually(t, func() bool {
+		clock.Advance(time.Second)
 		info = h.ok("admin", "container", "info", cid)
 		return strings.Contains(info, "Replicas:         5\n")
-	}, time.Minute, 100*time.Millisecond, "the members report the container")
+	}, time.Minute, 10*time.Millisecond, "the members report the container")
 	require.Contains(t, info, "Replication:      rs-3-2-1024k\n")
 	require.Contains(t, info, "Missing indexes:  none\n")
 	require.Regexp(t, `(?m)^DATANODE +STATE +USED +BLOCKS +BCSID +INDEX$`, info)
@@ -109,6 +113,7 @@ func TestAdminErasureCodedContainer(t *testing.T) {
 		}
 	}
 	require.Eventually(t, func() bool {
+		clock.Advance(time.Second)
 		return strings.Contains(h.ok("admin", "container", "info", cid), "Missing indexes:  2\n")
-	}, time.Minute, 100*time.Millisecond)
+	}, time.Minute, 10*time.Millisecond)
 }
