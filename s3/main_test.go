@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +24,10 @@ import (
 
 // One cluster and gateway for the package's tests (a real cluster: meta
 // and three datanodes in process, the gateway over HTTP and HTTPS).
+// clockAhead moves the shared gateway's clock ahead of real time, for the
+// tests of expiries (see TestPresigned); they set it back when done.
+var clockAhead atomic.Int64
+
 var env struct {
 	cluster *minicluster.Cluster
 	client  *client.Client
@@ -51,7 +56,8 @@ func run(m *testing.M) int {
 	// The cluster's own gateway, with the tests' key besides meta's, served
 	// on the tests' HTTP and HTTPS listeners.
 	c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, BlockSize: 8 << 20, ContainerSize: 256 << 20,
-		S3: &minicluster.S3Options{Credentials: s3.StaticCredentials{testKey: testSecret}, Gateway: s3.Options{Domain: "s3.test"}}})
+		S3: &minicluster.S3Options{Credentials: s3.StaticCredentials{testKey: testSecret},
+			Gateway: s3.Options{Domain: "s3.test", Now: func() time.Time { return time.Now().Add(time.Duration(clockAhead.Load())) }}}})
 	if err != nil {
 		panic(err)
 	}
