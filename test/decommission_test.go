@@ -36,9 +36,10 @@ func TestDecommissionSurvivesMetaFailover(t *testing.T) {
 	}
 	var dns []*proc
 	for i := range 4 {
-		// Copies pushed at 2 MiB/s: the decommission takes seconds.
+		// Copies pushed at 1 MiB/s: the decommission outlasts the
+		// leader's kill.
 		dns = append(dns, startDatanode(t, filepath.Join(root, fmt.Sprint("dn", i)), metaList,
-			"--heartbeat-interval", "200ms", "--replication-bandwidth", fmt.Sprint(2<<20)))
+			"--heartbeat-interval", "200ms", "--replication-bandwidth", fmt.Sprint(1<<20)))
 	}
 	all := append(append([]*proc{}, metas...), dns...)
 	waitReady(t, metaList, all...)
@@ -49,8 +50,8 @@ func TestDecommissionSurvivesMetaFailover(t *testing.T) {
 		out, err := cli(metaList, args...)
 		require.NoError(t, err, "%v: %s", args, out)
 	}
-	for i := range 8 {
-		data := make([]byte, 3<<20+i)
+	for i := range 6 {
+		data := make([]byte, 512<<10+i)
 		_, _ = rand.Read(data)
 		in := filepath.Join(root, fmt.Sprint("in", i))
 		require.NoError(t, os.WriteFile(in, data, 0o644))

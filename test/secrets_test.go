@@ -54,29 +54,33 @@ func TestHTTPEndpointsCarryNoSecrets(t *testing.T) {
 	if parts := strings.Split(token, "."); len(parts) == 3 {
 		secrets["the token's secret part"] = parts[2]
 	}
+	// The servers at once: the CPU profile and the trace take a second each.
 	for name, addr := range map[string]string{"meta": metaHTTP, "datanode": dnHTTP, "datanode without --pprof": dnPlainHTTP, "s3": s3HTTP} {
-		require.Eventually(t, func() bool { code, _, _ := httpGet("http://" + addr + "/healthz"); return code == http.StatusOK },
-			20*time.Second, 50*time.Millisecond, "%s's endpoint", name)
-		for _, path := range httpPaths {
-			code, body, err := httpGet("http://" + addr + path)
-			require.NoError(t, err, "%s %s", name, path)
-			for what, s := range secrets {
-				require.NotContains(t, body, s, "%s %s (%d) shows %s", name, path, code, what)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			require.Eventually(t, func() bool { code, _, _ := httpGet("http://" + addr + "/healthz"); return code == http.StatusOK },
+				20*time.Second, 50*time.Millisecond, "%s's endpoint", name)
+			for _, path := range httpPaths {
+				code, body, err := httpGet("http://" + addr + path)
+				require.NoError(t, err, "%s %s", name, path)
+				for what, s := range secrets {
+					require.NotContains(t, body, s, "%s %s (%d) shows %s", name, path, code, what)
+				}
+				switch {
+				case path == "/debug/pprof/cmdline":
+					require.Equal(t, http.StatusNotFound, code, "%s %s: %s", name, path, body)
+				case strings.HasPrefix(path, "/debug/pprof/") && name == "datanode without --pprof":
+					require.Equal(t, http.StatusNotFound, code, "%s %s: %s", name, path, body)
+				case strings.HasPrefix(path, "/debug/pprof/"):
+					require.Equal(t, http.StatusOK, code, "%s %s: %s", name, path, body)
+				}
 			}
-			switch {
-			case path == "/debug/pprof/cmdline":
-				require.Equal(t, http.StatusNotFound, code, "%s %s: %s", name, path, body)
-			case strings.HasPrefix(path, "/debug/pprof/") && name == "datanode without --pprof":
-				require.Equal(t, http.StatusNotFound, code, "%s %s: %s", name, path, body)
-			case strings.HasPrefix(path, "/debug/pprof/"):
-				require.Equal(t, http.StatusOK, code, "%s %s: %s", name, path, body)
-			}
-		}
+		})
 	}
-	// The servers run with those secrets (the checks above are not
-	// passing for lack of them): the console's gRPC calls and the
-	// gateway's reach meta with the token.
-	require.True(t, m.running() && s3.running())
+	// The servers run with those secrets (the checks are not passing for
+	// lack of them): the console's gRPC calls and the gateway's reach meta
+	// with the token.
+	t.Cleanup(func() { require.True(t, m.running() && s3.running()) })
 }
 
 // TestServerSecretsFromFileAndEnvironment: meta's console token and the
