@@ -5,6 +5,7 @@ package meta
 
 import (
 	"context"
+	"time"
 
 	"github.com/strato-io/strato/meta/cluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
@@ -77,15 +78,31 @@ func (s *Server) ExitSafeMode(ctx context.Context, _ *stratov1.ExitSafeModeReque
 	return s.cl.ExitSafeMode(), nil
 }
 
-// DecommissionDatanode takes a datanode out of service or back in.
+// DecommissionDatanode takes a datanode out of service (decommissioning
+// it, or into maintenance) or back in.
 func (s *Server) DecommissionDatanode(ctx context.Context, req *stratov1.DecommissionDatanodeRequest) (*stratov1.DecommissionDatanodeResponse, error) {
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
-	if err := s.cl.Decommission(ctx, s.now(), req.GetDatanodeId(), req.GetRecommission()); err != nil {
+	now, id := s.now(), req.GetDatanodeId()
+	var err error
+	switch {
+	case req.GetMaintenance() && req.GetRecommission():
+		err = s.cl.EndMaintenance(ctx, now, id)
+	case req.GetMaintenance():
+		var end time.Time
+		if ms := req.GetMaintenanceEndUnixMs(); ms != 0 {
+			end = time.UnixMilli(ms)
+		}
+		err = s.cl.StartMaintenance(ctx, now, id, end)
+	default:
+		err = s.cl.Decommission(ctx, now, id, req.GetRecommission())
+	}
+	if err != nil {
 		return nil, toStatus(err)
 	}
-	s.opts.Logger.Info("datanode operational state changed", "datanode", req.GetDatanodeId(), "recommission", req.GetRecommission())
+	s.opts.Logger.Info("datanode operational state changed", "datanode", id, "recommission", req.GetRecommission(),
+		"maintenance", req.GetMaintenance(), "maintenance_end_unix_ms", req.GetMaintenanceEndUnixMs())
 	for _, d := range s.cl.Datanodes() {
 		if d.GetDetails().GetId() == req.GetDatanodeId() {
 			return &stratov1.DecommissionDatanodeResponse{Datanode: d}, nil

@@ -55,9 +55,14 @@ func (s *Server) tick(ctx context.Context) error {
 				return fmt.Errorf("cluster: recording %s decommissioned: %w", id, err)
 			}
 		}
-		if rep.Scheduled > 0 || rep.Deletes > 0 || len(rep.Decommissioned) > 0 {
+		for _, id := range rep.InMaintenance {
+			if _, err := s.proposeCluster(ctx, cluster.InMaintenance(now, id)); err != nil {
+				return fmt.Errorf("cluster: recording %s in maintenance: %w", id, err)
+			}
+		}
+		if rep.Scheduled > 0 || rep.Deletes > 0 || len(rep.Decommissioned) > 0 || len(rep.InMaintenance) > 0 {
 			s.opts.Logger.Info("replication", "under_replicated", rep.UnderReplicated, "scheduled", rep.Scheduled,
-				"in_flight", rep.InFlight, "deletes", rep.Deletes, "decommissioned", rep.Decommissioned)
+				"in_flight", rep.InFlight, "deletes", rep.Deletes, "decommissioned", rep.Decommissioned, "in_maintenance", rep.InMaintenance)
 		}
 	}
 	if err := s.namespaceTick(ctx); err != nil {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -106,29 +107,54 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 			})
 		}),
 	}
-	opState := func(name string, recommission bool, short string) *cobra.Command {
-		return &cobra.Command{
-			Use:   name + " ID",
-			Short: short,
-			Args:  exactArgs(1),
-			RunE: o.action(func(s *session, args []string) error {
-				resp, err := cluster(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.DecommissionDatanodeResponse, error) {
-					return cl.DecommissionDatanode(ctx, &stratov1.DecommissionDatanodeRequest{DatanodeId: args[0], Recommission: recommission})
-				})
-				if err != nil {
-					return err
-				}
-				if s.json {
-					return printJSON(s.out, resp.GetDatanode())
-				}
-				_, err = fmt.Fprintf(s.out, "%s: %s\n", args[0], enumName(resp.GetDatanode().GetOpState(), "NODE_"))
+	opState := func(name, short string, req func(id string) (*stratov1.DecommissionDatanodeRequest, error)) *cobra.Command {
+		c := &cobra.Command{Use: name + " ID", Short: short, Args: exactArgs(1)}
+		c.RunE = o.action(func(s *session, args []string) error {
+			r, err := req(args[0])
+			if err != nil {
 				return err
-			}),
+			}
+			resp, err := cluster(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.DecommissionDatanodeResponse, error) {
+				return cl.DecommissionDatanode(ctx, r)
+			})
+			if err != nil {
+				return err
+			}
+			if s.json {
+				return printJSON(s.out, resp.GetDatanode())
+			}
+			_, err = fmt.Fprintf(s.out, "%s: %s\n", args[0], enumName(resp.GetDatanode().GetOpState(), "NODE_"))
+			return err
+		})
+		return c
+	}
+	simple := func(recommission bool) func(string) (*stratov1.DecommissionDatanodeRequest, error) {
+		return func(id string) (*stratov1.DecommissionDatanodeRequest, error) {
+			return &stratov1.DecommissionDatanodeRequest{DatanodeId: id, Recommission: recommission}, nil
 		}
 	}
+	var endIn time.Duration
+	var end bool
+	maint := opState("maintenance",
+		"Put a datanode in maintenance (no copies made while it is away, beyond a minimum), or end it with --end",
+		func(id string) (*stratov1.DecommissionDatanodeRequest, error) {
+			r := &stratov1.DecommissionDatanodeRequest{DatanodeId: id, Maintenance: true, Recommission: end}
+			switch {
+			case end && endIn != 0:
+				return nil, fmt.Errorf("--end and --end-in: choose one")
+			case endIn < 0:
+				return nil, fmt.Errorf("--end-in %v: must be positive", endIn)
+			case endIn > 0:
+				r.MaintenanceEndUnixMs = time.Now().Add(endIn).UnixMilli()
+			}
+			return r, nil
+		})
+	maint.Flags().DurationVar(&endIn, "end-in", 0, "end the maintenance by itself after this long (default: when ended with --end or recommission)")
+	maint.Flags().BoolVar(&end, "end", false, "end the datanode's maintenance: back in service")
 	cmd.AddCommand(list, info,
-		opState("decommission", false, "Take a datanode out of service: its containers are copied elsewhere, then it is DECOMMISSIONED"),
-		opState("recommission", true, "Put a datanode back in service"))
+		opState("decommission", "Take a datanode out of service: its containers are copied elsewhere, then it is DECOMMISSIONED", simple(false)),
+		opState("recommission", "Put a datanode back in service (from decommissioning or maintenance)", simple(true)),
+		maint)
 	return cmd
 }
 

@@ -17,8 +17,9 @@ import (
 // planTick is Tick's judgement, with node health already updated: the copies
 // in flight past ReplicationTimeout are forgotten, full containers are
 // closed, closing ones whose live replicas all closed become CLOSED (their
-// laggards sent the close again every StaleAfter), and pipelines a member of
-// which is gone are closed with their open containers.
+// laggards sent the close again every StaleAfter), pipelines a member of
+// which is gone are closed with their open containers, and maintenances
+// past their end are ended.
 func planTick(s *state, o *Options, now time.Time) plan {
 	var p plan
 	for k, fl := range s.replicating {
@@ -27,6 +28,7 @@ func planTick(s *state, o *Options, now time.Time) plan {
 		}
 	}
 	planFullContainers(s, o, now, &p)
+	planMaintenanceEnd(s, now, &p)
 	for _, c := range s.sortedContainers() {
 		planClosed(s, o, now, c, &p)
 	}

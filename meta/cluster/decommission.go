@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/strato-io/strato/proto/strato/v1"
@@ -29,9 +30,9 @@ import (
 func (m *Manager) Decommission(ctx context.Context, now time.Time, id string, recommission bool) error {
 	m.mu.Lock()
 	_, registered := m.s.nodes[id]
-	_, recorded := m.s.opStates[id]
+	from, recorded := m.s.opStates[id]
 	m.mu.Unlock()
-	to, change, err := decommissionChange(id, registered, recorded, recommission)
+	to, change, err := decommissionChange(id, registered, recorded, from, recommission)
 	if err != nil || !change {
 		return err
 	}
@@ -40,14 +41,19 @@ func (m *Manager) Decommission(ctx context.Context, now time.Time, id string, re
 }
 
 // decommissionChange is Decommission's judgement: the state to propose
-// for datanode id, if any. A datanode out of service (recorded) is not
-// decommissioned again, one in service is not recommissioned.
-func decommissionChange(id string, registered, recorded, recommission bool) (stratov1.NodeOpState, bool, error) {
+// for datanode id, recorded in state from if it is not in service, if
+// any. A datanode out of service is not decommissioned again, one in
+// service is not recommissioned, one in maintenance is not decommissioned
+// (its maintenance is ended first).
+func decommissionChange(id string, registered, recorded bool, from stratov1.NodeOpState, recommission bool) (stratov1.NodeOpState, bool, error) {
 	switch {
 	case !registered && !recorded:
 		return 0, false, fmt.Errorf("%w: datanode %q", ErrNotFound, id)
 	case recommission:
 		return stratov1.NodeOpState_NODE_IN_SERVICE, recorded, nil
+	case maintenance(from):
+		return 0, false, fmt.Errorf("%w: datanode %s is %s: end its maintenance before decommissioning it",
+			ErrBadTransition, id, opName(from))
 	}
 	return stratov1.NodeOpState_NODE_DECOMMISSIONING, !recorded, nil
 }
@@ -57,6 +63,9 @@ func decommissionChange(id string, registered, recorded, recommission bool) (str
 func Decommissioned(now time.Time, id string) *stratov1.ClusterCommand {
 	return setNodeOpState(now, id, stratov1.NodeOpState_NODE_DECOMMISSIONED)
 }
+
+// opName is an operational state as operators read it.
+func opName(st stratov1.NodeOpState) string { return strings.TrimPrefix(st.String(), "NODE_") }
 
 func setNodeOpState(now time.Time, id string, st stratov1.NodeOpState) *stratov1.ClusterCommand {
 	return &stratov1.ClusterCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.ClusterCommand_SetNodeOpState{

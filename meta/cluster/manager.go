@@ -21,8 +21,9 @@ var (
 	ErrNoPipeline = errors.New("cluster: no pipeline available")
 	// ErrSafeMode: block allocation is refused until safe mode ends.
 	ErrSafeMode = errors.New("cluster: in safe mode")
-	// ErrBadTransition: a container state change the state machine forbids.
-	ErrBadTransition = errors.New("cluster: invalid container state transition")
+	// ErrBadTransition: a container or datanode state change the state
+	// machine forbids.
+	ErrBadTransition = errors.New("cluster: invalid state transition")
 	// ErrCorrupt: a stored record cannot be decoded.
 	ErrCorrupt = errors.New("cluster: corrupt record")
 	// ErrInvalid: a malformed request (empty datanode ID, bad replication).

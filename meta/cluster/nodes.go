@@ -171,13 +171,19 @@ func (m *Manager) updateHealthLocked(now time.Time) {
 	}
 }
 
-// setOpStateLocked mirrors a recorded operational state into memory.
-func (m *Manager) setOpStateLocked(id string, st stratov1.NodeOpState) {
+// setOpStateLocked mirrors a recorded operational state into memory,
+// with the end of a maintenance (zero: none).
+func (m *Manager) setOpStateLocked(id string, st stratov1.NodeOpState, end time.Time) {
 	s := &m.s
 	if st == stratov1.NodeOpState_NODE_IN_SERVICE {
 		delete(s.opStates, id)
 	} else {
 		s.opStates[id] = st
+	}
+	if end.IsZero() || !maintenance(st) {
+		delete(s.maintenanceEnd, id)
+	} else {
+		s.maintenanceEnd[id] = end
 	}
 	if n := s.nodes[id]; n != nil && n.opState != st {
 		n.opState = st

@@ -64,6 +64,12 @@ type Options struct {
 	// has not registered yet. It should cover a few heartbeat intervals.
 	// Default: StaleAfter (a datanode silent that long is stale anyway).
 	LeaderSettle time.Duration
+	// MaintenanceMinReplicas is how many good copies elsewhere every
+	// replicated container held by a datanode in maintenance keeps (capped
+	// by its replication factor): entering maintenance copies the
+	// containers with fewer, and while it lasts a container is re-replicated
+	// only when it falls below it. Default 2 (Ozone's).
+	MaintenanceMinReplicas int
 }
 
 // EnsureDefaults fills unset fields with their defaults and returns o.
@@ -116,6 +122,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.LeaderSettle == 0 {
 		o.LeaderSettle = o.StaleAfter
 	}
+	if o.MaintenanceMinReplicas == 0 {
+		o.MaintenanceMinReplicas = 2
+	}
 	return o
 }
 
@@ -132,6 +141,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("cluster: CloseThreshold %v must be in (0, 1]", o.CloseThreshold)
 	case o.OpenContainersPerPipeline < 1 || o.PipelinesPerNode < 1 || o.LocalIDBatch < 1:
 		return fmt.Errorf("cluster: OpenContainersPerPipeline, PipelinesPerNode and LocalIDBatch must be positive")
+	case o.MaintenanceMinReplicas < 1:
+		return fmt.Errorf("cluster: MaintenanceMinReplicas %d must be positive", o.MaintenanceMinReplicas)
 	case o.LeaderSettle < 0:
 		return fmt.Errorf("cluster: LeaderSettle %v must not be negative", o.LeaderSettle)
 	case o.SafeModeReplicaFraction < 0 || o.SafeModeReplicaFraction > 1:

@@ -24,6 +24,10 @@ type ReplicationReport struct {
 	// Decommissioned lists the datanodes that finished decommissioning:
 	// the server records them (Decommissioned).
 	Decommissioned []string
+	// InMaintenance lists the datanodes entering maintenance whose
+	// containers all have their minimum of copies elsewhere: the server
+	// records them (InMaintenance).
+	InMaintenance []string
 	// BlockedByLimits counts the under-replicated containers for which no
 	// source or target had room.
 	BlockedByLimits int
@@ -71,7 +75,8 @@ type replicationPass struct {
 	// connection the source opened), so counting both against one limit
 	// halved the copies a cluster of holders could run at once.
 	pushes, imports map[string]int
-	// pending: decommissioning datanodes still holding needed data.
+	// pending: decommissioning datanodes, and those entering
+	// maintenance, still holding needed data.
 	pending map[string]bool
 	plan    plan
 	rep     ReplicationReport
@@ -124,11 +129,16 @@ func planReplication(s *state, o *Options, now time.Time, limit int) (plan, Repl
 	// another copy still needs. The state changes when the server's
 	// proposal of Decommissioned applies.
 	for id, n := range s.nodes {
-		if n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING && !r.pending[id] {
+		switch {
+		case r.pending[id]:
+		case n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING:
 			r.rep.Decommissioned = append(r.rep.Decommissioned, id)
+		case n.opState == stratov1.NodeOpState_NODE_ENTERING_MAINTENANCE:
+			r.rep.InMaintenance = append(r.rep.InMaintenance, id)
 		}
 	}
 	slices.Sort(r.rep.Decommissioned)
+	slices.Sort(r.rep.InMaintenance)
 	return r.plan, r.rep
 }
 
@@ -137,9 +147,10 @@ func compareCopyKeys(a, b copyKey) int {
 }
 
 // planReplicated is the pass over closed replicated container c. Good
-// copies count; sources (HEALTHY holders, decommissioning ones included)
-// can push; a STALE holder is neither, but the data is not missing while
-// one is not DEAD.
+// copies count; sources (HEALTHY holders, decommissioning ones and those
+// in maintenance included) can push; a STALE holder is neither, but the
+// data is not missing while one is not DEAD. Holders in maintenance lower
+// the copies c needs (maintenanceNeed).
 func (r *replicationPass) planReplicated(c *containerState) {
 	reps := r.withoutLagging(c)
 	var good, sources []string
@@ -158,7 +169,7 @@ func (r *replicationPass) planReplicated(c *containerState) {
 			good = append(good, id)
 		}
 	}
-	need := int(c.info.Replication) - len(good)
+	need := r.maintenanceNeed(c, reps) - len(good)
 	if live == 0 {
 		if !r.s.closingOnLiveNode(reps) && !r.awaitingReports(c) {
 			r.rep.Missing = append(r.rep.Missing, c.info.Id)
@@ -167,7 +178,7 @@ func (r *replicationPass) planReplicated(c *containerState) {
 	}
 	if need <= 0 {
 		r.rep.Deletes += r.trim(c, reps, good)
-		if need < 0 {
+		if len(good) > int(c.info.Replication) {
 			r.rep.OverReplicated++
 		}
 		return
@@ -229,11 +240,12 @@ func (r *replicationPass) copy(key copyKey, src, target string) {
 	r.rep.Scheduled++
 }
 
-// holdDecommission marks the decommissioning holders of c pending: c still
-// needs them.
+// holdDecommission marks the holders of c decommissioning or entering
+// maintenance pending: c still needs them.
 func (r *replicationPass) holdDecommission(c *containerState) {
 	for id := range c.replicas {
-		if n := r.s.nodes[id]; n != nil && n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING {
+		if n := r.s.nodes[id]; n != nil && (n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING ||
+			n.opState == stratov1.NodeOpState_NODE_ENTERING_MAINTENANCE) {
 			r.pending[id] = true
 		}
 	}

@@ -19,6 +19,9 @@ type state struct {
 	// opStates: the datanodes not in service (durable: a mirror of the
 	// C o records), whether or not they are registered.
 	opStates map[string]stratov1.NodeOpState
+	// maintenanceEnd: when the maintenance of the datanodes in it ends by
+	// itself (durable, from their C o records; none: when it is ended).
+	maintenanceEnd map[string]time.Time
 	// pipelines and containers mirror the C p and C c records; a
 	// container's soft state rides along (containerState).
 	pipelines  map[uint64]*stratov1.PipelineRecord
@@ -47,13 +50,14 @@ type state struct {
 
 func newState() state {
 	return state{
-		nodes:       map[string]*nodeState{},
-		opStates:    map[string]stratov1.NodeOpState{},
-		pipelines:   map[uint64]*stratov1.PipelineRecord{},
-		containers:  map[uint64]*containerState{},
-		open:        map[uint64][]uint64{},
-		safeMode:    true,
-		replicating: map[copyKey]inflight{},
+		nodes:          map[string]*nodeState{},
+		opStates:       map[string]stratov1.NodeOpState{},
+		maintenanceEnd: map[string]time.Time{},
+		pipelines:      map[uint64]*stratov1.PipelineRecord{},
+		containers:     map[uint64]*containerState{},
+		open:           map[uint64][]uint64{},
+		safeMode:       true,
+		replicating:    map[copyKey]inflight{},
 	}
 }
 
@@ -87,6 +91,17 @@ func (n *nodeState) alive() bool {
 // rebuilds, and its replicas count as good copies.
 func (n *nodeState) inService() bool {
 	return n.healthy() && n.opState == stratov1.NodeOpState_NODE_IN_SERVICE
+}
+
+// inMaintenance: registered and entering or in maintenance, whatever its
+// health.
+func (n *nodeState) inMaintenance() bool {
+	return n != nil && maintenance(n.opState)
+}
+
+// maintenance: st is one of the maintenance states.
+func maintenance(st stratov1.NodeOpState) bool {
+	return st == stratov1.NodeOpState_NODE_ENTERING_MAINTENANCE || st == stratov1.NodeOpState_NODE_IN_MAINTENANCE
 }
 
 // containerState is a container's record with the leader's soft state.

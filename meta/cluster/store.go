@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
@@ -241,9 +242,19 @@ func (m *Manager) applySetNodeOpState(b *pebble.Batch, ch *stratov1.NodeOpStateC
 	if !allowedOpTransition(rec.OpState, ch.OpState) {
 		return nil, fmt.Errorf("%w: datanode %s cannot go from %s to %s", ErrBadTransition, id, rec.OpState, ch.OpState)
 	}
+	// A maintenance keeps its end into IN_MAINTENANCE (the planner's
+	// proposal names none); an operator's start sets it (zero: none).
+	end := ch.MaintenanceEndUnixMs
+	switch {
+	case !maintenance(ch.OpState):
+		end = 0
+	case rec.OpState == stratov1.NodeOpState_NODE_ENTERING_MAINTENANCE && ch.OpState == stratov1.NodeOpState_NODE_IN_MAINTENANCE:
+		end = rec.MaintenanceEndUnixMs
+	}
 	if rec.OpState != ch.OpState {
 		rec = &stratov1.NodeOpRecord{OpState: ch.OpState, SinceUnixMs: now}
 	}
+	rec.MaintenanceEndUnixMs = end
 	if rec.OpState == stratov1.NodeOpState_NODE_IN_SERVICE {
 		err = b.Delete(nodeOpKey(id), nil)
 	} else {
@@ -253,9 +264,17 @@ func (m *Manager) applySetNodeOpState(b *pebble.Batch, ch *stratov1.NodeOpStateC
 		return nil, err
 	}
 	m.mu.Lock()
-	m.setOpStateLocked(id, rec.OpState)
+	m.setOpStateLocked(id, rec.OpState, maintenanceEnd(rec))
 	m.mu.Unlock()
 	return rec, nil
+}
+
+// maintenanceEnd is the end of rec's maintenance (zero: none).
+func maintenanceEnd(rec *stratov1.NodeOpRecord) time.Time {
+	if rec.MaintenanceEndUnixMs == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(rec.MaintenanceEndUnixMs)
 }
 
 // getNodeOp reads a datanode's operational state record (IN_SERVICE when
@@ -278,17 +297,22 @@ func getNodeOp(r pebble.Reader, id string) (*stratov1.NodeOpRecord, error) {
 
 // allowedOpTransition is a datanode's operational state machine: into
 // decommissioning from service, out of it when every container has its
-// copies elsewhere, and back into service from anywhere (recommission).
-// A decommission's end proposed by a leader that had not seen the
-// recommission applied first is refused.
+// copies elsewhere; into maintenance from service, in it when every
+// container has its minimum elsewhere; and back into service from
+// anywhere (recommission, the end of a maintenance). A decommission is
+// not started during a maintenance nor a maintenance during a
+// decommission. A planner's proposal made by a leader that had not seen
+// the return to service applied first is refused.
 func allowedOpTransition(from, to stratov1.NodeOpState) bool {
 	switch {
 	case from == to, to == stratov1.NodeOpState_NODE_IN_SERVICE:
 		return true
-	case to == stratov1.NodeOpState_NODE_DECOMMISSIONING:
+	case to == stratov1.NodeOpState_NODE_DECOMMISSIONING, to == stratov1.NodeOpState_NODE_ENTERING_MAINTENANCE:
 		return from == stratov1.NodeOpState_NODE_IN_SERVICE
 	case to == stratov1.NodeOpState_NODE_DECOMMISSIONED:
 		return from == stratov1.NodeOpState_NODE_DECOMMISSIONING
+	case to == stratov1.NodeOpState_NODE_IN_MAINTENANCE:
+		return from == stratov1.NodeOpState_NODE_ENTERING_MAINTENANCE
 	}
 	return false
 }
@@ -329,7 +353,7 @@ func (m *Manager) Load(r pebble.Reader) error {
 		return err
 	}
 	defer func() { _ = it.Close() }()
-	opStates := map[string]stratov1.NodeOpState{}
+	opStates := map[string]*stratov1.NodeOpRecord{}
 	for it.First(); it.Valid(); it.Next() {
 		k := it.Key()
 		if len(k) > 2 && k[1] == tagNodeOp {
@@ -337,7 +361,7 @@ func (m *Manager) Load(r pebble.Reader) error {
 			if err := proto.Unmarshal(it.Value(), rec); err != nil {
 				return fmt.Errorf("%w: datanode %s's operational state: %w", ErrCorrupt, k[2:], err)
 			}
-			opStates[string(k[2:])] = rec.OpState
+			opStates[string(k[2:])] = rec
 			continue
 		}
 		if len(k) != 10 {
@@ -379,10 +403,10 @@ func (m *Manager) Load(r pebble.Reader) error {
 	defer m.mu.Unlock()
 	m.s.clusterID = clusterID
 	for id := range m.s.opStates {
-		m.setOpStateLocked(id, stratov1.NodeOpState_NODE_IN_SERVICE)
+		m.setOpStateLocked(id, stratov1.NodeOpState_NODE_IN_SERVICE, time.Time{})
 	}
-	for id, st := range opStates {
-		m.setOpStateLocked(id, st)
+	for id, rec := range opStates {
+		m.setOpStateLocked(id, rec.OpState, maintenanceEnd(rec))
 	}
 	m.s.pipelines = pipelines
 	m.s.containers = containers

@@ -135,7 +135,8 @@ func (tr *tracer) run(t *testing.T, d *datadriven.TestData) string {
 //	close-container ID [failed=dn]        a client's CloseContainer, proposed
 //	mark-unhealthy ID dn
 //	decommission dn | recommission dn | decommissioned dn (the server's proposal)
-//	set-op-state dn in_service|decommissioning|decommissioned   (a proposal as a stale leader may make)
+//	maintenance dn [end-in=D] | end-maintenance dn | in-maintenance dn (the server's proposal)
+//	set-op-state dn in_service|decommissioning|decommissioned|...   (a proposal as a stale leader may make)
 //	replication-work [limit=N]
 //	delete-blocks                         input: one entry a line, "seq: container/local ..."
 //	take-deleted
@@ -183,6 +184,16 @@ func (tr *tracer) step(d *datadriven.TestData) error {
 		return tr.m.MarkUnhealthy(parseUint(tr.t, args[0]), args[1])
 	case "decommission", "recommission":
 		return tr.m.Decommission(context.Background(), tr.now, args[0], d.Cmd == "recommission")
+	case "maintenance":
+		var end time.Time
+		if dur := durationArg(tr.t, d, "end-in"); dur != 0 {
+			end = tr.now.Add(dur)
+		}
+		return tr.m.StartMaintenance(context.Background(), tr.now, args[0], end)
+	case "end-maintenance":
+		return tr.m.EndMaintenance(context.Background(), tr.now, args[0])
+	case "in-maintenance":
+		_, _ = tr.propose(context.Background(), InMaintenance(tr.now, args[0])) // an error is the proposal's line
 	case "decommissioned":
 		_, _ = tr.propose(context.Background(), Decommissioned(tr.now, args[0])) // an error is the proposal's line
 	case "set-op-state":
@@ -534,7 +545,11 @@ func (tr *tracer) opRecords() {
 	for it.First(); it.Valid(); it.Next() {
 		var rec stratov1.NodeOpRecord
 		require.NoError(tr.t, proto.Unmarshal(it.Value(), &rec))
-		tr.out = append(tr.out, fmt.Sprintf("C o %s: %s", it.Key()[2:], strings.TrimPrefix(rec.OpState.String(), "NODE_")))
+		line := fmt.Sprintf("C o %s: %s", it.Key()[2:], strings.TrimPrefix(rec.OpState.String(), "NODE_"))
+		if rec.MaintenanceEndUnixMs != 0 {
+			line += " until " + time.UnixMilli(rec.MaintenanceEndUnixMs).UTC().Format(time.TimeOnly)
+		}
+		tr.out = append(tr.out, line)
 	}
 	if len(tr.out) == 0 {
 		tr.out = append(tr.out, "no records: every datanode in service")

@@ -149,7 +149,11 @@ func describeProposal(c *stratov1.ClusterCommand) string {
 	case *stratov1.ClusterCommand_ReserveLocalIds:
 		return fmt.Sprintf("reserve %d block IDs", op.ReserveLocalIds)
 	case *stratov1.ClusterCommand_SetNodeOpState:
-		return fmt.Sprintf("%s %s", op.SetNodeOpState.DatanodeId, strings.TrimPrefix(op.SetNodeOpState.OpState.String(), "NODE_"))
+		line := fmt.Sprintf("%s %s", op.SetNodeOpState.DatanodeId, strings.TrimPrefix(op.SetNodeOpState.OpState.String(), "NODE_"))
+		if ms := op.SetNodeOpState.MaintenanceEndUnixMs; ms != 0 {
+			line += " until " + time.UnixMilli(ms).UTC().Format(time.TimeOnly)
+		}
+		return line
 	case *stratov1.ClusterCommand_SetClusterId:
 		return "cluster ID " + op.SetClusterId
 	}
@@ -206,6 +210,9 @@ func describeReport(r ReplicationReport) string {
 	}
 	if len(r.Decommissioned) > 0 {
 		parts = append(parts, fmt.Sprintf("decommissioned=%v", r.Decommissioned))
+	}
+	if len(r.InMaintenance) > 0 {
+		parts = append(parts, fmt.Sprintf("in-maintenance=%v", r.InMaintenance))
 	}
 	if len(parts) == 0 {
 		return "replication: -"

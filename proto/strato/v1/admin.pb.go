@@ -82,6 +82,12 @@ const (
 	NodeOpState_NODE_IN_SERVICE           NodeOpState = 1
 	NodeOpState_NODE_DECOMMISSIONING      NodeOpState = 2 // its containers are being copied elsewhere
 	NodeOpState_NODE_DECOMMISSIONED       NodeOpState = 3 // every container has its copies elsewhere
+	// Maintenance (patching a datanode without copying everything off):
+	// entering, until every container it holds has
+	// cluster.Options.MaintenanceMinReplicas good copies elsewhere; then in
+	// maintenance, when its absence copies nothing while those copies last.
+	NodeOpState_NODE_ENTERING_MAINTENANCE NodeOpState = 4
+	NodeOpState_NODE_IN_MAINTENANCE       NodeOpState = 5
 )
 
 // Enum value maps for NodeOpState.
@@ -91,12 +97,16 @@ var (
 		1: "NODE_IN_SERVICE",
 		2: "NODE_DECOMMISSIONING",
 		3: "NODE_DECOMMISSIONED",
+		4: "NODE_ENTERING_MAINTENANCE",
+		5: "NODE_IN_MAINTENANCE",
 	}
 	NodeOpState_value = map[string]int32{
 		"NODE_OP_STATE_UNSPECIFIED": 0,
 		"NODE_IN_SERVICE":           1,
 		"NODE_DECOMMISSIONING":      2,
 		"NODE_DECOMMISSIONED":       3,
+		"NODE_ENTERING_MAINTENANCE": 4,
+		"NODE_IN_MAINTENANCE":       5,
 	}
 )
 
@@ -1199,11 +1209,19 @@ func (x *SafeModeStatus) GetRequiredFraction() float64 {
 // DecommissionDatanodeRequest moves a datanode out of service (its
 // containers are copied elsewhere; it keeps serving reads) or back in.
 type DecommissionDatanodeRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	DatanodeId    string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
-	Recommission  bool                   `protobuf:"varint,2,opt,name=recommission,proto3" json:"recommission,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	DatanodeId string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
+	// recommission: back in service, from decommissioning or maintenance.
+	Recommission bool `protobuf:"varint,2,opt,name=recommission,proto3" json:"recommission,omitempty"`
+	// maintenance: put the datanode in maintenance instead of
+	// decommissioning it; with recommission, end its maintenance (refused
+	// for a datanode not in maintenance).
+	Maintenance bool `protobuf:"varint,3,opt,name=maintenance,proto3" json:"maintenance,omitempty"`
+	// maintenance_end_unix_ms: when its maintenance ends by itself (0: when
+	// it is ended).
+	MaintenanceEndUnixMs int64 `protobuf:"varint,4,opt,name=maintenance_end_unix_ms,json=maintenanceEndUnixMs,proto3" json:"maintenance_end_unix_ms,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *DecommissionDatanodeRequest) Reset() {
@@ -1248,6 +1266,20 @@ func (x *DecommissionDatanodeRequest) GetRecommission() bool {
 		return x.Recommission
 	}
 	return false
+}
+
+func (x *DecommissionDatanodeRequest) GetMaintenance() bool {
+	if x != nil {
+		return x.Maintenance
+	}
+	return false
+}
+
+func (x *DecommissionDatanodeRequest) GetMaintenanceEndUnixMs() int64 {
+	if x != nil {
+		return x.MaintenanceEndUnixMs
+	}
+	return 0
 }
 
 type DecommissionDatanodeResponse struct {
@@ -3194,11 +3226,13 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x11healthy_datanodes\x18\x02 \x01(\x05R\x10healthyDatanodes\x12-\n" +
 	"\x12required_datanodes\x18\x03 \x01(\x05R\x11requiredDatanodes\x12)\n" +
 	"\x10replica_fraction\x18\x04 \x01(\x01R\x0freplicaFraction\x12+\n" +
-	"\x11required_fraction\x18\x05 \x01(\x01R\x10requiredFraction\"b\n" +
+	"\x11required_fraction\x18\x05 \x01(\x01R\x10requiredFraction\"\xbb\x01\n" +
 	"\x1bDecommissionDatanodeRequest\x12\x1f\n" +
 	"\vdatanode_id\x18\x01 \x01(\tR\n" +
 	"datanodeId\x12\"\n" +
-	"\frecommission\x18\x02 \x01(\bR\frecommission\"S\n" +
+	"\frecommission\x18\x02 \x01(\bR\frecommission\x12 \n" +
+	"\vmaintenance\x18\x03 \x01(\bR\vmaintenance\x125\n" +
+	"\x17maintenance_end_unix_ms\x18\x04 \x01(\x03R\x14maintenanceEndUnixMs\"S\n" +
 	"\x1cDecommissionDatanodeResponse\x123\n" +
 	"\bdatanode\x18\x01 \x01(\v2\x17.strato.v1.DatanodeInfoR\bdatanode\"\x13\n" +
 	"\x11MetaStatusRequest\"\xc5\x02\n" +
@@ -3328,12 +3362,14 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\fNODE_HEALTHY\x10\x01\x12\x0e\n" +
 	"\n" +
 	"NODE_STALE\x10\x02\x12\r\n" +
-	"\tNODE_DEAD\x10\x03*t\n" +
+	"\tNODE_DEAD\x10\x03*\xac\x01\n" +
 	"\vNodeOpState\x12\x1d\n" +
 	"\x19NODE_OP_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fNODE_IN_SERVICE\x10\x01\x12\x18\n" +
 	"\x14NODE_DECOMMISSIONING\x10\x02\x12\x17\n" +
-	"\x13NODE_DECOMMISSIONED\x10\x03*\xc4\x01\n" +
+	"\x13NODE_DECOMMISSIONED\x10\x03\x12\x1d\n" +
+	"\x19NODE_ENTERING_MAINTENANCE\x10\x04\x12\x17\n" +
+	"\x13NODE_IN_MAINTENANCE\x10\x05*\xc4\x01\n" +
 	"\x10ContainerProblem\x12!\n" +
 	"\x1dCONTAINER_PROBLEM_UNSPECIFIED\x10\x00\x12&\n" +
 	"\"CONTAINER_PROBLEM_UNDER_REPLICATED\x10\x01\x12\x1d\n" +

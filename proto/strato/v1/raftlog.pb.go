@@ -1434,11 +1434,14 @@ func (*ClusterCommand_SetNodeOpState) isClusterCommand_Op() {}
 
 // NodeOpStateChange moves a datanode to a new operational state.
 type NodeOpStateChange struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	DatanodeId    string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
-	OpState       NodeOpState            `protobuf:"varint,2,opt,name=op_state,json=opState,proto3,enum=strato.v1.NodeOpState" json:"op_state,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	DatanodeId string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
+	OpState    NodeOpState            `protobuf:"varint,2,opt,name=op_state,json=opState,proto3,enum=strato.v1.NodeOpState" json:"op_state,omitempty"`
+	// maintenance_end_unix_ms: into maintenance, when it ends by itself (0:
+	// never; see NodeOpRecord).
+	MaintenanceEndUnixMs int64 `protobuf:"varint,3,opt,name=maintenance_end_unix_ms,json=maintenanceEndUnixMs,proto3" json:"maintenance_end_unix_ms,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *NodeOpStateChange) Reset() {
@@ -1483,6 +1486,13 @@ func (x *NodeOpStateChange) GetOpState() NodeOpState {
 		return x.OpState
 	}
 	return NodeOpState_NODE_OP_STATE_UNSPECIFIED
+}
+
+func (x *NodeOpStateChange) GetMaintenanceEndUnixMs() int64 {
+	if x != nil {
+		return x.MaintenanceEndUnixMs
+	}
+	return 0
 }
 
 // ContainerStateChange moves a container to a new state.
@@ -2630,11 +2640,12 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x11reserve_local_ids\x18\x06 \x01(\x04H\x00R\x0freserveLocalIds\x12&\n" +
 	"\x0eset_cluster_id\x18\a \x01(\tH\x00R\fsetClusterId\x12I\n" +
 	"\x11set_node_op_state\x18\b \x01(\v2\x1c.strato.v1.NodeOpStateChangeH\x00R\x0esetNodeOpStateB\x04\n" +
-	"\x02op\"g\n" +
+	"\x02op\"\x9e\x01\n" +
 	"\x11NodeOpStateChange\x12\x1f\n" +
 	"\vdatanode_id\x18\x01 \x01(\tR\n" +
 	"datanodeId\x121\n" +
-	"\bop_state\x18\x02 \x01(\x0e2\x16.strato.v1.NodeOpStateR\aopState\"j\n" +
+	"\bop_state\x18\x02 \x01(\x0e2\x16.strato.v1.NodeOpStateR\aopState\x125\n" +
+	"\x17maintenance_end_unix_ms\x18\x03 \x01(\x03R\x14maintenanceEndUnixMs\"j\n" +
 	"\x14ContainerStateChange\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.strato.v1.ContainerStateR\x05state\")\n" +

@@ -1988,11 +1988,14 @@ func (x *TokenRecord) GetRevokedUnixMs() int64 {
 // NodeOpRecord is a datanode's operational state when it is not
 // IN_SERVICE (a datanode without one is in service), and since when.
 type NodeOpRecord struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	OpState       NodeOpState            `protobuf:"varint,1,opt,name=op_state,json=opState,proto3,enum=strato.v1.NodeOpState" json:"op_state,omitempty"`
-	SinceUnixMs   int64                  `protobuf:"varint,2,opt,name=since_unix_ms,json=sinceUnixMs,proto3" json:"since_unix_ms,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	OpState     NodeOpState            `protobuf:"varint,1,opt,name=op_state,json=opState,proto3,enum=strato.v1.NodeOpState" json:"op_state,omitempty"`
+	SinceUnixMs int64                  `protobuf:"varint,2,opt,name=since_unix_ms,json=sinceUnixMs,proto3" json:"since_unix_ms,omitempty"`
+	// maintenance_end_unix_ms: in maintenance, when the leader puts it back
+	// in service (0: when an operator does).
+	MaintenanceEndUnixMs int64 `protobuf:"varint,3,opt,name=maintenance_end_unix_ms,json=maintenanceEndUnixMs,proto3" json:"maintenance_end_unix_ms,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *NodeOpRecord) Reset() {
@@ -2035,6 +2038,13 @@ func (x *NodeOpRecord) GetOpState() NodeOpState {
 func (x *NodeOpRecord) GetSinceUnixMs() int64 {
 	if x != nil {
 		return x.SinceUnixMs
+	}
+	return 0
+}
+
+func (x *NodeOpRecord) GetMaintenanceEndUnixMs() int64 {
+	if x != nil {
+		return x.MaintenanceEndUnixMs
 	}
 	return 0
 }
@@ -2239,10 +2249,11 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\rsecret_sha256\x18\x03 \x01(\fR\fsecretSha256\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\x12&\n" +
 	"\x0fexpires_unix_ms\x18\x05 \x01(\x03R\rexpiresUnixMs\x12&\n" +
-	"\x0frevoked_unix_ms\x18\x06 \x01(\x03R\rrevokedUnixMs\"e\n" +
+	"\x0frevoked_unix_ms\x18\x06 \x01(\x03R\rrevokedUnixMs\"\x9c\x01\n" +
 	"\fNodeOpRecord\x121\n" +
 	"\bop_state\x18\x01 \x01(\x0e2\x16.strato.v1.NodeOpStateR\aopState\x12\"\n" +
-	"\rsince_unix_ms\x18\x02 \x01(\x03R\vsinceUnixMsBL\n" +
+	"\rsince_unix_ms\x18\x02 \x01(\x03R\vsinceUnixMs\x125\n" +
+	"\x17maintenance_end_unix_ms\x18\x03 \x01(\x03R\x14maintenanceEndUnixMsBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
