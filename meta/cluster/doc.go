@@ -34,8 +34,9 @@
 //     replicas, read locations.
 //   - replication.go, ec.go: the replication planner (planReplication) for
 //     replicated and erasure coded containers (copies, rebuilds, trims).
-//   - decommission.go: operational states; deletion.go: block deletion
-//     (planBlockDeletion).
+//   - decommission.go, maintenance.go: operational states (decommission;
+//     maintenance, its end time and the copies it needs); deletion.go:
+//     block deletion (planBlockDeletion).
 //   - summary.go: the judgement of a container (judge) and the listings.
 //
 // The planners are functions of the locked state (a *state they only
@@ -44,7 +45,7 @@
 // flight, deletions under way, replicas held bad, ...) and the durable
 // changes to propose. The Manager applies the soft part under mu
 // (applyLocked) and returns the proposals. New decisions (a balancer,
-// topology-aware placement, maintenance mode) are new planners or new
+// topology-aware placement) are new planners or new
 // choices in placement.go, not new mutations spread over the methods.
 //
 // # Erasure coded containers
@@ -74,9 +75,11 @@
 //     holding allocMu, which serializes allocation decisions, and not mu:
 //     each choice is made under mu, mu is released, the proposal is made,
 //     and its result read back under mu.
-//   - Decommission proposes the operational state change with no lock
-//     held, after reading under mu whether one is due.
-//   - Tick, CloseContainer, ReplicationWork (Decommissioned) and
+//   - Decommission, StartMaintenance and EndMaintenance propose the
+//     operational state change with no lock held, after reading under mu
+//     whether one is due.
+//   - Tick (maintenances ended), CloseContainer, ReplicationWork
+//     (Decommissioned, InMaintenance) and
 //     DeleteBlocks / TakeDeleted (seqs to purge) return what is to be
 //     proposed, and the caller (meta's server) proposes it after the
 //     method has returned and released mu.
