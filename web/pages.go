@@ -87,7 +87,7 @@ func (o *overview) MarshalJSON() ([]byte, error) {
 
 var (
 	healthOrder  = []string{"HEALTHY", "STALE", "DEAD"}
-	opOrder      = []string{"IN_SERVICE", "DECOMMISSIONING", "DECOMMISSIONED"}
+	opOrder      = []string{"IN_SERVICE", "DECOMMISSIONING", "DECOMMISSIONED", "ENTERING_MAINTENANCE", "IN_MAINTENANCE"}
 	cstateOrder  = []string{"OPEN", "CLOSING", "CLOSED", "UNHEALTHY", "DELETED"}
 	pstateOrder  = []string{"OPEN", "CLOSED"}
 	badHealth    = map[string]bool{"STALE": true, "DEAD": true}
