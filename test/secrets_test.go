@@ -33,6 +33,7 @@ var httpPaths = []string{
 // secret. Profiles answer loopback callers; the command line is never
 // served. Without --pprof there are no profiles.
 func TestHTTPEndpointsCarryNoSecrets(t *testing.T) {
+	t.Parallel() // waits on its servers more than it works
 	root := t.TempDir()
 	metaAddr, metaHTTP := freeAddr(t), freeAddr(t)
 	metaArgs, _, token := metaWithToken(t, root, metaAddr)
@@ -87,6 +88,7 @@ func TestHTTPEndpointsCarryNoSecrets(t *testing.T) {
 // gateway's token come from a file or the environment; both with a flag
 // is a usage error; an empty file is refused.
 func TestServerSecretsFromFileAndEnvironment(t *testing.T) {
+	t.Parallel() // waits on its servers more than it works
 	root := t.TempDir()
 	metaAddr, metaHTTP := freeAddr(t), freeAddr(t)
 	metaArgs, tokenFile, token := metaWithToken(t, root, metaAddr)
