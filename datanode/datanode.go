@@ -71,6 +71,10 @@ type Options struct {
 	// them the files' paths (§5.12). They are off anyway with TLS: the
 	// socket has no certificate to check.
 	DisableLocalReads bool
+	// Rack is the datanode's network location, a path such as
+	// "/dc1/rack1", which meta's placement spreads replicas over
+	// (Hadoop's NetworkTopology). Default: DefaultRack.
+	Rack string
 	// Store and Server tune the parts; their Dirs, ID and Logger are set
 	// from the fields above.
 	Store  StoreOptions
@@ -97,8 +101,14 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Rack == "" {
+		o.Rack = DefaultRack
+	}
 	return o
 }
+
+// DefaultRack is the location of a datanode given none, as in Hadoop.
+const DefaultRack = "/default-rack"
 
 // Validate reports the first invalid setting.
 func (o *Options) Validate() error {
@@ -114,6 +124,8 @@ func (o *Options) Validate() error {
 			o.ReplicationStreams, o.ReplicationBandwidth)
 	case (o.TLS == nil) != (o.ClientTLS == nil):
 		return errors.New("datanode: TLS and ClientTLS go together")
+	case o.Rack != "" && (!strings.HasPrefix(o.Rack, "/") || strings.HasSuffix(o.Rack, "/") || strings.ContainsAny(o.Rack, " \t\n")):
+		return fmt.Errorf("datanode: rack %q must be a path such as /dc1/rack1", o.Rack)
 	}
 	return nil
 }
@@ -202,7 +214,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	ag, err = agent.New(agent.Options{
 		Meta:              opts.Meta,
-		Details:           &stratov1.DatanodeDetails{Id: id, DataAddr: addr, Hostname: host},
+		Details:           &stratov1.DatanodeDetails{Id: id, DataAddr: addr, Hostname: host, Rack: opts.Rack},
 		HeartbeatInterval: opts.HeartbeatInterval,
 		ClusterID:         clusterID,
 		KeepClusterID:     func(id string) error { return writeFileAtomic(clusterIDFile, []byte(id+"\n")) },

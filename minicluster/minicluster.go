@@ -46,6 +46,10 @@ type Options struct {
 	// Datanodes is how many datanodes run. Default: 3, or none with
 	// MetaOnly.
 	Datanodes int
+	// Racks spreads the datanodes over this many racks: datanode i (from
+	// 0) is on /rack<i%Racks+1>. Default: 0, every datanode on
+	// datanode.DefaultRack.
+	Racks int
 	// MetaOnly starts meta alone, without datanodes: for the tests of
 	// meta's RPCs and of the command line, which need no data path and
 	// register stand-in datanodes by RPC when they want some (those do not
@@ -135,6 +139,8 @@ func (o *Options) Validate() error {
 	switch {
 	case o.Dir == "":
 		return errors.New("minicluster: no data directory given")
+	case o.Racks < 0:
+		return fmt.Errorf("minicluster: Racks %d must not be negative", o.Racks)
 	case o.MetaOnly && o.Datanodes != 0:
 		return fmt.Errorf("minicluster: %d datanodes in a meta-only cluster", o.Datanodes)
 	case !o.MetaOnly && o.Datanodes < 1:
@@ -369,6 +375,7 @@ func (c *Cluster) startDatanode(i int) error {
 		ClientTLS:            clientTLS,
 		Store:                store,
 		Dirs:                 []string{filepath.Join(c.opts.Dir, fmt.Sprintf("dn%d", i+1))},
+		Rack:                 c.opts.rack(i),
 		Meta:                 slices.Clone(c.metaAddrs),
 		HeartbeatInterval:    c.opts.HeartbeatInterval,
 		ReplicationStreams:   c.opts.ReplicationStreams,
@@ -656,4 +663,12 @@ func (c *Cluster) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// rack is datanode i's location (Racks).
+func (o *Options) rack(i int) string {
+	if o.Racks <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("/rack%d", i%o.Racks+1)
 }

@@ -67,6 +67,7 @@ SIGTERM stops it cleanly.`,
 	f.StringArrayVar(&o.Dirs, "data", nil, "a data directory (repeat for each disk; required)")
 	f.StringVar(&metas, "meta", "127.0.0.1:9860", "meta replicas' gRPC addresses, comma-separated")
 	f.StringVar(&listen, "listen", "127.0.0.1:9870", "address of the data protocol")
+	f.StringVar(&o.Rack, "rack", "/default-rack", "this datanode's network location, a path such as /dc1/rack1: meta spreads replicas over racks")
 	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), /healthz and /readyz, e.g. 127.0.0.1:9871 (default: none)")
 	addPprofFlag(f, &pprof)
 	f.BoolVar(&o.BufferedIO, "buffered-io", false, "write every chunk through the page cache, as HDFS does (default: chunks of 1 MiB and more with O_DIRECT)")

@@ -134,6 +134,7 @@ start (docs/security.md).`,
 	f := cmd.Flags()
 	f.StringVar(&o.Dir, "data", "./strato-data", "directory of every node's data")
 	f.IntVar(&o.Datanodes, "datanodes", 3, "number of datanodes")
+	f.IntVar(&o.Racks, "racks", 0, "spread the datanodes over this many racks, /rack1 to /rackN (default: all on /default-rack)")
 	f.IntVar(&o.MetaReplicas, "meta-replicas", 1, "meta replicas: 1, or 3 for a Raft group that survives the loss of one")
 	f.StringVar(&o.MetaAddr, "meta-addr", "127.0.0.1:9860", "meta's gRPC address")
 	f.StringVar(&s3Addr, "s3-addr", "127.0.0.1:9878", `address of an S3 gateway with the development key (see docs/s3.md; "": none)`)

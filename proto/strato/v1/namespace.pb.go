@@ -1107,10 +1107,15 @@ func (x *BlockID) GetLocalId() uint64 {
 
 // DatanodeDetails identifies a datanode and says where to reach it.
 type DatanodeDetails struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`                             // stable identity, chosen by the datanode on first start
-	DataAddr      string                 `protobuf:"bytes,2,opt,name=data_addr,json=dataAddr,proto3" json:"data_addr,omitempty"` // host:port of the data protocol
-	Hostname      string                 `protobuf:"bytes,3,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`                             // stable identity, chosen by the datanode on first start
+	DataAddr string                 `protobuf:"bytes,2,opt,name=data_addr,json=dataAddr,proto3" json:"data_addr,omitempty"` // host:port of the data protocol
+	Hostname string                 `protobuf:"bytes,3,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	// rack is the datanode's network location, a path such as "/dc1/rack1"
+	// (Hadoop's NetworkTopology); empty from a datanode that predates it,
+	// which meta treats as "/default-rack". Placement spreads pipelines and
+	// copies over racks (docs/design.md §8).
+	Rack          string `protobuf:"bytes,4,opt,name=rack,proto3" json:"rack,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1162,6 +1167,13 @@ func (x *DatanodeDetails) GetDataAddr() string {
 func (x *DatanodeDetails) GetHostname() string {
 	if x != nil {
 		return x.Hostname
+	}
+	return ""
+}
+
+func (x *DatanodeDetails) GetRack() string {
+	if x != nil {
+		return x.Rack
 	}
 	return ""
 }
@@ -5839,11 +5851,12 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\v_permission\"G\n" +
 	"\aBlockID\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
-	"\blocal_id\x18\x02 \x01(\x04R\alocalId\"Z\n" +
+	"\blocal_id\x18\x02 \x01(\x04R\alocalId\"n\n" +
 	"\x0fDatanodeDetails\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x1a\n" +
-	"\bhostname\x18\x03 \x01(\tR\bhostname\"\x91\x01\n" +
+	"\bhostname\x18\x03 \x01(\tR\bhostname\x12\x12\n" +
+	"\x04rack\x18\x04 \x01(\tR\x04rack\"\x91\x01\n" +
 	"\bPipeline\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x124\n" +
 	"\amembers\x18\x02 \x03(\v2\x1a.strato.v1.DatanodeDetailsR\amembers\x12?\n" +
