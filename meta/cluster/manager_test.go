@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -511,5 +512,81 @@ func TestOpenContainerOfClosedPipelineCloses(t *testing.T) {
 		cmds := e.heartbeat(id, nil).Commands
 		require.Len(t, cmds, 1, id)
 		require.Equal(t, a.ContainerID, cmds[0].GetCloseContainer().GetContainerId(), id)
+	}
+}
+
+func TestChooseMembersRacks(t *testing.T) {
+	cands := []Candidate{
+		{ID: "a", Free: 60, Rack: "/r1"}, {ID: "b", Free: 50, Rack: "/r1"}, {ID: "c", Free: 40, Rack: "/r1"},
+		{ID: "d", Free: 30, Rack: "/r2"}, {ID: "e", Free: 20, Rack: "/r2"}, {ID: "f", Free: 10, Rack: "/r3"},
+	}
+	perRack := func(ids []string) map[string]int {
+		n := map[string]int{}
+		for _, id := range ids {
+			n[cands[slices.IndexFunc(cands, func(c Candidate) bool { return c.ID == id })].Rack]++
+		}
+		return n
+	}
+	// Two racks: a THREE pipeline is two and one, the best of each first.
+	got, err := ChooseMembers(cands[:5], 3, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "d", "b"}, got)
+	// Three racks: one in each; five members: 2, 2, 1.
+	got, err = ChooseMembers(cands, 3, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "d", "f"}, got)
+	got, err = ChooseMembers(cands, 5, 10)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"/r1": 2, "/r2": 2, "/r3": 1}, perRack(got))
+	// A rack with no candidate left is skipped; the pipeline limit still
+	// applies before racks.
+	got, err = ChooseMembers(cands, 6, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "d", "f", "b", "e", "c"}, got)
+	cands[3].Pipelines, cands[4].Pipelines = 2, 2
+	got, err = ChooseMembers(cands, 3, 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "f", "b"}, got)
+	// One rack: the plain order (fewest pipelines, most free space, ID);
+	// no rack is DefaultRack.
+	one := []Candidate{{ID: "x", Free: 1, Rack: DefaultRack}, {ID: "y", Free: 3, Rack: DefaultRack}, {ID: "z", Free: 2}}
+	got, err = ChooseMembers(one, 3, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{"y", "z", "x"}, got)
+}
+
+// TestChooseMembersSpansRacks: on random candidates, ChooseMembers's
+// pipeline spans min(size, racks with a candidate under the limit) racks,
+// and with one rack it is the first size of the plain order.
+func TestChooseMembersSpansRacks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		var cands []Candidate
+		racks := 1 + rng.IntN(4)
+		for i := range 1 + rng.IntN(12) {
+			cands = append(cands, Candidate{ID: fmt.Sprintf("n%02d", i), Pipelines: rng.IntN(3), Free: rng.Int64N(5), Rack: fmt.Sprintf("/r%d", rng.IntN(racks))})
+		}
+		size, limit := 1+rng.IntN(6), 1+rng.IntN(3)
+		got, err := ChooseMembers(cands, size, limit)
+		usable := map[string]bool{}
+		n := 0
+		for _, c := range cands {
+			if c.Pipelines < limit {
+				usable[c.Rack] = true
+				n++
+			}
+		}
+		if n < size {
+			require.Error(t, err)
+			continue
+		}
+		require.NoError(t, err)
+		require.Len(t, got, size)
+		spanned := map[string]bool{}
+		for _, id := range got {
+			spanned[cands[slices.IndexFunc(cands, func(c Candidate) bool { return c.ID == id })].Rack] = true
+		}
+		require.Len(t, spanned, min(size, len(usable)), "%v %d %d → %v", cands, size, limit, got)
+		require.Len(t, slices.Compact(slices.Sorted(slices.Values(got))), size)
 	}
 }

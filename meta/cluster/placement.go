@@ -22,12 +22,31 @@ type Candidate struct {
 	Pipelines int
 	// Free is its free space, in bytes.
 	Free int64
+	// Rack is its network location ("" is DefaultRack).
+	Rack string
+}
+
+// DefaultRack is the rack of a datanode that registered without one, as in
+// Hadoop's NetworkTopology.
+const DefaultRack = "/default-rack"
+
+// rackOf is a registered datanode's rack.
+func rackOf(d *stratov1.DatanodeDetails) string {
+	return cmp.Or(d.GetRack(), DefaultRack)
 }
 
 // ChooseMembers picks size distinct datanodes for a new pipeline: those in
 // the fewest open pipelines first, then the most free space, then by ID (so
 // the choice is deterministic). A datanode already in limit pipelines is not
 // used.
+//
+// Over racks, the choice goes round-robin: the racks are taken in the
+// order of their best datanode, and each in turn gives its next best, until
+// size are chosen (a rack with none left is skipped). A pipeline thus spans
+// as many racks as it can, up to its size: a THREE pipeline over two racks
+// has two members in one and one in the other (HDFS's rule, not all three
+// in one rack), over three racks one in each; an erasure coded one is spread
+// evenly. With every candidate on one rack, this is the order above.
 func ChooseMembers(cands []Candidate, size, limit int) ([]string, error) {
 	pool := slices.DeleteFunc(slices.Clone(cands), func(c Candidate) bool { return c.Pipelines >= limit })
 	if len(pool) < size {
@@ -36,9 +55,22 @@ func ChooseMembers(cands []Candidate, size, limit int) ([]string, error) {
 	slices.SortFunc(pool, func(a, b Candidate) int {
 		return cmp.Or(cmp.Compare(a.Pipelines, b.Pipelines), cmp.Compare(b.Free, a.Free), cmp.Compare(a.ID, b.ID))
 	})
-	out := make([]string, size)
-	for i := range out {
-		out[i] = pool[i].ID
+	var racks []string // in the order of their best candidate
+	byRack := map[string][]string{}
+	for _, c := range pool {
+		r := cmp.Or(c.Rack, DefaultRack)
+		if _, seen := byRack[r]; !seen {
+			racks = append(racks, r)
+		}
+		byRack[r] = append(byRack[r], c.ID)
+	}
+	out := make([]string, 0, size)
+	for round := 0; len(out) < size; round++ {
+		for _, r := range racks {
+			if round < len(byRack[r]) && len(out) < size {
+				out = append(out, byRack[r][round])
+			}
+		}
 	}
 	return out, nil
 }
@@ -51,7 +83,7 @@ func (s *state) pipelineCandidates(r Redundancy, ex Exclude) []Candidate {
 		if !n.inService() || slices.Contains(ex.Datanodes, id) {
 			continue
 		}
-		c := Candidate{ID: id, Free: n.stats.GetRemaining()}
+		c := Candidate{ID: id, Free: n.stats.GetRemaining(), Rack: rackOf(n.details)}
 		for _, p := range s.pipelines {
 			if p.State == stratov1.PipelineState_PIPELINE_OPEN && r.is(p) && slices.Contains(p.Members, id) {
 				c.Pipelines++
@@ -129,36 +161,69 @@ func (s *state) openContainers(pipeline uint64, ex Exclude) []*containerState {
 // chooseTarget picks the healthy in-service datanode with the most free
 // space that does not hold c (nor is in skip) and receives fewer than limit
 // copies; the target of a copy of c that failed lately only when there is
-// no other.
+// no other. When c's replicas on healthy datanodes are all on one rack,
+// a datanode on another rack comes first, so that c spans two racks again
+// (none on another rack: the choice is made among all).
 func (s *state) chooseTarget(now time.Time, c *containerState, imports map[string]int, limit int, skip map[string]bool) string {
 	avoid := ""
 	if now.Before(c.copyFailedUntil) {
 		avoid = c.copyFailed
 	}
-	best, bestFree, avoided := "", int64(-1), false
 	ids := make([]string, 0, len(s.nodes))
 	for id := range s.nodes {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	for _, id := range ids {
-		n := s.nodes[id]
-		if !n.inService() || imports[id] >= limit {
-			continue
+	avoided := false
+	pick := func(offRack string) string {
+		best, bestFree := "", int64(-1)
+		for _, id := range ids {
+			n := s.nodes[id]
+			if !n.inService() || imports[id] >= limit {
+				continue
+			}
+			if _, has := c.replicas[id]; has || skip[id] || (offRack != "" && rackOf(n.details) == offRack) {
+				continue
+			}
+			if id == avoid {
+				avoided = true
+				continue
+			}
+			if free := n.stats.GetRemaining(); free > bestFree {
+				best, bestFree = id, free
+			}
 		}
-		if _, has := c.replicas[id]; has || skip[id] {
-			continue
-		}
-		if id == avoid {
-			avoided = true
-			continue
-		}
-		if free := n.stats.GetRemaining(); free > bestFree {
-			best, bestFree = id, free
+		return best
+	}
+	if rack := s.oneRack(c); rack != "" {
+		if best := pick(rack); best != "" {
+			return best
 		}
 	}
-	if best == "" && avoided {
+	if best := pick(""); best != "" {
+		return best
+	}
+	if avoided {
 		return avoid
 	}
-	return best
+	return ""
+}
+
+// oneRack is the rack of c's replicas on healthy datanodes (those that
+// survive) when they are all on one, else "".
+func (s *state) oneRack(c *containerState) string {
+	rack := ""
+	for id := range c.replicas {
+		n := s.nodes[id]
+		if !n.healthy() {
+			continue
+		}
+		switch r := rackOf(n.details); {
+		case rack == "":
+			rack = r
+		case r != rack:
+			return ""
+		}
+	}
+	return rack
 }

@@ -50,6 +50,9 @@ type tracer struct {
 	free map[string]int64
 	// killed: datanodes that no longer heartbeat on tick.
 	killed map[string]bool
+	// racks: the racks datanodes registered with (register rack=...);
+	// none: DefaultRack.
+	racks map[string]string
 	// printed: the highest command ID printed; cmds: those printed, by ID.
 	printed uint64
 	cmds    map[uint64]*stratov1.DatanodeCommand
@@ -67,7 +70,7 @@ func (tr *tracer) reset(opts Options) {
 	require.NoError(tr.t, err)
 	tr.t.Cleanup(func() { _ = db.Close() })
 	tr.opts, tr.db, tr.now = opts, db, time.Unix(1_700_000_000, 0)
-	tr.disks, tr.free, tr.killed = map[string]map[uint64]*stratov1.ContainerReplica{}, map[string]int64{}, map[string]bool{}
+	tr.disks, tr.free, tr.killed, tr.racks = map[string]map[uint64]*stratov1.ContainerReplica{}, map[string]int64{}, map[string]bool{}, map[string]string{}
 	tr.cmds = map[uint64]*stratov1.DatanodeCommand{}
 	tr.newManager()
 }
@@ -235,8 +238,12 @@ func (tr *tracer) show(d *datadriven.TestData, args []string) error {
 			tr.out = append(tr.out, "no datanodes")
 		}
 		for _, n := range tr.m.Datanodes() {
-			tr.out = append(tr.out, fmt.Sprintf("%s %s %s containers=%d pipelines=%d", n.Details.Id,
-				strings.TrimPrefix(n.Health.String(), "NODE_"), strings.TrimPrefix(n.OpState.String(), "NODE_"), n.Containers, n.Pipelines))
+			line := fmt.Sprintf("%s %s %s containers=%d pipelines=%d", n.Details.Id,
+				strings.TrimPrefix(n.Health.String(), "NODE_"), strings.TrimPrefix(n.OpState.String(), "NODE_"), n.Containers, n.Pipelines)
+			if n.Details.Rack != "" {
+				line += " rack=" + n.Details.Rack
+			}
+			tr.out = append(tr.out, line)
 		}
 	case "pipelines":
 		for _, p := range tr.m.Pipelines() {
@@ -299,9 +306,12 @@ func (tr *tracer) register(d *datadriven.TestData, id string) {
 	if d.HasArg("free") {
 		tr.free[id] = parseSize(tr.t, stringArg(d, "free"))
 	}
+	if d.HasArg("rack") {
+		tr.racks[id] = stringArg(d, "rack")
+	}
 	delete(tr.killed, id)
 	req := &stratov1.RegisterRequest{
-		Details: &stratov1.DatanodeDetails{Id: id, DataAddr: "127.0.0.1:1" + id[len(id)-1:]},
+		Details: &stratov1.DatanodeDetails{Id: id, DataAddr: "127.0.0.1:1" + id[len(id)-1:], Rack: tr.racks[id]},
 		Stats:   &stratov1.NodeStats{Capacity: 100 << 30, Remaining: tr.free[id]},
 		Report:  tr.fullReport(id),
 	}
