@@ -31,7 +31,7 @@ func init() { extraCommands = append(extraCommands, newAdminCmd) }
 func newAdminCmd() *cobra.Command {
 	o := &cliOptions{}
 	cmd := topGroup("admin", "Inspect and operate the cluster: datanodes, pipelines, containers, safe mode, S3 access keys, users and tokens", o)
-	cmd.AddCommand(newDatanodeCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o), newMetaAdminCmd(o), newS3AdminCmd(o),
+	cmd.AddCommand(newDatanodeCmd(o), newTopologyCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o), newMetaAdminCmd(o), newS3AdminCmd(o),
 		newUserAdminCmd(o), newTokenAdminCmd(o), newCACmd())
 	return cmd
 }
@@ -59,12 +59,12 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 			}
 			rows := make([][]string, 0, len(dns))
 			for _, d := range dns {
-				rows = append(rows, []string{d.GetDetails().GetId(), d.GetDetails().GetHostname(), d.GetDetails().GetDataAddr(),
+				rows = append(rows, []string{d.GetDetails().GetId(), d.GetDetails().GetHostname(), d.GetDetails().GetDataAddr(), rackName(d),
 					enumName(d.Health, "NODE_"), enumName(d.OpState, "NODE_"),
 					bytesize.Format(d.GetStats().GetUsed()), bytesize.Format(d.GetStats().GetCapacity()), bytesize.Format(d.GetStats().GetRemaining()),
 					strconv.Itoa(int(d.Containers)), strconv.Itoa(int(d.Pipelines)), timeMs(d.LastHeartbeatUnixMs)})
 			}
-			return printTable(s.out, []string{"ID", "HOSTNAME", "DATA ADDRESS", "HEALTH", "STATE", "USED", "CAPACITY", "REMAINING",
+			return printTable(s.out, []string{"ID", "HOSTNAME", "DATA ADDRESS", "RACK", "HEALTH", "STATE", "USED", "CAPACITY", "REMAINING",
 				"CONTAINERS", "PIPELINES", "LAST HEARTBEAT"}, rows)
 		}),
 	}
@@ -95,6 +95,7 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 				{"ID", d.GetDetails().GetId()},
 				{"Hostname", d.GetDetails().GetHostname()},
 				{"Data address", d.GetDetails().GetDataAddr()},
+				{"Rack", rackName(d)},
 				{"Health", enumName(d.Health, "NODE_")},
 				{"Operational state", enumName(d.OpState, "NODE_")},
 				{"Last heartbeat", timeMs(d.LastHeartbeatUnixMs)},
