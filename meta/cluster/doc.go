@@ -27,7 +27,7 @@
 //     soft state, and the predicates every job reads.
 //   - nodes.go: registration, heartbeats, container reports (the replica
 //     map), health, safe mode.
-//   - placement.go, alloc.go: choosing pipeline members, pipelines and
+//   - placement.go, alloc.go: choosing pipeline members (over racks), pipelines and
 //     containers for blocks, and copy targets (placement.go, pure); block
 //     allocation and pipeline creation, which propose (alloc.go, import.go).
 //   - containers.go: the close logic (planTick, planCloseContainer), bad
