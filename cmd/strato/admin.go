@@ -59,12 +59,12 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 			}
 			rows := make([][]string, 0, len(dns))
 			for _, d := range dns {
-				rows = append(rows, []string{d.GetDetails().GetId(), d.GetDetails().GetHostname(), d.GetDetails().GetDataAddr(), rackName(d),
-					enumName(d.Health, "NODE_"), enumName(d.OpState, "NODE_"),
+				rows = append(rows, []string{d.GetDetails().GetId(), d.GetDetails().GetHostname(), d.GetDetails().GetDataAddr(),
+					enumName(d.Health, "NODE_"), enumName(d.OpState, "NODE_"), rackName(d),
 					bytesize.Format(d.GetStats().GetUsed()), bytesize.Format(d.GetStats().GetCapacity()), bytesize.Format(d.GetStats().GetRemaining()),
 					strconv.Itoa(int(d.Containers)), strconv.Itoa(int(d.Pipelines)), timeMs(d.LastHeartbeatUnixMs)})
 			}
-			return printTable(s.out, []string{"ID", "HOSTNAME", "DATA ADDRESS", "RACK", "HEALTH", "STATE", "USED", "CAPACITY", "REMAINING",
+			return printTable(s.out, []string{"ID", "HOSTNAME", "DATA ADDRESS", "HEALTH", "STATE", "RACK", "USED", "CAPACITY", "REMAINING",
 				"CONTAINERS", "PIPELINES", "LAST HEARTBEAT"}, rows)
 		}),
 	}

@@ -23,10 +23,10 @@ func TestAdminTopology(t *testing.T) {
 
 	lines := strings.Split(strings.TrimSpace(h.ok("admin", "datanode", "list")), "\n")
 	require.Len(t, lines, 4)
-	require.Equal(t, "RACK", strings.Fields(lines[0])[4])
+	require.Equal(t, "RACK", strings.Fields(lines[0])[6])
 	racks := map[string]int{}
 	for _, l := range lines[1:] {
-		racks[strings.Fields(l)[3]]++
+		racks[strings.Fields(l)[5]]++
 	}
 	require.Equal(t, map[string]int{"/rack1": 2, "/rack2": 1}, racks)
 
