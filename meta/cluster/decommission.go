@@ -28,11 +28,9 @@ import (
 // after its decommission may be recommissioned). It proposes with no lock
 // held.
 func (m *Manager) Decommission(ctx context.Context, now time.Time, id string, recommission bool) error {
-	m.mu.Lock()
-	_, registered := m.s.nodes[id]
-	from, recorded := m.s.opStates[id]
-	m.mu.Unlock()
-	to, change, err := decommissionChange(id, registered, recorded, from, recommission)
+	from, known := m.knownOpState(id)
+	recorded := from != stratov1.NodeOpState_NODE_IN_SERVICE
+	to, change, err := decommissionChange(id, known, recorded, from, recommission)
 	if err != nil || !change {
 		return err
 	}
@@ -45,9 +43,9 @@ func (m *Manager) Decommission(ctx context.Context, now time.Time, id string, re
 // any. A datanode out of service is not decommissioned again, one in
 // service is not recommissioned, one in maintenance is not decommissioned
 // (its maintenance is ended first).
-func decommissionChange(id string, registered, recorded bool, from stratov1.NodeOpState, recommission bool) (stratov1.NodeOpState, bool, error) {
+func decommissionChange(id string, known, recorded bool, from stratov1.NodeOpState, recommission bool) (stratov1.NodeOpState, bool, error) {
 	switch {
-	case !registered && !recorded:
+	case !known:
 		return 0, false, fmt.Errorf("%w: datanode %q", ErrNotFound, id)
 	case recommission:
 		return stratov1.NodeOpState_NODE_IN_SERVICE, recorded, nil
@@ -62,6 +60,16 @@ func decommissionChange(id string, registered, recorded bool, from stratov1.Node
 // for the server to propose when ReplicationWork reports it done.
 func Decommissioned(now time.Time, id string) *stratov1.ClusterCommand {
 	return setNodeOpState(now, id, stratov1.NodeOpState_NODE_DECOMMISSIONED)
+}
+
+// knownOpState is datanode id's recorded operational state, and whether
+// the manager knows the datanode at all (registered, or recorded).
+func (m *Manager) knownOpState(id string) (stratov1.NodeOpState, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, registered := m.s.nodes[id]
+	st := m.s.opState(id)
+	return st, registered || st != stratov1.NodeOpState_NODE_IN_SERVICE
 }
 
 // opName is an operational state as operators read it.

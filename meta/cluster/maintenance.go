@@ -34,12 +34,9 @@ import (
 // (ErrBadTransition), and one neither registered nor recorded is not
 // found. It proposes with no lock held.
 func (m *Manager) StartMaintenance(ctx context.Context, now time.Time, id string, end time.Time) error {
-	m.mu.Lock()
-	_, registered := m.s.nodes[id]
-	from := m.s.opState(id)
-	m.mu.Unlock()
+	from, known := m.knownOpState(id)
 	switch {
-	case !registered && from == stratov1.NodeOpState_NODE_IN_SERVICE:
+	case !known:
 		return fmt.Errorf("%w: datanode %q", ErrNotFound, id)
 	case from == stratov1.NodeOpState_NODE_IN_SERVICE:
 		from = stratov1.NodeOpState_NODE_ENTERING_MAINTENANCE
@@ -62,12 +59,9 @@ func (m *Manager) StartMaintenance(ctx context.Context, now time.Time, id string
 // (ErrBadTransition: a decommission is undone by recommissioning). A
 // recommission ends a maintenance too.
 func (m *Manager) EndMaintenance(ctx context.Context, now time.Time, id string) error {
-	m.mu.Lock()
-	_, registered := m.s.nodes[id]
-	from := m.s.opState(id)
-	m.mu.Unlock()
+	from, known := m.knownOpState(id)
 	switch {
-	case !registered && from == stratov1.NodeOpState_NODE_IN_SERVICE:
+	case !known:
 		return fmt.Errorf("%w: datanode %q", ErrNotFound, id)
 	case !maintenance(from):
 		return fmt.Errorf("%w: datanode %s is %s, not in maintenance", ErrBadTransition, id, opName(from))
