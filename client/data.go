@@ -64,8 +64,10 @@ func (d *dataConns) get(ctx context.Context, addr string) (*wire.Conn, error) {
 }
 
 // cached returns set's connection to addr, made with dial when there is
-// none or it broke. Callers that come while it is dialed wait for that
-// dial's outcome.
+// none or it broke. One dial runs at a time per address, whoever asked
+// first, and every caller waits for its outcome as long as its own context
+// allows: the dial does not end with the context of the caller that
+// started it (wire's DialTimeout bounds it).
 func (d *dataConns) cached(ctx context.Context, set *connSet, addr string, dial func(context.Context) (*wire.Conn, error)) (*wire.Conn, error) {
 	d.mu.Lock()
 	if d.closed {
@@ -76,18 +78,23 @@ func (d *dataConns) cached(ctx context.Context, set *connSet, addr string, dial 
 		d.mu.Unlock()
 		return c, nil
 	}
-	if dl := set.dialing[addr]; dl != nil {
-		d.mu.Unlock()
-		select {
-		case <-dl.done:
-			return dl.conn, dl.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	dl := set.dialing[addr]
+	if dl == nil {
+		dl = &dialing{done: make(chan struct{})}
+		set.dialing[addr] = dl
+		go d.dial(context.WithoutCancel(ctx), set, addr, dl, dial)
 	}
-	dl := &dialing{done: make(chan struct{})}
-	set.dialing[addr] = dl
 	d.mu.Unlock()
+	select {
+	case <-dl.done:
+		return dl.conn, dl.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// dial makes the connection dl waits for and keeps it in set.
+func (d *dataConns) dial(ctx context.Context, set *connSet, addr string, dl *dialing, dial func(context.Context) (*wire.Conn, error)) {
 	c, err := dial(ctx)
 	d.mu.Lock()
 	delete(set.dialing, addr)
@@ -101,7 +108,6 @@ func (d *dataConns) cached(ctx context.Context, set *connSet, addr string, dial 
 	d.mu.Unlock()
 	dl.conn, dl.err = c, err
 	close(dl.done)
-	return c, err
 }
 
 func (d *dataConns) close() error {
