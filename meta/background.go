@@ -62,7 +62,7 @@ func (s *Server) tick(ctx context.Context) error {
 		}
 		if rep.Scheduled > 0 || rep.Deletes > 0 || len(rep.Decommissioned) > 0 || len(rep.InMaintenance) > 0 {
 			s.opts.Logger.Info("replication", "under_replicated", rep.UnderReplicated, "scheduled", rep.Scheduled,
-				"in_flight", rep.InFlight, "deletes", rep.Deletes, "decommissioned", rep.Decommissioned, "in_maintenance", rep.InMaintenance)
+				"mis_replicated", rep.MisReplicated, "in_flight", rep.InFlight, "deletes", rep.Deletes, "decommissioned", rep.Decommissioned, "in_maintenance", rep.InMaintenance)
 		}
 	}
 	if err := s.namespaceTick(ctx); err != nil {

@@ -17,6 +17,7 @@ type Metrics struct {
 	Containers           int
 	UnderReplicated      int
 	Missing              int
+	MisReplicated        int // with the copies they need, against the rack rules
 	ReplicationsInFlight int
 	// Cumulative since this replica last became leader's start.
 	ReplicationsScheduled uint64
@@ -29,7 +30,7 @@ func (s *Server) Metrics() Metrics {
 	s.replMu.Lock()
 	m := Metrics{UnderReplicated: s.lastRepl.UnderReplicated, Missing: len(s.lastRepl.Missing),
 		ReplicationsInFlight: s.lastRepl.InFlight, ReplicationsScheduled: s.replScheduled, ReplicaDeletes: s.replDeletes,
-		Containers: s.lastRepl.Containers}
+		Containers: s.lastRepl.Containers, MisReplicated: s.lastRepl.MisReplicated}
 	s.replMu.Unlock()
 	m.Leader = s.node.IsLeader()
 	for _, d := range s.cl.Datanodes() {

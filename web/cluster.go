@@ -17,9 +17,10 @@ const (
 	problemMissing = "missing"          // closed, no good copy anywhere
 	problemBad     = "unhealthy"        // a replica, or the container, is UNHEALTHY
 	problemOver    = "over-replicated"  // closed, more good copies than its replication
+	problemRacks   = "mis-replicated"   // closed, enough good copies, not spread over the racks as the rules want
 )
 
-var problems = []string{problemUnder, problemMissing, problemBad, problemOver}
+var problems = []string{problemUnder, problemMissing, problemBad, problemOver, problemRacks}
 
 // containerRow is a container with its replicas and their judgement.
 type containerRow struct {
@@ -55,6 +56,7 @@ var problemNames = map[stratov1.ContainerProblem]string{
 	stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING:          problemMissing,
 	stratov1.ContainerProblem_CONTAINER_PROBLEM_UNHEALTHY:        problemBad,
 	stratov1.ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED:  problemOver,
+	stratov1.ContainerProblem_CONTAINER_PROBLEM_MIS_REPLICATED:   problemRacks,
 }
 
 func problemCode(name string) stratov1.ContainerProblem {

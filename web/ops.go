@@ -36,6 +36,7 @@ var repairable = []stratov1.ContainerProblem{
 	stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED,
 	stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING,
 	stratov1.ContainerProblem_CONTAINER_PROBLEM_UNHEALTHY,
+	stratov1.ContainerProblem_CONTAINER_PROBLEM_MIS_REPLICATED,
 }
 
 func (c *Console) opsPage(w http.ResponseWriter, r *http.Request) error {

@@ -258,7 +258,7 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 		}),
 	}
 	list.Flags().StringVar(&state, "state", "", "list only containers in this state (OPEN, CLOSING, CLOSED, UNHEALTHY, DELETED)")
-	list.Flags().StringVar(&problem, "problem", "", "list only containers with this problem (UNDER_REPLICATED, MISSING, UNHEALTHY, OVER_REPLICATED)")
+	list.Flags().StringVar(&problem, "problem", "", "list only containers with this problem (UNDER_REPLICATED, MISSING, UNHEALTHY, OVER_REPLICATED, MIS_REPLICATED)")
 	list.Flags().StringVar(&datanode, "datanode", "", "list only containers with a replica on this datanode (its ID)")
 
 	info := &cobra.Command{

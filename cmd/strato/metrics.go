@@ -103,6 +103,7 @@ func metaQueues(srv *meta.Server) func() []web.Queue {
 		return []web.Queue{
 			{Name: "under-replicated containers", Value: int64(m.UnderReplicated), Help: "closed containers short of good copies, at the last replication pass"},
 			{Name: "missing containers", Value: int64(m.Missing), Help: "closed containers with no good copy anywhere"},
+			{Name: "mis-replicated containers", Value: int64(m.MisReplicated), Help: "closed containers not spread over the racks as the rack rules want"},
 			{Name: "container copies in flight", Value: int64(m.ReplicationsInFlight), Help: "copies commanded and not yet reported done"},
 			{Name: "container copies scheduled", Value: int64(m.ReplicationsScheduled), Help: "since this replica became leader"},
 			{Name: "extra replicas deleted", Value: int64(m.ReplicaDeletes), Help: "since this replica became leader"},

@@ -223,7 +223,7 @@ func (m *Manager) Replicas(id uint64) (*stratov1.ContainerInfo, map[string]*stra
 		return nil, nil, fmt.Errorf("%w: container %d", ErrNotFound, id)
 	}
 	// The record is changed in place by Apply: callers get a copy.
-	return m.s.info(c), copyReplicas(c), nil
+	return m.s.info(c, m.s.serviceRacks()), copyReplicas(c), nil
 }
 
 // copyReplicas is a copy of c's replica map (the replicas themselves are
@@ -311,10 +311,11 @@ func (s *state) locations(c *containerState, stored []*stratov1.DatanodeDetails)
 }
 
 // info is the API view of a container, with its soft state.
-func (s *state) info(c *containerState) *stratov1.ContainerInfo {
+// racks counts the racks with an in-service datanode (serviceRacks).
+func (s *state) info(c *containerState, racks int) *stratov1.ContainerInfo {
 	info := ContainerInfo(c.info)
 	info.AllocatedBytes = c.allocated
-	good, problem := s.judge(c)
+	good, problem := s.judge(c, racks)
 	info.GoodCopies, info.Problem = int32(good), problem
 	info.MissingIndexes = s.missingIndexes(c)
 	return info

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -68,7 +69,7 @@ func (s *state) ecIndexes(c *containerState) (good, live []bool, extra int) {
 // indexes with a good replica. Closed, it is MISSING when fewer than d
 // indexes are live (its data cannot be rebuilt while that lasts), and
 // UNDER_REPLICATED when an index has no good replica.
-func (s *state) judgeEC(c *containerState) (int, stratov1.ContainerProblem) {
+func (s *state) judgeEC(c *containerState, racks int) (int, stratov1.ContainerProblem) {
 	good, live, extra := s.ecIndexes(c)
 	nGood, nLive := count(good), count(live)
 	unhealthy := c.info.State == stratov1.ContainerState_CONTAINER_UNHEALTHY
@@ -87,6 +88,8 @@ func (s *state) judgeEC(c *containerState) (int, stratov1.ContainerProblem) {
 		return nGood, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNHEALTHY
 	case closed && extra > 0:
 		return nGood, stratov1.ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED
+	case s.misReplicated(c, racks):
+		return nGood, stratov1.ContainerProblem_CONTAINER_PROBLEM_MIS_REPLICATED
 	}
 	return nGood, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED
 }
@@ -139,7 +142,7 @@ func (m *Manager) MissingIndexes(id uint64) ([]int32, error) {
 // (planECTrim).
 func (r *replicationPass) planEC(c *containerState) {
 	good, _, _ := r.s.ecIndexes(c)
-	_, problem := r.s.judgeEC(c)
+	_, problem := r.s.judgeEC(c, 1) // racks are checkRacks' to judge
 	switch problem {
 	case stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING:
 		r.rep.Missing = append(r.rep.Missing, c.info.Id)
@@ -149,7 +152,11 @@ func (r *replicationPass) planEC(c *containerState) {
 		r.rep.OverReplicated++
 	}
 	if problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING && problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED {
-		r.rep.Deletes += r.planECTrim(c)
+		deletes := r.planECTrim(c)
+		r.rep.Deletes += deletes
+		if deletes == 0 && problem == stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED {
+			r.checkRacks(c)
+		}
 		return
 	}
 	r.holdDecommission(c)
@@ -234,9 +241,11 @@ func (s *state) ecHolders(c *containerState, n int, ok func(*nodeState, string) 
 // in-service datanode: an old holder came back after its index was
 // rebuilt elsewhere), one is kept and the others get a
 // DeleteContainerCommand, the path that trims replicated containers. The
-// one kept is the replica in the container's recorded place for that
+// one kept is the one on the rack with the fewest of the container's
+// other indexes (racks.go: a copy made to mend the container's spread is
+// kept), then the replica in the container's recorded place for that
 // index (the pipeline member m holds index m+1: block locations name it,
-// so readers go to it first), else the one on the datanode with the most
+// so readers go to it first), then the one on the datanode with the most
 // free space (ties by ID). Only good replicas are counted or deleted, so
 // an index never loses its last good replica, and a replica is never
 // deleted in favour of one that is not CLOSED on a healthy datanode yet
@@ -263,20 +272,25 @@ func (r *replicationPass) planECTrim(c *containerState) int {
 	holders := r.s.ecHolders(c, len(good), func(n *nodeState, id string) bool {
 		return n.inService() && !r.s.deleting[deleteKey{c.info.Id, id}]
 	})
+	// The racks of the indexes with one holder, and of those kept.
+	var counts []rackCount
+	for _, hs := range holders {
+		if len(hs) == 1 {
+			counts = addRack(counts, rackOf(r.s.nodes[hs[0]].details))
+		}
+	}
 	queued := 0
 	for i, hs := range holders {
 		if len(hs) < 2 {
 			continue
 		}
-		keep := hs[0]
-		for _, id := range hs[1:] {
-			if keep == placeOf(place, i) {
-				break
-			}
-			if id == placeOf(place, i) || r.s.nodes[id].stats.GetRemaining() > r.s.nodes[keep].stats.GetRemaining() {
-				keep = id
-			}
-		}
+		keep := slices.MinFunc(hs, func(a, b string) int {
+			na, nb := r.s.nodes[a], r.s.nodes[b]
+			return cmp.Or(cmp.Compare(countOn(counts, rackOf(na.details)), countOn(counts, rackOf(nb.details))),
+				compareBool(b == placeOf(place, i), a == placeOf(place, i)),
+				cmp.Compare(nb.stats.GetRemaining(), na.stats.GetRemaining()), cmp.Compare(a, b))
+		})
+		counts = addRack(counts, rackOf(r.s.nodes[keep].details))
 		for _, id := range hs {
 			if id != keep && r.deleteReplica(c.info.Id, id) {
 				queued++
@@ -320,13 +334,15 @@ func (m *Manager) placeMissingIndexLocked(c *containerState, node string, rep *s
 // holds), replaced by another datanode that reports a good replica of that
 // index when the member's is gone or bad (DEAD, UNHEALTHY: any HEALTHY
 // holder of the index will do) or its datanode is out of service (a
-// decommissioned member: an in-service holder, the copy, is preferred).
+// decommissioned member: an in-service holder, the copy, is preferred),
+// or when the member reports none (its replica was moved to another rack,
+// racks.go) and another in-service datanode holds the index.
 func (s *state) ecLocations(c *containerState, stored []*stratov1.DatanodeDetails) []*stratov1.DatanodeDetails {
 	out := slices.Clone(stored)
 	for i, d := range stored {
 		r, n := c.replicas[d.GetId()], s.nodes[d.GetId()]
 		alive := n.alive() && (r == nil || r.State != stratov1.ContainerState_CONTAINER_UNHEALTHY)
-		if alive && n.opState == stratov1.NodeOpState_NODE_IN_SERVICE {
+		if alive && n.opState == stratov1.NodeOpState_NODE_IN_SERVICE && r != nil {
 			continue
 		}
 		best := ""
@@ -349,6 +365,17 @@ func (s *state) ecLocations(c *containerState, stored []*stratov1.DatanodeDetail
 		}
 	}
 	return out
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 func count(bs []bool) int {

@@ -158,72 +158,51 @@ func (s *state) openContainers(pipeline uint64, ex Exclude) []*containerState {
 	return out
 }
 
-// chooseTarget picks the healthy in-service datanode with the most free
-// space that does not hold c (nor is in skip) and receives fewer than limit
-// copies; the target of a copy of c that failed lately only when there is
-// no other. When c's replicas on healthy datanodes are all on one rack,
-// a datanode on another rack comes first, so that c spans two racks again
-// (none on another rack: the choice is made among all).
+// chooseTarget picks the target of a copy or rebuild of c: a healthy
+// in-service datanode that does not hold c (nor is in skip, the targets
+// of c's other work in flight) and receives fewer than limit copies; the
+// one on the rack with the fewest of c's copies (its CLOSED or not yet
+// closed replicas on in-service datanodes, and skip), then with the most
+// free space, then by ID. Over racks the copy thus goes where the rack
+// rules want it (racks.go); on one rack, to the roomiest datanode. The
+// target of a copy of c that failed lately is taken only when there is no
+// other.
 func (s *state) chooseTarget(now time.Time, c *containerState, imports map[string]int, limit int, skip map[string]bool) string {
 	avoid := ""
 	if now.Before(c.copyFailedUntil) {
 		avoid = c.copyFailed
 	}
-	ids := make([]string, 0, len(s.nodes))
-	for id := range s.nodes {
-		ids = append(ids, id)
+	var counts []rackCount
+	for id, r := range c.replicas {
+		if s.nodes[id].inService() && r.State != stratov1.ContainerState_CONTAINER_UNHEALTHY {
+			counts = addRack(counts, rackOf(s.nodes[id].details))
+		}
 	}
-	slices.Sort(ids)
+	for id := range skip {
+		if n := s.nodes[id]; n != nil {
+			counts = addRack(counts, rackOf(n.details))
+		}
+	}
+	best, bestCount, bestFree := "", 0, int64(0)
 	avoided := false
-	pick := func(offRack string) string {
-		best, bestFree := "", int64(-1)
-		for _, id := range ids {
-			n := s.nodes[id]
-			if !n.inService() || imports[id] >= limit {
-				continue
-			}
-			if _, has := c.replicas[id]; has || skip[id] || (offRack != "" && rackOf(n.details) == offRack) {
-				continue
-			}
-			if id == avoid {
-				avoided = true
-				continue
-			}
-			if free := n.stats.GetRemaining(); free > bestFree {
-				best, bestFree = id, free
-			}
-		}
-		return best
-	}
-	if rack := s.oneRack(c); rack != "" {
-		if best := pick(rack); best != "" {
-			return best
-		}
-	}
-	if best := pick(""); best != "" {
-		return best
-	}
-	if avoided {
-		return avoid
-	}
-	return ""
-}
-
-// oneRack is the rack of c's replicas on healthy datanodes (those that
-// survive) when they are all on one, else "".
-func (s *state) oneRack(c *containerState) string {
-	rack := ""
-	for id := range c.replicas {
-		n := s.nodes[id]
-		if !n.healthy() {
+	for id, n := range s.nodes {
+		if !n.inService() || imports[id] >= limit {
 			continue
 		}
-		switch r := rackOf(n.details); {
-		case rack == "":
-			rack = r
-		case r != rack:
-			return ""
+		if _, has := c.replicas[id]; has || skip[id] {
+			continue
+		}
+		if id == avoid {
+			avoided = true
+			continue
+		}
+		cnt, free := countOn(counts, rackOf(n.details)), n.stats.GetRemaining()
+		if best == "" || cmp.Or(cmp.Compare(cnt, bestCount), cmp.Compare(bestFree, free), cmp.Compare(id, best)) < 0 {
+			best, bestCount, bestFree = id, cnt, free
 		}
 	}
-	return rack
+	if best == "" && avoided {
+		return avoid
+	}
+	return best
 }

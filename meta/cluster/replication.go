@@ -36,6 +36,9 @@ type ReplicationReport struct {
 	// Deletes counts the delete commands queued for extra or unhealthy
 	// copies.
 	Deletes int
+	// MisReplicated counts the containers with the copies they need that
+	// break their rack rule (racks.go).
+	MisReplicated int
 }
 
 // ReplicationWork examines every closed container, and for each that has
@@ -78,8 +81,12 @@ type replicationPass struct {
 	// pending: decommissioning datanodes, and those entering
 	// maintenance, still holding needed data.
 	pending map[string]bool
-	plan    plan
-	rep     ReplicationReport
+	// racks counts the racks with an in-service datanode.
+	racks int
+	// misplaced: the mis-replicated containers, mended after the rest.
+	misplaced []*containerState
+	plan      plan
+	rep       ReplicationReport
 }
 
 // planReplication is ReplicationWork's judgement. It returns the commands
@@ -91,7 +98,8 @@ func planReplication(s *state, o *Options, now time.Time, limit int) (plan, Repl
 	r := &replicationPass{s: s, o: o, now: now, limit: limit,
 		inflight: make(map[copyKey]inflight, len(s.replicating)),
 		deleting: map[deleteKey]bool{},
-		pushes:   map[string]int{}, imports: map[string]int{}, pending: map[string]bool{}}
+		pushes:   map[string]int{}, imports: map[string]int{}, pending: map[string]bool{},
+		racks: s.serviceRacks()}
 	// A copy whose source or target is no longer healthy will not land:
 	// forget it, so that it is scheduled again elsewhere.
 	for _, k := range slices.SortedFunc(maps.Keys(s.replicating), compareCopyKeys) {
@@ -125,6 +133,7 @@ func planReplication(s *state, o *Options, now time.Time, limit int) (plan, Repl
 			r.planReplicated(c)
 		}
 	}
+	r.fixMisplaced()
 	// Done: registered (its full report is in), and holding nothing
 	// another copy still needs. The state changes when the server's
 	// proposal of Decommissioned applies.
@@ -177,9 +186,13 @@ func (r *replicationPass) planReplicated(c *containerState) {
 		return
 	}
 	if need <= 0 {
-		r.rep.Deletes += r.trim(c, reps, good)
+		deletes := r.trim(c, reps, good)
+		r.rep.Deletes += deletes
 		if len(good) > int(c.info.Replication) {
 			r.rep.OverReplicated++
+		}
+		if deletes == 0 && len(good) == int(c.info.Replication) {
+			r.checkRacks(c)
 		}
 		return
 	}
@@ -307,24 +320,20 @@ func (r *replicationPass) unreported(cid uint64, since time.Time) {
 }
 
 // trim deletes the copies a container with enough good ones does not
-// need: good copies beyond its replication factor (on the datanodes with the
-// least free space, never below the factor) and replicas on healthy nodes
-// that are UNHEALTHY. It returns the delete commands planned. A container
+// need: good copies beyond its replication factor (trimVictim's, never
+// below the factor) and replicas on healthy nodes that are UNHEALTHY. It returns the delete commands planned. A container
 // with a copy in flight is left alone until the copy lands.
 func (r *replicationPass) trim(c *containerState, reps map[string]*stratov1.ContainerReplica, good []string) int {
 	if _, busy := r.inflight[copyKey{c.info.Id, 0}]; busy {
 		return 0
 	}
 	queued := 0
-	if extra := len(good) - int(c.info.Replication); extra > 0 {
-		byFree := slices.Clone(good)
-		slices.SortFunc(byFree, func(a, b string) int {
-			return cmp.Or(cmp.Compare(r.s.nodes[a].stats.GetRemaining(), r.s.nodes[b].stats.GetRemaining()), cmp.Compare(b, a))
-		})
-		for _, id := range byFree[:extra] {
-			if r.deleteReplica(c.info.Id, id) {
-				queued++
-			}
+	keep := slices.Clone(good)
+	for extra := len(good) - int(c.info.Replication); extra > 0; extra-- {
+		id := r.trimVictim(keep)
+		keep = slices.DeleteFunc(keep, func(k string) bool { return k == id })
+		if r.deleteReplica(c.info.Id, id) {
+			queued++
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(reps)) {
@@ -348,4 +357,32 @@ func (r *replicationPass) deleteReplica(cid uint64, id string) bool {
 		cmd: &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_DeleteContainer{
 			DeleteContainer: &stratov1.DeleteContainerCommand{ContainerId: cid, Force: true}}}})
 	return true
+}
+
+// trimVictim is the good copy among good to delete first: one on the
+// rack with the most of them (so the rack rule holds after it), then on
+// the datanode with the least free space, then the last by ID.
+func (r *replicationPass) trimVictim(good []string) string {
+	var buf [16]rackCount
+	counts := r.s.spread(buf[:0], good)
+	return slices.MinFunc(good, func(a, b string) int {
+		na, nb := r.s.nodes[a], r.s.nodes[b]
+		return cmp.Or(cmp.Compare(countOn(counts, rackOf(nb.details)), countOn(counts, rackOf(na.details))),
+			cmp.Compare(na.stats.GetRemaining(), nb.stats.GetRemaining()), cmp.Compare(b, a))
+	})
+}
+
+// checkRacks counts closed container c, which has the copies it needs and
+// none in flight, as mis-replicated when it breaks its rack rule, and
+// keeps it for fixMisplaced.
+func (r *replicationPass) checkRacks(c *containerState) {
+	for k := range r.inflight {
+		if k.container == c.info.Id {
+			return
+		}
+	}
+	if r.s.misReplicated(c, r.racks) {
+		r.rep.MisReplicated++
+		r.misplaced = append(r.misplaced, c)
+	}
 }

@@ -13,11 +13,12 @@ import (
 // that is not DEAD is MISSING (a STALE holder may come back); with fewer
 // good copies than its replication, UNDER_REPLICATED; an UNHEALTHY
 // container or replica is UNHEALTHY; more good copies than needed,
-// OVER_REPLICATED. An erasure coded container is judged by its indexes
-// (judgeEC).
-func (s *state) judge(c *containerState) (good int, problem stratov1.ContainerProblem) {
+// OVER_REPLICATED; with what it needs but against its rack rule when
+// racks racks have an in-service datanode (racks.go), MIS_REPLICATED. An
+// erasure coded container is judged by its indexes (judgeEC).
+func (s *state) judge(c *containerState, racks int) (good int, problem stratov1.ContainerProblem) {
 	if c.info.ErasureCoding != nil {
-		return s.judgeEC(c)
+		return s.judgeEC(c, racks)
 	}
 	live := 0
 	unhealthy := c.info.State == stratov1.ContainerState_CONTAINER_UNHEALTHY
@@ -45,6 +46,8 @@ func (s *state) judge(c *containerState) (good int, problem stratov1.ContainerPr
 		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNHEALTHY
 	case closed && good > want:
 		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED
+	case s.misReplicated(c, racks):
+		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_MIS_REPLICATED
 	}
 	return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED
 }
@@ -78,6 +81,7 @@ func (m *Manager) ListContainers(startAfter uint64, limit int, f ContainerFilter
 		out  []*stratov1.ContainerInfo
 		reps []*stratov1.ContainerReplicasResponse
 	)
+	racks := m.s.serviceRacks()
 	for _, c := range m.s.sortedContainers() {
 		if c.info.Id <= startAfter {
 			continue
@@ -85,7 +89,7 @@ func (m *Manager) ListContainers(startAfter uint64, limit int, f ContainerFilter
 		if limit > 0 && len(out) == limit {
 			break
 		}
-		info := m.s.info(c)
+		info := m.s.info(c, racks)
 		if !f.match(c, info) {
 			continue
 		}
@@ -114,9 +118,11 @@ func (m *Manager) Summary() *stratov1.ClusterSummary {
 	for _, p := range []stratov1.ContainerProblem{
 		stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED, stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING,
 		stratov1.ContainerProblem_CONTAINER_PROBLEM_UNHEALTHY, stratov1.ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED,
+		stratov1.ContainerProblem_CONTAINER_PROBLEM_MIS_REPLICATED,
 	} {
 		s.ContainersByProblem[ProblemName(p)] = 0
 	}
+	racks := m.s.serviceRacks()
 	leaving := map[string]*stratov1.DecommissionProgress{}
 	for id, n := range m.s.nodes {
 		s.Datanodes++
@@ -135,7 +141,7 @@ func (m *Manager) Summary() *stratov1.ClusterSummary {
 	for _, c := range m.s.containers {
 		s.Containers++
 		s.ContainersByState[strings.TrimPrefix(c.info.State.String(), "CONTAINER_")]++
-		good, problem := m.s.judge(c)
+		good, problem := m.s.judge(c, racks)
 		if problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED {
 			s.ContainersByProblem[ProblemName(problem)]++
 		}

@@ -19,7 +19,7 @@ func TestSummaryAndContainerFilters(t *testing.T) {
 	require.EqualValues(t, 4*(100<<30), s.Capacity)
 	require.EqualValues(t, 8, s.Containers)
 	require.EqualValues(t, 8, s.ContainersByState["CLOSED"])
-	require.Equal(t, map[string]int64{"UNDER_REPLICATED": 0, "MISSING": 0, "UNHEALTHY": 0, "OVER_REPLICATED": 0}, s.ContainersByProblem)
+	require.Equal(t, map[string]int64{"UNDER_REPLICATED": 0, "MISSING": 0, "UNHEALTHY": 0, "OVER_REPLICATED": 0, "MIS_REPLICATED": 0}, s.ContainersByProblem)
 
 	require.NoError(t, e.decommission("dn1", false))
 	s = e.m.Summary()

@@ -200,7 +200,7 @@ func describeReport(r ReplicationReport) string {
 		name string
 		n    int
 	}{{"containers", r.Containers}, {"under-replicated", r.UnderReplicated}, {"over-replicated", r.OverReplicated},
-		{"scheduled", r.Scheduled}, {"deletes", r.Deletes}, {"blocked", r.BlockedByLimits}, {"in-flight", r.InFlight}} {
+		{"mis-replicated", r.MisReplicated}, {"scheduled", r.Scheduled}, {"deletes", r.Deletes}, {"blocked", r.BlockedByLimits}, {"in-flight", r.InFlight}} {
 		if f.n != 0 {
 			parts = append(parts, fmt.Sprintf("%s=%d", f.name, f.n))
 		}

@@ -147,6 +147,9 @@ const (
 	ContainerProblem_CONTAINER_PROBLEM_MISSING          ContainerProblem = 2 // closed, no good copy anywhere
 	ContainerProblem_CONTAINER_PROBLEM_UNHEALTHY        ContainerProblem = 3 // the container, or one of its replicas, is UNHEALTHY
 	ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED  ContainerProblem = 4 // closed, more good copies than its replication
+	// closed, with the good copies it needs, but not spread over the racks
+	// as the rack rules want (docs/design.md §8)
+	ContainerProblem_CONTAINER_PROBLEM_MIS_REPLICATED ContainerProblem = 5
 )
 
 // Enum value maps for ContainerProblem.
@@ -157,6 +160,7 @@ var (
 		2: "CONTAINER_PROBLEM_MISSING",
 		3: "CONTAINER_PROBLEM_UNHEALTHY",
 		4: "CONTAINER_PROBLEM_OVER_REPLICATED",
+		5: "CONTAINER_PROBLEM_MIS_REPLICATED",
 	}
 	ContainerProblem_value = map[string]int32{
 		"CONTAINER_PROBLEM_UNSPECIFIED":      0,
@@ -164,6 +168,7 @@ var (
 		"CONTAINER_PROBLEM_MISSING":          2,
 		"CONTAINER_PROBLEM_UNHEALTHY":        3,
 		"CONTAINER_PROBLEM_OVER_REPLICATED":  4,
+		"CONTAINER_PROBLEM_MIS_REPLICATED":   5,
 	}
 )
 
@@ -765,7 +770,7 @@ type ClusterSummary struct {
 	Remaining          int64            `protobuf:"varint,6,opt,name=remaining,proto3" json:"remaining,omitempty"`
 	Containers         int64            `protobuf:"varint,7,opt,name=containers,proto3" json:"containers,omitempty"`
 	// Containers by state (OPEN, CLOSING, CLOSED, UNHEALTHY) and by problem
-	// (UNDER_REPLICATED, MISSING, UNHEALTHY, OVER_REPLICATED; every problem
+	// (UNDER_REPLICATED, MISSING, UNHEALTHY, OVER_REPLICATED, MIS_REPLICATED; every problem
 	// is present, 0 included).
 	ContainersByState   map[string]int64 `protobuf:"bytes,8,rep,name=containers_by_state,json=containersByState,proto3" json:"containers_by_state,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	ContainersByProblem map[string]int64 `protobuf:"bytes,9,rep,name=containers_by_problem,json=containersByProblem,proto3" json:"containers_by_problem,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
@@ -3369,13 +3374,14 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x14NODE_DECOMMISSIONING\x10\x02\x12\x17\n" +
 	"\x13NODE_DECOMMISSIONED\x10\x03\x12\x1d\n" +
 	"\x19NODE_ENTERING_MAINTENANCE\x10\x04\x12\x17\n" +
-	"\x13NODE_IN_MAINTENANCE\x10\x05*\xc4\x01\n" +
+	"\x13NODE_IN_MAINTENANCE\x10\x05*\xea\x01\n" +
 	"\x10ContainerProblem\x12!\n" +
 	"\x1dCONTAINER_PROBLEM_UNSPECIFIED\x10\x00\x12&\n" +
 	"\"CONTAINER_PROBLEM_UNDER_REPLICATED\x10\x01\x12\x1d\n" +
 	"\x19CONTAINER_PROBLEM_MISSING\x10\x02\x12\x1f\n" +
 	"\x1bCONTAINER_PROBLEM_UNHEALTHY\x10\x03\x12%\n" +
-	"!CONTAINER_PROBLEM_OVER_REPLICATED\x10\x042\xc6\x0e\n" +
+	"!CONTAINER_PROBLEM_OVER_REPLICATED\x10\x04\x12$\n" +
+	" CONTAINER_PROBLEM_MIS_REPLICATED\x10\x052\xc6\x0e\n" +
 	"\fAdminService\x12R\n" +
 	"\rListDatanodes\x12\x1f.strato.v1.ListDatanodesRequest\x1a .strato.v1.ListDatanodesResponse\x12R\n" +
 	"\rListPipelines\x12\x1f.strato.v1.ListPipelinesRequest\x1a .strato.v1.ListPipelinesResponse\x12U\n" +
