@@ -7,6 +7,9 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"net"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/strato-io/strato/meta/cluster"
 
@@ -20,6 +23,7 @@ func (s *Server) Register(ctx context.Context, req *stratov1.RegisterRequest) (*
 	if err := s.ensureClusterID(ctx); err != nil {
 		return nil, err
 	}
+	req = s.placeInTopology(ctx, req)
 	if err := s.cl.Register(s.now(), req); err != nil {
 		if errors.Is(err, cluster.ErrOtherCluster) {
 			s.opts.Logger.Error("meta: refused a datanode of another cluster", "datanode", req.GetDetails().GetId(),
@@ -35,6 +39,31 @@ func (s *Server) Register(ctx context.Context, req *stratov1.RegisterRequest) (*
 		}
 	}
 	return &stratov1.RegisterResponse{ClusterId: s.cl.ClusterID(), BlockTokens: s.blockTokenKeysFor()}, nil
+}
+
+// placeInTopology returns req with the rack Options.Topology gives the
+// datanode, when it names one. A mapping that fails is logged, and the
+// datanode keeps its own rack, as Hadoop falls back to its default rack.
+func (s *Server) placeInTopology(ctx context.Context, req *stratov1.RegisterRequest) *stratov1.RegisterRequest {
+	d := req.GetDetails()
+	if s.opts.Topology == nil || d == nil {
+		return req
+	}
+	host, _, err := net.SplitHostPort(d.GetDataAddr())
+	if err != nil {
+		host = d.GetDataAddr()
+	}
+	rack, err := s.opts.Topology.Rack(ctx, d.GetId(), host)
+	if err != nil {
+		s.opts.Logger.Warn("meta: topology: no rack for datanode; keeping its own", "datanode", d.GetId(), "host", host, "rack", d.GetRack(), "err", err)
+		return req
+	}
+	if rack == "" || rack == d.GetRack() {
+		return req
+	}
+	req = proto.Clone(req).(*stratov1.RegisterRequest)
+	req.Details.Rack = rack
+	return req
 }
 
 // ensureClusterID gives the cluster its identity the first time a datanode

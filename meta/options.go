@@ -14,6 +14,7 @@ import (
 	"github.com/strato-io/strato/meta/cluster"
 	"github.com/strato-io/strato/meta/consensus"
 	"github.com/strato-io/strato/meta/namespace"
+	"github.com/strato-io/strato/meta/topology"
 )
 
 // Options configures a meta server.
@@ -64,6 +65,11 @@ type Options struct {
 	// real time. Default: the real clock; tests give a
 	// clockwork.FakeClock and advance it.
 	Clock clockwork.Clock
+	// Topology, when set, maps registering datanodes to racks (a table
+	// file or a script, package topology); a datanode it names nothing
+	// for keeps the rack it gave itself. Default: nil, every datanode's
+	// own.
+	Topology topology.Resolver
 	// Logger receives the server's logs. Default: slog.Default().
 	Logger *slog.Logger
 	// CacheSize is the Pebble block cache, in bytes: the namespace lives in

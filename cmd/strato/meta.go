@@ -15,6 +15,7 @@ import (
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/meta/consensus"
+	"github.com/strato-io/strato/meta/topology"
 	"github.com/strato-io/strato/telemetry"
 )
 
@@ -32,6 +33,8 @@ func newMetaCmd() *cobra.Command {
 		consoleToken    string
 		consoleTokenF   string
 		pprof           bool
+		topoFile        string
+		topoScript      string
 		tlsf            tlsFlags
 	)
 	cmd := &cobra.Command{
@@ -60,6 +63,9 @@ func newMetaCmd() *cobra.Command {
 				}
 			}
 			var err error
+			if o.Topology, err = topologyOf(topoFile, topoScript); err != nil {
+				return err
+			}
 			if o.TLS, o.PeerTLS, err = tlsf.configs(); err != nil {
 				return err
 			}
@@ -148,6 +154,8 @@ func newMetaCmd() *cobra.Command {
 	f.StringVar(&consoleTokenF, "console-token-file", "", "with --auth token and --http: a file holding the token the web console's live charts sample meta with (an administrator's; default $"+consoleTokenEnv+"; none: no charts); visitors sign in with their own")
 	f.StringVar(&consoleToken, "console-token", "", "the console's token on the command line, where every user of the host can read it: prefer --console-token-file or $"+consoleTokenEnv)
 	addPprofFlag(f, &pprof)
+	f.StringVar(&topoFile, "topology-file", "", `file mapping datanodes to racks, one "name rack" per line, the name a datanode ID, host or IP (Hadoop's net.topology.table.file.name); a datanode it does not name keeps its own --rack`)
+	f.StringVar(&topoScript, "topology-script", "", "program printing the rack of the datanode host given as its argument, run once per host (Hadoop's net.topology.script.file.name)")
 	f.StringVar(&o.Auth, "auth", meta.AuthToken, `client authentication: "token" (every client call carries a token meta issued; the first start writes the administrator's to DATA/admin.token; needs --tls-*; docs/security.md) or "none" (every caller may do everything)`)
 	f.BoolVar(&o.AuthWithoutTLS, "auth-without-tls", false, "let --auth token run without TLS: tokens cross the network in the clear and any process can register as a datanode and learn the block-token keys (tests and benchmarks only)")
 	f.DurationVar(&o.BlockTokenKeyInterval, "block-token-key-interval", meta.DefaultBlockTokenKeyInterval, "with --auth token: how often meta makes a new key to sign block tokens (docs/security.md, Block tokens)")
@@ -171,4 +179,30 @@ func parsePeers(s string) (map[uint64]string, error) {
 		out[n] = addr
 	}
 	return out, nil
+}
+
+// topologyOf is the rack mapping of --topology-file or --topology-script
+// (nil: none).
+func topologyOf(file, script string) (topology.Resolver, error) {
+	switch {
+	case file != "" && script != "":
+		return nil, usagef("--topology-file and --topology-script exclude each other")
+	case script != "":
+		if _, err := os.Stat(script); err != nil {
+			return nil, usagef("--topology-script: %v", err)
+		}
+		return topology.NewScript(script, 0), nil
+	case file != "":
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, usagef("--topology-file: %v", err)
+		}
+		defer f.Close()
+		t, err := topology.ParseTable(f)
+		if err != nil {
+			return nil, usagef("--topology-file %s: %v", file, err)
+		}
+		return t, nil
+	}
+	return nil, nil
 }
