@@ -227,6 +227,7 @@ func (cc *consoleCluster) checkHTTP(t *testing.T) {
 	_, body = cc.get(t, "/datanodes?health=dead")
 	require.Contains(t, body, cc.dead)
 	require.Contains(t, body, "DEAD")
+	require.Contains(t, body, "<td>/default-rack</td>", "the rack column")
 	_, body = cc.get(t, "/containers?problem=under-replicated")
 	for _, id := range cc.under {
 		require.Contains(t, body, `data-id="`+itoa(id)+`" data-problem="under-replicated"`)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -81,6 +82,7 @@ var funcs = template.FuncMap{
 	},
 	"health":      func(h stratov1.NodeHealth) string { return enumName(h.String(), "NODE_") },
 	"opstate":     func(s stratov1.NodeOpState) string { return enumName(s.String(), "NODE_") },
+	"rack":        func(r string) string { return cmp.Or(r, "/default-rack") },
 	"cstate":      func(s stratov1.ContainerState) string { return enumName(s.String(), "CONTAINER_") },
 	"pstate":      func(s stratov1.PipelineState) string { return enumName(s.String(), "PIPELINE_") },
 	"replication": func(r stratov1.ReplicationFactor) string { return enumName(r.String(), "REPLICATION_") },
