@@ -155,7 +155,7 @@ func (r *replicationPass) planEC(c *containerState) {
 		deletes := r.planECTrim(c)
 		r.rep.Deletes += deletes
 		if deletes == 0 && problem == stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED {
-			r.checkRacks(c)
+			r.checkRacks(c, nil)
 		}
 		return
 	}
@@ -165,8 +165,8 @@ func (r *replicationPass) planEC(c *containerState) {
 	holders := r.s.ecHolders(c, len(good), func(n *nodeState, _ string) bool { return n.healthy() })
 	// Targets of this container's work in flight are taken.
 	busy := map[string]bool{}
-	for k, fl := range r.inflight {
-		if k.container == c.info.Id {
+	for i := range len(good) + 1 {
+		if fl, ok := r.inflight[copyKey{c.info.Id, int32(i)}]; ok {
 			busy[fl.target] = true
 		}
 	}
@@ -256,10 +256,8 @@ func (s *state) ecHolders(c *containerState, n int, ok func(*nodeState, string) 
 // in flight (its sources must stay). It returns the delete commands
 // planned.
 func (r *replicationPass) planECTrim(c *containerState) int {
-	for k := range r.inflight {
-		if k.container == c.info.Id {
-			return 0
-		}
+	if r.busy(c) {
+		return 0
 	}
 	good, _, extra := r.s.ecIndexes(c)
 	if extra == 0 || count(good) < len(good) {

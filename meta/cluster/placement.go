@@ -48,27 +48,42 @@ func rackOf(d *stratov1.DatanodeDetails) string {
 // in one rack), over three racks one in each; an erasure coded one is spread
 // evenly. With every candidate on one rack, this is the order above.
 func ChooseMembers(cands []Candidate, size, limit int) ([]string, error) {
-	pool := slices.DeleteFunc(slices.Clone(cands), func(c Candidate) bool { return c.Pipelines >= limit })
-	if len(pool) < size {
-		return nil, fmt.Errorf("%d healthy datanodes with room for a pipeline, need %d", len(pool), size)
-	}
-	slices.SortFunc(pool, func(a, b Candidate) int {
+	better := func(a, b Candidate) int {
 		return cmp.Or(cmp.Compare(a.Pipelines, b.Pipelines), cmp.Compare(b.Free, a.Free), cmp.Compare(a.ID, b.ID))
-	})
-	var racks []string // in the order of their best candidate
-	byRack := map[string][]string{}
-	for _, c := range pool {
-		r := cmp.Or(c.Rack, DefaultRack)
-		if _, seen := byRack[r]; !seen {
-			racks = append(racks, r)
-		}
-		byRack[r] = append(byRack[r], c.ID)
 	}
+	// Each rack's best size candidates, in order: no more can be taken
+	// from one rack. A pass over the candidates, without sorting them all.
+	type rackBest struct{ top []Candidate }
+	var racks []*rackBest
+	byRack := map[string]*rackBest{}
+	usable := 0
+	for _, c := range cands {
+		if c.Pipelines >= limit {
+			continue
+		}
+		usable++
+		r := cmp.Or(c.Rack, DefaultRack)
+		rb := byRack[r]
+		if rb == nil {
+			rb = &rackBest{}
+			byRack[r] = rb
+			racks = append(racks, rb)
+		}
+		pos, _ := slices.BinarySearchFunc(rb.top, c, better)
+		if pos < size {
+			rb.top = slices.Insert(rb.top, pos, c)
+			rb.top = rb.top[:min(len(rb.top), size)]
+		}
+	}
+	if usable < size {
+		return nil, fmt.Errorf("%d healthy datanodes with room for a pipeline, need %d", usable, size)
+	}
+	slices.SortFunc(racks, func(a, b *rackBest) int { return better(a.top[0], b.top[0]) })
 	out := make([]string, 0, size)
 	for round := 0; len(out) < size; round++ {
-		for _, r := range racks {
-			if round < len(byRack[r]) && len(out) < size {
-				out = append(out, byRack[r][round])
+		for _, rb := range racks {
+			if round < len(rb.top) && len(out) < size {
+				out = append(out, rb.top[round].ID)
 			}
 		}
 	}
@@ -78,18 +93,20 @@ func ChooseMembers(cands []Candidate, size, limit int) ([]string, error) {
 // pipelineCandidates lists the healthy in-service datanodes not in ex,
 // with how many open pipelines of redundancy r each is in.
 func (s *state) pipelineCandidates(r Redundancy, ex Exclude) []Candidate {
-	var out []Candidate
+	in := make(map[string]int, len(s.nodes))
+	for _, p := range s.pipelines {
+		if p.State == stratov1.PipelineState_PIPELINE_OPEN && r.is(p) {
+			for _, id := range p.Members {
+				in[id]++
+			}
+		}
+	}
+	out := make([]Candidate, 0, len(s.nodes))
 	for id, n := range s.nodes {
 		if !n.inService() || slices.Contains(ex.Datanodes, id) {
 			continue
 		}
-		c := Candidate{ID: id, Free: n.stats.GetRemaining(), Rack: rackOf(n.details)}
-		for _, p := range s.pipelines {
-			if p.State == stratov1.PipelineState_PIPELINE_OPEN && r.is(p) && slices.Contains(p.Members, id) {
-				c.Pipelines++
-			}
-		}
-		out = append(out, c)
+		out = append(out, Candidate{ID: id, Free: n.stats.GetRemaining(), Rack: rackOf(n.details), Pipelines: in[id]})
 	}
 	return out
 }
@@ -109,12 +126,12 @@ func (s *state) topUpMembers(r Redundancy, limit int) (members []string, ok bool
 	return members, true
 }
 
-// samePipeline: an open pipeline of r has exactly these members.
+// samePipeline: an open pipeline of r has exactly these members (which
+// are distinct).
 func (s *state) samePipeline(r Redundancy, members []string) bool {
-	want := slices.Sorted(slices.Values(members))
 	for _, p := range s.pipelines {
-		if p.State == stratov1.PipelineState_PIPELINE_OPEN && r.is(p) &&
-			slices.Equal(want, slices.Sorted(slices.Values(p.Members))) {
+		if p.State == stratov1.PipelineState_PIPELINE_OPEN && r.is(p) && len(p.Members) == len(members) &&
+			!slices.ContainsFunc(p.Members, func(id string) bool { return !slices.Contains(members, id) }) {
 			return true
 		}
 	}

@@ -108,7 +108,7 @@ func (s *state) serviceRacks() int {
 // c (a CLOSED replica on a HEALTHY, in-service datanode), by ID; for an
 // erasure coded container, one per index (the first by ID).
 func (s *state) goodHolders(c *containerState) []string {
-	var out []string
+	out := make([]string, 0, len(c.replicas))
 	var indexes []int32
 	for id, r := range c.replicas {
 		if r.State != stratov1.ContainerState_CONTAINER_CLOSED || !s.nodes[id].inService() {

@@ -192,7 +192,7 @@ func (r *replicationPass) planReplicated(c *containerState) {
 			r.rep.OverReplicated++
 		}
 		if deletes == 0 && len(good) == int(c.info.Replication) {
-			r.checkRacks(c)
+			r.checkRacks(c, good)
 		}
 		return
 	}
@@ -328,13 +328,23 @@ func (r *replicationPass) trim(c *containerState, reps map[string]*stratov1.Cont
 		return 0
 	}
 	queued := 0
-	keep := slices.Clone(good)
+	var keep []string
+	if len(good) > int(c.info.Replication) {
+		keep = slices.Clone(good)
+	}
 	for extra := len(good) - int(c.info.Replication); extra > 0; extra-- {
 		id := r.trimVictim(keep)
 		keep = slices.DeleteFunc(keep, func(k string) bool { return k == id })
 		if r.deleteReplica(c.info.Id, id) {
 			queued++
 		}
+	}
+	unhealthy := false
+	for _, rp := range reps {
+		unhealthy = unhealthy || rp.State == stratov1.ContainerState_CONTAINER_UNHEALTHY
+	}
+	if !unhealthy {
+		return queued
 	}
 	for _, id := range slices.Sorted(maps.Keys(reps)) {
 		if reps[id].State == stratov1.ContainerState_CONTAINER_UNHEALTHY && r.s.nodes[id].healthy() && r.deleteReplica(c.info.Id, id) {
@@ -374,15 +384,30 @@ func (r *replicationPass) trimVictim(good []string) string {
 
 // checkRacks counts closed container c, which has the copies it needs and
 // none in flight, as mis-replicated when it breaks its rack rule, and
-// keeps it for fixMisplaced.
-func (r *replicationPass) checkRacks(c *containerState) {
-	for k := range r.inflight {
-		if k.container == c.info.Id {
-			return
-		}
+// keeps it for fixMisplaced. good are its good holders (nil: found here).
+func (r *replicationPass) checkRacks(c *containerState, good []string) {
+	if r.racks < 2 || c.info.State != stratov1.ContainerState_CONTAINER_CLOSED || r.busy(c) {
+		return
 	}
-	if r.s.misReplicated(c, r.racks) {
+	if good == nil {
+		good = r.s.goodHolders(c)
+	}
+	var buf [16]rackCount
+	if !rackRuleFor(c.info, r.racks).satisfied(r.s.spread(buf[:0], good)) {
 		r.rep.MisReplicated++
 		r.misplaced = append(r.misplaced, c)
 	}
+}
+
+// busy says whether a copy or rebuild of c is in flight.
+func (r *replicationPass) busy(c *containerState) bool {
+	if len(r.inflight) == 0 {
+		return false
+	}
+	for i := range want(c.info) + 1 {
+		if _, ok := r.inflight[copyKey{c.info.Id, int32(i)}]; ok {
+			return true
+		}
+	}
+	return false
 }

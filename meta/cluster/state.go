@@ -26,6 +26,9 @@ type state struct {
 	// container's soft state rides along (containerState).
 	pipelines  map[uint64]*stratov1.PipelineRecord
 	containers map[uint64]*containerState
+	// sorted caches the containers by ID, added those added since
+	// (sortedContainers).
+	sorted, added []*containerState
 	// open indexes the OPEN containers of each pipeline, by ascending ID.
 	open map[uint64][]uint64
 
@@ -180,14 +183,37 @@ func (s *state) sortedPipelines() []*stratov1.PipelineRecord {
 	return ps
 }
 
+// sortedContainers returns the containers by ID. The slice is kept
+// (s.sorted) and must not be changed: containers are only ever added, and
+// a container with a higher ID than every other, as new ones have, is
+// appended to it; anything else sorts them all again.
 func (s *state) sortedContainers() []*containerState {
+	if len(s.sorted) == len(s.containers) {
+		return s.sorted
+	}
+	if len(s.sorted)+len(s.added) == len(s.containers) {
+		slices.SortFunc(s.added, compareContainers)
+		if len(s.sorted) == 0 || len(s.added) == 0 || s.added[0].info.Id > s.sorted[len(s.sorted)-1].info.Id {
+			s.sorted, s.added = append(s.sorted, s.added...), nil
+			return s.sorted
+		}
+	}
 	cs := make([]*containerState, 0, len(s.containers))
 	for _, c := range s.containers {
 		cs = append(cs, c)
 	}
-	slices.SortFunc(cs, func(a, b *containerState) int { return cmp.Compare(a.info.Id, b.info.Id) })
+	slices.SortFunc(cs, compareContainers)
+	s.sorted, s.added = cs, nil
 	return cs
 }
+
+// addContainer adds container c, new to s.
+func (s *state) addContainer(c *containerState) {
+	s.containers[c.info.Id] = c
+	s.added = append(s.added, c)
+}
+
+func compareContainers(a, b *containerState) int { return cmp.Compare(a.info.Id, b.info.Id) }
 
 // pipelineUsable: every member is registered, HEALTHY and in service.
 func (s *state) pipelineUsable(p *stratov1.PipelineRecord) bool {

@@ -159,7 +159,7 @@ func (m *Manager) applyAddContainer(b *pebble.Batch, add *stratov1.ContainerReco
 		return nil, err
 	}
 	m.mu.Lock()
-	m.s.containers[id] = &containerState{info: c}
+	m.s.addContainer(&containerState{info: c})
 	m.s.open[c.PipelineId] = append(m.s.open[c.PipelineId], id)
 	m.mu.Unlock()
 	return c, nil
@@ -183,7 +183,7 @@ func (m *Manager) applySetContainerState(b *pebble.Batch, ch *stratov1.Container
 	if cs := m.s.containers[id]; cs != nil {
 		cs.info.State = c.State
 	} else {
-		m.s.containers[id] = &containerState{info: &c}
+		m.s.addContainer(&containerState{info: &c})
 	}
 	if c.State != stratov1.ContainerState_CONTAINER_OPEN {
 		m.s.open[c.PipelineId] = slices.DeleteFunc(m.s.open[c.PipelineId], func(x uint64) bool { return x == id })
@@ -409,7 +409,7 @@ func (m *Manager) Load(r pebble.Reader) error {
 		m.setOpStateLocked(id, rec.OpState, maintenanceEnd(rec))
 	}
 	m.s.pipelines = pipelines
-	m.s.containers = containers
+	m.s.containers, m.s.sorted, m.s.added = containers, nil, nil
 	m.s.open = open
 	m.s.pipelinesDirty = true
 	m.idNext, m.idEnd = 0, 0 // reserved ranges do not survive a reload
