@@ -348,7 +348,7 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 			return s.c.CloseContainer(s.ctx, id, "", "admin command")
 		}),
 	}
-	cmd.AddCommand(list, info, closeCmd)
+	cmd.AddCommand(list, info, closeCmd, newContainerScanCmd(o))
 	return cmd
 }
 
