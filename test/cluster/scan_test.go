@@ -215,3 +215,45 @@ func TestScanContainerCommand(t *testing.T) {
 	})
 	require.Error(t, err)
 }
+
+// TestRotOnThreeDatanodes: with three datanodes every one holds the
+// container, so a good copy has nowhere to go while the bad replica is
+// there. Meta deletes the bad replica first, then copies a good one back
+// to the same datanode.
+func TestRotOnThreeDatanodes(t *testing.T) {
+	clock := fakeClock()
+	f := startFaultCluster(t, minicluster.Options{Datanodes: 3, BlockSize: 4 << 20, ContainerSize: 16 << 20,
+		HeartbeatInterval: 3 * time.Second, DeadAfter: 30 * time.Minute, Clock: clock,
+		Scan: scanner.Options{MetaInterval: time.Minute}},
+		stratov1.ReplicationFactor_REPLICATION_THREE, 256<<10)
+	ctx := t.Context()
+	want := fastRandom(2<<20+5, 78)
+	require.NoError(t, f.write(ctx, "/vol/bkt/k", want, 256<<10, 0, nil))
+	f.closeAllContainers()
+	f.waitThreeCopies("", 20*time.Second)
+	ki, err := f.cl.LookupKey(ctx, "vol", "bkt", "k")
+	require.NoError(t, err)
+	bl := ki.Blocks[0]
+	cid := bl.BlockId.ContainerId
+	bad := bl.Pipeline.Members[2].Id
+	require.NoError(t, os.Remove(f.blockFile(bad, bl)))
+
+	var found bool
+	require.Eventually(t, func() bool {
+		clock.Advance(2 * time.Second)
+		reps := f.replicas(cid).Replicas
+		if reps[bad].GetState() == stratov1.ContainerState_CONTAINER_UNHEALTHY || reps[bad] == nil {
+			found = true
+		}
+		n := 0
+		for _, r := range reps {
+			if r.GetState() == stratov1.ContainerState_CONTAINER_CLOSED {
+				n++
+			}
+		}
+		return found && n == 3
+	}, 20*time.Second, 10*time.Millisecond)
+	f.requireBlockFile(bad, bl, want[:bl.Length])
+	f.requireContent("/vol/bkt/k", want)
+	require.Equal(t, int64(1), f.c.Datanode(f.index(bad)).ScanMetrics().Corruptions)
+}
