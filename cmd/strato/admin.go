@@ -105,6 +105,7 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 				{"Volumes", strconv.Itoa(int(st.GetVolumes()))},
 				{"Containers", strconv.Itoa(int(d.Containers))},
 				{"Pipelines", strconv.Itoa(int(d.Pipelines))},
+				{"Scanner", scanLabel(st.GetScan())},
 			})
 		}),
 	}

@@ -90,3 +90,19 @@ a good replica in its place.`,
 	cmd.Flags().BoolVar(&metaOnly, "metadata-only", false, "check the rows against the files only, without reading the data")
 	return cmd
 }
+
+// scanLabel sums up a datanode's background scanner for datanode info.
+func scanLabel(st *stratov1.ScanStats) string {
+	switch {
+	case st == nil:
+		return "not reported"
+	case st.GetDisabled():
+		return "off"
+	}
+	last := "no full data pass yet"
+	if ms := st.GetLastDataPassUnixMs(); ms != 0 {
+		last = "last full data pass " + timeMs(ms)
+	}
+	return fmt.Sprintf("%d metadata and %d data scans, %s verified, %d damaged replicas found; %s",
+		st.GetMetaScans(), st.GetDataScans(), bytesize.Format(st.GetBytesScanned()), st.GetCorruptions(), last)
+}
