@@ -183,7 +183,7 @@ func TestStorePlaceReplica(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	got := map[uint64]int32{}
-	for _, r := range (storeReports{s}).Replicas() {
+	for _, r := range (storeReports{s: s}).Replicas() {
 		got[r.ContainerId] = r.ReplicaIndex
 	}
 	require.Equal(t, map[uint64]int32{5: 2, 6: 9, 7: 0}, got)

@@ -111,6 +111,20 @@ func (s *Server) DecommissionDatanode(ctx context.Context, req *stratov1.Decommi
 	return &stratov1.DecommissionDatanodeResponse{}, nil
 }
 
+// ScanContainer asks the datanodes holding a container's replicas to scan
+// them next.
+func (s *Server) ScanContainer(ctx context.Context, req *stratov1.ScanContainerRequest) (*stratov1.ScanContainerResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	ids, err := s.cl.ScanContainer(req.GetContainerId(), !req.GetMetadataOnly())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	s.opts.Logger.Info("container scan requested", "container", req.GetContainerId(), "metadata_only", req.GetMetadataOnly(), "datanodes", ids)
+	return &stratov1.ScanContainerResponse{DatanodeIds: ids}, nil
+}
+
 // MetaStatus answers for this replica, whether it leads or not.
 func (s *Server) MetaStatus(ctx context.Context, _ *stratov1.MetaStatusRequest) (*stratov1.MetaStatusResponse, error) {
 	if s.closed.Load() {

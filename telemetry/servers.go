@@ -8,6 +8,7 @@ import (
 
 	"github.com/strato-io/strato/datanode"
 	"github.com/strato-io/strato/datanode/replication"
+	"github.com/strato-io/strato/datanode/scanner"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/meta/consensus"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
@@ -191,6 +192,24 @@ var replicationMetrics = []metric[replication.MetricsSnapshot]{
 	counter("strato_datanode_replication_imports_failed_total", "container imports failed or aborted", func(m replication.MetricsSnapshot) float64 { return float64(m.ImportsFailed) }),
 }
 
+var scanMetrics = []metric[scanner.Metrics]{
+	counter("strato_datanode_scan_meta_containers_total", "closed containers whose rows the background scanner checked against their files", func(m scanner.Metrics) float64 { return float64(m.MetaScans) }),
+	counter("strato_datanode_scan_data_containers_total", "closed containers whose every byte the background scanner read and verified", func(m scanner.Metrics) float64 { return float64(m.DataScans) }),
+	counter("strato_datanode_scan_bytes_total", "bytes data scans read and verified against their checksums", func(m scanner.Metrics) float64 { return float64(m.BytesScanned) }),
+	counter("strato_datanode_scan_corruptions_total", "containers the scanner found damaged and marked UNHEALTHY", func(m scanner.Metrics) float64 { return float64(m.Corruptions) }),
+	gauge("strato_datanode_scan_in_progress", "container scans running (at most one per volume)", func(m scanner.Metrics) float64 { return float64(m.InProgress) }),
+	gauge("strato_datanode_scan_last_meta_pass_timestamp_seconds", "when the last full metadata pass ended on every volume (0: none since start)", func(m scanner.Metrics) float64 { return unixSeconds(m.LastMetaPass) }),
+	gauge("strato_datanode_scan_last_data_pass_timestamp_seconds", "when the last full data pass ended on every volume (0: none since start)", func(m scanner.Metrics) float64 { return unixSeconds(m.LastDataPass) }),
+	gauge("strato_datanode_scan_disabled", "1 if the background scanner is off", func(m scanner.Metrics) float64 { return b2f(m.Disabled) }),
+}
+
+func unixSeconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixMilli()) / 1000
+}
+
 var serverMetrics = []metric[datanode.ServerMetrics]{
 	gauge("strato_datanode_connections", "data-protocol connections being served", func(m datanode.ServerMetrics) float64 { return float64(m.ConnsOpen) }),
 	counter("strato_datanode_connections_accepted_total", "data-protocol connections accepted", func(m datanode.ServerMetrics) float64 { return float64(m.ConnsAccepted) }),
@@ -212,13 +231,14 @@ var (
 )
 
 // RegisterDatanode registers a datanode's metrics with reg: replication
-// counters, the data server's connections and bytes, per-volume capacity,
+// counters, the background scanner's, the data server's connections and bytes, per-volume capacity,
 // use and containers, and whether it is registered. The per-request
 // counters and latencies are DataMetrics's (ServerOptions.Observe).
 func RegisterDatanode(reg prometheus.Registerer, dn *datanode.Datanode) {
 	reg.MustRegister(collectFunc(func(ch chan<- prometheus.Metric) {
 		emit(ch, dn.ReplicationMetrics(), replicationMetrics)
 		emit(ch, dn.ServerMetrics(), serverMetrics)
+		emit(ch, dn.ScanMetrics(), scanMetrics)
 		ch <- prometheus.MustNewConstMetric(registered, prometheus.GaugeValue, b2f(dn.Registered()))
 		for _, v := range dn.Store().Stats().Volumes {
 			ch <- prometheus.MustNewConstMetric(volCapacity, prometheus.GaugeValue, float64(v.Capacity), v.Dir)

@@ -105,6 +105,7 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 				{"Volumes", strconv.Itoa(int(st.GetVolumes()))},
 				{"Containers", strconv.Itoa(int(d.Containers))},
 				{"Pipelines", strconv.Itoa(int(d.Pipelines))},
+				{"Scanner", scanLabel(st.GetScan())},
 			})
 		}),
 	}
@@ -348,7 +349,7 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 			return s.c.CloseContainer(s.ctx, id, "", "admin command")
 		}),
 	}
-	cmd.AddCommand(list, info, closeCmd)
+	cmd.AddCommand(list, info, closeCmd, newContainerScanCmd(o))
 	return cmd
 }
 

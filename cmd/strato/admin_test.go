@@ -61,6 +61,7 @@ func TestAdmin(t *testing.T) {
 	info := h.ok("admin", "datanode", "info", "dn2")
 	require.Contains(t, info, "ID:                 dn2\n")
 	require.Contains(t, info, "Capacity:           1 TiB (1099511627776 bytes)\n")
+	require.Contains(t, info, "Scanner:            not reported\n")
 	require.Contains(t, h.ok("admin", "datanode", "info", "host3"), "ID:                 dn3\n")
 	one := jsonOf[map[string]any](t, h.ok("admin", "datanode", "info", "127.0.0.1:19001", "--json"))
 	require.Equal(t, "host1", one["details"].(map[string]any)["hostname"])
@@ -125,4 +126,9 @@ func TestAdmin(t *testing.T) {
 	require.Contains(t, h.ok("admin", "container", "info", cid), "State:        CLOSING\n")
 	require.Contains(t, h.fail(1, "admin", "container", "close", "999999"), "999999")
 	h.fail(2, "admin", "container", "close", "x")
+
+	// A scan goes to holders of CLOSED replicas only: this one's is OPEN.
+	require.Equal(t, "container "+cid+": no live datanode holds a CLOSED replica to scan\n", h.ok("admin", "container", "scan", cid))
+	require.Contains(t, h.fail(1, "admin", "container", "scan", "999999"), "999999")
+	h.fail(2, "admin", "container", "scan", "0")
 }

@@ -22,6 +22,7 @@ func newDatanodeServerCmd() *cobra.Command {
 		httpAddr string
 		pprof    bool
 		tlsf     tlsFlags
+		scan     scanFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "datanode --data DIR [--data DIR2 ...] --meta ADDR [--listen 127.0.0.1:9870]",
@@ -35,6 +36,9 @@ SIGTERM stops it cleanly.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Meta = strings.Split(metas, ",")
 			var err error
+			if o.Scan, err = scan.options(); err != nil {
+				return err
+			}
 			if o.TLS, o.ClientTLS, err = tlsf.configs(); err != nil {
 				return err
 			}
@@ -75,6 +79,7 @@ SIGTERM stops it cleanly.`,
 	f.IntVar(&o.ReplicationStreams, "replication-streams", 0, "closed containers pushed to other datanodes at once (default 10)")
 	f.Int64Var(&o.ReplicationBandwidth, "replication-bandwidth", 0, "cap in bytes/s on those pushes together (0: none)")
 	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", 0, "time between heartbeats (default 3s)")
+	scan.add(f)
 	tlsf.addFlags(f, "datanode")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd

@@ -24,6 +24,7 @@ func newDevCmd() *cobra.Command {
 		pprof    bool
 		s3Addr   string
 		httpAddr string
+		scan     scanFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "dev [--data ./strato-data] [--datanodes 3]",
@@ -68,6 +69,10 @@ start (docs/security.md).`,
 				}
 			}
 			o.Auth = o.TLS
+			var err error
+			if o.Scan, err = scan.options(); err != nil {
+				return err
+			}
 			c, err := minicluster.Start(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -141,6 +146,7 @@ start (docs/security.md).`,
 	f.StringVar(&httpAddr, "http", "127.0.0.1:9880", `address of the web console and of the first meta replica's /metrics, /healthz and /readyz ("": none)`)
 	f.BoolVar(&o.TLS, "secure", false, "TLS between every node and for clients, with a cluster CA made under --data/tls; the S3 gateway and the console (with /metrics) serve HTTPS")
 	addPprofFlag(f, &pprof)
+	scan.add(f)
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every node's info messages to stderr")
 	return cmd
 }

@@ -71,6 +71,9 @@ type Options struct {
 	// Replication, when its Source is set, runs the copies and rebuilds
 	// meta orders. Default: they are refused.
 	Replication Replication
+	// Scan, when set, queues a scan of a container (ScanContainerCommand)
+	// and reports whether it did. Default: such commands are ignored.
+	Scan func(id uint64, data bool) bool
 	// TLS, when set, secures the connection to meta and presents the
 	// datanode's certificate. Default: nil, plaintext.
 	TLS *tls.Config
@@ -452,6 +455,11 @@ func (a *Agent) execute(cmds []*stratov1.DatanodeCommand) {
 			ok := a.deleteBlocks(c.Id, cmd.DeleteBlocks)
 			if prev, seen := acks[cmd.DeleteBlocks.Seq]; !seen || prev {
 				acks[cmd.DeleteBlocks.Seq] = ok
+			}
+		case *stratov1.DatanodeCommand_ScanContainer:
+			id := cmd.ScanContainer.ContainerId
+			if a.opts.Scan == nil || !a.opts.Scan(id, cmd.ScanContainer.Data) {
+				a.opts.Logger.Info("datanode: scan not queued (no CLOSED replica here, or scanner off)", "container", id)
 			}
 		default:
 			a.opts.Logger.Debug("datanode: command not handled", "command", fmt.Sprintf("%T", c.Cmd))

@@ -1,12 +1,10 @@
 package container
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -217,80 +215,6 @@ func (c *Container) readRange(localID uint64, off int64, dst []byte, ch Chunk) e
 		e.Path, e.FileOffset = c.chunkPath(localID, ch.Offset), off-ch.Offset
 	}
 	return c.readExtent(localID, e, dst)
-}
-
-// ScanReport is the result of Scan.
-type ScanReport struct {
-	Blocks int64
-	Bytes  int64
-	// Bad lists the blocks whose data is missing or does not match its
-	// checksums, or whose rows do not decode.
-	Bad []BadBlock
-	// Orphans lists files of the chunks directory that no committed block
-	// references (uncommitted writes of an OPEN container, or leftovers of
-	// a crash). They are not errors.
-	Orphans []string
-}
-
-// BadBlock is one block Scan found damaged.
-type BadBlock struct {
-	LocalID uint64
-	Err     error
-}
-
-// Scan reads every committed block of the container and verifies it against
-// its checksums. It does not change the container's state: the caller
-// decides (MarkUnhealthy).
-func (c *Container) Scan(ctx context.Context) (ScanReport, error) {
-	var rep ScanReport
-	files := map[string]bool{}
-	var buf []byte
-	err := c.eachBlock(0, func(b Block) bool {
-		if ctx.Err() != nil {
-			return false
-		}
-		rep.Blocks++
-		rep.Bytes += b.Length
-		if c.layout == FilePerBlock {
-			files[c.v.fs.PathBase(c.blockPath(b.LocalID))] = true
-		}
-		for _, ch := range b.Chunks {
-			if c.layout == FilePerChunk {
-				files[c.v.fs.PathBase(c.chunkPath(b.LocalID, ch.Offset))] = true
-			}
-			if int64(cap(buf)) < ch.Length {
-				buf = make([]byte, ch.Length)
-			}
-			p := buf[:ch.Length]
-			err := c.readRange(b.LocalID, ch.Offset, p, ch)
-			if err == nil {
-				if err = checksum.Verify(ch.Checksums, 0, p); err != nil {
-					err = fmt.Errorf("%w: chunk at %d: %w", ErrChecksum, ch.Offset, err)
-				}
-			}
-			if err != nil {
-				rep.Bad = append(rep.Bad, BadBlock{LocalID: b.LocalID, Err: err})
-				break
-			}
-		}
-		return true
-	})
-	if err == nil {
-		err = ctx.Err()
-	}
-	if err != nil {
-		return rep, err
-	}
-	names, err := c.v.fs.List(c.chunks)
-	if err != nil {
-		return rep, ioError("list chunks", err)
-	}
-	for _, n := range names {
-		if !files[n] && (strings.HasSuffix(n, ".block") || strings.HasSuffix(n, ".chunk")) {
-			rep.Orphans = append(rep.Orphans, n)
-		}
-	}
-	return rep, nil
 }
 
 func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }

@@ -66,6 +66,11 @@ func (l *Limits) release() {
 	}
 }
 
+// Wait blocks until n more bytes may go under the bandwidth cap (at once
+// without one). Besides pushes, a datanode's background scanner paces its
+// reads of a volume with limits of its own.
+func (l *Limits) Wait(ctx context.Context, n int64) error { return l.wait(ctx, n) }
+
 // wait blocks until n more bytes may be sent.
 func (l *Limits) wait(ctx context.Context, n int64) error {
 	if l == nil || l.bw == nil {

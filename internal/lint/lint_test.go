@@ -23,7 +23,7 @@ import (
 // directly.
 var wallClockPackages = map[string]bool{
 	"meta": true, "meta/namespace": true, "meta/cluster": true,
-	"datanode": true, "datanode/agent": true, "datanode/replication": true,
+	"datanode": true, "datanode/agent": true, "datanode/replication": true, "datanode/scanner": true,
 }
 
 var wallClockFuncs = names("Now", "Since", "Until", "NewTicker", "NewTimer", "After", "AfterFunc", "Tick", "Sleep")
@@ -156,7 +156,7 @@ func TestSize(t *testing.T) {
 // Struct fields and interface methods are not checked.
 var docPackages = map[string]bool{
 	"meta/namespace": true, "meta/cluster": true, "wire": true, "walfs": true,
-	"datanode/container": true, "checksum": true, "ec": true,
+	"datanode/container": true, "datanode/scanner": true, "checksum": true, "ec": true,
 }
 
 var docRule = rule{name: "doc comments in the cores",

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -194,6 +195,29 @@ func (m *Manager) MarkUnhealthy(id uint64, datanode string) error {
 	}
 	markBad(c, datanode)
 	return nil
+}
+
+// ScanContainer queues a ScanContainerCommand for every live datanode that
+// reports a CLOSED replica of container id (a replica already UNHEALTHY
+// has nothing left to find), and returns them, sorted. The scans' results
+// come back as replica states in the datanodes' reports.
+func (m *Manager) ScanContainer(id uint64, data bool) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.s.containers[id]
+	if c == nil {
+		return nil, fmt.Errorf("%w: container %d", ErrNotFound, id)
+	}
+	var out []string
+	for _, dn := range slices.Sorted(maps.Keys(c.replicas)) {
+		if !m.s.nodes[dn].alive() || c.replicas[dn].GetState() != stratov1.ContainerState_CONTAINER_CLOSED {
+			continue
+		}
+		m.queueLocked(dn, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_ScanContainer{
+			ScanContainer: &stratov1.ScanContainerCommand{ContainerId: id, Data: data}}})
+		out = append(out, dn)
+	}
+	return out, nil
 }
 
 // Pipelines lists all pipelines, by ID.

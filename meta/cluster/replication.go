@@ -207,11 +207,32 @@ func (r *replicationPass) planReplicated(c *containerState) {
 	slices.Sort(sources)
 	src := r.leastBusy(sources)
 	target := r.s.chooseTarget(r.now, c, r.imports, r.limit, nil)
+	if src != "" && target == "" {
+		// Every datanode that could take a copy may already hold one
+		// UNHEALTHY (three datanodes, one replica rotten): trim would
+		// never delete it, for want of good copies, and no copy could
+		// land while it is there. With a good source to copy from, delete
+		// the bad replicas now; their datanodes are targets next pass.
+		r.rep.Deletes += r.dropUnhealthy(c, reps)
+	}
 	if src == "" || target == "" {
 		r.rep.BlockedByLimits++
 		return
 	}
 	r.copy(key, src, target)
+}
+
+// dropUnhealthy plans the deletion of c's UNHEALTHY replicas on healthy,
+// in-service datanodes and returns how many it planned.
+func (r *replicationPass) dropUnhealthy(c *containerState, reps map[string]*stratov1.ContainerReplica) int {
+	n := 0
+	for _, id := range slices.Sorted(maps.Keys(reps)) {
+		if reps[id].State == stratov1.ContainerState_CONTAINER_UNHEALTHY && r.s.nodes[id].healthy() && r.s.nodes[id].inService() &&
+			r.deleteReplica(c.info.Id, id) {
+			n++
+		}
+	}
+	return n
 }
 
 // withoutLagging is c's replica map with its lagging replicas UNHEALTHY,

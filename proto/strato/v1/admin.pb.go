@@ -1331,6 +1331,104 @@ func (x *DecommissionDatanodeResponse) GetDatanode() *DatanodeInfo {
 	return nil
 }
 
+type ScanContainerRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	// metadata_only: check the replicas' rows against their files without
+	// reading the data (a data scan by default).
+	MetadataOnly  bool `protobuf:"varint,2,opt,name=metadata_only,json=metadataOnly,proto3" json:"metadata_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanContainerRequest) Reset() {
+	*x = ScanContainerRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanContainerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanContainerRequest) ProtoMessage() {}
+
+func (x *ScanContainerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanContainerRequest.ProtoReflect.Descriptor instead.
+func (*ScanContainerRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ScanContainerRequest) GetContainerId() uint64 {
+	if x != nil {
+		return x.ContainerId
+	}
+	return 0
+}
+
+func (x *ScanContainerRequest) GetMetadataOnly() bool {
+	if x != nil {
+		return x.MetadataOnly
+	}
+	return false
+}
+
+type ScanContainerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DatanodeIds   []string               `protobuf:"bytes,1,rep,name=datanode_ids,json=datanodeIds,proto3" json:"datanode_ids,omitempty"` // the datanodes asked to scan
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanContainerResponse) Reset() {
+	*x = ScanContainerResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanContainerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanContainerResponse) ProtoMessage() {}
+
+func (x *ScanContainerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanContainerResponse.ProtoReflect.Descriptor instead.
+func (*ScanContainerResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ScanContainerResponse) GetDatanodeIds() []string {
+	if x != nil {
+		return x.DatanodeIds
+	}
+	return nil
+}
+
 type MetaStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1339,7 +1437,7 @@ type MetaStatusRequest struct {
 
 func (x *MetaStatusRequest) Reset() {
 	*x = MetaStatusRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[18]
+	mi := &file_strato_v1_admin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1351,7 +1449,7 @@ func (x *MetaStatusRequest) String() string {
 func (*MetaStatusRequest) ProtoMessage() {}
 
 func (x *MetaStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[18]
+	mi := &file_strato_v1_admin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1364,7 +1462,7 @@ func (x *MetaStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaStatusRequest.ProtoReflect.Descriptor instead.
 func (*MetaStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{20}
 }
 
 // MetaStatusResponse is one meta replica's view of its Raft group (any
@@ -1391,7 +1489,7 @@ type MetaStatusResponse struct {
 
 func (x *MetaStatusResponse) Reset() {
 	*x = MetaStatusResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[19]
+	mi := &file_strato_v1_admin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1403,7 +1501,7 @@ func (x *MetaStatusResponse) String() string {
 func (*MetaStatusResponse) ProtoMessage() {}
 
 func (x *MetaStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[19]
+	mi := &file_strato_v1_admin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1416,7 +1514,7 @@ func (x *MetaStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaStatusResponse.ProtoReflect.Descriptor instead.
 func (*MetaStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *MetaStatusResponse) GetId() uint64 {
@@ -1512,7 +1610,7 @@ type MetaMember struct {
 
 func (x *MetaMember) Reset() {
 	*x = MetaMember{}
-	mi := &file_strato_v1_admin_proto_msgTypes[20]
+	mi := &file_strato_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1622,7 @@ func (x *MetaMember) String() string {
 func (*MetaMember) ProtoMessage() {}
 
 func (x *MetaMember) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[20]
+	mi := &file_strato_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1635,7 @@ func (x *MetaMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaMember.ProtoReflect.Descriptor instead.
 func (*MetaMember) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *MetaMember) GetId() uint64 {
@@ -1590,7 +1688,7 @@ type AddMetaMemberRequest struct {
 
 func (x *AddMetaMemberRequest) Reset() {
 	*x = AddMetaMemberRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	mi := &file_strato_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1700,7 @@ func (x *AddMetaMemberRequest) String() string {
 func (*AddMetaMemberRequest) ProtoMessage() {}
 
 func (x *AddMetaMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	mi := &file_strato_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1713,7 @@ func (x *AddMetaMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMetaMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMetaMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AddMetaMemberRequest) GetId() uint64 {
@@ -1648,7 +1746,7 @@ type RemoveMetaMemberRequest struct {
 
 func (x *RemoveMetaMemberRequest) Reset() {
 	*x = RemoveMetaMemberRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	mi := &file_strato_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1660,7 +1758,7 @@ func (x *RemoveMetaMemberRequest) String() string {
 func (*RemoveMetaMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMetaMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	mi := &file_strato_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1673,7 +1771,7 @@ func (x *RemoveMetaMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMetaMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMetaMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RemoveMetaMemberRequest) GetId() uint64 {
@@ -1692,7 +1790,7 @@ type TransferMetaLeaderRequest struct {
 
 func (x *TransferMetaLeaderRequest) Reset() {
 	*x = TransferMetaLeaderRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	mi := &file_strato_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1704,7 +1802,7 @@ func (x *TransferMetaLeaderRequest) String() string {
 func (*TransferMetaLeaderRequest) ProtoMessage() {}
 
 func (x *TransferMetaLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	mi := &file_strato_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1717,7 +1815,7 @@ func (x *TransferMetaLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferMetaLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferMetaLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TransferMetaLeaderRequest) GetId() uint64 {
@@ -1738,7 +1836,7 @@ type MetaMembersResponse struct {
 
 func (x *MetaMembersResponse) Reset() {
 	*x = MetaMembersResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	mi := &file_strato_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1750,7 +1848,7 @@ func (x *MetaMembersResponse) String() string {
 func (*MetaMembersResponse) ProtoMessage() {}
 
 func (x *MetaMembersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	mi := &file_strato_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1763,7 +1861,7 @@ func (x *MetaMembersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaMembersResponse.ProtoReflect.Descriptor instead.
 func (*MetaMembersResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MetaMembersResponse) GetLeaderId() uint64 {
@@ -1792,7 +1890,7 @@ type S3Key struct {
 
 func (x *S3Key) Reset() {
 	*x = S3Key{}
-	mi := &file_strato_v1_admin_proto_msgTypes[25]
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1804,7 +1902,7 @@ func (x *S3Key) String() string {
 func (*S3Key) ProtoMessage() {}
 
 func (x *S3Key) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[25]
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1817,7 +1915,7 @@ func (x *S3Key) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use S3Key.ProtoReflect.Descriptor instead.
 func (*S3Key) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *S3Key) GetAccessKey() string {
@@ -1856,7 +1954,7 @@ type CreateS3KeyRequest struct {
 
 func (x *CreateS3KeyRequest) Reset() {
 	*x = CreateS3KeyRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[26]
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1868,7 +1966,7 @@ func (x *CreateS3KeyRequest) String() string {
 func (*CreateS3KeyRequest) ProtoMessage() {}
 
 func (x *CreateS3KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[26]
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1881,7 +1979,7 @@ func (x *CreateS3KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateS3KeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateS3KeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CreateS3KeyRequest) GetUser() string {
@@ -1915,7 +2013,7 @@ type CreateS3KeyResponse struct {
 
 func (x *CreateS3KeyResponse) Reset() {
 	*x = CreateS3KeyResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1927,7 +2025,7 @@ func (x *CreateS3KeyResponse) String() string {
 func (*CreateS3KeyResponse) ProtoMessage() {}
 
 func (x *CreateS3KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1940,7 +2038,7 @@ func (x *CreateS3KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateS3KeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateS3KeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreateS3KeyResponse) GetKey() *S3Key {
@@ -1968,7 +2066,7 @@ type ListS3KeysRequest struct {
 
 func (x *ListS3KeysRequest) Reset() {
 	*x = ListS3KeysRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1980,7 +2078,7 @@ func (x *ListS3KeysRequest) String() string {
 func (*ListS3KeysRequest) ProtoMessage() {}
 
 func (x *ListS3KeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1993,7 +2091,7 @@ func (x *ListS3KeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListS3KeysRequest.ProtoReflect.Descriptor instead.
 func (*ListS3KeysRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListS3KeysRequest) GetUser() string {
@@ -2027,7 +2125,7 @@ type ListS3KeysResponse struct {
 
 func (x *ListS3KeysResponse) Reset() {
 	*x = ListS3KeysResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	mi := &file_strato_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2039,7 +2137,7 @@ func (x *ListS3KeysResponse) String() string {
 func (*ListS3KeysResponse) ProtoMessage() {}
 
 func (x *ListS3KeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	mi := &file_strato_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2150,7 @@ func (x *ListS3KeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListS3KeysResponse.ProtoReflect.Descriptor instead.
 func (*ListS3KeysResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListS3KeysResponse) GetKeys() []*S3Key {
@@ -2078,7 +2176,7 @@ type RevokeS3KeyRequest struct {
 
 func (x *RevokeS3KeyRequest) Reset() {
 	*x = RevokeS3KeyRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	mi := &file_strato_v1_admin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2090,7 +2188,7 @@ func (x *RevokeS3KeyRequest) String() string {
 func (*RevokeS3KeyRequest) ProtoMessage() {}
 
 func (x *RevokeS3KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	mi := &file_strato_v1_admin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2103,7 +2201,7 @@ func (x *RevokeS3KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyRequest.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RevokeS3KeyRequest) GetAccessKey() string {
@@ -2121,7 +2219,7 @@ type RevokeS3KeyResponse struct {
 
 func (x *RevokeS3KeyResponse) Reset() {
 	*x = RevokeS3KeyResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[31]
+	mi := &file_strato_v1_admin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2133,7 +2231,7 @@ func (x *RevokeS3KeyResponse) String() string {
 func (*RevokeS3KeyResponse) ProtoMessage() {}
 
 func (x *RevokeS3KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[31]
+	mi := &file_strato_v1_admin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2146,7 +2244,7 @@ func (x *RevokeS3KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyResponse.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{33}
 }
 
 type GetS3SecretRequest struct {
@@ -2158,7 +2256,7 @@ type GetS3SecretRequest struct {
 
 func (x *GetS3SecretRequest) Reset() {
 	*x = GetS3SecretRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[32]
+	mi := &file_strato_v1_admin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2170,7 +2268,7 @@ func (x *GetS3SecretRequest) String() string {
 func (*GetS3SecretRequest) ProtoMessage() {}
 
 func (x *GetS3SecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[32]
+	mi := &file_strato_v1_admin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2183,7 +2281,7 @@ func (x *GetS3SecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetS3SecretRequest.ProtoReflect.Descriptor instead.
 func (*GetS3SecretRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetS3SecretRequest) GetAccessKey() string {
@@ -2203,7 +2301,7 @@ type GetS3SecretResponse struct {
 
 func (x *GetS3SecretResponse) Reset() {
 	*x = GetS3SecretResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[33]
+	mi := &file_strato_v1_admin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2215,7 +2313,7 @@ func (x *GetS3SecretResponse) String() string {
 func (*GetS3SecretResponse) ProtoMessage() {}
 
 func (x *GetS3SecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[33]
+	mi := &file_strato_v1_admin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2228,7 +2326,7 @@ func (x *GetS3SecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetS3SecretResponse.ProtoReflect.Descriptor instead.
 func (*GetS3SecretResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetS3SecretResponse) GetKey() *S3Key {
@@ -2261,7 +2359,7 @@ type User struct {
 
 func (x *User) Reset() {
 	*x = User{}
-	mi := &file_strato_v1_admin_proto_msgTypes[34]
+	mi := &file_strato_v1_admin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2273,7 +2371,7 @@ func (x *User) String() string {
 func (*User) ProtoMessage() {}
 
 func (x *User) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[34]
+	mi := &file_strato_v1_admin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2286,7 +2384,7 @@ func (x *User) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use User.ProtoReflect.Descriptor instead.
 func (*User) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *User) GetName() string {
@@ -2338,7 +2436,7 @@ type CreateUserRequest struct {
 
 func (x *CreateUserRequest) Reset() {
 	*x = CreateUserRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[35]
+	mi := &file_strato_v1_admin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2350,7 +2448,7 @@ func (x *CreateUserRequest) String() string {
 func (*CreateUserRequest) ProtoMessage() {}
 
 func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[35]
+	mi := &file_strato_v1_admin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2363,7 +2461,7 @@ func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateUserRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreateUserRequest) GetName() string {
@@ -2403,7 +2501,7 @@ type CreateUserResponse struct {
 
 func (x *CreateUserResponse) Reset() {
 	*x = CreateUserResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[36]
+	mi := &file_strato_v1_admin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2415,7 +2513,7 @@ func (x *CreateUserResponse) String() string {
 func (*CreateUserResponse) ProtoMessage() {}
 
 func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[36]
+	mi := &file_strato_v1_admin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2428,7 +2526,7 @@ func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserResponse.ProtoReflect.Descriptor instead.
 func (*CreateUserResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CreateUserResponse) GetUser() *User {
@@ -2447,7 +2545,7 @@ type DeleteUserRequest struct {
 
 func (x *DeleteUserRequest) Reset() {
 	*x = DeleteUserRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[37]
+	mi := &file_strato_v1_admin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2459,7 +2557,7 @@ func (x *DeleteUserRequest) String() string {
 func (*DeleteUserRequest) ProtoMessage() {}
 
 func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[37]
+	mi := &file_strato_v1_admin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2472,7 +2570,7 @@ func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteUserRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DeleteUserRequest) GetName() string {
@@ -2491,7 +2589,7 @@ type DeleteUserResponse struct {
 
 func (x *DeleteUserResponse) Reset() {
 	*x = DeleteUserResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[38]
+	mi := &file_strato_v1_admin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2503,7 +2601,7 @@ func (x *DeleteUserResponse) String() string {
 func (*DeleteUserResponse) ProtoMessage() {}
 
 func (x *DeleteUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[38]
+	mi := &file_strato_v1_admin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2516,7 +2614,7 @@ func (x *DeleteUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserResponse.ProtoReflect.Descriptor instead.
 func (*DeleteUserResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DeleteUserResponse) GetRevokedTokens() uint32 {
@@ -2536,7 +2634,7 @@ type ListUsersRequest struct {
 
 func (x *ListUsersRequest) Reset() {
 	*x = ListUsersRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[39]
+	mi := &file_strato_v1_admin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2548,7 +2646,7 @@ func (x *ListUsersRequest) String() string {
 func (*ListUsersRequest) ProtoMessage() {}
 
 func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[39]
+	mi := &file_strato_v1_admin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2561,7 +2659,7 @@ func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListUsersRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListUsersRequest) GetStartAfter() string {
@@ -2588,7 +2686,7 @@ type ListUsersResponse struct {
 
 func (x *ListUsersResponse) Reset() {
 	*x = ListUsersResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[40]
+	mi := &file_strato_v1_admin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2600,7 +2698,7 @@ func (x *ListUsersResponse) String() string {
 func (*ListUsersResponse) ProtoMessage() {}
 
 func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[40]
+	mi := &file_strato_v1_admin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2613,7 +2711,7 @@ func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListUsersResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListUsersResponse) GetUsers() []*User {
@@ -2644,7 +2742,7 @@ type Token struct {
 
 func (x *Token) Reset() {
 	*x = Token{}
-	mi := &file_strato_v1_admin_proto_msgTypes[41]
+	mi := &file_strato_v1_admin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2656,7 +2754,7 @@ func (x *Token) String() string {
 func (*Token) ProtoMessage() {}
 
 func (x *Token) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[41]
+	mi := &file_strato_v1_admin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2669,7 +2767,7 @@ func (x *Token) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Token.ProtoReflect.Descriptor instead.
 func (*Token) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Token) GetId() string {
@@ -2719,7 +2817,7 @@ type IssueTokenRequest struct {
 
 func (x *IssueTokenRequest) Reset() {
 	*x = IssueTokenRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[42]
+	mi := &file_strato_v1_admin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2731,7 +2829,7 @@ func (x *IssueTokenRequest) String() string {
 func (*IssueTokenRequest) ProtoMessage() {}
 
 func (x *IssueTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[42]
+	mi := &file_strato_v1_admin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2744,7 +2842,7 @@ func (x *IssueTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueTokenRequest.ProtoReflect.Descriptor instead.
 func (*IssueTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *IssueTokenRequest) GetUser() string {
@@ -2772,7 +2870,7 @@ type IssueTokenResponse struct {
 
 func (x *IssueTokenResponse) Reset() {
 	*x = IssueTokenResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[43]
+	mi := &file_strato_v1_admin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2784,7 +2882,7 @@ func (x *IssueTokenResponse) String() string {
 func (*IssueTokenResponse) ProtoMessage() {}
 
 func (x *IssueTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[43]
+	mi := &file_strato_v1_admin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2797,7 +2895,7 @@ func (x *IssueTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueTokenResponse.ProtoReflect.Descriptor instead.
 func (*IssueTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{43}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *IssueTokenResponse) GetInfo() *Token {
@@ -2823,7 +2921,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[44]
+	mi := &file_strato_v1_admin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2835,7 +2933,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[44]
+	mi := &file_strato_v1_admin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2848,7 +2946,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{44}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -2866,7 +2964,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[45]
+	mi := &file_strato_v1_admin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2878,7 +2976,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[45]
+	mi := &file_strato_v1_admin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2891,7 +2989,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{45}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{47}
 }
 
 type ListTokensRequest struct {
@@ -2905,7 +3003,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[46]
+	mi := &file_strato_v1_admin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2917,7 +3015,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[46]
+	mi := &file_strato_v1_admin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2930,7 +3028,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{46}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListTokensRequest) GetUser() string {
@@ -2964,7 +3062,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[47]
+	mi := &file_strato_v1_admin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2976,7 +3074,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[47]
+	mi := &file_strato_v1_admin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2989,7 +3087,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{47}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListTokensResponse) GetTokens() []*Token {
@@ -3014,7 +3112,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[48]
+	mi := &file_strato_v1_admin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3026,7 +3124,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[48]
+	mi := &file_strato_v1_admin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3039,7 +3137,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{48}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{50}
 }
 
 type WhoAmIResponse struct {
@@ -3058,7 +3156,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[49]
+	mi := &file_strato_v1_admin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3070,7 +3168,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[49]
+	mi := &file_strato_v1_admin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3083,7 +3181,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *WhoAmIResponse) GetAuthenticated() bool {
@@ -3239,7 +3337,12 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\vmaintenance\x18\x03 \x01(\bR\vmaintenance\x125\n" +
 	"\x17maintenance_end_unix_ms\x18\x04 \x01(\x03R\x14maintenanceEndUnixMs\"S\n" +
 	"\x1cDecommissionDatanodeResponse\x123\n" +
-	"\bdatanode\x18\x01 \x01(\v2\x17.strato.v1.DatanodeInfoR\bdatanode\"\x13\n" +
+	"\bdatanode\x18\x01 \x01(\v2\x17.strato.v1.DatanodeInfoR\bdatanode\"^\n" +
+	"\x14ScanContainerRequest\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12#\n" +
+	"\rmetadata_only\x18\x02 \x01(\bR\fmetadataOnly\":\n" +
+	"\x15ScanContainerResponse\x12!\n" +
+	"\fdatanode_ids\x18\x01 \x03(\tR\vdatanodeIds\"\x13\n" +
 	"\x11MetaStatusRequest\"\xc5\x02\n" +
 	"\x12MetaStatusResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
@@ -3381,7 +3484,7 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x19CONTAINER_PROBLEM_MISSING\x10\x02\x12\x1f\n" +
 	"\x1bCONTAINER_PROBLEM_UNHEALTHY\x10\x03\x12%\n" +
 	"!CONTAINER_PROBLEM_OVER_REPLICATED\x10\x04\x12$\n" +
-	" CONTAINER_PROBLEM_MIS_REPLICATED\x10\x052\xc6\x0e\n" +
+	" CONTAINER_PROBLEM_MIS_REPLICATED\x10\x052\x9a\x0f\n" +
 	"\fAdminService\x12R\n" +
 	"\rListDatanodes\x12\x1f.strato.v1.ListDatanodesRequest\x1a .strato.v1.ListDatanodesResponse\x12R\n" +
 	"\rListPipelines\x12\x1f.strato.v1.ListPipelinesRequest\x1a .strato.v1.ListPipelinesResponse\x12U\n" +
@@ -3390,7 +3493,8 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x11GetClusterSummary\x12#.strato.v1.GetClusterSummaryRequest\x1a\x19.strato.v1.ClusterSummary\x12G\n" +
 	"\vGetSafeMode\x12\x1d.strato.v1.GetSafeModeRequest\x1a\x19.strato.v1.SafeModeStatus\x12I\n" +
 	"\fExitSafeMode\x12\x1e.strato.v1.ExitSafeModeRequest\x1a\x19.strato.v1.SafeModeStatus\x12g\n" +
-	"\x14DecommissionDatanode\x12&.strato.v1.DecommissionDatanodeRequest\x1a'.strato.v1.DecommissionDatanodeResponse\x12I\n" +
+	"\x14DecommissionDatanode\x12&.strato.v1.DecommissionDatanodeRequest\x1a'.strato.v1.DecommissionDatanodeResponse\x12R\n" +
+	"\rScanContainer\x12\x1f.strato.v1.ScanContainerRequest\x1a .strato.v1.ScanContainerResponse\x12I\n" +
 	"\n" +
 	"MetaStatus\x12\x1c.strato.v1.MetaStatusRequest\x1a\x1d.strato.v1.MetaStatusResponse\x12P\n" +
 	"\rAddMetaMember\x12\x1f.strato.v1.AddMetaMemberRequest\x1a\x1e.strato.v1.MetaMembersResponse\x12V\n" +
@@ -3427,7 +3531,7 @@ func file_strato_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
+var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_strato_v1_admin_proto_goTypes = []any{
 	(NodeHealth)(0),                      // 0: strato.v1.NodeHealth
 	(NodeOpState)(0),                     // 1: strato.v1.NodeOpState
@@ -3450,86 +3554,88 @@ var file_strato_v1_admin_proto_goTypes = []any{
 	(*SafeModeStatus)(nil),               // 18: strato.v1.SafeModeStatus
 	(*DecommissionDatanodeRequest)(nil),  // 19: strato.v1.DecommissionDatanodeRequest
 	(*DecommissionDatanodeResponse)(nil), // 20: strato.v1.DecommissionDatanodeResponse
-	(*MetaStatusRequest)(nil),            // 21: strato.v1.MetaStatusRequest
-	(*MetaStatusResponse)(nil),           // 22: strato.v1.MetaStatusResponse
-	(*MetaMember)(nil),                   // 23: strato.v1.MetaMember
-	(*AddMetaMemberRequest)(nil),         // 24: strato.v1.AddMetaMemberRequest
-	(*RemoveMetaMemberRequest)(nil),      // 25: strato.v1.RemoveMetaMemberRequest
-	(*TransferMetaLeaderRequest)(nil),    // 26: strato.v1.TransferMetaLeaderRequest
-	(*MetaMembersResponse)(nil),          // 27: strato.v1.MetaMembersResponse
-	(*S3Key)(nil),                        // 28: strato.v1.S3Key
-	(*CreateS3KeyRequest)(nil),           // 29: strato.v1.CreateS3KeyRequest
-	(*CreateS3KeyResponse)(nil),          // 30: strato.v1.CreateS3KeyResponse
-	(*ListS3KeysRequest)(nil),            // 31: strato.v1.ListS3KeysRequest
-	(*ListS3KeysResponse)(nil),           // 32: strato.v1.ListS3KeysResponse
-	(*RevokeS3KeyRequest)(nil),           // 33: strato.v1.RevokeS3KeyRequest
-	(*RevokeS3KeyResponse)(nil),          // 34: strato.v1.RevokeS3KeyResponse
-	(*GetS3SecretRequest)(nil),           // 35: strato.v1.GetS3SecretRequest
-	(*GetS3SecretResponse)(nil),          // 36: strato.v1.GetS3SecretResponse
-	(*User)(nil),                         // 37: strato.v1.User
-	(*CreateUserRequest)(nil),            // 38: strato.v1.CreateUserRequest
-	(*CreateUserResponse)(nil),           // 39: strato.v1.CreateUserResponse
-	(*DeleteUserRequest)(nil),            // 40: strato.v1.DeleteUserRequest
-	(*DeleteUserResponse)(nil),           // 41: strato.v1.DeleteUserResponse
-	(*ListUsersRequest)(nil),             // 42: strato.v1.ListUsersRequest
-	(*ListUsersResponse)(nil),            // 43: strato.v1.ListUsersResponse
-	(*Token)(nil),                        // 44: strato.v1.Token
-	(*IssueTokenRequest)(nil),            // 45: strato.v1.IssueTokenRequest
-	(*IssueTokenResponse)(nil),           // 46: strato.v1.IssueTokenResponse
-	(*RevokeTokenRequest)(nil),           // 47: strato.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),          // 48: strato.v1.RevokeTokenResponse
-	(*ListTokensRequest)(nil),            // 49: strato.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),           // 50: strato.v1.ListTokensResponse
-	(*WhoAmIRequest)(nil),                // 51: strato.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),               // 52: strato.v1.WhoAmIResponse
-	nil,                                  // 53: strato.v1.ClusterSummary.DatanodesByHealthEntry
-	nil,                                  // 54: strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	nil,                                  // 55: strato.v1.ClusterSummary.ContainersByStateEntry
-	nil,                                  // 56: strato.v1.ClusterSummary.ContainersByProblemEntry
-	nil,                                  // 57: strato.v1.ClusterSummary.PipelinesByStateEntry
-	nil,                                  // 58: strato.v1.ContainerReplicasResponse.ReplicasEntry
-	(*DatanodeDetails)(nil),              // 59: strato.v1.DatanodeDetails
-	(*NodeStats)(nil),                    // 60: strato.v1.NodeStats
-	(ContainerState)(0),                  // 61: strato.v1.ContainerState
-	(ReplicationFactor)(0),               // 62: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),                // 63: strato.v1.ErasureCoding
-	(*PipelineInfo)(nil),                 // 64: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),             // 65: strato.v1.ContainerReplica
+	(*ScanContainerRequest)(nil),         // 21: strato.v1.ScanContainerRequest
+	(*ScanContainerResponse)(nil),        // 22: strato.v1.ScanContainerResponse
+	(*MetaStatusRequest)(nil),            // 23: strato.v1.MetaStatusRequest
+	(*MetaStatusResponse)(nil),           // 24: strato.v1.MetaStatusResponse
+	(*MetaMember)(nil),                   // 25: strato.v1.MetaMember
+	(*AddMetaMemberRequest)(nil),         // 26: strato.v1.AddMetaMemberRequest
+	(*RemoveMetaMemberRequest)(nil),      // 27: strato.v1.RemoveMetaMemberRequest
+	(*TransferMetaLeaderRequest)(nil),    // 28: strato.v1.TransferMetaLeaderRequest
+	(*MetaMembersResponse)(nil),          // 29: strato.v1.MetaMembersResponse
+	(*S3Key)(nil),                        // 30: strato.v1.S3Key
+	(*CreateS3KeyRequest)(nil),           // 31: strato.v1.CreateS3KeyRequest
+	(*CreateS3KeyResponse)(nil),          // 32: strato.v1.CreateS3KeyResponse
+	(*ListS3KeysRequest)(nil),            // 33: strato.v1.ListS3KeysRequest
+	(*ListS3KeysResponse)(nil),           // 34: strato.v1.ListS3KeysResponse
+	(*RevokeS3KeyRequest)(nil),           // 35: strato.v1.RevokeS3KeyRequest
+	(*RevokeS3KeyResponse)(nil),          // 36: strato.v1.RevokeS3KeyResponse
+	(*GetS3SecretRequest)(nil),           // 37: strato.v1.GetS3SecretRequest
+	(*GetS3SecretResponse)(nil),          // 38: strato.v1.GetS3SecretResponse
+	(*User)(nil),                         // 39: strato.v1.User
+	(*CreateUserRequest)(nil),            // 40: strato.v1.CreateUserRequest
+	(*CreateUserResponse)(nil),           // 41: strato.v1.CreateUserResponse
+	(*DeleteUserRequest)(nil),            // 42: strato.v1.DeleteUserRequest
+	(*DeleteUserResponse)(nil),           // 43: strato.v1.DeleteUserResponse
+	(*ListUsersRequest)(nil),             // 44: strato.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),            // 45: strato.v1.ListUsersResponse
+	(*Token)(nil),                        // 46: strato.v1.Token
+	(*IssueTokenRequest)(nil),            // 47: strato.v1.IssueTokenRequest
+	(*IssueTokenResponse)(nil),           // 48: strato.v1.IssueTokenResponse
+	(*RevokeTokenRequest)(nil),           // 49: strato.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),          // 50: strato.v1.RevokeTokenResponse
+	(*ListTokensRequest)(nil),            // 51: strato.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),           // 52: strato.v1.ListTokensResponse
+	(*WhoAmIRequest)(nil),                // 53: strato.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),               // 54: strato.v1.WhoAmIResponse
+	nil,                                  // 55: strato.v1.ClusterSummary.DatanodesByHealthEntry
+	nil,                                  // 56: strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	nil,                                  // 57: strato.v1.ClusterSummary.ContainersByStateEntry
+	nil,                                  // 58: strato.v1.ClusterSummary.ContainersByProblemEntry
+	nil,                                  // 59: strato.v1.ClusterSummary.PipelinesByStateEntry
+	nil,                                  // 60: strato.v1.ContainerReplicasResponse.ReplicasEntry
+	(*DatanodeDetails)(nil),              // 61: strato.v1.DatanodeDetails
+	(*NodeStats)(nil),                    // 62: strato.v1.NodeStats
+	(ContainerState)(0),                  // 63: strato.v1.ContainerState
+	(ReplicationFactor)(0),               // 64: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                // 65: strato.v1.ErasureCoding
+	(*PipelineInfo)(nil),                 // 66: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),             // 67: strato.v1.ContainerReplica
 }
 var file_strato_v1_admin_proto_depIdxs = []int32{
-	59, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
-	60, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
+	61, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
+	62, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
 	0,  // 2: strato.v1.DatanodeInfo.health:type_name -> strato.v1.NodeHealth
 	1,  // 3: strato.v1.DatanodeInfo.op_state:type_name -> strato.v1.NodeOpState
-	61, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
-	62, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
-	63, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	63, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
+	64, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
+	65, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
 	2,  // 7: strato.v1.ContainerInfo.problem:type_name -> strato.v1.ContainerProblem
 	3,  // 8: strato.v1.ListDatanodesResponse.datanodes:type_name -> strato.v1.DatanodeInfo
-	64, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
-	61, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
+	66, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
+	63, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
 	2,  // 11: strato.v1.ListContainersRequest.problems:type_name -> strato.v1.ContainerProblem
 	4,  // 12: strato.v1.ListContainersResponse.containers:type_name -> strato.v1.ContainerInfo
 	15, // 13: strato.v1.ListContainersResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse
-	53, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
-	54, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	55, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
-	56, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
-	57, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
+	55, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
+	56, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	57, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
+	58, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
+	59, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
 	13, // 19: strato.v1.ClusterSummary.decommissioning:type_name -> strato.v1.DecommissionProgress
 	4,  // 20: strato.v1.ContainerReplicasResponse.container:type_name -> strato.v1.ContainerInfo
-	58, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
+	60, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
 	3,  // 22: strato.v1.DecommissionDatanodeResponse.datanode:type_name -> strato.v1.DatanodeInfo
-	23, // 23: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
-	23, // 24: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
-	28, // 25: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
-	28, // 26: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
-	28, // 27: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
-	37, // 28: strato.v1.CreateUserResponse.user:type_name -> strato.v1.User
-	37, // 29: strato.v1.ListUsersResponse.users:type_name -> strato.v1.User
-	44, // 30: strato.v1.IssueTokenResponse.info:type_name -> strato.v1.Token
-	44, // 31: strato.v1.ListTokensResponse.tokens:type_name -> strato.v1.Token
-	65, // 32: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
+	25, // 23: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
+	25, // 24: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
+	30, // 25: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
+	30, // 26: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
+	30, // 27: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
+	39, // 28: strato.v1.CreateUserResponse.user:type_name -> strato.v1.User
+	39, // 29: strato.v1.ListUsersResponse.users:type_name -> strato.v1.User
+	46, // 30: strato.v1.IssueTokenResponse.info:type_name -> strato.v1.Token
+	46, // 31: strato.v1.ListTokensResponse.tokens:type_name -> strato.v1.Token
+	67, // 32: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
 	5,  // 33: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
 	7,  // 34: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
 	9,  // 35: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
@@ -3538,46 +3644,48 @@ var file_strato_v1_admin_proto_depIdxs = []int32{
 	16, // 38: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
 	17, // 39: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
 	19, // 40: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
-	21, // 41: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
-	24, // 42: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
-	25, // 43: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
-	26, // 44: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
-	29, // 45: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
-	31, // 46: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
-	33, // 47: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
-	35, // 48: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
-	38, // 49: strato.v1.AdminService.CreateUser:input_type -> strato.v1.CreateUserRequest
-	40, // 50: strato.v1.AdminService.DeleteUser:input_type -> strato.v1.DeleteUserRequest
-	42, // 51: strato.v1.AdminService.ListUsers:input_type -> strato.v1.ListUsersRequest
-	45, // 52: strato.v1.AdminService.IssueToken:input_type -> strato.v1.IssueTokenRequest
-	47, // 53: strato.v1.AdminService.RevokeToken:input_type -> strato.v1.RevokeTokenRequest
-	49, // 54: strato.v1.AdminService.ListTokens:input_type -> strato.v1.ListTokensRequest
-	51, // 55: strato.v1.AdminService.WhoAmI:input_type -> strato.v1.WhoAmIRequest
-	6,  // 56: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
-	8,  // 57: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
-	10, // 58: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
-	15, // 59: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
-	12, // 60: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
-	18, // 61: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
-	18, // 62: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
-	20, // 63: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
-	22, // 64: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
-	27, // 65: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
-	27, // 66: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
-	27, // 67: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
-	30, // 68: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
-	32, // 69: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
-	34, // 70: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
-	36, // 71: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
-	39, // 72: strato.v1.AdminService.CreateUser:output_type -> strato.v1.CreateUserResponse
-	41, // 73: strato.v1.AdminService.DeleteUser:output_type -> strato.v1.DeleteUserResponse
-	43, // 74: strato.v1.AdminService.ListUsers:output_type -> strato.v1.ListUsersResponse
-	46, // 75: strato.v1.AdminService.IssueToken:output_type -> strato.v1.IssueTokenResponse
-	48, // 76: strato.v1.AdminService.RevokeToken:output_type -> strato.v1.RevokeTokenResponse
-	50, // 77: strato.v1.AdminService.ListTokens:output_type -> strato.v1.ListTokensResponse
-	52, // 78: strato.v1.AdminService.WhoAmI:output_type -> strato.v1.WhoAmIResponse
-	56, // [56:79] is the sub-list for method output_type
-	33, // [33:56] is the sub-list for method input_type
+	21, // 41: strato.v1.AdminService.ScanContainer:input_type -> strato.v1.ScanContainerRequest
+	23, // 42: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
+	26, // 43: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
+	27, // 44: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
+	28, // 45: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
+	31, // 46: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
+	33, // 47: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
+	35, // 48: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
+	37, // 49: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
+	40, // 50: strato.v1.AdminService.CreateUser:input_type -> strato.v1.CreateUserRequest
+	42, // 51: strato.v1.AdminService.DeleteUser:input_type -> strato.v1.DeleteUserRequest
+	44, // 52: strato.v1.AdminService.ListUsers:input_type -> strato.v1.ListUsersRequest
+	47, // 53: strato.v1.AdminService.IssueToken:input_type -> strato.v1.IssueTokenRequest
+	49, // 54: strato.v1.AdminService.RevokeToken:input_type -> strato.v1.RevokeTokenRequest
+	51, // 55: strato.v1.AdminService.ListTokens:input_type -> strato.v1.ListTokensRequest
+	53, // 56: strato.v1.AdminService.WhoAmI:input_type -> strato.v1.WhoAmIRequest
+	6,  // 57: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
+	8,  // 58: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
+	10, // 59: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
+	15, // 60: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
+	12, // 61: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
+	18, // 62: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
+	18, // 63: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
+	20, // 64: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
+	22, // 65: strato.v1.AdminService.ScanContainer:output_type -> strato.v1.ScanContainerResponse
+	24, // 66: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
+	29, // 67: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
+	29, // 68: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
+	29, // 69: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
+	32, // 70: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
+	34, // 71: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
+	36, // 72: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
+	38, // 73: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
+	41, // 74: strato.v1.AdminService.CreateUser:output_type -> strato.v1.CreateUserResponse
+	43, // 75: strato.v1.AdminService.DeleteUser:output_type -> strato.v1.DeleteUserResponse
+	45, // 76: strato.v1.AdminService.ListUsers:output_type -> strato.v1.ListUsersResponse
+	48, // 77: strato.v1.AdminService.IssueToken:output_type -> strato.v1.IssueTokenResponse
+	50, // 78: strato.v1.AdminService.RevokeToken:output_type -> strato.v1.RevokeTokenResponse
+	52, // 79: strato.v1.AdminService.ListTokens:output_type -> strato.v1.ListTokensResponse
+	54, // 80: strato.v1.AdminService.WhoAmI:output_type -> strato.v1.WhoAmIResponse
+	57, // [57:81] is the sub-list for method output_type
+	33, // [33:57] is the sub-list for method input_type
 	33, // [33:33] is the sub-list for extension type_name
 	33, // [33:33] is the sub-list for extension extendee
 	0,  // [0:33] is the sub-list for field type_name
@@ -3596,7 +3704,7 @@ func file_strato_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_admin_proto_rawDesc), len(file_strato_v1_admin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   56,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

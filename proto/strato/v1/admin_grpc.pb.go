@@ -27,6 +27,7 @@ const (
 	AdminService_GetSafeMode_FullMethodName          = "/strato.v1.AdminService/GetSafeMode"
 	AdminService_ExitSafeMode_FullMethodName         = "/strato.v1.AdminService/ExitSafeMode"
 	AdminService_DecommissionDatanode_FullMethodName = "/strato.v1.AdminService/DecommissionDatanode"
+	AdminService_ScanContainer_FullMethodName        = "/strato.v1.AdminService/ScanContainer"
 	AdminService_MetaStatus_FullMethodName           = "/strato.v1.AdminService/MetaStatus"
 	AdminService_AddMetaMember_FullMethodName        = "/strato.v1.AdminService/AddMetaMember"
 	AdminService_RemoveMetaMember_FullMethodName     = "/strato.v1.AdminService/RemoveMetaMember"
@@ -76,6 +77,11 @@ type AdminServiceClient interface {
 	ExitSafeMode(ctx context.Context, in *ExitSafeModeRequest, opts ...grpc.CallOption) (*SafeModeStatus, error)
 	// DecommissionDatanode moves a datanode out of service or back in.
 	DecommissionDatanode(ctx context.Context, in *DecommissionDatanodeRequest, opts ...grpc.CallOption) (*DecommissionDatanodeResponse, error)
+	// ScanContainer asks every live datanode holding a replica of a
+	// container to scan it next (ScanContainerCommand, in its next heartbeat
+	// reply) and returns the datanodes asked. A damaged replica is then
+	// reported UNHEALTHY and replaced. NOT_FOUND for an unknown container.
+	ScanContainer(ctx context.Context, in *ScanContainerRequest, opts ...grpc.CallOption) (*ScanContainerResponse, error)
 	// MetaStatus is this replica's view of the meta Raft group.
 	MetaStatus(ctx context.Context, in *MetaStatusRequest, opts ...grpc.CallOption) (*MetaStatusResponse, error)
 	// Membership of the meta Raft group, one change at a time (leader only).
@@ -208,6 +214,16 @@ func (c *adminServiceClient) DecommissionDatanode(ctx context.Context, in *Decom
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DecommissionDatanodeResponse)
 	err := c.cc.Invoke(ctx, AdminService_DecommissionDatanode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ScanContainer(ctx context.Context, in *ScanContainerRequest, opts ...grpc.CallOption) (*ScanContainerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ScanContainerResponse)
+	err := c.cc.Invoke(ctx, AdminService_ScanContainer_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -396,6 +412,11 @@ type AdminServiceServer interface {
 	ExitSafeMode(context.Context, *ExitSafeModeRequest) (*SafeModeStatus, error)
 	// DecommissionDatanode moves a datanode out of service or back in.
 	DecommissionDatanode(context.Context, *DecommissionDatanodeRequest) (*DecommissionDatanodeResponse, error)
+	// ScanContainer asks every live datanode holding a replica of a
+	// container to scan it next (ScanContainerCommand, in its next heartbeat
+	// reply) and returns the datanodes asked. A damaged replica is then
+	// reported UNHEALTHY and replaced. NOT_FOUND for an unknown container.
+	ScanContainer(context.Context, *ScanContainerRequest) (*ScanContainerResponse, error)
 	// MetaStatus is this replica's view of the meta Raft group.
 	MetaStatus(context.Context, *MetaStatusRequest) (*MetaStatusResponse, error)
 	// Membership of the meta Raft group, one change at a time (leader only).
@@ -477,6 +498,9 @@ func (UnimplementedAdminServiceServer) ExitSafeMode(context.Context, *ExitSafeMo
 }
 func (UnimplementedAdminServiceServer) DecommissionDatanode(context.Context, *DecommissionDatanodeRequest) (*DecommissionDatanodeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DecommissionDatanode not implemented")
+}
+func (UnimplementedAdminServiceServer) ScanContainer(context.Context, *ScanContainerRequest) (*ScanContainerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ScanContainer not implemented")
 }
 func (UnimplementedAdminServiceServer) MetaStatus(context.Context, *MetaStatusRequest) (*MetaStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method MetaStatus not implemented")
@@ -684,6 +708,24 @@ func _AdminService_DecommissionDatanode_Handler(srv interface{}, ctx context.Con
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AdminServiceServer).DecommissionDatanode(ctx, req.(*DecommissionDatanodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ScanContainer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ScanContainerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ScanContainer(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ScanContainer_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ScanContainer(ctx, req.(*ScanContainerRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -996,6 +1038,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DecommissionDatanode",
 			Handler:    _AdminService_DecommissionDatanode_Handler,
+		},
+		{
+			MethodName: "ScanContainer",
+			Handler:    _AdminService_ScanContainer_Handler,
 		},
 		{
 			MethodName: "MetaStatus",

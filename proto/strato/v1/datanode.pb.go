@@ -140,6 +140,7 @@ type NodeStats struct {
 	Remaining     int64                  `protobuf:"varint,3,opt,name=remaining,proto3" json:"remaining,omitempty"`                       // bytes free for containers
 	Volumes       int32                  `protobuf:"varint,4,opt,name=volumes,proto3" json:"volumes,omitempty"`                           // data directories
 	VolumeStats   []*VolumeStats         `protobuf:"bytes,5,rep,name=volume_stats,json=volumeStats,proto3" json:"volume_stats,omitempty"` // one per data directory
+	Scan          *ScanStats             `protobuf:"bytes,6,opt,name=scan,proto3" json:"scan,omitempty"`                                  // the background scanner's progress
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -209,6 +210,117 @@ func (x *NodeStats) GetVolumeStats() []*VolumeStats {
 	return nil
 }
 
+func (x *NodeStats) GetScan() *ScanStats {
+	if x != nil {
+		return x.Scan
+	}
+	return nil
+}
+
+// ScanStats is a datanode's background scanner (docs/operations.md
+// "Scanning"): the CLOSED containers it checked, and what it found.
+type ScanStats struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	MetaScans    int64                  `protobuf:"varint,1,opt,name=meta_scans,json=metaScans,proto3" json:"meta_scans,omitempty"`          // containers whose rows were checked against their files
+	DataScans    int64                  `protobuf:"varint,2,opt,name=data_scans,json=dataScans,proto3" json:"data_scans,omitempty"`          // containers whose every byte was read and verified
+	BytesScanned int64                  `protobuf:"varint,3,opt,name=bytes_scanned,json=bytesScanned,proto3" json:"bytes_scanned,omitempty"` // by data scans
+	Corruptions  int64                  `protobuf:"varint,4,opt,name=corruptions,proto3" json:"corruptions,omitempty"`                       // containers found damaged and marked UNHEALTHY
+	InProgress   int32                  `protobuf:"varint,5,opt,name=in_progress,json=inProgress,proto3" json:"in_progress,omitempty"`       // scans running now (one per volume at most)
+	// When the last full pass of each kind ended on every volume (0: not
+	// yet since the datanode started).
+	LastMetaPassUnixMs int64 `protobuf:"varint,6,opt,name=last_meta_pass_unix_ms,json=lastMetaPassUnixMs,proto3" json:"last_meta_pass_unix_ms,omitempty"`
+	LastDataPassUnixMs int64 `protobuf:"varint,7,opt,name=last_data_pass_unix_ms,json=lastDataPassUnixMs,proto3" json:"last_data_pass_unix_ms,omitempty"`
+	Disabled           bool  `protobuf:"varint,8,opt,name=disabled,proto3" json:"disabled,omitempty"` // the scanner is off (strato datanode --scan-disable)
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ScanStats) Reset() {
+	*x = ScanStats{}
+	mi := &file_strato_v1_datanode_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanStats) ProtoMessage() {}
+
+func (x *ScanStats) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_datanode_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanStats.ProtoReflect.Descriptor instead.
+func (*ScanStats) Descriptor() ([]byte, []int) {
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ScanStats) GetMetaScans() int64 {
+	if x != nil {
+		return x.MetaScans
+	}
+	return 0
+}
+
+func (x *ScanStats) GetDataScans() int64 {
+	if x != nil {
+		return x.DataScans
+	}
+	return 0
+}
+
+func (x *ScanStats) GetBytesScanned() int64 {
+	if x != nil {
+		return x.BytesScanned
+	}
+	return 0
+}
+
+func (x *ScanStats) GetCorruptions() int64 {
+	if x != nil {
+		return x.Corruptions
+	}
+	return 0
+}
+
+func (x *ScanStats) GetInProgress() int32 {
+	if x != nil {
+		return x.InProgress
+	}
+	return 0
+}
+
+func (x *ScanStats) GetLastMetaPassUnixMs() int64 {
+	if x != nil {
+		return x.LastMetaPassUnixMs
+	}
+	return 0
+}
+
+func (x *ScanStats) GetLastDataPassUnixMs() int64 {
+	if x != nil {
+		return x.LastDataPassUnixMs
+	}
+	return 0
+}
+
+func (x *ScanStats) GetDisabled() bool {
+	if x != nil {
+		return x.Disabled
+	}
+	return false
+}
+
 // VolumeStats is one data directory (disk) of a datanode.
 type VolumeStats struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -224,7 +336,7 @@ type VolumeStats struct {
 
 func (x *VolumeStats) Reset() {
 	*x = VolumeStats{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[1]
+	mi := &file_strato_v1_datanode_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -236,7 +348,7 @@ func (x *VolumeStats) String() string {
 func (*VolumeStats) ProtoMessage() {}
 
 func (x *VolumeStats) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[1]
+	mi := &file_strato_v1_datanode_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -249,7 +361,7 @@ func (x *VolumeStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeStats.ProtoReflect.Descriptor instead.
 func (*VolumeStats) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{1}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *VolumeStats) GetDir() string {
@@ -312,7 +424,7 @@ type PipelineInfo struct {
 
 func (x *PipelineInfo) Reset() {
 	*x = PipelineInfo{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[2]
+	mi := &file_strato_v1_datanode_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -324,7 +436,7 @@ func (x *PipelineInfo) String() string {
 func (*PipelineInfo) ProtoMessage() {}
 
 func (x *PipelineInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[2]
+	mi := &file_strato_v1_datanode_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -337,7 +449,7 @@ func (x *PipelineInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PipelineInfo.ProtoReflect.Descriptor instead.
 func (*PipelineInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{2}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PipelineInfo) GetId() uint64 {
@@ -400,7 +512,7 @@ type ContainerReplica struct {
 
 func (x *ContainerReplica) Reset() {
 	*x = ContainerReplica{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[3]
+	mi := &file_strato_v1_datanode_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -412,7 +524,7 @@ func (x *ContainerReplica) String() string {
 func (*ContainerReplica) ProtoMessage() {}
 
 func (x *ContainerReplica) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[3]
+	mi := &file_strato_v1_datanode_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -425,7 +537,7 @@ func (x *ContainerReplica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReplica.ProtoReflect.Descriptor instead.
 func (*ContainerReplica) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ContainerReplica) GetContainerId() uint64 {
@@ -484,7 +596,7 @@ type ContainerReport struct {
 
 func (x *ContainerReport) Reset() {
 	*x = ContainerReport{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[4]
+	mi := &file_strato_v1_datanode_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -496,7 +608,7 @@ func (x *ContainerReport) String() string {
 func (*ContainerReport) ProtoMessage() {}
 
 func (x *ContainerReport) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[4]
+	mi := &file_strato_v1_datanode_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -509,7 +621,7 @@ func (x *ContainerReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReport.ProtoReflect.Descriptor instead.
 func (*ContainerReport) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ContainerReport) GetFull() bool {
@@ -550,7 +662,7 @@ type CreateContainerCommand struct {
 
 func (x *CreateContainerCommand) Reset() {
 	*x = CreateContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[5]
+	mi := &file_strato_v1_datanode_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -562,7 +674,7 @@ func (x *CreateContainerCommand) String() string {
 func (*CreateContainerCommand) ProtoMessage() {}
 
 func (x *CreateContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[5]
+	mi := &file_strato_v1_datanode_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -575,7 +687,7 @@ func (x *CreateContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContainerCommand.ProtoReflect.Descriptor instead.
 func (*CreateContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CreateContainerCommand) GetContainerId() uint64 {
@@ -612,7 +724,7 @@ type CloseContainerCommand struct {
 
 func (x *CloseContainerCommand) Reset() {
 	*x = CloseContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[6]
+	mi := &file_strato_v1_datanode_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -624,7 +736,7 @@ func (x *CloseContainerCommand) String() string {
 func (*CloseContainerCommand) ProtoMessage() {}
 
 func (x *CloseContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[6]
+	mi := &file_strato_v1_datanode_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -637,7 +749,7 @@ func (x *CloseContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerCommand.ProtoReflect.Descriptor instead.
 func (*CloseContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CloseContainerCommand) GetContainerId() uint64 {
@@ -677,7 +789,7 @@ type ReplicateContainerCommand struct {
 
 func (x *ReplicateContainerCommand) Reset() {
 	*x = ReplicateContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[7]
+	mi := &file_strato_v1_datanode_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -689,7 +801,7 @@ func (x *ReplicateContainerCommand) String() string {
 func (*ReplicateContainerCommand) ProtoMessage() {}
 
 func (x *ReplicateContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[7]
+	mi := &file_strato_v1_datanode_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -702,7 +814,7 @@ func (x *ReplicateContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicateContainerCommand.ProtoReflect.Descriptor instead.
 func (*ReplicateContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ReplicateContainerCommand) GetContainerId() uint64 {
@@ -747,7 +859,7 @@ type ReconstructECContainerCommand struct {
 
 func (x *ReconstructECContainerCommand) Reset() {
 	*x = ReconstructECContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[8]
+	mi := &file_strato_v1_datanode_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -759,7 +871,7 @@ func (x *ReconstructECContainerCommand) String() string {
 func (*ReconstructECContainerCommand) ProtoMessage() {}
 
 func (x *ReconstructECContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[8]
+	mi := &file_strato_v1_datanode_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -772,7 +884,7 @@ func (x *ReconstructECContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconstructECContainerCommand.ProtoReflect.Descriptor instead.
 func (*ReconstructECContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ReconstructECContainerCommand) GetContainerId() uint64 {
@@ -822,7 +934,7 @@ type ECSource struct {
 
 func (x *ECSource) Reset() {
 	*x = ECSource{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[9]
+	mi := &file_strato_v1_datanode_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -834,7 +946,7 @@ func (x *ECSource) String() string {
 func (*ECSource) ProtoMessage() {}
 
 func (x *ECSource) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[9]
+	mi := &file_strato_v1_datanode_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -847,7 +959,7 @@ func (x *ECSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ECSource.ProtoReflect.Descriptor instead.
 func (*ECSource) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ECSource) GetReplicaIndex() int32 {
@@ -876,7 +988,7 @@ type DeleteContainerCommand struct {
 
 func (x *DeleteContainerCommand) Reset() {
 	*x = DeleteContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[10]
+	mi := &file_strato_v1_datanode_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -888,7 +1000,7 @@ func (x *DeleteContainerCommand) String() string {
 func (*DeleteContainerCommand) ProtoMessage() {}
 
 func (x *DeleteContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[10]
+	mi := &file_strato_v1_datanode_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -901,7 +1013,7 @@ func (x *DeleteContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteContainerCommand.ProtoReflect.Descriptor instead.
 func (*DeleteContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DeleteContainerCommand) GetContainerId() uint64 {
@@ -918,6 +1030,63 @@ func (x *DeleteContainerCommand) GetForce() bool {
 	return false
 }
 
+// ScanContainerCommand asks a datanode to scan its replica of a CLOSED
+// container next, ahead of its background scanner's periods (strato admin
+// container scan): data reads and verifies every byte, otherwise only the
+// rows are checked against the files. A damaged replica is marked
+// UNHEALTHY and reported in the next heartbeat, as the periodic scans do.
+type ScanContainerCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId   uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	Data          bool                   `protobuf:"varint,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanContainerCommand) Reset() {
+	*x = ScanContainerCommand{}
+	mi := &file_strato_v1_datanode_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanContainerCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanContainerCommand) ProtoMessage() {}
+
+func (x *ScanContainerCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_datanode_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanContainerCommand.ProtoReflect.Descriptor instead.
+func (*ScanContainerCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ScanContainerCommand) GetContainerId() uint64 {
+	if x != nil {
+		return x.ContainerId
+	}
+	return 0
+}
+
+func (x *ScanContainerCommand) GetData() bool {
+	if x != nil {
+		return x.Data
+	}
+	return false
+}
+
 // ClosePipelineCommand tells a member that its pipeline is closed.
 type ClosePipelineCommand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -928,7 +1097,7 @@ type ClosePipelineCommand struct {
 
 func (x *ClosePipelineCommand) Reset() {
 	*x = ClosePipelineCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[11]
+	mi := &file_strato_v1_datanode_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +1109,7 @@ func (x *ClosePipelineCommand) String() string {
 func (*ClosePipelineCommand) ProtoMessage() {}
 
 func (x *ClosePipelineCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[11]
+	mi := &file_strato_v1_datanode_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +1122,7 @@ func (x *ClosePipelineCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClosePipelineCommand.ProtoReflect.Descriptor instead.
 func (*ClosePipelineCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ClosePipelineCommand) GetPipelineId() uint64 {
@@ -978,7 +1147,7 @@ type DeleteBlocksCommand struct {
 
 func (x *DeleteBlocksCommand) Reset() {
 	*x = DeleteBlocksCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[12]
+	mi := &file_strato_v1_datanode_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -990,7 +1159,7 @@ func (x *DeleteBlocksCommand) String() string {
 func (*DeleteBlocksCommand) ProtoMessage() {}
 
 func (x *DeleteBlocksCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[12]
+	mi := &file_strato_v1_datanode_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1003,7 +1172,7 @@ func (x *DeleteBlocksCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBlocksCommand.ProtoReflect.Descriptor instead.
 func (*DeleteBlocksCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeleteBlocksCommand) GetContainerId() uint64 {
@@ -1040,6 +1209,7 @@ type DatanodeCommand struct {
 	//	*DatanodeCommand_ClosePipeline
 	//	*DatanodeCommand_DeleteBlocks
 	//	*DatanodeCommand_ReconstructEcContainer
+	//	*DatanodeCommand_ScanContainer
 	Cmd           isDatanodeCommand_Cmd `protobuf_oneof:"cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1047,7 +1217,7 @@ type DatanodeCommand struct {
 
 func (x *DatanodeCommand) Reset() {
 	*x = DatanodeCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[13]
+	mi := &file_strato_v1_datanode_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1229,7 @@ func (x *DatanodeCommand) String() string {
 func (*DatanodeCommand) ProtoMessage() {}
 
 func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[13]
+	mi := &file_strato_v1_datanode_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1242,7 @@ func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeCommand.ProtoReflect.Descriptor instead.
 func (*DatanodeCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DatanodeCommand) GetId() uint64 {
@@ -1152,6 +1322,15 @@ func (x *DatanodeCommand) GetReconstructEcContainer() *ReconstructECContainerCom
 	return nil
 }
 
+func (x *DatanodeCommand) GetScanContainer() *ScanContainerCommand {
+	if x != nil {
+		if x, ok := x.Cmd.(*DatanodeCommand_ScanContainer); ok {
+			return x.ScanContainer
+		}
+	}
+	return nil
+}
+
 type isDatanodeCommand_Cmd interface {
 	isDatanodeCommand_Cmd()
 }
@@ -1184,6 +1363,10 @@ type DatanodeCommand_ReconstructEcContainer struct {
 	ReconstructEcContainer *ReconstructECContainerCommand `protobuf:"bytes,8,opt,name=reconstruct_ec_container,json=reconstructEcContainer,proto3,oneof"`
 }
 
+type DatanodeCommand_ScanContainer struct {
+	ScanContainer *ScanContainerCommand `protobuf:"bytes,9,opt,name=scan_container,json=scanContainer,proto3,oneof"`
+}
+
 func (*DatanodeCommand_CreateContainer) isDatanodeCommand_Cmd() {}
 
 func (*DatanodeCommand_CloseContainer) isDatanodeCommand_Cmd() {}
@@ -1197,6 +1380,8 @@ func (*DatanodeCommand_ClosePipeline) isDatanodeCommand_Cmd() {}
 func (*DatanodeCommand_DeleteBlocks) isDatanodeCommand_Cmd() {}
 
 func (*DatanodeCommand_ReconstructEcContainer) isDatanodeCommand_Cmd() {}
+
+func (*DatanodeCommand_ScanContainer) isDatanodeCommand_Cmd() {}
 
 type RegisterRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1212,7 +1397,7 @@ type RegisterRequest struct {
 
 func (x *RegisterRequest) Reset() {
 	*x = RegisterRequest{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	mi := &file_strato_v1_datanode_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1224,7 +1409,7 @@ func (x *RegisterRequest) String() string {
 func (*RegisterRequest) ProtoMessage() {}
 
 func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	mi := &file_strato_v1_datanode_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1237,7 +1422,7 @@ func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RegisterRequest) GetDetails() *DatanodeDetails {
@@ -1278,7 +1463,7 @@ type RegisterResponse struct {
 
 func (x *RegisterResponse) Reset() {
 	*x = RegisterResponse{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[15]
+	mi := &file_strato_v1_datanode_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1475,7 @@ func (x *RegisterResponse) String() string {
 func (*RegisterResponse) ProtoMessage() {}
 
 func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[15]
+	mi := &file_strato_v1_datanode_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1488,7 @@ func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RegisterResponse) GetClusterId() string {
@@ -1333,7 +1518,7 @@ type BlockTokenKeys struct {
 
 func (x *BlockTokenKeys) Reset() {
 	*x = BlockTokenKeys{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[16]
+	mi := &file_strato_v1_datanode_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1345,7 +1530,7 @@ func (x *BlockTokenKeys) String() string {
 func (*BlockTokenKeys) ProtoMessage() {}
 
 func (x *BlockTokenKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[16]
+	mi := &file_strato_v1_datanode_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1358,7 +1543,7 @@ func (x *BlockTokenKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKeys.ProtoReflect.Descriptor instead.
 func (*BlockTokenKeys) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BlockTokenKeys) GetRequired() bool {
@@ -1387,7 +1572,7 @@ type BlockTokenKey struct {
 
 func (x *BlockTokenKey) Reset() {
 	*x = BlockTokenKey{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[17]
+	mi := &file_strato_v1_datanode_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1399,7 +1584,7 @@ func (x *BlockTokenKey) String() string {
 func (*BlockTokenKey) ProtoMessage() {}
 
 func (x *BlockTokenKey) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[17]
+	mi := &file_strato_v1_datanode_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1412,7 +1597,7 @@ func (x *BlockTokenKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKey.ProtoReflect.Descriptor instead.
 func (*BlockTokenKey) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BlockTokenKey) GetId() uint32 {
@@ -1453,7 +1638,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[18]
+	mi := &file_strato_v1_datanode_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +1650,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[18]
+	mi := &file_strato_v1_datanode_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +1663,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -1528,7 +1713,7 @@ type CommandFailure struct {
 
 func (x *CommandFailure) Reset() {
 	*x = CommandFailure{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[19]
+	mi := &file_strato_v1_datanode_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1725,7 @@ func (x *CommandFailure) String() string {
 func (*CommandFailure) ProtoMessage() {}
 
 func (x *CommandFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[19]
+	mi := &file_strato_v1_datanode_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1738,7 @@ func (x *CommandFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandFailure.ProtoReflect.Descriptor instead.
 func (*CommandFailure) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CommandFailure) GetCommandId() uint64 {
@@ -1589,7 +1774,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[20]
+	mi := &file_strato_v1_datanode_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1601,7 +1786,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[20]
+	mi := &file_strato_v1_datanode_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1614,7 +1799,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -1642,13 +1827,26 @@ var File_strato_v1_datanode_proto protoreflect.FileDescriptor
 
 const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\n" +
-	"\x18strato/v1/datanode.proto\x12\tstrato.v1\x1a\x19strato/v1/namespace.proto\"\xae\x01\n" +
+	"\x18strato/v1/datanode.proto\x12\tstrato.v1\x1a\x19strato/v1/namespace.proto\"\xd8\x01\n" +
 	"\tNodeStats\x12\x1a\n" +
 	"\bcapacity\x18\x01 \x01(\x03R\bcapacity\x12\x12\n" +
 	"\x04used\x18\x02 \x01(\x03R\x04used\x12\x1c\n" +
 	"\tremaining\x18\x03 \x01(\x03R\tremaining\x12\x18\n" +
 	"\avolumes\x18\x04 \x01(\x05R\avolumes\x129\n" +
-	"\fvolume_stats\x18\x05 \x03(\v2\x16.strato.v1.VolumeStatsR\vvolumeStats\"\xb6\x01\n" +
+	"\fvolume_stats\x18\x05 \x03(\v2\x16.strato.v1.VolumeStatsR\vvolumeStats\x12(\n" +
+	"\x04scan\x18\x06 \x01(\v2\x14.strato.v1.ScanStatsR\x04scan\"\xb5\x02\n" +
+	"\tScanStats\x12\x1d\n" +
+	"\n" +
+	"meta_scans\x18\x01 \x01(\x03R\tmetaScans\x12\x1d\n" +
+	"\n" +
+	"data_scans\x18\x02 \x01(\x03R\tdataScans\x12#\n" +
+	"\rbytes_scanned\x18\x03 \x01(\x03R\fbytesScanned\x12 \n" +
+	"\vcorruptions\x18\x04 \x01(\x03R\vcorruptions\x12\x1f\n" +
+	"\vin_progress\x18\x05 \x01(\x05R\n" +
+	"inProgress\x122\n" +
+	"\x16last_meta_pass_unix_ms\x18\x06 \x01(\x03R\x12lastMetaPassUnixMs\x122\n" +
+	"\x16last_data_pass_unix_ms\x18\a \x01(\x03R\x12lastDataPassUnixMs\x12\x1a\n" +
+	"\bdisabled\x18\b \x01(\bR\bdisabled\"\xb6\x01\n" +
 	"\vVolumeStats\x12\x10\n" +
 	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x1a\n" +
 	"\bcapacity\x18\x02 \x01(\x03R\bcapacity\x12\x12\n" +
@@ -1702,14 +1900,17 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\bdatanode\x18\x02 \x01(\v2\x1a.strato.v1.DatanodeDetailsR\bdatanode\"Q\n" +
 	"\x16DeleteContainerCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x14\n" +
-	"\x05force\x18\x02 \x01(\bR\x05force\"7\n" +
+	"\x05force\x18\x02 \x01(\bR\x05force\"M\n" +
+	"\x14ScanContainerCommand\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\bR\x04data\"7\n" +
 	"\x14ClosePipelineCommand\x12\x1f\n" +
 	"\vpipeline_id\x18\x01 \x01(\x04R\n" +
 	"pipelineId\"g\n" +
 	"\x13DeleteBlocksCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x1b\n" +
 	"\tlocal_ids\x18\x02 \x03(\x04R\blocalIds\x12\x10\n" +
-	"\x03seq\x18\x03 \x01(\x04R\x03seq\"\xe5\x04\n" +
+	"\x03seq\x18\x03 \x01(\x04R\x03seq\"\xaf\x05\n" +
 	"\x0fDatanodeCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12N\n" +
 	"\x10create_container\x18\x02 \x01(\v2!.strato.v1.CreateContainerCommandH\x00R\x0fcreateContainer\x12K\n" +
@@ -1718,7 +1919,8 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\x10delete_container\x18\x05 \x01(\v2!.strato.v1.DeleteContainerCommandH\x00R\x0fdeleteContainer\x12H\n" +
 	"\x0eclose_pipeline\x18\x06 \x01(\v2\x1f.strato.v1.ClosePipelineCommandH\x00R\rclosePipeline\x12E\n" +
 	"\rdelete_blocks\x18\a \x01(\v2\x1e.strato.v1.DeleteBlocksCommandH\x00R\fdeleteBlocks\x12d\n" +
-	"\x18reconstruct_ec_container\x18\b \x01(\v2(.strato.v1.ReconstructECContainerCommandH\x00R\x16reconstructEcContainerB\x05\n" +
+	"\x18reconstruct_ec_container\x18\b \x01(\v2(.strato.v1.ReconstructECContainerCommandH\x00R\x16reconstructEcContainer\x12H\n" +
+	"\x0escan_container\x18\t \x01(\v2\x1f.strato.v1.ScanContainerCommandH\x00R\rscanContainerB\x05\n" +
 	"\x03cmd\"\xc6\x01\n" +
 	"\x0fRegisterRequest\x124\n" +
 	"\adetails\x18\x01 \x01(\v2\x1a.strato.v1.DatanodeDetailsR\adetails\x12*\n" +
@@ -1784,73 +1986,77 @@ func file_strato_v1_datanode_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_datanode_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_strato_v1_datanode_proto_goTypes = []any{
 	(ContainerState)(0),                   // 0: strato.v1.ContainerState
 	(PipelineState)(0),                    // 1: strato.v1.PipelineState
 	(*NodeStats)(nil),                     // 2: strato.v1.NodeStats
-	(*VolumeStats)(nil),                   // 3: strato.v1.VolumeStats
-	(*PipelineInfo)(nil),                  // 4: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),              // 5: strato.v1.ContainerReplica
-	(*ContainerReport)(nil),               // 6: strato.v1.ContainerReport
-	(*CreateContainerCommand)(nil),        // 7: strato.v1.CreateContainerCommand
-	(*CloseContainerCommand)(nil),         // 8: strato.v1.CloseContainerCommand
-	(*ReplicateContainerCommand)(nil),     // 9: strato.v1.ReplicateContainerCommand
-	(*ReconstructECContainerCommand)(nil), // 10: strato.v1.ReconstructECContainerCommand
-	(*ECSource)(nil),                      // 11: strato.v1.ECSource
-	(*DeleteContainerCommand)(nil),        // 12: strato.v1.DeleteContainerCommand
-	(*ClosePipelineCommand)(nil),          // 13: strato.v1.ClosePipelineCommand
-	(*DeleteBlocksCommand)(nil),           // 14: strato.v1.DeleteBlocksCommand
-	(*DatanodeCommand)(nil),               // 15: strato.v1.DatanodeCommand
-	(*RegisterRequest)(nil),               // 16: strato.v1.RegisterRequest
-	(*RegisterResponse)(nil),              // 17: strato.v1.RegisterResponse
-	(*BlockTokenKeys)(nil),                // 18: strato.v1.BlockTokenKeys
-	(*BlockTokenKey)(nil),                 // 19: strato.v1.BlockTokenKey
-	(*HeartbeatRequest)(nil),              // 20: strato.v1.HeartbeatRequest
-	(*CommandFailure)(nil),                // 21: strato.v1.CommandFailure
-	(*HeartbeatResponse)(nil),             // 22: strato.v1.HeartbeatResponse
-	(ReplicationFactor)(0),                // 23: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),                 // 24: strato.v1.ErasureCoding
-	(*DatanodeDetails)(nil),               // 25: strato.v1.DatanodeDetails
+	(*ScanStats)(nil),                     // 3: strato.v1.ScanStats
+	(*VolumeStats)(nil),                   // 4: strato.v1.VolumeStats
+	(*PipelineInfo)(nil),                  // 5: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),              // 6: strato.v1.ContainerReplica
+	(*ContainerReport)(nil),               // 7: strato.v1.ContainerReport
+	(*CreateContainerCommand)(nil),        // 8: strato.v1.CreateContainerCommand
+	(*CloseContainerCommand)(nil),         // 9: strato.v1.CloseContainerCommand
+	(*ReplicateContainerCommand)(nil),     // 10: strato.v1.ReplicateContainerCommand
+	(*ReconstructECContainerCommand)(nil), // 11: strato.v1.ReconstructECContainerCommand
+	(*ECSource)(nil),                      // 12: strato.v1.ECSource
+	(*DeleteContainerCommand)(nil),        // 13: strato.v1.DeleteContainerCommand
+	(*ScanContainerCommand)(nil),          // 14: strato.v1.ScanContainerCommand
+	(*ClosePipelineCommand)(nil),          // 15: strato.v1.ClosePipelineCommand
+	(*DeleteBlocksCommand)(nil),           // 16: strato.v1.DeleteBlocksCommand
+	(*DatanodeCommand)(nil),               // 17: strato.v1.DatanodeCommand
+	(*RegisterRequest)(nil),               // 18: strato.v1.RegisterRequest
+	(*RegisterResponse)(nil),              // 19: strato.v1.RegisterResponse
+	(*BlockTokenKeys)(nil),                // 20: strato.v1.BlockTokenKeys
+	(*BlockTokenKey)(nil),                 // 21: strato.v1.BlockTokenKey
+	(*HeartbeatRequest)(nil),              // 22: strato.v1.HeartbeatRequest
+	(*CommandFailure)(nil),                // 23: strato.v1.CommandFailure
+	(*HeartbeatResponse)(nil),             // 24: strato.v1.HeartbeatResponse
+	(ReplicationFactor)(0),                // 25: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                 // 26: strato.v1.ErasureCoding
+	(*DatanodeDetails)(nil),               // 27: strato.v1.DatanodeDetails
 }
 var file_strato_v1_datanode_proto_depIdxs = []int32{
-	3,  // 0: strato.v1.NodeStats.volume_stats:type_name -> strato.v1.VolumeStats
-	23, // 1: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
-	1,  // 2: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
-	24, // 3: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	0,  // 4: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
-	5,  // 5: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
-	4,  // 6: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
-	25, // 7: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
-	24, // 8: strato.v1.ReconstructECContainerCommand.erasure_coding:type_name -> strato.v1.ErasureCoding
-	11, // 9: strato.v1.ReconstructECContainerCommand.sources:type_name -> strato.v1.ECSource
-	25, // 10: strato.v1.ECSource.datanode:type_name -> strato.v1.DatanodeDetails
-	7,  // 11: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
-	8,  // 12: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
-	9,  // 13: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
-	12, // 14: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
-	13, // 15: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
-	14, // 16: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
-	10, // 17: strato.v1.DatanodeCommand.reconstruct_ec_container:type_name -> strato.v1.ReconstructECContainerCommand
-	25, // 18: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
-	2,  // 19: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
-	6,  // 20: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
-	18, // 21: strato.v1.RegisterResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
-	19, // 22: strato.v1.BlockTokenKeys.keys:type_name -> strato.v1.BlockTokenKey
-	2,  // 23: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
-	6,  // 24: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
-	21, // 25: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
-	15, // 26: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
-	18, // 27: strato.v1.HeartbeatResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
-	16, // 28: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
-	20, // 29: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
-	17, // 30: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
-	22, // 31: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
-	30, // [30:32] is the sub-list for method output_type
-	28, // [28:30] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	4,  // 0: strato.v1.NodeStats.volume_stats:type_name -> strato.v1.VolumeStats
+	3,  // 1: strato.v1.NodeStats.scan:type_name -> strato.v1.ScanStats
+	25, // 2: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
+	1,  // 3: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
+	26, // 4: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	0,  // 5: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
+	6,  // 6: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
+	5,  // 7: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
+	27, // 8: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
+	26, // 9: strato.v1.ReconstructECContainerCommand.erasure_coding:type_name -> strato.v1.ErasureCoding
+	12, // 10: strato.v1.ReconstructECContainerCommand.sources:type_name -> strato.v1.ECSource
+	27, // 11: strato.v1.ECSource.datanode:type_name -> strato.v1.DatanodeDetails
+	8,  // 12: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
+	9,  // 13: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
+	10, // 14: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
+	13, // 15: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
+	15, // 16: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
+	16, // 17: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
+	11, // 18: strato.v1.DatanodeCommand.reconstruct_ec_container:type_name -> strato.v1.ReconstructECContainerCommand
+	14, // 19: strato.v1.DatanodeCommand.scan_container:type_name -> strato.v1.ScanContainerCommand
+	27, // 20: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
+	2,  // 21: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
+	7,  // 22: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
+	20, // 23: strato.v1.RegisterResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
+	21, // 24: strato.v1.BlockTokenKeys.keys:type_name -> strato.v1.BlockTokenKey
+	2,  // 25: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
+	7,  // 26: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
+	23, // 27: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
+	17, // 28: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
+	20, // 29: strato.v1.HeartbeatResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
+	18, // 30: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
+	22, // 31: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
+	19, // 32: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
+	24, // 33: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
+	32, // [32:34] is the sub-list for method output_type
+	30, // [30:32] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_datanode_proto_init() }
@@ -1859,7 +2065,7 @@ func file_strato_v1_datanode_proto_init() {
 		return
 	}
 	file_strato_v1_namespace_proto_init()
-	file_strato_v1_datanode_proto_msgTypes[13].OneofWrappers = []any{
+	file_strato_v1_datanode_proto_msgTypes[15].OneofWrappers = []any{
 		(*DatanodeCommand_CreateContainer)(nil),
 		(*DatanodeCommand_CloseContainer)(nil),
 		(*DatanodeCommand_ReplicateContainer)(nil),
@@ -1867,6 +2073,7 @@ func file_strato_v1_datanode_proto_init() {
 		(*DatanodeCommand_ClosePipeline)(nil),
 		(*DatanodeCommand_DeleteBlocks)(nil),
 		(*DatanodeCommand_ReconstructEcContainer)(nil),
+		(*DatanodeCommand_ScanContainer)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1874,7 +2081,7 @@ func file_strato_v1_datanode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_datanode_proto_rawDesc), len(file_strato_v1_datanode_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
