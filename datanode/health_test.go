@@ -1,0 +1,268 @@
+package datanode
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/checksum"
+	"github.com/strato-io/strato/datanode/container"
+	"github.com/strato-io/strato/wire"
+)
+
+// failDir returns a file system over fs that fails every operation under
+// dir once its toggle is on.
+func failDir(fs vfs.FS, dir string) (vfs.FS, *errorfs.Toggle) {
+	tg := &errorfs.Toggle{Injector: errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if op.Path == dir || strings.HasPrefix(op.Path, dir+"/") {
+			return errorfs.ErrInjected
+		}
+		return nil
+	})}
+	return errorfs.Wrap(fs, tg), tg
+}
+
+// putBlock writes block (id, local) of data on the store and commits it.
+func putBlock(t *testing.T, s *Store, id, local uint64, data []byte) error {
+	t.Helper()
+	c, err := s.openForWrite(id)
+	if err != nil {
+		return err
+	}
+	if err := c.WriteChunk(local, 0, data, checksum.Compute(checksum.CRC32C, 1024, data), container.WriteOptions{}); err != nil {
+		return err
+	}
+	_, err = c.PutBlock(local, int64(len(data)), container.PutOptions{})
+	return err
+}
+
+// requireBlock reads block (id, local) back whole.
+func requireBlock(t *testing.T, s *Store, id, local uint64, want []byte) {
+	t.Helper()
+	c, err := s.Container(id)
+	require.NoError(t, err)
+	r, err := c.ReadChunk(local, 0, int64(len(want)))
+	require.NoError(t, err)
+	require.NoError(t, r.Verify())
+	require.Equal(t, want, r.Bytes(0, int64(len(want))))
+}
+
+func reportedIDs(s *Store) []uint64 {
+	var ids []uint64
+	for _, r := range (storeReports{s}).Replicas() {
+		ids = append(ids, r.ContainerId)
+	}
+	return ids
+}
+
+// TestStoreStartsWithoutAFailedVolume: a volume that fails to open (its
+// file system fails every call) is recorded FAILED with its reason; the
+// store opens on the others, which serve their containers and take new
+// ones, as long as the failures are tolerated; beyond, or with none left,
+// it refuses to open, naming the failed volume.
+func TestStoreStartsWithoutAFailedVolume(t *testing.T) {
+	mem := vfs.NewMem()
+	fs, bad := failDir(mem, "/b")
+	o := StoreOptions{Dirs: []string{"/a", "/b", "/c"}, Volume: container.Options{FS: fs}, Logger: quietLogger(),
+		ContainerSize: 1 << 20, FailedVolumesTolerated: 1}
+	s, err := OpenStore(o)
+	require.NoError(t, err)
+	for id := uint64(1); id <= 3; id++ {
+		require.NoError(t, putBlock(t, s, id, 1, pattern(int64(id), 0, 4096)))
+	}
+	require.Equal(t, "/b", volumeOf(t, s, 2))
+	require.NoError(t, s.Close())
+
+	bad.On()
+	s, err = OpenStore(o)
+	require.NoError(t, err)
+	st := s.Stats()
+	require.Equal(t, 1, st.FailedVolumes)
+	require.Equal(t, VolumeHealthy, st.Volumes[0].State)
+	require.Equal(t, VolumeFailed, st.Volumes[1].State)
+	require.Contains(t, st.Volumes[1].Reason, "injected")
+	require.False(t, st.Volumes[1].FailedAt.IsZero())
+	require.Equal(t, VolumeHealthy, st.Volumes[2].State)
+	require.Equal(t, []uint64{1, 3}, reportedIDs(s))
+	requireBlock(t, s, 1, 1, pattern(1, 0, 4096))
+	requireBlock(t, s, 3, 1, pattern(3, 0, 4096))
+	_, err = s.Container(2)
+	require.ErrorIs(t, err, container.ErrNotFound)
+	for id := uint64(10); id < 14; id++ {
+		require.NoError(t, putBlock(t, s, id, 1, pattern(int64(id), 0, 4096)))
+		require.NotEqual(t, "/b", volumeOf(t, s, id))
+	}
+	require.NoError(t, s.Close())
+
+	o.FailedVolumesTolerated = 0
+	_, err = OpenStore(o)
+	require.ErrorIs(t, err, ErrVolumesFailed)
+	require.Contains(t, err.Error(), "/b: open")
+
+	o.FailedVolumesTolerated = AnyFailedVolumes
+	o.Dirs = []string{"/b"}
+	_, err = OpenStore(o)
+	require.ErrorIs(t, err, ErrVolumesFailed, "no volume works")
+
+	bad.Off()
+	o.Dirs = []string{"/a", "/b", "/c"}
+	s, err = OpenStore(o)
+	require.NoError(t, err)
+	defer s.Close()
+	require.Equal(t, 0, s.Stats().FailedVolumes)
+	requireBlock(t, s, 2, 1, pattern(2, 0, 4096))
+}
+
+// TestStoreStartsWithoutAnUnusableDirectory: on the real file system, a
+// volume directory that cannot be one (a regular file stands in its
+// place; tests run as root, where permissions stop nothing) fails alone.
+func TestStoreStartsWithoutAnUnusableDirectory(t *testing.T) {
+	root := t.TempDir()
+	dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c")}
+	require.NoError(t, os.WriteFile(dirs[1], []byte("not a directory"), 0o644))
+	s, err := OpenStore(StoreOptions{Dirs: dirs, Logger: quietLogger(), FailedVolumesTolerated: AnyFailedVolumes})
+	require.NoError(t, err)
+	defer s.Close()
+	st := s.Stats()
+	require.Equal(t, 1, st.FailedVolumes)
+	require.Equal(t, VolumeFailed, st.Volumes[1].State)
+	require.Contains(t, st.Volumes[1].Reason, "not a directory")
+	for id := uint64(1); id <= 4; id++ {
+		require.NoError(t, putBlock(t, s, id, 1, pattern(int64(id), 0, 8192)))
+		requireBlock(t, s, id, 1, pattern(int64(id), 0, 8192))
+		require.NotEqual(t, dirs[1], volumeOf(t, s, id))
+	}
+}
+
+// TestStoreVolumeFailsAtRunTime: once a volume's disk fails every call, a
+// write there fails with an I/O error, which has the volumes checked: the
+// volume is taken out of service, its containers are neither served nor
+// reported, Failed hears of them, a write naming one is refused rather
+// than starting an empty replica, and the other volumes lose nothing.
+func TestStoreVolumeFailsAtRunTime(t *testing.T) {
+	fs, bad := failDir(vfs.NewMem(), "/vol1")
+	var mu sync.Mutex
+	lost := map[string][]uint64{}
+	n := startNode(t, nodeConfig{fs: fs, dirs: 3})
+	n.store.opts.Failed = func(dir string, ids []uint64) {
+		mu.Lock()
+		defer mu.Unlock()
+		lost[dir] = append(lost[dir], ids...)
+	}
+	n.store.opts.FailedVolumesTolerated = 1
+	c := n.dial(t)
+	for id := uint64(1); id <= 6; id++ {
+		writeBlock(t, c, bid(id, 1), pattern(int64(id), 0, 50000), 20000, nil, false)
+	}
+	var onBad []uint64
+	for id := uint64(1); id <= 6; id++ {
+		if volumeOf(t, n.store, id) == "/vol1" {
+			onBad = append(onBad, id)
+		}
+	}
+	require.Len(t, onBad, 2)
+
+	bad.On()
+	ctx := t.Context()
+	data := pattern(99, 0, 20000)
+	err := c.WriteChunk(ctx, &wire.WriteChunkRequest{Block: bid(onBad[0], 2), Checksums: sums(data)}, data)
+	requireCode(t, err, wire.CodeIO)
+	require.Eventually(t, func() bool { return n.store.Stats().FailedVolumes == 1 }, 5*time.Second, 10*time.Millisecond)
+	st := n.store.Stats()
+	require.Equal(t, VolumeFailed, st.Volumes[1].State)
+	require.Contains(t, st.Volumes[1].Reason, "injected")
+	require.Equal(t, 4, st.Containers)
+	mu.Lock()
+	slices.Sort(lost["/vol1"])
+	require.Equal(t, map[string][]uint64{"/vol1": onBad}, lost)
+	mu.Unlock()
+	require.NoError(t, n.store.Tolerable())
+
+	for _, id := range onBad {
+		_, _, err := c.ReadChunk(ctx, &wire.ReadChunkRequest{Block: bid(id, 1), Length: 100}, nil)
+		requireCode(t, err, wire.CodeContainerNotFound)
+		err = c.WriteChunk(ctx, &wire.WriteChunkRequest{Block: bid(id, 3), Checksums: sums(data)}, data)
+		requireCode(t, err, wire.CodeIO)
+		require.NotContains(t, reportedIDs(n.store), id)
+	}
+	for id := uint64(1); id <= 6; id++ {
+		if !slices.Contains(onBad, id) {
+			require.Equal(t, pattern(int64(id), 0, 50000), readRange(t, c, bid(id, 1), 0, 50000))
+		}
+	}
+	for id := uint64(20); id < 24; id++ {
+		writeBlock(t, c, bid(id, 1), pattern(int64(id), 0, 5000), 5000, nil, false)
+		require.NotEqual(t, "/vol1", volumeOf(t, n.store, id))
+	}
+
+	// A second failure is one too many.
+	n.store.FailVolume("/vol2", "test")
+	require.ErrorIs(t, n.store.Tolerable(), ErrVolumesFailed)
+}
+
+// TestStoreReadOnlyVolume: a volume whose directory turns read-only (a
+// read-only tmpfs mounted over it, as a disk's file system remounts itself
+// read-only on errors) fails its next health check; the others carry on,
+// and after a restart it fails to open, saying why. Needs root to mount.
+func TestStoreReadOnlyVolume(t *testing.T) {
+	mount := func(dir string, args ...string) error {
+		out, err := exec.Command("mount", append(args, "tmpfs", dir)...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("mount %v: %w: %s", args, err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+		return nil
+	}
+	// Three disks of one size, so that containers land on each.
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	for _, d := range dirs {
+		if err := mount(d, "-t", "tmpfs", "-o", "size=64m"); err != nil {
+			t.Skipf("cannot mount a tmpfs: %v", err)
+		}
+	}
+	disk := dirs[1]
+	o := StoreOptions{Dirs: dirs, Logger: quietLogger(), FailedVolumesTolerated: 1, ContainerSize: 1 << 20}
+	s, err := OpenStore(o)
+	require.NoError(t, err)
+	defer func() { _ = s.Close() }()
+	for id := uint64(1); id <= 6; id++ {
+		require.NoError(t, putBlock(t, s, id, 1, pattern(int64(id), 0, 8192)))
+	}
+	require.NoError(t, s.CheckVolumes())
+	require.Equal(t, 0, s.Stats().FailedVolumes)
+
+	require.NoError(t, mount(disk, "-t", "tmpfs", "-o", "ro,size=1m"))
+	require.NoError(t, s.CheckVolumes(), "one failure is tolerated")
+	st := s.Stats()
+	require.Equal(t, VolumeFailed, st.Volumes[1].State)
+	require.Contains(t, st.Volumes[1].Reason, "read-only")
+	require.Equal(t, 4, st.Containers)
+	check := func(s *Store) {
+		for id := uint64(1); id <= 6; id++ {
+			if _, err := s.Container(id); err == nil {
+				require.NotEqual(t, disk, volumeOf(t, s, id))
+				requireBlock(t, s, id, 1, pattern(int64(id), 0, 8192))
+			}
+		}
+	}
+	check(s)
+	require.NoError(t, s.Close())
+
+	s, err = OpenStore(o)
+	require.NoError(t, err)
+	st = s.Stats()
+	require.Equal(t, VolumeFailed, st.Volumes[1].State)
+	require.Contains(t, st.Volumes[1].Reason, "read-only")
+	require.Equal(t, 4, st.Containers)
+	check(s)
+}
