@@ -514,10 +514,15 @@ func replicaState(s container.State) stratov1.ContainerState {
 
 func (r storeReports) NodeStats() *stratov1.NodeStats {
 	st := r.s.Stats()
-	ns := &stratov1.NodeStats{Capacity: st.Capacity, Used: st.Used, Remaining: st.Available, Volumes: int32(len(st.Volumes))}
+	ns := &stratov1.NodeStats{Capacity: st.Capacity, Used: st.Used, Remaining: st.Available, Volumes: int32(len(st.Volumes)),
+		FailedVolumes: int32(st.FailedVolumes)}
 	for _, v := range st.Volumes {
-		ns.VolumeStats = append(ns.VolumeStats, &stratov1.VolumeStats{Dir: v.Dir, Capacity: v.Capacity, Used: v.Used,
-			Remaining: v.Available, Containers: int32(v.Containers), OpenContainers: int32(v.OpenContainers)})
+		vs := &stratov1.VolumeStats{Dir: v.Dir, Capacity: v.Capacity, Used: v.Used, Remaining: v.Available,
+			Containers: int32(v.Containers), OpenContainers: int32(v.OpenContainers), State: stratov1.VolumeState_VOLUME_HEALTHY}
+		if v.State == VolumeFailed {
+			vs.State, vs.Failure, vs.FailedUnixMs = stratov1.VolumeState_VOLUME_FAILED, v.Reason, v.FailedAt.UnixMilli()
+		}
+		ns.VolumeStats = append(ns.VolumeStats, vs)
 	}
 	return ns
 }

@@ -21,6 +21,56 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// VolumeState is a data directory's health (HDFS's failed volumes).
+type VolumeState int32
+
+const (
+	VolumeState_VOLUME_STATE_UNSPECIFIED VolumeState = 0
+	VolumeState_VOLUME_HEALTHY           VolumeState = 1
+	VolumeState_VOLUME_FAILED            VolumeState = 2
+)
+
+// Enum value maps for VolumeState.
+var (
+	VolumeState_name = map[int32]string{
+		0: "VOLUME_STATE_UNSPECIFIED",
+		1: "VOLUME_HEALTHY",
+		2: "VOLUME_FAILED",
+	}
+	VolumeState_value = map[string]int32{
+		"VOLUME_STATE_UNSPECIFIED": 0,
+		"VOLUME_HEALTHY":           1,
+		"VOLUME_FAILED":            2,
+	}
+)
+
+func (x VolumeState) Enum() *VolumeState {
+	p := new(VolumeState)
+	*p = x
+	return p
+}
+
+func (x VolumeState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (VolumeState) Descriptor() protoreflect.EnumDescriptor {
+	return file_strato_v1_datanode_proto_enumTypes[0].Descriptor()
+}
+
+func (VolumeState) Type() protoreflect.EnumType {
+	return &file_strato_v1_datanode_proto_enumTypes[0]
+}
+
+func (x VolumeState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use VolumeState.Descriptor instead.
+func (VolumeState) EnumDescriptor() ([]byte, []int) {
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{0}
+}
+
 // ContainerState is the life of a container: OPEN (written through its
 // pipeline), CLOSING (no new writes), CLOSED (immutable, copied whole when
 // a replica is lost), UNHEALTHY (a replica that failed a check), DELETED.
@@ -66,11 +116,11 @@ func (x ContainerState) String() string {
 }
 
 func (ContainerState) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_datanode_proto_enumTypes[0].Descriptor()
+	return file_strato_v1_datanode_proto_enumTypes[1].Descriptor()
 }
 
 func (ContainerState) Type() protoreflect.EnumType {
-	return &file_strato_v1_datanode_proto_enumTypes[0]
+	return &file_strato_v1_datanode_proto_enumTypes[1]
 }
 
 func (x ContainerState) Number() protoreflect.EnumNumber {
@@ -79,7 +129,7 @@ func (x ContainerState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ContainerState.Descriptor instead.
 func (ContainerState) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{0}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{1}
 }
 
 // PipelineState is OPEN (new containers and blocks go there) or CLOSED.
@@ -116,11 +166,11 @@ func (x PipelineState) String() string {
 }
 
 func (PipelineState) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_datanode_proto_enumTypes[1].Descriptor()
+	return file_strato_v1_datanode_proto_enumTypes[2].Descriptor()
 }
 
 func (PipelineState) Type() protoreflect.EnumType {
-	return &file_strato_v1_datanode_proto_enumTypes[1]
+	return &file_strato_v1_datanode_proto_enumTypes[2]
 }
 
 func (x PipelineState) Number() protoreflect.EnumNumber {
@@ -129,17 +179,18 @@ func (x PipelineState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PipelineState.Descriptor instead.
 func (PipelineState) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{1}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{2}
 }
 
 // NodeStats is a datanode's storage summary, sent with every heartbeat.
 type NodeStats struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Capacity      int64                  `protobuf:"varint,1,opt,name=capacity,proto3" json:"capacity,omitempty"`                         // bytes of its volumes' file systems
-	Used          int64                  `protobuf:"varint,2,opt,name=used,proto3" json:"used,omitempty"`                                 // bytes its containers use
-	Remaining     int64                  `protobuf:"varint,3,opt,name=remaining,proto3" json:"remaining,omitempty"`                       // bytes free for containers
-	Volumes       int32                  `protobuf:"varint,4,opt,name=volumes,proto3" json:"volumes,omitempty"`                           // data directories
-	VolumeStats   []*VolumeStats         `protobuf:"bytes,5,rep,name=volume_stats,json=volumeStats,proto3" json:"volume_stats,omitempty"` // one per data directory
+	Capacity      int64                  `protobuf:"varint,1,opt,name=capacity,proto3" json:"capacity,omitempty"`                                // bytes of its volumes' file systems
+	Used          int64                  `protobuf:"varint,2,opt,name=used,proto3" json:"used,omitempty"`                                        // bytes its containers use
+	Remaining     int64                  `protobuf:"varint,3,opt,name=remaining,proto3" json:"remaining,omitempty"`                              // bytes free for containers
+	Volumes       int32                  `protobuf:"varint,4,opt,name=volumes,proto3" json:"volumes,omitempty"`                                  // data directories
+	VolumeStats   []*VolumeStats         `protobuf:"bytes,5,rep,name=volume_stats,json=volumeStats,proto3" json:"volume_stats,omitempty"`        // one per data directory
+	FailedVolumes int32                  `protobuf:"varint,6,opt,name=failed_volumes,json=failedVolumes,proto3" json:"failed_volumes,omitempty"` // data directories out of service (VOLUME_FAILED)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -209,6 +260,13 @@ func (x *NodeStats) GetVolumeStats() []*VolumeStats {
 	return nil
 }
 
+func (x *NodeStats) GetFailedVolumes() int32 {
+	if x != nil {
+		return x.FailedVolumes
+	}
+	return 0
+}
+
 // VolumeStats is one data directory (disk) of a datanode.
 type VolumeStats struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -218,8 +276,14 @@ type VolumeStats struct {
 	Remaining      int64                  `protobuf:"varint,4,opt,name=remaining,proto3" json:"remaining,omitempty"` // bytes free for containers
 	Containers     int32                  `protobuf:"varint,5,opt,name=containers,proto3" json:"containers,omitempty"`
 	OpenContainers int32                  `protobuf:"varint,6,opt,name=open_containers,json=openContainers,proto3" json:"open_containers,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// state: HEALTHY, or FAILED (out of service: its containers are not
+	// served or reported, and it reports no space); UNSPECIFIED from a
+	// datanode of before, whose volumes were all healthy.
+	State         VolumeState `protobuf:"varint,7,opt,name=state,proto3,enum=strato.v1.VolumeState" json:"state,omitempty"`
+	Failure       string      `protobuf:"bytes,8,opt,name=failure,proto3" json:"failure,omitempty"`                                  // why a FAILED volume failed
+	FailedUnixMs  int64       `protobuf:"varint,9,opt,name=failed_unix_ms,json=failedUnixMs,proto3" json:"failed_unix_ms,omitempty"` // when it failed (0: not failed)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *VolumeStats) Reset() {
@@ -290,6 +354,27 @@ func (x *VolumeStats) GetContainers() int32 {
 func (x *VolumeStats) GetOpenContainers() int32 {
 	if x != nil {
 		return x.OpenContainers
+	}
+	return 0
+}
+
+func (x *VolumeStats) GetState() VolumeState {
+	if x != nil {
+		return x.State
+	}
+	return VolumeState_VOLUME_STATE_UNSPECIFIED
+}
+
+func (x *VolumeStats) GetFailure() string {
+	if x != nil {
+		return x.Failure
+	}
+	return ""
+}
+
+func (x *VolumeStats) GetFailedUnixMs() int64 {
+	if x != nil {
+		return x.FailedUnixMs
 	}
 	return 0
 }
@@ -1642,13 +1727,14 @@ var File_strato_v1_datanode_proto protoreflect.FileDescriptor
 
 const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\n" +
-	"\x18strato/v1/datanode.proto\x12\tstrato.v1\x1a\x19strato/v1/namespace.proto\"\xae\x01\n" +
+	"\x18strato/v1/datanode.proto\x12\tstrato.v1\x1a\x19strato/v1/namespace.proto\"\xd5\x01\n" +
 	"\tNodeStats\x12\x1a\n" +
 	"\bcapacity\x18\x01 \x01(\x03R\bcapacity\x12\x12\n" +
 	"\x04used\x18\x02 \x01(\x03R\x04used\x12\x1c\n" +
 	"\tremaining\x18\x03 \x01(\x03R\tremaining\x12\x18\n" +
 	"\avolumes\x18\x04 \x01(\x05R\avolumes\x129\n" +
-	"\fvolume_stats\x18\x05 \x03(\v2\x16.strato.v1.VolumeStatsR\vvolumeStats\"\xb6\x01\n" +
+	"\fvolume_stats\x18\x05 \x03(\v2\x16.strato.v1.VolumeStatsR\vvolumeStats\x12%\n" +
+	"\x0efailed_volumes\x18\x06 \x01(\x05R\rfailedVolumes\"\xa4\x02\n" +
 	"\vVolumeStats\x12\x10\n" +
 	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x1a\n" +
 	"\bcapacity\x18\x02 \x01(\x03R\bcapacity\x12\x12\n" +
@@ -1657,7 +1743,10 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\n" +
 	"containers\x18\x05 \x01(\x05R\n" +
 	"containers\x12'\n" +
-	"\x0fopen_containers\x18\x06 \x01(\x05R\x0eopenContainers\"\x91\x02\n" +
+	"\x0fopen_containers\x18\x06 \x01(\x05R\x0eopenContainers\x12,\n" +
+	"\x05state\x18\a \x01(\x0e2\x16.strato.v1.VolumeStateR\x05state\x12\x18\n" +
+	"\afailure\x18\b \x01(\tR\afailure\x12$\n" +
+	"\x0efailed_unix_ms\x18\t \x01(\x03R\ffailedUnixMs\"\x91\x02\n" +
 	"\fPipelineInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12>\n" +
 	"\vreplication\x18\x02 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12\x18\n" +
@@ -1754,7 +1843,11 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\n" +
 	"reregister\x18\x02 \x01(\bR\n" +
 	"reregister\x12<\n" +
-	"\fblock_tokens\x18\x03 \x01(\v2\x19.strato.v1.BlockTokenKeysR\vblockTokens*\xa2\x01\n" +
+	"\fblock_tokens\x18\x03 \x01(\v2\x19.strato.v1.BlockTokenKeysR\vblockTokens*R\n" +
+	"\vVolumeState\x12\x1c\n" +
+	"\x18VOLUME_STATE_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eVOLUME_HEALTHY\x10\x01\x12\x11\n" +
+	"\rVOLUME_FAILED\x10\x02*\xa2\x01\n" +
 	"\x0eContainerState\x12\x1f\n" +
 	"\x1bCONTAINER_STATE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eCONTAINER_OPEN\x10\x01\x12\x15\n" +
@@ -1783,74 +1876,76 @@ func file_strato_v1_datanode_proto_rawDescGZIP() []byte {
 	return file_strato_v1_datanode_proto_rawDescData
 }
 
-var file_strato_v1_datanode_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_strato_v1_datanode_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_strato_v1_datanode_proto_goTypes = []any{
-	(ContainerState)(0),                   // 0: strato.v1.ContainerState
-	(PipelineState)(0),                    // 1: strato.v1.PipelineState
-	(*NodeStats)(nil),                     // 2: strato.v1.NodeStats
-	(*VolumeStats)(nil),                   // 3: strato.v1.VolumeStats
-	(*PipelineInfo)(nil),                  // 4: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),              // 5: strato.v1.ContainerReplica
-	(*ContainerReport)(nil),               // 6: strato.v1.ContainerReport
-	(*CreateContainerCommand)(nil),        // 7: strato.v1.CreateContainerCommand
-	(*CloseContainerCommand)(nil),         // 8: strato.v1.CloseContainerCommand
-	(*ReplicateContainerCommand)(nil),     // 9: strato.v1.ReplicateContainerCommand
-	(*ReconstructECContainerCommand)(nil), // 10: strato.v1.ReconstructECContainerCommand
-	(*ECSource)(nil),                      // 11: strato.v1.ECSource
-	(*DeleteContainerCommand)(nil),        // 12: strato.v1.DeleteContainerCommand
-	(*ClosePipelineCommand)(nil),          // 13: strato.v1.ClosePipelineCommand
-	(*DeleteBlocksCommand)(nil),           // 14: strato.v1.DeleteBlocksCommand
-	(*DatanodeCommand)(nil),               // 15: strato.v1.DatanodeCommand
-	(*RegisterRequest)(nil),               // 16: strato.v1.RegisterRequest
-	(*RegisterResponse)(nil),              // 17: strato.v1.RegisterResponse
-	(*BlockTokenKeys)(nil),                // 18: strato.v1.BlockTokenKeys
-	(*BlockTokenKey)(nil),                 // 19: strato.v1.BlockTokenKey
-	(*HeartbeatRequest)(nil),              // 20: strato.v1.HeartbeatRequest
-	(*CommandFailure)(nil),                // 21: strato.v1.CommandFailure
-	(*HeartbeatResponse)(nil),             // 22: strato.v1.HeartbeatResponse
-	(ReplicationFactor)(0),                // 23: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),                 // 24: strato.v1.ErasureCoding
-	(*DatanodeDetails)(nil),               // 25: strato.v1.DatanodeDetails
+	(VolumeState)(0),                      // 0: strato.v1.VolumeState
+	(ContainerState)(0),                   // 1: strato.v1.ContainerState
+	(PipelineState)(0),                    // 2: strato.v1.PipelineState
+	(*NodeStats)(nil),                     // 3: strato.v1.NodeStats
+	(*VolumeStats)(nil),                   // 4: strato.v1.VolumeStats
+	(*PipelineInfo)(nil),                  // 5: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),              // 6: strato.v1.ContainerReplica
+	(*ContainerReport)(nil),               // 7: strato.v1.ContainerReport
+	(*CreateContainerCommand)(nil),        // 8: strato.v1.CreateContainerCommand
+	(*CloseContainerCommand)(nil),         // 9: strato.v1.CloseContainerCommand
+	(*ReplicateContainerCommand)(nil),     // 10: strato.v1.ReplicateContainerCommand
+	(*ReconstructECContainerCommand)(nil), // 11: strato.v1.ReconstructECContainerCommand
+	(*ECSource)(nil),                      // 12: strato.v1.ECSource
+	(*DeleteContainerCommand)(nil),        // 13: strato.v1.DeleteContainerCommand
+	(*ClosePipelineCommand)(nil),          // 14: strato.v1.ClosePipelineCommand
+	(*DeleteBlocksCommand)(nil),           // 15: strato.v1.DeleteBlocksCommand
+	(*DatanodeCommand)(nil),               // 16: strato.v1.DatanodeCommand
+	(*RegisterRequest)(nil),               // 17: strato.v1.RegisterRequest
+	(*RegisterResponse)(nil),              // 18: strato.v1.RegisterResponse
+	(*BlockTokenKeys)(nil),                // 19: strato.v1.BlockTokenKeys
+	(*BlockTokenKey)(nil),                 // 20: strato.v1.BlockTokenKey
+	(*HeartbeatRequest)(nil),              // 21: strato.v1.HeartbeatRequest
+	(*CommandFailure)(nil),                // 22: strato.v1.CommandFailure
+	(*HeartbeatResponse)(nil),             // 23: strato.v1.HeartbeatResponse
+	(ReplicationFactor)(0),                // 24: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                 // 25: strato.v1.ErasureCoding
+	(*DatanodeDetails)(nil),               // 26: strato.v1.DatanodeDetails
 }
 var file_strato_v1_datanode_proto_depIdxs = []int32{
-	3,  // 0: strato.v1.NodeStats.volume_stats:type_name -> strato.v1.VolumeStats
-	23, // 1: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
-	1,  // 2: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
-	24, // 3: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	0,  // 4: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
-	5,  // 5: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
-	4,  // 6: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
-	25, // 7: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
-	24, // 8: strato.v1.ReconstructECContainerCommand.erasure_coding:type_name -> strato.v1.ErasureCoding
-	11, // 9: strato.v1.ReconstructECContainerCommand.sources:type_name -> strato.v1.ECSource
-	25, // 10: strato.v1.ECSource.datanode:type_name -> strato.v1.DatanodeDetails
-	7,  // 11: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
-	8,  // 12: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
-	9,  // 13: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
-	12, // 14: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
-	13, // 15: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
-	14, // 16: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
-	10, // 17: strato.v1.DatanodeCommand.reconstruct_ec_container:type_name -> strato.v1.ReconstructECContainerCommand
-	25, // 18: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
-	2,  // 19: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
-	6,  // 20: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
-	18, // 21: strato.v1.RegisterResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
-	19, // 22: strato.v1.BlockTokenKeys.keys:type_name -> strato.v1.BlockTokenKey
-	2,  // 23: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
-	6,  // 24: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
-	21, // 25: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
-	15, // 26: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
-	18, // 27: strato.v1.HeartbeatResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
-	16, // 28: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
-	20, // 29: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
-	17, // 30: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
-	22, // 31: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
-	30, // [30:32] is the sub-list for method output_type
-	28, // [28:30] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	4,  // 0: strato.v1.NodeStats.volume_stats:type_name -> strato.v1.VolumeStats
+	0,  // 1: strato.v1.VolumeStats.state:type_name -> strato.v1.VolumeState
+	24, // 2: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 3: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
+	25, // 4: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	1,  // 5: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
+	6,  // 6: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
+	5,  // 7: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
+	26, // 8: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
+	25, // 9: strato.v1.ReconstructECContainerCommand.erasure_coding:type_name -> strato.v1.ErasureCoding
+	12, // 10: strato.v1.ReconstructECContainerCommand.sources:type_name -> strato.v1.ECSource
+	26, // 11: strato.v1.ECSource.datanode:type_name -> strato.v1.DatanodeDetails
+	8,  // 12: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
+	9,  // 13: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
+	10, // 14: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
+	13, // 15: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
+	14, // 16: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
+	15, // 17: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
+	11, // 18: strato.v1.DatanodeCommand.reconstruct_ec_container:type_name -> strato.v1.ReconstructECContainerCommand
+	26, // 19: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
+	3,  // 20: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
+	7,  // 21: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
+	19, // 22: strato.v1.RegisterResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
+	20, // 23: strato.v1.BlockTokenKeys.keys:type_name -> strato.v1.BlockTokenKey
+	3,  // 24: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
+	7,  // 25: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
+	22, // 26: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
+	16, // 27: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
+	19, // 28: strato.v1.HeartbeatResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
+	17, // 29: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
+	21, // 30: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
+	18, // 31: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
+	23, // 32: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
+	31, // [31:33] is the sub-list for method output_type
+	29, // [29:31] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_datanode_proto_init() }
@@ -1873,7 +1968,7 @@ func file_strato_v1_datanode_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_datanode_proto_rawDesc), len(file_strato_v1_datanode_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
