@@ -86,7 +86,9 @@ func (s *Store) probe(dir string) error {
 		if err != nil {
 			return err
 		}
-		_, err = f.Write(want)
+		// A copy: a file system may scribble over what it was given (pebble's
+		// in-memory one does in race builds, to catch reuse).
+		_, err = f.Write(bytes.Clone(want))
 		if err == nil {
 			err = f.Sync()
 		}

@@ -2,6 +2,7 @@ package datanode
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/checksum"
@@ -265,4 +267,116 @@ func TestStoreReadOnlyVolume(t *testing.T) {
 	require.Contains(t, st.Volumes[1].Reason, "read-only")
 	require.Equal(t, 4, st.Containers)
 	check(s)
+}
+
+// openDatanode opens a datanode over dirs whose meta is nowhere (it keeps
+// trying to register, which these tests do not need).
+func openDatanode(t *testing.T, dirs []string, fs vfs.FS, clock clockwork.Clock, tolerated int) (*Datanode, error) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	o := Options{Dirs: dirs, Meta: []string{"127.0.0.1:1"}, Clock: clock, Logger: quietLogger(), DisableLocalReads: true,
+		VolumeCheckInterval: time.Minute}
+	o.Store.Volume.FS = fs
+	o.Store.FailedVolumesTolerated = tolerated
+	d, err := Open(o, l)
+	if err != nil {
+		_ = l.Close()
+	}
+	return d, err
+}
+
+// TestDatanodeIdentityOnEveryDisk: the identity and the cluster ID are
+// kept in every data directory, copied there from a datanode of before
+// that kept them in the first alone, and survive the loss of the first
+// disk (replaced by an empty one).
+func TestDatanodeIdentityOnEveryDisk(t *testing.T) {
+	root := t.TempDir()
+	dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c")}
+	require.NoError(t, os.MkdirAll(dirs[0], 0o700))
+	// The layout of before: both files in the first directory.
+	require.NoError(t, os.WriteFile(filepath.Join(dirs[0], "datanode.id"), []byte("dn-old\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dirs[0], "cluster.id"), []byte("cluster-1\n"), 0o644))
+	d, err := openDatanode(t, dirs, vfs.Default, clockwork.NewFakeClock(), AnyFailedVolumes)
+	require.NoError(t, err)
+	require.Equal(t, "dn-old", d.ID())
+	require.NoError(t, d.Close())
+	for _, dir := range dirs {
+		for file, want := range map[string]string{"datanode.id": "dn-old\n", "cluster.id": "cluster-1\n"} {
+			b, err := os.ReadFile(filepath.Join(dir, file))
+			require.NoError(t, err)
+			require.Equal(t, want, string(b), "%s in %s", file, dir)
+		}
+	}
+
+	// The first disk is replaced by an empty one.
+	require.NoError(t, os.RemoveAll(dirs[0]))
+	d, err = openDatanode(t, dirs, vfs.Default, clockwork.NewFakeClock(), AnyFailedVolumes)
+	require.NoError(t, err)
+	require.Equal(t, "dn-old", d.ID())
+	require.NoError(t, d.Close())
+	b, err := os.ReadFile(filepath.Join(dirs[0], "datanode.id"))
+	require.NoError(t, err)
+	require.Equal(t, "dn-old\n", string(b))
+
+	// Directories of two datanodes are refused.
+	require.NoError(t, os.WriteFile(filepath.Join(dirs[2], "datanode.id"), []byte("dn-other\n"), 0o644))
+	_, err = openDatanode(t, dirs, vfs.Default, clockwork.NewFakeClock(), AnyFailedVolumes)
+	require.ErrorContains(t, err, "two datanodes")
+}
+
+// TestDatanodeStopsPastTheToleratedFailures: a datanode with two disks
+// that tolerates one failed volume carries on after the first fails its
+// periodic check, and stops on its own, saying why, when the second
+// fails; one that tolerates none does not start without all its disks.
+func TestDatanodeStopsPastTheToleratedFailures(t *testing.T) {
+	root := t.TempDir()
+	dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c")}
+	var mu sync.Mutex
+	failing := map[string]bool{}
+	fs := errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for dir := range failing {
+			if op.Path == dir || strings.HasPrefix(op.Path, dir+"/") {
+				return errorfs.ErrInjected
+			}
+		}
+		return nil
+	}))
+	fail := func(dir string) {
+		mu.Lock()
+		failing[dir] = true
+		mu.Unlock()
+	}
+	clock := clockwork.NewFakeClock()
+	d, err := openDatanode(t, dirs, fs, clock, 1)
+	require.NoError(t, err)
+	defer d.Close()
+
+	fail(dirs[1])
+	require.Eventually(t, func() bool {
+		clock.Advance(time.Minute)
+		return d.Store().Stats().FailedVolumes == 1
+	}, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, d.Err())
+	fail(dirs[0])
+	require.Eventually(t, func() bool {
+		clock.Advance(time.Minute)
+		select {
+		case <-d.Done():
+			return true
+		default:
+			return false
+		}
+	}, 5*time.Second, 10*time.Millisecond)
+	require.ErrorIs(t, d.Err(), ErrVolumesFailed)
+	require.ErrorContains(t, d.Err(), "2 of 3 failed (tolerated: 1)")
+	require.ErrorContains(t, d.Err(), dirs[0]+": check")
+	require.NoError(t, d.Close())
+
+	// Restarted with the disks still failing, and none tolerated.
+	_, err = openDatanode(t, dirs, fs, clockwork.NewFakeClock(), 0)
+	require.ErrorIs(t, err, ErrVolumesFailed)
+	require.ErrorContains(t, err, dirs[1]+": open")
 }
