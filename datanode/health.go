@@ -223,6 +223,16 @@ func (s *Store) tolerable() error {
 	return nil
 }
 
+// failedLocked reports whether v is out of service; s.mu is held.
+func (s *Store) failedLocked(v *container.Volume) bool {
+	for _, h := range s.health {
+		if h.vol == v {
+			return h.failed
+		}
+	}
+	return true
+}
+
 // healthyVolumes returns the volumes in service.
 func (s *Store) healthyVolumes() []*container.Volume {
 	s.mu.RLock()

@@ -57,6 +57,10 @@ func (im *storeImport) Commit(blocks []container.Block, bcsID uint64) (container
 		return info, err
 	}
 	s.mu.Lock()
+	if s.failedLocked(im.v) {
+		s.mu.Unlock()
+		return info, fmt.Errorf("%w: %s, while importing container %d", ErrVolumeFailed, im.v.Dir(), im.id)
+	}
 	s.where[im.id] = im.v
 	delete(s.lost, im.id) // a copy back from another replica
 	s.mu.Unlock()
