@@ -79,10 +79,10 @@ var funcs = template.FuncMap{
 		}
 		return d.String() + " ago"
 	},
-	"health":      func(h stratov1.NodeHealth) string { return enumName(h.String(), "NODE_") },
-	"opstate":     func(s stratov1.NodeOpState) string { return enumName(s.String(), "NODE_") },
-	"cstate":      func(s stratov1.ContainerState) string { return enumName(s.String(), "CONTAINER_") },
-	"pstate":      func(s stratov1.PipelineState) string { return enumName(s.String(), "PIPELINE_") },
+	"health":  func(h stratov1.NodeHealth) string { return enumName(h.String(), "NODE_") },
+	"opstate": func(s stratov1.NodeOpState) string { return enumName(s.String(), "NODE_") },
+	"cstate":  func(s stratov1.ContainerState) string { return enumName(s.String(), "CONTAINER_") },
+	"pstate":  func(s stratov1.PipelineState) string { return enumName(s.String(), "PIPELINE_") },
 	// vstate names a volume's health; a datanode of before reports none:
 	// its volumes were all healthy.
 	"vstate": func(s stratov1.VolumeState) string {
