@@ -345,15 +345,14 @@ func privateDir(dir string, log *slog.Logger) error {
 // loadID reads the datanode's identity from the first of dirs (made by
 // privateDir) that holds one, choosing one on first start, and keeps a
 // copy in every directory lacking it, so that the identity survives the
-// loss of any disk. (A datanode of before kept it in the first directory
-// alone.) A directory it cannot read, while none holds an identity, stops
-// the start: the identity may be there, and a new one would be a new
-// datanode.
+// loss of any disk. A datanode of before kept it in the first directory
+// alone: when that one cannot be read and no other holds an identity, the
+// start is refused, since a new identity would make a new datanode.
 func loadID(dirs []string, log *slog.Logger) (string, error) {
 	var id string
 	var missing []string
-	var unreadable error
-	for _, dir := range dirs {
+	var unreadable error // the first directory's
+	for i, dir := range dirs {
 		p := filepath.Join(dir, "datanode.id")
 		b, err := os.ReadFile(p)
 		switch {
@@ -361,7 +360,9 @@ func loadID(dirs []string, log *slog.Logger) (string, error) {
 			missing = append(missing, p)
 		case err != nil:
 			log.Warn("datanode: cannot read the identity of a data directory", "file", p, "err", err)
-			unreadable = errors.Join(unreadable, err)
+			if i == 0 {
+				unreadable = err
+			}
 		case strings.TrimSpace(string(b)) == "":
 			return "", fmt.Errorf("datanode: %s is empty", p)
 		case id == "":
@@ -373,7 +374,7 @@ func loadID(dirs []string, log *slog.Logger) (string, error) {
 	}
 	if id == "" {
 		if unreadable != nil {
-			return "", fmt.Errorf("datanode: no readable datanode.id, and a data directory is unreadable: %w", unreadable)
+			return "", fmt.Errorf("datanode: no datanode.id in the other data directories, and the first is unreadable: %w", unreadable)
 		}
 		var b [8]byte
 		_, _ = rand.Read(b[:])

@@ -323,6 +323,24 @@ func TestDatanodeIdentityOnEveryDisk(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dirs[2], "datanode.id"), []byte("dn-other\n"), 0o644))
 	_, err = openDatanode(t, dirs, vfs.Default, clockwork.NewFakeClock(), AnyFailedVolumes)
 	require.ErrorContains(t, err, "two datanodes")
+	require.NoError(t, os.WriteFile(filepath.Join(dirs[2], "datanode.id"), []byte("dn-old\n"), 0o644))
+
+	// The first disk is unusable: the identity comes from the others.
+	require.NoError(t, os.RemoveAll(dirs[0]))
+	require.NoError(t, os.WriteFile(dirs[0], []byte("not a directory"), 0o644))
+	d, err = openDatanode(t, dirs, vfs.Default, clockwork.NewFakeClock(), AnyFailedVolumes)
+	require.NoError(t, err)
+	require.Equal(t, "dn-old", d.ID())
+	require.Equal(t, VolumeFailed, d.Store().Stats().Volumes[0].State)
+	require.NoError(t, d.Close())
+
+	// With only the first holding it (the layout of before) and unusable,
+	// no new identity is made up.
+	for _, dir := range dirs[1:] {
+		require.NoError(t, os.Remove(filepath.Join(dir, "datanode.id")))
+	}
+	_, err = openDatanode(t, dirs, vfs.Default, clockwork.NewFakeClock(), AnyFailedVolumes)
+	require.ErrorContains(t, err, "the first is unreadable")
 }
 
 // TestDatanodeStopsPastTheToleratedFailures: a datanode with two disks
