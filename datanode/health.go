@@ -118,8 +118,9 @@ func (s *Store) probe(dir string) error {
 	return nil
 }
 
-// CheckVolumes checks every healthy volume (probe) and fails those whose
-// check fails. It returns ErrVolumesFailed when more volumes have failed
+// CheckVolumes checks every healthy volume (probe, and whether its
+// database failed: container.Volume.Err) and fails those whose check
+// fails. It returns ErrVolumesFailed when more volumes have failed
 // than tolerated, or all of them.
 func (s *Store) CheckVolumes() error {
 	s.checkMu.Lock()
@@ -131,7 +132,11 @@ func (s *Store) CheckVolumes() error {
 		if failed {
 			continue
 		}
-		if err := s.probe(h.dir); err != nil {
+		err := h.vol.Err() // its database failed
+		if err == nil {
+			err = s.probe(h.dir)
+		}
+		if err != nil {
 			s.FailVolume(h.dir, err.Error())
 		}
 	}

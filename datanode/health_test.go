@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -397,4 +398,38 @@ func TestDatanodeStopsPastTheToleratedFailures(t *testing.T) {
 	_, err = openDatanode(t, dirs, fs, clockwork.NewFakeClock(), 0)
 	require.ErrorIs(t, err, ErrVolumesFailed)
 	require.ErrorContains(t, err, dirs[1]+": open")
+}
+
+// TestStoreVolumeDatabaseFails: when a volume's database log fails, a
+// commit there is an error (Pebble's fatal commit error does not take the
+// process down), the volume's next check fails it with that reason, and
+// the other volumes commit on.
+func TestStoreVolumeDatabaseFails(t *testing.T) {
+	var on atomic.Bool
+	fs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if on.Load() && strings.HasPrefix(op.Path, "/b/db/") && strings.HasSuffix(op.Path, ".log") &&
+			op.Kind.ReadOrWrite() == errorfs.OpIsWrite {
+			return errorfs.ErrInjected
+		}
+		return nil
+	}))
+	s, err := OpenStore(StoreOptions{Dirs: []string{"/a", "/b"}, Volume: container.Options{FS: fs}, Logger: quietLogger(),
+		ContainerSize: 1 << 20, FailedVolumesTolerated: 1})
+	require.NoError(t, err)
+	defer s.Close()
+	for id := uint64(1); id <= 2; id++ {
+		require.NoError(t, putBlock(t, s, id, 1, pattern(int64(id), 0, 4096)))
+	}
+	require.Equal(t, "/b", volumeOf(t, s, 2))
+
+	on.Store(true)
+	err = putBlock(t, s, 2, 2, pattern(7, 0, 4096))
+	require.ErrorContains(t, err, "database failed")
+	require.NoError(t, s.CheckVolumes())
+	st := s.Stats()
+	require.Equal(t, VolumeFailed, st.Volumes[1].State)
+	require.Contains(t, st.Volumes[1].Reason, "database failed")
+	require.NoError(t, putBlock(t, s, 1, 2, pattern(8, 0, 4096)))
+	requireBlock(t, s, 1, 2, pattern(8, 0, 4096))
+	require.ErrorIs(t, putBlock(t, s, 2, 3, pattern(9, 0, 4096)), ErrVolumeFailed, "a write naming a lost container")
 }
