@@ -115,6 +115,11 @@ func TestFailedVolumeReReplicated(t *testing.T) {
 		return true
 	}, 20*time.Second, 10*time.Millisecond)
 	f.waitThreeCopies("", 60*time.Second)
+	imported := int64(0)
+	for i := range 4 {
+		imported += int64(f.c.Datanode(i).ReplicationMetrics().ImportsCompleted)
+	}
+	require.GreaterOrEqual(t, imported, int64(len(lost)), "a copy of each lost replica")
 	for p, want := range data {
 		f.requireContent(p, want)
 	}
