@@ -157,8 +157,9 @@ type Datanode struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	serveErr chan error
-	// tokensFile exists while meta requires block tokens (blocktoken.go).
-	tokensFile  string
+	// tokensFiles, one per volume working at start, exist while meta
+	// requires block tokens (blocktoken.go).
+	tokensFiles []string
 	tokensReq   atomic.Bool
 	tokensKnown atomic.Bool
 
@@ -262,8 +263,15 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	sv.LocalReads = localReads
 	d = &Datanode{id: id, addr: addr, store: store, server: NewServer(store, sv), serveErr: make(chan error, 1),
 		stopped: make(chan struct{})}
-	d.tokensFile = filepath.Join(home[0], blockTokensFile)
-	if _, err := os.Stat(d.tokensFile); err == nil {
+	required := false
+	for _, dir := range home {
+		f := filepath.Join(dir, blockTokensFile)
+		d.tokensFiles = append(d.tokensFiles, f)
+		if _, err := os.Stat(f); err == nil {
+			required = true
+		}
+	}
+	if required {
 		d.server.requireBlockTokensUntilHeard()
 	}
 	ag, err = agent.New(agent.Options{
