@@ -242,8 +242,8 @@ func (c *conn) authorize(m wire.Message) ([]byte, error) {
 	return gr.token, nil
 }
 
-// blockTokensFile, in a datanode's first volume, exists while meta
-// requires block tokens: a datanode restarted then refuses checked
+// blockTokensFile, in each of a datanode's working volumes, exists while
+// meta requires block tokens: a datanode restarted then refuses checked
 // requests until it hears from meta again, instead of serving them all.
 const blockTokensFile = "block-tokens.required"
 
@@ -259,14 +259,16 @@ func (d *Datanode) setBlockTokens(bt *stratov1.BlockTokenKeys) {
 	if d.tokensReq.Swap(required) == required && d.tokensKnown.Swap(true) {
 		return
 	}
-	var err error
-	if required {
-		err = os.WriteFile(d.tokensFile, []byte("meta requires block tokens\n"), 0o644)
-	} else if err = os.Remove(d.tokensFile); errors.Is(err, os.ErrNotExist) {
-		err = nil
-	}
-	if err != nil {
-		d.server.log.Warn("datanode: cannot record whether block tokens are required", "file", d.tokensFile, "err", err)
+	for _, file := range d.tokensFiles {
+		var err error
+		if required {
+			err = os.WriteFile(file, []byte("meta requires block tokens\n"), 0o644)
+		} else if err = os.Remove(file); errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
+		if err != nil {
+			d.server.log.Warn("datanode: cannot record whether block tokens are required", "file", file, "err", err)
+		}
 	}
 	d.server.log.Info("datanode: block tokens", "required", required, "keys", len(keys)) // never the keys
 }

@@ -29,8 +29,9 @@ import (
 // Options configure a Datanode: its store, its data server and its link to
 // meta.
 type Options struct {
-	// Dirs are the volume directories, one per disk. Required. The first
-	// holds the datanode's identity (datanode.id).
+	// Dirs are the volume directories, one per disk. Required. Each holds
+	// a copy of the datanode's identity (datanode.id, cluster.id), so that
+	// it survives the loss of any of them.
 	Dirs []string
 	// Meta lists the meta replicas' gRPC addresses. Required.
 	Meta []string
@@ -89,9 +90,19 @@ type Options struct {
 	// replication bandwidth cap run on. Default: the real clock; tests
 	// give a clockwork.FakeClock and advance it.
 	Clock clockwork.Clock
+	// VolumeCheckInterval is the time between health checks of the
+	// volumes (a small file written, synced, read back and removed in each
+	// directory; health.go), on Clock. A volume that fails one is taken
+	// out of service; past Store.FailedVolumesTolerated failed volumes the
+	// datanode stops (Done). A request that meets an I/O error checks at
+	// once. Default: 1m.
+	VolumeCheckInterval time.Duration
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 }
+
+// DefaultVolumeCheckInterval is the default of Options.VolumeCheckInterval.
+const DefaultVolumeCheckInterval = time.Minute
 
 // EnsureDefaults fills unset fields with their defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
@@ -110,6 +121,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.Rack == "" {
 		o.Rack = DefaultRack
 	}
+	if o.VolumeCheckInterval == 0 {
+		o.VolumeCheckInterval = DefaultVolumeCheckInterval
+	}
 	return o
 }
 
@@ -125,6 +139,8 @@ func (o *Options) Validate() error {
 		return errors.New("datanode: no meta address given")
 	case o.HeartbeatInterval < 0:
 		return fmt.Errorf("datanode: HeartbeatInterval %v must be positive", o.HeartbeatInterval)
+	case o.VolumeCheckInterval < 0:
+		return fmt.Errorf("datanode: VolumeCheckInterval %v must be positive", o.VolumeCheckInterval)
 	case o.ReplicationStreams < 0 || o.ReplicationBandwidth < 0:
 		return fmt.Errorf("datanode: ReplicationStreams %d and ReplicationBandwidth %d must not be negative",
 			o.ReplicationStreams, o.ReplicationBandwidth)
@@ -148,13 +164,20 @@ type Datanode struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	serveErr chan error
-	// tokensFile exists while meta requires block tokens (blocktoken.go).
-	tokensFile  string
+	// tokensFiles, one per volume working at start, exist while meta
+	// requires block tokens (blocktoken.go).
+	tokensFiles []string
 	tokensReq   atomic.Bool
 	tokensKnown atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// stopped is closed when the datanode stops on its own: more volumes
+	// failed than tolerated; stopErr says why.
+	stopped  chan struct{}
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // Open opens the datanode's volumes and serves the data protocol on lis
@@ -166,10 +189,11 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	for _, d := range opts.Dirs {
 		if err := privateDir(d, opts.Logger); err != nil {
-			return nil, err
+			// The store records its volume as failed.
+			opts.Logger.Error("datanode: data directory unusable", "dir", d, "err", err)
 		}
 	}
-	id, err := loadID(opts.Dirs[0])
+	id, err := loadID(opts.Dirs, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +202,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		return nil, err
 	}
 	so := opts.Store
-	so.Dirs, so.Logger = opts.Dirs, opts.Logger
+	so.Dirs, so.Logger, so.Clock = opts.Dirs, opts.Logger, opts.Clock
 	so.Volume.DisableDirectIO = opts.BufferedIO
 	so.Volume.EagerWriteback = true
 	// A container created by a write is reported in the next heartbeat,
@@ -194,17 +218,47 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		ag.ContainerChanged(id)
 		ag.HeartbeatSoon() // a new replica (an import) frees meta's copy slot
 	}
+	// A failed volume's containers are reported gone in the next
+	// heartbeat, which comes at once: meta copies them back from other
+	// replicas.
+	var d *Datanode
+	failed := so.Failed
+	so.Failed = func(dir string, lost []uint64) {
+		if failed != nil {
+			failed(dir, lost)
+		}
+		for _, id := range lost {
+			ag.ContainerChanged(id)
+		}
+		ag.HeartbeatSoon()
+		if err := d.store.Tolerable(); err != nil {
+			d.stop(err)
+		}
+	}
 	store, err := OpenStore(so)
 	if err != nil {
 		return nil, err
 	}
+	for _, v := range store.Stats().Volumes {
+		if v.State == VolumeFailed {
+			opts.Logger.Warn("datanode: starting without a failed volume", "volume", v.Dir, "reason", v.Reason)
+		}
+	}
 	addr := lis.Addr().String()
 	host, _, _ := net.SplitHostPort(addr)
-	clusterIDFile := filepath.Join(opts.Dirs[0], "cluster.id")
-	clusterID, err := readClusterID(clusterIDFile)
+	home := store.homeDirs()
+	clusterID, err := readClusterID(home)
 	if err != nil {
 		_ = store.Close()
 		return nil, err
+	}
+	if clusterID != "" {
+		// A copy in every volume (a datanode of before kept it in the
+		// first only).
+		if err := keepClusterID(home, clusterID); err != nil {
+			_ = store.Close()
+			return nil, err
+		}
 	}
 	sv := opts.Server
 	sv.ID, sv.Logger, sv.Clock = id, opts.Logger, opts.Clock
@@ -214,7 +268,8 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	localReads := opts.TLS == nil && !opts.DisableLocalReads && store.osFiles()
 	sv.LocalReads = localReads
-	d := &Datanode{id: id, addr: addr, store: store, server: NewServer(store, sv), serveErr: make(chan error, 1)}
+	d = &Datanode{id: id, addr: addr, store: store, server: NewServer(store, sv), serveErr: make(chan error, 1),
+		stopped: make(chan struct{})}
 	// A replica the scanner finds damaged is reported at once: meta copies
 	// a good one elsewhere and deletes it.
 	sco := opts.Scan
@@ -228,8 +283,15 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		_ = store.Close()
 		return nil, err
 	}
-	d.tokensFile = filepath.Join(opts.Dirs[0], blockTokensFile)
-	if _, err := os.Stat(d.tokensFile); err == nil {
+	required := false
+	for _, dir := range home {
+		f := filepath.Join(dir, blockTokensFile)
+		d.tokensFiles = append(d.tokensFiles, f)
+		if _, err := os.Stat(f); err == nil {
+			required = true
+		}
+	}
+	if required {
 		d.server.requireBlockTokensUntilHeard()
 	}
 	ag, err = agent.New(agent.Options{
@@ -237,7 +299,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		Details:           &stratov1.DatanodeDetails{Id: id, DataAddr: addr, Hostname: host, Rack: opts.Rack},
 		HeartbeatInterval: opts.HeartbeatInterval,
 		ClusterID:         clusterID,
-		KeepClusterID:     func(id string) error { return writeFileAtomic(clusterIDFile, []byte(id+"\n")) },
+		KeepClusterID:     func(id string) error { return keepClusterID(store.homeDirs(), id) },
 		Tokens:            d.setBlockTokens,
 		Replication: agent.Replication{Source: store, Importer: store, FS: store.opts.Volume.FS, Limits: limits,
 			Metrics: sv.Replication, TLS: opts.ClientTLS},
@@ -261,10 +323,14 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
-	d.wg.Add(1)
+	d.wg.Add(2)
 	go func() {
 		defer d.wg.Done()
 		ag.Run(ctx)
+	}()
+	go func() {
+		defer d.wg.Done()
+		d.checkVolumes(ctx, opts.Clock, opts.VolumeCheckInterval)
 	}()
 	d.scanner.Start()
 	opts.Logger.Info("datanode started", "id", id, "addr", addr, "volumes", len(opts.Dirs))
@@ -306,26 +372,71 @@ func privateDir(dir string, log *slog.Logger) error {
 	return nil
 }
 
-// loadID reads the datanode's identity from dir (made by privateDir),
-// choosing one on first start.
-func loadID(dir string) (string, error) {
-	p := filepath.Join(dir, "datanode.id")
-	if b, err := os.ReadFile(p); err == nil {
-		id := strings.TrimSpace(string(b))
-		if id == "" {
+// loadID reads the datanode's identity from the first of dirs (made by
+// privateDir) that holds one, choosing one on first start, and keeps a
+// copy in every directory lacking it, so that the identity survives the
+// loss of any disk. A datanode of before kept it in the first directory
+// alone: when that one cannot be read and no other holds an identity, the
+// start is refused, since a new identity would make a new datanode.
+func loadID(dirs []string, log *slog.Logger) (string, error) {
+	var id string
+	var missing []string
+	var unreadable error // the first directory's
+	for i, dir := range dirs {
+		p := filepath.Join(dir, "datanode.id")
+		b, err := os.ReadFile(p)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			missing = append(missing, p)
+		case err != nil:
+			log.Warn("datanode: cannot read the identity of a data directory", "file", p, "err", err)
+			if i == 0 {
+				unreadable = err
+			}
+		case strings.TrimSpace(string(b)) == "":
 			return "", fmt.Errorf("datanode: %s is empty", p)
+		case id == "":
+			id = strings.TrimSpace(string(b))
+		case strings.TrimSpace(string(b)) != id:
+			return "", fmt.Errorf("datanode: %s holds identity %s, another data directory %s: data directories of two datanodes",
+				p, strings.TrimSpace(string(b)), id)
 		}
-		return id, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("datanode: %w", err)
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	id := "dn-" + hex.EncodeToString(b[:])
-	if err := writeFileAtomic(p, []byte(id+"\n")); err != nil {
-		return "", err
+	if id == "" {
+		if unreadable != nil {
+			return "", fmt.Errorf("datanode: no datanode.id in the other data directories, and the first is unreadable: %w", unreadable)
+		}
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		id = "dn-" + hex.EncodeToString(b[:])
+	}
+	kept := len(dirs) - len(missing)
+	for _, p := range missing {
+		if err := writeFileAtomic(p, []byte(id+"\n")); err != nil {
+			log.Warn("datanode: cannot keep a copy of the identity", "file", p, "err", err)
+			continue
+		}
+		kept++
+	}
+	if kept == 0 {
+		return "", fmt.Errorf("datanode: no data directory takes datanode.id")
 	}
 	return id, nil
+}
+
+// keepClusterID writes the cluster ID in every one of dirs; it fails only
+// if none took it.
+func keepClusterID(dirs []string, id string) error {
+	var errs []error
+	for _, dir := range dirs {
+		if err := writeFileAtomic(filepath.Join(dir, "cluster.id"), []byte(id+"\n")); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == len(dirs) {
+		return errors.Join(errs...)
+	}
+	return nil
 }
 
 // writeFileAtomic writes path through a temporary file and a rename, both
@@ -439,10 +550,14 @@ func replicaState(s container.State) stratov1.ContainerState {
 func (r storeReports) NodeStats() *stratov1.NodeStats {
 	st := r.s.Stats()
 	ns := &stratov1.NodeStats{Capacity: st.Capacity, Used: st.Used, Remaining: st.Available, Volumes: int32(len(st.Volumes)),
-		Scan: scanStats(r.scan.Metrics())}
+		Scan: scanStats(r.scan.Metrics()), FailedVolumes: int32(st.FailedVolumes)}
 	for _, v := range st.Volumes {
-		ns.VolumeStats = append(ns.VolumeStats, &stratov1.VolumeStats{Dir: v.Dir, Capacity: v.Capacity, Used: v.Used,
-			Remaining: v.Available, Containers: int32(v.Containers), OpenContainers: int32(v.OpenContainers)})
+		vs := &stratov1.VolumeStats{Dir: v.Dir, Capacity: v.Capacity, Used: v.Used, Remaining: v.Available,
+			Containers: int32(v.Containers), OpenContainers: int32(v.OpenContainers), State: stratov1.VolumeState_VOLUME_HEALTHY}
+		if v.State == VolumeFailed {
+			vs.State, vs.Failure, vs.FailedUnixMs = stratov1.VolumeState_VOLUME_FAILED, v.Reason, v.FailedAt.UnixMilli()
+		}
+		ns.VolumeStats = append(ns.VolumeStats, vs)
 	}
 	return ns
 }
@@ -461,14 +576,67 @@ func (r storeReports) DeleteBlocks(id uint64, localIDs []uint64) (int, int64, er
 	return r.s.DeleteBlocks(id, localIDs)
 }
 
-// readClusterID reads the cluster ID kept in path ("" when there is none).
-func readClusterID(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
+// readClusterID reads the cluster ID kept in the first of dirs that has
+// one ("" when none has).
+func readClusterID(dirs []string) (string, error) {
+	var errs []error
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, "cluster.id"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if id := strings.TrimSpace(string(b)); id != "" {
+			return id, nil
+		}
 	}
-	if err != nil {
-		return "", fmt.Errorf("datanode: %w", err)
+	if len(errs) > 0 {
+		return "", fmt.Errorf("datanode: %w", errors.Join(errs...))
 	}
-	return strings.TrimSpace(string(b)), nil
+	return "", nil
+}
+
+// checkVolumes checks the volumes every interval on clock until ctx ends
+// (a volume that fails reaches StoreOptions.Failed, set by Open).
+func (d *Datanode) checkVolumes(ctx context.Context, clock clockwork.Clock, interval time.Duration) {
+	t := clock.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.Chan():
+			_ = d.store.CheckVolumes()
+		}
+	}
+}
+
+// stop stops the datanode on its own for err (too many failed volumes):
+// it logs why, closes Done and closes the datanode.
+func (d *Datanode) stop(err error) {
+	d.stopOnce.Do(func() {
+		d.server.log.Error("datanode: stopping", "err", err)
+		d.stopErr = err
+		close(d.stopped)
+		go func() { _ = d.Close() }()
+	})
+}
+
+// Done is closed when the datanode stops on its own, because more volumes
+// failed than StoreOptions.FailedVolumesTolerated (or all of them); Err
+// then says why. The owner exits, and an operator replaces the disks.
+func (d *Datanode) Done() <-chan struct{} { return d.stopped }
+
+// Err is why the datanode stopped on its own (ErrVolumesFailed), once Done
+// is closed; nil before.
+func (d *Datanode) Err() error {
+	select {
+	case <-d.stopped:
+		return d.stopErr
+	default:
+		return nil
+	}
 }

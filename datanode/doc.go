@@ -11,6 +11,15 @@
 // is set aside), closes and deletes them, and reports containers
 // (Containers) and space per volume (Stats) for meta.
 //
+// A volume that fails — it does not open, or a check of its directory
+// fails (health.go: every Options.VolumeCheckInterval, and at once after a
+// request met an I/O error) — is taken out of service with its containers:
+// they are no longer served or reported, and meta copies them back from
+// other replicas. The store opens, and the datanode runs, as long as no
+// more volumes failed than StoreOptions.FailedVolumesTolerated and one
+// works; past that the datanode stops (Datanode.Done). Its identity
+// (datanode.id, cluster.id) is kept in every volume directory.
+//
 // # Server
 //
 // A Server serves the data protocol over a Store on any number of

@@ -91,6 +91,11 @@ func (c *conn) replyError(ctx context.Context, h wire.FrameHeader, err error) {
 		lvl = c.s.log.Warn
 	}
 	lvl("datanode: request failed", "remote", c.remote, "type", h.Type, "id", h.RequestID, "code", e.Code.String(), "err", e.Message)
+	if e.Code == wire.CodeIO {
+		// Perhaps its disk's: check the volumes (a failed one is taken out
+		// of service, health.go).
+		c.s.store.CheckVolumesSoon()
+	}
 	if err := c.w.WriteError(ctx, h.Type, h.RequestID, e); err != nil {
 		c.writeFailed(h, err)
 	}

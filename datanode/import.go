@@ -23,7 +23,10 @@ func (s *Store) BeginImport(id uint64, layout container.Layout) (replication.Imp
 	if s.importing[id] {
 		return nil, fmt.Errorf("%w: %d (being imported)", container.ErrExists, id)
 	}
-	v := s.pickVolume()
+	v, err := s.pickVolume()
+	if err != nil {
+		return nil, err
+	}
 	im, err := v.BeginImport(id, layout)
 	if err != nil {
 		return nil, err
@@ -54,7 +57,12 @@ func (im *storeImport) Commit(blocks []container.Block, bcsID uint64) (container
 		return info, err
 	}
 	s.mu.Lock()
+	if s.failedLocked(im.v) {
+		s.mu.Unlock()
+		return info, fmt.Errorf("%w: %s, while importing container %d", ErrVolumeFailed, im.v.Dir(), im.id)
+	}
 	s.where[im.id] = im.v
+	delete(s.lost, im.id) // a copy back from another replica
 	s.mu.Unlock()
 	s.opts.Logger.Debug("datanode: container imported", "container", im.id, "volume", im.v.Dir())
 	if s.opts.Created != nil {

@@ -6,8 +6,11 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/strato-io/strato/datanode/container"
 )
@@ -33,7 +36,25 @@ type StoreOptions struct {
 	// Store. The Datanode reports the new container to meta in its next
 	// heartbeat with it, rather than in the next full report.
 	Created func(id uint64)
+	// FailedVolumesTolerated is how many volumes may fail, at start or
+	// while running, before the datanode gives up (HDFS's
+	// dfs.datanode.failed.volumes.tolerated). AnyFailedVolumes (-1): any
+	// number, as long as one volume works (Ozone's default). Default: 0,
+	// none, as HDFS; the strato datanode command defaults its flag to
+	// AnyFailedVolumes.
+	FailedVolumesTolerated int
+	// Failed, when set, is called with a volume that failed while the
+	// store ran (not one that failed to open) and the IDs of the
+	// containers it held, which the store no longer serves. It runs with
+	// no lock of the store held.
+	Failed func(dir string, lost []uint64)
+	// Clock stamps volume failures. Default: the real clock.
+	Clock clockwork.Clock
 }
+
+// AnyFailedVolumes is the FailedVolumesTolerated that tolerates any number
+// of failed volumes as long as one works.
+const AnyFailedVolumes = -1
 
 // DefaultContainerSize is the default of StoreOptions.ContainerSize.
 const DefaultContainerSize = 5 << 30
@@ -49,6 +70,9 @@ func (o *StoreOptions) EnsureDefaults() {
 	o.Volume.EnsureDefaults()
 	if o.ContainerSize == 0 {
 		o.ContainerSize = DefaultContainerSize
+	}
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
 	}
 }
 
@@ -68,39 +92,62 @@ func (o *StoreOptions) Validate() error {
 	if o.ContainerSize <= 0 {
 		return fmt.Errorf("datanode: ContainerSize %d must be positive", o.ContainerSize)
 	}
+	if o.FailedVolumesTolerated < AnyFailedVolumes {
+		return fmt.Errorf("datanode: FailedVolumesTolerated %d must be -1 (any) or more", o.FailedVolumesTolerated)
+	}
 	return o.Volume.Validate()
 }
 
 // Store is a datanode's containers over one or more volumes (disks): it
 // finds a container by ID whatever its volume, creates containers on the
-// volume with the most room, and reports containers and space. It is safe
-// for concurrent use.
+// volume with the most room, and reports containers and space. A volume
+// that fails (health.go) is taken out of service with its containers. It
+// is safe for concurrent use.
 type Store struct {
 	opts StoreOptions
-	vols []*container.Volume
+	vols []*container.Volume // the volumes that opened, failed or not
 
-	mu    sync.RWMutex
-	where map[uint64]*container.Volume // container ID → its volume
+	mu     sync.RWMutex
+	where  map[uint64]*container.Volume // container ID → its volume, on healthy volumes
+	health []*volumeHealth              // one per opts.Dirs, in order
+	lost   map[uint64]string            // container ID → the failed volume that held it
 
 	createMu  sync.Mutex      // serialises creations, so that an ID lands on one volume
 	importing map[uint64]bool // guarded by createMu: IDs being imported
+
+	checkMu  sync.Mutex     // serialises health checks
+	checking atomic.Bool    // a CheckVolumesSoon is running
+	checks   sync.WaitGroup // the CheckVolumesSoon running, which Close waits for
 }
 
 // OpenStore opens (creating if needed) every volume of opts.Dirs and loads
 // their containers. A container ID found on two volumes is served from the
-// first listed and logged.
+// first listed and logged. A volume that does not open is recorded as
+// FAILED with its reason; the store opens if at least one volume works and
+// no more failed than FailedVolumesTolerated, and otherwise returns an
+// error naming every failed volume (ErrVolumesFailed).
 func OpenStore(opts StoreOptions) (*Store, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Store{opts: opts, where: make(map[uint64]*container.Volume)}
+	s := &Store{opts: opts, where: make(map[uint64]*container.Volume), lost: make(map[uint64]string)}
 	for _, dir := range opts.Dirs {
+		h := &volumeHealth{dir: dir}
+		s.health = append(s.health, h)
 		v, err := container.OpenVolume(dir, opts.Volume)
-		if err != nil {
-			_ = s.Close()
-			return nil, fmt.Errorf("datanode: open volume %s: %w", dir, err)
+		if err == nil {
+			err = s.probe(dir)
+			if err != nil {
+				_ = v.Close()
+			}
 		}
+		if err != nil {
+			h.fail(fmt.Sprintf("open: %v", err), opts.Clock.Now())
+			opts.Logger.Error("datanode: volume failed to open; starting without it", "volume", dir, "err", err)
+			continue
+		}
+		h.vol = v
 		s.vols = append(s.vols, v)
 		for _, info := range v.List() {
 			if other, ok := s.where[info.ID]; ok {
@@ -110,11 +157,16 @@ func OpenStore(opts StoreOptions) (*Store, error) {
 			s.where[info.ID] = v
 		}
 	}
+	if err := s.tolerable(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
 // Close closes every volume.
 func (s *Store) Close() error {
+	s.checks.Wait()
 	var errs []error
 	for _, v := range s.vols {
 		errs = append(errs, v.Close())
@@ -123,12 +175,15 @@ func (s *Store) Close() error {
 }
 
 // Container returns the container with the given ID (container.ErrNotFound
-// if no volume holds it).
+// if no healthy volume holds it: a reader goes to another replica).
 func (s *Store) Container(id uint64) (*container.Container, error) {
 	s.mu.RLock()
-	v := s.where[id]
+	v, lost := s.where[id], s.lost[id]
 	s.mu.RUnlock()
 	if v == nil {
+		if lost != "" {
+			return nil, fmt.Errorf("%w: %d (its volume %s failed)", container.ErrNotFound, id, lost)
+		}
 		return nil, fmt.Errorf("%w: %d", container.ErrNotFound, id)
 	}
 	return v.Container(id)
@@ -184,7 +239,18 @@ func (s *Store) createLocked(id uint64) (*container.Container, error) {
 	if s.importing[id] {
 		return nil, fmt.Errorf("%w: %d (being imported)", container.ErrExists, id)
 	}
-	v := s.pickVolume()
+	s.mu.RLock()
+	lost := s.lost[id]
+	s.mu.RUnlock()
+	if lost != "" {
+		// Its replica here is gone with the volume: a write that names it
+		// must not start an empty one in its place.
+		return nil, fmt.Errorf("%w: container %d was on %s", ErrVolumeFailed, id, lost)
+	}
+	v, err := s.pickVolume()
+	if err != nil {
+		return nil, err
+	}
 	c, err := v.Create(id, container.FilePerBlock)
 	if err != nil {
 		return nil, err
@@ -199,17 +265,24 @@ func (s *Store) createLocked(id uint64) (*container.Container, error) {
 	return c, nil
 }
 
-// pickVolume returns the volume with the most free space once the open
-// containers' growth is set aside (the first on ties, and when no volume
-// reports its usage, the one with the fewest open containers).
-func (s *Store) pickVolume() *container.Volume {
-	best, bestRoom := 0, int64(0)
+// pickVolume returns the healthy volume with the most free space once the
+// open containers' growth is set aside (the first on ties, and when no
+// volume reports its usage, the one with the fewest open containers).
+func (s *Store) pickVolume() (*container.Volume, error) {
+	var best *container.Volume
+	bestRoom := int64(0)
 	for i, vs := range s.volumeStats() {
-		if room := vs.Available - vs.Reserved; i == 0 || room > bestRoom {
-			best, bestRoom = i, room
+		if vs.State != VolumeHealthy {
+			continue
+		}
+		if room := vs.Available - vs.Reserved; best == nil || room > bestRoom {
+			best, bestRoom = s.health[i].vol, room
 		}
 	}
-	return s.vols[best]
+	if best == nil {
+		return nil, fmt.Errorf("%w: no healthy volume left", ErrVolumeFailed)
+	}
+	return best, nil
 }
 
 // CloseContainer closes a container: waits for writes in flight, makes
@@ -228,12 +301,16 @@ func (s *Store) CloseContainer(id uint64) error {
 func (s *Store) DeleteContainer(id uint64, force bool) error {
 	s.createMu.Lock()
 	defer s.createMu.Unlock()
-	s.mu.RLock()
+	s.mu.Lock()
 	v := s.where[id]
-	s.mu.RUnlock()
 	if v == nil {
+		// A replica lost with its volume is deleted already, as far as
+		// meta is concerned.
+		delete(s.lost, id)
+		s.mu.Unlock()
 		return fmt.Errorf("%w: %d", container.ErrNotFound, id)
 	}
+	s.mu.Unlock()
 	if err := v.Delete(id, force); err != nil {
 		return err
 	}
@@ -265,7 +342,7 @@ func (s *Store) DeleteBlocks(id uint64, localIDs []uint64) (blocks int, bytes in
 // report lists.
 func (s *Store) Containers() []container.Info {
 	var out []container.Info
-	for _, v := range s.vols {
+	for _, v := range s.healthyVolumes() {
 		out = append(out, v.List()...)
 	}
 	slices.SortStableFunc(out, func(a, b container.Info) int {
@@ -282,11 +359,16 @@ func (s *Store) Containers() []container.Info {
 
 // Stats is the store's space and container summary.
 type Stats struct {
-	// Capacity, Available and Used add up the volumes'.
+	// Capacity, Available and Used add up the healthy volumes'.
 	Capacity, Available, Used int64
-	// Containers and OpenContainers count containers of every volume.
+	// Containers and OpenContainers count containers of every healthy
+	// volume.
 	Containers, OpenContainers int
-	Volumes                    []VolumeStats
+	// FailedVolumes counts the volumes out of service.
+	FailedVolumes int
+	// Volumes are every volume, failed ones included, in the order of
+	// StoreOptions.Dirs.
+	Volumes []VolumeStats
 }
 
 // VolumeStats is one volume's space and containers.
@@ -301,6 +383,12 @@ type VolumeStats struct {
 	// ContainerSize − used for each.
 	Reserved                   int64
 	Containers, OpenContainers int
+	// State is VolumeHealthy or VolumeFailed. A failed volume reports
+	// no space and no containers: they are out of service.
+	State VolumeState
+	// Reason says why a failed volume failed, and FailedAt when.
+	Reason   string
+	FailedAt time.Time
 }
 
 // Stats returns the store's space and container counts, per volume and in
@@ -309,6 +397,9 @@ func (s *Store) Stats() Stats {
 	var st Stats
 	st.Volumes = s.volumeStats()
 	for _, v := range st.Volumes {
+		if v.State == VolumeFailed {
+			st.FailedVolumes++
+		}
 		st.Capacity += v.Capacity
 		st.Available += v.Available
 		st.Used += v.Used
@@ -319,9 +410,20 @@ func (s *Store) Stats() Stats {
 }
 
 func (s *Store) volumeStats() []VolumeStats {
-	out := make([]VolumeStats, len(s.vols))
-	for i, v := range s.vols {
-		vs := VolumeStats{Dir: v.Dir()}
+	s.mu.RLock()
+	health := make([]volumeHealth, len(s.health))
+	for i, h := range s.health {
+		health[i] = *h
+	}
+	s.mu.RUnlock()
+	out := make([]VolumeStats, len(health))
+	for i, h := range health {
+		out[i] = VolumeStats{Dir: h.dir, State: h.state(), Reason: h.reason, FailedAt: h.failedAt}
+		if h.failed {
+			continue
+		}
+		v := h.vol
+		vs := out[i]
 		if du, err := s.opts.Volume.FS.GetDiskUsage(v.Dir()); err == nil {
 			vs.Capacity, vs.Available = int64(du.TotalBytes), int64(du.AvailBytes)
 		}

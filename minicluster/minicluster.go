@@ -119,6 +119,11 @@ type Options struct {
 	// pass a crashable in-memory one and restart the datanode on a crash
 	// image of it. Default: the real file system.
 	DatanodeFS func(i int) vfs.FS
+	// ConfigureDatanode, when set, is called with datanode i's options
+	// (0-based) once the cluster has filled them in, at every start of the
+	// datanode: tests set there what has no field here (several data
+	// directories, volume checks). It must leave Meta alone.
+	ConfigureDatanode func(i int, o *datanode.Options)
 }
 
 // EnsureDefaults fills in the defaults.
@@ -376,7 +381,7 @@ func (c *Cluster) startDatanode(i int) error {
 			return err
 		}
 	}
-	dn, err := datanode.Open(datanode.Options{
+	o := datanode.Options{
 		TLS:                  serverTLS,
 		ClientTLS:            clientTLS,
 		Store:                store,
@@ -389,7 +394,11 @@ func (c *Cluster) startDatanode(i int) error {
 		Scan:                 c.opts.Scan,
 		Clock:                c.opts.Clock,
 		Logger:               c.opts.Logger.With("node", fmt.Sprintf("dn%d", i+1)),
-	}, lis)
+	}
+	if c.opts.ConfigureDatanode != nil {
+		c.opts.ConfigureDatanode(i, &o)
+	}
+	dn, err := datanode.Open(o, lis)
 	if err != nil {
 		_ = lis.Close()
 		return err

@@ -227,12 +227,15 @@ var (
 	volUsed       = prometheus.NewDesc("strato_datanode_volume_used_bytes", "committed bytes of the containers on a data directory", []string{"volume"}, nil)
 	volReserved   = prometheus.NewDesc("strato_datanode_volume_reserved_bytes", "room set aside on a data directory for open containers to grow", []string{"volume"}, nil)
 	volContainers = prometheus.NewDesc("strato_datanode_volume_containers", "containers on a data directory, by state (open or other)", []string{"volume", "state"}, nil)
+	volFailed     = prometheus.NewDesc("strato_datanode_volume_failed", "1 while a data directory is out of service (FAILED), 0 while healthy", []string{"volume"}, nil)
+	volumes       = prometheus.NewDesc("strato_datanode_volumes", "data directories, by health (healthy or failed)", []string{"state"}, nil)
 	registered    = prometheus.NewDesc("strato_datanode_registered", "1 while the datanode is registered with meta's leader", nil, nil)
 )
 
 // RegisterDatanode registers a datanode's metrics with reg: replication
 // counters, the background scanner's, the data server's connections and bytes, per-volume capacity,
-// use and containers, and whether it is registered. The per-request
+// use, containers and health, the volumes by health, and whether it is
+// registered. The per-request
 // counters and latencies are DataMetrics's (ServerOptions.Observe).
 func RegisterDatanode(reg prometheus.Registerer, dn *datanode.Datanode) {
 	reg.MustRegister(collectFunc(func(ch chan<- prometheus.Metric) {
@@ -240,7 +243,11 @@ func RegisterDatanode(reg prometheus.Registerer, dn *datanode.Datanode) {
 		emit(ch, dn.ServerMetrics(), serverMetrics)
 		emit(ch, dn.ScanMetrics(), scanMetrics)
 		ch <- prometheus.MustNewConstMetric(registered, prometheus.GaugeValue, b2f(dn.Registered()))
-		for _, v := range dn.Store().Stats().Volumes {
+		st := dn.Store().Stats()
+		ch <- prometheus.MustNewConstMetric(volumes, prometheus.GaugeValue, float64(len(st.Volumes)-st.FailedVolumes), "healthy")
+		ch <- prometheus.MustNewConstMetric(volumes, prometheus.GaugeValue, float64(st.FailedVolumes), "failed")
+		for _, v := range st.Volumes {
+			ch <- prometheus.MustNewConstMetric(volFailed, prometheus.GaugeValue, b2f(v.State == datanode.VolumeFailed), v.Dir)
 			ch <- prometheus.MustNewConstMetric(volCapacity, prometheus.GaugeValue, float64(v.Capacity), v.Dir)
 			ch <- prometheus.MustNewConstMetric(volAvailable, prometheus.GaugeValue, float64(v.Available), v.Dir)
 			ch <- prometheus.MustNewConstMetric(volUsed, prometheus.GaugeValue, float64(v.Used), v.Dir)

@@ -168,6 +168,9 @@ func TestObservabilityUnderLoad(t *testing.T) {
 		require.Equal(t, 1.0, sample(after, "strato_datanode_registered"))
 		require.Regexp(t, `(?m)^strato_datanode_volume_capacity_bytes\{volume=".+"\} [1-9]`, after)
 		require.Regexp(t, `(?m)^strato_datanode_volume_used_bytes\{volume=".+"\} [1-9]`, after)
+		require.Equal(t, 1.0, sample(after, `strato_datanode_volumes{state="healthy"}`))
+		require.Equal(t, 0.0, sample(after, `strato_datanode_volumes{state="failed"}`))
+		require.Regexp(t, `(?m)^strato_datanode_volume_failed\{volume=".+"\} 0$`, after)
 	}
 	require.GreaterOrEqual(t, reads, float64(writers*perWriter))
 

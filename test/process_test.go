@@ -3,7 +3,9 @@ package test
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -91,4 +93,29 @@ func TestBenchMetaCreateWithoutClose(t *testing.T) {
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, proposals, files, "%v: every create is a Raft entry: %s", args, out)
 	}
+}
+
+// TestDatanodeFailedDataDirectory: a data directory that cannot be one (a
+// file stands in its place) is logged and left out, and the datanode runs
+// on the other, by default; with --failed-volumes-tolerated 0 it exits 1
+// at once, naming the directory and why.
+func TestDatanodeFailedDataDirectory(t *testing.T) {
+	root := t.TempDir()
+	good, bad := filepath.Join(root, "good"), filepath.Join(root, "bad")
+	require.NoError(t, os.WriteFile(bad, []byte("not a directory"), 0o644))
+	args := []string{"datanode", "--data", good, "--data", bad, "--meta", freeAddr(t), "--listen", freeAddr(t)}
+
+	out, err := exec.Command(binary, append(args, "--failed-volumes-tolerated", "0")...).CombinedOutput()
+	var ee *exec.ExitError
+	require.True(t, errors.As(err, &ee), "exit with an error: %s", out)
+	require.Equal(t, 1, ee.ExitCode())
+	require.Contains(t, string(out), "too many failed volumes: 1 of 2 failed (tolerated: 0): "+bad+": open")
+
+	p := startProc(t, "datanode", args...)
+	require.Eventually(t, func() bool {
+		log, _ := os.ReadFile(p.Log)
+		return strings.Contains(string(log), "starting without a failed volume")
+	}, 10*time.Second, 20*time.Millisecond)
+	require.True(t, p.running())
+	p.stop()
 }

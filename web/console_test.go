@@ -242,6 +242,7 @@ func (cc *consoleCluster) checkHTTP(t *testing.T) {
 	require.Contains(t, body, `id="disks"`)
 	require.NotContains(t, body, "not reported")
 	require.Contains(t, body, `id="scanner"`)
+	require.Contains(t, body, `<td class="volume volume-healthy">HEALTHY</td>`)
 	_, body = cc.get(t, "/ops")
 	require.Contains(t, body, `id="copies-in-flight"`)
 	_, body = cc.get(t, "/ns/vol1/fso1/dir/?du=1")

@@ -85,6 +85,7 @@ var funcs = template.FuncMap{
 	"rack":        func(r string) string { return cmp.Or(r, "/default-rack") },
 	"cstate":      func(s stratov1.ContainerState) string { return enumName(s.String(), "CONTAINER_") },
 	"pstate":      func(s stratov1.PipelineState) string { return enumName(s.String(), "PIPELINE_") },
+	"vstate":      volumeState,
 	"replication": func(r stratov1.ReplicationFactor) string { return enumName(r.String(), "REPLICATION_") },
 	"layout":      func(l stratov1.BucketLayout) string { return enumName(l.String(), "LAYOUT_") },
 	"checksum":    func(t stratov1.ChecksumType) string { return enumName(t.String(), "CHECKSUM_") },
@@ -182,4 +183,13 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, code int, page,
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// volumeState names a volume's health; a datanode of before reports none:
+// its volumes were all healthy.
+func volumeState(s stratov1.VolumeState) string {
+	if s == stratov1.VolumeState_VOLUME_FAILED {
+		return "FAILED"
+	}
+	return "HEALTHY"
 }

@@ -91,7 +91,7 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 				return printJSON(s.out, d)
 			}
 			st := d.GetStats()
-			return printFields(s.out, []field{
+			err = printFields(s.out, []field{
 				{"ID", d.GetDetails().GetId()},
 				{"Hostname", d.GetDetails().GetHostname()},
 				{"Data address", d.GetDetails().GetDataAddr()},
@@ -103,10 +103,16 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 				{"Used", sizeWithBytes(st.GetUsed())},
 				{"Remaining", sizeWithBytes(st.GetRemaining())},
 				{"Volumes", strconv.Itoa(int(st.GetVolumes()))},
+				{"Failed volumes", strconv.Itoa(int(st.GetFailedVolumes()))},
 				{"Containers", strconv.Itoa(int(d.Containers))},
 				{"Pipelines", strconv.Itoa(int(d.Pipelines))},
 				{"Scanner", scanLabel(st.GetScan())},
 			})
+			if err != nil || len(st.GetVolumeStats()) == 0 {
+				return err
+			}
+			fmt.Fprintln(s.out)
+			return printTable(s.out, volumeHeader, volumeRows(st.GetVolumeStats()))
 		}),
 	}
 	opState := func(name, short string, req func(id string) (*stratov1.DecommissionDatanodeRequest, error)) *cobra.Command {
@@ -575,4 +581,21 @@ func metaStatus(ctx context.Context, addr string, tlsConfig *tls.Config, token s
 	}
 	defer func() { _ = cc.Close() }()
 	return stratov1.NewAdminServiceClient(cc).MetaStatus(ctx, &stratov1.MetaStatusRequest{})
+}
+
+var volumeHeader = []string{"VOLUME", "STATE", "USED", "CAPACITY", "CONTAINERS", "FAILED AT", "FAILURE"}
+
+// volumeRows lists a datanode's data directories with their health (a
+// datanode of before reports no state: its volumes were all healthy).
+func volumeRows(vols []*stratov1.VolumeStats) [][]string {
+	rows := make([][]string, 0, len(vols))
+	for _, v := range vols {
+		state, failure := "HEALTHY", "-"
+		if v.GetState() == stratov1.VolumeState_VOLUME_FAILED {
+			state, failure = "FAILED", v.GetFailure()
+		}
+		rows = append(rows, []string{v.GetDir(), state, bytesize.Format(v.GetUsed()), bytesize.Format(v.GetCapacity()),
+			strconv.Itoa(int(v.GetContainers())), timeMs(v.GetFailedUnixMs()), failure})
+	}
+	return rows
 }

@@ -41,7 +41,12 @@ func TestAdmin(t *testing.T) {
 		_, err := client.Cluster(ctx, c, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.RegisterResponse, error) {
 			return cl.Register(ctx, &stratov1.RegisterRequest{
 				Details: &stratov1.DatanodeDetails{Id: fmt.Sprintf("dn%d", i), Hostname: fmt.Sprintf("host%d", i), DataAddr: fmt.Sprintf("127.0.0.1:%d", 19000+i)},
-				Stats:   &stratov1.NodeStats{Capacity: 1 << 40, Used: 3 << 29, Remaining: 1<<40 - 3<<29, Volumes: 2},
+				Stats: &stratov1.NodeStats{Capacity: 1 << 40, Used: 3 << 29, Remaining: 1<<40 - 3<<29, Volumes: 2, FailedVolumes: 1,
+					VolumeStats: []*stratov1.VolumeStats{
+						{Dir: "/data1", Capacity: 1 << 40, Used: 3 << 29, Containers: 3, State: stratov1.VolumeState_VOLUME_HEALTHY},
+						{Dir: "/data2", State: stratov1.VolumeState_VOLUME_FAILED, Failure: "check /data2/.volume-check: read-only file system",
+							FailedUnixMs: 1_700_000_000_000},
+					}},
 			})
 		})
 		require.NoError(t, err)
@@ -62,6 +67,10 @@ func TestAdmin(t *testing.T) {
 	require.Contains(t, info, "ID:                 dn2\n")
 	require.Contains(t, info, "Capacity:           1 TiB (1099511627776 bytes)\n")
 	require.Contains(t, info, "Scanner:            not reported\n")
+	require.Contains(t, info, "Failed volumes:     1\n")
+	require.Contains(t, info, "VOLUME  STATE    USED     CAPACITY  CONTAINERS  FAILED AT")
+	require.Regexp(t, `/data1  HEALTHY  1\.5 GiB  1 TiB     3           -\s+-\n`, info)
+	require.Regexp(t, `/data2  FAILED   0 B      0 B       0           2023-11-14T\S+\s+check /data2/\.volume-check: read-only file system\n`, info)
 	require.Contains(t, h.ok("admin", "datanode", "info", "host3"), "ID:                 dn3\n")
 	one := jsonOf[map[string]any](t, h.ok("admin", "datanode", "info", "127.0.0.1:19001", "--json"))
 	require.Equal(t, "host1", one["details"].(map[string]any)["hostname"])

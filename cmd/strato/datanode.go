@@ -30,7 +30,11 @@ func newDatanodeServerCmd() *cobra.Command {
 		Long: `datanode stores containers on its --data directories (one per disk), serves
 the data protocol (docs/wire.md) on --listen, registers with meta and
 heartbeats to it, and runs the commands meta sends back. Its identity is
-chosen on first start and kept in the first data directory (datanode.id).
+chosen on first start and kept in every data directory (datanode.id).
+A data directory that fails (at start, or a health check or an I/O error
+while running) is taken out of service and meta copies its containers
+back from other replicas; past --failed-volumes-tolerated failed
+directories, or with none working, the datanode stops (exit status 1).
 SIGTERM stops it cleanly.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -62,7 +66,12 @@ SIGTERM stops it cleanly.`,
 				return err
 			}
 			defer stopMetrics()
-			<-cmd.Context().Done()
+			select {
+			case <-cmd.Context().Done():
+			case <-dn.Done():
+				_ = dn.Close()
+				return dn.Err()
+			}
 			o.Logger.Info("datanode shutting down")
 			return dn.Close()
 		},
@@ -80,6 +89,9 @@ SIGTERM stops it cleanly.`,
 	f.Int64Var(&o.ReplicationBandwidth, "replication-bandwidth", 0, "cap in bytes/s on those pushes together (0: none)")
 	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", 0, "time between heartbeats (default 3s)")
 	scan.add(f)
+	f.IntVar(&o.Store.FailedVolumesTolerated, "failed-volumes-tolerated", datanode.AnyFailedVolumes,
+		"data directories that may fail before the datanode stops (-1: any, as long as one works)")
+	f.DurationVar(&o.VolumeCheckInterval, "volume-check-interval", 0, "time between health checks of the data directories (default 1m)")
 	tlsf.addFlags(f, "datanode")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd

@@ -47,6 +47,11 @@ type Volume struct {
 	// recycled keeps the files of deleted blocks for new ones (nil: none).
 	recycled *recycler
 
+	// dbErr is set once the database failed beyond use (a commit Pebble
+	// calls fatal: its write-ahead log failed); database writes are refused
+	// from then on, and Err reports it.
+	dbErr atomic.Pointer[error]
+
 	mu         sync.RWMutex
 	containers map[uint64]*Container
 	importing  map[uint64]bool // IDs of imports in progress
@@ -280,7 +285,44 @@ func (v *Volume) Delete(id uint64, force bool) error {
 // durable runs fn, a write of the database with Sync, so that it (and
 // every earlier write) survives a power loss, not only a crash of the
 // process (walfs.Deferred).
-func (v *Volume) durable(fn func() error) error { return v.wal.Durable(fn) }
+func (v *Volume) durable(fn func() error) error {
+	return v.wal.Durable(func() error { return v.dbWrite(fn) })
+}
+
+// dbWrite runs fn, a write to the database. Pebble calls a failed commit
+// fatal (its log is then unusable) and our logger panics with
+// pebbleFatal: that panic ends here, as an error, and the volume takes no
+// database write after it (Err) instead of the process going down with
+// its other disks.
+func (v *Volume) dbWrite(fn func() error) (err error) {
+	if e := v.dbErr.Load(); e != nil {
+		return *e
+	}
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		f, ok := r.(pebbleFatal)
+		if !ok {
+			panic(r)
+		}
+		e := fmt.Errorf("container: volume database failed: %s", string(f))
+		v.dbErr.CompareAndSwap(nil, &e)
+		err = *v.dbErr.Load()
+	}()
+	return fn()
+}
+
+// Err returns why the volume's database failed beyond use (dbWrite), nil
+// while it works. Such a volume serves nothing more worth having: its
+// owner takes it out of service.
+func (v *Volume) Err() error {
+	if e := v.dbErr.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
 
 // syncDB makes every write of the database so far survive a power loss.
 func (v *Volume) syncDB() error {
@@ -321,5 +363,9 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 	p.l.Error(fmt.Sprintf("pebble: "+format, args...))
 }
 func (p pebbleLogger) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf("pebble: "+format, args...))
+	panic(pebbleFatal(fmt.Sprintf("pebble: "+format, args...)))
 }
+
+// pebbleFatal is what pebbleLogger.Fatalf panics with; dbWrite recovers a
+// failed commit's.
+type pebbleFatal string

@@ -343,7 +343,7 @@ func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uin
 	// Committed without waiting while commitMu keeps rows in bcsID order;
 	// the WAL sync follows outside the lock so that concurrent PutBlocks
 	// share one fsync.
-	err = batch.Commit(pebble.NoSync)
+	err = c.v.dbWrite(func() error { return batch.Commit(pebble.NoSync) })
 	_ = batch.Close()
 	if err == nil {
 		c.ctr = ctr
@@ -359,7 +359,7 @@ func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uin
 	// a block the client was told is committed (its chunks are safe in the
 	// kernel). A log sync writes it there (walfs.Deferred); with Sync it
 	// reaches the disk too, as the block's files did above.
-	sync := func() error { return c.v.db.LogData(nil, pebble.Sync) }
+	sync := func() error { return c.v.dbWrite(func() error { return c.v.db.LogData(nil, pebble.Sync) }) }
 	if opts.Sync {
 		err = c.v.durable(sync)
 	} else {

@@ -21,6 +21,56 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// VolumeState is a data directory's health (HDFS's failed volumes).
+type VolumeState int32
+
+const (
+	VolumeState_VOLUME_STATE_UNSPECIFIED VolumeState = 0
+	VolumeState_VOLUME_HEALTHY           VolumeState = 1
+	VolumeState_VOLUME_FAILED            VolumeState = 2
+)
+
+// Enum value maps for VolumeState.
+var (
+	VolumeState_name = map[int32]string{
+		0: "VOLUME_STATE_UNSPECIFIED",
+		1: "VOLUME_HEALTHY",
+		2: "VOLUME_FAILED",
+	}
+	VolumeState_value = map[string]int32{
+		"VOLUME_STATE_UNSPECIFIED": 0,
+		"VOLUME_HEALTHY":           1,
+		"VOLUME_FAILED":            2,
+	}
+)
+
+func (x VolumeState) Enum() *VolumeState {
+	p := new(VolumeState)
+	*p = x
+	return p
+}
+
+func (x VolumeState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (VolumeState) Descriptor() protoreflect.EnumDescriptor {
+	return file_strato_v1_datanode_proto_enumTypes[0].Descriptor()
+}
+
+func (VolumeState) Type() protoreflect.EnumType {
+	return &file_strato_v1_datanode_proto_enumTypes[0]
+}
+
+func (x VolumeState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use VolumeState.Descriptor instead.
+func (VolumeState) EnumDescriptor() ([]byte, []int) {
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{0}
+}
+
 // ContainerState is the life of a container: OPEN (written through its
 // pipeline), CLOSING (no new writes), CLOSED (immutable, copied whole when
 // a replica is lost), UNHEALTHY (a replica that failed a check), DELETED.
@@ -66,11 +116,11 @@ func (x ContainerState) String() string {
 }
 
 func (ContainerState) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_datanode_proto_enumTypes[0].Descriptor()
+	return file_strato_v1_datanode_proto_enumTypes[1].Descriptor()
 }
 
 func (ContainerState) Type() protoreflect.EnumType {
-	return &file_strato_v1_datanode_proto_enumTypes[0]
+	return &file_strato_v1_datanode_proto_enumTypes[1]
 }
 
 func (x ContainerState) Number() protoreflect.EnumNumber {
@@ -79,7 +129,7 @@ func (x ContainerState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ContainerState.Descriptor instead.
 func (ContainerState) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{0}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{1}
 }
 
 // PipelineState is OPEN (new containers and blocks go there) or CLOSED.
@@ -116,11 +166,11 @@ func (x PipelineState) String() string {
 }
 
 func (PipelineState) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_datanode_proto_enumTypes[1].Descriptor()
+	return file_strato_v1_datanode_proto_enumTypes[2].Descriptor()
 }
 
 func (PipelineState) Type() protoreflect.EnumType {
-	return &file_strato_v1_datanode_proto_enumTypes[1]
+	return &file_strato_v1_datanode_proto_enumTypes[2]
 }
 
 func (x PipelineState) Number() protoreflect.EnumNumber {
@@ -129,18 +179,19 @@ func (x PipelineState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PipelineState.Descriptor instead.
 func (PipelineState) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{1}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{2}
 }
 
 // NodeStats is a datanode's storage summary, sent with every heartbeat.
 type NodeStats struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Capacity      int64                  `protobuf:"varint,1,opt,name=capacity,proto3" json:"capacity,omitempty"`                         // bytes of its volumes' file systems
-	Used          int64                  `protobuf:"varint,2,opt,name=used,proto3" json:"used,omitempty"`                                 // bytes its containers use
-	Remaining     int64                  `protobuf:"varint,3,opt,name=remaining,proto3" json:"remaining,omitempty"`                       // bytes free for containers
-	Volumes       int32                  `protobuf:"varint,4,opt,name=volumes,proto3" json:"volumes,omitempty"`                           // data directories
-	VolumeStats   []*VolumeStats         `protobuf:"bytes,5,rep,name=volume_stats,json=volumeStats,proto3" json:"volume_stats,omitempty"` // one per data directory
-	Scan          *ScanStats             `protobuf:"bytes,6,opt,name=scan,proto3" json:"scan,omitempty"`                                  // the background scanner's progress
+	Capacity      int64                  `protobuf:"varint,1,opt,name=capacity,proto3" json:"capacity,omitempty"`                                // bytes of its volumes' file systems
+	Used          int64                  `protobuf:"varint,2,opt,name=used,proto3" json:"used,omitempty"`                                        // bytes its containers use
+	Remaining     int64                  `protobuf:"varint,3,opt,name=remaining,proto3" json:"remaining,omitempty"`                              // bytes free for containers
+	Volumes       int32                  `protobuf:"varint,4,opt,name=volumes,proto3" json:"volumes,omitempty"`                                  // data directories
+	VolumeStats   []*VolumeStats         `protobuf:"bytes,5,rep,name=volume_stats,json=volumeStats,proto3" json:"volume_stats,omitempty"`        // one per data directory
+	Scan          *ScanStats             `protobuf:"bytes,6,opt,name=scan,proto3" json:"scan,omitempty"`                                         // the background scanner's progress
+	FailedVolumes int32                  `protobuf:"varint,7,opt,name=failed_volumes,json=failedVolumes,proto3" json:"failed_volumes,omitempty"` // data directories out of service (VOLUME_FAILED)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -215,6 +266,13 @@ func (x *NodeStats) GetScan() *ScanStats {
 		return x.Scan
 	}
 	return nil
+}
+
+func (x *NodeStats) GetFailedVolumes() int32 {
+	if x != nil {
+		return x.FailedVolumes
+	}
+	return 0
 }
 
 // ScanStats is a datanode's background scanner (docs/operations.md
@@ -330,8 +388,14 @@ type VolumeStats struct {
 	Remaining      int64                  `protobuf:"varint,4,opt,name=remaining,proto3" json:"remaining,omitempty"` // bytes free for containers
 	Containers     int32                  `protobuf:"varint,5,opt,name=containers,proto3" json:"containers,omitempty"`
 	OpenContainers int32                  `protobuf:"varint,6,opt,name=open_containers,json=openContainers,proto3" json:"open_containers,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// state: HEALTHY, or FAILED (out of service: its containers are not
+	// served or reported, and it reports no space); UNSPECIFIED from a
+	// datanode of before, whose volumes were all healthy.
+	State         VolumeState `protobuf:"varint,7,opt,name=state,proto3,enum=strato.v1.VolumeState" json:"state,omitempty"`
+	Failure       string      `protobuf:"bytes,8,opt,name=failure,proto3" json:"failure,omitempty"`                                  // why a FAILED volume failed
+	FailedUnixMs  int64       `protobuf:"varint,9,opt,name=failed_unix_ms,json=failedUnixMs,proto3" json:"failed_unix_ms,omitempty"` // when it failed (0: not failed)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *VolumeStats) Reset() {
@@ -402,6 +466,27 @@ func (x *VolumeStats) GetContainers() int32 {
 func (x *VolumeStats) GetOpenContainers() int32 {
 	if x != nil {
 		return x.OpenContainers
+	}
+	return 0
+}
+
+func (x *VolumeStats) GetState() VolumeState {
+	if x != nil {
+		return x.State
+	}
+	return VolumeState_VOLUME_STATE_UNSPECIFIED
+}
+
+func (x *VolumeStats) GetFailure() string {
+	if x != nil {
+		return x.Failure
+	}
+	return ""
+}
+
+func (x *VolumeStats) GetFailedUnixMs() int64 {
+	if x != nil {
+		return x.FailedUnixMs
 	}
 	return 0
 }
@@ -1827,14 +1912,15 @@ var File_strato_v1_datanode_proto protoreflect.FileDescriptor
 
 const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\n" +
-	"\x18strato/v1/datanode.proto\x12\tstrato.v1\x1a\x19strato/v1/namespace.proto\"\xd8\x01\n" +
+	"\x18strato/v1/datanode.proto\x12\tstrato.v1\x1a\x19strato/v1/namespace.proto\"\xff\x01\n" +
 	"\tNodeStats\x12\x1a\n" +
 	"\bcapacity\x18\x01 \x01(\x03R\bcapacity\x12\x12\n" +
 	"\x04used\x18\x02 \x01(\x03R\x04used\x12\x1c\n" +
 	"\tremaining\x18\x03 \x01(\x03R\tremaining\x12\x18\n" +
 	"\avolumes\x18\x04 \x01(\x05R\avolumes\x129\n" +
 	"\fvolume_stats\x18\x05 \x03(\v2\x16.strato.v1.VolumeStatsR\vvolumeStats\x12(\n" +
-	"\x04scan\x18\x06 \x01(\v2\x14.strato.v1.ScanStatsR\x04scan\"\xb5\x02\n" +
+	"\x04scan\x18\x06 \x01(\v2\x14.strato.v1.ScanStatsR\x04scan\x12%\n" +
+	"\x0efailed_volumes\x18\a \x01(\x05R\rfailedVolumes\"\xb5\x02\n" +
 	"\tScanStats\x12\x1d\n" +
 	"\n" +
 	"meta_scans\x18\x01 \x01(\x03R\tmetaScans\x12\x1d\n" +
@@ -1846,7 +1932,7 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"inProgress\x122\n" +
 	"\x16last_meta_pass_unix_ms\x18\x06 \x01(\x03R\x12lastMetaPassUnixMs\x122\n" +
 	"\x16last_data_pass_unix_ms\x18\a \x01(\x03R\x12lastDataPassUnixMs\x12\x1a\n" +
-	"\bdisabled\x18\b \x01(\bR\bdisabled\"\xb6\x01\n" +
+	"\bdisabled\x18\b \x01(\bR\bdisabled\"\xa4\x02\n" +
 	"\vVolumeStats\x12\x10\n" +
 	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x1a\n" +
 	"\bcapacity\x18\x02 \x01(\x03R\bcapacity\x12\x12\n" +
@@ -1855,7 +1941,10 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\n" +
 	"containers\x18\x05 \x01(\x05R\n" +
 	"containers\x12'\n" +
-	"\x0fopen_containers\x18\x06 \x01(\x05R\x0eopenContainers\"\x91\x02\n" +
+	"\x0fopen_containers\x18\x06 \x01(\x05R\x0eopenContainers\x12,\n" +
+	"\x05state\x18\a \x01(\x0e2\x16.strato.v1.VolumeStateR\x05state\x12\x18\n" +
+	"\afailure\x18\b \x01(\tR\afailure\x12$\n" +
+	"\x0efailed_unix_ms\x18\t \x01(\x03R\ffailedUnixMs\"\x91\x02\n" +
 	"\fPipelineInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12>\n" +
 	"\vreplication\x18\x02 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12\x18\n" +
@@ -1956,7 +2045,11 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\n" +
 	"reregister\x18\x02 \x01(\bR\n" +
 	"reregister\x12<\n" +
-	"\fblock_tokens\x18\x03 \x01(\v2\x19.strato.v1.BlockTokenKeysR\vblockTokens*\xa2\x01\n" +
+	"\fblock_tokens\x18\x03 \x01(\v2\x19.strato.v1.BlockTokenKeysR\vblockTokens*R\n" +
+	"\vVolumeState\x12\x1c\n" +
+	"\x18VOLUME_STATE_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eVOLUME_HEALTHY\x10\x01\x12\x11\n" +
+	"\rVOLUME_FAILED\x10\x02*\xa2\x01\n" +
 	"\x0eContainerState\x12\x1f\n" +
 	"\x1bCONTAINER_STATE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eCONTAINER_OPEN\x10\x01\x12\x15\n" +
@@ -1985,78 +2078,80 @@ func file_strato_v1_datanode_proto_rawDescGZIP() []byte {
 	return file_strato_v1_datanode_proto_rawDescData
 }
 
-var file_strato_v1_datanode_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_strato_v1_datanode_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_strato_v1_datanode_proto_goTypes = []any{
-	(ContainerState)(0),                   // 0: strato.v1.ContainerState
-	(PipelineState)(0),                    // 1: strato.v1.PipelineState
-	(*NodeStats)(nil),                     // 2: strato.v1.NodeStats
-	(*ScanStats)(nil),                     // 3: strato.v1.ScanStats
-	(*VolumeStats)(nil),                   // 4: strato.v1.VolumeStats
-	(*PipelineInfo)(nil),                  // 5: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),              // 6: strato.v1.ContainerReplica
-	(*ContainerReport)(nil),               // 7: strato.v1.ContainerReport
-	(*CreateContainerCommand)(nil),        // 8: strato.v1.CreateContainerCommand
-	(*CloseContainerCommand)(nil),         // 9: strato.v1.CloseContainerCommand
-	(*ReplicateContainerCommand)(nil),     // 10: strato.v1.ReplicateContainerCommand
-	(*ReconstructECContainerCommand)(nil), // 11: strato.v1.ReconstructECContainerCommand
-	(*ECSource)(nil),                      // 12: strato.v1.ECSource
-	(*DeleteContainerCommand)(nil),        // 13: strato.v1.DeleteContainerCommand
-	(*ScanContainerCommand)(nil),          // 14: strato.v1.ScanContainerCommand
-	(*ClosePipelineCommand)(nil),          // 15: strato.v1.ClosePipelineCommand
-	(*DeleteBlocksCommand)(nil),           // 16: strato.v1.DeleteBlocksCommand
-	(*DatanodeCommand)(nil),               // 17: strato.v1.DatanodeCommand
-	(*RegisterRequest)(nil),               // 18: strato.v1.RegisterRequest
-	(*RegisterResponse)(nil),              // 19: strato.v1.RegisterResponse
-	(*BlockTokenKeys)(nil),                // 20: strato.v1.BlockTokenKeys
-	(*BlockTokenKey)(nil),                 // 21: strato.v1.BlockTokenKey
-	(*HeartbeatRequest)(nil),              // 22: strato.v1.HeartbeatRequest
-	(*CommandFailure)(nil),                // 23: strato.v1.CommandFailure
-	(*HeartbeatResponse)(nil),             // 24: strato.v1.HeartbeatResponse
-	(ReplicationFactor)(0),                // 25: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),                 // 26: strato.v1.ErasureCoding
-	(*DatanodeDetails)(nil),               // 27: strato.v1.DatanodeDetails
+	(VolumeState)(0),                      // 0: strato.v1.VolumeState
+	(ContainerState)(0),                   // 1: strato.v1.ContainerState
+	(PipelineState)(0),                    // 2: strato.v1.PipelineState
+	(*NodeStats)(nil),                     // 3: strato.v1.NodeStats
+	(*ScanStats)(nil),                     // 4: strato.v1.ScanStats
+	(*VolumeStats)(nil),                   // 5: strato.v1.VolumeStats
+	(*PipelineInfo)(nil),                  // 6: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),              // 7: strato.v1.ContainerReplica
+	(*ContainerReport)(nil),               // 8: strato.v1.ContainerReport
+	(*CreateContainerCommand)(nil),        // 9: strato.v1.CreateContainerCommand
+	(*CloseContainerCommand)(nil),         // 10: strato.v1.CloseContainerCommand
+	(*ReplicateContainerCommand)(nil),     // 11: strato.v1.ReplicateContainerCommand
+	(*ReconstructECContainerCommand)(nil), // 12: strato.v1.ReconstructECContainerCommand
+	(*ECSource)(nil),                      // 13: strato.v1.ECSource
+	(*DeleteContainerCommand)(nil),        // 14: strato.v1.DeleteContainerCommand
+	(*ScanContainerCommand)(nil),          // 15: strato.v1.ScanContainerCommand
+	(*ClosePipelineCommand)(nil),          // 16: strato.v1.ClosePipelineCommand
+	(*DeleteBlocksCommand)(nil),           // 17: strato.v1.DeleteBlocksCommand
+	(*DatanodeCommand)(nil),               // 18: strato.v1.DatanodeCommand
+	(*RegisterRequest)(nil),               // 19: strato.v1.RegisterRequest
+	(*RegisterResponse)(nil),              // 20: strato.v1.RegisterResponse
+	(*BlockTokenKeys)(nil),                // 21: strato.v1.BlockTokenKeys
+	(*BlockTokenKey)(nil),                 // 22: strato.v1.BlockTokenKey
+	(*HeartbeatRequest)(nil),              // 23: strato.v1.HeartbeatRequest
+	(*CommandFailure)(nil),                // 24: strato.v1.CommandFailure
+	(*HeartbeatResponse)(nil),             // 25: strato.v1.HeartbeatResponse
+	(ReplicationFactor)(0),                // 26: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                 // 27: strato.v1.ErasureCoding
+	(*DatanodeDetails)(nil),               // 28: strato.v1.DatanodeDetails
 }
 var file_strato_v1_datanode_proto_depIdxs = []int32{
-	4,  // 0: strato.v1.NodeStats.volume_stats:type_name -> strato.v1.VolumeStats
-	3,  // 1: strato.v1.NodeStats.scan:type_name -> strato.v1.ScanStats
-	25, // 2: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
-	1,  // 3: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
-	26, // 4: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	0,  // 5: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
-	6,  // 6: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
-	5,  // 7: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
-	27, // 8: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
-	26, // 9: strato.v1.ReconstructECContainerCommand.erasure_coding:type_name -> strato.v1.ErasureCoding
-	12, // 10: strato.v1.ReconstructECContainerCommand.sources:type_name -> strato.v1.ECSource
-	27, // 11: strato.v1.ECSource.datanode:type_name -> strato.v1.DatanodeDetails
-	8,  // 12: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
-	9,  // 13: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
-	10, // 14: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
-	13, // 15: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
-	15, // 16: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
-	16, // 17: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
-	11, // 18: strato.v1.DatanodeCommand.reconstruct_ec_container:type_name -> strato.v1.ReconstructECContainerCommand
-	14, // 19: strato.v1.DatanodeCommand.scan_container:type_name -> strato.v1.ScanContainerCommand
-	27, // 20: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
-	2,  // 21: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
-	7,  // 22: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
-	20, // 23: strato.v1.RegisterResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
-	21, // 24: strato.v1.BlockTokenKeys.keys:type_name -> strato.v1.BlockTokenKey
-	2,  // 25: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
-	7,  // 26: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
-	23, // 27: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
-	17, // 28: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
-	20, // 29: strato.v1.HeartbeatResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
-	18, // 30: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
-	22, // 31: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
-	19, // 32: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
-	24, // 33: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
-	32, // [32:34] is the sub-list for method output_type
-	30, // [30:32] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	5,  // 0: strato.v1.NodeStats.volume_stats:type_name -> strato.v1.VolumeStats
+	4,  // 1: strato.v1.NodeStats.scan:type_name -> strato.v1.ScanStats
+	0,  // 2: strato.v1.VolumeStats.state:type_name -> strato.v1.VolumeState
+	26, // 3: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 4: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
+	27, // 5: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	1,  // 6: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
+	7,  // 7: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
+	6,  // 8: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
+	28, // 9: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
+	27, // 10: strato.v1.ReconstructECContainerCommand.erasure_coding:type_name -> strato.v1.ErasureCoding
+	13, // 11: strato.v1.ReconstructECContainerCommand.sources:type_name -> strato.v1.ECSource
+	28, // 12: strato.v1.ECSource.datanode:type_name -> strato.v1.DatanodeDetails
+	9,  // 13: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
+	10, // 14: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
+	11, // 15: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
+	14, // 16: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
+	16, // 17: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
+	17, // 18: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
+	12, // 19: strato.v1.DatanodeCommand.reconstruct_ec_container:type_name -> strato.v1.ReconstructECContainerCommand
+	15, // 20: strato.v1.DatanodeCommand.scan_container:type_name -> strato.v1.ScanContainerCommand
+	28, // 21: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
+	3,  // 22: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
+	8,  // 23: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
+	21, // 24: strato.v1.RegisterResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
+	22, // 25: strato.v1.BlockTokenKeys.keys:type_name -> strato.v1.BlockTokenKey
+	3,  // 26: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
+	8,  // 27: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
+	24, // 28: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
+	18, // 29: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
+	21, // 30: strato.v1.HeartbeatResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
+	19, // 31: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
+	23, // 32: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
+	20, // 33: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
+	25, // 34: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
+	33, // [33:35] is the sub-list for method output_type
+	31, // [31:33] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_datanode_proto_init() }
@@ -2080,7 +2175,7 @@ func file_strato_v1_datanode_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_datanode_proto_rawDesc), len(file_strato_v1_datanode_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
