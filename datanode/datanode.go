@@ -283,17 +283,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		_ = store.Close()
 		return nil, err
 	}
-	required := false
-	for _, dir := range home {
-		f := filepath.Join(dir, blockTokensFile)
-		d.tokensFiles = append(d.tokensFiles, f)
-		if _, err := os.Stat(f); err == nil {
-			required = true
-		}
-	}
-	if required {
-		d.server.requireBlockTokensUntilHeard()
-	}
+	d.findTokensFiles(home)
 	ag, err = agent.New(agent.Options{
 		Meta:              opts.Meta,
 		Details:           &stratov1.DatanodeDetails{Id: id, DataAddr: addr, Hostname: host, Rack: opts.Rack},
@@ -638,5 +628,22 @@ func (d *Datanode) Err() error {
 		return d.stopErr
 	default:
 		return nil
+	}
+}
+
+// findTokensFiles notes where the marker that meta requires block tokens
+// is kept (every home directory), and makes the server require them until
+// meta says otherwise when any has it.
+func (d *Datanode) findTokensFiles(home []string) {
+	required := false
+	for _, dir := range home {
+		f := filepath.Join(dir, blockTokensFile)
+		d.tokensFiles = append(d.tokensFiles, f)
+		if _, err := os.Stat(f); err == nil {
+			required = true
+		}
+	}
+	if required {
+		d.server.requireBlockTokensUntilHeard()
 	}
 }
