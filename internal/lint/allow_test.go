@@ -54,7 +54,7 @@ var osFileAllow = map[string]string{
 		"made, whatever FS a test gives the volumes; tools and tests read it there (bench/gen, test/netfault)",
 	"datanode/datanode.go:writeFileAtomic": "writes datanode.id and cluster.id in the OS data directory " +
 		"(see loadID), fsyncing the file and the directory",
-	"datanode/datanode.go:Open": "checks the block-token marker (blocktoken.go) in the OS data directory, " +
+	"datanode/datanode.go:Datanode.findTokensFiles": "checks the block-token marker (blocktoken.go) in the OS data directory, " +
 		"beside datanode.id",
 	"datanode/datanode.go:readClusterID": "cluster.id lives in the OS data directory beside datanode.id (see loadID)",
 	"datanode/blocktoken.go:Datanode.setBlockTokens": "the block-token marker lives in the OS data directory " +
