@@ -34,6 +34,7 @@ func planTick(s *state, o *Options, now time.Time) plan {
 		planClosed(s, o, now, c, &p)
 	}
 	settling := s.settling(now)
+	racks, respread := s.serviceRacks(), false
 	for _, pl := range s.sortedPipelines() {
 		if pl.State != stratov1.PipelineState_PIPELINE_OPEN {
 			// A leader that closed the pipeline and lost its leadership
@@ -46,6 +47,13 @@ func planTick(s *state, o *Options, now time.Time) plan {
 			continue
 		}
 		if s.pipelineUsable(pl) {
+			if !settling && !respread && s.pipelineMisplaced(pl, racks) {
+				// Made before racks joined (or over racks since
+				// emptied): closed, one a tick, for a pipeline that
+				// spans them; its containers are mended once closed.
+				respread = true
+				planClosePipeline(s, now, pl, &p)
+			}
 			continue
 		}
 		if settling && s.unregisteredMember(pl) {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/strato-io/strato/proto/strato/v1"
@@ -197,4 +198,23 @@ func mends(c *containerState, counts []rackCount, from, to string) bool {
 		return countOn(counts, to) == 0
 	}
 	return countOn(counts, to)+1 < countOn(counts, from)
+}
+
+// pipelineMisplaced says whether open pipeline pl breaks the rack rule of
+// its containers when racks racks have an in-service datanode, and a new
+// pipeline of its redundancy chosen now would not (ChooseMembers over
+// every in-service datanode): closing it then gets its writes a placement
+// that survives a rack's loss.
+func (s *state) pipelineMisplaced(pl *stratov1.PipelineRecord, racks int) bool {
+	if racks < 2 {
+		return false
+	}
+	rule := rackRuleFor(&stratov1.ContainerRecord{Replication: pl.Replication, ErasureCoding: pl.ErasureCoding}, racks)
+	var buf [16]rackCount
+	if rule.satisfied(s.spread(buf[:0], pl.Members)) {
+		return false
+	}
+	r := Redundancy{Replication: pl.Replication, EC: pl.ErasureCoding}
+	members, err := ChooseMembers(s.pipelineCandidates(r, Exclude{}), r.Members(), math.MaxInt)
+	return err == nil && rule.satisfied(s.spread(buf[:0], members))
 }
