@@ -114,3 +114,89 @@ func (f *faultCluster) requireNoCopies(is ...int) {
 			"datanode %d's replication: %+v", i, m)
 	}
 }
+
+// TestMaintenanceSecondFailure: with one datanode in maintenance and
+// stopped, a second one dies. The containers both held drop below the
+// minimum of two good copies and are copied back to two; those the second
+// held without the first go back to three; those only the first held
+// stay as they are. The maintenance's end time then passes: the first
+// datanode, back, is in service with its replicas, and the extra copies
+// are trimmed.
+func TestMaintenanceSecondFailure(t *testing.T) {
+	clock := fakeClock()
+	f := startFaultCluster(t, minicluster.Options{Datanodes: 5, BlockSize: 4 << 20, ContainerSize: 16 << 20,
+		HeartbeatInterval: 3 * time.Second, DeadAfter: 2 * time.Minute, Clock: clock},
+		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
+	ctx := t.Context()
+	data := fastRandom(24<<20, 31)
+	require.NoError(t, f.write(ctx, "/vol/bkt/a", data, 256<<10, 0, nil))
+	f.closeAllContainers()
+	f.waitThreeCopies("", 20*time.Second)
+	first, second := f.c.Datanode(0).ID(), f.c.Datanode(1).ID()
+	both := 0
+	for _, c := range f.containers() {
+		reps := f.replicas(c.Id).Replicas
+		if _, ok := reps[first]; ok {
+			if _, ok := reps[second]; ok {
+				both++
+			}
+		}
+	}
+	require.Positive(t, both, "some container on both datanodes")
+
+	f.setOpState(&stratov1.DecommissionDatanodeRequest{DatanodeId: first, Maintenance: true,
+		MaintenanceEndUnixMs: clock.Now().Add(time.Hour).UnixMilli()})
+	f.waitDatanode(first, func(d *stratov1.DatanodeInfo) bool { return d.OpState == stratov1.NodeOpState_NODE_IN_MAINTENANCE })
+	require.NoError(t, f.c.StopDatanode(0))
+	f.waitDatanode(first, func(d *stratov1.DatanodeInfo) bool { return d.Health == stratov1.NodeHealth_NODE_DEAD })
+	require.NoError(t, f.c.StopDatanode(1))
+	f.waitDatanode(second, func(d *stratov1.DatanodeInfo) bool { return d.Health == stratov1.NodeHealth_NODE_DEAD })
+
+	// Two good copies of what both held, three of the rest the second
+	// held; nothing copied for what only the first held.
+	good := func(cid uint64) (n int, onFirst bool) {
+		for dn, r := range f.replicas(cid).Replicas {
+			if dn == first {
+				onFirst = true
+			}
+			if dn != first && dn != second && r.State == stratov1.ContainerState_CONTAINER_CLOSED {
+				n++
+			}
+		}
+		return n, onFirst
+	}
+	require.Eventually(t, func() bool {
+		f.advance()
+		for _, c := range f.containers() {
+			n, onFirst := good(c.Id)
+			if want := map[bool]int{true: 2, false: 3}[onFirst]; n != want {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 10*time.Millisecond, "copies back to the minimum, and only those")
+	f.requireContent("/vol/bkt/a", data)
+
+	// The first comes back, and its maintenance ends by its timer.
+	require.NoError(t, f.c.StartDatanode(0))
+	f.waitDatanode(first, func(d *stratov1.DatanodeInfo) bool { return d.Health == stratov1.NodeHealth_NODE_HEALTHY })
+	require.Equal(t, stratov1.NodeOpState_NODE_IN_MAINTENANCE, f.datanode(first).OpState)
+	clock.Advance(time.Hour)
+	f.waitDatanode(first, func(d *stratov1.DatanodeInfo) bool { return d.OpState == stratov1.NodeOpState_NODE_IN_SERVICE })
+	require.Eventually(t, func() bool {
+		f.advance()
+		for _, c := range f.containers() {
+			n := 0
+			for dn, r := range f.replicas(c.Id).Replicas {
+				if dn != second && r.State == stratov1.ContainerState_CONTAINER_CLOSED {
+					n++
+				}
+			}
+			if n != 3 {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 10*time.Millisecond, "three copies of every container, the extra trimmed")
+	f.requireContent("/vol/bkt/a", data)
+}
