@@ -62,6 +62,9 @@ func newMetaCmd() *cobra.Command {
 					o.DiskReserve = -1
 				}
 			}
+			if o.Cluster.MaintenanceMinReplicas < 1 {
+				return usagef("--maintenance-min-replicas %d: at least 1", o.Cluster.MaintenanceMinReplicas)
+			}
 			var err error
 			if o.Topology, err = topologyOf(topoFile, topoScript); err != nil {
 				return err
@@ -148,6 +151,8 @@ func newMetaCmd() *cobra.Command {
 		"a datanode silent this long is STALE: no new pipelines on it (Ozone's ozone.scm.stale.node.interval, 5m there)")
 	f.DurationVar(&o.Cluster.DeadAfter, "dead-after", 2*time.Minute,
 		"a datanode silent this long is DEAD: its pipelines close and its containers are copied elsewhere (Ozone's ozone.scm.dead.node.interval, 10m there)")
+	f.IntVar(&o.Cluster.MaintenanceMinReplicas, "maintenance-min-replicas", 2,
+		"good copies every replicated container keeps on in-service datanodes while a holder is in maintenance (capped by its replication; Ozone's hdds.scm.replication.maintenance.replica.minimum)")
 	f.StringVar(&diskReserve, "disk-reserve", "100MiB",
 		"free space the data directory's filesystem must keep; below it namespace changes are refused until space is freed (0: no check)")
 	tlsf.addFlags(f, "replica")

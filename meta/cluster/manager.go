@@ -61,7 +61,9 @@ func New(opts Options, propose Proposer) (*Manager, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Manager{opts: opts, propose: propose, s: newState()}, nil
+	m := &Manager{opts: opts, propose: propose, s: newState()}
+	m.s.maintenanceMin = opts.MaintenanceMinReplicas
+	return m, nil
 }
 
 // Options returns the manager's options (with defaults filled in).

@@ -49,6 +49,9 @@ type state struct {
 	blockDeletes blockDeletions
 	// settleUntil: the end of the settle period BecomeLeader started.
 	settleUntil time.Time
+	// maintenanceMin is Options.MaintenanceMinReplicas, which judge
+	// needs.
+	maintenanceMin int
 }
 
 func newState() state {

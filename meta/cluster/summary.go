@@ -11,7 +11,8 @@ import (
 // copies (CLOSED replicas on HEALTHY, in-service datanodes) and what is
 // wrong with it. A closed container with no CLOSED replica on a datanode
 // that is not DEAD is MISSING (a STALE holder may come back); with fewer
-// good copies than its replication, UNDER_REPLICATED; an UNHEALTHY
+// good copies than its replication (less its holders in maintenance, not
+// below the maintenance minimum: maintenanceWant), UNDER_REPLICATED; an UNHEALTHY
 // container or replica is UNHEALTHY; more good copies than needed,
 // OVER_REPLICATED; with what it needs but against its rack rule when
 // racks racks have an in-service datanode (racks.go), MIS_REPLICATED. An
@@ -36,7 +37,7 @@ func (s *state) judge(c *containerState, racks int) (good int, problem stratov1.
 		}
 	}
 	closed := c.info.State == stratov1.ContainerState_CONTAINER_CLOSED
-	want := want(c.info)
+	want := s.maintenanceWant(c)
 	switch {
 	case closed && live == 0:
 		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING
@@ -44,7 +45,7 @@ func (s *state) judge(c *containerState, racks int) (good int, problem stratov1.
 		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED
 	case unhealthy:
 		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_UNHEALTHY
-	case closed && good > want:
+	case closed && good > int(c.info.Replication):
 		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_OVER_REPLICATED
 	case s.misReplicated(c, racks):
 		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_MIS_REPLICATED
