@@ -36,10 +36,11 @@ func (m *metrics) corrupt() {
 	m.corruptions.Add(1)
 }
 
-func (m *metrics) scanned(data bool, bytes int64) {
+// scanned counts a scan done (a data scan's bytes are counted as they are
+// read).
+func (m *metrics) scanned(data bool) {
 	if data {
 		m.dataScans.Add(1)
-		m.bytes.Add(bytes)
 	} else {
 		m.metaScans.Add(1)
 	}

@@ -191,11 +191,19 @@ func (s *Scanner) scan(ctx context.Context, v *volume, id uint64, data bool) {
 	defer s.m.end()
 	var rep container.ScanReport
 	if data {
-		rep, err = c.ScanWith(ctx, container.ScanOptions{Wait: v.limit.Wait})
+		// Bytes are counted as they are read, so that the metrics show a
+		// long scan's progress.
+		rep, err = c.ScanWith(ctx, container.ScanOptions{Wait: func(ctx context.Context, n int64) error {
+			err := v.limit.Wait(ctx, n)
+			if err == nil {
+				s.m.bytes.Add(n)
+			}
+			return err
+		}})
 	} else {
 		rep, err = c.ScanMeta(ctx)
 	}
-	s.m.scanned(data, rep.Bytes)
+	s.m.scanned(data)
 	if ctx.Err() != nil {
 		return
 	}
