@@ -185,10 +185,18 @@ func TestStoreVolumeFailsAtRunTime(t *testing.T) {
 	require.Equal(t, VolumeFailed, st.Volumes[1].State)
 	require.Contains(t, st.Volumes[1].Reason, "injected")
 	require.Equal(t, 4, st.Containers)
-	mu.Lock()
-	slices.Sort(lost["/vol1"])
-	require.Equal(t, map[string][]uint64{"/vol1": onBad}, lost)
-	mu.Unlock()
+	// Failed is called after the volume is marked failed.
+	lostNow := func() map[string][]uint64 {
+		mu.Lock()
+		defer mu.Unlock()
+		out := map[string][]uint64{}
+		for dir, ids := range lost {
+			out[dir] = slices.Sorted(slices.Values(ids))
+		}
+		return out
+	}
+	require.Eventually(t, func() bool { return len(lostNow()["/vol1"]) >= len(onBad) }, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, map[string][]uint64{"/vol1": onBad}, lostNow())
 	require.NoError(t, n.store.Tolerable())
 
 	for _, id := range onBad {
