@@ -47,7 +47,7 @@ func planTick(s *state, o *Options, now time.Time) plan {
 			continue
 		}
 		if s.pipelineUsable(pl) {
-			if !settling && !respread && s.pipelineMisplaced(pl, racks) {
+			if !settling && !respread && s.pipelineMisplaced(pl, racks, pipelineLimit(o, pl)) {
 				// Made before racks joined (or over racks since
 				// emptied): closed, one a tick, for a pipeline that
 				// spans them; its containers are mended once closed.
@@ -358,4 +358,13 @@ func markReplicaUnhealthy(r *stratov1.ContainerReplica) *stratov1.ContainerRepli
 	r = proto.Clone(r).(*stratov1.ContainerReplica)
 	r.State = stratov1.ContainerState_CONTAINER_UNHEALTHY
 	return r
+}
+
+// pipelineLimit is the open pipelines of pl's redundancy a datanode takes
+// part in at most (ensurePipelines, Allocate).
+func pipelineLimit(o *Options, pl *stratov1.PipelineRecord) int {
+	if pl.ErasureCoding == nil && pl.Replication == stratov1.ReplicationFactor_REPLICATION_ONE {
+		return 1
+	}
+	return o.PipelinesPerNode
 }

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"cmp"
-	"math"
 	"slices"
 
 	"github.com/strato-io/strato/proto/strato/v1"
@@ -160,9 +159,12 @@ func (r *replicationPass) fixMisplaced() {
 			continue
 		}
 		target := r.s.chooseTarget(r.now, c, r.imports, r.limit, nil)
-		if target == "" || !mends(c, buf, rackOf(r.s.nodes[src].details), rackOf(r.s.nodes[target].details)) {
-			r.rep.BlockedByLimits++ // no datanode with room on a rack that helps
+		switch {
+		case target == "":
+			r.rep.BlockedByLimits++ // every datanode is at its limit
 			continue
+		case !mends(c, buf, rackOf(r.s.nodes[src].details), rackOf(r.s.nodes[target].details)):
+			continue // no rack with room would do better (racks of few datanodes)
 		}
 		r.copy(copyKey{c.info.Id, index}, src, target)
 	}
@@ -201,11 +203,13 @@ func mends(c *containerState, counts []rackCount, from, to string) bool {
 }
 
 // pipelineMisplaced says whether open pipeline pl breaks the rack rule of
-// its containers when racks racks have an in-service datanode, and a new
-// pipeline of its redundancy chosen now would not (ChooseMembers over
-// every in-service datanode): closing it then gets its writes a placement
-// that survives a rack's loss.
-func (s *state) pipelineMisplaced(pl *stratov1.PipelineRecord, racks int) bool {
+// its containers when racks racks have an in-service datanode, and a
+// pipeline chosen in its place would not: ChooseMembers over the
+// in-service datanodes, pl's members counted out of it, each in fewer
+// than limit open pipelines of its redundancy (as the top-up chooses).
+// Closing it then gets its writes a placement that survives a rack's
+// loss; otherwise its replacement would be no better, and it stays.
+func (s *state) pipelineMisplaced(pl *stratov1.PipelineRecord, racks, limit int) bool {
 	if racks < 2 {
 		return false
 	}
@@ -215,6 +219,12 @@ func (s *state) pipelineMisplaced(pl *stratov1.PipelineRecord, racks int) bool {
 		return false
 	}
 	r := Redundancy{Replication: pl.Replication, EC: pl.ErasureCoding}
-	members, err := ChooseMembers(s.pipelineCandidates(r, Exclude{}), r.Members(), math.MaxInt)
+	cands := s.pipelineCandidates(r, Exclude{})
+	for i := range cands {
+		if slices.Contains(pl.Members, cands[i].ID) {
+			cands[i].Pipelines--
+		}
+	}
+	members, err := ChooseMembers(cands, r.Members(), limit)
 	return err == nil && rule.satisfied(s.spread(buf[:0], members))
 }
