@@ -161,7 +161,9 @@ func (r *replicationPass) fixMisplaced() {
 		target := r.s.chooseTarget(r.now, c, r.imports, r.limit, nil)
 		switch {
 		case target == "":
-			r.rep.BlockedByLimits++ // every datanode is at its limit
+			if r.s.spareNode(c) {
+				r.rep.BlockedByLimits++ // every datanode that could take it is at its limit
+			}
 			continue
 		case !mends(c, buf, rackOf(r.s.nodes[src].details), rackOf(r.s.nodes[target].details)):
 			continue // no rack with room would do better (racks of few datanodes)
@@ -227,4 +229,14 @@ func (s *state) pipelineMisplaced(pl *stratov1.PipelineRecord, racks, limit int)
 	}
 	members, err := ChooseMembers(cands, r.Members(), limit)
 	return err == nil && rule.satisfied(s.spread(buf[:0], members))
+}
+
+// spareNode says whether an in-service datanode holds no replica of c.
+func (s *state) spareNode(c *containerState) bool {
+	for id, n := range s.nodes {
+		if _, has := c.replicas[id]; !has && n.inService() {
+			return true
+		}
+	}
+	return false
 }
