@@ -147,7 +147,7 @@ testrace:
 # test/netfault and bench/... (in-process clusters and real processes).
 RACE_CI_PKGS := ./walfs ./datanode/container ./s3 ./meta/namespace ./datanode ./client ./meta ./web \
 	./datanode/replication ./ec ./internal/lint ./wire ./meta/cluster ./meta/consensus ./certs ./bytesize \
-	./checksum ./leader ./telemetry ./metaconn ./datanode/agent
+	./checksum ./leader ./telemetry ./metaconn ./datanode/agent ./datanode/scanner ./meta/topology
 testrace-ci:
 	CGO_ENABLED=1 $(GO) test -count=1 -race -timeout $(TEST_TIMEOUT) $(RACE_CI_PKGS)
 
