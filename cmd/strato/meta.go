@@ -62,6 +62,12 @@ func newMetaCmd() *cobra.Command {
 					o.DiskReserve = -1
 				}
 			}
+			if o.TrashInterval < 0 || o.TrashCheckpointInterval < 0 {
+				return usagef("--trash-interval %v, --trash-checkpoint-interval %v: not negative", o.TrashInterval, o.TrashCheckpointInterval)
+			}
+			if o.TrashInterval == 0 {
+				o.TrashInterval = -1 // off
+			}
 			if o.Cluster.MaintenanceMinReplicas < 1 {
 				return usagef("--maintenance-min-replicas %d: at least 1", o.Cluster.MaintenanceMinReplicas)
 			}
@@ -165,6 +171,10 @@ func newMetaCmd() *cobra.Command {
 	f.BoolVar(&o.AuthWithoutTLS, "auth-without-tls", false, "let --auth token run without TLS: tokens cross the network in the clear and any process can register as a datanode and learn the block-token keys (tests and benchmarks only)")
 	f.DurationVar(&o.BlockTokenKeyInterval, "block-token-key-interval", meta.DefaultBlockTokenKeyInterval, "with --auth token: how often meta makes a new key to sign block tokens (docs/security.md, Block tokens)")
 	f.DurationVar(&o.BlockTokenLifetime, "block-token-lifetime", meta.DefaultBlockTokenLifetime, "with --auth token: how long a block token is valid")
+	f.DurationVar(&o.TrashInterval, "trash-interval", meta.DefaultTrashInterval,
+		"how long what `fs rm` and `hadoop fs -rm` remove stays in the bucket's .Trash before it is deleted (Hadoop's fs.trash.interval; 0: no trash, rm deletes at once)")
+	f.DurationVar(&o.TrashCheckpointInterval, "trash-checkpoint-interval", 0,
+		"how often every .Trash/USER/Current becomes a checkpoint and expired checkpoints are deleted (Hadoop's fs.trash.checkpoint.interval; 0: --trash-interval)")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }
