@@ -13,8 +13,10 @@ import (
 )
 
 // The trash, as Hadoop's TrashPolicyDefault and Ozone's ofs keep it: a
-// removed path moves to /VOLUME/BUCKET/.Trash/USER/Current/PATH (an O(1)
-// rename within the bucket), meta rolls Current into checkpoints and
+// removed /VOLUME/BUCKET/PATH moves to
+// /VOLUME/BUCKET/.Trash/USER/Current/VOLUME/BUCKET/PATH (an O(1) rename
+// within the bucket; under Current its full path, as `hadoop fs -rm` puts
+// it, so that both leave the same layout), meta rolls Current into checkpoints and
 // deletes the checkpoints older than its trash interval. Meta owns the
 // policy (TrashPolicy); MoveToTrash is what `strato fs rm` does.
 
@@ -83,7 +85,7 @@ const (
 )
 
 // MoveToTrash moves a file or directory into its bucket's
-// .Trash/USER/Current, under the same path, and returns where it went. A
+// .Trash/USER/Current, under its full path, and returns where it went. A
 // name already taken there gets the time (Unix milliseconds) appended, as
 // Hadoop does. It moves nothing, and says why, when the trash is off, the
 // bucket is OBS, or the path is in the trash already.
@@ -116,7 +118,7 @@ func (c *Client) MoveToTrash(ctx context.Context, p string) (string, TrashSkippe
 		return "", "", err
 	}
 	current := path.Join(TrashDir, c.TrashUser(pol), "Current")
-	dst := Path{Volume: pp.Volume, Bucket: pp.Bucket, Key: path.Join(current, pp.Key)}
+	dst := Path{Volume: pp.Volume, Bucket: pp.Bucket, Key: path.Join(current, pp.Volume, pp.Bucket, pp.Key)}
 	parent := Path{Volume: pp.Volume, Bucket: pp.Bucket, Key: path.Dir(dst.Key)}
 	suffix := func() string { return strconv.FormatInt(time.Now().UnixMilli(), 10) }
 	if err := c.Mkdirs(ctx, parent.String()); err != nil {

@@ -14,8 +14,8 @@ import (
 )
 
 // TestFSRmMovesToTrash: with meta's trash on (its default), fs rm moves a
-// file or directory into the bucket's .Trash/USER/Current under the same
-// path, a name taken there gets a suffix, fs mv restores, rm under .Trash
+// file or directory into the bucket's .Trash/USER/Current under its full
+// path (as hadoop fs -rm does), a name taken there gets a suffix, fs mv restores, rm under .Trash
 // and --skip-trash delete at once, OBS buckets delete at once with a note,
 // and fs expunge makes Current a checkpoint named by its time.
 func TestFSRmMovesToTrash(t *testing.T) {
@@ -26,7 +26,7 @@ func TestFSRmMovesToTrash(t *testing.T) {
 	h.ok("fs", "mkdir", "-p", "/vol/bkt/a/b")
 	h.ok("fs", "touch", "/vol/bkt/a/f")
 
-	const cur = "/vol/bkt/.Trash/alice/Current"
+	const cur = "/vol/bkt/.Trash/alice/Current/vol/bkt"
 	require.Equal(t, "Moved /vol/bkt/a/f to trash at "+cur+"/a/f\n", h.ok("fs", "rm", "/vol/bkt/a/f"))
 	require.Contains(t, h.fail(1, "fs", "stat", "/vol/bkt/a/f"), "not found")
 	require.Regexp(t, `Type:\s+file`, h.ok("fs", "stat", cur+"/a/f"))
@@ -71,7 +71,7 @@ func TestFSRmMovesToTrash(t *testing.T) {
 	paths := lsPaths(h.ok("fs", "ls", "/vol/bkt/.Trash/alice"))
 	require.Len(t, paths, 1)
 	require.Regexp(t, `^/vol/bkt/.Trash/alice/\d{12}$`, paths[0])
-	require.Len(t, lsPaths(h.ok("fs", "ls", paths[0]+"/a")), 1)
+	require.Len(t, lsPaths(h.ok("fs", "ls", paths[0]+"/vol/bkt/a")), 1)
 	require.Equal(t, "Checkpoints made: 0, expired checkpoints deleted: 0\n", h.ok("fs", "expunge", "/vol/bkt"))
 	require.Contains(t, h.fail(2, "fs", "expunge", "/vol/bkt/x"), "expunge takes a bucket")
 }

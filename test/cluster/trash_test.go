@@ -35,7 +35,7 @@ func TestTrashCheckpointsRollAndExpire(t *testing.T) {
 	dst, skipped, err := f.cl.MoveToTrash(ctx, "/vol/bkt/dir")
 	require.NoError(t, err)
 	require.Empty(t, skipped)
-	require.Equal(t, root+"/Current/dir", dst)
+	require.Equal(t, root+"/Current/vol/bkt/dir", dst)
 	_, err = f.cl.Stat(ctx, "/vol/bkt/dir")
 	require.ErrorIs(t, err, client.ErrNotFound)
 
@@ -50,7 +50,7 @@ func TestTrashCheckpointsRollAndExpire(t *testing.T) {
 			cp = "/vol/bkt/" + sts[0].Path
 		}
 	}
-	f.requireContent(path.Join(cp, "dir/f"), data)
+	f.requireContent(path.Join(cp, "vol/bkt/dir/f"), data)
 	require.Equal(t, [3]int64{8 << 20, 8 << 20, 8 << 20}, f.usage().used, "a checkpoint keeps its blocks")
 
 	// Past the interval, a round deletes the checkpoint: its blocks go.
