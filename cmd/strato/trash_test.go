@@ -93,3 +93,18 @@ func TestFSRmTrashOff(t *testing.T) {
 	require.Empty(t, strings.TrimSpace(h.ok("fs", "ls", "/vol/bkt")))
 	require.Equal(t, "Checkpoints made: 0, expired checkpoints deleted: 0\n", h.ok("fs", "expunge", "/vol/bkt"))
 }
+
+// TestTrashIntervalFlag: --trash-interval 0 is meta's "off" (a negative
+// TrashInterval, since 0 in meta.Options takes the default); a negative
+// value is refused.
+func TestTrashIntervalFlag(t *testing.T) {
+	var d time.Duration
+	v := trashInterval{&d}
+	require.NoError(t, v.Set("0"))
+	require.Negative(t, d)
+	require.Equal(t, "0s", v.String())
+	require.NoError(t, v.Set("90m"))
+	require.Equal(t, 90*time.Minute, d)
+	require.Error(t, v.Set("-1h"))
+	require.Error(t, v.Set("soon"))
+}
