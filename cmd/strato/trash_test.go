@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/meta/consensus"
 	"github.com/strato-io/strato/minicluster"
@@ -107,4 +108,30 @@ func TestTrashIntervalFlag(t *testing.T) {
 	require.Equal(t, 90*time.Minute, d)
 	require.Error(t, v.Set("-1h"))
 	require.Error(t, v.Set("soon"))
+}
+
+// TestFSRmTrashUserIsTheTokens: with authentication, a removal goes to
+// the trash of the token's user, whatever $USER says; expunging every
+// bucket is for administrators, a bucket for whoever may read it.
+func TestFSRmTrashUserIsTheTokens(t *testing.T) {
+	c := authCluster(t)
+	h := &cliHarness{t: t, addr: c.MetaAddr()}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	adminTok, err := c.AdminToken()
+	require.NoError(t, err)
+	t.Setenv(client.TokenEnv, adminTok)
+	h.ok("admin", "user", "create", "dave")
+	tok := fieldsOf(t, h.ok("admin", "token", "issue", "--user", "dave"))["Token"]
+	h.ok("sh", "volume", "create", "vol", "--owner", "dave")
+
+	t.Setenv(client.TokenEnv, tok)
+	t.Setenv("USER", "someone-else")
+	h.ok("sh", "bucket", "create", "/vol/bkt")
+	h.ok("fs", "mkdir", "-p", "/vol/bkt/d")
+	require.Equal(t, "Moved /vol/bkt/d to trash at /vol/bkt/.Trash/dave/Current/vol/bkt/d\n", h.ok("fs", "rm", "-r", "/vol/bkt/d"))
+	require.Contains(t, h.fail(1, "fs", "expunge"), "for administrators")
+	require.Equal(t, "Checkpoints made: 1, expired checkpoints deleted: 0\n", h.ok("fs", "expunge", "/vol/bkt"))
+
+	t.Setenv(client.TokenEnv, adminTok)
+	require.Equal(t, "Checkpoints made: 0, expired checkpoints deleted: 0\n", h.ok("fs", "expunge"))
 }
