@@ -34,10 +34,12 @@ const (
 	TrashCheckpointFormat = "060102150405"
 	// DefaultTrashInterval is Options.TrashInterval's default.
 	DefaultTrashInterval = 24 * time.Hour
-	// trashBucketsPerTick bounds the buckets one tick checkpoints: a
-	// round over many buckets spreads over ticks and never holds the
-	// background loop.
+	// trashBucketsPerTick bounds the buckets one tick looks at, and
+	// trashOpsPerTick (once reached, after a bucket) the renames and
+	// deletes it proposes: a round over many buckets spreads over ticks
+	// and never holds the background loop.
 	trashBucketsPerTick = 64
+	trashOpsPerTick     = 64
 )
 
 // trashRounds drives the checkpoint rounds: one round over every bucket
@@ -155,8 +157,13 @@ func (s *Server) trashTick(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("trash: listing buckets: %w", err)
 	}
+	ops := 0
 	for _, b := range buckets {
+		if ops >= trashOpsPerTick {
+			return nil // the rest of the round next tick, after the last bucket done
+		}
 		made, deleted, err := s.expungeBucket(ctx, b, t.at)
+		ops += made + deleted
 		if made+deleted > 0 {
 			s.opts.Logger.Info("trash checkpointed", "volume", b.GetVolume(), "bucket", b.GetName(),
 				"checkpoints", made, "deleted", deleted)

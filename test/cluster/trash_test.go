@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"path"
 	"regexp"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -59,4 +61,53 @@ func TestTrashCheckpointsRollAndExpire(t *testing.T) {
 	_, err = f.cl.Stat(ctx, cp)
 	require.ErrorIs(t, err, client.ErrNotFound)
 	require.Positive(t, f.c.Meta().BlockDeletionStats().Purged)
+}
+
+// TestTrashRoundSpansTicks: a round over more buckets than one tick takes
+// (trashBucketsPerTick, 64) goes on from its cursor, across volumes, until
+// every FSO bucket's Current is a checkpoint; an OBS bucket is skipped.
+func TestTrashRoundSpansTicks(t *testing.T) {
+	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), MetaOnly: true, Clock: fakeClock(),
+		TrashInterval: time.Hour, TrashCheckpointInterval: time.Minute})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	ctx := t.Context()
+	cl, err := client.New(client.Options{Meta: c.MetaAddrs()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cl.Close() })
+
+	var paths []string
+	for v, n := range map[string]int{"vol1": 50, "vol2": 30} {
+		_, err := cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: v})
+		require.NoError(t, err)
+		for i := range n {
+			b := fmt.Sprintf("b%02d", i)
+			_, err := cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: v, Name: b})
+			require.NoError(t, err)
+			p := "/" + v + "/" + b + "/.Trash/u"
+			require.NoError(t, cl.Mkdirs(ctx, p+"/Current/x"))
+			paths = append(paths, p)
+		}
+	}
+	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol2", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS})
+	require.NoError(t, err)
+
+	for start := time.Now(); ; time.Sleep(advance(c)) {
+		require.Less(t, time.Since(start), 30*time.Second, "not every bucket checkpointed")
+		left := 0
+		for _, p := range paths {
+			if _, err := cl.Stat(ctx, p+"/Current"); err == nil {
+				left++
+			}
+		}
+		if left == 0 {
+			break
+		}
+	}
+	for _, p := range paths {
+		sts, err := cl.List(ctx, p)
+		require.NoError(t, err)
+		require.Len(t, sts, 1, p)
+		require.Regexp(t, `/\d{12}$`, sts[0].Path)
+	}
 }
