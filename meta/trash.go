@@ -147,11 +147,16 @@ func (s *Server) trashTick(ctx context.Context) error {
 	t := &s.trash
 	now := s.now()
 	if !t.active {
+		if t.next.IsZero() {
+			// A new leader waits for the next boundary, as any leader
+			// would: rounds stay on the same schedule across elections.
+			t.next = nextCheckpoint(now, s.opts.TrashCheckpointInterval)
+		}
 		if now.Before(t.next) {
 			return nil
 		}
 		t.active, t.at, t.volume, t.bucket = true, now, "", ""
-		t.next = now.Add(s.opts.TrashCheckpointInterval)
+		t.next = nextCheckpoint(now, s.opts.TrashCheckpointInterval)
 	}
 	buckets, done, err := s.trashBuckets(t.volume, t.bucket, trashBucketsPerTick)
 	if err != nil {
@@ -181,6 +186,14 @@ func (s *Server) trashTick(ctx context.Context) error {
 		t.active = false
 	}
 	return nil
+}
+
+// nextCheckpoint is the first multiple of interval (since Go's zero time:
+// for an interval that divides a day, on the hour and UTC midnight) after
+// now, when a round starts (Hadoop's emptier waits for such boundaries
+// too): every leader, and every restart, keeps one schedule.
+func nextCheckpoint(now time.Time, interval time.Duration) time.Time {
+	return now.Truncate(interval).Add(interval)
 }
 
 // trashBuckets lists up to n buckets after (volume, bucket), in volume
