@@ -137,7 +137,7 @@ func (s *Server) ExpungeTrash(ctx context.Context, r *stratov1.ExpungeTrashReque
 }
 
 // trashTick does a bounded step of the current checkpoint round, or
-// starts one when the checkpoint interval has passed since the last.
+// starts one at the next multiple of the checkpoint interval.
 func (s *Server) trashTick(ctx context.Context) error {
 	if !s.trashOn() {
 		return nil

@@ -305,7 +305,7 @@ func newFSRmCmd(o *cliOptions) *cobra.Command {
 			if !skipTrash {
 				dst, skipped, err := s.c.MoveToTrash(s.ctx, p.String())
 				if err != nil {
-					return err
+					return fmt.Errorf("moving it to the trash: %w (--skip-trash deletes at once)", err)
 				}
 				if dst != "" {
 					_, err = fmt.Fprintf(s.out, "Moved %s to trash at %s\n", p, dst)
