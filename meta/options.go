@@ -118,6 +118,18 @@ type Options struct {
 	// BlockTokenLifetime is how long a block token is valid. Default: 10h
 	// (HDFS's dfs.block.access.token.lifetime).
 	BlockTokenLifetime time.Duration
+	// TrashInterval is how long what clients remove stays in the trash at
+	// least (Hadoop's fs.trash.interval): `strato fs rm` and `hadoop fs
+	// -rm` move it into the bucket's .Trash/USER/Current, and checkpoints
+	// older than this are deleted. Default DefaultTrashInterval (24h);
+	// negative turns the trash off (clients delete at once, as the flag's
+	// 0 does).
+	TrashInterval time.Duration
+	// TrashCheckpointInterval is how often the leader rolls every
+	// .Trash/USER/Current into a checkpoint and deletes the expired ones
+	// (Hadoop's fs.trash.checkpoint.interval). Default, and at most,
+	// TrashInterval.
+	TrashCheckpointInterval time.Duration
 	// Raft tunes consensus (tick interval, election ticks, log compaction,
 	// Pebble options); its ID, Peers, FS, Dir and Logger are set from the
 	// fields above. Zero values take consensus's defaults.
@@ -170,6 +182,12 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.Auth == "" {
 		o.Auth = AuthNone
+	}
+	if o.TrashInterval == 0 {
+		o.TrashInterval = DefaultTrashInterval
+	}
+	if o.TrashCheckpointInterval <= 0 || o.TrashCheckpointInterval > o.TrashInterval {
+		o.TrashCheckpointInterval = o.TrashInterval
 	}
 	o.Cluster.EnsureDefaults()
 	if o.Namespace.DefaultBlockSize == 0 {

@@ -44,6 +44,7 @@ type Server struct {
 	btKeys        blockTokenKeys // block token keys (blocktoken.go)
 	btRotateMu    sync.Mutex     // one new key at a time
 	blockDel      blockDeletion  // block deletion driver (blockdeletion.go)
+	trash         trashRounds    // the trash checkpoint driver (trash.go)
 	replMu        sync.Mutex
 	lastRepl      cluster.ReplicationReport
 	missing       map[uint64]bool // containers reported with no good replica

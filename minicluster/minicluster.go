@@ -83,6 +83,11 @@ type Options struct {
 	// TickInterval is meta's background work interval (health, block
 	// deletion, ...). Default: meta's (1s).
 	TickInterval time.Duration
+	// TrashInterval and TrashCheckpointInterval are meta's (its
+	// Options.TrashInterval, TrashCheckpointInterval): 0 takes meta's
+	// defaults (24h, the trash interval), a negative TrashInterval turns
+	// the trash off.
+	TrashInterval, TrashCheckpointInterval time.Duration
 	// TLS runs the cluster with TLS: a CA and a certificate per node are
 	// made under Dir/tls (once, reused on restart), meta and the datanodes
 	// serve TLS and require each other's certificates, and Client trusts
@@ -323,6 +328,8 @@ func (c *Cluster) startMeta(i int, lis net.Listener, join bool) error {
 		}
 	}
 	o.TickInterval = c.opts.TickInterval
+	o.TrashInterval = c.opts.TrashInterval
+	o.TrashCheckpointInterval = c.opts.TrashCheckpointInterval
 	if c.opts.DeadAfter > 0 {
 		o.Cluster.DeadAfter = c.opts.DeadAfter
 		o.Cluster.StaleAfter = c.opts.DeadAfter / 2

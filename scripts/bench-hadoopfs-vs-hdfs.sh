@@ -70,7 +70,7 @@ go_round() {
     /^MB\/s:/ {mb=$2} /^read back:/ {for(i=1;i<=NF;i++) if ($i=="MB/s," || $i=="MB/s") rb=$(i-1)}
     END {printf "%s\t%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\n", run, w, b, mb, wr/w, hs/w, cl/w, rb, l}' "$log" >> "$GO"
   tail -1 "$GO" >&2
-  "$S" fs rm -r "/bench/gopath/$tag-w$w" --meta "127.0.0.1:$PORT" > /dev/null 2>&1 || true
+  "$S" fs rm -r --skip-trash "/bench/gopath/$tag-w$w" --meta "127.0.0.1:$PORT" > /dev/null 2>&1 || true
 }
 
 for r in $(seq 1 "$ROUNDS"); do

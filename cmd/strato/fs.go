@@ -29,7 +29,7 @@ With --json, statuses are protobuf FileStatus records whose path is the
 full /VOLUME/BUCKET/... path.`
 	cmd.AddCommand(newFSLsCmd(o), newFSMkdirCmd(o), newFSPutCmd(o), newFSGetCmd(o), newFSCatCmd(o),
 		newFSMvCmd(o), newFSRmCmd(o), newFSStatCmd(o), newFSChmodCmd(o), newFSChownCmd(o), newFSTouchCmd(o),
-		newFSDfCmd(o))
+		newFSDfCmd(o), newFSExpungeCmd(o))
 	return cmd
 }
 
@@ -279,10 +279,10 @@ func newFSMvCmd(o *cliOptions) *cobra.Command {
 }
 
 func newFSRmCmd(o *cliOptions) *cobra.Command {
-	var recursive, force bool
+	var recursive, force, skipTrash bool
 	cmd := &cobra.Command{
-		Use:   "rm [-r] [-f] PATH",
-		Short: "Delete a file, or with -r a directory and everything under it",
+		Use:   "rm [-r] [-f] [--skip-trash] PATH",
+		Short: "Move a file, or with -r a directory, into the bucket's .Trash (or delete it: --skip-trash, no trash)",
 		Args:  exactArgs(1),
 		RunE: o.action(func(s *session, args []string) error {
 			p, err := client.ParsePath(args[0], true)
@@ -302,12 +302,56 @@ func newFSRmCmd(o *cliOptions) *cobra.Command {
 			if st.IsDirectory && !recursive {
 				return errors.New("is a directory (use -r to delete it and its contents)")
 			}
+			if !skipTrash {
+				dst, skipped, err := s.c.MoveToTrash(s.ctx, p.String())
+				if err != nil {
+					return fmt.Errorf("moving it to the trash: %w (--skip-trash deletes at once)", err)
+				}
+				if dst != "" {
+					_, err = fmt.Fprintf(s.out, "Moved %s to trash at %s\n", p, dst)
+					return err
+				}
+				if skipped == client.TrashOBS {
+					fmt.Fprintf(s.cmd.ErrOrStderr(), "strato: rm %s: %s: deleted at once\n", p, skipped)
+				}
+			}
 			return s.c.Delete(s.ctx, p.String(), recursive)
 		}),
 	}
 	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "delete a directory and its contents")
 	cmd.Flags().BoolVarP(&force, "force", "f", false, "no error if PATH does not exist")
+	cmd.Flags().BoolVar(&skipTrash, "skip-trash", false, "delete at once instead of moving into the bucket's .Trash/USER/Current")
 	return cmd
+}
+
+func newFSExpungeCmd(o *cliOptions) *cobra.Command {
+	return &cobra.Command{
+		Use: "expunge [/VOLUME/BUCKET]",
+		Short: "Checkpoint the trash's Current and delete the checkpoints older than meta's trash interval, now " +
+			"(hadoop fs -expunge; no bucket: every bucket, for administrators)",
+		Args: cobra.MaximumNArgs(1),
+		RunE: o.action(func(s *session, args []string) error {
+			var p client.Path
+			if len(args) == 1 {
+				var err error
+				if p, err = client.ParsePath(args[0], true); err != nil {
+					return err
+				}
+				if p.Key != "" {
+					return usagef("%s: expunge takes a bucket, /VOLUME/BUCKET", p)
+				}
+			}
+			r, err := s.c.Expunge(s.ctx, p.Volume, p.Bucket)
+			if err != nil {
+				return err
+			}
+			if s.json {
+				return printJSON(s.out, r)
+			}
+			_, err = fmt.Fprintf(s.out, "Checkpoints made: %d, expired checkpoints deleted: %d\n", r.Checkpoints, r.Deleted)
+			return err
+		}),
+	}
 }
 
 func newFSStatCmd(o *cliOptions) *cobra.Command {

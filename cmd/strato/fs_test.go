@@ -70,9 +70,10 @@ func TestFSNamespace(t *testing.T) {
 	require.Contains(t, h.fail(1, "fs", "mv", "/vol/bkt/a", "/vol/bkt/a/b2"), "cannot move a directory under itself")
 	require.Contains(t, h.fail(1, "fs", "mv", "/vol/bkt/gone", "/vol/bkt/y"), "not found")
 
-	// rm: a directory needs -r; -f forgives a missing path.
+	// rm: a directory needs -r; -f forgives a missing path. (--skip-trash:
+	// deleted, not moved into .Trash; trash_test.go has the trash.)
 	require.Equal(t, "strato: rm /vol/bkt/x: is a directory (use -r to delete it and its contents)", h.fail(1, "fs", "rm", "/vol/bkt/x"))
-	h.ok("fs", "rm", "-r", "/vol/bkt/x")
+	h.ok("fs", "rm", "-r", "--skip-trash", "/vol/bkt/x")
 	require.Contains(t, h.fail(1, "fs", "rm", "/vol/bkt/x"), "not found")
 	h.ok("fs", "rm", "-f", "/vol/bkt/x")
 	require.Equal(t, []string{"/vol/bkt/a", "/vol/bkt/a/b2"}, lsPaths(h.ok("fs", "ls", "-R", "/vol/bkt")))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/meta"
@@ -165,9 +166,48 @@ func newMetaCmd() *cobra.Command {
 	f.BoolVar(&o.AuthWithoutTLS, "auth-without-tls", false, "let --auth token run without TLS: tokens cross the network in the clear and any process can register as a datanode and learn the block-token keys (tests and benchmarks only)")
 	f.DurationVar(&o.BlockTokenKeyInterval, "block-token-key-interval", meta.DefaultBlockTokenKeyInterval, "with --auth token: how often meta makes a new key to sign block tokens (docs/security.md, Block tokens)")
 	f.DurationVar(&o.BlockTokenLifetime, "block-token-lifetime", meta.DefaultBlockTokenLifetime, "with --auth token: how long a block token is valid")
+	addTrashFlags(f, &o)
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }
+
+// addTrashFlags adds meta's trash policy flags (docs/operations.md "Trash").
+func addTrashFlags(f *pflag.FlagSet, o *meta.Options) {
+	o.TrashInterval = meta.DefaultTrashInterval
+	f.Var(trashInterval{&o.TrashInterval}, "trash-interval",
+		"how long what strato fs rm and hadoop fs -rm remove stays in the bucket's .Trash before it is deleted (Hadoop's fs.trash.interval; 0: no trash, rm deletes at once)")
+	f.DurationVar(&o.TrashCheckpointInterval, "trash-checkpoint-interval", 0,
+		"how often every .Trash/USER/Current becomes a checkpoint and expired checkpoints are deleted (Hadoop's fs.trash.checkpoint.interval; 0: --trash-interval)")
+}
+
+// trashInterval is --trash-interval: a duration whose 0 turns the trash
+// off, which meta.Options spells as a negative TrashInterval (0 there is
+// the default).
+type trashInterval struct{ d *time.Duration }
+
+func (t trashInterval) String() string {
+	if t.d == nil || *t.d < 0 {
+		return "0s"
+	}
+	return t.d.String()
+}
+
+func (t trashInterval) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if d < 0 {
+		return fmt.Errorf("%v is negative (0: no trash)", d)
+	}
+	if d == 0 {
+		d = -1
+	}
+	*t.d = d
+	return nil
+}
+
+func (t trashInterval) Type() string { return "duration" }
 
 // parsePeers parses "1=host:port,2=host:port".
 func parsePeers(s string) (map[uint64]string, error) {

@@ -79,7 +79,7 @@ func TestShBuckets(t *testing.T) {
 	h.ok("fs", "mkdir", "/vol/fso-bkt/d")
 	require.Equal(t, "strato: bucket delete /vol/fso-bkt: bucket not empty: vol/fso-bkt has 1 keys and directories",
 		h.fail(1, "sh", "bucket", "delete", "/vol/fso-bkt"))
-	h.ok("fs", "rm", "-r", "/vol/fso-bkt/d")
+	h.ok("fs", "rm", "-r", "--skip-trash", "/vol/fso-bkt/d") // (into .Trash, it would keep the bucket)
 	h.ok("sh", "bucket", "delete", "/vol/fso-bkt")
 	require.Contains(t, h.fail(1, "sh", "bucket", "info", "/vol/fso-bkt"), "bucket not found: vol/fso-bkt")
 	require.Contains(t, h.fail(1, "sh", "volume", "delete", "vol"), "volume not empty")

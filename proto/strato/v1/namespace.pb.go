@@ -5795,7 +5795,7 @@ var File_strato_v1_namespace_proto protoreflect.FileDescriptor
 
 const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
-	"\x19strato/v1/namespace.proto\x12\tstrato.v1\"\x87\x01\n" +
+	"\x19strato/v1/namespace.proto\x12\tstrato.v1\x1a\x15strato/v1/trash.proto\"\x87\x01\n" +
 	"\rErasureCoding\x12-\n" +
 	"\x05codec\x18\x01 \x01(\x0e2\x17.strato.v1.ErasureCodecR\x05codec\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\x05R\x04data\x12\x16\n" +
@@ -6299,7 +6299,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x1bACL_OBJECT_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11ACL_OBJECT_VOLUME\x10\x01\x12\x15\n" +
 	"\x11ACL_OBJECT_BUCKET\x10\x02\x12\x12\n" +
-	"\x0eACL_OBJECT_KEY\x10\x032\x98\x13\n" +
+	"\x0eACL_OBJECT_KEY\x10\x032\xb5\x14\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
@@ -6329,7 +6329,9 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\rSetPermission\x12\x1f.strato.v1.SetPermissionRequest\x1a .strato.v1.SetPermissionResponse\x12C\n" +
 	"\bSetOwner\x12\x1a.strato.v1.SetOwnerRequest\x1a\x1b.strato.v1.SetOwnerResponse\x12C\n" +
 	"\bSetTimes\x12\x1a.strato.v1.SetTimesRequest\x1a\x1b.strato.v1.SetTimesResponse\x12A\n" +
-	"\vGetFsStatus\x12\x1d.strato.v1.GetFsStatusRequest\x1a\x13.strato.v1.FsStatus\x12=\n" +
+	"\vGetFsStatus\x12\x1d.strato.v1.GetFsStatusRequest\x1a\x13.strato.v1.FsStatus\x12J\n" +
+	"\x0eGetTrashPolicy\x12 .strato.v1.GetTrashPolicyRequest\x1a\x16.strato.v1.TrashPolicy\x12O\n" +
+	"\fExpungeTrash\x12\x1e.strato.v1.ExpungeTrashRequest\x1a\x1f.strato.v1.ExpungeTrashResponse\x12=\n" +
 	"\x06GetAcl\x12\x18.strato.v1.GetAclRequest\x1a\x19.strato.v1.GetAclResponse\x12=\n" +
 	"\x06SetAcl\x12\x18.strato.v1.SetAclRequest\x1a\x19.strato.v1.SetAclResponse\x12=\n" +
 	"\x06AddAcl\x12\x18.strato.v1.AddAclRequest\x1a\x19.strato.v1.AddAclResponse\x12F\n" +
@@ -6439,6 +6441,10 @@ var file_strato_v1_namespace_proto_goTypes = []any{
 	(*AddAclResponse)(nil),          // 83: strato.v1.AddAclResponse
 	(*RemoveAclRequest)(nil),        // 84: strato.v1.RemoveAclRequest
 	(*RemoveAclResponse)(nil),       // 85: strato.v1.RemoveAclResponse
+	(*GetTrashPolicyRequest)(nil),   // 86: strato.v1.GetTrashPolicyRequest
+	(*ExpungeTrashRequest)(nil),     // 87: strato.v1.ExpungeTrashRequest
+	(*TrashPolicy)(nil),             // 88: strato.v1.TrashPolicy
+	(*ExpungeTrashResponse)(nil),    // 89: strato.v1.ExpungeTrashResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
 	4,  // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
@@ -6529,47 +6535,51 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	66, // 85: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
 	68, // 86: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
 	70, // 87: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
-	78, // 88: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
-	80, // 89: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
-	82, // 90: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
-	84, // 91: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
-	72, // 92: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	74, // 93: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	22, // 94: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	24, // 95: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	10, // 96: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	27, // 97: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	29, // 98: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	31, // 99: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	33, // 100: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	11, // 101: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	36, // 102: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	39, // 103: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	41, // 104: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	43, // 105: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	47, // 106: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	49, // 107: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	51, // 108: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	53, // 109: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	45, // 110: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	55, // 111: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	39, // 112: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	57, // 113: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	59, // 114: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	61, // 115: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	63, // 116: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	65, // 117: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	67, // 118: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	69, // 119: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	71, // 120: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
-	79, // 121: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
-	81, // 122: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
-	83, // 123: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
-	85, // 124: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
-	73, // 125: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	75, // 126: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	94, // [94:127] is the sub-list for method output_type
-	61, // [61:94] is the sub-list for method input_type
+	86, // 88: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
+	87, // 89: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
+	78, // 90: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	80, // 91: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	82, // 92: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	84, // 93: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	72, // 94: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	74, // 95: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	22, // 96: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	24, // 97: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	10, // 98: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	27, // 99: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	29, // 100: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	31, // 101: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	33, // 102: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	11, // 103: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	36, // 104: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	39, // 105: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	41, // 106: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	43, // 107: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	47, // 108: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	49, // 109: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	51, // 110: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	53, // 111: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	45, // 112: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	55, // 113: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	39, // 114: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	57, // 115: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	59, // 116: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	61, // 117: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	63, // 118: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	65, // 119: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	67, // 120: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	69, // 121: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	71, // 122: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
+	88, // 123: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
+	89, // 124: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
+	79, // 125: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	81, // 126: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	83, // 127: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	85, // 128: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	73, // 129: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	75, // 130: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	96, // [96:131] is the sub-list for method output_type
+	61, // [61:96] is the sub-list for method input_type
 	61, // [61:61] is the sub-list for extension type_name
 	61, // [61:61] is the sub-list for extension extendee
 	0,  // [0:61] is the sub-list for field type_name
@@ -6580,6 +6590,7 @@ func file_strato_v1_namespace_proto_init() {
 	if File_strato_v1_namespace_proto != nil {
 		return
 	}
+	file_strato_v1_trash_proto_init()
 	file_strato_v1_namespace_proto_msgTypes[2].OneofWrappers = []any{}
 	file_strato_v1_namespace_proto_msgTypes[7].OneofWrappers = []any{}
 	file_strato_v1_namespace_proto_msgTypes[10].OneofWrappers = []any{}

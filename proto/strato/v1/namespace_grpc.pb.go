@@ -63,6 +63,8 @@ const (
 	NamespaceService_SetOwner_FullMethodName        = "/strato.v1.NamespaceService/SetOwner"
 	NamespaceService_SetTimes_FullMethodName        = "/strato.v1.NamespaceService/SetTimes"
 	NamespaceService_GetFsStatus_FullMethodName     = "/strato.v1.NamespaceService/GetFsStatus"
+	NamespaceService_GetTrashPolicy_FullMethodName  = "/strato.v1.NamespaceService/GetTrashPolicy"
+	NamespaceService_ExpungeTrash_FullMethodName    = "/strato.v1.NamespaceService/ExpungeTrash"
 	NamespaceService_GetAcl_FullMethodName          = "/strato.v1.NamespaceService/GetAcl"
 	NamespaceService_SetAcl_FullMethodName          = "/strato.v1.NamespaceService/SetAcl"
 	NamespaceService_AddAcl_FullMethodName          = "/strato.v1.NamespaceService/AddAcl"
@@ -150,6 +152,16 @@ type NamespaceServiceClient interface {
 	// GetFsStatus returns the cluster's raw capacity, used and remaining
 	// bytes, Hadoop's getStatus (`hadoop fs -df`): any caller may ask.
 	GetFsStatus(ctx context.Context, in *GetFsStatusRequest, opts ...grpc.CallOption) (*FsStatus, error)
+	// GetTrashPolicy returns meta's trash policy (how long what `fs rm`
+	// moves to a bucket's .Trash is kept) and the user the caller's trash
+	// belongs to (trash.proto, docs/operations.md "Trash"): any caller may
+	// ask.
+	GetTrashPolicy(ctx context.Context, in *GetTrashPolicyRequest, opts ...grpc.CallOption) (*TrashPolicy, error)
+	// ExpungeTrash checkpoints every user's .Trash/USER/Current of a bucket
+	// (or of every bucket) and deletes the checkpoints older than the trash
+	// interval now, as meta's background work does every checkpoint
+	// interval (Hadoop's `hadoop fs -expunge`).
+	ExpungeTrash(ctx context.Context, in *ExpungeTrashRequest, opts ...grpc.CallOption) (*ExpungeTrashResponse, error)
 	// GetAcl returns the owner and the ACL of a volume, a bucket, a key, a
 	// file or a directory (needs READ_ACL; docs/security.md).
 	GetAcl(ctx context.Context, in *GetAclRequest, opts ...grpc.CallOption) (*GetAclResponse, error)
@@ -446,6 +458,26 @@ func (c *namespaceServiceClient) GetFsStatus(ctx context.Context, in *GetFsStatu
 	return out, nil
 }
 
+func (c *namespaceServiceClient) GetTrashPolicy(ctx context.Context, in *GetTrashPolicyRequest, opts ...grpc.CallOption) (*TrashPolicy, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TrashPolicy)
+	err := c.cc.Invoke(ctx, NamespaceService_GetTrashPolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) ExpungeTrash(ctx context.Context, in *ExpungeTrashRequest, opts ...grpc.CallOption) (*ExpungeTrashResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExpungeTrashResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_ExpungeTrash_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *namespaceServiceClient) GetAcl(ctx context.Context, in *GetAclRequest, opts ...grpc.CallOption) (*GetAclResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetAclResponse)
@@ -585,6 +617,16 @@ type NamespaceServiceServer interface {
 	// GetFsStatus returns the cluster's raw capacity, used and remaining
 	// bytes, Hadoop's getStatus (`hadoop fs -df`): any caller may ask.
 	GetFsStatus(context.Context, *GetFsStatusRequest) (*FsStatus, error)
+	// GetTrashPolicy returns meta's trash policy (how long what `fs rm`
+	// moves to a bucket's .Trash is kept) and the user the caller's trash
+	// belongs to (trash.proto, docs/operations.md "Trash"): any caller may
+	// ask.
+	GetTrashPolicy(context.Context, *GetTrashPolicyRequest) (*TrashPolicy, error)
+	// ExpungeTrash checkpoints every user's .Trash/USER/Current of a bucket
+	// (or of every bucket) and deletes the checkpoints older than the trash
+	// interval now, as meta's background work does every checkpoint
+	// interval (Hadoop's `hadoop fs -expunge`).
+	ExpungeTrash(context.Context, *ExpungeTrashRequest) (*ExpungeTrashResponse, error)
 	// GetAcl returns the owner and the ACL of a volume, a bucket, a key, a
 	// file or a directory (needs READ_ACL; docs/security.md).
 	GetAcl(context.Context, *GetAclRequest) (*GetAclResponse, error)
@@ -691,6 +733,12 @@ func (UnimplementedNamespaceServiceServer) SetTimes(context.Context, *SetTimesRe
 }
 func (UnimplementedNamespaceServiceServer) GetFsStatus(context.Context, *GetFsStatusRequest) (*FsStatus, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetFsStatus not implemented")
+}
+func (UnimplementedNamespaceServiceServer) GetTrashPolicy(context.Context, *GetTrashPolicyRequest) (*TrashPolicy, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTrashPolicy not implemented")
+}
+func (UnimplementedNamespaceServiceServer) ExpungeTrash(context.Context, *ExpungeTrashRequest) (*ExpungeTrashResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExpungeTrash not implemented")
 }
 func (UnimplementedNamespaceServiceServer) GetAcl(context.Context, *GetAclRequest) (*GetAclResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAcl not implemented")
@@ -1217,6 +1265,42 @@ func _NamespaceService_GetFsStatus_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NamespaceService_GetTrashPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTrashPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).GetTrashPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_GetTrashPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).GetTrashPolicy(ctx, req.(*GetTrashPolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_ExpungeTrash_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExpungeTrashRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).ExpungeTrash(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_ExpungeTrash_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).ExpungeTrash(ctx, req.(*ExpungeTrashRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _NamespaceService_GetAcl_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetAclRequest)
 	if err := dec(in); err != nil {
@@ -1439,6 +1523,14 @@ var NamespaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetFsStatus",
 			Handler:    _NamespaceService_GetFsStatus_Handler,
+		},
+		{
+			MethodName: "GetTrashPolicy",
+			Handler:    _NamespaceService_GetTrashPolicy_Handler,
+		},
+		{
+			MethodName: "ExpungeTrash",
+			Handler:    _NamespaceService_ExpungeTrash_Handler,
 		},
 		{
 			MethodName: "GetAcl",

@@ -15,6 +15,7 @@ import io.strato.proto.v1.FsStatus;
 import io.strato.proto.v1.GetBucketRequest;
 import io.strato.proto.v1.GetFileStatusRequest;
 import io.strato.proto.v1.GetFsStatusRequest;
+import io.strato.proto.v1.GetTrashPolicyRequest;
 import io.strato.proto.v1.GetVolumeRequest;
 import io.strato.proto.v1.KeyInfo;
 import io.strato.proto.v1.ListBucketsRequest;
@@ -31,6 +32,7 @@ import io.strato.proto.v1.ReportReplicaRequest;
 import io.strato.proto.v1.SetOwnerRequest;
 import io.strato.proto.v1.SetPermissionRequest;
 import io.strato.proto.v1.SetTimesRequest;
+import io.strato.proto.v1.TrashPolicy;
 import io.strato.proto.v1.VolumeInfo;
 import java.io.Closeable;
 import java.io.IOException;
@@ -183,6 +185,14 @@ public final class StratoClient implements Closeable {
   /** The cluster's raw capacity, used and remaining bytes (every replica counts). */
   public FsStatus getFsStatus() throws IOException {
     return meta.read("get the file system's status", s -> s.getFsStatus(GetFsStatusRequest.getDefaultInstance()));
+  }
+
+  /**
+   * Meta's trash policy (interval 0: the trash is off) and the user meta
+   * takes this client for ("" without authentication).
+   */
+  public TrashPolicy getTrashPolicy() throws IOException {
+    return meta.read("get the trash policy", s -> s.getTrashPolicy(GetTrashPolicyRequest.getDefaultInstance()));
   }
 
   public void rename(String volume, String bucket, String src, String dst) throws IOException {

@@ -10,6 +10,7 @@ import io.strato.client.Security;
 import io.strato.client.StratoClient;
 import io.strato.proto.v1.BlockLocation;
 import io.strato.proto.v1.BucketInfo;
+import io.strato.proto.v1.BucketLayout;
 import io.strato.proto.v1.DatanodeDetails;
 import io.strato.proto.v1.ErrorReason;
 import io.strato.proto.v1.KeyInfo;
@@ -17,12 +18,14 @@ import io.strato.proto.v1.ListBucketsResponse;
 import io.strato.proto.v1.ListStatusResponse;
 import io.strato.proto.v1.ListVolumesResponse;
 import io.strato.proto.v1.ReplicationFactor;
+import io.strato.proto.v1.TrashPolicy;
 import io.strato.proto.v1.VolumeInfo;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
@@ -211,11 +214,139 @@ public class StratoFileSystem extends FileSystem {
     return 3;
   }
 
+  /**
+   * The server's defaults, with meta's trash interval (in minutes, at least 1
+   * when on): Hadoop's shell moves what -rm removes into getTrashRoot when it
+   * is on, as on HDFS, whatever the client's fs.trash.interval. A path in an
+   * OBS bucket, which keeps no trash, gets 0 (the client's setting decides).
+   */
   @Override
   public FsServerDefaults getServerDefaults(Path p) throws IOException {
+    long trashMinutes = 0;
+    long ms = trashPolicy().getIntervalMs();
+    StratoPath sp = loc(p);
+    if (ms > 0 && !(sp.depth >= 2 && isObs(sp))) {
+      trashMinutes = Math.max(1, ms / 60_000);
+    }
     return new FsServerDefaults(getDefaultBlockSize(p), 16 << 10, 64 << 10, getDefaultReplication(),
-        getConf().getInt("io.file.buffer.size", 4096), false, 0, DataChecksum.Type.CRC32C);
+        getConf().getInt("io.file.buffer.size", 4096), false, trashMinutes, DataChecksum.Type.CRC32C);
   }
+
+  @Override
+  public FsServerDefaults getServerDefaults() throws IOException {
+    return getServerDefaults(new Path("/"));
+  }
+
+  // ---- Trash (docs/operations.md "Trash") ----------------------------------------
+
+  /** The directory at a bucket's root that holds its trash, one directory per user. */
+  public static final String TRASH_DIR = ".Trash";
+
+  private volatile String trashUser;
+
+  /** Meta's trash policy; a meta that predates the trash has it off. */
+  private TrashPolicy trashPolicy() throws IOException {
+    try {
+      TrashPolicy p = client.getTrashPolicy();
+      trashUser = p.getUser().isEmpty() ? user : p.getUser();
+      return p;
+    } catch (MetaException e) {
+      if (e.code() == Status.Code.UNIMPLEMENTED) {
+        return TrashPolicy.getDefaultInstance();
+      }
+      throw e;
+    }
+  }
+
+  /** The user whose trash this client's removals go to: its token's, or without authentication its UGI user. */
+  private String trashUser() {
+    String u = trashUser;
+    if (u == null) {
+      try {
+        trashPolicy();
+        u = trashUser;
+      } catch (IOException e) {
+        u = null;
+      }
+    }
+    return u == null ? user : u;
+  }
+
+  private boolean isObs(StratoPath p) throws IOException {
+    return client.getBucket(p.volume, p.bucket).getLayout() == BucketLayout.LAYOUT_OBS;
+  }
+
+  /**
+   * /VOLUME/BUCKET/.Trash/USER of the path's bucket (as Ozone's ofs): a move
+   * there is a rename within the bucket. Above a bucket, Hadoop's default.
+   */
+  @Override
+  public Path getTrashRoot(Path path) {
+    StratoPath p = loc(path == null ? new Path("/") : path);
+    if (p.depth < 2) {
+      return super.getTrashRoot(path);
+    }
+    return qualify("/" + p.volume + "/" + p.bucket + "/" + TRASH_DIR + "/" + trashUser());
+  }
+
+  /**
+   * The trash roots of every FSO bucket: this user's, or with allUsers
+   * every user's (for hadoop fs -expunge).
+   */
+  @Override
+  public Collection<FileStatus> getTrashRoots(boolean allUsers) {
+    List<FileStatus> out = new ArrayList<>();
+    String me = trashUser();
+    try {
+      String afterVolume = "";
+      while (true) {
+        ListVolumesResponse vs = client.listVolumes(afterVolume, pageSize);
+        for (VolumeInfo v : vs.getVolumesList()) {
+          afterVolume = v.getName();
+          String afterBucket = "";
+          while (true) {
+            ListBucketsResponse bs = client.listBuckets(v.getName(), afterBucket, pageSize);
+            for (BucketInfo b : bs.getBucketsList()) {
+              afterBucket = b.getName();
+              if (b.getLayout() != BucketLayout.LAYOUT_OBS) {
+                addTrashRoots(out, new Path(qualify("/" + v.getName() + "/" + b.getName()), TRASH_DIR), allUsers, me);
+              }
+            }
+            if (!bs.getTruncated() || bs.getBucketsCount() == 0) {
+              break;
+            }
+          }
+        }
+        if (!vs.getTruncated() || vs.getVolumesCount() == 0) {
+          break;
+        }
+      }
+    } catch (IOException e) {
+      LOG_TRASH.warn("strato: listing the trash roots: {}", e.toString());
+    }
+    return out;
+  }
+
+  private void addTrashRoots(List<FileStatus> out, Path trash, boolean allUsers, String me) throws IOException {
+    try {
+      if (allUsers) {
+        for (FileStatus st : listStatus(trash)) {
+          if (st.isDirectory()) {
+            out.add(st);
+          }
+        }
+      } else {
+        FileStatus st = getFileStatus(new Path(trash, me));
+        if (st.isDirectory()) {
+          out.add(st);
+        }
+      }
+    } catch (FileNotFoundException e) {
+      // no trash in this bucket
+    }
+  }
+
+  private static final org.slf4j.Logger LOG_TRASH = org.slf4j.LoggerFactory.getLogger(StratoFileSystem.class);
 
   private StratoPath loc(Path f) {
     return StratoPath.of(makeQualified(f));

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.text.SimpleDateFormat;
+import java.util.Collection;
 import org.apache.hadoop.fs.CommonPathCapabilities;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
@@ -20,6 +21,7 @@ import org.apache.hadoop.fs.FsShell;
 import org.apache.hadoop.fs.FsStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.util.ToolRunner;
 import org.junit.BeforeClass;
 import org.junit.Test;
@@ -253,6 +255,57 @@ public class TestFsShell {
     assertTrue(out, out.contains(" " + st.getCapacity() + " "));
     String human = ok("-df", "-h", "/").out;
     assertFalse("not Hadoop's default of 8 EiB: " + human, human.contains(" E "));
+  }
+
+  /**
+   * With meta's trash on (strato dev keeps meta's default, 24h), -rm moves
+   * into the bucket's .Trash/USER/Current under the full path, as on HDFS
+   * and Ozone's ofs; -skipTrash deletes; -expunge makes Current a
+   * checkpoint, and -expunge -immediate deletes the trash.
+   */
+  @Test
+  public void rmMovesIntoTrash() throws Exception {
+    Path dir = new Path("/shell/trash/dir");
+    Path f = new Path(dir, "f");
+    touchFile(f);
+    assertEquals(24 * 60, fs.getServerDefaults(f).getTrashInterval());
+    String me = UserGroupInformation.getCurrentUser().getShortUserName();
+    Path root = fs.makeQualified(new Path("/shell/trash/.Trash/" + me));
+    assertEquals(root, fs.getTrashRoot(f));
+
+    ok("-rm", f.toString());
+    assertFalse(fs.exists(f));
+    Path inTrash = new Path(root, "Current/shell/trash/dir/f");
+    assertEquals(3, fs.getFileStatus(inTrash).getLen());
+    Collection<FileStatus> roots = fs.getTrashRoots(false);
+    assertTrue(roots.toString(), roots.stream().anyMatch(st -> st.getPath().equals(root)));
+    assertTrue(fs.getTrashRoots(true).size() >= roots.size());
+
+    // -skipTrash deletes; so does -rm of what is in the trash already.
+    Path g = new Path(dir, "g");
+    touchFile(g);
+    ok("-rm", "-skipTrash", g.toString());
+    assertFalse(fs.exists(g));
+    assertFalse(fs.exists(new Path(root, "Current/shell/trash/dir/g")));
+
+    // Restore: a rename out of the trash.
+    assertTrue(fs.rename(inTrash, f));
+    assertEquals(3, fs.getFileStatus(f).getLen());
+    // The directory's name is taken in Current (f's parent, made by the
+    // first -rm): it goes beside it, suffixed with the time.
+    ok("-rm", "-r", dir.toString());
+    FileStatus[] moved = fs.listStatus(new Path(root, "Current/shell/trash"));
+    assertEquals(java.util.Arrays.toString(moved), 2, moved.length);
+    assertTrue(moved[1].getPath().getName(), moved[1].getPath().getName().matches("dir\\d{13}"));
+    assertEquals(3, fs.getFileStatus(new Path(moved[1].getPath(), "f")).getLen());
+
+    ok("-expunge");
+    FileStatus[] cps = fs.listStatus(root);
+    assertEquals(java.util.Arrays.toString(cps), 1, cps.length);
+    assertTrue(cps[0].getPath().getName(), cps[0].getPath().getName().matches("\\d{12}"));
+    assertTrue(fs.exists(new Path(cps[0].getPath(), "shell/trash/" + moved[1].getPath().getName() + "/f")));
+    ok("-expunge", "-immediate");
+    assertEquals(0, fs.listStatus(root).length);
   }
 
   /** What the Go CLI (strato fs chmod, chown) stores, Hadoop's listings show. */
