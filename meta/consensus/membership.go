@@ -406,12 +406,19 @@ func (n *Node) waitCaughtUp(ctx context.Context, id uint64) error {
 			return err
 		}
 		pr, found := st.Progress[id]
-		if !found {
-			return fmt.Errorf("%w: %d is no longer a member", ErrInvalidMember, id)
-		}
-		match, commit = pr.Match, st.GetCommit()
-		if pr.State == tracker.StateReplicate && pr.RecentActive && match+n.opts.PromoteMaxLag >= commit {
-			return nil
+		switch v := n.view.Load(); {
+		case found:
+			match, commit = pr.Match, st.GetCommit()
+			if pr.State == tracker.StateReplicate && pr.RecentActive && match+n.opts.PromoteMaxLag >= commit {
+				return nil
+			}
+		case v.isLearner(id) || v.isVoter(id):
+			// Applied, not yet tracked: a new leader catching up.
+		default:
+			// The addition did not survive a change of leader (this node
+			// leads again, or still believes it leads): it was never
+			// committed.
+			return fmt.Errorf("%w: the addition of %d was lost in a change of leader; add it again", ErrProposalDropped, id)
 		}
 		select {
 		case <-ctx.Done():
