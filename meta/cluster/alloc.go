@@ -272,16 +272,35 @@ func (m *Manager) ensurePipelines(ctx context.Context, now time.Time) error {
 
 // topUpPipelines proposes pipelines of r, one at a time, while
 // state.topUpMembers finds members for one more.
+//
+// The candidates and the open pipelines' member sets are read once, then
+// kept up to date with what this top-up adds: a cluster of N datanodes
+// gets its first pipelines (about N of each kind) in O(N) choices of
+// O(N) each, rather than reading every pipeline again for each.
 func (m *Manager) topUpPipelines(ctx context.Context, now time.Time, r Redundancy, limit int) error {
+	m.mu.Lock()
+	cands := m.s.pipelineCandidates(r, Exclude{})
+	open := m.s.openMemberSets(r)
+	m.mu.Unlock()
+	at := make(map[string]int, len(cands))
+	for i, c := range cands {
+		at[c.ID] = i
+	}
 	for {
-		m.mu.Lock()
-		members, ok := m.s.topUpMembers(r, limit)
-		m.mu.Unlock()
-		if !ok {
-			return nil
+		members, err := ChooseMembers(cands, r.Members(), limit)
+		if err != nil {
+			return nil // every datanode that can take one more has its share
+		}
+		key := memberSet(members)
+		if open[key] {
+			return nil // no two open pipelines on the same datanodes
 		}
 		if _, err := m.addPipeline(ctx, now, r, members); err != nil {
 			return err
+		}
+		open[key] = true
+		for _, id := range members {
+			cands[at[id]].Pipelines++
 		}
 	}
 }

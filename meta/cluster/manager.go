@@ -90,6 +90,7 @@ func (m *Manager) BecomeLeader(now time.Time) {
 	s.blockDeletes = blockDeletions{}
 	s.safeMode, s.safeForced = true, false
 	s.pipelinesDirty = true
+	s.usableGen++
 	s.settleUntil = now.Add(m.opts.LeaderSettle)
 }
 

@@ -37,6 +37,7 @@ func (m *Manager) Register(now time.Time, req *stratov1.RegisterRequest) error {
 	}
 	n.details = proto.Clone(d).(*stratov1.DatanodeDetails)
 	s.pipelinesDirty = true
+	s.usableGen++
 	n.stats = req.GetStats()
 	n.lastSeen = now
 	n.health = stratov1.NodeHealth_NODE_HEALTHY
@@ -65,6 +66,7 @@ func (m *Manager) Heartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*str
 	if n.health != stratov1.NodeHealth_NODE_HEALTHY {
 		n.health = stratov1.NodeHealth_NODE_HEALTHY
 		m.s.pipelinesDirty = true
+		m.s.usableGen++
 	}
 	if req.Stats != nil {
 		n.stats = req.Stats
@@ -167,7 +169,10 @@ func healthAt(o *Options, lastSeen, now time.Time) stratov1.NodeHealth {
 // updateHealthLocked sets every datanode's health as of now.
 func (m *Manager) updateHealthLocked(now time.Time) {
 	for _, n := range m.s.nodes {
-		n.health = healthAt(&m.opts, n.lastSeen, now)
+		if h := healthAt(&m.opts, n.lastSeen, now); h != n.health {
+			n.health = h
+			m.s.usableGen++
+		}
 	}
 }
 
@@ -188,6 +193,7 @@ func (m *Manager) setOpStateLocked(id string, st stratov1.NodeOpState, end time.
 	if n := s.nodes[id]; n != nil && n.opState != st {
 		n.opState = st
 		s.pipelinesDirty = true
+		s.usableGen++
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/strato-io/strato/proto/strato/v1"
@@ -126,6 +127,23 @@ func (s *state) topUpMembers(r Redundancy, limit int) (members []string, ok bool
 	return members, true
 }
 
+// openMemberSets are the member sets (memberSet) of the open pipelines
+// of r.
+func (s *state) openMemberSets(r Redundancy) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range s.pipelines {
+		if p.State == stratov1.PipelineState_PIPELINE_OPEN && r.is(p) {
+			out[memberSet(p.Members)] = true
+		}
+	}
+	return out
+}
+
+// memberSet names a set of datanodes whatever their order.
+func memberSet(ids []string) string {
+	return strings.Join(slices.Sorted(slices.Values(ids)), "\x00")
+}
+
 // samePipeline: an open pipeline of r has exactly these members (which
 // are distinct).
 func (s *state) samePipeline(r Redundancy, members []string) bool {
@@ -149,18 +167,43 @@ func (s *state) nextPipelineID() uint64 {
 
 // candidatePipelines: open pipelines of the redundancy asked whose
 // members are all usable and none excluded.
+//
+// The usable pipelines of each redundancy are kept until a pipeline, or a
+// datanode's health or state, changes (s.usableGen): an allocation reads
+// them without going over every pipeline and member again. The slice
+// returned must not be changed.
 func (s *state) candidatePipelines(r Redundancy, ex Exclude) []*stratov1.PipelineRecord {
+	key := r.String()
+	e, ok := s.usable[key]
+	if !ok || e.gen != s.usableGen {
+		e = usablePipelines{gen: s.usableGen}
+		for _, p := range s.sortedPipelines() {
+			if p.State == stratov1.PipelineState_PIPELINE_OPEN && r.is(p) && s.pipelineUsable(p) {
+				e.pipes = append(e.pipes, p)
+			}
+		}
+		if s.usable == nil {
+			s.usable = map[string]usablePipelines{}
+		}
+		s.usable[key] = e
+	}
+	if len(ex.Pipelines) == 0 && len(ex.Datanodes) == 0 {
+		return e.pipes
+	}
 	var out []*stratov1.PipelineRecord
-	for _, p := range s.sortedPipelines() {
-		if p.State != stratov1.PipelineState_PIPELINE_OPEN || !r.is(p) || slices.Contains(ex.Pipelines, p.Id) {
-			continue
+	for _, p := range e.pipes {
+		if !slices.Contains(ex.Pipelines, p.Id) && !slices.ContainsFunc(p.Members, func(id string) bool { return slices.Contains(ex.Datanodes, id) }) {
+			out = append(out, p)
 		}
-		if !s.pipelineUsable(p) || slices.ContainsFunc(p.Members, func(id string) bool { return slices.Contains(ex.Datanodes, id) }) {
-			continue
-		}
-		out = append(out, p)
 	}
 	return out
+}
+
+// usablePipelines are the usable open pipelines of one redundancy as of
+// generation gen of state.usableGen.
+type usablePipelines struct {
+	gen   uint64
+	pipes []*stratov1.PipelineRecord
 }
 
 // openContainers: the open containers of a pipeline that take blocks and

@@ -26,6 +26,14 @@ type state struct {
 	// container's soft state rides along (containerState).
 	pipelines  map[uint64]*stratov1.PipelineRecord
 	containers map[uint64]*containerState
+	// pipesSorted caches the pipelines by ID (sortedPipelines; nil: to
+	// be made).
+	pipesSorted []*stratov1.PipelineRecord
+	// usable caches the usable pipelines of each redundancy
+	// (candidatePipelines) as of usableGen, which every change of a
+	// pipeline, or of a datanode's health or state, moves on.
+	usable    map[string]usablePipelines
+	usableGen uint64
 	// sorted caches the containers by ID, added those added since
 	// (sortedContainers).
 	sorted, added []*containerState
@@ -177,13 +185,26 @@ func (s *state) opState(id string) stratov1.NodeOpState {
 
 func (s *state) settling(now time.Time) bool { return now.Before(s.settleUntil) }
 
+// sortedPipelines returns the pipelines by ID. The slice is kept until a
+// pipeline is added or changed (s.pipesSorted) and must not be changed.
 func (s *state) sortedPipelines() []*stratov1.PipelineRecord {
+	if s.pipesSorted != nil {
+		return s.pipesSorted
+	}
 	ps := make([]*stratov1.PipelineRecord, 0, len(s.pipelines))
 	for _, p := range s.pipelines {
 		ps = append(ps, p)
 	}
 	slices.SortFunc(ps, func(a, b *stratov1.PipelineRecord) int { return cmp.Compare(a.Id, b.Id) })
+	s.pipesSorted = ps
 	return ps
+}
+
+// putPipeline records pipeline p (new or changed).
+func (s *state) putPipeline(p *stratov1.PipelineRecord) {
+	s.pipelines[p.Id] = p
+	s.pipesSorted = nil
+	s.usableGen++
 }
 
 // sortedContainers returns the containers by ID. The slice is kept

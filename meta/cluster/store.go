@@ -121,7 +121,7 @@ func (m *Manager) applyAddPipeline(b *pebble.Batch, add *stratov1.PipelineRecord
 		return nil, err
 	}
 	m.mu.Lock()
-	m.s.pipelines[p.Id] = p
+	m.s.putPipeline(p)
 	m.mu.Unlock()
 	return p, nil
 }
@@ -136,7 +136,7 @@ func (m *Manager) applyClosePipeline(b *pebble.Batch, id uint64) (proto.Message,
 		return nil, err
 	}
 	m.mu.Lock()
-	m.s.pipelines[p.Id] = &p
+	m.s.putPipeline(&p)
 	m.mu.Unlock()
 	return &p, nil
 }
@@ -408,10 +408,11 @@ func (m *Manager) Load(r pebble.Reader) error {
 	for id, rec := range opStates {
 		m.setOpStateLocked(id, rec.OpState, maintenanceEnd(rec))
 	}
-	m.s.pipelines = pipelines
+	m.s.pipelines, m.s.pipesSorted = pipelines, nil
 	m.s.containers, m.s.sorted, m.s.added = containers, nil, nil
 	m.s.open = open
 	m.s.pipelinesDirty = true
+	m.s.usableGen++
 	m.idNext, m.idEnd = 0, 0 // reserved ranges do not survive a reload
 	return nil
 }

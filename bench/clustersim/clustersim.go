@@ -1,0 +1,393 @@
+// Package clustersim simulates thousands of datanodes against a real meta
+// (Ozone's freon simulate-datanode, HDFS's NNThroughputBenchmark
+// blockReport): each simulated datanode registers, heartbeats every
+// interval with incremental container reports (and a full one every few
+// heartbeats), and carries out the close commands meta sends it. Its
+// containers are real: the simulation creates them through meta's block
+// allocation (one file per container, sized to fill it), so meta's
+// pipelines, container closing and replication manager all run as they
+// would. What is measured is meta's side: heartbeat latency, the time to
+// register and to build the containers, and meta's memory.
+package clustersim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// Options configure a simulation.
+type Options struct {
+	// Meta is the gRPC address of the meta server, which must run without
+	// authentication. Required (the command starts an in-process one).
+	Meta string
+	// Datanodes is the number of simulated datanodes. Default: 100.
+	Datanodes int
+	// Containers is how many containers are created (each with three
+	// replicas). Default: 10 per datanode.
+	Containers int
+	// ContainerSize is the size hint that fills one container: meta's
+	// container size. Default: 5 GiB.
+	ContainerSize int64
+	// HeartbeatInterval is every datanode's. Default: 3s.
+	HeartbeatInterval time.Duration
+	// FullReportEvery: every this many heartbeats a datanode sends a full
+	// container report. Default: 20 (a minute at 3 s).
+	FullReportEvery int
+	// Duration is how long heartbeats are measured once the containers
+	// exist. Default: 30s.
+	Duration time.Duration
+	// Writers create the containers in parallel. Default: 16.
+	Writers int
+	// Log receives progress lines. Default: nowhere.
+	Log io.Writer
+}
+
+func (o *Options) ensureDefaults() {
+	if o.Datanodes == 0 {
+		o.Datanodes = 100
+	}
+	if o.Containers == 0 {
+		o.Containers = 10 * o.Datanodes
+	}
+	if o.ContainerSize == 0 {
+		o.ContainerSize = 5 << 30
+	}
+	if o.HeartbeatInterval == 0 {
+		o.HeartbeatInterval = 3 * time.Second
+	}
+	if o.FullReportEvery == 0 {
+		o.FullReportEvery = 20
+	}
+	if o.Duration == 0 {
+		o.Duration = 30 * time.Second
+	}
+	if o.Writers == 0 {
+		o.Writers = 16
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+}
+
+// Result is what a simulation measured.
+type Result struct {
+	Datanodes, Containers int
+	// Replicas counts the replicas the datanodes reported at the end, and
+	// Closed those of them CLOSED (meta closed full containers and the
+	// datanodes carried the commands out).
+	Replicas, Closed int
+	// Register is the time every datanode took to register (in parallel),
+	// Create the time to build the containers (while heartbeating).
+	Register, Create time.Duration
+	// Heartbeats measured over Duration, and their latency; the full
+	// reports among them apart.
+	Heartbeats, FullReports       int
+	P50, P99, Max                 time.Duration
+	FullP50, FullP99              time.Duration
+	HeartbeatErrors, CreateErrors int64
+}
+
+// Run runs a simulation.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	o.ensureDefaults()
+	if o.Meta == "" {
+		return nil, errors.New("clustersim: no meta address")
+	}
+	conn, err := grpc.NewClient(o.Meta, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	s := &sim{o: o, dn: stratov1.NewDatanodeServiceClient(conn), ns: stratov1.NewNamespaceServiceClient(conn)}
+	res := &Result{Datanodes: o.Datanodes, Containers: o.Containers}
+
+	start := time.Now()
+	if err := s.register(ctx); err != nil {
+		return nil, err
+	}
+	res.Register = time.Since(start)
+	fmt.Fprintf(o.Log, "clustersim: %d datanodes registered in %v\n", o.Datanodes, res.Register.Round(time.Millisecond))
+
+	hctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	for _, d := range s.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.heartbeats(hctx, d)
+		}()
+	}
+	start = time.Now()
+	if err := s.createContainers(ctx); err != nil {
+		stop()
+		wg.Wait()
+		return nil, err
+	}
+	res.Create = time.Since(start)
+	fmt.Fprintf(o.Log, "clustersim: %d containers created in %v (%d allocations failed)\n", o.Containers,
+		res.Create.Round(time.Millisecond), s.createErrors.Load())
+
+	s.measuring.Store(true)
+	select {
+	case <-time.After(o.Duration):
+	case <-ctx.Done():
+	}
+	s.measuring.Store(false)
+	stop()
+	wg.Wait()
+
+	s.mu.Lock()
+	lat, full := s.lat, s.full
+	s.mu.Unlock()
+	res.Heartbeats, res.FullReports = len(lat)+len(full), len(full)
+	all := append(slices.Clone(lat), full...)
+	res.P50, res.P99, res.Max = pct(all, 50), pct(all, 99), pct(all, 100)
+	res.FullP50, res.FullP99 = pct(full, 50), pct(full, 99)
+	res.HeartbeatErrors, res.CreateErrors = s.hbErrors.Load(), s.createErrors.Load()
+	for _, d := range s.nodes {
+		d.mu.Lock()
+		res.Replicas += len(d.replicas)
+		for _, r := range d.replicas {
+			if r.State == stratov1.ContainerState_CONTAINER_CLOSED {
+				res.Closed++
+			}
+		}
+		d.mu.Unlock()
+	}
+	return res, ctx.Err()
+}
+
+// pct is the p-th percentile of ds (sorted here), 0 for none.
+func pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[min(len(ds)-1, len(ds)*p/100)]
+}
+
+type sim struct {
+	o     Options
+	dn    stratov1.DatanodeServiceClient
+	ns    stratov1.NamespaceServiceClient
+	nodes []*node
+	byID  map[string]*node
+
+	measuring              atomic.Bool
+	mu                     sync.Mutex
+	lat, full              []time.Duration
+	hbErrors, createErrors atomic.Int64
+}
+
+// node is one simulated datanode: its replicas, and those changed since
+// its last report.
+type node struct {
+	id       string
+	mu       sync.Mutex
+	replicas map[uint64]*stratov1.ContainerReplica
+	changed  map[uint64]bool
+	beats    int
+}
+
+func (d *node) set(r *stratov1.ContainerReplica) {
+	d.mu.Lock()
+	d.replicas[r.ContainerId] = r
+	d.changed[r.ContainerId] = true
+	d.mu.Unlock()
+}
+
+func (s *sim) register(ctx context.Context) error {
+	s.byID = map[string]*node{}
+	for i := range s.o.Datanodes {
+		d := &node{id: fmt.Sprintf("sim-%05d", i), replicas: map[uint64]*stratov1.ContainerReplica{}, changed: map[uint64]bool{}}
+		s.nodes = append(s.nodes, d)
+		s.byID[d.id] = d
+	}
+	sem := make(chan struct{}, 64)
+	errc := make(chan error, 1)
+	var wg sync.WaitGroup
+	for i, d := range s.nodes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			_, err := s.dn.Register(ctx, &stratov1.RegisterRequest{
+				Details: &stratov1.DatanodeDetails{Id: d.id, DataAddr: fmt.Sprintf("10.%d.%d.%d:9870", i>>16, (i>>8)&255, i&255),
+					Hostname: d.id, Rack: fmt.Sprintf("/rack%d", i%25)},
+				Stats: s.stats(), Report: &stratov1.ContainerReport{Full: true}})
+			if err != nil {
+				select {
+				case errc <- fmt.Errorf("clustersim: register %s: %w", d.id, err):
+				default:
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
+	}
+}
+
+func (s *sim) stats() *stratov1.NodeStats {
+	return &stratov1.NodeStats{Capacity: 100 << 40, Remaining: 80 << 40, Used: 20 << 40, Volumes: 12}
+}
+
+// heartbeats sends d's heartbeats until ctx ends, the first at a random
+// point of the interval (datanodes start at different times).
+func (s *sim) heartbeats(ctx context.Context, d *node) {
+	t := time.NewTimer(rand.N(s.o.HeartbeatInterval))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		t.Reset(s.o.HeartbeatInterval)
+		req := &stratov1.HeartbeatRequest{DatanodeId: d.id, Stats: s.stats()}
+		d.mu.Lock()
+		d.beats++
+		full := d.beats%s.o.FullReportEvery == 0
+		switch {
+		case full:
+			req.Report = &stratov1.ContainerReport{Full: true}
+			for _, r := range d.replicas {
+				req.Report.Replicas = append(req.Report.Replicas, r)
+			}
+			clear(d.changed)
+		case len(d.changed) > 0:
+			req.Report = &stratov1.ContainerReport{}
+			for id := range d.changed {
+				req.Report.Replicas = append(req.Report.Replicas, d.replicas[id])
+			}
+			clear(d.changed)
+		}
+		d.mu.Unlock()
+		start := time.Now()
+		resp, err := s.dn.Heartbeat(ctx, req)
+		took := time.Since(start)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.hbErrors.Add(1)
+			}
+			continue
+		}
+		if s.measuring.Load() {
+			s.mu.Lock()
+			if full {
+				s.full = append(s.full, took)
+			} else {
+				s.lat = append(s.lat, took)
+			}
+			s.mu.Unlock()
+		}
+		s.carryOut(d, resp.GetCommands())
+	}
+}
+
+// carryOut does what a datanode does with meta's commands, as far as its
+// reports show: a closed container's replica becomes CLOSED, a deleted one
+// goes. Copies and block deletions are not simulated.
+func (s *sim) carryOut(d *node, cmds []*stratov1.DatanodeCommand) {
+	for _, c := range cmds {
+		switch {
+		case c.GetCloseContainer() != nil:
+			id := c.GetCloseContainer().GetContainerId()
+			d.mu.Lock()
+			if r := d.replicas[id]; r != nil {
+				r = &stratov1.ContainerReplica{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED,
+					UsedBytes: r.UsedBytes, BlockCount: r.BlockCount, BcsId: r.BcsId}
+				d.replicas[id] = r
+				d.changed[id] = true
+			}
+			d.mu.Unlock()
+		case c.GetDeleteContainer() != nil:
+			id := c.GetDeleteContainer().GetContainerId()
+			d.mu.Lock()
+			delete(d.replicas, id)
+			delete(d.changed, id)
+			d.mu.Unlock()
+		}
+	}
+}
+
+// createContainers allocates one block filling a container for each of
+// o.Containers files, and has each member of its pipeline report a
+// replica of the container, as a datanode does on the first write.
+func (s *sim) createContainers(ctx context.Context) error {
+	if _, err := s.ns.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "sim"}); err != nil {
+		return fmt.Errorf("clustersim: create volume: %w", err)
+	}
+	if _, err := s.ns.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "sim", Name: "containers"}); err != nil {
+		return fmt.Errorf("clustersim: create bucket: %w", err)
+	}
+	seen := map[uint64]bool{}
+	var seenMu sync.Mutex
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	lastLog := time.Now()
+	for range s.o.Writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				seenMu.Lock()
+				done := len(seen) >= s.o.Containers
+				if time.Since(lastLog) > 5*time.Second {
+					fmt.Fprintf(s.o.Log, "clustersim: %d of %d containers\n", len(seen), s.o.Containers)
+					lastLog = time.Now()
+				}
+				seenMu.Unlock()
+				if done || ctx.Err() != nil {
+					return
+				}
+				i := next.Add(1)
+				resp, err := s.ns.CreateFile(ctx, &stratov1.CreateFileRequest{Volume: "sim", Bucket: "containers",
+					Path: fmt.Sprintf("d%d/f%d", i/1000, i), Recursive: true, SizeHint: s.o.ContainerSize})
+				if err != nil || len(resp.GetBlocks()) == 0 {
+					s.createErrors.Add(1)
+					if s.createErrors.Load() > int64(s.o.Containers) {
+						return
+					}
+					continue
+				}
+				b := resp.GetBlocks()[0]
+				cid := b.GetBlockId().GetContainerId()
+				seenMu.Lock()
+				seen[cid] = true
+				seenMu.Unlock()
+				for _, m := range b.GetPipeline().GetMembers() {
+					if d := s.byID[m.GetId()]; d != nil {
+						// Reported full: meta closes the container
+						// at once, as it does one its writers filled.
+						d.set(&stratov1.ContainerReplica{ContainerId: cid, State: stratov1.ContainerState_CONTAINER_OPEN,
+							UsedBytes: s.o.ContainerSize, BlockCount: 1, BcsId: uint64(i)})
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := len(seen); n < s.o.Containers {
+		return fmt.Errorf("clustersim: %d of %d containers made (%d allocations failed)", n, s.o.Containers, s.createErrors.Load())
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,35 @@
+package clustersim_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/bench/clustersim"
+	"github.com/strato-io/strato/minicluster"
+)
+
+// TestSimulation: 100 simulated datanodes against an in-process meta make
+// 300 containers and heartbeat; every container ends with its three
+// replicas reported and CLOSED (meta closed the full containers and the
+// datanodes carried the commands out), and no heartbeat failed.
+func TestSimulation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	mc, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), MetaOnly: true, ContainerSize: 16 << 20, BlockSize: 16 << 20,
+		Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	defer mc.Close()
+	res, err := clustersim.Run(ctx, clustersim.Options{Meta: mc.MetaAddr(), Datanodes: 100, Containers: 300, ContainerSize: 16 << 20,
+		HeartbeatInterval: 200 * time.Millisecond, FullReportEvery: 5, Duration: 2 * time.Second})
+	require.NoError(t, err)
+	require.Zero(t, res.HeartbeatErrors)
+	require.GreaterOrEqual(t, res.Replicas, 3*300)
+	require.Equal(t, res.Replicas, res.Closed, "every replica closed")
+	require.Positive(t, res.FullReports)
+	require.Greater(t, res.Heartbeats, 100*5, "about 10 a datanode in 2 s")
+	require.Positive(t, res.P99)
+}

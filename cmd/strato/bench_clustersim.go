@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strato-io/strato/bench/clustersim"
+	"github.com/strato-io/strato/bytesize"
+	"github.com/strato-io/strato/minicluster"
+)
+
+func init() { benchCommands = append(benchCommands, newBenchClusterSimCmd) }
+
+func newBenchClusterSimCmd() *cobra.Command {
+	var (
+		o     clustersim.Options
+		csize string
+		dir   string
+		prof  string
+	)
+	cmd := &cobra.Command{
+		Use:   "cluster-sim [--datanodes 1000] [--containers N] [--duration 30s] [--meta ADDR]",
+		Short: "Simulate thousands of datanodes heartbeating to one meta, and measure meta's side",
+		Long: `cluster-sim runs --datanodes simulated datanodes in this process against a
+meta (an in-process one, in --dir or a temporary directory, or the one at
+--meta, which must run with --auth none and a --container-size no larger
+than its block size). Each registers, then heartbeats every
+--heartbeat-interval with its changed replicas (a full report every
+--full-report-every heartbeats) and carries out the close commands meta
+sends. --containers containers are made through meta's block allocation
+(one file per container, sized to fill it; three replicas each, reported
+full so that meta closes them), while the datanodes heartbeat. Then the
+heartbeats are measured for --duration: their count and latency (p50,
+p99, max; full reports apart). It prints the time to register and to make
+the containers, the replicas reported and CLOSED at the end, and the Go
+heap of this process (meta's and the simulation's together when meta runs
+in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			size, err := bytesize.Parse(csize)
+			if err != nil || size <= 0 {
+				return usagef("--container-size %q: a size such as 64MiB", csize)
+			}
+			o.ContainerSize = size
+			o.Log = cmd.ErrOrStderr()
+			if o.Meta == "" {
+				if dir == "" {
+					if dir, err = os.MkdirTemp("", "strato-cluster-sim-*"); err != nil {
+						return err
+					}
+					defer os.RemoveAll(dir)
+				}
+				mc, err := minicluster.Start(cmd.Context(), minicluster.Options{Dir: dir, MetaOnly: true,
+					ContainerSize: size, BlockSize: size, Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					return err
+				}
+				defer mc.Close()
+				o.Meta = mc.MetaAddr()
+				fmt.Fprintf(cmd.ErrOrStderr(), "cluster-sim: meta in process at %s (data in %s)\n", o.Meta, dir)
+			}
+			if prof != "" {
+				f, err := os.Create(prof)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
+			res, err := clustersim.Run(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "datanodes: %d, containers: %d (replicas reported %d, CLOSED %d)\n", res.Datanodes, res.Containers, res.Replicas, res.Closed)
+			fmt.Fprintf(w, "register: %v, containers made in %v (%d allocations failed)\n", res.Register.Round(time.Millisecond),
+				res.Create.Round(time.Millisecond), res.CreateErrors)
+			fmt.Fprintf(w, "heartbeats: %d in %v (%.0f/s), %d errors\n", res.Heartbeats, o.Duration, float64(res.Heartbeats)/o.Duration.Seconds(), res.HeartbeatErrors)
+			fmt.Fprintf(w, "heartbeat latency: p50 %v, p99 %v, max %v\n", res.P50.Round(time.Microsecond), res.P99.Round(time.Microsecond), res.Max.Round(time.Microsecond))
+			fmt.Fprintf(w, "full reports: %d, p50 %v, p99 %v\n", res.FullReports, res.FullP50.Round(time.Microsecond), res.FullP99.Round(time.Microsecond))
+			fmt.Fprintf(w, "go heap in use: %s (this process)\n", bytesize.Format(int64(ms.HeapInuse)))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Meta, "meta", "", "meta's gRPC address (default: an in-process meta)")
+	f.StringVar(&dir, "dir", "", "directory of the in-process meta (default: a temporary one, removed afterwards)")
+	f.IntVar(&o.Datanodes, "datanodes", 1000, "simulated datanodes")
+	f.IntVar(&o.Containers, "containers", 0, "containers to make, three replicas each (default: 10 per datanode)")
+	f.StringVar(&csize, "container-size", "64MiB", "meta's container size (the in-process meta's; give the --meta server's)")
+	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", 3*time.Second, "each datanode's heartbeat interval")
+	f.IntVar(&o.FullReportEvery, "full-report-every", 20, "heartbeats between a datanode's full container reports")
+	f.DurationVar(&o.Duration, "duration", 30*time.Second, "how long heartbeats are measured once the containers exist")
+	f.IntVar(&o.Writers, "writers", 16, "parallel allocations making the containers")
+	f.StringVar(&prof, "cpuprofile", "", "write a CPU profile of the whole run (meta's and the simulation's, with an in-process meta) to this file")
+	return cmd
+}
