@@ -35,10 +35,11 @@ func newMetaCmd() *cobra.Command {
 		pprof           bool
 		topoFile        string
 		topoScript      string
+		restore         string
 		tlsf            tlsFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "meta --data DIR [--listen 127.0.0.1:9860] [--id N --peers 1=ADDR,2=ADDR,3=ADDR | --id N --join]",
+		Use:   "meta --data DIR [--listen 127.0.0.1:9860] [--id N --peers 1=ADDR,2=ADDR,3=ADDR | --id N --join] [--restore BACKUP]",
 		Short: "Run the metadata service (namespace and cluster state on Raft)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -93,6 +94,17 @@ func newMetaCmd() *cobra.Command {
 				return err
 			}
 			defer stopAudit()
+			if restore != "" {
+				if o.Join {
+					return usagef("--restore and --join exclude each other: a restored replica starts a new group")
+				}
+				m, err := meta.Restore(o, restore)
+				if err != nil {
+					return err
+				}
+				o.Logger.Info("meta: new data directory restored from a backup; start without --restore from now on",
+					"backup", restore, "cluster_id", m.ClusterID, "index", m.AppliedIndex, "taken", m.Created, "from_replica", m.ReplicaID)
+			}
 			srv, err := meta.Open(o)
 			if err != nil {
 				return err
@@ -165,6 +177,9 @@ func newMetaCmd() *cobra.Command {
 	f.BoolVar(&o.AuthWithoutTLS, "auth-without-tls", false, "let --auth token run without TLS: tokens cross the network in the clear and any process can register as a datanode and learn the block-token keys (tests and benchmarks only)")
 	f.DurationVar(&o.BlockTokenKeyInterval, "block-token-key-interval", meta.DefaultBlockTokenKeyInterval, "with --auth token: how often meta makes a new key to sign block tokens (docs/security.md, Block tokens)")
 	f.DurationVar(&o.BlockTokenLifetime, "block-token-lifetime", meta.DefaultBlockTokenLifetime, "with --auth token: how long a block token is valid")
+	f.StringVar(&restore, "restore", "", "a backup directory (strato admin meta backup) to initialise the new, empty --data from: a new group of --peers (or this replica alone), each restored from the same backup, with the backup's state and cluster ID; refused if --data holds anything")
+	f.DurationVar(&o.BlockDeletionDelay, "block-deletion-delay", 24*time.Hour,
+		"how long the blocks of a deleted or overwritten key stay on the datanodes before meta deletes them: a meta backup younger than this restores without keys whose blocks are gone; the blocks keep their space meanwhile (0: delete at once)")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }
