@@ -3,9 +3,13 @@
 # restore"): one `strato meta` (a single voter, --auth none) is filled with
 # FILES keys by `strato bench meta -op create -close`; then
 #   1. `strato admin meta backup` alone: its time and size;
-#   2. a create load of LOAD files alone (ops/s), then the same load in a
-#      fresh bucket while backups are taken one after the other, back to
-#      back (ops/s, and how many backups completed during it).
+#   2. a create load of LOAD files alone (ops/s);
+#   3. the same load (a fresh bucket) with one backup started 5s into it:
+#      the load's ops/s, and the create rate while the backup ran, from
+#      the load's total (ops - alone-rate x time without the backup) /
+#      backup time;
+#   4. the same load with backups taken back to back throughout (the
+#      worst case: ops/s, backups done).
 # Prints one summary line per measurement.
 #
 # Run it alone on the machine: flock /tmp/strato-bench.lock scripts/bench-backup.sh
@@ -58,6 +62,18 @@ echo "$(date +%T) create load alone" >&2
 alone=$(bench load1 "$LOAD")
 echo "create load alone: $alone creates/s"
 
+echo "$(date +%T) create load with one backup" >&2
+(sleep 5; backup one > "$OUT/one.txt") &
+bpid=$!
+t0=$(date +%s.%N)
+one=$(bench load2 "$LOAD")
+t1=$(date +%s.%N)
+wait "$bpid"
+b=$(cat "$OUT/one.txt")
+during=$(python3 -c "T=$t1-$t0; b=$b; print(f'{max(0, ($LOAD - $alone*(T-b))/b):.0f}')")
+echo "create load with one backup (${b}s): $one creates/s (alone: $alone); about $during creates/s while the backup ran"
+rm -rf "$OUT/backup-one"
+
 echo "$(date +%T) create load with back-to-back backups" >&2
 (
   n=0
@@ -69,7 +85,7 @@ echo "$(date +%T) create load with back-to-back backups" >&2
   done
 ) &
 bpid=$!
-with=$(bench load2 "$LOAD")
+with=$(bench load3 "$LOAD")
 touch "$OUT/stop"
 wait "$bpid"
 echo "create load with backups: $with creates/s (alone: $alone); backups during it: $(wc -l < "$OUT/during.txt"), seconds each: $(tr '\n' ' ' < "$OUT/during.txt")"
