@@ -65,12 +65,11 @@ echo "create load alone: $alone creates/s"
 echo "$(date +%T) create load with one backup" >&2
 (sleep 5; backup one > "$OUT/one.txt") &
 bpid=$!
-t0=$(date +%s.%N)
 one=$(bench load2 "$LOAD")
-t1=$(date +%s.%N)
 wait "$bpid"
 b=$(cat "$OUT/one.txt")
-during=$(python3 -c "T=$t1-$t0; b=$b; print(f'{max(0, ($LOAD - $alone*(T-b))/b):.0f}')")
+ms=$(grep "Elapsed Time" "$OUT/bench-load2.log" | head -1 | awk '{print $NF}')
+during=$(python3 -c "T=$ms/1000; b=$b; print(f'{max(0, ($LOAD - $alone*(T-b))/b):.0f}')")
 echo "create load with one backup (${b}s): $one creates/s (alone: $alone); about $during creates/s while the backup ran"
 rm -rf "$OUT/backup-one"
 
