@@ -5,9 +5,8 @@
 #   1. `strato admin meta backup` alone: its time and size;
 #   2. a create load of LOAD files alone (ops/s);
 #   3. the same load (a fresh bucket) with one backup started 5s into it:
-#      the load's ops/s, and the create rate while the backup ran, from
-#      the load's total (ops - alone-rate x time without the backup) /
-#      backup time;
+#      the load's ops/s, and the creates it lost to the backup (its time
+#      x the rate alone - LOAD), also as seconds of the load alone;
 #   4. the same load with backups taken back to back throughout (the
 #      worst case: ops/s, backups done).
 # Prints one summary line per measurement.
@@ -69,8 +68,8 @@ one=$(bench load2 "$LOAD")
 wait "$bpid"
 b=$(cat "$OUT/one.txt")
 ms=$(grep "Elapsed Time" "$OUT/bench-load2.log" | head -1 | awk '{print $NF}')
-during=$(python3 -c "T=$ms/1000; b=$b; print(f'{max(0, ($LOAD - $alone*(T-b))/b):.0f}')")
-echo "create load with one backup (${b}s): $one creates/s (alone: $alone); about $during creates/s while the backup ran"
+lost=$(python3 -c "T=$ms/1000; l=$alone*T-$LOAD; print(f'{l:.0f} creates ({l/$alone:.2f}s of the load alone)')")
+echo "create load with one backup (${b}s): $one creates/s (alone: $alone); lost to the backup: $lost"
 rm -rf "$OUT/backup-one"
 
 echo "$(date +%T) create load with back-to-back backups" >&2
