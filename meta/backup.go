@@ -4,9 +4,11 @@
 package meta
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -81,7 +83,7 @@ func (s *Server) BackupMeta(req *stratov1.BackupMetaRequest, stream stratov1.Adm
 			return err
 		}
 		chunk, size = &stratov1.BackupMetaChunk{}, 0
-		return ctx.Err()
+		return s.backupPace(ctx, req.GetBytesPerSecond(), total, created)
 	})
 	if err != nil {
 		s.opts.Logger.Warn("meta: backup failed", "index", info.Index, "err", err)
@@ -94,6 +96,25 @@ func (s *Server) BackupMeta(req *stratov1.BackupMetaRequest, stream stratov1.Adm
 	s.opts.Logger.Info("meta: backup sent", "index", info.Index, "pairs", pairs, "bytes", total,
 		"elapsed", s.now().Sub(created))
 	return nil
+}
+
+// backupPace waits until sent bytes are within bps of the time since
+// start (bps 0: no cap).
+func (s *Server) backupPace(ctx context.Context, bps, sent uint64, start time.Time) error {
+	if bps == 0 {
+		return ctx.Err()
+	}
+	due := time.Duration(float64(sent) / float64(bps) * float64(time.Second))
+	wait := due - s.now().Sub(start)
+	if wait <= 0 {
+		return ctx.Err()
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.opts.Clock.After(wait):
+		return nil
+	}
 }
 
 // Restore initialises opts.Dir, which must be empty or absent, from the

@@ -21,7 +21,10 @@ import (
 
 // newMetaBackupCmd is `strato admin meta backup DIR`.
 func newMetaBackupCmd(o *cliOptions) *cobra.Command {
-	var quiet bool
+	var (
+		quiet bool
+		rate  string
+	)
 	cmd := &cobra.Command{
 		Use:   "backup DIR",
 		Short: "Copy one meta replica's state into DIR (online: the replica goes on serving), for `strato meta --restore`",
@@ -31,7 +34,14 @@ func newMetaBackupCmd(o *cliOptions) *cobra.Command {
 			"See docs/operations.md, Backup and restore.",
 		Args: exactArgs(1),
 		RunE: o.action(func(s *session, args []string) error {
-			m, err := metaBackup(s, s.addrs[0], args[0], quiet)
+			var bps int64
+			if rate != "" {
+				var err error
+				if bps, err = bytesize.Parse(rate); err != nil || bps < 0 {
+					return usagef("--rate %q: a size per second, e.g. 50MiB", rate)
+				}
+			}
+			m, err := metaBackup(s, s.addrs[0], args[0], uint64(bps), quiet)
 			if err != nil {
 				return err
 			}
@@ -49,11 +59,12 @@ func newMetaBackupCmd(o *cliOptions) *cobra.Command {
 		}),
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on standard error")
+	cmd.Flags().StringVar(&rate, "rate", "", "cap on the backup's rate, e.g. 50MiB (a second's worth of keys and values), to bound its cost to the replica (default: none)")
 	return cmd
 }
 
 // metaBackup streams a backup from the replica at addr into dir.
-func metaBackup(s *session, addr, dir string, quiet bool) (backup.Manifest, error) {
+func metaBackup(s *session, addr, dir string, bps uint64, quiet bool) (backup.Manifest, error) {
 	ctx := s.ctx
 	if s.token != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+s.token)
@@ -69,7 +80,7 @@ func metaBackup(s *session, addr, dir string, quiet bool) (backup.Manifest, erro
 	defer func() { _ = cc.Close() }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := stratov1.NewAdminServiceClient(cc).BackupMeta(ctx, &stratov1.BackupMetaRequest{})
+	stream, err := stratov1.NewAdminServiceClient(cc).BackupMeta(ctx, &stratov1.BackupMetaRequest{BytesPerSecond: bps})
 	if err != nil {
 		return backup.Manifest{}, err
 	}
@@ -132,11 +143,10 @@ func metaBackup(s *session, addr, dir string, quiet bool) (backup.Manifest, erro
 			return m, err
 		}
 	}
-	if err := w.Finish(m); err != nil {
+	if m, err = w.Finish(m); err != nil {
 		return m, err
 	}
 	ok = true
-	m.Pairs, m.Bytes = w.Pairs(), w.Bytes()
 	if !quiet && time.Since(start) >= time.Second {
 		_, _ = fmt.Fprintf(progress, "backup: done, %d pairs, %s in %s\n", w.Pairs(), bytesize.Format(int64(w.Bytes())),
 			time.Since(start).Round(time.Millisecond))

@@ -140,10 +140,14 @@ func (w *Writer) Pairs() uint64 { return w.pairs }
 // Bytes is the keys' and values' bytes Add wrote so far.
 func (w *Writer) Bytes() uint64 { return w.bytes }
 
-// Finish syncs the state file and writes the manifest, with the state's
-// count, bytes and checksum filled in. The backup is complete once it
-// returns nil.
-func (w *Writer) Finish(m Manifest) error {
+// Finish syncs the state file and writes the manifest, with the format
+// and the state's count, bytes and checksum filled in, and returns it. The
+// backup is complete once it returns no error.
+func (w *Writer) Finish(m Manifest) (Manifest, error) {
+	return m, w.finish(&m)
+}
+
+func (w *Writer) finish(m *Manifest) error {
 	if err := w.w.Flush(); err != nil {
 		_ = w.f.Close()
 		return err

@@ -25,7 +25,8 @@ func TestRoundTrip(t *testing.T) {
 	require.Error(t, w.Add([]byte("k00000"), nil), "keys in order only")
 	m := Manifest{ClusterID: "CID-X", AppliedIndex: 42, AppliedTerm: 3, Members: []Member{{ID: 1, Addr: "a:1", Role: "voter"}},
 		ReplicaID: 1, Created: time.Unix(1700000000, 0).UTC(), Version: "test"}
-	require.NoError(t, w.Finish(m))
+	_, err = w.Finish(m)
+	require.NoError(t, err)
 
 	r, err := Open(fs, "b")
 	require.NoError(t, err)

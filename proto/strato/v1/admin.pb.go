@@ -1883,9 +1883,14 @@ type BackupMetaRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Pairs per message (default and cap 4096); messages are also kept
 	// near 1 MiB.
-	ChunkPairs    uint32 `protobuf:"varint,1,opt,name=chunk_pairs,json=chunkPairs,proto3" json:"chunk_pairs,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ChunkPairs uint32 `protobuf:"varint,1,opt,name=chunk_pairs,json=chunkPairs,proto3" json:"chunk_pairs,omitempty"`
+	// Caps the stream's rate in bytes of keys and values per second, to
+	// bound what the backup takes from the replica's CPU and disk (0: no
+	// cap). The checkpoint, and the sstables it shares with the replica's
+	// DB, are kept until the stream ends.
+	BytesPerSecond uint64 `protobuf:"varint,2,opt,name=bytes_per_second,json=bytesPerSecond,proto3" json:"bytes_per_second,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *BackupMetaRequest) Reset() {
@@ -1921,6 +1926,13 @@ func (*BackupMetaRequest) Descriptor() ([]byte, []int) {
 func (x *BackupMetaRequest) GetChunkPairs() uint32 {
 	if x != nil {
 		return x.ChunkPairs
+	}
+	return 0
+}
+
+func (x *BackupMetaRequest) GetBytesPerSecond() uint64 {
+	if x != nil {
+		return x.BytesPerSecond
 	}
 	return 0
 }
@@ -3616,10 +3628,11 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\"c\n" +
 	"\x13MetaMembersResponse\x12\x1b\n" +
 	"\tleader_id\x18\x01 \x01(\x04R\bleaderId\x12/\n" +
-	"\amembers\x18\x02 \x03(\v2\x15.strato.v1.MetaMemberR\amembers\"4\n" +
+	"\amembers\x18\x02 \x03(\v2\x15.strato.v1.MetaMemberR\amembers\"^\n" +
 	"\x11BackupMetaRequest\x12\x1f\n" +
 	"\vchunk_pairs\x18\x01 \x01(\rR\n" +
-	"chunkPairs\"\x8e\x02\n" +
+	"chunkPairs\x12(\n" +
+	"\x10bytes_per_second\x18\x02 \x01(\x04R\x0ebytesPerSecond\"\x8e\x02\n" +
 	"\x12MetaBackupManifest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12#\n" +
