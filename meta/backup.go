@@ -47,7 +47,7 @@ func (s *Server) BackupMeta(req *stratov1.BackupMetaRequest, stream stratov1.Adm
 	if err != nil {
 		return toStatus(err)
 	}
-	defer cp.Close()
+	defer func() { _ = cp.Close() }()
 	created := s.now()
 	info := cp.Info()
 	clusterID, err := cluster.StoredClusterID(cp.DB())

@@ -247,7 +247,7 @@ func (r *Reader) Pairs(f func(k, v []byte) error) error {
 	var pairs, nbytes uint64
 	for {
 		klen, err := binary.ReadUvarint(br)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -293,7 +293,7 @@ func readN(r io.Reader, buf []byte, n uint64) ([]byte, error) {
 	}
 	buf = buf[:n]
 	_, err := io.ReadFull(r, buf)
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
 	return buf, err
