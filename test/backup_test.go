@@ -170,6 +170,10 @@ func TestMetaBackupRestore(t *testing.T) {
 		}
 	}
 	t.Logf("%d keys acknowledged before the backup read back; of %d acknowledged after it, %d are in the backup", len(before), len(later), kept)
+	// A directory that holds anything is not restored into.
+	out, err = run("meta", "--auth", "none", "--data", filepath.Join(root, "restored1"), "--listen", freeAddr(t), "--restore", bdir)
+	require.Error(t, err, out)
+	require.Contains(t, out, "not empty")
 	// The restored cluster takes new writes (its IDs do not collide with
 	// what the old one wrote after the backup).
 	for i := range 5 {
