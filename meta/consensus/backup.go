@@ -65,7 +65,14 @@ func (n *Node) Checkpoint(dir string) (*Checkpoint, error) {
 		return nil, ErrClosed
 	default:
 	}
-	if err := n.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
+	n.cpMu.RLock()
+	if n.dbClosed {
+		n.cpMu.RUnlock()
+		return nil, ErrClosed
+	}
+	err := n.db.Checkpoint(dir, pebble.WithFlushedWAL())
+	n.cpMu.RUnlock()
+	if err != nil {
 		return nil, fmt.Errorf("consensus: checkpoint %s: %w", dir, err)
 	}
 	po := &pebble.Options{}

@@ -75,6 +75,10 @@ type Node struct {
 	donec       chan struct{}
 
 	closeOnce sync.Once
+	// cpMu keeps Close from closing the DB while Checkpoint copies it
+	// (dbClosed: it did).
+	cpMu     sync.RWMutex
+	dbClosed bool
 	loopErr   error // set before donec is closed
 	closeErr  error
 
@@ -408,7 +412,10 @@ func (n *Node) Close() error {
 		close(n.stopc)
 		<-n.donec
 		n.transport.close()
+		n.cpMu.Lock()
+		n.dbClosed = true
 		n.closeErr = n.db.Close()
+		n.cpMu.Unlock()
 	})
 	if n.loopErr != nil && !errors.Is(n.loopErr, ErrRemoved) {
 		return n.loopErr
