@@ -35,16 +35,8 @@ import (
 func TestMetaBackupRestore(t *testing.T) {
 	root := t.TempDir()
 	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
-	var peers []string
-	for i, a := range addrs {
-		peers = append(peers, fmt.Sprintf("%d=%s", i+1, a))
-	}
-	peerList, metaList := strings.Join(peers, ","), strings.Join(addrs, ",")
-	metas := make([]*proc, 3)
-	for i, a := range addrs {
-		metas[i] = startMeta(t, filepath.Join(root, fmt.Sprint("meta", i+1)), a,
-			"--id", fmt.Sprint(i+1), "--peers", peerList, "--stale-after", "2s")
-	}
+	metaList := strings.Join(addrs, ",")
+	metas := startMetaGroup(t, root, "meta", addrs)
 	dns := startDatanodes(t, root, metaList, 3)
 	all := append(append([]*proc{}, metas...), dns...)
 	waitReady(t, metaList, all...)
@@ -135,10 +127,7 @@ func TestMetaBackupRestore(t *testing.T) {
 	}
 
 	// A new meta group from the backup, the same datanodes.
-	for i, a := range addrs {
-		metas[i] = startMeta(t, filepath.Join(root, fmt.Sprint("restored", i+1)), a,
-			"--id", fmt.Sprint(i+1), "--peers", peerList, "--stale-after", "2s", "--restore", bdir)
-	}
+	metas = startMetaGroup(t, root, "restored", addrs, "--restore", bdir)
 	for _, p := range dns {
 		p.start()
 	}
@@ -183,6 +172,21 @@ func TestMetaBackupRestore(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, content(name), got)
 	}
+}
+
+// startMetaGroup starts a group of meta replicas, one at each of addrs,
+// on root/<name>1, root/<name>2, ...
+func startMetaGroup(t *testing.T, root, name string, addrs []string, flags ...string) []*proc {
+	var peers []string
+	for i, a := range addrs {
+		peers = append(peers, fmt.Sprintf("%d=%s", i+1, a))
+	}
+	metas := make([]*proc, len(addrs))
+	for i, a := range addrs {
+		metas[i] = startMeta(t, filepath.Join(root, fmt.Sprint(name, i+1)), a, append([]string{
+			"--id", fmt.Sprint(i+1), "--peers", strings.Join(peers, ","), "--stale-after", "2s"}, flags...)...)
+	}
+	return metas
 }
 
 // metaStatusOf asks the replica at addr for its status.
