@@ -184,7 +184,7 @@ func startMetaGroup(t *testing.T, root, name string, addrs []string, flags ...st
 	metas := make([]*proc, len(addrs))
 	for i, a := range addrs {
 		metas[i] = startMeta(t, filepath.Join(root, fmt.Sprint(name, i+1)), a, append([]string{
-			"--id", fmt.Sprint(i+1), "--peers", strings.Join(peers, ","), "--stale-after", "2s"}, flags...)...)
+			"--id", fmt.Sprint(i + 1), "--peers", strings.Join(peers, ","), "--stale-after", "2s"}, flags...)...)
 	}
 	return metas
 }

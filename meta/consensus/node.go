@@ -79,8 +79,8 @@ type Node struct {
 	// (dbClosed: it did).
 	cpMu     sync.RWMutex
 	dbClosed bool
-	loopErr   error // set before donec is closed
-	closeErr  error
+	loopErr  error // set before donec is closed
+	closeErr error
 
 	leaderID   atomic.Uint64
 	isLeader   atomic.Bool
