@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 )
 
 // Block deletion, the driver: every tick the leader reads a bounded batch of
@@ -14,6 +15,18 @@ import (
 // DeleteBlocksCommands for the replica holders and says which entries are
 // done (cluster.Manager.DeleteBlocks, TakeDeleted). Done entries are purged
 // through Raft.
+
+// Entries are in the order of their seq, which the leader assigns in the
+// order it deletes: with Options.BlockDeletionDelay the scan stops at the
+// first entry deleted less than the delay ago, and the later ones wait
+// too (a new leader's clock running behind only delays them more).
+
+// tooYoung reports whether an entry deleted at deletedMs waits for
+// Options.BlockDeletionDelay still.
+func (s *Server) tooYoung(now time.Time, deletedMs int64) bool {
+	d := s.opts.BlockDeletionDelay
+	return d > 0 && now.Sub(time.UnixMilli(deletedMs)) < d
+}
 
 // blockDeletion is the driver's state on the leader.
 type blockDeletion struct {
@@ -88,8 +101,12 @@ func (s *Server) deleteBlocksTick(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("reading deleted blocks: %w", err)
 		}
-		n := 0
+		n, young := 0, false
 		for n < len(entries) && scanned < s.opts.DeleteBlocksBatch {
+			if s.tooYoung(now, entries[n].DeletedAtUnixMs) {
+				young = true
+				break
+			}
 			scanned += len(entries[n].Blocks)
 			n++
 		}
@@ -100,8 +117,10 @@ func (s *Server) deleteBlocksTick(ctx context.Context) error {
 			blocks += plan.Blocks
 			cursor = entries[n-1].Seq
 		}
-		if len(entries) < page && n == len(entries) {
-			cursor = 0 // the end of the table: start over next time
+		if young || (len(entries) < page && n == len(entries)) {
+			// The end of the table, or of the entries old enough to go:
+			// start over next time.
+			cursor = 0
 			break
 		}
 	}

@@ -20,6 +20,14 @@
 // and TransferMetaLeader (membership.go), one change at a time on the
 // leader; a replica removed from the group stops (Done, Err).
 //
+// BackupMeta (backup.go) streams any replica's state at one applied index,
+// read from a checkpoint of its DB while it goes on serving; Restore seeds
+// a new data directory, and a new group, from such a backup (package
+// meta/backup holds its format). Block deletions wait
+// Options.BlockDeletionDelay after their key was deleted
+// (blockdeletion.go), so that a backup younger than that restores only
+// keys whose blocks are still on the datanodes.
+//
 // Server implements stratov1.NamespaceServiceServer and stratov1.ClusterServer;
 // the benchmarks call those methods directly (no RPC) when meta runs in
 // their process. Errors leave the server as gRPC statuses (see status.go).

@@ -58,6 +58,13 @@ type Options struct {
 	// tick looks at (and so the DeleteBlocksCommands it queues). Default
 	// 1000.
 	DeleteBlocksBatch int
+	// BlockDeletionDelay is how long the blocks of a deleted or
+	// overwritten key stay on the datanodes before the leader sends their
+	// deletion: a backup of meta younger than this restores without a key
+	// whose blocks are gone (docs/operations.md, Backup and restore). The
+	// blocks keep their space meanwhile. Default 0 (deleted at once);
+	// `strato meta` defaults to 24h.
+	BlockDeletionDelay time.Duration
 	// Clock is the time the server's decisions read and its periodic work
 	// (TickInterval, DiskCheckInterval) runs on: the leader's time in
 	// every command it prepares, datanodes' liveness, expiries, block
@@ -204,6 +211,9 @@ func (o *Options) Validate() error {
 	}
 	if _, ok := o.Peers[o.ID]; !ok {
 		return fmt.Errorf("meta: this replica's ID %d is not among the peers %v", o.ID, o.Peers)
+	}
+	if o.BlockDeletionDelay < 0 {
+		return fmt.Errorf("meta: BlockDeletionDelay %v is negative", o.BlockDeletionDelay)
 	}
 	if o.TickInterval <= 0 || o.ReclaimBatch < 1 || o.DeleteBlocksBatch < 1 {
 		return fmt.Errorf("meta: TickInterval (%v), ReclaimBatch (%d) and DeleteBlocksBatch (%d) must be positive",

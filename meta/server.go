@@ -59,6 +59,8 @@ type Server struct {
 	// reset for (leading).
 	leaderMu   sync.Mutex
 	leaderTerm atomic.Uint64
+	// backupSeq names BackupMeta's checkpoint directories (backup.go).
+	backupSeq atomic.Uint64
 }
 
 // Open opens (or creates) the replica's data directory, replays its log
@@ -93,6 +95,8 @@ func Open(opts Options) (*Server, error) {
 	// consensus called Restore (which loads the cluster state) before any
 	// apply.
 	s.db = s.node.DB()
+	// Checkpoints of backups a crash interrupted (backup.go).
+	_ = opts.FS.RemoveAll(opts.FS.PathJoin(opts.Dir, backupTmpDir))
 	serverOpts := serverTLS(opts.TLS, grpc.NumStreamWorkers(streamWorkers()))
 	var innerOpts []grpc.ServerOption
 	if opts.Auth == AuthToken {

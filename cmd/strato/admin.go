@@ -524,7 +524,7 @@ func newMetaAdminCmd(o *cliOptions) *cobra.Command {
 		func(ctx context.Context, cl client.ClusterStubs, id uint64, _ []string) (*stratov1.MetaMembersResponse, error) {
 			return cl.TransferMetaLeader(ctx, &stratov1.TransferMetaLeaderRequest{Id: id})
 		})
-	cmd.AddCommand(status, add, remove, transfer)
+	cmd.AddCommand(status, add, remove, transfer, newMetaBackupCmd(o))
 	return cmd
 }
 

@@ -36,10 +36,11 @@ func newMetaCmd() *cobra.Command {
 		pprof           bool
 		topoFile        string
 		topoScript      string
+		restore         string
 		tlsf            tlsFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "meta --data DIR [--listen 127.0.0.1:9860] [--id N --peers 1=ADDR,2=ADDR,3=ADDR | --id N --join]",
+		Use:   "meta --data DIR [--listen 127.0.0.1:9860] [--id N --peers 1=ADDR,2=ADDR,3=ADDR | --id N --join] [--restore BACKUP]",
 		Short: "Run the metadata service (namespace and cluster state on Raft)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -94,7 +95,7 @@ func newMetaCmd() *cobra.Command {
 				return err
 			}
 			defer stopAudit()
-			srv, err := meta.Open(o)
+			srv, err := openMeta(o, restore)
 			if err != nil {
 				return err
 			}
@@ -167,6 +168,7 @@ func newMetaCmd() *cobra.Command {
 	f.DurationVar(&o.BlockTokenKeyInterval, "block-token-key-interval", meta.DefaultBlockTokenKeyInterval, "with --auth token: how often meta makes a new key to sign block tokens (docs/security.md, Block tokens)")
 	f.DurationVar(&o.BlockTokenLifetime, "block-token-lifetime", meta.DefaultBlockTokenLifetime, "with --auth token: how long a block token is valid")
 	addTrashFlags(f, &o)
+	addBackupFlags(f, &o, &restore)
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }
@@ -208,6 +210,31 @@ func (t trashInterval) Set(s string) error {
 }
 
 func (t trashInterval) Type() string { return "duration" }
+
+// addBackupFlags adds the flags of restore and of what makes a backup safe
+// to restore.
+func addBackupFlags(f *pflag.FlagSet, o *meta.Options, restore *string) {
+	f.StringVar(restore, "restore", "", "a backup directory (strato admin meta backup) to initialise the new, empty --data from: a new group of --peers (or this replica alone), each restored from the same backup, with the backup's state and cluster ID; refused if --data holds anything")
+	f.DurationVar(&o.BlockDeletionDelay, "block-deletion-delay", 24*time.Hour,
+		"how long the blocks of a deleted or overwritten key stay on the datanodes before meta deletes them: a meta backup younger than this restores without keys whose blocks are gone; the blocks keep their space meanwhile (0: delete at once)")
+}
+
+// openMeta opens the replica, first initialising its data directory from
+// the backup in restore if one is given.
+func openMeta(o meta.Options, restore string) (*meta.Server, error) {
+	if restore != "" {
+		if o.Join {
+			return nil, usagef("--restore and --join exclude each other: a restored replica starts a new group")
+		}
+		m, err := meta.Restore(o, restore)
+		if err != nil {
+			return nil, err
+		}
+		o.Logger.Info("meta: new data directory restored from a backup; start without --restore from now on",
+			"backup", restore, "cluster_id", m.ClusterID, "index", m.AppliedIndex, "taken", m.Created, "from_replica", m.ReplicaID)
+	}
+	return meta.Open(o)
+}
 
 // parsePeers parses "1=host:port,2=host:port".
 func parsePeers(s string) (map[uint64]string, error) {

@@ -136,9 +136,22 @@
 // values); staging into an sstable and installing it with IngestAndExcise
 // would bound that.
 //
+// # Backups
+//
+// Checkpoint takes a Pebble checkpoint of the DB (hard links to its
+// sstables) from any goroutine, on a leader or a follower: the applied
+// state is written in every apply batch and a checkpoint holds whole
+// batches, so the checkpoint's state is exactly the one at the applied
+// index stored in it, without pausing the raft goroutine. Its state range
+// is read from it (Checkpoint.Pairs); the log is not part of a backup.
+// Seed makes a new directory the start of a new group from such a state:
+// the pairs, then, in one synced batch, the consensus keys a fresh group
+// has, at the backup's index and term instead of (1, 1), with Peers as its
+// voters (see backup.go).
+//
 // # Concurrency
 //
-// Propose, ReadBarrier, Leader, IsLeader, Status, Metrics, DB, Members,
+// Propose, ReadBarrier, Leader, IsLeader, Status, Metrics, DB, Checkpoint, Members,
 // AddMember, RemoveMember, TransferLeadership, Done, Err and Close are safe
 // for concurrent use (the membership calls run their steps on the raft
 // goroutine). StateMachine.Apply and Restorer.Restore are never

@@ -75,8 +75,12 @@ type Node struct {
 	donec       chan struct{}
 
 	closeOnce sync.Once
-	loopErr   error // set before donec is closed
-	closeErr  error
+	// cpMu keeps Close from closing the DB while Checkpoint copies it
+	// (dbClosed: it did).
+	cpMu     sync.RWMutex
+	dbClosed bool
+	loopErr  error // set before donec is closed
+	closeErr error
 
 	leaderID   atomic.Uint64
 	isLeader   atomic.Bool
@@ -408,7 +412,10 @@ func (n *Node) Close() error {
 		close(n.stopc)
 		<-n.donec
 		n.transport.close()
+		n.cpMu.Lock()
+		n.dbClosed = true
 		n.closeErr = n.db.Close()
+		n.cpMu.Unlock()
 	})
 	if n.loopErr != nil && !errors.Is(n.loopErr, ErrRemoved) {
 		return n.loopErr

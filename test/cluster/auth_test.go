@@ -205,6 +205,15 @@ func TestAuthNonAdmin(t *testing.T) {
 		_, err := cc.RemoveMetaMember(ctx, &stratov1.RemoveMetaMemberRequest{Id: 1})
 		return err
 	}))
+	// A backup holds every user's data, tokens and S3 secrets.
+	denied(cluster(func(ctx context.Context, cc client.ClusterStubs) error {
+		st, err := cc.BackupMeta(ctx, &stratov1.BackupMetaRequest{})
+		if err != nil {
+			return err
+		}
+		_, err = st.Recv()
+		return err
+	}))
 	// The cluster's summary is for administrators; its raw space
 	// (Hadoop's getStatus, hdfs dfs -df) is for anyone.
 	denied(cluster(func(ctx context.Context, cc client.ClusterStubs) error {

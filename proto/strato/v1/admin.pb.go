@@ -1878,6 +1878,257 @@ func (x *MetaMembersResponse) GetMembers() []*MetaMember {
 	return nil
 }
 
+// BackupMetaRequest asks for a backup of the replica that receives it.
+type BackupMetaRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Pairs per message (default and cap 4096); messages are also kept
+	// near 1 MiB.
+	ChunkPairs uint32 `protobuf:"varint,1,opt,name=chunk_pairs,json=chunkPairs,proto3" json:"chunk_pairs,omitempty"`
+	// Caps the stream's rate in bytes of keys and values per second, to
+	// bound what the backup takes from the replica's CPU and disk (0: no
+	// cap). The checkpoint, and the sstables it shares with the replica's
+	// DB, are kept until the stream ends.
+	BytesPerSecond uint64 `protobuf:"varint,2,opt,name=bytes_per_second,json=bytesPerSecond,proto3" json:"bytes_per_second,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *BackupMetaRequest) Reset() {
+	*x = BackupMetaRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupMetaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupMetaRequest) ProtoMessage() {}
+
+func (x *BackupMetaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupMetaRequest.ProtoReflect.Descriptor instead.
+func (*BackupMetaRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *BackupMetaRequest) GetChunkPairs() uint32 {
+	if x != nil {
+		return x.ChunkPairs
+	}
+	return 0
+}
+
+func (x *BackupMetaRequest) GetBytesPerSecond() uint64 {
+	if x != nil {
+		return x.BytesPerSecond
+	}
+	return 0
+}
+
+// MetaBackupManifest describes a backup's state.
+type MetaBackupManifest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster's identity (its datanodes register with it).
+	ClusterId string `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	// The applied Raft index and term the state is at: every entry up to
+	// the index is in it, none after.
+	AppliedIndex uint64 `protobuf:"varint,2,opt,name=applied_index,json=appliedIndex,proto3" json:"applied_index,omitempty"`
+	AppliedTerm  uint64 `protobuf:"varint,3,opt,name=applied_term,json=appliedTerm,proto3" json:"applied_term,omitempty"`
+	// The group's members at that index (role voter or learner; match and
+	// active unset).
+	Members []*MetaMember `protobuf:"bytes,4,rep,name=members,proto3" json:"members,omitempty"`
+	// The replica the backup was taken from.
+	ReplicaId uint64 `protobuf:"varint,5,opt,name=replica_id,json=replicaId,proto3" json:"replica_id,omitempty"`
+	// When the checkpoint was taken, by that replica's clock.
+	CreatedUnixMs int64 `protobuf:"varint,6,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	// The Raft group's ID at that index.
+	GroupId       uint64 `protobuf:"varint,7,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MetaBackupManifest) Reset() {
+	*x = MetaBackupManifest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetaBackupManifest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetaBackupManifest) ProtoMessage() {}
+
+func (x *MetaBackupManifest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MetaBackupManifest.ProtoReflect.Descriptor instead.
+func (*MetaBackupManifest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *MetaBackupManifest) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *MetaBackupManifest) GetAppliedIndex() uint64 {
+	if x != nil {
+		return x.AppliedIndex
+	}
+	return 0
+}
+
+func (x *MetaBackupManifest) GetAppliedTerm() uint64 {
+	if x != nil {
+		return x.AppliedTerm
+	}
+	return 0
+}
+
+func (x *MetaBackupManifest) GetMembers() []*MetaMember {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *MetaBackupManifest) GetReplicaId() uint64 {
+	if x != nil {
+		return x.ReplicaId
+	}
+	return 0
+}
+
+func (x *MetaBackupManifest) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
+func (x *MetaBackupManifest) GetGroupId() uint64 {
+	if x != nil {
+		return x.GroupId
+	}
+	return 0
+}
+
+// BackupMetaChunk is one message of a backup stream.
+type BackupMetaChunk struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// In the first message only.
+	Manifest *MetaBackupManifest `protobuf:"bytes,1,opt,name=manifest,proto3" json:"manifest,omitempty"`
+	// State pairs, in strictly increasing key order across the stream:
+	// values[i] is the value of keys[i].
+	Keys   [][]byte `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	Values [][]byte `protobuf:"bytes,3,rep,name=values,proto3" json:"values,omitempty"`
+	// In the last message only: set, with the number of pairs and the
+	// bytes of keys and values the stream carried, for the receiver to
+	// check that it got them all.
+	Last          bool   `protobuf:"varint,4,opt,name=last,proto3" json:"last,omitempty"`
+	TotalPairs    uint64 `protobuf:"varint,5,opt,name=total_pairs,json=totalPairs,proto3" json:"total_pairs,omitempty"`
+	TotalBytes    uint64 `protobuf:"varint,6,opt,name=total_bytes,json=totalBytes,proto3" json:"total_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupMetaChunk) Reset() {
+	*x = BackupMetaChunk{}
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupMetaChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupMetaChunk) ProtoMessage() {}
+
+func (x *BackupMetaChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupMetaChunk.ProtoReflect.Descriptor instead.
+func (*BackupMetaChunk) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *BackupMetaChunk) GetManifest() *MetaBackupManifest {
+	if x != nil {
+		return x.Manifest
+	}
+	return nil
+}
+
+func (x *BackupMetaChunk) GetKeys() [][]byte {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *BackupMetaChunk) GetValues() [][]byte {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *BackupMetaChunk) GetLast() bool {
+	if x != nil {
+		return x.Last
+	}
+	return false
+}
+
+func (x *BackupMetaChunk) GetTotalPairs() uint64 {
+	if x != nil {
+		return x.TotalPairs
+	}
+	return 0
+}
+
+func (x *BackupMetaChunk) GetTotalBytes() uint64 {
+	if x != nil {
+		return x.TotalBytes
+	}
+	return 0
+}
+
 // S3Key is an access key of the S3 gateways, without its secret.
 type S3Key struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1890,7 +2141,7 @@ type S3Key struct {
 
 func (x *S3Key) Reset() {
 	*x = S3Key{}
-	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1902,7 +2153,7 @@ func (x *S3Key) String() string {
 func (*S3Key) ProtoMessage() {}
 
 func (x *S3Key) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1915,7 +2166,7 @@ func (x *S3Key) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use S3Key.ProtoReflect.Descriptor instead.
 func (*S3Key) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *S3Key) GetAccessKey() string {
@@ -1954,7 +2205,7 @@ type CreateS3KeyRequest struct {
 
 func (x *CreateS3KeyRequest) Reset() {
 	*x = CreateS3KeyRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	mi := &file_strato_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1966,7 +2217,7 @@ func (x *CreateS3KeyRequest) String() string {
 func (*CreateS3KeyRequest) ProtoMessage() {}
 
 func (x *CreateS3KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	mi := &file_strato_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1979,7 +2230,7 @@ func (x *CreateS3KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateS3KeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateS3KeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CreateS3KeyRequest) GetUser() string {
@@ -2013,7 +2264,7 @@ type CreateS3KeyResponse struct {
 
 func (x *CreateS3KeyResponse) Reset() {
 	*x = CreateS3KeyResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	mi := &file_strato_v1_admin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2276,7 @@ func (x *CreateS3KeyResponse) String() string {
 func (*CreateS3KeyResponse) ProtoMessage() {}
 
 func (x *CreateS3KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	mi := &file_strato_v1_admin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2289,7 @@ func (x *CreateS3KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateS3KeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateS3KeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreateS3KeyResponse) GetKey() *S3Key {
@@ -2066,7 +2317,7 @@ type ListS3KeysRequest struct {
 
 func (x *ListS3KeysRequest) Reset() {
 	*x = ListS3KeysRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	mi := &file_strato_v1_admin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2078,7 +2329,7 @@ func (x *ListS3KeysRequest) String() string {
 func (*ListS3KeysRequest) ProtoMessage() {}
 
 func (x *ListS3KeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	mi := &file_strato_v1_admin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2091,7 +2342,7 @@ func (x *ListS3KeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListS3KeysRequest.ProtoReflect.Descriptor instead.
 func (*ListS3KeysRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListS3KeysRequest) GetUser() string {
@@ -2125,7 +2376,7 @@ type ListS3KeysResponse struct {
 
 func (x *ListS3KeysResponse) Reset() {
 	*x = ListS3KeysResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[31]
+	mi := &file_strato_v1_admin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2388,7 @@ func (x *ListS3KeysResponse) String() string {
 func (*ListS3KeysResponse) ProtoMessage() {}
 
 func (x *ListS3KeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[31]
+	mi := &file_strato_v1_admin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2401,7 @@ func (x *ListS3KeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListS3KeysResponse.ProtoReflect.Descriptor instead.
 func (*ListS3KeysResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListS3KeysResponse) GetKeys() []*S3Key {
@@ -2176,7 +2427,7 @@ type RevokeS3KeyRequest struct {
 
 func (x *RevokeS3KeyRequest) Reset() {
 	*x = RevokeS3KeyRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[32]
+	mi := &file_strato_v1_admin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2188,7 +2439,7 @@ func (x *RevokeS3KeyRequest) String() string {
 func (*RevokeS3KeyRequest) ProtoMessage() {}
 
 func (x *RevokeS3KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[32]
+	mi := &file_strato_v1_admin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2201,7 +2452,7 @@ func (x *RevokeS3KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyRequest.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RevokeS3KeyRequest) GetAccessKey() string {
@@ -2219,7 +2470,7 @@ type RevokeS3KeyResponse struct {
 
 func (x *RevokeS3KeyResponse) Reset() {
 	*x = RevokeS3KeyResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[33]
+	mi := &file_strato_v1_admin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2231,7 +2482,7 @@ func (x *RevokeS3KeyResponse) String() string {
 func (*RevokeS3KeyResponse) ProtoMessage() {}
 
 func (x *RevokeS3KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[33]
+	mi := &file_strato_v1_admin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2244,7 +2495,7 @@ func (x *RevokeS3KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyResponse.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{36}
 }
 
 type GetS3SecretRequest struct {
@@ -2256,7 +2507,7 @@ type GetS3SecretRequest struct {
 
 func (x *GetS3SecretRequest) Reset() {
 	*x = GetS3SecretRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[34]
+	mi := &file_strato_v1_admin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2268,7 +2519,7 @@ func (x *GetS3SecretRequest) String() string {
 func (*GetS3SecretRequest) ProtoMessage() {}
 
 func (x *GetS3SecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[34]
+	mi := &file_strato_v1_admin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2281,7 +2532,7 @@ func (x *GetS3SecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetS3SecretRequest.ProtoReflect.Descriptor instead.
 func (*GetS3SecretRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetS3SecretRequest) GetAccessKey() string {
@@ -2301,7 +2552,7 @@ type GetS3SecretResponse struct {
 
 func (x *GetS3SecretResponse) Reset() {
 	*x = GetS3SecretResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[35]
+	mi := &file_strato_v1_admin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2313,7 +2564,7 @@ func (x *GetS3SecretResponse) String() string {
 func (*GetS3SecretResponse) ProtoMessage() {}
 
 func (x *GetS3SecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[35]
+	mi := &file_strato_v1_admin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2326,7 +2577,7 @@ func (x *GetS3SecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetS3SecretResponse.ProtoReflect.Descriptor instead.
 func (*GetS3SecretResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetS3SecretResponse) GetKey() *S3Key {
@@ -2359,7 +2610,7 @@ type User struct {
 
 func (x *User) Reset() {
 	*x = User{}
-	mi := &file_strato_v1_admin_proto_msgTypes[36]
+	mi := &file_strato_v1_admin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2371,7 +2622,7 @@ func (x *User) String() string {
 func (*User) ProtoMessage() {}
 
 func (x *User) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[36]
+	mi := &file_strato_v1_admin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2384,7 +2635,7 @@ func (x *User) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use User.ProtoReflect.Descriptor instead.
 func (*User) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *User) GetName() string {
@@ -2436,7 +2687,7 @@ type CreateUserRequest struct {
 
 func (x *CreateUserRequest) Reset() {
 	*x = CreateUserRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[37]
+	mi := &file_strato_v1_admin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2448,7 +2699,7 @@ func (x *CreateUserRequest) String() string {
 func (*CreateUserRequest) ProtoMessage() {}
 
 func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[37]
+	mi := &file_strato_v1_admin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2461,7 +2712,7 @@ func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateUserRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CreateUserRequest) GetName() string {
@@ -2501,7 +2752,7 @@ type CreateUserResponse struct {
 
 func (x *CreateUserResponse) Reset() {
 	*x = CreateUserResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[38]
+	mi := &file_strato_v1_admin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2513,7 +2764,7 @@ func (x *CreateUserResponse) String() string {
 func (*CreateUserResponse) ProtoMessage() {}
 
 func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[38]
+	mi := &file_strato_v1_admin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2526,7 +2777,7 @@ func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserResponse.ProtoReflect.Descriptor instead.
 func (*CreateUserResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CreateUserResponse) GetUser() *User {
@@ -2545,7 +2796,7 @@ type DeleteUserRequest struct {
 
 func (x *DeleteUserRequest) Reset() {
 	*x = DeleteUserRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[39]
+	mi := &file_strato_v1_admin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2557,7 +2808,7 @@ func (x *DeleteUserRequest) String() string {
 func (*DeleteUserRequest) ProtoMessage() {}
 
 func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[39]
+	mi := &file_strato_v1_admin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2570,7 +2821,7 @@ func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteUserRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DeleteUserRequest) GetName() string {
@@ -2589,7 +2840,7 @@ type DeleteUserResponse struct {
 
 func (x *DeleteUserResponse) Reset() {
 	*x = DeleteUserResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[40]
+	mi := &file_strato_v1_admin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2601,7 +2852,7 @@ func (x *DeleteUserResponse) String() string {
 func (*DeleteUserResponse) ProtoMessage() {}
 
 func (x *DeleteUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[40]
+	mi := &file_strato_v1_admin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2614,7 +2865,7 @@ func (x *DeleteUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserResponse.ProtoReflect.Descriptor instead.
 func (*DeleteUserResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DeleteUserResponse) GetRevokedTokens() uint32 {
@@ -2634,7 +2885,7 @@ type ListUsersRequest struct {
 
 func (x *ListUsersRequest) Reset() {
 	*x = ListUsersRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[41]
+	mi := &file_strato_v1_admin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2646,7 +2897,7 @@ func (x *ListUsersRequest) String() string {
 func (*ListUsersRequest) ProtoMessage() {}
 
 func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[41]
+	mi := &file_strato_v1_admin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2659,7 +2910,7 @@ func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListUsersRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListUsersRequest) GetStartAfter() string {
@@ -2686,7 +2937,7 @@ type ListUsersResponse struct {
 
 func (x *ListUsersResponse) Reset() {
 	*x = ListUsersResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[42]
+	mi := &file_strato_v1_admin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2698,7 +2949,7 @@ func (x *ListUsersResponse) String() string {
 func (*ListUsersResponse) ProtoMessage() {}
 
 func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[42]
+	mi := &file_strato_v1_admin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2711,7 +2962,7 @@ func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListUsersResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListUsersResponse) GetUsers() []*User {
@@ -2742,7 +2993,7 @@ type Token struct {
 
 func (x *Token) Reset() {
 	*x = Token{}
-	mi := &file_strato_v1_admin_proto_msgTypes[43]
+	mi := &file_strato_v1_admin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2754,7 +3005,7 @@ func (x *Token) String() string {
 func (*Token) ProtoMessage() {}
 
 func (x *Token) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[43]
+	mi := &file_strato_v1_admin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2767,7 +3018,7 @@ func (x *Token) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Token.ProtoReflect.Descriptor instead.
 func (*Token) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{43}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *Token) GetId() string {
@@ -2817,7 +3068,7 @@ type IssueTokenRequest struct {
 
 func (x *IssueTokenRequest) Reset() {
 	*x = IssueTokenRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[44]
+	mi := &file_strato_v1_admin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2829,7 +3080,7 @@ func (x *IssueTokenRequest) String() string {
 func (*IssueTokenRequest) ProtoMessage() {}
 
 func (x *IssueTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[44]
+	mi := &file_strato_v1_admin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2842,7 +3093,7 @@ func (x *IssueTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueTokenRequest.ProtoReflect.Descriptor instead.
 func (*IssueTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{44}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *IssueTokenRequest) GetUser() string {
@@ -2870,7 +3121,7 @@ type IssueTokenResponse struct {
 
 func (x *IssueTokenResponse) Reset() {
 	*x = IssueTokenResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[45]
+	mi := &file_strato_v1_admin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2882,7 +3133,7 @@ func (x *IssueTokenResponse) String() string {
 func (*IssueTokenResponse) ProtoMessage() {}
 
 func (x *IssueTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[45]
+	mi := &file_strato_v1_admin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2895,7 +3146,7 @@ func (x *IssueTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueTokenResponse.ProtoReflect.Descriptor instead.
 func (*IssueTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{45}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *IssueTokenResponse) GetInfo() *Token {
@@ -2921,7 +3172,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[46]
+	mi := &file_strato_v1_admin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2933,7 +3184,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[46]
+	mi := &file_strato_v1_admin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2946,7 +3197,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{46}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -2964,7 +3215,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[47]
+	mi := &file_strato_v1_admin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2976,7 +3227,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[47]
+	mi := &file_strato_v1_admin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2989,7 +3240,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{47}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{50}
 }
 
 type ListTokensRequest struct {
@@ -3003,7 +3254,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[48]
+	mi := &file_strato_v1_admin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3015,7 +3266,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[48]
+	mi := &file_strato_v1_admin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3028,7 +3279,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{48}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListTokensRequest) GetUser() string {
@@ -3062,7 +3313,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[49]
+	mi := &file_strato_v1_admin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3074,7 +3325,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[49]
+	mi := &file_strato_v1_admin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3087,7 +3338,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListTokensResponse) GetTokens() []*Token {
@@ -3112,7 +3363,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[50]
+	mi := &file_strato_v1_admin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3124,7 +3375,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[50]
+	mi := &file_strato_v1_admin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3137,7 +3388,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{50}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{53}
 }
 
 type WhoAmIResponse struct {
@@ -3156,7 +3407,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[51]
+	mi := &file_strato_v1_admin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3168,7 +3419,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[51]
+	mi := &file_strato_v1_admin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3181,7 +3432,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{51}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *WhoAmIResponse) GetAuthenticated() bool {
@@ -3377,7 +3628,30 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\"c\n" +
 	"\x13MetaMembersResponse\x12\x1b\n" +
 	"\tleader_id\x18\x01 \x01(\x04R\bleaderId\x12/\n" +
-	"\amembers\x18\x02 \x03(\v2\x15.strato.v1.MetaMemberR\amembers\"b\n" +
+	"\amembers\x18\x02 \x03(\v2\x15.strato.v1.MetaMemberR\amembers\"^\n" +
+	"\x11BackupMetaRequest\x12\x1f\n" +
+	"\vchunk_pairs\x18\x01 \x01(\rR\n" +
+	"chunkPairs\x12(\n" +
+	"\x10bytes_per_second\x18\x02 \x01(\x04R\x0ebytesPerSecond\"\x8e\x02\n" +
+	"\x12MetaBackupManifest\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12#\n" +
+	"\rapplied_index\x18\x02 \x01(\x04R\fappliedIndex\x12!\n" +
+	"\fapplied_term\x18\x03 \x01(\x04R\vappliedTerm\x12/\n" +
+	"\amembers\x18\x04 \x03(\v2\x15.strato.v1.MetaMemberR\amembers\x12\x1d\n" +
+	"\n" +
+	"replica_id\x18\x05 \x01(\x04R\treplicaId\x12&\n" +
+	"\x0fcreated_unix_ms\x18\x06 \x01(\x03R\rcreatedUnixMs\x12\x19\n" +
+	"\bgroup_id\x18\a \x01(\x04R\agroupId\"\xce\x01\n" +
+	"\x0fBackupMetaChunk\x129\n" +
+	"\bmanifest\x18\x01 \x01(\v2\x1d.strato.v1.MetaBackupManifestR\bmanifest\x12\x12\n" +
+	"\x04keys\x18\x02 \x03(\fR\x04keys\x12\x16\n" +
+	"\x06values\x18\x03 \x03(\fR\x06values\x12\x12\n" +
+	"\x04last\x18\x04 \x01(\bR\x04last\x12\x1f\n" +
+	"\vtotal_pairs\x18\x05 \x01(\x04R\n" +
+	"totalPairs\x12\x1f\n" +
+	"\vtotal_bytes\x18\x06 \x01(\x04R\n" +
+	"totalBytes\"b\n" +
 	"\x05S3Key\x12\x1d\n" +
 	"\n" +
 	"access_key\x18\x01 \x01(\tR\taccessKey\x12\x12\n" +
@@ -3484,7 +3758,7 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x19CONTAINER_PROBLEM_MISSING\x10\x02\x12\x1f\n" +
 	"\x1bCONTAINER_PROBLEM_UNHEALTHY\x10\x03\x12%\n" +
 	"!CONTAINER_PROBLEM_OVER_REPLICATED\x10\x04\x12$\n" +
-	" CONTAINER_PROBLEM_MIS_REPLICATED\x10\x052\x9a\x0f\n" +
+	" CONTAINER_PROBLEM_MIS_REPLICATED\x10\x052\xe4\x0f\n" +
 	"\fAdminService\x12R\n" +
 	"\rListDatanodes\x12\x1f.strato.v1.ListDatanodesRequest\x1a .strato.v1.ListDatanodesResponse\x12R\n" +
 	"\rListPipelines\x12\x1f.strato.v1.ListPipelinesRequest\x1a .strato.v1.ListPipelinesResponse\x12U\n" +
@@ -3499,7 +3773,9 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"MetaStatus\x12\x1c.strato.v1.MetaStatusRequest\x1a\x1d.strato.v1.MetaStatusResponse\x12P\n" +
 	"\rAddMetaMember\x12\x1f.strato.v1.AddMetaMemberRequest\x1a\x1e.strato.v1.MetaMembersResponse\x12V\n" +
 	"\x10RemoveMetaMember\x12\".strato.v1.RemoveMetaMemberRequest\x1a\x1e.strato.v1.MetaMembersResponse\x12Z\n" +
-	"\x12TransferMetaLeader\x12$.strato.v1.TransferMetaLeaderRequest\x1a\x1e.strato.v1.MetaMembersResponse\x12L\n" +
+	"\x12TransferMetaLeader\x12$.strato.v1.TransferMetaLeaderRequest\x1a\x1e.strato.v1.MetaMembersResponse\x12H\n" +
+	"\n" +
+	"BackupMeta\x12\x1c.strato.v1.BackupMetaRequest\x1a\x1a.strato.v1.BackupMetaChunk0\x01\x12L\n" +
 	"\vCreateS3Key\x12\x1d.strato.v1.CreateS3KeyRequest\x1a\x1e.strato.v1.CreateS3KeyResponse\x12I\n" +
 	"\n" +
 	"ListS3Keys\x12\x1c.strato.v1.ListS3KeysRequest\x1a\x1d.strato.v1.ListS3KeysResponse\x12L\n" +
@@ -3531,7 +3807,7 @@ func file_strato_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_strato_v1_admin_proto_goTypes = []any{
 	(NodeHealth)(0),                      // 0: strato.v1.NodeHealth
 	(NodeOpState)(0),                     // 1: strato.v1.NodeOpState
@@ -3563,132 +3839,139 @@ var file_strato_v1_admin_proto_goTypes = []any{
 	(*RemoveMetaMemberRequest)(nil),      // 27: strato.v1.RemoveMetaMemberRequest
 	(*TransferMetaLeaderRequest)(nil),    // 28: strato.v1.TransferMetaLeaderRequest
 	(*MetaMembersResponse)(nil),          // 29: strato.v1.MetaMembersResponse
-	(*S3Key)(nil),                        // 30: strato.v1.S3Key
-	(*CreateS3KeyRequest)(nil),           // 31: strato.v1.CreateS3KeyRequest
-	(*CreateS3KeyResponse)(nil),          // 32: strato.v1.CreateS3KeyResponse
-	(*ListS3KeysRequest)(nil),            // 33: strato.v1.ListS3KeysRequest
-	(*ListS3KeysResponse)(nil),           // 34: strato.v1.ListS3KeysResponse
-	(*RevokeS3KeyRequest)(nil),           // 35: strato.v1.RevokeS3KeyRequest
-	(*RevokeS3KeyResponse)(nil),          // 36: strato.v1.RevokeS3KeyResponse
-	(*GetS3SecretRequest)(nil),           // 37: strato.v1.GetS3SecretRequest
-	(*GetS3SecretResponse)(nil),          // 38: strato.v1.GetS3SecretResponse
-	(*User)(nil),                         // 39: strato.v1.User
-	(*CreateUserRequest)(nil),            // 40: strato.v1.CreateUserRequest
-	(*CreateUserResponse)(nil),           // 41: strato.v1.CreateUserResponse
-	(*DeleteUserRequest)(nil),            // 42: strato.v1.DeleteUserRequest
-	(*DeleteUserResponse)(nil),           // 43: strato.v1.DeleteUserResponse
-	(*ListUsersRequest)(nil),             // 44: strato.v1.ListUsersRequest
-	(*ListUsersResponse)(nil),            // 45: strato.v1.ListUsersResponse
-	(*Token)(nil),                        // 46: strato.v1.Token
-	(*IssueTokenRequest)(nil),            // 47: strato.v1.IssueTokenRequest
-	(*IssueTokenResponse)(nil),           // 48: strato.v1.IssueTokenResponse
-	(*RevokeTokenRequest)(nil),           // 49: strato.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),          // 50: strato.v1.RevokeTokenResponse
-	(*ListTokensRequest)(nil),            // 51: strato.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),           // 52: strato.v1.ListTokensResponse
-	(*WhoAmIRequest)(nil),                // 53: strato.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),               // 54: strato.v1.WhoAmIResponse
-	nil,                                  // 55: strato.v1.ClusterSummary.DatanodesByHealthEntry
-	nil,                                  // 56: strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	nil,                                  // 57: strato.v1.ClusterSummary.ContainersByStateEntry
-	nil,                                  // 58: strato.v1.ClusterSummary.ContainersByProblemEntry
-	nil,                                  // 59: strato.v1.ClusterSummary.PipelinesByStateEntry
-	nil,                                  // 60: strato.v1.ContainerReplicasResponse.ReplicasEntry
-	(*DatanodeDetails)(nil),              // 61: strato.v1.DatanodeDetails
-	(*NodeStats)(nil),                    // 62: strato.v1.NodeStats
-	(ContainerState)(0),                  // 63: strato.v1.ContainerState
-	(ReplicationFactor)(0),               // 64: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),                // 65: strato.v1.ErasureCoding
-	(*PipelineInfo)(nil),                 // 66: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),             // 67: strato.v1.ContainerReplica
+	(*BackupMetaRequest)(nil),            // 30: strato.v1.BackupMetaRequest
+	(*MetaBackupManifest)(nil),           // 31: strato.v1.MetaBackupManifest
+	(*BackupMetaChunk)(nil),              // 32: strato.v1.BackupMetaChunk
+	(*S3Key)(nil),                        // 33: strato.v1.S3Key
+	(*CreateS3KeyRequest)(nil),           // 34: strato.v1.CreateS3KeyRequest
+	(*CreateS3KeyResponse)(nil),          // 35: strato.v1.CreateS3KeyResponse
+	(*ListS3KeysRequest)(nil),            // 36: strato.v1.ListS3KeysRequest
+	(*ListS3KeysResponse)(nil),           // 37: strato.v1.ListS3KeysResponse
+	(*RevokeS3KeyRequest)(nil),           // 38: strato.v1.RevokeS3KeyRequest
+	(*RevokeS3KeyResponse)(nil),          // 39: strato.v1.RevokeS3KeyResponse
+	(*GetS3SecretRequest)(nil),           // 40: strato.v1.GetS3SecretRequest
+	(*GetS3SecretResponse)(nil),          // 41: strato.v1.GetS3SecretResponse
+	(*User)(nil),                         // 42: strato.v1.User
+	(*CreateUserRequest)(nil),            // 43: strato.v1.CreateUserRequest
+	(*CreateUserResponse)(nil),           // 44: strato.v1.CreateUserResponse
+	(*DeleteUserRequest)(nil),            // 45: strato.v1.DeleteUserRequest
+	(*DeleteUserResponse)(nil),           // 46: strato.v1.DeleteUserResponse
+	(*ListUsersRequest)(nil),             // 47: strato.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),            // 48: strato.v1.ListUsersResponse
+	(*Token)(nil),                        // 49: strato.v1.Token
+	(*IssueTokenRequest)(nil),            // 50: strato.v1.IssueTokenRequest
+	(*IssueTokenResponse)(nil),           // 51: strato.v1.IssueTokenResponse
+	(*RevokeTokenRequest)(nil),           // 52: strato.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),          // 53: strato.v1.RevokeTokenResponse
+	(*ListTokensRequest)(nil),            // 54: strato.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),           // 55: strato.v1.ListTokensResponse
+	(*WhoAmIRequest)(nil),                // 56: strato.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),               // 57: strato.v1.WhoAmIResponse
+	nil,                                  // 58: strato.v1.ClusterSummary.DatanodesByHealthEntry
+	nil,                                  // 59: strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	nil,                                  // 60: strato.v1.ClusterSummary.ContainersByStateEntry
+	nil,                                  // 61: strato.v1.ClusterSummary.ContainersByProblemEntry
+	nil,                                  // 62: strato.v1.ClusterSummary.PipelinesByStateEntry
+	nil,                                  // 63: strato.v1.ContainerReplicasResponse.ReplicasEntry
+	(*DatanodeDetails)(nil),              // 64: strato.v1.DatanodeDetails
+	(*NodeStats)(nil),                    // 65: strato.v1.NodeStats
+	(ContainerState)(0),                  // 66: strato.v1.ContainerState
+	(ReplicationFactor)(0),               // 67: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                // 68: strato.v1.ErasureCoding
+	(*PipelineInfo)(nil),                 // 69: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),             // 70: strato.v1.ContainerReplica
 }
 var file_strato_v1_admin_proto_depIdxs = []int32{
-	61, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
-	62, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
+	64, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
+	65, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
 	0,  // 2: strato.v1.DatanodeInfo.health:type_name -> strato.v1.NodeHealth
 	1,  // 3: strato.v1.DatanodeInfo.op_state:type_name -> strato.v1.NodeOpState
-	63, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
-	64, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
-	65, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	66, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
+	67, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
+	68, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
 	2,  // 7: strato.v1.ContainerInfo.problem:type_name -> strato.v1.ContainerProblem
 	3,  // 8: strato.v1.ListDatanodesResponse.datanodes:type_name -> strato.v1.DatanodeInfo
-	66, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
-	63, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
+	69, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
+	66, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
 	2,  // 11: strato.v1.ListContainersRequest.problems:type_name -> strato.v1.ContainerProblem
 	4,  // 12: strato.v1.ListContainersResponse.containers:type_name -> strato.v1.ContainerInfo
 	15, // 13: strato.v1.ListContainersResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse
-	55, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
-	56, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	57, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
-	58, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
-	59, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
+	58, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
+	59, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	60, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
+	61, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
+	62, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
 	13, // 19: strato.v1.ClusterSummary.decommissioning:type_name -> strato.v1.DecommissionProgress
 	4,  // 20: strato.v1.ContainerReplicasResponse.container:type_name -> strato.v1.ContainerInfo
-	60, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
+	63, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
 	3,  // 22: strato.v1.DecommissionDatanodeResponse.datanode:type_name -> strato.v1.DatanodeInfo
 	25, // 23: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
 	25, // 24: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
-	30, // 25: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
-	30, // 26: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
-	30, // 27: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
-	39, // 28: strato.v1.CreateUserResponse.user:type_name -> strato.v1.User
-	39, // 29: strato.v1.ListUsersResponse.users:type_name -> strato.v1.User
-	46, // 30: strato.v1.IssueTokenResponse.info:type_name -> strato.v1.Token
-	46, // 31: strato.v1.ListTokensResponse.tokens:type_name -> strato.v1.Token
-	67, // 32: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
-	5,  // 33: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
-	7,  // 34: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
-	9,  // 35: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
-	14, // 36: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
-	11, // 37: strato.v1.AdminService.GetClusterSummary:input_type -> strato.v1.GetClusterSummaryRequest
-	16, // 38: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
-	17, // 39: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
-	19, // 40: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
-	21, // 41: strato.v1.AdminService.ScanContainer:input_type -> strato.v1.ScanContainerRequest
-	23, // 42: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
-	26, // 43: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
-	27, // 44: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
-	28, // 45: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
-	31, // 46: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
-	33, // 47: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
-	35, // 48: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
-	37, // 49: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
-	40, // 50: strato.v1.AdminService.CreateUser:input_type -> strato.v1.CreateUserRequest
-	42, // 51: strato.v1.AdminService.DeleteUser:input_type -> strato.v1.DeleteUserRequest
-	44, // 52: strato.v1.AdminService.ListUsers:input_type -> strato.v1.ListUsersRequest
-	47, // 53: strato.v1.AdminService.IssueToken:input_type -> strato.v1.IssueTokenRequest
-	49, // 54: strato.v1.AdminService.RevokeToken:input_type -> strato.v1.RevokeTokenRequest
-	51, // 55: strato.v1.AdminService.ListTokens:input_type -> strato.v1.ListTokensRequest
-	53, // 56: strato.v1.AdminService.WhoAmI:input_type -> strato.v1.WhoAmIRequest
-	6,  // 57: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
-	8,  // 58: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
-	10, // 59: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
-	15, // 60: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
-	12, // 61: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
-	18, // 62: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
-	18, // 63: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
-	20, // 64: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
-	22, // 65: strato.v1.AdminService.ScanContainer:output_type -> strato.v1.ScanContainerResponse
-	24, // 66: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
-	29, // 67: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
-	29, // 68: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
-	29, // 69: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
-	32, // 70: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
-	34, // 71: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
-	36, // 72: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
-	38, // 73: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
-	41, // 74: strato.v1.AdminService.CreateUser:output_type -> strato.v1.CreateUserResponse
-	43, // 75: strato.v1.AdminService.DeleteUser:output_type -> strato.v1.DeleteUserResponse
-	45, // 76: strato.v1.AdminService.ListUsers:output_type -> strato.v1.ListUsersResponse
-	48, // 77: strato.v1.AdminService.IssueToken:output_type -> strato.v1.IssueTokenResponse
-	50, // 78: strato.v1.AdminService.RevokeToken:output_type -> strato.v1.RevokeTokenResponse
-	52, // 79: strato.v1.AdminService.ListTokens:output_type -> strato.v1.ListTokensResponse
-	54, // 80: strato.v1.AdminService.WhoAmI:output_type -> strato.v1.WhoAmIResponse
-	57, // [57:81] is the sub-list for method output_type
-	33, // [33:57] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	25, // 25: strato.v1.MetaBackupManifest.members:type_name -> strato.v1.MetaMember
+	31, // 26: strato.v1.BackupMetaChunk.manifest:type_name -> strato.v1.MetaBackupManifest
+	33, // 27: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
+	33, // 28: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
+	33, // 29: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
+	42, // 30: strato.v1.CreateUserResponse.user:type_name -> strato.v1.User
+	42, // 31: strato.v1.ListUsersResponse.users:type_name -> strato.v1.User
+	49, // 32: strato.v1.IssueTokenResponse.info:type_name -> strato.v1.Token
+	49, // 33: strato.v1.ListTokensResponse.tokens:type_name -> strato.v1.Token
+	70, // 34: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
+	5,  // 35: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
+	7,  // 36: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
+	9,  // 37: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
+	14, // 38: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
+	11, // 39: strato.v1.AdminService.GetClusterSummary:input_type -> strato.v1.GetClusterSummaryRequest
+	16, // 40: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
+	17, // 41: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
+	19, // 42: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
+	21, // 43: strato.v1.AdminService.ScanContainer:input_type -> strato.v1.ScanContainerRequest
+	23, // 44: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
+	26, // 45: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
+	27, // 46: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
+	28, // 47: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
+	30, // 48: strato.v1.AdminService.BackupMeta:input_type -> strato.v1.BackupMetaRequest
+	34, // 49: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
+	36, // 50: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
+	38, // 51: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
+	40, // 52: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
+	43, // 53: strato.v1.AdminService.CreateUser:input_type -> strato.v1.CreateUserRequest
+	45, // 54: strato.v1.AdminService.DeleteUser:input_type -> strato.v1.DeleteUserRequest
+	47, // 55: strato.v1.AdminService.ListUsers:input_type -> strato.v1.ListUsersRequest
+	50, // 56: strato.v1.AdminService.IssueToken:input_type -> strato.v1.IssueTokenRequest
+	52, // 57: strato.v1.AdminService.RevokeToken:input_type -> strato.v1.RevokeTokenRequest
+	54, // 58: strato.v1.AdminService.ListTokens:input_type -> strato.v1.ListTokensRequest
+	56, // 59: strato.v1.AdminService.WhoAmI:input_type -> strato.v1.WhoAmIRequest
+	6,  // 60: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
+	8,  // 61: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
+	10, // 62: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
+	15, // 63: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
+	12, // 64: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
+	18, // 65: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
+	18, // 66: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
+	20, // 67: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
+	22, // 68: strato.v1.AdminService.ScanContainer:output_type -> strato.v1.ScanContainerResponse
+	24, // 69: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
+	29, // 70: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
+	29, // 71: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
+	29, // 72: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
+	32, // 73: strato.v1.AdminService.BackupMeta:output_type -> strato.v1.BackupMetaChunk
+	35, // 74: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
+	37, // 75: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
+	39, // 76: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
+	41, // 77: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
+	44, // 78: strato.v1.AdminService.CreateUser:output_type -> strato.v1.CreateUserResponse
+	46, // 79: strato.v1.AdminService.DeleteUser:output_type -> strato.v1.DeleteUserResponse
+	48, // 80: strato.v1.AdminService.ListUsers:output_type -> strato.v1.ListUsersResponse
+	51, // 81: strato.v1.AdminService.IssueToken:output_type -> strato.v1.IssueTokenResponse
+	53, // 82: strato.v1.AdminService.RevokeToken:output_type -> strato.v1.RevokeTokenResponse
+	55, // 83: strato.v1.AdminService.ListTokens:output_type -> strato.v1.ListTokensResponse
+	57, // 84: strato.v1.AdminService.WhoAmI:output_type -> strato.v1.WhoAmIResponse
+	60, // [60:85] is the sub-list for method output_type
+	35, // [35:60] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_admin_proto_init() }
@@ -3704,7 +3987,7 @@ func file_strato_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_admin_proto_rawDesc), len(file_strato_v1_admin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   58,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -32,6 +32,7 @@ const (
 	AdminService_AddMetaMember_FullMethodName        = "/strato.v1.AdminService/AddMetaMember"
 	AdminService_RemoveMetaMember_FullMethodName     = "/strato.v1.AdminService/RemoveMetaMember"
 	AdminService_TransferMetaLeader_FullMethodName   = "/strato.v1.AdminService/TransferMetaLeader"
+	AdminService_BackupMeta_FullMethodName           = "/strato.v1.AdminService/BackupMeta"
 	AdminService_CreateS3Key_FullMethodName          = "/strato.v1.AdminService/CreateS3Key"
 	AdminService_ListS3Keys_FullMethodName           = "/strato.v1.AdminService/ListS3Keys"
 	AdminService_RevokeS3Key_FullMethodName          = "/strato.v1.AdminService/RevokeS3Key"
@@ -92,6 +93,12 @@ type AdminServiceClient interface {
 	RemoveMetaMember(ctx context.Context, in *RemoveMetaMemberRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error)
 	// TransferMetaLeader hands leadership to another voter.
 	TransferMetaLeader(ctx context.Context, in *TransferMetaLeaderRequest, opts ...grpc.CallOption) (*MetaMembersResponse, error)
+	// BackupMeta streams an online, consistent backup of the replica that
+	// answers (leader or follower; it does not stop): a Pebble checkpoint of
+	// its DB, read back as the state machine's pairs at the checkpoint's
+	// applied Raft index. The first message carries the manifest, the last
+	// one the totals (docs/operations.md, Backup and restore).
+	BackupMeta(ctx context.Context, in *BackupMetaRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupMetaChunk], error)
 	// The access keys of the S3 gateways (Ozone's `ozone s3 getsecret`),
 	// stored in meta like the namespace. CreateS3Key makes a key (its access
 	// key and secret generated unless given); ALREADY_EXISTS
@@ -270,6 +277,25 @@ func (c *adminServiceClient) TransferMetaLeader(ctx context.Context, in *Transfe
 	return out, nil
 }
 
+func (c *adminServiceClient) BackupMeta(ctx context.Context, in *BackupMetaRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupMetaChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &AdminService_ServiceDesc.Streams[0], AdminService_BackupMeta_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[BackupMetaRequest, BackupMetaChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AdminService_BackupMetaClient = grpc.ServerStreamingClient[BackupMetaChunk]
+
 func (c *adminServiceClient) CreateS3Key(ctx context.Context, in *CreateS3KeyRequest, opts ...grpc.CallOption) (*CreateS3KeyResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateS3KeyResponse)
@@ -427,6 +453,12 @@ type AdminServiceServer interface {
 	RemoveMetaMember(context.Context, *RemoveMetaMemberRequest) (*MetaMembersResponse, error)
 	// TransferMetaLeader hands leadership to another voter.
 	TransferMetaLeader(context.Context, *TransferMetaLeaderRequest) (*MetaMembersResponse, error)
+	// BackupMeta streams an online, consistent backup of the replica that
+	// answers (leader or follower; it does not stop): a Pebble checkpoint of
+	// its DB, read back as the state machine's pairs at the checkpoint's
+	// applied Raft index. The first message carries the manifest, the last
+	// one the totals (docs/operations.md, Backup and restore).
+	BackupMeta(*BackupMetaRequest, grpc.ServerStreamingServer[BackupMetaChunk]) error
 	// The access keys of the S3 gateways (Ozone's `ozone s3 getsecret`),
 	// stored in meta like the namespace. CreateS3Key makes a key (its access
 	// key and secret generated unless given); ALREADY_EXISTS
@@ -513,6 +545,9 @@ func (UnimplementedAdminServiceServer) RemoveMetaMember(context.Context, *Remove
 }
 func (UnimplementedAdminServiceServer) TransferMetaLeader(context.Context, *TransferMetaLeaderRequest) (*MetaMembersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method TransferMetaLeader not implemented")
+}
+func (UnimplementedAdminServiceServer) BackupMeta(*BackupMetaRequest, grpc.ServerStreamingServer[BackupMetaChunk]) error {
+	return status.Error(codes.Unimplemented, "method BackupMeta not implemented")
 }
 func (UnimplementedAdminServiceServer) CreateS3Key(context.Context, *CreateS3KeyRequest) (*CreateS3KeyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateS3Key not implemented")
@@ -801,6 +836,17 @@ func _AdminService_TransferMetaLeader_Handler(srv interface{}, ctx context.Conte
 	}
 	return interceptor(ctx, in, info, handler)
 }
+
+func _AdminService_BackupMeta_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(BackupMetaRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AdminServiceServer).BackupMeta(m, &grpc.GenericServerStream[BackupMetaRequest, BackupMetaChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AdminService_BackupMetaServer = grpc.ServerStreamingServer[BackupMetaChunk]
 
 func _AdminService_CreateS3Key_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateS3KeyRequest)
@@ -1104,6 +1150,12 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _AdminService_WhoAmI_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "BackupMeta",
+			Handler:       _AdminService_BackupMeta_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "strato/v1/admin.proto",
 }
