@@ -119,6 +119,7 @@ func (m *Manager) Tick(now time.Time) []*stratov1.ClusterCommand {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.updateHealthLocked(now)
+	m.updateSafeModeLocked(now, true)
 	p := planTick(&m.s, &m.opts, now)
 	return m.applyLocked(now, &p)
 }

@@ -48,7 +48,7 @@ func (m *Manager) Register(now time.Time, req *stratov1.RegisterRequest) error {
 	report.Full = true
 	n.lastFull = now
 	m.applyReportLocked(d.Id, n, report)
-	m.updateSafeModeLocked()
+	m.updateSafeModeLocked(now, false)
 	return nil
 }
 
@@ -76,7 +76,7 @@ func (m *Manager) Heartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*str
 			n.lastFull = now
 		}
 		m.applyReportLocked(req.DatanodeId, n, req.Report)
-		m.updateSafeModeLocked()
+		m.updateSafeModeLocked(now, false)
 	}
 	m.ackDeletedBlocksLocked(req.DatanodeId, req.DeletedBlocksAcks)
 	m.commandsFailedLocked(now, req.DatanodeId, req.FailedCommands)
@@ -285,15 +285,28 @@ func (s *state) safeModeStatus(o *Options) *stratov1.SafeModeStatus {
 	}
 }
 
-func (m *Manager) updateSafeModeLocked() {
+// Counting the reported containers reads every container: with more than
+// safeModeBigState of them, the reports of many datanodes registering at
+// once (a meta restart) count them at most every safeModeCheckEvery, and
+// every tick (force), rather than once per report.
+func (m *Manager) updateSafeModeLocked(now time.Time, force bool) {
 	if !m.s.safeMode {
 		return
 	}
+	if !force && len(m.s.containers) > safeModeBigState && now.Sub(m.s.safeCheckedAt) < safeModeCheckEvery {
+		return
+	}
+	m.s.safeCheckedAt = now
 	st := m.s.safeModeStatus(&m.opts)
 	if int(st.HealthyDatanodes) >= m.opts.SafeModeMinDatanodes && st.ReplicaFraction >= st.RequiredFraction {
 		m.s.safeMode = false
 	}
 }
+
+const (
+	safeModeBigState   = 10_000
+	safeModeCheckEvery = 250 * time.Millisecond
+)
 
 // SafeMode reports the safe-mode state and the figures it depends on.
 func (m *Manager) SafeMode() *stratov1.SafeModeStatus {

@@ -46,7 +46,10 @@ type state struct {
 	pipelinesDirty bool
 	nextCmdID      uint64
 	safeMode       bool
-	safeForced     bool
+	// safeCheckedAt: when the reported containers were last counted
+	// (updateSafeModeLocked).
+	safeCheckedAt time.Time
+	safeForced    bool
 	// replicating: copies and rebuilds in flight, by container and
 	// replica index (0 for a replicated container's copy).
 	replicating map[copyKey]inflight
