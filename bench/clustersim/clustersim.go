@@ -22,7 +22,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
@@ -50,6 +52,11 @@ type Options struct {
 	Duration time.Duration
 	// Writers create the containers in parallel. Default: 16.
 	Writers int
+	// Restart, when set, is called after the measured heartbeats to stop
+	// and start meta again on its data: every datanode registers again
+	// with its full report (as on a NotFound heartbeat), and the time until
+	// meta leaves safe mode is measured (Result.SafeModeExit).
+	Restart func() error
 	// Log receives progress lines. Default: nowhere.
 	Log io.Writer
 }
@@ -97,6 +104,9 @@ type Result struct {
 	P50, P99, Max                 time.Duration
 	FullP50, FullP99              time.Duration
 	HeartbeatErrors, CreateErrors int64
+	// SafeModeExit is the time from meta's restart (Options.Restart) until
+	// it left safe mode, every datanode having registered again.
+	SafeModeExit time.Duration
 }
 
 // Run runs a simulation.
@@ -146,6 +156,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	case <-ctx.Done():
 	}
 	s.measuring.Store(false)
+	if o.Restart != nil {
+		if res.SafeModeExit, err = s.restart(ctx, conn); err != nil {
+			stop()
+			wg.Wait()
+			return nil, err
+		}
+		fmt.Fprintf(o.Log, "clustersim: meta restarted; out of safe mode after %v\n", res.SafeModeExit.Round(time.Millisecond))
+	}
 	stop()
 	wg.Wait()
 
@@ -186,7 +204,7 @@ type sim struct {
 	nodes []*node
 	byID  map[string]*node
 
-	measuring              atomic.Bool
+	measuring, restarting  atomic.Bool
 	mu                     sync.Mutex
 	lat, full              []time.Duration
 	hbErrors, createErrors atomic.Int64
@@ -196,6 +214,7 @@ type sim struct {
 // its last report.
 type node struct {
 	id       string
+	details  *stratov1.DatanodeDetails
 	mu       sync.Mutex
 	replicas map[uint64]*stratov1.ContainerReplica
 	changed  map[uint64]bool
@@ -225,10 +244,10 @@ func (s *sim) register(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			_, err := s.dn.Register(ctx, &stratov1.RegisterRequest{
-				Details: &stratov1.DatanodeDetails{Id: d.id, DataAddr: fmt.Sprintf("10.%d.%d.%d:9870", i>>16, (i>>8)&255, i&255),
-					Hostname: d.id, Rack: fmt.Sprintf("/rack%d", i%25)},
-				Stats: s.stats(), Report: &stratov1.ContainerReport{Full: true}})
+			d.details = &stratov1.DatanodeDetails{Id: d.id, DataAddr: fmt.Sprintf("10.%d.%d.%d:9870", i>>16, (i>>8)&255, i&255),
+				Hostname: d.id, Rack: fmt.Sprintf("/rack%d", i%25)}
+			_, err := s.dn.Register(ctx, &stratov1.RegisterRequest{Details: d.details, Stats: s.stats(),
+				Report: &stratov1.ContainerReport{Full: true}})
 			if err != nil {
 				select {
 				case errc <- fmt.Errorf("clustersim: register %s: %w", d.id, err):
@@ -284,8 +303,12 @@ func (s *sim) heartbeats(ctx context.Context, d *node) {
 		start := time.Now()
 		resp, err := s.dn.Heartbeat(ctx, req)
 		took := time.Since(start)
+		if status.Code(err) == codes.NotFound || resp.GetReregister() {
+			s.reregister(ctx, d) // meta restarted: it knows this datanode no more
+			continue
+		}
 		if err != nil {
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && !s.restarting.Load() {
 				s.hbErrors.Add(1)
 			}
 			continue
@@ -390,4 +413,41 @@ func (s *sim) createContainers(ctx context.Context) error {
 		return fmt.Errorf("clustersim: %d of %d containers made (%d allocations failed)", n, s.o.Containers, s.createErrors.Load())
 	}
 	return ctx.Err()
+}
+
+// reregister registers d again with a full report of its replicas.
+func (s *sim) reregister(ctx context.Context, d *node) {
+	d.mu.Lock()
+	rep := &stratov1.ContainerReport{Full: true}
+	for _, r := range d.replicas {
+		rep.Replicas = append(rep.Replicas, r)
+	}
+	clear(d.changed)
+	d.mu.Unlock()
+	if _, err := s.dn.Register(ctx, &stratov1.RegisterRequest{Details: d.details, Stats: s.stats(), Report: rep}); err != nil && ctx.Err() == nil {
+		s.hbErrors.Add(1)
+	}
+}
+
+// restart restarts meta (Options.Restart) and waits until it leaves safe
+// mode, the datanodes registering again as their heartbeats find it.
+func (s *sim) restart(ctx context.Context, conn *grpc.ClientConn) (time.Duration, error) {
+	s.restarting.Store(true)
+	defer s.restarting.Store(false)
+	start := time.Now()
+	if err := s.o.Restart(); err != nil {
+		return 0, fmt.Errorf("clustersim: restart meta: %w", err)
+	}
+	admin := stratov1.NewAdminServiceClient(conn)
+	for {
+		st, err := admin.GetSafeMode(ctx, &stratov1.GetSafeModeRequest{})
+		if err == nil && !st.GetInSafeMode() {
+			return time.Since(start), nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

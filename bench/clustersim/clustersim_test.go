@@ -15,7 +15,8 @@ import (
 // TestSimulation: 100 simulated datanodes against an in-process meta make
 // 300 containers and heartbeat; every container ends with its three
 // replicas reported and CLOSED (meta closed the full containers and the
-// datanodes carried the commands out), and no heartbeat failed.
+// datanodes carried the commands out), and no heartbeat failed; meta,
+// restarted, leaves safe mode as the datanodes register again.
 func TestSimulation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -24,7 +25,7 @@ func TestSimulation(t *testing.T) {
 	require.NoError(t, err)
 	defer mc.Close()
 	res, err := clustersim.Run(ctx, clustersim.Options{Meta: mc.MetaAddr(), Datanodes: 100, Containers: 300, ContainerSize: 16 << 20,
-		HeartbeatInterval: 200 * time.Millisecond, FullReportEvery: 5, Duration: 2 * time.Second})
+		HeartbeatInterval: 200 * time.Millisecond, FullReportEvery: 5, Duration: 2 * time.Second, Restart: mc.RestartMeta})
 	require.NoError(t, err)
 	require.Zero(t, res.HeartbeatErrors)
 	require.GreaterOrEqual(t, res.Replicas, 3*300)
@@ -32,4 +33,5 @@ func TestSimulation(t *testing.T) {
 	require.Positive(t, res.FullReports)
 	require.Greater(t, res.Heartbeats, 100*5, "about 10 a datanode in 2 s")
 	require.Positive(t, res.P99)
+	require.Positive(t, res.SafeModeExit, "meta left safe mode after its restart, the datanodes registered again")
 }

@@ -19,10 +19,11 @@ func init() { benchCommands = append(benchCommands, newBenchClusterSimCmd) }
 
 func newBenchClusterSimCmd() *cobra.Command {
 	var (
-		o     clustersim.Options
-		csize string
-		dir   string
-		prof  string
+		o       clustersim.Options
+		csize   string
+		dir     string
+		prof    string
+		restart bool
 	)
 	cmd := &cobra.Command{
 		Use:   "cluster-sim [--datanodes 1000] [--containers N] [--duration 30s] [--meta ADDR]",
@@ -37,8 +38,11 @@ sends. --containers containers are made through meta's block allocation
 (one file per container, sized to fill it; three replicas each, reported
 full so that meta closes them), while the datanodes heartbeat. Then the
 heartbeats are measured for --duration: their count and latency (p50,
-p99, max; full reports apart). It prints the time to register and to make
-the containers, the replicas reported and CLOSED at the end, and the Go
+p99, max; full reports apart). Then (--restart, the in-process meta) meta
+is restarted: the datanodes, told they are unknown, register again with
+full reports, and the time until meta leaves safe mode is measured. It
+prints the time to register and to make the containers, the replicas
+reported and CLOSED at the end, and the Go
 heap of this process (meta's and the simulation's together when meta runs
 in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 		Args: cobra.NoArgs,
@@ -63,6 +67,9 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 				}
 				defer mc.Close()
 				o.Meta = mc.MetaAddr()
+				if restart {
+					o.Restart = mc.RestartMeta
+				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "cluster-sim: meta in process at %s (data in %s)\n", o.Meta, dir)
 			}
 			if prof != "" {
@@ -89,6 +96,9 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 			fmt.Fprintf(w, "heartbeats: %d in %v (%.0f/s), %d errors\n", res.Heartbeats, o.Duration, float64(res.Heartbeats)/o.Duration.Seconds(), res.HeartbeatErrors)
 			fmt.Fprintf(w, "heartbeat latency: p50 %v, p99 %v, max %v\n", res.P50.Round(time.Microsecond), res.P99.Round(time.Microsecond), res.Max.Round(time.Microsecond))
 			fmt.Fprintf(w, "full reports: %d, p50 %v, p99 %v\n", res.FullReports, res.FullP50.Round(time.Microsecond), res.FullP99.Round(time.Microsecond))
+			if o.Restart != nil {
+				fmt.Fprintf(w, "after a restart of meta: out of safe mode in %v\n", res.SafeModeExit.Round(time.Millisecond))
+			}
 			fmt.Fprintf(w, "go heap in use: %s (this process)\n", bytesize.Format(int64(ms.HeapInuse)))
 			return nil
 		},
@@ -103,6 +113,7 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 	f.IntVar(&o.FullReportEvery, "full-report-every", 20, "heartbeats between a datanode's full container reports")
 	f.DurationVar(&o.Duration, "duration", 30*time.Second, "how long heartbeats are measured once the containers exist")
 	f.IntVar(&o.Writers, "writers", 16, "parallel allocations making the containers")
+	f.BoolVar(&restart, "restart", true, "with the in-process meta: then restart it and measure how soon it leaves safe mode, every datanode registering again")
 	f.StringVar(&prof, "cpuprofile", "", "write a CPU profile of the whole run (meta's and the simulation's, with an in-process meta) to this file")
 	return cmd
 }
