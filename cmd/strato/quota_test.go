@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/client"
 )
 
 func TestShQuotasAndUpdates(t *testing.T) {
@@ -63,4 +65,32 @@ func TestShQuotasAndUpdates(t *testing.T) {
 	}
 	require.Contains(t, h.fail(1, "sh", "volume", "setquota", "/nosuch", "--bytes", "1"), "volume not found")
 	require.Contains(t, h.fail(1, "sh", "bucket", "update", "/vol/nosuch", "--owner", "x"), "bucket not found")
+}
+
+// With authentication, quotas and owners are for administrators; a
+// bucket's owner may change its replication.
+func TestShQuotasAndUpdatesNeedRights(t *testing.T) {
+	c := authCluster(t)
+	h := &cliHarness{t: t, addr: c.MetaAddr()}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	adminTok, err := c.AdminToken()
+	require.NoError(t, err)
+	t.Setenv(client.TokenEnv, adminTok)
+	h.ok("admin", "user", "create", "alice")
+	h.ok("sh", "volume", "create", "vol1", "--owner", "alice")
+	aliceTok := fieldsOf(t, h.ok("admin", "token", "issue", "--user", "alice"))["Token"]
+
+	t.Setenv(client.TokenEnv, aliceTok)
+	h.ok("sh", "bucket", "create", "/vol1/bk1")
+	require.Contains(t, h.fail(1, "sh", "volume", "setquota", "/vol1", "--bytes", "1TiB"), "quotas are for administrators")
+	require.Contains(t, h.fail(1, "sh", "bucket", "clrquota", "/vol1/bk1"), "quotas are for administrators")
+	require.Contains(t, h.fail(1, "sh", "volume", "update", "/vol1", "--owner", "bob"), "changing an owner is for administrators")
+	require.Contains(t, h.fail(1, "sh", "bucket", "update", "/vol1/bk1", "--owner", "bob"), "changing an owner is for administrators")
+	h.ok("sh", "bucket", "update", "/vol1/bk1", "--replication", "ONE")
+	require.Equal(t, "ONE", fieldsOf(t, h.ok("sh", "bucket", "info", "/vol1/bk1"))["Replication"])
+
+	t.Setenv(client.TokenEnv, adminTok)
+	h.ok("sh", "bucket", "setquota", "/vol1/bk1", "--namespace", "10")
+	h.ok("sh", "bucket", "update", "/vol1/bk1", "--owner", "bob")
+	require.Equal(t, "bob", fieldsOf(t, h.ok("sh", "bucket", "info", "/vol1/bk1"))["Owner"])
 }
