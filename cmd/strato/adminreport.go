@@ -213,6 +213,11 @@ func waitLoop(s *session, check func() (done bool, progress string, err error)) 
 	defer t.Stop()
 	for {
 		done, progress, err := check()
+		if err != nil && s.ctx.Err() != nil {
+			// The wait's end (--timeout, an interrupt) cut a call short:
+			// that is the error, not the call's.
+			return fmt.Errorf("%s: %w", last, context.Cause(s.ctx))
+		}
 		if err != nil || done {
 			return err
 		}

@@ -37,10 +37,10 @@ func TestAdminReportAndWaits(t *testing.T) {
 	defer c.Close()
 
 	// No datanode: meta stays in safe mode, and a bounded wait says so.
-	r := h.run("admin", "safemode", "wait", "--timeout", "700ms")
+	r := h.run("admin", "safemode", "wait", "--timeout", "2s")
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, "safe mode: healthy datanodes 0 of 1 required")
-	require.Contains(t, r.stderr, "strato: safemode wait: timed out after 700ms\n")
+	require.Contains(t, r.stderr, "strato: safemode wait: timed out after 2s\n")
 	rep := fieldsOf(t, h.ok("admin", "report"))
 	require.Contains(t, rep["Safe mode"], "ON (healthy datanodes 0 of 1 required")
 	require.Equal(t, "0 (none; none)", rep["Datanodes"])
@@ -120,10 +120,10 @@ func TestAdminReportAndWaits(t *testing.T) {
 	require.Equal(t, "1 (OPEN 1)", rep["Containers"])
 	require.Regexp(t, `^OPEN [1-9]`, rep["Pipelines"])
 	holder := open.Blocks[0].Pipeline.Members[0].Id
-	r = h.run("admin", "datanode", "decommission", holder, "--wait", "--timeout", "1s")
+	r = h.run("admin", "datanode", "decommission", holder, "--wait", "--timeout", "2s")
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, holder+": DECOMMISSIONING, 1 of 1 replicas waiting for copies elsewhere\n")
-	require.Contains(t, r.stderr, "strato: datanode decommission "+holder+": timed out after 1s\n")
+	require.Contains(t, r.stderr, "strato: datanode decommission "+holder+": timed out after 2s\n")
 	rep = fieldsOf(t, strings.SplitN(h.ok("admin", "report"), "\n\n", 2)[0])
 	require.Equal(t, holder+" (1 of 1 replicas waiting for copies)", rep["Decommissioning"])
 	h.ok("admin", "datanode", "recommission", holder)
