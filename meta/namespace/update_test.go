@@ -89,3 +89,20 @@ func TestUpdateVolumeAndBucket(t *testing.T) {
 	_, err = h.as(&Caller{User: "root", Admin: true}, &stratov1.UpdateBucketRequest{Volume: "vol", Name: "bkt", Owner: "alice"})
 	require.NoError(t, err)
 }
+
+// A bucket's new redundancy is the default of the keys written after it;
+// those written before keep theirs.
+func TestUpdateBucketAppliesToLaterKeys(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("bkt", stratov1.BucketLayout_LAYOUT_FSO)
+	h.createFile("bkt", "before", 10)
+	h.must(&stratov1.UpdateBucketRequest{Volume: "vol", Name: "bkt", Replication: stratov1.ReplicationFactor_REPLICATION_ONE})
+	h.createFile("bkt", "after", 10)
+	require.Equal(t, stratov1.ReplicationFactor_REPLICATION_THREE, h.lookup("bkt", "before").GetReplication())
+	require.Equal(t, stratov1.ReplicationFactor_REPLICATION_ONE, h.lookup("bkt", "after").GetReplication())
+	h.must(&stratov1.UpdateBucketRequest{Volume: "vol", Name: "bkt",
+		ErasureCoding: &stratov1.ErasureCoding{Codec: stratov1.ErasureCodec_ERASURE_CODEC_RS, Data: 3, Parity: 2}})
+	h.createFile("bkt", "coded", 10)
+	require.Equal(t, int32(3), h.lookup("bkt", "coded").GetErasureCoding().GetData())
+	require.Nil(t, h.lookup("bkt", "after").GetErasureCoding())
+}
