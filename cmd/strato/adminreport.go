@@ -126,6 +126,20 @@ func leaderLabel(st *stratov1.MetaStatusResponse) string {
 	return fmt.Sprintf("%d (%s, term %d)", st.GetLeaderId(), addr, st.GetTerm())
 }
 
+// membersLabel counts the meta group's members by role, and those the
+// leader heard from within an election timeout.
+func membersLabel(ms []*stratov1.MetaMember) string {
+	roles := map[string]int32{}
+	active := 0
+	for _, m := range ms {
+		roles[m.GetRole()]++
+		if m.GetActive() {
+			active++
+		}
+	}
+	return fmt.Sprintf("%d (%s; %d active)", len(ms), counts(roles, false), active)
+}
+
 // counts prints a map of counts in key order, "A 1, B 2" ("none" when
 // empty); with all false, zero counts are left out.
 func counts[V int32 | int64](m map[string]V, all bool) string {
@@ -166,6 +180,7 @@ func printReport(s *session, d *reportData) error {
 	}
 	err := printFields(s.out, []field{
 		{"Meta leader", leaderLabel(d.leader)},
+		{"Meta members", membersLabel(d.leader.GetMembers())},
 		{"Safe mode", safe},
 		{"Datanodes", fmt.Sprintf("%d (%s; %s)", sum.GetDatanodes(), counts(sum.GetDatanodesByHealth(), false), counts(sum.GetDatanodesByOpState(), false))},
 		{"Capacity", sizeWithBytes(sum.GetCapacity())},

@@ -62,6 +62,7 @@ func TestAdminReportAndWaits(t *testing.T) {
 	rep = fieldsOf(t, head)
 	require.Equal(t, "1 (", rep["Meta leader"][:3])
 	require.Contains(t, rep["Meta leader"], h.addr)
+	require.Equal(t, "1 (voter 1; 1 active)", rep["Meta members"])
 	require.Equal(t, "OFF", rep["Safe mode"])
 	require.Equal(t, "3 (HEALTHY 3; IN_SERVICE 3)", rep["Datanodes"])
 	require.Equal(t, "3 TiB (3298534883328 bytes)", rep["Capacity"])
