@@ -166,6 +166,16 @@ func (s *Server) SetQuota(ctx context.Context, r *stratov1.SetQuotaRequest) (*st
 	return mutate[*stratov1.SetQuotaResponse](ctx, s, r)
 }
 
+// UpdateVolume changes a volume's owner.
+func (s *Server) UpdateVolume(ctx context.Context, r *stratov1.UpdateVolumeRequest) (*stratov1.UpdateVolumeResponse, error) {
+	return mutate[*stratov1.UpdateVolumeResponse](ctx, s, r)
+}
+
+// UpdateBucket changes a bucket's owner or default redundancy.
+func (s *Server) UpdateBucket(ctx context.Context, r *stratov1.UpdateBucketRequest) (*stratov1.UpdateBucketResponse, error) {
+	return mutate[*stratov1.UpdateBucketResponse](ctx, s, r)
+}
+
 func (s *Server) CreateBucket(ctx context.Context, r *stratov1.CreateBucketRequest) (*stratov1.CreateBucketResponse, error) {
 	return mutate[*stratov1.CreateBucketResponse](ctx, s, r)
 }

@@ -30,8 +30,8 @@ func init() { extraCommands = append(extraCommands, newAdminCmd) }
 
 func newAdminCmd() *cobra.Command {
 	o := &cliOptions{}
-	cmd := topGroup("admin", "Inspect and operate the cluster: datanodes, pipelines, containers, safe mode, S3 access keys, users and tokens", o)
-	cmd.AddCommand(newDatanodeCmd(o), newTopologyCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o), newMetaAdminCmd(o), newS3AdminCmd(o),
+	cmd := topGroup("admin", "Inspect and operate the cluster: report, datanodes, pipelines, containers, safe mode, S3 access keys, users and tokens", o)
+	cmd.AddCommand(newReportCmd(o), newDatanodeCmd(o), newTopologyCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o), newMetaAdminCmd(o), newS3AdminCmd(o),
 		newUserAdminCmd(o), newTokenAdminCmd(o), newCACmd())
 	return cmd
 }
@@ -115,8 +115,14 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 			return printTable(s.out, volumeHeader, volumeRows(st.GetVolumeStats()))
 		}),
 	}
-	opState := func(name, short string, req func(id string) (*stratov1.DecommissionDatanodeRequest, error)) *cobra.Command {
+	// opState sends a change of operational state; with a wait state and
+	// --wait, it then waits until the datanode is in it.
+	opState := func(name, short string, req func(id string) (*stratov1.DecommissionDatanodeRequest, error), waitFor stratov1.NodeOpState) *cobra.Command {
 		c := &cobra.Command{Use: name + " ID", Short: short, Args: exactArgs(1)}
+		var wait bool
+		if waitFor != stratov1.NodeOpState_NODE_OP_STATE_UNSPECIFIED {
+			c.Flags().BoolVar(&wait, "wait", false, "wait until the datanode is "+enumName(waitFor, "NODE_")+", printing its progress to stderr (as long as it takes, or --timeout if given)")
+		}
 		c.RunE = o.action(func(s *session, args []string) error {
 			r, err := req(args[0])
 			if err != nil {
@@ -127,6 +133,15 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 			})
 			if err != nil {
 				return err
+			}
+			if wait && r.GetRecommission() {
+				wait = false // maintenance --end: in service at once
+			}
+			if wait && resp.GetDatanode().GetOpState() != waitFor {
+				if err := waitOpState(s, resp.GetDatanode().GetDetails().GetId(), waitFor); err != nil {
+					return err
+				}
+				resp.GetDatanode().OpState = waitFor
 			}
 			if s.json {
 				return printJSON(s.out, resp.GetDatanode())
@@ -156,12 +171,14 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 				r.MaintenanceEndUnixMs = time.Now().Add(endIn).UnixMilli()
 			}
 			return r, nil
-		})
+		}, stratov1.NodeOpState_NODE_IN_MAINTENANCE)
 	maint.Flags().DurationVar(&endIn, "end-in", 0, "end the maintenance by itself after this long (default: when ended with --end or recommission)")
 	maint.Flags().BoolVar(&end, "end", false, "end the datanode's maintenance: back in service")
 	cmd.AddCommand(list, info,
-		opState("decommission", "Take a datanode out of service: its containers are copied elsewhere, then it is DECOMMISSIONED", simple(false)),
-		opState("recommission", "Put a datanode back in service (from decommissioning or maintenance)", simple(true)),
+		opState("decommission", "Take a datanode out of service: its containers are copied elsewhere, then it is DECOMMISSIONED", simple(false),
+			stratov1.NodeOpState_NODE_DECOMMISSIONED),
+		opState("recommission", "Put a datanode back in service (from decommissioning or maintenance)", simple(true),
+			stratov1.NodeOpState_NODE_OP_STATE_UNSPECIFIED),
 		maint)
 	return cmd
 }
@@ -398,7 +415,7 @@ func listContainers(s *session, filter *stratov1.ListContainersRequest) ([]*stra
 // ---- Safe mode ------------------------------------------------------------------
 
 func newSafeModeCmd(o *cliOptions) *cobra.Command {
-	cmd := group("safemode", "Show or leave safe mode (no block allocation until enough datanodes and replicas reported)")
+	cmd := group("safemode", "Show, wait for the end of, or leave safe mode (no block allocation until enough datanodes and replicas reported)")
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "Show whether meta is in safe mode, and why",
@@ -427,7 +444,7 @@ func newSafeModeCmd(o *cliOptions) *cobra.Command {
 			return printSafeMode(s, st)
 		}),
 	}
-	cmd.AddCommand(status, exit)
+	cmd.AddCommand(status, exit, newSafeModeWaitCmd(o))
 	return cmd
 }
 

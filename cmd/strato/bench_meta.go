@@ -101,10 +101,10 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return err
+		return usagef("%s", err.Error())
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	if o.Op == "" {
 		fs.Usage()

@@ -238,3 +238,30 @@ func TestGroupWithoutCommandShowsHelp(t *testing.T) {
 	require.Contains(t, r.stdout, "datanode")
 	require.Contains(t, r.stdout, "safemode")
 }
+
+// TestExitCodes checks the README's promise for command lines cobra
+// itself rejects, outside the groups that word their own errors.
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bogus"}, `strato: unknown command "bogus" for "strato" (see strato --help)`},
+		{[]string{"--bogus"}, "strato: unknown flag: --bogus (see strato --help)"},
+		{[]string{"meta", "--bogus"}, "strato: unknown flag: --bogus (see strato meta --help)"},
+		{[]string{"datanode", "--bogus"}, "strato: unknown flag: --bogus (see strato datanode --help)"},
+		{[]string{"bench", "bogus"}, `strato: unknown command "bogus" for "strato bench" (see strato bench --help)`},
+		{[]string{"sh", "bogus"}, `strato: sh: unknown command "bogus" (see strato sh --help)`},
+	} {
+		line := requireFailure(t, execute(nil, tc.args...), 2, tc.args)
+		require.Equal(t, tc.want, line)
+	}
+	// bench meta parses Hadoop's single-dash options itself (and shows
+	// its usage).
+	r := execute(nil, "bench", "meta", "-bogus")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "strato: flag provided but not defined: -bogus")
+	r = execute(nil, "bench")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "teragen")
+}

@@ -41,7 +41,35 @@ func newRootCmd() *cobra.Command {
 	for _, add := range extraCommands {
 		root.AddCommand(add())
 	}
+	usageErrors(root)
 	return root
+}
+
+// usageErrors makes every command line cobra rejects a usage error (exit
+// code 2, as the README promises): an unknown flag anywhere (a group that
+// words its own keeps it) and an unknown subcommand of the root or of any
+// command that only holds subcommands, which cobra would report with exit
+// code 1, or answer with its help and exit code 0.
+func usageErrors(root *cobra.Command) {
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usagef("%s (see %s --help)", err.Error(), c.CommandPath())
+	})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+			c.Args = cobra.ArbitraryArgs
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return cmd.Help()
+				}
+				return usagef("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }
 
 // extraCommands lets each role's file register its top-level command from

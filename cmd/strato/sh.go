@@ -67,8 +67,9 @@ func keyArg(s string) (client.Path, error) {
 // ---- Volumes --------------------------------------------------------------------
 
 func newVolumeCmd(o *cliOptions) *cobra.Command {
-	cmd := group("volume", "Create, inspect, list and delete volumes")
-	cmd.AddCommand(newVolumeCreateCmd(o), newVolumeInfoCmd(o), newVolumeListCmd(o), newVolumeDeleteCmd(o))
+	cmd := group("volume", "Create, inspect, list, update and delete volumes and set their quotas")
+	cmd.AddCommand(newVolumeCreateCmd(o), newVolumeInfoCmd(o), newVolumeListCmd(o), newVolumeDeleteCmd(o), newVolumeUpdateCmd(o))
+	cmd.AddCommand(newQuotaCmds(o, volumeQuota)...)
 	cmd.AddCommand(newAclCmds(o, aclVolume)...)
 	return cmd
 }
@@ -195,8 +196,9 @@ func optionalSize(flag, s string) (int64, error) {
 // ---- Buckets --------------------------------------------------------------------
 
 func newBucketCmd(o *cliOptions) *cobra.Command {
-	cmd := group("bucket", "Create, inspect, list and delete buckets")
-	cmd.AddCommand(newBucketCreateCmd(o), newBucketInfoCmd(o), newBucketListCmd(o), newBucketDeleteCmd(o))
+	cmd := group("bucket", "Create, inspect, list, update and delete buckets and set their quotas")
+	cmd.AddCommand(newBucketCreateCmd(o), newBucketInfoCmd(o), newBucketListCmd(o), newBucketDeleteCmd(o), newBucketUpdateCmd(o))
+	cmd.AddCommand(newQuotaCmds(o, bucketQuota)...)
 	cmd.AddCommand(newAclCmds(o, aclBucket)...)
 	return cmd
 }

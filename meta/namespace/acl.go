@@ -325,6 +325,21 @@ func (ns *Namespace) authorize(req proto.Message, view pebble.Reader, c *Caller)
 			return ignoreClassed(err)
 		}
 		return c.denied("WRITE", ch.nodes[len(ch.nodes)-1].path+" (quotas are for administrators)")
+	case *stratov1.UpdateVolumeRequest:
+		ch, err := rd.chain(volumeKind, r.GetName(), "", "")
+		if err != nil {
+			return ignoreClassed(err)
+		}
+		return c.denied("owner", ch.nodes[len(ch.nodes)-1].path+" (changing an owner is for administrators)")
+	case *stratov1.UpdateBucketRequest:
+		ch, err := rd.chain(bucketKind, r.GetVolume(), r.GetName(), "")
+		if err != nil {
+			return ignoreClassed(err)
+		}
+		if r.GetOwner() != "" && (!ch.found || ch.nodes[len(ch.nodes)-1].owner != r.GetOwner()) {
+			return c.denied("owner", ch.nodes[len(ch.nodes)-1].path+" (changing an owner is for administrators)")
+		}
+		return c.check(ch.nodes, RightWrite)
 	case *stratov1.DeleteVolumeRequest:
 		return rd.authorized(c, volumeKind, r.GetName(), "", "", RightDelete)
 	case *stratov1.CreateBucketRequest:

@@ -88,6 +88,8 @@ func (ns *Namespace) Apply(cmd *stratov1.NamespaceCommand, b *pebble.Batch) (pro
 		res, err = a.revokeToken(op.RevokeToken)
 	case *stratov1.NamespaceCommand_SetAcl:
 		res, err = a.setAcl(op.SetAcl)
+	case *stratov1.NamespaceCommand_Update:
+		res, err = a.update(op.Update)
 	default:
 		return nil, fmt.Errorf("%w: unknown command %T", ErrInvalid, cmd.Op)
 	}
@@ -221,31 +223,46 @@ func (a *applier) setQuota(r *stratov1.SetQuotaCommand) (proto.Message, error) {
 	var id uint64
 	var key []byte
 	var rec proto.Message
+	var qb, qn int64
 	if r.GetBucket() == "" {
 		v, err := a.loadVolume(r.GetVolume())
 		if err != nil {
 			return nil, err
 		}
-		v.QuotaBytes, v.QuotaNamespace, v.ModificationTimeUnixMs = r.QuotaBytes, r.QuotaNamespace, a.now
-		id, key, rec = v.Id, volumeKey(nil, v.Name), v
+		v.QuotaBytes, v.QuotaNamespace = newQuotas(r, v.QuotaBytes, v.QuotaNamespace)
+		v.ModificationTimeUnixMs = a.now
+		id, key, rec, qb, qn = v.Id, volumeKey(nil, v.Name), v, v.QuotaBytes, v.QuotaNamespace
 	} else {
 		bk, err := a.loadBucket(r.GetVolume(), r.GetBucket())
 		if err != nil {
 			return nil, err
 		}
-		bk.QuotaBytes, bk.QuotaNamespace, bk.ModificationTimeUnixMs = r.QuotaBytes, r.QuotaNamespace, a.now
-		id, key, rec = bk.Id, bucketKey(nil, bk.Volume, bk.Name), bk
+		bk.QuotaBytes, bk.QuotaNamespace = newQuotas(r, bk.QuotaBytes, bk.QuotaNamespace)
+		bk.ModificationTimeUnixMs = a.now
+		id, key, rec, qb, qn = bk.Id, bucketKey(nil, bk.Volume, bk.Name), bk, bk.QuotaBytes, bk.QuotaNamespace
 		a.removeBucketFromCache(bk.Volume, bk.Name)
 	}
 	u, err := a.getUsage(id)
 	if err != nil {
 		return nil, err
 	}
-	u.quotaBytes, u.quotaNamespace = r.GetQuotaBytes(), r.GetQuotaNamespace()
+	u.quotaBytes, u.quotaNamespace = qb, qn
 	if err := put(a.b, key, rec); err != nil {
 		return nil, err
 	}
 	return &stratov1.SetQuotaResponse{}, putUsage(a.b, id, u)
+}
+
+// newQuotas is what r makes of the quotas bytes and names: each replaced
+// unless r keeps it.
+func newQuotas(r *stratov1.SetQuotaCommand, bytes, names int64) (int64, int64) {
+	if !r.GetKeepBytes() {
+		bytes = r.GetQuotaBytes()
+	}
+	if !r.GetKeepNamespace() {
+		names = r.GetQuotaNamespace()
+	}
+	return bytes, names
 }
 
 // ---- buckets ----------------------------------------------------------------

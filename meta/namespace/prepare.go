@@ -20,7 +20,7 @@ import (
 // checks are advisory: Apply re-checks everything.
 //
 // req is one of the mutation requests of the Namespace service:
-// Create/DeleteVolume, SetQuota, Create/DeleteBucket, OpenKey, CreateFile,
+// Create/DeleteVolume, SetQuota, UpdateVolume, Create/DeleteBucket, UpdateBucket, OpenKey, CreateFile,
 // AllocateBlock, CommitKey, DeleteKey, Delete, RenameKey, Rename,
 // CreateDirectory, SetAttributes, SetPermission, SetOwner, SetTimes,
 // SetAcl, AddAcl, RemoveAcl, and the S3 gateways' CreateS3Key and RevokeS3Key
@@ -51,7 +51,14 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 			return nil, err
 		}
 		cmd.Op = &stratov1.NamespaceCommand_SetQuota{SetQuota: &stratov1.SetQuotaCommand{
-			Volume: r.GetVolume(), Bucket: r.GetBucket(), QuotaBytes: r.GetQuotaBytes(), QuotaNamespace: r.GetQuotaNamespace()}}
+			Volume: r.GetVolume(), Bucket: r.GetBucket(), QuotaBytes: r.GetQuotaBytes(), QuotaNamespace: r.GetQuotaNamespace(),
+			KeepBytes: r.GetKeepBytes(), KeepNamespace: r.GetKeepNamespace()}}
+	case *stratov1.UpdateVolumeRequest, *stratov1.UpdateBucketRequest:
+		c, err := prepareUpdate(req)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Op = &stratov1.NamespaceCommand_Update{Update: c}
 	case *stratov1.CreateBucketRequest:
 		bi, err := ns.prepareBucket(r, view)
 		if err != nil {

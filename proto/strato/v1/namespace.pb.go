@@ -2218,8 +2218,14 @@ type SetQuotaRequest struct {
 	Bucket         string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
 	QuotaBytes     int64                  `protobuf:"varint,3,opt,name=quota_bytes,json=quotaBytes,proto3" json:"quota_bytes,omitempty"`             // 0: none
 	QuotaNamespace int64                  `protobuf:"varint,4,opt,name=quota_namespace,json=quotaNamespace,proto3" json:"quota_namespace,omitempty"` // 0: none
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// keep_bytes leaves the quota of bytes as it is (quota_bytes is not
+	// used), so that one quota changes without a read of the other; a meta
+	// older than the field sets both.
+	KeepBytes bool `protobuf:"varint,5,opt,name=keep_bytes,json=keepBytes,proto3" json:"keep_bytes,omitempty"`
+	// keep_namespace leaves the quota of the namespace as it is.
+	KeepNamespace bool `protobuf:"varint,6,opt,name=keep_namespace,json=keepNamespace,proto3" json:"keep_namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SetQuotaRequest) Reset() {
@@ -2280,6 +2286,20 @@ func (x *SetQuotaRequest) GetQuotaNamespace() int64 {
 	return 0
 }
 
+func (x *SetQuotaRequest) GetKeepBytes() bool {
+	if x != nil {
+		return x.KeepBytes
+	}
+	return false
+}
+
+func (x *SetQuotaRequest) GetKeepNamespace() bool {
+	if x != nil {
+		return x.KeepNamespace
+	}
+	return false
+}
+
 type SetQuotaResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2316,6 +2336,233 @@ func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
 	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{20}
 }
 
+// UpdateVolumeRequest changes what is set of a volume; at least one field
+// besides name must be set (INVALID_ARGUMENT).
+type UpdateVolumeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Owner         string                 `protobuf:"bytes,2,opt,name=owner,proto3" json:"owner,omitempty"` // the new owner ("": unchanged)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateVolumeRequest) Reset() {
+	*x = UpdateVolumeRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateVolumeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateVolumeRequest) ProtoMessage() {}
+
+func (x *UpdateVolumeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateVolumeRequest.ProtoReflect.Descriptor instead.
+func (*UpdateVolumeRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *UpdateVolumeRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *UpdateVolumeRequest) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+// UpdateVolumeResponse is the volume as changed.
+type UpdateVolumeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        *VolumeInfo            `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateVolumeResponse) Reset() {
+	*x = UpdateVolumeResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateVolumeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateVolumeResponse) ProtoMessage() {}
+
+func (x *UpdateVolumeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateVolumeResponse.ProtoReflect.Descriptor instead.
+func (*UpdateVolumeResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *UpdateVolumeResponse) GetVolume() *VolumeInfo {
+	if x != nil {
+		return x.Volume
+	}
+	return nil
+}
+
+// UpdateBucketRequest changes what is set of a bucket; at least one of
+// owner, replication and erasure_coding must be set (INVALID_ARGUMENT).
+type UpdateBucketRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Volume string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Name   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Owner  string                 `protobuf:"bytes,3,opt,name=owner,proto3" json:"owner,omitempty"` // the new owner ("": unchanged)
+	// The replication of the keys written later without one of their own
+	// (UNSPECIFIED: unchanged, unless erasure_coding is set); a replicated
+	// bucket that was erasure coded stops being so.
+	Replication ReplicationFactor `protobuf:"varint,4,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"`
+	// Set: the keys written later without a redundancy of their own are
+	// erasure coded with it (replication must then be UNSPECIFIED).
+	ErasureCoding *ErasureCoding `protobuf:"bytes,5,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateBucketRequest) Reset() {
+	*x = UpdateBucketRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateBucketRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateBucketRequest) ProtoMessage() {}
+
+func (x *UpdateBucketRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateBucketRequest.ProtoReflect.Descriptor instead.
+func (*UpdateBucketRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *UpdateBucketRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *UpdateBucketRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *UpdateBucketRequest) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *UpdateBucketRequest) GetReplication() ReplicationFactor {
+	if x != nil {
+		return x.Replication
+	}
+	return ReplicationFactor_REPLICATION_UNSPECIFIED
+}
+
+func (x *UpdateBucketRequest) GetErasureCoding() *ErasureCoding {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
+// UpdateBucketResponse is the bucket as changed.
+type UpdateBucketResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Bucket        *BucketInfo            `protobuf:"bytes,1,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateBucketResponse) Reset() {
+	*x = UpdateBucketResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateBucketResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateBucketResponse) ProtoMessage() {}
+
+func (x *UpdateBucketResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateBucketResponse.ProtoReflect.Descriptor instead.
+func (*UpdateBucketResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *UpdateBucketResponse) GetBucket() *BucketInfo {
+	if x != nil {
+		return x.Bucket
+	}
+	return nil
+}
+
 type CreateBucketRequest struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	Volume           string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
@@ -2344,7 +2591,7 @@ type CreateBucketRequest struct {
 
 func (x *CreateBucketRequest) Reset() {
 	*x = CreateBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	mi := &file_strato_v1_namespace_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2356,7 +2603,7 @@ func (x *CreateBucketRequest) String() string {
 func (*CreateBucketRequest) ProtoMessage() {}
 
 func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	mi := &file_strato_v1_namespace_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2369,7 +2616,7 @@ func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketRequest.ProtoReflect.Descriptor instead.
 func (*CreateBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CreateBucketRequest) GetVolume() string {
@@ -2479,7 +2726,7 @@ type CreateBucketResponse struct {
 
 func (x *CreateBucketResponse) Reset() {
 	*x = CreateBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	mi := &file_strato_v1_namespace_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2491,7 +2738,7 @@ func (x *CreateBucketResponse) String() string {
 func (*CreateBucketResponse) ProtoMessage() {}
 
 func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	mi := &file_strato_v1_namespace_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2504,7 +2751,7 @@ func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketResponse.ProtoReflect.Descriptor instead.
 func (*CreateBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CreateBucketResponse) GetBucket() *BucketInfo {
@@ -2524,7 +2771,7 @@ type DeleteBucketRequest struct {
 
 func (x *DeleteBucketRequest) Reset() {
 	*x = DeleteBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	mi := &file_strato_v1_namespace_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2536,7 +2783,7 @@ func (x *DeleteBucketRequest) String() string {
 func (*DeleteBucketRequest) ProtoMessage() {}
 
 func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	mi := &file_strato_v1_namespace_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2549,7 +2796,7 @@ func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketRequest.ProtoReflect.Descriptor instead.
 func (*DeleteBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DeleteBucketRequest) GetVolume() string {
@@ -2574,7 +2821,7 @@ type DeleteBucketResponse struct {
 
 func (x *DeleteBucketResponse) Reset() {
 	*x = DeleteBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	mi := &file_strato_v1_namespace_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2586,7 +2833,7 @@ func (x *DeleteBucketResponse) String() string {
 func (*DeleteBucketResponse) ProtoMessage() {}
 
 func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	mi := &file_strato_v1_namespace_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2599,7 +2846,7 @@ func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketResponse.ProtoReflect.Descriptor instead.
 func (*DeleteBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{28}
 }
 
 type GetBucketRequest struct {
@@ -2612,7 +2859,7 @@ type GetBucketRequest struct {
 
 func (x *GetBucketRequest) Reset() {
 	*x = GetBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[25]
+	mi := &file_strato_v1_namespace_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2624,7 +2871,7 @@ func (x *GetBucketRequest) String() string {
 func (*GetBucketRequest) ProtoMessage() {}
 
 func (x *GetBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[25]
+	mi := &file_strato_v1_namespace_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2637,7 +2884,7 @@ func (x *GetBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBucketRequest.ProtoReflect.Descriptor instead.
 func (*GetBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetBucketRequest) GetVolume() string {
@@ -2666,7 +2913,7 @@ type ListBucketsRequest struct {
 
 func (x *ListBucketsRequest) Reset() {
 	*x = ListBucketsRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[26]
+	mi := &file_strato_v1_namespace_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2678,7 +2925,7 @@ func (x *ListBucketsRequest) String() string {
 func (*ListBucketsRequest) ProtoMessage() {}
 
 func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[26]
+	mi := &file_strato_v1_namespace_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2691,7 +2938,7 @@ func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsRequest.ProtoReflect.Descriptor instead.
 func (*ListBucketsRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListBucketsRequest) GetVolume() string {
@@ -2732,7 +2979,7 @@ type ListBucketsResponse struct {
 
 func (x *ListBucketsResponse) Reset() {
 	*x = ListBucketsResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[27]
+	mi := &file_strato_v1_namespace_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2744,7 +2991,7 @@ func (x *ListBucketsResponse) String() string {
 func (*ListBucketsResponse) ProtoMessage() {}
 
 func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[27]
+	mi := &file_strato_v1_namespace_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2757,7 +3004,7 @@ func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsResponse.ProtoReflect.Descriptor instead.
 func (*ListBucketsResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListBucketsResponse) GetBuckets() []*BucketInfo {
@@ -2804,7 +3051,7 @@ type OpenKeyRequest struct {
 
 func (x *OpenKeyRequest) Reset() {
 	*x = OpenKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[28]
+	mi := &file_strato_v1_namespace_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2816,7 +3063,7 @@ func (x *OpenKeyRequest) String() string {
 func (*OpenKeyRequest) ProtoMessage() {}
 
 func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[28]
+	mi := &file_strato_v1_namespace_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2829,7 +3076,7 @@ func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyRequest.ProtoReflect.Descriptor instead.
 func (*OpenKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *OpenKeyRequest) GetVolume() string {
@@ -2940,7 +3187,7 @@ type CreateFileRequest struct {
 
 func (x *CreateFileRequest) Reset() {
 	*x = CreateFileRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[29]
+	mi := &file_strato_v1_namespace_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2952,7 +3199,7 @@ func (x *CreateFileRequest) String() string {
 func (*CreateFileRequest) ProtoMessage() {}
 
 func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[29]
+	mi := &file_strato_v1_namespace_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2965,7 +3212,7 @@ func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateFileRequest.ProtoReflect.Descriptor instead.
 func (*CreateFileRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CreateFileRequest) GetVolume() string {
@@ -3083,7 +3330,7 @@ type OpenKeyResponse struct {
 
 func (x *OpenKeyResponse) Reset() {
 	*x = OpenKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[30]
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3095,7 +3342,7 @@ func (x *OpenKeyResponse) String() string {
 func (*OpenKeyResponse) ProtoMessage() {}
 
 func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[30]
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3108,7 +3355,7 @@ func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyResponse.ProtoReflect.Descriptor instead.
 func (*OpenKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *OpenKeyResponse) GetOpenId() uint64 {
@@ -3181,7 +3428,7 @@ type AllocateBlockRequest struct {
 
 func (x *AllocateBlockRequest) Reset() {
 	*x = AllocateBlockRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[31]
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3193,7 +3440,7 @@ func (x *AllocateBlockRequest) String() string {
 func (*AllocateBlockRequest) ProtoMessage() {}
 
 func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[31]
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3206,7 +3453,7 @@ func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockRequest.ProtoReflect.Descriptor instead.
 func (*AllocateBlockRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AllocateBlockRequest) GetVolume() string {
@@ -3260,7 +3507,7 @@ type AllocateBlockResponse struct {
 
 func (x *AllocateBlockResponse) Reset() {
 	*x = AllocateBlockResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[32]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3272,7 +3519,7 @@ func (x *AllocateBlockResponse) String() string {
 func (*AllocateBlockResponse) ProtoMessage() {}
 
 func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[32]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3285,7 +3532,7 @@ func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockResponse.ProtoReflect.Descriptor instead.
 func (*AllocateBlockResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *AllocateBlockResponse) GetBlock() *BlockLocation {
@@ -3326,7 +3573,7 @@ type CommitKeyRequest struct {
 
 func (x *CommitKeyRequest) Reset() {
 	*x = CommitKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[33]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3338,7 +3585,7 @@ func (x *CommitKeyRequest) String() string {
 func (*CommitKeyRequest) ProtoMessage() {}
 
 func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[33]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3351,7 +3598,7 @@ func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyRequest.ProtoReflect.Descriptor instead.
 func (*CommitKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CommitKeyRequest) GetVolume() string {
@@ -3427,7 +3674,7 @@ type CommitKeyResponse struct {
 
 func (x *CommitKeyResponse) Reset() {
 	*x = CommitKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3439,7 +3686,7 @@ func (x *CommitKeyResponse) String() string {
 func (*CommitKeyResponse) ProtoMessage() {}
 
 func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3452,7 +3699,7 @@ func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyResponse.ProtoReflect.Descriptor instead.
 func (*CommitKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CommitKeyResponse) GetObjectId() uint64 {
@@ -3491,7 +3738,7 @@ type SetAttributesRequest struct {
 
 func (x *SetAttributesRequest) Reset() {
 	*x = SetAttributesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3503,7 +3750,7 @@ func (x *SetAttributesRequest) String() string {
 func (*SetAttributesRequest) ProtoMessage() {}
 
 func (x *SetAttributesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3516,7 +3763,7 @@ func (x *SetAttributesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesRequest.ProtoReflect.Descriptor instead.
 func (*SetAttributesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetAttributesRequest) GetVolume() string {
@@ -3562,7 +3809,7 @@ type SetAttributesResponse struct {
 
 func (x *SetAttributesResponse) Reset() {
 	*x = SetAttributesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3574,7 +3821,7 @@ func (x *SetAttributesResponse) String() string {
 func (*SetAttributesResponse) ProtoMessage() {}
 
 func (x *SetAttributesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3587,7 +3834,7 @@ func (x *SetAttributesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesResponse.ProtoReflect.Descriptor instead.
 func (*SetAttributesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
 }
 
 type LookupKeyRequest struct {
@@ -3601,7 +3848,7 @@ type LookupKeyRequest struct {
 
 func (x *LookupKeyRequest) Reset() {
 	*x = LookupKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3613,7 +3860,7 @@ func (x *LookupKeyRequest) String() string {
 func (*LookupKeyRequest) ProtoMessage() {}
 
 func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3626,7 +3873,7 @@ func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyRequest.ProtoReflect.Descriptor instead.
 func (*LookupKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *LookupKeyRequest) GetVolume() string {
@@ -3659,7 +3906,7 @@ type LookupKeyResponse struct {
 
 func (x *LookupKeyResponse) Reset() {
 	*x = LookupKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3671,7 +3918,7 @@ func (x *LookupKeyResponse) String() string {
 func (*LookupKeyResponse) ProtoMessage() {}
 
 func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3684,7 +3931,7 @@ func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyResponse.ProtoReflect.Descriptor instead.
 func (*LookupKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *LookupKeyResponse) GetKey() *KeyInfo {
@@ -3705,7 +3952,7 @@ type DeleteKeyRequest struct {
 
 func (x *DeleteKeyRequest) Reset() {
 	*x = DeleteKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3717,7 +3964,7 @@ func (x *DeleteKeyRequest) String() string {
 func (*DeleteKeyRequest) ProtoMessage() {}
 
 func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3730,7 +3977,7 @@ func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DeleteKeyRequest) GetVolume() string {
@@ -3762,7 +4009,7 @@ type DeleteKeyResponse struct {
 
 func (x *DeleteKeyResponse) Reset() {
 	*x = DeleteKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3774,7 +4021,7 @@ func (x *DeleteKeyResponse) String() string {
 func (*DeleteKeyResponse) ProtoMessage() {}
 
 func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3787,7 +4034,7 @@ func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
 }
 
 // RenameKeyRequest renames a key; the target must not exist. On an FSO
@@ -3804,7 +4051,7 @@ type RenameKeyRequest struct {
 
 func (x *RenameKeyRequest) Reset() {
 	*x = RenameKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3816,7 +4063,7 @@ func (x *RenameKeyRequest) String() string {
 func (*RenameKeyRequest) ProtoMessage() {}
 
 func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3829,7 +4076,7 @@ func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyRequest.ProtoReflect.Descriptor instead.
 func (*RenameKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RenameKeyRequest) GetVolume() string {
@@ -3868,7 +4115,7 @@ type RenameKeyResponse struct {
 
 func (x *RenameKeyResponse) Reset() {
 	*x = RenameKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3880,7 +4127,7 @@ func (x *RenameKeyResponse) String() string {
 func (*RenameKeyResponse) ProtoMessage() {}
 
 func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3893,7 +4140,7 @@ func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyResponse.ProtoReflect.Descriptor instead.
 func (*RenameKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
 }
 
 type ListKeysRequest struct {
@@ -3910,7 +4157,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3922,7 +4169,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3935,7 +4182,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListKeysRequest) GetVolume() string {
@@ -3993,7 +4240,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4005,7 +4252,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4018,7 +4265,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListKeysResponse) GetKeys() []*KeyInfo {
@@ -4069,7 +4316,7 @@ type CreateDirectoryRequest struct {
 
 func (x *CreateDirectoryRequest) Reset() {
 	*x = CreateDirectoryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4081,7 +4328,7 @@ func (x *CreateDirectoryRequest) String() string {
 func (*CreateDirectoryRequest) ProtoMessage() {}
 
 func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4094,7 +4341,7 @@ func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryRequest.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CreateDirectoryRequest) GetVolume() string {
@@ -4149,7 +4396,7 @@ type CreateDirectoryResponse struct {
 
 func (x *CreateDirectoryResponse) Reset() {
 	*x = CreateDirectoryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4161,7 +4408,7 @@ func (x *CreateDirectoryResponse) String() string {
 func (*CreateDirectoryResponse) ProtoMessage() {}
 
 func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4174,7 +4421,7 @@ func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryResponse.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CreateDirectoryResponse) GetObjectId() uint64 {
@@ -4203,7 +4450,7 @@ type GetFileStatusRequest struct {
 
 func (x *GetFileStatusRequest) Reset() {
 	*x = GetFileStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4215,7 +4462,7 @@ func (x *GetFileStatusRequest) String() string {
 func (*GetFileStatusRequest) ProtoMessage() {}
 
 func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4228,7 +4475,7 @@ func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFileStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetFileStatusRequest) GetVolume() string {
@@ -4268,7 +4515,7 @@ type GetFileStatusResponse struct {
 
 func (x *GetFileStatusResponse) Reset() {
 	*x = GetFileStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4280,7 +4527,7 @@ func (x *GetFileStatusResponse) String() string {
 func (*GetFileStatusResponse) ProtoMessage() {}
 
 func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4293,7 +4540,7 @@ func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetFileStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetFileStatusResponse) GetStatus() *FileStatus {
@@ -4316,7 +4563,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4328,7 +4575,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4341,7 +4588,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListStatusRequest) GetVolume() string {
@@ -4389,7 +4636,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4401,7 +4648,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4414,7 +4661,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*FileStatus {
@@ -4446,7 +4693,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4458,7 +4705,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4471,7 +4718,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *RenameRequest) GetVolume() string {
@@ -4510,7 +4757,7 @@ type RenameResponse struct {
 
 func (x *RenameResponse) Reset() {
 	*x = RenameResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4522,7 +4769,7 @@ func (x *RenameResponse) String() string {
 func (*RenameResponse) ProtoMessage() {}
 
 func (x *RenameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4535,7 +4782,7 @@ func (x *RenameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponse.ProtoReflect.Descriptor instead.
 func (*RenameResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
 }
 
 // DeleteRequest deletes a file, an empty directory, or a directory and its
@@ -4552,7 +4799,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4564,7 +4811,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4577,7 +4824,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *DeleteRequest) GetVolume() string {
@@ -4616,7 +4863,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4628,7 +4875,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4641,7 +4888,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
 }
 
 // SetPermissionRequest sets the permission of path (a file or a directory
@@ -4658,7 +4905,7 @@ type SetPermissionRequest struct {
 
 func (x *SetPermissionRequest) Reset() {
 	*x = SetPermissionRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4670,7 +4917,7 @@ func (x *SetPermissionRequest) String() string {
 func (*SetPermissionRequest) ProtoMessage() {}
 
 func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4683,7 +4930,7 @@ func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionRequest.ProtoReflect.Descriptor instead.
 func (*SetPermissionRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *SetPermissionRequest) GetVolume() string {
@@ -4722,7 +4969,7 @@ type SetPermissionResponse struct {
 
 func (x *SetPermissionResponse) Reset() {
 	*x = SetPermissionResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4734,7 +4981,7 @@ func (x *SetPermissionResponse) String() string {
 func (*SetPermissionResponse) ProtoMessage() {}
 
 func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4747,7 +4994,7 @@ func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionResponse.ProtoReflect.Descriptor instead.
 func (*SetPermissionResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
 }
 
 // SetOwnerRequest sets the owner and the group of path (as
@@ -4766,7 +5013,7 @@ type SetOwnerRequest struct {
 
 func (x *SetOwnerRequest) Reset() {
 	*x = SetOwnerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4778,7 +5025,7 @@ func (x *SetOwnerRequest) String() string {
 func (*SetOwnerRequest) ProtoMessage() {}
 
 func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4791,7 +5038,7 @@ func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerRequest.ProtoReflect.Descriptor instead.
 func (*SetOwnerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *SetOwnerRequest) GetVolume() string {
@@ -4837,7 +5084,7 @@ type SetOwnerResponse struct {
 
 func (x *SetOwnerResponse) Reset() {
 	*x = SetOwnerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4849,7 +5096,7 @@ func (x *SetOwnerResponse) String() string {
 func (*SetOwnerResponse) ProtoMessage() {}
 
 func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4862,7 +5109,7 @@ func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerResponse.ProtoReflect.Descriptor instead.
 func (*SetOwnerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
 }
 
 // SetTimesRequest sets the times of path (as SetPermissionRequest's),
@@ -4880,7 +5127,7 @@ type SetTimesRequest struct {
 
 func (x *SetTimesRequest) Reset() {
 	*x = SetTimesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4892,7 +5139,7 @@ func (x *SetTimesRequest) String() string {
 func (*SetTimesRequest) ProtoMessage() {}
 
 func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4905,7 +5152,7 @@ func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesRequest.ProtoReflect.Descriptor instead.
 func (*SetTimesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *SetTimesRequest) GetVolume() string {
@@ -4951,7 +5198,7 @@ type SetTimesResponse struct {
 
 func (x *SetTimesResponse) Reset() {
 	*x = SetTimesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4963,7 +5210,7 @@ func (x *SetTimesResponse) String() string {
 func (*SetTimesResponse) ProtoMessage() {}
 
 func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4976,7 +5223,7 @@ func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesResponse.ProtoReflect.Descriptor instead.
 func (*SetTimesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
 }
 
 type GetFsStatusRequest struct {
@@ -4987,7 +5234,7 @@ type GetFsStatusRequest struct {
 
 func (x *GetFsStatusRequest) Reset() {
 	*x = GetFsStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4999,7 +5246,7 @@ func (x *GetFsStatusRequest) String() string {
 func (*GetFsStatusRequest) ProtoMessage() {}
 
 func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5012,7 +5259,7 @@ func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFsStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFsStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
 }
 
 // FsStatus is the cluster's raw space: the sums of the last storage
@@ -5030,7 +5277,7 @@ type FsStatus struct {
 
 func (x *FsStatus) Reset() {
 	*x = FsStatus{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5042,7 +5289,7 @@ func (x *FsStatus) String() string {
 func (*FsStatus) ProtoMessage() {}
 
 func (x *FsStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5055,7 +5302,7 @@ func (x *FsStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsStatus.ProtoReflect.Descriptor instead.
 func (*FsStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *FsStatus) GetCapacity() int64 {
@@ -5100,7 +5347,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5112,7 +5359,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5125,7 +5372,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -5157,7 +5404,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5169,7 +5416,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5182,7 +5429,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -5200,7 +5447,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5212,7 +5459,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5225,7 +5472,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -5264,7 +5511,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5276,7 +5523,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5289,7 +5536,7 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
 }
 
 // Acl is one entry of an object's access control list.
@@ -5305,7 +5552,7 @@ type Acl struct {
 
 func (x *Acl) Reset() {
 	*x = Acl{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5317,7 +5564,7 @@ func (x *Acl) String() string {
 func (*Acl) ProtoMessage() {}
 
 func (x *Acl) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5330,7 +5577,7 @@ func (x *Acl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Acl.ProtoReflect.Descriptor instead.
 func (*Acl) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *Acl) GetType() AclType {
@@ -5374,7 +5621,7 @@ type AclObject struct {
 
 func (x *AclObject) Reset() {
 	*x = AclObject{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5386,7 +5633,7 @@ func (x *AclObject) String() string {
 func (*AclObject) ProtoMessage() {}
 
 func (x *AclObject) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5399,7 +5646,7 @@ func (x *AclObject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclObject.ProtoReflect.Descriptor instead.
 func (*AclObject) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *AclObject) GetKind() AclObjectKind {
@@ -5439,7 +5686,7 @@ type GetAclRequest struct {
 
 func (x *GetAclRequest) Reset() {
 	*x = GetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5451,7 +5698,7 @@ func (x *GetAclRequest) String() string {
 func (*GetAclRequest) ProtoMessage() {}
 
 func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5464,7 +5711,7 @@ func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclRequest.ProtoReflect.Descriptor instead.
 func (*GetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *GetAclRequest) GetObject() *AclObject {
@@ -5484,7 +5731,7 @@ type GetAclResponse struct {
 
 func (x *GetAclResponse) Reset() {
 	*x = GetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5496,7 +5743,7 @@ func (x *GetAclResponse) String() string {
 func (*GetAclResponse) ProtoMessage() {}
 
 func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5509,7 +5756,7 @@ func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclResponse.ProtoReflect.Descriptor instead.
 func (*GetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *GetAclResponse) GetOwner() string {
@@ -5537,7 +5784,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5549,7 +5796,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5562,7 +5809,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *SetAclRequest) GetObject() *AclObject {
@@ -5587,7 +5834,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5599,7 +5846,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5612,7 +5859,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
 }
 
 type AddAclRequest struct {
@@ -5625,7 +5872,7 @@ type AddAclRequest struct {
 
 func (x *AddAclRequest) Reset() {
 	*x = AddAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5637,7 +5884,7 @@ func (x *AddAclRequest) String() string {
 func (*AddAclRequest) ProtoMessage() {}
 
 func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5650,7 +5897,7 @@ func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclRequest.ProtoReflect.Descriptor instead.
 func (*AddAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *AddAclRequest) GetObject() *AclObject {
@@ -5675,7 +5922,7 @@ type AddAclResponse struct {
 
 func (x *AddAclResponse) Reset() {
 	*x = AddAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5687,7 +5934,7 @@ func (x *AddAclResponse) String() string {
 func (*AddAclResponse) ProtoMessage() {}
 
 func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5700,7 +5947,7 @@ func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclResponse.ProtoReflect.Descriptor instead.
 func (*AddAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
 }
 
 type RemoveAclRequest struct {
@@ -5713,7 +5960,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5725,7 +5972,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5738,7 +5985,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *RemoveAclRequest) GetObject() *AclObject {
@@ -5763,7 +6010,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5775,7 +6022,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5788,7 +6035,7 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
 }
 
 var File_strato_v1_namespace_proto protoreflect.FileDescriptor
@@ -5948,14 +6195,30 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\"d\n" +
 	"\x13ListVolumesResponse\x12/\n" +
 	"\avolumes\x18\x01 \x03(\v2\x15.strato.v1.VolumeInfoR\avolumes\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\x8b\x01\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xd1\x01\n" +
 	"\x0fSetQuotaRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x1f\n" +
 	"\vquota_bytes\x18\x03 \x01(\x03R\n" +
 	"quotaBytes\x12'\n" +
-	"\x0fquota_namespace\x18\x04 \x01(\x03R\x0equotaNamespace\"\x12\n" +
-	"\x10SetQuotaResponse\"\xcc\x04\n" +
+	"\x0fquota_namespace\x18\x04 \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
+	"\n" +
+	"keep_bytes\x18\x05 \x01(\bR\tkeepBytes\x12%\n" +
+	"\x0ekeep_namespace\x18\x06 \x01(\bR\rkeepNamespace\"\x12\n" +
+	"\x10SetQuotaResponse\"?\n" +
+	"\x13UpdateVolumeRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05owner\x18\x02 \x01(\tR\x05owner\"E\n" +
+	"\x14UpdateVolumeResponse\x12-\n" +
+	"\x06volume\x18\x01 \x01(\v2\x15.strato.v1.VolumeInfoR\x06volume\"\xd8\x01\n" +
+	"\x13UpdateBucketRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05owner\x18\x03 \x01(\tR\x05owner\x12>\n" +
+	"\vreplication\x18\x04 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12?\n" +
+	"\x0eerasure_coding\x18\x05 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"E\n" +
+	"\x14UpdateBucketResponse\x12-\n" +
+	"\x06bucket\x18\x01 \x01(\v2\x15.strato.v1.BucketInfoR\x06bucket\"\xcc\x04\n" +
 	"\x13CreateBucketRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12/\n" +
@@ -6299,17 +6562,19 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x1bACL_OBJECT_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11ACL_OBJECT_VOLUME\x10\x01\x12\x15\n" +
 	"\x11ACL_OBJECT_BUCKET\x10\x02\x12\x12\n" +
-	"\x0eACL_OBJECT_KEY\x10\x032\xb5\x14\n" +
+	"\x0eACL_OBJECT_KEY\x10\x032\xd7\x15\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
 	"\tGetVolume\x12\x1b.strato.v1.GetVolumeRequest\x1a\x15.strato.v1.VolumeInfo\x12L\n" +
 	"\vListVolumes\x12\x1d.strato.v1.ListVolumesRequest\x1a\x1e.strato.v1.ListVolumesResponse\x12C\n" +
 	"\bSetQuota\x12\x1a.strato.v1.SetQuotaRequest\x1a\x1b.strato.v1.SetQuotaResponse\x12O\n" +
+	"\fUpdateVolume\x12\x1e.strato.v1.UpdateVolumeRequest\x1a\x1f.strato.v1.UpdateVolumeResponse\x12O\n" +
 	"\fCreateBucket\x12\x1e.strato.v1.CreateBucketRequest\x1a\x1f.strato.v1.CreateBucketResponse\x12O\n" +
 	"\fDeleteBucket\x12\x1e.strato.v1.DeleteBucketRequest\x1a\x1f.strato.v1.DeleteBucketResponse\x12?\n" +
 	"\tGetBucket\x12\x1b.strato.v1.GetBucketRequest\x1a\x15.strato.v1.BucketInfo\x12L\n" +
-	"\vListBuckets\x12\x1d.strato.v1.ListBucketsRequest\x1a\x1e.strato.v1.ListBucketsResponse\x12@\n" +
+	"\vListBuckets\x12\x1d.strato.v1.ListBucketsRequest\x1a\x1e.strato.v1.ListBucketsResponse\x12O\n" +
+	"\fUpdateBucket\x12\x1e.strato.v1.UpdateBucketRequest\x1a\x1f.strato.v1.UpdateBucketResponse\x12@\n" +
 	"\aOpenKey\x12\x19.strato.v1.OpenKeyRequest\x1a\x1a.strato.v1.OpenKeyResponse\x12R\n" +
 	"\rAllocateBlock\x12\x1f.strato.v1.AllocateBlockRequest\x1a .strato.v1.AllocateBlockResponse\x12F\n" +
 	"\tCommitKey\x12\x1b.strato.v1.CommitKeyRequest\x1a\x1c.strato.v1.CommitKeyResponse\x12F\n" +
@@ -6353,7 +6618,7 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
 var file_strato_v1_namespace_proto_goTypes = []any{
 	(ErrorReason)(0),                // 0: strato.v1.ErrorReason
 	(BucketLayout)(0),               // 1: strato.v1.BucketLayout
@@ -6385,204 +6650,216 @@ var file_strato_v1_namespace_proto_goTypes = []any{
 	(*ListVolumesResponse)(nil),     // 27: strato.v1.ListVolumesResponse
 	(*SetQuotaRequest)(nil),         // 28: strato.v1.SetQuotaRequest
 	(*SetQuotaResponse)(nil),        // 29: strato.v1.SetQuotaResponse
-	(*CreateBucketRequest)(nil),     // 30: strato.v1.CreateBucketRequest
-	(*CreateBucketResponse)(nil),    // 31: strato.v1.CreateBucketResponse
-	(*DeleteBucketRequest)(nil),     // 32: strato.v1.DeleteBucketRequest
-	(*DeleteBucketResponse)(nil),    // 33: strato.v1.DeleteBucketResponse
-	(*GetBucketRequest)(nil),        // 34: strato.v1.GetBucketRequest
-	(*ListBucketsRequest)(nil),      // 35: strato.v1.ListBucketsRequest
-	(*ListBucketsResponse)(nil),     // 36: strato.v1.ListBucketsResponse
-	(*OpenKeyRequest)(nil),          // 37: strato.v1.OpenKeyRequest
-	(*CreateFileRequest)(nil),       // 38: strato.v1.CreateFileRequest
-	(*OpenKeyResponse)(nil),         // 39: strato.v1.OpenKeyResponse
-	(*AllocateBlockRequest)(nil),    // 40: strato.v1.AllocateBlockRequest
-	(*AllocateBlockResponse)(nil),   // 41: strato.v1.AllocateBlockResponse
-	(*CommitKeyRequest)(nil),        // 42: strato.v1.CommitKeyRequest
-	(*CommitKeyResponse)(nil),       // 43: strato.v1.CommitKeyResponse
-	(*SetAttributesRequest)(nil),    // 44: strato.v1.SetAttributesRequest
-	(*SetAttributesResponse)(nil),   // 45: strato.v1.SetAttributesResponse
-	(*LookupKeyRequest)(nil),        // 46: strato.v1.LookupKeyRequest
-	(*LookupKeyResponse)(nil),       // 47: strato.v1.LookupKeyResponse
-	(*DeleteKeyRequest)(nil),        // 48: strato.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),       // 49: strato.v1.DeleteKeyResponse
-	(*RenameKeyRequest)(nil),        // 50: strato.v1.RenameKeyRequest
-	(*RenameKeyResponse)(nil),       // 51: strato.v1.RenameKeyResponse
-	(*ListKeysRequest)(nil),         // 52: strato.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),        // 53: strato.v1.ListKeysResponse
-	(*CreateDirectoryRequest)(nil),  // 54: strato.v1.CreateDirectoryRequest
-	(*CreateDirectoryResponse)(nil), // 55: strato.v1.CreateDirectoryResponse
-	(*GetFileStatusRequest)(nil),    // 56: strato.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),   // 57: strato.v1.GetFileStatusResponse
-	(*ListStatusRequest)(nil),       // 58: strato.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),      // 59: strato.v1.ListStatusResponse
-	(*RenameRequest)(nil),           // 60: strato.v1.RenameRequest
-	(*RenameResponse)(nil),          // 61: strato.v1.RenameResponse
-	(*DeleteRequest)(nil),           // 62: strato.v1.DeleteRequest
-	(*DeleteResponse)(nil),          // 63: strato.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),    // 64: strato.v1.SetPermissionRequest
-	(*SetPermissionResponse)(nil),   // 65: strato.v1.SetPermissionResponse
-	(*SetOwnerRequest)(nil),         // 66: strato.v1.SetOwnerRequest
-	(*SetOwnerResponse)(nil),        // 67: strato.v1.SetOwnerResponse
-	(*SetTimesRequest)(nil),         // 68: strato.v1.SetTimesRequest
-	(*SetTimesResponse)(nil),        // 69: strato.v1.SetTimesResponse
-	(*GetFsStatusRequest)(nil),      // 70: strato.v1.GetFsStatusRequest
-	(*FsStatus)(nil),                // 71: strato.v1.FsStatus
-	(*CloseContainerRequest)(nil),   // 72: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),  // 73: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),    // 74: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),   // 75: strato.v1.ReportReplicaResponse
-	(*Acl)(nil),                     // 76: strato.v1.Acl
-	(*AclObject)(nil),               // 77: strato.v1.AclObject
-	(*GetAclRequest)(nil),           // 78: strato.v1.GetAclRequest
-	(*GetAclResponse)(nil),          // 79: strato.v1.GetAclResponse
-	(*SetAclRequest)(nil),           // 80: strato.v1.SetAclRequest
-	(*SetAclResponse)(nil),          // 81: strato.v1.SetAclResponse
-	(*AddAclRequest)(nil),           // 82: strato.v1.AddAclRequest
-	(*AddAclResponse)(nil),          // 83: strato.v1.AddAclResponse
-	(*RemoveAclRequest)(nil),        // 84: strato.v1.RemoveAclRequest
-	(*RemoveAclResponse)(nil),       // 85: strato.v1.RemoveAclResponse
-	(*GetTrashPolicyRequest)(nil),   // 86: strato.v1.GetTrashPolicyRequest
-	(*ExpungeTrashRequest)(nil),     // 87: strato.v1.ExpungeTrashRequest
-	(*TrashPolicy)(nil),             // 88: strato.v1.TrashPolicy
-	(*ExpungeTrashResponse)(nil),    // 89: strato.v1.ExpungeTrashResponse
+	(*UpdateVolumeRequest)(nil),     // 30: strato.v1.UpdateVolumeRequest
+	(*UpdateVolumeResponse)(nil),    // 31: strato.v1.UpdateVolumeResponse
+	(*UpdateBucketRequest)(nil),     // 32: strato.v1.UpdateBucketRequest
+	(*UpdateBucketResponse)(nil),    // 33: strato.v1.UpdateBucketResponse
+	(*CreateBucketRequest)(nil),     // 34: strato.v1.CreateBucketRequest
+	(*CreateBucketResponse)(nil),    // 35: strato.v1.CreateBucketResponse
+	(*DeleteBucketRequest)(nil),     // 36: strato.v1.DeleteBucketRequest
+	(*DeleteBucketResponse)(nil),    // 37: strato.v1.DeleteBucketResponse
+	(*GetBucketRequest)(nil),        // 38: strato.v1.GetBucketRequest
+	(*ListBucketsRequest)(nil),      // 39: strato.v1.ListBucketsRequest
+	(*ListBucketsResponse)(nil),     // 40: strato.v1.ListBucketsResponse
+	(*OpenKeyRequest)(nil),          // 41: strato.v1.OpenKeyRequest
+	(*CreateFileRequest)(nil),       // 42: strato.v1.CreateFileRequest
+	(*OpenKeyResponse)(nil),         // 43: strato.v1.OpenKeyResponse
+	(*AllocateBlockRequest)(nil),    // 44: strato.v1.AllocateBlockRequest
+	(*AllocateBlockResponse)(nil),   // 45: strato.v1.AllocateBlockResponse
+	(*CommitKeyRequest)(nil),        // 46: strato.v1.CommitKeyRequest
+	(*CommitKeyResponse)(nil),       // 47: strato.v1.CommitKeyResponse
+	(*SetAttributesRequest)(nil),    // 48: strato.v1.SetAttributesRequest
+	(*SetAttributesResponse)(nil),   // 49: strato.v1.SetAttributesResponse
+	(*LookupKeyRequest)(nil),        // 50: strato.v1.LookupKeyRequest
+	(*LookupKeyResponse)(nil),       // 51: strato.v1.LookupKeyResponse
+	(*DeleteKeyRequest)(nil),        // 52: strato.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),       // 53: strato.v1.DeleteKeyResponse
+	(*RenameKeyRequest)(nil),        // 54: strato.v1.RenameKeyRequest
+	(*RenameKeyResponse)(nil),       // 55: strato.v1.RenameKeyResponse
+	(*ListKeysRequest)(nil),         // 56: strato.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),        // 57: strato.v1.ListKeysResponse
+	(*CreateDirectoryRequest)(nil),  // 58: strato.v1.CreateDirectoryRequest
+	(*CreateDirectoryResponse)(nil), // 59: strato.v1.CreateDirectoryResponse
+	(*GetFileStatusRequest)(nil),    // 60: strato.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),   // 61: strato.v1.GetFileStatusResponse
+	(*ListStatusRequest)(nil),       // 62: strato.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),      // 63: strato.v1.ListStatusResponse
+	(*RenameRequest)(nil),           // 64: strato.v1.RenameRequest
+	(*RenameResponse)(nil),          // 65: strato.v1.RenameResponse
+	(*DeleteRequest)(nil),           // 66: strato.v1.DeleteRequest
+	(*DeleteResponse)(nil),          // 67: strato.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),    // 68: strato.v1.SetPermissionRequest
+	(*SetPermissionResponse)(nil),   // 69: strato.v1.SetPermissionResponse
+	(*SetOwnerRequest)(nil),         // 70: strato.v1.SetOwnerRequest
+	(*SetOwnerResponse)(nil),        // 71: strato.v1.SetOwnerResponse
+	(*SetTimesRequest)(nil),         // 72: strato.v1.SetTimesRequest
+	(*SetTimesResponse)(nil),        // 73: strato.v1.SetTimesResponse
+	(*GetFsStatusRequest)(nil),      // 74: strato.v1.GetFsStatusRequest
+	(*FsStatus)(nil),                // 75: strato.v1.FsStatus
+	(*CloseContainerRequest)(nil),   // 76: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),  // 77: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),    // 78: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),   // 79: strato.v1.ReportReplicaResponse
+	(*Acl)(nil),                     // 80: strato.v1.Acl
+	(*AclObject)(nil),               // 81: strato.v1.AclObject
+	(*GetAclRequest)(nil),           // 82: strato.v1.GetAclRequest
+	(*GetAclResponse)(nil),          // 83: strato.v1.GetAclResponse
+	(*SetAclRequest)(nil),           // 84: strato.v1.SetAclRequest
+	(*SetAclResponse)(nil),          // 85: strato.v1.SetAclResponse
+	(*AddAclRequest)(nil),           // 86: strato.v1.AddAclRequest
+	(*AddAclResponse)(nil),          // 87: strato.v1.AddAclResponse
+	(*RemoveAclRequest)(nil),        // 88: strato.v1.RemoveAclRequest
+	(*RemoveAclResponse)(nil),       // 89: strato.v1.RemoveAclResponse
+	(*GetTrashPolicyRequest)(nil),   // 90: strato.v1.GetTrashPolicyRequest
+	(*ExpungeTrashRequest)(nil),     // 91: strato.v1.ExpungeTrashRequest
+	(*TrashPolicy)(nil),             // 92: strato.v1.TrashPolicy
+	(*ExpungeTrashResponse)(nil),    // 93: strato.v1.ExpungeTrashResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
-	4,  // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
-	76, // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
-	1,  // 2: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
-	3,  // 3: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 4: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	17, // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
-	9,  // 6: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	76, // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
-	13, // 8: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
-	9,  // 9: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
-	12, // 10: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
-	14, // 11: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
-	3,  // 12: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 13: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	15, // 14: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
-	17, // 15: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
-	9,  // 16: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	76, // 17: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
-	3,  // 18: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
-	16, // 19: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	76, // 20: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
-	10, // 21: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	10, // 22: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
-	1,  // 23: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
-	3,  // 24: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 25: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
-	9,  // 26: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	76, // 27: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
-	11, // 28: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	11, // 29: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
-	3,  // 30: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
-	20, // 31: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,  // 32: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	3,  // 33: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
-	20, // 34: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,  // 35: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	15, // 36: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
-	3,  // 37: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 38: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
-	9,  // 39: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
-	20, // 40: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	15, // 41: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	15, // 42: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	17, // 43: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
-	18, // 44: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
-	17, // 45: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
-	16, // 46: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	16, // 47: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	19, // 48: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	19, // 49: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	5,  // 50: strato.v1.Acl.type:type_name -> strato.v1.AclType
-	6,  // 51: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
-	8,  // 52: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
-	77, // 53: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
-	76, // 54: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
-	77, // 55: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
-	76, // 56: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
-	77, // 57: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
-	76, // 58: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
-	77, // 59: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
-	76, // 60: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
-	21, // 61: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	23, // 62: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	25, // 63: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	26, // 64: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	28, // 65: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	30, // 66: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	32, // 67: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	34, // 68: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	35, // 69: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	37, // 70: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	40, // 71: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	42, // 72: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	46, // 73: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	48, // 74: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	50, // 75: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	52, // 76: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	44, // 77: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
-	54, // 78: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	38, // 79: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	56, // 80: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	58, // 81: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	60, // 82: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	62, // 83: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	64, // 84: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
-	66, // 85: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
-	68, // 86: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
-	70, // 87: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
-	86, // 88: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
-	87, // 89: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
-	78, // 90: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
-	80, // 91: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
-	82, // 92: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
-	84, // 93: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
-	72, // 94: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	74, // 95: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	22, // 96: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	24, // 97: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	10, // 98: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	27, // 99: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	29, // 100: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	31, // 101: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	33, // 102: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	11, // 103: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	36, // 104: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	39, // 105: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	41, // 106: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	43, // 107: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	47, // 108: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	49, // 109: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	51, // 110: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	53, // 111: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	45, // 112: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	55, // 113: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	39, // 114: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	57, // 115: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	59, // 116: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	61, // 117: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	63, // 118: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	65, // 119: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	67, // 120: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	69, // 121: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	71, // 122: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
-	88, // 123: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
-	89, // 124: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
-	79, // 125: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
-	81, // 126: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
-	83, // 127: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
-	85, // 128: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
-	73, // 129: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	75, // 130: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	96, // [96:131] is the sub-list for method output_type
-	61, // [61:96] is the sub-list for method input_type
-	61, // [61:61] is the sub-list for extension type_name
-	61, // [61:61] is the sub-list for extension extendee
-	0,  // [0:61] is the sub-list for field type_name
+	4,   // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
+	80,  // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
+	1,   // 2: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
+	3,   // 3: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
+	2,   // 4: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	17,  // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
+	9,   // 6: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	80,  // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
+	13,  // 8: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
+	9,   // 9: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
+	12,  // 10: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
+	14,  // 11: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
+	3,   // 12: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	2,   // 13: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	15,  // 14: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
+	17,  // 15: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
+	9,   // 16: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	80,  // 17: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
+	3,   // 18: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
+	16,  // 19: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
+	80,  // 20: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
+	10,  // 21: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	10,  // 22: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
+	10,  // 23: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	3,   // 24: strato.v1.UpdateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	9,   // 25: strato.v1.UpdateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	11,  // 26: strato.v1.UpdateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	1,   // 27: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
+	3,   // 28: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	2,   // 29: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
+	9,   // 30: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	80,  // 31: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
+	11,  // 32: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	11,  // 33: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
+	3,   // 34: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
+	20,  // 35: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
+	9,   // 36: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	3,   // 37: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
+	20,  // 38: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	9,   // 39: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	15,  // 40: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
+	3,   // 41: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
+	2,   // 42: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
+	9,   // 43: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
+	20,  // 44: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	15,  // 45: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	15,  // 46: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	17,  // 47: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	18,  // 48: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	17,  // 49: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
+	16,  // 50: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	16,  // 51: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	19,  // 52: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	19,  // 53: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	5,   // 54: strato.v1.Acl.type:type_name -> strato.v1.AclType
+	6,   // 55: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
+	8,   // 56: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
+	81,  // 57: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
+	80,  // 58: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
+	81,  // 59: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
+	80,  // 60: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
+	81,  // 61: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
+	80,  // 62: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
+	81,  // 63: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
+	80,  // 64: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
+	21,  // 65: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	23,  // 66: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	25,  // 67: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	26,  // 68: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	28,  // 69: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	30,  // 70: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
+	34,  // 71: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	36,  // 72: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	38,  // 73: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	39,  // 74: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	32,  // 75: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
+	41,  // 76: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	44,  // 77: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	46,  // 78: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	50,  // 79: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	52,  // 80: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	54,  // 81: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	56,  // 82: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	48,  // 83: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	58,  // 84: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	42,  // 85: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	60,  // 86: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	62,  // 87: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	64,  // 88: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	66,  // 89: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	68,  // 90: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
+	70,  // 91: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
+	72,  // 92: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
+	74,  // 93: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
+	90,  // 94: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
+	91,  // 95: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
+	82,  // 96: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	84,  // 97: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	86,  // 98: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	88,  // 99: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	76,  // 100: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	78,  // 101: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	22,  // 102: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	24,  // 103: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	10,  // 104: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	27,  // 105: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	29,  // 106: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	31,  // 107: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
+	35,  // 108: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	37,  // 109: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	11,  // 110: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	40,  // 111: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	33,  // 112: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
+	43,  // 113: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	45,  // 114: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	47,  // 115: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	51,  // 116: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	53,  // 117: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	55,  // 118: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	57,  // 119: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	49,  // 120: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	59,  // 121: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	43,  // 122: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	61,  // 123: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	63,  // 124: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	65,  // 125: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	67,  // 126: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	69,  // 127: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	71,  // 128: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	73,  // 129: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	75,  // 130: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
+	92,  // 131: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
+	93,  // 132: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
+	83,  // 133: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	85,  // 134: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	87,  // 135: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	89,  // 136: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	77,  // 137: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	79,  // 138: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	102, // [102:139] is the sub-list for method output_type
+	65,  // [65:102] is the sub-list for method input_type
+	65,  // [65:65] is the sub-list for extension type_name
+	65,  // [65:65] is the sub-list for extension extendee
+	0,   // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }
@@ -6594,18 +6871,18 @@ func file_strato_v1_namespace_proto_init() {
 	file_strato_v1_namespace_proto_msgTypes[2].OneofWrappers = []any{}
 	file_strato_v1_namespace_proto_msgTypes[7].OneofWrappers = []any{}
 	file_strato_v1_namespace_proto_msgTypes[10].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[21].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[28].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[29].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[45].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[59].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[25].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[32].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[33].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[49].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[63].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   77,
+			NumMessages:   81,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -41,10 +41,12 @@ const (
 	NamespaceService_GetVolume_FullMethodName       = "/strato.v1.NamespaceService/GetVolume"
 	NamespaceService_ListVolumes_FullMethodName     = "/strato.v1.NamespaceService/ListVolumes"
 	NamespaceService_SetQuota_FullMethodName        = "/strato.v1.NamespaceService/SetQuota"
+	NamespaceService_UpdateVolume_FullMethodName    = "/strato.v1.NamespaceService/UpdateVolume"
 	NamespaceService_CreateBucket_FullMethodName    = "/strato.v1.NamespaceService/CreateBucket"
 	NamespaceService_DeleteBucket_FullMethodName    = "/strato.v1.NamespaceService/DeleteBucket"
 	NamespaceService_GetBucket_FullMethodName       = "/strato.v1.NamespaceService/GetBucket"
 	NamespaceService_ListBuckets_FullMethodName     = "/strato.v1.NamespaceService/ListBuckets"
+	NamespaceService_UpdateBucket_FullMethodName    = "/strato.v1.NamespaceService/UpdateBucket"
 	NamespaceService_OpenKey_FullMethodName         = "/strato.v1.NamespaceService/OpenKey"
 	NamespaceService_AllocateBlock_FullMethodName   = "/strato.v1.NamespaceService/AllocateBlock"
 	NamespaceService_CommitKey_FullMethodName       = "/strato.v1.NamespaceService/CommitKey"
@@ -96,8 +98,11 @@ type NamespaceServiceClient interface {
 	GetVolume(ctx context.Context, in *GetVolumeRequest, opts ...grpc.CallOption) (*VolumeInfo, error)
 	// ListVolumes lists volumes in name order, a page at a time.
 	ListVolumes(ctx context.Context, in *ListVolumesRequest, opts ...grpc.CallOption) (*ListVolumesResponse, error)
-	// SetQuota changes a volume's or a bucket's quotas.
+	// SetQuota changes a volume's or a bucket's quotas (administrators
+	// only).
 	SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*SetQuotaResponse, error)
+	// UpdateVolume changes a volume's owner (administrators only).
+	UpdateVolume(ctx context.Context, in *UpdateVolumeRequest, opts ...grpc.CallOption) (*UpdateVolumeResponse, error)
 	// CreateBucket creates a bucket in a volume.
 	CreateBucket(ctx context.Context, in *CreateBucketRequest, opts ...grpc.CallOption) (*CreateBucketResponse, error)
 	// DeleteBucket deletes an empty bucket (BUCKET_NOT_EMPTY otherwise).
@@ -106,6 +111,10 @@ type NamespaceServiceClient interface {
 	GetBucket(ctx context.Context, in *GetBucketRequest, opts ...grpc.CallOption) (*BucketInfo, error)
 	// ListBuckets lists a volume's buckets in name order, a page at a time.
 	ListBuckets(ctx context.Context, in *ListBucketsRequest, opts ...grpc.CallOption) (*ListBucketsResponse, error)
+	// UpdateBucket changes a bucket's owner (administrators only) or the
+	// redundancy of the keys written to it later without one of their own
+	// (WRITE on the bucket); the keys already written keep theirs.
+	UpdateBucket(ctx context.Context, in *UpdateBucketRequest, opts ...grpc.CallOption) (*UpdateBucketResponse, error)
 	// OpenKey starts writing a key: the key becomes visible at CommitKey.
 	OpenKey(ctx context.Context, in *OpenKeyRequest, opts ...grpc.CallOption) (*OpenKeyResponse, error)
 	// AllocateBlock allocates the next block of an open key.
@@ -238,6 +247,16 @@ func (c *namespaceServiceClient) SetQuota(ctx context.Context, in *SetQuotaReque
 	return out, nil
 }
 
+func (c *namespaceServiceClient) UpdateVolume(ctx context.Context, in *UpdateVolumeRequest, opts ...grpc.CallOption) (*UpdateVolumeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateVolumeResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_UpdateVolume_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *namespaceServiceClient) CreateBucket(ctx context.Context, in *CreateBucketRequest, opts ...grpc.CallOption) (*CreateBucketResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateBucketResponse)
@@ -272,6 +291,16 @@ func (c *namespaceServiceClient) ListBuckets(ctx context.Context, in *ListBucket
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListBucketsResponse)
 	err := c.cc.Invoke(ctx, NamespaceService_ListBuckets_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) UpdateBucket(ctx context.Context, in *UpdateBucketRequest, opts ...grpc.CallOption) (*UpdateBucketResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateBucketResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_UpdateBucket_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -561,8 +590,11 @@ type NamespaceServiceServer interface {
 	GetVolume(context.Context, *GetVolumeRequest) (*VolumeInfo, error)
 	// ListVolumes lists volumes in name order, a page at a time.
 	ListVolumes(context.Context, *ListVolumesRequest) (*ListVolumesResponse, error)
-	// SetQuota changes a volume's or a bucket's quotas.
+	// SetQuota changes a volume's or a bucket's quotas (administrators
+	// only).
 	SetQuota(context.Context, *SetQuotaRequest) (*SetQuotaResponse, error)
+	// UpdateVolume changes a volume's owner (administrators only).
+	UpdateVolume(context.Context, *UpdateVolumeRequest) (*UpdateVolumeResponse, error)
 	// CreateBucket creates a bucket in a volume.
 	CreateBucket(context.Context, *CreateBucketRequest) (*CreateBucketResponse, error)
 	// DeleteBucket deletes an empty bucket (BUCKET_NOT_EMPTY otherwise).
@@ -571,6 +603,10 @@ type NamespaceServiceServer interface {
 	GetBucket(context.Context, *GetBucketRequest) (*BucketInfo, error)
 	// ListBuckets lists a volume's buckets in name order, a page at a time.
 	ListBuckets(context.Context, *ListBucketsRequest) (*ListBucketsResponse, error)
+	// UpdateBucket changes a bucket's owner (administrators only) or the
+	// redundancy of the keys written to it later without one of their own
+	// (WRITE on the bucket); the keys already written keep theirs.
+	UpdateBucket(context.Context, *UpdateBucketRequest) (*UpdateBucketResponse, error)
 	// OpenKey starts writing a key: the key becomes visible at CommitKey.
 	OpenKey(context.Context, *OpenKeyRequest) (*OpenKeyResponse, error)
 	// AllocateBlock allocates the next block of an open key.
@@ -668,6 +704,9 @@ func (UnimplementedNamespaceServiceServer) ListVolumes(context.Context, *ListVol
 func (UnimplementedNamespaceServiceServer) SetQuota(context.Context, *SetQuotaRequest) (*SetQuotaResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetQuota not implemented")
 }
+func (UnimplementedNamespaceServiceServer) UpdateVolume(context.Context, *UpdateVolumeRequest) (*UpdateVolumeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateVolume not implemented")
+}
 func (UnimplementedNamespaceServiceServer) CreateBucket(context.Context, *CreateBucketRequest) (*CreateBucketResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateBucket not implemented")
 }
@@ -679,6 +718,9 @@ func (UnimplementedNamespaceServiceServer) GetBucket(context.Context, *GetBucket
 }
 func (UnimplementedNamespaceServiceServer) ListBuckets(context.Context, *ListBucketsRequest) (*ListBucketsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListBuckets not implemented")
+}
+func (UnimplementedNamespaceServiceServer) UpdateBucket(context.Context, *UpdateBucketRequest) (*UpdateBucketResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateBucket not implemented")
 }
 func (UnimplementedNamespaceServiceServer) OpenKey(context.Context, *OpenKeyRequest) (*OpenKeyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method OpenKey not implemented")
@@ -869,6 +911,24 @@ func _NamespaceService_SetQuota_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NamespaceService_UpdateVolume_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateVolumeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).UpdateVolume(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_UpdateVolume_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).UpdateVolume(ctx, req.(*UpdateVolumeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _NamespaceService_CreateBucket_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateBucketRequest)
 	if err := dec(in); err != nil {
@@ -937,6 +997,24 @@ func _NamespaceService_ListBuckets_Handler(srv interface{}, ctx context.Context,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(NamespaceServiceServer).ListBuckets(ctx, req.(*ListBucketsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_UpdateBucket_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateBucketRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).UpdateBucket(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_UpdateBucket_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).UpdateBucket(ctx, req.(*UpdateBucketRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1437,6 +1515,10 @@ var NamespaceService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _NamespaceService_SetQuota_Handler,
 		},
 		{
+			MethodName: "UpdateVolume",
+			Handler:    _NamespaceService_UpdateVolume_Handler,
+		},
+		{
 			MethodName: "CreateBucket",
 			Handler:    _NamespaceService_CreateBucket_Handler,
 		},
@@ -1451,6 +1533,10 @@ var NamespaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListBuckets",
 			Handler:    _NamespaceService_ListBuckets_Handler,
+		},
+		{
+			MethodName: "UpdateBucket",
+			Handler:    _NamespaceService_UpdateBucket_Handler,
 		},
 		{
 			MethodName: "OpenKey",

@@ -207,6 +207,7 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_IssueToken
 	//	*NamespaceCommand_RevokeToken
 	//	*NamespaceCommand_SetAcl
+	//	*NamespaceCommand_Update
 	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
 	// request identifies a client's request, so that a retry of one already
 	// applied returns its first result instead of applying again.
@@ -466,6 +467,15 @@ func (x *NamespaceCommand) GetSetAcl() *SetAclCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetUpdate() *UpdateCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_Update); ok {
+			return x.Update
+		}
+	}
+	return nil
+}
+
 func (x *NamespaceCommand) GetRequest() *RequestID {
 	if x != nil {
 		return x.Request
@@ -569,6 +579,10 @@ type NamespaceCommand_SetAcl struct {
 	SetAcl *SetAclCommand `protobuf:"bytes,25,opt,name=set_acl,json=setAcl,proto3,oneof"`
 }
 
+type NamespaceCommand_Update struct {
+	Update *UpdateCommand `protobuf:"bytes,26,opt,name=update,proto3,oneof"`
+}
+
 func (*NamespaceCommand_CreateVolume) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DeleteVolume) isNamespaceCommand_Op() {}
@@ -614,6 +628,8 @@ func (*NamespaceCommand_IssueToken) isNamespaceCommand_Op() {}
 func (*NamespaceCommand_RevokeToken) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_SetAcl) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_Update) isNamespaceCommand_Op() {}
 
 // RequestID names one logical request of one client: retries carry the
 // same ID. A client numbers its requests upwards.
@@ -1601,6 +1617,8 @@ type SetQuotaCommand struct {
 	Bucket         string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
 	QuotaBytes     int64                  `protobuf:"varint,3,opt,name=quota_bytes,json=quotaBytes,proto3" json:"quota_bytes,omitempty"`
 	QuotaNamespace int64                  `protobuf:"varint,4,opt,name=quota_namespace,json=quotaNamespace,proto3" json:"quota_namespace,omitempty"`
+	KeepBytes      bool                   `protobuf:"varint,5,opt,name=keep_bytes,json=keepBytes,proto3" json:"keep_bytes,omitempty"`             // quota_bytes is not used: the quota stays
+	KeepNamespace  bool                   `protobuf:"varint,6,opt,name=keep_namespace,json=keepNamespace,proto3" json:"keep_namespace,omitempty"` // quota_namespace is not used: the quota stays
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -1663,6 +1681,98 @@ func (x *SetQuotaCommand) GetQuotaNamespace() int64 {
 	return 0
 }
 
+func (x *SetQuotaCommand) GetKeepBytes() bool {
+	if x != nil {
+		return x.KeepBytes
+	}
+	return false
+}
+
+func (x *SetQuotaCommand) GetKeepNamespace() bool {
+	if x != nil {
+		return x.KeepNamespace
+	}
+	return false
+}
+
+// UpdateCommand is UpdateVolume (bucket "") and UpdateBucket, as prepare
+// checked them: what is set changes, the rest stays.
+type UpdateCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Owner         string                 `protobuf:"bytes,3,opt,name=owner,proto3" json:"owner,omitempty"`
+	Replication   ReplicationFactor      `protobuf:"varint,4,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"` // UNSPECIFIED: unchanged
+	ErasureCoding *ErasureCodingRecord   `protobuf:"bytes,5,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`          // set: the bucket's keys are erasure coded
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateCommand) Reset() {
+	*x = UpdateCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateCommand) ProtoMessage() {}
+
+func (x *UpdateCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateCommand.ProtoReflect.Descriptor instead.
+func (*UpdateCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *UpdateCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *UpdateCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *UpdateCommand) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *UpdateCommand) GetReplication() ReplicationFactor {
+	if x != nil {
+		return x.Replication
+	}
+	return ReplicationFactor_REPLICATION_UNSPECIFIED
+}
+
+func (x *UpdateCommand) GetErasureCoding() *ErasureCodingRecord {
+	if x != nil {
+		return x.ErasureCoding
+	}
+	return nil
+}
+
 // DeleteBucketCommand deletes an empty bucket.
 type DeleteBucketCommand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1674,7 +1784,7 @@ type DeleteBucketCommand struct {
 
 func (x *DeleteBucketCommand) Reset() {
 	*x = DeleteBucketCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1796,7 @@ func (x *DeleteBucketCommand) String() string {
 func (*DeleteBucketCommand) ProtoMessage() {}
 
 func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1809,7 @@ func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketCommand.ProtoReflect.Descriptor instead.
 func (*DeleteBucketCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeleteBucketCommand) GetVolume() string {
@@ -1736,7 +1846,7 @@ type CommitKeyCommand struct {
 
 func (x *CommitKeyCommand) Reset() {
 	*x = CommitKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1748,7 +1858,7 @@ func (x *CommitKeyCommand) String() string {
 func (*CommitKeyCommand) ProtoMessage() {}
 
 func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1761,7 +1871,7 @@ func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyCommand.ProtoReflect.Descriptor instead.
 func (*CommitKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CommitKeyCommand) GetVolume() string {
@@ -1841,7 +1951,7 @@ type KeySourceCommand struct {
 
 func (x *KeySourceCommand) Reset() {
 	*x = KeySourceCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1853,7 +1963,7 @@ func (x *KeySourceCommand) String() string {
 func (*KeySourceCommand) ProtoMessage() {}
 
 func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1866,7 +1976,7 @@ func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySourceCommand.ProtoReflect.Descriptor instead.
 func (*KeySourceCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *KeySourceCommand) GetVolume() string {
@@ -1911,7 +2021,7 @@ type DeleteCommand struct {
 
 func (x *DeleteCommand) Reset() {
 	*x = DeleteCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1923,7 +2033,7 @@ func (x *DeleteCommand) String() string {
 func (*DeleteCommand) ProtoMessage() {}
 
 func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1936,7 +2046,7 @@ func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCommand.ProtoReflect.Descriptor instead.
 func (*DeleteCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DeleteCommand) GetVolume() string {
@@ -1982,7 +2092,7 @@ type CreateDirectoryCommand struct {
 
 func (x *CreateDirectoryCommand) Reset() {
 	*x = CreateDirectoryCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1994,7 +2104,7 @@ func (x *CreateDirectoryCommand) String() string {
 func (*CreateDirectoryCommand) ProtoMessage() {}
 
 func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2007,7 +2117,7 @@ func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryCommand.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CreateDirectoryCommand) GetVolume() string {
@@ -2062,7 +2172,7 @@ type DeleteUserCommand struct {
 
 func (x *DeleteUserCommand) Reset() {
 	*x = DeleteUserCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2074,7 +2184,7 @@ func (x *DeleteUserCommand) String() string {
 func (*DeleteUserCommand) ProtoMessage() {}
 
 func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2087,7 +2197,7 @@ func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserCommand.ProtoReflect.Descriptor instead.
 func (*DeleteUserCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeleteUserCommand) GetName() string {
@@ -2107,7 +2217,7 @@ type RevokeTokenCommand struct {
 
 func (x *RevokeTokenCommand) Reset() {
 	*x = RevokeTokenCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2119,7 +2229,7 @@ func (x *RevokeTokenCommand) String() string {
 func (*RevokeTokenCommand) ProtoMessage() {}
 
 func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2132,7 +2242,7 @@ func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenCommand.ProtoReflect.Descriptor instead.
 func (*RevokeTokenCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RevokeTokenCommand) GetId() string {
@@ -2152,7 +2262,7 @@ type RevokeS3KeyCommand struct {
 
 func (x *RevokeS3KeyCommand) Reset() {
 	*x = RevokeS3KeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2164,7 +2274,7 @@ func (x *RevokeS3KeyCommand) String() string {
 func (*RevokeS3KeyCommand) ProtoMessage() {}
 
 func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2177,7 +2287,7 @@ func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyCommand.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RevokeS3KeyCommand) GetAccessKey() string {
@@ -2202,7 +2312,7 @@ type SetAttributesCommand struct {
 
 func (x *SetAttributesCommand) Reset() {
 	*x = SetAttributesCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2214,7 +2324,7 @@ func (x *SetAttributesCommand) String() string {
 func (*SetAttributesCommand) ProtoMessage() {}
 
 func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2227,7 +2337,7 @@ func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesCommand.ProtoReflect.Descriptor instead.
 func (*SetAttributesCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SetAttributesCommand) GetVolume() string {
@@ -2286,7 +2396,7 @@ type SetStatusCommand struct {
 
 func (x *SetStatusCommand) Reset() {
 	*x = SetStatusCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2298,7 +2408,7 @@ func (x *SetStatusCommand) String() string {
 func (*SetStatusCommand) ProtoMessage() {}
 
 func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2311,7 +2421,7 @@ func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStatusCommand.ProtoReflect.Descriptor instead.
 func (*SetStatusCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetStatusCommand) GetVolume() string {
@@ -2387,7 +2497,7 @@ type SetAclCommand struct {
 
 func (x *SetAclCommand) Reset() {
 	*x = SetAclCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2399,7 +2509,7 @@ func (x *SetAclCommand) String() string {
 func (*SetAclCommand) ProtoMessage() {}
 
 func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2412,7 +2522,7 @@ func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclCommand.ProtoReflect.Descriptor instead.
 func (*SetAclCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SetAclCommand) GetKind() AclObjectKind {
@@ -2477,7 +2587,7 @@ type BlockTokenKeyCommand struct {
 
 func (x *BlockTokenKeyCommand) Reset() {
 	*x = BlockTokenKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2489,7 +2599,7 @@ func (x *BlockTokenKeyCommand) String() string {
 func (*BlockTokenKeyCommand) ProtoMessage() {}
 
 func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2502,7 +2612,7 @@ func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKeyCommand.ProtoReflect.Descriptor instead.
 func (*BlockTokenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *BlockTokenKeyCommand) GetId() uint32 {
@@ -2549,7 +2659,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\acluster\x12I\n" +
 	"\x0fblock_token_key\x18\x03 \x01(\v2\x1f.strato.v1.BlockTokenKeyCommandH\x00R\rblockTokenKeyB\x04\n" +
-	"\x02op\"\xc2\f\n" +
+	"\x02op\"\xf6\f\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
@@ -2580,7 +2690,8 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\vissue_token\x18\x17 \x01(\v2\x16.strato.v1.TokenRecordH\x00R\n" +
 	"issueToken\x12B\n" +
 	"\frevoke_token\x18\x18 \x01(\v2\x1d.strato.v1.RevokeTokenCommandH\x00R\vrevokeToken\x123\n" +
-	"\aset_acl\x18\x19 \x01(\v2\x18.strato.v1.SetAclCommandH\x00R\x06setAcl\x12.\n" +
+	"\aset_acl\x18\x19 \x01(\v2\x18.strato.v1.SetAclCommandH\x00R\x06setAcl\x122\n" +
+	"\x06update\x18\x1a \x01(\v2\x18.strato.v1.UpdateCommandH\x00R\x06update\x12.\n" +
 	"\arequest\x18\x10 \x01(\v2\x14.strato.v1.RequestIDR\arequestB\x04\n" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
@@ -2650,13 +2761,22 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.strato.v1.ContainerStateR\x05state\")\n" +
 	"\x13DeleteVolumeCommand\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\x8b\x01\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xd1\x01\n" +
 	"\x0fSetQuotaCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x1f\n" +
 	"\vquota_bytes\x18\x03 \x01(\x03R\n" +
 	"quotaBytes\x12'\n" +
-	"\x0fquota_namespace\x18\x04 \x01(\x03R\x0equotaNamespace\"A\n" +
+	"\x0fquota_namespace\x18\x04 \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
+	"\n" +
+	"keep_bytes\x18\x05 \x01(\bR\tkeepBytes\x12%\n" +
+	"\x0ekeep_namespace\x18\x06 \x01(\bR\rkeepNamespace\"\xdc\x01\n" +
+	"\rUpdateCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x14\n" +
+	"\x05owner\x18\x03 \x01(\tR\x05owner\x12>\n" +
+	"\vreplication\x18\x04 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12E\n" +
+	"\x0eerasure_coding\x18\x05 \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"A\n" +
 	"\x13DeleteBucketCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"\xc9\x02\n" +
@@ -2754,7 +2874,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_raftlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(AclEdit)(0),                      // 0: strato.v1.AclEdit
 	(*MetaCommand)(nil),               // 1: strato.v1.MetaCommand
@@ -2774,84 +2894,88 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*ContainerStateChange)(nil),      // 15: strato.v1.ContainerStateChange
 	(*DeleteVolumeCommand)(nil),       // 16: strato.v1.DeleteVolumeCommand
 	(*SetQuotaCommand)(nil),           // 17: strato.v1.SetQuotaCommand
-	(*DeleteBucketCommand)(nil),       // 18: strato.v1.DeleteBucketCommand
-	(*CommitKeyCommand)(nil),          // 19: strato.v1.CommitKeyCommand
-	(*KeySourceCommand)(nil),          // 20: strato.v1.KeySourceCommand
-	(*DeleteCommand)(nil),             // 21: strato.v1.DeleteCommand
-	(*CreateDirectoryCommand)(nil),    // 22: strato.v1.CreateDirectoryCommand
-	(*DeleteUserCommand)(nil),         // 23: strato.v1.DeleteUserCommand
-	(*RevokeTokenCommand)(nil),        // 24: strato.v1.RevokeTokenCommand
-	(*RevokeS3KeyCommand)(nil),        // 25: strato.v1.RevokeS3KeyCommand
-	(*SetAttributesCommand)(nil),      // 26: strato.v1.SetAttributesCommand
-	(*SetStatusCommand)(nil),          // 27: strato.v1.SetStatusCommand
-	(*SetAclCommand)(nil),             // 28: strato.v1.SetAclCommand
-	(*BlockTokenKeyCommand)(nil),      // 29: strato.v1.BlockTokenKeyCommand
-	(*VolumeRecord)(nil),              // 30: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 31: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 32: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),                // 33: strato.v1.UserRecord
-	(*TokenRecord)(nil),               // 34: strato.v1.TokenRecord
-	(ReplicationFactor)(0),            // 35: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 36: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 37: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 38: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 39: strato.v1.ContainerRecord
-	(NodeOpState)(0),                  // 40: strato.v1.NodeOpState
-	(ContainerState)(0),               // 41: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 42: strato.v1.AttributeRecord
-	(AclObjectKind)(0),                // 43: strato.v1.AclObjectKind
-	(*AclRecord)(nil),                 // 44: strato.v1.AclRecord
+	(*UpdateCommand)(nil),             // 18: strato.v1.UpdateCommand
+	(*DeleteBucketCommand)(nil),       // 19: strato.v1.DeleteBucketCommand
+	(*CommitKeyCommand)(nil),          // 20: strato.v1.CommitKeyCommand
+	(*KeySourceCommand)(nil),          // 21: strato.v1.KeySourceCommand
+	(*DeleteCommand)(nil),             // 22: strato.v1.DeleteCommand
+	(*CreateDirectoryCommand)(nil),    // 23: strato.v1.CreateDirectoryCommand
+	(*DeleteUserCommand)(nil),         // 24: strato.v1.DeleteUserCommand
+	(*RevokeTokenCommand)(nil),        // 25: strato.v1.RevokeTokenCommand
+	(*RevokeS3KeyCommand)(nil),        // 26: strato.v1.RevokeS3KeyCommand
+	(*SetAttributesCommand)(nil),      // 27: strato.v1.SetAttributesCommand
+	(*SetStatusCommand)(nil),          // 28: strato.v1.SetStatusCommand
+	(*SetAclCommand)(nil),             // 29: strato.v1.SetAclCommand
+	(*BlockTokenKeyCommand)(nil),      // 30: strato.v1.BlockTokenKeyCommand
+	(*VolumeRecord)(nil),              // 31: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 32: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 33: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),                // 34: strato.v1.UserRecord
+	(*TokenRecord)(nil),               // 35: strato.v1.TokenRecord
+	(ReplicationFactor)(0),            // 36: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 37: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 38: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 39: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 40: strato.v1.ContainerRecord
+	(NodeOpState)(0),                  // 41: strato.v1.NodeOpState
+	(ContainerState)(0),               // 42: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 43: strato.v1.AttributeRecord
+	(AclObjectKind)(0),                // 44: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 45: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	13, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	29, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
-	30, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	30, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
+	31, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
 	16, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
 	17, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	31, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
-	18, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
+	32, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	19, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	4,  // 8: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	5,  // 9: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
-	19, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
-	21, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
+	20, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
+	22, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
 	6,  // 12: strato.v1.NamespaceCommand.rename:type_name -> strato.v1.RenameCommand
-	22, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
+	23, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
 	7,  // 14: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	9,  // 15: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	11, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	32, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
-	25, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
-	26, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	27, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
-	33, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
-	23, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
-	34, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
-	24, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
-	28, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
-	3,  // 26: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	35, // 27: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	36, // 28: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	37, // 29: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	36, // 30: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	38, // 31: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	39, // 32: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	15, // 33: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	14, // 34: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
-	40, // 35: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
-	41, // 36: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	36, // 37: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	42, // 38: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	20, // 39: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	42, // 40: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	43, // 41: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
-	0,  // 42: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
-	44, // 43: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
-	44, // [44:44] is the sub-list for method output_type
-	44, // [44:44] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	33, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	26, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
+	27, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
+	28, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	34, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
+	24, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
+	35, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
+	25, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
+	29, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
+	18, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
+	3,  // 27: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
+	36, // 28: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	37, // 29: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	38, // 30: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	37, // 31: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	39, // 32: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	40, // 33: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	15, // 34: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	14, // 35: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
+	41, // 36: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
+	42, // 37: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	36, // 38: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
+	38, // 39: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	37, // 40: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	43, // 41: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	21, // 42: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	43, // 43: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	44, // 44: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 45: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	45, // 46: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	47, // [47:47] is the sub-list for method output_type
+	47, // [47:47] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -2892,6 +3016,7 @@ func file_strato_v1_raftlog_proto_init() {
 		(*NamespaceCommand_IssueToken)(nil),
 		(*NamespaceCommand_RevokeToken)(nil),
 		(*NamespaceCommand_SetAcl)(nil),
+		(*NamespaceCommand_Update)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[3].OneofWrappers = []any{}
 	file_strato_v1_raftlog_proto_msgTypes[12].OneofWrappers = []any{
@@ -2903,15 +3028,15 @@ func file_strato_v1_raftlog_proto_init() {
 		(*ClusterCommand_SetClusterId)(nil),
 		(*ClusterCommand_SetNodeOpState)(nil),
 	}
-	file_strato_v1_raftlog_proto_msgTypes[21].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[26].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[22].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[27].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

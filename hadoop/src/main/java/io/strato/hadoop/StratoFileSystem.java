@@ -33,6 +33,7 @@ import java.util.NoSuchElementException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonPathCapabilities;
 import org.apache.hadoop.fs.CompositeCrcFileChecksum;
+import org.apache.hadoop.fs.ContentSummary;
 import org.apache.hadoop.fs.FileChecksum;
 import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -47,6 +48,7 @@ import org.apache.hadoop.fs.ParentNotDirectoryException;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.PathFilter;
 import org.apache.hadoop.fs.PathIsNotEmptyDirectoryException;
+import org.apache.hadoop.fs.QuotaUsage;
 import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.fs.impl.PathCapabilitiesSupport;
 import org.apache.hadoop.fs.permission.FsPermission;
@@ -1077,6 +1079,74 @@ public class StratoFileSystem extends FileSystem {
         + " to " + replication + ": a written file keeps the replication it was created with (its blocks live in"
         + " containers of " + current + "-datanode pipelines); strato stores replication 1 or 3, chosen at create"
         + " (1: ONE, anything else: the bucket's): write a copy of the file with the replication wanted");
+  }
+
+  // ---- Quotas ----------------------------------------------------------------------
+
+  /**
+   * The quotas and usage of a bucket or a volume as strato records them
+   * ({@code strato sh bucket setquota}): {count, namespace quota, bytes,
+   * quota of bytes}, a quota Hadoop's -1 when there is none; null for "/"
+   * and for a path below a bucket, which have no quota of their own. A
+   * bucket's namespace counts its keys and directories (not its root), a
+   * volume's its buckets; bytes are logical (one copy of each), the bytes
+   * strato's quotas limit, where HDFS counts every replica.
+   */
+  private long[] quotaOf(Path q) throws IOException {
+    StratoPath p = StratoPath.of(q);
+    try {
+      switch (p.depth) {
+        case 1: {
+          VolumeInfo v = client.getVolume(p.volume);
+          return new long[] {v.getUsedNamespace(), orNone(v.getQuotaNamespace()), v.getUsedBytes(), orNone(v.getQuotaBytes())};
+        }
+        case 2: {
+          BucketInfo b = client.getBucket(p.volume, p.bucket);
+          return new long[] {b.getUsedNamespace(), orNone(b.getQuotaNamespace()), b.getUsedBytes(), orNone(b.getQuotaBytes())};
+        }
+        default:
+          return null;
+      }
+    } catch (IOException e) {
+      throw statusError(e, q);
+    }
+  }
+
+  private static long orNone(long quota) {
+    return quota > 0 ? quota : -1;
+  }
+
+  /**
+   * A bucket's or a volume's quotas and usage (hadoop fs -count -u); for
+   * "/" and paths below a bucket, Hadoop's default (the subtree counted, no
+   * quota). See quotaOf for what strato counts.
+   */
+  @Override
+  public QuotaUsage getQuotaUsage(Path f) throws IOException {
+    statistics.incrementReadOps(1);
+    Path q = makeQualified(f);
+    long[] u = quotaOf(q);
+    if (u == null) {
+      return super.getQuotaUsage(q);
+    }
+    return new QuotaUsage.Builder().fileAndDirectoryCount(u[0]).quota(u[1])
+        .spaceConsumed(u[2]).spaceQuota(u[3]).build();
+  }
+
+  /**
+   * Hadoop's content summary (the subtree counted), with a bucket's or a
+   * volume's quotas and bytes used (hadoop fs -count -q).
+   */
+  @Override
+  public ContentSummary getContentSummary(Path f) throws IOException {
+    Path q = makeQualified(f);
+    ContentSummary s = super.getContentSummary(q);
+    long[] u = quotaOf(q);
+    if (u == null) {
+      return s;
+    }
+    return new ContentSummary.Builder().length(s.getLength()).fileCount(s.getFileCount())
+        .directoryCount(s.getDirectoryCount()).quota(u[1]).spaceConsumed(u[2]).spaceQuota(u[3]).build();
   }
 
   /**

@@ -20,6 +20,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsShell;
 import org.apache.hadoop.fs.FsStatus;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.QuotaUsage;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.util.ToolRunner;
@@ -327,5 +328,42 @@ public class TestFsShell {
     assertEquals(new FsPermission((short) 0700), st.getPermission());
     assertEquals("carol", st.getOwner());
     assertEquals("analysts", st.getGroup());
+  }
+
+  /**
+   * A bucket's quotas, set with the Go CLI (strato sh bucket setquota),
+   * show in getQuotaUsage, -count -q and -count -u; clrquota clears them.
+   */
+  @Test
+  public void countShowsTheBucketsQuota() throws Exception {
+    Path bucket = new Path("/shell/quota");
+    Path dir = new Path(bucket, "d");
+    touchFile(new Path(dir, "f"));
+    cluster.cli("sh", "bucket", "setquota", "/shell/quota", "--bytes", "1MiB", "--namespace", "100");
+
+    QuotaUsage u = fs.getQuotaUsage(bucket);
+    assertEquals(100, u.getQuota());
+    assertEquals(1 << 20, u.getSpaceQuota());
+    assertEquals(2, u.getFileAndDirectoryCount()); // d and d/f
+    assertEquals(3, u.getSpaceConsumed());
+    assertEquals("no quota of its own below a bucket", -1, fs.getQuotaUsage(dir).getQuota());
+
+    // QUOTA REM_QUOTA SPACE_QUOTA REM_SPACE_QUOTA DIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME
+    String[] q = ok("-count", "-q", bucket.toString()).out.trim().split("\\s+");
+    assertEquals(String.join(" ", q), "100", q[0]);
+    assertEquals(String.join(" ", q), "1048576", q[2]);
+    assertEquals(String.join(" ", q), "1048573", q[3]);
+    assertEquals(String.join(" ", q), "1", q[5]);
+    assertEquals(String.join(" ", q), "3", q[6]);
+    // QUOTA REM_QUOTA SPACE_QUOTA REM_SPACE_QUOTA PATHNAME
+    String[] uq = ok("-count", "-u", bucket.toString()).out.trim().split("\\s+");
+    assertEquals(String.join(" ", uq), "100 98 1048576 1048573", String.join(" ", java.util.Arrays.copyOf(uq, 4)));
+
+    cluster.cli("sh", "bucket", "clrquota", "/shell/quota");
+    u = fs.getQuotaUsage(bucket);
+    assertEquals(-1, u.getQuota());
+    assertEquals(-1, u.getSpaceQuota());
+    String[] none = ok("-count", "-u", bucket.toString()).out.trim().split("\\s+");
+    assertEquals(String.join(" ", none), "none inf none inf", String.join(" ", java.util.Arrays.copyOf(none, 4)));
   }
 }
