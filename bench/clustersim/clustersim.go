@@ -119,7 +119,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	s := &sim{o: o, dn: stratov1.NewDatanodeServiceClient(conn), ns: stratov1.NewNamespaceServiceClient(conn)}
 	res := &Result{Datanodes: o.Datanodes, Containers: o.Containers}
 

@@ -58,14 +58,14 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 					if dir, err = os.MkdirTemp("", "strato-cluster-sim-*"); err != nil {
 						return err
 					}
-					defer os.RemoveAll(dir)
+					defer func() { _ = os.RemoveAll(dir) }()
 				}
 				mc, err := minicluster.Start(cmd.Context(), minicluster.Options{Dir: dir, MetaOnly: true,
 					ContainerSize: size, BlockSize: size, Logger: slog.New(slog.DiscardHandler)})
 				if err != nil {
 					return err
 				}
-				defer mc.Close()
+				defer func() { _ = mc.Close() }()
 				o.Meta = mc.MetaAddr()
 				if restart {
 					o.Restart = mc.RestartMeta
