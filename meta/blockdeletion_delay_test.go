@@ -19,7 +19,9 @@ import (
 func TestBlockDeletionDelay(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	lis := listen(t)
-	s := startServer(t, Options{Dir: t.TempDir(), TickInterval: time.Hour, Clock: clock, BlockDeletionDelay: time.Hour}, lis)
+	// The background tick never comes (the test calls deleteBlocksTick):
+	// at an hour, it would find the datanodes silent that long DEAD.
+	s := startServer(t, Options{Dir: t.TempDir(), TickInterval: 1000 * time.Hour, Clock: clock, BlockDeletionDelay: time.Hour}, lis)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	require.NoError(t, s.WaitReady(ctx))
@@ -51,10 +53,18 @@ func TestBlockDeletionDelay(t *testing.T) {
 	_, err = s.DeleteKey(ctx, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "bkt", Key: "k"})
 	require.NoError(t, err)
 
+	alive := func() { // the datanodes heartbeat, as they would all along
+		for _, id := range []string{"dn1", "dn2", "dn3"} {
+			_, err := s.Heartbeat(ctx, &stratov1.HeartbeatRequest{DatanodeId: id})
+			require.NoError(t, err)
+		}
+	}
 	clock.Advance(time.Hour - time.Second)
+	alive()
 	require.NoError(t, s.deleteBlocksTick(ctx))
 	require.Zero(t, s.BlockDeletionStats().Blocks, "nothing is sent before the delay")
 	clock.Advance(time.Second)
+	alive()
 	require.NoError(t, s.deleteBlocksTick(ctx))
 	require.NotZero(t, s.BlockDeletionStats().Blocks, "the blocks are sent once the delay has passed")
 }
