@@ -42,12 +42,14 @@ func (s *Server) tick(ctx context.Context) error {
 	// A new leader acts on the replica map only once the datanodes had time
 	// to report (cluster.Options.LeaderSettle).
 	settling := s.cl.Settling(now)
-	if !settling && !s.cl.SafeMode().InSafeMode {
+	if !settling && !s.cl.SafeMode().InSafeMode && now.Sub(s.lastReplAt) >= s.opts.ReplicationInterval {
+		s.lastReplAt = now
 		rep := s.cl.ReplicationWork(now, s.cl.Options().ReplicationLimit)
 		s.replMu.Lock()
 		s.lastRepl = rep
 		s.replScheduled += uint64(rep.Scheduled)
 		s.replDeletes += uint64(rep.Deletes)
+		s.replPasses++
 		s.replMu.Unlock()
 		s.reportMissing(rep.Missing)
 		for _, id := range rep.Decommissioned {

@@ -22,6 +22,7 @@ type Metrics struct {
 	// Cumulative since this replica last became leader's start.
 	ReplicationsScheduled uint64
 	ReplicaDeletes        uint64
+	ReplicationPasses     uint64
 	Consensus             consensus.Status
 }
 
@@ -30,7 +31,8 @@ func (s *Server) Metrics() Metrics {
 	s.replMu.Lock()
 	m := Metrics{UnderReplicated: s.lastRepl.UnderReplicated, Missing: len(s.lastRepl.Missing),
 		ReplicationsInFlight: s.lastRepl.InFlight, ReplicationsScheduled: s.replScheduled, ReplicaDeletes: s.replDeletes,
-		Containers: s.lastRepl.Containers, MisReplicated: s.lastRepl.MisReplicated}
+		ReplicationPasses: s.replPasses,
+		Containers:        s.lastRepl.Containers, MisReplicated: s.lastRepl.MisReplicated}
 	s.replMu.Unlock()
 	m.Leader = s.node.IsLeader()
 	for _, d := range s.cl.Datanodes() {

@@ -47,9 +47,11 @@ type Server struct {
 	trash         trashRounds    // the trash checkpoint driver (trash.go)
 	replMu        sync.Mutex
 	lastRepl      cluster.ReplicationReport
+	lastReplAt    time.Time       // when the leader's last replication pass ran (background goroutine only)
 	missing       map[uint64]bool // containers reported with no good replica
 	replScheduled uint64
 	replDeletes   uint64
+	replPasses    uint64
 	closed        atomic.Bool
 	// diskLow and diskAvail: the last sample of the data directory's free
 	// space (resource.go).

@@ -59,6 +59,7 @@ var metaMetrics = []metric[meta.Metrics]{
 	gauge("strato_meta_mis_replicated_containers", "closed containers with the copies they need, not spread over the racks as the rack rules want", func(m meta.Metrics) float64 { return float64(m.MisReplicated) }),
 	gauge("strato_meta_missing_containers", "closed containers with no good copy anywhere", func(m meta.Metrics) float64 { return float64(m.Missing) }),
 	gauge("strato_meta_replications_in_flight", "container copies commanded and not yet reported", func(m meta.Metrics) float64 { return float64(m.ReplicationsInFlight) }),
+	counter("strato_meta_replication_passes_total", "replication passes run (--replication-interval)", func(m meta.Metrics) float64 { return float64(m.ReplicationPasses) }),
 	counter("strato_meta_replications_scheduled_total", "container copies commanded", func(m meta.Metrics) float64 { return float64(m.ReplicationsScheduled) }),
 	counter("strato_meta_replica_deletes_total", "extra or unhealthy replicas deleted", func(m meta.Metrics) float64 { return float64(m.ReplicaDeletes) }),
 	gauge("strato_meta_raft_term", "Raft term", func(m meta.Metrics) float64 { return float64(m.Consensus.Term) }),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/strato-io/strato/bench/clustersim"
 	"github.com/strato-io/strato/bytesize"
+	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/minicluster"
 )
 
@@ -24,6 +25,7 @@ func newBenchClusterSimCmd() *cobra.Command {
 		dir     string
 		prof    string
 		restart bool
+		replInt time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "cluster-sim [--datanodes 1000] [--containers N] [--duration 30s] [--meta ADDR]",
@@ -61,7 +63,8 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 					defer func() { _ = os.RemoveAll(dir) }()
 				}
 				mc, err := minicluster.Start(cmd.Context(), minicluster.Options{Dir: dir, MetaOnly: true,
-					ContainerSize: size, BlockSize: size, Logger: slog.New(slog.DiscardHandler)})
+					ContainerSize: size, BlockSize: size, Logger: slog.New(slog.DiscardHandler),
+					ConfigureMeta: func(_ int, mo *meta.Options) { mo.ReplicationInterval = replInt }})
 				if err != nil {
 					return err
 				}
@@ -113,6 +116,7 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 	f.IntVar(&o.FullReportEvery, "full-report-every", 20, "heartbeats between a datanode's full container reports")
 	f.DurationVar(&o.Duration, "duration", 30*time.Second, "how long heartbeats are measured once the containers exist")
 	f.IntVar(&o.Writers, "writers", 16, "parallel allocations making the containers")
+	f.DurationVar(&replInt, "replication-interval", 0, "the in-process meta's --replication-interval (default: every tick)")
 	f.BoolVar(&restart, "restart", true, "with the in-process meta: then restart it and measure how soon it leaves safe mode, every datanode registering again")
 	f.StringVar(&prof, "cpuprofile", "", "write a CPU profile of the whole run (meta's and the simulation's, with an in-process meta) to this file")
 	return cmd

@@ -153,8 +153,7 @@ func newMetaCmd() *cobra.Command {
 		"a datanode silent this long is STALE: no new pipelines on it (Ozone's ozone.scm.stale.node.interval, 5m there)")
 	f.DurationVar(&o.Cluster.DeadAfter, "dead-after", 2*time.Minute,
 		"a datanode silent this long is DEAD: its pipelines close and its containers are copied elsewhere (Ozone's ozone.scm.dead.node.interval, 10m there)")
-	f.IntVar(&o.Cluster.MaintenanceMinReplicas, "maintenance-min-replicas", 2,
-		"good copies every replicated container keeps on in-service datanodes while a holder is in maintenance (capped by its replication; Ozone's hdds.scm.replication.maintenance.replica.minimum)")
+	addReplicationFlags(f, &o)
 	f.StringVar(&diskReserve, "disk-reserve", "100MiB",
 		"free space the data directory's filesystem must keep; below it namespace changes are refused until space is freed (0: no check)")
 	tlsf.addFlags(f, "replica")
@@ -234,6 +233,14 @@ func openMeta(o meta.Options, restore string) (*meta.Server, error) {
 			"backup", restore, "cluster_id", m.ClusterID, "index", m.AppliedIndex, "taken", m.Created, "from_replica", m.ReplicaID)
 	}
 	return meta.Open(o)
+}
+
+// addReplicationFlags adds the flags of meta's replication manager.
+func addReplicationFlags(f *pflag.FlagSet, o *meta.Options) {
+	f.DurationVar(&o.ReplicationInterval, "replication-interval", 0,
+		"time between the replication passes that judge every closed container (at most one a tick; a pass over 1M containers holds the cluster state about 0.7 s, heartbeats waiting meanwhile: raise it for large clusters; HDFS 3s, Ozone 5m) (default: every tick)")
+	f.IntVar(&o.Cluster.MaintenanceMinReplicas, "maintenance-min-replicas", 2,
+		"good copies every replicated container keeps on in-service datanodes while a holder is in maintenance (capped by its replication; Ozone's hdds.scm.replication.maintenance.replica.minimum)")
 }
 
 // parsePeers parses "1=host:port,2=host:port".

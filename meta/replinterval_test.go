@@ -1,0 +1,55 @@
+package meta
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/require"
+
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// TestReplicationInterval: with ReplicationInterval 10s and a tick of 1s,
+// 30 s of ticks run about 3 replication passes, not 30.
+func TestReplicationInterval(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := startServer(t, Options{Dir: t.TempDir(), TickInterval: time.Second, ReplicationInterval: 10 * time.Second, Clock: clock}, listen(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, s.WaitReady(ctx))
+	beat := func() {
+		for i, id := range []string{"dn1", "dn2", "dn3"} {
+			if resp, err := s.Heartbeat(ctx, &stratov1.HeartbeatRequest{DatanodeId: id}); err != nil || resp.GetReregister() {
+				_, err = s.Register(ctx, &stratov1.RegisterRequest{
+					Details: &stratov1.DatanodeDetails{Id: id, DataAddr: fmt.Sprintf("127.0.0.1:%d", 19200+i)},
+					Stats:   &stratov1.NodeStats{Capacity: 1 << 40, Remaining: 1 << 40}})
+				require.NoError(t, err)
+			}
+		}
+	}
+	beat()
+	// Past the leader's settle period, out of safe mode.
+	for s.cl.Settling(clock.Now()) || s.cl.SafeMode().InSafeMode {
+		clock.Advance(time.Second)
+		beat()
+		require.NoError(t, ctx.Err())
+	}
+	tick := func() {
+		clock.Advance(time.Second)
+		beat()
+		// The background goroutine ticks (a tick it has no time for is
+		// coalesced with the next: the interval still holds).
+		time.Sleep(30 * time.Millisecond)
+	}
+	tick()
+	start := s.Metrics().ReplicationPasses
+	for range 30 {
+		tick()
+	}
+	got := s.Metrics().ReplicationPasses - start
+	require.GreaterOrEqual(t, got, uint64(2), "passes in 30 ticks of 1 s at a 10 s interval")
+	require.LessOrEqual(t, got, uint64(4), "passes in 30 ticks of 1 s at a 10 s interval")
+}
