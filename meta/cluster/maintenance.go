@@ -92,10 +92,6 @@ func planMaintenanceEnd(s *state, now time.Time, p *plan) {
 // those holders, but never below the minimum (capped by the factor). A
 // holder in maintenance counts whatever its health: its absence is
 // planned, and its replica comes back with it.
-func (r *replicationPass) maintenanceNeed(c *containerState, reps map[string]*stratov1.ContainerReplica) int {
-	return r.s.maintenanceNeed(c, reps)
-}
-
 func (s *state) maintenanceNeed(c *containerState, reps map[string]*stratov1.ContainerReplica) int {
 	factor, away := int(c.info.Replication), 0
 	for id, rp := range reps {
@@ -104,10 +100,4 @@ func (s *state) maintenanceNeed(c *containerState, reps map[string]*stratov1.Con
 		}
 	}
 	return max(factor-away, min(factor, s.maintenanceMin))
-}
-
-// maintenanceWant is the good copies replicated container c needs now
-// (maintenanceNeed), what judge holds it to.
-func (s *state) maintenanceWant(c *containerState) int {
-	return s.maintenanceNeed(c, c.replicas)
 }

@@ -66,7 +66,7 @@ func ChooseMembers(cands []Candidate, size, limit int) ([]string, error) {
 		r := cmp.Or(c.Rack, DefaultRack)
 		rb := byRack[r]
 		if rb == nil {
-			rb = &rackBest{}
+			rb = &rackBest{top: make([]Candidate, 0, size+1)}
 			byRack[r] = rb
 			racks = append(racks, rb)
 		}
@@ -94,7 +94,13 @@ func ChooseMembers(cands []Candidate, size, limit int) ([]string, error) {
 // pipelineCandidates lists the healthy in-service datanodes not in ex,
 // with how many open pipelines of redundancy r each is in.
 func (s *state) pipelineCandidates(r Redundancy, ex Exclude) []Candidate {
-	in := make(map[string]int, len(s.nodes))
+	// The counts' map is kept between calls (under the lock): a choice
+	// among thousands of datanodes would otherwise allocate it each time.
+	if s.candCounts == nil {
+		s.candCounts = make(map[string]int, len(s.nodes))
+	}
+	in := s.candCounts
+	clear(in)
 	for _, p := range s.pipelines {
 		if p.State == stratov1.PipelineState_PIPELINE_OPEN && r.is(p) {
 			for _, id := range p.Members {
@@ -112,21 +118,6 @@ func (s *state) pipelineCandidates(r Redundancy, ex Exclude) []Candidate {
 	return out
 }
 
-// topUpMembers chooses the members of one more pipeline of r, as Ozone's
-// background pipeline creator does: healthy datanodes in fewer than limit
-// open pipelines of r, never the members of an open pipeline of r again.
-// ok is false when no pipeline is to be added.
-func (s *state) topUpMembers(r Redundancy, limit int) (members []string, ok bool) {
-	members, err := ChooseMembers(s.pipelineCandidates(r, Exclude{}), r.Members(), limit)
-	if err != nil {
-		return nil, false // every datanode that can take one more has its share
-	}
-	if s.samePipeline(r, members) {
-		return nil, false // no two open pipelines on the same datanodes
-	}
-	return members, true
-}
-
 // openMemberSets are the member sets (memberSet) of the open pipelines
 // of r.
 func (s *state) openMemberSets(r Redundancy) map[string]bool {
@@ -142,18 +133,6 @@ func (s *state) openMemberSets(r Redundancy) map[string]bool {
 // memberSet names a set of datanodes whatever their order.
 func memberSet(ids []string) string {
 	return strings.Join(slices.Sorted(slices.Values(ids)), "\x00")
-}
-
-// samePipeline: an open pipeline of r has exactly these members (which
-// are distinct).
-func (s *state) samePipeline(r Redundancy, members []string) bool {
-	for _, p := range s.pipelines {
-		if p.State == stratov1.PipelineState_PIPELINE_OPEN && r.is(p) && len(p.Members) == len(members) &&
-			!slices.ContainsFunc(p.Members, func(id string) bool { return !slices.Contains(members, id) }) {
-			return true
-		}
-	}
-	return false
 }
 
 // nextPipelineID is the ID of the next pipeline to propose.

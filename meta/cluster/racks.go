@@ -137,8 +137,14 @@ func (s *state) misReplicated(c *containerState, racks int) bool {
 	if racks < 2 || c.info.State != stratov1.ContainerState_CONTAINER_CLOSED {
 		return false
 	}
+	return s.breaksRackRule(c, s.goodHolders(c), racks)
+}
+
+// breaksRackRule says whether holders, c's good copies, break c's rack
+// rule when racks racks have an in-service datanode.
+func (s *state) breaksRackRule(c *containerState, holders []string, racks int) bool {
 	var buf [16]rackCount
-	return !rackRuleFor(c.info, racks).satisfied(s.spread(buf[:0], s.goodHolders(c)))
+	return !rackRuleFor(c.info, racks).satisfied(s.spread(buf[:0], holders))
 }
 
 // fixMisplaced plans, for each mis-replicated container the pass found,

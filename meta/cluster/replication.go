@@ -178,7 +178,7 @@ func (r *replicationPass) planReplicated(c *containerState) {
 			good = append(good, id)
 		}
 	}
-	need := r.maintenanceNeed(c, reps) - len(good)
+	need := r.s.maintenanceNeed(c, reps) - len(good)
 	if live == 0 {
 		if !r.s.closingOnLiveNode(reps) && !r.awaitingReports(c) {
 			r.rep.Missing = append(r.rep.Missing, c.info.Id)
@@ -413,8 +413,7 @@ func (r *replicationPass) checkRacks(c *containerState, good []string) {
 	if good == nil {
 		good = r.s.goodHolders(c)
 	}
-	var buf [16]rackCount
-	if !rackRuleFor(c.info, r.racks).satisfied(r.s.spread(buf[:0], good)) {
+	if r.s.breaksRackRule(c, good, r.racks) {
 		r.rep.MisReplicated++
 		r.misplaced = append(r.misplaced, c)
 	}

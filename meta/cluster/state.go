@@ -34,6 +34,8 @@ type state struct {
 	// pipeline, or of a datanode's health or state, moves on.
 	usable    map[string]usablePipelines
 	usableGen uint64
+	// candCounts is pipelineCandidates' scratch map, kept between calls.
+	candCounts map[string]int
 	// sorted caches the containers by ID, added those added since
 	// (sortedContainers).
 	sorted, added []*containerState

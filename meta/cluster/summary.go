@@ -12,7 +12,7 @@ import (
 // wrong with it. A closed container with no CLOSED replica on a datanode
 // that is not DEAD is MISSING (a STALE holder may come back); with fewer
 // good copies than its replication (less its holders in maintenance, not
-// below the maintenance minimum: maintenanceWant), UNDER_REPLICATED; an UNHEALTHY
+// below the maintenance minimum: maintenanceNeed), UNDER_REPLICATED; an UNHEALTHY
 // container or replica is UNHEALTHY; more good copies than needed,
 // OVER_REPLICATED; with what it needs but against its rack rule when
 // racks racks have an in-service datanode (racks.go), MIS_REPLICATED. An
@@ -37,7 +37,7 @@ func (s *state) judge(c *containerState, racks int) (good int, problem stratov1.
 		}
 	}
 	closed := c.info.State == stratov1.ContainerState_CONTAINER_CLOSED
-	want := s.maintenanceWant(c)
+	want := s.maintenanceNeed(c, c.replicas)
 	switch {
 	case closed && live == 0:
 		return good, stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING
