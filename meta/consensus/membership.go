@@ -212,7 +212,9 @@ func (n *Node) applyConfChange(index, term uint64, cc *pb.ConfChangeV2, b *pebbl
 	n.log.Info("consensus: configuration changed", "id", n.id, "index", index, "voters", cs.GetVoters(),
 		"learners", cs.GetLearners())
 	if w := n.confWait; w != nil && changeID != 0 && w.id == changeID {
-		w.done <- nil
+		// Answered by afterConfChange, once the batch is committed and the
+		// view shows the change: the proposer reads the members next.
+		n.confApplied = w
 		n.confWait = nil
 	}
 	n.dropConfWait(index, term)
@@ -268,6 +270,10 @@ func (n *Node) noteConfEntries(ents []*pb.Entry) {
 func (n *Node) afterConfChange() error {
 	n.confChanged = false
 	n.refreshView()
+	if w := n.confApplied; w != nil {
+		w.done <- nil
+		n.confApplied = nil
+	}
 	members := confMembers(n.store.conf)
 	if len(members) > 0 && !slices.Contains(members, n.id) {
 		n.log.Info("consensus: this node was removed from the group; stopping", "id", n.id)

@@ -112,7 +112,10 @@ type Node struct {
 	// proposers answered since are the ones a linger waits for.
 	answeredAtPropose uint64
 	confWait          *confWaiter
-	confPending       uint64 // index of the last configuration change appended
+	// confApplied is the waiting change applied in the current batch,
+	// answered once the batch is committed and the view refreshed.
+	confApplied *confWaiter
+	confPending uint64 // index of the last configuration change appended
 	// confProposed: a change was just proposed; the next appended entries
 	// hold it.
 	confProposed bool
