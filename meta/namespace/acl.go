@@ -728,6 +728,9 @@ func (a *applier) setAcl(c *stratov1.SetAclCommand) (proto.Message, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := a.beforeRewrite(bk.Id, key, d, ki); err != nil {
+		return nil, err
+	}
 	if d != nil {
 		if d.Acls, err = edit(d.Acls); err != nil {
 			return nil, err

@@ -90,6 +90,10 @@ func (ns *Namespace) Apply(cmd *stratov1.NamespaceCommand, b *pebble.Batch) (pro
 		res, err = a.setAcl(op.SetAcl)
 	case *stratov1.NamespaceCommand_Update:
 		res, err = a.update(op.Update)
+	case *stratov1.NamespaceCommand_Snapshot:
+		res, err = a.snapshot(op.Snapshot)
+	case *stratov1.NamespaceCommand_PurgeSnapshots:
+		res, err = a.purgeSnapshots(op.PurgeSnapshots)
 	default:
 		return nil, fmt.Errorf("%w: unknown command %T", ErrInvalid, cmd.Op)
 	}
@@ -115,6 +119,10 @@ type applier struct {
 	// Key buffers for keys used at once (kb) or held through one operation
 	// (kb2); big enough that typical keys never reallocate.
 	kb, kb2 []byte
+	// The snapshot state of bucket snapBucket, once loaded (snapshot.go).
+	snap       snapState
+	snapBucket uint64
+	snapLoaded bool
 }
 
 var applierPool = sync.Pool{New: func() any {
@@ -393,6 +401,21 @@ func (a *applier) deleteBucket(r *stratov1.DeleteBucketCommand) (proto.Message, 
 	}
 	if u.namespace > 0 {
 		return nil, fmt.Errorf("%w: %s/%s has %d keys and directories", ErrBucketNotEmpty, bk.Volume, bk.Name, u.namespace)
+	}
+	st, err := a.snaps(bk.Id)
+	if err != nil {
+		return nil, err
+	}
+	if len(st.ids) > 0 {
+		return nil, fmt.Errorf("%w: %s/%s has %d (delete them first)", ErrHasSnapshots, bk.Volume, bk.Name, len(st.ids))
+	}
+	if purging, err := exists(a.b, idKey(nil, tagSnapPurge, bk.Id)); err != nil {
+		return nil, err
+	} else if purging {
+		return nil, fmt.Errorf("%w: %s/%s: what its deleted snapshots held is still being freed; try again shortly", ErrHasSnapshots, bk.Volume, bk.Name)
+	}
+	if err := a.b.Delete(snapStateKey(nil, bk.Id), nil); err != nil {
+		return nil, err
 	}
 	// The counter is exact; the scan guards the invariant at little cost
 	// (bucket deletion is rare).

@@ -37,6 +37,9 @@ func (a *applier) setAttributes(c *stratov1.SetAttributesCommand) (proto.Message
 	if c.GetObjectId() != 0 && ki.ObjectId != c.GetObjectId() {
 		return nil, fmt.Errorf("%w: %s is object %d, not %d", ErrKeyReplaced, label, ki.ObjectId, c.GetObjectId())
 	}
+	if err := a.beforeRewrite(bk.Id, key, nil, ki); err != nil {
+		return nil, err
+	}
 	ki.Attributes = c.GetAttributes()
 	return &stratov1.SetAttributesResponse{}, put(a.b, key, ki)
 }

@@ -95,6 +95,10 @@ func (a *applier) reclaim(c *stratov1.ReclaimCommand) (proto.Message, error) {
 			budget--
 			continue
 		}
+		st, err := a.snaps(dd.BucketId)
+		if err != nil {
+			return nil, err
+		}
 		for _, ch := range children {
 			name := string(ch.key[10:])
 			if err := a.b.Delete(ch.key, nil); err != nil {
@@ -105,12 +109,21 @@ func (a *applier) reclaim(c *stratov1.ReclaimCommand) (proto.Message, error) {
 				if err != nil {
 					return nil, err
 				}
+				if st.journaled(dd.SnapshotGen) {
+					d := &stratov1.DirectoryInfo{}
+					if err := proto.Unmarshal(ch.value, d); err != nil {
+						return nil, fmt.Errorf("%w: %q: %w", ErrCorrupt, ch.key, err)
+					}
+					if err := a.retireDir(dd.BucketId, st, dd.ObjectId, name, d, dd.SnapshotGen, false); err != nil {
+						return nil, err
+					}
+				}
 				if err := a.b.Delete(idKey(a.kb, tagDirByID, cid), nil); err != nil {
 					return nil, err
 				}
 				a.forgetDir(dd.ObjectId, name, cid)
 				sub := &stratov1.DeletedDirectory{ObjectId: cid, BucketId: dd.BucketId, VolumeId: dd.VolumeId,
-					DeletedAtUnixMs: a.now, Path: dd.Path + "/" + name}
+					DeletedAtUnixMs: a.now, Path: dd.Path + "/" + name, SnapshotGen: dd.SnapshotGen}
 				if err := put(a.b, idKey(a.kb, tagDeletedDir, cid), sub); err != nil {
 					return nil, err
 				}
@@ -123,10 +136,20 @@ func (a *applier) reclaim(c *stratov1.ReclaimCommand) (proto.Message, error) {
 				if err := proto.Unmarshal(ch.value, ki); err != nil {
 					return nil, fmt.Errorf("%w: %q: %w", ErrCorrupt, ch.key, err)
 				}
-				if err := a.freeBlocks(ki.ObjectId, ki.Blocks, "reclaim"); err != nil {
+				kept, err := a.retire(dd.BucketId, st, ch.key, ch.value, ki.SnapshotGen, dd.SnapshotGen, false)
+				if err != nil {
 					return nil, err
 				}
-				if err := a.release(dd.BucketId, dd.VolumeId, ki.Size, 1); err != nil {
+				freed, err := a.releaseOf(ki, kept)
+				if err != nil {
+					return nil, err
+				}
+				if !kept {
+					if err := a.unref(ki, "reclaim"); err != nil {
+						return nil, err
+					}
+				}
+				if err := a.release(dd.BucketId, dd.VolumeId, freed, 1); err != nil {
 					return nil, err
 				}
 				res.Files++

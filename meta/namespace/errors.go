@@ -60,6 +60,9 @@ var (
 	ErrUserExists        = sentinel("namespace: user already exists", ErrExists)
 	ErrTokenNotFound     = sentinel("namespace: token not found", ErrNotFound)
 	ErrPermissionDenied  = sentinel("namespace: permission denied", ErrDenied)
+	ErrSnapshotNotFound  = sentinel("namespace: snapshot not found", ErrNotFound)
+	ErrSnapshotExists    = sentinel("namespace: snapshot already exists", ErrExists)
+	ErrHasSnapshots      = sentinel("namespace: bucket has snapshots", ErrFailedPrecondition)
 )
 
 // Class returns the class of err (ErrNotFound, ErrExists,

@@ -66,6 +66,9 @@ func (a *applier) newOpenKey(c *stratov1.OpenKeyCommand, persist bool) (*stratov
 	if err := checkAllocated(c.GetBlocks()); err != nil {
 		return nil, nil, err
 	}
+	if err := checkWritable(c.GetKey()); err != nil {
+		return nil, nil, err
+	}
 	rec := &stratov1.OpenKeyInfo{
 		Volume: bk.Volume, Bucket: bk.Name, BucketId: bk.Id, VolumeId: bk.VolumeId, Layout: bk.Layout,
 		Replication: repl, ErasureCoding: e, ChecksumType: bk.ChecksumType, BytesPerChecksum: bk.BytesPerChecksum,
@@ -253,7 +256,21 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 	if replaced {
 		dNames = 0
 	}
-	if err := a.chargeIDs(rec.BucketId, rec.VolumeId, rec.Volume, rec.Bucket, size-old.GetSize(), dNames); err != nil {
+	st, err := a.snaps(rec.BucketId)
+	if err != nil {
+		return nil, err
+	}
+	// What the replaced version releases: its size, unless a snapshot
+	// keeps it or another record holds its object (own: the same object,
+	// charged once).
+	kept := replaced && st.sees(old.SnapshotGen, st.gen)
+	release := old.GetSize()
+	if replaced && !own {
+		if release, err = a.releaseOf(old, kept); err != nil {
+			return nil, err
+		}
+	}
+	if err := a.chargeIDs(rec.BucketId, rec.VolumeId, rec.Volume, rec.Bucket, size-release, dNames); err != nil {
 		return nil, err
 	}
 
@@ -262,7 +279,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum,
 		CreationTimeUnixMs: rec.CreationTimeUnixMs, ModificationTimeUnixMs: a.now, Blocks: final, Owner: rec.Owner,
 		Attributes: c.GetAttributes(), Permission: permissionOr(rec.Permission, DefaultFilePermission),
-		Group: rec.Group, AccessTimeUnixMs: a.now, Acls: rec.Acls,
+		Group: rec.Group, AccessTimeUnixMs: a.now, Acls: rec.Acls, SnapshotGen: st.gen,
 	}
 	if own {
 		// What SetPermission, SetOwner and SetAcl changed while the file
@@ -271,6 +288,16 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 	}
 	if fso {
 		ki.ParentId = rec.ParentId
+	}
+	if own {
+		if err := a.keepFile(rec.BucketId, st, key, old); err != nil {
+			return nil, err
+		}
+		if err := a.grow(ki); err != nil {
+			return nil, err
+		}
+	} else if err := a.journal(rec.BucketId, st, st.gen, key); err != nil {
+		return nil, err
 	}
 	if err := put(a.b, key, ki); err != nil {
 		return nil, err
@@ -286,7 +313,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		}
 	}
 	if replaced && !own {
-		if err := a.freeBlocks(old.ObjectId, old.Blocks, "overwrite"); err != nil {
+		if err := a.dropFile(rec.BucketId, st, key, old, kept, "overwrite"); err != nil {
 			return nil, err
 		}
 	}
@@ -362,6 +389,16 @@ func (a *applier) composeSources(rec *stratov1.OpenKeyInfo, name string, cs []*s
 		case kr.ChecksumType != rec.ChecksumType || kr.BytesPerChecksum != rec.BytesPerChecksum:
 			return nil, nil, 0, fmt.Errorf("%w: source %s has checksums %v/%d, the key %v/%d", ErrInvalidBlocks, label,
 				kr.ChecksumType, kr.BytesPerChecksum, rec.ChecksumType, rec.BytesPerChecksum)
+		}
+		if st, err := loadSnapState(a.b, bk.Id); err != nil {
+			return nil, nil, 0, err
+		} else if shared, err := exists(a.b, idKey(nil, tagShared, kr.ObjectId)); err != nil {
+			return nil, nil, 0, err
+		} else if shared || st.sees(kr.SnapshotGen, st.gen) {
+			// Its blocks would be both the new key's and the snapshot's.
+			return nil, nil, 0, fmt.Errorf("%w: source %s is held by a snapshot of its bucket", ErrHasSnapshots, label)
+		} else if err := a.journal(bk.Id, st, st.gen, key); err != nil {
+			return nil, nil, 0, err
 		}
 		for _, bl := range kr.Blocks {
 			final = append(final, &stratov1.BlockRecord{BlockId: bl.BlockId, Offset: size, Length: bl.Length, Pipeline: bl.Pipeline})

@@ -53,6 +53,12 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		cmd.Op = &stratov1.NamespaceCommand_SetQuota{SetQuota: &stratov1.SetQuotaCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), QuotaBytes: r.GetQuotaBytes(), QuotaNamespace: r.GetQuotaNamespace(),
 			KeepBytes: r.GetKeepBytes(), KeepNamespace: r.GetKeepNamespace()}}
+	case *stratov1.CreateSnapshotRequest, *stratov1.DeleteSnapshotRequest, *stratov1.RenameSnapshotRequest:
+		c, err := prepareSnapshot(req, env.Now)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Op = &stratov1.NamespaceCommand_Snapshot{Snapshot: c}
 	case *stratov1.UpdateVolumeRequest, *stratov1.UpdateBucketRequest:
 		c, err := prepareUpdate(req)
 		if err != nil {

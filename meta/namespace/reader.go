@@ -243,6 +243,9 @@ func (rd *Reader) DeletedDirectories(limit int) ([]*stratov1.DeletedDirectory, e
 
 // LookupKey returns a committed key (OBS) or file (FSO) with its blocks.
 func (rd *Reader) LookupKey(req *stratov1.LookupKeyRequest) (*stratov1.LookupKeyResponse, error) {
+	if name, rest, ok := snapshotPath(req.GetKey()); ok {
+		return rd.snapLookupKey(req, name, rest)
+	}
 	if err := rd.authorized(rd.caller, keyKind, req.GetVolume(), req.GetBucket(), req.GetKey(), RightRead); err != nil {
 		return nil, err
 	}
@@ -352,6 +355,9 @@ func rootStatus(bk *stratov1.BucketRecord) *stratov1.FileStatus {
 // GetFileStatus returns the status of a file or directory ("" is the root).
 // On an OBS bucket, a key is a file and a prefix followed by '/' a directory.
 func (rd *Reader) GetFileStatus(req *stratov1.GetFileStatusRequest) (*stratov1.GetFileStatusResponse, error) {
+	if name, rest, ok := snapshotPath(req.GetPath()); ok {
+		return rd.snapFileStatus(req, name, rest)
+	}
 	if err := rd.authorized(rd.caller, keyKind, req.GetVolume(), req.GetBucket(), req.GetPath(), RightRead); err != nil {
 		return nil, err
 	}
@@ -416,6 +422,9 @@ func (rd *Reader) obsFileStatus(bk *stratov1.BucketRecord, req *stratov1.GetFile
 // ListStatus lists a directory's children in name order, from the first
 // name after start_after. Listing a file returns its own status.
 func (rd *Reader) ListStatus(req *stratov1.ListStatusRequest) (*stratov1.ListStatusResponse, error) {
+	if name, rest, ok := snapshotPath(req.GetPath()); ok {
+		return rd.snapListStatus(req, name, rest)
+	}
 	if err := rd.authorized(rd.caller, keyKind, req.GetVolume(), req.GetBucket(), req.GetPath(), RightList); err != nil {
 		return nil, err
 	}
@@ -560,6 +569,9 @@ func (rd *Reader) obsListStatus(bk *stratov1.BucketRecord, req *stratov1.ListSta
 // after start_after; with a delimiter, keys containing it after the prefix
 // are rolled up into common prefixes (S3 ListObjectsV2).
 func (rd *Reader) ListKeys(req *stratov1.ListKeysRequest) (*stratov1.ListKeysResponse, error) {
+	if name, rest, ok := snapshotPath(req.GetPrefix()); ok && strings.Contains(strings.TrimPrefix(req.GetPrefix(), "/"), "/") {
+		return rd.snapListKeys(req, name, rest)
+	}
 	if err := rd.authorized(rd.caller, bucketKind, req.GetVolume(), req.GetBucket(), "", RightList); err != nil {
 		return nil, err
 	}

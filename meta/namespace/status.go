@@ -139,6 +139,9 @@ func (a *applier) setStatus(c *stratov1.SetStatusCommand) (proto.Message, error)
 		}
 		return nil, err
 	}
+	if err := a.beforeRewrite(bk.Id, key, d, ki); err != nil {
+		return nil, err
+	}
 	if d != nil {
 		if c.Permission != nil {
 			d.Permission = proto.Uint32(c.GetPermission())

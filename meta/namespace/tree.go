@@ -66,6 +66,10 @@ func (a *applier) makeDirs(bk *stratov1.BucketRecord, parent uint64, names []str
 		return 0, err
 	}
 	acls := inherit(pacls, true)
+	st, err := a.snaps(bk.Id)
+	if err != nil {
+		return 0, err
+	}
 	for i, name := range names {
 		id, err := a.nextID()
 		if err != nil {
@@ -76,11 +80,14 @@ func (a *applier) makeDirs(bk *stratov1.BucketRecord, parent uint64, names []str
 			perm = nd.last
 		}
 		d := &stratov1.DirectoryInfo{ObjectId: id, CreationTimeUnixMs: a.now, ModificationTimeUnixMs: a.now, Owner: nd.owner,
-			Permission: permissionOr(perm, DefaultDirPermission), Group: nd.group, Acls: acls}
+			Permission: permissionOr(perm, DefaultDirPermission), Group: nd.group, Acls: acls, SnapshotGen: st.gen, PlacedGen: st.gen}
 		if err := put(a.b, childKey(a.kb, tagDir, parent, name), d); err != nil {
 			return 0, err
 		}
 		if err := a.b.Set(idKey(a.kb, tagDirByID, id), dirByIDValue(parent, name), nil); err != nil {
+			return 0, err
+		}
+		if err := a.journal(bk.Id, st, st.gen, childKey(a.kb, tagDir, parent, name)); err != nil {
 			return 0, err
 		}
 		if c := a.ns.acache; c != nil {
@@ -106,6 +113,9 @@ func parentOf(p string) string {
 func (a *applier) delete(d *stratov1.DeleteCommand) (proto.Message, error) {
 	bk, err := a.loadBucket(d.GetVolume(), d.GetBucket())
 	if err != nil {
+		return nil, err
+	}
+	if err := checkWritable(d.GetPath()); err != nil {
 		return nil, err
 	}
 	if !isFSO(bk) {
@@ -144,6 +154,19 @@ func (a *applier) delete(d *stratov1.DeleteCommand) (proto.Message, error) {
 	if err := a.charge(bk, 0, -1); err != nil {
 		return nil, err
 	}
+	st, err := a.snaps(bk.Id)
+	if err != nil {
+		return nil, err
+	}
+	if st.journaled(st.gen) {
+		dr := &stratov1.DirectoryInfo{}
+		if _, err := get(a.b, childKey(a.kb, tagDir, pid, name), dr); err != nil {
+			return nil, err
+		}
+		if err := a.retireDir(bk.Id, st, pid, name, dr, st.gen, true); err != nil {
+			return nil, err
+		}
+	}
 	if err := a.b.Delete(childKey(a.kb, tagDir, pid, name), nil); err != nil {
 		return nil, err
 	}
@@ -153,7 +176,7 @@ func (a *applier) delete(d *stratov1.DeleteCommand) (proto.Message, error) {
 	a.forgetDir(pid, name, did)
 	if nonEmpty {
 		dd := &stratov1.DeletedDirectory{ObjectId: did, BucketId: bk.Id, VolumeId: bk.VolumeId, DeletedAtUnixMs: a.now,
-			Path: bk.Volume + "/" + bk.Name + "/" + p}
+			Path: bk.Volume + "/" + bk.Name + "/" + p, SnapshotGen: st.gen}
 		if err := put(a.b, idKey(a.kb, tagDeletedDir, did), dd); err != nil {
 			return nil, err
 		}
@@ -170,13 +193,22 @@ func (a *applier) deleteFile(bk *stratov1.BucketRecord, key []byte, name string,
 	if !found {
 		return nil, fmt.Errorf("%w: %s/%s/%s", notFound, bk.Volume, bk.Name, name)
 	}
-	if err := a.charge(bk, -old.Size, -1); err != nil {
+	st, err := a.snaps(bk.Id)
+	if err != nil {
+		return nil, err
+	}
+	kept := st.sees(old.SnapshotGen, st.gen)
+	release, err := a.releaseOf(old, kept)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.charge(bk, -release, -1); err != nil {
 		return nil, err
 	}
 	if err := a.b.Delete(key, nil); err != nil {
 		return nil, err
 	}
-	if err := a.freeBlocks(old.ObjectId, old.Blocks, "delete"); err != nil {
+	if err := a.dropFile(bk.Id, st, key, old, kept, "delete"); err != nil {
 		return nil, err
 	}
 	return &stratov1.DeleteResponse{}, nil
@@ -185,6 +217,12 @@ func (a *applier) deleteFile(bk *stratov1.BucketRecord, key []byte, name string,
 func (a *applier) rename(r *stratov1.RenameCommand) (proto.Message, error) {
 	bk, err := a.loadBucket(r.GetVolume(), r.GetBucket())
 	if err != nil {
+		return nil, err
+	}
+	if err := checkWritable(r.GetSrc()); err != nil {
+		return nil, err
+	}
+	if err := checkWritable(r.GetDst()); err != nil {
 		return nil, err
 	}
 	if !isFSO(bk) {
@@ -264,22 +302,39 @@ func (a *applier) rename(r *stratov1.RenameCommand) (proto.Message, error) {
 		return nil, fmt.Errorf("%w: %s", ErrFileExists, tpath)
 	}
 
+	st, err := a.snaps(bk.Id)
+	if err != nil {
+		return nil, err
+	}
 	if file != nil {
+		if err := a.keepFile(bk.Id, st, childKey(a.kb, tagFile, spid, sn), file); err != nil {
+			return nil, err
+		}
 		if err := a.b.Delete(childKey(a.kb, tagFile, spid, sn), nil); err != nil {
 			return nil, err
 		}
-		file.ParentId, file.ModificationTimeUnixMs = tpid, a.now
+		file.ParentId, file.ModificationTimeUnixMs, file.SnapshotGen = tpid, a.now, st.gen
+		if err := a.journal(bk.Id, st, st.gen, childKey(a.kb, tagFile, tpid, tname)); err != nil {
+			return nil, err
+		}
 		return &stratov1.RenameResponse{}, put(a.b, childKey(a.kb, tagFile, tpid, tname), file)
 	}
 	d := &stratov1.DirectoryInfo{}
 	if _, err := get(a.b, childKey(a.kb, tagDir, spid, sn), d); err != nil {
 		return nil, err
 	}
+	if err := a.retireDir(bk.Id, st, spid, sn, d, st.gen, true); err != nil {
+		return nil, err
+	}
 	if err := a.b.Delete(childKey(a.kb, tagDir, spid, sn), nil); err != nil {
 		return nil, err
 	}
 	a.forgetDir(spid, sn, srcDir)
+	d.SnapshotGen, d.PlacedGen = st.gen, st.gen
 	if err := put(a.b, childKey(a.kb, tagDir, tpid, tname), d); err != nil {
+		return nil, err
+	}
+	if err := a.journal(bk.Id, st, st.gen, childKey(a.kb, tagDir, tpid, tname)); err != nil {
 		return nil, err
 	}
 	return &stratov1.RenameResponse{}, a.b.Set(idKey(a.kb, tagDirByID, srcDir), dirByIDValue(tpid, tname), nil)
@@ -309,10 +364,20 @@ func (a *applier) renameKey(bk *stratov1.BucketRecord, src, dst string) (proto.M
 	} else if ok {
 		return nil, fmt.Errorf("%w: %s/%s/%s", ErrKeyExists, bk.Volume, bk.Name, dst)
 	}
+	st, err := a.snaps(bk.Id)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.keepFile(bk.Id, st, skey, ki); err != nil {
+		return nil, err
+	}
 	if err := a.b.Delete(skey, nil); err != nil {
 		return nil, err
 	}
-	ki.ModificationTimeUnixMs = a.now
+	if err := a.journal(bk.Id, st, st.gen, dkey); err != nil {
+		return nil, err
+	}
+	ki.ModificationTimeUnixMs, ki.SnapshotGen = a.now, st.gen
 	return &stratov1.RenameResponse{}, put(a.b, dkey, ki)
 }
 
@@ -326,6 +391,9 @@ func (a *applier) createDirectory(c *stratov1.CreateDirectoryCommand) (proto.Mes
 	}
 	p, err := CleanPath(c.GetPath())
 	if err != nil {
+		return nil, err
+	}
+	if err := checkWritable(p); err != nil {
 		return nil, err
 	}
 	pid, missing, err := a.planDirs(bk.Id, p, true)

@@ -6042,7 +6042,7 @@ var File_strato_v1_namespace_proto protoreflect.FileDescriptor
 
 const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
-	"\x19strato/v1/namespace.proto\x12\tstrato.v1\x1a\x15strato/v1/trash.proto\"\x87\x01\n" +
+	"\x19strato/v1/namespace.proto\x12\tstrato.v1\x1a\x15strato/v1/trash.proto\x1a\x18strato/v1/snapshot.proto\"\x87\x01\n" +
 	"\rErasureCoding\x12-\n" +
 	"\x05codec\x18\x01 \x01(\x0e2\x17.strato.v1.ErasureCodecR\x05codec\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\x05R\x04data\x12\x16\n" +
@@ -6562,7 +6562,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x1bACL_OBJECT_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11ACL_OBJECT_VOLUME\x10\x01\x12\x15\n" +
 	"\x11ACL_OBJECT_BUCKET\x10\x02\x12\x12\n" +
-	"\x0eACL_OBJECT_KEY\x10\x032\xd7\x15\n" +
+	"\x0eACL_OBJECT_KEY\x10\x032\xc8\x19\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
@@ -6596,7 +6596,13 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\bSetTimes\x12\x1a.strato.v1.SetTimesRequest\x1a\x1b.strato.v1.SetTimesResponse\x12A\n" +
 	"\vGetFsStatus\x12\x1d.strato.v1.GetFsStatusRequest\x1a\x13.strato.v1.FsStatus\x12J\n" +
 	"\x0eGetTrashPolicy\x12 .strato.v1.GetTrashPolicyRequest\x1a\x16.strato.v1.TrashPolicy\x12O\n" +
-	"\fExpungeTrash\x12\x1e.strato.v1.ExpungeTrashRequest\x1a\x1f.strato.v1.ExpungeTrashResponse\x12=\n" +
+	"\fExpungeTrash\x12\x1e.strato.v1.ExpungeTrashRequest\x1a\x1f.strato.v1.ExpungeTrashResponse\x12U\n" +
+	"\x0eCreateSnapshot\x12 .strato.v1.CreateSnapshotRequest\x1a!.strato.v1.CreateSnapshotResponse\x12U\n" +
+	"\x0eDeleteSnapshot\x12 .strato.v1.DeleteSnapshotRequest\x1a!.strato.v1.DeleteSnapshotResponse\x12U\n" +
+	"\x0eRenameSnapshot\x12 .strato.v1.RenameSnapshotRequest\x1a!.strato.v1.RenameSnapshotResponse\x12R\n" +
+	"\rListSnapshots\x12\x1f.strato.v1.ListSnapshotsRequest\x1a .strato.v1.ListSnapshotsResponse\x12E\n" +
+	"\vGetSnapshot\x12\x1d.strato.v1.GetSnapshotRequest\x1a\x17.strato.v1.SnapshotInfo\x12O\n" +
+	"\fSnapshotDiff\x12\x1e.strato.v1.SnapshotDiffRequest\x1a\x1f.strato.v1.SnapshotDiffResponse\x12=\n" +
 	"\x06GetAcl\x12\x18.strato.v1.GetAclRequest\x1a\x19.strato.v1.GetAclResponse\x12=\n" +
 	"\x06SetAcl\x12\x18.strato.v1.SetAclRequest\x1a\x19.strato.v1.SetAclResponse\x12=\n" +
 	"\x06AddAcl\x12\x18.strato.v1.AddAclRequest\x1a\x19.strato.v1.AddAclResponse\x12F\n" +
@@ -6712,8 +6718,20 @@ var file_strato_v1_namespace_proto_goTypes = []any{
 	(*RemoveAclResponse)(nil),       // 89: strato.v1.RemoveAclResponse
 	(*GetTrashPolicyRequest)(nil),   // 90: strato.v1.GetTrashPolicyRequest
 	(*ExpungeTrashRequest)(nil),     // 91: strato.v1.ExpungeTrashRequest
-	(*TrashPolicy)(nil),             // 92: strato.v1.TrashPolicy
-	(*ExpungeTrashResponse)(nil),    // 93: strato.v1.ExpungeTrashResponse
+	(*CreateSnapshotRequest)(nil),   // 92: strato.v1.CreateSnapshotRequest
+	(*DeleteSnapshotRequest)(nil),   // 93: strato.v1.DeleteSnapshotRequest
+	(*RenameSnapshotRequest)(nil),   // 94: strato.v1.RenameSnapshotRequest
+	(*ListSnapshotsRequest)(nil),    // 95: strato.v1.ListSnapshotsRequest
+	(*GetSnapshotRequest)(nil),      // 96: strato.v1.GetSnapshotRequest
+	(*SnapshotDiffRequest)(nil),     // 97: strato.v1.SnapshotDiffRequest
+	(*TrashPolicy)(nil),             // 98: strato.v1.TrashPolicy
+	(*ExpungeTrashResponse)(nil),    // 99: strato.v1.ExpungeTrashResponse
+	(*CreateSnapshotResponse)(nil),  // 100: strato.v1.CreateSnapshotResponse
+	(*DeleteSnapshotResponse)(nil),  // 101: strato.v1.DeleteSnapshotResponse
+	(*RenameSnapshotResponse)(nil),  // 102: strato.v1.RenameSnapshotResponse
+	(*ListSnapshotsResponse)(nil),   // 103: strato.v1.ListSnapshotsResponse
+	(*SnapshotInfo)(nil),            // 104: strato.v1.SnapshotInfo
+	(*SnapshotDiffResponse)(nil),    // 105: strato.v1.SnapshotDiffResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
 	4,   // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
@@ -6812,51 +6830,63 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	74,  // 93: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
 	90,  // 94: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
 	91,  // 95: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
-	82,  // 96: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
-	84,  // 97: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
-	86,  // 98: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
-	88,  // 99: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
-	76,  // 100: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	78,  // 101: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	22,  // 102: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	24,  // 103: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	10,  // 104: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	27,  // 105: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	29,  // 106: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	31,  // 107: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
-	35,  // 108: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	37,  // 109: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	11,  // 110: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	40,  // 111: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	33,  // 112: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
-	43,  // 113: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	45,  // 114: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	47,  // 115: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	51,  // 116: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	53,  // 117: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	55,  // 118: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	57,  // 119: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	49,  // 120: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	59,  // 121: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	43,  // 122: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	61,  // 123: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	63,  // 124: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	65,  // 125: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	67,  // 126: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	69,  // 127: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	71,  // 128: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	73,  // 129: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	75,  // 130: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
-	92,  // 131: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
-	93,  // 132: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
-	83,  // 133: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
-	85,  // 134: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
-	87,  // 135: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
-	89,  // 136: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
-	77,  // 137: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	79,  // 138: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	102, // [102:139] is the sub-list for method output_type
-	65,  // [65:102] is the sub-list for method input_type
+	92,  // 96: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
+	93,  // 97: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
+	94,  // 98: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
+	95,  // 99: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
+	96,  // 100: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
+	97,  // 101: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
+	82,  // 102: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	84,  // 103: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	86,  // 104: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	88,  // 105: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	76,  // 106: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	78,  // 107: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	22,  // 108: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	24,  // 109: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	10,  // 110: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	27,  // 111: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	29,  // 112: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	31,  // 113: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
+	35,  // 114: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	37,  // 115: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	11,  // 116: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	40,  // 117: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	33,  // 118: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
+	43,  // 119: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	45,  // 120: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	47,  // 121: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	51,  // 122: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	53,  // 123: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	55,  // 124: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	57,  // 125: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	49,  // 126: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	59,  // 127: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	43,  // 128: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	61,  // 129: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	63,  // 130: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	65,  // 131: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	67,  // 132: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	69,  // 133: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	71,  // 134: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	73,  // 135: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	75,  // 136: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
+	98,  // 137: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
+	99,  // 138: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
+	100, // 139: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
+	101, // 140: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
+	102, // 141: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
+	103, // 142: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
+	104, // 143: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
+	105, // 144: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
+	83,  // 145: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	85,  // 146: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	87,  // 147: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	89,  // 148: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	77,  // 149: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	79,  // 150: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	108, // [108:151] is the sub-list for method output_type
+	65,  // [65:108] is the sub-list for method input_type
 	65,  // [65:65] is the sub-list for extension type_name
 	65,  // [65:65] is the sub-list for extension extendee
 	0,   // [0:65] is the sub-list for field type_name
@@ -6868,6 +6898,7 @@ func file_strato_v1_namespace_proto_init() {
 		return
 	}
 	file_strato_v1_trash_proto_init()
+	file_strato_v1_snapshot_proto_init()
 	file_strato_v1_namespace_proto_msgTypes[2].OneofWrappers = []any{}
 	file_strato_v1_namespace_proto_msgTypes[7].OneofWrappers = []any{}
 	file_strato_v1_namespace_proto_msgTypes[10].OneofWrappers = []any{}

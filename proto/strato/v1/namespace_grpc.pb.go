@@ -67,6 +67,12 @@ const (
 	NamespaceService_GetFsStatus_FullMethodName     = "/strato.v1.NamespaceService/GetFsStatus"
 	NamespaceService_GetTrashPolicy_FullMethodName  = "/strato.v1.NamespaceService/GetTrashPolicy"
 	NamespaceService_ExpungeTrash_FullMethodName    = "/strato.v1.NamespaceService/ExpungeTrash"
+	NamespaceService_CreateSnapshot_FullMethodName  = "/strato.v1.NamespaceService/CreateSnapshot"
+	NamespaceService_DeleteSnapshot_FullMethodName  = "/strato.v1.NamespaceService/DeleteSnapshot"
+	NamespaceService_RenameSnapshot_FullMethodName  = "/strato.v1.NamespaceService/RenameSnapshot"
+	NamespaceService_ListSnapshots_FullMethodName   = "/strato.v1.NamespaceService/ListSnapshots"
+	NamespaceService_GetSnapshot_FullMethodName     = "/strato.v1.NamespaceService/GetSnapshot"
+	NamespaceService_SnapshotDiff_FullMethodName    = "/strato.v1.NamespaceService/SnapshotDiff"
 	NamespaceService_GetAcl_FullMethodName          = "/strato.v1.NamespaceService/GetAcl"
 	NamespaceService_SetAcl_FullMethodName          = "/strato.v1.NamespaceService/SetAcl"
 	NamespaceService_AddAcl_FullMethodName          = "/strato.v1.NamespaceService/AddAcl"
@@ -171,6 +177,15 @@ type NamespaceServiceClient interface {
 	// interval now, as meta's background work does every checkpoint
 	// interval (Hadoop's `hadoop fs -expunge`).
 	ExpungeTrash(ctx context.Context, in *ExpungeTrashRequest, opts ...grpc.CallOption) (*ExpungeTrashResponse, error)
+	// Bucket snapshots (snapshot.proto): create, delete and rename need WRITE
+	// on the bucket, the rest READ. A snapshot's files are read at
+	// .snapshot/NAME/... of its bucket through the reads above.
+	CreateSnapshot(ctx context.Context, in *CreateSnapshotRequest, opts ...grpc.CallOption) (*CreateSnapshotResponse, error)
+	DeleteSnapshot(ctx context.Context, in *DeleteSnapshotRequest, opts ...grpc.CallOption) (*DeleteSnapshotResponse, error)
+	RenameSnapshot(ctx context.Context, in *RenameSnapshotRequest, opts ...grpc.CallOption) (*RenameSnapshotResponse, error)
+	ListSnapshots(ctx context.Context, in *ListSnapshotsRequest, opts ...grpc.CallOption) (*ListSnapshotsResponse, error)
+	GetSnapshot(ctx context.Context, in *GetSnapshotRequest, opts ...grpc.CallOption) (*SnapshotInfo, error)
+	SnapshotDiff(ctx context.Context, in *SnapshotDiffRequest, opts ...grpc.CallOption) (*SnapshotDiffResponse, error)
 	// GetAcl returns the owner and the ACL of a volume, a bucket, a key, a
 	// file or a directory (needs READ_ACL; docs/security.md).
 	GetAcl(ctx context.Context, in *GetAclRequest, opts ...grpc.CallOption) (*GetAclResponse, error)
@@ -507,6 +522,66 @@ func (c *namespaceServiceClient) ExpungeTrash(ctx context.Context, in *ExpungeTr
 	return out, nil
 }
 
+func (c *namespaceServiceClient) CreateSnapshot(ctx context.Context, in *CreateSnapshotRequest, opts ...grpc.CallOption) (*CreateSnapshotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateSnapshotResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_CreateSnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) DeleteSnapshot(ctx context.Context, in *DeleteSnapshotRequest, opts ...grpc.CallOption) (*DeleteSnapshotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteSnapshotResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_DeleteSnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) RenameSnapshot(ctx context.Context, in *RenameSnapshotRequest, opts ...grpc.CallOption) (*RenameSnapshotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RenameSnapshotResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_RenameSnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) ListSnapshots(ctx context.Context, in *ListSnapshotsRequest, opts ...grpc.CallOption) (*ListSnapshotsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSnapshotsResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_ListSnapshots_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) GetSnapshot(ctx context.Context, in *GetSnapshotRequest, opts ...grpc.CallOption) (*SnapshotInfo, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SnapshotInfo)
+	err := c.cc.Invoke(ctx, NamespaceService_GetSnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) SnapshotDiff(ctx context.Context, in *SnapshotDiffRequest, opts ...grpc.CallOption) (*SnapshotDiffResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SnapshotDiffResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_SnapshotDiff_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *namespaceServiceClient) GetAcl(ctx context.Context, in *GetAclRequest, opts ...grpc.CallOption) (*GetAclResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetAclResponse)
@@ -663,6 +738,15 @@ type NamespaceServiceServer interface {
 	// interval now, as meta's background work does every checkpoint
 	// interval (Hadoop's `hadoop fs -expunge`).
 	ExpungeTrash(context.Context, *ExpungeTrashRequest) (*ExpungeTrashResponse, error)
+	// Bucket snapshots (snapshot.proto): create, delete and rename need WRITE
+	// on the bucket, the rest READ. A snapshot's files are read at
+	// .snapshot/NAME/... of its bucket through the reads above.
+	CreateSnapshot(context.Context, *CreateSnapshotRequest) (*CreateSnapshotResponse, error)
+	DeleteSnapshot(context.Context, *DeleteSnapshotRequest) (*DeleteSnapshotResponse, error)
+	RenameSnapshot(context.Context, *RenameSnapshotRequest) (*RenameSnapshotResponse, error)
+	ListSnapshots(context.Context, *ListSnapshotsRequest) (*ListSnapshotsResponse, error)
+	GetSnapshot(context.Context, *GetSnapshotRequest) (*SnapshotInfo, error)
+	SnapshotDiff(context.Context, *SnapshotDiffRequest) (*SnapshotDiffResponse, error)
 	// GetAcl returns the owner and the ACL of a volume, a bucket, a key, a
 	// file or a directory (needs READ_ACL; docs/security.md).
 	GetAcl(context.Context, *GetAclRequest) (*GetAclResponse, error)
@@ -781,6 +865,24 @@ func (UnimplementedNamespaceServiceServer) GetTrashPolicy(context.Context, *GetT
 }
 func (UnimplementedNamespaceServiceServer) ExpungeTrash(context.Context, *ExpungeTrashRequest) (*ExpungeTrashResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExpungeTrash not implemented")
+}
+func (UnimplementedNamespaceServiceServer) CreateSnapshot(context.Context, *CreateSnapshotRequest) (*CreateSnapshotResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateSnapshot not implemented")
+}
+func (UnimplementedNamespaceServiceServer) DeleteSnapshot(context.Context, *DeleteSnapshotRequest) (*DeleteSnapshotResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteSnapshot not implemented")
+}
+func (UnimplementedNamespaceServiceServer) RenameSnapshot(context.Context, *RenameSnapshotRequest) (*RenameSnapshotResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RenameSnapshot not implemented")
+}
+func (UnimplementedNamespaceServiceServer) ListSnapshots(context.Context, *ListSnapshotsRequest) (*ListSnapshotsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSnapshots not implemented")
+}
+func (UnimplementedNamespaceServiceServer) GetSnapshot(context.Context, *GetSnapshotRequest) (*SnapshotInfo, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSnapshot not implemented")
+}
+func (UnimplementedNamespaceServiceServer) SnapshotDiff(context.Context, *SnapshotDiffRequest) (*SnapshotDiffResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SnapshotDiff not implemented")
 }
 func (UnimplementedNamespaceServiceServer) GetAcl(context.Context, *GetAclRequest) (*GetAclResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAcl not implemented")
@@ -1379,6 +1481,114 @@ func _NamespaceService_ExpungeTrash_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NamespaceService_CreateSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateSnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).CreateSnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_CreateSnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).CreateSnapshot(ctx, req.(*CreateSnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_DeleteSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteSnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).DeleteSnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_DeleteSnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).DeleteSnapshot(ctx, req.(*DeleteSnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_RenameSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RenameSnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).RenameSnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_RenameSnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).RenameSnapshot(ctx, req.(*RenameSnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_ListSnapshots_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSnapshotsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).ListSnapshots(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_ListSnapshots_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).ListSnapshots(ctx, req.(*ListSnapshotsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_GetSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).GetSnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_GetSnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).GetSnapshot(ctx, req.(*GetSnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_SnapshotDiff_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SnapshotDiffRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).SnapshotDiff(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_SnapshotDiff_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).SnapshotDiff(ctx, req.(*SnapshotDiffRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _NamespaceService_GetAcl_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetAclRequest)
 	if err := dec(in); err != nil {
@@ -1617,6 +1827,30 @@ var NamespaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ExpungeTrash",
 			Handler:    _NamespaceService_ExpungeTrash_Handler,
+		},
+		{
+			MethodName: "CreateSnapshot",
+			Handler:    _NamespaceService_CreateSnapshot_Handler,
+		},
+		{
+			MethodName: "DeleteSnapshot",
+			Handler:    _NamespaceService_DeleteSnapshot_Handler,
+		},
+		{
+			MethodName: "RenameSnapshot",
+			Handler:    _NamespaceService_RenameSnapshot_Handler,
+		},
+		{
+			MethodName: "ListSnapshots",
+			Handler:    _NamespaceService_ListSnapshots_Handler,
+		},
+		{
+			MethodName: "GetSnapshot",
+			Handler:    _NamespaceService_GetSnapshot_Handler,
+		},
+		{
+			MethodName: "SnapshotDiff",
+			Handler:    _NamespaceService_SnapshotDiff_Handler,
 		},
 		{
 			MethodName: "GetAcl",

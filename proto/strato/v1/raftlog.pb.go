@@ -208,6 +208,8 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_RevokeToken
 	//	*NamespaceCommand_SetAcl
 	//	*NamespaceCommand_Update
+	//	*NamespaceCommand_Snapshot
+	//	*NamespaceCommand_PurgeSnapshots
 	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
 	// request identifies a client's request, so that a retry of one already
 	// applied returns its first result instead of applying again.
@@ -476,6 +478,24 @@ func (x *NamespaceCommand) GetUpdate() *UpdateCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetSnapshot() *SnapshotCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_Snapshot); ok {
+			return x.Snapshot
+		}
+	}
+	return nil
+}
+
+func (x *NamespaceCommand) GetPurgeSnapshots() *PurgeSnapshotsCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_PurgeSnapshots); ok {
+			return x.PurgeSnapshots
+		}
+	}
+	return nil
+}
+
 func (x *NamespaceCommand) GetRequest() *RequestID {
 	if x != nil {
 		return x.Request
@@ -583,6 +603,14 @@ type NamespaceCommand_Update struct {
 	Update *UpdateCommand `protobuf:"bytes,26,opt,name=update,proto3,oneof"`
 }
 
+type NamespaceCommand_Snapshot struct {
+	Snapshot *SnapshotCommand `protobuf:"bytes,27,opt,name=snapshot,proto3,oneof"`
+}
+
+type NamespaceCommand_PurgeSnapshots struct {
+	PurgeSnapshots *PurgeSnapshotsCommand `protobuf:"bytes,28,opt,name=purge_snapshots,json=purgeSnapshots,proto3,oneof"`
+}
+
 func (*NamespaceCommand_CreateVolume) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DeleteVolume) isNamespaceCommand_Op() {}
@@ -630,6 +658,10 @@ func (*NamespaceCommand_RevokeToken) isNamespaceCommand_Op() {}
 func (*NamespaceCommand_SetAcl) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_Update) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_Snapshot) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_PurgeSnapshots) isNamespaceCommand_Op() {}
 
 // RequestID names one logical request of one client: retries carry the
 // same ID. A client numbers its requests upwards.
@@ -1773,6 +1805,183 @@ func (x *UpdateCommand) GetErasureCoding() *ErasureCodingRecord {
 	return nil
 }
 
+// SnapshotCommand creates (name), deletes (name, delete) or renames (name
+// to new_name) a snapshot of a bucket.
+type SnapshotCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	NewName       string                 `protobuf:"bytes,4,opt,name=new_name,json=newName,proto3" json:"new_name,omitempty"`
+	Delete        bool                   `protobuf:"varint,5,opt,name=delete,proto3" json:"delete,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SnapshotCommand) Reset() {
+	*x = SnapshotCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotCommand) ProtoMessage() {}
+
+func (x *SnapshotCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotCommand.ProtoReflect.Descriptor instead.
+func (*SnapshotCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SnapshotCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *SnapshotCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *SnapshotCommand) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SnapshotCommand) GetNewName() string {
+	if x != nil {
+		return x.NewName
+	}
+	return ""
+}
+
+func (x *SnapshotCommand) GetDelete() bool {
+	if x != nil {
+		return x.Delete
+	}
+	return false
+}
+
+// PurgeSnapshotsCommand frees up to limit versions that no live snapshot
+// sees any more, in the buckets whose snapshots were deleted.
+type PurgeSnapshotsCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PurgeSnapshotsCommand) Reset() {
+	*x = PurgeSnapshotsCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PurgeSnapshotsCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PurgeSnapshotsCommand) ProtoMessage() {}
+
+func (x *PurgeSnapshotsCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PurgeSnapshotsCommand.ProtoReflect.Descriptor instead.
+func (*PurgeSnapshotsCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *PurgeSnapshotsCommand) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// PurgeSnapshotsResult is what a PurgeSnapshotsCommand freed.
+type PurgeSnapshotsResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Versions      int32                  `protobuf:"varint,1,opt,name=versions,proto3" json:"versions,omitempty"` // versions removed
+	More          bool                   `protobuf:"varint,2,opt,name=more,proto3" json:"more,omitempty"`         // buckets still to purge
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PurgeSnapshotsResult) Reset() {
+	*x = PurgeSnapshotsResult{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PurgeSnapshotsResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PurgeSnapshotsResult) ProtoMessage() {}
+
+func (x *PurgeSnapshotsResult) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PurgeSnapshotsResult.ProtoReflect.Descriptor instead.
+func (*PurgeSnapshotsResult) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *PurgeSnapshotsResult) GetVersions() int32 {
+	if x != nil {
+		return x.Versions
+	}
+	return 0
+}
+
+func (x *PurgeSnapshotsResult) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
 // DeleteBucketCommand deletes an empty bucket.
 type DeleteBucketCommand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1784,7 +1993,7 @@ type DeleteBucketCommand struct {
 
 func (x *DeleteBucketCommand) Reset() {
 	*x = DeleteBucketCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1796,7 +2005,7 @@ func (x *DeleteBucketCommand) String() string {
 func (*DeleteBucketCommand) ProtoMessage() {}
 
 func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1809,7 +2018,7 @@ func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketCommand.ProtoReflect.Descriptor instead.
 func (*DeleteBucketCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DeleteBucketCommand) GetVolume() string {
@@ -1846,7 +2055,7 @@ type CommitKeyCommand struct {
 
 func (x *CommitKeyCommand) Reset() {
 	*x = CommitKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1858,7 +2067,7 @@ func (x *CommitKeyCommand) String() string {
 func (*CommitKeyCommand) ProtoMessage() {}
 
 func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1871,7 +2080,7 @@ func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyCommand.ProtoReflect.Descriptor instead.
 func (*CommitKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CommitKeyCommand) GetVolume() string {
@@ -1951,7 +2160,7 @@ type KeySourceCommand struct {
 
 func (x *KeySourceCommand) Reset() {
 	*x = KeySourceCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1963,7 +2172,7 @@ func (x *KeySourceCommand) String() string {
 func (*KeySourceCommand) ProtoMessage() {}
 
 func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1976,7 +2185,7 @@ func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySourceCommand.ProtoReflect.Descriptor instead.
 func (*KeySourceCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *KeySourceCommand) GetVolume() string {
@@ -2021,7 +2230,7 @@ type DeleteCommand struct {
 
 func (x *DeleteCommand) Reset() {
 	*x = DeleteCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2033,7 +2242,7 @@ func (x *DeleteCommand) String() string {
 func (*DeleteCommand) ProtoMessage() {}
 
 func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2046,7 +2255,7 @@ func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCommand.ProtoReflect.Descriptor instead.
 func (*DeleteCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DeleteCommand) GetVolume() string {
@@ -2092,7 +2301,7 @@ type CreateDirectoryCommand struct {
 
 func (x *CreateDirectoryCommand) Reset() {
 	*x = CreateDirectoryCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2104,7 +2313,7 @@ func (x *CreateDirectoryCommand) String() string {
 func (*CreateDirectoryCommand) ProtoMessage() {}
 
 func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2117,7 +2326,7 @@ func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryCommand.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CreateDirectoryCommand) GetVolume() string {
@@ -2172,7 +2381,7 @@ type DeleteUserCommand struct {
 
 func (x *DeleteUserCommand) Reset() {
 	*x = DeleteUserCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2184,7 +2393,7 @@ func (x *DeleteUserCommand) String() string {
 func (*DeleteUserCommand) ProtoMessage() {}
 
 func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2197,7 +2406,7 @@ func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserCommand.ProtoReflect.Descriptor instead.
 func (*DeleteUserCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeleteUserCommand) GetName() string {
@@ -2217,7 +2426,7 @@ type RevokeTokenCommand struct {
 
 func (x *RevokeTokenCommand) Reset() {
 	*x = RevokeTokenCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2229,7 +2438,7 @@ func (x *RevokeTokenCommand) String() string {
 func (*RevokeTokenCommand) ProtoMessage() {}
 
 func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2242,7 +2451,7 @@ func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenCommand.ProtoReflect.Descriptor instead.
 func (*RevokeTokenCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RevokeTokenCommand) GetId() string {
@@ -2262,7 +2471,7 @@ type RevokeS3KeyCommand struct {
 
 func (x *RevokeS3KeyCommand) Reset() {
 	*x = RevokeS3KeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2274,7 +2483,7 @@ func (x *RevokeS3KeyCommand) String() string {
 func (*RevokeS3KeyCommand) ProtoMessage() {}
 
 func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2287,7 +2496,7 @@ func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyCommand.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RevokeS3KeyCommand) GetAccessKey() string {
@@ -2312,7 +2521,7 @@ type SetAttributesCommand struct {
 
 func (x *SetAttributesCommand) Reset() {
 	*x = SetAttributesCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2324,7 +2533,7 @@ func (x *SetAttributesCommand) String() string {
 func (*SetAttributesCommand) ProtoMessage() {}
 
 func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2337,7 +2546,7 @@ func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesCommand.ProtoReflect.Descriptor instead.
 func (*SetAttributesCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SetAttributesCommand) GetVolume() string {
@@ -2396,7 +2605,7 @@ type SetStatusCommand struct {
 
 func (x *SetStatusCommand) Reset() {
 	*x = SetStatusCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2408,7 +2617,7 @@ func (x *SetStatusCommand) String() string {
 func (*SetStatusCommand) ProtoMessage() {}
 
 func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2421,7 +2630,7 @@ func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStatusCommand.ProtoReflect.Descriptor instead.
 func (*SetStatusCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SetStatusCommand) GetVolume() string {
@@ -2497,7 +2706,7 @@ type SetAclCommand struct {
 
 func (x *SetAclCommand) Reset() {
 	*x = SetAclCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2509,7 +2718,7 @@ func (x *SetAclCommand) String() string {
 func (*SetAclCommand) ProtoMessage() {}
 
 func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2522,7 +2731,7 @@ func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclCommand.ProtoReflect.Descriptor instead.
 func (*SetAclCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SetAclCommand) GetKind() AclObjectKind {
@@ -2587,7 +2796,7 @@ type BlockTokenKeyCommand struct {
 
 func (x *BlockTokenKeyCommand) Reset() {
 	*x = BlockTokenKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2599,7 +2808,7 @@ func (x *BlockTokenKeyCommand) String() string {
 func (*BlockTokenKeyCommand) ProtoMessage() {}
 
 func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2612,7 +2821,7 @@ func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKeyCommand.ProtoReflect.Descriptor instead.
 func (*BlockTokenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BlockTokenKeyCommand) GetId() uint32 {
@@ -2659,7 +2868,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\acluster\x12I\n" +
 	"\x0fblock_token_key\x18\x03 \x01(\v2\x1f.strato.v1.BlockTokenKeyCommandH\x00R\rblockTokenKeyB\x04\n" +
-	"\x02op\"\xf6\f\n" +
+	"\x02op\"\xfd\r\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
@@ -2691,7 +2900,9 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"issueToken\x12B\n" +
 	"\frevoke_token\x18\x18 \x01(\v2\x1d.strato.v1.RevokeTokenCommandH\x00R\vrevokeToken\x123\n" +
 	"\aset_acl\x18\x19 \x01(\v2\x18.strato.v1.SetAclCommandH\x00R\x06setAcl\x122\n" +
-	"\x06update\x18\x1a \x01(\v2\x18.strato.v1.UpdateCommandH\x00R\x06update\x12.\n" +
+	"\x06update\x18\x1a \x01(\v2\x18.strato.v1.UpdateCommandH\x00R\x06update\x128\n" +
+	"\bsnapshot\x18\x1b \x01(\v2\x1a.strato.v1.SnapshotCommandH\x00R\bsnapshot\x12K\n" +
+	"\x0fpurge_snapshots\x18\x1c \x01(\v2 .strato.v1.PurgeSnapshotsCommandH\x00R\x0epurgeSnapshots\x12.\n" +
 	"\arequest\x18\x10 \x01(\v2\x14.strato.v1.RequestIDR\arequestB\x04\n" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
@@ -2776,7 +2987,18 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x14\n" +
 	"\x05owner\x18\x03 \x01(\tR\x05owner\x12>\n" +
 	"\vreplication\x18\x04 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12E\n" +
-	"\x0eerasure_coding\x18\x05 \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"A\n" +
+	"\x0eerasure_coding\x18\x05 \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\x88\x01\n" +
+	"\x0fSnapshotCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x19\n" +
+	"\bnew_name\x18\x04 \x01(\tR\anewName\x12\x16\n" +
+	"\x06delete\x18\x05 \x01(\bR\x06delete\"-\n" +
+	"\x15PurgeSnapshotsCommand\x12\x14\n" +
+	"\x05limit\x18\x01 \x01(\x05R\x05limit\"F\n" +
+	"\x14PurgeSnapshotsResult\x12\x1a\n" +
+	"\bversions\x18\x01 \x01(\x05R\bversions\x12\x12\n" +
+	"\x04more\x18\x02 \x01(\bR\x04more\"A\n" +
 	"\x13DeleteBucketCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"\xc9\x02\n" +
@@ -2874,7 +3096,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_raftlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(AclEdit)(0),                      // 0: strato.v1.AclEdit
 	(*MetaCommand)(nil),               // 1: strato.v1.MetaCommand
@@ -2895,87 +3117,92 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*DeleteVolumeCommand)(nil),       // 16: strato.v1.DeleteVolumeCommand
 	(*SetQuotaCommand)(nil),           // 17: strato.v1.SetQuotaCommand
 	(*UpdateCommand)(nil),             // 18: strato.v1.UpdateCommand
-	(*DeleteBucketCommand)(nil),       // 19: strato.v1.DeleteBucketCommand
-	(*CommitKeyCommand)(nil),          // 20: strato.v1.CommitKeyCommand
-	(*KeySourceCommand)(nil),          // 21: strato.v1.KeySourceCommand
-	(*DeleteCommand)(nil),             // 22: strato.v1.DeleteCommand
-	(*CreateDirectoryCommand)(nil),    // 23: strato.v1.CreateDirectoryCommand
-	(*DeleteUserCommand)(nil),         // 24: strato.v1.DeleteUserCommand
-	(*RevokeTokenCommand)(nil),        // 25: strato.v1.RevokeTokenCommand
-	(*RevokeS3KeyCommand)(nil),        // 26: strato.v1.RevokeS3KeyCommand
-	(*SetAttributesCommand)(nil),      // 27: strato.v1.SetAttributesCommand
-	(*SetStatusCommand)(nil),          // 28: strato.v1.SetStatusCommand
-	(*SetAclCommand)(nil),             // 29: strato.v1.SetAclCommand
-	(*BlockTokenKeyCommand)(nil),      // 30: strato.v1.BlockTokenKeyCommand
-	(*VolumeRecord)(nil),              // 31: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 32: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 33: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),                // 34: strato.v1.UserRecord
-	(*TokenRecord)(nil),               // 35: strato.v1.TokenRecord
-	(ReplicationFactor)(0),            // 36: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 37: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 38: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 39: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 40: strato.v1.ContainerRecord
-	(NodeOpState)(0),                  // 41: strato.v1.NodeOpState
-	(ContainerState)(0),               // 42: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 43: strato.v1.AttributeRecord
-	(AclObjectKind)(0),                // 44: strato.v1.AclObjectKind
-	(*AclRecord)(nil),                 // 45: strato.v1.AclRecord
+	(*SnapshotCommand)(nil),           // 19: strato.v1.SnapshotCommand
+	(*PurgeSnapshotsCommand)(nil),     // 20: strato.v1.PurgeSnapshotsCommand
+	(*PurgeSnapshotsResult)(nil),      // 21: strato.v1.PurgeSnapshotsResult
+	(*DeleteBucketCommand)(nil),       // 22: strato.v1.DeleteBucketCommand
+	(*CommitKeyCommand)(nil),          // 23: strato.v1.CommitKeyCommand
+	(*KeySourceCommand)(nil),          // 24: strato.v1.KeySourceCommand
+	(*DeleteCommand)(nil),             // 25: strato.v1.DeleteCommand
+	(*CreateDirectoryCommand)(nil),    // 26: strato.v1.CreateDirectoryCommand
+	(*DeleteUserCommand)(nil),         // 27: strato.v1.DeleteUserCommand
+	(*RevokeTokenCommand)(nil),        // 28: strato.v1.RevokeTokenCommand
+	(*RevokeS3KeyCommand)(nil),        // 29: strato.v1.RevokeS3KeyCommand
+	(*SetAttributesCommand)(nil),      // 30: strato.v1.SetAttributesCommand
+	(*SetStatusCommand)(nil),          // 31: strato.v1.SetStatusCommand
+	(*SetAclCommand)(nil),             // 32: strato.v1.SetAclCommand
+	(*BlockTokenKeyCommand)(nil),      // 33: strato.v1.BlockTokenKeyCommand
+	(*VolumeRecord)(nil),              // 34: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 35: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 36: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),                // 37: strato.v1.UserRecord
+	(*TokenRecord)(nil),               // 38: strato.v1.TokenRecord
+	(ReplicationFactor)(0),            // 39: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 40: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 41: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 42: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 43: strato.v1.ContainerRecord
+	(NodeOpState)(0),                  // 44: strato.v1.NodeOpState
+	(ContainerState)(0),               // 45: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 46: strato.v1.AttributeRecord
+	(AclObjectKind)(0),                // 47: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 48: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	13, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	30, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
-	31, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	33, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
+	34, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
 	16, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
 	17, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	32, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
-	19, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
+	35, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	22, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	4,  // 8: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	5,  // 9: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
-	20, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
-	22, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
+	23, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
+	25, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
 	6,  // 12: strato.v1.NamespaceCommand.rename:type_name -> strato.v1.RenameCommand
-	23, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
+	26, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
 	7,  // 14: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	9,  // 15: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	11, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	33, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
-	26, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
-	27, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	28, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
-	34, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
-	24, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
-	35, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
-	25, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
-	29, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
+	36, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	29, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
+	30, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
+	31, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	37, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
+	27, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
+	38, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
+	28, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
+	32, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
 	18, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
-	3,  // 27: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	36, // 28: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	37, // 29: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	38, // 30: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	37, // 31: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	39, // 32: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	40, // 33: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	15, // 34: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	14, // 35: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
-	41, // 36: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
-	42, // 37: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	36, // 38: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
-	38, // 39: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	37, // 40: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	43, // 41: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	21, // 42: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	43, // 43: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	44, // 44: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
-	0,  // 45: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
-	45, // 46: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
-	47, // [47:47] is the sub-list for method output_type
-	47, // [47:47] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	19, // 27: strato.v1.NamespaceCommand.snapshot:type_name -> strato.v1.SnapshotCommand
+	20, // 28: strato.v1.NamespaceCommand.purge_snapshots:type_name -> strato.v1.PurgeSnapshotsCommand
+	3,  // 29: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
+	39, // 30: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	40, // 31: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	41, // 32: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	40, // 33: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	42, // 34: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	43, // 35: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	15, // 36: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	14, // 37: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
+	44, // 38: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
+	45, // 39: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	39, // 40: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
+	41, // 41: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	40, // 42: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	46, // 43: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	24, // 44: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	46, // 45: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	47, // 46: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 47: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	48, // 48: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	49, // [49:49] is the sub-list for method output_type
+	49, // [49:49] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -3017,6 +3244,8 @@ func file_strato_v1_raftlog_proto_init() {
 		(*NamespaceCommand_RevokeToken)(nil),
 		(*NamespaceCommand_SetAcl)(nil),
 		(*NamespaceCommand_Update)(nil),
+		(*NamespaceCommand_Snapshot)(nil),
+		(*NamespaceCommand_PurgeSnapshots)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[3].OneofWrappers = []any{}
 	file_strato_v1_raftlog_proto_msgTypes[12].OneofWrappers = []any{
@@ -3028,15 +3257,15 @@ func file_strato_v1_raftlog_proto_init() {
 		(*ClusterCommand_SetClusterId)(nil),
 		(*ClusterCommand_SetNodeOpState)(nil),
 	}
-	file_strato_v1_raftlog_proto_msgTypes[22].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[27].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[25].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[30].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   30,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -753,8 +753,11 @@ type KeyRecord struct {
 	Group                  string                 `protobuf:"bytes,17,opt,name=group,proto3" json:"group,omitempty"`
 	AccessTimeUnixMs       int64                  `protobuf:"varint,18,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"` // 0: the modification time
 	Acls                   []*AclRecord           `protobuf:"bytes,19,rep,name=acls,proto3" json:"acls,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// The bucket's snapshot generation when this version was written: the
+	// snapshots with a larger ID see it (snapshot.go); 0 before any.
+	SnapshotGen   uint64 `protobuf:"varint,20,opt,name=snapshot_gen,json=snapshotGen,proto3" json:"snapshot_gen,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *KeyRecord) Reset() {
@@ -918,6 +921,13 @@ func (x *KeyRecord) GetAcls() []*AclRecord {
 		return x.Acls
 	}
 	return nil
+}
+
+func (x *KeyRecord) GetSnapshotGen() uint64 {
+	if x != nil {
+		return x.SnapshotGen
+	}
+	return 0
 }
 
 // AttributeRecord is a name and value stored with a key (the API's
@@ -1168,8 +1178,12 @@ type DirectoryInfo struct {
 	Group                  string                 `protobuf:"bytes,8,opt,name=group,proto3" json:"group,omitempty"`
 	AccessTimeUnixMs       int64                  `protobuf:"varint,9,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
 	Acls                   []*AclRecord           `protobuf:"bytes,10,rep,name=acls,proto3" json:"acls,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	SnapshotGen            uint64                 `protobuf:"varint,11,opt,name=snapshot_gen,json=snapshotGen,proto3" json:"snapshot_gen,omitempty"` // as KeyRecord's
+	// The generation it was put where it is (made or moved there): its
+	// by-ID entry's.
+	PlacedGen     uint64 `protobuf:"varint,12,opt,name=placed_gen,json=placedGen,proto3" json:"placed_gen,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DirectoryInfo) Reset() {
@@ -1270,6 +1284,20 @@ func (x *DirectoryInfo) GetAcls() []*AclRecord {
 		return x.Acls
 	}
 	return nil
+}
+
+func (x *DirectoryInfo) GetSnapshotGen() uint64 {
+	if x != nil {
+		return x.SnapshotGen
+	}
+	return 0
+}
+
+func (x *DirectoryInfo) GetPlacedGen() uint64 {
+	if x != nil {
+		return x.PlacedGen
+	}
+	return 0
 }
 
 // OpenKeyInfo is a key being written: visible only after CommitKey, removed
@@ -1575,8 +1603,11 @@ type DeletedDirectory struct {
 	VolumeId        uint64                 `protobuf:"varint,3,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
 	DeletedAtUnixMs int64                  `protobuf:"varint,4,opt,name=deleted_at_unix_ms,json=deletedAtUnixMs,proto3" json:"deleted_at_unix_ms,omitempty"`
 	Path            string                 `protobuf:"bytes,5,opt,name=path,proto3" json:"path,omitempty"` // where it was, for operators
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The bucket's snapshot generation at the delete: the children reclaimed
+	// later are kept for the snapshots with an ID up to it.
+	SnapshotGen   uint64 `protobuf:"varint,6,opt,name=snapshot_gen,json=snapshotGen,proto3" json:"snapshot_gen,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeletedDirectory) Reset() {
@@ -1644,6 +1675,225 @@ func (x *DeletedDirectory) GetPath() string {
 	return ""
 }
 
+func (x *DeletedDirectory) GetSnapshotGen() uint64 {
+	if x != nil {
+		return x.SnapshotGen
+	}
+	return 0
+}
+
+// SnapshotState is a bucket's snapshots in brief ("NS<bucketID>"), read by
+// every change of the bucket: gen is the ID of the newest snapshot ever
+// taken (the generation changes are written at), ids the live snapshots'
+// IDs ascending. Absent: no snapshot was ever taken.
+type SnapshotState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Gen           uint64                 `protobuf:"varint,1,opt,name=gen,proto3" json:"gen,omitempty"`
+	Ids           []uint64               `protobuf:"varint,2,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	VolumeId      uint64                 `protobuf:"varint,3,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SnapshotState) Reset() {
+	*x = SnapshotState{}
+	mi := &file_strato_v1_records_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotState) ProtoMessage() {}
+
+func (x *SnapshotState) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotState.ProtoReflect.Descriptor instead.
+func (*SnapshotState) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SnapshotState) GetGen() uint64 {
+	if x != nil {
+		return x.Gen
+	}
+	return 0
+}
+
+func (x *SnapshotState) GetIds() []uint64 {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *SnapshotState) GetVolumeId() uint64 {
+	if x != nil {
+		return x.VolumeId
+	}
+	return 0
+}
+
+// SnapshotRecord is one snapshot of a bucket ("NP<bucketID><name>").
+type SnapshotRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	BucketId      uint64                 `protobuf:"varint,3,opt,name=bucket_id,json=bucketId,proto3" json:"bucket_id,omitempty"`
+	CreatedUnixMs int64                  `protobuf:"varint,4,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	Volume        string                 `protobuf:"bytes,5,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,6,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SnapshotRecord) Reset() {
+	*x = SnapshotRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotRecord) ProtoMessage() {}
+
+func (x *SnapshotRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotRecord.ProtoReflect.Descriptor instead.
+func (*SnapshotRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SnapshotRecord) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *SnapshotRecord) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SnapshotRecord) GetBucketId() uint64 {
+	if x != nil {
+		return x.BucketId
+	}
+	return 0
+}
+
+func (x *SnapshotRecord) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
+func (x *SnapshotRecord) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *SnapshotRecord) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+// SharedObject counts the records (live and kept for snapshots) that hold
+// an object's blocks once more than one did ("NR<objectID>"); blocks are
+// the union of theirs, freed when the count reaches zero.
+type SharedObject struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Count         uint64                 `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	Blocks        []*BlockRecord         `protobuf:"bytes,2,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	Size          int64                  `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"` // the largest size charged for the object
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedObject) Reset() {
+	*x = SharedObject{}
+	mi := &file_strato_v1_records_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedObject) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedObject) ProtoMessage() {}
+
+func (x *SharedObject) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedObject.ProtoReflect.Descriptor instead.
+func (*SharedObject) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SharedObject) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *SharedObject) GetBlocks() []*BlockRecord {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+func (x *SharedObject) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
 // RequestResult is what a request with a RequestID produced, kept for its
 // retries.
 type RequestResult struct {
@@ -1656,7 +1906,7 @@ type RequestResult struct {
 
 func (x *RequestResult) Reset() {
 	*x = RequestResult{}
-	mi := &file_strato_v1_records_proto_msgTypes[16]
+	mi := &file_strato_v1_records_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1668,7 +1918,7 @@ func (x *RequestResult) String() string {
 func (*RequestResult) ProtoMessage() {}
 
 func (x *RequestResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[16]
+	mi := &file_strato_v1_records_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1681,7 +1931,7 @@ func (x *RequestResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestResult.ProtoReflect.Descriptor instead.
 func (*RequestResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RequestResult) GetType() string {
@@ -1709,7 +1959,7 @@ type IDRange struct {
 
 func (x *IDRange) Reset() {
 	*x = IDRange{}
-	mi := &file_strato_v1_records_proto_msgTypes[17]
+	mi := &file_strato_v1_records_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1721,7 +1971,7 @@ func (x *IDRange) String() string {
 func (*IDRange) ProtoMessage() {}
 
 func (x *IDRange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[17]
+	mi := &file_strato_v1_records_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1734,7 +1984,7 @@ func (x *IDRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IDRange.ProtoReflect.Descriptor instead.
 func (*IDRange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *IDRange) GetFirst() uint64 {
@@ -1765,7 +2015,7 @@ type S3KeyRecord struct {
 
 func (x *S3KeyRecord) Reset() {
 	*x = S3KeyRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[18]
+	mi := &file_strato_v1_records_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1777,7 +2027,7 @@ func (x *S3KeyRecord) String() string {
 func (*S3KeyRecord) ProtoMessage() {}
 
 func (x *S3KeyRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[18]
+	mi := &file_strato_v1_records_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1790,7 +2040,7 @@ func (x *S3KeyRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use S3KeyRecord.ProtoReflect.Descriptor instead.
 func (*S3KeyRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *S3KeyRecord) GetAccessKey() string {
@@ -1836,7 +2086,7 @@ type UserRecord struct {
 
 func (x *UserRecord) Reset() {
 	*x = UserRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[19]
+	mi := &file_strato_v1_records_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1848,7 +2098,7 @@ func (x *UserRecord) String() string {
 func (*UserRecord) ProtoMessage() {}
 
 func (x *UserRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[19]
+	mi := &file_strato_v1_records_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1861,7 +2111,7 @@ func (x *UserRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserRecord.ProtoReflect.Descriptor instead.
 func (*UserRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *UserRecord) GetName() string {
@@ -1915,7 +2165,7 @@ type TokenRecord struct {
 
 func (x *TokenRecord) Reset() {
 	*x = TokenRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[20]
+	mi := &file_strato_v1_records_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1927,7 +2177,7 @@ func (x *TokenRecord) String() string {
 func (*TokenRecord) ProtoMessage() {}
 
 func (x *TokenRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[20]
+	mi := &file_strato_v1_records_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1940,7 +2190,7 @@ func (x *TokenRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenRecord.ProtoReflect.Descriptor instead.
 func (*TokenRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *TokenRecord) GetId() string {
@@ -2000,7 +2250,7 @@ type NodeOpRecord struct {
 
 func (x *NodeOpRecord) Reset() {
 	*x = NodeOpRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[21]
+	mi := &file_strato_v1_records_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2262,7 @@ func (x *NodeOpRecord) String() string {
 func (*NodeOpRecord) ProtoMessage() {}
 
 func (x *NodeOpRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[21]
+	mi := &file_strato_v1_records_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2275,7 @@ func (x *NodeOpRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeOpRecord.ProtoReflect.Descriptor instead.
 func (*NodeOpRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *NodeOpRecord) GetOpState() NodeOpState {
@@ -2124,7 +2374,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\bblock_id\x18\x01 \x01(\v2\x18.strato.v1.BlockIDRecordR\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12:\n" +
-	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xa3\x06\n" +
+	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xc6\x06\n" +
 	"\tKeyRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -2149,7 +2399,8 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\x11 \x01(\tR\x05group\x12-\n" +
 	"\x13access_time_unix_ms\x18\x12 \x01(\x03R\x10accessTimeUnixMs\x12(\n" +
-	"\x04acls\x18\x13 \x03(\v2\x14.strato.v1.AclRecordR\x04aclsB\r\n" +
+	"\x04acls\x18\x13 \x03(\v2\x14.strato.v1.AclRecordR\x04acls\x12!\n" +
+	"\fsnapshot_gen\x18\x14 \x01(\x04R\vsnapshotGenB\r\n" +
 	"\v_permission\";\n" +
 	"\x0fAttributeRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -2169,7 +2420,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\vreplication\x18\x04 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\x12'\n" +
 	"\x0fallocated_bytes\x18\x06 \x01(\x03R\x0eallocatedBytes\x12E\n" +
-	"\x0eerasure_coding\x18\a \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\x84\x03\n" +
+	"\x0eerasure_coding\x18\a \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\xc6\x03\n" +
 	"\rDirectoryInfo\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x1b\n" +
 	"\tparent_id\x18\x02 \x01(\x04R\bparentId\x12\x12\n" +
@@ -2183,7 +2434,10 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\x05group\x18\b \x01(\tR\x05group\x12-\n" +
 	"\x13access_time_unix_ms\x18\t \x01(\x03R\x10accessTimeUnixMs\x12(\n" +
 	"\x04acls\x18\n" +
-	" \x03(\v2\x14.strato.v1.AclRecordR\x04aclsB\r\n" +
+	" \x03(\v2\x14.strato.v1.AclRecordR\x04acls\x12!\n" +
+	"\fsnapshot_gen\x18\v \x01(\x04R\vsnapshotGen\x12\x1d\n" +
+	"\n" +
+	"placed_gen\x18\f \x01(\x04R\tplacedGenB\r\n" +
 	"\v_permission\"\xc9\x06\n" +
 	"\vOpenKeyInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
@@ -2217,13 +2471,29 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\tobject_id\x18\x02 \x01(\x04R\bobjectId\x12+\n" +
 	"\x12deleted_at_unix_ms\x18\x03 \x01(\x03R\x0fdeletedAtUnixMs\x120\n" +
 	"\x06blocks\x18\x04 \x03(\v2\x18.strato.v1.BlockIDRecordR\x06blocks\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xaa\x01\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xcd\x01\n" +
 	"\x10DeletedDirectory\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x1b\n" +
 	"\tbucket_id\x18\x02 \x01(\x04R\bbucketId\x12\x1b\n" +
 	"\tvolume_id\x18\x03 \x01(\x04R\bvolumeId\x12+\n" +
 	"\x12deleted_at_unix_ms\x18\x04 \x01(\x03R\x0fdeletedAtUnixMs\x12\x12\n" +
-	"\x04path\x18\x05 \x01(\tR\x04path\"9\n" +
+	"\x04path\x18\x05 \x01(\tR\x04path\x12!\n" +
+	"\fsnapshot_gen\x18\x06 \x01(\x04R\vsnapshotGen\"P\n" +
+	"\rSnapshotState\x12\x10\n" +
+	"\x03gen\x18\x01 \x01(\x04R\x03gen\x12\x10\n" +
+	"\x03ids\x18\x02 \x03(\x04R\x03ids\x12\x1b\n" +
+	"\tvolume_id\x18\x03 \x01(\x04R\bvolumeId\"\xa9\x01\n" +
+	"\x0eSnapshotRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
+	"\tbucket_id\x18\x03 \x01(\x04R\bbucketId\x12&\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\x12\x16\n" +
+	"\x06volume\x18\x05 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x06 \x01(\tR\x06bucket\"h\n" +
+	"\fSharedObject\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\x04R\x05count\x12.\n" +
+	"\x06blocks\x18\x02 \x03(\v2\x16.strato.v1.BlockRecordR\x06blocks\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\"9\n" +
 	"\rRequestResult\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
 	"\x05reply\x18\x02 \x01(\fR\x05reply\"5\n" +
@@ -2268,7 +2538,7 @@ func file_strato_v1_records_proto_rawDescGZIP() []byte {
 	return file_strato_v1_records_proto_rawDescData
 }
 
-var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_strato_v1_records_proto_goTypes = []any{
 	(*VolumeRecord)(nil),        // 0: strato.v1.VolumeRecord
 	(*BucketRecord)(nil),        // 1: strato.v1.BucketRecord
@@ -2286,62 +2556,66 @@ var file_strato_v1_records_proto_goTypes = []any{
 	(*OpenKeyInfo)(nil),         // 13: strato.v1.OpenKeyInfo
 	(*DeletedBlocks)(nil),       // 14: strato.v1.DeletedBlocks
 	(*DeletedDirectory)(nil),    // 15: strato.v1.DeletedDirectory
-	(*RequestResult)(nil),       // 16: strato.v1.RequestResult
-	(*IDRange)(nil),             // 17: strato.v1.IDRange
-	(*S3KeyRecord)(nil),         // 18: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),          // 19: strato.v1.UserRecord
-	(*TokenRecord)(nil),         // 20: strato.v1.TokenRecord
-	(*NodeOpRecord)(nil),        // 21: strato.v1.NodeOpRecord
-	(BucketLayout)(0),           // 22: strato.v1.BucketLayout
-	(ReplicationFactor)(0),      // 23: strato.v1.ReplicationFactor
-	(ChecksumType)(0),           // 24: strato.v1.ChecksumType
-	(AclType)(0),                // 25: strato.v1.AclType
-	(AclScope)(0),               // 26: strato.v1.AclScope
-	(ErasureCodec)(0),           // 27: strato.v1.ErasureCodec
-	(PipelineState)(0),          // 28: strato.v1.PipelineState
-	(ContainerState)(0),         // 29: strato.v1.ContainerState
-	(NodeOpState)(0),            // 30: strato.v1.NodeOpState
+	(*SnapshotState)(nil),       // 16: strato.v1.SnapshotState
+	(*SnapshotRecord)(nil),      // 17: strato.v1.SnapshotRecord
+	(*SharedObject)(nil),        // 18: strato.v1.SharedObject
+	(*RequestResult)(nil),       // 19: strato.v1.RequestResult
+	(*IDRange)(nil),             // 20: strato.v1.IDRange
+	(*S3KeyRecord)(nil),         // 21: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),          // 22: strato.v1.UserRecord
+	(*TokenRecord)(nil),         // 23: strato.v1.TokenRecord
+	(*NodeOpRecord)(nil),        // 24: strato.v1.NodeOpRecord
+	(BucketLayout)(0),           // 25: strato.v1.BucketLayout
+	(ReplicationFactor)(0),      // 26: strato.v1.ReplicationFactor
+	(ChecksumType)(0),           // 27: strato.v1.ChecksumType
+	(AclType)(0),                // 28: strato.v1.AclType
+	(AclScope)(0),               // 29: strato.v1.AclScope
+	(ErasureCodec)(0),           // 30: strato.v1.ErasureCodec
+	(PipelineState)(0),          // 31: strato.v1.PipelineState
+	(ContainerState)(0),         // 32: strato.v1.ContainerState
+	(NodeOpState)(0),            // 33: strato.v1.NodeOpState
 }
 var file_strato_v1_records_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.VolumeRecord.acls:type_name -> strato.v1.AclRecord
-	22, // 1: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
-	23, // 2: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
-	24, // 3: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	25, // 1: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
+	26, // 2: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
+	27, // 3: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	9,  // 4: strato.v1.BucketRecord.attributes:type_name -> strato.v1.AttributeRecord
 	3,  // 5: strato.v1.BucketRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 6: strato.v1.BucketRecord.acls:type_name -> strato.v1.AclRecord
-	25, // 7: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
-	26, // 8: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
-	27, // 9: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
+	28, // 7: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
+	29, // 8: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
+	30, // 9: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
 	5,  // 10: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
 	4,  // 11: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
 	6,  // 12: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
-	23, // 13: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
-	24, // 14: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	26, // 13: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	27, // 14: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	7,  // 15: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
 	9,  // 16: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
 	3,  // 17: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 18: strato.v1.KeyRecord.acls:type_name -> strato.v1.AclRecord
-	23, // 19: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
-	28, // 20: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	26, // 19: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	31, // 20: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
 	3,  // 21: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	29, // 22: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
-	23, // 23: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	32, // 22: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	26, // 23: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
 	3,  // 24: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 25: strato.v1.DirectoryInfo.acls:type_name -> strato.v1.AclRecord
-	22, // 26: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	23, // 27: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	24, // 28: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	25, // 26: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	26, // 27: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	27, // 28: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
 	7,  // 29: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
 	3,  // 30: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 31: strato.v1.OpenKeyInfo.acls:type_name -> strato.v1.AclRecord
 	4,  // 32: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
-	30, // 33: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	7,  // 33: strato.v1.SharedObject.blocks:type_name -> strato.v1.BlockRecord
+	33, // 34: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
+	35, // [35:35] is the sub-list for method output_type
+	35, // [35:35] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_records_proto_init() }
@@ -2362,7 +2636,7 @@ func file_strato_v1_records_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_records_proto_rawDesc), len(file_strato_v1_records_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
