@@ -298,8 +298,9 @@ func (s *Server) GetFsStatus(ctx context.Context, _ *stratov1.GetFsStatusRequest
 	return s.cl.Space(), nil
 }
 
-// namespaceTick expires open keys past their TTL and reclaims the subtrees
-// of deleted directories, a bounded batch each.
+// namespaceTick expires open keys past their TTL, frees what deleted
+// snapshots alone held and reclaims the subtrees of deleted directories, a
+// bounded batch each.
 func (s *Server) namespaceTick(ctx context.Context) error {
 	now := s.now()
 	cmd, err := s.ns.PrepareExpiry(s.db, now, s.opts.ReclaimBatch)
@@ -316,6 +317,9 @@ func (s *Server) namespaceTick(ctx context.Context) error {
 	// goes through the same log and apply as theirs); the rest waits for
 	// the next tick. (Real time: the budget is of work done, whatever the
 	// Clock says.)
+	if err := s.purgeSnapshots(ctx, now, s.opts.TickInterval/10); err != nil {
+		return err
+	}
 	start := time.Now()
 	for time.Since(start) < s.opts.TickInterval/5 {
 		cmd, err := s.ns.PrepareReclaim(s.db, now, s.opts.ReclaimBatch)

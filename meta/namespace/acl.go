@@ -409,10 +409,30 @@ func (ns *Namespace) authorize(req proto.Message, view pebble.Reader, c *Caller)
 		return rd.authorizeAcl(c, r.GetObject(), RightWriteAcl)
 	case *stratov1.RemoveAclRequest:
 		return rd.authorizeAcl(c, r.GetObject(), RightWriteAcl)
+	case *stratov1.CreateSnapshotRequest:
+		return rd.authorizeSnapshot(c, r.GetVolume(), r.GetBucket())
+	case *stratov1.DeleteSnapshotRequest:
+		return rd.authorizeSnapshot(c, r.GetVolume(), r.GetBucket())
+	case *stratov1.RenameSnapshotRequest:
+		return rd.authorizeSnapshot(c, r.GetVolume(), r.GetBucket())
 	}
 	// The users' and S3 keys' requests: the server checks them
 	// (meta/auth.go).
 	return nil
+}
+
+// authorizeSnapshot lets a bucket's owner (and administrators) take,
+// delete and rename its snapshots, as Ozone does.
+func (rd *Reader) authorizeSnapshot(c *Caller, volume, bucket string) error {
+	ch, err := rd.chain(bucketKind, volume, bucket, "")
+	if err != nil {
+		return ignoreClassed(err)
+	}
+	n := ch.nodes[len(ch.nodes)-1]
+	if ch.found && n.owner == c.User {
+		return nil
+	}
+	return c.denied("owner", n.path+" (snapshots are for the bucket's owner and administrators)")
 }
 
 func (rd *Reader) authorizeAcl(c *Caller, o *stratov1.AclObject, right uint32) error {
