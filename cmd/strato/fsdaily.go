@@ -16,9 +16,10 @@ import (
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
-// fsDailyCmds are the commands of this file, fsdu.go and fstransfer.go.
+// fsDailyCmds are the commands of this file, fsdu.go and fstransfer.go
+// (but put and get, which fs.go lists with the first commands).
 func fsDailyCmds(o *cliOptions) []*cobra.Command {
-	return []*cobra.Command{newFSPutCmd(o), newFSGetCmd(o), newFSCpCmd(o), newFSDuCmd(o), newFSCountCmd(o),
+	return []*cobra.Command{newFSCpCmd(o), newFSDuCmd(o), newFSCountCmd(o),
 		newFSSetrepCmd(o), newFSChecksumCmd(o), newFSTouchzCmd(o), newFSTestCmd(o), newFSHeadCmd(o), newFSTailCmd(o)}
 }
 
@@ -34,9 +35,8 @@ type setrepEntry struct {
 func newFSSetrepCmd(o *cliOptions) *cobra.Command {
 	var quiet, wait, recursive bool
 	cmd := &cobra.Command{
-		Use: "setrep [--quiet] REPLICATION PATH...",
-		Short: "Set the replication of a file, or of every file under a directory: 1, 3, or an erasure code " +
-			"(rs-6-3-1024k); the file's bytes are read and written again by this client",
+		Use:   "setrep [--quiet] REPLICATION PATH...",
+		Short: "Set the replication (1, 3, or an erasure code) of a file or of every file under a directory, by writing it again",
 		Long: `Set the replication of a file, or of every file under a directory, as hdfs dfs
 -setrep: REPLICATION is 1 or 3 (ONE, THREE), or an erasure coding config such as
 rs-6-3-1024k.
@@ -181,10 +181,9 @@ type checksumEntry struct {
 
 func newFSChecksumCmd(o *cliOptions) *cobra.Command {
 	return &cobra.Command{
-		Use: "checksum PATH...",
-		Short: "Print each file's composite CRC (COMPOSITE-CRC32C), the checksum the Hadoop connector gives, as " +
-			"hdfs dfs -checksum does: PATH, algorithm, hex value",
-		Args: argsBetween(1, 1<<30),
+		Use:   "checksum PATH...",
+		Short: "Print each file's composite CRC (COMPOSITE-CRC32C, the Hadoop connector's checksum), as hdfs dfs -checksum",
+		Args:  argsBetween(1, 1<<30),
 		RunE: o.action(func(s *session, args []string) error {
 			var all []checksumEntry
 			for _, arg := range args {

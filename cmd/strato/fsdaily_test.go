@@ -244,3 +244,35 @@ func TestFSPutGetCpTrees(t *testing.T) {
 	require.Equal(t, 0, r.code)
 	require.Empty(t, r.stderr)
 }
+
+// TestFSCommandsOnce: every fs command is registered once, and the
+// usage errors of the new ones exit 2 with one line.
+func TestFSCommandsOnce(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range newFSCmd().Commands() {
+		require.False(t, seen[c.Name()], "fs %s twice", c.Name())
+		seen[c.Name()] = true
+	}
+	for _, name := range []string{"du", "count", "cp", "setrep", "checksum", "touchz", "test", "head", "tail", "put", "get"} {
+		require.True(t, seen[name], name)
+	}
+
+	h := startMeta(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fs", "du"}, "strato: du: want at least 1 argument(s), got 0 (usage: strato fs du [-s] [-h] [-v] PATH... [flags])"},
+		{[]string{"fs", "count", "-x", "/"}, "unknown shorthand flag: 'x' in -x"},
+		{[]string{"fs", "setrep", "/vol/bkt/f"}, "want at least 2 argument(s), got 1"},
+		{[]string{"fs", "checksum", "/vol"}, "invalid path"},
+		{[]string{"fs", "head", "/a/b/c", "/d"}, "want 1 argument(s), got 2"},
+		{[]string{"fs", "get", "/vol/bkt/f"}, "want at least 2 argument(s), got 1"},
+		{[]string{"fs", "put", "--quiet=maybe", "a", "/v/b/c"}, "invalid argument \"maybe\""},
+	} {
+		require.Contains(t, h.fail(2, tc.args...), tc.want, tc.args)
+	}
+	// Failures of the command, not of its line, exit 1.
+	require.Equal(t, "strato: du /nosuch: volume not found: nosuch", h.fail(1, "fs", "du", "/nosuch"))
+	require.Equal(t, "strato: count /vol/nob: bucket not found: vol/nob", h.fail(1, "fs", "count", "/vol/nob"))
+}

@@ -71,10 +71,9 @@ func statIfAny(s *session, p client.Path) (*stratov1.FileStatus, error) {
 func newFSPutCmd(o *cliOptions) *cobra.Command {
 	t := &transfer{}
 	cmd := &cobra.Command{
-		Use: "put [-f] [--quiet] LOCAL... PATH",
-		Short: "Copy local files (- for stdin) and directories (recursively) to PATH, or into PATH when it is a " +
-			"directory (several sources: into it)",
-		Args: argsBetween(2, 1<<30),
+		Use:   "put [-f] [--quiet] LOCAL... PATH",
+		Short: "Copy local files (- for stdin) and directories (recursively) to PATH, or into PATH when it is a directory",
+		Args:  argsBetween(2, 1<<30),
 		RunE: o.action(func(s *session, args []string) error {
 			t.s = s
 			return t.eachSource(args, func(src string, to client.Path, many, intoDir bool) error {
@@ -143,10 +142,9 @@ func (t *transfer) putDir(local string, p client.Path) error {
 func newFSGetCmd(o *cliOptions) *cobra.Command {
 	t := &transfer{}
 	cmd := &cobra.Command{
-		Use: "get [-f] [--quiet] PATH... LOCAL|-",
-		Short: "Copy files and directories (recursively) to a local file or directory, into it when it is a " +
-			"directory (several sources: into it), or a file to stdout (-)",
-		Args: argsBetween(2, 1<<30),
+		Use:   "get [-f] [--quiet] PATH... LOCAL|-",
+		Short: "Copy files and directories (recursively) to LOCAL, into it when it is a directory, or a file to stdout (-)",
+		Args:  argsBetween(2, 1<<30),
 		RunE: o.action(func(s *session, args []string) error {
 			t.s = s
 			srcs, local := args[:len(args)-1], args[len(args)-1]
@@ -264,10 +262,9 @@ func saveLocal(dst string, fill func(io.Writer) error) error {
 func newFSCpCmd(o *cliOptions) *cobra.Command {
 	t := &transfer{}
 	cmd := &cobra.Command{
-		Use: "cp [-f] [-r] [--quiet] SRC... DST",
-		Short: "Copy files (directories with -r) to DST, or into DST when it is a directory (several sources: " +
-			"into it); the bytes are read and written again by this client",
-		Args: argsBetween(2, 1<<30),
+		Use:   "cp [-f] [-r] [--quiet] SRC... DST",
+		Short: "Copy files (directories with -r) to DST, or into DST when it is a directory, through this client",
+		Args:  argsBetween(2, 1<<30),
 		RunE: o.action(func(s *session, args []string) error {
 			t.s = s
 			return t.eachSource(args, func(src string, to client.Path, _, _ bool) error {
