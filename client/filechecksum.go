@@ -112,7 +112,8 @@ func crcTable(t checksum.Type) *crc32.Table {
 }
 
 // blockCRC returns the CRC of a replicated block's bytes, composed from
-// the windows of the first replica that answers GET_BLOCK.
+// the windows of the first replica that answers GET_BLOCK with windows
+// that cover them (a replica behind the others does not).
 func (r *Reader) blockCRC(bl *stratov1.BlockLocation, t checksum.Type) (uint32, error) {
 	var errs []error
 	for _, m := range bl.GetPipeline().GetMembers() {
@@ -120,7 +121,10 @@ func (r *Reader) blockCRC(bl *stratov1.BlockLocation, t checksum.Type) (uint32, 
 		if err == nil {
 			var gb *wire.GetBlockResponse
 			if gb, err = conn.GetBlock(r.ctx, &wire.GetBlockRequest{Block: wireBlock(bl.BlockId)}); err == nil {
-				return r.composeWindows(bl, gb.Chunks, t)
+				var crc uint32
+				if crc, err = r.composeWindows(bl, gb.Chunks, t); err == nil {
+					return crc, nil
+				}
 			}
 		}
 		if cerr := r.ctx.Err(); cerr != nil {
@@ -128,7 +132,7 @@ func (r *Reader) blockCRC(bl *stratov1.BlockLocation, t checksum.Type) (uint32, 
 		}
 		errs = append(errs, fmt.Errorf("datanode %s: %w", m.Id, dataErr(err)))
 	}
-	return 0, fmt.Errorf("no replica of %s/%s/%s block %s answered GET_BLOCK: %w", r.key.Volume, r.key.Bucket, r.key.Name,
+	return 0, fmt.Errorf("no replica of %s/%s/%s block %s gave its checksums: %w", r.key.Volume, r.key.Bucket, r.key.Name,
 		wireBlock(bl.BlockId), errors.Join(errs...))
 }
 
