@@ -128,6 +128,7 @@ func TestFSTouchzTestHeadTail(t *testing.T) {
 		holds      bool
 	}{
 		{"-e", "/vol/bkt/f", true}, {"-e", "/vol/bkt/none", false}, {"-e", "/vol", true}, {"-e", "/vol/bkt", true},
+		{"-e", "/novol", false}, {"-e", "/vol/nobkt", false}, {"-e", "/vol/nobkt/f", false}, {"-d", "/", true},
 		{"-d", "/vol/bkt/d", true}, {"-d", "/vol/bkt/f", false}, {"-d", "/vol/bkt/none", false},
 		{"-f", "/vol/bkt/f", true}, {"-f", "/vol/bkt/d", false},
 		{"-s", "/vol/bkt/f", true}, {"-s", "/vol/bkt/z", false},
