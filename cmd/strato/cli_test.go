@@ -68,7 +68,9 @@ func execute(stdin io.Reader, args ...string) result {
 	defer cancel()
 	code := 0
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(&errOut, "strato:", err)
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(&errOut, "strato:", msg)
+		}
 		code = exitCode(err)
 	}
 	return result{stdout: out.String(), stderr: errOut.String(), code: code}

@@ -132,7 +132,11 @@ func TestFSData(t *testing.T) {
 
 	out := h.ok("fs", "ls", "/vol/bkt/out")
 	// Columns are aligned, as hdfs dfs -ls does.
-	require.Regexp(t, `(?m)^Found 2 items\n-rw-r--r--  3  \S+  \S+  5 B    \S+  /vol/bkt/out/a\n-rw-r--r--  3  \S+  \S+  1 MiB  \S+  /vol/bkt/out/part-0000\n$`, out)
+	require.Regexp(t, `(?m)^Found 2 items\n-rw-r--r--  3  \S+  \S+  5        \S+  /vol/bkt/out/a\n-rw-r--r--  3  \S+  \S+  1048583  \S+  /vol/bkt/out/part-0000\n$`, out)
+	// -h: human sizes instead of bytes.
+	require.Regexp(t, `(?m)^Found 2 items\n-rw-r--r--  3  \S+  \S+  5 B    \S+  /vol/bkt/out/a\n-rw-r--r--  3  \S+  \S+  1 MiB  \S+  /vol/bkt/out/part-0000\n$`,
+		h.ok("fs", "ls", "-h", "/vol/bkt/out"))
+	require.Equal(t, "5", strings.Fields(strings.Split(out, "\n")[1])[4], "awk '{print $5}' reads the size")
 	require.Contains(t, h.ok("fs", "stat", "/vol/bkt/out/part-0000"), "Size:         1 MiB (1048583 bytes)\n")
 
 	// get and cat.

@@ -30,12 +30,14 @@ full /VOLUME/BUCKET/... path.`
 	cmd.AddCommand(newFSLsCmd(o), newFSMkdirCmd(o), newFSPutCmd(o), newFSGetCmd(o), newFSCatCmd(o),
 		newFSMvCmd(o), newFSRmCmd(o), newFSStatCmd(o), newFSChmodCmd(o), newFSChownCmd(o), newFSTouchCmd(o),
 		newFSDfCmd(o), newFSExpungeCmd(o))
+	cmd.AddCommand(fsDailyCmds(o)...)
 	return cmd
 }
 
 // lsRow is one line of `fs ls`, as `hdfs dfs -ls` prints it: type and
-// permission, replication, owner, group, size, modification time, path.
-func lsRow(st *stratov1.FileStatus) []string {
+// permission, replication, owner, group, size (in bytes; human, e.g.
+// "1.5 MiB", with -h), modification time, path.
+func lsRow(st *stratov1.FileStatus, human bool) []string {
 	owner, group := st.Owner, st.Group
 	if owner == "" {
 		owner = "-"
@@ -43,10 +45,19 @@ func lsRow(st *stratov1.FileStatus) []string {
 	if group == "" {
 		group = "-"
 	}
+	repl, size := replicas(st.Replication), st.Length
 	if st.IsDirectory {
-		return []string{modeString(st), "-", owner, group, "0 B", timeMs(st.ModificationTimeUnixMs), st.Path}
+		repl, size = "-", 0
 	}
-	return []string{modeString(st), replicas(st.Replication), owner, group, bytesize.Format(st.Length), timeMs(st.ModificationTimeUnixMs), st.Path}
+	return []string{modeString(st), repl, owner, group, sizeColumn(size, human), timeMs(st.ModificationTimeUnixMs), st.Path}
+}
+
+// sizeColumn prints a size in bytes, or with human in binary units.
+func sizeColumn(n int64, human bool) string {
+	if human {
+		return bytesize.Format(n)
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // replicas prints a replication factor as its count.
@@ -60,9 +71,9 @@ func replicas(r stratov1.ReplicationFactor) string {
 // ---- Commands -------------------------------------------------------------------
 
 func newFSLsCmd(o *cliOptions) *cobra.Command {
-	var recursive bool
+	var recursive, human bool
 	cmd := &cobra.Command{
-		Use:   "ls [-R] [PATH]",
+		Use:   "ls [-R] [-h] [PATH]",
 		Short: "List a directory (default /: the volumes)",
 		Args:  argsBetween(0, 1),
 		RunE: o.action(func(s *session, args []string) error {
@@ -84,7 +95,7 @@ func newFSLsCmd(o *cliOptions) *cobra.Command {
 			}
 			rows := make([][]string, 0, len(entries))
 			for _, st := range entries {
-				rows = append(rows, lsRow(st))
+				rows = append(rows, lsRow(st, human))
 			}
 			// As hdfs dfs -ls: a count before a directory's entries (a
 			// file lists as itself, without one).
@@ -99,6 +110,7 @@ func newFSLsCmd(o *cliOptions) *cobra.Command {
 		}),
 	}
 	cmd.Flags().BoolVarP(&recursive, "recursive", "R", false, "list subdirectories recursively")
+	addHumanFlag(cmd, &human)
 	return cmd
 }
 
@@ -171,68 +183,6 @@ func newFSMkdirCmd(o *cliOptions) *cobra.Command {
 		}),
 	}
 	cmd.Flags().BoolVarP(&parents, "parents", "p", false, "create missing parents; an existing directory is not an error")
-	return cmd
-}
-
-func newFSPutCmd(o *cliOptions) *cobra.Command {
-	var overwrite bool
-	cmd := &cobra.Command{
-		Use:   "put [-f] LOCAL|- PATH",
-		Short: "Copy a local file (- for stdin) to PATH, or into PATH when it is a directory",
-		Args:  exactArgs(2),
-		RunE: o.action(func(s *session, args []string) error {
-			local, target := args[0], args[1]
-			p, err := client.ParsePath(target, true)
-			if err != nil {
-				return err
-			}
-			if st, err := s.c.Stat(s.ctx, p.String()); err == nil && st.IsDirectory {
-				if local == "-" {
-					return usagef("%s is a directory: name the file to write from stdin", p)
-				}
-				p.Key = strings.Trim(p.Key+"/"+keyBase(local), "/")
-			} else if err != nil && !errors.Is(err, client.ErrNotFound) {
-				return err
-			}
-			src, size, closeSrc, err := openLocal(s, local)
-			if err != nil {
-				return err
-			}
-			defer closeSrc()
-			w, err := s.c.Create(s.ctx, p.String(), client.CreateOptions{Overwrite: overwrite, WriteOptions: client.WriteOptions{SizeHint: size}})
-			if err != nil {
-				return err
-			}
-			return upload(s, w, src)
-		}),
-	}
-	cmd.Flags().BoolVarP(&overwrite, "force", "f", false, "replace an existing file")
-	return cmd
-}
-
-func newFSGetCmd(o *cliOptions) *cobra.Command {
-	var force bool
-	cmd := &cobra.Command{
-		Use:   "get [-f] PATH LOCAL|-",
-		Short: "Copy a file to a local file, into a local directory, or to stdout (-)",
-		Args:  exactArgs(2),
-		RunE: o.action(func(s *session, args []string) error {
-			p, err := client.ParsePath(args[0], true)
-			if err != nil {
-				return err
-			}
-			dst, err := localTarget(args[1], keyBase(p.Key), force)
-			if err != nil {
-				return err
-			}
-			r, err := openFile(s, p)
-			if err != nil {
-				return err
-			}
-			return download(s, r, dst)
-		}),
-	}
-	cmd.Flags().BoolVarP(&force, "force", "f", false, "replace an existing local file")
 	return cmd
 }
 

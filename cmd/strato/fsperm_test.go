@@ -21,9 +21,9 @@ func TestFSChmodChown(t *testing.T) {
 	h.ok("fs", "chown", "alice:eng", "/vol/bkt/d")
 	h.ok("fs", "chown", ":ops", "/vol/bkt/d/e")
 	out := h.ok("fs", "ls", "/vol/bkt/d")
-	require.Regexp(t, `drwxr--r-t  -  \S+  ops  0 B  \S+  /vol/bkt/d/e\n$`, out)
+	require.Regexp(t, `drwxr--r-t  -  \S+  ops  0  \S+  /vol/bkt/d/e\n$`, out)
 	out = h.ok("fs", "ls", "/vol/bkt")
-	require.Regexp(t, `drwxr-x---  -  alice  eng  0 B  \S+  /vol/bkt/d\n$`, out)
+	require.Regexp(t, `drwxr-x---  -  alice  eng  0  \S+  /vol/bkt/d\n$`, out)
 	st := h.ok("fs", "stat", "/vol/bkt/d/e")
 	require.Contains(t, st, "Permission:  rwxr--r-t (1745)\n")
 	require.Contains(t, st, "Group:       ops\n")
@@ -39,7 +39,7 @@ func TestFSChmodChown(t *testing.T) {
 	h.ok("fs", "chmod", "1777", "/vol/bkt")
 	h.ok("fs", "chown", "root:hadoop", "/vol/bkt")
 	require.Contains(t, h.ok("fs", "stat", "/vol/bkt"), "Permission:  rwxrwxrwt (1777)\n")
-	require.Regexp(t, `drwxrwxrwt  -  root  hadoop  0 B  \S+  /vol/bkt\n$`, h.ok("fs", "ls", "/vol"))
+	require.Regexp(t, `drwxrwxrwt  -  root  hadoop  0  \S+  /vol/bkt\n$`, h.ok("fs", "ls", "/vol"))
 
 	require.Equal(t, "strato: chmod 644 /vol/bkt/nope: file or directory not found: vol/bkt/nope",
 		h.fail(1, "fs", "chmod", "644", "/vol/bkt/nope"))

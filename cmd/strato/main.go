@@ -24,7 +24,9 @@ func main() {
 	defer stop()
 	root := newRootCmd()
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "strato:", err)
+		if msg := err.Error(); msg != "" { // fs test's "false" says nothing
+			fmt.Fprintln(os.Stderr, "strato:", msg)
+		}
 		os.Exit(exitCode(err))
 	}
 }
