@@ -189,9 +189,17 @@ func diff(r pebble.Reader, bk *stratov1.BucketRecord, from, to *snapView) ([]*st
 		if out[i].Path != out[j].Path {
 			return out[i].Path < out[j].Path
 		}
-		return out[i].Type < out[j].Type
+		return diffRank[out[i].Type] < diffRank[out[j].Type]
 	})
 	return out, nil
+}
+
+// diffRank orders the entries of one path: what went before what came.
+var diffRank = map[stratov1.SnapshotDiffType]int{
+	stratov1.SnapshotDiffType_SNAPSHOT_DIFF_DELETE: 0,
+	stratov1.SnapshotDiffType_SNAPSHOT_DIFF_RENAME: 1,
+	stratov1.SnapshotDiffType_SNAPSHOT_DIFF_CREATE: 2,
+	stratov1.SnapshotDiffType_SNAPSHOT_DIFF_MODIFY: 3,
 }
 
 // entry is the report's line for o, or nil.
