@@ -24,6 +24,8 @@ var wallClockAllow = map[string]string{
 		"(10 × IOTimeout): a network timeout, real time",
 	"meta/namespaceservice.go:Server.namespaceTick": "the reclaim loop's budget, a fifth of a tick of real work, " +
 		"so that a big deleted subtree never stalls clients' writes; expiry reads s.now()",
+	"meta/snapshot.go:Server.purgeSnapshots": "the purge loop's budget, a tenth of a tick of real work, " +
+		"so that freeing a deleted snapshot never stalls clients' writes (as namespaceTick's reclaim)",
 	"meta/server.go:Server.WaitReady": "polls the Raft node (whose ticks are real time) for a leader; " +
 		"the caller's ctx bounds it",
 	"meta/users.go:Server.bootstrapAuth": "polls for the first leader, which Raft elects in real time, " +

@@ -88,18 +88,22 @@ func (v *snapView) history(key []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	defer it.Close()
 	if !it.First() {
-		return nil, false, it.Error()
+		return nil, false, it.Close()
 	}
 	val := it.Value()
-	if len(val) < 8 {
-		return nil, false, fmt.Errorf("%w: history entry %q", ErrCorrupt, it.Key())
+	switch {
+	case len(val) < 8:
+		err = fmt.Errorf("%w: history entry %q", ErrCorrupt, it.Key())
+	case binary.BigEndian.Uint64(val) >= v.id:
+		val = nil
+	default:
+		val = slices.Clone(val[8:])
 	}
-	if binary.BigEndian.Uint64(val) >= v.id {
-		return nil, false, nil
+	if cerr := it.Close(); err == nil {
+		err = cerr
 	}
-	return slices.Clone(val[8:]), true, nil
+	return val, val != nil && err == nil, err
 }
 
 // dir resolves clean path p to a directory ID in the snapshot.

@@ -216,9 +216,8 @@ func TestSnapshotOracle(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		h := newHarnessOn(rt, openDB(t))
 		h.volBucket("fsb", fso)
-		o := &model{nodes: map[string]mnode{}}
-		m := &smodel{tree: stree{}, snaps: map[string]stree{}}
-		genPath := rapid.Custom(func(rt *rapid.T) string {
+		so := &snapOracle{h: h, o: &model{nodes: map[string]mnode{}}, m: &smodel{tree: stree{}, snaps: map[string]stree{}}}
+		so.genPath = rapid.Custom(func(rt *rapid.T) string {
 			n := rapid.IntRange(1, 3).Draw(rt, "depth")
 			parts := make([]string, n)
 			for i := range parts {
@@ -226,217 +225,251 @@ func TestSnapshotOracle(t *testing.T) {
 			}
 			return strings.Join(parts, "/")
 		})
-		snapNames := []string{"s1", "s2", "s3", "s4"}
-		committed := 0 // blocks committed
-
-		checkBlocks := func(rt *rapid.T) {
-			deleted := map[uint64]bool{}
-			for _, id := range blockIDs(h.deletedBlocks()) {
-				require.False(rt, deleted[id], "block %d deleted twice", id)
-				deleted[id] = true
-			}
-			for name, tr := range m.snaps {
-				for p, n := range tr {
-					if n.block != 0 && deleted[n.block] {
-						rt.Fatalf("block %d of %s in snapshot %s was freed", n.block, p, name)
-					}
-				}
-			}
-			for p, n := range m.tree {
-				if n.block != 0 && deleted[n.block] {
-					rt.Fatalf("block %d of live %s was freed", n.block, p)
-				}
-			}
+		actions := so.treeActions()
+		for k, v := range so.snapshotActions() {
+			actions[k] = v
 		}
-
-		rt.Repeat(map[string]func(*rapid.T){
-			"mkdir": func(rt *rapid.T) {
-				p := genPath.Draw(rt, "path")
-				_, err := h.do(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: p})
-				sameClass(rt, o.mkdir(p), err, "mkdir "+p)
-				m.ensureDirs(o)
-			},
-			"create": func(rt *rapid.T) {
-				p := genPath.Draw(rt, "path")
-				size := rapid.Int64Range(0, 3).Draw(rt, "size")
-				want := o.create(p, size, true, true)
-				res, err := h.do(&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: p, Overwrite: true, Recursive: true, SizeHint: size})
-				sameClass(rt, want, err, "create "+p)
-				if err != nil {
-					return
-				}
-				m.ensureDirs(o)
-				open := res.(*stratov1.OpenKeyResponse)
-				var blocks []*stratov1.BlockLocation
-				n := snode{obj: m.newObj(), perm: DefaultFilePermission, size: size}
-				if size > 0 {
-					blocks = append(blocks, &stratov1.BlockLocation{BlockId: open.Blocks[0].BlockId, Length: size})
-					n.block = open.Blocks[0].BlockId.LocalId
-					committed++
-				}
-				_, err = h.do(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: p, OpenId: open.OpenId, Blocks: blocks})
-				sameClass(rt, nil, err, "commit "+p)
-				m.tree[p] = n
-			},
-			"delete": func(rt *rapid.T) {
-				p := genPath.Draw(rt, "path")
-				_, err := h.do(&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: p, Recursive: true})
-				sameClass(rt, o.delete(p, true), err, "delete "+p)
-				if err == nil {
-					m.remove(p)
-				}
-			},
-			"rename": func(rt *rapid.T) {
-				src := genPath.Draw(rt, "src")
-				dst := genPath.Draw(rt, "dst")
-				target := dst
-				if d, ok := o.nodes[dst]; ok && d.dir && src != dst {
-					_, sn := splitLast(src)
-					target = joinPath(dst, sn)
-				}
-				_, err := h.do(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: src, Dst: dst})
-				sameClass(rt, o.rename(src, dst), err, "rename "+src+" "+dst)
-				if err == nil && target != src {
-					m.move(src, target)
-				}
-			},
-			"chmod": func(rt *rapid.T) {
-				p := genPath.Draw(rt, "path")
-				perm := rapid.SampledFrom([]uint32{0o700, 0o750, 0o755}).Draw(rt, "perm")
-				_, err := h.do(&stratov1.SetPermissionRequest{Volume: "vol", Bucket: "fsb", Path: p, Permission: perm})
-				_, werr := o.stat(p)
-				sameClass(rt, werr, err, "chmod "+p)
-				if err == nil {
-					n := m.tree[p]
-					n.perm = perm
-					m.tree[p] = n
-				}
-			},
-			"snapshot": func(rt *rapid.T) {
-				name := rapid.SampledFrom(snapNames).Draw(rt, "snapshot")
-				_, err := h.do(&stratov1.CreateSnapshotRequest{Volume: "vol", Bucket: "fsb", Name: name})
-				if _, exists := m.snaps[name]; exists {
-					sameClass(rt, ErrExists, err, "snapshot "+name)
-					return
-				}
-				sameClass(rt, nil, err, "snapshot "+name)
-				m.snaps[name] = m.tree.clone()
-				m.order = append(m.order, name)
-			},
-			"deleteSnapshot": func(rt *rapid.T) {
-				name := rapid.SampledFrom(snapNames).Draw(rt, "snapshot")
-				_, err := h.do(&stratov1.DeleteSnapshotRequest{Volume: "vol", Bucket: "fsb", Name: name})
-				if _, exists := m.snaps[name]; !exists {
-					sameClass(rt, ErrNotFound, err, "delete snapshot "+name)
-					return
-				}
-				sameClass(rt, nil, err, "delete snapshot "+name)
-				delete(m.snaps, name)
-				for i, n := range m.order {
-					if n == name {
-						m.order = append(m.order[:i], m.order[i+1:]...)
-						break
-					}
-				}
-			},
-			"reclaim": func(rt *rapid.T) {
-				cmd, err := h.ns.PrepareReclaim(h.db, h.now, rapid.IntRange(1, 4).Draw(rt, "limit"))
-				require.NoError(rt, err)
-				if cmd != nil {
-					_, err = h.apply(cmd)
-					require.NoError(rt, err)
-				}
-			},
-			"purge": func(rt *rapid.T) {
-				cmd, err := h.ns.PreparePurgeSnapshots(h.db, h.now, rapid.IntRange(1, 4).Draw(rt, "limit"))
-				require.NoError(rt, err)
-				if cmd != nil {
-					_, err = h.apply(cmd)
-					require.NoError(rt, err)
-				}
-			},
-			"diff": func(rt *rapid.T) {
-				if len(m.order) == 0 {
-					return
-				}
-				i := rapid.IntRange(0, len(m.order)-1).Draw(rt, "from")
-				j := rapid.IntRange(i, len(m.order)).Draw(rt, "to") // len: now
-				from, to, toTree := m.order[i], "", m.tree
-				if j < len(m.order) {
-					to, toTree = m.order[j], m.snaps[m.order[j]]
-				}
-				var got []*stratov1.SnapshotDiffEntry
-				token := ""
-				for {
-					res, err := h.rd().SnapshotDiff(&stratov1.SnapshotDiffRequest{Volume: "vol", Bucket: "fsb", From: from, To: to, Token: token, MaxResults: 3})
-					require.NoError(rt, err)
-					got = append(got, res.Entries...)
-					if token = res.NextToken; token == "" {
-						break
-					}
-				}
-				require.Equal(rt, modelDiff(m.snaps[from], toTree), diffLines(got), "diff %s..%q", from, to)
-			},
-			"": func(rt *rapid.T) {
-				sameTree(rt, "the bucket now", m.tree, h.snapTree(""))
-				for name, tr := range m.snaps {
-					sameTree(rt, "snapshot "+name, tr, h.snapTree(name))
-				}
-				checkBlocks(rt)
-			},
-		})
-
-		// The end: every snapshot deleted, purged and reclaimed; what no
-		// one holds is freed, and the usage is the live tree's.
-		for _, name := range m.order {
-			h.must(&stratov1.DeleteSnapshotRequest{Volume: "vol", Bucket: "fsb", Name: name})
-		}
-		m.snaps = map[string]stree{}
-		h.reclaimAll(3)
-		for i := 0; ; i++ {
-			require.Less(rt, i, 100000)
-			cmd, err := h.ns.PreparePurgeSnapshots(h.db, h.now, 3)
-			require.NoError(rt, err)
-			if cmd == nil {
-				break
-			}
-			_, err = h.apply(cmd)
-			require.NoError(rt, err)
-		}
-		h.reclaimAll(3)
-		checkBlocks(rt)
-		var size int64
-		live := map[uint64]bool{}
-		for _, n := range m.tree {
-			size += n.size
-			if n.block != 0 {
-				live[n.block] = true
-			}
-		}
-		b, names := h.usage("fsb")
-		require.Equal(rt, size, b, "bytes usage")
-		require.Equal(rt, int64(len(m.tree)), names, "namespace usage")
-		deleted := blockIDs(h.deletedBlocks())
-		require.Equal(rt, committed, len(live)+len(deleted), "every block is live or freed (live %d, freed %d)", len(live), len(deleted))
-		// A shared object a live file alone holds keeps its record, at 1.
-		rit, err := h.db.NewIter(&pebble.IterOptions{LowerBound: tableKey(nil, tagShared), UpperBound: prefixEnd(tableKey(nil, tagShared))})
-		require.NoError(rt, err)
-		for ok := rit.First(); ok; ok = rit.Next() {
-			so := &stratov1.SharedObject{}
-			require.NoError(rt, proto.Unmarshal(rit.Value(), so))
-			require.EqualValues(rt, 1, so.Count, "object %x", rit.Key())
-		}
-		require.NoError(rt, rit.Close())
-		for _, p := range []string{"h", "J", "Q"} {
-			it, err := h.db.NewIter(nil)
-			require.NoError(rt, err)
-			k := tableKey(nil, p[0])
-			n := 0
-			for ok := it.SeekGE(k); ok && strings.HasPrefix(string(it.Key()), string(k)); ok = it.Next() {
-				n++
-			}
-			require.NoError(rt, it.Close())
-			require.Zero(rt, n, "table %s left %d entries", p, n)
-		}
+		rt.Repeat(actions)
+		so.end(rt)
 	})
+}
+
+// snapOracle is TestSnapshotOracle's state: the namespace, the oracle's
+// model and the snapshot model.
+type snapOracle struct {
+	h         *harness
+	o         *model
+	m         *smodel
+	genPath   *rapid.Generator[string]
+	committed int // blocks committed
+}
+
+// checkBlocks: no block the bucket or a live snapshot holds was freed.
+func (so *snapOracle) checkBlocks(rt *rapid.T) {
+	h, m := so.h, so.m
+	deleted := map[uint64]bool{}
+	for _, id := range blockIDs(h.deletedBlocks()) {
+		require.False(rt, deleted[id], "block %d deleted twice", id)
+		deleted[id] = true
+	}
+	for name, tr := range m.snaps {
+		for p, n := range tr {
+			if n.block != 0 && deleted[n.block] {
+				rt.Fatalf("block %d of %s in snapshot %s was freed", n.block, p, name)
+			}
+		}
+	}
+	for p, n := range m.tree {
+		if n.block != 0 && deleted[n.block] {
+			rt.Fatalf("block %d of live %s was freed", n.block, p)
+		}
+	}
+}
+
+// treeActions are the changes of the tree.
+func (so *snapOracle) treeActions() map[string]func(*rapid.T) {
+	h, o, m := so.h, so.o, so.m
+	genPath := so.genPath
+	return map[string]func(*rapid.T){
+		"mkdir": func(rt *rapid.T) {
+			p := genPath.Draw(rt, "path")
+			_, err := h.do(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: p})
+			sameClass(rt, o.mkdir(p), err, "mkdir "+p)
+			m.ensureDirs(o)
+		},
+		"create": func(rt *rapid.T) {
+			p := genPath.Draw(rt, "path")
+			size := rapid.Int64Range(0, 3).Draw(rt, "size")
+			want := o.create(p, size, true, true)
+			res, err := h.do(&stratov1.CreateFileRequest{Volume: "vol", Bucket: "fsb", Path: p, Overwrite: true, Recursive: true, SizeHint: size})
+			sameClass(rt, want, err, "create "+p)
+			if err != nil {
+				return
+			}
+			m.ensureDirs(o)
+			open := res.(*stratov1.OpenKeyResponse)
+			var blocks []*stratov1.BlockLocation
+			n := snode{obj: m.newObj(), perm: DefaultFilePermission, size: size}
+			if size > 0 {
+				blocks = append(blocks, &stratov1.BlockLocation{BlockId: open.Blocks[0].BlockId, Length: size})
+				n.block = open.Blocks[0].BlockId.LocalId
+				so.committed++
+			}
+			_, err = h.do(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "fsb", Key: p, OpenId: open.OpenId, Blocks: blocks})
+			sameClass(rt, nil, err, "commit "+p)
+			m.tree[p] = n
+		},
+		"delete": func(rt *rapid.T) {
+			p := genPath.Draw(rt, "path")
+			_, err := h.do(&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: p, Recursive: true})
+			sameClass(rt, o.delete(p, true), err, "delete "+p)
+			if err == nil {
+				m.remove(p)
+			}
+		},
+		"rename": func(rt *rapid.T) {
+			src := genPath.Draw(rt, "src")
+			dst := genPath.Draw(rt, "dst")
+			target := dst
+			if d, ok := o.nodes[dst]; ok && d.dir && src != dst {
+				_, sn := splitLast(src)
+				target = joinPath(dst, sn)
+			}
+			_, err := h.do(&stratov1.RenameRequest{Volume: "vol", Bucket: "fsb", Src: src, Dst: dst})
+			sameClass(rt, o.rename(src, dst), err, "rename "+src+" "+dst)
+			if err == nil && target != src {
+				m.move(src, target)
+			}
+		},
+		"chmod": func(rt *rapid.T) {
+			p := genPath.Draw(rt, "path")
+			perm := rapid.SampledFrom([]uint32{0o700, 0o750, 0o755}).Draw(rt, "perm")
+			_, err := h.do(&stratov1.SetPermissionRequest{Volume: "vol", Bucket: "fsb", Path: p, Permission: perm})
+			_, werr := o.stat(p)
+			sameClass(rt, werr, err, "chmod "+p)
+			if err == nil {
+				n := m.tree[p]
+				n.perm = perm
+				m.tree[p] = n
+			}
+		},
+	}
+}
+
+// snapshotActions are the snapshots' commands, reads and checks.
+func (so *snapOracle) snapshotActions() map[string]func(*rapid.T) {
+	h, m := so.h, so.m
+	snapNames := []string{"s1", "s2", "s3", "s4"}
+	return map[string]func(*rapid.T){
+		"snapshot": func(rt *rapid.T) {
+			name := rapid.SampledFrom(snapNames).Draw(rt, "snapshot")
+			_, err := h.do(&stratov1.CreateSnapshotRequest{Volume: "vol", Bucket: "fsb", Name: name})
+			if _, exists := m.snaps[name]; exists {
+				sameClass(rt, ErrExists, err, "snapshot "+name)
+				return
+			}
+			sameClass(rt, nil, err, "snapshot "+name)
+			m.snaps[name] = m.tree.clone()
+			m.order = append(m.order, name)
+		},
+		"deleteSnapshot": func(rt *rapid.T) {
+			name := rapid.SampledFrom(snapNames).Draw(rt, "snapshot")
+			_, err := h.do(&stratov1.DeleteSnapshotRequest{Volume: "vol", Bucket: "fsb", Name: name})
+			if _, exists := m.snaps[name]; !exists {
+				sameClass(rt, ErrNotFound, err, "delete snapshot "+name)
+				return
+			}
+			sameClass(rt, nil, err, "delete snapshot "+name)
+			delete(m.snaps, name)
+			for i, n := range m.order {
+				if n == name {
+					m.order = append(m.order[:i], m.order[i+1:]...)
+					break
+				}
+			}
+		},
+		"reclaim": func(rt *rapid.T) {
+			cmd, err := h.ns.PrepareReclaim(h.db, h.now, rapid.IntRange(1, 4).Draw(rt, "limit"))
+			require.NoError(rt, err)
+			if cmd != nil {
+				_, err = h.apply(cmd)
+				require.NoError(rt, err)
+			}
+		},
+		"purge": func(rt *rapid.T) {
+			cmd, err := h.ns.PreparePurgeSnapshots(h.db, h.now, rapid.IntRange(1, 4).Draw(rt, "limit"))
+			require.NoError(rt, err)
+			if cmd != nil {
+				_, err = h.apply(cmd)
+				require.NoError(rt, err)
+			}
+		},
+		"diff": func(rt *rapid.T) {
+			if len(m.order) == 0 {
+				return
+			}
+			i := rapid.IntRange(0, len(m.order)-1).Draw(rt, "from")
+			j := rapid.IntRange(i, len(m.order)).Draw(rt, "to") // len: now
+			from, to, toTree := m.order[i], "", m.tree
+			if j < len(m.order) {
+				to, toTree = m.order[j], m.snaps[m.order[j]]
+			}
+			var got []*stratov1.SnapshotDiffEntry
+			token := ""
+			for {
+				res, err := h.rd().SnapshotDiff(&stratov1.SnapshotDiffRequest{Volume: "vol", Bucket: "fsb", From: from, To: to, Token: token, MaxResults: 3})
+				require.NoError(rt, err)
+				got = append(got, res.Entries...)
+				if token = res.NextToken; token == "" {
+					break
+				}
+			}
+			require.Equal(rt, modelDiff(m.snaps[from], toTree), diffLines(got), "diff %s..%q", from, to)
+		},
+		"": func(rt *rapid.T) {
+			sameTree(rt, "the bucket now", m.tree, h.snapTree(""))
+			for name, tr := range m.snaps {
+				sameTree(rt, "snapshot "+name, tr, h.snapTree(name))
+			}
+			so.checkBlocks(rt)
+		},
+	}
+}
+
+// end deletes every snapshot and runs purge and reclaim to the end: what
+// no one holds is freed, and the usage is the live tree's.
+func (so *snapOracle) end(rt *rapid.T) {
+	h, m := so.h, so.m
+	// The end: every snapshot deleted, purged and reclaimed; what no
+	// one holds is freed, and the usage is the live tree's.
+	for _, name := range m.order {
+		h.must(&stratov1.DeleteSnapshotRequest{Volume: "vol", Bucket: "fsb", Name: name})
+	}
+	m.snaps = map[string]stree{}
+	h.reclaimAll(3)
+	for i := 0; ; i++ {
+		require.Less(rt, i, 100000)
+		cmd, err := h.ns.PreparePurgeSnapshots(h.db, h.now, 3)
+		require.NoError(rt, err)
+		if cmd == nil {
+			break
+		}
+		_, err = h.apply(cmd)
+		require.NoError(rt, err)
+	}
+	h.reclaimAll(3)
+	so.checkBlocks(rt)
+	var size int64
+	live := map[uint64]bool{}
+	for _, n := range m.tree {
+		size += n.size
+		if n.block != 0 {
+			live[n.block] = true
+		}
+	}
+	b, names := h.usage("fsb")
+	require.Equal(rt, size, b, "bytes usage")
+	require.Equal(rt, int64(len(m.tree)), names, "namespace usage")
+	deleted := blockIDs(h.deletedBlocks())
+	require.Equal(rt, so.committed, len(live)+len(deleted), "every block is live or freed (live %d, freed %d)", len(live), len(deleted))
+	// A shared object a live file alone holds keeps its record, at 1.
+	rit, err := h.db.NewIter(&pebble.IterOptions{LowerBound: tableKey(nil, tagShared), UpperBound: prefixEnd(tableKey(nil, tagShared))})
+	require.NoError(rt, err)
+	for ok := rit.First(); ok; ok = rit.Next() {
+		so := &stratov1.SharedObject{}
+		require.NoError(rt, proto.Unmarshal(rit.Value(), so))
+		require.EqualValues(rt, 1, so.Count, "object %x", rit.Key())
+	}
+	require.NoError(rt, rit.Close())
+	for _, p := range []string{"h", "J", "Q"} {
+		it, err := h.db.NewIter(nil)
+		require.NoError(rt, err)
+		k := tableKey(nil, p[0])
+		n := 0
+		for ok := it.SeekGE(k); ok && strings.HasPrefix(string(it.Key()), string(k)); ok = it.Next() {
+			n++
+		}
+		require.NoError(rt, it.Close())
+		require.Zero(rt, n, "table %s left %d entries", p, n)
+	}
 }
