@@ -32,7 +32,7 @@ import (
 // is not reported MODIFY because its children changed.
 
 // maxDiffPage is the most entries one SnapshotDiff page returns.
-const maxDiffPage = 1000
+const maxDiffPage = 10000
 
 // now is a view that sees every live record and no kept one.
 func nowView(r pebble.Reader, bk *stratov1.BucketRecord) *snapView {
@@ -306,8 +306,30 @@ func (v *snapView) hasDir(id uint64) (bool, error) {
 	return true, nil
 }
 
-// dirByID is where directory id is in the view.
+// dirPlace is where a directory is in a view.
+type dirPlace struct {
+	parent uint64
+	name   string
+	found  bool
+}
+
+// dirByID is where directory id is in the view (remembered for the view's
+// life: a diff asks for the same parents again and again).
 func (v *snapView) dirByID(id uint64) (parent uint64, name string, found bool, err error) {
+	if p, ok := v.dirs[id]; ok {
+		return p.parent, p.name, p.found, nil
+	}
+	parent, name, found, err = v.lookupDirByID(id)
+	if err == nil {
+		if v.dirs == nil {
+			v.dirs = map[uint64]dirPlace{}
+		}
+		v.dirs[id] = dirPlace{parent, name, found}
+	}
+	return parent, name, found, err
+}
+
+func (v *snapView) lookupDirByID(id uint64) (parent uint64, name string, found bool, err error) {
 	key := idKey(nil, tagDirByID, id)
 	val, closer, err := v.r.Get(key)
 	switch {

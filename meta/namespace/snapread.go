@@ -38,6 +38,7 @@ type snapView struct {
 	bk   *stratov1.BucketRecord
 	id   uint64
 	name string
+	dirs map[uint64]dirPlace // dirByID's answers
 }
 
 // snapshotView opens snapshot name of bk.
