@@ -1285,6 +1285,7 @@ type ClusterCommand struct {
 	//	*ClusterCommand_ReserveLocalIds
 	//	*ClusterCommand_SetClusterId
 	//	*ClusterCommand_SetNodeOpState
+	//	*ClusterCommand_Balancer
 	Op            isClusterCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1397,6 +1398,15 @@ func (x *ClusterCommand) GetSetNodeOpState() *NodeOpStateChange {
 	return nil
 }
 
+func (x *ClusterCommand) GetBalancer() *BalancerChange {
+	if x != nil {
+		if x, ok := x.Op.(*ClusterCommand_Balancer); ok {
+			return x.Balancer
+		}
+	}
+	return nil
+}
+
 type isClusterCommand_Op interface {
 	isClusterCommand_Op()
 }
@@ -1434,6 +1444,12 @@ type ClusterCommand_SetNodeOpState struct {
 	SetNodeOpState *NodeOpStateChange `protobuf:"bytes,8,opt,name=set_node_op_state,json=setNodeOpState,proto3,oneof"`
 }
 
+type ClusterCommand_Balancer struct {
+	// The container balancer started, stopped or its iterations' totals
+	// (BalancerRecord, C b).
+	Balancer *BalancerChange `protobuf:"bytes,9,opt,name=balancer,proto3,oneof"`
+}
+
 func (*ClusterCommand_AddPipeline) isClusterCommand_Op() {}
 
 func (*ClusterCommand_ClosePipeline) isClusterCommand_Op() {}
@@ -1447,6 +1463,308 @@ func (*ClusterCommand_ReserveLocalIds) isClusterCommand_Op() {}
 func (*ClusterCommand_SetClusterId) isClusterCommand_Op() {}
 
 func (*ClusterCommand_SetNodeOpState) isClusterCommand_Op() {}
+
+func (*ClusterCommand_Balancer) isClusterCommand_Op() {}
+
+// BalancerChange changes the balancer's record. apply ignores a stop or
+// progress of another run (started_unix_ms) or of a stopped one.
+type BalancerChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Change:
+	//
+	//	*BalancerChange_Start
+	//	*BalancerChange_Stop
+	//	*BalancerChange_Progress
+	Change        isBalancerChange_Change `protobuf_oneof:"change"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BalancerChange) Reset() {
+	*x = BalancerChange{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalancerChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalancerChange) ProtoMessage() {}
+
+func (x *BalancerChange) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalancerChange.ProtoReflect.Descriptor instead.
+func (*BalancerChange) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *BalancerChange) GetChange() isBalancerChange_Change {
+	if x != nil {
+		return x.Change
+	}
+	return nil
+}
+
+func (x *BalancerChange) GetStart() *BalancerStart {
+	if x != nil {
+		if x, ok := x.Change.(*BalancerChange_Start); ok {
+			return x.Start
+		}
+	}
+	return nil
+}
+
+func (x *BalancerChange) GetStop() *BalancerStop {
+	if x != nil {
+		if x, ok := x.Change.(*BalancerChange_Stop); ok {
+			return x.Stop
+		}
+	}
+	return nil
+}
+
+func (x *BalancerChange) GetProgress() *BalancerProgress {
+	if x != nil {
+		if x, ok := x.Change.(*BalancerChange_Progress); ok {
+			return x.Progress
+		}
+	}
+	return nil
+}
+
+type isBalancerChange_Change interface {
+	isBalancerChange_Change()
+}
+
+type BalancerChange_Start struct {
+	Start *BalancerStart `protobuf:"bytes,1,opt,name=start,proto3,oneof"`
+}
+
+type BalancerChange_Stop struct {
+	Stop *BalancerStop `protobuf:"bytes,2,opt,name=stop,proto3,oneof"`
+}
+
+type BalancerChange_Progress struct {
+	Progress *BalancerProgress `protobuf:"bytes,3,opt,name=progress,proto3,oneof"`
+}
+
+func (*BalancerChange_Start) isBalancerChange_Change() {}
+
+func (*BalancerChange_Stop) isBalancerChange_Change() {}
+
+func (*BalancerChange_Progress) isBalancerChange_Change() {}
+
+// BalancerStart starts a run with its parameters (defaults filled) and the
+// spread when it started.
+type BalancerStart struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	Threshold           float64                `protobuf:"fixed64,1,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	MaxSizePerIteration int64                  `protobuf:"varint,2,opt,name=max_size_per_iteration,json=maxSizePerIteration,proto3" json:"max_size_per_iteration,omitempty"`
+	Bandwidth           int64                  `protobuf:"varint,3,opt,name=bandwidth,proto3" json:"bandwidth,omitempty"`
+	Spread              float64                `protobuf:"fixed64,4,opt,name=spread,proto3" json:"spread,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *BalancerStart) Reset() {
+	*x = BalancerStart{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalancerStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalancerStart) ProtoMessage() {}
+
+func (x *BalancerStart) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalancerStart.ProtoReflect.Descriptor instead.
+func (*BalancerStart) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *BalancerStart) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *BalancerStart) GetMaxSizePerIteration() int64 {
+	if x != nil {
+		return x.MaxSizePerIteration
+	}
+	return 0
+}
+
+func (x *BalancerStart) GetBandwidth() int64 {
+	if x != nil {
+		return x.Bandwidth
+	}
+	return 0
+}
+
+func (x *BalancerStart) GetSpread() float64 {
+	if x != nil {
+		return x.Spread
+	}
+	return 0
+}
+
+// BalancerStop ends the run started at run (0: whichever runs).
+type BalancerStop struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Run           int64                  `protobuf:"varint,1,opt,name=run,proto3" json:"run,omitempty"`
+	Outcome       string                 `protobuf:"bytes,2,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Spread        float64                `protobuf:"fixed64,3,opt,name=spread,proto3" json:"spread,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BalancerStop) Reset() {
+	*x = BalancerStop{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalancerStop) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalancerStop) ProtoMessage() {}
+
+func (x *BalancerStop) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalancerStop.ProtoReflect.Descriptor instead.
+func (*BalancerStop) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *BalancerStop) GetRun() int64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *BalancerStop) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *BalancerStop) GetSpread() float64 {
+	if x != nil {
+		return x.Spread
+	}
+	return 0
+}
+
+// BalancerProgress adds an iteration's moves to the run started at run.
+type BalancerProgress struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Run             int64                  `protobuf:"varint,1,opt,name=run,proto3" json:"run,omitempty"`
+	Iterations      uint64                 `protobuf:"varint,2,opt,name=iterations,proto3" json:"iterations,omitempty"`
+	MovedContainers uint64                 `protobuf:"varint,3,opt,name=moved_containers,json=movedContainers,proto3" json:"moved_containers,omitempty"`
+	MovedBytes      uint64                 `protobuf:"varint,4,opt,name=moved_bytes,json=movedBytes,proto3" json:"moved_bytes,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *BalancerProgress) Reset() {
+	*x = BalancerProgress{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalancerProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalancerProgress) ProtoMessage() {}
+
+func (x *BalancerProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalancerProgress.ProtoReflect.Descriptor instead.
+func (*BalancerProgress) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *BalancerProgress) GetRun() int64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *BalancerProgress) GetIterations() uint64 {
+	if x != nil {
+		return x.Iterations
+	}
+	return 0
+}
+
+func (x *BalancerProgress) GetMovedContainers() uint64 {
+	if x != nil {
+		return x.MovedContainers
+	}
+	return 0
+}
+
+func (x *BalancerProgress) GetMovedBytes() uint64 {
+	if x != nil {
+		return x.MovedBytes
+	}
+	return 0
+}
 
 // NodeOpStateChange moves a datanode to a new operational state.
 type NodeOpStateChange struct {
@@ -1462,7 +1780,7 @@ type NodeOpStateChange struct {
 
 func (x *NodeOpStateChange) Reset() {
 	*x = NodeOpStateChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1474,7 +1792,7 @@ func (x *NodeOpStateChange) String() string {
 func (*NodeOpStateChange) ProtoMessage() {}
 
 func (x *NodeOpStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1487,7 +1805,7 @@ func (x *NodeOpStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeOpStateChange.ProtoReflect.Descriptor instead.
 func (*NodeOpStateChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *NodeOpStateChange) GetDatanodeId() string {
@@ -1522,7 +1840,7 @@ type ContainerStateChange struct {
 
 func (x *ContainerStateChange) Reset() {
 	*x = ContainerStateChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1534,7 +1852,7 @@ func (x *ContainerStateChange) String() string {
 func (*ContainerStateChange) ProtoMessage() {}
 
 func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1547,7 +1865,7 @@ func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStateChange.ProtoReflect.Descriptor instead.
 func (*ContainerStateChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ContainerStateChange) GetContainerId() uint64 {
@@ -1574,7 +1892,7 @@ type DeleteVolumeCommand struct {
 
 func (x *DeleteVolumeCommand) Reset() {
 	*x = DeleteVolumeCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1586,7 +1904,7 @@ func (x *DeleteVolumeCommand) String() string {
 func (*DeleteVolumeCommand) ProtoMessage() {}
 
 func (x *DeleteVolumeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1599,7 +1917,7 @@ func (x *DeleteVolumeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeCommand.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeleteVolumeCommand) GetName() string {
@@ -1625,7 +1943,7 @@ type SetQuotaCommand struct {
 
 func (x *SetQuotaCommand) Reset() {
 	*x = SetQuotaCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1637,7 +1955,7 @@ func (x *SetQuotaCommand) String() string {
 func (*SetQuotaCommand) ProtoMessage() {}
 
 func (x *SetQuotaCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1650,7 +1968,7 @@ func (x *SetQuotaCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaCommand.ProtoReflect.Descriptor instead.
 func (*SetQuotaCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SetQuotaCommand) GetVolume() string {
@@ -1710,7 +2028,7 @@ type UpdateCommand struct {
 
 func (x *UpdateCommand) Reset() {
 	*x = UpdateCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1722,7 +2040,7 @@ func (x *UpdateCommand) String() string {
 func (*UpdateCommand) ProtoMessage() {}
 
 func (x *UpdateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1735,7 +2053,7 @@ func (x *UpdateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateCommand.ProtoReflect.Descriptor instead.
 func (*UpdateCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *UpdateCommand) GetVolume() string {
@@ -1784,7 +2102,7 @@ type DeleteBucketCommand struct {
 
 func (x *DeleteBucketCommand) Reset() {
 	*x = DeleteBucketCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1796,7 +2114,7 @@ func (x *DeleteBucketCommand) String() string {
 func (*DeleteBucketCommand) ProtoMessage() {}
 
 func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1809,7 +2127,7 @@ func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketCommand.ProtoReflect.Descriptor instead.
 func (*DeleteBucketCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeleteBucketCommand) GetVolume() string {
@@ -1846,7 +2164,7 @@ type CommitKeyCommand struct {
 
 func (x *CommitKeyCommand) Reset() {
 	*x = CommitKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1858,7 +2176,7 @@ func (x *CommitKeyCommand) String() string {
 func (*CommitKeyCommand) ProtoMessage() {}
 
 func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1871,7 +2189,7 @@ func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyCommand.ProtoReflect.Descriptor instead.
 func (*CommitKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CommitKeyCommand) GetVolume() string {
@@ -1951,7 +2269,7 @@ type KeySourceCommand struct {
 
 func (x *KeySourceCommand) Reset() {
 	*x = KeySourceCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1963,7 +2281,7 @@ func (x *KeySourceCommand) String() string {
 func (*KeySourceCommand) ProtoMessage() {}
 
 func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1976,7 +2294,7 @@ func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySourceCommand.ProtoReflect.Descriptor instead.
 func (*KeySourceCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *KeySourceCommand) GetVolume() string {
@@ -2021,7 +2339,7 @@ type DeleteCommand struct {
 
 func (x *DeleteCommand) Reset() {
 	*x = DeleteCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2033,7 +2351,7 @@ func (x *DeleteCommand) String() string {
 func (*DeleteCommand) ProtoMessage() {}
 
 func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2046,7 +2364,7 @@ func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCommand.ProtoReflect.Descriptor instead.
 func (*DeleteCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DeleteCommand) GetVolume() string {
@@ -2092,7 +2410,7 @@ type CreateDirectoryCommand struct {
 
 func (x *CreateDirectoryCommand) Reset() {
 	*x = CreateDirectoryCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2104,7 +2422,7 @@ func (x *CreateDirectoryCommand) String() string {
 func (*CreateDirectoryCommand) ProtoMessage() {}
 
 func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2117,7 +2435,7 @@ func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryCommand.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CreateDirectoryCommand) GetVolume() string {
@@ -2172,7 +2490,7 @@ type DeleteUserCommand struct {
 
 func (x *DeleteUserCommand) Reset() {
 	*x = DeleteUserCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2184,7 +2502,7 @@ func (x *DeleteUserCommand) String() string {
 func (*DeleteUserCommand) ProtoMessage() {}
 
 func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2197,7 +2515,7 @@ func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserCommand.ProtoReflect.Descriptor instead.
 func (*DeleteUserCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DeleteUserCommand) GetName() string {
@@ -2217,7 +2535,7 @@ type RevokeTokenCommand struct {
 
 func (x *RevokeTokenCommand) Reset() {
 	*x = RevokeTokenCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2229,7 +2547,7 @@ func (x *RevokeTokenCommand) String() string {
 func (*RevokeTokenCommand) ProtoMessage() {}
 
 func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2242,7 +2560,7 @@ func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenCommand.ProtoReflect.Descriptor instead.
 func (*RevokeTokenCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RevokeTokenCommand) GetId() string {
@@ -2262,7 +2580,7 @@ type RevokeS3KeyCommand struct {
 
 func (x *RevokeS3KeyCommand) Reset() {
 	*x = RevokeS3KeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2274,7 +2592,7 @@ func (x *RevokeS3KeyCommand) String() string {
 func (*RevokeS3KeyCommand) ProtoMessage() {}
 
 func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2287,7 +2605,7 @@ func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyCommand.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RevokeS3KeyCommand) GetAccessKey() string {
@@ -2312,7 +2630,7 @@ type SetAttributesCommand struct {
 
 func (x *SetAttributesCommand) Reset() {
 	*x = SetAttributesCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2324,7 +2642,7 @@ func (x *SetAttributesCommand) String() string {
 func (*SetAttributesCommand) ProtoMessage() {}
 
 func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2337,7 +2655,7 @@ func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesCommand.ProtoReflect.Descriptor instead.
 func (*SetAttributesCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SetAttributesCommand) GetVolume() string {
@@ -2396,7 +2714,7 @@ type SetStatusCommand struct {
 
 func (x *SetStatusCommand) Reset() {
 	*x = SetStatusCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2408,7 +2726,7 @@ func (x *SetStatusCommand) String() string {
 func (*SetStatusCommand) ProtoMessage() {}
 
 func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2421,7 +2739,7 @@ func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStatusCommand.ProtoReflect.Descriptor instead.
 func (*SetStatusCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SetStatusCommand) GetVolume() string {
@@ -2497,7 +2815,7 @@ type SetAclCommand struct {
 
 func (x *SetAclCommand) Reset() {
 	*x = SetAclCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2509,7 +2827,7 @@ func (x *SetAclCommand) String() string {
 func (*SetAclCommand) ProtoMessage() {}
 
 func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2522,7 +2840,7 @@ func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclCommand.ProtoReflect.Descriptor instead.
 func (*SetAclCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SetAclCommand) GetKind() AclObjectKind {
@@ -2587,7 +2905,7 @@ type BlockTokenKeyCommand struct {
 
 func (x *BlockTokenKeyCommand) Reset() {
 	*x = BlockTokenKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2599,7 +2917,7 @@ func (x *BlockTokenKeyCommand) String() string {
 func (*BlockTokenKeyCommand) ProtoMessage() {}
 
 func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2612,7 +2930,7 @@ func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKeyCommand.ProtoReflect.Descriptor instead.
 func (*BlockTokenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *BlockTokenKeyCommand) GetId() uint32 {
@@ -2741,7 +3059,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x19PurgeDeletedBlocksCommand\x12\x12\n" +
 	"\x04seqs\x18\x01 \x03(\x04R\x04seqs\"2\n" +
 	"\x18PurgeDeletedBlocksResult\x12\x16\n" +
-	"\x06purged\x18\x01 \x01(\x05R\x06purged\"\xd6\x03\n" +
+	"\x06purged\x18\x01 \x01(\x05R\x06purged\"\x8f\x04\n" +
 	"\x0eClusterCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\fadd_pipeline\x18\x02 \x01(\v2\x19.strato.v1.PipelineRecordH\x00R\vaddPipeline\x12'\n" +
@@ -2750,8 +3068,31 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x13set_container_state\x18\x05 \x01(\v2\x1f.strato.v1.ContainerStateChangeH\x00R\x11setContainerState\x12,\n" +
 	"\x11reserve_local_ids\x18\x06 \x01(\x04H\x00R\x0freserveLocalIds\x12&\n" +
 	"\x0eset_cluster_id\x18\a \x01(\tH\x00R\fsetClusterId\x12I\n" +
-	"\x11set_node_op_state\x18\b \x01(\v2\x1c.strato.v1.NodeOpStateChangeH\x00R\x0esetNodeOpStateB\x04\n" +
-	"\x02op\"\x9e\x01\n" +
+	"\x11set_node_op_state\x18\b \x01(\v2\x1c.strato.v1.NodeOpStateChangeH\x00R\x0esetNodeOpState\x127\n" +
+	"\bbalancer\x18\t \x01(\v2\x19.strato.v1.BalancerChangeH\x00R\bbalancerB\x04\n" +
+	"\x02op\"\xb6\x01\n" +
+	"\x0eBalancerChange\x120\n" +
+	"\x05start\x18\x01 \x01(\v2\x18.strato.v1.BalancerStartH\x00R\x05start\x12-\n" +
+	"\x04stop\x18\x02 \x01(\v2\x17.strato.v1.BalancerStopH\x00R\x04stop\x129\n" +
+	"\bprogress\x18\x03 \x01(\v2\x1b.strato.v1.BalancerProgressH\x00R\bprogressB\b\n" +
+	"\x06change\"\x98\x01\n" +
+	"\rBalancerStart\x12\x1c\n" +
+	"\tthreshold\x18\x01 \x01(\x01R\tthreshold\x123\n" +
+	"\x16max_size_per_iteration\x18\x02 \x01(\x03R\x13maxSizePerIteration\x12\x1c\n" +
+	"\tbandwidth\x18\x03 \x01(\x03R\tbandwidth\x12\x16\n" +
+	"\x06spread\x18\x04 \x01(\x01R\x06spread\"R\n" +
+	"\fBalancerStop\x12\x10\n" +
+	"\x03run\x18\x01 \x01(\x03R\x03run\x12\x18\n" +
+	"\aoutcome\x18\x02 \x01(\tR\aoutcome\x12\x16\n" +
+	"\x06spread\x18\x03 \x01(\x01R\x06spread\"\x90\x01\n" +
+	"\x10BalancerProgress\x12\x10\n" +
+	"\x03run\x18\x01 \x01(\x03R\x03run\x12\x1e\n" +
+	"\n" +
+	"iterations\x18\x02 \x01(\x04R\n" +
+	"iterations\x12)\n" +
+	"\x10moved_containers\x18\x03 \x01(\x04R\x0fmovedContainers\x12\x1f\n" +
+	"\vmoved_bytes\x18\x04 \x01(\x04R\n" +
+	"movedBytes\"\x9e\x01\n" +
 	"\x11NodeOpStateChange\x12\x1f\n" +
 	"\vdatanode_id\x18\x01 \x01(\tR\n" +
 	"datanodeId\x121\n" +
@@ -2874,7 +3215,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_raftlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(AclEdit)(0),                      // 0: strato.v1.AclEdit
 	(*MetaCommand)(nil),               // 1: strato.v1.MetaCommand
@@ -2890,92 +3231,100 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*PurgeDeletedBlocksCommand)(nil), // 11: strato.v1.PurgeDeletedBlocksCommand
 	(*PurgeDeletedBlocksResult)(nil),  // 12: strato.v1.PurgeDeletedBlocksResult
 	(*ClusterCommand)(nil),            // 13: strato.v1.ClusterCommand
-	(*NodeOpStateChange)(nil),         // 14: strato.v1.NodeOpStateChange
-	(*ContainerStateChange)(nil),      // 15: strato.v1.ContainerStateChange
-	(*DeleteVolumeCommand)(nil),       // 16: strato.v1.DeleteVolumeCommand
-	(*SetQuotaCommand)(nil),           // 17: strato.v1.SetQuotaCommand
-	(*UpdateCommand)(nil),             // 18: strato.v1.UpdateCommand
-	(*DeleteBucketCommand)(nil),       // 19: strato.v1.DeleteBucketCommand
-	(*CommitKeyCommand)(nil),          // 20: strato.v1.CommitKeyCommand
-	(*KeySourceCommand)(nil),          // 21: strato.v1.KeySourceCommand
-	(*DeleteCommand)(nil),             // 22: strato.v1.DeleteCommand
-	(*CreateDirectoryCommand)(nil),    // 23: strato.v1.CreateDirectoryCommand
-	(*DeleteUserCommand)(nil),         // 24: strato.v1.DeleteUserCommand
-	(*RevokeTokenCommand)(nil),        // 25: strato.v1.RevokeTokenCommand
-	(*RevokeS3KeyCommand)(nil),        // 26: strato.v1.RevokeS3KeyCommand
-	(*SetAttributesCommand)(nil),      // 27: strato.v1.SetAttributesCommand
-	(*SetStatusCommand)(nil),          // 28: strato.v1.SetStatusCommand
-	(*SetAclCommand)(nil),             // 29: strato.v1.SetAclCommand
-	(*BlockTokenKeyCommand)(nil),      // 30: strato.v1.BlockTokenKeyCommand
-	(*VolumeRecord)(nil),              // 31: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 32: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 33: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),                // 34: strato.v1.UserRecord
-	(*TokenRecord)(nil),               // 35: strato.v1.TokenRecord
-	(ReplicationFactor)(0),            // 36: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 37: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 38: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 39: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 40: strato.v1.ContainerRecord
-	(NodeOpState)(0),                  // 41: strato.v1.NodeOpState
-	(ContainerState)(0),               // 42: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 43: strato.v1.AttributeRecord
-	(AclObjectKind)(0),                // 44: strato.v1.AclObjectKind
-	(*AclRecord)(nil),                 // 45: strato.v1.AclRecord
+	(*BalancerChange)(nil),            // 14: strato.v1.BalancerChange
+	(*BalancerStart)(nil),             // 15: strato.v1.BalancerStart
+	(*BalancerStop)(nil),              // 16: strato.v1.BalancerStop
+	(*BalancerProgress)(nil),          // 17: strato.v1.BalancerProgress
+	(*NodeOpStateChange)(nil),         // 18: strato.v1.NodeOpStateChange
+	(*ContainerStateChange)(nil),      // 19: strato.v1.ContainerStateChange
+	(*DeleteVolumeCommand)(nil),       // 20: strato.v1.DeleteVolumeCommand
+	(*SetQuotaCommand)(nil),           // 21: strato.v1.SetQuotaCommand
+	(*UpdateCommand)(nil),             // 22: strato.v1.UpdateCommand
+	(*DeleteBucketCommand)(nil),       // 23: strato.v1.DeleteBucketCommand
+	(*CommitKeyCommand)(nil),          // 24: strato.v1.CommitKeyCommand
+	(*KeySourceCommand)(nil),          // 25: strato.v1.KeySourceCommand
+	(*DeleteCommand)(nil),             // 26: strato.v1.DeleteCommand
+	(*CreateDirectoryCommand)(nil),    // 27: strato.v1.CreateDirectoryCommand
+	(*DeleteUserCommand)(nil),         // 28: strato.v1.DeleteUserCommand
+	(*RevokeTokenCommand)(nil),        // 29: strato.v1.RevokeTokenCommand
+	(*RevokeS3KeyCommand)(nil),        // 30: strato.v1.RevokeS3KeyCommand
+	(*SetAttributesCommand)(nil),      // 31: strato.v1.SetAttributesCommand
+	(*SetStatusCommand)(nil),          // 32: strato.v1.SetStatusCommand
+	(*SetAclCommand)(nil),             // 33: strato.v1.SetAclCommand
+	(*BlockTokenKeyCommand)(nil),      // 34: strato.v1.BlockTokenKeyCommand
+	(*VolumeRecord)(nil),              // 35: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 36: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 37: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),                // 38: strato.v1.UserRecord
+	(*TokenRecord)(nil),               // 39: strato.v1.TokenRecord
+	(ReplicationFactor)(0),            // 40: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 41: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 42: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 43: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 44: strato.v1.ContainerRecord
+	(NodeOpState)(0),                  // 45: strato.v1.NodeOpState
+	(ContainerState)(0),               // 46: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 47: strato.v1.AttributeRecord
+	(AclObjectKind)(0),                // 48: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 49: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	13, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	30, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
-	31, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
-	16, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
-	17, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	32, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
-	19, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
+	34, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
+	35, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	20, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
+	21, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
+	36, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	23, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	4,  // 8: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	5,  // 9: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
-	20, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
-	22, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
+	24, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
+	26, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
 	6,  // 12: strato.v1.NamespaceCommand.rename:type_name -> strato.v1.RenameCommand
-	23, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
+	27, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
 	7,  // 14: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	9,  // 15: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	11, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	33, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
-	26, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
-	27, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	28, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
-	34, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
-	24, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
-	35, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
-	25, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
-	29, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
-	18, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
+	37, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	30, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
+	31, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
+	32, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	38, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
+	28, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
+	39, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
+	29, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
+	33, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
+	22, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
 	3,  // 27: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	36, // 28: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	37, // 29: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	38, // 30: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	37, // 31: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	39, // 32: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	40, // 33: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	15, // 34: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	14, // 35: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
-	41, // 36: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
-	42, // 37: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	36, // 38: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
-	38, // 39: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	37, // 40: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	43, // 41: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	21, // 42: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	43, // 43: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	44, // 44: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
-	0,  // 45: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
-	45, // 46: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
-	47, // [47:47] is the sub-list for method output_type
-	47, // [47:47] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	40, // 28: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	41, // 29: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	42, // 30: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	41, // 31: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	43, // 32: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	44, // 33: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	19, // 34: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	18, // 35: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
+	14, // 36: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
+	15, // 37: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
+	16, // 38: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
+	17, // 39: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
+	45, // 40: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
+	46, // 41: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	40, // 42: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
+	42, // 43: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	41, // 44: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	47, // 45: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	25, // 46: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	47, // 47: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	48, // 48: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 49: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	49, // 50: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	51, // [51:51] is the sub-list for method output_type
+	51, // [51:51] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -3027,16 +3376,22 @@ func file_strato_v1_raftlog_proto_init() {
 		(*ClusterCommand_ReserveLocalIds)(nil),
 		(*ClusterCommand_SetClusterId)(nil),
 		(*ClusterCommand_SetNodeOpState)(nil),
+		(*ClusterCommand_Balancer)(nil),
 	}
-	file_strato_v1_raftlog_proto_msgTypes[22].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[27].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[13].OneofWrappers = []any{
+		(*BalancerChange_Start)(nil),
+		(*BalancerChange_Stop)(nil),
+		(*BalancerChange_Progress)(nil),
+	}
+	file_strato_v1_raftlog_proto_msgTypes[26].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[31].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   30,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
