@@ -155,3 +155,32 @@ func TestBalancer(t *testing.T) {
 	f.requireBalanced(st, data)
 	require.Positive(t, st.Record.MovedContainers+st.MovedContainers)
 }
+
+// TestBalancerMetaFailover: with meta as three replicas, the leader is
+// stopped while the balancer moves containers (paced by its bandwidth, so
+// that moves are under way); the new leader resumes the same run from its
+// record once it has settled and brings every datanode within the
+// threshold, with nothing lost and no copy left over.
+func TestBalancerMetaFailover(t *testing.T) {
+	f, data := balancerCluster(t, 3)
+	f.startBalancer(&stratov1.StartBalancerRequest{Threshold: 0.10, Bandwidth: 2 << 20})
+	run := f.balancerStatus().Record.StartedUnixMs
+	stopped := false
+	st := f.waitBalanced(data, func(st *stratov1.BalancerStatus) {
+		if stopped || st.MovedContainers+st.GetRecord().GetMovedContainers() == 0 || st.MovesInFlight == 0 {
+			return
+		}
+		stopped = true
+		for i := range 3 {
+			if m := f.c.MetaServer(i); m != nil && m.Metrics().Leader {
+				require.NoError(t, f.c.StopMeta(i))
+				return
+			}
+		}
+		t.Fatal("no meta leader")
+	})
+	require.True(t, stopped, "the leader was stopped mid-balance")
+	require.Equal(t, run, st.Record.StartedUnixMs, "the same run, resumed")
+	t.Logf("balancer: %v", st)
+	f.requireBalanced(st, data)
+}
