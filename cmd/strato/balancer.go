@@ -113,7 +113,7 @@ func printBalancer(s *session, st *stratov1.BalancerStatus) error {
 	case rec.GetRunning():
 		state = "running"
 	case rec != nil:
-		state = "stopped: " + rec.Outcome
+		state = "not running (" + rec.Outcome + ")"
 	}
 	bw := "no cap"
 	if rec.GetBandwidth() > 0 {

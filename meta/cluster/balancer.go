@@ -50,7 +50,7 @@ const (
 // Balancer outcomes, as the record keeps them.
 const (
 	BalancerBalanced    = "balanced"
-	BalancerStopped     = "stopped"
+	BalancerStopped     = "stopped by an operator"
 	BalancerNothingMove = "nothing can move"
 )
 

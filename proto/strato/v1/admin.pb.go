@@ -1707,7 +1707,8 @@ type BalancerRecord struct {
 	Bandwidth           int64                  `protobuf:"varint,4,opt,name=bandwidth,proto3" json:"bandwidth,omitempty"`                                // bytes/s per source; negative: no cap
 	StartedUnixMs       int64                  `protobuf:"varint,5,opt,name=started_unix_ms,json=startedUnixMs,proto3" json:"started_unix_ms,omitempty"` // the run's identity
 	StoppedUnixMs       int64                  `protobuf:"varint,6,opt,name=stopped_unix_ms,json=stoppedUnixMs,proto3" json:"stopped_unix_ms,omitempty"`
-	// outcome: why it stopped ("balanced", "stopped", "nothing can move").
+	// outcome: why it stopped ("balanced", "stopped by an operator",
+	// "nothing can move").
 	Outcome         string  `protobuf:"bytes,7,opt,name=outcome,proto3" json:"outcome,omitempty"`
 	SpreadBefore    float64 `protobuf:"fixed64,8,opt,name=spread_before,json=spreadBefore,proto3" json:"spread_before,omitempty"`          // the spread at the start
 	SpreadAfter     float64 `protobuf:"fixed64,9,opt,name=spread_after,json=spreadAfter,proto3" json:"spread_after,omitempty"`             // the spread at the stop
