@@ -16,14 +16,17 @@ import (
 
 // balSim is a cluster of simulated datanodes on an env's fake clock: each
 // heartbeats with its full report and its use, and carries out at once
-// the copies and deletions its replies carry (a copy lands on its target,
-// which reports it at its next heartbeat).
+// the copies, EC rebuilds and deletions its replies carry (a copy lands
+// on its target, which reports it at its next heartbeat).
 type balSim struct {
 	t        *testing.T
 	e        *env
 	capacity int64
 	nodes    []*simNode
 	want     map[uint64]int // containers and the copies (indexes) they need
+	// down: datanodes that stopped (no heartbeat, no copy lands on them;
+	// their disks keep what they held).
+	down map[string]bool
 }
 
 type simNode struct {
@@ -32,7 +35,7 @@ type simNode struct {
 }
 
 func newBalSim(t *testing.T, racks []string) *balSim {
-	s := &balSim{t: t, e: newEnv(t, Options{}), capacity: 100 << 30, want: map[uint64]int{}}
+	s := &balSim{t: t, e: newEnv(t, Options{}), capacity: 100 << 30, want: map[uint64]int{}, down: map[string]bool{}}
 	for i, r := range racks {
 		s.nodes = append(s.nodes, &simNode{id: fmt.Sprintf("dn%d", i+1), rack: r, held: map[uint64]*stratov1.ContainerReplica{}})
 	}
@@ -104,6 +107,9 @@ func (s *balSim) node(id string) *simNode {
 func (s *balSim) step() ReplicationReport {
 	s.t.Helper()
 	for _, n := range s.nodes {
+		if s.down[n.id] {
+			continue
+		}
 		resp, err := s.e.m.Heartbeat(s.e.now, &stratov1.HeartbeatRequest{DatanodeId: n.id, Stats: s.stats(n), Report: s.report(n)})
 		if resp.GetReregister() {
 			require.NoError(s.t, s.e.m.Register(s.e.now, &stratov1.RegisterRequest{
@@ -113,8 +119,13 @@ func (s *balSim) step() ReplicationReport {
 		}
 		require.NoError(s.t, err)
 		for _, cmd := range resp.Commands {
-			if rc := cmd.GetReplicateContainer(); rc != nil {
+			if rc := cmd.GetReplicateContainer(); rc != nil && !s.down[rc.Target.Id] {
 				s.node(rc.Target.Id).held[rc.ContainerId] = proto.Clone(n.held[rc.ContainerId]).(*stratov1.ContainerReplica)
+			}
+			if rc := cmd.GetReconstructEcContainer(); rc != nil {
+				src := s.node(rc.Sources[0].Datanode.Id).held[rc.ContainerId]
+				n.held[rc.ContainerId] = &stratov1.ContainerReplica{ContainerId: rc.ContainerId, State: stratov1.ContainerState_CONTAINER_CLOSED,
+					UsedBytes: src.UsedBytes, ReplicaIndex: rc.ReplicaIndex}
 			}
 			if dc := cmd.GetDeleteContainer(); dc != nil {
 				delete(n.held, dc.ContainerId)
@@ -155,13 +166,13 @@ func (s *balSim) requireWhole() {
 }
 
 // requireExact: every container has exactly the copies it needs, no
-// more.
+// more, on the datanodes up.
 func (s *balSim) requireExact() {
 	s.t.Helper()
 	for id, n := range s.want {
 		held := 0
 		for _, nd := range s.nodes {
-			if nd.held[id] != nil {
+			if nd.held[id] != nil && !s.down[nd.id] {
 				held++
 			}
 		}
@@ -353,4 +364,27 @@ func TestBalancerResumesOnNewLeader(t *testing.T) {
 		require.InDelta(t, mean, f, 0.05+1e-9, "datanode %d: %v", i+1, after)
 	}
 	s.requireExact() // an extra copy left by the old leader is trimmed
+}
+
+// TestBalancerSourceOrTargetLost: a source of moves under way stops, and
+// so does a target: nothing is deleted for a copy that did not land; the
+// lost datanodes' containers are copied back to three, and the balancer
+// finishes over the datanodes left.
+func TestBalancerSourceOrTargetLost(t *testing.T) {
+	s := fullAndEmpty(t)
+	s.start(BalancerParams{Threshold: 0.05, Bandwidth: -1})
+	rep := s.step()
+	require.Positive(t, rep.BalancerMoves)
+	// The commands are queued: dn1 (a source) and dn4 (a target) stop
+	// before their next heartbeat carries them out.
+	s.down["dn1"], s.down["dn4"] = true, true
+	rec := s.runUntilStopped(800)
+	require.Contains(t, []string{BalancerBalanced, BalancerNothingMove}, rec.Outcome)
+	for range 50 { // the copies of what dn1 and dn4 held finish
+		s.step()
+	}
+	s.requireWhole()
+	s.requireExact()
+	after, _ := s.utilizations()
+	t.Logf("%v %v", rec, after)
 }
