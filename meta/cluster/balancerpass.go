@@ -150,9 +150,21 @@ func (r *replicationPass) planMoves(it *balanceIteration) (planned int, waiting 
 	frac := func(id string) float64 { return it.use[id].fraction(it.delta[id]) }
 	sources := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return frac(id) <= it.mean })
 	slices.SortStableFunc(sources, func(a, b string) int { return cmp.Compare(frac(b), frac(a)) })
+	// The targets below the mean, least used first: sorted again after
+	// each move, not for each container tried.
+	targets := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return frac(id) >= it.mean })
+	sortTargets := func() {
+		targets = slices.DeleteFunc(targets, func(id string) bool { return frac(id) >= it.mean })
+		slices.SortStableFunc(targets, func(a, b string) int { return cmp.Compare(frac(a), frac(b)) })
+	}
+	sortTargets()
 	for _, src := range sources {
 		if rec.MaxSizePerIteration > 0 && it.planned >= rec.MaxSizePerIteration {
 			return planned, false
+		}
+		if r.pushes[src] >= lim || !r.withinBandwidth(it, src) {
+			waiting = true // its containers are not even listed
+			continue
 		}
 		for _, c := range r.movable(src) {
 			if r.pushes[src] >= lim || !r.withinBandwidth(it, src) {
@@ -163,7 +175,7 @@ func (r *replicationPass) planMoves(it *balanceIteration) (planned int, waiting 
 			if rec.MaxSizePerIteration > 0 && it.planned > 0 && it.planned+rp.UsedBytes > rec.MaxSizePerIteration {
 				continue
 			}
-			t, blocked := r.moveTarget(it, ids, c, src, rp.UsedBytes, lim)
+			t, blocked := r.moveTarget(it, targets, c, src, rp.UsedBytes, lim)
 			waiting = waiting || blocked
 			if t == "" {
 				continue
@@ -180,6 +192,7 @@ func (r *replicationPass) planMoves(it *balanceIteration) (planned int, waiting 
 			it.planned += rp.UsedBytes
 			it.moves++
 			planned++
+			sortTargets()
 			if frac(src) <= it.mean {
 				break
 			}
@@ -196,20 +209,17 @@ func (r *replicationPass) withinBandwidth(it *balanceIteration, src string) bool
 }
 
 // moveTarget picks where container c, size bytes on src, moves to: the
-// least used datanode of ids below the mean (below the threshold unless
-// src is above it) that the move leaves within the threshold, holding
-// no replica of c, under its import limit lim, and on a rack that keeps
-// c's rack rule. blocked: a target was at its limit.
-func (r *replicationPass) moveTarget(it *balanceIteration, ids []string, c *containerState, src string, size int64, lim int) (target string, blocked bool) {
-	rec := r.s.bal.rec
-	thr := rec.Threshold
+// first of targets (those below the mean, least used first) below the
+// threshold unless src is above it, that the move leaves within the
+// threshold, holding no replica of c, under its import limit lim, and on
+// a rack that keeps c's rack rule. blocked: a target was at its limit.
+func (r *replicationPass) moveTarget(it *balanceIteration, targets []string, c *containerState, src string, size int64, lim int) (target string, blocked bool) {
+	thr := r.s.bal.rec.Threshold
 	frac := func(id string, more int64) float64 { return it.use[id].fraction(it.delta[id] + more) }
 	over := frac(src, 0) > it.mean+thr
 	if frac(src, -size) < it.mean-thr {
 		return "", false
 	}
-	targets := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return frac(id, 0) >= it.mean })
-	slices.SortStableFunc(targets, func(a, b string) int { return cmp.Compare(frac(a, 0), frac(b, 0)) })
 	var holders []string
 	for _, t := range targets {
 		switch {
@@ -225,8 +235,12 @@ func (r *replicationPass) moveTarget(it *balanceIteration, ids []string, c *cont
 			if holders == nil {
 				holders = r.s.goodHolders(c)
 			}
+			i := slices.Index(holders, src)
+			if i < 0 {
+				return "", false // not a good holder: steady said it was
+			}
 			moved := slices.Clone(holders)
-			moved[slices.Index(moved, src)] = t
+			moved[i] = t
 			if r.s.breaksRackRule(c, moved, r.racks) {
 				continue
 			}
