@@ -34,7 +34,8 @@ func (r *replicationPass) balance() {
 		// The iteration is over: its totals go into the record, and the
 		// next one starts from the datanodes' reports since.
 		r.progress(rec, 1)
-		it = &balanceIteration{n: it.n}
+		it = &balanceIteration{run: rec.StartedUnixMs, n: it.n}
+		r.plan.bal.it = it // counted once, whatever follows
 	}
 	if it == nil || it.start.IsZero() {
 		n := uint64(1)
