@@ -20,9 +20,8 @@ func (s *Server) StartBalancer(ctx context.Context, req *stratov1.StartBalancerR
 		return nil, toStatus(err)
 	}
 	st := s.cl.BalancerStatus()
-	s.opts.Logger.Info("balancer started", "threshold", st.GetRecord().GetThreshold(),
-		"max_size_per_iteration", st.GetRecord().GetMaxSizePerIteration(), "bandwidth", st.GetRecord().GetBandwidth(),
-		"spread", st.GetRecord().GetSpreadBefore())
+	s.opts.Logger.Info("balancer started", "threshold", st.Threshold, "max_size_per_iteration", st.MaxSizePerIteration,
+		"bandwidth", st.Bandwidth, "spread", st.SpreadBefore)
 	return st, nil
 }
 

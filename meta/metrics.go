@@ -58,10 +58,9 @@ func (s *Server) Metrics() Metrics {
 	m.Consensus = s.node.Status()
 	if m.Leader {
 		st := s.cl.BalancerStatus()
-		rec := st.GetRecord()
-		m.Balancer = BalancerMetrics{Running: rec.GetRunning(), Iterations: rec.GetIterations(),
-			MovedContainers: rec.GetMovedContainers() + st.MovedContainers, MovedBytes: rec.GetMovedBytes() + st.MovedBytes,
-			MovesInFlight: int(st.MovesInFlight), BytesInFlight: st.BytesInFlight, BytesLeft: st.BytesLeft, Spread: st.Spread}
+		m.Balancer = BalancerMetrics{Running: st.Running, Iterations: st.Iterations, MovedContainers: st.MovedContainers,
+			MovedBytes: st.MovedBytes, MovesInFlight: int(st.MovesInFlight), BytesInFlight: st.BytesInFlight, BytesLeft: st.BytesLeft,
+			Spread: st.Spread}
 	}
 	return m
 }

@@ -23,11 +23,9 @@ import (
 // balancerStatus is what `strato admin balancer status --json` prints
 // that the test reads (protobuf JSON: 64-bit integers are strings).
 type balancerStatus struct {
-	Record *struct {
-		Running       bool   `json:"running"`
-		Outcome       string `json:"outcome"`
-		StartedUnixMs string `json:"startedUnixMs"`
-	} `json:"record"`
+	Running       bool    `json:"running"`
+	Outcome       string  `json:"outcome"`
+	StartedUnixMs string  `json:"startedUnixMs"`
 	Mean          float64 `json:"mean"`
 	MovesInFlight int     `json:"movesInFlight"`
 	Datanodes     []struct {
@@ -111,7 +109,7 @@ func TestBalancerProcesses(t *testing.T) {
 	require.NoError(t, err, out)
 	st, err = balancerStatusOf(metaList)
 	require.NoError(t, err)
-	run := st.Record.StartedUnixMs
+	run := st.StartedUnixMs
 
 	// Reads go on while it moves; the leader is killed with moves under way.
 	killed := false
@@ -133,15 +131,15 @@ func TestBalancerProcesses(t *testing.T) {
 			killed = true
 			t.Logf("killed meta %d, the leader, with %d moves under way", leader+1, st.MovesInFlight)
 		}
-		if st.Record != nil && !st.Record.Running && st.MovesInFlight == 0 {
+		if !st.Running && st.MovesInFlight == 0 {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "the balancer still runs: %+v", st)
 		time.Sleep(200 * time.Millisecond)
 	}
 	require.True(t, killed, "the leader was killed mid-balance")
-	require.Equal(t, run, st.Record.StartedUnixMs, "the new leader resumed the same run")
-	require.Equal(t, "balanced", st.Record.Outcome)
+	require.Equal(t, run, st.StartedUnixMs, "the new leader resumed the same run")
+	require.Equal(t, "balanced", st.Outcome)
 	for _, d := range st.Datanodes {
 		require.Equal(t, "within", d.Class, "%+v", st)
 		used, err := strconv.ParseInt(d.Used, 10, 64)

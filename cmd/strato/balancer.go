@@ -107,31 +107,30 @@ func printBalancer(s *session, st *stratov1.BalancerStatus) error {
 	if s.json {
 		return printJSON(s.out, st)
 	}
-	rec := st.GetRecord()
 	state := "never started"
 	switch {
-	case rec.GetRunning():
+	case st.Running:
 		state = "running"
-	case rec != nil:
-		state = "not running (" + rec.Outcome + ")"
+	case st.StartedUnixMs != 0:
+		state = "not running (" + st.Outcome + ")"
 	}
 	bw := "no cap"
-	if rec.GetBandwidth() > 0 {
-		bw = bytesize.Format(rec.GetBandwidth()) + "/s per source"
+	if st.Bandwidth > 0 {
+		bw = bytesize.Format(st.Bandwidth) + "/s per source"
 	}
 	fields := []field{{"Balancer", state}}
-	if rec != nil {
+	if st.StartedUnixMs != 0 {
 		fields = append(fields,
-			field{"Threshold", fmt.Sprintf("%.1f%%", 100*rec.Threshold)},
-			field{"Max size per iteration", bytesize.Format(rec.MaxSizePerIteration)},
+			field{"Threshold", fmt.Sprintf("%.1f%%", 100*st.Threshold)},
+			field{"Max size per iteration", bytesize.Format(st.MaxSizePerIteration)},
 			field{"Bandwidth", bw},
-			field{"Started", timeMs(rec.StartedUnixMs)},
-			field{"Stopped", timeMs(rec.StoppedUnixMs)},
-			field{"Iterations done", strconv.FormatUint(rec.Iterations, 10)},
-			field{"Moved", fmt.Sprintf("%d containers, %s", rec.MovedContainers+st.MovedContainers, bytesize.Format(int64(rec.MovedBytes+st.MovedBytes)))},
-			field{"Spread before", fmt.Sprintf("%.1f%%", 100*rec.SpreadBefore)})
-		if !rec.Running {
-			fields = append(fields, field{"Spread after", fmt.Sprintf("%.1f%%", 100*rec.SpreadAfter)})
+			field{"Started", timeMs(st.StartedUnixMs)},
+			field{"Stopped", timeMs(st.StoppedUnixMs)},
+			field{"Iterations done", strconv.FormatUint(st.Iterations, 10)},
+			field{"Moved", fmt.Sprintf("%d containers, %s", st.MovedContainers, bytesize.Format(int64(st.MovedBytes)))},
+			field{"Spread before", fmt.Sprintf("%.1f%%", 100*st.SpreadBefore)})
+		if !st.Running {
+			fields = append(fields, field{"Spread after", fmt.Sprintf("%.1f%%", 100*st.SpreadAfter)})
 		}
 	}
 	fields = append(fields,

@@ -179,19 +179,21 @@ func balancerStop(now time.Time, run int64, outcome string, spread float64) *str
 		Stop: &stratov1.BalancerStop{Run: run, Outcome: outcome, Spread: spread}}})
 }
 
-// BalancerStatus is the balancer's record with the datanodes' use as the
-// leader sees it now, and the moves under way.
+// BalancerStatus is the balancer's run as its record keeps it, with what
+// the iteration under way moved, the moves under way, and the datanodes'
+// use as the leader sees it now.
 func (m *Manager) BalancerStatus() *stratov1.BalancerStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b := &m.s.bal
 	thr := cmp.Or(b.rec.GetThreshold(), DefaultBalancerThreshold)
 	v := m.s.balanceView(thr)
-	st := &stratov1.BalancerStatus{Mean: v.mean, Spread: v.spread, BytesLeft: v.left,
-		MovedContainers: b.doneMoves, MovedBytes: b.doneBytes}
-	if b.rec != nil {
-		st.Record = proto.Clone(b.rec).(*stratov1.BalancerRecord)
-	}
+	r := b.rec
+	st := &stratov1.BalancerStatus{Running: r.GetRunning(), Outcome: r.GetOutcome(), Threshold: r.GetThreshold(),
+		MaxSizePerIteration: r.GetMaxSizePerIteration(), Bandwidth: r.GetBandwidth(), StartedUnixMs: r.GetStartedUnixMs(),
+		StoppedUnixMs: r.GetStoppedUnixMs(), Iterations: r.GetIterations(),
+		MovedContainers: r.GetMovedContainers() + b.doneMoves, MovedBytes: r.GetMovedBytes() + b.doneBytes,
+		SpreadBefore: r.GetSpreadBefore(), SpreadAfter: r.GetSpreadAfter(), Mean: v.mean, Spread: v.spread, BytesLeft: v.left}
 	if b.it != nil {
 		st.Iteration = b.it.n
 	}

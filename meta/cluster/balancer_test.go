@@ -209,13 +209,13 @@ func (s *balSim) start(p BalancerParams) {
 }
 
 // runUntilStopped steps until the balancer stops (at most n steps), and
-// returns its record.
-func (s *balSim) runUntilStopped(n int) *stratov1.BalancerRecord {
+// returns its status.
+func (s *balSim) runUntilStopped(n int) *stratov1.BalancerStatus {
 	s.t.Helper()
 	for range n {
 		s.step()
-		if st := s.e.m.BalancerStatus(); !st.GetRecord().GetRunning() && st.MovesInFlight == 0 {
-			return st.Record
+		if st := s.e.m.BalancerStatus(); !st.Running && st.MovesInFlight == 0 {
+			return st
 		}
 	}
 	s.t.Fatalf("the balancer still runs after %d steps: %v", n, s.e.m.BalancerStatus())
@@ -267,10 +267,8 @@ func TestBalancerBringsEveryNodeWithinThreshold(t *testing.T) {
 	require.LessOrEqual(t, rec.SpreadAfter, 0.10+1e-9)
 	t.Logf("%v", rec)
 	require.Positive(t, rec.Iterations)
-	st := s.e.m.BalancerStatus()
-	moved := rec.MovedContainers + st.MovedContainers
-	require.Positive(t, moved)
-	require.Equal(t, moved<<30, rec.MovedBytes+st.MovedBytes)
+	require.Positive(t, rec.MovedContainers)
+	require.Equal(t, rec.MovedContainers<<30, rec.MovedBytes)
 	for id := range s.want {
 		require.GreaterOrEqual(t, len(s.racksOf(id)), 2, "container %d", id)
 	}
@@ -294,14 +292,14 @@ func TestBalancerLimitsAndStop(t *testing.T) {
 		s.step()
 	}
 	st := s.e.m.BalancerStatus()
-	require.True(t, st.Record.Running)
+	require.True(t, st.Running)
 	moved := st.MovedContainers + uint64(st.MovesInFlight)
 	require.InDelta(t, 6, moved, 3, "about a move per source a minute: %v", st)
 
 	require.NoError(t, s.e.m.StopBalancer(context.Background(), s.e.now))
 	st = s.e.m.BalancerStatus()
-	require.False(t, st.Record.Running)
-	require.Equal(t, BalancerStopped, st.Record.Outcome)
+	require.False(t, st.Running)
+	require.Equal(t, BalancerStopped, st.Outcome)
 	for range 10 {
 		require.Zero(t, s.step().BalancerMoves)
 	}
@@ -349,14 +347,14 @@ func TestBalancerResumesOnNewLeader(t *testing.T) {
 	for range 4 {
 		s.step()
 	}
-	require.Positive(t, s.e.m.BalancerStatus().MovesInFlight+int32(s.e.m.BalancerStatus().MovedContainers))
+	require.Positive(t, uint64(s.e.m.BalancerStatus().MovesInFlight)+s.e.m.BalancerStatus().MovedContainers)
 
 	m, err := New(s.e.m.Options(), s.e.propose)
 	require.NoError(t, err)
 	require.NoError(t, m.Load(s.e.db))
 	m.BecomeLeader(s.e.now)
 	s.e.m = m
-	require.True(t, m.BalancerStatus().Record.GetRunning(), "the record says it runs")
+	require.True(t, m.BalancerStatus().Running, "the record says it runs")
 	rec := s.runUntilStopped(600)
 	require.Equal(t, BalancerBalanced, rec.Outcome)
 	after, mean := s.utilizations()

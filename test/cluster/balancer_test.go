@@ -98,7 +98,7 @@ func (f *faultCluster) waitBalanced(data map[string][]byte, during func(*stratov
 		if during != nil {
 			during(st)
 		}
-		if !st.GetRecord().GetRunning() && st.MovesInFlight == 0 {
+		if !st.Running && st.MovesInFlight == 0 {
 			return st
 		}
 		require.True(f.t, time.Now().Before(deadline), "the balancer still runs: %v", st)
@@ -110,13 +110,13 @@ func (f *faultCluster) waitBalanced(data map[string][]byte, during func(*stratov
 // three copies and no more.
 func (f *faultCluster) requireBalanced(st *stratov1.BalancerStatus, data map[string][]byte) {
 	f.t.Helper()
-	require.Equal(f.t, "balanced", st.Record.Outcome, "%v", st)
+	require.Equal(f.t, "balanced", st.Outcome, "%v", st)
 	require.Len(f.t, st.Datanodes, 6)
 	for _, d := range st.Datanodes {
 		require.Equal(f.t, "within", d.Class, "%v", st)
 		require.Positive(f.t, d.Used, "%s took containers", d.Id)
 	}
-	require.Less(f.t, st.Record.SpreadAfter, st.Record.SpreadBefore)
+	require.Less(f.t, st.SpreadAfter, st.SpreadBefore)
 	for p, want := range data {
 		f.requireContent(p, want)
 	}
@@ -147,13 +147,13 @@ func (f *faultCluster) startBalancer(req *stratov1.StartBalancerRequest) {
 func TestBalancer(t *testing.T) {
 	f, data := balancerCluster(t, 1)
 	st := f.balancerStatus()
-	require.Nil(t, st.Record)
+	require.Zero(t, st.StartedUnixMs, "never started")
 	require.Greater(t, st.Spread, 0.3)
 	f.startBalancer(&stratov1.StartBalancerRequest{Threshold: 0.10, Bandwidth: -1})
 	st = f.waitBalanced(data, nil)
 	t.Logf("balancer: %v", st)
 	f.requireBalanced(st, data)
-	require.Positive(t, st.Record.MovedContainers+st.MovedContainers)
+	require.Positive(t, st.MovedContainers)
 }
 
 // TestBalancerMetaFailover: with meta as three replicas, the leader is
@@ -164,10 +164,10 @@ func TestBalancer(t *testing.T) {
 func TestBalancerMetaFailover(t *testing.T) {
 	f, data := balancerCluster(t, 3)
 	f.startBalancer(&stratov1.StartBalancerRequest{Threshold: 0.10, Bandwidth: 2 << 20})
-	run := f.balancerStatus().Record.StartedUnixMs
+	run := f.balancerStatus().StartedUnixMs
 	stopped := false
 	st := f.waitBalanced(data, func(st *stratov1.BalancerStatus) {
-		if stopped || st.MovedContainers+st.GetRecord().GetMovedContainers() == 0 || st.MovesInFlight == 0 {
+		if stopped || st.MovedContainers == 0 || st.MovesInFlight == 0 {
 			return
 		}
 		stopped = true
@@ -180,7 +180,7 @@ func TestBalancerMetaFailover(t *testing.T) {
 		t.Fatal("no meta leader")
 	})
 	require.True(t, stopped, "the leader was stopped mid-balance")
-	require.Equal(t, run, st.Record.StartedUnixMs, "the same run, resumed")
+	require.Equal(t, run, st.StartedUnixMs, "the same run, resumed")
 	t.Logf("balancer: %v", st)
 	f.requireBalanced(st, data)
 }
