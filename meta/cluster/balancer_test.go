@@ -386,3 +386,27 @@ func TestBalancerSourceOrTargetLost(t *testing.T) {
 	after, _ := s.utilizations()
 	t.Logf("%v %v", rec, after)
 }
+
+// TestBalancerFewContainers: three full datanodes share a few
+// containers, so a container is moved by one source at a time and the
+// others wait for it; an iteration that starts as the last moves of the
+// one before end waits for them (and for the reports after them) rather
+// than finding nothing to move. It ends balanced.
+func TestBalancerFewContainers(t *testing.T) {
+	s := newBalSim(t, []string{"/r1", "/r2", "/r3", "/r1", "/r2", "/r3"})
+	s.capacity = 200 << 30
+	for _, gib := range []int64{10, 16, 12, 10, 16, 12, 4} {
+		s.addContainer(gib<<30, nil, 0, 1, 2)
+	}
+	s.register(-1)
+	s.e.m.ExitSafeMode()
+	s.step()
+	s.start(BalancerParams{Threshold: 0.10, Bandwidth: -1})
+	st := s.runUntilStopped(400)
+	require.Equal(t, BalancerBalanced, st.Outcome, "%v", st)
+	after, mean := s.utilizations()
+	for i, f := range after {
+		require.InDelta(t, mean, f, 0.10+1e-9, "datanode %d: %v", i+1, after)
+	}
+	s.requireExact()
+}

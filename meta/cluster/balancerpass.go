@@ -28,7 +28,9 @@ func (r *replicationPass) balance() {
 		it = nil
 	}
 	if it != nil && it.exhausted {
-		if open > 0 || !r.fresh(b.lastDone) {
+		// Moves found done in this pass are still listed (as under way)
+		// until it is applied, and their sources' reports since are due.
+		if open > 0 || r.plan.bal.lastDone || !r.fresh(b.lastDone) {
 			return
 		}
 		// The iteration is over: its totals go into the record, and the
@@ -167,7 +169,9 @@ func (r *replicationPass) planMoves(it *balanceIteration) (planned int, waiting 
 			waiting = true // its containers are not even listed
 			continue
 		}
-		for _, c := range r.movable(src) {
+		cands, pending := r.movable(src)
+		waiting = waiting || pending
+		for _, c := range cands {
 			if r.pushes[src] >= lim || !r.withinBandwidth(it, src) {
 				waiting = true
 				break
@@ -252,40 +256,61 @@ func (r *replicationPass) moveTarget(it *balanceIteration, targets []string, c *
 }
 
 // movable lists the containers src may move, largest first (ties by
-// ID): CLOSED, with every copy they need and no other (each a CLOSED
-// replica on an in-service datanode), within their rack rule, and with no
-// copy, move or deletion of theirs under way.
-func (r *replicationPass) movable(src string) []*containerState {
+// ID): CLOSED, steady, and with nothing of theirs under way. pending: a
+// container of src was passed over only for what is under way (a copy, a
+// move, a deletion), so it may move once that is done.
+func (r *replicationPass) movable(src string) (out []*containerState, pending bool) {
 	n := r.s.nodes[src]
-	var out []*containerState
 	for cid := range n.containers {
 		c := r.s.containers[cid]
 		if c == nil || c.info.State != stratov1.ContainerState_CONTAINER_CLOSED {
 			continue
 		}
-		if rp := c.replicas[src]; rp == nil || rp.UsedBytes <= 0 || !r.steady(c) {
-			continue
+		switch rp := c.replicas[src]; {
+		case rp == nil || rp.UsedBytes <= 0:
+		case r.underWay(c):
+			pending = true
+		case r.steady(c):
+			out = append(out, c)
 		}
-		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b *containerState) int {
 		return cmp.Or(cmp.Compare(b.replicas[src].UsedBytes, a.replicas[src].UsedBytes), cmp.Compare(a.info.Id, b.info.Id))
 	})
-	return out
+	return out, pending
+}
+
+// underWay: a copy or rebuild of c, a balancer move of it, or the deletion
+// of one of its replicas is under way (or planned by this pass).
+func (r *replicationPass) underWay(c *containerState) bool {
+	if r.busy(c) {
+		return true
+	}
+	for id := range c.replicas {
+		if r.s.deleting[deleteKey{c.info.Id, id}] || r.deleting[deleteKey{c.info.Id, id}] {
+			return true
+		}
+	}
+	for i := range want(c.info) + 1 {
+		k := copyKey{c.info.Id, int32(i)}
+		if r.s.bal.moves[k] != nil || r.plan.bal.moves[k] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // steady: closed container c has exactly the copies it needs, each a
 // CLOSED replica on an in-service datanode (one per index when erasure
-// coded), within its rack rule, with nothing of it under way.
+// coded), and is within its rack rule.
 func (r *replicationPass) steady(c *containerState) bool {
 	n := want(c.info)
-	if len(c.replicas) != n || r.busy(c) {
+	if len(c.replicas) != n {
 		return false
 	}
 	seen := make([]bool, n+1)
 	for id, rp := range c.replicas {
-		if rp.State != stratov1.ContainerState_CONTAINER_CLOSED || !r.s.nodes[id].inService() ||
-			r.s.deleting[deleteKey{c.info.Id, id}] || r.deleting[deleteKey{c.info.Id, id}] {
+		if rp.State != stratov1.ContainerState_CONTAINER_CLOSED || !r.s.nodes[id].inService() {
 			return false
 		}
 		if c.info.ErasureCoding != nil {
@@ -294,12 +319,6 @@ func (r *replicationPass) steady(c *containerState) bool {
 				return false
 			}
 			seen[i] = true
-		}
-	}
-	for i := range n + 1 {
-		k := copyKey{c.info.Id, int32(i)}
-		if r.s.bal.moves[k] != nil || r.plan.bal.moves[k] != nil {
-			return false
 		}
 	}
 	return r.racks < 2 || !r.s.breaksRackRule(c, r.s.goodHolders(c), r.racks)
