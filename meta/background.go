@@ -57,14 +57,19 @@ func (s *Server) tick(ctx context.Context) error {
 				return fmt.Errorf("cluster: recording %s decommissioned: %w", id, err)
 			}
 		}
+		for _, cmd := range rep.Propose {
+			if _, err := s.proposeCluster(ctx, cmd); err != nil {
+				return fmt.Errorf("cluster: the balancer's progress: %w", err)
+			}
+		}
 		for _, id := range rep.InMaintenance {
 			if _, err := s.proposeCluster(ctx, cluster.InMaintenance(now, id)); err != nil {
 				return fmt.Errorf("cluster: recording %s in maintenance: %w", id, err)
 			}
 		}
-		if rep.Scheduled > 0 || rep.Deletes > 0 || len(rep.Decommissioned) > 0 || len(rep.InMaintenance) > 0 {
+		if rep.Scheduled > 0 || rep.Deletes > 0 || len(rep.Propose) > 0 || len(rep.Decommissioned) > 0 || len(rep.InMaintenance) > 0 {
 			s.opts.Logger.Info("replication", "under_replicated", rep.UnderReplicated, "scheduled", rep.Scheduled,
-				"mis_replicated", rep.MisReplicated, "in_flight", rep.InFlight, "deletes", rep.Deletes, "decommissioned", rep.Decommissioned, "in_maintenance", rep.InMaintenance)
+				"mis_replicated", rep.MisReplicated, "balancer_moves", rep.BalancerMoves, "in_flight", rep.InFlight, "deletes", rep.Deletes, "decommissioned", rep.Decommissioned, "in_maintenance", rep.InMaintenance)
 		}
 	}
 	if err := s.namespaceTick(ctx); err != nil {

@@ -24,6 +24,20 @@ type Metrics struct {
 	ReplicaDeletes        uint64
 	ReplicationPasses     uint64
 	Consensus             consensus.Status
+	// Balancer is the container balancer's state and progress.
+	Balancer BalancerMetrics
+}
+
+// BalancerMetrics is the container balancer's part of Metrics.
+type BalancerMetrics struct {
+	Running         bool
+	Iterations      uint64 // of the run, done
+	MovedContainers uint64 // by the run (iterations done, and this leader's iteration)
+	MovedBytes      uint64
+	MovesInFlight   int
+	BytesInFlight   int64
+	BytesLeft       int64   // to shed or take for every datanode to be within the threshold
+	Spread          float64 // the largest used fraction of capacity less the smallest
 }
 
 // Metrics returns a snapshot of the server's state.
@@ -42,6 +56,12 @@ func (s *Server) Metrics() Metrics {
 		}
 	}
 	m.Consensus = s.node.Status()
+	if m.Leader {
+		st := s.cl.BalancerStatus()
+		m.Balancer = BalancerMetrics{Running: st.Running, Iterations: st.Iterations, MovedContainers: st.MovedContainers,
+			MovedBytes: st.MovedBytes, MovesInFlight: int(st.MovesInFlight), BytesInFlight: st.BytesInFlight, BytesLeft: st.BytesLeft,
+			Spread: st.Spread}
+	}
 	return m
 }
 

@@ -1,8 +1,6 @@
 package test
 
 import (
-	"bytes"
-	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,31 +43,11 @@ func TestDecommissionSurvivesMetaFailover(t *testing.T) {
 	waitReady(t, metaList, all...)
 
 	// Every datanode holds some of the files' replicas (three of four).
-	files := map[string][]byte{}
-	for _, args := range [][]string{{"sh", "volume", "create", "vol"}, {"sh", "bucket", "create", "/vol/bkt"}} {
-		out, err := cli(metaList, args...)
-		require.NoError(t, err, "%v: %s", args, out)
-	}
-	for i := range 6 {
-		data := make([]byte, 512<<10+i)
-		_, _ = rand.Read(data)
-		in := filepath.Join(root, fmt.Sprint("in", i))
-		require.NoError(t, os.WriteFile(in, data, 0o644))
-		name := fmt.Sprintf("/vol/bkt/f%d", i)
-		out, err := cli(metaList, "fs", "put", in, name)
-		require.NoError(t, err, out)
-		files[name] = data
-	}
+	files := putFiles(t, root, metaList, 6, 512<<10)
 	readAll := func() {
 		t.Helper()
 		for name, data := range files {
-			out := filepath.Join(root, "out")
-			_ = os.Remove(out)
-			msg, err := cli(metaList, "fs", "get", name, out)
-			require.NoError(t, err, msg)
-			got, err := os.ReadFile(out)
-			require.NoError(t, err)
-			require.True(t, bytes.Equal(data, got), "%s reads back different bytes", name)
+			getFile(t, root, metaList, name, data)
 		}
 	}
 

@@ -39,7 +39,8 @@ func TestMetrics(t *testing.T) {
 	}
 	body := scrape("http://"+httpAddr+"/metrics", "strato_meta_datanodes_healthy 1")
 	for _, m := range []string{"strato_meta_leader 1", "strato_meta_under_replicated_containers", "strato_meta_missing_containers",
-		"strato_meta_replications_in_flight", "strato_meta_replications_scheduled_total", "go_goroutines"} {
+		"strato_meta_replications_in_flight", "strato_meta_replications_scheduled_total", "strato_meta_balancer_running 0",
+		"strato_meta_balancer_moves_in_flight 0", "strato_meta_balancer_spread", "go_goroutines"} {
 		require.Contains(t, body, m)
 	}
 	// Go's profiles beside the metrics.

@@ -32,7 +32,7 @@ func newAdminCmd() *cobra.Command {
 	o := &cliOptions{}
 	cmd := topGroup("admin", "Inspect and operate the cluster: report, datanodes, pipelines, containers, safe mode, S3 access keys, users and tokens", o)
 	cmd.AddCommand(newReportCmd(o), newDatanodeCmd(o), newTopologyCmd(o), newPipelineCmd(o), newContainerCmd(o), newSafeModeCmd(o), newMetaAdminCmd(o), newS3AdminCmd(o),
-		newUserAdminCmd(o), newTokenAdminCmd(o), newCACmd())
+		newUserAdminCmd(o), newTokenAdminCmd(o), newCACmd(), newBalancerCmd(o))
 	return cmd
 }
 

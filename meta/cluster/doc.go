@@ -5,8 +5,8 @@
 //
 // # Durable and soft state
 //
-// Pipelines, containers, the block-ID high-water mark and the datanodes'
-// operational states (decommissioning) are durable: they change only
+// Pipelines, containers, the block-ID high-water mark, the datanodes'
+// operational states (decommissioning) and the balancer's record are durable: they change only
 // through a ClusterCommand that the leader proposes to Raft and
 // every replica applies with Manager.Apply (deterministic, writing only the
 // batch it is given, under keys that start with 'C'; store.go). Everything
@@ -37,6 +37,8 @@
 //   - decommission.go, maintenance.go: operational states (decommission;
 //     maintenance, its end time and the copies it needs); deletion.go:
 //     block deletion (planBlockDeletion).
+//   - balancer.go, balancerpass.go: the container balancer (its durable
+//     record, and its moves, planned by the replication pass).
 //   - summary.go: the judgement of a container (judge) and the listings.
 //
 // The planners are functions of the locked state (a *state they only
@@ -44,7 +46,7 @@
 // queue for datanodes, the soft-state changes that go with them (copies in
 // flight, deletions under way, replicas held bad, ...) and the durable
 // changes to propose. The Manager applies the soft part under mu
-// (applyLocked) and returns the proposals. New decisions (a balancer,
+// (applyLocked) and returns the proposals. New decisions (the balancer,
 // topology-aware placement) are new planners or new
 // choices in placement.go, not new mutations spread over the methods.
 //

@@ -282,12 +282,15 @@ func (r *replicationPass) planECTrim(c *containerState) int {
 		if len(hs) < 2 {
 			continue
 		}
-		keep := slices.MinFunc(hs, func(a, b string) int {
-			na, nb := r.s.nodes[a], r.s.nodes[b]
-			return cmp.Or(cmp.Compare(countOn(counts, rackOf(na.details)), countOn(counts, rackOf(nb.details))),
-				compareBool(b == placeOf(place, i), a == placeOf(place, i)),
-				cmp.Compare(nb.stats.GetRemaining(), na.stats.GetRemaining()), cmp.Compare(a, b))
-		})
+		keep := r.movedTo(c, i, hs)
+		if keep == "" {
+			keep = slices.MinFunc(hs, func(a, b string) int {
+				na, nb := r.s.nodes[a], r.s.nodes[b]
+				return cmp.Or(cmp.Compare(countOn(counts, rackOf(na.details)), countOn(counts, rackOf(nb.details))),
+					compareBool(b == placeOf(place, i), a == placeOf(place, i)),
+					cmp.Compare(nb.stats.GetRemaining(), na.stats.GetRemaining()), cmp.Compare(a, b))
+			})
+		}
 		counts = addRack(counts, rackOf(r.s.nodes[keep].details))
 		for _, id := range hs {
 			if id != keep && r.deleteReplica(c.info.Id, id) {

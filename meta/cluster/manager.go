@@ -86,6 +86,7 @@ func (m *Manager) BecomeLeader(now time.Time) {
 		c.replicas, c.bad, c.allocated, c.fullAt = nil, nil, 0, time.Time{}
 	}
 	s.replicating = map[copyKey]inflight{}
+	s.bal = balancerState{rec: s.bal.rec}
 	s.deleting = nil
 	s.blockDeletes = blockDeletions{}
 	s.safeMode, s.safeForced = true, false

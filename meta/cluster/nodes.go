@@ -134,6 +134,7 @@ func (m *Manager) dropReplicaLocked(cid uint64, id string) {
 		delete(c.bad, id)
 	}
 	delete(m.s.deleting, deleteKey{cid, id})
+	m.moveDoneLocked(cid, id)
 }
 
 // commandsFailedLocked forgets the copies a source reports failed (and

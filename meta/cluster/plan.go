@@ -34,6 +34,8 @@ type plan struct {
 	// (new or updated) or forget.
 	track   map[uint64]*pendingBlockDeletion
 	untrack []uint64
+	// bal: the balancer's moves and iteration (balancer.go).
+	bal balancerPlan
 }
 
 // send is one command for a datanode. A copy or a rebuild (copy set) is in
@@ -105,6 +107,7 @@ func (m *Manager) applyLocked(now time.Time, p *plan) []*stratov1.ClusterCommand
 	for _, seq := range p.untrack {
 		delete(s.blockDeletes.pending, seq)
 	}
+	m.applyBalancerLocked(now, &p.bal)
 	for _, sn := range p.send {
 		id := m.queueLocked(sn.node, sn.cmd)
 		if fl := sn.copy; fl != nil {

@@ -39,6 +39,11 @@ type ReplicationReport struct {
 	// MisReplicated counts the containers with the copies they need that
 	// break their rack rule (racks.go).
 	MisReplicated int
+	// BalancerMoves counts the balancer's moves started in this pass.
+	BalancerMoves int
+	// Propose: durable changes for the server to propose (the balancer's
+	// progress and its stop).
+	Propose []*stratov1.ClusterCommand
 }
 
 // ReplicationWork examines every closed container, and for each that has
@@ -55,7 +60,7 @@ func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, rep := planReplication(&m.s, &m.opts, now, limit)
-	m.applyLocked(now, &p)
+	rep.Propose = m.applyLocked(now, &p)
 	rep.InFlight = len(m.s.replicating)
 	return rep
 }
@@ -134,6 +139,7 @@ func planReplication(s *state, o *Options, now time.Time, limit int) (plan, Repl
 		}
 	}
 	r.fixMisplaced()
+	r.balance()
 	// Done: registered (its full report is in), and holding nothing
 	// another copy still needs. The state changes when the server's
 	// proposal of Decommissioned applies.
@@ -354,7 +360,7 @@ func (r *replicationPass) trim(c *containerState, reps map[string]*stratov1.Cont
 		keep = slices.Clone(good)
 	}
 	for extra := len(good) - int(c.info.Replication); extra > 0; extra-- {
-		id := r.trimVictim(keep)
+		id := cmp.Or(r.movedOff(c, keep), r.trimVictim(keep))
 		keep = slices.DeleteFunc(keep, func(k string) bool { return k == id })
 		if r.deleteReplica(c.info.Id, id) {
 			queued++

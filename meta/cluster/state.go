@@ -65,6 +65,9 @@ type state struct {
 	// maintenanceMin is Options.MaintenanceMinReplicas, which judge
 	// needs.
 	maintenanceMin int
+	// bal: the container balancer's record (durable) and its moves and
+	// iteration (soft; balancer.go).
+	bal balancerState
 }
 
 func newState() state {

@@ -22,6 +22,7 @@ const (
 	tagNextLocalID   = 'l' // C l → next unreserved block local ID (8 bytes)
 	tagClusterID     = 'i' // C i → the cluster ID (string)
 	tagNodeOp        = 'o' // C o <datanode ID> → NodeOpRecord (none: in service)
+	tagBalancer      = 'b' // C b → BalancerRecord (none: never started)
 )
 
 func nodeOpKey(id string) []byte { return append([]byte{keyPrefix, tagNodeOp}, id...) }
@@ -109,6 +110,8 @@ func (m *Manager) Apply(cmd *stratov1.ClusterCommand, b *pebble.Batch) (proto.Me
 		return m.applySetClusterID(b, op.SetClusterId)
 	case *stratov1.ClusterCommand_SetNodeOpState:
 		return m.applySetNodeOpState(b, op.SetNodeOpState, cmd.NowUnixMs)
+	case *stratov1.ClusterCommand_Balancer:
+		return m.applyBalancer(b, op.Balancer, cmd.NowUnixMs)
 	}
 	return nil, fmt.Errorf("cluster: unknown command %T", cmd.Op)
 }
@@ -269,6 +272,47 @@ func (m *Manager) applySetNodeOpState(b *pebble.Batch, ch *stratov1.NodeOpStateC
 	return rec, nil
 }
 
+// applyBalancer applies a change of the balancer's record
+// (nextBalancerRecord) and returns the record as it is after it.
+func (m *Manager) applyBalancer(b *pebble.Batch, ch *stratov1.BalancerChange, now int64) (proto.Message, error) {
+	rec, err := getBalancer(b)
+	if err != nil {
+		return nil, err
+	}
+	next := nextBalancerRecord(rec, ch, now)
+	if next == nil {
+		return rec, nil
+	}
+	if err := putProto(b, counterKey(tagBalancer), next); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.s.bal.rec = next
+	if ch.GetStart() != nil {
+		// A new run starts with a new iteration and its own totals.
+		m.s.bal.it, m.s.bal.doneMoves, m.s.bal.doneBytes = nil, 0, 0
+	}
+	m.mu.Unlock()
+	return next, nil
+}
+
+// getBalancer reads the balancer's record (nil when it never started).
+func getBalancer(r pebble.Reader) (*stratov1.BalancerRecord, error) {
+	v, closer, err := r.Get(counterKey(tagBalancer))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = closer.Close() }()
+	rec := &stratov1.BalancerRecord{}
+	if err := proto.Unmarshal(v, rec); err != nil {
+		return nil, fmt.Errorf("%w: the balancer's record: %w", ErrCorrupt, err)
+	}
+	return rec, nil
+}
+
 // maintenanceEnd is the end of rec's maintenance (zero: none).
 func maintenanceEnd(rec *stratov1.NodeOpRecord) time.Time {
 	if rec.MaintenanceEndUnixMs == 0 {
@@ -390,6 +434,10 @@ func (m *Manager) Load(r pebble.Reader) error {
 	if err != nil {
 		return err
 	}
+	bal, err := getBalancer(r)
+	if err != nil {
+		return err
+	}
 	open := map[uint64][]uint64{}
 	for id, c := range containers {
 		if c.info.State == stratov1.ContainerState_CONTAINER_OPEN {
@@ -402,6 +450,7 @@ func (m *Manager) Load(r pebble.Reader) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.s.clusterID = clusterID
+	m.s.bal.rec = bal
 	for id := range m.s.opStates {
 		m.setOpStateLocked(id, stratov1.NodeOpState_NODE_IN_SERVICE, time.Time{})
 	}

@@ -1429,6 +1429,431 @@ func (x *ScanContainerResponse) GetDatanodeIds() []string {
 	return nil
 }
 
+type StartBalancerRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// threshold: a datanode is balanced when its used fraction of capacity
+	// is within this many points of the cluster's mean (0.1 = 10%; 0: the
+	// default, 0.1).
+	Threshold float64 `protobuf:"fixed64,1,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	// max_size_per_iteration: the most bytes one iteration moves (0: the
+	// default, 500 GiB).
+	MaxSizePerIteration int64 `protobuf:"varint,2,opt,name=max_size_per_iteration,json=maxSizePerIteration,proto3" json:"max_size_per_iteration,omitempty"`
+	// bandwidth: the bytes per second each source datanode sends for the
+	// balancer, on average (0: the default, 100 MiB/s; negative: no cap).
+	Bandwidth     int64 `protobuf:"varint,3,opt,name=bandwidth,proto3" json:"bandwidth,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartBalancerRequest) Reset() {
+	*x = StartBalancerRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartBalancerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartBalancerRequest) ProtoMessage() {}
+
+func (x *StartBalancerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartBalancerRequest.ProtoReflect.Descriptor instead.
+func (*StartBalancerRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *StartBalancerRequest) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *StartBalancerRequest) GetMaxSizePerIteration() int64 {
+	if x != nil {
+		return x.MaxSizePerIteration
+	}
+	return 0
+}
+
+func (x *StartBalancerRequest) GetBandwidth() int64 {
+	if x != nil {
+		return x.Bandwidth
+	}
+	return 0
+}
+
+type StopBalancerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StopBalancerRequest) Reset() {
+	*x = StopBalancerRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StopBalancerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StopBalancerRequest) ProtoMessage() {}
+
+func (x *StopBalancerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StopBalancerRequest.ProtoReflect.Descriptor instead.
+func (*StopBalancerRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{21}
+}
+
+type GetBalancerStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBalancerStatusRequest) Reset() {
+	*x = GetBalancerStatusRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBalancerStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBalancerStatusRequest) ProtoMessage() {}
+
+func (x *GetBalancerStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBalancerStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetBalancerStatusRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{22}
+}
+
+// BalancerStatus is the container balancer as the leader sees it: its
+// run (kept through Raft), the moves under way and the datanodes' use now.
+type BalancerStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// running: a run is under way; otherwise outcome says why the last one
+	// stopped ("balanced", "stopped by an operator", "nothing can move"),
+	// and every field of the run is 0 if none ever started.
+	Running bool   `protobuf:"varint,1,opt,name=running,proto3" json:"running,omitempty"`
+	Outcome string `protobuf:"bytes,2,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// The run's parameters (StartBalancerRequest, defaults filled in;
+	// bandwidth negative: no cap).
+	Threshold           float64 `protobuf:"fixed64,3,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	MaxSizePerIteration int64   `protobuf:"varint,4,opt,name=max_size_per_iteration,json=maxSizePerIteration,proto3" json:"max_size_per_iteration,omitempty"`
+	Bandwidth           int64   `protobuf:"varint,5,opt,name=bandwidth,proto3" json:"bandwidth,omitempty"`
+	StartedUnixMs       int64   `protobuf:"varint,6,opt,name=started_unix_ms,json=startedUnixMs,proto3" json:"started_unix_ms,omitempty"` // the run's identity
+	StoppedUnixMs       int64   `protobuf:"varint,7,opt,name=stopped_unix_ms,json=stoppedUnixMs,proto3" json:"stopped_unix_ms,omitempty"`
+	// iterations: done by the run; iteration: the one under way under this
+	// leader (0: none).
+	Iterations uint64 `protobuf:"varint,8,opt,name=iterations,proto3" json:"iterations,omitempty"`
+	Iteration  uint64 `protobuf:"varint,9,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	// moved_containers and moved_bytes: the replicas the run moved (the
+	// iterations done, and the one under way).
+	MovedContainers uint64 `protobuf:"varint,10,opt,name=moved_containers,json=movedContainers,proto3" json:"moved_containers,omitempty"`
+	MovedBytes      uint64 `protobuf:"varint,11,opt,name=moved_bytes,json=movedBytes,proto3" json:"moved_bytes,omitempty"`
+	// spread_before and spread_after: the spread when the run started and
+	// when it stopped.
+	SpreadBefore float64 `protobuf:"fixed64,12,opt,name=spread_before,json=spreadBefore,proto3" json:"spread_before,omitempty"`
+	SpreadAfter  float64 `protobuf:"fixed64,13,opt,name=spread_after,json=spreadAfter,proto3" json:"spread_after,omitempty"`
+	// mean: the cluster's used fraction of capacity now, over the healthy
+	// in-service datanodes; spread: the largest less the smallest of theirs.
+	Mean   float64 `protobuf:"fixed64,14,opt,name=mean,proto3" json:"mean,omitempty"`
+	Spread float64 `protobuf:"fixed64,15,opt,name=spread,proto3" json:"spread,omitempty"`
+	// bytes_left: what the datanodes out of the threshold must shed (or
+	// take) to come within it, as of their last reports.
+	BytesLeft int64 `protobuf:"varint,16,opt,name=bytes_left,json=bytesLeft,proto3" json:"bytes_left,omitempty"`
+	// moves_in_flight and bytes_in_flight: moves started and not done (their
+	// copy under way, or their source's replica not yet dropped).
+	MovesInFlight int32           `protobuf:"varint,17,opt,name=moves_in_flight,json=movesInFlight,proto3" json:"moves_in_flight,omitempty"`
+	BytesInFlight int64           `protobuf:"varint,18,opt,name=bytes_in_flight,json=bytesInFlight,proto3" json:"bytes_in_flight,omitempty"`
+	Datanodes     []*BalancerNode `protobuf:"bytes,19,rep,name=datanodes,proto3" json:"datanodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BalancerStatus) Reset() {
+	*x = BalancerStatus{}
+	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalancerStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalancerStatus) ProtoMessage() {}
+
+func (x *BalancerStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalancerStatus.ProtoReflect.Descriptor instead.
+func (*BalancerStatus) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *BalancerStatus) GetRunning() bool {
+	if x != nil {
+		return x.Running
+	}
+	return false
+}
+
+func (x *BalancerStatus) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *BalancerStatus) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetMaxSizePerIteration() int64 {
+	if x != nil {
+		return x.MaxSizePerIteration
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetBandwidth() int64 {
+	if x != nil {
+		return x.Bandwidth
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetStartedUnixMs() int64 {
+	if x != nil {
+		return x.StartedUnixMs
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetStoppedUnixMs() int64 {
+	if x != nil {
+		return x.StoppedUnixMs
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetIterations() uint64 {
+	if x != nil {
+		return x.Iterations
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetIteration() uint64 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetMovedContainers() uint64 {
+	if x != nil {
+		return x.MovedContainers
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetMovedBytes() uint64 {
+	if x != nil {
+		return x.MovedBytes
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetSpreadBefore() float64 {
+	if x != nil {
+		return x.SpreadBefore
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetSpreadAfter() float64 {
+	if x != nil {
+		return x.SpreadAfter
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetMean() float64 {
+	if x != nil {
+		return x.Mean
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetSpread() float64 {
+	if x != nil {
+		return x.Spread
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetBytesLeft() int64 {
+	if x != nil {
+		return x.BytesLeft
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetMovesInFlight() int32 {
+	if x != nil {
+		return x.MovesInFlight
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetBytesInFlight() int64 {
+	if x != nil {
+		return x.BytesInFlight
+	}
+	return 0
+}
+
+func (x *BalancerStatus) GetDatanodes() []*BalancerNode {
+	if x != nil {
+		return x.Datanodes
+	}
+	return nil
+}
+
+// BalancerNode is one datanode's use as the balancer judges it.
+type BalancerNode struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Used        int64                  `protobuf:"varint,2,opt,name=used,proto3" json:"used,omitempty"`
+	Capacity    int64                  `protobuf:"varint,3,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	Utilization float64                `protobuf:"fixed64,4,opt,name=utilization,proto3" json:"utilization,omitempty"` // used / capacity
+	// class: "over" (above mean + threshold), "under" (below mean −
+	// threshold) or "within".
+	Class         string `protobuf:"bytes,5,opt,name=class,proto3" json:"class,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BalancerNode) Reset() {
+	*x = BalancerNode{}
+	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalancerNode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalancerNode) ProtoMessage() {}
+
+func (x *BalancerNode) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalancerNode.ProtoReflect.Descriptor instead.
+func (*BalancerNode) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *BalancerNode) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *BalancerNode) GetUsed() int64 {
+	if x != nil {
+		return x.Used
+	}
+	return 0
+}
+
+func (x *BalancerNode) GetCapacity() int64 {
+	if x != nil {
+		return x.Capacity
+	}
+	return 0
+}
+
+func (x *BalancerNode) GetUtilization() float64 {
+	if x != nil {
+		return x.Utilization
+	}
+	return 0
+}
+
+func (x *BalancerNode) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
 type MetaStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1437,7 +1862,7 @@ type MetaStatusRequest struct {
 
 func (x *MetaStatusRequest) Reset() {
 	*x = MetaStatusRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[20]
+	mi := &file_strato_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1449,7 +1874,7 @@ func (x *MetaStatusRequest) String() string {
 func (*MetaStatusRequest) ProtoMessage() {}
 
 func (x *MetaStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[20]
+	mi := &file_strato_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1462,7 +1887,7 @@ func (x *MetaStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaStatusRequest.ProtoReflect.Descriptor instead.
 func (*MetaStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{25}
 }
 
 // MetaStatusResponse is one meta replica's view of its Raft group (any
@@ -1489,7 +1914,7 @@ type MetaStatusResponse struct {
 
 func (x *MetaStatusResponse) Reset() {
 	*x = MetaStatusResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	mi := &file_strato_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1501,7 +1926,7 @@ func (x *MetaStatusResponse) String() string {
 func (*MetaStatusResponse) ProtoMessage() {}
 
 func (x *MetaStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	mi := &file_strato_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1514,7 +1939,7 @@ func (x *MetaStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaStatusResponse.ProtoReflect.Descriptor instead.
 func (*MetaStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MetaStatusResponse) GetId() uint64 {
@@ -1610,7 +2035,7 @@ type MetaMember struct {
 
 func (x *MetaMember) Reset() {
 	*x = MetaMember{}
-	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1622,7 +2047,7 @@ func (x *MetaMember) String() string {
 func (*MetaMember) ProtoMessage() {}
 
 func (x *MetaMember) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1635,7 +2060,7 @@ func (x *MetaMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaMember.ProtoReflect.Descriptor instead.
 func (*MetaMember) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *MetaMember) GetId() uint64 {
@@ -1688,7 +2113,7 @@ type AddMetaMemberRequest struct {
 
 func (x *AddMetaMemberRequest) Reset() {
 	*x = AddMetaMemberRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1700,7 +2125,7 @@ func (x *AddMetaMemberRequest) String() string {
 func (*AddMetaMemberRequest) ProtoMessage() {}
 
 func (x *AddMetaMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1713,7 +2138,7 @@ func (x *AddMetaMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMetaMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMetaMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AddMetaMemberRequest) GetId() uint64 {
@@ -1746,7 +2171,7 @@ type RemoveMetaMemberRequest struct {
 
 func (x *RemoveMetaMemberRequest) Reset() {
 	*x = RemoveMetaMemberRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1758,7 +2183,7 @@ func (x *RemoveMetaMemberRequest) String() string {
 func (*RemoveMetaMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMetaMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1771,7 +2196,7 @@ func (x *RemoveMetaMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMetaMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMetaMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RemoveMetaMemberRequest) GetId() uint64 {
@@ -1790,7 +2215,7 @@ type TransferMetaLeaderRequest struct {
 
 func (x *TransferMetaLeaderRequest) Reset() {
 	*x = TransferMetaLeaderRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[25]
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1802,7 +2227,7 @@ func (x *TransferMetaLeaderRequest) String() string {
 func (*TransferMetaLeaderRequest) ProtoMessage() {}
 
 func (x *TransferMetaLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[25]
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1815,7 +2240,7 @@ func (x *TransferMetaLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferMetaLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferMetaLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TransferMetaLeaderRequest) GetId() uint64 {
@@ -1836,7 +2261,7 @@ type MetaMembersResponse struct {
 
 func (x *MetaMembersResponse) Reset() {
 	*x = MetaMembersResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[26]
+	mi := &file_strato_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1848,7 +2273,7 @@ func (x *MetaMembersResponse) String() string {
 func (*MetaMembersResponse) ProtoMessage() {}
 
 func (x *MetaMembersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[26]
+	mi := &file_strato_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1861,7 +2286,7 @@ func (x *MetaMembersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaMembersResponse.ProtoReflect.Descriptor instead.
 func (*MetaMembersResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *MetaMembersResponse) GetLeaderId() uint64 {
@@ -1895,7 +2320,7 @@ type BackupMetaRequest struct {
 
 func (x *BackupMetaRequest) Reset() {
 	*x = BackupMetaRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	mi := &file_strato_v1_admin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1907,7 +2332,7 @@ func (x *BackupMetaRequest) String() string {
 func (*BackupMetaRequest) ProtoMessage() {}
 
 func (x *BackupMetaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	mi := &file_strato_v1_admin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1920,7 +2345,7 @@ func (x *BackupMetaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupMetaRequest.ProtoReflect.Descriptor instead.
 func (*BackupMetaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BackupMetaRequest) GetChunkPairs() uint32 {
@@ -1961,7 +2386,7 @@ type MetaBackupManifest struct {
 
 func (x *MetaBackupManifest) Reset() {
 	*x = MetaBackupManifest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	mi := &file_strato_v1_admin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1973,7 +2398,7 @@ func (x *MetaBackupManifest) String() string {
 func (*MetaBackupManifest) ProtoMessage() {}
 
 func (x *MetaBackupManifest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	mi := &file_strato_v1_admin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1986,7 +2411,7 @@ func (x *MetaBackupManifest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaBackupManifest.ProtoReflect.Descriptor instead.
 func (*MetaBackupManifest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *MetaBackupManifest) GetClusterId() string {
@@ -2059,7 +2484,7 @@ type BackupMetaChunk struct {
 
 func (x *BackupMetaChunk) Reset() {
 	*x = BackupMetaChunk{}
-	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	mi := &file_strato_v1_admin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2071,7 +2496,7 @@ func (x *BackupMetaChunk) String() string {
 func (*BackupMetaChunk) ProtoMessage() {}
 
 func (x *BackupMetaChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	mi := &file_strato_v1_admin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2084,7 +2509,7 @@ func (x *BackupMetaChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupMetaChunk.ProtoReflect.Descriptor instead.
 func (*BackupMetaChunk) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *BackupMetaChunk) GetManifest() *MetaBackupManifest {
@@ -2141,7 +2566,7 @@ type S3Key struct {
 
 func (x *S3Key) Reset() {
 	*x = S3Key{}
-	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	mi := &file_strato_v1_admin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2153,7 +2578,7 @@ func (x *S3Key) String() string {
 func (*S3Key) ProtoMessage() {}
 
 func (x *S3Key) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	mi := &file_strato_v1_admin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2166,7 +2591,7 @@ func (x *S3Key) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use S3Key.ProtoReflect.Descriptor instead.
 func (*S3Key) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *S3Key) GetAccessKey() string {
@@ -2205,7 +2630,7 @@ type CreateS3KeyRequest struct {
 
 func (x *CreateS3KeyRequest) Reset() {
 	*x = CreateS3KeyRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[31]
+	mi := &file_strato_v1_admin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2217,7 +2642,7 @@ func (x *CreateS3KeyRequest) String() string {
 func (*CreateS3KeyRequest) ProtoMessage() {}
 
 func (x *CreateS3KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[31]
+	mi := &file_strato_v1_admin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2230,7 +2655,7 @@ func (x *CreateS3KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateS3KeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateS3KeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CreateS3KeyRequest) GetUser() string {
@@ -2264,7 +2689,7 @@ type CreateS3KeyResponse struct {
 
 func (x *CreateS3KeyResponse) Reset() {
 	*x = CreateS3KeyResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[32]
+	mi := &file_strato_v1_admin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2276,7 +2701,7 @@ func (x *CreateS3KeyResponse) String() string {
 func (*CreateS3KeyResponse) ProtoMessage() {}
 
 func (x *CreateS3KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[32]
+	mi := &file_strato_v1_admin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2289,7 +2714,7 @@ func (x *CreateS3KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateS3KeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateS3KeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreateS3KeyResponse) GetKey() *S3Key {
@@ -2317,7 +2742,7 @@ type ListS3KeysRequest struct {
 
 func (x *ListS3KeysRequest) Reset() {
 	*x = ListS3KeysRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[33]
+	mi := &file_strato_v1_admin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2329,7 +2754,7 @@ func (x *ListS3KeysRequest) String() string {
 func (*ListS3KeysRequest) ProtoMessage() {}
 
 func (x *ListS3KeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[33]
+	mi := &file_strato_v1_admin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2342,7 +2767,7 @@ func (x *ListS3KeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListS3KeysRequest.ProtoReflect.Descriptor instead.
 func (*ListS3KeysRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListS3KeysRequest) GetUser() string {
@@ -2376,7 +2801,7 @@ type ListS3KeysResponse struct {
 
 func (x *ListS3KeysResponse) Reset() {
 	*x = ListS3KeysResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[34]
+	mi := &file_strato_v1_admin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2388,7 +2813,7 @@ func (x *ListS3KeysResponse) String() string {
 func (*ListS3KeysResponse) ProtoMessage() {}
 
 func (x *ListS3KeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[34]
+	mi := &file_strato_v1_admin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2401,7 +2826,7 @@ func (x *ListS3KeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListS3KeysResponse.ProtoReflect.Descriptor instead.
 func (*ListS3KeysResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListS3KeysResponse) GetKeys() []*S3Key {
@@ -2427,7 +2852,7 @@ type RevokeS3KeyRequest struct {
 
 func (x *RevokeS3KeyRequest) Reset() {
 	*x = RevokeS3KeyRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[35]
+	mi := &file_strato_v1_admin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2439,7 +2864,7 @@ func (x *RevokeS3KeyRequest) String() string {
 func (*RevokeS3KeyRequest) ProtoMessage() {}
 
 func (x *RevokeS3KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[35]
+	mi := &file_strato_v1_admin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2452,7 +2877,7 @@ func (x *RevokeS3KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyRequest.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RevokeS3KeyRequest) GetAccessKey() string {
@@ -2470,7 +2895,7 @@ type RevokeS3KeyResponse struct {
 
 func (x *RevokeS3KeyResponse) Reset() {
 	*x = RevokeS3KeyResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[36]
+	mi := &file_strato_v1_admin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2482,7 +2907,7 @@ func (x *RevokeS3KeyResponse) String() string {
 func (*RevokeS3KeyResponse) ProtoMessage() {}
 
 func (x *RevokeS3KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[36]
+	mi := &file_strato_v1_admin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2495,7 +2920,7 @@ func (x *RevokeS3KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyResponse.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{41}
 }
 
 type GetS3SecretRequest struct {
@@ -2507,7 +2932,7 @@ type GetS3SecretRequest struct {
 
 func (x *GetS3SecretRequest) Reset() {
 	*x = GetS3SecretRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[37]
+	mi := &file_strato_v1_admin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2519,7 +2944,7 @@ func (x *GetS3SecretRequest) String() string {
 func (*GetS3SecretRequest) ProtoMessage() {}
 
 func (x *GetS3SecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[37]
+	mi := &file_strato_v1_admin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2532,7 +2957,7 @@ func (x *GetS3SecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetS3SecretRequest.ProtoReflect.Descriptor instead.
 func (*GetS3SecretRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetS3SecretRequest) GetAccessKey() string {
@@ -2552,7 +2977,7 @@ type GetS3SecretResponse struct {
 
 func (x *GetS3SecretResponse) Reset() {
 	*x = GetS3SecretResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[38]
+	mi := &file_strato_v1_admin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2564,7 +2989,7 @@ func (x *GetS3SecretResponse) String() string {
 func (*GetS3SecretResponse) ProtoMessage() {}
 
 func (x *GetS3SecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[38]
+	mi := &file_strato_v1_admin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2577,7 +3002,7 @@ func (x *GetS3SecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetS3SecretResponse.ProtoReflect.Descriptor instead.
 func (*GetS3SecretResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetS3SecretResponse) GetKey() *S3Key {
@@ -2610,7 +3035,7 @@ type User struct {
 
 func (x *User) Reset() {
 	*x = User{}
-	mi := &file_strato_v1_admin_proto_msgTypes[39]
+	mi := &file_strato_v1_admin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2622,7 +3047,7 @@ func (x *User) String() string {
 func (*User) ProtoMessage() {}
 
 func (x *User) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[39]
+	mi := &file_strato_v1_admin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2635,7 +3060,7 @@ func (x *User) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use User.ProtoReflect.Descriptor instead.
 func (*User) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *User) GetName() string {
@@ -2687,7 +3112,7 @@ type CreateUserRequest struct {
 
 func (x *CreateUserRequest) Reset() {
 	*x = CreateUserRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[40]
+	mi := &file_strato_v1_admin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2699,7 +3124,7 @@ func (x *CreateUserRequest) String() string {
 func (*CreateUserRequest) ProtoMessage() {}
 
 func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[40]
+	mi := &file_strato_v1_admin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2712,7 +3137,7 @@ func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateUserRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CreateUserRequest) GetName() string {
@@ -2752,7 +3177,7 @@ type CreateUserResponse struct {
 
 func (x *CreateUserResponse) Reset() {
 	*x = CreateUserResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[41]
+	mi := &file_strato_v1_admin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2764,7 +3189,7 @@ func (x *CreateUserResponse) String() string {
 func (*CreateUserResponse) ProtoMessage() {}
 
 func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[41]
+	mi := &file_strato_v1_admin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2777,7 +3202,7 @@ func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserResponse.ProtoReflect.Descriptor instead.
 func (*CreateUserResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CreateUserResponse) GetUser() *User {
@@ -2796,7 +3221,7 @@ type DeleteUserRequest struct {
 
 func (x *DeleteUserRequest) Reset() {
 	*x = DeleteUserRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[42]
+	mi := &file_strato_v1_admin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2808,7 +3233,7 @@ func (x *DeleteUserRequest) String() string {
 func (*DeleteUserRequest) ProtoMessage() {}
 
 func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[42]
+	mi := &file_strato_v1_admin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2821,7 +3246,7 @@ func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteUserRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *DeleteUserRequest) GetName() string {
@@ -2840,7 +3265,7 @@ type DeleteUserResponse struct {
 
 func (x *DeleteUserResponse) Reset() {
 	*x = DeleteUserResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[43]
+	mi := &file_strato_v1_admin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2852,7 +3277,7 @@ func (x *DeleteUserResponse) String() string {
 func (*DeleteUserResponse) ProtoMessage() {}
 
 func (x *DeleteUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[43]
+	mi := &file_strato_v1_admin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2865,7 +3290,7 @@ func (x *DeleteUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserResponse.ProtoReflect.Descriptor instead.
 func (*DeleteUserResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{43}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *DeleteUserResponse) GetRevokedTokens() uint32 {
@@ -2885,7 +3310,7 @@ type ListUsersRequest struct {
 
 func (x *ListUsersRequest) Reset() {
 	*x = ListUsersRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[44]
+	mi := &file_strato_v1_admin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2897,7 +3322,7 @@ func (x *ListUsersRequest) String() string {
 func (*ListUsersRequest) ProtoMessage() {}
 
 func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[44]
+	mi := &file_strato_v1_admin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2910,7 +3335,7 @@ func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListUsersRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{44}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListUsersRequest) GetStartAfter() string {
@@ -2937,7 +3362,7 @@ type ListUsersResponse struct {
 
 func (x *ListUsersResponse) Reset() {
 	*x = ListUsersResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[45]
+	mi := &file_strato_v1_admin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2949,7 +3374,7 @@ func (x *ListUsersResponse) String() string {
 func (*ListUsersResponse) ProtoMessage() {}
 
 func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[45]
+	mi := &file_strato_v1_admin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2962,7 +3387,7 @@ func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListUsersResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{45}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListUsersResponse) GetUsers() []*User {
@@ -2993,7 +3418,7 @@ type Token struct {
 
 func (x *Token) Reset() {
 	*x = Token{}
-	mi := &file_strato_v1_admin_proto_msgTypes[46]
+	mi := &file_strato_v1_admin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3005,7 +3430,7 @@ func (x *Token) String() string {
 func (*Token) ProtoMessage() {}
 
 func (x *Token) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[46]
+	mi := &file_strato_v1_admin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3018,7 +3443,7 @@ func (x *Token) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Token.ProtoReflect.Descriptor instead.
 func (*Token) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{46}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Token) GetId() string {
@@ -3068,7 +3493,7 @@ type IssueTokenRequest struct {
 
 func (x *IssueTokenRequest) Reset() {
 	*x = IssueTokenRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[47]
+	mi := &file_strato_v1_admin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3080,7 +3505,7 @@ func (x *IssueTokenRequest) String() string {
 func (*IssueTokenRequest) ProtoMessage() {}
 
 func (x *IssueTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[47]
+	mi := &file_strato_v1_admin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3093,7 +3518,7 @@ func (x *IssueTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueTokenRequest.ProtoReflect.Descriptor instead.
 func (*IssueTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{47}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *IssueTokenRequest) GetUser() string {
@@ -3121,7 +3546,7 @@ type IssueTokenResponse struct {
 
 func (x *IssueTokenResponse) Reset() {
 	*x = IssueTokenResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[48]
+	mi := &file_strato_v1_admin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3133,7 +3558,7 @@ func (x *IssueTokenResponse) String() string {
 func (*IssueTokenResponse) ProtoMessage() {}
 
 func (x *IssueTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[48]
+	mi := &file_strato_v1_admin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3146,7 +3571,7 @@ func (x *IssueTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueTokenResponse.ProtoReflect.Descriptor instead.
 func (*IssueTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{48}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *IssueTokenResponse) GetInfo() *Token {
@@ -3172,7 +3597,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[49]
+	mi := &file_strato_v1_admin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3184,7 +3609,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[49]
+	mi := &file_strato_v1_admin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3197,7 +3622,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -3215,7 +3640,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[50]
+	mi := &file_strato_v1_admin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3227,7 +3652,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[50]
+	mi := &file_strato_v1_admin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3240,7 +3665,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{50}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{55}
 }
 
 type ListTokensRequest struct {
@@ -3254,7 +3679,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[51]
+	mi := &file_strato_v1_admin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3266,7 +3691,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[51]
+	mi := &file_strato_v1_admin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3279,7 +3704,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{51}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListTokensRequest) GetUser() string {
@@ -3313,7 +3738,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[52]
+	mi := &file_strato_v1_admin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3325,7 +3750,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[52]
+	mi := &file_strato_v1_admin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3338,7 +3763,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{52}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListTokensResponse) GetTokens() []*Token {
@@ -3363,7 +3788,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[53]
+	mi := &file_strato_v1_admin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3375,7 +3800,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[53]
+	mi := &file_strato_v1_admin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3388,7 +3813,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{53}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{58}
 }
 
 type WhoAmIResponse struct {
@@ -3407,7 +3832,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[54]
+	mi := &file_strato_v1_admin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3419,7 +3844,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[54]
+	mi := &file_strato_v1_admin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3432,7 +3857,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{54}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *WhoAmIResponse) GetAuthenticated() bool {
@@ -3593,7 +4018,44 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12#\n" +
 	"\rmetadata_only\x18\x02 \x01(\bR\fmetadataOnly\":\n" +
 	"\x15ScanContainerResponse\x12!\n" +
-	"\fdatanode_ids\x18\x01 \x03(\tR\vdatanodeIds\"\x13\n" +
+	"\fdatanode_ids\x18\x01 \x03(\tR\vdatanodeIds\"\x87\x01\n" +
+	"\x14StartBalancerRequest\x12\x1c\n" +
+	"\tthreshold\x18\x01 \x01(\x01R\tthreshold\x123\n" +
+	"\x16max_size_per_iteration\x18\x02 \x01(\x03R\x13maxSizePerIteration\x12\x1c\n" +
+	"\tbandwidth\x18\x03 \x01(\x03R\tbandwidth\"\x15\n" +
+	"\x13StopBalancerRequest\"\x1a\n" +
+	"\x18GetBalancerStatusRequest\"\xa9\x05\n" +
+	"\x0eBalancerStatus\x12\x18\n" +
+	"\arunning\x18\x01 \x01(\bR\arunning\x12\x18\n" +
+	"\aoutcome\x18\x02 \x01(\tR\aoutcome\x12\x1c\n" +
+	"\tthreshold\x18\x03 \x01(\x01R\tthreshold\x123\n" +
+	"\x16max_size_per_iteration\x18\x04 \x01(\x03R\x13maxSizePerIteration\x12\x1c\n" +
+	"\tbandwidth\x18\x05 \x01(\x03R\tbandwidth\x12&\n" +
+	"\x0fstarted_unix_ms\x18\x06 \x01(\x03R\rstartedUnixMs\x12&\n" +
+	"\x0fstopped_unix_ms\x18\a \x01(\x03R\rstoppedUnixMs\x12\x1e\n" +
+	"\n" +
+	"iterations\x18\b \x01(\x04R\n" +
+	"iterations\x12\x1c\n" +
+	"\titeration\x18\t \x01(\x04R\titeration\x12)\n" +
+	"\x10moved_containers\x18\n" +
+	" \x01(\x04R\x0fmovedContainers\x12\x1f\n" +
+	"\vmoved_bytes\x18\v \x01(\x04R\n" +
+	"movedBytes\x12#\n" +
+	"\rspread_before\x18\f \x01(\x01R\fspreadBefore\x12!\n" +
+	"\fspread_after\x18\r \x01(\x01R\vspreadAfter\x12\x12\n" +
+	"\x04mean\x18\x0e \x01(\x01R\x04mean\x12\x16\n" +
+	"\x06spread\x18\x0f \x01(\x01R\x06spread\x12\x1d\n" +
+	"\n" +
+	"bytes_left\x18\x10 \x01(\x03R\tbytesLeft\x12&\n" +
+	"\x0fmoves_in_flight\x18\x11 \x01(\x05R\rmovesInFlight\x12&\n" +
+	"\x0fbytes_in_flight\x18\x12 \x01(\x03R\rbytesInFlight\x125\n" +
+	"\tdatanodes\x18\x13 \x03(\v2\x17.strato.v1.BalancerNodeR\tdatanodes\"\x86\x01\n" +
+	"\fBalancerNode\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04used\x18\x02 \x01(\x03R\x04used\x12\x1a\n" +
+	"\bcapacity\x18\x03 \x01(\x03R\bcapacity\x12 \n" +
+	"\vutilization\x18\x04 \x01(\x01R\vutilization\x12\x14\n" +
+	"\x05class\x18\x05 \x01(\tR\x05class\"\x13\n" +
 	"\x11MetaStatusRequest\"\xc5\x02\n" +
 	"\x12MetaStatusResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
@@ -3758,7 +4220,7 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x19CONTAINER_PROBLEM_MISSING\x10\x02\x12\x1f\n" +
 	"\x1bCONTAINER_PROBLEM_UNHEALTHY\x10\x03\x12%\n" +
 	"!CONTAINER_PROBLEM_OVER_REPLICATED\x10\x04\x12$\n" +
-	" CONTAINER_PROBLEM_MIS_REPLICATED\x10\x052\xe4\x0f\n" +
+	" CONTAINER_PROBLEM_MIS_REPLICATED\x10\x052\xd1\x11\n" +
 	"\fAdminService\x12R\n" +
 	"\rListDatanodes\x12\x1f.strato.v1.ListDatanodesRequest\x1a .strato.v1.ListDatanodesResponse\x12R\n" +
 	"\rListPipelines\x12\x1f.strato.v1.ListPipelinesRequest\x1a .strato.v1.ListPipelinesResponse\x12U\n" +
@@ -3768,7 +4230,10 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\vGetSafeMode\x12\x1d.strato.v1.GetSafeModeRequest\x1a\x19.strato.v1.SafeModeStatus\x12I\n" +
 	"\fExitSafeMode\x12\x1e.strato.v1.ExitSafeModeRequest\x1a\x19.strato.v1.SafeModeStatus\x12g\n" +
 	"\x14DecommissionDatanode\x12&.strato.v1.DecommissionDatanodeRequest\x1a'.strato.v1.DecommissionDatanodeResponse\x12R\n" +
-	"\rScanContainer\x12\x1f.strato.v1.ScanContainerRequest\x1a .strato.v1.ScanContainerResponse\x12I\n" +
+	"\rScanContainer\x12\x1f.strato.v1.ScanContainerRequest\x1a .strato.v1.ScanContainerResponse\x12K\n" +
+	"\rStartBalancer\x12\x1f.strato.v1.StartBalancerRequest\x1a\x19.strato.v1.BalancerStatus\x12I\n" +
+	"\fStopBalancer\x12\x1e.strato.v1.StopBalancerRequest\x1a\x19.strato.v1.BalancerStatus\x12S\n" +
+	"\x11GetBalancerStatus\x12#.strato.v1.GetBalancerStatusRequest\x1a\x19.strato.v1.BalancerStatus\x12I\n" +
 	"\n" +
 	"MetaStatus\x12\x1c.strato.v1.MetaStatusRequest\x1a\x1d.strato.v1.MetaStatusResponse\x12P\n" +
 	"\rAddMetaMember\x12\x1f.strato.v1.AddMetaMemberRequest\x1a\x1e.strato.v1.MetaMembersResponse\x12V\n" +
@@ -3807,7 +4272,7 @@ func file_strato_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_strato_v1_admin_proto_goTypes = []any{
 	(NodeHealth)(0),                      // 0: strato.v1.NodeHealth
 	(NodeOpState)(0),                     // 1: strato.v1.NodeOpState
@@ -3832,146 +4297,158 @@ var file_strato_v1_admin_proto_goTypes = []any{
 	(*DecommissionDatanodeResponse)(nil), // 20: strato.v1.DecommissionDatanodeResponse
 	(*ScanContainerRequest)(nil),         // 21: strato.v1.ScanContainerRequest
 	(*ScanContainerResponse)(nil),        // 22: strato.v1.ScanContainerResponse
-	(*MetaStatusRequest)(nil),            // 23: strato.v1.MetaStatusRequest
-	(*MetaStatusResponse)(nil),           // 24: strato.v1.MetaStatusResponse
-	(*MetaMember)(nil),                   // 25: strato.v1.MetaMember
-	(*AddMetaMemberRequest)(nil),         // 26: strato.v1.AddMetaMemberRequest
-	(*RemoveMetaMemberRequest)(nil),      // 27: strato.v1.RemoveMetaMemberRequest
-	(*TransferMetaLeaderRequest)(nil),    // 28: strato.v1.TransferMetaLeaderRequest
-	(*MetaMembersResponse)(nil),          // 29: strato.v1.MetaMembersResponse
-	(*BackupMetaRequest)(nil),            // 30: strato.v1.BackupMetaRequest
-	(*MetaBackupManifest)(nil),           // 31: strato.v1.MetaBackupManifest
-	(*BackupMetaChunk)(nil),              // 32: strato.v1.BackupMetaChunk
-	(*S3Key)(nil),                        // 33: strato.v1.S3Key
-	(*CreateS3KeyRequest)(nil),           // 34: strato.v1.CreateS3KeyRequest
-	(*CreateS3KeyResponse)(nil),          // 35: strato.v1.CreateS3KeyResponse
-	(*ListS3KeysRequest)(nil),            // 36: strato.v1.ListS3KeysRequest
-	(*ListS3KeysResponse)(nil),           // 37: strato.v1.ListS3KeysResponse
-	(*RevokeS3KeyRequest)(nil),           // 38: strato.v1.RevokeS3KeyRequest
-	(*RevokeS3KeyResponse)(nil),          // 39: strato.v1.RevokeS3KeyResponse
-	(*GetS3SecretRequest)(nil),           // 40: strato.v1.GetS3SecretRequest
-	(*GetS3SecretResponse)(nil),          // 41: strato.v1.GetS3SecretResponse
-	(*User)(nil),                         // 42: strato.v1.User
-	(*CreateUserRequest)(nil),            // 43: strato.v1.CreateUserRequest
-	(*CreateUserResponse)(nil),           // 44: strato.v1.CreateUserResponse
-	(*DeleteUserRequest)(nil),            // 45: strato.v1.DeleteUserRequest
-	(*DeleteUserResponse)(nil),           // 46: strato.v1.DeleteUserResponse
-	(*ListUsersRequest)(nil),             // 47: strato.v1.ListUsersRequest
-	(*ListUsersResponse)(nil),            // 48: strato.v1.ListUsersResponse
-	(*Token)(nil),                        // 49: strato.v1.Token
-	(*IssueTokenRequest)(nil),            // 50: strato.v1.IssueTokenRequest
-	(*IssueTokenResponse)(nil),           // 51: strato.v1.IssueTokenResponse
-	(*RevokeTokenRequest)(nil),           // 52: strato.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),          // 53: strato.v1.RevokeTokenResponse
-	(*ListTokensRequest)(nil),            // 54: strato.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),           // 55: strato.v1.ListTokensResponse
-	(*WhoAmIRequest)(nil),                // 56: strato.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),               // 57: strato.v1.WhoAmIResponse
-	nil,                                  // 58: strato.v1.ClusterSummary.DatanodesByHealthEntry
-	nil,                                  // 59: strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	nil,                                  // 60: strato.v1.ClusterSummary.ContainersByStateEntry
-	nil,                                  // 61: strato.v1.ClusterSummary.ContainersByProblemEntry
-	nil,                                  // 62: strato.v1.ClusterSummary.PipelinesByStateEntry
-	nil,                                  // 63: strato.v1.ContainerReplicasResponse.ReplicasEntry
-	(*DatanodeDetails)(nil),              // 64: strato.v1.DatanodeDetails
-	(*NodeStats)(nil),                    // 65: strato.v1.NodeStats
-	(ContainerState)(0),                  // 66: strato.v1.ContainerState
-	(ReplicationFactor)(0),               // 67: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),                // 68: strato.v1.ErasureCoding
-	(*PipelineInfo)(nil),                 // 69: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),             // 70: strato.v1.ContainerReplica
+	(*StartBalancerRequest)(nil),         // 23: strato.v1.StartBalancerRequest
+	(*StopBalancerRequest)(nil),          // 24: strato.v1.StopBalancerRequest
+	(*GetBalancerStatusRequest)(nil),     // 25: strato.v1.GetBalancerStatusRequest
+	(*BalancerStatus)(nil),               // 26: strato.v1.BalancerStatus
+	(*BalancerNode)(nil),                 // 27: strato.v1.BalancerNode
+	(*MetaStatusRequest)(nil),            // 28: strato.v1.MetaStatusRequest
+	(*MetaStatusResponse)(nil),           // 29: strato.v1.MetaStatusResponse
+	(*MetaMember)(nil),                   // 30: strato.v1.MetaMember
+	(*AddMetaMemberRequest)(nil),         // 31: strato.v1.AddMetaMemberRequest
+	(*RemoveMetaMemberRequest)(nil),      // 32: strato.v1.RemoveMetaMemberRequest
+	(*TransferMetaLeaderRequest)(nil),    // 33: strato.v1.TransferMetaLeaderRequest
+	(*MetaMembersResponse)(nil),          // 34: strato.v1.MetaMembersResponse
+	(*BackupMetaRequest)(nil),            // 35: strato.v1.BackupMetaRequest
+	(*MetaBackupManifest)(nil),           // 36: strato.v1.MetaBackupManifest
+	(*BackupMetaChunk)(nil),              // 37: strato.v1.BackupMetaChunk
+	(*S3Key)(nil),                        // 38: strato.v1.S3Key
+	(*CreateS3KeyRequest)(nil),           // 39: strato.v1.CreateS3KeyRequest
+	(*CreateS3KeyResponse)(nil),          // 40: strato.v1.CreateS3KeyResponse
+	(*ListS3KeysRequest)(nil),            // 41: strato.v1.ListS3KeysRequest
+	(*ListS3KeysResponse)(nil),           // 42: strato.v1.ListS3KeysResponse
+	(*RevokeS3KeyRequest)(nil),           // 43: strato.v1.RevokeS3KeyRequest
+	(*RevokeS3KeyResponse)(nil),          // 44: strato.v1.RevokeS3KeyResponse
+	(*GetS3SecretRequest)(nil),           // 45: strato.v1.GetS3SecretRequest
+	(*GetS3SecretResponse)(nil),          // 46: strato.v1.GetS3SecretResponse
+	(*User)(nil),                         // 47: strato.v1.User
+	(*CreateUserRequest)(nil),            // 48: strato.v1.CreateUserRequest
+	(*CreateUserResponse)(nil),           // 49: strato.v1.CreateUserResponse
+	(*DeleteUserRequest)(nil),            // 50: strato.v1.DeleteUserRequest
+	(*DeleteUserResponse)(nil),           // 51: strato.v1.DeleteUserResponse
+	(*ListUsersRequest)(nil),             // 52: strato.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),            // 53: strato.v1.ListUsersResponse
+	(*Token)(nil),                        // 54: strato.v1.Token
+	(*IssueTokenRequest)(nil),            // 55: strato.v1.IssueTokenRequest
+	(*IssueTokenResponse)(nil),           // 56: strato.v1.IssueTokenResponse
+	(*RevokeTokenRequest)(nil),           // 57: strato.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),          // 58: strato.v1.RevokeTokenResponse
+	(*ListTokensRequest)(nil),            // 59: strato.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),           // 60: strato.v1.ListTokensResponse
+	(*WhoAmIRequest)(nil),                // 61: strato.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),               // 62: strato.v1.WhoAmIResponse
+	nil,                                  // 63: strato.v1.ClusterSummary.DatanodesByHealthEntry
+	nil,                                  // 64: strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	nil,                                  // 65: strato.v1.ClusterSummary.ContainersByStateEntry
+	nil,                                  // 66: strato.v1.ClusterSummary.ContainersByProblemEntry
+	nil,                                  // 67: strato.v1.ClusterSummary.PipelinesByStateEntry
+	nil,                                  // 68: strato.v1.ContainerReplicasResponse.ReplicasEntry
+	(*DatanodeDetails)(nil),              // 69: strato.v1.DatanodeDetails
+	(*NodeStats)(nil),                    // 70: strato.v1.NodeStats
+	(ContainerState)(0),                  // 71: strato.v1.ContainerState
+	(ReplicationFactor)(0),               // 72: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                // 73: strato.v1.ErasureCoding
+	(*PipelineInfo)(nil),                 // 74: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),             // 75: strato.v1.ContainerReplica
 }
 var file_strato_v1_admin_proto_depIdxs = []int32{
-	64, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
-	65, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
+	69, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
+	70, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
 	0,  // 2: strato.v1.DatanodeInfo.health:type_name -> strato.v1.NodeHealth
 	1,  // 3: strato.v1.DatanodeInfo.op_state:type_name -> strato.v1.NodeOpState
-	66, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
-	67, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
-	68, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	71, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
+	72, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
+	73, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
 	2,  // 7: strato.v1.ContainerInfo.problem:type_name -> strato.v1.ContainerProblem
 	3,  // 8: strato.v1.ListDatanodesResponse.datanodes:type_name -> strato.v1.DatanodeInfo
-	69, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
-	66, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
+	74, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
+	71, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
 	2,  // 11: strato.v1.ListContainersRequest.problems:type_name -> strato.v1.ContainerProblem
 	4,  // 12: strato.v1.ListContainersResponse.containers:type_name -> strato.v1.ContainerInfo
 	15, // 13: strato.v1.ListContainersResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse
-	58, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
-	59, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	60, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
-	61, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
-	62, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
+	63, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
+	64, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	65, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
+	66, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
+	67, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
 	13, // 19: strato.v1.ClusterSummary.decommissioning:type_name -> strato.v1.DecommissionProgress
 	4,  // 20: strato.v1.ContainerReplicasResponse.container:type_name -> strato.v1.ContainerInfo
-	63, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
+	68, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
 	3,  // 22: strato.v1.DecommissionDatanodeResponse.datanode:type_name -> strato.v1.DatanodeInfo
-	25, // 23: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
-	25, // 24: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
-	25, // 25: strato.v1.MetaBackupManifest.members:type_name -> strato.v1.MetaMember
-	31, // 26: strato.v1.BackupMetaChunk.manifest:type_name -> strato.v1.MetaBackupManifest
-	33, // 27: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
-	33, // 28: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
-	33, // 29: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
-	42, // 30: strato.v1.CreateUserResponse.user:type_name -> strato.v1.User
-	42, // 31: strato.v1.ListUsersResponse.users:type_name -> strato.v1.User
-	49, // 32: strato.v1.IssueTokenResponse.info:type_name -> strato.v1.Token
-	49, // 33: strato.v1.ListTokensResponse.tokens:type_name -> strato.v1.Token
-	70, // 34: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
-	5,  // 35: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
-	7,  // 36: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
-	9,  // 37: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
-	14, // 38: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
-	11, // 39: strato.v1.AdminService.GetClusterSummary:input_type -> strato.v1.GetClusterSummaryRequest
-	16, // 40: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
-	17, // 41: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
-	19, // 42: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
-	21, // 43: strato.v1.AdminService.ScanContainer:input_type -> strato.v1.ScanContainerRequest
-	23, // 44: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
-	26, // 45: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
-	27, // 46: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
-	28, // 47: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
-	30, // 48: strato.v1.AdminService.BackupMeta:input_type -> strato.v1.BackupMetaRequest
-	34, // 49: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
-	36, // 50: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
-	38, // 51: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
-	40, // 52: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
-	43, // 53: strato.v1.AdminService.CreateUser:input_type -> strato.v1.CreateUserRequest
-	45, // 54: strato.v1.AdminService.DeleteUser:input_type -> strato.v1.DeleteUserRequest
-	47, // 55: strato.v1.AdminService.ListUsers:input_type -> strato.v1.ListUsersRequest
-	50, // 56: strato.v1.AdminService.IssueToken:input_type -> strato.v1.IssueTokenRequest
-	52, // 57: strato.v1.AdminService.RevokeToken:input_type -> strato.v1.RevokeTokenRequest
-	54, // 58: strato.v1.AdminService.ListTokens:input_type -> strato.v1.ListTokensRequest
-	56, // 59: strato.v1.AdminService.WhoAmI:input_type -> strato.v1.WhoAmIRequest
-	6,  // 60: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
-	8,  // 61: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
-	10, // 62: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
-	15, // 63: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
-	12, // 64: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
-	18, // 65: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
-	18, // 66: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
-	20, // 67: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
-	22, // 68: strato.v1.AdminService.ScanContainer:output_type -> strato.v1.ScanContainerResponse
-	24, // 69: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
-	29, // 70: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
-	29, // 71: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
-	29, // 72: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
-	32, // 73: strato.v1.AdminService.BackupMeta:output_type -> strato.v1.BackupMetaChunk
-	35, // 74: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
-	37, // 75: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
-	39, // 76: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
-	41, // 77: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
-	44, // 78: strato.v1.AdminService.CreateUser:output_type -> strato.v1.CreateUserResponse
-	46, // 79: strato.v1.AdminService.DeleteUser:output_type -> strato.v1.DeleteUserResponse
-	48, // 80: strato.v1.AdminService.ListUsers:output_type -> strato.v1.ListUsersResponse
-	51, // 81: strato.v1.AdminService.IssueToken:output_type -> strato.v1.IssueTokenResponse
-	53, // 82: strato.v1.AdminService.RevokeToken:output_type -> strato.v1.RevokeTokenResponse
-	55, // 83: strato.v1.AdminService.ListTokens:output_type -> strato.v1.ListTokensResponse
-	57, // 84: strato.v1.AdminService.WhoAmI:output_type -> strato.v1.WhoAmIResponse
-	60, // [60:85] is the sub-list for method output_type
-	35, // [35:60] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	27, // 23: strato.v1.BalancerStatus.datanodes:type_name -> strato.v1.BalancerNode
+	30, // 24: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
+	30, // 25: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
+	30, // 26: strato.v1.MetaBackupManifest.members:type_name -> strato.v1.MetaMember
+	36, // 27: strato.v1.BackupMetaChunk.manifest:type_name -> strato.v1.MetaBackupManifest
+	38, // 28: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
+	38, // 29: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
+	38, // 30: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
+	47, // 31: strato.v1.CreateUserResponse.user:type_name -> strato.v1.User
+	47, // 32: strato.v1.ListUsersResponse.users:type_name -> strato.v1.User
+	54, // 33: strato.v1.IssueTokenResponse.info:type_name -> strato.v1.Token
+	54, // 34: strato.v1.ListTokensResponse.tokens:type_name -> strato.v1.Token
+	75, // 35: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
+	5,  // 36: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
+	7,  // 37: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
+	9,  // 38: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
+	14, // 39: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
+	11, // 40: strato.v1.AdminService.GetClusterSummary:input_type -> strato.v1.GetClusterSummaryRequest
+	16, // 41: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
+	17, // 42: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
+	19, // 43: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
+	21, // 44: strato.v1.AdminService.ScanContainer:input_type -> strato.v1.ScanContainerRequest
+	23, // 45: strato.v1.AdminService.StartBalancer:input_type -> strato.v1.StartBalancerRequest
+	24, // 46: strato.v1.AdminService.StopBalancer:input_type -> strato.v1.StopBalancerRequest
+	25, // 47: strato.v1.AdminService.GetBalancerStatus:input_type -> strato.v1.GetBalancerStatusRequest
+	28, // 48: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
+	31, // 49: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
+	32, // 50: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
+	33, // 51: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
+	35, // 52: strato.v1.AdminService.BackupMeta:input_type -> strato.v1.BackupMetaRequest
+	39, // 53: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
+	41, // 54: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
+	43, // 55: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
+	45, // 56: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
+	48, // 57: strato.v1.AdminService.CreateUser:input_type -> strato.v1.CreateUserRequest
+	50, // 58: strato.v1.AdminService.DeleteUser:input_type -> strato.v1.DeleteUserRequest
+	52, // 59: strato.v1.AdminService.ListUsers:input_type -> strato.v1.ListUsersRequest
+	55, // 60: strato.v1.AdminService.IssueToken:input_type -> strato.v1.IssueTokenRequest
+	57, // 61: strato.v1.AdminService.RevokeToken:input_type -> strato.v1.RevokeTokenRequest
+	59, // 62: strato.v1.AdminService.ListTokens:input_type -> strato.v1.ListTokensRequest
+	61, // 63: strato.v1.AdminService.WhoAmI:input_type -> strato.v1.WhoAmIRequest
+	6,  // 64: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
+	8,  // 65: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
+	10, // 66: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
+	15, // 67: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
+	12, // 68: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
+	18, // 69: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
+	18, // 70: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
+	20, // 71: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
+	22, // 72: strato.v1.AdminService.ScanContainer:output_type -> strato.v1.ScanContainerResponse
+	26, // 73: strato.v1.AdminService.StartBalancer:output_type -> strato.v1.BalancerStatus
+	26, // 74: strato.v1.AdminService.StopBalancer:output_type -> strato.v1.BalancerStatus
+	26, // 75: strato.v1.AdminService.GetBalancerStatus:output_type -> strato.v1.BalancerStatus
+	29, // 76: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
+	34, // 77: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
+	34, // 78: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
+	34, // 79: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
+	37, // 80: strato.v1.AdminService.BackupMeta:output_type -> strato.v1.BackupMetaChunk
+	40, // 81: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
+	42, // 82: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
+	44, // 83: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
+	46, // 84: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
+	49, // 85: strato.v1.AdminService.CreateUser:output_type -> strato.v1.CreateUserResponse
+	51, // 86: strato.v1.AdminService.DeleteUser:output_type -> strato.v1.DeleteUserResponse
+	53, // 87: strato.v1.AdminService.ListUsers:output_type -> strato.v1.ListUsersResponse
+	56, // 88: strato.v1.AdminService.IssueToken:output_type -> strato.v1.IssueTokenResponse
+	58, // 89: strato.v1.AdminService.RevokeToken:output_type -> strato.v1.RevokeTokenResponse
+	60, // 90: strato.v1.AdminService.ListTokens:output_type -> strato.v1.ListTokensResponse
+	62, // 91: strato.v1.AdminService.WhoAmI:output_type -> strato.v1.WhoAmIResponse
+	64, // [64:92] is the sub-list for method output_type
+	36, // [36:64] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_admin_proto_init() }
@@ -3987,7 +4464,7 @@ func file_strato_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_admin_proto_rawDesc), len(file_strato_v1_admin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   61,
+			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,9 @@ const (
 	AdminService_ExitSafeMode_FullMethodName         = "/strato.v1.AdminService/ExitSafeMode"
 	AdminService_DecommissionDatanode_FullMethodName = "/strato.v1.AdminService/DecommissionDatanode"
 	AdminService_ScanContainer_FullMethodName        = "/strato.v1.AdminService/ScanContainer"
+	AdminService_StartBalancer_FullMethodName        = "/strato.v1.AdminService/StartBalancer"
+	AdminService_StopBalancer_FullMethodName         = "/strato.v1.AdminService/StopBalancer"
+	AdminService_GetBalancerStatus_FullMethodName    = "/strato.v1.AdminService/GetBalancerStatus"
 	AdminService_MetaStatus_FullMethodName           = "/strato.v1.AdminService/MetaStatus"
 	AdminService_AddMetaMember_FullMethodName        = "/strato.v1.AdminService/AddMetaMember"
 	AdminService_RemoveMetaMember_FullMethodName     = "/strato.v1.AdminService/RemoveMetaMember"
@@ -83,6 +86,16 @@ type AdminServiceClient interface {
 	// reply) and returns the datanodes asked. A damaged replica is then
 	// reported UNHEALTHY and replaced. NOT_FOUND for an unknown container.
 	ScanContainer(ctx context.Context, in *ScanContainerRequest, opts ...grpc.CallOption) (*ScanContainerResponse, error)
+	// StartBalancer starts the container balancer (docs/decisions/0076):
+	// closed containers move from over- to under-used datanodes until every
+	// datanode is within the threshold of the mean. FAILED_PRECONDITION when
+	// it is running already; INVALID_ARGUMENT for a bad parameter.
+	StartBalancer(ctx context.Context, in *StartBalancerRequest, opts ...grpc.CallOption) (*BalancerStatus, error)
+	// StopBalancer stops it: no new move starts; those under way finish.
+	StopBalancer(ctx context.Context, in *StopBalancerRequest, opts ...grpc.CallOption) (*BalancerStatus, error)
+	// GetBalancerStatus is the balancer's state, progress and the datanodes'
+	// use as the leader sees it now.
+	GetBalancerStatus(ctx context.Context, in *GetBalancerStatusRequest, opts ...grpc.CallOption) (*BalancerStatus, error)
 	// MetaStatus is this replica's view of the meta Raft group.
 	MetaStatus(ctx context.Context, in *MetaStatusRequest, opts ...grpc.CallOption) (*MetaStatusResponse, error)
 	// Membership of the meta Raft group, one change at a time (leader only).
@@ -231,6 +244,36 @@ func (c *adminServiceClient) ScanContainer(ctx context.Context, in *ScanContaine
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ScanContainerResponse)
 	err := c.cc.Invoke(ctx, AdminService_ScanContainer_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) StartBalancer(ctx context.Context, in *StartBalancerRequest, opts ...grpc.CallOption) (*BalancerStatus, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BalancerStatus)
+	err := c.cc.Invoke(ctx, AdminService_StartBalancer_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) StopBalancer(ctx context.Context, in *StopBalancerRequest, opts ...grpc.CallOption) (*BalancerStatus, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BalancerStatus)
+	err := c.cc.Invoke(ctx, AdminService_StopBalancer_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) GetBalancerStatus(ctx context.Context, in *GetBalancerStatusRequest, opts ...grpc.CallOption) (*BalancerStatus, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BalancerStatus)
+	err := c.cc.Invoke(ctx, AdminService_GetBalancerStatus_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -443,6 +486,16 @@ type AdminServiceServer interface {
 	// reply) and returns the datanodes asked. A damaged replica is then
 	// reported UNHEALTHY and replaced. NOT_FOUND for an unknown container.
 	ScanContainer(context.Context, *ScanContainerRequest) (*ScanContainerResponse, error)
+	// StartBalancer starts the container balancer (docs/decisions/0076):
+	// closed containers move from over- to under-used datanodes until every
+	// datanode is within the threshold of the mean. FAILED_PRECONDITION when
+	// it is running already; INVALID_ARGUMENT for a bad parameter.
+	StartBalancer(context.Context, *StartBalancerRequest) (*BalancerStatus, error)
+	// StopBalancer stops it: no new move starts; those under way finish.
+	StopBalancer(context.Context, *StopBalancerRequest) (*BalancerStatus, error)
+	// GetBalancerStatus is the balancer's state, progress and the datanodes'
+	// use as the leader sees it now.
+	GetBalancerStatus(context.Context, *GetBalancerStatusRequest) (*BalancerStatus, error)
 	// MetaStatus is this replica's view of the meta Raft group.
 	MetaStatus(context.Context, *MetaStatusRequest) (*MetaStatusResponse, error)
 	// Membership of the meta Raft group, one change at a time (leader only).
@@ -533,6 +586,15 @@ func (UnimplementedAdminServiceServer) DecommissionDatanode(context.Context, *De
 }
 func (UnimplementedAdminServiceServer) ScanContainer(context.Context, *ScanContainerRequest) (*ScanContainerResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ScanContainer not implemented")
+}
+func (UnimplementedAdminServiceServer) StartBalancer(context.Context, *StartBalancerRequest) (*BalancerStatus, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartBalancer not implemented")
+}
+func (UnimplementedAdminServiceServer) StopBalancer(context.Context, *StopBalancerRequest) (*BalancerStatus, error) {
+	return nil, status.Error(codes.Unimplemented, "method StopBalancer not implemented")
+}
+func (UnimplementedAdminServiceServer) GetBalancerStatus(context.Context, *GetBalancerStatusRequest) (*BalancerStatus, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetBalancerStatus not implemented")
 }
 func (UnimplementedAdminServiceServer) MetaStatus(context.Context, *MetaStatusRequest) (*MetaStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method MetaStatus not implemented")
@@ -761,6 +823,60 @@ func _AdminService_ScanContainer_Handler(srv interface{}, ctx context.Context, d
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AdminServiceServer).ScanContainer(ctx, req.(*ScanContainerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_StartBalancer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StartBalancerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).StartBalancer(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_StartBalancer_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).StartBalancer(ctx, req.(*StartBalancerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_StopBalancer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StopBalancerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).StopBalancer(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_StopBalancer_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).StopBalancer(ctx, req.(*StopBalancerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_GetBalancerStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetBalancerStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).GetBalancerStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_GetBalancerStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).GetBalancerStatus(ctx, req.(*GetBalancerStatusRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1088,6 +1204,18 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ScanContainer",
 			Handler:    _AdminService_ScanContainer_Handler,
+		},
+		{
+			MethodName: "StartBalancer",
+			Handler:    _AdminService_StartBalancer_Handler,
+		},
+		{
+			MethodName: "StopBalancer",
+			Handler:    _AdminService_StopBalancer_Handler,
+		},
+		{
+			MethodName: "GetBalancerStatus",
+			Handler:    _AdminService_GetBalancerStatus_Handler,
 		},
 		{
 			MethodName: "MetaStatus",

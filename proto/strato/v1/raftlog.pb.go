@@ -1317,6 +1317,7 @@ type ClusterCommand struct {
 	//	*ClusterCommand_ReserveLocalIds
 	//	*ClusterCommand_SetClusterId
 	//	*ClusterCommand_SetNodeOpState
+	//	*ClusterCommand_Balancer
 	Op            isClusterCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1429,6 +1430,15 @@ func (x *ClusterCommand) GetSetNodeOpState() *NodeOpStateChange {
 	return nil
 }
 
+func (x *ClusterCommand) GetBalancer() *BalancerChange {
+	if x != nil {
+		if x, ok := x.Op.(*ClusterCommand_Balancer); ok {
+			return x.Balancer
+		}
+	}
+	return nil
+}
+
 type isClusterCommand_Op interface {
 	isClusterCommand_Op()
 }
@@ -1466,6 +1476,12 @@ type ClusterCommand_SetNodeOpState struct {
 	SetNodeOpState *NodeOpStateChange `protobuf:"bytes,8,opt,name=set_node_op_state,json=setNodeOpState,proto3,oneof"`
 }
 
+type ClusterCommand_Balancer struct {
+	// The container balancer started, stopped or its iterations' totals
+	// (BalancerRecord, C b).
+	Balancer *BalancerChange `protobuf:"bytes,9,opt,name=balancer,proto3,oneof"`
+}
+
 func (*ClusterCommand_AddPipeline) isClusterCommand_Op() {}
 
 func (*ClusterCommand_ClosePipeline) isClusterCommand_Op() {}
@@ -1479,6 +1495,308 @@ func (*ClusterCommand_ReserveLocalIds) isClusterCommand_Op() {}
 func (*ClusterCommand_SetClusterId) isClusterCommand_Op() {}
 
 func (*ClusterCommand_SetNodeOpState) isClusterCommand_Op() {}
+
+func (*ClusterCommand_Balancer) isClusterCommand_Op() {}
+
+// BalancerChange changes the balancer's record. apply ignores a stop or
+// progress of another run (started_unix_ms) or of a stopped one.
+type BalancerChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Change:
+	//
+	//	*BalancerChange_Start
+	//	*BalancerChange_Stop
+	//	*BalancerChange_Progress
+	Change        isBalancerChange_Change `protobuf_oneof:"change"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BalancerChange) Reset() {
+	*x = BalancerChange{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalancerChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalancerChange) ProtoMessage() {}
+
+func (x *BalancerChange) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalancerChange.ProtoReflect.Descriptor instead.
+func (*BalancerChange) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *BalancerChange) GetChange() isBalancerChange_Change {
+	if x != nil {
+		return x.Change
+	}
+	return nil
+}
+
+func (x *BalancerChange) GetStart() *BalancerStart {
+	if x != nil {
+		if x, ok := x.Change.(*BalancerChange_Start); ok {
+			return x.Start
+		}
+	}
+	return nil
+}
+
+func (x *BalancerChange) GetStop() *BalancerStop {
+	if x != nil {
+		if x, ok := x.Change.(*BalancerChange_Stop); ok {
+			return x.Stop
+		}
+	}
+	return nil
+}
+
+func (x *BalancerChange) GetProgress() *BalancerProgress {
+	if x != nil {
+		if x, ok := x.Change.(*BalancerChange_Progress); ok {
+			return x.Progress
+		}
+	}
+	return nil
+}
+
+type isBalancerChange_Change interface {
+	isBalancerChange_Change()
+}
+
+type BalancerChange_Start struct {
+	Start *BalancerStart `protobuf:"bytes,1,opt,name=start,proto3,oneof"`
+}
+
+type BalancerChange_Stop struct {
+	Stop *BalancerStop `protobuf:"bytes,2,opt,name=stop,proto3,oneof"`
+}
+
+type BalancerChange_Progress struct {
+	Progress *BalancerProgress `protobuf:"bytes,3,opt,name=progress,proto3,oneof"`
+}
+
+func (*BalancerChange_Start) isBalancerChange_Change() {}
+
+func (*BalancerChange_Stop) isBalancerChange_Change() {}
+
+func (*BalancerChange_Progress) isBalancerChange_Change() {}
+
+// BalancerStart starts a run with its parameters (defaults filled) and the
+// spread when it started.
+type BalancerStart struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	Threshold           float64                `protobuf:"fixed64,1,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	MaxSizePerIteration int64                  `protobuf:"varint,2,opt,name=max_size_per_iteration,json=maxSizePerIteration,proto3" json:"max_size_per_iteration,omitempty"`
+	Bandwidth           int64                  `protobuf:"varint,3,opt,name=bandwidth,proto3" json:"bandwidth,omitempty"`
+	Spread              float64                `protobuf:"fixed64,4,opt,name=spread,proto3" json:"spread,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *BalancerStart) Reset() {
+	*x = BalancerStart{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalancerStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalancerStart) ProtoMessage() {}
+
+func (x *BalancerStart) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalancerStart.ProtoReflect.Descriptor instead.
+func (*BalancerStart) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *BalancerStart) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *BalancerStart) GetMaxSizePerIteration() int64 {
+	if x != nil {
+		return x.MaxSizePerIteration
+	}
+	return 0
+}
+
+func (x *BalancerStart) GetBandwidth() int64 {
+	if x != nil {
+		return x.Bandwidth
+	}
+	return 0
+}
+
+func (x *BalancerStart) GetSpread() float64 {
+	if x != nil {
+		return x.Spread
+	}
+	return 0
+}
+
+// BalancerStop ends the run started at run (0: whichever runs).
+type BalancerStop struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Run           int64                  `protobuf:"varint,1,opt,name=run,proto3" json:"run,omitempty"`
+	Outcome       string                 `protobuf:"bytes,2,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Spread        float64                `protobuf:"fixed64,3,opt,name=spread,proto3" json:"spread,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BalancerStop) Reset() {
+	*x = BalancerStop{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalancerStop) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalancerStop) ProtoMessage() {}
+
+func (x *BalancerStop) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalancerStop.ProtoReflect.Descriptor instead.
+func (*BalancerStop) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *BalancerStop) GetRun() int64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *BalancerStop) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *BalancerStop) GetSpread() float64 {
+	if x != nil {
+		return x.Spread
+	}
+	return 0
+}
+
+// BalancerProgress adds an iteration's moves to the run started at run.
+type BalancerProgress struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Run             int64                  `protobuf:"varint,1,opt,name=run,proto3" json:"run,omitempty"`
+	Iterations      uint64                 `protobuf:"varint,2,opt,name=iterations,proto3" json:"iterations,omitempty"`
+	MovedContainers uint64                 `protobuf:"varint,3,opt,name=moved_containers,json=movedContainers,proto3" json:"moved_containers,omitempty"`
+	MovedBytes      uint64                 `protobuf:"varint,4,opt,name=moved_bytes,json=movedBytes,proto3" json:"moved_bytes,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *BalancerProgress) Reset() {
+	*x = BalancerProgress{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalancerProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalancerProgress) ProtoMessage() {}
+
+func (x *BalancerProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalancerProgress.ProtoReflect.Descriptor instead.
+func (*BalancerProgress) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *BalancerProgress) GetRun() int64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *BalancerProgress) GetIterations() uint64 {
+	if x != nil {
+		return x.Iterations
+	}
+	return 0
+}
+
+func (x *BalancerProgress) GetMovedContainers() uint64 {
+	if x != nil {
+		return x.MovedContainers
+	}
+	return 0
+}
+
+func (x *BalancerProgress) GetMovedBytes() uint64 {
+	if x != nil {
+		return x.MovedBytes
+	}
+	return 0
+}
 
 // NodeOpStateChange moves a datanode to a new operational state.
 type NodeOpStateChange struct {
@@ -1494,7 +1812,7 @@ type NodeOpStateChange struct {
 
 func (x *NodeOpStateChange) Reset() {
 	*x = NodeOpStateChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1506,7 +1824,7 @@ func (x *NodeOpStateChange) String() string {
 func (*NodeOpStateChange) ProtoMessage() {}
 
 func (x *NodeOpStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1519,7 +1837,7 @@ func (x *NodeOpStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeOpStateChange.ProtoReflect.Descriptor instead.
 func (*NodeOpStateChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *NodeOpStateChange) GetDatanodeId() string {
@@ -1554,7 +1872,7 @@ type ContainerStateChange struct {
 
 func (x *ContainerStateChange) Reset() {
 	*x = ContainerStateChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1566,7 +1884,7 @@ func (x *ContainerStateChange) String() string {
 func (*ContainerStateChange) ProtoMessage() {}
 
 func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1579,7 +1897,7 @@ func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStateChange.ProtoReflect.Descriptor instead.
 func (*ContainerStateChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ContainerStateChange) GetContainerId() uint64 {
@@ -1606,7 +1924,7 @@ type DeleteVolumeCommand struct {
 
 func (x *DeleteVolumeCommand) Reset() {
 	*x = DeleteVolumeCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1618,7 +1936,7 @@ func (x *DeleteVolumeCommand) String() string {
 func (*DeleteVolumeCommand) ProtoMessage() {}
 
 func (x *DeleteVolumeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1631,7 +1949,7 @@ func (x *DeleteVolumeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeCommand.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeleteVolumeCommand) GetName() string {
@@ -1657,7 +1975,7 @@ type SetQuotaCommand struct {
 
 func (x *SetQuotaCommand) Reset() {
 	*x = SetQuotaCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1669,7 +1987,7 @@ func (x *SetQuotaCommand) String() string {
 func (*SetQuotaCommand) ProtoMessage() {}
 
 func (x *SetQuotaCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1682,7 +2000,7 @@ func (x *SetQuotaCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaCommand.ProtoReflect.Descriptor instead.
 func (*SetQuotaCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SetQuotaCommand) GetVolume() string {
@@ -1742,7 +2060,7 @@ type UpdateCommand struct {
 
 func (x *UpdateCommand) Reset() {
 	*x = UpdateCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1754,7 +2072,7 @@ func (x *UpdateCommand) String() string {
 func (*UpdateCommand) ProtoMessage() {}
 
 func (x *UpdateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1767,7 +2085,7 @@ func (x *UpdateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateCommand.ProtoReflect.Descriptor instead.
 func (*UpdateCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *UpdateCommand) GetVolume() string {
@@ -1820,7 +2138,7 @@ type SnapshotCommand struct {
 
 func (x *SnapshotCommand) Reset() {
 	*x = SnapshotCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1832,7 +2150,7 @@ func (x *SnapshotCommand) String() string {
 func (*SnapshotCommand) ProtoMessage() {}
 
 func (x *SnapshotCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1845,7 +2163,7 @@ func (x *SnapshotCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotCommand.ProtoReflect.Descriptor instead.
 func (*SnapshotCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SnapshotCommand) GetVolume() string {
@@ -1894,7 +2212,7 @@ type PurgeSnapshotsCommand struct {
 
 func (x *PurgeSnapshotsCommand) Reset() {
 	*x = PurgeSnapshotsCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1906,7 +2224,7 @@ func (x *PurgeSnapshotsCommand) String() string {
 func (*PurgeSnapshotsCommand) ProtoMessage() {}
 
 func (x *PurgeSnapshotsCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1919,7 +2237,7 @@ func (x *PurgeSnapshotsCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeSnapshotsCommand.ProtoReflect.Descriptor instead.
 func (*PurgeSnapshotsCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PurgeSnapshotsCommand) GetLimit() int32 {
@@ -1940,7 +2258,7 @@ type PurgeSnapshotsResult struct {
 
 func (x *PurgeSnapshotsResult) Reset() {
 	*x = PurgeSnapshotsResult{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1952,7 +2270,7 @@ func (x *PurgeSnapshotsResult) String() string {
 func (*PurgeSnapshotsResult) ProtoMessage() {}
 
 func (x *PurgeSnapshotsResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1965,7 +2283,7 @@ func (x *PurgeSnapshotsResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeSnapshotsResult.ProtoReflect.Descriptor instead.
 func (*PurgeSnapshotsResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PurgeSnapshotsResult) GetVersions() int32 {
@@ -1993,7 +2311,7 @@ type DeleteBucketCommand struct {
 
 func (x *DeleteBucketCommand) Reset() {
 	*x = DeleteBucketCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2005,7 +2323,7 @@ func (x *DeleteBucketCommand) String() string {
 func (*DeleteBucketCommand) ProtoMessage() {}
 
 func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2018,7 +2336,7 @@ func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketCommand.ProtoReflect.Descriptor instead.
 func (*DeleteBucketCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DeleteBucketCommand) GetVolume() string {
@@ -2055,7 +2373,7 @@ type CommitKeyCommand struct {
 
 func (x *CommitKeyCommand) Reset() {
 	*x = CommitKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2067,7 +2385,7 @@ func (x *CommitKeyCommand) String() string {
 func (*CommitKeyCommand) ProtoMessage() {}
 
 func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2080,7 +2398,7 @@ func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyCommand.ProtoReflect.Descriptor instead.
 func (*CommitKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CommitKeyCommand) GetVolume() string {
@@ -2160,7 +2478,7 @@ type KeySourceCommand struct {
 
 func (x *KeySourceCommand) Reset() {
 	*x = KeySourceCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2172,7 +2490,7 @@ func (x *KeySourceCommand) String() string {
 func (*KeySourceCommand) ProtoMessage() {}
 
 func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2185,7 +2503,7 @@ func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySourceCommand.ProtoReflect.Descriptor instead.
 func (*KeySourceCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *KeySourceCommand) GetVolume() string {
@@ -2230,7 +2548,7 @@ type DeleteCommand struct {
 
 func (x *DeleteCommand) Reset() {
 	*x = DeleteCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2242,7 +2560,7 @@ func (x *DeleteCommand) String() string {
 func (*DeleteCommand) ProtoMessage() {}
 
 func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2255,7 +2573,7 @@ func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCommand.ProtoReflect.Descriptor instead.
 func (*DeleteCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DeleteCommand) GetVolume() string {
@@ -2301,7 +2619,7 @@ type CreateDirectoryCommand struct {
 
 func (x *CreateDirectoryCommand) Reset() {
 	*x = CreateDirectoryCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2313,7 +2631,7 @@ func (x *CreateDirectoryCommand) String() string {
 func (*CreateDirectoryCommand) ProtoMessage() {}
 
 func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2326,7 +2644,7 @@ func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryCommand.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreateDirectoryCommand) GetVolume() string {
@@ -2381,7 +2699,7 @@ type DeleteUserCommand struct {
 
 func (x *DeleteUserCommand) Reset() {
 	*x = DeleteUserCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2393,7 +2711,7 @@ func (x *DeleteUserCommand) String() string {
 func (*DeleteUserCommand) ProtoMessage() {}
 
 func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2406,7 +2724,7 @@ func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserCommand.ProtoReflect.Descriptor instead.
 func (*DeleteUserCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeleteUserCommand) GetName() string {
@@ -2426,7 +2744,7 @@ type RevokeTokenCommand struct {
 
 func (x *RevokeTokenCommand) Reset() {
 	*x = RevokeTokenCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2756,7 @@ func (x *RevokeTokenCommand) String() string {
 func (*RevokeTokenCommand) ProtoMessage() {}
 
 func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2769,7 @@ func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenCommand.ProtoReflect.Descriptor instead.
 func (*RevokeTokenCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RevokeTokenCommand) GetId() string {
@@ -2471,7 +2789,7 @@ type RevokeS3KeyCommand struct {
 
 func (x *RevokeS3KeyCommand) Reset() {
 	*x = RevokeS3KeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2483,7 +2801,7 @@ func (x *RevokeS3KeyCommand) String() string {
 func (*RevokeS3KeyCommand) ProtoMessage() {}
 
 func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2496,7 +2814,7 @@ func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyCommand.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RevokeS3KeyCommand) GetAccessKey() string {
@@ -2521,7 +2839,7 @@ type SetAttributesCommand struct {
 
 func (x *SetAttributesCommand) Reset() {
 	*x = SetAttributesCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2533,7 +2851,7 @@ func (x *SetAttributesCommand) String() string {
 func (*SetAttributesCommand) ProtoMessage() {}
 
 func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2546,7 +2864,7 @@ func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesCommand.ProtoReflect.Descriptor instead.
 func (*SetAttributesCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SetAttributesCommand) GetVolume() string {
@@ -2605,7 +2923,7 @@ type SetStatusCommand struct {
 
 func (x *SetStatusCommand) Reset() {
 	*x = SetStatusCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2617,7 +2935,7 @@ func (x *SetStatusCommand) String() string {
 func (*SetStatusCommand) ProtoMessage() {}
 
 func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2630,7 +2948,7 @@ func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStatusCommand.ProtoReflect.Descriptor instead.
 func (*SetStatusCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SetStatusCommand) GetVolume() string {
@@ -2706,7 +3024,7 @@ type SetAclCommand struct {
 
 func (x *SetAclCommand) Reset() {
 	*x = SetAclCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2718,7 +3036,7 @@ func (x *SetAclCommand) String() string {
 func (*SetAclCommand) ProtoMessage() {}
 
 func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2731,7 +3049,7 @@ func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclCommand.ProtoReflect.Descriptor instead.
 func (*SetAclCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SetAclCommand) GetKind() AclObjectKind {
@@ -2796,7 +3114,7 @@ type BlockTokenKeyCommand struct {
 
 func (x *BlockTokenKeyCommand) Reset() {
 	*x = BlockTokenKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2808,7 +3126,7 @@ func (x *BlockTokenKeyCommand) String() string {
 func (*BlockTokenKeyCommand) ProtoMessage() {}
 
 func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2821,7 +3139,7 @@ func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKeyCommand.ProtoReflect.Descriptor instead.
 func (*BlockTokenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BlockTokenKeyCommand) GetId() uint32 {
@@ -2952,7 +3270,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x19PurgeDeletedBlocksCommand\x12\x12\n" +
 	"\x04seqs\x18\x01 \x03(\x04R\x04seqs\"2\n" +
 	"\x18PurgeDeletedBlocksResult\x12\x16\n" +
-	"\x06purged\x18\x01 \x01(\x05R\x06purged\"\xd6\x03\n" +
+	"\x06purged\x18\x01 \x01(\x05R\x06purged\"\x8f\x04\n" +
 	"\x0eClusterCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\fadd_pipeline\x18\x02 \x01(\v2\x19.strato.v1.PipelineRecordH\x00R\vaddPipeline\x12'\n" +
@@ -2961,8 +3279,31 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x13set_container_state\x18\x05 \x01(\v2\x1f.strato.v1.ContainerStateChangeH\x00R\x11setContainerState\x12,\n" +
 	"\x11reserve_local_ids\x18\x06 \x01(\x04H\x00R\x0freserveLocalIds\x12&\n" +
 	"\x0eset_cluster_id\x18\a \x01(\tH\x00R\fsetClusterId\x12I\n" +
-	"\x11set_node_op_state\x18\b \x01(\v2\x1c.strato.v1.NodeOpStateChangeH\x00R\x0esetNodeOpStateB\x04\n" +
-	"\x02op\"\x9e\x01\n" +
+	"\x11set_node_op_state\x18\b \x01(\v2\x1c.strato.v1.NodeOpStateChangeH\x00R\x0esetNodeOpState\x127\n" +
+	"\bbalancer\x18\t \x01(\v2\x19.strato.v1.BalancerChangeH\x00R\bbalancerB\x04\n" +
+	"\x02op\"\xb6\x01\n" +
+	"\x0eBalancerChange\x120\n" +
+	"\x05start\x18\x01 \x01(\v2\x18.strato.v1.BalancerStartH\x00R\x05start\x12-\n" +
+	"\x04stop\x18\x02 \x01(\v2\x17.strato.v1.BalancerStopH\x00R\x04stop\x129\n" +
+	"\bprogress\x18\x03 \x01(\v2\x1b.strato.v1.BalancerProgressH\x00R\bprogressB\b\n" +
+	"\x06change\"\x98\x01\n" +
+	"\rBalancerStart\x12\x1c\n" +
+	"\tthreshold\x18\x01 \x01(\x01R\tthreshold\x123\n" +
+	"\x16max_size_per_iteration\x18\x02 \x01(\x03R\x13maxSizePerIteration\x12\x1c\n" +
+	"\tbandwidth\x18\x03 \x01(\x03R\tbandwidth\x12\x16\n" +
+	"\x06spread\x18\x04 \x01(\x01R\x06spread\"R\n" +
+	"\fBalancerStop\x12\x10\n" +
+	"\x03run\x18\x01 \x01(\x03R\x03run\x12\x18\n" +
+	"\aoutcome\x18\x02 \x01(\tR\aoutcome\x12\x16\n" +
+	"\x06spread\x18\x03 \x01(\x01R\x06spread\"\x90\x01\n" +
+	"\x10BalancerProgress\x12\x10\n" +
+	"\x03run\x18\x01 \x01(\x03R\x03run\x12\x1e\n" +
+	"\n" +
+	"iterations\x18\x02 \x01(\x04R\n" +
+	"iterations\x12)\n" +
+	"\x10moved_containers\x18\x03 \x01(\x04R\x0fmovedContainers\x12\x1f\n" +
+	"\vmoved_bytes\x18\x04 \x01(\x04R\n" +
+	"movedBytes\"\x9e\x01\n" +
 	"\x11NodeOpStateChange\x12\x1f\n" +
 	"\vdatanode_id\x18\x01 \x01(\tR\n" +
 	"datanodeId\x121\n" +
@@ -3096,7 +3437,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_raftlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(AclEdit)(0),                      // 0: strato.v1.AclEdit
 	(*MetaCommand)(nil),               // 1: strato.v1.MetaCommand
@@ -3112,97 +3453,105 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*PurgeDeletedBlocksCommand)(nil), // 11: strato.v1.PurgeDeletedBlocksCommand
 	(*PurgeDeletedBlocksResult)(nil),  // 12: strato.v1.PurgeDeletedBlocksResult
 	(*ClusterCommand)(nil),            // 13: strato.v1.ClusterCommand
-	(*NodeOpStateChange)(nil),         // 14: strato.v1.NodeOpStateChange
-	(*ContainerStateChange)(nil),      // 15: strato.v1.ContainerStateChange
-	(*DeleteVolumeCommand)(nil),       // 16: strato.v1.DeleteVolumeCommand
-	(*SetQuotaCommand)(nil),           // 17: strato.v1.SetQuotaCommand
-	(*UpdateCommand)(nil),             // 18: strato.v1.UpdateCommand
-	(*SnapshotCommand)(nil),           // 19: strato.v1.SnapshotCommand
-	(*PurgeSnapshotsCommand)(nil),     // 20: strato.v1.PurgeSnapshotsCommand
-	(*PurgeSnapshotsResult)(nil),      // 21: strato.v1.PurgeSnapshotsResult
-	(*DeleteBucketCommand)(nil),       // 22: strato.v1.DeleteBucketCommand
-	(*CommitKeyCommand)(nil),          // 23: strato.v1.CommitKeyCommand
-	(*KeySourceCommand)(nil),          // 24: strato.v1.KeySourceCommand
-	(*DeleteCommand)(nil),             // 25: strato.v1.DeleteCommand
-	(*CreateDirectoryCommand)(nil),    // 26: strato.v1.CreateDirectoryCommand
-	(*DeleteUserCommand)(nil),         // 27: strato.v1.DeleteUserCommand
-	(*RevokeTokenCommand)(nil),        // 28: strato.v1.RevokeTokenCommand
-	(*RevokeS3KeyCommand)(nil),        // 29: strato.v1.RevokeS3KeyCommand
-	(*SetAttributesCommand)(nil),      // 30: strato.v1.SetAttributesCommand
-	(*SetStatusCommand)(nil),          // 31: strato.v1.SetStatusCommand
-	(*SetAclCommand)(nil),             // 32: strato.v1.SetAclCommand
-	(*BlockTokenKeyCommand)(nil),      // 33: strato.v1.BlockTokenKeyCommand
-	(*VolumeRecord)(nil),              // 34: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 35: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 36: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),                // 37: strato.v1.UserRecord
-	(*TokenRecord)(nil),               // 38: strato.v1.TokenRecord
-	(ReplicationFactor)(0),            // 39: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 40: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 41: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 42: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 43: strato.v1.ContainerRecord
-	(NodeOpState)(0),                  // 44: strato.v1.NodeOpState
-	(ContainerState)(0),               // 45: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 46: strato.v1.AttributeRecord
-	(AclObjectKind)(0),                // 47: strato.v1.AclObjectKind
-	(*AclRecord)(nil),                 // 48: strato.v1.AclRecord
+	(*BalancerChange)(nil),            // 14: strato.v1.BalancerChange
+	(*BalancerStart)(nil),             // 15: strato.v1.BalancerStart
+	(*BalancerStop)(nil),              // 16: strato.v1.BalancerStop
+	(*BalancerProgress)(nil),          // 17: strato.v1.BalancerProgress
+	(*NodeOpStateChange)(nil),         // 18: strato.v1.NodeOpStateChange
+	(*ContainerStateChange)(nil),      // 19: strato.v1.ContainerStateChange
+	(*DeleteVolumeCommand)(nil),       // 20: strato.v1.DeleteVolumeCommand
+	(*SetQuotaCommand)(nil),           // 21: strato.v1.SetQuotaCommand
+	(*UpdateCommand)(nil),             // 22: strato.v1.UpdateCommand
+	(*SnapshotCommand)(nil),           // 23: strato.v1.SnapshotCommand
+	(*PurgeSnapshotsCommand)(nil),     // 24: strato.v1.PurgeSnapshotsCommand
+	(*PurgeSnapshotsResult)(nil),      // 25: strato.v1.PurgeSnapshotsResult
+	(*DeleteBucketCommand)(nil),       // 26: strato.v1.DeleteBucketCommand
+	(*CommitKeyCommand)(nil),          // 27: strato.v1.CommitKeyCommand
+	(*KeySourceCommand)(nil),          // 28: strato.v1.KeySourceCommand
+	(*DeleteCommand)(nil),             // 29: strato.v1.DeleteCommand
+	(*CreateDirectoryCommand)(nil),    // 30: strato.v1.CreateDirectoryCommand
+	(*DeleteUserCommand)(nil),         // 31: strato.v1.DeleteUserCommand
+	(*RevokeTokenCommand)(nil),        // 32: strato.v1.RevokeTokenCommand
+	(*RevokeS3KeyCommand)(nil),        // 33: strato.v1.RevokeS3KeyCommand
+	(*SetAttributesCommand)(nil),      // 34: strato.v1.SetAttributesCommand
+	(*SetStatusCommand)(nil),          // 35: strato.v1.SetStatusCommand
+	(*SetAclCommand)(nil),             // 36: strato.v1.SetAclCommand
+	(*BlockTokenKeyCommand)(nil),      // 37: strato.v1.BlockTokenKeyCommand
+	(*VolumeRecord)(nil),              // 38: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 39: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 40: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),                // 41: strato.v1.UserRecord
+	(*TokenRecord)(nil),               // 42: strato.v1.TokenRecord
+	(ReplicationFactor)(0),            // 43: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 44: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 45: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 46: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 47: strato.v1.ContainerRecord
+	(NodeOpState)(0),                  // 48: strato.v1.NodeOpState
+	(ContainerState)(0),               // 49: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 50: strato.v1.AttributeRecord
+	(AclObjectKind)(0),                // 51: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 52: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	13, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	33, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
-	34, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
-	16, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
-	17, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	35, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
-	22, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
+	37, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
+	38, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	20, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
+	21, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
+	39, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	26, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	4,  // 8: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	5,  // 9: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
-	23, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
-	25, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
+	27, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
+	29, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
 	6,  // 12: strato.v1.NamespaceCommand.rename:type_name -> strato.v1.RenameCommand
-	26, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
+	30, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
 	7,  // 14: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	9,  // 15: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	11, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	36, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
-	29, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
-	30, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	31, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
-	37, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
-	27, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
-	38, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
-	28, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
-	32, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
-	18, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
-	19, // 27: strato.v1.NamespaceCommand.snapshot:type_name -> strato.v1.SnapshotCommand
-	20, // 28: strato.v1.NamespaceCommand.purge_snapshots:type_name -> strato.v1.PurgeSnapshotsCommand
+	40, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	33, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
+	34, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
+	35, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	41, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
+	31, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
+	42, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
+	32, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
+	36, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
+	22, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
+	23, // 27: strato.v1.NamespaceCommand.snapshot:type_name -> strato.v1.SnapshotCommand
+	24, // 28: strato.v1.NamespaceCommand.purge_snapshots:type_name -> strato.v1.PurgeSnapshotsCommand
 	3,  // 29: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	39, // 30: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	40, // 31: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	41, // 32: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	40, // 33: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	42, // 34: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	43, // 35: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	15, // 36: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	14, // 37: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
-	44, // 38: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
-	45, // 39: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	39, // 40: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
-	41, // 41: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	40, // 42: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	46, // 43: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	24, // 44: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	46, // 45: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	47, // 46: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
-	0,  // 47: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
-	48, // 48: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
-	49, // [49:49] is the sub-list for method output_type
-	49, // [49:49] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	43, // 30: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	44, // 31: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	45, // 32: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	44, // 33: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	46, // 34: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	47, // 35: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	19, // 36: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	18, // 37: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
+	14, // 38: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
+	15, // 39: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
+	16, // 40: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
+	17, // 41: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
+	48, // 42: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
+	49, // 43: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	43, // 44: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
+	45, // 45: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	44, // 46: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	50, // 47: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	28, // 48: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	50, // 49: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	51, // 50: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 51: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	52, // 52: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	53, // [53:53] is the sub-list for method output_type
+	53, // [53:53] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -3256,16 +3605,22 @@ func file_strato_v1_raftlog_proto_init() {
 		(*ClusterCommand_ReserveLocalIds)(nil),
 		(*ClusterCommand_SetClusterId)(nil),
 		(*ClusterCommand_SetNodeOpState)(nil),
+		(*ClusterCommand_Balancer)(nil),
 	}
-	file_strato_v1_raftlog_proto_msgTypes[25].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[30].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[13].OneofWrappers = []any{
+		(*BalancerChange_Start)(nil),
+		(*BalancerChange_Stop)(nil),
+		(*BalancerChange_Progress)(nil),
+	}
+	file_strato_v1_raftlog_proto_msgTypes[29].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[34].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   33,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -2299,6 +2299,143 @@ func (x *NodeOpRecord) GetMaintenanceEndUnixMs() int64 {
 	return 0
 }
 
+// BalancerRecord is the container balancer's durable state (C b): whether
+// it runs, its parameters, and what its iterations moved. A new leader
+// resumes a running balancer with it.
+type BalancerRecord struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	Running             bool                   `protobuf:"varint,1,opt,name=running,proto3" json:"running,omitempty"`
+	Threshold           float64                `protobuf:"fixed64,2,opt,name=threshold,proto3" json:"threshold,omitempty"` // see StartBalancerRequest
+	MaxSizePerIteration int64                  `protobuf:"varint,3,opt,name=max_size_per_iteration,json=maxSizePerIteration,proto3" json:"max_size_per_iteration,omitempty"`
+	Bandwidth           int64                  `protobuf:"varint,4,opt,name=bandwidth,proto3" json:"bandwidth,omitempty"`                                // bytes/s per source; negative: no cap
+	StartedUnixMs       int64                  `protobuf:"varint,5,opt,name=started_unix_ms,json=startedUnixMs,proto3" json:"started_unix_ms,omitempty"` // the run's identity
+	StoppedUnixMs       int64                  `protobuf:"varint,6,opt,name=stopped_unix_ms,json=stoppedUnixMs,proto3" json:"stopped_unix_ms,omitempty"`
+	// outcome: why it stopped ("balanced", "stopped by an operator",
+	// "nothing can move").
+	Outcome         string  `protobuf:"bytes,7,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	SpreadBefore    float64 `protobuf:"fixed64,8,opt,name=spread_before,json=spreadBefore,proto3" json:"spread_before,omitempty"`          // the spread at the start
+	SpreadAfter     float64 `protobuf:"fixed64,9,opt,name=spread_after,json=spreadAfter,proto3" json:"spread_after,omitempty"`             // the spread at the stop
+	Iterations      uint64  `protobuf:"varint,10,opt,name=iterations,proto3" json:"iterations,omitempty"`                                  // iterations done
+	MovedContainers uint64  `protobuf:"varint,11,opt,name=moved_containers,json=movedContainers,proto3" json:"moved_containers,omitempty"` // by the iterations done
+	MovedBytes      uint64  `protobuf:"varint,12,opt,name=moved_bytes,json=movedBytes,proto3" json:"moved_bytes,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *BalancerRecord) Reset() {
+	*x = BalancerRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalancerRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalancerRecord) ProtoMessage() {}
+
+func (x *BalancerRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalancerRecord.ProtoReflect.Descriptor instead.
+func (*BalancerRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *BalancerRecord) GetRunning() bool {
+	if x != nil {
+		return x.Running
+	}
+	return false
+}
+
+func (x *BalancerRecord) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *BalancerRecord) GetMaxSizePerIteration() int64 {
+	if x != nil {
+		return x.MaxSizePerIteration
+	}
+	return 0
+}
+
+func (x *BalancerRecord) GetBandwidth() int64 {
+	if x != nil {
+		return x.Bandwidth
+	}
+	return 0
+}
+
+func (x *BalancerRecord) GetStartedUnixMs() int64 {
+	if x != nil {
+		return x.StartedUnixMs
+	}
+	return 0
+}
+
+func (x *BalancerRecord) GetStoppedUnixMs() int64 {
+	if x != nil {
+		return x.StoppedUnixMs
+	}
+	return 0
+}
+
+func (x *BalancerRecord) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *BalancerRecord) GetSpreadBefore() float64 {
+	if x != nil {
+		return x.SpreadBefore
+	}
+	return 0
+}
+
+func (x *BalancerRecord) GetSpreadAfter() float64 {
+	if x != nil {
+		return x.SpreadAfter
+	}
+	return 0
+}
+
+func (x *BalancerRecord) GetIterations() uint64 {
+	if x != nil {
+		return x.Iterations
+	}
+	return 0
+}
+
+func (x *BalancerRecord) GetMovedContainers() uint64 {
+	if x != nil {
+		return x.MovedContainers
+	}
+	return 0
+}
+
+func (x *BalancerRecord) GetMovedBytes() uint64 {
+	if x != nil {
+		return x.MovedBytes
+	}
+	return 0
+}
+
 var File_strato_v1_records_proto protoreflect.FileDescriptor
 
 const file_strato_v1_records_proto_rawDesc = "" +
@@ -2523,7 +2660,24 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\fNodeOpRecord\x121\n" +
 	"\bop_state\x18\x01 \x01(\x0e2\x16.strato.v1.NodeOpStateR\aopState\x12\"\n" +
 	"\rsince_unix_ms\x18\x02 \x01(\x03R\vsinceUnixMs\x125\n" +
-	"\x17maintenance_end_unix_ms\x18\x03 \x01(\x03R\x14maintenanceEndUnixMsBL\n" +
+	"\x17maintenance_end_unix_ms\x18\x03 \x01(\x03R\x14maintenanceEndUnixMs\"\xb9\x03\n" +
+	"\x0eBalancerRecord\x12\x18\n" +
+	"\arunning\x18\x01 \x01(\bR\arunning\x12\x1c\n" +
+	"\tthreshold\x18\x02 \x01(\x01R\tthreshold\x123\n" +
+	"\x16max_size_per_iteration\x18\x03 \x01(\x03R\x13maxSizePerIteration\x12\x1c\n" +
+	"\tbandwidth\x18\x04 \x01(\x03R\tbandwidth\x12&\n" +
+	"\x0fstarted_unix_ms\x18\x05 \x01(\x03R\rstartedUnixMs\x12&\n" +
+	"\x0fstopped_unix_ms\x18\x06 \x01(\x03R\rstoppedUnixMs\x12\x18\n" +
+	"\aoutcome\x18\a \x01(\tR\aoutcome\x12#\n" +
+	"\rspread_before\x18\b \x01(\x01R\fspreadBefore\x12!\n" +
+	"\fspread_after\x18\t \x01(\x01R\vspreadAfter\x12\x1e\n" +
+	"\n" +
+	"iterations\x18\n" +
+	" \x01(\x04R\n" +
+	"iterations\x12)\n" +
+	"\x10moved_containers\x18\v \x01(\x04R\x0fmovedContainers\x12\x1f\n" +
+	"\vmoved_bytes\x18\f \x01(\x04R\n" +
+	"movedBytesBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
@@ -2538,7 +2692,7 @@ func file_strato_v1_records_proto_rawDescGZIP() []byte {
 	return file_strato_v1_records_proto_rawDescData
 }
 
-var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_strato_v1_records_proto_goTypes = []any{
 	(*VolumeRecord)(nil),        // 0: strato.v1.VolumeRecord
 	(*BucketRecord)(nil),        // 1: strato.v1.BucketRecord
@@ -2565,52 +2719,53 @@ var file_strato_v1_records_proto_goTypes = []any{
 	(*UserRecord)(nil),          // 22: strato.v1.UserRecord
 	(*TokenRecord)(nil),         // 23: strato.v1.TokenRecord
 	(*NodeOpRecord)(nil),        // 24: strato.v1.NodeOpRecord
-	(BucketLayout)(0),           // 25: strato.v1.BucketLayout
-	(ReplicationFactor)(0),      // 26: strato.v1.ReplicationFactor
-	(ChecksumType)(0),           // 27: strato.v1.ChecksumType
-	(AclType)(0),                // 28: strato.v1.AclType
-	(AclScope)(0),               // 29: strato.v1.AclScope
-	(ErasureCodec)(0),           // 30: strato.v1.ErasureCodec
-	(PipelineState)(0),          // 31: strato.v1.PipelineState
-	(ContainerState)(0),         // 32: strato.v1.ContainerState
-	(NodeOpState)(0),            // 33: strato.v1.NodeOpState
+	(*BalancerRecord)(nil),      // 25: strato.v1.BalancerRecord
+	(BucketLayout)(0),           // 26: strato.v1.BucketLayout
+	(ReplicationFactor)(0),      // 27: strato.v1.ReplicationFactor
+	(ChecksumType)(0),           // 28: strato.v1.ChecksumType
+	(AclType)(0),                // 29: strato.v1.AclType
+	(AclScope)(0),               // 30: strato.v1.AclScope
+	(ErasureCodec)(0),           // 31: strato.v1.ErasureCodec
+	(PipelineState)(0),          // 32: strato.v1.PipelineState
+	(ContainerState)(0),         // 33: strato.v1.ContainerState
+	(NodeOpState)(0),            // 34: strato.v1.NodeOpState
 }
 var file_strato_v1_records_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.VolumeRecord.acls:type_name -> strato.v1.AclRecord
-	25, // 1: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
-	26, // 2: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
-	27, // 3: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	26, // 1: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
+	27, // 2: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
+	28, // 3: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	9,  // 4: strato.v1.BucketRecord.attributes:type_name -> strato.v1.AttributeRecord
 	3,  // 5: strato.v1.BucketRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 6: strato.v1.BucketRecord.acls:type_name -> strato.v1.AclRecord
-	28, // 7: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
-	29, // 8: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
-	30, // 9: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
+	29, // 7: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
+	30, // 8: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
+	31, // 9: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
 	5,  // 10: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
 	4,  // 11: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
 	6,  // 12: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
-	26, // 13: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
-	27, // 14: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	27, // 13: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	28, // 14: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	7,  // 15: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
 	9,  // 16: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
 	3,  // 17: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 18: strato.v1.KeyRecord.acls:type_name -> strato.v1.AclRecord
-	26, // 19: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
-	31, // 20: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	27, // 19: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	32, // 20: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
 	3,  // 21: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	32, // 22: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
-	26, // 23: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	33, // 22: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	27, // 23: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
 	3,  // 24: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 25: strato.v1.DirectoryInfo.acls:type_name -> strato.v1.AclRecord
-	25, // 26: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	26, // 27: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	27, // 28: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	26, // 26: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	27, // 27: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	28, // 28: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
 	7,  // 29: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
 	3,  // 30: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 31: strato.v1.OpenKeyInfo.acls:type_name -> strato.v1.AclRecord
 	4,  // 32: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
 	7,  // 33: strato.v1.SharedObject.blocks:type_name -> strato.v1.BlockRecord
-	33, // 34: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
+	34, // 34: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
 	35, // [35:35] is the sub-list for method output_type
 	35, // [35:35] is the sub-list for method input_type
 	35, // [35:35] is the sub-list for extension type_name
@@ -2636,7 +2791,7 @@ func file_strato_v1_records_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_records_proto_rawDesc), len(file_strato_v1_records_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
