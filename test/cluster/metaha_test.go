@@ -18,13 +18,17 @@ import (
 
 // TestThreeMetaReplicas: with meta as a three-voter group, losing the
 // leader loses nothing: the client and the datanodes follow the new leader
-// (the datanodes register again with it), and writes and reads go on.
+// (the datanodes register again with it), writes and reads go on, and a
+// bucket snapshot taken before reads after.
 func TestThreeMetaReplicas(t *testing.T) {
 	f := startFaultCluster(t, minicluster.Options{MetaReplicas: 3, HeartbeatInterval: 100 * time.Millisecond,
 		TickInterval: 100 * time.Millisecond, BlockSize: 4 << 20}, stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	ctx := t.Context()
 	before := fastRandom(9<<20, 1)
 	require.NoError(t, f.write(ctx, "/vol/bkt/before", before, 128<<10, 0, nil))
+	// A bucket snapshot taken before the failover is read after it.
+	_, err := f.cl.CreateSnapshot(ctx, "vol", "bkt", "s1")
+	require.NoError(t, err)
 
 	leader := -1
 	for i := range 3 {
@@ -39,6 +43,8 @@ func TestThreeMetaReplicas(t *testing.T) {
 	require.NoError(t, f.write(ctx, "/vol/bkt/after", after, 128<<10, 0, nil))
 	f.requireContent("/vol/bkt/before", before)
 	f.requireContent("/vol/bkt/after", after)
+	require.NoError(t, f.cl.Delete(ctx, "/vol/bkt/before", false))
+	f.requireContent("/vol/bkt/.snapshot/s1/before", before)
 
 	// The old leader comes back as a follower and catches up.
 	require.NoError(t, f.c.StartMeta(leader))
