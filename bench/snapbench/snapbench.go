@@ -219,8 +219,12 @@ func (r Result) Print(w io.Writer, o Options) {
 	fmt.Fprintf(w, "snapshot create, bucket of %d files: median %v, max %v over %d (target <= 10ms)\n",
 		o.Keys, Median(r.SnapshotCreate).Round(time.Microsecond), slices.Max(r.SnapshotCreate).Round(time.Microsecond), len(r.SnapshotCreate))
 	with, without := Median(r.WithRates), Median(r.WithoutRates)
-	fmt.Fprintf(w, "create rate, %d files a round, %d rounds each, alternating: with %d snapshots %.0f/s, without %.0f/s: %.1f%% (target >= 90%%)\n",
-		o.Creates, o.Rounds, o.Snapshots, with, without, 100*with/without)
+	var ratios []float64
+	for i := range min(len(r.WithRates), len(r.WithoutRates)) {
+		ratios = append(ratios, r.WithRates[i]/r.WithoutRates[i])
+	}
+	fmt.Fprintf(w, "create rate, %d files a round, %d rounds each, alternating: with %d snapshots %.0f/s, without %.0f/s (medians); "+
+		"median of the rounds' ratios %.1f%% (target >= 90%%)\n", o.Creates, o.Rounds, o.Snapshots, with, without, 100*Median(ratios))
 	fmt.Fprintf(w, "snapdiff of %d changes (%d entries) in a bucket of %d files: snapshot to snapshot %v, to now %v (target <= 2s)\n",
 		o.Changes, r.DiffEntries, o.Keys, r.Diff.Round(time.Millisecond), r.DiffNow.Round(time.Millisecond))
 }

@@ -61,6 +61,10 @@ type applyCache struct {
 	// cached value on each Set of its key and drops it on a delete, so a hit
 	// is what the batch holds even for the records rewritten by every create.
 	vals map[string][]byte
+	// snaps holds buckets' snapshot states (snapshot.go), the zero state
+	// for a bucket without one: every change of a bucket reads it. A write
+	// of a state drops its entry.
+	snaps map[uint64]snapState
 	// verify makes every hit also read the batch and panic on a mismatch
 	// (tests).
 	verify bool
@@ -169,6 +173,10 @@ func (c *applyCache) noteWrite(key []byte, set bool) {
 		return
 	}
 	parent := binary.BigEndian.Uint64(key[2:10])
+	if key[1] == tagSnapState {
+		delete(c.snaps, parent) // read again next time
+		return
+	}
 	if key[1] == tagDeletedDir {
 		if set && c.ddFloor != nil && bytes.Compare(key, c.ddFloor) < 0 {
 			c.ddFloor = append(c.ddFloor[:0], key...)
@@ -313,6 +321,7 @@ func (c *applyCache) reset() {
 	c.ddFloor = nil
 	clear(c.reclaimed)
 	clear(c.vals)
+	clear(c.snaps)
 }
 
 // getCached reads key through the apply cache's values (applyCache.vals):

@@ -1,10 +1,12 @@
 package namespace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -81,12 +83,14 @@ func (rd *Reader) SnapshotDiff(req *stratov1.SnapshotDiffRequest) (*stratov1.Sna
 	if from == nil {
 		return nil, fmt.Errorf("%w: SnapshotDiff needs the snapshot to compare from", ErrInvalid)
 	}
+	defer func() { _ = from.close() }() // a read's iterator: nothing to lose
 	to := nowView(rd.r, bk)
 	if req.GetTo() != "" {
 		if to, err = rd.snapshotView(bk, req.GetTo()); err != nil {
 			return nil, err
 		}
 	}
+	defer func() { _ = to.close() }()
 	if to.id < from.id {
 		return nil, fmt.Errorf("%w: snapshot %s was taken before %s: compare the older with the newer", ErrInvalid, req.GetTo(), req.GetFrom())
 	}
@@ -129,6 +133,8 @@ func diff(r pebble.Reader, bk *stratov1.BucketRecord, from, to *snapView) ([]*st
 	if err != nil {
 		return nil, err
 	}
+	// In key order: each view's iterators move forward.
+	slices.SortFunc(keys, bytes.Compare)
 	objs := map[uint64]*diffObject{}
 	obj := func(id uint64, dir bool) *diffObject {
 		o := objs[id]

@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -39,6 +40,10 @@ type snapView struct {
 	id   uint64
 	name string
 	dirs map[uint64]dirPlace // dirByID's answers
+	hist *pebble.Iterator    // over the bucket's history, once opened
+	hbuf []byte
+	// liveIt is over the namespace's live records, once opened.
+	liveIt *pebble.Iterator
 }
 
 // snapshotView opens snapshot name of bk.
@@ -63,7 +68,7 @@ func (v *snapView) version(key []byte, m interface {
 	proto.Message
 	GetSnapshotGen() uint64
 }) (bool, error) {
-	found, err := get(v.r, key, m)
+	found, err := v.live(key, m)
 	if err != nil {
 		return false, err
 	}
@@ -82,29 +87,70 @@ func (v *snapView) version(key []byte, m interface {
 }
 
 // history is the kept version of key snapshot v sees, if any: the first
-// one that died at or after v, if it was born before.
+// one that died at or after v, if it was born before. One iterator over
+// the bucket's history serves every lookup of the view (close).
 func (v *snapView) history(key []byte) ([]byte, bool, error) {
-	p := historyPrefix(nil, v.bk.Id, key)
-	it, err := v.r.NewIter(&pebble.IterOptions{LowerBound: binary.BigEndian.AppendUint64(slices.Clone(p), v.id), UpperBound: prefixEnd(p)})
-	if err != nil {
-		return nil, false, err
+	if v.hist == nil {
+		hp := idKey(nil, tagHistory, v.bk.Id)
+		it, err := v.r.NewIter(&pebble.IterOptions{LowerBound: hp, UpperBound: prefixEnd(hp)})
+		if err != nil {
+			return nil, false, err
+		}
+		v.hist = it
 	}
-	if !it.First() {
-		return nil, false, it.Close()
+	p := historyPrefix(v.hbuf[:0], v.bk.Id, key)
+	v.hbuf = p
+	it := v.hist
+	if !it.SeekGE(binary.BigEndian.AppendUint64(slices.Clip(p), v.id)) || !bytes.HasPrefix(it.Key(), p) {
+		return nil, false, it.Error()
 	}
 	val := it.Value()
 	switch {
 	case len(val) < 8:
-		err = fmt.Errorf("%w: history entry %q", ErrCorrupt, it.Key())
+		return nil, false, fmt.Errorf("%w: history entry %q", ErrCorrupt, it.Key())
 	case binary.BigEndian.Uint64(val) >= v.id:
-		val = nil
-	default:
-		val = slices.Clone(val[8:])
+		return nil, false, nil
 	}
-	if cerr := it.Close(); err == nil {
-		err = cerr
+	return slices.Clone(val[8:]), true, nil
+}
+
+// live reads the live record at key into m, through one iterator over
+// the namespace for the view's life (a diff reads its keys in order, so
+// each seek lands near the last).
+func (v *snapView) live(key []byte, m proto.Message) (bool, error) {
+	if v.liveIt == nil {
+		lo := []byte{prefix}
+		it, err := v.r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+		if err != nil {
+			return false, err
+		}
+		v.liveIt = it
 	}
-	return val, val != nil && err == nil, err
+	it := v.liveIt
+	if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+		return false, it.Error()
+	}
+	if err := proto.Unmarshal(it.Value(), m); err != nil {
+		return false, fmt.Errorf("%w: %q: %w", ErrCorrupt, key, err)
+	}
+	return true, nil
+}
+
+// close releases the view's iterators.
+func (v *snapView) close() error {
+	if v == nil {
+		return nil
+	}
+	var err error
+	for _, it := range []*pebble.Iterator{v.hist, v.liveIt} {
+		if it != nil {
+			if cerr := it.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	v.hist, v.liveIt = nil, nil
+	return err
 }
 
 // dir resolves clean path p to a directory ID in the snapshot.
@@ -321,6 +367,7 @@ func (rd *Reader) snapLookupKey(req *stratov1.LookupKeyRequest, name, rest strin
 	if err != nil {
 		return nil, err
 	}
+	defer func() { _ = v.close() }() // a read's iterator: nothing to lose
 	if v == nil {
 		return nil, fmt.Errorf("%w: %s/%s/%s", ErrIsADirectory, bk.Volume, bk.Name, SnapshotDir)
 	}
@@ -346,6 +393,7 @@ func (rd *Reader) snapFileStatus(req *stratov1.GetFileStatusRequest, name, rest 
 	if err != nil {
 		return nil, err
 	}
+	defer func() { _ = v.close() }() // a read's iterator: nothing to lose
 	if v == nil {
 		return &stratov1.GetFileStatusResponse{Status: snapshotRoot(bk)}, nil
 	}
@@ -391,6 +439,7 @@ func (rd *Reader) snapListStatus(req *stratov1.ListStatusRequest, name, rest str
 	if err != nil {
 		return nil, err
 	}
+	defer func() { _ = v.close() }() // a read's iterator: nothing to lose
 	limit := rd.limit(req.GetLimit())
 	if v == nil {
 		return rd.listSnapshotDirs(bk, req.GetStartAfter(), limit)
@@ -474,6 +523,7 @@ func (rd *Reader) snapListKeys(req *stratov1.ListKeysRequest, name, rest string)
 	if err != nil {
 		return nil, err
 	}
+	defer func() { _ = v.close() }() // a read's iterator: nothing to lose
 	if v == nil || isFSO(bk) {
 		return nil, fmt.Errorf("%w: ListKeys in a snapshot of %s/%s: list an OBS bucket's snapshot under %s/NAME/, an FSO bucket's with ListStatus",
 			ErrWrongLayout, bk.Volume, bk.Name, SnapshotDir)

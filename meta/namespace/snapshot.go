@@ -109,9 +109,27 @@ func (a *applier) snaps(bucketID uint64) (snapState, error) {
 	if a.snapLoaded && a.snapBucket == bucketID {
 		return a.snap, nil
 	}
+	c := a.ns.acache
+	if c != nil {
+		if st, ok := c.snaps[bucketID]; ok {
+			if c.verify {
+				if got, err := loadSnapState(a.b, bucketID); err != nil || got.gen != st.gen || !slices.Equal(got.ids, st.ids) {
+					panic(fmt.Sprintf("namespace: apply cache has bucket %d's snapshots %+v, batch says %+v %v", bucketID, st, got, err))
+				}
+			}
+			a.snap, a.snapBucket, a.snapLoaded = st, bucketID, true
+			return st, nil
+		}
+	}
 	st, err := loadSnapState(a.b, bucketID)
 	if err != nil {
 		return snapState{}, err
+	}
+	if c != nil {
+		if c.snaps == nil || len(c.snaps) >= max(c.max, 1) {
+			c.snaps = make(map[uint64]snapState) // bounded: buckets are few
+		}
+		c.snaps[bucketID] = st
 	}
 	a.snap, a.snapBucket, a.snapLoaded = st, bucketID, true
 	return st, nil
