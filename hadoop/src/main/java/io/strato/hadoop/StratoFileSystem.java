@@ -464,12 +464,32 @@ public class StratoFileSystem extends FileSystem {
         }
         case 2:
           return bucketStatus(q, client.getBucket(p.volume, p.bucket));
-        default:
-          return toStatus(client.getFileStatus(p.volume, p.bucket, p.key, false), q);
+        default: {
+          FileStatus st = toStatus(client.getFileStatus(p.volume, p.bucket, p.key, false), q);
+          String snap = snapshotRootName(p);
+          if (snap != null) {
+            // meta shows a snapshot's root with its bucket root's times now; the
+            // listing of .snapshot, and HDFS, with the time the snapshot was taken
+            // (DistCp's -diff compares them to order FROM and TO).
+            long t = client.getSnapshot(p.volume, p.bucket, snap).getCreatedUnixMs();
+            st = new StratoFileStatus(0, true, 0, 0, t, st.getAccessTime(), st.getPermission(), st.getOwner(),
+                st.getGroup(), q, 0);
+          }
+          return st;
+        }
       }
     } catch (IOException e) {
       throw statusError(e, q);
     }
+  }
+
+  /** NAME when p is a snapshot's root, /VOLUME/BUCKET/.snapshot/NAME; else null. */
+  private static String snapshotRootName(StratoPath p) {
+    String prefix = SNAPSHOT_DIR + "/";
+    if (p.depth != 4 || !p.key.startsWith(prefix)) {
+      return null;
+    }
+    return p.key.substring(prefix.length());
   }
 
   /** A failed look-up of q: FileNotFoundException when there is nothing at q, else translated. */

@@ -164,6 +164,14 @@ public class TestSnapshots {
         "- new.txt", "- dir2/n.txt"), lines(sfs.getSnapshotDiffReport(b, "s2", "s1")));
     assertThrows(FileNotFoundException.class, () -> sfs.getSnapshotDiffReport(b, "nope", "s1"));
     assertEquals(new Path(s2, "dir2/n.txt"), fs.getFileStatus(new Path(s2, "dir2/n.txt")).getPath());
+    // A snapshot's root has the time it was taken, in its status as in .snapshot's listing.
+    for (FileStatus s : fs.listStatus(new Path(b, ".snapshot"))) {
+      FileStatus root = fs.getFileStatus(s.getPath());
+      assertEquals(s.getPath(), root.getPath());
+      assertTrue(root.isDirectory());
+      assertEquals(s.getPath().toString(), s.getModificationTime(), root.getModificationTime());
+    }
+    assertTrue(fs.getFileStatus(s1).getModificationTime() <= fs.getFileStatus(s2).getModificationTime());
 
     // Rename and delete.
     fs.renameSnapshot(b, "s1", "before");
