@@ -13,86 +13,74 @@ import org.apache.hadoop.hdfs.protocol.SnapshotDiffReport.DiffType;
  * meta's snapdiff (SnapshotDiff, paths relative to the bucket) as HDFS's
  * SnapshotDiffReport, which DistCp's -diff and -rdiff read.
  *
- * <p>The two name paths differently. meta gives CREATE and MODIFY paths as
- * they are in the later side, DELETE paths and a RENAME's source as in the
- * earlier. HDFS gives a created or modified entry under a renamed directory
- * with that directory's earlier path ("R d1 -> d2", "+ d1/f"), and DistCp
- * translates it through the rename (DistCpSync.translateRenamedPath); given
- * meta's "d2/f" it would not translate it, and given "d1/x" for a new d1's
- * child after "R d1 -> x" it would translate it wrongly. So such paths are
- * rewritten to HDFS's form: the longest renamed directory that is an
- * ancestor in the later side is replaced by its earlier path.
+ * <p>The two name paths differently. meta compares an older snapshot with a
+ * newer one and gives CREATE and MODIFY paths as they are in the newer,
+ * DELETE paths and a RENAME's source as in the older. HDFS names every
+ * entry but a rename's target in the older snapshot: a created or modified
+ * entry under a renamed directory has that directory's older path ("R d1 ->
+ * d2", "+ d1/f"), and DistCp translates it through the rename
+ * (DistCpSync.translateRenamedPath); given meta's "d2/f" it would not, and
+ * given a path under a directory renamed onto another's old name it would
+ * translate it wrongly. So meta's CREATE and MODIFY paths are rewritten:
+ * their longest renamed ancestor is put back at its older path.
  *
- * <p>meta compares an older snapshot with a newer one; a report from the
- * newer to the older (HDFS allows either order, -rdiff asks for it) is the
- * inverse: creates become deletes and the reverse, renames turn around.
- * Unlike HDFS, a directory is not reported modified because its children
- * changed, and the report has no "M ." line for the root (DistCp skips it).
+ * <p>A report from the newer snapshot to the older (HDFS allows either
+ * order; -rdiff asks for it) is the inverse, with the same paths: creates
+ * become deletes and the reverse, renames turn around (from the newer path
+ * to the older), which is what DistCp's -rdiff expects of HDFS (it
+ * translates deleted paths through the turned renames, HDFS-10263). Unlike
+ * HDFS, a directory is not reported modified because its children changed,
+ * and the report has no "M ." line for the root (DistCp skips it).
  */
 final class SnapshotDiffs {
   private SnapshotDiffs() {}
 
-  /** One entry: type, path in its side, target (RENAME), whether path is in the later side. */
-  private record Entry(DiffType type, String path, String target, boolean later) {}
-
   /**
-   * The report of meta's entries from older to newer; inverse: the report
-   * asked for goes from newer to older.
+   * The report of meta's entries (from the older snapshot to the newer);
+   * inverse: the report asked for goes from the newer to the older.
    */
   static SnapshotDiffReport report(String root, String from, String to, List<SnapshotDiffEntry> meta,
       boolean inverse) {
-    List<Entry> es = new ArrayList<>();
-    List<Entry> renames = new ArrayList<>();
+    List<SnapshotDiffEntry> renames = new ArrayList<>();
     for (SnapshotDiffEntry m : meta) {
-      Entry e = entry(m, inverse);
-      if (e == null) {
-        continue;
-      }
-      es.add(e);
-      if (e.type == DiffType.RENAME) {
-        renames.add(e);
+      if (m.getType() == SnapshotDiffType.SNAPSHOT_DIFF_RENAME) {
+        renames.add(m);
       }
     }
     List<DiffReportEntry> out = new ArrayList<>();
-    for (Entry e : es) {
-      String path = e.later ? earlier(e.path, renames) : e.path;
-      if (e.type == DiffType.RENAME) {
-        out.add(new DiffReportEntry(DiffType.RENAME, bytes(path), bytes(e.target)));
-      } else {
-        out.add(new DiffReportEntry(e.type, bytes(path)));
+    for (SnapshotDiffEntry m : meta) {
+      String p = m.getPath();
+      switch (m.getType()) {
+        case SNAPSHOT_DIFF_CREATE:
+          out.add(new DiffReportEntry(inverse ? DiffType.DELETE : DiffType.CREATE, bytes(older(p, renames))));
+          break;
+        case SNAPSHOT_DIFF_DELETE:
+          out.add(new DiffReportEntry(inverse ? DiffType.CREATE : DiffType.DELETE, bytes(p)));
+          break;
+        case SNAPSHOT_DIFF_MODIFY:
+          out.add(new DiffReportEntry(DiffType.MODIFY, bytes(older(p, renames))));
+          break;
+        case SNAPSHOT_DIFF_RENAME:
+          out.add(inverse ? new DiffReportEntry(DiffType.RENAME, bytes(m.getTarget()), bytes(p))
+              : new DiffReportEntry(DiffType.RENAME, bytes(p), bytes(m.getTarget())));
+          break;
+        default:
+          break; // a type this build does not know
       }
     }
     return new SnapshotDiffReport(root, from, to, out);
   }
 
-  private static Entry entry(SnapshotDiffEntry m, boolean inverse) {
-    SnapshotDiffType t = m.getType();
-    String p = m.getPath();
-    switch (t) {
-      case SNAPSHOT_DIFF_CREATE:
-        return inverse ? new Entry(DiffType.DELETE, p, null, false) : new Entry(DiffType.CREATE, p, null, true);
-      case SNAPSHOT_DIFF_DELETE:
-        return inverse ? new Entry(DiffType.CREATE, p, null, true) : new Entry(DiffType.DELETE, p, null, false);
-      case SNAPSHOT_DIFF_MODIFY:
-        // meta's path is the newer side's: the later one, or (inverse) the earlier.
-        return new Entry(DiffType.MODIFY, p, null, !inverse);
-      case SNAPSHOT_DIFF_RENAME:
-        return inverse ? new Entry(DiffType.RENAME, m.getTarget(), p, false)
-            : new Entry(DiffType.RENAME, p, m.getTarget(), false);
-      default:
-        return null;
-    }
-  }
-
-  /** path (in the later side) with its longest renamed ancestor put back at its earlier path. */
-  static String earlier(String path, List<Entry> renames) {
-    Entry best = null;
-    for (Entry r : renames) {
-      if (path.startsWith(r.target + "/") && (best == null || r.target.length() > best.target.length())) {
+  /** path (in the newer snapshot) with its longest renamed ancestor put back at its older path. */
+  static String older(String path, List<SnapshotDiffEntry> renames) {
+    SnapshotDiffEntry best = null;
+    for (SnapshotDiffEntry r : renames) {
+      String t = r.getTarget();
+      if (path.startsWith(t + "/") && (best == null || t.length() > best.getTarget().length())) {
         best = r;
       }
     }
-    return best == null ? path : best.path + path.substring(best.target.length());
+    return best == null ? path : best.getPath() + path.substring(best.getTarget().length());
   }
 
   private static byte[] bytes(String s) {

@@ -159,9 +159,9 @@ public class TestSnapshots {
     assertEquals(want, lines(sfs.getSnapshotDiffReport(b, "s1", ".")));
     assertEquals(Set.of(), lines(sfs.getSnapshotDiffReport(b, "s2", "")));
     assertEquals(Set.of(), lines(sfs.getSnapshotDiffReport(b, "s1", "s1")));
-    // From the newer to the older: the inverse (a.txt, "created" in the renamed dir, under dir2).
-    assertEquals(Set.of("+ dir2/a.txt", "R dir2/b2.txt -> dir/b.txt", "R dir2 -> dir", "+ c.txt", "- c.txt",
-        "- new.txt", "- dir2/n.txt"), lines(sfs.getSnapshotDiffReport(b, "s2", "s1")));
+    // From the newer to the older: the inverse, paths still named in the older (as HDFS's).
+    assertEquals(Set.of("+ dir/a.txt", "R dir2/b2.txt -> dir/b.txt", "R dir2 -> dir", "+ c.txt", "- c.txt",
+        "- new.txt", "- dir/n.txt"), lines(sfs.getSnapshotDiffReport(b, "s2", "s1")));
     assertThrows(FileNotFoundException.class, () -> sfs.getSnapshotDiffReport(b, "nope", "s1"));
     assertEquals(new Path(s2, "dir2/n.txt"), fs.getFileStatus(new Path(s2, "dir2/n.txt")).getPath());
     // A snapshot's root has the time it was taken, in its status as in .snapshot's listing.
@@ -270,6 +270,44 @@ public class TestSnapshots {
     assertEquals("first", ok("-cat", "/snap/shell/.snapshot/s1b/d/f.txt"));
     ok("-deleteSnapshot", "/snap/shell", "s1b");
     assertNotEquals("0", shell("-ls", "/snap/shell/.snapshot/s1b")[0]);
+  }
+
+  /**
+   * distcp -update -rdiff s2 s1: the target, changed since its snapshot s1
+   * (and snapshot s2 taken of the change), is put back as it was at s1:
+   * the report from s2 to s1 (the inverse) replayed on it, and what s1 had
+   * that the target lost copied from the source's s1.
+   */
+  @Test
+  public void distcpRdiff() throws Exception {
+    java.nio.file.Path tmp = Files.createTempDirectory("strato-distcp-rdiff");
+    Configuration conf = new Configuration(cluster.conf());
+    conf.set("fs.defaultFS", "file:///");
+    conf.set("hadoop.tmp.dir", tmp.resolve("hadoop-tmp").toString());
+    conf.set("mapreduce.framework.name", "local");
+    Path src = fs.makeQualified(new Path("/rdcp/src"));
+    Path dst = fs.makeQualified(new Path("/rdcp/dst"));
+    for (Path b : new Path[] {src, dst}) {
+      write(new Path(b, "a"), "a");
+      write(new Path(b, "d/b"), "b");
+      write(new Path(b, "d/c"), "c");
+      fs.createSnapshot(b, "s1");
+    }
+    Map<String, String> want = tree(new Path(src, ".snapshot/s1"));
+
+    assertTrue(fs.delete(new Path(dst, "a"), false));
+    assertTrue(fs.rename(new Path(dst, "d"), new Path(dst, "d2")));
+    write(new Path(dst, "d2/new"), "new");
+    write(new Path(dst, "d2/b"), "b, rewritten");
+    write(new Path(dst, "g"), "g");
+    fs.createSnapshot(dst, "s2");
+    String etagC = StratoFileStatus.etagOf(fs.getFileStatus(new Path(dst, "d2/c")));
+
+    assertEquals(0, ToolRunner.run(conf, new DistCp(conf, null),
+        new String[] {"-update", "-rdiff", "s2", "s1", src.toString(), dst.toString()}));
+    assertEquals(want, tree(dst));
+    assertEquals("d2/c was renamed back, not copied", etagC,
+        StratoFileStatus.etagOf(fs.getFileStatus(new Path(dst, "d/c"))));
   }
 
   /** Every file under dir (not .snapshot) with its contents. */
