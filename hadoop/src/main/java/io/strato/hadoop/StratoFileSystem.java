@@ -1324,7 +1324,7 @@ public class StratoFileSystem extends FileSystem {
     Path q = makeQualified(path);
     StratoPath p = snapshotRoot(q, "create a snapshot of");
     try {
-      SnapshotInfo s = client.createSnapshot(p.volume, p.bucket, snapshotName == null ? "" : snapshotName);
+      SnapshotInfo s = client.createSnapshot(p.volume, p.bucket, orEmpty(snapshotName));
       return snapshotPath(p, s.getName());
     } catch (IOException e) {
       throw translate(e, q);
@@ -1338,7 +1338,7 @@ public class StratoFileSystem extends FileSystem {
     Path q = makeQualified(path);
     StratoPath p = snapshotRoot(q, "rename a snapshot of");
     try {
-      client.renameSnapshot(p.volume, p.bucket, snapshotOldName, snapshotNewName);
+      client.renameSnapshot(p.volume, p.bucket, orEmpty(snapshotOldName), orEmpty(snapshotNewName));
     } catch (IOException e) {
       throw translate(e, snapshotPath(p, snapshotOldName));
     }
@@ -1351,7 +1351,7 @@ public class StratoFileSystem extends FileSystem {
     Path q = makeQualified(path);
     StratoPath p = snapshotRoot(q, "delete a snapshot of");
     try {
-      client.deleteSnapshot(p.volume, p.bucket, snapshotName);
+      client.deleteSnapshot(p.volume, p.bucket, orEmpty(snapshotName));
     } catch (IOException e) {
       throw translate(e, snapshotPath(p, snapshotName));
     }
@@ -1403,6 +1403,11 @@ public class StratoFileSystem extends FileSystem {
     } catch (IOException e) {
       throw translate(e, q);
     }
+  }
+
+  /** null as "" (meta refuses an empty name where one is needed). */
+  private static String orEmpty(String s) {
+    return s == null ? "" : s;
   }
 
   private static boolean current(String snapshot) {
