@@ -6,20 +6,25 @@ import io.strato.proto.v1.CloseContainerRequest;
 import io.strato.proto.v1.CreateBucketRequest;
 import io.strato.proto.v1.CreateDirectoryRequest;
 import io.strato.proto.v1.CreateFileRequest;
+import io.strato.proto.v1.CreateSnapshotRequest;
 import io.strato.proto.v1.CreateVolumeRequest;
 import io.strato.proto.v1.DeleteBucketRequest;
 import io.strato.proto.v1.DeleteRequest;
+import io.strato.proto.v1.DeleteSnapshotRequest;
 import io.strato.proto.v1.DeleteVolumeRequest;
 import io.strato.proto.v1.FileStatus;
 import io.strato.proto.v1.FsStatus;
 import io.strato.proto.v1.GetBucketRequest;
 import io.strato.proto.v1.GetFileStatusRequest;
 import io.strato.proto.v1.GetFsStatusRequest;
+import io.strato.proto.v1.GetSnapshotRequest;
 import io.strato.proto.v1.GetTrashPolicyRequest;
 import io.strato.proto.v1.GetVolumeRequest;
 import io.strato.proto.v1.KeyInfo;
 import io.strato.proto.v1.ListBucketsRequest;
 import io.strato.proto.v1.ListBucketsResponse;
+import io.strato.proto.v1.ListSnapshotsRequest;
+import io.strato.proto.v1.ListSnapshotsResponse;
 import io.strato.proto.v1.ListStatusRequest;
 import io.strato.proto.v1.ListStatusResponse;
 import io.strato.proto.v1.ListVolumesRequest;
@@ -27,15 +32,22 @@ import io.strato.proto.v1.ListVolumesResponse;
 import io.strato.proto.v1.LookupKeyRequest;
 import io.strato.proto.v1.OpenKeyResponse;
 import io.strato.proto.v1.RenameRequest;
+import io.strato.proto.v1.RenameSnapshotRequest;
 import io.strato.proto.v1.ReplicationFactor;
 import io.strato.proto.v1.ReportReplicaRequest;
 import io.strato.proto.v1.SetOwnerRequest;
 import io.strato.proto.v1.SetPermissionRequest;
 import io.strato.proto.v1.SetTimesRequest;
+import io.strato.proto.v1.SnapshotDiffEntry;
+import io.strato.proto.v1.SnapshotDiffRequest;
+import io.strato.proto.v1.SnapshotDiffResponse;
+import io.strato.proto.v1.SnapshotInfo;
 import io.strato.proto.v1.TrashPolicy;
 import io.strato.proto.v1.VolumeInfo;
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -204,6 +216,69 @@ public final class StratoClient implements Closeable {
     meta.mutate("delete /" + volume + "/" + bucket + "/" + path, s -> s.delete(
         DeleteRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
             .setRecursive(recursive).build()));
+  }
+
+  // ---- Snapshots (proto/strato/v1/snapshot.proto) ---------------------------------
+  // A snapshot's files are read through the reads above at .snapshot/NAME/PATH.
+
+  /** Takes a snapshot of a bucket; name "" lets meta name it (sYYYYMMDD-hhmmss.mmm). */
+  public SnapshotInfo createSnapshot(String volume, String bucket, String name) throws IOException {
+    return meta.mutate("create snapshot " + name + " of /" + volume + "/" + bucket, s -> s.createSnapshot(
+        CreateSnapshotRequest.newBuilder().setVolume(volume).setBucket(bucket).setName(name).build())).getSnapshot();
+  }
+
+  /** Deletes a snapshot; what only it held is freed in the background. */
+  public void deleteSnapshot(String volume, String bucket, String name) throws IOException {
+    meta.mutate("delete snapshot " + name + " of /" + volume + "/" + bucket, s -> s.deleteSnapshot(
+        DeleteSnapshotRequest.newBuilder().setVolume(volume).setBucket(bucket).setName(name).build()));
+  }
+
+  public SnapshotInfo renameSnapshot(String volume, String bucket, String name, String newName) throws IOException {
+    return meta.mutate("rename snapshot " + name + " of /" + volume + "/" + bucket + " to " + newName,
+        s -> s.renameSnapshot(RenameSnapshotRequest.newBuilder().setVolume(volume).setBucket(bucket).setName(name)
+            .setNewName(newName).build())).getSnapshot();
+  }
+
+  public SnapshotInfo getSnapshot(String volume, String bucket, String name) throws IOException {
+    return meta.read("get snapshot " + name + " of /" + volume + "/" + bucket, s -> s.getSnapshot(
+        GetSnapshotRequest.newBuilder().setVolume(volume).setBucket(bucket).setName(name).build()));
+  }
+
+  /** Every snapshot of a bucket, by name. */
+  public List<SnapshotInfo> listSnapshots(String volume, String bucket) throws IOException {
+    List<SnapshotInfo> out = new ArrayList<>();
+    String after = "";
+    while (true) {
+      String a = after;
+      ListSnapshotsResponse r = meta.read("list snapshots of /" + volume + "/" + bucket, s -> s.listSnapshots(
+          ListSnapshotsRequest.newBuilder().setVolume(volume).setBucket(bucket).setStartAfter(a).build()));
+      out.addAll(r.getSnapshotsList());
+      if (!r.getTruncated() || r.getSnapshotsCount() == 0) {
+        return out;
+      }
+      after = out.get(out.size() - 1).getName();
+    }
+  }
+
+  /**
+   * What changed in a bucket from snapshot from to snapshot to ("": the
+   * bucket now), every page, sorted by path; paths relative to the bucket.
+   */
+  public List<SnapshotDiffEntry> snapshotDiff(String volume, String bucket, String from, String to)
+      throws IOException {
+    List<SnapshotDiffEntry> out = new ArrayList<>();
+    String token = "";
+    while (true) {
+      String t = token;
+      SnapshotDiffResponse r = meta.read("snapshot diff of /" + volume + "/" + bucket + " from " + from
+          + (to.isEmpty() ? " to now" : " to " + to), s -> s.snapshotDiff(SnapshotDiffRequest.newBuilder()
+              .setVolume(volume).setBucket(bucket).setFrom(from).setTo(to).setToken(t).build()));
+      out.addAll(r.getEntriesList());
+      token = r.getNextToken();
+      if (token.isEmpty()) {
+        return out;
+      }
+    }
   }
 
   public KeyInfo lookupKey(String volume, String bucket, String key) throws IOException {

@@ -18,6 +18,7 @@ import io.strato.proto.v1.ListBucketsResponse;
 import io.strato.proto.v1.ListStatusResponse;
 import io.strato.proto.v1.ListVolumesResponse;
 import io.strato.proto.v1.ReplicationFactor;
+import io.strato.proto.v1.SnapshotInfo;
 import io.strato.proto.v1.TrashPolicy;
 import io.strato.proto.v1.VolumeInfo;
 import java.io.FileNotFoundException;
@@ -463,12 +464,32 @@ public class StratoFileSystem extends FileSystem {
         }
         case 2:
           return bucketStatus(q, client.getBucket(p.volume, p.bucket));
-        default:
-          return toStatus(client.getFileStatus(p.volume, p.bucket, p.key, false), q);
+        default: {
+          FileStatus st = toStatus(client.getFileStatus(p.volume, p.bucket, p.key, false), q);
+          String snap = snapshotRootName(p);
+          if (snap != null) {
+            // meta shows a snapshot's root with its bucket root's times now; the
+            // listing of .snapshot, and HDFS, with the time the snapshot was taken
+            // (DistCp's -diff compares them to order FROM and TO).
+            long t = client.getSnapshot(p.volume, p.bucket, snap).getCreatedUnixMs();
+            st = new StratoFileStatus(0, true, 0, 0, t, st.getAccessTime(), st.getPermission(), st.getOwner(),
+                st.getGroup(), q, 0);
+          }
+          return st;
+        }
       }
     } catch (IOException e) {
       throw statusError(e, q);
     }
+  }
+
+  /** NAME when p is a snapshot's root, /VOLUME/BUCKET/.snapshot/NAME; else null. */
+  private static String snapshotRootName(StratoPath p) {
+    String prefix = SNAPSHOT_DIR + "/";
+    if (p.depth != 4 || !p.key.startsWith(prefix)) {
+      return null;
+    }
+    return p.key.substring(prefix.length());
   }
 
   /** A failed look-up of q: FileNotFoundException when there is nothing at q, else translated. */
@@ -741,6 +762,7 @@ public class StratoFileSystem extends FileSystem {
         ensureVolume(p.volume);
         return true;
       }
+      writable(p, q);
       int perm = masked(permission, FsPermission.getDirDefault());
       ensureBucket(p.volume, p.bucket, p.depth == 2 ? perm : -1);
       if (p.depth > 2) {
@@ -821,6 +843,7 @@ public class StratoFileSystem extends FileSystem {
       throw new FileAlreadyExistsException("strato: cannot create a file at " + q
           + ": the root, a volume or a bucket is a directory (files live at /VOLUME/BUCKET/PATH)");
     }
+    writable(p, q);
     ReplicationFactor rf = replication == 1 ? ReplicationFactor.REPLICATION_ONE
         : ReplicationFactor.REPLICATION_UNSPECIFIED;
     int perm = masked(permission, FsPermission.getFileDefault());
@@ -877,6 +900,8 @@ public class StratoFileSystem extends FileSystem {
     Path qd = makeQualified(dst);
     StratoPath s = StratoPath.of(qs);
     StratoPath d = StratoPath.of(qd);
+    writable(s, qs);
+    writable(d, qd);
     if (s.depth < 3) {
       if (getFileStatusOrNull(qs) == null) {
         return false;
@@ -933,6 +958,7 @@ public class StratoFileSystem extends FileSystem {
     statistics.incrementWriteOps(1);
     Path q = makeQualified(f);
     StratoPath p = StratoPath.of(q);
+    writable(p, q);
     try {
       switch (p.depth) {
         case 0:
@@ -992,6 +1018,7 @@ public class StratoFileSystem extends FileSystem {
           + " has no permission, group or times of its own, nor a settable owner; buckets (/VOLUME/BUCKET) and"
           + " everything in them have");
     }
+    writable(p, q);
     try {
       call.run(p);
     } catch (IOException e) {
@@ -1262,6 +1289,142 @@ public class StratoFileSystem extends FileSystem {
     }
   }
 
+  // ---- Snapshots (docs/hadoop.md "Snapshots") --------------------------------------
+
+  /** The directory at a bucket's root under which its snapshots are read. */
+  public static final String SNAPSHOT_DIR = ".snapshot";
+
+  /**
+   * The bucket whose root q is, for a snapshot call: strato snapshots whole
+   * buckets, so any other path is refused as HDFS refuses a directory that
+   * is not snapshottable (FileNotFoundException when nothing is there).
+   */
+  private StratoPath snapshotRoot(Path q, String what) throws IOException {
+    StratoPath p = StratoPath.of(q);
+    if (p.depth != 2) {
+      getFileStatus(q);
+      throw new IOException("strato: cannot " + what + " " + q + ": not a snapshottable directory; strato takes"
+          + " snapshots of whole buckets (/VOLUME/BUCKET)");
+    }
+    return p;
+  }
+
+  private Path snapshotPath(StratoPath p, String name) {
+    return qualify("/" + p.volume + "/" + p.bucket + "/" + SNAPSHOT_DIR + "/" + name);
+  }
+
+  /**
+   * Takes a snapshot of a bucket (path: its root) in O(1), named
+   * snapshotName or, when null, by meta (sYYYYMMDD-hhmmss.mmm, as HDFS
+   * names them). Returns where it is read: /VOLUME/BUCKET/.snapshot/NAME.
+   */
+  @Override
+  public Path createSnapshot(Path path, String snapshotName) throws IOException {
+    statistics.incrementWriteOps(1);
+    Path q = makeQualified(path);
+    StratoPath p = snapshotRoot(q, "create a snapshot of");
+    try {
+      SnapshotInfo s = client.createSnapshot(p.volume, p.bucket, orEmpty(snapshotName));
+      return snapshotPath(p, s.getName());
+    } catch (IOException e) {
+      throw translate(e, q);
+    }
+  }
+
+  /** Renames a snapshot of a bucket (path: its root). */
+  @Override
+  public void renameSnapshot(Path path, String snapshotOldName, String snapshotNewName) throws IOException {
+    statistics.incrementWriteOps(1);
+    Path q = makeQualified(path);
+    StratoPath p = snapshotRoot(q, "rename a snapshot of");
+    try {
+      client.renameSnapshot(p.volume, p.bucket, orEmpty(snapshotOldName), orEmpty(snapshotNewName));
+    } catch (IOException e) {
+      throw translate(e, snapshotPath(p, snapshotOldName));
+    }
+  }
+
+  /** Deletes a snapshot of a bucket (path: its root); meta frees what only it held in the background. */
+  @Override
+  public void deleteSnapshot(Path path, String snapshotName) throws IOException {
+    statistics.incrementWriteOps(1);
+    Path q = makeQualified(path);
+    StratoPath p = snapshotRoot(q, "delete a snapshot of");
+    try {
+      client.deleteSnapshot(p.volume, p.bucket, orEmpty(snapshotName));
+    } catch (IOException e) {
+      throw translate(e, snapshotPath(p, snapshotName));
+    }
+  }
+
+  /** The snapshots of a bucket (path: its root), by name, as meta describes them. */
+  public List<SnapshotInfo> listSnapshots(Path path) throws IOException {
+    statistics.incrementReadOps(1);
+    Path q = makeQualified(path);
+    StratoPath p = snapshotRoot(q, "list the snapshots of");
+    try {
+      return client.listSnapshots(p.volume, p.bucket);
+    } catch (IOException e) {
+      throw translate(e, q);
+    }
+  }
+
+  /**
+   * What changed in a bucket (snapshotDir: its root) from snapshot
+   * fromSnapshot to toSnapshot, as HDFS's DistributedFileSystem reports it
+   * (DistCp's -diff and -rdiff find this method by its name and
+   * signature): "" or "." is the bucket now, and either side may be the
+   * older. Paths are relative to the bucket; see SnapshotDiffs for how
+   * they follow HDFS's. Needs hadoop-hdfs-client on the classpath (every
+   * Hadoop install and hadoop-client-api have it).
+   */
+  public org.apache.hadoop.hdfs.protocol.SnapshotDiffReport getSnapshotDiffReport(Path snapshotDir,
+      String fromSnapshot, String toSnapshot) throws IOException {
+    statistics.incrementReadOps(1);
+    Path q = makeQualified(snapshotDir);
+    StratoPath p = snapshotRoot(q, "compare snapshots of");
+    String from = current(fromSnapshot) ? "" : fromSnapshot;
+    String to = current(toSnapshot) ? "" : toSnapshot;
+    String root = q.toUri().getPath();
+    try {
+      if (from.equals(to)) {
+        if (!from.isEmpty()) {
+          client.getSnapshot(p.volume, p.bucket, from); // a missing one is an error, as on HDFS
+        }
+        return SnapshotDiffs.report(root, fromSnapshot, toSnapshot, List.of(), false);
+      }
+      boolean inverse = from.isEmpty()
+          || !to.isEmpty() && client.getSnapshot(p.volume, p.bucket, from).getId()
+              > client.getSnapshot(p.volume, p.bucket, to).getId();
+      List<io.strato.proto.v1.SnapshotDiffEntry> es = inverse
+          ? client.snapshotDiff(p.volume, p.bucket, to, from)
+          : client.snapshotDiff(p.volume, p.bucket, from, to);
+      return SnapshotDiffs.report(root, fromSnapshot, toSnapshot, es, inverse);
+    } catch (IOException e) {
+      throw translate(e, q);
+    }
+  }
+
+  /** null as "" (meta refuses an empty name where one is needed). */
+  private static String orEmpty(String s) {
+    return s == null ? "" : s;
+  }
+
+  private static boolean current(String snapshot) {
+    return snapshot == null || snapshot.isEmpty() || snapshot.equals(".");
+  }
+
+  /**
+   * Refuses a change under a bucket's .snapshot, which is read-only, as
+   * HDFS does (SnapshotAccessControlException is an AccessControlException);
+   * meta refuses it too.
+   */
+  private static void writable(StratoPath p, Path q) throws AccessControlException {
+    if (p.depth >= 3 && (p.key.equals(SNAPSHOT_DIR) || p.key.startsWith(SNAPSHOT_DIR + "/"))) {
+      throw new AccessControlException("strato: " + q + " is read-only: a bucket's snapshots cannot be changed");
+    }
+  }
+
   // ---- Capabilities --------------------------------------------------------------
 
   @Override
@@ -1271,7 +1434,6 @@ public class StratoFileSystem extends FileSystem {
       case CommonPathCapabilities.FS_CONCAT:
       case CommonPathCapabilities.FS_ACLS:
       case CommonPathCapabilities.FS_XATTRS:
-      case CommonPathCapabilities.FS_SNAPSHOTS:
       case CommonPathCapabilities.FS_STORAGEPOLICY:
       case CommonPathCapabilities.FS_TRUNCATE:
       case CommonPathCapabilities.FS_PATHHANDLES:
@@ -1283,6 +1445,9 @@ public class StratoFileSystem extends FileSystem {
       case CommonPathCapabilities.FS_CHECKSUMS:
       case CommonPathCapabilities.FS_PERMISSIONS:
         return true;
+      case CommonPathCapabilities.FS_SNAPSHOTS:
+        // createSnapshot and getSnapshotDiffReport, of buckets: in a bucket, not above one.
+        return StratoPath.of(makeQualified(path)).depth >= 2;
       default:
         return super.hasPathCapability(path, capability);
     }

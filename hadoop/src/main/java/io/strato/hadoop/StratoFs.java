@@ -5,6 +5,7 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.DelegateToFileSystem;
+import org.apache.hadoop.fs.Path;
 
 /**
  * The AbstractFileSystem of strato:// for FileContext: StratoFileSystem
@@ -19,5 +20,22 @@ public class StratoFs extends DelegateToFileSystem {
   @Override
   public int getUriDefaultPort() {
     return StratoFileSystem.DEFAULT_PORT;
+  }
+
+  // Hadoop's delegate leaves snapshots unsupported: FileContext's go to StratoFileSystem's.
+
+  @Override
+  public Path createSnapshot(Path path, String snapshotName) throws IOException {
+    return fsImpl.createSnapshot(path, snapshotName);
+  }
+
+  @Override
+  public void renameSnapshot(Path path, String snapshotOldName, String snapshotNewName) throws IOException {
+    fsImpl.renameSnapshot(path, snapshotOldName, snapshotNewName);
+  }
+
+  @Override
+  public void deleteSnapshot(Path path, String snapshotName) throws IOException {
+    fsImpl.deleteSnapshot(path, snapshotName);
   }
 }
