@@ -39,9 +39,11 @@ type snapView struct {
 	bk   *stratov1.BucketRecord
 	id   uint64
 	name string
-	dirs map[uint64]dirPlace // dirByID's answers
-	hist *pebble.Iterator    // over the bucket's history, once opened
-	hbuf []byte
+	// created is the snapshot's time: its root's times.
+	created int64
+	dirs    map[uint64]dirPlace // dirByID's answers
+	hist    *pebble.Iterator    // over the bucket's history, once opened
+	hbuf    []byte
 	// liveIt is over the namespace's live records, once opened.
 	liveIt *pebble.Iterator
 }
@@ -54,7 +56,7 @@ func (rd *Reader) snapshotView(bk *stratov1.BucketRecord, name string) (*snapVie
 	} else if !found {
 		return nil, fmt.Errorf("%w: %s/%s@%s", ErrSnapshotNotFound, bk.Volume, bk.Name, name)
 	}
-	return &snapView{r: rd.r, bk: bk, id: rec.Id, name: name}, nil
+	return &snapView{r: rd.r, bk: bk, id: rec.Id, name: name, created: rec.CreatedUnixMs}, nil
 }
 
 // prefix is what paths in the snapshot are shown under.
@@ -404,7 +406,7 @@ func (rd *Reader) snapFileStatus(req *stratov1.GetFileStatusRequest, name, rest 
 	}
 	if rest == "" {
 		st := rootStatus(bk)
-		st.Path = v.prefix()
+		st.Path, st.ModificationTimeUnixMs, st.CreationTimeUnixMs = v.prefix(), v.created, v.created
 		return &stratov1.GetFileStatusResponse{Status: st}, nil
 	}
 	ki, d, err := v.stat(rest)
@@ -445,7 +447,7 @@ func (rd *Reader) snapListStatus(req *stratov1.ListStatusRequest, name, rest str
 		return rd.listSnapshotDirs(bk, req.GetStartAfter(), limit)
 	}
 	if !isFSO(bk) {
-		return nil, fmt.Errorf("%w: ListStatus in a snapshot of OBS bucket %s/%s (use ListKeys)", ErrWrongLayout, bk.Volume, bk.Name)
+		return rd.snapOBSListStatus(req, name, rest, limit)
 	}
 	if rest, err = CleanPath(rest); err != nil {
 		return nil, err
@@ -478,6 +480,51 @@ func (rd *Reader) snapListStatus(req *stratov1.ListStatusRequest, name, rest str
 			return nil, err
 		}
 		res.Statuses = append(res.Statuses, st)
+	}
+	return res, nil
+}
+
+// snapOBSListStatus is obsListStatus in a snapshot: keys and "/"
+// prefixes as files and directories.
+func (rd *Reader) snapOBSListStatus(req *stratov1.ListStatusRequest, name, rest string, limit int) (*stratov1.ListStatusResponse, error) {
+	root := SnapshotDir + "/" + name + "/"
+	p := strings.Trim(rest, "/")
+	prefix := ""
+	if p != "" {
+		prefix = p + "/"
+	}
+	lr := &stratov1.ListKeysRequest{Volume: req.GetVolume(), Bucket: req.GetBucket(), Prefix: root + prefix, Delimiter: "/", Limit: int32(limit)}
+	if req.GetStartAfter() != "" {
+		lr.StartAfter = root + prefix + req.GetStartAfter()
+	}
+	lk, err := rd.snapListKeys(lr, name, prefix)
+	if err != nil {
+		return nil, err
+	}
+	bk, err := rd.bucket(req.GetVolume(), req.GetBucket())
+	if err != nil {
+		return nil, err
+	}
+	res := &stratov1.ListStatusResponse{Truncated: lk.Truncated}
+	i, j := 0, 0
+	for i < len(lk.Keys) || j < len(lk.CommonPrefixes) {
+		if j >= len(lk.CommonPrefixes) || (i < len(lk.Keys) && lk.Keys[i].Name < lk.CommonPrefixes[j]) {
+			res.Statuses = append(res.Statuses, fileStatus(bk, lk.Keys[i].Name, lk.Keys[i]))
+			i++
+		} else {
+			res.Statuses = append(res.Statuses, &stratov1.FileStatus{Path: strings.TrimSuffix(lk.CommonPrefixes[j], "/"), IsDirectory: true})
+			j++
+		}
+	}
+	if len(res.Statuses) == 0 && p != "" && req.GetStartAfter() == "" {
+		// Not a directory: a key, or nothing.
+		st, err := rd.snapFileStatus(&stratov1.GetFileStatusRequest{Volume: req.GetVolume(), Bucket: req.GetBucket(), Path: root + p}, name, p)
+		if err != nil {
+			return nil, err
+		}
+		if !st.Status.IsDirectory {
+			res.Statuses = append(res.Statuses, st.Status)
+		}
 	}
 	return res, nil
 }

@@ -473,3 +473,36 @@ func (so *snapOracle) end(rt *rapid.T) {
 		require.Zero(rt, n, "table %s left %d entries", p, n)
 	}
 }
+
+// TestSnapshotOBS: an OBS bucket's snapshot lists (ListStatus, with "/"
+// prefixes as directories, and ListKeys) and reads as the bucket was, and
+// its root has the snapshot's time.
+func TestSnapshotOBS(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("obs", stratov1.BucketLayout_LAYOUT_OBS)
+	h.putKey("obs", "a/x", 1)
+	h.putKey("obs", "a/y", 2)
+	h.putKey("obs", "b", 3)
+	h.must(&stratov1.CreateSnapshotRequest{Volume: "vol", Bucket: "obs", Name: "s"})
+	h.must(&stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "obs", Key: "a/x"})
+	h.putKey("obs", "b", 4)
+
+	require.Equal(t, []string{".snapshot/s/a/", ".snapshot/s/b"}, h.list("obs", ".snapshot/s"))
+	require.Equal(t, []string{".snapshot/s/a/x", ".snapshot/s/a/y"}, h.list("obs", ".snapshot/s/a"))
+	st, err := h.stat("obs", ".snapshot/s/b")
+	require.NoError(t, err)
+	require.EqualValues(t, 3, st.Length)
+	st, err = h.stat("obs", ".snapshot/s")
+	require.NoError(t, err)
+	require.True(t, st.IsDirectory)
+	require.Equal(t, h.now.UnixMilli(), st.ModificationTimeUnixMs)
+	lk, err := h.rd().ListKeys(&stratov1.ListKeysRequest{Volume: "vol", Bucket: "obs", Prefix: ".snapshot/s/"})
+	require.NoError(t, err)
+	var names []string
+	for _, k := range lk.Keys {
+		names = append(names, k.Name)
+	}
+	require.Equal(t, []string{".snapshot/s/a/x", ".snapshot/s/a/y", ".snapshot/s/b"}, names)
+	_, err = h.do(&stratov1.OpenKeyRequest{Volume: "vol", Bucket: "obs", Key: ".snapshot/s/new"})
+	require.ErrorIs(t, err, ErrInvalidName)
+}
