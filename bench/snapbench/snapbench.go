@@ -91,9 +91,13 @@ func Run(ctx context.Context, o Options, srv *meta.Server) (Result, error) {
 			fmt.Fprintf(o.Progress, "create round %d, %s: %.0f creates/s\n", r, b, rate)
 		}
 	}
-	// Changes after the last snapshot: a quarter each of creates,
-	// overwrites, renames and deletes of the filled files.
-	last := fmt.Sprintf("s%d", o.Snapshots)
+	// Changes after a snapshot taken now (the create rounds are changes
+	// too): a quarter each of creates, overwrites, renames and deletes of
+	// the filled files.
+	last := "before"
+	if _, err := srv.CreateSnapshot(ctx, &stratov1.CreateSnapshotRequest{Volume: volume, Bucket: snapBucket, Name: last}); err != nil {
+		return res, err
+	}
 	if err := change(ctx, targets[snapBucket], o.Changes, o.Threads); err != nil {
 		return res, err
 	}

@@ -26,9 +26,10 @@ temporary directory) and fills two FSO buckets with --keys files each.
 It takes --snapshots snapshots of the first, timing each; then makes
 --creates files a round in each bucket for --rounds rounds, alternating
 which goes first, and compares the median create rates (with snapshots
-against without); then makes --changes changes to the first bucket (a
-quarter each of new files, overwrites, renames and deletes) and times
-snapdiff from the last snapshot to now and to a snapshot taken after.`,
+against without); then takes a snapshot, makes --changes changes to the
+first bucket (a quarter each of new files, overwrites, renames and
+deletes) and times snapdiff from that snapshot to now and to a snapshot
+taken after them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Keys < o.Changes || o.Snapshots < 1 || o.Rounds < 1 || o.Creates < 1 {
