@@ -226,3 +226,24 @@ data = ["/disk1/strato"]
 		return regexp.MustCompile(`\n4 +` + addr + ` +leader +4 `).MatchString(h.run("admin", "meta", "status").stdout)
 	}, 20*time.Second, 50*time.Millisecond)
 }
+
+// TestOperationsDocConfigExamples: the example files of docs/operations.md
+// ("Configuration") are read by every role, and by the CLI.
+func TestOperationsDocConfigExamples(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/operations.md")
+	require.NoError(t, err)
+	sec := string(doc)[strings.Index(string(doc), "## Configuration\n"):]
+	sec = sec[:strings.Index(sec, "\n## ")]
+	blocks := regexp.MustCompile("(?s)```toml\n(.*?)```").FindAllStringSubmatch(sec, -1)
+	require.Len(t, blocks, 2)
+	file := writeFile(t, "strato.toml", blocks[0][1])
+	for role := range serverRoles {
+		_, sources, _ := printConfig(t, role, "--config", file)
+		require.Contains(t, sources["listen"]+sources["data"], "file ", role)
+	}
+	dir := clientFile(t, blocks[1][1])
+	c, err := readClientConfig(filepath.Join(dir, "config.toml"))
+	require.NoError(t, err)
+	require.Equal(t, "prod", c.Default)
+	require.Equal(t, filepath.Join(dir, "prod.token"), c.Clusters["prod"].TokenFile)
+}
