@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -136,8 +137,9 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // TestPrintConfig: every setting of every role is printed, the output is a
-// configuration file that gives the same settings back, and secrets are
-// masked.
+// configuration file that gives the same settings back (every flag is
+// reachable from the file), so are the same values in the environment,
+// and secrets are masked.
 func TestPrintConfig(t *testing.T) {
 	for role := range serverRoles {
 		t.Run(role, func(t *testing.T) {
@@ -161,6 +163,23 @@ func TestPrintConfig(t *testing.T) {
 				require.True(t, strings.HasPrefix(src, "file "), "%s: %s", name, src)
 			}
 			require.Len(t, srcs, n)
+			// So does the environment, a variable a flag.
+			for name, v := range values {
+				s := fmt.Sprint(v)
+				if list, ok := v.([]any); ok {
+					var elems []string
+					for _, e := range list {
+						elems = append(elems, fmt.Sprint(e))
+					}
+					s = strings.Join(elems, ",")
+				}
+				t.Setenv(envName(role, name), s)
+			}
+			again, srcs, _ = printConfig(t, role)
+			require.Equal(t, values, again)
+			for name, src := range srcs {
+				require.Equal(t, "env "+envName(role, name), src)
+			}
 		})
 	}
 
