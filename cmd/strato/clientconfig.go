@@ -1,31 +1,17 @@
 package main
 
-// The client's own file, config.toml beside the token strato login stores
-// ($XDG_CONFIG_HOME/strato, else ~/.config/strato), names the clusters a
-// user works with:
-//
-//	default = "prod"
-//
-//	[clusters.prod]
-//	meta = ["meta1:9860", "meta2:9860", "meta3:9860"]
-//	tls-ca = "/etc/strato/ca.crt"
-//	token-file = "prod.token"     # relative: beside config.toml
-//
-// --cluster NAME (or $STRATO_CLUSTER) picks one; else the default is used.
-// A cluster's settings serve where --meta, --tls-ca and --token are not
-// given: a cluster named by --cluster or $STRATO_CLUSTER beats
+// The client's own file of named clusters (client.Config, in
+// $XDG_CONFIG_HOME/strato/config.toml, else ~/.config/strato/config.toml):
+// --cluster NAME (or $STRATO_CLUSTER) picks one, else the file's default
+// is used. A cluster's settings serve where --meta, --tls-ca and --token
+// are not given: a cluster named by --cluster or $STRATO_CLUSTER beats
 // $STRATO_META, $STRATO_TLS_CA and $STRATO_TOKEN, the default cluster does
 // not.
 
 import (
-	"bytes"
 	"errors"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
-	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/strato-io/strato/client"
@@ -35,84 +21,13 @@ import (
 // client's file when --cluster is not given.
 const clusterEnv = "STRATO_CLUSTER"
 
-// clientConfig is the client's file.
-type clientConfig struct {
-	Default  string                     `toml:"default"`
-	Clusters map[string]clusterSettings `toml:"clusters"`
-}
-
-// clusterSettings are one cluster's table, [clusters.NAME].
-type clusterSettings struct {
-	Meta      []string `toml:"meta"`       // meta addresses, host:port
-	TLSCA     string   `toml:"tls-ca"`     // the cluster CA's certificate
-	TokenFile string   `toml:"token-file"` // a file holding the token to present
-}
-
 // chosenCluster is the cluster a command works on (zero: none), and
 // whether it was named by --cluster or $STRATO_CLUSTER rather than by the
 // file's default.
 type chosenCluster struct {
-	clusterSettings
+	client.ClusterConfig
 	name  string
 	named bool
-}
-
-// clientConfigPath is the path of the client's file: config.toml in the
-// directory of the token file strato login writes.
-func clientConfigPath() (string, error) {
-	tok, err := client.TokenFile()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(filepath.Dir(tok), "config.toml"), nil
-}
-
-// readClientConfig reads the client's file at path (none: no clusters),
-// strictly: an unknown key or a value of the wrong type is an error naming
-// the line. Relative paths in it are relative to its directory.
-func readClientConfig(path string) (*clientConfig, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return &clientConfig{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var c clientConfig
-	if err := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields().Decode(&c); err != nil {
-		return nil, tomlError(path, err)
-	}
-	dir := filepath.Dir(path)
-	beside := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(dir, p)
-	}
-	for name, cl := range c.Clusters {
-		cl.TLSCA, cl.TokenFile = beside(cl.TLSCA), beside(cl.TokenFile)
-		c.Clusters[name] = cl
-	}
-	if _, ok := c.Clusters[c.Default]; c.Default != "" && !ok {
-		return nil, usagef("%s: default = %q, and there is no [clusters.%s]", path, c.Default, c.Default)
-	}
-	return &c, nil
-}
-
-// tomlError words an error of go-toml about the file at path: its first
-// unknown key, or the error, at its line.
-func tomlError(path string, err error) error {
-	var sm *toml.StrictMissingError
-	if errors.As(err, &sm) && len(sm.Errors) > 0 {
-		line, _ := sm.Errors[0].Position()
-		return usagef("%s:%d: unknown key %s", path, line, strings.Join(sm.Errors[0].Key(), "."))
-	}
-	var de *toml.DecodeError
-	if errors.As(err, &de) {
-		line, _ := de.Position()
-		return usagef("%s:%d: %s", path, line, strings.TrimPrefix(de.Error(), "toml: "))
-	}
-	return usagef("%s: %v", path, err)
 }
 
 // cluster returns the cluster the command works on: --cluster, else
@@ -123,34 +38,28 @@ func (o *cliOptions) cluster() (chosenCluster, error) {
 	if name == "" {
 		name = os.Getenv(clusterEnv)
 	}
-	path, err := clientConfigPath()
+	path, err := client.ConfigFile()
 	if err != nil {
 		if name != "" {
 			return chosenCluster{}, err
 		}
 		return chosenCluster{}, nil
 	}
-	c, err := readClientConfig(path)
+	c, err := client.ReadConfig(path)
 	if err != nil {
+		return chosenCluster{}, usagef("%v", err)
+	}
+	cl, ok, err := c.Lookup(name)
+	switch {
+	case errors.Is(err, client.ErrNoCluster):
+		return chosenCluster{}, usagef("--cluster %s: %v in %s", name, err, path)
+	case err != nil || !ok:
 		return chosenCluster{}, err
 	}
-	chosen := chosenCluster{name: name, named: name != ""}
+	chosen := chosenCluster{ClusterConfig: cl, name: name, named: name != ""}
 	if !chosen.named {
 		chosen.name = c.Default
 	}
-	if chosen.name == "" {
-		return chosen, nil
-	}
-	cl, ok := c.Clusters[chosen.name]
-	if !ok {
-		var names []string
-		for n := range c.Clusters {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		return chosenCluster{}, usagef("--cluster %s: %s has no [clusters.%s] (it names: %s)", chosen.name, path, chosen.name, strings.Join(names, ", "))
-	}
-	chosen.clusterSettings = cl
 	return chosen, nil
 }
 
@@ -175,9 +84,9 @@ func (cl chosenCluster) setting(cmd *cobra.Command, flag, env, fromCluster strin
 }
 
 // token returns the token the client presents: --token (- reads it from
-// in), else the cluster's token-file as setting orders it against
-// $STRATO_TOKEN, else what client.FindToken finds ($STRATO_TOKEN, the
-// token strato login stored).
+// standard input), else the cluster's token-file as setting orders it
+// against $STRATO_TOKEN, else what client.FindToken finds ($STRATO_TOKEN,
+// the token strato login stored).
 func (cl chosenCluster) token(cmd *cobra.Command, tokenFlag string) (string, error) {
 	if f := cmd.Flag("token"); f != nil && f.Changed {
 		tok, err := readTokenArg(tokenFlag, cmd.InOrStdin())
@@ -187,11 +96,11 @@ func (cl chosenCluster) token(cmd *cobra.Command, tokenFlag string) (string, err
 		return client.FindToken(tok)
 	}
 	if cl.TokenFile != "" && (cl.named || os.Getenv(client.TokenEnv) == "") {
-		b, err := os.ReadFile(cl.TokenFile)
+		tok, err := cl.Token()
 		if err != nil {
-			return "", usagef("cluster %s: token-file: %v", cl.name, err)
+			return "", usagef("cluster %s: %v", cl.name, err)
 		}
-		return strings.TrimSpace(string(b)), nil
+		return tok, nil
 	}
 	return client.FindToken("")
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/client"
 )
 
 // writeFile writes content to name in a new directory and returns its path.
@@ -261,7 +263,7 @@ func TestOperationsDocConfigExamples(t *testing.T) {
 		require.Contains(t, sources["listen"]+sources["data"], "file ", role)
 	}
 	dir := clientFile(t, blocks[1][1])
-	c, err := readClientConfig(filepath.Join(dir, "config.toml"))
+	c, err := client.ReadConfig(filepath.Join(dir, "config.toml"))
 	require.NoError(t, err)
 	require.Equal(t, "prod", c.Default)
 	require.Equal(t, filepath.Join(dir, "prod.token"), c.Clusters["prod"].TokenFile)
