@@ -19,6 +19,9 @@
 //
 // A cluster running with TLS (docs/security.md) needs Options.TLS, a
 // configuration that trusts its CA: certs.ClientConfig(caFile, "", "").
+// ClusterOptions fills Meta, TLS and Token from a cluster named in the
+// user's own file of clusters (ConfigFile, ~/.config/strato/config.toml),
+// as the CLI's --cluster does.
 //
 // # Keys and files
 //

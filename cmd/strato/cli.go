@@ -34,11 +34,12 @@ const metaEnv = "STRATO_META"
 
 // cliOptions are the flags every command of a group shares.
 type cliOptions struct {
-	meta    string
-	tlsCA   string
-	token   string
-	json    bool
-	timeout time.Duration
+	meta        string
+	tlsCA       string
+	token       string
+	clusterName string
+	json        bool
+	timeout     time.Duration
 }
 
 // addFlags registers the group's persistent flags on cmd.
@@ -47,17 +48,15 @@ func (o *cliOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.meta, "meta", defaultMeta, "meta server address(es), comma-separated; $"+metaEnv+" replaces the default")
 	f.StringVar(&o.tlsCA, "tls-ca", "", "the cluster CA's certificate (ca.crt): talk TLS to meta and the datanodes; $"+tlsCAEnv+" replaces the default (none: plaintext)")
 	f.StringVar(&o.token, "token", "", "token to present to meta (- reads it from standard input); default $"+client.TokenEnv+", else the one strato login stored")
+	f.StringVar(&o.clusterName, "cluster", "", "a cluster of the client's file ~/.config/strato/config.toml (docs/operations.md, Configuration): its meta, tls-ca and token-file serve where --meta, --tls-ca and --token are not given; default $"+clusterEnv+", else the file's default")
 	f.BoolVar(&o.json, "json", false, "machine-readable output: one JSON document (protobuf JSON for records, arrays for lists)")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long (data commands: until the transfer starts)")
 }
 
 // metaAddrs returns the meta addresses: --meta when given, else
-// $STRATO_META, else the default.
-func (o *cliOptions) metaAddrs(cmd *cobra.Command) ([]string, error) {
-	s := o.meta
-	if f := cmd.Flag("meta"); (f == nil || !f.Changed) && os.Getenv(metaEnv) != "" {
-		s = os.Getenv(metaEnv)
-	}
+// $STRATO_META or the cluster's (chosenCluster.setting), else the default.
+func metaAddrs(cmd *cobra.Command, cl chosenCluster) ([]string, error) {
+	s := cl.setting(cmd, "meta", metaEnv, strings.Join(cl.Meta, ","))
 	var addrs []string
 	for _, a := range strings.Split(s, ",") {
 		if a = strings.TrimSpace(a); a != "" {
@@ -103,19 +102,20 @@ func (e timeoutError) Error() string { return fmt.Sprintf("timed out after %v", 
 func (o *cliOptions) action(fn func(s *session, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		what := describeCommand(cmd, args)
-		addrs, err := o.metaAddrs(cmd)
+		cl, err := o.cluster()
 		if err != nil {
 			return failure(what, err)
 		}
-		tlsConfig, err := o.clientTLS(cmd)
+		addrs, err := metaAddrs(cmd, cl)
 		if err != nil {
 			return failure(what, err)
 		}
-		tok, err := readTokenArg(o.token, cmd.InOrStdin())
+		tlsConfig, err := caTLS(cl.setting(cmd, "tls-ca", tlsCAEnv, cl.TLSCA))
 		if err != nil {
 			return failure(what, err)
 		}
-		if tok, err = client.FindToken(tok); err != nil {
+		tok, err := cl.token(cmd, o.token)
+		if err != nil {
 			return failure(what, err)
 		}
 		c, err := client.New(client.Options{

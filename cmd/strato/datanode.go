@@ -23,6 +23,7 @@ func newDatanodeServerCmd() *cobra.Command {
 		pprof    bool
 		tlsf     tlsFlags
 		scan     scanFlags
+		rc       roleConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "datanode --data DIR [--data DIR2 ...] --meta ADDR [--listen 127.0.0.1:9870]",
@@ -46,7 +47,7 @@ SIGTERM stops it cleanly.`,
 			if o.TLS, o.ClientTLS, err = tlsf.configs(); err != nil {
 				return err
 			}
-			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			o.Logger = rc.log.logger(os.Stderr)
 			reg := telemetry.NewRegistry()
 			o.Server.Observe = telemetry.NewDataMetrics(reg).Observe
 			lis, err := net.Listen("tcp", listen)
@@ -94,5 +95,6 @@ SIGTERM stops it cleanly.`,
 	f.DurationVar(&o.VolumeCheckInterval, "volume-check-interval", 0, "time between health checks of the data directories (default 1m)")
 	tlsf.addFlags(f, "datanode")
 	_ = cmd.MarkFlagRequired("data")
+	rc.attach(cmd, "datanode", slog.LevelInfo)
 	return cmd
 }

@@ -25,6 +25,7 @@ func newDevCmd() *cobra.Command {
 		s3Addr   string
 		httpAddr string
 		scan     scanFlags
+		rc       roleConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "dev [--data ./strato-data] [--datanodes 3]",
@@ -44,11 +45,10 @@ client (--auth token): dev prints the administrator's, made on the first
 start (docs/security.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelInfo
+			if verbose && rc.from("log-level") == "default" {
+				rc.log.level = logLevel(slog.LevelInfo)
 			}
-			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			o.Logger = rc.log.logger(os.Stderr)
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "strato dev: starting %d meta replica(s) and %d datanodes under %s\n", max(o.MetaReplicas, 1), o.Datanodes, o.Dir)
 			reg := telemetry.NewRegistry()
@@ -147,6 +147,7 @@ start (docs/security.md).`,
 	f.BoolVar(&o.TLS, "secure", false, "TLS between every node and for clients, with a cluster CA made under --data/tls; the S3 gateway and the console (with /metrics) serve HTTPS")
 	addPprofFlag(f, &pprof)
 	scan.add(f)
-	f.BoolVarP(&verbose, "verbose", "v", false, "log every node's info messages to stderr")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log every node's info messages to stderr (--log-level info)")
+	rc.attach(cmd, "dev", slog.LevelWarn)
 	return cmd
 }

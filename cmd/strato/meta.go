@@ -38,6 +38,7 @@ func newMetaCmd() *cobra.Command {
 		topoScript      string
 		restore         string
 		tlsf            tlsFlags
+		rc              roleConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "meta --data DIR [--listen 127.0.0.1:9860] [--id N --peers 1=ADDR,2=ADDR,3=ADDR | --id N --join] [--restore BACKUP]",
@@ -82,8 +83,8 @@ func newMetaCmd() *cobra.Command {
 			if o.Raft.ElectionTicks = int(electionTimeout / raftTick); electionTimeout > 0 && o.Raft.ElectionTicks <= 1 {
 				return usagef("--election-timeout %v must be more than twice --raft-tick %v", electionTimeout, raftTick)
 			}
-			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-			if consoleToken != "" {
+			o.Logger = rc.log.logger(os.Stderr)
+			if consoleToken != "" && rc.from("console-token") == "flag" {
 				o.Logger.Warn(argvSecretWarning("console-token", "console-token-file", consoleTokenEnv))
 			}
 			if consoleToken, err = secretOf(consoleToken, "console-token", consoleTokenF, "console-token-file", consoleTokenEnv); err != nil {
@@ -106,12 +107,7 @@ func newMetaCmd() *cobra.Command {
 				return err
 			}
 			o.Logger.Info("meta serving", "listen", lis.Addr().String(), "id", srv.ID(), "data", o.Dir, "join", o.Join, "tls", o.TLS != nil)
-			if o.Auth == meta.AuthNone {
-				o.Logger.Warn("meta: --auth none: clients are not authenticated; anyone who reaches this meta may read and change everything")
-			}
-			if o.Auth == meta.AuthToken && o.TLS == nil {
-				o.Logger.Warn("meta: --auth token without TLS (--auth-without-tls): tokens cross the network in the clear and any process can register as a datanode and learn the block-token keys; for tests only")
-			}
+			warnAuth(o)
 			stopMetrics, _, err := serveMeta(httpAddr, reg, srv, lis.Addr().String(), o.TLS, o.PeerTLS, o.Auth == meta.AuthToken, consoleToken, pprof, o.Logger)
 			if err != nil {
 				_ = srv.Close()
@@ -168,8 +164,20 @@ func newMetaCmd() *cobra.Command {
 	f.DurationVar(&o.BlockTokenLifetime, "block-token-lifetime", meta.DefaultBlockTokenLifetime, "with --auth token: how long a block token is valid")
 	addTrashFlags(f, &o)
 	addBackupFlags(f, &o, &restore)
+	markSecret(f, "console-token")
 	_ = cmd.MarkFlagRequired("data")
+	rc.attach(cmd, "meta", slog.LevelInfo)
 	return cmd
+}
+
+// warnAuth logs what a meta replica's authentication settings leave open.
+func warnAuth(o meta.Options) {
+	if o.Auth == meta.AuthNone {
+		o.Logger.Warn("meta: --auth none: clients are not authenticated; anyone who reaches this meta may read and change everything")
+	}
+	if o.Auth == meta.AuthToken && o.TLS == nil {
+		o.Logger.Warn("meta: --auth token without TLS (--auth-without-tls): tokens cross the network in the clear and any process can register as a datanode and learn the block-token keys; for tests only")
+	}
 }
 
 // addTrashFlags adds meta's trash policy flags (docs/operations.md "Trash").

@@ -35,6 +35,7 @@ func newS3Cmd() *cobra.Command {
 		token, tokenFile  string
 		pprof             bool
 		keyTTL            time.Duration
+		rc                roleConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "s3 --meta ADDR [--listen 127.0.0.1:9878]",
@@ -57,8 +58,8 @@ SIGTERM stops it.
 strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-			if token != "" {
+			log := rc.log.logger(os.Stderr)
+			if token != "" && rc.from("token") == "flag" {
 				log.Warn(argvSecretWarning("token", "token-file", client.TokenEnv))
 			}
 			token, err := secretOf(token, "token", tokenFile, "token-file", client.TokenEnv)
@@ -141,6 +142,8 @@ strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
 	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), /healthz and /readyz, e.g. 127.0.0.1:9879 (default: none)")
 	addPprofFlag(f, &pprof)
 	f.DurationVar(&o.MultipartExpiry, "multipart-expiry", 0, "abort multipart uploads older than this (default 7 days)")
+	markSecret(f, "token")
+	rc.attach(cmd, "s3", slog.LevelInfo)
 	return cmd
 }
 

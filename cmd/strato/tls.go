@@ -48,12 +48,6 @@ func (t *tlsFlags) configs() (server, client *tls.Config, err error) {
 	return server, client, nil
 }
 
-// clientTLS returns the CLI's TLS configuration: trusting --tls-ca, else
-// $STRATO_TLS_CA; nil (plaintext) when neither is set.
-func (o *cliOptions) clientTLS(cmd *cobra.Command) (*tls.Config, error) {
-	return clusterTLS(cmd, o.tlsCA)
-}
-
 // clusterTLS returns the TLS configuration of a client of the cluster:
 // trusting the CA in ca (cmd's --tls-ca), else in $STRATO_TLS_CA; nil
 // (plaintext) when neither is set.
@@ -61,6 +55,12 @@ func clusterTLS(cmd *cobra.Command, ca string) (*tls.Config, error) {
 	if f := cmd.Flag("tls-ca"); (f == nil || !f.Changed) && os.Getenv(tlsCAEnv) != "" {
 		ca = os.Getenv(tlsCAEnv)
 	}
+	return caTLS(ca)
+}
+
+// caTLS returns the TLS configuration of a client trusting the CA whose
+// certificate is in the file ca; nil (plaintext) when ca is "".
+func caTLS(ca string) (*tls.Config, error) {
 	if ca == "" {
 		return nil, nil
 	}
