@@ -125,6 +125,26 @@ func (s *Server) ScanContainer(ctx context.Context, req *stratov1.ScanContainerR
 	return &stratov1.ScanContainerResponse{DatanodeIds: ids}, nil
 }
 
+// ClosePipeline closes a pipeline and its open containers at an operator's
+// request.
+func (s *Server) ClosePipeline(ctx context.Context, req *stratov1.ClosePipelineRequest) (*stratov1.ClosePipelineResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	cmds, closed, err := s.cl.ClosePipeline(s.now(), req.GetPipelineId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	s.opts.Logger.Info("closing pipeline at an operator's request", "pipeline", req.GetPipelineId(), "reason", req.GetReason(),
+		"containers", closed)
+	for _, cmd := range cmds {
+		if _, err := s.proposeCluster(ctx, cmd); err != nil {
+			return nil, toStatus(err)
+		}
+	}
+	return &stratov1.ClosePipelineResponse{ContainerIds: closed}, nil
+}
+
 // MetaStatus answers for this replica, whether it leads or not.
 func (s *Server) MetaStatus(ctx context.Context, _ *stratov1.MetaStatusRequest) (*stratov1.MetaStatusResponse, error) {
 	if s.closed.Load() {

@@ -201,7 +201,7 @@ func listDatanodes(s *session) ([]*stratov1.DatanodeInfo, error) {
 // ---- Pipelines ------------------------------------------------------------------
 
 func newPipelineCmd(o *cliOptions) *cobra.Command {
-	cmd := group("pipeline", "List pipelines")
+	cmd := group("pipeline", "List and close pipelines")
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the pipelines (replication groups open containers are written through)",
@@ -226,7 +226,7 @@ func newPipelineCmd(o *cliOptions) *cobra.Command {
 			return printTable(s.out, []string{"ID", "REPLICATION", "STATE", "CREATED", "DATANODES (LEADER FIRST, OR IN INDEX ORDER)"}, rows)
 		}),
 	}
-	cmd.AddCommand(list)
+	cmd.AddCommand(list, newPipelineCloseCmd(o))
 	return cmd
 }
 
@@ -372,7 +372,7 @@ func newContainerCmd(o *cliOptions) *cobra.Command {
 			return s.c.CloseContainer(s.ctx, id, "", "admin command")
 		}),
 	}
-	cmd.AddCommand(list, info, closeCmd, newContainerScanCmd(o))
+	cmd.AddCommand(list, info, closeCmd, newContainerScanCmd(o), newContainerReportCmd(o))
 	return cmd
 }
 

@@ -136,6 +136,20 @@ func TestAdmin(t *testing.T) {
 	require.Contains(t, h.fail(1, "admin", "container", "close", "999999"), "999999")
 	h.fail(2, "admin", "container", "close", "x")
 
+	// The containers' report; the pipeline closed by an operator.
+	rep := h.ok("admin", "container", "report")
+	require.Regexp(t, `(?m)^Containers: +\d+\n`, rep)
+	require.Regexp(t, `(?m)^  UNDER_REPLICATED: +\d+`, rep)
+	rj := jsonOf[map[string]any](t, h.ok("admin", "container", "report", "--json"))
+	require.GreaterOrEqual(t, rj["containers"], float64(1))
+	h.fail(2, "admin", "container", "report", "--samples", "-1")
+	pid := strconv.FormatUint(block.Pipeline.Id, 10)
+	require.Regexp(t, `^Pipeline `+pid+` closing; open containers closing with it: `, h.ok("admin", "pipeline", "close", pid))
+	require.Regexp(t, `(?m)^`+pid+` +THREE +CLOSED `, h.ok("admin", "pipeline", "list"))
+	require.Equal(t, "Pipeline "+pid+" closing; open containers closing with it: none\n", h.ok("admin", "pipeline", "close", pid))
+	require.Contains(t, h.fail(1, "admin", "pipeline", "close", "999999"), "999999")
+	h.fail(2, "admin", "pipeline", "close", "x")
+
 	// A scan goes to holders of CLOSED replicas only: this one's is OPEN.
 	require.Equal(t, "container "+cid+": no live datanode holds a CLOSED replica to scan\n", h.ok("admin", "container", "scan", cid))
 	require.Contains(t, h.fail(1, "admin", "container", "scan", "999999"), "999999")

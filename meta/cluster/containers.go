@@ -165,6 +165,24 @@ func (m *Manager) CloseContainer(now time.Time, id uint64, failed string) ([]*st
 	return m.applyLocked(now, &p), nil
 }
 
+// ClosePipeline closes pipeline id and its open containers (an operator's
+// request), and returns the changes to propose and the containers closed.
+func (m *Manager) ClosePipeline(now time.Time, id uint64) ([]*stratov1.ClusterCommand, []uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pl := m.s.pipelines[id]
+	if pl == nil {
+		return nil, nil, fmt.Errorf("%w: pipeline %d", ErrNotFound, id)
+	}
+	if pl.State != stratov1.PipelineState_PIPELINE_OPEN {
+		return nil, nil, nil
+	}
+	open := slices.Clone(m.s.open[id])
+	var p plan
+	planClosePipeline(&m.s, now, pl, &p)
+	return m.applyLocked(now, &p), open, nil
+}
+
 // planCloseContainer is CloseContainer's judgement.
 func planCloseContainer(s *state, now time.Time, id uint64, failed string) (plan, error) {
 	var p plan

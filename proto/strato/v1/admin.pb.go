@@ -1385,6 +1385,102 @@ func (x *ScanContainerRequest) GetMetadataOnly() bool {
 	return false
 }
 
+type ClosePipelineRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PipelineId    uint64                 `protobuf:"varint,1,opt,name=pipeline_id,json=pipelineId,proto3" json:"pipeline_id,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"` // for meta's log
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClosePipelineRequest) Reset() {
+	*x = ClosePipelineRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClosePipelineRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClosePipelineRequest) ProtoMessage() {}
+
+func (x *ClosePipelineRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClosePipelineRequest.ProtoReflect.Descriptor instead.
+func (*ClosePipelineRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ClosePipelineRequest) GetPipelineId() uint64 {
+	if x != nil {
+		return x.PipelineId
+	}
+	return 0
+}
+
+func (x *ClosePipelineRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type ClosePipelineResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerIds  []uint64               `protobuf:"varint,1,rep,packed,name=container_ids,json=containerIds,proto3" json:"container_ids,omitempty"` // the open containers closed with it
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClosePipelineResponse) Reset() {
+	*x = ClosePipelineResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClosePipelineResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClosePipelineResponse) ProtoMessage() {}
+
+func (x *ClosePipelineResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClosePipelineResponse.ProtoReflect.Descriptor instead.
+func (*ClosePipelineResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ClosePipelineResponse) GetContainerIds() []uint64 {
+	if x != nil {
+		return x.ContainerIds
+	}
+	return nil
+}
+
 type ScanContainerResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	DatanodeIds   []string               `protobuf:"bytes,1,rep,name=datanode_ids,json=datanodeIds,proto3" json:"datanode_ids,omitempty"` // the datanodes asked to scan
@@ -1394,7 +1490,7 @@ type ScanContainerResponse struct {
 
 func (x *ScanContainerResponse) Reset() {
 	*x = ScanContainerResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[19]
+	mi := &file_strato_v1_admin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1406,7 +1502,7 @@ func (x *ScanContainerResponse) String() string {
 func (*ScanContainerResponse) ProtoMessage() {}
 
 func (x *ScanContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[19]
+	mi := &file_strato_v1_admin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1419,7 +1515,7 @@ func (x *ScanContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanContainerResponse.ProtoReflect.Descriptor instead.
 func (*ScanContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ScanContainerResponse) GetDatanodeIds() []string {
@@ -1447,7 +1543,7 @@ type StartBalancerRequest struct {
 
 func (x *StartBalancerRequest) Reset() {
 	*x = StartBalancerRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[20]
+	mi := &file_strato_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1459,7 +1555,7 @@ func (x *StartBalancerRequest) String() string {
 func (*StartBalancerRequest) ProtoMessage() {}
 
 func (x *StartBalancerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[20]
+	mi := &file_strato_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1472,7 +1568,7 @@ func (x *StartBalancerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartBalancerRequest.ProtoReflect.Descriptor instead.
 func (*StartBalancerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StartBalancerRequest) GetThreshold() float64 {
@@ -1504,7 +1600,7 @@ type StopBalancerRequest struct {
 
 func (x *StopBalancerRequest) Reset() {
 	*x = StopBalancerRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	mi := &file_strato_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1516,7 +1612,7 @@ func (x *StopBalancerRequest) String() string {
 func (*StopBalancerRequest) ProtoMessage() {}
 
 func (x *StopBalancerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	mi := &file_strato_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1529,7 +1625,7 @@ func (x *StopBalancerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopBalancerRequest.ProtoReflect.Descriptor instead.
 func (*StopBalancerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{23}
 }
 
 type GetBalancerStatusRequest struct {
@@ -1540,7 +1636,7 @@ type GetBalancerStatusRequest struct {
 
 func (x *GetBalancerStatusRequest) Reset() {
 	*x = GetBalancerStatusRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	mi := &file_strato_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1648,7 @@ func (x *GetBalancerStatusRequest) String() string {
 func (*GetBalancerStatusRequest) ProtoMessage() {}
 
 func (x *GetBalancerStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	mi := &file_strato_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1565,7 +1661,7 @@ func (x *GetBalancerStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBalancerStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetBalancerStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{24}
 }
 
 // BalancerStatus is the container balancer as the leader sees it: its
@@ -1614,7 +1710,7 @@ type BalancerStatus struct {
 
 func (x *BalancerStatus) Reset() {
 	*x = BalancerStatus{}
-	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	mi := &file_strato_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1626,7 +1722,7 @@ func (x *BalancerStatus) String() string {
 func (*BalancerStatus) ProtoMessage() {}
 
 func (x *BalancerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	mi := &file_strato_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1639,7 +1735,7 @@ func (x *BalancerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerStatus.ProtoReflect.Descriptor instead.
 func (*BalancerStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BalancerStatus) GetRunning() bool {
@@ -1791,7 +1887,7 @@ type BalancerNode struct {
 
 func (x *BalancerNode) Reset() {
 	*x = BalancerNode{}
-	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	mi := &file_strato_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1803,7 +1899,7 @@ func (x *BalancerNode) String() string {
 func (*BalancerNode) ProtoMessage() {}
 
 func (x *BalancerNode) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	mi := &file_strato_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1816,7 +1912,7 @@ func (x *BalancerNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerNode.ProtoReflect.Descriptor instead.
 func (*BalancerNode) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *BalancerNode) GetId() string {
@@ -1862,7 +1958,7 @@ type MetaStatusRequest struct {
 
 func (x *MetaStatusRequest) Reset() {
 	*x = MetaStatusRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[25]
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +1970,7 @@ func (x *MetaStatusRequest) String() string {
 func (*MetaStatusRequest) ProtoMessage() {}
 
 func (x *MetaStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[25]
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +1983,7 @@ func (x *MetaStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaStatusRequest.ProtoReflect.Descriptor instead.
 func (*MetaStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{27}
 }
 
 // MetaStatusResponse is one meta replica's view of its Raft group (any
@@ -1914,7 +2010,7 @@ type MetaStatusResponse struct {
 
 func (x *MetaStatusResponse) Reset() {
 	*x = MetaStatusResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[26]
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1926,7 +2022,7 @@ func (x *MetaStatusResponse) String() string {
 func (*MetaStatusResponse) ProtoMessage() {}
 
 func (x *MetaStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[26]
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1939,7 +2035,7 @@ func (x *MetaStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaStatusResponse.ProtoReflect.Descriptor instead.
 func (*MetaStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *MetaStatusResponse) GetId() uint64 {
@@ -2035,7 +2131,7 @@ type MetaMember struct {
 
 func (x *MetaMember) Reset() {
 	*x = MetaMember{}
-	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2047,7 +2143,7 @@ func (x *MetaMember) String() string {
 func (*MetaMember) ProtoMessage() {}
 
 func (x *MetaMember) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2060,7 +2156,7 @@ func (x *MetaMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaMember.ProtoReflect.Descriptor instead.
 func (*MetaMember) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *MetaMember) GetId() uint64 {
@@ -2113,7 +2209,7 @@ type AddMetaMemberRequest struct {
 
 func (x *AddMetaMemberRequest) Reset() {
 	*x = AddMetaMemberRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2125,7 +2221,7 @@ func (x *AddMetaMemberRequest) String() string {
 func (*AddMetaMemberRequest) ProtoMessage() {}
 
 func (x *AddMetaMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2138,7 +2234,7 @@ func (x *AddMetaMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMetaMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMetaMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AddMetaMemberRequest) GetId() uint64 {
@@ -2171,7 +2267,7 @@ type RemoveMetaMemberRequest struct {
 
 func (x *RemoveMetaMemberRequest) Reset() {
 	*x = RemoveMetaMemberRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	mi := &file_strato_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2183,7 +2279,7 @@ func (x *RemoveMetaMemberRequest) String() string {
 func (*RemoveMetaMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMetaMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	mi := &file_strato_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2196,7 +2292,7 @@ func (x *RemoveMetaMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMetaMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMetaMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RemoveMetaMemberRequest) GetId() uint64 {
@@ -2215,7 +2311,7 @@ type TransferMetaLeaderRequest struct {
 
 func (x *TransferMetaLeaderRequest) Reset() {
 	*x = TransferMetaLeaderRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	mi := &file_strato_v1_admin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2227,7 +2323,7 @@ func (x *TransferMetaLeaderRequest) String() string {
 func (*TransferMetaLeaderRequest) ProtoMessage() {}
 
 func (x *TransferMetaLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	mi := &file_strato_v1_admin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2240,7 +2336,7 @@ func (x *TransferMetaLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferMetaLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferMetaLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TransferMetaLeaderRequest) GetId() uint64 {
@@ -2261,7 +2357,7 @@ type MetaMembersResponse struct {
 
 func (x *MetaMembersResponse) Reset() {
 	*x = MetaMembersResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[31]
+	mi := &file_strato_v1_admin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2273,7 +2369,7 @@ func (x *MetaMembersResponse) String() string {
 func (*MetaMembersResponse) ProtoMessage() {}
 
 func (x *MetaMembersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[31]
+	mi := &file_strato_v1_admin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2286,7 +2382,7 @@ func (x *MetaMembersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaMembersResponse.ProtoReflect.Descriptor instead.
 func (*MetaMembersResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *MetaMembersResponse) GetLeaderId() uint64 {
@@ -2320,7 +2416,7 @@ type BackupMetaRequest struct {
 
 func (x *BackupMetaRequest) Reset() {
 	*x = BackupMetaRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[32]
+	mi := &file_strato_v1_admin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2332,7 +2428,7 @@ func (x *BackupMetaRequest) String() string {
 func (*BackupMetaRequest) ProtoMessage() {}
 
 func (x *BackupMetaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[32]
+	mi := &file_strato_v1_admin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2345,7 +2441,7 @@ func (x *BackupMetaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupMetaRequest.ProtoReflect.Descriptor instead.
 func (*BackupMetaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *BackupMetaRequest) GetChunkPairs() uint32 {
@@ -2386,7 +2482,7 @@ type MetaBackupManifest struct {
 
 func (x *MetaBackupManifest) Reset() {
 	*x = MetaBackupManifest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[33]
+	mi := &file_strato_v1_admin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2398,7 +2494,7 @@ func (x *MetaBackupManifest) String() string {
 func (*MetaBackupManifest) ProtoMessage() {}
 
 func (x *MetaBackupManifest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[33]
+	mi := &file_strato_v1_admin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2411,7 +2507,7 @@ func (x *MetaBackupManifest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaBackupManifest.ProtoReflect.Descriptor instead.
 func (*MetaBackupManifest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *MetaBackupManifest) GetClusterId() string {
@@ -2484,7 +2580,7 @@ type BackupMetaChunk struct {
 
 func (x *BackupMetaChunk) Reset() {
 	*x = BackupMetaChunk{}
-	mi := &file_strato_v1_admin_proto_msgTypes[34]
+	mi := &file_strato_v1_admin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2496,7 +2592,7 @@ func (x *BackupMetaChunk) String() string {
 func (*BackupMetaChunk) ProtoMessage() {}
 
 func (x *BackupMetaChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[34]
+	mi := &file_strato_v1_admin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2509,7 +2605,7 @@ func (x *BackupMetaChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupMetaChunk.ProtoReflect.Descriptor instead.
 func (*BackupMetaChunk) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BackupMetaChunk) GetManifest() *MetaBackupManifest {
@@ -2566,7 +2662,7 @@ type S3Key struct {
 
 func (x *S3Key) Reset() {
 	*x = S3Key{}
-	mi := &file_strato_v1_admin_proto_msgTypes[35]
+	mi := &file_strato_v1_admin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2578,7 +2674,7 @@ func (x *S3Key) String() string {
 func (*S3Key) ProtoMessage() {}
 
 func (x *S3Key) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[35]
+	mi := &file_strato_v1_admin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2591,7 +2687,7 @@ func (x *S3Key) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use S3Key.ProtoReflect.Descriptor instead.
 func (*S3Key) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *S3Key) GetAccessKey() string {
@@ -2630,7 +2726,7 @@ type CreateS3KeyRequest struct {
 
 func (x *CreateS3KeyRequest) Reset() {
 	*x = CreateS3KeyRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[36]
+	mi := &file_strato_v1_admin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2642,7 +2738,7 @@ func (x *CreateS3KeyRequest) String() string {
 func (*CreateS3KeyRequest) ProtoMessage() {}
 
 func (x *CreateS3KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[36]
+	mi := &file_strato_v1_admin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2655,7 +2751,7 @@ func (x *CreateS3KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateS3KeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateS3KeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CreateS3KeyRequest) GetUser() string {
@@ -2689,7 +2785,7 @@ type CreateS3KeyResponse struct {
 
 func (x *CreateS3KeyResponse) Reset() {
 	*x = CreateS3KeyResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[37]
+	mi := &file_strato_v1_admin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2701,7 +2797,7 @@ func (x *CreateS3KeyResponse) String() string {
 func (*CreateS3KeyResponse) ProtoMessage() {}
 
 func (x *CreateS3KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[37]
+	mi := &file_strato_v1_admin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2714,7 +2810,7 @@ func (x *CreateS3KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateS3KeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateS3KeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CreateS3KeyResponse) GetKey() *S3Key {
@@ -2742,7 +2838,7 @@ type ListS3KeysRequest struct {
 
 func (x *ListS3KeysRequest) Reset() {
 	*x = ListS3KeysRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[38]
+	mi := &file_strato_v1_admin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2754,7 +2850,7 @@ func (x *ListS3KeysRequest) String() string {
 func (*ListS3KeysRequest) ProtoMessage() {}
 
 func (x *ListS3KeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[38]
+	mi := &file_strato_v1_admin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2767,7 +2863,7 @@ func (x *ListS3KeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListS3KeysRequest.ProtoReflect.Descriptor instead.
 func (*ListS3KeysRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListS3KeysRequest) GetUser() string {
@@ -2801,7 +2897,7 @@ type ListS3KeysResponse struct {
 
 func (x *ListS3KeysResponse) Reset() {
 	*x = ListS3KeysResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[39]
+	mi := &file_strato_v1_admin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2813,7 +2909,7 @@ func (x *ListS3KeysResponse) String() string {
 func (*ListS3KeysResponse) ProtoMessage() {}
 
 func (x *ListS3KeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[39]
+	mi := &file_strato_v1_admin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2826,7 +2922,7 @@ func (x *ListS3KeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListS3KeysResponse.ProtoReflect.Descriptor instead.
 func (*ListS3KeysResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListS3KeysResponse) GetKeys() []*S3Key {
@@ -2852,7 +2948,7 @@ type RevokeS3KeyRequest struct {
 
 func (x *RevokeS3KeyRequest) Reset() {
 	*x = RevokeS3KeyRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[40]
+	mi := &file_strato_v1_admin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2864,7 +2960,7 @@ func (x *RevokeS3KeyRequest) String() string {
 func (*RevokeS3KeyRequest) ProtoMessage() {}
 
 func (x *RevokeS3KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[40]
+	mi := &file_strato_v1_admin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2877,7 +2973,7 @@ func (x *RevokeS3KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyRequest.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RevokeS3KeyRequest) GetAccessKey() string {
@@ -2895,7 +2991,7 @@ type RevokeS3KeyResponse struct {
 
 func (x *RevokeS3KeyResponse) Reset() {
 	*x = RevokeS3KeyResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[41]
+	mi := &file_strato_v1_admin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2907,7 +3003,7 @@ func (x *RevokeS3KeyResponse) String() string {
 func (*RevokeS3KeyResponse) ProtoMessage() {}
 
 func (x *RevokeS3KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[41]
+	mi := &file_strato_v1_admin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2920,7 +3016,7 @@ func (x *RevokeS3KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyResponse.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{43}
 }
 
 type GetS3SecretRequest struct {
@@ -2932,7 +3028,7 @@ type GetS3SecretRequest struct {
 
 func (x *GetS3SecretRequest) Reset() {
 	*x = GetS3SecretRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[42]
+	mi := &file_strato_v1_admin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2944,7 +3040,7 @@ func (x *GetS3SecretRequest) String() string {
 func (*GetS3SecretRequest) ProtoMessage() {}
 
 func (x *GetS3SecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[42]
+	mi := &file_strato_v1_admin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2957,7 +3053,7 @@ func (x *GetS3SecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetS3SecretRequest.ProtoReflect.Descriptor instead.
 func (*GetS3SecretRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetS3SecretRequest) GetAccessKey() string {
@@ -2977,7 +3073,7 @@ type GetS3SecretResponse struct {
 
 func (x *GetS3SecretResponse) Reset() {
 	*x = GetS3SecretResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[43]
+	mi := &file_strato_v1_admin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2989,7 +3085,7 @@ func (x *GetS3SecretResponse) String() string {
 func (*GetS3SecretResponse) ProtoMessage() {}
 
 func (x *GetS3SecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[43]
+	mi := &file_strato_v1_admin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3002,7 +3098,7 @@ func (x *GetS3SecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetS3SecretResponse.ProtoReflect.Descriptor instead.
 func (*GetS3SecretResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{43}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetS3SecretResponse) GetKey() *S3Key {
@@ -3035,7 +3131,7 @@ type User struct {
 
 func (x *User) Reset() {
 	*x = User{}
-	mi := &file_strato_v1_admin_proto_msgTypes[44]
+	mi := &file_strato_v1_admin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3047,7 +3143,7 @@ func (x *User) String() string {
 func (*User) ProtoMessage() {}
 
 func (x *User) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[44]
+	mi := &file_strato_v1_admin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3060,7 +3156,7 @@ func (x *User) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use User.ProtoReflect.Descriptor instead.
 func (*User) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{44}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *User) GetName() string {
@@ -3112,7 +3208,7 @@ type CreateUserRequest struct {
 
 func (x *CreateUserRequest) Reset() {
 	*x = CreateUserRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[45]
+	mi := &file_strato_v1_admin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3124,7 +3220,7 @@ func (x *CreateUserRequest) String() string {
 func (*CreateUserRequest) ProtoMessage() {}
 
 func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[45]
+	mi := &file_strato_v1_admin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3137,7 +3233,7 @@ func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateUserRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{45}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CreateUserRequest) GetName() string {
@@ -3177,7 +3273,7 @@ type CreateUserResponse struct {
 
 func (x *CreateUserResponse) Reset() {
 	*x = CreateUserResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[46]
+	mi := &file_strato_v1_admin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3189,7 +3285,7 @@ func (x *CreateUserResponse) String() string {
 func (*CreateUserResponse) ProtoMessage() {}
 
 func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[46]
+	mi := &file_strato_v1_admin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3202,7 +3298,7 @@ func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserResponse.ProtoReflect.Descriptor instead.
 func (*CreateUserResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{46}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *CreateUserResponse) GetUser() *User {
@@ -3221,7 +3317,7 @@ type DeleteUserRequest struct {
 
 func (x *DeleteUserRequest) Reset() {
 	*x = DeleteUserRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[47]
+	mi := &file_strato_v1_admin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3233,7 +3329,7 @@ func (x *DeleteUserRequest) String() string {
 func (*DeleteUserRequest) ProtoMessage() {}
 
 func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[47]
+	mi := &file_strato_v1_admin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3246,7 +3342,7 @@ func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteUserRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{47}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *DeleteUserRequest) GetName() string {
@@ -3265,7 +3361,7 @@ type DeleteUserResponse struct {
 
 func (x *DeleteUserResponse) Reset() {
 	*x = DeleteUserResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[48]
+	mi := &file_strato_v1_admin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3277,7 +3373,7 @@ func (x *DeleteUserResponse) String() string {
 func (*DeleteUserResponse) ProtoMessage() {}
 
 func (x *DeleteUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[48]
+	mi := &file_strato_v1_admin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3290,7 +3386,7 @@ func (x *DeleteUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserResponse.ProtoReflect.Descriptor instead.
 func (*DeleteUserResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{48}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DeleteUserResponse) GetRevokedTokens() uint32 {
@@ -3310,7 +3406,7 @@ type ListUsersRequest struct {
 
 func (x *ListUsersRequest) Reset() {
 	*x = ListUsersRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[49]
+	mi := &file_strato_v1_admin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3322,7 +3418,7 @@ func (x *ListUsersRequest) String() string {
 func (*ListUsersRequest) ProtoMessage() {}
 
 func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[49]
+	mi := &file_strato_v1_admin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3335,7 +3431,7 @@ func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListUsersRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListUsersRequest) GetStartAfter() string {
@@ -3362,7 +3458,7 @@ type ListUsersResponse struct {
 
 func (x *ListUsersResponse) Reset() {
 	*x = ListUsersResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[50]
+	mi := &file_strato_v1_admin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3374,7 +3470,7 @@ func (x *ListUsersResponse) String() string {
 func (*ListUsersResponse) ProtoMessage() {}
 
 func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[50]
+	mi := &file_strato_v1_admin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3387,7 +3483,7 @@ func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListUsersResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{50}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListUsersResponse) GetUsers() []*User {
@@ -3418,7 +3514,7 @@ type Token struct {
 
 func (x *Token) Reset() {
 	*x = Token{}
-	mi := &file_strato_v1_admin_proto_msgTypes[51]
+	mi := &file_strato_v1_admin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3430,7 +3526,7 @@ func (x *Token) String() string {
 func (*Token) ProtoMessage() {}
 
 func (x *Token) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[51]
+	mi := &file_strato_v1_admin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3443,7 +3539,7 @@ func (x *Token) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Token.ProtoReflect.Descriptor instead.
 func (*Token) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{51}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Token) GetId() string {
@@ -3493,7 +3589,7 @@ type IssueTokenRequest struct {
 
 func (x *IssueTokenRequest) Reset() {
 	*x = IssueTokenRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[52]
+	mi := &file_strato_v1_admin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3505,7 +3601,7 @@ func (x *IssueTokenRequest) String() string {
 func (*IssueTokenRequest) ProtoMessage() {}
 
 func (x *IssueTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[52]
+	mi := &file_strato_v1_admin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3518,7 +3614,7 @@ func (x *IssueTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueTokenRequest.ProtoReflect.Descriptor instead.
 func (*IssueTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{52}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *IssueTokenRequest) GetUser() string {
@@ -3546,7 +3642,7 @@ type IssueTokenResponse struct {
 
 func (x *IssueTokenResponse) Reset() {
 	*x = IssueTokenResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[53]
+	mi := &file_strato_v1_admin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3558,7 +3654,7 @@ func (x *IssueTokenResponse) String() string {
 func (*IssueTokenResponse) ProtoMessage() {}
 
 func (x *IssueTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[53]
+	mi := &file_strato_v1_admin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3571,7 +3667,7 @@ func (x *IssueTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueTokenResponse.ProtoReflect.Descriptor instead.
 func (*IssueTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{53}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *IssueTokenResponse) GetInfo() *Token {
@@ -3597,7 +3693,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[54]
+	mi := &file_strato_v1_admin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3609,7 +3705,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[54]
+	mi := &file_strato_v1_admin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3622,7 +3718,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{54}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -3640,7 +3736,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[55]
+	mi := &file_strato_v1_admin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3652,7 +3748,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[55]
+	mi := &file_strato_v1_admin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3665,7 +3761,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{55}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{57}
 }
 
 type ListTokensRequest struct {
@@ -3679,7 +3775,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[56]
+	mi := &file_strato_v1_admin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3691,7 +3787,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[56]
+	mi := &file_strato_v1_admin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3704,7 +3800,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{56}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ListTokensRequest) GetUser() string {
@@ -3738,7 +3834,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[57]
+	mi := &file_strato_v1_admin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3750,7 +3846,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[57]
+	mi := &file_strato_v1_admin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3763,7 +3859,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{57}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ListTokensResponse) GetTokens() []*Token {
@@ -3788,7 +3884,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[58]
+	mi := &file_strato_v1_admin_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3800,7 +3896,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[58]
+	mi := &file_strato_v1_admin_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3813,7 +3909,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{58}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{60}
 }
 
 type WhoAmIResponse struct {
@@ -3832,7 +3928,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[59]
+	mi := &file_strato_v1_admin_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3844,7 +3940,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[59]
+	mi := &file_strato_v1_admin_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3857,7 +3953,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{59}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *WhoAmIResponse) GetAuthenticated() bool {
@@ -4016,7 +4112,13 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\bdatanode\x18\x01 \x01(\v2\x17.strato.v1.DatanodeInfoR\bdatanode\"^\n" +
 	"\x14ScanContainerRequest\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12#\n" +
-	"\rmetadata_only\x18\x02 \x01(\bR\fmetadataOnly\":\n" +
+	"\rmetadata_only\x18\x02 \x01(\bR\fmetadataOnly\"O\n" +
+	"\x14ClosePipelineRequest\x12\x1f\n" +
+	"\vpipeline_id\x18\x01 \x01(\x04R\n" +
+	"pipelineId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"<\n" +
+	"\x15ClosePipelineResponse\x12#\n" +
+	"\rcontainer_ids\x18\x01 \x03(\x04R\fcontainerIds\":\n" +
 	"\x15ScanContainerResponse\x12!\n" +
 	"\fdatanode_ids\x18\x01 \x03(\tR\vdatanodeIds\"\x87\x01\n" +
 	"\x14StartBalancerRequest\x12\x1c\n" +
@@ -4220,7 +4322,7 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x19CONTAINER_PROBLEM_MISSING\x10\x02\x12\x1f\n" +
 	"\x1bCONTAINER_PROBLEM_UNHEALTHY\x10\x03\x12%\n" +
 	"!CONTAINER_PROBLEM_OVER_REPLICATED\x10\x04\x12$\n" +
-	" CONTAINER_PROBLEM_MIS_REPLICATED\x10\x052\xd1\x11\n" +
+	" CONTAINER_PROBLEM_MIS_REPLICATED\x10\x052\xa5\x12\n" +
 	"\fAdminService\x12R\n" +
 	"\rListDatanodes\x12\x1f.strato.v1.ListDatanodesRequest\x1a .strato.v1.ListDatanodesResponse\x12R\n" +
 	"\rListPipelines\x12\x1f.strato.v1.ListPipelinesRequest\x1a .strato.v1.ListPipelinesResponse\x12U\n" +
@@ -4230,7 +4332,8 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\vGetSafeMode\x12\x1d.strato.v1.GetSafeModeRequest\x1a\x19.strato.v1.SafeModeStatus\x12I\n" +
 	"\fExitSafeMode\x12\x1e.strato.v1.ExitSafeModeRequest\x1a\x19.strato.v1.SafeModeStatus\x12g\n" +
 	"\x14DecommissionDatanode\x12&.strato.v1.DecommissionDatanodeRequest\x1a'.strato.v1.DecommissionDatanodeResponse\x12R\n" +
-	"\rScanContainer\x12\x1f.strato.v1.ScanContainerRequest\x1a .strato.v1.ScanContainerResponse\x12K\n" +
+	"\rScanContainer\x12\x1f.strato.v1.ScanContainerRequest\x1a .strato.v1.ScanContainerResponse\x12R\n" +
+	"\rClosePipeline\x12\x1f.strato.v1.ClosePipelineRequest\x1a .strato.v1.ClosePipelineResponse\x12K\n" +
 	"\rStartBalancer\x12\x1f.strato.v1.StartBalancerRequest\x1a\x19.strato.v1.BalancerStatus\x12I\n" +
 	"\fStopBalancer\x12\x1e.strato.v1.StopBalancerRequest\x1a\x19.strato.v1.BalancerStatus\x12S\n" +
 	"\x11GetBalancerStatus\x12#.strato.v1.GetBalancerStatusRequest\x1a\x19.strato.v1.BalancerStatus\x12I\n" +
@@ -4272,7 +4375,7 @@ func file_strato_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
+var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 68)
 var file_strato_v1_admin_proto_goTypes = []any{
 	(NodeHealth)(0),                      // 0: strato.v1.NodeHealth
 	(NodeOpState)(0),                     // 1: strato.v1.NodeOpState
@@ -4296,98 +4399,100 @@ var file_strato_v1_admin_proto_goTypes = []any{
 	(*DecommissionDatanodeRequest)(nil),  // 19: strato.v1.DecommissionDatanodeRequest
 	(*DecommissionDatanodeResponse)(nil), // 20: strato.v1.DecommissionDatanodeResponse
 	(*ScanContainerRequest)(nil),         // 21: strato.v1.ScanContainerRequest
-	(*ScanContainerResponse)(nil),        // 22: strato.v1.ScanContainerResponse
-	(*StartBalancerRequest)(nil),         // 23: strato.v1.StartBalancerRequest
-	(*StopBalancerRequest)(nil),          // 24: strato.v1.StopBalancerRequest
-	(*GetBalancerStatusRequest)(nil),     // 25: strato.v1.GetBalancerStatusRequest
-	(*BalancerStatus)(nil),               // 26: strato.v1.BalancerStatus
-	(*BalancerNode)(nil),                 // 27: strato.v1.BalancerNode
-	(*MetaStatusRequest)(nil),            // 28: strato.v1.MetaStatusRequest
-	(*MetaStatusResponse)(nil),           // 29: strato.v1.MetaStatusResponse
-	(*MetaMember)(nil),                   // 30: strato.v1.MetaMember
-	(*AddMetaMemberRequest)(nil),         // 31: strato.v1.AddMetaMemberRequest
-	(*RemoveMetaMemberRequest)(nil),      // 32: strato.v1.RemoveMetaMemberRequest
-	(*TransferMetaLeaderRequest)(nil),    // 33: strato.v1.TransferMetaLeaderRequest
-	(*MetaMembersResponse)(nil),          // 34: strato.v1.MetaMembersResponse
-	(*BackupMetaRequest)(nil),            // 35: strato.v1.BackupMetaRequest
-	(*MetaBackupManifest)(nil),           // 36: strato.v1.MetaBackupManifest
-	(*BackupMetaChunk)(nil),              // 37: strato.v1.BackupMetaChunk
-	(*S3Key)(nil),                        // 38: strato.v1.S3Key
-	(*CreateS3KeyRequest)(nil),           // 39: strato.v1.CreateS3KeyRequest
-	(*CreateS3KeyResponse)(nil),          // 40: strato.v1.CreateS3KeyResponse
-	(*ListS3KeysRequest)(nil),            // 41: strato.v1.ListS3KeysRequest
-	(*ListS3KeysResponse)(nil),           // 42: strato.v1.ListS3KeysResponse
-	(*RevokeS3KeyRequest)(nil),           // 43: strato.v1.RevokeS3KeyRequest
-	(*RevokeS3KeyResponse)(nil),          // 44: strato.v1.RevokeS3KeyResponse
-	(*GetS3SecretRequest)(nil),           // 45: strato.v1.GetS3SecretRequest
-	(*GetS3SecretResponse)(nil),          // 46: strato.v1.GetS3SecretResponse
-	(*User)(nil),                         // 47: strato.v1.User
-	(*CreateUserRequest)(nil),            // 48: strato.v1.CreateUserRequest
-	(*CreateUserResponse)(nil),           // 49: strato.v1.CreateUserResponse
-	(*DeleteUserRequest)(nil),            // 50: strato.v1.DeleteUserRequest
-	(*DeleteUserResponse)(nil),           // 51: strato.v1.DeleteUserResponse
-	(*ListUsersRequest)(nil),             // 52: strato.v1.ListUsersRequest
-	(*ListUsersResponse)(nil),            // 53: strato.v1.ListUsersResponse
-	(*Token)(nil),                        // 54: strato.v1.Token
-	(*IssueTokenRequest)(nil),            // 55: strato.v1.IssueTokenRequest
-	(*IssueTokenResponse)(nil),           // 56: strato.v1.IssueTokenResponse
-	(*RevokeTokenRequest)(nil),           // 57: strato.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),          // 58: strato.v1.RevokeTokenResponse
-	(*ListTokensRequest)(nil),            // 59: strato.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),           // 60: strato.v1.ListTokensResponse
-	(*WhoAmIRequest)(nil),                // 61: strato.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),               // 62: strato.v1.WhoAmIResponse
-	nil,                                  // 63: strato.v1.ClusterSummary.DatanodesByHealthEntry
-	nil,                                  // 64: strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	nil,                                  // 65: strato.v1.ClusterSummary.ContainersByStateEntry
-	nil,                                  // 66: strato.v1.ClusterSummary.ContainersByProblemEntry
-	nil,                                  // 67: strato.v1.ClusterSummary.PipelinesByStateEntry
-	nil,                                  // 68: strato.v1.ContainerReplicasResponse.ReplicasEntry
-	(*DatanodeDetails)(nil),              // 69: strato.v1.DatanodeDetails
-	(*NodeStats)(nil),                    // 70: strato.v1.NodeStats
-	(ContainerState)(0),                  // 71: strato.v1.ContainerState
-	(ReplicationFactor)(0),               // 72: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),                // 73: strato.v1.ErasureCoding
-	(*PipelineInfo)(nil),                 // 74: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),             // 75: strato.v1.ContainerReplica
+	(*ClosePipelineRequest)(nil),         // 22: strato.v1.ClosePipelineRequest
+	(*ClosePipelineResponse)(nil),        // 23: strato.v1.ClosePipelineResponse
+	(*ScanContainerResponse)(nil),        // 24: strato.v1.ScanContainerResponse
+	(*StartBalancerRequest)(nil),         // 25: strato.v1.StartBalancerRequest
+	(*StopBalancerRequest)(nil),          // 26: strato.v1.StopBalancerRequest
+	(*GetBalancerStatusRequest)(nil),     // 27: strato.v1.GetBalancerStatusRequest
+	(*BalancerStatus)(nil),               // 28: strato.v1.BalancerStatus
+	(*BalancerNode)(nil),                 // 29: strato.v1.BalancerNode
+	(*MetaStatusRequest)(nil),            // 30: strato.v1.MetaStatusRequest
+	(*MetaStatusResponse)(nil),           // 31: strato.v1.MetaStatusResponse
+	(*MetaMember)(nil),                   // 32: strato.v1.MetaMember
+	(*AddMetaMemberRequest)(nil),         // 33: strato.v1.AddMetaMemberRequest
+	(*RemoveMetaMemberRequest)(nil),      // 34: strato.v1.RemoveMetaMemberRequest
+	(*TransferMetaLeaderRequest)(nil),    // 35: strato.v1.TransferMetaLeaderRequest
+	(*MetaMembersResponse)(nil),          // 36: strato.v1.MetaMembersResponse
+	(*BackupMetaRequest)(nil),            // 37: strato.v1.BackupMetaRequest
+	(*MetaBackupManifest)(nil),           // 38: strato.v1.MetaBackupManifest
+	(*BackupMetaChunk)(nil),              // 39: strato.v1.BackupMetaChunk
+	(*S3Key)(nil),                        // 40: strato.v1.S3Key
+	(*CreateS3KeyRequest)(nil),           // 41: strato.v1.CreateS3KeyRequest
+	(*CreateS3KeyResponse)(nil),          // 42: strato.v1.CreateS3KeyResponse
+	(*ListS3KeysRequest)(nil),            // 43: strato.v1.ListS3KeysRequest
+	(*ListS3KeysResponse)(nil),           // 44: strato.v1.ListS3KeysResponse
+	(*RevokeS3KeyRequest)(nil),           // 45: strato.v1.RevokeS3KeyRequest
+	(*RevokeS3KeyResponse)(nil),          // 46: strato.v1.RevokeS3KeyResponse
+	(*GetS3SecretRequest)(nil),           // 47: strato.v1.GetS3SecretRequest
+	(*GetS3SecretResponse)(nil),          // 48: strato.v1.GetS3SecretResponse
+	(*User)(nil),                         // 49: strato.v1.User
+	(*CreateUserRequest)(nil),            // 50: strato.v1.CreateUserRequest
+	(*CreateUserResponse)(nil),           // 51: strato.v1.CreateUserResponse
+	(*DeleteUserRequest)(nil),            // 52: strato.v1.DeleteUserRequest
+	(*DeleteUserResponse)(nil),           // 53: strato.v1.DeleteUserResponse
+	(*ListUsersRequest)(nil),             // 54: strato.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),            // 55: strato.v1.ListUsersResponse
+	(*Token)(nil),                        // 56: strato.v1.Token
+	(*IssueTokenRequest)(nil),            // 57: strato.v1.IssueTokenRequest
+	(*IssueTokenResponse)(nil),           // 58: strato.v1.IssueTokenResponse
+	(*RevokeTokenRequest)(nil),           // 59: strato.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),          // 60: strato.v1.RevokeTokenResponse
+	(*ListTokensRequest)(nil),            // 61: strato.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),           // 62: strato.v1.ListTokensResponse
+	(*WhoAmIRequest)(nil),                // 63: strato.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),               // 64: strato.v1.WhoAmIResponse
+	nil,                                  // 65: strato.v1.ClusterSummary.DatanodesByHealthEntry
+	nil,                                  // 66: strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	nil,                                  // 67: strato.v1.ClusterSummary.ContainersByStateEntry
+	nil,                                  // 68: strato.v1.ClusterSummary.ContainersByProblemEntry
+	nil,                                  // 69: strato.v1.ClusterSummary.PipelinesByStateEntry
+	nil,                                  // 70: strato.v1.ContainerReplicasResponse.ReplicasEntry
+	(*DatanodeDetails)(nil),              // 71: strato.v1.DatanodeDetails
+	(*NodeStats)(nil),                    // 72: strato.v1.NodeStats
+	(ContainerState)(0),                  // 73: strato.v1.ContainerState
+	(ReplicationFactor)(0),               // 74: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                // 75: strato.v1.ErasureCoding
+	(*PipelineInfo)(nil),                 // 76: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),             // 77: strato.v1.ContainerReplica
 }
 var file_strato_v1_admin_proto_depIdxs = []int32{
-	69, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
-	70, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
+	71, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
+	72, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
 	0,  // 2: strato.v1.DatanodeInfo.health:type_name -> strato.v1.NodeHealth
 	1,  // 3: strato.v1.DatanodeInfo.op_state:type_name -> strato.v1.NodeOpState
-	71, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
-	72, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
-	73, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	73, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
+	74, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
+	75, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
 	2,  // 7: strato.v1.ContainerInfo.problem:type_name -> strato.v1.ContainerProblem
 	3,  // 8: strato.v1.ListDatanodesResponse.datanodes:type_name -> strato.v1.DatanodeInfo
-	74, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
-	71, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
+	76, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
+	73, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
 	2,  // 11: strato.v1.ListContainersRequest.problems:type_name -> strato.v1.ContainerProblem
 	4,  // 12: strato.v1.ListContainersResponse.containers:type_name -> strato.v1.ContainerInfo
 	15, // 13: strato.v1.ListContainersResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse
-	63, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
-	64, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	65, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
-	66, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
-	67, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
+	65, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
+	66, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	67, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
+	68, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
+	69, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
 	13, // 19: strato.v1.ClusterSummary.decommissioning:type_name -> strato.v1.DecommissionProgress
 	4,  // 20: strato.v1.ContainerReplicasResponse.container:type_name -> strato.v1.ContainerInfo
-	68, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
+	70, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
 	3,  // 22: strato.v1.DecommissionDatanodeResponse.datanode:type_name -> strato.v1.DatanodeInfo
-	27, // 23: strato.v1.BalancerStatus.datanodes:type_name -> strato.v1.BalancerNode
-	30, // 24: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
-	30, // 25: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
-	30, // 26: strato.v1.MetaBackupManifest.members:type_name -> strato.v1.MetaMember
-	36, // 27: strato.v1.BackupMetaChunk.manifest:type_name -> strato.v1.MetaBackupManifest
-	38, // 28: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
-	38, // 29: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
-	38, // 30: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
-	47, // 31: strato.v1.CreateUserResponse.user:type_name -> strato.v1.User
-	47, // 32: strato.v1.ListUsersResponse.users:type_name -> strato.v1.User
-	54, // 33: strato.v1.IssueTokenResponse.info:type_name -> strato.v1.Token
-	54, // 34: strato.v1.ListTokensResponse.tokens:type_name -> strato.v1.Token
-	75, // 35: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
+	29, // 23: strato.v1.BalancerStatus.datanodes:type_name -> strato.v1.BalancerNode
+	32, // 24: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
+	32, // 25: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
+	32, // 26: strato.v1.MetaBackupManifest.members:type_name -> strato.v1.MetaMember
+	38, // 27: strato.v1.BackupMetaChunk.manifest:type_name -> strato.v1.MetaBackupManifest
+	40, // 28: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
+	40, // 29: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
+	40, // 30: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
+	49, // 31: strato.v1.CreateUserResponse.user:type_name -> strato.v1.User
+	49, // 32: strato.v1.ListUsersResponse.users:type_name -> strato.v1.User
+	56, // 33: strato.v1.IssueTokenResponse.info:type_name -> strato.v1.Token
+	56, // 34: strato.v1.ListTokensResponse.tokens:type_name -> strato.v1.Token
+	77, // 35: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
 	5,  // 36: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
 	7,  // 37: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
 	9,  // 38: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
@@ -4397,55 +4502,57 @@ var file_strato_v1_admin_proto_depIdxs = []int32{
 	17, // 42: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
 	19, // 43: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
 	21, // 44: strato.v1.AdminService.ScanContainer:input_type -> strato.v1.ScanContainerRequest
-	23, // 45: strato.v1.AdminService.StartBalancer:input_type -> strato.v1.StartBalancerRequest
-	24, // 46: strato.v1.AdminService.StopBalancer:input_type -> strato.v1.StopBalancerRequest
-	25, // 47: strato.v1.AdminService.GetBalancerStatus:input_type -> strato.v1.GetBalancerStatusRequest
-	28, // 48: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
-	31, // 49: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
-	32, // 50: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
-	33, // 51: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
-	35, // 52: strato.v1.AdminService.BackupMeta:input_type -> strato.v1.BackupMetaRequest
-	39, // 53: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
-	41, // 54: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
-	43, // 55: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
-	45, // 56: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
-	48, // 57: strato.v1.AdminService.CreateUser:input_type -> strato.v1.CreateUserRequest
-	50, // 58: strato.v1.AdminService.DeleteUser:input_type -> strato.v1.DeleteUserRequest
-	52, // 59: strato.v1.AdminService.ListUsers:input_type -> strato.v1.ListUsersRequest
-	55, // 60: strato.v1.AdminService.IssueToken:input_type -> strato.v1.IssueTokenRequest
-	57, // 61: strato.v1.AdminService.RevokeToken:input_type -> strato.v1.RevokeTokenRequest
-	59, // 62: strato.v1.AdminService.ListTokens:input_type -> strato.v1.ListTokensRequest
-	61, // 63: strato.v1.AdminService.WhoAmI:input_type -> strato.v1.WhoAmIRequest
-	6,  // 64: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
-	8,  // 65: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
-	10, // 66: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
-	15, // 67: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
-	12, // 68: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
-	18, // 69: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
-	18, // 70: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
-	20, // 71: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
-	22, // 72: strato.v1.AdminService.ScanContainer:output_type -> strato.v1.ScanContainerResponse
-	26, // 73: strato.v1.AdminService.StartBalancer:output_type -> strato.v1.BalancerStatus
-	26, // 74: strato.v1.AdminService.StopBalancer:output_type -> strato.v1.BalancerStatus
-	26, // 75: strato.v1.AdminService.GetBalancerStatus:output_type -> strato.v1.BalancerStatus
-	29, // 76: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
-	34, // 77: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
-	34, // 78: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
-	34, // 79: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
-	37, // 80: strato.v1.AdminService.BackupMeta:output_type -> strato.v1.BackupMetaChunk
-	40, // 81: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
-	42, // 82: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
-	44, // 83: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
-	46, // 84: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
-	49, // 85: strato.v1.AdminService.CreateUser:output_type -> strato.v1.CreateUserResponse
-	51, // 86: strato.v1.AdminService.DeleteUser:output_type -> strato.v1.DeleteUserResponse
-	53, // 87: strato.v1.AdminService.ListUsers:output_type -> strato.v1.ListUsersResponse
-	56, // 88: strato.v1.AdminService.IssueToken:output_type -> strato.v1.IssueTokenResponse
-	58, // 89: strato.v1.AdminService.RevokeToken:output_type -> strato.v1.RevokeTokenResponse
-	60, // 90: strato.v1.AdminService.ListTokens:output_type -> strato.v1.ListTokensResponse
-	62, // 91: strato.v1.AdminService.WhoAmI:output_type -> strato.v1.WhoAmIResponse
-	64, // [64:92] is the sub-list for method output_type
-	36, // [36:64] is the sub-list for method input_type
+	22, // 45: strato.v1.AdminService.ClosePipeline:input_type -> strato.v1.ClosePipelineRequest
+	25, // 46: strato.v1.AdminService.StartBalancer:input_type -> strato.v1.StartBalancerRequest
+	26, // 47: strato.v1.AdminService.StopBalancer:input_type -> strato.v1.StopBalancerRequest
+	27, // 48: strato.v1.AdminService.GetBalancerStatus:input_type -> strato.v1.GetBalancerStatusRequest
+	30, // 49: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
+	33, // 50: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
+	34, // 51: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
+	35, // 52: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
+	37, // 53: strato.v1.AdminService.BackupMeta:input_type -> strato.v1.BackupMetaRequest
+	41, // 54: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
+	43, // 55: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
+	45, // 56: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
+	47, // 57: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
+	50, // 58: strato.v1.AdminService.CreateUser:input_type -> strato.v1.CreateUserRequest
+	52, // 59: strato.v1.AdminService.DeleteUser:input_type -> strato.v1.DeleteUserRequest
+	54, // 60: strato.v1.AdminService.ListUsers:input_type -> strato.v1.ListUsersRequest
+	57, // 61: strato.v1.AdminService.IssueToken:input_type -> strato.v1.IssueTokenRequest
+	59, // 62: strato.v1.AdminService.RevokeToken:input_type -> strato.v1.RevokeTokenRequest
+	61, // 63: strato.v1.AdminService.ListTokens:input_type -> strato.v1.ListTokensRequest
+	63, // 64: strato.v1.AdminService.WhoAmI:input_type -> strato.v1.WhoAmIRequest
+	6,  // 65: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
+	8,  // 66: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
+	10, // 67: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
+	15, // 68: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
+	12, // 69: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
+	18, // 70: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
+	18, // 71: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
+	20, // 72: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
+	24, // 73: strato.v1.AdminService.ScanContainer:output_type -> strato.v1.ScanContainerResponse
+	23, // 74: strato.v1.AdminService.ClosePipeline:output_type -> strato.v1.ClosePipelineResponse
+	28, // 75: strato.v1.AdminService.StartBalancer:output_type -> strato.v1.BalancerStatus
+	28, // 76: strato.v1.AdminService.StopBalancer:output_type -> strato.v1.BalancerStatus
+	28, // 77: strato.v1.AdminService.GetBalancerStatus:output_type -> strato.v1.BalancerStatus
+	31, // 78: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
+	36, // 79: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
+	36, // 80: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
+	36, // 81: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
+	39, // 82: strato.v1.AdminService.BackupMeta:output_type -> strato.v1.BackupMetaChunk
+	42, // 83: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
+	44, // 84: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
+	46, // 85: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
+	48, // 86: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
+	51, // 87: strato.v1.AdminService.CreateUser:output_type -> strato.v1.CreateUserResponse
+	53, // 88: strato.v1.AdminService.DeleteUser:output_type -> strato.v1.DeleteUserResponse
+	55, // 89: strato.v1.AdminService.ListUsers:output_type -> strato.v1.ListUsersResponse
+	58, // 90: strato.v1.AdminService.IssueToken:output_type -> strato.v1.IssueTokenResponse
+	60, // 91: strato.v1.AdminService.RevokeToken:output_type -> strato.v1.RevokeTokenResponse
+	62, // 92: strato.v1.AdminService.ListTokens:output_type -> strato.v1.ListTokensResponse
+	64, // 93: strato.v1.AdminService.WhoAmI:output_type -> strato.v1.WhoAmIResponse
+	65, // [65:94] is the sub-list for method output_type
+	36, // [36:65] is the sub-list for method input_type
 	36, // [36:36] is the sub-list for extension type_name
 	36, // [36:36] is the sub-list for extension extendee
 	0,  // [0:36] is the sub-list for field type_name
@@ -4464,7 +4571,7 @@ func file_strato_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_admin_proto_rawDesc), len(file_strato_v1_admin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   66,
+			NumMessages:   68,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	AdminService_ExitSafeMode_FullMethodName         = "/strato.v1.AdminService/ExitSafeMode"
 	AdminService_DecommissionDatanode_FullMethodName = "/strato.v1.AdminService/DecommissionDatanode"
 	AdminService_ScanContainer_FullMethodName        = "/strato.v1.AdminService/ScanContainer"
+	AdminService_ClosePipeline_FullMethodName        = "/strato.v1.AdminService/ClosePipeline"
 	AdminService_StartBalancer_FullMethodName        = "/strato.v1.AdminService/StartBalancer"
 	AdminService_StopBalancer_FullMethodName         = "/strato.v1.AdminService/StopBalancer"
 	AdminService_GetBalancerStatus_FullMethodName    = "/strato.v1.AdminService/GetBalancerStatus"
@@ -86,6 +87,11 @@ type AdminServiceClient interface {
 	// reply) and returns the datanodes asked. A damaged replica is then
 	// reported UNHEALTHY and replaced. NOT_FOUND for an unknown container.
 	ScanContainer(ctx context.Context, in *ScanContainerRequest, opts ...grpc.CallOption) (*ScanContainerResponse, error)
+	// ClosePipeline closes an open pipeline and its open containers (their
+	// replicas are brought to one block commit sequence ID, then CLOSED);
+	// new writes go to other pipelines. A closed pipeline: nothing to do.
+	// NOT_FOUND for an unknown pipeline.
+	ClosePipeline(ctx context.Context, in *ClosePipelineRequest, opts ...grpc.CallOption) (*ClosePipelineResponse, error)
 	// StartBalancer starts the container balancer (docs/decisions/0076):
 	// closed containers move from over- to under-used datanodes until every
 	// datanode is within the threshold of the mean. FAILED_PRECONDITION when
@@ -244,6 +250,16 @@ func (c *adminServiceClient) ScanContainer(ctx context.Context, in *ScanContaine
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ScanContainerResponse)
 	err := c.cc.Invoke(ctx, AdminService_ScanContainer_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ClosePipeline(ctx context.Context, in *ClosePipelineRequest, opts ...grpc.CallOption) (*ClosePipelineResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClosePipelineResponse)
+	err := c.cc.Invoke(ctx, AdminService_ClosePipeline_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -486,6 +502,11 @@ type AdminServiceServer interface {
 	// reply) and returns the datanodes asked. A damaged replica is then
 	// reported UNHEALTHY and replaced. NOT_FOUND for an unknown container.
 	ScanContainer(context.Context, *ScanContainerRequest) (*ScanContainerResponse, error)
+	// ClosePipeline closes an open pipeline and its open containers (their
+	// replicas are brought to one block commit sequence ID, then CLOSED);
+	// new writes go to other pipelines. A closed pipeline: nothing to do.
+	// NOT_FOUND for an unknown pipeline.
+	ClosePipeline(context.Context, *ClosePipelineRequest) (*ClosePipelineResponse, error)
 	// StartBalancer starts the container balancer (docs/decisions/0076):
 	// closed containers move from over- to under-used datanodes until every
 	// datanode is within the threshold of the mean. FAILED_PRECONDITION when
@@ -586,6 +607,9 @@ func (UnimplementedAdminServiceServer) DecommissionDatanode(context.Context, *De
 }
 func (UnimplementedAdminServiceServer) ScanContainer(context.Context, *ScanContainerRequest) (*ScanContainerResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ScanContainer not implemented")
+}
+func (UnimplementedAdminServiceServer) ClosePipeline(context.Context, *ClosePipelineRequest) (*ClosePipelineResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClosePipeline not implemented")
 }
 func (UnimplementedAdminServiceServer) StartBalancer(context.Context, *StartBalancerRequest) (*BalancerStatus, error) {
 	return nil, status.Error(codes.Unimplemented, "method StartBalancer not implemented")
@@ -823,6 +847,24 @@ func _AdminService_ScanContainer_Handler(srv interface{}, ctx context.Context, d
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AdminServiceServer).ScanContainer(ctx, req.(*ScanContainerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ClosePipeline_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClosePipelineRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ClosePipeline(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ClosePipeline_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ClosePipeline(ctx, req.(*ClosePipelineRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1204,6 +1246,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ScanContainer",
 			Handler:    _AdminService_ScanContainer_Handler,
+		},
+		{
+			MethodName: "ClosePipeline",
+			Handler:    _AdminService_ClosePipeline_Handler,
 		},
 		{
 			MethodName: "StartBalancer",
