@@ -506,3 +506,52 @@ func TestSnapshotOBS(t *testing.T) {
 	_, err = h.do(&stratov1.OpenKeyRequest{Volume: "vol", Bucket: "obs", Key: ".snapshot/s/new"})
 	require.ErrorIs(t, err, ErrInvalidName)
 }
+
+// TestSnapshotPurgeResumes: a purge stopped between two of its commands
+// (meta restarted: a new Namespace over the same database, caches empty)
+// resumes from its cursor and frees every block only the deleted snapshot
+// held, once each.
+func TestSnapshotPurgeResumes(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("fsb", fso)
+	for i := range 40 {
+		h.createFile("fsb", fmt.Sprintf("d/f%d", i), 1)
+	}
+	h.must(&stratov1.CreateSnapshotRequest{Volume: "vol", Bucket: "fsb", Name: "s"})
+	h.must(&stratov1.DeleteRequest{Volume: "vol", Bucket: "fsb", Path: "d", Recursive: true})
+	h.reclaimAll(7)
+	require.Empty(t, h.deletedBlocks(), "the snapshot holds every block")
+	h.must(&stratov1.DeleteSnapshotRequest{Volume: "vol", Bucket: "fsb", Name: "s"})
+
+	cmd, err := h.ns.PreparePurgeSnapshots(h.db, h.now, 5)
+	require.NoError(t, err)
+	res, err := h.apply(cmd)
+	require.NoError(t, err)
+	require.True(t, res.(*stratov1.PurgeSnapshotsResult).More)
+	freed := len(blockIDs(h.deletedBlocks()))
+	require.Less(t, freed, 40, "one command frees a bounded part")
+
+	h = newHarnessOn(t, h.db) // meta restarted
+	steps := 0
+	for {
+		cmd, err := h.ns.PreparePurgeSnapshots(h.db, h.now, 5)
+		require.NoError(t, err)
+		if cmd == nil {
+			break
+		}
+		_, err = h.apply(cmd)
+		require.NoError(t, err)
+		steps++
+		require.Less(t, steps, 1000)
+	}
+	ids := blockIDs(h.deletedBlocks())
+	require.Len(t, ids, 40)
+	seen := map[uint64]bool{}
+	for _, id := range ids {
+		require.False(t, seen[id], "block %d freed twice", id)
+		seen[id] = true
+	}
+	b, n := h.usage("fsb")
+	require.Zero(t, b)
+	require.Zero(t, n)
+}
