@@ -43,7 +43,7 @@ round() {
   for _ in $(seq 300); do $S admin datanode list --meta "$addr" 2>/dev/null | grep -c HEALTHY | grep -q 3 && break; sleep 0.1; done
   $S bench teragen "$PREFILL" /vol1/bench/prefill --meta "$addr" --no-checksum > "$OUT/prefill-$mode-$r.log" 2>&1 ||
     { tail -20 "$OUT/prefill-$mode-$r.log" "$dir.log" >&2; exit 1; }
-  for id in $($S admin container list --meta "$addr" --json | python3 -c 'import json,sys; print(" ".join(c["id"] for c in json.load(sys.stdin) if c.get("state") == "CONTAINER_OPEN"))'); do
+  for id in $($S admin container list --meta "$addr" --json | python3 -c 'import json,sys; print(" ".join(str(c["id"]) for c in json.load(sys.stdin) if c.get("state") == "OPEN"))'); do
     $S admin container close "$id" --meta "$addr" > /dev/null
   done
   if [ "$mode" = on ]; then

@@ -247,14 +247,14 @@ func placement(metaAddr string, rackOf map[string]string, id uint64, dead map[st
 		return err.Error() + ": " + out
 	}
 	c := info.Container
-	if c.State == "CONTAINER_DELETED" {
+	if c.State == "DELETED" {
 		return ""
 	}
-	if c.Problem != "" && c.Problem != "CONTAINER_PROBLEM_UNSPECIFIED" {
+	if c.Problem != "" && c.Problem != "UNSPECIFIED" {
 		return c.Problem
 	}
 	want, perRack := 3, 3
-	if c.Replication == "REPLICATION_ONE" {
+	if c.Replication == "ONE" {
 		want = 1
 	}
 	if e := c.ErasureCoding; e != nil {
@@ -264,13 +264,13 @@ func placement(metaAddr string, rackOf map[string]string, id uint64, dead map[st
 	count := map[string]int{}
 	good := 0
 	for dn, r := range info.Replicas {
-		if dead[dn] || r.State == "CONTAINER_UNHEALTHY" {
+		if dead[dn] || r.State == "UNHEALTHY" {
 			continue
 		}
 		good++
 		count[rackOf[dn]]++
 	}
-	if c.State == "CONTAINER_CLOSED" && good < want {
+	if c.State == "CLOSED" && good < want {
 		return fmt.Sprintf("%d good replicas of %d", good, want)
 	}
 	for r, n := range count {

@@ -61,7 +61,7 @@ func TestAdmin(t *testing.T) {
 	dns := jsonOf[[]map[string]any](t, h.ok("admin", "datanode", "list", "--json"))
 	require.Len(t, dns, 3)
 	require.Equal(t, "dn1", dns[0]["details"].(map[string]any)["id"])
-	require.Equal(t, "NODE_HEALTHY", dns[0]["health"])
+	require.Equal(t, "HEALTHY", dns[0]["health"])
 
 	info := h.ok("admin", "datanode", "info", "dn2")
 	require.Contains(t, info, "ID:                 dn2\n")
@@ -127,7 +127,7 @@ func TestAdmin(t *testing.T) {
 	require.Contains(t, ci, "ID:           "+cid+"\nState:        OPEN\n")
 	require.Regexp(t, `(?m)^`+members[0]+` +OPEN +4 KiB +1 +7$`, ci)
 	cj := jsonOf[map[string]any](t, h.ok("admin", "container", "info", cid, "--json"))
-	require.Equal(t, "CONTAINER_OPEN", cj["container"].(map[string]any)["state"])
+	require.Equal(t, "OPEN", cj["container"].(map[string]any)["state"])
 	require.Contains(t, cj["replicas"], members[0])
 
 	// An admin closes it.

@@ -92,18 +92,18 @@ func clusterSummary(s *session) (*stratov1.ClusterSummary, error) {
 func printReportJSON(s *session, d *reportData) error {
 	var r clusterReport
 	var err error
-	if r.MetaLeader, err = jsonOpts.Marshal(d.leader); err != nil {
+	if r.MetaLeader, err = cliJSON(d.leader); err != nil {
 		return err
 	}
-	if r.SafeMode, err = jsonOpts.Marshal(d.safeMode); err != nil {
+	if r.SafeMode, err = cliJSON(d.safeMode); err != nil {
 		return err
 	}
-	if r.Summary, err = jsonOpts.Marshal(d.summary); err != nil {
+	if r.Summary, err = cliJSON(d.summary); err != nil {
 		return err
 	}
 	r.Datanodes = make([]rawJSON, 0, len(d.datanodes))
 	for _, dn := range d.datanodes {
-		b, err := jsonOpts.Marshal(dn)
+		b, err := cliJSON(dn)
 		if err != nil {
 			return err
 		}

@@ -82,7 +82,7 @@ func TestAdminReportAndWaits(t *testing.T) {
 	doc := jsonOf[map[string]any](t, h.ok("admin", "report", "--json"))
 	require.Equal(t, "leader", doc["metaLeader"].(map[string]any)["role"])
 	require.Equal(t, false, doc["safeMode"].(map[string]any)["inSafeMode"])
-	require.Equal(t, "3298534883328", doc["summary"].(map[string]any)["capacity"])
+	require.Equal(t, 3298534883328.0, doc["summary"].(map[string]any)["capacity"])
 	require.Len(t, doc["datanodes"], 3)
 	require.Equal(t, "dn1", doc["datanodes"].([]any)[0].(map[string]any)["details"].(map[string]any)["id"])
 

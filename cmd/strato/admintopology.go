@@ -56,7 +56,7 @@ func newTopologyCmd(o *cliOptions) *cobra.Command {
 				for _, r := range racks {
 					tr := topologyRack{Rack: r, Datanodes: []json.RawMessage{}}
 					for _, d := range byRack[r] {
-						raw, err := jsonOpts.Marshal(d)
+						raw, err := cliJSON(d)
 						if err != nil {
 							return err
 						}

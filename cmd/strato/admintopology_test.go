@@ -40,5 +40,5 @@ func TestAdminTopology(t *testing.T) {
 	require.Equal(t, "/rack2", topo[1]["rack"])
 	dn := topo[1]["datanodes"].([]any)[0].(map[string]any)
 	require.Equal(t, "/rack2", dn["details"].(map[string]any)["rack"])
-	require.Equal(t, "NODE_HEALTHY", dn["health"])
+	require.Equal(t, "HEALTHY", dn["health"])
 }

@@ -49,7 +49,7 @@ func (o *cliOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.tlsCA, "tls-ca", "", "the cluster CA's certificate (ca.crt): talk TLS to meta and the datanodes; $"+tlsCAEnv+" replaces the default (none: plaintext)")
 	f.StringVar(&o.token, "token", "", "token to present to meta (- reads it from standard input); default $"+client.TokenEnv+", else the one strato login stored")
 	f.StringVar(&o.clusterName, "cluster", "", "a cluster of the client's file ~/.config/strato/config.toml (docs/operations.md, Configuration): its meta, tls-ca and token-file serve where --meta, --tls-ca and --token are not given; default $"+clusterEnv+", else the file's default")
-	f.BoolVar(&o.json, "json", false, "machine-readable output: one JSON document (protobuf JSON for records, arrays for lists)")
+	f.BoolVar(&o.json, "json", false, "machine-readable output: one JSON document (records as objects, lists as arrays; 64-bit numbers as numbers, enum values as the tables print them: docs/cli.md)")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long (data commands: until the transfer starts)")
 }
 

@@ -64,7 +64,7 @@ func TestShKeyData(t *testing.T) {
 		require.Contains(t, info, "Size:         5 MiB (5243003 bytes)\n")
 		require.Contains(t, info, "CONTAINER")
 		ki := jsonOf[map[string]any](t, h.ok("sh", "key", "info", b+"/dir/k1", "--json"))
-		require.Equal(t, "5243003", ki["size"])
+		require.Equal(t, 5243003.0, ki["size"])
 		require.Len(t, ki["blocks"], 3)
 
 		out := filepath.Join(dir, layout+"-out.bin")

@@ -30,7 +30,7 @@ func TestShErasureCoding(t *testing.T) {
 	info := h.ok("sh", "bucket", "info", "/vol/ecb")
 	require.Regexp(t, `Replication:\s+rs-3-2-1024k`, info)
 	bi := jsonOf[map[string]any](t, h.ok("sh", "bucket", "info", "/vol/ecb", "--json"))
-	require.Equal(t, map[string]any{"codec": "ERASURE_CODEC_RS", "data": 3.0, "parity": 2.0, "cellSize": 1048576.0}, bi["erasureCoding"])
+	require.Equal(t, map[string]any{"codec": "RS", "data": 3.0, "parity": 2.0, "cellSize": 1048576.0}, bi["erasureCoding"])
 	list := strings.Split(strings.TrimSpace(h.ok("sh", "bucket", "list", "/vol")), "\n")
 	require.Equal(t, []string{"ecb", "OBS", "rs-3-2-1024k"}, strings.Fields(list[1])[:3])
 	require.Equal(t, []string{"plain", "OBS", "THREE"}, strings.Fields(list[2])[:3])

@@ -76,7 +76,7 @@ func TestFSDuCountChecksumSetrep(t *testing.T) {
 	before := jsonOf[map[string]any](t, h.ok("fs", "stat", "/vol/bkt/d/big", "--json"))
 	require.Equal(t, "Replication 1 set: /vol/bkt/d/big\nReplication 1 set: /vol/bkt/d/e/empty\n", h.ok("fs", "setrep", "1", "/vol/bkt/d"))
 	after := jsonOf[map[string]any](t, h.ok("fs", "stat", "/vol/bkt/d/big", "--json"))
-	require.Equal(t, "REPLICATION_ONE", after["replication"])
+	require.Equal(t, "ONE", after["replication"])
 	for _, k := range []string{"owner", "group", "permission", "modificationTimeUnixMs", "length"} {
 		require.Equal(t, before[k], after[k], k)
 	}

@@ -84,9 +84,9 @@ func TestFSTouch(t *testing.T) {
 	times := func(p string) [2]string {
 		t.Helper()
 		st := jsonOf[map[string]any](t, h.ok("fs", "stat", p, "--json"))
-		mtime, _ := st["modificationTimeUnixMs"].(string)
-		atime, _ := st["accessTimeUnixMs"].(string)
-		return [2]string{mtime, atime}
+		mtime, _ := st["modificationTimeUnixMs"].(float64)
+		atime, _ := st["accessTimeUnixMs"].(float64)
+		return [2]string{strconv.FormatInt(int64(mtime), 10), strconv.FormatInt(int64(atime), 10)}
 	}
 	ms := func(s string) string {
 		ts, err := time.Parse(time.RFC3339, s)
@@ -129,6 +129,6 @@ func TestFSDf(t *testing.T) {
 	require.Contains(t, out, "Capacity:   0 B\n")
 	require.Contains(t, out, "Use%:       -\n")
 	require.Contains(t, out, "Datanodes:  0\n")
-	require.Equal(t, map[string]any{"capacity": "0", "used": "0", "remaining": "0", "datanodes": float64(0)},
+	require.Equal(t, map[string]any{"capacity": 0.0, "used": 0.0, "remaining": 0.0, "datanodes": 0.0},
 		jsonOf[map[string]any](t, h.ok("fs", "df", "--json")))
 }

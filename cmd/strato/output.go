@@ -16,13 +16,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strato-io/strato/bytesize"
 )
-
-var jsonOpts = protojson.MarshalOptions{EmitUnpopulated: true}
 
 // printJSON writes v as one indented JSON document: a proto message with
 // protojson, a slice of messages as an array of them, anything else with
@@ -32,7 +29,7 @@ func printJSON(w io.Writer, v any) error {
 	var err error
 	switch m := v.(type) {
 	case proto.Message:
-		raw, err = jsonOpts.Marshal(m)
+		raw, err = cliJSON(m)
 	case []proto.Message:
 		raw, err = marshalArray(m)
 	default:
@@ -53,7 +50,7 @@ func printJSON(w io.Writer, v any) error {
 func marshalArray(ms []proto.Message) ([]byte, error) {
 	parts := make([]json.RawMessage, 0, len(ms))
 	for _, m := range ms {
-		b, err := jsonOpts.Marshal(m)
+		b, err := cliJSON(m)
 		if err != nil {
 			return nil, err
 		}

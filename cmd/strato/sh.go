@@ -522,7 +522,7 @@ func newKeyListCmd(o *cliOptions) *cobra.Command {
 			if s.json {
 				out := make([]any, 0, len(keys)+len(prefixes))
 				for _, k := range keys {
-					raw, err := jsonOpts.Marshal(k)
+					raw, err := cliJSON(k)
 					if err != nil {
 						return err
 					}

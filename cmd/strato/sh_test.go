@@ -24,7 +24,7 @@ func TestShVolumes(t *testing.T) {
 	}
 	v := jsonOf[map[string]any](t, h.ok("sh", "volume", "info", "vol1", "--json"))
 	require.Equal(t, "alice", v["owner"])
-	require.Equal(t, "10737418240", v["quotaBytes"], "protobuf JSON: int64 as a string")
+	require.Equal(t, 10737418240.0, v["quotaBytes"], "64-bit integers as JSON numbers")
 
 	list := h.ok("sh", "volume", "list")
 	lines := strings.Split(strings.TrimSpace(list), "\n")
@@ -55,8 +55,8 @@ func TestShBuckets(t *testing.T) {
 	h.ok("sh", "bucket", "create", "/vol/fso-bkt", "--replication", "ONE", "--checksum", "sha256",
 		"--bytes-per-checksum", "64k", "--quota-bytes", "1TiB", "--quota-namespace", "100")
 	b := jsonOf[map[string]any](t, h.ok("sh", "bucket", "create", "/vol/obs-bkt", "--layout", "obs", "--json"))
-	require.Equal(t, "LAYOUT_OBS", b["layout"])
-	require.Equal(t, "REPLICATION_THREE", b["replication"], "the default")
+	require.Equal(t, "OBS", b["layout"])
+	require.Equal(t, "THREE", b["replication"], "the default")
 	require.Contains(t, h.fail(1, "sh", "bucket", "create", "/vol/third"), "quota exceeded: volume vol allows 2 buckets")
 
 	info := h.ok("sh", "bucket", "info", "/vol/fso-bkt")
@@ -64,7 +64,7 @@ func TestShBuckets(t *testing.T) {
 		require.Contains(t, info, want)
 	}
 	bi := jsonOf[map[string]any](t, h.ok("sh", "bucket", "info", "/vol/fso-bkt", "--json"))
-	require.Equal(t, "CHECKSUM_SHA256", bi["checksumType"])
+	require.Equal(t, "SHA256", bi["checksumType"])
 	require.EqualValues(t, 65536, bi["bytesPerChecksum"])
 
 	list := h.ok("sh", "bucket", "list", "/vol")
