@@ -99,33 +99,37 @@ func (e timeoutError) Error() string { return fmt.Sprintf("timed out after %v", 
 // action wraps a command's body: it opens a client of the meta group,
 // bounds the work by --timeout, and turns the body's error into the
 // command's one-line error.
+// connect makes the client a command's flags, environment and cluster
+// file name, with what it was made from.
+func (o *cliOptions) connect(cmd *cobra.Command) (c *client.Client, addrs []string, tlsConfig *tls.Config, tok string, err error) {
+	cl, err := o.cluster()
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	if addrs, err = metaAddrs(cmd, cl); err != nil {
+		return nil, nil, nil, "", err
+	}
+	if tlsConfig, err = caTLS(cl.setting(cmd, "tls-ca", tlsCAEnv, cl.TLSCA)); err != nil {
+		return nil, nil, nil, "", err
+	}
+	if tok, err = cl.token(cmd, o.token); err != nil {
+		return nil, nil, nil, "", err
+	}
+	c, err = client.New(client.Options{
+		Meta:    addrs,
+		TLS:     tlsConfig,
+		Token:   tok,
+		NoToken: tok == "",
+		Owner:   currentUser(),
+		Logger:  slog.New(slog.DiscardHandler),
+	})
+	return c, addrs, tlsConfig, tok, err
+}
+
 func (o *cliOptions) action(fn func(s *session, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		what := describeCommand(cmd, args)
-		cl, err := o.cluster()
-		if err != nil {
-			return failure(what, err)
-		}
-		addrs, err := metaAddrs(cmd, cl)
-		if err != nil {
-			return failure(what, err)
-		}
-		tlsConfig, err := caTLS(cl.setting(cmd, "tls-ca", tlsCAEnv, cl.TLSCA))
-		if err != nil {
-			return failure(what, err)
-		}
-		tok, err := cl.token(cmd, o.token)
-		if err != nil {
-			return failure(what, err)
-		}
-		c, err := client.New(client.Options{
-			Meta:    addrs,
-			TLS:     tlsConfig,
-			Token:   tok,
-			NoToken: tok == "",
-			Owner:   currentUser(),
-			Logger:  slog.New(slog.DiscardHandler),
-		})
+		c, addrs, tlsConfig, tok, err := o.connect(cmd)
 		if err != nil {
 			return failure(what, err)
 		}

@@ -26,6 +26,7 @@ func newShCmd() *cobra.Command {
 Volumes are named NAME or /NAME, buckets /VOLUME/BUCKET and keys
 /VOLUME/BUCKET/KEY. Sizes take binary suffixes (10GB = 10 GiB).`
 	cmd.AddCommand(newVolumeCmd(o), newBucketCmd(o), newKeyCmd(o), newSnapshotCmd(o))
+	o.addPathCompletion(cmd)
 	return cmd
 }
 
