@@ -127,6 +127,28 @@ func TestS3ClientTransfers(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.HasSuffix(aws.ToString(head.ETag), `-3"`), "copied in parts: %s", aws.ToString(head.ETag))
 
+	// A progress bar on a terminal for uploads, downloads and copies, none
+	// with --quiet.
+	for _, args := range [][]string{
+		{"s3", "cp", "--part-size", "5MiB", "--multipart-threshold", "5MiB", src, "s3://mpu/tty.bin"},
+		{"s3", "cp", "--part-size", "5MiB", "s3://mpu/tty.bin", filepath.Join(dir, "tty.bin")},
+		{"s3", "cp", "s3://mpu/tty.bin", "s3://mpu/tty2.bin"},
+	} {
+		code, _, screen := runOnTerminal(t, args...)
+		require.Equal(t, 0, code, "%v: %q", args, screen)
+		require.Regexp(t, `0 B / 13 MiB    0%  \[\.+\]  0 B/s  ETA -`, screen, args)
+		require.Regexp(t, `\r\x1b\[K\S*tty2?\.bin  13 MiB  in \d[\d.]*(µs|ms|s)  [\d.]+ [KMG]?i?B/s\r?\n$`, screen, args)
+		code, _, screen = runOnTerminal(t, append(args, "--quiet")...)
+		require.Equal(t, 0, code, "%v --quiet: %q", args, screen)
+		require.Empty(t, screen, args)
+	}
+
+	// An empty file, up and down.
+	empty := filepath.Join(dir, "empty")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	run("cp", empty, "s3://mpu/empty")
+	require.Empty(t, readBack("s3://mpu/empty"))
+
 	// stdin up, stdout down.
 	r := execute(bytes.NewReader(data[:1000]), "s3", "cp", "-", "s3://mpu/stdin")
 	require.Equal(t, 0, r.code, r.stderr)
