@@ -76,8 +76,28 @@ func s3CLI(t *testing.T) (h *cliHarness, run func(args ...string) string) {
 	}
 }
 
+// s3Proxy points the S3 client commands at a proxy of target whose hook
+// sees every request first and may answer it (true) in the gateway's stead.
+func s3Proxy(t *testing.T, target string, hook func(http.ResponseWriter, *http.Request) bool) {
+	t.Helper()
+	u, err := url.Parse(target)
+	require.NoError(t, err)
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(u)
+		r.Out.Host = r.In.Host // as signed
+	}}
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hook(w, r) {
+			rp.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(proxy.Close)
+	t.Setenv("AWS_ENDPOINT_URL", proxy.URL)
+}
+
 // TestS3ClientTransfers: a multipart upload, a ranged parallel download
-// read back byte for byte, and S3 to S3 copies, whole and in parts.
+// read back byte for byte, parts retried after 503 SlowDown, S3 to S3
+// copies, whole and in parts, and the progress bar.
 func TestS3ClientTransfers(t *testing.T) {
 	_, run := s3CLI(t)
 	dir := t.TempDir()
@@ -103,20 +123,30 @@ func TestS3ClientTransfers(t *testing.T) {
 	require.True(t, strings.HasSuffix(aws.ToString(head.ETag), `-3"`), "a multipart ETag: %s", aws.ToString(head.ETag))
 	// The download goes through a proxy that counts its ranged GETs.
 	var ranges atomic.Int32
-	target, err := url.Parse(os.Getenv("AWS_ENDPOINT_URL"))
-	require.NoError(t, err)
-	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		if r.In.Method == http.MethodGet && strings.HasPrefix(r.In.Header.Get("Range"), "bytes=") {
+	target := os.Getenv("AWS_ENDPOINT_URL")
+	s3Proxy(t, target, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.Header.Get("Range"), "bytes=") {
 			ranges.Add(1)
 		}
-		r.SetURL(target)
-		r.Out.Host = r.In.Host // as signed
-	}})
-	defer proxy.Close()
-	t.Setenv("AWS_ENDPOINT_URL", proxy.URL)
+		return false
+	})
 	require.Equal(t, data, readBack("s3://mpu/big.bin"))
 	require.EqualValues(t, 3, ranges.Load(), "ranges of 5 MiB")
-	t.Setenv("AWS_ENDPOINT_URL", target.String())
+
+	// Parts refused once with 503 SlowDown are sent again.
+	var slowed atomic.Int32
+	s3Proxy(t, target, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodPut || r.URL.Query().Get("partNumber") == "" || slowed.Add(1) > 2 {
+			return false
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+		return true
+	})
+	run("cp", "--part-size", "5MiB", "--multipart-threshold", "5MiB", src, "s3://mpu/retried.bin")
+	require.EqualValues(t, 5, slowed.Load(), "two refused, three parts")
+	t.Setenv("AWS_ENDPOINT_URL", target)
+	require.Equal(t, data, readBack("s3://mpu/retried.bin"))
 
 	// Server-side: one CopyObject, then UploadPartCopy in 5 MiB ranges.
 	run("cp", "s3://mpu/big.bin", "s3://mpu/copies/whole.bin")
