@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,8 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	"github.com/spf13/cobra"
+
+	"github.com/strato-io/strato/certs"
 )
 
 // s3ClientFlags are the endpoint, region and CA of the S3 client commands,
@@ -53,12 +56,15 @@ func (f *s3ClientFlags) client() (*awss3.Client, error) {
 	if ak == "" || sk == "" {
 		return nil, errors.New("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (strato admin s3 key create makes a key)")
 	}
-	tlsConfig, err := caTLS(f.ca)
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
 	hc := awshttp.NewBuildableClient()
-	if tlsConfig != nil {
+	if f.ca != "" {
+		pool, err := certs.LoadPool(f.ca)
+		if err != nil {
+			return nil, usagef("--tls-ca: %v", err)
+		}
+		// TLS 1.2 as the SDK allows: S3 endpoints other than strato's
+		// may not speak 1.3, which the cluster's own connections require.
+		tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
 		hc = hc.WithTransportOptions(func(t *http.Transport) { t.TLSClientConfig = tlsConfig })
 	}
 	return awss3.New(awss3.Options{

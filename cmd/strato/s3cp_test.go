@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -80,19 +81,31 @@ func s3CLI(t *testing.T) (h *cliHarness, run func(args ...string) string) {
 // sees every request first and may answer it (true) in the gateway's stead.
 func s3Proxy(t *testing.T, target string, hook func(http.ResponseWriter, *http.Request) bool) {
 	t.Helper()
+	t.Setenv("AWS_ENDPOINT_URL", newS3Proxy(t, target, false, hook).URL)
+}
+
+// newS3Proxy starts a proxy of target, HTTPS if secure, whose hook sees
+// every request first and may answer it (true) in the gateway's stead.
+func newS3Proxy(t *testing.T, target string, secure bool, hook func(http.ResponseWriter, *http.Request) bool) *httptest.Server {
+	t.Helper()
 	u, err := url.Parse(target)
 	require.NoError(t, err)
 	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(u)
 		r.Out.Host = r.In.Host // as signed
 	}}
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !hook(w, r) {
+	proxy := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hook == nil || !hook(w, r) {
 			rp.ServeHTTP(w, r)
 		}
 	}))
+	if secure {
+		proxy.StartTLS()
+	} else {
+		proxy.Start()
+	}
 	t.Cleanup(proxy.Close)
-	t.Setenv("AWS_ENDPOINT_URL", proxy.URL)
+	return proxy
 }
 
 // TestS3ClientTransfers: a multipart upload, a ranged parallel download
@@ -242,7 +255,16 @@ func TestS3ClientBuckets(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
 	require.Equal(t, "presigned body", string(body))
 
-	line := requireFailure(t, execute(nil, "s3", "rb", "s3://bk1"), 1, []string{"s3", "rb"})
+	// An https endpoint, its certificate checked against --tls-ca.
+	secure := newS3Proxy(t, os.Getenv("AWS_ENDPOINT_URL"), true, nil)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}), 0o600))
+	t.Setenv("AWS_CA_BUNDLE", "")
+	require.Equal(t, "          14  dir/f\n", run("ls", "--endpoint", secure.URL, "--tls-ca", ca, "-r", "s3://bk1"))
+	line := requireFailure(t, execute(nil, "s3", "ls", "--endpoint", secure.URL, "s3://bk1"), 1, []string{"s3", "ls"})
+	require.Contains(t, line, "certificate")
+
+	line = requireFailure(t, execute(nil, "s3", "rb", "s3://bk1"), 1, []string{"s3", "rb"})
 	require.Contains(t, line, "BucketNotEmpty")
 	run("rb", "--force", "s3://bk1")
 	require.Equal(t, "", run("ls"))

@@ -64,9 +64,10 @@ DST.
 
 Sources larger than --multipart-threshold are uploaded in parts of
 --part-size, --concurrency at a time, and copied with UploadPartCopy in
-ranges of that size; downloads fetch ranges of --part-size in parallel; every request is retried by the
-AWS SDK's standard retryer. Keys come from AWS_ACCESS_KEY_ID and
-AWS_SECRET_ACCESS_KEY. A progress bar on a terminal (not with --quiet).`,
+ranges of that size; downloads fetch ranges of --part-size in parallel.
+Every request is retried by the AWS SDK's standard retryer. Keys come
+from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. A progress bar on a
+terminal (not with --quiet).`,
 		Args: exactArgs(2),
 		RunE: s3Action(func(cmd *cobra.Command, args []string) error {
 			ps, err := bytesize.Parse(partSize)
