@@ -275,6 +275,7 @@ func TestS3ClientBuckets(t *testing.T) {
 		{"s3", "cp", "--part-size", "1MiB", src, "s3://bk1/x"},
 		{"s3", "cp", "s3://bk1", src},
 		{"s3", "cp", "-r", "-", "s3://bk1/x"},
+		{"s3", "cp", "-r", src, "s3://bk1/x"},
 		{"s3", "rm", "s3://bk1"},
 		{"s3", "mb", "s3://bk1/key"},
 		{"s3", "ls", "bk1"},

@@ -35,6 +35,7 @@ type s3Transfer struct {
 // s3Copier holds what cp's transfers share.
 type s3Copier struct {
 	c           *awss3.Client
+	tm          *transfermanager.Client
 	partSize    int64
 	threshold   int64
 	concurrency int
@@ -86,6 +87,7 @@ terminal (not with --quiet).`,
 				return err
 			}
 			cp := &s3Copier{c: c, partSize: ps, threshold: th, concurrency: concurrency, stdin: cmd.InOrStdin(), stdout: cmd.OutOrStdout()}
+			cp.tm = cp.manager()
 			plan, err := cp.plan(cmd.Context(), args[0], args[1], recursive)
 			if err != nil {
 				return err
@@ -159,6 +161,11 @@ func (cp *s3Copier) plan(ctx context.Context, src, dst string, recursive bool) (
 		})
 		return plan, err
 	case recursive:
+		if st, err := os.Stat(src); err != nil {
+			return nil, err
+		} else if !st.IsDir() {
+			return nil, usagef("%s is not a directory (--recursive copies directories)", src)
+		}
 		var plan []s3Transfer
 		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || !d.Type().IsRegular() {
@@ -241,7 +248,7 @@ func (cp *s3Copier) upload(ctx context.Context, t *s3Transfer, bucket, key strin
 		r = f
 	}
 	counted := &countingReader{r: r, p: cp.bar}
-	_, err := cp.manager().UploadObject(ctx, &transfermanager.UploadObjectInput{Bucket: &bucket, Key: &key, Body: counted})
+	_, err := cp.tm.UploadObject(ctx, &transfermanager.UploadObjectInput{Bucket: &bucket, Key: &key, Body: counted})
 	if t.Bytes < 0 {
 		t.Bytes = counted.n
 	}
@@ -282,7 +289,7 @@ func (cp *s3Copier) download(ctx context.Context, bucket, key, dst string, size 
 	if err != nil {
 		return err
 	}
-	out, err := cp.manager().DownloadObject(ctx, &transfermanager.DownloadObjectInput{Bucket: &bucket, Key: &key, WriterAt: countingWriterAt{w: f, p: cp.bar}})
+	out, err := cp.tm.DownloadObject(ctx, &transfermanager.DownloadObjectInput{Bucket: &bucket, Key: &key, WriterAt: countingWriterAt{w: f, p: cp.bar}})
 	n := int64(-1)
 	if err == nil {
 		n = aws.ToInt64(out.ContentLength)
