@@ -80,7 +80,7 @@ else
 		a s3 cp --no-progress s3://demo-s3/random-64MiB.bin "$tmp/out-s3.bin"
 		a s3 ls s3://demo-s3/
 	else
-		echo "(the aws cli is not installed: the same with strato s3, a small SigV4 client)"
+		echo "(the aws cli is not installed: the same with strato s3, an S3 client on the AWS SDK for Go)"
 		a() { echo "\$ strato s3 $* --endpoint $s3url"; "$bin" s3 "$@" --endpoint "$s3url"; }
 		a mb s3://demo-s3
 		a cp "$tmp/in.bin" s3://demo-s3/random-64MiB.bin

@@ -80,17 +80,24 @@ func openPTY(t *testing.T, cols uint16) (ptmx, tty *os.File) {
 	return ptmx, tty
 }
 
-// onTerminal runs a command with stderr on a pseudo-terminal and returns
-// its exit code, its stdout and what the terminal showed.
+// onTerminal runs a command of the harness's meta server with stderr on a
+// pseudo-terminal and returns its exit code, its stdout and what the
+// terminal showed.
 func (h *cliHarness) onTerminal(args ...string) (code int, stdout, screen string) {
 	h.t.Helper()
-	ptmx, tty := openPTY(h.t, 120)
+	return runOnTerminal(h.t, append(args, "--meta", h.addr)...)
+}
+
+// runOnTerminal runs a command line with stderr on a pseudo-terminal.
+func runOnTerminal(t *testing.T, args ...string) (code int, stdout, screen string) {
+	t.Helper()
+	ptmx, tty := openPTY(t, 120)
 	var shown bytes.Buffer
 	var wg sync.WaitGroup
 	wg.Go(func() { _, _ = io.Copy(&shown, ptmx) })
 	root := newRootCmd()
 	var out bytes.Buffer
-	root.SetArgs(append(args, "--meta", h.addr))
+	root.SetArgs(args)
 	root.SetOut(&out)
 	root.SetErr(tty)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -101,7 +108,7 @@ func (h *cliHarness) onTerminal(args ...string) (code int, stdout, screen string
 	}
 	// Closing the terminal end ends the controller's reads (EIO) once it
 	// has read everything written.
-	require.NoError(h.t, tty.Close())
+	require.NoError(t, tty.Close())
 	wg.Wait()
 	return code, out.String(), shown.String()
 }

@@ -55,7 +55,9 @@ calls to meta: an
 administrator's, or a user's whose keys are the only ones it then accepts.
 SIGTERM stops it.
 
-strato s3 cp, mb and ls are a small S3 client of any endpoint.`,
+strato s3 cp, ls, rm, mb, rb and presign are an S3 client of any
+endpoint, on the AWS SDK for Go (multipart uploads, ranged parallel
+downloads, retries).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := rc.log.logger(os.Stderr)
