@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -75,17 +74,11 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "cluster-sim: meta in process at %s (data in %s)\n", o.Meta, dir)
 			}
-			if prof != "" {
-				f, err := os.Create(prof)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+			stopProfile, err := startCPUProfile(prof)
+			if err != nil {
+				return err
 			}
+			defer stopProfile()
 			res, err := clustersim.Run(cmd.Context(), o)
 			if err != nil {
 				return err

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -167,21 +166,15 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "bench meta: remote meta at %s\n", *metaAddr)
 	}
 	target.NoDeferredCreate = *noDefer
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	if err := target.Setup(ctx, o.Replication); err != nil {
 		return err
 	}
-	_, err := nnbench.Run(ctx, o, target, standalone)
+	_, err = nnbench.Run(ctx, o, target, standalone)
 	if srv != nil {
 		m := srv.Node().Metrics()
 		fmt.Fprintf(stdout, "Raft: %d proposals in %d log appends (%.1f per append), %d fsyncs\n",

@@ -2,8 +2,6 @@ package main
 
 import (
 	"log/slog"
-	"os"
-	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -16,8 +14,8 @@ func init() { benchCommands = append(benchCommands, newBenchSnapshotCmd) }
 
 func newBenchSnapshotCmd() *cobra.Command {
 	o := snapbench.Options{}
-	var dir, prof string
-	var keep bool
+	var dir benchcluster.Dir
+	var prof string
 	cmd := &cobra.Command{
 		Use:   "snapshot [--keys 1000000] [--snapshots 10] [--changes 10000]",
 		Short: "Bucket snapshots: create time in a big bucket, the create rate beside snapshots, snapdiff time",
@@ -36,7 +34,7 @@ taken after them.`,
 				return usagef("--keys must be at least --changes, and --snapshots, --rounds and --creates at least 1")
 			}
 			o.Out, o.Progress = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			d, remove, err := benchcluster.Dir{Path: dir, Keep: keep}.Make("strato-bench-snapshot-")
+			d, remove, err := dir.Make("strato-bench-snapshot-")
 			if err != nil {
 				return err
 			}
@@ -46,17 +44,11 @@ taken after them.`,
 				return err
 			}
 			defer func() { _ = srv.Close() }()
-			if prof != "" {
-				f, err := os.Create(prof)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+			stopProfile, err := startCPUProfile(prof)
+			if err != nil {
+				return err
 			}
+			defer stopProfile()
 			res, err := snapbench.Run(cmd.Context(), o, srv)
 			if err != nil {
 				return err
@@ -75,8 +67,7 @@ taken after them.`,
 	f.IntVar(&o.Changes, "changes", 10_000, "changes snapdiff reports")
 	f.IntVar(&o.Creates, "creates", 50_000, "files a create round makes")
 	f.IntVar(&o.Rounds, "rounds", 3, "create rounds in each bucket")
-	f.StringVar(&dir, "dir", "", "meta's data directory (default: a temporary one, removed afterwards)")
-	f.BoolVar(&keep, "keep", false, "keep the temporary directory")
+	addClusterDirFlags(f, &dir)
 	f.StringVar(&prof, "cpuprofile", "", "write a CPU profile of the run to this file")
 	return cmd
 }

@@ -140,12 +140,12 @@ func (a *applier) reclaim(c *stratov1.ReclaimCommand) (proto.Message, error) {
 				if err != nil {
 					return nil, err
 				}
-				freed, err := a.releaseOf(ki, kept)
+				freed, err := a.releaseOf(st, ki, kept)
 				if err != nil {
 					return nil, err
 				}
 				if !kept {
-					if err := a.unref(ki, "reclaim"); err != nil {
+					if err := a.unref(st, ki, "reclaim"); err != nil {
 						return nil, err
 					}
 				}

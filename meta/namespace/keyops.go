@@ -266,7 +266,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 	kept := replaced && st.sees(old.SnapshotGen, st.gen)
 	release := old.GetSize()
 	if replaced && !own {
-		if release, err = a.releaseOf(old, kept); err != nil {
+		if release, err = a.releaseOf(st, old, kept); err != nil {
 			return nil, err
 		}
 	}
@@ -390,14 +390,7 @@ func (a *applier) composeSources(rec *stratov1.OpenKeyInfo, name string, cs []*s
 			return nil, nil, 0, fmt.Errorf("%w: source %s has checksums %v/%d, the key %v/%d", ErrInvalidBlocks, label,
 				kr.ChecksumType, kr.BytesPerChecksum, rec.ChecksumType, rec.BytesPerChecksum)
 		}
-		if st, err := loadSnapState(a.b, bk.Id); err != nil {
-			return nil, nil, 0, err
-		} else if shared, err := exists(a.b, idKey(nil, tagShared, kr.ObjectId)); err != nil {
-			return nil, nil, 0, err
-		} else if shared || st.sees(kr.SnapshotGen, st.gen) {
-			// Its blocks would be both the new key's and the snapshot's.
-			return nil, nil, 0, fmt.Errorf("%w: source %s is held by a snapshot of its bucket", ErrHasSnapshots, label)
-		} else if err := a.journal(bk.Id, st, st.gen, key); err != nil {
+		if err := a.takeComposeSource(bk.Id, key, kr, label); err != nil {
 			return nil, nil, 0, err
 		}
 		for _, bl := range kr.Blocks {

@@ -30,6 +30,9 @@ import (
 //	N s <access key>         → S3KeyRecord (the S3 gateways' access keys)
 //	N U <user name>          → UserRecord (users, users.go)
 //	N T <token ID>           → TokenRecord (their tokens)
+//	N S, P, h, J, R, Q       → bucket snapshots' state, records, kept
+//	                           versions, journal, shared objects and purge
+//	                           queue (snapshot.go)
 const (
 	prefix        = 'N'
 	tagCounter    = 'c'

@@ -525,6 +525,25 @@ func (rd *Reader) ListStatus(req *stratov1.ListStatusRequest) (*stratov1.ListSta
 	return res, nil
 }
 
+// keysAsStatuses is an OBS listing with delimiter "/" as ListStatus
+// answers it: keys as files, common prefixes as directories, merged back
+// into name order.
+func keysAsStatuses(bk *stratov1.BucketRecord, lk *stratov1.ListKeysResponse) *stratov1.ListStatusResponse {
+	res := &stratov1.ListStatusResponse{Truncated: lk.Truncated}
+	i, j := 0, 0
+	for i < len(lk.Keys) || j < len(lk.CommonPrefixes) {
+		if j >= len(lk.CommonPrefixes) || (i < len(lk.Keys) && lk.Keys[i].Name < lk.CommonPrefixes[j]) {
+			ki := lk.Keys[i]
+			res.Statuses = append(res.Statuses, fileStatus(bk, ki.Name, ki))
+			i++
+		} else {
+			res.Statuses = append(res.Statuses, &stratov1.FileStatus{Path: strings.TrimSuffix(lk.CommonPrefixes[j], "/"), IsDirectory: true})
+			j++
+		}
+	}
+	return res
+}
+
 func (rd *Reader) obsListStatus(bk *stratov1.BucketRecord, req *stratov1.ListStatusRequest, limit int) (*stratov1.ListStatusResponse, error) {
 	p := strings.Trim(req.GetPath(), "/")
 	prefix := ""
@@ -539,19 +558,7 @@ func (rd *Reader) obsListStatus(bk *stratov1.BucketRecord, req *stratov1.ListSta
 	if err != nil {
 		return nil, err
 	}
-	res := &stratov1.ListStatusResponse{Truncated: lk.Truncated}
-	// Merge keys and common prefixes back into name order.
-	i, j := 0, 0
-	for i < len(lk.Keys) || j < len(lk.CommonPrefixes) {
-		if j >= len(lk.CommonPrefixes) || (i < len(lk.Keys) && lk.Keys[i].Name < lk.CommonPrefixes[j]) {
-			ki := lk.Keys[i]
-			res.Statuses = append(res.Statuses, fileStatus(bk, ki.Name, ki))
-			i++
-		} else {
-			res.Statuses = append(res.Statuses, &stratov1.FileStatus{Path: strings.TrimSuffix(lk.CommonPrefixes[j], "/"), IsDirectory: true})
-			j++
-		}
-	}
+	res := keysAsStatuses(bk, lk)
 	if len(res.Statuses) == 0 && p != "" {
 		// Not a directory: a key, or nothing.
 		st, err := rd.obsFileStatus(bk, &stratov1.GetFileStatusRequest{Path: p})

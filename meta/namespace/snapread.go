@@ -505,17 +505,7 @@ func (rd *Reader) snapOBSListStatus(req *stratov1.ListStatusRequest, name, rest 
 	if err != nil {
 		return nil, err
 	}
-	res := &stratov1.ListStatusResponse{Truncated: lk.Truncated}
-	i, j := 0, 0
-	for i < len(lk.Keys) || j < len(lk.CommonPrefixes) {
-		if j >= len(lk.CommonPrefixes) || (i < len(lk.Keys) && lk.Keys[i].Name < lk.CommonPrefixes[j]) {
-			res.Statuses = append(res.Statuses, fileStatus(bk, lk.Keys[i].Name, lk.Keys[i]))
-			i++
-		} else {
-			res.Statuses = append(res.Statuses, &stratov1.FileStatus{Path: strings.TrimSuffix(lk.CommonPrefixes[j], "/"), IsDirectory: true})
-			j++
-		}
-	}
+	res := keysAsStatuses(bk, lk)
 	if len(res.Statuses) == 0 && p != "" && req.GetStartAfter() == "" {
 		// Not a directory: a key, or nothing.
 		st, err := rd.snapFileStatus(&stratov1.GetFileStatusRequest{Volume: req.GetVolume(), Bucket: req.GetBucket(), Path: root + p}, name, p)
@@ -578,7 +568,7 @@ func (rd *Reader) snapListKeys(req *stratov1.ListKeysRequest, name, rest string)
 	limit := rd.limit(req.GetLimit())
 	after := ""
 	if sa := req.GetStartAfter(); sa != "" {
-		_, after, _ = snapshotPathRest(sa, v.prefix())
+		after = strings.TrimPrefix(strings.TrimPrefix(sa, "/"), v.prefix()+"/")
 	}
 	es, err := v.children(idKey(nil, tagKey, bk.Id), rest, after, 0)
 	if err != nil {
@@ -619,10 +609,4 @@ func (rd *Reader) snapListKeys(req *stratov1.ListKeysRequest, name, rest string)
 		res.Keys = append(res.Keys, info)
 	}
 	return res, nil
-}
-
-// snapshotPathRest strips prefix/ from p.
-func snapshotPathRest(p, prefix string) (string, string, bool) {
-	rest, ok := strings.CutPrefix(strings.TrimPrefix(p, "/"), prefix+"/")
-	return prefix, rest, ok
 }

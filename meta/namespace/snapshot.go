@@ -192,12 +192,14 @@ func (a *applier) retireDir(bucketID uint64, st snapState, parent uint64, name s
 // releaseOf is what dropping file version rec releases from its bucket's
 // bytes: nothing while a snapshot keeps it or another record holds its
 // object, else its size (or the shared object's).
-func (a *applier) releaseOf(rec *stratov1.KeyRecord, kept bool) (int64, error) {
+func (a *applier) releaseOf(st snapState, rec *stratov1.KeyRecord, kept bool) (int64, error) {
 	if kept {
 		return 0, nil
 	}
-	so := &stratov1.SharedObject{}
-	found, err := get(a.b, idKey(nil, tagShared, rec.ObjectId), so)
+	if st.gen == 0 {
+		return rec.Size, nil // no snapshot ever: no record shares an object
+	}
+	_, so, found, err := a.sharedObject(rec.ObjectId)
 	switch {
 	case err != nil:
 		return 0, err
@@ -211,10 +213,11 @@ func (a *applier) releaseOf(rec *stratov1.KeyRecord, kept bool) (int64, error) {
 
 // unref drops file version rec's hold on its blocks (not kept by a
 // snapshot): they are freed when no other record holds them.
-func (a *applier) unref(rec *stratov1.KeyRecord, reason string) error {
-	key := idKey(nil, tagShared, rec.ObjectId)
-	so := &stratov1.SharedObject{}
-	found, err := get(a.b, key, so)
+func (a *applier) unref(st snapState, rec *stratov1.KeyRecord, reason string) error {
+	if st.gen == 0 {
+		return a.freeBlocks(rec.ObjectId, rec.Blocks, reason) // no record shares it
+	}
+	key, so, found, err := a.sharedObject(rec.ObjectId)
 	if err != nil {
 		return err
 	}
@@ -232,17 +235,23 @@ func (a *applier) unref(rec *stratov1.KeyRecord, reason string) error {
 
 // ref records that one more record holds file version rec's object (a
 // snapshot keeps the version while the file lives on, renamed or changed).
-func (a *applier) ref(rec *stratov1.KeyRecord) error {
-	key := idKey(nil, tagShared, rec.ObjectId)
-	so := &stratov1.SharedObject{}
-	found, err := get(a.b, key, so)
-	if err != nil {
+func (a *applier) ref(rec *stratov1.KeyRecord) error { return a.hold(rec, 1, true) }
+
+// grow follows a file rewritten as the same object (an hsync's commit)
+// in its shared-object record, if it has one: its blocks and size.
+func (a *applier) grow(rec *stratov1.KeyRecord) error { return a.hold(rec, 0, false) }
+
+// hold adds holders to rec's shared-object record (made, for an object
+// one record held, when create) and adds rec's blocks and size to it.
+func (a *applier) hold(rec *stratov1.KeyRecord, holders uint64, create bool) error {
+	key, so, found, err := a.sharedObject(rec.ObjectId)
+	if err != nil || (!found && !create) {
 		return err
 	}
 	if !found {
 		so.Count = 1
 	}
-	so.Count++
+	so.Count += holders
 	so.Size = max(so.Size, rec.Size)
 	have := make(map[[2]uint64]bool, len(so.Blocks))
 	for _, bl := range so.Blocks {
@@ -254,6 +263,32 @@ func (a *applier) ref(rec *stratov1.KeyRecord) error {
 		}
 	}
 	return put(a.b, key, so)
+}
+
+// sharedObject reads object id's shared-object record and returns its key.
+func (a *applier) sharedObject(id uint64) (key []byte, so *stratov1.SharedObject, found bool, err error) {
+	key, so = idKey(nil, tagShared, id), &stratov1.SharedObject{}
+	found, err = get(a.b, key, so)
+	return key, so, found, err
+}
+
+// takeComposeSource refuses a compose source a snapshot holds (its blocks
+// would then belong to two objects) and journals that it goes.
+func (a *applier) takeComposeSource(bucketID uint64, key []byte, kr *stratov1.KeyRecord, label string) error {
+	st, err := a.snaps(bucketID)
+	if err != nil {
+		return err
+	}
+	held := st.sees(kr.SnapshotGen, st.gen)
+	if !held && st.gen > 0 {
+		if _, _, held, err = a.sharedObject(kr.ObjectId); err != nil {
+			return err
+		}
+	}
+	if held {
+		return fmt.Errorf("%w: source %s is held by a snapshot of its bucket", ErrHasSnapshots, label)
+	}
+	return a.journal(bucketID, st, st.gen, key)
 }
 
 // keepFile retires file version old at key before it is rewritten in place
@@ -277,7 +312,7 @@ func (a *applier) dropFile(bucketID uint64, st snapState, key []byte, old *strat
 	if err := a.journal(bucketID, st, st.gen, key); err != nil {
 		return err
 	}
-	return a.unref(old, reason)
+	return a.unref(st, old, reason)
 }
 
 // ---- snapshot commands --------------------------------------------------------
@@ -524,7 +559,7 @@ func (a *applier) purgeBucket(bucketID uint64, st snapState, cursor []byte, limi
 			}
 			if p[1] == tagHistory {
 				dropped++
-				if err := a.dropHistoryFile(bucketID, st.volumeID, v.key, v.value); err != nil {
+				if err := a.dropHistoryFile(bucketID, st, v.key, v.value); err != nil {
 					return nil, 0, err
 				}
 			}
@@ -538,7 +573,7 @@ func (a *applier) purgeBucket(bucketID uint64, st snapState, cursor []byte, limi
 }
 
 // dropHistoryFile releases what a dropped history version of a file held.
-func (a *applier) dropHistoryFile(bucketID, volumeID uint64, hkey, v []byte) error {
+func (a *applier) dropHistoryFile(bucketID uint64, st snapState, hkey, v []byte) error {
 	tag := hkey[10]
 	if tag != tagFile && tag != tagKey {
 		return nil
@@ -547,32 +582,17 @@ func (a *applier) dropHistoryFile(bucketID, volumeID uint64, hkey, v []byte) err
 	if err := proto.Unmarshal(v, rec); err != nil {
 		return fmt.Errorf("%w: %q: %w", ErrCorrupt, hkey, err)
 	}
-	bytes, err := a.releaseOf(rec, false)
+	bytes, err := a.releaseOf(st, rec, false)
 	if err != nil {
 		return err
 	}
-	if err := a.unref(rec, "snapshot"); err != nil {
+	if err := a.unref(st, rec, "snapshot"); err != nil {
 		return err
 	}
 	if bytes == 0 {
 		return nil
 	}
-	return a.release(bucketID, volumeID, bytes, 0)
-}
-
-// grow follows a file rewritten as the same object (an hsync's commit)
-// in its shared-object record, if it has one: its blocks and size.
-func (a *applier) grow(rec *stratov1.KeyRecord) error {
-	key := idKey(nil, tagShared, rec.ObjectId)
-	so := &stratov1.SharedObject{}
-	if found, err := get(a.b, key, so); err != nil || !found {
-		return err
-	}
-	so.Count-- // ref counts one more holder; this is the same one
-	if err := put(a.b, key, so); err != nil {
-		return err
-	}
-	return a.ref(rec)
+	return a.release(bucketID, st.volumeID, bytes, 0)
 }
 
 // beforeRewrite keeps the directory d or file ki at key for the snapshots

@@ -198,7 +198,7 @@ func (a *applier) deleteFile(bk *stratov1.BucketRecord, key []byte, name string,
 		return nil, err
 	}
 	kept := st.sees(old.SnapshotGen, st.gen)
-	release, err := a.releaseOf(old, kept)
+	release, err := a.releaseOf(st, old, kept)
 	if err != nil {
 		return nil, err
 	}
