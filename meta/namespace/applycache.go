@@ -65,6 +65,9 @@ type applyCache struct {
 	// for a bucket without one: every change of a bucket reads it. A write
 	// of a state drops its entry.
 	snaps map[uint64]snapState
+	// snapBytes is what snaps holds, about; snapMax its bound
+	// (Options.SnapshotCacheBytes).
+	snapBytes, snapMax int64
 	// verify makes every hit also read the batch and panic on a mismatch
 	// (tests).
 	verify bool
@@ -174,7 +177,7 @@ func (c *applyCache) noteWrite(key []byte, set bool) {
 	}
 	parent := binary.BigEndian.Uint64(key[2:10])
 	if key[1] == tagSnapState {
-		delete(c.snaps, parent) // read again next time
+		c.forgetSnaps(parent) // read again next time
 		return
 	}
 	if key[1] == tagDeletedDir {
@@ -322,6 +325,31 @@ func (c *applyCache) reset() {
 	clear(c.reclaimed)
 	clear(c.vals)
 	clear(c.snaps)
+	c.snapBytes = 0
+}
+
+// snapCost is about what a snapshot state takes in the cache.
+func snapCost(st snapState) int64 { return 48 + 8*int64(len(st.ids)) }
+
+// keepSnaps caches bucket id's snapshot state, emptying the cache first
+// when it would pass its bound.
+func (c *applyCache) keepSnaps(id uint64, st snapState) {
+	cost := snapCost(st)
+	if cost > c.snapMax {
+		return
+	}
+	if c.snaps == nil || c.snapBytes+cost > c.snapMax {
+		c.snaps, c.snapBytes = make(map[uint64]snapState), 0
+	}
+	c.snaps[id] = st
+	c.snapBytes += cost
+}
+
+func (c *applyCache) forgetSnaps(id uint64) {
+	if st, ok := c.snaps[id]; ok {
+		c.snapBytes -= snapCost(st)
+		delete(c.snaps, id)
+	}
 }
 
 // getCached reads key through the apply cache's values (applyCache.vals):

@@ -110,7 +110,9 @@
 // (at the default size about 30 MB each at most):
 // the readers' (cache.go), which Apply invalidates and Committed re-enables,
 // and Apply's own (applycache.go), filled only from Apply's reads of its
-// batch. Neither changes what any call returns, only how fast.
+// batch; Apply's also keeps buckets' snapshot states, within
+// Options.SnapshotCacheBytes (4 MiB). Neither changes what any call
+// returns, only how fast.
 //
 // Pebble options: ConfigurePebble sets Bloom filters and cache sizes suited
 // to the namespace's point lookups on the shared database.

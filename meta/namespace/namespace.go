@@ -29,10 +29,18 @@ type Options struct {
 	// ((parent ID, name) → directory ID) used by path resolution: the
 	// readers' and Apply's. Default 1<<18; negative disables them.
 	DirCacheEntries int
+	// SnapshotCacheBytes bounds Apply's cache of buckets' snapshot states
+	// (each change of a bucket reads its state): about 48 bytes a bucket
+	// and 8 a live snapshot. Default 4 MiB. It goes with the directory
+	// caches: disabled when they are.
+	SnapshotCacheBytes int64
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
+	if o.SnapshotCacheBytes == 0 {
+		o.SnapshotCacheBytes = 4 << 20
+	}
 	if o.OpenKeyTTL == 0 {
 		o.OpenKeyTTL = 7 * 24 * time.Hour
 	}
@@ -117,6 +125,7 @@ func New(opts Options) (*Namespace, error) {
 	if opts.DirCacheEntries > 0 {
 		ns.cache = newDirCache(opts.DirCacheEntries)
 		ns.acache = newApplyCache(opts.DirCacheEntries)
+		ns.acache.snapMax = opts.SnapshotCacheBytes
 	}
 	return ns, nil
 }

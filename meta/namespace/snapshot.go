@@ -126,10 +126,7 @@ func (a *applier) snaps(bucketID uint64) (snapState, error) {
 		return snapState{}, err
 	}
 	if c != nil {
-		if c.snaps == nil || len(c.snaps) >= max(c.max, 1) {
-			c.snaps = make(map[uint64]snapState) // bounded: buckets are few
-		}
-		c.snaps[bucketID] = st
+		c.keepSnaps(bucketID, st)
 	}
 	a.snap, a.snapBucket, a.snapLoaded = st, bucketID, true
 	return st, nil

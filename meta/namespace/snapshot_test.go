@@ -555,3 +555,26 @@ func TestSnapshotPurgeResumes(t *testing.T) {
 	require.Zero(t, b)
 	require.Zero(t, n)
 }
+
+// TestSnapshotCacheBound: Apply's cache of snapshot states stays within
+// Options.SnapshotCacheBytes, and what it answers is the database's (the
+// harness's apply cache verifies every hit).
+func TestSnapshotCacheBound(t *testing.T) {
+	ns, err := New(Options{SnapshotCacheBytes: 200})
+	require.NoError(t, err)
+	ns.acache.verify = true
+	h := newHarness(t)
+	h.ns = ns
+	for i := range 6 {
+		b := fmt.Sprintf("bkt%d", i)
+		h.volBucket(b, fso)
+		h.must(&stratov1.CreateSnapshotRequest{Volume: "vol", Bucket: b, Name: "s"})
+		h.createFile(b, "f", 1)
+		require.LessOrEqual(t, ns.acache.snapBytes, int64(200))
+	}
+	for i := range 6 {
+		h.createFile(fmt.Sprintf("bkt%d", i), "g", 1)
+		require.LessOrEqual(t, ns.acache.snapBytes, int64(200))
+	}
+	require.NotEmpty(t, ns.acache.snaps)
+}
