@@ -270,13 +270,21 @@ func (sc *scenario) run(t *testing.T) []string {
 	defer cancel()
 	tr := &trace{dn: map[string][]string{}, names: map[string]string{}}
 	addrs := map[string]string{}
+	// A down datanode's port is closed once every listener of the scenario
+	// is bound, so that none of them is given it again.
+	var down []net.Listener
+	defer func() {
+		for _, l := range down {
+			_ = l.Close()
+		}
+	}()
 	for _, dn := range sc.datanodes {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		addrs[dn.name] = l.Addr().String()
 		tr.names[l.Addr().String()] = dn.name
 		if dn.down {
-			require.NoError(t, l.Close()) // nothing listens there now: connections are refused
+			down = append(down, l)
 			continue
 		}
 		d := &fakeDatanode{sc: sc, dn: dn, tr: tr, l: l}
@@ -286,6 +294,10 @@ func (sc *scenario) run(t *testing.T) []string {
 	meta := &fakeMeta{sc: sc, tr: tr, addrs: addrs}
 	ml, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	for _, l := range down {
+		require.NoError(t, l.Close()) // nothing listens there now: connections are refused
+	}
+	down = nil
 	srv := grpc.NewServer()
 	stratov1.RegisterNamespaceServiceServer(srv, meta)
 	go func() { _ = srv.Serve(ml) }()
