@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +48,24 @@ func artifacts(t *testing.T) string {
 	return dir
 }
 
+// warmUp navigates the new browser's first tab once, so that chromedp
+// knows the tab's top-level frame before the test's first page. chromedp
+// attaches to the first tab without asking for its frame tree; when the
+// tab's about:blank committed before the attach, the frame is learnt only
+// from the next navigation's events, and a Navigate that starts with no
+// frame can miss its own "init" event and wait for a load it never sees
+// (seen on a loaded 2-core machine). A failed warm-up is only logged: the
+// navigation it started still tells chromedp the frame.
+func warmUp(ctx context.Context, t *testing.T) {
+	t.Helper()
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := chromedp.Do(wctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Logf("browser warm-up after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	}
+}
+
 // checkBrowser loads every page in headless Chromium: no console error or
 // exception, the numbers of the cluster, navigation by the menu and by
 // links, and a screenshot of each page.
@@ -60,6 +79,7 @@ func (cc *consoleCluster) checkBrowser(t *testing.T) {
 	ctx, cancel := chromedp.NewContext(alloc)
 	defer cancel()
 	require.NoError(t, chromedp.Do(ctx)) // start the browser on a context without a deadline
+	warmUp(ctx, t)
 
 	var (
 		mu       sync.Mutex
@@ -100,6 +120,29 @@ func (cc *consoleCluster) checkBrowser(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644))
 	}
+	// follow clicks the link to href inside scope and waits until the new
+	// document is the one shown: its path is href, it has loaded, and it
+	// has the ready element. Waiting only for an element could see the old
+	// page, as when both pages have it (#entries, #datanodes), and a
+	// screenshot taken mid-navigation never returns.
+	follow := func(what, scope, href, ready string) {
+		t.Helper()
+		run(what, chromedp.Click(chromedp.CSS(scope+` a[href="`+href+`"]`)))
+		loaded := fmt.Sprintf(`location.pathname === %q && document.readyState === "complete"`, href)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			ok, err := chromedp.Run(sctx, chromedp.Evaluate[bool](loaded))
+			cancel()
+			if err == nil && ok {
+				break
+			}
+			// An evaluation can fail while the old document is torn down.
+			require.True(t, time.Now().Before(deadline), "%s: %s not loaded (last error %v)", what, href, err)
+			time.Sleep(50 * time.Millisecond)
+		}
+		run(what, chromedp.WaitReady(chromedp.CSS(ready)))
+	}
 	page := func(name, path string) {
 		t.Helper()
 		run(path, chromedp.Navigate(cc.url+path), chromedp.WaitReady(chromedp.CSS("footer")))
@@ -122,10 +165,10 @@ func (cc *consoleCluster) checkBrowser(t *testing.T) {
 	page("overview", "/")
 
 	// The menu leads to the datanodes; the dead one's link to its page.
-	run("menu", chromedp.Click(chromedp.CSS(`header nav a[href="/datanodes"]`)), chromedp.WaitReady(chromedp.CSS("#datanodes")))
+	follow("menu", "header nav", "/datanodes", "#datanodes")
 	shoot("datanodes")
 	require.Contains(t, text(`#datanodes tr[data-id="`+cc.dead+`"]`), "DEAD")
-	run("datanode link", chromedp.Click(chromedp.CSS(`a[href="/datanodes/`+cc.dead+`"]`)), chromedp.WaitReady(chromedp.CSS("#datanode")))
+	follow("datanode link", "#datanodes", "/datanodes/"+cc.dead, "#datanode")
 	require.Equal(t, "DEAD", text("#health"))
 	shoot("datanode")
 
@@ -135,22 +178,21 @@ func (cc *consoleCluster) checkBrowser(t *testing.T) {
 	for _, id := range cc.under {
 		require.Contains(t, text(`#containers tr[data-id="`+itoa(id)+`"]`), "under-replicated")
 	}
-	run("container link", chromedp.Click(chromedp.CSS(`#containers a[href="/containers/`+itoa(cc.under[0])+`"]`)),
-		chromedp.WaitReady(chromedp.CSS("#container")))
+	follow("container link", "#containers", "/containers/"+itoa(cc.under[0]), "#container")
 	require.Equal(t, "2 of 3", text("#good"))
 	require.Equal(t, "under-replicated", text("#problem"))
 	shoot("container")
 
 	// The namespace, from the volumes down to a key.
 	page("namespace-volumes", "/ns/")
-	run("volume", chromedp.Click(chromedp.CSS(`#volumes a[href="/ns/vol1"]`)), chromedp.WaitReady(chromedp.CSS("#buckets")))
+	follow("volume", "#volumes", "/ns/vol1", "#buckets")
 	shoot("namespace-buckets")
-	run("bucket", chromedp.Click(chromedp.CSS(`#buckets a[href="/ns/vol1/fso1/"]`)), chromedp.WaitReady(chromedp.CSS("#entries")))
-	run("dir", chromedp.Click(chromedp.CSS(`#entries a[href="/ns/vol1/fso1/dir/"]`)), chromedp.WaitReady(chromedp.CSS("#entries")))
+	follow("bucket", "#buckets", "/ns/vol1/fso1/", "#entries")
+	follow("dir", "#entries", "/ns/vol1/fso1/dir/", "#entries")
 	require.Contains(t, text("#entries"), "a.txt")
 	require.Contains(t, text("#entries"), "sub/")
 	shoot("namespace-directory")
-	run("key", chromedp.Click(chromedp.CSS(`#entries a[href="/ns/vol1/fso1/dir/a.txt"]`)), chromedp.WaitReady(chromedp.CSS("#key")))
+	follow("key", "#entries", "/ns/vol1/fso1/dir/a.txt", "#key")
 	require.Contains(t, text("#size"), "15 bytes")
 	shoot("namespace-key")
 	page("namespace-obs", "/ns/vol1/obs1/x/")
