@@ -25,7 +25,7 @@ func TestBucketCors(t *testing.T) {
 
 	_, err := c.GetBucketCors(ctx, &awss3.GetBucketCorsInput{Bucket: aws.String(b)})
 	require.Equal(t, "NoSuchCORSConfiguration", s3Code(err))
-	preflight := func(path, origin, method, headers string) *http.Response {
+	preflight := func(path, origin, method, headers string) answer {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodOptions, env.http.URL+"/"+b+path, nil)
 		require.NoError(t, err)
@@ -38,11 +38,7 @@ func TestBucketCors(t *testing.T) {
 		if headers != "" {
 			req.Header.Set("Access-Control-Request-Headers", headers)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		require.NoError(t, resp.Body.Close())
-		return resp
+		return do(t, req)
 	}
 	require.Equal(t, http.StatusForbidden, preflight("/k", "https://app.example", "PUT", "").StatusCode, "no configuration")
 
@@ -93,15 +89,11 @@ func TestBucketCors(t *testing.T) {
 
 	// A request with an origin, anonymous and so refused, still carries
 	// the rule's headers; one whose origin no rule allows does not.
-	get := func(origin string) *http.Response {
+	get := func(origin string) answer {
 		req, err := http.NewRequest(http.MethodGet, env.http.URL+"/"+b+"/missing", nil)
 		require.NoError(t, err)
 		req.Header.Set("Origin", origin)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		require.NoError(t, resp.Body.Close())
-		return resp
+		return do(t, req)
 	}
 	resp = get("https://www.app.example")
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
@@ -124,4 +116,21 @@ func TestBucketCors(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, tags.TagSet, 1)
 	require.Empty(t, get("https://www.app.example").Header.Get("Access-Control-Allow-Origin"))
+}
+
+// answer is the status and headers of a response whose body was read.
+type answer struct {
+	StatusCode int
+	Header     http.Header
+}
+
+// do sends req and reads its answer.
+func do(t *testing.T, req *http.Request) answer {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, err)
+	return answer{StatusCode: resp.StatusCode, Header: resp.Header}
 }
