@@ -1,0 +1,58 @@
+package s3_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/require"
+)
+
+// TestListBucketsPaged: ListBuckets with max-buckets pages with a
+// continuation token, filters by prefix and region; a bad max-buckets is
+// InvalidArgument.
+func TestListBucketsPaged(t *testing.T) {
+	ctx := context.Background()
+	c := sdk(t, false)
+	var names []string
+	for range 5 {
+		names = append(names, newBucket(t, c))
+	}
+	var got []string
+	var tok *string
+	pages := 0
+	for {
+		out, err := c.ListBuckets(ctx, &awss3.ListBucketsInput{MaxBuckets: aws.Int32(2), ContinuationToken: tok, Prefix: aws.String("b")})
+		require.NoError(t, err)
+		pages++
+		require.LessOrEqual(t, len(out.Buckets), 2)
+		for _, b := range out.Buckets {
+			got = append(got, aws.ToString(b.Name))
+			require.Equal(t, region, aws.ToString(b.BucketRegion))
+		}
+		if out.ContinuationToken == nil {
+			break
+		}
+		tok = out.ContinuationToken
+	}
+	all, err := c.ListBuckets(ctx, &awss3.ListBucketsInput{})
+	require.NoError(t, err)
+	var want []string
+	for _, b := range all.Buckets {
+		want = append(want, aws.ToString(b.Name))
+	}
+	require.Equal(t, want, got, "the pages make the whole list")
+	require.Greater(t, pages, 2)
+	for _, n := range names {
+		require.Contains(t, got, n)
+	}
+	out, err := c.ListBuckets(ctx, &awss3.ListBucketsInput{Prefix: aws.String(names[3])})
+	require.NoError(t, err)
+	require.Len(t, out.Buckets, 1)
+	out, err = c.ListBuckets(ctx, &awss3.ListBucketsInput{BucketRegion: aws.String("eu-west-9")})
+	require.NoError(t, err)
+	require.Empty(t, out.Buckets)
+	_, err = c.ListBuckets(ctx, &awss3.ListBucketsInput{MaxBuckets: aws.Int32(0)})
+	require.Equal(t, "InvalidArgument", s3Code(err))
+}
