@@ -59,15 +59,15 @@ func (g *Gateway) listBuckets(rq *request) error {
 		return rq.writeXML(200, res) // every bucket is in the gateway's region
 	}
 	if v, paged := q["max-buckets"]; paged {
-		limit, err := strconv.Atoi(v[0])
-		if err != nil || limit < 1 || limit > 10000 {
+		limit, perr := strconv.Atoi(v[0])
+		if perr != nil || limit < 1 || limit > 10000 {
 			return withFields(errf(ErrInvalidArgument, "Argument max-buckets must be an integer between 1 and 10000."),
 				"ArgumentName", "max-buckets", "ArgumentValue", v[0])
 		}
 		after := ""
 		if tok := q.Get("continuation-token"); tok != "" {
-			raw, err := base64.RawURLEncoding.DecodeString(tok)
-			if err != nil {
+			raw, derr := base64.RawURLEncoding.DecodeString(tok)
+			if derr != nil {
 				return errf(ErrInvalidArgument, "The continuation token provided is incorrect")
 			}
 			after = string(raw)
