@@ -47,7 +47,7 @@ var (
 	ErrAccessDenied                       = s3err("AccessDenied", 403, "Access Denied")
 	ErrAuthorizationHeaderMalformed       = s3err("AuthorizationHeaderMalformed", 400, "The authorization header is malformed")
 	ErrAuthorizationQueryParametersError  = s3err("AuthorizationQueryParametersError", 400, "Error parsing the X-Amz-Credential parameter")
-	ErrBadDigest                          = s3err("BadDigest", 400, "The Content-MD5 or checksum value that you specified did not match what the server received.")
+	ErrBadDigest                          = s3err("BadDigest", 400, "The Content-MD5 you specified did not match what we received.")
 	ErrBucketAlreadyOwnedByYou            = s3err("BucketAlreadyOwnedByYou", 409, "Your previous request to create the named bucket succeeded and you already own it.")
 	ErrBucketNotEmpty                     = s3err("BucketNotEmpty", 409, "The bucket you tried to delete is not empty.")
 	ErrEntityTooLarge                     = s3err("EntityTooLarge", 400, "Your proposed upload exceeds the maximum allowed object size.")
