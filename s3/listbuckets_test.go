@@ -56,3 +56,19 @@ func TestListBucketsPaged(t *testing.T) {
 	_, err = c.ListBuckets(ctx, &awss3.ListBucketsInput{MaxBuckets: aws.Int32(0)})
 	require.Equal(t, "InvalidArgument", s3Code(err))
 }
+
+// TestListObjectsEmptyPrefix: a listing without a prefix still answers an
+// empty Prefix element, as AWS does (clients read it as "" rather than
+// absent).
+func TestListObjectsEmptyPrefix(t *testing.T) {
+	ctx := context.Background()
+	c := sdk(t, false)
+	b := newBucket(t, c)
+	v2, err := c.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: aws.String(b)})
+	require.NoError(t, err)
+	require.NotNil(t, v2.Prefix)
+	require.Empty(t, aws.ToString(v2.Prefix))
+	v1, err := c.ListObjects(ctx, &awss3.ListObjectsInput{Bucket: aws.String(b)})
+	require.NoError(t, err)
+	require.NotNil(t, v1.Prefix)
+}
