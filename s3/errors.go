@@ -48,6 +48,7 @@ var (
 	ErrAuthorizationHeaderMalformed       = s3err("AuthorizationHeaderMalformed", 400, "The authorization header is malformed")
 	ErrAuthorizationQueryParametersError  = s3err("AuthorizationQueryParametersError", 400, "Error parsing the X-Amz-Credential parameter")
 	ErrBadDigest                          = s3err("BadDigest", 400, "The Content-MD5 you specified did not match what we received.")
+	ErrInvalidRedirectLocation            = s3err("InvalidRedirectLocation", 400, "The website redirect location must have a prefix of 'http://' or 'https://' or '/'.")
 	ErrBucketAlreadyOwnedByYou            = s3err("BucketAlreadyOwnedByYou", 409, "Your previous request to create the named bucket succeeded and you already own it.")
 	ErrBucketNotEmpty                     = s3err("BucketNotEmpty", 409, "The bucket you tried to delete is not empty.")
 	ErrEntityTooLarge                     = s3err("EntityTooLarge", 400, "Your proposed upload exceeds the maximum allowed object size.")

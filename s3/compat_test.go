@@ -72,3 +72,32 @@ func TestListObjectsEmptyPrefix(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, v1.Prefix)
 }
+
+// TestWebsiteRedirect: x-amz-website-redirect-location must be a path or
+// an http(s) URL (PutObject, CreateMultipartUpload); CopyObject does not
+// copy it, but sets the one it is given.
+func TestWebsiteRedirect(t *testing.T) {
+	ctx := context.Background()
+	c := sdk(t, false)
+	b := newBucket(t, c)
+	_, err := c.PutObject(ctx, &awss3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), WebsiteRedirectLocation: aws.String("ftp://x")})
+	require.Equal(t, "InvalidRedirectLocation", s3Code(err))
+	_, err = c.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("k"), WebsiteRedirectLocation: aws.String("x")})
+	require.Equal(t, "InvalidRedirectLocation", s3Code(err))
+	_, err = c.PutObject(ctx, &awss3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("src"), WebsiteRedirectLocation: aws.String("/elsewhere")})
+	require.NoError(t, err)
+	head, err := c.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: aws.String(b), Key: aws.String("src")})
+	require.NoError(t, err)
+	require.Equal(t, "/elsewhere", aws.ToString(head.WebsiteRedirectLocation))
+	_, err = c.CopyObject(ctx, &awss3.CopyObjectInput{Bucket: aws.String(b), Key: aws.String("dst"), CopySource: aws.String(b + "/src")})
+	require.NoError(t, err)
+	head, err = c.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: aws.String(b), Key: aws.String("dst")})
+	require.NoError(t, err)
+	require.Empty(t, aws.ToString(head.WebsiteRedirectLocation))
+	_, err = c.CopyObject(ctx, &awss3.CopyObjectInput{Bucket: aws.String(b), Key: aws.String("dst2"), CopySource: aws.String(b + "/src"),
+		WebsiteRedirectLocation: aws.String("https://example.com/")})
+	require.NoError(t, err)
+	head, err = c.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: aws.String(b), Key: aws.String("dst2")})
+	require.NoError(t, err)
+	require.Equal(t, "https://example.com/", aws.ToString(head.WebsiteRedirectLocation))
+}
