@@ -22,7 +22,7 @@ var objectAttributeNames = map[string]bool{"ETag": true, "Checksum": true, "Obje
 
 // checksumElements names each checksum algorithm's element.
 var checksumElements = map[string]string{"crc32": "ChecksumCRC32", "crc32c": "ChecksumCRC32C", "crc64nvme": "ChecksumCRC64NVME",
-	"sha1": "ChecksumSHA1", "sha256": "ChecksumSHA256"}
+	"sha1": "ChecksumSHA1", "sha256": "ChecksumSHA256", "sha512": "ChecksumSHA512", "md5": "ChecksumMD5"}
 
 type objectAttributes struct {
 	XMLName      xml.Name           `xml:"http://s3.amazonaws.com/doc/2006-03-01/ GetObjectAttributesResponse"`
@@ -62,6 +62,9 @@ func (g *Gateway) getObjectAttributes(rq *request) error {
 	if err := rq.body.drain(); err != nil {
 		return err
 	}
+	if _, err := g.getBucket(rq); err != nil {
+		return err
+	}
 	want := map[string]bool{}
 	for _, v := range rq.r.Header.Values("X-Amz-Object-Attributes") {
 		for _, a := range strings.Split(v, ",") {
@@ -73,7 +76,7 @@ func (g *Gateway) getObjectAttributes(rq *request) error {
 		}
 	}
 	if len(want) == 0 {
-		return errf(ErrInvalidArgument, "The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty")
+		return errf(ErrInvalidRequest, "The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty")
 	}
 	maxParts, marker, err := partsPaging(rq.r.Header)
 	if err != nil {

@@ -167,6 +167,7 @@ func (r *corsRule) setHeaders(h http.Header, origin string, allowHeaders []strin
 	h.Add("Vary", "Origin, Access-Control-Request-Headers, Access-Control-Request-Method")
 	if slices.Contains(r.AllowedOrigins, "*") {
 		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Allow-Credentials", "false")
 	} else {
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Set("Access-Control-Allow-Credentials", "true")
