@@ -69,6 +69,9 @@ func (g *Gateway) getObjectAttributes(rq *request) error {
 	for _, v := range rq.r.Header.Values("X-Amz-Object-Attributes") {
 		for _, a := range strings.Split(v, ",") {
 			a = strings.TrimSpace(a)
+			if a == "" {
+				continue // the SDK sends the header empty when none is asked
+			}
 			if !objectAttributeNames[a] {
 				return errf(ErrInvalidArgument, "Invalid attribute name specified.")
 			}
