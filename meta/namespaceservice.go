@@ -289,6 +289,11 @@ func (s *Server) ListStatus(ctx context.Context, r *stratov1.ListStatusRequest) 
 	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.ListStatusResponse, error) { return rd.ListStatus(r) })
 }
 
+// GetContentSummary adds up a page of the subtree at a path.
+func (s *Server) GetContentSummary(ctx context.Context, r *stratov1.GetContentSummaryRequest) (*stratov1.GetContentSummaryResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.GetContentSummaryResponse, error) { return rd.ContentSummary(r) })
+}
+
 // GetFsStatus is the cluster's raw space, from the leader's soft state
 // (the datanodes' last reports), as GetClusterSummary's but for any caller.
 func (s *Server) GetFsStatus(ctx context.Context, _ *stratov1.GetFsStatusRequest) (*stratov1.FsStatus, error) {

@@ -1,7 +1,7 @@
 package main
 
 // strato fs du and fs count: a subtree's bytes, its bytes on disk and its
-// files and directories, counted by walking it from this client, in the
+// files and directories, added up by meta (GetContentSummary), in the
 // columns and order hdfs dfs -du and -count print them.
 
 import (
@@ -24,13 +24,6 @@ type usage struct {
 	SpaceConsumed  int64  `json:"spaceConsumed"` // on the datanodes: every replica, parity included
 }
 
-func (u *usage) add(o usage) {
-	u.DirectoryCount += o.DirectoryCount
-	u.FileCount += o.FileCount
-	u.Length += o.Length
-	u.SpaceConsumed += o.SpaceConsumed
-}
-
 // addHumanFlag registers -h (human sizes), as hdfs dfs has it; help is
 // --help alone (cobra would take -h for it).
 func addHumanFlag(cmd *cobra.Command, human *bool) {
@@ -38,60 +31,15 @@ func addHumanFlag(cmd *cobra.Command, human *bool) {
 	cmd.Flags().Bool("help", false, "help for "+cmd.Name())
 }
 
-// summarize walks the subtree at st (a rooted path's status).
+// summarize adds up the subtree at st (a rooted path's status): meta
+// walks it, a page per call (client.Summarize).
 func summarize(s *session, st *stratov1.FileStatus) (usage, error) {
-	u := usage{Path: st.Path}
-	if !st.IsDirectory {
-		u.FileCount, u.Length = 1, st.Length
-		var err error
-		u.SpaceConsumed, err = spaceConsumed(s, st)
-		return u, err
-	}
-	u.DirectoryCount = 1
-	children, err := s.c.ListPath(s.ctx, st.Path)
+	cs, err := s.c.Summarize(s.ctx, st.Path, 0)
 	if err != nil {
-		return u, err
+		return usage{Path: st.Path}, err
 	}
-	for _, c := range children {
-		cu, err := summarize(s, c)
-		if err != nil {
-			return u, err
-		}
-		u.add(cu)
-	}
-	return u, nil
-}
-
-// spaceConsumed is a file's bytes on the datanodes: its length times its
-// replicas, or, erasure coded, the lengths of its groups' members (data
-// and parity).
-func spaceConsumed(s *session, st *stratov1.FileStatus) (int64, error) {
-	switch st.Replication {
-	case stratov1.ReplicationFactor_REPLICATION_ONE, stratov1.ReplicationFactor_REPLICATION_THREE:
-		return st.Length * int64(st.Replication), nil
-	}
-	p, err := client.ParsePath(st.Path, true)
-	if err != nil {
-		return 0, err
-	}
-	ki, err := s.c.LookupKey(s.ctx, p.Volume, p.Bucket, p.Key)
-	if err != nil {
-		return 0, err
-	}
-	if ki.GetErasureCoding() == nil {
-		return ki.GetSize(), nil
-	}
-	cfg, err := client.ECConfig(ki.GetErasureCoding())
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, bl := range ki.GetBlocks() {
-		for m := range cfg.Members() {
-			n += cfg.MemberLen(bl.Length, m)
-		}
-	}
-	return n, nil
+	return usage{Path: st.Path, DirectoryCount: cs.DirectoryCount, FileCount: cs.FileCount, Length: cs.Length,
+		SpaceConsumed: cs.SpaceConsumed}, nil
 }
 
 func newFSDuCmd(o *cliOptions) *cobra.Command {

@@ -4678,6 +4678,222 @@ func (x *ListStatusResponse) GetTruncated() bool {
 	return false
 }
 
+type GetContentSummaryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`     // in the bucket ("": the bucket)
+	Cursor        []byte                 `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"` // from the previous page's answer ("": the first page)
+	Limit         int32                  `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`  // entries visited in this page; 0: the server's default (100,000)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetContentSummaryRequest) Reset() {
+	*x = GetContentSummaryRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetContentSummaryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetContentSummaryRequest) ProtoMessage() {}
+
+func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetContentSummaryRequest.ProtoReflect.Descriptor instead.
+func (*GetContentSummaryRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *GetContentSummaryRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *GetContentSummaryRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *GetContentSummaryRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *GetContentSummaryRequest) GetCursor() []byte {
+	if x != nil {
+		return x.Cursor
+	}
+	return nil
+}
+
+func (x *GetContentSummaryRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// GetContentSummaryResponse is one page's share of the subtree: the sums
+// of all the pages are its summary. A directory counts itself.
+type GetContentSummaryResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Length         int64                  `protobuf:"varint,1,opt,name=length,proto3" json:"length,omitempty"` // the files' bytes
+	FileCount      int64                  `protobuf:"varint,2,opt,name=file_count,json=fileCount,proto3" json:"file_count,omitempty"`
+	DirectoryCount int64                  `protobuf:"varint,3,opt,name=directory_count,json=directoryCount,proto3" json:"directory_count,omitempty"`
+	SpaceConsumed  int64                  `protobuf:"varint,4,opt,name=space_consumed,json=spaceConsumed,proto3" json:"space_consumed,omitempty"` // on the datanodes: every replica, parity included
+	Cursor         []byte                 `protobuf:"bytes,5,opt,name=cursor,proto3" json:"cursor,omitempty"`                                     // where the next page starts; empty: done
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GetContentSummaryResponse) Reset() {
+	*x = GetContentSummaryResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetContentSummaryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetContentSummaryResponse) ProtoMessage() {}
+
+func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetContentSummaryResponse.ProtoReflect.Descriptor instead.
+func (*GetContentSummaryResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *GetContentSummaryResponse) GetLength() int64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+func (x *GetContentSummaryResponse) GetFileCount() int64 {
+	if x != nil {
+		return x.FileCount
+	}
+	return 0
+}
+
+func (x *GetContentSummaryResponse) GetDirectoryCount() int64 {
+	if x != nil {
+		return x.DirectoryCount
+	}
+	return 0
+}
+
+func (x *GetContentSummaryResponse) GetSpaceConsumed() int64 {
+	if x != nil {
+		return x.SpaceConsumed
+	}
+	return 0
+}
+
+func (x *GetContentSummaryResponse) GetCursor() []byte {
+	if x != nil {
+		return x.Cursor
+	}
+	return nil
+}
+
+// ContentSummaryCursor is GetContentSummary's cursor: the path of
+// directories from the summary's root to where the walk stopped.
+type ContentSummaryCursor struct {
+	state         protoimpl.MessageState        `protogen:"open.v1"`
+	Frames        []*ContentSummaryCursor_Frame `protobuf:"bytes,1,rep,name=frames,proto3" json:"frames,omitempty"`
+	AfterKey      string                        `protobuf:"bytes,2,opt,name=after_key,json=afterKey,proto3" json:"after_key,omitempty"`  // an OBS bucket: the last key counted
+	BucketId      uint64                        `protobuf:"varint,3,opt,name=bucket_id,json=bucketId,proto3" json:"bucket_id,omitempty"` // the bucket walked: a cursor of another is refused
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContentSummaryCursor) Reset() {
+	*x = ContentSummaryCursor{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContentSummaryCursor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContentSummaryCursor) ProtoMessage() {}
+
+func (x *ContentSummaryCursor) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContentSummaryCursor.ProtoReflect.Descriptor instead.
+func (*ContentSummaryCursor) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *ContentSummaryCursor) GetFrames() []*ContentSummaryCursor_Frame {
+	if x != nil {
+		return x.Frames
+	}
+	return nil
+}
+
+func (x *ContentSummaryCursor) GetAfterKey() string {
+	if x != nil {
+		return x.AfterKey
+	}
+	return ""
+}
+
+func (x *ContentSummaryCursor) GetBucketId() uint64 {
+	if x != nil {
+		return x.BucketId
+	}
+	return 0
+}
+
 // RenameRequest is Hadoop FileSystem rename: if dst is an existing directory
 // src moves into it under its own name; the destination's parent must be a
 // directory; a directory cannot move under itself.
@@ -4693,7 +4909,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4705,7 +4921,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4718,7 +4934,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *RenameRequest) GetVolume() string {
@@ -4757,7 +4973,7 @@ type RenameResponse struct {
 
 func (x *RenameResponse) Reset() {
 	*x = RenameResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4769,7 +4985,7 @@ func (x *RenameResponse) String() string {
 func (*RenameResponse) ProtoMessage() {}
 
 func (x *RenameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4782,7 +4998,7 @@ func (x *RenameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponse.ProtoReflect.Descriptor instead.
 func (*RenameResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
 }
 
 // DeleteRequest deletes a file, an empty directory, or a directory and its
@@ -4799,7 +5015,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4811,7 +5027,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4824,7 +5040,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *DeleteRequest) GetVolume() string {
@@ -4863,7 +5079,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4875,7 +5091,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4888,7 +5104,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
 }
 
 // SetPermissionRequest sets the permission of path (a file or a directory
@@ -4905,7 +5121,7 @@ type SetPermissionRequest struct {
 
 func (x *SetPermissionRequest) Reset() {
 	*x = SetPermissionRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4917,7 +5133,7 @@ func (x *SetPermissionRequest) String() string {
 func (*SetPermissionRequest) ProtoMessage() {}
 
 func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4930,7 +5146,7 @@ func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionRequest.ProtoReflect.Descriptor instead.
 func (*SetPermissionRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *SetPermissionRequest) GetVolume() string {
@@ -4969,7 +5185,7 @@ type SetPermissionResponse struct {
 
 func (x *SetPermissionResponse) Reset() {
 	*x = SetPermissionResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4981,7 +5197,7 @@ func (x *SetPermissionResponse) String() string {
 func (*SetPermissionResponse) ProtoMessage() {}
 
 func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4994,7 +5210,7 @@ func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionResponse.ProtoReflect.Descriptor instead.
 func (*SetPermissionResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
 }
 
 // SetOwnerRequest sets the owner and the group of path (as
@@ -5013,7 +5229,7 @@ type SetOwnerRequest struct {
 
 func (x *SetOwnerRequest) Reset() {
 	*x = SetOwnerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5025,7 +5241,7 @@ func (x *SetOwnerRequest) String() string {
 func (*SetOwnerRequest) ProtoMessage() {}
 
 func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5038,7 +5254,7 @@ func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerRequest.ProtoReflect.Descriptor instead.
 func (*SetOwnerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *SetOwnerRequest) GetVolume() string {
@@ -5084,7 +5300,7 @@ type SetOwnerResponse struct {
 
 func (x *SetOwnerResponse) Reset() {
 	*x = SetOwnerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5096,7 +5312,7 @@ func (x *SetOwnerResponse) String() string {
 func (*SetOwnerResponse) ProtoMessage() {}
 
 func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5109,7 +5325,7 @@ func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerResponse.ProtoReflect.Descriptor instead.
 func (*SetOwnerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
 }
 
 // SetTimesRequest sets the times of path (as SetPermissionRequest's),
@@ -5127,7 +5343,7 @@ type SetTimesRequest struct {
 
 func (x *SetTimesRequest) Reset() {
 	*x = SetTimesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5139,7 +5355,7 @@ func (x *SetTimesRequest) String() string {
 func (*SetTimesRequest) ProtoMessage() {}
 
 func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5152,7 +5368,7 @@ func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesRequest.ProtoReflect.Descriptor instead.
 func (*SetTimesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *SetTimesRequest) GetVolume() string {
@@ -5198,7 +5414,7 @@ type SetTimesResponse struct {
 
 func (x *SetTimesResponse) Reset() {
 	*x = SetTimesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5210,7 +5426,7 @@ func (x *SetTimesResponse) String() string {
 func (*SetTimesResponse) ProtoMessage() {}
 
 func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5223,7 +5439,7 @@ func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesResponse.ProtoReflect.Descriptor instead.
 func (*SetTimesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
 }
 
 type GetFsStatusRequest struct {
@@ -5234,7 +5450,7 @@ type GetFsStatusRequest struct {
 
 func (x *GetFsStatusRequest) Reset() {
 	*x = GetFsStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5246,7 +5462,7 @@ func (x *GetFsStatusRequest) String() string {
 func (*GetFsStatusRequest) ProtoMessage() {}
 
 func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5259,7 +5475,7 @@ func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFsStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFsStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
 }
 
 // FsStatus is the cluster's raw space: the sums of the last storage
@@ -5277,7 +5493,7 @@ type FsStatus struct {
 
 func (x *FsStatus) Reset() {
 	*x = FsStatus{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5289,7 +5505,7 @@ func (x *FsStatus) String() string {
 func (*FsStatus) ProtoMessage() {}
 
 func (x *FsStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5302,7 +5518,7 @@ func (x *FsStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsStatus.ProtoReflect.Descriptor instead.
 func (*FsStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *FsStatus) GetCapacity() int64 {
@@ -5347,7 +5563,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5359,7 +5575,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5372,7 +5588,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -5404,7 +5620,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5416,7 +5632,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5429,7 +5645,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -5447,7 +5663,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5459,7 +5675,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5472,7 +5688,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -5511,7 +5727,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5523,7 +5739,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5536,7 +5752,7 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
 }
 
 // Acl is one entry of an object's access control list.
@@ -5552,7 +5768,7 @@ type Acl struct {
 
 func (x *Acl) Reset() {
 	*x = Acl{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5564,7 +5780,7 @@ func (x *Acl) String() string {
 func (*Acl) ProtoMessage() {}
 
 func (x *Acl) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5577,7 +5793,7 @@ func (x *Acl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Acl.ProtoReflect.Descriptor instead.
 func (*Acl) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *Acl) GetType() AclType {
@@ -5621,7 +5837,7 @@ type AclObject struct {
 
 func (x *AclObject) Reset() {
 	*x = AclObject{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5633,7 +5849,7 @@ func (x *AclObject) String() string {
 func (*AclObject) ProtoMessage() {}
 
 func (x *AclObject) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5646,7 +5862,7 @@ func (x *AclObject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclObject.ProtoReflect.Descriptor instead.
 func (*AclObject) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *AclObject) GetKind() AclObjectKind {
@@ -5686,7 +5902,7 @@ type GetAclRequest struct {
 
 func (x *GetAclRequest) Reset() {
 	*x = GetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5698,7 +5914,7 @@ func (x *GetAclRequest) String() string {
 func (*GetAclRequest) ProtoMessage() {}
 
 func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5711,7 +5927,7 @@ func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclRequest.ProtoReflect.Descriptor instead.
 func (*GetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *GetAclRequest) GetObject() *AclObject {
@@ -5731,7 +5947,7 @@ type GetAclResponse struct {
 
 func (x *GetAclResponse) Reset() {
 	*x = GetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5743,7 +5959,7 @@ func (x *GetAclResponse) String() string {
 func (*GetAclResponse) ProtoMessage() {}
 
 func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5756,7 +5972,7 @@ func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclResponse.ProtoReflect.Descriptor instead.
 func (*GetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *GetAclResponse) GetOwner() string {
@@ -5784,7 +6000,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5796,7 +6012,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5809,7 +6025,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *SetAclRequest) GetObject() *AclObject {
@@ -5834,7 +6050,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5846,7 +6062,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5859,7 +6075,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
 }
 
 type AddAclRequest struct {
@@ -5872,7 +6088,7 @@ type AddAclRequest struct {
 
 func (x *AddAclRequest) Reset() {
 	*x = AddAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5884,7 +6100,7 @@ func (x *AddAclRequest) String() string {
 func (*AddAclRequest) ProtoMessage() {}
 
 func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5897,7 +6113,7 @@ func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclRequest.ProtoReflect.Descriptor instead.
 func (*AddAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *AddAclRequest) GetObject() *AclObject {
@@ -5922,7 +6138,7 @@ type AddAclResponse struct {
 
 func (x *AddAclResponse) Reset() {
 	*x = AddAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5934,7 +6150,7 @@ func (x *AddAclResponse) String() string {
 func (*AddAclResponse) ProtoMessage() {}
 
 func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5947,7 +6163,7 @@ func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclResponse.ProtoReflect.Descriptor instead.
 func (*AddAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{81}
 }
 
 type RemoveAclRequest struct {
@@ -5960,7 +6176,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5972,7 +6188,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5985,7 +6201,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *RemoveAclRequest) GetObject() *AclObject {
@@ -6010,7 +6226,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6022,7 +6238,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6035,7 +6251,75 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{83}
+}
+
+type ContentSummaryCursor_Frame struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DirId         uint64                 `protobuf:"varint,1,opt,name=dir_id,json=dirId,proto3" json:"dir_id,omitempty"`
+	FilesDone     bool                   `protobuf:"varint,2,opt,name=files_done,json=filesDone,proto3" json:"files_done,omitempty"`
+	AfterFile     string                 `protobuf:"bytes,3,opt,name=after_file,json=afterFile,proto3" json:"after_file,omitempty"` // the last file of dir_id counted
+	AfterDir      string                 `protobuf:"bytes,4,opt,name=after_dir,json=afterDir,proto3" json:"after_dir,omitempty"`    // the last subdirectory of dir_id entered
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContentSummaryCursor_Frame) Reset() {
+	*x = ContentSummaryCursor_Frame{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContentSummaryCursor_Frame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContentSummaryCursor_Frame) ProtoMessage() {}
+
+func (x *ContentSummaryCursor_Frame) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContentSummaryCursor_Frame.ProtoReflect.Descriptor instead.
+func (*ContentSummaryCursor_Frame) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57, 0}
+}
+
+func (x *ContentSummaryCursor_Frame) GetDirId() uint64 {
+	if x != nil {
+		return x.DirId
+	}
+	return 0
+}
+
+func (x *ContentSummaryCursor_Frame) GetFilesDone() bool {
+	if x != nil {
+		return x.FilesDone
+	}
+	return false
+}
+
+func (x *ContentSummaryCursor_Frame) GetAfterFile() string {
+	if x != nil {
+		return x.AfterFile
+	}
+	return ""
+}
+
+func (x *ContentSummaryCursor_Frame) GetAfterDir() string {
+	if x != nil {
+		return x.AfterDir
+	}
+	return ""
 }
 
 var File_strato_v1_namespace_proto protoreflect.FileDescriptor
@@ -6399,7 +6683,31 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x05limit\x18\x05 \x01(\x05R\x05limit\"e\n" +
 	"\x12ListStatusResponse\x121\n" +
 	"\bstatuses\x18\x01 \x03(\v2\x15.strato.v1.FileStatusR\bstatuses\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\x8c\x01\n" +
+	"\x18GetContentSummaryRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x16\n" +
+	"\x06cursor\x18\x04 \x01(\fR\x06cursor\x12\x14\n" +
+	"\x05limit\x18\x05 \x01(\x05R\x05limit\"\xba\x01\n" +
+	"\x19GetContentSummaryResponse\x12\x16\n" +
+	"\x06length\x18\x01 \x01(\x03R\x06length\x12\x1d\n" +
+	"\n" +
+	"file_count\x18\x02 \x01(\x03R\tfileCount\x12'\n" +
+	"\x0fdirectory_count\x18\x03 \x01(\x03R\x0edirectoryCount\x12%\n" +
+	"\x0espace_consumed\x18\x04 \x01(\x03R\rspaceConsumed\x12\x16\n" +
+	"\x06cursor\x18\x05 \x01(\fR\x06cursor\"\x8a\x02\n" +
+	"\x14ContentSummaryCursor\x12=\n" +
+	"\x06frames\x18\x01 \x03(\v2%.strato.v1.ContentSummaryCursor.FrameR\x06frames\x12\x1b\n" +
+	"\tafter_key\x18\x02 \x01(\tR\bafterKey\x12\x1b\n" +
+	"\tbucket_id\x18\x03 \x01(\x04R\bbucketId\x1ay\n" +
+	"\x05Frame\x12\x15\n" +
+	"\x06dir_id\x18\x01 \x01(\x04R\x05dirId\x12\x1d\n" +
+	"\n" +
+	"files_done\x18\x02 \x01(\bR\tfilesDone\x12\x1d\n" +
+	"\n" +
+	"after_file\x18\x03 \x01(\tR\tafterFile\x12\x1b\n" +
+	"\tafter_dir\x18\x04 \x01(\tR\bafterDir\"c\n" +
 	"\rRenameRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -6562,7 +6870,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x1bACL_OBJECT_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11ACL_OBJECT_VOLUME\x10\x01\x12\x15\n" +
 	"\x11ACL_OBJECT_BUCKET\x10\x02\x12\x12\n" +
-	"\x0eACL_OBJECT_KEY\x10\x032\xc8\x19\n" +
+	"\x0eACL_OBJECT_KEY\x10\x032\xa8\x1a\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
@@ -6588,7 +6896,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"CreateFile\x12\x1c.strato.v1.CreateFileRequest\x1a\x1a.strato.v1.OpenKeyResponse\x12R\n" +
 	"\rGetFileStatus\x12\x1f.strato.v1.GetFileStatusRequest\x1a .strato.v1.GetFileStatusResponse\x12I\n" +
 	"\n" +
-	"ListStatus\x12\x1c.strato.v1.ListStatusRequest\x1a\x1d.strato.v1.ListStatusResponse\x12=\n" +
+	"ListStatus\x12\x1c.strato.v1.ListStatusRequest\x1a\x1d.strato.v1.ListStatusResponse\x12^\n" +
+	"\x11GetContentSummary\x12#.strato.v1.GetContentSummaryRequest\x1a$.strato.v1.GetContentSummaryResponse\x12=\n" +
 	"\x06Rename\x12\x18.strato.v1.RenameRequest\x1a\x19.strato.v1.RenameResponse\x12=\n" +
 	"\x06Delete\x12\x18.strato.v1.DeleteRequest\x1a\x19.strato.v1.DeleteResponse\x12R\n" +
 	"\rSetPermission\x12\x1f.strato.v1.SetPermissionRequest\x1a .strato.v1.SetPermissionResponse\x12C\n" +
@@ -6624,124 +6933,128 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
 var file_strato_v1_namespace_proto_goTypes = []any{
-	(ErrorReason)(0),                // 0: strato.v1.ErrorReason
-	(BucketLayout)(0),               // 1: strato.v1.BucketLayout
-	(ChecksumType)(0),               // 2: strato.v1.ChecksumType
-	(ReplicationFactor)(0),          // 3: strato.v1.ReplicationFactor
-	(ErasureCodec)(0),               // 4: strato.v1.ErasureCodec
-	(AclType)(0),                    // 5: strato.v1.AclType
-	(AclScope)(0),                   // 6: strato.v1.AclScope
-	(AclRight)(0),                   // 7: strato.v1.AclRight
-	(AclObjectKind)(0),              // 8: strato.v1.AclObjectKind
-	(*ErasureCoding)(nil),           // 9: strato.v1.ErasureCoding
-	(*VolumeInfo)(nil),              // 10: strato.v1.VolumeInfo
-	(*BucketInfo)(nil),              // 11: strato.v1.BucketInfo
-	(*BlockID)(nil),                 // 12: strato.v1.BlockID
-	(*DatanodeDetails)(nil),         // 13: strato.v1.DatanodeDetails
-	(*Pipeline)(nil),                // 14: strato.v1.Pipeline
-	(*BlockLocation)(nil),           // 15: strato.v1.BlockLocation
-	(*KeyInfo)(nil),                 // 16: strato.v1.KeyInfo
-	(*KeyAttribute)(nil),            // 17: strato.v1.KeyAttribute
-	(*KeySource)(nil),               // 18: strato.v1.KeySource
-	(*FileStatus)(nil),              // 19: strato.v1.FileStatus
-	(*ExcludeList)(nil),             // 20: strato.v1.ExcludeList
-	(*CreateVolumeRequest)(nil),     // 21: strato.v1.CreateVolumeRequest
-	(*CreateVolumeResponse)(nil),    // 22: strato.v1.CreateVolumeResponse
-	(*DeleteVolumeRequest)(nil),     // 23: strato.v1.DeleteVolumeRequest
-	(*DeleteVolumeResponse)(nil),    // 24: strato.v1.DeleteVolumeResponse
-	(*GetVolumeRequest)(nil),        // 25: strato.v1.GetVolumeRequest
-	(*ListVolumesRequest)(nil),      // 26: strato.v1.ListVolumesRequest
-	(*ListVolumesResponse)(nil),     // 27: strato.v1.ListVolumesResponse
-	(*SetQuotaRequest)(nil),         // 28: strato.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),        // 29: strato.v1.SetQuotaResponse
-	(*UpdateVolumeRequest)(nil),     // 30: strato.v1.UpdateVolumeRequest
-	(*UpdateVolumeResponse)(nil),    // 31: strato.v1.UpdateVolumeResponse
-	(*UpdateBucketRequest)(nil),     // 32: strato.v1.UpdateBucketRequest
-	(*UpdateBucketResponse)(nil),    // 33: strato.v1.UpdateBucketResponse
-	(*CreateBucketRequest)(nil),     // 34: strato.v1.CreateBucketRequest
-	(*CreateBucketResponse)(nil),    // 35: strato.v1.CreateBucketResponse
-	(*DeleteBucketRequest)(nil),     // 36: strato.v1.DeleteBucketRequest
-	(*DeleteBucketResponse)(nil),    // 37: strato.v1.DeleteBucketResponse
-	(*GetBucketRequest)(nil),        // 38: strato.v1.GetBucketRequest
-	(*ListBucketsRequest)(nil),      // 39: strato.v1.ListBucketsRequest
-	(*ListBucketsResponse)(nil),     // 40: strato.v1.ListBucketsResponse
-	(*OpenKeyRequest)(nil),          // 41: strato.v1.OpenKeyRequest
-	(*CreateFileRequest)(nil),       // 42: strato.v1.CreateFileRequest
-	(*OpenKeyResponse)(nil),         // 43: strato.v1.OpenKeyResponse
-	(*AllocateBlockRequest)(nil),    // 44: strato.v1.AllocateBlockRequest
-	(*AllocateBlockResponse)(nil),   // 45: strato.v1.AllocateBlockResponse
-	(*CommitKeyRequest)(nil),        // 46: strato.v1.CommitKeyRequest
-	(*CommitKeyResponse)(nil),       // 47: strato.v1.CommitKeyResponse
-	(*SetAttributesRequest)(nil),    // 48: strato.v1.SetAttributesRequest
-	(*SetAttributesResponse)(nil),   // 49: strato.v1.SetAttributesResponse
-	(*LookupKeyRequest)(nil),        // 50: strato.v1.LookupKeyRequest
-	(*LookupKeyResponse)(nil),       // 51: strato.v1.LookupKeyResponse
-	(*DeleteKeyRequest)(nil),        // 52: strato.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),       // 53: strato.v1.DeleteKeyResponse
-	(*RenameKeyRequest)(nil),        // 54: strato.v1.RenameKeyRequest
-	(*RenameKeyResponse)(nil),       // 55: strato.v1.RenameKeyResponse
-	(*ListKeysRequest)(nil),         // 56: strato.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),        // 57: strato.v1.ListKeysResponse
-	(*CreateDirectoryRequest)(nil),  // 58: strato.v1.CreateDirectoryRequest
-	(*CreateDirectoryResponse)(nil), // 59: strato.v1.CreateDirectoryResponse
-	(*GetFileStatusRequest)(nil),    // 60: strato.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),   // 61: strato.v1.GetFileStatusResponse
-	(*ListStatusRequest)(nil),       // 62: strato.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),      // 63: strato.v1.ListStatusResponse
-	(*RenameRequest)(nil),           // 64: strato.v1.RenameRequest
-	(*RenameResponse)(nil),          // 65: strato.v1.RenameResponse
-	(*DeleteRequest)(nil),           // 66: strato.v1.DeleteRequest
-	(*DeleteResponse)(nil),          // 67: strato.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),    // 68: strato.v1.SetPermissionRequest
-	(*SetPermissionResponse)(nil),   // 69: strato.v1.SetPermissionResponse
-	(*SetOwnerRequest)(nil),         // 70: strato.v1.SetOwnerRequest
-	(*SetOwnerResponse)(nil),        // 71: strato.v1.SetOwnerResponse
-	(*SetTimesRequest)(nil),         // 72: strato.v1.SetTimesRequest
-	(*SetTimesResponse)(nil),        // 73: strato.v1.SetTimesResponse
-	(*GetFsStatusRequest)(nil),      // 74: strato.v1.GetFsStatusRequest
-	(*FsStatus)(nil),                // 75: strato.v1.FsStatus
-	(*CloseContainerRequest)(nil),   // 76: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),  // 77: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),    // 78: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),   // 79: strato.v1.ReportReplicaResponse
-	(*Acl)(nil),                     // 80: strato.v1.Acl
-	(*AclObject)(nil),               // 81: strato.v1.AclObject
-	(*GetAclRequest)(nil),           // 82: strato.v1.GetAclRequest
-	(*GetAclResponse)(nil),          // 83: strato.v1.GetAclResponse
-	(*SetAclRequest)(nil),           // 84: strato.v1.SetAclRequest
-	(*SetAclResponse)(nil),          // 85: strato.v1.SetAclResponse
-	(*AddAclRequest)(nil),           // 86: strato.v1.AddAclRequest
-	(*AddAclResponse)(nil),          // 87: strato.v1.AddAclResponse
-	(*RemoveAclRequest)(nil),        // 88: strato.v1.RemoveAclRequest
-	(*RemoveAclResponse)(nil),       // 89: strato.v1.RemoveAclResponse
-	(*GetTrashPolicyRequest)(nil),   // 90: strato.v1.GetTrashPolicyRequest
-	(*ExpungeTrashRequest)(nil),     // 91: strato.v1.ExpungeTrashRequest
-	(*CreateSnapshotRequest)(nil),   // 92: strato.v1.CreateSnapshotRequest
-	(*DeleteSnapshotRequest)(nil),   // 93: strato.v1.DeleteSnapshotRequest
-	(*RenameSnapshotRequest)(nil),   // 94: strato.v1.RenameSnapshotRequest
-	(*ListSnapshotsRequest)(nil),    // 95: strato.v1.ListSnapshotsRequest
-	(*GetSnapshotRequest)(nil),      // 96: strato.v1.GetSnapshotRequest
-	(*SnapshotDiffRequest)(nil),     // 97: strato.v1.SnapshotDiffRequest
-	(*TrashPolicy)(nil),             // 98: strato.v1.TrashPolicy
-	(*ExpungeTrashResponse)(nil),    // 99: strato.v1.ExpungeTrashResponse
-	(*CreateSnapshotResponse)(nil),  // 100: strato.v1.CreateSnapshotResponse
-	(*DeleteSnapshotResponse)(nil),  // 101: strato.v1.DeleteSnapshotResponse
-	(*RenameSnapshotResponse)(nil),  // 102: strato.v1.RenameSnapshotResponse
-	(*ListSnapshotsResponse)(nil),   // 103: strato.v1.ListSnapshotsResponse
-	(*SnapshotInfo)(nil),            // 104: strato.v1.SnapshotInfo
-	(*SnapshotDiffResponse)(nil),    // 105: strato.v1.SnapshotDiffResponse
+	(ErrorReason)(0),                   // 0: strato.v1.ErrorReason
+	(BucketLayout)(0),                  // 1: strato.v1.BucketLayout
+	(ChecksumType)(0),                  // 2: strato.v1.ChecksumType
+	(ReplicationFactor)(0),             // 3: strato.v1.ReplicationFactor
+	(ErasureCodec)(0),                  // 4: strato.v1.ErasureCodec
+	(AclType)(0),                       // 5: strato.v1.AclType
+	(AclScope)(0),                      // 6: strato.v1.AclScope
+	(AclRight)(0),                      // 7: strato.v1.AclRight
+	(AclObjectKind)(0),                 // 8: strato.v1.AclObjectKind
+	(*ErasureCoding)(nil),              // 9: strato.v1.ErasureCoding
+	(*VolumeInfo)(nil),                 // 10: strato.v1.VolumeInfo
+	(*BucketInfo)(nil),                 // 11: strato.v1.BucketInfo
+	(*BlockID)(nil),                    // 12: strato.v1.BlockID
+	(*DatanodeDetails)(nil),            // 13: strato.v1.DatanodeDetails
+	(*Pipeline)(nil),                   // 14: strato.v1.Pipeline
+	(*BlockLocation)(nil),              // 15: strato.v1.BlockLocation
+	(*KeyInfo)(nil),                    // 16: strato.v1.KeyInfo
+	(*KeyAttribute)(nil),               // 17: strato.v1.KeyAttribute
+	(*KeySource)(nil),                  // 18: strato.v1.KeySource
+	(*FileStatus)(nil),                 // 19: strato.v1.FileStatus
+	(*ExcludeList)(nil),                // 20: strato.v1.ExcludeList
+	(*CreateVolumeRequest)(nil),        // 21: strato.v1.CreateVolumeRequest
+	(*CreateVolumeResponse)(nil),       // 22: strato.v1.CreateVolumeResponse
+	(*DeleteVolumeRequest)(nil),        // 23: strato.v1.DeleteVolumeRequest
+	(*DeleteVolumeResponse)(nil),       // 24: strato.v1.DeleteVolumeResponse
+	(*GetVolumeRequest)(nil),           // 25: strato.v1.GetVolumeRequest
+	(*ListVolumesRequest)(nil),         // 26: strato.v1.ListVolumesRequest
+	(*ListVolumesResponse)(nil),        // 27: strato.v1.ListVolumesResponse
+	(*SetQuotaRequest)(nil),            // 28: strato.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),           // 29: strato.v1.SetQuotaResponse
+	(*UpdateVolumeRequest)(nil),        // 30: strato.v1.UpdateVolumeRequest
+	(*UpdateVolumeResponse)(nil),       // 31: strato.v1.UpdateVolumeResponse
+	(*UpdateBucketRequest)(nil),        // 32: strato.v1.UpdateBucketRequest
+	(*UpdateBucketResponse)(nil),       // 33: strato.v1.UpdateBucketResponse
+	(*CreateBucketRequest)(nil),        // 34: strato.v1.CreateBucketRequest
+	(*CreateBucketResponse)(nil),       // 35: strato.v1.CreateBucketResponse
+	(*DeleteBucketRequest)(nil),        // 36: strato.v1.DeleteBucketRequest
+	(*DeleteBucketResponse)(nil),       // 37: strato.v1.DeleteBucketResponse
+	(*GetBucketRequest)(nil),           // 38: strato.v1.GetBucketRequest
+	(*ListBucketsRequest)(nil),         // 39: strato.v1.ListBucketsRequest
+	(*ListBucketsResponse)(nil),        // 40: strato.v1.ListBucketsResponse
+	(*OpenKeyRequest)(nil),             // 41: strato.v1.OpenKeyRequest
+	(*CreateFileRequest)(nil),          // 42: strato.v1.CreateFileRequest
+	(*OpenKeyResponse)(nil),            // 43: strato.v1.OpenKeyResponse
+	(*AllocateBlockRequest)(nil),       // 44: strato.v1.AllocateBlockRequest
+	(*AllocateBlockResponse)(nil),      // 45: strato.v1.AllocateBlockResponse
+	(*CommitKeyRequest)(nil),           // 46: strato.v1.CommitKeyRequest
+	(*CommitKeyResponse)(nil),          // 47: strato.v1.CommitKeyResponse
+	(*SetAttributesRequest)(nil),       // 48: strato.v1.SetAttributesRequest
+	(*SetAttributesResponse)(nil),      // 49: strato.v1.SetAttributesResponse
+	(*LookupKeyRequest)(nil),           // 50: strato.v1.LookupKeyRequest
+	(*LookupKeyResponse)(nil),          // 51: strato.v1.LookupKeyResponse
+	(*DeleteKeyRequest)(nil),           // 52: strato.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),          // 53: strato.v1.DeleteKeyResponse
+	(*RenameKeyRequest)(nil),           // 54: strato.v1.RenameKeyRequest
+	(*RenameKeyResponse)(nil),          // 55: strato.v1.RenameKeyResponse
+	(*ListKeysRequest)(nil),            // 56: strato.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),           // 57: strato.v1.ListKeysResponse
+	(*CreateDirectoryRequest)(nil),     // 58: strato.v1.CreateDirectoryRequest
+	(*CreateDirectoryResponse)(nil),    // 59: strato.v1.CreateDirectoryResponse
+	(*GetFileStatusRequest)(nil),       // 60: strato.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),      // 61: strato.v1.GetFileStatusResponse
+	(*ListStatusRequest)(nil),          // 62: strato.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),         // 63: strato.v1.ListStatusResponse
+	(*GetContentSummaryRequest)(nil),   // 64: strato.v1.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),  // 65: strato.v1.GetContentSummaryResponse
+	(*ContentSummaryCursor)(nil),       // 66: strato.v1.ContentSummaryCursor
+	(*RenameRequest)(nil),              // 67: strato.v1.RenameRequest
+	(*RenameResponse)(nil),             // 68: strato.v1.RenameResponse
+	(*DeleteRequest)(nil),              // 69: strato.v1.DeleteRequest
+	(*DeleteResponse)(nil),             // 70: strato.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),       // 71: strato.v1.SetPermissionRequest
+	(*SetPermissionResponse)(nil),      // 72: strato.v1.SetPermissionResponse
+	(*SetOwnerRequest)(nil),            // 73: strato.v1.SetOwnerRequest
+	(*SetOwnerResponse)(nil),           // 74: strato.v1.SetOwnerResponse
+	(*SetTimesRequest)(nil),            // 75: strato.v1.SetTimesRequest
+	(*SetTimesResponse)(nil),           // 76: strato.v1.SetTimesResponse
+	(*GetFsStatusRequest)(nil),         // 77: strato.v1.GetFsStatusRequest
+	(*FsStatus)(nil),                   // 78: strato.v1.FsStatus
+	(*CloseContainerRequest)(nil),      // 79: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),     // 80: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),       // 81: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),      // 82: strato.v1.ReportReplicaResponse
+	(*Acl)(nil),                        // 83: strato.v1.Acl
+	(*AclObject)(nil),                  // 84: strato.v1.AclObject
+	(*GetAclRequest)(nil),              // 85: strato.v1.GetAclRequest
+	(*GetAclResponse)(nil),             // 86: strato.v1.GetAclResponse
+	(*SetAclRequest)(nil),              // 87: strato.v1.SetAclRequest
+	(*SetAclResponse)(nil),             // 88: strato.v1.SetAclResponse
+	(*AddAclRequest)(nil),              // 89: strato.v1.AddAclRequest
+	(*AddAclResponse)(nil),             // 90: strato.v1.AddAclResponse
+	(*RemoveAclRequest)(nil),           // 91: strato.v1.RemoveAclRequest
+	(*RemoveAclResponse)(nil),          // 92: strato.v1.RemoveAclResponse
+	(*ContentSummaryCursor_Frame)(nil), // 93: strato.v1.ContentSummaryCursor.Frame
+	(*GetTrashPolicyRequest)(nil),      // 94: strato.v1.GetTrashPolicyRequest
+	(*ExpungeTrashRequest)(nil),        // 95: strato.v1.ExpungeTrashRequest
+	(*CreateSnapshotRequest)(nil),      // 96: strato.v1.CreateSnapshotRequest
+	(*DeleteSnapshotRequest)(nil),      // 97: strato.v1.DeleteSnapshotRequest
+	(*RenameSnapshotRequest)(nil),      // 98: strato.v1.RenameSnapshotRequest
+	(*ListSnapshotsRequest)(nil),       // 99: strato.v1.ListSnapshotsRequest
+	(*GetSnapshotRequest)(nil),         // 100: strato.v1.GetSnapshotRequest
+	(*SnapshotDiffRequest)(nil),        // 101: strato.v1.SnapshotDiffRequest
+	(*TrashPolicy)(nil),                // 102: strato.v1.TrashPolicy
+	(*ExpungeTrashResponse)(nil),       // 103: strato.v1.ExpungeTrashResponse
+	(*CreateSnapshotResponse)(nil),     // 104: strato.v1.CreateSnapshotResponse
+	(*DeleteSnapshotResponse)(nil),     // 105: strato.v1.DeleteSnapshotResponse
+	(*RenameSnapshotResponse)(nil),     // 106: strato.v1.RenameSnapshotResponse
+	(*ListSnapshotsResponse)(nil),      // 107: strato.v1.ListSnapshotsResponse
+	(*SnapshotInfo)(nil),               // 108: strato.v1.SnapshotInfo
+	(*SnapshotDiffResponse)(nil),       // 109: strato.v1.SnapshotDiffResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
 	4,   // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
-	80,  // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
+	83,  // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
 	1,   // 2: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
 	3,   // 3: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
 	2,   // 4: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
 	17,  // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
 	9,   // 6: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	80,  // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
+	83,  // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
 	13,  // 8: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
 	9,   // 9: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
 	12,  // 10: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
@@ -6751,10 +7064,10 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	15,  // 14: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
 	17,  // 15: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
 	9,   // 16: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	80,  // 17: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
+	83,  // 17: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
 	3,   // 18: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
 	16,  // 19: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	80,  // 20: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
+	83,  // 20: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
 	10,  // 21: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
 	10,  // 22: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
 	10,  // 23: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
@@ -6765,7 +7078,7 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	3,   // 28: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
 	2,   // 29: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
 	9,   // 30: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	80,  // 31: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
+	83,  // 31: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
 	11,  // 32: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
 	11,  // 33: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
 	3,   // 34: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
@@ -6788,108 +7101,111 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	16,  // 51: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
 	19,  // 52: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
 	19,  // 53: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	5,   // 54: strato.v1.Acl.type:type_name -> strato.v1.AclType
-	6,   // 55: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
-	8,   // 56: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
-	81,  // 57: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
-	80,  // 58: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
-	81,  // 59: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
-	80,  // 60: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
-	81,  // 61: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
-	80,  // 62: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
-	81,  // 63: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
-	80,  // 64: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
-	21,  // 65: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	23,  // 66: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	25,  // 67: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	26,  // 68: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	28,  // 69: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	30,  // 70: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
-	34,  // 71: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	36,  // 72: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	38,  // 73: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	39,  // 74: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	32,  // 75: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
-	41,  // 76: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	44,  // 77: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	46,  // 78: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	50,  // 79: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	52,  // 80: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	54,  // 81: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	56,  // 82: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	48,  // 83: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
-	58,  // 84: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	42,  // 85: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	60,  // 86: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	62,  // 87: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	64,  // 88: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	66,  // 89: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	68,  // 90: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
-	70,  // 91: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
-	72,  // 92: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
-	74,  // 93: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
-	90,  // 94: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
-	91,  // 95: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
-	92,  // 96: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
-	93,  // 97: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
-	94,  // 98: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
-	95,  // 99: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
-	96,  // 100: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
-	97,  // 101: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
-	82,  // 102: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
-	84,  // 103: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
-	86,  // 104: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
-	88,  // 105: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
-	76,  // 106: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	78,  // 107: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	22,  // 108: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	24,  // 109: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	10,  // 110: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	27,  // 111: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	29,  // 112: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	31,  // 113: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
-	35,  // 114: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	37,  // 115: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	11,  // 116: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	40,  // 117: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	33,  // 118: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
-	43,  // 119: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	45,  // 120: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	47,  // 121: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	51,  // 122: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	53,  // 123: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	55,  // 124: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	57,  // 125: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	49,  // 126: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	59,  // 127: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	43,  // 128: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	61,  // 129: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	63,  // 130: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	65,  // 131: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	67,  // 132: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	69,  // 133: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	71,  // 134: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	73,  // 135: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	75,  // 136: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
-	98,  // 137: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
-	99,  // 138: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
-	100, // 139: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
-	101, // 140: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
-	102, // 141: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
-	103, // 142: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
-	104, // 143: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
-	105, // 144: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
-	83,  // 145: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
-	85,  // 146: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
-	87,  // 147: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
-	89,  // 148: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
-	77,  // 149: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	79,  // 150: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	108, // [108:151] is the sub-list for method output_type
-	65,  // [65:108] is the sub-list for method input_type
-	65,  // [65:65] is the sub-list for extension type_name
-	65,  // [65:65] is the sub-list for extension extendee
-	0,   // [0:65] is the sub-list for field type_name
+	93,  // 54: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
+	5,   // 55: strato.v1.Acl.type:type_name -> strato.v1.AclType
+	6,   // 56: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
+	8,   // 57: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
+	84,  // 58: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
+	83,  // 59: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
+	84,  // 60: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
+	83,  // 61: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
+	84,  // 62: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
+	83,  // 63: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
+	84,  // 64: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
+	83,  // 65: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
+	21,  // 66: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	23,  // 67: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	25,  // 68: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	26,  // 69: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	28,  // 70: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	30,  // 71: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
+	34,  // 72: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	36,  // 73: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	38,  // 74: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	39,  // 75: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	32,  // 76: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
+	41,  // 77: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	44,  // 78: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	46,  // 79: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	50,  // 80: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	52,  // 81: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	54,  // 82: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	56,  // 83: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	48,  // 84: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	58,  // 85: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	42,  // 86: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	60,  // 87: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	62,  // 88: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	64,  // 89: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
+	67,  // 90: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	69,  // 91: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	71,  // 92: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
+	73,  // 93: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
+	75,  // 94: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
+	77,  // 95: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
+	94,  // 96: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
+	95,  // 97: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
+	96,  // 98: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
+	97,  // 99: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
+	98,  // 100: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
+	99,  // 101: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
+	100, // 102: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
+	101, // 103: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
+	85,  // 104: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	87,  // 105: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	89,  // 106: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	91,  // 107: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	79,  // 108: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	81,  // 109: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	22,  // 110: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	24,  // 111: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	10,  // 112: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	27,  // 113: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	29,  // 114: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	31,  // 115: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
+	35,  // 116: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	37,  // 117: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	11,  // 118: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	40,  // 119: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	33,  // 120: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
+	43,  // 121: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	45,  // 122: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	47,  // 123: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	51,  // 124: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	53,  // 125: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	55,  // 126: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	57,  // 127: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	49,  // 128: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	59,  // 129: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	43,  // 130: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	61,  // 131: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	63,  // 132: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	65,  // 133: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
+	68,  // 134: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	70,  // 135: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	72,  // 136: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	74,  // 137: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	76,  // 138: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	78,  // 139: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
+	102, // 140: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
+	103, // 141: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
+	104, // 142: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
+	105, // 143: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
+	106, // 144: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
+	107, // 145: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
+	108, // 146: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
+	109, // 147: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
+	86,  // 148: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	88,  // 149: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	90,  // 150: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	92,  // 151: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	80,  // 152: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	82,  // 153: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	110, // [110:154] is the sub-list for method output_type
+	66,  // [66:110] is the sub-list for method input_type
+	66,  // [66:66] is the sub-list for extension type_name
+	66,  // [66:66] is the sub-list for extension extendee
+	0,   // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }
@@ -6906,14 +7222,14 @@ func file_strato_v1_namespace_proto_init() {
 	file_strato_v1_namespace_proto_msgTypes[32].OneofWrappers = []any{}
 	file_strato_v1_namespace_proto_msgTypes[33].OneofWrappers = []any{}
 	file_strato_v1_namespace_proto_msgTypes[49].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[63].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[66].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   81,
+			NumMessages:   85,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -36,49 +36,50 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	NamespaceService_CreateVolume_FullMethodName    = "/strato.v1.NamespaceService/CreateVolume"
-	NamespaceService_DeleteVolume_FullMethodName    = "/strato.v1.NamespaceService/DeleteVolume"
-	NamespaceService_GetVolume_FullMethodName       = "/strato.v1.NamespaceService/GetVolume"
-	NamespaceService_ListVolumes_FullMethodName     = "/strato.v1.NamespaceService/ListVolumes"
-	NamespaceService_SetQuota_FullMethodName        = "/strato.v1.NamespaceService/SetQuota"
-	NamespaceService_UpdateVolume_FullMethodName    = "/strato.v1.NamespaceService/UpdateVolume"
-	NamespaceService_CreateBucket_FullMethodName    = "/strato.v1.NamespaceService/CreateBucket"
-	NamespaceService_DeleteBucket_FullMethodName    = "/strato.v1.NamespaceService/DeleteBucket"
-	NamespaceService_GetBucket_FullMethodName       = "/strato.v1.NamespaceService/GetBucket"
-	NamespaceService_ListBuckets_FullMethodName     = "/strato.v1.NamespaceService/ListBuckets"
-	NamespaceService_UpdateBucket_FullMethodName    = "/strato.v1.NamespaceService/UpdateBucket"
-	NamespaceService_OpenKey_FullMethodName         = "/strato.v1.NamespaceService/OpenKey"
-	NamespaceService_AllocateBlock_FullMethodName   = "/strato.v1.NamespaceService/AllocateBlock"
-	NamespaceService_CommitKey_FullMethodName       = "/strato.v1.NamespaceService/CommitKey"
-	NamespaceService_LookupKey_FullMethodName       = "/strato.v1.NamespaceService/LookupKey"
-	NamespaceService_DeleteKey_FullMethodName       = "/strato.v1.NamespaceService/DeleteKey"
-	NamespaceService_RenameKey_FullMethodName       = "/strato.v1.NamespaceService/RenameKey"
-	NamespaceService_ListKeys_FullMethodName        = "/strato.v1.NamespaceService/ListKeys"
-	NamespaceService_SetAttributes_FullMethodName   = "/strato.v1.NamespaceService/SetAttributes"
-	NamespaceService_CreateDirectory_FullMethodName = "/strato.v1.NamespaceService/CreateDirectory"
-	NamespaceService_CreateFile_FullMethodName      = "/strato.v1.NamespaceService/CreateFile"
-	NamespaceService_GetFileStatus_FullMethodName   = "/strato.v1.NamespaceService/GetFileStatus"
-	NamespaceService_ListStatus_FullMethodName      = "/strato.v1.NamespaceService/ListStatus"
-	NamespaceService_Rename_FullMethodName          = "/strato.v1.NamespaceService/Rename"
-	NamespaceService_Delete_FullMethodName          = "/strato.v1.NamespaceService/Delete"
-	NamespaceService_SetPermission_FullMethodName   = "/strato.v1.NamespaceService/SetPermission"
-	NamespaceService_SetOwner_FullMethodName        = "/strato.v1.NamespaceService/SetOwner"
-	NamespaceService_SetTimes_FullMethodName        = "/strato.v1.NamespaceService/SetTimes"
-	NamespaceService_GetFsStatus_FullMethodName     = "/strato.v1.NamespaceService/GetFsStatus"
-	NamespaceService_GetTrashPolicy_FullMethodName  = "/strato.v1.NamespaceService/GetTrashPolicy"
-	NamespaceService_ExpungeTrash_FullMethodName    = "/strato.v1.NamespaceService/ExpungeTrash"
-	NamespaceService_CreateSnapshot_FullMethodName  = "/strato.v1.NamespaceService/CreateSnapshot"
-	NamespaceService_DeleteSnapshot_FullMethodName  = "/strato.v1.NamespaceService/DeleteSnapshot"
-	NamespaceService_RenameSnapshot_FullMethodName  = "/strato.v1.NamespaceService/RenameSnapshot"
-	NamespaceService_ListSnapshots_FullMethodName   = "/strato.v1.NamespaceService/ListSnapshots"
-	NamespaceService_GetSnapshot_FullMethodName     = "/strato.v1.NamespaceService/GetSnapshot"
-	NamespaceService_SnapshotDiff_FullMethodName    = "/strato.v1.NamespaceService/SnapshotDiff"
-	NamespaceService_GetAcl_FullMethodName          = "/strato.v1.NamespaceService/GetAcl"
-	NamespaceService_SetAcl_FullMethodName          = "/strato.v1.NamespaceService/SetAcl"
-	NamespaceService_AddAcl_FullMethodName          = "/strato.v1.NamespaceService/AddAcl"
-	NamespaceService_RemoveAcl_FullMethodName       = "/strato.v1.NamespaceService/RemoveAcl"
-	NamespaceService_CloseContainer_FullMethodName  = "/strato.v1.NamespaceService/CloseContainer"
-	NamespaceService_ReportReplica_FullMethodName   = "/strato.v1.NamespaceService/ReportReplica"
+	NamespaceService_CreateVolume_FullMethodName      = "/strato.v1.NamespaceService/CreateVolume"
+	NamespaceService_DeleteVolume_FullMethodName      = "/strato.v1.NamespaceService/DeleteVolume"
+	NamespaceService_GetVolume_FullMethodName         = "/strato.v1.NamespaceService/GetVolume"
+	NamespaceService_ListVolumes_FullMethodName       = "/strato.v1.NamespaceService/ListVolumes"
+	NamespaceService_SetQuota_FullMethodName          = "/strato.v1.NamespaceService/SetQuota"
+	NamespaceService_UpdateVolume_FullMethodName      = "/strato.v1.NamespaceService/UpdateVolume"
+	NamespaceService_CreateBucket_FullMethodName      = "/strato.v1.NamespaceService/CreateBucket"
+	NamespaceService_DeleteBucket_FullMethodName      = "/strato.v1.NamespaceService/DeleteBucket"
+	NamespaceService_GetBucket_FullMethodName         = "/strato.v1.NamespaceService/GetBucket"
+	NamespaceService_ListBuckets_FullMethodName       = "/strato.v1.NamespaceService/ListBuckets"
+	NamespaceService_UpdateBucket_FullMethodName      = "/strato.v1.NamespaceService/UpdateBucket"
+	NamespaceService_OpenKey_FullMethodName           = "/strato.v1.NamespaceService/OpenKey"
+	NamespaceService_AllocateBlock_FullMethodName     = "/strato.v1.NamespaceService/AllocateBlock"
+	NamespaceService_CommitKey_FullMethodName         = "/strato.v1.NamespaceService/CommitKey"
+	NamespaceService_LookupKey_FullMethodName         = "/strato.v1.NamespaceService/LookupKey"
+	NamespaceService_DeleteKey_FullMethodName         = "/strato.v1.NamespaceService/DeleteKey"
+	NamespaceService_RenameKey_FullMethodName         = "/strato.v1.NamespaceService/RenameKey"
+	NamespaceService_ListKeys_FullMethodName          = "/strato.v1.NamespaceService/ListKeys"
+	NamespaceService_SetAttributes_FullMethodName     = "/strato.v1.NamespaceService/SetAttributes"
+	NamespaceService_CreateDirectory_FullMethodName   = "/strato.v1.NamespaceService/CreateDirectory"
+	NamespaceService_CreateFile_FullMethodName        = "/strato.v1.NamespaceService/CreateFile"
+	NamespaceService_GetFileStatus_FullMethodName     = "/strato.v1.NamespaceService/GetFileStatus"
+	NamespaceService_ListStatus_FullMethodName        = "/strato.v1.NamespaceService/ListStatus"
+	NamespaceService_GetContentSummary_FullMethodName = "/strato.v1.NamespaceService/GetContentSummary"
+	NamespaceService_Rename_FullMethodName            = "/strato.v1.NamespaceService/Rename"
+	NamespaceService_Delete_FullMethodName            = "/strato.v1.NamespaceService/Delete"
+	NamespaceService_SetPermission_FullMethodName     = "/strato.v1.NamespaceService/SetPermission"
+	NamespaceService_SetOwner_FullMethodName          = "/strato.v1.NamespaceService/SetOwner"
+	NamespaceService_SetTimes_FullMethodName          = "/strato.v1.NamespaceService/SetTimes"
+	NamespaceService_GetFsStatus_FullMethodName       = "/strato.v1.NamespaceService/GetFsStatus"
+	NamespaceService_GetTrashPolicy_FullMethodName    = "/strato.v1.NamespaceService/GetTrashPolicy"
+	NamespaceService_ExpungeTrash_FullMethodName      = "/strato.v1.NamespaceService/ExpungeTrash"
+	NamespaceService_CreateSnapshot_FullMethodName    = "/strato.v1.NamespaceService/CreateSnapshot"
+	NamespaceService_DeleteSnapshot_FullMethodName    = "/strato.v1.NamespaceService/DeleteSnapshot"
+	NamespaceService_RenameSnapshot_FullMethodName    = "/strato.v1.NamespaceService/RenameSnapshot"
+	NamespaceService_ListSnapshots_FullMethodName     = "/strato.v1.NamespaceService/ListSnapshots"
+	NamespaceService_GetSnapshot_FullMethodName       = "/strato.v1.NamespaceService/GetSnapshot"
+	NamespaceService_SnapshotDiff_FullMethodName      = "/strato.v1.NamespaceService/SnapshotDiff"
+	NamespaceService_GetAcl_FullMethodName            = "/strato.v1.NamespaceService/GetAcl"
+	NamespaceService_SetAcl_FullMethodName            = "/strato.v1.NamespaceService/SetAcl"
+	NamespaceService_AddAcl_FullMethodName            = "/strato.v1.NamespaceService/AddAcl"
+	NamespaceService_RemoveAcl_FullMethodName         = "/strato.v1.NamespaceService/RemoveAcl"
+	NamespaceService_CloseContainer_FullMethodName    = "/strato.v1.NamespaceService/CloseContainer"
+	NamespaceService_ReportReplica_FullMethodName     = "/strato.v1.NamespaceService/ReportReplica"
 )
 
 // NamespaceServiceClient is the client API for NamespaceService service.
@@ -149,6 +150,11 @@ type NamespaceServiceClient interface {
 	GetFileStatus(ctx context.Context, in *GetFileStatusRequest, opts ...grpc.CallOption) (*GetFileStatusResponse, error)
 	// ListStatus lists a directory in name order, a page at a time (FSO).
 	ListStatus(ctx context.Context, in *ListStatusRequest, opts ...grpc.CallOption) (*ListStatusResponse, error)
+	// GetContentSummary adds up the files and directories under a path
+	// (Hadoop's getContentSummary, hdfs dfs -du and -count), a bounded page
+	// of the subtree per call: the caller adds the pages up, sending back
+	// each answer's cursor until it is empty.
+	GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error)
 	// Rename renames a file or directory with Hadoop's semantics (FSO;
 	// directories in O(1), atomically).
 	Rename(ctx context.Context, in *RenameRequest, opts ...grpc.CallOption) (*RenameResponse, error)
@@ -442,6 +448,16 @@ func (c *namespaceServiceClient) ListStatus(ctx context.Context, in *ListStatusR
 	return out, nil
 }
 
+func (c *namespaceServiceClient) GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetContentSummaryResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_GetContentSummary_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *namespaceServiceClient) Rename(ctx context.Context, in *RenameRequest, opts ...grpc.CallOption) (*RenameResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RenameResponse)
@@ -710,6 +726,11 @@ type NamespaceServiceServer interface {
 	GetFileStatus(context.Context, *GetFileStatusRequest) (*GetFileStatusResponse, error)
 	// ListStatus lists a directory in name order, a page at a time (FSO).
 	ListStatus(context.Context, *ListStatusRequest) (*ListStatusResponse, error)
+	// GetContentSummary adds up the files and directories under a path
+	// (Hadoop's getContentSummary, hdfs dfs -du and -count), a bounded page
+	// of the subtree per call: the caller adds the pages up, sending back
+	// each answer's cursor until it is empty.
+	GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error)
 	// Rename renames a file or directory with Hadoop's semantics (FSO;
 	// directories in O(1), atomically).
 	Rename(context.Context, *RenameRequest) (*RenameResponse, error)
@@ -841,6 +862,9 @@ func (UnimplementedNamespaceServiceServer) GetFileStatus(context.Context, *GetFi
 }
 func (UnimplementedNamespaceServiceServer) ListStatus(context.Context, *ListStatusRequest) (*ListStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListStatus not implemented")
+}
+func (UnimplementedNamespaceServiceServer) GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetContentSummary not implemented")
 }
 func (UnimplementedNamespaceServiceServer) Rename(context.Context, *RenameRequest) (*RenameResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Rename not implemented")
@@ -1337,6 +1361,24 @@ func _NamespaceService_ListStatus_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NamespaceService_GetContentSummary_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetContentSummaryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).GetContentSummary(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_GetContentSummary_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).GetContentSummary(ctx, req.(*GetContentSummaryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _NamespaceService_Rename_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RenameRequest)
 	if err := dec(in); err != nil {
@@ -1795,6 +1837,10 @@ var NamespaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListStatus",
 			Handler:    _NamespaceService_ListStatus_Handler,
+		},
+		{
+			MethodName: "GetContentSummary",
+			Handler:    _NamespaceService_GetContentSummary_Handler,
 		},
 		{
 			MethodName: "Rename",
