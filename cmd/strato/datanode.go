@@ -48,8 +48,13 @@ SIGTERM stops it cleanly.`,
 				return err
 			}
 			o.Logger = rc.log.logger(os.Stderr)
+			tp, stopTracing, err := rc.startTracing(cmd.Context(), listen, o.Logger)
+			if err != nil {
+				return err
+			}
+			defer stopTracing()
 			reg := telemetry.NewRegistry()
-			o.Server.Observe = telemetry.NewDataMetrics(reg).Observe
+			o.Server.Observe, o.Server.TracerProvider = telemetry.NewDataMetrics(reg).Observe, tp
 			lis, err := net.Listen("tcp", listen)
 			if err != nil {
 				return err

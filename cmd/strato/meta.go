@@ -90,6 +90,12 @@ func newMetaCmd() *cobra.Command {
 			if consoleToken, err = secretOf(consoleToken, "console-token", consoleTokenF, "console-token-file", consoleTokenEnv); err != nil {
 				return err
 			}
+			tp, stopTracing, err := rc.startTracing(cmd.Context(), o.Listen, o.Logger)
+			if err != nil {
+				return err
+			}
+			defer stopTracing()
+			o.TracerProvider = tp
 			reg := telemetry.NewRegistry()
 			grpcMetrics, stopAudit, err := metaTelemetry(&o, reg, auditLog)
 			if err != nil {
