@@ -43,8 +43,12 @@ func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, p
 			}
 			if debug {
 				// The request log: at debug level, one line a request.
-				c.s.log.Debug("datanode: request", "remote", c.remote, "type", h.Type, "id", h.RequestID,
-					"request_id", reqid.From(ctx), "code", code.String(), "ms", float64(d.Microseconds())/1000)
+				outcome := "OK"
+				if err != nil {
+					outcome = code.String()
+				}
+				c.s.log.Debug("datanode: request", "remote", c.remote, "type", h.Type.String(), "id", h.RequestID,
+					"request_id", reqid.From(ctx), "code", outcome, "ms", float64(d.Microseconds())/1000)
 			}
 			if span != nil {
 				if err != nil {

@@ -41,6 +41,13 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
+// text is what was written.
+func (l *lockedBuffer) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // lines are the JSON objects written, one a line.
 func (l *lockedBuffer) lines(t *testing.T) []map[string]any {
 	l.mu.Lock()
@@ -114,6 +121,7 @@ func TestObservability(t *testing.T) {
 		_, err := time.Parse(time.RFC3339Nano, l["time"].(string))
 		require.NoError(t, err)
 	}
+	t.Logf("the access log:\n%s", access.text())
 	require.Equal(t, putID, lines[1]["request_id"])
 	require.Equal(t, "PUT", lines[1]["method"])
 	require.Equal(t, "dir/obj", lines[1]["key"])
@@ -166,6 +174,8 @@ func TestObservability(t *testing.T) {
 	var audited []string
 	for _, l := range audit.lines(t) {
 		if l["request_id"] == putID {
+			b, _ := json.Marshal(l)
+			t.Logf("audit: %s", b)
 			audited = append(audited, l["method"].(string))
 			require.Equal(t, traceID, l["trace_id"])
 		}
@@ -174,6 +184,8 @@ func TestObservability(t *testing.T) {
 	logged := map[string]bool{}
 	for _, l := range logs.lines(t) {
 		if l["msg"] == "datanode: request" && l["request_id"] == putID {
+			b, _ := json.Marshal(l)
+			t.Logf("datanode: %s", b)
 			logged[l["node"].(string)] = true
 		}
 	}
