@@ -26,7 +26,7 @@ import (
 	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/s3"
 	"github.com/strato-io/strato/telemetry"
-	"github.com/strato-io/strato/tracing"
+	"github.com/strato-io/strato/tracing/exporter"
 )
 
 // lockedBuffer is a bytes.Buffer for writers on several goroutines.
@@ -72,7 +72,7 @@ func (l *lockedBuffer) lines(t *testing.T) []map[string]any {
 func TestObservability(t *testing.T) {
 	ctx := context.Background()
 	exp := tracetest.NewInMemoryExporter()
-	tp := tracing.NewProvider(sdktrace.NewSimpleSpanProcessor(exp), "strato", "")
+	tp := exporter.NewProvider(sdktrace.NewSimpleSpanProcessor(exp), "strato", "")
 	defer func() { _ = tp.Shutdown(ctx) }()
 	var access, audit, logs lockedBuffer
 	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), BlockSize: 8 << 20, ContainerSize: 64 << 20,

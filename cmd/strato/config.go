@@ -58,6 +58,8 @@ type roleConfig struct {
 	print    bool   // --print-config
 	log      logFlags
 	otlp     string            // --otlp-endpoint
+	// stopTracing stops the tracing startTracing started (nil: none).
+	stopTracing func()
 	required []string          // the flags the role cannot run without
 	sources  map[string]string // flag name → "flag", "env NAME", "file PATH:LINE" or "default"
 }
@@ -99,6 +101,11 @@ func (rc *roleConfig) attach(cmd *cobra.Command, role string, level slog.Level) 
 			return usagef(`required flag(s) "%s" not set (on the command line, in $%s or in the [%s] table of --config)`,
 				strings.Join(missing, `", "`), envName(role, missing[0]), role)
 		}
+		defer func() {
+			if rc.stopTracing != nil {
+				rc.stopTracing()
+			}
+		}()
 		return run(cmd, args)
 	}
 }

@@ -48,13 +48,11 @@ SIGTERM stops it cleanly.`,
 				return err
 			}
 			o.Logger = rc.log.logger(os.Stderr)
-			tp, stopTracing, err := rc.startTracing(cmd.Context(), listen, o.Logger)
-			if err != nil {
+			if o.Server.TracerProvider, err = rc.startTracing(cmd.Context(), listen, o.Logger); err != nil {
 				return err
 			}
-			defer stopTracing()
 			reg := telemetry.NewRegistry()
-			o.Server.Observe, o.Server.TracerProvider = telemetry.NewDataMetrics(reg).Observe, tp
+			o.Server.Observe = telemetry.NewDataMetrics(reg).Observe
 			lis, err := net.Listen("tcp", listen)
 			if err != nil {
 				return err

@@ -73,12 +73,9 @@ start (docs/security.md).`,
 			if o.Scan, err = scan.options(); err != nil {
 				return err
 			}
-			tp, stopTracing, err := rc.startTracing(cmd.Context(), "dev", o.Logger)
-			if err != nil {
+			if o.TracerProvider, err = rc.startTracing(cmd.Context(), "dev", o.Logger); err != nil {
 				return err
 			}
-			defer stopTracing()
-			o.TracerProvider = tp
 			c, err := minicluster.Start(cmd.Context(), o)
 			if err != nil {
 				return err

@@ -83,11 +83,10 @@ downloads, retries).`,
 				return err
 			}
 			defer closeAccess()
-			tp, stopTracing, err := rc.startTracing(cmd.Context(), listen, log)
+			tp, err := rc.startTracing(cmd.Context(), listen, log)
 			if err != nil {
 				return err
 			}
-			defer stopTracing()
 			o.AccessLog, o.TracerProvider = access, tp
 			c, err := client.New(client.Options{Meta: strings.Split(metas, ","), TLS: tlsConfig, Token: token, Logger: log.With("component", "client"), Owner: "s3",
 				TracerProvider: tp})
