@@ -53,13 +53,12 @@ var notSettings = []string{"config", "print-config", "help"}
 // --config, --print-config, --log-level, --log-format and --otlp-endpoint,
 // and where each flag's value came from.
 type roleConfig struct {
-	role  string
-	path  string // --config
-	print bool   // --print-config
-	log   logFlags
-	otlp  string // --otlp-endpoint
-	// stopTracing stops the tracing startTracing started (nil: none).
-	stopTracing func()
+	role        string
+	path        string // --config
+	print       bool   // --print-config
+	log         logFlags
+	otlp        string            // --otlp-endpoint
+	stopTracing func()            // stops what startTracing started (nil: nothing)
 	required    []string          // the flags the role cannot run without
 	sources     map[string]string // flag name → "flag", "env NAME", "file PATH:LINE" or "default"
 }

@@ -224,8 +224,8 @@ const (
 // HTTPS with a certificate "s3" of the cluster's CA.
 //
 // With token (an administrator's) it presents it to meta, and the key is
-// the administrator's.
-func startDevS3(ctx context.Context, out io.Writer, c *minicluster.Cluster, addr, token string) {
+// the administrator's. access, when set, gets the gateway's access log.
+func startDevS3(ctx context.Context, out io.Writer, c *minicluster.Cluster, addr, token string, access io.Writer) {
 	fail := func(err error) { fmt.Fprintf(out, "  s3        not started: %v\n", err) }
 	cl, err := c.ClientWithToken(token)
 	if err != nil {
@@ -244,7 +244,7 @@ func startDevS3(ctx context.Context, out io.Writer, c *minicluster.Cluster, addr
 		fail(fmt.Errorf("creating the development access key: %w", err))
 		return
 	}
-	ep, err := c.StartS3(ctx, minicluster.S3Options{Listen: addr, Token: token})
+	ep, err := c.StartS3(ctx, minicluster.S3Options{Listen: addr, Token: token, Gateway: s3.Options{AccessLog: access}})
 	if err != nil {
 		fail(err)
 		return
