@@ -82,6 +82,10 @@ type Options struct {
 	// days at 32 MiB/s per volume by default. Its Clock, Logger and
 	// Unhealthy are set from the datanode's.
 	Scan scanner.Options
+	// DiskBalancerGrace is how long the disk balancer keeps the old copy
+	// of a container it moved to another volume, for the reads that found
+	// it. Default: DefaultDiskBalancerGrace.
+	DiskBalancerGrace time.Duration
 	// Store and Server tune the parts; their Dirs, ID and Logger are set
 	// from the fields above.
 	Store  StoreOptions
@@ -161,6 +165,7 @@ type Datanode struct {
 	server   *Server
 	agent    *agent.Agent
 	scanner  *scanner.Scanner
+	disk     *diskBalancer
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	serveErr chan error
@@ -283,6 +288,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		_ = store.Close()
 		return nil, err
 	}
+	d.disk = newDiskBalancer(store, opts.Clock, opts.Logger, opts.DiskBalancerGrace)
 	d.findTokensFiles(home)
 	ag, err = agent.New(agent.Options{
 		Meta:              opts.Meta,
@@ -293,11 +299,12 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		Tokens:            d.setBlockTokens,
 		Replication: agent.Replication{Source: store, Importer: store, FS: store.opts.Volume.FS, Limits: limits,
 			Metrics: sv.Replication, TLS: opts.ClientTLS},
-		Scan:   d.scanner.Request,
-		TLS:    opts.ClientTLS,
-		Clock:  opts.Clock,
-		Logger: opts.Logger,
-	}, storeReports{store, d.scanner})
+		Scan:         d.scanner.Request,
+		DiskBalancer: d.disk.command,
+		TLS:          opts.ClientTLS,
+		Clock:        opts.Clock,
+		Logger:       opts.Logger,
+	}, storeReports{store, d.scanner, d.disk})
 	if err != nil {
 		_ = d.server.Close()
 		_ = store.Close()
@@ -497,6 +504,7 @@ func (d *Datanode) Close() error {
 		d.cancel()
 		d.wg.Wait()
 		d.scanner.Stop()
+		d.disk.close()
 		errs := []error{d.server.Close()}
 		if err := <-d.serveErr; err != nil && !errors.Is(err, ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 			errs = append(errs, err)
@@ -511,6 +519,7 @@ func (d *Datanode) Close() error {
 type storeReports struct {
 	s    *Store
 	scan *scanner.Scanner
+	disk *diskBalancer
 }
 
 func (r storeReports) Replicas() []*stratov1.ContainerReplica {
@@ -540,7 +549,7 @@ func replicaState(s container.State) stratov1.ContainerState {
 func (r storeReports) NodeStats() *stratov1.NodeStats {
 	st := r.s.Stats()
 	ns := &stratov1.NodeStats{Capacity: st.Capacity, Used: st.Used, Remaining: st.Available, Volumes: int32(len(st.Volumes)),
-		Scan: scanStats(r.scan.Metrics()), FailedVolumes: int32(st.FailedVolumes)}
+		Scan: scanStats(r.scan.Metrics()), FailedVolumes: int32(st.FailedVolumes), DiskBalancer: r.disk.stats()}
 	for _, v := range st.Volumes {
 		vs := &stratov1.VolumeStats{Dir: v.Dir, Capacity: v.Capacity, Used: v.Used, Remaining: v.Available,
 			Containers: int32(v.Containers), OpenContainers: int32(v.OpenContainers), State: stratov1.VolumeState_VOLUME_HEALTHY}

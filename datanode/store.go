@@ -151,7 +151,7 @@ func OpenStore(opts StoreOptions) (*Store, error) {
 		s.vols = append(s.vols, v)
 		for _, info := range v.List() {
 			if other, ok := s.where[info.ID]; ok {
-				opts.Logger.Warn("datanode: container on two volumes; serving the first", "container", info.ID, "first", other.Dir(), "second", dir)
+				s.dropDuplicate(info, other, v)
 				continue
 			}
 			s.where[info.ID] = v
@@ -162,6 +162,27 @@ func OpenStore(opts StoreOptions) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// dropDuplicate handles a container found on a second volume, dup, when
+// first serves it: the old copy of a move between volumes that a stop cut
+// short (diskbalance.go). Both CLOSED, the copies hold the same blocks
+// (the old one perhaps some deleted since) and dup goes; otherwise both
+// stay and first serves.
+func (s *Store) dropDuplicate(info container.Info, first, dup *container.Volume) {
+	log := s.opts.Logger
+	c, err := first.Container(info.ID)
+	if err != nil || c.State() != container.Closed || info.State != container.Closed {
+		log.Warn("datanode: container on two volumes; serving the first", "container", info.ID, "first", first.Dir(), "second", dup.Dir())
+		return
+	}
+	if err := dup.Delete(info.ID, false); err != nil {
+		log.Warn("datanode: second copy of a container not deleted; serving the first", "container", info.ID,
+			"first", first.Dir(), "second", dup.Dir(), "err", err)
+		return
+	}
+	log.Info("datanode: second copy of a closed container deleted (a move between volumes was cut short)",
+		"container", info.ID, "kept", first.Dir(), "deleted", dup.Dir())
 }
 
 // Close closes every volume.
@@ -343,7 +364,15 @@ func (s *Store) DeleteBlocks(id uint64, localIDs []uint64) (blocks int, bytes in
 func (s *Store) Containers() []container.Info {
 	var out []container.Info
 	for _, v := range s.healthyVolumes() {
-		out = append(out, v.List()...)
+		for _, in := range v.List() {
+			s.mu.RLock()
+			w := s.where[in.ID]
+			s.mu.RUnlock()
+			if w != nil && w != v {
+				continue // the old copy of a container moved to another volume
+			}
+			out = append(out, in)
+		}
 	}
 	slices.SortStableFunc(out, func(a, b container.Info) int {
 		switch {

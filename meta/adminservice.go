@@ -125,6 +125,28 @@ func (s *Server) ScanContainer(ctx context.Context, req *stratov1.ScanContainerR
 	return &stratov1.ScanContainerResponse{DatanodeIds: ids}, nil
 }
 
+// DiskBalancer starts or stops a datanode's disk balancer.
+func (s *Server) DiskBalancer(ctx context.Context, req *stratov1.DiskBalancerRequest) (*stratov1.DiskBalancerResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return nil, err
+	}
+	cmd := req.GetCommand()
+	if cmd == nil {
+		cmd = &stratov1.DiskBalancerCommand{}
+	}
+	if err := s.cl.DiskBalancer(req.GetDatanodeId(), cmd); err != nil {
+		return nil, toStatus(err)
+	}
+	s.opts.Logger.Info("disk balancer requested", "datanode", req.GetDatanodeId(), "stop", cmd.GetStop(),
+		"threshold", cmd.GetThreshold(), "bandwidth", cmd.GetBandwidth())
+	for _, d := range s.cl.Datanodes() {
+		if d.GetDetails().GetId() == req.GetDatanodeId() {
+			return &stratov1.DiskBalancerResponse{Datanode: d}, nil
+		}
+	}
+	return &stratov1.DiskBalancerResponse{}, nil
+}
+
 // ClosePipeline closes a pipeline and its open containers at an operator's
 // request.
 func (s *Server) ClosePipeline(ctx context.Context, req *stratov1.ClosePipelineRequest) (*stratov1.ClosePipelineResponse, error) {

@@ -240,7 +240,13 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	id := reqid.New()
 	rq := &request{r: r, w: w, ctx: reqid.With(r.Context(), id), id: id, status: 200}
 	rq.bucket, rq.key = g.route(r)
-	err := g.serve(rq)
+	var err error
+	if r.Method == http.MethodOptions {
+		err = g.preflight(rq)
+	} else {
+		g.corsHeaders(rq)
+		err = g.serve(rq)
+	}
 	var errCode string
 	if err != nil {
 		e := fromClient(err, nil)
@@ -337,6 +343,15 @@ func (g *Gateway) serve(rq *request) error {
 		case has("acl") && m == http.MethodPut:
 			rq.op = "PutBucketAcl"
 			return g.putBucketAcl(rq)
+		case has("cors") && m == http.MethodGet:
+			rq.op = "GetBucketCors"
+			return g.getBucketCors(rq)
+		case has("cors") && m == http.MethodPut:
+			rq.op = "PutBucketCors"
+			return g.putBucketCors(rq)
+		case has("cors") && m == http.MethodDelete:
+			rq.op = "DeleteBucketCors"
+			return g.deleteBucketCors(rq)
 		case has("tagging"), has("acl"), has("policy"), has("cors"), has("lifecycle"), has("encryption"),
 			has("website"), has("replication"), has("object-lock"), has("ownershipControls"), has("versions"),
 			has("notification"), has("logging"), has("publicAccessBlock"), has("accelerate"), has("requestPayment"):

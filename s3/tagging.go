@@ -172,34 +172,12 @@ func (g *Gateway) getBucketTagging(rq *request) error {
 	return ErrNoSuchTagSet
 }
 
-// setBucketTagging replaces a bucket's tag set ("": none), keeping its
-// other attributes.
-func (g *Gateway) setBucketTagging(rq *request, encoded string) error {
-	b, err := g.getBucket(rq)
-	if err != nil {
-		return err
-	}
-	m := attrs{}
-	for _, a := range b.GetAttributes() {
-		m[a.GetName()] = a.GetValue()
-	}
-	if encoded == "" {
-		delete(m, attrTagging)
-	} else {
-		m[attrTagging] = encoded
-	}
-	if err := g.c.SetAttributes(rq.ctx, g.volume, rq.bucket, "", 0, m.list()); err != nil {
-		return fromClient(err, ErrNoSuchBucket)
-	}
-	return nil
-}
-
 func (g *Gateway) putBucketTagging(rq *request) error {
 	encoded, err := rq.readTagging(maxBucketTags)
 	if err != nil {
 		return err
 	}
-	if err := g.setBucketTagging(rq, encoded); err != nil {
+	if err := g.setBucketAttr(rq, attrTagging, encoded); err != nil {
 		return err
 	}
 	return rq.writeEmpty(http.StatusNoContent)
@@ -209,7 +187,7 @@ func (g *Gateway) deleteBucketTagging(rq *request) error {
 	if err := rq.body.drain(); err != nil {
 		return err
 	}
-	if err := g.setBucketTagging(rq, ""); err != nil {
+	if err := g.setBucketAttr(rq, attrTagging, ""); err != nil {
 		return err
 	}
 	return rq.writeEmpty(http.StatusNoContent)

@@ -73,19 +73,9 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 		Short: "Show one datanode",
 		Args:  exactArgs(1),
 		RunE: o.action(func(s *session, args []string) error {
-			dns, err := listDatanodes(s)
+			d, err := findDatanode(s, args[0])
 			if err != nil {
 				return err
-			}
-			var d *stratov1.DatanodeInfo
-			for _, dn := range dns {
-				if id := dn.GetDetails(); id.GetId() == args[0] || id.GetHostname() == args[0] || id.GetDataAddr() == args[0] {
-					d = dn
-					break
-				}
-			}
-			if d == nil {
-				return fmt.Errorf("datanode not found: no registered datanode has ID, hostname or address %q", args[0])
 			}
 			if s.json {
 				return printJSON(s.out, d)
@@ -107,6 +97,7 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 				{"Containers", strconv.Itoa(int(d.Containers))},
 				{"Pipelines", strconv.Itoa(int(d.Pipelines))},
 				{"Scanner", scanLabel(st.GetScan())},
+				{"Disk balancer", diskBalancerLabel(st.GetDiskBalancer())},
 			})
 			if err != nil || len(st.GetVolumeStats()) == 0 {
 				return err
@@ -179,8 +170,23 @@ func newDatanodeCmd(o *cliOptions) *cobra.Command {
 			stratov1.NodeOpState_NODE_DECOMMISSIONED),
 		opState("recommission", "Put a datanode back in service (from decommissioning or maintenance)", simple(true),
 			stratov1.NodeOpState_NODE_OP_STATE_UNSPECIFIED),
-		maint)
+		maint, newDiskBalancerCmd(o))
 	return cmd
+}
+
+// findDatanode returns the registered datanode whose ID, hostname or data
+// address is name.
+func findDatanode(s *session, name string) (*stratov1.DatanodeInfo, error) {
+	dns, err := listDatanodes(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, dn := range dns {
+		if id := dn.GetDetails(); id.GetId() == name || id.GetHostname() == name || id.GetDataAddr() == name {
+			return dn, nil
+		}
+	}
+	return nil, fmt.Errorf("datanode not found: no registered datanode has ID, hostname or address %q", name)
 }
 
 // listDatanodes returns the datanodes sorted by ID.

@@ -83,22 +83,42 @@ through Raft: a new meta leader resumes it.`,
 
 // balancerRequest turns the start flags into a request.
 func balancerRequest(threshold, maxSize, bandwidth string) (*stratov1.StartBalancerRequest, error) {
-	pct, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(threshold), "%"), 64)
-	if err != nil || pct <= 0 || pct >= 100 {
-		return nil, usagef("--threshold %q is not a percentage between 0 and 100 such as 10%%", threshold)
+	frac, err := parseThreshold(threshold)
+	if err != nil {
+		return nil, err
 	}
 	size, err := bytesize.Parse(maxSize)
 	if err != nil || size <= 0 {
 		return nil, usagef("--max-size-per-iteration %q is not a positive byte count such as 500GiB", maxSize)
 	}
+	bw, err := parseBandwidth(bandwidth)
+	if err != nil {
+		return nil, err
+	}
+	return &stratov1.StartBalancerRequest{Threshold: frac, MaxSizePerIteration: size, Bandwidth: bw}, nil
+}
+
+// parseThreshold turns a --threshold percentage ("10%" or 10) into a
+// fraction.
+func parseThreshold(threshold string) (float64, error) {
+	pct, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(threshold), "%"), 64)
+	if err != nil || pct <= 0 || pct >= 100 {
+		return 0, usagef("--threshold %q is not a percentage between 0 and 100 such as 10%%", threshold)
+	}
+	return pct / 100, nil
+}
+
+// parseBandwidth turns a --bandwidth byte count per second into what the
+// requests take: 0 ("no cap") becomes -1, as their 0 is the default.
+func parseBandwidth(bandwidth string) (int64, error) {
 	bw, err := bytesize.Parse(strings.TrimSuffix(bandwidth, "/s"))
 	if err != nil || bw < 0 {
-		return nil, usagef("--bandwidth %q is not a byte count such as 100MiB", bandwidth)
+		return 0, usagef("--bandwidth %q is not a byte count such as 100MiB", bandwidth)
 	}
 	if bw == 0 {
-		bw = -1 // no cap (the request's 0 is the default)
+		bw = -1
 	}
-	return &stratov1.StartBalancerRequest{Threshold: pct / 100, MaxSizePerIteration: size, Bandwidth: bw}, nil
+	return bw, nil
 }
 
 // printBalancer prints a balancer's status: the record, then a table of

@@ -74,6 +74,9 @@ type Options struct {
 	// Scan, when set, queues a scan of a container (ScanContainerCommand)
 	// and reports whether it did. Default: such commands are ignored.
 	Scan func(id uint64, data bool) bool
+	// DiskBalancer, when set, carries out a DiskBalancerCommand (start or
+	// stop the disk balancer). Default: such commands are ignored.
+	DiskBalancer func(*stratov1.DiskBalancerCommand)
 	// TLS, when set, secures the connection to meta and presents the
 	// datanode's certificate. Default: nil, plaintext.
 	TLS *tls.Config
@@ -461,6 +464,12 @@ func (a *Agent) execute(cmds []*stratov1.DatanodeCommand) {
 			if a.opts.Scan == nil || !a.opts.Scan(id, cmd.ScanContainer.Data) {
 				a.opts.Logger.Info("datanode: scan not queued (no CLOSED replica here, or scanner off)", "container", id)
 			}
+		case *stratov1.DatanodeCommand_DiskBalancer:
+			if a.opts.DiskBalancer == nil {
+				a.opts.Logger.Info("datanode: disk balancer command ignored")
+				continue
+			}
+			a.opts.DiskBalancer(cmd.DiskBalancer)
 		default:
 			a.opts.Logger.Debug("datanode: command not handled", "command", fmt.Sprintf("%T", c.Cmd))
 		}

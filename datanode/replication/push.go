@@ -141,17 +141,9 @@ func push(ctx context.Context, src Source, id uint64, addr string, opts *Options
 	defer release()
 	info := c.Info()
 	begin := &wire.ImportBeginRequest{ContainerID: id, Layout: uint8(c.Layout()), BCSID: info.BCSID}
-	var blocks []container.Block
-	for after := uint64(0); ; {
-		page, err := c.ListBlocks(after, 1024)
-		if err != nil {
-			return st, err
-		}
-		blocks = append(blocks, page...)
-		if len(page) < 1024 {
-			break
-		}
-		after = page[len(page)-1].LocalID
+	blocks, err := AllBlocks(c)
+	if err != nil {
+		return st, err
 	}
 	size := 0
 	for _, b := range blocks {
@@ -352,14 +344,56 @@ func (s *session) cause(err error) error {
 
 // sendBlock sends the files of block b.
 func (s *session) sendBlock(ctx context.Context, c *container.Container, b container.Block) error {
-	if b.Length == 0 {
-		return nil
-	}
-	ext, err := c.Extents(b.LocalID, 0, b.Length)
+	ranges, err := FileRanges(c, b)
 	if err != nil {
 		return err
 	}
-	// Merge the extents of one file (FILE_PER_BLOCK: all of them).
+	for _, r := range ranges {
+		if err := s.sendFile(ctx, r.Path, b.LocalID, r.ChunkOffset, r.FileOffset, r.Length); err != nil {
+			return fmt.Errorf("block %d: %w", b.LocalID, err)
+		}
+	}
+	return nil
+}
+
+// AllBlocks lists every block of container c, in local ID order.
+func AllBlocks(c *container.Container) ([]container.Block, error) {
+	var blocks []container.Block
+	for after := uint64(0); ; {
+		page, err := c.ListBlocks(after, 1024)
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, page...)
+		if len(page) < 1024 {
+			return blocks, nil
+		}
+		after = page[len(page)-1].LocalID
+	}
+}
+
+// FileRange is a run of one of a block's files: Length bytes from
+// FileOffset of the file at Path, which holds the block's bytes from
+// ChunkOffset (0 for FILE_PER_BLOCK, whose one file is the whole block).
+// An import takes it as it is (container.Import.WriteAt).
+type FileRange struct {
+	Path                    string
+	ChunkOffset, FileOffset int64
+	Length                  int64
+}
+
+// FileRanges lists the files that hold block b of container c, each run
+// of consecutive extents of one file merged: what a copy of the block
+// reads.
+func FileRanges(c *container.Container, b container.Block) ([]FileRange, error) {
+	if b.Length == 0 {
+		return nil, nil
+	}
+	ext, err := c.Extents(b.LocalID, 0, b.Length)
+	if err != nil {
+		return nil, err
+	}
+	var out []FileRange
 	for i := 0; i < len(ext); {
 		e := ext[i]
 		chunkOff := e.BlockOffset - e.FileOffset
@@ -371,12 +405,10 @@ func (s *session) sendBlock(ctx context.Context, c *container.Container, b conta
 		if c.Layout() == container.FilePerBlock {
 			chunkOff = 0
 		}
-		if err := s.sendFile(ctx, e.Path, b.LocalID, chunkOff, e.FileOffset, n); err != nil {
-			return fmt.Errorf("block %d: %w", b.LocalID, err)
-		}
+		out = append(out, FileRange{Path: e.Path, ChunkOffset: chunkOff, FileOffset: e.FileOffset, Length: n})
 		i = j
 	}
-	return nil
+	return out, nil
 }
 
 // sendFile sends [off, off+n) of the file at path in IMPORT_DATA frames.

@@ -139,6 +139,37 @@ v4 = client(config=Config(signature_version="s3v4", s3={"addressing_style": "pat
 url = v4.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "copy"}, ExpiresIn=60)
 check("presigned (SigV4)", "X-Amz-Signature=" in url and fetch(url) == (200, data))
 
+# CORS: the bucket's rules, and a browser's preflight (OPTIONS, no
+# credentials) answered from them.
+check("no CORS yet", code(lambda: s3.get_bucket_cors(Bucket=bucket)) == "NoSuchCORSConfiguration")
+s3.put_bucket_cors(Bucket=bucket, CORSConfiguration={"CORSRules": [
+    {"AllowedOrigins": ["https://*.app.example"], "AllowedMethods": ["GET", "PUT"], "AllowedHeaders": ["*"],
+     "ExposeHeaders": ["ETag"], "MaxAgeSeconds": 300}]})
+rules = s3.get_bucket_cors(Bucket=bucket)["CORSRules"]
+check("CORS rules %r" % rules, len(rules) == 1 and rules[0]["AllowedMethods"] == ["GET", "PUT"] and rules[0]["MaxAgeSeconds"] == 300)
+check("CORS bad method", code(lambda: s3.put_bucket_cors(Bucket=bucket, CORSConfiguration={"CORSRules": [
+    {"AllowedOrigins": ["*"], "AllowedMethods": ["PATCH"]}]})) == "InvalidRequest")
+
+
+def options(origin, method):
+    """The status and headers of a preflight of the bucket's key "copy"."""
+    count_sent()
+    req = urllib.request.Request(f"{endpoint}/{bucket}/copy", method="OPTIONS", headers={
+        "Origin": origin, "Access-Control-Request-Method": method, "Access-Control-Request-Headers": "content-type"})
+    try:
+        with urllib.request.urlopen(req, context=ctx) as r:
+            return r.status, r.headers
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers
+
+
+status, headers = options("https://www.app.example", "PUT")
+check("preflight allowed: %d %r" % (status, dict(headers)), status == 200 and
+      headers["Access-Control-Allow-Origin"] == "https://www.app.example" and headers["Access-Control-Max-Age"] == "300")
+check("preflight refused", options("https://elsewhere.example", "PUT")[0] == 403)
+s3.delete_bucket_cors(Bucket=bucket)
+check("CORS deleted", code(lambda: s3.get_bucket_cors(Bucket=bucket)) == "NoSuchCORSConfiguration")
+
 # A client signing every request with SigV2 in the Authorization header.
 v2 = client(config=Config(signature_version="s3", s3={"addressing_style": "path"}))
 v2.put_object(Bucket=bucket, Key="v2/ключ +key", Body=data, Metadata={"m": "v2"}, ContentType="text/v2")

@@ -1481,6 +1481,102 @@ func (x *ClosePipelineResponse) GetContainerIds() []uint64 {
 	return nil
 }
 
+type DiskBalancerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DatanodeId    string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
+	Command       *DiskBalancerCommand   `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiskBalancerRequest) Reset() {
+	*x = DiskBalancerRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiskBalancerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiskBalancerRequest) ProtoMessage() {}
+
+func (x *DiskBalancerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiskBalancerRequest.ProtoReflect.Descriptor instead.
+func (*DiskBalancerRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *DiskBalancerRequest) GetDatanodeId() string {
+	if x != nil {
+		return x.DatanodeId
+	}
+	return ""
+}
+
+func (x *DiskBalancerRequest) GetCommand() *DiskBalancerCommand {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+type DiskBalancerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Datanode      *DatanodeInfo          `protobuf:"bytes,1,opt,name=datanode,proto3" json:"datanode,omitempty"` // as the leader saw it when asked
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiskBalancerResponse) Reset() {
+	*x = DiskBalancerResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiskBalancerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiskBalancerResponse) ProtoMessage() {}
+
+func (x *DiskBalancerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiskBalancerResponse.ProtoReflect.Descriptor instead.
+func (*DiskBalancerResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *DiskBalancerResponse) GetDatanode() *DatanodeInfo {
+	if x != nil {
+		return x.Datanode
+	}
+	return nil
+}
+
 type ScanContainerResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	DatanodeIds   []string               `protobuf:"bytes,1,rep,name=datanode_ids,json=datanodeIds,proto3" json:"datanode_ids,omitempty"` // the datanodes asked to scan
@@ -1490,7 +1586,7 @@ type ScanContainerResponse struct {
 
 func (x *ScanContainerResponse) Reset() {
 	*x = ScanContainerResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	mi := &file_strato_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1502,7 +1598,7 @@ func (x *ScanContainerResponse) String() string {
 func (*ScanContainerResponse) ProtoMessage() {}
 
 func (x *ScanContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[21]
+	mi := &file_strato_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1515,7 +1611,7 @@ func (x *ScanContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanContainerResponse.ProtoReflect.Descriptor instead.
 func (*ScanContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ScanContainerResponse) GetDatanodeIds() []string {
@@ -1543,7 +1639,7 @@ type StartBalancerRequest struct {
 
 func (x *StartBalancerRequest) Reset() {
 	*x = StartBalancerRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	mi := &file_strato_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1555,7 +1651,7 @@ func (x *StartBalancerRequest) String() string {
 func (*StartBalancerRequest) ProtoMessage() {}
 
 func (x *StartBalancerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[22]
+	mi := &file_strato_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1568,7 +1664,7 @@ func (x *StartBalancerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartBalancerRequest.ProtoReflect.Descriptor instead.
 func (*StartBalancerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StartBalancerRequest) GetThreshold() float64 {
@@ -1600,7 +1696,7 @@ type StopBalancerRequest struct {
 
 func (x *StopBalancerRequest) Reset() {
 	*x = StopBalancerRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	mi := &file_strato_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +1708,7 @@ func (x *StopBalancerRequest) String() string {
 func (*StopBalancerRequest) ProtoMessage() {}
 
 func (x *StopBalancerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[23]
+	mi := &file_strato_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +1721,7 @@ func (x *StopBalancerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopBalancerRequest.ProtoReflect.Descriptor instead.
 func (*StopBalancerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{25}
 }
 
 type GetBalancerStatusRequest struct {
@@ -1636,7 +1732,7 @@ type GetBalancerStatusRequest struct {
 
 func (x *GetBalancerStatusRequest) Reset() {
 	*x = GetBalancerStatusRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	mi := &file_strato_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1648,7 +1744,7 @@ func (x *GetBalancerStatusRequest) String() string {
 func (*GetBalancerStatusRequest) ProtoMessage() {}
 
 func (x *GetBalancerStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[24]
+	mi := &file_strato_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1661,7 +1757,7 @@ func (x *GetBalancerStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBalancerStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetBalancerStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{26}
 }
 
 // BalancerStatus is the container balancer as the leader sees it: its
@@ -1710,7 +1806,7 @@ type BalancerStatus struct {
 
 func (x *BalancerStatus) Reset() {
 	*x = BalancerStatus{}
-	mi := &file_strato_v1_admin_proto_msgTypes[25]
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1722,7 +1818,7 @@ func (x *BalancerStatus) String() string {
 func (*BalancerStatus) ProtoMessage() {}
 
 func (x *BalancerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[25]
+	mi := &file_strato_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1735,7 +1831,7 @@ func (x *BalancerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerStatus.ProtoReflect.Descriptor instead.
 func (*BalancerStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *BalancerStatus) GetRunning() bool {
@@ -1887,7 +1983,7 @@ type BalancerNode struct {
 
 func (x *BalancerNode) Reset() {
 	*x = BalancerNode{}
-	mi := &file_strato_v1_admin_proto_msgTypes[26]
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1899,7 +1995,7 @@ func (x *BalancerNode) String() string {
 func (*BalancerNode) ProtoMessage() {}
 
 func (x *BalancerNode) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[26]
+	mi := &file_strato_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1912,7 +2008,7 @@ func (x *BalancerNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerNode.ProtoReflect.Descriptor instead.
 func (*BalancerNode) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *BalancerNode) GetId() string {
@@ -1958,7 +2054,7 @@ type MetaStatusRequest struct {
 
 func (x *MetaStatusRequest) Reset() {
 	*x = MetaStatusRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1970,7 +2066,7 @@ func (x *MetaStatusRequest) String() string {
 func (*MetaStatusRequest) ProtoMessage() {}
 
 func (x *MetaStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[27]
+	mi := &file_strato_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1983,7 +2079,7 @@ func (x *MetaStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaStatusRequest.ProtoReflect.Descriptor instead.
 func (*MetaStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{29}
 }
 
 // MetaStatusResponse is one meta replica's view of its Raft group (any
@@ -2010,7 +2106,7 @@ type MetaStatusResponse struct {
 
 func (x *MetaStatusResponse) Reset() {
 	*x = MetaStatusResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2118,7 @@ func (x *MetaStatusResponse) String() string {
 func (*MetaStatusResponse) ProtoMessage() {}
 
 func (x *MetaStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[28]
+	mi := &file_strato_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2131,7 @@ func (x *MetaStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaStatusResponse.ProtoReflect.Descriptor instead.
 func (*MetaStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *MetaStatusResponse) GetId() uint64 {
@@ -2131,7 +2227,7 @@ type MetaMember struct {
 
 func (x *MetaMember) Reset() {
 	*x = MetaMember{}
-	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	mi := &file_strato_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2143,7 +2239,7 @@ func (x *MetaMember) String() string {
 func (*MetaMember) ProtoMessage() {}
 
 func (x *MetaMember) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[29]
+	mi := &file_strato_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2156,7 +2252,7 @@ func (x *MetaMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaMember.ProtoReflect.Descriptor instead.
 func (*MetaMember) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *MetaMember) GetId() uint64 {
@@ -2209,7 +2305,7 @@ type AddMetaMemberRequest struct {
 
 func (x *AddMetaMemberRequest) Reset() {
 	*x = AddMetaMemberRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	mi := &file_strato_v1_admin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2221,7 +2317,7 @@ func (x *AddMetaMemberRequest) String() string {
 func (*AddMetaMemberRequest) ProtoMessage() {}
 
 func (x *AddMetaMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[30]
+	mi := &file_strato_v1_admin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2234,7 +2330,7 @@ func (x *AddMetaMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMetaMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMetaMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AddMetaMemberRequest) GetId() uint64 {
@@ -2267,7 +2363,7 @@ type RemoveMetaMemberRequest struct {
 
 func (x *RemoveMetaMemberRequest) Reset() {
 	*x = RemoveMetaMemberRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[31]
+	mi := &file_strato_v1_admin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2279,7 +2375,7 @@ func (x *RemoveMetaMemberRequest) String() string {
 func (*RemoveMetaMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMetaMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[31]
+	mi := &file_strato_v1_admin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2292,7 +2388,7 @@ func (x *RemoveMetaMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMetaMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMetaMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RemoveMetaMemberRequest) GetId() uint64 {
@@ -2311,7 +2407,7 @@ type TransferMetaLeaderRequest struct {
 
 func (x *TransferMetaLeaderRequest) Reset() {
 	*x = TransferMetaLeaderRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[32]
+	mi := &file_strato_v1_admin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2323,7 +2419,7 @@ func (x *TransferMetaLeaderRequest) String() string {
 func (*TransferMetaLeaderRequest) ProtoMessage() {}
 
 func (x *TransferMetaLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[32]
+	mi := &file_strato_v1_admin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2336,7 +2432,7 @@ func (x *TransferMetaLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferMetaLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferMetaLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TransferMetaLeaderRequest) GetId() uint64 {
@@ -2357,7 +2453,7 @@ type MetaMembersResponse struct {
 
 func (x *MetaMembersResponse) Reset() {
 	*x = MetaMembersResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[33]
+	mi := &file_strato_v1_admin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2369,7 +2465,7 @@ func (x *MetaMembersResponse) String() string {
 func (*MetaMembersResponse) ProtoMessage() {}
 
 func (x *MetaMembersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[33]
+	mi := &file_strato_v1_admin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2382,7 +2478,7 @@ func (x *MetaMembersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaMembersResponse.ProtoReflect.Descriptor instead.
 func (*MetaMembersResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *MetaMembersResponse) GetLeaderId() uint64 {
@@ -2416,7 +2512,7 @@ type BackupMetaRequest struct {
 
 func (x *BackupMetaRequest) Reset() {
 	*x = BackupMetaRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[34]
+	mi := &file_strato_v1_admin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2428,7 +2524,7 @@ func (x *BackupMetaRequest) String() string {
 func (*BackupMetaRequest) ProtoMessage() {}
 
 func (x *BackupMetaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[34]
+	mi := &file_strato_v1_admin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2441,7 +2537,7 @@ func (x *BackupMetaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupMetaRequest.ProtoReflect.Descriptor instead.
 func (*BackupMetaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BackupMetaRequest) GetChunkPairs() uint32 {
@@ -2482,7 +2578,7 @@ type MetaBackupManifest struct {
 
 func (x *MetaBackupManifest) Reset() {
 	*x = MetaBackupManifest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[35]
+	mi := &file_strato_v1_admin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2494,7 +2590,7 @@ func (x *MetaBackupManifest) String() string {
 func (*MetaBackupManifest) ProtoMessage() {}
 
 func (x *MetaBackupManifest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[35]
+	mi := &file_strato_v1_admin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2507,7 +2603,7 @@ func (x *MetaBackupManifest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaBackupManifest.ProtoReflect.Descriptor instead.
 func (*MetaBackupManifest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *MetaBackupManifest) GetClusterId() string {
@@ -2580,7 +2676,7 @@ type BackupMetaChunk struct {
 
 func (x *BackupMetaChunk) Reset() {
 	*x = BackupMetaChunk{}
-	mi := &file_strato_v1_admin_proto_msgTypes[36]
+	mi := &file_strato_v1_admin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2592,7 +2688,7 @@ func (x *BackupMetaChunk) String() string {
 func (*BackupMetaChunk) ProtoMessage() {}
 
 func (x *BackupMetaChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[36]
+	mi := &file_strato_v1_admin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2605,7 +2701,7 @@ func (x *BackupMetaChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupMetaChunk.ProtoReflect.Descriptor instead.
 func (*BackupMetaChunk) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *BackupMetaChunk) GetManifest() *MetaBackupManifest {
@@ -2662,7 +2758,7 @@ type S3Key struct {
 
 func (x *S3Key) Reset() {
 	*x = S3Key{}
-	mi := &file_strato_v1_admin_proto_msgTypes[37]
+	mi := &file_strato_v1_admin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +2770,7 @@ func (x *S3Key) String() string {
 func (*S3Key) ProtoMessage() {}
 
 func (x *S3Key) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[37]
+	mi := &file_strato_v1_admin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +2783,7 @@ func (x *S3Key) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use S3Key.ProtoReflect.Descriptor instead.
 func (*S3Key) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *S3Key) GetAccessKey() string {
@@ -2726,7 +2822,7 @@ type CreateS3KeyRequest struct {
 
 func (x *CreateS3KeyRequest) Reset() {
 	*x = CreateS3KeyRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[38]
+	mi := &file_strato_v1_admin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2738,7 +2834,7 @@ func (x *CreateS3KeyRequest) String() string {
 func (*CreateS3KeyRequest) ProtoMessage() {}
 
 func (x *CreateS3KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[38]
+	mi := &file_strato_v1_admin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2751,7 +2847,7 @@ func (x *CreateS3KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateS3KeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateS3KeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CreateS3KeyRequest) GetUser() string {
@@ -2785,7 +2881,7 @@ type CreateS3KeyResponse struct {
 
 func (x *CreateS3KeyResponse) Reset() {
 	*x = CreateS3KeyResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[39]
+	mi := &file_strato_v1_admin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2797,7 +2893,7 @@ func (x *CreateS3KeyResponse) String() string {
 func (*CreateS3KeyResponse) ProtoMessage() {}
 
 func (x *CreateS3KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[39]
+	mi := &file_strato_v1_admin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2810,7 +2906,7 @@ func (x *CreateS3KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateS3KeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateS3KeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CreateS3KeyResponse) GetKey() *S3Key {
@@ -2838,7 +2934,7 @@ type ListS3KeysRequest struct {
 
 func (x *ListS3KeysRequest) Reset() {
 	*x = ListS3KeysRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[40]
+	mi := &file_strato_v1_admin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2850,7 +2946,7 @@ func (x *ListS3KeysRequest) String() string {
 func (*ListS3KeysRequest) ProtoMessage() {}
 
 func (x *ListS3KeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[40]
+	mi := &file_strato_v1_admin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2863,7 +2959,7 @@ func (x *ListS3KeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListS3KeysRequest.ProtoReflect.Descriptor instead.
 func (*ListS3KeysRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListS3KeysRequest) GetUser() string {
@@ -2897,7 +2993,7 @@ type ListS3KeysResponse struct {
 
 func (x *ListS3KeysResponse) Reset() {
 	*x = ListS3KeysResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[41]
+	mi := &file_strato_v1_admin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2909,7 +3005,7 @@ func (x *ListS3KeysResponse) String() string {
 func (*ListS3KeysResponse) ProtoMessage() {}
 
 func (x *ListS3KeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[41]
+	mi := &file_strato_v1_admin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2922,7 +3018,7 @@ func (x *ListS3KeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListS3KeysResponse.ProtoReflect.Descriptor instead.
 func (*ListS3KeysResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListS3KeysResponse) GetKeys() []*S3Key {
@@ -2948,7 +3044,7 @@ type RevokeS3KeyRequest struct {
 
 func (x *RevokeS3KeyRequest) Reset() {
 	*x = RevokeS3KeyRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[42]
+	mi := &file_strato_v1_admin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2960,7 +3056,7 @@ func (x *RevokeS3KeyRequest) String() string {
 func (*RevokeS3KeyRequest) ProtoMessage() {}
 
 func (x *RevokeS3KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[42]
+	mi := &file_strato_v1_admin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2973,7 +3069,7 @@ func (x *RevokeS3KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyRequest.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RevokeS3KeyRequest) GetAccessKey() string {
@@ -2991,7 +3087,7 @@ type RevokeS3KeyResponse struct {
 
 func (x *RevokeS3KeyResponse) Reset() {
 	*x = RevokeS3KeyResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[43]
+	mi := &file_strato_v1_admin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3003,7 +3099,7 @@ func (x *RevokeS3KeyResponse) String() string {
 func (*RevokeS3KeyResponse) ProtoMessage() {}
 
 func (x *RevokeS3KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[43]
+	mi := &file_strato_v1_admin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3016,7 +3112,7 @@ func (x *RevokeS3KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyResponse.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{43}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{45}
 }
 
 type GetS3SecretRequest struct {
@@ -3028,7 +3124,7 @@ type GetS3SecretRequest struct {
 
 func (x *GetS3SecretRequest) Reset() {
 	*x = GetS3SecretRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[44]
+	mi := &file_strato_v1_admin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3040,7 +3136,7 @@ func (x *GetS3SecretRequest) String() string {
 func (*GetS3SecretRequest) ProtoMessage() {}
 
 func (x *GetS3SecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[44]
+	mi := &file_strato_v1_admin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3053,7 +3149,7 @@ func (x *GetS3SecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetS3SecretRequest.ProtoReflect.Descriptor instead.
 func (*GetS3SecretRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{44}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetS3SecretRequest) GetAccessKey() string {
@@ -3073,7 +3169,7 @@ type GetS3SecretResponse struct {
 
 func (x *GetS3SecretResponse) Reset() {
 	*x = GetS3SecretResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[45]
+	mi := &file_strato_v1_admin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3085,7 +3181,7 @@ func (x *GetS3SecretResponse) String() string {
 func (*GetS3SecretResponse) ProtoMessage() {}
 
 func (x *GetS3SecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[45]
+	mi := &file_strato_v1_admin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3098,7 +3194,7 @@ func (x *GetS3SecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetS3SecretResponse.ProtoReflect.Descriptor instead.
 func (*GetS3SecretResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{45}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetS3SecretResponse) GetKey() *S3Key {
@@ -3131,7 +3227,7 @@ type User struct {
 
 func (x *User) Reset() {
 	*x = User{}
-	mi := &file_strato_v1_admin_proto_msgTypes[46]
+	mi := &file_strato_v1_admin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3143,7 +3239,7 @@ func (x *User) String() string {
 func (*User) ProtoMessage() {}
 
 func (x *User) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[46]
+	mi := &file_strato_v1_admin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3156,7 +3252,7 @@ func (x *User) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use User.ProtoReflect.Descriptor instead.
 func (*User) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{46}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *User) GetName() string {
@@ -3208,7 +3304,7 @@ type CreateUserRequest struct {
 
 func (x *CreateUserRequest) Reset() {
 	*x = CreateUserRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[47]
+	mi := &file_strato_v1_admin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3220,7 +3316,7 @@ func (x *CreateUserRequest) String() string {
 func (*CreateUserRequest) ProtoMessage() {}
 
 func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[47]
+	mi := &file_strato_v1_admin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3233,7 +3329,7 @@ func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateUserRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{47}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CreateUserRequest) GetName() string {
@@ -3273,7 +3369,7 @@ type CreateUserResponse struct {
 
 func (x *CreateUserResponse) Reset() {
 	*x = CreateUserResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[48]
+	mi := &file_strato_v1_admin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3285,7 +3381,7 @@ func (x *CreateUserResponse) String() string {
 func (*CreateUserResponse) ProtoMessage() {}
 
 func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[48]
+	mi := &file_strato_v1_admin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3298,7 +3394,7 @@ func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserResponse.ProtoReflect.Descriptor instead.
 func (*CreateUserResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{48}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CreateUserResponse) GetUser() *User {
@@ -3317,7 +3413,7 @@ type DeleteUserRequest struct {
 
 func (x *DeleteUserRequest) Reset() {
 	*x = DeleteUserRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[49]
+	mi := &file_strato_v1_admin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3329,7 +3425,7 @@ func (x *DeleteUserRequest) String() string {
 func (*DeleteUserRequest) ProtoMessage() {}
 
 func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[49]
+	mi := &file_strato_v1_admin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3342,7 +3438,7 @@ func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteUserRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DeleteUserRequest) GetName() string {
@@ -3361,7 +3457,7 @@ type DeleteUserResponse struct {
 
 func (x *DeleteUserResponse) Reset() {
 	*x = DeleteUserResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[50]
+	mi := &file_strato_v1_admin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3373,7 +3469,7 @@ func (x *DeleteUserResponse) String() string {
 func (*DeleteUserResponse) ProtoMessage() {}
 
 func (x *DeleteUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[50]
+	mi := &file_strato_v1_admin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3386,7 +3482,7 @@ func (x *DeleteUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserResponse.ProtoReflect.Descriptor instead.
 func (*DeleteUserResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{50}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DeleteUserResponse) GetRevokedTokens() uint32 {
@@ -3406,7 +3502,7 @@ type ListUsersRequest struct {
 
 func (x *ListUsersRequest) Reset() {
 	*x = ListUsersRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[51]
+	mi := &file_strato_v1_admin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3418,7 +3514,7 @@ func (x *ListUsersRequest) String() string {
 func (*ListUsersRequest) ProtoMessage() {}
 
 func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[51]
+	mi := &file_strato_v1_admin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3431,7 +3527,7 @@ func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListUsersRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{51}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListUsersRequest) GetStartAfter() string {
@@ -3458,7 +3554,7 @@ type ListUsersResponse struct {
 
 func (x *ListUsersResponse) Reset() {
 	*x = ListUsersResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[52]
+	mi := &file_strato_v1_admin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3470,7 +3566,7 @@ func (x *ListUsersResponse) String() string {
 func (*ListUsersResponse) ProtoMessage() {}
 
 func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[52]
+	mi := &file_strato_v1_admin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3483,7 +3579,7 @@ func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListUsersResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{52}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListUsersResponse) GetUsers() []*User {
@@ -3514,7 +3610,7 @@ type Token struct {
 
 func (x *Token) Reset() {
 	*x = Token{}
-	mi := &file_strato_v1_admin_proto_msgTypes[53]
+	mi := &file_strato_v1_admin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3526,7 +3622,7 @@ func (x *Token) String() string {
 func (*Token) ProtoMessage() {}
 
 func (x *Token) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[53]
+	mi := &file_strato_v1_admin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3539,7 +3635,7 @@ func (x *Token) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Token.ProtoReflect.Descriptor instead.
 func (*Token) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{53}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *Token) GetId() string {
@@ -3589,7 +3685,7 @@ type IssueTokenRequest struct {
 
 func (x *IssueTokenRequest) Reset() {
 	*x = IssueTokenRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[54]
+	mi := &file_strato_v1_admin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3601,7 +3697,7 @@ func (x *IssueTokenRequest) String() string {
 func (*IssueTokenRequest) ProtoMessage() {}
 
 func (x *IssueTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[54]
+	mi := &file_strato_v1_admin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3614,7 +3710,7 @@ func (x *IssueTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueTokenRequest.ProtoReflect.Descriptor instead.
 func (*IssueTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{54}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *IssueTokenRequest) GetUser() string {
@@ -3642,7 +3738,7 @@ type IssueTokenResponse struct {
 
 func (x *IssueTokenResponse) Reset() {
 	*x = IssueTokenResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[55]
+	mi := &file_strato_v1_admin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3654,7 +3750,7 @@ func (x *IssueTokenResponse) String() string {
 func (*IssueTokenResponse) ProtoMessage() {}
 
 func (x *IssueTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[55]
+	mi := &file_strato_v1_admin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3667,7 +3763,7 @@ func (x *IssueTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueTokenResponse.ProtoReflect.Descriptor instead.
 func (*IssueTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{55}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *IssueTokenResponse) GetInfo() *Token {
@@ -3693,7 +3789,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[56]
+	mi := &file_strato_v1_admin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3705,7 +3801,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[56]
+	mi := &file_strato_v1_admin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3718,7 +3814,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{56}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -3736,7 +3832,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[57]
+	mi := &file_strato_v1_admin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3748,7 +3844,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[57]
+	mi := &file_strato_v1_admin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3761,7 +3857,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{57}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{59}
 }
 
 type ListTokensRequest struct {
@@ -3775,7 +3871,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[58]
+	mi := &file_strato_v1_admin_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3787,7 +3883,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[58]
+	mi := &file_strato_v1_admin_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3800,7 +3896,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{58}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ListTokensRequest) GetUser() string {
@@ -3834,7 +3930,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[59]
+	mi := &file_strato_v1_admin_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3846,7 +3942,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[59]
+	mi := &file_strato_v1_admin_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3859,7 +3955,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{59}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ListTokensResponse) GetTokens() []*Token {
@@ -3884,7 +3980,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[60]
+	mi := &file_strato_v1_admin_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3896,7 +3992,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[60]
+	mi := &file_strato_v1_admin_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3909,7 +4005,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{60}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{62}
 }
 
 type WhoAmIResponse struct {
@@ -3928,7 +4024,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[61]
+	mi := &file_strato_v1_admin_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3940,7 +4036,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[61]
+	mi := &file_strato_v1_admin_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3953,7 +4049,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{61}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *WhoAmIResponse) GetAuthenticated() bool {
@@ -4118,7 +4214,13 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"pipelineId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"<\n" +
 	"\x15ClosePipelineResponse\x12#\n" +
-	"\rcontainer_ids\x18\x01 \x03(\x04R\fcontainerIds\":\n" +
+	"\rcontainer_ids\x18\x01 \x03(\x04R\fcontainerIds\"p\n" +
+	"\x13DiskBalancerRequest\x12\x1f\n" +
+	"\vdatanode_id\x18\x01 \x01(\tR\n" +
+	"datanodeId\x128\n" +
+	"\acommand\x18\x02 \x01(\v2\x1e.strato.v1.DiskBalancerCommandR\acommand\"K\n" +
+	"\x14DiskBalancerResponse\x123\n" +
+	"\bdatanode\x18\x01 \x01(\v2\x17.strato.v1.DatanodeInfoR\bdatanode\":\n" +
 	"\x15ScanContainerResponse\x12!\n" +
 	"\fdatanode_ids\x18\x01 \x03(\tR\vdatanodeIds\"\x87\x01\n" +
 	"\x14StartBalancerRequest\x12\x1c\n" +
@@ -4322,7 +4424,7 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x19CONTAINER_PROBLEM_MISSING\x10\x02\x12\x1f\n" +
 	"\x1bCONTAINER_PROBLEM_UNHEALTHY\x10\x03\x12%\n" +
 	"!CONTAINER_PROBLEM_OVER_REPLICATED\x10\x04\x12$\n" +
-	" CONTAINER_PROBLEM_MIS_REPLICATED\x10\x052\xa5\x12\n" +
+	" CONTAINER_PROBLEM_MIS_REPLICATED\x10\x052\xf6\x12\n" +
 	"\fAdminService\x12R\n" +
 	"\rListDatanodes\x12\x1f.strato.v1.ListDatanodesRequest\x1a .strato.v1.ListDatanodesResponse\x12R\n" +
 	"\rListPipelines\x12\x1f.strato.v1.ListPipelinesRequest\x1a .strato.v1.ListPipelinesResponse\x12U\n" +
@@ -4333,7 +4435,8 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\fExitSafeMode\x12\x1e.strato.v1.ExitSafeModeRequest\x1a\x19.strato.v1.SafeModeStatus\x12g\n" +
 	"\x14DecommissionDatanode\x12&.strato.v1.DecommissionDatanodeRequest\x1a'.strato.v1.DecommissionDatanodeResponse\x12R\n" +
 	"\rScanContainer\x12\x1f.strato.v1.ScanContainerRequest\x1a .strato.v1.ScanContainerResponse\x12R\n" +
-	"\rClosePipeline\x12\x1f.strato.v1.ClosePipelineRequest\x1a .strato.v1.ClosePipelineResponse\x12K\n" +
+	"\rClosePipeline\x12\x1f.strato.v1.ClosePipelineRequest\x1a .strato.v1.ClosePipelineResponse\x12O\n" +
+	"\fDiskBalancer\x12\x1e.strato.v1.DiskBalancerRequest\x1a\x1f.strato.v1.DiskBalancerResponse\x12K\n" +
 	"\rStartBalancer\x12\x1f.strato.v1.StartBalancerRequest\x1a\x19.strato.v1.BalancerStatus\x12I\n" +
 	"\fStopBalancer\x12\x1e.strato.v1.StopBalancerRequest\x1a\x19.strato.v1.BalancerStatus\x12S\n" +
 	"\x11GetBalancerStatus\x12#.strato.v1.GetBalancerStatusRequest\x1a\x19.strato.v1.BalancerStatus\x12I\n" +
@@ -4375,7 +4478,7 @@ func file_strato_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 68)
+var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
 var file_strato_v1_admin_proto_goTypes = []any{
 	(NodeHealth)(0),                      // 0: strato.v1.NodeHealth
 	(NodeOpState)(0),                     // 1: strato.v1.NodeOpState
@@ -4401,161 +4504,168 @@ var file_strato_v1_admin_proto_goTypes = []any{
 	(*ScanContainerRequest)(nil),         // 21: strato.v1.ScanContainerRequest
 	(*ClosePipelineRequest)(nil),         // 22: strato.v1.ClosePipelineRequest
 	(*ClosePipelineResponse)(nil),        // 23: strato.v1.ClosePipelineResponse
-	(*ScanContainerResponse)(nil),        // 24: strato.v1.ScanContainerResponse
-	(*StartBalancerRequest)(nil),         // 25: strato.v1.StartBalancerRequest
-	(*StopBalancerRequest)(nil),          // 26: strato.v1.StopBalancerRequest
-	(*GetBalancerStatusRequest)(nil),     // 27: strato.v1.GetBalancerStatusRequest
-	(*BalancerStatus)(nil),               // 28: strato.v1.BalancerStatus
-	(*BalancerNode)(nil),                 // 29: strato.v1.BalancerNode
-	(*MetaStatusRequest)(nil),            // 30: strato.v1.MetaStatusRequest
-	(*MetaStatusResponse)(nil),           // 31: strato.v1.MetaStatusResponse
-	(*MetaMember)(nil),                   // 32: strato.v1.MetaMember
-	(*AddMetaMemberRequest)(nil),         // 33: strato.v1.AddMetaMemberRequest
-	(*RemoveMetaMemberRequest)(nil),      // 34: strato.v1.RemoveMetaMemberRequest
-	(*TransferMetaLeaderRequest)(nil),    // 35: strato.v1.TransferMetaLeaderRequest
-	(*MetaMembersResponse)(nil),          // 36: strato.v1.MetaMembersResponse
-	(*BackupMetaRequest)(nil),            // 37: strato.v1.BackupMetaRequest
-	(*MetaBackupManifest)(nil),           // 38: strato.v1.MetaBackupManifest
-	(*BackupMetaChunk)(nil),              // 39: strato.v1.BackupMetaChunk
-	(*S3Key)(nil),                        // 40: strato.v1.S3Key
-	(*CreateS3KeyRequest)(nil),           // 41: strato.v1.CreateS3KeyRequest
-	(*CreateS3KeyResponse)(nil),          // 42: strato.v1.CreateS3KeyResponse
-	(*ListS3KeysRequest)(nil),            // 43: strato.v1.ListS3KeysRequest
-	(*ListS3KeysResponse)(nil),           // 44: strato.v1.ListS3KeysResponse
-	(*RevokeS3KeyRequest)(nil),           // 45: strato.v1.RevokeS3KeyRequest
-	(*RevokeS3KeyResponse)(nil),          // 46: strato.v1.RevokeS3KeyResponse
-	(*GetS3SecretRequest)(nil),           // 47: strato.v1.GetS3SecretRequest
-	(*GetS3SecretResponse)(nil),          // 48: strato.v1.GetS3SecretResponse
-	(*User)(nil),                         // 49: strato.v1.User
-	(*CreateUserRequest)(nil),            // 50: strato.v1.CreateUserRequest
-	(*CreateUserResponse)(nil),           // 51: strato.v1.CreateUserResponse
-	(*DeleteUserRequest)(nil),            // 52: strato.v1.DeleteUserRequest
-	(*DeleteUserResponse)(nil),           // 53: strato.v1.DeleteUserResponse
-	(*ListUsersRequest)(nil),             // 54: strato.v1.ListUsersRequest
-	(*ListUsersResponse)(nil),            // 55: strato.v1.ListUsersResponse
-	(*Token)(nil),                        // 56: strato.v1.Token
-	(*IssueTokenRequest)(nil),            // 57: strato.v1.IssueTokenRequest
-	(*IssueTokenResponse)(nil),           // 58: strato.v1.IssueTokenResponse
-	(*RevokeTokenRequest)(nil),           // 59: strato.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),          // 60: strato.v1.RevokeTokenResponse
-	(*ListTokensRequest)(nil),            // 61: strato.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),           // 62: strato.v1.ListTokensResponse
-	(*WhoAmIRequest)(nil),                // 63: strato.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),               // 64: strato.v1.WhoAmIResponse
-	nil,                                  // 65: strato.v1.ClusterSummary.DatanodesByHealthEntry
-	nil,                                  // 66: strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	nil,                                  // 67: strato.v1.ClusterSummary.ContainersByStateEntry
-	nil,                                  // 68: strato.v1.ClusterSummary.ContainersByProblemEntry
-	nil,                                  // 69: strato.v1.ClusterSummary.PipelinesByStateEntry
-	nil,                                  // 70: strato.v1.ContainerReplicasResponse.ReplicasEntry
-	(*DatanodeDetails)(nil),              // 71: strato.v1.DatanodeDetails
-	(*NodeStats)(nil),                    // 72: strato.v1.NodeStats
-	(ContainerState)(0),                  // 73: strato.v1.ContainerState
-	(ReplicationFactor)(0),               // 74: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),                // 75: strato.v1.ErasureCoding
-	(*PipelineInfo)(nil),                 // 76: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),             // 77: strato.v1.ContainerReplica
+	(*DiskBalancerRequest)(nil),          // 24: strato.v1.DiskBalancerRequest
+	(*DiskBalancerResponse)(nil),         // 25: strato.v1.DiskBalancerResponse
+	(*ScanContainerResponse)(nil),        // 26: strato.v1.ScanContainerResponse
+	(*StartBalancerRequest)(nil),         // 27: strato.v1.StartBalancerRequest
+	(*StopBalancerRequest)(nil),          // 28: strato.v1.StopBalancerRequest
+	(*GetBalancerStatusRequest)(nil),     // 29: strato.v1.GetBalancerStatusRequest
+	(*BalancerStatus)(nil),               // 30: strato.v1.BalancerStatus
+	(*BalancerNode)(nil),                 // 31: strato.v1.BalancerNode
+	(*MetaStatusRequest)(nil),            // 32: strato.v1.MetaStatusRequest
+	(*MetaStatusResponse)(nil),           // 33: strato.v1.MetaStatusResponse
+	(*MetaMember)(nil),                   // 34: strato.v1.MetaMember
+	(*AddMetaMemberRequest)(nil),         // 35: strato.v1.AddMetaMemberRequest
+	(*RemoveMetaMemberRequest)(nil),      // 36: strato.v1.RemoveMetaMemberRequest
+	(*TransferMetaLeaderRequest)(nil),    // 37: strato.v1.TransferMetaLeaderRequest
+	(*MetaMembersResponse)(nil),          // 38: strato.v1.MetaMembersResponse
+	(*BackupMetaRequest)(nil),            // 39: strato.v1.BackupMetaRequest
+	(*MetaBackupManifest)(nil),           // 40: strato.v1.MetaBackupManifest
+	(*BackupMetaChunk)(nil),              // 41: strato.v1.BackupMetaChunk
+	(*S3Key)(nil),                        // 42: strato.v1.S3Key
+	(*CreateS3KeyRequest)(nil),           // 43: strato.v1.CreateS3KeyRequest
+	(*CreateS3KeyResponse)(nil),          // 44: strato.v1.CreateS3KeyResponse
+	(*ListS3KeysRequest)(nil),            // 45: strato.v1.ListS3KeysRequest
+	(*ListS3KeysResponse)(nil),           // 46: strato.v1.ListS3KeysResponse
+	(*RevokeS3KeyRequest)(nil),           // 47: strato.v1.RevokeS3KeyRequest
+	(*RevokeS3KeyResponse)(nil),          // 48: strato.v1.RevokeS3KeyResponse
+	(*GetS3SecretRequest)(nil),           // 49: strato.v1.GetS3SecretRequest
+	(*GetS3SecretResponse)(nil),          // 50: strato.v1.GetS3SecretResponse
+	(*User)(nil),                         // 51: strato.v1.User
+	(*CreateUserRequest)(nil),            // 52: strato.v1.CreateUserRequest
+	(*CreateUserResponse)(nil),           // 53: strato.v1.CreateUserResponse
+	(*DeleteUserRequest)(nil),            // 54: strato.v1.DeleteUserRequest
+	(*DeleteUserResponse)(nil),           // 55: strato.v1.DeleteUserResponse
+	(*ListUsersRequest)(nil),             // 56: strato.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),            // 57: strato.v1.ListUsersResponse
+	(*Token)(nil),                        // 58: strato.v1.Token
+	(*IssueTokenRequest)(nil),            // 59: strato.v1.IssueTokenRequest
+	(*IssueTokenResponse)(nil),           // 60: strato.v1.IssueTokenResponse
+	(*RevokeTokenRequest)(nil),           // 61: strato.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),          // 62: strato.v1.RevokeTokenResponse
+	(*ListTokensRequest)(nil),            // 63: strato.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),           // 64: strato.v1.ListTokensResponse
+	(*WhoAmIRequest)(nil),                // 65: strato.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),               // 66: strato.v1.WhoAmIResponse
+	nil,                                  // 67: strato.v1.ClusterSummary.DatanodesByHealthEntry
+	nil,                                  // 68: strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	nil,                                  // 69: strato.v1.ClusterSummary.ContainersByStateEntry
+	nil,                                  // 70: strato.v1.ClusterSummary.ContainersByProblemEntry
+	nil,                                  // 71: strato.v1.ClusterSummary.PipelinesByStateEntry
+	nil,                                  // 72: strato.v1.ContainerReplicasResponse.ReplicasEntry
+	(*DatanodeDetails)(nil),              // 73: strato.v1.DatanodeDetails
+	(*NodeStats)(nil),                    // 74: strato.v1.NodeStats
+	(ContainerState)(0),                  // 75: strato.v1.ContainerState
+	(ReplicationFactor)(0),               // 76: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                // 77: strato.v1.ErasureCoding
+	(*PipelineInfo)(nil),                 // 78: strato.v1.PipelineInfo
+	(*DiskBalancerCommand)(nil),          // 79: strato.v1.DiskBalancerCommand
+	(*ContainerReplica)(nil),             // 80: strato.v1.ContainerReplica
 }
 var file_strato_v1_admin_proto_depIdxs = []int32{
-	71, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
-	72, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
+	73, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
+	74, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
 	0,  // 2: strato.v1.DatanodeInfo.health:type_name -> strato.v1.NodeHealth
 	1,  // 3: strato.v1.DatanodeInfo.op_state:type_name -> strato.v1.NodeOpState
-	73, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
-	74, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
-	75, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	75, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
+	76, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
+	77, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
 	2,  // 7: strato.v1.ContainerInfo.problem:type_name -> strato.v1.ContainerProblem
 	3,  // 8: strato.v1.ListDatanodesResponse.datanodes:type_name -> strato.v1.DatanodeInfo
-	76, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
-	73, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
+	78, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
+	75, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
 	2,  // 11: strato.v1.ListContainersRequest.problems:type_name -> strato.v1.ContainerProblem
 	4,  // 12: strato.v1.ListContainersResponse.containers:type_name -> strato.v1.ContainerInfo
 	15, // 13: strato.v1.ListContainersResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse
-	65, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
-	66, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	67, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
-	68, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
-	69, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
+	67, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
+	68, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	69, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
+	70, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
+	71, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
 	13, // 19: strato.v1.ClusterSummary.decommissioning:type_name -> strato.v1.DecommissionProgress
 	4,  // 20: strato.v1.ContainerReplicasResponse.container:type_name -> strato.v1.ContainerInfo
-	70, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
+	72, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
 	3,  // 22: strato.v1.DecommissionDatanodeResponse.datanode:type_name -> strato.v1.DatanodeInfo
-	29, // 23: strato.v1.BalancerStatus.datanodes:type_name -> strato.v1.BalancerNode
-	32, // 24: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
-	32, // 25: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
-	32, // 26: strato.v1.MetaBackupManifest.members:type_name -> strato.v1.MetaMember
-	38, // 27: strato.v1.BackupMetaChunk.manifest:type_name -> strato.v1.MetaBackupManifest
-	40, // 28: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
-	40, // 29: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
-	40, // 30: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
-	49, // 31: strato.v1.CreateUserResponse.user:type_name -> strato.v1.User
-	49, // 32: strato.v1.ListUsersResponse.users:type_name -> strato.v1.User
-	56, // 33: strato.v1.IssueTokenResponse.info:type_name -> strato.v1.Token
-	56, // 34: strato.v1.ListTokensResponse.tokens:type_name -> strato.v1.Token
-	77, // 35: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
-	5,  // 36: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
-	7,  // 37: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
-	9,  // 38: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
-	14, // 39: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
-	11, // 40: strato.v1.AdminService.GetClusterSummary:input_type -> strato.v1.GetClusterSummaryRequest
-	16, // 41: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
-	17, // 42: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
-	19, // 43: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
-	21, // 44: strato.v1.AdminService.ScanContainer:input_type -> strato.v1.ScanContainerRequest
-	22, // 45: strato.v1.AdminService.ClosePipeline:input_type -> strato.v1.ClosePipelineRequest
-	25, // 46: strato.v1.AdminService.StartBalancer:input_type -> strato.v1.StartBalancerRequest
-	26, // 47: strato.v1.AdminService.StopBalancer:input_type -> strato.v1.StopBalancerRequest
-	27, // 48: strato.v1.AdminService.GetBalancerStatus:input_type -> strato.v1.GetBalancerStatusRequest
-	30, // 49: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
-	33, // 50: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
-	34, // 51: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
-	35, // 52: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
-	37, // 53: strato.v1.AdminService.BackupMeta:input_type -> strato.v1.BackupMetaRequest
-	41, // 54: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
-	43, // 55: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
-	45, // 56: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
-	47, // 57: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
-	50, // 58: strato.v1.AdminService.CreateUser:input_type -> strato.v1.CreateUserRequest
-	52, // 59: strato.v1.AdminService.DeleteUser:input_type -> strato.v1.DeleteUserRequest
-	54, // 60: strato.v1.AdminService.ListUsers:input_type -> strato.v1.ListUsersRequest
-	57, // 61: strato.v1.AdminService.IssueToken:input_type -> strato.v1.IssueTokenRequest
-	59, // 62: strato.v1.AdminService.RevokeToken:input_type -> strato.v1.RevokeTokenRequest
-	61, // 63: strato.v1.AdminService.ListTokens:input_type -> strato.v1.ListTokensRequest
-	63, // 64: strato.v1.AdminService.WhoAmI:input_type -> strato.v1.WhoAmIRequest
-	6,  // 65: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
-	8,  // 66: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
-	10, // 67: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
-	15, // 68: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
-	12, // 69: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
-	18, // 70: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
-	18, // 71: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
-	20, // 72: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
-	24, // 73: strato.v1.AdminService.ScanContainer:output_type -> strato.v1.ScanContainerResponse
-	23, // 74: strato.v1.AdminService.ClosePipeline:output_type -> strato.v1.ClosePipelineResponse
-	28, // 75: strato.v1.AdminService.StartBalancer:output_type -> strato.v1.BalancerStatus
-	28, // 76: strato.v1.AdminService.StopBalancer:output_type -> strato.v1.BalancerStatus
-	28, // 77: strato.v1.AdminService.GetBalancerStatus:output_type -> strato.v1.BalancerStatus
-	31, // 78: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
-	36, // 79: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
-	36, // 80: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
-	36, // 81: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
-	39, // 82: strato.v1.AdminService.BackupMeta:output_type -> strato.v1.BackupMetaChunk
-	42, // 83: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
-	44, // 84: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
-	46, // 85: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
-	48, // 86: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
-	51, // 87: strato.v1.AdminService.CreateUser:output_type -> strato.v1.CreateUserResponse
-	53, // 88: strato.v1.AdminService.DeleteUser:output_type -> strato.v1.DeleteUserResponse
-	55, // 89: strato.v1.AdminService.ListUsers:output_type -> strato.v1.ListUsersResponse
-	58, // 90: strato.v1.AdminService.IssueToken:output_type -> strato.v1.IssueTokenResponse
-	60, // 91: strato.v1.AdminService.RevokeToken:output_type -> strato.v1.RevokeTokenResponse
-	62, // 92: strato.v1.AdminService.ListTokens:output_type -> strato.v1.ListTokensResponse
-	64, // 93: strato.v1.AdminService.WhoAmI:output_type -> strato.v1.WhoAmIResponse
-	65, // [65:94] is the sub-list for method output_type
-	36, // [36:65] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	79, // 23: strato.v1.DiskBalancerRequest.command:type_name -> strato.v1.DiskBalancerCommand
+	3,  // 24: strato.v1.DiskBalancerResponse.datanode:type_name -> strato.v1.DatanodeInfo
+	31, // 25: strato.v1.BalancerStatus.datanodes:type_name -> strato.v1.BalancerNode
+	34, // 26: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
+	34, // 27: strato.v1.MetaMembersResponse.members:type_name -> strato.v1.MetaMember
+	34, // 28: strato.v1.MetaBackupManifest.members:type_name -> strato.v1.MetaMember
+	40, // 29: strato.v1.BackupMetaChunk.manifest:type_name -> strato.v1.MetaBackupManifest
+	42, // 30: strato.v1.CreateS3KeyResponse.key:type_name -> strato.v1.S3Key
+	42, // 31: strato.v1.ListS3KeysResponse.keys:type_name -> strato.v1.S3Key
+	42, // 32: strato.v1.GetS3SecretResponse.key:type_name -> strato.v1.S3Key
+	51, // 33: strato.v1.CreateUserResponse.user:type_name -> strato.v1.User
+	51, // 34: strato.v1.ListUsersResponse.users:type_name -> strato.v1.User
+	58, // 35: strato.v1.IssueTokenResponse.info:type_name -> strato.v1.Token
+	58, // 36: strato.v1.ListTokensResponse.tokens:type_name -> strato.v1.Token
+	80, // 37: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
+	5,  // 38: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
+	7,  // 39: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
+	9,  // 40: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
+	14, // 41: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
+	11, // 42: strato.v1.AdminService.GetClusterSummary:input_type -> strato.v1.GetClusterSummaryRequest
+	16, // 43: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
+	17, // 44: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
+	19, // 45: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
+	21, // 46: strato.v1.AdminService.ScanContainer:input_type -> strato.v1.ScanContainerRequest
+	22, // 47: strato.v1.AdminService.ClosePipeline:input_type -> strato.v1.ClosePipelineRequest
+	24, // 48: strato.v1.AdminService.DiskBalancer:input_type -> strato.v1.DiskBalancerRequest
+	27, // 49: strato.v1.AdminService.StartBalancer:input_type -> strato.v1.StartBalancerRequest
+	28, // 50: strato.v1.AdminService.StopBalancer:input_type -> strato.v1.StopBalancerRequest
+	29, // 51: strato.v1.AdminService.GetBalancerStatus:input_type -> strato.v1.GetBalancerStatusRequest
+	32, // 52: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
+	35, // 53: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
+	36, // 54: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
+	37, // 55: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
+	39, // 56: strato.v1.AdminService.BackupMeta:input_type -> strato.v1.BackupMetaRequest
+	43, // 57: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
+	45, // 58: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
+	47, // 59: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
+	49, // 60: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
+	52, // 61: strato.v1.AdminService.CreateUser:input_type -> strato.v1.CreateUserRequest
+	54, // 62: strato.v1.AdminService.DeleteUser:input_type -> strato.v1.DeleteUserRequest
+	56, // 63: strato.v1.AdminService.ListUsers:input_type -> strato.v1.ListUsersRequest
+	59, // 64: strato.v1.AdminService.IssueToken:input_type -> strato.v1.IssueTokenRequest
+	61, // 65: strato.v1.AdminService.RevokeToken:input_type -> strato.v1.RevokeTokenRequest
+	63, // 66: strato.v1.AdminService.ListTokens:input_type -> strato.v1.ListTokensRequest
+	65, // 67: strato.v1.AdminService.WhoAmI:input_type -> strato.v1.WhoAmIRequest
+	6,  // 68: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
+	8,  // 69: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
+	10, // 70: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
+	15, // 71: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
+	12, // 72: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
+	18, // 73: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
+	18, // 74: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
+	20, // 75: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
+	26, // 76: strato.v1.AdminService.ScanContainer:output_type -> strato.v1.ScanContainerResponse
+	23, // 77: strato.v1.AdminService.ClosePipeline:output_type -> strato.v1.ClosePipelineResponse
+	25, // 78: strato.v1.AdminService.DiskBalancer:output_type -> strato.v1.DiskBalancerResponse
+	30, // 79: strato.v1.AdminService.StartBalancer:output_type -> strato.v1.BalancerStatus
+	30, // 80: strato.v1.AdminService.StopBalancer:output_type -> strato.v1.BalancerStatus
+	30, // 81: strato.v1.AdminService.GetBalancerStatus:output_type -> strato.v1.BalancerStatus
+	33, // 82: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
+	38, // 83: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
+	38, // 84: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
+	38, // 85: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
+	41, // 86: strato.v1.AdminService.BackupMeta:output_type -> strato.v1.BackupMetaChunk
+	44, // 87: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
+	46, // 88: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
+	48, // 89: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
+	50, // 90: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
+	53, // 91: strato.v1.AdminService.CreateUser:output_type -> strato.v1.CreateUserResponse
+	55, // 92: strato.v1.AdminService.DeleteUser:output_type -> strato.v1.DeleteUserResponse
+	57, // 93: strato.v1.AdminService.ListUsers:output_type -> strato.v1.ListUsersResponse
+	60, // 94: strato.v1.AdminService.IssueToken:output_type -> strato.v1.IssueTokenResponse
+	62, // 95: strato.v1.AdminService.RevokeToken:output_type -> strato.v1.RevokeTokenResponse
+	64, // 96: strato.v1.AdminService.ListTokens:output_type -> strato.v1.ListTokensResponse
+	66, // 97: strato.v1.AdminService.WhoAmI:output_type -> strato.v1.WhoAmIResponse
+	68, // [68:98] is the sub-list for method output_type
+	38, // [38:68] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_admin_proto_init() }
@@ -4571,7 +4681,7 @@ func file_strato_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_admin_proto_rawDesc), len(file_strato_v1_admin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   68,
+			NumMessages:   70,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

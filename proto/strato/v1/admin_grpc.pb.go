@@ -29,6 +29,7 @@ const (
 	AdminService_DecommissionDatanode_FullMethodName = "/strato.v1.AdminService/DecommissionDatanode"
 	AdminService_ScanContainer_FullMethodName        = "/strato.v1.AdminService/ScanContainer"
 	AdminService_ClosePipeline_FullMethodName        = "/strato.v1.AdminService/ClosePipeline"
+	AdminService_DiskBalancer_FullMethodName         = "/strato.v1.AdminService/DiskBalancer"
 	AdminService_StartBalancer_FullMethodName        = "/strato.v1.AdminService/StartBalancer"
 	AdminService_StopBalancer_FullMethodName         = "/strato.v1.AdminService/StopBalancer"
 	AdminService_GetBalancerStatus_FullMethodName    = "/strato.v1.AdminService/GetBalancerStatus"
@@ -92,6 +93,12 @@ type AdminServiceClient interface {
 	// new writes go to other pipelines. A closed pipeline: nothing to do.
 	// NOT_FOUND for an unknown pipeline.
 	ClosePipeline(ctx context.Context, in *ClosePipelineRequest, opts ...grpc.CallOption) (*ClosePipelineResponse, error)
+	// DiskBalancer starts or stops a datanode's disk balancer
+	// (DiskBalancerCommand, in its next heartbeat reply); its progress is in
+	// the datanode's NodeStats.disk_balancer. NOT_FOUND for an unknown
+	// datanode, FAILED_PRECONDITION for one that is not alive,
+	// INVALID_ARGUMENT for a bad parameter.
+	DiskBalancer(ctx context.Context, in *DiskBalancerRequest, opts ...grpc.CallOption) (*DiskBalancerResponse, error)
 	// StartBalancer starts the container balancer (docs/decisions/0076):
 	// closed containers move from over- to under-used datanodes until every
 	// datanode is within the threshold of the mean. FAILED_PRECONDITION when
@@ -260,6 +267,16 @@ func (c *adminServiceClient) ClosePipeline(ctx context.Context, in *ClosePipelin
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ClosePipelineResponse)
 	err := c.cc.Invoke(ctx, AdminService_ClosePipeline_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) DiskBalancer(ctx context.Context, in *DiskBalancerRequest, opts ...grpc.CallOption) (*DiskBalancerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DiskBalancerResponse)
+	err := c.cc.Invoke(ctx, AdminService_DiskBalancer_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -507,6 +524,12 @@ type AdminServiceServer interface {
 	// new writes go to other pipelines. A closed pipeline: nothing to do.
 	// NOT_FOUND for an unknown pipeline.
 	ClosePipeline(context.Context, *ClosePipelineRequest) (*ClosePipelineResponse, error)
+	// DiskBalancer starts or stops a datanode's disk balancer
+	// (DiskBalancerCommand, in its next heartbeat reply); its progress is in
+	// the datanode's NodeStats.disk_balancer. NOT_FOUND for an unknown
+	// datanode, FAILED_PRECONDITION for one that is not alive,
+	// INVALID_ARGUMENT for a bad parameter.
+	DiskBalancer(context.Context, *DiskBalancerRequest) (*DiskBalancerResponse, error)
 	// StartBalancer starts the container balancer (docs/decisions/0076):
 	// closed containers move from over- to under-used datanodes until every
 	// datanode is within the threshold of the mean. FAILED_PRECONDITION when
@@ -610,6 +633,9 @@ func (UnimplementedAdminServiceServer) ScanContainer(context.Context, *ScanConta
 }
 func (UnimplementedAdminServiceServer) ClosePipeline(context.Context, *ClosePipelineRequest) (*ClosePipelineResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ClosePipeline not implemented")
+}
+func (UnimplementedAdminServiceServer) DiskBalancer(context.Context, *DiskBalancerRequest) (*DiskBalancerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DiskBalancer not implemented")
 }
 func (UnimplementedAdminServiceServer) StartBalancer(context.Context, *StartBalancerRequest) (*BalancerStatus, error) {
 	return nil, status.Error(codes.Unimplemented, "method StartBalancer not implemented")
@@ -865,6 +891,24 @@ func _AdminService_ClosePipeline_Handler(srv interface{}, ctx context.Context, d
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AdminServiceServer).ClosePipeline(ctx, req.(*ClosePipelineRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_DiskBalancer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DiskBalancerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).DiskBalancer(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_DiskBalancer_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).DiskBalancer(ctx, req.(*DiskBalancerRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1250,6 +1294,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ClosePipeline",
 			Handler:    _AdminService_ClosePipeline_Handler,
+		},
+		{
+			MethodName: "DiskBalancer",
+			Handler:    _AdminService_DiskBalancer_Handler,
 		},
 		{
 			MethodName: "StartBalancer",

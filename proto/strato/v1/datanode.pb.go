@@ -192,6 +192,7 @@ type NodeStats struct {
 	VolumeStats   []*VolumeStats         `protobuf:"bytes,5,rep,name=volume_stats,json=volumeStats,proto3" json:"volume_stats,omitempty"`        // one per data directory
 	Scan          *ScanStats             `protobuf:"bytes,6,opt,name=scan,proto3" json:"scan,omitempty"`                                         // the background scanner's progress
 	FailedVolumes int32                  `protobuf:"varint,7,opt,name=failed_volumes,json=failedVolumes,proto3" json:"failed_volumes,omitempty"` // data directories out of service (VOLUME_FAILED)
+	DiskBalancer  *DiskBalancerStats     `protobuf:"bytes,8,opt,name=disk_balancer,json=diskBalancer,proto3" json:"disk_balancer,omitempty"`     // moves of containers between its volumes
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -275,6 +276,161 @@ func (x *NodeStats) GetFailedVolumes() int32 {
 	return 0
 }
 
+func (x *NodeStats) GetDiskBalancer() *DiskBalancerStats {
+	if x != nil {
+		return x.DiskBalancer
+	}
+	return nil
+}
+
+// DiskBalancerStats is a datanode's disk balancer (strato admin datanode
+// diskbalancer): closed containers moved from its fuller volumes to its
+// emptier ones until each volume's used fraction is within the threshold
+// of the datanode's mean.
+type DiskBalancerStats struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Running         bool                   `protobuf:"varint,1,opt,name=running,proto3" json:"running,omitempty"`
+	Threshold       float64                `protobuf:"fixed64,2,opt,name=threshold,proto3" json:"threshold,omitempty"`                                   // fraction of capacity (0.1 = 10 points)
+	Bandwidth       int64                  `protobuf:"varint,3,opt,name=bandwidth,proto3" json:"bandwidth,omitempty"`                                    // cap in bytes/s on its copies (0: none)
+	ContainersMoved int64                  `protobuf:"varint,4,opt,name=containers_moved,json=containersMoved,proto3" json:"containers_moved,omitempty"` // since it last started
+	BytesMoved      int64                  `protobuf:"varint,5,opt,name=bytes_moved,json=bytesMoved,proto3" json:"bytes_moved,omitempty"`
+	MovesFailed     int64                  `protobuf:"varint,6,opt,name=moves_failed,json=movesFailed,proto3" json:"moves_failed,omitempty"`
+	// spread: the largest minus the smallest used fraction of the healthy
+	// volumes, when it started and now.
+	SpreadStart    float64 `protobuf:"fixed64,7,opt,name=spread_start,json=spreadStart,proto3" json:"spread_start,omitempty"`
+	SpreadNow      float64 `protobuf:"fixed64,8,opt,name=spread_now,json=spreadNow,proto3" json:"spread_now,omitempty"`
+	StartedUnixMs  int64   `protobuf:"varint,9,opt,name=started_unix_ms,json=startedUnixMs,proto3" json:"started_unix_ms,omitempty"`
+	FinishedUnixMs int64   `protobuf:"varint,10,opt,name=finished_unix_ms,json=finishedUnixMs,proto3" json:"finished_unix_ms,omitempty"` // 0 while running or never run
+	// result: why it stopped ("balanced", "stopped", "no container move
+	// brings the volumes closer", an error), "" while running.
+	Result        string `protobuf:"bytes,11,opt,name=result,proto3" json:"result,omitempty"`
+	LastError     string `protobuf:"bytes,12,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`  // of the last failed move
+	BytesLeft     int64  `protobuf:"varint,13,opt,name=bytes_left,json=bytesLeft,proto3" json:"bytes_left,omitempty"` // what the volumes above the mean hold beyond it
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiskBalancerStats) Reset() {
+	*x = DiskBalancerStats{}
+	mi := &file_strato_v1_datanode_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiskBalancerStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiskBalancerStats) ProtoMessage() {}
+
+func (x *DiskBalancerStats) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_datanode_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiskBalancerStats.ProtoReflect.Descriptor instead.
+func (*DiskBalancerStats) Descriptor() ([]byte, []int) {
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *DiskBalancerStats) GetRunning() bool {
+	if x != nil {
+		return x.Running
+	}
+	return false
+}
+
+func (x *DiskBalancerStats) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *DiskBalancerStats) GetBandwidth() int64 {
+	if x != nil {
+		return x.Bandwidth
+	}
+	return 0
+}
+
+func (x *DiskBalancerStats) GetContainersMoved() int64 {
+	if x != nil {
+		return x.ContainersMoved
+	}
+	return 0
+}
+
+func (x *DiskBalancerStats) GetBytesMoved() int64 {
+	if x != nil {
+		return x.BytesMoved
+	}
+	return 0
+}
+
+func (x *DiskBalancerStats) GetMovesFailed() int64 {
+	if x != nil {
+		return x.MovesFailed
+	}
+	return 0
+}
+
+func (x *DiskBalancerStats) GetSpreadStart() float64 {
+	if x != nil {
+		return x.SpreadStart
+	}
+	return 0
+}
+
+func (x *DiskBalancerStats) GetSpreadNow() float64 {
+	if x != nil {
+		return x.SpreadNow
+	}
+	return 0
+}
+
+func (x *DiskBalancerStats) GetStartedUnixMs() int64 {
+	if x != nil {
+		return x.StartedUnixMs
+	}
+	return 0
+}
+
+func (x *DiskBalancerStats) GetFinishedUnixMs() int64 {
+	if x != nil {
+		return x.FinishedUnixMs
+	}
+	return 0
+}
+
+func (x *DiskBalancerStats) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
+func (x *DiskBalancerStats) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *DiskBalancerStats) GetBytesLeft() int64 {
+	if x != nil {
+		return x.BytesLeft
+	}
+	return 0
+}
+
 // ScanStats is a datanode's background scanner (docs/operations.md
 // "Scanning"): the CLOSED containers it checked, and what it found.
 type ScanStats struct {
@@ -295,7 +451,7 @@ type ScanStats struct {
 
 func (x *ScanStats) Reset() {
 	*x = ScanStats{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[1]
+	mi := &file_strato_v1_datanode_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -307,7 +463,7 @@ func (x *ScanStats) String() string {
 func (*ScanStats) ProtoMessage() {}
 
 func (x *ScanStats) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[1]
+	mi := &file_strato_v1_datanode_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -320,7 +476,7 @@ func (x *ScanStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanStats.ProtoReflect.Descriptor instead.
 func (*ScanStats) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{1}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ScanStats) GetMetaScans() int64 {
@@ -400,7 +556,7 @@ type VolumeStats struct {
 
 func (x *VolumeStats) Reset() {
 	*x = VolumeStats{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[2]
+	mi := &file_strato_v1_datanode_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -412,7 +568,7 @@ func (x *VolumeStats) String() string {
 func (*VolumeStats) ProtoMessage() {}
 
 func (x *VolumeStats) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[2]
+	mi := &file_strato_v1_datanode_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -425,7 +581,7 @@ func (x *VolumeStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeStats.ProtoReflect.Descriptor instead.
 func (*VolumeStats) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{2}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *VolumeStats) GetDir() string {
@@ -509,7 +665,7 @@ type PipelineInfo struct {
 
 func (x *PipelineInfo) Reset() {
 	*x = PipelineInfo{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[3]
+	mi := &file_strato_v1_datanode_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -521,7 +677,7 @@ func (x *PipelineInfo) String() string {
 func (*PipelineInfo) ProtoMessage() {}
 
 func (x *PipelineInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[3]
+	mi := &file_strato_v1_datanode_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -534,7 +690,7 @@ func (x *PipelineInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PipelineInfo.ProtoReflect.Descriptor instead.
 func (*PipelineInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PipelineInfo) GetId() uint64 {
@@ -597,7 +753,7 @@ type ContainerReplica struct {
 
 func (x *ContainerReplica) Reset() {
 	*x = ContainerReplica{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[4]
+	mi := &file_strato_v1_datanode_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -609,7 +765,7 @@ func (x *ContainerReplica) String() string {
 func (*ContainerReplica) ProtoMessage() {}
 
 func (x *ContainerReplica) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[4]
+	mi := &file_strato_v1_datanode_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -622,7 +778,7 @@ func (x *ContainerReplica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReplica.ProtoReflect.Descriptor instead.
 func (*ContainerReplica) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ContainerReplica) GetContainerId() uint64 {
@@ -681,7 +837,7 @@ type ContainerReport struct {
 
 func (x *ContainerReport) Reset() {
 	*x = ContainerReport{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[5]
+	mi := &file_strato_v1_datanode_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -693,7 +849,7 @@ func (x *ContainerReport) String() string {
 func (*ContainerReport) ProtoMessage() {}
 
 func (x *ContainerReport) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[5]
+	mi := &file_strato_v1_datanode_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -706,7 +862,7 @@ func (x *ContainerReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReport.ProtoReflect.Descriptor instead.
 func (*ContainerReport) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ContainerReport) GetFull() bool {
@@ -747,7 +903,7 @@ type CreateContainerCommand struct {
 
 func (x *CreateContainerCommand) Reset() {
 	*x = CreateContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[6]
+	mi := &file_strato_v1_datanode_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -759,7 +915,7 @@ func (x *CreateContainerCommand) String() string {
 func (*CreateContainerCommand) ProtoMessage() {}
 
 func (x *CreateContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[6]
+	mi := &file_strato_v1_datanode_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -772,7 +928,7 @@ func (x *CreateContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContainerCommand.ProtoReflect.Descriptor instead.
 func (*CreateContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateContainerCommand) GetContainerId() uint64 {
@@ -809,7 +965,7 @@ type CloseContainerCommand struct {
 
 func (x *CloseContainerCommand) Reset() {
 	*x = CloseContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[7]
+	mi := &file_strato_v1_datanode_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +977,7 @@ func (x *CloseContainerCommand) String() string {
 func (*CloseContainerCommand) ProtoMessage() {}
 
 func (x *CloseContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[7]
+	mi := &file_strato_v1_datanode_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +990,7 @@ func (x *CloseContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerCommand.ProtoReflect.Descriptor instead.
 func (*CloseContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CloseContainerCommand) GetContainerId() uint64 {
@@ -874,7 +1030,7 @@ type ReplicateContainerCommand struct {
 
 func (x *ReplicateContainerCommand) Reset() {
 	*x = ReplicateContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[8]
+	mi := &file_strato_v1_datanode_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -886,7 +1042,7 @@ func (x *ReplicateContainerCommand) String() string {
 func (*ReplicateContainerCommand) ProtoMessage() {}
 
 func (x *ReplicateContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[8]
+	mi := &file_strato_v1_datanode_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -899,7 +1055,7 @@ func (x *ReplicateContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicateContainerCommand.ProtoReflect.Descriptor instead.
 func (*ReplicateContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ReplicateContainerCommand) GetContainerId() uint64 {
@@ -944,7 +1100,7 @@ type ReconstructECContainerCommand struct {
 
 func (x *ReconstructECContainerCommand) Reset() {
 	*x = ReconstructECContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[9]
+	mi := &file_strato_v1_datanode_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -956,7 +1112,7 @@ func (x *ReconstructECContainerCommand) String() string {
 func (*ReconstructECContainerCommand) ProtoMessage() {}
 
 func (x *ReconstructECContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[9]
+	mi := &file_strato_v1_datanode_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -969,7 +1125,7 @@ func (x *ReconstructECContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconstructECContainerCommand.ProtoReflect.Descriptor instead.
 func (*ReconstructECContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReconstructECContainerCommand) GetContainerId() uint64 {
@@ -1019,7 +1175,7 @@ type ECSource struct {
 
 func (x *ECSource) Reset() {
 	*x = ECSource{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[10]
+	mi := &file_strato_v1_datanode_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1031,7 +1187,7 @@ func (x *ECSource) String() string {
 func (*ECSource) ProtoMessage() {}
 
 func (x *ECSource) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[10]
+	mi := &file_strato_v1_datanode_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1044,7 +1200,7 @@ func (x *ECSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ECSource.ProtoReflect.Descriptor instead.
 func (*ECSource) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ECSource) GetReplicaIndex() int32 {
@@ -1073,7 +1229,7 @@ type DeleteContainerCommand struct {
 
 func (x *DeleteContainerCommand) Reset() {
 	*x = DeleteContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[11]
+	mi := &file_strato_v1_datanode_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1085,7 +1241,7 @@ func (x *DeleteContainerCommand) String() string {
 func (*DeleteContainerCommand) ProtoMessage() {}
 
 func (x *DeleteContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[11]
+	mi := &file_strato_v1_datanode_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1098,7 +1254,7 @@ func (x *DeleteContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteContainerCommand.ProtoReflect.Descriptor instead.
 func (*DeleteContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DeleteContainerCommand) GetContainerId() uint64 {
@@ -1130,7 +1286,7 @@ type ScanContainerCommand struct {
 
 func (x *ScanContainerCommand) Reset() {
 	*x = ScanContainerCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[12]
+	mi := &file_strato_v1_datanode_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1142,7 +1298,7 @@ func (x *ScanContainerCommand) String() string {
 func (*ScanContainerCommand) ProtoMessage() {}
 
 func (x *ScanContainerCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[12]
+	mi := &file_strato_v1_datanode_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1155,7 +1311,7 @@ func (x *ScanContainerCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanContainerCommand.ProtoReflect.Descriptor instead.
 func (*ScanContainerCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ScanContainerCommand) GetContainerId() uint64 {
@@ -1172,6 +1328,68 @@ func (x *ScanContainerCommand) GetData() bool {
 	return false
 }
 
+// DiskBalancerCommand starts or stops a datanode's disk balancer
+// (DiskBalancerStats reports it).
+type DiskBalancerCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Stop          bool                   `protobuf:"varint,1,opt,name=stop,proto3" json:"stop,omitempty"`
+	Threshold     float64                `protobuf:"fixed64,2,opt,name=threshold,proto3" json:"threshold,omitempty"` // fraction of capacity; 0: the default, 0.1
+	Bandwidth     int64                  `protobuf:"varint,3,opt,name=bandwidth,proto3" json:"bandwidth,omitempty"`  // bytes/s; 0: the default, 64 MiB/s; -1: no cap
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiskBalancerCommand) Reset() {
+	*x = DiskBalancerCommand{}
+	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiskBalancerCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiskBalancerCommand) ProtoMessage() {}
+
+func (x *DiskBalancerCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiskBalancerCommand.ProtoReflect.Descriptor instead.
+func (*DiskBalancerCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *DiskBalancerCommand) GetStop() bool {
+	if x != nil {
+		return x.Stop
+	}
+	return false
+}
+
+func (x *DiskBalancerCommand) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *DiskBalancerCommand) GetBandwidth() int64 {
+	if x != nil {
+		return x.Bandwidth
+	}
+	return 0
+}
+
 // ClosePipelineCommand tells a member that its pipeline is closed.
 type ClosePipelineCommand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1182,7 +1400,7 @@ type ClosePipelineCommand struct {
 
 func (x *ClosePipelineCommand) Reset() {
 	*x = ClosePipelineCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[13]
+	mi := &file_strato_v1_datanode_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1194,7 +1412,7 @@ func (x *ClosePipelineCommand) String() string {
 func (*ClosePipelineCommand) ProtoMessage() {}
 
 func (x *ClosePipelineCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[13]
+	mi := &file_strato_v1_datanode_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1207,7 +1425,7 @@ func (x *ClosePipelineCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClosePipelineCommand.ProtoReflect.Descriptor instead.
 func (*ClosePipelineCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ClosePipelineCommand) GetPipelineId() uint64 {
@@ -1232,7 +1450,7 @@ type DeleteBlocksCommand struct {
 
 func (x *DeleteBlocksCommand) Reset() {
 	*x = DeleteBlocksCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	mi := &file_strato_v1_datanode_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1462,7 @@ func (x *DeleteBlocksCommand) String() string {
 func (*DeleteBlocksCommand) ProtoMessage() {}
 
 func (x *DeleteBlocksCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[14]
+	mi := &file_strato_v1_datanode_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1475,7 @@ func (x *DeleteBlocksCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBlocksCommand.ProtoReflect.Descriptor instead.
 func (*DeleteBlocksCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteBlocksCommand) GetContainerId() uint64 {
@@ -1295,6 +1513,7 @@ type DatanodeCommand struct {
 	//	*DatanodeCommand_DeleteBlocks
 	//	*DatanodeCommand_ReconstructEcContainer
 	//	*DatanodeCommand_ScanContainer
+	//	*DatanodeCommand_DiskBalancer
 	Cmd           isDatanodeCommand_Cmd `protobuf_oneof:"cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1302,7 +1521,7 @@ type DatanodeCommand struct {
 
 func (x *DatanodeCommand) Reset() {
 	*x = DatanodeCommand{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[15]
+	mi := &file_strato_v1_datanode_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1314,7 +1533,7 @@ func (x *DatanodeCommand) String() string {
 func (*DatanodeCommand) ProtoMessage() {}
 
 func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[15]
+	mi := &file_strato_v1_datanode_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1327,7 +1546,7 @@ func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeCommand.ProtoReflect.Descriptor instead.
 func (*DatanodeCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DatanodeCommand) GetId() uint64 {
@@ -1416,6 +1635,15 @@ func (x *DatanodeCommand) GetScanContainer() *ScanContainerCommand {
 	return nil
 }
 
+func (x *DatanodeCommand) GetDiskBalancer() *DiskBalancerCommand {
+	if x != nil {
+		if x, ok := x.Cmd.(*DatanodeCommand_DiskBalancer); ok {
+			return x.DiskBalancer
+		}
+	}
+	return nil
+}
+
 type isDatanodeCommand_Cmd interface {
 	isDatanodeCommand_Cmd()
 }
@@ -1452,6 +1680,10 @@ type DatanodeCommand_ScanContainer struct {
 	ScanContainer *ScanContainerCommand `protobuf:"bytes,9,opt,name=scan_container,json=scanContainer,proto3,oneof"`
 }
 
+type DatanodeCommand_DiskBalancer struct {
+	DiskBalancer *DiskBalancerCommand `protobuf:"bytes,10,opt,name=disk_balancer,json=diskBalancer,proto3,oneof"`
+}
+
 func (*DatanodeCommand_CreateContainer) isDatanodeCommand_Cmd() {}
 
 func (*DatanodeCommand_CloseContainer) isDatanodeCommand_Cmd() {}
@@ -1468,6 +1700,8 @@ func (*DatanodeCommand_ReconstructEcContainer) isDatanodeCommand_Cmd() {}
 
 func (*DatanodeCommand_ScanContainer) isDatanodeCommand_Cmd() {}
 
+func (*DatanodeCommand_DiskBalancer) isDatanodeCommand_Cmd() {}
+
 type RegisterRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Details *DatanodeDetails       `protobuf:"bytes,1,opt,name=details,proto3" json:"details,omitempty"`
@@ -1482,7 +1716,7 @@ type RegisterRequest struct {
 
 func (x *RegisterRequest) Reset() {
 	*x = RegisterRequest{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[16]
+	mi := &file_strato_v1_datanode_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1494,7 +1728,7 @@ func (x *RegisterRequest) String() string {
 func (*RegisterRequest) ProtoMessage() {}
 
 func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[16]
+	mi := &file_strato_v1_datanode_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1507,7 +1741,7 @@ func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RegisterRequest) GetDetails() *DatanodeDetails {
@@ -1548,7 +1782,7 @@ type RegisterResponse struct {
 
 func (x *RegisterResponse) Reset() {
 	*x = RegisterResponse{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[17]
+	mi := &file_strato_v1_datanode_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1794,7 @@ func (x *RegisterResponse) String() string {
 func (*RegisterResponse) ProtoMessage() {}
 
 func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[17]
+	mi := &file_strato_v1_datanode_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1807,7 @@ func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RegisterResponse) GetClusterId() string {
@@ -1603,7 +1837,7 @@ type BlockTokenKeys struct {
 
 func (x *BlockTokenKeys) Reset() {
 	*x = BlockTokenKeys{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[18]
+	mi := &file_strato_v1_datanode_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1615,7 +1849,7 @@ func (x *BlockTokenKeys) String() string {
 func (*BlockTokenKeys) ProtoMessage() {}
 
 func (x *BlockTokenKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[18]
+	mi := &file_strato_v1_datanode_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1628,7 +1862,7 @@ func (x *BlockTokenKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKeys.ProtoReflect.Descriptor instead.
 func (*BlockTokenKeys) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BlockTokenKeys) GetRequired() bool {
@@ -1657,7 +1891,7 @@ type BlockTokenKey struct {
 
 func (x *BlockTokenKey) Reset() {
 	*x = BlockTokenKey{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[19]
+	mi := &file_strato_v1_datanode_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1669,7 +1903,7 @@ func (x *BlockTokenKey) String() string {
 func (*BlockTokenKey) ProtoMessage() {}
 
 func (x *BlockTokenKey) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[19]
+	mi := &file_strato_v1_datanode_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1682,7 +1916,7 @@ func (x *BlockTokenKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKey.ProtoReflect.Descriptor instead.
 func (*BlockTokenKey) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *BlockTokenKey) GetId() uint32 {
@@ -1723,7 +1957,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[20]
+	mi := &file_strato_v1_datanode_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1735,7 +1969,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[20]
+	mi := &file_strato_v1_datanode_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1748,7 +1982,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -1798,7 +2032,7 @@ type CommandFailure struct {
 
 func (x *CommandFailure) Reset() {
 	*x = CommandFailure{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[21]
+	mi := &file_strato_v1_datanode_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1810,7 +2044,7 @@ func (x *CommandFailure) String() string {
 func (*CommandFailure) ProtoMessage() {}
 
 func (x *CommandFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[21]
+	mi := &file_strato_v1_datanode_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1823,7 +2057,7 @@ func (x *CommandFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandFailure.ProtoReflect.Descriptor instead.
 func (*CommandFailure) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CommandFailure) GetCommandId() uint64 {
@@ -1859,7 +2093,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strato_v1_datanode_proto_msgTypes[22]
+	mi := &file_strato_v1_datanode_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1871,7 +2105,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_datanode_proto_msgTypes[22]
+	mi := &file_strato_v1_datanode_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1884,7 +2118,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_datanode_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -1912,7 +2146,7 @@ var File_strato_v1_datanode_proto protoreflect.FileDescriptor
 
 const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\n" +
-	"\x18strato/v1/datanode.proto\x12\tstrato.v1\x1a\x19strato/v1/namespace.proto\"\xff\x01\n" +
+	"\x18strato/v1/datanode.proto\x12\tstrato.v1\x1a\x19strato/v1/namespace.proto\"\xc2\x02\n" +
 	"\tNodeStats\x12\x1a\n" +
 	"\bcapacity\x18\x01 \x01(\x03R\bcapacity\x12\x12\n" +
 	"\x04used\x18\x02 \x01(\x03R\x04used\x12\x1c\n" +
@@ -1920,7 +2154,27 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\avolumes\x18\x04 \x01(\x05R\avolumes\x129\n" +
 	"\fvolume_stats\x18\x05 \x03(\v2\x16.strato.v1.VolumeStatsR\vvolumeStats\x12(\n" +
 	"\x04scan\x18\x06 \x01(\v2\x14.strato.v1.ScanStatsR\x04scan\x12%\n" +
-	"\x0efailed_volumes\x18\a \x01(\x05R\rfailedVolumes\"\xb5\x02\n" +
+	"\x0efailed_volumes\x18\a \x01(\x05R\rfailedVolumes\x12A\n" +
+	"\rdisk_balancer\x18\b \x01(\v2\x1c.strato.v1.DiskBalancerStatsR\fdiskBalancer\"\xc2\x03\n" +
+	"\x11DiskBalancerStats\x12\x18\n" +
+	"\arunning\x18\x01 \x01(\bR\arunning\x12\x1c\n" +
+	"\tthreshold\x18\x02 \x01(\x01R\tthreshold\x12\x1c\n" +
+	"\tbandwidth\x18\x03 \x01(\x03R\tbandwidth\x12)\n" +
+	"\x10containers_moved\x18\x04 \x01(\x03R\x0fcontainersMoved\x12\x1f\n" +
+	"\vbytes_moved\x18\x05 \x01(\x03R\n" +
+	"bytesMoved\x12!\n" +
+	"\fmoves_failed\x18\x06 \x01(\x03R\vmovesFailed\x12!\n" +
+	"\fspread_start\x18\a \x01(\x01R\vspreadStart\x12\x1d\n" +
+	"\n" +
+	"spread_now\x18\b \x01(\x01R\tspreadNow\x12&\n" +
+	"\x0fstarted_unix_ms\x18\t \x01(\x03R\rstartedUnixMs\x12(\n" +
+	"\x10finished_unix_ms\x18\n" +
+	" \x01(\x03R\x0efinishedUnixMs\x12\x16\n" +
+	"\x06result\x18\v \x01(\tR\x06result\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\f \x01(\tR\tlastError\x12\x1d\n" +
+	"\n" +
+	"bytes_left\x18\r \x01(\x03R\tbytesLeft\"\xb5\x02\n" +
 	"\tScanStats\x12\x1d\n" +
 	"\n" +
 	"meta_scans\x18\x01 \x01(\x03R\tmetaScans\x12\x1d\n" +
@@ -1992,14 +2246,18 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\x05force\x18\x02 \x01(\bR\x05force\"M\n" +
 	"\x14ScanContainerCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\bR\x04data\"7\n" +
+	"\x04data\x18\x02 \x01(\bR\x04data\"e\n" +
+	"\x13DiskBalancerCommand\x12\x12\n" +
+	"\x04stop\x18\x01 \x01(\bR\x04stop\x12\x1c\n" +
+	"\tthreshold\x18\x02 \x01(\x01R\tthreshold\x12\x1c\n" +
+	"\tbandwidth\x18\x03 \x01(\x03R\tbandwidth\"7\n" +
 	"\x14ClosePipelineCommand\x12\x1f\n" +
 	"\vpipeline_id\x18\x01 \x01(\x04R\n" +
 	"pipelineId\"g\n" +
 	"\x13DeleteBlocksCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x1b\n" +
 	"\tlocal_ids\x18\x02 \x03(\x04R\blocalIds\x12\x10\n" +
-	"\x03seq\x18\x03 \x01(\x04R\x03seq\"\xaf\x05\n" +
+	"\x03seq\x18\x03 \x01(\x04R\x03seq\"\xf6\x05\n" +
 	"\x0fDatanodeCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12N\n" +
 	"\x10create_container\x18\x02 \x01(\v2!.strato.v1.CreateContainerCommandH\x00R\x0fcreateContainer\x12K\n" +
@@ -2009,7 +2267,9 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\x0eclose_pipeline\x18\x06 \x01(\v2\x1f.strato.v1.ClosePipelineCommandH\x00R\rclosePipeline\x12E\n" +
 	"\rdelete_blocks\x18\a \x01(\v2\x1e.strato.v1.DeleteBlocksCommandH\x00R\fdeleteBlocks\x12d\n" +
 	"\x18reconstruct_ec_container\x18\b \x01(\v2(.strato.v1.ReconstructECContainerCommandH\x00R\x16reconstructEcContainer\x12H\n" +
-	"\x0escan_container\x18\t \x01(\v2\x1f.strato.v1.ScanContainerCommandH\x00R\rscanContainerB\x05\n" +
+	"\x0escan_container\x18\t \x01(\v2\x1f.strato.v1.ScanContainerCommandH\x00R\rscanContainer\x12E\n" +
+	"\rdisk_balancer\x18\n" +
+	" \x01(\v2\x1e.strato.v1.DiskBalancerCommandH\x00R\fdiskBalancerB\x05\n" +
 	"\x03cmd\"\xc6\x01\n" +
 	"\x0fRegisterRequest\x124\n" +
 	"\adetails\x18\x01 \x01(\v2\x1a.strato.v1.DatanodeDetailsR\adetails\x12*\n" +
@@ -2079,79 +2339,83 @@ func file_strato_v1_datanode_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_datanode_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_strato_v1_datanode_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_strato_v1_datanode_proto_goTypes = []any{
 	(VolumeState)(0),                      // 0: strato.v1.VolumeState
 	(ContainerState)(0),                   // 1: strato.v1.ContainerState
 	(PipelineState)(0),                    // 2: strato.v1.PipelineState
 	(*NodeStats)(nil),                     // 3: strato.v1.NodeStats
-	(*ScanStats)(nil),                     // 4: strato.v1.ScanStats
-	(*VolumeStats)(nil),                   // 5: strato.v1.VolumeStats
-	(*PipelineInfo)(nil),                  // 6: strato.v1.PipelineInfo
-	(*ContainerReplica)(nil),              // 7: strato.v1.ContainerReplica
-	(*ContainerReport)(nil),               // 8: strato.v1.ContainerReport
-	(*CreateContainerCommand)(nil),        // 9: strato.v1.CreateContainerCommand
-	(*CloseContainerCommand)(nil),         // 10: strato.v1.CloseContainerCommand
-	(*ReplicateContainerCommand)(nil),     // 11: strato.v1.ReplicateContainerCommand
-	(*ReconstructECContainerCommand)(nil), // 12: strato.v1.ReconstructECContainerCommand
-	(*ECSource)(nil),                      // 13: strato.v1.ECSource
-	(*DeleteContainerCommand)(nil),        // 14: strato.v1.DeleteContainerCommand
-	(*ScanContainerCommand)(nil),          // 15: strato.v1.ScanContainerCommand
-	(*ClosePipelineCommand)(nil),          // 16: strato.v1.ClosePipelineCommand
-	(*DeleteBlocksCommand)(nil),           // 17: strato.v1.DeleteBlocksCommand
-	(*DatanodeCommand)(nil),               // 18: strato.v1.DatanodeCommand
-	(*RegisterRequest)(nil),               // 19: strato.v1.RegisterRequest
-	(*RegisterResponse)(nil),              // 20: strato.v1.RegisterResponse
-	(*BlockTokenKeys)(nil),                // 21: strato.v1.BlockTokenKeys
-	(*BlockTokenKey)(nil),                 // 22: strato.v1.BlockTokenKey
-	(*HeartbeatRequest)(nil),              // 23: strato.v1.HeartbeatRequest
-	(*CommandFailure)(nil),                // 24: strato.v1.CommandFailure
-	(*HeartbeatResponse)(nil),             // 25: strato.v1.HeartbeatResponse
-	(ReplicationFactor)(0),                // 26: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),                 // 27: strato.v1.ErasureCoding
-	(*DatanodeDetails)(nil),               // 28: strato.v1.DatanodeDetails
+	(*DiskBalancerStats)(nil),             // 4: strato.v1.DiskBalancerStats
+	(*ScanStats)(nil),                     // 5: strato.v1.ScanStats
+	(*VolumeStats)(nil),                   // 6: strato.v1.VolumeStats
+	(*PipelineInfo)(nil),                  // 7: strato.v1.PipelineInfo
+	(*ContainerReplica)(nil),              // 8: strato.v1.ContainerReplica
+	(*ContainerReport)(nil),               // 9: strato.v1.ContainerReport
+	(*CreateContainerCommand)(nil),        // 10: strato.v1.CreateContainerCommand
+	(*CloseContainerCommand)(nil),         // 11: strato.v1.CloseContainerCommand
+	(*ReplicateContainerCommand)(nil),     // 12: strato.v1.ReplicateContainerCommand
+	(*ReconstructECContainerCommand)(nil), // 13: strato.v1.ReconstructECContainerCommand
+	(*ECSource)(nil),                      // 14: strato.v1.ECSource
+	(*DeleteContainerCommand)(nil),        // 15: strato.v1.DeleteContainerCommand
+	(*ScanContainerCommand)(nil),          // 16: strato.v1.ScanContainerCommand
+	(*DiskBalancerCommand)(nil),           // 17: strato.v1.DiskBalancerCommand
+	(*ClosePipelineCommand)(nil),          // 18: strato.v1.ClosePipelineCommand
+	(*DeleteBlocksCommand)(nil),           // 19: strato.v1.DeleteBlocksCommand
+	(*DatanodeCommand)(nil),               // 20: strato.v1.DatanodeCommand
+	(*RegisterRequest)(nil),               // 21: strato.v1.RegisterRequest
+	(*RegisterResponse)(nil),              // 22: strato.v1.RegisterResponse
+	(*BlockTokenKeys)(nil),                // 23: strato.v1.BlockTokenKeys
+	(*BlockTokenKey)(nil),                 // 24: strato.v1.BlockTokenKey
+	(*HeartbeatRequest)(nil),              // 25: strato.v1.HeartbeatRequest
+	(*CommandFailure)(nil),                // 26: strato.v1.CommandFailure
+	(*HeartbeatResponse)(nil),             // 27: strato.v1.HeartbeatResponse
+	(ReplicationFactor)(0),                // 28: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                 // 29: strato.v1.ErasureCoding
+	(*DatanodeDetails)(nil),               // 30: strato.v1.DatanodeDetails
 }
 var file_strato_v1_datanode_proto_depIdxs = []int32{
-	5,  // 0: strato.v1.NodeStats.volume_stats:type_name -> strato.v1.VolumeStats
-	4,  // 1: strato.v1.NodeStats.scan:type_name -> strato.v1.ScanStats
-	0,  // 2: strato.v1.VolumeStats.state:type_name -> strato.v1.VolumeState
-	26, // 3: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,  // 4: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
-	27, // 5: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	1,  // 6: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
-	7,  // 7: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
-	6,  // 8: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
-	28, // 9: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
-	27, // 10: strato.v1.ReconstructECContainerCommand.erasure_coding:type_name -> strato.v1.ErasureCoding
-	13, // 11: strato.v1.ReconstructECContainerCommand.sources:type_name -> strato.v1.ECSource
-	28, // 12: strato.v1.ECSource.datanode:type_name -> strato.v1.DatanodeDetails
-	9,  // 13: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
-	10, // 14: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
-	11, // 15: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
-	14, // 16: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
-	16, // 17: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
-	17, // 18: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
-	12, // 19: strato.v1.DatanodeCommand.reconstruct_ec_container:type_name -> strato.v1.ReconstructECContainerCommand
-	15, // 20: strato.v1.DatanodeCommand.scan_container:type_name -> strato.v1.ScanContainerCommand
-	28, // 21: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
-	3,  // 22: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
-	8,  // 23: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
-	21, // 24: strato.v1.RegisterResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
-	22, // 25: strato.v1.BlockTokenKeys.keys:type_name -> strato.v1.BlockTokenKey
-	3,  // 26: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
-	8,  // 27: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
-	24, // 28: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
-	18, // 29: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
-	21, // 30: strato.v1.HeartbeatResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
-	19, // 31: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
-	23, // 32: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
-	20, // 33: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
-	25, // 34: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
-	33, // [33:35] is the sub-list for method output_type
-	31, // [31:33] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	6,  // 0: strato.v1.NodeStats.volume_stats:type_name -> strato.v1.VolumeStats
+	5,  // 1: strato.v1.NodeStats.scan:type_name -> strato.v1.ScanStats
+	4,  // 2: strato.v1.NodeStats.disk_balancer:type_name -> strato.v1.DiskBalancerStats
+	0,  // 3: strato.v1.VolumeStats.state:type_name -> strato.v1.VolumeState
+	28, // 4: strato.v1.PipelineInfo.replication:type_name -> strato.v1.ReplicationFactor
+	2,  // 5: strato.v1.PipelineInfo.state:type_name -> strato.v1.PipelineState
+	29, // 6: strato.v1.PipelineInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	1,  // 7: strato.v1.ContainerReplica.state:type_name -> strato.v1.ContainerState
+	8,  // 8: strato.v1.ContainerReport.replicas:type_name -> strato.v1.ContainerReplica
+	7,  // 9: strato.v1.CreateContainerCommand.pipeline:type_name -> strato.v1.PipelineInfo
+	30, // 10: strato.v1.ReplicateContainerCommand.target:type_name -> strato.v1.DatanodeDetails
+	29, // 11: strato.v1.ReconstructECContainerCommand.erasure_coding:type_name -> strato.v1.ErasureCoding
+	14, // 12: strato.v1.ReconstructECContainerCommand.sources:type_name -> strato.v1.ECSource
+	30, // 13: strato.v1.ECSource.datanode:type_name -> strato.v1.DatanodeDetails
+	10, // 14: strato.v1.DatanodeCommand.create_container:type_name -> strato.v1.CreateContainerCommand
+	11, // 15: strato.v1.DatanodeCommand.close_container:type_name -> strato.v1.CloseContainerCommand
+	12, // 16: strato.v1.DatanodeCommand.replicate_container:type_name -> strato.v1.ReplicateContainerCommand
+	15, // 17: strato.v1.DatanodeCommand.delete_container:type_name -> strato.v1.DeleteContainerCommand
+	18, // 18: strato.v1.DatanodeCommand.close_pipeline:type_name -> strato.v1.ClosePipelineCommand
+	19, // 19: strato.v1.DatanodeCommand.delete_blocks:type_name -> strato.v1.DeleteBlocksCommand
+	13, // 20: strato.v1.DatanodeCommand.reconstruct_ec_container:type_name -> strato.v1.ReconstructECContainerCommand
+	16, // 21: strato.v1.DatanodeCommand.scan_container:type_name -> strato.v1.ScanContainerCommand
+	17, // 22: strato.v1.DatanodeCommand.disk_balancer:type_name -> strato.v1.DiskBalancerCommand
+	30, // 23: strato.v1.RegisterRequest.details:type_name -> strato.v1.DatanodeDetails
+	3,  // 24: strato.v1.RegisterRequest.stats:type_name -> strato.v1.NodeStats
+	9,  // 25: strato.v1.RegisterRequest.report:type_name -> strato.v1.ContainerReport
+	23, // 26: strato.v1.RegisterResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
+	24, // 27: strato.v1.BlockTokenKeys.keys:type_name -> strato.v1.BlockTokenKey
+	3,  // 28: strato.v1.HeartbeatRequest.stats:type_name -> strato.v1.NodeStats
+	9,  // 29: strato.v1.HeartbeatRequest.report:type_name -> strato.v1.ContainerReport
+	26, // 30: strato.v1.HeartbeatRequest.failed_commands:type_name -> strato.v1.CommandFailure
+	20, // 31: strato.v1.HeartbeatResponse.commands:type_name -> strato.v1.DatanodeCommand
+	23, // 32: strato.v1.HeartbeatResponse.block_tokens:type_name -> strato.v1.BlockTokenKeys
+	21, // 33: strato.v1.DatanodeService.Register:input_type -> strato.v1.RegisterRequest
+	25, // 34: strato.v1.DatanodeService.Heartbeat:input_type -> strato.v1.HeartbeatRequest
+	22, // 35: strato.v1.DatanodeService.Register:output_type -> strato.v1.RegisterResponse
+	27, // 36: strato.v1.DatanodeService.Heartbeat:output_type -> strato.v1.HeartbeatResponse
+	35, // [35:37] is the sub-list for method output_type
+	33, // [33:35] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_datanode_proto_init() }
@@ -2160,7 +2424,7 @@ func file_strato_v1_datanode_proto_init() {
 		return
 	}
 	file_strato_v1_namespace_proto_init()
-	file_strato_v1_datanode_proto_msgTypes[15].OneofWrappers = []any{
+	file_strato_v1_datanode_proto_msgTypes[17].OneofWrappers = []any{
 		(*DatanodeCommand_CreateContainer)(nil),
 		(*DatanodeCommand_CloseContainer)(nil),
 		(*DatanodeCommand_ReplicateContainer)(nil),
@@ -2169,6 +2433,7 @@ func file_strato_v1_datanode_proto_init() {
 		(*DatanodeCommand_DeleteBlocks)(nil),
 		(*DatanodeCommand_ReconstructEcContainer)(nil),
 		(*DatanodeCommand_ScanContainer)(nil),
+		(*DatanodeCommand_DiskBalancer)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2176,7 +2441,7 @@ func file_strato_v1_datanode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_datanode_proto_rawDesc), len(file_strato_v1_datanode_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   23,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
