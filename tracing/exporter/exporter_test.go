@@ -2,40 +2,12 @@ package exporter
 
 import (
 	"context"
-	"net"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/grpc"
+
+	"github.com/strato-io/strato/tracing/otlptest"
 )
-
-// collector is an OTLP/gRPC trace collector that keeps the span names it
-// receives.
-type collector struct {
-	collectortrace.UnimplementedTraceServiceServer
-	mu    sync.Mutex
-	names []string
-}
-
-func (c *collector) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, rs := range req.ResourceSpans {
-		for _, a := range rs.Resource.Attributes {
-			if a.Key == "service.name" {
-				c.names = append(c.names, "service "+a.Value.GetStringValue())
-			}
-		}
-		for _, ss := range rs.ScopeSpans {
-			for _, s := range ss.Spans {
-				c.names = append(c.names, s.Name)
-			}
-		}
-	}
-	return &collectortrace.ExportTraceServiceResponse{}, nil
-}
 
 // TestStart: no endpoint, no tracing; with one (the flag's, or the
 // environment's), the spans reach the collector there, by Shutdown.
@@ -45,17 +17,12 @@ func TestStart(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, tp, "tracing off without an endpoint")
 
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	c, err := otlptest.Start()
 	require.NoError(t, err)
-	srv := grpc.NewServer()
-	c := &collector{}
-	collectortrace.RegisterTraceServiceServer(srv, c)
-	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
-
+	defer c.Close()
 	for _, tc := range []struct{ flag, env, span string }{
-		{lis.Addr().String(), "", "by the flag"},
-		{"", "http://" + lis.Addr().String(), "by the environment"},
+		{c.Addr, "", "by the flag"},
+		{"", "http://" + c.Addr, "by the environment"},
 	} {
 		t.Setenv(EndpointEnv, tc.env)
 		tp, err := Start(context.Background(), tc.flag, "strato-test", "127.0.0.1:1")
@@ -65,7 +32,12 @@ func TestStart(t *testing.T) {
 		span.End()
 		require.NoError(t, tp.Shutdown(context.Background()))
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	require.Equal(t, []string{"service strato-test", "by the flag", "service strato-test", "by the environment"}, c.names)
+	spans := c.Spans()
+	require.Len(t, spans, 2)
+	for i, want := range []string{"by the flag", "by the environment"} {
+		require.Equal(t, want, spans[i].Name)
+		require.Equal(t, "strato-test", spans[i].Service)
+		require.Equal(t, "127.0.0.1:1", spans[i].Instance)
+		require.Empty(t, spans[i].Parent)
+	}
 }
