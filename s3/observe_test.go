@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,31 +28,11 @@ import (
 	"github.com/strato-io/strato/tracing/exporter"
 )
 
-// lockedBuffer is a bytes.Buffer for writers on several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// text is what was written.
-func (l *lockedBuffer) text() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// lines are the JSON objects written, one a line.
-func (l *lockedBuffer) lines(t *testing.T) []map[string]any {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// jsonLines are the JSON objects of text, one a line; a line that is not
+// JSON fails the test.
+func jsonLines(t *testing.T, text string) []map[string]any {
 	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(l.b.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var m map[string]any
@@ -74,7 +53,7 @@ func TestObservability(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := exporter.NewProvider(sdktrace.NewSimpleSpanProcessor(exp), "strato", "")
 	defer func() { _ = tp.Shutdown(ctx) }()
-	var access, audit, logs lockedBuffer
+	var access, audit, logs syncBuffer
 	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), BlockSize: 8 << 20, ContainerSize: 64 << 20,
 		TracerProvider: tp,
 		Logger:         slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -107,7 +86,7 @@ func TestObservability(t *testing.T) {
 
 	// The access log: one line a request, in order, the PUT's under the
 	// request ID the client was answered with.
-	lines := access.lines(t)
+	lines := jsonLines(t, access.String())
 	require.Len(t, lines, 4, "one access log line a request")
 	ops := []string{"CreateBucket", "PutObject", "GetObject", "HeadObject"}
 	status := []float64{200, 200, 200, 404}
@@ -121,7 +100,7 @@ func TestObservability(t *testing.T) {
 		_, err := time.Parse(time.RFC3339Nano, l["time"].(string))
 		require.NoError(t, err)
 	}
-	t.Logf("the access log:\n%s", access.text())
+	t.Logf("the access log:\n%s", access.String())
 	require.Equal(t, putID, lines[1]["request_id"])
 	require.Equal(t, "PUT", lines[1]["method"])
 	require.Equal(t, "dir/obj", lines[1]["key"])
@@ -172,7 +151,7 @@ func TestObservability(t *testing.T) {
 
 	// The PUT's request ID in meta's audit log and the datanodes' logs.
 	var audited []string
-	for _, l := range audit.lines(t) {
+	for _, l := range jsonLines(t, audit.String()) {
 		if l["request_id"] == putID {
 			b, _ := json.Marshal(l)
 			t.Logf("audit: %s", b)
@@ -182,7 +161,7 @@ func TestObservability(t *testing.T) {
 	}
 	require.Contains(t, audited, "NamespaceService/CommitKey", "the PUT's commit in the audit log")
 	logged := map[string]bool{}
-	for _, l := range logs.lines(t) {
+	for _, l := range jsonLines(t, logs.String()) {
 		if l["msg"] == "datanode: request" && l["request_id"] == putID {
 			b, _ := json.Marshal(l)
 			t.Logf("datanode: %s", b)
