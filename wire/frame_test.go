@@ -333,3 +333,20 @@ func TestContextFlag(t *testing.T) {
 		require.Zero(t, h.Flags&FlagContext)
 	}
 }
+
+// TestContextCostsNoAllocation: a request written with a context that
+// carries no request ID and no span (tracing off) allocates nothing, as
+// before version 6; one that carries both allocates nothing more.
+func TestContextCostsNoAllocation(t *testing.T) {
+	w := NewWriter(io.Discard, 0)
+	w.SetVersion(VersionContext)
+	m := &ReadChunkRequest{Block: BlockID{7, 42}, Length: 1}
+	for _, ctx := range []context.Context{context.Background(), exampleContext.Into(context.Background())} {
+		allocs := testing.AllocsPerRun(100, func() {
+			if err := w.WriteMessage(ctx, 1, m, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+		require.Zero(t, allocs)
+	}
+}
