@@ -149,6 +149,23 @@ func TestObservability(t *testing.T) {
 	}
 	t.Logf("the trace of one S3 PUT (%d spans):\n%s", len(spans), spanTree(spans, root, 0))
 
+	// The GET's trace: the client's read and a datanode's (a read over TCP,
+	// or of the block's files handed over the local socket).
+	getTrace := lines[2]["trace_id"].(string)
+	var reads, dnReads int
+	for _, s := range exp.GetSpans() {
+		if s.SpanContext.TraceID().String() == getTrace {
+			if s.Name == "client.read" {
+				reads++
+			}
+			if strings.HasPrefix(s.Name, "datanode READ") {
+				dnReads++
+			}
+		}
+	}
+	require.Equal(t, 1, reads, "the client's read")
+	require.NotZero(t, dnReads, "a datanode's read")
+
 	// The PUT's request ID in meta's audit log and the datanodes' logs.
 	var audited []string
 	for _, l := range jsonLines(t, audit.String()) {
