@@ -359,6 +359,18 @@ func (c *Client) ListBuckets(ctx context.Context, volume, prefix string) ([]*str
 	}
 }
 
+// ListBucketsPage returns up to limit buckets of volume whose names start
+// with prefix, after the name after, and whether more follow.
+func (c *Client) ListBucketsPage(ctx context.Context, volume, prefix, after string, limit int) ([]*stratov1.BucketInfo, bool, error) {
+	resp, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.ListBucketsResponse, error) {
+		return n.ListBuckets(ctx, &stratov1.ListBucketsRequest{Volume: volume, Prefix: prefix, StartAfter: after, Limit: int32(limit)})
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return resp.Buckets, resp.Truncated, nil
+}
+
 // ---- Keys ---------------------------------------------------------------------
 
 // LookupKey returns a committed key with its blocks and their locations.

@@ -1,9 +1,11 @@
 package s3
 
 import (
+	"encoding/base64"
 	"encoding/xml"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/strato-io/strato/client"
@@ -28,24 +30,60 @@ func ownerOf(name string) *owner {
 }
 
 type listAllMyBucketsResult struct {
-	XMLName xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ ListAllMyBucketsResult"`
-	Owner   *owner
-	Buckets []bucketEntry `xml:"Buckets>Bucket"`
+	XMLName           xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ ListAllMyBucketsResult"`
+	Owner             *owner
+	Buckets           []bucketEntry `xml:"Buckets>Bucket"`
+	ContinuationToken string        `xml:",omitempty"`
+	Prefix            string        `xml:",omitempty"`
 }
 
 type bucketEntry struct {
 	Name         string
 	CreationDate string
+	BucketRegion string `xml:",omitempty"`
 }
 
+// listBuckets serves ListBuckets: every bucket, or with max-buckets a page
+// of them, continued by continuation-token (the last name listed,
+// base64url); prefix and bucket-region filter.
 func (g *Gateway) listBuckets(rq *request) error {
-	bs, err := g.c.ListBuckets(rq.ctx, g.volume, "")
+	q := rq.r.URL.Query()
+	prefix := q.Get("prefix")
+	res := listAllMyBucketsResult{Owner: ownerOf("s3"), Prefix: prefix, Buckets: []bucketEntry{}}
+	var (
+		bs        []*stratov1.BucketInfo
+		truncated bool
+		err       error
+	)
+	if r := q.Get("bucket-region"); r != "" && r != g.opts.Region {
+		return rq.writeXML(200, res) // every bucket is in the gateway's region
+	}
+	if v, paged := q["max-buckets"]; paged {
+		limit, perr := strconv.Atoi(v[0])
+		if perr != nil || limit < 1 || limit > 10000 {
+			return withFields(errf(ErrInvalidArgument, "Argument max-buckets must be an integer between 1 and 10000."),
+				"ArgumentName", "max-buckets", "ArgumentValue", v[0])
+		}
+		after := ""
+		if tok := q.Get("continuation-token"); tok != "" {
+			raw, derr := base64.RawURLEncoding.DecodeString(tok)
+			if derr != nil {
+				return errf(ErrInvalidArgument, "The continuation token provided is incorrect")
+			}
+			after = string(raw)
+		}
+		bs, truncated, err = g.c.ListBucketsPage(rq.ctx, g.volume, prefix, after, limit)
+	} else {
+		bs, err = g.c.ListBuckets(rq.ctx, g.volume, prefix)
+	}
 	if err != nil {
 		return fromClient(err, nil)
 	}
-	res := listAllMyBucketsResult{Owner: ownerOf("s3"), Buckets: make([]bucketEntry, 0, len(bs))}
 	for _, b := range bs {
-		res.Buckets = append(res.Buckets, bucketEntry{Name: b.Name, CreationDate: xmlTime(b.CreationTimeUnixMs)})
+		res.Buckets = append(res.Buckets, bucketEntry{Name: b.Name, CreationDate: xmlTime(b.CreationTimeUnixMs), BucketRegion: g.opts.Region})
+	}
+	if truncated && len(bs) > 0 {
+		res.ContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(bs[len(bs)-1].Name))
 	}
 	return rq.writeXML(200, res)
 }

@@ -92,6 +92,12 @@ func (g *Gateway) copyObject(rq *request) error {
 				m[k] = v
 			}
 		}
+		// The website redirect is never copied (AWS): the copy has the
+		// request's, if any.
+		delete(m, redirectAttr)
+		if v := reqAttrs[redirectAttr]; v != "" {
+			m[redirectAttr] = v
+		}
 	case "REPLACE":
 		for k, v := range reqAttrs {
 			if k != attrTagging {

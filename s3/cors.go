@@ -36,7 +36,30 @@ var (
 	ErrNoSuchCORSConfiguration = s3err("NoSuchCORSConfiguration", 404, "The CORS configuration does not exist")
 	// errCORSForbidden is a preflight no rule allows.
 	errCORSForbidden = s3err("AccessForbidden", 403, "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec.")
+	// errCORSNotEnabled is a preflight to a bucket without a configuration.
+	errCORSNotEnabled = s3err("AccessForbidden", 403, "CORSResponse: CORS is not enabled for this bucket.")
+	// errCORSNoOrigin is a preflight without an Origin.
+	errCORSNoOrigin = s3err("BadRequest", 400, "Insufficient information. Origin request header needed.")
 )
+
+// validHeaderName: an HTTP field name (RFC 9110's token), or with
+// wildcard one holding *.
+func validHeaderName(h string, wildcard bool) bool {
+	if h == "" {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'+-.^_`|~", c) >= 0:
+		case c == '*' && wildcard:
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // corsConfiguration is a CORSConfiguration document.
 type corsConfiguration struct {
@@ -73,16 +96,21 @@ func (c *corsConfiguration) check() error {
 		}
 		for _, o := range r.AllowedOrigins {
 			if strings.Count(o, "*") > 1 {
-				return errf(ErrInvalidRequest, "AllowedOrigin %q can not have more than one wildcard.", o)
+				return errf(ErrInvalidRequest, "AllowedOrigin \"%s\" can not have more than one wildcard.", o)
 			}
 		}
 		for _, h := range r.AllowedHeaders {
 			if strings.Count(h, "*") > 1 {
-				return errf(ErrInvalidRequest, "AllowedHeader %q can not have more than one wildcard.", h)
+				return errf(ErrInvalidRequest, "AllowedHeader \"%s\" can not have more than one wildcard.", h)
+			}
+			if !validHeaderName(h, true) {
+				return errf(ErrInvalidRequest, "AllowedHeader \"%s\" contains invalid character.", h)
 			}
 		}
-		if r.MaxAgeSeconds != nil && *r.MaxAgeSeconds < 0 {
-			return ErrMalformedXML
+		for _, h := range r.ExposeHeaders {
+			if !validHeaderName(h, false) {
+				return errf(ErrInvalidRequest, "AllowedHeader \"%s\" contains invalid character.", h)
+			}
 		}
 	}
 	return nil
@@ -139,6 +167,7 @@ func (r *corsRule) setHeaders(h http.Header, origin string, allowHeaders []strin
 	h.Add("Vary", "Origin, Access-Control-Request-Headers, Access-Control-Request-Method")
 	if slices.Contains(r.AllowedOrigins, "*") {
 		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Allow-Credentials", "false")
 	} else {
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Set("Access-Control-Allow-Credentials", "true")
@@ -147,9 +176,12 @@ func (r *corsRule) setHeaders(h http.Header, origin string, allowHeaders []strin
 	if len(allowHeaders) > 0 {
 		h.Set("Access-Control-Allow-Headers", strings.Join(allowHeaders, ", "))
 	}
-	if len(r.ExposeHeaders) > 0 {
-		h.Set("Access-Control-Expose-Headers", strings.Join(r.ExposeHeaders, ", "))
+	// ETag is always exposed: a page uploading parts needs it to complete.
+	expose := r.ExposeHeaders
+	if !slices.ContainsFunc(expose, func(e string) bool { return strings.EqualFold(e, "ETag") }) {
+		expose = append(slices.Clip(expose), "ETag")
 	}
+	h.Set("Access-Control-Expose-Headers", strings.Join(expose, ", "))
 	if r.MaxAgeSeconds != nil {
 		h.Set("Access-Control-Max-Age", strconv.Itoa(*r.MaxAgeSeconds))
 	}
@@ -234,16 +266,24 @@ func (g *Gateway) preflight(rq *request) error {
 	case rq.bucket == "":
 		return ErrMethodNotAllowed
 	case origin == "":
-		return errf(ErrInvalidRequest, "Insufficient information. Origin request header needed.")
-	case method == "":
-		return errf(ErrInvalidRequest, "Invalid Access-Control-Request-Method: null")
+		return errCORSNoOrigin
+	case !corsMethods[method]:
+		if method == "" {
+			method = "null"
+		}
+		return s3err("BadRequest", 400, "Invalid Access-Control-Request-Method: "+method)
 	}
 	var headers []string
 	for _, v := range h.Values("Access-Control-Request-Headers") {
-		for _, f := range strings.Split(v, ",") {
-			if f = strings.ToLower(strings.TrimSpace(f)); f != "" {
-				headers = append(headers, f)
+		for _, raw := range strings.Split(v, ",") {
+			f := strings.TrimSpace(raw)
+			if f == "" {
+				continue
 			}
+			if !validHeaderName(f, false) {
+				return s3err("BadRequest", 400, fmt.Sprintf("Access-Control-Request-Headers \"%s\" contains invalid character.", raw))
+			}
+			headers = append(headers, strings.ToLower(f))
 		}
 	}
 	b, err := g.c.GetBucket(rq.ctx, g.volume, rq.bucket)
@@ -255,7 +295,7 @@ func (g *Gateway) preflight(rq *request) error {
 		return err
 	}
 	if c == nil {
-		return errCORSForbidden
+		return errCORSNotEnabled
 	}
 	r := c.match(origin, method, headers)
 	if r == nil {

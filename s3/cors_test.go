@@ -45,6 +45,8 @@ func TestBucketCors(t *testing.T) {
 	for _, bad := range []types.CORSRule{
 		{AllowedMethods: []string{"PATCH"}, AllowedOrigins: []string{"*"}},
 		{AllowedMethods: []string{"GET"}, AllowedOrigins: []string{"https://*.*.example"}},
+		{AllowedMethods: []string{"GET"}, AllowedOrigins: []string{"*"}, AllowedHeaders: []string{"X-Custom:Header"}},
+		{AllowedMethods: []string{"GET"}, AllowedOrigins: []string{"*"}, ExposeHeaders: []string{"bad header"}},
 		{AllowedMethods: []string{"GET"}},
 	} {
 		_, err := c.PutBucketCors(ctx, &awss3.PutBucketCorsInput{Bucket: aws.String(b),
@@ -82,10 +84,15 @@ func TestBucketCors(t *testing.T) {
 	resp = preflight("/k", "https://other.example", "GET", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "*", resp.Header.Get("Access-Control-Allow-Origin"))
-	require.Empty(t, resp.Header.Get("Access-Control-Allow-Credentials"))
-	// Without an origin or a method: a bad request.
+	require.Equal(t, "false", resp.Header.Get("Access-Control-Allow-Credentials"))
+	// Without an origin or a method, a method in lower case, a header
+	// that is no field name: a bad request.
 	require.Equal(t, http.StatusBadRequest, preflight("/k", "", "GET", "").StatusCode)
 	require.Equal(t, http.StatusBadRequest, preflight("/k", "https://other.example", "", "").StatusCode)
+	require.Equal(t, http.StatusBadRequest, preflight("/k", "https://other.example", "get", "").StatusCode)
+	require.Equal(t, http.StatusBadRequest, preflight("/k", "https://other.example", "GET", "x-ok,bad/header").StatusCode)
+	// Exposed: the rule's headers, and ETag always.
+	require.Equal(t, "ETag", preflight("/k", "https://other.example", "GET", "").Header.Get("Access-Control-Expose-Headers"))
 
 	// A request with an origin, anonymous and so refused, still carries
 	// the rule's headers; one whose origin no rule allows does not.

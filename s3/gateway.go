@@ -398,6 +398,9 @@ func (g *Gateway) serve(rq *request) error {
 			return g.deleteObjectTagging(rq)
 		}
 		return ErrMethodNotAllowed
+	case has("attributes") && m == http.MethodGet:
+		rq.op = "GetObjectAttributes"
+		return g.getObjectAttributes(rq)
 	case has("acl"), has("retention"), has("legal-hold"), has("torrent"), has("restore"), has("select"), has("attributes"):
 		rq.op = "Unsupported"
 		if _, err := g.getBucket(rq); err != nil {

@@ -25,7 +25,7 @@ type commonPrefix struct{ Prefix string }
 type listBucketResult struct {
 	XMLName               xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ ListBucketResult"`
 	Name                  string
-	Prefix                string  `xml:",omitempty"`
+	Prefix                string
 	Marker                *string `xml:",omitempty"`
 	NextMarker            string  `xml:",omitempty"`
 	StartAfter            string  `xml:",omitempty"`

@@ -28,6 +28,10 @@ const (
 	metaPrefix   = "x-amz-meta-"
 )
 
+// redirectAttr is the object's website redirect, which a copy does not
+// keep.
+const redirectAttr = "x-amz-website-redirect-location"
+
 // storedHeaders are the request headers stored with an object and returned
 // with it.
 var storedHeaders = []string{"content-type", "content-encoding", "content-disposition", "content-language", "cache-control", "expires", "x-amz-website-redirect-location"}
@@ -93,6 +97,10 @@ func userAttrs(r *http.Request) (attrs, error) {
 	}
 	if sc := r.Header.Get("X-Amz-Storage-Class"); sc != "" && sc != "STANDARD" {
 		return nil, errf(ErrInvalidStorageClass, "strato stores every object as STANDARD, not %s", sc)
+	}
+	if loc := r.Header.Get("X-Amz-Website-Redirect-Location"); loc != "" &&
+		!strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "http://") && !strings.HasPrefix(loc, "https://") {
+		return nil, ErrInvalidRedirectLocation
 	}
 	if t := r.Header.Get("X-Amz-Tagging"); t != "" {
 		tags, err := parseTagging(t)

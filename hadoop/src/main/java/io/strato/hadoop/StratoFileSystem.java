@@ -62,7 +62,9 @@ import org.apache.hadoop.util.Progressable;
 /**
  * Hadoop's FileSystem for strato:// (docs/hadoop.md). URIs are
  * strato://HOST:PORT/VOLUME/BUCKET/PATH, where HOST:PORT is a meta replica
- * (fs.strato.meta.addresses lists the replicas of an HA group). The view is
+ * (fs.strato.meta.addresses lists the replicas of an HA group), or
+ * strato://NAME/VOLUME/BUCKET/PATH, where NAME is a logical cluster
+ * (fs.strato.cluster.NAME.meta.addresses, and its TLS and token). The view is
  * rooted like Ozone's ofs: "/" lists the volumes, "/VOLUME" its buckets,
  * below that the tree of an FSO bucket, with atomic O(1) renames and
  * deletes of directories. mkdirs creates missing volumes and buckets.
@@ -73,6 +75,12 @@ public class StratoFileSystem extends FileSystem {
 
   /** Meta replicas, host:port, comma-separated (default: the URI's authority). */
   public static final String META_ADDRESSES = "fs.strato.meta.addresses";
+  /**
+   * The prefix of a logical cluster's settings: strato://NAME/ uses
+   * fs.strato.cluster.NAME.meta.addresses (and .tls.ca, .token), as HDFS's
+   * hdfs://NAMESERVICE/ uses dfs.ha.namenodes.NAMESERVICE.
+   */
+  public static final String CLUSTER_PREFIX = "fs.strato.cluster.";
   public static final String CHUNK_SIZE = "fs.strato.chunk.size";
   public static final String CHUNKS_IN_FLIGHT = "fs.strato.chunks.in-flight";
   public static final String READ_AHEAD = "fs.strato.read.ahead";
@@ -111,8 +119,9 @@ public class StratoFileSystem extends FileSystem {
     super.initialize(name, conf);
     setConf(conf);
     String authority = name.getAuthority();
+    String cluster = logicalName(authority, conf);
     List<String> addrs = new ArrayList<>();
-    for (String a : conf.getTrimmedStrings(META_ADDRESSES)) {
+    for (String a : conf.getTrimmedStrings(cluster == null ? META_ADDRESSES : clusterKey(cluster, "meta.addresses"))) {
       addrs.add(withPort(a));
     }
     if (addrs.isEmpty()) {
@@ -134,7 +143,7 @@ public class StratoFileSystem extends FileSystem {
     o.dataRequestTimeoutMs = conf.getLong(DATA_TIMEOUT, o.dataRequestTimeoutMs);
     this.user = UserGroupInformation.getCurrentUser().getShortUserName();
     o.owner = user;
-    o.security = security(conf);
+    o.security = cluster == null ? security(conf) : security(conf, cluster);
     try {
       this.client = new StratoClient(o);
     } catch (IllegalArgumentException e) {
@@ -150,6 +159,38 @@ public class StratoFileSystem extends FileSystem {
     String ca = conf.getTrimmed(TLS_CA, System.getenv().getOrDefault(Security.TLS_CA_ENV, ""));
     char[] t = conf.getPassword(TOKEN);
     return Security.of(ca, Security.findToken(t == null ? "" : new String(t), System.getenv()));
+  }
+
+  /**
+   * TLS and the token of the logical cluster name: fs.strato.cluster.NAME.tls.ca
+   * and fs.strato.cluster.NAME.token, each falling back to the setting of
+   * every cluster (fs.strato.tls.ca, fs.strato.token, then the environment).
+   */
+  static Security security(Configuration conf, String name) throws IOException {
+    String ca = conf.getTrimmed(clusterKey(name, "tls.ca"),
+        conf.getTrimmed(TLS_CA, System.getenv().getOrDefault(Security.TLS_CA_ENV, "")));
+    char[] t = conf.getPassword(clusterKey(name, "token"));
+    if (t == null) {
+      t = conf.getPassword(TOKEN);
+    }
+    return Security.of(ca, Security.findToken(t == null ? "" : new String(t), System.getenv()));
+  }
+
+  /** fs.strato.cluster.NAME.KEY: the settings of logical cluster NAME. */
+  static String clusterKey(String name, String key) {
+    return CLUSTER_PREFIX + name + "." + key;
+  }
+
+  /**
+   * The logical cluster the URI's authority names (HDFS's nameservices):
+   * one whose fs.strato.cluster.NAME.meta.addresses is set; null for an
+   * authority that is a meta address (HOST or HOST:PORT) or none.
+   */
+  static String logicalName(String authority, Configuration conf) {
+    if (authority == null || authority.isEmpty() || authority.contains(":")) {
+      return null;
+    }
+    return conf.getTrimmedStrings(clusterKey(authority, "meta.addresses")).length > 0 ? authority : null;
   }
 
   private static String withPort(String a) {
