@@ -293,8 +293,9 @@ func (g *Gateway) hostBucket(r *http.Request) (string, bool) {
 	return b, ok && b != ""
 }
 
-func (g *Gateway) serve(rq *request) error {
-	q := rq.r.URL.Query()
+// authorize authenticates the request and, for a key kept in meta, makes
+// its calls on behalf of the key's user.
+func (g *Gateway) authorize(rq *request) error {
 	if err := g.authenticate(rq); err != nil {
 		rq.op = "Auth"
 		return err
@@ -307,6 +308,14 @@ func (g *Gateway) serve(rq *request) error {
 		}
 		rq.user = user
 		rq.ctx = client.OnBehalfOf(rq.ctx, user)
+	}
+	return nil
+}
+
+func (g *Gateway) serve(rq *request) error {
+	q := rq.r.URL.Query()
+	if err := g.authorize(rq); err != nil {
+		return err
 	}
 	has := func(k string) bool { _, ok := q[k]; return ok }
 	m := rq.r.Method
