@@ -13,12 +13,23 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/strato-io/strato/proto/strato/v1"
+	"github.com/strato-io/strato/reqid"
+	"github.com/strato-io/strato/tracing"
 )
+
+// WithRequestID returns ctx carrying request ID id (at most 64 bytes of
+// printable ASCII; another is ignored): the calls made with it send it to
+// meta, whose audit log records it, and to the datanodes, which log it
+// (docs/observability.md, "Request IDs").
+func WithRequestID(ctx context.Context, id string) context.Context { return reqid.With(ctx, id) }
 
 // Options configure a Client.
 type Options struct {
@@ -67,6 +78,11 @@ type Options struct {
 	DisableLocalReads bool
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
+	// TracerProvider, when set, makes spans of the client's writes
+	// ("client.write", from CreateKey to Close) and reads ("client.read",
+	// from OpenKey to Close) and of its calls to meta, and sends the trace
+	// to meta and the datanodes. Default: nil, no tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // EnsureDefaults fills in the defaults.
@@ -117,6 +133,8 @@ type Client struct {
 	seq atomic.Uint64
 	// bufs are the streaming readers' chunk buffers (reader.go).
 	bufs bufPool
+	// tracer makes the spans of writes and reads (nil: no tracing).
+	tracer trace.Tracer
 }
 
 // idempotent tags ctx with a new request ID: meta applies the calls made
@@ -134,7 +152,10 @@ func New(opts Options) (*Client, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	dial := opts.DialOptions
+	dial := append(reqid.DialOptions(), opts.DialOptions...)
+	if opts.TracerProvider != nil {
+		dial = append(dial, tracing.GRPCClient(opts.TracerProvider))
+	}
 	if opts.TLS != nil {
 		dial = append([]grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(opts.TLS))}, dial...)
 	}
@@ -158,8 +179,34 @@ func New(opts Options) (*Client, error) {
 	mc.SetAttemptTimeout(max(opts.AttemptTimeout, 0))
 	var id [12]byte
 	_, _ = rand.Read(id[:])
-	return &Client{opts: opts, meta: mc, data: newDataConns(opts.TLS, opts.TLS == nil && !opts.DisableLocalReads), id: hex.EncodeToString(id[:]),
-		bufs: bufPool{size: opts.ChunkSize}}, nil
+	c := &Client{opts: opts, meta: mc, data: newDataConns(opts.TLS, opts.TLS == nil && !opts.DisableLocalReads), id: hex.EncodeToString(id[:]),
+		bufs: bufPool{size: opts.ChunkSize}}
+	if opts.TracerProvider != nil {
+		c.tracer = opts.TracerProvider.Tracer("github.com/strato-io/strato/client")
+	}
+	return c, nil
+}
+
+// startSpan starts the span name of an operation on a key, when the
+// client traces (else it returns ctx and nil).
+func (c *Client) startSpan(ctx context.Context, name, volume, bucket, key string) (context.Context, trace.Span) {
+	if c.tracer == nil {
+		return ctx, nil
+	}
+	return c.tracer.Start(ctx, name, trace.WithAttributes(attribute.String("strato.volume", volume),
+		attribute.String("strato.bucket", bucket), attribute.String("strato.key", key)))
+}
+
+// endSpan ends span (nil: none), with err as its status.
+func endSpan(span trace.Span, err error) {
+	if span == nil {
+		return
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
 }
 
 // Meta returns the client's meta connection, for calls this type does not

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
@@ -27,9 +29,10 @@ var ErrCorruptRead = errors.New("client: no good replica")
 //
 // ReadAt is safe for concurrent use; Read and Seek are not.
 type Reader struct {
-	c   *Client
-	ctx context.Context
-	key *stratov1.KeyInfo
+	c    *Client
+	ctx  context.Context
+	span trace.Span // client.read (nil: no tracing), ended by Close
+	key  *stratov1.KeyInfo
 
 	mu  sync.Mutex
 	bad map[string]bool // datanodes that failed this reader
@@ -53,6 +56,7 @@ type prefetch struct {
 
 // OpenKey opens a committed key for reading.
 func (c *Client) OpenKey(ctx context.Context, volume, bucket, key string) (*Reader, error) {
+	ctx, span := c.startSpan(ctx, "client.read", volume, bucket, key)
 	var ki *stratov1.KeyInfo
 	err := retryMeta(ctx, func(ctx context.Context) error {
 		var err error
@@ -60,9 +64,10 @@ func (c *Client) OpenKey(ctx context.Context, volume, bucket, key string) (*Read
 		return err
 	})
 	if err != nil {
+		endSpan(span, err)
 		return nil, err
 	}
-	return &Reader{c: c, ctx: ctx, key: ki, bad: map[string]bool{}}, nil
+	return &Reader{c: c, ctx: ctx, span: span, key: ki, bad: map[string]bool{}}, nil
 }
 
 // Open opens the file at /volume/bucket/path for reading.
@@ -362,6 +367,8 @@ func (r *Reader) Seek(offset int64, whence int) (int64, error) {
 
 // Close releases the reader.
 func (r *Reader) Close() error {
+	endSpan(r.span, nil)
+	r.span = nil
 	r.dropAhead()
 	r.c.bufs.put(r.buf)
 	r.buf = nil

@@ -722,7 +722,9 @@ func (d *fakeDatanode) render(m wire.Message, payload []byte) string {
 	}
 	switch m := m.(type) {
 	case *wire.PingRequest:
-		return fmt.Sprintf("PING %d-%d", m.MinVersion, m.MaxVersion)
+		// Not the versions offered: the Go client's (1-6) and the Java
+		// connector's (1-5) differ, and the scenarios are both's.
+		return "PING"
 	case *wire.TokenRequest:
 		return fmt.Sprintf("TOKEN %q", payload)
 	case *wire.WriteChunkRequest:

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
@@ -68,6 +70,7 @@ var ErrWriterClosed = errors.New("client: writer closed")
 type Writer struct {
 	c                   *Client
 	ctx                 context.Context
+	span                trace.Span // client.write (nil: no tracing), ended by Close or Abort
 	volume, bucket, key string
 	openID              uint64
 	// token is a deferred create's (open with no size hint): the key is
@@ -115,6 +118,7 @@ func (w *Writer) Abort() {
 	w.closed = true
 	w.err = ErrWriterClosed
 	w.release()
+	endSpan(w.span, ErrWriterClosed)
 }
 
 // flushChunks is how many acknowledged chunks trigger a PutBlock (Ozone's
@@ -202,12 +206,15 @@ func (c *Client) newWriter(ctx context.Context, volume, bucket, key string, size
 	if sizeHint == 0 {
 		sizeHint = -1
 	}
+	ctx, span := c.startSpan(ctx, "client.write", volume, bucket, key)
 	resp, err := open(ctx, sizeHint)
 	if err != nil {
+		endSpan(span, err)
 		return nil, err
 	}
 	ct, err := checksumType(resp.ChecksumType)
 	if err != nil {
+		endSpan(span, err)
 		return nil, err
 	}
 	bpc := uint32(resp.BytesPerChecksum)
@@ -218,10 +225,11 @@ func (c *Client) newWriter(ctx context.Context, volume, bucket, key string, size
 	if bs <= 0 {
 		bs = 256 << 20
 	}
-	w := &Writer{c: c, ctx: ctx, volume: volume, bucket: bucket, key: key, openID: resp.OpenId,
+	w := &Writer{c: c, ctx: ctx, span: span, volume: volume, bucket: bucket, key: key, openID: resp.OpenId,
 		token: resp.CreateToken, reopen: open, ctype: ct, bpc: bpc, blockSize: bs, spare: resp.Blocks, ec: resp.ErasureCoding}
 	if w.ec != nil {
 		if w.ecs, err = newECState(w.ec, bs); err != nil {
+			endSpan(span, err)
 			return nil, err
 		}
 	}
@@ -566,6 +574,7 @@ func (w *Writer) Close() error {
 	w.closed = true
 	defer w.release()
 	if w.err != nil {
+		endSpan(w.span, w.err)
 		return w.err
 	}
 	var err error
@@ -583,6 +592,7 @@ func (w *Writer) Close() error {
 	if err != nil {
 		w.err = err
 	}
+	endSpan(w.span, err)
 	return err
 }
 

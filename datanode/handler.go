@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/datanode/container"
+	"github.com/strato-io/strato/reqid"
 	"github.com/strato-io/strato/wire"
 )
 
@@ -18,14 +24,38 @@ func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, p
 		resp wire.Message
 		err  error
 	)
-	if obs := c.s.opts.Observe; obs != nil {
+	obs, debug := c.s.opts.Observe, c.s.log.Enabled(ctx, slog.LevelDebug)
+	var span trace.Span
+	if c.s.tracer != nil {
+		ctx, span = c.s.tracer.Start(ctx, "datanode "+h.Type.String(), trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("strato.datanode", c.s.opts.ID)))
+	}
+	if obs != nil || debug || span != nil {
 		start := time.Now()
 		defer func() {
 			var code wire.Code
 			if err != nil {
 				code = toWire(err).Code
 			}
-			obs(h.Type, code, time.Since(start))
+			d := time.Since(start)
+			if obs != nil {
+				obs(h.Type, code, d)
+			}
+			if debug {
+				// The request log: at debug level, one line a request.
+				outcome := "OK"
+				if err != nil {
+					outcome = code.String()
+				}
+				c.s.log.Debug("datanode: request", "remote", c.remote, "type", h.Type.String(), "id", h.RequestID,
+					"request_id", reqid.From(ctx), "code", outcome, "ms", float64(d.Microseconds())/1000)
+			}
+			if span != nil {
+				if err != nil {
+					span.SetStatus(codes.Error, code.String())
+				}
+				span.End()
+			}
 		}()
 	}
 	token, err := c.authorize(m)
@@ -90,7 +120,8 @@ func (c *conn) replyError(ctx context.Context, h wire.FrameHeader, err error) {
 	case wire.CodeIO, wire.CodeCorrupt, wire.CodeInternal, wire.CodeNoSpace, wire.CodeFollowerFailed:
 		lvl = c.s.log.Warn
 	}
-	lvl("datanode: request failed", "remote", c.remote, "type", h.Type, "id", h.RequestID, "code", e.Code.String(), "err", e.Message)
+	lvl("datanode: request failed", "remote", c.remote, "type", h.Type, "id", h.RequestID, "request_id", reqid.From(ctx),
+		"code", e.Code.String(), "err", e.Message)
 	if e.Code == wire.CodeIO {
 		// Perhaps its disk's: check the volumes (a failed one is taken out
 		// of service, health.go).

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/jonboulle/clockwork"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/wire"
@@ -70,6 +71,11 @@ type ServerOptions struct {
 	// called from the request's goroutine and must be fast and safe for
 	// concurrent use. Default: none.
 	Observe func(t wire.Type, code wire.Code, d time.Duration)
+	// TracerProvider, when set, makes a span of every request handled
+	// (container imports and PING aside), the child of the caller's span
+	// that the request carries (wire.RequestContext). Default: nil, no
+	// tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // Default values of ServerOptions.
@@ -150,7 +156,8 @@ type Server struct {
 	pool   *wire.Pool
 
 	leaderMem, followerMem *budget
-	tokens                 blockTokens // blocktoken.go
+	tokens                 blockTokens  // blocktoken.go
+	tracer                 trace.Tracer // nil: no tracing
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -173,6 +180,9 @@ func NewServer(store *Store, opts ServerOptions) *Server {
 		conns:       make(map[*conn]struct{}),
 		leaderMem:   newBudget(opts.MaxBufferedBytes),
 		followerMem: newBudget(opts.MaxBufferedBytes),
+	}
+	if opts.TracerProvider != nil {
+		s.tracer = opts.TracerProvider.Tracer("github.com/strato-io/strato/datanode")
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if s.err = opts.Validate(); s.err == nil {
@@ -382,6 +392,7 @@ func (c *conn) serve() {
 func (c *conn) next(ctx context.Context) bool {
 	release := func() { <-c.slots }
 	h, m, err := c.r.Next()
+	rc := c.r.Context()
 	if err != nil {
 		release()
 		var e *wire.Error
@@ -471,7 +482,7 @@ func (c *conn) next(ctx context.Context) bool {
 			release()
 			c.wg.Done()
 		}()
-		c.handle(ctx, h, m, payload)
+		c.handle(rc.Into(ctx), h, m, payload)
 	}()
 	return true
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/jonboulle/clockwork"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 
 	"github.com/strato-io/strato/meta/cluster"
@@ -102,6 +103,10 @@ type Options struct {
 	// meta's own): interceptors for metrics and the audit log
 	// (package telemetry). Default: none.
 	GRPCServerOptions []grpc.ServerOption
+	// TracerProvider, when set, makes a span of every NamespaceService and
+	// AdminService call, the child of the caller's span (package tracing).
+	// Default: nil, no tracing.
+	TracerProvider trace.TracerProvider
 	// TLS, when set, makes the gRPC server speak TLS with this
 	// configuration (certs.ServerConfig): its ClientCAs is the cluster's
 	// CA, and DatanodeService and RaftService calls from a peer without a

@@ -19,6 +19,7 @@ import (
 	"github.com/strato-io/strato/meta/consensus"
 	"github.com/strato-io/strato/meta/namespace"
 	"github.com/strato-io/strato/proto/strato/v1"
+	"github.com/strato-io/strato/tracing"
 )
 
 // ErrClosed is returned by a server that has been closed.
@@ -100,6 +101,9 @@ func Open(opts Options) (*Server, error) {
 	// Checkpoints of backups a crash interrupted (backup.go).
 	_ = opts.FS.RemoveAll(opts.FS.PathJoin(opts.Dir, backupTmpDir))
 	serverOpts := serverTLS(opts.TLS, grpc.NumStreamWorkers(streamWorkers()))
+	if opts.TracerProvider != nil {
+		serverOpts = append(serverOpts, tracing.GRPCServer(opts.TracerProvider))
+	}
 	var innerOpts []grpc.ServerOption
 	if opts.Auth == AuthToken {
 		s.auth = &authenticator{s: s}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/jonboulle/clockwork"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/datanode"
@@ -129,6 +130,10 @@ type Options struct {
 	// datanode: tests set there what has no field here (several data
 	// directories, volume checks). It must leave Meta alone.
 	ConfigureDatanode func(i int, o *datanode.Options)
+	// TracerProvider, when set, traces every node, the S3 gateway and the
+	// clients the cluster makes (their TracerProvider options). Default:
+	// nil, no tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // EnsureDefaults fills in the defaults.
@@ -357,6 +362,7 @@ func (c *Cluster) startMeta(i int, lis net.Listener, join bool) error {
 		o.Auth = meta.AuthToken
 		o.AuthWithoutTLS = !c.opts.TLS
 	}
+	o.TracerProvider = c.opts.TracerProvider
 	if c.opts.ConfigureMeta != nil {
 		c.opts.ConfigureMeta(i, &o)
 	}
@@ -402,6 +408,7 @@ func (c *Cluster) startDatanode(i int) error {
 		Clock:                c.opts.Clock,
 		Logger:               c.opts.Logger.With("node", fmt.Sprintf("dn%d", i+1)),
 	}
+	o.Server.TracerProvider = c.opts.TracerProvider
 	if c.opts.ConfigureDatanode != nil {
 		c.opts.ConfigureDatanode(i, &o)
 	}
@@ -530,7 +537,7 @@ func (c *Cluster) Client() (*client.Client, error) {
 func (c *Cluster) ClientWithToken(tok string) (*client.Client, error) {
 	// Not the environment's or the user's token file when tok is "".
 	return client.New(client.Options{Meta: c.MetaAddrs(), TLS: c.ClientTLS(), Logger: c.opts.Logger.With("node", "client"),
-		Token: tok, NoToken: tok == ""})
+		Token: tok, NoToken: tok == "", TracerProvider: c.opts.TracerProvider})
 }
 
 // AdminToken returns, with Options.Auth, the token of the administrator

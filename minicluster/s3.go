@@ -25,8 +25,9 @@ type S3Options struct {
 	// Token is what the gateway presents to meta. Default: the
 	// administrator's token when the cluster authenticates (Options.Auth).
 	Token string
-	// Gateway tunes the gateway (volume, domain, region, expiries); its
-	// Client, Credentials and Logger are set by the cluster.
+	// Gateway tunes the gateway (volume, domain, region, expiries, the
+	// access log); its Client, Credentials and Logger are set by the
+	// cluster, its TracerProvider too when unset (Options.TracerProvider).
 	Gateway s3.Options
 }
 
@@ -71,7 +72,7 @@ func (c *Cluster) StartS3(ctx context.Context, o S3Options) (endpoint string, er
 	}()
 	log := c.opts.Logger.With("node", "s3")
 	if s.cl, err = client.New(client.Options{Meta: c.MetaAddrs(), TLS: c.ClientTLS(), Token: tok, NoToken: tok == "",
-		Logger: log, Owner: "s3"}); err != nil {
+		Logger: log, Owner: "s3", TracerProvider: c.opts.TracerProvider}); err != nil {
 		return "", err
 	}
 	mc, err := s3.NewMetaCredentials(s3.MetaCredentialsOptions{Client: s.cl})
@@ -84,6 +85,9 @@ func (c *Cluster) StartS3(ctx context.Context, o S3Options) (endpoint string, er
 	}
 	g := o.Gateway
 	g.Client, g.Credentials, g.Logger = s.cl, creds, log
+	if g.TracerProvider == nil {
+		g.TracerProvider = c.opts.TracerProvider
+	}
 	if s.gw, err = s3.New(ctx, g); err != nil {
 		return "", err
 	}

@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/xml"
@@ -18,8 +17,12 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/strato-io/strato/client"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+	"github.com/strato-io/strato/reqid"
+	"github.com/strato-io/strato/tracing"
 )
 
 // Options configure a gateway.
@@ -61,6 +64,14 @@ type Options struct {
 	Observe func(op string, status int, d time.Duration, in, out int64)
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
+	// AccessLog, when set, receives the access log: one JSON line a
+	// request (AccessEntry; docs/s3.md, "Access log"). Default: none.
+	AccessLog io.Writer
+	// TracerProvider, when set, makes a span of every request ("S3
+	// PutObject", ...), the parent of the spans of the client's calls to
+	// meta and the datanodes for it (package tracing). Options.Client
+	// should trace with the same provider. Default: nil, no tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // EnsureDefaults fills in the defaults.
@@ -149,6 +160,9 @@ type Gateway struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+
+	access  *accessLog   // nil: none
+	handler http.Handler // serveHTTP, in a span when tracing
 }
 
 // New makes a gateway and creates its volumes when missing; Close stops
@@ -159,6 +173,13 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{opts: opts, c: opts.Client, volume: opts.Volume, partBkts: map[string]bool{}, stop: make(chan struct{})}
+	g.handler = http.HandlerFunc(g.serveHTTP)
+	if opts.TracerProvider != nil {
+		g.handler = tracing.HTTPHandler(g.handler, "S3", opts.TracerProvider)
+	}
+	if opts.AccessLog != nil {
+		g.access = &accessLog{w: opts.AccessLog}
+	}
 	for _, v := range []string{opts.Volume, opts.MultipartVolume} {
 		// Looked up first: a proxy user may not create volumes (an
 		// administrator makes them), nor perhaps read them (it exists).
@@ -209,16 +230,15 @@ type request struct {
 	out    int64 // bytes of response body
 }
 
-func newRequestID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return strings.ToUpper(hex.EncodeToString(b[:]))
-}
-
 // ServeHTTP implements http.Handler.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.handler.ServeHTTP(w, r) }
+
+// serveHTTP serves a request under a new request ID (x-amz-request-id),
+// which the calls to meta and the datanodes for it carry (package reqid).
+func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	start := g.opts.Now()
-	rq := &request{r: r, w: w, ctx: r.Context(), id: newRequestID(), status: 200}
+	id := reqid.New()
+	rq := &request{r: r, w: w, ctx: reqid.With(r.Context(), id), id: id, status: 200}
 	rq.bucket, rq.key = g.route(r)
 	var err error
 	if r.Method == http.MethodOptions {
@@ -227,21 +247,24 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.corsHeaders(rq)
 		err = g.serve(rq)
 	}
+	var errCode string
 	if err != nil {
 		e := fromClient(err, nil)
 		if e.Status >= 500 {
-			g.opts.Logger.Warn("s3: request failed", "op", rq.op, "bucket", rq.bucket, "key", rq.key, "err", err)
+			g.opts.Logger.Warn("s3: request failed", "op", rq.op, "bucket", rq.bucket, "key", rq.key, "request_id", rq.id, "err", err)
 		}
-		rq.status = e.Status
+		rq.status, errCode = e.Status, e.Code
 		writeError(w, r, e, rq.id)
 	}
+	end := g.opts.Now()
 	if obs := g.opts.Observe; obs != nil {
 		var in int64
 		if rq.body != nil {
 			in = rq.body.n
 		}
-		obs(rq.op, rq.status, g.opts.Now().Sub(start), in, rq.out)
+		obs(rq.op, rq.status, end.Sub(start), in, rq.out)
 	}
+	g.finish(rq, start, end, errCode)
 }
 
 // route splits the request into bucket and key: virtual-host style when
@@ -270,8 +293,9 @@ func (g *Gateway) hostBucket(r *http.Request) (string, bool) {
 	return b, ok && b != ""
 }
 
-func (g *Gateway) serve(rq *request) error {
-	q := rq.r.URL.Query()
+// authorize authenticates the request and, for a key kept in meta, makes
+// its calls on behalf of the key's user.
+func (g *Gateway) authorize(rq *request) error {
 	if err := g.authenticate(rq); err != nil {
 		rq.op = "Auth"
 		return err
@@ -284,6 +308,14 @@ func (g *Gateway) serve(rq *request) error {
 		}
 		rq.user = user
 		rq.ctx = client.OnBehalfOf(rq.ctx, user)
+	}
+	return nil
+}
+
+func (g *Gateway) serve(rq *request) error {
+	q := rq.r.URL.Query()
+	if err := g.authorize(rq); err != nil {
+		return err
 	}
 	has := func(k string) bool { _, ok := q[k]; return ok }
 	m := rq.r.Method

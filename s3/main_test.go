@@ -90,6 +90,11 @@ func sdk(t testing.TB, tlsOn bool, opts ...func(*awss3.Options)) *awss3.Client {
 	if tlsOn {
 		srv = env.https
 	}
+	return sdkAt(t, srv.URL, opts...)
+}
+
+// sdkAt is sdk's client of the gateway at endpoint.
+func sdkAt(t testing.TB, endpoint string, opts ...func(*awss3.Options)) *awss3.Client {
 	// LoadDefaultConfig, as a user's program does: it sets the SDK's
 	// default checksum behaviour (CRC32 on every upload).
 	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion(region),
@@ -99,7 +104,7 @@ func sdk(t testing.TB, tlsOn bool, opts ...func(*awss3.Options)) *awss3.Client {
 		t.Fatal(err)
 	}
 	opts = append([]func(*awss3.Options){func(o *awss3.Options) {
-		o.BaseEndpoint = aws.String(srv.URL)
+		o.BaseEndpoint = aws.String(endpoint)
 		o.UsePathStyle = true
 		o.HTTPClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	}}, opts...)

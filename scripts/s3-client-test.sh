@@ -30,8 +30,8 @@ mode=$1
 shift
 meta=127.0.0.1:$(free_port)
 s3=127.0.0.1:$(free_port)
-rm -rf "$work/data"
-bin/strato dev --data "$work/data" --meta-addr "$meta" --s3-addr "$s3" --http "" "$@" >"$work/dev.log" 2>&1 &
+rm -rf "$work/data" "$work/access.log"
+bin/strato dev --data "$work/data" --meta-addr "$meta" --s3-addr "$s3" --s3-access-log "$work/access.log" --http "" "$@" >"$work/dev.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q "strato dev: ready" "$work/dev.log" && break; sleep 0.2; done
 scheme=http
@@ -46,7 +46,7 @@ fi
 grep -q "  s3        $scheme://$s3" "$work/dev.log" || { cat "$work/dev.log"; exit 1; }
 endpoint=$scheme://$s3
 echo "== boto3 ($mode)"
-"$venv/bin/python" s3/testdata/boto3_test.py "$endpoint"
+"$venv/bin/python" s3/testdata/boto3_test.py "$endpoint" "$work/access.log" # and one access log line per request
 echo "== aws cli ($mode)"
 aws() { "$venv/bin/aws" --endpoint-url "$endpoint" "$@"; }
 aws s3 mb s3://cli-bucket >/dev/null

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
@@ -16,18 +17,22 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/strato-io/strato/meta"
+	"github.com/strato-io/strato/reqid"
 )
 
 // Audit logs every mutation meta is asked for, one JSON line each, after
 // it is answered:
 //
 //	{"time":"...","level":"INFO","msg":"audit","method":"NamespaceService/CreateBucket",
-//	 "peer":"10.0.0.7:51234","client":"9f2c...","request":"12","user":"alice","token":"5be1...",
-//	 "code":"OK","ms":1.8,
+//	 "peer":"10.0.0.7:51234","client":"9f2c...","request":"12","request_id":"4A2F9C1E0B7D3856",
+//	 "trace_id":"0af7...","user":"alice","token":"5be1...","code":"OK","ms":1.8,
 //	 "args":{"volume":"vol1","name":"b1"}}
 //
 // who: the caller's address, the client ID and request number the Go
-// client sends (gRPC metadata strato-client and strato-request) and, when
+// client sends (gRPC metadata strato-client and strato-request), the
+// request ID of the request the call serves (strato-request-id: an S3
+// request's x-amz-request-id, package reqid) and the trace it is part of
+// when it has either, and, when
 // meta authenticates clients (--auth token), the user and the ID of the
 // token the call presented (absent from a call refused for its token);
 // what: the method and the request's scalar
@@ -82,6 +87,12 @@ func (a *Audit) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 		if v := md.Get("strato-request"); len(v) > 0 {
 			attrs = append(attrs, slog.String("request", v[0]))
 		}
+	}
+	if id := reqid.Incoming(ctx); id != "" {
+		attrs = append(attrs, slog.String("request_id", id))
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
 	}
 	if id := meta.IdentityFromContext(ctx); id != nil {
 		attrs = append(attrs, slog.String("user", id.User), slog.String("token", id.TokenID))

@@ -26,7 +26,7 @@ const (
 	VersionReadLocalPaths uint8 = 5
 	// MinVersion and MaxVersion bound the versions this package speaks.
 	MinVersion uint8 = 1
-	MaxVersion uint8 = 5
+	MaxVersion uint8 = 6
 
 	// FrameHeaderLen is the size of the fixed frame header.
 	FrameHeaderLen = 24
@@ -150,7 +150,7 @@ const (
 	// FlagError marks an error response (always with FlagResponse).
 	FlagError Flags = 1 << 1
 
-	knownFlags = FlagResponse | FlagError
+	knownFlags = FlagResponse | FlagError | FlagContext
 )
 
 // FrameHeader is the fixed 24-byte header of every frame.
@@ -209,6 +209,8 @@ func ParseFrameHeader(b []byte) (FrameHeader, error) {
 		return h, Errorf(CodeProtocol, "reserved flag bits %#04x set", uint16(h.Flags&^knownFlags))
 	case h.IsError() && !h.IsResponse():
 		return h, Errorf(CodeProtocol, "ERROR flag without RESPONSE")
+	case h.Flags&FlagContext != 0 && (h.IsResponse() || h.Version < VersionContext):
+		return h, Errorf(CodeProtocol, "CONTEXT flag on a response or before version %d", VersionContext)
 	case h.HeaderLen > MaxHeaderLen:
 		return h, Errorf(CodeProtocol, "typed header of %d bytes exceeds the limit of %d", h.HeaderLen, MaxHeaderLen)
 	case h.PayloadLen > maxPayload:
@@ -222,6 +224,8 @@ type Frame struct {
 	Header FrameHeader
 	// Msg is the typed header: a request, a response or *Error.
 	Msg Message
+	// Context is a request's context (FlagContext), empty when none.
+	Context RequestContext
 	// Payload aliases the decoded buffer.
 	Payload []byte
 }
@@ -273,11 +277,11 @@ func DecodeFrame(b []byte) (Frame, error) {
 		return Frame{Header: h}, Errorf(CodeProtocol, "frame of %d bytes, header says %d", len(b), want)
 	}
 	typed := b[FrameHeaderLen : FrameHeaderLen+int(h.HeaderLen)]
-	m, err := DecodeMessage(h, typed)
+	rc, m, err := decodeMessage(h, typed)
 	if err != nil {
 		return Frame{Header: h}, err
 	}
-	f := Frame{Header: h, Msg: m, Payload: b[FrameHeaderLen+int(h.HeaderLen):]}
+	f := Frame{Header: h, Msg: m, Context: rc, Payload: b[FrameHeaderLen+int(h.HeaderLen):]}
 	if g, ok := m.(payloadDecoder); ok {
 		if err := g.DecodePayload(f.Payload); err != nil {
 			return Frame{Header: h}, err

@@ -142,6 +142,7 @@ func TestRecoverableErrors(t *testing.T) {
 		return frame(TypeWriteChunk, 0, Version, m.AppendHeader(nil), payload)
 	}
 	typedOf := func(m Message) []byte { return m.AppendHeader(nil) }
+	readReq := &ReadChunkRequest{Block: BlockID{7, 42}, Length: 1}
 	for _, tc := range []struct {
 		name  string
 		frame []byte
@@ -179,6 +180,13 @@ func TestRecoverableErrors(t *testing.T) {
 		}(), nil), CodeInvalidArgument},
 		{"read too long", frame(TypeReadChunk, 0, Version, typedOf(&ReadChunkRequest{Block: BlockID{7, 42}, Length: MaxReadLen + 1}), nil), CodeInvalidArgument},
 		{"read empty", frame(TypeReadChunk, 0, Version, typedOf(&ReadChunkRequest{Block: BlockID{7, 42}}), nil), CodeInvalidArgument},
+		{"empty context", frame(TypeReadChunk, FlagContext, VersionContext, append([]byte{0, 0}, typedOf(readReq)...), nil), CodeInvalidArgument},
+		{"request ID with a space", frame(TypeReadChunk, FlagContext, VersionContext, append([]byte{3, 'a', ' ', 'b', 0}, typedOf(readReq)...), nil),
+			CodeInvalidArgument},
+		{"short trace", frame(TypeReadChunk, FlagContext, VersionContext, append([]byte{1, 'a', 3, 1, 2, 3}, typedOf(readReq)...), nil),
+			CodeInvalidArgument},
+		{"zero trace", frame(TypeReadChunk, FlagContext, VersionContext, append(append([]byte{0, traceLen}, make([]byte, traceLen)...), typedOf(readReq)...), nil),
+			CodeInvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewRequestReader(bytes.NewReader(append(append([]byte(nil), tc.frame...), good...)))
@@ -283,4 +291,62 @@ func TestWriterErrors(t *testing.T) {
 	cancel()
 	w = NewWriter(&buf, 0)
 	require.ErrorIs(t, w.WriteMessage(cctx, 1, &GetBlockRequest{Block: BlockID{1, 1}}, nil), context.Canceled)
+}
+
+// TestContextFlag: CONTEXT is a request's flag from version 6 on; on a
+// response or an older frame it breaks the stream. A request's context is
+// what Reader.Context returns, until the next frame.
+func TestContextFlag(t *testing.T) {
+	b := vectorBytes(t, "read_chunk_request_v6_context")
+	r := NewRequestReader(bytes.NewReader(append(b, vectorBytes(t, "read_chunk_request_v5")...)))
+	_, m, err := r.Next()
+	require.NoError(t, err)
+	require.IsType(t, &ReadChunkRequest{}, m)
+	require.Equal(t, exampleContext, r.Context())
+	ctx := r.Context().Into(context.Background())
+	require.Equal(t, exampleContext, ContextOf(ctx))
+	_, _, err = r.Next()
+	require.NoError(t, err)
+	require.True(t, r.Context().Empty())
+
+	old := append([]byte(nil), b...)
+	old[4] = VersionReadLocalPaths
+	_, err = ParseFrameHeader(old)
+	require.ErrorIs(t, err, CodeProtocol)
+	resp := vectorBytes(t, "read_chunk_response")
+	resp[4] = VersionContext
+	binary.BigEndian.PutUint16(resp[6:], uint16(FlagResponse|FlagContext))
+	_, err = ParseFrameHeader(resp)
+	require.ErrorIs(t, err, CodeProtocol)
+
+	// Before version 6, or with nothing to carry, a request goes without.
+	var buf bytes.Buffer
+	w := NewWriter(&buf, 0)
+	w.SetVersion(VersionReadLocalPaths)
+	require.NoError(t, w.WriteMessage(ctx, 1, &ReadChunkRequest{Block: BlockID{7, 42}, Length: 1}, nil))
+	w.SetVersion(VersionContext)
+	require.NoError(t, w.WriteMessage(context.Background(), 2, &ReadChunkRequest{Block: BlockID{7, 42}, Length: 1}, nil))
+	rd := NewRequestReader(&buf)
+	for range 2 {
+		h, _, err := rd.Next()
+		require.NoError(t, err)
+		require.Zero(t, h.Flags&FlagContext)
+	}
+}
+
+// TestContextCostsNoAllocation: a request written with a context that
+// carries no request ID and no span (tracing off) allocates nothing, as
+// before version 6; one that carries both allocates nothing more.
+func TestContextCostsNoAllocation(t *testing.T) {
+	w := NewWriter(io.Discard, 0)
+	w.SetVersion(VersionContext)
+	m := &ReadChunkRequest{Block: BlockID{7, 42}, Length: 1}
+	for _, ctx := range []context.Context{context.Background(), exampleContext.Into(context.Background())} {
+		allocs := testing.AllocsPerRun(100, func() {
+			if err := w.WriteMessage(ctx, 1, m, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+		require.Zero(t, allocs)
+	}
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -35,6 +36,14 @@ func FuzzDecode(f *testing.F) {
 			var got []byte
 			if e, ok := fr.Msg.(*Error); ok {
 				got = AppendErrorFrame(nil, fr.Header.Type, fr.Header.RequestID, e)
+			} else if !fr.Context.Empty() {
+				var buf bytes.Buffer
+				w := NewWriter(&buf, 0)
+				w.SetVersion(fr.Header.Version)
+				if err := w.WriteMessage(fr.Context.Into(context.Background()), fr.Header.RequestID, fr.Msg, fr.Payload); err != nil {
+					t.Fatal(err)
+				}
+				got = buf.Bytes()
 			} else if _, ok := fr.Msg.(*GetBlockResponse); ok {
 				got = AppendFrame(nil, fr.Header.RequestID, fr.Msg, nil)
 			} else {

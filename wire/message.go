@@ -699,9 +699,27 @@ func newMessage(t Type, response, isErr bool) Message {
 // The chunk records of a GetBlockResponse are in the payload: see
 // GetBlockResponse.DecodePayload.
 func DecodeMessage(h FrameHeader, typed []byte) (Message, error) {
+	_, m, err := decodeMessage(h, typed)
+	return m, err
+}
+
+// decodeMessage is DecodeMessage that returns the request's context too
+// (FlagContext, version 6).
+func decodeMessage(h FrameHeader, typed []byte) (RequestContext, Message, error) {
 	if len(typed) != int(h.HeaderLen) {
-		return nil, Errorf(CodeInvalidArgument, "typed header of %d bytes, frame header says %d", len(typed), h.HeaderLen)
+		return RequestContext{}, nil, Errorf(CodeInvalidArgument, "typed header of %d bytes, frame header says %d", len(typed), h.HeaderLen)
 	}
+	rc, typed, err := splitContext(h, typed)
+	if err != nil {
+		return RequestContext{}, nil, err
+	}
+	m, err := decodeTyped(h, typed)
+	return rc, m, err
+}
+
+// decodeTyped decodes the message of a typed header (its request context
+// split off).
+func decodeTyped(h FrameHeader, typed []byte) (Message, error) {
 	// PING and error frames are the same in every version.
 	if h.Type != TypePing && !h.IsError() && (h.Version < MinVersion || h.Version > MaxVersion) {
 		return nil, Errorf(CodeUnsupportedVersion, "version %d (this side speaks %d..%d)", h.Version, MinVersion, MaxVersion)

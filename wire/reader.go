@@ -18,7 +18,8 @@ type Reader struct {
 	deadline  readDeadliner
 	responses bool
 	hdr       [FrameHeaderLen]byte
-	remaining int64 // unread payload bytes of the current frame
+	remaining int64          // unread payload bytes of the current frame
+	rc        RequestContext // the current frame's (FlagContext)
 
 	idleTimeout, frameTimeout time.Duration
 }
@@ -110,12 +111,17 @@ func (r *Reader) Next() (FrameHeader, Message, error) {
 		}
 	}
 	r.remaining = int64(h.PayloadLen)
-	m, err := DecodeMessage(h, typed)
+	rc, m, err := decodeMessage(h, typed)
+	r.rc = rc
 	if err != nil {
 		return h, nil, err
 	}
 	return h, m, nil
 }
+
+// Context returns the request context of the frame Next read last (empty
+// when it had none: docs/wire.md §2.3).
+func (r *Reader) Context() RequestContext { return r.rc }
 
 // RefreshFrameTimeout restarts the frame timeout of the current frame: a
 // receiver that waited (for memory, say) between the headers and the

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/strato-io/strato/checksum"
 )
@@ -33,6 +34,7 @@ type vector struct {
 	id      uint64
 	msg     Message
 	payload []byte
+	rc      RequestContext // a request's context (version 6)
 }
 
 // exampleTokenKey signs exampleToken: key 1 of the examples, the bytes 0 to 31.
@@ -48,6 +50,13 @@ var exampleTokenKey = func() []byte {
 // (7, 42) for "alice", signed with key 1, expiring 2026-01-01T00:00:00Z.
 var exampleToken = BlockToken{KeyID: 1, ExpiresUnixMs: 1767225600000, Block: BlockID{ContainerID: 7, LocalID: 42},
 	Ops: OpRead | OpWrite, User: "alice"}
+
+// exampleContext is the request context of read_chunk_request_v6_context:
+// request ID 4A2F9C1E0B7D3856, trace 0102...10, span a1a2...a8, sampled.
+var exampleContext = RequestContext{RequestID: "4A2F9C1E0B7D3856", Trace: trace.NewSpanContext(trace.SpanContextConfig{
+	TraceID:    trace.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+	SpanID:     trace.SpanID{0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8},
+	TraceFlags: trace.FlagsSampled, Remote: true})}
 
 // vectors are the example values of docs/wire.md §8, one per file of
 // testdata.
@@ -103,12 +112,16 @@ func vectors() []vector {
 		// offering 1 to 5 (a version-1 frame, as both clients send it),
 		// the datanode's answer choosing 5 (a frame of the version chosen),
 		// then frames of version 5.
-		{name: "ping_request_v5", id: 1, msg: &PingRequest{MinVersion: MinVersion, MaxVersion: MaxVersion, ClientID: "java-client"}},
-		{name: "ping_response_v5", version: MaxVersion, id: 1, msg: &PingResponse{Version: MaxVersion, MinVersion: MinVersion, MaxVersion: MaxVersion,
-			MaxChunkLen: 32 << 20, ServerID: "dn-1"}},
-		{name: "read_chunk_request_v5", version: MaxVersion, id: 4, msg: &ReadChunkRequest{Block: block, Offset: 3, Length: 6}},
-		{name: "error_response_v5", version: MaxVersion, typ: TypeReadChunk, id: 4, msg: &Error{Code: CodeAccessDenied,
+		{name: "ping_request_v5", id: 1, msg: &PingRequest{MinVersion: MinVersion, MaxVersion: VersionReadLocalPaths, ClientID: "java-client"}},
+		{name: "ping_response_v5", version: VersionReadLocalPaths, id: 1, msg: &PingResponse{Version: VersionReadLocalPaths, MinVersion: MinVersion,
+			MaxVersion: VersionReadLocalPaths, MaxChunkLen: 32 << 20, ServerID: "dn-1"}},
+		{name: "read_chunk_request_v5", version: VersionReadLocalPaths, id: 4, msg: &ReadChunkRequest{Block: block, Offset: 3, Length: 6}},
+		{name: "error_response_v5", version: VersionReadLocalPaths, typ: TypeReadChunk, id: 4, msg: &Error{Code: CodeAccessDenied,
 			Message: "no token for READ of block 7/42 on this connection"}},
+		// Version 6: a request with its context (§2.3), the request ID of
+		// the S3 request it serves and the caller's span.
+		{name: "read_chunk_request_v6_context", version: VersionContext, id: 5, msg: &ReadChunkRequest{Block: block, Offset: 3, Length: 6},
+			rc: exampleContext},
 	}
 }
 
@@ -127,7 +140,7 @@ func (v vector) encode(t *testing.T) []byte {
 	if isErr {
 		require.NoError(t, w.WriteError(context.Background(), v.typ, v.id, e))
 	} else {
-		require.NoError(t, w.WriteMessage(context.Background(), v.id, v.msg, v.payload))
+		require.NoError(t, w.WriteMessage(v.rc.Into(context.Background()), v.id, v.msg, v.payload))
 	}
 	return b.Bytes()
 }
@@ -169,6 +182,8 @@ func TestVectors(t *testing.T) {
 				require.Equal(t, v.msg.Type(), f.Header.Type)
 			}
 			require.Equal(t, v.msg, f.Msg)
+			require.Equal(t, v.rc, f.Context)
+			require.Equal(t, !v.rc.Empty(), f.Header.Flags&FlagContext != 0)
 			_, records := v.msg.(payloadDecoder)
 			if !records {
 				require.Equal(t, len(v.payload), len(f.Payload))

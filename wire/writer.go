@@ -53,7 +53,8 @@ var ErrWriterBroken = errors.New("wire: connection unusable after a failed write
 
 // WriteMessage writes a frame carrying m (not an *Error) and payload. For a
 // *GetBlockResponse or an *ImportBeginRequest the payload is its record
-// list; pass nil.
+// list; pass nil. From version 6 on, a request carries the request ID and
+// span of ctx, when it has either (FlagContext).
 func (w *Writer) WriteMessage(ctx context.Context, id uint64, m Message, payload []byte) error {
 	if _, ok := m.(*Error); ok {
 		return errors.New("wire: WriteMessage of an *Error: use WriteError")
@@ -62,8 +63,18 @@ func (w *Writer) WriteMessage(ctx context.Context, id uint64, m Message, payload
 		payload = g.AppendPayload(nil)
 	}
 	return w.write(ctx, func(dst []byte) []byte {
+		v := w.ProtocolVersion()
+		var flags Flags
+		if v >= VersionContext && !m.response() {
+			// The request ID and span of the caller (docs/wire.md §2.3).
+			if rc := ContextOf(ctx); !rc.Empty() {
+				dst = appendContext(dst, rc)
+				flags = FlagContext
+			}
+		}
 		dst = m.AppendHeader(dst)
-		h := frameHeaderFor(w.ProtocolVersion(), id, m, len(dst)-FrameHeaderLen, len(payload))
+		h := frameHeaderFor(v, id, m, len(dst)-FrameHeaderLen, len(payload))
+		h.Flags |= flags
 		h.Append(dst[:0])
 		return dst
 	}, payload, 0, nil, nil)

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/reqid"
 )
 
 // defaultMeta is the address of a meta server started with its defaults.
@@ -40,6 +41,7 @@ type cliOptions struct {
 	clusterName string
 	json        bool
 	timeout     time.Duration
+	requestID   string
 }
 
 // addFlags registers the group's persistent flags on cmd.
@@ -51,6 +53,7 @@ func (o *cliOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.clusterName, "cluster", "", "a cluster of the client's file ~/.config/strato/config.toml (docs/operations.md, Configuration): its meta, tls-ca and token-file serve where --meta, --tls-ca and --token are not given; default $"+clusterEnv+", else the file's default")
 	f.BoolVar(&o.json, "json", false, "machine-readable output: one JSON document (records as objects, lists as arrays; 64-bit numbers as numbers, enum values as the tables print them: docs/cli.md)")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long (data commands: until the transfer starts)")
+	f.StringVar(&o.requestID, "request-id", "", "name the command's calls to meta and the datanodes by this request ID (up to 64 printable ASCII characters): meta's audit log and the datanodes' logs record it (docs/observability.md)")
 }
 
 // metaAddrs returns the meta addresses: --meta when given, else
@@ -129,6 +132,9 @@ func (o *cliOptions) connect(cmd *cobra.Command) (c *client.Client, addrs []stri
 func (o *cliOptions) action(fn func(s *session, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		what := describeCommand(cmd, args)
+		if o.requestID != "" && !reqid.Valid(o.requestID) {
+			return failure(what, usagef("--request-id %q: want 1 to %d printable ASCII characters, no spaces", o.requestID, reqid.MaxLen))
+		}
 		c, addrs, tlsConfig, tok, err := o.connect(cmd)
 		if err != nil {
 			return failure(what, err)
@@ -139,7 +145,7 @@ func (o *cliOptions) action(fn func(s *session, args []string) error) func(*cobr
 		if parent == nil {
 			parent = context.Background()
 		}
-		ctx, cancel := context.WithCancelCause(parent)
+		ctx, cancel := context.WithCancelCause(client.WithRequestID(parent, o.requestID))
 		defer cancel(nil)
 		s := &session{ctx: ctx, cmd: cmd, c: c, json: o.json, out: cmd.OutOrStdout(), in: cmd.InOrStdin(), addrs: addrs, tls: tlsConfig, token: tok}
 		if o.timeout > 0 {

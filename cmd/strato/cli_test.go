@@ -170,6 +170,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"fs", "rm", "/vol/bkt"}, "bucket's root"},
 		{[]string{"admin", "container", "info", "x1"}, "not a container ID"},
 		{[]string{"admin", "datanode", "list", "--timeout", "soon"}, "--timeout"},
+		{[]string{"sh", "volume", "list", "--request-id", "two words"}, "--request-id"},
 	} {
 		line := h.fail(2, tc.args...)
 		require.Contains(t, line, tc.want, "strato %s", strings.Join(tc.args, " "))

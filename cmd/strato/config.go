@@ -50,15 +50,17 @@ func markSecret(f *pflag.FlagSet, name string) {
 var notSettings = []string{"config", "print-config", "help"}
 
 // roleConfig is what every server role has besides its own flags:
-// --config, --print-config, --log-level and --log-format, and where each
-// flag's value came from.
+// --config, --print-config, --log-level, --log-format and --otlp-endpoint,
+// and where each flag's value came from.
 type roleConfig struct {
-	role     string
-	path     string // --config
-	print    bool   // --print-config
-	log      logFlags
-	required []string          // the flags the role cannot run without
-	sources  map[string]string // flag name → "flag", "env NAME", "file PATH:LINE" or "default"
+	role        string
+	path        string // --config
+	print       bool   // --print-config
+	log         logFlags
+	otlp        string            // --otlp-endpoint
+	stopTracing func()            // stops what startTracing started (nil: nothing)
+	required    []string          // the flags the role cannot run without
+	sources     map[string]string // flag name → "flag", "env NAME", "file PATH:LINE" or "default"
 }
 
 // attach adds the shared flags to cmd, the command of role, and makes its
@@ -73,6 +75,7 @@ func (rc *roleConfig) attach(cmd *cobra.Command, role string, level slog.Level) 
 	f.StringVar(&rc.path, "config", "", "TOML file of settings, its ["+role+"] table keyed by the flags' names (docs/operations.md, Configuration); a flag beats $"+envPrefix(role)+"<FLAG>, which beats the file")
 	f.BoolVar(&rc.print, "print-config", false, "print every setting as TOML with where it comes from (flag, env, file or default), secrets masked, and exit")
 	rc.log.add(f, level)
+	addTracingFlag(f, &rc.otlp)
 	f.VisitAll(func(fl *pflag.Flag) {
 		if ann := fl.Annotations[cobra.BashCompOneRequiredFlag]; len(ann) == 1 && ann[0] == "true" {
 			rc.required = append(rc.required, fl.Name)
@@ -97,6 +100,11 @@ func (rc *roleConfig) attach(cmd *cobra.Command, role string, level slog.Level) 
 			return usagef(`required flag(s) "%s" not set (on the command line, in $%s or in the [%s] table of --config)`,
 				strings.Join(missing, `", "`), envName(role, missing[0]), role)
 		}
+		defer func() {
+			if rc.stopTracing != nil {
+				rc.stopTracing()
+			}
+		}()
 		return run(cmd, args)
 	}
 }

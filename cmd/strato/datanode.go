@@ -48,6 +48,9 @@ SIGTERM stops it cleanly.`,
 				return err
 			}
 			o.Logger = rc.log.logger(os.Stderr)
+			if o.Server.TracerProvider, err = rc.startTracing(cmd.Context(), listen, o.Logger); err != nil {
+				return err
+			}
 			reg := telemetry.NewRegistry()
 			o.Server.Observe = telemetry.NewDataMetrics(reg).Observe
 			lis, err := net.Listen("tcp", listen)

@@ -23,6 +23,7 @@ func newDevCmd() *cobra.Command {
 		verbose  bool
 		pprof    bool
 		s3Addr   string
+		s3Access string
 		httpAddr string
 		scan     scanFlags
 		rc       roleConfig
@@ -73,6 +74,9 @@ start (docs/security.md).`,
 			if o.Scan, err = scan.options(); err != nil {
 				return err
 			}
+			if o.TracerProvider, err = rc.startTracing(cmd.Context(), "dev", o.Logger); err != nil {
+				return err
+			}
 			c, err := minicluster.Start(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -109,7 +113,13 @@ start (docs/security.md).`,
 				fmt.Fprintf(out, "  datanode  %s   (data %s, id %s)\n", a, c.DatanodeDir(i), c.Datanode(i).ID())
 			}
 			if s3Addr != "" {
-				startDevS3(cmd.Context(), out, c, s3Addr, token)
+				access, closeAccess, err := openAccessLog(s3Access, out)
+				if err != nil {
+					_ = c.Close()
+					return err
+				}
+				defer closeAccess()
+				startDevS3(cmd.Context(), out, c, s3Addr, token, access)
 			}
 			if httpAddr != "" {
 				fmt.Fprintf(out, "  console   %s%s/   (metrics /metrics, health /healthz, /readyz)\n", httpScheme(httpTLS), httpAddr)
@@ -143,6 +153,7 @@ start (docs/security.md).`,
 	f.IntVar(&o.MetaReplicas, "meta-replicas", 1, "meta replicas: 1, or 3 for a Raft group that survives the loss of one")
 	f.StringVar(&o.MetaAddr, "meta-addr", "127.0.0.1:9860", "meta's gRPC address")
 	f.StringVar(&s3Addr, "s3-addr", "127.0.0.1:9878", `address of an S3 gateway with the development key (see docs/s3.md; "": none)`)
+	f.StringVar(&s3Access, "s3-access-log", "off", `where that gateway's access log goes, as strato s3 --access-log: a file (appended to), "-" for standard output, or "off"`)
 	f.StringVar(&httpAddr, "http", "127.0.0.1:9880", `address of the web console and of the first meta replica's /metrics, /healthz and /readyz ("": none)`)
 	f.BoolVar(&o.TLS, "secure", false, "TLS between every node and for clients, with a cluster CA made under --data/tls; the S3 gateway and the console (with /metrics) serve HTTPS")
 	addPprofFlag(f, &pprof)

@@ -90,6 +90,9 @@ func newMetaCmd() *cobra.Command {
 			if consoleToken, err = secretOf(consoleToken, "console-token", consoleTokenF, "console-token-file", consoleTokenEnv); err != nil {
 				return err
 			}
+			if o.TracerProvider, err = rc.startTracing(cmd.Context(), o.Listen, o.Logger); err != nil {
+				return err
+			}
 			reg := telemetry.NewRegistry()
 			grpcMetrics, stopAudit, err := metaTelemetry(&o, reg, auditLog)
 			if err != nil {

@@ -35,6 +35,7 @@ func newS3Cmd() *cobra.Command {
 		token, tokenFile  string
 		pprof             bool
 		keyTTL            time.Duration
+		accessLog         string
 		rc                roleConfig
 	)
 	cmd := &cobra.Command{
@@ -49,7 +50,8 @@ kept in meta (strato admin s3 key create; a revoked key is refused within
 --key-cache-ttl), or one given to this gateway alone by --credentials FILE
 (one "ACCESS_KEY SECRET" pair a line) or the environment variables
 STRATO_S3_ACCESS_KEY and STRATO_S3_SECRET_KEY. HTTPS with --tls-cert and
---tls-key. With a meta that authenticates clients (--auth token), the
+--tls-key. Every request is logged, one JSON line, to --access-log (default
+standard output). With a meta that authenticates clients (--auth token), the
 gateway presents the token of --token-file (default $STRATO_TOKEN) on its
 calls to meta: an
 administrator's, or a user's whose keys are the only ones it then accepts.
@@ -76,7 +78,18 @@ downloads, retries).`,
 			if err != nil {
 				return err
 			}
-			c, err := client.New(client.Options{Meta: strings.Split(metas, ","), TLS: tlsConfig, Token: token, Logger: log.With("component", "client"), Owner: "s3"})
+			access, closeAccess, err := openAccessLog(accessLog, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer closeAccess()
+			tp, err := rc.startTracing(cmd.Context(), listen, log)
+			if err != nil {
+				return err
+			}
+			o.AccessLog, o.TracerProvider = access, tp
+			c, err := client.New(client.Options{Meta: strings.Split(metas, ","), TLS: tlsConfig, Token: token, Logger: log.With("component", "client"), Owner: "s3",
+				TracerProvider: tp})
 			if err != nil {
 				return err
 			}
@@ -143,10 +156,27 @@ downloads, retries).`,
 	f.DurationVar(&keyTTL, "key-cache-ttl", 5*time.Second, "how long a key found in meta is used before meta is asked again (the longest a revoked key keeps working)")
 	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), /healthz and /readyz, e.g. 127.0.0.1:9879 (default: none)")
 	addPprofFlag(f, &pprof)
+	f.StringVar(&accessLog, "access-log", "-", `where the access log goes, one JSON line a request (docs/s3.md, Access log): a file (appended to), "-" for standard output, or "off"`)
 	f.DurationVar(&o.MultipartExpiry, "multipart-expiry", 0, "abort multipart uploads older than this (default 7 days)")
 	markSecret(f, "token")
 	rc.attach(cmd, "s3", slog.LevelInfo)
 	return cmd
+}
+
+// openAccessLog opens the access log --access-log names: a file, appended
+// to (made 0640), stdout for "-", none for "off".
+func openAccessLog(spec string, stdout io.Writer) (io.Writer, func(), error) {
+	switch spec {
+	case "off":
+		return nil, func() {}, nil
+	case "-":
+		return stdout, func() {}, nil
+	}
+	f, err := os.OpenFile(spec, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--access-log: %w", err)
+	}
+	return f, func() { _ = f.Close() }, nil
 }
 
 // loadS3Credentials reads the access keys given to this gateway alone
@@ -194,8 +224,8 @@ const (
 // HTTPS with a certificate "s3" of the cluster's CA.
 //
 // With token (an administrator's) it presents it to meta, and the key is
-// the administrator's.
-func startDevS3(ctx context.Context, out io.Writer, c *minicluster.Cluster, addr, token string) {
+// the administrator's. access, when set, gets the gateway's access log.
+func startDevS3(ctx context.Context, out io.Writer, c *minicluster.Cluster, addr, token string, access io.Writer) {
 	fail := func(err error) { fmt.Fprintf(out, "  s3        not started: %v\n", err) }
 	cl, err := c.ClientWithToken(token)
 	if err != nil {
@@ -214,7 +244,7 @@ func startDevS3(ctx context.Context, out io.Writer, c *minicluster.Cluster, addr
 		fail(fmt.Errorf("creating the development access key: %w", err))
 		return
 	}
-	ep, err := c.StartS3(ctx, minicluster.S3Options{Listen: addr, Token: token})
+	ep, err := c.StartS3(ctx, minicluster.S3Options{Listen: addr, Token: token, Gateway: s3.Options{AccessLog: access}})
 	if err != nil {
 		fail(err)
 		return

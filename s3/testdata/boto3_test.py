@@ -2,13 +2,17 @@
 presign with Signature Version 2 for us-east-1), then with SigV2 for every
 request (signature_version="s3") and SigV4 presigning.
 
-Usage: boto3_test.py ENDPOINT  (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY set)
+Usage: boto3_test.py ENDPOINT [ACCESS_LOG]  (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY set)
+With ACCESS_LOG, the gateway's access log (empty before the run), it
+checks that the log has one JSON line per HTTP request the script sent.
 Prints 'N passed, 0 failed' and exits 0, or raises.
 """
 import hashlib
+import json
 import os
 import ssl
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -19,8 +23,26 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 endpoint = sys.argv[1]
-s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                  config=Config(s3={"addressing_style": "path"}))  # HTTPS: trusts $AWS_CA_BUNDLE
+access_log = sys.argv[2] if len(sys.argv) > 2 else None
+# The HTTP requests sent (every attempt of every client, and the urllib
+# fetches), to compare with the access log's lines.
+sent = 0
+sent_lock = threading.Lock()
+
+
+def count_sent(**_):
+    global sent
+    with sent_lock:
+        sent += 1
+
+
+def client(**kw):
+    c = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **kw)
+    c.meta.events.register("before-send", count_sent)
+    return c
+
+
+s3 = client(config=Config(s3={"addressing_style": "path"}))  # HTTPS: trusts $AWS_CA_BUNDLE
 bucket = "boto3-" + uuid.uuid4().hex[:12]
 passed = 0
 
@@ -94,6 +116,7 @@ ctx = ssl.create_default_context(cafile=os.environ.get("AWS_CA_BUNDLE"))
 
 def fetch(url):
     """The status and body of a GET of url (urllib, no SDK)."""
+    count_sent()
     try:
         with urllib.request.urlopen(url, context=ctx) as r:
             return r.status, r.read()
@@ -112,8 +135,7 @@ expired = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key
 time.sleep(2)
 status, body = fetch(expired)
 check("presigned (SigV2), expired: %d %r" % (status, body[:200]), status == 403 and b"Request has expired" in body)
-v4 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                  config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+v4 = client(config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
 url = v4.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "copy"}, ExpiresIn=60)
 check("presigned (SigV4)", "X-Amz-Signature=" in url and fetch(url) == (200, data))
 
@@ -131,6 +153,7 @@ check("CORS bad method", code(lambda: s3.put_bucket_cors(Bucket=bucket, CORSConf
 
 def options(origin, method):
     """The status and headers of a preflight of the bucket's key "copy"."""
+    count_sent()
     req = urllib.request.Request(f"{endpoint}/{bucket}/copy", method="OPTIONS", headers={
         "Origin": origin, "Access-Control-Request-Method": method, "Access-Control-Request-Headers": "content-type"})
     try:
@@ -148,21 +171,34 @@ s3.delete_bucket_cors(Bucket=bucket)
 check("CORS deleted", code(lambda: s3.get_bucket_cors(Bucket=bucket)) == "NoSuchCORSConfiguration")
 
 # A client signing every request with SigV2 in the Authorization header.
-v2 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                  config=Config(signature_version="s3", s3={"addressing_style": "path"}))
+v2 = client(config=Config(signature_version="s3", s3={"addressing_style": "path"}))
 v2.put_object(Bucket=bucket, Key="v2/ключ +key", Body=data, Metadata={"m": "v2"}, ContentType="text/v2")
 got = v2.get_object(Bucket=bucket, Key="v2/ключ +key")
 check("SigV2 put/get", got["Body"].read() == data and got["Metadata"] == {"m": "v2"} and got["ContentType"] == "text/v2")
 check("SigV2 list", [o["Key"] for o in v2.list_objects_v2(Bucket=bucket, Prefix="v2/")["Contents"]] == ["v2/ключ +key"])
 v2.upload_file("/tmp/strato-boto3-big", bucket, "v2/big")  # multipart: ?uploads, ?partNumber&uploadId signed
 check("SigV2 multipart", v2.head_object(Bucket=bucket, Key="v2/big")["ContentLength"] == len(big))
-bad = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id=os.environ["AWS_ACCESS_KEY_ID"],
-                   aws_secret_access_key="wrong",
-                   config=Config(signature_version="s3", s3={"addressing_style": "path"}))
+bad = client(aws_access_key_id=os.environ["AWS_ACCESS_KEY_ID"], aws_secret_access_key="wrong",
+             config=Config(signature_version="s3", s3={"addressing_style": "path"}))
 check("SigV2, wrong secret", code(lambda: bad.list_objects_v2(Bucket=bucket)) == "SignatureDoesNotMatch")
 
 res = s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in
                         ["copy", "big", "mpu", "dir/ключ key", "v2/ключ +key", "v2/big"] + [f"list/{i}" for i in range(5)]]})
 check("delete objects", len(res.get("Deleted", [])) == 11 and not res.get("Errors"))
 s3.delete_bucket(Bucket=bucket)
+
+if access_log:
+    # A line is written when its response is: the last may trail the
+    # client's read by a moment.
+    for _ in range(50):
+        with open(access_log) as f:
+            lines = [json.loads(line) for line in f]
+        if len(lines) >= sent:
+            break
+        time.sleep(0.1)
+    check("access log: %d lines for %d requests" % (len(lines), sent), len(lines) == sent)
+    check("access log: request IDs", len({e["request_id"] for e in lines}) == sent)
+    check("access log: the bad secret refused", any(e["status"] == 403 and e["error"] == "SignatureDoesNotMatch" for e in lines))
+    check("access log: the first put", any(e["op"] == "PutObject" and e["bucket"] == bucket and e["key"] == "dir/ключ key"
+                                           and e["status"] == 200 and e["bytes_in"] == len(data) for e in lines))
 print(f"{passed} passed, 0 failed")

@@ -689,10 +689,9 @@ public class TestScenarios {
     private String render(Frame f) throws WireException {
       byte[] p = f.payloadBytes();
       switch (f.type) {
-        case Wire.TYPE_PING: {
-          Messages.PingRequest m = Messages.PingRequest.decode(f.header);
-          return "PING " + m.minVersion() + "-" + m.maxVersion();
-        }
+        case Wire.TYPE_PING:
+          // Not the versions offered: this client's (1-5) and the Go client's (1-6) differ.
+          return "PING";
         case Wire.TYPE_TOKEN:
           return "TOKEN " + quote(p);
         case Wire.TYPE_WRITE_CHUNK: {

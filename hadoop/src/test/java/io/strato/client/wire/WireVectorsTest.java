@@ -22,6 +22,7 @@ import io.strato.client.wire.Messages.WriteChunkRequest;
 import io.strato.client.wire.Messages.WriteCommitRequest;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -271,6 +272,30 @@ public class WireVectorsTest {
   }
 
   /**
+   * A version-6 request carrying its context (docs/wire.md §2.3): flag CONTEXT (0x0004), then
+   * the request ID (u8 length, bytes) and the caller's span (u8 length 25: trace ID, span ID,
+   * trace flags) before READ_CHUNK's header. Only datanodes send such requests (this client
+   * speaks up to version 5, and responses never carry a context): the frame is checked as bytes.
+   */
+  @Test
+  public void contextRequestNotSpoken() throws IOException {
+    ByteBuffer c = ByteBuffer.allocate(1 + 16 + 1 + 25);
+    c.put((byte) 16).put("4A2F9C1E0B7D3856".getBytes(StandardCharsets.US_ASCII)).put((byte) 25);
+    for (int i = 1; i <= 16; i++) {
+      c.put((byte) i);
+    }
+    for (int i = 0xa1; i <= 0xa8; i++) {
+      c.put((byte) i);
+    }
+    c.put((byte) 1);
+    byte[] r = new ReadChunkRequest(BLOCK, 3, 6).header();
+    byte[] h = Arrays.copyOf(c.array(), c.capacity() + r.length);
+    System.arraycopy(r, 0, h, c.capacity(), r.length);
+    Frame f = new Frame(6, Wire.TYPE_READ_CHUNK, 0x0004, 5, h, new byte[0], 0, 0);
+    assertArrayEquals("read_chunk_request_v6_context.bin", vector("read_chunk_request_v6_context.bin"), f.encode());
+  }
+
+  /**
    * The messages this client does not speak, with their type and the first version that has
    * them: LIST_BLOCKS and IMPORT_INDEX pass between datanodes only (§5.8), and READ_LOCAL needs
    * descriptors passed over a Unix socket, which a JVM cannot receive (§5.11). Their frames are
@@ -309,7 +334,8 @@ public class WireVectorsTest {
         "import_data_response.bin", "import_index_request.bin", "import_index_response.bin",
         "list_blocks_request.bin", "list_blocks_response.bin", "ping_request.bin", "ping_request_v5.bin",
         "ping_response.bin", "ping_response_v5.bin", "put_block_request.bin",
-        "put_block_response.bin", "read_chunk_request.bin", "read_chunk_request_v5.bin", "read_chunk_response.bin",
+        "put_block_response.bin", "read_chunk_request.bin", "read_chunk_request_v5.bin",
+        "read_chunk_request_v6_context.bin", "read_chunk_response.bin",
         "read_local_paths_request.bin", "read_local_paths_response.bin", "read_local_request.bin",
         "read_local_response.bin", "token_request.bin", "token_response.bin",
         "write_chunk_request.bin", "write_chunk_response.bin", "write_commit_request.bin",
