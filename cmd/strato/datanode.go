@@ -49,6 +49,9 @@ SIGTERM stops it cleanly.`,
 			}
 			o.Logger = rc.log.logger(os.Stderr)
 			reg := telemetry.NewRegistry()
+			if err := telemetry.RegisterCertificates(reg, o.TLS); err != nil {
+				return err
+			}
 			o.Server.Observe = telemetry.NewDataMetrics(reg).Observe
 			lis, err := net.Listen("tcp", listen)
 			if err != nil {
