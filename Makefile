@@ -232,9 +232,13 @@ verify: $(GOLANGCI) $(PROTO_TOOLS)
 # deploy-check: validate deploy/ without a container runtime or a cluster
 # (deploy/validate: compose-go's schema check of compose.yaml, strict
 # decoding of the Kubernetes manifests into k8s.io/api's types, every strato
-# command line parsed by this build's flags).
+# command line parsed by this build's flags), then the alerting rules
+# (deploy/prometheus/check: parsed by Prometheus's rule parser, each alert
+# fired and kept silent by the tests of deploy/prometheus/alerts_test.yml
+# in Prometheus's rule engine).
 deploy-check: build
 	cd deploy/validate && $(GO) run . -dir .. -strato $(CURDIR)/$(BIN)
+	cd deploy/prometheus/check && $(GO) test -count=1 .
 
 # Go micro-benchmarks (the experiment benchmarks are `strato bench ...`).
 bench:
