@@ -124,3 +124,31 @@ func TestCheckCanFail(t *testing.T) {
 		})
 	}
 }
+
+// Every query of the Grafana dashboard parses; a broken one is reported.
+func TestDashboardQueries(t *testing.T) {
+	const path = "../../grafana/dashboards/strato.json"
+	n, err := checkDashboard(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 40 {
+		t.Errorf("%d queries parsed: the dashboard has more", n)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := strings.Replace(string(b), `sum by (op) (rate(strato_s3_requests_total{instance=~\"$instance\"}[$__rate_interval]))`,
+		`sum by (op) (rate(strato_s3_requests_total{instance=~\"$instance\"[$__rate_interval]))`, 1)
+	if broken == string(b) {
+		t.Fatal("the change matched nothing")
+	}
+	bad := filepath.Join(t.TempDir(), "strato.json")
+	if err := os.WriteFile(bad, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := checkDashboard(bad); err == nil || !strings.Contains(err.Error(), "Requests / s by operation") {
+		t.Errorf("checkDashboard of a broken query: %v", err)
+	}
+}
