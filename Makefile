@@ -8,10 +8,25 @@ GOLANGCI_VERSION := v2.15.0
 TEST_TIMEOUT ?= 15m
 ARGS      ?=
 
-.PHONY: spark-deps spark-test s3-test s3-deps s3-conformance build run stop test testrace testrace-ci verify bench tools proto proto-baseline clean hadoop-deps hadoop soak failover deploy-check
+.PHONY: spark-deps spark-test s3-test s3-deps s3-conformance build run stop test testrace testrace-ci verify bench tools proto proto-baseline clean hadoop-deps hadoop soak failover deploy-check dist dist-check
+
+# The build's identity, stamped into the binary (internal/buildinfo: strato
+# version, strato_build_info, the console's footer) and the connector jar's
+# manifest: the version git describes, the commit, and the commit's date
+# (SOURCE_DATE_EPOCH, unless set), never the time of the build, so that the
+# same sources build the same bytes (docs/decisions/0079-release-artifacts.md).
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+ifndef SOURCE_DATE_EPOCH
+SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+endif
+export SOURCE_DATE_EPOCH
+BUILD_DATE := $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
+BUILDINFO  := github.com/strato-io/strato/internal/buildinfo
+LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).date=$(BUILD_DATE)
 
 build:
-	$(GO) build -o $(BIN) ./cmd/strato
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/strato
 
 # run: start a local cluster (strato dev, data in ./strato-data) and show it
 # storing and reading back a file; it keeps running (make stop), or stops at
@@ -63,9 +78,29 @@ hadoop-deps:
 MVN             ?= mvn
 HADOOP_M2       ?= $(CURDIR)/.cache/m2
 HADOOP_MVN_ARGS ?=
+HADOOP_STAMP    = -Dstrato.version=$(VERSION) -Dstrato.commit=$(COMMIT) -Dproject.build.outputTimestamp=$(BUILD_DATE)
 hadoop: build
 	$(MVN) -B -ntp -Dmaven.repo.local=$(HADOOP_M2) -f hadoop/pom.xml -Dstrato.bin=$(CURDIR)/$(BIN) \
-		$(HADOOP_MVN_ARGS) package
+		$(HADOOP_STAMP) $(HADOOP_MVN_ARGS) package
+
+# dist: the release artifacts in $(DIST_DIR) (scripts/dist.sh,
+# docs/operations.md "Installing a release"): for each of DIST_PLATFORMS,
+# strato-VERSION-OS-ARCH.tar.gz (the static binary, README.md, docs/,
+# deploy/); the connector jar strato-hadoop-VERSION.jar (built without its
+# tests: make hadoop runs them); SHA256SUMS. Reproducible: -trimpath, the
+# commit's date as every time stamp, tar entries sorted, owned by 0:0.
+# The container image is not among them (the image's own target builds it).
+DIST_DIR       ?= dist
+DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+dist:
+	$(MVN) -B -q -ntp -Dmaven.repo.local=$(HADOOP_M2) -f hadoop/pom.xml $(HADOOP_STAMP) -DskipTests clean package
+	GO="$(GO)" VERSION=$(VERSION) LDFLAGS='$(LDFLAGS)' DIST_DIR=$(DIST_DIR) DIST_PLATFORMS="$(DIST_PLATFORMS)" ./scripts/dist.sh
+
+# dist-check: make dist twice, into two folders, and compare their
+# SHA256SUMS (scripts/dist-check.sh). Slow (four cross builds and two
+# Maven builds): not run by CI.
+dist-check:
+	MAKE="$(MAKE)" ./scripts/dist-check.sh
 
 # s3-deps: boto3 and the aws cli, from PyPI into .cache/s3-venv (once).
 S3_VENV := .cache/s3-venv
@@ -197,13 +232,17 @@ verify: $(GOLANGCI) $(PROTO_TOOLS)
 # deploy-check: validate deploy/ without a container runtime or a cluster
 # (deploy/validate: compose-go's schema check of compose.yaml, strict
 # decoding of the Kubernetes manifests into k8s.io/api's types, every strato
-# command line parsed by this build's flags).
+# command line parsed by this build's flags), then the alerting rules
+# (deploy/prometheus/check: parsed by Prometheus's rule parser, each alert
+# fired and kept silent by the tests of deploy/prometheus/alerts_test.yml
+# in Prometheus's rule engine).
 deploy-check: build
 	cd deploy/validate && $(GO) run . -dir .. -strato $(CURDIR)/$(BIN)
+	cd deploy/prometheus/check && $(GO) test -count=1 .
 
 # Go micro-benchmarks (the experiment benchmarks are `strato bench ...`).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -13,6 +13,8 @@ import (
 type Metrics struct {
 	Leader               bool
 	HealthyDatanodes     int
+	StaleDatanodes       int // silent for a while
+	DeadDatanodes        int // silent too long: their replicas are copied elsewhere
 	Datanodes            int
 	Containers           int
 	UnderReplicated      int
@@ -51,8 +53,13 @@ func (s *Server) Metrics() Metrics {
 	m.Leader = s.node.IsLeader()
 	for _, d := range s.cl.Datanodes() {
 		m.Datanodes++
-		if d.Health == stratov1.NodeHealth_NODE_HEALTHY {
+		switch d.Health {
+		case stratov1.NodeHealth_NODE_HEALTHY:
 			m.HealthyDatanodes++
+		case stratov1.NodeHealth_NODE_STALE:
+			m.StaleDatanodes++
+		case stratov1.NodeHealth_NODE_DEAD:
+			m.DeadDatanodes++
 		}
 	}
 	m.Consensus = s.node.Status()

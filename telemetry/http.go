@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/strato-io/strato/internal/buildinfo"
 )
 
 // Registry is the Prometheus registry a server's collectors go in and its
@@ -26,7 +28,7 @@ func NewRegistry() *Registry { return prometheus.NewRegistry() }
 // Endpoint is what a server's HTTP address serves.
 type Endpoint struct {
 	// Registry is served at /metrics, with Go's runtime and the process's
-	// collectors added. Required.
+	// collectors and strato_build_info added. Required.
 	Registry *Registry
 	// Ready decides /readyz: nil means ready (200), an error is the
 	// reason it is not (503). Default: always ready.
@@ -64,7 +66,8 @@ type Endpoint struct {
 // role alike, where an administrator's token could be checked by meta
 // alone: datanodes and gateways do not authenticate HTTP callers.
 func Handler(e Endpoint) http.Handler {
-	e.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	e.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		buildInfoCollector(buildinfo.Get()))
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(e.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

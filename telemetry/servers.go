@@ -54,6 +54,8 @@ var metaMetrics = []metric[meta.Metrics]{
 	gauge("strato_meta_leader", "1 if this replica leads its Raft group", func(m meta.Metrics) float64 { return b2f(m.Leader) }),
 	gauge("strato_meta_datanodes", "datanodes registered", func(m meta.Metrics) float64 { return float64(m.Datanodes) }),
 	gauge("strato_meta_datanodes_healthy", "datanodes HEALTHY", func(m meta.Metrics) float64 { return float64(m.HealthyDatanodes) }),
+	gauge("strato_meta_datanodes_stale", "datanodes STALE (silent for a while: no new pipelines on them)", func(m meta.Metrics) float64 { return float64(m.StaleDatanodes) }),
+	gauge("strato_meta_datanodes_dead", "datanodes DEAD (silent too long: their replicas are copied elsewhere)", func(m meta.Metrics) float64 { return float64(m.DeadDatanodes) }),
 	gauge("strato_meta_closed_containers", "closed containers examined by the last replication pass", func(m meta.Metrics) float64 { return float64(m.Containers) }),
 	gauge("strato_meta_under_replicated_containers", "closed containers with fewer good copies than their replication", func(m meta.Metrics) float64 { return float64(m.UnderReplicated) }),
 	gauge("strato_meta_mis_replicated_containers", "closed containers with the copies they need, not spread over the racks as the rack rules want", func(m meta.Metrics) float64 { return float64(m.MisReplicated) }),

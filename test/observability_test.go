@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/strato-io/strato/certs"
 	"github.com/strato-io/strato/client"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
@@ -174,21 +175,53 @@ func TestObservabilityUnderLoad(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, reads, float64(writers*perWriter))
 
-	// Every metric the Grafana dashboard queries is served.
+	// Every metric the Grafana dashboard and the alerting rules query is
+	// served by meta, the datanodes or an S3 gateway (over HTTPS, so that
+	// it serves its certificate's expiry), with the build's identity.
 	served := metaAfter
 	for _, h := range dnHTTP {
 		served += scrape(h)
 	}
-	dash, err := os.ReadFile("../deploy/grafana/dashboards/strato.json")
-	require.NoError(t, err)
-	names := regexp.MustCompile(`strato_[a-z0-9_]+`).FindAllString(string(dash), -1)
-	require.NotEmpty(t, names)
-	for _, n := range names {
-		require.Regexp(t, `(?m)^`+n+`[{ ]`, served, "the dashboard queries %s, which no server serves", n)
+	served += scrape(s3Gateway(t, root, addr))
+	require.Regexp(t, `(?m)^strato_build_info\{commit=".+",go_version="go.+",version=".+"\} 1$`, metaAfter)
+	for _, f := range []string{"../deploy/grafana/dashboards/strato.json", "../deploy/prometheus/alerts.yml"} {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		names := regexp.MustCompile(`\b(?:strato|go|process)_[a-z0-9_]+`).FindAllString(string(b), -1)
+		require.NotEmpty(t, names, f)
+		for _, n := range names {
+			// A series, or a histogram's or summary's family.
+			require.Regexp(t, `(?m)^(# TYPE )?`+n+`[{ ]`, served, "%s queries %s, which no server serves", f, n)
+		}
 	}
 
 	// The audit log: the mutations, not the reads or heartbeats.
 	checkAuditLog(ctx, t, cl, audit)
+}
+
+// s3Gateway starts an S3 gateway of the meta at metaAddr, serving HTTPS
+// with a certificate of a CA made in root, has it answer one unsigned
+// request (refused: its counters get a series), and returns its --http
+// address.
+func s3Gateway(t *testing.T, root, metaAddr string) string {
+	ca := filepath.Join(root, "ca")
+	require.NoError(t, certs.InitCA(ca))
+	require.NoError(t, certs.Issue(ca, ca, "s3", nil))
+	s3Addr, s3HTTP := freeAddr(t), freeAddr(t)
+	startProc(t, "s3", "s3", "--meta", metaAddr, "--listen", s3Addr, "--http", s3HTTP,
+		"--tls-cert", filepath.Join(ca, "s3.crt"), "--tls-key", filepath.Join(ca, "s3.key"))
+	cfg, err := certs.ClientConfig(filepath.Join(ca, "ca.crt"), "", "")
+	require.NoError(t, err)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 10 * time.Second}
+	require.Eventually(t, func() bool {
+		resp, err := hc.Get("https://" + s3Addr + "/")
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusForbidden
+	}, 20*time.Second, 50*time.Millisecond, "the gateway's answer to an unsigned request")
+	return s3HTTP
 }
 
 // writeAndRead makes volume load, bucket bkt, and has writers goroutines

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/internal/buildinfo"
 	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/web"
@@ -224,6 +225,10 @@ func (cc *consoleCluster) checkHTTP(t *testing.T) {
 		}
 		require.Equal(t, http.StatusOK, code, "%s: %s", p, body)
 	}
+	// Every page's footer names the build.
+	_, body = cc.get(t, "/")
+	info := buildinfo.Get()
+	require.Contains(t, body, `<span id="build" title="commit `+info.Commit+`, `+info.Date+`, `+info.GoVersion+`">`+info.Version+` (`+info.ShortCommit()+`)</span>`)
 	_, body = cc.get(t, "/datanodes?health=dead")
 	require.Contains(t, body, cc.dead)
 	require.Contains(t, body, "DEAD")

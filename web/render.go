@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/bytesize"
+	"github.com/strato-io/strato/internal/buildinfo"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -33,6 +34,8 @@ type view struct {
 }
 
 var funcs = template.FuncMap{
+	// build is the running build (the footer's version and commit).
+	"build": buildinfo.Get,
 	"bytes": func(n any) string {
 		switch n := n.(type) {
 		case int64:

@@ -52,6 +52,9 @@ SIGTERM stops it cleanly.`,
 				return err
 			}
 			reg := telemetry.NewRegistry()
+			if err := telemetry.RegisterCertificates(reg, o.TLS); err != nil {
+				return err
+			}
 			o.Server.Observe = telemetry.NewDataMetrics(reg).Observe
 			lis, err := net.Listen("tcp", listen)
 			if err != nil {

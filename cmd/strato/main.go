@@ -14,10 +14,13 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/strato-io/strato/internal/buildinfo"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is this build's version (buildinfo: stamped by make build and
+// make dist, "dev" for a plain go build outside a git checkout).
+var version = buildinfo.Get().Version
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -37,9 +40,10 @@ func newRootCmd() *cobra.Command {
 		Short:         "strato: a distributed object store and file system for big-data workloads",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version,
+		Version:       buildinfo.Get().String(),
 	}
-	root.AddCommand(newBenchCmd())
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(newBenchCmd(), newVersionCmd())
 	for _, add := range extraCommands {
 		root.AddCommand(add())
 	}
@@ -72,6 +76,20 @@ func usageErrors(root *cobra.Command) {
 		}
 	}
 	walk(root)
+}
+
+// newVersionCmd is `strato version`: the build's version, commit, the
+// commit's date and the Go toolchain, as --version prints them.
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print strato's version, the commit it was built from, its date and the Go toolchain",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), buildinfo.Get().String())
+			return err
+		},
+	}
 }
 
 // extraCommands lets each role's file register its top-level command from

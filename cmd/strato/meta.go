@@ -94,6 +94,9 @@ func newMetaCmd() *cobra.Command {
 				return err
 			}
 			reg := telemetry.NewRegistry()
+			if err := telemetry.RegisterCertificates(reg, o.TLS); err != nil {
+				return err
+			}
 			grpcMetrics, stopAudit, err := metaTelemetry(&o, reg, auditLog)
 			if err != nil {
 				return err

@@ -99,6 +99,9 @@ downloads, retries).`,
 				return err
 			}
 			reg := telemetry.NewRegistry()
+			if err := registerCertFile(reg, certFile, keyFile); err != nil {
+				return err
+			}
 			o.Client, o.Credentials, o.Logger, o.Observe = c, s3.ChainCredentials{creds, mc}, log, telemetry.NewS3Metrics(reg).Observe
 			ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 			gw, err := s3.New(ctx, o)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/strato-io/strato/certs"
+	"github.com/strato-io/strato/telemetry"
 )
 
 // tlsCAEnv names the environment variable that replaces --tls-ca's
@@ -46,6 +47,20 @@ func (t *tlsFlags) configs() (server, client *tls.Config, err error) {
 		return nil, nil, err
 	}
 	return server, client, nil
+}
+
+// registerCertFile registers with reg the expiry of the certificate in
+// certFile (a server serving HTTPS with certFile and keyFile); nothing
+// when either is "".
+func registerCertFile(reg *telemetry.Registry, certFile, keyFile string) error {
+	if certFile == "" || keyFile == "" {
+		return nil
+	}
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("--tls-cert: %w", err)
+	}
+	return telemetry.RegisterCertificates(reg, &tls.Config{Certificates: []tls.Certificate{pair}})
 }
 
 // clusterTLS returns the TLS configuration of a client of the cluster:
