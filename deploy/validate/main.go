@@ -1,9 +1,12 @@
 // Command validate checks strato's deployment files without a container
 // runtime or a Kubernetes cluster (make deploy-check):
 //
-//   - deploy/compose.yaml is loaded by compose-go, the loader of
-//     `docker compose` itself, which validates it against the Compose
-//     specification's JSON schema (anchors, interpolation, merges included);
+//   - deploy/compose.yaml, alone and with deploy/compose.ci.yaml over it, is
+//     loaded by compose-go, the loader of `docker compose` itself, which
+//     validates it against the Compose specification's JSON schema
+//     (anchors, interpolation, merges included); every service is on the
+//     host network, every strato server's --listen and --http on 127.0.0.1,
+//     no two on one port;
 //   - every document of deploy/k8s/*.yaml is decoded strictly into the
 //     Kubernetes API's own Go types (k8s.io/api): an unknown field, a
 //     wrong type or an unknown kind fails, as kubeconform -strict would
@@ -30,8 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"strings"
+		"strings"
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	appsv1 "k8s.io/api/apps/v1"
@@ -44,7 +46,11 @@ func main() {
 	strato := flag.String("strato", "", "the strato binary whose flags the command lines must use (default: not checked)")
 	flag.Parse()
 	var errs []error
-	cmds, err := checkCompose(filepath.Join(*dir, "compose.yaml"))
+	compose := filepath.Join(*dir, "compose.yaml")
+	cmds, err := checkCompose(compose)
+	errs = append(errs, err)
+	ci, err := checkCompose(compose, filepath.Join(*dir, "compose.ci.yaml"))
+	cmds = append(cmds, ci...)
 	errs = append(errs, err)
 	files, _ := filepath.Glob(filepath.Join(*dir, "k8s", "*.yaml"))
 	if len(files) == 0 {
@@ -93,29 +99,53 @@ type command struct {
 	args  []string
 }
 
-func checkCompose(path string) ([]command, error) {
-	opts, err := cli.NewProjectOptions([]string{path}, cli.WithWorkingDirectory(filepath.Dir(path)), cli.WithName("strato"))
+// checkCompose loads the compose files given (the later overriding the
+// earlier) as one project: every strato service runs on the host network
+// with every address flag on 127.0.0.1, and no two services share a port.
+func checkCompose(paths ...string) ([]command, error) {
+	where := strings.Join(paths, " + ")
+	opts, err := cli.NewProjectOptions(paths, cli.WithWorkingDirectory(filepath.Dir(paths[0])), cli.WithName("strato"))
 	if err != nil {
 		return nil, err
 	}
 	p, err := opts.LoadProject(context.Background())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	var cmds []command
+	var (
+		cmds []command
+		errs []error
+	)
+	ports := map[string]string{}
 	for name, s := range p.Services {
+		if s.NetworkMode != "host" {
+			errs = append(errs, fmt.Errorf("%s: service %s: network_mode %q, want host", where, name, s.NetworkMode))
+		}
 		if !strings.HasPrefix(s.Image, "strato") {
 			continue
 		}
 		if len(s.Command) == 0 {
-			return nil, fmt.Errorf("%s: service %s runs strato with no command", path, name)
+			return nil, fmt.Errorf("%s: service %s runs strato with no command", where, name)
 		}
-		cmds = append(cmds, command{where: path + ": service " + name, args: s.Command})
+		for i, a := range s.Command[:len(s.Command)-1] {
+			if a != "--listen" && a != "--http" {
+				continue
+			}
+			addr := s.Command[i+1]
+			if !strings.HasPrefix(addr, "127.0.0.1:") {
+				errs = append(errs, fmt.Errorf("%s: service %s: %s %s, want 127.0.0.1:PORT", where, name, a, addr))
+			}
+			if other, dup := ports[addr]; dup {
+				errs = append(errs, fmt.Errorf("%s: services %s and %s both listen on %s", where, other, name, addr))
+			}
+			ports[addr] = name
+		}
+		cmds = append(cmds, command{where: where + ": service " + name, args: s.Command})
 	}
 	if len(cmds) < 7 {
-		return nil, fmt.Errorf("%s: %d strato services, want 3 meta, 3 datanodes and the S3 gateway", path, len(cmds))
+		errs = append(errs, fmt.Errorf("%s: %d strato services, want 3 meta, 3 datanodes and the S3 gateway", where, len(cmds)))
 	}
-	return cmds, nil
+	return cmds, errors.Join(errs...)
 }
 
 // checkKubernetes decodes every document of path strictly.
@@ -197,20 +227,14 @@ func stripComments(doc string) string {
 }
 
 // commandLine is a container's strato arguments, with the values the pod
-// would give its variables: `sh -c "exec strato ..."` (shell arithmetic and
-// ${VAR}), or strato's arguments with $(VAR).
-var vars = strings.NewReplacer("$(( ${HOSTNAME##*-} + 1 ))", "1", "${POD_IP}", "10.0.0.1", "$(POD_IP)", "10.0.0.1")
+// would give its variables ($(VAR), Kubernetes' substitution). The image
+// (deploy/Dockerfile) holds strato alone: no shell, so the command must be
+// the image's entry point.
+var vars = strings.NewReplacer("$(POD_IP)", "10.0.0.1")
 
 func commandLine(cmd, args []string) ([]string, error) {
-	if slices.Equal(cmd, []string{"sh", "-c"}) && len(args) == 1 {
-		line, ok := strings.CutPrefix(strings.TrimSpace(args[0]), "exec strato ")
-		if !ok {
-			return nil, fmt.Errorf("sh -c %q does not exec strato", args[0])
-		}
-		return strings.Fields(vars.Replace(line)), nil
-	}
 	if len(cmd) != 0 {
-		return nil, fmt.Errorf("command %q: want the image's entry point (strato) or sh -c", cmd)
+		return nil, fmt.Errorf("command %q: the image has strato alone (no shell): give its arguments as args", cmd)
 	}
 	out := make([]string, len(args))
 	for i, a := range args {

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# deploy/compose.yaml's cluster started for real (make compose-test): the
+# image built by make image (FROM scratch, nothing pulled), three meta
+# voters, three datanodes and the S3 gateway started by docker-compose with
+# deploy/compose.ci.yaml's ports, every container on the host network and
+# every server on 127.0.0.1. Then:
+#   - a file put and got back through the CLI (strato fs put/get, FSO
+#     bucket), and another through S3 (strato s3 cp, the AWS SDK for Go);
+#   - one datanode container killed (SIGKILL); both files read back through
+#     the CLI and S3, from the two replicas left;
+#   - everything torn down (containers, volumes).
+# A dockerd is started when none answers (its own data root and socket in a
+# temporary directory, overlay2, else vfs; no bridge, no iptables rules) and
+# stopped at the end. Needs docker.io and docker-compose (Debian's); the
+# Prometheus and Grafana services are not started (their images would be
+# pulled).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for c in docker dockerd docker-compose curl; do
+	command -v "$c" >/dev/null || { echo "compose-test: $c not found (apt-get install docker.io docker-compose curl)"; exit 1; }
+done
+start=$(date +%s)
+work=$(mktemp -d /tmp/strato-compose-test.XXXXXX)
+project=strato-ci
+compose=(docker-compose -p "$project" -f deploy/compose.yaml -f deploy/compose.ci.yaml)
+services=(meta1 meta2 meta3 dn1 dn2 dn3 s3)
+dockerd_pid=
+up=
+
+cleanup() {
+	rc=$?
+	set +e
+	if [ -n "$up" ]; then
+		[ "$rc" -ne 0 ] && "${compose[@]}" logs --no-color --tail 30 >&2
+		"${compose[@]}" down -v --timeout 5 >/dev/null 2>&1
+	fi
+	if [ -n "$dockerd_pid" ]; then
+		kill "$dockerd_pid" 2>/dev/null
+		for _ in $(seq 100); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.1; done
+		kill -0 "$dockerd_pid" 2>/dev/null && { kill -9 "$dockerd_pid"; sleep 0.5; }
+		# A dockerd that died uncleanly may leave its overlay mounts.
+		grep -o " $work/[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null
+	fi
+	rm -rf "$work"
+	echo "compose-test: $([ "$rc" -eq 0 ] && echo ok || echo FAILED) in $(($(date +%s) - start)) s"
+	exit "$rc"
+}
+trap cleanup EXIT
+
+# A daemon: the one DOCKER_HOST (or the default socket) names, else our own.
+if ! docker info >/dev/null 2>&1; then
+	export DOCKER_HOST=unix://$work/docker.sock
+	for driver in overlay2 vfs; do
+		rm -rf "$work/root" "$work/exec"
+		dockerd --data-root "$work/root" --exec-root "$work/exec" --pidfile "$work/dockerd.pid" \
+			-H "$DOCKER_HOST" --storage-driver "$driver" \
+			--bridge none --iptables=false --ip-forward=false --ip-masq=false \
+			>"$work/dockerd.log" 2>&1 &
+		dockerd_pid=$!
+		for _ in $(seq 150); do
+			docker info >/dev/null 2>&1 && break
+			kill -0 "$dockerd_pid" 2>/dev/null || break
+			sleep 0.2
+		done
+		docker info >/dev/null 2>&1 && break
+		echo "compose-test: dockerd with $driver did not start:" >&2
+		tail -5 "$work/dockerd.log" >&2
+		kill "$dockerd_pid" 2>/dev/null; wait "$dockerd_pid" 2>/dev/null
+		dockerd_pid=
+	done
+	[ -n "$dockerd_pid" ] || exit 1
+	echo "== dockerd started ($driver, data root $work/root)"
+fi
+
+echo "== make image"
+make -s image IMAGE=strato:dev >/dev/null
+make -s build
+
+# The ports of compose.ci.yaml must be free: another cluster on them would
+# answer instead.
+for p in 17860 17861 17862 17863 17864 17865 17870 17871 17872 17873 17874 17875 17878 17879; do
+	if (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo "compose-test: 127.0.0.1:$p is taken"; exit 1; fi
+done
+
+echo "== docker-compose up"
+up=1
+"${compose[@]}" up -d "${services[@]}" 2>&1 | grep -v '^Creating' || true
+[ "$("${compose[@]}" ps -q "${services[@]}" | wc -l)" -eq 7 ] || { echo "compose-test: not every service was created"; exit 1; }
+
+# ready PORT...: every /readyz answers 200 within 120 s.
+ready() {
+	for p in "$@"; do
+		for i in $(seq 600); do
+			curl -fsS -o /dev/null "http://127.0.0.1:$p/readyz" 2>/dev/null && break
+			[ "$i" -eq 600 ] && { echo "compose-test: 127.0.0.1:$p/readyz not ready after 120 s"; exit 1; }
+			sleep 0.2
+		done
+	done
+}
+ready 17861 17863 17865 17871 17873 17875 17879
+echo "== ready after $(($(date +%s) - start)) s"
+
+export STRATO_META=127.0.0.1:17860,127.0.0.1:17862,127.0.0.1:17864
+export AWS_ACCESS_KEY_ID=strato-dev AWS_SECRET_ACCESS_KEY=strato-dev-secret AWS_ENDPOINT_URL=http://127.0.0.1:17878
+s=bin/strato
+head -c $((24 << 20)) /dev/urandom >"$work/cli.bin"
+head -c $((20 << 20)) /dev/urandom >"$work/s3.bin"
+
+echo "== CLI: fs put and get"
+$s sh volume create civol >/dev/null
+$s sh bucket create /civol/files >/dev/null
+$s fs put "$work/cli.bin" /civol/files/cli.bin
+$s fs get /civol/files/cli.bin "$work/cli.back"
+cmp "$work/cli.bin" "$work/cli.back"
+
+echo "== S3: strato s3 cp up and down"
+$s s3 mb s3://objects >/dev/null
+$s s3 cp --quiet "$work/s3.bin" s3://objects/s3.bin >/dev/null
+$s s3 cp --quiet s3://objects/s3.bin "$work/s3.back" >/dev/null
+cmp "$work/s3.bin" "$work/s3.back"
+
+echo "== kill dn1"
+"${compose[@]}" kill dn1 2>&1 | grep -v '^Killing' || true
+[ -z "$(docker ps -q --filter "id=$("${compose[@]}" ps -q dn1)")" ] || { echo "compose-test: dn1 still runs"; exit 1; }
+curl -fsS -o /dev/null http://127.0.0.1:17871/healthz 2>/dev/null && { echo "compose-test: dn1 still answers"; exit 1; }
+
+echo "== read back without dn1"
+rm -f "$work/cli.back" "$work/s3.back"
+$s fs get /civol/files/cli.bin "$work/cli.back"
+cmp "$work/cli.bin" "$work/cli.back"
+$s s3 cp --quiet s3://objects/s3.bin "$work/s3.back" >/dev/null
+cmp "$work/s3.bin" "$work/s3.back"
+
+echo "== docker-compose down"
+"${compose[@]}" down -v --timeout 5 >/dev/null 2>&1
+up=
+[ -z "$(docker ps -aq --filter "label=com.docker.compose.project=$project")" ] || { echo "compose-test: containers left"; exit 1; }
+echo "compose-test: CLI and S3 put/get, read back with a datanode killed: 6 passed, 0 failed"
