@@ -12,6 +12,10 @@
 //     wrong type or an unknown kind fails, as kubeconform -strict would
 //     (kubeconform needs its schemas from GitHub, which this check does not);
 //     every container has readiness on /readyz and liveness on /healthz;
+//   - deploy/helm/strato is rendered as `helm template` would (Helm's own
+//     chart loader and template engine) with its default values and a few
+//     others, and every document decoded as those of deploy/k8s; what each
+//     set of values must give is checked (helm.go);
 //   - every strato command line in them is parsed by the strato binary
 //     given with -strato (`strato ARGS... --help` fails on an unknown flag);
 //   - the Prometheus and Grafana provisioning files are YAML, the dashboard
@@ -19,7 +23,7 @@
 //     metrics the servers serve).
 //
 // It is a module of its own, so that its dependencies (compose-go,
-// k8s.io/api) stay out of strato's.
+// k8s.io/api, Helm) stay out of strato's.
 package main
 
 import (
@@ -33,18 +37,27 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-		"strings"
+	"strings"
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 )
 
 func main() {
 	dir := flag.String("dir", ".", "the deploy directory")
 	strato := flag.String("strato", "", "the strato binary whose flags the command lines must use (default: not checked)")
+	template := flag.String("helm-template", "", "print the Helm chart rendered with this values file (\"-\": the chart's defaults) and exit, as helm template strato deploy/helm/strato --namespace strato")
 	flag.Parse()
+	if *template != "" {
+		if err := printHelm(os.Stdout, filepath.Join(*dir, "helm", "strato"), *template); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	var errs []error
 	compose := filepath.Join(*dir, "compose.yaml")
 	cmds, err := checkCompose(compose)
@@ -72,6 +85,9 @@ func main() {
 			errs = append(errs, fmt.Errorf("%s: %w", f, err))
 		}
 	}
+	helmCmds, charts, err := checkHelm(filepath.Join(*dir, "helm", "strato"))
+	cmds = append(cmds, helmCmds...)
+	errs = append(errs, err)
 	errs = append(errs, checkDashboard(filepath.Join(*dir, "grafana", "dashboards", "strato.json")))
 	if *strato != "" {
 		for _, c := range cmds {
@@ -85,7 +101,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("deploy: compose, %d Kubernetes files, %d strato command lines, Prometheus and Grafana files: valid\n", len(files), len(cmds))
+	fmt.Printf("deploy: compose, %d Kubernetes files, the Helm chart with %d sets of values, %d strato command lines, Prometheus and Grafana files: valid\n", len(files), charts, len(cmds))
 }
 
 func firstLine(b []byte) string {
@@ -154,16 +170,37 @@ func checkKubernetes(path string) ([]command, error) {
 	if err != nil {
 		return nil, err
 	}
+	cmds, _, err := checkManifests(path, string(b))
+	return cmds, err
+}
+
+// object is a document of a manifest, decoded.
+type object struct {
+	kind, name string
+	pod        *corev1.PodTemplateSpec // of a StatefulSet or Deployment
+	value      any
+}
+
+// checkManifests decodes every document of a manifest strictly into the
+// Kubernetes API's types (a ServiceMonitor, a custom resource, into the
+// fields of its CRD the chart uses), checks the probes of every container,
+// and returns the strato command lines of its containers (init containers
+// too) and the objects.
+func checkManifests(path, manifest string) ([]command, []object, error) {
 	var (
 		cmds []command
+		objs []object
 		errs []error
 	)
-	for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(b), -1) {
+	for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(manifest, -1) {
 		if strings.TrimSpace(stripComments(doc)) == "" {
 			continue
 		}
 		var meta struct {
-			Kind string `json:"kind"`
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
 		}
 		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
 			errs = append(errs, fmt.Errorf("%s: document %d: %w", path, i+1, err))
@@ -186,6 +223,10 @@ func checkKubernetes(path string) ([]command, error) {
 		case "Deployment":
 			d := &appsv1.Deployment{}
 			obj, pod = d, &d.Spec.Template
+		case "PodDisruptionBudget":
+			obj = &policyv1.PodDisruptionBudget{}
+		case "ServiceMonitor":
+			obj = &serviceMonitor{}
 		default:
 			errs = append(errs, fmt.Errorf("%s: document %d: kind %q is not checked here", path, i+1, meta.Kind))
 			continue
@@ -194,11 +235,21 @@ func checkKubernetes(path string) ([]command, error) {
 			errs = append(errs, fmt.Errorf("%s: %s (document %d): %w", path, meta.Kind, i+1, err))
 			continue
 		}
+		objs = append(objs, object{kind: meta.Kind, name: meta.Metadata.Name, pod: pod, value: obj})
 		if pod == nil {
 			continue
 		}
+		for _, c := range pod.Spec.InitContainers {
+			where := fmt.Sprintf("%s: %s %s init container %s", path, meta.Kind, meta.Metadata.Name, c.Name)
+			args, err := commandLine(c.Command, c.Args)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", where, err))
+				continue
+			}
+			cmds = append(cmds, command{where: where, args: args})
+		}
 		for _, c := range pod.Spec.Containers {
-			where := fmt.Sprintf("%s: %s container %s", path, meta.Kind, c.Name)
+			where := fmt.Sprintf("%s: %s %s container %s", path, meta.Kind, meta.Metadata.Name, c.Name)
 			if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
 				errs = append(errs, fmt.Errorf("%s: no readiness probe on /readyz", where))
 			}
@@ -213,7 +264,7 @@ func checkKubernetes(path string) ([]command, error) {
 			cmds = append(cmds, command{where: where, args: args})
 		}
 	}
-	return cmds, errors.Join(errs...)
+	return cmds, objs, errors.Join(errs...)
 }
 
 func stripComments(doc string) string {
@@ -230,7 +281,7 @@ func stripComments(doc string) string {
 // would give its variables ($(VAR), Kubernetes' substitution). The image
 // (deploy/Dockerfile) holds strato alone: no shell, so the command must be
 // the image's entry point.
-var vars = strings.NewReplacer("$(POD_IP)", "10.0.0.1")
+var vars = strings.NewReplacer("$(POD_IP)", "10.0.0.1", "$(POD_NAME)", "strato-meta-0", "$(POD_NAMESPACE)", "strato")
 
 func commandLine(cmd, args []string) ([]string, error) {
 	if len(cmd) != 0 {
