@@ -54,12 +54,7 @@ func newMetaCmd() *cobra.Command {
 					return err
 				}
 				o.Peers = p
-				if rc.from("id") == "default" {
-					host, _ := os.Hostname()
-					if id, ok := peerOfHost(p, host); ok {
-						o.ID = id
-					}
-				}
+				o.ID = idOf(o.ID, rc.from("id"), p)
 			}
 			if diskReserve != "" {
 				n, err := bytesize.Parse(diskReserve)
@@ -272,6 +267,20 @@ func parsePeers(s string) (map[uint64]string, error) {
 		out[n] = addr
 	}
 	return out, nil
+}
+
+// idOf is the Raft ID of a replica whose --id is id, from source (see
+// roleConfig.from): without --id from anywhere, that of its own host in
+// peers when exactly one names it.
+func idOf(id uint64, source string, peers map[uint64]string) uint64 {
+	if source != "default" {
+		return id
+	}
+	host, _ := os.Hostname()
+	if found, ok := peerOfHost(peers, host); ok {
+		return found
+	}
+	return id
 }
 
 // peerOfHost is the ID of the one peer whose address names host: its

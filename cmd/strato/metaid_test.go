@@ -32,4 +32,11 @@ func TestPeerOfHost(t *testing.T) {
 	if id, ok := peerOfHost(same, "127.0.0.1"); ok {
 		t.Errorf("two peers on one host: got %d, want none", id)
 	}
+	// An --id given anywhere wins; none found keeps the default.
+	if id := idOf(5, "env STRATO_META_ID", peers); id != 5 {
+		t.Errorf("idOf with --id 5 from the environment = %d", id)
+	}
+	if id := idOf(1, "default", same); id != 1 {
+		t.Errorf("idOf without a peer of this host = %d, want the default 1", id)
+	}
 }
