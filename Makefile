@@ -203,7 +203,8 @@ deploy-check: build
 
 # image: deploy/Dockerfile's image, FROM scratch, built without pulling
 # anything: the static binary, the build machine's CA certificates and the Go
-# toolchain's time zone database, put in a context directory of their own
+# toolchain's time zone database (its zoneinfo.zip unpacked: Go reads $TZ's
+# zone from /usr/share/zoneinfo), put in a context directory of their own
 # (bin/image). DOCKER_HOST picks the daemon.
 IMAGE     ?= strato:dev
 IMAGE_CTX := bin/image
@@ -212,7 +213,7 @@ image:
 	rm -rf $(IMAGE_CTX) && mkdir -p $(IMAGE_CTX)/data $(IMAGE_CTX)/tmp && chmod 1777 $(IMAGE_CTX)/tmp
 	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags='-s -w' -o $(IMAGE_CTX)/strato ./cmd/strato
 	cp $(CA_CERTS) $(IMAGE_CTX)/ca-certificates.crt
-	cp "$$($(GO) env GOROOT)/lib/time/zoneinfo.zip" $(IMAGE_CTX)/zoneinfo.zip
+	unzip -q "$$($(GO) env GOROOT)/lib/time/zoneinfo.zip" -d $(IMAGE_CTX)/zoneinfo
 	docker build -q -f deploy/Dockerfile -t $(IMAGE) $(IMAGE_CTX)
 
 # compose-test: the image, and deploy/compose.yaml's cluster started from it
