@@ -10,7 +10,12 @@
 #     TZ=Asia/Tokyo shows times at +09:00;
 #   - one datanode container killed (SIGKILL); both files read back through
 #     the CLI and S3, from the two replicas left;
-#   - everything torn down (containers, volumes).
+#   - everything torn down (containers, volumes);
+#   - then TLS and tokens as the Helm chart runs them: certificates issued
+#     by the image's own strato admin ca issue from a CA mounted read-only
+#     (the chart's init container), one meta (--auth token, its console
+#     over HTTPS) and one datanode on them, a file put and got back with
+#     the administrator's token the meta wrote.
 # A dockerd is started when none answers (its own data root and socket in a
 # temporary directory, overlay2, else vfs; no bridge, no iptables rules) and
 # stopped at the end. Needs docker.io and docker-compose (Debian's); the
@@ -18,8 +23,8 @@
 # pulled).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for c in docker dockerd docker-compose curl; do
-	command -v "$c" >/dev/null || { echo "compose-test: $c not found (apt-get install docker.io docker-compose curl)"; exit 1; }
+for c in docker dockerd docker-compose curl unzip; do
+	command -v "$c" >/dev/null || { echo "compose-test: $c not found (apt-get install docker.io docker-compose curl unzip)"; exit 1; }
 done
 start=$(date +%s)
 work=$(mktemp -d /tmp/strato-compose-test.XXXXXX)
@@ -28,6 +33,7 @@ compose=(docker-compose -p "$project" -f deploy/compose.yaml -f deploy/compose.c
 services=(meta1 meta2 meta3 dn1 dn2 dn3 s3)
 dockerd_pid=
 up=
+tls_containers=(strato-ci-tls-meta strato-ci-tls-dn)
 
 cleanup() {
 	rc=$?
@@ -35,6 +41,10 @@ cleanup() {
 	if [ -n "$up" ]; then
 		[ "$rc" -ne 0 ] && "${compose[@]}" logs --no-color --tail 30 >&2
 		"${compose[@]}" down -v --timeout 5 >/dev/null 2>&1
+	fi
+	if docker ps -aq --filter name=strato-ci-tls- | grep -q .; then
+		[ "$rc" -ne 0 ] && for c in "${tls_containers[@]}"; do docker logs --tail 20 "$c" >&2; done
+		docker rm -f "${tls_containers[@]}" >/dev/null 2>&1
 	fi
 	if [ -n "$dockerd_pid" ]; then
 		kill "$dockerd_pid" 2>/dev/null
@@ -80,13 +90,13 @@ make -s build
 
 # The ports of compose.ci.yaml must be free: another cluster on them would
 # answer instead.
-for p in 17860 17861 17862 17863 17864 17865 17870 17871 17872 17873 17874 17875 17878 17879; do
+for p in 17860 17861 17862 17863 17864 17865 17866 17867 17870 17871 17872 17873 17874 17875 17876 17877 17878 17879; do
 	if (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo "compose-test: 127.0.0.1:$p is taken"; exit 1; fi
 done
 
 echo "== docker-compose up"
 up=1
-"${compose[@]}" up -d "${services[@]}" 2>&1 | grep -v '^Creating' || true
+"${compose[@]}" up -d --no-build "${services[@]}" 2>&1 | grep -v '^Creating' || true
 [ "$("${compose[@]}" ps -q "${services[@]}" | wc -l)" -eq 7 ] || { echo "compose-test: not every service was created"; exit 1; }
 
 # ready PORT...: every /readyz answers 200 within 120 s.
@@ -118,7 +128,7 @@ cmp "$work/cli.bin" "$work/cli.back"
 echo "== the image's time zones: fs ls in a container with TZ=Asia/Tokyo"
 # Go falls back to UTC when it finds no time zone database: the listing's
 # times would end in Z.
-ls_tokyo=$(docker run --rm --network host -e TZ=Asia/Tokyo strato:dev fs ls --meta "$STRATO_META" /civol/files)
+ls_tokyo=$(docker run --pull never --rm --network host -e TZ=Asia/Tokyo strato:dev fs ls --meta "$STRATO_META" /civol/files)
 grep -q '+09:00' <<<"$ls_tokyo" || { echo "compose-test: no +09:00 in the container's listing:"; echo "$ls_tokyo"; exit 1; }
 
 echo "== S3: strato s3 cp up and down"
@@ -143,4 +153,47 @@ echo "== docker-compose down"
 "${compose[@]}" down -v --timeout 5 >/dev/null 2>&1
 up=
 [ -z "$(docker ps -aq --filter "label=com.docker.compose.project=$project")" ] || { echo "compose-test: containers left"; exit 1; }
-echo "compose-test: CLI and S3 put/get, time zones in the image, read back with a datanode killed: 7 passed, 0 failed"
+echo "== TLS and tokens: certificates issued in the image from a read-only CA"
+tls=$work/tls
+mkdir -p "$tls/meta" "$tls/dn" "$tls/meta-data" "$tls/dn-data"
+$s admin ca init --dir "$tls/ca" >/dev/null
+# The servers' user owns what it writes; the CA's key is readable by it,
+# as the chart's Secret (mode 0440, the pod's fsGroup) is.
+chown -R 65532:65532 "$tls"
+# run DOCKER-OPTIONS... -- STRATO-ARGS...: a container of the image on
+# the host network (never pulled).
+run() {
+	local opts=()
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	docker run --pull never --network host "${opts[@]}" strato:dev "$@"
+}
+for n in meta dn; do
+	run --rm -v "$tls/ca:/ca:ro" -v "$tls/$n:/tls" -- \
+		admin ca issue --dir /ca --name node --out /tls --host 127.0.0.1 >/dev/null
+done
+run -d --name strato-ci-tls-meta -v "$tls/ca/ca.crt:/ca/ca.crt:ro" -v "$tls/meta:/tls:ro" -v "$tls/meta-data:/data" -- \
+	meta --data /data --listen 127.0.0.1:17866 --http 127.0.0.1:17867 \
+	--tls-cert /tls/node.crt --tls-key /tls/node.key --tls-ca /ca/ca.crt >/dev/null
+run -d --name strato-ci-tls-dn -v "$tls/ca/ca.crt:/ca/ca.crt:ro" -v "$tls/dn:/tls:ro" -v "$tls/dn-data:/data" -- \
+	datanode --data /data --meta 127.0.0.1:17866 --listen 127.0.0.1:17876 --http 127.0.0.1:17877 \
+	--tls-cert /tls/node.crt --tls-key /tls/node.key --tls-ca /ca/ca.crt >/dev/null
+for i in $(seq 300); do
+	curl -fsS -o /dev/null --cacert "$tls/ca/ca.crt" https://127.0.0.1:17867/readyz 2>/dev/null &&
+		curl -fsS -o /dev/null http://127.0.0.1:17877/readyz 2>/dev/null && break
+	[ "$i" -eq 300 ] && { echo "compose-test: the TLS meta and datanode not ready after 60 s"; exit 1; }
+	sleep 0.2
+done
+export STRATO_META=127.0.0.1:17866 STRATO_TLS_CA=$tls/ca/ca.crt
+if $s sh volume list >/dev/null 2>&1; then echo "compose-test: meta --auth token answered without a token"; exit 1; fi
+STRATO_TOKEN=$(cat "$tls/meta-data/admin.token")
+export STRATO_TOKEN
+$s sh volume create tlsvol >/dev/null
+$s sh bucket create /tlsvol/files --replication ONE >/dev/null
+$s fs put "$work/cli.bin" /tlsvol/files/cli.bin
+rm -f "$work/cli.back"
+$s fs get /tlsvol/files/cli.bin "$work/cli.back"
+cmp "$work/cli.bin" "$work/cli.back"
+docker rm -f "${tls_containers[@]}" >/dev/null
+
+echo "compose-test: CLI and S3 put/get, time zones in the image, read back with a datanode killed, TLS and tokens: 8 passed, 0 failed"
