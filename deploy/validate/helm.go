@@ -245,6 +245,16 @@ s3: {replicas: 1}
 		},
 	},
 	{
+		name:   "a misspelt value",
+		values: "datanode: {replica: 5}\n",
+		fail:   "at '/datanode': additional properties 'replica' not allowed",
+	},
+	{
+		name:   "a rack path that is not a path",
+		values: "datanode: {racks: [{nodeLabelValue: a, rack: rack1}]}\n",
+		fail:   "at '/datanode/racks/0/rack': 'rack1' does not match pattern",
+	},
+	{
 		name:   "tokens without TLS",
 		values: "tls: {enabled: false}\n",
 		fail:   "auth.mode token needs tls.enabled",
