@@ -298,7 +298,7 @@ func checkHelm(dir string) ([]command, int, error) {
 		out, err := renderHelm(ch, []byte(c.values))
 		if c.fail != "" {
 			if err == nil || !strings.Contains(err.Error(), c.fail) {
-				errs = append(errs, fmt.Errorf("%s (%s): rendered with error %v, want %q", dir, c.name, err, c.fail))
+				errs = append(errs, fmt.Errorf("%s (%s): rendered with error %w, want %q", dir, c.name, err, c.fail))
 			}
 			continue
 		}

@@ -93,7 +93,7 @@ func main() {
 		for _, c := range cmds {
 			out, err := exec.Command(*strato, append(c.args, "--help")...).CombinedOutput()
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: strato %s: %v\n%s", c.where, strings.Join(c.args, " "), err, firstLine(out)))
+				errs = append(errs, fmt.Errorf("%s: strato %s: %w\n%s", c.where, strings.Join(c.args, " "), err, firstLine(out)))
 			}
 		}
 	}
