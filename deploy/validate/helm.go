@@ -297,7 +297,10 @@ func checkHelm(dir string) ([]command, int, error) {
 	for _, c := range helmCases {
 		out, err := renderHelm(ch, []byte(c.values))
 		if c.fail != "" {
-			if err == nil || !strings.Contains(err.Error(), c.fail) {
+			switch {
+			case err == nil:
+				errs = append(errs, fmt.Errorf("%s (%s): rendered, want the error %q", dir, c.name, c.fail))
+			case !strings.Contains(err.Error(), c.fail):
 				errs = append(errs, fmt.Errorf("%s (%s): rendered with error %w, want %q", dir, c.name, err, c.fail))
 			}
 			continue
