@@ -153,6 +153,13 @@ datanode:
     - {nodeLabelValue: Zone_C.1, rack: /dc1/c, name: c}
   storage: {storageClassName: fast-ssd}
 serviceMonitor: {enabled: true, labels: {release: prometheus}}
+imagePullSecrets: [{name: registry}]
+auth: {consoleTokenSecret: strato-console-token}
+meta:
+  nodeSelector: {disk: ssd}
+  tolerations: [{key: dedicated, operator: Equal, value: strato, effect: NoSchedule}]
+  resources: {requests: {cpu: "2"}, limits: {memory: 8Gi}}
+s3: {credentialsSecret: strato-s3-keys, tlsSecret: strato-s3-tls, service: {type: LoadBalancer, port: 443}}
 `,
 		check: func(r rendered) error {
 			var errs []error
@@ -191,6 +198,8 @@ serviceMonitor: {enabled: true, labels: {release: prometheus}}
 					errs = append(errs, fmt.Errorf("%s: storage class %v, want fast-ssd", o.name, sc))
 				}
 			}
+			errs = append(errs, r.every("meta", "--console-token-file", true), r.every("s3", "--credentials", true),
+				r.every("s3", "--tls-cert", true))
 			if seen != 3 {
 				errs = append(errs, fmt.Errorf("%d datanode StatefulSets, want 3", seen))
 			}

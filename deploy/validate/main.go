@@ -239,6 +239,14 @@ func checkManifests(path, manifest string) ([]command, []object, error) {
 		if pod == nil {
 			continue
 		}
+		// The servers run as 65532: a Secret's files (root's) are theirs to
+		// read only through the pod's fsGroup.
+		for _, v := range pod.Spec.Volumes {
+			if v.Secret != nil && (pod.Spec.SecurityContext == nil || pod.Spec.SecurityContext.FSGroup == nil) {
+				errs = append(errs, fmt.Errorf("%s: %s %s: Secret volume %s without the pod's fsGroup: unreadable by the servers' user",
+					path, meta.Kind, meta.Metadata.Name, v.Name))
+			}
+		}
 		for _, c := range pod.Spec.InitContainers {
 			where := fmt.Sprintf("%s: %s %s init container %s", path, meta.Kind, meta.Metadata.Name, c.Name)
 			args, err := commandLine(c.Command, c.Args)
