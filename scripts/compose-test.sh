@@ -15,7 +15,9 @@
 #     by the image's own strato admin ca issue from a CA mounted read-only
 #     (the chart's init container), one meta (--auth token, its console
 #     over HTTPS) and one datanode on them, a file put and got back with
-#     the administrator's token the meta wrote.
+#     the administrator's token the meta wrote; then the chart's bootstrap:
+#     a proxy user's token (taken from strato admin token issue's Token:
+#     line) for an S3 gateway, and a user's key through it.
 # A dockerd is started when none answers (its own data root and socket in a
 # temporary directory, overlay2, else vfs; no bridge, no iptables rules) and
 # stopped at the end. Needs docker.io and docker-compose (Debian's); the
@@ -33,7 +35,7 @@ compose=(docker-compose -p "$project" -f deploy/compose.yaml -f deploy/compose.c
 services=(meta1 meta2 meta3 dn1 dn2 dn3 s3)
 dockerd_pid=
 up=
-tls_containers=(strato-ci-tls-meta strato-ci-tls-dn)
+tls_containers=(strato-ci-tls-meta strato-ci-tls-dn strato-ci-tls-s3)
 
 cleanup() {
 	rc=$?
@@ -90,7 +92,7 @@ make -s build
 
 # The ports of compose.ci.yaml must be free: another cluster on them would
 # answer instead.
-for p in 17860 17861 17862 17863 17864 17865 17866 17867 17870 17871 17872 17873 17874 17875 17876 17877 17878 17879; do
+for p in 17860 17861 17862 17863 17864 17865 17866 17867 17868 17869 17870 17871 17872 17873 17874 17875 17876 17877 17878 17879; do
 	if (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo "compose-test: 127.0.0.1:$p is taken"; exit 1; fi
 done
 
@@ -194,6 +196,35 @@ $s fs put "$work/cli.bin" /tlsvol/files/cli.bin
 rm -f "$work/cli.back"
 $s fs get /tlsvol/files/cli.bin "$work/cli.back"
 cmp "$work/cli.bin" "$work/cli.back"
+
+echo "== TLS and tokens: an S3 gateway with a proxy user's token (the Helm chart's bootstrap)"
+$s admin user create s3-gateway --proxy >/dev/null
+$s admin user create alice >/dev/null
+$s sh volume create s3v --owner s3-gateway >/dev/null
+$s sh volume create s3v-multipart --owner s3-gateway >/dev/null
+echo alice-secret-0123456789abcdef | $s admin s3 key create --user alice --access-key ci-alice --secret-stdin >/dev/null
+# As docs/operations.md and the chart's notes take it.
+token=$($s admin token issue --user s3-gateway | awk '$1 == "Token:" {print $2}')
+[ -n "$token" ] || { echo "compose-test: no Token: line from strato admin token issue"; exit 1; }
+mkdir -p "$tls/s3-token"
+printf '%s\n' "$token" >"$tls/s3-token/token"
+chown -R 65532:65532 "$tls/s3-token"
+run -d --name strato-ci-tls-s3 -v "$tls/ca/ca.crt:/ca/ca.crt:ro" -v "$tls/s3-token:/token:ro" -- \
+	s3 --meta 127.0.0.1:17866 --listen 127.0.0.1:17868 --http 127.0.0.1:17869 \
+	--tls-ca /ca/ca.crt --token-file /token/token >/dev/null
+for i in $(seq 150); do
+	curl -fsS -o /dev/null http://127.0.0.1:17869/readyz 2>/dev/null && break
+	[ "$i" -eq 150 ] && { echo "compose-test: the TLS S3 gateway not ready after 30 s"; exit 1; }
+	sleep 0.2
+done
+export AWS_ACCESS_KEY_ID=ci-alice AWS_SECRET_ACCESS_KEY=alice-secret-0123456789abcdef AWS_ENDPOINT_URL=http://127.0.0.1:17868
+# One datanode: the bucket of replication ONE, made by the administrator
+# for alice.
+$s sh bucket create /s3v/alice-objects --layout OBS --replication ONE --owner alice >/dev/null
+$s s3 cp --quiet "$work/s3.bin" s3://alice-objects/s3.bin >/dev/null
+rm -f "$work/s3.back"
+$s s3 cp --quiet s3://alice-objects/s3.bin "$work/s3.back" >/dev/null
+cmp "$work/s3.bin" "$work/s3.back"
 docker rm -f "${tls_containers[@]}" >/dev/null
 
-echo "compose-test: CLI and S3 put/get, time zones in the image, read back with a datanode killed, TLS and tokens: 8 passed, 0 failed"
+echo "compose-test: CLI and S3 put/get, time zones in the image, read back with a datanode killed, TLS and tokens, an S3 gateway on a proxy token: 9 passed, 0 failed"
