@@ -13,6 +13,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -303,6 +305,13 @@ func checkHelm(dir string) ([]command, int, error) {
 		cmds []command
 		errs []error
 	)
+	// helm lint's own rules (Chart.yaml, values and their schema,
+	// templates): a warning or an error fails.
+	for _, m := range lint.All(dir, nil, "strato", false).Messages {
+		if m.Severity >= support.WarningSev {
+			errs = append(errs, fmt.Errorf("helm lint: %s", m))
+		}
+	}
 	for _, c := range helmCases {
 		out, err := renderHelm(ch, []byte(c.values))
 		if c.fail != "" {

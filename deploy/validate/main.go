@@ -14,7 +14,8 @@
 //     every container has readiness on /readyz and liveness on /healthz;
 //   - deploy/helm/strato is rendered as `helm template` would (Helm's own
 //     chart loader and template engine) with its default values and a few
-//     others, and every document decoded as those of deploy/k8s; what each
+//     others, and every document decoded as those of deploy/k8s (helm lint's
+//     rules first); what each
 //     set of values must give is checked (helm.go);
 //   - every strato command line in them is parsed by the strato binary
 //     given with -strato (`strato ARGS... --help` fails on an unknown flag);
