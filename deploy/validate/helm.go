@@ -309,7 +309,7 @@ func checkHelm(dir string) ([]command, int, error) {
 	// templates): a warning or an error fails.
 	for _, m := range lint.All(dir, nil, "strato", false).Messages {
 		if m.Severity >= support.WarningSev {
-			errs = append(errs, fmt.Errorf("helm lint: %s", m))
+			errs = append(errs, fmt.Errorf("helm lint: %s: %w", m.Path, m.Err))
 		}
 	}
 	for _, c := range helmCases {
