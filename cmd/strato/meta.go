@@ -54,6 +54,7 @@ func newMetaCmd() *cobra.Command {
 					return err
 				}
 				o.Peers = p
+				o.ID = idOf(o.ID, rc.from("id"), p)
 			}
 			if diskReserve != "" {
 				n, err := bytesize.Parse(diskReserve)
@@ -145,7 +146,7 @@ func newMetaCmd() *cobra.Command {
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:9860", "gRPC address (clients, datanodes and Raft peers)")
 	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving the web console, /metrics (Prometheus), /healthz and /readyz, e.g. 127.0.0.1:9861 (HTTPS with meta's certificate when --tls-cert is set; default: none)")
 	f.StringVar(&auditLog, "audit-log", "", `file the audit log of mutations is appended to, one JSON line each ("-": stderr; default: none)`)
-	f.Uint64Var(&o.ID, "id", 1, "this replica's Raft ID (a key of --peers)")
+	f.Uint64Var(&o.ID, "id", 1, "this replica's Raft ID (a key of --peers; default: the key of the one peer whose host is this host's name, alone or before a dot as strato-meta-0 in strato-meta-0.strato-meta:9860, else 1)")
 	f.StringVar(&peers, "peers", "", "Raft group a new --data starts with: id=host:port,... (default: this replica alone; later the stored membership wins)")
 	f.BoolVar(&o.Join, "join", false, "start a new --data empty and wait to be added to an existing group (strato admin meta add ID ADDR)")
 	f.DurationVar(&raftTick, "raft-tick", 100*time.Millisecond, "Raft tick (leader heartbeats go every tick)")
@@ -272,6 +273,44 @@ func parsePeers(s string) (map[uint64]string, error) {
 		out[n] = addr
 	}
 	return out, nil
+}
+
+// idOf is the Raft ID of a replica whose --id is id, from source (see
+// roleConfig.from): without --id from anywhere, that of its own host in
+// peers when exactly one names it.
+func idOf(id uint64, source string, peers map[uint64]string) uint64 {
+	if source != "default" {
+		return id
+	}
+	host, _ := os.Hostname()
+	if found, ok := peerOfHost(peers, host); ok {
+		return found
+	}
+	return id
+}
+
+// peerOfHost is the ID of the one peer whose address names host: its
+// host part is host, or host followed by a dot and a domain (a
+// StatefulSet pod strato-meta-0 is strato-meta-0.strato-meta). It is not
+// found when host is empty or several peers name it.
+func peerOfHost(peers map[uint64]string, host string) (uint64, bool) {
+	if host == "" {
+		return 0, false
+	}
+	var found []uint64
+	for id, addr := range peers {
+		h, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			h = addr
+		}
+		if h == host || strings.HasPrefix(h, host+".") {
+			found = append(found, id)
+		}
+	}
+	if len(found) != 1 {
+		return 0, false
+	}
+	return found[0], true
 }
 
 // topologyOf is the rack mapping of --topology-file or --topology-script

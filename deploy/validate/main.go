@@ -1,14 +1,22 @@
 // Command validate checks strato's deployment files without a container
 // runtime or a Kubernetes cluster (make deploy-check):
 //
-//   - deploy/compose.yaml is loaded by compose-go, the loader of
-//     `docker compose` itself, which validates it against the Compose
-//     specification's JSON schema (anchors, interpolation, merges included);
+//   - deploy/compose.yaml, alone and with deploy/compose.ci.yaml over it, is
+//     loaded by compose-go, the loader of `docker compose` itself, which
+//     validates it against the Compose specification's JSON schema
+//     (anchors, interpolation, merges included); every service is on the
+//     host network, every strato server's --listen and --http on 127.0.0.1,
+//     no two on one port;
 //   - every document of deploy/k8s/*.yaml is decoded strictly into the
 //     Kubernetes API's own Go types (k8s.io/api): an unknown field, a
 //     wrong type or an unknown kind fails, as kubeconform -strict would
 //     (kubeconform needs its schemas from GitHub, which this check does not);
 //     every container has readiness on /readyz and liveness on /healthz;
+//   - deploy/helm/strato is rendered as `helm template` would (Helm's own
+//     chart loader and template engine) with its default values and a few
+//     others, and every document decoded as those of deploy/k8s (helm lint's
+//     rules first); what each
+//     set of values must give is checked (helm.go);
 //   - every strato command line in them is parsed by the strato binary
 //     given with -strato (`strato ARGS... --help` fails on an unknown flag);
 //   - the Prometheus and Grafana provisioning files are YAML, the dashboard
@@ -16,7 +24,7 @@
 //     metrics the servers serve).
 //
 // It is a module of its own, so that its dependencies (compose-go,
-// k8s.io/api) stay out of strato's.
+// k8s.io/api, Helm) stay out of strato's.
 package main
 
 import (
@@ -30,21 +38,33 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 )
 
 func main() {
 	dir := flag.String("dir", ".", "the deploy directory")
 	strato := flag.String("strato", "", "the strato binary whose flags the command lines must use (default: not checked)")
+	template := flag.String("helm-template", "", "print the Helm chart rendered with this values file (\"-\": the chart's defaults) and exit, as helm template strato deploy/helm/strato --namespace strato")
 	flag.Parse()
+	if *template != "" {
+		if err := printHelm(os.Stdout, filepath.Join(*dir, "helm", "strato"), *template); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	var errs []error
-	cmds, err := checkCompose(filepath.Join(*dir, "compose.yaml"))
+	compose := filepath.Join(*dir, "compose.yaml")
+	cmds, err := checkCompose(compose)
+	errs = append(errs, err)
+	ci, err := checkCompose(compose, filepath.Join(*dir, "compose.ci.yaml"))
+	cmds = append(cmds, ci...)
 	errs = append(errs, err)
 	files, _ := filepath.Glob(filepath.Join(*dir, "k8s", "*.yaml"))
 	if len(files) == 0 {
@@ -66,12 +86,15 @@ func main() {
 			errs = append(errs, fmt.Errorf("%s: %w", f, err))
 		}
 	}
+	helmCmds, charts, err := checkHelm(filepath.Join(*dir, "helm", "strato"))
+	cmds = append(cmds, helmCmds...)
+	errs = append(errs, err)
 	errs = append(errs, checkDashboard(filepath.Join(*dir, "grafana", "dashboards", "strato.json")))
 	if *strato != "" {
 		for _, c := range cmds {
 			out, err := exec.Command(*strato, append(c.args, "--help")...).CombinedOutput()
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: strato %s: %v\n%s", c.where, strings.Join(c.args, " "), err, firstLine(out)))
+				errs = append(errs, fmt.Errorf("%s: strato %s: %w\n%s", c.where, strings.Join(c.args, " "), err, firstLine(out)))
 			}
 		}
 	}
@@ -79,7 +102,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("deploy: compose, %d Kubernetes files, %d strato command lines, Prometheus and Grafana files: valid\n", len(files), len(cmds))
+	fmt.Printf("deploy: compose, %d Kubernetes files, the Helm chart with %d sets of values, %d strato command lines, Prometheus and Grafana files: valid\n", len(files), charts, len(cmds))
 }
 
 func firstLine(b []byte) string {
@@ -93,29 +116,53 @@ type command struct {
 	args  []string
 }
 
-func checkCompose(path string) ([]command, error) {
-	opts, err := cli.NewProjectOptions([]string{path}, cli.WithWorkingDirectory(filepath.Dir(path)), cli.WithName("strato"))
+// checkCompose loads the compose files given (the later overriding the
+// earlier) as one project: every strato service runs on the host network
+// with every address flag on 127.0.0.1, and no two services share a port.
+func checkCompose(paths ...string) ([]command, error) {
+	where := strings.Join(paths, " + ")
+	opts, err := cli.NewProjectOptions(paths, cli.WithWorkingDirectory(filepath.Dir(paths[0])), cli.WithName("strato"))
 	if err != nil {
 		return nil, err
 	}
 	p, err := opts.LoadProject(context.Background())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	var cmds []command
+	var (
+		cmds []command
+		errs []error
+	)
+	ports := map[string]string{}
 	for name, s := range p.Services {
+		if s.NetworkMode != "host" {
+			errs = append(errs, fmt.Errorf("%s: service %s: network_mode %q, want host", where, name, s.NetworkMode))
+		}
 		if !strings.HasPrefix(s.Image, "strato") {
 			continue
 		}
 		if len(s.Command) == 0 {
-			return nil, fmt.Errorf("%s: service %s runs strato with no command", path, name)
+			return nil, fmt.Errorf("%s: service %s runs strato with no command", where, name)
 		}
-		cmds = append(cmds, command{where: path + ": service " + name, args: s.Command})
+		for i, a := range s.Command[:len(s.Command)-1] {
+			if a != "--listen" && a != "--http" {
+				continue
+			}
+			addr := s.Command[i+1]
+			if !strings.HasPrefix(addr, "127.0.0.1:") {
+				errs = append(errs, fmt.Errorf("%s: service %s: %s %s, want 127.0.0.1:PORT", where, name, a, addr))
+			}
+			if other, dup := ports[addr]; dup {
+				errs = append(errs, fmt.Errorf("%s: services %s and %s both listen on %s", where, other, name, addr))
+			}
+			ports[addr] = name
+		}
+		cmds = append(cmds, command{where: where + ": service " + name, args: s.Command})
 	}
 	if len(cmds) < 7 {
-		return nil, fmt.Errorf("%s: %d strato services, want 3 meta, 3 datanodes and the S3 gateway", path, len(cmds))
+		errs = append(errs, fmt.Errorf("%s: %d strato services, want 3 meta, 3 datanodes and the S3 gateway", where, len(cmds)))
 	}
-	return cmds, nil
+	return cmds, errors.Join(errs...)
 }
 
 // checkKubernetes decodes every document of path strictly.
@@ -124,16 +171,37 @@ func checkKubernetes(path string) ([]command, error) {
 	if err != nil {
 		return nil, err
 	}
+	cmds, _, err := checkManifests(path, string(b))
+	return cmds, err
+}
+
+// object is a document of a manifest, decoded.
+type object struct {
+	kind, name string
+	pod        *corev1.PodTemplateSpec // of a StatefulSet or Deployment
+	value      any
+}
+
+// checkManifests decodes every document of a manifest strictly into the
+// Kubernetes API's types (a ServiceMonitor, a custom resource, into the
+// fields of its CRD the chart uses), checks the probes of every container,
+// and returns the strato command lines of its containers (init containers
+// too) and the objects.
+func checkManifests(path, manifest string) ([]command, []object, error) {
 	var (
 		cmds []command
+		objs []object
 		errs []error
 	)
-	for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(b), -1) {
+	for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(manifest, -1) {
 		if strings.TrimSpace(stripComments(doc)) == "" {
 			continue
 		}
 		var meta struct {
-			Kind string `json:"kind"`
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
 		}
 		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
 			errs = append(errs, fmt.Errorf("%s: document %d: %w", path, i+1, err))
@@ -156,6 +224,10 @@ func checkKubernetes(path string) ([]command, error) {
 		case "Deployment":
 			d := &appsv1.Deployment{}
 			obj, pod = d, &d.Spec.Template
+		case "PodDisruptionBudget":
+			obj = &policyv1.PodDisruptionBudget{}
+		case "ServiceMonitor":
+			obj = &serviceMonitor{}
 		default:
 			errs = append(errs, fmt.Errorf("%s: document %d: kind %q is not checked here", path, i+1, meta.Kind))
 			continue
@@ -164,11 +236,29 @@ func checkKubernetes(path string) ([]command, error) {
 			errs = append(errs, fmt.Errorf("%s: %s (document %d): %w", path, meta.Kind, i+1, err))
 			continue
 		}
+		objs = append(objs, object{kind: meta.Kind, name: meta.Metadata.Name, pod: pod, value: obj})
 		if pod == nil {
 			continue
 		}
+		// The servers run as 65532: a Secret's files (root's) are theirs to
+		// read only through the pod's fsGroup.
+		for _, v := range pod.Spec.Volumes {
+			if v.Secret != nil && (pod.Spec.SecurityContext == nil || pod.Spec.SecurityContext.FSGroup == nil) {
+				errs = append(errs, fmt.Errorf("%s: %s %s: Secret volume %s without the pod's fsGroup: unreadable by the servers' user",
+					path, meta.Kind, meta.Metadata.Name, v.Name))
+			}
+		}
+		for _, c := range pod.Spec.InitContainers {
+			where := fmt.Sprintf("%s: %s %s init container %s", path, meta.Kind, meta.Metadata.Name, c.Name)
+			args, err := commandLine(c.Command, c.Args)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", where, err))
+				continue
+			}
+			cmds = append(cmds, command{where: where, args: args})
+		}
 		for _, c := range pod.Spec.Containers {
-			where := fmt.Sprintf("%s: %s container %s", path, meta.Kind, c.Name)
+			where := fmt.Sprintf("%s: %s %s container %s", path, meta.Kind, meta.Metadata.Name, c.Name)
 			if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
 				errs = append(errs, fmt.Errorf("%s: no readiness probe on /readyz", where))
 			}
@@ -183,7 +273,7 @@ func checkKubernetes(path string) ([]command, error) {
 			cmds = append(cmds, command{where: where, args: args})
 		}
 	}
-	return cmds, errors.Join(errs...)
+	return cmds, objs, errors.Join(errs...)
 }
 
 func stripComments(doc string) string {
@@ -197,20 +287,14 @@ func stripComments(doc string) string {
 }
 
 // commandLine is a container's strato arguments, with the values the pod
-// would give its variables: `sh -c "exec strato ..."` (shell arithmetic and
-// ${VAR}), or strato's arguments with $(VAR).
-var vars = strings.NewReplacer("$(( ${HOSTNAME##*-} + 1 ))", "1", "${POD_IP}", "10.0.0.1", "$(POD_IP)", "10.0.0.1")
+// would give its variables ($(VAR), Kubernetes' substitution). The image
+// (deploy/Dockerfile) holds strato alone: no shell, so the command must be
+// the image's entry point.
+var vars = strings.NewReplacer("$(POD_IP)", "10.0.0.1", "$(POD_NAME)", "strato-meta-0", "$(POD_NAMESPACE)", "strato")
 
 func commandLine(cmd, args []string) ([]string, error) {
-	if slices.Equal(cmd, []string{"sh", "-c"}) && len(args) == 1 {
-		line, ok := strings.CutPrefix(strings.TrimSpace(args[0]), "exec strato ")
-		if !ok {
-			return nil, fmt.Errorf("sh -c %q does not exec strato", args[0])
-		}
-		return strings.Fields(vars.Replace(line)), nil
-	}
 	if len(cmd) != 0 {
-		return nil, fmt.Errorf("command %q: want the image's entry point (strato) or sh -c", cmd)
+		return nil, fmt.Errorf("command %q: the image has strato alone (no shell): give its arguments as args", cmd)
 	}
 	out := make([]string, len(args))
 	for i, a := range args {
