@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -123,22 +124,7 @@ func newMetaCmd() *cobra.Command {
 			defer stopMetrics()
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(lis) }()
-			select {
-			case <-cmd.Context().Done():
-				o.Logger.Info("meta shutting down")
-				return srv.Close()
-			case err := <-errc:
-				_ = srv.Close()
-				return err
-			case <-srv.Done():
-				err := srv.Err()
-				_ = srv.Close()
-				if errors.Is(err, consensus.ErrRemoved) {
-					o.Logger.Info("meta replica removed from the group; exiting", "id", srv.ID())
-					return nil
-				}
-				return err
-			}
+			return waitMeta(cmd.Context(), srv, errc, o.Logger)
 		},
 	}
 	f := cmd.Flags()
@@ -175,6 +161,28 @@ func newMetaCmd() *cobra.Command {
 	_ = cmd.MarkFlagRequired("data")
 	rc.attach(cmd, "meta", slog.LevelInfo)
 	return cmd
+}
+
+// waitMeta waits for the end of a meta replica serving: asked to stop
+// (ctx), its server failing (errc), or the replica stopping itself (removed
+// from the group: no error).
+func waitMeta(ctx context.Context, srv *meta.Server, errc <-chan error, log *slog.Logger) error {
+	select {
+	case <-ctx.Done():
+		log.Info("meta shutting down")
+		return srv.Close()
+	case err := <-errc:
+		_ = srv.Close()
+		return err
+	case <-srv.Done():
+		err := srv.Err()
+		_ = srv.Close()
+		if errors.Is(err, consensus.ErrRemoved) {
+			log.Info("meta replica removed from the group; exiting", "id", srv.ID())
+			return nil
+		}
+		return err
+	}
 }
 
 // warnAuth logs what a meta replica's authentication settings leave open.
