@@ -15,6 +15,8 @@ import io.strato.proto.v1.DeleteVolumeRequest;
 import io.strato.proto.v1.FileStatus;
 import io.strato.proto.v1.FsStatus;
 import io.strato.proto.v1.GetBucketRequest;
+import io.strato.proto.v1.GetContentSummaryRequest;
+import io.strato.proto.v1.GetContentSummaryResponse;
 import io.strato.proto.v1.GetFileStatusRequest;
 import io.strato.proto.v1.GetFsStatusRequest;
 import io.strato.proto.v1.GetSnapshotRequest;
@@ -141,6 +143,28 @@ public final class StratoClient implements Closeable {
     return meta.read("stat /" + volume + "/" + bucket + "/" + path, s -> s.getFileStatus(
         GetFileStatusRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
             .setWithBlocks(withBlocks).build())).getStatus();
+  }
+
+  /**
+   * The subtree at path of a bucket ("": the bucket), added up by meta a
+   * page at a time (GetContentSummary): {directories, files, bytes, bytes on
+   * the datanodes}. A directory counts itself.
+   */
+  public long[] contentSummary(String volume, String bucket, String path) throws IOException {
+    long[] sum = new long[4];
+    com.google.protobuf.ByteString cursor = com.google.protobuf.ByteString.EMPTY;
+    do {
+      GetContentSummaryRequest req = GetContentSummaryRequest.newBuilder().setVolume(volume).setBucket(bucket)
+          .setPath(path).setCursor(cursor).build();
+      GetContentSummaryResponse r = meta.read("summarize /" + volume + "/" + bucket + "/" + path,
+          s -> s.getContentSummary(req));
+      sum[0] += r.getDirectoryCount();
+      sum[1] += r.getFileCount();
+      sum[2] += r.getLength();
+      sum[3] += r.getSpaceConsumed();
+      cursor = r.getCursor();
+    } while (!cursor.isEmpty());
+    return sum;
   }
 
   public ListStatusResponse listStatus(String volume, String bucket, String path, String startAfter, int limit)

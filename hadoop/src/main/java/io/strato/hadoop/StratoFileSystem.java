@@ -1207,14 +1207,63 @@ public class StratoFileSystem extends FileSystem {
    */
   @Override
   public ContentSummary getContentSummary(Path f) throws IOException {
+    statistics.incrementReadOps(1);
     Path q = makeQualified(f);
-    ContentSummary s = super.getContentSummary(q);
+    long[] s = summaryOf(q);
     long[] u = quotaOf(q);
+    ContentSummary.Builder b = new ContentSummary.Builder().directoryCount(s[0]).fileCount(s[1]).length(s[2]);
     if (u == null) {
-      return s;
+      return b.spaceConsumed(s[3]).build();
     }
-    return new ContentSummary.Builder().length(s.getLength()).fileCount(s.getFileCount())
-        .directoryCount(s.getDirectoryCount()).quota(u[1]).spaceConsumed(u[2]).spaceQuota(u[3]).build();
+    return b.quota(u[1]).spaceConsumed(u[2]).spaceQuota(u[3]).build();
+  }
+
+  /**
+   * {directories, files, bytes, bytes on the datanodes} of the subtree at q:
+   * meta adds up a bucket or a path in one (GetContentSummary, a page of
+   * entries per call); a volume counts as a directory of its buckets, "/" as
+   * one of its volumes.
+   */
+  private long[] summaryOf(Path q) throws IOException {
+    StratoPath p = StratoPath.of(q);
+    long[] sum = new long[] {1, 0, 0, 0};
+    try {
+      switch (p.depth) {
+        case 0:
+          for (String after = ""; ; ) {
+            ListVolumesResponse r = client.listVolumes(after, pageSize);
+            for (VolumeInfo v : r.getVolumesList()) {
+              addTo(sum, summaryOf(new Path(q, v.getName())));
+              after = v.getName();
+            }
+            if (!r.getTruncated() || r.getVolumesCount() == 0) {
+              return sum;
+            }
+          }
+        case 1:
+          client.getVolume(p.volume);
+          for (String after = ""; ; ) {
+            ListBucketsResponse r = client.listBuckets(p.volume, after, pageSize);
+            for (BucketInfo b : r.getBucketsList()) {
+              addTo(sum, client.contentSummary(p.volume, b.getName(), ""));
+              after = b.getName();
+            }
+            if (!r.getTruncated() || r.getBucketsCount() == 0) {
+              return sum;
+            }
+          }
+        default:
+          return client.contentSummary(p.volume, p.bucket, p.key);
+      }
+    } catch (IOException e) {
+      throw statusError(e, q);
+    }
+  }
+
+  private static void addTo(long[] sum, long[] s) {
+    for (int i = 0; i < sum.length; i++) {
+      sum[i] += s[i];
+    }
   }
 
   /**

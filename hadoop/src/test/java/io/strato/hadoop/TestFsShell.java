@@ -366,4 +366,33 @@ public class TestFsShell {
     String[] none = ok("-count", "-u", bucket.toString()).out.trim().split("\\s+");
     assertEquals(String.join(" ", none), "none inf none inf", String.join(" ", java.util.Arrays.copyOf(none, 4)));
   }
+
+  /**
+   * hadoop fs -count and -du -s of a tree, added up by meta
+   * (getContentSummary): directories (each counting itself), files, bytes,
+   * and for -du the bytes on the datanodes (three replicas each); a volume
+   * counts itself and its buckets.
+   */
+  @Test
+  public void countAndDuOfATree() throws Exception {
+    Path root = new Path("/shellsum/bkt/tree");
+    byte[] data = new byte[1000];
+    for (String f : new String[] {"a/f1", "a/b/f2", "c/f3", "f4"}) {
+      try (org.apache.hadoop.fs.FSDataOutputStream out = fs.create(new Path(root, f))) {
+        out.write(data);
+      }
+    }
+    assertTrue(fs.mkdirs(new Path(root, "empty")));
+    // DIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME: tree, a, a/b, c and empty
+    String[] c = ok("-count", root.toString()).out.trim().split("\\s+");
+    assertEquals(String.join(" ", c), "5 4 4000", c[0] + " " + c[1] + " " + c[2]);
+    // SIZE DISK_SPACE_CONSUMED_WITH_ALL_REPLICAS PATH
+    String[] du = ok("-du", "-s", root.toString()).out.trim().split("\\s+");
+    assertEquals(String.join(" ", du), "4000 12000", du[0] + " " + du[1]);
+    org.apache.hadoop.fs.ContentSummary s = fs.getContentSummary(new Path("/shellsum"));
+    assertEquals(4, s.getFileCount());
+    assertEquals(7, s.getDirectoryCount()); // the volume, the bucket and the tree's five
+    assertEquals(4000, s.getLength());
+    assertEquals(1, fs.getContentSummary(new Path(root, "a/f1")).getFileCount());
+  }
 }
