@@ -345,17 +345,15 @@ func (c *Client) ListBuckets(ctx context.Context, volume, prefix string) ([]*str
 	var all []*stratov1.BucketInfo
 	after := ""
 	for {
-		resp, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.ListBucketsResponse, error) {
-			return n.ListBuckets(ctx, &stratov1.ListBucketsRequest{Volume: volume, Prefix: prefix, StartAfter: after})
-		})
+		page, more, err := c.ListBucketsPage(ctx, volume, prefix, after, 0)
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, resp.Buckets...)
-		if !resp.Truncated || len(resp.Buckets) == 0 {
+		all = append(all, page...)
+		if !more || len(page) == 0 {
 			return all, nil
 		}
-		after = resp.Buckets[len(resp.Buckets)-1].Name
+		after = page[len(page)-1].Name
 	}
 }
 

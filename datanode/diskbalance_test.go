@@ -105,7 +105,8 @@ func TestDiskBalancer(t *testing.T) {
 		}
 	}()
 
-	b := newDiskBalancer(s, clockwork.NewRealClock(), quietLogger(), 100*time.Millisecond)
+	clock := clockwork.NewFakeClock()
+	b := newDiskBalancer(s, clock, quietLogger(), 100*time.Millisecond)
 	defer b.close()
 	require.Error(t, b.start(1.5, 0), "a threshold past 1")
 	require.NoError(t, b.start(0.01, -1))
@@ -126,7 +127,10 @@ func TestDiskBalancer(t *testing.T) {
 	}
 	require.Equal(t, "/a", volumeOf(t, s, containers), "the open container stays")
 
-	// The old copies go after their grace; the reader saw no error.
+	// The old copies go after their grace (the run waits it out on its
+	// clock); the reader saw no error.
+	require.NoError(t, clock.BlockUntilContext(t.Context(), 1))
+	clock.Advance(100 * time.Millisecond)
 	require.Eventually(t, func() bool {
 		for id := uint64(1); id <= containers; id++ {
 			if copiesOf(s, id) != 1 {
@@ -183,15 +187,19 @@ func TestDiskMoveCutShort(t *testing.T) {
 
 	// Deleted while it moves (slowly, under a cap): nothing is left.
 	fillContainer(t, s, 3, 8, 128<<10, false)
-	lim, err := replication.NewLimits(1, 256<<10, nil)
+	clock := clockwork.NewFakeClock()
+	lim, err := replication.NewLimits(1, 256<<10, clock)
 	require.NoError(t, err)
 	moved := make(chan error, 1)
 	go func() {
 		_, _, err := s.moveContainer(t.Context(), 3, otherVolume(s, 3), lim)
 		moved <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// The copy waits for its bandwidth on the clock: the deletion comes
+	// mid-move, then the copy goes on.
+	require.NoError(t, clock.BlockUntilContext(t.Context(), 1))
 	require.NoError(t, s.DeleteContainer(3, false))
+	clock.Advance(time.Hour)
 	require.Error(t, <-moved)
 	require.Zero(t, copiesOf(s, 3))
 	_, err = s.Container(3)

@@ -2,13 +2,10 @@ package s3
 
 import (
 	"encoding/xml"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/strato-io/strato/client"
 )
 
 // GetObjectAttributes: what x-amz-object-attributes asks of an object
@@ -87,10 +84,7 @@ func (g *Gateway) getObjectAttributes(rq *request) error {
 	}
 	ki, err := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key)
 	if err != nil {
-		if errors.Is(err, client.ErrIsADirectory) || errors.Is(err, client.ErrNotADirectory) || errors.Is(err, client.ErrInvalid) {
-			return ErrNoSuchKey
-		}
-		return fromClient(err, nil)
+		return keyError(err)
 	}
 	m := attrsOf(ki)
 	mtime := time.UnixMilli(ki.GetModificationTimeUnixMs())

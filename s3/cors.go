@@ -189,16 +189,35 @@ func (r *corsRule) setHeaders(h http.Header, origin string, allowHeaders []strin
 
 // bucketCORS returns the bucket's CORS configuration (nil: none).
 func bucketCORS(b *stratov1.BucketInfo) (*corsConfiguration, error) {
+	v := bucketAttr(b, attrCORS)
+	if v == "" {
+		return nil, nil
+	}
+	var c corsConfiguration
+	if err := xml.Unmarshal([]byte(v), &c); err != nil {
+		return nil, fmt.Errorf("s3: bucket's stored CORS configuration: %w", err)
+	}
+	return &c, nil
+}
+
+// bucketAttr returns one of a bucket's attributes ("": not set).
+func bucketAttr(b *stratov1.BucketInfo, name string) string {
 	for _, a := range b.GetAttributes() {
-		if a.GetName() == attrCORS && a.GetValue() != "" {
-			var c corsConfiguration
-			if err := xml.Unmarshal([]byte(a.GetValue()), &c); err != nil {
-				return nil, fmt.Errorf("s3: bucket's stored CORS configuration: %w", err)
-			}
-			return &c, nil
+		if a.GetName() == name {
+			return a.GetValue()
 		}
 	}
-	return nil, nil
+	return ""
+}
+
+// corsOf reads the CORS configuration of the request's bucket (nil: none)
+// with the gateway's own credentials: a preflight carries none.
+func (g *Gateway) corsOf(rq *request) (*corsConfiguration, error) {
+	b, err := g.c.GetBucket(rq.ctx, g.volume, rq.bucket)
+	if err != nil {
+		return nil, fromClient(err, ErrNoSuchBucket)
+	}
+	return bucketCORS(b)
 }
 
 func (g *Gateway) getBucketCors(rq *request) error {
@@ -286,11 +305,7 @@ func (g *Gateway) preflight(rq *request) error {
 			headers = append(headers, strings.ToLower(f))
 		}
 	}
-	b, err := g.c.GetBucket(rq.ctx, g.volume, rq.bucket)
-	if err != nil {
-		return fromClient(err, ErrNoSuchBucket)
-	}
-	c, err := bucketCORS(b)
+	c, err := g.corsOf(rq)
 	if err != nil {
 		return err
 	}
@@ -313,11 +328,7 @@ func (g *Gateway) corsHeaders(rq *request) {
 	if origin == "" || rq.bucket == "" {
 		return
 	}
-	b, err := g.c.GetBucket(rq.ctx, g.volume, rq.bucket)
-	if err != nil {
-		return
-	}
-	c, err := bucketCORS(b)
+	c, err := g.corsOf(rq)
 	if err != nil || c == nil {
 		return
 	}

@@ -405,6 +405,15 @@ func partRange(m attrs, n int, size int64) (start, length int64, count int, err 
 	return 0, 0, 0, errInvalidPartNumber
 }
 
+// keyError is the S3 answer to a failed read of a key: a path that is a
+// directory, runs through a file, or is no valid path holds no key.
+func keyError(err error) error {
+	if errors.Is(err, client.ErrIsADirectory) || errors.Is(err, client.ErrNotADirectory) || errors.Is(err, client.ErrInvalid) {
+		return ErrNoSuchKey
+	}
+	return fromClient(err, nil)
+}
+
 // getObject serves GetObject and HeadObject.
 func (g *Gateway) getObject(rq *request, head bool) error {
 	if err := rq.body.drain(); err != nil {
@@ -430,10 +439,7 @@ func (g *Gateway) getObject(rq *request, head bool) error {
 	}
 	rd, err := g.c.OpenKey(rq.ctx, g.volume, rq.bucket, rq.key)
 	if err != nil {
-		if errors.Is(err, client.ErrIsADirectory) || errors.Is(err, client.ErrNotADirectory) || errors.Is(err, client.ErrInvalid) {
-			return ErrNoSuchKey
-		}
-		return fromClient(err, nil)
+		return keyError(err)
 	}
 	defer func() { _ = rd.Close() }()
 	ki := rd.Info()

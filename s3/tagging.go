@@ -164,10 +164,8 @@ func (g *Gateway) getBucketTagging(rq *request) error {
 	if err != nil {
 		return err
 	}
-	for _, a := range b.GetAttributes() {
-		if a.GetName() == attrTagging && a.GetValue() != "" {
-			return rq.writeXML(http.StatusOK, tagging{TagSet: tagSetOf(a.GetValue())})
-		}
+	if v := bucketAttr(b, attrTagging); v != "" {
+		return rq.writeXML(http.StatusOK, tagging{TagSet: tagSetOf(v)})
 	}
 	return ErrNoSuchTagSet
 }

@@ -141,23 +141,23 @@ func printBalancer(s *session, st *stratov1.BalancerStatus) error {
 	fields := []field{{"Balancer", state}}
 	if st.StartedUnixMs != 0 {
 		fields = append(fields,
-			field{"Threshold", fmt.Sprintf("%.1f%%", 100*st.Threshold)},
+			field{"Threshold", pct(st.Threshold)},
 			field{"Max size per iteration", bytesize.Format(st.MaxSizePerIteration)},
 			field{"Bandwidth", bw},
 			field{"Started", timeMs(st.StartedUnixMs)},
 			field{"Stopped", timeMs(st.StoppedUnixMs)},
 			field{"Iterations done", strconv.FormatUint(st.Iterations, 10)},
 			field{"Moved", fmt.Sprintf("%d containers, %s", st.MovedContainers, bytesize.Format(int64(st.MovedBytes)))},
-			field{"Spread before", fmt.Sprintf("%.1f%%", 100*st.SpreadBefore)})
+			field{"Spread before", pct(st.SpreadBefore)})
 		if !st.Running {
-			fields = append(fields, field{"Spread after", fmt.Sprintf("%.1f%%", 100*st.SpreadAfter)})
+			fields = append(fields, field{"Spread after", pct(st.SpreadAfter)})
 		}
 	}
 	fields = append(fields,
 		field{"In flight", fmt.Sprintf("%d moves, %s", st.MovesInFlight, bytesize.Format(st.BytesInFlight))},
 		field{"Left to move", bytesize.Format(st.BytesLeft)},
-		field{"Mean use", fmt.Sprintf("%.1f%%", 100*st.Mean)},
-		field{"Spread now", fmt.Sprintf("%.1f%%", 100*st.Spread)})
+		field{"Mean use", pct(st.Mean)},
+		field{"Spread now", pct(st.Spread)})
 	if err := printFields(s.out, fields); err != nil {
 		return err
 	}

@@ -114,8 +114,10 @@ func sendDiskBalancer(s *session, id string, cmd *stratov1.DiskBalancerCommand, 
 	return err
 }
 
+// bandwidthLabel prints a cap in bytes/s: a command's -1 and the stats'
+// 0 are no cap.
 func bandwidthLabel(bw int64) string {
-	if bw < 0 {
+	if bw <= 0 {
 		return "no bandwidth cap"
 	}
 	return bytesize.Format(bw) + "/s"
@@ -150,7 +152,7 @@ func diskBalancerFields(st *stratov1.DiskBalancerStats) []field {
 	return []field{
 		{"State", state},
 		{"Threshold", pct(st.GetThreshold())},
-		{"Bandwidth", bandwidthLabel(cmpBandwidth(st.GetBandwidth()))},
+		{"Bandwidth", bandwidthLabel(st.GetBandwidth())},
 		{"Started", timeMs(st.GetStartedUnixMs())},
 		{"Finished", finished},
 		{"Containers moved", strconv.FormatInt(st.GetContainersMoved(), 10)},
@@ -162,14 +164,3 @@ func diskBalancerFields(st *stratov1.DiskBalancerStats) []field {
 		{"Left to move", sizeWithBytes(st.GetBytesLeft())},
 	}
 }
-
-// cmpBandwidth: the stats' 0 is no cap.
-func cmpBandwidth(bw int64) int64 {
-	if bw == 0 {
-		return -1
-	}
-	return bw
-}
-
-// pct prints a fraction as percentage points.
-func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }

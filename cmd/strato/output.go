@@ -155,3 +155,6 @@ func parseSize(flag, s string) (int64, error) {
 	}
 	return n, nil
 }
+
+// pct prints a fraction as percentage points, one decimal ("10.0%").
+func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
