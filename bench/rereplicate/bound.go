@@ -60,10 +60,10 @@ func (b Bound) MBps() float64 {
 // the datanodes' import writes pieces of this size.
 const boundPiece = 4 << 20
 
-// measureBound measures the copy bound in dir (streams concurrent copies
+// MeasureBound measures the copy bound in dir (streams concurrent copies
 // of bytes in all, each reading reads files for the one it writes) and the
 // loopback rate.
-func measureBound(ctx context.Context, dir string, streams int, bytes int64, reads int) (Bound, error) {
+func MeasureBound(ctx context.Context, dir string, streams int, bytes int64, reads int) (Bound, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}

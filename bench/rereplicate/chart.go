@@ -13,9 +13,9 @@ import (
 	"golang.org/x/image/math/fixed"
 )
 
-// writeChart draws GB/s per interval as a PNG line chart with the bound as
-// a dashed line.
-func writeChart(path string, samples []float64, interval time.Duration, boundGBps float64) error {
+// WriteChart draws GB/s per interval as a PNG line chart titled title,
+// with a dashed line at boundGBps labelled boundLabel (none when 0).
+func WriteChart(path, title string, samples []float64, interval time.Duration, boundGBps float64, boundLabel string) error {
 	const w, h, margin = 800, 400, 40
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	bg, axis, line, bound := color.RGBA{255, 255, 255, 255}, color.RGBA{0, 0, 0, 255}, color.RGBA{30, 90, 200, 255}, color.RGBA{200, 60, 60, 255}
@@ -62,14 +62,14 @@ func writeChart(path string, samples []float64, interval time.Duration, boundGBp
 		d := font.Drawer{Dst: img, Src: image.NewUniform(c), Face: basicfont.Face7x13, Dot: fixed.P(x, y)}
 		d.DrawString(s)
 	}
-	text(margin, margin-15, axis, "re-replication throughput (GB/s) over time")
+	text(margin, margin-15, axis, title)
 	text(4, margin+4, axis, fmt.Sprintf("%.2f", top))
 	text(4, h-margin+4, axis, "0")
 	secs := interval.Seconds() * float64(max(len(samples)-1, 0))
 	text(w-margin-60, h-margin+18, axis, fmt.Sprintf("%.0f s", secs))
 	text(margin, h-margin+18, axis, "0 s")
 	if boundGBps > 0 {
-		text(w-margin-200, py(boundGBps)-4, bound, fmt.Sprintf("bound %.2f GB/s", boundGBps))
+		text(w-margin-200, py(boundGBps)-4, bound, fmt.Sprintf("%s %.2f GB/s", boundLabel, boundGBps))
 	}
 	f, err := os.Create(path)
 	if err != nil {

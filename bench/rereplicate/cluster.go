@@ -12,8 +12,8 @@ import (
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
-// closeAll closes every open container and waits until all are CLOSED.
-func closeAll(ctx context.Context, cl *client.Client) error {
+// CloseAll closes every open container of the cluster cl reaches and waits until all are CLOSED.
+func CloseAll(ctx context.Context, cl *client.Client) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		cs, err := listContainers(ctx, cl)

@@ -10,10 +10,11 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"syscall"
+
 	"time"
 
 	"github.com/strato-io/strato/bench/keyput"
+	"github.com/strato-io/strato/bench/measure"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/datanode/replication"
@@ -147,8 +148,8 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 	// datanodes stopped for the offline generation, or after the writes.
 	// dd keeps the disk so busy that a running datanode's heartbeats can
 	// be late enough for meta to declare it dead.
-	measure := func() error { return measureBoundOf(ctx, cfg, c, cl, out, &res) }
-	keyNames, keySize, err := writeData(ctx, cfg, c, cl, out, measure)
+	measureBound := func() error { return measureBoundOf(ctx, cfg, c, cl, out, &res) }
+	keyNames, keySize, err := writeData(ctx, cfg, c, cl, out, measureBound)
 	if err != nil {
 		return res, err
 	}
@@ -156,13 +157,13 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 
 	// 2. Close every container and wait until they are CLOSED.
 	fmt.Fprintln(out, "closing every container")
-	if err := closeAll(ctx, cl); err != nil {
+	if err := CloseAll(ctx, cl); err != nil {
 		return res, err
 	}
 
 	// 3. The bound (written data: now).
 	if !cfg.Gen {
-		if err := measure(); err != nil {
+		if err := measureBound(); err != nil {
 			return res, err
 		}
 	}
@@ -172,7 +173,7 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 	if err != nil {
 		return res, err
 	}
-	cpu0 := cpuSeconds()
+	cpu0 := measure.CPUSeconds()
 	prof := startLabelProfile()
 	defer func() { _, _ = prof.stop("") }()
 	if err := c.StopDatanode(cfg.Victim); err != nil {
@@ -193,7 +194,7 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 	if err != nil {
 		return res, err
 	}
-	cpu := cpuSeconds() - cpu0
+	cpu := measure.CPUSeconds() - cpu0
 	res.Total = time.Since(start)
 	if first, last := win.stop(); !first.IsZero() {
 		res.Detect, res.Copy = first.Sub(start), last.Sub(first)
@@ -229,7 +230,7 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 	}
 	printResult(out, res)
 	if cfg.ChartPath != "" {
-		if err := writeChart(cfg.ChartPath, res.Samples, cfg.Interval, res.Bound.MBps()/1e3); err != nil {
+		if err := WriteChart(cfg.ChartPath, "re-replication throughput (GB/s) over time", res.Samples, cfg.Interval, res.Bound.MBps()/1e3, "bound"); err != nil {
 			return res, err
 		}
 		fmt.Fprintf(out, "chart: %s\n", cfg.ChartPath)
@@ -306,7 +307,7 @@ func writeData(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *clie
 }
 
 // measureBoundOf measures the bound of the rebuild cfg asks for
-// (measureBound) into res.Bound, unless cfg.SkipBound.
+// (MeasureBound) into res.Bound, unless cfg.SkipBound.
 func measureBoundOf(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *client.Client, out io.Writer, res *Result) error {
 	if cfg.SkipBound {
 		return nil
@@ -326,7 +327,7 @@ func measureBoundOf(ctx context.Context, cfg Config, c *minicluster.Cluster, cl 
 	if reads == 1 {
 		fmt.Fprintf(out, "measuring the bound: %d concurrent copies of %s in all on the datanodes' disk (direct I/O), TCP on loopback\n",
 			streams, bytesize.Format(bytes))
-		if res.Bound, err = measureBound(ctx, cfg.BoundDir, streams, bytes, reads); err != nil {
+		if res.Bound, err = MeasureBound(ctx, cfg.BoundDir, streams, bytes, reads); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "bound: disk copy %.0f MB/s (%d streams; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s -> %.0f MB/s\n",
@@ -335,7 +336,7 @@ func measureBoundOf(ctx context.Context, cfg Config, c *minicluster.Cluster, cl 
 	}
 	fmt.Fprintf(out, "measuring the bound: %d concurrent rebuilds of %s in all on the datanodes' disk (direct I/O), each reading %d files for the one it writes (%s read), TCP on loopback\n",
 		streams, bytesize.Format(bytes), reads, bytesize.Format(bytes*int64(reads)))
-	if res.Bound, err = measureBound(ctx, cfg.BoundDir, streams, bytes, reads); err != nil {
+	if res.Bound, err = MeasureBound(ctx, cfg.BoundDir, streams, bytes, reads); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "bound: disk rebuild %.0f MB/s written (%d reads + 1 write per byte, %d streams; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s / %d = %.0f MB/s -> %.0f MB/s\n",
@@ -485,14 +486,6 @@ func (w *copyWindow) stop() (first, last time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.first, w.last
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // verifyKeys reads every key back and checks it is what was written,

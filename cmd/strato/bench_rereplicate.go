@@ -108,14 +108,10 @@ encode and decode GB/s on one core, timed after the rebuild
 			}
 			fmt.Fprintf(out, "bench rereplicate: %s, %d datanodes, data in %s, containers of %s, %d streams per datanode\n",
 				redundancy, o.Datanodes, o.Dir, csize, o.ReplicationStreams)
-			o.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: logLevel}))
-			c, err := minicluster.Start(cmd.Context(), o)
-			if err != nil {
+			return withBenchCluster(cmd, o, logLevel, func(c *minicluster.Cluster) error {
+				_, err := rereplicate.Run(cmd.Context(), cfg, c, out)
 				return err
-			}
-			defer func() { _ = c.Close() }()
-			_, err = rereplicate.Run(cmd.Context(), cfg, c, out)
-			return err
+			})
 		},
 	}
 	f := cmd.Flags()

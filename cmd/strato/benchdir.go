@@ -1,12 +1,15 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"runtime/pprof"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/strato-io/strato/bench/benchcluster"
+	"github.com/strato-io/strato/minicluster"
 )
 
 // addClusterDirFlags adds the --dir and --keep flags every bench that
@@ -31,4 +34,17 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+}
+
+// withBenchCluster starts the in-process cluster of a bench that makes
+// its own, its servers logging at level to stderr, runs fn on it, and
+// stops it.
+func withBenchCluster(cmd *cobra.Command, o minicluster.Options, level slog.Level, fn func(*minicluster.Cluster) error) error {
+	o.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	c, err := minicluster.Start(cmd.Context(), o)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = c.Close() }()
+	return fn(c)
 }

@@ -14,18 +14,6 @@ import (
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
-// smallDisk is the real file system with a disk of capacity bytes, so
-// that a test's few megabytes are a datanode's used fraction worth
-// balancing.
-type smallDisk struct {
-	vfs.FS
-	capacity uint64
-}
-
-func (d smallDisk) GetDiskUsage(path string) (vfs.DiskUsage, error) {
-	return vfs.DiskUsage{TotalBytes: d.capacity, AvailBytes: d.capacity, UsedBytes: 0}, nil
-}
-
 // balancerCluster is six datanodes on small disks over three racks
 // (datanode i on /rack<i%3+1>), three of which (3, 4, 5) are stopped and
 // dead while keys are written to the others: three full datanodes. The
@@ -33,7 +21,7 @@ func (d smallDisk) GetDiskUsage(path string) (vfs.DiskUsage, error) {
 func balancerCluster(t *testing.T, metas int) (*faultCluster, map[string][]byte) {
 	f := startFaultCluster(t, minicluster.Options{Datanodes: 6, Racks: 3, MetaReplicas: metas, BlockSize: 4 << 20, ContainerSize: 16 << 20,
 		HeartbeatInterval: 3 * time.Second, DeadAfter: 2 * time.Minute, Clock: fakeClock(),
-		DatanodeFS: func(int) vfs.FS { return smallDisk{FS: vfs.Default, capacity: 200 << 20} }},
+		DatanodeFS: func(int) vfs.FS { return minicluster.CappedDisk{FS: vfs.Default, Capacity: 200 << 20} }},
 		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
 	for i := 3; i < 6; i++ {
 		require.NoError(t, f.c.StopDatanode(i))
