@@ -135,6 +135,9 @@ func (o *cliOptions) action(fn func(s *session, args []string) error) func(*cobr
 		if o.requestID != "" && !reqid.Valid(o.requestID) {
 			return failure(what, usagef("--request-id %q: want 1 to %d printable ASCII characters, no spaces", o.requestID, reqid.MaxLen))
 		}
+		if err := o.resolveURIs(cmd, args); err != nil {
+			return failure(what, err)
+		}
 		c, addrs, tlsConfig, tok, err := o.connect(cmd)
 		if err != nil {
 			return failure(what, err)

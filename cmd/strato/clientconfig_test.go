@@ -74,3 +74,48 @@ func TestClientClusterFile(t *testing.T) {
 	r = execute(nil, "whoami", "--cluster", "t")
 	require.Equal(t, 0, r.code, r.stderr)
 }
+
+// TestURIPaths: a path argument may be a strato:// URI as the Hadoop
+// connector writes it, naming a cluster of the client's file, meta's
+// address, or none; the command works on that cluster, and refuses URIs
+// naming two clusters or one the flags contradict.
+func TestURIPaths(t *testing.T) {
+	addr := startMeta(t).addr
+	t.Setenv("STRATO_META", "")
+	t.Setenv("STRATO_CLUSTER", "")
+	t.Setenv("STRATO_TOKEN", "")
+	clientFile(t, `default = "down"
+
+[clusters.test]
+meta = ["`+addr+`"]
+
+[clusters.down]
+meta = ["127.0.0.1:1"]
+`)
+	ok := func(args ...string) string {
+		t.Helper()
+		r := execute(nil, append(args, "--timeout", "5s")...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		return r.stdout
+	}
+	ok("sh", "volume", "create", "uvol", "--cluster", "test")
+	ok("sh", "bucket", "create", "strato://test/uvol/bkt")
+	ok("fs", "mkdir", "strato://test/uvol/bkt/d")
+	require.Contains(t, ok("fs", "ls", "strato://"+addr+"/uvol/bkt"), "/uvol/bkt/d")
+	require.Contains(t, ok("fs", "ls", "strato:///uvol/bkt", "--meta", addr), "/uvol/bkt/d")
+	ok("fs", "mv", "strato://test/uvol/bkt/d", "strato://test/uvol/bkt/e")
+	require.Contains(t, ok("fs", "ls", "/uvol/bkt", "--cluster", "test"), "/uvol/bkt/e")
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fs", "mv", "strato://test/uvol/bkt/e", "strato://down/uvol/bkt/f"}, "strato://test/uvol/bkt/e and strato://down/uvol/bkt/f name different clusters: a command works on one"},
+		{[]string{"fs", "ls", "strato://test/uvol/bkt", "--cluster", "down"}, "strato://test/uvol/bkt names cluster test, --cluster down"},
+		{[]string{"fs", "ls", "strato://" + addr + "/uvol/bkt", "--meta", "127.0.0.1:1"}, "names meta " + addr + ", --meta 127.0.0.1:1"},
+	} {
+		r := execute(nil, c.args...)
+		require.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
+		require.Contains(t, r.stderr, c.want)
+	}
+}
