@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -14,26 +13,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
-)
 
-// chromium finds the browser: $STRATO_CHROMIUM, else chromium (Debian's
-// package, which CI installs) or Chrome on the PATH. Without one the test
-// is skipped, unless STRATO_REQUIRE_CHROMIUM is set (CI), where it fails.
-func chromium(t *testing.T) string {
-	if p := os.Getenv("STRATO_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("STRATO_REQUIRE_CHROMIUM") != "" {
-		t.Fatal("no chromium on the PATH and STRATO_REQUIRE_CHROMIUM is set: apt-get install chromium")
-	}
-	t.Skip("no chromium on the PATH (apt-get install chromium, or set STRATO_CHROMIUM): the console's browser test is skipped")
-	return ""
-}
+	"github.com/strato-io/strato/internal/browsertest"
+)
 
 // artifacts is where the screenshots go: $STRATO_ARTIFACTS/console, else
 // the module's artifacts/console (ignored by git).
@@ -48,38 +30,13 @@ func artifacts(t *testing.T) string {
 	return dir
 }
 
-// warmUp navigates the new browser's first tab once, so that chromedp
-// knows the tab's top-level frame before the test's first page. chromedp
-// attaches to the first tab without asking for its frame tree; when the
-// tab's about:blank committed before the attach, the frame is learnt only
-// from the next navigation's events, and a Navigate that starts with no
-// frame can miss its own "init" event and wait for a load it never sees
-// (seen on a loaded 2-core machine). A failed warm-up is only logged: the
-// navigation it started still tells chromedp the frame.
-func warmUp(ctx context.Context, t *testing.T) {
-	t.Helper()
-	start := time.Now()
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := chromedp.Do(wctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Logf("browser warm-up after %v: %v", time.Since(start).Round(time.Millisecond), err)
-	}
-}
-
 // checkBrowser loads every page in headless Chromium: no console error or
 // exception, the numbers of the cluster, navigation by the menu and by
 // links, and a screenshot of each page.
 func (cc *consoleCluster) checkBrowser(t *testing.T) {
-	exe := chromium(t)
 	shots := artifacts(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.WindowSize(1400, 1000), chromedp.UserDataDir(t.TempDir()))
-	alloc, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	ctx, cancel := browsertest.New(t, chromedp.WindowSize(1400, 1000))
 	defer cancel()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	require.NoError(t, chromedp.Do(ctx)) // start the browser on a context without a deadline
-	warmUp(ctx, t)
 
 	var (
 		mu       sync.Mutex
