@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,4 +114,71 @@ func TestBrowserCors(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "from the browser", string(body))
 	require.Equal(t, "text/plain", aws.ToString(got.ContentType))
+}
+
+// TestBrowserFormUpload: headless Chromium submits an HTML form of a page
+// of another origin to the gateway, as a web site lets its visitors
+// upload: hidden fields signed by the site's server (a SigV4 POST policy
+// allowing keys under uploads/ and a redirect back to the site), a file
+// chosen in the form's file input. The gateway stores the file under the
+// file's name and sends the browser back to the site with the bucket,
+// key and ETag.
+func TestBrowserFormUpload(t *testing.T) {
+	ctx, cancel := browsertest.New(t)
+	defer cancel()
+	c := sdk(t, false)
+	b := newBucket(t, c)
+	file := filepath.Join(t.TempDir(), "photo.txt")
+	require.NoError(t, os.WriteFile(file, []byte("chosen in the browser"), 0o600))
+
+	var (
+		mu   sync.Mutex
+		back url.Values
+		form string
+	)
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		mu.Lock()
+		defer mu.Unlock()
+		if r.URL.Path == "/done" {
+			back = r.URL.Query()
+			_, _ = io.WriteString(w, `<!doctype html><p id="done">uploaded</p>`)
+			return
+		}
+		_, _ = io.WriteString(w, form)
+	}))
+	defer page.Close()
+	f := &postForm{fields: [][2]string{{"key", "uploads/${filename}"}, {"success_action_redirect", page.URL + "/done"}, {"Content-Type", "text/plain"}},
+		conditions: []any{map[string]string{"bucket": b}, []any{"starts-with", "$key", "uploads/"},
+			map[string]string{"success_action_redirect": page.URL + "/done"}, []any{"starts-with", "$Content-Type", "text/"},
+			[]any{"content-length-range", 1, 1 << 20}}}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, `<!doctype html><title>upload</title><form id="f" action="%s/%s" method="post" enctype="multipart/form-data">`, env.http.URL, b)
+	for _, kv := range f.signed(t) {
+		fmt.Fprintf(&sb, `<input type="hidden" name="%s" value="%s">`, html.EscapeString(kv[0]), html.EscapeString(kv[1]))
+	}
+	sb.WriteString(`<input type="file" name="file" id="file"><input type="submit" id="send" value="Upload"></form>`)
+	mu.Lock()
+	form = sb.String()
+	mu.Unlock()
+
+	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
+	defer scancel()
+	require.NoError(t, chromedp.Do(sctx, chromedp.Navigate(page.URL+"/form"), chromedp.WaitVisible(chromedp.CSS("#file")),
+		chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{file}), chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS("#done"))))
+
+	mu.Lock()
+	got := back
+	mu.Unlock()
+	require.Equal(t, b, got.Get("bucket"))
+	require.Equal(t, "uploads/photo.txt", got.Get("key"))
+	out, err := c.GetObject(context.Background(), &awss3.GetObjectInput{Bucket: aws.String(b), Key: aws.String("uploads/photo.txt")})
+	require.NoError(t, err)
+	data, err := io.ReadAll(out.Body)
+	_ = out.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, "chosen in the browser", string(data))
+	require.Equal(t, "text/plain", aws.ToString(out.ContentType))
+	require.Equal(t, aws.ToString(out.ETag), got.Get("etag"))
 }

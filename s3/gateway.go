@@ -300,6 +300,12 @@ func (g *Gateway) authorize(rq *request) error {
 		rq.op = "Auth"
 		return err
 	}
+	return g.actAs(rq)
+}
+
+// actAs makes an authenticated request's calls on behalf of its access
+// key's user, for a key kept in meta.
+func (g *Gateway) actAs(rq *request) error {
 	if ku, ok := g.opts.Credentials.(KeyUsers); ok && rq.auth != nil {
 		user, err := ku.KeyUser(rq.ctx, rq.auth.accessKey)
 		if err != nil {
@@ -312,8 +318,24 @@ func (g *Gateway) authorize(rq *request) error {
 	return nil
 }
 
+// secretOf is an access key's secret, or the error a request signed with
+// an unknown key gets.
+func (g *Gateway) secretOf(rq *request, accessKey string) (string, error) {
+	secret, err := g.opts.Credentials.Secret(rq.ctx, accessKey)
+	if errors.Is(err, ErrNoSuchAccessKey) {
+		return "", withFields(ErrInvalidAccessKeyID, "AWSAccessKeyId", accessKey)
+	} else if err != nil {
+		return "", errf(ErrServiceUnavailable, "looking up the access key: %v", err)
+	}
+	return secret, nil
+}
+
 func (g *Gateway) serve(rq *request) error {
 	q := rq.r.URL.Query()
+	if rq.bucket != "" && rq.key == "" && isPostObject(rq.r) {
+		rq.op = "PostObject" // signed by its form's fields (post.go)
+		return g.postObject(rq)
+	}
 	if err := g.authorize(rq); err != nil {
 		return err
 	}
@@ -483,11 +505,9 @@ func (g *Gateway) authenticate(rq *request) error {
 		return withFields(errf(ErrAccessDenied, "There were headers present in the request which were not signed"),
 			"HeadersNotSigned", strings.Join(hs, ", "))
 	}
-	secret, err := g.opts.Credentials.Secret(rq.ctx, a.accessKey)
-	if errors.Is(err, ErrNoSuchAccessKey) {
-		return withFields(ErrInvalidAccessKeyID, "AWSAccessKeyId", a.accessKey)
-	} else if err != nil {
-		return errf(ErrServiceUnavailable, "looking up the access key: %v", err)
+	secret, err := g.secretOf(rq, a.accessKey)
+	if err != nil {
+		return err
 	}
 	if a.v2 {
 		return g.checkV2(rq, secret)

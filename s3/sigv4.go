@@ -57,28 +57,42 @@ func authErr(query bool, format string, args ...any) *Error {
 	return errf(ErrAuthorizationHeaderMalformed, "The authorization header is malformed; "+format, args...)
 }
 
+// Where a credential comes from, for the wording of its errors.
+type credentialOf int
+
+const (
+	credentialOfHeader credentialOf = iota // the Authorization header
+	credentialOfQuery                      // a presigned URL's X-Amz-Credential
+	credentialOfPost                       // a form's x-amz-credential field (post.go)
+)
+
 // parseCredential splits "AK/yyyymmdd/region/service/aws4_request".
-func (a *authRequest) parseCredential(c string, query bool) error {
-	pre := ""
-	if query {
-		pre = "Error parsing the X-Amz-Credential parameter; "
+func (a *authRequest) parseCredential(c string, of credentialOf) error {
+	fail := func(format string, args ...any) error {
+		switch of {
+		case credentialOfQuery:
+			return authErr(true, "Error parsing the X-Amz-Credential parameter; "+format, args...)
+		case credentialOfPost:
+			return postArgErr(format, args...)
+		}
+		return authErr(false, format, args...)
 	}
 	// Access keys hold no '/' (ValidateAccessKey in meta; AWS's neither).
 	parts := strings.Split(c, "/")
 	n := len(parts)
 	if n != 5 || parts[0] == "" {
-		return authErr(query, `%sthe Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`, pre)
+		return fail(`the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`)
 	}
 	a.accessKey = strings.Join(parts[:n-4], "/")
 	a.date, a.region, a.service = parts[n-4], parts[n-3], parts[n-2]
 	switch {
 	case parts[n-1] != "aws4_request":
-		return authErr(query, `%sincorrect terminal %q. This endpoint uses "aws4_request".`, pre, parts[n-1])
+		return fail(`incorrect terminal %q. This endpoint uses "aws4_request".`, parts[n-1])
 	case a.service != "s3":
-		return authErr(query, `%sincorrect service %q. This endpoint belongs to "s3".`, pre, a.service)
+		return fail(`incorrect service %q. This endpoint belongs to "s3".`, a.service)
 	}
 	if _, err := time.Parse("20060102", a.date); err != nil || len(a.date) != 8 {
-		return authErr(query, `%sincorrect date format %q. This date in the credential must be in the format "yyyyMMdd".`, pre, a.date)
+		return fail(`incorrect date format %q. This date in the credential must be in the format "yyyyMMdd".`, a.date)
 	}
 	return nil
 }
@@ -128,7 +142,7 @@ func parseAuthorization(h string) (*authRequest, error) {
 	case !haveSig:
 		return nil, authErr(false, "missing Signature.")
 	}
-	if err := a.parseCredential(cred, false); err != nil {
+	if err := a.parseCredential(cred, credentialOfHeader); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -149,7 +163,7 @@ func parsePresigned(q url.Values) (*authRequest, error) {
 		return nil, authErr(true, `X-Amz-Algorithm only supports "AWS4-HMAC-SHA256 and AWS4-ECDSA-P256-SHA256"`)
 	}
 	a := &authRequest{presigned: true, amzDate: q.Get("X-Amz-Date"), signature: q.Get("X-Amz-Signature")}
-	if err := a.parseCredential(q.Get("X-Amz-Credential"), true); err != nil {
+	if err := a.parseCredential(q.Get("X-Amz-Credential"), credentialOfQuery); err != nil {
 		return nil, err
 	}
 	a.signedHeaders = strings.Split(q.Get("X-Amz-SignedHeaders"), ";")

@@ -41,6 +41,12 @@ func (rq *request) readTagging(limit int) (string, error) {
 	if err := rq.decodeXML(&body, maxTaggingXML); err != nil {
 		return "", err
 	}
+	return body.encode(limit)
+}
+
+// encode checks a Tagging document's tags and returns them as the
+// attribute stores them ("" when none).
+func (body taggingBody) encode(limit int) (string, error) {
 	if len(body.TagSet) > limit {
 		return "", tooManyTags(limit)
 	}
