@@ -92,6 +92,9 @@ func newPayloadChecks(r *http.Request) (*payloadChecks, error) {
 		if pc.algo != "" && pc.algo != algo || pc.inTrailer {
 			return nil, errf(ErrInvalidRequest, "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
 		}
+		if d, err := base64.StdEncoding.DecodeString(v); err != nil || len(d) != newChecksum(algo).Size() {
+			return nil, errf(ErrInvalidRequest, "Value for %s header is invalid.", checksumHeader(algo))
+		}
 		pc.algo, pc.want = algo, v
 	}
 	if a := strings.ToLower(r.Header.Get("X-Amz-Sdk-Checksum-Algorithm")); a != "" && pc.algo == "" && validAlgorithm(a) {

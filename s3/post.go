@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -35,6 +36,16 @@ var (
 )
 
 func postArgErr(format string, args ...any) *Error { return errf(ErrInvalidArgument, format, args...) }
+
+// postFieldErr is InvalidArgument naming the field and its value.
+func postFieldErr(name, value, format string, args ...any) *Error {
+	return withFields(postArgErr(format, args...), "ArgumentName", name, "ArgumentValue", value)
+}
+
+// missingPostField is AWS's answer to a form without a field it needs.
+func missingPostField(name string) *Error {
+	return postFieldErr(name, "", "Bucket POST must contain a field named '%s'.  If it is specified, please check the order of the fields.", name)
+}
 
 // postForm is a POST's fields (names lower-case, each one's first value)
 // and its file part, unread.
@@ -76,7 +87,7 @@ func (g *Gateway) postObject(rq *request) error {
 	}
 	key := form.fields["key"]
 	if key == "" {
-		return postArgErr("Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.")
+		return missingPostField("key")
 	}
 	rq.key = strings.ReplaceAll(key, "${filename}", form.filename)
 	if len(rq.key) > 1024 {
@@ -124,29 +135,30 @@ func (g *Gateway) postAuth(rq *request, fields map[string]string) error {
 	}
 	var missing string
 	for _, f := range postAuthFields {
-		if fields[f] == "" && missing == "" {
+		if _, ok := fields[f]; !ok && missing == "" {
 			missing = f
 		}
 	}
 	switch {
 	case missing == "":
-	case allEmpty(fields, postAuthFields):
+	case noneOf(fields, postAuthFields):
 		return errf(ErrAccessDenied, "Anonymous access is not allowed")
 	default:
-		return postArgErr("Bucket POST must contain a field named '%s'.  If it is specified, please check the order of the fields.", missing)
+		return missingPostField(missing)
 	}
-	if fields["x-amz-algorithm"] != algorithm {
-		return errf(ErrInvalidRequest, "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.")
+	if alg := fields["x-amz-algorithm"]; alg != algorithm {
+		return postFieldErr("x-amz-algorithm", alg, `POST form field x-amz-algorithm only supports "AWS4-HMAC-SHA256"`)
 	}
+	cred := fields["x-amz-credential"]
 	a := &authRequest{}
-	if err := a.parseCredential(fields["x-amz-credential"], credentialOfPost); err != nil {
-		return err
+	if err := a.parseCredential(cred, credentialOfPost); err != nil {
+		return withFields(err.(*Error), "ArgumentName", "x-amz-credential", "ArgumentValue", cred)
 	}
 	if a.region != g.opts.Region {
-		return postArgErr("the region %q is wrong; expecting %q", a.region, g.opts.Region)
+		return postFieldErr("x-amz-credential", cred, "the region %q is wrong; expecting %q", a.region, g.opts.Region)
 	}
-	if _, err := time.Parse(amzDateFormat, fields["x-amz-date"]); err != nil {
-		return errMissingDate
+	if d := fields["x-amz-date"]; !validAmzDate(d) {
+		return postFieldErr("x-amz-date", d, "Invalid x-amz-date %q: it must be in the format yyyyMMdd'T'HHmmss'Z'.", d)
 	}
 	secret, err := g.secretOf(rq, a.accessKey)
 	if err != nil {
@@ -155,7 +167,7 @@ func (g *Gateway) postAuth(rq *request, fields map[string]string) error {
 	rq.auth = a
 	key := signingKey(secret, a.date, a.region, a.service)
 	if !signatureMatches(hmacSHA256(key, fields["policy"]), fields["x-amz-signature"]) {
-		return ErrSignatureDoesNotMatch
+		return withFields(ErrSignatureDoesNotMatch, "AWSAccessKeyId", a.accessKey, "StringToSign", fields["policy"])
 	}
 	return g.actAs(rq)
 }
@@ -163,8 +175,8 @@ func (g *Gateway) postAuth(rq *request, fields map[string]string) error {
 // postAuthV2 checks a SigV2 form: the base64 HMAC-SHA1 of the policy.
 func (g *Gateway) postAuthV2(rq *request, fields map[string]string) error {
 	for _, f := range []string{"awsaccesskeyid", "policy", "signature"} {
-		if fields[f] == "" {
-			return postArgErr("Bucket POST must contain a field named '%s'.  If it is specified, please check the order of the fields.", f)
+		if _, ok := fields[f]; !ok {
+			return missingPostField(f)
 		}
 	}
 	a := &authRequest{accessKey: fields["awsaccesskeyid"], v2: true}
@@ -174,18 +186,24 @@ func (g *Gateway) postAuthV2(rq *request, fields map[string]string) error {
 	}
 	rq.auth = a
 	if !signatureMatchesV2(hmacSHA1(secret, fields["policy"]), fields["signature"]) {
-		return ErrSignatureDoesNotMatch
+		return withFields(ErrSignatureDoesNotMatch, "AWSAccessKeyId", a.accessKey, "StringToSign", fields["policy"])
 	}
 	return g.actAs(rq)
 }
 
-func allEmpty(fields map[string]string, names []string) bool {
+// noneOf says whether the form has none of the fields names.
+func noneOf(fields map[string]string, names []string) bool {
 	for _, n := range names {
-		if fields[n] != "" {
+		if _, ok := fields[n]; ok {
 			return false
 		}
 	}
 	return true
+}
+
+func validAmzDate(d string) bool {
+	_, err := time.Parse(amzDateFormat, d)
+	return err == nil
 }
 
 // postPolicyOf parses the form's policy and checks its fields, the bucket
@@ -220,6 +238,8 @@ func postHeaders(fields map[string]string) (http.Header, error) {
 				return nil, err
 			}
 			h.Set("X-Amz-Tagging", tags)
+		case strings.HasPrefix(name, "x-amz-checksum-") && !validAlgorithm(strings.TrimPrefix(name, "x-amz-checksum-")):
+			return nil, errf(ErrInvalidRequest, "The algorithm type you specified in x-amz-checksum- header is invalid.")
 		case name == "content-md5", name == "x-amz-storage-class", strings.HasPrefix(name, "x-amz-checksum-"),
 			strings.HasPrefix(name, metaPrefix), isStoredHeader(name):
 			h.Set(name, v)
@@ -288,7 +308,7 @@ func (g *Gateway) postWrite(rq *request, form *postForm, minLen, maxLen int64) e
 
 // postResponse is the answer of success_action_status 201.
 type postResponse struct {
-	XMLName  xml.Name `xml:"PostResponse"`
+	XMLName  xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ PostResponse"`
 	Location string   `xml:"Location"`
 	Bucket   string   `xml:"Bucket"`
 	Key      string   `xml:"Key"`
@@ -321,12 +341,18 @@ func (r *rangeReader) Read(p []byte) (int, error) {
 	r.n += int64(n)
 	switch {
 	case r.max >= 0 && r.n > r.max:
-		return n, ErrEntityTooLarge
+		// The rest of the file, up to a bound, is read to say its size.
+		more, _ := io.Copy(io.Discard, io.LimitReader(r.r, maxSizeProbe))
+		return n, withFields(ErrEntityTooLarge, "ProposedSize", strconv.FormatInt(r.n+more, 10), "MaxSizeAllowed", strconv.FormatInt(r.max, 10))
 	case errors.Is(err, io.EOF) && r.n < r.min:
-		return n, ErrEntityTooSmall
+		return n, withFields(ErrEntityTooSmall, "ProposedSize", strconv.FormatInt(r.n, 10), "MinSizeAllowed", strconv.FormatInt(r.min, 10))
 	}
 	return n, err
 }
+
+// maxSizeProbe bounds what is read past a form's length range to report
+// the file's size.
+const maxSizeProbe = 1 << 20
 
 // capturedWriter keeps what a handler answers, for postWrite to answer
 // otherwise.

@@ -36,6 +36,7 @@ type postForm struct {
 	secret     string
 	region     string
 	tamper     func(fields map[string]string)
+	rawPolicy  *string // signed in place of the policy made of conditions
 }
 
 // signed returns the form's fields in order, the signature fields (and
@@ -69,6 +70,9 @@ func (f *postForm) signed(t *testing.T) [][2]string {
 	doc, err := json.Marshal(map[string]any{"expiration": f.expires.UTC().Format("2006-01-02T15:04:05.000Z"), "conditions": conds})
 	require.NoError(t, err)
 	auth["policy"] = base64.StdEncoding.EncodeToString(doc)
+	if f.rawPolicy != nil {
+		auth["policy"] = *f.rawPolicy
+	}
 	if f.v2 {
 		mac := hmac.New(sha1.New, []byte(secret))
 		mac.Write([]byte(auth["policy"]))
@@ -242,15 +246,15 @@ func TestPostObjectRefused(t *testing.T) {
 		}}, 403, "InvalidAccessKeyId", ""},
 		{"anonymous", postForm{fields: key, conditions: base, tamper: func(m map[string]string) {
 			for _, k := range []string{"x-amz-algorithm", "x-amz-credential", "x-amz-date", "policy", "x-amz-signature"} {
-				m[k] = ""
+				delete(m, k)
 			}
 		}}, 403, "AccessDenied", "Anonymous access is not allowed"},
-		{"missing date", postForm{fields: key, conditions: base, tamper: func(m map[string]string) { m["x-amz-date"] = "" }},
+		{"missing date", postForm{fields: key, conditions: base, tamper: func(m map[string]string) { delete(m, "x-amz-date") }},
 			400, "InvalidArgument", "Bucket POST must contain a field named 'x-amz-date'.  If it is specified, please check the order of the fields."},
 		{"bad date", postForm{fields: key, conditions: base, tamper: func(m map[string]string) { m["x-amz-date"] = "yesterday" }},
-			403, "AccessDenied", "AWS authentication requires a valid Date or x-amz-date header."},
+			400, "InvalidArgument", `Invalid x-amz-date "yesterday": it must be in the format yyyyMMdd'T'HHmmss'Z'.`},
 		{"algorithm", postForm{fields: key, conditions: base, tamper: func(m map[string]string) { m["x-amz-algorithm"] = "AWS4-HMAC-SHA1" }},
-			400, "InvalidRequest", ""},
+			400, "InvalidArgument", `POST form field x-amz-algorithm only supports "AWS4-HMAC-SHA256"`},
 		{"credential", postForm{fields: key, conditions: base, tamper: func(m map[string]string) { m["x-amz-credential"] = "nope" }},
 			400, "InvalidArgument", `the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`},
 		{"region", postForm{fields: key, conditions: base, region: "eu-west-1"}, 400, "InvalidArgument", `the region "eu-west-1" is wrong; expecting "us-east-1"`},
@@ -265,6 +269,14 @@ func TestPostObjectRefused(t *testing.T) {
 			`Invalid according to Policy: Policy Condition failed: ["eq", "$bucket", "another"]`},
 		{"too large", postForm{fields: key, conditions: append(base, []any{"content-length-range", 0, 5}), file: []byte("0123456789")},
 			400, "EntityTooLarge", ""},
+		{"empty policy", postForm{fields: key, rawPolicy: aws.String("")},
+			400, "InvalidPolicyDocument", "Invalid Policy: Expecting '{' but found End-of-Input"},
+		{"checksum value", postForm{fields: append(key, [2]string{"x-amz-checksum-crc32", "nope"}), conditions: append(base, map[string]string{"x-amz-checksum-crc32": "nope"})},
+			400, "InvalidRequest", "Value for x-amz-checksum-crc32 header is invalid."},
+		{"checksum algorithm", postForm{fields: append(key, [2]string{"x-amz-checksum-crc99", "AAAA"}), conditions: append(base, map[string]string{"x-amz-checksum-crc99": "AAAA"})},
+			400, "InvalidRequest", "The algorithm type you specified in x-amz-checksum- header is invalid."},
+		{"checksum mismatch", postForm{fields: append(key, [2]string{"x-amz-checksum-crc32", "AAAAAA=="}), conditions: append(base, map[string]string{"x-amz-checksum-crc32": "AAAAAA=="}), file: []byte("data")},
+			400, "BadDigest", ""},
 		{"too small", postForm{fields: key, conditions: append(base, []any{"content-length-range", 100, 1000}), file: []byte("hi")},
 			400, "EntityTooSmall", ""},
 		{"bad condition", postForm{fields: key, conditions: append(base, []any{"matches", "$key", "k"})}, 400, "InvalidPolicyDocument",
