@@ -14,7 +14,7 @@ import (
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
-func startAppendCluster(t *testing.T) (context.Context, *client.Client) {
+func startAppendCluster(t *testing.T) (context.Context, *client.Client, *minicluster.Cluster) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -28,7 +28,7 @@ func startAppendCluster(t *testing.T) (context.Context, *client.Client) {
 	require.NoError(t, err)
 	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
 	require.NoError(t, err)
-	return ctx, cl
+	return ctx, cl, c
 }
 
 func readAll(ctx context.Context, t *testing.T, cl *client.Client, path string) []byte {
@@ -54,7 +54,7 @@ func writeAll(t *testing.T, w *client.Writer, parts ...[]byte) {
 // append never shows the cut bytes again, a snapshot before them reads the
 // old content, concat joins files, and a recovered file's writer is fenced.
 func TestAppendTruncateConcatThroughClient(t *testing.T) {
-	ctx, cl := startAppendCluster(t)
+	ctx, cl, _ := startAppendCluster(t)
 	a, b, c := fastRandom(1<<20+12345, 1), fastRandom(700_000, 2), fastRandom(5000, 3)
 	w, err := cl.Create(ctx, "/vol/bkt/f", client.CreateOptions{})
 	require.NoError(t, err)
