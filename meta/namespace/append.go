@@ -62,6 +62,18 @@ func writerOf(r pebble.Reader, ki *stratov1.KeyRecord) (*stratov1.OpenKeyInfo, e
 	return rec, nil
 }
 
+// followWriter points the open key writing a renamed file at its new
+// name (parent, name; path as a client names it), so that the writer's
+// commits follow the file, as HDFS's open files follow a rename.
+func (a *applier) followWriter(file *stratov1.KeyRecord, parent uint64, name, path string) error {
+	w, err := writerOf(a.b, file)
+	if err != nil || w == nil {
+		return err
+	}
+	w.ParentId, w.FileName, w.Key = parent, name, path
+	return put(a.b, idKey(nil, tagOpen, w.Id), w)
+}
+
 // objectOf is the object an open key writes: its own ID, or the key it
 // appends to.
 func objectOf(rec *stratov1.OpenKeyInfo) uint64 {

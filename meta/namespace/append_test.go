@@ -292,3 +292,29 @@ func TestAppendTruncateConcatSnapshots(t *testing.T) {
 	bytes, names := h.usage("bkt")
 	require.Equal(t, [2]int64{0, 0}, [2]int64{bytes, names})
 }
+
+// TestRenameWhileAppending: the appender's commit follows the file to its
+// new name (Hadoop's contract testRenameFileBeingAppended).
+func TestRenameWhileAppending(t *testing.T) {
+	for _, layout := range []stratov1.BucketLayout{stratov1.BucketLayout_LAYOUT_FSO, stratov1.BucketLayout_LAYOUT_OBS} {
+		t.Run(layout.String(), func(t *testing.T) {
+			h := newHarness(t)
+			h.volBucket("bkt", layout)
+			h.createFile2(layout, "bkt", "d/f", 3)
+			open := h.must(&stratov1.AppendFileRequest{Volume: "vol", Bucket: "bkt", Path: "d/f"}).(*stratov1.OpenKeyResponse)
+			if layout == stratov1.BucketLayout_LAYOUT_FSO {
+				h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "bkt", Path: "e"})
+				h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "bkt", Src: "d/f", Dst: "e/g"})
+			} else {
+				h.must(&stratov1.RenameKeyRequest{Volume: "vol", Bucket: "bkt", FromKey: "d/f", ToKey: "e/g"})
+			}
+			require.False(t, h.closed("bkt", "e/g"))
+			h.commitOpen("bkt", "d/f", open.OpenId, false, 4)
+			_, lens := h.blocksOf("bkt", "e/g")
+			require.Equal(t, []int64{3, 4}, lens)
+			require.True(t, h.closed("bkt", "e/g"))
+			_, err := h.rd().LookupKey(&stratov1.LookupKeyRequest{Volume: "vol", Bucket: "bkt", Key: "d/f"})
+			require.ErrorIs(t, err, ErrNotFound)
+		})
+	}
+}

@@ -226,7 +226,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 			return nil, err
 		}
 	}
-	if rec.Key != name {
+	if rec.Key != name && !rec.Hsynced { // a published file's writer follows its renames
 		return nil, fmt.Errorf("%w: %d is not %s/%s/%s", ErrOpenKeyNotFound, rec.Id, rec.Volume, rec.Bucket, c.GetKey())
 	}
 	final, size, unused, err := committedBlocks(rec, c.GetBlocks())
