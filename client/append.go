@@ -20,21 +20,26 @@ func (c *Client) Append(ctx context.Context, path string, o WriteOptions) (*Writ
 	if err != nil {
 		return nil, err
 	}
-	var offset int64
+	var opened *stratov1.OpenKeyResponse
 	open := func(ctx context.Context, sizeHint int64) (*stratov1.OpenKeyResponse, error) {
 		resp, err := openRetried(c, ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error) {
 			return n.AppendFile(ctx, &stratov1.AppendFileRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, SizeHint: max(sizeHint, 0)})
 		})
-		if err == nil {
-			offset = resp.AppendOffset
-		}
+		opened = resp
 		return resp, err
 	}
 	w, err := c.newWriter(ctx, p.Volume, p.Bucket, p.Key, o.SizeHint, open)
 	if err != nil {
 		return nil, err
 	}
-	w.appendOffset, w.appending = offset, true
+	w.appendOffset, w.appending = opened.AppendOffset, true
+	// The first Hsync fsyncs the file's blocks too: it promises every byte
+	// before it, and the file's writers may have closed it without one.
+	for _, bl := range opened.BaseBlocks {
+		if bl.Length > 0 {
+			w.unsynced = append(w.unsynced, bl)
+		}
+	}
 	return w, nil
 }
 

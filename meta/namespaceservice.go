@@ -243,7 +243,15 @@ func (s *Server) SetTimes(ctx context.Context, r *stratov1.SetTimesRequest) (*st
 }
 
 func (s *Server) AppendFile(ctx context.Context, r *stratov1.AppendFileRequest) (*stratov1.OpenKeyResponse, error) {
-	return mutate[*stratov1.OpenKeyResponse](ctx, s, r)
+	resp, err := mutate[*stratov1.OpenKeyResponse](ctx, s, r)
+	if err != nil {
+		return nil, err
+	}
+	// The file's blocks where their replicas are now (the reply may be a
+	// recorded one: a copy).
+	resp = proto.Clone(resp).(*stratov1.OpenKeyResponse)
+	s.currentLocations(&stratov1.KeyInfo{Blocks: resp.BaseBlocks})
+	return resp, nil
 }
 
 func (s *Server) Truncate(ctx context.Context, r *stratov1.TruncateRequest) (*stratov1.TruncateResponse, error) {

@@ -224,7 +224,7 @@ func (a *applier) openAppend(c *stratov1.OpenKeyCommand) (proto.Message, error) 
 	return &stratov1.OpenKeyResponse{
 		OpenId: rec.Id, Blocks: groupLocations(BlockLocations(rec.Blocks), nil), Replication: rec.Replication,
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum, BlockSize: bk.BlockSize,
-		AppendOffset: ki.Size,
+		AppendOffset: ki.Size, BaseBlocks: BlockLocations(ki.Blocks),
 	}, nil
 }
 

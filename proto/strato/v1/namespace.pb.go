@@ -3326,7 +3326,11 @@ type OpenKeyResponse struct {
 	ErasureCoding *ErasureCoding `protobuf:"bytes,8,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
 	// append_offset (AppendFile): the file's length when it was opened, where
 	// the writer's bytes will start.
-	AppendOffset  int64 `protobuf:"varint,9,opt,name=append_offset,json=appendOffset,proto3" json:"append_offset,omitempty"`
+	AppendOffset int64 `protobuf:"varint,9,opt,name=append_offset,json=appendOffset,proto3" json:"append_offset,omitempty"`
+	// base_blocks (AppendFile): the file's blocks, at their current
+	// locations, that the appender's first hsync fsyncs (a synced PUT_BLOCK
+	// writes nothing), so that an hsync covers every byte before it.
+	BaseBlocks    []*BlockLocation `protobuf:"bytes,10,rep,name=base_blocks,json=baseBlocks,proto3" json:"base_blocks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3422,6 +3426,13 @@ func (x *OpenKeyResponse) GetAppendOffset() int64 {
 		return x.AppendOffset
 	}
 	return 0
+}
+
+func (x *OpenKeyResponse) GetBaseBlocks() []*BlockLocation {
+	if x != nil {
+		return x.BaseBlocks
+	}
+	return nil
 }
 
 type AllocateBlockRequest struct {
@@ -7124,7 +7135,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"permission\x18\f \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\r \x01(\tR\x05groupB\r\n" +
-	"\v_permission\"\xb0\x03\n" +
+	"\v_permission\"\xeb\x03\n" +
 	"\x0fOpenKeyResponse\x12\x17\n" +
 	"\aopen_id\x18\x01 \x01(\x04R\x06openId\x120\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x18.strato.v1.BlockLocationR\x06blocks\x12>\n" +
@@ -7135,7 +7146,10 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"block_size\x18\x06 \x01(\x03R\tblockSize\x12!\n" +
 	"\fcreate_token\x18\a \x01(\fR\vcreateToken\x12?\n" +
 	"\x0eerasure_coding\x18\b \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x12#\n" +
-	"\rappend_offset\x18\t \x01(\x03R\fappendOffset\"\xc0\x01\n" +
+	"\rappend_offset\x18\t \x01(\x03R\fappendOffset\x129\n" +
+	"\vbase_blocks\x18\n" +
+	" \x03(\v2\x18.strato.v1.BlockLocationR\n" +
+	"baseBlocks\"\xc0\x01\n" +
 	"\x14AllocateBlockRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -7687,132 +7701,133 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	3,   // 41: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
 	2,   // 42: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
 	9,   // 43: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
-	20,  // 44: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	15,  // 45: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	15,  // 46: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	17,  // 47: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
-	18,  // 48: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
-	17,  // 49: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
-	16,  // 50: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	16,  // 51: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	19,  // 52: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	19,  // 53: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	102, // 54: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
-	20,  // 55: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	5,   // 56: strato.v1.Acl.type:type_name -> strato.v1.AclType
-	6,   // 57: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
-	8,   // 58: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
-	93,  // 59: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 60: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
-	93,  // 61: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 62: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
-	93,  // 63: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 64: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
-	93,  // 65: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 66: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
-	21,  // 67: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	23,  // 68: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	25,  // 69: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	26,  // 70: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	28,  // 71: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	30,  // 72: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
-	34,  // 73: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	36,  // 74: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	38,  // 75: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	39,  // 76: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	32,  // 77: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
-	41,  // 78: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	44,  // 79: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	46,  // 80: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	50,  // 81: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	52,  // 82: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	54,  // 83: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	56,  // 84: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	48,  // 85: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
-	58,  // 86: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	42,  // 87: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	60,  // 88: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	62,  // 89: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	64,  // 90: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
-	67,  // 91: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	69,  // 92: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	71,  // 93: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
-	73,  // 94: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
-	75,  // 95: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
-	77,  // 96: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
-	78,  // 97: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
-	80,  // 98: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
-	82,  // 99: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
-	84,  // 100: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
-	86,  // 101: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
-	103, // 102: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
-	104, // 103: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
-	105, // 104: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
-	106, // 105: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
-	107, // 106: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
-	108, // 107: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
-	109, // 108: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
-	110, // 109: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
-	94,  // 110: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
-	96,  // 111: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
-	98,  // 112: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
-	100, // 113: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
-	88,  // 114: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	90,  // 115: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	22,  // 116: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	24,  // 117: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	10,  // 118: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	27,  // 119: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	29,  // 120: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	31,  // 121: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
-	35,  // 122: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	37,  // 123: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	11,  // 124: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	40,  // 125: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	33,  // 126: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
-	43,  // 127: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	45,  // 128: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	47,  // 129: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	51,  // 130: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	53,  // 131: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	55,  // 132: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	57,  // 133: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	49,  // 134: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	59,  // 135: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	43,  // 136: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	61,  // 137: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	63,  // 138: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	65,  // 139: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
-	68,  // 140: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	70,  // 141: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	72,  // 142: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	74,  // 143: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	76,  // 144: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	43,  // 145: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
-	79,  // 146: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
-	81,  // 147: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
-	83,  // 148: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
-	85,  // 149: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
-	87,  // 150: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
-	111, // 151: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
-	112, // 152: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
-	113, // 153: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
-	114, // 154: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
-	115, // 155: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
-	116, // 156: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
-	117, // 157: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
-	118, // 158: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
-	95,  // 159: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
-	97,  // 160: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
-	99,  // 161: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
-	101, // 162: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
-	89,  // 163: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	91,  // 164: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	116, // [116:165] is the sub-list for method output_type
-	67,  // [67:116] is the sub-list for method input_type
-	67,  // [67:67] is the sub-list for extension type_name
-	67,  // [67:67] is the sub-list for extension extendee
-	0,   // [0:67] is the sub-list for field type_name
+	15,  // 44: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
+	20,  // 45: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	15,  // 46: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	15,  // 47: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	17,  // 48: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	18,  // 49: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	17,  // 50: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
+	16,  // 51: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	16,  // 52: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	19,  // 53: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	19,  // 54: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	102, // 55: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
+	20,  // 56: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	5,   // 57: strato.v1.Acl.type:type_name -> strato.v1.AclType
+	6,   // 58: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
+	8,   // 59: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
+	93,  // 60: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
+	92,  // 61: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
+	93,  // 62: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
+	92,  // 63: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
+	93,  // 64: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
+	92,  // 65: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
+	93,  // 66: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
+	92,  // 67: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
+	21,  // 68: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	23,  // 69: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	25,  // 70: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	26,  // 71: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	28,  // 72: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	30,  // 73: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
+	34,  // 74: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	36,  // 75: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	38,  // 76: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	39,  // 77: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	32,  // 78: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
+	41,  // 79: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	44,  // 80: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	46,  // 81: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	50,  // 82: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	52,  // 83: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	54,  // 84: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	56,  // 85: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	48,  // 86: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	58,  // 87: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	42,  // 88: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	60,  // 89: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	62,  // 90: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	64,  // 91: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
+	67,  // 92: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	69,  // 93: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	71,  // 94: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
+	73,  // 95: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
+	75,  // 96: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
+	77,  // 97: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
+	78,  // 98: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
+	80,  // 99: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
+	82,  // 100: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
+	84,  // 101: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
+	86,  // 102: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
+	103, // 103: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
+	104, // 104: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
+	105, // 105: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
+	106, // 106: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
+	107, // 107: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
+	108, // 108: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
+	109, // 109: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
+	110, // 110: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
+	94,  // 111: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	96,  // 112: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	98,  // 113: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	100, // 114: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	88,  // 115: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	90,  // 116: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	22,  // 117: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	24,  // 118: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	10,  // 119: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	27,  // 120: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	29,  // 121: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	31,  // 122: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
+	35,  // 123: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	37,  // 124: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	11,  // 125: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	40,  // 126: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	33,  // 127: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
+	43,  // 128: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	45,  // 129: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	47,  // 130: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	51,  // 131: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	53,  // 132: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	55,  // 133: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	57,  // 134: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	49,  // 135: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	59,  // 136: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	43,  // 137: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	61,  // 138: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	63,  // 139: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	65,  // 140: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
+	68,  // 141: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	70,  // 142: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	72,  // 143: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	74,  // 144: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	76,  // 145: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	43,  // 146: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
+	79,  // 147: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
+	81,  // 148: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
+	83,  // 149: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
+	85,  // 150: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
+	87,  // 151: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
+	111, // 152: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
+	112, // 153: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
+	113, // 154: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
+	114, // 155: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
+	115, // 156: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
+	116, // 157: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
+	117, // 158: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
+	118, // 159: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
+	95,  // 160: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	97,  // 161: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	99,  // 162: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	101, // 163: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	89,  // 164: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	91,  // 165: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	117, // [117:166] is the sub-list for method output_type
+	68,  // [68:117] is the sub-list for method input_type
+	68,  // [68:68] is the sub-list for extension type_name
+	68,  // [68:68] is the sub-list for extension extendee
+	0,   // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }

@@ -138,6 +138,14 @@ public final class KeyWriter extends OutputStream {
     this.chunkSize = c.opts.chunkSize;
     this.spare.addAll(resp.getBlocksList());
     this.appendOffset = resp.getAppendOffset();
+    // An append's first hsync fsyncs the file's blocks too: it promises
+    // every byte before it, and the file's writers may have closed it
+    // without one (a synced PUT_BLOCK of a held block writes nothing).
+    for (io.strato.proto.v1.BlockLocation bl : resp.getBaseBlocksList()) {
+      if (bl.getLength() > 0) {
+        unsynced.add(new Blk(bl));
+      }
+    }
   }
 
   /** The file's length when append opened it: where this writer's bytes start (0 after create). */

@@ -92,6 +92,7 @@ public class TestAppendLeaseRecovery {
     assertTrue(fs.truncate(wal, 1234));
     try (FSDataOutputStream app = fs.append(wal)) {
       app.write(edit2);
+      app.hsync(); // fsyncs the file's blocks too, the one cut inside included
     }
     assertArrayEquals(concat(Arrays.copyOf(edit1, 1234), edit2), read(fs, wal));
   }
