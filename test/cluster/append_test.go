@@ -125,3 +125,32 @@ func TestAppendTruncateConcatThroughClient(t *testing.T) {
 	require.Error(t, w.Close())
 	require.True(t, bytes.Equal(want, readAll(ctx, t, cl, "/vol/bkt/f")))
 }
+
+// TestAppendWithBlockTokens: with authentication, the blocks AppendFile
+// hands out (the first one allocated, and the file's blocks its first
+// hsync fsyncs) carry tokens that let the appender write and sync them.
+func TestAppendWithBlockTokens(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), BlockSize: 1 << 20, ContainerSize: 64 << 20, Auth: true})
+	require.NoError(t, err)
+	defer func() { _ = c.Close() }()
+	cl, err := c.Client()
+	require.NoError(t, err)
+	defer func() { _ = cl.Close() }()
+	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
+	require.NoError(t, err)
+	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "bkt"})
+	require.NoError(t, err)
+	a, b := fastRandom(1<<20+100, 5), fastRandom(5000, 6)
+	w, err := cl.Create(ctx, "/vol/bkt/f", client.CreateOptions{})
+	require.NoError(t, err)
+	writeAll(t, w, a)
+	require.NoError(t, w.Close())
+	w, err = cl.Append(ctx, "/vol/bkt/f", client.WriteOptions{SizeHint: int64(len(b))})
+	require.NoError(t, err)
+	writeAll(t, w, b)
+	require.NoError(t, w.Hsync())
+	require.NoError(t, w.Close())
+	require.True(t, bytes.Equal(append(bytes.Clone(a), b...), readAll(ctx, t, cl, "/vol/bkt/f")))
+}
