@@ -367,8 +367,9 @@ func (a *applier) concat(c *stratov1.ConcatCommand) (proto.Message, error) {
 	if err := a.release(bk.Id, bk.VolumeId, 0, int64(len(sources))); err != nil {
 		return nil, err
 	}
+	grown := size - target.Size
 	target.Size, target.ModificationTimeUnixMs, target.SnapshotGen = size, a.now, st.gen
-	if err := a.grow(target); err != nil {
+	if err := a.grow(target, grown); err != nil {
 		return nil, err
 	}
 	return &stratov1.ConcatResponse{Length: size}, put(a.b, tkey, target)

@@ -318,3 +318,38 @@ func TestRenameWhileAppending(t *testing.T) {
 		})
 	}
 }
+
+// TestTruncateThenAppendUnderSnapshot: a file a snapshot holds, truncated
+// then appended to: the snapshot reads the old bytes; the cut blocks and
+// bytes stay held until the object's last holder goes; then every block
+// is freed once and the bucket's usage returns to nothing.
+func TestTruncateThenAppendUnderSnapshot(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("bkt", stratov1.BucketLayout_LAYOUT_FSO)
+	h.createFile("bkt", "f", 10, 10)
+	h.must(&stratov1.CreateSnapshotRequest{Volume: "vol", Bucket: "bkt", Name: "s1"})
+	h.must(&stratov1.TruncateRequest{Volume: "vol", Bucket: "bkt", Path: "f", NewLength: 5})
+	h.appendBlocks("bkt", "f", false, 3)
+	h.must(&stratov1.TruncateRequest{Volume: "vol", Bucket: "bkt", Path: "f", NewLength: 7})
+	h.appendBlocks("bkt", "f", false, 4)
+	_, lens := h.blocksOf("bkt", "f")
+	require.Equal(t, []int64{5, 2, 4}, lens)
+	_, lens = h.blocksOf("bkt", ".snapshot/s1/f")
+	require.Equal(t, []int64{10, 10}, lens)
+	require.Empty(t, h.deletedBlocks())
+	h.must(&stratov1.DeleteSnapshotRequest{Volume: "vol", Bucket: "bkt", Name: "s1"})
+	for i := 0; ; i++ {
+		require.Less(t, i, 1000)
+		cmd, err := h.ns.PreparePurgeSnapshots(h.db, h.now, 3)
+		require.NoError(t, err)
+		if cmd == nil {
+			break
+		}
+		_, err = h.apply(cmd)
+		require.NoError(t, err)
+	}
+	h.must(&stratov1.DeleteRequest{Volume: "vol", Bucket: "bkt", Path: "f"})
+	require.ElementsMatch(t, []uint64{1, 2, 3, 4}, blockIDs(h.deletedBlocks()))
+	bytes, names := h.usage("bkt")
+	require.Equal(t, [2]int64{0, 0}, [2]int64{bytes, names})
+}

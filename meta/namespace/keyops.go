@@ -300,7 +300,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		if err := a.keepFile(rec.BucketId, st, key, old); err != nil {
 			return nil, err
 		}
-		if err := a.grow(ki); err != nil {
+		if err := a.grow(ki, size-release); err != nil {
 			return nil, err
 		}
 	} else if err := a.journal(rec.BucketId, st, st.gen, key); err != nil {
