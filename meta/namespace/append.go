@@ -20,6 +20,7 @@ package namespace
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -47,10 +48,14 @@ func writerOf(r pebble.Reader, ki *stratov1.KeyRecord) (*stratov1.OpenKeyInfo, e
 		return rec, err
 	}
 	v, closer, err := r.Get(leaseKey(nil, ki.ObjectId))
-	if err == pebble.ErrNotFound {
+	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
+	}
+	if len(v) != 8 {
+		_ = closer.Close()
+		return nil, fmt.Errorf("%w: the lease of object %d", ErrCorrupt, ki.ObjectId)
 	}
 	id := binary.BigEndian.Uint64(v)
 	if err := closer.Close(); err != nil {
