@@ -151,7 +151,7 @@ func (ns *Namespace) prepareAppend(ctx context.Context, view pebble.Reader, env 
 	if err != nil {
 		return nil, err
 	}
-	c.Blocks = []*stratov1.BlockRecord{bl}
+	c.Blocks, c.Replication = []*stratov1.BlockRecord{bl}, lk.GetKey().GetReplication()
 	return c, nil
 }
 
@@ -197,6 +197,11 @@ func (a *applier) openAppend(c *stratov1.OpenKeyCommand) (proto.Message, error) 
 	p, _, ki, err := a.closedFile(bk, c.GetKey(), true)
 	if err != nil {
 		return nil, err
+	}
+	if len(c.GetBlocks()) > 0 && c.GetReplication() != ki.Replication {
+		// Rewritten with another replication since prepare allocated.
+		return nil, fmt.Errorf("%w: %s/%s/%s is now %v, its block was allocated %v", ErrKeyReplaced, bk.Volume, bk.Name, p,
+			ki.Replication, c.GetReplication())
 	}
 	if c.GetSizeHint() > 0 {
 		if err := a.checkFits(bk, c.GetSizeHint()); err != nil {
