@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/client"
 )
 
 func TestFSAppendTruncateConcatRecoverLease(t *testing.T) {
@@ -43,4 +45,22 @@ func TestFSAppendTruncateConcatRecoverLease(t *testing.T) {
 	require.Equal(t, "recoverLease SUCCEEDED on /vol/bkt/f (length 16)\n", h.ok("fs", "recoverLease", "/vol/bkt/f"))
 	require.JSONEq(t, `{"path":"/vol/bkt/f","closed":true,"length":16}`, h.ok("fs", "recoverLease", "/vol/bkt/f", "--json"))
 	require.Contains(t, h.fail(1, "fs", "recoverLease", "/vol/bkt/nope"), "not found")
+
+	// A writer hsyncs and is abandoned: appendToFile is refused until
+	// recoverLease closes the file at the hsync.
+	cl, err := client.New(client.Options{Meta: []string{h.addr}, NoToken: true})
+	require.NoError(t, err)
+	defer func() { _ = cl.Close() }()
+	w, err := cl.Create(t.Context(), "/vol/bkt/wal", client.CreateOptions{})
+	require.NoError(t, err)
+	_, err = w.Write([]byte("edit1"))
+	require.NoError(t, err)
+	require.NoError(t, w.Hsync())
+	_, err = w.Write([]byte("lost"))
+	require.NoError(t, err)
+	require.Contains(t, h.fail(1, "fs", "appendToFile", writeLocal(t, local, "e2", []byte("edit2")), "/vol/bkt/wal"), "open for writing")
+	require.Equal(t, "recoverLease SUCCEEDED on /vol/bkt/wal (length 5)\n", h.ok("fs", "recoverLease", "/vol/bkt/wal"))
+	require.Error(t, w.Close(), "the old writer is fenced")
+	h.ok("fs", "appendToFile", writeLocal(t, local, "e2", []byte("edit2")), "/vol/bkt/wal")
+	require.Equal(t, "edit1edit2", h.ok("fs", "cat", "/vol/bkt/wal"))
 }
