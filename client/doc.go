@@ -42,6 +42,12 @@
 // A Writer or Reader is for one goroutine; a Client is safe for concurrent
 // use.
 //
+// A closed file takes more bytes through Append (a Writer at its end, one
+// writer at a time), is cut by Truncate and joined by Concat; a file whose
+// writer died is closed at its last hsync by RecoverLease, after which that
+// writer can no longer hsync or close it (IsFileClosed says whether a
+// writer holds a file; docs/decisions/0083).
+//
 // # Errors
 //
 // Every error of a call to meta matches, with errors.Is, one class

@@ -103,6 +103,9 @@ type Writer struct {
 	attrs    []*stratov1.KeyAttribute // stored with the key at commit
 	ec       *stratov1.ErasureCoding  // set: the key is erasure coded
 	ecs      *ecState                 // an erasure coded key's (ecwriter.go)
+	// appending: opened by Append, at appendOffset (the file's length).
+	appending    bool
+	appendOffset int64
 }
 
 // SetAttributes sets the attributes stored with the key when it is
@@ -630,7 +633,7 @@ func (w *Writer) commit(hsync bool) error {
 		_, err := ns(ctx, w.c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.CommitKeyResponse, error) {
 			return n.CommitKey(ctx, req)
 		})
-		if err != nil && tries > 1 && !hsync && w.openID != 0 && errors.Is(err, ErrNotFound) {
+		if err != nil && tries > 1 && !hsync && w.openID != 0 && !w.appending && errors.Is(err, ErrNotFound) {
 			if ki, lerr := w.c.LookupKey(ctx, w.volume, w.bucket, w.key); lerr == nil && ki.ObjectId == w.openID {
 				return nil
 			}

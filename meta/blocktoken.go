@@ -237,7 +237,7 @@ func (s *Server) signBlockToken(ctx context.Context, block wire.BlockID, ops wir
 // writeMethods are the NamespaceService methods that hand out blocks to
 // write: their BlockLocations get READ|WRITE tokens, every other one's
 // READ.
-var writeMethods = map[string]bool{"OpenKey": true, "CreateFile": true, "AllocateBlock": true}
+var writeMethods = map[string]bool{"OpenKey": true, "CreateFile": true, "AllocateBlock": true, "AppendFile": true}
 
 // blockTokenInterceptor fills in BlockLocation.token in every
 // NamespaceService response that carries BlockLocations. It runs inside

@@ -242,6 +242,34 @@ func (s *Server) SetTimes(ctx context.Context, r *stratov1.SetTimesRequest) (*st
 	return mutate[*stratov1.SetTimesResponse](ctx, s, r)
 }
 
+func (s *Server) AppendFile(ctx context.Context, r *stratov1.AppendFileRequest) (*stratov1.OpenKeyResponse, error) {
+	resp, err := mutate[*stratov1.OpenKeyResponse](ctx, s, r)
+	if err != nil {
+		return nil, err
+	}
+	// The file's blocks where their replicas are now (the reply may be a
+	// recorded one: a copy).
+	resp = proto.Clone(resp).(*stratov1.OpenKeyResponse)
+	s.currentLocations(&stratov1.KeyInfo{Blocks: resp.BaseBlocks})
+	return resp, nil
+}
+
+func (s *Server) Truncate(ctx context.Context, r *stratov1.TruncateRequest) (*stratov1.TruncateResponse, error) {
+	return mutate[*stratov1.TruncateResponse](ctx, s, r)
+}
+
+func (s *Server) Concat(ctx context.Context, r *stratov1.ConcatRequest) (*stratov1.ConcatResponse, error) {
+	return mutate[*stratov1.ConcatResponse](ctx, s, r)
+}
+
+func (s *Server) RecoverLease(ctx context.Context, r *stratov1.RecoverLeaseRequest) (*stratov1.RecoverLeaseResponse, error) {
+	return mutate[*stratov1.RecoverLeaseResponse](ctx, s, r)
+}
+
+func (s *Server) IsFileClosed(ctx context.Context, r *stratov1.IsFileClosedRequest) (*stratov1.IsFileClosedResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.IsFileClosedResponse, error) { return rd.IsFileClosed(r) })
+}
+
 func (s *Server) GetVolume(ctx context.Context, r *stratov1.GetVolumeRequest) (*stratov1.VolumeInfo, error) {
 	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.VolumeInfo, error) { return rd.Volume(r.GetName()) })
 }

@@ -31,6 +31,7 @@ full /VOLUME/BUCKET/... path.`
 		newFSMvCmd(o), newFSRmCmd(o), newFSStatCmd(o), newFSChmodCmd(o), newFSChownCmd(o), newFSTouchCmd(o),
 		newFSDfCmd(o), newFSExpungeCmd(o))
 	cmd.AddCommand(fsDailyCmds(o)...)
+	cmd.AddCommand(fsAppendCmds(o)...)
 	o.addPathCompletion(cmd)
 	return cmd
 }

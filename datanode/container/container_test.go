@@ -202,6 +202,12 @@ func TestBlockGrowsAcrossPutBlocks(t *testing.T) {
 	require.Equal(t, data, readAll(t, c, 1))
 	_, err = c.PutBlock(1, 2000, PutOptions{})
 	require.ErrorIs(t, err, ErrInvalid, "a committed length does not shrink")
+	// A synced PutBlock shorter than the committed length (an appender's
+	// hsync of a block the file was truncated inside) fsyncs the block as
+	// it is and changes nothing.
+	_, err = c.PutBlock(1, 2000, PutOptions{Final: true, Sync: true})
+	require.NoError(t, err)
+	require.Equal(t, data, readAll(t, c, 1))
 	require.Equal(t, int64(3000), c.Info().UsedBytes)
 	require.Equal(t, int64(1), c.Info().BlockCount)
 }

@@ -287,6 +287,13 @@ func (c *Container) PutBlock(localID uint64, length int64, opts PutOptions) (uin
 	}
 	defer b.mu.Unlock()
 	if length < b.committed {
+		if opts.Sync && b.hasRow {
+			// The block is committed further than the file uses it (the
+			// file was truncated inside it, or its writer's lease was
+			// recovered at an earlier hsync): an appender's hsync fsyncs
+			// it as it is, writing nothing.
+			return c.syncHeldLocked(b)
+		}
 		return 0, fmt.Errorf("%w: block %d is committed at %d, cannot shrink to %d", ErrInvalid, localID, b.committed, length)
 	}
 	k, end := 0, int64(0)
@@ -450,18 +457,28 @@ func (c *Container) syncCommitted(localID uint64, length int64, notOpen error) (
 		return 0, fmt.Errorf("%w; block %d is committed at %d here, not %d", notOpen, localID, b.committed, length)
 	}
 	if c.State() == Closing {
-		if err := c.syncBlockLocked(b); err != nil {
-			return 0, err
-		}
-		if err := c.syncReleasedLocked(b.id); err != nil {
-			return 0, err
-		}
-		if err := c.syncChunksDir(); err != nil {
-			return 0, err
-		}
-		if err := c.v.syncDB(); err != nil {
-			return 0, ioError("sync volume database", err)
-		}
+		return c.syncHeldLocked(b)
+	}
+	c.commitMu.Lock()
+	defer c.commitMu.Unlock()
+	return c.ctr.bcsID, nil
+}
+
+// syncHeldLocked fsyncs block b as it is committed (its files, and the
+// volume's database holding its row), writing nothing, and returns the
+// container's bcsID.
+func (c *Container) syncHeldLocked(b *openBlock) (uint64, error) {
+	if err := c.syncBlockLocked(b); err != nil {
+		return 0, err
+	}
+	if err := c.syncReleasedLocked(b.id); err != nil {
+		return 0, err
+	}
+	if err := c.syncChunksDir(); err != nil {
+		return 0, err
+	}
+	if err := c.v.syncDB(); err != nil {
+		return 0, ioError("sync volume database", err)
 	}
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()

@@ -398,6 +398,8 @@ func (ns *Namespace) authorize(req proto.Message, view pebble.Reader, c *Caller)
 		return c.check(ch.nodes, RightWriteAcl)
 	case *stratov1.SetTimesRequest:
 		return rd.authorized(c, keyKind, r.GetVolume(), r.GetBucket(), r.GetPath(), RightWrite)
+	case *stratov1.AppendFileRequest, *stratov1.TruncateRequest, *stratov1.ConcatRequest, *stratov1.RecoverLeaseRequest:
+		return rd.authorizeAppend(c, req)
 	case *stratov1.SetAttributesRequest:
 		if r.GetKey() == "" {
 			return rd.authorized(c, bucketKind, r.GetVolume(), r.GetBucket(), "", RightWrite)

@@ -94,6 +94,12 @@ func (ns *Namespace) Apply(cmd *stratov1.NamespaceCommand, b *pebble.Batch) (pro
 		res, err = a.snapshot(op.Snapshot)
 	case *stratov1.NamespaceCommand_PurgeSnapshots:
 		res, err = a.purgeSnapshots(op.PurgeSnapshots)
+	case *stratov1.NamespaceCommand_Truncate:
+		res, err = a.truncate(op.Truncate)
+	case *stratov1.NamespaceCommand_Concat:
+		res, err = a.concat(op.Concat)
+	case *stratov1.NamespaceCommand_RecoverLease:
+		res, err = a.recoverLease(op.RecoverLease)
 	default:
 		return nil, fmt.Errorf("%w: unknown command %T", ErrInvalid, cmd.Op)
 	}

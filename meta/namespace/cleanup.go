@@ -53,7 +53,7 @@ func (a *applier) unpublished(rec *stratov1.OpenKeyInfo) ([]*stratov1.BlockRecor
 		tag = tagFile
 	}
 	ki := &stratov1.KeyRecord{}
-	if ok, err := get(a.b, childKey(a.kb2, tag, rec.ParentId, rec.FileName), ki); err != nil || !ok || ki.ObjectId != rec.Id {
+	if ok, err := get(a.b, childKey(a.kb2, tag, rec.ParentId, rec.FileName), ki); err != nil || !ok || ki.ObjectId != objectOf(rec) {
 		return rec.Blocks, err
 	}
 	published := make(map[[2]uint64]bool, len(ki.Blocks))

@@ -63,6 +63,34 @@ func TestDeterminism(t *testing.T) {
 				}
 				do(rt, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: bk, Key: k, OpenId: openIDs[i], Blocks: blocks})
 			},
+			"append": func(rt *rapid.T) {
+				k := name.Draw(rt, "key")
+				bk := bucket.Draw(rt, "bucket")
+				res := do(rt, &stratov1.AppendFileRequest{Volume: "vol", Bucket: bk, Path: k, SizeHint: rapid.Int64Range(0, 5).Draw(rt, "hint")})
+				if res != nil {
+					openIDs = append(openIDs, res.(*stratov1.OpenKeyResponse).OpenId)
+					openKeys = append(openKeys, bk+"|"+k)
+				}
+			},
+			"hsync": func(rt *rapid.T) {
+				if len(openIDs) == 0 {
+					return
+				}
+				i := rapid.IntRange(0, len(openIDs)-1).Draw(rt, "i")
+				bk, k, _ := strings.Cut(openKeys[i], "|")
+				do(rt, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: bk, Key: k, OpenId: openIDs[i], Hsync: true})
+			},
+			"truncate": func(rt *rapid.T) {
+				do(rt, &stratov1.TruncateRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Path: name.Draw(rt, "path"),
+					NewLength: rapid.Int64Range(-1, 30).Draw(rt, "length")})
+			},
+			"concat": func(rt *rapid.T) {
+				do(rt, &stratov1.ConcatRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Target: name.Draw(rt, "target"),
+					Sources: rapid.SliceOfN(name, 0, 2).Draw(rt, "sources")})
+			},
+			"recoverLease": func(rt *rapid.T) {
+				do(rt, &stratov1.RecoverLeaseRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Path: name.Draw(rt, "path")})
+			},
 			"mkdir": func(rt *rapid.T) {
 				do(rt, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: name.Draw(rt, "path")})
 			},

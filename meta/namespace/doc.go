@@ -77,6 +77,12 @@
 //     buckets. A quota of 0 is unlimited. Bytes are charged at commit (a
 //     size hint that cannot fit fails OpenKey early), directories when made.
 //     A recursively deleted subtree is released as it is reclaimed.
+//   - A closed file is appended to by an open key of its own (AppendFile)
+//     whose commits publish the file's blocks then the appender's, as the
+//     same object; one writer holds a file at a time (its lease), and
+//     RecoverLease removes a dead writer's open key, closing the file at its
+//     last hsync. Truncate and Concat change a closed file's block list at
+//     once (append.go, decision 0083).
 //   - Delete of a directory with recursive is O(1): the directory moves to
 //     the deleted-directories table, and Reclaim commands remove its
 //     children later, at most a given number per command.

@@ -34,6 +34,9 @@ func checkAllocated(blocks []*stratov1.BlockRecord) error {
 // ---- open, allocate, commit -------------------------------------------------
 
 func (a *applier) openKey(c *stratov1.OpenKeyCommand) (proto.Message, error) {
+	if c.GetAppend() {
+		return a.openAppend(c)
+	}
 	rec, bk, err := a.newOpenKey(c, true)
 	if err != nil {
 		return nil, err
@@ -223,16 +226,17 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 			return nil, err
 		}
 	}
-	if rec.Key != name {
+	if rec.Key != name && !rec.Hsynced { // a published file's writer follows its renames
 		return nil, fmt.Errorf("%w: %d is not %s/%s/%s", ErrOpenKeyNotFound, rec.Id, rec.Volume, rec.Bucket, c.GetKey())
 	}
 	final, size, unused, err := committedBlocks(rec, c.GetBlocks())
 	if err != nil {
 		return nil, err
 	}
+	final, size = withBase(rec, final, size)
 	var sources []composeSource
 	if len(c.GetSources()) > 0 {
-		if len(c.GetBlocks()) > 0 || c.GetHsync() {
+		if len(c.GetBlocks()) > 0 || c.GetHsync() || rec.Append {
 			return nil, fmt.Errorf("%w: sources with blocks or hsync", ErrInvalidBlocks)
 		}
 		if sources, final, size, err = a.composeSources(rec, name, c.GetSources()); err != nil {
@@ -245,7 +249,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 	}
 	// own: the key there is this open key's own earlier hsync, whose
 	// blocks are this key's blocks.
-	own := replaced && old.ObjectId == rec.Id
+	own := replaced && old.ObjectId == objectOf(rec)
 	switch {
 	case rec.Hsynced && !own:
 		return nil, fmt.Errorf("%w: %s was deleted or replaced while open", ErrOpenKeyNotFound, name)
@@ -275,7 +279,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 	}
 
 	ki := &stratov1.KeyRecord{
-		ObjectId: rec.Id, Size: size, Replication: rec.Replication, ErasureCoding: rec.ErasureCoding,
+		ObjectId: objectOf(rec), Size: size, Replication: rec.Replication, ErasureCoding: rec.ErasureCoding,
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum,
 		CreationTimeUnixMs: rec.CreationTimeUnixMs, ModificationTimeUnixMs: a.now, Blocks: final, Owner: rec.Owner,
 		Attributes: c.GetAttributes(), Permission: permissionOr(rec.Permission, DefaultFilePermission),
@@ -285,6 +289,9 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		// What SetPermission, SetOwner and SetAcl changed while the file
 		// was open (after its first hsync) stays.
 		ki.Permission, ki.Owner, ki.Group, ki.Acls = old.Permission, old.Owner, old.Group, old.Acls
+		if rec.Append {
+			ki.Attributes = old.Attributes
+		}
 	}
 	if fso {
 		ki.ParentId = rec.ParentId
@@ -293,7 +300,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		if err := a.keepFile(rec.BucketId, st, key, old); err != nil {
 			return nil, err
 		}
-		if err := a.grow(ki); err != nil {
+		if err := a.grow(ki, size-release); err != nil {
 			return nil, err
 		}
 	} else if err := a.journal(rec.BucketId, st, st.gen, key); err != nil {
@@ -323,7 +330,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		if err := put(a.b, idKey(a.kb, tagOpen, rec.Id), rec); err != nil {
 			return nil, err
 		}
-		return &stratov1.CommitKeyResponse{ObjectId: rec.Id, Size: size}, nil
+		return &stratov1.CommitKeyResponse{ObjectId: objectOf(rec), Size: size}, nil
 	}
 	if len(unused) > 0 {
 		if err := a.freeBlocks(rec.Id, unused, "unused"); err != nil {
@@ -335,7 +342,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 			return nil, err
 		}
 	}
-	return &stratov1.CommitKeyResponse{ObjectId: rec.Id, Size: size}, nil
+	return &stratov1.CommitKeyResponse{ObjectId: objectOf(rec), Size: size}, nil
 }
 
 // composeSource is a key a compose takes its blocks from.
@@ -488,6 +495,11 @@ func (a *applier) commitTarget(rec *stratov1.OpenKeyInfo, name string, fso bool)
 func (a *applier) deleteOpenKey(rec *stratov1.OpenKeyInfo) error {
 	if err := a.b.Delete(idKey(a.kb, tagOpen, rec.Id), nil); err != nil {
 		return err
+	}
+	if rec.Append {
+		if err := a.b.Delete(leaseKey(nil, rec.ObjectId), nil); err != nil {
+			return err
+		}
 	}
 	return a.b.Delete(expiryKey(a.kb, rec.ExpiresAtUnixMs, rec.Id), nil)
 }

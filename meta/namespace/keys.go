@@ -25,6 +25,7 @@ import (
 //	N k <bucketID> <key>     → KeyInfo (OBS key table; name fields empty)
 //	N o <openID>             → OpenKeyInfo (open-key table)
 //	N e <expiresAt> <openID> → empty (open keys by expiry time)
+//	N L <objectID>           → <openID>: the appender holding a closed file's lease (append.go)
 //	N x <seq>                → DeletedBlocks (deleted-blocks table)
 //	N D <dirID>              → DeletedDirectory (subtrees being reclaimed)
 //	N s <access key>         → S3KeyRecord (the S3 gateways' access keys)

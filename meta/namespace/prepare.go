@@ -23,6 +23,7 @@ import (
 // Create/DeleteVolume, SetQuota, UpdateVolume, Create/DeleteBucket, UpdateBucket, OpenKey, CreateFile,
 // AllocateBlock, CommitKey, DeleteKey, Delete, RenameKey, Rename,
 // CreateDirectory, SetAttributes, SetPermission, SetOwner, SetTimes,
+// AppendFile, Truncate, Concat, RecoverLease,
 // SetAcl, AddAcl, RemoveAcl, and the S3 gateways' CreateS3Key and RevokeS3Key
 // and the users' CreateUser, DeleteUser, IssueToken and RevokeToken
 // (AdminService). The Apply result of the command is the reply to send,
@@ -92,6 +93,10 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 			return nil, err
 		}
 		cmd.Op = &stratov1.NamespaceCommand_OpenKey{OpenKey: ok}
+	case *stratov1.AppendFileRequest, *stratov1.TruncateRequest, *stratov1.ConcatRequest, *stratov1.RecoverLeaseRequest:
+		if err := ns.prepareFileOp(ctx, view, env, cmd, req); err != nil {
+			return nil, err
+		}
 	case *stratov1.AllocateBlockRequest:
 		c, err := prepareAllocate(ctx, r, view, env)
 		if err != nil {

@@ -232,15 +232,21 @@ func (a *applier) unref(st snapState, rec *stratov1.KeyRecord, reason string) er
 
 // ref records that one more record holds file version rec's object (a
 // snapshot keeps the version while the file lives on, renamed or changed).
-func (a *applier) ref(rec *stratov1.KeyRecord) error { return a.hold(rec, 1, true) }
+func (a *applier) ref(rec *stratov1.KeyRecord) error { return a.hold(rec, 1, true, 0) }
 
-// grow follows a file rewritten as the same object (an hsync's commit)
-// in its shared-object record, if it has one: its blocks and size.
-func (a *applier) grow(rec *stratov1.KeyRecord) error { return a.hold(rec, 0, false) }
+// grow follows a file rewritten as the same object (an hsync's or an
+// append's commit, a concat) in its shared-object record, if it has one:
+// its blocks, and charged, the bytes the rewrite charged to the bucket
+// (what the record's size then releases when its last holder goes: a
+// file truncated while shared keeps its cut bytes charged until then).
+func (a *applier) grow(rec *stratov1.KeyRecord, charged int64) error {
+	return a.hold(rec, 0, false, charged)
+}
 
 // hold adds holders to rec's shared-object record (made, for an object
-// one record held, when create) and adds rec's blocks and size to it.
-func (a *applier) hold(rec *stratov1.KeyRecord, holders uint64, create bool) error {
+// one record held, when create) and adds rec's blocks to it; its size is
+// rec's when made, and grows by charged.
+func (a *applier) hold(rec *stratov1.KeyRecord, holders uint64, create bool, charged int64) error {
 	key, so, found, err := a.sharedObject(rec.ObjectId)
 	if err != nil || (!found && !create) {
 		return err
@@ -249,7 +255,11 @@ func (a *applier) hold(rec *stratov1.KeyRecord, holders uint64, create bool) err
 		so.Count = 1
 	}
 	so.Count += holders
-	so.Size = max(so.Size, rec.Size)
+	if found && holders == 0 {
+		so.Size += charged
+	} else {
+		so.Size = max(so.Size, rec.Size)
+	}
 	have := make(map[[2]uint64]bool, len(so.Blocks))
 	for _, bl := range so.Blocks {
 		have[blockKey(bl.BlockId)] = true

@@ -314,6 +314,9 @@ func (a *applier) rename(r *stratov1.RenameCommand) (proto.Message, error) {
 			return nil, err
 		}
 		file.ParentId, file.ModificationTimeUnixMs, file.SnapshotGen = tpid, a.now, st.gen
+		if err := a.followWriter(file, tpid, tname, tpath); err != nil {
+			return nil, err
+		}
 		if err := a.journal(bk.Id, st, st.gen, childKey(a.kb, tagFile, tpid, tname)); err != nil {
 			return nil, err
 		}
@@ -378,6 +381,9 @@ func (a *applier) renameKey(bk *stratov1.BucketRecord, src, dst string) (proto.M
 		return nil, err
 	}
 	ki.ModificationTimeUnixMs, ki.SnapshotGen = a.now, st.gen
+	if err := a.followWriter(ki, bk.Id, dst, dst); err != nil {
+		return nil, err
+	}
 	return &stratov1.RenameResponse{}, put(a.b, dkey, ki)
 }
 

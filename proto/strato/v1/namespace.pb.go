@@ -3324,6 +3324,13 @@ type OpenKeyResponse struct {
 	// Set: the key is erasure coded with it, and its blocks are block groups
 	// (docs/ec.md).
 	ErasureCoding *ErasureCoding `protobuf:"bytes,8,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
+	// append_offset (AppendFile): the file's length when it was opened, where
+	// the writer's bytes will start.
+	AppendOffset int64 `protobuf:"varint,9,opt,name=append_offset,json=appendOffset,proto3" json:"append_offset,omitempty"`
+	// base_blocks (AppendFile): the file's blocks, at their current
+	// locations, that the appender's first hsync fsyncs (a synced PUT_BLOCK
+	// writes nothing), so that an hsync covers every byte before it.
+	BaseBlocks    []*BlockLocation `protobuf:"bytes,10,rep,name=base_blocks,json=baseBlocks,proto3" json:"base_blocks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3410,6 +3417,20 @@ func (x *OpenKeyResponse) GetCreateToken() []byte {
 func (x *OpenKeyResponse) GetErasureCoding() *ErasureCoding {
 	if x != nil {
 		return x.ErasureCoding
+	}
+	return nil
+}
+
+func (x *OpenKeyResponse) GetAppendOffset() int64 {
+	if x != nil {
+		return x.AppendOffset
+	}
+	return 0
+}
+
+func (x *OpenKeyResponse) GetBaseBlocks() []*BlockLocation {
+	if x != nil {
+		return x.BaseBlocks
 	}
 	return nil
 }
@@ -5442,6 +5463,541 @@ func (*SetTimesResponse) Descriptor() ([]byte, []int) {
 	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
 }
 
+// AppendFileRequest opens path for appending. The answer's open_id is the
+// writer's handle for AllocateBlock and CommitKey, its append_offset the
+// file's length (where the appended bytes start).
+type AppendFileRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`                          // a file (FSO) or key (OBS)
+	SizeHint      int64                  `protobuf:"varint,4,opt,name=size_hint,json=sizeHint,proto3" json:"size_hint,omitempty"` // > 0: a first block is allocated with the open
+	Exclude       *ExcludeList           `protobuf:"bytes,5,opt,name=exclude,proto3" json:"exclude,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendFileRequest) Reset() {
+	*x = AppendFileRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendFileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendFileRequest) ProtoMessage() {}
+
+func (x *AppendFileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendFileRequest.ProtoReflect.Descriptor instead.
+func (*AppendFileRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *AppendFileRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *AppendFileRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *AppendFileRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *AppendFileRequest) GetSizeHint() int64 {
+	if x != nil {
+		return x.SizeHint
+	}
+	return 0
+}
+
+func (x *AppendFileRequest) GetExclude() *ExcludeList {
+	if x != nil {
+		return x.Exclude
+	}
+	return nil
+}
+
+// TruncateRequest cuts path to new_length (at most its length).
+type TruncateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	NewLength     int64                  `protobuf:"varint,4,opt,name=new_length,json=newLength,proto3" json:"new_length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TruncateRequest) Reset() {
+	*x = TruncateRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TruncateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TruncateRequest) ProtoMessage() {}
+
+func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
+func (*TruncateRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *TruncateRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *TruncateRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *TruncateRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *TruncateRequest) GetNewLength() int64 {
+	if x != nil {
+		return x.NewLength
+	}
+	return 0
+}
+
+// TruncateResponse: done is always true (strato needs no block recovery:
+// the bytes past the new length are never read again).
+type TruncateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Done          bool                   `protobuf:"varint,1,opt,name=done,proto3" json:"done,omitempty"`
+	Length        int64                  `protobuf:"varint,2,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TruncateResponse) Reset() {
+	*x = TruncateResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TruncateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TruncateResponse) ProtoMessage() {}
+
+func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
+func (*TruncateResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *TruncateResponse) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *TruncateResponse) GetLength() int64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+// ConcatRequest appends the sources' blocks to target: every path is a
+// closed file of the bucket with target's redundancy and checksums, none
+// twice, none the target; at least one source.
+type ConcatRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Target        string                 `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	Sources       []string               `protobuf:"bytes,4,rep,name=sources,proto3" json:"sources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConcatRequest) Reset() {
+	*x = ConcatRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConcatRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConcatRequest) ProtoMessage() {}
+
+func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
+func (*ConcatRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *ConcatRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *ConcatRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *ConcatRequest) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *ConcatRequest) GetSources() []string {
+	if x != nil {
+		return x.Sources
+	}
+	return nil
+}
+
+type ConcatResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Length        int64                  `protobuf:"varint,1,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConcatResponse) Reset() {
+	*x = ConcatResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConcatResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConcatResponse) ProtoMessage() {}
+
+func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
+func (*ConcatResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *ConcatResponse) GetLength() int64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+type RecoverLeaseRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecoverLeaseRequest) Reset() {
+	*x = RecoverLeaseRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecoverLeaseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecoverLeaseRequest) ProtoMessage() {}
+
+func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecoverLeaseRequest.ProtoReflect.Descriptor instead.
+func (*RecoverLeaseRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *RecoverLeaseRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *RecoverLeaseRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *RecoverLeaseRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+// RecoverLeaseResponse: closed is true once the file is closed (always, in
+// strato: recovery is one metadata operation); length is its length then.
+type RecoverLeaseResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Closed        bool                   `protobuf:"varint,1,opt,name=closed,proto3" json:"closed,omitempty"`
+	Length        int64                  `protobuf:"varint,2,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecoverLeaseResponse) Reset() {
+	*x = RecoverLeaseResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecoverLeaseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecoverLeaseResponse) ProtoMessage() {}
+
+func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
+func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *RecoverLeaseResponse) GetClosed() bool {
+	if x != nil {
+		return x.Closed
+	}
+	return false
+}
+
+func (x *RecoverLeaseResponse) GetLength() int64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+type IsFileClosedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IsFileClosedRequest) Reset() {
+	*x = IsFileClosedRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IsFileClosedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IsFileClosedRequest) ProtoMessage() {}
+
+func (x *IsFileClosedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IsFileClosedRequest.ProtoReflect.Descriptor instead.
+func (*IsFileClosedRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *IsFileClosedRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *IsFileClosedRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *IsFileClosedRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type IsFileClosedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Closed        bool                   `protobuf:"varint,1,opt,name=closed,proto3" json:"closed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IsFileClosedResponse) Reset() {
+	*x = IsFileClosedResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IsFileClosedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IsFileClosedResponse) ProtoMessage() {}
+
+func (x *IsFileClosedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IsFileClosedResponse.ProtoReflect.Descriptor instead.
+func (*IsFileClosedResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *IsFileClosedResponse) GetClosed() bool {
+	if x != nil {
+		return x.Closed
+	}
+	return false
+}
+
 type GetFsStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -5450,7 +6006,7 @@ type GetFsStatusRequest struct {
 
 func (x *GetFsStatusRequest) Reset() {
 	*x = GetFsStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5462,7 +6018,7 @@ func (x *GetFsStatusRequest) String() string {
 func (*GetFsStatusRequest) ProtoMessage() {}
 
 func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5475,7 +6031,7 @@ func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFsStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFsStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
 }
 
 // FsStatus is the cluster's raw space: the sums of the last storage
@@ -5493,7 +6049,7 @@ type FsStatus struct {
 
 func (x *FsStatus) Reset() {
 	*x = FsStatus{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5505,7 +6061,7 @@ func (x *FsStatus) String() string {
 func (*FsStatus) ProtoMessage() {}
 
 func (x *FsStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5518,7 +6074,7 @@ func (x *FsStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsStatus.ProtoReflect.Descriptor instead.
 func (*FsStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *FsStatus) GetCapacity() int64 {
@@ -5563,7 +6119,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5575,7 +6131,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5588,7 +6144,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -5620,7 +6176,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5632,7 +6188,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5645,7 +6201,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -5663,7 +6219,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5675,7 +6231,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5688,7 +6244,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -5727,7 +6283,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5739,7 +6295,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5752,7 +6308,7 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{82}
 }
 
 // Acl is one entry of an object's access control list.
@@ -5768,7 +6324,7 @@ type Acl struct {
 
 func (x *Acl) Reset() {
 	*x = Acl{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5780,7 +6336,7 @@ func (x *Acl) String() string {
 func (*Acl) ProtoMessage() {}
 
 func (x *Acl) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5793,7 +6349,7 @@ func (x *Acl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Acl.ProtoReflect.Descriptor instead.
 func (*Acl) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *Acl) GetType() AclType {
@@ -5837,7 +6393,7 @@ type AclObject struct {
 
 func (x *AclObject) Reset() {
 	*x = AclObject{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5849,7 +6405,7 @@ func (x *AclObject) String() string {
 func (*AclObject) ProtoMessage() {}
 
 func (x *AclObject) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5862,7 +6418,7 @@ func (x *AclObject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclObject.ProtoReflect.Descriptor instead.
 func (*AclObject) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *AclObject) GetKind() AclObjectKind {
@@ -5902,7 +6458,7 @@ type GetAclRequest struct {
 
 func (x *GetAclRequest) Reset() {
 	*x = GetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5914,7 +6470,7 @@ func (x *GetAclRequest) String() string {
 func (*GetAclRequest) ProtoMessage() {}
 
 func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5927,7 +6483,7 @@ func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclRequest.ProtoReflect.Descriptor instead.
 func (*GetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *GetAclRequest) GetObject() *AclObject {
@@ -5947,7 +6503,7 @@ type GetAclResponse struct {
 
 func (x *GetAclResponse) Reset() {
 	*x = GetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5959,7 +6515,7 @@ func (x *GetAclResponse) String() string {
 func (*GetAclResponse) ProtoMessage() {}
 
 func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5972,7 +6528,7 @@ func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclResponse.ProtoReflect.Descriptor instead.
 func (*GetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *GetAclResponse) GetOwner() string {
@@ -6000,7 +6556,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6012,7 +6568,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6025,7 +6581,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *SetAclRequest) GetObject() *AclObject {
@@ -6050,7 +6606,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6062,7 +6618,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6075,7 +6631,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{88}
 }
 
 type AddAclRequest struct {
@@ -6088,7 +6644,7 @@ type AddAclRequest struct {
 
 func (x *AddAclRequest) Reset() {
 	*x = AddAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6100,7 +6656,7 @@ func (x *AddAclRequest) String() string {
 func (*AddAclRequest) ProtoMessage() {}
 
 func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6113,7 +6669,7 @@ func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclRequest.ProtoReflect.Descriptor instead.
 func (*AddAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *AddAclRequest) GetObject() *AclObject {
@@ -6138,7 +6694,7 @@ type AddAclResponse struct {
 
 func (x *AddAclResponse) Reset() {
 	*x = AddAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[81]
+	mi := &file_strato_v1_namespace_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6150,7 +6706,7 @@ func (x *AddAclResponse) String() string {
 func (*AddAclResponse) ProtoMessage() {}
 
 func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[81]
+	mi := &file_strato_v1_namespace_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6163,7 +6719,7 @@ func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclResponse.ProtoReflect.Descriptor instead.
 func (*AddAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{81}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{90}
 }
 
 type RemoveAclRequest struct {
@@ -6176,7 +6732,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[82]
+	mi := &file_strato_v1_namespace_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6188,7 +6744,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[82]
+	mi := &file_strato_v1_namespace_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6201,7 +6757,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{82}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *RemoveAclRequest) GetObject() *AclObject {
@@ -6226,7 +6782,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[83]
+	mi := &file_strato_v1_namespace_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6238,7 +6794,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[83]
+	mi := &file_strato_v1_namespace_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6251,7 +6807,7 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{83}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{92}
 }
 
 type ContentSummaryCursor_Frame struct {
@@ -6266,7 +6822,7 @@ type ContentSummaryCursor_Frame struct {
 
 func (x *ContentSummaryCursor_Frame) Reset() {
 	*x = ContentSummaryCursor_Frame{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	mi := &file_strato_v1_namespace_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6278,7 +6834,7 @@ func (x *ContentSummaryCursor_Frame) String() string {
 func (*ContentSummaryCursor_Frame) ProtoMessage() {}
 
 func (x *ContentSummaryCursor_Frame) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	mi := &file_strato_v1_namespace_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6579,7 +7135,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"permission\x18\f \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\r \x01(\tR\x05groupB\r\n" +
-	"\v_permission\"\x8b\x03\n" +
+	"\v_permission\"\xeb\x03\n" +
 	"\x0fOpenKeyResponse\x12\x17\n" +
 	"\aopen_id\x18\x01 \x01(\x04R\x06openId\x120\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x18.strato.v1.BlockLocationR\x06blocks\x12>\n" +
@@ -6589,7 +7145,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"block_size\x18\x06 \x01(\x03R\tblockSize\x12!\n" +
 	"\fcreate_token\x18\a \x01(\fR\vcreateToken\x12?\n" +
-	"\x0eerasure_coding\x18\b \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"\xc0\x01\n" +
+	"\x0eerasure_coding\x18\b \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x12#\n" +
+	"\rappend_offset\x18\t \x01(\x03R\fappendOffset\x129\n" +
+	"\vbase_blocks\x18\n" +
+	" \x03(\v2\x18.strato.v1.BlockLocationR\n" +
+	"baseBlocks\"\xc0\x01\n" +
 	"\x14AllocateBlockRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -6743,7 +7303,42 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x13access_time_unix_ms\x18\x05 \x01(\x03H\x01R\x10accessTimeUnixMs\x88\x01\x01B\x1c\n" +
 	"\x1a_modification_time_unix_msB\x16\n" +
 	"\x14_access_time_unix_ms\"\x12\n" +
-	"\x10SetTimesResponse\"\x14\n" +
+	"\x10SetTimesResponse\"\xa6\x01\n" +
+	"\x11AppendFileRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1b\n" +
+	"\tsize_hint\x18\x04 \x01(\x03R\bsizeHint\x120\n" +
+	"\aexclude\x18\x05 \x01(\v2\x16.strato.v1.ExcludeListR\aexclude\"t\n" +
+	"\x0fTruncateRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1d\n" +
+	"\n" +
+	"new_length\x18\x04 \x01(\x03R\tnewLength\">\n" +
+	"\x10TruncateResponse\x12\x12\n" +
+	"\x04done\x18\x01 \x01(\bR\x04done\x12\x16\n" +
+	"\x06length\x18\x02 \x01(\x03R\x06length\"q\n" +
+	"\rConcatRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x16\n" +
+	"\x06target\x18\x03 \x01(\tR\x06target\x12\x18\n" +
+	"\asources\x18\x04 \x03(\tR\asources\"(\n" +
+	"\x0eConcatResponse\x12\x16\n" +
+	"\x06length\x18\x01 \x01(\x03R\x06length\"Y\n" +
+	"\x13RecoverLeaseRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\"F\n" +
+	"\x14RecoverLeaseResponse\x12\x16\n" +
+	"\x06closed\x18\x01 \x01(\bR\x06closed\x12\x16\n" +
+	"\x06length\x18\x02 \x01(\x03R\x06length\"Y\n" +
+	"\x13IsFileClosedRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\".\n" +
+	"\x14IsFileClosedResponse\x12\x16\n" +
+	"\x06closed\x18\x01 \x01(\bR\x06closed\"\x14\n" +
 	"\x12GetFsStatusRequest\"v\n" +
 	"\bFsStatus\x12\x1a\n" +
 	"\bcapacity\x18\x01 \x01(\x03R\bcapacity\x12\x12\n" +
@@ -6870,7 +7465,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x1bACL_OBJECT_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11ACL_OBJECT_VOLUME\x10\x01\x12\x15\n" +
 	"\x11ACL_OBJECT_BUCKET\x10\x02\x12\x12\n" +
-	"\x0eACL_OBJECT_KEY\x10\x032\xa8\x1a\n" +
+	"\x0eACL_OBJECT_KEY\x10\x032\x96\x1d\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
@@ -6902,7 +7497,13 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x06Delete\x12\x18.strato.v1.DeleteRequest\x1a\x19.strato.v1.DeleteResponse\x12R\n" +
 	"\rSetPermission\x12\x1f.strato.v1.SetPermissionRequest\x1a .strato.v1.SetPermissionResponse\x12C\n" +
 	"\bSetOwner\x12\x1a.strato.v1.SetOwnerRequest\x1a\x1b.strato.v1.SetOwnerResponse\x12C\n" +
-	"\bSetTimes\x12\x1a.strato.v1.SetTimesRequest\x1a\x1b.strato.v1.SetTimesResponse\x12A\n" +
+	"\bSetTimes\x12\x1a.strato.v1.SetTimesRequest\x1a\x1b.strato.v1.SetTimesResponse\x12F\n" +
+	"\n" +
+	"AppendFile\x12\x1c.strato.v1.AppendFileRequest\x1a\x1a.strato.v1.OpenKeyResponse\x12C\n" +
+	"\bTruncate\x12\x1a.strato.v1.TruncateRequest\x1a\x1b.strato.v1.TruncateResponse\x12=\n" +
+	"\x06Concat\x12\x18.strato.v1.ConcatRequest\x1a\x19.strato.v1.ConcatResponse\x12O\n" +
+	"\fRecoverLease\x12\x1e.strato.v1.RecoverLeaseRequest\x1a\x1f.strato.v1.RecoverLeaseResponse\x12O\n" +
+	"\fIsFileClosed\x12\x1e.strato.v1.IsFileClosedRequest\x1a\x1f.strato.v1.IsFileClosedResponse\x12A\n" +
 	"\vGetFsStatus\x12\x1d.strato.v1.GetFsStatusRequest\x1a\x13.strato.v1.FsStatus\x12J\n" +
 	"\x0eGetTrashPolicy\x12 .strato.v1.GetTrashPolicyRequest\x1a\x16.strato.v1.TrashPolicy\x12O\n" +
 	"\fExpungeTrash\x12\x1e.strato.v1.ExpungeTrashRequest\x1a\x1f.strato.v1.ExpungeTrashResponse\x12U\n" +
@@ -6933,7 +7534,7 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 94)
 var file_strato_v1_namespace_proto_goTypes = []any{
 	(ErrorReason)(0),                   // 0: strato.v1.ErrorReason
 	(BucketLayout)(0),                  // 1: strato.v1.BucketLayout
@@ -7012,49 +7613,58 @@ var file_strato_v1_namespace_proto_goTypes = []any{
 	(*SetOwnerResponse)(nil),           // 74: strato.v1.SetOwnerResponse
 	(*SetTimesRequest)(nil),            // 75: strato.v1.SetTimesRequest
 	(*SetTimesResponse)(nil),           // 76: strato.v1.SetTimesResponse
-	(*GetFsStatusRequest)(nil),         // 77: strato.v1.GetFsStatusRequest
-	(*FsStatus)(nil),                   // 78: strato.v1.FsStatus
-	(*CloseContainerRequest)(nil),      // 79: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),     // 80: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),       // 81: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),      // 82: strato.v1.ReportReplicaResponse
-	(*Acl)(nil),                        // 83: strato.v1.Acl
-	(*AclObject)(nil),                  // 84: strato.v1.AclObject
-	(*GetAclRequest)(nil),              // 85: strato.v1.GetAclRequest
-	(*GetAclResponse)(nil),             // 86: strato.v1.GetAclResponse
-	(*SetAclRequest)(nil),              // 87: strato.v1.SetAclRequest
-	(*SetAclResponse)(nil),             // 88: strato.v1.SetAclResponse
-	(*AddAclRequest)(nil),              // 89: strato.v1.AddAclRequest
-	(*AddAclResponse)(nil),             // 90: strato.v1.AddAclResponse
-	(*RemoveAclRequest)(nil),           // 91: strato.v1.RemoveAclRequest
-	(*RemoveAclResponse)(nil),          // 92: strato.v1.RemoveAclResponse
-	(*ContentSummaryCursor_Frame)(nil), // 93: strato.v1.ContentSummaryCursor.Frame
-	(*GetTrashPolicyRequest)(nil),      // 94: strato.v1.GetTrashPolicyRequest
-	(*ExpungeTrashRequest)(nil),        // 95: strato.v1.ExpungeTrashRequest
-	(*CreateSnapshotRequest)(nil),      // 96: strato.v1.CreateSnapshotRequest
-	(*DeleteSnapshotRequest)(nil),      // 97: strato.v1.DeleteSnapshotRequest
-	(*RenameSnapshotRequest)(nil),      // 98: strato.v1.RenameSnapshotRequest
-	(*ListSnapshotsRequest)(nil),       // 99: strato.v1.ListSnapshotsRequest
-	(*GetSnapshotRequest)(nil),         // 100: strato.v1.GetSnapshotRequest
-	(*SnapshotDiffRequest)(nil),        // 101: strato.v1.SnapshotDiffRequest
-	(*TrashPolicy)(nil),                // 102: strato.v1.TrashPolicy
-	(*ExpungeTrashResponse)(nil),       // 103: strato.v1.ExpungeTrashResponse
-	(*CreateSnapshotResponse)(nil),     // 104: strato.v1.CreateSnapshotResponse
-	(*DeleteSnapshotResponse)(nil),     // 105: strato.v1.DeleteSnapshotResponse
-	(*RenameSnapshotResponse)(nil),     // 106: strato.v1.RenameSnapshotResponse
-	(*ListSnapshotsResponse)(nil),      // 107: strato.v1.ListSnapshotsResponse
-	(*SnapshotInfo)(nil),               // 108: strato.v1.SnapshotInfo
-	(*SnapshotDiffResponse)(nil),       // 109: strato.v1.SnapshotDiffResponse
+	(*AppendFileRequest)(nil),          // 77: strato.v1.AppendFileRequest
+	(*TruncateRequest)(nil),            // 78: strato.v1.TruncateRequest
+	(*TruncateResponse)(nil),           // 79: strato.v1.TruncateResponse
+	(*ConcatRequest)(nil),              // 80: strato.v1.ConcatRequest
+	(*ConcatResponse)(nil),             // 81: strato.v1.ConcatResponse
+	(*RecoverLeaseRequest)(nil),        // 82: strato.v1.RecoverLeaseRequest
+	(*RecoverLeaseResponse)(nil),       // 83: strato.v1.RecoverLeaseResponse
+	(*IsFileClosedRequest)(nil),        // 84: strato.v1.IsFileClosedRequest
+	(*IsFileClosedResponse)(nil),       // 85: strato.v1.IsFileClosedResponse
+	(*GetFsStatusRequest)(nil),         // 86: strato.v1.GetFsStatusRequest
+	(*FsStatus)(nil),                   // 87: strato.v1.FsStatus
+	(*CloseContainerRequest)(nil),      // 88: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),     // 89: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),       // 90: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),      // 91: strato.v1.ReportReplicaResponse
+	(*Acl)(nil),                        // 92: strato.v1.Acl
+	(*AclObject)(nil),                  // 93: strato.v1.AclObject
+	(*GetAclRequest)(nil),              // 94: strato.v1.GetAclRequest
+	(*GetAclResponse)(nil),             // 95: strato.v1.GetAclResponse
+	(*SetAclRequest)(nil),              // 96: strato.v1.SetAclRequest
+	(*SetAclResponse)(nil),             // 97: strato.v1.SetAclResponse
+	(*AddAclRequest)(nil),              // 98: strato.v1.AddAclRequest
+	(*AddAclResponse)(nil),             // 99: strato.v1.AddAclResponse
+	(*RemoveAclRequest)(nil),           // 100: strato.v1.RemoveAclRequest
+	(*RemoveAclResponse)(nil),          // 101: strato.v1.RemoveAclResponse
+	(*ContentSummaryCursor_Frame)(nil), // 102: strato.v1.ContentSummaryCursor.Frame
+	(*GetTrashPolicyRequest)(nil),      // 103: strato.v1.GetTrashPolicyRequest
+	(*ExpungeTrashRequest)(nil),        // 104: strato.v1.ExpungeTrashRequest
+	(*CreateSnapshotRequest)(nil),      // 105: strato.v1.CreateSnapshotRequest
+	(*DeleteSnapshotRequest)(nil),      // 106: strato.v1.DeleteSnapshotRequest
+	(*RenameSnapshotRequest)(nil),      // 107: strato.v1.RenameSnapshotRequest
+	(*ListSnapshotsRequest)(nil),       // 108: strato.v1.ListSnapshotsRequest
+	(*GetSnapshotRequest)(nil),         // 109: strato.v1.GetSnapshotRequest
+	(*SnapshotDiffRequest)(nil),        // 110: strato.v1.SnapshotDiffRequest
+	(*TrashPolicy)(nil),                // 111: strato.v1.TrashPolicy
+	(*ExpungeTrashResponse)(nil),       // 112: strato.v1.ExpungeTrashResponse
+	(*CreateSnapshotResponse)(nil),     // 113: strato.v1.CreateSnapshotResponse
+	(*DeleteSnapshotResponse)(nil),     // 114: strato.v1.DeleteSnapshotResponse
+	(*RenameSnapshotResponse)(nil),     // 115: strato.v1.RenameSnapshotResponse
+	(*ListSnapshotsResponse)(nil),      // 116: strato.v1.ListSnapshotsResponse
+	(*SnapshotInfo)(nil),               // 117: strato.v1.SnapshotInfo
+	(*SnapshotDiffResponse)(nil),       // 118: strato.v1.SnapshotDiffResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
 	4,   // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
-	83,  // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
+	92,  // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
 	1,   // 2: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
 	3,   // 3: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
 	2,   // 4: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
 	17,  // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
 	9,   // 6: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	83,  // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
+	92,  // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
 	13,  // 8: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
 	9,   // 9: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
 	12,  // 10: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
@@ -7064,10 +7674,10 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	15,  // 14: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
 	17,  // 15: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
 	9,   // 16: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	83,  // 17: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
+	92,  // 17: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
 	3,   // 18: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
 	16,  // 19: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	83,  // 20: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
+	92,  // 20: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
 	10,  // 21: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
 	10,  // 22: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
 	10,  // 23: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
@@ -7078,7 +7688,7 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	3,   // 28: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
 	2,   // 29: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
 	9,   // 30: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	83,  // 31: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
+	92,  // 31: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
 	11,  // 32: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
 	11,  // 33: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
 	3,   // 34: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
@@ -7091,121 +7701,133 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	3,   // 41: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
 	2,   // 42: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
 	9,   // 43: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
-	20,  // 44: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	15,  // 45: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	15,  // 46: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	17,  // 47: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
-	18,  // 48: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
-	17,  // 49: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
-	16,  // 50: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	16,  // 51: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	19,  // 52: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	19,  // 53: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	93,  // 54: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
-	5,   // 55: strato.v1.Acl.type:type_name -> strato.v1.AclType
-	6,   // 56: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
-	8,   // 57: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
-	84,  // 58: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
-	83,  // 59: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
-	84,  // 60: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
-	83,  // 61: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
-	84,  // 62: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
-	83,  // 63: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
-	84,  // 64: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
-	83,  // 65: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
-	21,  // 66: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	23,  // 67: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	25,  // 68: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	26,  // 69: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	28,  // 70: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	30,  // 71: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
-	34,  // 72: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	36,  // 73: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	38,  // 74: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	39,  // 75: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	32,  // 76: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
-	41,  // 77: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	44,  // 78: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	46,  // 79: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	50,  // 80: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	52,  // 81: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	54,  // 82: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	56,  // 83: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	48,  // 84: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
-	58,  // 85: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	42,  // 86: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	60,  // 87: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	62,  // 88: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	64,  // 89: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
-	67,  // 90: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	69,  // 91: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	71,  // 92: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
-	73,  // 93: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
-	75,  // 94: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
-	77,  // 95: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
-	94,  // 96: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
-	95,  // 97: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
-	96,  // 98: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
-	97,  // 99: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
-	98,  // 100: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
-	99,  // 101: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
-	100, // 102: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
-	101, // 103: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
-	85,  // 104: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
-	87,  // 105: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
-	89,  // 106: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
-	91,  // 107: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
-	79,  // 108: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	81,  // 109: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	22,  // 110: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	24,  // 111: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	10,  // 112: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	27,  // 113: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	29,  // 114: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	31,  // 115: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
-	35,  // 116: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	37,  // 117: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	11,  // 118: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	40,  // 119: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	33,  // 120: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
-	43,  // 121: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	45,  // 122: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	47,  // 123: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	51,  // 124: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	53,  // 125: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	55,  // 126: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	57,  // 127: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	49,  // 128: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	59,  // 129: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	43,  // 130: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	61,  // 131: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	63,  // 132: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	65,  // 133: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
-	68,  // 134: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	70,  // 135: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	72,  // 136: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	74,  // 137: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	76,  // 138: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	78,  // 139: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
-	102, // 140: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
-	103, // 141: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
-	104, // 142: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
-	105, // 143: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
-	106, // 144: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
-	107, // 145: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
-	108, // 146: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
-	109, // 147: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
-	86,  // 148: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
-	88,  // 149: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
-	90,  // 150: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
-	92,  // 151: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
-	80,  // 152: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	82,  // 153: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	110, // [110:154] is the sub-list for method output_type
-	66,  // [66:110] is the sub-list for method input_type
-	66,  // [66:66] is the sub-list for extension type_name
-	66,  // [66:66] is the sub-list for extension extendee
-	0,   // [0:66] is the sub-list for field type_name
+	15,  // 44: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
+	20,  // 45: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	15,  // 46: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	15,  // 47: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	17,  // 48: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	18,  // 49: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	17,  // 50: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
+	16,  // 51: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	16,  // 52: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	19,  // 53: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	19,  // 54: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	102, // 55: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
+	20,  // 56: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	5,   // 57: strato.v1.Acl.type:type_name -> strato.v1.AclType
+	6,   // 58: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
+	8,   // 59: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
+	93,  // 60: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
+	92,  // 61: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
+	93,  // 62: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
+	92,  // 63: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
+	93,  // 64: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
+	92,  // 65: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
+	93,  // 66: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
+	92,  // 67: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
+	21,  // 68: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	23,  // 69: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	25,  // 70: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	26,  // 71: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	28,  // 72: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	30,  // 73: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
+	34,  // 74: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	36,  // 75: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	38,  // 76: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	39,  // 77: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	32,  // 78: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
+	41,  // 79: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	44,  // 80: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	46,  // 81: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	50,  // 82: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	52,  // 83: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	54,  // 84: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	56,  // 85: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	48,  // 86: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	58,  // 87: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	42,  // 88: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	60,  // 89: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	62,  // 90: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	64,  // 91: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
+	67,  // 92: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	69,  // 93: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	71,  // 94: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
+	73,  // 95: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
+	75,  // 96: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
+	77,  // 97: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
+	78,  // 98: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
+	80,  // 99: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
+	82,  // 100: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
+	84,  // 101: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
+	86,  // 102: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
+	103, // 103: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
+	104, // 104: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
+	105, // 105: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
+	106, // 106: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
+	107, // 107: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
+	108, // 108: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
+	109, // 109: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
+	110, // 110: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
+	94,  // 111: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	96,  // 112: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	98,  // 113: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	100, // 114: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	88,  // 115: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	90,  // 116: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	22,  // 117: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	24,  // 118: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	10,  // 119: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	27,  // 120: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	29,  // 121: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	31,  // 122: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
+	35,  // 123: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	37,  // 124: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	11,  // 125: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	40,  // 126: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	33,  // 127: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
+	43,  // 128: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	45,  // 129: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	47,  // 130: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	51,  // 131: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	53,  // 132: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	55,  // 133: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	57,  // 134: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	49,  // 135: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	59,  // 136: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	43,  // 137: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	61,  // 138: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	63,  // 139: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	65,  // 140: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
+	68,  // 141: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	70,  // 142: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	72,  // 143: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	74,  // 144: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	76,  // 145: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	43,  // 146: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
+	79,  // 147: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
+	81,  // 148: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
+	83,  // 149: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
+	85,  // 150: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
+	87,  // 151: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
+	111, // 152: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
+	112, // 153: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
+	113, // 154: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
+	114, // 155: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
+	115, // 156: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
+	116, // 157: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
+	117, // 158: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
+	118, // 159: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
+	95,  // 160: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	97,  // 161: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	99,  // 162: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	101, // 163: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	89,  // 164: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	91,  // 165: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	117, // [117:166] is the sub-list for method output_type
+	68,  // [68:117] is the sub-list for method input_type
+	68,  // [68:68] is the sub-list for extension type_name
+	68,  // [68:68] is the sub-list for extension extendee
+	0,   // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }
@@ -7229,7 +7851,7 @@ func file_strato_v1_namespace_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   85,
+			NumMessages:   94,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

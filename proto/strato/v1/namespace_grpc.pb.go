@@ -65,6 +65,11 @@ const (
 	NamespaceService_SetPermission_FullMethodName     = "/strato.v1.NamespaceService/SetPermission"
 	NamespaceService_SetOwner_FullMethodName          = "/strato.v1.NamespaceService/SetOwner"
 	NamespaceService_SetTimes_FullMethodName          = "/strato.v1.NamespaceService/SetTimes"
+	NamespaceService_AppendFile_FullMethodName        = "/strato.v1.NamespaceService/AppendFile"
+	NamespaceService_Truncate_FullMethodName          = "/strato.v1.NamespaceService/Truncate"
+	NamespaceService_Concat_FullMethodName            = "/strato.v1.NamespaceService/Concat"
+	NamespaceService_RecoverLease_FullMethodName      = "/strato.v1.NamespaceService/RecoverLease"
+	NamespaceService_IsFileClosed_FullMethodName      = "/strato.v1.NamespaceService/IsFileClosed"
 	NamespaceService_GetFsStatus_FullMethodName       = "/strato.v1.NamespaceService/GetFsStatus"
 	NamespaceService_GetTrashPolicy_FullMethodName    = "/strato.v1.NamespaceService/GetTrashPolicy"
 	NamespaceService_ExpungeTrash_FullMethodName      = "/strato.v1.NamespaceService/ExpungeTrash"
@@ -170,6 +175,26 @@ type NamespaceServiceClient interface {
 	// directory or a bucket's root (FSO), or of a key (OBS) (Hadoop's
 	// setTimes).
 	SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetTimesResponse, error)
+	// AppendFile opens a closed file (FSO) or key (OBS) for appending
+	// (Hadoop's append): the writer writes new blocks after the last and
+	// commits them with CommitKey as after OpenKey; meta keeps the existing
+	// blocks first. One writer at a time: a file being written (its lease is
+	// held) is FAILED_PRECONDITION. Erasure coded keys are refused.
+	AppendFile(ctx context.Context, in *AppendFileRequest, opts ...grpc.CallOption) (*OpenKeyResponse, error)
+	// Truncate cuts a closed file to new_length (Hadoop's truncate), at once:
+	// whole blocks past it are freed and the block it falls in is ended there.
+	Truncate(ctx context.Context, in *TruncateRequest, opts ...grpc.CallOption) (*TruncateResponse, error)
+	// Concat moves the blocks of closed files (sources, in order) to the end
+	// of the closed file target and removes the sources, in one metadata
+	// operation that copies no data (Hadoop's concat).
+	Concat(ctx context.Context, in *ConcatRequest, opts ...grpc.CallOption) (*ConcatResponse, error)
+	// RecoverLease closes a file left open by its writer (HDFS's
+	// recoverLease) at its last published (hsynced) length; the writer can
+	// then neither hsync nor commit it.
+	RecoverLease(ctx context.Context, in *RecoverLeaseRequest, opts ...grpc.CallOption) (*RecoverLeaseResponse, error)
+	// IsFileClosed says whether no writer holds a file open (HDFS's
+	// isFileClosed).
+	IsFileClosed(ctx context.Context, in *IsFileClosedRequest, opts ...grpc.CallOption) (*IsFileClosedResponse, error)
 	// GetFsStatus returns the cluster's raw capacity, used and remaining
 	// bytes, Hadoop's getStatus (`hadoop fs -df`): any caller may ask.
 	GetFsStatus(ctx context.Context, in *GetFsStatusRequest, opts ...grpc.CallOption) (*FsStatus, error)
@@ -508,6 +533,56 @@ func (c *namespaceServiceClient) SetTimes(ctx context.Context, in *SetTimesReque
 	return out, nil
 }
 
+func (c *namespaceServiceClient) AppendFile(ctx context.Context, in *AppendFileRequest, opts ...grpc.CallOption) (*OpenKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OpenKeyResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_AppendFile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) Truncate(ctx context.Context, in *TruncateRequest, opts ...grpc.CallOption) (*TruncateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TruncateResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_Truncate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) Concat(ctx context.Context, in *ConcatRequest, opts ...grpc.CallOption) (*ConcatResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ConcatResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_Concat_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) RecoverLease(ctx context.Context, in *RecoverLeaseRequest, opts ...grpc.CallOption) (*RecoverLeaseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecoverLeaseResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_RecoverLease_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) IsFileClosed(ctx context.Context, in *IsFileClosedRequest, opts ...grpc.CallOption) (*IsFileClosedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(IsFileClosedResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_IsFileClosed_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *namespaceServiceClient) GetFsStatus(ctx context.Context, in *GetFsStatusRequest, opts ...grpc.CallOption) (*FsStatus, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(FsStatus)
@@ -746,6 +821,26 @@ type NamespaceServiceServer interface {
 	// directory or a bucket's root (FSO), or of a key (OBS) (Hadoop's
 	// setTimes).
 	SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error)
+	// AppendFile opens a closed file (FSO) or key (OBS) for appending
+	// (Hadoop's append): the writer writes new blocks after the last and
+	// commits them with CommitKey as after OpenKey; meta keeps the existing
+	// blocks first. One writer at a time: a file being written (its lease is
+	// held) is FAILED_PRECONDITION. Erasure coded keys are refused.
+	AppendFile(context.Context, *AppendFileRequest) (*OpenKeyResponse, error)
+	// Truncate cuts a closed file to new_length (Hadoop's truncate), at once:
+	// whole blocks past it are freed and the block it falls in is ended there.
+	Truncate(context.Context, *TruncateRequest) (*TruncateResponse, error)
+	// Concat moves the blocks of closed files (sources, in order) to the end
+	// of the closed file target and removes the sources, in one metadata
+	// operation that copies no data (Hadoop's concat).
+	Concat(context.Context, *ConcatRequest) (*ConcatResponse, error)
+	// RecoverLease closes a file left open by its writer (HDFS's
+	// recoverLease) at its last published (hsynced) length; the writer can
+	// then neither hsync nor commit it.
+	RecoverLease(context.Context, *RecoverLeaseRequest) (*RecoverLeaseResponse, error)
+	// IsFileClosed says whether no writer holds a file open (HDFS's
+	// isFileClosed).
+	IsFileClosed(context.Context, *IsFileClosedRequest) (*IsFileClosedResponse, error)
 	// GetFsStatus returns the cluster's raw capacity, used and remaining
 	// bytes, Hadoop's getStatus (`hadoop fs -df`): any caller may ask.
 	GetFsStatus(context.Context, *GetFsStatusRequest) (*FsStatus, error)
@@ -880,6 +975,21 @@ func (UnimplementedNamespaceServiceServer) SetOwner(context.Context, *SetOwnerRe
 }
 func (UnimplementedNamespaceServiceServer) SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetTimes not implemented")
+}
+func (UnimplementedNamespaceServiceServer) AppendFile(context.Context, *AppendFileRequest) (*OpenKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AppendFile not implemented")
+}
+func (UnimplementedNamespaceServiceServer) Truncate(context.Context, *TruncateRequest) (*TruncateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Truncate not implemented")
+}
+func (UnimplementedNamespaceServiceServer) Concat(context.Context, *ConcatRequest) (*ConcatResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Concat not implemented")
+}
+func (UnimplementedNamespaceServiceServer) RecoverLease(context.Context, *RecoverLeaseRequest) (*RecoverLeaseResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecoverLease not implemented")
+}
+func (UnimplementedNamespaceServiceServer) IsFileClosed(context.Context, *IsFileClosedRequest) (*IsFileClosedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method IsFileClosed not implemented")
 }
 func (UnimplementedNamespaceServiceServer) GetFsStatus(context.Context, *GetFsStatusRequest) (*FsStatus, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetFsStatus not implemented")
@@ -1469,6 +1579,96 @@ func _NamespaceService_SetTimes_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NamespaceService_AppendFile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AppendFileRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).AppendFile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_AppendFile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).AppendFile(ctx, req.(*AppendFileRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_Truncate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TruncateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).Truncate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_Truncate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).Truncate(ctx, req.(*TruncateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_Concat_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConcatRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).Concat(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_Concat_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).Concat(ctx, req.(*ConcatRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_RecoverLease_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecoverLeaseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).RecoverLease(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_RecoverLease_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).RecoverLease(ctx, req.(*RecoverLeaseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_IsFileClosed_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(IsFileClosedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).IsFileClosed(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_IsFileClosed_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).IsFileClosed(ctx, req.(*IsFileClosedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _NamespaceService_GetFsStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetFsStatusRequest)
 	if err := dec(in); err != nil {
@@ -1861,6 +2061,26 @@ var NamespaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetTimes",
 			Handler:    _NamespaceService_SetTimes_Handler,
+		},
+		{
+			MethodName: "AppendFile",
+			Handler:    _NamespaceService_AppendFile_Handler,
+		},
+		{
+			MethodName: "Truncate",
+			Handler:    _NamespaceService_Truncate_Handler,
+		},
+		{
+			MethodName: "Concat",
+			Handler:    _NamespaceService_Concat_Handler,
+		},
+		{
+			MethodName: "RecoverLease",
+			Handler:    _NamespaceService_RecoverLease_Handler,
+		},
+		{
+			MethodName: "IsFileClosed",
+			Handler:    _NamespaceService_IsFileClosed_Handler,
 		},
 		{
 			MethodName: "GetFsStatus",

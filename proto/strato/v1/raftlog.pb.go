@@ -210,6 +210,9 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_Update
 	//	*NamespaceCommand_Snapshot
 	//	*NamespaceCommand_PurgeSnapshots
+	//	*NamespaceCommand_Truncate
+	//	*NamespaceCommand_Concat
+	//	*NamespaceCommand_RecoverLease
 	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
 	// request identifies a client's request, so that a retry of one already
 	// applied returns its first result instead of applying again.
@@ -496,6 +499,33 @@ func (x *NamespaceCommand) GetPurgeSnapshots() *PurgeSnapshotsCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetTruncate() *TruncateCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_Truncate); ok {
+			return x.Truncate
+		}
+	}
+	return nil
+}
+
+func (x *NamespaceCommand) GetConcat() *ConcatCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_Concat); ok {
+			return x.Concat
+		}
+	}
+	return nil
+}
+
+func (x *NamespaceCommand) GetRecoverLease() *RecoverLeaseCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_RecoverLease); ok {
+			return x.RecoverLease
+		}
+	}
+	return nil
+}
+
 func (x *NamespaceCommand) GetRequest() *RequestID {
 	if x != nil {
 		return x.Request
@@ -611,6 +641,18 @@ type NamespaceCommand_PurgeSnapshots struct {
 	PurgeSnapshots *PurgeSnapshotsCommand `protobuf:"bytes,28,opt,name=purge_snapshots,json=purgeSnapshots,proto3,oneof"`
 }
 
+type NamespaceCommand_Truncate struct {
+	Truncate *TruncateCommand `protobuf:"bytes,29,opt,name=truncate,proto3,oneof"`
+}
+
+type NamespaceCommand_Concat struct {
+	Concat *ConcatCommand `protobuf:"bytes,30,opt,name=concat,proto3,oneof"`
+}
+
+type NamespaceCommand_RecoverLease struct {
+	RecoverLease *RecoverLeaseCommand `protobuf:"bytes,31,opt,name=recover_lease,json=recoverLease,proto3,oneof"`
+}
+
 func (*NamespaceCommand_CreateVolume) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DeleteVolume) isNamespaceCommand_Op() {}
@@ -662,6 +704,12 @@ func (*NamespaceCommand_Update) isNamespaceCommand_Op() {}
 func (*NamespaceCommand_Snapshot) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_PurgeSnapshots) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_Truncate) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_Concat) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_RecoverLease) isNamespaceCommand_Op() {}
 
 // RequestID names one logical request of one client: retries carry the
 // same ID. A client numbers its requests upwards.
@@ -736,8 +784,10 @@ type OpenKeyCommand struct {
 	ErasureCoding   *ErasureCodingRecord `protobuf:"bytes,12,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
 	Permission      *uint32              `protobuf:"varint,13,opt,name=permission,proto3,oneof" json:"permission,omitempty"`                     // unset: the default (0644)
 	Group           string               `protobuf:"bytes,14,opt,name=group,proto3" json:"group,omitempty"`                                      // "": the parent directory's
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// append (AppendFile): open the existing closed key for appending.
+	Append        bool `protobuf:"varint,15,opt,name=append,proto3" json:"append,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenKeyCommand) Reset() {
@@ -868,6 +918,212 @@ func (x *OpenKeyCommand) GetGroup() string {
 	return ""
 }
 
+func (x *OpenKeyCommand) GetAppend() bool {
+	if x != nil {
+		return x.Append
+	}
+	return false
+}
+
+// TruncateCommand cuts a closed file (TruncateRequest).
+type TruncateCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	NewLength     int64                  `protobuf:"varint,4,opt,name=new_length,json=newLength,proto3" json:"new_length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TruncateCommand) Reset() {
+	*x = TruncateCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TruncateCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TruncateCommand) ProtoMessage() {}
+
+func (x *TruncateCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TruncateCommand.ProtoReflect.Descriptor instead.
+func (*TruncateCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *TruncateCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *TruncateCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *TruncateCommand) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *TruncateCommand) GetNewLength() int64 {
+	if x != nil {
+		return x.NewLength
+	}
+	return 0
+}
+
+// ConcatCommand appends closed files to a closed file (ConcatRequest).
+type ConcatCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Target        string                 `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	Sources       []string               `protobuf:"bytes,4,rep,name=sources,proto3" json:"sources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConcatCommand) Reset() {
+	*x = ConcatCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConcatCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConcatCommand) ProtoMessage() {}
+
+func (x *ConcatCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConcatCommand.ProtoReflect.Descriptor instead.
+func (*ConcatCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ConcatCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *ConcatCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *ConcatCommand) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *ConcatCommand) GetSources() []string {
+	if x != nil {
+		return x.Sources
+	}
+	return nil
+}
+
+// RecoverLeaseCommand closes a file its writer left open.
+type RecoverLeaseCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecoverLeaseCommand) Reset() {
+	*x = RecoverLeaseCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecoverLeaseCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecoverLeaseCommand) ProtoMessage() {}
+
+func (x *RecoverLeaseCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecoverLeaseCommand.ProtoReflect.Descriptor instead.
+func (*RecoverLeaseCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RecoverLeaseCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *RecoverLeaseCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *RecoverLeaseCommand) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
 // AllocateBlockCommand adds a block prepare allocated to an open key.
 type AllocateBlockCommand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -881,7 +1137,7 @@ type AllocateBlockCommand struct {
 
 func (x *AllocateBlockCommand) Reset() {
 	*x = AllocateBlockCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[4]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -893,7 +1149,7 @@ func (x *AllocateBlockCommand) String() string {
 func (*AllocateBlockCommand) ProtoMessage() {}
 
 func (x *AllocateBlockCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[4]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -906,7 +1162,7 @@ func (x *AllocateBlockCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockCommand.ProtoReflect.Descriptor instead.
 func (*AllocateBlockCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AllocateBlockCommand) GetVolume() string {
@@ -952,7 +1208,7 @@ type RenameCommand struct {
 
 func (x *RenameCommand) Reset() {
 	*x = RenameCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[5]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -964,7 +1220,7 @@ func (x *RenameCommand) String() string {
 func (*RenameCommand) ProtoMessage() {}
 
 func (x *RenameCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[5]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -977,7 +1233,7 @@ func (x *RenameCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameCommand.ProtoReflect.Descriptor instead.
 func (*RenameCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RenameCommand) GetVolume() string {
@@ -1026,7 +1282,7 @@ type ExpireOpenKeysCommand struct {
 
 func (x *ExpireOpenKeysCommand) Reset() {
 	*x = ExpireOpenKeysCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[6]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1038,7 +1294,7 @@ func (x *ExpireOpenKeysCommand) String() string {
 func (*ExpireOpenKeysCommand) ProtoMessage() {}
 
 func (x *ExpireOpenKeysCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[6]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1051,7 +1307,7 @@ func (x *ExpireOpenKeysCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireOpenKeysCommand.ProtoReflect.Descriptor instead.
 func (*ExpireOpenKeysCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ExpireOpenKeysCommand) GetOpenIds() []uint64 {
@@ -1071,7 +1327,7 @@ type ExpireOpenKeysResult struct {
 
 func (x *ExpireOpenKeysResult) Reset() {
 	*x = ExpireOpenKeysResult{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[7]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1083,7 +1339,7 @@ func (x *ExpireOpenKeysResult) String() string {
 func (*ExpireOpenKeysResult) ProtoMessage() {}
 
 func (x *ExpireOpenKeysResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[7]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1096,7 +1352,7 @@ func (x *ExpireOpenKeysResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireOpenKeysResult.ProtoReflect.Descriptor instead.
 func (*ExpireOpenKeysResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExpireOpenKeysResult) GetExpired() []uint64 {
@@ -1116,7 +1372,7 @@ type ReclaimCommand struct {
 
 func (x *ReclaimCommand) Reset() {
 	*x = ReclaimCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[8]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1128,7 +1384,7 @@ func (x *ReclaimCommand) String() string {
 func (*ReclaimCommand) ProtoMessage() {}
 
 func (x *ReclaimCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[8]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1141,7 +1397,7 @@ func (x *ReclaimCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReclaimCommand.ProtoReflect.Descriptor instead.
 func (*ReclaimCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ReclaimCommand) GetLimit() int32 {
@@ -1163,7 +1419,7 @@ type ReclaimResult struct {
 
 func (x *ReclaimResult) Reset() {
 	*x = ReclaimResult{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[9]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1175,7 +1431,7 @@ func (x *ReclaimResult) String() string {
 func (*ReclaimResult) ProtoMessage() {}
 
 func (x *ReclaimResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[9]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1188,7 +1444,7 @@ func (x *ReclaimResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReclaimResult.ProtoReflect.Descriptor instead.
 func (*ReclaimResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ReclaimResult) GetFiles() int32 {
@@ -1223,7 +1479,7 @@ type PurgeDeletedBlocksCommand struct {
 
 func (x *PurgeDeletedBlocksCommand) Reset() {
 	*x = PurgeDeletedBlocksCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[10]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1235,7 +1491,7 @@ func (x *PurgeDeletedBlocksCommand) String() string {
 func (*PurgeDeletedBlocksCommand) ProtoMessage() {}
 
 func (x *PurgeDeletedBlocksCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[10]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1248,7 +1504,7 @@ func (x *PurgeDeletedBlocksCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeDeletedBlocksCommand.ProtoReflect.Descriptor instead.
 func (*PurgeDeletedBlocksCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PurgeDeletedBlocksCommand) GetSeqs() []uint64 {
@@ -1268,7 +1524,7 @@ type PurgeDeletedBlocksResult struct {
 
 func (x *PurgeDeletedBlocksResult) Reset() {
 	*x = PurgeDeletedBlocksResult{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[11]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1280,7 +1536,7 @@ func (x *PurgeDeletedBlocksResult) String() string {
 func (*PurgeDeletedBlocksResult) ProtoMessage() {}
 
 func (x *PurgeDeletedBlocksResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[11]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1293,7 +1549,7 @@ func (x *PurgeDeletedBlocksResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeDeletedBlocksResult.ProtoReflect.Descriptor instead.
 func (*PurgeDeletedBlocksResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PurgeDeletedBlocksResult) GetPurged() int32 {
@@ -1325,7 +1581,7 @@ type ClusterCommand struct {
 
 func (x *ClusterCommand) Reset() {
 	*x = ClusterCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[12]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1337,7 +1593,7 @@ func (x *ClusterCommand) String() string {
 func (*ClusterCommand) ProtoMessage() {}
 
 func (x *ClusterCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[12]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1350,7 +1606,7 @@ func (x *ClusterCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterCommand.ProtoReflect.Descriptor instead.
 func (*ClusterCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ClusterCommand) GetNowUnixMs() int64 {
@@ -1514,7 +1770,7 @@ type BalancerChange struct {
 
 func (x *BalancerChange) Reset() {
 	*x = BalancerChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1526,7 +1782,7 @@ func (x *BalancerChange) String() string {
 func (*BalancerChange) ProtoMessage() {}
 
 func (x *BalancerChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1539,7 +1795,7 @@ func (x *BalancerChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerChange.ProtoReflect.Descriptor instead.
 func (*BalancerChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *BalancerChange) GetChange() isBalancerChange_Change {
@@ -1612,7 +1868,7 @@ type BalancerStart struct {
 
 func (x *BalancerStart) Reset() {
 	*x = BalancerStart{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1624,7 +1880,7 @@ func (x *BalancerStart) String() string {
 func (*BalancerStart) ProtoMessage() {}
 
 func (x *BalancerStart) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1637,7 +1893,7 @@ func (x *BalancerStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerStart.ProtoReflect.Descriptor instead.
 func (*BalancerStart) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *BalancerStart) GetThreshold() float64 {
@@ -1680,7 +1936,7 @@ type BalancerStop struct {
 
 func (x *BalancerStop) Reset() {
 	*x = BalancerStop{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1692,7 +1948,7 @@ func (x *BalancerStop) String() string {
 func (*BalancerStop) ProtoMessage() {}
 
 func (x *BalancerStop) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1705,7 +1961,7 @@ func (x *BalancerStop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerStop.ProtoReflect.Descriptor instead.
 func (*BalancerStop) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BalancerStop) GetRun() int64 {
@@ -1742,7 +1998,7 @@ type BalancerProgress struct {
 
 func (x *BalancerProgress) Reset() {
 	*x = BalancerProgress{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1754,7 +2010,7 @@ func (x *BalancerProgress) String() string {
 func (*BalancerProgress) ProtoMessage() {}
 
 func (x *BalancerProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1767,7 +2023,7 @@ func (x *BalancerProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerProgress.ProtoReflect.Descriptor instead.
 func (*BalancerProgress) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BalancerProgress) GetRun() int64 {
@@ -1812,7 +2068,7 @@ type NodeOpStateChange struct {
 
 func (x *NodeOpStateChange) Reset() {
 	*x = NodeOpStateChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1824,7 +2080,7 @@ func (x *NodeOpStateChange) String() string {
 func (*NodeOpStateChange) ProtoMessage() {}
 
 func (x *NodeOpStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1837,7 +2093,7 @@ func (x *NodeOpStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeOpStateChange.ProtoReflect.Descriptor instead.
 func (*NodeOpStateChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *NodeOpStateChange) GetDatanodeId() string {
@@ -1872,7 +2128,7 @@ type ContainerStateChange struct {
 
 func (x *ContainerStateChange) Reset() {
 	*x = ContainerStateChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1884,7 +2140,7 @@ func (x *ContainerStateChange) String() string {
 func (*ContainerStateChange) ProtoMessage() {}
 
 func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1897,7 +2153,7 @@ func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStateChange.ProtoReflect.Descriptor instead.
 func (*ContainerStateChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ContainerStateChange) GetContainerId() uint64 {
@@ -1924,7 +2180,7 @@ type DeleteVolumeCommand struct {
 
 func (x *DeleteVolumeCommand) Reset() {
 	*x = DeleteVolumeCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1936,7 +2192,7 @@ func (x *DeleteVolumeCommand) String() string {
 func (*DeleteVolumeCommand) ProtoMessage() {}
 
 func (x *DeleteVolumeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1949,7 +2205,7 @@ func (x *DeleteVolumeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeCommand.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeleteVolumeCommand) GetName() string {
@@ -1975,7 +2231,7 @@ type SetQuotaCommand struct {
 
 func (x *SetQuotaCommand) Reset() {
 	*x = SetQuotaCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1987,7 +2243,7 @@ func (x *SetQuotaCommand) String() string {
 func (*SetQuotaCommand) ProtoMessage() {}
 
 func (x *SetQuotaCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2000,7 +2256,7 @@ func (x *SetQuotaCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaCommand.ProtoReflect.Descriptor instead.
 func (*SetQuotaCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SetQuotaCommand) GetVolume() string {
@@ -2060,7 +2316,7 @@ type UpdateCommand struct {
 
 func (x *UpdateCommand) Reset() {
 	*x = UpdateCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2072,7 +2328,7 @@ func (x *UpdateCommand) String() string {
 func (*UpdateCommand) ProtoMessage() {}
 
 func (x *UpdateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2085,7 +2341,7 @@ func (x *UpdateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateCommand.ProtoReflect.Descriptor instead.
 func (*UpdateCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *UpdateCommand) GetVolume() string {
@@ -2138,7 +2394,7 @@ type SnapshotCommand struct {
 
 func (x *SnapshotCommand) Reset() {
 	*x = SnapshotCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2150,7 +2406,7 @@ func (x *SnapshotCommand) String() string {
 func (*SnapshotCommand) ProtoMessage() {}
 
 func (x *SnapshotCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2163,7 +2419,7 @@ func (x *SnapshotCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotCommand.ProtoReflect.Descriptor instead.
 func (*SnapshotCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SnapshotCommand) GetVolume() string {
@@ -2212,7 +2468,7 @@ type PurgeSnapshotsCommand struct {
 
 func (x *PurgeSnapshotsCommand) Reset() {
 	*x = PurgeSnapshotsCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2224,7 +2480,7 @@ func (x *PurgeSnapshotsCommand) String() string {
 func (*PurgeSnapshotsCommand) ProtoMessage() {}
 
 func (x *PurgeSnapshotsCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2237,7 +2493,7 @@ func (x *PurgeSnapshotsCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeSnapshotsCommand.ProtoReflect.Descriptor instead.
 func (*PurgeSnapshotsCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PurgeSnapshotsCommand) GetLimit() int32 {
@@ -2258,7 +2514,7 @@ type PurgeSnapshotsResult struct {
 
 func (x *PurgeSnapshotsResult) Reset() {
 	*x = PurgeSnapshotsResult{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2526,7 @@ func (x *PurgeSnapshotsResult) String() string {
 func (*PurgeSnapshotsResult) ProtoMessage() {}
 
 func (x *PurgeSnapshotsResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2283,7 +2539,7 @@ func (x *PurgeSnapshotsResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeSnapshotsResult.ProtoReflect.Descriptor instead.
 func (*PurgeSnapshotsResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PurgeSnapshotsResult) GetVersions() int32 {
@@ -2311,7 +2567,7 @@ type DeleteBucketCommand struct {
 
 func (x *DeleteBucketCommand) Reset() {
 	*x = DeleteBucketCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2323,7 +2579,7 @@ func (x *DeleteBucketCommand) String() string {
 func (*DeleteBucketCommand) ProtoMessage() {}
 
 func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2336,7 +2592,7 @@ func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketCommand.ProtoReflect.Descriptor instead.
 func (*DeleteBucketCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DeleteBucketCommand) GetVolume() string {
@@ -2373,7 +2629,7 @@ type CommitKeyCommand struct {
 
 func (x *CommitKeyCommand) Reset() {
 	*x = CommitKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2385,7 +2641,7 @@ func (x *CommitKeyCommand) String() string {
 func (*CommitKeyCommand) ProtoMessage() {}
 
 func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2398,7 +2654,7 @@ func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyCommand.ProtoReflect.Descriptor instead.
 func (*CommitKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CommitKeyCommand) GetVolume() string {
@@ -2478,7 +2734,7 @@ type KeySourceCommand struct {
 
 func (x *KeySourceCommand) Reset() {
 	*x = KeySourceCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2490,7 +2746,7 @@ func (x *KeySourceCommand) String() string {
 func (*KeySourceCommand) ProtoMessage() {}
 
 func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2503,7 +2759,7 @@ func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySourceCommand.ProtoReflect.Descriptor instead.
 func (*KeySourceCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *KeySourceCommand) GetVolume() string {
@@ -2548,7 +2804,7 @@ type DeleteCommand struct {
 
 func (x *DeleteCommand) Reset() {
 	*x = DeleteCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2560,7 +2816,7 @@ func (x *DeleteCommand) String() string {
 func (*DeleteCommand) ProtoMessage() {}
 
 func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2573,7 +2829,7 @@ func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCommand.ProtoReflect.Descriptor instead.
 func (*DeleteCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DeleteCommand) GetVolume() string {
@@ -2619,7 +2875,7 @@ type CreateDirectoryCommand struct {
 
 func (x *CreateDirectoryCommand) Reset() {
 	*x = CreateDirectoryCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2631,7 +2887,7 @@ func (x *CreateDirectoryCommand) String() string {
 func (*CreateDirectoryCommand) ProtoMessage() {}
 
 func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2644,7 +2900,7 @@ func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryCommand.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreateDirectoryCommand) GetVolume() string {
@@ -2699,7 +2955,7 @@ type DeleteUserCommand struct {
 
 func (x *DeleteUserCommand) Reset() {
 	*x = DeleteUserCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2711,7 +2967,7 @@ func (x *DeleteUserCommand) String() string {
 func (*DeleteUserCommand) ProtoMessage() {}
 
 func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2724,7 +2980,7 @@ func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserCommand.ProtoReflect.Descriptor instead.
 func (*DeleteUserCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DeleteUserCommand) GetName() string {
@@ -2744,7 +3000,7 @@ type RevokeTokenCommand struct {
 
 func (x *RevokeTokenCommand) Reset() {
 	*x = RevokeTokenCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2756,7 +3012,7 @@ func (x *RevokeTokenCommand) String() string {
 func (*RevokeTokenCommand) ProtoMessage() {}
 
 func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2769,7 +3025,7 @@ func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenCommand.ProtoReflect.Descriptor instead.
 func (*RevokeTokenCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RevokeTokenCommand) GetId() string {
@@ -2789,7 +3045,7 @@ type RevokeS3KeyCommand struct {
 
 func (x *RevokeS3KeyCommand) Reset() {
 	*x = RevokeS3KeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2801,7 +3057,7 @@ func (x *RevokeS3KeyCommand) String() string {
 func (*RevokeS3KeyCommand) ProtoMessage() {}
 
 func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2814,7 +3070,7 @@ func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyCommand.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RevokeS3KeyCommand) GetAccessKey() string {
@@ -2839,7 +3095,7 @@ type SetAttributesCommand struct {
 
 func (x *SetAttributesCommand) Reset() {
 	*x = SetAttributesCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2851,7 +3107,7 @@ func (x *SetAttributesCommand) String() string {
 func (*SetAttributesCommand) ProtoMessage() {}
 
 func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2864,7 +3120,7 @@ func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesCommand.ProtoReflect.Descriptor instead.
 func (*SetAttributesCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SetAttributesCommand) GetVolume() string {
@@ -2923,7 +3179,7 @@ type SetStatusCommand struct {
 
 func (x *SetStatusCommand) Reset() {
 	*x = SetStatusCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2935,7 +3191,7 @@ func (x *SetStatusCommand) String() string {
 func (*SetStatusCommand) ProtoMessage() {}
 
 func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2948,7 +3204,7 @@ func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStatusCommand.ProtoReflect.Descriptor instead.
 func (*SetStatusCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SetStatusCommand) GetVolume() string {
@@ -3024,7 +3280,7 @@ type SetAclCommand struct {
 
 func (x *SetAclCommand) Reset() {
 	*x = SetAclCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3036,7 +3292,7 @@ func (x *SetAclCommand) String() string {
 func (*SetAclCommand) ProtoMessage() {}
 
 func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3049,7 +3305,7 @@ func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclCommand.ProtoReflect.Descriptor instead.
 func (*SetAclCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SetAclCommand) GetKind() AclObjectKind {
@@ -3114,7 +3370,7 @@ type BlockTokenKeyCommand struct {
 
 func (x *BlockTokenKeyCommand) Reset() {
 	*x = BlockTokenKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3126,7 +3382,7 @@ func (x *BlockTokenKeyCommand) String() string {
 func (*BlockTokenKeyCommand) ProtoMessage() {}
 
 func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3139,7 +3395,7 @@ func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKeyCommand.ProtoReflect.Descriptor instead.
 func (*BlockTokenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *BlockTokenKeyCommand) GetId() uint32 {
@@ -3186,7 +3442,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\acluster\x12I\n" +
 	"\x0fblock_token_key\x18\x03 \x01(\v2\x1f.strato.v1.BlockTokenKeyCommandH\x00R\rblockTokenKeyB\x04\n" +
-	"\x02op\"\xfd\r\n" +
+	"\x02op\"\xb2\x0f\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
@@ -3220,12 +3476,15 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\aset_acl\x18\x19 \x01(\v2\x18.strato.v1.SetAclCommandH\x00R\x06setAcl\x122\n" +
 	"\x06update\x18\x1a \x01(\v2\x18.strato.v1.UpdateCommandH\x00R\x06update\x128\n" +
 	"\bsnapshot\x18\x1b \x01(\v2\x1a.strato.v1.SnapshotCommandH\x00R\bsnapshot\x12K\n" +
-	"\x0fpurge_snapshots\x18\x1c \x01(\v2 .strato.v1.PurgeSnapshotsCommandH\x00R\x0epurgeSnapshots\x12.\n" +
+	"\x0fpurge_snapshots\x18\x1c \x01(\v2 .strato.v1.PurgeSnapshotsCommandH\x00R\x0epurgeSnapshots\x128\n" +
+	"\btruncate\x18\x1d \x01(\v2\x1a.strato.v1.TruncateCommandH\x00R\btruncate\x122\n" +
+	"\x06concat\x18\x1e \x01(\v2\x18.strato.v1.ConcatCommandH\x00R\x06concat\x12E\n" +
+	"\rrecover_lease\x18\x1f \x01(\v2\x1e.strato.v1.RecoverLeaseCommandH\x00R\frecoverLease\x12.\n" +
 	"\arequest\x18\x10 \x01(\v2\x14.strato.v1.RequestIDR\arequestB\x04\n" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x10\n" +
-	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\x90\x04\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\xa8\x04\n" +
 	"\x0eOpenKeyCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -3244,8 +3503,24 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\n" +
 	"permission\x18\r \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
-	"\x05group\x18\x0e \x01(\tR\x05groupB\r\n" +
-	"\v_permission\"\x8d\x01\n" +
+	"\x05group\x18\x0e \x01(\tR\x05group\x12\x16\n" +
+	"\x06append\x18\x0f \x01(\bR\x06appendB\r\n" +
+	"\v_permission\"t\n" +
+	"\x0fTruncateCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1d\n" +
+	"\n" +
+	"new_length\x18\x04 \x01(\x03R\tnewLength\"q\n" +
+	"\rConcatCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x16\n" +
+	"\x06target\x18\x03 \x01(\tR\x06target\x12\x18\n" +
+	"\asources\x18\x04 \x03(\tR\asources\"Y\n" +
+	"\x13RecoverLeaseCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\"\x8d\x01\n" +
 	"\x14AllocateBlockCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x17\n" +
@@ -3437,121 +3712,127 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_raftlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(AclEdit)(0),                      // 0: strato.v1.AclEdit
 	(*MetaCommand)(nil),               // 1: strato.v1.MetaCommand
 	(*NamespaceCommand)(nil),          // 2: strato.v1.NamespaceCommand
 	(*RequestID)(nil),                 // 3: strato.v1.RequestID
 	(*OpenKeyCommand)(nil),            // 4: strato.v1.OpenKeyCommand
-	(*AllocateBlockCommand)(nil),      // 5: strato.v1.AllocateBlockCommand
-	(*RenameCommand)(nil),             // 6: strato.v1.RenameCommand
-	(*ExpireOpenKeysCommand)(nil),     // 7: strato.v1.ExpireOpenKeysCommand
-	(*ExpireOpenKeysResult)(nil),      // 8: strato.v1.ExpireOpenKeysResult
-	(*ReclaimCommand)(nil),            // 9: strato.v1.ReclaimCommand
-	(*ReclaimResult)(nil),             // 10: strato.v1.ReclaimResult
-	(*PurgeDeletedBlocksCommand)(nil), // 11: strato.v1.PurgeDeletedBlocksCommand
-	(*PurgeDeletedBlocksResult)(nil),  // 12: strato.v1.PurgeDeletedBlocksResult
-	(*ClusterCommand)(nil),            // 13: strato.v1.ClusterCommand
-	(*BalancerChange)(nil),            // 14: strato.v1.BalancerChange
-	(*BalancerStart)(nil),             // 15: strato.v1.BalancerStart
-	(*BalancerStop)(nil),              // 16: strato.v1.BalancerStop
-	(*BalancerProgress)(nil),          // 17: strato.v1.BalancerProgress
-	(*NodeOpStateChange)(nil),         // 18: strato.v1.NodeOpStateChange
-	(*ContainerStateChange)(nil),      // 19: strato.v1.ContainerStateChange
-	(*DeleteVolumeCommand)(nil),       // 20: strato.v1.DeleteVolumeCommand
-	(*SetQuotaCommand)(nil),           // 21: strato.v1.SetQuotaCommand
-	(*UpdateCommand)(nil),             // 22: strato.v1.UpdateCommand
-	(*SnapshotCommand)(nil),           // 23: strato.v1.SnapshotCommand
-	(*PurgeSnapshotsCommand)(nil),     // 24: strato.v1.PurgeSnapshotsCommand
-	(*PurgeSnapshotsResult)(nil),      // 25: strato.v1.PurgeSnapshotsResult
-	(*DeleteBucketCommand)(nil),       // 26: strato.v1.DeleteBucketCommand
-	(*CommitKeyCommand)(nil),          // 27: strato.v1.CommitKeyCommand
-	(*KeySourceCommand)(nil),          // 28: strato.v1.KeySourceCommand
-	(*DeleteCommand)(nil),             // 29: strato.v1.DeleteCommand
-	(*CreateDirectoryCommand)(nil),    // 30: strato.v1.CreateDirectoryCommand
-	(*DeleteUserCommand)(nil),         // 31: strato.v1.DeleteUserCommand
-	(*RevokeTokenCommand)(nil),        // 32: strato.v1.RevokeTokenCommand
-	(*RevokeS3KeyCommand)(nil),        // 33: strato.v1.RevokeS3KeyCommand
-	(*SetAttributesCommand)(nil),      // 34: strato.v1.SetAttributesCommand
-	(*SetStatusCommand)(nil),          // 35: strato.v1.SetStatusCommand
-	(*SetAclCommand)(nil),             // 36: strato.v1.SetAclCommand
-	(*BlockTokenKeyCommand)(nil),      // 37: strato.v1.BlockTokenKeyCommand
-	(*VolumeRecord)(nil),              // 38: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 39: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 40: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),                // 41: strato.v1.UserRecord
-	(*TokenRecord)(nil),               // 42: strato.v1.TokenRecord
-	(ReplicationFactor)(0),            // 43: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 44: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 45: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 46: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 47: strato.v1.ContainerRecord
-	(NodeOpState)(0),                  // 48: strato.v1.NodeOpState
-	(ContainerState)(0),               // 49: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 50: strato.v1.AttributeRecord
-	(AclObjectKind)(0),                // 51: strato.v1.AclObjectKind
-	(*AclRecord)(nil),                 // 52: strato.v1.AclRecord
+	(*TruncateCommand)(nil),           // 5: strato.v1.TruncateCommand
+	(*ConcatCommand)(nil),             // 6: strato.v1.ConcatCommand
+	(*RecoverLeaseCommand)(nil),       // 7: strato.v1.RecoverLeaseCommand
+	(*AllocateBlockCommand)(nil),      // 8: strato.v1.AllocateBlockCommand
+	(*RenameCommand)(nil),             // 9: strato.v1.RenameCommand
+	(*ExpireOpenKeysCommand)(nil),     // 10: strato.v1.ExpireOpenKeysCommand
+	(*ExpireOpenKeysResult)(nil),      // 11: strato.v1.ExpireOpenKeysResult
+	(*ReclaimCommand)(nil),            // 12: strato.v1.ReclaimCommand
+	(*ReclaimResult)(nil),             // 13: strato.v1.ReclaimResult
+	(*PurgeDeletedBlocksCommand)(nil), // 14: strato.v1.PurgeDeletedBlocksCommand
+	(*PurgeDeletedBlocksResult)(nil),  // 15: strato.v1.PurgeDeletedBlocksResult
+	(*ClusterCommand)(nil),            // 16: strato.v1.ClusterCommand
+	(*BalancerChange)(nil),            // 17: strato.v1.BalancerChange
+	(*BalancerStart)(nil),             // 18: strato.v1.BalancerStart
+	(*BalancerStop)(nil),              // 19: strato.v1.BalancerStop
+	(*BalancerProgress)(nil),          // 20: strato.v1.BalancerProgress
+	(*NodeOpStateChange)(nil),         // 21: strato.v1.NodeOpStateChange
+	(*ContainerStateChange)(nil),      // 22: strato.v1.ContainerStateChange
+	(*DeleteVolumeCommand)(nil),       // 23: strato.v1.DeleteVolumeCommand
+	(*SetQuotaCommand)(nil),           // 24: strato.v1.SetQuotaCommand
+	(*UpdateCommand)(nil),             // 25: strato.v1.UpdateCommand
+	(*SnapshotCommand)(nil),           // 26: strato.v1.SnapshotCommand
+	(*PurgeSnapshotsCommand)(nil),     // 27: strato.v1.PurgeSnapshotsCommand
+	(*PurgeSnapshotsResult)(nil),      // 28: strato.v1.PurgeSnapshotsResult
+	(*DeleteBucketCommand)(nil),       // 29: strato.v1.DeleteBucketCommand
+	(*CommitKeyCommand)(nil),          // 30: strato.v1.CommitKeyCommand
+	(*KeySourceCommand)(nil),          // 31: strato.v1.KeySourceCommand
+	(*DeleteCommand)(nil),             // 32: strato.v1.DeleteCommand
+	(*CreateDirectoryCommand)(nil),    // 33: strato.v1.CreateDirectoryCommand
+	(*DeleteUserCommand)(nil),         // 34: strato.v1.DeleteUserCommand
+	(*RevokeTokenCommand)(nil),        // 35: strato.v1.RevokeTokenCommand
+	(*RevokeS3KeyCommand)(nil),        // 36: strato.v1.RevokeS3KeyCommand
+	(*SetAttributesCommand)(nil),      // 37: strato.v1.SetAttributesCommand
+	(*SetStatusCommand)(nil),          // 38: strato.v1.SetStatusCommand
+	(*SetAclCommand)(nil),             // 39: strato.v1.SetAclCommand
+	(*BlockTokenKeyCommand)(nil),      // 40: strato.v1.BlockTokenKeyCommand
+	(*VolumeRecord)(nil),              // 41: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 42: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 43: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),                // 44: strato.v1.UserRecord
+	(*TokenRecord)(nil),               // 45: strato.v1.TokenRecord
+	(ReplicationFactor)(0),            // 46: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 47: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 48: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 49: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 50: strato.v1.ContainerRecord
+	(NodeOpState)(0),                  // 51: strato.v1.NodeOpState
+	(ContainerState)(0),               // 52: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 53: strato.v1.AttributeRecord
+	(AclObjectKind)(0),                // 54: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 55: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
-	13, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	37, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
-	38, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
-	20, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
-	21, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	39, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
-	26, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
+	16, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
+	40, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
+	41, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	23, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
+	24, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
+	42, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	29, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	4,  // 8: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
-	5,  // 9: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
-	27, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
-	29, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
-	6,  // 12: strato.v1.NamespaceCommand.rename:type_name -> strato.v1.RenameCommand
-	30, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
-	7,  // 14: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
-	9,  // 15: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
-	11, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	40, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
-	33, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
-	34, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	35, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
-	41, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
-	31, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
-	42, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
-	32, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
-	36, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
-	22, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
-	23, // 27: strato.v1.NamespaceCommand.snapshot:type_name -> strato.v1.SnapshotCommand
-	24, // 28: strato.v1.NamespaceCommand.purge_snapshots:type_name -> strato.v1.PurgeSnapshotsCommand
-	3,  // 29: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	43, // 30: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	44, // 31: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	45, // 32: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	44, // 33: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	46, // 34: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	47, // 35: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	19, // 36: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	18, // 37: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
-	14, // 38: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
-	15, // 39: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
-	16, // 40: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
-	17, // 41: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
-	48, // 42: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
-	49, // 43: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	43, // 44: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
-	45, // 45: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	44, // 46: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	50, // 47: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	28, // 48: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	50, // 49: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	51, // 50: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
-	0,  // 51: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
-	52, // 52: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
-	53, // [53:53] is the sub-list for method output_type
-	53, // [53:53] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	8,  // 9: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
+	30, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
+	32, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
+	9,  // 12: strato.v1.NamespaceCommand.rename:type_name -> strato.v1.RenameCommand
+	33, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
+	10, // 14: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
+	12, // 15: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
+	14, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
+	43, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	36, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
+	37, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
+	38, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	44, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
+	34, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
+	45, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
+	35, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
+	39, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
+	25, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
+	26, // 27: strato.v1.NamespaceCommand.snapshot:type_name -> strato.v1.SnapshotCommand
+	27, // 28: strato.v1.NamespaceCommand.purge_snapshots:type_name -> strato.v1.PurgeSnapshotsCommand
+	5,  // 29: strato.v1.NamespaceCommand.truncate:type_name -> strato.v1.TruncateCommand
+	6,  // 30: strato.v1.NamespaceCommand.concat:type_name -> strato.v1.ConcatCommand
+	7,  // 31: strato.v1.NamespaceCommand.recover_lease:type_name -> strato.v1.RecoverLeaseCommand
+	3,  // 32: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
+	46, // 33: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	47, // 34: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	48, // 35: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	47, // 36: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	49, // 37: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	50, // 38: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	22, // 39: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	21, // 40: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
+	17, // 41: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
+	18, // 42: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
+	19, // 43: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
+	20, // 44: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
+	51, // 45: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
+	52, // 46: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	46, // 47: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
+	48, // 48: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	47, // 49: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	53, // 50: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	31, // 51: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	53, // 52: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	54, // 53: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 54: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	55, // 55: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	56, // [56:56] is the sub-list for method output_type
+	56, // [56:56] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -3595,9 +3876,12 @@ func file_strato_v1_raftlog_proto_init() {
 		(*NamespaceCommand_Update)(nil),
 		(*NamespaceCommand_Snapshot)(nil),
 		(*NamespaceCommand_PurgeSnapshots)(nil),
+		(*NamespaceCommand_Truncate)(nil),
+		(*NamespaceCommand_Concat)(nil),
+		(*NamespaceCommand_RecoverLease)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[3].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[12].OneofWrappers = []any{
+	file_strato_v1_raftlog_proto_msgTypes[15].OneofWrappers = []any{
 		(*ClusterCommand_AddPipeline)(nil),
 		(*ClusterCommand_ClosePipeline)(nil),
 		(*ClusterCommand_AddContainer)(nil),
@@ -3607,20 +3891,20 @@ func file_strato_v1_raftlog_proto_init() {
 		(*ClusterCommand_SetNodeOpState)(nil),
 		(*ClusterCommand_Balancer)(nil),
 	}
-	file_strato_v1_raftlog_proto_msgTypes[13].OneofWrappers = []any{
+	file_strato_v1_raftlog_proto_msgTypes[16].OneofWrappers = []any{
 		(*BalancerChange_Start)(nil),
 		(*BalancerChange_Stop)(nil),
 		(*BalancerChange_Progress)(nil),
 	}
-	file_strato_v1_raftlog_proto_msgTypes[29].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[34].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[32].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[37].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   37,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1328,6 +1328,11 @@ type OpenKeyInfo struct {
 	Permission    *uint32              `protobuf:"varint,20,opt,name=permission,proto3,oneof" json:"permission,omitempty"`                     // of the key it becomes
 	Group         string               `protobuf:"bytes,21,opt,name=group,proto3" json:"group,omitempty"`
 	Acls          []*AclRecord         `protobuf:"bytes,22,rep,name=acls,proto3" json:"acls,omitempty"` // of the key it becomes (inherited at open)
+	// append: this open key appends to the closed key object_id, whose
+	// blocks (base) stay first; its lease is the "N L <object_id>" entry.
+	Append        bool           `protobuf:"varint,23,opt,name=append,proto3" json:"append,omitempty"`
+	ObjectId      uint64         `protobuf:"varint,24,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
+	Base          []*BlockRecord `protobuf:"bytes,25,rep,name=base,proto3" json:"base,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1512,6 +1517,27 @@ func (x *OpenKeyInfo) GetGroup() string {
 func (x *OpenKeyInfo) GetAcls() []*AclRecord {
 	if x != nil {
 		return x.Acls
+	}
+	return nil
+}
+
+func (x *OpenKeyInfo) GetAppend() bool {
+	if x != nil {
+		return x.Append
+	}
+	return false
+}
+
+func (x *OpenKeyInfo) GetObjectId() uint64 {
+	if x != nil {
+		return x.ObjectId
+	}
+	return 0
+}
+
+func (x *OpenKeyInfo) GetBase() []*BlockRecord {
+	if x != nil {
+		return x.Base
 	}
 	return nil
 }
@@ -2575,7 +2601,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\fsnapshot_gen\x18\v \x01(\x04R\vsnapshotGen\x12\x1d\n" +
 	"\n" +
 	"placed_gen\x18\f \x01(\x04R\tplacedGenB\r\n" +
-	"\v_permission\"\xc9\x06\n" +
+	"\v_permission\"\xaa\a\n" +
 	"\vOpenKeyInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06volume\x18\x02 \x01(\tR\x06volume\x12\x16\n" +
@@ -2601,7 +2627,10 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"permission\x18\x14 \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\x15 \x01(\tR\x05group\x12(\n" +
-	"\x04acls\x18\x16 \x03(\v2\x14.strato.v1.AclRecordR\x04aclsB\r\n" +
+	"\x04acls\x18\x16 \x03(\v2\x14.strato.v1.AclRecordR\x04acls\x12\x16\n" +
+	"\x06append\x18\x17 \x01(\bR\x06append\x12\x1b\n" +
+	"\tobject_id\x18\x18 \x01(\x04R\bobjectId\x12*\n" +
+	"\x04base\x18\x19 \x03(\v2\x16.strato.v1.BlockRecordR\x04baseB\r\n" +
 	"\v_permission\"\xb5\x01\n" +
 	"\rDeletedBlocks\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
@@ -2763,14 +2792,15 @@ var file_strato_v1_records_proto_depIdxs = []int32{
 	7,  // 29: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
 	3,  // 30: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 31: strato.v1.OpenKeyInfo.acls:type_name -> strato.v1.AclRecord
-	4,  // 32: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
-	7,  // 33: strato.v1.SharedObject.blocks:type_name -> strato.v1.BlockRecord
-	34, // 34: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	7,  // 32: strato.v1.OpenKeyInfo.base:type_name -> strato.v1.BlockRecord
+	4,  // 33: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
+	7,  // 34: strato.v1.SharedObject.blocks:type_name -> strato.v1.BlockRecord
+	34, // 35: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_records_proto_init() }

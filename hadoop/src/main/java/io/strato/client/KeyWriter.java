@@ -122,6 +122,7 @@ public final class KeyWriter extends OutputStream {
   private IOException err;
   private boolean closed;
   private long written;
+  private final long appendOffset;
 
   KeyWriter(StratoClient c, String volume, String bucket, String key, OpenKeyResponse resp, Opener reopen) {
     this.c = c;
@@ -136,6 +137,20 @@ public final class KeyWriter extends OutputStream {
     this.blockSize = resp.getBlockSize() > 0 ? resp.getBlockSize() : 256L << 20;
     this.chunkSize = c.opts.chunkSize;
     this.spare.addAll(resp.getBlocksList());
+    this.appendOffset = resp.getAppendOffset();
+    // An append's first hsync fsyncs the file's blocks too: it promises
+    // every byte before it, and the file's writers may have closed it
+    // without one (a synced PUT_BLOCK of a held block writes nothing).
+    for (io.strato.proto.v1.BlockLocation bl : resp.getBaseBlocksList()) {
+      if (bl.getLength() > 0) {
+        unsynced.add(new Blk(bl));
+      }
+    }
+  }
+
+  /** The file's length when append opened it: where this writer's bytes start (0 after create). */
+  public long appendOffset() {
+    return appendOffset;
   }
 
   /** The data protocol's checksum type for the API's (docs/api.md vs docs/wire.md §3.2). */

@@ -1,7 +1,13 @@
 package io.strato.client;
 
 import io.strato.client.wire.DataConns;
+import io.strato.proto.v1.AppendFileRequest;
 import io.strato.proto.v1.BucketInfo;
+import io.strato.proto.v1.ConcatRequest;
+import io.strato.proto.v1.IsFileClosedRequest;
+import io.strato.proto.v1.RecoverLeaseRequest;
+import io.strato.proto.v1.RecoverLeaseResponse;
+import io.strato.proto.v1.TruncateRequest;
 import io.strato.proto.v1.CloseContainerRequest;
 import io.strato.proto.v1.CreateBucketRequest;
 import io.strato.proto.v1.CreateDirectoryRequest;
@@ -332,6 +338,50 @@ public final class StratoClient implements Closeable {
       throw erasureCoded(name);
     }
     return new KeyWriter(this, volume, bucket, path, resp, open);
+  }
+
+  /**
+   * Opens a closed file to write at its end (Hadoop's append): the writer
+   * writes new blocks after the file's last one and commits them as after
+   * create; meta keeps the file's blocks first. One writer at a time: a file
+   * another writer holds is a MetaException of FAILED_PRECONDITION.
+   */
+  public KeyWriter append(String volume, String bucket, String path) throws IOException {
+    String name = "/" + volume + "/" + bucket + "/" + path;
+    KeyWriter.Opener open = sizeHint -> meta.mutate("append to " + name, s -> s.appendFile(
+        AppendFileRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path)
+            .setSizeHint(Math.max(sizeHint, 0)).build()));
+    OpenKeyResponse resp = open.open(0);
+    if (resp.hasErasureCoding()) {
+      throw erasureCoded(name);
+    }
+    return new KeyWriter(this, volume, bucket, path, resp, open);
+  }
+
+  /** Cuts a closed file to length bytes, at once: always true (no block recovery). */
+  public boolean truncate(String volume, String bucket, String path, long length) throws IOException {
+    return meta.mutate("truncate /" + volume + "/" + bucket + "/" + path + " to " + length, s -> s.truncate(
+        TruncateRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path).setNewLength(length).build()))
+        .getDone();
+  }
+
+  /** Moves the blocks of the closed files sources to the end of target and removes them; the new length. */
+  public long concat(String volume, String bucket, String target, List<String> sources) throws IOException {
+    return meta.mutate("concat into /" + volume + "/" + bucket + "/" + target, s -> s.concat(
+        ConcatRequest.newBuilder().setVolume(volume).setBucket(bucket).setTarget(target).addAllSources(sources).build()))
+        .getLength();
+  }
+
+  /** Closes a file its writer left open, at its last hsynced length; true once closed (at once). */
+  public RecoverLeaseResponse recoverLease(String volume, String bucket, String path) throws IOException {
+    return meta.mutate("recover the lease of /" + volume + "/" + bucket + "/" + path, s -> s.recoverLease(
+        RecoverLeaseRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path).build()));
+  }
+
+  /** Whether no writer holds the file open. */
+  public boolean isFileClosed(String volume, String bucket, String path) throws IOException {
+    return meta.read("is /" + volume + "/" + bucket + "/" + path + " closed", s -> s.isFileClosed(
+        IsFileClosedRequest.newBuilder().setVolume(volume).setBucket(bucket).setPath(path).build())).getClosed();
   }
 
   /** Opens a committed file or key for reading. */

@@ -31,6 +31,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.NoSuchElementException;
+import org.apache.hadoop.HadoopIllegalArgumentException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonPathCapabilities;
 import org.apache.hadoop.fs.CompositeCrcFileChecksum;
@@ -44,6 +45,7 @@ import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsServerDefaults;
 import org.apache.hadoop.fs.FsStatus;
+import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.ParentNotDirectoryException;
 import org.apache.hadoop.fs.Path;
@@ -69,7 +71,7 @@ import org.apache.hadoop.util.Progressable;
  * below that the tree of an FSO bucket, with atomic O(1) renames and
  * deletes of directories. mkdirs creates missing volumes and buckets.
  */
-public class StratoFileSystem extends FileSystem {
+public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
   public static final String SCHEME = "strato";
   public static final int DEFAULT_PORT = 9860;
 
@@ -869,7 +871,13 @@ public class StratoFileSystem extends FileSystem {
   public FSDataOutputStream createNonRecursive(Path f, FsPermission permission, EnumSet<CreateFlag> flags,
       int bufferSize, short replication, long blockSize, Progressable progress) throws IOException {
     if (flags.contains(CreateFlag.APPEND)) {
-      throw new UnsupportedOperationException("strato: append is not supported");
+      try {
+        return append(f, bufferSize, progress);
+      } catch (FileNotFoundException e) {
+        if (!flags.contains(CreateFlag.CREATE)) {
+          throw e;
+        }
+      }
     }
     return create(f, flags.contains(CreateFlag.OVERWRITE), false, replication, permission);
   }
@@ -919,9 +927,135 @@ public class StratoFileSystem extends FileSystem {
     return new FSDataOutputStream(new StratoOutputStream(w, q.toString()), statistics);
   }
 
+  /**
+   * Hadoop's append: the stream writes new blocks after the file's last one
+   * (its position starts at the file's length); hflush and hsync publish the
+   * new length, close commits it. One writer at a time: a file another
+   * writer holds open is an IOException (recoverLease closes a file whose
+   * writer died). Erasure coded files are refused.
+   */
   @Override
   public FSDataOutputStream append(Path f, int bufferSize, Progressable progress) throws IOException {
-    throw new UnsupportedOperationException("strato: append is not supported (" + f + ")");
+    statistics.incrementWriteOps(1);
+    Path q = makeQualified(f);
+    StratoPath p = fileOf(q);
+    writable(p, q);
+    KeyWriter w;
+    try {
+      w = client.append(p.volume, p.bucket, p.key);
+    } catch (IOException e) {
+      throw fileError(e, q);
+    }
+    return new FSDataOutputStream(new StratoOutputStream(w, q.toString()), statistics, w.appendOffset());
+  }
+
+  /**
+   * Hadoop's truncate: at once, on a block boundary or inside a block, so
+   * always true (no block recovery to wait for); the bytes past newLength are
+   * never read again. A snapshot taken before keeps the file as it was.
+   */
+  @Override
+  public boolean truncate(Path f, long newLength) throws IOException {
+    statistics.incrementWriteOps(1);
+    Path q = makeQualified(f);
+    StratoPath p = fileOf(q);
+    writable(p, q);
+    if (newLength < 0) {
+      throw new HadoopIllegalArgumentException("strato: truncate " + q + " to a negative length " + newLength);
+    }
+    try {
+      return client.truncate(p.volume, p.bucket, p.key, newLength);
+    } catch (IOException e) {
+      if (e instanceof MetaException && ((MetaException) e).code() == Status.Code.INVALID_ARGUMENT) {
+        throw (HadoopIllegalArgumentException) new HadoopIllegalArgumentException(q + ": " + e.getMessage()).initCause(e);
+      }
+      throw fileError(e, q);
+    }
+  }
+
+  /**
+   * Hadoop's concat: the blocks of the closed files srcs, in order, move to
+   * the end of the closed file trg and srcs are removed, in one metadata
+   * operation that copies no data. All in trg's bucket, with its replication.
+   */
+  @Override
+  public void concat(Path trg, Path[] psrcs) throws IOException {
+    statistics.incrementWriteOps(1);
+    Path q = makeQualified(trg);
+    StratoPath t = fileOf(q);
+    writable(t, q);
+    if (psrcs.length == 0) {
+      throw new HadoopIllegalArgumentException("strato: concat into " + q + " without sources");
+    }
+    List<String> srcs = new ArrayList<>(psrcs.length);
+    for (Path s : psrcs) {
+      Path qs = makeQualified(s);
+      StratoPath sp = fileOf(qs);
+      if (!sp.volume.equals(t.volume) || !sp.bucket.equals(t.bucket)) {
+        throw new IOException("strato: concat: " + qs + " is not in the bucket of " + q);
+      }
+      writable(sp, qs);
+      srcs.add(sp.key);
+    }
+    try {
+      client.concat(t.volume, t.bucket, t.key, srcs);
+    } catch (IOException e) {
+      throw fileError(e, q);
+    }
+  }
+
+  /**
+   * HDFS's recoverLease (LeaseRecoverable): closes a file its writer left
+   * open at the length its last hsync or hflush published; that writer can
+   * no longer hsync or close it. True once the file is closed, which is at
+   * once (a closed file is left as it is).
+   */
+  @Override
+  public boolean recoverLease(Path f) throws IOException {
+    Path q = makeQualified(f);
+    StratoPath p = fileOf(q);
+    writable(p, q);
+    try {
+      return client.recoverLease(p.volume, p.bucket, p.key).getClosed();
+    } catch (IOException e) {
+      throw fileError(e, q);
+    }
+  }
+
+  /** HDFS's isFileClosed (LeaseRecoverable): whether no writer holds the file open. */
+  @Override
+  public boolean isFileClosed(Path f) throws IOException {
+    Path q = makeQualified(f);
+    StratoPath p = fileOf(q);
+    try {
+      return client.isFileClosed(p.volume, p.bucket, p.key);
+    } catch (IOException e) {
+      throw fileError(e, q);
+    }
+  }
+
+  /** The path of a file: the root, a volume and a bucket are not files. */
+  private StratoPath fileOf(Path q) throws IOException {
+    StratoPath p = StratoPath.of(q);
+    if (p.depth < 3) {
+      getFileStatus(q); // FileNotFoundException when it is not there
+      throw new FileNotFoundException("Path is not a file: " + q);
+    }
+    return p;
+  }
+
+  /** An error about a file, as HDFS words the missing file and the directory. */
+  private static IOException fileError(IOException e, Path q) {
+    if (e instanceof MetaException) {
+      MetaException m = (MetaException) e;
+      if (m.code() == Status.Code.NOT_FOUND || m.is(ErrorReason.NOT_A_DIRECTORY)) {
+        return (IOException) new FileNotFoundException("File does not exist: " + q + " (" + e.getMessage() + ")").initCause(e);
+      }
+      if (m.is(ErrorReason.IS_A_DIRECTORY)) {
+        return (IOException) new FileNotFoundException("Path is not a file: " + q).initCause(e);
+      }
+    }
+    return translate(e, q);
   }
 
   // ---- Rename and delete -------------------------------------------------------
@@ -1520,12 +1654,9 @@ public class StratoFileSystem extends FileSystem {
   @Override
   public boolean hasPathCapability(Path path, String capability) throws IOException {
     switch (PathCapabilitiesSupport.validatePathCapabilityArgs(makeQualified(path), capability).toLowerCase(Locale.ENGLISH)) {
-      case CommonPathCapabilities.FS_APPEND:
-      case CommonPathCapabilities.FS_CONCAT:
       case CommonPathCapabilities.FS_ACLS:
       case CommonPathCapabilities.FS_XATTRS:
       case CommonPathCapabilities.FS_STORAGEPOLICY:
-      case CommonPathCapabilities.FS_TRUNCATE:
       case CommonPathCapabilities.FS_PATHHANDLES:
       case CommonPathCapabilities.FS_MULTIPART_UPLOADER:
       case CommonPathCapabilities.FS_SYMLINKS:
@@ -1534,6 +1665,10 @@ public class StratoFileSystem extends FileSystem {
       case CommonPathCapabilities.ETAGS_PRESERVED_IN_RENAME:
       case CommonPathCapabilities.FS_CHECKSUMS:
       case CommonPathCapabilities.FS_PERMISSIONS:
+      case CommonPathCapabilities.FS_APPEND:
+      case CommonPathCapabilities.FS_CONCAT:
+      case CommonPathCapabilities.FS_TRUNCATE:
+      case CommonPathCapabilities.LEASE_RECOVERABLE:
         return true;
       case CommonPathCapabilities.FS_SNAPSHOTS:
         // createSnapshot and getSnapshotDiffReport, of buckets: in a bucket, not above one.

@@ -115,7 +115,8 @@ public class TestStratoFileSystem {
     fs.mkdirs(new Path("/badnames/two"));
     e = assertThrows(IOException.class, () -> fs.rename(new Path("/badnames/one/d"), new Path("/badnames/two/d")));
     assertTrue(e.getMessage(), e.getMessage().contains("within one bucket"));
-    assertThrows(UnsupportedOperationException.class, () -> fs.append(new Path("/badnames/one/d")));
+    // A directory cannot be appended to, as on HDFS.
+    assertThrows(FileNotFoundException.class, () -> fs.append(new Path("/badnames/one/d")));
     IOException noMeta = assertThrows(IOException.class,
         () -> FileSystem.newInstance(URI.create("strato:///"), new Configuration()));
     assertTrue(noMeta.getMessage(), noMeta.getMessage().contains("fs.strato.meta.addresses"));
