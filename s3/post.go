@@ -147,7 +147,7 @@ func (g *Gateway) postAuth(rq *request, fields map[string]string) error {
 		return missingPostField(missing)
 	}
 	if alg := fields["x-amz-algorithm"]; alg != algorithm {
-		return postFieldErr("x-amz-algorithm", alg, `POST form field x-amz-algorithm only supports "AWS4-HMAC-SHA256"`)
+		return postFieldErr("x-amz-algorithm", alg, "Only AWS4-HMAC-SHA256 is supported")
 	}
 	cred := fields["x-amz-credential"]
 	a := &authRequest{}
@@ -167,7 +167,8 @@ func (g *Gateway) postAuth(rq *request, fields map[string]string) error {
 	rq.auth = a
 	key := signingKey(secret, a.date, a.region, a.service)
 	if !signatureMatches(hmacSHA256(key, fields["policy"]), fields["x-amz-signature"]) {
-		return withFields(ErrSignatureDoesNotMatch, "AWSAccessKeyId", a.accessKey, "StringToSign", fields["policy"])
+		return withFields(ErrSignatureDoesNotMatch, "AWSAccessKeyId", a.accessKey, "StringToSign", fields["policy"],
+			"SignatureProvided", fields["x-amz-signature"])
 	}
 	return g.actAs(rq)
 }
@@ -186,7 +187,8 @@ func (g *Gateway) postAuthV2(rq *request, fields map[string]string) error {
 	}
 	rq.auth = a
 	if !signatureMatchesV2(hmacSHA1(secret, fields["policy"]), fields["signature"]) {
-		return withFields(ErrSignatureDoesNotMatch, "AWSAccessKeyId", a.accessKey, "StringToSign", fields["policy"])
+		return withFields(ErrSignatureDoesNotMatch, "AWSAccessKeyId", a.accessKey, "StringToSign", fields["policy"],
+			"SignatureProvided", fields["signature"])
 	}
 	return g.actAs(rq)
 }

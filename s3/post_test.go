@@ -254,7 +254,7 @@ func TestPostObjectRefused(t *testing.T) {
 		{"bad date", postForm{fields: key, conditions: base, tamper: func(m map[string]string) { m["x-amz-date"] = "yesterday" }},
 			400, "InvalidArgument", `Invalid x-amz-date "yesterday": it must be in the format yyyyMMdd'T'HHmmss'Z'.`},
 		{"algorithm", postForm{fields: key, conditions: base, tamper: func(m map[string]string) { m["x-amz-algorithm"] = "AWS4-HMAC-SHA1" }},
-			400, "InvalidArgument", `POST form field x-amz-algorithm only supports "AWS4-HMAC-SHA256"`},
+			400, "InvalidArgument", "Only AWS4-HMAC-SHA256 is supported"},
 		{"credential", postForm{fields: key, conditions: base, tamper: func(m map[string]string) { m["x-amz-credential"] = "nope" }},
 			400, "InvalidArgument", `the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`},
 		{"region", postForm{fields: key, conditions: base, region: "eu-west-1"}, 400, "InvalidArgument", `the region "eu-west-1" is wrong; expecting "us-east-1"`},

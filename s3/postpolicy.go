@@ -58,7 +58,7 @@ func parsePostPolicy(encoded string) (*postPolicy, error) {
 	}
 	for k := range doc {
 		if k != "expiration" && k != "conditions" {
-			return nil, policyErr("Unexpected field %q.", k)
+			return nil, policyErr("Unexpected: %q", k)
 		}
 	}
 	p := &postPolicy{}
