@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/trace"
 	"time"
 
 	"github.com/strato-io/strato/bench/keyput"
@@ -52,6 +54,11 @@ type Config struct {
 	// directory: its disk); SkipBound skips it.
 	BoundDir  string
 	SkipBound bool
+	// TracePrefix, when set, writes an execution trace (runtime/trace) of
+	// each foreground write to TracePrefix-rN-alone.trace and
+	// TracePrefix-rN-balancing.trace: where the writers and the servers
+	// wait (go tool trace -pprof=syscall|sync|net FILE).
+	TracePrefix string
 }
 
 // Bench defaults.
@@ -374,18 +381,45 @@ func (b *bench) foreground(ctx context.Context, name string) (Usage, error) {
 	if err != nil {
 		return Usage{}, err
 	}
+	stopTrace, err := b.startTrace(name)
+	if err != nil {
+		return Usage{}, err
+	}
 	cpu0 := measure.CPUSeconds()
 	res, err := teragen.Run(ctx, teragen.Config{Rows: b.cfg.Rows, Path: dir, Writers: b.cfg.Writers}, teragen.ClientFiles{Client: b.cl}, io.Discard)
+	if terr := stopTrace(); err == nil {
+		err = terr
+	}
 	if err != nil {
 		return Usage{}, err
 	}
 	u := Usage{Elapsed: res.Elapsed, CPU: measure.CPUSeconds() - cpu0}
+	for _, w := range res.Writers {
+		u.Write, u.Hsync, u.Close = max(u.Write, w.WriteTime), max(u.Hsync, w.HsyncTime), max(u.Close, w.CloseTime)
+	}
 	d1, err := b.disk.Stats()
 	if err != nil {
 		return Usage{}, err
 	}
 	u.Disk = d1.Sub(d0)
 	return u, b.cl.Delete(ctx, dir, true)
+}
+
+// startTrace starts the execution trace of the foreground write name,
+// when asked for; the function returned stops it.
+func (b *bench) startTrace(name string) (stop func() error, err error) {
+	if b.cfg.TracePrefix == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(b.cfg.TracePrefix + "-" + name + ".trace")
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() error { trace.Stop(); return f.Close() }, nil
 }
 
 // finish runs the balancer to its end.

@@ -19,6 +19,9 @@ type Usage struct {
 	Elapsed time.Duration
 	CPU     float64
 	Disk    measure.DiskStats
+	// Write, Hsync and Close are the writers' time in those calls, the
+	// slowest writer's.
+	Write, Hsync, Close time.Duration
 }
 
 // diskMBps is the disk's bytes read and written per second during u.
@@ -27,7 +30,8 @@ func (u Usage) diskMBps() float64 {
 }
 
 func (u Usage) String() string {
-	return fmt.Sprintf("%.3f s (CPU %.1f s, disk %s read %s written, busy %.0f%%)", u.Elapsed.Seconds(), u.CPU,
+	return fmt.Sprintf("%.3f s (write %.2f s, hsync %.2f s, close %.2f s; CPU %.1f s, disk %s read %s written, busy %.0f%%)",
+		u.Elapsed.Seconds(), u.Write.Seconds(), u.Hsync.Seconds(), u.Close.Seconds(), u.CPU,
 		bytesize.Format(u.Disk.Read), bytesize.Format(u.Disk.Written), 100*u.Disk.Busy.Seconds()/u.Elapsed.Seconds())
 }
 

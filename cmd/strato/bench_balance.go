@@ -105,6 +105,7 @@ before and after is reported, and every key is read back.`,
 	addClusterDirFlags(f, &cdir)
 	f.StringVar(&cfg.ChartPath, "chart", "balance.png", "PNG chart of the move rate over time ('' for none)")
 	f.BoolVar(&cfg.SkipBound, "skip-bound", false, "do not measure the disk's copy bound")
+	f.StringVar(&cfg.TracePrefix, "trace", "", "write an execution trace of each foreground write to PREFIX-rN-alone.trace and PREFIX-rN-balancing.trace (go tool trace -pprof=syscall FILE: where it waits)")
 	f.DurationVar(&cfg.Interval, "interval", time.Second, "sampling interval of the progress and the chart")
 	f.TextVar(&logLevel, "log-level", slog.LevelWarn, "log level of the cluster's servers (debug, info, warn, error)")
 	return cmd
