@@ -210,6 +210,8 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_Update
 	//	*NamespaceCommand_Snapshot
 	//	*NamespaceCommand_PurgeSnapshots
+	//	*NamespaceCommand_RenewToken
+	//	*NamespaceCommand_PurgeTokens
 	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
 	// request identifies a client's request, so that a retry of one already
 	// applied returns its first result instead of applying again.
@@ -496,6 +498,24 @@ func (x *NamespaceCommand) GetPurgeSnapshots() *PurgeSnapshotsCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetRenewToken() *RenewTokenCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_RenewToken); ok {
+			return x.RenewToken
+		}
+	}
+	return nil
+}
+
+func (x *NamespaceCommand) GetPurgeTokens() *PurgeTokensCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_PurgeTokens); ok {
+			return x.PurgeTokens
+		}
+	}
+	return nil
+}
+
 func (x *NamespaceCommand) GetRequest() *RequestID {
 	if x != nil {
 		return x.Request
@@ -611,6 +631,14 @@ type NamespaceCommand_PurgeSnapshots struct {
 	PurgeSnapshots *PurgeSnapshotsCommand `protobuf:"bytes,28,opt,name=purge_snapshots,json=purgeSnapshots,proto3,oneof"`
 }
 
+type NamespaceCommand_RenewToken struct {
+	RenewToken *RenewTokenCommand `protobuf:"bytes,29,opt,name=renew_token,json=renewToken,proto3,oneof"`
+}
+
+type NamespaceCommand_PurgeTokens struct {
+	PurgeTokens *PurgeTokensCommand `protobuf:"bytes,30,opt,name=purge_tokens,json=purgeTokens,proto3,oneof"`
+}
+
 func (*NamespaceCommand_CreateVolume) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DeleteVolume) isNamespaceCommand_Op() {}
@@ -662,6 +690,10 @@ func (*NamespaceCommand_Update) isNamespaceCommand_Op() {}
 func (*NamespaceCommand_Snapshot) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_PurgeSnapshots) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_RenewToken) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_PurgeTokens) isNamespaceCommand_Op() {}
 
 // RequestID names one logical request of one client: retries carry the
 // same ID. A client numbers its requests upwards.
@@ -2779,6 +2811,106 @@ func (x *RevokeTokenCommand) GetId() string {
 	return ""
 }
 
+// RenewTokenCommand moves a delegation token's expiry (prepare computed
+// it: min(now + renew interval, max date)).
+type RenewTokenCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ExpiresUnixMs int64                  `protobuf:"varint,2,opt,name=expires_unix_ms,json=expiresUnixMs,proto3" json:"expires_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewTokenCommand) Reset() {
+	*x = RenewTokenCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewTokenCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewTokenCommand) ProtoMessage() {}
+
+func (x *RenewTokenCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewTokenCommand.ProtoReflect.Descriptor instead.
+func (*RenewTokenCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *RenewTokenCommand) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RenewTokenCommand) GetExpiresUnixMs() int64 {
+	if x != nil {
+		return x.ExpiresUnixMs
+	}
+	return 0
+}
+
+// PurgeTokensCommand deletes the records of delegation tokens that expired
+// (at the command's time; apply checks again), sent by the leader.
+type PurgeTokensCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ids           []string               `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PurgeTokensCommand) Reset() {
+	*x = PurgeTokensCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PurgeTokensCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PurgeTokensCommand) ProtoMessage() {}
+
+func (x *PurgeTokensCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PurgeTokensCommand.ProtoReflect.Descriptor instead.
+func (*PurgeTokensCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *PurgeTokensCommand) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
 // RevokeS3KeyCommand deletes an access key of the S3 gateways.
 type RevokeS3KeyCommand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2789,7 +2921,7 @@ type RevokeS3KeyCommand struct {
 
 func (x *RevokeS3KeyCommand) Reset() {
 	*x = RevokeS3KeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2801,7 +2933,7 @@ func (x *RevokeS3KeyCommand) String() string {
 func (*RevokeS3KeyCommand) ProtoMessage() {}
 
 func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2814,7 +2946,7 @@ func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyCommand.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RevokeS3KeyCommand) GetAccessKey() string {
@@ -2839,7 +2971,7 @@ type SetAttributesCommand struct {
 
 func (x *SetAttributesCommand) Reset() {
 	*x = SetAttributesCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2851,7 +2983,7 @@ func (x *SetAttributesCommand) String() string {
 func (*SetAttributesCommand) ProtoMessage() {}
 
 func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2864,7 +2996,7 @@ func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesCommand.ProtoReflect.Descriptor instead.
 func (*SetAttributesCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SetAttributesCommand) GetVolume() string {
@@ -2923,7 +3055,7 @@ type SetStatusCommand struct {
 
 func (x *SetStatusCommand) Reset() {
 	*x = SetStatusCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2935,7 +3067,7 @@ func (x *SetStatusCommand) String() string {
 func (*SetStatusCommand) ProtoMessage() {}
 
 func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2948,7 +3080,7 @@ func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStatusCommand.ProtoReflect.Descriptor instead.
 func (*SetStatusCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SetStatusCommand) GetVolume() string {
@@ -3024,7 +3156,7 @@ type SetAclCommand struct {
 
 func (x *SetAclCommand) Reset() {
 	*x = SetAclCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3036,7 +3168,7 @@ func (x *SetAclCommand) String() string {
 func (*SetAclCommand) ProtoMessage() {}
 
 func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3049,7 +3181,7 @@ func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclCommand.ProtoReflect.Descriptor instead.
 func (*SetAclCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SetAclCommand) GetKind() AclObjectKind {
@@ -3114,7 +3246,7 @@ type BlockTokenKeyCommand struct {
 
 func (x *BlockTokenKeyCommand) Reset() {
 	*x = BlockTokenKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3126,7 +3258,7 @@ func (x *BlockTokenKeyCommand) String() string {
 func (*BlockTokenKeyCommand) ProtoMessage() {}
 
 func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3139,7 +3271,7 @@ func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKeyCommand.ProtoReflect.Descriptor instead.
 func (*BlockTokenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *BlockTokenKeyCommand) GetId() uint32 {
@@ -3186,7 +3318,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\acluster\x12I\n" +
 	"\x0fblock_token_key\x18\x03 \x01(\v2\x1f.strato.v1.BlockTokenKeyCommandH\x00R\rblockTokenKeyB\x04\n" +
-	"\x02op\"\xfd\r\n" +
+	"\x02op\"\x82\x0f\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
@@ -3220,7 +3352,10 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\aset_acl\x18\x19 \x01(\v2\x18.strato.v1.SetAclCommandH\x00R\x06setAcl\x122\n" +
 	"\x06update\x18\x1a \x01(\v2\x18.strato.v1.UpdateCommandH\x00R\x06update\x128\n" +
 	"\bsnapshot\x18\x1b \x01(\v2\x1a.strato.v1.SnapshotCommandH\x00R\bsnapshot\x12K\n" +
-	"\x0fpurge_snapshots\x18\x1c \x01(\v2 .strato.v1.PurgeSnapshotsCommandH\x00R\x0epurgeSnapshots\x12.\n" +
+	"\x0fpurge_snapshots\x18\x1c \x01(\v2 .strato.v1.PurgeSnapshotsCommandH\x00R\x0epurgeSnapshots\x12?\n" +
+	"\vrenew_token\x18\x1d \x01(\v2\x1c.strato.v1.RenewTokenCommandH\x00R\n" +
+	"renewToken\x12B\n" +
+	"\fpurge_tokens\x18\x1e \x01(\v2\x1d.strato.v1.PurgeTokensCommandH\x00R\vpurgeTokens\x12.\n" +
 	"\arequest\x18\x10 \x01(\v2\x14.strato.v1.RequestIDR\arequestB\x04\n" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
@@ -3378,7 +3513,12 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x11DeleteUserCommand\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"$\n" +
 	"\x12RevokeTokenCommand\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"3\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"K\n" +
+	"\x11RenewTokenCommand\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
+	"\x0fexpires_unix_ms\x18\x02 \x01(\x03R\rexpiresUnixMs\"&\n" +
+	"\x12PurgeTokensCommand\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids\"3\n" +
 	"\x12RevokeS3KeyCommand\x12\x1d\n" +
 	"\n" +
 	"access_key\x18\x01 \x01(\tR\taccessKey\"\xb1\x01\n" +
@@ -3437,7 +3577,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_raftlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(AclEdit)(0),                      // 0: strato.v1.AclEdit
 	(*MetaCommand)(nil),               // 1: strato.v1.MetaCommand
@@ -3472,35 +3612,37 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*CreateDirectoryCommand)(nil),    // 30: strato.v1.CreateDirectoryCommand
 	(*DeleteUserCommand)(nil),         // 31: strato.v1.DeleteUserCommand
 	(*RevokeTokenCommand)(nil),        // 32: strato.v1.RevokeTokenCommand
-	(*RevokeS3KeyCommand)(nil),        // 33: strato.v1.RevokeS3KeyCommand
-	(*SetAttributesCommand)(nil),      // 34: strato.v1.SetAttributesCommand
-	(*SetStatusCommand)(nil),          // 35: strato.v1.SetStatusCommand
-	(*SetAclCommand)(nil),             // 36: strato.v1.SetAclCommand
-	(*BlockTokenKeyCommand)(nil),      // 37: strato.v1.BlockTokenKeyCommand
-	(*VolumeRecord)(nil),              // 38: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 39: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 40: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),                // 41: strato.v1.UserRecord
-	(*TokenRecord)(nil),               // 42: strato.v1.TokenRecord
-	(ReplicationFactor)(0),            // 43: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 44: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 45: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 46: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 47: strato.v1.ContainerRecord
-	(NodeOpState)(0),                  // 48: strato.v1.NodeOpState
-	(ContainerState)(0),               // 49: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 50: strato.v1.AttributeRecord
-	(AclObjectKind)(0),                // 51: strato.v1.AclObjectKind
-	(*AclRecord)(nil),                 // 52: strato.v1.AclRecord
+	(*RenewTokenCommand)(nil),         // 33: strato.v1.RenewTokenCommand
+	(*PurgeTokensCommand)(nil),        // 34: strato.v1.PurgeTokensCommand
+	(*RevokeS3KeyCommand)(nil),        // 35: strato.v1.RevokeS3KeyCommand
+	(*SetAttributesCommand)(nil),      // 36: strato.v1.SetAttributesCommand
+	(*SetStatusCommand)(nil),          // 37: strato.v1.SetStatusCommand
+	(*SetAclCommand)(nil),             // 38: strato.v1.SetAclCommand
+	(*BlockTokenKeyCommand)(nil),      // 39: strato.v1.BlockTokenKeyCommand
+	(*VolumeRecord)(nil),              // 40: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 41: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 42: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),                // 43: strato.v1.UserRecord
+	(*TokenRecord)(nil),               // 44: strato.v1.TokenRecord
+	(ReplicationFactor)(0),            // 45: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 46: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 47: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 48: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 49: strato.v1.ContainerRecord
+	(NodeOpState)(0),                  // 50: strato.v1.NodeOpState
+	(ContainerState)(0),               // 51: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 52: strato.v1.AttributeRecord
+	(AclObjectKind)(0),                // 53: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 54: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	13, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	37, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
-	38, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	39, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
+	40, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
 	20, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
 	21, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	39, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	41, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
 	26, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	4,  // 8: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	5,  // 9: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
@@ -3511,47 +3653,49 @@ var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	7,  // 14: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	9,  // 15: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	11, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	40, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
-	33, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
-	34, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	35, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
-	41, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
+	42, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	35, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
+	36, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
+	37, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	43, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
 	31, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
-	42, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
+	44, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
 	32, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
-	36, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
+	38, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
 	22, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
 	23, // 27: strato.v1.NamespaceCommand.snapshot:type_name -> strato.v1.SnapshotCommand
 	24, // 28: strato.v1.NamespaceCommand.purge_snapshots:type_name -> strato.v1.PurgeSnapshotsCommand
-	3,  // 29: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	43, // 30: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	44, // 31: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	45, // 32: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	44, // 33: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	46, // 34: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	47, // 35: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	19, // 36: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	18, // 37: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
-	14, // 38: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
-	15, // 39: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
-	16, // 40: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
-	17, // 41: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
-	48, // 42: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
-	49, // 43: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	43, // 44: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
-	45, // 45: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	44, // 46: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	50, // 47: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	28, // 48: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	50, // 49: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	51, // 50: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
-	0,  // 51: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
-	52, // 52: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
-	53, // [53:53] is the sub-list for method output_type
-	53, // [53:53] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	33, // 29: strato.v1.NamespaceCommand.renew_token:type_name -> strato.v1.RenewTokenCommand
+	34, // 30: strato.v1.NamespaceCommand.purge_tokens:type_name -> strato.v1.PurgeTokensCommand
+	3,  // 31: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
+	45, // 32: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	46, // 33: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	47, // 34: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	46, // 35: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	48, // 36: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	49, // 37: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	19, // 38: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	18, // 39: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
+	14, // 40: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
+	15, // 41: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
+	16, // 42: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
+	17, // 43: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
+	50, // 44: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
+	51, // 45: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	45, // 46: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
+	47, // 47: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	46, // 48: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	52, // 49: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	28, // 50: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	52, // 51: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	53, // 52: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 53: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	54, // 54: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	55, // [55:55] is the sub-list for method output_type
+	55, // [55:55] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -3595,6 +3739,8 @@ func file_strato_v1_raftlog_proto_init() {
 		(*NamespaceCommand_Update)(nil),
 		(*NamespaceCommand_Snapshot)(nil),
 		(*NamespaceCommand_PurgeSnapshots)(nil),
+		(*NamespaceCommand_RenewToken)(nil),
+		(*NamespaceCommand_PurgeTokens)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[3].OneofWrappers = []any{}
 	file_strato_v1_raftlog_proto_msgTypes[12].OneofWrappers = []any{
@@ -3613,14 +3759,14 @@ func file_strato_v1_raftlog_proto_init() {
 		(*BalancerChange_Progress)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[29].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[34].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[36].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   37,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
