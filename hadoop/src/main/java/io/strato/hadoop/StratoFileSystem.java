@@ -55,6 +55,7 @@ import org.apache.hadoop.fs.impl.PathCapabilitiesSupport;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.util.CrcUtil;
 import org.apache.hadoop.util.DataChecksum;
 import org.apache.hadoop.util.Progressable;
@@ -108,6 +109,7 @@ public class StratoFileSystem extends FileSystem {
   }
 
   private URI uri;
+  private String service;
   private Path workingDir;
   private StratoClient client;
   private String user;
@@ -143,7 +145,16 @@ public class StratoFileSystem extends FileSystem {
     o.dataRequestTimeoutMs = conf.getLong(DATA_TIMEOUT, o.dataRequestTimeoutMs);
     this.user = UserGroupInformation.getCurrentUser().getShortUserName();
     o.owner = user;
+    this.service = DelegationTokens.service(cluster, addrs);
     o.security = cluster == null ? security(conf) : security(conf, cluster);
+    if (!tokenConfigured(conf, cluster)) {
+      // A job's task: the delegation token of this cluster that the job's
+      // credentials carry (TokenCache) beats $STRATO_TOKEN and the login file.
+      String dt = DelegationTokens.fromCredentials(UserGroupInformation.getCurrentUser().getCredentials(), service);
+      if (dt != null) {
+        o.security = Security.of(o.security.caPath(), dt);
+      }
+    }
     try {
       this.client = new StratoClient(o);
     } catch (IllegalArgumentException e) {
@@ -174,6 +185,11 @@ public class StratoFileSystem extends FileSystem {
       t = conf.getPassword(TOKEN);
     }
     return Security.of(ca, Security.findToken(t == null ? "" : new String(t), System.getenv()));
+  }
+
+  /** Whether conf sets a token for the cluster (fs.strato.cluster.NAME.token or fs.strato.token). */
+  static boolean tokenConfigured(Configuration conf, String cluster) throws IOException {
+    return (cluster != null && conf.getPassword(clusterKey(cluster, "token")) != null) || conf.getPassword(TOKEN) != null;
   }
 
   /** fs.strato.cluster.NAME.KEY: the settings of logical cluster NAME. */
@@ -217,9 +233,26 @@ public class StratoFileSystem extends FileSystem {
     return DEFAULT_PORT;
   }
 
+  /**
+   * The service of this cluster's delegation tokens, by which TokenCache
+   * and the job's credentials key them: strato:CLUSTER for a logical
+   * cluster, strato:HOST:PORT[,HOST:PORT...] (the meta addresses) otherwise.
+   */
   @Override
   public String getCanonicalServiceName() {
-    return null; // no delegation tokens
+    return service;
+  }
+
+  /**
+   * A delegation token of meta that acts as the caller and that renewer
+   * (a user, or a principal whose short name is one) may renew; null on a
+   * cluster without authentication. FileSystem.addDelegationTokens (and so
+   * TokenCache) calls it. The caller must present its own token, not a
+   * delegation token.
+   */
+  @Override
+  public Token<StratoDelegationTokenIdentifier> getDelegationToken(String renewer) throws IOException {
+    return DelegationTokens.get(client.meta(), renewer, service);
   }
 
   @Override
