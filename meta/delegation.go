@@ -210,10 +210,16 @@ func (s *Server) ListDelegationTokens(ctx context.Context, r *stratov1.ListDeleg
 	})
 }
 
-// purgeDelegationTokens deletes the records of expired delegation tokens
-// (leader, from the background tick), a page at a time.
+// delegationPurgeGrace is how long the record of an expired delegation
+// token is kept, so that a task presenting it meanwhile is told it expired
+// (or was cancelled) rather than that it is unknown.
+const delegationPurgeGrace = time.Hour
+
+// purgeDelegationTokens deletes the records of delegation tokens expired
+// for delegationPurgeGrace (leader, from the background tick), a page at
+// a time.
 func (s *Server) purgeDelegationTokens(ctx context.Context) error {
-	now := s.now().UnixMilli()
+	now := s.now().Add(-delegationPurgeGrace).UnixMilli()
 	res, err := s.ns.Reader(s.db).ListDelegationTokens(&stratov1.ListDelegationTokensRequest{})
 	if err != nil {
 		return err

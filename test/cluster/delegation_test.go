@@ -12,6 +12,8 @@ import (
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/minicluster"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+	"github.com/strato-io/strato/wire"
 )
 
 // delegationUsers makes alice (the owner), rm (the renewer) and eve
@@ -135,13 +137,19 @@ func TestDelegationTokens(t *testing.T) {
 	requireCode(t, codes.PermissionDenied, err, "administrators")
 	all, err := admin.ListDelegationTokens(ctx)
 	require.NoError(t, err)
-	require.Len(t, all, 2, "dt1 and dt2 expired and were purged meanwhile")
+	ids := map[string]bool{}
+	for _, d := range all {
+		ids[d.GetId()] = true
+	}
+	for _, d := range []*stratov1.GetDelegationTokenResponse{dt2, dt3, dt4} {
+		require.True(t, ids[d.GetInfo().GetId()], "%s: expired or cancelled, kept an hour past its expiry", d.GetInfo().GetId())
+	}
 	userTokens, err := admin.ListTokens(ctx, "alice")
 	require.NoError(t, err)
 	require.Len(t, userTokens, 1, "delegation tokens are not listed with the user's own")
 
-	// The leader purges the expired ones: dt3 and dt4, cancelled, once
-	// their expiry passes.
+	// The leader purges the expired ones: dt3 and dt4, cancelled, an hour
+	// after their expiry passes.
 	clock.Advance(25 * time.Hour)
 	require.Eventually(t, func() bool {
 		clock.Advance(time.Minute)
@@ -211,3 +219,40 @@ func TestDelegationTokensSurviveFailover(t *testing.T) {
 }
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// TestDelegationTokenBlockTokens: a key is written and read with a
+// delegation token (its block tokens signed for its owner), and the block
+// tokens meta hands out with it expire no later than it does; past its
+// expiry the datanodes refuse them.
+func TestDelegationTokenBlockTokens(t *testing.T) {
+	clock := fakeClock()
+	c, cl := tokenClusterWith(t, 3, minicluster.Options{HeartbeatInterval: 3 * time.Second, Clock: clock}, func(_ int, o *meta.Options) {
+		o.DelegationTokenRenewInterval = time.Hour
+	})
+	ctx := t.Context()
+	dt, err := cl.GetDelegationToken(ctx, "")
+	require.NoError(t, err)
+	dcl := tokenClient(t, c, dt.GetToken())
+	data := tokenData(300<<10, 3)
+	put(t, dcl, "three", "k", data)
+	require.Equal(t, data, get(t, dcl, "three", "k"))
+	ki, err := dcl.LookupKey(ctx, "vol", "three", "k")
+	require.NoError(t, err)
+	bt, err := wire.ParseBlockToken(ki.Blocks[0].Token)
+	require.NoError(t, err)
+	require.Equal(t, "admin", bt.User)
+	require.Equal(t, dt.GetInfo().GetExpiresUnixMs(), bt.ExpiresUnixMs, "capped at the delegation token's expiry, not 10h")
+
+	clock.Advance(time.Hour + time.Millisecond)
+	conn, err := wire.Dial(ctx, ki.Blocks[0].Pipeline.Members[0].DataAddr, wire.ConnOptions{})
+	require.NoError(t, err)
+	defer func() { _ = conn.Close() }()
+	err = conn.Authorize(ctx, ki.Blocks[0].Token)
+	if err == nil {
+		_, _, err = conn.ReadChunk(ctx, &wire.ReadChunkRequest{Block: wire.BlockID{ContainerID: ki.Blocks[0].BlockId.GetContainerId(),
+			LocalID: ki.Blocks[0].BlockId.GetLocalId()}, Length: 10}, nil)
+	}
+	require.ErrorIs(t, err, wire.CodeAccessDenied)
+	_, err = dcl.LookupKey(ctx, "vol", "three", "k")
+	requireCode(t, codes.Unauthenticated, err, "expired")
+}
