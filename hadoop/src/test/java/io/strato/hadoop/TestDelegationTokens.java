@@ -160,6 +160,20 @@ public class TestDelegationTokens {
     }
   }
 
+  /** Without authentication there is no token to get, and jobs submit as before. */
+  @Test
+  public void openClusterGivesNoToken() throws Exception {
+    StratoCluster open = StratoCluster.get();
+    Configuration conf = open.conf();
+    conf.setBoolean("fs.strato.impl.disable.cache", true);
+    try (FileSystem fs = FileSystem.newInstance(conf)) {
+      assertEquals("strato:" + open.metaAddress(), fs.getCanonicalServiceName());
+      Credentials creds = new Credentials();
+      assertEquals(0, fs.addDelegationTokens("rm", creds).length);
+      assertEquals(0, creds.numberOfTokens());
+    }
+  }
+
   @Test
   public void dtutil() throws Exception {
     File dir = Files.createTempDirectory("dtutil").toFile();
