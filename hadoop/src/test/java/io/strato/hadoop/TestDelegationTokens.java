@@ -18,6 +18,7 @@ import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.security.TokenCacheAccess;
 import org.apache.hadoop.security.Credentials;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.DtUtilShell;
@@ -29,9 +30,9 @@ import org.junit.Test;
 
 /**
  * Delegation tokens through Hadoop's own machinery, against a cluster whose
- * meta requires tokens (strato dev --secure): FileSystem.addDelegationTokens
- * (what TokenCache calls for a job) gets one keyed by the file system's
- * canonical service; a fresh UGI that carries only those Credentials, with
+ * meta requires tokens (strato dev --secure): TokenCache (what a job's
+ * submission runs; TokenCacheAccess) gets one keyed by the file system's
+ * canonical service, with the resource manager's principal as renewer; a fresh UGI that carries only those Credentials, with
  * no token in its configuration, writes and reads with it; Token.renew and
  * Token.cancel go to meta through the TokenRenewer Hadoop finds by the
  * token's kind; once cancelled the token is refused. Hadoop's dtutil (its
@@ -110,14 +111,19 @@ public class TestDelegationTokens {
 
   @Test
   public void jobCredentialsRoundTrip() throws Exception {
+    // A job's submission: TokenCache asks the file system of each input and
+    // output path for a token, renewable by the resource manager.
     Credentials creds = new Credentials();
+    Configuration submit = conf(adminToken);
+    submit.set("yarn.resourcemanager.principal", "rm/host.example.com@EXAMPLE.COM");
+    Path[] paths = {new Path(cluster.uri() + "dtvol/bkt/in"), new Path(cluster.uri() + "dtvol/bkt/out")};
+    TokenCacheAccess.obtainTokensForNamenodes(creds, paths, submit);
+    assertEquals(1, creds.numberOfTokens());
     String service;
-    try (FileSystem fs = FileSystem.newInstance(conf(adminToken))) {
+    try (FileSystem fs = FileSystem.newInstance(submit)) {
       service = fs.getCanonicalServiceName();
       assertEquals("strato:" + cluster.metaAddress(), service);
-      Token<?>[] got = fs.addDelegationTokens("rm/host.example.com@EXAMPLE.COM", creds);
-      assertEquals(1, got.length);
-      // A second call finds it in the credentials, as TokenCache's does.
+      // Asked again, it finds the token in the credentials.
       assertEquals(0, fs.addDelegationTokens("rm", creds).length);
     }
     Token<?> token = creds.getToken(new Text(service));
