@@ -96,8 +96,9 @@ public class StratoFileSystem extends FileSystem {
   public static final String TLS_CA = "fs.strato.tls.ca";
   /**
    * The token sent to meta (read with Configuration.getPassword, so a Hadoop
-   * credential provider can hold it); unset: $STRATO_TOKEN, then the file
-   * `strato login` writes.
+   * credential provider can hold it); unset: a delegation token of this
+   * file system's service in the current user's credentials (a job's task),
+   * then $STRATO_TOKEN, then the file `strato login` writes.
    */
   public static final String TOKEN = "fs.strato.token";
 
