@@ -57,6 +57,9 @@ type Identity struct {
 	// TokenID and TokenExpires describe the token the call presented.
 	TokenID      string
 	TokenExpires time.Time
+	// Delegation: the token presented is a delegation token of User
+	// (delegation.go), which cannot get tokens (nor renew them).
+	Delegation bool
 }
 
 type identityKey struct{}
@@ -191,6 +194,9 @@ func (a *authenticator) authenticate(ctx context.Context) (*Identity, error) {
 		return nil, status.Errorf(codes.Unauthenticated, "meta: unknown token %s (strato login)", id)
 	}
 	if e.tok.GetRevokedUnixMs() != 0 {
+		if e.tok.GetDelegation() != nil {
+			return nil, status.Errorf(codes.Unauthenticated, "meta: delegation token %s was cancelled at %s", id, unixMs(e.tok.GetRevokedUnixMs()))
+		}
 		return nil, status.Errorf(codes.Unauthenticated, "meta: token %s was revoked at %s (strato login)", id, unixMs(e.tok.GetRevokedUnixMs()))
 	}
 	if exp := e.tok.GetExpiresUnixMs(); a.s.now().UnixMilli() >= exp {
@@ -200,8 +206,11 @@ func (a *authenticator) authenticate(ctx context.Context) (*Identity, error) {
 		return nil, status.Errorf(codes.Unauthenticated, "meta: token %s: its user %q no longer exists", id, e.tok.GetUser())
 	}
 	ident := &Identity{User: e.user.GetName(), Admin: e.user.GetAdmin(), Groups: e.user.GetGroups(), Proxy: e.user.GetProxy(),
-		TokenID: id, TokenExpires: time.UnixMilli(e.tok.GetExpiresUnixMs())}
+		TokenID: id, TokenExpires: time.UnixMilli(e.tok.GetExpiresUnixMs()), Delegation: e.tok.GetDelegation() != nil}
 	if obo := md.Get(OnBehalfOfMetadata); len(obo) > 0 {
+		if ident.Delegation {
+			return nil, status.Errorf(codes.PermissionDenied, "meta: a delegation token (%s) may not act on behalf of another user", id)
+		}
 		return a.onBehalfOf(ident, obo[0])
 	}
 	return ident, nil
@@ -244,6 +253,7 @@ var (
 var selfService = map[string]bool{
 	"WhoAmI": true, "IssueToken": true, "RevokeToken": true, "ListTokens": true,
 	"CreateS3Key": true, "ListS3Keys": true, "RevokeS3Key": true, "GetS3Secret": true,
+	"GetDelegationToken": true, "RenewDelegationToken": true, "CancelDelegationToken": true,
 }
 
 // check authenticates a call to method, if it is one that needs a token,

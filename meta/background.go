@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/strato-io/strato/meta/cluster"
 )
@@ -80,6 +81,12 @@ func (s *Server) tick(ctx context.Context) error {
 	}
 	if err := s.rotateBlockTokenKey(ctx); err != nil {
 		return err
+	}
+	if s.opts.Auth == AuthToken && now.Sub(s.dtPurgedAt) >= time.Minute {
+		s.dtPurgedAt = now
+		if err := s.purgeDelegationTokens(ctx); err != nil {
+			return fmt.Errorf("purging expired delegation tokens: %w", err)
+		}
 	}
 	if settling {
 		return nil

@@ -230,6 +230,10 @@ func (s *Server) signBlockToken(ctx context.Context, block wire.BlockID, ops wir
 		_ = s.rotateBlockTokenKey(ctx)
 	}
 	exp := min(s.now().Add(s.opts.BlockTokenLifetime).UnixMilli(), k.ExpiresUnixMs)
+	if id := caller(ctx); id != nil && id.Delegation {
+		// A block token outlives no delegation token it was got with.
+		exp = min(exp, id.TokenExpires.UnixMilli())
+	}
 	t := wire.BlockToken{KeyID: k.Id, ExpiresUnixMs: exp, Block: block, Ops: ops, User: user}
 	return t.Sign(k.Secret), nil
 }

@@ -47,6 +47,9 @@
 // meta/namespace/acl.go). Users and tokens are namespace commands
 // (users.go); the first leader of a cluster without users makes the user
 // "admin" and writes its token to Dir/admin.token (docs/security.md).
+// Delegation tokens (delegation.go) are token records with a renewer and a
+// max date, issued for jobs: a call with one acts as its owner and cannot
+// get tokens; the leader purges expired ones.
 //
 // Concurrency: all exported methods are safe for concurrent use. Background
 // work (cluster ticks, open-key expiry, reclaiming deleted subtrees) runs on

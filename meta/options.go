@@ -137,6 +137,14 @@ type Options struct {
 	// BlockTokenLifetime is how long a block token is valid. Default: 10h
 	// (HDFS's dfs.block.access.token.lifetime).
 	BlockTokenLifetime time.Duration
+	// DelegationTokenMaxLifetime is how long after its issue a delegation
+	// token may be renewed up to (HDFS's
+	// dfs.namenode.delegation.token.max-lifetime). Default: 7 days.
+	DelegationTokenMaxLifetime time.Duration
+	// DelegationTokenRenewInterval is how far a renewal (and the issue)
+	// moves a delegation token's expiry, never past its max date (HDFS's
+	// dfs.namenode.delegation.token.renew-interval). Default: 24h.
+	DelegationTokenRenewInterval time.Duration
 	// TrashInterval is how long what clients remove stays in the trash at
 	// least (Hadoop's fs.trash.interval): `strato fs rm` and `hadoop fs
 	// -rm` move it into the bucket's .Trash/USER/Current, and checkpoints
@@ -199,6 +207,12 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.BlockTokenLifetime == 0 {
 		o.BlockTokenLifetime = DefaultBlockTokenLifetime
 	}
+	if o.DelegationTokenMaxLifetime == 0 {
+		o.DelegationTokenMaxLifetime = DefaultDelegationTokenMaxLifetime
+	}
+	if o.DelegationTokenRenewInterval == 0 {
+		o.DelegationTokenRenewInterval = DefaultDelegationTokenRenewInterval
+	}
 	if o.Auth == "" {
 		o.Auth = AuthNone
 	}
@@ -242,6 +256,9 @@ func (o *Options) Validate() error {
 	}
 	if o.BlockTokenKeyInterval < 0 || o.BlockTokenLifetime < 0 {
 		return fmt.Errorf("meta: negative block token interval %v or lifetime %v", o.BlockTokenKeyInterval, o.BlockTokenLifetime)
+	}
+	if o.DelegationTokenMaxLifetime < 0 || o.DelegationTokenRenewInterval < 0 {
+		return fmt.Errorf("meta: negative delegation token max lifetime %v or renew interval %v", o.DelegationTokenMaxLifetime, o.DelegationTokenRenewInterval)
 	}
 	if o.Auth != AuthNone && o.Auth != AuthToken {
 		return fmt.Errorf("meta: auth %q (want %q or %q)", o.Auth, AuthNone, AuthToken)

@@ -44,6 +44,9 @@ type Server struct {
 	auth          *authenticator // nil without Options.Auth "token"
 	btKeys        blockTokenKeys // block token keys (blocktoken.go)
 	btRotateMu    sync.Mutex     // one new key at a time
+	dtMu          sync.Mutex     // one delegation token issued at a time (delegation.go)
+	dtSeq         uint64         // the last sequence number this leader proposed
+	dtPurgedAt    time.Time      // when the background tick last purged expired delegation tokens
 	blockDel      blockDeletion  // block deletion driver (blockdeletion.go)
 	trash         trashRounds    // the trash checkpoint driver (trash.go)
 	replMu        sync.Mutex
@@ -320,7 +323,8 @@ func (sm *stateMachine) Committed() {
 func changesAuth(c *stratov1.NamespaceCommand) bool {
 	switch c.Op.(type) {
 	case *stratov1.NamespaceCommand_CreateUser, *stratov1.NamespaceCommand_DeleteUser,
-		*stratov1.NamespaceCommand_IssueToken, *stratov1.NamespaceCommand_RevokeToken:
+		*stratov1.NamespaceCommand_IssueToken, *stratov1.NamespaceCommand_RevokeToken,
+		*stratov1.NamespaceCommand_RenewToken, *stratov1.NamespaceCommand_PurgeTokens:
 		return true
 	}
 	return false

@@ -40,6 +40,9 @@ func (s *Server) ListUsers(ctx context.Context, r *stratov1.ListUsersRequest) (*
 // any user.
 func (s *Server) IssueToken(ctx context.Context, r *stratov1.IssueTokenRequest) (*stratov1.IssueTokenResponse, error) {
 	req := &stratov1.IssueTokenRequest{User: r.GetUser(), TtlMs: r.GetTtlMs()}
+	if err := realCredential(ctx, "issuing a token"); err != nil {
+		return nil, err
+	}
 	if req.User == "" {
 		id := caller(ctx)
 		if id == nil {

@@ -41,7 +41,7 @@ import (
 // result: the gRPC status code, and its message when not OK.
 //
 // A mutation is a call of NamespaceService or AdminService that changes
-// something: every method but Get*, List*, Lookup*, MetaStatus,
+// something: every method but Get* (GetDelegationToken is audited), List*, Lookup*, MetaStatus,
 // ContainerReplicas and WhoAmI. DatanodeService (heartbeats) and the Raft transport
 // are not audited.
 type Audit struct {
@@ -58,6 +58,9 @@ func IsMutation(fullMethod string) bool {
 	svc, m := SplitMethod(fullMethod)
 	if svc != "NamespaceService" && svc != "AdminService" {
 		return false
+	}
+	if m == "GetDelegationToken" {
+		return true // issues a token: a mutation despite its name (Hadoop's)
 	}
 	for _, p := range []string{"Get", "List", "Lookup"} {
 		if strings.HasPrefix(m, p) {

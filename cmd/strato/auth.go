@@ -304,6 +304,6 @@ Give it to strato login, $STRATO_TOKEN, or --token.`,
 		}),
 	}
 	list.Flags().StringVar(&listUser, "user", "", "only this user's tokens")
-	cmd.AddCommand(issue, revoke, list)
+	cmd.AddCommand(issue, revoke, list, newDelegationTokenCmd(o))
 	return cmd
 }

@@ -155,6 +155,8 @@ func newMetaCmd() *cobra.Command {
 	f.BoolVar(&o.AuthWithoutTLS, "auth-without-tls", false, "let --auth token run without TLS: tokens cross the network in the clear and any process can register as a datanode and learn the block-token keys (tests and benchmarks only)")
 	f.DurationVar(&o.BlockTokenKeyInterval, "block-token-key-interval", meta.DefaultBlockTokenKeyInterval, "with --auth token: how often meta makes a new key to sign block tokens (docs/security.md, Block tokens)")
 	f.DurationVar(&o.BlockTokenLifetime, "block-token-lifetime", meta.DefaultBlockTokenLifetime, "with --auth token: how long a block token is valid")
+	f.DurationVar(&o.DelegationTokenMaxLifetime, "delegation-token-max-lifetime", meta.DefaultDelegationTokenMaxLifetime, "with --auth token: how long after its issue a delegation token may be renewed up to")
+	f.DurationVar(&o.DelegationTokenRenewInterval, "delegation-token-renew-interval", meta.DefaultDelegationTokenRenewInterval, "with --auth token: how far the issue or a renewal moves a delegation token's expiry")
 	addTrashFlags(f, &o)
 	addBackupFlags(f, &o, &restore)
 	markSecret(f, "console-token")

@@ -86,6 +86,10 @@ func (ns *Namespace) Apply(cmd *stratov1.NamespaceCommand, b *pebble.Batch) (pro
 		res, err = a.issueToken(op.IssueToken)
 	case *stratov1.NamespaceCommand_RevokeToken:
 		res, err = a.revokeToken(op.RevokeToken)
+	case *stratov1.NamespaceCommand_RenewToken:
+		res, err = a.renewToken(op.RenewToken)
+	case *stratov1.NamespaceCommand_PurgeTokens:
+		res, err = a.purgeTokens(op.PurgeTokens)
 	case *stratov1.NamespaceCommand_SetAcl:
 		res, err = a.setAcl(op.SetAcl)
 	case *stratov1.NamespaceCommand_Update:

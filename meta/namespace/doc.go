@@ -34,7 +34,8 @@
 // its secret from PrepareEnv.Rand), S3Secret and ListS3Keys reads. So do
 // users and their tokens (users.go): a token's record holds the SHA-256 of
 // the secret meta's server generated (PrepareEnv.TokenSecret), never the
-// secret.
+// secret. A delegation token's record (delegation.go) comes prepared by
+// the server whole, its sequence number checked against a counter.
 //
 // Background commands, issued by the server on the leader: PrepareExpiry
 // (open keys past their expiry time, default 7 days, are removed and their

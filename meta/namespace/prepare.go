@@ -168,6 +168,10 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		cmd.Op = &stratov1.NamespaceCommand_IssueToken{IssueToken: rec}
 	case *stratov1.RevokeTokenRequest:
 		cmd.Op = &stratov1.NamespaceCommand_RevokeToken{RevokeToken: &stratov1.RevokeTokenCommand{Id: r.GetId()}}
+	case *stratov1.TokenRecord, *stratov1.RenewTokenCommand, *stratov1.PurgeTokensCommand:
+		if err := prepareDelegation(cmd, req); err != nil {
+			return nil, err
+		}
 	case *stratov1.SetAclRequest, *stratov1.AddAclRequest, *stratov1.RemoveAclRequest:
 		c, err := prepareAclEdit(req)
 		if err != nil {

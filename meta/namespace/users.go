@@ -163,7 +163,12 @@ func (a *applier) issueToken(c *stratov1.TokenRecord) (proto.Message, error) {
 		return nil, fmt.Errorf("%w: token %s", ErrExists, c.GetId())
 	}
 	rec := &stratov1.TokenRecord{Id: c.GetId(), User: c.GetUser(), SecretSha256: c.GetSecretSha256(),
-		CreatedUnixMs: c.GetCreatedUnixMs(), ExpiresUnixMs: c.GetExpiresUnixMs()}
+		CreatedUnixMs: c.GetCreatedUnixMs(), ExpiresUnixMs: c.GetExpiresUnixMs(), Delegation: c.GetDelegation()}
+	if rec.Delegation != nil {
+		if err := a.takeDelegationSequence(rec); err != nil {
+			return nil, err
+		}
+	}
 	if err := put(a.b, key, rec); err != nil {
 		return nil, err
 	}
@@ -265,8 +270,8 @@ func (rd *Reader) ListTokens(req *stratov1.ListTokensRequest) (*stratov1.ListTok
 		if err := proto.Unmarshal(v, rec); err != nil {
 			return false, fmt.Errorf("%w: token: %w", ErrCorrupt, err)
 		}
-		if req.GetUser() != "" && rec.User != req.GetUser() {
-			return true, nil
+		if req.GetUser() != "" && rec.User != req.GetUser() || rec.Delegation != nil {
+			return true, nil // delegation tokens: ListDelegationTokens
 		}
 		if len(res.Tokens) == limit {
 			res.Truncated = true

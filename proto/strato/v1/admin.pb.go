@@ -3972,6 +3972,507 @@ func (x *ListTokensResponse) GetTruncated() bool {
 	return false
 }
 
+// DelegationToken is a delegation token, without its secret.
+type DelegationToken struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Id              string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`                             // dt<sequence>
+	Owner           string                 `protobuf:"bytes,2,opt,name=owner,proto3" json:"owner,omitempty"`                       // the user it acts as
+	Renewer         string                 `protobuf:"bytes,3,opt,name=renewer,proto3" json:"renewer,omitempty"`                   // the user who may renew it
+	RealUser        string                 `protobuf:"bytes,4,opt,name=real_user,json=realUser,proto3" json:"real_user,omitempty"` // who asked for it on behalf of the owner ("": the owner)
+	IssueUnixMs     int64                  `protobuf:"varint,5,opt,name=issue_unix_ms,json=issueUnixMs,proto3" json:"issue_unix_ms,omitempty"`
+	MaxUnixMs       int64                  `protobuf:"varint,6,opt,name=max_unix_ms,json=maxUnixMs,proto3" json:"max_unix_ms,omitempty"`             // it cannot be renewed past this
+	ExpiresUnixMs   int64                  `protobuf:"varint,7,opt,name=expires_unix_ms,json=expiresUnixMs,proto3" json:"expires_unix_ms,omitempty"` // until renewed
+	Sequence        uint64                 `protobuf:"varint,8,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	CancelledUnixMs int64                  `protobuf:"varint,9,opt,name=cancelled_unix_ms,json=cancelledUnixMs,proto3" json:"cancelled_unix_ms,omitempty"` // 0: not cancelled
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *DelegationToken) Reset() {
+	*x = DelegationToken{}
+	mi := &file_strato_v1_admin_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DelegationToken) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DelegationToken) ProtoMessage() {}
+
+func (x *DelegationToken) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DelegationToken.ProtoReflect.Descriptor instead.
+func (*DelegationToken) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *DelegationToken) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DelegationToken) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *DelegationToken) GetRenewer() string {
+	if x != nil {
+		return x.Renewer
+	}
+	return ""
+}
+
+func (x *DelegationToken) GetRealUser() string {
+	if x != nil {
+		return x.RealUser
+	}
+	return ""
+}
+
+func (x *DelegationToken) GetIssueUnixMs() int64 {
+	if x != nil {
+		return x.IssueUnixMs
+	}
+	return 0
+}
+
+func (x *DelegationToken) GetMaxUnixMs() int64 {
+	if x != nil {
+		return x.MaxUnixMs
+	}
+	return 0
+}
+
+func (x *DelegationToken) GetExpiresUnixMs() int64 {
+	if x != nil {
+		return x.ExpiresUnixMs
+	}
+	return 0
+}
+
+func (x *DelegationToken) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *DelegationToken) GetCancelledUnixMs() int64 {
+	if x != nil {
+		return x.CancelledUnixMs
+	}
+	return 0
+}
+
+// GetDelegationTokenRequest issues a delegation token for the caller.
+// renewer: a user name, or a Kerberos-style principal whose short name
+// (before '/' or '@') is one; "": the caller.
+type GetDelegationTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Renewer       string                 `protobuf:"bytes,1,opt,name=renewer,proto3" json:"renewer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDelegationTokenRequest) Reset() {
+	*x = GetDelegationTokenRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDelegationTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDelegationTokenRequest) ProtoMessage() {}
+
+func (x *GetDelegationTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDelegationTokenRequest.ProtoReflect.Descriptor instead.
+func (*GetDelegationTokenRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *GetDelegationTokenRequest) GetRenewer() string {
+	if x != nil {
+		return x.Renewer
+	}
+	return ""
+}
+
+type GetDelegationTokenResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Info  *DelegationToken       `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
+	// token is what a client presents: strato1.dt<sequence>.<secret>.
+	Token string `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	// identifier and password are the token as Hadoop carries it (kind
+	// STRATO_DELEGATION_TOKEN): password is the secret.
+	Identifier    []byte `protobuf:"bytes,3,opt,name=identifier,proto3" json:"identifier,omitempty"`
+	Password      []byte `protobuf:"bytes,4,opt,name=password,proto3" json:"password,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDelegationTokenResponse) Reset() {
+	*x = GetDelegationTokenResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDelegationTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDelegationTokenResponse) ProtoMessage() {}
+
+func (x *GetDelegationTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDelegationTokenResponse.ProtoReflect.Descriptor instead.
+func (*GetDelegationTokenResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *GetDelegationTokenResponse) GetInfo() *DelegationToken {
+	if x != nil {
+		return x.Info
+	}
+	return nil
+}
+
+func (x *GetDelegationTokenResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *GetDelegationTokenResponse) GetIdentifier() []byte {
+	if x != nil {
+		return x.Identifier
+	}
+	return nil
+}
+
+func (x *GetDelegationTokenResponse) GetPassword() []byte {
+	if x != nil {
+		return x.Password
+	}
+	return nil
+}
+
+// RenewDelegationTokenRequest: token is the whole token
+// (strato1.dt<sequence>.<secret>).
+type RenewDelegationTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewDelegationTokenRequest) Reset() {
+	*x = RenewDelegationTokenRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewDelegationTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewDelegationTokenRequest) ProtoMessage() {}
+
+func (x *RenewDelegationTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewDelegationTokenRequest.ProtoReflect.Descriptor instead.
+func (*RenewDelegationTokenRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *RenewDelegationTokenRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+type RenewDelegationTokenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ExpiresUnixMs int64                  `protobuf:"varint,1,opt,name=expires_unix_ms,json=expiresUnixMs,proto3" json:"expires_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewDelegationTokenResponse) Reset() {
+	*x = RenewDelegationTokenResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewDelegationTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewDelegationTokenResponse) ProtoMessage() {}
+
+func (x *RenewDelegationTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewDelegationTokenResponse.ProtoReflect.Descriptor instead.
+func (*RenewDelegationTokenResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *RenewDelegationTokenResponse) GetExpiresUnixMs() int64 {
+	if x != nil {
+		return x.ExpiresUnixMs
+	}
+	return 0
+}
+
+type CancelDelegationTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelDelegationTokenRequest) Reset() {
+	*x = CancelDelegationTokenRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelDelegationTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelDelegationTokenRequest) ProtoMessage() {}
+
+func (x *CancelDelegationTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelDelegationTokenRequest.ProtoReflect.Descriptor instead.
+func (*CancelDelegationTokenRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *CancelDelegationTokenRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+type CancelDelegationTokenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelDelegationTokenResponse) Reset() {
+	*x = CancelDelegationTokenResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelDelegationTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelDelegationTokenResponse) ProtoMessage() {}
+
+func (x *CancelDelegationTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelDelegationTokenResponse.ProtoReflect.Descriptor instead.
+func (*CancelDelegationTokenResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{68}
+}
+
+type ListDelegationTokensRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StartAfter    string                 `protobuf:"bytes,1,opt,name=start_after,json=startAfter,proto3" json:"start_after,omitempty"` // the last ID of the previous page
+	Limit         int32                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`                            // 0: the server's default page (1000)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDelegationTokensRequest) Reset() {
+	*x = ListDelegationTokensRequest{}
+	mi := &file_strato_v1_admin_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDelegationTokensRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDelegationTokensRequest) ProtoMessage() {}
+
+func (x *ListDelegationTokensRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDelegationTokensRequest.ProtoReflect.Descriptor instead.
+func (*ListDelegationTokensRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *ListDelegationTokensRequest) GetStartAfter() string {
+	if x != nil {
+		return x.StartAfter
+	}
+	return ""
+}
+
+func (x *ListDelegationTokensRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListDelegationTokensResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tokens        []*DelegationToken     `protobuf:"bytes,1,rep,name=tokens,proto3" json:"tokens,omitempty"`
+	Truncated     bool                   `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDelegationTokensResponse) Reset() {
+	*x = ListDelegationTokensResponse{}
+	mi := &file_strato_v1_admin_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDelegationTokensResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDelegationTokensResponse) ProtoMessage() {}
+
+func (x *ListDelegationTokensResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_admin_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDelegationTokensResponse.ProtoReflect.Descriptor instead.
+func (*ListDelegationTokensResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *ListDelegationTokensResponse) GetTokens() []*DelegationToken {
+	if x != nil {
+		return x.Tokens
+	}
+	return nil
+}
+
+func (x *ListDelegationTokensResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
 type WhoAmIRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -3980,7 +4481,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_strato_v1_admin_proto_msgTypes[62]
+	mi := &file_strato_v1_admin_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3992,7 +4493,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[62]
+	mi := &file_strato_v1_admin_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4005,7 +4506,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{62}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{71}
 }
 
 type WhoAmIResponse struct {
@@ -4024,7 +4525,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_strato_v1_admin_proto_msgTypes[63]
+	mi := &file_strato_v1_admin_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4036,7 +4537,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_admin_proto_msgTypes[63]
+	mi := &file_strato_v1_admin_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4049,7 +4550,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_admin_proto_rawDescGZIP(), []int{63}
+	return file_strato_v1_admin_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *WhoAmIResponse) GetAuthenticated() bool {
@@ -4395,6 +4896,39 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\"\\\n" +
 	"\x12ListTokensResponse\x12(\n" +
 	"\x06tokens\x18\x01 \x03(\v2\x10.strato.v1.TokenR\x06tokens\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xa2\x02\n" +
+	"\x0fDelegationToken\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x18\n" +
+	"\arenewer\x18\x03 \x01(\tR\arenewer\x12\x1b\n" +
+	"\treal_user\x18\x04 \x01(\tR\brealUser\x12\"\n" +
+	"\rissue_unix_ms\x18\x05 \x01(\x03R\vissueUnixMs\x12\x1e\n" +
+	"\vmax_unix_ms\x18\x06 \x01(\x03R\tmaxUnixMs\x12&\n" +
+	"\x0fexpires_unix_ms\x18\a \x01(\x03R\rexpiresUnixMs\x12\x1a\n" +
+	"\bsequence\x18\b \x01(\x04R\bsequence\x12*\n" +
+	"\x11cancelled_unix_ms\x18\t \x01(\x03R\x0fcancelledUnixMs\"5\n" +
+	"\x19GetDelegationTokenRequest\x12\x18\n" +
+	"\arenewer\x18\x01 \x01(\tR\arenewer\"\xa8\x01\n" +
+	"\x1aGetDelegationTokenResponse\x12.\n" +
+	"\x04info\x18\x01 \x01(\v2\x1a.strato.v1.DelegationTokenR\x04info\x12\x19\n" +
+	"\x05token\x18\x02 \x01(\tB\x03\x80\x01\x01R\x05token\x12\x1e\n" +
+	"\n" +
+	"identifier\x18\x03 \x01(\fR\n" +
+	"identifier\x12\x1f\n" +
+	"\bpassword\x18\x04 \x01(\fB\x03\x80\x01\x01R\bpassword\"8\n" +
+	"\x1bRenewDelegationTokenRequest\x12\x19\n" +
+	"\x05token\x18\x01 \x01(\tB\x03\x80\x01\x01R\x05token\"F\n" +
+	"\x1cRenewDelegationTokenResponse\x12&\n" +
+	"\x0fexpires_unix_ms\x18\x01 \x01(\x03R\rexpiresUnixMs\"9\n" +
+	"\x1cCancelDelegationTokenRequest\x12\x19\n" +
+	"\x05token\x18\x01 \x01(\tB\x03\x80\x01\x01R\x05token\"\x1f\n" +
+	"\x1dCancelDelegationTokenResponse\"T\n" +
+	"\x1bListDelegationTokensRequest\x12\x1f\n" +
+	"\vstart_after\x18\x01 \x01(\tR\n" +
+	"startAfter\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\"p\n" +
+	"\x1cListDelegationTokensResponse\x122\n" +
+	"\x06tokens\x18\x01 \x03(\v2\x1a.strato.v1.DelegationTokenR\x06tokens\x12\x1c\n" +
 	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\x0f\n" +
 	"\rWhoAmIRequest\"\xc6\x01\n" +
 	"\x0eWhoAmIResponse\x12$\n" +
@@ -4424,7 +4958,7 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x19CONTAINER_PROBLEM_MISSING\x10\x02\x12\x1f\n" +
 	"\x1bCONTAINER_PROBLEM_UNHEALTHY\x10\x03\x12%\n" +
 	"!CONTAINER_PROBLEM_OVER_REPLICATED\x10\x04\x12$\n" +
-	" CONTAINER_PROBLEM_MIS_REPLICATED\x10\x052\xf6\x12\n" +
+	" CONTAINER_PROBLEM_MIS_REPLICATED\x10\x052\x97\x16\n" +
 	"\fAdminService\x12R\n" +
 	"\rListDatanodes\x12\x1f.strato.v1.ListDatanodesRequest\x1a .strato.v1.ListDatanodesResponse\x12R\n" +
 	"\rListPipelines\x12\x1f.strato.v1.ListPipelinesRequest\x1a .strato.v1.ListPipelinesResponse\x12U\n" +
@@ -4462,7 +4996,11 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\vRevokeToken\x12\x1d.strato.v1.RevokeTokenRequest\x1a\x1e.strato.v1.RevokeTokenResponse\x12I\n" +
 	"\n" +
 	"ListTokens\x12\x1c.strato.v1.ListTokensRequest\x1a\x1d.strato.v1.ListTokensResponse\x12=\n" +
-	"\x06WhoAmI\x12\x18.strato.v1.WhoAmIRequest\x1a\x19.strato.v1.WhoAmIResponseBL\n" +
+	"\x06WhoAmI\x12\x18.strato.v1.WhoAmIRequest\x1a\x19.strato.v1.WhoAmIResponse\x12a\n" +
+	"\x12GetDelegationToken\x12$.strato.v1.GetDelegationTokenRequest\x1a%.strato.v1.GetDelegationTokenResponse\x12g\n" +
+	"\x14RenewDelegationToken\x12&.strato.v1.RenewDelegationTokenRequest\x1a'.strato.v1.RenewDelegationTokenResponse\x12j\n" +
+	"\x15CancelDelegationToken\x12'.strato.v1.CancelDelegationTokenRequest\x1a(.strato.v1.CancelDelegationTokenResponse\x12g\n" +
+	"\x14ListDelegationTokens\x12&.strato.v1.ListDelegationTokensRequest\x1a'.strato.v1.ListDelegationTokensResponseBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
@@ -4478,115 +5016,124 @@ func file_strato_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
+var file_strato_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
 var file_strato_v1_admin_proto_goTypes = []any{
-	(NodeHealth)(0),                      // 0: strato.v1.NodeHealth
-	(NodeOpState)(0),                     // 1: strato.v1.NodeOpState
-	(ContainerProblem)(0),                // 2: strato.v1.ContainerProblem
-	(*DatanodeInfo)(nil),                 // 3: strato.v1.DatanodeInfo
-	(*ContainerInfo)(nil),                // 4: strato.v1.ContainerInfo
-	(*ListDatanodesRequest)(nil),         // 5: strato.v1.ListDatanodesRequest
-	(*ListDatanodesResponse)(nil),        // 6: strato.v1.ListDatanodesResponse
-	(*ListPipelinesRequest)(nil),         // 7: strato.v1.ListPipelinesRequest
-	(*ListPipelinesResponse)(nil),        // 8: strato.v1.ListPipelinesResponse
-	(*ListContainersRequest)(nil),        // 9: strato.v1.ListContainersRequest
-	(*ListContainersResponse)(nil),       // 10: strato.v1.ListContainersResponse
-	(*GetClusterSummaryRequest)(nil),     // 11: strato.v1.GetClusterSummaryRequest
-	(*ClusterSummary)(nil),               // 12: strato.v1.ClusterSummary
-	(*DecommissionProgress)(nil),         // 13: strato.v1.DecommissionProgress
-	(*ContainerReplicasRequest)(nil),     // 14: strato.v1.ContainerReplicasRequest
-	(*ContainerReplicasResponse)(nil),    // 15: strato.v1.ContainerReplicasResponse
-	(*GetSafeModeRequest)(nil),           // 16: strato.v1.GetSafeModeRequest
-	(*ExitSafeModeRequest)(nil),          // 17: strato.v1.ExitSafeModeRequest
-	(*SafeModeStatus)(nil),               // 18: strato.v1.SafeModeStatus
-	(*DecommissionDatanodeRequest)(nil),  // 19: strato.v1.DecommissionDatanodeRequest
-	(*DecommissionDatanodeResponse)(nil), // 20: strato.v1.DecommissionDatanodeResponse
-	(*ScanContainerRequest)(nil),         // 21: strato.v1.ScanContainerRequest
-	(*ClosePipelineRequest)(nil),         // 22: strato.v1.ClosePipelineRequest
-	(*ClosePipelineResponse)(nil),        // 23: strato.v1.ClosePipelineResponse
-	(*DiskBalancerRequest)(nil),          // 24: strato.v1.DiskBalancerRequest
-	(*DiskBalancerResponse)(nil),         // 25: strato.v1.DiskBalancerResponse
-	(*ScanContainerResponse)(nil),        // 26: strato.v1.ScanContainerResponse
-	(*StartBalancerRequest)(nil),         // 27: strato.v1.StartBalancerRequest
-	(*StopBalancerRequest)(nil),          // 28: strato.v1.StopBalancerRequest
-	(*GetBalancerStatusRequest)(nil),     // 29: strato.v1.GetBalancerStatusRequest
-	(*BalancerStatus)(nil),               // 30: strato.v1.BalancerStatus
-	(*BalancerNode)(nil),                 // 31: strato.v1.BalancerNode
-	(*MetaStatusRequest)(nil),            // 32: strato.v1.MetaStatusRequest
-	(*MetaStatusResponse)(nil),           // 33: strato.v1.MetaStatusResponse
-	(*MetaMember)(nil),                   // 34: strato.v1.MetaMember
-	(*AddMetaMemberRequest)(nil),         // 35: strato.v1.AddMetaMemberRequest
-	(*RemoveMetaMemberRequest)(nil),      // 36: strato.v1.RemoveMetaMemberRequest
-	(*TransferMetaLeaderRequest)(nil),    // 37: strato.v1.TransferMetaLeaderRequest
-	(*MetaMembersResponse)(nil),          // 38: strato.v1.MetaMembersResponse
-	(*BackupMetaRequest)(nil),            // 39: strato.v1.BackupMetaRequest
-	(*MetaBackupManifest)(nil),           // 40: strato.v1.MetaBackupManifest
-	(*BackupMetaChunk)(nil),              // 41: strato.v1.BackupMetaChunk
-	(*S3Key)(nil),                        // 42: strato.v1.S3Key
-	(*CreateS3KeyRequest)(nil),           // 43: strato.v1.CreateS3KeyRequest
-	(*CreateS3KeyResponse)(nil),          // 44: strato.v1.CreateS3KeyResponse
-	(*ListS3KeysRequest)(nil),            // 45: strato.v1.ListS3KeysRequest
-	(*ListS3KeysResponse)(nil),           // 46: strato.v1.ListS3KeysResponse
-	(*RevokeS3KeyRequest)(nil),           // 47: strato.v1.RevokeS3KeyRequest
-	(*RevokeS3KeyResponse)(nil),          // 48: strato.v1.RevokeS3KeyResponse
-	(*GetS3SecretRequest)(nil),           // 49: strato.v1.GetS3SecretRequest
-	(*GetS3SecretResponse)(nil),          // 50: strato.v1.GetS3SecretResponse
-	(*User)(nil),                         // 51: strato.v1.User
-	(*CreateUserRequest)(nil),            // 52: strato.v1.CreateUserRequest
-	(*CreateUserResponse)(nil),           // 53: strato.v1.CreateUserResponse
-	(*DeleteUserRequest)(nil),            // 54: strato.v1.DeleteUserRequest
-	(*DeleteUserResponse)(nil),           // 55: strato.v1.DeleteUserResponse
-	(*ListUsersRequest)(nil),             // 56: strato.v1.ListUsersRequest
-	(*ListUsersResponse)(nil),            // 57: strato.v1.ListUsersResponse
-	(*Token)(nil),                        // 58: strato.v1.Token
-	(*IssueTokenRequest)(nil),            // 59: strato.v1.IssueTokenRequest
-	(*IssueTokenResponse)(nil),           // 60: strato.v1.IssueTokenResponse
-	(*RevokeTokenRequest)(nil),           // 61: strato.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),          // 62: strato.v1.RevokeTokenResponse
-	(*ListTokensRequest)(nil),            // 63: strato.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),           // 64: strato.v1.ListTokensResponse
-	(*WhoAmIRequest)(nil),                // 65: strato.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),               // 66: strato.v1.WhoAmIResponse
-	nil,                                  // 67: strato.v1.ClusterSummary.DatanodesByHealthEntry
-	nil,                                  // 68: strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	nil,                                  // 69: strato.v1.ClusterSummary.ContainersByStateEntry
-	nil,                                  // 70: strato.v1.ClusterSummary.ContainersByProblemEntry
-	nil,                                  // 71: strato.v1.ClusterSummary.PipelinesByStateEntry
-	nil,                                  // 72: strato.v1.ContainerReplicasResponse.ReplicasEntry
-	(*DatanodeDetails)(nil),              // 73: strato.v1.DatanodeDetails
-	(*NodeStats)(nil),                    // 74: strato.v1.NodeStats
-	(ContainerState)(0),                  // 75: strato.v1.ContainerState
-	(ReplicationFactor)(0),               // 76: strato.v1.ReplicationFactor
-	(*ErasureCoding)(nil),                // 77: strato.v1.ErasureCoding
-	(*PipelineInfo)(nil),                 // 78: strato.v1.PipelineInfo
-	(*DiskBalancerCommand)(nil),          // 79: strato.v1.DiskBalancerCommand
-	(*ContainerReplica)(nil),             // 80: strato.v1.ContainerReplica
+	(NodeHealth)(0),                       // 0: strato.v1.NodeHealth
+	(NodeOpState)(0),                      // 1: strato.v1.NodeOpState
+	(ContainerProblem)(0),                 // 2: strato.v1.ContainerProblem
+	(*DatanodeInfo)(nil),                  // 3: strato.v1.DatanodeInfo
+	(*ContainerInfo)(nil),                 // 4: strato.v1.ContainerInfo
+	(*ListDatanodesRequest)(nil),          // 5: strato.v1.ListDatanodesRequest
+	(*ListDatanodesResponse)(nil),         // 6: strato.v1.ListDatanodesResponse
+	(*ListPipelinesRequest)(nil),          // 7: strato.v1.ListPipelinesRequest
+	(*ListPipelinesResponse)(nil),         // 8: strato.v1.ListPipelinesResponse
+	(*ListContainersRequest)(nil),         // 9: strato.v1.ListContainersRequest
+	(*ListContainersResponse)(nil),        // 10: strato.v1.ListContainersResponse
+	(*GetClusterSummaryRequest)(nil),      // 11: strato.v1.GetClusterSummaryRequest
+	(*ClusterSummary)(nil),                // 12: strato.v1.ClusterSummary
+	(*DecommissionProgress)(nil),          // 13: strato.v1.DecommissionProgress
+	(*ContainerReplicasRequest)(nil),      // 14: strato.v1.ContainerReplicasRequest
+	(*ContainerReplicasResponse)(nil),     // 15: strato.v1.ContainerReplicasResponse
+	(*GetSafeModeRequest)(nil),            // 16: strato.v1.GetSafeModeRequest
+	(*ExitSafeModeRequest)(nil),           // 17: strato.v1.ExitSafeModeRequest
+	(*SafeModeStatus)(nil),                // 18: strato.v1.SafeModeStatus
+	(*DecommissionDatanodeRequest)(nil),   // 19: strato.v1.DecommissionDatanodeRequest
+	(*DecommissionDatanodeResponse)(nil),  // 20: strato.v1.DecommissionDatanodeResponse
+	(*ScanContainerRequest)(nil),          // 21: strato.v1.ScanContainerRequest
+	(*ClosePipelineRequest)(nil),          // 22: strato.v1.ClosePipelineRequest
+	(*ClosePipelineResponse)(nil),         // 23: strato.v1.ClosePipelineResponse
+	(*DiskBalancerRequest)(nil),           // 24: strato.v1.DiskBalancerRequest
+	(*DiskBalancerResponse)(nil),          // 25: strato.v1.DiskBalancerResponse
+	(*ScanContainerResponse)(nil),         // 26: strato.v1.ScanContainerResponse
+	(*StartBalancerRequest)(nil),          // 27: strato.v1.StartBalancerRequest
+	(*StopBalancerRequest)(nil),           // 28: strato.v1.StopBalancerRequest
+	(*GetBalancerStatusRequest)(nil),      // 29: strato.v1.GetBalancerStatusRequest
+	(*BalancerStatus)(nil),                // 30: strato.v1.BalancerStatus
+	(*BalancerNode)(nil),                  // 31: strato.v1.BalancerNode
+	(*MetaStatusRequest)(nil),             // 32: strato.v1.MetaStatusRequest
+	(*MetaStatusResponse)(nil),            // 33: strato.v1.MetaStatusResponse
+	(*MetaMember)(nil),                    // 34: strato.v1.MetaMember
+	(*AddMetaMemberRequest)(nil),          // 35: strato.v1.AddMetaMemberRequest
+	(*RemoveMetaMemberRequest)(nil),       // 36: strato.v1.RemoveMetaMemberRequest
+	(*TransferMetaLeaderRequest)(nil),     // 37: strato.v1.TransferMetaLeaderRequest
+	(*MetaMembersResponse)(nil),           // 38: strato.v1.MetaMembersResponse
+	(*BackupMetaRequest)(nil),             // 39: strato.v1.BackupMetaRequest
+	(*MetaBackupManifest)(nil),            // 40: strato.v1.MetaBackupManifest
+	(*BackupMetaChunk)(nil),               // 41: strato.v1.BackupMetaChunk
+	(*S3Key)(nil),                         // 42: strato.v1.S3Key
+	(*CreateS3KeyRequest)(nil),            // 43: strato.v1.CreateS3KeyRequest
+	(*CreateS3KeyResponse)(nil),           // 44: strato.v1.CreateS3KeyResponse
+	(*ListS3KeysRequest)(nil),             // 45: strato.v1.ListS3KeysRequest
+	(*ListS3KeysResponse)(nil),            // 46: strato.v1.ListS3KeysResponse
+	(*RevokeS3KeyRequest)(nil),            // 47: strato.v1.RevokeS3KeyRequest
+	(*RevokeS3KeyResponse)(nil),           // 48: strato.v1.RevokeS3KeyResponse
+	(*GetS3SecretRequest)(nil),            // 49: strato.v1.GetS3SecretRequest
+	(*GetS3SecretResponse)(nil),           // 50: strato.v1.GetS3SecretResponse
+	(*User)(nil),                          // 51: strato.v1.User
+	(*CreateUserRequest)(nil),             // 52: strato.v1.CreateUserRequest
+	(*CreateUserResponse)(nil),            // 53: strato.v1.CreateUserResponse
+	(*DeleteUserRequest)(nil),             // 54: strato.v1.DeleteUserRequest
+	(*DeleteUserResponse)(nil),            // 55: strato.v1.DeleteUserResponse
+	(*ListUsersRequest)(nil),              // 56: strato.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),             // 57: strato.v1.ListUsersResponse
+	(*Token)(nil),                         // 58: strato.v1.Token
+	(*IssueTokenRequest)(nil),             // 59: strato.v1.IssueTokenRequest
+	(*IssueTokenResponse)(nil),            // 60: strato.v1.IssueTokenResponse
+	(*RevokeTokenRequest)(nil),            // 61: strato.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),           // 62: strato.v1.RevokeTokenResponse
+	(*ListTokensRequest)(nil),             // 63: strato.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),            // 64: strato.v1.ListTokensResponse
+	(*DelegationToken)(nil),               // 65: strato.v1.DelegationToken
+	(*GetDelegationTokenRequest)(nil),     // 66: strato.v1.GetDelegationTokenRequest
+	(*GetDelegationTokenResponse)(nil),    // 67: strato.v1.GetDelegationTokenResponse
+	(*RenewDelegationTokenRequest)(nil),   // 68: strato.v1.RenewDelegationTokenRequest
+	(*RenewDelegationTokenResponse)(nil),  // 69: strato.v1.RenewDelegationTokenResponse
+	(*CancelDelegationTokenRequest)(nil),  // 70: strato.v1.CancelDelegationTokenRequest
+	(*CancelDelegationTokenResponse)(nil), // 71: strato.v1.CancelDelegationTokenResponse
+	(*ListDelegationTokensRequest)(nil),   // 72: strato.v1.ListDelegationTokensRequest
+	(*ListDelegationTokensResponse)(nil),  // 73: strato.v1.ListDelegationTokensResponse
+	(*WhoAmIRequest)(nil),                 // 74: strato.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),                // 75: strato.v1.WhoAmIResponse
+	nil,                                   // 76: strato.v1.ClusterSummary.DatanodesByHealthEntry
+	nil,                                   // 77: strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	nil,                                   // 78: strato.v1.ClusterSummary.ContainersByStateEntry
+	nil,                                   // 79: strato.v1.ClusterSummary.ContainersByProblemEntry
+	nil,                                   // 80: strato.v1.ClusterSummary.PipelinesByStateEntry
+	nil,                                   // 81: strato.v1.ContainerReplicasResponse.ReplicasEntry
+	(*DatanodeDetails)(nil),               // 82: strato.v1.DatanodeDetails
+	(*NodeStats)(nil),                     // 83: strato.v1.NodeStats
+	(ContainerState)(0),                   // 84: strato.v1.ContainerState
+	(ReplicationFactor)(0),                // 85: strato.v1.ReplicationFactor
+	(*ErasureCoding)(nil),                 // 86: strato.v1.ErasureCoding
+	(*PipelineInfo)(nil),                  // 87: strato.v1.PipelineInfo
+	(*DiskBalancerCommand)(nil),           // 88: strato.v1.DiskBalancerCommand
+	(*ContainerReplica)(nil),              // 89: strato.v1.ContainerReplica
 }
 var file_strato_v1_admin_proto_depIdxs = []int32{
-	73, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
-	74, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
+	82, // 0: strato.v1.DatanodeInfo.details:type_name -> strato.v1.DatanodeDetails
+	83, // 1: strato.v1.DatanodeInfo.stats:type_name -> strato.v1.NodeStats
 	0,  // 2: strato.v1.DatanodeInfo.health:type_name -> strato.v1.NodeHealth
 	1,  // 3: strato.v1.DatanodeInfo.op_state:type_name -> strato.v1.NodeOpState
-	75, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
-	76, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
-	77, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	84, // 4: strato.v1.ContainerInfo.state:type_name -> strato.v1.ContainerState
+	85, // 5: strato.v1.ContainerInfo.replication:type_name -> strato.v1.ReplicationFactor
+	86, // 6: strato.v1.ContainerInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
 	2,  // 7: strato.v1.ContainerInfo.problem:type_name -> strato.v1.ContainerProblem
 	3,  // 8: strato.v1.ListDatanodesResponse.datanodes:type_name -> strato.v1.DatanodeInfo
-	78, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
-	75, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
+	87, // 9: strato.v1.ListPipelinesResponse.pipelines:type_name -> strato.v1.PipelineInfo
+	84, // 10: strato.v1.ListContainersRequest.states:type_name -> strato.v1.ContainerState
 	2,  // 11: strato.v1.ListContainersRequest.problems:type_name -> strato.v1.ContainerProblem
 	4,  // 12: strato.v1.ListContainersResponse.containers:type_name -> strato.v1.ContainerInfo
 	15, // 13: strato.v1.ListContainersResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse
-	67, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
-	68, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
-	69, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
-	70, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
-	71, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
+	76, // 14: strato.v1.ClusterSummary.datanodes_by_health:type_name -> strato.v1.ClusterSummary.DatanodesByHealthEntry
+	77, // 15: strato.v1.ClusterSummary.datanodes_by_op_state:type_name -> strato.v1.ClusterSummary.DatanodesByOpStateEntry
+	78, // 16: strato.v1.ClusterSummary.containers_by_state:type_name -> strato.v1.ClusterSummary.ContainersByStateEntry
+	79, // 17: strato.v1.ClusterSummary.containers_by_problem:type_name -> strato.v1.ClusterSummary.ContainersByProblemEntry
+	80, // 18: strato.v1.ClusterSummary.pipelines_by_state:type_name -> strato.v1.ClusterSummary.PipelinesByStateEntry
 	13, // 19: strato.v1.ClusterSummary.decommissioning:type_name -> strato.v1.DecommissionProgress
 	4,  // 20: strato.v1.ContainerReplicasResponse.container:type_name -> strato.v1.ContainerInfo
-	72, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
+	81, // 21: strato.v1.ContainerReplicasResponse.replicas:type_name -> strato.v1.ContainerReplicasResponse.ReplicasEntry
 	3,  // 22: strato.v1.DecommissionDatanodeResponse.datanode:type_name -> strato.v1.DatanodeInfo
-	79, // 23: strato.v1.DiskBalancerRequest.command:type_name -> strato.v1.DiskBalancerCommand
+	88, // 23: strato.v1.DiskBalancerRequest.command:type_name -> strato.v1.DiskBalancerCommand
 	3,  // 24: strato.v1.DiskBalancerResponse.datanode:type_name -> strato.v1.DatanodeInfo
 	31, // 25: strato.v1.BalancerStatus.datanodes:type_name -> strato.v1.BalancerNode
 	34, // 26: strato.v1.MetaStatusResponse.members:type_name -> strato.v1.MetaMember
@@ -4600,72 +5147,82 @@ var file_strato_v1_admin_proto_depIdxs = []int32{
 	51, // 34: strato.v1.ListUsersResponse.users:type_name -> strato.v1.User
 	58, // 35: strato.v1.IssueTokenResponse.info:type_name -> strato.v1.Token
 	58, // 36: strato.v1.ListTokensResponse.tokens:type_name -> strato.v1.Token
-	80, // 37: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
-	5,  // 38: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
-	7,  // 39: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
-	9,  // 40: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
-	14, // 41: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
-	11, // 42: strato.v1.AdminService.GetClusterSummary:input_type -> strato.v1.GetClusterSummaryRequest
-	16, // 43: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
-	17, // 44: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
-	19, // 45: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
-	21, // 46: strato.v1.AdminService.ScanContainer:input_type -> strato.v1.ScanContainerRequest
-	22, // 47: strato.v1.AdminService.ClosePipeline:input_type -> strato.v1.ClosePipelineRequest
-	24, // 48: strato.v1.AdminService.DiskBalancer:input_type -> strato.v1.DiskBalancerRequest
-	27, // 49: strato.v1.AdminService.StartBalancer:input_type -> strato.v1.StartBalancerRequest
-	28, // 50: strato.v1.AdminService.StopBalancer:input_type -> strato.v1.StopBalancerRequest
-	29, // 51: strato.v1.AdminService.GetBalancerStatus:input_type -> strato.v1.GetBalancerStatusRequest
-	32, // 52: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
-	35, // 53: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
-	36, // 54: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
-	37, // 55: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
-	39, // 56: strato.v1.AdminService.BackupMeta:input_type -> strato.v1.BackupMetaRequest
-	43, // 57: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
-	45, // 58: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
-	47, // 59: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
-	49, // 60: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
-	52, // 61: strato.v1.AdminService.CreateUser:input_type -> strato.v1.CreateUserRequest
-	54, // 62: strato.v1.AdminService.DeleteUser:input_type -> strato.v1.DeleteUserRequest
-	56, // 63: strato.v1.AdminService.ListUsers:input_type -> strato.v1.ListUsersRequest
-	59, // 64: strato.v1.AdminService.IssueToken:input_type -> strato.v1.IssueTokenRequest
-	61, // 65: strato.v1.AdminService.RevokeToken:input_type -> strato.v1.RevokeTokenRequest
-	63, // 66: strato.v1.AdminService.ListTokens:input_type -> strato.v1.ListTokensRequest
-	65, // 67: strato.v1.AdminService.WhoAmI:input_type -> strato.v1.WhoAmIRequest
-	6,  // 68: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
-	8,  // 69: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
-	10, // 70: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
-	15, // 71: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
-	12, // 72: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
-	18, // 73: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
-	18, // 74: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
-	20, // 75: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
-	26, // 76: strato.v1.AdminService.ScanContainer:output_type -> strato.v1.ScanContainerResponse
-	23, // 77: strato.v1.AdminService.ClosePipeline:output_type -> strato.v1.ClosePipelineResponse
-	25, // 78: strato.v1.AdminService.DiskBalancer:output_type -> strato.v1.DiskBalancerResponse
-	30, // 79: strato.v1.AdminService.StartBalancer:output_type -> strato.v1.BalancerStatus
-	30, // 80: strato.v1.AdminService.StopBalancer:output_type -> strato.v1.BalancerStatus
-	30, // 81: strato.v1.AdminService.GetBalancerStatus:output_type -> strato.v1.BalancerStatus
-	33, // 82: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
-	38, // 83: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
-	38, // 84: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
-	38, // 85: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
-	41, // 86: strato.v1.AdminService.BackupMeta:output_type -> strato.v1.BackupMetaChunk
-	44, // 87: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
-	46, // 88: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
-	48, // 89: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
-	50, // 90: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
-	53, // 91: strato.v1.AdminService.CreateUser:output_type -> strato.v1.CreateUserResponse
-	55, // 92: strato.v1.AdminService.DeleteUser:output_type -> strato.v1.DeleteUserResponse
-	57, // 93: strato.v1.AdminService.ListUsers:output_type -> strato.v1.ListUsersResponse
-	60, // 94: strato.v1.AdminService.IssueToken:output_type -> strato.v1.IssueTokenResponse
-	62, // 95: strato.v1.AdminService.RevokeToken:output_type -> strato.v1.RevokeTokenResponse
-	64, // 96: strato.v1.AdminService.ListTokens:output_type -> strato.v1.ListTokensResponse
-	66, // 97: strato.v1.AdminService.WhoAmI:output_type -> strato.v1.WhoAmIResponse
-	68, // [68:98] is the sub-list for method output_type
-	38, // [38:68] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	65, // 37: strato.v1.GetDelegationTokenResponse.info:type_name -> strato.v1.DelegationToken
+	65, // 38: strato.v1.ListDelegationTokensResponse.tokens:type_name -> strato.v1.DelegationToken
+	89, // 39: strato.v1.ContainerReplicasResponse.ReplicasEntry.value:type_name -> strato.v1.ContainerReplica
+	5,  // 40: strato.v1.AdminService.ListDatanodes:input_type -> strato.v1.ListDatanodesRequest
+	7,  // 41: strato.v1.AdminService.ListPipelines:input_type -> strato.v1.ListPipelinesRequest
+	9,  // 42: strato.v1.AdminService.ListContainers:input_type -> strato.v1.ListContainersRequest
+	14, // 43: strato.v1.AdminService.ContainerReplicas:input_type -> strato.v1.ContainerReplicasRequest
+	11, // 44: strato.v1.AdminService.GetClusterSummary:input_type -> strato.v1.GetClusterSummaryRequest
+	16, // 45: strato.v1.AdminService.GetSafeMode:input_type -> strato.v1.GetSafeModeRequest
+	17, // 46: strato.v1.AdminService.ExitSafeMode:input_type -> strato.v1.ExitSafeModeRequest
+	19, // 47: strato.v1.AdminService.DecommissionDatanode:input_type -> strato.v1.DecommissionDatanodeRequest
+	21, // 48: strato.v1.AdminService.ScanContainer:input_type -> strato.v1.ScanContainerRequest
+	22, // 49: strato.v1.AdminService.ClosePipeline:input_type -> strato.v1.ClosePipelineRequest
+	24, // 50: strato.v1.AdminService.DiskBalancer:input_type -> strato.v1.DiskBalancerRequest
+	27, // 51: strato.v1.AdminService.StartBalancer:input_type -> strato.v1.StartBalancerRequest
+	28, // 52: strato.v1.AdminService.StopBalancer:input_type -> strato.v1.StopBalancerRequest
+	29, // 53: strato.v1.AdminService.GetBalancerStatus:input_type -> strato.v1.GetBalancerStatusRequest
+	32, // 54: strato.v1.AdminService.MetaStatus:input_type -> strato.v1.MetaStatusRequest
+	35, // 55: strato.v1.AdminService.AddMetaMember:input_type -> strato.v1.AddMetaMemberRequest
+	36, // 56: strato.v1.AdminService.RemoveMetaMember:input_type -> strato.v1.RemoveMetaMemberRequest
+	37, // 57: strato.v1.AdminService.TransferMetaLeader:input_type -> strato.v1.TransferMetaLeaderRequest
+	39, // 58: strato.v1.AdminService.BackupMeta:input_type -> strato.v1.BackupMetaRequest
+	43, // 59: strato.v1.AdminService.CreateS3Key:input_type -> strato.v1.CreateS3KeyRequest
+	45, // 60: strato.v1.AdminService.ListS3Keys:input_type -> strato.v1.ListS3KeysRequest
+	47, // 61: strato.v1.AdminService.RevokeS3Key:input_type -> strato.v1.RevokeS3KeyRequest
+	49, // 62: strato.v1.AdminService.GetS3Secret:input_type -> strato.v1.GetS3SecretRequest
+	52, // 63: strato.v1.AdminService.CreateUser:input_type -> strato.v1.CreateUserRequest
+	54, // 64: strato.v1.AdminService.DeleteUser:input_type -> strato.v1.DeleteUserRequest
+	56, // 65: strato.v1.AdminService.ListUsers:input_type -> strato.v1.ListUsersRequest
+	59, // 66: strato.v1.AdminService.IssueToken:input_type -> strato.v1.IssueTokenRequest
+	61, // 67: strato.v1.AdminService.RevokeToken:input_type -> strato.v1.RevokeTokenRequest
+	63, // 68: strato.v1.AdminService.ListTokens:input_type -> strato.v1.ListTokensRequest
+	74, // 69: strato.v1.AdminService.WhoAmI:input_type -> strato.v1.WhoAmIRequest
+	66, // 70: strato.v1.AdminService.GetDelegationToken:input_type -> strato.v1.GetDelegationTokenRequest
+	68, // 71: strato.v1.AdminService.RenewDelegationToken:input_type -> strato.v1.RenewDelegationTokenRequest
+	70, // 72: strato.v1.AdminService.CancelDelegationToken:input_type -> strato.v1.CancelDelegationTokenRequest
+	72, // 73: strato.v1.AdminService.ListDelegationTokens:input_type -> strato.v1.ListDelegationTokensRequest
+	6,  // 74: strato.v1.AdminService.ListDatanodes:output_type -> strato.v1.ListDatanodesResponse
+	8,  // 75: strato.v1.AdminService.ListPipelines:output_type -> strato.v1.ListPipelinesResponse
+	10, // 76: strato.v1.AdminService.ListContainers:output_type -> strato.v1.ListContainersResponse
+	15, // 77: strato.v1.AdminService.ContainerReplicas:output_type -> strato.v1.ContainerReplicasResponse
+	12, // 78: strato.v1.AdminService.GetClusterSummary:output_type -> strato.v1.ClusterSummary
+	18, // 79: strato.v1.AdminService.GetSafeMode:output_type -> strato.v1.SafeModeStatus
+	18, // 80: strato.v1.AdminService.ExitSafeMode:output_type -> strato.v1.SafeModeStatus
+	20, // 81: strato.v1.AdminService.DecommissionDatanode:output_type -> strato.v1.DecommissionDatanodeResponse
+	26, // 82: strato.v1.AdminService.ScanContainer:output_type -> strato.v1.ScanContainerResponse
+	23, // 83: strato.v1.AdminService.ClosePipeline:output_type -> strato.v1.ClosePipelineResponse
+	25, // 84: strato.v1.AdminService.DiskBalancer:output_type -> strato.v1.DiskBalancerResponse
+	30, // 85: strato.v1.AdminService.StartBalancer:output_type -> strato.v1.BalancerStatus
+	30, // 86: strato.v1.AdminService.StopBalancer:output_type -> strato.v1.BalancerStatus
+	30, // 87: strato.v1.AdminService.GetBalancerStatus:output_type -> strato.v1.BalancerStatus
+	33, // 88: strato.v1.AdminService.MetaStatus:output_type -> strato.v1.MetaStatusResponse
+	38, // 89: strato.v1.AdminService.AddMetaMember:output_type -> strato.v1.MetaMembersResponse
+	38, // 90: strato.v1.AdminService.RemoveMetaMember:output_type -> strato.v1.MetaMembersResponse
+	38, // 91: strato.v1.AdminService.TransferMetaLeader:output_type -> strato.v1.MetaMembersResponse
+	41, // 92: strato.v1.AdminService.BackupMeta:output_type -> strato.v1.BackupMetaChunk
+	44, // 93: strato.v1.AdminService.CreateS3Key:output_type -> strato.v1.CreateS3KeyResponse
+	46, // 94: strato.v1.AdminService.ListS3Keys:output_type -> strato.v1.ListS3KeysResponse
+	48, // 95: strato.v1.AdminService.RevokeS3Key:output_type -> strato.v1.RevokeS3KeyResponse
+	50, // 96: strato.v1.AdminService.GetS3Secret:output_type -> strato.v1.GetS3SecretResponse
+	53, // 97: strato.v1.AdminService.CreateUser:output_type -> strato.v1.CreateUserResponse
+	55, // 98: strato.v1.AdminService.DeleteUser:output_type -> strato.v1.DeleteUserResponse
+	57, // 99: strato.v1.AdminService.ListUsers:output_type -> strato.v1.ListUsersResponse
+	60, // 100: strato.v1.AdminService.IssueToken:output_type -> strato.v1.IssueTokenResponse
+	62, // 101: strato.v1.AdminService.RevokeToken:output_type -> strato.v1.RevokeTokenResponse
+	64, // 102: strato.v1.AdminService.ListTokens:output_type -> strato.v1.ListTokensResponse
+	75, // 103: strato.v1.AdminService.WhoAmI:output_type -> strato.v1.WhoAmIResponse
+	67, // 104: strato.v1.AdminService.GetDelegationToken:output_type -> strato.v1.GetDelegationTokenResponse
+	69, // 105: strato.v1.AdminService.RenewDelegationToken:output_type -> strato.v1.RenewDelegationTokenResponse
+	71, // 106: strato.v1.AdminService.CancelDelegationToken:output_type -> strato.v1.CancelDelegationTokenResponse
+	73, // 107: strato.v1.AdminService.ListDelegationTokens:output_type -> strato.v1.ListDelegationTokensResponse
+	74, // [74:108] is the sub-list for method output_type
+	40, // [40:74] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_admin_proto_init() }
@@ -4681,7 +5238,7 @@ func file_strato_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_admin_proto_rawDesc), len(file_strato_v1_admin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   70,
+			NumMessages:   79,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,36 +19,40 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdminService_ListDatanodes_FullMethodName        = "/strato.v1.AdminService/ListDatanodes"
-	AdminService_ListPipelines_FullMethodName        = "/strato.v1.AdminService/ListPipelines"
-	AdminService_ListContainers_FullMethodName       = "/strato.v1.AdminService/ListContainers"
-	AdminService_ContainerReplicas_FullMethodName    = "/strato.v1.AdminService/ContainerReplicas"
-	AdminService_GetClusterSummary_FullMethodName    = "/strato.v1.AdminService/GetClusterSummary"
-	AdminService_GetSafeMode_FullMethodName          = "/strato.v1.AdminService/GetSafeMode"
-	AdminService_ExitSafeMode_FullMethodName         = "/strato.v1.AdminService/ExitSafeMode"
-	AdminService_DecommissionDatanode_FullMethodName = "/strato.v1.AdminService/DecommissionDatanode"
-	AdminService_ScanContainer_FullMethodName        = "/strato.v1.AdminService/ScanContainer"
-	AdminService_ClosePipeline_FullMethodName        = "/strato.v1.AdminService/ClosePipeline"
-	AdminService_DiskBalancer_FullMethodName         = "/strato.v1.AdminService/DiskBalancer"
-	AdminService_StartBalancer_FullMethodName        = "/strato.v1.AdminService/StartBalancer"
-	AdminService_StopBalancer_FullMethodName         = "/strato.v1.AdminService/StopBalancer"
-	AdminService_GetBalancerStatus_FullMethodName    = "/strato.v1.AdminService/GetBalancerStatus"
-	AdminService_MetaStatus_FullMethodName           = "/strato.v1.AdminService/MetaStatus"
-	AdminService_AddMetaMember_FullMethodName        = "/strato.v1.AdminService/AddMetaMember"
-	AdminService_RemoveMetaMember_FullMethodName     = "/strato.v1.AdminService/RemoveMetaMember"
-	AdminService_TransferMetaLeader_FullMethodName   = "/strato.v1.AdminService/TransferMetaLeader"
-	AdminService_BackupMeta_FullMethodName           = "/strato.v1.AdminService/BackupMeta"
-	AdminService_CreateS3Key_FullMethodName          = "/strato.v1.AdminService/CreateS3Key"
-	AdminService_ListS3Keys_FullMethodName           = "/strato.v1.AdminService/ListS3Keys"
-	AdminService_RevokeS3Key_FullMethodName          = "/strato.v1.AdminService/RevokeS3Key"
-	AdminService_GetS3Secret_FullMethodName          = "/strato.v1.AdminService/GetS3Secret"
-	AdminService_CreateUser_FullMethodName           = "/strato.v1.AdminService/CreateUser"
-	AdminService_DeleteUser_FullMethodName           = "/strato.v1.AdminService/DeleteUser"
-	AdminService_ListUsers_FullMethodName            = "/strato.v1.AdminService/ListUsers"
-	AdminService_IssueToken_FullMethodName           = "/strato.v1.AdminService/IssueToken"
-	AdminService_RevokeToken_FullMethodName          = "/strato.v1.AdminService/RevokeToken"
-	AdminService_ListTokens_FullMethodName           = "/strato.v1.AdminService/ListTokens"
-	AdminService_WhoAmI_FullMethodName               = "/strato.v1.AdminService/WhoAmI"
+	AdminService_ListDatanodes_FullMethodName         = "/strato.v1.AdminService/ListDatanodes"
+	AdminService_ListPipelines_FullMethodName         = "/strato.v1.AdminService/ListPipelines"
+	AdminService_ListContainers_FullMethodName        = "/strato.v1.AdminService/ListContainers"
+	AdminService_ContainerReplicas_FullMethodName     = "/strato.v1.AdminService/ContainerReplicas"
+	AdminService_GetClusterSummary_FullMethodName     = "/strato.v1.AdminService/GetClusterSummary"
+	AdminService_GetSafeMode_FullMethodName           = "/strato.v1.AdminService/GetSafeMode"
+	AdminService_ExitSafeMode_FullMethodName          = "/strato.v1.AdminService/ExitSafeMode"
+	AdminService_DecommissionDatanode_FullMethodName  = "/strato.v1.AdminService/DecommissionDatanode"
+	AdminService_ScanContainer_FullMethodName         = "/strato.v1.AdminService/ScanContainer"
+	AdminService_ClosePipeline_FullMethodName         = "/strato.v1.AdminService/ClosePipeline"
+	AdminService_DiskBalancer_FullMethodName          = "/strato.v1.AdminService/DiskBalancer"
+	AdminService_StartBalancer_FullMethodName         = "/strato.v1.AdminService/StartBalancer"
+	AdminService_StopBalancer_FullMethodName          = "/strato.v1.AdminService/StopBalancer"
+	AdminService_GetBalancerStatus_FullMethodName     = "/strato.v1.AdminService/GetBalancerStatus"
+	AdminService_MetaStatus_FullMethodName            = "/strato.v1.AdminService/MetaStatus"
+	AdminService_AddMetaMember_FullMethodName         = "/strato.v1.AdminService/AddMetaMember"
+	AdminService_RemoveMetaMember_FullMethodName      = "/strato.v1.AdminService/RemoveMetaMember"
+	AdminService_TransferMetaLeader_FullMethodName    = "/strato.v1.AdminService/TransferMetaLeader"
+	AdminService_BackupMeta_FullMethodName            = "/strato.v1.AdminService/BackupMeta"
+	AdminService_CreateS3Key_FullMethodName           = "/strato.v1.AdminService/CreateS3Key"
+	AdminService_ListS3Keys_FullMethodName            = "/strato.v1.AdminService/ListS3Keys"
+	AdminService_RevokeS3Key_FullMethodName           = "/strato.v1.AdminService/RevokeS3Key"
+	AdminService_GetS3Secret_FullMethodName           = "/strato.v1.AdminService/GetS3Secret"
+	AdminService_CreateUser_FullMethodName            = "/strato.v1.AdminService/CreateUser"
+	AdminService_DeleteUser_FullMethodName            = "/strato.v1.AdminService/DeleteUser"
+	AdminService_ListUsers_FullMethodName             = "/strato.v1.AdminService/ListUsers"
+	AdminService_IssueToken_FullMethodName            = "/strato.v1.AdminService/IssueToken"
+	AdminService_RevokeToken_FullMethodName           = "/strato.v1.AdminService/RevokeToken"
+	AdminService_ListTokens_FullMethodName            = "/strato.v1.AdminService/ListTokens"
+	AdminService_WhoAmI_FullMethodName                = "/strato.v1.AdminService/WhoAmI"
+	AdminService_GetDelegationToken_FullMethodName    = "/strato.v1.AdminService/GetDelegationToken"
+	AdminService_RenewDelegationToken_FullMethodName  = "/strato.v1.AdminService/RenewDelegationToken"
+	AdminService_CancelDelegationToken_FullMethodName = "/strato.v1.AdminService/CancelDelegationToken"
+	AdminService_ListDelegationTokens_FullMethodName  = "/strato.v1.AdminService/ListDelegationTokens"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -163,6 +167,18 @@ type AdminServiceClient interface {
 	ListTokens(ctx context.Context, in *ListTokensRequest, opts ...grpc.CallOption) (*ListTokensResponse, error)
 	// WhoAmI says who the caller's token names.
 	WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...grpc.CallOption) (*WhoAmIResponse, error)
+	// Delegation tokens (docs/decisions/0082-delegation-tokens.md), as
+	// HDFS's: a token a user gets for a job, that acts as the user, that only
+	// its renewer may renew (by the renew interval, up to its max date) and
+	// that its owner or renewer may cancel. FAILED_PRECONDITION on a meta
+	// without authentication. GetDelegationToken needs a real credential
+	// (not a delegation token; PERMISSION_DENIED), as does
+	// RenewDelegationToken; CancelDelegationToken may present the token
+	// itself. ListDelegationTokens is for administrators.
+	GetDelegationToken(ctx context.Context, in *GetDelegationTokenRequest, opts ...grpc.CallOption) (*GetDelegationTokenResponse, error)
+	RenewDelegationToken(ctx context.Context, in *RenewDelegationTokenRequest, opts ...grpc.CallOption) (*RenewDelegationTokenResponse, error)
+	CancelDelegationToken(ctx context.Context, in *CancelDelegationTokenRequest, opts ...grpc.CallOption) (*CancelDelegationTokenResponse, error)
+	ListDelegationTokens(ctx context.Context, in *ListDelegationTokensRequest, opts ...grpc.CallOption) (*ListDelegationTokensResponse, error)
 }
 
 type adminServiceClient struct {
@@ -482,6 +498,46 @@ func (c *adminServiceClient) WhoAmI(ctx context.Context, in *WhoAmIRequest, opts
 	return out, nil
 }
 
+func (c *adminServiceClient) GetDelegationToken(ctx context.Context, in *GetDelegationTokenRequest, opts ...grpc.CallOption) (*GetDelegationTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetDelegationTokenResponse)
+	err := c.cc.Invoke(ctx, AdminService_GetDelegationToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) RenewDelegationToken(ctx context.Context, in *RenewDelegationTokenRequest, opts ...grpc.CallOption) (*RenewDelegationTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RenewDelegationTokenResponse)
+	err := c.cc.Invoke(ctx, AdminService_RenewDelegationToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) CancelDelegationToken(ctx context.Context, in *CancelDelegationTokenRequest, opts ...grpc.CallOption) (*CancelDelegationTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelDelegationTokenResponse)
+	err := c.cc.Invoke(ctx, AdminService_CancelDelegationToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListDelegationTokens(ctx context.Context, in *ListDelegationTokensRequest, opts ...grpc.CallOption) (*ListDelegationTokensResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDelegationTokensResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListDelegationTokens_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -594,6 +650,18 @@ type AdminServiceServer interface {
 	ListTokens(context.Context, *ListTokensRequest) (*ListTokensResponse, error)
 	// WhoAmI says who the caller's token names.
 	WhoAmI(context.Context, *WhoAmIRequest) (*WhoAmIResponse, error)
+	// Delegation tokens (docs/decisions/0082-delegation-tokens.md), as
+	// HDFS's: a token a user gets for a job, that acts as the user, that only
+	// its renewer may renew (by the renew interval, up to its max date) and
+	// that its owner or renewer may cancel. FAILED_PRECONDITION on a meta
+	// without authentication. GetDelegationToken needs a real credential
+	// (not a delegation token; PERMISSION_DENIED), as does
+	// RenewDelegationToken; CancelDelegationToken may present the token
+	// itself. ListDelegationTokens is for administrators.
+	GetDelegationToken(context.Context, *GetDelegationTokenRequest) (*GetDelegationTokenResponse, error)
+	RenewDelegationToken(context.Context, *RenewDelegationTokenRequest) (*RenewDelegationTokenResponse, error)
+	CancelDelegationToken(context.Context, *CancelDelegationTokenRequest) (*CancelDelegationTokenResponse, error)
+	ListDelegationTokens(context.Context, *ListDelegationTokensRequest) (*ListDelegationTokensResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -693,6 +761,18 @@ func (UnimplementedAdminServiceServer) ListTokens(context.Context, *ListTokensRe
 }
 func (UnimplementedAdminServiceServer) WhoAmI(context.Context, *WhoAmIRequest) (*WhoAmIResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method WhoAmI not implemented")
+}
+func (UnimplementedAdminServiceServer) GetDelegationToken(context.Context, *GetDelegationTokenRequest) (*GetDelegationTokenResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetDelegationToken not implemented")
+}
+func (UnimplementedAdminServiceServer) RenewDelegationToken(context.Context, *RenewDelegationTokenRequest) (*RenewDelegationTokenResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RenewDelegationToken not implemented")
+}
+func (UnimplementedAdminServiceServer) CancelDelegationToken(context.Context, *CancelDelegationTokenRequest) (*CancelDelegationTokenResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelDelegationToken not implemented")
+}
+func (UnimplementedAdminServiceServer) ListDelegationTokens(context.Context, *ListDelegationTokensRequest) (*ListDelegationTokensResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListDelegationTokens not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1248,6 +1328,78 @@ func _AdminService_WhoAmI_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_GetDelegationToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetDelegationTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).GetDelegationToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_GetDelegationToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).GetDelegationToken(ctx, req.(*GetDelegationTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_RenewDelegationToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RenewDelegationTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).RenewDelegationToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_RenewDelegationToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).RenewDelegationToken(ctx, req.(*RenewDelegationTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_CancelDelegationToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelDelegationTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).CancelDelegationToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_CancelDelegationToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).CancelDelegationToken(ctx, req.(*CancelDelegationTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListDelegationTokens_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDelegationTokensRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListDelegationTokens(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListDelegationTokens_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListDelegationTokens(ctx, req.(*ListDelegationTokensRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1370,6 +1522,22 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "WhoAmI",
 			Handler:    _AdminService_WhoAmI_Handler,
+		},
+		{
+			MethodName: "GetDelegationToken",
+			Handler:    _AdminService_GetDelegationToken_Handler,
+		},
+		{
+			MethodName: "RenewDelegationToken",
+			Handler:    _AdminService_RenewDelegationToken_Handler,
+		},
+		{
+			MethodName: "CancelDelegationToken",
+			Handler:    _AdminService_CancelDelegationToken_Handler,
+		},
+		{
+			MethodName: "ListDelegationTokens",
+			Handler:    _AdminService_ListDelegationTokens_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -213,6 +213,8 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_Truncate
 	//	*NamespaceCommand_Concat
 	//	*NamespaceCommand_RecoverLease
+	//	*NamespaceCommand_RenewToken
+	//	*NamespaceCommand_PurgeTokens
 	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
 	// request identifies a client's request, so that a retry of one already
 	// applied returns its first result instead of applying again.
@@ -526,6 +528,24 @@ func (x *NamespaceCommand) GetRecoverLease() *RecoverLeaseCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetRenewToken() *RenewTokenCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_RenewToken); ok {
+			return x.RenewToken
+		}
+	}
+	return nil
+}
+
+func (x *NamespaceCommand) GetPurgeTokens() *PurgeTokensCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_PurgeTokens); ok {
+			return x.PurgeTokens
+		}
+	}
+	return nil
+}
+
 func (x *NamespaceCommand) GetRequest() *RequestID {
 	if x != nil {
 		return x.Request
@@ -653,6 +673,14 @@ type NamespaceCommand_RecoverLease struct {
 	RecoverLease *RecoverLeaseCommand `protobuf:"bytes,31,opt,name=recover_lease,json=recoverLease,proto3,oneof"`
 }
 
+type NamespaceCommand_RenewToken struct {
+	RenewToken *RenewTokenCommand `protobuf:"bytes,32,opt,name=renew_token,json=renewToken,proto3,oneof"`
+}
+
+type NamespaceCommand_PurgeTokens struct {
+	PurgeTokens *PurgeTokensCommand `protobuf:"bytes,33,opt,name=purge_tokens,json=purgeTokens,proto3,oneof"`
+}
+
 func (*NamespaceCommand_CreateVolume) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DeleteVolume) isNamespaceCommand_Op() {}
@@ -710,6 +738,10 @@ func (*NamespaceCommand_Truncate) isNamespaceCommand_Op() {}
 func (*NamespaceCommand_Concat) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_RecoverLease) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_RenewToken) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_PurgeTokens) isNamespaceCommand_Op() {}
 
 // RequestID names one logical request of one client: retries carry the
 // same ID. A client numbers its requests upwards.
@@ -3035,6 +3067,106 @@ func (x *RevokeTokenCommand) GetId() string {
 	return ""
 }
 
+// RenewTokenCommand moves a delegation token's expiry (prepare computed
+// it: min(now + renew interval, max date)).
+type RenewTokenCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ExpiresUnixMs int64                  `protobuf:"varint,2,opt,name=expires_unix_ms,json=expiresUnixMs,proto3" json:"expires_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewTokenCommand) Reset() {
+	*x = RenewTokenCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewTokenCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewTokenCommand) ProtoMessage() {}
+
+func (x *RenewTokenCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewTokenCommand.ProtoReflect.Descriptor instead.
+func (*RenewTokenCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *RenewTokenCommand) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RenewTokenCommand) GetExpiresUnixMs() int64 {
+	if x != nil {
+		return x.ExpiresUnixMs
+	}
+	return 0
+}
+
+// PurgeTokensCommand deletes the records of delegation tokens that expired
+// (at the command's time; apply checks again), sent by the leader.
+type PurgeTokensCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ids           []string               `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PurgeTokensCommand) Reset() {
+	*x = PurgeTokensCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PurgeTokensCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PurgeTokensCommand) ProtoMessage() {}
+
+func (x *PurgeTokensCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PurgeTokensCommand.ProtoReflect.Descriptor instead.
+func (*PurgeTokensCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *PurgeTokensCommand) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
 // RevokeS3KeyCommand deletes an access key of the S3 gateways.
 type RevokeS3KeyCommand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3045,7 +3177,7 @@ type RevokeS3KeyCommand struct {
 
 func (x *RevokeS3KeyCommand) Reset() {
 	*x = RevokeS3KeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3057,7 +3189,7 @@ func (x *RevokeS3KeyCommand) String() string {
 func (*RevokeS3KeyCommand) ProtoMessage() {}
 
 func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3070,7 +3202,7 @@ func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyCommand.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RevokeS3KeyCommand) GetAccessKey() string {
@@ -3095,7 +3227,7 @@ type SetAttributesCommand struct {
 
 func (x *SetAttributesCommand) Reset() {
 	*x = SetAttributesCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3107,7 +3239,7 @@ func (x *SetAttributesCommand) String() string {
 func (*SetAttributesCommand) ProtoMessage() {}
 
 func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3120,7 +3252,7 @@ func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesCommand.ProtoReflect.Descriptor instead.
 func (*SetAttributesCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SetAttributesCommand) GetVolume() string {
@@ -3179,7 +3311,7 @@ type SetStatusCommand struct {
 
 func (x *SetStatusCommand) Reset() {
 	*x = SetStatusCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3191,7 +3323,7 @@ func (x *SetStatusCommand) String() string {
 func (*SetStatusCommand) ProtoMessage() {}
 
 func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3204,7 +3336,7 @@ func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStatusCommand.ProtoReflect.Descriptor instead.
 func (*SetStatusCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetStatusCommand) GetVolume() string {
@@ -3280,7 +3412,7 @@ type SetAclCommand struct {
 
 func (x *SetAclCommand) Reset() {
 	*x = SetAclCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3292,7 +3424,7 @@ func (x *SetAclCommand) String() string {
 func (*SetAclCommand) ProtoMessage() {}
 
 func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3305,7 +3437,7 @@ func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclCommand.ProtoReflect.Descriptor instead.
 func (*SetAclCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SetAclCommand) GetKind() AclObjectKind {
@@ -3370,7 +3502,7 @@ type BlockTokenKeyCommand struct {
 
 func (x *BlockTokenKeyCommand) Reset() {
 	*x = BlockTokenKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3382,7 +3514,7 @@ func (x *BlockTokenKeyCommand) String() string {
 func (*BlockTokenKeyCommand) ProtoMessage() {}
 
 func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3395,7 +3527,7 @@ func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKeyCommand.ProtoReflect.Descriptor instead.
 func (*BlockTokenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *BlockTokenKeyCommand) GetId() uint32 {
@@ -3442,7 +3574,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\acluster\x12I\n" +
 	"\x0fblock_token_key\x18\x03 \x01(\v2\x1f.strato.v1.BlockTokenKeyCommandH\x00R\rblockTokenKeyB\x04\n" +
-	"\x02op\"\xb2\x0f\n" +
+	"\x02op\"\xb7\x10\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
@@ -3479,7 +3611,10 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x0fpurge_snapshots\x18\x1c \x01(\v2 .strato.v1.PurgeSnapshotsCommandH\x00R\x0epurgeSnapshots\x128\n" +
 	"\btruncate\x18\x1d \x01(\v2\x1a.strato.v1.TruncateCommandH\x00R\btruncate\x122\n" +
 	"\x06concat\x18\x1e \x01(\v2\x18.strato.v1.ConcatCommandH\x00R\x06concat\x12E\n" +
-	"\rrecover_lease\x18\x1f \x01(\v2\x1e.strato.v1.RecoverLeaseCommandH\x00R\frecoverLease\x12.\n" +
+	"\rrecover_lease\x18\x1f \x01(\v2\x1e.strato.v1.RecoverLeaseCommandH\x00R\frecoverLease\x12?\n" +
+	"\vrenew_token\x18  \x01(\v2\x1c.strato.v1.RenewTokenCommandH\x00R\n" +
+	"renewToken\x12B\n" +
+	"\fpurge_tokens\x18! \x01(\v2\x1d.strato.v1.PurgeTokensCommandH\x00R\vpurgeTokens\x12.\n" +
 	"\arequest\x18\x10 \x01(\v2\x14.strato.v1.RequestIDR\arequestB\x04\n" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
@@ -3653,7 +3788,12 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x11DeleteUserCommand\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"$\n" +
 	"\x12RevokeTokenCommand\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"3\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"K\n" +
+	"\x11RenewTokenCommand\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
+	"\x0fexpires_unix_ms\x18\x02 \x01(\x03R\rexpiresUnixMs\"&\n" +
+	"\x12PurgeTokensCommand\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids\"3\n" +
 	"\x12RevokeS3KeyCommand\x12\x1d\n" +
 	"\n" +
 	"access_key\x18\x01 \x01(\tR\taccessKey\"\xb1\x01\n" +
@@ -3712,7 +3852,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_raftlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(AclEdit)(0),                      // 0: strato.v1.AclEdit
 	(*MetaCommand)(nil),               // 1: strato.v1.MetaCommand
@@ -3750,35 +3890,37 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*CreateDirectoryCommand)(nil),    // 33: strato.v1.CreateDirectoryCommand
 	(*DeleteUserCommand)(nil),         // 34: strato.v1.DeleteUserCommand
 	(*RevokeTokenCommand)(nil),        // 35: strato.v1.RevokeTokenCommand
-	(*RevokeS3KeyCommand)(nil),        // 36: strato.v1.RevokeS3KeyCommand
-	(*SetAttributesCommand)(nil),      // 37: strato.v1.SetAttributesCommand
-	(*SetStatusCommand)(nil),          // 38: strato.v1.SetStatusCommand
-	(*SetAclCommand)(nil),             // 39: strato.v1.SetAclCommand
-	(*BlockTokenKeyCommand)(nil),      // 40: strato.v1.BlockTokenKeyCommand
-	(*VolumeRecord)(nil),              // 41: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 42: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 43: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),                // 44: strato.v1.UserRecord
-	(*TokenRecord)(nil),               // 45: strato.v1.TokenRecord
-	(ReplicationFactor)(0),            // 46: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 47: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 48: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 49: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 50: strato.v1.ContainerRecord
-	(NodeOpState)(0),                  // 51: strato.v1.NodeOpState
-	(ContainerState)(0),               // 52: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 53: strato.v1.AttributeRecord
-	(AclObjectKind)(0),                // 54: strato.v1.AclObjectKind
-	(*AclRecord)(nil),                 // 55: strato.v1.AclRecord
+	(*RenewTokenCommand)(nil),         // 36: strato.v1.RenewTokenCommand
+	(*PurgeTokensCommand)(nil),        // 37: strato.v1.PurgeTokensCommand
+	(*RevokeS3KeyCommand)(nil),        // 38: strato.v1.RevokeS3KeyCommand
+	(*SetAttributesCommand)(nil),      // 39: strato.v1.SetAttributesCommand
+	(*SetStatusCommand)(nil),          // 40: strato.v1.SetStatusCommand
+	(*SetAclCommand)(nil),             // 41: strato.v1.SetAclCommand
+	(*BlockTokenKeyCommand)(nil),      // 42: strato.v1.BlockTokenKeyCommand
+	(*VolumeRecord)(nil),              // 43: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 44: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 45: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),                // 46: strato.v1.UserRecord
+	(*TokenRecord)(nil),               // 47: strato.v1.TokenRecord
+	(ReplicationFactor)(0),            // 48: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 49: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 50: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 51: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 52: strato.v1.ContainerRecord
+	(NodeOpState)(0),                  // 53: strato.v1.NodeOpState
+	(ContainerState)(0),               // 54: strato.v1.ContainerState
+	(*AttributeRecord)(nil),           // 55: strato.v1.AttributeRecord
+	(AclObjectKind)(0),                // 56: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 57: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	16, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	40, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
-	41, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	42, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
+	43, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
 	23, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
 	24, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	42, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	44, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
 	29, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	4,  // 8: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	8,  // 9: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
@@ -3789,50 +3931,52 @@ var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	10, // 14: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	12, // 15: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	14, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	43, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
-	36, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
-	37, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	38, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
-	44, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
+	45, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	38, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
+	39, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
+	40, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	46, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
 	34, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
-	45, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
+	47, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
 	35, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
-	39, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
+	41, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
 	25, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
 	26, // 27: strato.v1.NamespaceCommand.snapshot:type_name -> strato.v1.SnapshotCommand
 	27, // 28: strato.v1.NamespaceCommand.purge_snapshots:type_name -> strato.v1.PurgeSnapshotsCommand
 	5,  // 29: strato.v1.NamespaceCommand.truncate:type_name -> strato.v1.TruncateCommand
 	6,  // 30: strato.v1.NamespaceCommand.concat:type_name -> strato.v1.ConcatCommand
 	7,  // 31: strato.v1.NamespaceCommand.recover_lease:type_name -> strato.v1.RecoverLeaseCommand
-	3,  // 32: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	46, // 33: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	47, // 34: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	48, // 35: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	47, // 36: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	49, // 37: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	50, // 38: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	22, // 39: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	21, // 40: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
-	17, // 41: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
-	18, // 42: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
-	19, // 43: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
-	20, // 44: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
-	51, // 45: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
-	52, // 46: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	46, // 47: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
-	48, // 48: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	47, // 49: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	53, // 50: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	31, // 51: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	53, // 52: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	54, // 53: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
-	0,  // 54: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
-	55, // 55: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
-	56, // [56:56] is the sub-list for method output_type
-	56, // [56:56] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	36, // 32: strato.v1.NamespaceCommand.renew_token:type_name -> strato.v1.RenewTokenCommand
+	37, // 33: strato.v1.NamespaceCommand.purge_tokens:type_name -> strato.v1.PurgeTokensCommand
+	3,  // 34: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
+	48, // 35: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	49, // 36: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	50, // 37: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	49, // 38: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	51, // 39: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	52, // 40: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	22, // 41: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	21, // 42: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
+	17, // 43: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
+	18, // 44: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
+	19, // 45: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
+	20, // 46: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
+	53, // 47: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
+	54, // 48: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	48, // 49: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
+	50, // 50: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	49, // 51: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	55, // 52: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	31, // 53: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	55, // 54: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	56, // 55: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 56: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	57, // 57: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	58, // [58:58] is the sub-list for method output_type
+	58, // [58:58] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -3879,6 +4023,8 @@ func file_strato_v1_raftlog_proto_init() {
 		(*NamespaceCommand_Truncate)(nil),
 		(*NamespaceCommand_Concat)(nil),
 		(*NamespaceCommand_RecoverLease)(nil),
+		(*NamespaceCommand_RenewToken)(nil),
+		(*NamespaceCommand_PurgeTokens)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[3].OneofWrappers = []any{}
 	file_strato_v1_raftlog_proto_msgTypes[15].OneofWrappers = []any{
@@ -3897,14 +4043,14 @@ func file_strato_v1_raftlog_proto_init() {
 		(*BalancerChange_Progress)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[32].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[37].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[39].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   40,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -2185,6 +2185,10 @@ type TokenRecord struct {
 	CreatedUnixMs int64                  `protobuf:"varint,4,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
 	ExpiresUnixMs int64                  `protobuf:"varint,5,opt,name=expires_unix_ms,json=expiresUnixMs,proto3" json:"expires_unix_ms,omitempty"`
 	RevokedUnixMs int64                  `protobuf:"varint,6,opt,name=revoked_unix_ms,json=revokedUnixMs,proto3" json:"revoked_unix_ms,omitempty"` // 0: not revoked
+	// delegation: set for a delegation token (docs/decisions/0082), whose
+	// user is its owner; its secret is the HMAC-SHA256 of its identifier
+	// with a block token key (meta/delegation.go).
+	Delegation    *DelegationRecord `protobuf:"bytes,7,opt,name=delegation,proto3" json:"delegation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2261,6 +2265,102 @@ func (x *TokenRecord) GetRevokedUnixMs() int64 {
 	return 0
 }
 
+func (x *TokenRecord) GetDelegation() *DelegationRecord {
+	if x != nil {
+		return x.Delegation
+	}
+	return nil
+}
+
+// DelegationRecord is what a delegation token adds to a token: who may
+// renew it, who asked for it when acting for its owner, the date past
+// which it cannot be renewed, by how much a renewal extends it, its
+// sequence number, and its identifier (Hadoop's
+// AbstractDelegationTokenIdentifier encoding, the bytes its secret signs).
+type DelegationRecord struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Renewer         string                 `protobuf:"bytes,1,opt,name=renewer,proto3" json:"renewer,omitempty"`
+	RealUser        string                 `protobuf:"bytes,2,opt,name=real_user,json=realUser,proto3" json:"real_user,omitempty"`
+	MaxUnixMs       int64                  `protobuf:"varint,3,opt,name=max_unix_ms,json=maxUnixMs,proto3" json:"max_unix_ms,omitempty"`
+	RenewIntervalMs int64                  `protobuf:"varint,4,opt,name=renew_interval_ms,json=renewIntervalMs,proto3" json:"renew_interval_ms,omitempty"`
+	Sequence        uint64                 `protobuf:"varint,5,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	Identifier      []byte                 `protobuf:"bytes,6,opt,name=identifier,proto3" json:"identifier,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *DelegationRecord) Reset() {
+	*x = DelegationRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DelegationRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DelegationRecord) ProtoMessage() {}
+
+func (x *DelegationRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DelegationRecord.ProtoReflect.Descriptor instead.
+func (*DelegationRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *DelegationRecord) GetRenewer() string {
+	if x != nil {
+		return x.Renewer
+	}
+	return ""
+}
+
+func (x *DelegationRecord) GetRealUser() string {
+	if x != nil {
+		return x.RealUser
+	}
+	return ""
+}
+
+func (x *DelegationRecord) GetMaxUnixMs() int64 {
+	if x != nil {
+		return x.MaxUnixMs
+	}
+	return 0
+}
+
+func (x *DelegationRecord) GetRenewIntervalMs() int64 {
+	if x != nil {
+		return x.RenewIntervalMs
+	}
+	return 0
+}
+
+func (x *DelegationRecord) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *DelegationRecord) GetIdentifier() []byte {
+	if x != nil {
+		return x.Identifier
+	}
+	return nil
+}
+
 // NodeOpRecord is a datanode's operational state when it is not
 // IN_SERVICE (a datanode without one is in service), and since when.
 type NodeOpRecord struct {
@@ -2276,7 +2376,7 @@ type NodeOpRecord struct {
 
 func (x *NodeOpRecord) Reset() {
 	*x = NodeOpRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[24]
+	mi := &file_strato_v1_records_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2288,7 +2388,7 @@ func (x *NodeOpRecord) String() string {
 func (*NodeOpRecord) ProtoMessage() {}
 
 func (x *NodeOpRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[24]
+	mi := &file_strato_v1_records_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2301,7 +2401,7 @@ func (x *NodeOpRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeOpRecord.ProtoReflect.Descriptor instead.
 func (*NodeOpRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *NodeOpRecord) GetOpState() NodeOpState {
@@ -2350,7 +2450,7 @@ type BalancerRecord struct {
 
 func (x *BalancerRecord) Reset() {
 	*x = BalancerRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[25]
+	mi := &file_strato_v1_records_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2362,7 +2462,7 @@ func (x *BalancerRecord) String() string {
 func (*BalancerRecord) ProtoMessage() {}
 
 func (x *BalancerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[25]
+	mi := &file_strato_v1_records_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2375,7 +2475,7 @@ func (x *BalancerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerRecord.ProtoReflect.Descriptor instead.
 func (*BalancerRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *BalancerRecord) GetRunning() bool {
@@ -2678,14 +2778,26 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\x05admin\x18\x02 \x01(\bR\x05admin\x12\x16\n" +
 	"\x06groups\x18\x03 \x03(\tR\x06groups\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\x12\x14\n" +
-	"\x05proxy\x18\x05 \x01(\bR\x05proxy\"\xce\x01\n" +
+	"\x05proxy\x18\x05 \x01(\bR\x05proxy\"\x8b\x02\n" +
 	"\vTokenRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12#\n" +
 	"\rsecret_sha256\x18\x03 \x01(\fR\fsecretSha256\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\x12&\n" +
 	"\x0fexpires_unix_ms\x18\x05 \x01(\x03R\rexpiresUnixMs\x12&\n" +
-	"\x0frevoked_unix_ms\x18\x06 \x01(\x03R\rrevokedUnixMs\"\x9c\x01\n" +
+	"\x0frevoked_unix_ms\x18\x06 \x01(\x03R\rrevokedUnixMs\x12;\n" +
+	"\n" +
+	"delegation\x18\a \x01(\v2\x1b.strato.v1.DelegationRecordR\n" +
+	"delegation\"\xd1\x01\n" +
+	"\x10DelegationRecord\x12\x18\n" +
+	"\arenewer\x18\x01 \x01(\tR\arenewer\x12\x1b\n" +
+	"\treal_user\x18\x02 \x01(\tR\brealUser\x12\x1e\n" +
+	"\vmax_unix_ms\x18\x03 \x01(\x03R\tmaxUnixMs\x12*\n" +
+	"\x11renew_interval_ms\x18\x04 \x01(\x03R\x0frenewIntervalMs\x12\x1a\n" +
+	"\bsequence\x18\x05 \x01(\x04R\bsequence\x12\x1e\n" +
+	"\n" +
+	"identifier\x18\x06 \x01(\fR\n" +
+	"identifier\"\x9c\x01\n" +
 	"\fNodeOpRecord\x121\n" +
 	"\bop_state\x18\x01 \x01(\x0e2\x16.strato.v1.NodeOpStateR\aopState\x12\"\n" +
 	"\rsince_unix_ms\x18\x02 \x01(\x03R\vsinceUnixMs\x125\n" +
@@ -2721,7 +2833,7 @@ func file_strato_v1_records_proto_rawDescGZIP() []byte {
 	return file_strato_v1_records_proto_rawDescData
 }
 
-var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_strato_v1_records_proto_goTypes = []any{
 	(*VolumeRecord)(nil),        // 0: strato.v1.VolumeRecord
 	(*BucketRecord)(nil),        // 1: strato.v1.BucketRecord
@@ -2747,60 +2859,62 @@ var file_strato_v1_records_proto_goTypes = []any{
 	(*S3KeyRecord)(nil),         // 21: strato.v1.S3KeyRecord
 	(*UserRecord)(nil),          // 22: strato.v1.UserRecord
 	(*TokenRecord)(nil),         // 23: strato.v1.TokenRecord
-	(*NodeOpRecord)(nil),        // 24: strato.v1.NodeOpRecord
-	(*BalancerRecord)(nil),      // 25: strato.v1.BalancerRecord
-	(BucketLayout)(0),           // 26: strato.v1.BucketLayout
-	(ReplicationFactor)(0),      // 27: strato.v1.ReplicationFactor
-	(ChecksumType)(0),           // 28: strato.v1.ChecksumType
-	(AclType)(0),                // 29: strato.v1.AclType
-	(AclScope)(0),               // 30: strato.v1.AclScope
-	(ErasureCodec)(0),           // 31: strato.v1.ErasureCodec
-	(PipelineState)(0),          // 32: strato.v1.PipelineState
-	(ContainerState)(0),         // 33: strato.v1.ContainerState
-	(NodeOpState)(0),            // 34: strato.v1.NodeOpState
+	(*DelegationRecord)(nil),    // 24: strato.v1.DelegationRecord
+	(*NodeOpRecord)(nil),        // 25: strato.v1.NodeOpRecord
+	(*BalancerRecord)(nil),      // 26: strato.v1.BalancerRecord
+	(BucketLayout)(0),           // 27: strato.v1.BucketLayout
+	(ReplicationFactor)(0),      // 28: strato.v1.ReplicationFactor
+	(ChecksumType)(0),           // 29: strato.v1.ChecksumType
+	(AclType)(0),                // 30: strato.v1.AclType
+	(AclScope)(0),               // 31: strato.v1.AclScope
+	(ErasureCodec)(0),           // 32: strato.v1.ErasureCodec
+	(PipelineState)(0),          // 33: strato.v1.PipelineState
+	(ContainerState)(0),         // 34: strato.v1.ContainerState
+	(NodeOpState)(0),            // 35: strato.v1.NodeOpState
 }
 var file_strato_v1_records_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.VolumeRecord.acls:type_name -> strato.v1.AclRecord
-	26, // 1: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
-	27, // 2: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
-	28, // 3: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	27, // 1: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
+	28, // 2: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
+	29, // 3: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	9,  // 4: strato.v1.BucketRecord.attributes:type_name -> strato.v1.AttributeRecord
 	3,  // 5: strato.v1.BucketRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 6: strato.v1.BucketRecord.acls:type_name -> strato.v1.AclRecord
-	29, // 7: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
-	30, // 8: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
-	31, // 9: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
+	30, // 7: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
+	31, // 8: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
+	32, // 9: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
 	5,  // 10: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
 	4,  // 11: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
 	6,  // 12: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
-	27, // 13: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
-	28, // 14: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	28, // 13: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	29, // 14: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
 	7,  // 15: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
 	9,  // 16: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
 	3,  // 17: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 18: strato.v1.KeyRecord.acls:type_name -> strato.v1.AclRecord
-	27, // 19: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
-	32, // 20: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	28, // 19: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	33, // 20: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
 	3,  // 21: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	33, // 22: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
-	27, // 23: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	34, // 22: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	28, // 23: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
 	3,  // 24: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 25: strato.v1.DirectoryInfo.acls:type_name -> strato.v1.AclRecord
-	26, // 26: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	27, // 27: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	28, // 28: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	27, // 26: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	28, // 27: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	29, // 28: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
 	7,  // 29: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
 	3,  // 30: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 31: strato.v1.OpenKeyInfo.acls:type_name -> strato.v1.AclRecord
 	7,  // 32: strato.v1.OpenKeyInfo.base:type_name -> strato.v1.BlockRecord
 	4,  // 33: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
 	7,  // 34: strato.v1.SharedObject.blocks:type_name -> strato.v1.BlockRecord
-	34, // 35: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	24, // 35: strato.v1.TokenRecord.delegation:type_name -> strato.v1.DelegationRecord
+	35, // 36: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_records_proto_init() }
@@ -2821,7 +2935,7 @@ func file_strato_v1_records_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_records_proto_rawDesc), len(file_strato_v1_records_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -11,6 +11,9 @@ import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.MetadataUtils;
 import io.strato.proto.v1.ErrorReason;
+import io.grpc.stub.AbstractStub;
+import io.strato.proto.v1.AdminServiceGrpc;
+import io.strato.proto.v1.AdminServiceGrpc.AdminServiceBlockingStub;
 import io.strato.proto.v1.NamespaceServiceGrpc;
 import io.strato.proto.v1.NamespaceServiceGrpc.NamespaceServiceBlockingStub;
 import java.io.Closeable;
@@ -176,8 +179,21 @@ public final class MetaClient implements Closeable {
     return call(what, true, fn);
   }
 
+  /**
+   * A call to meta's AdminService (delegation tokens): retried as a read, or
+   * with one request ID for all attempts when it is a mutation.
+   */
+  public <T> T admin(String what, boolean mutation, Function<AdminServiceBlockingStub, T> fn) throws IOException {
+    return call(what, mutation, AdminServiceGrpc::newBlockingStub, fn);
+  }
+
   private <T> T call(String what, boolean mutation, Function<NamespaceServiceBlockingStub, T> fn)
       throws IOException {
+    return call(what, mutation, NamespaceServiceGrpc::newBlockingStub, fn);
+  }
+
+  private <S extends AbstractStub<S>, T> T call(String what, boolean mutation, Function<io.grpc.Channel, S> stubOf,
+      Function<S, T> fn) throws IOException {
     Metadata md = null;
     if (mutation || !security.token().isEmpty()) {
       md = new Metadata();
@@ -194,7 +210,7 @@ public final class MetaClient implements Closeable {
     int hops = 0;
     String addr = leader;
     while (true) {
-      NamespaceServiceBlockingStub stub = NamespaceServiceGrpc.newBlockingStub(channel(addr));
+      S stub = stubOf.apply(channel(addr));
       if (md != null) {
         stub = stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
       }

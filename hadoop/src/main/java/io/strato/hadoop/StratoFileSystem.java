@@ -57,6 +57,7 @@ import org.apache.hadoop.fs.impl.PathCapabilitiesSupport;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.util.CrcUtil;
 import org.apache.hadoop.util.DataChecksum;
 import org.apache.hadoop.util.Progressable;
@@ -97,8 +98,9 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
   public static final String TLS_CA = "fs.strato.tls.ca";
   /**
    * The token sent to meta (read with Configuration.getPassword, so a Hadoop
-   * credential provider can hold it); unset: $STRATO_TOKEN, then the file
-   * `strato login` writes.
+   * credential provider can hold it); unset: a delegation token of this
+   * file system's service in the current user's credentials (a job's task),
+   * then $STRATO_TOKEN, then the file `strato login` writes.
    */
   public static final String TOKEN = "fs.strato.token";
 
@@ -110,6 +112,7 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
   }
 
   private URI uri;
+  private String service;
   private Path workingDir;
   private StratoClient client;
   private String user;
@@ -145,7 +148,16 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
     o.dataRequestTimeoutMs = conf.getLong(DATA_TIMEOUT, o.dataRequestTimeoutMs);
     this.user = UserGroupInformation.getCurrentUser().getShortUserName();
     o.owner = user;
+    this.service = DelegationTokens.service(cluster, addrs);
     o.security = cluster == null ? security(conf) : security(conf, cluster);
+    if (!tokenConfigured(conf, cluster)) {
+      // A job's task: the delegation token of this cluster that the job's
+      // credentials carry (TokenCache) beats $STRATO_TOKEN and the login file.
+      String dt = DelegationTokens.fromCredentials(UserGroupInformation.getCurrentUser().getCredentials(), service);
+      if (dt != null) {
+        o.security = Security.of(o.security.caPath(), dt);
+      }
+    }
     try {
       this.client = new StratoClient(o);
     } catch (IllegalArgumentException e) {
@@ -176,6 +188,11 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
       t = conf.getPassword(TOKEN);
     }
     return Security.of(ca, Security.findToken(t == null ? "" : new String(t), System.getenv()));
+  }
+
+  /** Whether conf sets a token for the cluster (fs.strato.cluster.NAME.token or fs.strato.token). */
+  static boolean tokenConfigured(Configuration conf, String cluster) throws IOException {
+    return (cluster != null && conf.getPassword(clusterKey(cluster, "token")) != null) || conf.getPassword(TOKEN) != null;
   }
 
   /** fs.strato.cluster.NAME.KEY: the settings of logical cluster NAME. */
@@ -219,9 +236,26 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
     return DEFAULT_PORT;
   }
 
+  /**
+   * The service of this cluster's delegation tokens, by which TokenCache
+   * and the job's credentials key them: strato:CLUSTER for a logical
+   * cluster, strato:HOST:PORT[,HOST:PORT...] (the meta addresses) otherwise.
+   */
   @Override
   public String getCanonicalServiceName() {
-    return null; // no delegation tokens
+    return service;
+  }
+
+  /**
+   * A delegation token of meta that acts as the caller and that renewer
+   * (a user, or a principal whose short name is one) may renew; null on a
+   * cluster without authentication. FileSystem.addDelegationTokens (and so
+   * TokenCache) calls it. The caller must present its own token, not a
+   * delegation token.
+   */
+  @Override
+  public Token<StratoDelegationTokenIdentifier> getDelegationToken(String renewer) throws IOException {
+    return DelegationTokens.get(client.meta(), renewer, service);
   }
 
   @Override

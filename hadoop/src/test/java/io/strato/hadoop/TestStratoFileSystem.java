@@ -3,7 +3,6 @@ package io.strato.hadoop;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
-import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
@@ -323,6 +322,7 @@ public class TestStratoFileSystem {
     }
     assertEquals(4321, s.getBytesWritten() - w);
     assertEquals(4321, s.getBytesRead() - r);
-    assertNull(fs.getCanonicalServiceName());
+    // The service TokenCache keys this cluster's delegation tokens by.
+    assertEquals("strato:" + cluster.metaAddress(), fs.getCanonicalServiceName());
   }
 }
