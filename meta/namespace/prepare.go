@@ -144,10 +144,23 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		}
 		cmd.Op = &stratov1.NamespaceCommand_SetAttributes{SetAttributes: &stratov1.SetAttributesCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), ObjectId: r.GetObjectId(), Attributes: attrs}}
+	default:
+		if err := ns.prepareAccess(cmd, req, env); err != nil {
+			return nil, err
+		}
+	}
+	own(cmd, env.Caller)
+	return cmd, nil
+}
+
+// prepareAccess prepares the mutations of access: S3 keys, users, tokens
+// (delegation tokens too) and ACLs.
+func (ns *Namespace) prepareAccess(cmd *stratov1.NamespaceCommand, req proto.Message, env PrepareEnv) error {
+	switch r := req.(type) {
 	case *stratov1.CreateS3KeyRequest:
 		rec, err := ns.prepareS3Key(r, env)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cmd.Op = &stratov1.NamespaceCommand_CreateS3Key{CreateS3Key: rec}
 	case *stratov1.RevokeS3KeyRequest:
@@ -155,7 +168,7 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 	case *stratov1.CreateUserRequest:
 		rec, err := prepareUser(r, env)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cmd.Op = &stratov1.NamespaceCommand_CreateUser{CreateUser: rec}
 	case *stratov1.DeleteUserRequest:
@@ -163,26 +176,25 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 	case *stratov1.IssueTokenRequest:
 		rec, err := prepareToken(r, env)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cmd.Op = &stratov1.NamespaceCommand_IssueToken{IssueToken: rec}
 	case *stratov1.RevokeTokenRequest:
 		cmd.Op = &stratov1.NamespaceCommand_RevokeToken{RevokeToken: &stratov1.RevokeTokenCommand{Id: r.GetId()}}
 	case *stratov1.TokenRecord, *stratov1.RenewTokenCommand, *stratov1.PurgeTokensCommand:
 		if err := prepareDelegation(cmd, req); err != nil {
-			return nil, err
+			return err
 		}
 	case *stratov1.SetAclRequest, *stratov1.AddAclRequest, *stratov1.RemoveAclRequest:
 		c, err := prepareAclEdit(req)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cmd.Op = &stratov1.NamespaceCommand_SetAcl{SetAcl: c}
 	default:
-		return nil, fmt.Errorf("%w: %T is not a namespace mutation", ErrInvalid, req)
+		return fmt.Errorf("%w: %T is not a namespace mutation", ErrInvalid, req)
 	}
-	own(cmd, env.Caller)
-	return cmd, nil
+	return nil
 }
 
 // prepareVolume checks a new volume's name and quotas, and that it does not
