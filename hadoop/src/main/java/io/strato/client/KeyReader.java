@@ -52,6 +52,8 @@ public final class KeyReader implements Closeable {
   private final List<Blk> blocks = new ArrayList<>();
   private final Set<String> bad = Collections.synchronizedSet(new HashSet<>());
   private final int piece;
+  /** The key's erasure code; null for a replicated key. */
+  private final ErasureCode ec;
 
   // The stream.
   private long pos;
@@ -93,6 +95,7 @@ public final class KeyReader implements Closeable {
       blocks.add(new Blk(bl));
     }
     this.piece = c.opts.chunkSize;
+    this.ec = key.hasErasureCoding() ? ErasureCode.of(key.getErasureCoding()) : null;
   }
 
   public long size() {
@@ -124,6 +127,10 @@ public final class KeyReader implements Closeable {
 
   /** Fills dst[dstOff, +len) from the key at off (within the key), piece by piece. */
   private void readRange(long off, byte[] dst, int dstOff, int len) throws IOException {
+    if (ec != null) {
+      readStriped(off, dst, dstOff, len);
+      return;
+    }
     // Pieces of up to a chunk, within one block; up to readAhead of them are
     // asked of their first replica at once, then verified in order (a piece
     // whose replica failed is read again from the others).
@@ -149,6 +156,80 @@ public final class KeyReader implements Closeable {
         drop(a);
       }
     }
+  }
+
+  // ---- Erasure coded keys ----------------------------------------------------
+
+  /**
+   * Fills dst from an erasure coded key at off, group by group, a few stripes
+   * at a time (StripedReader: the data members, every piece at once; a member
+   * that fails, or failed this reader before, is rebuilt from the others).
+   * Erasure coded members are read over TCP (no local reads).
+   */
+  private void readStriped(long off, byte[] dst, int dstOff, int len) throws IOException {
+    long window = Math.max(ec.stripeSize() * 2, piece);
+    int done = 0;
+    while (done < len) {
+      long at = off + done;
+      Blk bl = blockAt(at);
+      long inGroup = at - bl.offset;
+      int n = (int) Math.min(Math.min(len - done, bl.length - inGroup), window);
+      if (bl.members.size() != ec.members()) {
+        throw new IOException("strato: " + name() + ": block group " + bl.id + " has " + bl.members.size()
+            + " members, " + ec + " needs " + ec.members());
+      }
+      StripedReader gr = new StripedReader(ec, bl.length, (m, moff, mlen) -> askMember(bl, m, moff, mlen));
+      for (int m = 0; m < bl.members.size(); m++) {
+        if (bad.contains(bl.members.get(m).getId())) {
+          gr.markLost(m, "datanode " + bl.members.get(m).getId() + " failed this reader before");
+        }
+      }
+      try {
+        gr.read(inGroup, dst, dstOff + done, n);
+      } catch (IOException e) {
+        throw new IOException("strato: cannot read " + name() + " block group " + bl.id + " at " + inGroup + ": "
+            + e.getMessage(), e);
+      }
+      done += n;
+    }
+  }
+
+  /** A READ_CHUNK of member m's block of group bl, verified when taken; a failure marks the datanode bad. */
+  private StripedReader.Pending askMember(Blk bl, int m, long off, int len) {
+    DatanodeDetails dn = bl.members.get(m);
+    DataConn conn;
+    CompletableFuture<DataConn.Response> f;
+    try {
+      conn = c.data.get(dn.getDataAddr(), bl.token);
+      f = conn.readChunk(new ReadChunkRequest(bl.id, off, len));
+    } catch (IOException e) {
+      conn = null;
+      f = CompletableFuture.failedFuture(e);
+    }
+    DataConn cn = conn;
+    CompletableFuture<DataConn.Response> fut = f;
+    return (dst, dstOff) -> {
+      try {
+        DataConn.Response r = DataConn.await(fut, c.data.requestTimeoutMs(), cn);
+        try {
+          verify(bl, off, r, dst, dstOff, len);
+        } finally {
+          r.release();
+        }
+      } catch (IOException e) {
+        if (e instanceof WireException && ((WireException) e).code() == Wire.ACCESS_DENIED) {
+          throw new IOException("strato: reading " + name() + ": datanode " + dn.getId() + " refused the block token: "
+              + e.getMessage(), e);
+        }
+        bad.add(dn.getId());
+        boolean corrupt = e instanceof ChecksumMismatchException || (e instanceof WireException
+            && (((WireException) e).code() == Wire.CORRUPT || ((WireException) e).code() == Wire.CHECKSUM_MISMATCH));
+        if (corrupt) {
+          report(bl, dn, e);
+        }
+        throw new IOException("datanode " + dn.getId() + ": " + e.getMessage(), e);
+      }
+    };
   }
 
   /** Gives up on a read-ahead: its response, when it comes, goes back to the pool. */
@@ -475,6 +556,18 @@ public final class KeyReader implements Closeable {
   }
 
   private void fill() throws IOException {
+    if (ec != null) {
+      // A piece of up to a chunk read (and rebuilt when it must be) into a buffer of its own.
+      releaseBuf();
+      int n = pieceLen(pos);
+      byte[] b = new byte[n];
+      readStriped(pos, b, 0, n);
+      buf = ByteBuffer.wrap(b);
+      bufOff = pos;
+      bufStart = 0;
+      bufLen = n;
+      return;
+    }
     Ahead head = ahead.peekFirst();
     if (head != null && head.off == pos) {
       ahead.pollFirst();

@@ -1,0 +1,263 @@
+package io.strato.hadoop;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileChecksum;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FsShell;
+import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.util.ToolRunner;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.FixMethodOrder;
+import org.junit.Test;
+import org.junit.runners.MethodSorters;
+
+/**
+ * Erasure coded files through the connector, on a cluster of processes (one
+ * meta, five datanodes: every RS-3-2 block group has all five as members).
+ * Files of several shapes (empty, under a cell, a cell, a stripe, stripes and
+ * a partial one, three block groups) written by the connector are read back
+ * by the Go CLI and the reverse, byte for byte; hflush and hsync are refused;
+ * the composite CRC is the replicated file's; FsShell -put and -cat; and,
+ * last, every file read back with two datanodes killed (degraded reads), and
+ * refused, never wrong, with three.
+ */
+@FixMethodOrder(MethodSorters.NAME_ASCENDING)
+public class TestErasureCoding {
+  private static StratoProcesses cluster;
+  private static FileSystem fs;
+  private static Configuration conf;
+  private static Path tmp;
+  /** Cells of 64 KiB, blocks of 256 KiB: a group holds 4 stripes, 768 KiB. */
+  static final String BUCKET = "/ecvol/rs32";
+  static final int CELL = 64 << 10;
+  static final int STRIPE = 3 * CELL;
+  static final int GROUP = 4 * STRIPE;
+  static final int[] SHAPES = {0, 100, CELL, STRIPE, 3 * STRIPE + 5000, 2 * GROUP + 12345};
+  private static final List<org.apache.hadoop.fs.Path> written = new ArrayList<>();
+
+  @BeforeClass
+  public static void start() throws Exception {
+    tmp = Files.createTempDirectory("strato-ec-test");
+    cluster = new StratoProcesses(1, 5);
+    conf = new Configuration();
+    conf.set(StratoFileSystem.META_ADDRESSES, cluster.metaList());
+    conf.setLong(StratoFileSystem.DATA_TIMEOUT, 10000);
+    conf.setBoolean("fs.strato.impl.disable.cache", true);
+    conf.set("fs.defaultFS", cluster.uri());
+    fs = FileSystem.get(URI.create(cluster.uri()), conf);
+    cluster.waitHealthyDatanodes(5, 60_000);
+    cli("sh", "volume", "create", "ecvol");
+    cli("sh", "bucket", "create", BUCKET, "--replication", "rs-3-2-64k", "--block-size", "256KiB");
+    cli("sh", "bucket", "create", "/ecvol/big", "--replication", "rs-3-2-1024k");
+    cli("sh", "bucket", "create", "/ecvol/three", "--replication", "THREE");
+  }
+
+  @AfterClass
+  public static void stop() throws IOException {
+    if (fs != null) {
+      fs.close();
+    }
+    if (cluster != null) {
+      cluster.close();
+    }
+    if (tmp != null) {
+      try (java.util.stream.Stream<Path> s = Files.walk(tmp)) {
+        s.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+      }
+    }
+  }
+
+  /** strato ARGS --meta CLUSTER; its output, or an IOException with it. */
+  static String cli(String... args) throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(System.getProperty("strato.bin", "../bin/strato"));
+    cmd.addAll(List.of(args));
+    cmd.addAll(List.of("--meta", cluster.metaList()));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+      p.destroyForcibly();
+      throw new IOException(String.join(" ", cmd) + " failed: " + out);
+    }
+    return out;
+  }
+
+  static byte[] bytes(int n, long seed) {
+    byte[] b = new byte[n];
+    new Random(seed).nextBytes(b);
+    return b;
+  }
+
+  static void write(org.apache.hadoop.fs.Path p, byte[] data) throws IOException {
+    try (FSDataOutputStream out = fs.create(p, true)) {
+      // In uneven pieces, so that writes cross cells, stripes and batches.
+      for (int off = 0; off < data.length;) {
+        int n = Math.min(data.length - off, 7777 + off % 50000);
+        out.write(data, off, n);
+        off += n;
+      }
+    }
+  }
+
+  static byte[] readAll(org.apache.hadoop.fs.Path p) throws IOException {
+    try (FSDataInputStream in = fs.open(p)) {
+      ByteArrayOutputStream b = new ByteArrayOutputStream();
+      byte[] buf = new byte[50_000];
+      int n;
+      while ((n = in.read(buf)) > 0) {
+        b.write(buf, 0, n);
+      }
+      return b.toByteArray();
+    }
+  }
+
+  /** The file read whole, then in positioned ranges across cells, stripes and groups. */
+  static void checkReads(org.apache.hadoop.fs.Path p, byte[] want) throws IOException {
+    assertArrayEquals(p.toString(), want, readAll(p));
+    assertEquals(p.toString(), want.length, fs.getFileStatus(p).getLen());
+    Random rnd = new Random(want.length);
+    try (FSDataInputStream in = fs.open(p)) {
+      for (int i = 0; i < 8 && want.length > 0; i++) {
+        int off = rnd.nextInt(want.length);
+        int len = Math.min(want.length - off, 1 + rnd.nextInt(2 * STRIPE));
+        byte[] got = new byte[len];
+        in.readFully(off, got);
+        assertArrayEquals(p + " [" + off + ", +" + len + ")", java.util.Arrays.copyOfRange(want, off, off + len), got);
+      }
+    }
+  }
+
+  private static String local(org.apache.hadoop.fs.Path p) {
+    return p.toUri().getPath();
+  }
+
+  @Test
+  public void a_javaWritesGoReads() throws Exception {
+    for (int n : SHAPES) {
+      org.apache.hadoop.fs.Path p = new org.apache.hadoop.fs.Path(BUCKET + "/java-" + n);
+      byte[] data = bytes(n, n);
+      write(p, data);
+      written.add(p);
+      String info = cli("sh", "key", "info", local(p));
+      assertTrue(info, info.contains("rs-3-2-64k"));
+      Path f = tmp.resolve("got-java-" + n);
+      cli("sh", "key", "get", local(p), f.toString());
+      assertArrayEquals("the Go client reads " + p, data, Files.readAllBytes(f));
+      checkReads(p, data);
+    }
+  }
+
+  @Test
+  public void b_goWritesJavaReads() throws Exception {
+    for (int n : SHAPES) {
+      org.apache.hadoop.fs.Path p = new org.apache.hadoop.fs.Path(BUCKET + "/go-" + n);
+      byte[] data = bytes(n, 1000 + n);
+      Path f = tmp.resolve("put-go-" + n);
+      Files.write(f, data);
+      cli("sh", "key", "put", local(p), f.toString());
+      written.add(p);
+      checkReads(p, data);
+    }
+  }
+
+  @Test
+  public void c_noHflushOrHsync() throws Exception {
+    org.apache.hadoop.fs.Path p = new org.apache.hadoop.fs.Path(BUCKET + "/nosync");
+    byte[] data = bytes(1000, 7);
+    try (FSDataOutputStream out = fs.create(p, true)) {
+      assertFalse(out.hasCapability(StreamCapabilities.HFLUSH));
+      assertFalse(out.hasCapability(StreamCapabilities.HSYNC));
+      out.write(data);
+      assertThrows(UnsupportedOperationException.class, out::hflush);
+      assertThrows(UnsupportedOperationException.class, out::hsync);
+    }
+    assertArrayEquals(data, readAll(p));
+    IOException e = assertThrows(IOException.class, () -> fs.append(p).close());
+    assertTrue(e.getMessage(), e.getMessage().contains("erasure coded"));
+  }
+
+  @Test
+  public void d_checksumIsTheReplicatedFilesChecksum() throws Exception {
+    byte[] data = bytes(2 * GROUP + 999, 11);
+    org.apache.hadoop.fs.Path ec = new org.apache.hadoop.fs.Path(BUCKET + "/sum");
+    org.apache.hadoop.fs.Path three = new org.apache.hadoop.fs.Path("/ecvol/three/sum");
+    write(ec, data);
+    write(three, data);
+    FileChecksum a = fs.getFileChecksum(ec);
+    assertNotNull(a);
+    assertEquals(fs.getFileChecksum(three), a);
+    assertEquals(fs.getFileChecksum(three, 300_000), fs.getFileChecksum(ec, 300_000));
+  }
+
+  @Test
+  public void e_fsShellPutAndCat() throws Exception {
+    byte[] data = bytes(5 << 20 | 4321, 13); // a stripe and a partial one of 1 MiB cells
+    Path f = tmp.resolve("shell-put");
+    Files.write(f, data);
+    assertEquals(0, ToolRunner.run(new FsShell(conf), new String[] {"-put", f.toString(), "/ecvol/big/put"}));
+    PrintStream out0 = System.out;
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    int code;
+    try {
+      System.setOut(new PrintStream(out, true));
+      code = ToolRunner.run(new FsShell(conf), new String[] {"-cat", "/ecvol/big/put"});
+    } finally {
+      System.setOut(out0);
+    }
+    assertEquals(0, code);
+    assertArrayEquals(data, out.toByteArray());
+    String info = cli("sh", "key", "info", "/ecvol/big/put");
+    assertTrue(info, info.contains("rs-3-2-1024k"));
+    written.add(new org.apache.hadoop.fs.Path("/ecvol/big/put"));
+  }
+
+  @Test
+  public void f_degradedReads() throws Exception {
+    List<byte[]> want = new ArrayList<>();
+    for (org.apache.hadoop.fs.Path p : written) {
+      want.add(readAll(p));
+    }
+    // Every group has all five datanodes as members: with two gone, every
+    // stripe has lost two members (data or parity).
+    cluster.datanodes.get(0).kill();
+    cluster.datanodes.get(2).kill();
+    for (int i = 0; i < written.size(); i++) {
+      checkReads(written.get(i), want.get(i));
+    }
+    // A third: too many lost. The read fails; it never returns wrong bytes.
+    cluster.datanodes.get(4).kill();
+    org.apache.hadoop.fs.Path big = written.get(SHAPES.length - 1);
+    try {
+      readAll(big);
+      fail("read " + big + " with three of five members gone");
+    } catch (IOException e) {
+      assertTrue(e.getMessage(), e.getMessage().contains("too many members lost"));
+    }
+    for (int i : new int[] {0, 2, 4}) {
+      cluster.datanodes.get(i).start();
+    }
+    cluster.waitHealthyDatanodes(5, 60_000);
+  }
+}
