@@ -162,6 +162,7 @@ public class TestErasureCoding {
       written.add(p);
       String info = cli("sh", "key", "info", local(p));
       assertTrue(info, info.contains("rs-3-2-64k"));
+      assertTrue(info, info.contains("Blocks:") && info.matches("(?s).*Blocks:\\s+" + (n + GROUP - 1) / GROUP + "\\n.*"));
       Path f = tmp.resolve("got-java-" + n);
       cli("sh", "key", "get", local(p), f.toString());
       assertArrayEquals("the Go client reads " + p, data, Files.readAllBytes(f));
@@ -240,22 +241,35 @@ public class TestErasureCoding {
       want.add(readAll(p));
     }
     // Every group has all five datanodes as members: with two gone, every
-    // stripe has lost two members (data or parity).
-    cluster.datanodes.get(0).kill();
-    cluster.datanodes.get(2).kill();
+    // stripe has lost two members. The two are data members 0 and 1 of the
+    // three-group file's last group, whose cells must then be rebuilt.
+    org.apache.hadoop.fs.Path big = written.get(SHAPES.length - 1);
+    String info = cli("sh", "key", "info", local(big));
+    assertTrue(info, info.contains("Blocks:") && info.matches("(?s).*Blocks:\\s+3\\n.*"));
+    String[] last = info.strip().lines().reduce((x, y) -> y).get().trim().split("\\s+");
+    String[] members = last[last.length - 1].split(",");
+    assertEquals(info, 5, members.length);
+    List<Integer> killed = new ArrayList<>();
+    for (int m = 0; m < 2; m++) {
+      int i = cluster.datanodeIndex(members[m]);
+      assertTrue(info, i >= 0);
+      cluster.datanodes.get(i).kill();
+      killed.add(i);
+    }
     for (int i = 0; i < written.size(); i++) {
       checkReads(written.get(i), want.get(i));
     }
     // A third: too many lost. The read fails; it never returns wrong bytes.
-    cluster.datanodes.get(4).kill();
-    org.apache.hadoop.fs.Path big = written.get(SHAPES.length - 1);
+    int third = cluster.datanodeIndex(members[2]);
+    cluster.datanodes.get(third).kill();
+    killed.add(third);
     try {
       readAll(big);
       fail("read " + big + " with three of five members gone");
     } catch (IOException e) {
       assertTrue(e.getMessage(), e.getMessage().contains("too many members lost"));
     }
-    for (int i : new int[] {0, 2, 4}) {
+    for (int i : killed) {
       cluster.datanodes.get(i).start();
     }
     cluster.waitHealthyDatanodes(5, 60_000);
