@@ -63,6 +63,8 @@ public final class KeyReader implements Closeable {
   private int bufLen;
   private long bufOff = -1;
   private final Deque<Ahead> ahead = new ArrayDeque<>();
+  /** An erasure coded stream's read-ahead: pieces read (and rebuilt if need be) in the background. */
+  private final Deque<StripedAhead> stripedAhead = new ArrayDeque<>();
   private boolean closed;
 
   /** A read-ahead: the first replica's answer, verified when consumed. */
@@ -159,6 +161,63 @@ public final class KeyReader implements Closeable {
   }
 
   // ---- Erasure coded keys ----------------------------------------------------
+
+  /** A piece of an erasure coded stream being read ahead. */
+  private record StripedAhead(long off, int len, CompletableFuture<byte[]> f) {}
+
+  /** Runs erasure coded read-aheads (each a blocking read of a piece's cells, in parallel). */
+  private static final java.util.concurrent.ExecutorService STRIPED_AHEAD =
+      java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "strato-ec-read-ahead");
+        t.setDaemon(true);
+        return t;
+      });
+
+  /** The stream's next piece of an erasure coded key, from the read-ahead when it is there; then more asked for. */
+  private void fillStriped() throws IOException {
+    releaseBuf();
+    StripedAhead head = stripedAhead.peekFirst();
+    byte[] b;
+    if (head != null && head.off == pos) {
+      stripedAhead.pollFirst();
+      try {
+        b = head.f.join();
+      } catch (java.util.concurrent.CompletionException e) {
+        throw e.getCause() instanceof IOException ? (IOException) e.getCause() : new IOException(e.getCause());
+      }
+    } else {
+      dropStripedAhead();
+      b = new byte[pieceLen(pos)];
+      readStriped(pos, b, 0, b.length);
+    }
+    buf = ByteBuffer.wrap(b);
+    bufOff = pos;
+    bufStart = 0;
+    bufLen = b.length;
+    StripedAhead last = stripedAhead.peekLast();
+    long next = last != null ? last.off + last.len : pos + b.length;
+    while (stripedAhead.size() < c.opts.readAhead && next < key.getSize()) {
+      long at = next;
+      int n = pieceLen(at);
+      stripedAhead.addLast(new StripedAhead(at, n, CompletableFuture.supplyAsync(() -> {
+        byte[] x = new byte[n];
+        try {
+          readStriped(at, x, 0, n);
+        } catch (IOException e) {
+          throw new java.util.concurrent.CompletionException(e);
+        }
+        return x;
+      }, STRIPED_AHEAD)));
+      next += n;
+    }
+  }
+
+  private void dropStripedAhead() {
+    for (StripedAhead a : stripedAhead) {
+      a.f.cancel(false); // one running finishes in the background and is dropped
+    }
+    stripedAhead.clear();
+  }
 
   /**
    * Fills dst from an erasure coded key at off, group by group, a few stripes
@@ -557,15 +616,7 @@ public final class KeyReader implements Closeable {
 
   private void fill() throws IOException {
     if (ec != null) {
-      // A piece of up to a chunk read (and rebuilt when it must be) into a buffer of its own.
-      releaseBuf();
-      int n = pieceLen(pos);
-      byte[] b = new byte[n];
-      readStriped(pos, b, 0, n);
-      buf = ByteBuffer.wrap(b);
-      bufOff = pos;
-      bufStart = 0;
-      bufLen = n;
+      fillStriped();
       return;
     }
     Ahead head = ahead.peekFirst();
@@ -616,6 +667,7 @@ public final class KeyReader implements Closeable {
   }
 
   private void dropAhead() {
+    dropStripedAhead();
     for (Ahead a : ahead) {
       drop(a); // their responses go back to the pool when they come
     }

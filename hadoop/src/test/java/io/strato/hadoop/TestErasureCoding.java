@@ -65,6 +65,8 @@ public class TestErasureCoding {
     conf = new Configuration();
     conf.set(StratoFileSystem.META_ADDRESSES, cluster.metaList());
     conf.setLong(StratoFileSystem.DATA_TIMEOUT, 10000);
+    // Streams read pieces of 100 KiB: several per file, read ahead, across cells and groups.
+    conf.set(StratoFileSystem.CHUNK_SIZE, "100k");
     conf.setBoolean("fs.strato.impl.disable.cache", true);
     conf.set("fs.defaultFS", cluster.uri());
     fs = FileSystem.get(URI.create(cluster.uri()), conf);
