@@ -305,6 +305,55 @@ public class TestErasureCoding {
       assertArrayEquals(data, Files.readAllBytes(f));
     } finally {
       cluster.datanodes.get(victim).start();
+      cluster.waitHealthyDatanodes(6, 60_000);
+    }
+  }
+
+  @Test
+  public void h_corruptCellIsRebuiltAndReported() throws Exception {
+    org.apache.hadoop.fs.Path p = new org.apache.hadoop.fs.Path(BUCKET + "/corrupt");
+    byte[] data = bytes(3 * STRIPE + 5000, 31);
+    write(p, data);
+    // A byte of data member 1's block flipped on disk: the reader finds
+    // its checksum wrong, rebuilds the cell from the others and reports it.
+    StratoFileSystem sfs = (StratoFileSystem) fs;
+    io.strato.proto.v1.KeyInfo k = sfs.client().lookupKey("ecvol", BUCKET.substring(BUCKET.lastIndexOf('/') + 1),
+        "corrupt");
+    io.strato.proto.v1.BlockLocation bl = k.getBlocks(0);
+    String id = bl.getPipeline().getMembers(1).getId();
+    int dn = cluster.datanodeIndex(id);
+    Path f = cluster.datanodeDirs.get(dn).resolve("containers")
+        .resolve(Long.toUnsignedString(bl.getBlockId().getContainerId())).resolve("chunks")
+        .resolve(Long.toUnsignedString(bl.getBlockId().getLocalId()) + ".block");
+    assertTrue("block file " + f, Files.exists(f));
+    try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f.toFile(), "rw")) {
+      raf.seek(12345);
+      int b = raf.read();
+      raf.seek(12345);
+      raf.write(b ^ 0x5a);
+    }
+    checkReads(p, data);
+    String info = cli("admin", "container", "info", Long.toUnsignedString(bl.getBlockId().getContainerId()));
+    assertTrue(info, info.contains("UNHEALTHY"));
+  }
+
+  @Test
+  public void i_otherCodes() throws Exception {
+    // XOR-2-1 and RS-4-2 (six members: every datanode), both ways.
+    for (String code : new String[] {"xor-2-1-64k", "rs-4-2-64k"}) {
+      String bucket = "/ecvol/" + code.replace("-64k", "");
+      cli("sh", "bucket", "create", bucket, "--replication", code, "--block-size", "256KiB");
+      int n = 5 * 4 * CELL + 777; // several stripes, a partial one, past a group
+      byte[] data = bytes(n, code.length());
+      org.apache.hadoop.fs.Path java = new org.apache.hadoop.fs.Path(bucket + "/java");
+      write(java, data);
+      Path f = tmp.resolve("got-" + code);
+      cli("sh", "key", "get", local(java), f.toString());
+      assertArrayEquals(code + ": the Go client reads the connector's file", data, Files.readAllBytes(f));
+      org.apache.hadoop.fs.Path go = new org.apache.hadoop.fs.Path(bucket + "/go");
+      cli("sh", "key", "put", local(go), f.toString());
+      checkReads(go, data);
+      assertTrue(cli("sh", "key", "info", local(go)).contains(code));
     }
   }
 }
