@@ -60,6 +60,7 @@ final class StripedWriter {
   private long committed;
   private int failures;
   private int closures;
+  private int denials;
 
   StripedWriter(KeyWriter w, StratoClient c, ErasureCode ec, long blockSize, byte ctype, int bpc) {
     this.w = w;
@@ -234,7 +235,11 @@ final class StripedWriter {
     IOException cause = errs.get(0);
     for (IOException e : errs) {
       if (e.getCause() instanceof WireException && ((WireException) e.getCause()).code() == Wire.ACCESS_DENIED) {
-        throw new IOException("strato: writing " + w.name() + ": " + e.getMessage(), e);
+        // As the replicated writer: a new group brings a new token; more denials will not pass.
+        if (++denials > KeyWriter.MAX_DENIALS) {
+          throw new IOException("strato: writing " + w.name() + ": " + e.getMessage(), e);
+        }
+        break;
       }
     }
     if (!failed.isEmpty()) {
