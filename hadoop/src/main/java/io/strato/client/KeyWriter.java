@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * when a datanode failed), ends the block at its committed length, continues
  * in a new block allocated without the failed datanode, and sends every
  * uncommitted chunk again. hflush publishes the length in meta; hsync also
- * fsyncs every replica; close commits the key.
+ * fsyncs every replica; close commits the key. An erasure coded key is
+ * written in block groups by a StripedWriter instead (no hflush or hsync).
  *
  * <p>Not safe for concurrent use.
  */
