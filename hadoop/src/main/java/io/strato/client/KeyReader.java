@@ -52,6 +52,8 @@ public final class KeyReader implements Closeable {
   private final List<Blk> blocks = new ArrayList<>();
   private final Set<String> bad = Collections.synchronizedSet(new HashSet<>());
   private final int piece;
+  /** The key's erasure code; null for a replicated key. */
+  private final ErasureCode ec;
 
   // The stream.
   private long pos;
@@ -61,6 +63,8 @@ public final class KeyReader implements Closeable {
   private int bufLen;
   private long bufOff = -1;
   private final Deque<Ahead> ahead = new ArrayDeque<>();
+  /** An erasure coded stream's read-ahead: pieces read (and rebuilt if need be) in the background. */
+  private final Deque<StripedAhead> stripedAhead = new ArrayDeque<>();
   private boolean closed;
 
   /** A read-ahead: the first replica's answer, verified when consumed. */
@@ -93,6 +97,7 @@ public final class KeyReader implements Closeable {
       blocks.add(new Blk(bl));
     }
     this.piece = c.opts.chunkSize;
+    this.ec = key.hasErasureCoding() ? ErasureCode.of(key.getErasureCoding()) : null;
   }
 
   public long size() {
@@ -124,6 +129,10 @@ public final class KeyReader implements Closeable {
 
   /** Fills dst[dstOff, +len) from the key at off (within the key), piece by piece. */
   private void readRange(long off, byte[] dst, int dstOff, int len) throws IOException {
+    if (ec != null) {
+      readStriped(off, dst, dstOff, len);
+      return;
+    }
     // Pieces of up to a chunk, within one block; up to readAhead of them are
     // asked of their first replica at once, then verified in order (a piece
     // whose replica failed is read again from the others).
@@ -149,6 +158,137 @@ public final class KeyReader implements Closeable {
         drop(a);
       }
     }
+  }
+
+  // ---- Erasure coded keys ----------------------------------------------------
+
+  /** A piece of an erasure coded stream being read ahead. */
+  private record StripedAhead(long off, int len, CompletableFuture<byte[]> f) {}
+
+  /** Runs erasure coded read-aheads (each a blocking read of a piece's cells, in parallel). */
+  private static final java.util.concurrent.ExecutorService STRIPED_AHEAD =
+      java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "strato-ec-read-ahead");
+        t.setDaemon(true);
+        return t;
+      });
+
+  /** The stream's next piece of an erasure coded key, from the read-ahead when it is there; then more asked for. */
+  private void fillStriped() throws IOException {
+    releaseBuf();
+    StripedAhead head = stripedAhead.peekFirst();
+    byte[] b;
+    if (head != null && head.off == pos) {
+      stripedAhead.pollFirst();
+      try {
+        b = head.f.join();
+      } catch (java.util.concurrent.CompletionException e) {
+        throw e.getCause() instanceof IOException ? (IOException) e.getCause() : new IOException(e.getCause());
+      }
+    } else {
+      dropStripedAhead();
+      b = new byte[pieceLen(pos)];
+      readStriped(pos, b, 0, b.length);
+    }
+    buf = ByteBuffer.wrap(b);
+    bufOff = pos;
+    bufStart = 0;
+    bufLen = b.length;
+    StripedAhead last = stripedAhead.peekLast();
+    long next = last != null ? last.off + last.len : pos + b.length;
+    while (stripedAhead.size() < c.opts.readAhead && next < key.getSize()) {
+      long at = next;
+      int n = pieceLen(at);
+      stripedAhead.addLast(new StripedAhead(at, n, CompletableFuture.supplyAsync(() -> {
+        byte[] x = new byte[n];
+        try {
+          readStriped(at, x, 0, n);
+        } catch (IOException e) {
+          throw new java.util.concurrent.CompletionException(e);
+        }
+        return x;
+      }, STRIPED_AHEAD)));
+      next += n;
+    }
+  }
+
+  private void dropStripedAhead() {
+    for (StripedAhead a : stripedAhead) {
+      a.f.cancel(false); // one running finishes in the background and is dropped
+    }
+    stripedAhead.clear();
+  }
+
+  /**
+   * Fills dst from an erasure coded key at off, group by group, a few stripes
+   * at a time (StripedReader: the data members, every piece at once; a member
+   * that fails, or failed this reader before, is rebuilt from the others).
+   * Erasure coded members are read over TCP (no local reads).
+   */
+  private void readStriped(long off, byte[] dst, int dstOff, int len) throws IOException {
+    long window = Math.max(ec.stripeSize() * 2, piece);
+    int done = 0;
+    while (done < len) {
+      long at = off + done;
+      Blk bl = blockAt(at);
+      long inGroup = at - bl.offset;
+      int n = (int) Math.min(Math.min(len - done, bl.length - inGroup), window);
+      if (bl.members.size() != ec.members()) {
+        throw new IOException("strato: " + name() + ": block group " + bl.id + " has " + bl.members.size()
+            + " members, " + ec + " needs " + ec.members());
+      }
+      StripedReader gr = new StripedReader(ec, bl.length, (m, moff, mlen) -> askMember(bl, m, moff, mlen));
+      for (int m = 0; m < bl.members.size(); m++) {
+        if (bad.contains(bl.members.get(m).getId())) {
+          gr.markLost(m, "datanode " + bl.members.get(m).getId() + " failed this reader before");
+        }
+      }
+      try {
+        gr.read(inGroup, dst, dstOff + done, n);
+      } catch (IOException e) {
+        throw new IOException("strato: cannot read " + name() + " block group " + bl.id + " at " + inGroup + ": "
+            + e.getMessage(), e);
+      }
+      done += n;
+    }
+  }
+
+  /** A READ_CHUNK of member m's block of group bl, verified when taken; a failure marks the datanode bad. */
+  private StripedReader.Pending askMember(Blk bl, int m, long off, int len) {
+    DatanodeDetails dn = bl.members.get(m);
+    DataConn conn;
+    CompletableFuture<DataConn.Response> f;
+    try {
+      conn = c.data.get(dn.getDataAddr(), bl.token);
+      f = conn.readChunk(new ReadChunkRequest(bl.id, off, len));
+    } catch (IOException e) {
+      conn = null;
+      f = CompletableFuture.failedFuture(e);
+    }
+    DataConn cn = conn;
+    CompletableFuture<DataConn.Response> fut = f;
+    return (dst, dstOff) -> {
+      try {
+        DataConn.Response r = DataConn.await(fut, c.data.requestTimeoutMs(), cn);
+        try {
+          verify(bl, off, r, dst, dstOff, len);
+        } finally {
+          r.release();
+        }
+      } catch (IOException e) {
+        if (e instanceof WireException && ((WireException) e).code() == Wire.ACCESS_DENIED) {
+          throw new IOException("strato: reading " + name() + ": datanode " + dn.getId() + " refused the block token: "
+              + e.getMessage(), e);
+        }
+        bad.add(dn.getId());
+        boolean corrupt = e instanceof ChecksumMismatchException || (e instanceof WireException
+            && (((WireException) e).code() == Wire.CORRUPT || ((WireException) e).code() == Wire.CHECKSUM_MISMATCH));
+        if (corrupt) {
+          report(bl, dn, e);
+        }
+        throw new IOException("datanode " + dn.getId() + ": " + e.getMessage(), e);
+      }
+    };
   }
 
   /** Gives up on a read-ahead: its response, when it comes, goes back to the pool. */
@@ -475,6 +615,10 @@ public final class KeyReader implements Closeable {
   }
 
   private void fill() throws IOException {
+    if (ec != null) {
+      fillStriped();
+      return;
+    }
     Ahead head = ahead.peekFirst();
     if (head != null && head.off == pos) {
       ahead.pollFirst();
@@ -523,6 +667,7 @@ public final class KeyReader implements Closeable {
   }
 
   private void dropAhead() {
+    dropStripedAhead();
     for (Ahead a : ahead) {
       drop(a); // their responses go back to the pool when they come
     }

@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * when a datanode failed), ends the block at its committed length, continues
  * in a new block allocated without the failed datanode, and sends every
  * uncommitted chunk again. hflush publishes the length in meta; hsync also
- * fsyncs every replica; close commits the key.
+ * fsyncs every replica; close commits the key. An erasure coded key is
+ * written in block groups by a StripedWriter instead (no hflush or hsync).
  *
  * <p>Not safe for concurrent use.
  */
@@ -123,6 +124,8 @@ public final class KeyWriter extends OutputStream {
   private boolean closed;
   private long written;
   private final long appendOffset;
+  /** The erasure coded key's writer; null for a replicated key. */
+  private final StripedWriter striped;
 
   KeyWriter(StratoClient c, String volume, String bucket, String key, OpenKeyResponse resp, Opener reopen) {
     this.c = c;
@@ -138,6 +141,8 @@ public final class KeyWriter extends OutputStream {
     this.chunkSize = c.opts.chunkSize;
     this.spare.addAll(resp.getBlocksList());
     this.appendOffset = resp.getAppendOffset();
+    this.striped = resp.hasErasureCoding() ? new StripedWriter(this, c, ErasureCode.of(resp.getErasureCoding()),
+        blockSize, ctype, bpc) : null;
     // An append's first hsync fsyncs the file's blocks too: it promises
     // every byte before it, and the file's writers may have closed it
     // without one (a synced PUT_BLOCK of a held block writes nothing).
@@ -169,8 +174,13 @@ public final class KeyWriter extends OutputStream {
     }
   }
 
-  private String name() {
+  String name() {
     return "/" + volume + "/" + bucket + "/" + key;
+  }
+
+  /** Whether the key is erasure coded (written in block groups, without hflush or hsync). */
+  public boolean erasureCoded() {
+    return striped != null;
   }
 
   /** The block size meta gave the key. */
@@ -191,6 +201,16 @@ public final class KeyWriter extends OutputStream {
   @Override
   public void write(byte[] p, int off, int len) throws IOException {
     check();
+    if (striped != null) {
+      try {
+        striped.write(p, off, len);
+      } catch (IOException e) {
+        err = e;
+        throw e;
+      }
+      written += len;
+      return;
+    }
     while (len > 0) {
       if (buf == null) {
         buf = free.isEmpty() ? new byte[chunkSize] : free.pop();
@@ -509,6 +529,14 @@ public final class KeyWriter extends OutputStream {
     } else {
       syncOnEach(old, length, failed);
     }
+    avoid(old, failed);
+  }
+
+  /**
+   * Has meta close old's container, and later blocks avoid it, its pipeline
+   * (when a datanode failed) and the failed datanodes.
+   */
+  void avoid(Blk old, Set<String> failed) {
     String failedId = "";
     for (String id : failed) {
       failedId = id;
@@ -556,6 +584,16 @@ public final class KeyWriter extends OutputStream {
     if (cur != null) {
       commitBlock(true, false);
     }
+    cur = allocateGroup();
+    curLen = 0;
+    committed = 0;
+  }
+
+  /**
+   * The next block (or block group) of the key, of length 0, appended to its
+   * blocks: a spare one meta gave at open, or a new one avoiding the failed.
+   */
+  Blk allocateGroup() throws IOException {
     openNow(blockSize);
     BlockLocation bl = null;
     while (!spare.isEmpty() && bl == null) {
@@ -576,9 +614,12 @@ public final class KeyWriter extends OutputStream {
     Blk b = new Blk(bl);
     b.length = 0;
     blocks.add(b);
-    cur = b;
-    curLen = 0;
-    committed = 0;
+    return b;
+  }
+
+  /** Drops the last block from the key (a group that failed before anything was committed). */
+  void dropLastBlock() {
+    blocks.remove(blocks.size() - 1);
   }
 
   private boolean usable(BlockLocation bl) {
@@ -703,12 +744,26 @@ public final class KeyWriter extends OutputStream {
 
   /** Makes what was written reach every replica and become visible to new readers. */
   public void hflush() throws IOException {
+    refuseIfStriped("hflush");
     flush(false);
   }
 
   /** hflush, and every replica fsyncs the data first. */
   public void hsync() throws IOException {
+    refuseIfStriped("hsync");
     flush(true);
+  }
+
+  /**
+   * An erasure coded key has no hflush or hsync (docs/ec.md: parity covers
+   * whole stripes), as the Go client's: UnsupportedOperationException, which
+   * Hadoop's Syncable contract names for a stream that cannot.
+   */
+  private void refuseIfStriped(String op) {
+    if (striped != null) {
+      throw new UnsupportedOperationException("strato: " + name() + " is erasure coded: " + op
+          + " is not supported on erasure coded files (it becomes visible at close; write logs with replication)");
+    }
   }
 
   /** Java's flush: nothing (data moves in chunks; hflush publishes it). */
@@ -740,8 +795,12 @@ public final class KeyWriter extends OutputStream {
       throw failedEarlier();
     }
     try {
-      sendLast();
-      commitBlock(true, false);
+      if (striped != null) {
+        striped.close();
+      } else {
+        sendLast();
+        commitBlock(true, false);
+      }
       commit(false);
     } catch (IOException e) {
       err = e;

@@ -334,9 +334,6 @@ public final class StratoClient implements Closeable {
     KeyWriter.Opener open = sizeHint -> meta.mutate("create " + name, s -> s.createFile(
         req.clone().setSizeHint(Math.max(sizeHint, 0)).setDeferrable(sizeHint < 0).build()));
     OpenKeyResponse resp = open.open(-1);
-    if (resp.hasErasureCoding()) {
-      throw erasureCoded(name);
-    }
     return new KeyWriter(this, volume, bucket, path, resp, open);
   }
 
@@ -353,7 +350,8 @@ public final class StratoClient implements Closeable {
             .setSizeHint(Math.max(sizeHint, 0)).build()));
     OpenKeyResponse resp = open.open(0);
     if (resp.hasErasureCoding()) {
-      throw erasureCoded(name);
+      throw new IOException(name + " is erasure coded: append is not supported on erasure coded files"
+          + " (its last stripe's parity would change); write a new file");
     }
     return new KeyWriter(this, volume, bucket, path, resp, open);
   }
@@ -386,21 +384,7 @@ public final class StratoClient implements Closeable {
 
   /** Opens a committed file or key for reading. */
   public KeyReader open(String volume, String bucket, String key) throws IOException {
-    KeyInfo ki = lookupKey(volume, bucket, key);
-    if (ki.hasErasureCoding()) {
-      throw erasureCoded("/" + volume + "/" + bucket + "/" + key);
-    }
-    return new KeyReader(this, ki);
-  }
-
-  /**
-   * Erasure coded files are striped over block groups (docs/ec.md); this
-   * client writes and reads replicated ones only, and refuses the others
-   * rather than treat a group as a block.
-   */
-  private static IOException erasureCoded(String name) {
-    return new IOException(name + " is erasure coded: this connector does not write or read erasure coded files yet"
-        + " (write it to a replicated bucket)");
+    return new KeyReader(this, lookupKey(volume, bucket, key));
   }
 
   // ---- The data path's reports ----------------------------------------------

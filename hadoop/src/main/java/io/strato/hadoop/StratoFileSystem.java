@@ -1478,6 +1478,9 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
     }
     try (KeyReader r = client.open(p.volume, p.bucket, p.key)) {
       long end = Math.min(length, r.size());
+      if (r.info().hasErasureCoding()) {
+        return stripedChecksum(r, end);
+      }
       DataChecksum.Type type = null;
       int bpc = 0;
       Integer crc = null;
@@ -1516,6 +1519,32 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
     } catch (IOException e) {
       throw translate(e, q);
     }
+  }
+
+  /**
+   * An erasure coded file's composite CRC, as the Go client computes it
+   * (client/filechecksum.go): its members' stored windows cover their blocks,
+   * not the file's bytes, so the CRC is of the bytes, read and verified. The
+   * same value as a replicated file of the same bytes.
+   */
+  private static FileChecksum stripedChecksum(KeyReader r, long end) throws IOException {
+    io.strato.proto.v1.ChecksumType ct = r.info().getChecksumType();
+    DataChecksum.Type t = ct == io.strato.proto.v1.ChecksumType.CHECKSUM_CRC32 ? DataChecksum.Type.CRC32
+        : ct == io.strato.proto.v1.ChecksumType.CHECKSUM_CRC32C
+            || ct == io.strato.proto.v1.ChecksumType.CHECKSUM_TYPE_UNSPECIFIED ? DataChecksum.Type.CRC32C : null;
+    if (t == null) {
+      return null;
+    }
+    int bpc = r.info().getBytesPerChecksum() > 0 ? r.info().getBytesPerChecksum() : 16 << 10;
+    java.util.zip.Checksum c = t == DataChecksum.Type.CRC32C ? new java.util.zip.CRC32C() : new java.util.zip.CRC32();
+    byte[] b = new byte[4 << 20];
+    for (long off = 0; off < end;) {
+      int n = (int) Math.min(b.length, end - off);
+      r.read(off, b, 0, n);
+      c.update(b, 0, n);
+      off += n;
+    }
+    return new CompositeCrcFileChecksum((int) c.getValue(), t, bpc);
   }
 
   /**

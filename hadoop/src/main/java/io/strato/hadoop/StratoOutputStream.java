@@ -81,6 +81,8 @@ final class StratoOutputStream extends OutputStream implements Syncable, StreamC
     switch (capability.toLowerCase(Locale.ENGLISH)) {
       case StreamCapabilities.HFLUSH:
       case StreamCapabilities.HSYNC:
+        // An erasure coded file has neither (docs/ec.md), as HDFS's striped streams.
+        return !w.erasureCoded();
       case StreamCapabilities.IOSTATISTICS:
         return true;
       default:

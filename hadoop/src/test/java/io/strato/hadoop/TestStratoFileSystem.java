@@ -166,17 +166,21 @@ public class TestStratoFileSystem {
   }
 
   @Test
-  public void erasureCodedFilesAreRefused() throws IOException {
-    // This connector writes and reads replicated files only: a file of an
-    // erasure coded bucket is refused, never written as if a block group
-    // were a block; replication 1 asked for stays replicated.
+  public void erasureCodedFileNeedsItsMembers() throws IOException {
+    // strato dev has three datanodes, too few for an RS-3-2 block group: the
+    // write fails saying so, and nothing is left (TestErasureCoding writes
+    // erasure coded files on six); replication 1 asked for stays replicated.
     StratoFileSystem sfs = (StratoFileSystem) fs;
     sfs.mkdirs(new Path("/ecvol"));
     sfs.client().meta().mutate("create bucket", s -> s.createBucket(CreateBucketRequest.newBuilder()
         .setVolume("ecvol").setName("rs32").setErasureCoding(ErasureCoding.newBuilder()
             .setCodec(ErasureCodec.ERASURE_CODEC_RS).setData(3).setParity(2)).build()));
-    IOException e = assertThrows(IOException.class, () -> fs.create(new Path("/ecvol/rs32/f")));
-    assertTrue(e.getMessage(), e.getMessage().contains("/ecvol/rs32/f is erasure coded"));
+    IOException e = assertThrows(IOException.class, () -> {
+      try (FSDataOutputStream out = fs.create(new Path("/ecvol/rs32/f"))) {
+        out.write(bytes(1000, 3));
+      }
+    });
+    assertTrue(e.getMessage(), e.getMessage().contains("rs-3-2-1024k") && e.getMessage().contains("need 5"));
     assertFalse(fs.exists(new Path("/ecvol/rs32/f")));
     Path one = new Path("/ecvol/rs32/one");
     try (FSDataOutputStream out = fs.create(one, true, 4096, (short) 1, 1 << 20)) {
