@@ -298,7 +298,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		KeepClusterID:     func(id string) error { return keepClusterID(store.homeDirs(), id) },
 		Tokens:            d.setBlockTokens,
 		Replication: agent.Replication{Source: store, Importer: store, FS: store.opts.Volume.FS, Limits: limits,
-			Metrics: sv.Replication, TLS: opts.ClientTLS},
+			Metrics: sv.Replication, TLS: opts.ClientTLS, Clock: opts.Clock},
 		Scan:         d.scanner.Request,
 		DiskBalancer: d.disk.command,
 		TLS:          opts.ClientTLS,

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/proto/strato/v1"
@@ -29,6 +30,8 @@ type Replication struct {
 	Metrics *replication.Metrics
 	// TLS secures the connections to other datanodes. Default: plain TCP.
 	TLS *tls.Config
+	// Clock paces the balancer's pushes (nil: the real clock).
+	Clock clockwork.Clock
 }
 
 // replicator runs the pushes and rebuilds meta orders, in the background:
@@ -44,11 +47,34 @@ type replicator struct {
 
 	mu      sync.Mutex
 	running map[uint64]bool // containers being pushed
-	failed  []*stratov1.CommandFailure
+	// pace caps the pushes that carry a bandwidth (the balancer's moves)
+	// together, at paceRate bytes a second: made again when a command
+	// brings another rate.
+	pace     *replication.Limits
+	paceRate int64
+	failed   []*stratov1.CommandFailure
 }
 
 func newReplicator(r Replication, id string, log *slog.Logger, ended func()) *replicator {
 	return &replicator{Replication: r, id: id, log: log, ended: ended, running: map[uint64]bool{}}
+}
+
+// paceOf is the shared cap of pushes at bandwidth bytes a second (nil:
+// none).
+func (r *replicator) paceOf(bandwidth int64) *replication.Limits {
+	if bandwidth <= 0 {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pace == nil || r.paceRate != bandwidth {
+		l, err := replication.NewLimits(1, bandwidth, r.Clock)
+		if err != nil {
+			return nil
+		}
+		r.pace, r.paceRate = l, bandwidth
+	}
+	return r.pace
 }
 
 // fail records a push that failed, for the next heartbeat to report.
@@ -108,7 +134,7 @@ func (a *Agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand)
 		pprof.Do(r.ctx, replication.ProfileLabels(r.id, replication.RolePush), func(ctx context.Context) {
 			st, err = replication.Push(ctx, r.Source, id, target, replication.Options{
 				Limits: r.Limits, Metrics: r.Metrics, FS: r.FS, TLS: r.TLS, ClientID: "datanode " + r.id, Logger: r.log,
-				Token: cmd.GetToken(),
+				Token: cmd.GetToken(), Pace: r.paceOf(cmd.GetBandwidth()),
 			})
 		})
 		if err != nil {

@@ -37,6 +37,10 @@ type Source interface {
 type Options struct {
 	// Limits are shared by all the pushes of a datanode. Default: none.
 	Limits *Limits
+	// Pace is a second bandwidth cap, shared by the pushes of one kind (a
+	// container balancer's moves: ReplicateContainerCommand.bandwidth).
+	// Default: none.
+	Pace *Limits
 	// Metrics are shared by all the pushes of a datanode. Default: none.
 	Metrics *Metrics
 	// FS is the filesystem of the source's volumes. With vfs.Default (the
@@ -431,7 +435,7 @@ func (s *session) sendFile(ctx context.Context, path string, localID uint64, chu
 	} else {
 		defer vf.Close()
 	}
-	piece := s.opts.Limits.pieceSize()
+	piece := min(s.opts.Limits.pieceSize(), s.opts.Pace.pieceSize())
 	for done := int64(0); done < n; {
 		k := min(n-done, s.opts.FrameSize)
 		req := &wire.ImportDataRequest{LocalID: localID, ChunkOffset: chunkOff, FileOffset: off + done}
@@ -445,6 +449,9 @@ func (s *session) sendFile(ctx context.Context, path string, localID uint64, chu
 			for sent < k {
 				p := min(k-sent, piece)
 				if err := s.opts.Limits.wait(ctx, p); err != nil {
+					return sent, err
+				}
+				if err := s.opts.Pace.wait(ctx, p); err != nil {
 					return sent, err
 				}
 				_ = s.nc.SetWriteDeadline(time.Now().Add(s.opts.IOTimeout))

@@ -291,6 +291,32 @@ func TestPushBandwidthCap(t *testing.T) {
 	require.Less(t, got, 1.5*rate)
 }
 
+// TestPushPaced: a pace shared by two pushes (a balancer's moves) caps
+// their rate together, on top of the datanode's own limits.
+func TestPushPaced(t *testing.T) {
+	src, dst := startNode(t), startNode(t)
+	const rate = 8 << 20
+	closedContainer(t, src, 21, []int{2 << 20}, 1<<20)
+	closedContainer(t, src, 22, []int{2 << 20}, 1<<20)
+	lim, err := replication.NewLimits(10, 0, nil)
+	require.NoError(t, err)
+	pace, err := replication.NewLimits(1, rate, nil)
+	require.NoError(t, err)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, id := range []uint64{21, 22} {
+		wg.Go(func() {
+			_, err := replication.Push(context.Background(), src.store, id, dst.addr, replication.Options{Limits: lim, Pace: pace, Logger: quiet()})
+			require.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	el := time.Since(start)
+	got := float64(4<<20) / el.Seconds()
+	t.Logf("4 MiB in %v: %.1f MiB/s paced at %d MiB/s", el, got/(1<<20), rate>>20)
+	require.Less(t, got, 1.5*rate)
+}
+
 func TestPushConcurrent(t *testing.T) {
 	src, dst := startNode(t), startNode(t)
 	datas := map[uint64]map[uint64][]byte{}

@@ -27,6 +27,9 @@ type balSim struct {
 	// down: datanodes that stopped (no heartbeat, no copy lands on them;
 	// their disks keep what they held).
 	down map[string]bool
+	// paced: the bandwidth of every copy command sent (what the source
+	// paces its push at; 0: none).
+	paced []int64
 }
 
 type simNode struct {
@@ -119,6 +122,9 @@ func (s *balSim) step() ReplicationReport {
 		}
 		require.NoError(s.t, err)
 		for _, cmd := range resp.Commands {
+			if rc := cmd.GetReplicateContainer(); rc != nil {
+				s.paced = append(s.paced, rc.Bandwidth)
+			}
 			if rc := cmd.GetReplicateContainer(); rc != nil && !s.down[rc.Target.Id] {
 				s.node(rc.Target.Id).held[rc.ContainerId] = proto.Clone(n.held[rc.ContainerId]).(*stratov1.ContainerReplica)
 			}
@@ -295,6 +301,10 @@ func TestBalancerLimitsAndStop(t *testing.T) {
 	require.True(t, st.Running)
 	moved := st.MovedContainers + uint64(st.MovesInFlight)
 	require.InDelta(t, 6, moved, 3, "about a move per source a minute: %v", st)
+	require.NotEmpty(t, s.paced)
+	for _, bw := range s.paced {
+		require.Equal(t, int64(1<<30/60), bw, "every move carries the cap, which the source keeps on the wire")
+	}
 
 	require.NoError(t, s.e.m.StopBalancer(context.Background(), s.e.now))
 	st = s.e.m.BalancerStatus()
@@ -310,6 +320,9 @@ func TestBalancerLimitsAndStop(t *testing.T) {
 	s2.start(BalancerParams{Threshold: 0.05, Bandwidth: -1})
 	rep = s2.step()
 	require.Equal(t, 3*(s2.e.m.Options().ReplicationLimit/2), rep.BalancerMoves, "half the limit of each source")
+	for _, bw := range s2.paced {
+		require.Zero(t, bw, "no cap, no pacing")
+	}
 }
 
 // TestBalancerKeepsRackRules: dn3 is alone on its rack; its containers'

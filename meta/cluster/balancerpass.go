@@ -187,6 +187,10 @@ func (r *replicationPass) planMoves(it *balanceIteration) (planned int, waiting 
 			}
 			key := copyKey{c.info.Id, rp.ReplicaIndex}
 			r.copy(key, src, t)
+			if rec.Bandwidth > 0 {
+				// The cap holds on the wire too: the source paces its moves.
+				r.plan.send[len(r.plan.send)-1].cmd.GetReplicateContainer().Bandwidth = rec.Bandwidth
+			}
 			if r.plan.bal.moves == nil {
 				r.plan.bal.moves = map[copyKey]*move{}
 			}

@@ -1020,6 +1020,12 @@ type ReplicateContainerCommand struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId uint64                 `protobuf:"varint,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
 	Target      *DatanodeDetails       `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	// bandwidth: the bytes per second that the datanode's pushes carrying
+	// this bandwidth send together at most, on top of its own replication
+	// cap (0: none). A container balancer move carries the balancer's
+	// per-source bandwidth, so that the cap holds on the wire, not only on
+	// average over the balancer's iteration.
+	Bandwidth int64 `protobuf:"varint,4,opt,name=bandwidth,proto3" json:"bandwidth,omitempty"`
 	// token is a container token (docs/wire.md §5.9): WRITE on the
 	// container, which the source presents to the target before
 	// IMPORT_BEGIN. Empty when meta does not require block tokens.
@@ -1070,6 +1076,13 @@ func (x *ReplicateContainerCommand) GetTarget() *DatanodeDetails {
 		return x.Target
 	}
 	return nil
+}
+
+func (x *ReplicateContainerCommand) GetBandwidth() int64 {
+	if x != nil {
+		return x.Bandwidth
+	}
+	return 0
 }
 
 func (x *ReplicateContainerCommand) GetToken() []byte {
@@ -2227,10 +2240,11 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x1f\n" +
 	"\vpipeline_id\x18\x02 \x01(\x04R\n" +
 	"pipelineId\x12\x14\n" +
-	"\x05force\x18\x03 \x01(\bR\x05force\"\x8d\x01\n" +
+	"\x05force\x18\x03 \x01(\bR\x05force\"\xab\x01\n" +
 	"\x19ReplicateContainerCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x122\n" +
-	"\x06target\x18\x02 \x01(\v2\x1a.strato.v1.DatanodeDetailsR\x06target\x12\x19\n" +
+	"\x06target\x18\x02 \x01(\v2\x1a.strato.v1.DatanodeDetailsR\x06target\x12\x1c\n" +
+	"\tbandwidth\x18\x04 \x01(\x03R\tbandwidth\x12\x19\n" +
 	"\x05token\x18\x03 \x01(\fB\x03\x80\x01\x01R\x05token\"\xf2\x01\n" +
 	"\x1dReconstructECContainerCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12#\n" +
