@@ -152,7 +152,11 @@ func (g *Gateway) postAuth(rq *request, fields map[string]string) error {
 	cred := fields["x-amz-credential"]
 	a := &authRequest{}
 	if err := a.parseCredential(cred, credentialOfPost); err != nil {
-		return withFields(err.(*Error), "ArgumentName", "x-amz-credential", "ArgumentValue", cred)
+		var e *Error
+		if errors.As(err, &e) {
+			return withFields(e, "ArgumentName", "x-amz-credential", "ArgumentValue", cred)
+		}
+		return err
 	}
 	if a.region != g.opts.Region {
 		return postFieldErr("x-amz-credential", cred, "the region %q is wrong; expecting %q", a.region, g.opts.Region)
