@@ -93,6 +93,10 @@ func TestAgainstModel(t *testing.T) {
 					require.NoError(rt, err, "a synced commit of what a closed container holds")
 				case closed:
 					require.ErrorIs(rt, err, ErrNotOpen)
+				case length < b.committed && sync && b.hasRow:
+					// An appender's hsync of a block the file was cut inside:
+					// the block is fsynced as committed, nothing changes.
+					require.NoError(rt, err, "a synced commit shorter than the committed length")
 				case length < b.committed:
 					require.ErrorIs(rt, err, ErrInvalid)
 				case !complete:
