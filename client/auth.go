@@ -103,21 +103,10 @@ func (c *Client) DeleteUser(ctx context.Context, name string) (int, error) {
 
 // ListUsers returns every user.
 func (c *Client) ListUsers(ctx context.Context) ([]*stratov1.User, error) {
-	var all []*stratov1.User
-	after := ""
-	for {
-		resp, err := admin(ctx, c, func(ctx context.Context, a stratov1.AdminServiceClient) (*stratov1.ListUsersResponse, error) {
-			return a.ListUsers(ctx, &stratov1.ListUsersRequest{StartAfter: after})
-		})
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, resp.Users...)
-		if !resp.Truncated || len(resp.Users) == 0 {
-			return all, nil
-		}
-		after = resp.Users[len(resp.Users)-1].Name
-	}
+	return allAdminPages(ctx, c, func(ctx context.Context, a stratov1.AdminServiceClient, after string) ([]*stratov1.User, bool, error) {
+		resp, err := a.ListUsers(ctx, &stratov1.ListUsersRequest{StartAfter: after})
+		return resp.GetUsers(), resp.GetTruncated(), err
+	}, (*stratov1.User).GetName)
 }
 
 // IssueToken issues a token for user ("": the caller) valid for ttl (0:
@@ -143,20 +132,33 @@ func (c *Client) RevokeToken(ctx context.Context, id string) error {
 // ListTokens returns the tokens (never their secrets) of user, or every
 // token ("": an administrator sees all, anyone else its own).
 func (c *Client) ListTokens(ctx context.Context, user string) ([]*stratov1.Token, error) {
-	var all []*stratov1.Token
+	return allAdminPages(ctx, c, func(ctx context.Context, a stratov1.AdminServiceClient, after string) ([]*stratov1.Token, bool, error) {
+		resp, err := a.ListTokens(ctx, &stratov1.ListTokensRequest{User: user, StartAfter: after})
+		return resp.GetTokens(), resp.GetTruncated(), err
+	}, (*stratov1.Token).GetId)
+}
+
+// allAdminPages reads a paged admin listing to its end: page returns the
+// items after a key and whether more follow; key is an item's key.
+func allAdminPages[T any](ctx context.Context, c *Client, page func(context.Context, stratov1.AdminServiceClient, string) ([]T, bool, error),
+	key func(T) string) ([]T, error) {
+	var all []T
 	after := ""
 	for {
-		resp, err := admin(ctx, c, func(ctx context.Context, a stratov1.AdminServiceClient) (*stratov1.ListTokensResponse, error) {
-			return a.ListTokens(ctx, &stratov1.ListTokensRequest{User: user, StartAfter: after})
+		var more bool
+		items, err := admin(ctx, c, func(ctx context.Context, a stratov1.AdminServiceClient) ([]T, error) {
+			items, truncated, err := page(ctx, a, after)
+			more = truncated
+			return items, err
 		})
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, resp.Tokens...)
-		if !resp.Truncated || len(resp.Tokens) == 0 {
+		all = append(all, items...)
+		if !more || len(items) == 0 {
 			return all, nil
 		}
-		after = resp.Tokens[len(resp.Tokens)-1].Id
+		after = key(items[len(items)-1])
 	}
 }
 

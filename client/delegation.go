@@ -44,19 +44,8 @@ func (c *Client) CancelDelegationToken(ctx context.Context, token string) error 
 
 // ListDelegationTokens returns every delegation token (administrators).
 func (c *Client) ListDelegationTokens(ctx context.Context) ([]*stratov1.DelegationToken, error) {
-	var all []*stratov1.DelegationToken
-	after := ""
-	for {
-		resp, err := admin(ctx, c, func(ctx context.Context, a stratov1.AdminServiceClient) (*stratov1.ListDelegationTokensResponse, error) {
-			return a.ListDelegationTokens(ctx, &stratov1.ListDelegationTokensRequest{StartAfter: after})
-		})
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, resp.Tokens...)
-		if !resp.Truncated || len(resp.Tokens) == 0 {
-			return all, nil
-		}
-		after = resp.Tokens[len(resp.Tokens)-1].Id
-	}
+	return allAdminPages(ctx, c, func(ctx context.Context, a stratov1.AdminServiceClient, after string) ([]*stratov1.DelegationToken, bool, error) {
+		resp, err := a.ListDelegationTokens(ctx, &stratov1.ListDelegationTokensRequest{StartAfter: after})
+		return resp.GetTokens(), resp.GetTruncated(), err
+	}, (*stratov1.DelegationToken).GetId)
 }
