@@ -313,17 +313,18 @@ type keyFields interface {
 func fileStatus(bk *stratov1.BucketRecord, path string, ki keyFields) *stratov1.FileStatus {
 	var perm *uint32
 	var acls []*stratov1.Acl
+	var ecs *stratov1.ErasureCoding
 	switch k := ki.(type) {
 	case *stratov1.KeyRecord:
-		perm, acls = k.Permission, AclInfos(k.Acls)
+		perm, acls, ecs = k.Permission, AclInfos(k.Acls), ErasureCoding(k.ErasureCoding)
 	case *stratov1.KeyInfo:
-		perm, acls = k.Permission, k.Acls
+		perm, acls, ecs = k.Permission, k.Acls, k.ErasureCoding
 	}
 	return &stratov1.FileStatus{Path: path, Length: ki.GetSize(), Replication: ki.GetReplication(), BlockSize: bk.BlockSize,
 		ModificationTimeUnixMs: ki.GetModificationTimeUnixMs(), CreationTimeUnixMs: ki.GetCreationTimeUnixMs(),
 		ObjectId: ki.GetObjectId(), Owner: ki.GetOwner(), Permission: permissionOr(perm, DefaultFilePermission),
 		Group: ki.GetGroup(), AccessTimeUnixMs: accessTime(ki.GetAccessTimeUnixMs(), ki.GetModificationTimeUnixMs()),
-		Acls: acls}
+		Acls: acls, ErasureCoding: ecs}
 }
 
 // accessTime is a file's access time: the stored one, or (a record written

@@ -1668,7 +1668,10 @@ type FileStatus struct {
 	// last commit. Directories: 0 unless set by SetTimes.
 	AccessTimeUnixMs int64 `protobuf:"varint,13,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
 	// The ACL of the file or directory (the bucket's for its root).
-	Acls          []*Acl `protobuf:"bytes,14,rep,name=acls,proto3" json:"acls,omitempty"`
+	Acls []*Acl `protobuf:"bytes,14,rep,name=acls,proto3" json:"acls,omitempty"`
+	// Files: set when the file is erasure coded (replication is then
+	// UNSPECIFIED), with its cell size filled in.
+	ErasureCoding *ErasureCoding `protobuf:"bytes,15,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1797,6 +1800,13 @@ func (x *FileStatus) GetAccessTimeUnixMs() int64 {
 func (x *FileStatus) GetAcls() []*Acl {
 	if x != nil {
 		return x.Acls
+	}
+	return nil
+}
+
+func (x *FileStatus) GetErasureCoding() *ErasureCoding {
+	if x != nil {
+		return x.ErasureCoding
 	}
 	return nil
 }
@@ -6987,7 +6997,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1b\n" +
-	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"\x9e\x04\n" +
+	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"\xdf\x04\n" +
 	"\n" +
 	"FileStatus\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12!\n" +
@@ -7007,7 +7017,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\f \x01(\tR\x05group\x12-\n" +
 	"\x13access_time_unix_ms\x18\r \x01(\x03R\x10accessTimeUnixMs\x12\"\n" +
-	"\x04acls\x18\x0e \x03(\v2\x0e.strato.v1.AclR\x04aclsB\r\n" +
+	"\x04acls\x18\x0e \x03(\v2\x0e.strato.v1.AclR\x04acls\x12?\n" +
+	"\x0eerasure_coding\x18\x0f \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCodingB\r\n" +
 	"\v_permission\"i\n" +
 	"\vExcludeList\x12\x1c\n" +
 	"\tdatanodes\x18\x01 \x03(\tR\tdatanodes\x12\x1e\n" +
@@ -7678,156 +7689,157 @@ var file_strato_v1_namespace_proto_depIdxs = []int32{
 	3,   // 18: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
 	16,  // 19: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
 	92,  // 20: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
-	10,  // 21: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	10,  // 22: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
-	10,  // 23: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	3,   // 24: strato.v1.UpdateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	9,   // 25: strato.v1.UpdateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	11,  // 26: strato.v1.UpdateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	1,   // 27: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
-	3,   // 28: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	2,   // 29: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
-	9,   // 30: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	92,  // 31: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
-	11,  // 32: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	11,  // 33: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
-	3,   // 34: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
-	20,  // 35: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,   // 36: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	3,   // 37: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
-	20,  // 38: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,   // 39: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	15,  // 40: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
-	3,   // 41: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
-	2,   // 42: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
-	9,   // 43: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
-	15,  // 44: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
-	20,  // 45: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	15,  // 46: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	15,  // 47: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	17,  // 48: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
-	18,  // 49: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
-	17,  // 50: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
-	16,  // 51: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	16,  // 52: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	19,  // 53: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	19,  // 54: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	102, // 55: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
-	20,  // 56: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	5,   // 57: strato.v1.Acl.type:type_name -> strato.v1.AclType
-	6,   // 58: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
-	8,   // 59: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
-	93,  // 60: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 61: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
-	93,  // 62: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 63: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
-	93,  // 64: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 65: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
-	93,  // 66: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 67: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
-	21,  // 68: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	23,  // 69: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	25,  // 70: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	26,  // 71: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	28,  // 72: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	30,  // 73: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
-	34,  // 74: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	36,  // 75: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	38,  // 76: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	39,  // 77: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	32,  // 78: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
-	41,  // 79: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	44,  // 80: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	46,  // 81: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	50,  // 82: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	52,  // 83: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	54,  // 84: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	56,  // 85: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	48,  // 86: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
-	58,  // 87: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	42,  // 88: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	60,  // 89: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	62,  // 90: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	64,  // 91: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
-	67,  // 92: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	69,  // 93: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	71,  // 94: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
-	73,  // 95: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
-	75,  // 96: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
-	77,  // 97: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
-	78,  // 98: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
-	80,  // 99: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
-	82,  // 100: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
-	84,  // 101: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
-	86,  // 102: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
-	103, // 103: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
-	104, // 104: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
-	105, // 105: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
-	106, // 106: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
-	107, // 107: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
-	108, // 108: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
-	109, // 109: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
-	110, // 110: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
-	94,  // 111: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
-	96,  // 112: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
-	98,  // 113: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
-	100, // 114: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
-	88,  // 115: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	90,  // 116: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	22,  // 117: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	24,  // 118: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	10,  // 119: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	27,  // 120: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	29,  // 121: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	31,  // 122: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
-	35,  // 123: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	37,  // 124: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	11,  // 125: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	40,  // 126: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	33,  // 127: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
-	43,  // 128: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	45,  // 129: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	47,  // 130: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	51,  // 131: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	53,  // 132: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	55,  // 133: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	57,  // 134: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	49,  // 135: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	59,  // 136: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	43,  // 137: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	61,  // 138: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	63,  // 139: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	65,  // 140: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
-	68,  // 141: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	70,  // 142: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	72,  // 143: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	74,  // 144: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	76,  // 145: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	43,  // 146: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
-	79,  // 147: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
-	81,  // 148: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
-	83,  // 149: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
-	85,  // 150: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
-	87,  // 151: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
-	111, // 152: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
-	112, // 153: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
-	113, // 154: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
-	114, // 155: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
-	115, // 156: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
-	116, // 157: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
-	117, // 158: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
-	118, // 159: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
-	95,  // 160: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
-	97,  // 161: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
-	99,  // 162: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
-	101, // 163: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
-	89,  // 164: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	91,  // 165: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	117, // [117:166] is the sub-list for method output_type
-	68,  // [68:117] is the sub-list for method input_type
-	68,  // [68:68] is the sub-list for extension type_name
-	68,  // [68:68] is the sub-list for extension extendee
-	0,   // [0:68] is the sub-list for field type_name
+	9,   // 21: strato.v1.FileStatus.erasure_coding:type_name -> strato.v1.ErasureCoding
+	10,  // 22: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	10,  // 23: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
+	10,  // 24: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	3,   // 25: strato.v1.UpdateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	9,   // 26: strato.v1.UpdateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	11,  // 27: strato.v1.UpdateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	1,   // 28: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
+	3,   // 29: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	2,   // 30: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
+	9,   // 31: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	92,  // 32: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
+	11,  // 33: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	11,  // 34: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
+	3,   // 35: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
+	20,  // 36: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
+	9,   // 37: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	3,   // 38: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
+	20,  // 39: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	9,   // 40: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	15,  // 41: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
+	3,   // 42: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
+	2,   // 43: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
+	9,   // 44: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
+	15,  // 45: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
+	20,  // 46: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	15,  // 47: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	15,  // 48: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	17,  // 49: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	18,  // 50: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	17,  // 51: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
+	16,  // 52: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	16,  // 53: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	19,  // 54: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	19,  // 55: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	102, // 56: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
+	20,  // 57: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	5,   // 58: strato.v1.Acl.type:type_name -> strato.v1.AclType
+	6,   // 59: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
+	8,   // 60: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
+	93,  // 61: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
+	92,  // 62: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
+	93,  // 63: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
+	92,  // 64: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
+	93,  // 65: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
+	92,  // 66: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
+	93,  // 67: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
+	92,  // 68: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
+	21,  // 69: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	23,  // 70: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	25,  // 71: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	26,  // 72: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	28,  // 73: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	30,  // 74: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
+	34,  // 75: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	36,  // 76: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	38,  // 77: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	39,  // 78: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	32,  // 79: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
+	41,  // 80: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	44,  // 81: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	46,  // 82: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	50,  // 83: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	52,  // 84: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	54,  // 85: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	56,  // 86: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	48,  // 87: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	58,  // 88: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	42,  // 89: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	60,  // 90: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	62,  // 91: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	64,  // 92: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
+	67,  // 93: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	69,  // 94: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	71,  // 95: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
+	73,  // 96: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
+	75,  // 97: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
+	77,  // 98: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
+	78,  // 99: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
+	80,  // 100: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
+	82,  // 101: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
+	84,  // 102: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
+	86,  // 103: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
+	103, // 104: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
+	104, // 105: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
+	105, // 106: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
+	106, // 107: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
+	107, // 108: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
+	108, // 109: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
+	109, // 110: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
+	110, // 111: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
+	94,  // 112: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	96,  // 113: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	98,  // 114: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	100, // 115: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	88,  // 116: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	90,  // 117: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	22,  // 118: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	24,  // 119: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	10,  // 120: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	27,  // 121: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	29,  // 122: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	31,  // 123: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
+	35,  // 124: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	37,  // 125: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	11,  // 126: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	40,  // 127: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	33,  // 128: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
+	43,  // 129: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	45,  // 130: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	47,  // 131: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	51,  // 132: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	53,  // 133: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	55,  // 134: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	57,  // 135: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	49,  // 136: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	59,  // 137: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	43,  // 138: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	61,  // 139: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	63,  // 140: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	65,  // 141: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
+	68,  // 142: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	70,  // 143: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	72,  // 144: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	74,  // 145: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	76,  // 146: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	43,  // 147: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
+	79,  // 148: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
+	81,  // 149: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
+	83,  // 150: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
+	85,  // 151: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
+	87,  // 152: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
+	111, // 153: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
+	112, // 154: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
+	113, // 155: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
+	114, // 156: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
+	115, // 157: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
+	116, // 158: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
+	117, // 159: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
+	118, // 160: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
+	95,  // 161: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	97,  // 162: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	99,  // 163: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	101, // 164: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	89,  // 165: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	91,  // 166: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	118, // [118:167] is the sub-list for method output_type
+	69,  // [69:118] is the sub-list for method input_type
+	69,  // [69:69] is the sub-list for extension type_name
+	69,  // [69:69] is the sub-list for extension extendee
+	0,   // [0:69] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }

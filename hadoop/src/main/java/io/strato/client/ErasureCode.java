@@ -38,6 +38,8 @@ public final class ErasureCode {
   public final int cellSize;
   /** Rows d.. of the (d+p) x d encoding matrix (the first d are the identity). */
   private final byte[][] parityRows;
+  /** The product tables of parityRows' constants: parityTables[i][j] = MUL[parityRows[i][j]]. */
+  private final byte[][][] parityTables;
 
   // GF(2^8) over x^8+x^4+x^3+x^2+1 (0x11d), generator 2.
   private static final byte[] EXP = new byte[512];
@@ -93,9 +95,11 @@ public final class ErasureCode {
     this.parity = parity;
     this.cellSize = cellSize;
     this.parityRows = new byte[parity][data];
+    this.parityTables = new byte[parity][data][];
     for (int i = 0; i < parity; i++) {
       for (int j = 0; j < data; j++) {
         parityRows[i][j] = (byte) (codec == Codec.XOR ? 1 : inv((data + i) ^ j));
+        parityTables[i][j] = MUL[parityRows[i][j] & 0xff];
       }
     }
   }
@@ -201,6 +205,17 @@ public final class ErasureCode {
    * offs[i].
    */
   public void encode(byte[][] shards, int[] offs, int[] dataLens, int len) {
+    boolean whole = true;
+    for (int j = 0; j < data; j++) {
+      whole &= shards[j] != null && dataLens[j] >= len;
+    }
+    if (whole) {
+      // Every data cell as long as the parity (all but a short last stripe): one pass per parity cell.
+      GfRows.mulRows(parityTables, java.util.Arrays.copyOf(shards, data), java.util.Arrays.copyOf(offs, data),
+          java.util.Arrays.copyOfRange(shards, data, data + parity), java.util.Arrays.copyOfRange(offs, data, data + parity),
+          len);
+      return;
+    }
     for (int i = 0; i < parity; i++) {
       byte[] out = shards[data + i];
       int oo = offs[data + i];
@@ -263,19 +278,32 @@ public final class ErasureCode {
       m[r] = row(use[r]).clone();
     }
     byte[][] dec = invert(m);
+    byte[][] in = new byte[data][];
+    int[] io = new int[data];
+    for (int r = 0; r < data; r++) {
+      in[r] = shards[use[r]];
+      io[r] = offs[use[r]];
+    }
+    int lost = 0;
     for (int j = 0; j < data; j++) {
+      if (!present[j] && shards[j] != null) {
+        lost++;
+      }
+    }
+    byte[][][] tables = new byte[lost][data][];
+    byte[][] out = new byte[lost][];
+    int[] oo = new int[lost];
+    for (int j = 0, at = 0; j < data; j++) {
       if (present[j] || shards[j] == null) {
         continue;
       }
-      byte[] out = shards[j];
-      java.util.Arrays.fill(out, offs[j], offs[j] + len, (byte) 0);
       for (int r = 0; r < data; r++) {
-        int c = dec[j][r] & 0xff;
-        if (c != 0) {
-          mulAdd(c, shards[use[r]], offs[use[r]], out, offs[j], len);
-        }
+        tables[at][r] = MUL[dec[j][r] & 0xff];
       }
+      out[at] = shards[j];
+      oo[at++] = offs[j];
     }
+    GfRows.mulRows(tables, in, io, out, oo, len);
   }
 
   /** The inverse of a square matrix over GF(2^8) (Gauss-Jordan); m is destroyed. */

@@ -65,6 +65,10 @@ public final class KeyReader implements Closeable {
   private final Deque<Ahead> ahead = new ArrayDeque<>();
   /** An erasure coded stream's read-ahead: pieces read (and rebuilt if need be) in the background. */
   private final Deque<StripedAhead> stripedAhead = new ArrayDeque<>();
+  /** The erasure coded piece buf wraps, and free ones (at most readAhead + 1, each of piece bytes). */
+  private byte[] bufPiece;
+  private final java.util.concurrent.ConcurrentLinkedQueue<byte[]> freePieces =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
   private boolean closed;
 
   /** A read-ahead: the first replica's answer, verified when consumed. */
@@ -96,8 +100,8 @@ public final class KeyReader implements Closeable {
     for (BlockLocation bl : key.getBlocksList()) {
       blocks.add(new Blk(bl));
     }
-    this.piece = c.opts.chunkSize;
     this.ec = key.hasErasureCoding() ? ErasureCode.of(key.getErasureCoding()) : null;
+    this.piece = ec == null ? c.opts.chunkSize : stripedPiece(ec, c.opts.chunkSize);
   }
 
   public long size() {
@@ -187,29 +191,37 @@ public final class KeyReader implements Closeable {
       }
     } else {
       dropStripedAhead();
-      b = new byte[pieceLen(pos)];
-      readStriped(pos, b, 0, b.length);
+      b = takePiece();
+      readStriped(pos, b, 0, pieceLen(pos));
     }
-    buf = ByteBuffer.wrap(b);
+    int n = pieceLen(pos);
+    buf = ByteBuffer.wrap(b, 0, n);
+    bufPiece = b;
     bufOff = pos;
     bufStart = 0;
-    bufLen = b.length;
+    bufLen = n;
     StripedAhead last = stripedAhead.peekLast();
-    long next = last != null ? last.off + last.len : pos + b.length;
+    long next = last != null ? last.off + last.len : pos + n;
     while (stripedAhead.size() < c.opts.readAhead && next < key.getSize()) {
       long at = next;
-      int n = pieceLen(at);
-      stripedAhead.addLast(new StripedAhead(at, n, CompletableFuture.supplyAsync(() -> {
-        byte[] x = new byte[n];
+      int k = pieceLen(at);
+      stripedAhead.addLast(new StripedAhead(at, k, CompletableFuture.supplyAsync(() -> {
+        byte[] x = takePiece();
         try {
-          readStriped(at, x, 0, n);
+          readStriped(at, x, 0, k);
         } catch (IOException e) {
           throw new java.util.concurrent.CompletionException(e);
         }
         return x;
       }, STRIPED_AHEAD)));
-      next += n;
+      next += k;
     }
+  }
+
+  /** A buffer for a piece of an erasure coded stream: a free one, else a new one (zeroed by the JVM, so reused). */
+  private byte[] takePiece() {
+    byte[] b = freePieces.poll();
+    return b != null ? b : new byte[piece];
   }
 
   private void dropStripedAhead() {
@@ -223,7 +235,7 @@ public final class KeyReader implements Closeable {
    * Fills dst from an erasure coded key at off, group by group, a few stripes
    * at a time (StripedReader: the data members, every piece at once; a member
    * that fails, or failed this reader before, is rebuilt from the others).
-   * Erasure coded members are read over TCP (no local reads).
+   * Members are read from their block files when local (as replicated blocks are).
    */
   private void readStriped(long off, byte[] dst, int dstOff, int len) throws IOException {
     long window = Math.max(ec.stripeSize() * 2, piece);
@@ -253,27 +265,40 @@ public final class KeyReader implements Closeable {
     }
   }
 
-  /** A READ_CHUNK of member m's block of group bl, verified when taken; a failure marks the datanode bad. */
+  /**
+   * A read of member m's block of group bl, verified when taken: from the
+   * block file when the datanode serves this process local reads (as a
+   * replicated block's), else a READ_CHUNK. A failure marks the datanode bad.
+   */
   private StripedReader.Pending askMember(Blk bl, int m, long off, int len) {
     DatanodeDetails dn = bl.members.get(m);
     DataConn conn;
     CompletableFuture<DataConn.Response> f;
+    boolean local = false;
     try {
       conn = c.data.get(dn.getDataAddr(), bl.token);
-      f = conn.readChunk(new ReadChunkRequest(bl.id, off, len));
+      local = c.data.readLocally(conn);
+      f = send(conn, bl, off, len, local);
     } catch (IOException e) {
       conn = null;
       f = CompletableFuture.failedFuture(e);
     }
     DataConn cn = conn;
     CompletableFuture<DataConn.Response> fut = f;
-    return (dst, dstOff) -> {
+    boolean loc = local;
+    return (dst, from, dstOff, lens) -> {
       try {
-        DataConn.Response r = DataConn.await(fut, c.data.requestTimeoutMs(), cn);
+        View v = loc ? local(dn, off, len, fut, cn) : null;
+        if (v == null) {
+          // Over TCP: not local, or the local read cannot be done here.
+          v = remote(bl, off, len, loc ? send(cn, bl, off, len, false) : fut, cn);
+        }
         try {
-          verify(bl, off, r, dst, dstOff, len);
+          for (int i = 0; i < from.length; i++) {
+            v.resp().data().get(v.off() + from[i], dst, dstOff[i], lens[i]);
+          }
         } finally {
-          r.release();
+          v.resp().release();
         }
       } catch (IOException e) {
         if (e instanceof WireException && ((WireException) e).code() == Wire.ACCESS_DENIED) {
@@ -611,7 +636,24 @@ public final class KeyReader implements Closeable {
   /** The piece of the stream starting at off: up to a chunk, within one block. */
   private int pieceLen(long off) throws IOException {
     Blk bl = blockAt(off);
-    return (int) Math.min(piece, bl.offset + bl.length - off);
+    long end = bl.offset + bl.length;
+    if (ec != null) {
+      // Pieces of an erasure coded stream end on multiples of the piece in their group (whole stripes).
+      end = Math.min(end, bl.offset + ((off - bl.offset) / piece + 1) * piece);
+    }
+    return (int) Math.min(piece, end - off);
+  }
+
+  /**
+   * The piece of an erasure coded stream: whole stripes, at least a chunk,
+   * so that each data member is asked for its cells of those stripes in one
+   * request of about chunk / d bytes or more; a chunk when two chunks would
+   * not hold a stripe (a wide code or big cells).
+   */
+  static int stripedPiece(ErasureCode ec, int chunk) {
+    long stripes = (chunk + ec.stripeSize() - 1) / ec.stripeSize();
+    long p = stripes * ec.stripeSize();
+    return p <= 2L * chunk ? (int) p : chunk;
   }
 
   private void fill() throws IOException {
@@ -660,6 +702,10 @@ public final class KeyReader implements Closeable {
     if (bufResp != null) {
       bufResp.release();
     }
+    if (bufPiece != null && freePieces.size() < c.opts.readAhead + 1) {
+      freePieces.add(bufPiece);
+    }
+    bufPiece = null;
     bufResp = null;
     buf = null;
     bufLen = 0;

@@ -19,8 +19,12 @@ import java.util.List;
 final class StripedReader {
   /** A read of one member's block, in flight. */
   interface Pending {
-    /** Waits for the bytes, verified, and copies them to dst. */
-    void get(byte[] dst, int dstOff) throws IOException;
+    /**
+     * Waits for the bytes, verified, and copies each range [from[i],
+     * from[i]+len[i]) of them (offsets in the bytes asked for) to dst at
+     * dstOff[i].
+     */
+    void get(byte[] dst, int[] from, int[] dstOff, int[] len) throws IOException;
   }
 
   /** Asks member m for len bytes of its block at off. */
@@ -49,6 +53,21 @@ final class StripedReader {
 
   private record Piece(int member, long memberOff, long stripe, int dstOff, int len) {}
 
+  /** A request to a member: [off, end) of its block, the pieces it covers. */
+  private static final class Ask {
+    final int member;
+    final long off;
+    long end;
+    final List<Integer> pieces = new ArrayList<>();
+    Pending pending;
+
+    Ask(int member, long off) {
+      this.member = member;
+      this.off = off;
+      this.end = off;
+    }
+  }
+
   /** Fills dst[dstOff, +len) with the group's bytes at off (within the group). */
   void read(long off, byte[] dst, int dstOff, int len) throws IOException {
     if (off < 0 || off + len > n) {
@@ -62,25 +81,49 @@ final class StripedReader {
       pieces.add(new Piece(ec.memberOf(at), mo, at / ec.stripeSize(), dstOff + pos, k));
       pos += k;
     }
-    Pending[] asked = new Pending[pieces.size()];
+    // One request per run of a member's pieces that lie end to end in its
+    // block (its cells of consecutive stripes), every request at once.
+    List<Ask> asks = new ArrayList<>();
+    Ask[] open = new Ask[ec.members()];
     for (int i = 0; i < pieces.size(); i++) {
       Piece pc = pieces.get(i);
-      if (lost[pc.member] == null) {
-        asked[i] = members.ask(pc.member, pc.memberOff, pc.len);
+      if (lost[pc.member] != null) {
+        continue;
       }
+      Ask a = open[pc.member];
+      if (a == null || a.end != pc.memberOff) {
+        a = new Ask(pc.member, pc.memberOff);
+        open[pc.member] = a;
+        asks.add(a);
+      }
+      a.pieces.add(i);
+      a.end += pc.len;
+    }
+    for (Ask a : asks) {
+      a.pending = members.ask(a.member, a.off, (int) (a.end - a.off));
     }
     boolean[] failed = new boolean[pieces.size()];
     for (int i = 0; i < pieces.size(); i++) {
-      Piece pc = pieces.get(i);
-      if (asked[i] == null) {
-        failed[i] = true;
-        continue;
+      failed[i] = lost[pieces.get(i).member] != null;
+    }
+    for (Ask a : asks) {
+      int k = a.pieces.size();
+      int[] from = new int[k];
+      int[] to = new int[k];
+      int[] lens = new int[k];
+      for (int j = 0; j < k; j++) {
+        Piece pc = pieces.get(a.pieces.get(j));
+        from[j] = (int) (pc.memberOff - a.off);
+        to[j] = pc.dstOff;
+        lens[j] = pc.len;
       }
       try {
-        asked[i].get(dst, pc.dstOff);
+        a.pending.get(dst, from, to, lens);
       } catch (IOException e) {
-        failed[i] = true;
-        markLost(pc.member, e.getMessage());
+        for (int i : a.pieces) {
+          failed[i] = true;
+        }
+        markLost(a.member, e.getMessage());
       }
     }
     for (int i = 0; i < pieces.size();) {
@@ -147,7 +190,7 @@ final class StripedReader {
         int m = want.get(i);
         byte[] row = new byte[width];
         try {
-          asked[i].get(row, 0);
+          asked[i].get(row, new int[] {0}, new int[] {0}, new int[] {lens[m]});
           rows[m] = row;
           present[m] = true;
         } catch (IOException e) {

@@ -14,6 +14,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,6 +30,12 @@ import org.slf4j.LoggerFactory;
  * holds different bytes), then a PUT_BLOCK commits the member's new length,
  * all members at once. A group holds whole stripes while each member's
  * block stays within the block size; a batch never spans two groups.
+ *
+ * <p>One batch is sent in the background (a thread of its own waits for
+ * its members' answers) while the next one fills and its parity is
+ * computed, so the writer computes while the datanodes store; the next
+ * batch goes out once the one before is committed on every member. The
+ * writer holds two batches' buffers: 2 x BATCH_STRIPES x (d+p) cells.
  *
  * <p>When a member fails, the group ends at its last committed batch
  * (finalised on the members left, dropped when nothing was committed), meta
@@ -50,8 +58,12 @@ final class StripedWriter {
   private final byte ctype;
   private final int bpc;
 
-  private final byte[][] batch;
+  /** The batch being filled; spare is the other buffer set, free when no batch is in flight. */
+  private byte[][] batch;
+  private byte[][] spare;
   private long batchLen;
+  /** The batch being sent, at most one: the next one fills (and its parity is computed) meanwhile. */
+  private InFlight inFlight;
   private final int[] lens;
   private final byte[][] shards;
   private final int[] offs;
@@ -70,15 +82,35 @@ final class StripedWriter {
     this.ctype = ctype;
     this.bpc = bpc;
     this.batch = new byte[ec.members()][0];
+    this.spare = new byte[ec.members()][0];
     this.lens = new int[ec.members()];
     this.shards = new byte[ec.members()][];
     this.offs = new int[ec.members()];
   }
 
-  /** Data bytes the batch may hold: BATCH_STRIPES stripes, or what is left of the group. */
+  /** A batch sent in the background: where it goes, its buffers, and what became of it. */
+  private record InFlight(Blk bl, long at, byte[][] bufs, long len, long[] blens, boolean fin, boolean last,
+      CompletableFuture<Outcome> f) {}
+
+  /** A batch's sending: the errors (none: committed on every member) and the datanodes blamed. */
+  private record Outcome(List<IOException> errs, Set<String> failed) {}
+
+  /** Sends batches in the background, one per writer at a time. */
+  private static final ExecutorService SENDERS = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "strato-ec-write");
+    t.setDaemon(true);
+    return t;
+  });
+
+  /** Data bytes the batch may hold: BATCH_STRIPES stripes, or what is left of the group after the batch in flight. */
   private long batchCap() {
-    long room = groupCap - (cur != null ? committed : 0);
-    return Math.min(BATCH_STRIPES * ec.stripeSize(), room);
+    long used;
+    if (inFlight != null) {
+      used = inFlight.fin ? 0 : inFlight.at + inFlight.len;
+    } else {
+      used = cur != null ? committed : 0;
+    }
+    return Math.min(BATCH_STRIPES * ec.stripeSize(), groupCap - used);
   }
 
   /** Makes member m's buffer hold n bytes or more, doubling up to a batch's cells. */
@@ -131,37 +163,95 @@ final class StripedWriter {
   }
 
   /**
-   * Sends the batch to the current group (starting one when there is none)
-   * and commits it on every member; the group ends when the batch fills it,
-   * or with last. A failed member moves the batch to a new group.
+   * Computes the batch's parity and sends it in the background, once the
+   * batch before it is committed; with last, waits for it too.
    */
   private void flush(boolean last) throws IOException {
     if (batchLen == 0) {
       return;
     }
     long[] blens = encode();
-    while (true) {
-      if (cur == null) {
-        cur = w.allocateGroup();
-        committed = 0;
-        if (cur.members.size() != ec.members()) {
-          throw new IOException("strato: writing " + w.name() + ": meta gave a block group of " + cur.members.size()
-              + " members for " + ec);
-        }
-      }
-      boolean fin = last || committed + batchLen == groupCap;
+    settle();
+    if (cur != null && committed + batchLen > groupCap) {
+      // The batch before moved to a new group (a member failed) and left less room than this one was cut for.
+      finish(cur, committed, Set.of());
+      cur = null;
+    }
+    startGroup();
+    boolean fin = last || committed + batchLen == groupCap;
+    Blk bl = cur;
+    long at = committed;
+    byte[][] bufs = batch;
+    long len = batchLen;
+    inFlight = new InFlight(bl, at, bufs, len, blens, fin, last, CompletableFuture.supplyAsync(() -> {
       List<IOException> errs = new ArrayList<>();
-      Set<String> failed = sendBatch(cur, blens, fin, errs);
+      Set<String> failed = sendBatch(bl, at, bufs, blens, fin, errs);
+      return new Outcome(errs, failed);
+    }, SENDERS));
+    batch = spare;
+    spare = null;
+    batchLen = 0;
+    if (last) {
+      settle();
+    }
+  }
+
+  /** Starts a group when there is none. */
+  private void startGroup() throws IOException {
+    if (cur != null) {
+      return;
+    }
+    cur = w.allocateGroup();
+    committed = 0;
+    if (cur.members.size() != ec.members()) {
+      throw new IOException("strato: writing " + w.name() + ": meta gave a block group of " + cur.members.size()
+          + " members for " + ec);
+    }
+  }
+
+  /**
+   * Waits for the batch in flight: committed, the group moves on; failed, the
+   * batch goes to new groups here until one takes it.
+   */
+  private void settle() throws IOException {
+    InFlight fl = inFlight;
+    if (fl == null) {
+      return;
+    }
+    Outcome o;
+    try {
+      o = fl.f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("strato: writing " + w.name() + ": interrupted");
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new IOException("strato: writing " + w.name() + ": " + e.getCause(), e.getCause());
+    }
+    inFlight = null;
+    spare = fl.bufs;
+    if (o.errs.isEmpty()) {
+      committed = fl.at + fl.len;
+      cur.length = committed;
+      if (fl.fin) {
+        cur = null;
+      }
+      return;
+    }
+    recover(o.failed, o.errs, fl.len);
+    while (true) {
+      startGroup();
+      boolean fin = fl.last || committed + fl.len == groupCap;
+      List<IOException> errs = new ArrayList<>();
+      Set<String> failed = sendBatch(cur, committed, fl.bufs, fl.blens, fin, errs);
       if (errs.isEmpty()) {
-        committed += batchLen;
+        committed += fl.len;
         cur.length = committed;
-        batchLen = 0;
         if (fin) {
           cur = null;
         }
         return;
       }
-      recover(failed, errs);
+      recover(failed, errs, fl.len);
     }
   }
 
@@ -171,7 +261,7 @@ final class StripedWriter {
    * they blame (a member that refused, its container closed, is nobody's
    * fault).
    */
-  private Set<String> sendBatch(Blk bl, long[] blens, boolean fin, List<IOException> errs) {
+  private Set<String> sendBatch(Blk bl, long at, byte[][] bufs, long[] blens, boolean fin, List<IOException> errs) {
     int members = ec.members();
     Set<String> failed = new HashSet<>();
     @SuppressWarnings("unchecked")
@@ -181,9 +271,9 @@ final class StripedWriter {
       if (blens[m] == 0) {
         continue; // past the end of a short last stripe
       }
-      long off = ec.memberLen(committed, m);
+      long off = ec.memberLen(at, m);
       int n = (int) blens[m];
-      byte[] data = batch[m];
+      byte[] data = bufs[m];
       try {
         conns[m] = c.data.get(bl.members.get(m).getDataAddr(), bl.token);
         fs[m] = conns[m].writeChunk(() -> new WriteChunkRequest(bl.id, off, n, Checksums.compute(ctype, bpc, data, 0, n),
@@ -201,7 +291,7 @@ final class StripedWriter {
         fs[m] = null;
         continue;
       }
-      long length = ec.memberLen(committed, m) + blens[m];
+      long length = ec.memberLen(at, m) + blens[m];
       fs[m] = conns[m].putBlock(new PutBlockRequest(bl.id, length, fin ? Messages.PUT_BLOCK_FINAL : 0, List.of()));
     }
     awaitEach(bl, fs, conns, errs, failed);
@@ -231,7 +321,7 @@ final class StripedWriter {
    * closes its container, later groups avoid the failed datanodes. The batch
    * stays for the next group.
    */
-  private void recover(Set<String> failed, List<IOException> errs) throws IOException {
+  private void recover(Set<String> failed, List<IOException> errs, long batchLen) throws IOException {
     IOException cause = errs.get(0);
     for (IOException e : errs) {
       if (e.getCause() instanceof WireException && ((WireException) e.getCause()).code() == Wire.ACCESS_DENIED) {
@@ -272,6 +362,7 @@ final class StripedWriter {
       flush(true);
       return;
     }
+    settle();
     if (cur != null) {
       // The group's last batch was committed without FINAL: say it now.
       finish(cur, committed, Set.of());

@@ -20,7 +20,14 @@ final class StratoFileStatus extends FileStatus implements EtagSource {
 
   StratoFileStatus(long length, boolean isdir, int replication, long blocksize, long mtime, long atime,
       FsPermission perm, String owner, String group, Path path, long objectId) {
-    super(length, isdir, replication, blocksize, mtime, atime, perm, owner, group, path);
+    this(length, isdir, replication, blocksize, mtime, atime, perm, owner, group, path, objectId, false);
+  }
+
+  /** erasureCoded: the file is erasure coded (isErasureCoded, as HDFS's striped files). */
+  StratoFileStatus(long length, boolean isdir, int replication, long blocksize, long mtime, long atime,
+      FsPermission perm, String owner, String group, Path path, long objectId, boolean erasureCoded) {
+    super(length, isdir, replication, blocksize, mtime, atime, perm, owner, group, null, path,
+        erasureCoded ? java.util.EnumSet.of(AttrFlags.HAS_EC) : java.util.EnumSet.noneOf(AttrFlags.class));
     this.etag = objectId == 0 ? null : Long.toHexString(objectId);
   }
 

@@ -517,8 +517,10 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
       return new StratoFileStatus(0, true, 0, 0, mtime, atime, perm, o, s.getGroup(), p, 0);
     }
     long bs = s.getBlockSize() > 0 ? s.getBlockSize() : defaultBlockSize;
-    return new StratoFileStatus(s.getLength(), false, replication(s.getReplication()), bs, mtime, atime, perm, o,
-        s.getGroup(), p, s.getObjectId());
+    // An erasure coded file's replication is 1, as HDFS gives its striped files.
+    boolean ec = s.hasErasureCoding();
+    return new StratoFileStatus(s.getLength(), false, ec ? 1 : replication(s.getReplication()), bs, mtime, atime, perm,
+        o, s.getGroup(), p, s.getObjectId(), ec);
   }
 
   private Path childPath(StratoPath parent, String statusPath) {

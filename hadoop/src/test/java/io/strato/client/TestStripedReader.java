@@ -23,7 +23,7 @@ import org.junit.Test;
 public class TestStripedReader {
   private static StripedReader reader(ErasureCode ec, byte[][] members, long n, Set<Integer> dead,
       AtomicInteger parityReads) {
-    return new StripedReader(ec, n, (m, off, len) -> (dst, dstOff) -> {
+    return new StripedReader(ec, n, (m, off, len) -> (dst, from, dstOff, lens) -> {
       if (dead.contains(m)) {
         throw new IOException("member " + m + " is dead");
       }
@@ -31,7 +31,10 @@ public class TestStripedReader {
         parityReads.incrementAndGet();
       }
       assertTrue("read past member " + m + "'s block", off + len <= members[m].length);
-      System.arraycopy(members[m], (int) off, dst, dstOff, len);
+      for (int i = 0; i < from.length; i++) {
+        assertTrue("a range outside the bytes asked for", from[i] >= 0 && from[i] + lens[i] <= len);
+        System.arraycopy(members[m], (int) off + from[i], dst, dstOff[i], lens[i]);
+      }
     });
   }
 

@@ -23,6 +23,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileChecksum;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsShell;
 import org.apache.hadoop.fs.StreamCapabilities;
@@ -220,6 +221,13 @@ public class TestErasureCoding {
     write(three, data);
     FileChecksum a = fs.getFileChecksum(ec);
     assertNotNull(a);
+    // The status says which file is erasure coded, as HDFS's does (replication 1 for a striped file).
+    FileStatus ecs = fs.getFileStatus(ec);
+    assertTrue(ecs.isErasureCoded());
+    assertEquals(1, ecs.getReplication());
+    assertTrue(fs.listStatus(ec)[0].isErasureCoded());
+    assertFalse(fs.getFileStatus(three).isErasureCoded());
+    assertEquals(3, fs.getFileStatus(three).getReplication());
     assertEquals(fs.getFileChecksum(three), a);
     assertEquals(fs.getFileChecksum(three, 300_000), fs.getFileChecksum(ec, 300_000));
   }
