@@ -278,32 +278,19 @@ public final class ErasureCode {
       m[r] = row(use[r]).clone();
     }
     byte[][] dec = invert(m);
-    byte[][] in = new byte[data][];
-    int[] io = new int[data];
-    for (int r = 0; r < data; r++) {
-      in[r] = shards[use[r]];
-      io[r] = offs[use[r]];
-    }
-    int lost = 0;
     for (int j = 0; j < data; j++) {
-      if (!present[j] && shards[j] != null) {
-        lost++;
-      }
-    }
-    byte[][][] tables = new byte[lost][data][];
-    byte[][] out = new byte[lost][];
-    int[] oo = new int[lost];
-    for (int j = 0, at = 0; j < data; j++) {
       if (present[j] || shards[j] == null) {
         continue;
       }
+      byte[] out = shards[j];
+      java.util.Arrays.fill(out, offs[j], offs[j] + len, (byte) 0);
       for (int r = 0; r < data; r++) {
-        tables[at][r] = MUL[dec[j][r] & 0xff];
+        int c = dec[j][r] & 0xff;
+        if (c != 0) {
+          mulAdd(c, shards[use[r]], offs[use[r]], out, offs[j], len);
+        }
       }
-      out[at] = shards[j];
-      oo[at++] = offs[j];
     }
-    GfRows.mulRows(tables, in, io, out, oo, len);
   }
 
   /** The inverse of a square matrix over GF(2^8) (Gauss-Jordan); m is destroyed. */

@@ -1,9 +1,9 @@
 package io.strato.client;
 
 /**
- * The inner loops of erasure coding: output rows, each a sum over GF(2^8)
- * of constant multiples of the same inputs (parity from data cells when
- * encoding, lost cells from the cells present when rebuilding).
+ * The inner loop of erasure coding's encode: output rows (parity cells),
+ * each a sum over GF(2^8) of constant multiples of the same inputs (the
+ * stripe's data cells).
  *
  * <p>Each output byte is computed in one pass, up to three inputs per pass,
  * and stored once, rather than one read-modify-write pass per input; the

@@ -254,6 +254,51 @@ public class TestErasureCoding {
     written.add(new org.apache.hadoop.fs.Path("/ecvol/big/put"));
   }
 
+  /**
+   * Hadoop's TeraGen, TeraSort and TeraValidate (LocalJobRunner) with their
+   * input and output in the erasure coded bucket: every file written is
+   * erasure coded, and the sorted rows are the generated ones.
+   */
+  @Test
+  public void ea_teraSortOnErasureCodedBucket() throws Exception {
+    long rows = 100_000; // 10 MB: groups of 768 KiB in this bucket
+    Configuration jc = new Configuration(conf);
+    jc.set("fs.defaultFS", "file:///");
+    jc.set("hadoop.tmp.dir", tmp.resolve("hadoop-tmp").toString());
+    jc.set("mapreduce.framework.name", "local");
+    jc.setInt("mapreduce.job.reduces", 2);
+    // TeraSort writes its output with replication 1 unless told (a ONE file in any strato bucket).
+    jc.setInt("mapreduce.terasort.output.replication", 3);
+    String base = cluster.uri() + BUCKET.substring(1) + "/tera/";
+    String gen = base + "gen";
+    String sorted = base + "sorted";
+    assertEquals(0, ToolRunner.run(jc, new org.apache.hadoop.examples.terasort.TeraGen(),
+        new String[] {Long.toString(rows), gen}));
+    assertEquals(0, ToolRunner.run(jc, new org.apache.hadoop.examples.terasort.TeraSort(), new String[] {gen, sorted}));
+    assertEquals(0, ToolRunner.run(jc, new org.apache.hadoop.examples.terasort.TeraValidate(),
+        new String[] {sorted, base + "report"}));
+    assertEquals(0, ToolRunner.run(jc, new org.apache.hadoop.examples.terasort.TeraValidate(),
+        new String[] {gen, base + "report-gen"}));
+    FileSystem jfs = new org.apache.hadoop.fs.Path(base).getFileSystem(jc);
+    List<String> report = TestTeraSort.lines(jfs, new org.apache.hadoop.fs.Path(base + "report"));
+    for (String l : report) {
+      assertTrue("TeraValidate found an error: " + report, l.startsWith("checksum"));
+    }
+    assertEquals("the sorted rows are the generated rows",
+        TestTeraSort.checksum(TestTeraSort.lines(jfs, new org.apache.hadoop.fs.Path(base + "report-gen"))),
+        TestTeraSort.checksum(report));
+    long bytes = 0;
+    for (String dir : new String[] {gen, sorted}) {
+      for (FileStatus st : jfs.listStatus(new org.apache.hadoop.fs.Path(dir))) {
+        if (st.getPath().getName().startsWith("part-")) {
+          assertTrue(st.getPath() + " is erasure coded", st.isErasureCoded());
+          bytes += st.getLen();
+        }
+      }
+    }
+    assertEquals(2 * rows * 100, bytes);
+  }
+
   @Test
   public void f_degradedReads() throws Exception {
     List<byte[]> want = new ArrayList<>();
