@@ -29,7 +29,8 @@ spark_dev_start() {
   mkdir -p "$dir"
   meta="127.0.0.1:$(spark_free_port)"
   s3="127.0.0.1:$(spark_free_port)"
-  "${STRATO_BIN:-$spark_root/bin/strato}" dev --data "$dir/data" --meta-addr "$meta" --s3-addr "$s3" --http "" >"$dir/dev.log" 2>&1 &
+  "${STRATO_BIN:-$spark_root/bin/strato}" dev --data "$dir/data" --meta-addr "$meta" --s3-addr "$s3" --http "" \
+    --datanodes "${SPARK_DEV_DATANODES:-3}" >"$dir/dev.log" 2>&1 &
   DEV_PID=$!
   for _ in $(seq 300); do
     grep -q "strato dev: ready" "$dir/dev.log" && break

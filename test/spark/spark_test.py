@@ -125,6 +125,11 @@ def run_target(spark, target, magic=False):
         check_magic(fs, "t1")
     size = fs.size("t1")
     check(size > 2_000_000, f"t1: only {size} bytes of Parquet")
+    ec = [st.isErasureCoded() for st in fs.fs.listStatus(fs.child("t1")) if st.getPath().getName().startswith("part-")]
+    if "/ecbkt/" in target:  # the erasure coded bucket of test/spark/run.sh
+        check(ec and all(ec), f"t1: part files not erasure coded in an erasure coded bucket: {ec}")
+    else:
+        check(not any(ec), f"t1: erasure coded part files in a replicated bucket: {ec}")
     compare(spark, rows, f"{target}/t1", "write")
     success = "_SUCCESS (the magic committer's manifest)" if magic else "_SUCCESS"
     print(f"  write and read back: {ROWS} rows, {size / 1e6:.1f} MB, {success} and {PARTS} part files", flush=True)

@@ -2,6 +2,8 @@ package io.strato.client;
 
 import io.strato.proto.v1.ErasureCodec;
 import io.strato.proto.v1.ErasureCoding;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -40,6 +42,16 @@ public final class ErasureCode {
   private final byte[][] parityRows;
   /** The product tables of parityRows' constants: parityTables[i][j] = MUL[parityRows[i][j]]. */
   private final byte[][][] parityTables;
+  /** GfVector's form of parityTables, when the Vector API is used; else null. */
+  private final Object vectorRows;
+
+  /**
+   * Whether the JVM has the Vector API (started with {@code --add-modules
+   * jdk.incubator.vector}): parity is then computed about ten times faster
+   * (GfVector), the same bytes. -Dstrato.ec.scalar=true turns it off.
+   */
+  public static final boolean VECTOR = ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
+      && !Boolean.getBoolean("strato.ec.scalar");
 
   // GF(2^8) over x^8+x^4+x^3+x^2+1 (0x11d), generator 2.
   private static final byte[] EXP = new byte[512];
@@ -79,6 +91,11 @@ public final class ErasureCode {
   }
 
   public ErasureCode(Codec codec, int data, int parity, int cellSize) {
+    this(codec, data, parity, cellSize, VECTOR);
+  }
+
+  /** vector: compute parity with the Vector API (only when VECTOR). */
+  ErasureCode(Codec codec, int data, int parity, int cellSize, boolean vector) {
     if (data < 2 || data > 32) {
       throw new IllegalArgumentException("erasure coding: " + data + " data members (2 to 32)");
     }
@@ -102,6 +119,7 @@ public final class ErasureCode {
         parityTables[i][j] = MUL[parityRows[i][j] & 0xff];
       }
     }
+    this.vectorRows = vector && VECTOR ? GfVector.prepare(parityTables) : null;
   }
 
   /** The code of an API config (cell size 0: 1 MiB). */
@@ -141,6 +159,11 @@ public final class ErasureCode {
   public ErasureCoding toProto() {
     return ErasureCoding.newBuilder().setCodec(codec == Codec.RS ? ErasureCodec.ERASURE_CODEC_RS
         : ErasureCodec.ERASURE_CODEC_XOR).setData(data).setParity(parity).setCellSize(cellSize).build();
+  }
+
+  /** How parity is computed: "vector" (the Vector API) or "scalar". */
+  public String kernel() {
+    return vectorRows != null ? "vector" : "scalar";
   }
 
   @Override
@@ -211,9 +234,15 @@ public final class ErasureCode {
     }
     if (whole) {
       // Every data cell as long as the parity (all but a short last stripe): one pass per parity cell.
-      GfRows.mulRows(parityTables, java.util.Arrays.copyOf(shards, data), java.util.Arrays.copyOf(offs, data),
-          java.util.Arrays.copyOfRange(shards, data, data + parity), java.util.Arrays.copyOfRange(offs, data, data + parity),
-          len);
+      byte[][] in = java.util.Arrays.copyOf(shards, data);
+      int[] io = java.util.Arrays.copyOf(offs, data);
+      byte[][] out = java.util.Arrays.copyOfRange(shards, data, data + parity);
+      int[] oo = java.util.Arrays.copyOfRange(offs, data, data + parity);
+      if (vectorRows != null) {
+        GfVector.mulRows(vectorRows, in, io, out, oo, len);
+      } else {
+        GfRows.mulRows(parityTables, in, io, out, oo, len);
+      }
       return;
     }
     for (int i = 0; i < parity; i++) {
@@ -278,6 +307,10 @@ public final class ErasureCode {
       m[r] = row(use[r]).clone();
     }
     byte[][] dec = invert(m);
+    if (vectorRows != null) {
+      rebuildVector(dec, use, shards, offs, present, len);
+      return;
+    }
     for (int j = 0; j < data; j++) {
       if (present[j] || shards[j] == null) {
         continue;
@@ -291,6 +324,34 @@ public final class ErasureCode {
         }
       }
     }
+  }
+
+  /** reconstructData's sums with the Vector API: each lost data cell from the d cells used, one pass. */
+  private void rebuildVector(byte[][] dec, int[] use, byte[][] shards, int[] offs, boolean[] present, int len) {
+    byte[][] in = new byte[data][];
+    int[] io = new int[data];
+    for (int r = 0; r < data; r++) {
+      in[r] = shards[use[r]];
+      io[r] = offs[use[r]];
+    }
+    List<Integer> lost = new ArrayList<>();
+    for (int j = 0; j < data; j++) {
+      if (!present[j] && shards[j] != null) {
+        lost.add(j);
+      }
+    }
+    byte[][][] tables = new byte[lost.size()][data][];
+    byte[][] out = new byte[lost.size()][];
+    int[] oo = new int[lost.size()];
+    for (int k = 0; k < lost.size(); k++) {
+      int j = lost.get(k);
+      for (int r = 0; r < data; r++) {
+        tables[k][r] = MUL[dec[j][r] & 0xff];
+      }
+      out[k] = shards[j];
+      oo[k] = offs[j];
+    }
+    GfVector.mulRows(GfVector.prepare(tables), in, io, out, oo, len);
   }
 
   /** The inverse of a square matrix over GF(2^8) (Gauss-Jordan); m is destroyed. */

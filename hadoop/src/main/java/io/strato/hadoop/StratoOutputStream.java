@@ -15,7 +15,8 @@ import org.apache.hadoop.fs.statistics.impl.IOStatisticsStore;
 /**
  * The stream create() returns (inside an FSDataOutputStream): a KeyWriter.
  * hflush publishes what was written to new readers; hsync also fsyncs every
- * replica; close commits the file.
+ * replica; close commits the file. On an erasure coded file hflush and hsync
+ * do nothing (HDFS's striped streams' rule) and hasCapability says so.
  */
 final class StratoOutputStream extends OutputStream implements Syncable, StreamCapabilities, IOStatisticsSource {
   private final KeyWriter w;
@@ -67,14 +68,41 @@ final class StratoOutputStream extends OutputStream implements Syncable, StreamC
   @Override
   public void hflush() throws IOException {
     checkOpen();
+    if (w.erasureCoded()) {
+      unsynced("hflush");
+      return;
+    }
     w.hflush();
   }
 
   @Override
   public void hsync() throws IOException {
     checkOpen();
+    if (w.erasureCoded()) {
+      unsynced("hsync");
+      return;
+    }
     w.hsync();
   }
+
+  private boolean warned;
+
+  /**
+   * hflush and hsync of an erasure coded file do nothing, as on HDFS's
+   * striped streams: parity covers whole stripes, so the bytes become
+   * visible and durable at close (docs/ec.md). The stream says so through
+   * hasCapability, which callers that need either (HBase's WAL) ask first;
+   * Parquet's writer and others call hflush without asking, and must not
+   * fail. Logged once per stream.
+   */
+  private void unsynced(String op) {
+    if (!warned) {
+      warned = true;
+      LOG.debug("strato: {} of erasure coded {} does nothing: it becomes visible and durable at close", op, path);
+    }
+  }
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StratoOutputStream.class);
 
   @Override
   public boolean hasCapability(String capability) {
