@@ -97,6 +97,20 @@ func TestDeterminism(t *testing.T) {
 			"delete": func(rt *rapid.T) {
 				do(rt, &stratov1.DeleteRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Path: name.Draw(rt, "path"), Recursive: rapid.Bool().Draw(rt, "r")})
 			},
+			"versioning": func(rt *rapid.T) {
+				v := rapid.SampledFrom([]stratov1.BucketVersioning{stratov1.BucketVersioning_VERSIONING_ENABLED,
+					stratov1.BucketVersioning_VERSIONING_SUSPENDED}).Draw(rt, "versioning")
+				do(rt, &stratov1.UpdateBucketRequest{Volume: "vol", Name: bucket.Draw(rt, "bucket"), Versioning: v})
+			},
+			"deleteVersion": func(rt *rapid.T) {
+				k := name.Draw(rt, "key")
+				vid := rapid.SampledFrom([]string{"null", "0000000000000000", "bad"}).Draw(rt, "version")
+				if res, err := leader.rd().ListKeyVersions(&stratov1.ListKeyVersionsRequest{Volume: "vol", Bucket: "obs", Prefix: k}); err == nil &&
+					len(res.Versions) > 0 && rapid.Bool().Draw(rt, "existing") {
+					vid = res.Versions[rapid.IntRange(0, len(res.Versions)-1).Draw(rt, "which")].VersionId
+				}
+				do(rt, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Key: k, VersionId: vid})
+			},
 			"rename": func(rt *rapid.T) {
 				do(rt, &stratov1.RenameRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Src: name.Draw(rt, "src"), Dst: name.Draw(rt, "dst")})
 			},

@@ -123,7 +123,13 @@ func (a *applier) delete(d *stratov1.DeleteCommand) (proto.Message, error) {
 			return nil, err
 		}
 		key := childKey(nil, tagKey, bk.Id, d.GetPath())
+		if bk.Versioning != versioningOff || d.GetVersionId() != "" {
+			return a.deleteVersioned(bk, key, d.GetPath(), d.GetVersionId())
+		}
 		return a.deleteFile(bk, key, d.GetPath(), ErrKeyNotFound)
+	}
+	if d.GetVersionId() != "" {
+		return nil, fmt.Errorf("%w: %s/%s is a file-system (FSO) bucket: it keeps no versions", ErrWrongLayout, bk.Volume, bk.Name)
 	}
 	p, err := CleanPath(d.GetPath())
 	if err != nil {
@@ -345,6 +351,9 @@ func (a *applier) rename(r *stratov1.RenameCommand) (proto.Message, error) {
 
 // renameKey renames an OBS key; the target must not exist.
 func (a *applier) renameKey(bk *stratov1.BucketRecord, src, dst string) (proto.Message, error) {
+	if bk.Versioning != versioningOff {
+		return nil, fmt.Errorf("%w: %s/%s is versioned (S3): its keys are not renamed", ErrFailedPrecondition, bk.Volume, bk.Name)
+	}
 	if err := ValidateKeyName(src); err != nil {
 		return nil, err
 	}

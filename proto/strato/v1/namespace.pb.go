@@ -239,6 +239,60 @@ func (BucketLayout) EnumDescriptor() ([]byte, []int) {
 	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{1}
 }
 
+// BucketVersioning is a bucket's S3 versioning state (docs/s3.md,
+// decision 0086). A bucket once versioned never returns to unversioned.
+type BucketVersioning int32
+
+const (
+	// Never versioned (in UpdateBucketRequest: unchanged).
+	BucketVersioning_VERSIONING_UNVERSIONED BucketVersioning = 0
+	// Every write and delete makes a new version; the old ones are kept.
+	BucketVersioning_VERSIONING_ENABLED BucketVersioning = 1
+	// Writes and deletes replace the "null" version; older versions stay.
+	BucketVersioning_VERSIONING_SUSPENDED BucketVersioning = 2
+)
+
+// Enum value maps for BucketVersioning.
+var (
+	BucketVersioning_name = map[int32]string{
+		0: "VERSIONING_UNVERSIONED",
+		1: "VERSIONING_ENABLED",
+		2: "VERSIONING_SUSPENDED",
+	}
+	BucketVersioning_value = map[string]int32{
+		"VERSIONING_UNVERSIONED": 0,
+		"VERSIONING_ENABLED":     1,
+		"VERSIONING_SUSPENDED":   2,
+	}
+)
+
+func (x BucketVersioning) Enum() *BucketVersioning {
+	p := new(BucketVersioning)
+	*p = x
+	return p
+}
+
+func (x BucketVersioning) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BucketVersioning) Descriptor() protoreflect.EnumDescriptor {
+	return file_strato_v1_namespace_proto_enumTypes[2].Descriptor()
+}
+
+func (BucketVersioning) Type() protoreflect.EnumType {
+	return &file_strato_v1_namespace_proto_enumTypes[2]
+}
+
+func (x BucketVersioning) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BucketVersioning.Descriptor instead.
+func (BucketVersioning) EnumDescriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{2}
+}
+
 // ChecksumType is the checksum of a key's data, computed by the writer per
 // bytes_per_checksum window and verified by the datanodes and readers.
 type ChecksumType int32
@@ -284,11 +338,11 @@ func (x ChecksumType) String() string {
 }
 
 func (ChecksumType) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[2].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[3].Descriptor()
 }
 
 func (ChecksumType) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[2]
+	return &file_strato_v1_namespace_proto_enumTypes[3]
 }
 
 func (x ChecksumType) Number() protoreflect.EnumNumber {
@@ -297,7 +351,7 @@ func (x ChecksumType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ChecksumType.Descriptor instead.
 func (ChecksumType) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{2}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
 }
 
 // ReplicationFactor is how many datanodes hold each block.
@@ -335,11 +389,11 @@ func (x ReplicationFactor) String() string {
 }
 
 func (ReplicationFactor) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[3].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[4].Descriptor()
 }
 
 func (ReplicationFactor) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[3]
+	return &file_strato_v1_namespace_proto_enumTypes[4]
 }
 
 func (x ReplicationFactor) Number() protoreflect.EnumNumber {
@@ -348,7 +402,7 @@ func (x ReplicationFactor) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ReplicationFactor.Descriptor instead.
 func (ReplicationFactor) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
 }
 
 // ErasureCodec is the code of an ErasureCoding config.
@@ -388,11 +442,11 @@ func (x ErasureCodec) String() string {
 }
 
 func (ErasureCodec) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[4].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[5].Descriptor()
 }
 
 func (ErasureCodec) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[4]
+	return &file_strato_v1_namespace_proto_enumTypes[5]
 }
 
 func (x ErasureCodec) Number() protoreflect.EnumNumber {
@@ -401,7 +455,7 @@ func (x ErasureCodec) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErasureCodec.Descriptor instead.
 func (ErasureCodec) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
 }
 
 // AclType says whom an ACL entry names.
@@ -441,11 +495,11 @@ func (x AclType) String() string {
 }
 
 func (AclType) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[5].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[6].Descriptor()
 }
 
 func (AclType) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[5]
+	return &file_strato_v1_namespace_proto_enumTypes[6]
 }
 
 func (x AclType) Number() protoreflect.EnumNumber {
@@ -454,7 +508,7 @@ func (x AclType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclType.Descriptor instead.
 func (AclType) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
 }
 
 // AclScope says whether an entry grants access to the object itself or is
@@ -497,11 +551,11 @@ func (x AclScope) String() string {
 }
 
 func (AclScope) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[6].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[7].Descriptor()
 }
 
 func (AclScope) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[6]
+	return &file_strato_v1_namespace_proto_enumTypes[7]
 }
 
 func (x AclScope) Number() protoreflect.EnumNumber {
@@ -510,7 +564,7 @@ func (x AclScope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclScope.Descriptor instead.
 func (AclScope) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
 }
 
 // AclRight is one bit of Acl.rights (Ozone's native rights).
@@ -565,11 +619,11 @@ func (x AclRight) String() string {
 }
 
 func (AclRight) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[7].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[8].Descriptor()
 }
 
 func (AclRight) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[7]
+	return &file_strato_v1_namespace_proto_enumTypes[8]
 }
 
 func (x AclRight) Number() protoreflect.EnumNumber {
@@ -578,7 +632,7 @@ func (x AclRight) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclRight.Descriptor instead.
 func (AclRight) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
 }
 
 // AclObjectKind says what kind of object an AclObject names.
@@ -621,11 +675,11 @@ func (x AclObjectKind) String() string {
 }
 
 func (AclObjectKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[8].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[9].Descriptor()
 }
 
 func (AclObjectKind) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[8]
+	return &file_strato_v1_namespace_proto_enumTypes[9]
 }
 
 func (x AclObjectKind) Number() protoreflect.EnumNumber {
@@ -634,7 +688,7 @@ func (x AclObjectKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclObjectKind.Descriptor instead.
 func (AclObjectKind) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
 }
 
 // ErasureCoding is an erasure coding replication config (docs/ec.md): each
@@ -864,8 +918,10 @@ type BucketInfo struct {
 	// The access time of the bucket's root directory (FSO): 0 unless set by
 	// SetTimes.
 	AccessTimeUnixMs int64 `protobuf:"varint,22,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// S3 versioning (OBS buckets only).
+	Versioning    BucketVersioning `protobuf:"varint,23,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BucketInfo) Reset() {
@@ -1050,6 +1106,13 @@ func (x *BucketInfo) GetAccessTimeUnixMs() int64 {
 		return x.AccessTimeUnixMs
 	}
 	return 0
+}
+
+func (x *BucketInfo) GetVersioning() BucketVersioning {
+	if x != nil {
+		return x.Versioning
+	}
+	return BucketVersioning_VERSIONING_UNVERSIONED
 }
 
 // BlockID names a block: the container it lives in and its ID there.
@@ -1350,7 +1413,15 @@ type KeyInfo struct {
 	Group            string  `protobuf:"bytes,17,opt,name=group,proto3" json:"group,omitempty"` // "": none recorded
 	AccessTimeUnixMs int64   `protobuf:"varint,18,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
 	// The key's ACL (docs/security.md); the owner has every right.
-	Acls          []*Acl `protobuf:"bytes,19,rep,name=acls,proto3" json:"acls,omitempty"`
+	Acls []*Acl `protobuf:"bytes,19,rep,name=acls,proto3" json:"acls,omitempty"`
+	// The S3 version ID of this version: "null" for the null version of a
+	// bucket that is or was versioned; "" in a bucket never versioned.
+	VersionId string `protobuf:"bytes,20,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	// A delete marker (no data): only from ListKeyVersions and from
+	// LookupKey with a version_id or with delete_markers.
+	DeleteMarker bool `protobuf:"varint,21,opt,name=delete_marker,json=deleteMarker,proto3" json:"delete_marker,omitempty"`
+	// In ListKeyVersions: the key's latest version.
+	IsLatest      bool `protobuf:"varint,22,opt,name=is_latest,json=isLatest,proto3" json:"is_latest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1516,6 +1587,27 @@ func (x *KeyInfo) GetAcls() []*Acl {
 		return x.Acls
 	}
 	return nil
+}
+
+func (x *KeyInfo) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *KeyInfo) GetDeleteMarker() bool {
+	if x != nil {
+		return x.DeleteMarker
+	}
+	return false
+}
+
+func (x *KeyInfo) GetIsLatest() bool {
+	if x != nil {
+		return x.IsLatest
+	}
+	return false
 }
 
 // KeyAttribute is a name and a value stored with a key. Meta gives them no
@@ -2449,6 +2541,9 @@ type UpdateBucketRequest struct {
 	// Set: the keys written later without a redundancy of their own are
 	// erasure coded with it (replication must then be UNSPECIFIED).
 	ErasureCoding *ErasureCoding `protobuf:"bytes,5,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
+	// Set: the bucket's S3 versioning becomes ENABLED or SUSPENDED
+	// (OBS buckets only; UNVERSIONED: unchanged).
+	Versioning    BucketVersioning `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2516,6 +2611,13 @@ func (x *UpdateBucketRequest) GetErasureCoding() *ErasureCoding {
 		return x.ErasureCoding
 	}
 	return nil
+}
+
+func (x *UpdateBucketRequest) GetVersioning() BucketVersioning {
+	if x != nil {
+		return x.Versioning
+	}
+	return BucketVersioning_VERSIONING_UNVERSIONED
 }
 
 // UpdateBucketResponse is the bucket as changed.
@@ -3689,6 +3791,7 @@ type CommitKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ObjectId      uint64                 `protobuf:"varint,1,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
 	Size          int64                  `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	VersionId     string                 `protobuf:"bytes,3,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"` // the new version's ("" in a bucket never versioned)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3735,6 +3838,13 @@ func (x *CommitKeyResponse) GetSize() int64 {
 		return x.Size
 	}
 	return 0
+}
+
+func (x *CommitKeyResponse) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
 }
 
 // SetAttributesRequest replaces every attribute of a committed key (OBS) or
@@ -3859,10 +3969,16 @@ func (*SetAttributesResponse) Descriptor() ([]byte, []int) {
 }
 
 type LookupKeyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
-	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
-	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Volume string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key    string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// Set: that version of the key (OBS), which may be a delete marker;
+	// NOT_FOUND if the key has no such version.
+	VersionId string `protobuf:"bytes,4,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	// Without version_id: a key whose latest version is a delete marker
+	// answers with the marker (delete_marker set) rather than NOT_FOUND.
+	DeleteMarkers bool `protobuf:"varint,5,opt,name=delete_markers,json=deleteMarkers,proto3" json:"delete_markers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3918,6 +4034,20 @@ func (x *LookupKeyRequest) GetKey() string {
 	return ""
 }
 
+func (x *LookupKeyRequest) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *LookupKeyRequest) GetDeleteMarkers() bool {
+	if x != nil {
+		return x.DeleteMarkers
+	}
+	return false
+}
+
 type LookupKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           *KeyInfo               `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -3963,10 +4093,13 @@ func (x *LookupKeyResponse) GetKey() *KeyInfo {
 }
 
 type DeleteKeyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
-	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
-	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Volume string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key    string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// Set: deletes that version for good (OBS). Unset, on a versioned
+	// bucket: a delete marker becomes the key's latest version.
+	VersionId     string `protobuf:"bytes,4,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4022,8 +4155,17 @@ func (x *DeleteKeyRequest) GetKey() string {
 	return ""
 }
 
+func (x *DeleteKeyRequest) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
 type DeleteKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	VersionId     string                 `protobuf:"bytes,1,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`           // the version deleted, or the marker made
+	DeleteMarker  bool                   `protobuf:"varint,2,opt,name=delete_marker,json=deleteMarker,proto3" json:"delete_marker,omitempty"` // the version deleted, or made, is a delete marker
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4056,6 +4198,20 @@ func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
 	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *DeleteKeyResponse) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *DeleteKeyResponse) GetDeleteMarker() bool {
+	if x != nil {
+		return x.DeleteMarker
+	}
+	return false
 }
 
 // RenameKeyRequest renames a key; the target must not exist. On an FSO
@@ -4317,6 +4473,179 @@ func (x *ListKeysResponse) GetNextStartAfter() string {
 	return ""
 }
 
+// ListKeyVersionsRequest lists the versions of the keys of an OBS bucket
+// (S3's ListObjectVersions): by key, then newest first.
+type ListKeyVersionsRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Volume    string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket    string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Prefix    string                 `protobuf:"bytes,3,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	Delimiter string                 `protobuf:"bytes,4,opt,name=delimiter,proto3" json:"delimiter,omitempty"` // "" or a single character
+	// The page starts after key_marker's version version_id_marker, or,
+	// without one, after every version of key_marker.
+	KeyMarker       string `protobuf:"bytes,5,opt,name=key_marker,json=keyMarker,proto3" json:"key_marker,omitempty"`
+	VersionIdMarker string `protobuf:"bytes,6,opt,name=version_id_marker,json=versionIdMarker,proto3" json:"version_id_marker,omitempty"`
+	Limit           int32  `protobuf:"varint,7,opt,name=limit,proto3" json:"limit,omitempty"` // versions plus common prefixes; 0: the server's default page (1000)
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ListKeyVersionsRequest) Reset() {
+	*x = ListKeyVersionsRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListKeyVersionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListKeyVersionsRequest) ProtoMessage() {}
+
+func (x *ListKeyVersionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListKeyVersionsRequest.ProtoReflect.Descriptor instead.
+func (*ListKeyVersionsRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ListKeyVersionsRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsRequest) GetDelimiter() string {
+	if x != nil {
+		return x.Delimiter
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsRequest) GetKeyMarker() string {
+	if x != nil {
+		return x.KeyMarker
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsRequest) GetVersionIdMarker() string {
+	if x != nil {
+		return x.VersionIdMarker
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListKeyVersionsResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Versions       []*KeyInfo             `protobuf:"bytes,1,rep,name=versions,proto3" json:"versions,omitempty"` // delete markers among them; no blocks
+	CommonPrefixes []string               `protobuf:"bytes,2,rep,name=common_prefixes,json=commonPrefixes,proto3" json:"common_prefixes,omitempty"`
+	Truncated      bool                   `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// When truncated: the last key (or common prefix) and version returned.
+	NextKeyMarker       string `protobuf:"bytes,4,opt,name=next_key_marker,json=nextKeyMarker,proto3" json:"next_key_marker,omitempty"`
+	NextVersionIdMarker string `protobuf:"bytes,5,opt,name=next_version_id_marker,json=nextVersionIdMarker,proto3" json:"next_version_id_marker,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *ListKeyVersionsResponse) Reset() {
+	*x = ListKeyVersionsResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListKeyVersionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListKeyVersionsResponse) ProtoMessage() {}
+
+func (x *ListKeyVersionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListKeyVersionsResponse.ProtoReflect.Descriptor instead.
+func (*ListKeyVersionsResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *ListKeyVersionsResponse) GetVersions() []*KeyInfo {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
+func (x *ListKeyVersionsResponse) GetCommonPrefixes() []string {
+	if x != nil {
+		return x.CommonPrefixes
+	}
+	return nil
+}
+
+func (x *ListKeyVersionsResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *ListKeyVersionsResponse) GetNextKeyMarker() string {
+	if x != nil {
+		return x.NextKeyMarker
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsResponse) GetNextVersionIdMarker() string {
+	if x != nil {
+		return x.NextVersionIdMarker
+	}
+	return ""
+}
+
 // CreateDirectoryRequest is mkdir -p.
 type CreateDirectoryRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -4337,7 +4666,7 @@ type CreateDirectoryRequest struct {
 
 func (x *CreateDirectoryRequest) Reset() {
 	*x = CreateDirectoryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4349,7 +4678,7 @@ func (x *CreateDirectoryRequest) String() string {
 func (*CreateDirectoryRequest) ProtoMessage() {}
 
 func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4362,7 +4691,7 @@ func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryRequest.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CreateDirectoryRequest) GetVolume() string {
@@ -4417,7 +4746,7 @@ type CreateDirectoryResponse struct {
 
 func (x *CreateDirectoryResponse) Reset() {
 	*x = CreateDirectoryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4429,7 +4758,7 @@ func (x *CreateDirectoryResponse) String() string {
 func (*CreateDirectoryResponse) ProtoMessage() {}
 
 func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4442,7 +4771,7 @@ func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryResponse.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CreateDirectoryResponse) GetObjectId() uint64 {
@@ -4471,7 +4800,7 @@ type GetFileStatusRequest struct {
 
 func (x *GetFileStatusRequest) Reset() {
 	*x = GetFileStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4483,7 +4812,7 @@ func (x *GetFileStatusRequest) String() string {
 func (*GetFileStatusRequest) ProtoMessage() {}
 
 func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4496,7 +4825,7 @@ func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFileStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetFileStatusRequest) GetVolume() string {
@@ -4536,7 +4865,7 @@ type GetFileStatusResponse struct {
 
 func (x *GetFileStatusResponse) Reset() {
 	*x = GetFileStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4548,7 +4877,7 @@ func (x *GetFileStatusResponse) String() string {
 func (*GetFileStatusResponse) ProtoMessage() {}
 
 func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4561,7 +4890,7 @@ func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetFileStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetFileStatusResponse) GetStatus() *FileStatus {
@@ -4584,7 +4913,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4596,7 +4925,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4609,7 +4938,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListStatusRequest) GetVolume() string {
@@ -4657,7 +4986,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4669,7 +4998,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4682,7 +5011,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*FileStatus {
@@ -4712,7 +5041,7 @@ type GetContentSummaryRequest struct {
 
 func (x *GetContentSummaryRequest) Reset() {
 	*x = GetContentSummaryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4724,7 +5053,7 @@ func (x *GetContentSummaryRequest) String() string {
 func (*GetContentSummaryRequest) ProtoMessage() {}
 
 func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4737,7 +5066,7 @@ func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetContentSummaryRequest) GetVolume() string {
@@ -4790,7 +5119,7 @@ type GetContentSummaryResponse struct {
 
 func (x *GetContentSummaryResponse) Reset() {
 	*x = GetContentSummaryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4802,7 +5131,7 @@ func (x *GetContentSummaryResponse) String() string {
 func (*GetContentSummaryResponse) ProtoMessage() {}
 
 func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4815,7 +5144,7 @@ func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryResponse.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetContentSummaryResponse) GetLength() int64 {
@@ -4866,7 +5195,7 @@ type ContentSummaryCursor struct {
 
 func (x *ContentSummaryCursor) Reset() {
 	*x = ContentSummaryCursor{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4878,7 +5207,7 @@ func (x *ContentSummaryCursor) String() string {
 func (*ContentSummaryCursor) ProtoMessage() {}
 
 func (x *ContentSummaryCursor) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4891,7 +5220,7 @@ func (x *ContentSummaryCursor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentSummaryCursor.ProtoReflect.Descriptor instead.
 func (*ContentSummaryCursor) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ContentSummaryCursor) GetFrames() []*ContentSummaryCursor_Frame {
@@ -4930,7 +5259,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4942,7 +5271,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4955,7 +5284,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *RenameRequest) GetVolume() string {
@@ -4994,7 +5323,7 @@ type RenameResponse struct {
 
 func (x *RenameResponse) Reset() {
 	*x = RenameResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5006,7 +5335,7 @@ func (x *RenameResponse) String() string {
 func (*RenameResponse) ProtoMessage() {}
 
 func (x *RenameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5019,7 +5348,7 @@ func (x *RenameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponse.ProtoReflect.Descriptor instead.
 func (*RenameResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
 }
 
 // DeleteRequest deletes a file, an empty directory, or a directory and its
@@ -5036,7 +5365,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5048,7 +5377,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5061,7 +5390,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *DeleteRequest) GetVolume() string {
@@ -5094,13 +5423,15 @@ func (x *DeleteRequest) GetRecursive() bool {
 
 type DeleteResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	VersionId     string                 `protobuf:"bytes,1,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`           // DeleteKey's
+	DeleteMarker  bool                   `protobuf:"varint,2,opt,name=delete_marker,json=deleteMarker,proto3" json:"delete_marker,omitempty"` // DeleteKey's
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5112,7 +5443,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5125,7 +5456,21 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *DeleteResponse) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *DeleteResponse) GetDeleteMarker() bool {
+	if x != nil {
+		return x.DeleteMarker
+	}
+	return false
 }
 
 // SetPermissionRequest sets the permission of path (a file or a directory
@@ -5142,7 +5487,7 @@ type SetPermissionRequest struct {
 
 func (x *SetPermissionRequest) Reset() {
 	*x = SetPermissionRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5154,7 +5499,7 @@ func (x *SetPermissionRequest) String() string {
 func (*SetPermissionRequest) ProtoMessage() {}
 
 func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5167,7 +5512,7 @@ func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionRequest.ProtoReflect.Descriptor instead.
 func (*SetPermissionRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *SetPermissionRequest) GetVolume() string {
@@ -5206,7 +5551,7 @@ type SetPermissionResponse struct {
 
 func (x *SetPermissionResponse) Reset() {
 	*x = SetPermissionResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5218,7 +5563,7 @@ func (x *SetPermissionResponse) String() string {
 func (*SetPermissionResponse) ProtoMessage() {}
 
 func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5231,7 +5576,7 @@ func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionResponse.ProtoReflect.Descriptor instead.
 func (*SetPermissionResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
 }
 
 // SetOwnerRequest sets the owner and the group of path (as
@@ -5250,7 +5595,7 @@ type SetOwnerRequest struct {
 
 func (x *SetOwnerRequest) Reset() {
 	*x = SetOwnerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5262,7 +5607,7 @@ func (x *SetOwnerRequest) String() string {
 func (*SetOwnerRequest) ProtoMessage() {}
 
 func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5275,7 +5620,7 @@ func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerRequest.ProtoReflect.Descriptor instead.
 func (*SetOwnerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *SetOwnerRequest) GetVolume() string {
@@ -5321,7 +5666,7 @@ type SetOwnerResponse struct {
 
 func (x *SetOwnerResponse) Reset() {
 	*x = SetOwnerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5333,7 +5678,7 @@ func (x *SetOwnerResponse) String() string {
 func (*SetOwnerResponse) ProtoMessage() {}
 
 func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5346,7 +5691,7 @@ func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerResponse.ProtoReflect.Descriptor instead.
 func (*SetOwnerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
 }
 
 // SetTimesRequest sets the times of path (as SetPermissionRequest's),
@@ -5364,7 +5709,7 @@ type SetTimesRequest struct {
 
 func (x *SetTimesRequest) Reset() {
 	*x = SetTimesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5376,7 +5721,7 @@ func (x *SetTimesRequest) String() string {
 func (*SetTimesRequest) ProtoMessage() {}
 
 func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5389,7 +5734,7 @@ func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesRequest.ProtoReflect.Descriptor instead.
 func (*SetTimesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *SetTimesRequest) GetVolume() string {
@@ -5435,7 +5780,7 @@ type SetTimesResponse struct {
 
 func (x *SetTimesResponse) Reset() {
 	*x = SetTimesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5447,7 +5792,7 @@ func (x *SetTimesResponse) String() string {
 func (*SetTimesResponse) ProtoMessage() {}
 
 func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5460,7 +5805,7 @@ func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesResponse.ProtoReflect.Descriptor instead.
 func (*SetTimesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
 }
 
 // AppendFileRequest opens path for appending. The answer's open_id is the
@@ -5479,7 +5824,7 @@ type AppendFileRequest struct {
 
 func (x *AppendFileRequest) Reset() {
 	*x = AppendFileRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5491,7 +5836,7 @@ func (x *AppendFileRequest) String() string {
 func (*AppendFileRequest) ProtoMessage() {}
 
 func (x *AppendFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5504,7 +5849,7 @@ func (x *AppendFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendFileRequest.ProtoReflect.Descriptor instead.
 func (*AppendFileRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *AppendFileRequest) GetVolume() string {
@@ -5555,7 +5900,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5567,7 +5912,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5580,7 +5925,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *TruncateRequest) GetVolume() string {
@@ -5623,7 +5968,7 @@ type TruncateResponse struct {
 
 func (x *TruncateResponse) Reset() {
 	*x = TruncateResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5635,7 +5980,7 @@ func (x *TruncateResponse) String() string {
 func (*TruncateResponse) ProtoMessage() {}
 
 func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5648,7 +5993,7 @@ func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
 func (*TruncateResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *TruncateResponse) GetDone() bool {
@@ -5680,7 +6025,7 @@ type ConcatRequest struct {
 
 func (x *ConcatRequest) Reset() {
 	*x = ConcatRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5692,7 +6037,7 @@ func (x *ConcatRequest) String() string {
 func (*ConcatRequest) ProtoMessage() {}
 
 func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5705,7 +6050,7 @@ func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
 func (*ConcatRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *ConcatRequest) GetVolume() string {
@@ -5745,7 +6090,7 @@ type ConcatResponse struct {
 
 func (x *ConcatResponse) Reset() {
 	*x = ConcatResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5757,7 +6102,7 @@ func (x *ConcatResponse) String() string {
 func (*ConcatResponse) ProtoMessage() {}
 
 func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5770,7 +6115,7 @@ func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
 func (*ConcatResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ConcatResponse) GetLength() int64 {
@@ -5791,7 +6136,7 @@ type RecoverLeaseRequest struct {
 
 func (x *RecoverLeaseRequest) Reset() {
 	*x = RecoverLeaseRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5803,7 +6148,7 @@ func (x *RecoverLeaseRequest) String() string {
 func (*RecoverLeaseRequest) ProtoMessage() {}
 
 func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5816,7 +6161,7 @@ func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *RecoverLeaseRequest) GetVolume() string {
@@ -5852,7 +6197,7 @@ type RecoverLeaseResponse struct {
 
 func (x *RecoverLeaseResponse) Reset() {
 	*x = RecoverLeaseResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5864,7 +6209,7 @@ func (x *RecoverLeaseResponse) String() string {
 func (*RecoverLeaseResponse) ProtoMessage() {}
 
 func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5877,7 +6222,7 @@ func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *RecoverLeaseResponse) GetClosed() bool {
@@ -5905,7 +6250,7 @@ type IsFileClosedRequest struct {
 
 func (x *IsFileClosedRequest) Reset() {
 	*x = IsFileClosedRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5917,7 +6262,7 @@ func (x *IsFileClosedRequest) String() string {
 func (*IsFileClosedRequest) ProtoMessage() {}
 
 func (x *IsFileClosedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5930,7 +6275,7 @@ func (x *IsFileClosedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedRequest.ProtoReflect.Descriptor instead.
 func (*IsFileClosedRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *IsFileClosedRequest) GetVolume() string {
@@ -5963,7 +6308,7 @@ type IsFileClosedResponse struct {
 
 func (x *IsFileClosedResponse) Reset() {
 	*x = IsFileClosedResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5975,7 +6320,7 @@ func (x *IsFileClosedResponse) String() string {
 func (*IsFileClosedResponse) ProtoMessage() {}
 
 func (x *IsFileClosedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5988,7 +6333,7 @@ func (x *IsFileClosedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedResponse.ProtoReflect.Descriptor instead.
 func (*IsFileClosedResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *IsFileClosedResponse) GetClosed() bool {
@@ -6006,7 +6351,7 @@ type GetFsStatusRequest struct {
 
 func (x *GetFsStatusRequest) Reset() {
 	*x = GetFsStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6018,7 +6363,7 @@ func (x *GetFsStatusRequest) String() string {
 func (*GetFsStatusRequest) ProtoMessage() {}
 
 func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6031,7 +6376,7 @@ func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFsStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFsStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
 }
 
 // FsStatus is the cluster's raw space: the sums of the last storage
@@ -6049,7 +6394,7 @@ type FsStatus struct {
 
 func (x *FsStatus) Reset() {
 	*x = FsStatus{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6061,7 +6406,7 @@ func (x *FsStatus) String() string {
 func (*FsStatus) ProtoMessage() {}
 
 func (x *FsStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6074,7 +6419,7 @@ func (x *FsStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsStatus.ProtoReflect.Descriptor instead.
 func (*FsStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *FsStatus) GetCapacity() int64 {
@@ -6119,7 +6464,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6131,7 +6476,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6144,7 +6489,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -6176,7 +6521,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6188,7 +6533,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6201,7 +6546,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{82}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -6219,7 +6564,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[81]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6231,7 +6576,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[81]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6244,7 +6589,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{81}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -6283,7 +6628,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[82]
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6295,7 +6640,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[82]
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6308,7 +6653,7 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{82}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{84}
 }
 
 // Acl is one entry of an object's access control list.
@@ -6324,7 +6669,7 @@ type Acl struct {
 
 func (x *Acl) Reset() {
 	*x = Acl{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[83]
+	mi := &file_strato_v1_namespace_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6336,7 +6681,7 @@ func (x *Acl) String() string {
 func (*Acl) ProtoMessage() {}
 
 func (x *Acl) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[83]
+	mi := &file_strato_v1_namespace_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6349,7 +6694,7 @@ func (x *Acl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Acl.ProtoReflect.Descriptor instead.
 func (*Acl) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{83}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *Acl) GetType() AclType {
@@ -6393,7 +6738,7 @@ type AclObject struct {
 
 func (x *AclObject) Reset() {
 	*x = AclObject{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	mi := &file_strato_v1_namespace_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6405,7 +6750,7 @@ func (x *AclObject) String() string {
 func (*AclObject) ProtoMessage() {}
 
 func (x *AclObject) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	mi := &file_strato_v1_namespace_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6418,7 +6763,7 @@ func (x *AclObject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclObject.ProtoReflect.Descriptor instead.
 func (*AclObject) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{84}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *AclObject) GetKind() AclObjectKind {
@@ -6458,7 +6803,7 @@ type GetAclRequest struct {
 
 func (x *GetAclRequest) Reset() {
 	*x = GetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[85]
+	mi := &file_strato_v1_namespace_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6470,7 +6815,7 @@ func (x *GetAclRequest) String() string {
 func (*GetAclRequest) ProtoMessage() {}
 
 func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[85]
+	mi := &file_strato_v1_namespace_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6483,7 +6828,7 @@ func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclRequest.ProtoReflect.Descriptor instead.
 func (*GetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{85}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *GetAclRequest) GetObject() *AclObject {
@@ -6503,7 +6848,7 @@ type GetAclResponse struct {
 
 func (x *GetAclResponse) Reset() {
 	*x = GetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[86]
+	mi := &file_strato_v1_namespace_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6515,7 +6860,7 @@ func (x *GetAclResponse) String() string {
 func (*GetAclResponse) ProtoMessage() {}
 
 func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[86]
+	mi := &file_strato_v1_namespace_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6528,7 +6873,7 @@ func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclResponse.ProtoReflect.Descriptor instead.
 func (*GetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{86}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *GetAclResponse) GetOwner() string {
@@ -6556,7 +6901,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[87]
+	mi := &file_strato_v1_namespace_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6568,7 +6913,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[87]
+	mi := &file_strato_v1_namespace_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6581,7 +6926,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{87}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *SetAclRequest) GetObject() *AclObject {
@@ -6606,7 +6951,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[88]
+	mi := &file_strato_v1_namespace_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6618,7 +6963,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[88]
+	mi := &file_strato_v1_namespace_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6631,7 +6976,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{88}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{90}
 }
 
 type AddAclRequest struct {
@@ -6644,7 +6989,7 @@ type AddAclRequest struct {
 
 func (x *AddAclRequest) Reset() {
 	*x = AddAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[89]
+	mi := &file_strato_v1_namespace_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6656,7 +7001,7 @@ func (x *AddAclRequest) String() string {
 func (*AddAclRequest) ProtoMessage() {}
 
 func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[89]
+	mi := &file_strato_v1_namespace_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6669,7 +7014,7 @@ func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclRequest.ProtoReflect.Descriptor instead.
 func (*AddAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{89}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *AddAclRequest) GetObject() *AclObject {
@@ -6694,7 +7039,7 @@ type AddAclResponse struct {
 
 func (x *AddAclResponse) Reset() {
 	*x = AddAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[90]
+	mi := &file_strato_v1_namespace_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6706,7 +7051,7 @@ func (x *AddAclResponse) String() string {
 func (*AddAclResponse) ProtoMessage() {}
 
 func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[90]
+	mi := &file_strato_v1_namespace_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6719,7 +7064,7 @@ func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclResponse.ProtoReflect.Descriptor instead.
 func (*AddAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{90}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{92}
 }
 
 type RemoveAclRequest struct {
@@ -6732,7 +7077,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[91]
+	mi := &file_strato_v1_namespace_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6744,7 +7089,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[91]
+	mi := &file_strato_v1_namespace_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6757,7 +7102,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{91}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *RemoveAclRequest) GetObject() *AclObject {
@@ -6782,7 +7127,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[92]
+	mi := &file_strato_v1_namespace_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6794,7 +7139,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[92]
+	mi := &file_strato_v1_namespace_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6807,7 +7152,7 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{92}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{94}
 }
 
 type ContentSummaryCursor_Frame struct {
@@ -6822,7 +7167,7 @@ type ContentSummaryCursor_Frame struct {
 
 func (x *ContentSummaryCursor_Frame) Reset() {
 	*x = ContentSummaryCursor_Frame{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[93]
+	mi := &file_strato_v1_namespace_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6834,7 +7179,7 @@ func (x *ContentSummaryCursor_Frame) String() string {
 func (*ContentSummaryCursor_Frame) ProtoMessage() {}
 
 func (x *ContentSummaryCursor_Frame) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[93]
+	mi := &file_strato_v1_namespace_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6847,7 +7192,7 @@ func (x *ContentSummaryCursor_Frame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentSummaryCursor_Frame.ProtoReflect.Descriptor instead.
 func (*ContentSummaryCursor_Frame) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57, 0}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59, 0}
 }
 
 func (x *ContentSummaryCursor_Frame) GetDirId() uint64 {
@@ -6902,7 +7247,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
 	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\x12\"\n" +
 	"\x04acls\x18\n" +
-	" \x03(\v2\x0e.strato.v1.AclR\x04acls\"\x8c\a\n" +
+	" \x03(\v2\x0e.strato.v1.AclR\x04acls\"\xc9\a\n" +
 	"\n" +
 	"BucketInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
@@ -6934,7 +7279,10 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\x14 \x01(\tR\x05group\x12\"\n" +
 	"\x04acls\x18\x15 \x03(\v2\x0e.strato.v1.AclR\x04acls\x12-\n" +
-	"\x13access_time_unix_ms\x18\x16 \x01(\x03R\x10accessTimeUnixMsB\r\n" +
+	"\x13access_time_unix_ms\x18\x16 \x01(\x03R\x10accessTimeUnixMs\x12;\n" +
+	"\n" +
+	"versioning\x18\x17 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
+	"versioningB\r\n" +
 	"\v_permission\"G\n" +
 	"\aBlockID\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
@@ -6953,7 +7301,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12/\n" +
 	"\bpipeline\x18\x04 \x01(\v2\x13.strato.v1.PipelineR\bpipeline\x12\x19\n" +
-	"\x05token\x18\x05 \x01(\fB\x03\x80\x01\x01R\x05token\"\x94\x06\n" +
+	"\x05token\x18\x05 \x01(\fB\x03\x80\x01\x01R\x05token\"\xf5\x06\n" +
 	"\aKeyInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -6978,7 +7326,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\x11 \x01(\tR\x05group\x12-\n" +
 	"\x13access_time_unix_ms\x18\x12 \x01(\x03R\x10accessTimeUnixMs\x12\"\n" +
-	"\x04acls\x18\x13 \x03(\v2\x0e.strato.v1.AclR\x04aclsB\r\n" +
+	"\x04acls\x18\x13 \x03(\v2\x0e.strato.v1.AclR\x04acls\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x14 \x01(\tR\tversionId\x12#\n" +
+	"\rdelete_marker\x18\x15 \x01(\bR\fdeleteMarker\x12\x1b\n" +
+	"\tis_latest\x18\x16 \x01(\bR\bisLatestB\r\n" +
 	"\v_permission\"8\n" +
 	"\fKeyAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -7050,13 +7402,16 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\"E\n" +
 	"\x14UpdateVolumeResponse\x12-\n" +
-	"\x06volume\x18\x01 \x01(\v2\x15.strato.v1.VolumeInfoR\x06volume\"\xd8\x01\n" +
+	"\x06volume\x18\x01 \x01(\v2\x15.strato.v1.VolumeInfoR\x06volume\"\x95\x02\n" +
 	"\x13UpdateBucketRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x03 \x01(\tR\x05owner\x12>\n" +
 	"\vreplication\x18\x04 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12?\n" +
-	"\x0eerasure_coding\x18\x05 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"E\n" +
+	"\x0eerasure_coding\x18\x05 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x12;\n" +
+	"\n" +
+	"versioning\x18\x06 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
+	"versioning\"E\n" +
 	"\x14UpdateBucketResponse\x12-\n" +
 	"\x06bucket\x18\x01 \x01(\v2\x15.strato.v1.BucketInfoR\x06bucket\"\xcc\x04\n" +
 	"\x13CreateBucketRequest\x12\x16\n" +
@@ -7170,10 +7525,12 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\b \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
 	"attributes\x12.\n" +
-	"\asources\x18\t \x03(\v2\x14.strato.v1.KeySourceR\asources\"D\n" +
+	"\asources\x18\t \x03(\v2\x14.strato.v1.KeySourceR\asources\"c\n" +
 	"\x11CommitKeyResponse\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x12\n" +
-	"\x04size\x18\x02 \x01(\x03R\x04size\"\xae\x01\n" +
+	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x03 \x01(\tR\tversionId\"\xae\x01\n" +
 	"\x14SetAttributesRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -7182,18 +7539,26 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\x05 \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
 	"attributes\"\x17\n" +
-	"\x15SetAttributesResponse\"T\n" +
+	"\x15SetAttributesResponse\"\x9a\x01\n" +
 	"\x10LookupKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
-	"\x03key\x18\x03 \x01(\tR\x03key\"9\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x04 \x01(\tR\tversionId\x12%\n" +
+	"\x0edelete_markers\x18\x05 \x01(\bR\rdeleteMarkers\"9\n" +
 	"\x11LookupKeyResponse\x12$\n" +
-	"\x03key\x18\x01 \x01(\v2\x12.strato.v1.KeyInfoR\x03key\"T\n" +
+	"\x03key\x18\x01 \x01(\v2\x12.strato.v1.KeyInfoR\x03key\"s\n" +
 	"\x10DeleteKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
-	"\x03key\x18\x03 \x01(\tR\x03key\"\x13\n" +
-	"\x11DeleteKeyResponse\"t\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x04 \x01(\tR\tversionId\"W\n" +
+	"\x11DeleteKeyResponse\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x01 \x01(\tR\tversionId\x12#\n" +
+	"\rdelete_marker\x18\x02 \x01(\bR\fdeleteMarker\"t\n" +
 	"\x10RenameKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x19\n" +
@@ -7212,7 +7577,22 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x12.strato.v1.KeyInfoR\x04keys\x12'\n" +
 	"\x0fcommon_prefixes\x18\x02 \x03(\tR\x0ecommonPrefixes\x12\x1c\n" +
 	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12(\n" +
-	"\x10next_start_after\x18\x04 \x01(\tR\x0enextStartAfter\"\xbc\x01\n" +
+	"\x10next_start_after\x18\x04 \x01(\tR\x0enextStartAfter\"\xdf\x01\n" +
+	"\x16ListKeyVersionsRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x16\n" +
+	"\x06prefix\x18\x03 \x01(\tR\x06prefix\x12\x1c\n" +
+	"\tdelimiter\x18\x04 \x01(\tR\tdelimiter\x12\x1d\n" +
+	"\n" +
+	"key_marker\x18\x05 \x01(\tR\tkeyMarker\x12*\n" +
+	"\x11version_id_marker\x18\x06 \x01(\tR\x0fversionIdMarker\x12\x14\n" +
+	"\x05limit\x18\a \x01(\x05R\x05limit\"\xed\x01\n" +
+	"\x17ListKeyVersionsResponse\x12.\n" +
+	"\bversions\x18\x01 \x03(\v2\x12.strato.v1.KeyInfoR\bversions\x12'\n" +
+	"\x0fcommon_prefixes\x18\x02 \x03(\tR\x0ecommonPrefixes\x12\x1c\n" +
+	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12&\n" +
+	"\x0fnext_key_marker\x18\x04 \x01(\tR\rnextKeyMarker\x123\n" +
+	"\x16next_version_id_marker\x18\x05 \x01(\tR\x13nextVersionIdMarker\"\xbc\x01\n" +
 	"\x16CreateDirectoryRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -7278,8 +7658,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1c\n" +
-	"\trecursive\x18\x04 \x01(\bR\trecursive\"\x10\n" +
-	"\x0eDeleteResponse\"z\n" +
+	"\trecursive\x18\x04 \x01(\bR\trecursive\"T\n" +
+	"\x0eDeleteResponse\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x01 \x01(\tR\tversionId\x12#\n" +
+	"\rdelete_marker\x18\x02 \x01(\bR\fdeleteMarker\"z\n" +
 	"\x14SetPermissionRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -7423,7 +7806,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"LAYOUT_FSO\x10\x01\x12\x0e\n" +
 	"\n" +
-	"LAYOUT_OBS\x10\x02*\x90\x01\n" +
+	"LAYOUT_OBS\x10\x02*`\n" +
+	"\x10BucketVersioning\x12\x1a\n" +
+	"\x16VERSIONING_UNVERSIONED\x10\x00\x12\x16\n" +
+	"\x12VERSIONING_ENABLED\x10\x01\x12\x18\n" +
+	"\x14VERSIONING_SUSPENDED\x10\x02*\x90\x01\n" +
 	"\fChecksumType\x12\x1d\n" +
 	"\x19CHECKSUM_TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rCHECKSUM_NONE\x10\x01\x12\x12\n" +
@@ -7465,7 +7852,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x1bACL_OBJECT_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11ACL_OBJECT_VOLUME\x10\x01\x12\x15\n" +
 	"\x11ACL_OBJECT_BUCKET\x10\x02\x12\x12\n" +
-	"\x0eACL_OBJECT_KEY\x10\x032\x96\x1d\n" +
+	"\x0eACL_OBJECT_KEY\x10\x032\xf0\x1d\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
@@ -7484,7 +7871,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\tLookupKey\x12\x1b.strato.v1.LookupKeyRequest\x1a\x1c.strato.v1.LookupKeyResponse\x12F\n" +
 	"\tDeleteKey\x12\x1b.strato.v1.DeleteKeyRequest\x1a\x1c.strato.v1.DeleteKeyResponse\x12F\n" +
 	"\tRenameKey\x12\x1b.strato.v1.RenameKeyRequest\x1a\x1c.strato.v1.RenameKeyResponse\x12C\n" +
-	"\bListKeys\x12\x1a.strato.v1.ListKeysRequest\x1a\x1b.strato.v1.ListKeysResponse\x12R\n" +
+	"\bListKeys\x12\x1a.strato.v1.ListKeysRequest\x1a\x1b.strato.v1.ListKeysResponse\x12X\n" +
+	"\x0fListKeyVersions\x12!.strato.v1.ListKeyVersionsRequest\x1a\".strato.v1.ListKeyVersionsResponse\x12R\n" +
 	"\rSetAttributes\x12\x1f.strato.v1.SetAttributesRequest\x1a .strato.v1.SetAttributesResponse\x12X\n" +
 	"\x0fCreateDirectory\x12!.strato.v1.CreateDirectoryRequest\x1a\".strato.v1.CreateDirectoryResponse\x12F\n" +
 	"\n" +
@@ -7533,301 +7921,309 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 	return file_strato_v1_namespace_proto_rawDescData
 }
 
-var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 94)
+var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 96)
 var file_strato_v1_namespace_proto_goTypes = []any{
 	(ErrorReason)(0),                   // 0: strato.v1.ErrorReason
 	(BucketLayout)(0),                  // 1: strato.v1.BucketLayout
-	(ChecksumType)(0),                  // 2: strato.v1.ChecksumType
-	(ReplicationFactor)(0),             // 3: strato.v1.ReplicationFactor
-	(ErasureCodec)(0),                  // 4: strato.v1.ErasureCodec
-	(AclType)(0),                       // 5: strato.v1.AclType
-	(AclScope)(0),                      // 6: strato.v1.AclScope
-	(AclRight)(0),                      // 7: strato.v1.AclRight
-	(AclObjectKind)(0),                 // 8: strato.v1.AclObjectKind
-	(*ErasureCoding)(nil),              // 9: strato.v1.ErasureCoding
-	(*VolumeInfo)(nil),                 // 10: strato.v1.VolumeInfo
-	(*BucketInfo)(nil),                 // 11: strato.v1.BucketInfo
-	(*BlockID)(nil),                    // 12: strato.v1.BlockID
-	(*DatanodeDetails)(nil),            // 13: strato.v1.DatanodeDetails
-	(*Pipeline)(nil),                   // 14: strato.v1.Pipeline
-	(*BlockLocation)(nil),              // 15: strato.v1.BlockLocation
-	(*KeyInfo)(nil),                    // 16: strato.v1.KeyInfo
-	(*KeyAttribute)(nil),               // 17: strato.v1.KeyAttribute
-	(*KeySource)(nil),                  // 18: strato.v1.KeySource
-	(*FileStatus)(nil),                 // 19: strato.v1.FileStatus
-	(*ExcludeList)(nil),                // 20: strato.v1.ExcludeList
-	(*CreateVolumeRequest)(nil),        // 21: strato.v1.CreateVolumeRequest
-	(*CreateVolumeResponse)(nil),       // 22: strato.v1.CreateVolumeResponse
-	(*DeleteVolumeRequest)(nil),        // 23: strato.v1.DeleteVolumeRequest
-	(*DeleteVolumeResponse)(nil),       // 24: strato.v1.DeleteVolumeResponse
-	(*GetVolumeRequest)(nil),           // 25: strato.v1.GetVolumeRequest
-	(*ListVolumesRequest)(nil),         // 26: strato.v1.ListVolumesRequest
-	(*ListVolumesResponse)(nil),        // 27: strato.v1.ListVolumesResponse
-	(*SetQuotaRequest)(nil),            // 28: strato.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),           // 29: strato.v1.SetQuotaResponse
-	(*UpdateVolumeRequest)(nil),        // 30: strato.v1.UpdateVolumeRequest
-	(*UpdateVolumeResponse)(nil),       // 31: strato.v1.UpdateVolumeResponse
-	(*UpdateBucketRequest)(nil),        // 32: strato.v1.UpdateBucketRequest
-	(*UpdateBucketResponse)(nil),       // 33: strato.v1.UpdateBucketResponse
-	(*CreateBucketRequest)(nil),        // 34: strato.v1.CreateBucketRequest
-	(*CreateBucketResponse)(nil),       // 35: strato.v1.CreateBucketResponse
-	(*DeleteBucketRequest)(nil),        // 36: strato.v1.DeleteBucketRequest
-	(*DeleteBucketResponse)(nil),       // 37: strato.v1.DeleteBucketResponse
-	(*GetBucketRequest)(nil),           // 38: strato.v1.GetBucketRequest
-	(*ListBucketsRequest)(nil),         // 39: strato.v1.ListBucketsRequest
-	(*ListBucketsResponse)(nil),        // 40: strato.v1.ListBucketsResponse
-	(*OpenKeyRequest)(nil),             // 41: strato.v1.OpenKeyRequest
-	(*CreateFileRequest)(nil),          // 42: strato.v1.CreateFileRequest
-	(*OpenKeyResponse)(nil),            // 43: strato.v1.OpenKeyResponse
-	(*AllocateBlockRequest)(nil),       // 44: strato.v1.AllocateBlockRequest
-	(*AllocateBlockResponse)(nil),      // 45: strato.v1.AllocateBlockResponse
-	(*CommitKeyRequest)(nil),           // 46: strato.v1.CommitKeyRequest
-	(*CommitKeyResponse)(nil),          // 47: strato.v1.CommitKeyResponse
-	(*SetAttributesRequest)(nil),       // 48: strato.v1.SetAttributesRequest
-	(*SetAttributesResponse)(nil),      // 49: strato.v1.SetAttributesResponse
-	(*LookupKeyRequest)(nil),           // 50: strato.v1.LookupKeyRequest
-	(*LookupKeyResponse)(nil),          // 51: strato.v1.LookupKeyResponse
-	(*DeleteKeyRequest)(nil),           // 52: strato.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),          // 53: strato.v1.DeleteKeyResponse
-	(*RenameKeyRequest)(nil),           // 54: strato.v1.RenameKeyRequest
-	(*RenameKeyResponse)(nil),          // 55: strato.v1.RenameKeyResponse
-	(*ListKeysRequest)(nil),            // 56: strato.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),           // 57: strato.v1.ListKeysResponse
-	(*CreateDirectoryRequest)(nil),     // 58: strato.v1.CreateDirectoryRequest
-	(*CreateDirectoryResponse)(nil),    // 59: strato.v1.CreateDirectoryResponse
-	(*GetFileStatusRequest)(nil),       // 60: strato.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),      // 61: strato.v1.GetFileStatusResponse
-	(*ListStatusRequest)(nil),          // 62: strato.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),         // 63: strato.v1.ListStatusResponse
-	(*GetContentSummaryRequest)(nil),   // 64: strato.v1.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil),  // 65: strato.v1.GetContentSummaryResponse
-	(*ContentSummaryCursor)(nil),       // 66: strato.v1.ContentSummaryCursor
-	(*RenameRequest)(nil),              // 67: strato.v1.RenameRequest
-	(*RenameResponse)(nil),             // 68: strato.v1.RenameResponse
-	(*DeleteRequest)(nil),              // 69: strato.v1.DeleteRequest
-	(*DeleteResponse)(nil),             // 70: strato.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),       // 71: strato.v1.SetPermissionRequest
-	(*SetPermissionResponse)(nil),      // 72: strato.v1.SetPermissionResponse
-	(*SetOwnerRequest)(nil),            // 73: strato.v1.SetOwnerRequest
-	(*SetOwnerResponse)(nil),           // 74: strato.v1.SetOwnerResponse
-	(*SetTimesRequest)(nil),            // 75: strato.v1.SetTimesRequest
-	(*SetTimesResponse)(nil),           // 76: strato.v1.SetTimesResponse
-	(*AppendFileRequest)(nil),          // 77: strato.v1.AppendFileRequest
-	(*TruncateRequest)(nil),            // 78: strato.v1.TruncateRequest
-	(*TruncateResponse)(nil),           // 79: strato.v1.TruncateResponse
-	(*ConcatRequest)(nil),              // 80: strato.v1.ConcatRequest
-	(*ConcatResponse)(nil),             // 81: strato.v1.ConcatResponse
-	(*RecoverLeaseRequest)(nil),        // 82: strato.v1.RecoverLeaseRequest
-	(*RecoverLeaseResponse)(nil),       // 83: strato.v1.RecoverLeaseResponse
-	(*IsFileClosedRequest)(nil),        // 84: strato.v1.IsFileClosedRequest
-	(*IsFileClosedResponse)(nil),       // 85: strato.v1.IsFileClosedResponse
-	(*GetFsStatusRequest)(nil),         // 86: strato.v1.GetFsStatusRequest
-	(*FsStatus)(nil),                   // 87: strato.v1.FsStatus
-	(*CloseContainerRequest)(nil),      // 88: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),     // 89: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),       // 90: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),      // 91: strato.v1.ReportReplicaResponse
-	(*Acl)(nil),                        // 92: strato.v1.Acl
-	(*AclObject)(nil),                  // 93: strato.v1.AclObject
-	(*GetAclRequest)(nil),              // 94: strato.v1.GetAclRequest
-	(*GetAclResponse)(nil),             // 95: strato.v1.GetAclResponse
-	(*SetAclRequest)(nil),              // 96: strato.v1.SetAclRequest
-	(*SetAclResponse)(nil),             // 97: strato.v1.SetAclResponse
-	(*AddAclRequest)(nil),              // 98: strato.v1.AddAclRequest
-	(*AddAclResponse)(nil),             // 99: strato.v1.AddAclResponse
-	(*RemoveAclRequest)(nil),           // 100: strato.v1.RemoveAclRequest
-	(*RemoveAclResponse)(nil),          // 101: strato.v1.RemoveAclResponse
-	(*ContentSummaryCursor_Frame)(nil), // 102: strato.v1.ContentSummaryCursor.Frame
-	(*GetTrashPolicyRequest)(nil),      // 103: strato.v1.GetTrashPolicyRequest
-	(*ExpungeTrashRequest)(nil),        // 104: strato.v1.ExpungeTrashRequest
-	(*CreateSnapshotRequest)(nil),      // 105: strato.v1.CreateSnapshotRequest
-	(*DeleteSnapshotRequest)(nil),      // 106: strato.v1.DeleteSnapshotRequest
-	(*RenameSnapshotRequest)(nil),      // 107: strato.v1.RenameSnapshotRequest
-	(*ListSnapshotsRequest)(nil),       // 108: strato.v1.ListSnapshotsRequest
-	(*GetSnapshotRequest)(nil),         // 109: strato.v1.GetSnapshotRequest
-	(*SnapshotDiffRequest)(nil),        // 110: strato.v1.SnapshotDiffRequest
-	(*TrashPolicy)(nil),                // 111: strato.v1.TrashPolicy
-	(*ExpungeTrashResponse)(nil),       // 112: strato.v1.ExpungeTrashResponse
-	(*CreateSnapshotResponse)(nil),     // 113: strato.v1.CreateSnapshotResponse
-	(*DeleteSnapshotResponse)(nil),     // 114: strato.v1.DeleteSnapshotResponse
-	(*RenameSnapshotResponse)(nil),     // 115: strato.v1.RenameSnapshotResponse
-	(*ListSnapshotsResponse)(nil),      // 116: strato.v1.ListSnapshotsResponse
-	(*SnapshotInfo)(nil),               // 117: strato.v1.SnapshotInfo
-	(*SnapshotDiffResponse)(nil),       // 118: strato.v1.SnapshotDiffResponse
+	(BucketVersioning)(0),              // 2: strato.v1.BucketVersioning
+	(ChecksumType)(0),                  // 3: strato.v1.ChecksumType
+	(ReplicationFactor)(0),             // 4: strato.v1.ReplicationFactor
+	(ErasureCodec)(0),                  // 5: strato.v1.ErasureCodec
+	(AclType)(0),                       // 6: strato.v1.AclType
+	(AclScope)(0),                      // 7: strato.v1.AclScope
+	(AclRight)(0),                      // 8: strato.v1.AclRight
+	(AclObjectKind)(0),                 // 9: strato.v1.AclObjectKind
+	(*ErasureCoding)(nil),              // 10: strato.v1.ErasureCoding
+	(*VolumeInfo)(nil),                 // 11: strato.v1.VolumeInfo
+	(*BucketInfo)(nil),                 // 12: strato.v1.BucketInfo
+	(*BlockID)(nil),                    // 13: strato.v1.BlockID
+	(*DatanodeDetails)(nil),            // 14: strato.v1.DatanodeDetails
+	(*Pipeline)(nil),                   // 15: strato.v1.Pipeline
+	(*BlockLocation)(nil),              // 16: strato.v1.BlockLocation
+	(*KeyInfo)(nil),                    // 17: strato.v1.KeyInfo
+	(*KeyAttribute)(nil),               // 18: strato.v1.KeyAttribute
+	(*KeySource)(nil),                  // 19: strato.v1.KeySource
+	(*FileStatus)(nil),                 // 20: strato.v1.FileStatus
+	(*ExcludeList)(nil),                // 21: strato.v1.ExcludeList
+	(*CreateVolumeRequest)(nil),        // 22: strato.v1.CreateVolumeRequest
+	(*CreateVolumeResponse)(nil),       // 23: strato.v1.CreateVolumeResponse
+	(*DeleteVolumeRequest)(nil),        // 24: strato.v1.DeleteVolumeRequest
+	(*DeleteVolumeResponse)(nil),       // 25: strato.v1.DeleteVolumeResponse
+	(*GetVolumeRequest)(nil),           // 26: strato.v1.GetVolumeRequest
+	(*ListVolumesRequest)(nil),         // 27: strato.v1.ListVolumesRequest
+	(*ListVolumesResponse)(nil),        // 28: strato.v1.ListVolumesResponse
+	(*SetQuotaRequest)(nil),            // 29: strato.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),           // 30: strato.v1.SetQuotaResponse
+	(*UpdateVolumeRequest)(nil),        // 31: strato.v1.UpdateVolumeRequest
+	(*UpdateVolumeResponse)(nil),       // 32: strato.v1.UpdateVolumeResponse
+	(*UpdateBucketRequest)(nil),        // 33: strato.v1.UpdateBucketRequest
+	(*UpdateBucketResponse)(nil),       // 34: strato.v1.UpdateBucketResponse
+	(*CreateBucketRequest)(nil),        // 35: strato.v1.CreateBucketRequest
+	(*CreateBucketResponse)(nil),       // 36: strato.v1.CreateBucketResponse
+	(*DeleteBucketRequest)(nil),        // 37: strato.v1.DeleteBucketRequest
+	(*DeleteBucketResponse)(nil),       // 38: strato.v1.DeleteBucketResponse
+	(*GetBucketRequest)(nil),           // 39: strato.v1.GetBucketRequest
+	(*ListBucketsRequest)(nil),         // 40: strato.v1.ListBucketsRequest
+	(*ListBucketsResponse)(nil),        // 41: strato.v1.ListBucketsResponse
+	(*OpenKeyRequest)(nil),             // 42: strato.v1.OpenKeyRequest
+	(*CreateFileRequest)(nil),          // 43: strato.v1.CreateFileRequest
+	(*OpenKeyResponse)(nil),            // 44: strato.v1.OpenKeyResponse
+	(*AllocateBlockRequest)(nil),       // 45: strato.v1.AllocateBlockRequest
+	(*AllocateBlockResponse)(nil),      // 46: strato.v1.AllocateBlockResponse
+	(*CommitKeyRequest)(nil),           // 47: strato.v1.CommitKeyRequest
+	(*CommitKeyResponse)(nil),          // 48: strato.v1.CommitKeyResponse
+	(*SetAttributesRequest)(nil),       // 49: strato.v1.SetAttributesRequest
+	(*SetAttributesResponse)(nil),      // 50: strato.v1.SetAttributesResponse
+	(*LookupKeyRequest)(nil),           // 51: strato.v1.LookupKeyRequest
+	(*LookupKeyResponse)(nil),          // 52: strato.v1.LookupKeyResponse
+	(*DeleteKeyRequest)(nil),           // 53: strato.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),          // 54: strato.v1.DeleteKeyResponse
+	(*RenameKeyRequest)(nil),           // 55: strato.v1.RenameKeyRequest
+	(*RenameKeyResponse)(nil),          // 56: strato.v1.RenameKeyResponse
+	(*ListKeysRequest)(nil),            // 57: strato.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),           // 58: strato.v1.ListKeysResponse
+	(*ListKeyVersionsRequest)(nil),     // 59: strato.v1.ListKeyVersionsRequest
+	(*ListKeyVersionsResponse)(nil),    // 60: strato.v1.ListKeyVersionsResponse
+	(*CreateDirectoryRequest)(nil),     // 61: strato.v1.CreateDirectoryRequest
+	(*CreateDirectoryResponse)(nil),    // 62: strato.v1.CreateDirectoryResponse
+	(*GetFileStatusRequest)(nil),       // 63: strato.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),      // 64: strato.v1.GetFileStatusResponse
+	(*ListStatusRequest)(nil),          // 65: strato.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),         // 66: strato.v1.ListStatusResponse
+	(*GetContentSummaryRequest)(nil),   // 67: strato.v1.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),  // 68: strato.v1.GetContentSummaryResponse
+	(*ContentSummaryCursor)(nil),       // 69: strato.v1.ContentSummaryCursor
+	(*RenameRequest)(nil),              // 70: strato.v1.RenameRequest
+	(*RenameResponse)(nil),             // 71: strato.v1.RenameResponse
+	(*DeleteRequest)(nil),              // 72: strato.v1.DeleteRequest
+	(*DeleteResponse)(nil),             // 73: strato.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),       // 74: strato.v1.SetPermissionRequest
+	(*SetPermissionResponse)(nil),      // 75: strato.v1.SetPermissionResponse
+	(*SetOwnerRequest)(nil),            // 76: strato.v1.SetOwnerRequest
+	(*SetOwnerResponse)(nil),           // 77: strato.v1.SetOwnerResponse
+	(*SetTimesRequest)(nil),            // 78: strato.v1.SetTimesRequest
+	(*SetTimesResponse)(nil),           // 79: strato.v1.SetTimesResponse
+	(*AppendFileRequest)(nil),          // 80: strato.v1.AppendFileRequest
+	(*TruncateRequest)(nil),            // 81: strato.v1.TruncateRequest
+	(*TruncateResponse)(nil),           // 82: strato.v1.TruncateResponse
+	(*ConcatRequest)(nil),              // 83: strato.v1.ConcatRequest
+	(*ConcatResponse)(nil),             // 84: strato.v1.ConcatResponse
+	(*RecoverLeaseRequest)(nil),        // 85: strato.v1.RecoverLeaseRequest
+	(*RecoverLeaseResponse)(nil),       // 86: strato.v1.RecoverLeaseResponse
+	(*IsFileClosedRequest)(nil),        // 87: strato.v1.IsFileClosedRequest
+	(*IsFileClosedResponse)(nil),       // 88: strato.v1.IsFileClosedResponse
+	(*GetFsStatusRequest)(nil),         // 89: strato.v1.GetFsStatusRequest
+	(*FsStatus)(nil),                   // 90: strato.v1.FsStatus
+	(*CloseContainerRequest)(nil),      // 91: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),     // 92: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),       // 93: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),      // 94: strato.v1.ReportReplicaResponse
+	(*Acl)(nil),                        // 95: strato.v1.Acl
+	(*AclObject)(nil),                  // 96: strato.v1.AclObject
+	(*GetAclRequest)(nil),              // 97: strato.v1.GetAclRequest
+	(*GetAclResponse)(nil),             // 98: strato.v1.GetAclResponse
+	(*SetAclRequest)(nil),              // 99: strato.v1.SetAclRequest
+	(*SetAclResponse)(nil),             // 100: strato.v1.SetAclResponse
+	(*AddAclRequest)(nil),              // 101: strato.v1.AddAclRequest
+	(*AddAclResponse)(nil),             // 102: strato.v1.AddAclResponse
+	(*RemoveAclRequest)(nil),           // 103: strato.v1.RemoveAclRequest
+	(*RemoveAclResponse)(nil),          // 104: strato.v1.RemoveAclResponse
+	(*ContentSummaryCursor_Frame)(nil), // 105: strato.v1.ContentSummaryCursor.Frame
+	(*GetTrashPolicyRequest)(nil),      // 106: strato.v1.GetTrashPolicyRequest
+	(*ExpungeTrashRequest)(nil),        // 107: strato.v1.ExpungeTrashRequest
+	(*CreateSnapshotRequest)(nil),      // 108: strato.v1.CreateSnapshotRequest
+	(*DeleteSnapshotRequest)(nil),      // 109: strato.v1.DeleteSnapshotRequest
+	(*RenameSnapshotRequest)(nil),      // 110: strato.v1.RenameSnapshotRequest
+	(*ListSnapshotsRequest)(nil),       // 111: strato.v1.ListSnapshotsRequest
+	(*GetSnapshotRequest)(nil),         // 112: strato.v1.GetSnapshotRequest
+	(*SnapshotDiffRequest)(nil),        // 113: strato.v1.SnapshotDiffRequest
+	(*TrashPolicy)(nil),                // 114: strato.v1.TrashPolicy
+	(*ExpungeTrashResponse)(nil),       // 115: strato.v1.ExpungeTrashResponse
+	(*CreateSnapshotResponse)(nil),     // 116: strato.v1.CreateSnapshotResponse
+	(*DeleteSnapshotResponse)(nil),     // 117: strato.v1.DeleteSnapshotResponse
+	(*RenameSnapshotResponse)(nil),     // 118: strato.v1.RenameSnapshotResponse
+	(*ListSnapshotsResponse)(nil),      // 119: strato.v1.ListSnapshotsResponse
+	(*SnapshotInfo)(nil),               // 120: strato.v1.SnapshotInfo
+	(*SnapshotDiffResponse)(nil),       // 121: strato.v1.SnapshotDiffResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
-	4,   // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
-	92,  // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
+	5,   // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
+	95,  // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
 	1,   // 2: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
-	3,   // 3: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,   // 4: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	17,  // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
-	9,   // 6: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	92,  // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
-	13,  // 8: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
-	9,   // 9: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
-	12,  // 10: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
-	14,  // 11: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
-	3,   // 12: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,   // 13: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	15,  // 14: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
-	17,  // 15: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
-	9,   // 16: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	92,  // 17: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
-	3,   // 18: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
-	16,  // 19: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	92,  // 20: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
-	10,  // 21: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	10,  // 22: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
-	10,  // 23: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	3,   // 24: strato.v1.UpdateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	9,   // 25: strato.v1.UpdateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	11,  // 26: strato.v1.UpdateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	1,   // 27: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
-	3,   // 28: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	2,   // 29: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
-	9,   // 30: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	92,  // 31: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
-	11,  // 32: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	11,  // 33: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
-	3,   // 34: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
-	20,  // 35: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,   // 36: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	3,   // 37: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
-	20,  // 38: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,   // 39: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	15,  // 40: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
-	3,   // 41: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
-	2,   // 42: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
-	9,   // 43: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
-	15,  // 44: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
-	20,  // 45: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	15,  // 46: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	15,  // 47: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	17,  // 48: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
-	18,  // 49: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
-	17,  // 50: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
-	16,  // 51: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	16,  // 52: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	19,  // 53: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	19,  // 54: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	102, // 55: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
-	20,  // 56: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	5,   // 57: strato.v1.Acl.type:type_name -> strato.v1.AclType
-	6,   // 58: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
-	8,   // 59: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
-	93,  // 60: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 61: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
-	93,  // 62: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 63: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
-	93,  // 64: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 65: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
-	93,  // 66: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 67: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
-	21,  // 68: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	23,  // 69: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	25,  // 70: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	26,  // 71: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	28,  // 72: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	30,  // 73: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
-	34,  // 74: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	36,  // 75: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	38,  // 76: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	39,  // 77: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	32,  // 78: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
-	41,  // 79: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	44,  // 80: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	46,  // 81: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	50,  // 82: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	52,  // 83: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	54,  // 84: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	56,  // 85: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	48,  // 86: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
-	58,  // 87: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	42,  // 88: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	60,  // 89: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	62,  // 90: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	64,  // 91: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
-	67,  // 92: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	69,  // 93: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	71,  // 94: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
-	73,  // 95: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
-	75,  // 96: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
-	77,  // 97: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
-	78,  // 98: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
-	80,  // 99: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
-	82,  // 100: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
-	84,  // 101: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
-	86,  // 102: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
-	103, // 103: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
-	104, // 104: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
-	105, // 105: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
-	106, // 106: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
-	107, // 107: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
-	108, // 108: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
-	109, // 109: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
-	110, // 110: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
-	94,  // 111: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
-	96,  // 112: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
-	98,  // 113: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
-	100, // 114: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
-	88,  // 115: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	90,  // 116: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	22,  // 117: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	24,  // 118: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	10,  // 119: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	27,  // 120: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	29,  // 121: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	31,  // 122: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
-	35,  // 123: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	37,  // 124: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	11,  // 125: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	40,  // 126: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	33,  // 127: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
-	43,  // 128: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	45,  // 129: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	47,  // 130: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	51,  // 131: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	53,  // 132: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	55,  // 133: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	57,  // 134: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	49,  // 135: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	59,  // 136: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	43,  // 137: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	61,  // 138: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	63,  // 139: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	65,  // 140: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
-	68,  // 141: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	70,  // 142: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	72,  // 143: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	74,  // 144: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	76,  // 145: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	43,  // 146: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
-	79,  // 147: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
-	81,  // 148: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
-	83,  // 149: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
-	85,  // 150: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
-	87,  // 151: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
-	111, // 152: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
-	112, // 153: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
-	113, // 154: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
-	114, // 155: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
-	115, // 156: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
-	116, // 157: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
-	117, // 158: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
-	118, // 159: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
-	95,  // 160: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
-	97,  // 161: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
-	99,  // 162: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
-	101, // 163: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
-	89,  // 164: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	91,  // 165: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	117, // [117:166] is the sub-list for method output_type
-	68,  // [68:117] is the sub-list for method input_type
-	68,  // [68:68] is the sub-list for extension type_name
-	68,  // [68:68] is the sub-list for extension extendee
-	0,   // [0:68] is the sub-list for field type_name
+	4,   // 3: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
+	3,   // 4: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	18,  // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
+	10,  // 6: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	95,  // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
+	2,   // 8: strato.v1.BucketInfo.versioning:type_name -> strato.v1.BucketVersioning
+	14,  // 9: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
+	10,  // 10: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
+	13,  // 11: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
+	15,  // 12: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
+	4,   // 13: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	3,   // 14: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	16,  // 15: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
+	18,  // 16: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
+	10,  // 17: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	95,  // 18: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
+	4,   // 19: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
+	17,  // 20: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
+	95,  // 21: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
+	11,  // 22: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	11,  // 23: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
+	11,  // 24: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	4,   // 25: strato.v1.UpdateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	10,  // 26: strato.v1.UpdateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	2,   // 27: strato.v1.UpdateBucketRequest.versioning:type_name -> strato.v1.BucketVersioning
+	12,  // 28: strato.v1.UpdateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	1,   // 29: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
+	4,   // 30: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	3,   // 31: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
+	10,  // 32: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	95,  // 33: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
+	12,  // 34: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	12,  // 35: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
+	4,   // 36: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
+	21,  // 37: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
+	10,  // 38: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	4,   // 39: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
+	21,  // 40: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	10,  // 41: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	16,  // 42: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
+	4,   // 43: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
+	3,   // 44: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
+	10,  // 45: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
+	16,  // 46: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
+	21,  // 47: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	16,  // 48: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	16,  // 49: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	18,  // 50: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	19,  // 51: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	18,  // 52: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
+	17,  // 53: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	17,  // 54: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	17,  // 55: strato.v1.ListKeyVersionsResponse.versions:type_name -> strato.v1.KeyInfo
+	20,  // 56: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	20,  // 57: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	105, // 58: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
+	21,  // 59: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	6,   // 60: strato.v1.Acl.type:type_name -> strato.v1.AclType
+	7,   // 61: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
+	9,   // 62: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
+	96,  // 63: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
+	95,  // 64: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
+	96,  // 65: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
+	95,  // 66: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
+	96,  // 67: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
+	95,  // 68: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
+	96,  // 69: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
+	95,  // 70: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
+	22,  // 71: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	24,  // 72: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	26,  // 73: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	27,  // 74: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	29,  // 75: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	31,  // 76: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
+	35,  // 77: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	37,  // 78: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	39,  // 79: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	40,  // 80: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	33,  // 81: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
+	42,  // 82: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	45,  // 83: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	47,  // 84: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	51,  // 85: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	53,  // 86: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	55,  // 87: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	57,  // 88: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	59,  // 89: strato.v1.NamespaceService.ListKeyVersions:input_type -> strato.v1.ListKeyVersionsRequest
+	49,  // 90: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	61,  // 91: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	43,  // 92: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	63,  // 93: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	65,  // 94: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	67,  // 95: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
+	70,  // 96: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	72,  // 97: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	74,  // 98: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
+	76,  // 99: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
+	78,  // 100: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
+	80,  // 101: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
+	81,  // 102: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
+	83,  // 103: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
+	85,  // 104: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
+	87,  // 105: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
+	89,  // 106: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
+	106, // 107: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
+	107, // 108: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
+	108, // 109: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
+	109, // 110: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
+	110, // 111: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
+	111, // 112: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
+	112, // 113: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
+	113, // 114: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
+	97,  // 115: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	99,  // 116: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	101, // 117: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	103, // 118: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	91,  // 119: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	93,  // 120: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	23,  // 121: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	25,  // 122: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	11,  // 123: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	28,  // 124: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	30,  // 125: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	32,  // 126: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
+	36,  // 127: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	38,  // 128: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	12,  // 129: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	41,  // 130: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	34,  // 131: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
+	44,  // 132: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	46,  // 133: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	48,  // 134: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	52,  // 135: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	54,  // 136: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	56,  // 137: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	58,  // 138: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	60,  // 139: strato.v1.NamespaceService.ListKeyVersions:output_type -> strato.v1.ListKeyVersionsResponse
+	50,  // 140: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	62,  // 141: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	44,  // 142: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	64,  // 143: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	66,  // 144: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	68,  // 145: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
+	71,  // 146: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	73,  // 147: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	75,  // 148: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	77,  // 149: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	79,  // 150: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	44,  // 151: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
+	82,  // 152: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
+	84,  // 153: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
+	86,  // 154: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
+	88,  // 155: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
+	90,  // 156: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
+	114, // 157: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
+	115, // 158: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
+	116, // 159: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
+	117, // 160: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
+	118, // 161: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
+	119, // 162: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
+	120, // 163: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
+	121, // 164: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
+	98,  // 165: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	100, // 166: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	102, // 167: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	104, // 168: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	92,  // 169: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	94,  // 170: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	121, // [121:171] is the sub-list for method output_type
+	71,  // [71:121] is the sub-list for method input_type
+	71,  // [71:71] is the sub-list for extension type_name
+	71,  // [71:71] is the sub-list for extension extendee
+	0,   // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }
@@ -7843,15 +8239,15 @@ func file_strato_v1_namespace_proto_init() {
 	file_strato_v1_namespace_proto_msgTypes[25].OneofWrappers = []any{}
 	file_strato_v1_namespace_proto_msgTypes[32].OneofWrappers = []any{}
 	file_strato_v1_namespace_proto_msgTypes[33].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[49].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[66].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[51].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[68].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
-			NumEnums:      9,
-			NumMessages:   94,
+			NumEnums:      10,
+			NumMessages:   96,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
