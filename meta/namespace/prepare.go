@@ -143,7 +143,8 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 			return nil, err
 		}
 		cmd.Op = &stratov1.NamespaceCommand_SetAttributes{SetAttributes: &stratov1.SetAttributesCommand{
-			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), ObjectId: r.GetObjectId(), Attributes: attrs}}
+			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), ObjectId: r.GetObjectId(), Attributes: attrs,
+			VersionId: r.GetVersionId()}}
 	default:
 		if err := ns.prepareAccess(cmd, req, env); err != nil {
 			return nil, err

@@ -256,7 +256,7 @@ func (rd *Reader) LookupKey(req *stratov1.LookupKeyRequest) (*stratov1.LookupKey
 	ki := &stratov1.KeyRecord{}
 	name := req.GetKey()
 	if isFSO(bk) {
-		if req.GetVersionId() != "" {
+		if req.GetVersionId() != "" && req.GetVersionId() != NullVersionID {
 			return nil, fmt.Errorf("%w: %s/%s is a file-system (FSO) bucket: it keeps no versions", ErrWrongLayout, bk.Volume, bk.Name)
 		}
 		if name, err = CleanPath(name); err != nil {

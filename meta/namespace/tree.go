@@ -128,7 +128,7 @@ func (a *applier) delete(d *stratov1.DeleteCommand) (proto.Message, error) {
 		}
 		return a.deleteFile(bk, key, d.GetPath(), ErrKeyNotFound)
 	}
-	if d.GetVersionId() != "" {
+	if d.GetVersionId() != "" && d.GetVersionId() != NullVersionID {
 		return nil, fmt.Errorf("%w: %s/%s is a file-system (FSO) bucket: it keeps no versions", ErrWrongLayout, bk.Volume, bk.Name)
 	}
 	p, err := CleanPath(d.GetPath())

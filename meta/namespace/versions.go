@@ -341,3 +341,28 @@ func (a *applier) deleteMarker(bk *stratov1.BucketRecord, st snapState, key []by
 	}
 	return &stratov1.DeleteResponse{VersionId: VersionID(marker), DeleteMarker: true}, nil
 }
+
+// setVersionAttributes is SetAttributes of a noncurrent version.
+func (a *applier) setVersionAttributes(bk *stratov1.BucketRecord, c *stratov1.SetAttributesCommand) (proto.Message, error) {
+	label := bk.Volume + "/" + bk.Name + "/" + c.GetKey()
+	if isFSO(bk) {
+		return nil, fmt.Errorf("%w: %s/%s is a file-system (FSO) bucket: it keeps no versions", ErrWrongLayout, bk.Volume, bk.Name)
+	}
+	seq, null, err := parseVersionID(c.GetVersionId())
+	if err != nil {
+		return nil, err
+	}
+	key, rec, err := a.findVersion(bk.Id, c.GetKey(), seq, null)
+	switch {
+	case err != nil:
+		return nil, err
+	case rec == nil:
+		return nil, fmt.Errorf("%w: %s has no version %s", ErrKeyNotFound, label, c.GetVersionId())
+	case rec.DeleteMarker:
+		return nil, fmt.Errorf("%w: version %s of %s is a delete marker", ErrFailedPrecondition, c.GetVersionId(), label)
+	case c.GetObjectId() != 0 && rec.ObjectId != c.GetObjectId():
+		return nil, fmt.Errorf("%w: %s is object %d, not %d", ErrKeyReplaced, label, rec.ObjectId, c.GetObjectId())
+	}
+	rec.Attributes = c.GetAttributes()
+	return &stratov1.SetAttributesResponse{}, put(a.b, key, rec)
+}

@@ -3861,8 +3861,10 @@ type SetAttributesRequest struct {
 	// caller looked it up fails with FAILED_PRECONDITION (KEY_REPLACED), so
 	// that a read-modify-write of the attributes never lands on another
 	// version.
-	ObjectId      uint64          `protobuf:"varint,4,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
-	Attributes    []*KeyAttribute `protobuf:"bytes,5,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	ObjectId   uint64          `protobuf:"varint,4,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
+	Attributes []*KeyAttribute `protobuf:"bytes,5,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	// Set: the attributes of that version of an OBS key (S3 versioning).
+	VersionId     string `protobuf:"bytes,6,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3930,6 +3932,13 @@ func (x *SetAttributesRequest) GetAttributes() []*KeyAttribute {
 		return x.Attributes
 	}
 	return nil
+}
+
+func (x *SetAttributesRequest) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
 }
 
 type SetAttributesResponse struct {
@@ -7530,7 +7539,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x1d\n" +
 	"\n" +
-	"version_id\x18\x03 \x01(\tR\tversionId\"\xae\x01\n" +
+	"version_id\x18\x03 \x01(\tR\tversionId\"\xcd\x01\n" +
 	"\x14SetAttributesRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -7538,7 +7547,9 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\x127\n" +
 	"\n" +
 	"attributes\x18\x05 \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
-	"attributes\"\x17\n" +
+	"attributes\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x06 \x01(\tR\tversionId\"\x17\n" +
 	"\x15SetAttributesResponse\"\x9a\x01\n" +
 	"\x10LookupKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +

@@ -3236,7 +3236,8 @@ type SetAttributesCommand struct {
 	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
 	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
 	ObjectId      uint64                 `protobuf:"varint,4,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
-	Attributes    []*AttributeRecord     `protobuf:"bytes,5,rep,name=attributes,proto3" json:"attributes,omitempty"` // sorted by name
+	Attributes    []*AttributeRecord     `protobuf:"bytes,5,rep,name=attributes,proto3" json:"attributes,omitempty"`                // sorted by name
+	VersionId     string                 `protobuf:"bytes,6,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"` // set: that version of an OBS key
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3304,6 +3305,13 @@ func (x *SetAttributesCommand) GetAttributes() []*AttributeRecord {
 		return x.Attributes
 	}
 	return nil
+}
+
+func (x *SetAttributesCommand) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
 }
 
 // SetStatusCommand is SetPermission, SetOwner and SetTimes: it changes the
@@ -3817,7 +3825,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x03ids\x18\x01 \x03(\tR\x03ids\"3\n" +
 	"\x12RevokeS3KeyCommand\x12\x1d\n" +
 	"\n" +
-	"access_key\x18\x01 \x01(\tR\taccessKey\"\xb1\x01\n" +
+	"access_key\x18\x01 \x01(\tR\taccessKey\"\xd0\x01\n" +
 	"\x14SetAttributesCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -3825,7 +3833,9 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\x12:\n" +
 	"\n" +
 	"attributes\x18\x05 \x03(\v2\x1a.strato.v1.AttributeRecordR\n" +
-	"attributes\"\xe0\x02\n" +
+	"attributes\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x06 \x01(\tR\tversionId\"\xe0\x02\n" +
 	"\x10SetStatusCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
