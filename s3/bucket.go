@@ -175,4 +175,3 @@ func (g *Gateway) getBucketLocation(rq *request) error {
 	}
 	return rq.writeXML(200, locationConstraint{Region: region})
 }
-

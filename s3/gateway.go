@@ -356,12 +356,8 @@ func (g *Gateway) serve(rq *request) error {
 		case m == http.MethodGet && has("uploads"):
 			rq.op = "ListMultipartUploads"
 			return g.listMultipartUploads(rq)
-		case m == http.MethodGet && has("versioning"):
-			rq.op = "GetBucketVersioning"
-			return g.getBucketVersioning(rq)
-		case m == http.MethodPut && has("versioning"):
-			rq.op = "PutBucketVersioning"
-			return g.putBucketVersioning(rq)
+		case has("versioning") && (m == http.MethodGet || m == http.MethodPut):
+			return g.bucketVersioning(rq)
 		case m == http.MethodGet && has("versions"):
 			rq.op = "ListObjectVersions"
 			return g.listObjectVersions(rq)

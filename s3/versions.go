@@ -15,10 +15,10 @@ import (
 // and answers x-amz-version-id.
 
 var (
-	ErrNoSuchVersion                   = s3err("NoSuchVersion", 404, "The specified version does not exist.")
-	ErrIllegalVersioningConfiguration  = s3err("IllegalVersioningConfigurationException", 400, "The Versioning element must be specified")
-	ErrInvalidBucketState              = s3err("InvalidBucketState", 409, "The request is not valid with the current state of the bucket.")
-	errInvalidVersionID                = s3err("InvalidArgument", 400, "Invalid version id specified")
+	ErrNoSuchVersion                    = s3err("NoSuchVersion", 404, "The specified version does not exist.")
+	ErrIllegalVersioningConfiguration   = s3err("IllegalVersioningConfigurationException", 400, "The Versioning element must be specified")
+	ErrInvalidBucketState               = s3err("InvalidBucketState", 409, "The request is not valid with the current state of the bucket.")
+	errInvalidVersionID                 = s3err("InvalidArgument", 400, "Invalid version id specified")
 	headerVersionID, headerDeleteMarker = "x-amz-version-id", "x-amz-delete-marker"
 )
 
@@ -90,6 +90,16 @@ type versioningConfiguration struct {
 	XMLName   xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ VersioningConfiguration"`
 	Status    string   `xml:",omitempty"`
 	MfaDelete string   `xml:",omitempty"`
+}
+
+// bucketVersioning serves GetBucketVersioning and PutBucketVersioning.
+func (g *Gateway) bucketVersioning(rq *request) error {
+	if rq.r.Method == http.MethodPut {
+		rq.op = "PutBucketVersioning"
+		return g.putBucketVersioning(rq)
+	}
+	rq.op = "GetBucketVersioning"
+	return g.getBucketVersioning(rq)
 }
 
 func (g *Gateway) getBucketVersioning(rq *request) error {
