@@ -47,13 +47,6 @@ func newQuotaCmds(o *cliOptions, t quotaTarget) []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			if versioning != "" {
-				v, err := parseEnum("versioning", versioning, "VERSIONING_", stratov1.BucketVersioning_value)
-				if err != nil {
-					return err
-				}
-				req.Versioning = stratov1.BucketVersioning(v)
-			}
 			var q client.Quota
 			if s.cmd.Flags().Changed("bytes") {
 				n, err := parseSize("bytes", bytes)
@@ -172,6 +165,13 @@ func newBucketUpdateCmd(o *cliOptions) *cobra.Command {
 				if req.Replication, req.ErasureCoding, err = parseReplication(replication); err != nil {
 					return err
 				}
+			}
+			if versioning != "" {
+				v, err := parseEnum("versioning", versioning, "VERSIONING_", stratov1.BucketVersioning_value)
+				if err != nil {
+					return err
+				}
+				req.Versioning = stratov1.BucketVersioning(v)
 			}
 			var q client.Quota
 			if s.cmd.Flags().Changed("quota-bytes") {
