@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -217,4 +218,29 @@ func TestVersionsPaging(t *testing.T) {
 	require.Equal(t, []string{"a", "a", "a", "b/", "c", "c", "c", "c", "d", "d", "d", "d", "d"}, got)
 	_, err := h.rd().ListKeyVersions(&stratov1.ListKeyVersionsRequest{Volume: "vol", Bucket: "obs", VersionIdMarker: "null"})
 	require.ErrorIs(t, err, ErrInvalid)
+}
+
+// An open key published by an hsync and then replaced on a versioned
+// bucket is a noncurrent version: its expiry frees none of the blocks
+// that version holds.
+func TestVersionsHsyncedOpenKeyExpires(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("obs", stratov1.BucketLayout_LAYOUT_OBS)
+	h.setVersioning("obs", enabled)
+	open := h.must(&stratov1.OpenKeyRequest{Volume: "vol", Bucket: "obs", Key: "k"}).(*stratov1.OpenKeyResponse)
+	bl := h.must(&stratov1.AllocateBlockRequest{Volume: "vol", Bucket: "obs", Key: "k", OpenId: open.OpenId, SizeHint: 1}).(*stratov1.AllocateBlockResponse)
+	h.must(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "obs", Key: "k", OpenId: open.OpenId, Hsync: true,
+		Blocks: []*stratov1.BlockLocation{{BlockId: bl.Block.BlockId, Length: 1}}})
+	h.putKey("obs", "k", 2)
+	require.Len(t, h.versions("obs", "", 0), 2)
+	before := len(h.deletedBlocks())
+	cmd, err := h.ns.PrepareExpiry(h.db, h.now.Add(h.ns.Options().OpenKeyTTL+time.Minute), 100)
+	require.NoError(t, err)
+	require.NotNil(t, cmd)
+	res, err := h.apply(cmd)
+	require.NoError(t, err)
+	require.Equal(t, []uint64{open.OpenId}, res.(*stratov1.ExpireOpenKeysResult).Expired)
+	require.Len(t, h.deletedBlocks(), before, "the noncurrent version's block stays")
+	_, err = h.lookupVersion("obs", "k", h.versions("obs", "", 0)[1][2:])
+	require.NoError(t, err)
 }
