@@ -48,29 +48,13 @@ func (g *Gateway) listObjectVersions(rq *request) error {
 	q := rq.r.URL.Query()
 	prefix, delimiter, enc := q.Get("prefix"), q.Get("delimiter"), q.Get("encoding-type")
 	km, vm := q.Get("key-marker"), q.Get("version-id-marker")
-	if enc != "" && enc != "url" {
-		return errf(ErrInvalidArgument, "Invalid Encoding Method specified in Request")
-	}
-	if len(delimiter) > 1 {
-		return errf(ErrNotImplemented, "strato lists with a delimiter of one character only")
+	max, code, err := listQuery(q)
+	if err != nil {
+		return err
 	}
 	if vm != "" && km == "" {
 		return withFields(errf(ErrInvalidArgument, "A version-id marker cannot be specified without a key marker."),
 			"ArgumentName", "version-id-marker", "ArgumentValue", vm)
-	}
-	max := 1000
-	if v := q.Get("max-keys"); v != "" {
-		n, err := parseCount("max-keys", v)
-		if err != nil {
-			return err
-		}
-		max = min(n, 1000)
-	}
-	code := func(s string) string {
-		if enc == "url" {
-			return s3URLEncode(s)
-		}
-		return s
 	}
 	bk, err := g.getBucket(rq)
 	if err != nil {

@@ -205,3 +205,11 @@ func newBucketUpdateCmd(o *cliOptions) *cobra.Command {
 	f.StringVar(&versioning, "versioning", "", "S3 versioning of an object-store bucket: enabled or suspended (never back to unversioned)")
 	return cmd
 }
+
+// versioningName is a bucket's S3 versioning as the CLI shows it.
+func versioningName(v stratov1.BucketVersioning) string {
+	if v == stratov1.BucketVersioning_VERSIONING_UNSPECIFIED {
+		return "UNVERSIONED"
+	}
+	return enumName(v, "VERSIONING_")
+}

@@ -203,21 +203,24 @@ func (a *applier) deleteFile(bk *stratov1.BucketRecord, key []byte, name string,
 	if err != nil {
 		return nil, err
 	}
+	return &stratov1.DeleteResponse{}, a.removeFile(bk, st, key, old)
+}
+
+// removeFile deletes the record old at key: its bytes and name leave the
+// usage, its blocks go unless a snapshot or another record holds them.
+func (a *applier) removeFile(bk *stratov1.BucketRecord, st snapState, key []byte, old *stratov1.KeyRecord) error {
 	kept := st.sees(old.SnapshotGen, st.gen)
 	release, err := a.releaseOf(st, old, kept)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.charge(bk, -release, -1); err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.b.Delete(key, nil); err != nil {
-		return nil, err
+		return err
 	}
-	if err := a.dropFile(bk.Id, st, key, old, kept, "delete"); err != nil {
-		return nil, err
-	}
-	return &stratov1.DeleteResponse{}, nil
+	return a.dropFile(bk.Id, st, key, old, kept, "delete")
 }
 
 func (a *applier) rename(r *stratov1.RenameCommand) (proto.Message, error) {

@@ -36,7 +36,7 @@ const tagVersion = 'V'
 const NullVersionID = "null"
 
 const (
-	versioningOff       = stratov1.BucketVersioning_VERSIONING_UNVERSIONED
+	versioningOff       = stratov1.BucketVersioning_VERSIONING_UNSPECIFIED
 	versioningEnabled   = stratov1.BucketVersioning_VERSIONING_ENABLED
 	versioningSuspended = stratov1.BucketVersioning_VERSIONING_SUSPENDED
 )
@@ -263,17 +263,7 @@ func (a *applier) deleteVersioned(bk *stratov1.BucketRecord, key []byte, name, v
 		return nil, err
 	}
 	if found && VersionID(cur) == versionID {
-		release, err := a.releaseOf(st, cur, false)
-		if err != nil {
-			return nil, err
-		}
-		if err := a.charge(bk, -release, -1); err != nil {
-			return nil, err
-		}
-		if err := a.b.Delete(key, nil); err != nil {
-			return nil, err
-		}
-		if err := a.dropFile(bk.Id, st, key, cur, false, "delete"); err != nil {
+		if err := a.removeFile(bk, st, key, cur); err != nil {
 			return nil, err
 		}
 		return &stratov1.DeleteResponse{VersionId: versionID}, a.promote(bk.Id, name)

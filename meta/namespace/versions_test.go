@@ -244,3 +244,20 @@ func TestVersionsHsyncedOpenKeyExpires(t *testing.T) {
 	_, err = h.lookupVersion("obs", "k", h.versions("obs", "", 0)[1][2:])
 	require.NoError(t, err)
 }
+
+// A delete of the null version of a bucket never versioned is a delete:
+// a snapshot that sees the key keeps it and its blocks.
+func TestVersionNullDeleteKeepsSnapshots(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("obs", stratov1.BucketLayout_LAYOUT_OBS)
+	h.putKey("obs", "k", 3)
+	h.must(&stratov1.CreateSnapshotRequest{Volume: "vol", Bucket: "obs", Name: "s"})
+	before := len(h.deletedBlocks())
+	require.Equal(t, "null", h.deleteKey("obs", "k", "null").VersionId)
+	require.Len(t, h.deletedBlocks(), before)
+	res, err := h.rd().LookupKey(&stratov1.LookupKeyRequest{Volume: "vol", Bucket: "obs", Key: ".snapshot/s/k"})
+	require.NoError(t, err)
+	require.EqualValues(t, 3, res.Key.Size)
+	_, err = h.rd().LookupKey(&stratov1.LookupKeyRequest{Volume: "vol", Bucket: "obs", Key: "k"})
+	require.ErrorIs(t, err, ErrKeyNotFound)
+}

@@ -244,8 +244,9 @@ func (BucketLayout) EnumDescriptor() ([]byte, []int) {
 type BucketVersioning int32
 
 const (
-	// Never versioned (in UpdateBucketRequest: unchanged).
-	BucketVersioning_VERSIONING_UNVERSIONED BucketVersioning = 0
+	// Never versioned (in UpdateBucketRequest: unchanged; the CLI shows
+	// UNVERSIONED).
+	BucketVersioning_VERSIONING_UNSPECIFIED BucketVersioning = 0
 	// Every write and delete makes a new version; the old ones are kept.
 	BucketVersioning_VERSIONING_ENABLED BucketVersioning = 1
 	// Writes and deletes replace the "null" version; older versions stay.
@@ -255,12 +256,12 @@ const (
 // Enum value maps for BucketVersioning.
 var (
 	BucketVersioning_name = map[int32]string{
-		0: "VERSIONING_UNVERSIONED",
+		0: "VERSIONING_UNSPECIFIED",
 		1: "VERSIONING_ENABLED",
 		2: "VERSIONING_SUSPENDED",
 	}
 	BucketVersioning_value = map[string]int32{
-		"VERSIONING_UNVERSIONED": 0,
+		"VERSIONING_UNSPECIFIED": 0,
 		"VERSIONING_ENABLED":     1,
 		"VERSIONING_SUSPENDED":   2,
 	}
@@ -1112,7 +1113,7 @@ func (x *BucketInfo) GetVersioning() BucketVersioning {
 	if x != nil {
 		return x.Versioning
 	}
-	return BucketVersioning_VERSIONING_UNVERSIONED
+	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
 // BlockID names a block: the container it lives in and its ID there.
@@ -2542,7 +2543,7 @@ type UpdateBucketRequest struct {
 	// erasure coded with it (replication must then be UNSPECIFIED).
 	ErasureCoding *ErasureCoding `protobuf:"bytes,5,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
 	// Set: the bucket's S3 versioning becomes ENABLED or SUSPENDED
-	// (OBS buckets only; UNVERSIONED: unchanged).
+	// (OBS buckets only; UNSPECIFIED: unchanged).
 	Versioning    BucketVersioning `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2617,7 +2618,7 @@ func (x *UpdateBucketRequest) GetVersioning() BucketVersioning {
 	if x != nil {
 		return x.Versioning
 	}
-	return BucketVersioning_VERSIONING_UNVERSIONED
+	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
 // UpdateBucketResponse is the bucket as changed.
@@ -7819,7 +7820,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"LAYOUT_OBS\x10\x02*`\n" +
 	"\x10BucketVersioning\x12\x1a\n" +
-	"\x16VERSIONING_UNVERSIONED\x10\x00\x12\x16\n" +
+	"\x16VERSIONING_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12VERSIONING_ENABLED\x10\x01\x12\x18\n" +
 	"\x14VERSIONING_SUSPENDED\x10\x02*\x90\x01\n" +
 	"\fChecksumType\x12\x1d\n" +

@@ -2342,7 +2342,7 @@ type UpdateCommand struct {
 	Owner         string                 `protobuf:"bytes,3,opt,name=owner,proto3" json:"owner,omitempty"`
 	Replication   ReplicationFactor      `protobuf:"varint,4,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"` // UNSPECIFIED: unchanged
 	ErasureCoding *ErasureCodingRecord   `protobuf:"bytes,5,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`          // set: the bucket's keys are erasure coded
-	Versioning    BucketVersioning       `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`    // UNVERSIONED: unchanged
+	Versioning    BucketVersioning       `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`    // UNSPECIFIED: unchanged
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2416,7 +2416,7 @@ func (x *UpdateCommand) GetVersioning() BucketVersioning {
 	if x != nil {
 		return x.Versioning
 	}
-	return BucketVersioning_VERSIONING_UNVERSIONED
+	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
 // SnapshotCommand creates (name), deletes (name, delete) or renames (name

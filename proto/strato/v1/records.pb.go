@@ -358,7 +358,7 @@ func (x *BucketRecord) GetVersioning() BucketVersioning {
 	if x != nil {
 		return x.Versioning
 	}
-	return BucketVersioning_VERSIONING_UNVERSIONED
+	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
 // AclRecord is one entry of an object's ACL (the API's Acl); scope is
@@ -1815,7 +1815,7 @@ func (x *SnapshotState) GetVersioning() BucketVersioning {
 	if x != nil {
 		return x.Versioning
 	}
-	return BucketVersioning_VERSIONING_UNVERSIONED
+	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
 // SnapshotRecord is one snapshot of a bucket ("NP<bucketID><name>").
