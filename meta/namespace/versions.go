@@ -134,7 +134,7 @@ func (a *applier) planVersion(st snapState, old *stratov1.KeyRecord, replaced bo
 		return versionWrite{}, err
 	}
 	vw := versionWrite{seq: seq, null: st.versioning == versioningSuspended}
-	if replaced && !(vw.null && isNullVersion(old)) {
+	if replaced && (!vw.null || !isNullVersion(old)) {
 		vw.moved = old
 	}
 	return vw, nil
