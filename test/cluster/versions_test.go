@@ -44,14 +44,7 @@ func TestVersionsSurviveMetaFailover(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, del.DeleteMarker)
 
-	leader := -1
-	for i := range 3 {
-		if m := f.c.MetaServer(i); m != nil && m.Metrics().Leader {
-			leader = i
-		}
-	}
-	require.NotEqual(t, -1, leader)
-	require.NoError(t, f.c.StopMeta(leader))
+	stopMetaLeader(t, f.c)
 
 	list, err := f.cl.ListKeyVersions(ctx, &stratov1.ListKeyVersionsRequest{Volume: "vol", Bucket: "obs"})
 	require.NoError(t, err)
@@ -85,4 +78,18 @@ func TestVersionsSurviveMetaFailover(t *testing.T) {
 	bk, err = f.cl.GetBucket(ctx, "vol", "obs")
 	require.NoError(t, err)
 	require.EqualValues(t, 5<<20, bk.UsedBytes)
+}
+
+// stopMetaLeader stops the meta replica that leads and returns its index.
+func stopMetaLeader(t *testing.T, c *minicluster.Cluster) int {
+	t.Helper()
+	leader := -1
+	for i := range c.Options().MetaReplicas {
+		if m := c.MetaServer(i); m != nil && m.Metrics().Leader {
+			leader = i
+		}
+	}
+	require.NotEqual(t, -1, leader)
+	require.NoError(t, c.StopMeta(leader))
+	return leader
 }
