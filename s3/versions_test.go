@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,11 +47,15 @@ func getVersion(t *testing.T, c *awss3.Client, b, k, v string) (string, []byte) 
 	return aws.ToString(out.VersionId), data
 }
 
-// header is a header of the HTTP answer that failed with err.
+// header is a header of the HTTP answer that failed with err (":status":
+// its status code).
 func header(t *testing.T, err error, name string) string {
 	t.Helper()
 	var re *awshttp.ResponseError
 	require.True(t, errors.As(err, &re), "%v", err)
+	if name == ":status" {
+		return strconv.Itoa(re.Response.StatusCode)
+	}
 	return re.Response.Header.Get(name)
 }
 
@@ -168,9 +173,14 @@ func TestVersioning(t *testing.T) {
 	require.Equal(t, "NoSuchKey", apiCode(err))
 	require.Equal(t, "true", header(t, err, "x-amz-delete-marker"))
 	require.Equal(t, marker, header(t, err, "x-amz-version-id"))
+	_, err = c.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: aws.String(b), Key: aws.String("k")})
+	require.Equal(t, "404", header(t, err, ":status"))
+	require.Equal(t, "true", header(t, err, "x-amz-delete-marker"))
 	_, err = c.GetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: aws.String(marker)})
 	require.Equal(t, "MethodNotAllowed", apiCode(err))
 	require.Equal(t, "true", header(t, err, "x-amz-delete-marker"))
+	_, err = c.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: aws.String(marker)})
+	require.Equal(t, "405", header(t, err, ":status"))
 	all, _ := listVersions(t, c, b, "", "", 1000)
 	require.Equal(t, []string{"k@" + marker + "*!", "k@" + v2, "k@" + v1, "k@null"}, all)
 	list, err := c.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: aws.String(b)})
