@@ -373,18 +373,50 @@ func (c *Client) ListBucketsPage(ctx context.Context, volume, prefix, after stri
 
 // LookupKey returns a committed key with its blocks and their locations.
 func (c *Client) LookupKey(ctx context.Context, volume, bucket, key string) (*stratov1.KeyInfo, error) {
+	return c.LookupKeyVersion(ctx, volume, bucket, key, KeyVersion{})
+}
+
+// KeyVersion names a version of an OBS key of a versioned bucket (S3).
+type KeyVersion struct {
+	// ID is the version's ID ("": the latest version).
+	ID string
+	// DeleteMarkers: without an ID, a key whose latest version is a
+	// delete marker answers with the marker rather than ErrNotFound.
+	DeleteMarkers bool
+}
+
+// LookupKeyVersion returns a version of a committed key (which may be a
+// delete marker: DeleteMarker set, no blocks).
+func (c *Client) LookupKeyVersion(ctx context.Context, volume, bucket, key string, v KeyVersion) (*stratov1.KeyInfo, error) {
 	resp, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.LookupKeyResponse, error) {
-		return n.LookupKey(ctx, &stratov1.LookupKeyRequest{Volume: volume, Bucket: bucket, Key: key})
+		return n.LookupKey(ctx, &stratov1.LookupKeyRequest{Volume: volume, Bucket: bucket, Key: key, VersionId: v.ID, DeleteMarkers: v.DeleteMarkers})
 	})
 	return resp.GetKey(), err
 }
 
-// DeleteKey deletes a key.
-func (c *Client) DeleteKey(ctx context.Context, volume, bucket, key string) error {
+// DeleteKeyVersion deletes a version of an OBS key for good, or, with
+// versionID "", deletes the key: on a versioned bucket a delete marker
+// becomes its latest version. The reply names the version deleted or
+// made.
+func (c *Client) DeleteKeyVersion(ctx context.Context, volume, bucket, key, versionID string) (*stratov1.DeleteKeyResponse, error) {
 	ctx = c.idempotent(ctx)
-	_, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.DeleteKeyResponse, error) {
-		return n.DeleteKey(ctx, &stratov1.DeleteKeyRequest{Volume: volume, Bucket: bucket, Key: key})
+	return ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.DeleteKeyResponse, error) {
+		return n.DeleteKey(ctx, &stratov1.DeleteKeyRequest{Volume: volume, Bucket: bucket, Key: key, VersionId: versionID})
 	})
+}
+
+// ListKeyVersions returns one page of the versions of an OBS bucket's keys
+// (see stratov1.ListKeyVersionsRequest).
+func (c *Client) ListKeyVersions(ctx context.Context, req *stratov1.ListKeyVersionsRequest) (*stratov1.ListKeyVersionsResponse, error) {
+	return ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.ListKeyVersionsResponse, error) {
+		return n.ListKeyVersions(ctx, req)
+	})
+}
+
+// DeleteKey deletes a key (on a versioned bucket: a delete marker becomes
+// its latest version).
+func (c *Client) DeleteKey(ctx context.Context, volume, bucket, key string) error {
+	_, err := c.DeleteKeyVersion(ctx, volume, bucket, key, "")
 	return err
 }
 
@@ -401,9 +433,16 @@ func (c *Client) RenameKey(ctx context.Context, volume, bucket, from, to string)
 // bucket when key is "". objectID, when not 0, must be the key's
 // (ErrKeyReplaced otherwise).
 func (c *Client) SetAttributes(ctx context.Context, volume, bucket, key string, objectID uint64, attrs []*stratov1.KeyAttribute) error {
+	return c.SetVersionAttributes(ctx, volume, bucket, key, "", objectID, attrs)
+}
+
+// SetVersionAttributes is SetAttributes of a version of an OBS key
+// (versionID "": the latest).
+func (c *Client) SetVersionAttributes(ctx context.Context, volume, bucket, key, versionID string, objectID uint64, attrs []*stratov1.KeyAttribute) error {
 	ctx = c.idempotent(ctx)
 	_, err := ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.SetAttributesResponse, error) {
-		return n.SetAttributes(ctx, &stratov1.SetAttributesRequest{Volume: volume, Bucket: bucket, Key: key, ObjectId: objectID, Attributes: attrs})
+		return n.SetAttributes(ctx, &stratov1.SetAttributesRequest{Volume: volume, Bucket: bucket, Key: key, ObjectId: objectID,
+			Attributes: attrs, VersionId: versionID})
 	})
 	return err
 }

@@ -56,11 +56,18 @@ type prefetch struct {
 
 // OpenKey opens a committed key for reading.
 func (c *Client) OpenKey(ctx context.Context, volume, bucket, key string) (*Reader, error) {
+	return c.OpenKeyVersion(ctx, volume, bucket, key, KeyVersion{})
+}
+
+// OpenKeyVersion opens a version of a committed key for reading (an OBS
+// key's; the latest with a zero v). A delete marker opens as a reader of
+// nothing whose Info says DeleteMarker.
+func (c *Client) OpenKeyVersion(ctx context.Context, volume, bucket, key string, v KeyVersion) (*Reader, error) {
 	ctx, span := c.startSpan(ctx, "client.read", volume, bucket, key)
 	var ki *stratov1.KeyInfo
 	err := retryMeta(ctx, func(ctx context.Context) error {
 		var err error
-		ki, err = c.LookupKey(ctx, volume, bucket, key)
+		ki, err = c.LookupKeyVersion(ctx, volume, bucket, key, v)
 		return err
 	})
 	if err != nil {

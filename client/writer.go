@@ -73,6 +73,7 @@ type Writer struct {
 	span                trace.Span // client.write (nil: no tracing), ended by Close or Abort
 	volume, bucket, key string
 	openID              uint64
+	versionID           string // the S3 version its commit made
 	// token is a deferred create's (open with no size hint): the key is
 	// opened for real (reopen) only when data or an hsync needs it.
 	token     []byte
@@ -559,6 +560,10 @@ func (w *Writer) syncOnEach(bl *stratov1.BlockLocation, length int64, failed map
 	return synced
 }
 
+// VersionID is the S3 version ID the key's commit made ("" in a bucket
+// never versioned), once Close has returned.
+func (w *Writer) VersionID() string { return w.versionID }
+
 // Hflush makes what was written so far reach every replica and become
 // visible to new readers (the key's length is published in meta). An
 // erasure coded key refuses it (ErrErasureCoded; docs/ec.md).
@@ -630,14 +635,16 @@ func (w *Writer) commit(hsync bool) error {
 	tries := 0
 	return retryMeta(w.c.idempotent(w.ctx), func(ctx context.Context) error {
 		tries++
-		_, err := ns(ctx, w.c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.CommitKeyResponse, error) {
+		resp, err := ns(ctx, w.c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.CommitKeyResponse, error) {
 			return n.CommitKey(ctx, req)
 		})
 		if err != nil && tries > 1 && !hsync && w.openID != 0 && !w.appending && errors.Is(err, ErrNotFound) {
 			if ki, lerr := w.c.LookupKey(ctx, w.volume, w.bucket, w.key); lerr == nil && ki.ObjectId == w.openID {
+				w.versionID = ki.GetVersionId()
 				return nil
 			}
 		}
+		w.versionID = resp.GetVersionId()
 		return err
 	})
 }

@@ -201,10 +201,11 @@ func (s *Server) CommitKey(ctx context.Context, r *stratov1.CommitKeyRequest) (*
 }
 
 func (s *Server) DeleteKey(ctx context.Context, r *stratov1.DeleteKeyRequest) (*stratov1.DeleteKeyResponse, error) {
-	if _, err := mutate[*stratov1.DeleteResponse](ctx, s, r); err != nil {
+	res, err := mutate[*stratov1.DeleteResponse](ctx, s, r)
+	if err != nil {
 		return nil, err
 	}
-	return &stratov1.DeleteKeyResponse{}, nil
+	return &stratov1.DeleteKeyResponse{VersionId: res.GetVersionId(), DeleteMarker: res.GetDeleteMarker()}, nil
 }
 
 func (s *Server) RenameKey(ctx context.Context, r *stratov1.RenameKeyRequest) (*stratov1.RenameKeyResponse, error) {
@@ -303,6 +304,10 @@ func (s *Server) currentLocations(k *stratov1.KeyInfo) {
 			p.Members = s.cl.Locations(bl.GetBlockId().GetContainerId(), p.Members)
 		}
 	}
+}
+
+func (s *Server) ListKeyVersions(ctx context.Context, r *stratov1.ListKeyVersionsRequest) (*stratov1.ListKeyVersionsResponse, error) {
+	return read(ctx, s, func(rd *namespace.Reader) (*stratov1.ListKeyVersionsResponse, error) { return rd.ListKeyVersions(r) })
 }
 
 func (s *Server) ListKeys(ctx context.Context, r *stratov1.ListKeysRequest) (*stratov1.ListKeysResponse, error) {

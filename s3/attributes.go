@@ -82,10 +82,11 @@ func (g *Gateway) getObjectAttributes(rq *request) error {
 	if err != nil {
 		return err
 	}
-	ki, err := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key)
+	ki, _, err := g.lookupVersion(rq)
 	if err != nil {
-		return keyError(err)
+		return err
 	}
+	setVersion(rq.w.Header(), ki)
 	m := attrsOf(ki)
 	mtime := time.UnixMilli(ki.GetModificationTimeUnixMs())
 	if err := checkConditions(rq.r.Header, "", etagOf(ki, m), mtime); err != nil {

@@ -175,14 +175,3 @@ func (g *Gateway) getBucketLocation(rq *request) error {
 	}
 	return rq.writeXML(200, locationConstraint{Region: region})
 }
-
-type versioningConfiguration struct {
-	XMLName xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ VersioningConfiguration"`
-}
-
-func (g *Gateway) getBucketVersioning(rq *request) error {
-	if _, err := g.getBucket(rq); err != nil {
-		return err
-	}
-	return rq.writeXML(200, versioningConfiguration{})
-}

@@ -25,42 +25,57 @@ type copyObjectResult struct {
 }
 
 // copySource parses x-amz-copy-source ("bucket/key", URL-encoded, maybe
-// with a leading '/' and "?versionId=null").
-func copySource(h string) (bucket, key string, err error) {
+// with a leading '/' and "?versionId=...").
+func copySource(h string) (bucket, key, versionID string, err error) {
 	src, ver, _ := strings.Cut(h, "?")
-	if ver != "" && ver != "versionId=null" {
-		return "", "", errf(ErrNotImplemented, "strato keeps no versions: only versionId=null")
+	if ver != "" {
+		q, qerr := url.ParseQuery(ver)
+		if qerr != nil || !q.Has("versionId") || len(q) != 1 || q.Get("versionId") == "" {
+			return "", "", "", errf(ErrInvalidArgument, "Invalid version id specified")
+		}
+		versionID = q.Get("versionId")
 	}
 	src, uerr := url.PathUnescape(src)
 	if uerr != nil {
-		return "", "", errf(ErrInvalidArgument, "Invalid copy source encoding")
+		return "", "", "", errf(ErrInvalidArgument, "Invalid copy source encoding")
 	}
 	src = strings.TrimPrefix(src, "/")
 	bucket, key, ok := strings.Cut(src, "/")
 	if !ok || bucket == "" || key == "" {
-		return "", "", errf(ErrInvalidArgument, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+		return "", "", "", errf(ErrInvalidArgument, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
 	}
-	return bucket, key, nil
+	return bucket, key, versionID, nil
 }
 
-// openSource opens a copy's source and checks its conditions.
+// openSource opens a copy's source (the version named, else the latest)
+// and checks its conditions.
 func (g *Gateway) openSource(rq *request) (*client.Reader, *stratov1.KeyInfo, attrs, error) {
-	sb, sk, err := copySource(rq.r.Header.Get("X-Amz-Copy-Source"))
+	sb, sk, sv, err := copySource(rq.r.Header.Get("X-Amz-Copy-Source"))
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rd, err := g.c.OpenKey(rq.ctx, g.volume, sb, sk)
+	rd, err := g.c.OpenKeyVersion(rq.ctx, g.volume, sb, sk, client.KeyVersion{ID: sv})
 	if err != nil {
+		if sv != "" {
+			return nil, nil, nil, versionError(err, sv)
+		}
 		if errors.Is(err, client.ErrIsADirectory) || errors.Is(err, client.ErrInvalid) {
 			return nil, nil, nil, ErrNoSuchKey
 		}
 		return nil, nil, nil, fromClient(err, nil)
 	}
 	ki := rd.Info()
+	if ki.GetDeleteMarker() {
+		_ = rd.Close()
+		return nil, nil, nil, errf(ErrInvalidRequest, "The source of a copy request may not specifically refer to a delete marker by version id.")
+	}
 	m := attrsOf(ki)
 	if err := checkConditions(rq.r.Header, "X-Amz-Copy-Source-", etagOf(ki, m), time.UnixMilli(ki.GetModificationTimeUnixMs())); err != nil {
 		_ = rd.Close()
 		return nil, nil, nil, err
+	}
+	if v := ki.GetVersionId(); v != "" {
+		rq.w.Header().Set("x-amz-copy-source-version-id", v)
 	}
 	return rd, ki, m, nil
 }
@@ -119,8 +134,8 @@ func (g *Gateway) copyObject(rq *request) error {
 	default:
 		return errf(ErrInvalidArgument, "Unknown tagging directive.")
 	}
-	sb, sk, _ := copySource(rq.r.Header.Get("X-Amz-Copy-Source"))
-	if sb == rq.bucket && sk == rq.key && directive != "REPLACE" && tagDirective != "REPLACE" {
+	sb, sk, sv, _ := copySource(rq.r.Header.Get("X-Amz-Copy-Source"))
+	if sb == rq.bucket && sk == rq.key && sv == "" && directive != "REPLACE" && tagDirective != "REPLACE" {
 		return errf(ErrInvalidRequest, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
 	// The copy is checksummed with the algorithm asked for, else the

@@ -356,9 +356,11 @@ func (g *Gateway) serve(rq *request) error {
 		case m == http.MethodGet && has("uploads"):
 			rq.op = "ListMultipartUploads"
 			return g.listMultipartUploads(rq)
-		case m == http.MethodGet && has("versioning"):
-			rq.op = "GetBucketVersioning"
-			return g.getBucketVersioning(rq)
+		case has("versioning") && (m == http.MethodGet || m == http.MethodPut):
+			return g.bucketVersioning(rq)
+		case m == http.MethodGet && has("versions"):
+			rq.op = "ListObjectVersions"
+			return g.listObjectVersions(rq)
 		case has("tagging") && m == http.MethodGet:
 			rq.op = "GetBucketTagging"
 			return g.getBucketTagging(rq)
@@ -384,7 +386,7 @@ func (g *Gateway) serve(rq *request) error {
 			rq.op = "DeleteBucketCors"
 			return g.deleteBucketCors(rq)
 		case has("tagging"), has("acl"), has("policy"), has("cors"), has("lifecycle"), has("encryption"),
-			has("website"), has("replication"), has("object-lock"), has("ownershipControls"), has("versions"),
+			has("website"), has("replication"), has("object-lock"), has("ownershipControls"), has("versioning"),
 			has("notification"), has("logging"), has("publicAccessBlock"), has("accelerate"), has("requestPayment"):
 			rq.op = "Unsupported"
 			if _, err := g.getBucket(rq); err != nil {

@@ -70,25 +70,9 @@ func (g *Gateway) listObjects(rq *request, v2 bool) error {
 	}
 	q := rq.r.URL.Query()
 	prefix, delimiter, enc := q.Get("prefix"), q.Get("delimiter"), q.Get("encoding-type")
-	if enc != "" && enc != "url" {
-		return errf(ErrInvalidArgument, "Invalid Encoding Method specified in Request")
-	}
-	if len(delimiter) > 1 {
-		return errf(ErrNotImplemented, "strato lists with a delimiter of one character only")
-	}
-	max := 1000
-	if v := q.Get("max-keys"); v != "" {
-		n, err := parseCount("max-keys", v)
-		if err != nil {
-			return err
-		}
-		max = min(n, 1000)
-	}
-	code := func(s string) string {
-		if enc == "url" {
-			return s3URLEncode(s)
-		}
-		return s
+	max, code, err := listQuery(q)
+	if err != nil {
+		return err
 	}
 	res := listBucketResult{Name: rq.bucket, Prefix: code(prefix), MaxKeys: max, Delimiter: code(delimiter), EncodingType: enc,
 		Contents: []listEntry{}}
@@ -155,6 +139,33 @@ func (g *Gateway) listObjects(rq *request, v2 bool) error {
 		res.KeyCount = &n
 	}
 	return rq.writeXML(200, res)
+}
+
+// listQuery checks a listing's encoding-type, delimiter and max-keys and
+// returns the page size and the encoding of the names listed.
+func listQuery(q url.Values) (max int, code func(string) string, err error) {
+	enc := q.Get("encoding-type")
+	if enc != "" && enc != "url" {
+		return 0, nil, errf(ErrInvalidArgument, "Invalid Encoding Method specified in Request")
+	}
+	if len(q.Get("delimiter")) > 1 {
+		return 0, nil, errf(ErrNotImplemented, "strato lists with a delimiter of one character only")
+	}
+	max = 1000
+	if v := q.Get("max-keys"); v != "" {
+		n, err := parseCount("max-keys", v)
+		if err != nil {
+			return 0, nil, err
+		}
+		max = min(n, 1000)
+	}
+	code = func(s string) string {
+		if enc == "url" {
+			return s3URLEncode(s)
+		}
+		return s
+	}
+	return max, code, nil
 }
 
 // parseCount parses a query parameter that counts (max-keys, ...), with

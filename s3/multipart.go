@@ -362,13 +362,17 @@ func (g *Gateway) completeUpload(rq *request) error {
 	if sums != nil {
 		final[checksumHeader(algo)] = base64.StdEncoding.EncodeToString(sums.Sum(nil)) + "-" + strconv.Itoa(len(req.Parts))
 	}
-	if _, err := g.c.ComposeKey(rq.ctx, g.volume, rq.bucket, rq.key, sources, final.list()); err != nil {
+	done, err := g.c.ComposeKey(rq.ctx, g.volume, rq.bucket, rq.key, sources, final.list())
+	if err != nil {
 		if errors.Is(err, client.ErrNotFound) && !errors.Is(err, client.ErrBucketNotFound) {
 			// A concurrent Complete of this upload (a retry) may have
 			// taken the parts first.
 			return g.completedBefore(rq, id, req.Parts, errf(ErrInvalidPart, "a part went away while completing: %v", err))
 		}
 		return fromClient(err, nil)
+	}
+	if v := done.GetVersionId(); v != "" {
+		rq.w.Header().Set(headerVersionID, v)
 	}
 	// The parts left out, and the marker.
 	for _, k := range keys {
@@ -425,6 +429,7 @@ func (g *Gateway) completedBefore(rq *request, id string, parts []completePart, 
 	if aerr := g.abort(rq.ctx, rq.bucket, id); aerr != nil {
 		g.opts.Logger.Warn("s3: removing a completed upload's marker", "bucket", rq.bucket, "upload", id, "err", aerr)
 	}
+	setVersion(rq.w.Header(), ki)
 	return rq.writeXML(200, completeResultOf(rq, m))
 }
 

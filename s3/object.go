@@ -250,6 +250,9 @@ func (g *Gateway) writeKey(rq *request, volume, bucket, key string, b *body, siz
 	if err := w.Close(); err != nil {
 		return "", fromClient(err, nil)
 	}
+	if v := w.VersionID(); v != "" {
+		rq.w.Header().Set(headerVersionID, v)
+	}
 	return etag, nil
 }
 
@@ -437,17 +440,25 @@ func (g *Gateway) getObject(rq *request, head bool) error {
 			return err
 		}
 	}
-	rd, err := g.c.OpenKey(rq.ctx, g.volume, rq.bucket, rq.key)
+	vid, err := versionParam(rq)
 	if err != nil {
-		return keyError(err)
+		return err
+	}
+	rd, err := g.c.OpenKeyVersion(rq.ctx, g.volume, rq.bucket, rq.key, client.KeyVersion{ID: vid, DeleteMarkers: true})
+	if err != nil {
+		return versionError(err, vid)
 	}
 	defer func() { _ = rd.Close() }()
 	ki := rd.Info()
+	h := rq.w.Header()
+	if ki.GetDeleteMarker() {
+		return markerError(h, ki, vid)
+	}
+	setVersion(h, ki)
 	m := attrsOf(ki)
 	etag := etagOf(ki, m)
 	size := ki.GetSize()
 	mtime := time.UnixMilli(ki.GetModificationTimeUnixMs())
-	h := rq.w.Header()
 	if err := checkConditions(rq.r.Header, "", etag, mtime); err != nil {
 		if errors.Is(err, errNotModified) {
 			h.Set("ETag", etag)
@@ -540,46 +551,65 @@ func (g *Gateway) getDirectory(rq *request, head bool) (done bool, err error) {
 }
 
 // deleteKey deletes a key (on an FSO bucket, "dir/" deletes an empty
-// directory); a key that does not exist is no error (S3's rule).
-func (g *Gateway) deleteKey(rq *request, key string) error {
+// directory), or, with versionID, that version of it; a key or version
+// that does not exist is no error (S3's rule). The reply names the version
+// deleted or the delete marker made (nil when there is none).
+func (g *Gateway) deleteKey(rq *request, key, versionID string) (*stratov1.DeleteKeyResponse, error) {
 	var err error
-	if isDirKey(key) {
+	if isDirKey(key) && versionID == "" {
 		bk, berr := g.getBucket(rq)
 		if berr != nil {
-			return berr
+			return nil, berr
 		}
 		if bk.Layout == stratov1.BucketLayout_LAYOUT_FSO {
 			st, serr := g.c.Stat(rq.ctx, g.fsPath(rq.bucket, key))
 			if serr != nil || !st.IsDirectory {
-				return nil
+				return nil, nil
 			}
 			err = g.c.Delete(rq.ctx, g.fsPath(rq.bucket, key), false)
 			if errors.Is(err, client.ErrDirectoryNotEmpty) {
-				return nil // its keys keep it; S3 has no directories to delete
+				return nil, nil // its keys keep it; S3 has no directories to delete
 			}
 			if errors.Is(err, client.ErrNotFound) {
-				return nil
+				return nil, nil
 			}
-			return fromClient(err, nil)
+			return nil, fromClient(err, nil)
 		}
 	}
-	err = g.c.DeleteKey(rq.ctx, g.volume, rq.bucket, key)
+	res, err := g.c.DeleteKeyVersion(rq.ctx, g.volume, rq.bucket, key, versionID)
 	if errors.Is(err, client.ErrBucketNotFound) || errors.Is(err, client.ErrVolumeNotFound) {
-		return ErrNoSuchBucket
+		return nil, ErrNoSuchBucket
+	}
+	if versionID != "" {
+		switch {
+		case errors.Is(err, client.ErrNotFound):
+			return &stratov1.DeleteKeyResponse{VersionId: versionID}, nil
+		case err != nil:
+			return nil, versionError(err, versionID)
+		}
+		return res, nil
 	}
 	if err == nil || errors.Is(err, client.ErrNotFound) || errors.Is(err, client.ErrInvalid) ||
 		errors.Is(err, client.ErrIsADirectory) || errors.Is(err, client.ErrNotADirectory) || errors.Is(err, client.ErrDirectoryNotEmpty) {
-		return nil
+		return res, nil
 	}
-	return fromClient(err, nil)
+	return nil, fromClient(err, nil)
 }
 
 func (g *Gateway) deleteObject(rq *request) error {
 	if err := rq.body.drain(); err != nil {
 		return err
 	}
-	if err := g.deleteKey(rq, rq.key); err != nil {
+	vid, err := versionParam(rq)
+	if err != nil {
 		return err
+	}
+	res, err := g.deleteKey(rq, rq.key, vid)
+	if err != nil {
+		return err
+	}
+	if res != nil {
+		setVersion(rq.w.Header(), &stratov1.KeyInfo{VersionId: res.VersionId, DeleteMarker: res.DeleteMarker})
 	}
 	return rq.writeEmpty(http.StatusNoContent)
 }
@@ -599,15 +629,21 @@ type deleteResult struct {
 	Errors  []deleteError   `xml:"Error"`
 }
 
-type deletedObject struct{ Key string }
-
-type deleteError struct {
-	Key     string
-	Code    string
-	Message string
+type deletedObject struct {
+	Key                   string
+	VersionID             string `xml:"VersionId,omitempty"`
+	DeleteMarker          bool   `xml:",omitempty"`
+	DeleteMarkerVersionID string `xml:"DeleteMarkerVersionId,omitempty"`
 }
 
-// deleteObjects deletes up to 1,000 keys named in the body.
+type deleteError struct {
+	Key       string
+	VersionID string `xml:"VersionId,omitempty"`
+	Code      string
+	Message   string
+}
+
+// deleteObjects deletes up to 1,000 keys or versions named in the body.
 func (g *Gateway) deleteObjects(rq *request) error {
 	var req deleteRequest
 	if err := rq.decodeXML(&req, 2<<20); err != nil {
@@ -621,18 +657,26 @@ func (g *Gateway) deleteObjects(rq *request) error {
 	}
 	res := deleteResult{}
 	for _, o := range req.Objects {
-		err := g.deleteKey(rq, o.Key)
+		var r *stratov1.DeleteKeyResponse
+		var err error
 		if o.Key == "" {
 			err = ErrInvalidObjectName
+		} else {
+			r, err = g.deleteKey(rq, o.Key, o.VersionID)
 		}
 		if err != nil {
 			e := fromClient(err, nil)
-			res.Errors = append(res.Errors, deleteError{Key: o.Key, Code: e.Code, Message: e.Message})
+			res.Errors = append(res.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: e.Code, Message: e.Message})
 			continue
 		}
-		if !req.Quiet {
-			res.Deleted = append(res.Deleted, deletedObject{Key: o.Key})
+		if req.Quiet {
+			continue
 		}
+		d := deletedObject{Key: o.Key, VersionID: o.VersionID}
+		if r != nil && r.DeleteMarker {
+			d.DeleteMarker, d.DeleteMarkerVersionID = true, r.VersionId
+		}
+		res.Deleted = append(res.Deleted, d)
 	}
 	return rq.writeXML(200, res)
 }

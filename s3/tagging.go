@@ -120,9 +120,9 @@ func tagSetOf(encoded string) []tag {
 // and written again if the key is replaced in between.
 func (g *Gateway) setObjectTagging(rq *request, encoded string) error {
 	for attempt := 0; ; attempt++ {
-		ki, err := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key)
+		ki, vid, err := g.lookupVersion(rq)
 		if err != nil {
-			return fromClient(err, nil)
+			return err
 		}
 		m := attrsOf(ki)
 		if encoded == "" {
@@ -130,9 +130,10 @@ func (g *Gateway) setObjectTagging(rq *request, encoded string) error {
 		} else {
 			m[attrTagging] = encoded
 		}
-		err = g.c.SetAttributes(rq.ctx, g.volume, rq.bucket, rq.key, ki.GetObjectId(), m.list())
+		err = g.c.SetVersionAttributes(rq.ctx, g.volume, rq.bucket, rq.key, vid, ki.GetObjectId(), m.list())
 		switch {
 		case err == nil:
+			setVersion(rq.w.Header(), ki)
 			return nil
 		case errors.Is(err, client.ErrKeyReplaced) && attempt < 3:
 			continue
@@ -211,9 +212,10 @@ func (g *Gateway) getObjectTagging(rq *request) error {
 	if err := rq.body.drain(); err != nil {
 		return err
 	}
-	ki, err := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key)
+	ki, _, err := g.lookupVersion(rq)
 	if err != nil {
-		return fromClient(err, nil)
+		return err
 	}
+	setVersion(rq.w.Header(), ki)
 	return rq.writeXML(200, tagging{TagSet: tagSetOf(attrsOf(ki)[attrTagging])})
 }

@@ -150,10 +150,10 @@ func newVolumeUpdateCmd(o *cliOptions) *cobra.Command {
 }
 
 func newBucketUpdateCmd(o *cliOptions) *cobra.Command {
-	var owner, replication, quotaBytes string
+	var owner, replication, quotaBytes, versioning string
 	cmd := &cobra.Command{
-		Use:   "update /VOLUME/BUCKET [--owner USER] [--replication ONE|THREE|rs-3-2-1024k] [--quota-bytes SIZE]",
-		Short: "Change a bucket's owner (administrators only), the redundancy of the keys written to it from now on, or its quota of bytes",
+		Use:   "update /VOLUME/BUCKET [--owner USER] [--replication ONE|THREE|rs-3-2-1024k] [--versioning enabled|suspended] [--quota-bytes SIZE]",
+		Short: "Change a bucket's owner (administrators only), the redundancy of the keys written to it from now on, its S3 versioning, or its quota of bytes",
 		Args:  exactArgs(1),
 		RunE: o.action(func(s *session, args []string) error {
 			p, err := bucketArg(args[0])
@@ -166,6 +166,13 @@ func newBucketUpdateCmd(o *cliOptions) *cobra.Command {
 					return err
 				}
 			}
+			if versioning != "" {
+				v, err := parseEnum("versioning", versioning, "VERSIONING_", stratov1.BucketVersioning_value)
+				if err != nil {
+					return err
+				}
+				req.Versioning = stratov1.BucketVersioning(v)
+			}
 			var q client.Quota
 			if s.cmd.Flags().Changed("quota-bytes") {
 				n, err := parseSize("quota-bytes", quotaBytes)
@@ -174,9 +181,9 @@ func newBucketUpdateCmd(o *cliOptions) *cobra.Command {
 				}
 				q.Bytes = &n
 			}
-			changes := owner != "" || replication != ""
+			changes := owner != "" || replication != "" || versioning != ""
 			if !changes && q.Bytes == nil {
-				return usagef("give --owner, --replication or --quota-bytes")
+				return usagef("give --owner, --replication, --versioning or --quota-bytes")
 			}
 			if changes {
 				if _, err := s.c.UpdateBucket(s.ctx, req); err != nil {
@@ -195,5 +202,14 @@ func newBucketUpdateCmd(o *cliOptions) *cobra.Command {
 	f.StringVar(&owner, "owner", "", "the bucket's new owner")
 	f.StringVar(&replication, "replication", "", "redundancy of the keys written from now on without one of their own: ONE, THREE or an erasure code (rs-3-2-1024k); the keys already written keep theirs")
 	f.StringVar(&quotaBytes, "quota-bytes", "", "most logical bytes the bucket's keys may hold, e.g. 1TiB (0: unlimited; as setquota --bytes)")
+	f.StringVar(&versioning, "versioning", "", "S3 versioning of an object-store bucket: enabled or suspended (never back to unversioned)")
 	return cmd
+}
+
+// versioningName is a bucket's S3 versioning as the CLI shows it.
+func versioningName(v stratov1.BucketVersioning) string {
+	if v == stratov1.BucketVersioning_VERSIONING_UNSPECIFIED {
+		return "UNVERSIONED"
+	}
+	return enumName(v, "VERSIONING_")
 }

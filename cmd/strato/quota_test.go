@@ -58,13 +58,23 @@ func TestShQuotasAndUpdates(t *testing.T) {
 		{[]string{"sh", "bucket", "setquota", "/vol/bkt", "--namespace", "-1"}, "--namespace -1: must be 0 (unlimited) or more"},
 		{[]string{"sh", "bucket", "setquota", "/vol", "--bytes", "1"}, "names no bucket"},
 		{[]string{"sh", "volume", "update", "/vol"}, "--owner: required"},
-		{[]string{"sh", "bucket", "update", "/vol/bkt"}, "give --owner, --replication or --quota-bytes"},
+		{[]string{"sh", "bucket", "update", "/vol/bkt"}, "give --owner, --replication, --versioning or --quota-bytes"},
 		{[]string{"sh", "bucket", "update", "/vol/bkt", "--replication", "TWO"}, "--replication"},
 	} {
 		require.Contains(t, h.fail(2, tc.args...), tc.want)
 	}
 	require.Contains(t, h.fail(1, "sh", "volume", "setquota", "/nosuch", "--bytes", "1"), "volume not found")
 	require.Contains(t, h.fail(1, "sh", "bucket", "update", "/vol/nosuch", "--owner", "x"), "bucket not found")
+
+	// S3 versioning: an object-store bucket's, never back to unversioned.
+	require.Equal(t, "UNVERSIONED", info["Versioning"])
+	require.Contains(t, h.fail(1, "sh", "bucket", "update", "/vol/bkt", "--versioning", "enabled"), "object-store (OBS) buckets only")
+	h.ok("sh", "bucket", "create", "/vol/obs", "--layout", "OBS")
+	h.ok("sh", "bucket", "update", "/vol/obs", "--versioning", "enabled")
+	require.Equal(t, "ENABLED", fieldsOf(t, h.ok("sh", "bucket", "info", "/vol/obs"))["Versioning"])
+	h.ok("sh", "bucket", "update", "/vol/obs", "--versioning", "Suspended")
+	require.Equal(t, "SUSPENDED", fieldsOf(t, h.ok("sh", "bucket", "info", "/vol/obs"))["Versioning"])
+	require.Contains(t, h.fail(2, "sh", "bucket", "update", "/vol/obs", "--versioning", "unversioned"), "--versioning")
 }
 
 // With authentication, quotas and owners are for administrators; a

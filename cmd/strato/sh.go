@@ -312,6 +312,7 @@ func newBucketInfoCmd(o *cliOptions) *cobra.Command {
 				{"Name", b.Name},
 				{"ID", strconv.FormatUint(b.Id, 10)},
 				{"Layout", enumName(b.Layout, "LAYOUT_")},
+				{"Versioning", versioningName(b.Versioning)},
 				{"Replication", client.Redundancy(b.Replication, b.ErasureCoding)},
 				{"Checksum", enumName(b.ChecksumType, "CHECKSUM_")},
 				{"Bytes per checksum", bytesize.Format(int64(b.BytesPerChecksum))},

@@ -29,9 +29,14 @@ func (a *applier) setAttributes(c *stratov1.SetAttributesCommand) (proto.Message
 	}
 	label := bk.Volume + "/" + bk.Name + "/" + c.GetKey()
 	ki := &stratov1.KeyRecord{}
-	if found, err := get(a.b, key, ki); err != nil {
+	found, err := get(a.b, key, ki)
+	if err != nil {
 		return nil, err
-	} else if !found {
+	}
+	if c.GetVersionId() != "" && (!found || VersionID(ki) != c.GetVersionId()) {
+		return a.setVersionAttributes(bk, c)
+	}
+	if !found {
 		return nil, fmt.Errorf("%w: %s", ErrKeyNotFound, label)
 	}
 	if c.GetObjectId() != 0 && ki.ObjectId != c.GetObjectId() {

@@ -53,7 +53,22 @@ func (a *applier) unpublished(rec *stratov1.OpenKeyInfo) ([]*stratov1.BlockRecor
 		tag = tagFile
 	}
 	ki := &stratov1.KeyRecord{}
-	if ok, err := get(a.b, childKey(a.kb2, tag, rec.ParentId, rec.FileName), ki); err != nil || !ok || ki.ObjectId != objectOf(rec) {
+	ok, err := get(a.b, childKey(a.kb2, tag, rec.ParentId, rec.FileName), ki)
+	if err != nil {
+		return nil, err
+	}
+	if (!ok || ki.ObjectId != objectOf(rec)) && tag == tagKey {
+		// Replaced on a versioned bucket: the published version may be
+		// a noncurrent one, which holds its blocks.
+		ok = false
+		err = eachVersion(a.b, rec.BucketId, rec.FileName, func(_ []byte, r *stratov1.KeyRecord) bool {
+			if r.ObjectId == objectOf(rec) && !r.DeleteMarker {
+				ki, ok = r, true
+			}
+			return !ok
+		})
+	}
+	if err != nil || !ok || ki.ObjectId != objectOf(rec) {
 		return rec.Blocks, err
 	}
 	published := make(map[[2]uint64]bool, len(ki.Blocks))

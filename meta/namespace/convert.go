@@ -40,7 +40,7 @@ func BucketInfo(r *stratov1.BucketRecord) *stratov1.BucketInfo {
 		BlockSize: r.BlockSize, VolumeId: r.VolumeId, Attributes: keyAttributes(r.Attributes),
 		ErasureCoding: ErasureCoding(r.ErasureCoding),
 		Permission:    permissionOr(r.Permission, DefaultDirPermission), Group: r.Group,
-		Acls: AclInfos(r.Acls), AccessTimeUnixMs: r.AccessTimeUnixMs,
+		Acls: AclInfos(r.Acls), AccessTimeUnixMs: r.AccessTimeUnixMs, Versioning: r.Versioning,
 	}
 }
 
@@ -49,7 +49,7 @@ func KeyInfo(r *stratov1.KeyRecord) *stratov1.KeyInfo {
 	if r == nil {
 		return nil
 	}
-	return &stratov1.KeyInfo{
+	ki := &stratov1.KeyInfo{
 		Volume: r.Volume, Bucket: r.Bucket, Name: r.Name, ObjectId: r.ObjectId, ParentId: r.ParentId,
 		Size: r.Size, Replication: r.Replication, ChecksumType: r.ChecksumType, BytesPerChecksum: r.BytesPerChecksum,
 		CreationTimeUnixMs: r.CreationTimeUnixMs, ModificationTimeUnixMs: r.ModificationTimeUnixMs,
@@ -58,7 +58,12 @@ func KeyInfo(r *stratov1.KeyRecord) *stratov1.KeyInfo {
 		Permission:    permissionOr(r.Permission, DefaultFilePermission), Group: r.Group,
 		AccessTimeUnixMs: accessTime(r.AccessTimeUnixMs, r.ModificationTimeUnixMs),
 		Acls:             AclInfos(r.Acls),
+		DeleteMarker:     r.DeleteMarker,
 	}
+	if r.VersionSeq != 0 || r.NullVersion {
+		ki.VersionId = VersionID(r)
+	}
+	return ki
 }
 
 func keyAttributes(rs []*stratov1.AttributeRecord) []*stratov1.KeyAttribute {

@@ -29,7 +29,7 @@ func TestDeterminism(t *testing.T) {
 		do(rt, &stratov1.CreateBucketRequest{Volume: "vol", Name: "fsb", QuotaNamespace: 30})
 		do(rt, &stratov1.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS, QuotaBytes: 40})
 
-		rt.Repeat(map[string]func(*rapid.T){
+		rt.Repeat(withVersions(p, name, bucket, map[string]func(*rapid.T){
 			"open": func(rt *rapid.T) {
 				k := name.Draw(rt, "key")
 				bk := bucket.Draw(rt, "bucket")
@@ -146,7 +146,7 @@ func TestDeterminism(t *testing.T) {
 					run(rt, leader.ns.PreparePurge(leader.now, []uint64{d[0].Seq}))
 				}
 			},
-		})
+		}))
 		p.flush(rt)
 		a, b := dump(rt, leader.db), dump(rt, p.follower.db)
 		require.Equal(rt, len(a), len(b))
@@ -216,4 +216,29 @@ func (p *replicas) do(rt *rapid.T, req proto.Message) proto.Message {
 		return nil
 	}
 	return p.run(rt, cmd)
+}
+
+// withVersions adds to ops the operations of S3 versioning: a bucket's
+// versioning set, versions deleted by ID.
+func withVersions(p *replicas, name, bucket *rapid.Generator[string], ops map[string]func(*rapid.T)) map[string]func(*rapid.T) {
+	leader, do := p.leader, p.do
+	for k, f := range map[string]func(*rapid.T){
+		"versioning": func(rt *rapid.T) {
+			v := rapid.SampledFrom([]stratov1.BucketVersioning{stratov1.BucketVersioning_VERSIONING_ENABLED,
+				stratov1.BucketVersioning_VERSIONING_SUSPENDED}).Draw(rt, "versioning")
+			do(rt, &stratov1.UpdateBucketRequest{Volume: "vol", Name: bucket.Draw(rt, "bucket"), Versioning: v})
+		},
+		"deleteVersion": func(rt *rapid.T) {
+			k := name.Draw(rt, "key")
+			vid := rapid.SampledFrom([]string{"null", "0000000000000000", "bad"}).Draw(rt, "version")
+			if res, err := leader.rd().ListKeyVersions(&stratov1.ListKeyVersionsRequest{Volume: "vol", Bucket: "obs", Prefix: k}); err == nil &&
+				len(res.Versions) > 0 && rapid.Bool().Draw(rt, "existing") {
+				vid = res.Versions[rapid.IntRange(0, len(res.Versions)-1).Draw(rt, "which")].VersionId
+			}
+			do(rt, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Key: k, VersionId: vid})
+		},
+	} {
+		ops[k] = f
+	}
+	return ops
 }

@@ -256,13 +256,20 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 	case replaced && !own && !rec.Overwrite:
 		return nil, fmt.Errorf("%w: %s", ErrFileExists, name)
 	}
-	var dNames int64 = 1
-	if replaced {
-		dNames = 0
-	}
 	st, err := a.snaps(rec.BucketId)
 	if err != nil {
 		return nil, err
+	}
+	vw, err := a.planVersion(st, old, replaced && !own)
+	if err != nil {
+		return nil, err
+	}
+	if vw.moved != nil {
+		replaced, old = false, &stratov1.KeyRecord{} // the old version stays, noncurrent
+	}
+	var dNames int64 = 1
+	if replaced {
+		dNames = 0
 	}
 	// What the replaced version releases: its size, unless a snapshot
 	// keeps it or another record holds its object (own: the same object,
@@ -277,13 +284,16 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 	if err := a.chargeIDs(rec.BucketId, rec.VolumeId, rec.Volume, rec.Bucket, size-release, dNames); err != nil {
 		return nil, err
 	}
+	if err := a.writeVersion(rec.BucketId, rec.VolumeId, name, st, vw); err != nil {
+		return nil, err
+	}
 
 	ki := &stratov1.KeyRecord{
 		ObjectId: objectOf(rec), Size: size, Replication: rec.Replication, ErasureCoding: rec.ErasureCoding,
 		ChecksumType: rec.ChecksumType, BytesPerChecksum: rec.BytesPerChecksum,
 		CreationTimeUnixMs: rec.CreationTimeUnixMs, ModificationTimeUnixMs: a.now, Blocks: final, Owner: rec.Owner,
 		Attributes: c.GetAttributes(), Permission: permissionOr(rec.Permission, DefaultFilePermission),
-		Group: rec.Group, AccessTimeUnixMs: a.now, Acls: rec.Acls, SnapshotGen: st.gen,
+		Group: rec.Group, AccessTimeUnixMs: a.now, Acls: rec.Acls, SnapshotGen: st.gen, VersionSeq: vw.seq, NullVersion: vw.null,
 	}
 	if own {
 		// What SetPermission, SetOwner and SetAcl changed while the file
@@ -330,7 +340,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		if err := put(a.b, idKey(a.kb, tagOpen, rec.Id), rec); err != nil {
 			return nil, err
 		}
-		return &stratov1.CommitKeyResponse{ObjectId: objectOf(rec), Size: size}, nil
+		return &stratov1.CommitKeyResponse{ObjectId: objectOf(rec), Size: size, VersionId: vw.id(st)}, nil
 	}
 	if len(unused) > 0 {
 		if err := a.freeBlocks(rec.Id, unused, "unused"); err != nil {
@@ -342,7 +352,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 			return nil, err
 		}
 	}
-	return &stratov1.CommitKeyResponse{ObjectId: objectOf(rec), Size: size}, nil
+	return &stratov1.CommitKeyResponse{ObjectId: objectOf(rec), Size: size, VersionId: vw.id(st)}, nil
 }
 
 // composeSource is a key a compose takes its blocks from.

@@ -23,6 +23,8 @@ import (
 //	N i <dirID>              → <parentID> <name>: live directories by ID
 //	N f <parentID> <name>    → KeyInfo (FSO file table; name fields empty)
 //	N k <bucketID> <key>     → KeyInfo (OBS key table; name fields empty)
+//	N V <bucketID> <key> 0 <^seq> → KeyInfo: S3 noncurrent versions and
+//	                           delete markers (versions.go)
 //	N o <openID>             → OpenKeyInfo (open-key table)
 //	N e <expiresAt> <openID> → empty (open keys by expiry time)
 //	N L <objectID>           → <openID>: the appender holding a closed file's lease (append.go)

@@ -111,7 +111,7 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		cmd.Op = &stratov1.NamespaceCommand_CommitKey{CommitKey: c}
 	case *stratov1.DeleteKeyRequest:
 		cmd.Op = &stratov1.NamespaceCommand_Delete{Delete: &stratov1.DeleteCommand{
-			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetKey()}}
+			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetKey(), VersionId: r.GetVersionId()}}
 	case *stratov1.DeleteRequest:
 		cmd.Op = &stratov1.NamespaceCommand_Delete{Delete: &stratov1.DeleteCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetPath(), Recursive: r.GetRecursive()}}
@@ -143,7 +143,8 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 			return nil, err
 		}
 		cmd.Op = &stratov1.NamespaceCommand_SetAttributes{SetAttributes: &stratov1.SetAttributesCommand{
-			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), ObjectId: r.GetObjectId(), Attributes: attrs}}
+			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), ObjectId: r.GetObjectId(), Attributes: attrs,
+			VersionId: r.GetVersionId()}}
 	default:
 		if err := ns.prepareAccess(cmd, req, env); err != nil {
 			return nil, err

@@ -256,6 +256,9 @@ func (rd *Reader) LookupKey(req *stratov1.LookupKeyRequest) (*stratov1.LookupKey
 	ki := &stratov1.KeyRecord{}
 	name := req.GetKey()
 	if isFSO(bk) {
+		if req.GetVersionId() != "" && req.GetVersionId() != NullVersionID {
+			return nil, fmt.Errorf("%w: %s/%s is a file-system (FSO) bucket: it keeps no versions", ErrWrongLayout, bk.Volume, bk.Name)
+		}
 		if name, err = CleanPath(name); err != nil {
 			return nil, err
 		}
@@ -280,14 +283,24 @@ func (rd *Reader) LookupKey(req *stratov1.LookupKeyRequest) (*stratov1.LookupKey
 			return nil, fmt.Errorf("%w: %s/%s/%s", ErrKeyNotFound, bk.Volume, bk.Name, name)
 		}
 	} else {
+		if req.GetVersionId() != "" {
+			return rd.lookupVersion(bk, name, req.GetVersionId())
+		}
 		if ok, err := get(rd.r, childKey(nil, tagKey, bk.Id, name), ki); err != nil {
 			return nil, err
 		} else if !ok {
+			if req.GetDeleteMarkers() && bk.Versioning != versioningOff {
+				return rd.latestMarker(bk, name)
+			}
 			return nil, fmt.Errorf("%w: %s/%s/%s", ErrKeyNotFound, bk.Volume, bk.Name, name)
 		}
 	}
 	ki.Volume, ki.Bucket, ki.Name = bk.Volume, bk.Name, name
-	return &stratov1.LookupKeyResponse{Key: KeyInfo(ki)}, nil
+	info := KeyInfo(ki)
+	if bk.Versioning != versioningOff {
+		info.VersionId = VersionID(ki)
+	}
+	return &stratov1.LookupKeyResponse{Key: info}, nil
 }
 
 func dirStatus(path string, d *stratov1.DirectoryInfo) *stratov1.FileStatus {

@@ -63,6 +63,8 @@ type snapState struct {
 	gen      uint64
 	ids      []uint64 // ascending
 	volumeID uint64
+	// The bucket's S3 versioning (versions.go), kept here for the commit.
+	versioning stratov1.BucketVersioning
 }
 
 // sees reports whether a live snapshot sees a version written at born and
@@ -101,7 +103,7 @@ func loadSnapState(r pebble.Reader, bucketID uint64) (snapState, error) {
 	if _, err := get(r, snapStateKey(nil, bucketID), st); err != nil {
 		return snapState{}, err
 	}
-	return snapState{gen: st.Gen, ids: st.Ids, volumeID: st.VolumeId}, nil
+	return snapState{gen: st.Gen, ids: st.Ids, volumeID: st.VolumeId, versioning: st.Versioning}, nil
 }
 
 // snaps is the snapshot state of a bucket, read once per command.
@@ -423,6 +425,9 @@ func (a *applier) snapshot(c *stratov1.SnapshotCommand) (proto.Message, error) {
 	if found {
 		return nil, fmt.Errorf("%w: %s", ErrSnapshotExists, label)
 	}
+	if st.versioning != versioningOff {
+		return nil, fmt.Errorf("%w: %s/%s is versioned (S3): its versions are its history; it takes no snapshots", ErrFailedPrecondition, bk.Volume, bk.Name)
+	}
 	if len(st.ids) >= MaxSnapshots {
 		return nil, fmt.Errorf("%w: %s/%s has %d snapshots, the most a bucket may have", ErrFailedPrecondition, bk.Volume, bk.Name, len(st.ids))
 	}
@@ -438,7 +443,7 @@ func (a *applier) snapshot(c *stratov1.SnapshotCommand) (proto.Message, error) {
 
 func (a *applier) putSnapState(bucketID uint64, st snapState) error {
 	a.snap, a.snapBucket, a.snapLoaded = st, bucketID, true
-	return put(a.b, snapStateKey(nil, bucketID), &stratov1.SnapshotState{Gen: st.gen, Ids: st.ids, VolumeId: st.volumeID})
+	return put(a.b, snapStateKey(nil, bucketID), &stratov1.SnapshotState{Gen: st.gen, Ids: st.ids, VolumeId: st.volumeID, Versioning: st.versioning})
 }
 
 func snapshotInfo(rec *stratov1.SnapshotRecord) *stratov1.SnapshotInfo {

@@ -123,7 +123,13 @@ func (a *applier) delete(d *stratov1.DeleteCommand) (proto.Message, error) {
 			return nil, err
 		}
 		key := childKey(nil, tagKey, bk.Id, d.GetPath())
+		if bk.Versioning != versioningOff || d.GetVersionId() != "" {
+			return a.deleteVersioned(bk, key, d.GetPath(), d.GetVersionId())
+		}
 		return a.deleteFile(bk, key, d.GetPath(), ErrKeyNotFound)
+	}
+	if d.GetVersionId() != "" && d.GetVersionId() != NullVersionID {
+		return nil, fmt.Errorf("%w: %s/%s is a file-system (FSO) bucket: it keeps no versions", ErrWrongLayout, bk.Volume, bk.Name)
 	}
 	p, err := CleanPath(d.GetPath())
 	if err != nil {
@@ -197,21 +203,24 @@ func (a *applier) deleteFile(bk *stratov1.BucketRecord, key []byte, name string,
 	if err != nil {
 		return nil, err
 	}
+	return &stratov1.DeleteResponse{}, a.removeFile(bk, st, key, old)
+}
+
+// removeFile deletes the record old at key: its bytes and name leave the
+// usage, its blocks go unless a snapshot or another record holds them.
+func (a *applier) removeFile(bk *stratov1.BucketRecord, st snapState, key []byte, old *stratov1.KeyRecord) error {
 	kept := st.sees(old.SnapshotGen, st.gen)
 	release, err := a.releaseOf(st, old, kept)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.charge(bk, -release, -1); err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.b.Delete(key, nil); err != nil {
-		return nil, err
+		return err
 	}
-	if err := a.dropFile(bk.Id, st, key, old, kept, "delete"); err != nil {
-		return nil, err
-	}
-	return &stratov1.DeleteResponse{}, nil
+	return a.dropFile(bk.Id, st, key, old, kept, "delete")
 }
 
 func (a *applier) rename(r *stratov1.RenameCommand) (proto.Message, error) {
@@ -345,6 +354,9 @@ func (a *applier) rename(r *stratov1.RenameCommand) (proto.Message, error) {
 
 // renameKey renames an OBS key; the target must not exist.
 func (a *applier) renameKey(bk *stratov1.BucketRecord, src, dst string) (proto.Message, error) {
+	if bk.Versioning != versioningOff {
+		return nil, fmt.Errorf("%w: %s/%s is versioned (S3): its keys are not renamed", ErrFailedPrecondition, bk.Volume, bk.Name)
+	}
 	if err := ValidateKeyName(src); err != nil {
 		return nil, err
 	}

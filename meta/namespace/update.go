@@ -33,8 +33,10 @@ func prepareUpdate(req proto.Message) (*stratov1.UpdateCommand, error) {
 		if c.ErasureCoding, err = ecRecord(r.GetErasureCoding()); err != nil {
 			return nil, err
 		}
-		if c.Owner == "" && c.Replication == stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED && c.ErasureCoding == nil {
-			return nil, fmt.Errorf("%w: UpdateBucket %s/%s changes nothing (no owner, replication or erasure coding)", ErrInvalid, c.Volume, c.Bucket)
+		c.Versioning = r.GetVersioning()
+		if c.Owner == "" && c.Replication == stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED && c.ErasureCoding == nil &&
+			c.Versioning == versioningOff {
+			return nil, fmt.Errorf("%w: UpdateBucket %s/%s changes nothing (no owner, replication, erasure coding or versioning)", ErrInvalid, c.Volume, c.Bucket)
 		}
 	}
 	return c, checkUpdate(c)
@@ -52,6 +54,14 @@ func checkUpdate(c *stratov1.UpdateCommand) error {
 	}
 	if c.Bucket == "" && (c.Replication != stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED || c.ErasureCoding != nil) {
 		return fmt.Errorf("%w: a volume has no replication", ErrInvalid)
+	}
+	switch c.Versioning {
+	case versioningOff, versioningEnabled, versioningSuspended:
+	default:
+		return fmt.Errorf("%w: versioning %v must be ENABLED or SUSPENDED", ErrInvalid, c.Versioning)
+	}
+	if c.Bucket == "" && c.Versioning != versioningOff {
+		return fmt.Errorf("%w: a volume has no versioning", ErrInvalid)
 	}
 	if c.ErasureCoding != nil {
 		if _, err := ECConfig(c.ErasureCoding); err != nil {
@@ -97,6 +107,12 @@ func (a *applier) update(c *stratov1.UpdateCommand) (proto.Message, error) {
 		bk.ErasureCoding = c.GetErasureCoding()
 	case c.GetReplication() != stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED:
 		bk.Replication, bk.ErasureCoding = c.GetReplication(), nil
+	}
+	if c.GetVersioning() != versioningOff {
+		// Checked before any write: it may refuse.
+		if err := a.setVersioning(bk, c.GetVersioning()); err != nil {
+			return nil, err
+		}
 	}
 	bk.ModificationTimeUnixMs = a.now
 	a.removeBucketFromCache(bk.Volume, bk.Name)

@@ -182,6 +182,31 @@ bad = client(aws_access_key_id=os.environ["AWS_ACCESS_KEY_ID"], aws_secret_acces
              config=Config(signature_version="s3", s3={"addressing_style": "path"}))
 check("SigV2, wrong secret", code(lambda: bad.list_objects_v2(Bucket=bucket)) == "SignatureDoesNotMatch")
 
+# Versioning: two versions, the old one read back, a delete marker, the
+# marker removed brings the object back.
+vb = bucket + "-versions"
+s3.create_bucket(Bucket=vb)
+check("versioning never enabled", "Status" not in s3.get_bucket_versioning(Bucket=vb))
+s3.put_bucket_versioning(Bucket=vb, VersioningConfiguration={"Status": "Enabled"})
+check("versioning enabled", s3.get_bucket_versioning(Bucket=vb).get("Status") == "Enabled")
+v1 = s3.put_object(Bucket=vb, Key="k", Body=b"one")["VersionId"]
+v2 = s3.put_object(Bucket=vb, Key="k", Body=b"two")["VersionId"]
+vs = s3.list_object_versions(Bucket=vb)
+check("list versions %r" % vs.get("Versions"),
+      [(v["VersionId"], v["IsLatest"]) for v in vs.get("Versions", [])] == [(v2, True), (v1, False)])
+check("get the old version", s3.get_object(Bucket=vb, Key="k", VersionId=v1)["Body"].read() == b"one")
+d = s3.delete_object(Bucket=vb, Key="k")
+check("a delete makes a marker %r" % d, d.get("DeleteMarker") is True and d.get("VersionId"))
+check("deleted", code(lambda: s3.get_object(Bucket=vb, Key="k")) == "NoSuchKey")
+markers = s3.list_object_versions(Bucket=vb).get("DeleteMarkers", [])
+check("the marker listed, latest", [m["VersionId"] for m in markers] == [d["VersionId"]] and markers[0]["IsLatest"])
+s3.delete_object(Bucket=vb, Key="k", VersionId=d["VersionId"])
+check("the marker removed: the object back", s3.get_object(Bucket=vb, Key="k")["Body"].read() == b"two")
+for v in s3.list_object_versions(Bucket=vb)["Versions"]:
+    s3.delete_object(Bucket=vb, Key=v["Key"], VersionId=v["VersionId"])
+s3.delete_bucket(Bucket=vb)
+check("a versioned bucket emptied by version and deleted", vb not in [b["Name"] for b in s3.list_buckets()["Buckets"]])
+
 res = s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in
                         ["copy", "big", "mpu", "dir/ключ key", "v2/ключ +key", "v2/big"] + [f"list/{i}" for i in range(5)]]})
 check("delete objects", len(res.get("Deleted", [])) == 11 and not res.get("Errors"))

@@ -30,14 +30,7 @@ func TestThreeMetaReplicas(t *testing.T) {
 	_, err := f.cl.CreateSnapshot(ctx, "vol", "bkt", "s1")
 	require.NoError(t, err)
 
-	leader := -1
-	for i := range 3 {
-		if m := f.c.MetaServer(i); m != nil && m.Metrics().Leader {
-			leader = i
-		}
-	}
-	require.NotEqual(t, -1, leader)
-	require.NoError(t, f.c.StopMeta(leader))
+	leader := stopMetaLeader(t, f.c)
 
 	after := fastRandom(7<<20, 2)
 	require.NoError(t, f.write(ctx, "/vol/bkt/after", after, 128<<10, 0, nil))

@@ -239,6 +239,61 @@ func (BucketLayout) EnumDescriptor() ([]byte, []int) {
 	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{1}
 }
 
+// BucketVersioning is a bucket's S3 versioning state (docs/s3.md,
+// decision 0086). A bucket once versioned never returns to unversioned.
+type BucketVersioning int32
+
+const (
+	// Never versioned (in UpdateBucketRequest: unchanged; the CLI shows
+	// UNVERSIONED).
+	BucketVersioning_VERSIONING_UNSPECIFIED BucketVersioning = 0
+	// Every write and delete makes a new version; the old ones are kept.
+	BucketVersioning_VERSIONING_ENABLED BucketVersioning = 1
+	// Writes and deletes replace the "null" version; older versions stay.
+	BucketVersioning_VERSIONING_SUSPENDED BucketVersioning = 2
+)
+
+// Enum value maps for BucketVersioning.
+var (
+	BucketVersioning_name = map[int32]string{
+		0: "VERSIONING_UNSPECIFIED",
+		1: "VERSIONING_ENABLED",
+		2: "VERSIONING_SUSPENDED",
+	}
+	BucketVersioning_value = map[string]int32{
+		"VERSIONING_UNSPECIFIED": 0,
+		"VERSIONING_ENABLED":     1,
+		"VERSIONING_SUSPENDED":   2,
+	}
+)
+
+func (x BucketVersioning) Enum() *BucketVersioning {
+	p := new(BucketVersioning)
+	*p = x
+	return p
+}
+
+func (x BucketVersioning) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BucketVersioning) Descriptor() protoreflect.EnumDescriptor {
+	return file_strato_v1_namespace_proto_enumTypes[2].Descriptor()
+}
+
+func (BucketVersioning) Type() protoreflect.EnumType {
+	return &file_strato_v1_namespace_proto_enumTypes[2]
+}
+
+func (x BucketVersioning) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BucketVersioning.Descriptor instead.
+func (BucketVersioning) EnumDescriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{2}
+}
+
 // ChecksumType is the checksum of a key's data, computed by the writer per
 // bytes_per_checksum window and verified by the datanodes and readers.
 type ChecksumType int32
@@ -284,11 +339,11 @@ func (x ChecksumType) String() string {
 }
 
 func (ChecksumType) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[2].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[3].Descriptor()
 }
 
 func (ChecksumType) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[2]
+	return &file_strato_v1_namespace_proto_enumTypes[3]
 }
 
 func (x ChecksumType) Number() protoreflect.EnumNumber {
@@ -297,7 +352,7 @@ func (x ChecksumType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ChecksumType.Descriptor instead.
 func (ChecksumType) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{2}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
 }
 
 // ReplicationFactor is how many datanodes hold each block.
@@ -335,11 +390,11 @@ func (x ReplicationFactor) String() string {
 }
 
 func (ReplicationFactor) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[3].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[4].Descriptor()
 }
 
 func (ReplicationFactor) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[3]
+	return &file_strato_v1_namespace_proto_enumTypes[4]
 }
 
 func (x ReplicationFactor) Number() protoreflect.EnumNumber {
@@ -348,7 +403,7 @@ func (x ReplicationFactor) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ReplicationFactor.Descriptor instead.
 func (ReplicationFactor) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
 }
 
 // ErasureCodec is the code of an ErasureCoding config.
@@ -388,11 +443,11 @@ func (x ErasureCodec) String() string {
 }
 
 func (ErasureCodec) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[4].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[5].Descriptor()
 }
 
 func (ErasureCodec) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[4]
+	return &file_strato_v1_namespace_proto_enumTypes[5]
 }
 
 func (x ErasureCodec) Number() protoreflect.EnumNumber {
@@ -401,7 +456,7 @@ func (x ErasureCodec) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErasureCodec.Descriptor instead.
 func (ErasureCodec) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
 }
 
 // AclType says whom an ACL entry names.
@@ -441,11 +496,11 @@ func (x AclType) String() string {
 }
 
 func (AclType) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[5].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[6].Descriptor()
 }
 
 func (AclType) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[5]
+	return &file_strato_v1_namespace_proto_enumTypes[6]
 }
 
 func (x AclType) Number() protoreflect.EnumNumber {
@@ -454,7 +509,7 @@ func (x AclType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclType.Descriptor instead.
 func (AclType) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
 }
 
 // AclScope says whether an entry grants access to the object itself or is
@@ -497,11 +552,11 @@ func (x AclScope) String() string {
 }
 
 func (AclScope) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[6].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[7].Descriptor()
 }
 
 func (AclScope) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[6]
+	return &file_strato_v1_namespace_proto_enumTypes[7]
 }
 
 func (x AclScope) Number() protoreflect.EnumNumber {
@@ -510,7 +565,7 @@ func (x AclScope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclScope.Descriptor instead.
 func (AclScope) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
 }
 
 // AclRight is one bit of Acl.rights (Ozone's native rights).
@@ -565,11 +620,11 @@ func (x AclRight) String() string {
 }
 
 func (AclRight) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[7].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[8].Descriptor()
 }
 
 func (AclRight) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[7]
+	return &file_strato_v1_namespace_proto_enumTypes[8]
 }
 
 func (x AclRight) Number() protoreflect.EnumNumber {
@@ -578,7 +633,7 @@ func (x AclRight) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclRight.Descriptor instead.
 func (AclRight) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
 }
 
 // AclObjectKind says what kind of object an AclObject names.
@@ -621,11 +676,11 @@ func (x AclObjectKind) String() string {
 }
 
 func (AclObjectKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[8].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[9].Descriptor()
 }
 
 func (AclObjectKind) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[8]
+	return &file_strato_v1_namespace_proto_enumTypes[9]
 }
 
 func (x AclObjectKind) Number() protoreflect.EnumNumber {
@@ -634,7 +689,7 @@ func (x AclObjectKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclObjectKind.Descriptor instead.
 func (AclObjectKind) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
 }
 
 // ErasureCoding is an erasure coding replication config (docs/ec.md): each
@@ -864,8 +919,10 @@ type BucketInfo struct {
 	// The access time of the bucket's root directory (FSO): 0 unless set by
 	// SetTimes.
 	AccessTimeUnixMs int64 `protobuf:"varint,22,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// S3 versioning (OBS buckets only).
+	Versioning    BucketVersioning `protobuf:"varint,23,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BucketInfo) Reset() {
@@ -1050,6 +1107,13 @@ func (x *BucketInfo) GetAccessTimeUnixMs() int64 {
 		return x.AccessTimeUnixMs
 	}
 	return 0
+}
+
+func (x *BucketInfo) GetVersioning() BucketVersioning {
+	if x != nil {
+		return x.Versioning
+	}
+	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
 // BlockID names a block: the container it lives in and its ID there.
@@ -1350,7 +1414,15 @@ type KeyInfo struct {
 	Group            string  `protobuf:"bytes,17,opt,name=group,proto3" json:"group,omitempty"` // "": none recorded
 	AccessTimeUnixMs int64   `protobuf:"varint,18,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
 	// The key's ACL (docs/security.md); the owner has every right.
-	Acls          []*Acl `protobuf:"bytes,19,rep,name=acls,proto3" json:"acls,omitempty"`
+	Acls []*Acl `protobuf:"bytes,19,rep,name=acls,proto3" json:"acls,omitempty"`
+	// The S3 version ID of this version: "null" for the null version of a
+	// bucket that is or was versioned; "" in a bucket never versioned.
+	VersionId string `protobuf:"bytes,20,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	// A delete marker (no data): only from ListKeyVersions and from
+	// LookupKey with a version_id or with delete_markers.
+	DeleteMarker bool `protobuf:"varint,21,opt,name=delete_marker,json=deleteMarker,proto3" json:"delete_marker,omitempty"`
+	// In ListKeyVersions: the key's latest version.
+	IsLatest      bool `protobuf:"varint,22,opt,name=is_latest,json=isLatest,proto3" json:"is_latest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1516,6 +1588,27 @@ func (x *KeyInfo) GetAcls() []*Acl {
 		return x.Acls
 	}
 	return nil
+}
+
+func (x *KeyInfo) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *KeyInfo) GetDeleteMarker() bool {
+	if x != nil {
+		return x.DeleteMarker
+	}
+	return false
+}
+
+func (x *KeyInfo) GetIsLatest() bool {
+	if x != nil {
+		return x.IsLatest
+	}
+	return false
 }
 
 // KeyAttribute is a name and a value stored with a key. Meta gives them no
@@ -2459,6 +2552,9 @@ type UpdateBucketRequest struct {
 	// Set: the keys written later without a redundancy of their own are
 	// erasure coded with it (replication must then be UNSPECIFIED).
 	ErasureCoding *ErasureCoding `protobuf:"bytes,5,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
+	// Set: the bucket's S3 versioning becomes ENABLED or SUSPENDED
+	// (OBS buckets only; UNSPECIFIED: unchanged).
+	Versioning    BucketVersioning `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2526,6 +2622,13 @@ func (x *UpdateBucketRequest) GetErasureCoding() *ErasureCoding {
 		return x.ErasureCoding
 	}
 	return nil
+}
+
+func (x *UpdateBucketRequest) GetVersioning() BucketVersioning {
+	if x != nil {
+		return x.Versioning
+	}
+	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
 // UpdateBucketResponse is the bucket as changed.
@@ -3699,6 +3802,7 @@ type CommitKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ObjectId      uint64                 `protobuf:"varint,1,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
 	Size          int64                  `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	VersionId     string                 `protobuf:"bytes,3,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"` // the new version's ("" in a bucket never versioned)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3747,6 +3851,13 @@ func (x *CommitKeyResponse) GetSize() int64 {
 	return 0
 }
 
+func (x *CommitKeyResponse) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
 // SetAttributesRequest replaces every attribute of a committed key (OBS) or
 // file (FSO), or of the bucket when key is empty, with attributes (the
 // limits of CommitKeyRequest.attributes; none: it has none). The key's
@@ -3761,8 +3872,10 @@ type SetAttributesRequest struct {
 	// caller looked it up fails with FAILED_PRECONDITION (KEY_REPLACED), so
 	// that a read-modify-write of the attributes never lands on another
 	// version.
-	ObjectId      uint64          `protobuf:"varint,4,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
-	Attributes    []*KeyAttribute `protobuf:"bytes,5,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	ObjectId   uint64          `protobuf:"varint,4,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
+	Attributes []*KeyAttribute `protobuf:"bytes,5,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	// Set: the attributes of that version of an OBS key (S3 versioning).
+	VersionId     string `protobuf:"bytes,6,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3832,6 +3945,13 @@ func (x *SetAttributesRequest) GetAttributes() []*KeyAttribute {
 	return nil
 }
 
+func (x *SetAttributesRequest) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
 type SetAttributesResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -3869,10 +3989,16 @@ func (*SetAttributesResponse) Descriptor() ([]byte, []int) {
 }
 
 type LookupKeyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
-	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
-	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Volume string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key    string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// Set: that version of the key (OBS), which may be a delete marker;
+	// NOT_FOUND if the key has no such version.
+	VersionId string `protobuf:"bytes,4,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	// Without version_id: a key whose latest version is a delete marker
+	// answers with the marker (delete_marker set) rather than NOT_FOUND.
+	DeleteMarkers bool `protobuf:"varint,5,opt,name=delete_markers,json=deleteMarkers,proto3" json:"delete_markers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3928,6 +4054,20 @@ func (x *LookupKeyRequest) GetKey() string {
 	return ""
 }
 
+func (x *LookupKeyRequest) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *LookupKeyRequest) GetDeleteMarkers() bool {
+	if x != nil {
+		return x.DeleteMarkers
+	}
+	return false
+}
+
 type LookupKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           *KeyInfo               `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -3973,10 +4113,13 @@ func (x *LookupKeyResponse) GetKey() *KeyInfo {
 }
 
 type DeleteKeyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
-	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
-	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Volume string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key    string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// Set: deletes that version for good (OBS). Unset, on a versioned
+	// bucket: a delete marker becomes the key's latest version.
+	VersionId     string `protobuf:"bytes,4,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4032,8 +4175,17 @@ func (x *DeleteKeyRequest) GetKey() string {
 	return ""
 }
 
+func (x *DeleteKeyRequest) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
 type DeleteKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	VersionId     string                 `protobuf:"bytes,1,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`           // the version deleted, or the marker made
+	DeleteMarker  bool                   `protobuf:"varint,2,opt,name=delete_marker,json=deleteMarker,proto3" json:"delete_marker,omitempty"` // the version deleted, or made, is a delete marker
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4066,6 +4218,20 @@ func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
 	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *DeleteKeyResponse) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *DeleteKeyResponse) GetDeleteMarker() bool {
+	if x != nil {
+		return x.DeleteMarker
+	}
+	return false
 }
 
 // RenameKeyRequest renames a key; the target must not exist. On an FSO
@@ -4327,6 +4493,179 @@ func (x *ListKeysResponse) GetNextStartAfter() string {
 	return ""
 }
 
+// ListKeyVersionsRequest lists the versions of the keys of an OBS bucket
+// (S3's ListObjectVersions): by key, then newest first.
+type ListKeyVersionsRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Volume    string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket    string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Prefix    string                 `protobuf:"bytes,3,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	Delimiter string                 `protobuf:"bytes,4,opt,name=delimiter,proto3" json:"delimiter,omitempty"` // "" or a single character
+	// The page starts after key_marker's version version_id_marker, or,
+	// without one, after every version of key_marker.
+	KeyMarker       string `protobuf:"bytes,5,opt,name=key_marker,json=keyMarker,proto3" json:"key_marker,omitempty"`
+	VersionIdMarker string `protobuf:"bytes,6,opt,name=version_id_marker,json=versionIdMarker,proto3" json:"version_id_marker,omitempty"`
+	Limit           int32  `protobuf:"varint,7,opt,name=limit,proto3" json:"limit,omitempty"` // versions plus common prefixes; 0: the server's default page (1000)
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ListKeyVersionsRequest) Reset() {
+	*x = ListKeyVersionsRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListKeyVersionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListKeyVersionsRequest) ProtoMessage() {}
+
+func (x *ListKeyVersionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListKeyVersionsRequest.ProtoReflect.Descriptor instead.
+func (*ListKeyVersionsRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ListKeyVersionsRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsRequest) GetDelimiter() string {
+	if x != nil {
+		return x.Delimiter
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsRequest) GetKeyMarker() string {
+	if x != nil {
+		return x.KeyMarker
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsRequest) GetVersionIdMarker() string {
+	if x != nil {
+		return x.VersionIdMarker
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListKeyVersionsResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Versions       []*KeyInfo             `protobuf:"bytes,1,rep,name=versions,proto3" json:"versions,omitempty"` // delete markers among them; no blocks
+	CommonPrefixes []string               `protobuf:"bytes,2,rep,name=common_prefixes,json=commonPrefixes,proto3" json:"common_prefixes,omitempty"`
+	Truncated      bool                   `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// When truncated: the last key (or common prefix) and version returned.
+	NextKeyMarker       string `protobuf:"bytes,4,opt,name=next_key_marker,json=nextKeyMarker,proto3" json:"next_key_marker,omitempty"`
+	NextVersionIdMarker string `protobuf:"bytes,5,opt,name=next_version_id_marker,json=nextVersionIdMarker,proto3" json:"next_version_id_marker,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *ListKeyVersionsResponse) Reset() {
+	*x = ListKeyVersionsResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListKeyVersionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListKeyVersionsResponse) ProtoMessage() {}
+
+func (x *ListKeyVersionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListKeyVersionsResponse.ProtoReflect.Descriptor instead.
+func (*ListKeyVersionsResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *ListKeyVersionsResponse) GetVersions() []*KeyInfo {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
+func (x *ListKeyVersionsResponse) GetCommonPrefixes() []string {
+	if x != nil {
+		return x.CommonPrefixes
+	}
+	return nil
+}
+
+func (x *ListKeyVersionsResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *ListKeyVersionsResponse) GetNextKeyMarker() string {
+	if x != nil {
+		return x.NextKeyMarker
+	}
+	return ""
+}
+
+func (x *ListKeyVersionsResponse) GetNextVersionIdMarker() string {
+	if x != nil {
+		return x.NextVersionIdMarker
+	}
+	return ""
+}
+
 // CreateDirectoryRequest is mkdir -p.
 type CreateDirectoryRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -4347,7 +4686,7 @@ type CreateDirectoryRequest struct {
 
 func (x *CreateDirectoryRequest) Reset() {
 	*x = CreateDirectoryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4359,7 +4698,7 @@ func (x *CreateDirectoryRequest) String() string {
 func (*CreateDirectoryRequest) ProtoMessage() {}
 
 func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4372,7 +4711,7 @@ func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryRequest.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CreateDirectoryRequest) GetVolume() string {
@@ -4427,7 +4766,7 @@ type CreateDirectoryResponse struct {
 
 func (x *CreateDirectoryResponse) Reset() {
 	*x = CreateDirectoryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4439,7 +4778,7 @@ func (x *CreateDirectoryResponse) String() string {
 func (*CreateDirectoryResponse) ProtoMessage() {}
 
 func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4452,7 +4791,7 @@ func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryResponse.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CreateDirectoryResponse) GetObjectId() uint64 {
@@ -4481,7 +4820,7 @@ type GetFileStatusRequest struct {
 
 func (x *GetFileStatusRequest) Reset() {
 	*x = GetFileStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4493,7 +4832,7 @@ func (x *GetFileStatusRequest) String() string {
 func (*GetFileStatusRequest) ProtoMessage() {}
 
 func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4506,7 +4845,7 @@ func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFileStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetFileStatusRequest) GetVolume() string {
@@ -4546,7 +4885,7 @@ type GetFileStatusResponse struct {
 
 func (x *GetFileStatusResponse) Reset() {
 	*x = GetFileStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4558,7 +4897,7 @@ func (x *GetFileStatusResponse) String() string {
 func (*GetFileStatusResponse) ProtoMessage() {}
 
 func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4571,7 +4910,7 @@ func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetFileStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetFileStatusResponse) GetStatus() *FileStatus {
@@ -4594,7 +4933,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4606,7 +4945,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4619,7 +4958,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListStatusRequest) GetVolume() string {
@@ -4667,7 +5006,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4679,7 +5018,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4692,7 +5031,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*FileStatus {
@@ -4722,7 +5061,7 @@ type GetContentSummaryRequest struct {
 
 func (x *GetContentSummaryRequest) Reset() {
 	*x = GetContentSummaryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4734,7 +5073,7 @@ func (x *GetContentSummaryRequest) String() string {
 func (*GetContentSummaryRequest) ProtoMessage() {}
 
 func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4747,7 +5086,7 @@ func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetContentSummaryRequest) GetVolume() string {
@@ -4800,7 +5139,7 @@ type GetContentSummaryResponse struct {
 
 func (x *GetContentSummaryResponse) Reset() {
 	*x = GetContentSummaryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4812,7 +5151,7 @@ func (x *GetContentSummaryResponse) String() string {
 func (*GetContentSummaryResponse) ProtoMessage() {}
 
 func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4825,7 +5164,7 @@ func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryResponse.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetContentSummaryResponse) GetLength() int64 {
@@ -4876,7 +5215,7 @@ type ContentSummaryCursor struct {
 
 func (x *ContentSummaryCursor) Reset() {
 	*x = ContentSummaryCursor{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4888,7 +5227,7 @@ func (x *ContentSummaryCursor) String() string {
 func (*ContentSummaryCursor) ProtoMessage() {}
 
 func (x *ContentSummaryCursor) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4901,7 +5240,7 @@ func (x *ContentSummaryCursor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentSummaryCursor.ProtoReflect.Descriptor instead.
 func (*ContentSummaryCursor) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ContentSummaryCursor) GetFrames() []*ContentSummaryCursor_Frame {
@@ -4940,7 +5279,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4952,7 +5291,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4965,7 +5304,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *RenameRequest) GetVolume() string {
@@ -5004,7 +5343,7 @@ type RenameResponse struct {
 
 func (x *RenameResponse) Reset() {
 	*x = RenameResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5016,7 +5355,7 @@ func (x *RenameResponse) String() string {
 func (*RenameResponse) ProtoMessage() {}
 
 func (x *RenameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5029,7 +5368,7 @@ func (x *RenameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponse.ProtoReflect.Descriptor instead.
 func (*RenameResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
 }
 
 // DeleteRequest deletes a file, an empty directory, or a directory and its
@@ -5046,7 +5385,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5058,7 +5397,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5071,7 +5410,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *DeleteRequest) GetVolume() string {
@@ -5104,13 +5443,15 @@ func (x *DeleteRequest) GetRecursive() bool {
 
 type DeleteResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	VersionId     string                 `protobuf:"bytes,1,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`           // DeleteKey's
+	DeleteMarker  bool                   `protobuf:"varint,2,opt,name=delete_marker,json=deleteMarker,proto3" json:"delete_marker,omitempty"` // DeleteKey's
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5122,7 +5463,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5135,7 +5476,21 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *DeleteResponse) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *DeleteResponse) GetDeleteMarker() bool {
+	if x != nil {
+		return x.DeleteMarker
+	}
+	return false
 }
 
 // SetPermissionRequest sets the permission of path (a file or a directory
@@ -5152,7 +5507,7 @@ type SetPermissionRequest struct {
 
 func (x *SetPermissionRequest) Reset() {
 	*x = SetPermissionRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5164,7 +5519,7 @@ func (x *SetPermissionRequest) String() string {
 func (*SetPermissionRequest) ProtoMessage() {}
 
 func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5177,7 +5532,7 @@ func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionRequest.ProtoReflect.Descriptor instead.
 func (*SetPermissionRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *SetPermissionRequest) GetVolume() string {
@@ -5216,7 +5571,7 @@ type SetPermissionResponse struct {
 
 func (x *SetPermissionResponse) Reset() {
 	*x = SetPermissionResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5228,7 +5583,7 @@ func (x *SetPermissionResponse) String() string {
 func (*SetPermissionResponse) ProtoMessage() {}
 
 func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5241,7 +5596,7 @@ func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionResponse.ProtoReflect.Descriptor instead.
 func (*SetPermissionResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
 }
 
 // SetOwnerRequest sets the owner and the group of path (as
@@ -5260,7 +5615,7 @@ type SetOwnerRequest struct {
 
 func (x *SetOwnerRequest) Reset() {
 	*x = SetOwnerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5272,7 +5627,7 @@ func (x *SetOwnerRequest) String() string {
 func (*SetOwnerRequest) ProtoMessage() {}
 
 func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5285,7 +5640,7 @@ func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerRequest.ProtoReflect.Descriptor instead.
 func (*SetOwnerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *SetOwnerRequest) GetVolume() string {
@@ -5331,7 +5686,7 @@ type SetOwnerResponse struct {
 
 func (x *SetOwnerResponse) Reset() {
 	*x = SetOwnerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5343,7 +5698,7 @@ func (x *SetOwnerResponse) String() string {
 func (*SetOwnerResponse) ProtoMessage() {}
 
 func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5356,7 +5711,7 @@ func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerResponse.ProtoReflect.Descriptor instead.
 func (*SetOwnerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
 }
 
 // SetTimesRequest sets the times of path (as SetPermissionRequest's),
@@ -5374,7 +5729,7 @@ type SetTimesRequest struct {
 
 func (x *SetTimesRequest) Reset() {
 	*x = SetTimesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5386,7 +5741,7 @@ func (x *SetTimesRequest) String() string {
 func (*SetTimesRequest) ProtoMessage() {}
 
 func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5399,7 +5754,7 @@ func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesRequest.ProtoReflect.Descriptor instead.
 func (*SetTimesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *SetTimesRequest) GetVolume() string {
@@ -5445,7 +5800,7 @@ type SetTimesResponse struct {
 
 func (x *SetTimesResponse) Reset() {
 	*x = SetTimesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5457,7 +5812,7 @@ func (x *SetTimesResponse) String() string {
 func (*SetTimesResponse) ProtoMessage() {}
 
 func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5470,7 +5825,7 @@ func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesResponse.ProtoReflect.Descriptor instead.
 func (*SetTimesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
 }
 
 // AppendFileRequest opens path for appending. The answer's open_id is the
@@ -5489,7 +5844,7 @@ type AppendFileRequest struct {
 
 func (x *AppendFileRequest) Reset() {
 	*x = AppendFileRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5501,7 +5856,7 @@ func (x *AppendFileRequest) String() string {
 func (*AppendFileRequest) ProtoMessage() {}
 
 func (x *AppendFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5514,7 +5869,7 @@ func (x *AppendFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendFileRequest.ProtoReflect.Descriptor instead.
 func (*AppendFileRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *AppendFileRequest) GetVolume() string {
@@ -5565,7 +5920,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5577,7 +5932,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5590,7 +5945,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *TruncateRequest) GetVolume() string {
@@ -5633,7 +5988,7 @@ type TruncateResponse struct {
 
 func (x *TruncateResponse) Reset() {
 	*x = TruncateResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5645,7 +6000,7 @@ func (x *TruncateResponse) String() string {
 func (*TruncateResponse) ProtoMessage() {}
 
 func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5658,7 +6013,7 @@ func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
 func (*TruncateResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *TruncateResponse) GetDone() bool {
@@ -5690,7 +6045,7 @@ type ConcatRequest struct {
 
 func (x *ConcatRequest) Reset() {
 	*x = ConcatRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5702,7 +6057,7 @@ func (x *ConcatRequest) String() string {
 func (*ConcatRequest) ProtoMessage() {}
 
 func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5715,7 +6070,7 @@ func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
 func (*ConcatRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *ConcatRequest) GetVolume() string {
@@ -5755,7 +6110,7 @@ type ConcatResponse struct {
 
 func (x *ConcatResponse) Reset() {
 	*x = ConcatResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5767,7 +6122,7 @@ func (x *ConcatResponse) String() string {
 func (*ConcatResponse) ProtoMessage() {}
 
 func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5780,7 +6135,7 @@ func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
 func (*ConcatResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ConcatResponse) GetLength() int64 {
@@ -5801,7 +6156,7 @@ type RecoverLeaseRequest struct {
 
 func (x *RecoverLeaseRequest) Reset() {
 	*x = RecoverLeaseRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5813,7 +6168,7 @@ func (x *RecoverLeaseRequest) String() string {
 func (*RecoverLeaseRequest) ProtoMessage() {}
 
 func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5826,7 +6181,7 @@ func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *RecoverLeaseRequest) GetVolume() string {
@@ -5862,7 +6217,7 @@ type RecoverLeaseResponse struct {
 
 func (x *RecoverLeaseResponse) Reset() {
 	*x = RecoverLeaseResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5874,7 +6229,7 @@ func (x *RecoverLeaseResponse) String() string {
 func (*RecoverLeaseResponse) ProtoMessage() {}
 
 func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5887,7 +6242,7 @@ func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *RecoverLeaseResponse) GetClosed() bool {
@@ -5915,7 +6270,7 @@ type IsFileClosedRequest struct {
 
 func (x *IsFileClosedRequest) Reset() {
 	*x = IsFileClosedRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5927,7 +6282,7 @@ func (x *IsFileClosedRequest) String() string {
 func (*IsFileClosedRequest) ProtoMessage() {}
 
 func (x *IsFileClosedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5940,7 +6295,7 @@ func (x *IsFileClosedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedRequest.ProtoReflect.Descriptor instead.
 func (*IsFileClosedRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *IsFileClosedRequest) GetVolume() string {
@@ -5973,7 +6328,7 @@ type IsFileClosedResponse struct {
 
 func (x *IsFileClosedResponse) Reset() {
 	*x = IsFileClosedResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5985,7 +6340,7 @@ func (x *IsFileClosedResponse) String() string {
 func (*IsFileClosedResponse) ProtoMessage() {}
 
 func (x *IsFileClosedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5998,7 +6353,7 @@ func (x *IsFileClosedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedResponse.ProtoReflect.Descriptor instead.
 func (*IsFileClosedResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *IsFileClosedResponse) GetClosed() bool {
@@ -6016,7 +6371,7 @@ type GetFsStatusRequest struct {
 
 func (x *GetFsStatusRequest) Reset() {
 	*x = GetFsStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6028,7 +6383,7 @@ func (x *GetFsStatusRequest) String() string {
 func (*GetFsStatusRequest) ProtoMessage() {}
 
 func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6041,7 +6396,7 @@ func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFsStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFsStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
 }
 
 // FsStatus is the cluster's raw space: the sums of the last storage
@@ -6059,7 +6414,7 @@ type FsStatus struct {
 
 func (x *FsStatus) Reset() {
 	*x = FsStatus{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6071,7 +6426,7 @@ func (x *FsStatus) String() string {
 func (*FsStatus) ProtoMessage() {}
 
 func (x *FsStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6084,7 +6439,7 @@ func (x *FsStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsStatus.ProtoReflect.Descriptor instead.
 func (*FsStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *FsStatus) GetCapacity() int64 {
@@ -6129,7 +6484,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6141,7 +6496,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6154,7 +6509,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -6186,7 +6541,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6198,7 +6553,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6211,7 +6566,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{82}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -6229,7 +6584,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[81]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6241,7 +6596,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[81]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6254,7 +6609,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{81}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -6293,7 +6648,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[82]
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6305,7 +6660,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[82]
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6318,7 +6673,7 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{82}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{84}
 }
 
 // Acl is one entry of an object's access control list.
@@ -6334,7 +6689,7 @@ type Acl struct {
 
 func (x *Acl) Reset() {
 	*x = Acl{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[83]
+	mi := &file_strato_v1_namespace_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6346,7 +6701,7 @@ func (x *Acl) String() string {
 func (*Acl) ProtoMessage() {}
 
 func (x *Acl) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[83]
+	mi := &file_strato_v1_namespace_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6359,7 +6714,7 @@ func (x *Acl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Acl.ProtoReflect.Descriptor instead.
 func (*Acl) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{83}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *Acl) GetType() AclType {
@@ -6403,7 +6758,7 @@ type AclObject struct {
 
 func (x *AclObject) Reset() {
 	*x = AclObject{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	mi := &file_strato_v1_namespace_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6415,7 +6770,7 @@ func (x *AclObject) String() string {
 func (*AclObject) ProtoMessage() {}
 
 func (x *AclObject) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	mi := &file_strato_v1_namespace_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6428,7 +6783,7 @@ func (x *AclObject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclObject.ProtoReflect.Descriptor instead.
 func (*AclObject) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{84}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *AclObject) GetKind() AclObjectKind {
@@ -6468,7 +6823,7 @@ type GetAclRequest struct {
 
 func (x *GetAclRequest) Reset() {
 	*x = GetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[85]
+	mi := &file_strato_v1_namespace_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6480,7 +6835,7 @@ func (x *GetAclRequest) String() string {
 func (*GetAclRequest) ProtoMessage() {}
 
 func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[85]
+	mi := &file_strato_v1_namespace_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6493,7 +6848,7 @@ func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclRequest.ProtoReflect.Descriptor instead.
 func (*GetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{85}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *GetAclRequest) GetObject() *AclObject {
@@ -6513,7 +6868,7 @@ type GetAclResponse struct {
 
 func (x *GetAclResponse) Reset() {
 	*x = GetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[86]
+	mi := &file_strato_v1_namespace_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6525,7 +6880,7 @@ func (x *GetAclResponse) String() string {
 func (*GetAclResponse) ProtoMessage() {}
 
 func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[86]
+	mi := &file_strato_v1_namespace_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6538,7 +6893,7 @@ func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclResponse.ProtoReflect.Descriptor instead.
 func (*GetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{86}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *GetAclResponse) GetOwner() string {
@@ -6566,7 +6921,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[87]
+	mi := &file_strato_v1_namespace_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6578,7 +6933,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[87]
+	mi := &file_strato_v1_namespace_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6591,7 +6946,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{87}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *SetAclRequest) GetObject() *AclObject {
@@ -6616,7 +6971,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[88]
+	mi := &file_strato_v1_namespace_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6628,7 +6983,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[88]
+	mi := &file_strato_v1_namespace_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6641,7 +6996,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{88}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{90}
 }
 
 type AddAclRequest struct {
@@ -6654,7 +7009,7 @@ type AddAclRequest struct {
 
 func (x *AddAclRequest) Reset() {
 	*x = AddAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[89]
+	mi := &file_strato_v1_namespace_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6666,7 +7021,7 @@ func (x *AddAclRequest) String() string {
 func (*AddAclRequest) ProtoMessage() {}
 
 func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[89]
+	mi := &file_strato_v1_namespace_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6679,7 +7034,7 @@ func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclRequest.ProtoReflect.Descriptor instead.
 func (*AddAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{89}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *AddAclRequest) GetObject() *AclObject {
@@ -6704,7 +7059,7 @@ type AddAclResponse struct {
 
 func (x *AddAclResponse) Reset() {
 	*x = AddAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[90]
+	mi := &file_strato_v1_namespace_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6716,7 +7071,7 @@ func (x *AddAclResponse) String() string {
 func (*AddAclResponse) ProtoMessage() {}
 
 func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[90]
+	mi := &file_strato_v1_namespace_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6729,7 +7084,7 @@ func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclResponse.ProtoReflect.Descriptor instead.
 func (*AddAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{90}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{92}
 }
 
 type RemoveAclRequest struct {
@@ -6742,7 +7097,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[91]
+	mi := &file_strato_v1_namespace_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6754,7 +7109,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[91]
+	mi := &file_strato_v1_namespace_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6767,7 +7122,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{91}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *RemoveAclRequest) GetObject() *AclObject {
@@ -6792,7 +7147,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[92]
+	mi := &file_strato_v1_namespace_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6804,7 +7159,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[92]
+	mi := &file_strato_v1_namespace_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6817,7 +7172,7 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{92}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{94}
 }
 
 type ContentSummaryCursor_Frame struct {
@@ -6832,7 +7187,7 @@ type ContentSummaryCursor_Frame struct {
 
 func (x *ContentSummaryCursor_Frame) Reset() {
 	*x = ContentSummaryCursor_Frame{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[93]
+	mi := &file_strato_v1_namespace_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6844,7 +7199,7 @@ func (x *ContentSummaryCursor_Frame) String() string {
 func (*ContentSummaryCursor_Frame) ProtoMessage() {}
 
 func (x *ContentSummaryCursor_Frame) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[93]
+	mi := &file_strato_v1_namespace_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6857,7 +7212,7 @@ func (x *ContentSummaryCursor_Frame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentSummaryCursor_Frame.ProtoReflect.Descriptor instead.
 func (*ContentSummaryCursor_Frame) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57, 0}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59, 0}
 }
 
 func (x *ContentSummaryCursor_Frame) GetDirId() uint64 {
@@ -6912,7 +7267,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
 	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\x12\"\n" +
 	"\x04acls\x18\n" +
-	" \x03(\v2\x0e.strato.v1.AclR\x04acls\"\x8c\a\n" +
+	" \x03(\v2\x0e.strato.v1.AclR\x04acls\"\xc9\a\n" +
 	"\n" +
 	"BucketInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
@@ -6944,7 +7299,10 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\x14 \x01(\tR\x05group\x12\"\n" +
 	"\x04acls\x18\x15 \x03(\v2\x0e.strato.v1.AclR\x04acls\x12-\n" +
-	"\x13access_time_unix_ms\x18\x16 \x01(\x03R\x10accessTimeUnixMsB\r\n" +
+	"\x13access_time_unix_ms\x18\x16 \x01(\x03R\x10accessTimeUnixMs\x12;\n" +
+	"\n" +
+	"versioning\x18\x17 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
+	"versioningB\r\n" +
 	"\v_permission\"G\n" +
 	"\aBlockID\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
@@ -6963,7 +7321,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12/\n" +
 	"\bpipeline\x18\x04 \x01(\v2\x13.strato.v1.PipelineR\bpipeline\x12\x19\n" +
-	"\x05token\x18\x05 \x01(\fB\x03\x80\x01\x01R\x05token\"\x94\x06\n" +
+	"\x05token\x18\x05 \x01(\fB\x03\x80\x01\x01R\x05token\"\xf5\x06\n" +
 	"\aKeyInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -6988,7 +7346,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\x11 \x01(\tR\x05group\x12-\n" +
 	"\x13access_time_unix_ms\x18\x12 \x01(\x03R\x10accessTimeUnixMs\x12\"\n" +
-	"\x04acls\x18\x13 \x03(\v2\x0e.strato.v1.AclR\x04aclsB\r\n" +
+	"\x04acls\x18\x13 \x03(\v2\x0e.strato.v1.AclR\x04acls\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x14 \x01(\tR\tversionId\x12#\n" +
+	"\rdelete_marker\x18\x15 \x01(\bR\fdeleteMarker\x12\x1b\n" +
+	"\tis_latest\x18\x16 \x01(\bR\bisLatestB\r\n" +
 	"\v_permission\"8\n" +
 	"\fKeyAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -7061,13 +7423,16 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\"E\n" +
 	"\x14UpdateVolumeResponse\x12-\n" +
-	"\x06volume\x18\x01 \x01(\v2\x15.strato.v1.VolumeInfoR\x06volume\"\xd8\x01\n" +
+	"\x06volume\x18\x01 \x01(\v2\x15.strato.v1.VolumeInfoR\x06volume\"\x95\x02\n" +
 	"\x13UpdateBucketRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x03 \x01(\tR\x05owner\x12>\n" +
 	"\vreplication\x18\x04 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12?\n" +
-	"\x0eerasure_coding\x18\x05 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\"E\n" +
+	"\x0eerasure_coding\x18\x05 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x12;\n" +
+	"\n" +
+	"versioning\x18\x06 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
+	"versioning\"E\n" +
 	"\x14UpdateBucketResponse\x12-\n" +
 	"\x06bucket\x18\x01 \x01(\v2\x15.strato.v1.BucketInfoR\x06bucket\"\xcc\x04\n" +
 	"\x13CreateBucketRequest\x12\x16\n" +
@@ -7181,10 +7546,12 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\b \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
 	"attributes\x12.\n" +
-	"\asources\x18\t \x03(\v2\x14.strato.v1.KeySourceR\asources\"D\n" +
+	"\asources\x18\t \x03(\v2\x14.strato.v1.KeySourceR\asources\"c\n" +
 	"\x11CommitKeyResponse\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x12\n" +
-	"\x04size\x18\x02 \x01(\x03R\x04size\"\xae\x01\n" +
+	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x03 \x01(\tR\tversionId\"\xcd\x01\n" +
 	"\x14SetAttributesRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -7192,19 +7559,29 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\x127\n" +
 	"\n" +
 	"attributes\x18\x05 \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
-	"attributes\"\x17\n" +
-	"\x15SetAttributesResponse\"T\n" +
+	"attributes\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x06 \x01(\tR\tversionId\"\x17\n" +
+	"\x15SetAttributesResponse\"\x9a\x01\n" +
 	"\x10LookupKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
-	"\x03key\x18\x03 \x01(\tR\x03key\"9\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x04 \x01(\tR\tversionId\x12%\n" +
+	"\x0edelete_markers\x18\x05 \x01(\bR\rdeleteMarkers\"9\n" +
 	"\x11LookupKeyResponse\x12$\n" +
-	"\x03key\x18\x01 \x01(\v2\x12.strato.v1.KeyInfoR\x03key\"T\n" +
+	"\x03key\x18\x01 \x01(\v2\x12.strato.v1.KeyInfoR\x03key\"s\n" +
 	"\x10DeleteKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
-	"\x03key\x18\x03 \x01(\tR\x03key\"\x13\n" +
-	"\x11DeleteKeyResponse\"t\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x04 \x01(\tR\tversionId\"W\n" +
+	"\x11DeleteKeyResponse\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x01 \x01(\tR\tversionId\x12#\n" +
+	"\rdelete_marker\x18\x02 \x01(\bR\fdeleteMarker\"t\n" +
 	"\x10RenameKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x19\n" +
@@ -7223,7 +7600,22 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x12.strato.v1.KeyInfoR\x04keys\x12'\n" +
 	"\x0fcommon_prefixes\x18\x02 \x03(\tR\x0ecommonPrefixes\x12\x1c\n" +
 	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12(\n" +
-	"\x10next_start_after\x18\x04 \x01(\tR\x0enextStartAfter\"\xbc\x01\n" +
+	"\x10next_start_after\x18\x04 \x01(\tR\x0enextStartAfter\"\xdf\x01\n" +
+	"\x16ListKeyVersionsRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x16\n" +
+	"\x06prefix\x18\x03 \x01(\tR\x06prefix\x12\x1c\n" +
+	"\tdelimiter\x18\x04 \x01(\tR\tdelimiter\x12\x1d\n" +
+	"\n" +
+	"key_marker\x18\x05 \x01(\tR\tkeyMarker\x12*\n" +
+	"\x11version_id_marker\x18\x06 \x01(\tR\x0fversionIdMarker\x12\x14\n" +
+	"\x05limit\x18\a \x01(\x05R\x05limit\"\xed\x01\n" +
+	"\x17ListKeyVersionsResponse\x12.\n" +
+	"\bversions\x18\x01 \x03(\v2\x12.strato.v1.KeyInfoR\bversions\x12'\n" +
+	"\x0fcommon_prefixes\x18\x02 \x03(\tR\x0ecommonPrefixes\x12\x1c\n" +
+	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12&\n" +
+	"\x0fnext_key_marker\x18\x04 \x01(\tR\rnextKeyMarker\x123\n" +
+	"\x16next_version_id_marker\x18\x05 \x01(\tR\x13nextVersionIdMarker\"\xbc\x01\n" +
 	"\x16CreateDirectoryRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -7289,8 +7681,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1c\n" +
-	"\trecursive\x18\x04 \x01(\bR\trecursive\"\x10\n" +
-	"\x0eDeleteResponse\"z\n" +
+	"\trecursive\x18\x04 \x01(\bR\trecursive\"T\n" +
+	"\x0eDeleteResponse\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x01 \x01(\tR\tversionId\x12#\n" +
+	"\rdelete_marker\x18\x02 \x01(\bR\fdeleteMarker\"z\n" +
 	"\x14SetPermissionRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -7434,7 +7829,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"LAYOUT_FSO\x10\x01\x12\x0e\n" +
 	"\n" +
-	"LAYOUT_OBS\x10\x02*\x90\x01\n" +
+	"LAYOUT_OBS\x10\x02*`\n" +
+	"\x10BucketVersioning\x12\x1a\n" +
+	"\x16VERSIONING_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12VERSIONING_ENABLED\x10\x01\x12\x18\n" +
+	"\x14VERSIONING_SUSPENDED\x10\x02*\x90\x01\n" +
 	"\fChecksumType\x12\x1d\n" +
 	"\x19CHECKSUM_TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rCHECKSUM_NONE\x10\x01\x12\x12\n" +
@@ -7476,7 +7875,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x1bACL_OBJECT_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11ACL_OBJECT_VOLUME\x10\x01\x12\x15\n" +
 	"\x11ACL_OBJECT_BUCKET\x10\x02\x12\x12\n" +
-	"\x0eACL_OBJECT_KEY\x10\x032\x96\x1d\n" +
+	"\x0eACL_OBJECT_KEY\x10\x032\xf0\x1d\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
@@ -7495,7 +7894,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\tLookupKey\x12\x1b.strato.v1.LookupKeyRequest\x1a\x1c.strato.v1.LookupKeyResponse\x12F\n" +
 	"\tDeleteKey\x12\x1b.strato.v1.DeleteKeyRequest\x1a\x1c.strato.v1.DeleteKeyResponse\x12F\n" +
 	"\tRenameKey\x12\x1b.strato.v1.RenameKeyRequest\x1a\x1c.strato.v1.RenameKeyResponse\x12C\n" +
-	"\bListKeys\x12\x1a.strato.v1.ListKeysRequest\x1a\x1b.strato.v1.ListKeysResponse\x12R\n" +
+	"\bListKeys\x12\x1a.strato.v1.ListKeysRequest\x1a\x1b.strato.v1.ListKeysResponse\x12X\n" +
+	"\x0fListKeyVersions\x12!.strato.v1.ListKeyVersionsRequest\x1a\".strato.v1.ListKeyVersionsResponse\x12R\n" +
 	"\rSetAttributes\x12\x1f.strato.v1.SetAttributesRequest\x1a .strato.v1.SetAttributesResponse\x12X\n" +
 	"\x0fCreateDirectory\x12!.strato.v1.CreateDirectoryRequest\x1a\".strato.v1.CreateDirectoryResponse\x12F\n" +
 	"\n" +
@@ -7544,302 +7944,310 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 	return file_strato_v1_namespace_proto_rawDescData
 }
 
-var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 94)
+var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 96)
 var file_strato_v1_namespace_proto_goTypes = []any{
 	(ErrorReason)(0),                   // 0: strato.v1.ErrorReason
 	(BucketLayout)(0),                  // 1: strato.v1.BucketLayout
-	(ChecksumType)(0),                  // 2: strato.v1.ChecksumType
-	(ReplicationFactor)(0),             // 3: strato.v1.ReplicationFactor
-	(ErasureCodec)(0),                  // 4: strato.v1.ErasureCodec
-	(AclType)(0),                       // 5: strato.v1.AclType
-	(AclScope)(0),                      // 6: strato.v1.AclScope
-	(AclRight)(0),                      // 7: strato.v1.AclRight
-	(AclObjectKind)(0),                 // 8: strato.v1.AclObjectKind
-	(*ErasureCoding)(nil),              // 9: strato.v1.ErasureCoding
-	(*VolumeInfo)(nil),                 // 10: strato.v1.VolumeInfo
-	(*BucketInfo)(nil),                 // 11: strato.v1.BucketInfo
-	(*BlockID)(nil),                    // 12: strato.v1.BlockID
-	(*DatanodeDetails)(nil),            // 13: strato.v1.DatanodeDetails
-	(*Pipeline)(nil),                   // 14: strato.v1.Pipeline
-	(*BlockLocation)(nil),              // 15: strato.v1.BlockLocation
-	(*KeyInfo)(nil),                    // 16: strato.v1.KeyInfo
-	(*KeyAttribute)(nil),               // 17: strato.v1.KeyAttribute
-	(*KeySource)(nil),                  // 18: strato.v1.KeySource
-	(*FileStatus)(nil),                 // 19: strato.v1.FileStatus
-	(*ExcludeList)(nil),                // 20: strato.v1.ExcludeList
-	(*CreateVolumeRequest)(nil),        // 21: strato.v1.CreateVolumeRequest
-	(*CreateVolumeResponse)(nil),       // 22: strato.v1.CreateVolumeResponse
-	(*DeleteVolumeRequest)(nil),        // 23: strato.v1.DeleteVolumeRequest
-	(*DeleteVolumeResponse)(nil),       // 24: strato.v1.DeleteVolumeResponse
-	(*GetVolumeRequest)(nil),           // 25: strato.v1.GetVolumeRequest
-	(*ListVolumesRequest)(nil),         // 26: strato.v1.ListVolumesRequest
-	(*ListVolumesResponse)(nil),        // 27: strato.v1.ListVolumesResponse
-	(*SetQuotaRequest)(nil),            // 28: strato.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),           // 29: strato.v1.SetQuotaResponse
-	(*UpdateVolumeRequest)(nil),        // 30: strato.v1.UpdateVolumeRequest
-	(*UpdateVolumeResponse)(nil),       // 31: strato.v1.UpdateVolumeResponse
-	(*UpdateBucketRequest)(nil),        // 32: strato.v1.UpdateBucketRequest
-	(*UpdateBucketResponse)(nil),       // 33: strato.v1.UpdateBucketResponse
-	(*CreateBucketRequest)(nil),        // 34: strato.v1.CreateBucketRequest
-	(*CreateBucketResponse)(nil),       // 35: strato.v1.CreateBucketResponse
-	(*DeleteBucketRequest)(nil),        // 36: strato.v1.DeleteBucketRequest
-	(*DeleteBucketResponse)(nil),       // 37: strato.v1.DeleteBucketResponse
-	(*GetBucketRequest)(nil),           // 38: strato.v1.GetBucketRequest
-	(*ListBucketsRequest)(nil),         // 39: strato.v1.ListBucketsRequest
-	(*ListBucketsResponse)(nil),        // 40: strato.v1.ListBucketsResponse
-	(*OpenKeyRequest)(nil),             // 41: strato.v1.OpenKeyRequest
-	(*CreateFileRequest)(nil),          // 42: strato.v1.CreateFileRequest
-	(*OpenKeyResponse)(nil),            // 43: strato.v1.OpenKeyResponse
-	(*AllocateBlockRequest)(nil),       // 44: strato.v1.AllocateBlockRequest
-	(*AllocateBlockResponse)(nil),      // 45: strato.v1.AllocateBlockResponse
-	(*CommitKeyRequest)(nil),           // 46: strato.v1.CommitKeyRequest
-	(*CommitKeyResponse)(nil),          // 47: strato.v1.CommitKeyResponse
-	(*SetAttributesRequest)(nil),       // 48: strato.v1.SetAttributesRequest
-	(*SetAttributesResponse)(nil),      // 49: strato.v1.SetAttributesResponse
-	(*LookupKeyRequest)(nil),           // 50: strato.v1.LookupKeyRequest
-	(*LookupKeyResponse)(nil),          // 51: strato.v1.LookupKeyResponse
-	(*DeleteKeyRequest)(nil),           // 52: strato.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),          // 53: strato.v1.DeleteKeyResponse
-	(*RenameKeyRequest)(nil),           // 54: strato.v1.RenameKeyRequest
-	(*RenameKeyResponse)(nil),          // 55: strato.v1.RenameKeyResponse
-	(*ListKeysRequest)(nil),            // 56: strato.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),           // 57: strato.v1.ListKeysResponse
-	(*CreateDirectoryRequest)(nil),     // 58: strato.v1.CreateDirectoryRequest
-	(*CreateDirectoryResponse)(nil),    // 59: strato.v1.CreateDirectoryResponse
-	(*GetFileStatusRequest)(nil),       // 60: strato.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),      // 61: strato.v1.GetFileStatusResponse
-	(*ListStatusRequest)(nil),          // 62: strato.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),         // 63: strato.v1.ListStatusResponse
-	(*GetContentSummaryRequest)(nil),   // 64: strato.v1.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil),  // 65: strato.v1.GetContentSummaryResponse
-	(*ContentSummaryCursor)(nil),       // 66: strato.v1.ContentSummaryCursor
-	(*RenameRequest)(nil),              // 67: strato.v1.RenameRequest
-	(*RenameResponse)(nil),             // 68: strato.v1.RenameResponse
-	(*DeleteRequest)(nil),              // 69: strato.v1.DeleteRequest
-	(*DeleteResponse)(nil),             // 70: strato.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),       // 71: strato.v1.SetPermissionRequest
-	(*SetPermissionResponse)(nil),      // 72: strato.v1.SetPermissionResponse
-	(*SetOwnerRequest)(nil),            // 73: strato.v1.SetOwnerRequest
-	(*SetOwnerResponse)(nil),           // 74: strato.v1.SetOwnerResponse
-	(*SetTimesRequest)(nil),            // 75: strato.v1.SetTimesRequest
-	(*SetTimesResponse)(nil),           // 76: strato.v1.SetTimesResponse
-	(*AppendFileRequest)(nil),          // 77: strato.v1.AppendFileRequest
-	(*TruncateRequest)(nil),            // 78: strato.v1.TruncateRequest
-	(*TruncateResponse)(nil),           // 79: strato.v1.TruncateResponse
-	(*ConcatRequest)(nil),              // 80: strato.v1.ConcatRequest
-	(*ConcatResponse)(nil),             // 81: strato.v1.ConcatResponse
-	(*RecoverLeaseRequest)(nil),        // 82: strato.v1.RecoverLeaseRequest
-	(*RecoverLeaseResponse)(nil),       // 83: strato.v1.RecoverLeaseResponse
-	(*IsFileClosedRequest)(nil),        // 84: strato.v1.IsFileClosedRequest
-	(*IsFileClosedResponse)(nil),       // 85: strato.v1.IsFileClosedResponse
-	(*GetFsStatusRequest)(nil),         // 86: strato.v1.GetFsStatusRequest
-	(*FsStatus)(nil),                   // 87: strato.v1.FsStatus
-	(*CloseContainerRequest)(nil),      // 88: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),     // 89: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),       // 90: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),      // 91: strato.v1.ReportReplicaResponse
-	(*Acl)(nil),                        // 92: strato.v1.Acl
-	(*AclObject)(nil),                  // 93: strato.v1.AclObject
-	(*GetAclRequest)(nil),              // 94: strato.v1.GetAclRequest
-	(*GetAclResponse)(nil),             // 95: strato.v1.GetAclResponse
-	(*SetAclRequest)(nil),              // 96: strato.v1.SetAclRequest
-	(*SetAclResponse)(nil),             // 97: strato.v1.SetAclResponse
-	(*AddAclRequest)(nil),              // 98: strato.v1.AddAclRequest
-	(*AddAclResponse)(nil),             // 99: strato.v1.AddAclResponse
-	(*RemoveAclRequest)(nil),           // 100: strato.v1.RemoveAclRequest
-	(*RemoveAclResponse)(nil),          // 101: strato.v1.RemoveAclResponse
-	(*ContentSummaryCursor_Frame)(nil), // 102: strato.v1.ContentSummaryCursor.Frame
-	(*GetTrashPolicyRequest)(nil),      // 103: strato.v1.GetTrashPolicyRequest
-	(*ExpungeTrashRequest)(nil),        // 104: strato.v1.ExpungeTrashRequest
-	(*CreateSnapshotRequest)(nil),      // 105: strato.v1.CreateSnapshotRequest
-	(*DeleteSnapshotRequest)(nil),      // 106: strato.v1.DeleteSnapshotRequest
-	(*RenameSnapshotRequest)(nil),      // 107: strato.v1.RenameSnapshotRequest
-	(*ListSnapshotsRequest)(nil),       // 108: strato.v1.ListSnapshotsRequest
-	(*GetSnapshotRequest)(nil),         // 109: strato.v1.GetSnapshotRequest
-	(*SnapshotDiffRequest)(nil),        // 110: strato.v1.SnapshotDiffRequest
-	(*TrashPolicy)(nil),                // 111: strato.v1.TrashPolicy
-	(*ExpungeTrashResponse)(nil),       // 112: strato.v1.ExpungeTrashResponse
-	(*CreateSnapshotResponse)(nil),     // 113: strato.v1.CreateSnapshotResponse
-	(*DeleteSnapshotResponse)(nil),     // 114: strato.v1.DeleteSnapshotResponse
-	(*RenameSnapshotResponse)(nil),     // 115: strato.v1.RenameSnapshotResponse
-	(*ListSnapshotsResponse)(nil),      // 116: strato.v1.ListSnapshotsResponse
-	(*SnapshotInfo)(nil),               // 117: strato.v1.SnapshotInfo
-	(*SnapshotDiffResponse)(nil),       // 118: strato.v1.SnapshotDiffResponse
+	(BucketVersioning)(0),              // 2: strato.v1.BucketVersioning
+	(ChecksumType)(0),                  // 3: strato.v1.ChecksumType
+	(ReplicationFactor)(0),             // 4: strato.v1.ReplicationFactor
+	(ErasureCodec)(0),                  // 5: strato.v1.ErasureCodec
+	(AclType)(0),                       // 6: strato.v1.AclType
+	(AclScope)(0),                      // 7: strato.v1.AclScope
+	(AclRight)(0),                      // 8: strato.v1.AclRight
+	(AclObjectKind)(0),                 // 9: strato.v1.AclObjectKind
+	(*ErasureCoding)(nil),              // 10: strato.v1.ErasureCoding
+	(*VolumeInfo)(nil),                 // 11: strato.v1.VolumeInfo
+	(*BucketInfo)(nil),                 // 12: strato.v1.BucketInfo
+	(*BlockID)(nil),                    // 13: strato.v1.BlockID
+	(*DatanodeDetails)(nil),            // 14: strato.v1.DatanodeDetails
+	(*Pipeline)(nil),                   // 15: strato.v1.Pipeline
+	(*BlockLocation)(nil),              // 16: strato.v1.BlockLocation
+	(*KeyInfo)(nil),                    // 17: strato.v1.KeyInfo
+	(*KeyAttribute)(nil),               // 18: strato.v1.KeyAttribute
+	(*KeySource)(nil),                  // 19: strato.v1.KeySource
+	(*FileStatus)(nil),                 // 20: strato.v1.FileStatus
+	(*ExcludeList)(nil),                // 21: strato.v1.ExcludeList
+	(*CreateVolumeRequest)(nil),        // 22: strato.v1.CreateVolumeRequest
+	(*CreateVolumeResponse)(nil),       // 23: strato.v1.CreateVolumeResponse
+	(*DeleteVolumeRequest)(nil),        // 24: strato.v1.DeleteVolumeRequest
+	(*DeleteVolumeResponse)(nil),       // 25: strato.v1.DeleteVolumeResponse
+	(*GetVolumeRequest)(nil),           // 26: strato.v1.GetVolumeRequest
+	(*ListVolumesRequest)(nil),         // 27: strato.v1.ListVolumesRequest
+	(*ListVolumesResponse)(nil),        // 28: strato.v1.ListVolumesResponse
+	(*SetQuotaRequest)(nil),            // 29: strato.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),           // 30: strato.v1.SetQuotaResponse
+	(*UpdateVolumeRequest)(nil),        // 31: strato.v1.UpdateVolumeRequest
+	(*UpdateVolumeResponse)(nil),       // 32: strato.v1.UpdateVolumeResponse
+	(*UpdateBucketRequest)(nil),        // 33: strato.v1.UpdateBucketRequest
+	(*UpdateBucketResponse)(nil),       // 34: strato.v1.UpdateBucketResponse
+	(*CreateBucketRequest)(nil),        // 35: strato.v1.CreateBucketRequest
+	(*CreateBucketResponse)(nil),       // 36: strato.v1.CreateBucketResponse
+	(*DeleteBucketRequest)(nil),        // 37: strato.v1.DeleteBucketRequest
+	(*DeleteBucketResponse)(nil),       // 38: strato.v1.DeleteBucketResponse
+	(*GetBucketRequest)(nil),           // 39: strato.v1.GetBucketRequest
+	(*ListBucketsRequest)(nil),         // 40: strato.v1.ListBucketsRequest
+	(*ListBucketsResponse)(nil),        // 41: strato.v1.ListBucketsResponse
+	(*OpenKeyRequest)(nil),             // 42: strato.v1.OpenKeyRequest
+	(*CreateFileRequest)(nil),          // 43: strato.v1.CreateFileRequest
+	(*OpenKeyResponse)(nil),            // 44: strato.v1.OpenKeyResponse
+	(*AllocateBlockRequest)(nil),       // 45: strato.v1.AllocateBlockRequest
+	(*AllocateBlockResponse)(nil),      // 46: strato.v1.AllocateBlockResponse
+	(*CommitKeyRequest)(nil),           // 47: strato.v1.CommitKeyRequest
+	(*CommitKeyResponse)(nil),          // 48: strato.v1.CommitKeyResponse
+	(*SetAttributesRequest)(nil),       // 49: strato.v1.SetAttributesRequest
+	(*SetAttributesResponse)(nil),      // 50: strato.v1.SetAttributesResponse
+	(*LookupKeyRequest)(nil),           // 51: strato.v1.LookupKeyRequest
+	(*LookupKeyResponse)(nil),          // 52: strato.v1.LookupKeyResponse
+	(*DeleteKeyRequest)(nil),           // 53: strato.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),          // 54: strato.v1.DeleteKeyResponse
+	(*RenameKeyRequest)(nil),           // 55: strato.v1.RenameKeyRequest
+	(*RenameKeyResponse)(nil),          // 56: strato.v1.RenameKeyResponse
+	(*ListKeysRequest)(nil),            // 57: strato.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),           // 58: strato.v1.ListKeysResponse
+	(*ListKeyVersionsRequest)(nil),     // 59: strato.v1.ListKeyVersionsRequest
+	(*ListKeyVersionsResponse)(nil),    // 60: strato.v1.ListKeyVersionsResponse
+	(*CreateDirectoryRequest)(nil),     // 61: strato.v1.CreateDirectoryRequest
+	(*CreateDirectoryResponse)(nil),    // 62: strato.v1.CreateDirectoryResponse
+	(*GetFileStatusRequest)(nil),       // 63: strato.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),      // 64: strato.v1.GetFileStatusResponse
+	(*ListStatusRequest)(nil),          // 65: strato.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),         // 66: strato.v1.ListStatusResponse
+	(*GetContentSummaryRequest)(nil),   // 67: strato.v1.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),  // 68: strato.v1.GetContentSummaryResponse
+	(*ContentSummaryCursor)(nil),       // 69: strato.v1.ContentSummaryCursor
+	(*RenameRequest)(nil),              // 70: strato.v1.RenameRequest
+	(*RenameResponse)(nil),             // 71: strato.v1.RenameResponse
+	(*DeleteRequest)(nil),              // 72: strato.v1.DeleteRequest
+	(*DeleteResponse)(nil),             // 73: strato.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),       // 74: strato.v1.SetPermissionRequest
+	(*SetPermissionResponse)(nil),      // 75: strato.v1.SetPermissionResponse
+	(*SetOwnerRequest)(nil),            // 76: strato.v1.SetOwnerRequest
+	(*SetOwnerResponse)(nil),           // 77: strato.v1.SetOwnerResponse
+	(*SetTimesRequest)(nil),            // 78: strato.v1.SetTimesRequest
+	(*SetTimesResponse)(nil),           // 79: strato.v1.SetTimesResponse
+	(*AppendFileRequest)(nil),          // 80: strato.v1.AppendFileRequest
+	(*TruncateRequest)(nil),            // 81: strato.v1.TruncateRequest
+	(*TruncateResponse)(nil),           // 82: strato.v1.TruncateResponse
+	(*ConcatRequest)(nil),              // 83: strato.v1.ConcatRequest
+	(*ConcatResponse)(nil),             // 84: strato.v1.ConcatResponse
+	(*RecoverLeaseRequest)(nil),        // 85: strato.v1.RecoverLeaseRequest
+	(*RecoverLeaseResponse)(nil),       // 86: strato.v1.RecoverLeaseResponse
+	(*IsFileClosedRequest)(nil),        // 87: strato.v1.IsFileClosedRequest
+	(*IsFileClosedResponse)(nil),       // 88: strato.v1.IsFileClosedResponse
+	(*GetFsStatusRequest)(nil),         // 89: strato.v1.GetFsStatusRequest
+	(*FsStatus)(nil),                   // 90: strato.v1.FsStatus
+	(*CloseContainerRequest)(nil),      // 91: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),     // 92: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),       // 93: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),      // 94: strato.v1.ReportReplicaResponse
+	(*Acl)(nil),                        // 95: strato.v1.Acl
+	(*AclObject)(nil),                  // 96: strato.v1.AclObject
+	(*GetAclRequest)(nil),              // 97: strato.v1.GetAclRequest
+	(*GetAclResponse)(nil),             // 98: strato.v1.GetAclResponse
+	(*SetAclRequest)(nil),              // 99: strato.v1.SetAclRequest
+	(*SetAclResponse)(nil),             // 100: strato.v1.SetAclResponse
+	(*AddAclRequest)(nil),              // 101: strato.v1.AddAclRequest
+	(*AddAclResponse)(nil),             // 102: strato.v1.AddAclResponse
+	(*RemoveAclRequest)(nil),           // 103: strato.v1.RemoveAclRequest
+	(*RemoveAclResponse)(nil),          // 104: strato.v1.RemoveAclResponse
+	(*ContentSummaryCursor_Frame)(nil), // 105: strato.v1.ContentSummaryCursor.Frame
+	(*GetTrashPolicyRequest)(nil),      // 106: strato.v1.GetTrashPolicyRequest
+	(*ExpungeTrashRequest)(nil),        // 107: strato.v1.ExpungeTrashRequest
+	(*CreateSnapshotRequest)(nil),      // 108: strato.v1.CreateSnapshotRequest
+	(*DeleteSnapshotRequest)(nil),      // 109: strato.v1.DeleteSnapshotRequest
+	(*RenameSnapshotRequest)(nil),      // 110: strato.v1.RenameSnapshotRequest
+	(*ListSnapshotsRequest)(nil),       // 111: strato.v1.ListSnapshotsRequest
+	(*GetSnapshotRequest)(nil),         // 112: strato.v1.GetSnapshotRequest
+	(*SnapshotDiffRequest)(nil),        // 113: strato.v1.SnapshotDiffRequest
+	(*TrashPolicy)(nil),                // 114: strato.v1.TrashPolicy
+	(*ExpungeTrashResponse)(nil),       // 115: strato.v1.ExpungeTrashResponse
+	(*CreateSnapshotResponse)(nil),     // 116: strato.v1.CreateSnapshotResponse
+	(*DeleteSnapshotResponse)(nil),     // 117: strato.v1.DeleteSnapshotResponse
+	(*RenameSnapshotResponse)(nil),     // 118: strato.v1.RenameSnapshotResponse
+	(*ListSnapshotsResponse)(nil),      // 119: strato.v1.ListSnapshotsResponse
+	(*SnapshotInfo)(nil),               // 120: strato.v1.SnapshotInfo
+	(*SnapshotDiffResponse)(nil),       // 121: strato.v1.SnapshotDiffResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
-	4,   // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
-	92,  // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
+	5,   // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
+	95,  // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
 	1,   // 2: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
-	3,   // 3: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,   // 4: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	17,  // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
-	9,   // 6: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	92,  // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
-	13,  // 8: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
-	9,   // 9: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
-	12,  // 10: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
-	14,  // 11: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
-	3,   // 12: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	2,   // 13: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	15,  // 14: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
-	17,  // 15: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
-	9,   // 16: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	92,  // 17: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
-	3,   // 18: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
-	16,  // 19: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	92,  // 20: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
-	9,   // 21: strato.v1.FileStatus.erasure_coding:type_name -> strato.v1.ErasureCoding
-	10,  // 22: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	10,  // 23: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
-	10,  // 24: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	3,   // 25: strato.v1.UpdateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	9,   // 26: strato.v1.UpdateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	11,  // 27: strato.v1.UpdateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	1,   // 28: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
-	3,   // 29: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	2,   // 30: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
-	9,   // 31: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	92,  // 32: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
-	11,  // 33: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	11,  // 34: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
-	3,   // 35: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
-	20,  // 36: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,   // 37: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	3,   // 38: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
-	20,  // 39: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	9,   // 40: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	15,  // 41: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
-	3,   // 42: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
-	2,   // 43: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
-	9,   // 44: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
-	15,  // 45: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
-	20,  // 46: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	15,  // 47: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	15,  // 48: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	17,  // 49: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
-	18,  // 50: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
-	17,  // 51: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
-	16,  // 52: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	16,  // 53: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	19,  // 54: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	19,  // 55: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	102, // 56: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
-	20,  // 57: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	5,   // 58: strato.v1.Acl.type:type_name -> strato.v1.AclType
-	6,   // 59: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
-	8,   // 60: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
-	93,  // 61: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 62: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
-	93,  // 63: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 64: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
-	93,  // 65: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 66: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
-	93,  // 67: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
-	92,  // 68: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
-	21,  // 69: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	23,  // 70: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	25,  // 71: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	26,  // 72: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	28,  // 73: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	30,  // 74: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
-	34,  // 75: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	36,  // 76: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	38,  // 77: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	39,  // 78: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	32,  // 79: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
-	41,  // 80: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	44,  // 81: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	46,  // 82: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	50,  // 83: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	52,  // 84: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	54,  // 85: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	56,  // 86: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	48,  // 87: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
-	58,  // 88: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	42,  // 89: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	60,  // 90: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	62,  // 91: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	64,  // 92: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
-	67,  // 93: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	69,  // 94: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	71,  // 95: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
-	73,  // 96: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
-	75,  // 97: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
-	77,  // 98: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
-	78,  // 99: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
-	80,  // 100: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
-	82,  // 101: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
-	84,  // 102: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
-	86,  // 103: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
-	103, // 104: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
-	104, // 105: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
-	105, // 106: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
-	106, // 107: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
-	107, // 108: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
-	108, // 109: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
-	109, // 110: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
-	110, // 111: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
-	94,  // 112: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
-	96,  // 113: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
-	98,  // 114: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
-	100, // 115: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
-	88,  // 116: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	90,  // 117: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	22,  // 118: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	24,  // 119: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	10,  // 120: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	27,  // 121: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	29,  // 122: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	31,  // 123: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
-	35,  // 124: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	37,  // 125: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	11,  // 126: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	40,  // 127: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	33,  // 128: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
-	43,  // 129: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	45,  // 130: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	47,  // 131: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	51,  // 132: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	53,  // 133: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	55,  // 134: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	57,  // 135: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	49,  // 136: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	59,  // 137: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	43,  // 138: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	61,  // 139: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	63,  // 140: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	65,  // 141: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
-	68,  // 142: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	70,  // 143: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	72,  // 144: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	74,  // 145: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	76,  // 146: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	43,  // 147: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
-	79,  // 148: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
-	81,  // 149: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
-	83,  // 150: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
-	85,  // 151: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
-	87,  // 152: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
-	111, // 153: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
-	112, // 154: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
-	113, // 155: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
-	114, // 156: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
-	115, // 157: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
-	116, // 158: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
-	117, // 159: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
-	118, // 160: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
-	95,  // 161: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
-	97,  // 162: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
-	99,  // 163: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
-	101, // 164: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
-	89,  // 165: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	91,  // 166: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	118, // [118:167] is the sub-list for method output_type
-	69,  // [69:118] is the sub-list for method input_type
-	69,  // [69:69] is the sub-list for extension type_name
-	69,  // [69:69] is the sub-list for extension extendee
-	0,   // [0:69] is the sub-list for field type_name
+	4,   // 3: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
+	3,   // 4: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	18,  // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
+	10,  // 6: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	95,  // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
+	2,   // 8: strato.v1.BucketInfo.versioning:type_name -> strato.v1.BucketVersioning
+	14,  // 9: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
+	10,  // 10: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
+	13,  // 11: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
+	15,  // 12: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
+	4,   // 13: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	3,   // 14: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	16,  // 15: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
+	18,  // 16: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
+	10,  // 17: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	95,  // 18: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
+	4,   // 19: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
+	17,  // 20: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
+	95,  // 21: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
+	10,  // 22: strato.v1.FileStatus.erasure_coding:type_name -> strato.v1.ErasureCoding
+	11,  // 23: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	11,  // 24: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
+	11,  // 25: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	4,   // 26: strato.v1.UpdateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	10,  // 27: strato.v1.UpdateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	2,   // 28: strato.v1.UpdateBucketRequest.versioning:type_name -> strato.v1.BucketVersioning
+	12,  // 29: strato.v1.UpdateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	1,   // 30: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
+	4,   // 31: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	3,   // 32: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
+	10,  // 33: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	95,  // 34: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
+	12,  // 35: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	12,  // 36: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
+	4,   // 37: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
+	21,  // 38: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
+	10,  // 39: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	4,   // 40: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
+	21,  // 41: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	10,  // 42: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	16,  // 43: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
+	4,   // 44: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
+	3,   // 45: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
+	10,  // 46: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
+	16,  // 47: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
+	21,  // 48: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	16,  // 49: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	16,  // 50: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	18,  // 51: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	19,  // 52: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	18,  // 53: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
+	17,  // 54: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	17,  // 55: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	17,  // 56: strato.v1.ListKeyVersionsResponse.versions:type_name -> strato.v1.KeyInfo
+	20,  // 57: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	20,  // 58: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	105, // 59: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
+	21,  // 60: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	6,   // 61: strato.v1.Acl.type:type_name -> strato.v1.AclType
+	7,   // 62: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
+	9,   // 63: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
+	96,  // 64: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
+	95,  // 65: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
+	96,  // 66: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
+	95,  // 67: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
+	96,  // 68: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
+	95,  // 69: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
+	96,  // 70: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
+	95,  // 71: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
+	22,  // 72: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	24,  // 73: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	26,  // 74: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	27,  // 75: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	29,  // 76: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	31,  // 77: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
+	35,  // 78: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	37,  // 79: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	39,  // 80: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	40,  // 81: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	33,  // 82: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
+	42,  // 83: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	45,  // 84: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	47,  // 85: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	51,  // 86: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	53,  // 87: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	55,  // 88: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	57,  // 89: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	59,  // 90: strato.v1.NamespaceService.ListKeyVersions:input_type -> strato.v1.ListKeyVersionsRequest
+	49,  // 91: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	61,  // 92: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	43,  // 93: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	63,  // 94: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	65,  // 95: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	67,  // 96: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
+	70,  // 97: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	72,  // 98: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	74,  // 99: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
+	76,  // 100: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
+	78,  // 101: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
+	80,  // 102: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
+	81,  // 103: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
+	83,  // 104: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
+	85,  // 105: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
+	87,  // 106: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
+	89,  // 107: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
+	106, // 108: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
+	107, // 109: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
+	108, // 110: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
+	109, // 111: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
+	110, // 112: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
+	111, // 113: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
+	112, // 114: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
+	113, // 115: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
+	97,  // 116: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	99,  // 117: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	101, // 118: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	103, // 119: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	91,  // 120: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	93,  // 121: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	23,  // 122: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	25,  // 123: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	11,  // 124: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	28,  // 125: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	30,  // 126: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	32,  // 127: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
+	36,  // 128: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	38,  // 129: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	12,  // 130: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	41,  // 131: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	34,  // 132: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
+	44,  // 133: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	46,  // 134: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	48,  // 135: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	52,  // 136: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	54,  // 137: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	56,  // 138: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	58,  // 139: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	60,  // 140: strato.v1.NamespaceService.ListKeyVersions:output_type -> strato.v1.ListKeyVersionsResponse
+	50,  // 141: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	62,  // 142: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	44,  // 143: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	64,  // 144: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	66,  // 145: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	68,  // 146: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
+	71,  // 147: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	73,  // 148: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	75,  // 149: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	77,  // 150: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	79,  // 151: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	44,  // 152: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
+	82,  // 153: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
+	84,  // 154: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
+	86,  // 155: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
+	88,  // 156: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
+	90,  // 157: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
+	114, // 158: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
+	115, // 159: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
+	116, // 160: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
+	117, // 161: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
+	118, // 162: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
+	119, // 163: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
+	120, // 164: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
+	121, // 165: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
+	98,  // 166: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	100, // 167: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	102, // 168: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	104, // 169: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	92,  // 170: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	94,  // 171: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	122, // [122:172] is the sub-list for method output_type
+	72,  // [72:122] is the sub-list for method input_type
+	72,  // [72:72] is the sub-list for extension type_name
+	72,  // [72:72] is the sub-list for extension extendee
+	0,   // [0:72] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }
@@ -7855,15 +8263,15 @@ func file_strato_v1_namespace_proto_init() {
 	file_strato_v1_namespace_proto_msgTypes[25].OneofWrappers = []any{}
 	file_strato_v1_namespace_proto_msgTypes[32].OneofWrappers = []any{}
 	file_strato_v1_namespace_proto_msgTypes[33].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[49].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[66].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[51].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[68].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
-			NumEnums:      9,
-			NumMessages:   94,
+			NumEnums:      10,
+			NumMessages:   96,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -54,6 +54,7 @@ const (
 	NamespaceService_DeleteKey_FullMethodName         = "/strato.v1.NamespaceService/DeleteKey"
 	NamespaceService_RenameKey_FullMethodName         = "/strato.v1.NamespaceService/RenameKey"
 	NamespaceService_ListKeys_FullMethodName          = "/strato.v1.NamespaceService/ListKeys"
+	NamespaceService_ListKeyVersions_FullMethodName   = "/strato.v1.NamespaceService/ListKeyVersions"
 	NamespaceService_SetAttributes_FullMethodName     = "/strato.v1.NamespaceService/SetAttributes"
 	NamespaceService_CreateDirectory_FullMethodName   = "/strato.v1.NamespaceService/CreateDirectory"
 	NamespaceService_CreateFile_FullMethodName        = "/strato.v1.NamespaceService/CreateFile"
@@ -144,6 +145,9 @@ type NamespaceServiceClient interface {
 	// ListKeys lists keys in name order, S3's ListObjectsV2 way (prefix,
 	// delimiter, pages).
 	ListKeys(ctx context.Context, in *ListKeysRequest, opts ...grpc.CallOption) (*ListKeysResponse, error)
+	// ListKeyVersions lists the versions and delete markers of an OBS
+	// bucket's keys (S3 versioning).
+	ListKeyVersions(ctx context.Context, in *ListKeyVersionsRequest, opts ...grpc.CallOption) (*ListKeyVersionsResponse, error)
 	// SetAttributes replaces the attributes of a committed key, or of a
 	// bucket (S3 object and bucket tagging).
 	SetAttributes(ctx context.Context, in *SetAttributesRequest, opts ...grpc.CallOption) (*SetAttributesResponse, error)
@@ -417,6 +421,16 @@ func (c *namespaceServiceClient) ListKeys(ctx context.Context, in *ListKeysReque
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListKeysResponse)
 	err := c.cc.Invoke(ctx, NamespaceService_ListKeys_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) ListKeyVersions(ctx context.Context, in *ListKeyVersionsRequest, opts ...grpc.CallOption) (*ListKeyVersionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListKeyVersionsResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_ListKeyVersions_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -790,6 +804,9 @@ type NamespaceServiceServer interface {
 	// ListKeys lists keys in name order, S3's ListObjectsV2 way (prefix,
 	// delimiter, pages).
 	ListKeys(context.Context, *ListKeysRequest) (*ListKeysResponse, error)
+	// ListKeyVersions lists the versions and delete markers of an OBS
+	// bucket's keys (S3 versioning).
+	ListKeyVersions(context.Context, *ListKeyVersionsRequest) (*ListKeyVersionsResponse, error)
 	// SetAttributes replaces the attributes of a committed key, or of a
 	// bucket (S3 object and bucket tagging).
 	SetAttributes(context.Context, *SetAttributesRequest) (*SetAttributesResponse, error)
@@ -942,6 +959,9 @@ func (UnimplementedNamespaceServiceServer) RenameKey(context.Context, *RenameKey
 }
 func (UnimplementedNamespaceServiceServer) ListKeys(context.Context, *ListKeysRequest) (*ListKeysResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListKeys not implemented")
+}
+func (UnimplementedNamespaceServiceServer) ListKeyVersions(context.Context, *ListKeyVersionsRequest) (*ListKeyVersionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListKeyVersions not implemented")
 }
 func (UnimplementedNamespaceServiceServer) SetAttributes(context.Context, *SetAttributesRequest) (*SetAttributesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetAttributes not implemented")
@@ -1377,6 +1397,24 @@ func _NamespaceService_ListKeys_Handler(srv interface{}, ctx context.Context, de
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(NamespaceServiceServer).ListKeys(ctx, req.(*ListKeysRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_ListKeyVersions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListKeyVersionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).ListKeyVersions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_ListKeyVersions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).ListKeyVersions(ctx, req.(*ListKeyVersionsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -2017,6 +2055,10 @@ var NamespaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListKeys",
 			Handler:    _NamespaceService_ListKeys_Handler,
+		},
+		{
+			MethodName: "ListKeyVersions",
+			Handler:    _NamespaceService_ListKeyVersions_Handler,
 		},
 		{
 			MethodName: "SetAttributes",

@@ -2342,6 +2342,7 @@ type UpdateCommand struct {
 	Owner         string                 `protobuf:"bytes,3,opt,name=owner,proto3" json:"owner,omitempty"`
 	Replication   ReplicationFactor      `protobuf:"varint,4,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"` // UNSPECIFIED: unchanged
 	ErasureCoding *ErasureCodingRecord   `protobuf:"bytes,5,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`          // set: the bucket's keys are erasure coded
+	Versioning    BucketVersioning       `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`    // UNSPECIFIED: unchanged
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2409,6 +2410,13 @@ func (x *UpdateCommand) GetErasureCoding() *ErasureCodingRecord {
 		return x.ErasureCoding
 	}
 	return nil
+}
+
+func (x *UpdateCommand) GetVersioning() BucketVersioning {
+	if x != nil {
+		return x.Versioning
+	}
+	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
 // SnapshotCommand creates (name), deletes (name, delete) or renames (name
@@ -2830,6 +2838,7 @@ type DeleteCommand struct {
 	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
 	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
 	Recursive     bool                   `protobuf:"varint,4,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	VersionId     string                 `protobuf:"bytes,5,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"` // set: delete that version of an OBS key
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2890,6 +2899,13 @@ func (x *DeleteCommand) GetRecursive() bool {
 		return x.Recursive
 	}
 	return false
+}
+
+func (x *DeleteCommand) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
 }
 
 // CreateDirectoryCommand creates a directory and its missing parents.
@@ -3220,7 +3236,8 @@ type SetAttributesCommand struct {
 	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
 	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
 	ObjectId      uint64                 `protobuf:"varint,4,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
-	Attributes    []*AttributeRecord     `protobuf:"bytes,5,rep,name=attributes,proto3" json:"attributes,omitempty"` // sorted by name
+	Attributes    []*AttributeRecord     `protobuf:"bytes,5,rep,name=attributes,proto3" json:"attributes,omitempty"`                // sorted by name
+	VersionId     string                 `protobuf:"bytes,6,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"` // set: that version of an OBS key
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3288,6 +3305,13 @@ func (x *SetAttributesCommand) GetAttributes() []*AttributeRecord {
 		return x.Attributes
 	}
 	return nil
+}
+
+func (x *SetAttributesCommand) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
 }
 
 // SetStatusCommand is SetPermission, SetOwner and SetTimes: it changes the
@@ -3732,13 +3756,16 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x0fquota_namespace\x18\x04 \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
 	"\n" +
 	"keep_bytes\x18\x05 \x01(\bR\tkeepBytes\x12%\n" +
-	"\x0ekeep_namespace\x18\x06 \x01(\bR\rkeepNamespace\"\xdc\x01\n" +
+	"\x0ekeep_namespace\x18\x06 \x01(\bR\rkeepNamespace\"\x99\x02\n" +
 	"\rUpdateCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x14\n" +
 	"\x05owner\x18\x03 \x01(\tR\x05owner\x12>\n" +
 	"\vreplication\x18\x04 \x01(\x0e2\x1c.strato.v1.ReplicationFactorR\vreplication\x12E\n" +
-	"\x0eerasure_coding\x18\x05 \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\"\x88\x01\n" +
+	"\x0eerasure_coding\x18\x05 \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\x12;\n" +
+	"\n" +
+	"versioning\x18\x06 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
+	"versioning\"\x88\x01\n" +
 	"\x0fSnapshotCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -3769,12 +3796,14 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1b\n" +
-	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"q\n" +
+	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"\x90\x01\n" +
 	"\rDeleteCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1c\n" +
-	"\trecursive\x18\x04 \x01(\bR\trecursive\"\xbc\x01\n" +
+	"\trecursive\x18\x04 \x01(\bR\trecursive\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x05 \x01(\tR\tversionId\"\xbc\x01\n" +
 	"\x16CreateDirectoryCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -3796,7 +3825,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x03ids\x18\x01 \x03(\tR\x03ids\"3\n" +
 	"\x12RevokeS3KeyCommand\x12\x1d\n" +
 	"\n" +
-	"access_key\x18\x01 \x01(\tR\taccessKey\"\xb1\x01\n" +
+	"access_key\x18\x01 \x01(\tR\taccessKey\"\xd0\x01\n" +
 	"\x14SetAttributesCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -3804,7 +3833,9 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\x12:\n" +
 	"\n" +
 	"attributes\x18\x05 \x03(\v2\x1a.strato.v1.AttributeRecordR\n" +
-	"attributes\"\xe0\x02\n" +
+	"attributes\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x06 \x01(\tR\tversionId\"\xe0\x02\n" +
 	"\x10SetStatusCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -3909,9 +3940,10 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*ContainerRecord)(nil),           // 52: strato.v1.ContainerRecord
 	(NodeOpState)(0),                  // 53: strato.v1.NodeOpState
 	(ContainerState)(0),               // 54: strato.v1.ContainerState
-	(*AttributeRecord)(nil),           // 55: strato.v1.AttributeRecord
-	(AclObjectKind)(0),                // 56: strato.v1.AclObjectKind
-	(*AclRecord)(nil),                 // 57: strato.v1.AclRecord
+	(BucketVersioning)(0),             // 55: strato.v1.BucketVersioning
+	(*AttributeRecord)(nil),           // 56: strato.v1.AttributeRecord
+	(AclObjectKind)(0),                // 57: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 58: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
@@ -3965,18 +3997,19 @@ var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	54, // 48: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
 	48, // 49: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
 	50, // 50: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	49, // 51: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	55, // 52: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	31, // 53: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	55, // 54: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	56, // 55: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
-	0,  // 56: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
-	57, // 57: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
-	58, // [58:58] is the sub-list for method output_type
-	58, // [58:58] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	55, // 51: strato.v1.UpdateCommand.versioning:type_name -> strato.v1.BucketVersioning
+	49, // 52: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	56, // 53: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	31, // 54: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	56, // 55: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	57, // 56: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 57: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	58, // 58: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	59, // [59:59] is the sub-list for method output_type
+	59, // [59:59] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }

@@ -161,10 +161,11 @@ type BucketRecord struct {
 	Attributes             []*AttributeRecord     `protobuf:"bytes,17,rep,name=attributes,proto3" json:"attributes,omitempty"`                            // sorted by name
 	ErasureCoding          *ErasureCodingRecord   `protobuf:"bytes,18,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
 	// The root directory's permission (unset: 0755) and group.
-	Permission       *uint32      `protobuf:"varint,19,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
-	Group            string       `protobuf:"bytes,20,opt,name=group,proto3" json:"group,omitempty"`
-	Acls             []*AclRecord `protobuf:"bytes,21,rep,name=acls,proto3" json:"acls,omitempty"`
-	AccessTimeUnixMs int64        `protobuf:"varint,22,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"` // the root directory's, set by SetTimes
+	Permission       *uint32          `protobuf:"varint,19,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	Group            string           `protobuf:"bytes,20,opt,name=group,proto3" json:"group,omitempty"`
+	Acls             []*AclRecord     `protobuf:"bytes,21,rep,name=acls,proto3" json:"acls,omitempty"`
+	AccessTimeUnixMs int64            `protobuf:"varint,22,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"` // the root directory's, set by SetTimes
+	Versioning       BucketVersioning `protobuf:"varint,23,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`         // also in the bucket's SnapshotState
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -351,6 +352,13 @@ func (x *BucketRecord) GetAccessTimeUnixMs() int64 {
 		return x.AccessTimeUnixMs
 	}
 	return 0
+}
+
+func (x *BucketRecord) GetVersioning() BucketVersioning {
+	if x != nil {
+		return x.Versioning
+	}
+	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
 // AclRecord is one entry of an object's ACL (the API's Acl); scope is
@@ -755,7 +763,14 @@ type KeyRecord struct {
 	Acls                   []*AclRecord           `protobuf:"bytes,19,rep,name=acls,proto3" json:"acls,omitempty"`
 	// The bucket's snapshot generation when this version was written: the
 	// snapshots with a larger ID see it (snapshot.go); 0 before any.
-	SnapshotGen   uint64 `protobuf:"varint,20,opt,name=snapshot_gen,json=snapshotGen,proto3" json:"snapshot_gen,omitempty"`
+	SnapshotGen uint64 `protobuf:"varint,20,opt,name=snapshot_gen,json=snapshotGen,proto3" json:"snapshot_gen,omitempty"`
+	// S3 versioning (versions.go): the version's sequence number, from the
+	// ID counter at its commit (0: written while the bucket was never
+	// versioned, the null version); null_version: the null version written
+	// while versioning was suspended; delete_marker: a delete marker.
+	VersionSeq    uint64 `protobuf:"varint,21,opt,name=version_seq,json=versionSeq,proto3" json:"version_seq,omitempty"`
+	NullVersion   bool   `protobuf:"varint,22,opt,name=null_version,json=nullVersion,proto3" json:"null_version,omitempty"`
+	DeleteMarker  bool   `protobuf:"varint,23,opt,name=delete_marker,json=deleteMarker,proto3" json:"delete_marker,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -928,6 +943,27 @@ func (x *KeyRecord) GetSnapshotGen() uint64 {
 		return x.SnapshotGen
 	}
 	return 0
+}
+
+func (x *KeyRecord) GetVersionSeq() uint64 {
+	if x != nil {
+		return x.VersionSeq
+	}
+	return 0
+}
+
+func (x *KeyRecord) GetNullVersion() bool {
+	if x != nil {
+		return x.NullVersion
+	}
+	return false
+}
+
+func (x *KeyRecord) GetDeleteMarker() bool {
+	if x != nil {
+		return x.DeleteMarker
+	}
+	return false
 }
 
 // AttributeRecord is a name and value stored with a key (the API's
@@ -1713,10 +1749,13 @@ func (x *DeletedDirectory) GetSnapshotGen() uint64 {
 // taken (the generation changes are written at), ids the live snapshots'
 // IDs ascending. Absent: no snapshot was ever taken.
 type SnapshotState struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Gen           uint64                 `protobuf:"varint,1,opt,name=gen,proto3" json:"gen,omitempty"`
-	Ids           []uint64               `protobuf:"varint,2,rep,packed,name=ids,proto3" json:"ids,omitempty"`
-	VolumeId      uint64                 `protobuf:"varint,3,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Gen      uint64                 `protobuf:"varint,1,opt,name=gen,proto3" json:"gen,omitempty"`
+	Ids      []uint64               `protobuf:"varint,2,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	VolumeId uint64                 `protobuf:"varint,3,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
+	// The bucket's versioning, kept here too so that a commit, which reads
+	// this record, needs no other.
+	Versioning    BucketVersioning `protobuf:"varint,4,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1770,6 +1809,13 @@ func (x *SnapshotState) GetVolumeId() uint64 {
 		return x.VolumeId
 	}
 	return 0
+}
+
+func (x *SnapshotState) GetVersioning() BucketVersioning {
+	if x != nil {
+		return x.Versioning
+	}
+	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
 // SnapshotRecord is one snapshot of a bucket ("NP<bucketID><name>").
@@ -2580,7 +2626,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
 	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\x12(\n" +
 	"\x04acls\x18\n" +
-	" \x03(\v2\x14.strato.v1.AclRecordR\x04acls\"\x9d\a\n" +
+	" \x03(\v2\x14.strato.v1.AclRecordR\x04acls\"\xda\a\n" +
 	"\fBucketRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -2611,7 +2657,10 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\x14 \x01(\tR\x05group\x12(\n" +
 	"\x04acls\x18\x15 \x03(\v2\x14.strato.v1.AclRecordR\x04acls\x12-\n" +
-	"\x13access_time_unix_ms\x18\x16 \x01(\x03R\x10accessTimeUnixMsB\r\n" +
+	"\x13access_time_unix_ms\x18\x16 \x01(\x03R\x10accessTimeUnixMs\x12;\n" +
+	"\n" +
+	"versioning\x18\x17 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
+	"versioningB\r\n" +
 	"\v_permission\"\x8a\x01\n" +
 	"\tAclRecord\x12&\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x12.strato.v1.AclTypeR\x04type\x12\x12\n" +
@@ -2637,7 +2686,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\bblock_id\x18\x01 \x01(\v2\x18.strato.v1.BlockIDRecordR\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12:\n" +
-	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xc6\x06\n" +
+	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xaf\a\n" +
 	"\tKeyRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -2663,7 +2712,11 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\x05group\x18\x11 \x01(\tR\x05group\x12-\n" +
 	"\x13access_time_unix_ms\x18\x12 \x01(\x03R\x10accessTimeUnixMs\x12(\n" +
 	"\x04acls\x18\x13 \x03(\v2\x14.strato.v1.AclRecordR\x04acls\x12!\n" +
-	"\fsnapshot_gen\x18\x14 \x01(\x04R\vsnapshotGenB\r\n" +
+	"\fsnapshot_gen\x18\x14 \x01(\x04R\vsnapshotGen\x12\x1f\n" +
+	"\vversion_seq\x18\x15 \x01(\x04R\n" +
+	"versionSeq\x12!\n" +
+	"\fnull_version\x18\x16 \x01(\bR\vnullVersion\x12#\n" +
+	"\rdelete_marker\x18\x17 \x01(\bR\fdeleteMarkerB\r\n" +
 	"\v_permission\";\n" +
 	"\x0fAttributeRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -2744,11 +2797,14 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\tvolume_id\x18\x03 \x01(\x04R\bvolumeId\x12+\n" +
 	"\x12deleted_at_unix_ms\x18\x04 \x01(\x03R\x0fdeletedAtUnixMs\x12\x12\n" +
 	"\x04path\x18\x05 \x01(\tR\x04path\x12!\n" +
-	"\fsnapshot_gen\x18\x06 \x01(\x04R\vsnapshotGen\"P\n" +
+	"\fsnapshot_gen\x18\x06 \x01(\x04R\vsnapshotGen\"\x8d\x01\n" +
 	"\rSnapshotState\x12\x10\n" +
 	"\x03gen\x18\x01 \x01(\x04R\x03gen\x12\x10\n" +
 	"\x03ids\x18\x02 \x03(\x04R\x03ids\x12\x1b\n" +
-	"\tvolume_id\x18\x03 \x01(\x04R\bvolumeId\"\xa9\x01\n" +
+	"\tvolume_id\x18\x03 \x01(\x04R\bvolumeId\x12;\n" +
+	"\n" +
+	"versioning\x18\x04 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
+	"versioning\"\xa9\x01\n" +
 	"\x0eSnapshotRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -2865,12 +2921,13 @@ var file_strato_v1_records_proto_goTypes = []any{
 	(BucketLayout)(0),           // 27: strato.v1.BucketLayout
 	(ReplicationFactor)(0),      // 28: strato.v1.ReplicationFactor
 	(ChecksumType)(0),           // 29: strato.v1.ChecksumType
-	(AclType)(0),                // 30: strato.v1.AclType
-	(AclScope)(0),               // 31: strato.v1.AclScope
-	(ErasureCodec)(0),           // 32: strato.v1.ErasureCodec
-	(PipelineState)(0),          // 33: strato.v1.PipelineState
-	(ContainerState)(0),         // 34: strato.v1.ContainerState
-	(NodeOpState)(0),            // 35: strato.v1.NodeOpState
+	(BucketVersioning)(0),       // 30: strato.v1.BucketVersioning
+	(AclType)(0),                // 31: strato.v1.AclType
+	(AclScope)(0),               // 32: strato.v1.AclScope
+	(ErasureCodec)(0),           // 33: strato.v1.ErasureCodec
+	(PipelineState)(0),          // 34: strato.v1.PipelineState
+	(ContainerState)(0),         // 35: strato.v1.ContainerState
+	(NodeOpState)(0),            // 36: strato.v1.NodeOpState
 }
 var file_strato_v1_records_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.VolumeRecord.acls:type_name -> strato.v1.AclRecord
@@ -2880,41 +2937,43 @@ var file_strato_v1_records_proto_depIdxs = []int32{
 	9,  // 4: strato.v1.BucketRecord.attributes:type_name -> strato.v1.AttributeRecord
 	3,  // 5: strato.v1.BucketRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 6: strato.v1.BucketRecord.acls:type_name -> strato.v1.AclRecord
-	30, // 7: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
-	31, // 8: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
-	32, // 9: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
-	5,  // 10: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
-	4,  // 11: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
-	6,  // 12: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
-	28, // 13: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
-	29, // 14: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
-	7,  // 15: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
-	9,  // 16: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
-	3,  // 17: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	2,  // 18: strato.v1.KeyRecord.acls:type_name -> strato.v1.AclRecord
-	28, // 19: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
-	33, // 20: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
-	3,  // 21: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	34, // 22: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
-	28, // 23: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
-	3,  // 24: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	2,  // 25: strato.v1.DirectoryInfo.acls:type_name -> strato.v1.AclRecord
-	27, // 26: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	28, // 27: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	29, // 28: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	7,  // 29: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
-	3,  // 30: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	2,  // 31: strato.v1.OpenKeyInfo.acls:type_name -> strato.v1.AclRecord
-	7,  // 32: strato.v1.OpenKeyInfo.base:type_name -> strato.v1.BlockRecord
-	4,  // 33: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
-	7,  // 34: strato.v1.SharedObject.blocks:type_name -> strato.v1.BlockRecord
-	24, // 35: strato.v1.TokenRecord.delegation:type_name -> strato.v1.DelegationRecord
-	35, // 36: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	30, // 7: strato.v1.BucketRecord.versioning:type_name -> strato.v1.BucketVersioning
+	31, // 8: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
+	32, // 9: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
+	33, // 10: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
+	5,  // 11: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
+	4,  // 12: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
+	6,  // 13: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
+	28, // 14: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	29, // 15: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	7,  // 16: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
+	9,  // 17: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
+	3,  // 18: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	2,  // 19: strato.v1.KeyRecord.acls:type_name -> strato.v1.AclRecord
+	28, // 20: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	34, // 21: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	3,  // 22: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	35, // 23: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	28, // 24: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	3,  // 25: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	2,  // 26: strato.v1.DirectoryInfo.acls:type_name -> strato.v1.AclRecord
+	27, // 27: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	28, // 28: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	29, // 29: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	7,  // 30: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
+	3,  // 31: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	2,  // 32: strato.v1.OpenKeyInfo.acls:type_name -> strato.v1.AclRecord
+	7,  // 33: strato.v1.OpenKeyInfo.base:type_name -> strato.v1.BlockRecord
+	4,  // 34: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
+	30, // 35: strato.v1.SnapshotState.versioning:type_name -> strato.v1.BucketVersioning
+	7,  // 36: strato.v1.SharedObject.blocks:type_name -> strato.v1.BlockRecord
+	24, // 37: strato.v1.TokenRecord.delegation:type_name -> strato.v1.DelegationRecord
+	36, // 38: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_records_proto_init() }
