@@ -66,6 +66,8 @@ type Conn struct {
 	// answered: a replica answered a call (anything but a connection
 	// refused or closed before meta's preface) since the MetaConn was made.
 	answered atomic.Bool
+	// follower: SetFollowerReads (followerread.go).
+	follower followerReads
 
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
@@ -152,7 +154,7 @@ func (m *Conn) Do(ctx context.Context, fn func(ctx context.Context, ns stratov1.
 		if err != nil {
 			return err
 		}
-		err = m.attemptAt(ctx, c, safe, fn)
+		err = m.attemptAt(ctx, addr, c, safe, fn)
 		if hint, detail := tlsFailure(err); hint != "" {
 			// Not a status either: a handshake that failed fails again.
 			return fmt.Errorf("%w with meta at %s (%s): %s", ErrTLS, addr, hint, detail)
@@ -215,14 +217,18 @@ func isRefused(err error) bool {
 }
 
 // attemptAt makes one attempt of fn at the replica behind c.
-func (m *Conn) attemptAt(ctx context.Context, c *grpc.ClientConn, safe bool, fn func(ctx context.Context, ns stratov1.NamespaceServiceClient, cl ClusterStubs) error) error {
+func (m *Conn) attemptAt(ctx context.Context, addr string, c *grpc.ClientConn, safe bool, fn func(ctx context.Context, ns stratov1.NamespaceServiceClient, cl ClusterStubs) error) error {
 	actx := ctx
 	if safe && m.attempt > 0 {
 		var cancel context.CancelFunc
 		actx, cancel = context.WithTimeout(ctx, m.attempt)
 		defer cancel()
 	}
-	err := fn(actx, stratov1.NewNamespaceServiceClient(c), ClusterStubs{stratov1.NewAdminServiceClient(c), stratov1.NewDatanodeServiceClient(c)})
+	ns := stratov1.NewNamespaceServiceClient(c)
+	if m.follower.on.Load() {
+		ns = spreadNS{NamespaceServiceClient: ns, m: m, leader: addr}
+	}
+	err := fn(actx, ns, ClusterStubs{stratov1.NewAdminServiceClient(c), stratov1.NewDatanodeServiceClient(c)})
 	if err == nil || !safe || ctx.Err() != nil {
 		return err
 	}
