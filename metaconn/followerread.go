@@ -87,22 +87,44 @@ func (m *Conn) avoidReplica(addr string) {
 	m.follower.avoid[addr] = time.Now().Add(followerAvoid)
 }
 
-// spreadNS is the Namespace service of the presumed leader, whose reads go
-// to the replicas in turn.
-type spreadNS struct {
-	stratov1.NamespaceServiceClient // the presumed leader's
-	m                               *Conn
-	leader                          string
+// readMethods are the calls SetFollowerReads spreads: the Namespace
+// service's reads that meta serves on a follower asked to.
+var readMethods = map[string]bool{
+	stratov1.NamespaceService_GetVolume_FullMethodName:         true,
+	stratov1.NamespaceService_ListVolumes_FullMethodName:       true,
+	stratov1.NamespaceService_GetBucket_FullMethodName:         true,
+	stratov1.NamespaceService_ListBuckets_FullMethodName:       true,
+	stratov1.NamespaceService_LookupKey_FullMethodName:         true,
+	stratov1.NamespaceService_ListKeys_FullMethodName:          true,
+	stratov1.NamespaceService_GetFileStatus_FullMethodName:     true,
+	stratov1.NamespaceService_ListStatus_FullMethodName:        true,
+	stratov1.NamespaceService_GetContentSummary_FullMethodName: true,
+	stratov1.NamespaceService_IsFileClosed_FullMethodName:      true,
+	stratov1.NamespaceService_GetAcl_FullMethodName:            true,
+	stratov1.NamespaceService_ListSnapshots_FullMethodName:     true,
+	stratov1.NamespaceService_GetSnapshot_FullMethodName:       true,
+	stratov1.NamespaceService_SnapshotDiff_FullMethodName:      true,
 }
 
-// spreadRead runs call at the next replica, asked for a follower read, and
-// at the presumed leader if that replica cannot serve it. The replica's
-// attempt has at most half the time left to the call, so that the leader
-// has the rest.
-func spreadRead[T any](ctx context.Context, s spreadNS, call func(context.Context, stratov1.NamespaceServiceClient) (T, error)) (T, error) {
+// spreadConn is the connection to the presumed leader, whose read calls go
+// to the replicas in turn.
+type spreadConn struct {
+	*grpc.ClientConn // the presumed leader's: every call but the reads
+	m                *Conn
+	leader           string
+}
+
+// Invoke sends a read to the next replica, asked for a follower read, and
+// to the presumed leader if that replica cannot serve it; every other call
+// to the presumed leader. The replica's attempt has at most half the time
+// left to the call, so that the leader has the rest.
+func (s spreadConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	if !readMethods[method] {
+		return s.ClientConn.Invoke(ctx, method, args, reply, opts...)
+	}
 	addr := s.m.readReplica(s.leader)
 	if addr == s.leader {
-		return call(ctx, s.NamespaceServiceClient)
+		return s.ClientConn.Invoke(ctx, method, args, reply, opts...)
 	}
 	if c, err := s.m.conn(addr); err == nil {
 		actx := metadata.AppendToOutgoingContext(ctx, followerReadMetadata, "1")
@@ -111,17 +133,17 @@ func spreadRead[T any](ctx context.Context, s spreadNS, call func(context.Contex
 			actx, cancel = context.WithTimeout(actx, time.Until(d)/2)
 			defer cancel()
 		}
-		out, err := call(actx, stratov1.NewNamespaceServiceClient(c))
+		err := c.Invoke(actx, method, args, reply, opts...)
 		if err == nil || ctx.Err() != nil || !followerCannot(err) {
 			if err == nil {
 				s.m.follower.served.Add(1)
 			}
-			return out, err
+			return err
 		}
 	}
 	s.m.avoidReplica(addr)
 	s.m.follower.fallbacks.Add(1)
-	return call(ctx, s.NamespaceServiceClient)
+	return s.ClientConn.Invoke(ctx, method, args, reply, opts...)
 }
 
 // followerCannot: the replica did not serve the read (it is not the leader
@@ -133,88 +155,4 @@ func followerCannot(err error) bool {
 		return true
 	}
 	return false
-}
-
-func (s spreadNS) GetVolume(ctx context.Context, in *stratov1.GetVolumeRequest, opts ...grpc.CallOption) (*stratov1.VolumeInfo, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.VolumeInfo, error) {
-		return n.GetVolume(ctx, in, opts...)
-	})
-}
-
-func (s spreadNS) ListVolumes(ctx context.Context, in *stratov1.ListVolumesRequest, opts ...grpc.CallOption) (*stratov1.ListVolumesResponse, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.ListVolumesResponse, error) {
-		return n.ListVolumes(ctx, in, opts...)
-	})
-}
-
-func (s spreadNS) GetBucket(ctx context.Context, in *stratov1.GetBucketRequest, opts ...grpc.CallOption) (*stratov1.BucketInfo, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.BucketInfo, error) {
-		return n.GetBucket(ctx, in, opts...)
-	})
-}
-
-func (s spreadNS) ListBuckets(ctx context.Context, in *stratov1.ListBucketsRequest, opts ...grpc.CallOption) (*stratov1.ListBucketsResponse, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.ListBucketsResponse, error) {
-		return n.ListBuckets(ctx, in, opts...)
-	})
-}
-
-func (s spreadNS) LookupKey(ctx context.Context, in *stratov1.LookupKeyRequest, opts ...grpc.CallOption) (*stratov1.LookupKeyResponse, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.LookupKeyResponse, error) {
-		return n.LookupKey(ctx, in, opts...)
-	})
-}
-
-func (s spreadNS) ListKeys(ctx context.Context, in *stratov1.ListKeysRequest, opts ...grpc.CallOption) (*stratov1.ListKeysResponse, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.ListKeysResponse, error) {
-		return n.ListKeys(ctx, in, opts...)
-	})
-}
-
-func (s spreadNS) GetFileStatus(ctx context.Context, in *stratov1.GetFileStatusRequest, opts ...grpc.CallOption) (*stratov1.GetFileStatusResponse, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.GetFileStatusResponse, error) {
-		return n.GetFileStatus(ctx, in, opts...)
-	})
-}
-
-func (s spreadNS) ListStatus(ctx context.Context, in *stratov1.ListStatusRequest, opts ...grpc.CallOption) (*stratov1.ListStatusResponse, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.ListStatusResponse, error) {
-		return n.ListStatus(ctx, in, opts...)
-	})
-}
-
-func (s spreadNS) GetContentSummary(ctx context.Context, in *stratov1.GetContentSummaryRequest, opts ...grpc.CallOption) (*stratov1.GetContentSummaryResponse, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.GetContentSummaryResponse, error) {
-		return n.GetContentSummary(ctx, in, opts...)
-	})
-}
-
-func (s spreadNS) IsFileClosed(ctx context.Context, in *stratov1.IsFileClosedRequest, opts ...grpc.CallOption) (*stratov1.IsFileClosedResponse, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.IsFileClosedResponse, error) {
-		return n.IsFileClosed(ctx, in, opts...)
-	})
-}
-
-func (s spreadNS) GetAcl(ctx context.Context, in *stratov1.GetAclRequest, opts ...grpc.CallOption) (*stratov1.GetAclResponse, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.GetAclResponse, error) {
-		return n.GetAcl(ctx, in, opts...)
-	})
-}
-
-func (s spreadNS) ListSnapshots(ctx context.Context, in *stratov1.ListSnapshotsRequest, opts ...grpc.CallOption) (*stratov1.ListSnapshotsResponse, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.ListSnapshotsResponse, error) {
-		return n.ListSnapshots(ctx, in, opts...)
-	})
-}
-
-func (s spreadNS) GetSnapshot(ctx context.Context, in *stratov1.GetSnapshotRequest, opts ...grpc.CallOption) (*stratov1.SnapshotInfo, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.SnapshotInfo, error) {
-		return n.GetSnapshot(ctx, in, opts...)
-	})
-}
-
-func (s spreadNS) SnapshotDiff(ctx context.Context, in *stratov1.SnapshotDiffRequest, opts ...grpc.CallOption) (*stratov1.SnapshotDiffResponse, error) {
-	return spreadRead(ctx, s, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.SnapshotDiffResponse, error) {
-		return n.SnapshotDiff(ctx, in, opts...)
-	})
 }
