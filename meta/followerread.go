@@ -28,13 +28,31 @@ func followerReadAsked(ctx context.Context) bool {
 	return len(v) == 1 && v[0] == "1"
 }
 
+// followerReadCall reports whether this replica serves the call as a
+// follower read: it does not lead, serves follower reads, and the caller
+// asked for one.
+func (s *Server) followerReadCall(ctx context.Context) bool {
+	return !s.opts.NoFollowerReads && !s.node.IsLeader() && followerReadAsked(ctx)
+}
+
+// catchUp returns once this replica's state holds every change
+// acknowledged before the call: a read barrier on the leader, a follower
+// read point on a follower (even with Options.NoFollowerReads: it serves
+// nothing by itself).
+func (s *Server) catchUp(ctx context.Context) error {
+	if s.node.IsLeader() {
+		return s.node.ReadBarrier(ctx)
+	}
+	return s.node.FollowerRead(ctx)
+}
+
 // readPoint makes the reads that follow linearizable: a read barrier on the
 // leader; on a follower, for a caller that asked for it, a follower read
 // point, after which this replica's state holds every write acknowledged
 // before the call. It returns the context the read runs with: on a
 // follower, the caller authenticated again against that state.
 func (s *Server) readPoint(ctx context.Context) (context.Context, error) {
-	if s.opts.NoFollowerReads || s.node.IsLeader() || !followerReadAsked(ctx) {
+	if !s.followerReadCall(ctx) {
 		return ctx, s.readBarrier(ctx)
 	}
 	if s.closed.Load() {
@@ -51,7 +69,8 @@ func (s *Server) readPoint(ctx context.Context) (context.Context, error) {
 	// state then, which may lag the leader's: check it again now that every
 	// change acknowledged before the call is applied here, so that a token
 	// revoked (or a user changed) before the call is refused as the leader
-	// would refuse it.
+	// would refuse it. (A token this replica did not know yet was looked
+	// up again after catching up: authenticator.check.)
 	id, err := s.auth.authenticate(ctx)
 	if err != nil {
 		return ctx, err
