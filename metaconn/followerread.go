@@ -61,6 +61,20 @@ func (m *Conn) FollowerReadStats() (served, fallbacks uint64) {
 	return m.follower.served.Load(), m.follower.fallbacks.Load()
 }
 
+type fromLeaderKey struct{}
+
+// FromLeader marks ctx: its calls go to the leader even with follower reads
+// on (a reader asking where a block's replicas are now: only the leader
+// knows).
+func FromLeader(ctx context.Context) context.Context {
+	return context.WithValue(ctx, fromLeaderKey{}, true)
+}
+
+func fromLeader(ctx context.Context) bool {
+	v, _ := ctx.Value(fromLeaderKey{}).(bool)
+	return v
+}
+
 // readReplica is the replica the next follower read goes to: the next in
 // turn that is not left out (leader, the presumed leader's address, when
 // every other one is).
@@ -119,7 +133,7 @@ type spreadConn struct {
 // to the presumed leader. The replica's attempt has at most half the time
 // left to the call, so that the leader has the rest.
 func (s spreadConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	if !readMethods[method] {
+	if !readMethods[method] || fromLeader(ctx) {
 		return s.ClientConn.Invoke(ctx, method, args, reply, opts...)
 	}
 	addr := s.m.readReplica(s.leader)

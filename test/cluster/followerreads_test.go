@@ -1,7 +1,10 @@
 package cluster
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"os"
 	"testing"
 	"time"
 
@@ -78,4 +81,51 @@ func TestFollowerReadsSignBlockTokens(t *testing.T) {
 	}
 	served, _ := reader.Meta().FollowerReadStats()
 	require.Positive(t, served)
+}
+
+// TestFollowerReadsFindMovedReplicas: a follower answers a lookup with the
+// pipeline a block was written through, since only the leader hears where
+// replicas are now. Once every member of that pipeline is gone (one lost
+// and copied to the fourth datanode, the other two stopped), a reader with
+// follower reads that finds none of them asks the leader where the block
+// is and reads it from the copy.
+func TestFollowerReadsFindMovedReplicas(t *testing.T) {
+	f := startFaultCluster(t, minicluster.Options{MetaReplicas: 3, Datanodes: 4, BlockSize: 4 << 20, ContainerSize: 16 << 20,
+		HeartbeatInterval: 3 * time.Second, DeadAfter: 2 * time.Minute, Clock: fakeClock()},
+		stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
+	ctx := t.Context()
+	want := fastRandom(2<<20+33, 5)
+	require.NoError(t, f.write(ctx, "/vol/bkt/moved", want, 256<<10, 0, nil))
+	f.closeAllContainers()
+	f.waitThreeCopies("", 20*time.Second)
+	r, err := f.cl.Open(ctx, "/vol/bkt/moved")
+	require.NoError(t, err)
+	written := r.Info().Blocks[0].Pipeline.Members
+	require.NoError(t, r.Close())
+	require.Len(t, written, 3)
+
+	victim := f.index(written[0].Id)
+	require.NoError(t, f.c.StopDatanode(victim))
+	require.NoError(t, os.RemoveAll(f.c.DatanodeDir(victim)))
+	f.waitThreeCopies(written[0].Id, 60*time.Second)
+	for _, m := range written[1:] {
+		require.NoError(t, f.c.StopDatanode(f.index(m.Id)))
+	}
+
+	tok, err := f.c.AdminToken()
+	require.NoError(t, err)
+	reader, err := client.New(client.Options{Meta: f.c.MetaAddrs(), TLS: f.c.ClientTLS(), Token: tok, NoToken: tok == "",
+		FollowerReads: true, Logger: f.c.Options().Logger})
+	require.NoError(t, err)
+	defer func() { _ = reader.Close() }()
+	for range 3 {
+		r, err := reader.Open(ctx, "/vol/bkt/moved")
+		require.NoError(t, err)
+		got, err := io.ReadAll(r)
+		require.NoError(t, err)
+		require.NoError(t, r.Close())
+		require.True(t, bytes.Equal(want, got))
+	}
+	served, _ := reader.Meta().FollowerReadStats()
+	require.Positive(t, served, "a follower answered a lookup")
 }
