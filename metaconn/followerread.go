@@ -130,8 +130,7 @@ type spreadConn struct {
 
 // Invoke sends a read to the next replica, asked for a follower read, and
 // to the presumed leader if that replica cannot serve it; every other call
-// to the presumed leader. The replica's attempt has at most half the time
-// left to the call, so that the leader has the rest.
+// to the presumed leader.
 func (s spreadConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	if !readMethods[method] || fromLeader(ctx) {
 		return s.ClientConn.Invoke(ctx, method, args, reply, opts...)
@@ -142,11 +141,17 @@ func (s spreadConn) Invoke(ctx context.Context, method string, args, reply any, 
 	}
 	if c, err := s.m.conn(addr); err == nil {
 		actx := metadata.AppendToOutgoingContext(ctx, followerReadMetadata, "1")
+		// Half the time left to the call, so that the leader has the
+		// rest; without a deadline, half an attempt (a paused replica
+		// never answers).
+		bound := DefaultAttemptTimeout / 2
 		if d, ok := ctx.Deadline(); ok {
-			var cancel context.CancelFunc
-			actx, cancel = context.WithTimeout(actx, time.Until(d)/2)
-			defer cancel()
+			bound = time.Until(d) / 2
+		} else if s.m.attempt > 0 {
+			bound = s.m.attempt / 2
 		}
+		actx, cancel := context.WithTimeout(actx, bound)
+		defer cancel()
 		err := c.Invoke(actx, method, args, reply, opts...)
 		if err == nil || ctx.Err() != nil || !followerCannot(err) {
 			if err == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
@@ -128,4 +129,30 @@ func TestFollowerReadsFindMovedReplicas(t *testing.T) {
 	}
 	served, _ := reader.Meta().FollowerReadStats()
 	require.Positive(t, served, "a follower answered a lookup")
+}
+
+// TestNoFollowerReads: replicas run with meta.Options.NoFollowerReads
+// (strato meta --follower-reads=false) refuse the follower reads asked of
+// them; a client with follower reads gets every answer from the leader all
+// the same, after a fallback per replica left out.
+func TestNoFollowerReads(t *testing.T) {
+	c := startAuth(t, 3, func(_ int, o *meta.Options) { o.NoFollowerReads = true })
+	ctx := t.Context()
+	tok, err := c.AdminToken()
+	require.NoError(t, err)
+	cl, err := client.New(client.Options{Meta: c.MetaAddrs(), TLS: c.ClientTLS(), Token: tok, FollowerReads: true})
+	require.NoError(t, err)
+	defer func() { _ = cl.Close() }()
+	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "nofr"})
+	require.NoError(t, err)
+	for range 12 {
+		_, err := cl.GetVolume(ctx, "nofr")
+		require.NoError(t, err)
+	}
+	served, fallbacks := cl.Meta().FollowerReadStats()
+	require.Zero(t, served)
+	require.Positive(t, fallbacks)
+	for i := range c.MetaAddrs() {
+		require.Zero(t, c.MetaServer(i).Metrics().FollowerReads)
+	}
 }
