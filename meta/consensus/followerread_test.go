@@ -132,3 +132,79 @@ func TestFollowerReadFailsWhenCutOff(t *testing.T) {
 	v, _ := readKV(t, f.DB(), "k")
 	require.Equal(t, "during", v)
 }
+
+// TestFollowerReadsAcrossLeaderChanges: while leadership moves from node
+// to node under a stream of writes, FollowerRead on every member either
+// fails with a retryable error or sees every write acknowledged before it
+// began; and reads succeed again at each new follower.
+func TestFollowerReadsAcrossLeaderChanges(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 3, nil)
+	c.waitLeader()
+	r := c.redirector()
+	var acked atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	var served, refused atomic.Int64
+	for _, n := range c.running() {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				before := acked.Load()
+				if err := n.FollowerRead(ctx); err != nil {
+					if !Retryable(err) {
+						errs <- fmt.Errorf("node %d: %w (not retryable)", n.ID(), err)
+						return
+					}
+					refused.Add(1)
+					time.Sleep(time.Millisecond)
+					continue
+				}
+				served.Add(1)
+				s, _ := readKV(t, n.DB(), "counter")
+				if got, _ := strconv.ParseInt(s, 10, 64); got < before {
+					errs <- fmt.Errorf("node %d read counter %d after %d was acknowledged", n.ID(), got, before)
+					return
+				}
+			}
+		})
+	}
+	writes := make(chan error, 1)
+	go func() {
+		for i := int64(1); i <= 400; i++ {
+			if err := c.propose(ctx, r, kvCmd(opPut, "counter", strconv.FormatInt(i, 10))); err != nil {
+				writes <- err
+				return
+			}
+			acked.Store(i)
+		}
+		writes <- nil
+	}()
+	for range 4 {
+		time.Sleep(100 * time.Millisecond)
+		l := c.waitLeader()
+		var to uint64
+		for _, n := range c.running() {
+			if n != l {
+				to = n.ID()
+				break
+			}
+		}
+		_ = l.TransferLeadership(ctx, to) // may race an election: the loop goes on
+	}
+	require.NoError(t, <-writes)
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	require.Positive(t, served.Load())
+	t.Logf("%d follower reads served, %d refused (retryable) while leadership moved", served.Load(), refused.Load())
+}
