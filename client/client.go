@@ -76,6 +76,13 @@ type Options struct {
 	// same. Local reads are off with TLS: the local socket has no
 	// certificate to check.
 	DisableLocalReads bool
+	// FollowerReads spreads the read calls to meta (lookups, status,
+	// listings: MetaConn.SetFollowerReads) over every meta replica instead
+	// of sending them all to the leader; each stays linearizable (a
+	// follower serves it after a ReadIndex through the leader), so a read
+	// sees every write acknowledged before it, this client's included.
+	// Writes go to the leader. Default: false.
+	FollowerReads bool
 	// Logger. Default: slog.Default().
 	Logger *slog.Logger
 	// TracerProvider, when set, makes spans of the client's writes
@@ -177,6 +184,7 @@ func New(opts Options) (*Client, error) {
 		return nil, err
 	}
 	mc.SetAttemptTimeout(max(opts.AttemptTimeout, 0))
+	mc.SetFollowerReads(opts.FollowerReads)
 	var id [12]byte
 	_, _ = rand.Read(id[:])
 	c := &Client{opts: opts, meta: mc, data: newDataConns(opts.TLS, opts.TLS == nil && !opts.DisableLocalReads), id: hex.EncodeToString(id[:]),

@@ -40,3 +40,7 @@ func RetrySafe(ctx context.Context) context.Context { return metaconn.RetrySafe(
 // LeaderHint classifies a meta error for a leader.Redirector
 // (metaconn.LeaderHint).
 func LeaderHint(err error) (leaderAddr string, retry bool) { return metaconn.LeaderHint(err) }
+
+// FromLeader marks ctx: its calls go to the meta leader even when the
+// client has follower reads on (metaconn.FromLeader).
+func FromLeader(ctx context.Context) context.Context { return metaconn.FromLeader(ctx) }

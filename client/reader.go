@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync"
 
@@ -193,8 +194,47 @@ func (r *Reader) readBlock(bl *stratov1.BlockLocation, off int64, dst []byte) er
 			r.report(bl, m, err)
 		}
 	}
+	if moved := r.movedReplicas(bl, members); len(moved) > 0 {
+		// The replicas moved since the block was written (a follower
+		// gave the recorded pipeline): read from where the leader says
+		// they are now.
+		for _, m := range moved {
+			err := r.readReplica(m, bl, off, dst)
+			if err == nil {
+				return nil
+			}
+			errs = append(errs, fmt.Errorf("datanode %s: %w", m.Id, err))
+		}
+	}
 	return fmt.Errorf("%w for %s/%s/%s block %s at %d: %w", ErrCorruptRead, r.key.Volume, r.key.Bucket, r.key.Name,
 		wireBlock(bl.BlockId), off, errors.Join(errs...))
+}
+
+// movedReplicas asks the meta leader where the replicas of bl are now, for
+// a client with follower reads (whose lookup may have come from a
+// follower, which gives the pipeline recorded at write time), and returns
+// those not among tried; none without follower reads or when the key no
+// longer has the block.
+func (r *Reader) movedReplicas(bl *stratov1.BlockLocation, tried []*stratov1.DatanodeDetails) []*stratov1.DatanodeDetails {
+	if !r.c.opts.FollowerReads {
+		return nil
+	}
+	ki, err := r.c.LookupKey(FromLeader(r.ctx), r.key.Volume, r.key.Bucket, r.key.Name)
+	if err != nil {
+		return nil
+	}
+	var out []*stratov1.DatanodeDetails
+	for _, b := range ki.GetBlocks() {
+		if wireBlock(b.BlockId) != wireBlock(bl.BlockId) {
+			continue
+		}
+		for _, m := range b.GetPipeline().GetMembers() {
+			if !slices.ContainsFunc(tried, func(t *stratov1.DatanodeDetails) bool { return t.GetId() == m.GetId() }) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }
 
 // readReplica reads and verifies one range from one datanode: from the

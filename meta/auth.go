@@ -269,6 +269,17 @@ func (a *authenticator) check(ctx context.Context, method string) (context.Conte
 	}
 	id, err := a.authenticate(ctx)
 	if err != nil {
+		// This replica's state may lag the group's (a follower, or a new
+		// leader still applying): a token issued, or a user made, before
+		// the call may not be applied here yet. A refusal is the caller's
+		// answer only once confirmed against a state that holds every
+		// change acknowledged before the call, as Prepare's refusals are
+		// (mutateWith).
+		if a.s.catchUp(ctx) == nil {
+			id, err = a.authenticate(ctx)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	if slot, ok := ctx.Value(identitySlotKey{}).(*identitySlot); ok {

@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/strato-io/strato/meta/consensus"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
 )
@@ -216,6 +217,11 @@ func (s *Server) signBlockToken(ctx context.Context, block wire.BlockID, ops wir
 	lead := s.blockTokenKeyLead()
 	k := s.btKeys.active(s.now(), lead)
 	switch {
+	case k == nil && !s.node.IsLeader():
+		// Keys are made by the leader: a follower serving a read without
+		// one sends the caller there.
+		id, addr := s.node.Leader()
+		return nil, &consensus.NotLeaderError{LeaderID: id, LeaderAddr: addr}
 	case k == nil:
 		if err := s.rotateBlockTokenKey(ctx); err != nil {
 			return nil, err
@@ -223,7 +229,7 @@ func (s *Server) signBlockToken(ctx context.Context, block wire.BlockID, ops wir
 		if k = s.btKeys.active(s.now(), lead); k == nil {
 			return nil, errNoBlockTokenKey
 		}
-	case s.now().Sub(time.UnixMilli(k.CreatedUnixMs)) >= s.opts.BlockTokenKeyInterval+s.opts.BlockTokenLifetime/2:
+	case s.node.IsLeader() && s.now().Sub(time.UnixMilli(k.CreatedUnixMs)) >= s.opts.BlockTokenKeyInterval+s.opts.BlockTokenLifetime/2:
 		// The key is so old (the tick could not rotate) that its tokens
 		// would be short-lived: try for a new one (which signs once its
 		// lead has passed), and sign with what there is meanwhile.

@@ -8,7 +8,10 @@
 // allocations) into a self-contained MetaCommand, proposes it to Raft, and
 // returns the result that Apply produced on this node. Apply runs on every
 // replica, deterministically, over one Pebble batch. Reads pass a read
-// barrier (ReadIndex) and then read the database directly.
+// barrier (ReadIndex) and then read the database directly; a follower
+// serves the reads a client marks with FollowerReadMetadata after a
+// follower read point (consensus.Node.FollowerRead: a ReadIndex through the
+// leader), unless Options.NoFollowerReads (followerread.go).
 //
 // Datanodes register and heartbeat with the leader only. The first call
 // that finds this replica leading in a new term resets the cluster

@@ -25,7 +25,10 @@ type Metrics struct {
 	ReplicationsScheduled uint64
 	ReplicaDeletes        uint64
 	ReplicationPasses     uint64
-	Consensus             consensus.Status
+	// FollowerReads counts the read RPCs this replica served as a
+	// follower (FollowerReadMetadata), since it started.
+	FollowerReads uint64
+	Consensus     consensus.Status
 	// Balancer is the container balancer's state and progress.
 	Balancer BalancerMetrics
 }
@@ -63,6 +66,7 @@ func (s *Server) Metrics() Metrics {
 		}
 	}
 	m.Consensus = s.node.Status()
+	m.FollowerReads = s.followerReads.Load()
 	if m.Leader {
 		st := s.cl.BalancerStatus()
 		m.Balancer = BalancerMetrics{Running: st.Running, Iterations: st.Iterations, MovedContainers: st.MovedContainers,

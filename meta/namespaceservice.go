@@ -141,10 +141,12 @@ func requestID(ctx context.Context) *stratov1.RequestID {
 	return &stratov1.RequestID{Client: c[0], Seq: seq}
 }
 
-// read serves one read after the read barrier, authorized for the caller.
+// read serves one read after the read point (readPoint: on the leader, or
+// on a follower for a caller that asked), authorized for the caller.
 func read[T any](ctx context.Context, s *Server, f func(*namespace.Reader) (T, error)) (T, error) {
 	var zero T
-	if err := s.readBarrier(ctx); err != nil {
+	ctx, err := s.readPoint(ctx)
+	if err != nil {
 		return zero, err
 	}
 	v, err := f(s.ns.Reader(s.db).As(nsCaller(ctx)))
@@ -298,7 +300,13 @@ func (s *Server) LookupKey(ctx context.Context, r *stratov1.LookupKeyRequest) (*
 // currentLocations points a key's blocks at the replicas that hold them
 // now (copies move when datanodes are lost or decommissioned), rather than
 // at the pipeline they were written through.
+//
+// Only the leader knows where the replicas are (the datanodes report to it
+// alone): a follower serving a read leaves the pipeline recorded.
 func (s *Server) currentLocations(k *stratov1.KeyInfo) {
+	if !s.node.IsLeader() {
+		return
+	}
 	for _, bl := range k.GetBlocks() {
 		if p := bl.GetPipeline(); p != nil {
 			p.Members = s.cl.Locations(bl.GetBlockId().GetContainerId(), p.Members)

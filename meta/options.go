@@ -157,6 +157,13 @@ type Options struct {
 	// (Hadoop's fs.trash.checkpoint.interval). Default, and at most,
 	// TrashInterval.
 	TrashCheckpointInterval time.Duration
+	// NoFollowerReads makes a follower refuse (NotLeader) the read RPCs a
+	// client asks it to serve (FollowerReadMetadata), as it refuses every
+	// other call. Default: false, a follower serves them after a
+	// linearizable read point (ReadIndex through the leader), so that
+	// clients with follower reads on spread their reads over the replicas
+	// (docs/decisions/0087-follower-reads.md).
+	NoFollowerReads bool
 	// Raft tunes consensus (tick interval, election ticks, log compaction,
 	// Pebble options); its ID, Peers, FS, Dir and Logger are set from the
 	// fields above. Zero values take consensus's defaults.

@@ -67,6 +67,9 @@ type Server struct {
 	leaderTerm atomic.Uint64
 	// backupSeq names BackupMeta's checkpoint directories (backup.go).
 	backupSeq atomic.Uint64
+	// followerReads counts the reads served as a follower
+	// (followerread.go).
+	followerReads atomic.Uint64
 }
 
 // Open opens (or creates) the replica's data directory, replays its log

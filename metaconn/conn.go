@@ -66,6 +66,8 @@ type Conn struct {
 	// answered: a replica answered a call (anything but a connection
 	// refused or closed before meta's preface) since the MetaConn was made.
 	answered atomic.Bool
+	// follower: SetFollowerReads (followerread.go).
+	follower followerReads
 
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
@@ -145,14 +147,35 @@ func (m *Conn) conn(addr string) (*grpc.ClientConn, error) {
 // The error returned is classified (Error: errors.Is with ErrNotFound,
 // ErrBucketNotFound, ...).
 func (m *Conn) Do(ctx context.Context, fn func(ctx context.Context, ns stratov1.NamespaceServiceClient, cl ClusterStubs) error) error {
+	return m.classify(m.do(ctx, func(ctx context.Context, cc grpc.ClientConnInterface) error {
+		return fn(ctx, stratov1.NewNamespaceServiceClient(cc), ClusterStubs{stratov1.NewAdminServiceClient(cc), stratov1.NewDatanodeServiceClient(cc)})
+	}))
+}
+
+// Invoke makes Conn a grpc.ClientConnInterface for unary calls (stubs made
+// with it go through Do's leader following and follower reads; errors are
+// not classified). Streams are not supported.
+func (m *Conn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	return m.do(ctx, func(ctx context.Context, cc grpc.ClientConnInterface) error {
+		return cc.Invoke(ctx, method, args, reply, opts...)
+	})
+}
+
+// NewStream fails: Conn carries unary calls only.
+func (m *Conn) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+	return nil, status.Error(codes.Unimplemented, "metaconn: streams are not supported")
+}
+
+// do is Do with the replica's connection, unclassified errors.
+func (m *Conn) do(ctx context.Context, fn func(ctx context.Context, cc grpc.ClientConnInterface) error) error {
 	safe := retrySafe(ctx)
 	start := time.Now()
-	return m.classify(m.redirect.Do(ctx, func(ctx context.Context, addr string) error {
+	return m.redirect.Do(ctx, func(ctx context.Context, addr string) error {
 		c, err := m.conn(addr)
 		if err != nil {
 			return err
 		}
-		err = m.attemptAt(ctx, c, safe, fn)
+		err = m.attemptAt(ctx, addr, c, safe, fn)
 		if hint, detail := tlsFailure(err); hint != "" {
 			// Not a status either: a handshake that failed fails again.
 			return fmt.Errorf("%w with meta at %s (%s): %s", ErrTLS, addr, hint, detail)
@@ -174,7 +197,7 @@ func (m *Conn) Do(ctx context.Context, fn func(ctx context.Context, ns stratov1.
 				ErrUnavailable, strings.Join(m.redirect.Addrs, ","), RefusedTimeout, msg)
 		}
 		return err
-	}))
+	})
 }
 
 // tlsFailure says why err is a TLS failure ("" if it is not one) and
@@ -215,14 +238,18 @@ func isRefused(err error) bool {
 }
 
 // attemptAt makes one attempt of fn at the replica behind c.
-func (m *Conn) attemptAt(ctx context.Context, c *grpc.ClientConn, safe bool, fn func(ctx context.Context, ns stratov1.NamespaceServiceClient, cl ClusterStubs) error) error {
+func (m *Conn) attemptAt(ctx context.Context, addr string, c *grpc.ClientConn, safe bool, fn func(ctx context.Context, cc grpc.ClientConnInterface) error) error {
 	actx := ctx
 	if safe && m.attempt > 0 {
 		var cancel context.CancelFunc
 		actx, cancel = context.WithTimeout(ctx, m.attempt)
 		defer cancel()
 	}
-	err := fn(actx, stratov1.NewNamespaceServiceClient(c), ClusterStubs{stratov1.NewAdminServiceClient(c), stratov1.NewDatanodeServiceClient(c)})
+	var cc grpc.ClientConnInterface = c
+	if m.follower.on.Load() {
+		cc = spreadConn{ClientConn: c, m: m, leader: addr}
+	}
+	err := fn(actx, cc)
 	if err == nil || !safe || ctx.Err() != nil {
 		return err
 	}

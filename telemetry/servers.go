@@ -77,6 +77,7 @@ var metaMetrics = []metric[meta.Metrics]{
 	gauge("strato_meta_raft_commit_index", "Raft commit index", func(m meta.Metrics) float64 { return float64(m.Consensus.Commit) }),
 	gauge("strato_meta_raft_last_index", "last index of the Raft log", func(m meta.Metrics) float64 { return float64(m.Consensus.LastIndex) }),
 	gauge("strato_meta_raft_first_index", "first index of the Raft log still held (older entries compacted)", func(m meta.Metrics) float64 { return float64(m.Consensus.FirstIndex) }),
+	counter("strato_meta_follower_reads_total", "read RPCs this replica served as a follower (clients with follower reads on)", func(m meta.Metrics) float64 { return float64(m.FollowerReads) }),
 	gauge("strato_meta_raft_voters", "voters of the Raft group as this replica knows it", func(m meta.Metrics) float64 { return float64(len(m.Consensus.Voters)) }),
 }
 
@@ -99,6 +100,9 @@ var raftMetrics = []metric[consensus.Metrics]{
 	rc("strato_meta_raft_messages_dropped_total", "Raft messages dropped (peer unreachable or its queue full)", func(m consensus.Metrics) uint64 { return m.MessagesDropped }),
 	rc("strato_meta_raft_messages_received_total", "Raft messages received from peers", func(m consensus.Metrics) uint64 { return m.MessagesRecv }),
 	rc("strato_meta_raft_read_indexes_total", "linearizable read points confirmed through ReadIndex", func(m consensus.Metrics) uint64 { return m.ReadIndexes }),
+	rc("strato_meta_raft_follower_read_indexes_total", "ReadIndex requests this replica sent its leader as a follower (one per batch of follower reads)", func(m consensus.Metrics) uint64 { return m.FollowerReadIndexes }),
+	rc("strato_meta_raft_follower_reads_total", "linearizable read points this replica served as a follower", func(m consensus.Metrics) uint64 { return m.FollowerReads }),
+	rc("strato_meta_raft_follower_read_failures_total", "follower read points refused (no leader, leader changed, or not granted and applied within the election timeout)", func(m consensus.Metrics) uint64 { return m.FollowerReadFailures }),
 	rc("strato_meta_raft_leader_changes_total", "leader changes seen by this replica", func(m consensus.Metrics) uint64 { return m.LeaderChanges }),
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/strato-io/strato/certs"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/meta"
+	"github.com/strato-io/strato/metaconn"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchMetaCmd) }
@@ -36,8 +37,8 @@ Usage: strato bench meta -op OP [options]
   -op blockReport [-datanodes T] [-reports N] [-blocksPerReport B] [-blocksPerFile F] |
   -op replication [-datanodes T] [-nodesToDecommission D] [-nodeReplicationLimit C] [-totalBlocks B] [-replication R] |
   -op clean
-  general: [-keepResults] [--meta HOST:PORT] [--dir DIR] [--keep] [--volume V] [--bucket B] [--cpuprofile FILE]
-           [--no-deferred-create] [--tls-ca FILE] [--token TOKEN]
+  general: [-keepResults] [--meta HOST:PORT[,HOST:PORT...]] [--follower-reads] [--dir DIR] [--keep] [--volume V] [--bucket B]
+           [--cpuprofile FILE] [--no-deferred-create] [--tls-ca FILE] [--token TOKEN]
 
 create -close asks for a deferrable open (no size hint): the leader checks
 it and answers with a create token, and the close commits the token, so
@@ -50,7 +51,11 @@ directly (standalone); its data goes to --dir (default: a temporary
 directory, removed afterwards unless --keep). With --meta, a running server is driven
 over gRPC (remote), with TLS when --tls-ca names the cluster's CA and a
 token for a meta that authenticates clients; the replication op needs
-standalone mode.
+standalone mode. --meta may list every replica of a group: calls go to its
+leader (following redirects), and with --follower-reads the reads (open's
+LookupKey, fileStatus's GetFileStatus) go to every replica in turn, each
+served linearizably by a follower (strato meta --follower-reads), to
+compare the read ops/s of a group with and without follower reads.
 `
 
 func newBenchMetaCmd() *cobra.Command {
@@ -86,7 +91,8 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&o.NodeReplicationLimit, "nodeReplicationLimit", 0, "")
 	fs.IntVar(&o.TotalBlocks, "totalBlocks", 0, "")
 	fs.IntVar(&o.Replication, "replication", 0, "")
-	metaAddr := fs.String("meta", "", "address of a running meta server (remote mode)")
+	metaAddr := fs.String("meta", "", "address of a running meta server, or of every replica of a group, comma-separated (remote mode)")
+	followerReads := fs.Bool("follower-reads", false, "remote: spread the reads over every replica --meta lists (follower reads)")
 	dataDir := fs.String("dir", "", "standalone: meta's data directory (default: a temporary one, removed afterwards)")
 	fs.StringVar(dataDir, "data", "", "the same as --dir")
 	keep := fs.Bool("keep", false, "standalone: keep the temporary directory")
@@ -157,13 +163,20 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if tok != "" {
 			dial = append(dial, grpc.WithPerRPCCredentials(client.TokenCredentials(tok)))
 		}
-		conn, err := grpc.NewClient(*metaAddr, dial...)
+		conn, err := metaconn.Dial(strings.Split(*metaAddr, ","), nil, dial...)
 		if err != nil {
 			return err
 		}
 		defer func() { _ = conn.Close() }()
+		conn.SetFollowerReads(*followerReads)
+		defer func() {
+			if *followerReads {
+				served, fallbacks := conn.FollowerReadStats()
+				fmt.Fprintf(stdout, "Follower reads: %d served by a replica other than the leader, %d fell back to the leader\n", served, fallbacks)
+			}
+		}()
 		target = nnbench.NewRemote(conn, *volume, *bucket)
-		fmt.Fprintf(stderr, "bench meta: remote meta at %s\n", *metaAddr)
+		fmt.Fprintf(stderr, "bench meta: remote meta at %s (follower reads: %v)\n", *metaAddr, *followerReads)
 	}
 	target.NoDeferredCreate = *noDefer
 	stopProfile, err := startCPUProfile(*cpuProfile)

@@ -30,6 +30,7 @@ func newMetaCmd() *cobra.Command {
 		httpAddr        string
 		raftTick        time.Duration
 		electionTimeout time.Duration
+		followerReads   bool
 		diskReserve     string
 		auditLog        string
 		consoleToken    string
@@ -57,6 +58,7 @@ func newMetaCmd() *cobra.Command {
 				o.Peers = p
 				o.ID = idOf(o.ID, rc.from("id"), p)
 			}
+			o.NoFollowerReads = !followerReads
 			if diskReserve != "" {
 				n, err := bytesize.Parse(diskReserve)
 				if err != nil {
@@ -138,6 +140,8 @@ func newMetaCmd() *cobra.Command {
 	f.DurationVar(&raftTick, "raft-tick", 100*time.Millisecond, "Raft tick (leader heartbeats go every tick)")
 	f.DurationVar(&electionTimeout, "election-timeout", time.Second,
 		"time without a leader's heartbeat before a follower campaigns (randomised up to twice that)")
+	f.BoolVar(&followerReads, "follower-reads", true,
+		"serve the reads clients ask a follower for (clients with follower reads on: strato s3 --meta-follower-reads, strato bench meta --follower-reads), each after a linearizable ReadIndex through the leader (false: a follower sends every call to the leader)")
 	f.DurationVar(&o.Cluster.StaleAfter, "stale-after", 30*time.Second,
 		"a datanode silent this long is STALE: no new pipelines on it (Ozone's ozone.scm.stale.node.interval, 5m there)")
 	f.DurationVar(&o.Cluster.DeadAfter, "dead-after", 2*time.Minute,

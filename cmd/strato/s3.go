@@ -26,6 +26,7 @@ func init() { extraCommands = append(extraCommands, newS3Cmd) }
 
 func newS3Cmd() *cobra.Command {
 	var (
+		followerReads     bool
 		o                 s3.Options
 		metas, listen     string
 		httpAddr          string
@@ -89,7 +90,7 @@ downloads, retries).`,
 			}
 			o.AccessLog, o.TracerProvider = access, tp
 			c, err := client.New(client.Options{Meta: strings.Split(metas, ","), TLS: tlsConfig, Token: token, Logger: log.With("component", "client"), Owner: "s3",
-				TracerProvider: tp})
+				TracerProvider: tp, FollowerReads: followerReads})
 			if err != nil {
 				return err
 			}
@@ -146,6 +147,7 @@ downloads, retries).`,
 	cmd.AddCommand(s3ClientCommands()...)
 	f := cmd.Flags()
 	f.StringVar(&metas, "meta", "127.0.0.1:9860", "meta replicas' gRPC addresses, comma-separated")
+	f.BoolVar(&followerReads, "meta-follower-reads", false, "spread meta reads (GET, HEAD and LIST metadata) over every --meta replica, each served linearizably (a follower asks the leader for a ReadIndex first; meta's --follower-reads); writes go to the leader")
 	f.StringVar(&listen, "listen", "127.0.0.1:9878", "address of the S3 endpoint")
 	f.StringVar(&o.Volume, "volume", "s3v", "the volume whose buckets are the S3 buckets")
 	f.StringVar(&o.Domain, "domain", "", "serve virtual-host-style requests to BUCKET.DOMAIN too (default: path style only)")

@@ -178,23 +178,3 @@ func (n *Node) resolve(term, seq uint64, res any, err error) {
 		}
 	}
 }
-
-func (n *Node) releaseReads() {
-	if len(n.readsWait) == 0 {
-		return
-	}
-	applied := n.store.appliedIndex
-	k := 0
-	for _, w := range n.readsWait {
-		if w.index <= applied {
-			for _, r := range w.reqs {
-				r.done <- nil
-			}
-			continue
-		}
-		n.readsWait[k] = w
-		k++
-	}
-	clear(n.readsWait[k:])
-	n.readsWait = n.readsWait[:k]
-}

@@ -19,6 +19,7 @@
 //	n.RegisterGRPC(grpcServer)        // before Serve; needed with peers
 //	res, err := n.Propose(ctx, cmd)   // blocks until applied here; *NotLeaderError on a follower
 //	err = n.ReadBarrier(ctx)          // then read n.DB(): linearizable
+//	err = n.FollowerRead(ctx)         // the same on any member, through the leader
 //	n.Close()
 //
 // The metadata server prepares a command on the leader (validates, assigns
@@ -84,6 +85,24 @@
 // is only safe if no clock runs faster than the election timeout assumes,
 // which a paused VM or a stepped clock breaks. A sole voter answers at once
 // (it acknowledges only what it has applied).
+//
+// # Follower reads
+//
+// FollowerRead is the same read point on any member. On a follower, each
+// batch of waiting reads is one ReadIndex request, which raft forwards to
+// the leader; the leader confirms its leadership with its heartbeat round
+// and answers with its commit index, and the follower releases the reads
+// once it has applied that index: every write acknowledged before the read
+// began is then in its DB (a client reads its own writes). Raft drops a
+// follower's request silently when it knows no leader, and a cut-off leader
+// never answers, so the node fails the reads itself, with a *NotLeaderError
+// naming the leader: at once without a known leader (or as a candidate),
+// when the leader changes before granting the index, and when the index is
+// not granted and applied within Options.FollowerReadTimeout (default the
+// election timeout; the error then also wraps ErrReadTimeout). No lease is
+// used, for the reasons above (docs/decisions/0087-follower-reads.md).
+// Metrics: FollowerReadIndexes, FollowerReads, FollowerReadFailures, and
+// Observers.ReadIndex for the wait of every batch, leader or follower.
 //
 // # Membership
 //
@@ -151,7 +170,7 @@
 //
 // # Concurrency
 //
-// Propose, ReadBarrier, Leader, IsLeader, Status, Metrics, DB, Checkpoint, Members,
+// Propose, ReadBarrier, FollowerRead, Leader, IsLeader, Status, Metrics, DB, Checkpoint, Members,
 // AddMember, RemoveMember, TransferLeadership, Done, Err and Close are safe
 // for concurrent use (the membership calls run their steps on the raft
 // goroutine). StateMachine.Apply and Restorer.Restore are never

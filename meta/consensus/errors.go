@@ -38,6 +38,12 @@ var (
 	ErrInvalidMember = errors.New("consensus: invalid membership change")
 	// ErrTransferFailed means leadership did not move to the node asked for.
 	ErrTransferFailed = errors.New("consensus: leadership transfer failed")
+	// ErrReadTimeout means a follower's read point (Node.FollowerRead) was
+	// not granted by the leader and applied here within
+	// Options.FollowerReadTimeout: the follower is cut off from the leader
+	// or far behind it. The read was not served; the error also wraps a
+	// *NotLeaderError naming the leader, where to send it instead.
+	ErrReadTimeout = errors.New("consensus: follower read timed out")
 	// ErrRemoved means this node was removed from its group: it stopped, and
 	// its directory cannot serve again (a replica that comes back starts
 	// from an empty directory and joins). errors.Is(err, ErrClosed) holds

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
@@ -26,15 +25,6 @@ type proposal struct {
 }
 
 var proposalPool = sync.Pool{New: func() any { return &proposal{done: make(chan struct{}, 1)} }}
-
-type readRequest struct {
-	done chan error
-}
-
-type readWait struct {
-	index uint64
-	reqs  []*readRequest
-}
 
 type incomingSnapshot struct {
 	msg   *pb.Message
@@ -71,7 +61,7 @@ func (n *Node) loop(tick <-chan time.Time) error {
 			case <-n.stopc:
 				return nil
 			case <-tick:
-				n.rn.Tick()
+				n.tick()
 			case p := <-n.propc:
 				n.propBuf = append(n.propBuf, p)
 			case m := <-n.recvc:
@@ -137,7 +127,7 @@ func (n *Node) drain(tick <-chan time.Time) {
 			n.readBuf = append(n.readBuf, r)
 			continue
 		case <-tick:
-			n.rn.Tick()
+			n.tick()
 			continue
 		case s := <-n.snapRecvc:
 			n.stepSnapshot(s)
@@ -254,28 +244,6 @@ func (n *Node) failProposals(ps []*proposal, err error) {
 	}
 }
 
-// readIndexBatch asks raft for one read index covering every waiting
-// ReadBarrier.
-func (n *Node) readIndexBatch() {
-	if len(n.readBuf) == 0 {
-		return
-	}
-	reqs := slices.Clone(n.readBuf)
-	clear(n.readBuf)
-	n.readBuf = n.readBuf[:0]
-	if !n.isLeader.Load() {
-		err := n.notLeader()
-		for _, r := range reqs {
-			r.done <- err
-		}
-		return
-	}
-	n.readSeq++
-	n.readsByCtx[n.readSeq] = reqs
-	n.rn.ReadIndex(binary.BigEndian.AppendUint64(nil, n.readSeq))
-	n.metrics.readIndexes.Add(1)
-}
-
 // shutdown fails everything still waiting on the raft goroutine.
 func (n *Node) shutdown() {
 	err := n.closedErr()
@@ -285,15 +253,11 @@ func (n *Node) shutdown() {
 	for _, r := range n.readBuf {
 		r.done <- err
 	}
-	for _, reqs := range n.readsByCtx {
-		for _, r := range reqs {
-			r.done <- err
-		}
+	for _, g := range n.readsByCtx {
+		g.answer(err)
 	}
-	for _, w := range n.readsWait {
-		for _, r := range w.reqs {
-			r.done <- err
-		}
+	for _, g := range n.readsWait {
+		g.answer(err)
 	}
 	if n.staged != nil {
 		_ = n.staged.batch.Close()

@@ -49,6 +49,15 @@ type Metrics struct {
 	ReadIndexes uint64
 	// LeaderChanges counts the times this node saw the leader change.
 	LeaderChanges uint64
+	// FollowerReadIndexes counts the ReadIndex requests this node sent to
+	// its leader as a follower (one per batch of concurrent FollowerRead
+	// calls); FollowerReads the FollowerRead calls it served as a
+	// follower (their index granted and applied here); and
+	// FollowerReadFailures those it refused (no leader known, the leader
+	// changed, or Options.FollowerReadTimeout passed).
+	FollowerReadIndexes  uint64
+	FollowerReads        uint64
+	FollowerReadFailures uint64
 }
 
 type metrics struct {
@@ -59,6 +68,8 @@ type metrics struct {
 	snapshotsSent, snapshotsApplied, snapshotFails atomic.Uint64
 	messagesSent, messagesDropped, messagesRecv    atomic.Uint64
 	readIndexes, leaderChanges                     atomic.Uint64
+	followerReadIndexes, followerReads             atomic.Uint64
+	followerReadFailures                           atomic.Uint64
 }
 
 // Metrics returns a snapshot of the node's counters.
@@ -86,5 +97,8 @@ func (n *Node) Metrics() Metrics {
 		MessagesRecv:             m.messagesRecv.Load(),
 		ReadIndexes:              m.readIndexes.Load(),
 		LeaderChanges:            m.leaderChanges.Load(),
+		FollowerReadIndexes:      m.followerReadIndexes.Load(),
+		FollowerReads:            m.followerReads.Load(),
+		FollowerReadFailures:     m.followerReadFailures.Load(),
 	}
 }

@@ -102,8 +102,8 @@ type Node struct {
 	replies     []*proposal
 	readBuf     []*readRequest
 	readSeq     uint64
-	readsByCtx  map[uint64][]*readRequest
-	readsWait   []readWait
+	readsByCtx  map[uint64]*readGroup // asked of raft, not yet granted
+	readsWait   []*readGroup          // granted, waiting for their index to be applied
 	staged      *incomingSnapshot
 	lastCompact uint64
 	logBatch    *pebble.Batch
@@ -210,7 +210,7 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 		removedc:    make(chan uint64, 1),
 		stopc:       make(chan struct{}),
 		donec:       make(chan struct{}),
-		readsByCtx:  map[uint64][]*readRequest{},
+		readsByCtx:  map[uint64]*readGroup{},
 		lastCompact: store.truncIndex,
 		logBatch:    db.NewBatch(),
 	}
@@ -377,7 +377,8 @@ func (n *Node) Propose(ctx context.Context, cmd []byte) (any, error) {
 // ReadBarrier returns once this node's DB reflects every write acknowledged
 // by the group before the call (a linearizable read point, raft's ReadIndex).
 // A single voter that is leader answers at once: it acknowledges writes only
-// after applying them. Followers return a *NotLeaderError.
+// after applying them. Followers return a *NotLeaderError (FollowerRead
+// serves them too).
 func (n *Node) ReadBarrier(ctx context.Context) error {
 	if n.isLeader.Load() && n.soleVoter() {
 		return nil
@@ -385,7 +386,28 @@ func (n *Node) ReadBarrier(ctx context.Context) error {
 	if !n.isLeader.Load() {
 		return n.notLeader()
 	}
-	r := &readRequest{done: make(chan error, 1)}
+	return n.awaitRead(ctx, &readRequest{done: make(chan error, 1)})
+}
+
+// FollowerRead is ReadBarrier on any member: on the leader it is
+// ReadBarrier; on a follower (or learner) it asks the leader for its read
+// index (raft forwards the ReadIndex request; the leader confirms its
+// leadership with a heartbeat round, as for its own reads) and returns once
+// this node has applied that index, so that its DB then reflects every
+// write acknowledged by the group before the call. It fails with a
+// *NotLeaderError (Retryable) when no leader is known, when the leader
+// changes before granting the index, or when the index is not granted and
+// applied within Options.FollowerReadTimeout (the error then also wraps
+// ErrReadTimeout): the read was not served, send it to the leader.
+func (n *Node) FollowerRead(ctx context.Context) error {
+	if n.isLeader.Load() {
+		return n.ReadBarrier(ctx)
+	}
+	return n.awaitRead(ctx, &readRequest{done: make(chan error, 1), follower: true})
+}
+
+// awaitRead hands r to the raft goroutine and waits for its answer.
+func (n *Node) awaitRead(ctx context.Context, r *readRequest) error {
 	select {
 	case n.readc <- r:
 	case <-ctx.Done():

@@ -88,6 +88,13 @@ type Options struct {
 	// Default: 4096.
 	MaxProposalBatch int
 
+	// FollowerReadTimeout bounds how long FollowerRead waits on a
+	// follower for the leader to grant a read index and for this node to
+	// apply it, before it fails with ErrReadTimeout (and a
+	// NotLeaderError: read at the leader). Default: the election timeout
+	// (ElectionTicks × TickInterval).
+	FollowerReadTimeout time.Duration
+
 	// DialOptions are used for connections to peers. Default: insecure
 	// transport credentials.
 	DialOptions []grpc.DialOption
@@ -114,6 +121,10 @@ type Observers struct {
 	// ProposalBatch gets the number of proposals taken into each log
 	// append by this node as leader (the group-commit factor).
 	ProposalBatch Observer
+	// ReadIndex gets the seconds each batch of reads (ReadBarrier, and
+	// FollowerRead on the leader or a follower) waited, from its
+	// ReadIndex request to its index being applied here.
+	ReadIndex Observer
 }
 
 // EnsureDefaults fills unset fields with their defaults and returns o.
@@ -132,6 +143,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.HeartbeatTicks == 0 {
 		o.HeartbeatTicks = 1
+	}
+	if o.FollowerReadTimeout == 0 {
+		o.FollowerReadTimeout = time.Duration(o.ElectionTicks) * o.TickInterval
 	}
 	if o.CompactEvery == 0 {
 		o.CompactEvery = 10000

@@ -4,7 +4,6 @@
 package consensus
 
 import (
-	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -174,23 +173,6 @@ func (n *Node) commitLog(b *pebble.Batch, rd raft.Ready, sync bool) (ahead *appl
 	return ahead, nil
 }
 
-// queueReads files the read indexes raft answered: each batch of reads
-// waits until its index is applied (releaseReads).
-func (n *Node) queueReads(states []raft.ReadState) {
-	for _, rs := range states {
-		if len(rs.RequestCtx) != 8 {
-			continue
-		}
-		seq := binary.BigEndian.Uint64(rs.RequestCtx)
-		reqs, ok := n.readsByCtx[seq]
-		if !ok {
-			continue
-		}
-		delete(n.readsByCtx, seq)
-		n.readsWait = append(n.readsWait, readWait{index: rs.Index, reqs: reqs})
-	}
-}
-
 // needsDurable reports whether m may only be sent once the Ready it came
 // in is durable: raft puts exactly these in its after-append queue.
 func needsDurable(m *pb.Message) bool {
@@ -210,7 +192,9 @@ func (n *Node) sendMessage(m *pb.Message) {
 }
 
 func (n *Node) setSoftState(ss *raft.SoftState) {
-	if old := n.leaderID.Swap(ss.Lead); old != ss.Lead {
+	old := n.leaderID.Swap(ss.Lead)
+	leaderChanged := old != ss.Lead
+	if leaderChanged {
 		n.metrics.leaderChanges.Add(1)
 		n.log.Info("consensus: leader changed", "id", n.id, "leader", ss.Lead, "term", n.metrics.term.Load())
 	}
@@ -219,15 +203,11 @@ func (n *Node) setSoftState(ss *raft.SoftState) {
 		n.leaderTerm.Store(n.rn.BasicStatus().GetTerm())
 	}
 	wasLeader := n.isLeader.Swap(ss.RaftState == raft.StateLeader)
-	if wasLeader && ss.RaftState != raft.StateLeader {
-		// Read indexes not yet granted never will be by this node.
-		err := n.notLeader()
-		for seq, reqs := range n.readsByCtx {
-			for _, r := range reqs {
-				r.done <- err
-			}
-			delete(n.readsByCtx, seq)
-		}
+	if (wasLeader || leaderChanged) && ss.RaftState != raft.StateLeader {
+		// Read indexes not yet granted never will be: by this node, which
+		// no longer leads, or by the leader a follower asked, which no
+		// longer does.
+		n.failUngrantedReads(n.notLeader())
 	}
 }
 

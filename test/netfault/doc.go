@@ -18,7 +18,10 @@
 // directories of an FSO bucket, keys of an OBS bucket (see model.go) — and
 // on unique names, and records each operation with its call and return
 // times (CLOCK_MONOTONIC, comparable across processes) and outcome (ok,
-// a definite failure, no effect, unknown) to a JSON-lines history.
+// a definite failure, no effect, unknown) to a JSON-lines history. Every
+// other client host (c2, c4, ...) runs with follower reads on, its reads
+// spread over the three replicas; the check covers their reads with the
+// others', and TestFaultScenario requires some served by followers.
 //
 // Check verifies a history: the group operations are checked for
 // linearizability with porcupine against Model (one partition per group;

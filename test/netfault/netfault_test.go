@@ -113,6 +113,7 @@ func TestFaultScenario(t *testing.T) {
 	res := runScenario(t, seed, envDuration(t, "STRATO_NETFAULT_DURATION", 25*time.Second))
 	require.NotEmpty(t, res.Faults, "no fault was injected")
 	require.Positive(t, res.Report.OKs, "no operation succeeded")
+	require.Positive(t, res.FollowerReads, "the history holds reads served by followers")
 
 	// The check is not vacuous: the same history with one read changed,
 	// or one acknowledged unique creation dropped from the final listing,

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -68,6 +70,11 @@ type ScenarioResult struct {
 	Crashes []string
 	// History is every operation the clients recorded.
 	History []*Op
+	// FollowerReads and FollowerFallbacks are the reads of the clients
+	// with follower reads on (every other client host: c2, c4, ...) that a
+	// replica other than the presumed leader served, and those that fell
+	// back to the leader.
+	FollowerReads, FollowerFallbacks uint64
 	// Visualization is porcupine's HTML file when the check failed.
 	Visualization string
 }
@@ -106,11 +113,28 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*ScenarioResult, error
 
 	var files []string
 	errc := make(chan error, len(c.Clients))
+	var frMu sync.Mutex
 	for i, h := range c.Clients {
 		cfg := base
 		cfg.Host, cfg.Seed, cfg.Out = h, o.Seed*100+uint64(i), filepath.Join(o.Dir, "history-"+h+".jsonl")
+		// Every other client reads from all the replicas (linearizable
+		// follower reads), the others from the leader: one history
+		// holds both.
+		cfg.FollowerReads = i%2 == 1
 		files = append(files, cfg.Out)
-		go func() { errc <- c.runHelper(ctx, h, "work", cfg, o.Duration+o.OpTimeout+time.Minute) }()
+		go func() {
+			out, err := c.helperOutput(ctx, h, "work", cfg, o.Duration+o.OpTimeout+time.Minute)
+			for _, line := range strings.SplitAfter(string(out), "\n") {
+				var served, fallbacks uint64
+				if _, serr := fmt.Sscanf(line, followerReadsLine, &served, &fallbacks); serr == nil {
+					frMu.Lock()
+					res.FollowerReads += served
+					res.FollowerFallbacks += fallbacks
+					frMu.Unlock()
+				}
+			}
+			errc <- err
+		}()
 	}
 	end := time.Now().Add(o.Duration)
 	for _, f := range Plan(o.Seed, o.Duration) {
@@ -132,7 +156,8 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*ScenarioResult, error
 	if err := errors.Join(append(werr, c.HealAll())...); err != nil {
 		return res, err
 	}
-	o.Logf("%s clients done; healing", rel(Now()))
+	o.Logf("%s clients done; healing; follower reads: %d served by a follower, %d fell back to the leader",
+		rel(Now()), res.FollowerReads, res.FollowerFallbacks)
 	if _, err := c.WaitStable(ctx, 30*time.Second); err != nil {
 		return res, err
 	}

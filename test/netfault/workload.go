@@ -69,7 +69,17 @@ type WorkConfig struct {
 	Datanode   string        `json:"datanode,omitempty"`
 	DatanodeID string        `json:"datanode_id,omitempty"`
 	Health     time.Duration `json:"health,omitempty"`
+	// FollowerReads turns the client's follower reads on
+	// (client.Options.FollowerReads): its reads go to every replica in
+	// turn. The "work" mode then prints how many a replica other than the
+	// leader served (followerReadsLine).
+	FollowerReads bool `json:"follower_reads,omitempty"`
 }
+
+// followerReadsLine is what a "work" client with follower reads prints:
+// the reads served by a replica other than the presumed leader, and those
+// that fell back to the leader.
+const followerReadsLine = "follower-reads served=%d fallbacks=%d\n"
 
 // Main runs the helper mode named by $STRATO_NETFAULT_MODE and exits; it
 // returns at once when the variable is not set. A test's TestMain calls it
@@ -101,7 +111,7 @@ func runMode(mode string) error {
 	if cfg.OpTimeout <= 0 {
 		cfg.OpTimeout = 4 * time.Second
 	}
-	c, err := client.New(client.Options{Meta: cfg.Meta, ChunkSize: 64 << 10,
+	c, err := client.New(client.Options{Meta: cfg.Meta, ChunkSize: 64 << 10, FollowerReads: cfg.FollowerReads,
 		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(countSends)},
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
@@ -129,6 +139,10 @@ func runMode(mode string) error {
 		switch mode {
 		case "work":
 			runWorkers(ctx, c, cfg, rec)
+			if cfg.FollowerReads {
+				served, fallbacks := c.Meta().FollowerReadStats()
+				fmt.Printf(followerReadsLine, served, fallbacks)
+			}
 		case "verify":
 			runErr = verify(ctx, c, cfg, rec)
 		case "writer":

@@ -17,6 +17,11 @@ public final class ClientOptions {
   public long metaAttemptTimeoutMs = 10_000;
   /** How long meta calls retry while meta is unavailable (default 60 s). */
   public long metaRetryMs = 60_000;
+  /**
+   * Spread meta reads (lookups, status, listings) over every meta replica,
+   * each served linearizably by a follower (default false: all to the leader).
+   */
+  public boolean metaFollowerReads = false;
   /** Connect timeout of a data connection (default 5 s). */
   public int dataConnectTimeoutMs = 5_000;
   /** How long a datanode may take to answer one request before it counts as failed (default 120 s). */

@@ -44,7 +44,11 @@ import java.util.function.Function;
  *   <li>while meta answers UNAVAILABLE (an election, a restart, safe mode)
  *       calls are retried for up to retryMs;
  *   <li>when no replica has ever answered and every one refuses the
- *       connection, a call fails after 3 s with that refusal.
+ *       connection, a call fails after 3 s with that refusal;
+ *   <li>with follower reads on ({@link #setFollowerReads}), reads go to the
+ *       replicas in turn, each asked to serve the read itself (gRPC metadata
+ *       strato-follower-read: 1; meta makes it linearizable with a ReadIndex
+ *       through the leader), and to the leader when a replica cannot.
  * </ul>
  *
  * Safe for concurrent use.
@@ -56,6 +60,9 @@ public final class MetaClient implements Closeable {
   static final Metadata.Key<String> CLIENT_KEY = Metadata.Key.of("strato-client", Metadata.ASCII_STRING_MARSHALLER);
   static final Metadata.Key<String> REQUEST_KEY = Metadata.Key.of("strato-request", Metadata.ASCII_STRING_MARSHALLER);
   static final Metadata.Key<String> AUTHORIZATION_KEY = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+  static final Metadata.Key<String> FOLLOWER_READ_KEY = Metadata.Key.of("strato-follower-read", Metadata.ASCII_STRING_MARSHALLER);
+  /** How long a replica that could not serve a follower read is left out. */
+  static final long FOLLOWER_AVOID_MS = 3000;
 
   private static final String DOMAIN = "strato.v1";
 
@@ -68,6 +75,11 @@ public final class MetaClient implements Closeable {
   private final AtomicLong seq = new AtomicLong();
   private volatile String leader;
   private volatile boolean answered;
+  private volatile boolean followerReads;
+  private final AtomicLong nextReader = new AtomicLong();
+  private final Map<String, Long> avoid = new ConcurrentHashMap<>();
+  private final AtomicLong followerServed = new AtomicLong();
+  private final AtomicLong followerFallbacks = new AtomicLong();
 
   /**
    * @param addrs the meta replicas' gRPC addresses (host:port)
@@ -169,9 +181,86 @@ public final class MetaClient implements Closeable {
     return host.matches("\\d{1,3}(\\.\\d{1,3}){3}");
   }
 
-  /** A read: retried anywhere, no request ID. */
+  /**
+   * Spread the reads of {@link #read} over every replica (default off;
+   * fs.strato.meta.follower-reads): each is served by the replica it goes
+   * to, linearizably (it sees every write acknowledged before it, this
+   * client's included); a replica that cannot serve it (cut off, too slow,
+   * run with --follower-reads=false) is left out for a few seconds and the
+   * read goes to the leader. Writes go to the leader.
+   */
+  public void setFollowerReads(boolean on) {
+    this.followerReads = on;
+  }
+
+  /** Reads a replica other than the leader served (follower reads). */
+  public long followerReadsServed() {
+    return followerServed.get();
+  }
+
+  /** Follower reads that fell back to the leader. */
+  public long followerReadFallbacks() {
+    return followerFallbacks.get();
+  }
+
+  /**
+   * A read of the Namespace service that a follower may serve (lookups,
+   * status, listings): retried anywhere, no request ID; with follower reads,
+   * first at the next replica in turn.
+   */
   public <T> T read(String what, Function<NamespaceServiceBlockingStub, T> fn) throws IOException {
+    if (followerReads && addrs.size() > 1) {
+      String addr = nextReader();
+      if (addr != null && !addr.equals(leader)) {
+        try {
+          T out = fn.apply(followerStub(addr));
+          followerServed.incrementAndGet();
+          return out;
+        } catch (StatusRuntimeException e) {
+          Status.Code code = e.getStatus().getCode();
+          if (code != Status.Code.UNAVAILABLE && code != Status.Code.DEADLINE_EXCEEDED && code != Status.Code.CANCELLED) {
+            ErrorInfo info = errorInfo(e);
+            throw toException(what, e, code, info == null ? "" : info.getReason());
+          }
+          avoid.put(addr, System.nanoTime() + FOLLOWER_AVOID_MS * 1_000_000);
+          followerFallbacks.incrementAndGet();
+        }
+      }
+    }
     return call(what, false, fn);
+  }
+
+  /** A read only the leader serves (its soft state, or its options): never spread. */
+  public <T> T leaderRead(String what, Function<NamespaceServiceBlockingStub, T> fn) throws IOException {
+    return call(what, false, fn);
+  }
+
+  /** The replica the next follower read goes to, skipping those left out; null if all are. */
+  private String nextReader() {
+    long now = System.nanoTime();
+    for (int i = 0; i < addrs.size(); i++) {
+      String a = addrs.get((int) Math.floorMod(nextReader.getAndIncrement(), (long) addrs.size()));
+      Long until = avoid.get(a);
+      if (until == null || now - until > 0) {
+        return a;
+      }
+    }
+    return null;
+  }
+
+  /** A stub at addr asking for a follower read, with half the attempt timeout (the leader has the rest). */
+  private NamespaceServiceBlockingStub followerStub(String addr) {
+    Metadata md = new Metadata();
+    md.put(FOLLOWER_READ_KEY, "1");
+    if (!security.token().isEmpty()) {
+      md.put(AUTHORIZATION_KEY, "Bearer " + security.token());
+    }
+    NamespaceServiceBlockingStub stub = NamespaceServiceGrpc.newBlockingStub(channel(addr))
+        .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
+    if (attemptTimeoutMs > 0) {
+      stub = stub.withDeadlineAfter(Math.max(attemptTimeoutMs / 2, 1), TimeUnit.MILLISECONDS);
+    }
+    return stub;
   }
 
   /** A mutation: one request ID for all its attempts, so meta applies it once. */

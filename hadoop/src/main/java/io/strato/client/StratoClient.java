@@ -76,6 +76,7 @@ public final class StratoClient implements Closeable {
     opts.validate();
     this.opts = opts;
     this.meta = new MetaClient(opts.meta, opts.metaAttemptTimeoutMs, opts.metaRetryMs, opts.security);
+    this.meta.setFollowerReads(opts.metaFollowerReads);
     this.data = new DataConns(opts.dataConnectTimeoutMs, opts.dataRequestTimeoutMs, "strato-java-" + meta.clientId(),
         opts.security.sslContext(), opts.localReads);
   }
@@ -226,7 +227,7 @@ public final class StratoClient implements Closeable {
 
   /** The cluster's raw capacity, used and remaining bytes (every replica counts). */
   public FsStatus getFsStatus() throws IOException {
-    return meta.read("get the file system's status", s -> s.getFsStatus(GetFsStatusRequest.getDefaultInstance()));
+    return meta.leaderRead("get the file system's status", s -> s.getFsStatus(GetFsStatusRequest.getDefaultInstance()));
   }
 
   /**
@@ -234,7 +235,7 @@ public final class StratoClient implements Closeable {
    * takes this client for ("" without authentication).
    */
   public TrashPolicy getTrashPolicy() throws IOException {
-    return meta.read("get the trash policy", s -> s.getTrashPolicy(GetTrashPolicyRequest.getDefaultInstance()));
+    return meta.leaderRead("get the trash policy", s -> s.getTrashPolicy(GetTrashPolicyRequest.getDefaultInstance()));
   }
 
   public void rename(String volume, String bucket, String src, String dst) throws IOException {

@@ -93,6 +93,8 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
   public static final String BLOCK_SIZE = "fs.strato.block.size";
   public static final String META_ATTEMPT_TIMEOUT = "fs.strato.meta.attempt.timeout.ms";
   public static final String META_RETRY = "fs.strato.meta.retry.ms";
+  /** Spread meta reads over every replica (follower reads; default false). */
+  public static final String META_FOLLOWER_READS = "fs.strato.meta.follower-reads";
   public static final String DATA_TIMEOUT = "fs.strato.data.timeout.ms";
   /** The cluster CA (PEM) that meta's and the datanodes' certificates chain to; unset: plain TCP. */
   public static final String TLS_CA = "fs.strato.tls.ca";
@@ -145,6 +147,7 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
     o.localReads = conf.getBoolean(READ_LOCAL, o.localReads);
     o.metaAttemptTimeoutMs = conf.getLong(META_ATTEMPT_TIMEOUT, o.metaAttemptTimeoutMs);
     o.metaRetryMs = conf.getLong(META_RETRY, o.metaRetryMs);
+    o.metaFollowerReads = conf.getBoolean(META_FOLLOWER_READS, o.metaFollowerReads);
     o.dataRequestTimeoutMs = conf.getLong(DATA_TIMEOUT, o.dataRequestTimeoutMs);
     this.user = UserGroupInformation.getCurrentUser().getShortUserName();
     o.owner = user;

@@ -104,6 +104,30 @@ public class TestStratoFaults {
     return b;
   }
 
+  /**
+   * fs.strato.meta.follower-reads: a file written through the leader is
+   * there, whole, when a file system with follower reads stats, lists and
+   * reads it right after, and the followers serve some of those reads.
+   */
+  @Test
+  public void followerReads() throws Exception {
+    Configuration conf = new Configuration(fs.getConf());
+    conf.setBoolean(StratoFileSystem.META_FOLLOWER_READS, true);
+    try (FileSystem reader = FileSystem.newInstance(URI.create(cluster.uri()), conf)) {
+      for (int i = 0; i < 6; i++) {
+        org.apache.hadoop.fs.Path dir = new org.apache.hadoop.fs.Path("/faults/bucket/fr" + i);
+        org.apache.hadoop.fs.Path p = new org.apache.hadoop.fs.Path(dir, "f");
+        byte[] data = bytes(100_000 + i, 40 + i);
+        write(p, data, 0);
+        assertEquals(data.length, reader.getFileStatus(p).getLen());
+        assertEquals(1, reader.listStatus(dir).length);
+        assertArrayEquals(data, readAll(reader, p));
+      }
+      long served = ((StratoFileSystem) reader).client().meta().followerReadsServed();
+      assertTrue("reads served by followers: " + served, served > 0);
+    }
+  }
+
   @Test
   public void datanodeKilledDuringWrite() throws Exception {
     org.apache.hadoop.fs.Path p = new org.apache.hadoop.fs.Path("/faults/bucket/dn-killed");
