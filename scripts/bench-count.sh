@@ -37,7 +37,7 @@ trap cleanup EXIT
 
 if [ ! -d "$work/meta" ]; then
   echo "== building the namespace: $FILES files"
-  "$bin" bench meta -op create -threads 16 -files "$FILES" -filesPerDir 1000 -close --dir "$work/meta" --keep |
+  "$bin" bench meta -op create -threads 16 -files "$FILES" -filesPerDir 1000 -close -keepResults --dir "$work/meta" --keep |
     grep -E "ops/s|Elapsed|elapsed|Throughput" || true
 fi
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
@@ -51,10 +51,12 @@ echo "== in one JVM: FsShell -count, -du -s, and the client's walk ($ROUNDS roun
   -Dmdep.outputFile="$cp_file" -Dmdep.includeScope=test >/dev/null)
 java -cp "$root/hadoop/target/test-classes:$root/hadoop/target/classes:$(cat "$cp_file")" \
   -Dstrato.timing.uri="$uri" -Dstrato.timing.rounds="$ROUNDS" \
-  org.junit.runner.JUnitCore io.strato.hadoop.ContentSummaryTiming 2>&1 | grep -E "^TIMING|^OK|Failures|Exception"
+  org.junit.runner.JUnitCore io.strato.hadoop.ContentSummaryTiming 2>&1 | grep -E "^TIMING|^OK|Failures|Exception" | grep -v "ManagedChannel allocation site"
 
 echo "== hadoop fs as a process, end to end ($ROUNDS rounds)"
-fs() { java -cp "$lib/*:$jar" org.apache.hadoop.fs.FsShell "$@" 2> >(grep -v -E "^SLF4J|WARN util.NativeCodeLoader" >&2); }
+mkdir -p "$work/conf" # FsShell wants a core-site.xml on its class path
+echo '<?xml version="1.0"?><configuration/>' >"$work/conf/core-site.xml"
+fs() { java -cp "$work/conf:$lib/*:$jar" org.apache.hadoop.fs.FsShell "$@" 2> >(grep -v -E "^SLF4J|NativeCodeLoader|^log4j:" >&2); }
 for r in $(seq 1 "$ROUNDS"); do
   for op in count test; do
     t0=$(date +%s.%N)

@@ -65,8 +65,7 @@ public final class KeyReader implements Closeable {
   private final Deque<Ahead> ahead = new ArrayDeque<>();
   /** An erasure coded stream's read-ahead: pieces read (and rebuilt if need be) in the background. */
   private final Deque<StripedAhead> stripedAhead = new ArrayDeque<>();
-  /** The erasure coded piece buf wraps, and free ones (at most readAhead + 1, each of piece bytes). */
-  private byte[] bufPiece;
+  /** Free arrays for erasure coded pieces that had to be assembled (at most readAhead + 1, each of piece bytes). */
   private final java.util.concurrent.ConcurrentLinkedQueue<byte[]> freePieces =
       new java.util.concurrent.ConcurrentLinkedQueue<>();
   private boolean closed;
@@ -166,8 +165,16 @@ public final class KeyReader implements Closeable {
 
   // ---- Erasure coded keys ----------------------------------------------------
 
+  /**
+   * A piece of an erasure coded stream: its bytes as segments of the
+   * members' answers (no copy; views released when the stream moves past
+   * the piece), or, when a member had to be rebuilt, one segment of an
+   * array the piece was assembled in.
+   */
+  private record StripedPiece(long off, int len, List<StripedReader.Seg> segs, StripedReader.Views views, byte[] array) {}
+
   /** A piece of an erasure coded stream being read ahead. */
-  private record StripedAhead(long off, int len, CompletableFuture<byte[]> f) {}
+  private record StripedAhead(long off, int len, CompletableFuture<StripedPiece> f) {}
 
   /** Runs erasure coded read-aheads (each a blocking read of a piece's cells, in parallel). */
   private static final java.util.concurrent.ExecutorService STRIPED_AHEAD =
@@ -177,44 +184,86 @@ public final class KeyReader implements Closeable {
         return t;
       });
 
+  /** The piece of the stream the buffer is in (erasure coded keys). */
+  private StripedPiece curPiece;
+
   /** The stream's next piece of an erasure coded key, from the read-ahead when it is there; then more asked for. */
   private void fillStriped() throws IOException {
-    releaseBuf();
-    StripedAhead head = stripedAhead.peekFirst();
-    byte[] b;
-    if (head != null && head.off == pos) {
-      stripedAhead.pollFirst();
-      try {
-        b = head.f.join();
-      } catch (java.util.concurrent.CompletionException e) {
-        throw e.getCause() instanceof IOException ? (IOException) e.getCause() : new IOException(e.getCause());
-      }
-    } else {
-      dropStripedAhead();
-      b = takePiece();
-      readStriped(pos, b, 0, pieceLen(pos));
-    }
-    int n = pieceLen(pos);
-    buf = ByteBuffer.wrap(b, 0, n);
-    bufPiece = b;
-    bufOff = pos;
-    bufStart = 0;
-    bufLen = n;
-    StripedAhead last = stripedAhead.peekLast();
-    long next = last != null ? last.off + last.len : pos + n;
-    while (stripedAhead.size() < c.opts.readAhead && next < key.getSize()) {
-      long at = next;
-      int k = pieceLen(at);
-      stripedAhead.addLast(new StripedAhead(at, k, CompletableFuture.supplyAsync(() -> {
-        byte[] x = takePiece();
+    if (curPiece == null || pos < curPiece.off || pos >= curPiece.off + curPiece.len) {
+      releaseBuf();
+      StripedAhead head = stripedAhead.peekFirst();
+      if (head != null && head.off == pos) {
+        stripedAhead.pollFirst();
         try {
-          readStriped(at, x, 0, k);
-        } catch (IOException e) {
-          throw new java.util.concurrent.CompletionException(e);
+          curPiece = head.f.join();
+        } catch (java.util.concurrent.CompletionException e) {
+          throw e.getCause() instanceof IOException ? (IOException) e.getCause() : new IOException(e.getCause());
         }
-        return x;
-      }, STRIPED_AHEAD)));
-      next += k;
+      } else {
+        dropStripedAhead();
+        curPiece = stripedPiece(pos, pieceLen(pos));
+      }
+      StripedAhead last = stripedAhead.peekLast();
+      long next = last != null ? last.off + last.len : curPiece.off + curPiece.len;
+      while (stripedAhead.size() < c.opts.readAhead && next < key.getSize()) {
+        long at = next;
+        int k = pieceLen(at);
+        stripedAhead.addLast(new StripedAhead(at, k, CompletableFuture.supplyAsync(() -> {
+          try {
+            return stripedPiece(at, k);
+          } catch (IOException e) {
+            throw new java.util.concurrent.CompletionException(e);
+          }
+        }, STRIPED_AHEAD)));
+        next += k;
+      }
+    }
+    // The segment holding the position becomes the buffer.
+    for (StripedReader.Seg sg : curPiece.segs) {
+      long at = curPiece.off + sg.at();
+      if (pos >= at && pos < at + sg.len()) {
+        buf = sg.data();
+        bufStart = sg.start();
+        bufOff = at;
+        bufLen = sg.len();
+        return;
+      }
+    }
+    throw new IllegalStateException("strato: " + name() + ": piece at " + curPiece.off + " has no byte " + pos);
+  }
+
+  /**
+   * Reads a piece of an erasure coded key: as views of the data members'
+   * answers when they all answer, else into an array (rebuilding what it
+   * must).
+   */
+  private StripedPiece stripedPiece(long off, int len) throws IOException {
+    Blk bl = blockAt(off);
+    StripedReader gr = groupReader(bl);
+    if (len > 0 && off + len <= bl.offset + bl.length) {
+      StripedReader.Views v;
+      try {
+        v = gr.readViews(off - bl.offset, len);
+      } catch (IOException e) {
+        throw new IOException("strato: cannot read " + name() + " block group " + bl.id + " at " + (off - bl.offset)
+            + ": " + e.getMessage(), e);
+      }
+      if (v != null) {
+        return new StripedPiece(off, len, v.segs(), v, null);
+      }
+    }
+    byte[] b = takePiece();
+    readStriped(off, b, 0, len);
+    return new StripedPiece(off, len, List.of(new StripedReader.Seg(0, len, ByteBuffer.wrap(b), 0)), null, b);
+  }
+
+  /** Gives a piece's buffers back. */
+  private void releasePiece(StripedPiece p) {
+    if (p.views != null) {
+      p.views.release();
+    }
+    if (p.array != null && freePieces.size() < c.opts.readAhead + 1) {
+      freePieces.add(p.array);
     }
   }
 
@@ -226,7 +275,12 @@ public final class KeyReader implements Closeable {
 
   private void dropStripedAhead() {
     for (StripedAhead a : stripedAhead) {
-      a.f.cancel(false); // one running finishes in the background and is dropped
+      // A piece read ahead gives its buffers back when it comes.
+      a.f.whenComplete((p, e) -> {
+        if (p != null) {
+          releasePiece(p);
+        }
+      });
     }
     stripedAhead.clear();
   }
@@ -245,16 +299,7 @@ public final class KeyReader implements Closeable {
       Blk bl = blockAt(at);
       long inGroup = at - bl.offset;
       int n = (int) Math.min(Math.min(len - done, bl.length - inGroup), window);
-      if (bl.members.size() != ec.members()) {
-        throw new IOException("strato: " + name() + ": block group " + bl.id + " has " + bl.members.size()
-            + " members, " + ec + " needs " + ec.members());
-      }
-      StripedReader gr = new StripedReader(ec, bl.length, (m, moff, mlen) -> askMember(bl, m, moff, mlen));
-      for (int m = 0; m < bl.members.size(); m++) {
-        if (bad.contains(bl.members.get(m).getId())) {
-          gr.markLost(m, "datanode " + bl.members.get(m).getId() + " failed this reader before");
-        }
-      }
+      StripedReader gr = groupReader(bl);
       try {
         gr.read(inGroup, dst, dstOff + done, n);
       } catch (IOException e) {
@@ -263,6 +308,21 @@ public final class KeyReader implements Closeable {
       }
       done += n;
     }
+  }
+
+  /** A reader of block group bl; the members of datanodes that failed this reader count as lost. */
+  private StripedReader groupReader(Blk bl) throws IOException {
+    if (bl.members.size() != ec.members()) {
+      throw new IOException("strato: " + name() + ": block group " + bl.id + " has " + bl.members.size()
+          + " members, " + ec + " needs " + ec.members());
+    }
+    StripedReader gr = new StripedReader(ec, bl.length, (m, moff, mlen) -> askMember(bl, m, moff, mlen));
+    for (int m = 0; m < bl.members.size(); m++) {
+      if (bad.contains(bl.members.get(m).getId())) {
+        gr.markLost(m, "datanode " + bl.members.get(m).getId() + " failed this reader before");
+      }
+    }
+    return gr;
   }
 
   /**
@@ -286,20 +346,15 @@ public final class KeyReader implements Closeable {
     DataConn cn = conn;
     CompletableFuture<DataConn.Response> fut = f;
     boolean loc = local;
-    return (dst, from, dstOff, lens) -> {
+    return () -> {
       try {
         View v = loc ? local(dn, off, len, fut, cn) : null;
         if (v == null) {
           // Over TCP: not local, or the local read cannot be done here.
           v = remote(bl, off, len, loc ? send(cn, bl, off, len, false) : fut, cn);
         }
-        try {
-          for (int i = 0; i < from.length; i++) {
-            v.resp().data().get(v.off() + from[i], dst, dstOff[i], lens[i]);
-          }
-        } finally {
-          v.resp().release();
-        }
+        DataConn.Response r = v.resp();
+        return new StripedReader.Got(r.data(), v.off(), r::release);
       } catch (IOException e) {
         if (e instanceof WireException && ((WireException) e).code() == Wire.ACCESS_DENIED) {
           throw new IOException("strato: reading " + name() + ": datanode " + dn.getId() + " refused the block token: "
@@ -702,10 +757,10 @@ public final class KeyReader implements Closeable {
     if (bufResp != null) {
       bufResp.release();
     }
-    if (bufPiece != null && freePieces.size() < c.opts.readAhead + 1) {
-      freePieces.add(bufPiece);
+    if (curPiece != null) {
+      releasePiece(curPiece);
+      curPiece = null;
     }
-    bufPiece = null;
     bufResp = null;
     buf = null;
     bufLen = 0;

@@ -17,14 +17,41 @@ import java.util.List;
  * <p>For one thread at a time.
  */
 final class StripedReader {
+  /** Bytes a member returned, verified: data[start, ...) are the bytes asked for; release gives data back. */
+  record Got(java.nio.ByteBuffer data, int start, Runnable release) {}
+
   /** A read of one member's block, in flight. */
   interface Pending {
+    /** Waits for the bytes, verified. */
+    Got take() throws IOException;
+
     /**
      * Waits for the bytes, verified, and copies each range [from[i],
      * from[i]+len[i]) of them (offsets in the bytes asked for) to dst at
      * dstOff[i].
      */
-    void get(byte[] dst, int[] from, int[] dstOff, int[] len) throws IOException;
+    default void get(byte[] dst, int[] from, int[] dstOff, int[] len) throws IOException {
+      Got g = take();
+      try {
+        for (int i = 0; i < from.length; i++) {
+          g.data().get(g.start() + from[i], dst, dstOff[i], len[i]);
+        }
+      } finally {
+        g.release().run();
+      }
+    }
+  }
+
+  /** A run of the bytes read, in order: len bytes at data[start, ...), at offset at of the range asked for. */
+  record Seg(long at, int len, java.nio.ByteBuffer data, int start) {}
+
+  /** readViews' answer: the range's bytes as segments of the members' buffers, and what releases them. */
+  record Views(List<Seg> segs, List<Got> gots) {
+    void release() {
+      for (Got g : gots) {
+        g.release().run();
+      }
+    }
   }
 
   /** Asks member m for len bytes of its block at off. */
@@ -68,8 +95,8 @@ final class StripedReader {
     }
   }
 
-  /** Fills dst[dstOff, +len) with the group's bytes at off (within the group). */
-  void read(long off, byte[] dst, int dstOff, int len) throws IOException {
+  /** The range's pieces: one per cell it touches, in order, dst offsets from dstOff. */
+  private List<Piece> pieces(long off, int dstOff, int len) throws IOException {
     if (off < 0 || off + len > n) {
       throw new IOException("strato: read [" + off + ", " + (off + len) + ") of a block group of " + n + " bytes");
     }
@@ -81,8 +108,62 @@ final class StripedReader {
       pieces.add(new Piece(ec.memberOf(at), mo, at / ec.stripeSize(), dstOff + pos, k));
       pos += k;
     }
-    // One request per run of a member's pieces that lie end to end in its
-    // block (its cells of consecutive stripes), every request at once.
+    return pieces;
+  }
+
+  /**
+   * The group's bytes at off as views of the members' answers, without a
+   * copy, when every data member holding them answers; null when one is
+   * lost or fails (it is then marked lost, and read() rebuilds its cells).
+   */
+  Views readViews(long off, int len) throws IOException {
+    List<Piece> pieces = pieces(off, 0, len);
+    for (Piece pc : pieces) {
+      if (lost[pc.member] != null) {
+        return null;
+      }
+    }
+    List<Ask> asks = asks(pieces);
+    List<Got> gots = new ArrayList<>();
+    Got[] byPiece = new Got[pieces.size()];
+    long[] from = new long[pieces.size()];
+    IOException failed = null;
+    for (Ask a : asks) {
+      if (failed != null) {
+        // Taken and given back, so that its buffer returns to the pool.
+        try {
+          a.pending.take().release().run();
+        } catch (IOException e) {
+          markLost(a.member, e.getMessage());
+        }
+        continue;
+      }
+      try {
+        Got g = a.pending.take();
+        gots.add(g);
+        for (int i : a.pieces) {
+          byPiece[i] = g;
+          from[i] = pieces.get(i).memberOff - a.off;
+        }
+      } catch (IOException e) {
+        markLost(a.member, e.getMessage());
+        failed = e;
+      }
+    }
+    Views v = new Views(new ArrayList<>(), gots);
+    if (failed != null) {
+      v.release();
+      return null;
+    }
+    for (int i = 0; i < pieces.size(); i++) {
+      Piece pc = pieces.get(i);
+      v.segs.add(new Seg(pc.dstOff, pc.len, byPiece[i].data(), byPiece[i].start() + (int) from[i]));
+    }
+    return v;
+  }
+
+  /** One request per run of a member's pieces that lie end to end in its block (its cells of consecutive stripes), all sent. */
+  private List<Ask> asks(List<Piece> pieces) {
     List<Ask> asks = new ArrayList<>();
     Ask[] open = new Ask[ec.members()];
     for (int i = 0; i < pieces.size(); i++) {
@@ -102,6 +183,13 @@ final class StripedReader {
     for (Ask a : asks) {
       a.pending = members.ask(a.member, a.off, (int) (a.end - a.off));
     }
+    return asks;
+  }
+
+  /** Fills dst[dstOff, +len) with the group's bytes at off (within the group). */
+  void read(long off, byte[] dst, int dstOff, int len) throws IOException {
+    List<Piece> pieces = pieces(off, dstOff, len);
+    List<Ask> asks = asks(pieces);
     boolean[] failed = new boolean[pieces.size()];
     for (int i = 0; i < pieces.size(); i++) {
       failed[i] = lost[pieces.get(i).member] != null;

@@ -23,7 +23,7 @@ import org.junit.Test;
 public class TestStripedReader {
   private static StripedReader reader(ErasureCode ec, byte[][] members, long n, Set<Integer> dead,
       AtomicInteger parityReads) {
-    return new StripedReader(ec, n, (m, off, len) -> (dst, from, dstOff, lens) -> {
+    return new StripedReader(ec, n, (m, off, len) -> () -> {
       if (dead.contains(m)) {
         throw new IOException("member " + m + " is dead");
       }
@@ -31,10 +31,9 @@ public class TestStripedReader {
         parityReads.incrementAndGet();
       }
       assertTrue("read past member " + m + "'s block", off + len <= members[m].length);
-      for (int i = 0; i < from.length; i++) {
-        assertTrue("a range outside the bytes asked for", from[i] >= 0 && from[i] + lens[i] <= len);
-        System.arraycopy(members[m], (int) off + from[i], dst, dstOff[i], lens[i]);
-      }
+      // Exactly the bytes asked for: a view past them would fail its get.
+      return new StripedReader.Got(java.nio.ByteBuffer.wrap(java.util.Arrays.copyOfRange(members[m], (int) off,
+          (int) off + len)), 0, () -> { });
     });
   }
 
@@ -76,6 +75,26 @@ public class TestStripedReader {
       }
       if (dead.isEmpty()) {
         assertEquals(0, parityReads.get());
+      }
+      // Views without a copy: the range's bytes in order when no member holding them is dead, else null.
+      StripedReader v = reader(ec, members, n, dead, new AtomicInteger());
+      StripedReader.Views views = v.readViews(off, len);
+      boolean touchesDead = false;
+      for (long at = off; at < off + len; at += ec.cellSize - ec.memberOffset(at) % ec.cellSize) {
+        touchesDead |= dead.contains(ec.memberOf(at));
+      }
+      assertEquals(ec + " n=" + n + " dead=" + dead + " [" + off + ", +" + len + ") views", touchesDead, views == null);
+      if (views != null) {
+        byte[] joined = new byte[len];
+        long want = 0;
+        for (StripedReader.Seg sg : views.segs()) {
+          assertEquals("segments in order", want, sg.at());
+          sg.data().get(sg.start(), joined, (int) sg.at(), sg.len());
+          want += sg.len();
+        }
+        assertEquals(len, want);
+        assertArrayEquals(Arrays.copyOfRange(data, off, off + len), joined);
+        views.release();
       }
     }
   }
