@@ -113,4 +113,17 @@ func TestFollowerReadsProcesses(t *testing.T) {
 	require.Equal(t, counts, followerReads())
 	served, fallbacks := plain.Meta().FollowerReadStats()
 	require.Zero(t, served+fallbacks)
+
+	// The CLI: --follower-reads sends its reads to the followers too.
+	for range 6 {
+		out, err := cli(metaList, "fs", "ls", "/vol/bkt", "--follower-reads")
+		require.NoError(t, err, "%s", out)
+		require.Contains(t, out, "d00")
+	}
+	after := followerReads()
+	var more float64
+	for i := range after {
+		more += after[i] - counts[i]
+	}
+	require.Positive(t, more, "strato fs ls --follower-reads was served by followers")
 }

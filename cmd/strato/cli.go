@@ -42,6 +42,7 @@ type cliOptions struct {
 	json        bool
 	timeout     time.Duration
 	requestID   string
+	followers   bool
 }
 
 // addFlags registers the group's persistent flags on cmd.
@@ -53,6 +54,7 @@ func (o *cliOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.clusterName, "cluster", "", "a cluster of the client's file ~/.config/strato/config.toml (docs/operations.md, Configuration): its meta, tls-ca and token-file serve where --meta, --tls-ca and --token are not given; default $"+clusterEnv+", else the file's default")
 	f.BoolVar(&o.json, "json", false, "machine-readable output: one JSON document (records as objects, lists as arrays; 64-bit numbers as numbers, enum values as the tables print them: docs/cli.md)")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long (data commands: until the transfer starts)")
+	f.BoolVar(&o.followers, "follower-reads", false, "send read-only calls to any meta replica, not only the leader (linearizable: ReadIndex through the leader; docs/decisions/0087-follower-reads.md)")
 	f.StringVar(&o.requestID, "request-id", "", "name the command's calls to meta and the datanodes by this request ID (up to 64 printable ASCII characters): meta's audit log and the datanodes' logs record it (docs/observability.md)")
 }
 
@@ -125,6 +127,8 @@ func (o *cliOptions) connect(cmd *cobra.Command) (c *client.Client, addrs []stri
 		NoToken: tok == "",
 		Owner:   currentUser(),
 		Logger:  slog.New(slog.DiscardHandler),
+
+		FollowerReads: o.followers,
 	})
 	return c, addrs, tlsConfig, tok, err
 }
