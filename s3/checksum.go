@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
+	"encoding/hex"
 	"hash"
 	"hash/crc32"
 	"hash/crc64"
@@ -48,6 +49,29 @@ func newChecksum(algo string) hash.Hash {
 
 func validAlgorithm(algo string) bool { return newChecksum(algo) != nil }
 
+// checksumSchema checks a multipart upload's x-amz-checksum-type against
+// its algorithm, as AWS does: COMPOSITE goes with crc32, crc32c, sha1 and
+// sha256 (a checksum of the parts' checksums), FULL_OBJECT with the CRCs
+// that combine (crc32, crc32c, crc64nvme).
+func checksumSchema(typ, algo string) error {
+	if typ == "" {
+		return nil
+	}
+	var ok bool
+	switch typ {
+	case "COMPOSITE":
+		ok = algo != "crc64nvme"
+	case "FULL_OBJECT":
+		ok = algo == "" || algo == "crc32" || algo == "crc32c" || algo == "crc64nvme"
+	default:
+		return errf(ErrInvalidRequest, "Value for x-amz-checksum-type header is invalid.")
+	}
+	if !ok {
+		return errf(ErrInvalidRequest, "The %s checksum type cannot be used with the %s checksum algorithm.", typ, algo)
+	}
+	return nil
+}
+
 // checksumHeader is the header (and attribute) name of an algorithm.
 func checksumHeader(algo string) string { return "x-amz-checksum-" + algo }
 
@@ -65,10 +89,11 @@ type payloadChecks struct {
 // newPayloadChecks reads the checksum headers of r.
 func newPayloadChecks(r *http.Request) (*payloadChecks, error) {
 	pc := &payloadChecks{md5: md5.New()}
-	if v := r.Header.Get("Content-MD5"); v != "" {
-		b, err := base64.StdEncoding.DecodeString(v)
+	if vs := r.Header.Values("Content-MD5"); len(vs) > 0 {
+		// Sent, even empty: it must be an MD5.
+		b, err := base64.StdEncoding.DecodeString(vs[0])
 		if err != nil || len(b) != md5.Size {
-			return nil, ErrInvalidDigest
+			return nil, withFields(ErrInvalidDigest, "Content-MD5", vs[0])
 		}
 		pc.wantMD5 = b
 	}
@@ -126,8 +151,10 @@ func (pc *payloadChecks) setTrailer(name, value string) error {
 
 // verify checks the digests once the body is read whole.
 func (pc *payloadChecks) verify() error {
-	if pc.wantMD5 != nil && string(pc.md5.Sum(nil)) != string(pc.wantMD5) {
-		return ErrBadDigest
+	if got := pc.md5.Sum(nil); pc.wantMD5 != nil && string(got) != string(pc.wantMD5) {
+		// As AWS: what arrived in base64, what was sent in hex.
+		return withFields(ErrBadDigest, "CalculatedDigest", base64.StdEncoding.EncodeToString(got),
+			"ExpectedDigest", hex.EncodeToString(pc.wantMD5))
 	}
 	if pc.sum == nil {
 		return nil

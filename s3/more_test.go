@@ -425,5 +425,41 @@ func TestAuthRefusals(t *testing.T) {
 		map[string]string{"Content-MD5": "1B2M2Y8AsgTpgAmY7PhCfg=="}))
 	require.Equal(t, "BadDigest", signedCode(t, "PUT", "/"+b+"/k", other, "UNSIGNED-PAYLOAD", testSecret, now,
 		map[string]string{"x-amz-checksum-crc32": "AAAAAA=="}))
+	// A Content-MD5 that is no MD5: empty, not base64, or of another length.
+	for _, v := range []string{"", "invalid_md5", "aGVsbCBzLGRham5mamFuc2Y="} {
+		require.Equal(t, "InvalidDigest", signedCode(t, "PUT", "/"+b+"/k", other, "UNSIGNED-PAYLOAD", testSecret, now,
+			map[string]string{"Content-MD5": v}), "Content-MD5 %q", v)
+	}
 	require.Equal(t, body, get(t, c, b, "k"))
+}
+
+// TestMultipartChecksumSchema: CreateMultipartUpload refuses a checksum
+// type its algorithm cannot give (AWS's pairs), and takes the others.
+func TestMultipartChecksumSchema(t *testing.T) {
+	ctx := context.Background()
+	c := sdk(t, false)
+	b := newBucket(t, c)
+	for _, tc := range []struct {
+		typ  types.ChecksumType
+		algo types.ChecksumAlgorithm
+		ok   bool
+	}{
+		{types.ChecksumTypeComposite, types.ChecksumAlgorithmCrc64nvme, false},
+		{types.ChecksumTypeFullObject, types.ChecksumAlgorithmSha1, false},
+		{types.ChecksumTypeFullObject, types.ChecksumAlgorithmSha256, false},
+		{types.ChecksumTypeComposite, types.ChecksumAlgorithmCrc32c, true},
+		{types.ChecksumTypeComposite, types.ChecksumAlgorithmSha256, true},
+		{types.ChecksumTypeFullObject, types.ChecksumAlgorithmCrc32, true},
+	} {
+		cu, err := c.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("k"),
+			ChecksumType: tc.typ, ChecksumAlgorithm: tc.algo})
+		if !tc.ok {
+			require.Equal(t, "InvalidRequest", apiCode(err), "%s with %s", tc.typ, tc.algo)
+			require.ErrorContains(t, err, "checksum type cannot be used with the "+strings.ToLower(string(tc.algo))+" checksum algorithm")
+			continue
+		}
+		require.NoError(t, err, "%s with %s", tc.typ, tc.algo)
+		_, err = c.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("k"), UploadId: cu.UploadId})
+		require.NoError(t, err)
+	}
 }

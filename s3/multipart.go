@@ -100,6 +100,9 @@ func (g *Gateway) createUpload(rq *request) error {
 		return err
 	}
 	algo := strings.ToLower(rq.r.Header.Get("X-Amz-Checksum-Algorithm"))
+	if err := checksumSchema(strings.ToUpper(rq.r.Header.Get("X-Amz-Checksum-Type")), algo); err != nil {
+		return err
+	}
 	if algo != "" {
 		if !validAlgorithm(algo) {
 			return errf(ErrInvalidArgument, "Invalid x-amz-checksum-algorithm %q", algo)
