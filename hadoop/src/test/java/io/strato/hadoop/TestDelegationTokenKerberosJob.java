@@ -23,6 +23,7 @@ import java.util.regex.Pattern;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
@@ -139,6 +140,9 @@ public class TestDelegationTokenKerberosJob {
     if (kdc != null) {
       kdc.stop();
     }
+    if (workDir != null) {
+      FileUtil.fullyDelete(workDir);
+    }
     if (cluster != null) {
       cluster.close();
     }
@@ -161,6 +165,8 @@ public class TestDelegationTokenKerberosJob {
       conf.set(role + ".keytab", keytab.getPath());
     }
     conf.setBoolean("yarn.nodemanager.vmem-check-enabled", false);
+    // A shared disk over 90% full would make the node manager unhealthy and the job wait.
+    conf.setFloat("yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage", 100f);
     // The resource manager cancels a finished job's tokens this long after it ends (default 30 s).
     conf.setLong("yarn.resourcemanager.delayed.delegation-token.removal-interval-ms", 1000);
     // The resource manager's strato credential, with which it renews and
