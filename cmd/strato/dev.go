@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -27,6 +28,7 @@ func newDevCmd() *cobra.Command {
 		httpAddr string
 		scan     scanFlags
 		rc       roleConfig
+		dtRenew  time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "dev [--data ./strato-data] [--datanodes 3]",
@@ -69,6 +71,7 @@ start (docs/security.md).`,
 					}
 				}
 			}
+			setDelegationRenewInterval(&o, dtRenew)
 			o.Auth = o.TLS
 			var err error
 			if o.Scan, err = scan.options(); err != nil {
@@ -156,9 +159,26 @@ start (docs/security.md).`,
 	f.StringVar(&s3Access, "s3-access-log", "off", `where that gateway's access log goes, as strato s3 --access-log: a file (appended to), "-" for standard output, or "off"`)
 	f.StringVar(&httpAddr, "http", "127.0.0.1:9880", `address of the web console and of the first meta replica's /metrics, /healthz and /readyz ("": none)`)
 	f.BoolVar(&o.TLS, "secure", false, "TLS between every node and for clients, with a cluster CA made under --data/tls; the S3 gateway and the console (with /metrics) serve HTTPS")
+	f.DurationVar(&dtRenew, "delegation-token-renew-interval", meta.DefaultDelegationTokenRenewInterval,
+		"with --secure: how far the issue or a renewal moves a delegation token's expiry (as strato meta's; a short one shows YARN renewing a job's token)")
 	addPprofFlag(f, &pprof)
 	scan.add(f)
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every node's info messages to stderr (--log-level info)")
 	rc.attach(cmd, "dev", slog.LevelWarn)
 	return cmd
+}
+
+// setDelegationRenewInterval gives every meta replica of o the delegation
+// token renew interval d (0: meta's default).
+func setDelegationRenewInterval(o *minicluster.Options, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	configure := o.ConfigureMeta
+	o.ConfigureMeta = func(i int, mo *meta.Options) {
+		if configure != nil {
+			configure(i, mo)
+		}
+		mo.DelegationTokenRenewInterval = d
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -173,6 +174,23 @@ func TestDevSecure(t *testing.T) {
 	// Without --secure, dev says what it is.
 	out, _ = runDev(t, "--data", t.TempDir())
 	require.Contains(t, out, "unauthenticated and unencrypted")
+}
+
+// strato dev --delegation-token-renew-interval reaches meta: a delegation
+// token expires that long after its issue.
+func TestDevDelegationTokenRenewInterval(t *testing.T) {
+	dir := t.TempDir()
+	out, _ := runDev(t, "--data", dir, "--secure", "--delegation-token-renew-interval", "90s")
+	ca := filepath.Join(dir, minicluster.TLSDir, certs.CACert)
+	tok := devTokenLine.FindStringSubmatch(out)
+	require.NotNil(t, tok, out)
+	h := &cliHarness{t: t, addr: devMetaLine.FindStringSubmatch(out)[1]}
+	h.ok("admin", "token", "delegation", "get", "--renewer", "yarn/host@REALM", "--tls-ca", ca, "--token", tok[1])
+	var listed []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(h.ok("admin", "token", "delegation", "list", "--json", "--tls-ca", ca, "--token", tok[1])), &listed))
+	require.Len(t, listed, 1)
+	require.Equal(t, "yarn", listed[0]["renewer"])
+	require.InDelta(t, 90_000, listed[0]["expiresUnixMs"].(float64)-listed[0]["issueUnixMs"].(float64), 1)
 }
 
 // freePort returns a loopback address that was free a moment ago.

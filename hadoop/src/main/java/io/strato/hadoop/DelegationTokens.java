@@ -17,6 +17,8 @@ import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.security.Credentials;
+import org.apache.hadoop.security.HadoopKerberosName;
+import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.security.token.TokenIdentifier;
 
@@ -59,12 +61,32 @@ final class DelegationTokens {
     return null;
   }
 
+  /**
+   * The user name of a renewer given as a Kerberos principal
+   * (yarn/host@REALM: TokenCache passes yarn.resourcemanager.principal),
+   * mapped by Hadoop's auth_to_local rules (hadoop.security.auth_to_local)
+   * as HDFS's AbstractDelegationTokenIdentifier maps it; a principal no
+   * rule maps, or a plain name, as given (meta takes the first component).
+   */
+  static String renewerName(String renewer) {
+    if (renewer == null || renewer.indexOf('/') < 0 && renewer.indexOf('@') < 0) {
+      return renewer == null ? "" : renewer;
+    }
+    try {
+      UserGroupInformation.isSecurityEnabled(); // loads the rules of Hadoop's configuration
+      return new HadoopKerberosName(renewer).getShortName();
+    } catch (IOException | IllegalArgumentException e) {
+      return renewer;
+    }
+  }
+
   /** Gets a delegation token from meta; null when meta runs without authentication. */
   static Token<StratoDelegationTokenIdentifier> get(MetaClient meta, String renewer, String service) throws IOException {
     GetDelegationTokenResponse r;
+    String name = renewerName(renewer);
     try {
       r = meta.admin("get delegation token", false, s -> s.getDelegationToken(
-          GetDelegationTokenRequest.newBuilder().setRenewer(renewer == null ? "" : renewer).build()));
+          GetDelegationTokenRequest.newBuilder().setRenewer(name).build()));
     } catch (MetaException e) {
       if (e.code() == Status.Code.FAILED_PRECONDITION) {
         return null; // an open cluster (--auth none): no token needed, as HDFS without security

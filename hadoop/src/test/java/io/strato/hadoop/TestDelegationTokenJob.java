@@ -113,6 +113,8 @@ public class TestDelegationTokenJob {
     }
     Configuration conf = new Configuration();
     conf.setBoolean("yarn.nodemanager.vmem-check-enabled", false);
+    // A shared disk over 90% full would make the node manager unhealthy and the job wait.
+    conf.setFloat("yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage", 100f);
     MiniMRClientCluster mr = MiniMRClientClusterFactory.create(TestDelegationTokenJob.class, 1, conf);
     try {
       Configuration jc = new Configuration(mr.getConfig());

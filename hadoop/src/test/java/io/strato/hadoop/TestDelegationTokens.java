@@ -8,6 +8,7 @@ import static org.junit.Assert.fail;
 
 import java.io.File;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.util.Random;
 import java.util.regex.Matcher;
@@ -21,6 +22,7 @@ import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.security.TokenCacheAccess;
 import org.apache.hadoop.security.Credentials;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.authentication.util.KerberosName;
 import org.apache.hadoop.security.token.DtUtilShell;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.util.ToolRunner;
@@ -163,6 +165,28 @@ public class TestDelegationTokens {
       fail("a cancelled token was accepted");
     } catch (IOException e) {
       assertTrue(e.getMessage(), e.getMessage().contains("cancelled"));
+    }
+  }
+
+  /**
+   * A renewer principal goes through Hadoop's auth_to_local rules, as
+   * HDFS's identifier maps it: here rm/HOST@EXAMPLE.COM is user yarn, which
+   * meta's first component (rm) would not give.
+   */
+  @Test
+  public void renewerThroughAuthToLocal() throws Exception {
+    UserGroupInformation.isSecurityEnabled(); // Hadoop's own rules first, so that ours are not replaced
+    String before = KerberosName.getRules();
+    KerberosName.setRules("RULE:[2:$1@$0](rm@EXAMPLE\\.COM)s/.*/yarn/\nRULE:[2:$1]");
+    try (FileSystem fs = FileSystem.newInstance(URI.create(cluster.uri()), conf(adminToken))) {
+      Token<?> t = fs.getDelegationToken("rm/host.example.com@EXAMPLE.COM");
+      assertEquals("yarn", ((StratoDelegationTokenIdentifier) t.decodeIdentifier()).getRenewer().toString());
+      t = fs.getDelegationToken("mapred/host.example.com@EXAMPLE.COM");
+      assertEquals("mapred", ((StratoDelegationTokenIdentifier) t.decodeIdentifier()).getRenewer().toString());
+      t = fs.getDelegationToken("a/b/c@EXAMPLE.COM"); // no rule: meta takes the first component
+      assertEquals("a", ((StratoDelegationTokenIdentifier) t.decodeIdentifier()).getRenewer().toString());
+    } finally {
+      KerberosName.setRules(before);
     }
   }
 
