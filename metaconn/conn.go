@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,13 +85,18 @@ func Dial(addrs []string, classify func(error) error, opts ...grpc.DialOption) (
 	if classify == nil {
 		classify = func(err error) error { return err }
 	}
-	return &Conn{
+	m := &Conn{
 		redirect: leader.Redirector{Addrs: addrs, Hint: LeaderHint},
 		opts:     append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...),
 		attempt:  DefaultAttemptTimeout,
 		classify: classify,
 		conns:    map[string]*grpc.ClientConn{},
-	}, nil
+	}
+	// Follower reads start their rotation at a random replica, so that
+	// many short-lived clients (a CLI command makes one or two reads)
+	// spread over the replicas rather than all asking the same one first.
+	m.follower.next.Store(rand.Uint64N(uint64(len(addrs))))
+	return m, nil
 }
 
 // SetAttemptTimeout sets the bound on one attempt of a retry-safe call

@@ -114,8 +114,10 @@ func TestFollowerReadsProcesses(t *testing.T) {
 	served, fallbacks := plain.Meta().FollowerReadStats()
 	require.Zero(t, served+fallbacks)
 
-	// The CLI: --follower-reads sends its reads to the followers too.
-	for range 6 {
+	// The CLI: --follower-reads sends its reads to the followers too. Each
+	// command starts its rotation at a random replica (one read each: all
+	// twelve at the leader has odds of 1 in 3^12).
+	for range 12 {
 		out, err := cli(metaList, "fs", "ls", "/vol/bkt", "--follower-reads")
 		require.NoError(t, err, "%s", out)
 		require.Contains(t, out, "d00")
