@@ -238,23 +238,22 @@ public final class KeyReader implements Closeable {
    * must).
    */
   private StripedPiece stripedPiece(long off, int len) throws IOException {
-    Blk bl = blockAt(off);
+    Blk bl = blockAt(off); // pieceLen keeps a piece within its group
     StripedReader gr = groupReader(bl);
-    if (len > 0 && off + len <= bl.offset + bl.length) {
-      StripedReader.Views v;
-      try {
-        v = gr.readViews(off - bl.offset, len);
-      } catch (IOException e) {
-        throw new IOException("strato: cannot read " + name() + " block group " + bl.id + " at " + (off - bl.offset)
-            + ": " + e.getMessage(), e);
-      }
+    long in = off - bl.offset;
+    try {
+      StripedReader.Views v = gr.readViews(in, len);
       if (v != null) {
         return new StripedPiece(off, len, v.segs(), v, null);
       }
+      // A member is lost (now marked so): the same reader rebuilds its cells.
+      byte[] b = takePiece();
+      gr.read(in, b, 0, len);
+      return new StripedPiece(off, len, List.of(new StripedReader.Seg(0, len, ByteBuffer.wrap(b), 0)), null, b);
+    } catch (IOException e) {
+      throw new IOException("strato: cannot read " + name() + " block group " + bl.id + " at " + in + ": "
+          + e.getMessage(), e);
     }
-    byte[] b = takePiece();
-    readStriped(off, b, 0, len);
-    return new StripedPiece(off, len, List.of(new StripedReader.Seg(0, len, ByteBuffer.wrap(b), 0)), null, b);
   }
 
   /** Gives a piece's buffers back. */

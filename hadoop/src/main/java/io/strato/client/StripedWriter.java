@@ -230,11 +230,7 @@ final class StripedWriter {
     inFlight = null;
     spare = fl.bufs;
     if (o.errs.isEmpty()) {
-      committed = fl.at + fl.len;
-      cur.length = committed;
-      if (fl.fin) {
-        cur = null;
-      }
+      committedBatch(fl.len, fl.fin);
       return;
     }
     recover(o.failed, o.errs, fl.len);
@@ -244,14 +240,19 @@ final class StripedWriter {
       List<IOException> errs = new ArrayList<>();
       Set<String> failed = sendBatch(cur, committed, fl.bufs, fl.blens, fin, errs);
       if (errs.isEmpty()) {
-        committed += fl.len;
-        cur.length = committed;
-        if (fin) {
-          cur = null;
-        }
+        committedBatch(fl.len, fin);
         return;
       }
       recover(failed, errs, fl.len);
+    }
+  }
+
+  /** A batch of len bytes is committed on every member of the current group; with fin the group is done. */
+  private void committedBatch(long len, boolean fin) {
+    committed += len;
+    cur.length = committed;
+    if (fin) {
+      cur = null;
     }
   }
 
