@@ -79,6 +79,9 @@ func (s *Server) tick(ctx context.Context) error {
 	if err := s.trashTick(ctx); err != nil {
 		return err
 	}
+	if err := s.lifecycleTick(ctx); err != nil {
+		return err
+	}
 	if err := s.rotateBlockTokenKey(ctx); err != nil {
 		return err
 	}

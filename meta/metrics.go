@@ -31,6 +31,8 @@ type Metrics struct {
 	Consensus     consensus.Status
 	// Balancer is the container balancer's state and progress.
 	Balancer BalancerMetrics
+	// Lifecycle is what the lifecycle rounds did (on the leader).
+	Lifecycle LifecycleStats
 }
 
 // BalancerMetrics is the container balancer's part of Metrics.
@@ -54,6 +56,7 @@ func (s *Server) Metrics() Metrics {
 		Containers:        s.lastRepl.Containers, MisReplicated: s.lastRepl.MisReplicated}
 	s.replMu.Unlock()
 	m.Leader = s.node.IsLeader()
+	m.Lifecycle = s.LifecycleStats()
 	for _, d := range s.cl.Datanodes() {
 		m.Datanodes++
 		switch d.Health {

@@ -157,6 +157,15 @@ type Options struct {
 	// (Hadoop's fs.trash.checkpoint.interval). Default, and at most,
 	// TrashInterval.
 	TrashCheckpointInterval time.Duration
+	// LifecycleInterval is how often the leader starts a round over the
+	// buckets' S3 lifecycle rules (lifecycle.go). Default
+	// DefaultLifecycleInterval (1h); negative: no rounds (rules are kept
+	// and not carried out).
+	LifecycleInterval time.Duration
+	// LifecycleDay is the length of a lifecycle rule's day. Default, and
+	// what S3 means, 24h; shorter only to test rules in seconds (as Ceph's
+	// rgw_lc_debug_interval).
+	LifecycleDay time.Duration
 	// NoFollowerReads makes a follower refuse (NotLeader) the read RPCs a
 	// client asks it to serve (FollowerReadMetadata), as it refuses every
 	// other call. Default: false, a follower serves them after a
@@ -228,6 +237,12 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.TrashCheckpointInterval <= 0 || o.TrashCheckpointInterval > o.TrashInterval {
 		o.TrashCheckpointInterval = o.TrashInterval
+	}
+	if o.LifecycleInterval == 0 {
+		o.LifecycleInterval = DefaultLifecycleInterval
+	}
+	if o.LifecycleDay <= 0 {
+		o.LifecycleDay = 24 * time.Hour
 	}
 	o.Cluster.EnsureDefaults()
 	if o.Namespace.DefaultBlockSize == 0 {

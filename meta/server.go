@@ -41,14 +41,15 @@ type Server struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
-	auth          *authenticator // nil without Options.Auth "token"
-	btKeys        blockTokenKeys // block token keys (blocktoken.go)
-	btRotateMu    sync.Mutex     // one new key at a time
-	dtMu          sync.Mutex     // one delegation token issued at a time (delegation.go)
-	dtSeq         uint64         // the last sequence number this leader proposed
-	dtPurgedAt    time.Time      // when the background tick last purged expired delegation tokens
-	blockDel      blockDeletion  // block deletion driver (blockdeletion.go)
-	trash         trashRounds    // the trash checkpoint driver (trash.go)
+	auth          *authenticator  // nil without Options.Auth "token"
+	btKeys        blockTokenKeys  // block token keys (blocktoken.go)
+	btRotateMu    sync.Mutex      // one new key at a time
+	dtMu          sync.Mutex      // one delegation token issued at a time (delegation.go)
+	dtSeq         uint64          // the last sequence number this leader proposed
+	dtPurgedAt    time.Time       // when the background tick last purged expired delegation tokens
+	blockDel      blockDeletion   // block deletion driver (blockdeletion.go)
+	trash         trashRounds     // the trash checkpoint driver (trash.go)
+	lifecycle     lifecycleRounds // the lifecycle rules' driver (lifecycle.go)
 	replMu        sync.Mutex
 	lastRepl      cluster.ReplicationReport
 	lastReplAt    time.Time       // when the leader's last replication pass ran (background goroutine only)

@@ -385,6 +385,8 @@ func (g *Gateway) serve(rq *request) error {
 		case has("cors") && m == http.MethodDelete:
 			rq.op = "DeleteBucketCors"
 			return g.deleteBucketCors(rq)
+		case has("lifecycle") && (m == http.MethodGet || m == http.MethodPut || m == http.MethodDelete):
+			return g.bucketLifecycle(rq)
 		case has("tagging"), has("acl"), has("policy"), has("cors"), has("lifecycle"), has("encryption"),
 			has("website"), has("replication"), has("object-lock"), has("ownershipControls"), has("versioning"),
 			has("notification"), has("logging"), has("publicAccessBlock"), has("accelerate"), has("requestPayment"):

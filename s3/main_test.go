@@ -18,6 +18,7 @@ import (
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/s3"
 )
@@ -56,6 +57,9 @@ func run(m *testing.M) int {
 	// The cluster's own gateway, with the tests' key besides meta's, served
 	// on the tests' HTTP and HTTPS listeners.
 	c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, BlockSize: 8 << 20, ContainerSize: 256 << 20,
+		TickInterval: 200 * time.Millisecond,
+		// Lifecycle rounds often, with days of lifecycleDay (lifecycle_test.go).
+		ConfigureMeta: func(_ int, o *meta.Options) { o.LifecycleInterval, o.LifecycleDay = 100*time.Millisecond, lifecycleDay },
 		S3: &minicluster.S3Options{Credentials: s3.StaticCredentials{testKey: testSecret},
 			Gateway: s3.Options{Domain: "s3.test", Now: func() time.Time { return time.Now().Add(time.Duration(clockAhead.Load())) }}}})
 	if err != nil {

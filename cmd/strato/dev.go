@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -28,7 +27,7 @@ func newDevCmd() *cobra.Command {
 		httpAddr string
 		scan     scanFlags
 		rc       roleConfig
-		dtRenew  time.Duration
+		mo       meta.Options // what the meta flags of dev set
 	)
 	cmd := &cobra.Command{
 		Use:   "dev [--data ./strato-data] [--datanodes 3]",
@@ -71,7 +70,7 @@ start (docs/security.md).`,
 					}
 				}
 			}
-			setDelegationRenewInterval(&o, dtRenew)
+			setDevMetaOptions(&o, mo)
 			o.Auth = o.TLS
 			var err error
 			if o.Scan, err = scan.options(); err != nil {
@@ -159,8 +158,9 @@ start (docs/security.md).`,
 	f.StringVar(&s3Access, "s3-access-log", "off", `where that gateway's access log goes, as strato s3 --access-log: a file (appended to), "-" for standard output, or "off"`)
 	f.StringVar(&httpAddr, "http", "127.0.0.1:9880", `address of the web console and of the first meta replica's /metrics, /healthz and /readyz ("": none)`)
 	f.BoolVar(&o.TLS, "secure", false, "TLS between every node and for clients, with a cluster CA made under --data/tls; the S3 gateway and the console (with /metrics) serve HTTPS")
-	f.DurationVar(&dtRenew, "delegation-token-renew-interval", meta.DefaultDelegationTokenRenewInterval,
+	f.DurationVar(&mo.DelegationTokenRenewInterval, "delegation-token-renew-interval", meta.DefaultDelegationTokenRenewInterval,
 		"with --secure: how far the issue or a renewal moves a delegation token's expiry (as strato meta's; a short one shows YARN renewing a job's token)")
+	addLifecycleFlags(f, &mo)
 	addPprofFlag(f, &pprof)
 	scan.add(f)
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every node's info messages to stderr (--log-level info)")
@@ -168,17 +168,25 @@ start (docs/security.md).`,
 	return cmd
 }
 
-// setDelegationRenewInterval gives every meta replica of o the delegation
-// token renew interval d (0: meta's default).
-func setDelegationRenewInterval(o *minicluster.Options, d time.Duration) {
-	if d <= 0 {
-		return
-	}
+// setDevMetaOptions gives every meta replica of o what dev's meta flags
+// set in mo: the delegation token renew interval (0: meta's default) and
+// the lifecycle rounds.
+func setDevMetaOptions(o *minicluster.Options, mo meta.Options) {
+	withMetaOptions(o, func(m *meta.Options) {
+		if d := mo.DelegationTokenRenewInterval; d > 0 {
+			m.DelegationTokenRenewInterval = d
+		}
+		m.LifecycleInterval, m.LifecycleDay = mo.LifecycleInterval, mo.LifecycleDay
+	})
+}
+
+// withMetaOptions has every meta replica of o configured by set too.
+func withMetaOptions(o *minicluster.Options, set func(*meta.Options)) {
 	configure := o.ConfigureMeta
 	o.ConfigureMeta = func(i int, mo *meta.Options) {
 		if configure != nil {
 			configure(i, mo)
 		}
-		mo.DelegationTokenRenewInterval = d
+		set(mo)
 	}
 }

@@ -162,6 +162,7 @@ func newMetaCmd() *cobra.Command {
 	f.DurationVar(&o.DelegationTokenMaxLifetime, "delegation-token-max-lifetime", meta.DefaultDelegationTokenMaxLifetime, "with --auth token: how long after its issue a delegation token may be renewed up to")
 	f.DurationVar(&o.DelegationTokenRenewInterval, "delegation-token-renew-interval", meta.DefaultDelegationTokenRenewInterval, "with --auth token: how far the issue or a renewal moves a delegation token's expiry")
 	addTrashFlags(f, &o)
+	addLifecycleFlags(f, &o)
 	addBackupFlags(f, &o, &restore)
 	markSecret(f, "console-token")
 	_ = cmd.MarkFlagRequired("data")
@@ -208,6 +209,14 @@ func addTrashFlags(f *pflag.FlagSet, o *meta.Options) {
 		"how long what strato fs rm and hadoop fs -rm remove stays in the bucket's .Trash before it is deleted (Hadoop's fs.trash.interval; 0: no trash, rm deletes at once)")
 	f.DurationVar(&o.TrashCheckpointInterval, "trash-checkpoint-interval", 0,
 		"how often every .Trash/USER/Current becomes a checkpoint and expired checkpoints are deleted (Hadoop's fs.trash.checkpoint.interval; 0: --trash-interval)")
+}
+
+// addLifecycleFlags adds meta's lifecycle flags (docs/s3.md "Lifecycle").
+func addLifecycleFlags(f *pflag.FlagSet, o *meta.Options) {
+	f.DurationVar(&o.LifecycleInterval, "lifecycle-interval", meta.DefaultLifecycleInterval,
+		"how often the leader starts a round that carries out the buckets' S3 lifecycle rules (negative: never)")
+	f.DurationVar(&o.LifecycleDay, "lifecycle-day", 24*time.Hour,
+		"the length of a lifecycle rule's day: 24h as S3's; shorter only to see rules act in a test")
 }
 
 // trashInterval is --trash-interval: a duration whose 0 turns the trash

@@ -111,7 +111,8 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 		cmd.Op = &stratov1.NamespaceCommand_CommitKey{CommitKey: c}
 	case *stratov1.DeleteKeyRequest:
 		cmd.Op = &stratov1.NamespaceCommand_Delete{Delete: &stratov1.DeleteCommand{
-			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetKey(), VersionId: r.GetVersionId()}}
+			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetKey(), VersionId: r.GetVersionId(),
+			IfObjectId: r.GetIfObjectId()}}
 	case *stratov1.DeleteRequest:
 		cmd.Op = &stratov1.NamespaceCommand_Delete{Delete: &stratov1.DeleteCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetPath(), Recursive: r.GetRecursive()}}

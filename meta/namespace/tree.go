@@ -123,6 +123,9 @@ func (a *applier) delete(d *stratov1.DeleteCommand) (proto.Message, error) {
 			return nil, err
 		}
 		key := childKey(nil, tagKey, bk.Id, d.GetPath())
+		if err := a.checkIfObjectID(bk, key, d); err != nil {
+			return nil, err
+		}
 		if bk.Versioning != versioningOff || d.GetVersionId() != "" {
 			return a.deleteVersioned(bk, key, d.GetPath(), d.GetVersionId())
 		}
@@ -188,6 +191,23 @@ func (a *applier) delete(d *stratov1.DeleteCommand) (proto.Message, error) {
 		}
 	}
 	return &stratov1.DeleteResponse{}, nil
+}
+
+// checkIfObjectID refuses a delete whose if_object_id is not the object
+// the key's latest version is (a delete marker is no object).
+func (a *applier) checkIfObjectID(bk *stratov1.BucketRecord, key []byte, d *stratov1.DeleteCommand) error {
+	if d.GetIfObjectId() == 0 {
+		return nil
+	}
+	cur := &stratov1.KeyRecord{}
+	found, err := get(a.b, key, cur)
+	if err != nil {
+		return err
+	}
+	if !found || cur.GetObjectId() != d.GetIfObjectId() {
+		return fmt.Errorf("%w: %s/%s/%s is no longer object %d", ErrFailedPrecondition, bk.Volume, bk.Name, d.GetPath(), d.GetIfObjectId())
+	}
+	return nil
 }
 
 func (a *applier) deleteFile(bk *stratov1.BucketRecord, key []byte, name string, notFound error) (proto.Message, error) {

@@ -34,9 +34,10 @@ func prepareUpdate(req proto.Message) (*stratov1.UpdateCommand, error) {
 			return nil, err
 		}
 		c.Versioning = r.GetVersioning()
+		c.Lifecycle, c.ClearLifecycle = r.GetLifecycle(), r.GetClearLifecycle()
 		if c.Owner == "" && c.Replication == stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED && c.ErasureCoding == nil &&
-			c.Versioning == versioningOff {
-			return nil, fmt.Errorf("%w: UpdateBucket %s/%s changes nothing (no owner, replication, erasure coding or versioning)", ErrInvalid, c.Volume, c.Bucket)
+			c.Versioning == versioningOff && c.Lifecycle == nil && !c.ClearLifecycle {
+			return nil, fmt.Errorf("%w: UpdateBucket %s/%s changes nothing (no owner, replication, erasure coding, versioning or lifecycle)", ErrInvalid, c.Volume, c.Bucket)
 		}
 	}
 	return c, checkUpdate(c)
@@ -66,6 +67,17 @@ func checkUpdate(c *stratov1.UpdateCommand) error {
 	if c.ErasureCoding != nil {
 		if _, err := ECConfig(c.ErasureCoding); err != nil {
 			return err
+		}
+	}
+	if c.Lifecycle != nil || c.ClearLifecycle {
+		if c.Bucket == "" {
+			return fmt.Errorf("%w: a volume has no lifecycle rules", ErrInvalid)
+		}
+		if c.Lifecycle != nil && c.ClearLifecycle {
+			return fmt.Errorf("%w: lifecycle rules and their removal: choose one", ErrInvalid)
+		}
+		if c.Lifecycle != nil {
+			return CheckLifecycle(c.Lifecycle)
 		}
 	}
 	return nil
@@ -113,6 +125,9 @@ func (a *applier) update(c *stratov1.UpdateCommand) (proto.Message, error) {
 		if err := a.setVersioning(bk, c.GetVersioning()); err != nil {
 			return nil, err
 		}
+	}
+	if err := setLifecycle(bk, c); err != nil {
+		return nil, err
 	}
 	bk.ModificationTimeUnixMs = a.now
 	a.removeBucketFromCache(bk.Volume, bk.Name)

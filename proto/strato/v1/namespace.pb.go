@@ -920,7 +920,10 @@ type BucketInfo struct {
 	// SetTimes.
 	AccessTimeUnixMs int64 `protobuf:"varint,22,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
 	// S3 versioning (OBS buckets only).
-	Versioning    BucketVersioning `protobuf:"varint,23,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
+	Versioning BucketVersioning `protobuf:"varint,23,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
+	// The bucket's lifecycle rules, which meta's leader carries out
+	// (docs/s3.md "Lifecycle"); unset: none.
+	Lifecycle     *Lifecycle `protobuf:"bytes,30,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1116,6 +1119,214 @@ func (x *BucketInfo) GetVersioning() BucketVersioning {
 	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
+func (x *BucketInfo) GetLifecycle() *Lifecycle {
+	if x != nil {
+		return x.Lifecycle
+	}
+	return nil
+}
+
+// Lifecycle is a bucket's lifecycle configuration (S3's
+// LifecycleConfiguration, decision 0091): rules that expire objects,
+// noncurrent versions and delete markers, and abort multipart uploads left
+// incomplete. Meta's leader applies them in bounded rounds.
+type Lifecycle struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Rules []*LifecycleRule       `protobuf:"bytes,1,rep,name=rules,proto3" json:"rules,omitempty"` // 1 to 1,000
+	// Where the S3 gateway keeps the bucket's multipart uploads under way:
+	// the bucket of that name in this volume ("": the rules abort none).
+	MultipartVolume string `protobuf:"bytes,2,opt,name=multipart_volume,json=multipartVolume,proto3" json:"multipart_volume,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *Lifecycle) Reset() {
+	*x = Lifecycle{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Lifecycle) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Lifecycle) ProtoMessage() {}
+
+func (x *Lifecycle) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Lifecycle.ProtoReflect.Descriptor instead.
+func (*Lifecycle) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Lifecycle) GetRules() []*LifecycleRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+func (x *Lifecycle) GetMultipartVolume() string {
+	if x != nil {
+		return x.MultipartVolume
+	}
+	return ""
+}
+
+// LifecycleRule is one rule: a filter and what happens to what it matches.
+// Days count from the version's creation (noncurrent days: from when a
+// newer version replaced it), rounded up to the next lifecycle day
+// boundary (midnight UTC), as S3 counts them.
+type LifecycleRule struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Id      string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"` // up to 255 characters; may be empty
+	Enabled bool                   `protobuf:"varint,2,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	// The filter: every part set must match.
+	Prefix          string          `protobuf:"bytes,3,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	Tags            []*KeyAttribute `protobuf:"bytes,4,rep,name=tags,proto3" json:"tags,omitempty"`                                                 // name = value, every one
+	SizeGreaterThan int64           `protobuf:"varint,5,opt,name=size_greater_than,json=sizeGreaterThan,proto3" json:"size_greater_than,omitempty"` // 0: no lower bound
+	SizeLessThan    int64           `protobuf:"varint,6,opt,name=size_less_than,json=sizeLessThan,proto3" json:"size_less_than,omitempty"`          // 0: no upper bound
+	// Expiration of the current version: after days, or from a date
+	// (midnight UTC); on a versioned bucket a delete marker takes its place.
+	ExpirationDays       int32 `protobuf:"varint,7,opt,name=expiration_days,json=expirationDays,proto3" json:"expiration_days,omitempty"`
+	ExpirationDateUnixMs int64 `protobuf:"varint,8,opt,name=expiration_date_unix_ms,json=expirationDateUnixMs,proto3" json:"expiration_date_unix_ms,omitempty"`
+	// A delete marker with no other version of its key is removed.
+	ExpiredObjectDeleteMarker bool `protobuf:"varint,9,opt,name=expired_object_delete_marker,json=expiredObjectDeleteMarker,proto3" json:"expired_object_delete_marker,omitempty"`
+	// Noncurrent versions are deleted noncurrent_days after they became
+	// noncurrent, except the newest newer_noncurrent_versions of them.
+	NoncurrentDays          int32 `protobuf:"varint,10,opt,name=noncurrent_days,json=noncurrentDays,proto3" json:"noncurrent_days,omitempty"`
+	NewerNoncurrentVersions int32 `protobuf:"varint,11,opt,name=newer_noncurrent_versions,json=newerNoncurrentVersions,proto3" json:"newer_noncurrent_versions,omitempty"`
+	// Multipart uploads begun more than this many days ago are aborted.
+	AbortIncompleteMultipartDays int32 `protobuf:"varint,12,opt,name=abort_incomplete_multipart_days,json=abortIncompleteMultipartDays,proto3" json:"abort_incomplete_multipart_days,omitempty"`
+	unknownFields                protoimpl.UnknownFields
+	sizeCache                    protoimpl.SizeCache
+}
+
+func (x *LifecycleRule) Reset() {
+	*x = LifecycleRule{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LifecycleRule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LifecycleRule) ProtoMessage() {}
+
+func (x *LifecycleRule) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LifecycleRule.ProtoReflect.Descriptor instead.
+func (*LifecycleRule) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *LifecycleRule) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *LifecycleRule) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+func (x *LifecycleRule) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *LifecycleRule) GetTags() []*KeyAttribute {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+func (x *LifecycleRule) GetSizeGreaterThan() int64 {
+	if x != nil {
+		return x.SizeGreaterThan
+	}
+	return 0
+}
+
+func (x *LifecycleRule) GetSizeLessThan() int64 {
+	if x != nil {
+		return x.SizeLessThan
+	}
+	return 0
+}
+
+func (x *LifecycleRule) GetExpirationDays() int32 {
+	if x != nil {
+		return x.ExpirationDays
+	}
+	return 0
+}
+
+func (x *LifecycleRule) GetExpirationDateUnixMs() int64 {
+	if x != nil {
+		return x.ExpirationDateUnixMs
+	}
+	return 0
+}
+
+func (x *LifecycleRule) GetExpiredObjectDeleteMarker() bool {
+	if x != nil {
+		return x.ExpiredObjectDeleteMarker
+	}
+	return false
+}
+
+func (x *LifecycleRule) GetNoncurrentDays() int32 {
+	if x != nil {
+		return x.NoncurrentDays
+	}
+	return 0
+}
+
+func (x *LifecycleRule) GetNewerNoncurrentVersions() int32 {
+	if x != nil {
+		return x.NewerNoncurrentVersions
+	}
+	return 0
+}
+
+func (x *LifecycleRule) GetAbortIncompleteMultipartDays() int32 {
+	if x != nil {
+		return x.AbortIncompleteMultipartDays
+	}
+	return 0
+}
+
 // BlockID names a block: the container it lives in and its ID there.
 type BlockID struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1127,7 +1338,7 @@ type BlockID struct {
 
 func (x *BlockID) Reset() {
 	*x = BlockID{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[3]
+	mi := &file_strato_v1_namespace_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1139,7 +1350,7 @@ func (x *BlockID) String() string {
 func (*BlockID) ProtoMessage() {}
 
 func (x *BlockID) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[3]
+	mi := &file_strato_v1_namespace_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1152,7 +1363,7 @@ func (x *BlockID) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockID.ProtoReflect.Descriptor instead.
 func (*BlockID) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *BlockID) GetContainerId() uint64 {
@@ -1186,7 +1397,7 @@ type DatanodeDetails struct {
 
 func (x *DatanodeDetails) Reset() {
 	*x = DatanodeDetails{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[4]
+	mi := &file_strato_v1_namespace_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1198,7 +1409,7 @@ func (x *DatanodeDetails) String() string {
 func (*DatanodeDetails) ProtoMessage() {}
 
 func (x *DatanodeDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[4]
+	mi := &file_strato_v1_namespace_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1211,7 +1422,7 @@ func (x *DatanodeDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeDetails.ProtoReflect.Descriptor instead.
 func (*DatanodeDetails) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DatanodeDetails) GetId() string {
@@ -1258,7 +1469,7 @@ type Pipeline struct {
 
 func (x *Pipeline) Reset() {
 	*x = Pipeline{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[5]
+	mi := &file_strato_v1_namespace_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1270,7 +1481,7 @@ func (x *Pipeline) String() string {
 func (*Pipeline) ProtoMessage() {}
 
 func (x *Pipeline) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[5]
+	mi := &file_strato_v1_namespace_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1283,7 +1494,7 @@ func (x *Pipeline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pipeline.ProtoReflect.Descriptor instead.
 func (*Pipeline) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Pipeline) GetId() uint64 {
@@ -1325,7 +1536,7 @@ type BlockLocation struct {
 
 func (x *BlockLocation) Reset() {
 	*x = BlockLocation{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[6]
+	mi := &file_strato_v1_namespace_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1337,7 +1548,7 @@ func (x *BlockLocation) String() string {
 func (*BlockLocation) ProtoMessage() {}
 
 func (x *BlockLocation) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[6]
+	mi := &file_strato_v1_namespace_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1350,7 +1561,7 @@ func (x *BlockLocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockLocation.ProtoReflect.Descriptor instead.
 func (*BlockLocation) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *BlockLocation) GetBlockId() *BlockID {
@@ -1429,7 +1640,7 @@ type KeyInfo struct {
 
 func (x *KeyInfo) Reset() {
 	*x = KeyInfo{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[7]
+	mi := &file_strato_v1_namespace_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1441,7 +1652,7 @@ func (x *KeyInfo) String() string {
 func (*KeyInfo) ProtoMessage() {}
 
 func (x *KeyInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[7]
+	mi := &file_strato_v1_namespace_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1454,7 +1665,7 @@ func (x *KeyInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyInfo.ProtoReflect.Descriptor instead.
 func (*KeyInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *KeyInfo) GetVolume() string {
@@ -1623,7 +1834,7 @@ type KeyAttribute struct {
 
 func (x *KeyAttribute) Reset() {
 	*x = KeyAttribute{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[8]
+	mi := &file_strato_v1_namespace_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1635,7 +1846,7 @@ func (x *KeyAttribute) String() string {
 func (*KeyAttribute) ProtoMessage() {}
 
 func (x *KeyAttribute) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[8]
+	mi := &file_strato_v1_namespace_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1648,7 +1859,7 @@ func (x *KeyAttribute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyAttribute.ProtoReflect.Descriptor instead.
 func (*KeyAttribute) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *KeyAttribute) GetName() string {
@@ -1681,7 +1892,7 @@ type KeySource struct {
 
 func (x *KeySource) Reset() {
 	*x = KeySource{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[9]
+	mi := &file_strato_v1_namespace_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1693,7 +1904,7 @@ func (x *KeySource) String() string {
 func (*KeySource) ProtoMessage() {}
 
 func (x *KeySource) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[9]
+	mi := &file_strato_v1_namespace_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1706,7 +1917,7 @@ func (x *KeySource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySource.ProtoReflect.Descriptor instead.
 func (*KeySource) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *KeySource) GetVolume() string {
@@ -1771,7 +1982,7 @@ type FileStatus struct {
 
 func (x *FileStatus) Reset() {
 	*x = FileStatus{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[10]
+	mi := &file_strato_v1_namespace_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1783,7 +1994,7 @@ func (x *FileStatus) String() string {
 func (*FileStatus) ProtoMessage() {}
 
 func (x *FileStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[10]
+	mi := &file_strato_v1_namespace_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1796,7 +2007,7 @@ func (x *FileStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileStatus.ProtoReflect.Descriptor instead.
 func (*FileStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FileStatus) GetPath() string {
@@ -1917,7 +2128,7 @@ type ExcludeList struct {
 
 func (x *ExcludeList) Reset() {
 	*x = ExcludeList{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[11]
+	mi := &file_strato_v1_namespace_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +2140,7 @@ func (x *ExcludeList) String() string {
 func (*ExcludeList) ProtoMessage() {}
 
 func (x *ExcludeList) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[11]
+	mi := &file_strato_v1_namespace_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +2153,7 @@ func (x *ExcludeList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExcludeList.ProtoReflect.Descriptor instead.
 func (*ExcludeList) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExcludeList) GetDatanodes() []string {
@@ -1978,7 +2189,7 @@ type CreateVolumeRequest struct {
 
 func (x *CreateVolumeRequest) Reset() {
 	*x = CreateVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[12]
+	mi := &file_strato_v1_namespace_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2201,7 @@ func (x *CreateVolumeRequest) String() string {
 func (*CreateVolumeRequest) ProtoMessage() {}
 
 func (x *CreateVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[12]
+	mi := &file_strato_v1_namespace_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2214,7 @@ func (x *CreateVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateVolumeRequest.ProtoReflect.Descriptor instead.
 func (*CreateVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CreateVolumeRequest) GetName() string {
@@ -2043,7 +2254,7 @@ type CreateVolumeResponse struct {
 
 func (x *CreateVolumeResponse) Reset() {
 	*x = CreateVolumeResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[13]
+	mi := &file_strato_v1_namespace_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2055,7 +2266,7 @@ func (x *CreateVolumeResponse) String() string {
 func (*CreateVolumeResponse) ProtoMessage() {}
 
 func (x *CreateVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[13]
+	mi := &file_strato_v1_namespace_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2068,7 +2279,7 @@ func (x *CreateVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateVolumeResponse.ProtoReflect.Descriptor instead.
 func (*CreateVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreateVolumeResponse) GetVolume() *VolumeInfo {
@@ -2087,7 +2298,7 @@ type DeleteVolumeRequest struct {
 
 func (x *DeleteVolumeRequest) Reset() {
 	*x = DeleteVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[14]
+	mi := &file_strato_v1_namespace_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2099,7 +2310,7 @@ func (x *DeleteVolumeRequest) String() string {
 func (*DeleteVolumeRequest) ProtoMessage() {}
 
 func (x *DeleteVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[14]
+	mi := &file_strato_v1_namespace_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2112,7 +2323,7 @@ func (x *DeleteVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeRequest.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteVolumeRequest) GetName() string {
@@ -2130,7 +2341,7 @@ type DeleteVolumeResponse struct {
 
 func (x *DeleteVolumeResponse) Reset() {
 	*x = DeleteVolumeResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[15]
+	mi := &file_strato_v1_namespace_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2142,7 +2353,7 @@ func (x *DeleteVolumeResponse) String() string {
 func (*DeleteVolumeResponse) ProtoMessage() {}
 
 func (x *DeleteVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[15]
+	mi := &file_strato_v1_namespace_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2155,7 +2366,7 @@ func (x *DeleteVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeResponse.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{17}
 }
 
 type GetVolumeRequest struct {
@@ -2167,7 +2378,7 @@ type GetVolumeRequest struct {
 
 func (x *GetVolumeRequest) Reset() {
 	*x = GetVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[16]
+	mi := &file_strato_v1_namespace_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2179,7 +2390,7 @@ func (x *GetVolumeRequest) String() string {
 func (*GetVolumeRequest) ProtoMessage() {}
 
 func (x *GetVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[16]
+	mi := &file_strato_v1_namespace_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2192,7 +2403,7 @@ func (x *GetVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVolumeRequest.ProtoReflect.Descriptor instead.
 func (*GetVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetVolumeRequest) GetName() string {
@@ -2213,7 +2424,7 @@ type ListVolumesRequest struct {
 
 func (x *ListVolumesRequest) Reset() {
 	*x = ListVolumesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[17]
+	mi := &file_strato_v1_namespace_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2225,7 +2436,7 @@ func (x *ListVolumesRequest) String() string {
 func (*ListVolumesRequest) ProtoMessage() {}
 
 func (x *ListVolumesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[17]
+	mi := &file_strato_v1_namespace_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2238,7 +2449,7 @@ func (x *ListVolumesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListVolumesRequest.ProtoReflect.Descriptor instead.
 func (*ListVolumesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListVolumesRequest) GetPrefix() string {
@@ -2272,7 +2483,7 @@ type ListVolumesResponse struct {
 
 func (x *ListVolumesResponse) Reset() {
 	*x = ListVolumesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[18]
+	mi := &file_strato_v1_namespace_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2284,7 +2495,7 @@ func (x *ListVolumesResponse) String() string {
 func (*ListVolumesResponse) ProtoMessage() {}
 
 func (x *ListVolumesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[18]
+	mi := &file_strato_v1_namespace_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2297,7 +2508,7 @@ func (x *ListVolumesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListVolumesResponse.ProtoReflect.Descriptor instead.
 func (*ListVolumesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListVolumesResponse) GetVolumes() []*VolumeInfo {
@@ -2333,7 +2544,7 @@ type SetQuotaRequest struct {
 
 func (x *SetQuotaRequest) Reset() {
 	*x = SetQuotaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[19]
+	mi := &file_strato_v1_namespace_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2556,7 @@ func (x *SetQuotaRequest) String() string {
 func (*SetQuotaRequest) ProtoMessage() {}
 
 func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[19]
+	mi := &file_strato_v1_namespace_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2569,7 @@ func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SetQuotaRequest) GetVolume() string {
@@ -2411,7 +2622,7 @@ type SetQuotaResponse struct {
 
 func (x *SetQuotaResponse) Reset() {
 	*x = SetQuotaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[20]
+	mi := &file_strato_v1_namespace_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2423,7 +2634,7 @@ func (x *SetQuotaResponse) String() string {
 func (*SetQuotaResponse) ProtoMessage() {}
 
 func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[20]
+	mi := &file_strato_v1_namespace_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2436,7 +2647,7 @@ func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaResponse.ProtoReflect.Descriptor instead.
 func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{22}
 }
 
 // UpdateVolumeRequest changes what is set of a volume; at least one field
@@ -2451,7 +2662,7 @@ type UpdateVolumeRequest struct {
 
 func (x *UpdateVolumeRequest) Reset() {
 	*x = UpdateVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	mi := &file_strato_v1_namespace_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2463,7 +2674,7 @@ func (x *UpdateVolumeRequest) String() string {
 func (*UpdateVolumeRequest) ProtoMessage() {}
 
 func (x *UpdateVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	mi := &file_strato_v1_namespace_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2476,7 +2687,7 @@ func (x *UpdateVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateVolumeRequest.ProtoReflect.Descriptor instead.
 func (*UpdateVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *UpdateVolumeRequest) GetName() string {
@@ -2503,7 +2714,7 @@ type UpdateVolumeResponse struct {
 
 func (x *UpdateVolumeResponse) Reset() {
 	*x = UpdateVolumeResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	mi := &file_strato_v1_namespace_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2515,7 +2726,7 @@ func (x *UpdateVolumeResponse) String() string {
 func (*UpdateVolumeResponse) ProtoMessage() {}
 
 func (x *UpdateVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	mi := &file_strato_v1_namespace_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2528,7 +2739,7 @@ func (x *UpdateVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateVolumeResponse.ProtoReflect.Descriptor instead.
 func (*UpdateVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *UpdateVolumeResponse) GetVolume() *VolumeInfo {
@@ -2554,14 +2765,18 @@ type UpdateBucketRequest struct {
 	ErasureCoding *ErasureCoding `protobuf:"bytes,5,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
 	// Set: the bucket's S3 versioning becomes ENABLED or SUSPENDED
 	// (OBS buckets only; UNSPECIFIED: unchanged).
-	Versioning    BucketVersioning `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Versioning BucketVersioning `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
+	// Set: the bucket's lifecycle rules become these (checked as S3 checks
+	// them); clear_lifecycle removes them.
+	Lifecycle      *Lifecycle `protobuf:"bytes,30,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`
+	ClearLifecycle bool       `protobuf:"varint,31,opt,name=clear_lifecycle,json=clearLifecycle,proto3" json:"clear_lifecycle,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *UpdateBucketRequest) Reset() {
 	*x = UpdateBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	mi := &file_strato_v1_namespace_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2573,7 +2788,7 @@ func (x *UpdateBucketRequest) String() string {
 func (*UpdateBucketRequest) ProtoMessage() {}
 
 func (x *UpdateBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	mi := &file_strato_v1_namespace_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2586,7 +2801,7 @@ func (x *UpdateBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateBucketRequest.ProtoReflect.Descriptor instead.
 func (*UpdateBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *UpdateBucketRequest) GetVolume() string {
@@ -2631,6 +2846,20 @@ func (x *UpdateBucketRequest) GetVersioning() BucketVersioning {
 	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
+func (x *UpdateBucketRequest) GetLifecycle() *Lifecycle {
+	if x != nil {
+		return x.Lifecycle
+	}
+	return nil
+}
+
+func (x *UpdateBucketRequest) GetClearLifecycle() bool {
+	if x != nil {
+		return x.ClearLifecycle
+	}
+	return false
+}
+
 // UpdateBucketResponse is the bucket as changed.
 type UpdateBucketResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2641,7 +2870,7 @@ type UpdateBucketResponse struct {
 
 func (x *UpdateBucketResponse) Reset() {
 	*x = UpdateBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	mi := &file_strato_v1_namespace_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2653,7 +2882,7 @@ func (x *UpdateBucketResponse) String() string {
 func (*UpdateBucketResponse) ProtoMessage() {}
 
 func (x *UpdateBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	mi := &file_strato_v1_namespace_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2666,7 +2895,7 @@ func (x *UpdateBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateBucketResponse.ProtoReflect.Descriptor instead.
 func (*UpdateBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UpdateBucketResponse) GetBucket() *BucketInfo {
@@ -2704,7 +2933,7 @@ type CreateBucketRequest struct {
 
 func (x *CreateBucketRequest) Reset() {
 	*x = CreateBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[25]
+	mi := &file_strato_v1_namespace_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2716,7 +2945,7 @@ func (x *CreateBucketRequest) String() string {
 func (*CreateBucketRequest) ProtoMessage() {}
 
 func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[25]
+	mi := &file_strato_v1_namespace_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2729,7 +2958,7 @@ func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketRequest.ProtoReflect.Descriptor instead.
 func (*CreateBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateBucketRequest) GetVolume() string {
@@ -2839,7 +3068,7 @@ type CreateBucketResponse struct {
 
 func (x *CreateBucketResponse) Reset() {
 	*x = CreateBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[26]
+	mi := &file_strato_v1_namespace_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2851,7 +3080,7 @@ func (x *CreateBucketResponse) String() string {
 func (*CreateBucketResponse) ProtoMessage() {}
 
 func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[26]
+	mi := &file_strato_v1_namespace_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2864,7 +3093,7 @@ func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketResponse.ProtoReflect.Descriptor instead.
 func (*CreateBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CreateBucketResponse) GetBucket() *BucketInfo {
@@ -2884,7 +3113,7 @@ type DeleteBucketRequest struct {
 
 func (x *DeleteBucketRequest) Reset() {
 	*x = DeleteBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[27]
+	mi := &file_strato_v1_namespace_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2896,7 +3125,7 @@ func (x *DeleteBucketRequest) String() string {
 func (*DeleteBucketRequest) ProtoMessage() {}
 
 func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[27]
+	mi := &file_strato_v1_namespace_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2909,7 +3138,7 @@ func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketRequest.ProtoReflect.Descriptor instead.
 func (*DeleteBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DeleteBucketRequest) GetVolume() string {
@@ -2934,7 +3163,7 @@ type DeleteBucketResponse struct {
 
 func (x *DeleteBucketResponse) Reset() {
 	*x = DeleteBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[28]
+	mi := &file_strato_v1_namespace_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2946,7 +3175,7 @@ func (x *DeleteBucketResponse) String() string {
 func (*DeleteBucketResponse) ProtoMessage() {}
 
 func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[28]
+	mi := &file_strato_v1_namespace_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2959,7 +3188,7 @@ func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketResponse.ProtoReflect.Descriptor instead.
 func (*DeleteBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{30}
 }
 
 type GetBucketRequest struct {
@@ -2972,7 +3201,7 @@ type GetBucketRequest struct {
 
 func (x *GetBucketRequest) Reset() {
 	*x = GetBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[29]
+	mi := &file_strato_v1_namespace_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2984,7 +3213,7 @@ func (x *GetBucketRequest) String() string {
 func (*GetBucketRequest) ProtoMessage() {}
 
 func (x *GetBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[29]
+	mi := &file_strato_v1_namespace_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2997,7 +3226,7 @@ func (x *GetBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBucketRequest.ProtoReflect.Descriptor instead.
 func (*GetBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetBucketRequest) GetVolume() string {
@@ -3026,7 +3255,7 @@ type ListBucketsRequest struct {
 
 func (x *ListBucketsRequest) Reset() {
 	*x = ListBucketsRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[30]
+	mi := &file_strato_v1_namespace_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3038,7 +3267,7 @@ func (x *ListBucketsRequest) String() string {
 func (*ListBucketsRequest) ProtoMessage() {}
 
 func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[30]
+	mi := &file_strato_v1_namespace_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3051,7 +3280,7 @@ func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsRequest.ProtoReflect.Descriptor instead.
 func (*ListBucketsRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListBucketsRequest) GetVolume() string {
@@ -3092,7 +3321,7 @@ type ListBucketsResponse struct {
 
 func (x *ListBucketsResponse) Reset() {
 	*x = ListBucketsResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[31]
+	mi := &file_strato_v1_namespace_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3104,7 +3333,7 @@ func (x *ListBucketsResponse) String() string {
 func (*ListBucketsResponse) ProtoMessage() {}
 
 func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[31]
+	mi := &file_strato_v1_namespace_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3117,7 +3346,7 @@ func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsResponse.ProtoReflect.Descriptor instead.
 func (*ListBucketsResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListBucketsResponse) GetBuckets() []*BucketInfo {
@@ -3164,7 +3393,7 @@ type OpenKeyRequest struct {
 
 func (x *OpenKeyRequest) Reset() {
 	*x = OpenKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[32]
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3176,7 +3405,7 @@ func (x *OpenKeyRequest) String() string {
 func (*OpenKeyRequest) ProtoMessage() {}
 
 func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[32]
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3189,7 +3418,7 @@ func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyRequest.ProtoReflect.Descriptor instead.
 func (*OpenKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *OpenKeyRequest) GetVolume() string {
@@ -3300,7 +3529,7 @@ type CreateFileRequest struct {
 
 func (x *CreateFileRequest) Reset() {
 	*x = CreateFileRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[33]
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3312,7 +3541,7 @@ func (x *CreateFileRequest) String() string {
 func (*CreateFileRequest) ProtoMessage() {}
 
 func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[33]
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3325,7 +3554,7 @@ func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateFileRequest.ProtoReflect.Descriptor instead.
 func (*CreateFileRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CreateFileRequest) GetVolume() string {
@@ -3450,7 +3679,7 @@ type OpenKeyResponse struct {
 
 func (x *OpenKeyResponse) Reset() {
 	*x = OpenKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3462,7 +3691,7 @@ func (x *OpenKeyResponse) String() string {
 func (*OpenKeyResponse) ProtoMessage() {}
 
 func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3475,7 +3704,7 @@ func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyResponse.ProtoReflect.Descriptor instead.
 func (*OpenKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *OpenKeyResponse) GetOpenId() uint64 {
@@ -3562,7 +3791,7 @@ type AllocateBlockRequest struct {
 
 func (x *AllocateBlockRequest) Reset() {
 	*x = AllocateBlockRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3574,7 +3803,7 @@ func (x *AllocateBlockRequest) String() string {
 func (*AllocateBlockRequest) ProtoMessage() {}
 
 func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3587,7 +3816,7 @@ func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockRequest.ProtoReflect.Descriptor instead.
 func (*AllocateBlockRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *AllocateBlockRequest) GetVolume() string {
@@ -3641,7 +3870,7 @@ type AllocateBlockResponse struct {
 
 func (x *AllocateBlockResponse) Reset() {
 	*x = AllocateBlockResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3653,7 +3882,7 @@ func (x *AllocateBlockResponse) String() string {
 func (*AllocateBlockResponse) ProtoMessage() {}
 
 func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3666,7 +3895,7 @@ func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockResponse.ProtoReflect.Descriptor instead.
 func (*AllocateBlockResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AllocateBlockResponse) GetBlock() *BlockLocation {
@@ -3707,7 +3936,7 @@ type CommitKeyRequest struct {
 
 func (x *CommitKeyRequest) Reset() {
 	*x = CommitKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3719,7 +3948,7 @@ func (x *CommitKeyRequest) String() string {
 func (*CommitKeyRequest) ProtoMessage() {}
 
 func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3732,7 +3961,7 @@ func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyRequest.ProtoReflect.Descriptor instead.
 func (*CommitKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CommitKeyRequest) GetVolume() string {
@@ -3809,7 +4038,7 @@ type CommitKeyResponse struct {
 
 func (x *CommitKeyResponse) Reset() {
 	*x = CommitKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3821,7 +4050,7 @@ func (x *CommitKeyResponse) String() string {
 func (*CommitKeyResponse) ProtoMessage() {}
 
 func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3834,7 +4063,7 @@ func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyResponse.ProtoReflect.Descriptor instead.
 func (*CommitKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CommitKeyResponse) GetObjectId() uint64 {
@@ -3882,7 +4111,7 @@ type SetAttributesRequest struct {
 
 func (x *SetAttributesRequest) Reset() {
 	*x = SetAttributesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3894,7 +4123,7 @@ func (x *SetAttributesRequest) String() string {
 func (*SetAttributesRequest) ProtoMessage() {}
 
 func (x *SetAttributesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3907,7 +4136,7 @@ func (x *SetAttributesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesRequest.ProtoReflect.Descriptor instead.
 func (*SetAttributesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SetAttributesRequest) GetVolume() string {
@@ -3960,7 +4189,7 @@ type SetAttributesResponse struct {
 
 func (x *SetAttributesResponse) Reset() {
 	*x = SetAttributesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3972,7 +4201,7 @@ func (x *SetAttributesResponse) String() string {
 func (*SetAttributesResponse) ProtoMessage() {}
 
 func (x *SetAttributesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3985,7 +4214,7 @@ func (x *SetAttributesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesResponse.ProtoReflect.Descriptor instead.
 func (*SetAttributesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
 }
 
 type LookupKeyRequest struct {
@@ -4005,7 +4234,7 @@ type LookupKeyRequest struct {
 
 func (x *LookupKeyRequest) Reset() {
 	*x = LookupKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4017,7 +4246,7 @@ func (x *LookupKeyRequest) String() string {
 func (*LookupKeyRequest) ProtoMessage() {}
 
 func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4030,7 +4259,7 @@ func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyRequest.ProtoReflect.Descriptor instead.
 func (*LookupKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *LookupKeyRequest) GetVolume() string {
@@ -4077,7 +4306,7 @@ type LookupKeyResponse struct {
 
 func (x *LookupKeyResponse) Reset() {
 	*x = LookupKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4089,7 +4318,7 @@ func (x *LookupKeyResponse) String() string {
 func (*LookupKeyResponse) ProtoMessage() {}
 
 func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4102,7 +4331,7 @@ func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyResponse.ProtoReflect.Descriptor instead.
 func (*LookupKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *LookupKeyResponse) GetKey() *KeyInfo {
@@ -4119,14 +4348,18 @@ type DeleteKeyRequest struct {
 	Key    string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
 	// Set: deletes that version for good (OBS). Unset, on a versioned
 	// bucket: a delete marker becomes the key's latest version.
-	VersionId     string `protobuf:"bytes,4,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	VersionId string `protobuf:"bytes,4,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	// Set: the delete happens only while the key's latest version is the
+	// object with this ID (FAILED_PRECONDITION otherwise): lifecycle's
+	// expiry never removes a version written after it looked.
+	IfObjectId    uint64 `protobuf:"varint,30,opt,name=if_object_id,json=ifObjectId,proto3" json:"if_object_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeleteKeyRequest) Reset() {
 	*x = DeleteKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4138,7 +4371,7 @@ func (x *DeleteKeyRequest) String() string {
 func (*DeleteKeyRequest) ProtoMessage() {}
 
 func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4151,7 +4384,7 @@ func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *DeleteKeyRequest) GetVolume() string {
@@ -4182,6 +4415,13 @@ func (x *DeleteKeyRequest) GetVersionId() string {
 	return ""
 }
 
+func (x *DeleteKeyRequest) GetIfObjectId() uint64 {
+	if x != nil {
+		return x.IfObjectId
+	}
+	return 0
+}
+
 type DeleteKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	VersionId     string                 `protobuf:"bytes,1,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`           // the version deleted, or the marker made
@@ -4192,7 +4432,7 @@ type DeleteKeyResponse struct {
 
 func (x *DeleteKeyResponse) Reset() {
 	*x = DeleteKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4204,7 +4444,7 @@ func (x *DeleteKeyResponse) String() string {
 func (*DeleteKeyResponse) ProtoMessage() {}
 
 func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4217,7 +4457,7 @@ func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *DeleteKeyResponse) GetVersionId() string {
@@ -4248,7 +4488,7 @@ type RenameKeyRequest struct {
 
 func (x *RenameKeyRequest) Reset() {
 	*x = RenameKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4260,7 +4500,7 @@ func (x *RenameKeyRequest) String() string {
 func (*RenameKeyRequest) ProtoMessage() {}
 
 func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4273,7 +4513,7 @@ func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyRequest.ProtoReflect.Descriptor instead.
 func (*RenameKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *RenameKeyRequest) GetVolume() string {
@@ -4312,7 +4552,7 @@ type RenameKeyResponse struct {
 
 func (x *RenameKeyResponse) Reset() {
 	*x = RenameKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4324,7 +4564,7 @@ func (x *RenameKeyResponse) String() string {
 func (*RenameKeyResponse) ProtoMessage() {}
 
 func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4337,7 +4577,7 @@ func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyResponse.ProtoReflect.Descriptor instead.
 func (*RenameKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
 }
 
 type ListKeysRequest struct {
@@ -4354,7 +4594,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4366,7 +4606,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4379,7 +4619,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListKeysRequest) GetVolume() string {
@@ -4437,7 +4677,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4449,7 +4689,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4462,7 +4702,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListKeysResponse) GetKeys() []*KeyInfo {
@@ -4512,7 +4752,7 @@ type ListKeyVersionsRequest struct {
 
 func (x *ListKeyVersionsRequest) Reset() {
 	*x = ListKeyVersionsRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4524,7 +4764,7 @@ func (x *ListKeyVersionsRequest) String() string {
 func (*ListKeyVersionsRequest) ProtoMessage() {}
 
 func (x *ListKeyVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4537,7 +4777,7 @@ func (x *ListKeyVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeyVersionsRequest.ProtoReflect.Descriptor instead.
 func (*ListKeyVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListKeyVersionsRequest) GetVolume() string {
@@ -4603,7 +4843,7 @@ type ListKeyVersionsResponse struct {
 
 func (x *ListKeyVersionsResponse) Reset() {
 	*x = ListKeyVersionsResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4615,7 +4855,7 @@ func (x *ListKeyVersionsResponse) String() string {
 func (*ListKeyVersionsResponse) ProtoMessage() {}
 
 func (x *ListKeyVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4628,7 +4868,7 @@ func (x *ListKeyVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeyVersionsResponse.ProtoReflect.Descriptor instead.
 func (*ListKeyVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListKeyVersionsResponse) GetVersions() []*KeyInfo {
@@ -4686,7 +4926,7 @@ type CreateDirectoryRequest struct {
 
 func (x *CreateDirectoryRequest) Reset() {
 	*x = CreateDirectoryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4698,7 +4938,7 @@ func (x *CreateDirectoryRequest) String() string {
 func (*CreateDirectoryRequest) ProtoMessage() {}
 
 func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4711,7 +4951,7 @@ func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryRequest.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CreateDirectoryRequest) GetVolume() string {
@@ -4766,7 +5006,7 @@ type CreateDirectoryResponse struct {
 
 func (x *CreateDirectoryResponse) Reset() {
 	*x = CreateDirectoryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4778,7 +5018,7 @@ func (x *CreateDirectoryResponse) String() string {
 func (*CreateDirectoryResponse) ProtoMessage() {}
 
 func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4791,7 +5031,7 @@ func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryResponse.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CreateDirectoryResponse) GetObjectId() uint64 {
@@ -4820,7 +5060,7 @@ type GetFileStatusRequest struct {
 
 func (x *GetFileStatusRequest) Reset() {
 	*x = GetFileStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4832,7 +5072,7 @@ func (x *GetFileStatusRequest) String() string {
 func (*GetFileStatusRequest) ProtoMessage() {}
 
 func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4845,7 +5085,7 @@ func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFileStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetFileStatusRequest) GetVolume() string {
@@ -4885,7 +5125,7 @@ type GetFileStatusResponse struct {
 
 func (x *GetFileStatusResponse) Reset() {
 	*x = GetFileStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4897,7 +5137,7 @@ func (x *GetFileStatusResponse) String() string {
 func (*GetFileStatusResponse) ProtoMessage() {}
 
 func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4910,7 +5150,7 @@ func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetFileStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetFileStatusResponse) GetStatus() *FileStatus {
@@ -4933,7 +5173,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4945,7 +5185,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4958,7 +5198,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListStatusRequest) GetVolume() string {
@@ -5006,7 +5246,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5018,7 +5258,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5031,7 +5271,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*FileStatus {
@@ -5061,7 +5301,7 @@ type GetContentSummaryRequest struct {
 
 func (x *GetContentSummaryRequest) Reset() {
 	*x = GetContentSummaryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5073,7 +5313,7 @@ func (x *GetContentSummaryRequest) String() string {
 func (*GetContentSummaryRequest) ProtoMessage() {}
 
 func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5086,7 +5326,7 @@ func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetContentSummaryRequest) GetVolume() string {
@@ -5139,7 +5379,7 @@ type GetContentSummaryResponse struct {
 
 func (x *GetContentSummaryResponse) Reset() {
 	*x = GetContentSummaryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5151,7 +5391,7 @@ func (x *GetContentSummaryResponse) String() string {
 func (*GetContentSummaryResponse) ProtoMessage() {}
 
 func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5164,7 +5404,7 @@ func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryResponse.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *GetContentSummaryResponse) GetLength() int64 {
@@ -5215,7 +5455,7 @@ type ContentSummaryCursor struct {
 
 func (x *ContentSummaryCursor) Reset() {
 	*x = ContentSummaryCursor{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5227,7 +5467,7 @@ func (x *ContentSummaryCursor) String() string {
 func (*ContentSummaryCursor) ProtoMessage() {}
 
 func (x *ContentSummaryCursor) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5240,7 +5480,7 @@ func (x *ContentSummaryCursor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentSummaryCursor.ProtoReflect.Descriptor instead.
 func (*ContentSummaryCursor) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ContentSummaryCursor) GetFrames() []*ContentSummaryCursor_Frame {
@@ -5279,7 +5519,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5291,7 +5531,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5304,7 +5544,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *RenameRequest) GetVolume() string {
@@ -5343,7 +5583,7 @@ type RenameResponse struct {
 
 func (x *RenameResponse) Reset() {
 	*x = RenameResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5355,7 +5595,7 @@ func (x *RenameResponse) String() string {
 func (*RenameResponse) ProtoMessage() {}
 
 func (x *RenameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5368,7 +5608,7 @@ func (x *RenameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponse.ProtoReflect.Descriptor instead.
 func (*RenameResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
 }
 
 // DeleteRequest deletes a file, an empty directory, or a directory and its
@@ -5385,7 +5625,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5397,7 +5637,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5410,7 +5650,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *DeleteRequest) GetVolume() string {
@@ -5451,7 +5691,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5463,7 +5703,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5476,7 +5716,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *DeleteResponse) GetVersionId() string {
@@ -5507,7 +5747,7 @@ type SetPermissionRequest struct {
 
 func (x *SetPermissionRequest) Reset() {
 	*x = SetPermissionRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5519,7 +5759,7 @@ func (x *SetPermissionRequest) String() string {
 func (*SetPermissionRequest) ProtoMessage() {}
 
 func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5532,7 +5772,7 @@ func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionRequest.ProtoReflect.Descriptor instead.
 func (*SetPermissionRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *SetPermissionRequest) GetVolume() string {
@@ -5571,7 +5811,7 @@ type SetPermissionResponse struct {
 
 func (x *SetPermissionResponse) Reset() {
 	*x = SetPermissionResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5583,7 +5823,7 @@ func (x *SetPermissionResponse) String() string {
 func (*SetPermissionResponse) ProtoMessage() {}
 
 func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5596,7 +5836,7 @@ func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionResponse.ProtoReflect.Descriptor instead.
 func (*SetPermissionResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
 }
 
 // SetOwnerRequest sets the owner and the group of path (as
@@ -5615,7 +5855,7 @@ type SetOwnerRequest struct {
 
 func (x *SetOwnerRequest) Reset() {
 	*x = SetOwnerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5627,7 +5867,7 @@ func (x *SetOwnerRequest) String() string {
 func (*SetOwnerRequest) ProtoMessage() {}
 
 func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5640,7 +5880,7 @@ func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerRequest.ProtoReflect.Descriptor instead.
 func (*SetOwnerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *SetOwnerRequest) GetVolume() string {
@@ -5686,7 +5926,7 @@ type SetOwnerResponse struct {
 
 func (x *SetOwnerResponse) Reset() {
 	*x = SetOwnerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5698,7 +5938,7 @@ func (x *SetOwnerResponse) String() string {
 func (*SetOwnerResponse) ProtoMessage() {}
 
 func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5711,7 +5951,7 @@ func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerResponse.ProtoReflect.Descriptor instead.
 func (*SetOwnerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
 }
 
 // SetTimesRequest sets the times of path (as SetPermissionRequest's),
@@ -5729,7 +5969,7 @@ type SetTimesRequest struct {
 
 func (x *SetTimesRequest) Reset() {
 	*x = SetTimesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5741,7 +5981,7 @@ func (x *SetTimesRequest) String() string {
 func (*SetTimesRequest) ProtoMessage() {}
 
 func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5754,7 +5994,7 @@ func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesRequest.ProtoReflect.Descriptor instead.
 func (*SetTimesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *SetTimesRequest) GetVolume() string {
@@ -5800,7 +6040,7 @@ type SetTimesResponse struct {
 
 func (x *SetTimesResponse) Reset() {
 	*x = SetTimesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5812,7 +6052,7 @@ func (x *SetTimesResponse) String() string {
 func (*SetTimesResponse) ProtoMessage() {}
 
 func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5825,7 +6065,7 @@ func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesResponse.ProtoReflect.Descriptor instead.
 func (*SetTimesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
 }
 
 // AppendFileRequest opens path for appending. The answer's open_id is the
@@ -5844,7 +6084,7 @@ type AppendFileRequest struct {
 
 func (x *AppendFileRequest) Reset() {
 	*x = AppendFileRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5856,7 +6096,7 @@ func (x *AppendFileRequest) String() string {
 func (*AppendFileRequest) ProtoMessage() {}
 
 func (x *AppendFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5869,7 +6109,7 @@ func (x *AppendFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendFileRequest.ProtoReflect.Descriptor instead.
 func (*AppendFileRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *AppendFileRequest) GetVolume() string {
@@ -5920,7 +6160,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5932,7 +6172,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5945,7 +6185,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *TruncateRequest) GetVolume() string {
@@ -5988,7 +6228,7 @@ type TruncateResponse struct {
 
 func (x *TruncateResponse) Reset() {
 	*x = TruncateResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6000,7 +6240,7 @@ func (x *TruncateResponse) String() string {
 func (*TruncateResponse) ProtoMessage() {}
 
 func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6013,7 +6253,7 @@ func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
 func (*TruncateResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *TruncateResponse) GetDone() bool {
@@ -6045,7 +6285,7 @@ type ConcatRequest struct {
 
 func (x *ConcatRequest) Reset() {
 	*x = ConcatRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6057,7 +6297,7 @@ func (x *ConcatRequest) String() string {
 func (*ConcatRequest) ProtoMessage() {}
 
 func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6070,7 +6310,7 @@ func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
 func (*ConcatRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *ConcatRequest) GetVolume() string {
@@ -6110,7 +6350,7 @@ type ConcatResponse struct {
 
 func (x *ConcatResponse) Reset() {
 	*x = ConcatResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6122,7 +6362,7 @@ func (x *ConcatResponse) String() string {
 func (*ConcatResponse) ProtoMessage() {}
 
 func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6135,7 +6375,7 @@ func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
 func (*ConcatResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ConcatResponse) GetLength() int64 {
@@ -6156,7 +6396,7 @@ type RecoverLeaseRequest struct {
 
 func (x *RecoverLeaseRequest) Reset() {
 	*x = RecoverLeaseRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6168,7 +6408,7 @@ func (x *RecoverLeaseRequest) String() string {
 func (*RecoverLeaseRequest) ProtoMessage() {}
 
 func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6181,7 +6421,7 @@ func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *RecoverLeaseRequest) GetVolume() string {
@@ -6217,7 +6457,7 @@ type RecoverLeaseResponse struct {
 
 func (x *RecoverLeaseResponse) Reset() {
 	*x = RecoverLeaseResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6229,7 +6469,7 @@ func (x *RecoverLeaseResponse) String() string {
 func (*RecoverLeaseResponse) ProtoMessage() {}
 
 func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6242,7 +6482,7 @@ func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *RecoverLeaseResponse) GetClosed() bool {
@@ -6270,7 +6510,7 @@ type IsFileClosedRequest struct {
 
 func (x *IsFileClosedRequest) Reset() {
 	*x = IsFileClosedRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6282,7 +6522,7 @@ func (x *IsFileClosedRequest) String() string {
 func (*IsFileClosedRequest) ProtoMessage() {}
 
 func (x *IsFileClosedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6295,7 +6535,7 @@ func (x *IsFileClosedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedRequest.ProtoReflect.Descriptor instead.
 func (*IsFileClosedRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *IsFileClosedRequest) GetVolume() string {
@@ -6328,7 +6568,7 @@ type IsFileClosedResponse struct {
 
 func (x *IsFileClosedResponse) Reset() {
 	*x = IsFileClosedResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6340,7 +6580,7 @@ func (x *IsFileClosedResponse) String() string {
 func (*IsFileClosedResponse) ProtoMessage() {}
 
 func (x *IsFileClosedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6353,7 +6593,7 @@ func (x *IsFileClosedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedResponse.ProtoReflect.Descriptor instead.
 func (*IsFileClosedResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *IsFileClosedResponse) GetClosed() bool {
@@ -6371,7 +6611,7 @@ type GetFsStatusRequest struct {
 
 func (x *GetFsStatusRequest) Reset() {
 	*x = GetFsStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6383,7 +6623,7 @@ func (x *GetFsStatusRequest) String() string {
 func (*GetFsStatusRequest) ProtoMessage() {}
 
 func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6396,7 +6636,7 @@ func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFsStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFsStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{81}
 }
 
 // FsStatus is the cluster's raw space: the sums of the last storage
@@ -6414,7 +6654,7 @@ type FsStatus struct {
 
 func (x *FsStatus) Reset() {
 	*x = FsStatus{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6426,7 +6666,7 @@ func (x *FsStatus) String() string {
 func (*FsStatus) ProtoMessage() {}
 
 func (x *FsStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6439,7 +6679,7 @@ func (x *FsStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsStatus.ProtoReflect.Descriptor instead.
 func (*FsStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *FsStatus) GetCapacity() int64 {
@@ -6484,7 +6724,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[81]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6496,7 +6736,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[81]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6509,7 +6749,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{81}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -6541,7 +6781,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[82]
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6553,7 +6793,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[82]
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6566,7 +6806,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{82}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{84}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -6584,7 +6824,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[83]
+	mi := &file_strato_v1_namespace_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6596,7 +6836,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[83]
+	mi := &file_strato_v1_namespace_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6609,7 +6849,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{83}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -6648,7 +6888,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	mi := &file_strato_v1_namespace_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6660,7 +6900,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	mi := &file_strato_v1_namespace_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6673,7 +6913,7 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{84}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{86}
 }
 
 // Acl is one entry of an object's access control list.
@@ -6689,7 +6929,7 @@ type Acl struct {
 
 func (x *Acl) Reset() {
 	*x = Acl{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[85]
+	mi := &file_strato_v1_namespace_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6701,7 +6941,7 @@ func (x *Acl) String() string {
 func (*Acl) ProtoMessage() {}
 
 func (x *Acl) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[85]
+	mi := &file_strato_v1_namespace_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6714,7 +6954,7 @@ func (x *Acl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Acl.ProtoReflect.Descriptor instead.
 func (*Acl) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{85}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *Acl) GetType() AclType {
@@ -6758,7 +6998,7 @@ type AclObject struct {
 
 func (x *AclObject) Reset() {
 	*x = AclObject{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[86]
+	mi := &file_strato_v1_namespace_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6770,7 +7010,7 @@ func (x *AclObject) String() string {
 func (*AclObject) ProtoMessage() {}
 
 func (x *AclObject) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[86]
+	mi := &file_strato_v1_namespace_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6783,7 +7023,7 @@ func (x *AclObject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclObject.ProtoReflect.Descriptor instead.
 func (*AclObject) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{86}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *AclObject) GetKind() AclObjectKind {
@@ -6823,7 +7063,7 @@ type GetAclRequest struct {
 
 func (x *GetAclRequest) Reset() {
 	*x = GetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[87]
+	mi := &file_strato_v1_namespace_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6835,7 +7075,7 @@ func (x *GetAclRequest) String() string {
 func (*GetAclRequest) ProtoMessage() {}
 
 func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[87]
+	mi := &file_strato_v1_namespace_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6848,7 +7088,7 @@ func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclRequest.ProtoReflect.Descriptor instead.
 func (*GetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{87}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *GetAclRequest) GetObject() *AclObject {
@@ -6868,7 +7108,7 @@ type GetAclResponse struct {
 
 func (x *GetAclResponse) Reset() {
 	*x = GetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[88]
+	mi := &file_strato_v1_namespace_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6880,7 +7120,7 @@ func (x *GetAclResponse) String() string {
 func (*GetAclResponse) ProtoMessage() {}
 
 func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[88]
+	mi := &file_strato_v1_namespace_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6893,7 +7133,7 @@ func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclResponse.ProtoReflect.Descriptor instead.
 func (*GetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{88}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *GetAclResponse) GetOwner() string {
@@ -6921,7 +7161,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[89]
+	mi := &file_strato_v1_namespace_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6933,7 +7173,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[89]
+	mi := &file_strato_v1_namespace_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6946,7 +7186,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{89}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *SetAclRequest) GetObject() *AclObject {
@@ -6971,7 +7211,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[90]
+	mi := &file_strato_v1_namespace_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6983,7 +7223,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[90]
+	mi := &file_strato_v1_namespace_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6996,7 +7236,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{90}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{92}
 }
 
 type AddAclRequest struct {
@@ -7009,7 +7249,7 @@ type AddAclRequest struct {
 
 func (x *AddAclRequest) Reset() {
 	*x = AddAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[91]
+	mi := &file_strato_v1_namespace_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7021,7 +7261,7 @@ func (x *AddAclRequest) String() string {
 func (*AddAclRequest) ProtoMessage() {}
 
 func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[91]
+	mi := &file_strato_v1_namespace_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7034,7 +7274,7 @@ func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclRequest.ProtoReflect.Descriptor instead.
 func (*AddAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{91}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *AddAclRequest) GetObject() *AclObject {
@@ -7059,7 +7299,7 @@ type AddAclResponse struct {
 
 func (x *AddAclResponse) Reset() {
 	*x = AddAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[92]
+	mi := &file_strato_v1_namespace_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7071,7 +7311,7 @@ func (x *AddAclResponse) String() string {
 func (*AddAclResponse) ProtoMessage() {}
 
 func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[92]
+	mi := &file_strato_v1_namespace_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7084,7 +7324,7 @@ func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclResponse.ProtoReflect.Descriptor instead.
 func (*AddAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{92}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{94}
 }
 
 type RemoveAclRequest struct {
@@ -7097,7 +7337,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[93]
+	mi := &file_strato_v1_namespace_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7109,7 +7349,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[93]
+	mi := &file_strato_v1_namespace_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7122,7 +7362,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{93}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *RemoveAclRequest) GetObject() *AclObject {
@@ -7147,7 +7387,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[94]
+	mi := &file_strato_v1_namespace_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7159,7 +7399,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[94]
+	mi := &file_strato_v1_namespace_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7172,7 +7412,7 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{94}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{96}
 }
 
 type ContentSummaryCursor_Frame struct {
@@ -7187,7 +7427,7 @@ type ContentSummaryCursor_Frame struct {
 
 func (x *ContentSummaryCursor_Frame) Reset() {
 	*x = ContentSummaryCursor_Frame{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[95]
+	mi := &file_strato_v1_namespace_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7199,7 +7439,7 @@ func (x *ContentSummaryCursor_Frame) String() string {
 func (*ContentSummaryCursor_Frame) ProtoMessage() {}
 
 func (x *ContentSummaryCursor_Frame) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[95]
+	mi := &file_strato_v1_namespace_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7212,7 +7452,7 @@ func (x *ContentSummaryCursor_Frame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentSummaryCursor_Frame.ProtoReflect.Descriptor instead.
 func (*ContentSummaryCursor_Frame) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59, 0}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61, 0}
 }
 
 func (x *ContentSummaryCursor_Frame) GetDirId() uint64 {
@@ -7267,7 +7507,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
 	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\x12\"\n" +
 	"\x04acls\x18\n" +
-	" \x03(\v2\x0e.strato.v1.AclR\x04acls\"\xc9\a\n" +
+	" \x03(\v2\x0e.strato.v1.AclR\x04acls\"\xfd\a\n" +
 	"\n" +
 	"BucketInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
@@ -7302,8 +7542,26 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x13access_time_unix_ms\x18\x16 \x01(\x03R\x10accessTimeUnixMs\x12;\n" +
 	"\n" +
 	"versioning\x18\x17 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
-	"versioningB\r\n" +
-	"\v_permission\"G\n" +
+	"versioning\x122\n" +
+	"\tlifecycle\x18\x1e \x01(\v2\x14.strato.v1.LifecycleR\tlifecycleB\r\n" +
+	"\v_permission\"f\n" +
+	"\tLifecycle\x12.\n" +
+	"\x05rules\x18\x01 \x03(\v2\x18.strato.v1.LifecycleRuleR\x05rules\x12)\n" +
+	"\x10multipart_volume\x18\x02 \x01(\tR\x0fmultipartVolume\"\x9d\x04\n" +
+	"\rLifecycleRule\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\aenabled\x18\x02 \x01(\bR\aenabled\x12\x16\n" +
+	"\x06prefix\x18\x03 \x01(\tR\x06prefix\x12+\n" +
+	"\x04tags\x18\x04 \x03(\v2\x17.strato.v1.KeyAttributeR\x04tags\x12*\n" +
+	"\x11size_greater_than\x18\x05 \x01(\x03R\x0fsizeGreaterThan\x12$\n" +
+	"\x0esize_less_than\x18\x06 \x01(\x03R\fsizeLessThan\x12'\n" +
+	"\x0fexpiration_days\x18\a \x01(\x05R\x0eexpirationDays\x125\n" +
+	"\x17expiration_date_unix_ms\x18\b \x01(\x03R\x14expirationDateUnixMs\x12?\n" +
+	"\x1cexpired_object_delete_marker\x18\t \x01(\bR\x19expiredObjectDeleteMarker\x12'\n" +
+	"\x0fnoncurrent_days\x18\n" +
+	" \x01(\x05R\x0enoncurrentDays\x12:\n" +
+	"\x19newer_noncurrent_versions\x18\v \x01(\x05R\x17newerNoncurrentVersions\x12E\n" +
+	"\x1fabort_incomplete_multipart_days\x18\f \x01(\x05R\x1cabortIncompleteMultipartDays\"G\n" +
 	"\aBlockID\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
 	"\blocal_id\x18\x02 \x01(\x04R\alocalId\"n\n" +
@@ -7423,7 +7681,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\"E\n" +
 	"\x14UpdateVolumeResponse\x12-\n" +
-	"\x06volume\x18\x01 \x01(\v2\x15.strato.v1.VolumeInfoR\x06volume\"\x95\x02\n" +
+	"\x06volume\x18\x01 \x01(\v2\x15.strato.v1.VolumeInfoR\x06volume\"\xf2\x02\n" +
 	"\x13UpdateBucketRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -7432,7 +7690,9 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x0eerasure_coding\x18\x05 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x12;\n" +
 	"\n" +
 	"versioning\x18\x06 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
-	"versioning\"E\n" +
+	"versioning\x122\n" +
+	"\tlifecycle\x18\x1e \x01(\v2\x14.strato.v1.LifecycleR\tlifecycle\x12'\n" +
+	"\x0fclear_lifecycle\x18\x1f \x01(\bR\x0eclearLifecycle\"E\n" +
 	"\x14UpdateBucketResponse\x12-\n" +
 	"\x06bucket\x18\x01 \x01(\v2\x15.strato.v1.BucketInfoR\x06bucket\"\xcc\x04\n" +
 	"\x13CreateBucketRequest\x12\x16\n" +
@@ -7571,13 +7831,15 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"version_id\x18\x04 \x01(\tR\tversionId\x12%\n" +
 	"\x0edelete_markers\x18\x05 \x01(\bR\rdeleteMarkers\"9\n" +
 	"\x11LookupKeyResponse\x12$\n" +
-	"\x03key\x18\x01 \x01(\v2\x12.strato.v1.KeyInfoR\x03key\"s\n" +
+	"\x03key\x18\x01 \x01(\v2\x12.strato.v1.KeyInfoR\x03key\"\x95\x01\n" +
 	"\x10DeleteKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1d\n" +
 	"\n" +
-	"version_id\x18\x04 \x01(\tR\tversionId\"W\n" +
+	"version_id\x18\x04 \x01(\tR\tversionId\x12 \n" +
+	"\fif_object_id\x18\x1e \x01(\x04R\n" +
+	"ifObjectId\"W\n" +
 	"\x11DeleteKeyResponse\x12\x1d\n" +
 	"\n" +
 	"version_id\x18\x01 \x01(\tR\tversionId\x12#\n" +
@@ -7945,7 +8207,7 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 96)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 98)
 var file_strato_v1_namespace_proto_goTypes = []any{
 	(ErrorReason)(0),                   // 0: strato.v1.ErrorReason
 	(BucketLayout)(0),                  // 1: strato.v1.BucketLayout
@@ -7960,294 +8222,300 @@ var file_strato_v1_namespace_proto_goTypes = []any{
 	(*ErasureCoding)(nil),              // 10: strato.v1.ErasureCoding
 	(*VolumeInfo)(nil),                 // 11: strato.v1.VolumeInfo
 	(*BucketInfo)(nil),                 // 12: strato.v1.BucketInfo
-	(*BlockID)(nil),                    // 13: strato.v1.BlockID
-	(*DatanodeDetails)(nil),            // 14: strato.v1.DatanodeDetails
-	(*Pipeline)(nil),                   // 15: strato.v1.Pipeline
-	(*BlockLocation)(nil),              // 16: strato.v1.BlockLocation
-	(*KeyInfo)(nil),                    // 17: strato.v1.KeyInfo
-	(*KeyAttribute)(nil),               // 18: strato.v1.KeyAttribute
-	(*KeySource)(nil),                  // 19: strato.v1.KeySource
-	(*FileStatus)(nil),                 // 20: strato.v1.FileStatus
-	(*ExcludeList)(nil),                // 21: strato.v1.ExcludeList
-	(*CreateVolumeRequest)(nil),        // 22: strato.v1.CreateVolumeRequest
-	(*CreateVolumeResponse)(nil),       // 23: strato.v1.CreateVolumeResponse
-	(*DeleteVolumeRequest)(nil),        // 24: strato.v1.DeleteVolumeRequest
-	(*DeleteVolumeResponse)(nil),       // 25: strato.v1.DeleteVolumeResponse
-	(*GetVolumeRequest)(nil),           // 26: strato.v1.GetVolumeRequest
-	(*ListVolumesRequest)(nil),         // 27: strato.v1.ListVolumesRequest
-	(*ListVolumesResponse)(nil),        // 28: strato.v1.ListVolumesResponse
-	(*SetQuotaRequest)(nil),            // 29: strato.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),           // 30: strato.v1.SetQuotaResponse
-	(*UpdateVolumeRequest)(nil),        // 31: strato.v1.UpdateVolumeRequest
-	(*UpdateVolumeResponse)(nil),       // 32: strato.v1.UpdateVolumeResponse
-	(*UpdateBucketRequest)(nil),        // 33: strato.v1.UpdateBucketRequest
-	(*UpdateBucketResponse)(nil),       // 34: strato.v1.UpdateBucketResponse
-	(*CreateBucketRequest)(nil),        // 35: strato.v1.CreateBucketRequest
-	(*CreateBucketResponse)(nil),       // 36: strato.v1.CreateBucketResponse
-	(*DeleteBucketRequest)(nil),        // 37: strato.v1.DeleteBucketRequest
-	(*DeleteBucketResponse)(nil),       // 38: strato.v1.DeleteBucketResponse
-	(*GetBucketRequest)(nil),           // 39: strato.v1.GetBucketRequest
-	(*ListBucketsRequest)(nil),         // 40: strato.v1.ListBucketsRequest
-	(*ListBucketsResponse)(nil),        // 41: strato.v1.ListBucketsResponse
-	(*OpenKeyRequest)(nil),             // 42: strato.v1.OpenKeyRequest
-	(*CreateFileRequest)(nil),          // 43: strato.v1.CreateFileRequest
-	(*OpenKeyResponse)(nil),            // 44: strato.v1.OpenKeyResponse
-	(*AllocateBlockRequest)(nil),       // 45: strato.v1.AllocateBlockRequest
-	(*AllocateBlockResponse)(nil),      // 46: strato.v1.AllocateBlockResponse
-	(*CommitKeyRequest)(nil),           // 47: strato.v1.CommitKeyRequest
-	(*CommitKeyResponse)(nil),          // 48: strato.v1.CommitKeyResponse
-	(*SetAttributesRequest)(nil),       // 49: strato.v1.SetAttributesRequest
-	(*SetAttributesResponse)(nil),      // 50: strato.v1.SetAttributesResponse
-	(*LookupKeyRequest)(nil),           // 51: strato.v1.LookupKeyRequest
-	(*LookupKeyResponse)(nil),          // 52: strato.v1.LookupKeyResponse
-	(*DeleteKeyRequest)(nil),           // 53: strato.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),          // 54: strato.v1.DeleteKeyResponse
-	(*RenameKeyRequest)(nil),           // 55: strato.v1.RenameKeyRequest
-	(*RenameKeyResponse)(nil),          // 56: strato.v1.RenameKeyResponse
-	(*ListKeysRequest)(nil),            // 57: strato.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),           // 58: strato.v1.ListKeysResponse
-	(*ListKeyVersionsRequest)(nil),     // 59: strato.v1.ListKeyVersionsRequest
-	(*ListKeyVersionsResponse)(nil),    // 60: strato.v1.ListKeyVersionsResponse
-	(*CreateDirectoryRequest)(nil),     // 61: strato.v1.CreateDirectoryRequest
-	(*CreateDirectoryResponse)(nil),    // 62: strato.v1.CreateDirectoryResponse
-	(*GetFileStatusRequest)(nil),       // 63: strato.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),      // 64: strato.v1.GetFileStatusResponse
-	(*ListStatusRequest)(nil),          // 65: strato.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),         // 66: strato.v1.ListStatusResponse
-	(*GetContentSummaryRequest)(nil),   // 67: strato.v1.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil),  // 68: strato.v1.GetContentSummaryResponse
-	(*ContentSummaryCursor)(nil),       // 69: strato.v1.ContentSummaryCursor
-	(*RenameRequest)(nil),              // 70: strato.v1.RenameRequest
-	(*RenameResponse)(nil),             // 71: strato.v1.RenameResponse
-	(*DeleteRequest)(nil),              // 72: strato.v1.DeleteRequest
-	(*DeleteResponse)(nil),             // 73: strato.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),       // 74: strato.v1.SetPermissionRequest
-	(*SetPermissionResponse)(nil),      // 75: strato.v1.SetPermissionResponse
-	(*SetOwnerRequest)(nil),            // 76: strato.v1.SetOwnerRequest
-	(*SetOwnerResponse)(nil),           // 77: strato.v1.SetOwnerResponse
-	(*SetTimesRequest)(nil),            // 78: strato.v1.SetTimesRequest
-	(*SetTimesResponse)(nil),           // 79: strato.v1.SetTimesResponse
-	(*AppendFileRequest)(nil),          // 80: strato.v1.AppendFileRequest
-	(*TruncateRequest)(nil),            // 81: strato.v1.TruncateRequest
-	(*TruncateResponse)(nil),           // 82: strato.v1.TruncateResponse
-	(*ConcatRequest)(nil),              // 83: strato.v1.ConcatRequest
-	(*ConcatResponse)(nil),             // 84: strato.v1.ConcatResponse
-	(*RecoverLeaseRequest)(nil),        // 85: strato.v1.RecoverLeaseRequest
-	(*RecoverLeaseResponse)(nil),       // 86: strato.v1.RecoverLeaseResponse
-	(*IsFileClosedRequest)(nil),        // 87: strato.v1.IsFileClosedRequest
-	(*IsFileClosedResponse)(nil),       // 88: strato.v1.IsFileClosedResponse
-	(*GetFsStatusRequest)(nil),         // 89: strato.v1.GetFsStatusRequest
-	(*FsStatus)(nil),                   // 90: strato.v1.FsStatus
-	(*CloseContainerRequest)(nil),      // 91: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),     // 92: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),       // 93: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),      // 94: strato.v1.ReportReplicaResponse
-	(*Acl)(nil),                        // 95: strato.v1.Acl
-	(*AclObject)(nil),                  // 96: strato.v1.AclObject
-	(*GetAclRequest)(nil),              // 97: strato.v1.GetAclRequest
-	(*GetAclResponse)(nil),             // 98: strato.v1.GetAclResponse
-	(*SetAclRequest)(nil),              // 99: strato.v1.SetAclRequest
-	(*SetAclResponse)(nil),             // 100: strato.v1.SetAclResponse
-	(*AddAclRequest)(nil),              // 101: strato.v1.AddAclRequest
-	(*AddAclResponse)(nil),             // 102: strato.v1.AddAclResponse
-	(*RemoveAclRequest)(nil),           // 103: strato.v1.RemoveAclRequest
-	(*RemoveAclResponse)(nil),          // 104: strato.v1.RemoveAclResponse
-	(*ContentSummaryCursor_Frame)(nil), // 105: strato.v1.ContentSummaryCursor.Frame
-	(*GetTrashPolicyRequest)(nil),      // 106: strato.v1.GetTrashPolicyRequest
-	(*ExpungeTrashRequest)(nil),        // 107: strato.v1.ExpungeTrashRequest
-	(*CreateSnapshotRequest)(nil),      // 108: strato.v1.CreateSnapshotRequest
-	(*DeleteSnapshotRequest)(nil),      // 109: strato.v1.DeleteSnapshotRequest
-	(*RenameSnapshotRequest)(nil),      // 110: strato.v1.RenameSnapshotRequest
-	(*ListSnapshotsRequest)(nil),       // 111: strato.v1.ListSnapshotsRequest
-	(*GetSnapshotRequest)(nil),         // 112: strato.v1.GetSnapshotRequest
-	(*SnapshotDiffRequest)(nil),        // 113: strato.v1.SnapshotDiffRequest
-	(*TrashPolicy)(nil),                // 114: strato.v1.TrashPolicy
-	(*ExpungeTrashResponse)(nil),       // 115: strato.v1.ExpungeTrashResponse
-	(*CreateSnapshotResponse)(nil),     // 116: strato.v1.CreateSnapshotResponse
-	(*DeleteSnapshotResponse)(nil),     // 117: strato.v1.DeleteSnapshotResponse
-	(*RenameSnapshotResponse)(nil),     // 118: strato.v1.RenameSnapshotResponse
-	(*ListSnapshotsResponse)(nil),      // 119: strato.v1.ListSnapshotsResponse
-	(*SnapshotInfo)(nil),               // 120: strato.v1.SnapshotInfo
-	(*SnapshotDiffResponse)(nil),       // 121: strato.v1.SnapshotDiffResponse
+	(*Lifecycle)(nil),                  // 13: strato.v1.Lifecycle
+	(*LifecycleRule)(nil),              // 14: strato.v1.LifecycleRule
+	(*BlockID)(nil),                    // 15: strato.v1.BlockID
+	(*DatanodeDetails)(nil),            // 16: strato.v1.DatanodeDetails
+	(*Pipeline)(nil),                   // 17: strato.v1.Pipeline
+	(*BlockLocation)(nil),              // 18: strato.v1.BlockLocation
+	(*KeyInfo)(nil),                    // 19: strato.v1.KeyInfo
+	(*KeyAttribute)(nil),               // 20: strato.v1.KeyAttribute
+	(*KeySource)(nil),                  // 21: strato.v1.KeySource
+	(*FileStatus)(nil),                 // 22: strato.v1.FileStatus
+	(*ExcludeList)(nil),                // 23: strato.v1.ExcludeList
+	(*CreateVolumeRequest)(nil),        // 24: strato.v1.CreateVolumeRequest
+	(*CreateVolumeResponse)(nil),       // 25: strato.v1.CreateVolumeResponse
+	(*DeleteVolumeRequest)(nil),        // 26: strato.v1.DeleteVolumeRequest
+	(*DeleteVolumeResponse)(nil),       // 27: strato.v1.DeleteVolumeResponse
+	(*GetVolumeRequest)(nil),           // 28: strato.v1.GetVolumeRequest
+	(*ListVolumesRequest)(nil),         // 29: strato.v1.ListVolumesRequest
+	(*ListVolumesResponse)(nil),        // 30: strato.v1.ListVolumesResponse
+	(*SetQuotaRequest)(nil),            // 31: strato.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),           // 32: strato.v1.SetQuotaResponse
+	(*UpdateVolumeRequest)(nil),        // 33: strato.v1.UpdateVolumeRequest
+	(*UpdateVolumeResponse)(nil),       // 34: strato.v1.UpdateVolumeResponse
+	(*UpdateBucketRequest)(nil),        // 35: strato.v1.UpdateBucketRequest
+	(*UpdateBucketResponse)(nil),       // 36: strato.v1.UpdateBucketResponse
+	(*CreateBucketRequest)(nil),        // 37: strato.v1.CreateBucketRequest
+	(*CreateBucketResponse)(nil),       // 38: strato.v1.CreateBucketResponse
+	(*DeleteBucketRequest)(nil),        // 39: strato.v1.DeleteBucketRequest
+	(*DeleteBucketResponse)(nil),       // 40: strato.v1.DeleteBucketResponse
+	(*GetBucketRequest)(nil),           // 41: strato.v1.GetBucketRequest
+	(*ListBucketsRequest)(nil),         // 42: strato.v1.ListBucketsRequest
+	(*ListBucketsResponse)(nil),        // 43: strato.v1.ListBucketsResponse
+	(*OpenKeyRequest)(nil),             // 44: strato.v1.OpenKeyRequest
+	(*CreateFileRequest)(nil),          // 45: strato.v1.CreateFileRequest
+	(*OpenKeyResponse)(nil),            // 46: strato.v1.OpenKeyResponse
+	(*AllocateBlockRequest)(nil),       // 47: strato.v1.AllocateBlockRequest
+	(*AllocateBlockResponse)(nil),      // 48: strato.v1.AllocateBlockResponse
+	(*CommitKeyRequest)(nil),           // 49: strato.v1.CommitKeyRequest
+	(*CommitKeyResponse)(nil),          // 50: strato.v1.CommitKeyResponse
+	(*SetAttributesRequest)(nil),       // 51: strato.v1.SetAttributesRequest
+	(*SetAttributesResponse)(nil),      // 52: strato.v1.SetAttributesResponse
+	(*LookupKeyRequest)(nil),           // 53: strato.v1.LookupKeyRequest
+	(*LookupKeyResponse)(nil),          // 54: strato.v1.LookupKeyResponse
+	(*DeleteKeyRequest)(nil),           // 55: strato.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),          // 56: strato.v1.DeleteKeyResponse
+	(*RenameKeyRequest)(nil),           // 57: strato.v1.RenameKeyRequest
+	(*RenameKeyResponse)(nil),          // 58: strato.v1.RenameKeyResponse
+	(*ListKeysRequest)(nil),            // 59: strato.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),           // 60: strato.v1.ListKeysResponse
+	(*ListKeyVersionsRequest)(nil),     // 61: strato.v1.ListKeyVersionsRequest
+	(*ListKeyVersionsResponse)(nil),    // 62: strato.v1.ListKeyVersionsResponse
+	(*CreateDirectoryRequest)(nil),     // 63: strato.v1.CreateDirectoryRequest
+	(*CreateDirectoryResponse)(nil),    // 64: strato.v1.CreateDirectoryResponse
+	(*GetFileStatusRequest)(nil),       // 65: strato.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),      // 66: strato.v1.GetFileStatusResponse
+	(*ListStatusRequest)(nil),          // 67: strato.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),         // 68: strato.v1.ListStatusResponse
+	(*GetContentSummaryRequest)(nil),   // 69: strato.v1.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),  // 70: strato.v1.GetContentSummaryResponse
+	(*ContentSummaryCursor)(nil),       // 71: strato.v1.ContentSummaryCursor
+	(*RenameRequest)(nil),              // 72: strato.v1.RenameRequest
+	(*RenameResponse)(nil),             // 73: strato.v1.RenameResponse
+	(*DeleteRequest)(nil),              // 74: strato.v1.DeleteRequest
+	(*DeleteResponse)(nil),             // 75: strato.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),       // 76: strato.v1.SetPermissionRequest
+	(*SetPermissionResponse)(nil),      // 77: strato.v1.SetPermissionResponse
+	(*SetOwnerRequest)(nil),            // 78: strato.v1.SetOwnerRequest
+	(*SetOwnerResponse)(nil),           // 79: strato.v1.SetOwnerResponse
+	(*SetTimesRequest)(nil),            // 80: strato.v1.SetTimesRequest
+	(*SetTimesResponse)(nil),           // 81: strato.v1.SetTimesResponse
+	(*AppendFileRequest)(nil),          // 82: strato.v1.AppendFileRequest
+	(*TruncateRequest)(nil),            // 83: strato.v1.TruncateRequest
+	(*TruncateResponse)(nil),           // 84: strato.v1.TruncateResponse
+	(*ConcatRequest)(nil),              // 85: strato.v1.ConcatRequest
+	(*ConcatResponse)(nil),             // 86: strato.v1.ConcatResponse
+	(*RecoverLeaseRequest)(nil),        // 87: strato.v1.RecoverLeaseRequest
+	(*RecoverLeaseResponse)(nil),       // 88: strato.v1.RecoverLeaseResponse
+	(*IsFileClosedRequest)(nil),        // 89: strato.v1.IsFileClosedRequest
+	(*IsFileClosedResponse)(nil),       // 90: strato.v1.IsFileClosedResponse
+	(*GetFsStatusRequest)(nil),         // 91: strato.v1.GetFsStatusRequest
+	(*FsStatus)(nil),                   // 92: strato.v1.FsStatus
+	(*CloseContainerRequest)(nil),      // 93: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),     // 94: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),       // 95: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),      // 96: strato.v1.ReportReplicaResponse
+	(*Acl)(nil),                        // 97: strato.v1.Acl
+	(*AclObject)(nil),                  // 98: strato.v1.AclObject
+	(*GetAclRequest)(nil),              // 99: strato.v1.GetAclRequest
+	(*GetAclResponse)(nil),             // 100: strato.v1.GetAclResponse
+	(*SetAclRequest)(nil),              // 101: strato.v1.SetAclRequest
+	(*SetAclResponse)(nil),             // 102: strato.v1.SetAclResponse
+	(*AddAclRequest)(nil),              // 103: strato.v1.AddAclRequest
+	(*AddAclResponse)(nil),             // 104: strato.v1.AddAclResponse
+	(*RemoveAclRequest)(nil),           // 105: strato.v1.RemoveAclRequest
+	(*RemoveAclResponse)(nil),          // 106: strato.v1.RemoveAclResponse
+	(*ContentSummaryCursor_Frame)(nil), // 107: strato.v1.ContentSummaryCursor.Frame
+	(*GetTrashPolicyRequest)(nil),      // 108: strato.v1.GetTrashPolicyRequest
+	(*ExpungeTrashRequest)(nil),        // 109: strato.v1.ExpungeTrashRequest
+	(*CreateSnapshotRequest)(nil),      // 110: strato.v1.CreateSnapshotRequest
+	(*DeleteSnapshotRequest)(nil),      // 111: strato.v1.DeleteSnapshotRequest
+	(*RenameSnapshotRequest)(nil),      // 112: strato.v1.RenameSnapshotRequest
+	(*ListSnapshotsRequest)(nil),       // 113: strato.v1.ListSnapshotsRequest
+	(*GetSnapshotRequest)(nil),         // 114: strato.v1.GetSnapshotRequest
+	(*SnapshotDiffRequest)(nil),        // 115: strato.v1.SnapshotDiffRequest
+	(*TrashPolicy)(nil),                // 116: strato.v1.TrashPolicy
+	(*ExpungeTrashResponse)(nil),       // 117: strato.v1.ExpungeTrashResponse
+	(*CreateSnapshotResponse)(nil),     // 118: strato.v1.CreateSnapshotResponse
+	(*DeleteSnapshotResponse)(nil),     // 119: strato.v1.DeleteSnapshotResponse
+	(*RenameSnapshotResponse)(nil),     // 120: strato.v1.RenameSnapshotResponse
+	(*ListSnapshotsResponse)(nil),      // 121: strato.v1.ListSnapshotsResponse
+	(*SnapshotInfo)(nil),               // 122: strato.v1.SnapshotInfo
+	(*SnapshotDiffResponse)(nil),       // 123: strato.v1.SnapshotDiffResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
 	5,   // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
-	95,  // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
+	97,  // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
 	1,   // 2: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
 	4,   // 3: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
 	3,   // 4: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	18,  // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
+	20,  // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
 	10,  // 6: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	95,  // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
+	97,  // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
 	2,   // 8: strato.v1.BucketInfo.versioning:type_name -> strato.v1.BucketVersioning
-	14,  // 9: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
-	10,  // 10: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
-	13,  // 11: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
-	15,  // 12: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
-	4,   // 13: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	3,   // 14: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	16,  // 15: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
-	18,  // 16: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
-	10,  // 17: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	95,  // 18: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
-	4,   // 19: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
-	17,  // 20: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	95,  // 21: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
-	10,  // 22: strato.v1.FileStatus.erasure_coding:type_name -> strato.v1.ErasureCoding
-	11,  // 23: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	11,  // 24: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
-	11,  // 25: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	4,   // 26: strato.v1.UpdateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	10,  // 27: strato.v1.UpdateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	2,   // 28: strato.v1.UpdateBucketRequest.versioning:type_name -> strato.v1.BucketVersioning
-	12,  // 29: strato.v1.UpdateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	1,   // 30: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
-	4,   // 31: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	3,   // 32: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
-	10,  // 33: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	95,  // 34: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
-	12,  // 35: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	12,  // 36: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
-	4,   // 37: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
-	21,  // 38: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
-	10,  // 39: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	4,   // 40: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
-	21,  // 41: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	10,  // 42: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	16,  // 43: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
-	4,   // 44: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
-	3,   // 45: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
-	10,  // 46: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
-	16,  // 47: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
-	21,  // 48: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	16,  // 49: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	16,  // 50: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	18,  // 51: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
-	19,  // 52: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
-	18,  // 53: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
-	17,  // 54: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	17,  // 55: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	17,  // 56: strato.v1.ListKeyVersionsResponse.versions:type_name -> strato.v1.KeyInfo
-	20,  // 57: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	20,  // 58: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	105, // 59: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
-	21,  // 60: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	6,   // 61: strato.v1.Acl.type:type_name -> strato.v1.AclType
-	7,   // 62: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
-	9,   // 63: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
-	96,  // 64: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
-	95,  // 65: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
-	96,  // 66: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
-	95,  // 67: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
-	96,  // 68: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
-	95,  // 69: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
-	96,  // 70: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
-	95,  // 71: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
-	22,  // 72: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	24,  // 73: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	26,  // 74: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	27,  // 75: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	29,  // 76: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	31,  // 77: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
-	35,  // 78: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	37,  // 79: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	39,  // 80: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	40,  // 81: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	33,  // 82: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
-	42,  // 83: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	45,  // 84: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	47,  // 85: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	51,  // 86: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	53,  // 87: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	55,  // 88: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	57,  // 89: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	59,  // 90: strato.v1.NamespaceService.ListKeyVersions:input_type -> strato.v1.ListKeyVersionsRequest
-	49,  // 91: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
-	61,  // 92: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	43,  // 93: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	63,  // 94: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	65,  // 95: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	67,  // 96: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
-	70,  // 97: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	72,  // 98: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	74,  // 99: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
-	76,  // 100: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
-	78,  // 101: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
-	80,  // 102: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
-	81,  // 103: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
-	83,  // 104: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
-	85,  // 105: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
-	87,  // 106: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
-	89,  // 107: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
-	106, // 108: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
-	107, // 109: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
-	108, // 110: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
-	109, // 111: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
-	110, // 112: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
-	111, // 113: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
-	112, // 114: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
-	113, // 115: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
-	97,  // 116: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
-	99,  // 117: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
-	101, // 118: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
-	103, // 119: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
-	91,  // 120: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	93,  // 121: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	23,  // 122: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	25,  // 123: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	11,  // 124: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	28,  // 125: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	30,  // 126: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	32,  // 127: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
-	36,  // 128: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	38,  // 129: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	12,  // 130: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	41,  // 131: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	34,  // 132: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
-	44,  // 133: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	46,  // 134: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	48,  // 135: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	52,  // 136: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	54,  // 137: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	56,  // 138: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	58,  // 139: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	60,  // 140: strato.v1.NamespaceService.ListKeyVersions:output_type -> strato.v1.ListKeyVersionsResponse
-	50,  // 141: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	62,  // 142: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	44,  // 143: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	64,  // 144: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	66,  // 145: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	68,  // 146: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
-	71,  // 147: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	73,  // 148: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	75,  // 149: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	77,  // 150: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	79,  // 151: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	44,  // 152: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
-	82,  // 153: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
-	84,  // 154: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
-	86,  // 155: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
-	88,  // 156: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
-	90,  // 157: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
-	114, // 158: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
-	115, // 159: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
-	116, // 160: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
-	117, // 161: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
-	118, // 162: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
-	119, // 163: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
-	120, // 164: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
-	121, // 165: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
-	98,  // 166: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
-	100, // 167: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
-	102, // 168: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
-	104, // 169: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
-	92,  // 170: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	94,  // 171: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	122, // [122:172] is the sub-list for method output_type
-	72,  // [72:122] is the sub-list for method input_type
-	72,  // [72:72] is the sub-list for extension type_name
-	72,  // [72:72] is the sub-list for extension extendee
-	0,   // [0:72] is the sub-list for field type_name
+	13,  // 9: strato.v1.BucketInfo.lifecycle:type_name -> strato.v1.Lifecycle
+	14,  // 10: strato.v1.Lifecycle.rules:type_name -> strato.v1.LifecycleRule
+	20,  // 11: strato.v1.LifecycleRule.tags:type_name -> strato.v1.KeyAttribute
+	16,  // 12: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
+	10,  // 13: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
+	15,  // 14: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
+	17,  // 15: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
+	4,   // 16: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	3,   // 17: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	18,  // 18: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
+	20,  // 19: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
+	10,  // 20: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	97,  // 21: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
+	4,   // 22: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
+	19,  // 23: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
+	97,  // 24: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
+	10,  // 25: strato.v1.FileStatus.erasure_coding:type_name -> strato.v1.ErasureCoding
+	11,  // 26: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	11,  // 27: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
+	11,  // 28: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	4,   // 29: strato.v1.UpdateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	10,  // 30: strato.v1.UpdateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	2,   // 31: strato.v1.UpdateBucketRequest.versioning:type_name -> strato.v1.BucketVersioning
+	13,  // 32: strato.v1.UpdateBucketRequest.lifecycle:type_name -> strato.v1.Lifecycle
+	12,  // 33: strato.v1.UpdateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	1,   // 34: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
+	4,   // 35: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	3,   // 36: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
+	10,  // 37: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	97,  // 38: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
+	12,  // 39: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	12,  // 40: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
+	4,   // 41: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
+	23,  // 42: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
+	10,  // 43: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	4,   // 44: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
+	23,  // 45: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	10,  // 46: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	18,  // 47: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
+	4,   // 48: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
+	3,   // 49: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
+	10,  // 50: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
+	18,  // 51: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
+	23,  // 52: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	18,  // 53: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	18,  // 54: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	20,  // 55: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	21,  // 56: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	20,  // 57: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
+	19,  // 58: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	19,  // 59: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	19,  // 60: strato.v1.ListKeyVersionsResponse.versions:type_name -> strato.v1.KeyInfo
+	22,  // 61: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	22,  // 62: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	107, // 63: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
+	23,  // 64: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	6,   // 65: strato.v1.Acl.type:type_name -> strato.v1.AclType
+	7,   // 66: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
+	9,   // 67: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
+	98,  // 68: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
+	97,  // 69: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
+	98,  // 70: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
+	97,  // 71: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
+	98,  // 72: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
+	97,  // 73: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
+	98,  // 74: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
+	97,  // 75: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
+	24,  // 76: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	26,  // 77: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	28,  // 78: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	29,  // 79: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	31,  // 80: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	33,  // 81: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
+	37,  // 82: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	39,  // 83: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	41,  // 84: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	42,  // 85: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	35,  // 86: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
+	44,  // 87: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	47,  // 88: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	49,  // 89: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	53,  // 90: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	55,  // 91: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	57,  // 92: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	59,  // 93: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	61,  // 94: strato.v1.NamespaceService.ListKeyVersions:input_type -> strato.v1.ListKeyVersionsRequest
+	51,  // 95: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	63,  // 96: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	45,  // 97: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	65,  // 98: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	67,  // 99: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	69,  // 100: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
+	72,  // 101: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	74,  // 102: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	76,  // 103: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
+	78,  // 104: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
+	80,  // 105: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
+	82,  // 106: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
+	83,  // 107: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
+	85,  // 108: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
+	87,  // 109: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
+	89,  // 110: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
+	91,  // 111: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
+	108, // 112: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
+	109, // 113: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
+	110, // 114: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
+	111, // 115: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
+	112, // 116: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
+	113, // 117: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
+	114, // 118: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
+	115, // 119: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
+	99,  // 120: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	101, // 121: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	103, // 122: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	105, // 123: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	93,  // 124: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	95,  // 125: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	25,  // 126: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	27,  // 127: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	11,  // 128: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	30,  // 129: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	32,  // 130: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	34,  // 131: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
+	38,  // 132: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	40,  // 133: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	12,  // 134: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	43,  // 135: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	36,  // 136: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
+	46,  // 137: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	48,  // 138: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	50,  // 139: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	54,  // 140: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	56,  // 141: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	58,  // 142: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	60,  // 143: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	62,  // 144: strato.v1.NamespaceService.ListKeyVersions:output_type -> strato.v1.ListKeyVersionsResponse
+	52,  // 145: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	64,  // 146: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	46,  // 147: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	66,  // 148: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	68,  // 149: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	70,  // 150: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
+	73,  // 151: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	75,  // 152: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	77,  // 153: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	79,  // 154: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	81,  // 155: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	46,  // 156: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
+	84,  // 157: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
+	86,  // 158: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
+	88,  // 159: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
+	90,  // 160: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
+	92,  // 161: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
+	116, // 162: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
+	117, // 163: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
+	118, // 164: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
+	119, // 165: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
+	120, // 166: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
+	121, // 167: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
+	122, // 168: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
+	123, // 169: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
+	100, // 170: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	102, // 171: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	104, // 172: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	106, // 173: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	94,  // 174: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	96,  // 175: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	126, // [126:176] is the sub-list for method output_type
+	76,  // [76:126] is the sub-list for method input_type
+	76,  // [76:76] is the sub-list for extension type_name
+	76,  // [76:76] is the sub-list for extension extendee
+	0,   // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }
@@ -8258,20 +8526,20 @@ func file_strato_v1_namespace_proto_init() {
 	file_strato_v1_trash_proto_init()
 	file_strato_v1_snapshot_proto_init()
 	file_strato_v1_namespace_proto_msgTypes[2].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[7].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[10].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[25].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[32].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[33].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[51].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[68].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[9].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[12].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[27].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[34].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[35].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[53].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[70].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   96,
+			NumMessages:   98,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -2336,15 +2336,17 @@ func (x *SetQuotaCommand) GetKeepNamespace() bool {
 // UpdateCommand is UpdateVolume (bucket "") and UpdateBucket, as prepare
 // checked them: what is set changes, the rest stays.
 type UpdateCommand struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
-	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
-	Owner         string                 `protobuf:"bytes,3,opt,name=owner,proto3" json:"owner,omitempty"`
-	Replication   ReplicationFactor      `protobuf:"varint,4,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"` // UNSPECIFIED: unchanged
-	ErasureCoding *ErasureCodingRecord   `protobuf:"bytes,5,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`          // set: the bucket's keys are erasure coded
-	Versioning    BucketVersioning       `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`    // UNSPECIFIED: unchanged
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Volume         string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket         string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Owner          string                 `protobuf:"bytes,3,opt,name=owner,proto3" json:"owner,omitempty"`
+	Replication    ReplicationFactor      `protobuf:"varint,4,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"` // UNSPECIFIED: unchanged
+	ErasureCoding  *ErasureCodingRecord   `protobuf:"bytes,5,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`          // set: the bucket's keys are erasure coded
+	Versioning     BucketVersioning       `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`    // UNSPECIFIED: unchanged
+	Lifecycle      *Lifecycle             `protobuf:"bytes,30,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`                                      // set: the bucket's new rules
+	ClearLifecycle bool                   `protobuf:"varint,31,opt,name=clear_lifecycle,json=clearLifecycle,proto3" json:"clear_lifecycle,omitempty"`     // the bucket's rules removed
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *UpdateCommand) Reset() {
@@ -2417,6 +2419,20 @@ func (x *UpdateCommand) GetVersioning() BucketVersioning {
 		return x.Versioning
 	}
 	return BucketVersioning_VERSIONING_UNSPECIFIED
+}
+
+func (x *UpdateCommand) GetLifecycle() *Lifecycle {
+	if x != nil {
+		return x.Lifecycle
+	}
+	return nil
+}
+
+func (x *UpdateCommand) GetClearLifecycle() bool {
+	if x != nil {
+		return x.ClearLifecycle
+	}
+	return false
 }
 
 // SnapshotCommand creates (name), deletes (name, delete) or renames (name
@@ -2838,7 +2854,8 @@ type DeleteCommand struct {
 	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
 	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
 	Recursive     bool                   `protobuf:"varint,4,opt,name=recursive,proto3" json:"recursive,omitempty"`
-	VersionId     string                 `protobuf:"bytes,5,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"` // set: delete that version of an OBS key
+	VersionId     string                 `protobuf:"bytes,5,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`        // set: delete that version of an OBS key
+	IfObjectId    uint64                 `protobuf:"varint,30,opt,name=if_object_id,json=ifObjectId,proto3" json:"if_object_id,omitempty"` // set: only while the key's latest version is this object
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2906,6 +2923,13 @@ func (x *DeleteCommand) GetVersionId() string {
 		return x.VersionId
 	}
 	return ""
+}
+
+func (x *DeleteCommand) GetIfObjectId() uint64 {
+	if x != nil {
+		return x.IfObjectId
+	}
+	return 0
 }
 
 // CreateDirectoryCommand creates a directory and its missing parents.
@@ -3756,7 +3780,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x0fquota_namespace\x18\x04 \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
 	"\n" +
 	"keep_bytes\x18\x05 \x01(\bR\tkeepBytes\x12%\n" +
-	"\x0ekeep_namespace\x18\x06 \x01(\bR\rkeepNamespace\"\x99\x02\n" +
+	"\x0ekeep_namespace\x18\x06 \x01(\bR\rkeepNamespace\"\xf6\x02\n" +
 	"\rUpdateCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x14\n" +
@@ -3765,7 +3789,9 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x0eerasure_coding\x18\x05 \x01(\v2\x1e.strato.v1.ErasureCodingRecordR\rerasureCoding\x12;\n" +
 	"\n" +
 	"versioning\x18\x06 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
-	"versioning\"\x88\x01\n" +
+	"versioning\x122\n" +
+	"\tlifecycle\x18\x1e \x01(\v2\x14.strato.v1.LifecycleR\tlifecycle\x12'\n" +
+	"\x0fclear_lifecycle\x18\x1f \x01(\bR\x0eclearLifecycle\"\x88\x01\n" +
 	"\x0fSnapshotCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -3796,14 +3822,16 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1b\n" +
-	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"\x90\x01\n" +
+	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"\xb2\x01\n" +
 	"\rDeleteCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1c\n" +
 	"\trecursive\x18\x04 \x01(\bR\trecursive\x12\x1d\n" +
 	"\n" +
-	"version_id\x18\x05 \x01(\tR\tversionId\"\xbc\x01\n" +
+	"version_id\x18\x05 \x01(\tR\tversionId\x12 \n" +
+	"\fif_object_id\x18\x1e \x01(\x04R\n" +
+	"ifObjectId\"\xbc\x01\n" +
 	"\x16CreateDirectoryCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -3941,9 +3969,10 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(NodeOpState)(0),                  // 53: strato.v1.NodeOpState
 	(ContainerState)(0),               // 54: strato.v1.ContainerState
 	(BucketVersioning)(0),             // 55: strato.v1.BucketVersioning
-	(*AttributeRecord)(nil),           // 56: strato.v1.AttributeRecord
-	(AclObjectKind)(0),                // 57: strato.v1.AclObjectKind
-	(*AclRecord)(nil),                 // 58: strato.v1.AclRecord
+	(*Lifecycle)(nil),                 // 56: strato.v1.Lifecycle
+	(*AttributeRecord)(nil),           // 57: strato.v1.AttributeRecord
+	(AclObjectKind)(0),                // 58: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 59: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
@@ -3998,18 +4027,19 @@ var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	48, // 49: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
 	50, // 50: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	55, // 51: strato.v1.UpdateCommand.versioning:type_name -> strato.v1.BucketVersioning
-	49, // 52: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	56, // 53: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	31, // 54: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	56, // 55: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	57, // 56: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
-	0,  // 57: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
-	58, // 58: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
-	59, // [59:59] is the sub-list for method output_type
-	59, // [59:59] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	56, // 52: strato.v1.UpdateCommand.lifecycle:type_name -> strato.v1.Lifecycle
+	49, // 53: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	57, // 54: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	31, // 55: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	57, // 56: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	58, // 57: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 58: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	59, // 59: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	60, // [60:60] is the sub-list for method output_type
+	60, // [60:60] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }

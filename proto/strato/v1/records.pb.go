@@ -166,6 +166,7 @@ type BucketRecord struct {
 	Acls             []*AclRecord     `protobuf:"bytes,21,rep,name=acls,proto3" json:"acls,omitempty"`
 	AccessTimeUnixMs int64            `protobuf:"varint,22,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"` // the root directory's, set by SetTimes
 	Versioning       BucketVersioning `protobuf:"varint,23,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`         // also in the bucket's SnapshotState
+	Lifecycle        *Lifecycle       `protobuf:"bytes,30,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`                                            // S3 lifecycle rules; unset: none
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -359,6 +360,13 @@ func (x *BucketRecord) GetVersioning() BucketVersioning {
 		return x.Versioning
 	}
 	return BucketVersioning_VERSIONING_UNSPECIFIED
+}
+
+func (x *BucketRecord) GetLifecycle() *Lifecycle {
+	if x != nil {
+		return x.Lifecycle
+	}
+	return nil
 }
 
 // AclRecord is one entry of an object's ACL (the API's Acl); scope is
@@ -2626,7 +2634,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
 	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\x12(\n" +
 	"\x04acls\x18\n" +
-	" \x03(\v2\x14.strato.v1.AclRecordR\x04acls\"\xda\a\n" +
+	" \x03(\v2\x14.strato.v1.AclRecordR\x04acls\"\x8e\b\n" +
 	"\fBucketRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -2660,7 +2668,8 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\x13access_time_unix_ms\x18\x16 \x01(\x03R\x10accessTimeUnixMs\x12;\n" +
 	"\n" +
 	"versioning\x18\x17 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
-	"versioningB\r\n" +
+	"versioning\x122\n" +
+	"\tlifecycle\x18\x1e \x01(\v2\x14.strato.v1.LifecycleR\tlifecycleB\r\n" +
 	"\v_permission\"\x8a\x01\n" +
 	"\tAclRecord\x12&\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x12.strato.v1.AclTypeR\x04type\x12\x12\n" +
@@ -2922,12 +2931,13 @@ var file_strato_v1_records_proto_goTypes = []any{
 	(ReplicationFactor)(0),      // 28: strato.v1.ReplicationFactor
 	(ChecksumType)(0),           // 29: strato.v1.ChecksumType
 	(BucketVersioning)(0),       // 30: strato.v1.BucketVersioning
-	(AclType)(0),                // 31: strato.v1.AclType
-	(AclScope)(0),               // 32: strato.v1.AclScope
-	(ErasureCodec)(0),           // 33: strato.v1.ErasureCodec
-	(PipelineState)(0),          // 34: strato.v1.PipelineState
-	(ContainerState)(0),         // 35: strato.v1.ContainerState
-	(NodeOpState)(0),            // 36: strato.v1.NodeOpState
+	(*Lifecycle)(nil),           // 31: strato.v1.Lifecycle
+	(AclType)(0),                // 32: strato.v1.AclType
+	(AclScope)(0),               // 33: strato.v1.AclScope
+	(ErasureCodec)(0),           // 34: strato.v1.ErasureCodec
+	(PipelineState)(0),          // 35: strato.v1.PipelineState
+	(ContainerState)(0),         // 36: strato.v1.ContainerState
+	(NodeOpState)(0),            // 37: strato.v1.NodeOpState
 }
 var file_strato_v1_records_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.VolumeRecord.acls:type_name -> strato.v1.AclRecord
@@ -2938,42 +2948,43 @@ var file_strato_v1_records_proto_depIdxs = []int32{
 	3,  // 5: strato.v1.BucketRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 6: strato.v1.BucketRecord.acls:type_name -> strato.v1.AclRecord
 	30, // 7: strato.v1.BucketRecord.versioning:type_name -> strato.v1.BucketVersioning
-	31, // 8: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
-	32, // 9: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
-	33, // 10: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
-	5,  // 11: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
-	4,  // 12: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
-	6,  // 13: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
-	28, // 14: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
-	29, // 15: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
-	7,  // 16: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
-	9,  // 17: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
-	3,  // 18: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	2,  // 19: strato.v1.KeyRecord.acls:type_name -> strato.v1.AclRecord
-	28, // 20: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
-	34, // 21: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
-	3,  // 22: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	35, // 23: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
-	28, // 24: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
-	3,  // 25: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	2,  // 26: strato.v1.DirectoryInfo.acls:type_name -> strato.v1.AclRecord
-	27, // 27: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	28, // 28: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	29, // 29: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	7,  // 30: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
-	3,  // 31: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	2,  // 32: strato.v1.OpenKeyInfo.acls:type_name -> strato.v1.AclRecord
-	7,  // 33: strato.v1.OpenKeyInfo.base:type_name -> strato.v1.BlockRecord
-	4,  // 34: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
-	30, // 35: strato.v1.SnapshotState.versioning:type_name -> strato.v1.BucketVersioning
-	7,  // 36: strato.v1.SharedObject.blocks:type_name -> strato.v1.BlockRecord
-	24, // 37: strato.v1.TokenRecord.delegation:type_name -> strato.v1.DelegationRecord
-	36, // 38: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
-	39, // [39:39] is the sub-list for method output_type
-	39, // [39:39] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	31, // 8: strato.v1.BucketRecord.lifecycle:type_name -> strato.v1.Lifecycle
+	32, // 9: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
+	33, // 10: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
+	34, // 11: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
+	5,  // 12: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
+	4,  // 13: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
+	6,  // 14: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
+	28, // 15: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	29, // 16: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	7,  // 17: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
+	9,  // 18: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
+	3,  // 19: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	2,  // 20: strato.v1.KeyRecord.acls:type_name -> strato.v1.AclRecord
+	28, // 21: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	35, // 22: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	3,  // 23: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	36, // 24: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	28, // 25: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	3,  // 26: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	2,  // 27: strato.v1.DirectoryInfo.acls:type_name -> strato.v1.AclRecord
+	27, // 28: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	28, // 29: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	29, // 30: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	7,  // 31: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
+	3,  // 32: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	2,  // 33: strato.v1.OpenKeyInfo.acls:type_name -> strato.v1.AclRecord
+	7,  // 34: strato.v1.OpenKeyInfo.base:type_name -> strato.v1.BlockRecord
+	4,  // 35: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
+	30, // 36: strato.v1.SnapshotState.versioning:type_name -> strato.v1.BucketVersioning
+	7,  // 37: strato.v1.SharedObject.blocks:type_name -> strato.v1.BlockRecord
+	24, // 38: strato.v1.TokenRecord.delegation:type_name -> strato.v1.DelegationRecord
+	37, // 39: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
+	40, // [40:40] is the sub-list for method output_type
+	40, // [40:40] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_records_proto_init() }

@@ -1,0 +1,102 @@
+package cluster
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/meta"
+	"github.com/strato-io/strato/minicluster"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// TestLifecycleRoundsOnMetaClock: on meta's clock, keys written at
+// midnight with a one-day rule stay until the next midnight and go after
+// it; a round over more keys than a tick deletes (lifecycleOpsPerTick)
+// spreads over ticks; keys outside the rule's prefix stay; the counters
+// say what was done.
+func TestLifecycleRoundsOnMetaClock(t *testing.T) {
+	clock := fakeClock()
+	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), MetaOnly: true, Clock: clock,
+		ConfigureMeta: func(_ int, o *meta.Options) { o.LifecycleInterval = 5 * time.Second }})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	ctx := t.Context()
+	cl, err := client.New(client.Options{Meta: c.MetaAddrs()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cl.Close() })
+
+	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
+	require.NoError(t, err)
+	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS})
+	require.NoError(t, err)
+	const n = 300
+	put := func(k string) {
+		w, err := cl.CreateKey(ctx, "vol", "obs", k, client.WriteOptions{})
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+	}
+	for i := range n {
+		put(fmt.Sprintf("tmp/%04d", i))
+	}
+	put("keep")
+	_, err = cl.UpdateBucket(ctx, &stratov1.UpdateBucketRequest{Volume: "vol", Name: "obs", Lifecycle: &stratov1.Lifecycle{
+		Rules: []*stratov1.LifecycleRule{{Id: "tmp", Enabled: true, Prefix: "tmp/", ExpirationDays: 1}}}})
+	require.NoError(t, err)
+	count := func() int {
+		total := 0
+		for after := ""; ; {
+			resp, err := cl.ListKeys(ctx, &stratov1.ListKeysRequest{Volume: "vol", Bucket: "obs", Prefix: "tmp/", StartAfter: after})
+			require.NoError(t, err)
+			total += len(resp.GetKeys())
+			if !resp.GetTruncated() {
+				return total
+			}
+			after = resp.GetNextStartAfter()
+		}
+	}
+
+	// Rounds five seconds apart, for a day less ten seconds: nothing is due.
+	for range 24*6 - 1 {
+		clock.Advance(10 * time.Minute)
+		time.Sleep(2 * time.Millisecond)
+	}
+	clock.Advance(10*time.Minute - 10*time.Second)
+	time.Sleep(200 * time.Millisecond)
+	require.Equal(t, n, count())
+	st := c.Meta().LifecycleStats()
+	require.Positive(t, st.Rounds)
+	require.Zero(t, st.Expired)
+
+	// Past midnight, a round deletes them, a bounded batch a tick (the
+	// ticker's period is a second: one tick an advance).
+	var batches []int
+	for left, i := n, 0; left > 0; i++ {
+		require.Less(t, i, 200, "keys left: %d", left)
+		clock.Advance(time.Second)
+		// The tick is over when the count stops moving.
+		now := count()
+		for stable := 0; stable < 10; time.Sleep(20 * time.Millisecond) {
+			if c := count(); c != now {
+				now, stable = c, 0
+				continue
+			}
+			stable++
+		}
+		if now != left {
+			batches = append(batches, left-now)
+		}
+		left = now
+	}
+	t.Logf("deleted per tick: %v", batches)
+	require.Greater(t, len(batches), 1, "the round spread over ticks")
+	for _, b := range batches {
+		require.LessOrEqual(t, b, 256, "lifecycleOpsPerTick")
+	}
+	_, err = cl.Stat(ctx, "/vol/obs/keep")
+	require.NoError(t, err)
+	require.Equal(t, uint64(n), c.Meta().LifecycleStats().Expired)
+}
