@@ -19,7 +19,8 @@ var objectAttributeNames = map[string]bool{"ETag": true, "Checksum": true, "Obje
 
 // checksumElements names each checksum algorithm's element.
 var checksumElements = map[string]string{"crc32": "ChecksumCRC32", "crc32c": "ChecksumCRC32C", "crc64nvme": "ChecksumCRC64NVME",
-	"sha1": "ChecksumSHA1", "sha256": "ChecksumSHA256", "sha512": "ChecksumSHA512", "md5": "ChecksumMD5"}
+	"sha1": "ChecksumSHA1", "sha256": "ChecksumSHA256", "sha512": "ChecksumSHA512", "md5": "ChecksumMD5",
+	"xxhash64": "ChecksumXXHASH64", "xxhash3": "ChecksumXXHASH3", "xxhash128": "ChecksumXXHASH128"}
 
 type objectAttributes struct {
 	XMLName      xml.Name           `xml:"http://s3.amazonaws.com/doc/2006-03-01/ GetObjectAttributesResponse"`

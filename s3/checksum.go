@@ -12,16 +12,14 @@ import (
 	"hash/crc64"
 	"net/http"
 	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/zeebo/xxh3"
 )
 
 // The flexible checksums of S3 (x-amz-checksum-*): the algorithm names as
 // headers spell them, lower case.
-var checksumAlgorithms = []string{"crc32", "crc32c", "crc64nvme", "sha1", "sha256", "sha512", "md5"}
-
-// unsupportedAlgorithms are S3 checksums the gateway does not compute
-// (they would need a hash library strato does not carry): refused, never
-// silently ignored.
-var unsupportedAlgorithms = []string{"xxhash64", "xxhash3", "xxhash128"}
+var checksumAlgorithms = []string{"crc32", "crc32c", "crc64nvme", "sha1", "sha256", "sha512", "md5", "xxhash64", "xxhash3", "xxhash128"}
 
 // crc64NVME is CRC-64/NVME (poly 0xAD93D23594C93659, reflected; Go's
 // tables take the reversed polynomial).
@@ -43,6 +41,12 @@ func newChecksum(algo string) hash.Hash {
 		return sha512.New()
 	case "md5":
 		return md5.New()
+	case "xxhash64":
+		return xxhash.New()
+	case "xxhash3":
+		return xxh3.New()
+	case "xxhash128":
+		return xxh3.New128()
 	}
 	return nil
 }
@@ -51,7 +55,7 @@ func validAlgorithm(algo string) bool { return newChecksum(algo) != nil }
 
 // checksumSchema checks a multipart upload's x-amz-checksum-type against
 // its algorithm, as AWS does: COMPOSITE goes with crc32, crc32c, sha1 and
-// sha256 (a checksum of the parts' checksums), FULL_OBJECT with the CRCs
+// sha256, sha512, md5 and the xxhashes (a checksum of the parts' checksums), FULL_OBJECT with the CRCs
 // that combine (crc32, crc32c, crc64nvme).
 func checksumSchema(typ, algo string) error {
 	if typ == "" {
@@ -103,11 +107,6 @@ func newPayloadChecks(r *http.Request) (*payloadChecks, error) {
 			return nil, errf(ErrInvalidRequest, "unsupported trailer %q", t)
 		}
 		pc.algo, pc.inTrailer = algo, true
-	}
-	for _, algo := range unsupportedAlgorithms {
-		if r.Header.Get(checksumHeader(algo)) != "" || strings.EqualFold(r.Header.Get("X-Amz-Sdk-Checksum-Algorithm"), algo) {
-			return nil, errf(ErrInvalidRequest, "the checksum algorithm %s is not supported by strato's gateway (docs/s3.md)", strings.ToUpper(algo))
-		}
 	}
 	for _, algo := range checksumAlgorithms {
 		v := r.Header.Get(checksumHeader(algo))

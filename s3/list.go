@@ -18,6 +18,7 @@ type listEntry struct {
 	StorageClass      string
 	Owner             *owner   `xml:",omitempty"`
 	ChecksumAlgorithm []string `xml:",omitempty"`
+	ChecksumType      string   `xml:",omitempty"`
 }
 
 type commonPrefix struct{ Prefix string }
@@ -121,6 +122,9 @@ func (g *Gateway) listObjects(rq *request, v2 bool) error {
 					e.ChecksumAlgorithm = []string{upperAlgo(a)}
 				}
 			}
+			if c := checksumOf(m); c != nil {
+				e.ChecksumType = c.ChecksumType
+			}
 			res.Contents = append(res.Contents, e)
 		}
 		for _, p := range prefixes {
@@ -181,25 +185,8 @@ func parseCount(name, v string) (int, error) {
 	return int(n), nil
 }
 
-func upperAlgo(a string) string {
-	switch a {
-	case "crc32":
-		return "CRC32"
-	case "crc32c":
-		return "CRC32C"
-	case "crc64nvme":
-		return "CRC64NVME"
-	case "sha1":
-		return "SHA1"
-	case "sha256":
-		return "SHA256"
-	case "sha512":
-		return "SHA512"
-	case "md5":
-		return "MD5"
-	}
-	return a
-}
+// upperAlgo is an algorithm's name as S3's elements spell it.
+func upperAlgo(a string) string { return strings.ToUpper(a) }
 
 // s3URLEncode is S3's encoding-type=url: query escaping that keeps '/' and
 // '*' and escapes '~'.

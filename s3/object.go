@@ -690,6 +690,9 @@ type checksumFields struct {
 	ChecksumSHA256    string `xml:",omitempty"`
 	ChecksumSHA512    string `xml:",omitempty"`
 	ChecksumMD5       string `xml:",omitempty"`
+	ChecksumXXHASH64  string `xml:",omitempty"`
+	ChecksumXXHASH3   string `xml:",omitempty"`
+	ChecksumXXHASH128 string `xml:",omitempty"`
 }
 
 func (f *checksumFields) set(algo, v string) {
@@ -708,6 +711,12 @@ func (f *checksumFields) set(algo, v string) {
 		f.ChecksumSHA512 = v
 	case "md5":
 		f.ChecksumMD5 = v
+	case "xxhash64":
+		f.ChecksumXXHASH64 = v
+	case "xxhash3":
+		f.ChecksumXXHASH3 = v
+	case "xxhash128":
+		f.ChecksumXXHASH128 = v
 	}
 }
 

@@ -31,7 +31,7 @@ shift
 meta=127.0.0.1:$(free_port)
 s3=127.0.0.1:$(free_port)
 rm -rf "$work/data" "$work/access.log"
-bin/strato dev --data "$work/data" --meta-addr "$meta" --s3-addr "$s3" --s3-access-log "$work/access.log" --http "" "$@" >"$work/dev.log" 2>&1 &
+bin/strato dev --data "$work/data" --meta-addr "$meta" --s3-addr "$s3" --s3-access-log "$work/access.log" --http "" --lifecycle-interval 1s "$@" >"$work/dev.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q "strato dev: ready" "$work/dev.log" && break; sleep 0.2; done
 scheme=http
