@@ -17,6 +17,7 @@ require (
 	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 	github.com/jonboulle/clockwork v0.5.0
 	github.com/klauspost/reedsolomon v1.14.2
+	github.com/minio/crc64nvme v1.1.1
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/prometheus/client_golang v1.25.0
 	github.com/schollz/progressbar/v3 v3.19.1

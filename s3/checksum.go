@@ -9,21 +9,17 @@ import (
 	"encoding/hex"
 	"hash"
 	"hash/crc32"
-	"hash/crc64"
 	"net/http"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/minio/crc64nvme"
 	"github.com/zeebo/xxh3"
 )
 
 // The flexible checksums of S3 (x-amz-checksum-*): the algorithm names as
 // headers spell them, lower case.
 var checksumAlgorithms = []string{"crc32", "crc32c", "crc64nvme", "sha1", "sha256", "sha512", "md5", "xxhash64", "xxhash3", "xxhash128"}
-
-// crc64NVME is CRC-64/NVME (poly 0xAD93D23594C93659, reflected; Go's
-// tables take the reversed polynomial).
-var crc64NVME = crc64.MakeTable(0x9a6c9329ac4bc9b5)
 
 func newChecksum(algo string) hash.Hash {
 	switch algo {
@@ -32,7 +28,7 @@ func newChecksum(algo string) hash.Hash {
 	case "crc32c":
 		return crc32.New(crc32.MakeTable(crc32.Castagnoli))
 	case "crc64nvme":
-		return crc64.New(crc64NVME)
+		return crc64nvme.New()
 	case "sha1":
 		return sha1.New()
 	case "sha256":
@@ -88,6 +84,10 @@ type payloadChecks struct {
 	sum       hash.Hash
 	want      string // its value (base64), from the header or the trailer
 	inTrailer bool   // the value comes in the aws-chunked trailer
+	// def, when set, is the default checksum (CRC-64/NVME) computed
+	// beside the client's: a part of an upload created without an
+	// algorithm, for the object's FULL_OBJECT checksum (mpchecksum.go).
+	def hash.Hash
 }
 
 // newPayloadChecks reads the checksum headers of r.
@@ -108,22 +108,34 @@ func newPayloadChecks(r *http.Request) (*payloadChecks, error) {
 		}
 		pc.algo, pc.inTrailer = algo, true
 	}
+	if r.Method == http.MethodPost && r.URL.Query().Has("uploadId") {
+		// CompleteMultipartUpload: its x-amz-checksum-* headers are the
+		// object's checksum (mpchecksum.go), not its body's.
+		return pc, nil
+	}
+	sdk := strings.ToLower(r.Header.Get("X-Amz-Sdk-Checksum-Algorithm"))
+	var sent []string // the algorithms of the x-amz-checksum-* headers sent, even empty
 	for _, algo := range checksumAlgorithms {
-		v := r.Header.Get(checksumHeader(algo))
-		if v == "" {
-			continue
+		if _, ok := r.Header[http.CanonicalHeaderKey(checksumHeader(algo))]; ok {
+			sent = append(sent, algo)
 		}
-		if pc.algo != "" && pc.algo != algo || pc.inTrailer {
-			return nil, errf(ErrInvalidRequest, "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
-		}
-		if d, err := base64.StdEncoding.DecodeString(v); err != nil || len(d) != newChecksum(algo).Size() {
+	}
+	if len(sent) > 1 || len(sent) == 1 && pc.inTrailer {
+		return nil, errf(ErrInvalidRequest, "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
+	}
+	if len(sent) == 1 {
+		algo, vs := sent[0], r.Header.Values(checksumHeader(sent[0]))
+		if len(vs) != 1 || !validDigest(algo, vs[0]) {
 			return nil, errf(ErrInvalidRequest, "Value for %s header is invalid.", checksumHeader(algo))
 		}
-		pc.algo, pc.want = algo, v
+		pc.algo, pc.want = algo, vs[0]
 	}
-	if a := strings.ToLower(r.Header.Get("X-Amz-Sdk-Checksum-Algorithm")); a != "" && pc.algo == "" && validAlgorithm(a) {
+	if sdk != "" && pc.algo != "" && sdk != pc.algo {
+		return nil, errf(ErrInvalidRequest, "Value for x-amz-sdk-checksum-algorithm header is invalid.")
+	}
+	if sdk != "" && pc.algo == "" && validAlgorithm(sdk) {
 		// The algorithm named without a value: compute it to store it.
-		pc.algo = a
+		pc.algo = sdk
 	}
 	if pc.algo != "" {
 		pc.sum = newChecksum(pc.algo)
@@ -136,13 +148,19 @@ func (pc *payloadChecks) Write(p []byte) (int, error) {
 	if pc.sum != nil {
 		pc.sum.Write(p)
 	}
+	if pc.def != nil {
+		pc.def.Write(p)
+	}
 	return len(p), nil
 }
 
 // setTrailer records the value a trailer gave.
 func (pc *payloadChecks) setTrailer(name, value string) error {
 	if !pc.inTrailer || name != checksumHeader(pc.algo) {
-		return errf(ErrMalformedTrailer, "unexpected trailer %q", name)
+		return ErrMalformedTrailer
+	}
+	if !validDigest(pc.algo, value) {
+		return errf(ErrInvalidRequest, "Value for %s trailing header is invalid.", name)
 	}
 	pc.want = value
 	return nil
@@ -159,7 +177,7 @@ func (pc *payloadChecks) verify() error {
 		return nil
 	}
 	if pc.inTrailer && pc.want == "" {
-		return errf(ErrMalformedTrailer, "the trailer %s is missing", checksumHeader(pc.algo))
+		return ErrMalformedTrailer // the trailer named is missing
 	}
 	if pc.want != "" && pc.want != base64.StdEncoding.EncodeToString(pc.sum.Sum(nil)) {
 		return errf(ErrBadDigest, "The %s you specified did not match the calculated checksum.", strings.ToUpper(pc.algo))

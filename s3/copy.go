@@ -85,6 +85,9 @@ func (g *Gateway) copyObject(rq *request) error {
 	if err := rq.body.drain(); err != nil {
 		return err
 	}
+	if a := strings.ToLower(rq.r.Header.Get("X-Amz-Checksum-Algorithm")); a != "" && !validAlgorithm(a) {
+		return errUnsupportedAlgorithm
+	}
 	rd, ki, srcAttrs, err := g.openSource(rq)
 	if err != nil {
 		return err
@@ -148,13 +151,10 @@ func (g *Gateway) copyObject(rq *request) error {
 			}
 		}
 	}
-	if algo != "" && !validAlgorithm(algo) {
-		return errf(ErrInvalidArgument, "Invalid x-amz-checksum-algorithm %q", algo)
+	if algo == "" {
+		algo = defaultAlgorithm
 	}
-	checks := &payloadChecks{md5: md5.New(), algo: algo}
-	if algo != "" {
-		checks.sum = newChecksum(algo)
-	}
+	checks := &payloadChecks{md5: md5.New(), algo: algo, sum: newChecksum(algo)}
 	src := &body{r: rd, checks: checks, size: ki.GetSize()}
 	etag, err := g.writeKey(rq, g.volume, rq.bucket, rq.key, src, ki.GetSize(), m)
 	if err != nil {

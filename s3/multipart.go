@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/md5"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
@@ -99,15 +98,9 @@ func (g *Gateway) createUpload(rq *request) error {
 	if err != nil {
 		return err
 	}
-	algo := strings.ToLower(rq.r.Header.Get("X-Amz-Checksum-Algorithm"))
-	if err := checksumSchema(strings.ToUpper(rq.r.Header.Get("X-Amz-Checksum-Type")), algo); err != nil {
+	sum, err := createChecksum(rq.r.Header.Get("X-Amz-Checksum-Algorithm"), rq.r.Header.Get("X-Amz-Checksum-Type"), m)
+	if err != nil {
 		return err
-	}
-	if algo != "" {
-		if !validAlgorithm(algo) {
-			return errf(ErrInvalidArgument, "Invalid x-amz-checksum-algorithm %q", algo)
-		}
-		m[attrUploadAlgo] = algo
 	}
 	m[attrUploadKey] = rq.key
 	if err := g.partsBucket(rq.ctx, bk); err != nil {
@@ -122,8 +115,9 @@ func (g *Gateway) createUpload(rq *request) error {
 	if err := w.Close(); err != nil {
 		return fromClient(err, nil)
 	}
-	if algo != "" {
-		rq.w.Header().Set("x-amz-checksum-algorithm", upperAlgo(algo))
+	if sum.algo != "" {
+		rq.w.Header().Set("x-amz-checksum-algorithm", upperAlgo(sum.algo))
+		rq.w.Header().Set("x-amz-checksum-type", sum.typ)
 	}
 	return rq.writeXML(200, initiateMultipartUploadResult{Bucket: rq.bucket, Key: rq.key, UploadID: id})
 }
@@ -178,8 +172,8 @@ func (g *Gateway) uploadPart(rq *request) error {
 		if b.size > maxObjectSize {
 			return ErrEntityTooLarge
 		}
-		if a := m[attrUploadAlgo]; a != "" && b.checks.algo == "" {
-			b.checks.algo, b.checks.sum = a, newChecksum(a)
+		if err := uploadChecksumOf(m).partChecks(b.checks); err != nil {
+			return err
 		}
 		etag, err := g.writeKey(rq, g.opts.MultipartVolume, rq.bucket, partKey(q.Get("uploadId"), n), b, b.size, attrs{})
 		if err != nil {
@@ -213,10 +207,11 @@ func (g *Gateway) uploadPart(rq *request) error {
 	if length > maxObjectSize {
 		return ErrEntityTooLarge
 	}
-	checks := &payloadChecks{md5: md5.New()}
+	checks := &payloadChecks{md5: md5.New(), algo: defaultAlgorithm}
 	if a := m[attrUploadAlgo]; a != "" {
-		checks.algo, checks.sum = a, newChecksum(a)
+		checks.algo = a
 	}
+	checks.sum = newChecksum(checks.algo)
 	src := &body{r: io.LimitReader(rd, length), checks: checks, size: length}
 	etag, err := g.writeKey(rq, g.opts.MultipartVolume, rq.bucket, partKey(q.Get("uploadId"), n), src, length, attrs{})
 	if err != nil {
@@ -237,6 +232,7 @@ type completeRequest struct {
 type completePart struct {
 	PartNumber int
 	ETag       string
+	checksumFields
 }
 
 // multipartETag is the ETag of the object made of parts: the MD5 of their
@@ -298,6 +294,10 @@ func (g *Gateway) completeUpload(rq *request) error {
 	if len(req.Parts) == 0 {
 		return ErrMalformedXML
 	}
+	sum := uploadChecksumOf(m)
+	if err := sum.checkCompleteType(rq.r.Header.Get("X-Amz-Checksum-Type")); err != nil {
+		return err
+	}
 	for i, p := range req.Parts {
 		switch {
 		case p.ETag == "" || p.PartNumber == 0: // an element missing
@@ -319,10 +319,10 @@ func (g *Gateway) completeUpload(rq *request) error {
 	for _, k := range keys {
 		parts[k.Name] = k
 	}
-	algo := m[attrUploadAlgo]
-	sums := newChecksum(algo)
 	var sources []*stratov1.KeySource
 	var sizes []string
+	var partAttrs []attrs
+	var partSizes []int64
 	used := map[string]bool{}
 	for i, p := range req.Parts {
 		ki := parts[partKey(id, p.PartNumber)]
@@ -338,14 +338,10 @@ func (g *Gateway) completeUpload(rq *request) error {
 		if ki.Size < g.opts.MinPartSize && i < len(req.Parts)-1 {
 			return ErrEntityTooSmall
 		}
-		if sums != nil {
-			v, err := base64.StdEncoding.DecodeString(pa[checksumHeader(algo)])
-			if err != nil || len(v) == 0 {
-				sums = nil
-			} else {
-				sums.Write(v)
-			}
+		if err := sum.checkPartChecksum(p.PartNumber, p, pa); err != nil {
+			return err
 		}
+		partAttrs, partSizes = append(partAttrs, pa), append(partSizes, ki.Size)
 		sources = append(sources, &stratov1.KeySource{Volume: g.opts.MultipartVolume, Bucket: rq.bucket, Key: ki.Name, ObjectId: ki.ObjectId})
 		sizes = append(sizes, strconv.FormatInt(ki.Size, 10))
 		used[ki.Name] = true
@@ -353,7 +349,7 @@ func (g *Gateway) completeUpload(rq *request) error {
 	etag := multipartETag(req.Parts)
 	final := attrs{attrUploadID: id}
 	for k, v := range m {
-		if k != attrUploadKey && k != attrUploadAlgo {
+		if k != attrUploadKey && k != attrUploadAlgo && k != attrUploadType {
 			final[k] = v
 		}
 	}
@@ -362,8 +358,12 @@ func (g *Gateway) completeUpload(rq *request) error {
 	if len(req.Parts) <= 2000 {
 		final[attrPartSize] = strings.Join(sizes, ",")
 	}
-	if sums != nil {
-		final[checksumHeader(algo)] = base64.StdEncoding.EncodeToString(sums.Sum(nil)) + "-" + strconv.Itoa(len(req.Parts))
+	algo, v := sum.finalChecksum(partAttrs, partSizes)
+	if err := sum.checkFinal(rq.r.Header.Get, algo, v); err != nil {
+		return err
+	}
+	if algo != "" {
+		final[checksumHeader(algo)] = v
 	}
 	done, err := g.c.ComposeKey(rq.ctx, g.volume, rq.bucket, rq.key, sources, final.list())
 	if err != nil {
@@ -399,7 +399,7 @@ func completeResultOf(rq *request, m attrs) completeResult {
 	for _, a := range checksumAlgorithms {
 		if v := m[checksumHeader(a)]; v != "" {
 			res.set(a, v)
-			res.ChecksumType = "COMPOSITE"
+			res.ChecksumType = checksumTypeOf(v)
 		}
 	}
 	return res
@@ -488,6 +488,7 @@ type listPartsResult struct {
 	MaxParts             int
 	IsTruncated          bool
 	ChecksumAlgorithm    string      `xml:",omitempty"`
+	ChecksumType         string      `xml:",omitempty"`
 	Parts                []partEntry `xml:"Part"`
 }
 
@@ -514,7 +515,10 @@ func (g *Gateway) listParts(rq *request) error {
 		}
 	}
 	res := listPartsResult{Bucket: rq.bucket, Key: rq.key, UploadID: id, Initiator: ownerOf("s3"), Owner: ownerOf("s3"),
-		StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: maxP, ChecksumAlgorithm: upperAlgo(m[attrUploadAlgo])}
+		StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: maxP, ChecksumAlgorithm: "null", ChecksumType: "null"}
+	if u := uploadChecksumOf(m); u.algo != "" {
+		res.ChecksumAlgorithm, res.ChecksumType = upperAlgo(u.algo), u.typ
+	}
 	after := ""
 	if marker > 0 {
 		after = partKey(id, marker)
@@ -547,12 +551,14 @@ func (g *Gateway) listParts(rq *request) error {
 }
 
 type uploadEntry struct {
-	Key          string
-	UploadID     string `xml:"UploadId"`
-	Initiator    *owner
-	Owner        *owner
-	StorageClass string
-	Initiated    string
+	Key               string
+	UploadID          string `xml:"UploadId"`
+	Initiator         *owner
+	Owner             *owner
+	StorageClass      string
+	Initiated         string
+	ChecksumAlgorithm string `xml:",omitempty"`
+	ChecksumType      string `xml:",omitempty"`
 }
 
 type listUploadsResult struct {
@@ -599,6 +605,7 @@ func (g *Gateway) listMultipartUploads(rq *request) error {
 	type up struct {
 		key, id string
 		at      int64
+		sum     uploadChecksum
 	}
 	var ups []up
 	for _, k := range markers {
@@ -609,7 +616,7 @@ func (g *Gateway) listMultipartUploads(rq *request) error {
 		if keyMarker != "" && (key < keyMarker || key == keyMarker && (idMarker == "" || k.Name <= idMarker)) {
 			continue
 		}
-		ups = append(ups, up{key, k.Name, k.CreationTimeUnixMs})
+		ups = append(ups, up{key, k.Name, k.CreationTimeUnixMs, uploadChecksumOf(attrsOf(k))})
 	}
 	sort.Slice(ups, func(i, j int) bool {
 		if ups[i].key != ups[j].key {
@@ -634,7 +641,7 @@ func (g *Gateway) listMultipartUploads(rq *request) error {
 			}
 		}
 		res.Uploads = append(res.Uploads, uploadEntry{Key: u.key, UploadID: u.id, Initiator: ownerOf("s3"), Owner: ownerOf("s3"),
-			StorageClass: "STANDARD", Initiated: xmlTime(u.at)})
+			StorageClass: "STANDARD", Initiated: xmlTime(u.at), ChecksumAlgorithm: upperAlgo(u.sum.algo), ChecksumType: u.sum.typ})
 		res.NextKeyMarker, res.NextUploadIDMarker = u.key, u.id
 	}
 	return rq.writeXML(200, res)

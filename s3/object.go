@@ -2,6 +2,7 @@ package s3
 
 import (
 	"crypto/md5"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
@@ -191,6 +192,10 @@ func (g *Gateway) putObject(rq *request) error {
 			return rq.writeEmpty(200)
 		}
 	}
+	if b.checks.algo == "" {
+		// No checksum sent: the object gets S3's default.
+		b.checks.algo, b.checks.sum = defaultAlgorithm, newChecksum(defaultAlgorithm)
+	}
 	etag, err := g.writeKey(rq, g.volume, rq.bucket, rq.key, b, b.size, m)
 	if err != nil {
 		return err
@@ -245,6 +250,9 @@ func (g *Gateway) writeKey(rq *request, volume, bucket, key string, b *body, siz
 	m[attrETag] = etag
 	if algo, v := b.checks.checksum(); algo != "" {
 		m[checksumHeader(algo)] = v
+	}
+	if d := b.checks.def; d != nil {
+		m[attrPartDefault] = base64.StdEncoding.EncodeToString(d.Sum(nil))
 	}
 	w.SetAttributes(m.list())
 	if err := w.Close(); err != nil {
@@ -696,28 +704,16 @@ type checksumFields struct {
 }
 
 func (f *checksumFields) set(algo, v string) {
-	switch algo {
-	case "crc32":
-		f.ChecksumCRC32 = v
-	case "crc32c":
-		f.ChecksumCRC32C = v
-	case "crc64nvme":
-		f.ChecksumCRC64NVME = v
-	case "sha1":
-		f.ChecksumSHA1 = v
-	case "sha256":
-		f.ChecksumSHA256 = v
-	case "sha512":
-		f.ChecksumSHA512 = v
-	case "md5":
-		f.ChecksumMD5 = v
-	case "xxhash64":
-		f.ChecksumXXHASH64 = v
-	case "xxhash3":
-		f.ChecksumXXHASH3 = v
-	case "xxhash128":
-		f.ChecksumXXHASH128 = v
+	if p := f.field(algo); p != nil {
+		*p = v
 	}
+}
+
+// field is algo's element (nil: none).
+func (f *checksumFields) field(algo string) *string {
+	return map[string]*string{"crc32": &f.ChecksumCRC32, "crc32c": &f.ChecksumCRC32C, "crc64nvme": &f.ChecksumCRC64NVME,
+		"sha1": &f.ChecksumSHA1, "sha256": &f.ChecksumSHA256, "sha512": &f.ChecksumSHA512, "md5": &f.ChecksumMD5,
+		"xxhash64": &f.ChecksumXXHASH64, "xxhash3": &f.ChecksumXXHASH3, "xxhash128": &f.ChecksumXXHASH128}[algo]
 }
 
 func slicesContains(s []string, v string) bool {
