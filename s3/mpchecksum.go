@@ -3,6 +3,7 @@ package s3
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"net/http"
 	"strconv"
 	"strings"
 )
@@ -42,6 +43,9 @@ func uploadChecksumOf(m attrs) uploadChecksum {
 // marker's attributes m and returns the upload's checksum.
 func createChecksum(algoHeader, typeHeader string, m attrs) (uploadChecksum, error) {
 	algo, typ := strings.ToLower(algoHeader), strings.ToUpper(typeHeader)
+	if typ != "" && typ != typeComposite && typ != typeFullObject {
+		return uploadChecksum{}, errf(ErrInvalidRequest, "Value for x-amz-checksum-type header is invalid.")
+	}
 	if algo == "" {
 		if typ != "" {
 			return uploadChecksum{}, errf(ErrInvalidRequest, "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.")
@@ -207,9 +211,19 @@ func validFinal(algo, v string) bool {
 	return validDigest(algo, d)
 }
 
-// checkCompleteType checks a Complete's x-amz-checksum-type against the
-// upload's.
-func (u uploadChecksum) checkCompleteType(t string) error {
+// checkCompleteHeaders checks a Complete's checksum headers: one object
+// checksum at most, and its x-amz-checksum-type against the upload's.
+func (u uploadChecksum) checkCompleteHeaders(h http.Header) error {
+	n := 0
+	for _, a := range checksumAlgorithms {
+		if h.Get(checksumHeader(a)) != "" {
+			n++
+		}
+	}
+	if n > 1 {
+		return errf(ErrInvalidRequest, "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
+	}
+	t := h.Get("X-Amz-Checksum-Type")
 	if t == "" {
 		return nil
 	}

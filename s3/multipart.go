@@ -207,11 +207,12 @@ func (g *Gateway) uploadPart(rq *request) error {
 	if length > maxObjectSize {
 		return ErrEntityTooLarge
 	}
-	checks := &payloadChecks{md5: md5.New(), algo: defaultAlgorithm}
+	// A copied part gets the upload's checksum; of an upload without an
+	// algorithm, only the hidden default its object's CRC is made of.
+	checks := &payloadChecks{md5: md5.New(), def: newChecksum(defaultAlgorithm)}
 	if a := m[attrUploadAlgo]; a != "" {
-		checks.algo = a
+		checks.algo, checks.sum, checks.def = a, newChecksum(a), nil
 	}
-	checks.sum = newChecksum(checks.algo)
 	src := &body{r: io.LimitReader(rd, length), checks: checks, size: length}
 	etag, err := g.writeKey(rq, g.opts.MultipartVolume, rq.bucket, partKey(q.Get("uploadId"), n), src, length, attrs{})
 	if err != nil {
@@ -295,7 +296,7 @@ func (g *Gateway) completeUpload(rq *request) error {
 		return ErrMalformedXML
 	}
 	sum := uploadChecksumOf(m)
-	if err := sum.checkCompleteType(rq.r.Header.Get("X-Amz-Checksum-Type")); err != nil {
+	if err := sum.checkCompleteHeaders(rq.r.Header); err != nil {
 		return err
 	}
 	for i, p := range req.Parts {
