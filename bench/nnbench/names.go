@@ -51,3 +51,12 @@ func (g *nameGenerator) next(prefix string) string {
 	g.count++
 	return fn
 }
+
+// skip moves the generator past the first n names of its sequence, as n
+// calls of next(prefix) would, in one step a directory.
+func (g *nameGenerator) skip(n int64, prefix string) {
+	for d := (n + int64(g.perDir) - 1) / int64(g.perDir); d > 0; d-- {
+		g.current = g.nextDir(prefix + "Dir")
+	}
+	g.count = n
+}

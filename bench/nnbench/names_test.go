@@ -40,3 +40,31 @@ func TestSplitOps(t *testing.T) {
 		require.LessOrEqual(t, hi-lo, 1)
 	}
 }
+
+// TestNamesLazy: the lazy per-thread inputs are the names one generator
+// gives in sequence, split as asked, whatever the directory fan-out (skip
+// lands mid-directory and on its boundaries).
+func TestNamesLazy(t *testing.T) {
+	for _, perDir := range []int{2, 3, 4, 1000} {
+		g := newNameGenerator("/b", perDir)
+		var want []string
+		for range 100 {
+			want = append(want, g.next("ThroughputBench"))
+		}
+		in := names("/b", perDir, []int{7, 0, 12, 1, 80})
+		var got []string
+		for _, l := range in.lists {
+			for p := range l {
+				got = append(got, p)
+			}
+		}
+		if in.total != 100 || len(got) != 100 {
+			t.Fatalf("perDir %d: %d names, total %d", perDir, len(got), in.total)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("perDir %d: name %d is %q, want %q", perDir, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -257,15 +258,40 @@ type metaRun struct {
 
 func (r *metaRun) base() string { return metaBaseDir + "/" + r.op }
 
-// names generates the per-thread inputs of a file op.
-func names(base string, perDir int, split []int) [][]string {
-	g := newNameGenerator(base, perDir)
-	out := make([][]string, len(split))
-	for i, n := range split {
-		out[i] = make([]string, n)
-		for j := range out[i] {
-			out[i][j] = g.next("ThroughputBench")
-		}
+// inputs are an op's per-thread inputs, and how many there are in all.
+type inputs struct {
+	lists []iter.Seq[string]
+	total int
+}
+
+// sliceInputs are inputs held in memory.
+func sliceInputs(in [][]string) inputs {
+	out := inputs{}
+	for _, l := range in {
+		out.lists, out.total = append(out.lists, slices.Values(l)), out.total+len(l)
+	}
+	return out
+}
+
+// names are the per-thread inputs of a file op: thread i gets the next
+// split[i] names of the generator's sequence, made as the thread asks for
+// them (a run of 100M files holds none of them in memory).
+func names(base string, perDir int, split []int) inputs {
+	out := inputs{}
+	start := int64(0)
+	for _, n := range split {
+		from := start
+		out.lists = append(out.lists, func(yield func(string) bool) {
+			g := newNameGenerator(base, perDir)
+			g.skip(from, "ThroughputBench")
+			for range n {
+				if !yield(g.next("ThroughputBench")) {
+					return
+				}
+			}
+		})
+		start += int64(n)
+		out.total += n
 	}
 	return out
 }
@@ -358,34 +384,34 @@ func (r *metaRun) create(ctx context.Context, base string, files int, closeFiles
 // existingFiles prepares the files of open/delete/fileStatus/rename: unless
 // -useExisting, a create run (untimed in this op's report) makes them under
 // the create op's base, which is then renamed to this op's base.
-func (r *metaRun) existingFiles(ctx context.Context) ([][]string, error) {
+func (r *metaRun) existingFiles(ctx context.Context) (inputs, error) {
 	createBase := metaBaseDir + "/create"
 	if !r.o.UseExisting {
 		if _, err := r.create(ctx, createBase, r.o.Files, true); err != nil {
-			return nil, fmt.Errorf("creating %d input files: %w", r.o.Files, err)
+			return inputs{}, fmt.Errorf("creating %d input files: %w", r.o.Files, err)
 		}
 		r.progress("created %d files", r.o.Files)
 	}
 	in := names(r.base(), r.o.FilesPerDir, splitOps(r.o.Files, r.o.Threads))
 	have, err := r.t.Exists(ctx, r.base())
 	if err != nil {
-		return nil, err
+		return inputs{}, err
 	}
 	if !have {
 		if ok, err := r.t.Exists(ctx, createBase); err != nil {
-			return nil, err
+			return inputs{}, err
 		} else if ok {
 			if err := r.t.Rename(ctx, createBase, r.base()); err != nil {
-				return nil, err
+				return inputs{}, err
 			}
 		} else {
-			return nil, fmt.Errorf("%s does not exist", r.base())
+			return inputs{}, fmt.Errorf("%s does not exist", r.base())
 		}
 	}
 	return in, nil
 }
 
-func (r *metaRun) timed(ctx context.Context, in [][]string, f func(context.Context, string) error) (Stats, error) {
+func (r *metaRun) timed(ctx context.Context, in inputs, f func(context.Context, string) error) (Stats, error) {
 	return r.run2(ctx, in, func(ctx context.Context, p string) (time.Duration, error) {
 		start := time.Now()
 		err := f(ctx, p)
@@ -401,7 +427,7 @@ func (r *metaRun) progress(format string, args ...any) {
 
 // run2 runs one goroutine per input list, timing the whole phase and
 // summing the per-call durations f reports. The first error stops all.
-func (r *metaRun) run2(ctx context.Context, in [][]string, f func(context.Context, string) (time.Duration, error)) (Stats, error) {
+func (r *metaRun) run2(ctx context.Context, in inputs, f func(context.Context, string) (time.Duration, error)) (Stats, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -411,17 +437,13 @@ func (r *metaRun) run2(ctx context.Context, in [][]string, f func(context.Contex
 		errOnce    sync.Once
 		wg         sync.WaitGroup
 	)
-	total := 0
-	for _, l := range in {
-		total += len(l)
-	}
-	stop := r.startProgress(&done, total)
+	stop := r.startProgress(&done, in.total)
 	start := time.Now()
-	for _, list := range in {
+	for _, list := range in.lists {
 		wg.Add(1)
-		go func(list []string) {
+		go func(list iter.Seq[string]) {
 			defer wg.Done()
-			for _, p := range list {
+			for p := range list {
 				if ctx.Err() != nil {
 					return
 				}

@@ -92,7 +92,7 @@ func (r *metaRun) blockReport(ctx context.Context, datanodes, reports, blocksPer
 			in[i] = append(in[i], sc.nodes[i].ID)
 		}
 	}
-	st, err := r.timed(ctx, in, func(ctx context.Context, id string) error {
+	st, err := r.timed(ctx, sliceInputs(in), func(ctx context.Context, id string) error {
 		i := sc.byID[id]
 		return r.t.ContainerReport(ctx, sc.nodes[i], sc.reports[i], false)
 	})
