@@ -33,6 +33,8 @@ type Metrics struct {
 	Balancer BalancerMetrics
 	// Lifecycle is what the lifecycle rounds did (on the leader).
 	Lifecycle LifecycleStats
+	// Memory is what meta's caches hold against their bounds.
+	Memory MemoryMetrics
 }
 
 // BalancerMetrics is the container balancer's part of Metrics.
@@ -57,6 +59,7 @@ func (s *Server) Metrics() Metrics {
 	s.replMu.Unlock()
 	m.Leader = s.node.IsLeader()
 	m.Lifecycle = s.LifecycleStats()
+	m.Memory = s.memoryMetrics()
 	for _, d := range s.cl.Datanodes() {
 		m.Datanodes++
 		switch d.Health {

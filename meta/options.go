@@ -91,6 +91,9 @@ type Options struct {
 	// Pebble and only this much of it (plus memtables) is held in memory.
 	// Default 512 MiB.
 	CacheSize int64
+	// MemTableSize is each of Pebble's memtables, in bytes (writes stall
+	// with two full ones waiting to be flushed). Default 8 MiB.
+	MemTableSize int64
 	// DiskReserve is the free space the data directory's filesystem must
 	// keep: below it, namespace mutations are refused (ResourceExhausted)
 	// until space is freed, as HDFS's NameNode does below

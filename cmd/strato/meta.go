@@ -17,6 +17,7 @@ import (
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/meta/consensus"
+	"github.com/strato-io/strato/meta/namespace"
 	"github.com/strato-io/strato/meta/topology"
 	"github.com/strato-io/strato/telemetry"
 )
@@ -163,6 +164,7 @@ func newMetaCmd() *cobra.Command {
 	f.DurationVar(&o.DelegationTokenRenewInterval, "delegation-token-renew-interval", meta.DefaultDelegationTokenRenewInterval, "with --auth token: how far the issue or a renewal moves a delegation token's expiry")
 	addTrashFlags(f, &o)
 	addLifecycleFlags(f, &o)
+	addMemoryFlags(f, &o)
 	addBackupFlags(f, &o, &restore)
 	markSecret(f, "console-token")
 	_ = cmd.MarkFlagRequired("data")
@@ -218,6 +220,43 @@ func addLifecycleFlags(f *pflag.FlagSet, o *meta.Options) {
 	f.DurationVar(&o.LifecycleDay, "lifecycle-day", 24*time.Hour,
 		"the length of a lifecycle rule's day: 24h as S3's; shorter only to see rules act in a test")
 }
+
+// addMemoryFlags adds the bounds of meta's caches (docs/operations.md,
+// "Memory").
+func addMemoryFlags(f *pflag.FlagSet, o *meta.Options) {
+	o.CacheSize, o.MemTableSize = 512<<20, 8<<20
+	o.Namespace.DirCacheBytes, o.Namespace.ApplyCacheBytes = namespace.DefaultDirCacheBytes, namespace.DefaultApplyCacheBytes
+	o.Raft.LogCacheBytes = 32 << 20
+	f.Var(byteSize{&o.CacheSize}, "block-cache", "Pebble's block cache: the part of the namespace's database held in memory")
+	f.Var(byteSize{&o.MemTableSize}, "memtable-size", "each of Pebble's memtables (three at most in memory)")
+	f.Var(byteSize{&o.Namespace.DirCacheBytes}, "dir-cache", "the readers' cache of directory entries and bucket records")
+	f.Var(byteSize{&o.Namespace.ApplyCacheBytes}, "apply-cache", "the cache of what applying commands reads most (directory entries, complete directories' names, records)")
+	f.Var(byteSize{&o.Raft.LogCacheBytes}, "raft-log-cache", "the recent Raft log entries kept in memory")
+}
+
+// byteSize is a flag of a size in bytes ("64MiB", "1G", "4096").
+type byteSize struct{ p *int64 }
+
+func (b byteSize) String() string {
+	if b.p == nil {
+		return "0"
+	}
+	return bytesize.Exact(*b.p)
+}
+
+func (b byteSize) Set(s string) error {
+	n, err := bytesize.Parse(s)
+	if err != nil {
+		return err
+	}
+	if n <= 0 {
+		return fmt.Errorf("%q: a size must be positive", s)
+	}
+	*b.p = n
+	return nil
+}
+
+func (b byteSize) Type() string { return "size" }
 
 // trashInterval is --trash-interval: a duration whose 0 turns the trash
 // off, which meta.Options spells as a negative TrashInterval (0 there is

@@ -146,6 +146,9 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 		return nil, fmt.Errorf("consensus: open %s: %w", opts.Dir, err)
 	}
 	store, err := loadLogStore(db, opts.Peers, opts.Join)
+	if store != nil {
+		store.cacheMaxBytes = opts.LogCacheBytes
+	}
 	if err != nil {
 		_ = db.Close()
 		return nil, err
@@ -250,6 +253,12 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 // linearizable read) and must not write keys: every write goes through
 // Propose and the StateMachine.
 func (n *Node) DB() *pebble.DB { return n.db }
+
+// LogCacheBytes is about what the cache of recent log entries holds, and
+// its bound (Options.LogCacheBytes).
+func (n *Node) LogCacheBytes() (held, bound int64) {
+	return n.store.cacheBytesPub.Load(), n.store.cacheMaxBytes
+}
 
 // ID returns this node's raft ID.
 func (n *Node) ID() uint64 { return n.id }

@@ -72,6 +72,10 @@ type Options struct {
 	// MaxUncommittedBytes bounds the bytes of proposals appended but not yet
 	// committed; proposals over it fail with ErrProposalDropped. Default: 64 MiB.
 	MaxUncommittedBytes uint64
+	// LogCacheBytes bounds the most recent log entries kept in memory (for
+	// the apply path and followers' catch-up without reading Pebble),
+	// about, in bytes; at most 8192 entries besides. Default 32 MiB.
+	LogCacheBytes int64
 	// ProposalLinger is how long the leader waits, after answering
 	// proposers, for them to propose again before it appends and fsyncs
 	// what it has: clients that get their answer and send their next
@@ -129,6 +133,9 @@ type Observers struct {
 
 // EnsureDefaults fills unset fields with their defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
+	if o.LogCacheBytes == 0 {
+		o.LogCacheBytes = 32 << 20
+	}
 	if o.Peers == nil {
 		o.Peers = map[uint64]string{o.ID: ""}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"go.etcd.io/raft/v3"
@@ -41,6 +42,11 @@ type logStore struct {
 	cache      []*pb.Entry
 	cacheStart uint64
 	cacheMax   int
+	// cacheBytes is about what cache holds (entryCost), at most
+	// cacheMaxBytes (Options.LogCacheBytes) but for the newest entry.
+	cacheBytes, cacheMaxBytes int64
+	// cacheBytesPub is cacheBytes for other goroutines (LogCacheBytes).
+	cacheBytesPub atomic.Int64
 
 	// snaps holds the Pebble snapshots made for outgoing MsgSnap messages
 	// (with the address book as of each), by the token stored in the
@@ -63,13 +69,25 @@ type pinnedSnapshot struct {
 
 const defaultCacheEntries = 8192
 
+// entryCost is about what a cached entry takes in memory.
+func entryCost(e *pb.Entry) int64 { return 64 + int64(len(e.Data)) }
+
+// costOf is the cost of entries.
+func costOf(ents []*pb.Entry) int64 {
+	var n int64
+	for _, e := range ents {
+		n += entryCost(e)
+	}
+	return n
+}
+
 // loadLogStore reads the consensus state of db. A fresh DB is bootstrapped
 // with peers as its voters at index 1, term 1, as if a snapshot of the
 // empty state had been installed: every voter starts identical. A fresh DB
 // that joins an existing group (join) starts with no configuration and an
 // empty log at index 0, and waits for a leader's snapshot.
 func loadLogStore(db *pebble.DB, peers map[uint64]string, join bool) (*logStore, error) {
-	s := &logStore{db: db, cacheMax: defaultCacheEntries, snaps: map[uint64]pinnedSnapshot{}}
+	s := &logStore{db: db, cacheMax: defaultCacheEntries, cacheMaxBytes: 32 << 20, snaps: map[uint64]pinnedSnapshot{}}
 	v, closer, err := db.Get(keyApplied)
 	if errors.Is(err, pebble.ErrNotFound) {
 		if join {
@@ -370,13 +388,22 @@ func (s *logStore) commitEntries(ents []*pb.Entry) {
 	}
 	first := ents[0].GetIndex()
 	if len(s.cache) > 0 && first >= s.cacheStart && first <= s.last+1 {
+		s.cacheBytes -= costOf(s.cache[first-s.cacheStart:])
 		s.cache = s.cache[:first-s.cacheStart]
 	} else {
-		s.cache, s.cacheStart = s.cache[:0], first
+		s.cache, s.cacheStart, s.cacheBytes = s.cache[:0], first, 0
 	}
 	s.cache = append(s.cache, ents...)
+	s.cacheBytes += costOf(ents)
 	s.last = ents[len(ents)-1].GetIndex()
-	if over := len(s.cache) - s.cacheMax; over > 0 {
+	// Past either bound the oldest entries go; the newest always stays.
+	over := max(len(s.cache)-s.cacheMax, 0)
+	bytes := s.cacheBytes - costOf(s.cache[:over])
+	for ; bytes > s.cacheMaxBytes && over < len(s.cache)-1; over++ {
+		bytes -= entryCost(s.cache[over])
+	}
+	if over > 0 {
+		s.cacheBytes = bytes
 		// Trim from the front, reusing the backing array once it has grown
 		// to twice the cap.
 		if cap(s.cache) >= 2*s.cacheMax {
@@ -388,6 +415,7 @@ func (s *logStore) commitEntries(ents []*pb.Entry) {
 		}
 		s.cacheStart += uint64(over)
 	}
+	s.cacheBytesPub.Store(s.cacheBytes)
 }
 
 // writeCompaction adds to b the removal of log entries up to index, which
@@ -403,8 +431,10 @@ func (s *logStore) commitCompaction(index, term uint64) {
 	s.truncIndex, s.truncTerm = index, term
 	if len(s.cache) > 0 && s.cacheStart <= index {
 		drop := min(index-s.cacheStart+1, uint64(len(s.cache)))
+		s.cacheBytes -= costOf(s.cache[:drop])
 		s.cache = s.cache[drop:]
 		s.cacheStart += drop
+		s.cacheBytesPub.Store(s.cacheBytes)
 	}
 }
 
@@ -422,7 +452,8 @@ func (s *logStore) writeSnapshotLog(b *pebble.Batch, index, term uint64) error {
 
 func (s *logStore) commitSnapshotLog(index, term uint64, cs *pb.ConfState) error {
 	s.truncIndex, s.truncTerm, s.last = index, term, index
-	s.cache, s.cacheStart = s.cache[:0], 0
+	s.cache, s.cacheStart, s.cacheBytes = s.cache[:0], 0, 0
+	s.cacheBytesPub.Store(0)
 	return s.setConf(cs)
 }
 

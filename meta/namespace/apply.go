@@ -157,7 +157,7 @@ func (a *applier) nextID() (uint64, error) {
 
 func (a *applier) removeBucketFromCache(volume, bucket string) {
 	if c := a.ns.acache; c != nil {
-		delete(c.buckets, string(bucketKey(nil, volume, bucket)))
+		c.dropBucket(string(bucketKey(nil, volume, bucket)))
 	}
 	if a.ns.cache != nil {
 		a.ns.cache.removeBucket(volume, bucket)

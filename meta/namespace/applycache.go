@@ -29,9 +29,12 @@ import (
 // A batch that is not committed (the server stops) or a database replaced
 // under the namespace (snapshot) requires ResetCache.
 type applyCache struct {
-	max   int
-	dirs  map[dirKey]uint64
-	alive map[uint64]struct{}
+	// Each map has a share of the cache's bound in bytes (newApplyCache):
+	// a fill past its share empties that map first. The costs are about
+	// what an entry takes in memory (key, value and map overhead).
+	dirsB, aliveB, bucketsB, kidsB, crowdedB, reclaimedB, valsB share
+	dirs                                                        map[dirKey]uint64
+	alive                                                       map[uint64]struct{}
 	// buckets: bucket records by their key (volume, name); a hit is
 	// cloned, since callers change the record they load.
 	buckets map[string]*stratov1.BucketRecord
@@ -44,7 +47,7 @@ type applyCache struct {
 	// trackedBatch keeps it in step with every write; kidNames counts the
 	// names it holds.
 	kids     map[uint64]map[string]uint8
-	kidNames int
+	kidNames int // the names kids holds
 	// crowded holds directories knowKids found with more than kidsFillMax
 	// entries in a table: it does not read them again.
 	crowded map[uint64]struct{}
@@ -73,10 +76,58 @@ type applyCache struct {
 	verify bool
 }
 
-func newApplyCache(entries int) *applyCache {
-	return &applyCache{max: entries, dirs: make(map[dirKey]uint64), alive: make(map[uint64]struct{}),
+// newApplyCache makes an apply cache of at most about maxBytes: the
+// record of complete directories gets 3/8 of it, the directory entries
+// and the values 1/4 each, the rest 1/32 each.
+func newApplyCache(maxBytes int64) *applyCache {
+	return &applyCache{
+		kidsB: share{max: maxBytes * 3 / 8}, dirsB: share{max: maxBytes / 4}, valsB: share{max: maxBytes / 4},
+		aliveB: share{max: maxBytes / 32}, bucketsB: share{max: maxBytes / 32}, crowdedB: share{max: maxBytes / 32},
+		reclaimedB: share{max: maxBytes / 32},
+		dirs:       make(map[dirKey]uint64), alive: make(map[uint64]struct{}),
 		buckets: make(map[string]*stratov1.BucketRecord), kids: make(map[uint64]map[string]uint8), crowded: make(map[uint64]struct{}),
 		reclaimed: make(map[uint64][]byte), vals: make(map[string][]byte)}
+}
+
+// share is one map's part of the apply cache's bound: about the bytes it
+// holds, and how many it may.
+type share struct{ bytes, max int64 }
+
+// room reports whether cost more bytes fit; if not, the caller empties
+// the map (and the share: reset).
+func (s *share) room(cost int64) bool { return s.bytes+cost <= s.max }
+
+func (s *share) reset() { s.bytes = 0 }
+
+// take makes room for an entry of cost: emptyFirst says the caller must
+// empty the map first (the share is reset), ok that the entry goes in (the
+// share counts it); an entry larger than the whole share never does.
+func (s *share) take(cost int64) (emptyFirst, ok bool) {
+	if emptyFirst = !s.room(cost); emptyFirst {
+		s.reset()
+	}
+	if cost > s.max {
+		return emptyFirst, false
+	}
+	s.bytes += cost
+	return emptyFirst, true
+}
+
+// Entry costs, about: a map entry's overhead plus its key and value.
+const (
+	mapEntryCost = 48
+	kidNameCost  = 24 // a name of a directory in kids, plus its length
+)
+
+func dirEntryCost(name string) int64 { return mapEntryCost + int64(len(name)) }
+func valCost(key string, v []byte) int64 {
+	return mapEntryCost + int64(len(key)) + int64(len(v))
+}
+
+// Bytes is about what the cache holds, in all.
+func (c *applyCache) Bytes() int64 {
+	return c.dirsB.bytes + c.aliveB.bytes + c.bucketsB.bytes + c.kidsB.bytes + c.crowdedB.bytes + c.reclaimedB.bytes +
+		c.valsB.bytes + c.snapBytes
 }
 
 // Bits of applyCache.kids: which tables hold a name.
@@ -97,15 +148,41 @@ func kidBit(tag byte) uint8 {
 
 // markEmpty records that directory id, just created, has no entries.
 func (c *applyCache) markEmpty(id uint64) {
-	if len(c.kids) >= c.max {
-		c.dropKids()
+	c.dropDirKids(id)
+	empty, ok := c.kidsB.take(mapEntryCost)
+	if empty {
+		clear(c.kids) // the share is reset already
+		c.kidNames = 0
 	}
-	c.kids[id] = make(map[string]uint8)
+	if ok {
+		c.kids[id] = make(map[string]uint8)
+	}
 }
 
 func (c *applyCache) dropKids() {
 	clear(c.kids)
 	c.kidNames = 0
+	c.kidsB.reset()
+}
+
+// kidsCost is about what directory names of kids takes.
+func kidsCost(names map[string]uint8) int64 {
+	cost := int64(mapEntryCost)
+	for name := range names {
+		cost += kidNameCost + int64(len(name))
+	}
+	return cost
+}
+
+// dropDirKids forgets directory parent's names.
+func (c *applyCache) dropDirKids(parent uint64) {
+	names, ok := c.kids[parent]
+	if !ok {
+		return
+	}
+	c.kidNames -= len(names)
+	c.kidsB.bytes -= kidsCost(names)
+	delete(c.kids, parent)
 }
 
 // kidsFillMax bounds the entries of each table that knowKids reads to learn
@@ -148,15 +225,23 @@ func (rs *resolver) knowKids(c *applyCache, parent uint64) (bool, error) {
 			return false, err
 		}
 		if n > kidsFillMax {
-			if len(c.crowded) >= c.max {
+			empty, ok := c.crowdedB.take(mapEntryCost)
+			if empty {
 				clear(c.crowded)
 			}
-			c.crowded[parent] = struct{}{}
+			if ok {
+				c.crowded[parent] = struct{}{}
+			}
 			return false, nil
 		}
 	}
-	if len(c.kids) >= c.max || c.kidNames+len(names) > c.max {
-		c.dropKids()
+	empty, ok := c.kidsB.take(kidsCost(names))
+	if empty {
+		clear(c.kids) // the share is reset already
+		c.kidNames = 0
+	}
+	if !ok {
+		return false, nil
 	}
 	c.kids[parent] = names
 	c.kidNames += len(names)
@@ -185,21 +270,18 @@ func (c *applyCache) noteWrite(key []byte, set bool) {
 			c.ddFloor = append(c.ddFloor[:0], key...)
 		}
 		if !set {
-			delete(c.reclaimed, parent)
+			c.forgetReclaimed(parent)
 		}
 		return
 	}
 	if set && (key[1] == tagDir || key[1] == tagFile) {
 		if after, ok := c.reclaimed[parent]; ok && bytes.Compare(key, after) <= 0 {
-			delete(c.reclaimed, parent)
+			c.forgetReclaimed(parent)
 		}
 	}
 	if key[1] == tagDirByID && !set {
 		// A deleted directory: its entries no longer matter.
-		if names, ok := c.kids[parent]; ok {
-			c.kidNames -= len(names)
-			delete(c.kids, parent)
-		}
+		c.dropDirKids(parent)
 		return
 	}
 	bit := kidBit(key[1])
@@ -211,19 +293,22 @@ func (c *applyCache) noteWrite(key []byte, set bool) {
 		return
 	}
 	old := names[string(key[10:])]
+	cost := kidNameCost + int64(len(key)-10)
 	switch {
 	case set && old&bit == 0:
 		if old == 0 {
-			if c.kidNames >= c.max {
+			if !c.kidsB.room(cost) {
 				c.dropKids()
 				return
 			}
 			c.kidNames++
+			c.kidsB.bytes += cost
 		}
 		names[string(key[10:])] = old | bit
 	case !set && old == bit:
 		delete(names, string(key[10:]))
 		c.kidNames--
+		c.kidsB.bytes -= cost
 	case !set && old&bit != 0:
 		names[string(key[10:])] = old &^ bit
 	}
@@ -245,11 +330,21 @@ func (t trackedBatch) note(key, value []byte, set bool) {
 		return
 	}
 	t.c.noteWrite(key, set)
+	old, ok := t.c.vals[string(key)]
+	if !ok {
+		return
+	}
+	t.c.valsB.bytes -= valCost(string(key), old)
 	if !set {
 		delete(t.c.vals, string(key))
-	} else if _, ok := t.c.vals[string(key)]; ok {
-		t.c.vals[string(key)] = bytes.Clone(value)
+		return
 	}
+	if !t.c.valsB.room(valCost(string(key), value)) {
+		delete(t.c.vals, string(key)) // too much for the share now: read again next time
+		return
+	}
+	t.c.vals[string(key)] = bytes.Clone(value)
+	t.c.valsB.bytes += valCost(string(key), value)
 }
 
 // untracked empties the cache before a write it cannot follow.
@@ -294,25 +389,67 @@ func (t trackedBatch) Apply(b *pebble.Batch, o *pebble.WriteOptions) error {
 	return t.Batch.Apply(b, o)
 }
 
+func bucketCost(key string, bk *stratov1.BucketRecord) int64 {
+	return mapEntryCost + int64(len(key)) + 2*int64(proto.Size(bk))
+}
+
 func (c *applyCache) fillBucket(key []byte, bk *stratov1.BucketRecord) {
-	if len(c.buckets) >= c.max {
+	c.dropBucket(string(key))
+	empty, ok := c.bucketsB.take(bucketCost(string(key), bk))
+	if empty {
 		clear(c.buckets)
 	}
-	c.buckets[string(key)] = proto.Clone(bk).(*stratov1.BucketRecord)
+	if ok {
+		c.buckets[string(key)] = proto.Clone(bk).(*stratov1.BucketRecord)
+	}
+}
+
+// dropBucket forgets the bucket record of key.
+func (c *applyCache) dropBucket(key string) {
+	if bk, ok := c.buckets[key]; ok {
+		c.bucketsB.bytes -= bucketCost(key, bk)
+		delete(c.buckets, key)
+	}
 }
 
 func (c *applyCache) fillDir(parent uint64, name string, id uint64) {
-	if len(c.dirs) >= c.max {
+	c.dropDir(parent, name)
+	empty, ok := c.dirsB.take(dirEntryCost(name))
+	if empty {
 		clear(c.dirs)
 	}
-	c.dirs[dirKey{parent, name}] = id
+	if ok {
+		c.dirs[dirKey{parent, name}] = id
+	}
+}
+
+// dropDir forgets directory entry (parent, name).
+func (c *applyCache) dropDir(parent uint64, name string) {
+	if _, ok := c.dirs[dirKey{parent, name}]; ok {
+		c.dirsB.bytes -= dirEntryCost(name)
+		delete(c.dirs, dirKey{parent, name})
+	}
 }
 
 func (c *applyCache) fillAlive(id uint64) {
-	if len(c.alive) >= c.max {
+	if _, ok := c.alive[id]; ok {
+		return
+	}
+	empty, ok := c.aliveB.take(mapEntryCost)
+	if empty {
 		clear(c.alive)
 	}
-	c.alive[id] = struct{}{}
+	if ok {
+		c.alive[id] = struct{}{}
+	}
+}
+
+// dropAlive forgets that directory id is alive.
+func (c *applyCache) dropAlive(id uint64) {
+	if _, ok := c.alive[id]; ok {
+		c.aliveB.bytes -= mapEntryCost
+		delete(c.alive, id)
+	}
 }
 
 func (c *applyCache) reset() {
@@ -326,6 +463,9 @@ func (c *applyCache) reset() {
 	clear(c.vals)
 	clear(c.snaps)
 	c.snapBytes = 0
+	for _, s := range []*share{&c.dirsB, &c.aliveB, &c.bucketsB, &c.crowdedB, &c.reclaimedB, &c.valsB} {
+		s.reset()
+	}
 }
 
 // snapCost is about what a snapshot state takes in the cache.
@@ -379,10 +519,13 @@ func (a *applier) getCached(key []byte) (v []byte, found bool, err error) {
 	v = bytes.Clone(got)
 	closer.Close()
 	if c != nil {
-		if len(c.vals) >= c.max {
+		empty, ok := c.valsB.take(valCost(string(key), v))
+		if empty {
 			clear(c.vals)
 		}
-		c.vals[string(key)] = v
+		if ok {
+			c.vals[string(key)] = v
+		}
 	}
 	return v, true, nil
 }
@@ -390,10 +533,22 @@ func (a *applier) getCached(key []byte) (v []byte, found bool, err error) {
 // noteReclaimed records that reclaim removed deleted directory id's entries
 // up to key.
 func (c *applyCache) noteReclaimed(id uint64, key []byte) {
-	if len(c.reclaimed) >= c.max {
+	c.forgetReclaimed(id)
+	empty, ok := c.reclaimedB.take(mapEntryCost + int64(len(key)))
+	if empty {
 		clear(c.reclaimed)
 	}
-	c.reclaimed[id] = append(c.reclaimed[id][:0], key...)
+	if ok {
+		c.reclaimed[id] = bytes.Clone(key)
+	}
+}
+
+// forgetReclaimed drops what noteReclaimed recorded of directory id.
+func (c *applyCache) forgetReclaimed(id uint64) {
+	if k, ok := c.reclaimed[id]; ok {
+		c.reclaimedB.bytes -= mapEntryCost + int64(len(k))
+		delete(c.reclaimed, id)
+	}
 }
 
 // dirAlive reports whether directory id exists (its N i entry).
@@ -420,8 +575,8 @@ func (a *applier) dirAlive(id uint64) (bool, error) {
 // entry (parent, name) of directory id.
 func (a *applier) forgetDir(parent uint64, name string, id uint64) {
 	if c := a.ns.acache; c != nil {
-		delete(c.dirs, dirKey{parent, name})
-		delete(c.alive, id)
+		c.dropDir(parent, name)
+		c.dropAlive(id)
 	}
 	if a.ns.cache != nil {
 		a.ns.cache.remove(parent, name)

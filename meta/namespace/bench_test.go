@@ -140,11 +140,11 @@ func deepTree(b *testing.B, h *harness) string {
 // goroutines, with and without the directory cache.
 func BenchmarkGetFileStatus(b *testing.B) {
 	for _, tc := range []struct {
-		name    string
-		entries int
+		name  string
+		bytes int64
 	}{{"cache", 0}, {"nocache", -1}} {
 		b.Run(tc.name, func(b *testing.B) {
-			h := benchHarness(b, Options{DirCacheEntries: tc.entries})
+			h := benchHarness(b, Options{DirCacheBytes: tc.bytes})
 			p := deepTree(b, h)
 			rd := h.rd()
 			b.ReportAllocs()

@@ -23,14 +23,14 @@ type dirCache struct {
 	gen       atomic.Uint64 // bumped by every removal
 	committed atomic.Uint64 // gen when the last batch was committed
 	shards    [dirCacheShards]dirShard
-	perShard  int
+	perShard  int64 // each shard's bound, about, in bytes
 
-	// Buckets by "volume\x00bucket", same rules; read-only records.
-	bmu     sync.Mutex
-	buckets map[string]*stratov1.BucketRecord
+	// Buckets by "volume\x00bucket", same rules; read-only records,
+	// bucketBytes of them about, at most maxBucketBytes.
+	bmu                         sync.Mutex
+	buckets                     map[string]*stratov1.BucketRecord
+	bucketBytes, maxBucketBytes int64
 }
-
-const maxCachedBuckets = 4096
 
 const dirCacheShards = 32
 
@@ -40,12 +40,16 @@ type dirKey struct {
 }
 
 type dirShard struct {
-	mu sync.Mutex
-	m  map[dirKey]uint64
+	mu    sync.Mutex
+	m     map[dirKey]uint64
+	bytes int64 // about what m holds
 }
 
-func newDirCache(entries int) *dirCache {
-	c := &dirCache{perShard: max(entries/dirCacheShards, 1), buckets: make(map[string]*stratov1.BucketRecord)}
+// newDirCache makes a readers' cache of at most about maxBytes: 1/8 for
+// bucket records, the rest for directory entries over the shards.
+func newDirCache(maxBytes int64) *dirCache {
+	c := &dirCache{perShard: max(maxBytes*7/8/dirCacheShards, 1), maxBucketBytes: maxBytes / 8,
+		buckets: make(map[string]*stratov1.BucketRecord)}
 	for i := range c.shards {
 		c.shards[i].m = make(map[dirKey]uint64)
 	}
@@ -79,16 +83,20 @@ func (c *dirCache) fill(parent uint64, name string, id uint64, gen uint64) {
 	s := c.shard(parent, name)
 	s.mu.Lock()
 	if c.gen.Load() == gen {
-		if len(s.m) >= c.perShard {
-			n := 0
-			for k := range s.m { // map order is random: evict a random eighth
-				delete(s.m, k)
-				if n++; n >= c.perShard/8+1 {
+		if _, ok := s.m[dirKey{parent, name}]; !ok {
+			cost := dirEntryCost(name)
+			for k := range s.m { // map order is random: evict at random until it fits
+				if s.bytes+cost <= c.perShard {
 					break
 				}
+				delete(s.m, k)
+				s.bytes -= dirEntryCost(k.name)
+			}
+			if s.bytes+cost <= c.perShard {
+				s.m[dirKey{parent, string([]byte(name))}] = id
+				s.bytes += cost
 			}
 		}
-		s.m[dirKey{parent, string([]byte(name))}] = id
 	}
 	s.mu.Unlock()
 }
@@ -98,7 +106,10 @@ func (c *dirCache) remove(parent uint64, name string) {
 	s := c.shard(parent, name)
 	s.mu.Lock()
 	c.gen.Add(1)
-	delete(s.m, dirKey{parent, name})
+	if _, ok := s.m[dirKey{parent, name}]; ok {
+		delete(s.m, dirKey{parent, name})
+		s.bytes -= dirEntryCost(name)
+	}
 	s.mu.Unlock()
 }
 
@@ -114,10 +125,15 @@ func (c *dirCache) getBucket(volume, bucket string) *stratov1.BucketRecord {
 func (c *dirCache) fillBucket(bk *stratov1.BucketRecord, gen uint64) {
 	c.bmu.Lock()
 	if c.gen.Load() == gen {
-		if len(c.buckets) >= maxCachedBuckets {
+		key := bucketCacheKey(bk.Volume, bk.Name)
+		c.dropBucketLocked(key)
+		cost := bucketCost(key, bk)
+		if c.bucketBytes+cost > c.maxBucketBytes {
 			clear(c.buckets)
+			c.bucketBytes = 0
 		}
-		c.buckets[bucketCacheKey(bk.Volume, bk.Name)] = bk
+		c.buckets[key] = bk
+		c.bucketBytes += cost
 	}
 	c.bmu.Unlock()
 }
@@ -126,8 +142,29 @@ func (c *dirCache) fillBucket(bk *stratov1.BucketRecord, gen uint64) {
 func (c *dirCache) removeBucket(volume, bucket string) {
 	c.bmu.Lock()
 	c.gen.Add(1)
-	delete(c.buckets, bucketCacheKey(volume, bucket))
+	c.dropBucketLocked(bucketCacheKey(volume, bucket))
 	c.bmu.Unlock()
+}
+
+func (c *dirCache) dropBucketLocked(key string) {
+	if bk, ok := c.buckets[key]; ok {
+		c.bucketBytes -= bucketCost(key, bk)
+		delete(c.buckets, key)
+	}
+}
+
+// bytes is about what the cache holds.
+func (c *dirCache) bytes() int64 {
+	c.bmu.Lock()
+	n := c.bucketBytes
+	c.bmu.Unlock()
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		n += s.bytes
+		s.mu.Unlock()
+	}
+	return n
 }
 
 func (c *dirCache) publish() { c.committed.Store(c.gen.Load()) }
@@ -136,12 +173,14 @@ func (c *dirCache) reset() {
 	c.bmu.Lock()
 	c.gen.Add(1)
 	clear(c.buckets)
+	c.bucketBytes = 0
 	c.bmu.Unlock()
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
 		c.gen.Add(1)
 		clear(s.m)
+		s.bytes = 0
 		s.mu.Unlock()
 	}
 }
@@ -153,6 +192,9 @@ func (c *dirCache) reset() {
 func (ns *Namespace) Committed() {
 	if ns.cache != nil {
 		ns.cache.publish()
+	}
+	if ns.acache != nil {
+		ns.applyBytes.Store(ns.acache.Bytes())
 	}
 }
 

@@ -21,6 +21,69 @@ func (c *dirCache) len() (n int) {
 	return n
 }
 
+// checkBytes checks that each shard's and the buckets' counts of bytes
+// are what their entries cost, within the bounds.
+func (c *dirCache) checkBytes(t *testing.T) {
+	t.Helper()
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		n := int64(0)
+		for k := range s.m {
+			n += dirEntryCost(k.name)
+		}
+		require.Equal(t, n, s.bytes, "shard %d", i)
+		require.LessOrEqual(t, s.bytes, c.perShard)
+		s.mu.Unlock()
+	}
+	c.bmu.Lock()
+	n := int64(0)
+	for k, bk := range c.buckets {
+		n += bucketCost(k, bk)
+	}
+	require.Equal(t, n, c.bucketBytes)
+	c.bmu.Unlock()
+}
+
+// checkBytes checks that each map's count of bytes is what its entries
+// cost, within its share.
+func (c *applyCache) checkBytes(t *testing.T) {
+	t.Helper()
+	var dirs, alive, buckets, kids, crowded, reclaimed, vals int64
+	for k := range c.dirs {
+		dirs += dirEntryCost(k.name)
+	}
+	alive = int64(len(c.alive)) * mapEntryCost
+	for k, bk := range c.buckets {
+		buckets += bucketCost(k, bk)
+	}
+	names := 0
+	for _, m := range c.kids {
+		kids += mapEntryCost
+		for name := range m {
+			kids += kidNameCost + int64(len(name))
+		}
+		names += len(m)
+	}
+	crowded = int64(len(c.crowded)) * mapEntryCost
+	for _, k := range c.reclaimed {
+		reclaimed += mapEntryCost + int64(len(k))
+	}
+	for k, v := range c.vals {
+		vals += valCost(k, v)
+	}
+	for _, x := range []struct {
+		name string
+		got  int64
+		s    share
+	}{{"dirs", dirs, c.dirsB}, {"alive", alive, c.aliveB}, {"buckets", buckets, c.bucketsB}, {"kids", kids, c.kidsB},
+		{"crowded", crowded, c.crowdedB}, {"reclaimed", reclaimed, c.reclaimedB}, {"vals", vals, c.valsB}} {
+		require.Equal(t, x.got, x.s.bytes, x.name)
+		require.LessOrEqual(t, x.s.bytes, x.s.max, x.name)
+	}
+	require.Equal(t, names, c.kidNames)
+}
+
 func TestDirCacheRenameAndDelete(t *testing.T) {
 	h := newHarness(t)
 	h.volBucket("fsb", fso)
@@ -74,15 +137,17 @@ func TestDirCacheBounded(t *testing.T) {
 	db := openDB(t)
 	h := newHarnessOn(t, db)
 	var err error
-	h.ns, err = New(Options{DirCacheEntries: 64})
+	h.ns, err = New(Options{DirCacheBytes: 8 << 10})
 	require.NoError(t, err)
 	h.volBucket("fsb", fso)
 	for i := range 300 {
 		h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("d%d/e", i)})
 		_, err := h.stat("fsb", fmt.Sprintf("d%d/e", i))
 		require.NoError(t, err)
+		h.ns.cache.checkBytes(t)
 	}
-	require.LessOrEqual(t, h.ns.cache.len(), 64+dirCacheShards)
+	require.LessOrEqual(t, h.ns.cache.bytes(), int64(8<<10))
+	require.Greater(t, h.ns.cache.len(), 30, "the cache holds what fits")
 	for i := range 300 {
 		_, err := h.stat("fsb", fmt.Sprintf("d%d/e", i))
 		require.NoError(t, err)
@@ -217,21 +282,22 @@ func TestApplyCacheKnowsNewDirectories(t *testing.T) {
 	require.Equal(t, n, h.ns.acache.kidNames)
 }
 
-// TestApplyCacheKidsBounded: the record of complete directories holds at
-// most DirCacheEntries names and directories; past that it starts over, and
-// Apply reads the tables again.
+// TestApplyCacheKidsBounded: every map of the apply cache stays within its
+// share of ApplyCacheBytes, its count of bytes exact; past its share a map
+// starts over, and Apply reads the tables again (verify mode checks every
+// answer it gives against the batch).
 func TestApplyCacheKidsBounded(t *testing.T) {
 	h := newHarness(t)
 	var err error
-	h.ns, err = New(Options{DirCacheEntries: 16})
+	h.ns, err = New(Options{ApplyCacheBytes: 4 << 10})
 	require.NoError(t, err)
 	h.ns.acache.verify = true
 	h.volBucket("fsb", fso)
 	for i := range 200 {
 		h.must(&stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("d%d/e", i%50)})
 		h.createFile("fsb", fmt.Sprintf("d%d/f%d", i%50, i), 1)
-		require.LessOrEqual(t, len(h.ns.acache.kids), 16)
-		require.LessOrEqual(t, h.ns.acache.kidNames, 16)
+		h.ns.acache.checkBytes(t)
+		require.LessOrEqual(t, h.ns.acache.Bytes(), int64(4<<10)+h.ns.opts.SnapshotCacheBytes)
 	}
 	for i := range 50 {
 		h.fails(ErrFileExists, &stratov1.CreateDirectoryRequest{Volume: "vol", Bucket: "fsb", Path: fmt.Sprintf("d%d/f%d", i, i)})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/strato-io/strato/checksum"
@@ -25,16 +26,28 @@ type Options struct {
 	DefaultListLimit int
 	// MaxListLimit caps the page size of list calls. Default 10000.
 	MaxListLimit int
-	// DirCacheEntries bounds each of the two caches of directory entries
-	// ((parent ID, name) → directory ID) used by path resolution: the
-	// readers' and Apply's. Default 1<<18; negative disables them.
-	DirCacheEntries int
+	// DirCacheBytes bounds the readers' cache of directory entries
+	// ((parent ID, name) → directory ID, for path resolution) and bucket
+	// records, about, in bytes. Default DefaultDirCacheBytes (32 MiB);
+	// negative disables it, and the apply cache with it.
+	DirCacheBytes int64
+	// ApplyCacheBytes bounds Apply's cache (applycache.go: directory
+	// entries, the names of the directories whose every entry it knows,
+	// the records it reads for most commands, bucket records), about, in
+	// bytes. Default DefaultApplyCacheBytes (64 MiB); negative disables it.
+	ApplyCacheBytes int64
 	// SnapshotCacheBytes bounds Apply's cache of buckets' snapshot states
 	// (each change of a bucket reads its state): about 48 bytes a bucket
-	// and 8 a live snapshot. Default 4 MiB. It goes with the directory
-	// caches: disabled when they are.
+	// and 8 a live snapshot. Default 4 MiB. It goes with the apply
+	// cache: disabled when it is.
 	SnapshotCacheBytes int64
 }
+
+// The caches' default bounds.
+const (
+	DefaultDirCacheBytes   = 32 << 20
+	DefaultApplyCacheBytes = 64 << 20
+)
 
 // EnsureDefaults fills zero fields with their defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
@@ -56,8 +69,11 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.MaxListLimit == 0 {
 		o.MaxListLimit = 10000
 	}
-	if o.DirCacheEntries == 0 {
-		o.DirCacheEntries = 1 << 18
+	if o.DirCacheBytes == 0 {
+		o.DirCacheBytes = DefaultDirCacheBytes
+	}
+	if o.ApplyCacheBytes == 0 {
+		o.ApplyCacheBytes = DefaultApplyCacheBytes
 	}
 	return o
 }
@@ -113,6 +129,28 @@ type Namespace struct {
 	opts   Options
 	cache  *dirCache   // readers'
 	acache *applyCache // Apply's (one goroutine)
+	// applyBytes is acache.Bytes() as of the last Committed, for
+	// CacheStats (the apply cache is the apply goroutine's alone).
+	applyBytes atomic.Int64
+}
+
+// CacheStats is about what the namespace's caches hold, and their bounds,
+// in bytes (0 when a cache is off).
+type CacheStats struct {
+	DirBytes, DirMax     int64 // the readers' directory entries and buckets
+	ApplyBytes, ApplyMax int64 // Apply's, snapshot states included
+}
+
+// CacheStats returns what the caches hold.
+func (ns *Namespace) CacheStats() CacheStats {
+	var st CacheStats
+	if ns.cache != nil {
+		st.DirBytes, st.DirMax = ns.cache.bytes(), ns.opts.DirCacheBytes
+	}
+	if ns.acache != nil {
+		st.ApplyBytes, st.ApplyMax = ns.applyBytes.Load(), ns.opts.ApplyCacheBytes+ns.opts.SnapshotCacheBytes
+	}
+	return st
 }
 
 // New returns a Namespace with the given options (defaults filled in).
@@ -122,10 +160,12 @@ func New(opts Options) (*Namespace, error) {
 		return nil, err
 	}
 	ns := &Namespace{opts: opts}
-	if opts.DirCacheEntries > 0 {
-		ns.cache = newDirCache(opts.DirCacheEntries)
-		ns.acache = newApplyCache(opts.DirCacheEntries)
-		ns.acache.snapMax = opts.SnapshotCacheBytes
+	if opts.DirCacheBytes > 0 {
+		ns.cache = newDirCache(opts.DirCacheBytes)
+		if opts.ApplyCacheBytes > 0 {
+			ns.acache = newApplyCache(opts.ApplyCacheBytes)
+			ns.acache.snapMax = opts.SnapshotCacheBytes
+		}
 	}
 	return ns, nil
 }

@@ -247,7 +247,8 @@ func TestOracle(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		h := newHarnessOn(rt, openDB(t))
 		// Tiny caches exercise eviction; -1 runs without caches.
-		ns, err := New(Options{DirCacheEntries: rapid.SampledFrom([]int{-1, 2, 40, 0}).Draw(rt, "cache")})
+		cache := rapid.SampledFrom([]int64{-1, 200, 4000, 0}).Draw(rt, "cache")
+		ns, err := New(Options{DirCacheBytes: cache, ApplyCacheBytes: cache})
 		require.NoError(rt, err)
 		if ns.acache != nil {
 			ns.acache.verify = true
