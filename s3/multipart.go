@@ -110,6 +110,11 @@ func (g *Gateway) createUpload(rq *request) error {
 		m[attrUploadAlgo] = algo
 	}
 	m[attrUploadKey] = rq.key
+	lock, err := g.lockHeaders(rq)
+	if err != nil {
+		return err
+	}
+	uploadLockAttrs(m, lock)
 	if err := g.partsBucket(rq.ctx, bk); err != nil {
 		return err
 	}
@@ -351,6 +356,7 @@ func (g *Gateway) completeUpload(rq *request) error {
 		used[ki.Name] = true
 	}
 	etag := multipartETag(req.Parts)
+	lock := uploadLock(m)
 	final := attrs{attrUploadID: id}
 	for k, v := range m {
 		if k != attrUploadKey && k != attrUploadAlgo {
@@ -365,7 +371,7 @@ func (g *Gateway) completeUpload(rq *request) error {
 	if sums != nil {
 		final[checksumHeader(algo)] = base64.StdEncoding.EncodeToString(sums.Sum(nil)) + "-" + strconv.Itoa(len(req.Parts))
 	}
-	done, err := g.c.ComposeKey(rq.ctx, g.volume, rq.bucket, rq.key, sources, final.list())
+	done, err := g.c.ComposeKeyLocked(rq.ctx, g.volume, rq.bucket, rq.key, sources, final.list(), lock)
 	if err != nil {
 		if errors.Is(err, client.ErrNotFound) && !errors.Is(err, client.ErrBucketNotFound) {
 			// A concurrent Complete of this upload (a retry) may have

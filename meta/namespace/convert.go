@@ -41,6 +41,7 @@ func BucketInfo(r *stratov1.BucketRecord) *stratov1.BucketInfo {
 		ErasureCoding: ErasureCoding(r.ErasureCoding),
 		Permission:    permissionOr(r.Permission, DefaultDirPermission), Group: r.Group,
 		Acls: AclInfos(r.Acls), AccessTimeUnixMs: r.AccessTimeUnixMs, Versioning: r.Versioning,
+		ObjectLock: BucketObjectLockInfo(r.ObjectLock),
 	}
 }
 
@@ -59,6 +60,7 @@ func KeyInfo(r *stratov1.KeyRecord) *stratov1.KeyInfo {
 		AccessTimeUnixMs: accessTime(r.AccessTimeUnixMs, r.ModificationTimeUnixMs),
 		Acls:             AclInfos(r.Acls),
 		DeleteMarker:     r.DeleteMarker,
+		ObjectLock:       ObjectLockInfo(r.ObjectLock),
 	}
 	if r.VersionSeq != 0 || r.NullVersion {
 		ki.VersionId = VersionID(r)

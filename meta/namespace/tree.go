@@ -124,7 +124,7 @@ func (a *applier) delete(d *stratov1.DeleteCommand) (proto.Message, error) {
 		}
 		key := childKey(nil, tagKey, bk.Id, d.GetPath())
 		if bk.Versioning != versioningOff || d.GetVersionId() != "" {
-			return a.deleteVersioned(bk, key, d.GetPath(), d.GetVersionId())
+			return a.deleteVersioned(bk, key, d.GetPath(), d.GetVersionId(), d.GetBypassGovernance())
 		}
 		return a.deleteFile(bk, key, d.GetPath(), ErrKeyNotFound)
 	}

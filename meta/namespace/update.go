@@ -33,10 +33,10 @@ func prepareUpdate(req proto.Message) (*stratov1.UpdateCommand, error) {
 		if c.ErasureCoding, err = ecRecord(r.GetErasureCoding()); err != nil {
 			return nil, err
 		}
-		c.Versioning = r.GetVersioning()
+		c.Versioning, c.ObjectLock = r.GetVersioning(), bucketObjectLockRecord(r.GetObjectLock())
 		if c.Owner == "" && c.Replication == stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED && c.ErasureCoding == nil &&
-			c.Versioning == versioningOff {
-			return nil, fmt.Errorf("%w: UpdateBucket %s/%s changes nothing (no owner, replication, erasure coding or versioning)", ErrInvalid, c.Volume, c.Bucket)
+			c.Versioning == versioningOff && c.ObjectLock == nil {
+			return nil, fmt.Errorf("%w: UpdateBucket %s/%s changes nothing (no owner, replication, erasure coding, versioning or object lock)", ErrInvalid, c.Volume, c.Bucket)
 		}
 	}
 	return c, checkUpdate(c)
@@ -67,6 +67,12 @@ func checkUpdate(c *stratov1.UpdateCommand) error {
 		if _, err := ECConfig(c.ErasureCoding); err != nil {
 			return err
 		}
+	}
+	if c.ObjectLock != nil {
+		if c.Bucket == "" {
+			return fmt.Errorf("%w: a volume has no object lock", ErrInvalid)
+		}
+		return checkBucketLock(c.ObjectLock)
 	}
 	return nil
 }
@@ -111,6 +117,11 @@ func (a *applier) update(c *stratov1.UpdateCommand) (proto.Message, error) {
 	if c.GetVersioning() != versioningOff {
 		// Checked before any write: it may refuse.
 		if err := a.setVersioning(bk, c.GetVersioning()); err != nil {
+			return nil, err
+		}
+	}
+	if c.GetObjectLock() != nil {
+		if err := a.setBucketLock(bk, c.GetObjectLock()); err != nil {
 			return nil, err
 		}
 	}

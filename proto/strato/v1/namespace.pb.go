@@ -88,6 +88,10 @@ const (
 	// PERMISSION_DENIED: the caller lacks a right on an object (meta
 	// --auth token); the message names the user, the right and the object.
 	ErrorReason_PERMISSION_DENIED ErrorReason = 29
+	// FAILED_PRECONDITION: the S3 object lock of a version (a retention in
+	// force, a legal hold) forbids destroying or changing it, or shortening
+	// its retention (docs/s3.md "Object lock").
+	ErrorReason_OBJECT_LOCKED ErrorReason = 30
 )
 
 // Enum value maps for ErrorReason.
@@ -123,6 +127,7 @@ var (
 		27: "S3_KEY_EXISTS",
 		28: "KEY_REPLACED",
 		29: "PERMISSION_DENIED",
+		30: "OBJECT_LOCKED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED": 0,
@@ -155,6 +160,7 @@ var (
 		"S3_KEY_EXISTS":            27,
 		"KEY_REPLACED":             28,
 		"PERMISSION_DENIED":        29,
+		"OBJECT_LOCKED":            30,
 	}
 )
 
@@ -294,6 +300,61 @@ func (BucketVersioning) EnumDescriptor() ([]byte, []int) {
 	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{2}
 }
 
+// RetentionMode is an S3 object lock retention mode (docs/s3.md "Object
+// lock", decision 0088).
+type RetentionMode int32
+
+const (
+	RetentionMode_RETENTION_UNSPECIFIED RetentionMode = 0 // no retention
+	// Until its date, the version is destroyed, and its retention shortened,
+	// removed or made COMPLIANCE, only with bypass_governance, which only
+	// the bucket's owner (or its volume's) and administrators may use.
+	RetentionMode_RETENTION_GOVERNANCE RetentionMode = 1
+	// Until its date, nobody destroys the version nor shortens its retention.
+	RetentionMode_RETENTION_COMPLIANCE RetentionMode = 2
+)
+
+// Enum value maps for RetentionMode.
+var (
+	RetentionMode_name = map[int32]string{
+		0: "RETENTION_UNSPECIFIED",
+		1: "RETENTION_GOVERNANCE",
+		2: "RETENTION_COMPLIANCE",
+	}
+	RetentionMode_value = map[string]int32{
+		"RETENTION_UNSPECIFIED": 0,
+		"RETENTION_GOVERNANCE":  1,
+		"RETENTION_COMPLIANCE":  2,
+	}
+)
+
+func (x RetentionMode) Enum() *RetentionMode {
+	p := new(RetentionMode)
+	*p = x
+	return p
+}
+
+func (x RetentionMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RetentionMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_strato_v1_namespace_proto_enumTypes[3].Descriptor()
+}
+
+func (RetentionMode) Type() protoreflect.EnumType {
+	return &file_strato_v1_namespace_proto_enumTypes[3]
+}
+
+func (x RetentionMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RetentionMode.Descriptor instead.
+func (RetentionMode) EnumDescriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
+}
+
 // ChecksumType is the checksum of a key's data, computed by the writer per
 // bytes_per_checksum window and verified by the datanodes and readers.
 type ChecksumType int32
@@ -339,11 +400,11 @@ func (x ChecksumType) String() string {
 }
 
 func (ChecksumType) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[3].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[4].Descriptor()
 }
 
 func (ChecksumType) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[3]
+	return &file_strato_v1_namespace_proto_enumTypes[4]
 }
 
 func (x ChecksumType) Number() protoreflect.EnumNumber {
@@ -352,7 +413,7 @@ func (x ChecksumType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ChecksumType.Descriptor instead.
 func (ChecksumType) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
 }
 
 // ReplicationFactor is how many datanodes hold each block.
@@ -390,11 +451,11 @@ func (x ReplicationFactor) String() string {
 }
 
 func (ReplicationFactor) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[4].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[5].Descriptor()
 }
 
 func (ReplicationFactor) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[4]
+	return &file_strato_v1_namespace_proto_enumTypes[5]
 }
 
 func (x ReplicationFactor) Number() protoreflect.EnumNumber {
@@ -403,7 +464,7 @@ func (x ReplicationFactor) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ReplicationFactor.Descriptor instead.
 func (ReplicationFactor) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
 }
 
 // ErasureCodec is the code of an ErasureCoding config.
@@ -443,11 +504,11 @@ func (x ErasureCodec) String() string {
 }
 
 func (ErasureCodec) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[5].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[6].Descriptor()
 }
 
 func (ErasureCodec) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[5]
+	return &file_strato_v1_namespace_proto_enumTypes[6]
 }
 
 func (x ErasureCodec) Number() protoreflect.EnumNumber {
@@ -456,7 +517,7 @@ func (x ErasureCodec) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErasureCodec.Descriptor instead.
 func (ErasureCodec) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
 }
 
 // AclType says whom an ACL entry names.
@@ -496,11 +557,11 @@ func (x AclType) String() string {
 }
 
 func (AclType) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[6].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[7].Descriptor()
 }
 
 func (AclType) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[6]
+	return &file_strato_v1_namespace_proto_enumTypes[7]
 }
 
 func (x AclType) Number() protoreflect.EnumNumber {
@@ -509,7 +570,7 @@ func (x AclType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclType.Descriptor instead.
 func (AclType) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
 }
 
 // AclScope says whether an entry grants access to the object itself or is
@@ -552,11 +613,11 @@ func (x AclScope) String() string {
 }
 
 func (AclScope) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[7].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[8].Descriptor()
 }
 
 func (AclScope) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[7]
+	return &file_strato_v1_namespace_proto_enumTypes[8]
 }
 
 func (x AclScope) Number() protoreflect.EnumNumber {
@@ -565,7 +626,7 @@ func (x AclScope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclScope.Descriptor instead.
 func (AclScope) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
 }
 
 // AclRight is one bit of Acl.rights (Ozone's native rights).
@@ -620,11 +681,11 @@ func (x AclRight) String() string {
 }
 
 func (AclRight) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[8].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[9].Descriptor()
 }
 
 func (AclRight) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[8]
+	return &file_strato_v1_namespace_proto_enumTypes[9]
 }
 
 func (x AclRight) Number() protoreflect.EnumNumber {
@@ -633,7 +694,7 @@ func (x AclRight) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclRight.Descriptor instead.
 func (AclRight) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
 }
 
 // AclObjectKind says what kind of object an AclObject names.
@@ -676,11 +737,11 @@ func (x AclObjectKind) String() string {
 }
 
 func (AclObjectKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[9].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[10].Descriptor()
 }
 
 func (AclObjectKind) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[9]
+	return &file_strato_v1_namespace_proto_enumTypes[10]
 }
 
 func (x AclObjectKind) Number() protoreflect.EnumNumber {
@@ -689,7 +750,141 @@ func (x AclObjectKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclObjectKind.Descriptor instead.
 func (AclObjectKind) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{10}
+}
+
+// ObjectLock is the S3 object lock of one version of an OBS key.
+type ObjectLock struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Mode              RetentionMode          `protobuf:"varint,1,opt,name=mode,proto3,enum=strato.v1.RetentionMode" json:"mode,omitempty"`                           // UNSPECIFIED: no retention
+	RetainUntilUnixMs int64                  `protobuf:"varint,2,opt,name=retain_until_unix_ms,json=retainUntilUnixMs,proto3" json:"retain_until_unix_ms,omitempty"` // with a mode: retained until then
+	LegalHold         bool                   `protobuf:"varint,3,opt,name=legal_hold,json=legalHold,proto3" json:"legal_hold,omitempty"`                             // retained until the hold is removed
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ObjectLock) Reset() {
+	*x = ObjectLock{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ObjectLock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ObjectLock) ProtoMessage() {}
+
+func (x *ObjectLock) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ObjectLock.ProtoReflect.Descriptor instead.
+func (*ObjectLock) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ObjectLock) GetMode() RetentionMode {
+	if x != nil {
+		return x.Mode
+	}
+	return RetentionMode_RETENTION_UNSPECIFIED
+}
+
+func (x *ObjectLock) GetRetainUntilUnixMs() int64 {
+	if x != nil {
+		return x.RetainUntilUnixMs
+	}
+	return 0
+}
+
+func (x *ObjectLock) GetLegalHold() bool {
+	if x != nil {
+		return x.LegalHold
+	}
+	return false
+}
+
+// BucketObjectLock is a bucket's S3 object lock configuration.
+type BucketObjectLock struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Object lock is enabled (only at the bucket's creation; never
+	// disabled). The bucket's versioning is then ENABLED for good.
+	Enabled bool `protobuf:"varint,1,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	// The default retention of the versions written without one: a mode and
+	// either days or years (UNSPECIFIED: none).
+	DefaultMode   RetentionMode `protobuf:"varint,2,opt,name=default_mode,json=defaultMode,proto3,enum=strato.v1.RetentionMode" json:"default_mode,omitempty"`
+	DefaultDays   int32         `protobuf:"varint,3,opt,name=default_days,json=defaultDays,proto3" json:"default_days,omitempty"`    // 1 to 36,500
+	DefaultYears  int32         `protobuf:"varint,4,opt,name=default_years,json=defaultYears,proto3" json:"default_years,omitempty"` // 1 to 100
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BucketObjectLock) Reset() {
+	*x = BucketObjectLock{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BucketObjectLock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BucketObjectLock) ProtoMessage() {}
+
+func (x *BucketObjectLock) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BucketObjectLock.ProtoReflect.Descriptor instead.
+func (*BucketObjectLock) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *BucketObjectLock) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+func (x *BucketObjectLock) GetDefaultMode() RetentionMode {
+	if x != nil {
+		return x.DefaultMode
+	}
+	return RetentionMode_RETENTION_UNSPECIFIED
+}
+
+func (x *BucketObjectLock) GetDefaultDays() int32 {
+	if x != nil {
+		return x.DefaultDays
+	}
+	return 0
+}
+
+func (x *BucketObjectLock) GetDefaultYears() int32 {
+	if x != nil {
+		return x.DefaultYears
+	}
+	return 0
 }
 
 // ErasureCoding is an erasure coding replication config (docs/ec.md): each
@@ -709,7 +904,7 @@ type ErasureCoding struct {
 
 func (x *ErasureCoding) Reset() {
 	*x = ErasureCoding{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[0]
+	mi := &file_strato_v1_namespace_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -721,7 +916,7 @@ func (x *ErasureCoding) String() string {
 func (*ErasureCoding) ProtoMessage() {}
 
 func (x *ErasureCoding) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[0]
+	mi := &file_strato_v1_namespace_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -734,7 +929,7 @@ func (x *ErasureCoding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErasureCoding.ProtoReflect.Descriptor instead.
 func (*ErasureCoding) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{0}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ErasureCoding) GetCodec() ErasureCodec {
@@ -785,7 +980,7 @@ type VolumeInfo struct {
 
 func (x *VolumeInfo) Reset() {
 	*x = VolumeInfo{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[1]
+	mi := &file_strato_v1_namespace_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -797,7 +992,7 @@ func (x *VolumeInfo) String() string {
 func (*VolumeInfo) ProtoMessage() {}
 
 func (x *VolumeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[1]
+	mi := &file_strato_v1_namespace_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -810,7 +1005,7 @@ func (x *VolumeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeInfo.ProtoReflect.Descriptor instead.
 func (*VolumeInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{1}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *VolumeInfo) GetName() string {
@@ -920,14 +1115,16 @@ type BucketInfo struct {
 	// SetTimes.
 	AccessTimeUnixMs int64 `protobuf:"varint,22,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
 	// S3 versioning (OBS buckets only).
-	Versioning    BucketVersioning `protobuf:"varint,23,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
+	Versioning BucketVersioning `protobuf:"varint,23,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
+	// S3 object lock (unset: not enabled).
+	ObjectLock    *BucketObjectLock `protobuf:"bytes,24,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BucketInfo) Reset() {
 	*x = BucketInfo{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[2]
+	mi := &file_strato_v1_namespace_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -939,7 +1136,7 @@ func (x *BucketInfo) String() string {
 func (*BucketInfo) ProtoMessage() {}
 
 func (x *BucketInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[2]
+	mi := &file_strato_v1_namespace_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -952,7 +1149,7 @@ func (x *BucketInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BucketInfo.ProtoReflect.Descriptor instead.
 func (*BucketInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{2}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *BucketInfo) GetVolume() string {
@@ -1116,6 +1313,13 @@ func (x *BucketInfo) GetVersioning() BucketVersioning {
 	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
+func (x *BucketInfo) GetObjectLock() *BucketObjectLock {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
+}
+
 // BlockID names a block: the container it lives in and its ID there.
 type BlockID struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1127,7 +1331,7 @@ type BlockID struct {
 
 func (x *BlockID) Reset() {
 	*x = BlockID{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[3]
+	mi := &file_strato_v1_namespace_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1139,7 +1343,7 @@ func (x *BlockID) String() string {
 func (*BlockID) ProtoMessage() {}
 
 func (x *BlockID) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[3]
+	mi := &file_strato_v1_namespace_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1152,7 +1356,7 @@ func (x *BlockID) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockID.ProtoReflect.Descriptor instead.
 func (*BlockID) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *BlockID) GetContainerId() uint64 {
@@ -1186,7 +1390,7 @@ type DatanodeDetails struct {
 
 func (x *DatanodeDetails) Reset() {
 	*x = DatanodeDetails{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[4]
+	mi := &file_strato_v1_namespace_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1198,7 +1402,7 @@ func (x *DatanodeDetails) String() string {
 func (*DatanodeDetails) ProtoMessage() {}
 
 func (x *DatanodeDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[4]
+	mi := &file_strato_v1_namespace_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1211,7 +1415,7 @@ func (x *DatanodeDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeDetails.ProtoReflect.Descriptor instead.
 func (*DatanodeDetails) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DatanodeDetails) GetId() string {
@@ -1258,7 +1462,7 @@ type Pipeline struct {
 
 func (x *Pipeline) Reset() {
 	*x = Pipeline{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[5]
+	mi := &file_strato_v1_namespace_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1270,7 +1474,7 @@ func (x *Pipeline) String() string {
 func (*Pipeline) ProtoMessage() {}
 
 func (x *Pipeline) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[5]
+	mi := &file_strato_v1_namespace_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1283,7 +1487,7 @@ func (x *Pipeline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pipeline.ProtoReflect.Descriptor instead.
 func (*Pipeline) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Pipeline) GetId() uint64 {
@@ -1325,7 +1529,7 @@ type BlockLocation struct {
 
 func (x *BlockLocation) Reset() {
 	*x = BlockLocation{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[6]
+	mi := &file_strato_v1_namespace_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1337,7 +1541,7 @@ func (x *BlockLocation) String() string {
 func (*BlockLocation) ProtoMessage() {}
 
 func (x *BlockLocation) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[6]
+	mi := &file_strato_v1_namespace_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1350,7 +1554,7 @@ func (x *BlockLocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockLocation.ProtoReflect.Descriptor instead.
 func (*BlockLocation) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *BlockLocation) GetBlockId() *BlockID {
@@ -1422,14 +1626,16 @@ type KeyInfo struct {
 	// LookupKey with a version_id or with delete_markers.
 	DeleteMarker bool `protobuf:"varint,21,opt,name=delete_marker,json=deleteMarker,proto3" json:"delete_marker,omitempty"`
 	// In ListKeyVersions: the key's latest version.
-	IsLatest      bool `protobuf:"varint,22,opt,name=is_latest,json=isLatest,proto3" json:"is_latest,omitempty"`
+	IsLatest bool `protobuf:"varint,22,opt,name=is_latest,json=isLatest,proto3" json:"is_latest,omitempty"`
+	// The version's S3 object lock (unset: none).
+	ObjectLock    *ObjectLock `protobuf:"bytes,23,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *KeyInfo) Reset() {
 	*x = KeyInfo{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[7]
+	mi := &file_strato_v1_namespace_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1441,7 +1647,7 @@ func (x *KeyInfo) String() string {
 func (*KeyInfo) ProtoMessage() {}
 
 func (x *KeyInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[7]
+	mi := &file_strato_v1_namespace_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1454,7 +1660,7 @@ func (x *KeyInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyInfo.ProtoReflect.Descriptor instead.
 func (*KeyInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *KeyInfo) GetVolume() string {
@@ -1611,6 +1817,13 @@ func (x *KeyInfo) GetIsLatest() bool {
 	return false
 }
 
+func (x *KeyInfo) GetObjectLock() *ObjectLock {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
+}
+
 // KeyAttribute is a name and a value stored with a key. Meta gives them no
 // meaning; the S3 gateway's names are in docs/s3.md.
 type KeyAttribute struct {
@@ -1623,7 +1836,7 @@ type KeyAttribute struct {
 
 func (x *KeyAttribute) Reset() {
 	*x = KeyAttribute{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[8]
+	mi := &file_strato_v1_namespace_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1635,7 +1848,7 @@ func (x *KeyAttribute) String() string {
 func (*KeyAttribute) ProtoMessage() {}
 
 func (x *KeyAttribute) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[8]
+	mi := &file_strato_v1_namespace_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1648,7 +1861,7 @@ func (x *KeyAttribute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyAttribute.ProtoReflect.Descriptor instead.
 func (*KeyAttribute) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *KeyAttribute) GetName() string {
@@ -1681,7 +1894,7 @@ type KeySource struct {
 
 func (x *KeySource) Reset() {
 	*x = KeySource{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[9]
+	mi := &file_strato_v1_namespace_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1693,7 +1906,7 @@ func (x *KeySource) String() string {
 func (*KeySource) ProtoMessage() {}
 
 func (x *KeySource) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[9]
+	mi := &file_strato_v1_namespace_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1706,7 +1919,7 @@ func (x *KeySource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySource.ProtoReflect.Descriptor instead.
 func (*KeySource) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *KeySource) GetVolume() string {
@@ -1771,7 +1984,7 @@ type FileStatus struct {
 
 func (x *FileStatus) Reset() {
 	*x = FileStatus{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[10]
+	mi := &file_strato_v1_namespace_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1783,7 +1996,7 @@ func (x *FileStatus) String() string {
 func (*FileStatus) ProtoMessage() {}
 
 func (x *FileStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[10]
+	mi := &file_strato_v1_namespace_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1796,7 +2009,7 @@ func (x *FileStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileStatus.ProtoReflect.Descriptor instead.
 func (*FileStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FileStatus) GetPath() string {
@@ -1917,7 +2130,7 @@ type ExcludeList struct {
 
 func (x *ExcludeList) Reset() {
 	*x = ExcludeList{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[11]
+	mi := &file_strato_v1_namespace_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +2142,7 @@ func (x *ExcludeList) String() string {
 func (*ExcludeList) ProtoMessage() {}
 
 func (x *ExcludeList) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[11]
+	mi := &file_strato_v1_namespace_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +2155,7 @@ func (x *ExcludeList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExcludeList.ProtoReflect.Descriptor instead.
 func (*ExcludeList) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExcludeList) GetDatanodes() []string {
@@ -1978,7 +2191,7 @@ type CreateVolumeRequest struct {
 
 func (x *CreateVolumeRequest) Reset() {
 	*x = CreateVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[12]
+	mi := &file_strato_v1_namespace_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2203,7 @@ func (x *CreateVolumeRequest) String() string {
 func (*CreateVolumeRequest) ProtoMessage() {}
 
 func (x *CreateVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[12]
+	mi := &file_strato_v1_namespace_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2216,7 @@ func (x *CreateVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateVolumeRequest.ProtoReflect.Descriptor instead.
 func (*CreateVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CreateVolumeRequest) GetName() string {
@@ -2043,7 +2256,7 @@ type CreateVolumeResponse struct {
 
 func (x *CreateVolumeResponse) Reset() {
 	*x = CreateVolumeResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[13]
+	mi := &file_strato_v1_namespace_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2055,7 +2268,7 @@ func (x *CreateVolumeResponse) String() string {
 func (*CreateVolumeResponse) ProtoMessage() {}
 
 func (x *CreateVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[13]
+	mi := &file_strato_v1_namespace_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2068,7 +2281,7 @@ func (x *CreateVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateVolumeResponse.ProtoReflect.Descriptor instead.
 func (*CreateVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreateVolumeResponse) GetVolume() *VolumeInfo {
@@ -2087,7 +2300,7 @@ type DeleteVolumeRequest struct {
 
 func (x *DeleteVolumeRequest) Reset() {
 	*x = DeleteVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[14]
+	mi := &file_strato_v1_namespace_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2099,7 +2312,7 @@ func (x *DeleteVolumeRequest) String() string {
 func (*DeleteVolumeRequest) ProtoMessage() {}
 
 func (x *DeleteVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[14]
+	mi := &file_strato_v1_namespace_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2112,7 +2325,7 @@ func (x *DeleteVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeRequest.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteVolumeRequest) GetName() string {
@@ -2130,7 +2343,7 @@ type DeleteVolumeResponse struct {
 
 func (x *DeleteVolumeResponse) Reset() {
 	*x = DeleteVolumeResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[15]
+	mi := &file_strato_v1_namespace_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2142,7 +2355,7 @@ func (x *DeleteVolumeResponse) String() string {
 func (*DeleteVolumeResponse) ProtoMessage() {}
 
 func (x *DeleteVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[15]
+	mi := &file_strato_v1_namespace_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2155,7 +2368,7 @@ func (x *DeleteVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeResponse.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{17}
 }
 
 type GetVolumeRequest struct {
@@ -2167,7 +2380,7 @@ type GetVolumeRequest struct {
 
 func (x *GetVolumeRequest) Reset() {
 	*x = GetVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[16]
+	mi := &file_strato_v1_namespace_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2179,7 +2392,7 @@ func (x *GetVolumeRequest) String() string {
 func (*GetVolumeRequest) ProtoMessage() {}
 
 func (x *GetVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[16]
+	mi := &file_strato_v1_namespace_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2192,7 +2405,7 @@ func (x *GetVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVolumeRequest.ProtoReflect.Descriptor instead.
 func (*GetVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetVolumeRequest) GetName() string {
@@ -2213,7 +2426,7 @@ type ListVolumesRequest struct {
 
 func (x *ListVolumesRequest) Reset() {
 	*x = ListVolumesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[17]
+	mi := &file_strato_v1_namespace_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2225,7 +2438,7 @@ func (x *ListVolumesRequest) String() string {
 func (*ListVolumesRequest) ProtoMessage() {}
 
 func (x *ListVolumesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[17]
+	mi := &file_strato_v1_namespace_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2238,7 +2451,7 @@ func (x *ListVolumesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListVolumesRequest.ProtoReflect.Descriptor instead.
 func (*ListVolumesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListVolumesRequest) GetPrefix() string {
@@ -2272,7 +2485,7 @@ type ListVolumesResponse struct {
 
 func (x *ListVolumesResponse) Reset() {
 	*x = ListVolumesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[18]
+	mi := &file_strato_v1_namespace_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2284,7 +2497,7 @@ func (x *ListVolumesResponse) String() string {
 func (*ListVolumesResponse) ProtoMessage() {}
 
 func (x *ListVolumesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[18]
+	mi := &file_strato_v1_namespace_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2297,7 +2510,7 @@ func (x *ListVolumesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListVolumesResponse.ProtoReflect.Descriptor instead.
 func (*ListVolumesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListVolumesResponse) GetVolumes() []*VolumeInfo {
@@ -2333,7 +2546,7 @@ type SetQuotaRequest struct {
 
 func (x *SetQuotaRequest) Reset() {
 	*x = SetQuotaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[19]
+	mi := &file_strato_v1_namespace_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2558,7 @@ func (x *SetQuotaRequest) String() string {
 func (*SetQuotaRequest) ProtoMessage() {}
 
 func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[19]
+	mi := &file_strato_v1_namespace_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2571,7 @@ func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SetQuotaRequest) GetVolume() string {
@@ -2411,7 +2624,7 @@ type SetQuotaResponse struct {
 
 func (x *SetQuotaResponse) Reset() {
 	*x = SetQuotaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[20]
+	mi := &file_strato_v1_namespace_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2423,7 +2636,7 @@ func (x *SetQuotaResponse) String() string {
 func (*SetQuotaResponse) ProtoMessage() {}
 
 func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[20]
+	mi := &file_strato_v1_namespace_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2436,7 +2649,7 @@ func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaResponse.ProtoReflect.Descriptor instead.
 func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{22}
 }
 
 // UpdateVolumeRequest changes what is set of a volume; at least one field
@@ -2451,7 +2664,7 @@ type UpdateVolumeRequest struct {
 
 func (x *UpdateVolumeRequest) Reset() {
 	*x = UpdateVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	mi := &file_strato_v1_namespace_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2463,7 +2676,7 @@ func (x *UpdateVolumeRequest) String() string {
 func (*UpdateVolumeRequest) ProtoMessage() {}
 
 func (x *UpdateVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	mi := &file_strato_v1_namespace_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2476,7 +2689,7 @@ func (x *UpdateVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateVolumeRequest.ProtoReflect.Descriptor instead.
 func (*UpdateVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *UpdateVolumeRequest) GetName() string {
@@ -2503,7 +2716,7 @@ type UpdateVolumeResponse struct {
 
 func (x *UpdateVolumeResponse) Reset() {
 	*x = UpdateVolumeResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	mi := &file_strato_v1_namespace_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2515,7 +2728,7 @@ func (x *UpdateVolumeResponse) String() string {
 func (*UpdateVolumeResponse) ProtoMessage() {}
 
 func (x *UpdateVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	mi := &file_strato_v1_namespace_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2528,7 +2741,7 @@ func (x *UpdateVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateVolumeResponse.ProtoReflect.Descriptor instead.
 func (*UpdateVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *UpdateVolumeResponse) GetVolume() *VolumeInfo {
@@ -2554,14 +2767,17 @@ type UpdateBucketRequest struct {
 	ErasureCoding *ErasureCoding `protobuf:"bytes,5,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`
 	// Set: the bucket's S3 versioning becomes ENABLED or SUSPENDED
 	// (OBS buckets only; UNSPECIFIED: unchanged).
-	Versioning    BucketVersioning `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
+	Versioning BucketVersioning `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
+	// Set: the bucket's default retention becomes object_lock's (a bucket
+	// created with object lock only; enabled must be set).
+	ObjectLock    *BucketObjectLock `protobuf:"bytes,7,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdateBucketRequest) Reset() {
 	*x = UpdateBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	mi := &file_strato_v1_namespace_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2573,7 +2789,7 @@ func (x *UpdateBucketRequest) String() string {
 func (*UpdateBucketRequest) ProtoMessage() {}
 
 func (x *UpdateBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	mi := &file_strato_v1_namespace_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2586,7 +2802,7 @@ func (x *UpdateBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateBucketRequest.ProtoReflect.Descriptor instead.
 func (*UpdateBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *UpdateBucketRequest) GetVolume() string {
@@ -2631,6 +2847,13 @@ func (x *UpdateBucketRequest) GetVersioning() BucketVersioning {
 	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
+func (x *UpdateBucketRequest) GetObjectLock() *BucketObjectLock {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
+}
+
 // UpdateBucketResponse is the bucket as changed.
 type UpdateBucketResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2641,7 +2864,7 @@ type UpdateBucketResponse struct {
 
 func (x *UpdateBucketResponse) Reset() {
 	*x = UpdateBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	mi := &file_strato_v1_namespace_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2653,7 +2876,7 @@ func (x *UpdateBucketResponse) String() string {
 func (*UpdateBucketResponse) ProtoMessage() {}
 
 func (x *UpdateBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	mi := &file_strato_v1_namespace_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2666,7 +2889,7 @@ func (x *UpdateBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateBucketResponse.ProtoReflect.Descriptor instead.
 func (*UpdateBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UpdateBucketResponse) GetBucket() *BucketInfo {
@@ -2697,14 +2920,17 @@ type CreateBucketRequest struct {
 	Group      string  `protobuf:"bytes,13,opt,name=group,proto3" json:"group,omitempty"`
 	// ACL entries of the bucket, besides those it takes from its volume's
 	// DEFAULT entries (at most 64 in all).
-	Acls          []*Acl `protobuf:"bytes,14,rep,name=acls,proto3" json:"acls,omitempty"`
+	Acls []*Acl `protobuf:"bytes,14,rep,name=acls,proto3" json:"acls,omitempty"`
+	// S3 object lock (OBS only): the bucket is versioned (ENABLED) from the
+	// start, for good, and its versions can be locked.
+	ObjectLock    bool `protobuf:"varint,15,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateBucketRequest) Reset() {
 	*x = CreateBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[25]
+	mi := &file_strato_v1_namespace_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2716,7 +2942,7 @@ func (x *CreateBucketRequest) String() string {
 func (*CreateBucketRequest) ProtoMessage() {}
 
 func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[25]
+	mi := &file_strato_v1_namespace_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2729,7 +2955,7 @@ func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketRequest.ProtoReflect.Descriptor instead.
 func (*CreateBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateBucketRequest) GetVolume() string {
@@ -2830,6 +3056,13 @@ func (x *CreateBucketRequest) GetAcls() []*Acl {
 	return nil
 }
 
+func (x *CreateBucketRequest) GetObjectLock() bool {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return false
+}
+
 type CreateBucketResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Bucket        *BucketInfo            `protobuf:"bytes,1,opt,name=bucket,proto3" json:"bucket,omitempty"`
@@ -2839,7 +3072,7 @@ type CreateBucketResponse struct {
 
 func (x *CreateBucketResponse) Reset() {
 	*x = CreateBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[26]
+	mi := &file_strato_v1_namespace_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2851,7 +3084,7 @@ func (x *CreateBucketResponse) String() string {
 func (*CreateBucketResponse) ProtoMessage() {}
 
 func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[26]
+	mi := &file_strato_v1_namespace_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2864,7 +3097,7 @@ func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketResponse.ProtoReflect.Descriptor instead.
 func (*CreateBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CreateBucketResponse) GetBucket() *BucketInfo {
@@ -2884,7 +3117,7 @@ type DeleteBucketRequest struct {
 
 func (x *DeleteBucketRequest) Reset() {
 	*x = DeleteBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[27]
+	mi := &file_strato_v1_namespace_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2896,7 +3129,7 @@ func (x *DeleteBucketRequest) String() string {
 func (*DeleteBucketRequest) ProtoMessage() {}
 
 func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[27]
+	mi := &file_strato_v1_namespace_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2909,7 +3142,7 @@ func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketRequest.ProtoReflect.Descriptor instead.
 func (*DeleteBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DeleteBucketRequest) GetVolume() string {
@@ -2934,7 +3167,7 @@ type DeleteBucketResponse struct {
 
 func (x *DeleteBucketResponse) Reset() {
 	*x = DeleteBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[28]
+	mi := &file_strato_v1_namespace_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2946,7 +3179,7 @@ func (x *DeleteBucketResponse) String() string {
 func (*DeleteBucketResponse) ProtoMessage() {}
 
 func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[28]
+	mi := &file_strato_v1_namespace_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2959,7 +3192,7 @@ func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketResponse.ProtoReflect.Descriptor instead.
 func (*DeleteBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{30}
 }
 
 type GetBucketRequest struct {
@@ -2972,7 +3205,7 @@ type GetBucketRequest struct {
 
 func (x *GetBucketRequest) Reset() {
 	*x = GetBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[29]
+	mi := &file_strato_v1_namespace_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2984,7 +3217,7 @@ func (x *GetBucketRequest) String() string {
 func (*GetBucketRequest) ProtoMessage() {}
 
 func (x *GetBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[29]
+	mi := &file_strato_v1_namespace_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2997,7 +3230,7 @@ func (x *GetBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBucketRequest.ProtoReflect.Descriptor instead.
 func (*GetBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetBucketRequest) GetVolume() string {
@@ -3026,7 +3259,7 @@ type ListBucketsRequest struct {
 
 func (x *ListBucketsRequest) Reset() {
 	*x = ListBucketsRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[30]
+	mi := &file_strato_v1_namespace_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3038,7 +3271,7 @@ func (x *ListBucketsRequest) String() string {
 func (*ListBucketsRequest) ProtoMessage() {}
 
 func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[30]
+	mi := &file_strato_v1_namespace_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3051,7 +3284,7 @@ func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsRequest.ProtoReflect.Descriptor instead.
 func (*ListBucketsRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListBucketsRequest) GetVolume() string {
@@ -3092,7 +3325,7 @@ type ListBucketsResponse struct {
 
 func (x *ListBucketsResponse) Reset() {
 	*x = ListBucketsResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[31]
+	mi := &file_strato_v1_namespace_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3104,7 +3337,7 @@ func (x *ListBucketsResponse) String() string {
 func (*ListBucketsResponse) ProtoMessage() {}
 
 func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[31]
+	mi := &file_strato_v1_namespace_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3117,7 +3350,7 @@ func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsResponse.ProtoReflect.Descriptor instead.
 func (*ListBucketsResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListBucketsResponse) GetBuckets() []*BucketInfo {
@@ -3164,7 +3397,7 @@ type OpenKeyRequest struct {
 
 func (x *OpenKeyRequest) Reset() {
 	*x = OpenKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[32]
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3176,7 +3409,7 @@ func (x *OpenKeyRequest) String() string {
 func (*OpenKeyRequest) ProtoMessage() {}
 
 func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[32]
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3189,7 +3422,7 @@ func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyRequest.ProtoReflect.Descriptor instead.
 func (*OpenKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *OpenKeyRequest) GetVolume() string {
@@ -3300,7 +3533,7 @@ type CreateFileRequest struct {
 
 func (x *CreateFileRequest) Reset() {
 	*x = CreateFileRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[33]
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3312,7 +3545,7 @@ func (x *CreateFileRequest) String() string {
 func (*CreateFileRequest) ProtoMessage() {}
 
 func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[33]
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3325,7 +3558,7 @@ func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateFileRequest.ProtoReflect.Descriptor instead.
 func (*CreateFileRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CreateFileRequest) GetVolume() string {
@@ -3450,7 +3683,7 @@ type OpenKeyResponse struct {
 
 func (x *OpenKeyResponse) Reset() {
 	*x = OpenKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3462,7 +3695,7 @@ func (x *OpenKeyResponse) String() string {
 func (*OpenKeyResponse) ProtoMessage() {}
 
 func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3475,7 +3708,7 @@ func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyResponse.ProtoReflect.Descriptor instead.
 func (*OpenKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *OpenKeyResponse) GetOpenId() uint64 {
@@ -3562,7 +3795,7 @@ type AllocateBlockRequest struct {
 
 func (x *AllocateBlockRequest) Reset() {
 	*x = AllocateBlockRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3574,7 +3807,7 @@ func (x *AllocateBlockRequest) String() string {
 func (*AllocateBlockRequest) ProtoMessage() {}
 
 func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3587,7 +3820,7 @@ func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockRequest.ProtoReflect.Descriptor instead.
 func (*AllocateBlockRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *AllocateBlockRequest) GetVolume() string {
@@ -3641,7 +3874,7 @@ type AllocateBlockResponse struct {
 
 func (x *AllocateBlockResponse) Reset() {
 	*x = AllocateBlockResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3653,7 +3886,7 @@ func (x *AllocateBlockResponse) String() string {
 func (*AllocateBlockResponse) ProtoMessage() {}
 
 func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3666,7 +3899,7 @@ func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockResponse.ProtoReflect.Descriptor instead.
 func (*AllocateBlockResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AllocateBlockResponse) GetBlock() *BlockLocation {
@@ -3700,14 +3933,17 @@ type CommitKeyRequest struct {
 	// key's and the sources are deleted, in one metadata operation that
 	// copies no data. Each source is a key of an OBS bucket written with the
 	// open key's checksum type and window; none may repeat. Not with hsync.
-	Sources       []*KeySource `protobuf:"bytes,9,rep,name=sources,proto3" json:"sources,omitempty"`
+	Sources []*KeySource `protobuf:"bytes,9,rep,name=sources,proto3" json:"sources,omitempty"`
+	// The new version's S3 object lock (a bucket with object lock only);
+	// unset: the bucket's default retention, if any.
+	ObjectLock    *ObjectLock `protobuf:"bytes,10,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CommitKeyRequest) Reset() {
 	*x = CommitKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3719,7 +3955,7 @@ func (x *CommitKeyRequest) String() string {
 func (*CommitKeyRequest) ProtoMessage() {}
 
 func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3732,7 +3968,7 @@ func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyRequest.ProtoReflect.Descriptor instead.
 func (*CommitKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CommitKeyRequest) GetVolume() string {
@@ -3798,6 +4034,13 @@ func (x *CommitKeyRequest) GetSources() []*KeySource {
 	return nil
 }
 
+func (x *CommitKeyRequest) GetObjectLock() *ObjectLock {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
+}
+
 type CommitKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ObjectId      uint64                 `protobuf:"varint,1,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
@@ -3809,7 +4052,7 @@ type CommitKeyResponse struct {
 
 func (x *CommitKeyResponse) Reset() {
 	*x = CommitKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3821,7 +4064,7 @@ func (x *CommitKeyResponse) String() string {
 func (*CommitKeyResponse) ProtoMessage() {}
 
 func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3834,7 +4077,7 @@ func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyResponse.ProtoReflect.Descriptor instead.
 func (*CommitKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CommitKeyResponse) GetObjectId() uint64 {
@@ -3882,7 +4125,7 @@ type SetAttributesRequest struct {
 
 func (x *SetAttributesRequest) Reset() {
 	*x = SetAttributesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3894,7 +4137,7 @@ func (x *SetAttributesRequest) String() string {
 func (*SetAttributesRequest) ProtoMessage() {}
 
 func (x *SetAttributesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3907,7 +4150,7 @@ func (x *SetAttributesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesRequest.ProtoReflect.Descriptor instead.
 func (*SetAttributesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SetAttributesRequest) GetVolume() string {
@@ -3960,7 +4203,7 @@ type SetAttributesResponse struct {
 
 func (x *SetAttributesResponse) Reset() {
 	*x = SetAttributesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3972,7 +4215,7 @@ func (x *SetAttributesResponse) String() string {
 func (*SetAttributesResponse) ProtoMessage() {}
 
 func (x *SetAttributesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3985,7 +4228,174 @@ func (x *SetAttributesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesResponse.ProtoReflect.Descriptor instead.
 func (*SetAttributesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
+}
+
+// SetObjectLockRequest changes the S3 object lock of a version (the latest
+// when version_id is empty).
+type SetObjectLockRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Volume    string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket    string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key       string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	VersionId string                 `protobuf:"bytes,4,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	// Set: the version's retention becomes mode until retain_until_unix_ms
+	// (mode UNSPECIFIED: none; a date in the future otherwise).
+	SetRetention      bool          `protobuf:"varint,5,opt,name=set_retention,json=setRetention,proto3" json:"set_retention,omitempty"`
+	Mode              RetentionMode `protobuf:"varint,6,opt,name=mode,proto3,enum=strato.v1.RetentionMode" json:"mode,omitempty"`
+	RetainUntilUnixMs int64         `protobuf:"varint,7,opt,name=retain_until_unix_ms,json=retainUntilUnixMs,proto3" json:"retain_until_unix_ms,omitempty"`
+	// Set: the legal hold is put on or taken off.
+	LegalHold *bool `protobuf:"varint,8,opt,name=legal_hold,json=legalHold,proto3,oneof" json:"legal_hold,omitempty"`
+	// As DeleteKeyRequest's: lets the bucket's owner or an administrator
+	// shorten, remove or change a GOVERNANCE retention.
+	BypassGovernance bool `protobuf:"varint,9,opt,name=bypass_governance,json=bypassGovernance,proto3" json:"bypass_governance,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SetObjectLockRequest) Reset() {
+	*x = SetObjectLockRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetObjectLockRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetObjectLockRequest) ProtoMessage() {}
+
+func (x *SetObjectLockRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetObjectLockRequest.ProtoReflect.Descriptor instead.
+func (*SetObjectLockRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *SetObjectLockRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *SetObjectLockRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *SetObjectLockRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SetObjectLockRequest) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *SetObjectLockRequest) GetSetRetention() bool {
+	if x != nil {
+		return x.SetRetention
+	}
+	return false
+}
+
+func (x *SetObjectLockRequest) GetMode() RetentionMode {
+	if x != nil {
+		return x.Mode
+	}
+	return RetentionMode_RETENTION_UNSPECIFIED
+}
+
+func (x *SetObjectLockRequest) GetRetainUntilUnixMs() int64 {
+	if x != nil {
+		return x.RetainUntilUnixMs
+	}
+	return 0
+}
+
+func (x *SetObjectLockRequest) GetLegalHold() bool {
+	if x != nil && x.LegalHold != nil {
+		return *x.LegalHold
+	}
+	return false
+}
+
+func (x *SetObjectLockRequest) GetBypassGovernance() bool {
+	if x != nil {
+		return x.BypassGovernance
+	}
+	return false
+}
+
+type SetObjectLockResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	VersionId     string                 `protobuf:"bytes,1,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	ObjectLock    *ObjectLock            `protobuf:"bytes,2,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"` // the version's lock as changed
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetObjectLockResponse) Reset() {
+	*x = SetObjectLockResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetObjectLockResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetObjectLockResponse) ProtoMessage() {}
+
+func (x *SetObjectLockResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetObjectLockResponse.ProtoReflect.Descriptor instead.
+func (*SetObjectLockResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *SetObjectLockResponse) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *SetObjectLockResponse) GetObjectLock() *ObjectLock {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
 }
 
 type LookupKeyRequest struct {
@@ -4005,7 +4415,7 @@ type LookupKeyRequest struct {
 
 func (x *LookupKeyRequest) Reset() {
 	*x = LookupKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4017,7 +4427,7 @@ func (x *LookupKeyRequest) String() string {
 func (*LookupKeyRequest) ProtoMessage() {}
 
 func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4030,7 +4440,7 @@ func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyRequest.ProtoReflect.Descriptor instead.
 func (*LookupKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *LookupKeyRequest) GetVolume() string {
@@ -4077,7 +4487,7 @@ type LookupKeyResponse struct {
 
 func (x *LookupKeyResponse) Reset() {
 	*x = LookupKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4089,7 +4499,7 @@ func (x *LookupKeyResponse) String() string {
 func (*LookupKeyResponse) ProtoMessage() {}
 
 func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4102,7 +4512,7 @@ func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyResponse.ProtoReflect.Descriptor instead.
 func (*LookupKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *LookupKeyResponse) GetKey() *KeyInfo {
@@ -4119,14 +4529,18 @@ type DeleteKeyRequest struct {
 	Key    string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
 	// Set: deletes that version for good (OBS). Unset, on a versioned
 	// bucket: a delete marker becomes the key's latest version.
-	VersionId     string `protobuf:"bytes,4,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	VersionId string `protobuf:"bytes,4,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	// Lets the bucket's owner (or its volume's) or an administrator delete a
+	// version under a GOVERNANCE retention (S3's
+	// x-amz-bypass-governance-retention); ignored for anyone else.
+	BypassGovernance bool `protobuf:"varint,5,opt,name=bypass_governance,json=bypassGovernance,proto3" json:"bypass_governance,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *DeleteKeyRequest) Reset() {
 	*x = DeleteKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4138,7 +4552,7 @@ func (x *DeleteKeyRequest) String() string {
 func (*DeleteKeyRequest) ProtoMessage() {}
 
 func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4151,7 +4565,7 @@ func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *DeleteKeyRequest) GetVolume() string {
@@ -4182,6 +4596,13 @@ func (x *DeleteKeyRequest) GetVersionId() string {
 	return ""
 }
 
+func (x *DeleteKeyRequest) GetBypassGovernance() bool {
+	if x != nil {
+		return x.BypassGovernance
+	}
+	return false
+}
+
 type DeleteKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	VersionId     string                 `protobuf:"bytes,1,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`           // the version deleted, or the marker made
@@ -4192,7 +4613,7 @@ type DeleteKeyResponse struct {
 
 func (x *DeleteKeyResponse) Reset() {
 	*x = DeleteKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4204,7 +4625,7 @@ func (x *DeleteKeyResponse) String() string {
 func (*DeleteKeyResponse) ProtoMessage() {}
 
 func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4217,7 +4638,7 @@ func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *DeleteKeyResponse) GetVersionId() string {
@@ -4248,7 +4669,7 @@ type RenameKeyRequest struct {
 
 func (x *RenameKeyRequest) Reset() {
 	*x = RenameKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4260,7 +4681,7 @@ func (x *RenameKeyRequest) String() string {
 func (*RenameKeyRequest) ProtoMessage() {}
 
 func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4273,7 +4694,7 @@ func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyRequest.ProtoReflect.Descriptor instead.
 func (*RenameKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RenameKeyRequest) GetVolume() string {
@@ -4312,7 +4733,7 @@ type RenameKeyResponse struct {
 
 func (x *RenameKeyResponse) Reset() {
 	*x = RenameKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4324,7 +4745,7 @@ func (x *RenameKeyResponse) String() string {
 func (*RenameKeyResponse) ProtoMessage() {}
 
 func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4337,7 +4758,7 @@ func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyResponse.ProtoReflect.Descriptor instead.
 func (*RenameKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
 }
 
 type ListKeysRequest struct {
@@ -4354,7 +4775,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4366,7 +4787,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4379,7 +4800,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListKeysRequest) GetVolume() string {
@@ -4437,7 +4858,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4449,7 +4870,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4462,7 +4883,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListKeysResponse) GetKeys() []*KeyInfo {
@@ -4512,7 +4933,7 @@ type ListKeyVersionsRequest struct {
 
 func (x *ListKeyVersionsRequest) Reset() {
 	*x = ListKeyVersionsRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4524,7 +4945,7 @@ func (x *ListKeyVersionsRequest) String() string {
 func (*ListKeyVersionsRequest) ProtoMessage() {}
 
 func (x *ListKeyVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4537,7 +4958,7 @@ func (x *ListKeyVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeyVersionsRequest.ProtoReflect.Descriptor instead.
 func (*ListKeyVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListKeyVersionsRequest) GetVolume() string {
@@ -4603,7 +5024,7 @@ type ListKeyVersionsResponse struct {
 
 func (x *ListKeyVersionsResponse) Reset() {
 	*x = ListKeyVersionsResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4615,7 +5036,7 @@ func (x *ListKeyVersionsResponse) String() string {
 func (*ListKeyVersionsResponse) ProtoMessage() {}
 
 func (x *ListKeyVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4628,7 +5049,7 @@ func (x *ListKeyVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeyVersionsResponse.ProtoReflect.Descriptor instead.
 func (*ListKeyVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListKeyVersionsResponse) GetVersions() []*KeyInfo {
@@ -4686,7 +5107,7 @@ type CreateDirectoryRequest struct {
 
 func (x *CreateDirectoryRequest) Reset() {
 	*x = CreateDirectoryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4698,7 +5119,7 @@ func (x *CreateDirectoryRequest) String() string {
 func (*CreateDirectoryRequest) ProtoMessage() {}
 
 func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4711,7 +5132,7 @@ func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryRequest.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CreateDirectoryRequest) GetVolume() string {
@@ -4766,7 +5187,7 @@ type CreateDirectoryResponse struct {
 
 func (x *CreateDirectoryResponse) Reset() {
 	*x = CreateDirectoryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4778,7 +5199,7 @@ func (x *CreateDirectoryResponse) String() string {
 func (*CreateDirectoryResponse) ProtoMessage() {}
 
 func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4791,7 +5212,7 @@ func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryResponse.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *CreateDirectoryResponse) GetObjectId() uint64 {
@@ -4820,7 +5241,7 @@ type GetFileStatusRequest struct {
 
 func (x *GetFileStatusRequest) Reset() {
 	*x = GetFileStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4832,7 +5253,7 @@ func (x *GetFileStatusRequest) String() string {
 func (*GetFileStatusRequest) ProtoMessage() {}
 
 func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4845,7 +5266,7 @@ func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFileStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetFileStatusRequest) GetVolume() string {
@@ -4885,7 +5306,7 @@ type GetFileStatusResponse struct {
 
 func (x *GetFileStatusResponse) Reset() {
 	*x = GetFileStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4897,7 +5318,7 @@ func (x *GetFileStatusResponse) String() string {
 func (*GetFileStatusResponse) ProtoMessage() {}
 
 func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4910,7 +5331,7 @@ func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetFileStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetFileStatusResponse) GetStatus() *FileStatus {
@@ -4933,7 +5354,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4945,7 +5366,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4958,7 +5379,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ListStatusRequest) GetVolume() string {
@@ -5006,7 +5427,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5018,7 +5439,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5031,7 +5452,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*FileStatus {
@@ -5061,7 +5482,7 @@ type GetContentSummaryRequest struct {
 
 func (x *GetContentSummaryRequest) Reset() {
 	*x = GetContentSummaryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5073,7 +5494,7 @@ func (x *GetContentSummaryRequest) String() string {
 func (*GetContentSummaryRequest) ProtoMessage() {}
 
 func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5086,7 +5507,7 @@ func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *GetContentSummaryRequest) GetVolume() string {
@@ -5139,7 +5560,7 @@ type GetContentSummaryResponse struct {
 
 func (x *GetContentSummaryResponse) Reset() {
 	*x = GetContentSummaryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5151,7 +5572,7 @@ func (x *GetContentSummaryResponse) String() string {
 func (*GetContentSummaryResponse) ProtoMessage() {}
 
 func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5164,7 +5585,7 @@ func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryResponse.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *GetContentSummaryResponse) GetLength() int64 {
@@ -5215,7 +5636,7 @@ type ContentSummaryCursor struct {
 
 func (x *ContentSummaryCursor) Reset() {
 	*x = ContentSummaryCursor{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5227,7 +5648,7 @@ func (x *ContentSummaryCursor) String() string {
 func (*ContentSummaryCursor) ProtoMessage() {}
 
 func (x *ContentSummaryCursor) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5240,7 +5661,7 @@ func (x *ContentSummaryCursor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentSummaryCursor.ProtoReflect.Descriptor instead.
 func (*ContentSummaryCursor) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ContentSummaryCursor) GetFrames() []*ContentSummaryCursor_Frame {
@@ -5279,7 +5700,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5291,7 +5712,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5304,7 +5725,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *RenameRequest) GetVolume() string {
@@ -5343,7 +5764,7 @@ type RenameResponse struct {
 
 func (x *RenameResponse) Reset() {
 	*x = RenameResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5355,7 +5776,7 @@ func (x *RenameResponse) String() string {
 func (*RenameResponse) ProtoMessage() {}
 
 func (x *RenameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5368,7 +5789,7 @@ func (x *RenameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponse.ProtoReflect.Descriptor instead.
 func (*RenameResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
 }
 
 // DeleteRequest deletes a file, an empty directory, or a directory and its
@@ -5385,7 +5806,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5397,7 +5818,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5410,7 +5831,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *DeleteRequest) GetVolume() string {
@@ -5451,7 +5872,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5463,7 +5884,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5476,7 +5897,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *DeleteResponse) GetVersionId() string {
@@ -5507,7 +5928,7 @@ type SetPermissionRequest struct {
 
 func (x *SetPermissionRequest) Reset() {
 	*x = SetPermissionRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5519,7 +5940,7 @@ func (x *SetPermissionRequest) String() string {
 func (*SetPermissionRequest) ProtoMessage() {}
 
 func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5532,7 +5953,7 @@ func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionRequest.ProtoReflect.Descriptor instead.
 func (*SetPermissionRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *SetPermissionRequest) GetVolume() string {
@@ -5571,7 +5992,7 @@ type SetPermissionResponse struct {
 
 func (x *SetPermissionResponse) Reset() {
 	*x = SetPermissionResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5583,7 +6004,7 @@ func (x *SetPermissionResponse) String() string {
 func (*SetPermissionResponse) ProtoMessage() {}
 
 func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5596,7 +6017,7 @@ func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionResponse.ProtoReflect.Descriptor instead.
 func (*SetPermissionResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
 }
 
 // SetOwnerRequest sets the owner and the group of path (as
@@ -5615,7 +6036,7 @@ type SetOwnerRequest struct {
 
 func (x *SetOwnerRequest) Reset() {
 	*x = SetOwnerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5627,7 +6048,7 @@ func (x *SetOwnerRequest) String() string {
 func (*SetOwnerRequest) ProtoMessage() {}
 
 func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5640,7 +6061,7 @@ func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerRequest.ProtoReflect.Descriptor instead.
 func (*SetOwnerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *SetOwnerRequest) GetVolume() string {
@@ -5686,7 +6107,7 @@ type SetOwnerResponse struct {
 
 func (x *SetOwnerResponse) Reset() {
 	*x = SetOwnerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5698,7 +6119,7 @@ func (x *SetOwnerResponse) String() string {
 func (*SetOwnerResponse) ProtoMessage() {}
 
 func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5711,7 +6132,7 @@ func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerResponse.ProtoReflect.Descriptor instead.
 func (*SetOwnerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
 }
 
 // SetTimesRequest sets the times of path (as SetPermissionRequest's),
@@ -5729,7 +6150,7 @@ type SetTimesRequest struct {
 
 func (x *SetTimesRequest) Reset() {
 	*x = SetTimesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5741,7 +6162,7 @@ func (x *SetTimesRequest) String() string {
 func (*SetTimesRequest) ProtoMessage() {}
 
 func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5754,7 +6175,7 @@ func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesRequest.ProtoReflect.Descriptor instead.
 func (*SetTimesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *SetTimesRequest) GetVolume() string {
@@ -5800,7 +6221,7 @@ type SetTimesResponse struct {
 
 func (x *SetTimesResponse) Reset() {
 	*x = SetTimesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5812,7 +6233,7 @@ func (x *SetTimesResponse) String() string {
 func (*SetTimesResponse) ProtoMessage() {}
 
 func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5825,7 +6246,7 @@ func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesResponse.ProtoReflect.Descriptor instead.
 func (*SetTimesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
 }
 
 // AppendFileRequest opens path for appending. The answer's open_id is the
@@ -5844,7 +6265,7 @@ type AppendFileRequest struct {
 
 func (x *AppendFileRequest) Reset() {
 	*x = AppendFileRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5856,7 +6277,7 @@ func (x *AppendFileRequest) String() string {
 func (*AppendFileRequest) ProtoMessage() {}
 
 func (x *AppendFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5869,7 +6290,7 @@ func (x *AppendFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendFileRequest.ProtoReflect.Descriptor instead.
 func (*AppendFileRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *AppendFileRequest) GetVolume() string {
@@ -5920,7 +6341,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5932,7 +6353,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5945,7 +6366,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *TruncateRequest) GetVolume() string {
@@ -5988,7 +6409,7 @@ type TruncateResponse struct {
 
 func (x *TruncateResponse) Reset() {
 	*x = TruncateResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6000,7 +6421,7 @@ func (x *TruncateResponse) String() string {
 func (*TruncateResponse) ProtoMessage() {}
 
 func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6013,7 +6434,7 @@ func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
 func (*TruncateResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *TruncateResponse) GetDone() bool {
@@ -6045,7 +6466,7 @@ type ConcatRequest struct {
 
 func (x *ConcatRequest) Reset() {
 	*x = ConcatRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6057,7 +6478,7 @@ func (x *ConcatRequest) String() string {
 func (*ConcatRequest) ProtoMessage() {}
 
 func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6070,7 +6491,7 @@ func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
 func (*ConcatRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ConcatRequest) GetVolume() string {
@@ -6110,7 +6531,7 @@ type ConcatResponse struct {
 
 func (x *ConcatResponse) Reset() {
 	*x = ConcatResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6122,7 +6543,7 @@ func (x *ConcatResponse) String() string {
 func (*ConcatResponse) ProtoMessage() {}
 
 func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6135,7 +6556,7 @@ func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
 func (*ConcatResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *ConcatResponse) GetLength() int64 {
@@ -6156,7 +6577,7 @@ type RecoverLeaseRequest struct {
 
 func (x *RecoverLeaseRequest) Reset() {
 	*x = RecoverLeaseRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6168,7 +6589,7 @@ func (x *RecoverLeaseRequest) String() string {
 func (*RecoverLeaseRequest) ProtoMessage() {}
 
 func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6181,7 +6602,7 @@ func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *RecoverLeaseRequest) GetVolume() string {
@@ -6217,7 +6638,7 @@ type RecoverLeaseResponse struct {
 
 func (x *RecoverLeaseResponse) Reset() {
 	*x = RecoverLeaseResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6229,7 +6650,7 @@ func (x *RecoverLeaseResponse) String() string {
 func (*RecoverLeaseResponse) ProtoMessage() {}
 
 func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6242,7 +6663,7 @@ func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *RecoverLeaseResponse) GetClosed() bool {
@@ -6270,7 +6691,7 @@ type IsFileClosedRequest struct {
 
 func (x *IsFileClosedRequest) Reset() {
 	*x = IsFileClosedRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6282,7 +6703,7 @@ func (x *IsFileClosedRequest) String() string {
 func (*IsFileClosedRequest) ProtoMessage() {}
 
 func (x *IsFileClosedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6295,7 +6716,7 @@ func (x *IsFileClosedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedRequest.ProtoReflect.Descriptor instead.
 func (*IsFileClosedRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *IsFileClosedRequest) GetVolume() string {
@@ -6328,7 +6749,7 @@ type IsFileClosedResponse struct {
 
 func (x *IsFileClosedResponse) Reset() {
 	*x = IsFileClosedResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6340,7 +6761,7 @@ func (x *IsFileClosedResponse) String() string {
 func (*IsFileClosedResponse) ProtoMessage() {}
 
 func (x *IsFileClosedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6353,7 +6774,7 @@ func (x *IsFileClosedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedResponse.ProtoReflect.Descriptor instead.
 func (*IsFileClosedResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *IsFileClosedResponse) GetClosed() bool {
@@ -6371,7 +6792,7 @@ type GetFsStatusRequest struct {
 
 func (x *GetFsStatusRequest) Reset() {
 	*x = GetFsStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6383,7 +6804,7 @@ func (x *GetFsStatusRequest) String() string {
 func (*GetFsStatusRequest) ProtoMessage() {}
 
 func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6396,7 +6817,7 @@ func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFsStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFsStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{83}
 }
 
 // FsStatus is the cluster's raw space: the sums of the last storage
@@ -6414,7 +6835,7 @@ type FsStatus struct {
 
 func (x *FsStatus) Reset() {
 	*x = FsStatus{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6426,7 +6847,7 @@ func (x *FsStatus) String() string {
 func (*FsStatus) ProtoMessage() {}
 
 func (x *FsStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6439,7 +6860,7 @@ func (x *FsStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsStatus.ProtoReflect.Descriptor instead.
 func (*FsStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *FsStatus) GetCapacity() int64 {
@@ -6484,7 +6905,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[81]
+	mi := &file_strato_v1_namespace_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6496,7 +6917,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[81]
+	mi := &file_strato_v1_namespace_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6509,7 +6930,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{81}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -6541,7 +6962,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[82]
+	mi := &file_strato_v1_namespace_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6553,7 +6974,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[82]
+	mi := &file_strato_v1_namespace_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6566,7 +6987,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{82}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{86}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -6584,7 +7005,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[83]
+	mi := &file_strato_v1_namespace_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6596,7 +7017,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[83]
+	mi := &file_strato_v1_namespace_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6609,7 +7030,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{83}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -6648,7 +7069,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	mi := &file_strato_v1_namespace_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6660,7 +7081,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	mi := &file_strato_v1_namespace_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6673,7 +7094,7 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{84}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{88}
 }
 
 // Acl is one entry of an object's access control list.
@@ -6689,7 +7110,7 @@ type Acl struct {
 
 func (x *Acl) Reset() {
 	*x = Acl{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[85]
+	mi := &file_strato_v1_namespace_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6701,7 +7122,7 @@ func (x *Acl) String() string {
 func (*Acl) ProtoMessage() {}
 
 func (x *Acl) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[85]
+	mi := &file_strato_v1_namespace_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6714,7 +7135,7 @@ func (x *Acl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Acl.ProtoReflect.Descriptor instead.
 func (*Acl) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{85}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *Acl) GetType() AclType {
@@ -6758,7 +7179,7 @@ type AclObject struct {
 
 func (x *AclObject) Reset() {
 	*x = AclObject{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[86]
+	mi := &file_strato_v1_namespace_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6770,7 +7191,7 @@ func (x *AclObject) String() string {
 func (*AclObject) ProtoMessage() {}
 
 func (x *AclObject) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[86]
+	mi := &file_strato_v1_namespace_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6783,7 +7204,7 @@ func (x *AclObject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclObject.ProtoReflect.Descriptor instead.
 func (*AclObject) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{86}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *AclObject) GetKind() AclObjectKind {
@@ -6823,7 +7244,7 @@ type GetAclRequest struct {
 
 func (x *GetAclRequest) Reset() {
 	*x = GetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[87]
+	mi := &file_strato_v1_namespace_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6835,7 +7256,7 @@ func (x *GetAclRequest) String() string {
 func (*GetAclRequest) ProtoMessage() {}
 
 func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[87]
+	mi := &file_strato_v1_namespace_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6848,7 +7269,7 @@ func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclRequest.ProtoReflect.Descriptor instead.
 func (*GetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{87}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *GetAclRequest) GetObject() *AclObject {
@@ -6868,7 +7289,7 @@ type GetAclResponse struct {
 
 func (x *GetAclResponse) Reset() {
 	*x = GetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[88]
+	mi := &file_strato_v1_namespace_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6880,7 +7301,7 @@ func (x *GetAclResponse) String() string {
 func (*GetAclResponse) ProtoMessage() {}
 
 func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[88]
+	mi := &file_strato_v1_namespace_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6893,7 +7314,7 @@ func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclResponse.ProtoReflect.Descriptor instead.
 func (*GetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{88}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *GetAclResponse) GetOwner() string {
@@ -6921,7 +7342,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[89]
+	mi := &file_strato_v1_namespace_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6933,7 +7354,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[89]
+	mi := &file_strato_v1_namespace_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6946,7 +7367,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{89}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *SetAclRequest) GetObject() *AclObject {
@@ -6971,7 +7392,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[90]
+	mi := &file_strato_v1_namespace_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6983,7 +7404,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[90]
+	mi := &file_strato_v1_namespace_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6996,7 +7417,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{90}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{94}
 }
 
 type AddAclRequest struct {
@@ -7009,7 +7430,7 @@ type AddAclRequest struct {
 
 func (x *AddAclRequest) Reset() {
 	*x = AddAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[91]
+	mi := &file_strato_v1_namespace_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7021,7 +7442,7 @@ func (x *AddAclRequest) String() string {
 func (*AddAclRequest) ProtoMessage() {}
 
 func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[91]
+	mi := &file_strato_v1_namespace_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7034,7 +7455,7 @@ func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclRequest.ProtoReflect.Descriptor instead.
 func (*AddAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{91}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *AddAclRequest) GetObject() *AclObject {
@@ -7059,7 +7480,7 @@ type AddAclResponse struct {
 
 func (x *AddAclResponse) Reset() {
 	*x = AddAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[92]
+	mi := &file_strato_v1_namespace_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7071,7 +7492,7 @@ func (x *AddAclResponse) String() string {
 func (*AddAclResponse) ProtoMessage() {}
 
 func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[92]
+	mi := &file_strato_v1_namespace_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7084,7 +7505,7 @@ func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclResponse.ProtoReflect.Descriptor instead.
 func (*AddAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{92}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{96}
 }
 
 type RemoveAclRequest struct {
@@ -7097,7 +7518,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[93]
+	mi := &file_strato_v1_namespace_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7109,7 +7530,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[93]
+	mi := &file_strato_v1_namespace_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7122,7 +7543,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{93}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *RemoveAclRequest) GetObject() *AclObject {
@@ -7147,7 +7568,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[94]
+	mi := &file_strato_v1_namespace_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7159,7 +7580,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[94]
+	mi := &file_strato_v1_namespace_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7172,7 +7593,7 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{94}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{98}
 }
 
 type ContentSummaryCursor_Frame struct {
@@ -7187,7 +7608,7 @@ type ContentSummaryCursor_Frame struct {
 
 func (x *ContentSummaryCursor_Frame) Reset() {
 	*x = ContentSummaryCursor_Frame{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[95]
+	mi := &file_strato_v1_namespace_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7199,7 +7620,7 @@ func (x *ContentSummaryCursor_Frame) String() string {
 func (*ContentSummaryCursor_Frame) ProtoMessage() {}
 
 func (x *ContentSummaryCursor_Frame) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[95]
+	mi := &file_strato_v1_namespace_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7212,7 +7633,7 @@ func (x *ContentSummaryCursor_Frame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentSummaryCursor_Frame.ProtoReflect.Descriptor instead.
 func (*ContentSummaryCursor_Frame) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59, 0}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63, 0}
 }
 
 func (x *ContentSummaryCursor_Frame) GetDirId() uint64 {
@@ -7247,7 +7668,18 @@ var File_strato_v1_namespace_proto protoreflect.FileDescriptor
 
 const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
-	"\x19strato/v1/namespace.proto\x12\tstrato.v1\x1a\x15strato/v1/trash.proto\x1a\x18strato/v1/snapshot.proto\"\x87\x01\n" +
+	"\x19strato/v1/namespace.proto\x12\tstrato.v1\x1a\x15strato/v1/trash.proto\x1a\x18strato/v1/snapshot.proto\"\x8a\x01\n" +
+	"\n" +
+	"ObjectLock\x12,\n" +
+	"\x04mode\x18\x01 \x01(\x0e2\x18.strato.v1.RetentionModeR\x04mode\x12/\n" +
+	"\x14retain_until_unix_ms\x18\x02 \x01(\x03R\x11retainUntilUnixMs\x12\x1d\n" +
+	"\n" +
+	"legal_hold\x18\x03 \x01(\bR\tlegalHold\"\xb1\x01\n" +
+	"\x10BucketObjectLock\x12\x18\n" +
+	"\aenabled\x18\x01 \x01(\bR\aenabled\x12;\n" +
+	"\fdefault_mode\x18\x02 \x01(\x0e2\x18.strato.v1.RetentionModeR\vdefaultMode\x12!\n" +
+	"\fdefault_days\x18\x03 \x01(\x05R\vdefaultDays\x12#\n" +
+	"\rdefault_years\x18\x04 \x01(\x05R\fdefaultYears\"\x87\x01\n" +
 	"\rErasureCoding\x12-\n" +
 	"\x05codec\x18\x01 \x01(\x0e2\x17.strato.v1.ErasureCodecR\x05codec\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\x05R\x04data\x12\x16\n" +
@@ -7267,7 +7699,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
 	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\x12\"\n" +
 	"\x04acls\x18\n" +
-	" \x03(\v2\x0e.strato.v1.AclR\x04acls\"\xc9\a\n" +
+	" \x03(\v2\x0e.strato.v1.AclR\x04acls\"\x87\b\n" +
 	"\n" +
 	"BucketInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
@@ -7302,7 +7734,9 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x13access_time_unix_ms\x18\x16 \x01(\x03R\x10accessTimeUnixMs\x12;\n" +
 	"\n" +
 	"versioning\x18\x17 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
-	"versioningB\r\n" +
+	"versioning\x12<\n" +
+	"\vobject_lock\x18\x18 \x01(\v2\x1b.strato.v1.BucketObjectLockR\n" +
+	"objectLockB\r\n" +
 	"\v_permission\"G\n" +
 	"\aBlockID\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x19\n" +
@@ -7321,7 +7755,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12/\n" +
 	"\bpipeline\x18\x04 \x01(\v2\x13.strato.v1.PipelineR\bpipeline\x12\x19\n" +
-	"\x05token\x18\x05 \x01(\fB\x03\x80\x01\x01R\x05token\"\xf5\x06\n" +
+	"\x05token\x18\x05 \x01(\fB\x03\x80\x01\x01R\x05token\"\xad\a\n" +
 	"\aKeyInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -7350,7 +7784,9 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"version_id\x18\x14 \x01(\tR\tversionId\x12#\n" +
 	"\rdelete_marker\x18\x15 \x01(\bR\fdeleteMarker\x12\x1b\n" +
-	"\tis_latest\x18\x16 \x01(\bR\bisLatestB\r\n" +
+	"\tis_latest\x18\x16 \x01(\bR\bisLatest\x126\n" +
+	"\vobject_lock\x18\x17 \x01(\v2\x15.strato.v1.ObjectLockR\n" +
+	"objectLockB\r\n" +
 	"\v_permission\"8\n" +
 	"\fKeyAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -7423,7 +7859,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\"E\n" +
 	"\x14UpdateVolumeResponse\x12-\n" +
-	"\x06volume\x18\x01 \x01(\v2\x15.strato.v1.VolumeInfoR\x06volume\"\x95\x02\n" +
+	"\x06volume\x18\x01 \x01(\v2\x15.strato.v1.VolumeInfoR\x06volume\"\xd3\x02\n" +
 	"\x13UpdateBucketRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -7432,9 +7868,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x0eerasure_coding\x18\x05 \x01(\v2\x18.strato.v1.ErasureCodingR\rerasureCoding\x12;\n" +
 	"\n" +
 	"versioning\x18\x06 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
-	"versioning\"E\n" +
+	"versioning\x12<\n" +
+	"\vobject_lock\x18\a \x01(\v2\x1b.strato.v1.BucketObjectLockR\n" +
+	"objectLock\"E\n" +
 	"\x14UpdateBucketResponse\x12-\n" +
-	"\x06bucket\x18\x01 \x01(\v2\x15.strato.v1.BucketInfoR\x06bucket\"\xcc\x04\n" +
+	"\x06bucket\x18\x01 \x01(\v2\x15.strato.v1.BucketInfoR\x06bucket\"\xed\x04\n" +
 	"\x13CreateBucketRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12/\n" +
@@ -7454,7 +7892,9 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"permission\x18\f \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\r \x01(\tR\x05group\x12\"\n" +
-	"\x04acls\x18\x0e \x03(\v2\x0e.strato.v1.AclR\x04aclsB\r\n" +
+	"\x04acls\x18\x0e \x03(\v2\x0e.strato.v1.AclR\x04acls\x12\x1f\n" +
+	"\vobject_lock\x18\x0f \x01(\bR\n" +
+	"objectLockB\r\n" +
 	"\v_permission\"E\n" +
 	"\x14CreateBucketResponse\x12-\n" +
 	"\x06bucket\x18\x01 \x01(\v2\x15.strato.v1.BucketInfoR\x06bucket\"A\n" +
@@ -7534,7 +7974,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\aexclude\x18\x05 \x01(\v2\x16.strato.v1.ExcludeListR\aexclude\x12\x1b\n" +
 	"\tsize_hint\x18\x06 \x01(\x03R\bsizeHint\"G\n" +
 	"\x15AllocateBlockResponse\x12.\n" +
-	"\x05block\x18\x01 \x01(\v2\x18.strato.v1.BlockLocationR\x05block\"\xc1\x02\n" +
+	"\x05block\x18\x01 \x01(\v2\x18.strato.v1.BlockLocationR\x05block\"\xf9\x02\n" +
 	"\x10CommitKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -7546,7 +7986,10 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\b \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
 	"attributes\x12.\n" +
-	"\asources\x18\t \x03(\v2\x14.strato.v1.KeySourceR\asources\"c\n" +
+	"\asources\x18\t \x03(\v2\x14.strato.v1.KeySourceR\asources\x126\n" +
+	"\vobject_lock\x18\n" +
+	" \x01(\v2\x15.strato.v1.ObjectLockR\n" +
+	"objectLock\"c\n" +
 	"\x11CommitKeyResponse\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x1d\n" +
@@ -7562,7 +8005,25 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"attributes\x12\x1d\n" +
 	"\n" +
 	"version_id\x18\x06 \x01(\tR\tversionId\"\x17\n" +
-	"\x15SetAttributesResponse\"\x9a\x01\n" +
+	"\x15SetAttributesResponse\"\xdb\x02\n" +
+	"\x14SetObjectLockRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x04 \x01(\tR\tversionId\x12#\n" +
+	"\rset_retention\x18\x05 \x01(\bR\fsetRetention\x12,\n" +
+	"\x04mode\x18\x06 \x01(\x0e2\x18.strato.v1.RetentionModeR\x04mode\x12/\n" +
+	"\x14retain_until_unix_ms\x18\a \x01(\x03R\x11retainUntilUnixMs\x12\"\n" +
+	"\n" +
+	"legal_hold\x18\b \x01(\bH\x00R\tlegalHold\x88\x01\x01\x12+\n" +
+	"\x11bypass_governance\x18\t \x01(\bR\x10bypassGovernanceB\r\n" +
+	"\v_legal_hold\"n\n" +
+	"\x15SetObjectLockResponse\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x01 \x01(\tR\tversionId\x126\n" +
+	"\vobject_lock\x18\x02 \x01(\v2\x15.strato.v1.ObjectLockR\n" +
+	"objectLock\"\x9a\x01\n" +
 	"\x10LookupKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -7571,13 +8032,14 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"version_id\x18\x04 \x01(\tR\tversionId\x12%\n" +
 	"\x0edelete_markers\x18\x05 \x01(\bR\rdeleteMarkers\"9\n" +
 	"\x11LookupKeyResponse\x12$\n" +
-	"\x03key\x18\x01 \x01(\v2\x12.strato.v1.KeyInfoR\x03key\"s\n" +
+	"\x03key\x18\x01 \x01(\v2\x12.strato.v1.KeyInfoR\x03key\"\xa0\x01\n" +
 	"\x10DeleteKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1d\n" +
 	"\n" +
-	"version_id\x18\x04 \x01(\tR\tversionId\"W\n" +
+	"version_id\x18\x04 \x01(\tR\tversionId\x12+\n" +
+	"\x11bypass_governance\x18\x05 \x01(\bR\x10bypassGovernance\"W\n" +
 	"\x11DeleteKeyResponse\x12\x1d\n" +
 	"\n" +
 	"version_id\x18\x01 \x01(\tR\tversionId\x12#\n" +
@@ -7789,7 +8251,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x10RemoveAclRequest\x12,\n" +
 	"\x06object\x18\x01 \x01(\v2\x14.strato.v1.AclObjectR\x06object\x12\"\n" +
 	"\x04acls\x18\x02 \x03(\v2\x0e.strato.v1.AclR\x04acls\"\x13\n" +
-	"\x11RemoveAclResponse*\xeb\x04\n" +
+	"\x11RemoveAclResponse*\xfe\x04\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -7823,7 +8285,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x10S3_KEY_NOT_FOUND\x10\x1a\x12\x11\n" +
 	"\rS3_KEY_EXISTS\x10\x1b\x12\x10\n" +
 	"\fKEY_REPLACED\x10\x1c\x12\x15\n" +
-	"\x11PERMISSION_DENIED\x10\x1d*F\n" +
+	"\x11PERMISSION_DENIED\x10\x1d\x12\x11\n" +
+	"\rOBJECT_LOCKED\x10\x1e*F\n" +
 	"\fBucketLayout\x12\x16\n" +
 	"\x12LAYOUT_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -7833,7 +8296,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x10BucketVersioning\x12\x1a\n" +
 	"\x16VERSIONING_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12VERSIONING_ENABLED\x10\x01\x12\x18\n" +
-	"\x14VERSIONING_SUSPENDED\x10\x02*\x90\x01\n" +
+	"\x14VERSIONING_SUSPENDED\x10\x02*^\n" +
+	"\rRetentionMode\x12\x19\n" +
+	"\x15RETENTION_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14RETENTION_GOVERNANCE\x10\x01\x12\x18\n" +
+	"\x14RETENTION_COMPLIANCE\x10\x02*\x90\x01\n" +
 	"\fChecksumType\x12\x1d\n" +
 	"\x19CHECKSUM_TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rCHECKSUM_NONE\x10\x01\x12\x12\n" +
@@ -7875,7 +8342,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x1bACL_OBJECT_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11ACL_OBJECT_VOLUME\x10\x01\x12\x15\n" +
 	"\x11ACL_OBJECT_BUCKET\x10\x02\x12\x12\n" +
-	"\x0eACL_OBJECT_KEY\x10\x032\xf0\x1d\n" +
+	"\x0eACL_OBJECT_KEY\x10\x032\xc4\x1e\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
@@ -7896,7 +8363,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\tRenameKey\x12\x1b.strato.v1.RenameKeyRequest\x1a\x1c.strato.v1.RenameKeyResponse\x12C\n" +
 	"\bListKeys\x12\x1a.strato.v1.ListKeysRequest\x1a\x1b.strato.v1.ListKeysResponse\x12X\n" +
 	"\x0fListKeyVersions\x12!.strato.v1.ListKeyVersionsRequest\x1a\".strato.v1.ListKeyVersionsResponse\x12R\n" +
-	"\rSetAttributes\x12\x1f.strato.v1.SetAttributesRequest\x1a .strato.v1.SetAttributesResponse\x12X\n" +
+	"\rSetAttributes\x12\x1f.strato.v1.SetAttributesRequest\x1a .strato.v1.SetAttributesResponse\x12R\n" +
+	"\rSetObjectLock\x12\x1f.strato.v1.SetObjectLockRequest\x1a .strato.v1.SetObjectLockResponse\x12X\n" +
 	"\x0fCreateDirectory\x12!.strato.v1.CreateDirectoryRequest\x1a\".strato.v1.CreateDirectoryResponse\x12F\n" +
 	"\n" +
 	"CreateFile\x12\x1c.strato.v1.CreateFileRequest\x1a\x1a.strato.v1.OpenKeyResponse\x12R\n" +
@@ -7944,310 +8412,325 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 	return file_strato_v1_namespace_proto_rawDescData
 }
 
-var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 96)
+var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 100)
 var file_strato_v1_namespace_proto_goTypes = []any{
 	(ErrorReason)(0),                   // 0: strato.v1.ErrorReason
 	(BucketLayout)(0),                  // 1: strato.v1.BucketLayout
 	(BucketVersioning)(0),              // 2: strato.v1.BucketVersioning
-	(ChecksumType)(0),                  // 3: strato.v1.ChecksumType
-	(ReplicationFactor)(0),             // 4: strato.v1.ReplicationFactor
-	(ErasureCodec)(0),                  // 5: strato.v1.ErasureCodec
-	(AclType)(0),                       // 6: strato.v1.AclType
-	(AclScope)(0),                      // 7: strato.v1.AclScope
-	(AclRight)(0),                      // 8: strato.v1.AclRight
-	(AclObjectKind)(0),                 // 9: strato.v1.AclObjectKind
-	(*ErasureCoding)(nil),              // 10: strato.v1.ErasureCoding
-	(*VolumeInfo)(nil),                 // 11: strato.v1.VolumeInfo
-	(*BucketInfo)(nil),                 // 12: strato.v1.BucketInfo
-	(*BlockID)(nil),                    // 13: strato.v1.BlockID
-	(*DatanodeDetails)(nil),            // 14: strato.v1.DatanodeDetails
-	(*Pipeline)(nil),                   // 15: strato.v1.Pipeline
-	(*BlockLocation)(nil),              // 16: strato.v1.BlockLocation
-	(*KeyInfo)(nil),                    // 17: strato.v1.KeyInfo
-	(*KeyAttribute)(nil),               // 18: strato.v1.KeyAttribute
-	(*KeySource)(nil),                  // 19: strato.v1.KeySource
-	(*FileStatus)(nil),                 // 20: strato.v1.FileStatus
-	(*ExcludeList)(nil),                // 21: strato.v1.ExcludeList
-	(*CreateVolumeRequest)(nil),        // 22: strato.v1.CreateVolumeRequest
-	(*CreateVolumeResponse)(nil),       // 23: strato.v1.CreateVolumeResponse
-	(*DeleteVolumeRequest)(nil),        // 24: strato.v1.DeleteVolumeRequest
-	(*DeleteVolumeResponse)(nil),       // 25: strato.v1.DeleteVolumeResponse
-	(*GetVolumeRequest)(nil),           // 26: strato.v1.GetVolumeRequest
-	(*ListVolumesRequest)(nil),         // 27: strato.v1.ListVolumesRequest
-	(*ListVolumesResponse)(nil),        // 28: strato.v1.ListVolumesResponse
-	(*SetQuotaRequest)(nil),            // 29: strato.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),           // 30: strato.v1.SetQuotaResponse
-	(*UpdateVolumeRequest)(nil),        // 31: strato.v1.UpdateVolumeRequest
-	(*UpdateVolumeResponse)(nil),       // 32: strato.v1.UpdateVolumeResponse
-	(*UpdateBucketRequest)(nil),        // 33: strato.v1.UpdateBucketRequest
-	(*UpdateBucketResponse)(nil),       // 34: strato.v1.UpdateBucketResponse
-	(*CreateBucketRequest)(nil),        // 35: strato.v1.CreateBucketRequest
-	(*CreateBucketResponse)(nil),       // 36: strato.v1.CreateBucketResponse
-	(*DeleteBucketRequest)(nil),        // 37: strato.v1.DeleteBucketRequest
-	(*DeleteBucketResponse)(nil),       // 38: strato.v1.DeleteBucketResponse
-	(*GetBucketRequest)(nil),           // 39: strato.v1.GetBucketRequest
-	(*ListBucketsRequest)(nil),         // 40: strato.v1.ListBucketsRequest
-	(*ListBucketsResponse)(nil),        // 41: strato.v1.ListBucketsResponse
-	(*OpenKeyRequest)(nil),             // 42: strato.v1.OpenKeyRequest
-	(*CreateFileRequest)(nil),          // 43: strato.v1.CreateFileRequest
-	(*OpenKeyResponse)(nil),            // 44: strato.v1.OpenKeyResponse
-	(*AllocateBlockRequest)(nil),       // 45: strato.v1.AllocateBlockRequest
-	(*AllocateBlockResponse)(nil),      // 46: strato.v1.AllocateBlockResponse
-	(*CommitKeyRequest)(nil),           // 47: strato.v1.CommitKeyRequest
-	(*CommitKeyResponse)(nil),          // 48: strato.v1.CommitKeyResponse
-	(*SetAttributesRequest)(nil),       // 49: strato.v1.SetAttributesRequest
-	(*SetAttributesResponse)(nil),      // 50: strato.v1.SetAttributesResponse
-	(*LookupKeyRequest)(nil),           // 51: strato.v1.LookupKeyRequest
-	(*LookupKeyResponse)(nil),          // 52: strato.v1.LookupKeyResponse
-	(*DeleteKeyRequest)(nil),           // 53: strato.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),          // 54: strato.v1.DeleteKeyResponse
-	(*RenameKeyRequest)(nil),           // 55: strato.v1.RenameKeyRequest
-	(*RenameKeyResponse)(nil),          // 56: strato.v1.RenameKeyResponse
-	(*ListKeysRequest)(nil),            // 57: strato.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),           // 58: strato.v1.ListKeysResponse
-	(*ListKeyVersionsRequest)(nil),     // 59: strato.v1.ListKeyVersionsRequest
-	(*ListKeyVersionsResponse)(nil),    // 60: strato.v1.ListKeyVersionsResponse
-	(*CreateDirectoryRequest)(nil),     // 61: strato.v1.CreateDirectoryRequest
-	(*CreateDirectoryResponse)(nil),    // 62: strato.v1.CreateDirectoryResponse
-	(*GetFileStatusRequest)(nil),       // 63: strato.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),      // 64: strato.v1.GetFileStatusResponse
-	(*ListStatusRequest)(nil),          // 65: strato.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),         // 66: strato.v1.ListStatusResponse
-	(*GetContentSummaryRequest)(nil),   // 67: strato.v1.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil),  // 68: strato.v1.GetContentSummaryResponse
-	(*ContentSummaryCursor)(nil),       // 69: strato.v1.ContentSummaryCursor
-	(*RenameRequest)(nil),              // 70: strato.v1.RenameRequest
-	(*RenameResponse)(nil),             // 71: strato.v1.RenameResponse
-	(*DeleteRequest)(nil),              // 72: strato.v1.DeleteRequest
-	(*DeleteResponse)(nil),             // 73: strato.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),       // 74: strato.v1.SetPermissionRequest
-	(*SetPermissionResponse)(nil),      // 75: strato.v1.SetPermissionResponse
-	(*SetOwnerRequest)(nil),            // 76: strato.v1.SetOwnerRequest
-	(*SetOwnerResponse)(nil),           // 77: strato.v1.SetOwnerResponse
-	(*SetTimesRequest)(nil),            // 78: strato.v1.SetTimesRequest
-	(*SetTimesResponse)(nil),           // 79: strato.v1.SetTimesResponse
-	(*AppendFileRequest)(nil),          // 80: strato.v1.AppendFileRequest
-	(*TruncateRequest)(nil),            // 81: strato.v1.TruncateRequest
-	(*TruncateResponse)(nil),           // 82: strato.v1.TruncateResponse
-	(*ConcatRequest)(nil),              // 83: strato.v1.ConcatRequest
-	(*ConcatResponse)(nil),             // 84: strato.v1.ConcatResponse
-	(*RecoverLeaseRequest)(nil),        // 85: strato.v1.RecoverLeaseRequest
-	(*RecoverLeaseResponse)(nil),       // 86: strato.v1.RecoverLeaseResponse
-	(*IsFileClosedRequest)(nil),        // 87: strato.v1.IsFileClosedRequest
-	(*IsFileClosedResponse)(nil),       // 88: strato.v1.IsFileClosedResponse
-	(*GetFsStatusRequest)(nil),         // 89: strato.v1.GetFsStatusRequest
-	(*FsStatus)(nil),                   // 90: strato.v1.FsStatus
-	(*CloseContainerRequest)(nil),      // 91: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),     // 92: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),       // 93: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),      // 94: strato.v1.ReportReplicaResponse
-	(*Acl)(nil),                        // 95: strato.v1.Acl
-	(*AclObject)(nil),                  // 96: strato.v1.AclObject
-	(*GetAclRequest)(nil),              // 97: strato.v1.GetAclRequest
-	(*GetAclResponse)(nil),             // 98: strato.v1.GetAclResponse
-	(*SetAclRequest)(nil),              // 99: strato.v1.SetAclRequest
-	(*SetAclResponse)(nil),             // 100: strato.v1.SetAclResponse
-	(*AddAclRequest)(nil),              // 101: strato.v1.AddAclRequest
-	(*AddAclResponse)(nil),             // 102: strato.v1.AddAclResponse
-	(*RemoveAclRequest)(nil),           // 103: strato.v1.RemoveAclRequest
-	(*RemoveAclResponse)(nil),          // 104: strato.v1.RemoveAclResponse
-	(*ContentSummaryCursor_Frame)(nil), // 105: strato.v1.ContentSummaryCursor.Frame
-	(*GetTrashPolicyRequest)(nil),      // 106: strato.v1.GetTrashPolicyRequest
-	(*ExpungeTrashRequest)(nil),        // 107: strato.v1.ExpungeTrashRequest
-	(*CreateSnapshotRequest)(nil),      // 108: strato.v1.CreateSnapshotRequest
-	(*DeleteSnapshotRequest)(nil),      // 109: strato.v1.DeleteSnapshotRequest
-	(*RenameSnapshotRequest)(nil),      // 110: strato.v1.RenameSnapshotRequest
-	(*ListSnapshotsRequest)(nil),       // 111: strato.v1.ListSnapshotsRequest
-	(*GetSnapshotRequest)(nil),         // 112: strato.v1.GetSnapshotRequest
-	(*SnapshotDiffRequest)(nil),        // 113: strato.v1.SnapshotDiffRequest
-	(*TrashPolicy)(nil),                // 114: strato.v1.TrashPolicy
-	(*ExpungeTrashResponse)(nil),       // 115: strato.v1.ExpungeTrashResponse
-	(*CreateSnapshotResponse)(nil),     // 116: strato.v1.CreateSnapshotResponse
-	(*DeleteSnapshotResponse)(nil),     // 117: strato.v1.DeleteSnapshotResponse
-	(*RenameSnapshotResponse)(nil),     // 118: strato.v1.RenameSnapshotResponse
-	(*ListSnapshotsResponse)(nil),      // 119: strato.v1.ListSnapshotsResponse
-	(*SnapshotInfo)(nil),               // 120: strato.v1.SnapshotInfo
-	(*SnapshotDiffResponse)(nil),       // 121: strato.v1.SnapshotDiffResponse
+	(RetentionMode)(0),                 // 3: strato.v1.RetentionMode
+	(ChecksumType)(0),                  // 4: strato.v1.ChecksumType
+	(ReplicationFactor)(0),             // 5: strato.v1.ReplicationFactor
+	(ErasureCodec)(0),                  // 6: strato.v1.ErasureCodec
+	(AclType)(0),                       // 7: strato.v1.AclType
+	(AclScope)(0),                      // 8: strato.v1.AclScope
+	(AclRight)(0),                      // 9: strato.v1.AclRight
+	(AclObjectKind)(0),                 // 10: strato.v1.AclObjectKind
+	(*ObjectLock)(nil),                 // 11: strato.v1.ObjectLock
+	(*BucketObjectLock)(nil),           // 12: strato.v1.BucketObjectLock
+	(*ErasureCoding)(nil),              // 13: strato.v1.ErasureCoding
+	(*VolumeInfo)(nil),                 // 14: strato.v1.VolumeInfo
+	(*BucketInfo)(nil),                 // 15: strato.v1.BucketInfo
+	(*BlockID)(nil),                    // 16: strato.v1.BlockID
+	(*DatanodeDetails)(nil),            // 17: strato.v1.DatanodeDetails
+	(*Pipeline)(nil),                   // 18: strato.v1.Pipeline
+	(*BlockLocation)(nil),              // 19: strato.v1.BlockLocation
+	(*KeyInfo)(nil),                    // 20: strato.v1.KeyInfo
+	(*KeyAttribute)(nil),               // 21: strato.v1.KeyAttribute
+	(*KeySource)(nil),                  // 22: strato.v1.KeySource
+	(*FileStatus)(nil),                 // 23: strato.v1.FileStatus
+	(*ExcludeList)(nil),                // 24: strato.v1.ExcludeList
+	(*CreateVolumeRequest)(nil),        // 25: strato.v1.CreateVolumeRequest
+	(*CreateVolumeResponse)(nil),       // 26: strato.v1.CreateVolumeResponse
+	(*DeleteVolumeRequest)(nil),        // 27: strato.v1.DeleteVolumeRequest
+	(*DeleteVolumeResponse)(nil),       // 28: strato.v1.DeleteVolumeResponse
+	(*GetVolumeRequest)(nil),           // 29: strato.v1.GetVolumeRequest
+	(*ListVolumesRequest)(nil),         // 30: strato.v1.ListVolumesRequest
+	(*ListVolumesResponse)(nil),        // 31: strato.v1.ListVolumesResponse
+	(*SetQuotaRequest)(nil),            // 32: strato.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),           // 33: strato.v1.SetQuotaResponse
+	(*UpdateVolumeRequest)(nil),        // 34: strato.v1.UpdateVolumeRequest
+	(*UpdateVolumeResponse)(nil),       // 35: strato.v1.UpdateVolumeResponse
+	(*UpdateBucketRequest)(nil),        // 36: strato.v1.UpdateBucketRequest
+	(*UpdateBucketResponse)(nil),       // 37: strato.v1.UpdateBucketResponse
+	(*CreateBucketRequest)(nil),        // 38: strato.v1.CreateBucketRequest
+	(*CreateBucketResponse)(nil),       // 39: strato.v1.CreateBucketResponse
+	(*DeleteBucketRequest)(nil),        // 40: strato.v1.DeleteBucketRequest
+	(*DeleteBucketResponse)(nil),       // 41: strato.v1.DeleteBucketResponse
+	(*GetBucketRequest)(nil),           // 42: strato.v1.GetBucketRequest
+	(*ListBucketsRequest)(nil),         // 43: strato.v1.ListBucketsRequest
+	(*ListBucketsResponse)(nil),        // 44: strato.v1.ListBucketsResponse
+	(*OpenKeyRequest)(nil),             // 45: strato.v1.OpenKeyRequest
+	(*CreateFileRequest)(nil),          // 46: strato.v1.CreateFileRequest
+	(*OpenKeyResponse)(nil),            // 47: strato.v1.OpenKeyResponse
+	(*AllocateBlockRequest)(nil),       // 48: strato.v1.AllocateBlockRequest
+	(*AllocateBlockResponse)(nil),      // 49: strato.v1.AllocateBlockResponse
+	(*CommitKeyRequest)(nil),           // 50: strato.v1.CommitKeyRequest
+	(*CommitKeyResponse)(nil),          // 51: strato.v1.CommitKeyResponse
+	(*SetAttributesRequest)(nil),       // 52: strato.v1.SetAttributesRequest
+	(*SetAttributesResponse)(nil),      // 53: strato.v1.SetAttributesResponse
+	(*SetObjectLockRequest)(nil),       // 54: strato.v1.SetObjectLockRequest
+	(*SetObjectLockResponse)(nil),      // 55: strato.v1.SetObjectLockResponse
+	(*LookupKeyRequest)(nil),           // 56: strato.v1.LookupKeyRequest
+	(*LookupKeyResponse)(nil),          // 57: strato.v1.LookupKeyResponse
+	(*DeleteKeyRequest)(nil),           // 58: strato.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),          // 59: strato.v1.DeleteKeyResponse
+	(*RenameKeyRequest)(nil),           // 60: strato.v1.RenameKeyRequest
+	(*RenameKeyResponse)(nil),          // 61: strato.v1.RenameKeyResponse
+	(*ListKeysRequest)(nil),            // 62: strato.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),           // 63: strato.v1.ListKeysResponse
+	(*ListKeyVersionsRequest)(nil),     // 64: strato.v1.ListKeyVersionsRequest
+	(*ListKeyVersionsResponse)(nil),    // 65: strato.v1.ListKeyVersionsResponse
+	(*CreateDirectoryRequest)(nil),     // 66: strato.v1.CreateDirectoryRequest
+	(*CreateDirectoryResponse)(nil),    // 67: strato.v1.CreateDirectoryResponse
+	(*GetFileStatusRequest)(nil),       // 68: strato.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),      // 69: strato.v1.GetFileStatusResponse
+	(*ListStatusRequest)(nil),          // 70: strato.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),         // 71: strato.v1.ListStatusResponse
+	(*GetContentSummaryRequest)(nil),   // 72: strato.v1.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),  // 73: strato.v1.GetContentSummaryResponse
+	(*ContentSummaryCursor)(nil),       // 74: strato.v1.ContentSummaryCursor
+	(*RenameRequest)(nil),              // 75: strato.v1.RenameRequest
+	(*RenameResponse)(nil),             // 76: strato.v1.RenameResponse
+	(*DeleteRequest)(nil),              // 77: strato.v1.DeleteRequest
+	(*DeleteResponse)(nil),             // 78: strato.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),       // 79: strato.v1.SetPermissionRequest
+	(*SetPermissionResponse)(nil),      // 80: strato.v1.SetPermissionResponse
+	(*SetOwnerRequest)(nil),            // 81: strato.v1.SetOwnerRequest
+	(*SetOwnerResponse)(nil),           // 82: strato.v1.SetOwnerResponse
+	(*SetTimesRequest)(nil),            // 83: strato.v1.SetTimesRequest
+	(*SetTimesResponse)(nil),           // 84: strato.v1.SetTimesResponse
+	(*AppendFileRequest)(nil),          // 85: strato.v1.AppendFileRequest
+	(*TruncateRequest)(nil),            // 86: strato.v1.TruncateRequest
+	(*TruncateResponse)(nil),           // 87: strato.v1.TruncateResponse
+	(*ConcatRequest)(nil),              // 88: strato.v1.ConcatRequest
+	(*ConcatResponse)(nil),             // 89: strato.v1.ConcatResponse
+	(*RecoverLeaseRequest)(nil),        // 90: strato.v1.RecoverLeaseRequest
+	(*RecoverLeaseResponse)(nil),       // 91: strato.v1.RecoverLeaseResponse
+	(*IsFileClosedRequest)(nil),        // 92: strato.v1.IsFileClosedRequest
+	(*IsFileClosedResponse)(nil),       // 93: strato.v1.IsFileClosedResponse
+	(*GetFsStatusRequest)(nil),         // 94: strato.v1.GetFsStatusRequest
+	(*FsStatus)(nil),                   // 95: strato.v1.FsStatus
+	(*CloseContainerRequest)(nil),      // 96: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),     // 97: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),       // 98: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),      // 99: strato.v1.ReportReplicaResponse
+	(*Acl)(nil),                        // 100: strato.v1.Acl
+	(*AclObject)(nil),                  // 101: strato.v1.AclObject
+	(*GetAclRequest)(nil),              // 102: strato.v1.GetAclRequest
+	(*GetAclResponse)(nil),             // 103: strato.v1.GetAclResponse
+	(*SetAclRequest)(nil),              // 104: strato.v1.SetAclRequest
+	(*SetAclResponse)(nil),             // 105: strato.v1.SetAclResponse
+	(*AddAclRequest)(nil),              // 106: strato.v1.AddAclRequest
+	(*AddAclResponse)(nil),             // 107: strato.v1.AddAclResponse
+	(*RemoveAclRequest)(nil),           // 108: strato.v1.RemoveAclRequest
+	(*RemoveAclResponse)(nil),          // 109: strato.v1.RemoveAclResponse
+	(*ContentSummaryCursor_Frame)(nil), // 110: strato.v1.ContentSummaryCursor.Frame
+	(*GetTrashPolicyRequest)(nil),      // 111: strato.v1.GetTrashPolicyRequest
+	(*ExpungeTrashRequest)(nil),        // 112: strato.v1.ExpungeTrashRequest
+	(*CreateSnapshotRequest)(nil),      // 113: strato.v1.CreateSnapshotRequest
+	(*DeleteSnapshotRequest)(nil),      // 114: strato.v1.DeleteSnapshotRequest
+	(*RenameSnapshotRequest)(nil),      // 115: strato.v1.RenameSnapshotRequest
+	(*ListSnapshotsRequest)(nil),       // 116: strato.v1.ListSnapshotsRequest
+	(*GetSnapshotRequest)(nil),         // 117: strato.v1.GetSnapshotRequest
+	(*SnapshotDiffRequest)(nil),        // 118: strato.v1.SnapshotDiffRequest
+	(*TrashPolicy)(nil),                // 119: strato.v1.TrashPolicy
+	(*ExpungeTrashResponse)(nil),       // 120: strato.v1.ExpungeTrashResponse
+	(*CreateSnapshotResponse)(nil),     // 121: strato.v1.CreateSnapshotResponse
+	(*DeleteSnapshotResponse)(nil),     // 122: strato.v1.DeleteSnapshotResponse
+	(*RenameSnapshotResponse)(nil),     // 123: strato.v1.RenameSnapshotResponse
+	(*ListSnapshotsResponse)(nil),      // 124: strato.v1.ListSnapshotsResponse
+	(*SnapshotInfo)(nil),               // 125: strato.v1.SnapshotInfo
+	(*SnapshotDiffResponse)(nil),       // 126: strato.v1.SnapshotDiffResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
-	5,   // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
-	95,  // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
-	1,   // 2: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
-	4,   // 3: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
-	3,   // 4: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	18,  // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
-	10,  // 6: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	95,  // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
-	2,   // 8: strato.v1.BucketInfo.versioning:type_name -> strato.v1.BucketVersioning
-	14,  // 9: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
-	10,  // 10: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
-	13,  // 11: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
-	15,  // 12: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
-	4,   // 13: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	3,   // 14: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	16,  // 15: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
-	18,  // 16: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
-	10,  // 17: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	95,  // 18: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
-	4,   // 19: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
-	17,  // 20: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	95,  // 21: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
-	10,  // 22: strato.v1.FileStatus.erasure_coding:type_name -> strato.v1.ErasureCoding
-	11,  // 23: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	11,  // 24: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
-	11,  // 25: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	4,   // 26: strato.v1.UpdateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	10,  // 27: strato.v1.UpdateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	2,   // 28: strato.v1.UpdateBucketRequest.versioning:type_name -> strato.v1.BucketVersioning
-	12,  // 29: strato.v1.UpdateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	1,   // 30: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
-	4,   // 31: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	3,   // 32: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
-	10,  // 33: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	95,  // 34: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
-	12,  // 35: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	12,  // 36: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
-	4,   // 37: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
-	21,  // 38: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
-	10,  // 39: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	4,   // 40: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
-	21,  // 41: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	10,  // 42: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	16,  // 43: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
-	4,   // 44: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
-	3,   // 45: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
-	10,  // 46: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
-	16,  // 47: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
-	21,  // 48: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	16,  // 49: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	16,  // 50: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	18,  // 51: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
-	19,  // 52: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
-	18,  // 53: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
-	17,  // 54: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	17,  // 55: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	17,  // 56: strato.v1.ListKeyVersionsResponse.versions:type_name -> strato.v1.KeyInfo
-	20,  // 57: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	20,  // 58: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	105, // 59: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
-	21,  // 60: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	6,   // 61: strato.v1.Acl.type:type_name -> strato.v1.AclType
-	7,   // 62: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
-	9,   // 63: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
-	96,  // 64: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
-	95,  // 65: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
-	96,  // 66: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
-	95,  // 67: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
-	96,  // 68: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
-	95,  // 69: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
-	96,  // 70: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
-	95,  // 71: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
-	22,  // 72: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	24,  // 73: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	26,  // 74: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	27,  // 75: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	29,  // 76: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	31,  // 77: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
-	35,  // 78: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	37,  // 79: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	39,  // 80: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	40,  // 81: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	33,  // 82: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
-	42,  // 83: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	45,  // 84: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	47,  // 85: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	51,  // 86: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	53,  // 87: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	55,  // 88: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	57,  // 89: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	59,  // 90: strato.v1.NamespaceService.ListKeyVersions:input_type -> strato.v1.ListKeyVersionsRequest
-	49,  // 91: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
-	61,  // 92: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	43,  // 93: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	63,  // 94: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	65,  // 95: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	67,  // 96: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
-	70,  // 97: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	72,  // 98: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	74,  // 99: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
-	76,  // 100: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
-	78,  // 101: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
-	80,  // 102: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
-	81,  // 103: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
-	83,  // 104: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
-	85,  // 105: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
-	87,  // 106: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
-	89,  // 107: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
-	106, // 108: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
-	107, // 109: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
-	108, // 110: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
-	109, // 111: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
-	110, // 112: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
-	111, // 113: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
-	112, // 114: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
-	113, // 115: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
-	97,  // 116: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
-	99,  // 117: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
-	101, // 118: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
-	103, // 119: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
-	91,  // 120: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	93,  // 121: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	23,  // 122: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	25,  // 123: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	11,  // 124: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	28,  // 125: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	30,  // 126: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	32,  // 127: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
-	36,  // 128: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	38,  // 129: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	12,  // 130: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	41,  // 131: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	34,  // 132: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
-	44,  // 133: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	46,  // 134: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	48,  // 135: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	52,  // 136: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	54,  // 137: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	56,  // 138: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	58,  // 139: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	60,  // 140: strato.v1.NamespaceService.ListKeyVersions:output_type -> strato.v1.ListKeyVersionsResponse
-	50,  // 141: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	62,  // 142: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	44,  // 143: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	64,  // 144: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	66,  // 145: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	68,  // 146: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
-	71,  // 147: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	73,  // 148: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	75,  // 149: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	77,  // 150: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	79,  // 151: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	44,  // 152: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
-	82,  // 153: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
-	84,  // 154: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
-	86,  // 155: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
-	88,  // 156: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
-	90,  // 157: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
-	114, // 158: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
-	115, // 159: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
-	116, // 160: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
-	117, // 161: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
-	118, // 162: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
-	119, // 163: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
-	120, // 164: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
-	121, // 165: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
-	98,  // 166: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
-	100, // 167: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
-	102, // 168: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
-	104, // 169: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
-	92,  // 170: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	94,  // 171: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	122, // [122:172] is the sub-list for method output_type
-	72,  // [72:122] is the sub-list for method input_type
-	72,  // [72:72] is the sub-list for extension type_name
-	72,  // [72:72] is the sub-list for extension extendee
-	0,   // [0:72] is the sub-list for field type_name
+	3,   // 0: strato.v1.ObjectLock.mode:type_name -> strato.v1.RetentionMode
+	3,   // 1: strato.v1.BucketObjectLock.default_mode:type_name -> strato.v1.RetentionMode
+	6,   // 2: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
+	100, // 3: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
+	1,   // 4: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
+	5,   // 5: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
+	4,   // 6: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	21,  // 7: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
+	13,  // 8: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	100, // 9: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
+	2,   // 10: strato.v1.BucketInfo.versioning:type_name -> strato.v1.BucketVersioning
+	12,  // 11: strato.v1.BucketInfo.object_lock:type_name -> strato.v1.BucketObjectLock
+	17,  // 12: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
+	13,  // 13: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
+	16,  // 14: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
+	18,  // 15: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
+	5,   // 16: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	4,   // 17: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	19,  // 18: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
+	21,  // 19: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
+	13,  // 20: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	100, // 21: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
+	11,  // 22: strato.v1.KeyInfo.object_lock:type_name -> strato.v1.ObjectLock
+	5,   // 23: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
+	20,  // 24: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
+	100, // 25: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
+	13,  // 26: strato.v1.FileStatus.erasure_coding:type_name -> strato.v1.ErasureCoding
+	14,  // 27: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	14,  // 28: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
+	14,  // 29: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	5,   // 30: strato.v1.UpdateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	13,  // 31: strato.v1.UpdateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	2,   // 32: strato.v1.UpdateBucketRequest.versioning:type_name -> strato.v1.BucketVersioning
+	12,  // 33: strato.v1.UpdateBucketRequest.object_lock:type_name -> strato.v1.BucketObjectLock
+	15,  // 34: strato.v1.UpdateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	1,   // 35: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
+	5,   // 36: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	4,   // 37: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
+	13,  // 38: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	100, // 39: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
+	15,  // 40: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	15,  // 41: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
+	5,   // 42: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
+	24,  // 43: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
+	13,  // 44: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	5,   // 45: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
+	24,  // 46: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	13,  // 47: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	19,  // 48: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
+	5,   // 49: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
+	4,   // 50: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
+	13,  // 51: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
+	19,  // 52: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
+	24,  // 53: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	19,  // 54: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	19,  // 55: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	21,  // 56: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	22,  // 57: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	11,  // 58: strato.v1.CommitKeyRequest.object_lock:type_name -> strato.v1.ObjectLock
+	21,  // 59: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
+	3,   // 60: strato.v1.SetObjectLockRequest.mode:type_name -> strato.v1.RetentionMode
+	11,  // 61: strato.v1.SetObjectLockResponse.object_lock:type_name -> strato.v1.ObjectLock
+	20,  // 62: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	20,  // 63: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	20,  // 64: strato.v1.ListKeyVersionsResponse.versions:type_name -> strato.v1.KeyInfo
+	23,  // 65: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	23,  // 66: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	110, // 67: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
+	24,  // 68: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	7,   // 69: strato.v1.Acl.type:type_name -> strato.v1.AclType
+	8,   // 70: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
+	10,  // 71: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
+	101, // 72: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
+	100, // 73: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
+	101, // 74: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
+	100, // 75: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
+	101, // 76: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
+	100, // 77: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
+	101, // 78: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
+	100, // 79: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
+	25,  // 80: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	27,  // 81: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	29,  // 82: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	30,  // 83: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	32,  // 84: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	34,  // 85: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
+	38,  // 86: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	40,  // 87: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	42,  // 88: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	43,  // 89: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	36,  // 90: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
+	45,  // 91: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	48,  // 92: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	50,  // 93: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	56,  // 94: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	58,  // 95: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	60,  // 96: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	62,  // 97: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	64,  // 98: strato.v1.NamespaceService.ListKeyVersions:input_type -> strato.v1.ListKeyVersionsRequest
+	52,  // 99: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	54,  // 100: strato.v1.NamespaceService.SetObjectLock:input_type -> strato.v1.SetObjectLockRequest
+	66,  // 101: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	46,  // 102: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	68,  // 103: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	70,  // 104: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	72,  // 105: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
+	75,  // 106: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	77,  // 107: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	79,  // 108: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
+	81,  // 109: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
+	83,  // 110: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
+	85,  // 111: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
+	86,  // 112: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
+	88,  // 113: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
+	90,  // 114: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
+	92,  // 115: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
+	94,  // 116: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
+	111, // 117: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
+	112, // 118: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
+	113, // 119: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
+	114, // 120: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
+	115, // 121: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
+	116, // 122: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
+	117, // 123: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
+	118, // 124: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
+	102, // 125: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	104, // 126: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	106, // 127: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	108, // 128: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	96,  // 129: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	98,  // 130: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	26,  // 131: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	28,  // 132: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	14,  // 133: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	31,  // 134: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	33,  // 135: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	35,  // 136: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
+	39,  // 137: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	41,  // 138: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	15,  // 139: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	44,  // 140: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	37,  // 141: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
+	47,  // 142: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	49,  // 143: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	51,  // 144: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	57,  // 145: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	59,  // 146: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	61,  // 147: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	63,  // 148: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	65,  // 149: strato.v1.NamespaceService.ListKeyVersions:output_type -> strato.v1.ListKeyVersionsResponse
+	53,  // 150: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	55,  // 151: strato.v1.NamespaceService.SetObjectLock:output_type -> strato.v1.SetObjectLockResponse
+	67,  // 152: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	47,  // 153: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	69,  // 154: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	71,  // 155: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	73,  // 156: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
+	76,  // 157: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	78,  // 158: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	80,  // 159: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	82,  // 160: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	84,  // 161: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	47,  // 162: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
+	87,  // 163: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
+	89,  // 164: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
+	91,  // 165: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
+	93,  // 166: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
+	95,  // 167: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
+	119, // 168: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
+	120, // 169: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
+	121, // 170: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
+	122, // 171: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
+	123, // 172: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
+	124, // 173: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
+	125, // 174: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
+	126, // 175: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
+	103, // 176: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	105, // 177: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	107, // 178: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	109, // 179: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	97,  // 180: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	99,  // 181: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	131, // [131:182] is the sub-list for method output_type
+	80,  // [80:131] is the sub-list for method input_type
+	80,  // [80:80] is the sub-list for extension type_name
+	80,  // [80:80] is the sub-list for extension extendee
+	0,   // [0:80] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }
@@ -8257,21 +8740,22 @@ func file_strato_v1_namespace_proto_init() {
 	}
 	file_strato_v1_trash_proto_init()
 	file_strato_v1_snapshot_proto_init()
-	file_strato_v1_namespace_proto_msgTypes[2].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[7].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[10].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[25].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[32].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[33].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[51].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[68].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[4].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[9].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[12].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[27].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[34].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[35].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[43].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[55].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[72].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
-			NumEnums:      10,
-			NumMessages:   96,
+			NumEnums:      11,
+			NumMessages:   100,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
