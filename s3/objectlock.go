@@ -324,8 +324,20 @@ type legalHoldXML struct {
 	Status  string
 }
 
+// latestIfEmpty drops an empty versionId from rq's query: the retention
+// and legal hold calls take it as the latest version (SDKs send
+// "versionId=" for an empty string, which GET and DELETE refuse).
+func latestIfEmpty(rq *request) {
+	q := rq.r.URL.Query()
+	if q.Has("versionId") && q.Get("versionId") == "" {
+		q.Del("versionId")
+		rq.r.URL.RawQuery = q.Encode()
+	}
+}
+
 // objectRetention serves Get/PutObjectRetention.
 func (g *Gateway) objectRetention(rq *request) error {
+	latestIfEmpty(rq)
 	if rq.r.Method == http.MethodPut {
 		rq.op = "PutObjectRetention"
 		return g.putObjectLock(rq, true)
@@ -345,6 +357,7 @@ func (g *Gateway) objectRetention(rq *request) error {
 
 // objectLegalHold serves Get/PutObjectLegalHold.
 func (g *Gateway) objectLegalHold(rq *request) error {
+	latestIfEmpty(rq)
 	if rq.r.Method == http.MethodPut {
 		rq.op = "PutObjectLegalHold"
 		return g.putObjectLock(rq, false)
@@ -377,16 +390,17 @@ func (g *Gateway) lockedBucket(rq *request) error {
 }
 
 // versionLock is the lock of the version rq names, in a bucket with
-// object lock.
+// object lock (the version is looked up first: NoSuchKey before a bucket
+// without object lock, as AWS answers).
 func (g *Gateway) versionLock(rq *request) (*stratov1.ObjectLock, error) {
 	if err := rq.body.drain(); err != nil {
 		return nil, err
 	}
-	if err := g.lockedBucket(rq); err != nil {
-		return nil, err
-	}
 	ki, _, err := g.lookupVersion(rq)
 	if err != nil {
+		return nil, err
+	}
+	if err := g.lockedBucket(rq); err != nil {
 		return nil, err
 	}
 	return ki.GetObjectLock(), nil

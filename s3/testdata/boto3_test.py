@@ -207,6 +207,31 @@ for v in s3.list_object_versions(Bucket=vb)["Versions"]:
 s3.delete_bucket(Bucket=vb)
 check("a versioned bucket emptied by version and deleted", vb not in [b["Name"] for b in s3.list_buckets()["Buckets"]])
 
+# Object lock: a bucket made with it is versioned; its default retention
+# keeps a version from a delete by version ID (AccessDenied), not from a
+# delete marker; a legal hold keeps it even from the bypass.
+lb = bucket + "-lock"
+s3.create_bucket(Bucket=lb, ObjectLockEnabledForBucket=True)
+check("object lock: versioned", s3.get_bucket_versioning(Bucket=lb).get("Status") == "Enabled")
+s3.put_object_lock_configuration(Bucket=lb, ObjectLockConfiguration={"ObjectLockEnabled": "Enabled",
+                                 "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}})
+check("object lock: configuration", s3.get_object_lock_configuration(Bucket=lb)["ObjectLockConfiguration"]
+      ["Rule"]["DefaultRetention"] == {"Mode": "GOVERNANCE", "Days": 1})
+lv = s3.put_object(Bucket=lb, Key="k", Body=b"worm")["VersionId"]
+check("object lock: default retention", s3.head_object(Bucket=lb, Key="k").get("ObjectLockMode") == "GOVERNANCE")
+check("object lock: delete by version refused",
+      code(lambda: s3.delete_object(Bucket=lb, Key="k", VersionId=lv)) == "AccessDenied")
+check("object lock: a delete marker allowed", s3.delete_object(Bucket=lb, Key="k").get("DeleteMarker") is True)
+s3.put_object_legal_hold(Bucket=lb, Key="k", VersionId=lv, LegalHold={"Status": "ON"})
+check("object lock: a legal hold beats the bypass",
+      code(lambda: s3.delete_object(Bucket=lb, Key="k", VersionId=lv, BypassGovernanceRetention=True)) == "AccessDenied")
+s3.put_object_legal_hold(Bucket=lb, Key="k", VersionId=lv, LegalHold={"Status": "OFF"})
+s3.delete_object(Bucket=lb, Key="k", VersionId=lv, BypassGovernanceRetention=True)
+for m in s3.list_object_versions(Bucket=lb).get("DeleteMarkers", []):
+    s3.delete_object(Bucket=lb, Key=m["Key"], VersionId=m["VersionId"])
+s3.delete_bucket(Bucket=lb)
+check("object lock: bucket emptied with the bypass and deleted", lb not in [b["Name"] for b in s3.list_buckets()["Buckets"]])
+
 res = s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in
                         ["copy", "big", "mpu", "dir/ключ key", "v2/ключ +key", "v2/big"] + [f"list/{i}" for i in range(5)]]})
 check("delete objects", len(res.get("Deleted", [])) == 11 and not res.get("Errors"))
