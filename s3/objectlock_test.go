@@ -170,7 +170,7 @@ func TestObjectLockGovernance(t *testing.T) {
 		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &shorter}})
 	lockedErr(t, err)
 	_, err = c.PutObjectRetention(ctx, &awss3.PutObjectRetentionInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: aws.String(v2),
-		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &shorter},
+		Retention:                 &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &shorter},
 		BypassGovernanceRetention: aws.Bool(true)})
 	require.NoError(t, err)
 	ret, err = c.GetObjectRetention(ctx, &awss3.GetObjectRetentionInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: aws.String(v2)})
