@@ -407,9 +407,26 @@ func (c *Client) LookupKeyVersion(ctx context.Context, volume, bucket, key strin
 // becomes its latest version. The reply names the version deleted or
 // made.
 func (c *Client) DeleteKeyVersion(ctx context.Context, volume, bucket, key, versionID string) (*stratov1.DeleteKeyResponse, error) {
+	return c.DeleteKeyWith(ctx, &stratov1.DeleteKeyRequest{Volume: volume, Bucket: bucket, Key: key, VersionId: versionID})
+}
+
+// DeleteKeyWith deletes a key as req says (a version, bypassing a
+// GOVERNANCE retention: see stratov1.DeleteKeyRequest). A version under
+// object lock is ErrObjectLocked.
+func (c *Client) DeleteKeyWith(ctx context.Context, req *stratov1.DeleteKeyRequest) (*stratov1.DeleteKeyResponse, error) {
 	ctx = c.idempotent(ctx)
 	return ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.DeleteKeyResponse, error) {
-		return n.DeleteKey(ctx, &stratov1.DeleteKeyRequest{Volume: volume, Bucket: bucket, Key: key, VersionId: versionID})
+		return n.DeleteKey(ctx, req)
+	})
+}
+
+// SetObjectLock changes the S3 object lock of a version of an OBS key (see
+// stratov1.SetObjectLockRequest): ErrObjectLocked when its retention may
+// not be weakened.
+func (c *Client) SetObjectLock(ctx context.Context, req *stratov1.SetObjectLockRequest) (*stratov1.SetObjectLockResponse, error) {
+	ctx = c.idempotent(ctx)
+	return ns(ctx, c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.SetObjectLockResponse, error) {
+		return n.SetObjectLock(ctx, req)
 	})
 }
 

@@ -61,7 +61,8 @@ var (
 	ErrIsADirectory      = errors.New("client: is a directory")
 	ErrWrongLayout       = errors.New("client: not supported by the bucket's layout")
 	ErrSafeMode          = errors.New("client: meta is in safe mode")
-	ErrKeyReplaced       = errors.New("client: key replaced") // not the object the caller named
+	ErrKeyReplaced       = errors.New("client: key replaced")  // not the object the caller named
+	ErrObjectLocked      = errors.New("client: object locked") // an S3 object lock forbids it
 )
 
 // errorDomain is the domain of meta's ErrorInfo details: the API's
@@ -94,6 +95,7 @@ var byReason = map[string][2]error{
 	stratov1.ErrorReason_S3_KEY_EXISTS.String():       {nil, ErrExists},
 	stratov1.ErrorReason_KEY_REPLACED.String():        {ErrKeyReplaced, ErrPrecondition},
 	stratov1.ErrorReason_PERMISSION_DENIED.String():   {nil, ErrPermission},
+	stratov1.ErrorReason_OBJECT_LOCKED.String():       {ErrObjectLocked, ErrPrecondition},
 }
 
 // byCode is the class of a status code when no reason says better.

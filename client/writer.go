@@ -102,6 +102,7 @@ type Writer struct {
 	err      error // sticky
 	closed   bool
 	attrs    []*stratov1.KeyAttribute // stored with the key at commit
+	lock     *stratov1.ObjectLock     // the new version's S3 object lock (nil: the bucket's default)
 	ec       *stratov1.ErasureCoding  // set: the key is erasure coded
 	ecs      *ecState                 // an erasure coded key's (ecwriter.go)
 	// appending: opened by Append, at appendOffset (the file's length).
@@ -112,6 +113,11 @@ type Writer struct {
 // SetAttributes sets the attributes stored with the key when it is
 // committed (they replace any set before; see stratov1.KeyAttribute).
 func (w *Writer) SetAttributes(attrs []*stratov1.KeyAttribute) { w.attrs = attrs }
+
+// SetObjectLock sets the S3 object lock the new version gets at its
+// commit (a bucket with object lock only); nil: the bucket's default
+// retention, if any.
+func (w *Writer) SetObjectLock(l *stratov1.ObjectLock) { w.lock = l }
 
 // Abort ends the writer without committing the key: nothing written
 // becomes visible (meta frees the blocks when the open key expires).
@@ -631,7 +637,7 @@ func (w *Writer) commit(hsync bool) error {
 		blocks = append(blocks, &stratov1.BlockLocation{BlockId: bl.BlockId, Length: bl.Length})
 	}
 	req := &stratov1.CommitKeyRequest{Volume: w.volume, Bucket: w.bucket, Key: w.key, OpenId: w.openID, Blocks: blocks, Hsync: hsync,
-		CreateToken: w.token, Attributes: w.attrs}
+		CreateToken: w.token, Attributes: w.attrs, ObjectLock: w.lock}
 	tries := 0
 	return retryMeta(w.c.idempotent(w.ctx), func(ctx context.Context) error {
 		tries++
@@ -655,6 +661,13 @@ func (w *Writer) commit(hsync bool) error {
 // metadata operation that copies no data. An existing key is replaced.
 func (c *Client) ComposeKey(ctx context.Context, volume, bucket, key string, sources []*stratov1.KeySource,
 	attrs []*stratov1.KeyAttribute) (*stratov1.CommitKeyResponse, error) {
+	return c.ComposeKeyLocked(ctx, volume, bucket, key, sources, attrs, nil)
+}
+
+// ComposeKeyLocked is ComposeKey giving the new version S3 object lock
+// lock (nil: the bucket's default retention, if any).
+func (c *Client) ComposeKeyLocked(ctx context.Context, volume, bucket, key string, sources []*stratov1.KeySource,
+	attrs []*stratov1.KeyAttribute, lock *stratov1.ObjectLock) (*stratov1.CommitKeyResponse, error) {
 	open, err := openRetried(c, ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error) {
 		return n.OpenKey(ctx, &stratov1.OpenKeyRequest{Volume: volume, Bucket: bucket, Key: key, Owner: c.opts.Owner, Deferrable: true})
 	})
@@ -662,7 +675,7 @@ func (c *Client) ComposeKey(ctx context.Context, volume, bucket, key string, sou
 		return nil, err
 	}
 	req := &stratov1.CommitKeyRequest{Volume: volume, Bucket: bucket, Key: key, OpenId: open.OpenId,
-		CreateToken: open.CreateToken, Sources: sources, Attributes: attrs}
+		CreateToken: open.CreateToken, Sources: sources, Attributes: attrs, ObjectLock: lock}
 	var resp *stratov1.CommitKeyResponse
 	err = retryMeta(c.idempotent(ctx), func(ctx context.Context) error {
 		var err error

@@ -221,6 +221,11 @@ func (s *Server) SetAttributes(ctx context.Context, r *stratov1.SetAttributesReq
 	return mutate[*stratov1.SetAttributesResponse](ctx, s, r)
 }
 
+// SetObjectLock changes the S3 object lock of a version (decision 0088).
+func (s *Server) SetObjectLock(ctx context.Context, r *stratov1.SetObjectLockRequest) (*stratov1.SetObjectLockResponse, error) {
+	return mutate[*stratov1.SetObjectLockResponse](ctx, s, r)
+}
+
 func (s *Server) CreateDirectory(ctx context.Context, r *stratov1.CreateDirectoryRequest) (*stratov1.CreateDirectoryResponse, error) {
 	return mutate[*stratov1.CreateDirectoryResponse](ctx, s, r)
 }

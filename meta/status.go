@@ -121,6 +121,7 @@ var reasons = []struct {
 	{namespace.ErrS3KeyExists, stratov1.ErrorReason_S3_KEY_EXISTS.String()},
 	{namespace.ErrKeyReplaced, stratov1.ErrorReason_KEY_REPLACED.String()},
 	{namespace.ErrPermissionDenied, stratov1.ErrorReason_PERMISSION_DENIED.String()},
+	{namespace.ErrObjectLocked, stratov1.ErrorReason_OBJECT_LOCKED.String()},
 	{cluster.ErrSafeMode, stratov1.ErrorReason_SAFE_MODE.String()},
 	{cluster.ErrNoPipeline, stratov1.ErrorReason_NO_PIPELINE.String()},
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/strato-io/strato/client"
@@ -111,8 +112,18 @@ func (g *Gateway) createBucket(rq *request) error {
 		// as before the gateway knew ACLs (PutBucketAcl says so).
 		acls, _ = cannedAcls(&http.Request{Header: http.Header{}}, rq.user)
 	}
+	lock := false
+	switch v := strings.ToLower(strings.TrimSpace(rq.r.Header.Get(headerBucketLockOn))); v {
+	case "":
+	case "true":
+		lock = true
+	case "false":
+	default:
+		return withFields(errf(ErrInvalidArgument, "x-amz-bucket-object-lock-enabled must be true or false"),
+			"ArgumentName", "x-amz-bucket-object-lock-enabled", "ArgumentValue", v)
+	}
 	_, err = g.c.CreateBucket(rq.ctx, &stratov1.CreateBucketRequest{Volume: g.volume, Name: rq.bucket,
-		Layout: stratov1.BucketLayout_LAYOUT_OBS, Owner: "s3", Acls: acls})
+		Layout: stratov1.BucketLayout_LAYOUT_OBS, Owner: "s3", Acls: acls, ObjectLock: lock})
 	if errors.Is(err, client.ErrInvalid) {
 		return ErrInvalidBucketName
 	}

@@ -102,6 +102,9 @@ func (g *Gateway) copyObject(rq *request) error {
 	if err != nil {
 		return err
 	}
+	if rq.lock, err = g.lockHeaders(rq); err != nil {
+		return err
+	}
 	m := attrs{}
 	switch directive {
 	case "", "COPY":

@@ -121,6 +121,8 @@ func fromClient(err error, notFound *Error) *Error {
 		return errf(ErrQuotaExceeded, "%s", metaMessage(err))
 	case errors.Is(err, client.ErrInvalid):
 		return errf(ErrInvalidArgument, "%s", metaMessage(err))
+	case errors.Is(err, client.ErrObjectLocked):
+		return ErrObjectLocked
 	case errors.Is(err, client.ErrPrecondition):
 		// A key name that clashes with a directory of an FSO bucket, ...
 		return errf(ErrInvalidRequest, "%s", metaMessage(err))

@@ -225,7 +225,8 @@ type request struct {
 	op     string
 	body   *body // the payload, decoded and checked (nil: none)
 	auth   *authRequest
-	user   string // the access key's strato user ("": unknown)
+	user   string               // the access key's strato user ("": unknown)
+	lock   *stratov1.ObjectLock // the object lock a write asks for (objectlock.go)
 	status int
 	out    int64 // bytes of response body
 }
@@ -358,6 +359,8 @@ func (g *Gateway) serve(rq *request) error {
 			return g.listMultipartUploads(rq)
 		case has("versioning") && (m == http.MethodGet || m == http.MethodPut):
 			return g.bucketVersioning(rq)
+		case has("object-lock") && (m == http.MethodGet || m == http.MethodPut):
+			return g.bucketObjectLock(rq)
 		case m == http.MethodGet && has("versions"):
 			rq.op = "ListObjectVersions"
 			return g.listObjectVersions(rq)
@@ -436,6 +439,10 @@ func (g *Gateway) serve(rq *request) error {
 	case has("attributes") && m == http.MethodGet:
 		rq.op = "GetObjectAttributes"
 		return g.getObjectAttributes(rq)
+	case has("retention") && (m == http.MethodGet || m == http.MethodPut):
+		return g.objectRetention(rq)
+	case has("legal-hold") && (m == http.MethodGet || m == http.MethodPut):
+		return g.objectLegalHold(rq)
 	case has("acl"), has("retention"), has("legal-hold"), has("torrent"), has("restore"), has("select"), has("attributes"):
 		rq.op = "Unsupported"
 		if _, err := g.getBucket(rq); err != nil {

@@ -103,6 +103,11 @@ func (g *Gateway) createUpload(rq *request) error {
 		return err
 	}
 	m[attrUploadKey] = rq.key
+	lock, err := g.lockHeaders(rq)
+	if err != nil {
+		return err
+	}
+	uploadLockAttrs(m, lock)
 	if err := g.partsBucket(rq.ctx, bk); err != nil {
 		return err
 	}
@@ -348,6 +353,7 @@ func (g *Gateway) completeUpload(rq *request) error {
 		used[ki.Name] = true
 	}
 	etag := multipartETag(req.Parts)
+	lock := uploadLock(m)
 	final := attrs{attrUploadID: id}
 	for k, v := range m {
 		if k != attrUploadKey && k != attrUploadAlgo && k != attrUploadType {
@@ -366,7 +372,7 @@ func (g *Gateway) completeUpload(rq *request) error {
 	if algo != "" {
 		final[checksumHeader(algo)] = v
 	}
-	done, err := g.c.ComposeKey(rq.ctx, g.volume, rq.bucket, rq.key, sources, final.list())
+	done, err := g.c.ComposeKeyLocked(rq.ctx, g.volume, rq.bucket, rq.key, sources, final.list(), lock)
 	if err != nil {
 		if errors.Is(err, client.ErrNotFound) && !errors.Is(err, client.ErrBucketNotFound) {
 			// A concurrent Complete of this upload (a retry) may have

@@ -173,6 +173,9 @@ func (g *Gateway) putObject(rq *request) error {
 	if err := g.putConditions(rq); err != nil {
 		return err
 	}
+	if rq.lock, err = g.lockHeaders(rq); err != nil {
+		return err
+	}
 	if isDirKey(rq.key) {
 		bk, err := g.getBucket(rq)
 		if err != nil {
@@ -255,6 +258,7 @@ func (g *Gateway) writeKey(rq *request, volume, bucket, key string, b *body, siz
 		m[attrPartDefault] = base64.StdEncoding.EncodeToString(d.Sum(nil))
 	}
 	w.SetAttributes(m.list())
+	w.SetObjectLock(rq.lock)
 	if err := w.Close(); err != nil {
 		return "", fromClient(err, nil)
 	}
@@ -463,6 +467,7 @@ func (g *Gateway) getObject(rq *request, head bool) error {
 		return markerError(h, ki, vid)
 	}
 	setVersion(h, ki)
+	setLockHeaders(h, ki.GetObjectLock())
 	m := attrsOf(ki)
 	etag := etagOf(ki, m)
 	size := ki.GetSize()
@@ -584,9 +589,13 @@ func (g *Gateway) deleteKey(rq *request, key, versionID string) (*stratov1.Delet
 			return nil, fromClient(err, nil)
 		}
 	}
-	res, err := g.c.DeleteKeyVersion(rq.ctx, g.volume, rq.bucket, key, versionID)
+	res, err := g.c.DeleteKeyWith(rq.ctx, &stratov1.DeleteKeyRequest{Volume: g.volume, Bucket: rq.bucket, Key: key,
+		VersionId: versionID, BypassGovernance: bypass(rq)})
 	if errors.Is(err, client.ErrBucketNotFound) || errors.Is(err, client.ErrVolumeNotFound) {
 		return nil, ErrNoSuchBucket
+	}
+	if errors.Is(err, client.ErrObjectLocked) {
+		return nil, ErrObjectLocked
 	}
 	if versionID != "" {
 		switch {

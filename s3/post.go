@@ -247,7 +247,8 @@ func postHeaders(fields map[string]string) (http.Header, error) {
 		case strings.HasPrefix(name, "x-amz-checksum-") && !validAlgorithm(strings.TrimPrefix(name, "x-amz-checksum-")):
 			return nil, errf(ErrInvalidRequest, "The algorithm type you specified in x-amz-checksum- header is invalid.")
 		case name == "content-md5", name == "x-amz-storage-class", strings.HasPrefix(name, "x-amz-checksum-"),
-			strings.HasPrefix(name, metaPrefix), isStoredHeader(name):
+			strings.HasPrefix(name, metaPrefix), isStoredHeader(name),
+			strings.HasPrefix(name, "x-amz-object-lock-"): // object lock (objectlock.go)
 			h.Set(name, v)
 		}
 	}

@@ -70,6 +70,8 @@ var s3Reasons = map[stratov1.ErrorReason]metaReason{
 	stratov1.ErrorReason_DISK_FULL:   {codes.ResourceExhausted, ErrServiceUnavailable},
 
 	stratov1.ErrorReason_PERMISSION_DENIED: {codes.PermissionDenied, ErrAccessDenied},
+	// AWS's answer to a change an object lock forbids.
+	stratov1.ErrorReason_OBJECT_LOCKED: {codes.FailedPrecondition, ErrObjectLocked},
 }
 
 // s3NoMapping are the reasons meta never sends.

@@ -3,6 +3,7 @@ package s3
 import (
 	"encoding/xml"
 	"errors"
+	"strings"
 
 	"github.com/strato-io/strato/client"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
@@ -21,6 +22,7 @@ type versionEntry struct {
 	StorageClass      string   `xml:",omitempty"`
 	Owner             *owner   `xml:",omitempty"`
 	ChecksumAlgorithm []string `xml:",omitempty"`
+	ChecksumType      string   `xml:",omitempty"` // FULL_OBJECT, or COMPOSITE (a multipart object's)
 }
 
 type listVersionsResult struct {
@@ -88,8 +90,11 @@ func (g *Gateway) listObjectVersions(rq *request) error {
 			size := v.Size
 			e.XMLName.Local, e.ETag, e.Size, e.StorageClass = "Version", etagOf(v, m), &size, "STANDARD"
 			for _, a := range checksumAlgorithms {
-				if m[checksumHeader(a)] != "" {
-					e.ChecksumAlgorithm = []string{upperAlgo(a)}
+				if v := m[checksumHeader(a)]; v != "" {
+					e.ChecksumAlgorithm, e.ChecksumType = []string{upperAlgo(a)}, "FULL_OBJECT"
+					if strings.Contains(v, "-") {
+						e.ChecksumType = "COMPOSITE"
+					}
 				}
 			}
 		}

@@ -141,6 +141,13 @@ func (g *Gateway) putBucketVersioning(rq *request) error {
 	default:
 		return ErrIllegalVersioningConfiguration
 	}
+	if v != stratov1.BucketVersioning_VERSIONING_ENABLED {
+		if bk, err := g.getBucket(rq); err != nil {
+			return err
+		} else if bk.GetObjectLock().GetEnabled() {
+			return errLockKeepsVersioning
+		}
+	}
 	_, err := g.c.UpdateBucket(rq.ctx, &stratov1.UpdateBucketRequest{Volume: g.volume, Name: rq.bucket, Versioning: v})
 	switch {
 	case errors.Is(err, client.ErrInvalid), errors.Is(err, client.ErrNotFound):

@@ -208,11 +208,12 @@ func newBucketCmd(o *cliOptions) *cobra.Command {
 type bucketFlags struct {
 	layout, replication, checksum, bpc, blockSize, quotaBytes, owner string
 	quotaNS                                                          int64
+	objectLock                                                       bool
 }
 
 // request turns the flags into the request creating bucket p.
 func (b *bucketFlags) request(p client.Path) (*stratov1.CreateBucketRequest, error) {
-	req := &stratov1.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket, Owner: b.owner, QuotaNamespace: b.quotaNS}
+	req := &stratov1.CreateBucketRequest{Volume: p.Volume, Name: p.Bucket, Owner: b.owner, QuotaNamespace: b.quotaNS, ObjectLock: b.objectLock}
 	if b.layout != "" {
 		v, err := parseEnum("layout", b.layout, "LAYOUT_", stratov1.BucketLayout_value)
 		if err != nil {
@@ -287,6 +288,7 @@ func newBucketCreateCmd(o *cliOptions) *cobra.Command {
 	f.StringVar(&b.quotaBytes, "quota-bytes", "", "most bytes the bucket's keys may hold, e.g. 1TiB (default: unlimited)")
 	f.Int64Var(&b.quotaNS, "quota-namespace", 0, "most keys and directories the bucket may hold (default: unlimited)")
 	f.StringVar(&b.owner, "owner", "", "owner of the bucket (default: the current user)")
+	f.BoolVar(&b.objectLock, "object-lock", false, "S3 object lock (OBS): the bucket is versioned for good and its versions can be locked")
 	return create
 }
 
@@ -313,6 +315,7 @@ func newBucketInfoCmd(o *cliOptions) *cobra.Command {
 				{"ID", strconv.FormatUint(b.Id, 10)},
 				{"Layout", enumName(b.Layout, "LAYOUT_")},
 				{"Versioning", versioningName(b.Versioning)},
+				bucketLockField(b.ObjectLock),
 				{"Replication", client.Redundancy(b.Replication, b.ErasureCoding)},
 				{"Checksum", enumName(b.ChecksumType, "CHECKSUM_")},
 				{"Bytes per checksum", bytesize.Format(int64(b.BytesPerChecksum))},
@@ -391,7 +394,8 @@ func parseReplication(s string) (stratov1.ReplicationFactor, *stratov1.ErasureCo
 
 func newKeyCmd(o *cliOptions) *cobra.Command {
 	cmd := group("key", "Write, read, inspect, list, rename and delete keys")
-	cmd.AddCommand(newKeyPutCmd(o), newKeyGetCmd(o), newKeyCatCmd(o), newKeyInfoCmd(o), newKeyListCmd(o), newKeyDelCmd(o), newKeyRenameCmd(o))
+	cmd.AddCommand(newKeyPutCmd(o), newKeyGetCmd(o), newKeyCatCmd(o), newKeyInfoCmd(o), newKeyListCmd(o), newKeyDelCmd(o), newKeyRenameCmd(o),
+		newKeyRetentionCmd(o), newKeyLegalHoldCmd(o))
 	cmd.AddCommand(newAclCmds(o, aclKey)...)
 	return cmd
 }
@@ -477,16 +481,17 @@ func newKeyCatCmd(o *cliOptions) *cobra.Command {
 }
 
 func newKeyInfoCmd(o *cliOptions) *cobra.Command {
+	var version string
 	info := &cobra.Command{
 		Use:   "info /VOLUME/BUCKET/KEY",
-		Short: "Show a key and where its blocks are",
+		Short: "Show a key (or a version of it) and where its blocks are",
 		Args:  exactArgs(1),
 		RunE: o.action(func(s *session, args []string) error {
 			p, err := keyArg(args[0])
 			if err != nil {
 				return err
 			}
-			k, err := s.c.LookupKey(s.ctx, p.Volume, p.Bucket, p.Key)
+			k, err := s.c.LookupKeyVersion(s.ctx, p.Volume, p.Bucket, p.Key, client.KeyVersion{ID: version})
 			if err != nil {
 				return err
 			}
@@ -496,6 +501,7 @@ func newKeyInfoCmd(o *cliOptions) *cobra.Command {
 			return printKeyInfo(s.out, k)
 		}),
 	}
+	info.Flags().StringVar(&version, "version-id", "", "a version of the key (S3 versioning; default: the latest)")
 	return info
 }
 
@@ -554,18 +560,24 @@ func newKeyListCmd(o *cliOptions) *cobra.Command {
 }
 
 func newKeyDelCmd(o *cliOptions) *cobra.Command {
+	var version string
+	var bypass bool
 	del := &cobra.Command{
 		Use:   "delete /VOLUME/BUCKET/KEY",
-		Short: "Delete a key",
+		Short: "Delete a key (on a versioned bucket: a delete marker), or a version of it for good",
 		Args:  exactArgs(1),
 		RunE: o.action(func(s *session, args []string) error {
 			p, err := keyArg(args[0])
 			if err != nil {
 				return err
 			}
-			return s.c.DeleteKey(s.ctx, p.Volume, p.Bucket, p.Key)
+			_, err = s.c.DeleteKeyWith(s.ctx, &stratov1.DeleteKeyRequest{Volume: p.Volume, Bucket: p.Bucket, Key: p.Key,
+				VersionId: version, BypassGovernance: bypass})
+			return err
 		}),
 	}
+	del.Flags().StringVar(&version, "version-id", "", "delete this version for good (S3 versioning)")
+	del.Flags().BoolVar(&bypass, "bypass-governance", false, "delete a version under GOVERNANCE retention (the bucket's owner and administrators)")
 	return del
 }
 
@@ -650,7 +662,7 @@ func trimListing(keys []*stratov1.KeyInfo, prefixes []string, limit int) ([]*str
 }
 
 func printKeyInfo(w io.Writer, k *stratov1.KeyInfo) error {
-	if err := printFields(w, []field{
+	fields := []field{
 		{"Volume", k.Volume},
 		{"Bucket", k.Bucket},
 		{"Name", k.Name},
@@ -662,7 +674,11 @@ func printKeyInfo(w io.Writer, k *stratov1.KeyInfo) error {
 		{"Modified", timeMs(k.ModificationTimeUnixMs)},
 		{"Object ID", strconv.FormatUint(k.ObjectId, 10)},
 		{"Blocks", strconv.Itoa(len(k.Blocks))},
-	}); err != nil {
+	}
+	if k.VersionId != "" {
+		fields = append(fields, field{"Version", k.VersionId})
+	}
+	if err := printFields(w, append(fields, lockFields(k.ObjectLock)...)); err != nil {
 		return err
 	}
 	if len(k.Blocks) == 0 {

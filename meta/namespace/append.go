@@ -114,6 +114,11 @@ func (a *applier) closedFile(bk *stratov1.BucketRecord, path string, noEC bool) 
 	case noEC && ki.ErasureCoding != nil:
 		return "", nil, nil, fmt.Errorf("%w: %s", errECAppend, label)
 	}
+	// Appended to, truncated, concatenated: a locked version's data may
+	// not change.
+	if err := a.checkDestroy(ki, false, label); err != nil {
+		return "", nil, nil, err
+	}
 	if w, err := writerOf(a.b, ki); err != nil {
 		return "", nil, nil, err
 	} else if w != nil {

@@ -104,6 +104,8 @@ func (ns *Namespace) Apply(cmd *stratov1.NamespaceCommand, b *pebble.Batch) (pro
 		res, err = a.concat(op.Concat)
 	case *stratov1.NamespaceCommand_RecoverLease:
 		res, err = a.recoverLease(op.RecoverLease)
+	case *stratov1.NamespaceCommand_SetObjectLock:
+		res, err = a.setObjectLock(op.SetObjectLock)
 	default:
 		return nil, fmt.Errorf("%w: unknown command %T", ErrInvalid, cmd.Op)
 	}
@@ -328,6 +330,16 @@ func (a *applier) createBucket(bi *stratov1.BucketRecord) (proto.Message, error)
 		Owner: bi.GetOwner(), BlockSize: bi.GetBlockSize(), ErasureCoding: bi.GetErasureCoding(),
 		Permission: permissionOr(bi.Permission, DefaultDirPermission), Group: bi.GetGroup(),
 	}
+	if bi.GetObjectLock() != nil {
+		// Object lock: versioned from the start, for good.
+		if err := checkBucketLock(bi.GetObjectLock()); err != nil {
+			return nil, err
+		}
+		if bi.GetLayout() != stratov1.BucketLayout_LAYOUT_OBS {
+			return nil, fmt.Errorf("%w: object lock needs an object-store (OBS) bucket: it keeps versions", ErrWrongLayout)
+		}
+		rec.ObjectLock, rec.Versioning = proto.CloneOf(bi.GetObjectLock()), versioningEnabled
+	}
 	if err := checkPermission(bi.Permission); err != nil {
 		return nil, err
 	}
@@ -389,6 +401,11 @@ func (a *applier) createBucket(bi *stratov1.BucketRecord) (proto.Message, error)
 	}
 	if err := putUsage(a.b, id, usage{quotaBytes: rec.QuotaBytes, quotaNamespace: rec.QuotaNamespace}); err != nil {
 		return nil, err
+	}
+	if rec.ObjectLock != nil {
+		if err := a.putSnapState(id, snapState{volumeID: v.Id, versioning: rec.Versioning, lock: rec.ObjectLock}); err != nil {
+			return nil, err
+		}
 	}
 	vu.namespace++
 	if err := putUsage(a.b, v.Id, vu); err != nil {

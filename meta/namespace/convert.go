@@ -42,6 +42,7 @@ func BucketInfo(r *stratov1.BucketRecord) *stratov1.BucketInfo {
 		Permission:    permissionOr(r.Permission, DefaultDirPermission), Group: r.Group,
 		Acls: AclInfos(r.Acls), AccessTimeUnixMs: r.AccessTimeUnixMs, Versioning: r.Versioning,
 		Lifecycle: r.Lifecycle,
+		ObjectLock: BucketObjectLockInfo(r.ObjectLock),
 	}
 }
 
@@ -60,6 +61,7 @@ func KeyInfo(r *stratov1.KeyRecord) *stratov1.KeyInfo {
 		AccessTimeUnixMs: accessTime(r.AccessTimeUnixMs, r.ModificationTimeUnixMs),
 		Acls:             AclInfos(r.Acls),
 		DeleteMarker:     r.DeleteMarker,
+		ObjectLock:       ObjectLockInfo(r.ObjectLock),
 	}
 	if r.VersionSeq != 0 || r.NullVersion {
 		ki.VersionId = VersionID(r)

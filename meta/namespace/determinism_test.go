@@ -237,6 +237,57 @@ func withVersions(p *replicas, name, bucket *rapid.Generator[string], ops map[st
 			}
 			do(rt, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: bucket.Draw(rt, "bucket"), Key: k, VersionId: vid})
 		},
+		// Object lock (decision 0088): a bucket "lck" made with it, its
+		// default retention, locked commits, lock changes and deletes
+		// that the locks refuse or the bypass lets through.
+		"lockBucket": func(rt *rapid.T) {
+			do(rt, &stratov1.CreateBucketRequest{Volume: "vol", Name: "lck", Layout: stratov1.BucketLayout_LAYOUT_OBS, ObjectLock: true})
+			mode := rapid.SampledFrom([]stratov1.RetentionMode{stratov1.RetentionMode_RETENTION_UNSPECIFIED,
+				stratov1.RetentionMode_RETENTION_GOVERNANCE, stratov1.RetentionMode_RETENTION_COMPLIANCE}).Draw(rt, "mode")
+			l := &stratov1.BucketObjectLock{Enabled: true, DefaultMode: mode}
+			if mode != stratov1.RetentionMode_RETENTION_UNSPECIFIED {
+				l.DefaultDays = int32(rapid.IntRange(1, 3).Draw(rt, "days"))
+			}
+			do(rt, &stratov1.UpdateBucketRequest{Volume: "vol", Name: rapid.SampledFrom([]string{"lck", "obs"}).Draw(rt, "b"), ObjectLock: l})
+		},
+		"lockedPut": func(rt *rapid.T) {
+			k := name.Draw(rt, "key")
+			res := do(rt, &stratov1.OpenKeyRequest{Volume: "vol", Bucket: "lck", Key: k})
+			if res == nil {
+				return
+			}
+			var l *stratov1.ObjectLock
+			if rapid.Bool().Draw(rt, "own") {
+				l = &stratov1.ObjectLock{Mode: stratov1.RetentionMode(rapid.IntRange(0, 2).Draw(rt, "mode")),
+					LegalHold: rapid.Bool().Draw(rt, "hold")}
+				if l.Mode != stratov1.RetentionMode_RETENTION_UNSPECIFIED {
+					l.RetainUntilUnixMs = leader.now.Add(time.Duration(rapid.IntRange(-1, 48).Draw(rt, "hours")) * time.Hour).UnixMilli()
+				}
+			}
+			do(rt, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "lck", Key: k, OpenId: res.(*stratov1.OpenKeyResponse).OpenId, ObjectLock: l})
+		},
+		"setLock": func(rt *rapid.T) {
+			k := name.Draw(rt, "key")
+			req := &stratov1.SetObjectLockRequest{Volume: "vol", Bucket: "lck", Key: k, BypassGovernance: rapid.Bool().Draw(rt, "bypass")}
+			if rapid.Bool().Draw(rt, "retention") {
+				req.SetRetention, req.Mode = true, stratov1.RetentionMode(rapid.IntRange(0, 2).Draw(rt, "mode"))
+				if req.Mode != stratov1.RetentionMode_RETENTION_UNSPECIFIED {
+					req.RetainUntilUnixMs = leader.now.Add(time.Duration(rapid.IntRange(1, 72).Draw(rt, "hours")) * time.Hour).UnixMilli()
+				}
+			} else {
+				req.LegalHold = proto.Bool(rapid.Bool().Draw(rt, "hold"))
+			}
+			do(rt, req)
+		},
+		"deleteLocked": func(rt *rapid.T) {
+			k := name.Draw(rt, "key")
+			res, err := leader.rd().ListKeyVersions(&stratov1.ListKeyVersionsRequest{Volume: "vol", Bucket: "lck", Prefix: k})
+			if err != nil || len(res.Versions) == 0 {
+				return
+			}
+			vid := res.Versions[rapid.IntRange(0, len(res.Versions)-1).Draw(rt, "which")].VersionId
+			do(rt, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "lck", Key: k, VersionId: vid, BypassGovernance: rapid.Bool().Draw(rt, "bypass")})
+		},
 	} {
 		ops[k] = f
 	}

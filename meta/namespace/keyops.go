@@ -267,6 +267,18 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 	if vw.moved != nil {
 		replaced, old = false, &stratov1.KeyRecord{} // the old version stays, noncurrent
 	}
+	if replaced && !own && old.ObjectLock != nil {
+		// Replaced, not versioned: a locked version may not go.
+		if err := a.checkDestroy(old, false, rec.Volume+"/"+rec.Bucket+"/"+name); err != nil {
+			return nil, err
+		}
+	}
+	var lock *stratov1.ObjectLockRecord
+	if c.GetObjectLock() != nil || st.lock != nil {
+		if lock, err = a.commitLock(st, c.GetObjectLock(), rec.Volume+"/"+rec.Bucket+"/"+name); err != nil {
+			return nil, err
+		}
+	}
 	var dNames int64 = 1
 	if replaced {
 		dNames = 0
@@ -294,11 +306,15 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		CreationTimeUnixMs: rec.CreationTimeUnixMs, ModificationTimeUnixMs: a.now, Blocks: final, Owner: rec.Owner,
 		Attributes: c.GetAttributes(), Permission: permissionOr(rec.Permission, DefaultFilePermission),
 		Group: rec.Group, AccessTimeUnixMs: a.now, Acls: rec.Acls, SnapshotGen: st.gen, VersionSeq: vw.seq, NullVersion: vw.null,
+		ObjectLock: lock,
 	}
 	if own {
 		// What SetPermission, SetOwner and SetAcl changed while the file
-		// was open (after its first hsync) stays.
+		// was open (after its first hsync) stays, and so does its lock.
 		ki.Permission, ki.Owner, ki.Group, ki.Acls = old.Permission, old.Owner, old.Group, old.Acls
+		if old.ObjectLock != nil {
+			ki.ObjectLock = old.ObjectLock
+		}
 		if rec.Append {
 			ki.Attributes = old.Attributes
 		}

@@ -112,7 +112,12 @@ func (ns *Namespace) Prepare(ctx context.Context, req proto.Message, view pebble
 	case *stratov1.DeleteKeyRequest:
 		cmd.Op = &stratov1.NamespaceCommand_Delete{Delete: &stratov1.DeleteCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetKey(), VersionId: r.GetVersionId(),
-			IfObjectId: r.GetIfObjectId()}}
+			IfObjectId: r.GetIfObjectId(), BypassGovernance: r.GetBypassGovernance() && ns.mayBypass(view, env.Caller, r.GetVolume(), r.GetBucket())}}
+	case *stratov1.SetObjectLockRequest:
+		cmd.Op = &stratov1.NamespaceCommand_SetObjectLock{SetObjectLock: &stratov1.SetObjectLockCommand{
+			Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), VersionId: r.GetVersionId(),
+			SetRetention: r.GetSetRetention(), Mode: r.GetMode(), RetainUntilUnixMs: r.GetRetainUntilUnixMs(), LegalHold: r.LegalHold,
+			BypassGovernance: r.GetBypassGovernance() && ns.mayBypass(view, env.Caller, r.GetVolume(), r.GetBucket())}}
 	case *stratov1.DeleteRequest:
 		cmd.Op = &stratov1.NamespaceCommand_Delete{Delete: &stratov1.DeleteCommand{
 			Volume: r.GetVolume(), Bucket: r.GetBucket(), Path: r.GetPath(), Recursive: r.GetRecursive()}}
@@ -253,7 +258,7 @@ func prepareCommit(r *stratov1.CommitKeyRequest) (*stratov1.CommitKeyCommand, er
 	}
 	c := &stratov1.CommitKeyCommand{Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), OpenId: r.GetOpenId(),
 		Blocks: blockRecords(r.GetBlocks()), Hsync: r.GetHsync(), CreateToken: r.GetCreateToken(),
-		Attributes: attrs, Sources: keySources(r.GetSources())}
+		Attributes: attrs, Sources: keySources(r.GetSources()), ObjectLock: objectLockRecord(r.GetObjectLock())}
 	if len(c.CreateToken) > 0 {
 		if _, err := createToken(c); err != nil {
 			return nil, err
@@ -303,6 +308,12 @@ func (ns *Namespace) prepareBucket(r *stratov1.CreateBucketRequest, view pebble.
 	}
 	if bi.Layout == stratov1.BucketLayout_LAYOUT_UNSPECIFIED {
 		bi.Layout = stratov1.BucketLayout_LAYOUT_FSO
+	}
+	if r.GetObjectLock() {
+		if isFSO(bi) {
+			return nil, fmt.Errorf("%w: object lock needs an object-store (OBS) bucket: it keeps versions", ErrWrongLayout)
+		}
+		bi.ObjectLock, bi.Versioning = &stratov1.BucketObjectLockRecord{Enabled: true}, versioningEnabled
 	}
 	if bi.Replication == stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED {
 		bi.Replication = ns.opts.DefaultReplication

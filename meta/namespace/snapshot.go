@@ -65,6 +65,9 @@ type snapState struct {
 	volumeID uint64
 	// The bucket's S3 versioning (versions.go), kept here for the commit.
 	versioning stratov1.BucketVersioning
+	// Its S3 object lock (objectlock.go), for the commit's default
+	// retention (nil: none).
+	lock *stratov1.BucketObjectLockRecord
 }
 
 // sees reports whether a live snapshot sees a version written at born and
@@ -103,7 +106,7 @@ func loadSnapState(r pebble.Reader, bucketID uint64) (snapState, error) {
 	if _, err := get(r, snapStateKey(nil, bucketID), st); err != nil {
 		return snapState{}, err
 	}
-	return snapState{gen: st.Gen, ids: st.Ids, volumeID: st.VolumeId, versioning: st.Versioning}, nil
+	return snapState{gen: st.Gen, ids: st.Ids, volumeID: st.VolumeId, versioning: st.Versioning, lock: st.ObjectLock}, nil
 }
 
 // snaps is the snapshot state of a bucket, read once per command.
@@ -284,6 +287,9 @@ func (a *applier) sharedObject(id uint64) (key []byte, so *stratov1.SharedObject
 // takeComposeSource refuses a compose source a snapshot holds (its blocks
 // would then belong to two objects) and journals that it goes.
 func (a *applier) takeComposeSource(bucketID uint64, key []byte, kr *stratov1.KeyRecord, label string) error {
+	if err := a.checkDestroy(kr, false, label); err != nil {
+		return err
+	}
 	st, err := a.snaps(bucketID)
 	if err != nil {
 		return err
@@ -443,7 +449,8 @@ func (a *applier) snapshot(c *stratov1.SnapshotCommand) (proto.Message, error) {
 
 func (a *applier) putSnapState(bucketID uint64, st snapState) error {
 	a.snap, a.snapBucket, a.snapLoaded = st, bucketID, true
-	return put(a.b, snapStateKey(nil, bucketID), &stratov1.SnapshotState{Gen: st.gen, Ids: st.ids, VolumeId: st.volumeID, Versioning: st.versioning})
+	return put(a.b, snapStateKey(nil, bucketID), &stratov1.SnapshotState{Gen: st.gen, Ids: st.ids, VolumeId: st.volumeID, Versioning: st.versioning,
+		ObjectLock: st.lock})
 }
 
 func snapshotInfo(rec *stratov1.SnapshotRecord) *stratov1.SnapshotInfo {

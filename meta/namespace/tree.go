@@ -127,7 +127,7 @@ func (a *applier) delete(d *stratov1.DeleteCommand) (proto.Message, error) {
 			return nil, err
 		}
 		if bk.Versioning != versioningOff || d.GetVersionId() != "" {
-			return a.deleteVersioned(bk, key, d.GetPath(), d.GetVersionId())
+			return a.deleteVersioned(bk, key, d.GetPath(), d.GetVersionId(), d.GetBypassGovernance())
 		}
 		return a.deleteFile(bk, key, d.GetPath(), ErrKeyNotFound)
 	}

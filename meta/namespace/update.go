@@ -33,11 +33,11 @@ func prepareUpdate(req proto.Message) (*stratov1.UpdateCommand, error) {
 		if c.ErasureCoding, err = ecRecord(r.GetErasureCoding()); err != nil {
 			return nil, err
 		}
-		c.Versioning = r.GetVersioning()
+		c.Versioning, c.ObjectLock = r.GetVersioning(), bucketObjectLockRecord(r.GetObjectLock())
 		c.Lifecycle, c.ClearLifecycle = r.GetLifecycle(), r.GetClearLifecycle()
 		if c.Owner == "" && c.Replication == stratov1.ReplicationFactor_REPLICATION_UNSPECIFIED && c.ErasureCoding == nil &&
-			c.Versioning == versioningOff && c.Lifecycle == nil && !c.ClearLifecycle {
-			return nil, fmt.Errorf("%w: UpdateBucket %s/%s changes nothing (no owner, replication, erasure coding, versioning or lifecycle)", ErrInvalid, c.Volume, c.Bucket)
+			c.Versioning == versioningOff && c.ObjectLock == nil && c.Lifecycle == nil && !c.ClearLifecycle {
+			return nil, fmt.Errorf("%w: UpdateBucket %s/%s changes nothing (no owner, replication, erasure coding, versioning, object lock or lifecycle)", ErrInvalid, c.Volume, c.Bucket)
 		}
 	}
 	return c, checkUpdate(c)
@@ -66,6 +66,14 @@ func checkUpdate(c *stratov1.UpdateCommand) error {
 	}
 	if c.ErasureCoding != nil {
 		if _, err := ECConfig(c.ErasureCoding); err != nil {
+			return err
+		}
+	}
+	if c.ObjectLock != nil {
+		if c.Bucket == "" {
+			return fmt.Errorf("%w: a volume has no object lock", ErrInvalid)
+		}
+		if err := checkBucketLock(c.ObjectLock); err != nil {
 			return err
 		}
 	}
@@ -123,6 +131,11 @@ func (a *applier) update(c *stratov1.UpdateCommand) (proto.Message, error) {
 	if c.GetVersioning() != versioningOff {
 		// Checked before any write: it may refuse.
 		if err := a.setVersioning(bk, c.GetVersioning()); err != nil {
+			return nil, err
+		}
+	}
+	if c.GetObjectLock() != nil {
+		if err := a.setBucketLock(bk, c.GetObjectLock()); err != nil {
 			return nil, err
 		}
 	}

@@ -82,6 +82,8 @@ func checkVersioning(bk *stratov1.BucketRecord, st snapState, v stratov1.BucketV
 	case isFSO(bk):
 		return fmt.Errorf("%w: %s/%s is a file-system (FSO) bucket: S3 versioning applies to object-store (OBS) buckets only",
 			ErrWrongLayout, bk.Volume, bk.Name)
+	case bk.GetObjectLock().GetEnabled() && v != versioningEnabled:
+		return fmt.Errorf("%w: %s/%s has object lock: its versioning stays ENABLED", ErrFailedPrecondition, bk.Volume, bk.Name)
 	case len(st.ids) > 0:
 		return fmt.Errorf("%w: %s/%s has %d; a versioned bucket keeps its history as versions, not snapshots (delete them first)",
 			ErrHasSnapshots, bk.Volume, bk.Name, len(st.ids))
@@ -245,7 +247,7 @@ func (a *applier) promote(bucketID uint64, name string) error {
 // table) when the bucket is or was versioned, or a version is named: with
 // versionID, that version for good; without, on a versioned bucket, a
 // delete marker becomes the latest version.
-func (a *applier) deleteVersioned(bk *stratov1.BucketRecord, key []byte, name, versionID string) (proto.Message, error) {
+func (a *applier) deleteVersioned(bk *stratov1.BucketRecord, key []byte, name, versionID string, bypass bool) (proto.Message, error) {
 	st, err := a.snaps(bk.Id)
 	if err != nil {
 		return nil, err
@@ -262,7 +264,11 @@ func (a *applier) deleteVersioned(bk *stratov1.BucketRecord, key []byte, name, v
 	if err != nil {
 		return nil, err
 	}
+	label := bk.Volume + "/" + bk.Name + "/" + name + " version " + versionID
 	if found && VersionID(cur) == versionID {
+		if err := a.checkDestroy(cur, bypass, label); err != nil {
+			return nil, err
+		}
 		if err := a.removeFile(bk, st, key, cur); err != nil {
 			return nil, err
 		}
@@ -274,6 +280,9 @@ func (a *applier) deleteVersioned(bk *stratov1.BucketRecord, key []byte, name, v
 	}
 	if rec == nil {
 		return nil, fmt.Errorf("%w: %s/%s/%s has no version %s", ErrKeyNotFound, bk.Volume, bk.Name, name, versionID)
+	}
+	if err := a.checkDestroy(rec, bypass, label); err != nil {
+		return nil, err
 	}
 	if err := a.dropVersion(bk.Id, bk.VolumeId, vkey, rec, st, "delete"); err != nil {
 		return nil, err
@@ -300,6 +309,10 @@ func (a *applier) deleteMarker(bk *stratov1.BucketRecord, st snapState, key []by
 	drop := found && marker.NullVersion && isNullVersion(cur)
 	var release, names int64 = 0, 1
 	if drop {
+		// (Never locked: a bucket with object lock is never suspended.)
+		if err := a.checkDestroy(cur, false, bk.Volume+"/"+bk.Name+"/"+name); err != nil {
+			return nil, err
+		}
 		if release, err = a.releaseOf(st, cur, false); err != nil {
 			return nil, err
 		}

@@ -231,6 +231,31 @@ check("lifecycle deleted", code(lambda: s3.get_bucket_lifecycle_configuration(Bu
 s3.delete_object(Bucket=lb, Key="keep/a")
 s3.delete_bucket(Bucket=lb)
 
+# Object lock: a bucket made with it is versioned; its default retention
+# keeps a version from a delete by version ID (AccessDenied), not from a
+# delete marker; a legal hold keeps it even from the bypass.
+kb = bucket + "-lock"
+s3.create_bucket(Bucket=kb, ObjectLockEnabledForBucket=True)
+check("object lock: versioned", s3.get_bucket_versioning(Bucket=kb).get("Status") == "Enabled")
+s3.put_object_lock_configuration(Bucket=kb, ObjectLockConfiguration={"ObjectLockEnabled": "Enabled",
+                                 "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}})
+check("object lock: configuration", s3.get_object_lock_configuration(Bucket=kb)["ObjectLockConfiguration"]
+      ["Rule"]["DefaultRetention"] == {"Mode": "GOVERNANCE", "Days": 1})
+lv = s3.put_object(Bucket=kb, Key="k", Body=b"worm")["VersionId"]
+check("object lock: default retention", s3.head_object(Bucket=kb, Key="k").get("ObjectLockMode") == "GOVERNANCE")
+check("object lock: delete by version refused",
+      code(lambda: s3.delete_object(Bucket=kb, Key="k", VersionId=lv)) == "AccessDenied")
+check("object lock: a delete marker allowed", s3.delete_object(Bucket=kb, Key="k").get("DeleteMarker") is True)
+s3.put_object_legal_hold(Bucket=kb, Key="k", VersionId=lv, LegalHold={"Status": "ON"})
+check("object lock: a legal hold beats the bypass",
+      code(lambda: s3.delete_object(Bucket=kb, Key="k", VersionId=lv, BypassGovernanceRetention=True)) == "AccessDenied")
+s3.put_object_legal_hold(Bucket=kb, Key="k", VersionId=lv, LegalHold={"Status": "OFF"})
+s3.delete_object(Bucket=kb, Key="k", VersionId=lv, BypassGovernanceRetention=True)
+for m in s3.list_object_versions(Bucket=kb).get("DeleteMarkers", []):
+    s3.delete_object(Bucket=kb, Key=m["Key"], VersionId=m["VersionId"])
+s3.delete_bucket(Bucket=kb)
+check("object lock: bucket emptied with the bypass and deleted", kb not in [b["Name"] for b in s3.list_buckets()["Buckets"]])
+
 res = s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in
                         ["copy", "big", "mpu", "dir/ключ key", "v2/ключ +key", "v2/big"] + [f"list/{i}" for i in range(5)]]})
 check("delete objects", len(res.get("Deleted", [])) == 11 and not res.get("Errors"))

@@ -88,6 +88,10 @@ const (
 	// PERMISSION_DENIED: the caller lacks a right on an object (meta
 	// --auth token); the message names the user, the right and the object.
 	ErrorReason_PERMISSION_DENIED ErrorReason = 29
+	// FAILED_PRECONDITION: the S3 object lock of a version (a retention in
+	// force, a legal hold) forbids destroying or changing it, or shortening
+	// its retention (docs/s3.md "Object lock").
+	ErrorReason_OBJECT_LOCKED ErrorReason = 30
 )
 
 // Enum value maps for ErrorReason.
@@ -123,6 +127,7 @@ var (
 		27: "S3_KEY_EXISTS",
 		28: "KEY_REPLACED",
 		29: "PERMISSION_DENIED",
+		30: "OBJECT_LOCKED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED": 0,
@@ -155,6 +160,7 @@ var (
 		"S3_KEY_EXISTS":            27,
 		"KEY_REPLACED":             28,
 		"PERMISSION_DENIED":        29,
+		"OBJECT_LOCKED":            30,
 	}
 )
 
@@ -294,6 +300,61 @@ func (BucketVersioning) EnumDescriptor() ([]byte, []int) {
 	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{2}
 }
 
+// RetentionMode is an S3 object lock retention mode (docs/s3.md "Object
+// lock", decision 0088).
+type RetentionMode int32
+
+const (
+	RetentionMode_RETENTION_UNSPECIFIED RetentionMode = 0 // no retention
+	// Until its date, the version is destroyed, and its retention shortened,
+	// removed or made COMPLIANCE, only with bypass_governance, which only
+	// the bucket's owner (or its volume's) and administrators may use.
+	RetentionMode_RETENTION_GOVERNANCE RetentionMode = 1
+	// Until its date, nobody destroys the version nor shortens its retention.
+	RetentionMode_RETENTION_COMPLIANCE RetentionMode = 2
+)
+
+// Enum value maps for RetentionMode.
+var (
+	RetentionMode_name = map[int32]string{
+		0: "RETENTION_UNSPECIFIED",
+		1: "RETENTION_GOVERNANCE",
+		2: "RETENTION_COMPLIANCE",
+	}
+	RetentionMode_value = map[string]int32{
+		"RETENTION_UNSPECIFIED": 0,
+		"RETENTION_GOVERNANCE":  1,
+		"RETENTION_COMPLIANCE":  2,
+	}
+)
+
+func (x RetentionMode) Enum() *RetentionMode {
+	p := new(RetentionMode)
+	*p = x
+	return p
+}
+
+func (x RetentionMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RetentionMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_strato_v1_namespace_proto_enumTypes[3].Descriptor()
+}
+
+func (RetentionMode) Type() protoreflect.EnumType {
+	return &file_strato_v1_namespace_proto_enumTypes[3]
+}
+
+func (x RetentionMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RetentionMode.Descriptor instead.
+func (RetentionMode) EnumDescriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
+}
+
 // ChecksumType is the checksum of a key's data, computed by the writer per
 // bytes_per_checksum window and verified by the datanodes and readers.
 type ChecksumType int32
@@ -339,11 +400,11 @@ func (x ChecksumType) String() string {
 }
 
 func (ChecksumType) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[3].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[4].Descriptor()
 }
 
 func (ChecksumType) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[3]
+	return &file_strato_v1_namespace_proto_enumTypes[4]
 }
 
 func (x ChecksumType) Number() protoreflect.EnumNumber {
@@ -352,7 +413,7 @@ func (x ChecksumType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ChecksumType.Descriptor instead.
 func (ChecksumType) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
 }
 
 // ReplicationFactor is how many datanodes hold each block.
@@ -390,11 +451,11 @@ func (x ReplicationFactor) String() string {
 }
 
 func (ReplicationFactor) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[4].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[5].Descriptor()
 }
 
 func (ReplicationFactor) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[4]
+	return &file_strato_v1_namespace_proto_enumTypes[5]
 }
 
 func (x ReplicationFactor) Number() protoreflect.EnumNumber {
@@ -403,7 +464,7 @@ func (x ReplicationFactor) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ReplicationFactor.Descriptor instead.
 func (ReplicationFactor) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
 }
 
 // ErasureCodec is the code of an ErasureCoding config.
@@ -443,11 +504,11 @@ func (x ErasureCodec) String() string {
 }
 
 func (ErasureCodec) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[5].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[6].Descriptor()
 }
 
 func (ErasureCodec) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[5]
+	return &file_strato_v1_namespace_proto_enumTypes[6]
 }
 
 func (x ErasureCodec) Number() protoreflect.EnumNumber {
@@ -456,7 +517,7 @@ func (x ErasureCodec) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErasureCodec.Descriptor instead.
 func (ErasureCodec) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
 }
 
 // AclType says whom an ACL entry names.
@@ -496,11 +557,11 @@ func (x AclType) String() string {
 }
 
 func (AclType) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[6].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[7].Descriptor()
 }
 
 func (AclType) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[6]
+	return &file_strato_v1_namespace_proto_enumTypes[7]
 }
 
 func (x AclType) Number() protoreflect.EnumNumber {
@@ -509,7 +570,7 @@ func (x AclType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclType.Descriptor instead.
 func (AclType) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
 }
 
 // AclScope says whether an entry grants access to the object itself or is
@@ -552,11 +613,11 @@ func (x AclScope) String() string {
 }
 
 func (AclScope) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[7].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[8].Descriptor()
 }
 
 func (AclScope) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[7]
+	return &file_strato_v1_namespace_proto_enumTypes[8]
 }
 
 func (x AclScope) Number() protoreflect.EnumNumber {
@@ -565,7 +626,7 @@ func (x AclScope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclScope.Descriptor instead.
 func (AclScope) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
 }
 
 // AclRight is one bit of Acl.rights (Ozone's native rights).
@@ -620,11 +681,11 @@ func (x AclRight) String() string {
 }
 
 func (AclRight) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[8].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[9].Descriptor()
 }
 
 func (AclRight) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[8]
+	return &file_strato_v1_namespace_proto_enumTypes[9]
 }
 
 func (x AclRight) Number() protoreflect.EnumNumber {
@@ -633,7 +694,7 @@ func (x AclRight) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclRight.Descriptor instead.
 func (AclRight) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
 }
 
 // AclObjectKind says what kind of object an AclObject names.
@@ -676,11 +737,11 @@ func (x AclObjectKind) String() string {
 }
 
 func (AclObjectKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_strato_v1_namespace_proto_enumTypes[9].Descriptor()
+	return file_strato_v1_namespace_proto_enumTypes[10].Descriptor()
 }
 
 func (AclObjectKind) Type() protoreflect.EnumType {
-	return &file_strato_v1_namespace_proto_enumTypes[9]
+	return &file_strato_v1_namespace_proto_enumTypes[10]
 }
 
 func (x AclObjectKind) Number() protoreflect.EnumNumber {
@@ -689,7 +750,141 @@ func (x AclObjectKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclObjectKind.Descriptor instead.
 func (AclObjectKind) EnumDescriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{10}
+}
+
+// ObjectLock is the S3 object lock of one version of an OBS key.
+type ObjectLock struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Mode              RetentionMode          `protobuf:"varint,1,opt,name=mode,proto3,enum=strato.v1.RetentionMode" json:"mode,omitempty"`                           // UNSPECIFIED: no retention
+	RetainUntilUnixMs int64                  `protobuf:"varint,2,opt,name=retain_until_unix_ms,json=retainUntilUnixMs,proto3" json:"retain_until_unix_ms,omitempty"` // with a mode: retained until then
+	LegalHold         bool                   `protobuf:"varint,3,opt,name=legal_hold,json=legalHold,proto3" json:"legal_hold,omitempty"`                             // retained until the hold is removed
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ObjectLock) Reset() {
+	*x = ObjectLock{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ObjectLock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ObjectLock) ProtoMessage() {}
+
+func (x *ObjectLock) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ObjectLock.ProtoReflect.Descriptor instead.
+func (*ObjectLock) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ObjectLock) GetMode() RetentionMode {
+	if x != nil {
+		return x.Mode
+	}
+	return RetentionMode_RETENTION_UNSPECIFIED
+}
+
+func (x *ObjectLock) GetRetainUntilUnixMs() int64 {
+	if x != nil {
+		return x.RetainUntilUnixMs
+	}
+	return 0
+}
+
+func (x *ObjectLock) GetLegalHold() bool {
+	if x != nil {
+		return x.LegalHold
+	}
+	return false
+}
+
+// BucketObjectLock is a bucket's S3 object lock configuration.
+type BucketObjectLock struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Object lock is enabled (only at the bucket's creation; never
+	// disabled). The bucket's versioning is then ENABLED for good.
+	Enabled bool `protobuf:"varint,1,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	// The default retention of the versions written without one: a mode and
+	// either days or years (UNSPECIFIED: none).
+	DefaultMode   RetentionMode `protobuf:"varint,2,opt,name=default_mode,json=defaultMode,proto3,enum=strato.v1.RetentionMode" json:"default_mode,omitempty"`
+	DefaultDays   int32         `protobuf:"varint,3,opt,name=default_days,json=defaultDays,proto3" json:"default_days,omitempty"`    // 1 to 36,500
+	DefaultYears  int32         `protobuf:"varint,4,opt,name=default_years,json=defaultYears,proto3" json:"default_years,omitempty"` // 1 to 100
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BucketObjectLock) Reset() {
+	*x = BucketObjectLock{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BucketObjectLock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BucketObjectLock) ProtoMessage() {}
+
+func (x *BucketObjectLock) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BucketObjectLock.ProtoReflect.Descriptor instead.
+func (*BucketObjectLock) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *BucketObjectLock) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+func (x *BucketObjectLock) GetDefaultMode() RetentionMode {
+	if x != nil {
+		return x.DefaultMode
+	}
+	return RetentionMode_RETENTION_UNSPECIFIED
+}
+
+func (x *BucketObjectLock) GetDefaultDays() int32 {
+	if x != nil {
+		return x.DefaultDays
+	}
+	return 0
+}
+
+func (x *BucketObjectLock) GetDefaultYears() int32 {
+	if x != nil {
+		return x.DefaultYears
+	}
+	return 0
 }
 
 // ErasureCoding is an erasure coding replication config (docs/ec.md): each
@@ -709,7 +904,7 @@ type ErasureCoding struct {
 
 func (x *ErasureCoding) Reset() {
 	*x = ErasureCoding{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[0]
+	mi := &file_strato_v1_namespace_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -721,7 +916,7 @@ func (x *ErasureCoding) String() string {
 func (*ErasureCoding) ProtoMessage() {}
 
 func (x *ErasureCoding) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[0]
+	mi := &file_strato_v1_namespace_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -734,7 +929,7 @@ func (x *ErasureCoding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErasureCoding.ProtoReflect.Descriptor instead.
 func (*ErasureCoding) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{0}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ErasureCoding) GetCodec() ErasureCodec {
@@ -785,7 +980,7 @@ type VolumeInfo struct {
 
 func (x *VolumeInfo) Reset() {
 	*x = VolumeInfo{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[1]
+	mi := &file_strato_v1_namespace_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -797,7 +992,7 @@ func (x *VolumeInfo) String() string {
 func (*VolumeInfo) ProtoMessage() {}
 
 func (x *VolumeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[1]
+	mi := &file_strato_v1_namespace_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -810,7 +1005,7 @@ func (x *VolumeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeInfo.ProtoReflect.Descriptor instead.
 func (*VolumeInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{1}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *VolumeInfo) GetName() string {
@@ -921,6 +1116,8 @@ type BucketInfo struct {
 	AccessTimeUnixMs int64 `protobuf:"varint,22,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"`
 	// S3 versioning (OBS buckets only).
 	Versioning BucketVersioning `protobuf:"varint,23,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
+	// S3 object lock (unset: not enabled).
+	ObjectLock *BucketObjectLock `protobuf:"bytes,24,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
 	// The bucket's lifecycle rules, which meta's leader carries out
 	// (docs/s3.md "Lifecycle"); unset: none.
 	Lifecycle     *Lifecycle `protobuf:"bytes,30,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`
@@ -930,7 +1127,7 @@ type BucketInfo struct {
 
 func (x *BucketInfo) Reset() {
 	*x = BucketInfo{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[2]
+	mi := &file_strato_v1_namespace_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -942,7 +1139,7 @@ func (x *BucketInfo) String() string {
 func (*BucketInfo) ProtoMessage() {}
 
 func (x *BucketInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[2]
+	mi := &file_strato_v1_namespace_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -955,7 +1152,7 @@ func (x *BucketInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BucketInfo.ProtoReflect.Descriptor instead.
 func (*BucketInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{2}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *BucketInfo) GetVolume() string {
@@ -1119,6 +1316,13 @@ func (x *BucketInfo) GetVersioning() BucketVersioning {
 	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
+func (x *BucketInfo) GetObjectLock() *BucketObjectLock {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
+}
+
 func (x *BucketInfo) GetLifecycle() *Lifecycle {
 	if x != nil {
 		return x.Lifecycle
@@ -1142,7 +1346,7 @@ type Lifecycle struct {
 
 func (x *Lifecycle) Reset() {
 	*x = Lifecycle{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[3]
+	mi := &file_strato_v1_namespace_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1154,7 +1358,7 @@ func (x *Lifecycle) String() string {
 func (*Lifecycle) ProtoMessage() {}
 
 func (x *Lifecycle) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[3]
+	mi := &file_strato_v1_namespace_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1167,7 +1371,7 @@ func (x *Lifecycle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lifecycle.ProtoReflect.Descriptor instead.
 func (*Lifecycle) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{3}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Lifecycle) GetRules() []*LifecycleRule {
@@ -1215,7 +1419,7 @@ type LifecycleRule struct {
 
 func (x *LifecycleRule) Reset() {
 	*x = LifecycleRule{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[4]
+	mi := &file_strato_v1_namespace_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1431,7 @@ func (x *LifecycleRule) String() string {
 func (*LifecycleRule) ProtoMessage() {}
 
 func (x *LifecycleRule) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[4]
+	mi := &file_strato_v1_namespace_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1444,7 @@ func (x *LifecycleRule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleRule.ProtoReflect.Descriptor instead.
 func (*LifecycleRule) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{4}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *LifecycleRule) GetId() string {
@@ -1338,7 +1542,7 @@ type BlockID struct {
 
 func (x *BlockID) Reset() {
 	*x = BlockID{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[5]
+	mi := &file_strato_v1_namespace_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1554,7 @@ func (x *BlockID) String() string {
 func (*BlockID) ProtoMessage() {}
 
 func (x *BlockID) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[5]
+	mi := &file_strato_v1_namespace_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1567,7 @@ func (x *BlockID) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockID.ProtoReflect.Descriptor instead.
 func (*BlockID) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{5}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *BlockID) GetContainerId() uint64 {
@@ -1397,7 +1601,7 @@ type DatanodeDetails struct {
 
 func (x *DatanodeDetails) Reset() {
 	*x = DatanodeDetails{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[6]
+	mi := &file_strato_v1_namespace_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1409,7 +1613,7 @@ func (x *DatanodeDetails) String() string {
 func (*DatanodeDetails) ProtoMessage() {}
 
 func (x *DatanodeDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[6]
+	mi := &file_strato_v1_namespace_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1422,7 +1626,7 @@ func (x *DatanodeDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeDetails.ProtoReflect.Descriptor instead.
 func (*DatanodeDetails) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{6}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DatanodeDetails) GetId() string {
@@ -1469,7 +1673,7 @@ type Pipeline struct {
 
 func (x *Pipeline) Reset() {
 	*x = Pipeline{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[7]
+	mi := &file_strato_v1_namespace_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1685,7 @@ func (x *Pipeline) String() string {
 func (*Pipeline) ProtoMessage() {}
 
 func (x *Pipeline) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[7]
+	mi := &file_strato_v1_namespace_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1698,7 @@ func (x *Pipeline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pipeline.ProtoReflect.Descriptor instead.
 func (*Pipeline) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{7}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Pipeline) GetId() uint64 {
@@ -1536,7 +1740,7 @@ type BlockLocation struct {
 
 func (x *BlockLocation) Reset() {
 	*x = BlockLocation{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[8]
+	mi := &file_strato_v1_namespace_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1548,7 +1752,7 @@ func (x *BlockLocation) String() string {
 func (*BlockLocation) ProtoMessage() {}
 
 func (x *BlockLocation) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[8]
+	mi := &file_strato_v1_namespace_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1561,7 +1765,7 @@ func (x *BlockLocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockLocation.ProtoReflect.Descriptor instead.
 func (*BlockLocation) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{8}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *BlockLocation) GetBlockId() *BlockID {
@@ -1633,14 +1837,16 @@ type KeyInfo struct {
 	// LookupKey with a version_id or with delete_markers.
 	DeleteMarker bool `protobuf:"varint,21,opt,name=delete_marker,json=deleteMarker,proto3" json:"delete_marker,omitempty"`
 	// In ListKeyVersions: the key's latest version.
-	IsLatest      bool `protobuf:"varint,22,opt,name=is_latest,json=isLatest,proto3" json:"is_latest,omitempty"`
+	IsLatest bool `protobuf:"varint,22,opt,name=is_latest,json=isLatest,proto3" json:"is_latest,omitempty"`
+	// The version's S3 object lock (unset: none).
+	ObjectLock    *ObjectLock `protobuf:"bytes,23,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *KeyInfo) Reset() {
 	*x = KeyInfo{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[9]
+	mi := &file_strato_v1_namespace_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1652,7 +1858,7 @@ func (x *KeyInfo) String() string {
 func (*KeyInfo) ProtoMessage() {}
 
 func (x *KeyInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[9]
+	mi := &file_strato_v1_namespace_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1665,7 +1871,7 @@ func (x *KeyInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyInfo.ProtoReflect.Descriptor instead.
 func (*KeyInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *KeyInfo) GetVolume() string {
@@ -1822,6 +2028,13 @@ func (x *KeyInfo) GetIsLatest() bool {
 	return false
 }
 
+func (x *KeyInfo) GetObjectLock() *ObjectLock {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
+}
+
 // KeyAttribute is a name and a value stored with a key. Meta gives them no
 // meaning; the S3 gateway's names are in docs/s3.md.
 type KeyAttribute struct {
@@ -1834,7 +2047,7 @@ type KeyAttribute struct {
 
 func (x *KeyAttribute) Reset() {
 	*x = KeyAttribute{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[10]
+	mi := &file_strato_v1_namespace_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1846,7 +2059,7 @@ func (x *KeyAttribute) String() string {
 func (*KeyAttribute) ProtoMessage() {}
 
 func (x *KeyAttribute) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[10]
+	mi := &file_strato_v1_namespace_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1859,7 +2072,7 @@ func (x *KeyAttribute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyAttribute.ProtoReflect.Descriptor instead.
 func (*KeyAttribute) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *KeyAttribute) GetName() string {
@@ -1892,7 +2105,7 @@ type KeySource struct {
 
 func (x *KeySource) Reset() {
 	*x = KeySource{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[11]
+	mi := &file_strato_v1_namespace_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1904,7 +2117,7 @@ func (x *KeySource) String() string {
 func (*KeySource) ProtoMessage() {}
 
 func (x *KeySource) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[11]
+	mi := &file_strato_v1_namespace_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1917,7 +2130,7 @@ func (x *KeySource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySource.ProtoReflect.Descriptor instead.
 func (*KeySource) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *KeySource) GetVolume() string {
@@ -1982,7 +2195,7 @@ type FileStatus struct {
 
 func (x *FileStatus) Reset() {
 	*x = FileStatus{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[12]
+	mi := &file_strato_v1_namespace_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1994,7 +2207,7 @@ func (x *FileStatus) String() string {
 func (*FileStatus) ProtoMessage() {}
 
 func (x *FileStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[12]
+	mi := &file_strato_v1_namespace_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2007,7 +2220,7 @@ func (x *FileStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileStatus.ProtoReflect.Descriptor instead.
 func (*FileStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FileStatus) GetPath() string {
@@ -2128,7 +2341,7 @@ type ExcludeList struct {
 
 func (x *ExcludeList) Reset() {
 	*x = ExcludeList{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[13]
+	mi := &file_strato_v1_namespace_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +2353,7 @@ func (x *ExcludeList) String() string {
 func (*ExcludeList) ProtoMessage() {}
 
 func (x *ExcludeList) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[13]
+	mi := &file_strato_v1_namespace_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +2366,7 @@ func (x *ExcludeList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExcludeList.ProtoReflect.Descriptor instead.
 func (*ExcludeList) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ExcludeList) GetDatanodes() []string {
@@ -2189,7 +2402,7 @@ type CreateVolumeRequest struct {
 
 func (x *CreateVolumeRequest) Reset() {
 	*x = CreateVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[14]
+	mi := &file_strato_v1_namespace_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2201,7 +2414,7 @@ func (x *CreateVolumeRequest) String() string {
 func (*CreateVolumeRequest) ProtoMessage() {}
 
 func (x *CreateVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[14]
+	mi := &file_strato_v1_namespace_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2214,7 +2427,7 @@ func (x *CreateVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateVolumeRequest.ProtoReflect.Descriptor instead.
 func (*CreateVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CreateVolumeRequest) GetName() string {
@@ -2254,7 +2467,7 @@ type CreateVolumeResponse struct {
 
 func (x *CreateVolumeResponse) Reset() {
 	*x = CreateVolumeResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[15]
+	mi := &file_strato_v1_namespace_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2266,7 +2479,7 @@ func (x *CreateVolumeResponse) String() string {
 func (*CreateVolumeResponse) ProtoMessage() {}
 
 func (x *CreateVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[15]
+	mi := &file_strato_v1_namespace_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2279,7 +2492,7 @@ func (x *CreateVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateVolumeResponse.ProtoReflect.Descriptor instead.
 func (*CreateVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CreateVolumeResponse) GetVolume() *VolumeInfo {
@@ -2298,7 +2511,7 @@ type DeleteVolumeRequest struct {
 
 func (x *DeleteVolumeRequest) Reset() {
 	*x = DeleteVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[16]
+	mi := &file_strato_v1_namespace_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2310,7 +2523,7 @@ func (x *DeleteVolumeRequest) String() string {
 func (*DeleteVolumeRequest) ProtoMessage() {}
 
 func (x *DeleteVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[16]
+	mi := &file_strato_v1_namespace_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2323,7 +2536,7 @@ func (x *DeleteVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeRequest.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeleteVolumeRequest) GetName() string {
@@ -2341,7 +2554,7 @@ type DeleteVolumeResponse struct {
 
 func (x *DeleteVolumeResponse) Reset() {
 	*x = DeleteVolumeResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[17]
+	mi := &file_strato_v1_namespace_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2353,7 +2566,7 @@ func (x *DeleteVolumeResponse) String() string {
 func (*DeleteVolumeResponse) ProtoMessage() {}
 
 func (x *DeleteVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[17]
+	mi := &file_strato_v1_namespace_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2366,7 +2579,7 @@ func (x *DeleteVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeResponse.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{19}
 }
 
 type GetVolumeRequest struct {
@@ -2378,7 +2591,7 @@ type GetVolumeRequest struct {
 
 func (x *GetVolumeRequest) Reset() {
 	*x = GetVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[18]
+	mi := &file_strato_v1_namespace_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2390,7 +2603,7 @@ func (x *GetVolumeRequest) String() string {
 func (*GetVolumeRequest) ProtoMessage() {}
 
 func (x *GetVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[18]
+	mi := &file_strato_v1_namespace_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2403,7 +2616,7 @@ func (x *GetVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVolumeRequest.ProtoReflect.Descriptor instead.
 func (*GetVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetVolumeRequest) GetName() string {
@@ -2424,7 +2637,7 @@ type ListVolumesRequest struct {
 
 func (x *ListVolumesRequest) Reset() {
 	*x = ListVolumesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[19]
+	mi := &file_strato_v1_namespace_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2436,7 +2649,7 @@ func (x *ListVolumesRequest) String() string {
 func (*ListVolumesRequest) ProtoMessage() {}
 
 func (x *ListVolumesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[19]
+	mi := &file_strato_v1_namespace_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2449,7 +2662,7 @@ func (x *ListVolumesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListVolumesRequest.ProtoReflect.Descriptor instead.
 func (*ListVolumesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListVolumesRequest) GetPrefix() string {
@@ -2483,7 +2696,7 @@ type ListVolumesResponse struct {
 
 func (x *ListVolumesResponse) Reset() {
 	*x = ListVolumesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[20]
+	mi := &file_strato_v1_namespace_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2495,7 +2708,7 @@ func (x *ListVolumesResponse) String() string {
 func (*ListVolumesResponse) ProtoMessage() {}
 
 func (x *ListVolumesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[20]
+	mi := &file_strato_v1_namespace_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2508,7 +2721,7 @@ func (x *ListVolumesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListVolumesResponse.ProtoReflect.Descriptor instead.
 func (*ListVolumesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListVolumesResponse) GetVolumes() []*VolumeInfo {
@@ -2544,7 +2757,7 @@ type SetQuotaRequest struct {
 
 func (x *SetQuotaRequest) Reset() {
 	*x = SetQuotaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	mi := &file_strato_v1_namespace_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2556,7 +2769,7 @@ func (x *SetQuotaRequest) String() string {
 func (*SetQuotaRequest) ProtoMessage() {}
 
 func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[21]
+	mi := &file_strato_v1_namespace_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2569,7 +2782,7 @@ func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SetQuotaRequest) GetVolume() string {
@@ -2622,7 +2835,7 @@ type SetQuotaResponse struct {
 
 func (x *SetQuotaResponse) Reset() {
 	*x = SetQuotaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	mi := &file_strato_v1_namespace_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2634,7 +2847,7 @@ func (x *SetQuotaResponse) String() string {
 func (*SetQuotaResponse) ProtoMessage() {}
 
 func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[22]
+	mi := &file_strato_v1_namespace_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2647,7 +2860,7 @@ func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaResponse.ProtoReflect.Descriptor instead.
 func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{24}
 }
 
 // UpdateVolumeRequest changes what is set of a volume; at least one field
@@ -2662,7 +2875,7 @@ type UpdateVolumeRequest struct {
 
 func (x *UpdateVolumeRequest) Reset() {
 	*x = UpdateVolumeRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	mi := &file_strato_v1_namespace_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +2887,7 @@ func (x *UpdateVolumeRequest) String() string {
 func (*UpdateVolumeRequest) ProtoMessage() {}
 
 func (x *UpdateVolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[23]
+	mi := &file_strato_v1_namespace_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +2900,7 @@ func (x *UpdateVolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateVolumeRequest.ProtoReflect.Descriptor instead.
 func (*UpdateVolumeRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *UpdateVolumeRequest) GetName() string {
@@ -2714,7 +2927,7 @@ type UpdateVolumeResponse struct {
 
 func (x *UpdateVolumeResponse) Reset() {
 	*x = UpdateVolumeResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	mi := &file_strato_v1_namespace_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2726,7 +2939,7 @@ func (x *UpdateVolumeResponse) String() string {
 func (*UpdateVolumeResponse) ProtoMessage() {}
 
 func (x *UpdateVolumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[24]
+	mi := &file_strato_v1_namespace_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2739,7 +2952,7 @@ func (x *UpdateVolumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateVolumeResponse.ProtoReflect.Descriptor instead.
 func (*UpdateVolumeResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UpdateVolumeResponse) GetVolume() *VolumeInfo {
@@ -2770,13 +2983,16 @@ type UpdateBucketRequest struct {
 	// them); clear_lifecycle removes them.
 	Lifecycle      *Lifecycle `protobuf:"bytes,30,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`
 	ClearLifecycle bool       `protobuf:"varint,31,opt,name=clear_lifecycle,json=clearLifecycle,proto3" json:"clear_lifecycle,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Set: the bucket's default retention becomes object_lock's (a bucket
+	// created with object lock only; enabled must be set).
+	ObjectLock    *BucketObjectLock `protobuf:"bytes,7,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdateBucketRequest) Reset() {
 	*x = UpdateBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[25]
+	mi := &file_strato_v1_namespace_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2788,7 +3004,7 @@ func (x *UpdateBucketRequest) String() string {
 func (*UpdateBucketRequest) ProtoMessage() {}
 
 func (x *UpdateBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[25]
+	mi := &file_strato_v1_namespace_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2801,7 +3017,7 @@ func (x *UpdateBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateBucketRequest.ProtoReflect.Descriptor instead.
 func (*UpdateBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *UpdateBucketRequest) GetVolume() string {
@@ -2860,6 +3076,13 @@ func (x *UpdateBucketRequest) GetClearLifecycle() bool {
 	return false
 }
 
+func (x *UpdateBucketRequest) GetObjectLock() *BucketObjectLock {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
+}
+
 // UpdateBucketResponse is the bucket as changed.
 type UpdateBucketResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2870,7 +3093,7 @@ type UpdateBucketResponse struct {
 
 func (x *UpdateBucketResponse) Reset() {
 	*x = UpdateBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[26]
+	mi := &file_strato_v1_namespace_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2882,7 +3105,7 @@ func (x *UpdateBucketResponse) String() string {
 func (*UpdateBucketResponse) ProtoMessage() {}
 
 func (x *UpdateBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[26]
+	mi := &file_strato_v1_namespace_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2895,7 +3118,7 @@ func (x *UpdateBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateBucketResponse.ProtoReflect.Descriptor instead.
 func (*UpdateBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *UpdateBucketResponse) GetBucket() *BucketInfo {
@@ -2926,14 +3149,17 @@ type CreateBucketRequest struct {
 	Group      string  `protobuf:"bytes,13,opt,name=group,proto3" json:"group,omitempty"`
 	// ACL entries of the bucket, besides those it takes from its volume's
 	// DEFAULT entries (at most 64 in all).
-	Acls          []*Acl `protobuf:"bytes,14,rep,name=acls,proto3" json:"acls,omitempty"`
+	Acls []*Acl `protobuf:"bytes,14,rep,name=acls,proto3" json:"acls,omitempty"`
+	// S3 object lock (OBS only): the bucket is versioned (ENABLED) from the
+	// start, for good, and its versions can be locked.
+	ObjectLock    bool `protobuf:"varint,15,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateBucketRequest) Reset() {
 	*x = CreateBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[27]
+	mi := &file_strato_v1_namespace_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2945,7 +3171,7 @@ func (x *CreateBucketRequest) String() string {
 func (*CreateBucketRequest) ProtoMessage() {}
 
 func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[27]
+	mi := &file_strato_v1_namespace_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2958,7 +3184,7 @@ func (x *CreateBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketRequest.ProtoReflect.Descriptor instead.
 func (*CreateBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreateBucketRequest) GetVolume() string {
@@ -3059,6 +3285,13 @@ func (x *CreateBucketRequest) GetAcls() []*Acl {
 	return nil
 }
 
+func (x *CreateBucketRequest) GetObjectLock() bool {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return false
+}
+
 type CreateBucketResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Bucket        *BucketInfo            `protobuf:"bytes,1,opt,name=bucket,proto3" json:"bucket,omitempty"`
@@ -3068,7 +3301,7 @@ type CreateBucketResponse struct {
 
 func (x *CreateBucketResponse) Reset() {
 	*x = CreateBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[28]
+	mi := &file_strato_v1_namespace_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3080,7 +3313,7 @@ func (x *CreateBucketResponse) String() string {
 func (*CreateBucketResponse) ProtoMessage() {}
 
 func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[28]
+	mi := &file_strato_v1_namespace_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3093,7 +3326,7 @@ func (x *CreateBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBucketResponse.ProtoReflect.Descriptor instead.
 func (*CreateBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CreateBucketResponse) GetBucket() *BucketInfo {
@@ -3113,7 +3346,7 @@ type DeleteBucketRequest struct {
 
 func (x *DeleteBucketRequest) Reset() {
 	*x = DeleteBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[29]
+	mi := &file_strato_v1_namespace_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3125,7 +3358,7 @@ func (x *DeleteBucketRequest) String() string {
 func (*DeleteBucketRequest) ProtoMessage() {}
 
 func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[29]
+	mi := &file_strato_v1_namespace_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3138,7 +3371,7 @@ func (x *DeleteBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketRequest.ProtoReflect.Descriptor instead.
 func (*DeleteBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DeleteBucketRequest) GetVolume() string {
@@ -3163,7 +3396,7 @@ type DeleteBucketResponse struct {
 
 func (x *DeleteBucketResponse) Reset() {
 	*x = DeleteBucketResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[30]
+	mi := &file_strato_v1_namespace_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3175,7 +3408,7 @@ func (x *DeleteBucketResponse) String() string {
 func (*DeleteBucketResponse) ProtoMessage() {}
 
 func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[30]
+	mi := &file_strato_v1_namespace_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3188,7 +3421,7 @@ func (x *DeleteBucketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketResponse.ProtoReflect.Descriptor instead.
 func (*DeleteBucketResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{32}
 }
 
 type GetBucketRequest struct {
@@ -3201,7 +3434,7 @@ type GetBucketRequest struct {
 
 func (x *GetBucketRequest) Reset() {
 	*x = GetBucketRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[31]
+	mi := &file_strato_v1_namespace_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3213,7 +3446,7 @@ func (x *GetBucketRequest) String() string {
 func (*GetBucketRequest) ProtoMessage() {}
 
 func (x *GetBucketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[31]
+	mi := &file_strato_v1_namespace_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3226,7 +3459,7 @@ func (x *GetBucketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBucketRequest.ProtoReflect.Descriptor instead.
 func (*GetBucketRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetBucketRequest) GetVolume() string {
@@ -3255,7 +3488,7 @@ type ListBucketsRequest struct {
 
 func (x *ListBucketsRequest) Reset() {
 	*x = ListBucketsRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[32]
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3267,7 +3500,7 @@ func (x *ListBucketsRequest) String() string {
 func (*ListBucketsRequest) ProtoMessage() {}
 
 func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[32]
+	mi := &file_strato_v1_namespace_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3280,7 +3513,7 @@ func (x *ListBucketsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsRequest.ProtoReflect.Descriptor instead.
 func (*ListBucketsRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListBucketsRequest) GetVolume() string {
@@ -3321,7 +3554,7 @@ type ListBucketsResponse struct {
 
 func (x *ListBucketsResponse) Reset() {
 	*x = ListBucketsResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[33]
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3333,7 +3566,7 @@ func (x *ListBucketsResponse) String() string {
 func (*ListBucketsResponse) ProtoMessage() {}
 
 func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[33]
+	mi := &file_strato_v1_namespace_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3346,7 +3579,7 @@ func (x *ListBucketsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBucketsResponse.ProtoReflect.Descriptor instead.
 func (*ListBucketsResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListBucketsResponse) GetBuckets() []*BucketInfo {
@@ -3393,7 +3626,7 @@ type OpenKeyRequest struct {
 
 func (x *OpenKeyRequest) Reset() {
 	*x = OpenKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3405,7 +3638,7 @@ func (x *OpenKeyRequest) String() string {
 func (*OpenKeyRequest) ProtoMessage() {}
 
 func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[34]
+	mi := &file_strato_v1_namespace_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3418,7 +3651,7 @@ func (x *OpenKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyRequest.ProtoReflect.Descriptor instead.
 func (*OpenKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *OpenKeyRequest) GetVolume() string {
@@ -3529,7 +3762,7 @@ type CreateFileRequest struct {
 
 func (x *CreateFileRequest) Reset() {
 	*x = CreateFileRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3541,7 +3774,7 @@ func (x *CreateFileRequest) String() string {
 func (*CreateFileRequest) ProtoMessage() {}
 
 func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[35]
+	mi := &file_strato_v1_namespace_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3554,7 +3787,7 @@ func (x *CreateFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateFileRequest.ProtoReflect.Descriptor instead.
 func (*CreateFileRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreateFileRequest) GetVolume() string {
@@ -3679,7 +3912,7 @@ type OpenKeyResponse struct {
 
 func (x *OpenKeyResponse) Reset() {
 	*x = OpenKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3691,7 +3924,7 @@ func (x *OpenKeyResponse) String() string {
 func (*OpenKeyResponse) ProtoMessage() {}
 
 func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[36]
+	mi := &file_strato_v1_namespace_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3704,7 +3937,7 @@ func (x *OpenKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyResponse.ProtoReflect.Descriptor instead.
 func (*OpenKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *OpenKeyResponse) GetOpenId() uint64 {
@@ -3791,7 +4024,7 @@ type AllocateBlockRequest struct {
 
 func (x *AllocateBlockRequest) Reset() {
 	*x = AllocateBlockRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3803,7 +4036,7 @@ func (x *AllocateBlockRequest) String() string {
 func (*AllocateBlockRequest) ProtoMessage() {}
 
 func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[37]
+	mi := &file_strato_v1_namespace_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3816,7 +4049,7 @@ func (x *AllocateBlockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockRequest.ProtoReflect.Descriptor instead.
 func (*AllocateBlockRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AllocateBlockRequest) GetVolume() string {
@@ -3870,7 +4103,7 @@ type AllocateBlockResponse struct {
 
 func (x *AllocateBlockResponse) Reset() {
 	*x = AllocateBlockResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3882,7 +4115,7 @@ func (x *AllocateBlockResponse) String() string {
 func (*AllocateBlockResponse) ProtoMessage() {}
 
 func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[38]
+	mi := &file_strato_v1_namespace_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3895,7 +4128,7 @@ func (x *AllocateBlockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateBlockResponse.ProtoReflect.Descriptor instead.
 func (*AllocateBlockResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *AllocateBlockResponse) GetBlock() *BlockLocation {
@@ -3929,14 +4162,17 @@ type CommitKeyRequest struct {
 	// key's and the sources are deleted, in one metadata operation that
 	// copies no data. Each source is a key of an OBS bucket written with the
 	// open key's checksum type and window; none may repeat. Not with hsync.
-	Sources       []*KeySource `protobuf:"bytes,9,rep,name=sources,proto3" json:"sources,omitempty"`
+	Sources []*KeySource `protobuf:"bytes,9,rep,name=sources,proto3" json:"sources,omitempty"`
+	// The new version's S3 object lock (a bucket with object lock only);
+	// unset: the bucket's default retention, if any.
+	ObjectLock    *ObjectLock `protobuf:"bytes,10,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CommitKeyRequest) Reset() {
 	*x = CommitKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3948,7 +4184,7 @@ func (x *CommitKeyRequest) String() string {
 func (*CommitKeyRequest) ProtoMessage() {}
 
 func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[39]
+	mi := &file_strato_v1_namespace_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3961,7 +4197,7 @@ func (x *CommitKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyRequest.ProtoReflect.Descriptor instead.
 func (*CommitKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CommitKeyRequest) GetVolume() string {
@@ -4027,6 +4263,13 @@ func (x *CommitKeyRequest) GetSources() []*KeySource {
 	return nil
 }
 
+func (x *CommitKeyRequest) GetObjectLock() *ObjectLock {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
+}
+
 type CommitKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ObjectId      uint64                 `protobuf:"varint,1,opt,name=object_id,json=objectId,proto3" json:"object_id,omitempty"`
@@ -4038,7 +4281,7 @@ type CommitKeyResponse struct {
 
 func (x *CommitKeyResponse) Reset() {
 	*x = CommitKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4050,7 +4293,7 @@ func (x *CommitKeyResponse) String() string {
 func (*CommitKeyResponse) ProtoMessage() {}
 
 func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[40]
+	mi := &file_strato_v1_namespace_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4063,7 +4306,7 @@ func (x *CommitKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyResponse.ProtoReflect.Descriptor instead.
 func (*CommitKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CommitKeyResponse) GetObjectId() uint64 {
@@ -4111,7 +4354,7 @@ type SetAttributesRequest struct {
 
 func (x *SetAttributesRequest) Reset() {
 	*x = SetAttributesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4123,7 +4366,7 @@ func (x *SetAttributesRequest) String() string {
 func (*SetAttributesRequest) ProtoMessage() {}
 
 func (x *SetAttributesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[41]
+	mi := &file_strato_v1_namespace_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4136,7 +4379,7 @@ func (x *SetAttributesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesRequest.ProtoReflect.Descriptor instead.
 func (*SetAttributesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SetAttributesRequest) GetVolume() string {
@@ -4189,7 +4432,7 @@ type SetAttributesResponse struct {
 
 func (x *SetAttributesResponse) Reset() {
 	*x = SetAttributesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4201,7 +4444,7 @@ func (x *SetAttributesResponse) String() string {
 func (*SetAttributesResponse) ProtoMessage() {}
 
 func (x *SetAttributesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[42]
+	mi := &file_strato_v1_namespace_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4214,7 +4457,174 @@ func (x *SetAttributesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesResponse.ProtoReflect.Descriptor instead.
 func (*SetAttributesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
+}
+
+// SetObjectLockRequest changes the S3 object lock of a version (the latest
+// when version_id is empty).
+type SetObjectLockRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Volume    string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket    string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key       string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	VersionId string                 `protobuf:"bytes,4,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	// Set: the version's retention becomes mode until retain_until_unix_ms
+	// (mode UNSPECIFIED: none; a date in the future otherwise).
+	SetRetention      bool          `protobuf:"varint,5,opt,name=set_retention,json=setRetention,proto3" json:"set_retention,omitempty"`
+	Mode              RetentionMode `protobuf:"varint,6,opt,name=mode,proto3,enum=strato.v1.RetentionMode" json:"mode,omitempty"`
+	RetainUntilUnixMs int64         `protobuf:"varint,7,opt,name=retain_until_unix_ms,json=retainUntilUnixMs,proto3" json:"retain_until_unix_ms,omitempty"`
+	// Set: the legal hold is put on or taken off.
+	LegalHold *bool `protobuf:"varint,8,opt,name=legal_hold,json=legalHold,proto3,oneof" json:"legal_hold,omitempty"`
+	// As DeleteKeyRequest's: lets the bucket's owner or an administrator
+	// shorten, remove or change a GOVERNANCE retention.
+	BypassGovernance bool `protobuf:"varint,9,opt,name=bypass_governance,json=bypassGovernance,proto3" json:"bypass_governance,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SetObjectLockRequest) Reset() {
+	*x = SetObjectLockRequest{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetObjectLockRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetObjectLockRequest) ProtoMessage() {}
+
+func (x *SetObjectLockRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetObjectLockRequest.ProtoReflect.Descriptor instead.
+func (*SetObjectLockRequest) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *SetObjectLockRequest) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *SetObjectLockRequest) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *SetObjectLockRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SetObjectLockRequest) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *SetObjectLockRequest) GetSetRetention() bool {
+	if x != nil {
+		return x.SetRetention
+	}
+	return false
+}
+
+func (x *SetObjectLockRequest) GetMode() RetentionMode {
+	if x != nil {
+		return x.Mode
+	}
+	return RetentionMode_RETENTION_UNSPECIFIED
+}
+
+func (x *SetObjectLockRequest) GetRetainUntilUnixMs() int64 {
+	if x != nil {
+		return x.RetainUntilUnixMs
+	}
+	return 0
+}
+
+func (x *SetObjectLockRequest) GetLegalHold() bool {
+	if x != nil && x.LegalHold != nil {
+		return *x.LegalHold
+	}
+	return false
+}
+
+func (x *SetObjectLockRequest) GetBypassGovernance() bool {
+	if x != nil {
+		return x.BypassGovernance
+	}
+	return false
+}
+
+type SetObjectLockResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	VersionId     string                 `protobuf:"bytes,1,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	ObjectLock    *ObjectLock            `protobuf:"bytes,2,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"` // the version's lock as changed
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetObjectLockResponse) Reset() {
+	*x = SetObjectLockResponse{}
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetObjectLockResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetObjectLockResponse) ProtoMessage() {}
+
+func (x *SetObjectLockResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetObjectLockResponse.ProtoReflect.Descriptor instead.
+func (*SetObjectLockResponse) Descriptor() ([]byte, []int) {
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *SetObjectLockResponse) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *SetObjectLockResponse) GetObjectLock() *ObjectLock {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
 }
 
 type LookupKeyRequest struct {
@@ -4234,7 +4644,7 @@ type LookupKeyRequest struct {
 
 func (x *LookupKeyRequest) Reset() {
 	*x = LookupKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4246,7 +4656,7 @@ func (x *LookupKeyRequest) String() string {
 func (*LookupKeyRequest) ProtoMessage() {}
 
 func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[43]
+	mi := &file_strato_v1_namespace_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4259,7 +4669,7 @@ func (x *LookupKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyRequest.ProtoReflect.Descriptor instead.
 func (*LookupKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{43}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LookupKeyRequest) GetVolume() string {
@@ -4306,7 +4716,7 @@ type LookupKeyResponse struct {
 
 func (x *LookupKeyResponse) Reset() {
 	*x = LookupKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4318,7 +4728,7 @@ func (x *LookupKeyResponse) String() string {
 func (*LookupKeyResponse) ProtoMessage() {}
 
 func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[44]
+	mi := &file_strato_v1_namespace_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4331,7 +4741,7 @@ func (x *LookupKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupKeyResponse.ProtoReflect.Descriptor instead.
 func (*LookupKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{44}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LookupKeyResponse) GetKey() *KeyInfo {
@@ -4352,14 +4762,18 @@ type DeleteKeyRequest struct {
 	// Set: the delete happens only while the key's latest version is the
 	// object with this ID (FAILED_PRECONDITION otherwise): lifecycle's
 	// expiry never removes a version written after it looked.
-	IfObjectId    uint64 `protobuf:"varint,30,opt,name=if_object_id,json=ifObjectId,proto3" json:"if_object_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	IfObjectId uint64 `protobuf:"varint,30,opt,name=if_object_id,json=ifObjectId,proto3" json:"if_object_id,omitempty"`
+	// Lets the bucket's owner (or its volume's) or an administrator delete a
+	// version under a GOVERNANCE retention (S3's
+	// x-amz-bypass-governance-retention); ignored for anyone else.
+	BypassGovernance bool `protobuf:"varint,5,opt,name=bypass_governance,json=bypassGovernance,proto3" json:"bypass_governance,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *DeleteKeyRequest) Reset() {
 	*x = DeleteKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4371,7 +4785,7 @@ func (x *DeleteKeyRequest) String() string {
 func (*DeleteKeyRequest) ProtoMessage() {}
 
 func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[45]
+	mi := &file_strato_v1_namespace_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4384,7 +4798,7 @@ func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{45}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *DeleteKeyRequest) GetVolume() string {
@@ -4422,6 +4836,13 @@ func (x *DeleteKeyRequest) GetIfObjectId() uint64 {
 	return 0
 }
 
+func (x *DeleteKeyRequest) GetBypassGovernance() bool {
+	if x != nil {
+		return x.BypassGovernance
+	}
+	return false
+}
+
 type DeleteKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	VersionId     string                 `protobuf:"bytes,1,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`           // the version deleted, or the marker made
@@ -4432,7 +4853,7 @@ type DeleteKeyResponse struct {
 
 func (x *DeleteKeyResponse) Reset() {
 	*x = DeleteKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4444,7 +4865,7 @@ func (x *DeleteKeyResponse) String() string {
 func (*DeleteKeyResponse) ProtoMessage() {}
 
 func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[46]
+	mi := &file_strato_v1_namespace_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4457,7 +4878,7 @@ func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{46}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DeleteKeyResponse) GetVersionId() string {
@@ -4488,7 +4909,7 @@ type RenameKeyRequest struct {
 
 func (x *RenameKeyRequest) Reset() {
 	*x = RenameKeyRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4500,7 +4921,7 @@ func (x *RenameKeyRequest) String() string {
 func (*RenameKeyRequest) ProtoMessage() {}
 
 func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[47]
+	mi := &file_strato_v1_namespace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4513,7 +4934,7 @@ func (x *RenameKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyRequest.ProtoReflect.Descriptor instead.
 func (*RenameKeyRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{47}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RenameKeyRequest) GetVolume() string {
@@ -4552,7 +4973,7 @@ type RenameKeyResponse struct {
 
 func (x *RenameKeyResponse) Reset() {
 	*x = RenameKeyResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4564,7 +4985,7 @@ func (x *RenameKeyResponse) String() string {
 func (*RenameKeyResponse) ProtoMessage() {}
 
 func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[48]
+	mi := &file_strato_v1_namespace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4577,7 +4998,7 @@ func (x *RenameKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameKeyResponse.ProtoReflect.Descriptor instead.
 func (*RenameKeyResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{48}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
 }
 
 type ListKeysRequest struct {
@@ -4594,7 +5015,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4606,7 +5027,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[49]
+	mi := &file_strato_v1_namespace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4619,7 +5040,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{49}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListKeysRequest) GetVolume() string {
@@ -4677,7 +5098,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4689,7 +5110,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[50]
+	mi := &file_strato_v1_namespace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4702,7 +5123,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{50}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListKeysResponse) GetKeys() []*KeyInfo {
@@ -4752,7 +5173,7 @@ type ListKeyVersionsRequest struct {
 
 func (x *ListKeyVersionsRequest) Reset() {
 	*x = ListKeyVersionsRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4764,7 +5185,7 @@ func (x *ListKeyVersionsRequest) String() string {
 func (*ListKeyVersionsRequest) ProtoMessage() {}
 
 func (x *ListKeyVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[51]
+	mi := &file_strato_v1_namespace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4777,7 +5198,7 @@ func (x *ListKeyVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeyVersionsRequest.ProtoReflect.Descriptor instead.
 func (*ListKeyVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{51}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListKeyVersionsRequest) GetVolume() string {
@@ -4843,7 +5264,7 @@ type ListKeyVersionsResponse struct {
 
 func (x *ListKeyVersionsResponse) Reset() {
 	*x = ListKeyVersionsResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4855,7 +5276,7 @@ func (x *ListKeyVersionsResponse) String() string {
 func (*ListKeyVersionsResponse) ProtoMessage() {}
 
 func (x *ListKeyVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[52]
+	mi := &file_strato_v1_namespace_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4868,7 +5289,7 @@ func (x *ListKeyVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeyVersionsResponse.ProtoReflect.Descriptor instead.
 func (*ListKeyVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{52}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListKeyVersionsResponse) GetVersions() []*KeyInfo {
@@ -4926,7 +5347,7 @@ type CreateDirectoryRequest struct {
 
 func (x *CreateDirectoryRequest) Reset() {
 	*x = CreateDirectoryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4938,7 +5359,7 @@ func (x *CreateDirectoryRequest) String() string {
 func (*CreateDirectoryRequest) ProtoMessage() {}
 
 func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[53]
+	mi := &file_strato_v1_namespace_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4951,7 +5372,7 @@ func (x *CreateDirectoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryRequest.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{53}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *CreateDirectoryRequest) GetVolume() string {
@@ -5006,7 +5427,7 @@ type CreateDirectoryResponse struct {
 
 func (x *CreateDirectoryResponse) Reset() {
 	*x = CreateDirectoryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5018,7 +5439,7 @@ func (x *CreateDirectoryResponse) String() string {
 func (*CreateDirectoryResponse) ProtoMessage() {}
 
 func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[54]
+	mi := &file_strato_v1_namespace_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5031,7 +5452,7 @@ func (x *CreateDirectoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryResponse.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{54}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *CreateDirectoryResponse) GetObjectId() uint64 {
@@ -5060,7 +5481,7 @@ type GetFileStatusRequest struct {
 
 func (x *GetFileStatusRequest) Reset() {
 	*x = GetFileStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5072,7 +5493,7 @@ func (x *GetFileStatusRequest) String() string {
 func (*GetFileStatusRequest) ProtoMessage() {}
 
 func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[55]
+	mi := &file_strato_v1_namespace_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5085,7 +5506,7 @@ func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFileStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{55}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetFileStatusRequest) GetVolume() string {
@@ -5125,7 +5546,7 @@ type GetFileStatusResponse struct {
 
 func (x *GetFileStatusResponse) Reset() {
 	*x = GetFileStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5137,7 +5558,7 @@ func (x *GetFileStatusResponse) String() string {
 func (*GetFileStatusResponse) ProtoMessage() {}
 
 func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[56]
+	mi := &file_strato_v1_namespace_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5150,7 +5571,7 @@ func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetFileStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{56}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *GetFileStatusResponse) GetStatus() *FileStatus {
@@ -5173,7 +5594,7 @@ type ListStatusRequest struct {
 
 func (x *ListStatusRequest) Reset() {
 	*x = ListStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5185,7 +5606,7 @@ func (x *ListStatusRequest) String() string {
 func (*ListStatusRequest) ProtoMessage() {}
 
 func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[57]
+	mi := &file_strato_v1_namespace_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5198,7 +5619,7 @@ func (x *ListStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusRequest.ProtoReflect.Descriptor instead.
 func (*ListStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{57}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ListStatusRequest) GetVolume() string {
@@ -5246,7 +5667,7 @@ type ListStatusResponse struct {
 
 func (x *ListStatusResponse) Reset() {
 	*x = ListStatusResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5258,7 +5679,7 @@ func (x *ListStatusResponse) String() string {
 func (*ListStatusResponse) ProtoMessage() {}
 
 func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[58]
+	mi := &file_strato_v1_namespace_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5271,7 +5692,7 @@ func (x *ListStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatusResponse.ProtoReflect.Descriptor instead.
 func (*ListStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{58}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ListStatusResponse) GetStatuses() []*FileStatus {
@@ -5301,7 +5722,7 @@ type GetContentSummaryRequest struct {
 
 func (x *GetContentSummaryRequest) Reset() {
 	*x = GetContentSummaryRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5313,7 +5734,7 @@ func (x *GetContentSummaryRequest) String() string {
 func (*GetContentSummaryRequest) ProtoMessage() {}
 
 func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[59]
+	mi := &file_strato_v1_namespace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5326,7 +5747,7 @@ func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{59}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *GetContentSummaryRequest) GetVolume() string {
@@ -5379,7 +5800,7 @@ type GetContentSummaryResponse struct {
 
 func (x *GetContentSummaryResponse) Reset() {
 	*x = GetContentSummaryResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5391,7 +5812,7 @@ func (x *GetContentSummaryResponse) String() string {
 func (*GetContentSummaryResponse) ProtoMessage() {}
 
 func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[60]
+	mi := &file_strato_v1_namespace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5404,7 +5825,7 @@ func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryResponse.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{60}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *GetContentSummaryResponse) GetLength() int64 {
@@ -5455,7 +5876,7 @@ type ContentSummaryCursor struct {
 
 func (x *ContentSummaryCursor) Reset() {
 	*x = ContentSummaryCursor{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5467,7 +5888,7 @@ func (x *ContentSummaryCursor) String() string {
 func (*ContentSummaryCursor) ProtoMessage() {}
 
 func (x *ContentSummaryCursor) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[61]
+	mi := &file_strato_v1_namespace_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5480,7 +5901,7 @@ func (x *ContentSummaryCursor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentSummaryCursor.ProtoReflect.Descriptor instead.
 func (*ContentSummaryCursor) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ContentSummaryCursor) GetFrames() []*ContentSummaryCursor_Frame {
@@ -5519,7 +5940,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5531,7 +5952,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[62]
+	mi := &file_strato_v1_namespace_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5544,7 +5965,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{62}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *RenameRequest) GetVolume() string {
@@ -5583,7 +6004,7 @@ type RenameResponse struct {
 
 func (x *RenameResponse) Reset() {
 	*x = RenameResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5595,7 +6016,7 @@ func (x *RenameResponse) String() string {
 func (*RenameResponse) ProtoMessage() {}
 
 func (x *RenameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[63]
+	mi := &file_strato_v1_namespace_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5608,7 +6029,7 @@ func (x *RenameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponse.ProtoReflect.Descriptor instead.
 func (*RenameResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{63}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
 }
 
 // DeleteRequest deletes a file, an empty directory, or a directory and its
@@ -5625,7 +6046,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5637,7 +6058,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[64]
+	mi := &file_strato_v1_namespace_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5650,7 +6071,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{64}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *DeleteRequest) GetVolume() string {
@@ -5691,7 +6112,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5703,7 +6124,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[65]
+	mi := &file_strato_v1_namespace_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5716,7 +6137,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *DeleteResponse) GetVersionId() string {
@@ -5747,7 +6168,7 @@ type SetPermissionRequest struct {
 
 func (x *SetPermissionRequest) Reset() {
 	*x = SetPermissionRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5759,7 +6180,7 @@ func (x *SetPermissionRequest) String() string {
 func (*SetPermissionRequest) ProtoMessage() {}
 
 func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[66]
+	mi := &file_strato_v1_namespace_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5772,7 +6193,7 @@ func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionRequest.ProtoReflect.Descriptor instead.
 func (*SetPermissionRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{66}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *SetPermissionRequest) GetVolume() string {
@@ -5811,7 +6232,7 @@ type SetPermissionResponse struct {
 
 func (x *SetPermissionResponse) Reset() {
 	*x = SetPermissionResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5823,7 +6244,7 @@ func (x *SetPermissionResponse) String() string {
 func (*SetPermissionResponse) ProtoMessage() {}
 
 func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[67]
+	mi := &file_strato_v1_namespace_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5836,7 +6257,7 @@ func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionResponse.ProtoReflect.Descriptor instead.
 func (*SetPermissionResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{67}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
 }
 
 // SetOwnerRequest sets the owner and the group of path (as
@@ -5855,7 +6276,7 @@ type SetOwnerRequest struct {
 
 func (x *SetOwnerRequest) Reset() {
 	*x = SetOwnerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5867,7 +6288,7 @@ func (x *SetOwnerRequest) String() string {
 func (*SetOwnerRequest) ProtoMessage() {}
 
 func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[68]
+	mi := &file_strato_v1_namespace_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5880,7 +6301,7 @@ func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerRequest.ProtoReflect.Descriptor instead.
 func (*SetOwnerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{68}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *SetOwnerRequest) GetVolume() string {
@@ -5926,7 +6347,7 @@ type SetOwnerResponse struct {
 
 func (x *SetOwnerResponse) Reset() {
 	*x = SetOwnerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5938,7 +6359,7 @@ func (x *SetOwnerResponse) String() string {
 func (*SetOwnerResponse) ProtoMessage() {}
 
 func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[69]
+	mi := &file_strato_v1_namespace_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5951,7 +6372,7 @@ func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerResponse.ProtoReflect.Descriptor instead.
 func (*SetOwnerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{69}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
 }
 
 // SetTimesRequest sets the times of path (as SetPermissionRequest's),
@@ -5969,7 +6390,7 @@ type SetTimesRequest struct {
 
 func (x *SetTimesRequest) Reset() {
 	*x = SetTimesRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5981,7 +6402,7 @@ func (x *SetTimesRequest) String() string {
 func (*SetTimesRequest) ProtoMessage() {}
 
 func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[70]
+	mi := &file_strato_v1_namespace_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5994,7 +6415,7 @@ func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesRequest.ProtoReflect.Descriptor instead.
 func (*SetTimesRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{70}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *SetTimesRequest) GetVolume() string {
@@ -6040,7 +6461,7 @@ type SetTimesResponse struct {
 
 func (x *SetTimesResponse) Reset() {
 	*x = SetTimesResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6052,7 +6473,7 @@ func (x *SetTimesResponse) String() string {
 func (*SetTimesResponse) ProtoMessage() {}
 
 func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[71]
+	mi := &file_strato_v1_namespace_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6065,7 +6486,7 @@ func (x *SetTimesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesResponse.ProtoReflect.Descriptor instead.
 func (*SetTimesResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{71}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
 }
 
 // AppendFileRequest opens path for appending. The answer's open_id is the
@@ -6084,7 +6505,7 @@ type AppendFileRequest struct {
 
 func (x *AppendFileRequest) Reset() {
 	*x = AppendFileRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6096,7 +6517,7 @@ func (x *AppendFileRequest) String() string {
 func (*AppendFileRequest) ProtoMessage() {}
 
 func (x *AppendFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[72]
+	mi := &file_strato_v1_namespace_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6109,7 +6530,7 @@ func (x *AppendFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendFileRequest.ProtoReflect.Descriptor instead.
 func (*AppendFileRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{72}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *AppendFileRequest) GetVolume() string {
@@ -6160,7 +6581,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6172,7 +6593,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[73]
+	mi := &file_strato_v1_namespace_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6185,7 +6606,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{73}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *TruncateRequest) GetVolume() string {
@@ -6228,7 +6649,7 @@ type TruncateResponse struct {
 
 func (x *TruncateResponse) Reset() {
 	*x = TruncateResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6240,7 +6661,7 @@ func (x *TruncateResponse) String() string {
 func (*TruncateResponse) ProtoMessage() {}
 
 func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[74]
+	mi := &file_strato_v1_namespace_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6253,7 +6674,7 @@ func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
 func (*TruncateResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{74}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *TruncateResponse) GetDone() bool {
@@ -6285,7 +6706,7 @@ type ConcatRequest struct {
 
 func (x *ConcatRequest) Reset() {
 	*x = ConcatRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6297,7 +6718,7 @@ func (x *ConcatRequest) String() string {
 func (*ConcatRequest) ProtoMessage() {}
 
 func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[75]
+	mi := &file_strato_v1_namespace_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6310,7 +6731,7 @@ func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
 func (*ConcatRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{75}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *ConcatRequest) GetVolume() string {
@@ -6350,7 +6771,7 @@ type ConcatResponse struct {
 
 func (x *ConcatResponse) Reset() {
 	*x = ConcatResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6362,7 +6783,7 @@ func (x *ConcatResponse) String() string {
 func (*ConcatResponse) ProtoMessage() {}
 
 func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[76]
+	mi := &file_strato_v1_namespace_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6375,7 +6796,7 @@ func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
 func (*ConcatResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{76}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *ConcatResponse) GetLength() int64 {
@@ -6396,7 +6817,7 @@ type RecoverLeaseRequest struct {
 
 func (x *RecoverLeaseRequest) Reset() {
 	*x = RecoverLeaseRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6408,7 +6829,7 @@ func (x *RecoverLeaseRequest) String() string {
 func (*RecoverLeaseRequest) ProtoMessage() {}
 
 func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[77]
+	mi := &file_strato_v1_namespace_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6421,7 +6842,7 @@ func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{77}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *RecoverLeaseRequest) GetVolume() string {
@@ -6457,7 +6878,7 @@ type RecoverLeaseResponse struct {
 
 func (x *RecoverLeaseResponse) Reset() {
 	*x = RecoverLeaseResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6469,7 +6890,7 @@ func (x *RecoverLeaseResponse) String() string {
 func (*RecoverLeaseResponse) ProtoMessage() {}
 
 func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[78]
+	mi := &file_strato_v1_namespace_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6482,7 +6903,7 @@ func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{78}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *RecoverLeaseResponse) GetClosed() bool {
@@ -6510,7 +6931,7 @@ type IsFileClosedRequest struct {
 
 func (x *IsFileClosedRequest) Reset() {
 	*x = IsFileClosedRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6522,7 +6943,7 @@ func (x *IsFileClosedRequest) String() string {
 func (*IsFileClosedRequest) ProtoMessage() {}
 
 func (x *IsFileClosedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[79]
+	mi := &file_strato_v1_namespace_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6535,7 +6956,7 @@ func (x *IsFileClosedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedRequest.ProtoReflect.Descriptor instead.
 func (*IsFileClosedRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{79}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *IsFileClosedRequest) GetVolume() string {
@@ -6568,7 +6989,7 @@ type IsFileClosedResponse struct {
 
 func (x *IsFileClosedResponse) Reset() {
 	*x = IsFileClosedResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6580,7 +7001,7 @@ func (x *IsFileClosedResponse) String() string {
 func (*IsFileClosedResponse) ProtoMessage() {}
 
 func (x *IsFileClosedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[80]
+	mi := &file_strato_v1_namespace_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6593,7 +7014,7 @@ func (x *IsFileClosedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsFileClosedResponse.ProtoReflect.Descriptor instead.
 func (*IsFileClosedResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{80}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *IsFileClosedResponse) GetClosed() bool {
@@ -6611,7 +7032,7 @@ type GetFsStatusRequest struct {
 
 func (x *GetFsStatusRequest) Reset() {
 	*x = GetFsStatusRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[81]
+	mi := &file_strato_v1_namespace_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6623,7 +7044,7 @@ func (x *GetFsStatusRequest) String() string {
 func (*GetFsStatusRequest) ProtoMessage() {}
 
 func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[81]
+	mi := &file_strato_v1_namespace_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6636,7 +7057,7 @@ func (x *GetFsStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFsStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFsStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{81}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{85}
 }
 
 // FsStatus is the cluster's raw space: the sums of the last storage
@@ -6654,7 +7075,7 @@ type FsStatus struct {
 
 func (x *FsStatus) Reset() {
 	*x = FsStatus{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[82]
+	mi := &file_strato_v1_namespace_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6666,7 +7087,7 @@ func (x *FsStatus) String() string {
 func (*FsStatus) ProtoMessage() {}
 
 func (x *FsStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[82]
+	mi := &file_strato_v1_namespace_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6679,7 +7100,7 @@ func (x *FsStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsStatus.ProtoReflect.Descriptor instead.
 func (*FsStatus) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{82}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *FsStatus) GetCapacity() int64 {
@@ -6724,7 +7145,7 @@ type CloseContainerRequest struct {
 
 func (x *CloseContainerRequest) Reset() {
 	*x = CloseContainerRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[83]
+	mi := &file_strato_v1_namespace_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6736,7 +7157,7 @@ func (x *CloseContainerRequest) String() string {
 func (*CloseContainerRequest) ProtoMessage() {}
 
 func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[83]
+	mi := &file_strato_v1_namespace_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6749,7 +7170,7 @@ func (x *CloseContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerRequest.ProtoReflect.Descriptor instead.
 func (*CloseContainerRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{83}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *CloseContainerRequest) GetContainerId() uint64 {
@@ -6781,7 +7202,7 @@ type CloseContainerResponse struct {
 
 func (x *CloseContainerResponse) Reset() {
 	*x = CloseContainerResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	mi := &file_strato_v1_namespace_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6793,7 +7214,7 @@ func (x *CloseContainerResponse) String() string {
 func (*CloseContainerResponse) ProtoMessage() {}
 
 func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[84]
+	mi := &file_strato_v1_namespace_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6806,7 +7227,7 @@ func (x *CloseContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContainerResponse.ProtoReflect.Descriptor instead.
 func (*CloseContainerResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{84}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{88}
 }
 
 // ReportReplicaRequest comes from a client that read bad data (a checksum
@@ -6824,7 +7245,7 @@ type ReportReplicaRequest struct {
 
 func (x *ReportReplicaRequest) Reset() {
 	*x = ReportReplicaRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[85]
+	mi := &file_strato_v1_namespace_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6836,7 +7257,7 @@ func (x *ReportReplicaRequest) String() string {
 func (*ReportReplicaRequest) ProtoMessage() {}
 
 func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[85]
+	mi := &file_strato_v1_namespace_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6849,7 +7270,7 @@ func (x *ReportReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ReportReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{85}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ReportReplicaRequest) GetContainerId() uint64 {
@@ -6888,7 +7309,7 @@ type ReportReplicaResponse struct {
 
 func (x *ReportReplicaResponse) Reset() {
 	*x = ReportReplicaResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[86]
+	mi := &file_strato_v1_namespace_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6900,7 +7321,7 @@ func (x *ReportReplicaResponse) String() string {
 func (*ReportReplicaResponse) ProtoMessage() {}
 
 func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[86]
+	mi := &file_strato_v1_namespace_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6913,7 +7334,7 @@ func (x *ReportReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportReplicaResponse.ProtoReflect.Descriptor instead.
 func (*ReportReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{86}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{90}
 }
 
 // Acl is one entry of an object's access control list.
@@ -6929,7 +7350,7 @@ type Acl struct {
 
 func (x *Acl) Reset() {
 	*x = Acl{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[87]
+	mi := &file_strato_v1_namespace_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6941,7 +7362,7 @@ func (x *Acl) String() string {
 func (*Acl) ProtoMessage() {}
 
 func (x *Acl) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[87]
+	mi := &file_strato_v1_namespace_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6954,7 +7375,7 @@ func (x *Acl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Acl.ProtoReflect.Descriptor instead.
 func (*Acl) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{87}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *Acl) GetType() AclType {
@@ -6998,7 +7419,7 @@ type AclObject struct {
 
 func (x *AclObject) Reset() {
 	*x = AclObject{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[88]
+	mi := &file_strato_v1_namespace_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7010,7 +7431,7 @@ func (x *AclObject) String() string {
 func (*AclObject) ProtoMessage() {}
 
 func (x *AclObject) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[88]
+	mi := &file_strato_v1_namespace_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7023,7 +7444,7 @@ func (x *AclObject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclObject.ProtoReflect.Descriptor instead.
 func (*AclObject) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{88}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *AclObject) GetKind() AclObjectKind {
@@ -7063,7 +7484,7 @@ type GetAclRequest struct {
 
 func (x *GetAclRequest) Reset() {
 	*x = GetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[89]
+	mi := &file_strato_v1_namespace_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7075,7 +7496,7 @@ func (x *GetAclRequest) String() string {
 func (*GetAclRequest) ProtoMessage() {}
 
 func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[89]
+	mi := &file_strato_v1_namespace_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7088,7 +7509,7 @@ func (x *GetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclRequest.ProtoReflect.Descriptor instead.
 func (*GetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{89}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *GetAclRequest) GetObject() *AclObject {
@@ -7108,7 +7529,7 @@ type GetAclResponse struct {
 
 func (x *GetAclResponse) Reset() {
 	*x = GetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[90]
+	mi := &file_strato_v1_namespace_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7120,7 +7541,7 @@ func (x *GetAclResponse) String() string {
 func (*GetAclResponse) ProtoMessage() {}
 
 func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[90]
+	mi := &file_strato_v1_namespace_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7133,7 +7554,7 @@ func (x *GetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclResponse.ProtoReflect.Descriptor instead.
 func (*GetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{90}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *GetAclResponse) GetOwner() string {
@@ -7161,7 +7582,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[91]
+	mi := &file_strato_v1_namespace_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7173,7 +7594,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[91]
+	mi := &file_strato_v1_namespace_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7186,7 +7607,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{91}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *SetAclRequest) GetObject() *AclObject {
@@ -7211,7 +7632,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[92]
+	mi := &file_strato_v1_namespace_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7223,7 +7644,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[92]
+	mi := &file_strato_v1_namespace_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7236,7 +7657,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{92}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{96}
 }
 
 type AddAclRequest struct {
@@ -7249,7 +7670,7 @@ type AddAclRequest struct {
 
 func (x *AddAclRequest) Reset() {
 	*x = AddAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[93]
+	mi := &file_strato_v1_namespace_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7261,7 +7682,7 @@ func (x *AddAclRequest) String() string {
 func (*AddAclRequest) ProtoMessage() {}
 
 func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[93]
+	mi := &file_strato_v1_namespace_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7274,7 +7695,7 @@ func (x *AddAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclRequest.ProtoReflect.Descriptor instead.
 func (*AddAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{93}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *AddAclRequest) GetObject() *AclObject {
@@ -7299,7 +7720,7 @@ type AddAclResponse struct {
 
 func (x *AddAclResponse) Reset() {
 	*x = AddAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[94]
+	mi := &file_strato_v1_namespace_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7311,7 +7732,7 @@ func (x *AddAclResponse) String() string {
 func (*AddAclResponse) ProtoMessage() {}
 
 func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[94]
+	mi := &file_strato_v1_namespace_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7324,7 +7745,7 @@ func (x *AddAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAclResponse.ProtoReflect.Descriptor instead.
 func (*AddAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{94}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{98}
 }
 
 type RemoveAclRequest struct {
@@ -7337,7 +7758,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[95]
+	mi := &file_strato_v1_namespace_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7349,7 +7770,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[95]
+	mi := &file_strato_v1_namespace_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7362,7 +7783,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{95}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *RemoveAclRequest) GetObject() *AclObject {
@@ -7387,7 +7808,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[96]
+	mi := &file_strato_v1_namespace_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7399,7 +7820,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[96]
+	mi := &file_strato_v1_namespace_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7412,7 +7833,7 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{96}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{100}
 }
 
 type ContentSummaryCursor_Frame struct {
@@ -7427,7 +7848,7 @@ type ContentSummaryCursor_Frame struct {
 
 func (x *ContentSummaryCursor_Frame) Reset() {
 	*x = ContentSummaryCursor_Frame{}
-	mi := &file_strato_v1_namespace_proto_msgTypes[97]
+	mi := &file_strato_v1_namespace_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7439,7 +7860,7 @@ func (x *ContentSummaryCursor_Frame) String() string {
 func (*ContentSummaryCursor_Frame) ProtoMessage() {}
 
 func (x *ContentSummaryCursor_Frame) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_namespace_proto_msgTypes[97]
+	mi := &file_strato_v1_namespace_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7452,7 +7873,7 @@ func (x *ContentSummaryCursor_Frame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentSummaryCursor_Frame.ProtoReflect.Descriptor instead.
 func (*ContentSummaryCursor_Frame) Descriptor() ([]byte, []int) {
-	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{61, 0}
+	return file_strato_v1_namespace_proto_rawDescGZIP(), []int{65, 0}
 }
 
 func (x *ContentSummaryCursor_Frame) GetDirId() uint64 {
@@ -7487,7 +7908,18 @@ var File_strato_v1_namespace_proto protoreflect.FileDescriptor
 
 const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
-	"\x19strato/v1/namespace.proto\x12\tstrato.v1\x1a\x15strato/v1/trash.proto\x1a\x18strato/v1/snapshot.proto\"\x87\x01\n" +
+	"\x19strato/v1/namespace.proto\x12\tstrato.v1\x1a\x15strato/v1/trash.proto\x1a\x18strato/v1/snapshot.proto\"\x8a\x01\n" +
+	"\n" +
+	"ObjectLock\x12,\n" +
+	"\x04mode\x18\x01 \x01(\x0e2\x18.strato.v1.RetentionModeR\x04mode\x12/\n" +
+	"\x14retain_until_unix_ms\x18\x02 \x01(\x03R\x11retainUntilUnixMs\x12\x1d\n" +
+	"\n" +
+	"legal_hold\x18\x03 \x01(\bR\tlegalHold\"\xb1\x01\n" +
+	"\x10BucketObjectLock\x12\x18\n" +
+	"\aenabled\x18\x01 \x01(\bR\aenabled\x12;\n" +
+	"\fdefault_mode\x18\x02 \x01(\x0e2\x18.strato.v1.RetentionModeR\vdefaultMode\x12!\n" +
+	"\fdefault_days\x18\x03 \x01(\x05R\vdefaultDays\x12#\n" +
+	"\rdefault_years\x18\x04 \x01(\x05R\fdefaultYears\"\x87\x01\n" +
 	"\rErasureCoding\x12-\n" +
 	"\x05codec\x18\x01 \x01(\x0e2\x17.strato.v1.ErasureCodecR\x05codec\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\x05R\x04data\x12\x16\n" +
@@ -7507,7 +7939,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
 	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\x12\"\n" +
 	"\x04acls\x18\n" +
-	" \x03(\v2\x0e.strato.v1.AclR\x04acls\"\xfd\a\n" +
+	" \x03(\v2\x0e.strato.v1.AclR\x04acls\"\xbb\b\n" +
 	"\n" +
 	"BucketInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
@@ -7542,7 +7974,9 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x13access_time_unix_ms\x18\x16 \x01(\x03R\x10accessTimeUnixMs\x12;\n" +
 	"\n" +
 	"versioning\x18\x17 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
-	"versioning\x122\n" +
+	"versioning\x12<\n" +
+	"\vobject_lock\x18\x18 \x01(\v2\x1b.strato.v1.BucketObjectLockR\n" +
+	"objectLock\x122\n" +
 	"\tlifecycle\x18\x1e \x01(\v2\x14.strato.v1.LifecycleR\tlifecycleB\r\n" +
 	"\v_permission\"f\n" +
 	"\tLifecycle\x12.\n" +
@@ -7579,7 +8013,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12/\n" +
 	"\bpipeline\x18\x04 \x01(\v2\x13.strato.v1.PipelineR\bpipeline\x12\x19\n" +
-	"\x05token\x18\x05 \x01(\fB\x03\x80\x01\x01R\x05token\"\xf5\x06\n" +
+	"\x05token\x18\x05 \x01(\fB\x03\x80\x01\x01R\x05token\"\xad\a\n" +
 	"\aKeyInfo\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -7608,7 +8042,9 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"version_id\x18\x14 \x01(\tR\tversionId\x12#\n" +
 	"\rdelete_marker\x18\x15 \x01(\bR\fdeleteMarker\x12\x1b\n" +
-	"\tis_latest\x18\x16 \x01(\bR\bisLatestB\r\n" +
+	"\tis_latest\x18\x16 \x01(\bR\bisLatest\x126\n" +
+	"\vobject_lock\x18\x17 \x01(\v2\x15.strato.v1.ObjectLockR\n" +
+	"objectLockB\r\n" +
 	"\v_permission\"8\n" +
 	"\fKeyAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -7681,7 +8117,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\"E\n" +
 	"\x14UpdateVolumeResponse\x12-\n" +
-	"\x06volume\x18\x01 \x01(\v2\x15.strato.v1.VolumeInfoR\x06volume\"\xf2\x02\n" +
+	"\x06volume\x18\x01 \x01(\v2\x15.strato.v1.VolumeInfoR\x06volume\"\xb0\x03\n" +
 	"\x13UpdateBucketRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -7692,9 +8128,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"versioning\x18\x06 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
 	"versioning\x122\n" +
 	"\tlifecycle\x18\x1e \x01(\v2\x14.strato.v1.LifecycleR\tlifecycle\x12'\n" +
-	"\x0fclear_lifecycle\x18\x1f \x01(\bR\x0eclearLifecycle\"E\n" +
+	"\x0fclear_lifecycle\x18\x1f \x01(\bR\x0eclearLifecycle\x12<\n" +
+	"\vobject_lock\x18\a \x01(\v2\x1b.strato.v1.BucketObjectLockR\n" +
+	"objectLock\"E\n" +
 	"\x14UpdateBucketResponse\x12-\n" +
-	"\x06bucket\x18\x01 \x01(\v2\x15.strato.v1.BucketInfoR\x06bucket\"\xcc\x04\n" +
+	"\x06bucket\x18\x01 \x01(\v2\x15.strato.v1.BucketInfoR\x06bucket\"\xed\x04\n" +
 	"\x13CreateBucketRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12/\n" +
@@ -7714,7 +8152,9 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"permission\x18\f \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\r \x01(\tR\x05group\x12\"\n" +
-	"\x04acls\x18\x0e \x03(\v2\x0e.strato.v1.AclR\x04aclsB\r\n" +
+	"\x04acls\x18\x0e \x03(\v2\x0e.strato.v1.AclR\x04acls\x12\x1f\n" +
+	"\vobject_lock\x18\x0f \x01(\bR\n" +
+	"objectLockB\r\n" +
 	"\v_permission\"E\n" +
 	"\x14CreateBucketResponse\x12-\n" +
 	"\x06bucket\x18\x01 \x01(\v2\x15.strato.v1.BucketInfoR\x06bucket\"A\n" +
@@ -7794,7 +8234,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\aexclude\x18\x05 \x01(\v2\x16.strato.v1.ExcludeListR\aexclude\x12\x1b\n" +
 	"\tsize_hint\x18\x06 \x01(\x03R\bsizeHint\"G\n" +
 	"\x15AllocateBlockResponse\x12.\n" +
-	"\x05block\x18\x01 \x01(\v2\x18.strato.v1.BlockLocationR\x05block\"\xc1\x02\n" +
+	"\x05block\x18\x01 \x01(\v2\x18.strato.v1.BlockLocationR\x05block\"\xf9\x02\n" +
 	"\x10CommitKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -7806,7 +8246,10 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\b \x03(\v2\x17.strato.v1.KeyAttributeR\n" +
 	"attributes\x12.\n" +
-	"\asources\x18\t \x03(\v2\x14.strato.v1.KeySourceR\asources\"c\n" +
+	"\asources\x18\t \x03(\v2\x14.strato.v1.KeySourceR\asources\x126\n" +
+	"\vobject_lock\x18\n" +
+	" \x01(\v2\x15.strato.v1.ObjectLockR\n" +
+	"objectLock\"c\n" +
 	"\x11CommitKeyResponse\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x1d\n" +
@@ -7822,7 +8265,25 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"attributes\x12\x1d\n" +
 	"\n" +
 	"version_id\x18\x06 \x01(\tR\tversionId\"\x17\n" +
-	"\x15SetAttributesResponse\"\x9a\x01\n" +
+	"\x15SetAttributesResponse\"\xdb\x02\n" +
+	"\x14SetObjectLockRequest\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x04 \x01(\tR\tversionId\x12#\n" +
+	"\rset_retention\x18\x05 \x01(\bR\fsetRetention\x12,\n" +
+	"\x04mode\x18\x06 \x01(\x0e2\x18.strato.v1.RetentionModeR\x04mode\x12/\n" +
+	"\x14retain_until_unix_ms\x18\a \x01(\x03R\x11retainUntilUnixMs\x12\"\n" +
+	"\n" +
+	"legal_hold\x18\b \x01(\bH\x00R\tlegalHold\x88\x01\x01\x12+\n" +
+	"\x11bypass_governance\x18\t \x01(\bR\x10bypassGovernanceB\r\n" +
+	"\v_legal_hold\"n\n" +
+	"\x15SetObjectLockResponse\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x01 \x01(\tR\tversionId\x126\n" +
+	"\vobject_lock\x18\x02 \x01(\v2\x15.strato.v1.ObjectLockR\n" +
+	"objectLock\"\x9a\x01\n" +
 	"\x10LookupKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -7831,7 +8292,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"version_id\x18\x04 \x01(\tR\tversionId\x12%\n" +
 	"\x0edelete_markers\x18\x05 \x01(\bR\rdeleteMarkers\"9\n" +
 	"\x11LookupKeyResponse\x12$\n" +
-	"\x03key\x18\x01 \x01(\v2\x12.strato.v1.KeyInfoR\x03key\"\x95\x01\n" +
+	"\x03key\x18\x01 \x01(\v2\x12.strato.v1.KeyInfoR\x03key\"\xc2\x01\n" +
 	"\x10DeleteKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -7839,7 +8300,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\n" +
 	"version_id\x18\x04 \x01(\tR\tversionId\x12 \n" +
 	"\fif_object_id\x18\x1e \x01(\x04R\n" +
-	"ifObjectId\"W\n" +
+	"ifObjectId\x12+\n" +
+	"\x11bypass_governance\x18\x05 \x01(\bR\x10bypassGovernance\"W\n" +
 	"\x11DeleteKeyResponse\x12\x1d\n" +
 	"\n" +
 	"version_id\x18\x01 \x01(\tR\tversionId\x12#\n" +
@@ -8051,7 +8513,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x10RemoveAclRequest\x12,\n" +
 	"\x06object\x18\x01 \x01(\v2\x14.strato.v1.AclObjectR\x06object\x12\"\n" +
 	"\x04acls\x18\x02 \x03(\v2\x0e.strato.v1.AclR\x04acls\"\x13\n" +
-	"\x11RemoveAclResponse*\xeb\x04\n" +
+	"\x11RemoveAclResponse*\xfe\x04\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -8085,7 +8547,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x10S3_KEY_NOT_FOUND\x10\x1a\x12\x11\n" +
 	"\rS3_KEY_EXISTS\x10\x1b\x12\x10\n" +
 	"\fKEY_REPLACED\x10\x1c\x12\x15\n" +
-	"\x11PERMISSION_DENIED\x10\x1d*F\n" +
+	"\x11PERMISSION_DENIED\x10\x1d\x12\x11\n" +
+	"\rOBJECT_LOCKED\x10\x1e*F\n" +
 	"\fBucketLayout\x12\x16\n" +
 	"\x12LAYOUT_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -8095,7 +8558,11 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x10BucketVersioning\x12\x1a\n" +
 	"\x16VERSIONING_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12VERSIONING_ENABLED\x10\x01\x12\x18\n" +
-	"\x14VERSIONING_SUSPENDED\x10\x02*\x90\x01\n" +
+	"\x14VERSIONING_SUSPENDED\x10\x02*^\n" +
+	"\rRetentionMode\x12\x19\n" +
+	"\x15RETENTION_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14RETENTION_GOVERNANCE\x10\x01\x12\x18\n" +
+	"\x14RETENTION_COMPLIANCE\x10\x02*\x90\x01\n" +
 	"\fChecksumType\x12\x1d\n" +
 	"\x19CHECKSUM_TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rCHECKSUM_NONE\x10\x01\x12\x12\n" +
@@ -8137,7 +8604,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x1bACL_OBJECT_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11ACL_OBJECT_VOLUME\x10\x01\x12\x15\n" +
 	"\x11ACL_OBJECT_BUCKET\x10\x02\x12\x12\n" +
-	"\x0eACL_OBJECT_KEY\x10\x032\xf0\x1d\n" +
+	"\x0eACL_OBJECT_KEY\x10\x032\xc4\x1e\n" +
 	"\x10NamespaceService\x12O\n" +
 	"\fCreateVolume\x12\x1e.strato.v1.CreateVolumeRequest\x1a\x1f.strato.v1.CreateVolumeResponse\x12O\n" +
 	"\fDeleteVolume\x12\x1e.strato.v1.DeleteVolumeRequest\x1a\x1f.strato.v1.DeleteVolumeResponse\x12?\n" +
@@ -8158,7 +8625,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\tRenameKey\x12\x1b.strato.v1.RenameKeyRequest\x1a\x1c.strato.v1.RenameKeyResponse\x12C\n" +
 	"\bListKeys\x12\x1a.strato.v1.ListKeysRequest\x1a\x1b.strato.v1.ListKeysResponse\x12X\n" +
 	"\x0fListKeyVersions\x12!.strato.v1.ListKeyVersionsRequest\x1a\".strato.v1.ListKeyVersionsResponse\x12R\n" +
-	"\rSetAttributes\x12\x1f.strato.v1.SetAttributesRequest\x1a .strato.v1.SetAttributesResponse\x12X\n" +
+	"\rSetAttributes\x12\x1f.strato.v1.SetAttributesRequest\x1a .strato.v1.SetAttributesResponse\x12R\n" +
+	"\rSetObjectLock\x12\x1f.strato.v1.SetObjectLockRequest\x1a .strato.v1.SetObjectLockResponse\x12X\n" +
 	"\x0fCreateDirectory\x12!.strato.v1.CreateDirectoryRequest\x1a\".strato.v1.CreateDirectoryResponse\x12F\n" +
 	"\n" +
 	"CreateFile\x12\x1c.strato.v1.CreateFileRequest\x1a\x1a.strato.v1.OpenKeyResponse\x12R\n" +
@@ -8206,316 +8674,331 @@ func file_strato_v1_namespace_proto_rawDescGZIP() []byte {
 	return file_strato_v1_namespace_proto_rawDescData
 }
 
-var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 98)
+var file_strato_v1_namespace_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
+var file_strato_v1_namespace_proto_msgTypes = make([]protoimpl.MessageInfo, 102)
 var file_strato_v1_namespace_proto_goTypes = []any{
 	(ErrorReason)(0),                   // 0: strato.v1.ErrorReason
 	(BucketLayout)(0),                  // 1: strato.v1.BucketLayout
 	(BucketVersioning)(0),              // 2: strato.v1.BucketVersioning
-	(ChecksumType)(0),                  // 3: strato.v1.ChecksumType
-	(ReplicationFactor)(0),             // 4: strato.v1.ReplicationFactor
-	(ErasureCodec)(0),                  // 5: strato.v1.ErasureCodec
-	(AclType)(0),                       // 6: strato.v1.AclType
-	(AclScope)(0),                      // 7: strato.v1.AclScope
-	(AclRight)(0),                      // 8: strato.v1.AclRight
-	(AclObjectKind)(0),                 // 9: strato.v1.AclObjectKind
-	(*ErasureCoding)(nil),              // 10: strato.v1.ErasureCoding
-	(*VolumeInfo)(nil),                 // 11: strato.v1.VolumeInfo
-	(*BucketInfo)(nil),                 // 12: strato.v1.BucketInfo
-	(*Lifecycle)(nil),                  // 13: strato.v1.Lifecycle
-	(*LifecycleRule)(nil),              // 14: strato.v1.LifecycleRule
-	(*BlockID)(nil),                    // 15: strato.v1.BlockID
-	(*DatanodeDetails)(nil),            // 16: strato.v1.DatanodeDetails
-	(*Pipeline)(nil),                   // 17: strato.v1.Pipeline
-	(*BlockLocation)(nil),              // 18: strato.v1.BlockLocation
-	(*KeyInfo)(nil),                    // 19: strato.v1.KeyInfo
-	(*KeyAttribute)(nil),               // 20: strato.v1.KeyAttribute
-	(*KeySource)(nil),                  // 21: strato.v1.KeySource
-	(*FileStatus)(nil),                 // 22: strato.v1.FileStatus
-	(*ExcludeList)(nil),                // 23: strato.v1.ExcludeList
-	(*CreateVolumeRequest)(nil),        // 24: strato.v1.CreateVolumeRequest
-	(*CreateVolumeResponse)(nil),       // 25: strato.v1.CreateVolumeResponse
-	(*DeleteVolumeRequest)(nil),        // 26: strato.v1.DeleteVolumeRequest
-	(*DeleteVolumeResponse)(nil),       // 27: strato.v1.DeleteVolumeResponse
-	(*GetVolumeRequest)(nil),           // 28: strato.v1.GetVolumeRequest
-	(*ListVolumesRequest)(nil),         // 29: strato.v1.ListVolumesRequest
-	(*ListVolumesResponse)(nil),        // 30: strato.v1.ListVolumesResponse
-	(*SetQuotaRequest)(nil),            // 31: strato.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),           // 32: strato.v1.SetQuotaResponse
-	(*UpdateVolumeRequest)(nil),        // 33: strato.v1.UpdateVolumeRequest
-	(*UpdateVolumeResponse)(nil),       // 34: strato.v1.UpdateVolumeResponse
-	(*UpdateBucketRequest)(nil),        // 35: strato.v1.UpdateBucketRequest
-	(*UpdateBucketResponse)(nil),       // 36: strato.v1.UpdateBucketResponse
-	(*CreateBucketRequest)(nil),        // 37: strato.v1.CreateBucketRequest
-	(*CreateBucketResponse)(nil),       // 38: strato.v1.CreateBucketResponse
-	(*DeleteBucketRequest)(nil),        // 39: strato.v1.DeleteBucketRequest
-	(*DeleteBucketResponse)(nil),       // 40: strato.v1.DeleteBucketResponse
-	(*GetBucketRequest)(nil),           // 41: strato.v1.GetBucketRequest
-	(*ListBucketsRequest)(nil),         // 42: strato.v1.ListBucketsRequest
-	(*ListBucketsResponse)(nil),        // 43: strato.v1.ListBucketsResponse
-	(*OpenKeyRequest)(nil),             // 44: strato.v1.OpenKeyRequest
-	(*CreateFileRequest)(nil),          // 45: strato.v1.CreateFileRequest
-	(*OpenKeyResponse)(nil),            // 46: strato.v1.OpenKeyResponse
-	(*AllocateBlockRequest)(nil),       // 47: strato.v1.AllocateBlockRequest
-	(*AllocateBlockResponse)(nil),      // 48: strato.v1.AllocateBlockResponse
-	(*CommitKeyRequest)(nil),           // 49: strato.v1.CommitKeyRequest
-	(*CommitKeyResponse)(nil),          // 50: strato.v1.CommitKeyResponse
-	(*SetAttributesRequest)(nil),       // 51: strato.v1.SetAttributesRequest
-	(*SetAttributesResponse)(nil),      // 52: strato.v1.SetAttributesResponse
-	(*LookupKeyRequest)(nil),           // 53: strato.v1.LookupKeyRequest
-	(*LookupKeyResponse)(nil),          // 54: strato.v1.LookupKeyResponse
-	(*DeleteKeyRequest)(nil),           // 55: strato.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),          // 56: strato.v1.DeleteKeyResponse
-	(*RenameKeyRequest)(nil),           // 57: strato.v1.RenameKeyRequest
-	(*RenameKeyResponse)(nil),          // 58: strato.v1.RenameKeyResponse
-	(*ListKeysRequest)(nil),            // 59: strato.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),           // 60: strato.v1.ListKeysResponse
-	(*ListKeyVersionsRequest)(nil),     // 61: strato.v1.ListKeyVersionsRequest
-	(*ListKeyVersionsResponse)(nil),    // 62: strato.v1.ListKeyVersionsResponse
-	(*CreateDirectoryRequest)(nil),     // 63: strato.v1.CreateDirectoryRequest
-	(*CreateDirectoryResponse)(nil),    // 64: strato.v1.CreateDirectoryResponse
-	(*GetFileStatusRequest)(nil),       // 65: strato.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),      // 66: strato.v1.GetFileStatusResponse
-	(*ListStatusRequest)(nil),          // 67: strato.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),         // 68: strato.v1.ListStatusResponse
-	(*GetContentSummaryRequest)(nil),   // 69: strato.v1.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil),  // 70: strato.v1.GetContentSummaryResponse
-	(*ContentSummaryCursor)(nil),       // 71: strato.v1.ContentSummaryCursor
-	(*RenameRequest)(nil),              // 72: strato.v1.RenameRequest
-	(*RenameResponse)(nil),             // 73: strato.v1.RenameResponse
-	(*DeleteRequest)(nil),              // 74: strato.v1.DeleteRequest
-	(*DeleteResponse)(nil),             // 75: strato.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),       // 76: strato.v1.SetPermissionRequest
-	(*SetPermissionResponse)(nil),      // 77: strato.v1.SetPermissionResponse
-	(*SetOwnerRequest)(nil),            // 78: strato.v1.SetOwnerRequest
-	(*SetOwnerResponse)(nil),           // 79: strato.v1.SetOwnerResponse
-	(*SetTimesRequest)(nil),            // 80: strato.v1.SetTimesRequest
-	(*SetTimesResponse)(nil),           // 81: strato.v1.SetTimesResponse
-	(*AppendFileRequest)(nil),          // 82: strato.v1.AppendFileRequest
-	(*TruncateRequest)(nil),            // 83: strato.v1.TruncateRequest
-	(*TruncateResponse)(nil),           // 84: strato.v1.TruncateResponse
-	(*ConcatRequest)(nil),              // 85: strato.v1.ConcatRequest
-	(*ConcatResponse)(nil),             // 86: strato.v1.ConcatResponse
-	(*RecoverLeaseRequest)(nil),        // 87: strato.v1.RecoverLeaseRequest
-	(*RecoverLeaseResponse)(nil),       // 88: strato.v1.RecoverLeaseResponse
-	(*IsFileClosedRequest)(nil),        // 89: strato.v1.IsFileClosedRequest
-	(*IsFileClosedResponse)(nil),       // 90: strato.v1.IsFileClosedResponse
-	(*GetFsStatusRequest)(nil),         // 91: strato.v1.GetFsStatusRequest
-	(*FsStatus)(nil),                   // 92: strato.v1.FsStatus
-	(*CloseContainerRequest)(nil),      // 93: strato.v1.CloseContainerRequest
-	(*CloseContainerResponse)(nil),     // 94: strato.v1.CloseContainerResponse
-	(*ReportReplicaRequest)(nil),       // 95: strato.v1.ReportReplicaRequest
-	(*ReportReplicaResponse)(nil),      // 96: strato.v1.ReportReplicaResponse
-	(*Acl)(nil),                        // 97: strato.v1.Acl
-	(*AclObject)(nil),                  // 98: strato.v1.AclObject
-	(*GetAclRequest)(nil),              // 99: strato.v1.GetAclRequest
-	(*GetAclResponse)(nil),             // 100: strato.v1.GetAclResponse
-	(*SetAclRequest)(nil),              // 101: strato.v1.SetAclRequest
-	(*SetAclResponse)(nil),             // 102: strato.v1.SetAclResponse
-	(*AddAclRequest)(nil),              // 103: strato.v1.AddAclRequest
-	(*AddAclResponse)(nil),             // 104: strato.v1.AddAclResponse
-	(*RemoveAclRequest)(nil),           // 105: strato.v1.RemoveAclRequest
-	(*RemoveAclResponse)(nil),          // 106: strato.v1.RemoveAclResponse
-	(*ContentSummaryCursor_Frame)(nil), // 107: strato.v1.ContentSummaryCursor.Frame
-	(*GetTrashPolicyRequest)(nil),      // 108: strato.v1.GetTrashPolicyRequest
-	(*ExpungeTrashRequest)(nil),        // 109: strato.v1.ExpungeTrashRequest
-	(*CreateSnapshotRequest)(nil),      // 110: strato.v1.CreateSnapshotRequest
-	(*DeleteSnapshotRequest)(nil),      // 111: strato.v1.DeleteSnapshotRequest
-	(*RenameSnapshotRequest)(nil),      // 112: strato.v1.RenameSnapshotRequest
-	(*ListSnapshotsRequest)(nil),       // 113: strato.v1.ListSnapshotsRequest
-	(*GetSnapshotRequest)(nil),         // 114: strato.v1.GetSnapshotRequest
-	(*SnapshotDiffRequest)(nil),        // 115: strato.v1.SnapshotDiffRequest
-	(*TrashPolicy)(nil),                // 116: strato.v1.TrashPolicy
-	(*ExpungeTrashResponse)(nil),       // 117: strato.v1.ExpungeTrashResponse
-	(*CreateSnapshotResponse)(nil),     // 118: strato.v1.CreateSnapshotResponse
-	(*DeleteSnapshotResponse)(nil),     // 119: strato.v1.DeleteSnapshotResponse
-	(*RenameSnapshotResponse)(nil),     // 120: strato.v1.RenameSnapshotResponse
-	(*ListSnapshotsResponse)(nil),      // 121: strato.v1.ListSnapshotsResponse
-	(*SnapshotInfo)(nil),               // 122: strato.v1.SnapshotInfo
-	(*SnapshotDiffResponse)(nil),       // 123: strato.v1.SnapshotDiffResponse
+	(RetentionMode)(0),                 // 3: strato.v1.RetentionMode
+	(ChecksumType)(0),                  // 4: strato.v1.ChecksumType
+	(ReplicationFactor)(0),             // 5: strato.v1.ReplicationFactor
+	(ErasureCodec)(0),                  // 6: strato.v1.ErasureCodec
+	(AclType)(0),                       // 7: strato.v1.AclType
+	(AclScope)(0),                      // 8: strato.v1.AclScope
+	(AclRight)(0),                      // 9: strato.v1.AclRight
+	(AclObjectKind)(0),                 // 10: strato.v1.AclObjectKind
+	(*ObjectLock)(nil),                 // 11: strato.v1.ObjectLock
+	(*BucketObjectLock)(nil),           // 12: strato.v1.BucketObjectLock
+	(*ErasureCoding)(nil),              // 13: strato.v1.ErasureCoding
+	(*VolumeInfo)(nil),                 // 14: strato.v1.VolumeInfo
+	(*BucketInfo)(nil),                 // 15: strato.v1.BucketInfo
+	(*Lifecycle)(nil),                  // 16: strato.v1.Lifecycle
+	(*LifecycleRule)(nil),              // 17: strato.v1.LifecycleRule
+	(*BlockID)(nil),                    // 18: strato.v1.BlockID
+	(*DatanodeDetails)(nil),            // 19: strato.v1.DatanodeDetails
+	(*Pipeline)(nil),                   // 20: strato.v1.Pipeline
+	(*BlockLocation)(nil),              // 21: strato.v1.BlockLocation
+	(*KeyInfo)(nil),                    // 22: strato.v1.KeyInfo
+	(*KeyAttribute)(nil),               // 23: strato.v1.KeyAttribute
+	(*KeySource)(nil),                  // 24: strato.v1.KeySource
+	(*FileStatus)(nil),                 // 25: strato.v1.FileStatus
+	(*ExcludeList)(nil),                // 26: strato.v1.ExcludeList
+	(*CreateVolumeRequest)(nil),        // 27: strato.v1.CreateVolumeRequest
+	(*CreateVolumeResponse)(nil),       // 28: strato.v1.CreateVolumeResponse
+	(*DeleteVolumeRequest)(nil),        // 29: strato.v1.DeleteVolumeRequest
+	(*DeleteVolumeResponse)(nil),       // 30: strato.v1.DeleteVolumeResponse
+	(*GetVolumeRequest)(nil),           // 31: strato.v1.GetVolumeRequest
+	(*ListVolumesRequest)(nil),         // 32: strato.v1.ListVolumesRequest
+	(*ListVolumesResponse)(nil),        // 33: strato.v1.ListVolumesResponse
+	(*SetQuotaRequest)(nil),            // 34: strato.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),           // 35: strato.v1.SetQuotaResponse
+	(*UpdateVolumeRequest)(nil),        // 36: strato.v1.UpdateVolumeRequest
+	(*UpdateVolumeResponse)(nil),       // 37: strato.v1.UpdateVolumeResponse
+	(*UpdateBucketRequest)(nil),        // 38: strato.v1.UpdateBucketRequest
+	(*UpdateBucketResponse)(nil),       // 39: strato.v1.UpdateBucketResponse
+	(*CreateBucketRequest)(nil),        // 40: strato.v1.CreateBucketRequest
+	(*CreateBucketResponse)(nil),       // 41: strato.v1.CreateBucketResponse
+	(*DeleteBucketRequest)(nil),        // 42: strato.v1.DeleteBucketRequest
+	(*DeleteBucketResponse)(nil),       // 43: strato.v1.DeleteBucketResponse
+	(*GetBucketRequest)(nil),           // 44: strato.v1.GetBucketRequest
+	(*ListBucketsRequest)(nil),         // 45: strato.v1.ListBucketsRequest
+	(*ListBucketsResponse)(nil),        // 46: strato.v1.ListBucketsResponse
+	(*OpenKeyRequest)(nil),             // 47: strato.v1.OpenKeyRequest
+	(*CreateFileRequest)(nil),          // 48: strato.v1.CreateFileRequest
+	(*OpenKeyResponse)(nil),            // 49: strato.v1.OpenKeyResponse
+	(*AllocateBlockRequest)(nil),       // 50: strato.v1.AllocateBlockRequest
+	(*AllocateBlockResponse)(nil),      // 51: strato.v1.AllocateBlockResponse
+	(*CommitKeyRequest)(nil),           // 52: strato.v1.CommitKeyRequest
+	(*CommitKeyResponse)(nil),          // 53: strato.v1.CommitKeyResponse
+	(*SetAttributesRequest)(nil),       // 54: strato.v1.SetAttributesRequest
+	(*SetAttributesResponse)(nil),      // 55: strato.v1.SetAttributesResponse
+	(*SetObjectLockRequest)(nil),       // 56: strato.v1.SetObjectLockRequest
+	(*SetObjectLockResponse)(nil),      // 57: strato.v1.SetObjectLockResponse
+	(*LookupKeyRequest)(nil),           // 58: strato.v1.LookupKeyRequest
+	(*LookupKeyResponse)(nil),          // 59: strato.v1.LookupKeyResponse
+	(*DeleteKeyRequest)(nil),           // 60: strato.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),          // 61: strato.v1.DeleteKeyResponse
+	(*RenameKeyRequest)(nil),           // 62: strato.v1.RenameKeyRequest
+	(*RenameKeyResponse)(nil),          // 63: strato.v1.RenameKeyResponse
+	(*ListKeysRequest)(nil),            // 64: strato.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),           // 65: strato.v1.ListKeysResponse
+	(*ListKeyVersionsRequest)(nil),     // 66: strato.v1.ListKeyVersionsRequest
+	(*ListKeyVersionsResponse)(nil),    // 67: strato.v1.ListKeyVersionsResponse
+	(*CreateDirectoryRequest)(nil),     // 68: strato.v1.CreateDirectoryRequest
+	(*CreateDirectoryResponse)(nil),    // 69: strato.v1.CreateDirectoryResponse
+	(*GetFileStatusRequest)(nil),       // 70: strato.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),      // 71: strato.v1.GetFileStatusResponse
+	(*ListStatusRequest)(nil),          // 72: strato.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),         // 73: strato.v1.ListStatusResponse
+	(*GetContentSummaryRequest)(nil),   // 74: strato.v1.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),  // 75: strato.v1.GetContentSummaryResponse
+	(*ContentSummaryCursor)(nil),       // 76: strato.v1.ContentSummaryCursor
+	(*RenameRequest)(nil),              // 77: strato.v1.RenameRequest
+	(*RenameResponse)(nil),             // 78: strato.v1.RenameResponse
+	(*DeleteRequest)(nil),              // 79: strato.v1.DeleteRequest
+	(*DeleteResponse)(nil),             // 80: strato.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),       // 81: strato.v1.SetPermissionRequest
+	(*SetPermissionResponse)(nil),      // 82: strato.v1.SetPermissionResponse
+	(*SetOwnerRequest)(nil),            // 83: strato.v1.SetOwnerRequest
+	(*SetOwnerResponse)(nil),           // 84: strato.v1.SetOwnerResponse
+	(*SetTimesRequest)(nil),            // 85: strato.v1.SetTimesRequest
+	(*SetTimesResponse)(nil),           // 86: strato.v1.SetTimesResponse
+	(*AppendFileRequest)(nil),          // 87: strato.v1.AppendFileRequest
+	(*TruncateRequest)(nil),            // 88: strato.v1.TruncateRequest
+	(*TruncateResponse)(nil),           // 89: strato.v1.TruncateResponse
+	(*ConcatRequest)(nil),              // 90: strato.v1.ConcatRequest
+	(*ConcatResponse)(nil),             // 91: strato.v1.ConcatResponse
+	(*RecoverLeaseRequest)(nil),        // 92: strato.v1.RecoverLeaseRequest
+	(*RecoverLeaseResponse)(nil),       // 93: strato.v1.RecoverLeaseResponse
+	(*IsFileClosedRequest)(nil),        // 94: strato.v1.IsFileClosedRequest
+	(*IsFileClosedResponse)(nil),       // 95: strato.v1.IsFileClosedResponse
+	(*GetFsStatusRequest)(nil),         // 96: strato.v1.GetFsStatusRequest
+	(*FsStatus)(nil),                   // 97: strato.v1.FsStatus
+	(*CloseContainerRequest)(nil),      // 98: strato.v1.CloseContainerRequest
+	(*CloseContainerResponse)(nil),     // 99: strato.v1.CloseContainerResponse
+	(*ReportReplicaRequest)(nil),       // 100: strato.v1.ReportReplicaRequest
+	(*ReportReplicaResponse)(nil),      // 101: strato.v1.ReportReplicaResponse
+	(*Acl)(nil),                        // 102: strato.v1.Acl
+	(*AclObject)(nil),                  // 103: strato.v1.AclObject
+	(*GetAclRequest)(nil),              // 104: strato.v1.GetAclRequest
+	(*GetAclResponse)(nil),             // 105: strato.v1.GetAclResponse
+	(*SetAclRequest)(nil),              // 106: strato.v1.SetAclRequest
+	(*SetAclResponse)(nil),             // 107: strato.v1.SetAclResponse
+	(*AddAclRequest)(nil),              // 108: strato.v1.AddAclRequest
+	(*AddAclResponse)(nil),             // 109: strato.v1.AddAclResponse
+	(*RemoveAclRequest)(nil),           // 110: strato.v1.RemoveAclRequest
+	(*RemoveAclResponse)(nil),          // 111: strato.v1.RemoveAclResponse
+	(*ContentSummaryCursor_Frame)(nil), // 112: strato.v1.ContentSummaryCursor.Frame
+	(*GetTrashPolicyRequest)(nil),      // 113: strato.v1.GetTrashPolicyRequest
+	(*ExpungeTrashRequest)(nil),        // 114: strato.v1.ExpungeTrashRequest
+	(*CreateSnapshotRequest)(nil),      // 115: strato.v1.CreateSnapshotRequest
+	(*DeleteSnapshotRequest)(nil),      // 116: strato.v1.DeleteSnapshotRequest
+	(*RenameSnapshotRequest)(nil),      // 117: strato.v1.RenameSnapshotRequest
+	(*ListSnapshotsRequest)(nil),       // 118: strato.v1.ListSnapshotsRequest
+	(*GetSnapshotRequest)(nil),         // 119: strato.v1.GetSnapshotRequest
+	(*SnapshotDiffRequest)(nil),        // 120: strato.v1.SnapshotDiffRequest
+	(*TrashPolicy)(nil),                // 121: strato.v1.TrashPolicy
+	(*ExpungeTrashResponse)(nil),       // 122: strato.v1.ExpungeTrashResponse
+	(*CreateSnapshotResponse)(nil),     // 123: strato.v1.CreateSnapshotResponse
+	(*DeleteSnapshotResponse)(nil),     // 124: strato.v1.DeleteSnapshotResponse
+	(*RenameSnapshotResponse)(nil),     // 125: strato.v1.RenameSnapshotResponse
+	(*ListSnapshotsResponse)(nil),      // 126: strato.v1.ListSnapshotsResponse
+	(*SnapshotInfo)(nil),               // 127: strato.v1.SnapshotInfo
+	(*SnapshotDiffResponse)(nil),       // 128: strato.v1.SnapshotDiffResponse
 }
 var file_strato_v1_namespace_proto_depIdxs = []int32{
-	5,   // 0: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
-	97,  // 1: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
-	1,   // 2: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
-	4,   // 3: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
-	3,   // 4: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	20,  // 5: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
-	10,  // 6: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	97,  // 7: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
-	2,   // 8: strato.v1.BucketInfo.versioning:type_name -> strato.v1.BucketVersioning
-	13,  // 9: strato.v1.BucketInfo.lifecycle:type_name -> strato.v1.Lifecycle
-	14,  // 10: strato.v1.Lifecycle.rules:type_name -> strato.v1.LifecycleRule
-	20,  // 11: strato.v1.LifecycleRule.tags:type_name -> strato.v1.KeyAttribute
-	16,  // 12: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
-	10,  // 13: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
-	15,  // 14: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
-	17,  // 15: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
-	4,   // 16: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	3,   // 17: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	18,  // 18: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
-	20,  // 19: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
-	10,  // 20: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
-	97,  // 21: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
-	4,   // 22: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
-	19,  // 23: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
-	97,  // 24: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
-	10,  // 25: strato.v1.FileStatus.erasure_coding:type_name -> strato.v1.ErasureCoding
-	11,  // 26: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	11,  // 27: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
-	11,  // 28: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
-	4,   // 29: strato.v1.UpdateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	10,  // 30: strato.v1.UpdateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	2,   // 31: strato.v1.UpdateBucketRequest.versioning:type_name -> strato.v1.BucketVersioning
-	13,  // 32: strato.v1.UpdateBucketRequest.lifecycle:type_name -> strato.v1.Lifecycle
-	12,  // 33: strato.v1.UpdateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	1,   // 34: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
-	4,   // 35: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
-	3,   // 36: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
-	10,  // 37: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	97,  // 38: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
-	12,  // 39: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
-	12,  // 40: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
-	4,   // 41: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
-	23,  // 42: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
-	10,  // 43: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	4,   // 44: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
-	23,  // 45: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	10,  // 46: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
-	18,  // 47: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
-	4,   // 48: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
-	3,   // 49: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
-	10,  // 50: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
-	18,  // 51: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
-	23,  // 52: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
-	18,  // 53: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
-	18,  // 54: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
-	20,  // 55: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
-	21,  // 56: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
-	20,  // 57: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
-	19,  // 58: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
-	19,  // 59: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
-	19,  // 60: strato.v1.ListKeyVersionsResponse.versions:type_name -> strato.v1.KeyInfo
-	22,  // 61: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
-	22,  // 62: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
-	107, // 63: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
-	23,  // 64: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
-	6,   // 65: strato.v1.Acl.type:type_name -> strato.v1.AclType
-	7,   // 66: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
-	9,   // 67: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
-	98,  // 68: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
-	97,  // 69: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
-	98,  // 70: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
-	97,  // 71: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
-	98,  // 72: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
-	97,  // 73: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
-	98,  // 74: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
-	97,  // 75: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
-	24,  // 76: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
-	26,  // 77: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
-	28,  // 78: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
-	29,  // 79: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
-	31,  // 80: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
-	33,  // 81: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
-	37,  // 82: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
-	39,  // 83: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
-	41,  // 84: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
-	42,  // 85: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
-	35,  // 86: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
-	44,  // 87: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
-	47,  // 88: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
-	49,  // 89: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
-	53,  // 90: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
-	55,  // 91: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
-	57,  // 92: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
-	59,  // 93: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
-	61,  // 94: strato.v1.NamespaceService.ListKeyVersions:input_type -> strato.v1.ListKeyVersionsRequest
-	51,  // 95: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
-	63,  // 96: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
-	45,  // 97: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
-	65,  // 98: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
-	67,  // 99: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
-	69,  // 100: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
-	72,  // 101: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
-	74,  // 102: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
-	76,  // 103: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
-	78,  // 104: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
-	80,  // 105: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
-	82,  // 106: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
-	83,  // 107: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
-	85,  // 108: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
-	87,  // 109: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
-	89,  // 110: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
-	91,  // 111: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
-	108, // 112: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
-	109, // 113: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
-	110, // 114: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
-	111, // 115: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
-	112, // 116: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
-	113, // 117: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
-	114, // 118: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
-	115, // 119: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
-	99,  // 120: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
-	101, // 121: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
-	103, // 122: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
-	105, // 123: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
-	93,  // 124: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
-	95,  // 125: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
-	25,  // 126: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
-	27,  // 127: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
-	11,  // 128: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
-	30,  // 129: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
-	32,  // 130: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
-	34,  // 131: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
-	38,  // 132: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
-	40,  // 133: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
-	12,  // 134: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
-	43,  // 135: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
-	36,  // 136: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
-	46,  // 137: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
-	48,  // 138: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
-	50,  // 139: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
-	54,  // 140: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
-	56,  // 141: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
-	58,  // 142: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
-	60,  // 143: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
-	62,  // 144: strato.v1.NamespaceService.ListKeyVersions:output_type -> strato.v1.ListKeyVersionsResponse
-	52,  // 145: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
-	64,  // 146: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
-	46,  // 147: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
-	66,  // 148: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
-	68,  // 149: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
-	70,  // 150: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
-	73,  // 151: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
-	75,  // 152: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
-	77,  // 153: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
-	79,  // 154: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
-	81,  // 155: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
-	46,  // 156: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
-	84,  // 157: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
-	86,  // 158: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
-	88,  // 159: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
-	90,  // 160: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
-	92,  // 161: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
-	116, // 162: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
-	117, // 163: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
-	118, // 164: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
-	119, // 165: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
-	120, // 166: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
-	121, // 167: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
-	122, // 168: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
-	123, // 169: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
-	100, // 170: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
-	102, // 171: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
-	104, // 172: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
-	106, // 173: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
-	94,  // 174: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
-	96,  // 175: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
-	126, // [126:176] is the sub-list for method output_type
-	76,  // [76:126] is the sub-list for method input_type
-	76,  // [76:76] is the sub-list for extension type_name
-	76,  // [76:76] is the sub-list for extension extendee
-	0,   // [0:76] is the sub-list for field type_name
+	3,   // 0: strato.v1.ObjectLock.mode:type_name -> strato.v1.RetentionMode
+	3,   // 1: strato.v1.BucketObjectLock.default_mode:type_name -> strato.v1.RetentionMode
+	6,   // 2: strato.v1.ErasureCoding.codec:type_name -> strato.v1.ErasureCodec
+	102, // 3: strato.v1.VolumeInfo.acls:type_name -> strato.v1.Acl
+	1,   // 4: strato.v1.BucketInfo.layout:type_name -> strato.v1.BucketLayout
+	5,   // 5: strato.v1.BucketInfo.replication:type_name -> strato.v1.ReplicationFactor
+	4,   // 6: strato.v1.BucketInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	23,  // 7: strato.v1.BucketInfo.attributes:type_name -> strato.v1.KeyAttribute
+	13,  // 8: strato.v1.BucketInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	102, // 9: strato.v1.BucketInfo.acls:type_name -> strato.v1.Acl
+	2,   // 10: strato.v1.BucketInfo.versioning:type_name -> strato.v1.BucketVersioning
+	12,  // 11: strato.v1.BucketInfo.object_lock:type_name -> strato.v1.BucketObjectLock
+	16,  // 12: strato.v1.BucketInfo.lifecycle:type_name -> strato.v1.Lifecycle
+	17,  // 13: strato.v1.Lifecycle.rules:type_name -> strato.v1.LifecycleRule
+	23,  // 14: strato.v1.LifecycleRule.tags:type_name -> strato.v1.KeyAttribute
+	19,  // 15: strato.v1.Pipeline.members:type_name -> strato.v1.DatanodeDetails
+	13,  // 16: strato.v1.Pipeline.erasure_coding:type_name -> strato.v1.ErasureCoding
+	18,  // 17: strato.v1.BlockLocation.block_id:type_name -> strato.v1.BlockID
+	20,  // 18: strato.v1.BlockLocation.pipeline:type_name -> strato.v1.Pipeline
+	5,   // 19: strato.v1.KeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	4,   // 20: strato.v1.KeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	21,  // 21: strato.v1.KeyInfo.blocks:type_name -> strato.v1.BlockLocation
+	23,  // 22: strato.v1.KeyInfo.attributes:type_name -> strato.v1.KeyAttribute
+	13,  // 23: strato.v1.KeyInfo.erasure_coding:type_name -> strato.v1.ErasureCoding
+	102, // 24: strato.v1.KeyInfo.acls:type_name -> strato.v1.Acl
+	11,  // 25: strato.v1.KeyInfo.object_lock:type_name -> strato.v1.ObjectLock
+	5,   // 26: strato.v1.FileStatus.replication:type_name -> strato.v1.ReplicationFactor
+	22,  // 27: strato.v1.FileStatus.key:type_name -> strato.v1.KeyInfo
+	102, // 28: strato.v1.FileStatus.acls:type_name -> strato.v1.Acl
+	13,  // 29: strato.v1.FileStatus.erasure_coding:type_name -> strato.v1.ErasureCoding
+	14,  // 30: strato.v1.CreateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	14,  // 31: strato.v1.ListVolumesResponse.volumes:type_name -> strato.v1.VolumeInfo
+	14,  // 32: strato.v1.UpdateVolumeResponse.volume:type_name -> strato.v1.VolumeInfo
+	5,   // 33: strato.v1.UpdateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	13,  // 34: strato.v1.UpdateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	2,   // 35: strato.v1.UpdateBucketRequest.versioning:type_name -> strato.v1.BucketVersioning
+	16,  // 36: strato.v1.UpdateBucketRequest.lifecycle:type_name -> strato.v1.Lifecycle
+	12,  // 37: strato.v1.UpdateBucketRequest.object_lock:type_name -> strato.v1.BucketObjectLock
+	15,  // 38: strato.v1.UpdateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	1,   // 39: strato.v1.CreateBucketRequest.layout:type_name -> strato.v1.BucketLayout
+	5,   // 40: strato.v1.CreateBucketRequest.replication:type_name -> strato.v1.ReplicationFactor
+	4,   // 41: strato.v1.CreateBucketRequest.checksum_type:type_name -> strato.v1.ChecksumType
+	13,  // 42: strato.v1.CreateBucketRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	102, // 43: strato.v1.CreateBucketRequest.acls:type_name -> strato.v1.Acl
+	15,  // 44: strato.v1.CreateBucketResponse.bucket:type_name -> strato.v1.BucketInfo
+	15,  // 45: strato.v1.ListBucketsResponse.buckets:type_name -> strato.v1.BucketInfo
+	5,   // 46: strato.v1.OpenKeyRequest.replication:type_name -> strato.v1.ReplicationFactor
+	26,  // 47: strato.v1.OpenKeyRequest.exclude:type_name -> strato.v1.ExcludeList
+	13,  // 48: strato.v1.OpenKeyRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	5,   // 49: strato.v1.CreateFileRequest.replication:type_name -> strato.v1.ReplicationFactor
+	26,  // 50: strato.v1.CreateFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	13,  // 51: strato.v1.CreateFileRequest.erasure_coding:type_name -> strato.v1.ErasureCoding
+	21,  // 52: strato.v1.OpenKeyResponse.blocks:type_name -> strato.v1.BlockLocation
+	5,   // 53: strato.v1.OpenKeyResponse.replication:type_name -> strato.v1.ReplicationFactor
+	4,   // 54: strato.v1.OpenKeyResponse.checksum_type:type_name -> strato.v1.ChecksumType
+	13,  // 55: strato.v1.OpenKeyResponse.erasure_coding:type_name -> strato.v1.ErasureCoding
+	21,  // 56: strato.v1.OpenKeyResponse.base_blocks:type_name -> strato.v1.BlockLocation
+	26,  // 57: strato.v1.AllocateBlockRequest.exclude:type_name -> strato.v1.ExcludeList
+	21,  // 58: strato.v1.AllocateBlockResponse.block:type_name -> strato.v1.BlockLocation
+	21,  // 59: strato.v1.CommitKeyRequest.blocks:type_name -> strato.v1.BlockLocation
+	23,  // 60: strato.v1.CommitKeyRequest.attributes:type_name -> strato.v1.KeyAttribute
+	24,  // 61: strato.v1.CommitKeyRequest.sources:type_name -> strato.v1.KeySource
+	11,  // 62: strato.v1.CommitKeyRequest.object_lock:type_name -> strato.v1.ObjectLock
+	23,  // 63: strato.v1.SetAttributesRequest.attributes:type_name -> strato.v1.KeyAttribute
+	3,   // 64: strato.v1.SetObjectLockRequest.mode:type_name -> strato.v1.RetentionMode
+	11,  // 65: strato.v1.SetObjectLockResponse.object_lock:type_name -> strato.v1.ObjectLock
+	22,  // 66: strato.v1.LookupKeyResponse.key:type_name -> strato.v1.KeyInfo
+	22,  // 67: strato.v1.ListKeysResponse.keys:type_name -> strato.v1.KeyInfo
+	22,  // 68: strato.v1.ListKeyVersionsResponse.versions:type_name -> strato.v1.KeyInfo
+	25,  // 69: strato.v1.GetFileStatusResponse.status:type_name -> strato.v1.FileStatus
+	25,  // 70: strato.v1.ListStatusResponse.statuses:type_name -> strato.v1.FileStatus
+	112, // 71: strato.v1.ContentSummaryCursor.frames:type_name -> strato.v1.ContentSummaryCursor.Frame
+	26,  // 72: strato.v1.AppendFileRequest.exclude:type_name -> strato.v1.ExcludeList
+	7,   // 73: strato.v1.Acl.type:type_name -> strato.v1.AclType
+	8,   // 74: strato.v1.Acl.scope:type_name -> strato.v1.AclScope
+	10,  // 75: strato.v1.AclObject.kind:type_name -> strato.v1.AclObjectKind
+	103, // 76: strato.v1.GetAclRequest.object:type_name -> strato.v1.AclObject
+	102, // 77: strato.v1.GetAclResponse.acls:type_name -> strato.v1.Acl
+	103, // 78: strato.v1.SetAclRequest.object:type_name -> strato.v1.AclObject
+	102, // 79: strato.v1.SetAclRequest.acls:type_name -> strato.v1.Acl
+	103, // 80: strato.v1.AddAclRequest.object:type_name -> strato.v1.AclObject
+	102, // 81: strato.v1.AddAclRequest.acls:type_name -> strato.v1.Acl
+	103, // 82: strato.v1.RemoveAclRequest.object:type_name -> strato.v1.AclObject
+	102, // 83: strato.v1.RemoveAclRequest.acls:type_name -> strato.v1.Acl
+	27,  // 84: strato.v1.NamespaceService.CreateVolume:input_type -> strato.v1.CreateVolumeRequest
+	29,  // 85: strato.v1.NamespaceService.DeleteVolume:input_type -> strato.v1.DeleteVolumeRequest
+	31,  // 86: strato.v1.NamespaceService.GetVolume:input_type -> strato.v1.GetVolumeRequest
+	32,  // 87: strato.v1.NamespaceService.ListVolumes:input_type -> strato.v1.ListVolumesRequest
+	34,  // 88: strato.v1.NamespaceService.SetQuota:input_type -> strato.v1.SetQuotaRequest
+	36,  // 89: strato.v1.NamespaceService.UpdateVolume:input_type -> strato.v1.UpdateVolumeRequest
+	40,  // 90: strato.v1.NamespaceService.CreateBucket:input_type -> strato.v1.CreateBucketRequest
+	42,  // 91: strato.v1.NamespaceService.DeleteBucket:input_type -> strato.v1.DeleteBucketRequest
+	44,  // 92: strato.v1.NamespaceService.GetBucket:input_type -> strato.v1.GetBucketRequest
+	45,  // 93: strato.v1.NamespaceService.ListBuckets:input_type -> strato.v1.ListBucketsRequest
+	38,  // 94: strato.v1.NamespaceService.UpdateBucket:input_type -> strato.v1.UpdateBucketRequest
+	47,  // 95: strato.v1.NamespaceService.OpenKey:input_type -> strato.v1.OpenKeyRequest
+	50,  // 96: strato.v1.NamespaceService.AllocateBlock:input_type -> strato.v1.AllocateBlockRequest
+	52,  // 97: strato.v1.NamespaceService.CommitKey:input_type -> strato.v1.CommitKeyRequest
+	58,  // 98: strato.v1.NamespaceService.LookupKey:input_type -> strato.v1.LookupKeyRequest
+	60,  // 99: strato.v1.NamespaceService.DeleteKey:input_type -> strato.v1.DeleteKeyRequest
+	62,  // 100: strato.v1.NamespaceService.RenameKey:input_type -> strato.v1.RenameKeyRequest
+	64,  // 101: strato.v1.NamespaceService.ListKeys:input_type -> strato.v1.ListKeysRequest
+	66,  // 102: strato.v1.NamespaceService.ListKeyVersions:input_type -> strato.v1.ListKeyVersionsRequest
+	54,  // 103: strato.v1.NamespaceService.SetAttributes:input_type -> strato.v1.SetAttributesRequest
+	56,  // 104: strato.v1.NamespaceService.SetObjectLock:input_type -> strato.v1.SetObjectLockRequest
+	68,  // 105: strato.v1.NamespaceService.CreateDirectory:input_type -> strato.v1.CreateDirectoryRequest
+	48,  // 106: strato.v1.NamespaceService.CreateFile:input_type -> strato.v1.CreateFileRequest
+	70,  // 107: strato.v1.NamespaceService.GetFileStatus:input_type -> strato.v1.GetFileStatusRequest
+	72,  // 108: strato.v1.NamespaceService.ListStatus:input_type -> strato.v1.ListStatusRequest
+	74,  // 109: strato.v1.NamespaceService.GetContentSummary:input_type -> strato.v1.GetContentSummaryRequest
+	77,  // 110: strato.v1.NamespaceService.Rename:input_type -> strato.v1.RenameRequest
+	79,  // 111: strato.v1.NamespaceService.Delete:input_type -> strato.v1.DeleteRequest
+	81,  // 112: strato.v1.NamespaceService.SetPermission:input_type -> strato.v1.SetPermissionRequest
+	83,  // 113: strato.v1.NamespaceService.SetOwner:input_type -> strato.v1.SetOwnerRequest
+	85,  // 114: strato.v1.NamespaceService.SetTimes:input_type -> strato.v1.SetTimesRequest
+	87,  // 115: strato.v1.NamespaceService.AppendFile:input_type -> strato.v1.AppendFileRequest
+	88,  // 116: strato.v1.NamespaceService.Truncate:input_type -> strato.v1.TruncateRequest
+	90,  // 117: strato.v1.NamespaceService.Concat:input_type -> strato.v1.ConcatRequest
+	92,  // 118: strato.v1.NamespaceService.RecoverLease:input_type -> strato.v1.RecoverLeaseRequest
+	94,  // 119: strato.v1.NamespaceService.IsFileClosed:input_type -> strato.v1.IsFileClosedRequest
+	96,  // 120: strato.v1.NamespaceService.GetFsStatus:input_type -> strato.v1.GetFsStatusRequest
+	113, // 121: strato.v1.NamespaceService.GetTrashPolicy:input_type -> strato.v1.GetTrashPolicyRequest
+	114, // 122: strato.v1.NamespaceService.ExpungeTrash:input_type -> strato.v1.ExpungeTrashRequest
+	115, // 123: strato.v1.NamespaceService.CreateSnapshot:input_type -> strato.v1.CreateSnapshotRequest
+	116, // 124: strato.v1.NamespaceService.DeleteSnapshot:input_type -> strato.v1.DeleteSnapshotRequest
+	117, // 125: strato.v1.NamespaceService.RenameSnapshot:input_type -> strato.v1.RenameSnapshotRequest
+	118, // 126: strato.v1.NamespaceService.ListSnapshots:input_type -> strato.v1.ListSnapshotsRequest
+	119, // 127: strato.v1.NamespaceService.GetSnapshot:input_type -> strato.v1.GetSnapshotRequest
+	120, // 128: strato.v1.NamespaceService.SnapshotDiff:input_type -> strato.v1.SnapshotDiffRequest
+	104, // 129: strato.v1.NamespaceService.GetAcl:input_type -> strato.v1.GetAclRequest
+	106, // 130: strato.v1.NamespaceService.SetAcl:input_type -> strato.v1.SetAclRequest
+	108, // 131: strato.v1.NamespaceService.AddAcl:input_type -> strato.v1.AddAclRequest
+	110, // 132: strato.v1.NamespaceService.RemoveAcl:input_type -> strato.v1.RemoveAclRequest
+	98,  // 133: strato.v1.NamespaceService.CloseContainer:input_type -> strato.v1.CloseContainerRequest
+	100, // 134: strato.v1.NamespaceService.ReportReplica:input_type -> strato.v1.ReportReplicaRequest
+	28,  // 135: strato.v1.NamespaceService.CreateVolume:output_type -> strato.v1.CreateVolumeResponse
+	30,  // 136: strato.v1.NamespaceService.DeleteVolume:output_type -> strato.v1.DeleteVolumeResponse
+	14,  // 137: strato.v1.NamespaceService.GetVolume:output_type -> strato.v1.VolumeInfo
+	33,  // 138: strato.v1.NamespaceService.ListVolumes:output_type -> strato.v1.ListVolumesResponse
+	35,  // 139: strato.v1.NamespaceService.SetQuota:output_type -> strato.v1.SetQuotaResponse
+	37,  // 140: strato.v1.NamespaceService.UpdateVolume:output_type -> strato.v1.UpdateVolumeResponse
+	41,  // 141: strato.v1.NamespaceService.CreateBucket:output_type -> strato.v1.CreateBucketResponse
+	43,  // 142: strato.v1.NamespaceService.DeleteBucket:output_type -> strato.v1.DeleteBucketResponse
+	15,  // 143: strato.v1.NamespaceService.GetBucket:output_type -> strato.v1.BucketInfo
+	46,  // 144: strato.v1.NamespaceService.ListBuckets:output_type -> strato.v1.ListBucketsResponse
+	39,  // 145: strato.v1.NamespaceService.UpdateBucket:output_type -> strato.v1.UpdateBucketResponse
+	49,  // 146: strato.v1.NamespaceService.OpenKey:output_type -> strato.v1.OpenKeyResponse
+	51,  // 147: strato.v1.NamespaceService.AllocateBlock:output_type -> strato.v1.AllocateBlockResponse
+	53,  // 148: strato.v1.NamespaceService.CommitKey:output_type -> strato.v1.CommitKeyResponse
+	59,  // 149: strato.v1.NamespaceService.LookupKey:output_type -> strato.v1.LookupKeyResponse
+	61,  // 150: strato.v1.NamespaceService.DeleteKey:output_type -> strato.v1.DeleteKeyResponse
+	63,  // 151: strato.v1.NamespaceService.RenameKey:output_type -> strato.v1.RenameKeyResponse
+	65,  // 152: strato.v1.NamespaceService.ListKeys:output_type -> strato.v1.ListKeysResponse
+	67,  // 153: strato.v1.NamespaceService.ListKeyVersions:output_type -> strato.v1.ListKeyVersionsResponse
+	55,  // 154: strato.v1.NamespaceService.SetAttributes:output_type -> strato.v1.SetAttributesResponse
+	57,  // 155: strato.v1.NamespaceService.SetObjectLock:output_type -> strato.v1.SetObjectLockResponse
+	69,  // 156: strato.v1.NamespaceService.CreateDirectory:output_type -> strato.v1.CreateDirectoryResponse
+	49,  // 157: strato.v1.NamespaceService.CreateFile:output_type -> strato.v1.OpenKeyResponse
+	71,  // 158: strato.v1.NamespaceService.GetFileStatus:output_type -> strato.v1.GetFileStatusResponse
+	73,  // 159: strato.v1.NamespaceService.ListStatus:output_type -> strato.v1.ListStatusResponse
+	75,  // 160: strato.v1.NamespaceService.GetContentSummary:output_type -> strato.v1.GetContentSummaryResponse
+	78,  // 161: strato.v1.NamespaceService.Rename:output_type -> strato.v1.RenameResponse
+	80,  // 162: strato.v1.NamespaceService.Delete:output_type -> strato.v1.DeleteResponse
+	82,  // 163: strato.v1.NamespaceService.SetPermission:output_type -> strato.v1.SetPermissionResponse
+	84,  // 164: strato.v1.NamespaceService.SetOwner:output_type -> strato.v1.SetOwnerResponse
+	86,  // 165: strato.v1.NamespaceService.SetTimes:output_type -> strato.v1.SetTimesResponse
+	49,  // 166: strato.v1.NamespaceService.AppendFile:output_type -> strato.v1.OpenKeyResponse
+	89,  // 167: strato.v1.NamespaceService.Truncate:output_type -> strato.v1.TruncateResponse
+	91,  // 168: strato.v1.NamespaceService.Concat:output_type -> strato.v1.ConcatResponse
+	93,  // 169: strato.v1.NamespaceService.RecoverLease:output_type -> strato.v1.RecoverLeaseResponse
+	95,  // 170: strato.v1.NamespaceService.IsFileClosed:output_type -> strato.v1.IsFileClosedResponse
+	97,  // 171: strato.v1.NamespaceService.GetFsStatus:output_type -> strato.v1.FsStatus
+	121, // 172: strato.v1.NamespaceService.GetTrashPolicy:output_type -> strato.v1.TrashPolicy
+	122, // 173: strato.v1.NamespaceService.ExpungeTrash:output_type -> strato.v1.ExpungeTrashResponse
+	123, // 174: strato.v1.NamespaceService.CreateSnapshot:output_type -> strato.v1.CreateSnapshotResponse
+	124, // 175: strato.v1.NamespaceService.DeleteSnapshot:output_type -> strato.v1.DeleteSnapshotResponse
+	125, // 176: strato.v1.NamespaceService.RenameSnapshot:output_type -> strato.v1.RenameSnapshotResponse
+	126, // 177: strato.v1.NamespaceService.ListSnapshots:output_type -> strato.v1.ListSnapshotsResponse
+	127, // 178: strato.v1.NamespaceService.GetSnapshot:output_type -> strato.v1.SnapshotInfo
+	128, // 179: strato.v1.NamespaceService.SnapshotDiff:output_type -> strato.v1.SnapshotDiffResponse
+	105, // 180: strato.v1.NamespaceService.GetAcl:output_type -> strato.v1.GetAclResponse
+	107, // 181: strato.v1.NamespaceService.SetAcl:output_type -> strato.v1.SetAclResponse
+	109, // 182: strato.v1.NamespaceService.AddAcl:output_type -> strato.v1.AddAclResponse
+	111, // 183: strato.v1.NamespaceService.RemoveAcl:output_type -> strato.v1.RemoveAclResponse
+	99,  // 184: strato.v1.NamespaceService.CloseContainer:output_type -> strato.v1.CloseContainerResponse
+	101, // 185: strato.v1.NamespaceService.ReportReplica:output_type -> strato.v1.ReportReplicaResponse
+	135, // [135:186] is the sub-list for method output_type
+	84,  // [84:135] is the sub-list for method input_type
+	84,  // [84:84] is the sub-list for extension type_name
+	84,  // [84:84] is the sub-list for extension extendee
+	0,   // [0:84] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_namespace_proto_init() }
@@ -8525,21 +9008,22 @@ func file_strato_v1_namespace_proto_init() {
 	}
 	file_strato_v1_trash_proto_init()
 	file_strato_v1_snapshot_proto_init()
-	file_strato_v1_namespace_proto_msgTypes[2].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[9].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[12].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[27].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[34].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[35].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[53].OneofWrappers = []any{}
-	file_strato_v1_namespace_proto_msgTypes[70].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[4].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[11].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[14].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[29].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[36].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[37].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[45].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[57].OneofWrappers = []any{}
+	file_strato_v1_namespace_proto_msgTypes[74].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_namespace_proto_rawDesc), len(file_strato_v1_namespace_proto_rawDesc)),
-			NumEnums:      10,
-			NumMessages:   98,
+			NumEnums:      11,
+			NumMessages:   102,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -56,6 +56,7 @@ const (
 	NamespaceService_ListKeys_FullMethodName          = "/strato.v1.NamespaceService/ListKeys"
 	NamespaceService_ListKeyVersions_FullMethodName   = "/strato.v1.NamespaceService/ListKeyVersions"
 	NamespaceService_SetAttributes_FullMethodName     = "/strato.v1.NamespaceService/SetAttributes"
+	NamespaceService_SetObjectLock_FullMethodName     = "/strato.v1.NamespaceService/SetObjectLock"
 	NamespaceService_CreateDirectory_FullMethodName   = "/strato.v1.NamespaceService/CreateDirectory"
 	NamespaceService_CreateFile_FullMethodName        = "/strato.v1.NamespaceService/CreateFile"
 	NamespaceService_GetFileStatus_FullMethodName     = "/strato.v1.NamespaceService/GetFileStatus"
@@ -151,6 +152,13 @@ type NamespaceServiceClient interface {
 	// SetAttributes replaces the attributes of a committed key, or of a
 	// bucket (S3 object and bucket tagging).
 	SetAttributes(ctx context.Context, in *SetAttributesRequest, opts ...grpc.CallOption) (*SetAttributesResponse, error)
+	// SetObjectLock changes the S3 object lock of a version of an OBS key
+	// in a bucket with object lock: its retention, its legal hold or both
+	// (WRITE on the key; docs/s3.md "Object lock"). A retention in force is
+	// only ever extended, unless it is GOVERNANCE and bypass_governance is
+	// set by the bucket's owner or an administrator: FAILED_PRECONDITION
+	// (OBJECT_LOCKED) otherwise.
+	SetObjectLock(ctx context.Context, in *SetObjectLockRequest, opts ...grpc.CallOption) (*SetObjectLockResponse, error)
 	// CreateDirectory creates a directory and its missing parents (FSO).
 	CreateDirectory(ctx context.Context, in *CreateDirectoryRequest, opts ...grpc.CallOption) (*CreateDirectoryResponse, error)
 	// CreateFile is OpenKey with Hadoop's create semantics (FSO).
@@ -441,6 +449,16 @@ func (c *namespaceServiceClient) SetAttributes(ctx context.Context, in *SetAttri
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SetAttributesResponse)
 	err := c.cc.Invoke(ctx, NamespaceService_SetAttributes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *namespaceServiceClient) SetObjectLock(ctx context.Context, in *SetObjectLockRequest, opts ...grpc.CallOption) (*SetObjectLockResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetObjectLockResponse)
+	err := c.cc.Invoke(ctx, NamespaceService_SetObjectLock_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -810,6 +828,13 @@ type NamespaceServiceServer interface {
 	// SetAttributes replaces the attributes of a committed key, or of a
 	// bucket (S3 object and bucket tagging).
 	SetAttributes(context.Context, *SetAttributesRequest) (*SetAttributesResponse, error)
+	// SetObjectLock changes the S3 object lock of a version of an OBS key
+	// in a bucket with object lock: its retention, its legal hold or both
+	// (WRITE on the key; docs/s3.md "Object lock"). A retention in force is
+	// only ever extended, unless it is GOVERNANCE and bypass_governance is
+	// set by the bucket's owner or an administrator: FAILED_PRECONDITION
+	// (OBJECT_LOCKED) otherwise.
+	SetObjectLock(context.Context, *SetObjectLockRequest) (*SetObjectLockResponse, error)
 	// CreateDirectory creates a directory and its missing parents (FSO).
 	CreateDirectory(context.Context, *CreateDirectoryRequest) (*CreateDirectoryResponse, error)
 	// CreateFile is OpenKey with Hadoop's create semantics (FSO).
@@ -965,6 +990,9 @@ func (UnimplementedNamespaceServiceServer) ListKeyVersions(context.Context, *Lis
 }
 func (UnimplementedNamespaceServiceServer) SetAttributes(context.Context, *SetAttributesRequest) (*SetAttributesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetAttributes not implemented")
+}
+func (UnimplementedNamespaceServiceServer) SetObjectLock(context.Context, *SetObjectLockRequest) (*SetObjectLockResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetObjectLock not implemented")
 }
 func (UnimplementedNamespaceServiceServer) CreateDirectory(context.Context, *CreateDirectoryRequest) (*CreateDirectoryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateDirectory not implemented")
@@ -1433,6 +1461,24 @@ func _NamespaceService_SetAttributes_Handler(srv interface{}, ctx context.Contex
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(NamespaceServiceServer).SetAttributes(ctx, req.(*SetAttributesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NamespaceService_SetObjectLock_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetObjectLockRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NamespaceServiceServer).SetObjectLock(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NamespaceService_SetObjectLock_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NamespaceServiceServer).SetObjectLock(ctx, req.(*SetObjectLockRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -2063,6 +2109,10 @@ var NamespaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetAttributes",
 			Handler:    _NamespaceService_SetAttributes_Handler,
+		},
+		{
+			MethodName: "SetObjectLock",
+			Handler:    _NamespaceService_SetObjectLock_Handler,
 		},
 		{
 			MethodName: "CreateDirectory",

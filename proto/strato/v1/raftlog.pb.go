@@ -215,6 +215,7 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_RecoverLease
 	//	*NamespaceCommand_RenewToken
 	//	*NamespaceCommand_PurgeTokens
+	//	*NamespaceCommand_SetObjectLock
 	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
 	// request identifies a client's request, so that a retry of one already
 	// applied returns its first result instead of applying again.
@@ -546,6 +547,15 @@ func (x *NamespaceCommand) GetPurgeTokens() *PurgeTokensCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetSetObjectLock() *SetObjectLockCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_SetObjectLock); ok {
+			return x.SetObjectLock
+		}
+	}
+	return nil
+}
+
 func (x *NamespaceCommand) GetRequest() *RequestID {
 	if x != nil {
 		return x.Request
@@ -681,6 +691,10 @@ type NamespaceCommand_PurgeTokens struct {
 	PurgeTokens *PurgeTokensCommand `protobuf:"bytes,33,opt,name=purge_tokens,json=purgeTokens,proto3,oneof"`
 }
 
+type NamespaceCommand_SetObjectLock struct {
+	SetObjectLock *SetObjectLockCommand `protobuf:"bytes,34,opt,name=set_object_lock,json=setObjectLock,proto3,oneof"`
+}
+
 func (*NamespaceCommand_CreateVolume) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DeleteVolume) isNamespaceCommand_Op() {}
@@ -742,6 +756,8 @@ func (*NamespaceCommand_RecoverLease) isNamespaceCommand_Op() {}
 func (*NamespaceCommand_RenewToken) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_PurgeTokens) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_SetObjectLock) isNamespaceCommand_Op() {}
 
 // RequestID names one logical request of one client: retries carry the
 // same ID. A client numbers its requests upwards.
@@ -2336,15 +2352,16 @@ func (x *SetQuotaCommand) GetKeepNamespace() bool {
 // UpdateCommand is UpdateVolume (bucket "") and UpdateBucket, as prepare
 // checked them: what is set changes, the rest stays.
 type UpdateCommand struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	Volume         string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
-	Bucket         string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
-	Owner          string                 `protobuf:"bytes,3,opt,name=owner,proto3" json:"owner,omitempty"`
-	Replication    ReplicationFactor      `protobuf:"varint,4,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"` // UNSPECIFIED: unchanged
-	ErasureCoding  *ErasureCodingRecord   `protobuf:"bytes,5,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`          // set: the bucket's keys are erasure coded
-	Versioning     BucketVersioning       `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`    // UNSPECIFIED: unchanged
-	Lifecycle      *Lifecycle             `protobuf:"bytes,30,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`                                      // set: the bucket's new rules
-	ClearLifecycle bool                   `protobuf:"varint,31,opt,name=clear_lifecycle,json=clearLifecycle,proto3" json:"clear_lifecycle,omitempty"`     // the bucket's rules removed
+	state          protoimpl.MessageState  `protogen:"open.v1"`
+	Volume         string                  `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket         string                  `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Owner          string                  `protobuf:"bytes,3,opt,name=owner,proto3" json:"owner,omitempty"`
+	Replication    ReplicationFactor       `protobuf:"varint,4,opt,name=replication,proto3,enum=strato.v1.ReplicationFactor" json:"replication,omitempty"` // UNSPECIFIED: unchanged
+	ErasureCoding  *ErasureCodingRecord    `protobuf:"bytes,5,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"`          // set: the bucket's keys are erasure coded
+	Versioning     BucketVersioning        `protobuf:"varint,6,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`    // UNSPECIFIED: unchanged
+	Lifecycle      *Lifecycle              `protobuf:"bytes,30,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`                                      // set: the bucket's new rules
+	ClearLifecycle bool                    `protobuf:"varint,31,opt,name=clear_lifecycle,json=clearLifecycle,proto3" json:"clear_lifecycle,omitempty"`     // the bucket's rules removed
+	ObjectLock     *BucketObjectLockRecord `protobuf:"bytes,7,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`                   // set: the new default retention
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -2433,6 +2450,13 @@ func (x *UpdateCommand) GetClearLifecycle() bool {
 		return x.ClearLifecycle
 	}
 	return false
+}
+
+func (x *UpdateCommand) GetObjectLock() *BucketObjectLockRecord {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
 }
 
 // SnapshotCommand creates (name), deletes (name, delete) or renames (name
@@ -2679,6 +2703,7 @@ type CommitKeyCommand struct {
 	CreateToken   []byte                 `protobuf:"bytes,7,opt,name=create_token,json=createToken,proto3" json:"create_token,omitempty"` // instead of open_id: a deferred create, empty
 	Attributes    []*AttributeRecord     `protobuf:"bytes,8,rep,name=attributes,proto3" json:"attributes,omitempty"`                      // sorted by name
 	Sources       []*KeySourceCommand    `protobuf:"bytes,9,rep,name=sources,proto3" json:"sources,omitempty"`                            // instead of blocks: compose
+	ObjectLock    *ObjectLockRecord      `protobuf:"bytes,10,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`   // set: the version's lock; unset: the bucket's default
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2776,6 +2801,13 @@ func (x *CommitKeyCommand) GetSources() []*KeySourceCommand {
 	return nil
 }
 
+func (x *CommitKeyCommand) GetObjectLock() *ObjectLockRecord {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
+}
+
 // KeySourceCommand is a key whose blocks a CommitKeyCommand takes (the
 // API's KeySource).
 type KeySourceCommand struct {
@@ -2849,15 +2881,18 @@ func (x *KeySourceCommand) GetObjectId() uint64 {
 // DeleteCommand deletes a key, or a file or directory (recursive: with its
 // subtree).
 type DeleteCommand struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Volume        string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
-	Bucket        string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
-	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
-	Recursive     bool                   `protobuf:"varint,4,opt,name=recursive,proto3" json:"recursive,omitempty"`
-	VersionId     string                 `protobuf:"bytes,5,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`        // set: delete that version of an OBS key
-	IfObjectId    uint64                 `protobuf:"varint,30,opt,name=if_object_id,json=ifObjectId,proto3" json:"if_object_id,omitempty"` // set: only while the key's latest version is this object
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Volume     string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket     string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Path       string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	Recursive  bool                   `protobuf:"varint,4,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	VersionId  string                 `protobuf:"bytes,5,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`        // set: delete that version of an OBS key
+	IfObjectId uint64                 `protobuf:"varint,30,opt,name=if_object_id,json=ifObjectId,proto3" json:"if_object_id,omitempty"` // set: only while the key's latest version is this object
+	// The caller may bypass a GOVERNANCE retention (prepare cleared it for
+	// anyone who may not).
+	BypassGovernance bool `protobuf:"varint,6,opt,name=bypass_governance,json=bypassGovernance,proto3" json:"bypass_governance,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *DeleteCommand) Reset() {
@@ -2930,6 +2965,13 @@ func (x *DeleteCommand) GetIfObjectId() uint64 {
 		return x.IfObjectId
 	}
 	return 0
+}
+
+func (x *DeleteCommand) GetBypassGovernance() bool {
+	if x != nil {
+		return x.BypassGovernance
+	}
+	return false
 }
 
 // CreateDirectoryCommand creates a directory and its missing parents.
@@ -3338,6 +3380,116 @@ func (x *SetAttributesCommand) GetVersionId() string {
 	return ""
 }
 
+// SetObjectLockCommand is SetObjectLock (bypass_governance as in
+// DeleteCommand).
+type SetObjectLockCommand struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Volume            string                 `protobuf:"bytes,1,opt,name=volume,proto3" json:"volume,omitempty"`
+	Bucket            string                 `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Key               string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	VersionId         string                 `protobuf:"bytes,4,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	SetRetention      bool                   `protobuf:"varint,5,opt,name=set_retention,json=setRetention,proto3" json:"set_retention,omitempty"`
+	Mode              RetentionMode          `protobuf:"varint,6,opt,name=mode,proto3,enum=strato.v1.RetentionMode" json:"mode,omitempty"`
+	RetainUntilUnixMs int64                  `protobuf:"varint,7,opt,name=retain_until_unix_ms,json=retainUntilUnixMs,proto3" json:"retain_until_unix_ms,omitempty"`
+	LegalHold         *bool                  `protobuf:"varint,8,opt,name=legal_hold,json=legalHold,proto3,oneof" json:"legal_hold,omitempty"`
+	BypassGovernance  bool                   `protobuf:"varint,9,opt,name=bypass_governance,json=bypassGovernance,proto3" json:"bypass_governance,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *SetObjectLockCommand) Reset() {
+	*x = SetObjectLockCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetObjectLockCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetObjectLockCommand) ProtoMessage() {}
+
+func (x *SetObjectLockCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetObjectLockCommand.ProtoReflect.Descriptor instead.
+func (*SetObjectLockCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *SetObjectLockCommand) GetVolume() string {
+	if x != nil {
+		return x.Volume
+	}
+	return ""
+}
+
+func (x *SetObjectLockCommand) GetBucket() string {
+	if x != nil {
+		return x.Bucket
+	}
+	return ""
+}
+
+func (x *SetObjectLockCommand) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SetObjectLockCommand) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *SetObjectLockCommand) GetSetRetention() bool {
+	if x != nil {
+		return x.SetRetention
+	}
+	return false
+}
+
+func (x *SetObjectLockCommand) GetMode() RetentionMode {
+	if x != nil {
+		return x.Mode
+	}
+	return RetentionMode_RETENTION_UNSPECIFIED
+}
+
+func (x *SetObjectLockCommand) GetRetainUntilUnixMs() int64 {
+	if x != nil {
+		return x.RetainUntilUnixMs
+	}
+	return 0
+}
+
+func (x *SetObjectLockCommand) GetLegalHold() bool {
+	if x != nil && x.LegalHold != nil {
+		return *x.LegalHold
+	}
+	return false
+}
+
+func (x *SetObjectLockCommand) GetBypassGovernance() bool {
+	if x != nil {
+		return x.BypassGovernance
+	}
+	return false
+}
+
 // SetStatusCommand is SetPermission, SetOwner and SetTimes: it changes the
 // fields that are set (owner and group: when not empty) of a file, a
 // directory, a bucket's root (path "") or an OBS key, and nothing else.
@@ -3359,7 +3511,7 @@ type SetStatusCommand struct {
 
 func (x *SetStatusCommand) Reset() {
 	*x = SetStatusCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3371,7 +3523,7 @@ func (x *SetStatusCommand) String() string {
 func (*SetStatusCommand) ProtoMessage() {}
 
 func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3384,7 +3536,7 @@ func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStatusCommand.ProtoReflect.Descriptor instead.
 func (*SetStatusCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SetStatusCommand) GetVolume() string {
@@ -3460,7 +3612,7 @@ type SetAclCommand struct {
 
 func (x *SetAclCommand) Reset() {
 	*x = SetAclCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3472,7 +3624,7 @@ func (x *SetAclCommand) String() string {
 func (*SetAclCommand) ProtoMessage() {}
 
 func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3485,7 +3637,7 @@ func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclCommand.ProtoReflect.Descriptor instead.
 func (*SetAclCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SetAclCommand) GetKind() AclObjectKind {
@@ -3550,7 +3702,7 @@ type BlockTokenKeyCommand struct {
 
 func (x *BlockTokenKeyCommand) Reset() {
 	*x = BlockTokenKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3562,7 +3714,7 @@ func (x *BlockTokenKeyCommand) String() string {
 func (*BlockTokenKeyCommand) ProtoMessage() {}
 
 func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3575,7 +3727,7 @@ func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKeyCommand.ProtoReflect.Descriptor instead.
 func (*BlockTokenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *BlockTokenKeyCommand) GetId() uint32 {
@@ -3622,7 +3774,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\acluster\x12I\n" +
 	"\x0fblock_token_key\x18\x03 \x01(\v2\x1f.strato.v1.BlockTokenKeyCommandH\x00R\rblockTokenKeyB\x04\n" +
-	"\x02op\"\xb7\x10\n" +
+	"\x02op\"\x82\x11\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
@@ -3662,7 +3814,8 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\rrecover_lease\x18\x1f \x01(\v2\x1e.strato.v1.RecoverLeaseCommandH\x00R\frecoverLease\x12?\n" +
 	"\vrenew_token\x18  \x01(\v2\x1c.strato.v1.RenewTokenCommandH\x00R\n" +
 	"renewToken\x12B\n" +
-	"\fpurge_tokens\x18! \x01(\v2\x1d.strato.v1.PurgeTokensCommandH\x00R\vpurgeTokens\x12.\n" +
+	"\fpurge_tokens\x18! \x01(\v2\x1d.strato.v1.PurgeTokensCommandH\x00R\vpurgeTokens\x12I\n" +
+	"\x0fset_object_lock\x18\" \x01(\v2\x1f.strato.v1.SetObjectLockCommandH\x00R\rsetObjectLock\x12.\n" +
 	"\arequest\x18\x10 \x01(\v2\x14.strato.v1.RequestIDR\arequestB\x04\n" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
@@ -3780,7 +3933,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x0fquota_namespace\x18\x04 \x01(\x03R\x0equotaNamespace\x12\x1d\n" +
 	"\n" +
 	"keep_bytes\x18\x05 \x01(\bR\tkeepBytes\x12%\n" +
-	"\x0ekeep_namespace\x18\x06 \x01(\bR\rkeepNamespace\"\xf6\x02\n" +
+	"\x0ekeep_namespace\x18\x06 \x01(\bR\rkeepNamespace\"\xba\x03\n" +
 	"\rUpdateCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x14\n" +
@@ -3791,7 +3944,9 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"versioning\x18\x06 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
 	"versioning\x122\n" +
 	"\tlifecycle\x18\x1e \x01(\v2\x14.strato.v1.LifecycleR\tlifecycle\x12'\n" +
-	"\x0fclear_lifecycle\x18\x1f \x01(\bR\x0eclearLifecycle\"\x88\x01\n" +
+	"\x0fclear_lifecycle\x18\x1f \x01(\bR\x0eclearLifecycle\x12B\n" +
+	"\vobject_lock\x18\a \x01(\v2!.strato.v1.BucketObjectLockRecordR\n" +
+	"objectLock\"\x88\x01\n" +
 	"\x0fSnapshotCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -3805,7 +3960,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x04more\x18\x02 \x01(\bR\x04more\"A\n" +
 	"\x13DeleteBucketCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\xc9\x02\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\x87\x03\n" +
 	"\x10CommitKeyCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -3817,12 +3972,15 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\b \x03(\v2\x1a.strato.v1.AttributeRecordR\n" +
 	"attributes\x125\n" +
-	"\asources\x18\t \x03(\v2\x1b.strato.v1.KeySourceCommandR\asources\"q\n" +
+	"\asources\x18\t \x03(\v2\x1b.strato.v1.KeySourceCommandR\asources\x12<\n" +
+	"\vobject_lock\x18\n" +
+	" \x01(\v2\x1b.strato.v1.ObjectLockRecordR\n" +
+	"objectLock\"q\n" +
 	"\x10KeySourceCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1b\n" +
-	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"\xb2\x01\n" +
+	"\tobject_id\x18\x04 \x01(\x04R\bobjectId\"\xdf\x01\n" +
 	"\rDeleteCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -3831,7 +3989,8 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\n" +
 	"version_id\x18\x05 \x01(\tR\tversionId\x12 \n" +
 	"\fif_object_id\x18\x1e \x01(\x04R\n" +
-	"ifObjectId\"\xbc\x01\n" +
+	"ifObjectId\x12+\n" +
+	"\x11bypass_governance\x18\x06 \x01(\bR\x10bypassGovernance\"\xbc\x01\n" +
 	"\x16CreateDirectoryCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -3863,7 +4022,20 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"attributes\x18\x05 \x03(\v2\x1a.strato.v1.AttributeRecordR\n" +
 	"attributes\x12\x1d\n" +
 	"\n" +
-	"version_id\x18\x06 \x01(\tR\tversionId\"\xe0\x02\n" +
+	"version_id\x18\x06 \x01(\tR\tversionId\"\xdb\x02\n" +
+	"\x14SetObjectLockCommand\x12\x16\n" +
+	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x04 \x01(\tR\tversionId\x12#\n" +
+	"\rset_retention\x18\x05 \x01(\bR\fsetRetention\x12,\n" +
+	"\x04mode\x18\x06 \x01(\x0e2\x18.strato.v1.RetentionModeR\x04mode\x12/\n" +
+	"\x14retain_until_unix_ms\x18\a \x01(\x03R\x11retainUntilUnixMs\x12\"\n" +
+	"\n" +
+	"legal_hold\x18\b \x01(\bH\x00R\tlegalHold\x88\x01\x01\x12+\n" +
+	"\x11bypass_governance\x18\t \x01(\bR\x10bypassGovernanceB\r\n" +
+	"\v_legal_hold\"\xe0\x02\n" +
 	"\x10SetStatusCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -3911,7 +4083,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_raftlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(AclEdit)(0),                      // 0: strato.v1.AclEdit
 	(*MetaCommand)(nil),               // 1: strato.v1.MetaCommand
@@ -3953,35 +4125,39 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*PurgeTokensCommand)(nil),        // 37: strato.v1.PurgeTokensCommand
 	(*RevokeS3KeyCommand)(nil),        // 38: strato.v1.RevokeS3KeyCommand
 	(*SetAttributesCommand)(nil),      // 39: strato.v1.SetAttributesCommand
-	(*SetStatusCommand)(nil),          // 40: strato.v1.SetStatusCommand
-	(*SetAclCommand)(nil),             // 41: strato.v1.SetAclCommand
-	(*BlockTokenKeyCommand)(nil),      // 42: strato.v1.BlockTokenKeyCommand
-	(*VolumeRecord)(nil),              // 43: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 44: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 45: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),                // 46: strato.v1.UserRecord
-	(*TokenRecord)(nil),               // 47: strato.v1.TokenRecord
-	(ReplicationFactor)(0),            // 48: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 49: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 50: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 51: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 52: strato.v1.ContainerRecord
-	(NodeOpState)(0),                  // 53: strato.v1.NodeOpState
-	(ContainerState)(0),               // 54: strato.v1.ContainerState
-	(BucketVersioning)(0),             // 55: strato.v1.BucketVersioning
-	(*Lifecycle)(nil),                 // 56: strato.v1.Lifecycle
-	(*AttributeRecord)(nil),           // 57: strato.v1.AttributeRecord
-	(AclObjectKind)(0),                // 58: strato.v1.AclObjectKind
-	(*AclRecord)(nil),                 // 59: strato.v1.AclRecord
+	(*SetObjectLockCommand)(nil),      // 40: strato.v1.SetObjectLockCommand
+	(*SetStatusCommand)(nil),          // 41: strato.v1.SetStatusCommand
+	(*SetAclCommand)(nil),             // 42: strato.v1.SetAclCommand
+	(*BlockTokenKeyCommand)(nil),      // 43: strato.v1.BlockTokenKeyCommand
+	(*VolumeRecord)(nil),              // 44: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 45: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 46: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),                // 47: strato.v1.UserRecord
+	(*TokenRecord)(nil),               // 48: strato.v1.TokenRecord
+	(ReplicationFactor)(0),            // 49: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 50: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 51: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 52: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 53: strato.v1.ContainerRecord
+	(NodeOpState)(0),                  // 54: strato.v1.NodeOpState
+	(ContainerState)(0),               // 55: strato.v1.ContainerState
+	(BucketVersioning)(0),             // 56: strato.v1.BucketVersioning
+	(*Lifecycle)(nil),                 // 57: strato.v1.Lifecycle
+	(*BucketObjectLockRecord)(nil),    // 58: strato.v1.BucketObjectLockRecord
+	(*AttributeRecord)(nil),           // 59: strato.v1.AttributeRecord
+	(*ObjectLockRecord)(nil),          // 60: strato.v1.ObjectLockRecord
+	(RetentionMode)(0),                // 61: strato.v1.RetentionMode
+	(AclObjectKind)(0),                // 62: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 63: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
 	16, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	42, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
-	43, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	43, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
+	44, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
 	23, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
 	24, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	44, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	45, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
 	29, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	4,  // 8: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	8,  // 9: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
@@ -3992,15 +4168,15 @@ var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	10, // 14: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	12, // 15: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
 	14, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	45, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	46, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
 	38, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
 	39, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	40, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
-	46, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
+	41, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	47, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
 	34, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
-	47, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
+	48, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
 	35, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
-	41, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
+	42, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
 	25, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
 	26, // 27: strato.v1.NamespaceCommand.snapshot:type_name -> strato.v1.SnapshotCommand
 	27, // 28: strato.v1.NamespaceCommand.purge_snapshots:type_name -> strato.v1.PurgeSnapshotsCommand
@@ -4009,37 +4185,41 @@ var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	7,  // 31: strato.v1.NamespaceCommand.recover_lease:type_name -> strato.v1.RecoverLeaseCommand
 	36, // 32: strato.v1.NamespaceCommand.renew_token:type_name -> strato.v1.RenewTokenCommand
 	37, // 33: strato.v1.NamespaceCommand.purge_tokens:type_name -> strato.v1.PurgeTokensCommand
-	3,  // 34: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	48, // 35: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	49, // 36: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	50, // 37: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	49, // 38: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	51, // 39: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	52, // 40: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	22, // 41: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	21, // 42: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
-	17, // 43: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
-	18, // 44: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
-	19, // 45: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
-	20, // 46: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
-	53, // 47: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
-	54, // 48: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	48, // 49: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
-	50, // 50: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	55, // 51: strato.v1.UpdateCommand.versioning:type_name -> strato.v1.BucketVersioning
-	56, // 52: strato.v1.UpdateCommand.lifecycle:type_name -> strato.v1.Lifecycle
-	49, // 53: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	57, // 54: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	31, // 55: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	57, // 56: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	58, // 57: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
-	0,  // 58: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
-	59, // 59: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
-	60, // [60:60] is the sub-list for method output_type
-	60, // [60:60] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	40, // 34: strato.v1.NamespaceCommand.set_object_lock:type_name -> strato.v1.SetObjectLockCommand
+	3,  // 35: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
+	49, // 36: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	50, // 37: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	51, // 38: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	50, // 39: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	52, // 40: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	53, // 41: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	22, // 42: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	21, // 43: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
+	17, // 44: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
+	18, // 45: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
+	19, // 46: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
+	20, // 47: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
+	54, // 48: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
+	55, // 49: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	49, // 50: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
+	51, // 51: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	56, // 52: strato.v1.UpdateCommand.versioning:type_name -> strato.v1.BucketVersioning
+	57, // 53: strato.v1.UpdateCommand.lifecycle:type_name -> strato.v1.Lifecycle
+	58, // 54: strato.v1.UpdateCommand.object_lock:type_name -> strato.v1.BucketObjectLockRecord
+	50, // 55: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	59, // 56: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	31, // 57: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	60, // 58: strato.v1.CommitKeyCommand.object_lock:type_name -> strato.v1.ObjectLockRecord
+	59, // 59: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	61, // 60: strato.v1.SetObjectLockCommand.mode:type_name -> strato.v1.RetentionMode
+	62, // 61: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 62: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	63, // 63: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	64, // [64:64] is the sub-list for method output_type
+	64, // [64:64] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -4088,6 +4268,7 @@ func file_strato_v1_raftlog_proto_init() {
 		(*NamespaceCommand_RecoverLease)(nil),
 		(*NamespaceCommand_RenewToken)(nil),
 		(*NamespaceCommand_PurgeTokens)(nil),
+		(*NamespaceCommand_SetObjectLock)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[3].OneofWrappers = []any{}
 	file_strato_v1_raftlog_proto_msgTypes[15].OneofWrappers = []any{
@@ -4107,13 +4288,14 @@ func file_strato_v1_raftlog_proto_init() {
 	}
 	file_strato_v1_raftlog_proto_msgTypes[32].OneofWrappers = []any{}
 	file_strato_v1_raftlog_proto_msgTypes[39].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[40].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   42,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

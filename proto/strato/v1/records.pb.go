@@ -161,12 +161,13 @@ type BucketRecord struct {
 	Attributes             []*AttributeRecord     `protobuf:"bytes,17,rep,name=attributes,proto3" json:"attributes,omitempty"`                            // sorted by name
 	ErasureCoding          *ErasureCodingRecord   `protobuf:"bytes,18,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // set: erasure coded
 	// The root directory's permission (unset: 0755) and group.
-	Permission       *uint32          `protobuf:"varint,19,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
-	Group            string           `protobuf:"bytes,20,opt,name=group,proto3" json:"group,omitempty"`
-	Acls             []*AclRecord     `protobuf:"bytes,21,rep,name=acls,proto3" json:"acls,omitempty"`
-	AccessTimeUnixMs int64            `protobuf:"varint,22,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"` // the root directory's, set by SetTimes
-	Versioning       BucketVersioning `protobuf:"varint,23,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`         // also in the bucket's SnapshotState
-	Lifecycle        *Lifecycle       `protobuf:"bytes,30,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`                                            // S3 lifecycle rules; unset: none
+	Permission       *uint32                 `protobuf:"varint,19,opt,name=permission,proto3,oneof" json:"permission,omitempty"`
+	Group            string                  `protobuf:"bytes,20,opt,name=group,proto3" json:"group,omitempty"`
+	Acls             []*AclRecord            `protobuf:"bytes,21,rep,name=acls,proto3" json:"acls,omitempty"`
+	AccessTimeUnixMs int64                   `protobuf:"varint,22,opt,name=access_time_unix_ms,json=accessTimeUnixMs,proto3" json:"access_time_unix_ms,omitempty"` // the root directory's, set by SetTimes
+	Versioning       BucketVersioning        `protobuf:"varint,23,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`         // also in the bucket's SnapshotState
+	Lifecycle        *Lifecycle              `protobuf:"bytes,30,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`                                            // S3 lifecycle rules; unset: none
+	ObjectLock       *BucketObjectLockRecord `protobuf:"bytes,24,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`                        // also in the bucket's SnapshotState
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -365,6 +366,13 @@ func (x *BucketRecord) GetVersioning() BucketVersioning {
 func (x *BucketRecord) GetLifecycle() *Lifecycle {
 	if x != nil {
 		return x.Lifecycle
+	}
+	return nil
+}
+
+func (x *BucketRecord) GetObjectLock() *BucketObjectLockRecord {
+	if x != nil {
+		return x.ObjectLock
 	}
 	return nil
 }
@@ -776,9 +784,11 @@ type KeyRecord struct {
 	// ID counter at its commit (0: written while the bucket was never
 	// versioned, the null version); null_version: the null version written
 	// while versioning was suspended; delete_marker: a delete marker.
-	VersionSeq    uint64 `protobuf:"varint,21,opt,name=version_seq,json=versionSeq,proto3" json:"version_seq,omitempty"`
-	NullVersion   bool   `protobuf:"varint,22,opt,name=null_version,json=nullVersion,proto3" json:"null_version,omitempty"`
-	DeleteMarker  bool   `protobuf:"varint,23,opt,name=delete_marker,json=deleteMarker,proto3" json:"delete_marker,omitempty"`
+	VersionSeq   uint64 `protobuf:"varint,21,opt,name=version_seq,json=versionSeq,proto3" json:"version_seq,omitempty"`
+	NullVersion  bool   `protobuf:"varint,22,opt,name=null_version,json=nullVersion,proto3" json:"null_version,omitempty"`
+	DeleteMarker bool   `protobuf:"varint,23,opt,name=delete_marker,json=deleteMarker,proto3" json:"delete_marker,omitempty"`
+	// S3 object lock (objectlock.go; unset: none).
+	ObjectLock    *ObjectLockRecord `protobuf:"bytes,24,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -974,6 +984,145 @@ func (x *KeyRecord) GetDeleteMarker() bool {
 	return false
 }
 
+func (x *KeyRecord) GetObjectLock() *ObjectLockRecord {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
+}
+
+// ObjectLockRecord is the S3 object lock of a version (the API's
+// ObjectLock).
+type ObjectLockRecord struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Mode              RetentionMode          `protobuf:"varint,1,opt,name=mode,proto3,enum=strato.v1.RetentionMode" json:"mode,omitempty"`
+	RetainUntilUnixMs int64                  `protobuf:"varint,2,opt,name=retain_until_unix_ms,json=retainUntilUnixMs,proto3" json:"retain_until_unix_ms,omitempty"`
+	LegalHold         bool                   `protobuf:"varint,3,opt,name=legal_hold,json=legalHold,proto3" json:"legal_hold,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ObjectLockRecord) Reset() {
+	*x = ObjectLockRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ObjectLockRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ObjectLockRecord) ProtoMessage() {}
+
+func (x *ObjectLockRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ObjectLockRecord.ProtoReflect.Descriptor instead.
+func (*ObjectLockRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ObjectLockRecord) GetMode() RetentionMode {
+	if x != nil {
+		return x.Mode
+	}
+	return RetentionMode_RETENTION_UNSPECIFIED
+}
+
+func (x *ObjectLockRecord) GetRetainUntilUnixMs() int64 {
+	if x != nil {
+		return x.RetainUntilUnixMs
+	}
+	return 0
+}
+
+func (x *ObjectLockRecord) GetLegalHold() bool {
+	if x != nil {
+		return x.LegalHold
+	}
+	return false
+}
+
+// BucketObjectLockRecord is a bucket's S3 object lock configuration (the
+// API's BucketObjectLock).
+type BucketObjectLockRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Enabled       bool                   `protobuf:"varint,1,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	DefaultMode   RetentionMode          `protobuf:"varint,2,opt,name=default_mode,json=defaultMode,proto3,enum=strato.v1.RetentionMode" json:"default_mode,omitempty"`
+	DefaultDays   int32                  `protobuf:"varint,3,opt,name=default_days,json=defaultDays,proto3" json:"default_days,omitempty"`
+	DefaultYears  int32                  `protobuf:"varint,4,opt,name=default_years,json=defaultYears,proto3" json:"default_years,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BucketObjectLockRecord) Reset() {
+	*x = BucketObjectLockRecord{}
+	mi := &file_strato_v1_records_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BucketObjectLockRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BucketObjectLockRecord) ProtoMessage() {}
+
+func (x *BucketObjectLockRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_records_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BucketObjectLockRecord.ProtoReflect.Descriptor instead.
+func (*BucketObjectLockRecord) Descriptor() ([]byte, []int) {
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *BucketObjectLockRecord) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+func (x *BucketObjectLockRecord) GetDefaultMode() RetentionMode {
+	if x != nil {
+		return x.DefaultMode
+	}
+	return RetentionMode_RETENTION_UNSPECIFIED
+}
+
+func (x *BucketObjectLockRecord) GetDefaultDays() int32 {
+	if x != nil {
+		return x.DefaultDays
+	}
+	return 0
+}
+
+func (x *BucketObjectLockRecord) GetDefaultYears() int32 {
+	if x != nil {
+		return x.DefaultYears
+	}
+	return 0
+}
+
 // AttributeRecord is a name and value stored with a key (the API's
 // KeyAttribute).
 type AttributeRecord struct {
@@ -986,7 +1135,7 @@ type AttributeRecord struct {
 
 func (x *AttributeRecord) Reset() {
 	*x = AttributeRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[9]
+	mi := &file_strato_v1_records_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -998,7 +1147,7 @@ func (x *AttributeRecord) String() string {
 func (*AttributeRecord) ProtoMessage() {}
 
 func (x *AttributeRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[9]
+	mi := &file_strato_v1_records_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1011,7 +1160,7 @@ func (x *AttributeRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttributeRecord.ProtoReflect.Descriptor instead.
 func (*AttributeRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{9}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AttributeRecord) GetName() string {
@@ -1044,7 +1193,7 @@ type PipelineRecord struct {
 
 func (x *PipelineRecord) Reset() {
 	*x = PipelineRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[10]
+	mi := &file_strato_v1_records_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1056,7 +1205,7 @@ func (x *PipelineRecord) String() string {
 func (*PipelineRecord) ProtoMessage() {}
 
 func (x *PipelineRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[10]
+	mi := &file_strato_v1_records_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1069,7 +1218,7 @@ func (x *PipelineRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PipelineRecord.ProtoReflect.Descriptor instead.
 func (*PipelineRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{10}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PipelineRecord) GetId() uint64 {
@@ -1131,7 +1280,7 @@ type ContainerRecord struct {
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[11]
+	mi := &file_strato_v1_records_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1143,7 +1292,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[11]
+	mi := &file_strato_v1_records_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1156,7 +1305,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{11}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ContainerRecord) GetId() uint64 {
@@ -1232,7 +1381,7 @@ type DirectoryInfo struct {
 
 func (x *DirectoryInfo) Reset() {
 	*x = DirectoryInfo{}
-	mi := &file_strato_v1_records_proto_msgTypes[12]
+	mi := &file_strato_v1_records_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1393,7 @@ func (x *DirectoryInfo) String() string {
 func (*DirectoryInfo) ProtoMessage() {}
 
 func (x *DirectoryInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[12]
+	mi := &file_strato_v1_records_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1406,7 @@ func (x *DirectoryInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectoryInfo.ProtoReflect.Descriptor instead.
 func (*DirectoryInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{12}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DirectoryInfo) GetObjectId() uint64 {
@@ -1383,7 +1532,7 @@ type OpenKeyInfo struct {
 
 func (x *OpenKeyInfo) Reset() {
 	*x = OpenKeyInfo{}
-	mi := &file_strato_v1_records_proto_msgTypes[13]
+	mi := &file_strato_v1_records_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1395,7 +1544,7 @@ func (x *OpenKeyInfo) String() string {
 func (*OpenKeyInfo) ProtoMessage() {}
 
 func (x *OpenKeyInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[13]
+	mi := &file_strato_v1_records_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1408,7 +1557,7 @@ func (x *OpenKeyInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenKeyInfo.ProtoReflect.Descriptor instead.
 func (*OpenKeyInfo) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *OpenKeyInfo) GetId() uint64 {
@@ -1601,7 +1750,7 @@ type DeletedBlocks struct {
 
 func (x *DeletedBlocks) Reset() {
 	*x = DeletedBlocks{}
-	mi := &file_strato_v1_records_proto_msgTypes[14]
+	mi := &file_strato_v1_records_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1613,7 +1762,7 @@ func (x *DeletedBlocks) String() string {
 func (*DeletedBlocks) ProtoMessage() {}
 
 func (x *DeletedBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[14]
+	mi := &file_strato_v1_records_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1626,7 +1775,7 @@ func (x *DeletedBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletedBlocks.ProtoReflect.Descriptor instead.
 func (*DeletedBlocks) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeletedBlocks) GetSeq() uint64 {
@@ -1682,7 +1831,7 @@ type DeletedDirectory struct {
 
 func (x *DeletedDirectory) Reset() {
 	*x = DeletedDirectory{}
-	mi := &file_strato_v1_records_proto_msgTypes[15]
+	mi := &file_strato_v1_records_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1694,7 +1843,7 @@ func (x *DeletedDirectory) String() string {
 func (*DeletedDirectory) ProtoMessage() {}
 
 func (x *DeletedDirectory) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[15]
+	mi := &file_strato_v1_records_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1707,7 +1856,7 @@ func (x *DeletedDirectory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletedDirectory.ProtoReflect.Descriptor instead.
 func (*DeletedDirectory) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeletedDirectory) GetObjectId() uint64 {
@@ -1763,14 +1912,17 @@ type SnapshotState struct {
 	VolumeId uint64                 `protobuf:"varint,3,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
 	// The bucket's versioning, kept here too so that a commit, which reads
 	// this record, needs no other.
-	Versioning    BucketVersioning `protobuf:"varint,4,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
+	Versioning BucketVersioning `protobuf:"varint,4,opt,name=versioning,proto3,enum=strato.v1.BucketVersioning" json:"versioning,omitempty"`
+	// The bucket's object lock, for the same reason (a commit applies its
+	// default retention).
+	ObjectLock    *BucketObjectLockRecord `protobuf:"bytes,5,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SnapshotState) Reset() {
 	*x = SnapshotState{}
-	mi := &file_strato_v1_records_proto_msgTypes[16]
+	mi := &file_strato_v1_records_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1782,7 +1934,7 @@ func (x *SnapshotState) String() string {
 func (*SnapshotState) ProtoMessage() {}
 
 func (x *SnapshotState) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[16]
+	mi := &file_strato_v1_records_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1795,7 +1947,7 @@ func (x *SnapshotState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotState.ProtoReflect.Descriptor instead.
 func (*SnapshotState) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SnapshotState) GetGen() uint64 {
@@ -1826,6 +1978,13 @@ func (x *SnapshotState) GetVersioning() BucketVersioning {
 	return BucketVersioning_VERSIONING_UNSPECIFIED
 }
 
+func (x *SnapshotState) GetObjectLock() *BucketObjectLockRecord {
+	if x != nil {
+		return x.ObjectLock
+	}
+	return nil
+}
+
 // SnapshotRecord is one snapshot of a bucket ("NP<bucketID><name>").
 type SnapshotRecord struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1841,7 +2000,7 @@ type SnapshotRecord struct {
 
 func (x *SnapshotRecord) Reset() {
 	*x = SnapshotRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[17]
+	mi := &file_strato_v1_records_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1853,7 +2012,7 @@ func (x *SnapshotRecord) String() string {
 func (*SnapshotRecord) ProtoMessage() {}
 
 func (x *SnapshotRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[17]
+	mi := &file_strato_v1_records_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1866,7 +2025,7 @@ func (x *SnapshotRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRecord.ProtoReflect.Descriptor instead.
 func (*SnapshotRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SnapshotRecord) GetId() uint64 {
@@ -1925,7 +2084,7 @@ type SharedObject struct {
 
 func (x *SharedObject) Reset() {
 	*x = SharedObject{}
-	mi := &file_strato_v1_records_proto_msgTypes[18]
+	mi := &file_strato_v1_records_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1937,7 +2096,7 @@ func (x *SharedObject) String() string {
 func (*SharedObject) ProtoMessage() {}
 
 func (x *SharedObject) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[18]
+	mi := &file_strato_v1_records_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1950,7 +2109,7 @@ func (x *SharedObject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SharedObject.ProtoReflect.Descriptor instead.
 func (*SharedObject) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SharedObject) GetCount() uint64 {
@@ -1986,7 +2145,7 @@ type RequestResult struct {
 
 func (x *RequestResult) Reset() {
 	*x = RequestResult{}
-	mi := &file_strato_v1_records_proto_msgTypes[19]
+	mi := &file_strato_v1_records_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1998,7 +2157,7 @@ func (x *RequestResult) String() string {
 func (*RequestResult) ProtoMessage() {}
 
 func (x *RequestResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[19]
+	mi := &file_strato_v1_records_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,7 +2170,7 @@ func (x *RequestResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestResult.ProtoReflect.Descriptor instead.
 func (*RequestResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RequestResult) GetType() string {
@@ -2039,7 +2198,7 @@ type IDRange struct {
 
 func (x *IDRange) Reset() {
 	*x = IDRange{}
-	mi := &file_strato_v1_records_proto_msgTypes[20]
+	mi := &file_strato_v1_records_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2051,7 +2210,7 @@ func (x *IDRange) String() string {
 func (*IDRange) ProtoMessage() {}
 
 func (x *IDRange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[20]
+	mi := &file_strato_v1_records_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2064,7 +2223,7 @@ func (x *IDRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IDRange.ProtoReflect.Descriptor instead.
 func (*IDRange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *IDRange) GetFirst() uint64 {
@@ -2095,7 +2254,7 @@ type S3KeyRecord struct {
 
 func (x *S3KeyRecord) Reset() {
 	*x = S3KeyRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[21]
+	mi := &file_strato_v1_records_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2266,7 @@ func (x *S3KeyRecord) String() string {
 func (*S3KeyRecord) ProtoMessage() {}
 
 func (x *S3KeyRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[21]
+	mi := &file_strato_v1_records_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2279,7 @@ func (x *S3KeyRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use S3KeyRecord.ProtoReflect.Descriptor instead.
 func (*S3KeyRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *S3KeyRecord) GetAccessKey() string {
@@ -2166,7 +2325,7 @@ type UserRecord struct {
 
 func (x *UserRecord) Reset() {
 	*x = UserRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[22]
+	mi := &file_strato_v1_records_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2178,7 +2337,7 @@ func (x *UserRecord) String() string {
 func (*UserRecord) ProtoMessage() {}
 
 func (x *UserRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[22]
+	mi := &file_strato_v1_records_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2191,7 +2350,7 @@ func (x *UserRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserRecord.ProtoReflect.Descriptor instead.
 func (*UserRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *UserRecord) GetName() string {
@@ -2249,7 +2408,7 @@ type TokenRecord struct {
 
 func (x *TokenRecord) Reset() {
 	*x = TokenRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[23]
+	mi := &file_strato_v1_records_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2261,7 +2420,7 @@ func (x *TokenRecord) String() string {
 func (*TokenRecord) ProtoMessage() {}
 
 func (x *TokenRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[23]
+	mi := &file_strato_v1_records_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2274,7 +2433,7 @@ func (x *TokenRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenRecord.ProtoReflect.Descriptor instead.
 func (*TokenRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TokenRecord) GetId() string {
@@ -2345,7 +2504,7 @@ type DelegationRecord struct {
 
 func (x *DelegationRecord) Reset() {
 	*x = DelegationRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[24]
+	mi := &file_strato_v1_records_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2516,7 @@ func (x *DelegationRecord) String() string {
 func (*DelegationRecord) ProtoMessage() {}
 
 func (x *DelegationRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[24]
+	mi := &file_strato_v1_records_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2370,7 +2529,7 @@ func (x *DelegationRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DelegationRecord.ProtoReflect.Descriptor instead.
 func (*DelegationRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DelegationRecord) GetRenewer() string {
@@ -2430,7 +2589,7 @@ type NodeOpRecord struct {
 
 func (x *NodeOpRecord) Reset() {
 	*x = NodeOpRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[25]
+	mi := &file_strato_v1_records_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2442,7 +2601,7 @@ func (x *NodeOpRecord) String() string {
 func (*NodeOpRecord) ProtoMessage() {}
 
 func (x *NodeOpRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[25]
+	mi := &file_strato_v1_records_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2455,7 +2614,7 @@ func (x *NodeOpRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeOpRecord.ProtoReflect.Descriptor instead.
 func (*NodeOpRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *NodeOpRecord) GetOpState() NodeOpState {
@@ -2504,7 +2663,7 @@ type BalancerRecord struct {
 
 func (x *BalancerRecord) Reset() {
 	*x = BalancerRecord{}
-	mi := &file_strato_v1_records_proto_msgTypes[26]
+	mi := &file_strato_v1_records_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2516,7 +2675,7 @@ func (x *BalancerRecord) String() string {
 func (*BalancerRecord) ProtoMessage() {}
 
 func (x *BalancerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_records_proto_msgTypes[26]
+	mi := &file_strato_v1_records_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2529,7 +2688,7 @@ func (x *BalancerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerRecord.ProtoReflect.Descriptor instead.
 func (*BalancerRecord) Descriptor() ([]byte, []int) {
-	return file_strato_v1_records_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_records_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *BalancerRecord) GetRunning() bool {
@@ -2634,7 +2793,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"used_bytes\x18\b \x01(\x03R\tusedBytes\x12%\n" +
 	"\x0eused_namespace\x18\t \x01(\x03R\rusedNamespace\x12(\n" +
 	"\x04acls\x18\n" +
-	" \x03(\v2\x14.strato.v1.AclRecordR\x04acls\"\x8e\b\n" +
+	" \x03(\v2\x14.strato.v1.AclRecordR\x04acls\"\xd2\b\n" +
 	"\fBucketRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -2669,7 +2828,9 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\n" +
 	"versioning\x18\x17 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
 	"versioning\x122\n" +
-	"\tlifecycle\x18\x1e \x01(\v2\x14.strato.v1.LifecycleR\tlifecycleB\r\n" +
+	"\tlifecycle\x18\x1e \x01(\v2\x14.strato.v1.LifecycleR\tlifecycle\x12B\n" +
+	"\vobject_lock\x18\x18 \x01(\v2!.strato.v1.BucketObjectLockRecordR\n" +
+	"objectLockB\r\n" +
 	"\v_permission\"\x8a\x01\n" +
 	"\tAclRecord\x12&\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x12.strato.v1.AclTypeR\x04type\x12\x12\n" +
@@ -2695,7 +2856,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\bblock_id\x18\x01 \x01(\v2\x18.strato.v1.BlockIDRecordR\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12:\n" +
-	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xaf\a\n" +
+	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xed\a\n" +
 	"\tKeyRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -2725,8 +2886,20 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\vversion_seq\x18\x15 \x01(\x04R\n" +
 	"versionSeq\x12!\n" +
 	"\fnull_version\x18\x16 \x01(\bR\vnullVersion\x12#\n" +
-	"\rdelete_marker\x18\x17 \x01(\bR\fdeleteMarkerB\r\n" +
-	"\v_permission\";\n" +
+	"\rdelete_marker\x18\x17 \x01(\bR\fdeleteMarker\x12<\n" +
+	"\vobject_lock\x18\x18 \x01(\v2\x1b.strato.v1.ObjectLockRecordR\n" +
+	"objectLockB\r\n" +
+	"\v_permission\"\x90\x01\n" +
+	"\x10ObjectLockRecord\x12,\n" +
+	"\x04mode\x18\x01 \x01(\x0e2\x18.strato.v1.RetentionModeR\x04mode\x12/\n" +
+	"\x14retain_until_unix_ms\x18\x02 \x01(\x03R\x11retainUntilUnixMs\x12\x1d\n" +
+	"\n" +
+	"legal_hold\x18\x03 \x01(\bR\tlegalHold\"\xb7\x01\n" +
+	"\x16BucketObjectLockRecord\x12\x18\n" +
+	"\aenabled\x18\x01 \x01(\bR\aenabled\x12;\n" +
+	"\fdefault_mode\x18\x02 \x01(\x0e2\x18.strato.v1.RetentionModeR\vdefaultMode\x12!\n" +
+	"\fdefault_days\x18\x03 \x01(\x05R\vdefaultDays\x12#\n" +
+	"\rdefault_years\x18\x04 \x01(\x05R\fdefaultYears\";\n" +
 	"\x0fAttributeRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"\x99\x02\n" +
@@ -2806,14 +2979,16 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\tvolume_id\x18\x03 \x01(\x04R\bvolumeId\x12+\n" +
 	"\x12deleted_at_unix_ms\x18\x04 \x01(\x03R\x0fdeletedAtUnixMs\x12\x12\n" +
 	"\x04path\x18\x05 \x01(\tR\x04path\x12!\n" +
-	"\fsnapshot_gen\x18\x06 \x01(\x04R\vsnapshotGen\"\x8d\x01\n" +
+	"\fsnapshot_gen\x18\x06 \x01(\x04R\vsnapshotGen\"\xd1\x01\n" +
 	"\rSnapshotState\x12\x10\n" +
 	"\x03gen\x18\x01 \x01(\x04R\x03gen\x12\x10\n" +
 	"\x03ids\x18\x02 \x03(\x04R\x03ids\x12\x1b\n" +
 	"\tvolume_id\x18\x03 \x01(\x04R\bvolumeId\x12;\n" +
 	"\n" +
 	"versioning\x18\x04 \x01(\x0e2\x1b.strato.v1.BucketVersioningR\n" +
-	"versioning\"\xa9\x01\n" +
+	"versioning\x12B\n" +
+	"\vobject_lock\x18\x05 \x01(\v2!.strato.v1.BucketObjectLockRecordR\n" +
+	"objectLock\"\xa9\x01\n" +
 	"\x0eSnapshotRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -2898,93 +3073,101 @@ func file_strato_v1_records_proto_rawDescGZIP() []byte {
 	return file_strato_v1_records_proto_rawDescData
 }
 
-var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_strato_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_strato_v1_records_proto_goTypes = []any{
-	(*VolumeRecord)(nil),        // 0: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),        // 1: strato.v1.BucketRecord
-	(*AclRecord)(nil),           // 2: strato.v1.AclRecord
-	(*ErasureCodingRecord)(nil), // 3: strato.v1.ErasureCodingRecord
-	(*BlockIDRecord)(nil),       // 4: strato.v1.BlockIDRecord
-	(*BlockMemberRecord)(nil),   // 5: strato.v1.BlockMemberRecord
-	(*BlockPipelineRecord)(nil), // 6: strato.v1.BlockPipelineRecord
-	(*BlockRecord)(nil),         // 7: strato.v1.BlockRecord
-	(*KeyRecord)(nil),           // 8: strato.v1.KeyRecord
-	(*AttributeRecord)(nil),     // 9: strato.v1.AttributeRecord
-	(*PipelineRecord)(nil),      // 10: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),     // 11: strato.v1.ContainerRecord
-	(*DirectoryInfo)(nil),       // 12: strato.v1.DirectoryInfo
-	(*OpenKeyInfo)(nil),         // 13: strato.v1.OpenKeyInfo
-	(*DeletedBlocks)(nil),       // 14: strato.v1.DeletedBlocks
-	(*DeletedDirectory)(nil),    // 15: strato.v1.DeletedDirectory
-	(*SnapshotState)(nil),       // 16: strato.v1.SnapshotState
-	(*SnapshotRecord)(nil),      // 17: strato.v1.SnapshotRecord
-	(*SharedObject)(nil),        // 18: strato.v1.SharedObject
-	(*RequestResult)(nil),       // 19: strato.v1.RequestResult
-	(*IDRange)(nil),             // 20: strato.v1.IDRange
-	(*S3KeyRecord)(nil),         // 21: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),          // 22: strato.v1.UserRecord
-	(*TokenRecord)(nil),         // 23: strato.v1.TokenRecord
-	(*DelegationRecord)(nil),    // 24: strato.v1.DelegationRecord
-	(*NodeOpRecord)(nil),        // 25: strato.v1.NodeOpRecord
-	(*BalancerRecord)(nil),      // 26: strato.v1.BalancerRecord
-	(BucketLayout)(0),           // 27: strato.v1.BucketLayout
-	(ReplicationFactor)(0),      // 28: strato.v1.ReplicationFactor
-	(ChecksumType)(0),           // 29: strato.v1.ChecksumType
-	(BucketVersioning)(0),       // 30: strato.v1.BucketVersioning
-	(*Lifecycle)(nil),           // 31: strato.v1.Lifecycle
-	(AclType)(0),                // 32: strato.v1.AclType
-	(AclScope)(0),               // 33: strato.v1.AclScope
-	(ErasureCodec)(0),           // 34: strato.v1.ErasureCodec
-	(PipelineState)(0),          // 35: strato.v1.PipelineState
-	(ContainerState)(0),         // 36: strato.v1.ContainerState
-	(NodeOpState)(0),            // 37: strato.v1.NodeOpState
+	(*VolumeRecord)(nil),           // 0: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),           // 1: strato.v1.BucketRecord
+	(*AclRecord)(nil),              // 2: strato.v1.AclRecord
+	(*ErasureCodingRecord)(nil),    // 3: strato.v1.ErasureCodingRecord
+	(*BlockIDRecord)(nil),          // 4: strato.v1.BlockIDRecord
+	(*BlockMemberRecord)(nil),      // 5: strato.v1.BlockMemberRecord
+	(*BlockPipelineRecord)(nil),    // 6: strato.v1.BlockPipelineRecord
+	(*BlockRecord)(nil),            // 7: strato.v1.BlockRecord
+	(*KeyRecord)(nil),              // 8: strato.v1.KeyRecord
+	(*ObjectLockRecord)(nil),       // 9: strato.v1.ObjectLockRecord
+	(*BucketObjectLockRecord)(nil), // 10: strato.v1.BucketObjectLockRecord
+	(*AttributeRecord)(nil),        // 11: strato.v1.AttributeRecord
+	(*PipelineRecord)(nil),         // 12: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),        // 13: strato.v1.ContainerRecord
+	(*DirectoryInfo)(nil),          // 14: strato.v1.DirectoryInfo
+	(*OpenKeyInfo)(nil),            // 15: strato.v1.OpenKeyInfo
+	(*DeletedBlocks)(nil),          // 16: strato.v1.DeletedBlocks
+	(*DeletedDirectory)(nil),       // 17: strato.v1.DeletedDirectory
+	(*SnapshotState)(nil),          // 18: strato.v1.SnapshotState
+	(*SnapshotRecord)(nil),         // 19: strato.v1.SnapshotRecord
+	(*SharedObject)(nil),           // 20: strato.v1.SharedObject
+	(*RequestResult)(nil),          // 21: strato.v1.RequestResult
+	(*IDRange)(nil),                // 22: strato.v1.IDRange
+	(*S3KeyRecord)(nil),            // 23: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),             // 24: strato.v1.UserRecord
+	(*TokenRecord)(nil),            // 25: strato.v1.TokenRecord
+	(*DelegationRecord)(nil),       // 26: strato.v1.DelegationRecord
+	(*NodeOpRecord)(nil),           // 27: strato.v1.NodeOpRecord
+	(*BalancerRecord)(nil),         // 28: strato.v1.BalancerRecord
+	(BucketLayout)(0),              // 29: strato.v1.BucketLayout
+	(ReplicationFactor)(0),         // 30: strato.v1.ReplicationFactor
+	(ChecksumType)(0),              // 31: strato.v1.ChecksumType
+	(BucketVersioning)(0),          // 32: strato.v1.BucketVersioning
+	(*Lifecycle)(nil),              // 33: strato.v1.Lifecycle
+	(AclType)(0),                   // 34: strato.v1.AclType
+	(AclScope)(0),                  // 35: strato.v1.AclScope
+	(ErasureCodec)(0),              // 36: strato.v1.ErasureCodec
+	(RetentionMode)(0),             // 37: strato.v1.RetentionMode
+	(PipelineState)(0),             // 38: strato.v1.PipelineState
+	(ContainerState)(0),            // 39: strato.v1.ContainerState
+	(NodeOpState)(0),               // 40: strato.v1.NodeOpState
 }
 var file_strato_v1_records_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.VolumeRecord.acls:type_name -> strato.v1.AclRecord
-	27, // 1: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
-	28, // 2: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
-	29, // 3: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
-	9,  // 4: strato.v1.BucketRecord.attributes:type_name -> strato.v1.AttributeRecord
+	29, // 1: strato.v1.BucketRecord.layout:type_name -> strato.v1.BucketLayout
+	30, // 2: strato.v1.BucketRecord.replication:type_name -> strato.v1.ReplicationFactor
+	31, // 3: strato.v1.BucketRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	11, // 4: strato.v1.BucketRecord.attributes:type_name -> strato.v1.AttributeRecord
 	3,  // 5: strato.v1.BucketRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
 	2,  // 6: strato.v1.BucketRecord.acls:type_name -> strato.v1.AclRecord
-	30, // 7: strato.v1.BucketRecord.versioning:type_name -> strato.v1.BucketVersioning
-	31, // 8: strato.v1.BucketRecord.lifecycle:type_name -> strato.v1.Lifecycle
-	32, // 9: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
-	33, // 10: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
-	34, // 11: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
-	5,  // 12: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
-	4,  // 13: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
-	6,  // 14: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
-	28, // 15: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
-	29, // 16: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
-	7,  // 17: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
-	9,  // 18: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
-	3,  // 19: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	2,  // 20: strato.v1.KeyRecord.acls:type_name -> strato.v1.AclRecord
-	28, // 21: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
-	35, // 22: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
-	3,  // 23: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	36, // 24: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
-	28, // 25: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
-	3,  // 26: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	2,  // 27: strato.v1.DirectoryInfo.acls:type_name -> strato.v1.AclRecord
-	27, // 28: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
-	28, // 29: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
-	29, // 30: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
-	7,  // 31: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
-	3,  // 32: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	2,  // 33: strato.v1.OpenKeyInfo.acls:type_name -> strato.v1.AclRecord
-	7,  // 34: strato.v1.OpenKeyInfo.base:type_name -> strato.v1.BlockRecord
-	4,  // 35: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
-	30, // 36: strato.v1.SnapshotState.versioning:type_name -> strato.v1.BucketVersioning
-	7,  // 37: strato.v1.SharedObject.blocks:type_name -> strato.v1.BlockRecord
-	24, // 38: strato.v1.TokenRecord.delegation:type_name -> strato.v1.DelegationRecord
-	37, // 39: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
-	40, // [40:40] is the sub-list for method output_type
-	40, // [40:40] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	32, // 7: strato.v1.BucketRecord.versioning:type_name -> strato.v1.BucketVersioning
+	33, // 8: strato.v1.BucketRecord.lifecycle:type_name -> strato.v1.Lifecycle
+	10, // 9: strato.v1.BucketRecord.object_lock:type_name -> strato.v1.BucketObjectLockRecord
+	34, // 10: strato.v1.AclRecord.type:type_name -> strato.v1.AclType
+	35, // 11: strato.v1.AclRecord.scope:type_name -> strato.v1.AclScope
+	36, // 12: strato.v1.ErasureCodingRecord.codec:type_name -> strato.v1.ErasureCodec
+	5,  // 13: strato.v1.BlockPipelineRecord.members:type_name -> strato.v1.BlockMemberRecord
+	4,  // 14: strato.v1.BlockRecord.block_id:type_name -> strato.v1.BlockIDRecord
+	6,  // 15: strato.v1.BlockRecord.pipeline:type_name -> strato.v1.BlockPipelineRecord
+	30, // 16: strato.v1.KeyRecord.replication:type_name -> strato.v1.ReplicationFactor
+	31, // 17: strato.v1.KeyRecord.checksum_type:type_name -> strato.v1.ChecksumType
+	7,  // 18: strato.v1.KeyRecord.blocks:type_name -> strato.v1.BlockRecord
+	11, // 19: strato.v1.KeyRecord.attributes:type_name -> strato.v1.AttributeRecord
+	3,  // 20: strato.v1.KeyRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	2,  // 21: strato.v1.KeyRecord.acls:type_name -> strato.v1.AclRecord
+	9,  // 22: strato.v1.KeyRecord.object_lock:type_name -> strato.v1.ObjectLockRecord
+	37, // 23: strato.v1.ObjectLockRecord.mode:type_name -> strato.v1.RetentionMode
+	37, // 24: strato.v1.BucketObjectLockRecord.default_mode:type_name -> strato.v1.RetentionMode
+	30, // 25: strato.v1.PipelineRecord.replication:type_name -> strato.v1.ReplicationFactor
+	38, // 26: strato.v1.PipelineRecord.state:type_name -> strato.v1.PipelineState
+	3,  // 27: strato.v1.PipelineRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	39, // 28: strato.v1.ContainerRecord.state:type_name -> strato.v1.ContainerState
+	30, // 29: strato.v1.ContainerRecord.replication:type_name -> strato.v1.ReplicationFactor
+	3,  // 30: strato.v1.ContainerRecord.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	2,  // 31: strato.v1.DirectoryInfo.acls:type_name -> strato.v1.AclRecord
+	29, // 32: strato.v1.OpenKeyInfo.layout:type_name -> strato.v1.BucketLayout
+	30, // 33: strato.v1.OpenKeyInfo.replication:type_name -> strato.v1.ReplicationFactor
+	31, // 34: strato.v1.OpenKeyInfo.checksum_type:type_name -> strato.v1.ChecksumType
+	7,  // 35: strato.v1.OpenKeyInfo.blocks:type_name -> strato.v1.BlockRecord
+	3,  // 36: strato.v1.OpenKeyInfo.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	2,  // 37: strato.v1.OpenKeyInfo.acls:type_name -> strato.v1.AclRecord
+	7,  // 38: strato.v1.OpenKeyInfo.base:type_name -> strato.v1.BlockRecord
+	4,  // 39: strato.v1.DeletedBlocks.blocks:type_name -> strato.v1.BlockIDRecord
+	32, // 40: strato.v1.SnapshotState.versioning:type_name -> strato.v1.BucketVersioning
+	10, // 41: strato.v1.SnapshotState.object_lock:type_name -> strato.v1.BucketObjectLockRecord
+	7,  // 42: strato.v1.SharedObject.blocks:type_name -> strato.v1.BlockRecord
+	26, // 43: strato.v1.TokenRecord.delegation:type_name -> strato.v1.DelegationRecord
+	40, // 44: strato.v1.NodeOpRecord.op_state:type_name -> strato.v1.NodeOpState
+	45, // [45:45] is the sub-list for method output_type
+	45, // [45:45] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_records_proto_init() }
@@ -2997,15 +3180,15 @@ func file_strato_v1_records_proto_init() {
 	file_strato_v1_namespace_proto_init()
 	file_strato_v1_records_proto_msgTypes[1].OneofWrappers = []any{}
 	file_strato_v1_records_proto_msgTypes[8].OneofWrappers = []any{}
-	file_strato_v1_records_proto_msgTypes[12].OneofWrappers = []any{}
-	file_strato_v1_records_proto_msgTypes[13].OneofWrappers = []any{}
+	file_strato_v1_records_proto_msgTypes[14].OneofWrappers = []any{}
+	file_strato_v1_records_proto_msgTypes[15].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_records_proto_rawDesc), len(file_strato_v1_records_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

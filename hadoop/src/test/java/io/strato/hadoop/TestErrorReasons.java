@@ -64,7 +64,7 @@ public class TestErrorReasons {
     // Rules of the namespace FileSystem has no exception for (rename returns false for
     // RENAME_UNDER_SELF itself).
     unmapped(Status.Code.FAILED_PRECONDITION, ErrorReason.QUOTA_EXCEEDED, ErrorReason.WRONG_LAYOUT,
-        ErrorReason.KEY_REPLACED);
+        ErrorReason.KEY_REPLACED, ErrorReason.OBJECT_LOCKED);
     unmapped(Status.Code.INVALID_ARGUMENT, ErrorReason.RENAME_UNDER_SELF, ErrorReason.INVALID_NAME,
         ErrorReason.INVALID_BLOCKS);
     // No healthy pipeline, or meta's disk under its reserve.
