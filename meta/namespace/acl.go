@@ -425,27 +425,6 @@ func (ns *Namespace) authorize(req proto.Message, view pebble.Reader, c *Caller)
 	return nil
 }
 
-// mayBypass says whether caller c may bypass a GOVERNANCE retention in a
-// bucket (S3's s3:BypassGovernanceRetention): an administrator, the
-// bucket's owner or its volume's, or anyone when there is no
-// authorization (c nil). Prepare clears the bypass of anyone else, whose
-// request then meets the retention (decision 0088).
-func (ns *Namespace) mayBypass(view pebble.Reader, c *Caller, volume, bucket string) bool {
-	if c == nil || c.Admin {
-		return true
-	}
-	ch, err := ns.Reader(view).chain(stratov1.AclObjectKind_ACL_OBJECT_BUCKET, volume, bucket, "")
-	if err != nil {
-		return false
-	}
-	for _, n := range ch.nodes {
-		if n.owner != "" && n.owner == c.User {
-			return true
-		}
-	}
-	return false
-}
-
 // authorizeSnapshot lets a bucket's owner (and administrators) take,
 // delete and rename its snapshots, as Ozone does.
 func (rd *Reader) authorizeSnapshot(c *Caller, volume, bucket string) error {

@@ -41,7 +41,7 @@ func BucketInfo(r *stratov1.BucketRecord) *stratov1.BucketInfo {
 		ErasureCoding: ErasureCoding(r.ErasureCoding),
 		Permission:    permissionOr(r.Permission, DefaultDirPermission), Group: r.Group,
 		Acls: AclInfos(r.Acls), AccessTimeUnixMs: r.AccessTimeUnixMs, Versioning: r.Versioning,
-		Lifecycle: r.Lifecycle,
+		Lifecycle:  r.Lifecycle,
 		ObjectLock: BucketObjectLockInfo(r.ObjectLock),
 	}
 }

@@ -267,17 +267,9 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 	if vw.moved != nil {
 		replaced, old = false, &stratov1.KeyRecord{} // the old version stays, noncurrent
 	}
-	if replaced && !own && old.ObjectLock != nil {
-		// Replaced, not versioned: a locked version may not go.
-		if err := a.checkDestroy(old, false, rec.Volume+"/"+rec.Bucket+"/"+name); err != nil {
-			return nil, err
-		}
-	}
-	var lock *stratov1.ObjectLockRecord
-	if c.GetObjectLock() != nil || st.lock != nil {
-		if lock, err = a.commitLock(st, c.GetObjectLock(), rec.Volume+"/"+rec.Bucket+"/"+name); err != nil {
-			return nil, err
-		}
+	lock, err := a.commitKeyLock(c, st, old, replaced && !own, rec.Volume+"/"+rec.Bucket+"/"+name)
+	if err != nil {
+		return nil, err
 	}
 	var dNames int64 = 1
 	if replaced {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"google.golang.org/protobuf/proto"
 
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
@@ -309,4 +311,40 @@ func (a *applier) setBucketLock(bk *stratov1.BucketRecord, l *stratov1.BucketObj
 	bk.ObjectLock = proto.CloneOf(l)
 	st.lock, st.volumeID = bk.ObjectLock, bk.VolumeId
 	return a.putSnapState(bk.Id, st)
+}
+
+// mayBypass says whether caller c may bypass a GOVERNANCE retention in a
+// bucket (S3's s3:BypassGovernanceRetention): an administrator, the
+// bucket's owner or its volume's, or anyone when there is no
+// authorization (c nil). Prepare clears the bypass of anyone else, whose
+// request then meets the retention (decision 0088).
+func (ns *Namespace) mayBypass(view pebble.Reader, c *Caller, volume, bucket string) bool {
+	if c == nil || c.Admin {
+		return true
+	}
+	ch, err := ns.Reader(view).chain(stratov1.AclObjectKind_ACL_OBJECT_BUCKET, volume, bucket, "")
+	if err != nil {
+		return false
+	}
+	for _, n := range ch.nodes {
+		if n.owner != "" && n.owner == c.User {
+			return true
+		}
+	}
+	return false
+}
+
+// commitKeyLock is the object lock of the version a commit writes (its
+// own, or the bucket's default), once it has checked that the version it
+// replaces (destroys: not kept as a noncurrent version) may go.
+func (a *applier) commitKeyLock(c *stratov1.CommitKeyCommand, st snapState, old *stratov1.KeyRecord, destroys bool, label string) (*stratov1.ObjectLockRecord, error) {
+	if destroys && old.ObjectLock != nil {
+		if err := a.checkDestroy(old, false, label); err != nil {
+			return nil, err
+		}
+	}
+	if c.GetObjectLock() == nil && st.lock == nil {
+		return nil, nil
+	}
+	return a.commitLock(st, c.GetObjectLock(), label)
 }
