@@ -161,8 +161,9 @@ type Gateway struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
-	access  *accessLog   // nil: none
-	handler http.Handler // serveHTTP, in a span when tracing
+	access   *accessLog   // nil: none
+	policies accessCache  // buckets' policies and public grants (access.go)
+	handler  http.Handler // serveHTTP, in a span when tracing
 }
 
 // New makes a gateway and creates its volumes when missing; Close stops
@@ -226,8 +227,10 @@ type request struct {
 	body   *body // the payload, decoded and checked (nil: none)
 	auth   *authRequest
 	user   string // the access key's strato user ("": unknown)
-	status int
-	out    int64 // bytes of response body
+	// anonymous: the request carries no signature (access.go).
+	anonymous bool
+	status    int
+	out       int64 // bytes of response body
 }
 
 // ServeHTTP implements http.Handler.
@@ -296,11 +299,17 @@ func (g *Gateway) hostBucket(r *http.Request) (string, bool) {
 // authorize authenticates the request and, for a key kept in meta, makes
 // its calls on behalf of the key's user.
 func (g *Gateway) authorize(rq *request) error {
+	if isAnonymous(rq) {
+		return g.setupAnonymous(rq)
+	}
 	if err := g.authenticate(rq); err != nil {
 		rq.op = "Auth"
 		return err
 	}
-	return g.actAs(rq)
+	if err := g.actAs(rq); err != nil {
+		return err
+	}
+	return g.checkAccess(rq)
 }
 
 // actAs makes an authenticated request's calls on behalf of its access
@@ -385,6 +394,10 @@ func (g *Gateway) serve(rq *request) error {
 		case has("cors") && m == http.MethodDelete:
 			rq.op = "DeleteBucketCors"
 			return g.deleteBucketCors(rq)
+		case has("policy"), has("policyStatus"):
+			return g.bucketPolicy(rq)
+		case has("ownershipControls"):
+			return g.bucketOwnership(rq)
 		case has("tagging"), has("acl"), has("policy"), has("cors"), has("lifecycle"), has("encryption"),
 			has("website"), has("replication"), has("object-lock"), has("ownershipControls"), has("versioning"),
 			has("notification"), has("logging"), has("publicAccessBlock"), has("accelerate"), has("requestPayment"):
@@ -434,6 +447,12 @@ func (g *Gateway) serve(rq *request) error {
 	case has("attributes") && m == http.MethodGet:
 		rq.op = "GetObjectAttributes"
 		return g.getObjectAttributes(rq)
+	case has("acl") && m == http.MethodGet:
+		rq.op = "GetObjectAcl"
+		return g.getObjectAcl(rq)
+	case has("acl") && m == http.MethodPut:
+		rq.op = "PutObjectAcl"
+		return g.putObjectAcl(rq)
 	case has("acl"), has("retention"), has("legal-hold"), has("torrent"), has("restore"), has("select"), has("attributes"):
 		rq.op = "Unsupported"
 		if _, err := g.getBucket(rq); err != nil {
@@ -458,10 +477,10 @@ func (g *Gateway) serve(rq *request) error {
 		return g.uploadPart(rq)
 	case m == http.MethodPut && rq.r.Header.Get("X-Amz-Copy-Source") != "":
 		rq.op = "CopyObject"
-		return g.copyObject(rq)
+		return g.withObjectACL(rq, g.copyObject)
 	case m == http.MethodPut:
 		rq.op = "PutObject"
-		return g.putObject(rq)
+		return g.withObjectACL(rq, g.putObject)
 	case m == http.MethodDelete && has("uploadId"):
 		rq.op = "AbortMultipartUpload"
 		return g.abortUpload(rq)
@@ -470,7 +489,7 @@ func (g *Gateway) serve(rq *request) error {
 		return g.deleteObject(rq)
 	case m == http.MethodPost && has("uploads"):
 		rq.op = "CreateMultipartUpload"
-		return g.createUpload(rq)
+		return g.withObjectACL(rq, g.createUpload)
 	case m == http.MethodPost && has("uploadId"):
 		rq.op = "CompleteMultipartUpload"
 		return g.completeUpload(rq)

@@ -1,0 +1,392 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strato-io/strato/client"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+	"github.com/strato-io/strato/reqid"
+)
+
+// Access decisions (decision 0089; docs/s3.md, "Bucket policies"). Every
+// request to a bucket is decided in this order:
+//
+//  1. an explicit Deny of the bucket's policy that matches the request
+//     refuses it (AccessDenied), whatever the ACLs say;
+//  2. an Allow of the policy that matches it lets the gateway serve it
+//     with its own rights in meta (the gateway's user is a proxy that owns
+//     the S3 volume, or an administrator): meta then checks nothing of the
+//     key's user, since the bucket's owner has said yes;
+//  3. otherwise the request is made on behalf of the key's user and meta
+//     checks the user's native ACLs, as without a policy.
+//
+// An anonymous request (no signature) is served only by 2, or when the
+// bucket's ACL grants AllUsers (public-read, public-read-write; the
+// attribute attrPublic records it) the right it needs, with the gateway's
+// own rights; anything else is AccessDenied.
+//
+// The gateway reads a bucket's policy, ownership and AllUsers grants with
+// its own rights and keeps them accessTTL: a change made through another
+// gateway takes up to that long to apply here (one made here applies at
+// once).
+
+const (
+	// attrPublic holds the S3 permissions the AllUsers group has on a
+	// bucket ("READ", "READ,WRITE"), which anonymous requests may use.
+	attrPublic = "x-strato-acl-public"
+	// accessTTL is how long a gateway keeps what it read of a bucket's
+	// access; maxAccessCached how many buckets it keeps.
+	accessTTL       = time.Second
+	maxAccessCached = 10000
+)
+
+// bucketAccess is what decides requests to a bucket besides meta's ACLs.
+type bucketAccess struct {
+	exists    bool
+	policy    *policy // nil: none
+	badPolicy bool    // the attribute holds no readable policy: refuse all
+	public    string  // attrPublic
+	ownership string  // attrOwnership ("": none set)
+	read      time.Time
+}
+
+// accessCache keeps bucketAccess by bucket for accessTTL.
+type accessCache struct {
+	mu sync.Mutex
+	m  map[string]*bucketAccess
+}
+
+func (c *accessCache) get(bucket string, now time.Time) *bucketAccess {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a := c.m[bucket]; a != nil && now.Sub(a.read) < accessTTL && !now.Before(a.read) {
+		return a
+	}
+	return nil
+}
+
+func (c *accessCache) put(bucket string, a *bucketAccess) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxAccessCached {
+		c.m = map[string]*bucketAccess{}
+	}
+	c.m[bucket] = a
+}
+
+// forget drops a bucket whose access this gateway just changed.
+func (c *accessCache) forget(bucket string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, bucket)
+}
+
+// accessOf reads a bucket's access with the gateway's own rights.
+func (g *Gateway) accessOf(ctx context.Context, bucket string) (*bucketAccess, error) {
+	now := g.opts.Now()
+	if a := g.policies.get(bucket, now); a != nil {
+		return a, nil
+	}
+	b, err := g.c.GetBucket(ctx, g.volume, bucket)
+	a := &bucketAccess{read: now}
+	switch {
+	case errors.Is(err, client.ErrNotFound) || errors.Is(err, client.ErrInvalid):
+	case err != nil:
+		return nil, fromClient(err, nil)
+	default:
+		a.exists = true
+		a.public, a.ownership = bucketAttr(b, attrPublic), bucketAttr(b, attrOwnership)
+		if doc := bucketAttr(b, attrPolicy); doc != "" {
+			// Principals were checked when the policy was put.
+			p, err := parsePolicy([]byte(doc), bucket, func(string) bool { return true })
+			a.policy, a.badPolicy = p, err != nil
+		}
+	}
+	g.policies.put(bucket, a)
+	return a, nil
+}
+
+// gatewayCtx is the request's context without the key's user: calls made
+// with it use the gateway's own rights.
+func (rq *request) gatewayCtx() context.Context { return reqid.With(rq.r.Context(), rq.id) }
+
+// checkAccess decides an authenticated or anonymous request by its
+// bucket's policy and public grants, before it is served (see above).
+func (g *Gateway) checkAccess(rq *request) error {
+	action := requestAction(rq.r, rq.key)
+	if rq.bucket == "" || action == "" {
+		if rq.anonymous {
+			return errAnonymousNotAllowed
+		}
+		return nil
+	}
+	if rq.anonymous {
+		switch action {
+		case "s3:GetBucketPolicy", "s3:PutBucketPolicy", "s3:DeleteBucketPolicy":
+			return errPolicyNotAnonymous
+		case "s3:PutBucketAcl", "s3:PutBucketOwnershipControls", "s3:GetBucketOwnershipControls":
+			return errAnonymousNotAllowed
+		}
+	}
+	a, err := g.accessOf(rq.gatewayCtx(), rq.bucket)
+	if err != nil {
+		return err
+	}
+	if !a.exists {
+		if rq.anonymous {
+			return ErrAccessDenied
+		}
+		return nil // the handler answers NoSuchBucket
+	}
+	if a.badPolicy {
+		return errf(ErrAccessDenied, "the bucket's policy cannot be read; its owner must put it again")
+	}
+	switch a.policy.decide(rq, action, g.conditionContext(rq)) {
+	case effectDeny:
+		return ErrAccessDenied
+	case effectAllow:
+		rq.ctx = rq.gatewayCtx()
+		return g.checkCopySource(rq)
+	}
+	if rq.anonymous {
+		return g.publicAccess(rq, a, action)
+	}
+	return nil
+}
+
+// effect is a policy's decision on a request.
+type effect int
+
+const (
+	effectNone effect = iota
+	effectAllow
+	effectDeny
+)
+
+// decide evaluates the policy (nil: none) on a request: a matching Deny
+// wins over any Allow.
+func (p *policy) decide(rq *request, action string, ctx map[string]string) effect {
+	if p == nil {
+		return effectNone
+	}
+	resource := rq.bucket
+	if actions[action] {
+		resource += "/" + rq.key
+	}
+	out := effectNone
+	for _, s := range p.Statements {
+		if !s.matches(rq, action, resource, ctx) {
+			continue
+		}
+		if s.Deny {
+			return effectDeny
+		}
+		out = effectAllow
+	}
+	return out
+}
+
+// matches: the statement names the request's principal, action and
+// resource, and its conditions hold.
+func (s *statement) matches(rq *request, action, resource string, ctx map[string]string) bool {
+	if !s.Anyone {
+		if rq.anonymous {
+			return false
+		}
+		named := false
+		for _, p := range s.Principals {
+			if p == rq.user && rq.user != "" || rq.auth != nil && p == rq.auth.accessKey {
+				named = true
+				break
+			}
+		}
+		if !named {
+			return false
+		}
+	}
+	if !anyGlob(s.Actions, action) || !anyGlob(s.Resources, resource) {
+		return false
+	}
+	for _, c := range s.Conditions {
+		if !c.holds(ctx) {
+			return false
+		}
+	}
+	return true
+}
+
+func anyGlob(patterns []string, s string) bool {
+	for _, p := range patterns {
+		if globMatch(p, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// conditionContext is the request's values of the condition keys.
+func (g *Gateway) conditionContext(rq *request) map[string]string {
+	r := rq.r
+	now := g.opts.Now().UTC()
+	ctx := map[string]string{
+		"aws:securetransport": strconv.FormatBool(r.TLS != nil),
+		"aws:currenttime":     now.Format(time.RFC3339),
+		"aws:epochtime":       strconv.FormatInt(now.Unix(), 10),
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		ctx["aws:sourceip"] = host
+	}
+	if v := r.UserAgent(); v != "" {
+		ctx["aws:useragent"] = v
+	}
+	if v := r.Referer(); v != "" {
+		ctx["aws:referer"] = v
+	}
+	if rq.user != "" {
+		ctx["aws:username"], ctx["aws:userid"] = rq.user, rq.user
+		ctx["aws:principalarn"] = "arn:aws:iam::000000000000:user/" + rq.user
+	}
+	q := r.URL.Query()
+	for _, k := range []string{"prefix", "delimiter", "max-keys"} {
+		if _, ok := q[k]; ok && rq.key == "" {
+			ctx["s3:"+k] = q.Get(k)
+		}
+	}
+	if v := q.Get("versionId"); v != "" {
+		ctx["s3:versionid"] = v
+	}
+	if v := r.Header.Get("X-Amz-Acl"); v != "" {
+		ctx["s3:x-amz-acl"] = v
+	}
+	return ctx
+}
+
+// checkCopySource keeps a copy that a policy lets the gateway make from
+// reading a source the key's user may not read: the source's own policy
+// must allow it, or meta must let the user read it.
+func (g *Gateway) checkCopySource(rq *request) error {
+	src := rq.r.Header.Get("X-Amz-Copy-Source")
+	if src == "" || rq.anonymous {
+		if src != "" {
+			return ErrAccessDenied // an anonymous copy reads no source
+		}
+		return nil
+	}
+	bucket, key, ok := strings.Cut(strings.TrimPrefix(src, "/"), "/")
+	if !ok {
+		return nil // the handler refuses it
+	}
+	key, _, _ = strings.Cut(key, "?")
+	a, err := g.accessOf(rq.gatewayCtx(), bucket)
+	if err != nil || !a.exists {
+		return err
+	}
+	srq := *rq
+	srq.bucket, srq.key = bucket, key
+	switch a.policy.decide(&srq, "s3:GetObject", g.conditionContext(rq)) {
+	case effectDeny:
+		return ErrAccessDenied
+	case effectAllow:
+		return nil
+	}
+	_, err = g.c.LookupKey(client.OnBehalfOf(rq.gatewayCtx(), rq.user), g.volume, bucket, key)
+	if errors.Is(err, client.ErrPermission) {
+		return fromClient(err, nil)
+	}
+	return nil
+}
+
+// anonymousRights are the native rights (strato's letters) an anonymous
+// request needs of the world entries, by action; an action not here is
+// never served by an ACL to anonymous requests.
+var anonymousRights = map[string]string{
+	"s3:ListBucket": "l", "s3:ListBucketVersions": "l", "s3:ListBucketMultipartUploads": "l",
+	"s3:GetObject": "r", "s3:GetObjectVersion": "r", "s3:GetObjectAttributes": "r", "s3:GetObjectTagging": "r",
+	"s3:PutObject": "c", "s3:ListMultipartUploadParts": "c", "s3:AbortMultipartUpload": "c",
+	"s3:DeleteObject": "d", "s3:DeleteObjectVersion": "d",
+}
+
+// publicAccess serves an anonymous request no policy allows when the
+// bucket's ACL grants AllUsers, and the world entries of the ACL that
+// governs the object (its own, else its bucket's, as meta decides) have
+// the right it needs.
+func (g *Gateway) publicAccess(rq *request, a *bucketAccess, action string) error {
+	need, ok := anonymousRights[action]
+	if !ok || a.public == "" {
+		return ErrAccessDenied
+	}
+	right, err := client.ParseRights(need)
+	if err != nil {
+		return err
+	}
+	ctx := rq.gatewayCtx()
+	var acls []*stratov1.Acl
+	if actions[action] && rq.key != "" {
+		if _, keyAcls, err := g.c.GetAcl(ctx, client.KeyObject(g.volume, rq.bucket, rq.key)); err == nil && hasAccessEntries(keyAcls) {
+			acls = keyAcls
+		}
+	}
+	if acls == nil {
+		if _, acls, err = g.c.GetAcl(ctx, client.BucketObject(g.volume, rq.bucket)); err != nil {
+			return fromClient(err, nil)
+		}
+	}
+	var have uint32
+	for _, e := range acls {
+		if e.GetType() == stratov1.AclType_ACL_WORLD && e.GetScope() == stratov1.AclScope_ACL_ACCESS {
+			have |= e.GetRights()
+		}
+	}
+	if have&right != right {
+		return ErrAccessDenied
+	}
+	rq.ctx = ctx
+	return nil
+}
+
+func hasAccessEntries(acls []*stratov1.Acl) bool {
+	for _, e := range acls {
+		if e.GetScope() == stratov1.AclScope_ACL_ACCESS {
+			return true
+		}
+	}
+	return false
+}
+
+// isAnonymous: the request carries no signature of any kind.
+func isAnonymous(rq *request) bool {
+	r := rq.r
+	q := r.URL.Query()
+	return r.Header.Get("Authorization") == "" && r.Header.Get("X-Amz-Security-Token") == "" &&
+		q.Get("X-Amz-Algorithm") == "" && q.Get("X-Amz-Credential") == "" && q.Get("X-Amz-Security-Token") == "" &&
+		q.Get("AWSAccessKeyId") == "" && q.Get("Signature") == ""
+}
+
+// errAnonymousSignedStreaming: an anonymous request cannot sign chunks.
+var errAnonymousSignedStreaming = errf(ErrInvalidRequest,
+	"Anonymous requests don't support this x-amz-content-sha256 value. Please use UNSIGNED-PAYLOAD or STREAMING-UNSIGNED-PAYLOAD-TRAILER.")
+
+// setupAnonymous takes an anonymous request's body as it comes (its
+// x-amz-content-sha256, if any, checked at its end), then decides it.
+func (g *Gateway) setupAnonymous(rq *request) error {
+	rq.anonymous = true
+	ph := rq.r.Header.Get("X-Amz-Content-Sha256")
+	switch ph {
+	case "":
+		ph = unsignedPayload
+	case streamingSigned, streamingSignedTrailer:
+		return errAnonymousSignedStreaming
+	}
+	rq.auth = &authRequest{payloadHash: ph}
+	if err := g.setupBody(rq, nil); err != nil {
+		return err
+	}
+	rq.auth = nil
+	return g.checkAccess(rq)
+}
