@@ -2,8 +2,10 @@ package s3
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,19 +122,24 @@ func (rq *request) gatewayCtx() context.Context { return reqid.With(rq.r.Context
 // bucket's policy and public grants, before it is served (see above).
 func (g *Gateway) checkAccess(rq *request) error {
 	action := requestAction(rq.r, rq.key)
-	if rq.bucket == "" || action == "" {
-		if rq.anonymous {
-			return errAnonymousNotAllowed
-		}
+	switch {
+	case rq.anonymous && rq.bucket == "":
+		return ErrAccessDenied
+	case rq.anonymous && action == "":
+		return errAnonymousNotAllowed
+	case action == "":
 		return nil
 	}
 	if rq.anonymous {
-		switch action {
-		case "s3:GetBucketPolicy", "s3:PutBucketPolicy", "s3:DeleteBucketPolicy":
-			return errPolicyNotAnonymous
-		case "s3:PutBucketAcl", "s3:PutBucketOwnershipControls", "s3:GetBucketOwnershipControls":
-			return errAnonymousNotAllowed
+		if err := anonymousRefusal(rq, action); err != nil {
+			return err
 		}
+	}
+	if rq.key == "" && actions[action] {
+		// DeleteObjects: deleteOneOf decides each key; the bucket is
+		// looked up with the gateway's rights.
+		rq.ctx = rq.gatewayCtx()
+		return nil
 	}
 	a, err := g.accessOf(rq.gatewayCtx(), rq.bucket)
 	if err != nil {
@@ -151,6 +158,9 @@ func (g *Gateway) checkAccess(rq *request) error {
 	case effectDeny:
 		return ErrAccessDenied
 	case effectAllow:
+		if rq.anonymous && strings.HasSuffix(action, "BucketPolicy") {
+			return errPolicyNotAnonymous // only the owner's users, as AWS
+		}
 		rq.ctx = rq.gatewayCtx()
 		return g.checkCopySource(rq)
 	}
@@ -383,10 +393,76 @@ func (g *Gateway) setupAnonymous(rq *request) error {
 	case streamingSigned, streamingSignedTrailer:
 		return errAnonymousSignedStreaming
 	}
+	// An anonymous request's hash is not checked for its form: whatever
+	// it is, the body must hash to it.
+	want := ""
+	if ph != unsignedPayload && ph != streamingUnsignedTrailer {
+		want, ph = ph, unsignedPayload
+	}
 	rq.auth = &authRequest{payloadHash: ph}
 	if err := g.setupBody(rq, nil); err != nil {
 		return err
 	}
 	rq.auth = nil
+	if want != "" {
+		rq.body.sha256, rq.body.wantSHA256 = sha256.New(), want
+	}
 	return g.checkAccess(rq)
+}
+
+// anonymousRefusal refuses, before any policy is read, what AWS serves no
+// anonymous request: changes of ACLs, ownership controls, copies, the
+// start of a multipart upload, the response-* overrides of a GET.
+func anonymousRefusal(rq *request, action string) error {
+	r := rq.r
+	q := r.URL.Query()
+	copySource := r.Header.Get("X-Amz-Copy-Source") != ""
+	switch {
+	case action == "s3:GetBucketOwnershipControls":
+		return errf(ErrAccessDenied, "s3:GetBucketOwnershipControls does not support Anonymous requests!")
+	case action == "s3:PutBucketOwnershipControls":
+		return errf(ErrAccessDenied, "s3:PutBucketOwnershipControls does not support Anonymous requests!")
+	case action == "s3:PutBucketAcl", action == "s3:PutObjectAcl", action == "s3:PutObjectVersionAcl":
+		return errAnonymousNotAllowed
+	case copySource && q.Has("uploadId"), r.Method == http.MethodPost && q.Has("delete"):
+		return ErrAccessDenied
+	case copySource:
+		return errf(ErrAccessDenied, "Anonymous users cannot copy objects. Please authenticate.")
+	case r.Method == http.MethodPost && q.Has("uploads"):
+		return errf(ErrAccessDenied, "Anonymous users cannot initiate multipart uploads. Please authenticate.")
+	case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		for k := range q {
+			if _, ok := responseOverrides[k]; ok {
+				return errf(ErrInvalidRequest, "Request specific response headers cannot be used for anonymous GET requests.")
+			}
+		}
+	}
+	return nil
+}
+
+// deleteOneOf deletes one key of a DeleteObjects as the bucket's policy
+// decides for that key: refused by a Deny, deleted with the gateway's
+// rights by an Allow, else as the key's user.
+func (g *Gateway) deleteOneOf(rq *request, key, versionID string) (*stratov1.DeleteKeyResponse, error) {
+	a, err := g.accessOf(rq.gatewayCtx(), rq.bucket)
+	if err != nil {
+		return nil, err
+	}
+	if a.badPolicy {
+		return nil, ErrAccessDenied
+	}
+	krq := *rq
+	krq.key = key
+	action := "s3:DeleteObject"
+	if versionID != "" {
+		action = "s3:DeleteObjectVersion"
+	}
+	krq.ctx = client.OnBehalfOf(rq.gatewayCtx(), rq.user)
+	switch a.policy.decide(&krq, action, g.conditionContext(rq)) {
+	case effectDeny:
+		return nil, ErrAccessDenied
+	case effectAllow:
+		krq.ctx = rq.gatewayCtx()
+	}
+	return g.deleteKey(&krq, key, versionID)
 }

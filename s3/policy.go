@@ -42,7 +42,7 @@ var (
 	errPolicyConditionKey  = malformedPolicy("Policy has an invalid condition key")
 	errPolicyConditionUse  = malformedPolicy("Conditions do not apply to combination of actions and resources in statement")
 	errPolicyConditionIP   = malformedPolicy("Invalid IP address in Conditions")
-	errNoSuchBucketPolicy  = s3err("NoSuchBucketPolicy", 404, "The bucket policy does not exist")
+	errNoSuchBucketPolicy  = s3err("NoSuchBucketPolicy", 404, "The bucket policy does not exist.")
 	errPolicyNotAnonymous  = s3err("MethodNotAllowed", 405, "The specified method is not allowed against this resource.")
 	errAnonymousNotAllowed = s3err("AccessDenied", 403, "Anonymous users cannot invoke this API. Please authenticate.")
 )

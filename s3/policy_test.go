@@ -187,6 +187,18 @@ func TestBucketPolicyUsers(t *testing.T) {
 	require.Equal(t, "", tryGet(t, a.alice, b, "a.txt"))
 	_, err = a.alice.GetBucketPolicy(ctx, &awss3.GetBucketPolicyInput{Bucket: aws.String(b)})
 	require.Equal(t, "NoSuchBucketPolicy", apiCode(err))
+
+	// DeleteObjects: the policy decides each key.
+	putPolicy(t, a.alice, b, "Allow", `"bob"`, "s3:DeleteObject", "arn:aws:s3:::pol/logs/*", "")
+	del, err := a.bob.DeleteObjects(ctx, &awss3.DeleteObjectsInput{Bucket: aws.String(b), Delete: &types.Delete{
+		Objects: []types.ObjectIdentifier{{Key: aws.String("logs/x")}, {Key: aws.String("a.txt")}}}})
+	require.NoError(t, err)
+	require.Len(t, del.Deleted, 1)
+	require.Equal(t, "logs/x", aws.ToString(del.Deleted[0].Key))
+	require.Len(t, del.Errors, 1)
+	require.Equal(t, "AccessDenied", aws.ToString(del.Errors[0].Code))
+	require.Equal(t, "", tryGet(t, a.alice, b, "a.txt"))
+	require.Equal(t, "NoSuchKey", tryGet(t, a.alice, b, "logs/x"))
 }
 
 // Anonymous requests: refused by default; served where a policy allows
