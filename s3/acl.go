@@ -52,6 +52,38 @@ func aclOwner(own string, rq *request) string {
 	return own
 }
 
+// bucketAccess serves the subresources of a bucket's access: its ACL,
+// policy (policyapi.go) and ownership controls (ownership.go).
+func (g *Gateway) bucketAccess(rq *request) error {
+	q := rq.r.URL.Query()
+	switch {
+	case q.Has("policy"), q.Has("policyStatus"):
+		return g.bucketPolicy(rq)
+	case q.Has("ownershipControls"):
+		return g.bucketOwnership(rq)
+	case rq.r.Method == http.MethodGet:
+		rq.op = "GetBucketAcl"
+		return g.getBucketAcl(rq)
+	case rq.r.Method == http.MethodPut:
+		rq.op = "PutBucketAcl"
+		return g.putBucketAcl(rq)
+	}
+	return ErrMethodNotAllowed
+}
+
+// objectAcl serves GetObjectAcl and PutObjectAcl.
+func (g *Gateway) objectAcl(rq *request) error {
+	switch rq.r.Method {
+	case http.MethodGet:
+		rq.op = "GetObjectAcl"
+		return g.getObjectAcl(rq)
+	case http.MethodPut:
+		rq.op = "PutObjectAcl"
+		return g.putObjectAcl(rq)
+	}
+	return ErrMethodNotAllowed
+}
+
 // getBucketAcl answers the bucket's ACL (READ_ACL on the bucket).
 func (g *Gateway) getBucketAcl(rq *request) error {
 	if err := rq.body.drain(); err != nil {

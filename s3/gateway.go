@@ -379,12 +379,8 @@ func (g *Gateway) serve(rq *request) error {
 		case has("tagging") && m == http.MethodDelete:
 			rq.op = "DeleteBucketTagging"
 			return g.deleteBucketTagging(rq)
-		case has("acl") && m == http.MethodGet:
-			rq.op = "GetBucketAcl"
-			return g.getBucketAcl(rq)
-		case has("acl") && m == http.MethodPut:
-			rq.op = "PutBucketAcl"
-			return g.putBucketAcl(rq)
+		case has("acl"), has("policy"), has("policyStatus"), has("ownershipControls"):
+			return g.bucketAccess(rq)
 		case has("cors") && m == http.MethodGet:
 			rq.op = "GetBucketCors"
 			return g.getBucketCors(rq)
@@ -394,12 +390,8 @@ func (g *Gateway) serve(rq *request) error {
 		case has("cors") && m == http.MethodDelete:
 			rq.op = "DeleteBucketCors"
 			return g.deleteBucketCors(rq)
-		case has("policy"), has("policyStatus"):
-			return g.bucketPolicy(rq)
-		case has("ownershipControls"):
-			return g.bucketOwnership(rq)
-		case has("tagging"), has("acl"), has("policy"), has("cors"), has("lifecycle"), has("encryption"),
-			has("website"), has("replication"), has("object-lock"), has("ownershipControls"), has("versioning"),
+		case has("tagging"), has("cors"), has("lifecycle"), has("encryption"),
+			has("website"), has("replication"), has("object-lock"), has("versioning"),
 			has("notification"), has("logging"), has("publicAccessBlock"), has("accelerate"), has("requestPayment"):
 			rq.op = "Unsupported"
 			if _, err := g.getBucket(rq); err != nil {
@@ -447,13 +439,9 @@ func (g *Gateway) serve(rq *request) error {
 	case has("attributes") && m == http.MethodGet:
 		rq.op = "GetObjectAttributes"
 		return g.getObjectAttributes(rq)
-	case has("acl") && m == http.MethodGet:
-		rq.op = "GetObjectAcl"
-		return g.getObjectAcl(rq)
-	case has("acl") && m == http.MethodPut:
-		rq.op = "PutObjectAcl"
-		return g.putObjectAcl(rq)
-	case has("acl"), has("retention"), has("legal-hold"), has("torrent"), has("restore"), has("select"), has("attributes"):
+	case has("acl"):
+		return g.objectAcl(rq)
+	case has("retention"), has("legal-hold"), has("torrent"), has("restore"), has("select"), has("attributes"):
 		rq.op = "Unsupported"
 		if _, err := g.getBucket(rq); err != nil {
 			return err

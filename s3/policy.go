@@ -3,7 +3,6 @@ package s3
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 )
@@ -258,7 +257,7 @@ func checkActionsApply(s statement) error {
 // globMatch matches s against a pattern of * (any run) and ? (any one
 // character), as IAM does.
 func globMatch(pattern, s string) bool {
-	var star, mark int = -1, 0
+	star, mark := -1, 0
 	p, i := 0, 0
 	for i < len(s) {
 		switch {
@@ -281,8 +280,3 @@ func globMatch(pattern, s string) bool {
 	}
 	return p == len(pattern)
 }
-
-// errNotPolicy: the attribute holds no document the gateway can read
-// (written by another tool); the gateway then refuses every request to
-// the bucket rather than ignore what may be a Deny.
-var errNotPolicy = errors.New("s3: the bucket's policy attribute is not a policy")

@@ -59,8 +59,8 @@ func TestParsePolicy(t *testing.T) {
 			continue
 		}
 		require.Error(t, err, c.doc)
-		e, ok := err.(*Error)
-		require.True(t, ok, c.doc)
+		var e *Error
+		require.ErrorAs(t, err, &e, c.doc)
 		require.Equal(t, "MalformedPolicy", e.Code, c.doc)
 		require.Equal(t, c.want, e.Message, c.doc)
 	}

@@ -31,13 +31,9 @@ func (g *Gateway) bucketPolicy(rq *request) error {
 	switch rq.r.Method {
 	case http.MethodGet:
 		rq.op = "GetBucketPolicy"
-		b, err := g.readAccessConfig(rq)
+		doc, err := g.policyDoc(rq)
 		if err != nil {
 			return err
-		}
-		doc := bucketAttr(b, attrPolicy)
-		if doc == "" {
-			return errNoSuchBucketPolicy
 		}
 		rq.w.Header().Set("Content-Type", "application/json")
 		rq.w.Header().Set("x-amz-request-id", rq.id)
@@ -82,13 +78,9 @@ type policyStatus struct {
 // getBucketPolicyStatus answers whether the policy opens the bucket to
 // everyone: an Allow to Principal "*" without conditions, as AWS judges.
 func (g *Gateway) getBucketPolicyStatus(rq *request) error {
-	b, err := g.readAccessConfig(rq)
+	doc, err := g.policyDoc(rq)
 	if err != nil {
 		return err
-	}
-	doc := bucketAttr(b, attrPolicy)
-	if doc == "" {
-		return errNoSuchBucketPolicy
 	}
 	p, err := parsePolicy([]byte(doc), rq.bucket, func(string) bool { return true })
 	if err != nil {
@@ -96,6 +88,19 @@ func (g *Gateway) getBucketPolicyStatus(rq *request) error {
 	}
 	public := slices.ContainsFunc(p.Statements, func(s statement) bool { return !s.Deny && s.Anyone && len(s.Conditions) == 0 })
 	return rq.writeXML(http.StatusOK, policyStatus{IsPublic: public})
+}
+
+// policyDoc is the bucket's policy document, for whoever may read it.
+func (g *Gateway) policyDoc(rq *request) (string, error) {
+	b, err := g.readAccessConfig(rq)
+	if err != nil {
+		return "", err
+	}
+	doc := bucketAttr(b, attrPolicy)
+	if doc == "" {
+		return "", errNoSuchBucketPolicy
+	}
+	return doc, nil
 }
 
 // knownPrincipal tells whether a policy's principal is an access key the
