@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strato-io/strato/client"
@@ -50,18 +51,22 @@ const (
 
 // bucketAccess is what decides requests to a bucket besides meta's ACLs.
 type bucketAccess struct {
-	exists    bool
-	policy    *policy // nil: none
-	badPolicy bool    // the attribute holds no readable policy: refuse all
-	public    string  // attrPublic
-	ownership string  // attrOwnership ("": none set)
-	read      time.Time
+	exists bool
+	// unreadable: the gateway's user may not read the bucket (it neither
+	// owns the volume nor is an administrator): no policy is enforced.
+	unreadable bool
+	policy     *policy // nil: none
+	badPolicy  bool    // the attribute holds no readable policy: refuse all
+	public     string  // attrPublic
+	ownership  string  // attrOwnership ("": none set)
+	read       time.Time
 }
 
 // accessCache keeps bucketAccess by bucket for accessTTL.
 type accessCache struct {
-	mu sync.Mutex
-	m  map[string]*bucketAccess
+	mu     sync.Mutex
+	m      map[string]*bucketAccess
+	warned atomic.Bool // the unreadable buckets are logged once
 }
 
 func (c *accessCache) get(bucket string, now time.Time) *bucketAccess {
@@ -99,6 +104,12 @@ func (g *Gateway) accessOf(ctx context.Context, bucket string) (*bucketAccess, e
 	a := &bucketAccess{read: now}
 	switch {
 	case errors.Is(err, client.ErrNotFound) || errors.Is(err, client.ErrInvalid):
+	case errors.Is(err, client.ErrPermission) && !errors.Is(err, client.ErrUnauthenticated):
+		a.exists, a.unreadable = true, true
+		if g.policies.warned.CompareAndSwap(false, true) {
+			g.opts.Logger.Warn("s3: the gateway's user may not read the S3 buckets: bucket policies and public ACLs are not served (its user must own the volume or be an administrator; docs/s3.md)",
+				"bucket", bucket, "err", err)
+		}
 	case err != nil:
 		return nil, fromClient(err, nil)
 	default:
@@ -145,29 +156,39 @@ func (g *Gateway) checkAccess(rq *request) error {
 	if err != nil {
 		return err
 	}
-	if !a.exists {
-		if rq.anonymous {
-			return ErrAccessDenied
-		}
-		return nil // the handler answers NoSuchBucket
-	}
-	if a.badPolicy {
+	switch {
+	case rq.anonymous && (!a.exists || a.unreadable):
+		return ErrAccessDenied
+	case !a.exists, a.unreadable:
+		return nil // the handler answers NoSuchBucket; or meta decides as the user
+	case a.badPolicy:
 		return errf(ErrAccessDenied, "the bucket's policy cannot be read; its owner must put it again")
 	}
-	switch a.policy.decide(rq, action, g.conditionContext(rq)) {
-	case effectDeny:
+	e := effectNone
+	if a.policy != nil {
+		e = a.policy.decide(rq, action, g.conditionContext(rq))
+	}
+	switch {
+	case e == effectDeny:
 		return ErrAccessDenied
-	case effectAllow:
-		if rq.anonymous && strings.HasSuffix(action, "BucketPolicy") {
-			return errPolicyNotAnonymous // only the owner's users, as AWS
-		}
+	case e == effectAllow && rq.anonymous && strings.HasSuffix(action, "BucketPolicy"):
+		return errPolicyNotAnonymous // only the owner's users, as AWS
+	case e == effectAllow && !changesAccess[action]:
 		rq.ctx = rq.gatewayCtx()
 		return g.checkCopySource(rq)
-	}
-	if rq.anonymous {
+	case rq.anonymous:
 		return g.publicAccess(rq, a, action)
 	}
 	return nil
+}
+
+// changesAccess are the actions that change who may do what: a policy
+// never lets the gateway serve them with its own rights (an Allow of
+// s3:* to "*" would let anyone rewrite the policy); they take WRITE_ACL in
+// meta, as the key's user.
+var changesAccess = map[string]bool{
+	"s3:PutBucketPolicy": true, "s3:DeleteBucketPolicy": true, "s3:PutBucketOwnershipControls": true,
+	"s3:PutBucketAcl": true, "s3:PutObjectAcl": true, "s3:PutObjectVersionAcl": true,
 }
 
 // effect is a policy's decision on a request.
@@ -452,12 +473,15 @@ func (g *Gateway) deleteOneOf(rq *request, key, versionID string) (*stratov1.Del
 		return nil, ErrAccessDenied
 	}
 	krq := *rq
+	krq.ctx = client.OnBehalfOf(rq.gatewayCtx(), rq.user)
+	if a.policy == nil {
+		return g.deleteKey(&krq, key, versionID)
+	}
 	krq.key = key
 	action := "s3:DeleteObject"
 	if versionID != "" {
 		action = "s3:DeleteObjectVersion"
 	}
-	krq.ctx = client.OnBehalfOf(rq.gatewayCtx(), rq.user)
 	switch a.policy.decide(&krq, action, g.conditionContext(rq)) {
 	case effectDeny:
 		return nil, ErrAccessDenied

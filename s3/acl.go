@@ -192,7 +192,7 @@ func (g *Gateway) objectACLAllowed(rq *request, body bool) (*s3ACL, error) {
 	if !acc.exists {
 		return nil, ErrNoSuchBucket
 	}
-	if err := aclsAllowed(acc.ownership, a.ownerOnly(rq.user) && a.owner == ""); err != nil {
+	if err := aclsAllowed(acc.ownership, a.ownerOnly(rq.user) || a.owner != "" && a.ownerOnly(a.owner)); err != nil {
 		return nil, err
 	}
 	return a, nil

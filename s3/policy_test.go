@@ -31,7 +31,11 @@ type authGateway struct {
 	alice, bob, anon *awss3.Client
 }
 
-func startAuthGateway(t *testing.T) *authGateway {
+func startAuthGateway(t *testing.T) *authGateway { return startAuthGatewayWith(t, "gw") }
+
+// startAuthGatewayWith is startAuthGateway with the S3 volumes owned by
+// volumeOwner (not the gateway's user: opened to S3's users by ACLs).
+func startAuthGatewayWith(t *testing.T, volumeOwner string) *authGateway {
 	ctx := t.Context()
 	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), Auth: true, BlockSize: 8 << 20, ContainerSize: 256 << 20})
 	require.NoError(t, err)
@@ -46,9 +50,12 @@ func startAuthGateway(t *testing.T) *authGateway {
 		_, err := admin.CreateUser(ctx, u, false, nil)
 		require.NoError(t, err)
 	}
-	for _, v := range []string{"s3v", "s3v-multipart"} {
-		_, err := admin.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: v, Owner: "gw"})
+	for v, acls := range map[string]string{"s3v": "world::lc", "s3v-multipart": "world::c,world::a[DEFAULT]"} {
+		_, err := admin.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: v, Owner: volumeOwner})
 		require.NoError(t, err)
+		parsed, err := client.ParseAcls(acls)
+		require.NoError(t, err)
+		require.NoError(t, admin.AddAcl(ctx, client.VolumeObject(v), parsed))
 	}
 	tok, _, err := admin.IssueToken(ctx, "gw", 0)
 	require.NoError(t, err)
@@ -223,6 +230,16 @@ func TestBucketPolicyAnonymous(t *testing.T) {
 	st, err := a.alice.GetBucketPolicyStatus(ctx, &awss3.GetBucketPolicyStatusInput{Bucket: aws.String("open")})
 	require.NoError(t, err)
 	require.True(t, aws.ToBool(st.PolicyStatus.IsPublic))
+	// s3:* to "*" opens everything but the changes of access, which stay
+	// with whoever holds WRITE_ACL.
+	putPolicy(t, a.alice, "open", "Allow", `"*"`, "s3:*", "arn:aws:s3:::open*", "")
+	require.Equal(t, "", tryPut(t, a.bob, "open", "bobs"))
+	require.Equal(t, "", tryGet(t, a.anon, "open", "bobs"))
+	_, err = a.bob.DeleteBucketPolicy(ctx, &awss3.DeleteBucketPolicyInput{Bucket: aws.String("open")})
+	require.Equal(t, "AccessDenied", apiCode(err))
+	_, err = a.anon.DeleteBucketPolicy(ctx, &awss3.DeleteBucketPolicyInput{Bucket: aws.String("open")})
+	require.Equal(t, "MethodNotAllowed", apiCode(err))
+	putPolicy(t, a.alice, "open", "Allow", `"*"`, "s3:GetObject", "arn:aws:s3:::open/a.txt", "")
 	resp, err := http.Get(a.srv.URL + "/open/a.txt")
 	require.NoError(t, err)
 	data, _ := io.ReadAll(resp.Body)
@@ -324,4 +341,22 @@ func grantsOf(gs []types.Grant) []string {
 		out = append(out, who+" "+string(g.Permission))
 	}
 	return out
+}
+
+// A gateway whose user may not read the buckets (a proxy that does not own
+// the S3 volume) serves its users as before, refuses to take a policy it
+// could not enforce, and serves no anonymous request.
+func TestBucketPolicyGatewayWithoutRights(t *testing.T) {
+	a := startAuthGatewayWith(t, "admin")
+	ctx := t.Context()
+	_, err := a.alice.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String("mine")})
+	require.NoError(t, err)
+	put(t, a.alice, "mine", "k", []byte("v"))
+	require.Equal(t, []byte("v"), get(t, a.alice, "mine", "k"))
+	require.Equal(t, "AccessDenied", tryGet(t, a.bob, "mine", "k"))
+	_, err = a.alice.PutBucketPolicy(ctx, &awss3.PutBucketPolicyInput{Bucket: aws.String("mine"),
+		Policy: aws.String(`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::mine/*"}]}`)})
+	require.Equal(t, "AccessDenied", apiCode(err))
+	require.ErrorContains(t, err, "could not enforce a policy")
+	require.Equal(t, "AccessDenied", tryGet(t, a.anon, "mine", "k"))
 }

@@ -64,6 +64,11 @@ func (g *Gateway) putBucketPolicy(rq *request) error {
 	if _, err := g.getBucket(rq); err != nil {
 		return err
 	}
+	if a, err := g.accessOf(rq.gatewayCtx(), rq.bucket); err != nil {
+		return err
+	} else if a.unreadable {
+		return errf(ErrAccessDenied, "this gateway's user may not read the bucket, so it could not enforce a policy: its user must own the S3 volume or be an administrator (docs/s3.md)")
+	}
 	if _, err := parsePolicy(doc, rq.bucket, g.knownPrincipal(rq)); err != nil {
 		return err
 	}
