@@ -72,6 +72,11 @@ type rawStatement struct {
 	Action    json.RawMessage `json:"Action"`
 	Resource  json.RawMessage `json:"Resource"`
 	Condition json.RawMessage `json:"Condition"`
+	// Not offered: refused rather than ignored, which could widen an
+	// Allow or narrow a Deny.
+	NotPrincipal json.RawMessage `json:"NotPrincipal"`
+	NotAction    json.RawMessage `json:"NotAction"`
+	NotResource  json.RawMessage `json:"NotResource"`
 }
 
 // parsePolicy parses and checks a document put on bucket; principal tells
@@ -124,6 +129,10 @@ func parsePolicy(doc []byte, bucket string, principal func(string) bool) (*polic
 func parseStatement(rs rawStatement, bucket string, principal func(string) bool) (statement, error) {
 	var s statement
 	switch {
+	case rs.NotPrincipal != nil || rs.NotAction != nil || rs.NotResource != nil:
+		return s, malformedPolicy("NotPrincipal, NotAction and NotResource are not offered by strato's gateway (docs/s3.md)")
+	case bytes.Contains(rs.Resource, []byte("${")) || bytes.Contains(rs.Condition, []byte("${")):
+		return s, malformedPolicy("Policy variables (${...}) are not offered by strato's gateway (docs/s3.md)")
 	case rs.Effect == nil:
 		return s, malformedPolicy("Missing required field Effect")
 	case *rs.Effect == "Deny":

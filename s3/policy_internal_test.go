@@ -52,6 +52,10 @@ func TestParsePolicy(t *testing.T) {
 		{doc("Allow", `"*"`, `"s3:ListBucket"`, bkt, `{"StringEquals":{"s3:prefix":"x"}}`), ""},
 		{doc("Allow", `"*"`, `"s3:GetObject"`, obj, `{"IpAddress":{"aws:SourceIp":"300.1.1.1/40"}}`), "Invalid IP address in Conditions"},
 		{doc("Allow", `"*"`, `"s3:GetObject"`, obj, `{"Null":{"aws:SourceIp":"true"}}`), "Invalid IP address in Conditions"},
+		{doc("Deny", `"*"`, `"s3:GetObject"`, `"arn:aws:s3:::b/${aws:username}/*"`, ""),
+			"Policy variables (${...}) are not offered by strato's gateway (docs/s3.md)"},
+		{`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:*","NotAction":"s3:DeleteObject","Resource":"arn:aws:s3:::b/*"}]}`,
+			"NotPrincipal, NotAction and NotResource are not offered by strato's gateway (docs/s3.md)"},
 	} {
 		_, err := parsePolicy([]byte(c.doc), "b", known)
 		if c.want == "" {
