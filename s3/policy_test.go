@@ -189,6 +189,24 @@ func TestBucketPolicyUsers(t *testing.T) {
 	require.Equal(t, "AccessDenied", tryGet(t, a.bob, b, "a.txt"))
 	putPolicy(t, a.alice, b, "Deny", `"*"`, "s3:GetObject", "arn:aws:s3:::pol/*", `{"NotIpAddress":{"aws:SourceIp":"10.0.0.0/8"}}`)
 	require.Equal(t, "AccessDenied", tryGet(t, a.alice, b, "a.txt"))
+
+	// s3:x-amz-acl: bob writes only objects he hands to the bucket's owner.
+	putPolicy(t, a.alice, b, "Allow", `"bob"`, "s3:PutObject", "arn:aws:s3:::pol/*", `{"StringEquals":{"s3:x-amz-acl":"bucket-owner-full-control"}}`)
+	require.Equal(t, "AccessDenied", tryPut(t, a.bob, b, "bobs"))
+	_, err = a.bob.PutObject(ctx, &awss3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("bobs"), Body: strings.NewReader("x"),
+		ACL: types.ObjectCannedACLBucketOwnerFullControl})
+	require.NoError(t, err)
+	// s3:max-keys and aws:SecureTransport (the test's gateway is plain HTTP).
+	putPolicy(t, a.alice, b, "Allow", `"bob"`, "s3:ListBucket", "arn:aws:s3:::pol",
+		`{"NumericLessThanEquals":{"s3:max-keys":"10"},"Bool":{"aws:SecureTransport":"false"}}`)
+	_, err = a.bob.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: aws.String(b), MaxKeys: aws.Int32(5)})
+	require.NoError(t, err)
+	_, err = a.bob.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: aws.String(b), MaxKeys: aws.Int32(50)})
+	require.Equal(t, "AccessDenied", apiCode(err))
+	putPolicy(t, a.alice, b, "Allow", `"bob"`, "s3:ListBucket", "arn:aws:s3:::pol", `{"Bool":{"aws:SecureTransport":"true"}}`)
+	_, err = a.bob.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: aws.String(b), MaxKeys: aws.Int32(5)})
+	require.Equal(t, "AccessDenied", apiCode(err))
+
 	_, err = a.alice.DeleteBucketPolicy(ctx, &awss3.DeleteBucketPolicyInput{Bucket: aws.String(b)})
 	require.NoError(t, err)
 	require.Equal(t, "", tryGet(t, a.alice, b, "a.txt"))
