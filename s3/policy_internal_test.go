@@ -118,3 +118,34 @@ func TestConditionHolds(t *testing.T) {
 		require.Equal(t, c.want, cond.holds(ctx), "%s %s %v", c.op, c.key, c.values)
 	}
 }
+
+// FuzzParsePolicy: no document makes the parser or an evaluation panic,
+// and a document accepted once is accepted again (the gateway parses the
+// stored policy on every read).
+func FuzzParsePolicy(f *testing.F) {
+	for _, s := range []string{
+		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"}]}`,
+		`{"Version":"2012-10-17","Statement":{"Effect":"Deny","Principal":{"AWS":["alice"]},"Action":["s3:*"],"Resource":["arn:aws:s3:::b","arn:aws:s3:::b/*"],"Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/8"},"NumericLessThan":{"s3:max-keys":5}}}}`,
+		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::b","Condition":{"ForAllValues:StringLikeIfExists":{"s3:prefix":["a*","b?"]},"Null":{"s3:delimiter":true}}}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	known := func(n string) bool { return n == "alice" }
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		p, err := parsePolicy(doc, "b", known)
+		if err != nil {
+			return
+		}
+		if _, err := parsePolicy(doc, "b", known); err != nil {
+			t.Fatalf("accepted once, refused again: %v", err)
+		}
+		ctx := map[string]string{"aws:sourceip": "10.1.2.3", "s3:prefix": "ab", "s3:max-keys": "3"}
+		for _, s := range p.Statements {
+			for _, c := range s.Conditions {
+				_ = c.holds(ctx)
+			}
+			_ = anyGlob(s.Resources, "b/some/key")
+			_ = anyGlob(s.Actions, "s3:GetObject")
+		}
+	})
+}
