@@ -299,34 +299,43 @@ func (g *Gateway) conditionContext(rq *request) map[string]string {
 }
 
 // checkCopySource keeps a copy that a policy lets the gateway make from
-// reading a source the key's user may not read: the source's own policy
-// must allow it, or meta must let the user read it.
+// reading a source the key's user may not read: the source bucket's policy
+// must allow it, or meta must let the user read it (as the user, whatever
+// the answer but a refusal: a missing source is the handler's to answer).
 func (g *Gateway) checkCopySource(rq *request) error {
 	src := rq.r.Header.Get("X-Amz-Copy-Source")
-	if src == "" || rq.anonymous {
-		if src != "" {
-			return ErrAccessDenied // an anonymous copy reads no source
-		}
+	if src == "" {
 		return nil
 	}
-	bucket, key, ok := strings.Cut(strings.TrimPrefix(src, "/"), "/")
-	if !ok {
-		return nil // the handler refuses it
+	if rq.anonymous {
+		return ErrAccessDenied // an anonymous request copies nothing
 	}
-	key, _, _ = strings.Cut(key, "?")
-	a, err := g.accessOf(rq.gatewayCtx(), bucket)
-	if err != nil || !a.exists {
+	bucket, key, version, err := copySource(src)
+	if err != nil {
 		return err
+	}
+	a, err := g.accessOf(rq.gatewayCtx(), bucket)
+	switch {
+	case err != nil:
+		return err
+	case !a.exists:
+		return nil // the handler answers NoSuchBucket
+	case a.badPolicy:
+		return ErrAccessDenied
 	}
 	srq := *rq
 	srq.bucket, srq.key = bucket, key
-	switch a.policy.decide(&srq, "s3:GetObject", g.conditionContext(rq)) {
+	action := "s3:GetObject"
+	if version != "" {
+		action = "s3:GetObjectVersion"
+	}
+	switch a.policy.decide(&srq, action, g.conditionContext(rq)) {
 	case effectDeny:
 		return ErrAccessDenied
 	case effectAllow:
 		return nil
 	}
-	_, err = g.c.LookupKey(client.OnBehalfOf(rq.gatewayCtx(), rq.user), g.volume, bucket, key)
+	_, err = g.c.LookupKeyVersion(client.OnBehalfOf(rq.gatewayCtx(), rq.user), g.volume, bucket, key, client.KeyVersion{ID: version})
 	if errors.Is(err, client.ErrPermission) {
 		return fromClient(err, nil)
 	}

@@ -190,6 +190,17 @@ func TestBucketPolicyUsers(t *testing.T) {
 	putPolicy(t, a.alice, b, "Deny", `"*"`, "s3:GetObject", "arn:aws:s3:::pol/*", `{"NotIpAddress":{"aws:SourceIp":"10.0.0.0/8"}}`)
 	require.Equal(t, "AccessDenied", tryGet(t, a.alice, b, "a.txt"))
 
+	// A copy a policy allows reads no source the user may not read.
+	putPolicy(t, a.alice, b, "Allow", `"bob"`, "s3:*", "arn:aws:s3:::pol/*", "")
+	_, err = a.alice.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String("secret")})
+	require.NoError(t, err)
+	put(t, a.alice, "secret", "s p.txt", []byte("secret"))
+	for src, want := range map[string]string{"secret/s%20p.txt": "AccessDenied", "/secret/s%20p.txt": "AccessDenied",
+		"secret/s%20p.txt?versionId=null": "AccessDenied", "pol/a.txt": ""} {
+		_, err = a.bob.CopyObject(ctx, &awss3.CopyObjectInput{Bucket: aws.String(b), Key: aws.String("copied"), CopySource: aws.String(src)})
+		require.Equal(t, want, apiCode(err), src)
+	}
+
 	// s3:x-amz-acl: bob writes only objects he hands to the bucket's owner.
 	putPolicy(t, a.alice, b, "Allow", `"bob"`, "s3:PutObject", "arn:aws:s3:::pol/*", `{"StringEquals":{"s3:x-amz-acl":"bucket-owner-full-control"}}`)
 	require.Equal(t, "AccessDenied", tryPut(t, a.bob, b, "bobs"))
