@@ -389,3 +389,27 @@ func TestBucketPolicyGatewayWithoutRights(t *testing.T) {
 	require.ErrorContains(t, err, "could not enforce a policy")
 	require.Equal(t, "AccessDenied", tryGet(t, a.anon, "mine", "k"))
 }
+
+// Without authentication every key may do anything, but a policy's Deny
+// still refuses and anonymous requests are served where a policy or a
+// public ACL allows them.
+func TestBucketPolicyWithoutAuth(t *testing.T) {
+	c := sdk(t, false)
+	anon := sdk(t, false, func(o *awss3.Options) { o.Credentials = aws.AnonymousCredentials{} })
+	b := newBucket(t, c)
+	put(t, c, b, "k", []byte("v"))
+	put(t, c, b, "private/k", []byte("v"))
+	require.Equal(t, "AccessDenied", tryGet(t, anon, b, "k"))
+	putPolicy(t, c, b, "Deny", `"*"`, "s3:GetObject", "arn:aws:s3:::"+b+"/private/*", "")
+	require.Equal(t, "AccessDenied", tryGet(t, c, b, "private/k"))
+	require.Equal(t, "", tryGet(t, c, b, "k"))
+	require.Equal(t, "AccessDenied", tryGet(t, anon, b, "k"))
+	_, err := c.PutBucketOwnershipControls(t.Context(), &awss3.PutBucketOwnershipControlsInput{Bucket: aws.String(b),
+		OwnershipControls: &types.OwnershipControls{Rules: []types.OwnershipControlsRule{{ObjectOwnership: types.ObjectOwnershipObjectWriter}}}})
+	require.NoError(t, err)
+	_, err = c.PutBucketAcl(t.Context(), &awss3.PutBucketAclInput{Bucket: aws.String(b), ACL: types.BucketCannedACLPublicRead})
+	require.NoError(t, err)
+	require.Equal(t, "", tryGet(t, anon, b, "k"))
+	require.Equal(t, "AccessDenied", tryGet(t, anon, b, "private/k")) // the Deny to "*" wins
+	require.Equal(t, "AccessDenied", tryPut(t, anon, b, "new"))
+}
