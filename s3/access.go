@@ -161,6 +161,8 @@ func (g *Gateway) checkAccess(rq *request) error {
 		return ErrAccessDenied
 	case !a.exists, a.unreadable:
 		return nil // the handler answers NoSuchBucket; or meta decides as the user
+	case a.badPolicy && changesAccess[action]:
+		return nil // its owner may put it again, or delete it
 	case a.badPolicy:
 		return errf(ErrAccessDenied, "the bucket's policy cannot be read; its owner must put it again")
 	}

@@ -412,4 +412,13 @@ func TestBucketPolicyWithoutAuth(t *testing.T) {
 	require.Equal(t, "", tryGet(t, anon, b, "k"))
 	require.Equal(t, "AccessDenied", tryGet(t, anon, b, "private/k")) // the Deny to "*" wins
 	require.Equal(t, "AccessDenied", tryPut(t, anon, b, "new"))
+
+	// A policy attribute the gateway cannot read (another tool wrote it)
+	// refuses every request but the policy's own replacement or removal.
+	require.NoError(t, env.client.SetAttributes(t.Context(), "s3v", b, "", 0,
+		[]*stratov1.KeyAttribute{{Name: "x-strato-acl-policy", Value: "not a policy"}}))
+	require.Eventually(t, func() bool { return tryGet(t, c, b, "k") == "AccessDenied" }, 5*time.Second, 100*time.Millisecond)
+	_, err = c.DeleteBucketPolicy(t.Context(), &awss3.DeleteBucketPolicyInput{Bucket: aws.String(b)})
+	require.NoError(t, err)
+	require.Equal(t, "", tryGet(t, c, b, "k"))
 }
