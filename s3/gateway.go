@@ -296,8 +296,9 @@ func (g *Gateway) hostBucket(r *http.Request) (string, bool) {
 	return b, ok && b != ""
 }
 
-// authorize authenticates the request and, for a key kept in meta, makes
-// its calls on behalf of the key's user.
+// authorize authenticates the request (or takes it as anonymous), makes
+// its calls on behalf of the key's user for a key kept in meta, and
+// decides it by its bucket's policy (access.go).
 func (g *Gateway) authorize(rq *request) error {
 	if isAnonymous(rq) {
 		return g.setupAnonymous(rq)
