@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/strato-io/strato/client"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
@@ -219,23 +220,71 @@ func (g *Gateway) setObjectAcl(rq *request, a *s3ACL) error {
 // CreateMultipartUpload) that may ask for an ACL: checked before, set on
 // the key once it is written (its answer is sent by then: an ACL that
 // cannot be set leaves the object with its bucket's rights, and the
-// gateway logs it). CreateMultipartUpload takes only ACLs that give the
-// owner alone anything: the upload does not keep one for its object.
+// gateway logs it). CreateMultipartUpload keeps it in the upload's marker
+// (attrUploadACL) for withUploadACL.
 func (g *Gateway) withObjectACL(rq *request, serve func(*request) error) error {
 	a, err := g.objectACLAllowed(rq, false)
 	if err != nil {
 		_ = rq.body.drain()
 		return err
 	}
-	if a != nil && rq.op == "CreateMultipartUpload" && !a.ownerOnly(rq.user) {
-		return errf(ErrNotImplemented, "an ACL of a multipart upload's object is not kept by strato's gateway: set it with PutObjectAcl once the upload is complete (docs/s3.md)")
-	}
 	if err := serve(rq); err != nil || a == nil || rq.status != http.StatusOK || rq.op == "CreateMultipartUpload" {
 		return err
 	}
+	g.setWrittenAcl(rq, a)
+	return nil
+}
+
+// setWrittenAcl sets the ACL of an object just written and answered: a
+// failure is logged.
+func (g *Gateway) setWrittenAcl(rq *request, a *s3ACL) {
 	if err := g.setObjectAcl(rq, a); err != nil {
 		g.opts.Logger.Warn("s3: the object is written, its ACL is not", "bucket", rq.bucket, "key", rq.key, "request_id", rq.id, "err", err)
 	}
+}
+
+// attrUploadACL keeps, in a multipart upload's marker, the ACL headers of
+// its CreateMultipartUpload (as a query string).
+const attrUploadACL = "x-strato-upload-acl"
+
+// uploadACL encodes the ACL headers of a request ("": none).
+func uploadACL(h http.Header) string {
+	v := url.Values{}
+	for _, name := range append([]string{"X-Amz-Acl"}, grantHeaderNames()...) {
+		if x := h.Get(name); x != "" {
+			v.Set(name, x)
+		}
+	}
+	return v.Encode()
+}
+
+func grantHeaderNames() []string {
+	var out []string
+	for _, gh := range grantHeaders {
+		out = append(out, gh.header)
+	}
+	return out
+}
+
+// withUploadACL serves a CompleteMultipartUpload and sets on the object
+// the ACL its CreateMultipartUpload asked for, read from the upload's
+// marker before the Complete removes it.
+func (g *Gateway) withUploadACL(rq *request, serve func(*request) error) error {
+	var a *s3ACL
+	if id := rq.r.URL.Query().Get("uploadId"); validUploadID(id) {
+		if _, m, err := g.upload(rq, id); err == nil && m[attrUploadACL] != "" {
+			q, _ := url.ParseQuery(m[attrUploadACL])
+			h := http.Header{}
+			for k, vs := range q {
+				h[http.CanonicalHeaderKey(k)] = vs
+			}
+			a, _ = headerACL(h) // checked when the upload began
+		}
+	}
+	if err := serve(rq); err != nil || a == nil || rq.status != http.StatusOK {
+		return err
+	}
+	g.setWrittenAcl(rq, a)
 	return nil
 }
 

@@ -481,7 +481,7 @@ func (g *Gateway) serve(rq *request) error {
 		return g.withObjectACL(rq, g.createUpload)
 	case m == http.MethodPost && has("uploadId"):
 		rq.op = "CompleteMultipartUpload"
-		return g.completeUpload(rq)
+		return g.withUploadACL(rq, g.completeUpload)
 	}
 	return ErrMethodNotAllowed
 }

@@ -110,6 +110,9 @@ func (g *Gateway) createUpload(rq *request) error {
 		m[attrUploadAlgo] = algo
 	}
 	m[attrUploadKey] = rq.key
+	if v := uploadACL(rq.r.Header); v != "" {
+		m[attrUploadACL] = v // set on the object by withUploadACL
+	}
 	if err := g.partsBucket(rq.ctx, bk); err != nil {
 		return err
 	}
@@ -353,7 +356,7 @@ func (g *Gateway) completeUpload(rq *request) error {
 	etag := multipartETag(req.Parts)
 	final := attrs{attrUploadID: id}
 	for k, v := range m {
-		if k != attrUploadKey && k != attrUploadAlgo {
+		if k != attrUploadKey && k != attrUploadAlgo && k != attrUploadACL {
 			final[k] = v
 		}
 	}

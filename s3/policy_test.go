@@ -309,6 +309,9 @@ func TestBucketAndObjectGrants(t *testing.T) {
 	_, err = a.alice.PutObject(ctx, &awss3.PutObjectInput{Bucket: aws.String("enf"), Key: aws.String("k"), Body: strings.NewReader("x"),
 		ACL: types.ObjectCannedACLPublicRead})
 	require.Equal(t, "AccessControlListNotSupported", apiCode(err))
+	_, err = a.alice.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: aws.String("enf"), Key: aws.String("k"),
+		ACL: types.ObjectCannedACLPublicRead})
+	require.Equal(t, "AccessControlListNotSupported", apiCode(err))
 	_, err = a.alice.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String("enf2"), ACL: types.BucketCannedACLPublicRead})
 	require.Equal(t, "InvalidBucketAclWithObjectOwnership", apiCode(err))
 	_, err = a.alice.PutBucketOwnershipControls(ctx, &awss3.PutBucketOwnershipControlsInput{Bucket: aws.String("enf"),
@@ -352,6 +355,24 @@ func TestBucketAndObjectGrants(t *testing.T) {
 		ACL: types.ObjectCannedACLAuthenticatedRead})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return tryGet(t, a.bob, "enf", "pub") == "" }, 5*time.Second, 50*time.Millisecond)
+
+	// A grant with CreateMultipartUpload is the completed object's.
+	mpu, err := a.alice.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: aws.String("enf"), Key: aws.String("mp"),
+		GrantRead: aws.String(`id="bob"`)})
+	require.NoError(t, err)
+	part, err := a.alice.UploadPart(ctx, &awss3.UploadPartInput{Bucket: aws.String("enf"), Key: aws.String("mp"), UploadId: mpu.UploadId,
+		PartNumber: aws.Int32(1), Body: strings.NewReader("parts")})
+	require.NoError(t, err)
+	_, err = a.alice.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: aws.String("enf"), Key: aws.String("mp"),
+		UploadId: mpu.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: part.ETag, PartNumber: aws.Int32(1)}}}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return tryGet(t, a.bob, "enf", "mp") == "" }, 5*time.Second, 50*time.Millisecond)
+	oa, err = a.alice.GetObjectAcl(ctx, &awss3.GetObjectAclInput{Bucket: aws.String("enf"), Key: aws.String("mp")})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"alice FULL_CONTROL", "bob READ"}, grantsOf(oa.Grants))
+	head, err := a.alice.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: aws.String("enf"), Key: aws.String("mp")})
+	require.NoError(t, err)
+	require.Empty(t, head.Metadata)
 
 	_, err = a.alice.DeleteBucketOwnershipControls(ctx, &awss3.DeleteBucketOwnershipControlsInput{Bucket: aws.String("enf")})
 	require.NoError(t, err)
