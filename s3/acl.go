@@ -2,9 +2,9 @@ package s3
 
 import (
 	"context"
-	"encoding/xml"
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/strato-io/strato/client"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
@@ -43,151 +43,272 @@ func (g *Gateway) openVolumes(ctx context.Context) error {
 	return nil
 }
 
-// Bucket ACLs (docs/s3.md, "Users and ACLs"): S3's canned ACLs, mapped to
-// strato's ACL of the bucket; grants of other kinds are not implemented.
-// Every canned ACL gives the key's user (the bucket's creator) every
-// right, so that a bucket never falls back to its volume's entries.
-
-// cannedAcls is the ACL of a bucket created or set with r's x-amz-acl
-// (default private) by user ("": no user known, no entry).
-func cannedAcls(r *http.Request, user string) ([]*stratov1.Acl, error) {
-	for _, h := range []string{"X-Amz-Grant-Full-Control", "X-Amz-Grant-Read", "X-Amz-Grant-Write", "X-Amz-Grant-Read-Acp", "X-Amz-Grant-Write-Acp"} {
-		if r.Header.Get(h) != "" {
-			return nil, errf(ErrNotImplemented, "%s: only canned ACLs (x-amz-acl) are implemented by strato's gateway (docs/s3.md)", h)
-		}
+// aclOwner is the user who keeps every right in an ACL the gateway sets:
+// the object's owner, or for one the gateway's own user made (without
+// authentication, "s3"), the caller.
+func aclOwner(own string, rq *request) string {
+	if own == "s3" || own == "" {
+		return rq.user
 	}
-	var acls []*stratov1.Acl
-	if user != "" {
-		acls = append(acls, &stratov1.Acl{Type: stratov1.AclType_ACL_USER, Name: user, Rights: uint32(stratov1.AclRight_ACL_ALL)})
-	}
-	world := func(rights string) {
-		r, _ := client.ParseRights(rights)
-		acls = append(acls, &stratov1.Acl{Type: stratov1.AclType_ACL_WORLD, Rights: r})
-	}
-	switch canned := r.Header.Get("X-Amz-Acl"); canned {
-	case "", "private", "bucket-owner-full-control":
-	case "public-read", "authenticated-read":
-		world("rl")
-	case "public-read-write":
-		world("rlwcd")
-	default:
-		return nil, errf(ErrNotImplemented, "canned ACL %q is not implemented by strato's gateway (docs/s3.md)", canned)
-	}
-	return acls, nil
+	return own
 }
 
-type accessControlPolicy struct {
-	XMLName xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ AccessControlPolicy"`
-	Owner   *owner
-	Grants  []grant `xml:"AccessControlList>Grant"`
+// bucketAccess serves the subresources of a bucket's access: its ACL,
+// policy (policyapi.go) and ownership controls (ownership.go).
+func (g *Gateway) bucketAccess(rq *request) error {
+	q := rq.r.URL.Query()
+	switch {
+	case q.Has("policy"), q.Has("policyStatus"):
+		return g.bucketPolicy(rq)
+	case q.Has("ownershipControls"):
+		return g.bucketOwnership(rq)
+	case rq.r.Method == http.MethodGet:
+		rq.op = "GetBucketAcl"
+		return g.getBucketAcl(rq)
+	case rq.r.Method == http.MethodPut:
+		rq.op = "PutBucketAcl"
+		return g.putBucketAcl(rq)
+	}
+	return ErrMethodNotAllowed
 }
 
-type grant struct {
-	Grantee    grantee
-	Permission string
+// objectAcl serves GetObjectAcl and PutObjectAcl.
+func (g *Gateway) objectAcl(rq *request) error {
+	switch rq.r.Method {
+	case http.MethodGet:
+		rq.op = "GetObjectAcl"
+		return g.getObjectAcl(rq)
+	case http.MethodPut:
+		rq.op = "PutObjectAcl"
+		return g.putObjectAcl(rq)
+	}
+	return ErrMethodNotAllowed
 }
 
-type grantee struct {
-	XMLNS       string `xml:"xmlns:xsi,attr"`
-	Type        string `xml:"xsi:type,attr"`
-	ID          string `xml:",omitempty"`
-	DisplayName string `xml:",omitempty"`
-	URI         string `xml:",omitempty"`
-}
-
-const (
-	xsiNS    = "http://www.w3.org/2001/XMLSchema-instance"
-	allUsers = "http://acs.amazonaws.com/groups/global/AllUsers"
-)
-
-// s3Permissions are the S3 permissions of strato rights.
-func s3Permissions(rights uint32) []string {
-	has := func(s string) bool {
-		r, _ := client.ParseRights(s)
-		return rights&r == r
-	}
-	if has("a") {
-		return []string{"FULL_CONTROL"}
-	}
-	var out []string
-	if has("rl") {
-		out = append(out, "READ")
-	}
-	if has("wcd") {
-		out = append(out, "WRITE")
-	}
-	if has("x") {
-		out = append(out, "READ_ACP")
-	}
-	if has("y") {
-		out = append(out, "WRITE_ACP")
-	}
-	return out
-}
-
-// getBucketAcl answers the bucket's ACL as S3 grants: its owner's full
-// control, and its ACCESS entries for users and the world (group entries
-// have no S3 grantee and are left out).
+// getBucketAcl answers the bucket's ACL (READ_ACL on the bucket).
 func (g *Gateway) getBucketAcl(rq *request) error {
-	if _, err := g.getBucket(rq); err != nil {
+	if err := rq.body.drain(); err != nil {
 		return err
 	}
 	own, acls, err := g.c.GetAcl(rq.ctx, client.BucketObject(g.volume, rq.bucket))
 	if err != nil {
-		return fromClient(err, nil)
+		return fromClient(err, ErrNoSuchBucket)
 	}
-	res := accessControlPolicy{Owner: ownerOf(own)}
-	res.Grants = append(res.Grants, grant{Grantee: grantee{XMLNS: xsiNS, Type: "CanonicalUser", ID: res.Owner.ID, DisplayName: res.Owner.DisplayName},
-		Permission: "FULL_CONTROL"})
-	for _, a := range acls {
-		if a.GetScope() != stratov1.AclScope_ACL_ACCESS {
-			continue
-		}
-		var ge grantee
-		switch a.GetType() {
-		case stratov1.AclType_ACL_USER:
-			if a.GetName() == own {
-				continue
-			}
-			ge = grantee{XMLNS: xsiNS, Type: "CanonicalUser", ID: a.GetName(), DisplayName: a.GetName()}
-		case stratov1.AclType_ACL_WORLD:
-			ge = grantee{XMLNS: xsiNS, Type: "Group", URI: allUsers}
-		default:
-			continue
-		}
-		for _, p := range s3Permissions(a.GetRights()) {
-			res.Grants = append(res.Grants, grant{Grantee: ge, Permission: p})
-		}
-	}
-	return rq.writeXML(200, res)
-}
-
-// putBucketAcl replaces the bucket's ACL with a canned ACL (x-amz-acl);
-// an ACL in the body, or grant headers, are not implemented.
-func (g *Gateway) putBucketAcl(rq *request) error {
-	b, err := g.getBucket(rq)
+	a, err := g.accessOf(rq.gatewayCtx(), rq.bucket)
 	if err != nil {
 		return err
 	}
-	if rq.body.size != 0 || rq.r.Header.Get("X-Amz-Acl") == "" {
-		_ = rq.body.drain()
-		return errf(ErrNotImplemented, "only canned ACLs (x-amz-acl) are implemented by strato's gateway (docs/s3.md)")
+	world := authenticatedUsers
+	if a.public != "" {
+		world = allUsers
 	}
-	if err := rq.body.drain(); err != nil {
+	return rq.writeXML(200, aclDocument(own, acls, world))
+}
+
+// putBucketAcl replaces the bucket's ACL (WRITE_ACL on the bucket): a
+// canned ACL, grant headers or a document, which a bucket whose ownership
+// is BucketOwnerEnforced takes only when it gives the owner alone
+// anything.
+func (g *Gateway) putBucketAcl(rq *request) error {
+	b, err := g.getBucket(rq)
+	if err != nil {
+		_ = rq.body.drain()
 		return err
 	}
-	// The entry of full control goes to the bucket's owner (its creator),
-	// or, for a bucket an administrator made for the gateway, the caller.
-	user := b.GetOwner()
-	if user == "s3" || user == "" {
-		user = rq.user
+	if bucketAttr(b, attrOwnership) == ownerEnforced && rq.r.Header.Get("X-Amz-Acl") != "" {
+		if c := rq.r.Header.Get("X-Amz-Acl"); c != "private" && c != "bucket-owner-full-control" {
+			_ = rq.body.drain()
+			return errACLNotSupported
+		}
 	}
-	acls, err := cannedAcls(rq.r, user)
+	a, err := rq.requestACL()
+	if err != nil {
+		return err
+	}
+	owner := aclOwner(b.GetOwner(), rq)
+	if a.owner != "" && a.owner != owner && a.owner != b.GetOwner() && (rq.auth == nil || a.owner != rq.auth.accessKey) {
+		return withFields(errf(ErrInvalidArgument, "Invalid id"), "ArgumentName", "CanonicalUser/ID", "ArgumentValue", a.owner)
+	}
+	if err := aclsAllowed(bucketAttr(b, attrOwnership), a.ownerOnly(owner)); err != nil {
+		return err
+	}
+	acls, err := g.nativeACL(rq, a, owner, true)
 	if err != nil {
 		return err
 	}
 	if err := g.c.SetAcl(rq.ctx, client.BucketObject(g.volume, rq.bucket), acls); err != nil {
 		return fromClient(err, nil)
 	}
+	if bucketAttr(b, attrPublic) == a.public() {
+		return rq.writeEmpty(200)
+	}
+	return g.writeAccessConfig(rq, attrPublic, a.public(), 200)
+}
+
+// getObjectAcl answers a key's ACL (READ_ACL on it): its owner and its own
+// entries (none: it takes its bucket's).
+func (g *Gateway) getObjectAcl(rq *request) error {
+	if err := rq.body.drain(); err != nil {
+		return err
+	}
+	own, acls, err := g.c.GetAcl(rq.ctx, client.KeyObject(g.volume, rq.bucket, rq.key))
+	if err != nil {
+		return fromClient(err, ErrNoSuchKey)
+	}
+	// An object's WORLD entries show as AllUsers' (the gateway marks
+	// AllUsers on buckets only).
+	return rq.writeXML(200, aclDocument(own, acls, allUsers))
+}
+
+// putObjectAcl replaces a key's ACL (WRITE_ACL on it).
+func (g *Gateway) putObjectAcl(rq *request) error {
+	a, err := g.objectACLAllowed(rq, true)
+	if err != nil {
+		return err
+	}
+	if err := g.setObjectAcl(rq, a); err != nil {
+		return err
+	}
 	return rq.writeEmpty(200)
+}
+
+// objectACLAllowed reads the ACL a request asks of an object (body: a
+// PutObjectAcl, which may carry a document) and checks that the bucket's
+// ownership takes it; nil: none asked.
+func (g *Gateway) objectACLAllowed(rq *request, body bool) (*s3ACL, error) {
+	var a *s3ACL
+	var err error
+	if body {
+		a, err = rq.requestACL()
+	} else {
+		a, err = headerACL(rq.r.Header)
+	}
+	if err != nil || a == nil {
+		return nil, err
+	}
+	acc, err := g.accessOf(rq.gatewayCtx(), rq.bucket)
+	if err != nil {
+		return nil, err
+	}
+	if !acc.exists {
+		return nil, ErrNoSuchBucket
+	}
+	if err := aclsAllowed(acc.ownership, a.ownerOnly(rq.user) || a.owner != "" && a.ownerOnly(a.owner)); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// setObjectAcl sets a key's ACL.
+func (g *Gateway) setObjectAcl(rq *request, a *s3ACL) error {
+	obj := client.KeyObject(g.volume, rq.bucket, rq.key)
+	own, _, err := g.c.GetAcl(rq.gatewayCtx(), obj)
+	if err != nil {
+		return fromClient(err, ErrNoSuchKey)
+	}
+	acls, err := g.nativeACL(rq, a, aclOwner(own, rq), false)
+	if err != nil {
+		return err
+	}
+	if err := g.c.SetAcl(rq.ctx, obj, acls); err != nil {
+		return fromClient(err, ErrNoSuchKey)
+	}
+	return nil
+}
+
+// withObjectACL serves a write of an object (PutObject, CopyObject,
+// CreateMultipartUpload) that may ask for an ACL: checked before, set on
+// the key once it is written (its answer is sent by then: an ACL that
+// cannot be set leaves the object with its bucket's rights, and the
+// gateway logs it). CreateMultipartUpload keeps it in the upload's marker
+// (attrUploadACL) for withUploadACL.
+func (g *Gateway) withObjectACL(rq *request, serve func(*request) error) error {
+	a, err := g.objectACLAllowed(rq, false)
+	if err != nil {
+		_ = rq.body.drain()
+		return err
+	}
+	if err := serve(rq); err != nil || a == nil || rq.status != http.StatusOK || rq.op == "CreateMultipartUpload" {
+		return err
+	}
+	g.setWrittenAcl(rq, a)
+	return nil
+}
+
+// setWrittenAcl sets the ACL of an object just written and answered: a
+// failure is logged.
+func (g *Gateway) setWrittenAcl(rq *request, a *s3ACL) {
+	if err := g.setObjectAcl(rq, a); err != nil {
+		g.opts.Logger.Warn("s3: the object is written, its ACL is not", "bucket", rq.bucket, "key", rq.key, "request_id", rq.id, "err", err)
+	}
+}
+
+// attrUploadACL keeps, in a multipart upload's marker, the ACL headers of
+// its CreateMultipartUpload (as a query string).
+const attrUploadACL = "x-strato-upload-acl"
+
+// uploadACL encodes the ACL headers of a request ("": none).
+func uploadACL(h http.Header) string {
+	v := url.Values{}
+	for _, name := range append([]string{"X-Amz-Acl"}, grantHeaderNames()...) {
+		if x := h.Get(name); x != "" {
+			v.Set(name, x)
+		}
+	}
+	return v.Encode()
+}
+
+func grantHeaderNames() []string {
+	var out []string
+	for _, gh := range grantHeaders {
+		out = append(out, gh.header)
+	}
+	return out
+}
+
+// withUploadACL serves a CompleteMultipartUpload and sets on the object
+// the ACL its CreateMultipartUpload asked for, read from the upload's
+// marker before the Complete removes it.
+func (g *Gateway) withUploadACL(rq *request, serve func(*request) error) error {
+	var a *s3ACL
+	if id := rq.r.URL.Query().Get("uploadId"); validUploadID(id) {
+		if _, m, err := g.upload(rq, id); err == nil && m[attrUploadACL] != "" {
+			q, _ := url.ParseQuery(m[attrUploadACL])
+			h := http.Header{}
+			for k, vs := range q {
+				h[http.CanonicalHeaderKey(k)] = vs
+			}
+			a, _ = headerACL(h) // checked when the upload began
+		}
+	}
+	if err := serve(rq); err != nil || a == nil || rq.status != http.StatusOK {
+		return err
+	}
+	g.setWrittenAcl(rq, a)
+	return nil
+}
+
+// newBucketAccess is the ACL and the access attributes (ownership, AllUsers'
+// permissions) of a bucket CreateBucket makes: its x-amz-object-ownership
+// (default BucketOwnerEnforced) and its canned ACL or grant headers.
+func (g *Gateway) newBucketAccess(rq *request) ([]*stratov1.Acl, map[string]string, error) {
+	ownership, err := ownershipOf(rq.r)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := headerACL(rq.r.Header)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a == nil {
+		a = &s3ACL{}
+	}
+	if ownership == ownerEnforced && !a.ownerOnly(rq.user) {
+		return nil, nil, errBucketACLWithEnforced
+	}
+	acls, err := g.nativeACL(rq, a, rq.user, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return acls, map[string]string{attrOwnership: ownership, attrPublic: a.public()}, nil
 }

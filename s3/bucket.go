@@ -106,11 +106,9 @@ func (g *Gateway) createBucket(rq *request) error {
 	} else if err := rq.body.drain(); err != nil {
 		return err
 	}
-	acls, err := cannedAcls(rq.r, rq.user)
+	acls, access, err := g.newBucketAccess(rq)
 	if err != nil {
-		// Grant headers, an ACL not implemented: the bucket is private,
-		// as before the gateway knew ACLs (PutBucketAcl says so).
-		acls, _ = cannedAcls(&http.Request{Header: http.Header{}}, rq.user)
+		return err
 	}
 	lock := false
 	switch v := strings.ToLower(strings.TrimSpace(rq.r.Header.Get(headerBucketLockOn))); v {
@@ -130,6 +128,12 @@ func (g *Gateway) createBucket(rq *request) error {
 	if err != nil {
 		return fromClient(err, nil)
 	}
+	if err := g.setBucketAttrs(rq, access); err != nil {
+		// A bucket without its ownership would take any ACL: it goes.
+		_ = g.c.DeleteBucket(rq.ctx, g.volume, rq.bucket)
+		return err
+	}
+	g.policies.forget(rq.bucket)
 	rq.w.Header().Set("Location", "/"+rq.bucket)
 	rq.w.Header().Set("x-amz-bucket-arn", "arn:aws:s3:::"+rq.bucket)
 	return rq.writeEmpty(200)

@@ -340,6 +340,12 @@ func (g *Gateway) corsHeaders(rq *request) {
 // setBucketAttr sets (value "": removes) one of a bucket's attributes,
 // keeping the others.
 func (g *Gateway) setBucketAttr(rq *request, name, value string) error {
+	return g.setBucketAttrs(rq, map[string]string{name: value})
+}
+
+// setBucketAttrs sets (a value "": removes) some of a bucket's attributes
+// in one change, keeping the others.
+func (g *Gateway) setBucketAttrs(rq *request, set map[string]string) error {
 	b, err := g.getBucket(rq)
 	if err != nil {
 		return err
@@ -348,13 +354,30 @@ func (g *Gateway) setBucketAttr(rq *request, name, value string) error {
 	for _, a := range b.GetAttributes() {
 		m[a.GetName()] = a.GetValue()
 	}
-	if value == "" {
-		delete(m, name)
-	} else {
-		m[name] = value
+	for name, value := range set {
+		if value == "" {
+			delete(m, name)
+		} else {
+			m[name] = value
+		}
 	}
 	if err := g.c.SetAttributes(rq.ctx, g.volume, rq.bucket, "", 0, m.list()); err != nil {
 		return fromClient(err, ErrNoSuchBucket)
 	}
 	return nil
+}
+
+// bucketCors serves GET, PUT and DELETE of ?cors.
+func (g *Gateway) bucketCors(rq *request) error {
+	switch rq.r.Method {
+	case http.MethodGet:
+		rq.op = "GetBucketCors"
+		return g.getBucketCors(rq)
+	case http.MethodPut:
+		rq.op = "PutBucketCors"
+		return g.putBucketCors(rq)
+	default:
+		rq.op = "DeleteBucketCors"
+		return g.deleteBucketCors(rq)
+	}
 }

@@ -161,8 +161,9 @@ type Gateway struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
-	access  *accessLog   // nil: none
-	handler http.Handler // serveHTTP, in a span when tracing
+	access   *accessLog   // nil: none
+	policies accessCache  // buckets' policies and public grants (access.go)
+	handler  http.Handler // serveHTTP, in a span when tracing
 }
 
 // New makes a gateway and creates its volumes when missing; Close stops
@@ -227,8 +228,10 @@ type request struct {
 	auth   *authRequest
 	user   string               // the access key's strato user ("": unknown)
 	lock   *stratov1.ObjectLock // the object lock a write asks for (objectlock.go)
-	status int
-	out    int64 // bytes of response body
+	// anonymous: the request carries no signature (access.go).
+	anonymous bool
+	status    int
+	out       int64 // bytes of response body
 }
 
 // ServeHTTP implements http.Handler.
@@ -294,14 +297,21 @@ func (g *Gateway) hostBucket(r *http.Request) (string, bool) {
 	return b, ok && b != ""
 }
 
-// authorize authenticates the request and, for a key kept in meta, makes
-// its calls on behalf of the key's user.
+// authorize authenticates the request (or takes it as anonymous), makes
+// its calls on behalf of the key's user for a key kept in meta, and
+// decides it by its bucket's policy (access.go).
 func (g *Gateway) authorize(rq *request) error {
+	if isAnonymous(rq) {
+		return g.setupAnonymous(rq)
+	}
 	if err := g.authenticate(rq); err != nil {
 		rq.op = "Auth"
 		return err
 	}
-	return g.actAs(rq)
+	if err := g.actAs(rq); err != nil {
+		return err
+	}
+	return g.checkAccess(rq)
 }
 
 // actAs makes an authenticated request's calls on behalf of its access
@@ -364,34 +374,16 @@ func (g *Gateway) serve(rq *request) error {
 		case m == http.MethodGet && has("versions"):
 			rq.op = "ListObjectVersions"
 			return g.listObjectVersions(rq)
-		case has("tagging") && m == http.MethodGet:
-			rq.op = "GetBucketTagging"
-			return g.getBucketTagging(rq)
-		case has("tagging") && m == http.MethodPut:
-			rq.op = "PutBucketTagging"
-			return g.putBucketTagging(rq)
-		case has("tagging") && m == http.MethodDelete:
-			rq.op = "DeleteBucketTagging"
-			return g.deleteBucketTagging(rq)
-		case has("acl") && m == http.MethodGet:
-			rq.op = "GetBucketAcl"
-			return g.getBucketAcl(rq)
-		case has("acl") && m == http.MethodPut:
-			rq.op = "PutBucketAcl"
-			return g.putBucketAcl(rq)
-		case has("cors") && m == http.MethodGet:
-			rq.op = "GetBucketCors"
-			return g.getBucketCors(rq)
-		case has("cors") && m == http.MethodPut:
-			rq.op = "PutBucketCors"
-			return g.putBucketCors(rq)
-		case has("cors") && m == http.MethodDelete:
-			rq.op = "DeleteBucketCors"
-			return g.deleteBucketCors(rq)
+		case has("tagging") && (m == http.MethodGet || m == http.MethodPut || m == http.MethodDelete):
+			return g.bucketTagging(rq)
+		case has("acl"), has("policy"), has("policyStatus"), has("ownershipControls"):
+			return g.bucketAccess(rq)
+		case has("cors") && (m == http.MethodGet || m == http.MethodPut || m == http.MethodDelete):
+			return g.bucketCors(rq)
 		case has("lifecycle") && (m == http.MethodGet || m == http.MethodPut || m == http.MethodDelete):
 			return g.bucketLifecycle(rq)
-		case has("tagging"), has("acl"), has("policy"), has("cors"), has("lifecycle"), has("encryption"),
-			has("website"), has("replication"), has("object-lock"), has("ownershipControls"), has("versioning"),
+		case has("tagging"), has("cors"), has("lifecycle"), has("encryption"),
+			has("website"), has("replication"), has("object-lock"), has("versioning"),
 			has("notification"), has("logging"), has("publicAccessBlock"), has("accelerate"), has("requestPayment"):
 			rq.op = "Unsupported"
 			if _, err := g.getBucket(rq); err != nil {
@@ -443,7 +435,9 @@ func (g *Gateway) serve(rq *request) error {
 		return g.objectRetention(rq)
 	case has("legal-hold") && (m == http.MethodGet || m == http.MethodPut):
 		return g.objectLegalHold(rq)
-	case has("acl"), has("retention"), has("legal-hold"), has("torrent"), has("restore"), has("select"), has("attributes"):
+	case has("acl"):
+		return g.objectAcl(rq)
+	case has("retention"), has("legal-hold"), has("torrent"), has("restore"), has("select"), has("attributes"):
 		rq.op = "Unsupported"
 		if _, err := g.getBucket(rq); err != nil {
 			return err
@@ -467,10 +461,10 @@ func (g *Gateway) serve(rq *request) error {
 		return g.uploadPart(rq)
 	case m == http.MethodPut && rq.r.Header.Get("X-Amz-Copy-Source") != "":
 		rq.op = "CopyObject"
-		return g.copyObject(rq)
+		return g.withObjectACL(rq, g.copyObject)
 	case m == http.MethodPut:
 		rq.op = "PutObject"
-		return g.putObject(rq)
+		return g.withObjectACL(rq, g.putObject)
 	case m == http.MethodDelete && has("uploadId"):
 		rq.op = "AbortMultipartUpload"
 		return g.abortUpload(rq)
@@ -479,10 +473,10 @@ func (g *Gateway) serve(rq *request) error {
 		return g.deleteObject(rq)
 	case m == http.MethodPost && has("uploads"):
 		rq.op = "CreateMultipartUpload"
-		return g.createUpload(rq)
+		return g.withObjectACL(rq, g.createUpload)
 	case m == http.MethodPost && has("uploadId"):
 		rq.op = "CompleteMultipartUpload"
-		return g.completeUpload(rq)
+		return g.withUploadACL(rq, g.completeUpload)
 	}
 	return ErrMethodNotAllowed
 }

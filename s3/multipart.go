@@ -108,6 +108,9 @@ func (g *Gateway) createUpload(rq *request) error {
 		return err
 	}
 	uploadLockAttrs(m, lock)
+	if v := uploadACL(rq.r.Header); v != "" {
+		m[attrUploadACL] = v // set on the object by withUploadACL
+	}
 	if err := g.partsBucket(rq.ctx, bk); err != nil {
 		return err
 	}
@@ -356,7 +359,7 @@ func (g *Gateway) completeUpload(rq *request) error {
 	lock := uploadLock(m)
 	final := attrs{attrUploadID: id}
 	for k, v := range m {
-		if k != attrUploadKey && k != attrUploadAlgo && k != attrUploadType {
+		if k != attrUploadKey && k != attrUploadAlgo && k != attrUploadType && k != attrUploadACL {
 			final[k] = v
 		}
 	}

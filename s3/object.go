@@ -679,7 +679,7 @@ func (g *Gateway) deleteObjects(rq *request) error {
 		if o.Key == "" {
 			err = ErrInvalidObjectName
 		} else {
-			r, err = g.deleteKey(rq, o.Key, o.VersionID)
+			r, err = g.deleteOneOf(rq, o.Key, o.VersionID)
 		}
 		if err != nil {
 			e := fromClient(err, nil)

@@ -219,3 +219,18 @@ func (g *Gateway) getObjectTagging(rq *request) error {
 	setVersion(rq.w.Header(), ki)
 	return rq.writeXML(200, tagging{TagSet: tagSetOf(attrsOf(ki)[attrTagging])})
 }
+
+// bucketTagging serves GET, PUT and DELETE of a bucket's ?tagging.
+func (g *Gateway) bucketTagging(rq *request) error {
+	switch rq.r.Method {
+	case http.MethodGet:
+		rq.op = "GetBucketTagging"
+		return g.getBucketTagging(rq)
+	case http.MethodPut:
+		rq.op = "PutBucketTagging"
+		return g.putBucketTagging(rq)
+	default:
+		rq.op = "DeleteBucketTagging"
+		return g.deleteBucketTagging(rq)
+	}
+}

@@ -404,7 +404,7 @@ func (ns *Namespace) authorize(req proto.Message, view pebble.Reader, c *Caller)
 		return rd.authorized(c, keyKind, r.GetVolume(), r.GetBucket(), r.GetKey(), RightWrite)
 	case *stratov1.SetAttributesRequest:
 		if r.GetKey() == "" {
-			return rd.authorized(c, bucketKind, r.GetVolume(), r.GetBucket(), "", RightWrite)
+			return rd.authorized(c, bucketKind, r.GetVolume(), r.GetBucket(), "", rd.bucketAttributesRight(r))
 		}
 		return rd.authorized(c, keyKind, r.GetVolume(), r.GetBucket(), r.GetKey(), RightWrite)
 	case *stratov1.SetAclRequest:

@@ -2,6 +2,8 @@ package namespace
 
 import (
 	"fmt"
+	"maps"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -77,4 +79,38 @@ func (a *applier) keyRecordKey(bk *stratov1.BucketRecord, name string) ([]byte, 
 		return nil, fmt.Errorf("%w: %s/%s/%s", ErrIsADirectory, bk.Volume, bk.Name, p)
 	}
 	return childKey(nil, tagFile, pid, base), nil
+}
+
+// AccessAttributePrefix names the attributes of a bucket that say who may
+// do what (the S3 gateway's bucket policy, ownership controls and public
+// grants): changing one takes WRITE_ACL on the bucket, as changing its ACL
+// does, besides the WRITE any change of its attributes takes.
+const AccessAttributePrefix = "x-strato-acl-"
+
+// bucketAttributesRight is the right a SetAttributes of a bucket takes:
+// WRITE, and WRITE_ACL too when it changes an access attribute.
+func (rd *Reader) bucketAttributesRight(r *stratov1.SetAttributesRequest) uint32 {
+	bk, err := rd.bucket(r.GetVolume(), r.GetBucket())
+	if err != nil {
+		return RightWrite // the request's own checks report it
+	}
+	if !maps.Equal(accessAttributes(bk.GetAttributes()), accessAttributes(r.GetAttributes())) {
+		return RightWrite | RightWriteAcl
+	}
+	return RightWrite
+}
+
+// accessAttributes are the access attributes of a list (a record's or a
+// request's).
+func accessAttributes[A interface {
+	GetName() string
+	GetValue() string
+}](as []A) map[string]string {
+	m := map[string]string{}
+	for _, a := range as {
+		if strings.HasPrefix(a.GetName(), AccessAttributePrefix) {
+			m[a.GetName()] = a.GetValue()
+		}
+	}
+	return m
 }

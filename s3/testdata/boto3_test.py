@@ -19,6 +19,7 @@ import urllib.request
 import uuid
 
 import boto3
+from botocore import UNSIGNED
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
@@ -255,6 +256,22 @@ for m in s3.list_object_versions(Bucket=kb).get("DeleteMarkers", []):
     s3.delete_object(Bucket=kb, Key=m["Key"], VersionId=m["VersionId"])
 s3.delete_bucket(Bucket=kb)
 check("object lock: bucket emptied with the bypass and deleted", kb not in [b["Name"] for b in s3.list_buckets()["Buckets"]])
+
+# A bucket policy, and anonymous requests (botocore's UNSIGNED): refused
+# until the policy allows Principal "*" that object.
+anon = client(config=Config(signature_version=UNSIGNED, s3={"addressing_style": "path"}))
+check("anonymous GET refused", code(lambda: anon.get_object(Bucket=bucket, Key="copy")) == "AccessDenied")
+check("malformed policy", code(lambda: s3.put_bucket_policy(Bucket=bucket, Policy='{"Statement": []}')) == "MalformedPolicy")
+s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+    {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{bucket}/copy"}]}))
+check("policy read back", json.loads(s3.get_bucket_policy(Bucket=bucket)["Policy"])["Statement"][0]["Action"] == "s3:GetObject")
+check("policy status", s3.get_bucket_policy_status(Bucket=bucket)["PolicyStatus"]["IsPublic"] is True)
+check("anonymous GET by the policy", anon.get_object(Bucket=bucket, Key="copy")["Body"].read() == data)
+check("anonymous GET with urllib", fetch(f"{endpoint}/{bucket}/copy") == (200, data))
+check("anonymous GET of another key", code(lambda: anon.get_object(Bucket=bucket, Key="big")) == "AccessDenied")
+check("anonymous PUT", code(lambda: anon.put_object(Bucket=bucket, Key="copy", Body=b"x")) == "AccessDenied")
+s3.delete_bucket_policy(Bucket=bucket)
+check("policy deleted", code(lambda: anon.get_object(Bucket=bucket, Key="copy")) == "AccessDenied")
 
 res = s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in
                         ["copy", "big", "mpu", "dir/ключ key", "v2/ключ +key", "v2/big"] + [f"list/{i}" for i in range(5)]]})

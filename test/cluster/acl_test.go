@@ -411,7 +411,9 @@ func TestACLS3OnBehalfOf(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 	require.Contains(t, body, "<Permission>FULL_CONTROL</Permission>")
 	require.Contains(t, body, "<ID>bob</ID>")
-	code, body = s3Do(t, srv.URL, http.MethodPut, "/bobbkt", bk.GetAccessKey(), bs)
+	// A bucket takes ACLs with ownership controls other than S3's default
+	// BucketOwnerEnforced.
+	code, body = s3DoHeader(t, srv.URL, http.MethodPut, "/bobbkt", bk.GetAccessKey(), bs, "x-amz-object-ownership", "ObjectWriter")
 	require.Equal(t, http.StatusOK, code, body)
 	code, body = s3Do(t, srv.URL, http.MethodGet, "/bobbkt", ak.GetAccessKey(), as)
 	require.Equal(t, http.StatusForbidden, code, body)
@@ -425,7 +427,10 @@ func TestACLS3OnBehalfOf(t *testing.T) {
 	code, body = s3Do(t, srv.URL, http.MethodGet, "/bobbkt?acl", ak.GetAccessKey(), as)
 	require.Equal(t, http.StatusForbidden, code, body) // READ_ACL is not READ
 	code, body = s3DoHeader(t, srv.URL, http.MethodPut, "/bobbkt?acl", bk.GetAccessKey(), bs, "x-amz-grant-read", "id=alice")
-	require.Equal(t, http.StatusNotImplemented, code, body)
+	require.Equal(t, http.StatusOK, code, body)
+	_, acls, err = a.admin.GetAcl(ctx, client.BucketObject("s3v", "bobbkt"))
+	require.NoError(t, err)
+	require.Equal(t, "user:alice:rl,user:bob:a", client.FormatAcls(acls))
 	code, body = s3DoHeader(t, srv.URL, http.MethodPut, "/bobbkt?acl", bk.GetAccessKey(), bs, "x-amz-acl", "private")
 	require.Equal(t, http.StatusOK, code, body)
 	code, body = s3Do(t, srv.URL, http.MethodGet, "/bobbkt", ak.GetAccessKey(), as)
