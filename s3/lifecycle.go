@@ -1,8 +1,11 @@
 package s3
 
 import (
+	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -22,50 +25,57 @@ var ErrNoSuchLifecycleConfiguration = s3err("NoSuchLifecycleConfiguration", 404,
 // lifecycleConfiguration is S3's document, as clients send it and as the
 // gateway answers it.
 type lifecycleConfiguration struct {
-	XMLName xml.Name        `xml:"LifecycleConfiguration"`
+	XMLName xml.Name        `xml:"LifecycleConfiguration" json:"-"`
 	Rules   []lifecycleRule `xml:"Rule"`
 }
 
 type lifecycleRule struct {
-	ID                             string                `xml:"ID,omitempty"`
-	Filter                         *lifecycleFilter      `xml:"Filter"`
-	Prefix                         *string               `xml:"Prefix"` // the older form of a prefix filter
+	ID                             string                `xml:"ID,omitempty" json:",omitempty"`
+	Filter                         *lifecycleFilter      `xml:"Filter" json:",omitempty"`
+	Prefix                         *string               `xml:"Prefix" json:",omitempty"` // the older form of a prefix filter
 	Status                         string                `xml:"Status"`
-	Expiration                     *lifecycleExpiration  `xml:"Expiration"`
-	NoncurrentVersionExpiration    *noncurrentExpiration `xml:"NoncurrentVersionExpiration"`
-	AbortIncompleteMultipartUpload *abortIncomplete      `xml:"AbortIncompleteMultipartUpload"`
-	Transitions                    []struct{}            `xml:"Transition"`
-	NoncurrentTransitions          []struct{}            `xml:"NoncurrentVersionTransition"`
+	Expiration                     *lifecycleExpiration  `xml:"Expiration" json:",omitempty"`
+	NoncurrentVersionExpiration    *noncurrentExpiration `xml:"NoncurrentVersionExpiration" json:",omitempty"`
+	AbortIncompleteMultipartUpload *abortIncomplete      `xml:"AbortIncompleteMultipartUpload" json:",omitempty"`
+	Transitions                    []transition          `xml:"Transition" json:"Transitions,omitempty"`
+	NoncurrentTransitions          []transition          `xml:"NoncurrentVersionTransition" json:"NoncurrentVersionTransitions,omitempty"`
+}
+
+// transition is a (Noncurrent)Transition, read only to be refused.
+type transition struct {
+	Days, NoncurrentDays, NewerNoncurrentVersions *int32  `json:",omitempty"`
+	Date                                          *string `json:",omitempty"`
+	StorageClass                                  string
 }
 
 type lifecycleExpiration struct {
-	Days                      *int32  `xml:"Days"`
-	Date                      *string `xml:"Date"`
-	ExpiredObjectDeleteMarker *bool   `xml:"ExpiredObjectDeleteMarker"`
+	Days                      *int32  `xml:"Days" json:",omitempty"`
+	Date                      *string `xml:"Date" json:",omitempty"`
+	ExpiredObjectDeleteMarker *bool   `xml:"ExpiredObjectDeleteMarker" json:",omitempty"`
 }
 
 type noncurrentExpiration struct {
-	NoncurrentDays          *int32 `xml:"NoncurrentDays"`
-	NewerNoncurrentVersions *int32 `xml:"NewerNoncurrentVersions"`
+	NoncurrentDays          *int32 `xml:"NoncurrentDays" json:",omitempty"`
+	NewerNoncurrentVersions *int32 `xml:"NewerNoncurrentVersions" json:",omitempty"`
 }
 
 type abortIncomplete struct {
-	DaysAfterInitiation *int32 `xml:"DaysAfterInitiation"`
+	DaysAfterInitiation *int32 `xml:"DaysAfterInitiation" json:",omitempty"`
 }
 
 type lifecycleFilter struct {
-	Prefix                *string       `xml:"Prefix"`
-	Tag                   *tag          `xml:"Tag"`
-	ObjectSizeGreaterThan *int64        `xml:"ObjectSizeGreaterThan"`
-	ObjectSizeLessThan    *int64        `xml:"ObjectSizeLessThan"`
-	And                   *lifecycleAnd `xml:"And"`
+	Prefix                *string       `xml:"Prefix" json:",omitempty"`
+	Tag                   *tag          `xml:"Tag" json:",omitempty"`
+	ObjectSizeGreaterThan *int64        `xml:"ObjectSizeGreaterThan" json:",omitempty"`
+	ObjectSizeLessThan    *int64        `xml:"ObjectSizeLessThan" json:",omitempty"`
+	And                   *lifecycleAnd `xml:"And" json:",omitempty"`
 }
 
 type lifecycleAnd struct {
-	Prefix                *string `xml:"Prefix"`
-	Tags                  []tag   `xml:"Tag"`
-	ObjectSizeGreaterThan *int64  `xml:"ObjectSizeGreaterThan"`
-	ObjectSizeLessThan    *int64  `xml:"ObjectSizeLessThan"`
+	Prefix                *string `xml:"Prefix" json:",omitempty"`
+	Tags                  []tag   `xml:"Tag" json:"Tags,omitempty"`
+	ObjectSizeGreaterThan *int64  `xml:"ObjectSizeGreaterThan" json:",omitempty"`
+	ObjectSizeLessThan    *int64  `xml:"ObjectSizeLessThan" json:",omitempty"`
 }
 
 // bucketLifecycle serves GET, PUT and DELETE of ?lifecycle.
@@ -352,4 +362,40 @@ func lifecycleRuleOf(r *stratov1.LifecycleRule) lifecycleRule {
 		x.AbortIncompleteMultipartUpload = &abortIncomplete{DaysAfterInitiation: &d}
 	}
 	return x
+}
+
+// LifecycleFromJSON reads a lifecycle configuration in the JSON of S3's
+// API (as `aws s3api put-bucket-lifecycle-configuration
+// --lifecycle-configuration` takes it: {"Rules": [{"ID", "Status",
+// "Filter", "Expiration", ...}]}) and checks it as PutBucketLifecycle
+// does; multipartVolume is where the gateway keeps the uploads its abort
+// rules apply to.
+func LifecycleFromJSON(data []byte, multipartVolume string) (*stratov1.Lifecycle, error) {
+	var c lifecycleConfiguration
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("lifecycle configuration: %w", err)
+	}
+	lc, err := c.rules()
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, fmt.Errorf("lifecycle configuration: %s: %s", e.Code, e.Message)
+		}
+		return nil, err
+	}
+	lc.MultipartVolume = multipartVolume
+	return lc, nil
+}
+
+// LifecycleJSON is a bucket's rules in the JSON of S3's API.
+func LifecycleJSON(lc *stratov1.Lifecycle) ([]byte, error) {
+	out := struct {
+		Rules []lifecycleRule
+	}{}
+	for _, r := range lc.GetRules() {
+		out.Rules = append(out.Rules, lifecycleRuleOf(r))
+	}
+	return json.MarshalIndent(out, "", "  ")
 }

@@ -69,7 +69,8 @@ func keyArg(s string) (client.Path, error) {
 
 func newBucketCmd(o *cliOptions) *cobra.Command {
 	cmd := group("bucket", "Create, inspect, list, update and delete buckets and set their quotas")
-	cmd.AddCommand(newBucketCreateCmd(o), newBucketInfoCmd(o), newBucketListCmd(o), newBucketDeleteCmd(o), newBucketUpdateCmd(o))
+	cmd.AddCommand(newBucketCreateCmd(o), newBucketInfoCmd(o), newBucketListCmd(o), newBucketDeleteCmd(o), newBucketUpdateCmd(o),
+		newBucketLifecycleCmd(o))
 	cmd.AddCommand(newQuotaCmds(o, bucketQuota)...)
 	cmd.AddCommand(newAclCmds(o, aclBucket)...)
 	return cmd
