@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +16,7 @@ import (
 
 // Ops are the operations of `strato bench meta`, in Hadoop's
 // NNThroughputBenchmark's order.
-var Ops = []string{"create", "mkdirs", "open", "delete", "fileStatus", "rename", "blockReport", "replication", "clean"}
+var Ops = []string{"create", "mkdirs", "open", "delete", "fileStatus", "rename", "list", "blockReport", "replication", "clean"}
 
 // Options are NNThroughputBenchmark's options. Zero values take
 // Hadoop's defaults (EnsureDefaults).
@@ -115,6 +116,10 @@ type Target interface {
 	Delete(ctx context.Context, path string, recursive bool) error
 	Rename(ctx context.Context, src, dst string) error
 	Exists(ctx context.Context, path string) (bool, error)
+	// List lists one page of directory dir after the entry named after
+	// ("": from the first): how many entries, the last one's name, and
+	// whether more follow.
+	List(ctx context.Context, dir, after string) (n int, last string, more bool, err error)
 
 	// Cluster side: simulated datanodes.
 	RegisterDatanode(ctx context.Context, dn SimDatanode) error
@@ -227,7 +232,9 @@ func Run(ctx context.Context, o Options, target Target, standalone bool) ([]Stat
 	}
 	ops := []string{o.Op}
 	if o.Op == "all" {
-		ops = Ops
+		// Hadoop's ops: list is strato's own (no NNThroughputBenchmark
+		// counterpart), run by name only.
+		ops = slices.DeleteFunc(slices.Clone(Ops), func(op string) bool { return op == "list" })
 	}
 	var all []Stats
 	for _, op := range ops {
@@ -325,6 +332,13 @@ func (r *metaRun) run(ctx context.Context) (Stats, error) {
 		}
 		st, err = r.timed(ctx, in, f)
 		st.Inputs = r.fileInputs()
+	case "list":
+		in, perr := r.existingFiles(ctx)
+		if perr != nil {
+			return st, perr
+		}
+		st, err = r.list(ctx, in)
+		st.Inputs = r.fileInputs()
 	case "blockReport":
 		st, err = r.blockReport(ctx, o.Datanodes, o.Reports, o.BlocksPerReport, o.BlocksPerFile)
 	case "replication":
@@ -378,6 +392,40 @@ func (r *metaRun) create(ctx context.Context, base string, files int, closeFiles
 	})
 	st.Inputs = r.fileInputs()
 	st.Inputs[0] = fmt.Sprintf("nrFiles = %d", files)
+	return st, err
+}
+
+// list lists, page by page, every directory the op's files are in, the
+// directories dealt out to the threads (one directory, when -filesPerDir
+// is at least -files, is one thread's); an op is an entry listed, so the
+// rate is entries/s.
+func (r *metaRun) list(ctx context.Context, in inputs) (Stats, error) {
+	var all []string
+	for _, l := range in.lists {
+		for p := range l {
+			if d := path.Dir(p); len(all) == 0 || all[len(all)-1] != d {
+				all = append(all, d)
+			}
+		}
+	}
+	dirs := make([][]string, min(r.o.Threads, len(all)))
+	for i, d := range all {
+		dirs[i%len(dirs)] = append(dirs[i%len(dirs)], d)
+	}
+	var total atomic.Int64
+	st, err := r.run2(ctx, sliceInputs(dirs), func(ctx context.Context, dir string) (time.Duration, error) {
+		start := time.Now()
+		for after, more := "", true; more; {
+			n, last, m, err := r.t.List(ctx, dir, after)
+			if err != nil {
+				return time.Since(start), err
+			}
+			total.Add(int64(n))
+			after, more = last, m && n > 0
+		}
+		return time.Since(start), nil
+	})
+	st.Ops = total.Load()
 	return st, err
 }
 

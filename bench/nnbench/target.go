@@ -92,6 +92,21 @@ func (t *ServiceTarget) Rename(ctx context.Context, src, dst string) error {
 	return err
 }
 
+func (t *ServiceTarget) List(ctx context.Context, dir, after string) (int, string, bool, error) {
+	r, err := t.NS.ListStatus(ctx, &stratov1.ListStatusRequest{Volume: t.Volume, Bucket: t.Bucket, Path: rel(dir), StartAfter: after})
+	if err != nil {
+		return 0, "", false, err
+	}
+	sts := r.GetStatuses()
+	if len(sts) == 0 {
+		return 0, "", false, nil
+	}
+	return len(sts), pathBase(sts[len(sts)-1].GetPath()), r.GetTruncated(), nil
+}
+
+// pathBase is the last element of a slash-separated path.
+func pathBase(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
+
 func (t *ServiceTarget) Exists(ctx context.Context, path string) (bool, error) {
 	err := t.FileStatus(ctx, path)
 	if isNotFound(err) {

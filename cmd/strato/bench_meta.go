@@ -33,7 +33,7 @@ Usage: strato bench meta -op OP [options]
   -op all <other ops options> |
   -op create [-threads T] [-files N] [-filesPerDir P] [-close] |
   -op mkdirs [-threads T] [-dirs N] [-dirsPerDir P] |
-  -op open|delete|fileStatus|rename [-threads T] [-files N] [-filesPerDir P] [-useExisting] |
+  -op open|delete|fileStatus|rename|list [-threads T] [-files N] [-filesPerDir P] [-useExisting] |
   -op blockReport [-datanodes T] [-reports N] [-blocksPerReport B] [-blocksPerFile F] |
   -op replication [-datanodes T] [-nodesToDecommission D] [-nodeReplicationLimit C] [-totalBlocks B] [-replication R] |
   -op clean
