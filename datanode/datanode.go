@@ -312,7 +312,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	d.agent = ag
 	if opts.TLS != nil {
-		lis = tls.NewListener(lis, opts.TLS)
+		lis = wire.NewTLSListener(lis, opts.TLS)
 	}
 	go func() { d.serveErr <- d.server.Serve(lis) }()
 	if localReads {

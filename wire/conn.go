@@ -188,9 +188,8 @@ func tlsClient(ctx context.Context, nc net.Conn, addr string, cfg *tls.Config) (
 		cfg = cfg.Clone()
 		cfg.ServerName = host
 	}
-	tc := tls.Client(nc, cfg)
-	if err := tc.HandshakeContext(ctx); err != nil {
-		_ = nc.Close()
+	tc, err := TLSClient(ctx, nc, cfg)
+	if err != nil {
 		return nil, fmt.Errorf("wire: TLS handshake with %s: %w", addr, err)
 	}
 	return tc, nil

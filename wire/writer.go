@@ -153,6 +153,10 @@ func (w *Writer) write(ctx context.Context, build func([]byte) []byte, payload [
 		}
 	}
 
+	g, _ := w.w.(gatherer)
+	if g != nil {
+		g.Gather()
+	}
 	var err error
 	switch {
 	case send != nil:
@@ -170,6 +174,11 @@ func (w *Writer) write(ctx context.Context, build func([]byte) []byte, payload [
 		err = head(w.buf)
 	default:
 		_, err = w.w.Write(w.buf)
+	}
+	if g != nil {
+		if ferr := g.Flush(); err == nil {
+			err = ferr
+		}
 	}
 
 	if stop != nil && !stop() {

@@ -227,12 +227,10 @@ func dial(ctx context.Context, addr string, opts *Options) (*session, error) {
 			cfg = cfg.Clone()
 			cfg.ServerName, _, _ = net.SplitHostPort(addr)
 		}
-		tc := tls.Client(nc, cfg)
 		hctx, cancel := context.WithTimeout(ctx, opts.IOTimeout)
-		err := tc.HandshakeContext(hctx)
+		tc, err := wire.TLSClient(hctx, nc, cfg)
 		cancel()
 		if err != nil {
-			_ = nc.Close()
 			return nil, fmt.Errorf("TLS handshake: %w", err)
 		}
 		nc = tc
