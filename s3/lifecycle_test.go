@@ -235,3 +235,38 @@ func TestLifecycleAbortsUploads(t *testing.T) {
 	_, err := c.ListParts(ctx, &awss3.ListPartsInput{Bucket: aws.String(b), Key: aws.String("uploads/big"), UploadId: aws.String(stale)})
 	require.Equal(t, "NoSuchUpload", apiCode(err), "%v", err)
 }
+
+// TestLifecycleRespectsObjectLock: a noncurrent version under retention is
+// never deleted by a lifecycle rule (meta refuses the round's delete as it
+// refuses anyone's), while an unlocked one beside it goes; the round counts
+// what it skipped.
+func TestLifecycleRespectsObjectLock(t *testing.T) {
+	c := sdk(t, false)
+	ctx := context.Background()
+	b := fmt.Sprintf("lock-lifecycle-%d", time.Now().UnixNano()%1e9)
+	_, err := c.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String(b), ObjectLockEnabledForBucket: aws.Bool(true)})
+	require.NoError(t, err)
+	old := putVersion(t, c, b, "k", []byte("locked"))
+	until := time.Now().Add(24 * time.Hour)
+	_, err = c.PutObjectRetention(ctx, &awss3.PutObjectRetentionInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: aws.String(old),
+		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &until}})
+	require.NoError(t, err)
+	putVersion(t, c, b, "k", []byte("new"))
+	putVersion(t, c, b, "f", []byte("free"))
+	putVersion(t, c, b, "f", []byte("new"))
+	skipped := env.cluster.Meta().LifecycleStats().Skipped
+	putLifecycle(t, c, b, types.LifecycleRule{ID: aws.String("noncurrent"), Status: types.ExpirationStatusEnabled,
+		Filter:                      &types.LifecycleRuleFilter{Prefix: aws.String("")},
+		NoncurrentVersionExpiration: &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(1)}})
+	waitFor(t, 5*lifecycleDay+5*time.Second, "the unlocked noncurrent version to go", func() bool {
+		all, _ := listVersions(t, c, b, "f", "", 1000)
+		return len(all) == 1
+	})
+	waitFor(t, 5*time.Second, "the locked version's delete to be refused", func() bool {
+		return env.cluster.Meta().LifecycleStats().Skipped > skipped
+	})
+	all, _ := listVersions(t, c, b, "k", "", 1000)
+	require.Contains(t, all, "k@"+old, "the locked version stays")
+	_, data := getVersion(t, c, b, "k", old)
+	require.Equal(t, "locked", string(data))
+}
