@@ -37,7 +37,7 @@ func (m *Manager) Register(now time.Time, req *stratov1.RegisterRequest) error {
 	}
 	n.details = proto.Clone(d).(*stratov1.DatanodeDetails)
 	s.pipelinesDirty = true
-	s.usableGen++
+	s.nodeChanged()
 	n.stats = req.GetStats()
 	n.lastSeen = now
 	n.health = stratov1.NodeHealth_NODE_HEALTHY
@@ -66,7 +66,7 @@ func (m *Manager) Heartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*str
 	if n.health != stratov1.NodeHealth_NODE_HEALTHY {
 		n.health = stratov1.NodeHealth_NODE_HEALTHY
 		m.s.pipelinesDirty = true
-		m.s.usableGen++
+		m.s.nodeChanged()
 	}
 	if req.Stats != nil {
 		n.stats = req.Stats
@@ -172,7 +172,7 @@ func (m *Manager) updateHealthLocked(now time.Time) {
 	for _, n := range m.s.nodes {
 		if h := healthAt(&m.opts, n.lastSeen, now); h != n.health {
 			n.health = h
-			m.s.usableGen++
+			m.s.nodeChanged()
 		}
 	}
 }
@@ -194,7 +194,7 @@ func (m *Manager) setOpStateLocked(id string, st stratov1.NodeOpState, end time.
 	if n := s.nodes[id]; n != nil && n.opState != st {
 		n.opState = st
 		s.pipelinesDirty = true
-		s.usableGen++
+		s.nodeChanged()
 	}
 }
 

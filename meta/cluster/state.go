@@ -34,6 +34,11 @@ type state struct {
 	// pipeline, or of a datanode's health or state, moves on.
 	usable    map[string]usablePipelines
 	usableGen uint64
+	// nodesGen moves on with every registration and every change of a
+	// datanode's health or operational state; leaderGen with every
+	// leadership (BecomeLeader). A replication pass, which releases mu
+	// between its steps, reads them to learn what changed meanwhile.
+	nodesGen, leaderGen uint64
 	// candCounts is pipelineCandidates' scratch map, kept between calls.
 	candCounts map[string]int
 	// sorted caches the containers by ID, added those added since
@@ -181,6 +186,13 @@ func (fl inflight) commanded() string {
 		return fl.target
 	}
 	return fl.source
+}
+
+// nodeChanged notes a registration, or a change of a datanode's health
+// or operational state.
+func (s *state) nodeChanged() {
+	s.usableGen++
+	s.nodesGen++
 }
 
 // opState is datanode id's operational state as recorded.
