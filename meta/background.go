@@ -43,7 +43,7 @@ func (s *Server) tick(ctx context.Context) error {
 	// A new leader acts on the replica map only once the datanodes had time
 	// to report (cluster.Options.LeaderSettle).
 	settling := s.cl.Settling(now)
-	if !settling && !s.cl.SafeMode().InSafeMode && now.Sub(s.lastReplAt) >= s.opts.ReplicationInterval {
+	if !settling && !s.cl.InSafeMode() && now.Sub(s.lastReplAt) >= s.opts.ReplicationInterval {
 		s.lastReplAt = now
 		rep := s.cl.ReplicationWork(now, s.cl.Options().ReplicationLimit)
 		s.replMu.Lock()

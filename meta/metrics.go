@@ -54,15 +54,15 @@ func (s *Server) Metrics() Metrics {
 		Containers:        s.lastRepl.Containers, MisReplicated: s.lastRepl.MisReplicated}
 	s.replMu.Unlock()
 	m.Leader = s.node.IsLeader()
-	for _, d := range s.cl.Datanodes() {
-		m.Datanodes++
-		switch d.Health {
+	for h, n := range s.cl.HealthCounts() {
+		m.Datanodes += n
+		switch h {
 		case stratov1.NodeHealth_NODE_HEALTHY:
-			m.HealthyDatanodes++
+			m.HealthyDatanodes += n
 		case stratov1.NodeHealth_NODE_STALE:
-			m.StaleDatanodes++
+			m.StaleDatanodes += n
 		case stratov1.NodeHealth_NODE_DEAD:
-			m.DeadDatanodes++
+			m.DeadDatanodes += n
 		}
 	}
 	m.Consensus = s.node.Status()

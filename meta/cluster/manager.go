@@ -85,7 +85,7 @@ func (m *Manager) BecomeLeader(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := &m.s
-	s.nodes = map[string]*nodeState{}
+	s.nodes, s.nodeIDs = map[string]*nodeState{}, nil
 	for _, c := range s.containers {
 		c.replicas, c.bad, c.allocated, c.fullAt = nil, nil, 0, time.Time{}
 	}

@@ -247,10 +247,10 @@ func (tr *tracer) show(d *datadriven.TestData, args []string) error {
 		tr.out = append(tr.out, fmt.Sprintf("in safe mode: %t; healthy datanodes %d of %d; replicas reported %.2f of %.2f",
 			s.InSafeMode, s.HealthyDatanodes, s.RequiredDatanodes, s.ReplicaFraction, s.RequiredFraction))
 	case "datanodes":
-		if len(tr.m.Datanodes()) == 0 {
+		if len(tr.m.Datanodes("", 0)) == 0 {
 			tr.out = append(tr.out, "no datanodes")
 		}
-		for _, n := range tr.m.Datanodes() {
+		for _, n := range tr.m.Datanodes("", 0) {
 			line := fmt.Sprintf("%s %s %s containers=%d pipelines=%d", n.Details.Id,
 				strings.TrimPrefix(n.Health.String(), "NODE_"), strings.TrimPrefix(n.OpState.String(), "NODE_"), n.Containers, n.Pipelines)
 			if n.Details.Rack != "" {
@@ -620,7 +620,7 @@ func (tr *tracer) queued() []string {
 // in this step.
 func (tr *tracer) changes() []string {
 	var out []string
-	for _, n := range tr.m.Datanodes() {
+	for _, n := range tr.m.Datanodes("", 0) {
 		id := n.Details.Id
 		now := strings.TrimPrefix(n.Health.String(), "NODE_") + " " + strings.TrimPrefix(n.OpState.String(), "NODE_")
 		if was, ok := tr.seen[id]; ok && was != now {
