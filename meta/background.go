@@ -46,8 +46,9 @@ func (s *Server) tick(ctx context.Context) error {
 	if !settling && !s.cl.InSafeMode() && now.Sub(s.lastReplAt) >= s.opts.ReplicationInterval {
 		s.lastReplAt = now
 		rep := s.cl.ReplicationWork(now, s.cl.Options().ReplicationLimit)
+		took := s.now().Sub(now)
 		s.replMu.Lock()
-		s.lastRepl = rep
+		s.lastRepl, s.replTook = rep, took
 		s.replScheduled += uint64(rep.Scheduled)
 		s.replDeletes += uint64(rep.Deletes)
 		s.replPasses++
