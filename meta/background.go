@@ -45,8 +45,9 @@ func (s *Server) tick(ctx context.Context) error {
 	settling := s.cl.Settling(now)
 	if !settling && !s.cl.InSafeMode() && now.Sub(s.lastReplAt) >= s.opts.ReplicationInterval {
 		s.lastReplAt = now
+		start := s.now()
 		rep := s.cl.ReplicationWork(now, s.cl.Options().ReplicationLimit)
-		took := s.now().Sub(now)
+		took := s.now().Sub(start)
 		s.replMu.Lock()
 		s.lastRepl, s.replTook = rep, took
 		s.replScheduled += uint64(rep.Scheduled)

@@ -116,7 +116,7 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 				fmt.Fprintf(w, "replication passes: %d while measured, the last took %v\n", res.Passes, res.PassTook.Round(time.Millisecond))
 			}
 			if res.Orphaned > 0 {
-				fmt.Fprintf(w, "%d datanodes of a rack stopped (%d containers): DEAD after %v, every copy planned %v later (the pass took %v)\n",
+				fmt.Fprintf(w, "%d datanodes of a rack stopped (%d containers): DEAD after %v, every copy planned after %v (the last pass took %v)\n",
 					o.Kill, res.Orphaned, res.KillDead.Round(time.Millisecond), res.KillPlanned.Round(time.Millisecond), res.KillPassTook.Round(time.Millisecond))
 			}
 			fmt.Fprintf(w, "go heap in use: %s, peak rss %s (this process)\n", bytesize.Format(int64(ms.HeapInuse)), bytesize.Format(res.MaxRSS))
