@@ -135,12 +135,13 @@ type Result struct {
 	// during the measured heartbeats and how long the last one took.
 	Passes   uint64
 	PassTook time.Duration
-	// Options.Kill: the containers the killed datanodes held (Orphaned),
+	// Options.Kill: the datanodes stopped (Killed, fewer than Kill if
+	// their rack has fewer) and the containers they held (Orphaned),
 	// the time from their stop until meta held them all DEAD (KillDead)
 	// and until it had commanded a copy of each (KillPlanned, to 100 ms:
 	// meta copies the replicas of STALE datanodes already, so this may
 	// come first), and how long the last pass took (KillPassTook).
-	Orphaned                            int
+	Killed, Orphaned                    int
 	KillDead, KillPlanned, KillPassTook time.Duration
 }
 
@@ -196,8 +197,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			wg.Wait()
 			return nil, err
 		}
-		fmt.Fprintf(o.Log, "clustersim: %d datanodes stopped: DEAD after %v, copies of their %d containers planned %v later\n",
-			o.Kill, res.KillDead.Round(time.Millisecond), res.Orphaned, res.KillPlanned.Round(time.Millisecond))
+		fmt.Fprintf(o.Log, "clustersim: %d datanodes stopped: DEAD after %v, copies of their %d containers planned after %v\n",
+			res.Killed, res.KillDead.Round(time.Millisecond), res.Orphaned, res.KillPlanned.Round(time.Millisecond))
 	}
 	if o.Restart != nil {
 		if res.SafeModeExit, err = s.restart(ctx, conn); err != nil {
@@ -298,7 +299,7 @@ func (s *sim) kill(ctx context.Context, res *Result) error {
 		}
 		d.mu.Unlock()
 	}
-	res.Orphaned = len(orphans)
+	res.Killed, res.Orphaned = killed, len(orphans)
 	start := time.Now()
 	sched0 := s.o.Stats().Scheduled
 	var deadAt, plannedAt time.Time
@@ -477,10 +478,19 @@ func (s *sim) heartbeats(ctx context.Context, d *node) {
 
 // carryOut does what a datanode does with meta's commands, as far as its
 // reports show: a closed container's replica becomes CLOSED, a deleted one
-// goes. Copies and block deletions are not simulated.
+// goes, a copy lands on its target at once (which reports it at its next
+// heartbeat). Block deletions are not simulated.
 func (s *sim) carryOut(d *node, cmds []*stratov1.DatanodeCommand) {
 	for _, c := range cmds {
 		switch {
+		case c.GetReplicateContainer() != nil:
+			rc := c.GetReplicateContainer()
+			d.mu.Lock()
+			r := d.replicas[rc.GetContainerId()]
+			d.mu.Unlock()
+			if t := s.byID[rc.GetTarget().GetId()]; r != nil && t != nil {
+				t.set(r)
+			}
 		case c.GetCloseContainer() != nil:
 			id := c.GetCloseContainer().GetContainerId()
 			d.mu.Lock()

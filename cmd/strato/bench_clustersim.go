@@ -117,7 +117,7 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 			}
 			if res.Orphaned > 0 {
 				fmt.Fprintf(w, "%d datanodes of a rack stopped (%d containers): DEAD after %v, every copy planned after %v (the last pass took %v)\n",
-					o.Kill, res.Orphaned, res.KillDead.Round(time.Millisecond), res.KillPlanned.Round(time.Millisecond), res.KillPassTook.Round(time.Millisecond))
+					res.Killed, res.Orphaned, res.KillDead.Round(time.Millisecond), res.KillPlanned.Round(time.Millisecond), res.KillPassTook.Round(time.Millisecond))
 			}
 			fmt.Fprintf(w, "go heap in use: %s, peak rss %s (this process)\n", bytesize.Format(int64(ms.HeapInuse)), bytesize.Format(res.MaxRSS))
 			return nil

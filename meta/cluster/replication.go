@@ -337,8 +337,14 @@ func (r *replicationPass) planReplicated(c *containerState) {
 	// every surviving holder.
 	slices.Sort(sources)
 	src := r.leastBusy(sources)
+	if src == "" {
+		// Every holder is at its limit: no target is looked for (a
+		// search reads every datanode).
+		r.rep.BlockedByLimits++
+		return
+	}
 	target := r.chooseTarget(c, nil)
-	if src != "" && target == "" {
+	if target == "" {
 		// Every datanode that could take a copy may already hold one
 		// UNHEALTHY (three datanodes, one replica rotten): trim would
 		// never delete it, for want of good copies, and no copy could
@@ -346,7 +352,7 @@ func (r *replicationPass) planReplicated(c *containerState) {
 		// the bad replicas now; their datanodes are targets next pass.
 		r.rep.Deletes += r.dropUnhealthy(c, reps)
 	}
-	if src == "" || target == "" {
+	if target == "" {
 		r.rep.BlockedByLimits++
 		return
 	}
