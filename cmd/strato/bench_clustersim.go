@@ -23,6 +23,7 @@ func newBenchClusterSimCmd() *cobra.Command {
 		csize   string
 		dir     string
 		prof    string
+		mprof   string
 		restart bool
 		replInt time.Duration
 		dead    time.Duration
@@ -92,8 +93,12 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 				return err
 			}
 			defer stopProfile()
+			stopMutex := startMutexProfile(mprof, 10)
 			res, err := clustersim.Run(cmd.Context(), o)
 			if err != nil {
+				return err
+			}
+			if err := stopMutex(); err != nil {
 				return err
 			}
 			var ms runtime.MemStats
@@ -138,6 +143,7 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 	f.DurationVar(&dead, "dead-after", 20*time.Second, "the in-process meta's time before a silent datanode is DEAD (STALE at half of it)")
 	f.IntVar(&step, "replication-step", 0, "the in-process meta's replication pass step (cluster.Options.ReplicationStep; default 1000 containers)")
 	f.BoolVar(&restart, "restart", true, "with the in-process meta: then restart it and measure how soon it leaves safe mode, every datanode registering again")
+	f.StringVar(&mprof, "mutexprofile", "", "write a profile of the contended mutexes (one in ten sampled) of the whole run to this file: where goroutines waited for a lock, and for how long")
 	f.StringVar(&prof, "cpuprofile", "", "write a CPU profile of the whole run (meta's and the simulation's, with an in-process meta) to this file")
 	return cmd
 }

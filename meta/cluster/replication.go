@@ -160,6 +160,11 @@ type replicationPass struct {
 	racks int
 	// misplaced: the mis-replicated containers, mended after the rest.
 	misplaced []*containerState
+	// good, sources: planReplicated's scratch slices, reused from one
+	// container to the next (a pass made six small allocations a
+	// container without them, and the collector's work slowed the
+	// heartbeats).
+	good, sources []string
 	// plan: what the pass decided and the Manager has not applied yet.
 	plan plan
 	rep  ReplicationReport
@@ -293,7 +298,10 @@ func compareCopyKeys(a, b copyKey) int {
 // the copies c needs (maintenanceNeed).
 func (r *replicationPass) planReplicated(c *containerState) {
 	reps := r.withoutLagging(c)
-	var good, sources []string
+	// The scratch slices are the pass's, for one container at a time:
+	// nothing kept from here holds them (trim clones what it keeps).
+	good, sources := r.good[:0], r.sources[:0]
+	defer func() { r.good, r.sources = good[:0], sources[:0] }()
 	live := 0
 	for id, rp := range reps {
 		n := r.s.nodes[id]
