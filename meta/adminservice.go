@@ -11,11 +11,18 @@ import (
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
-func (s *Server) ListDatanodes(ctx context.Context, _ *stratov1.ListDatanodesRequest) (*stratov1.ListDatanodesResponse, error) {
+// ListDatanodes lists a page of the datanodes, by ID (the default page
+// is 1000: with ten thousand datanodes one answer of them all held the
+// cluster manager for as long as the heartbeats of a second take).
+func (s *Server) ListDatanodes(ctx context.Context, req *stratov1.ListDatanodesRequest) (*stratov1.ListDatanodesResponse, error) {
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
-	return &stratov1.ListDatanodesResponse{Datanodes: s.cl.Datanodes()}, nil
+	limit := int(req.GetLimit())
+	if limit <= 0 || limit > 10000 {
+		limit = 1000
+	}
+	return &stratov1.ListDatanodesResponse{Datanodes: s.cl.Datanodes(req.GetStartAfter(), limit)}, nil
 }
 
 func (s *Server) ListPipelines(ctx context.Context, _ *stratov1.ListPipelinesRequest) (*stratov1.ListPipelinesResponse, error) {
@@ -103,12 +110,8 @@ func (s *Server) DecommissionDatanode(ctx context.Context, req *stratov1.Decommi
 	}
 	s.opts.Logger.Info("datanode operational state changed", "datanode", id, "recommission", req.GetRecommission(),
 		"maintenance", req.GetMaintenance(), "maintenance_end_unix_ms", req.GetMaintenanceEndUnixMs())
-	for _, d := range s.cl.Datanodes() {
-		if d.GetDetails().GetId() == req.GetDatanodeId() {
-			return &stratov1.DecommissionDatanodeResponse{Datanode: d}, nil
-		}
-	}
-	return &stratov1.DecommissionDatanodeResponse{}, nil
+	d, _ := s.cl.Datanode(req.GetDatanodeId())
+	return &stratov1.DecommissionDatanodeResponse{Datanode: d}, nil
 }
 
 // ScanContainer asks the datanodes holding a container's replicas to scan
@@ -139,12 +142,8 @@ func (s *Server) DiskBalancer(ctx context.Context, req *stratov1.DiskBalancerReq
 	}
 	s.opts.Logger.Info("disk balancer requested", "datanode", req.GetDatanodeId(), "stop", cmd.GetStop(),
 		"threshold", cmd.GetThreshold(), "bandwidth", cmd.GetBandwidth())
-	for _, d := range s.cl.Datanodes() {
-		if d.GetDetails().GetId() == req.GetDatanodeId() {
-			return &stratov1.DiskBalancerResponse{Datanode: d}, nil
-		}
-	}
-	return &stratov1.DiskBalancerResponse{}, nil
+	d, _ := s.cl.Datanode(req.GetDatanodeId())
+	return &stratov1.DiskBalancerResponse{Datanode: d}, nil
 }
 
 // ClosePipeline closes a pipeline and its open containers at an operator's
@@ -197,7 +196,7 @@ func (s *Server) ReplicationWork(ctx context.Context, limit int) (int, error) {
 		return 0, err
 	}
 	rep := s.cl.ReplicationWork(s.now(), limit)
-	if !s.cl.SafeMode().InSafeMode && !s.cl.Settling(s.now()) {
+	if !s.cl.InSafeMode() && !s.cl.Settling(s.now()) {
 		s.reportMissing(rep.Missing)
 	}
 	return rep.Scheduled, nil

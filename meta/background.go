@@ -43,11 +43,13 @@ func (s *Server) tick(ctx context.Context) error {
 	// A new leader acts on the replica map only once the datanodes had time
 	// to report (cluster.Options.LeaderSettle).
 	settling := s.cl.Settling(now)
-	if !settling && !s.cl.SafeMode().InSafeMode && now.Sub(s.lastReplAt) >= s.opts.ReplicationInterval {
+	if !settling && !s.cl.InSafeMode() && now.Sub(s.lastReplAt) >= s.opts.ReplicationInterval {
 		s.lastReplAt = now
+		start := s.now()
 		rep := s.cl.ReplicationWork(now, s.cl.Options().ReplicationLimit)
+		took := s.now().Sub(start)
 		s.replMu.Lock()
-		s.lastRepl = rep
+		s.lastRepl, s.replTook = rep, took
 		s.replScheduled += uint64(rep.Scheduled)
 		s.replDeletes += uint64(rep.Deletes)
 		s.replPasses++

@@ -84,7 +84,7 @@ func (s *Server) DeletedBlocksBacklog(ctx context.Context) (entries, blocks int,
 // sent in safe mode: the replica map is not complete yet, and a holder not
 // yet reported would keep its dead blocks.
 func (s *Server) deleteBlocksTick(ctx context.Context) error {
-	if s.cl.SafeMode().InSafeMode {
+	if s.cl.InSafeMode() {
 		return nil
 	}
 	const page = 100

@@ -3,6 +3,8 @@
 package meta
 
 import (
+	"time"
+
 	"github.com/strato-io/strato/meta/cluster"
 	"github.com/strato-io/strato/meta/consensus"
 
@@ -25,6 +27,9 @@ type Metrics struct {
 	ReplicationsScheduled uint64
 	ReplicaDeletes        uint64
 	ReplicationPasses     uint64
+	// ReplicationPassTook: how long the last replication pass took, its
+	// steps and the heartbeats between them (cluster.Manager.ReplicationWork).
+	ReplicationPassTook time.Duration
 	// FollowerReads counts the read RPCs this replica served as a
 	// follower (FollowerReadMetadata), since it started.
 	FollowerReads uint64
@@ -54,21 +59,21 @@ func (s *Server) Metrics() Metrics {
 	s.replMu.Lock()
 	m := Metrics{UnderReplicated: s.lastRepl.UnderReplicated, Missing: len(s.lastRepl.Missing),
 		ReplicationsInFlight: s.lastRepl.InFlight, ReplicationsScheduled: s.replScheduled, ReplicaDeletes: s.replDeletes,
-		ReplicationPasses: s.replPasses,
-		Containers:        s.lastRepl.Containers, MisReplicated: s.lastRepl.MisReplicated}
+		ReplicationPasses: s.replPasses, ReplicationPassTook: s.replTook,
+		Containers: s.lastRepl.Containers, MisReplicated: s.lastRepl.MisReplicated}
 	s.replMu.Unlock()
 	m.Leader = s.node.IsLeader()
 	m.Lifecycle = s.LifecycleStats()
 	m.Memory = s.memoryMetrics()
-	for _, d := range s.cl.Datanodes() {
-		m.Datanodes++
-		switch d.Health {
+	for h, n := range s.cl.HealthCounts() {
+		m.Datanodes += n
+		switch h {
 		case stratov1.NodeHealth_NODE_HEALTHY:
-			m.HealthyDatanodes++
+			m.HealthyDatanodes += n
 		case stratov1.NodeHealth_NODE_STALE:
-			m.StaleDatanodes++
+			m.StaleDatanodes += n
 		case stratov1.NodeHealth_NODE_DEAD:
-			m.DeadDatanodes++
+			m.DeadDatanodes += n
 		}
 	}
 	m.Consensus = s.node.Status()

@@ -57,6 +57,7 @@ type Server struct {
 	replScheduled uint64
 	replDeletes   uint64
 	replPasses    uint64
+	replTook      time.Duration // the last replication pass, from its start to its end
 	closed        atomic.Bool
 	// diskLow and diskAvail: the last sample of the data directory's free
 	// space (resource.go).

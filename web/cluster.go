@@ -107,14 +107,26 @@ func (c *Console) containerRows(ctx context.Context, req *stratov1.ListContainer
 	return rows, next, nil
 }
 
+// datanodes lists every datanode, a page of ListDatanodes at a time (meta
+// answers at most a page of them at once).
 func (c *Console) datanodes(ctx context.Context) ([]*stratov1.DatanodeInfo, error) {
-	var resp *stratov1.ListDatanodesResponse
-	err := c.admin(ctx, func(ctx context.Context, a stratov1.AdminServiceClient) error {
-		var err error
-		resp, err = a.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
-		return err
-	})
-	dns := resp.GetDatanodes()
+	const page = 1000
+	var dns []*stratov1.DatanodeInfo
+	var err error
+	for after := ""; ; {
+		var resp *stratov1.ListDatanodesResponse
+		err = c.admin(ctx, func(ctx context.Context, a stratov1.AdminServiceClient) error {
+			var err error
+			resp, err = a.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{StartAfter: after, Limit: page})
+			return err
+		})
+		got := resp.GetDatanodes()
+		dns = append(dns, got...)
+		if err != nil || len(got) < page || got[len(got)-1].GetDetails().GetId() <= after {
+			break
+		}
+		after = got[len(got)-1].GetDetails().GetId()
+	}
 	slices.SortFunc(dns, func(a, b *stratov1.DatanodeInfo) int {
 		return strings.Compare(a.GetDetails().GetId(), b.GetDetails().GetId())
 	})

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -57,8 +58,26 @@ type Options struct {
 	// with its full report (as on a NotFound heartbeat), and the time until
 	// meta leaves safe mode is measured (Result.SafeModeExit).
 	Restart func() error
+	// Kill, with Stats set, is how many datanodes of one rack stop at once
+	// after the measured heartbeats (before the restart): the time until meta finds
+	// them DEAD and until it has planned a copy of every container they
+	// held is measured (Result.KillDead, KillPlanned). Default: none.
+	Kill int
+	// Stats, when set, reads the in-process meta's figures (MetaStats).
+	Stats func() MetaStats
 	// Log receives progress lines. Default: nowhere.
 	Log io.Writer
+}
+
+// MetaStats are the in-process meta's figures the simulation reads.
+type MetaStats struct {
+	// Dead counts the datanodes meta holds DEAD.
+	Dead int
+	// Scheduled counts the copies its replication passes commanded (since
+	// it became leader), Passes the passes; PassTook is how long the last
+	// one took.
+	Scheduled, Passes uint64
+	PassTook          time.Duration
 }
 
 func (o *Options) ensureDefaults() {
@@ -107,6 +126,23 @@ type Result struct {
 	// SafeModeExit is the time from meta's restart (Options.Restart) until
 	// it left safe mode, every datanode having registered again.
 	SafeModeExit time.Duration
+	// CPU is the CPU time of this process (meta's and the simulation's,
+	// with an in-process meta) over the measured heartbeats; MaxRSS its
+	// peak resident memory over the whole run.
+	CPU    time.Duration
+	MaxRSS int64
+	// Passes and PassTook: with Options.Stats, the replication passes
+	// during the measured heartbeats and how long the last one took.
+	Passes   uint64
+	PassTook time.Duration
+	// Options.Kill: the datanodes stopped (Killed, fewer than Kill if
+	// their rack has fewer) and the containers they held (Orphaned),
+	// the time from their stop until meta held them all DEAD (KillDead)
+	// and until it had commanded a copy of each (KillPlanned, to 100 ms:
+	// meta copies the replicas of STALE datanodes already, so this may
+	// come first), and how long the last pass took (KillPassTook).
+	Killed, Orphaned                    int
+	KillDead, KillPlanned, KillPassTook time.Duration
 }
 
 // Run runs a simulation.
@@ -150,12 +186,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	fmt.Fprintf(o.Log, "clustersim: %d containers created in %v (%d allocations failed)\n", o.Containers,
 		res.Create.Round(time.Millisecond), s.createErrors.Load())
 
-	s.measuring.Store(true)
-	select {
-	case <-time.After(o.Duration):
-	case <-ctx.Done():
+	if err := s.measure(ctx, res); err != nil {
+		stop()
+		wg.Wait()
+		return nil, err
 	}
-	s.measuring.Store(false)
+	if o.Kill > 0 && o.Stats != nil {
+		if err := s.kill(ctx, res); err != nil {
+			stop()
+			wg.Wait()
+			return nil, err
+		}
+		fmt.Fprintf(o.Log, "clustersim: %d datanodes stopped: DEAD after %v, copies of their %d containers planned after %v\n",
+			res.Killed, res.KillDead.Round(time.Millisecond), res.Orphaned, res.KillPlanned.Round(time.Millisecond))
+	}
 	if o.Restart != nil {
 		if res.SafeModeExit, err = s.restart(ctx, conn); err != nil {
 			stop()
@@ -175,6 +219,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.P50, res.P99, res.Max = pct(all, 50), pct(all, 99), pct(all, 100)
 	res.FullP50, res.FullP99 = pct(full, 50), pct(full, 99)
 	res.HeartbeatErrors, res.CreateErrors = s.hbErrors.Load(), s.createErrors.Load()
+	res.MaxRSS = maxRSS()
 	for _, d := range s.nodes {
 		d.mu.Lock()
 		res.Replicas += len(d.replicas)
@@ -186,6 +231,105 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		d.mu.Unlock()
 	}
 	return res, ctx.Err()
+}
+
+// measure lets the heartbeats run for o.Duration, recording their latency
+// and the process's CPU time (and meta's passes, with o.Meta).
+func (s *sim) measure(ctx context.Context, res *Result) error {
+	var before MetaStats
+	if s.o.Stats != nil {
+		before = s.o.Stats()
+	}
+	cpu0, err := cpuTime()
+	if err != nil {
+		return err
+	}
+	s.measuring.Store(true)
+	select {
+	case <-time.After(s.o.Duration):
+	case <-ctx.Done():
+	}
+	s.measuring.Store(false)
+	cpu1, err := cpuTime()
+	if err != nil {
+		return err
+	}
+	res.CPU = cpu1 - cpu0
+	if s.o.Stats != nil {
+		after := s.o.Stats()
+		res.Passes, res.PassTook = after.Passes-before.Passes, after.PassTook
+	}
+	return ctx.Err()
+}
+
+// cpuTime is the CPU time this process has used.
+func cpuTime() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("clustersim: getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
+
+// maxRSS is this process's peak resident memory, in bytes.
+func maxRSS() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Maxrss << 10 // kilobytes on Linux
+}
+
+// kill stops the heartbeats of o.Kill datanodes of one rack at once (a
+// rack lost: every container keeps a replica on another rack) and waits
+// until meta holds them DEAD and has commanded a copy of every container
+// they held, and records both times and the last pass's.
+func (s *sim) kill(ctx context.Context, res *Result) error {
+	killed := 0
+	orphans := map[uint64]bool{}
+	for _, d := range s.nodes {
+		if killed == s.o.Kill || d.details.GetRack() != s.nodes[0].details.GetRack() {
+			continue
+		}
+		killed++
+		d.mu.Lock()
+		d.dead = true
+		for id := range d.replicas {
+			orphans[id] = true
+		}
+		d.mu.Unlock()
+	}
+	res.Killed, res.Orphaned = killed, len(orphans)
+	start := time.Now()
+	sched0 := s.o.Stats().Scheduled
+	var deadAt, plannedAt time.Time
+	lastLog := start
+	for {
+		st := s.o.Stats()
+		if time.Since(lastLog) > 10*time.Second {
+			lastLog = time.Now()
+			fmt.Fprintf(s.o.Log, "clustersim: %d of %d stopped datanodes DEAD, %d of %d copies planned\n", st.Dead, killed, st.Scheduled-sched0, len(orphans))
+		}
+		if deadAt.IsZero() && st.Dead >= killed {
+			deadAt = time.Now()
+			res.KillDead = deadAt.Sub(start)
+		}
+		if plannedAt.IsZero() && st.Scheduled-sched0 >= uint64(len(orphans)) {
+			plannedAt = time.Now()
+			res.KillPlanned, res.KillPassTook = plannedAt.Sub(start), st.PassTook
+		}
+		if !deadAt.IsZero() && !plannedAt.IsZero() {
+			return nil
+		}
+		if time.Since(start) > 10*time.Minute {
+			return fmt.Errorf("clustersim: %d of %d copies planned 10 minutes after %d datanodes stopped", st.Scheduled-sched0, len(orphans), killed)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // pct is the p-th percentile of ds (sorted here), 0 for none.
@@ -219,6 +363,8 @@ type node struct {
 	replicas map[uint64]*stratov1.ContainerReplica
 	changed  map[uint64]bool
 	beats    int
+	// dead: stopped (Options.Kill); it sends nothing more.
+	dead bool
 }
 
 func (d *node) set(r *stratov1.ContainerReplica) {
@@ -283,6 +429,10 @@ func (s *sim) heartbeats(ctx context.Context, d *node) {
 		t.Reset(s.o.HeartbeatInterval)
 		req := &stratov1.HeartbeatRequest{DatanodeId: d.id, Stats: s.stats()}
 		d.mu.Lock()
+		if d.dead {
+			d.mu.Unlock()
+			return
+		}
 		d.beats++
 		full := d.beats%s.o.FullReportEvery == 0
 		switch {
@@ -328,10 +478,19 @@ func (s *sim) heartbeats(ctx context.Context, d *node) {
 
 // carryOut does what a datanode does with meta's commands, as far as its
 // reports show: a closed container's replica becomes CLOSED, a deleted one
-// goes. Copies and block deletions are not simulated.
+// goes, a copy lands on its target at once (which reports it at its next
+// heartbeat). Block deletions are not simulated.
 func (s *sim) carryOut(d *node, cmds []*stratov1.DatanodeCommand) {
 	for _, c := range cmds {
 		switch {
+		case c.GetReplicateContainer() != nil:
+			rc := c.GetReplicateContainer()
+			d.mu.Lock()
+			r := d.replicas[rc.GetContainerId()]
+			d.mu.Unlock()
+			if t := s.byID[rc.GetTarget().GetId()]; r != nil && t != nil {
+				t.set(r)
+			}
 		case c.GetCloseContainer() != nil:
 			id := c.GetCloseContainer().GetContainerId()
 			d.mu.Lock()

@@ -189,15 +189,30 @@ func findDatanode(s *session, name string) (*stratov1.DatanodeInfo, error) {
 	return nil, fmt.Errorf("datanode not found: no registered datanode has ID, hostname or address %q", name)
 }
 
-// listDatanodes returns the datanodes sorted by ID.
+// listDatanodes returns the datanodes sorted by ID, a page of them at a
+// time.
 func listDatanodes(s *session) ([]*stratov1.DatanodeInfo, error) {
-	resp, err := cluster(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.ListDatanodesResponse, error) {
-		return cl.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
-	})
-	if err != nil {
-		return nil, err
+	const page = 1000
+	var dns []*stratov1.DatanodeInfo
+	after := ""
+	for {
+		resp, err := cluster(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.ListDatanodesResponse, error) {
+			return cl.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{StartAfter: after, Limit: page})
+		})
+		if err != nil {
+			return nil, err
+		}
+		dns = append(dns, resp.Datanodes...)
+		n := len(resp.Datanodes)
+		if n < page {
+			break
+		}
+		next := resp.Datanodes[n-1].GetDetails().GetId()
+		if next <= after {
+			return nil, errors.New("the meta server's datanode listing did not advance")
+		}
+		after = next
 	}
-	dns := resp.Datanodes
 	slices.SortFunc(dns, func(a, b *stratov1.DatanodeInfo) int {
 		return strings.Compare(a.GetDetails().GetId(), b.GetDetails().GetId())
 	})

@@ -23,8 +23,11 @@ func newBenchClusterSimCmd() *cobra.Command {
 		csize   string
 		dir     string
 		prof    string
+		mprof   string
 		restart bool
 		replInt time.Duration
+		dead    time.Duration
+		step    int
 	)
 	cmd := &cobra.Command{
 		Use:   "cluster-sim [--datanodes 1000] [--containers N] [--duration 30s] [--meta ADDR]",
@@ -39,8 +42,10 @@ sends. --containers containers are made through meta's block allocation
 (one file per container, sized to fill it; three replicas each, reported
 full so that meta closes them), while the datanodes heartbeat. Then the
 heartbeats are measured for --duration: their count and latency (p50,
-p99, max; full reports apart). Then (--restart, the in-process meta) meta
-is restarted: the datanodes, told they are unknown, register again with
+p99, max; full reports apart). Then (--kill, the in-process meta) that many
+datanodes of one rack stop at once, and the time until meta holds them dead and has
+commanded a copy of every container they held is measured. Then
+(--restart, the in-process meta) meta is restarted: the datanodes, told they are unknown, register again with
 full reports, and the time until meta leaves safe mode is measured. It
 prints the time to register and to make the containers, the replicas
 reported and CLOSED at the end, and the Go
@@ -63,12 +68,21 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 				}
 				mc, err := minicluster.Start(cmd.Context(), minicluster.Options{Dir: dir, MetaOnly: true,
 					ContainerSize: size, BlockSize: size, Logger: slog.New(slog.DiscardHandler),
-					ConfigureMeta: func(_ int, mo *meta.Options) { mo.ReplicationInterval = replInt }})
+					ConfigureMeta: func(_ int, mo *meta.Options) {
+						mo.ReplicationInterval = replInt
+						mo.Cluster.StaleAfter, mo.Cluster.DeadAfter = dead/2, dead
+						mo.Cluster.ReplicationStep = step
+					}})
 				if err != nil {
 					return err
 				}
 				defer func() { _ = mc.Close() }()
 				o.Meta = mc.MetaAddr()
+				o.Stats = func() clustersim.MetaStats {
+					m := mc.Meta().Metrics()
+					return clustersim.MetaStats{Dead: m.DeadDatanodes, Scheduled: m.ReplicationsScheduled,
+						Passes: m.ReplicationPasses, PassTook: m.ReplicationPassTook}
+				}
 				if restart {
 					o.Restart = mc.RestartMeta
 				}
@@ -79,8 +93,12 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 				return err
 			}
 			defer stopProfile()
+			stopMutex := startMutexProfile(mprof, 10)
 			res, err := clustersim.Run(cmd.Context(), o)
 			if err != nil {
+				return err
+			}
+			if err := stopMutex(); err != nil {
 				return err
 			}
 			var ms runtime.MemStats
@@ -95,7 +113,18 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 			if o.Restart != nil {
 				fmt.Fprintf(w, "after a restart of meta: out of safe mode in %v\n", res.SafeModeExit.Round(time.Millisecond))
 			}
-			fmt.Fprintf(w, "go heap in use: %s (this process)\n", bytesize.Format(int64(ms.HeapInuse)))
+			if res.Heartbeats > 0 {
+				fmt.Fprintf(w, "cpu: %v over the measured heartbeats, %v per heartbeat (this process)\n",
+					res.CPU.Round(time.Millisecond), (res.CPU / time.Duration(res.Heartbeats)).Round(time.Microsecond))
+			}
+			if o.Stats != nil {
+				fmt.Fprintf(w, "replication passes: %d while measured, the last took %v\n", res.Passes, res.PassTook.Round(time.Millisecond))
+			}
+			if res.Orphaned > 0 {
+				fmt.Fprintf(w, "%d datanodes of a rack stopped (%d containers): DEAD after %v, every copy planned after %v (the last pass took %v)\n",
+					res.Killed, res.Orphaned, res.KillDead.Round(time.Millisecond), res.KillPlanned.Round(time.Millisecond), res.KillPassTook.Round(time.Millisecond))
+			}
+			fmt.Fprintf(w, "go heap in use: %s, peak rss %s (this process)\n", bytesize.Format(int64(ms.HeapInuse)), bytesize.Format(res.MaxRSS))
 			return nil
 		},
 	}
@@ -110,7 +139,11 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 	f.DurationVar(&o.Duration, "duration", 30*time.Second, "how long heartbeats are measured once the containers exist")
 	f.IntVar(&o.Writers, "writers", 16, "parallel allocations making the containers")
 	f.DurationVar(&replInt, "replication-interval", 0, "the in-process meta's --replication-interval (default: every tick)")
+	f.IntVar(&o.Kill, "kill", 100, "with the in-process meta: then stop this many datanodes of one rack at once and measure how soon meta finds them dead and plans the copies of their containers")
+	f.DurationVar(&dead, "dead-after", 20*time.Second, "the in-process meta's time before a silent datanode is DEAD (STALE at half of it)")
+	f.IntVar(&step, "replication-step", 0, "the in-process meta's replication pass step (cluster.Options.ReplicationStep; default 1000 containers)")
 	f.BoolVar(&restart, "restart", true, "with the in-process meta: then restart it and measure how soon it leaves safe mode, every datanode registering again")
+	f.StringVar(&mprof, "mutexprofile", "", "write a profile of the contended mutexes (one in ten sampled) of the whole run to this file: where goroutines waited for a lock, and for how long")
 	f.StringVar(&prof, "cpuprofile", "", "write a CPU profile of the whole run (meta's and the simulation's, with an in-process meta) to this file")
 	return cmd
 }

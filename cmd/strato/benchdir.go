@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
@@ -34,6 +35,27 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+}
+
+// startMutexProfile samples contended mutexes (one in rate) from now until
+// stop, which writes their profile to path ("": none).
+func startMutexProfile(path string, rate int) (stop func() error) {
+	if path == "" {
+		return func() error { return nil }
+	}
+	runtime.SetMutexProfileFraction(rate)
+	return func() error {
+		runtime.SetMutexProfileFraction(0)
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := pprof.Lookup("mutex").WriteTo(f, 0); err != nil {
+			_ = f.Close()
+			return err
+		}
+		return f.Close()
+	}
 }
 
 // withBenchCluster starts the in-process cluster of a bench that makes

@@ -30,8 +30,8 @@ func planTick(s *state, o *Options, now time.Time) plan {
 	}
 	planFullContainers(s, o, now, &p)
 	planMaintenanceEnd(s, now, &p)
-	for _, c := range s.sortedContainers() {
-		planClosed(s, o, now, c, &p)
+	for _, cid := range slices.Sorted(maps.Keys(s.closing)) {
+		planClosed(s, o, now, s.containers[cid], &p)
 	}
 	settling := s.settling(now)
 	racks, respread := s.serviceRacks(), false
@@ -68,13 +68,21 @@ func planTick(s *state, o *Options, now time.Time) plan {
 // planFullContainers closes the full containers once their writers had
 // time to finish (FullCloseDelay), or once a replica is that full.
 func planFullContainers(s *state, o *Options, now time.Time, p *plan) {
-	for _, c := range s.sortedContainers() {
-		if c.fullAt.IsZero() && !reportedFull(o, c) || c.info.State != stratov1.ContainerState_CONTAINER_OPEN {
-			continue
+	var full []*containerState
+	for _, ids := range s.open {
+		for _, cid := range ids {
+			c := s.containers[cid]
+			if c.fullAt.IsZero() && !reportedFull(o, c) {
+				continue
+			}
+			if !c.fullAt.IsZero() && now.Sub(c.fullAt) < o.FullCloseDelay && !reportedFull(o, c) {
+				continue
+			}
+			full = append(full, c)
 		}
-		if !c.fullAt.IsZero() && now.Sub(c.fullAt) < o.FullCloseDelay && !reportedFull(o, c) {
-			continue
-		}
+	}
+	slices.SortFunc(full, compareContainers)
+	for _, c := range full {
 		p.propose = append(p.propose, closing(now, c.info.Id))
 		if pl := s.pipelines[c.info.PipelineId]; pl != nil {
 			p.closeCommands(s, pl, c.info.Id)

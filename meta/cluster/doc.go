@@ -69,8 +69,21 @@
 //
 // A Manager is safe for concurrent use. mu guards all state; Apply takes
 // it too, briefly, so no proposal is ever made while mu is held (the
-// proposal would wait for an Apply waiting for mu). Proposals happen in
-// three places:
+// proposal would wait for an Apply waiting for mu).
+//
+// Nothing holds mu for long: every heartbeat waits for it, and at ten
+// thousand datanodes and a million containers a walk of every container
+// under it kept them waiting most of a second. The replication pass runs
+// in steps of about a millisecond (Options.ReplicationStep), its plan
+// applied step by step and mu released between them (ReplicationWork says
+// why the plan stays sound; passMu serializes passes); the listings and
+// the summary read the containers walkStep at a time; the tick reads the
+// open and closing containers (state.open, state.closing), not all of
+// them. What still reads every container under one hold is rare: Load,
+// BecomeLeader, and safe mode's count (while in safe mode, at most every
+// 250 ms, and each GetSafeMode).
+//
+// Proposals happen in three places:
 //
 //   - Allocate and ImportContainer propose as they go (a new pipeline, a
 //     new container, a new range of block IDs: rare, never per block),

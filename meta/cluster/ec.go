@@ -179,7 +179,7 @@ func (r *replicationPass) planEC(c *containerState) {
 			// Copy the index off a holder that is leaving (its replica is
 			// not good only because its datanode is not in service).
 			src := r.leastBusy(holders[i])
-			target := r.s.chooseTarget(r.now, c, r.imports, r.limit, busy)
+			target := r.chooseTarget(c, busy)
 			if src == "" || target == "" {
 				r.rep.BlockedByLimits++
 				continue
@@ -205,7 +205,7 @@ func (r *replicationPass) planRebuild(c *containerState, key copyKey, holders []
 	if len(sources) < int(c.info.ErasureCoding.Data) {
 		return // not rebuildable while that lasts (counted as missing)
 	}
-	target := r.s.chooseTarget(r.now, c, r.imports, r.limit, busy)
+	target := r.chooseTarget(c, busy)
 	if target == "" {
 		r.rep.BlockedByLimits++
 		return

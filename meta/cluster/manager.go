@@ -48,6 +48,10 @@ type Manager struct {
 	idEnd   uint64
 	rr      uint64 // round-robin cursor over pipelines; under allocMu
 
+	// passMu serializes replication passes (ReplicationWork), which
+	// release mu between their steps.
+	passMu sync.Mutex
+
 	// mu guards s. It is never held across a proposal: Apply takes it.
 	mu sync.Mutex
 	s  state
@@ -81,7 +85,7 @@ func (m *Manager) BecomeLeader(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := &m.s
-	s.nodes = map[string]*nodeState{}
+	s.nodes, s.nodeIDs = map[string]*nodeState{}, nil
 	for _, c := range s.containers {
 		c.replicas, c.bad, c.allocated, c.fullAt = nil, nil, 0, time.Time{}
 	}
@@ -92,6 +96,7 @@ func (m *Manager) BecomeLeader(now time.Time) {
 	s.safeMode, s.safeForced = true, false
 	s.pipelinesDirty = true
 	s.usableGen++
+	s.leaderGen++
 	s.settleUntil = now.Add(m.opts.LeaderSettle)
 }
 

@@ -306,7 +306,12 @@ func TestChooseMembers(t *testing.T) {
 // closedCluster builds n datanodes holding k closed containers at
 // replication three, placed round-robin.
 func closedCluster(t *testing.T, n, k int) *env {
-	e := newEnv(t, Options{})
+	return closedClusterWith(t, Options{}, n, k)
+}
+
+// closedClusterWith is closedCluster with a manager of options opts.
+func closedClusterWith(t *testing.T, opts Options, n, k int) *env {
+	e := newEnv(t, opts)
 	e.m.ExitSafeMode()
 	ids := make([]string, n)
 	for i := range ids {

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -34,10 +33,11 @@ func (m *Manager) Register(now time.Time, req *stratov1.RegisterRequest) error {
 	if n == nil {
 		n = &nodeState{containers: map[uint64]uint64{}, opState: s.opState(d.Id)}
 		s.nodes[d.Id] = n
+		s.nodeIDs = nil
 	}
 	n.details = proto.Clone(d).(*stratov1.DatanodeDetails)
 	s.pipelinesDirty = true
-	s.usableGen++
+	s.nodeChanged()
 	n.stats = req.GetStats()
 	n.lastSeen = now
 	n.health = stratov1.NodeHealth_NODE_HEALTHY
@@ -66,7 +66,7 @@ func (m *Manager) Heartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*str
 	if n.health != stratov1.NodeHealth_NODE_HEALTHY {
 		n.health = stratov1.NodeHealth_NODE_HEALTHY
 		m.s.pipelinesDirty = true
-		m.s.usableGen++
+		m.s.nodeChanged()
 	}
 	if req.Stats != nil {
 		n.stats = req.Stats
@@ -172,7 +172,7 @@ func (m *Manager) updateHealthLocked(now time.Time) {
 	for _, n := range m.s.nodes {
 		if h := healthAt(&m.opts, n.lastSeen, now); h != n.health {
 			n.health = h
-			m.s.usableGen++
+			m.s.nodeChanged()
 		}
 	}
 }
@@ -194,28 +194,73 @@ func (m *Manager) setOpStateLocked(id string, st stratov1.NodeOpState, end time.
 	if n := s.nodes[id]; n != nil && n.opState != st {
 		n.opState = st
 		s.pipelinesDirty = true
-		s.usableGen++
+		s.nodeChanged()
 	}
 }
 
-// Datanodes lists the registered datanodes, by ID.
-func (m *Manager) Datanodes() []*stratov1.DatanodeInfo {
+// Datanodes lists up to limit registered datanodes with IDs above
+// startAfter, by ID (limit 0: all of them).
+func (m *Manager) Datanodes(startAfter string, limit int) []*stratov1.DatanodeInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]*stratov1.DatanodeInfo, 0, len(m.s.nodes))
-	for _, n := range m.s.nodes {
-		pipes := 0
-		for _, p := range m.s.pipelines {
-			if p.State == stratov1.PipelineState_PIPELINE_OPEN && slices.Contains(p.Members, n.details.Id) {
-				pipes++
+	ids := m.s.sortedNodeIDs()
+	i, found := slices.BinarySearch(ids, startAfter)
+	if found {
+		i++
+	}
+	page := ids[i:]
+	if limit > 0 && len(page) > limit {
+		page = page[:limit]
+	}
+	return m.s.datanodeInfos(page)
+}
+
+// Datanode is one registered datanode's listing, or false.
+func (m *Manager) Datanode(id string) (*stratov1.DatanodeInfo, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.s.nodes[id] == nil {
+		return nil, false
+	}
+	return m.s.datanodeInfos([]string{id})[0], true
+}
+
+// datanodeInfos lists the registered datanodes ids, with the open
+// pipelines each is a member of (one pass over the pipelines).
+func (s *state) datanodeInfos(ids []string) []*stratov1.DatanodeInfo {
+	pipes := make(map[string]int32, len(ids))
+	for _, id := range ids {
+		pipes[id] = 0
+	}
+	for _, p := range s.pipelines {
+		if p.State != stratov1.PipelineState_PIPELINE_OPEN {
+			continue
+		}
+		for _, id := range p.Members {
+			if _, ok := pipes[id]; ok {
+				pipes[id]++
 			}
 		}
+	}
+	out := make([]*stratov1.DatanodeInfo, 0, len(ids))
+	for _, id := range ids {
+		n := s.nodes[id]
 		out = append(out, &stratov1.DatanodeInfo{
 			Details: n.details, Stats: n.stats, Health: n.health, OpState: n.opState,
-			LastHeartbeatUnixMs: n.lastSeen.UnixMilli(), Containers: int32(len(n.containers)), Pipelines: int32(pipes),
+			LastHeartbeatUnixMs: n.lastSeen.UnixMilli(), Containers: int32(len(n.containers)), Pipelines: pipes[id],
 		})
 	}
-	slices.SortFunc(out, func(a, b *stratov1.DatanodeInfo) int { return cmp.Compare(a.Details.Id, b.Details.Id) })
+	return out
+}
+
+// HealthCounts counts the registered datanodes by health.
+func (m *Manager) HealthCounts() map[stratov1.NodeHealth]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[stratov1.NodeHealth]int{}
+	for _, n := range m.s.nodes {
+		out[n.health]++
+	}
 	return out
 }
 
@@ -314,6 +359,14 @@ func (m *Manager) SafeMode() *stratov1.SafeModeStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.s.safeModeStatus(&m.opts)
+}
+
+// InSafeMode reports whether meta is in safe mode, without the figures
+// (SafeMode counts every container).
+func (m *Manager) InSafeMode() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.s.safeMode
 }
 
 // ExitSafeMode leaves safe mode now, whatever has reported (an admin's call).

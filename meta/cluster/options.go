@@ -70,6 +70,12 @@ type Options struct {
 	// containers with fewer, and while it lasts a container is re-replicated
 	// only when it falls below it. Default 2 (Ozone's).
 	MaintenanceMinReplicas int
+	// ReplicationStep bounds the work of the replication pass per hold of
+	// the manager's lock: the containers it examines, a search for a copy
+	// target counting as one container per 32 datanodes it reads. Between
+	// steps the lock is released and heartbeats run (replication.go).
+	// Default 1000 (about a millisecond).
+	ReplicationStep int
 }
 
 // EnsureDefaults fills unset fields with their defaults and returns o.
@@ -125,6 +131,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.MaintenanceMinReplicas == 0 {
 		o.MaintenanceMinReplicas = 2
 	}
+	if o.ReplicationStep == 0 {
+		o.ReplicationStep = 1000
+	}
 	return o
 }
 
@@ -143,6 +152,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("cluster: OpenContainersPerPipeline, PipelinesPerNode and LocalIDBatch must be positive")
 	case o.MaintenanceMinReplicas < 1:
 		return fmt.Errorf("cluster: MaintenanceMinReplicas %d must be positive", o.MaintenanceMinReplicas)
+	case o.ReplicationStep < 0:
+		return fmt.Errorf("cluster: ReplicationStep %d must not be negative", o.ReplicationStep)
 	case o.LeaderSettle < 0:
 		return fmt.Errorf("cluster: LeaderSettle %v must not be negative", o.LeaderSettle)
 	case o.SafeModeReplicaFraction < 0 || o.SafeModeReplicaFraction > 1:

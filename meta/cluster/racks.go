@@ -153,18 +153,22 @@ func (s *state) breaksRackRule(c *containerState, holders []string, racks int) b
 // coded one the index on its most crowded rack goes to the least used
 // rack. The extra copy is trimmed once it lands (trim, planECTrim).
 // Copies take the same per-datanode limits as re-replication, and come
-// after it in the pass.
+// after it in the pass. A container whose replicas changed since it was
+// found (the pass releases the lock between its steps) is judged again.
 func (r *replicationPass) fixMisplaced() {
 	var buf []rackCount
 	for _, c := range r.misplaced {
 		holders := r.s.goodHolders(c)
+		if r.busy(c) || !r.s.breaksRackRule(c, holders, r.racks) {
+			continue
+		}
 		buf = r.s.spread(buf, holders)
 		src, index := r.misplacedSource(c, holders, buf)
 		if src == "" {
 			r.rep.BlockedByLimits++
 			continue
 		}
-		target := r.s.chooseTarget(r.now, c, r.imports, r.limit, nil)
+		target := r.chooseTarget(c, nil)
 		switch {
 		case target == "":
 			if r.s.spareNode(c) {

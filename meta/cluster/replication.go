@@ -3,6 +3,7 @@ package cluster
 import (
 	"cmp"
 	"maps"
+	"runtime"
 	"slices"
 	"time"
 
@@ -54,25 +55,94 @@ type ReplicationReport struct {
 // containers are judged index by index: a missing index held by a
 // decommissioning datanode is copied off it, any other is rebuilt from d
 // others on a new datanode, and an index with two good replicas has one
-// deleted (planEC, planECTrim). The judgement is planReplication's; this
-// queues its commands and records what is in flight.
+// deleted (planEC, planECTrim). The judgement is the replicationPass's;
+// this queues its commands and records what is in flight.
+//
+// The pass holds mu one step at a time (Options.ReplicationStep), queuing
+// each step's commands before it lets heartbeats in: at a million
+// containers a pass is most of a second of work, and a heartbeat waiting
+// for all of it would wait that long. What may change between steps, and
+// why the plan stays sound:
+//
+//   - containers are added (the pass reads them in ID order from a
+//     cursor, and new ones, which have the highest IDs, are still ahead
+//     of it) and their replicas change (those behind the cursor are
+//     judged again next pass, as a change just after a whole pass is);
+//   - copies land or fail, and leave s.replicating: the pass keeps
+//     counting them against the per-datanode limits until it ends, so
+//     that the limits hold however the steps interleave (its counts are
+//     never below what is in flight);
+//   - datanodes register, die or change state: the steps after read their
+//     new health; whether a decommission or an entry into maintenance is
+//     done is answered only by a pass during which no datanode changed
+//     (nodesGen), since the containers judged before the change may need
+//     the datanode now;
+//   - another leadership starts (leaderGen): the pass stops, its copies
+//     in flight forgotten with the rest of the soft state.
+//
+// passMu keeps a second pass (an administrator's, beside the leader's
+// tick) from starting before this one ends, which would count neither's
+// copies against the limits of the other.
 func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	p, rep := planReplication(&m.s, &m.opts, now, limit)
-	rep.Propose = m.applyLocked(now, &p)
-	rep.InFlight = len(m.s.replicating)
-	return rep
+	m.passMu.Lock()
+	defer m.passMu.Unlock()
+	r := m.startPass(now, limit)
+	for m.passStep(r) {
+		// Let the heartbeats that queued on mu in while this step ran.
+		runtime.Gosched()
+	}
+	return r.rep
 }
 
-// replicationPass is one run of planReplication: the locked state it
-// reads, and what it has decided so far, which its later decisions take
-// into account.
+// startPass starts a pass: the copies in flight whose source or target is
+// no longer healthy are forgotten (replicationPass.start).
+func (m *Manager) startPass(now time.Time, limit int) *replicationPass {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := newReplicationPass(&m.s, &m.opts, now, limit)
+	m.applyStepLocked(r)
+	return r
+}
+
+// passStep runs the next step of pass r under mu and applies what it
+// planned; false once the pass is over.
+func (m *Manager) passStep(r *replicationPass) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.s.leaderGen != r.leaderGen {
+		r.rep = ReplicationReport{Containers: r.rep.Containers}
+		return false
+	}
+	more := r.step(m.opts.ReplicationStep)
+	m.applyStepLocked(r)
+	if !more {
+		r.rep.InFlight = len(m.s.replicating)
+	}
+	return more
+}
+
+// applyStepLocked applies what pass r planned since it was last applied.
+func (m *Manager) applyStepLocked(r *replicationPass) {
+	r.rep.Propose = append(r.rep.Propose, m.applyLocked(r.now, &r.plan)...)
+	r.plan = plan{}
+}
+
+// replicationPass is one replication pass: what it reads, where it is
+// (from), and what it has decided so far, which its later decisions take
+// into account. Its methods read the locked state.
 type replicationPass struct {
 	s     *state
 	o     *Options
 	now   time.Time
 	limit int
+	// from is the lowest container ID not yet examined; walked: every
+	// container was; finished: and what follows them too (finish).
+	from             uint64
+	walked, finished bool
+	// work counts what the current step did (Options.ReplicationStep).
+	work int
+	// leaderGen and nodesGen are the state's as the pass started.
+	leaderGen, nodesGen uint64
 	// inflight: the copies in flight that survive this pass, and those
 	// it plans.
 	inflight map[copyKey]inflight
@@ -90,23 +160,26 @@ type replicationPass struct {
 	racks int
 	// misplaced: the mis-replicated containers, mended after the rest.
 	misplaced []*containerState
-	plan      plan
-	rep       ReplicationReport
+	// good, sources: planReplicated's scratch slices, reused from one
+	// container to the next (a pass made six small allocations a
+	// container without them, and the collector's work slowed the
+	// heartbeats).
+	good, sources []string
+	// plan: what the pass decided and the Manager has not applied yet.
+	plan plan
+	rep  ReplicationReport
 }
 
-// planReplication is ReplicationWork's judgement. It returns the commands
-// to queue (copies, rebuilds and deletions, each recorded in flight or
-// under way as it is queued), the soft-state changes (copies given up,
-// lagging replicas held bad), and the report, with the datanodes whose
-// decommission is done for the caller to propose (Decommissioned).
-func planReplication(s *state, o *Options, now time.Time, limit int) (plan, ReplicationReport) {
+// newReplicationPass starts a pass over s. A copy whose source or target
+// is no longer healthy will not land: it is forgotten (in the pass's
+// plan), so that it is scheduled again elsewhere.
+func newReplicationPass(s *state, o *Options, now time.Time, limit int) *replicationPass {
 	r := &replicationPass{s: s, o: o, now: now, limit: limit,
+		leaderGen: s.leaderGen, nodesGen: s.nodesGen,
 		inflight: make(map[copyKey]inflight, len(s.replicating)),
 		deleting: map[deleteKey]bool{},
 		pushes:   map[string]int{}, imports: map[string]int{}, pending: map[string]bool{},
 		racks: s.serviceRacks()}
-	// A copy whose source or target is no longer healthy will not land:
-	// forget it, so that it is scheduled again elsewhere.
 	for _, k := range slices.SortedFunc(maps.Keys(s.replicating), compareCopyKeys) {
 		fl := s.replicating[k]
 		if (fl.source != "" && !s.nodes[fl.source].healthy()) || !s.nodes[fl.target].healthy() {
@@ -119,31 +192,82 @@ func planReplication(s *state, o *Options, now time.Time, limit int) (plan, Repl
 		}
 		r.imports[fl.target]++
 	}
-	for _, c := range s.sortedContainers() {
-		switch c.info.State {
-		case stratov1.ContainerState_CONTAINER_CLOSED:
-		case stratov1.ContainerState_CONTAINER_OPEN, stratov1.ContainerState_CONTAINER_CLOSING:
-			// An open or closing container is copied once it is closed
-			// (its pipeline closes: a decommissioning member makes it
-			// unusable); until then its holders are not done.
-			r.holdDecommission(c)
-			continue
-		default:
-			continue
-		}
-		r.rep.Containers++
-		if c.info.ErasureCoding != nil {
-			r.planEC(c)
-		} else {
-			r.planReplicated(c)
-		}
+	return r
+}
+
+// planReplication is a whole pass in one step (for benchmarks and tests
+// of the judgement alone): the commands to queue (copies, rebuilds and
+// deletions), the soft-state changes, and the report.
+func planReplication(s *state, o *Options, now time.Time, limit int) (plan, ReplicationReport) {
+	r := newReplicationPass(s, o, now, limit)
+	for r.step(0) {
 	}
+	return r.plan, r.rep
+}
+
+// step examines the containers from r.from on until budget is spent (0:
+// no bound); the step after the last container finishes the pass. It
+// reports whether there is more to do.
+func (r *replicationPass) step(budget int) bool {
+	if r.finished {
+		return false
+	}
+	r.work = 0
+	cs := r.s.sortedContainers()
+	i, _ := slices.BinarySearchFunc(cs, r.from, func(c *containerState, id uint64) int { return cmp.Compare(c.info.Id, id) })
+	for ; i < len(cs); i++ {
+		if budget > 0 && r.work >= budget {
+			return true
+		}
+		r.work++
+		r.examine(cs[i])
+		r.from = cs[i].info.Id + 1
+	}
+	if !r.walked {
+		// The finish takes a step of its own, after this one's plan is
+		// applied.
+		r.walked = true
+		return true
+	}
+	r.finish()
+	return false
+}
+
+// examine is the pass over container c.
+func (r *replicationPass) examine(c *containerState) {
+	switch c.info.State {
+	case stratov1.ContainerState_CONTAINER_CLOSED:
+	case stratov1.ContainerState_CONTAINER_OPEN, stratov1.ContainerState_CONTAINER_CLOSING:
+		// An open or closing container is copied once it is closed
+		// (its pipeline closes: a decommissioning member makes it
+		// unusable); until then its holders are not done.
+		r.holdDecommission(c)
+		return
+	default:
+		return
+	}
+	r.rep.Containers++
+	if c.info.ErasureCoding != nil {
+		r.planEC(c)
+	} else {
+		r.planReplicated(c)
+	}
+}
+
+// finish ends the pass once every container was examined: the rack
+// mending, the balancer, and the datanodes done decommissioning or ready
+// for maintenance (registered, their full report in, and holding nothing
+// another copy still needs; their state changes when the server's
+// proposal applies). Verdicts on those wait for a pass during which no
+// datanode changed (see ReplicationWork).
+func (r *replicationPass) finish() {
+	r.finished = true
 	r.fixMisplaced()
 	r.balance()
-	// Done: registered (its full report is in), and holding nothing
-	// another copy still needs. The state changes when the server's
-	// proposal of Decommissioned applies.
-	for id, n := range s.nodes {
+	if r.s.nodesGen != r.nodesGen {
+		return
+	}
+	for id, n := range r.s.nodes {
 		switch {
 		case r.pending[id]:
 		case n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING:
@@ -154,7 +278,13 @@ func planReplication(s *state, o *Options, now time.Time, limit int) (plan, Repl
 	}
 	slices.Sort(r.rep.Decommissioned)
 	slices.Sort(r.rep.InMaintenance)
-	return r.plan, r.rep
+}
+
+// chooseTarget is the state's chooseTarget for container c, its work
+// counted against the step.
+func (r *replicationPass) chooseTarget(c *containerState, skip map[string]bool) string {
+	r.work += len(r.s.nodes) / 32
+	return r.s.chooseTarget(r.now, c, r.imports, r.limit, skip)
 }
 
 func compareCopyKeys(a, b copyKey) int {
@@ -168,7 +298,10 @@ func compareCopyKeys(a, b copyKey) int {
 // the copies c needs (maintenanceNeed).
 func (r *replicationPass) planReplicated(c *containerState) {
 	reps := r.withoutLagging(c)
-	var good, sources []string
+	// The scratch slices are the pass's, for one container at a time:
+	// nothing kept from here holds them (trim clones what it keeps).
+	good, sources := r.good[:0], r.sources[:0]
+	defer func() { r.good, r.sources = good[:0], sources[:0] }()
 	live := 0
 	for id, rp := range reps {
 		n := r.s.nodes[id]
@@ -212,8 +345,14 @@ func (r *replicationPass) planReplicated(c *containerState) {
 	// every surviving holder.
 	slices.Sort(sources)
 	src := r.leastBusy(sources)
-	target := r.s.chooseTarget(r.now, c, r.imports, r.limit, nil)
-	if src != "" && target == "" {
+	if src == "" {
+		// Every holder is at its limit: no target is looked for (a
+		// search reads every datanode).
+		r.rep.BlockedByLimits++
+		return
+	}
+	target := r.chooseTarget(c, nil)
+	if target == "" {
 		// Every datanode that could take a copy may already hold one
 		// UNHEALTHY (three datanodes, one replica rotten): trim would
 		// never delete it, for want of good copies, and no copy could
@@ -221,7 +360,7 @@ func (r *replicationPass) planReplicated(c *containerState) {
 		// the bad replicas now; their datanodes are targets next pass.
 		r.rep.Deletes += r.dropUnhealthy(c, reps)
 	}
-	if src == "" || target == "" {
+	if target == "" {
 		r.rep.BlockedByLimits++
 		return
 	}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"time"
 
@@ -34,16 +35,27 @@ type state struct {
 	// pipeline, or of a datanode's health or state, moves on.
 	usable    map[string]usablePipelines
 	usableGen uint64
+	// nodesGen moves on with every registration and every change of a
+	// datanode's health or operational state; leaderGen with every
+	// leadership (BecomeLeader). A replication pass, which releases mu
+	// between its steps, reads them to learn what changed meanwhile.
+	nodesGen, leaderGen uint64
 	// candCounts is pipelineCandidates' scratch map, kept between calls.
 	candCounts map[string]int
 	// sorted caches the containers by ID, added those added since
 	// (sortedContainers).
 	sorted, added []*containerState
-	// open indexes the OPEN containers of each pipeline, by ascending ID.
-	open map[uint64][]uint64
+	// open indexes the OPEN containers of each pipeline, by ascending ID;
+	// closing, the CLOSING containers. The tick reads these, not every
+	// container.
+	open    map[uint64][]uint64
+	closing map[uint64]bool
 
 	// Soft state, from here on.
 	nodes map[string]*nodeState
+	// nodeIDs caches the IDs of nodes, sorted (sortedNodeIDs; nil: to be
+	// made).
+	nodeIDs []string
 	// pipelinesDirty: nodes came or went since pipelines were last topped up.
 	pipelinesDirty bool
 	nextCmdID      uint64
@@ -78,6 +90,7 @@ func newState() state {
 		pipelines:      map[uint64]*stratov1.PipelineRecord{},
 		containers:     map[uint64]*containerState{},
 		open:           map[uint64][]uint64{},
+		closing:        map[uint64]bool{},
 		safeMode:       true,
 		replicating:    map[copyKey]inflight{},
 	}
@@ -183,6 +196,23 @@ func (fl inflight) commanded() string {
 	return fl.source
 }
 
+// sortedNodeIDs returns the registered datanodes' IDs, sorted. The slice
+// is kept until a datanode registers for the first time and must not be
+// changed.
+func (s *state) sortedNodeIDs() []string {
+	if s.nodeIDs == nil {
+		s.nodeIDs = slices.Sorted(maps.Keys(s.nodes))
+	}
+	return s.nodeIDs
+}
+
+// nodeChanged notes a registration, or a change of a datanode's health
+// or operational state.
+func (s *state) nodeChanged() {
+	s.usableGen++
+	s.nodesGen++
+}
+
 // opState is datanode id's operational state as recorded.
 func (s *state) opState(id string) stratov1.NodeOpState {
 	if st, ok := s.opStates[id]; ok {
@@ -243,6 +273,18 @@ func (s *state) sortedContainers() []*containerState {
 func (s *state) addContainer(c *containerState) {
 	s.containers[c.info.Id] = c
 	s.added = append(s.added, c)
+}
+
+// setState records container c's new state in the indexes.
+func (s *state) setState(c *stratov1.ContainerRecord) {
+	if c.State != stratov1.ContainerState_CONTAINER_OPEN {
+		s.open[c.PipelineId] = slices.DeleteFunc(s.open[c.PipelineId], func(x uint64) bool { return x == c.Id })
+	}
+	if c.State == stratov1.ContainerState_CONTAINER_CLOSING {
+		s.closing[c.Id] = true
+	} else {
+		delete(s.closing, c.Id)
+	}
 }
 
 func compareContainers(a, b *containerState) int { return cmp.Compare(a.info.Id, b.info.Id) }

@@ -188,9 +188,7 @@ func (m *Manager) applySetContainerState(b *pebble.Batch, ch *stratov1.Container
 	} else {
 		m.s.addContainer(&containerState{info: &c})
 	}
-	if c.State != stratov1.ContainerState_CONTAINER_OPEN {
-		m.s.open[c.PipelineId] = slices.DeleteFunc(m.s.open[c.PipelineId], func(x uint64) bool { return x == id })
-	}
+	m.s.setState(&c)
 	m.mu.Unlock()
 	return &c, nil
 }
@@ -438,10 +436,13 @@ func (m *Manager) Load(r pebble.Reader) error {
 	if err != nil {
 		return err
 	}
-	open := map[uint64][]uint64{}
+	open, closing := map[uint64][]uint64{}, map[uint64]bool{}
 	for id, c := range containers {
-		if c.info.State == stratov1.ContainerState_CONTAINER_OPEN {
+		switch c.info.State {
+		case stratov1.ContainerState_CONTAINER_OPEN:
 			open[c.info.PipelineId] = append(open[c.info.PipelineId], id)
+		case stratov1.ContainerState_CONTAINER_CLOSING:
+			closing[id] = true
 		}
 	}
 	for _, ids := range open {
@@ -459,7 +460,7 @@ func (m *Manager) Load(r pebble.Reader) error {
 	}
 	m.s.pipelines, m.s.pipesSorted = pipelines, nil
 	m.s.containers, m.s.sorted, m.s.added = containers, nil, nil
-	m.s.open = open
+	m.s.open, m.s.closing = open, closing
 	m.s.pipelinesDirty = true
 	m.s.usableGen++
 	m.idNext, m.idEnd = 0, 0 // reserved ranges do not survive a reload

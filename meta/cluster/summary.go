@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -73,48 +74,71 @@ func (f ContainerFilter) match(c *containerState, info *stratov1.ContainerInfo) 
 	return len(f.Problems) == 0 || slices.Contains(f.Problems, info.Problem)
 }
 
+// walkStep is how many containers a listing or the summary reads per hold
+// of mu (about a millisecond of judging them), so that at a million
+// containers neither keeps heartbeats waiting for the whole walk.
+const walkStep = 2000
+
+// walkContainers calls fn on the containers with IDs from from on, in ID
+// order, with the racks that have an in-service datanode (judge's racks),
+// under mu, which it releases every walkStep containers, until fn returns
+// false. fn may see the state change between two calls (what the
+// walk reads is not a snapshot), never during one.
+func (m *Manager) walkContainers(from uint64, fn func(c *containerState, racks int) bool) {
+	for more := true; more; {
+		m.mu.Lock()
+		cs := m.s.sortedContainers()
+		i, _ := slices.BinarySearchFunc(cs, from, func(c *containerState, id uint64) int { return cmp.Compare(c.info.Id, id) })
+		end := min(len(cs), i+walkStep)
+		more = end < len(cs)
+		racks := m.s.serviceRacks()
+		for ; i < end; i++ {
+			if !fn(cs[i], racks) {
+				more = false
+				break
+			}
+		}
+		if i > 0 {
+			from = cs[i-1].info.Id + 1
+		}
+		m.mu.Unlock()
+	}
+}
+
 // ListContainers lists up to limit containers with IDs above startAfter
 // that match f, with their replicas when withReplicas (same order).
 func (m *Manager) ListContainers(startAfter uint64, limit int, f ContainerFilter, withReplicas bool) ([]*stratov1.ContainerInfo, []*stratov1.ContainerReplicasResponse) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var (
 		out  []*stratov1.ContainerInfo
 		reps []*stratov1.ContainerReplicasResponse
 	)
-	racks := m.s.serviceRacks()
-	for _, c := range m.s.sortedContainers() {
-		if c.info.Id <= startAfter {
-			continue
-		}
+	m.walkContainers(startAfter+1, func(c *containerState, racks int) bool {
 		if limit > 0 && len(out) == limit {
-			break
+			return false
 		}
 		info := m.s.info(c, racks)
 		if !f.match(c, info) {
-			continue
+			return true
 		}
 		out = append(out, info)
 		if withReplicas {
 			reps = append(reps, &stratov1.ContainerReplicasResponse{Container: info, Replicas: copyReplicas(c)})
 		}
-	}
+		return true
+	})
 	return out, reps
 }
 
-// Summary counts the cluster for GetClusterSummary in one pass over the
-// datanodes, pipelines and containers.
+// Summary counts the cluster for GetClusterSummary: the datanodes and
+// pipelines at once, the containers a step at a time (walkContainers), so
+// that the container counts are each container's as it was read.
 func (m *Manager) Summary() *stratov1.ClusterSummary {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	s := &stratov1.ClusterSummary{
 		DatanodesByHealth:   map[string]int32{},
 		DatanodesByOpState:  map[string]int32{},
 		ContainersByState:   map[string]int64{},
 		ContainersByProblem: map[string]int64{},
 		PipelinesByState:    map[string]int32{},
-		CopiesInFlight:      int32(len(m.s.replicating)),
-		DeletesInFlight:     int32(len(m.s.deleting)),
 	}
 	for _, p := range []stratov1.ContainerProblem{
 		stratov1.ContainerProblem_CONTAINER_PROBLEM_UNDER_REPLICATED, stratov1.ContainerProblem_CONTAINER_PROBLEM_MISSING,
@@ -123,7 +147,39 @@ func (m *Manager) Summary() *stratov1.ClusterSummary {
 	} {
 		s.ContainersByProblem[ProblemName(p)] = 0
 	}
-	racks := m.s.serviceRacks()
+	leaving := m.summarizeNodes(s)
+	m.walkContainers(0, func(c *containerState, racks int) bool {
+		s.Containers++
+		s.ContainersByState[strings.TrimPrefix(c.info.State.String(), "CONTAINER_")]++
+		good, problem := m.s.judge(c, racks)
+		if problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED {
+			s.ContainersByProblem[ProblemName(problem)]++
+		}
+		for id := range c.replicas {
+			if d := leaving[id]; d != nil {
+				d.Replicas++
+				if good < want(c.info) {
+					d.Waiting++
+				}
+			}
+		}
+		return true
+	})
+	for _, d := range leaving {
+		s.Decommissioning = append(s.Decommissioning, d)
+	}
+	slices.SortFunc(s.Decommissioning, func(a, b *stratov1.DecommissionProgress) int {
+		return strings.Compare(a.DatanodeId, b.DatanodeId)
+	})
+	return s
+}
+
+// summarizeNodes counts the datanodes, pipelines and what is in flight
+// into s, and returns the decommissioning datanodes' progress, to count.
+func (m *Manager) summarizeNodes(s *stratov1.ClusterSummary) map[string]*stratov1.DecommissionProgress {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s.CopiesInFlight, s.DeletesInFlight = int32(len(m.s.replicating)), int32(len(m.s.deleting))
 	leaving := map[string]*stratov1.DecommissionProgress{}
 	for id, n := range m.s.nodes {
 		s.Datanodes++
@@ -139,32 +195,7 @@ func (m *Manager) Summary() *stratov1.ClusterSummary {
 	for _, p := range m.s.pipelines {
 		s.PipelinesByState[strings.TrimPrefix(p.State.String(), "PIPELINE_")]++
 	}
-	for _, c := range m.s.containers {
-		s.Containers++
-		s.ContainersByState[strings.TrimPrefix(c.info.State.String(), "CONTAINER_")]++
-		good, problem := m.s.judge(c, racks)
-		if problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED {
-			s.ContainersByProblem[ProblemName(problem)]++
-		}
-		if len(leaving) == 0 {
-			continue
-		}
-		for id := range c.replicas {
-			if d := leaving[id]; d != nil {
-				d.Replicas++
-				if good < want(c.info) {
-					d.Waiting++
-				}
-			}
-		}
-	}
-	for _, d := range leaving {
-		s.Decommissioning = append(s.Decommissioning, d)
-	}
-	slices.SortFunc(s.Decommissioning, func(a, b *stratov1.DecommissionProgress) int {
-		return strings.Compare(a.DatanodeId, b.DatanodeId)
-	})
-	return s
+	return leaving
 }
 
 // ProblemName is a problem's enum name without its prefix

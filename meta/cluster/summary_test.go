@@ -83,3 +83,63 @@ func TestSpace(t *testing.T) {
 	require.Equal(t, &stratov1.FsStatus{Capacity: 200 << 30, Used: 3 << 30, Remaining: 197 << 30, Datanodes: 2}, e.m.Space())
 	require.EqualValues(t, 300<<30, e.m.Summary().Capacity, "the summary counts every datanode")
 }
+
+// TestDatanodesPaged: the datanode listing is paged by ID, from any ID
+// (registered or not), with each datanode's open pipelines.
+func TestDatanodesPaged(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.register("dn1", "dn2", "dn3", "dn4", "dn5")
+	e.m.ExitSafeMode()
+	a := e.alloc(three, Exclude{})
+	ids := func(dns []*stratov1.DatanodeInfo) []string {
+		var out []string
+		for _, d := range dns {
+			out = append(out, d.Details.Id)
+		}
+		return out
+	}
+	require.Equal(t, []string{"dn1", "dn2"}, ids(e.m.Datanodes("", 2)))
+	require.Equal(t, []string{"dn3", "dn4"}, ids(e.m.Datanodes("dn2", 2)))
+	require.Equal(t, []string{"dn3", "dn4", "dn5"}, ids(e.m.Datanodes("dn25", 0)))
+	require.Empty(t, e.m.Datanodes("dn5", 2))
+	want := map[string]int32{}
+	for _, p := range e.m.Pipelines() {
+		if p.State == stratov1.PipelineState_PIPELINE_OPEN {
+			for _, id := range p.Members {
+				want[id]++
+			}
+		}
+	}
+	require.NotEmpty(t, want)
+	for _, d := range e.m.Datanodes("", 0) {
+		require.Equal(t, want[d.Details.Id], d.Pipelines, d.Details.Id)
+	}
+	d, ok := e.m.Datanode(a.Pipeline.Members[0])
+	require.True(t, ok)
+	require.Equal(t, want[a.Pipeline.Members[0]], d.Pipelines)
+	_, ok = e.m.Datanode("dn9")
+	require.False(t, ok)
+	e.register("dn0") // a new datanode is listed at once
+	require.Equal(t, []string{"dn0", "dn1"}, ids(e.m.Datanodes("", 2)))
+}
+
+// TestListingsAcrossSteps: a listing or a summary of more containers than
+// one hold of the lock reads (walkStep) sees every container once, in
+// order.
+func TestListingsAcrossSteps(t *testing.T) {
+	n := walkStep + 5
+	e := closedCluster(t, 3, n)
+	all, _ := e.m.ListContainers(0, 0, ContainerFilter{}, false)
+	require.Len(t, all, n)
+	for i, c := range all {
+		require.EqualValues(t, i+1, c.Id)
+	}
+	page, _ := e.m.ListContainers(3, walkStep, ContainerFilter{States: []stratov1.ContainerState{stratov1.ContainerState_CONTAINER_CLOSED}}, false)
+	require.Len(t, page, walkStep)
+	require.EqualValues(t, 4, page[0].Id)
+	rest, _ := e.m.ListContainers(page[len(page)-1].Id, walkStep, ContainerFilter{}, false)
+	require.Len(t, rest, 2)
+	require.EqualValues(t, n, rest[1].Id)
+	require.EqualValues(t, n, e.m.Summary().Containers)
+	require.EqualValues(t, n, e.m.Summary().ContainersByState["CLOSED"])
+}

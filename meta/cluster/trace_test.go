@@ -27,12 +27,21 @@ import (
 // operational state changed), sorted so that the output is deterministic.
 // `go test ./meta/cluster -run TestTraces -rewrite` regenerates the
 // expected output. The commands are tracer.run's.
+//
+// Each script runs twice: with the replication pass in its usual steps,
+// and in steps of one container each (Options.ReplicationStep), the lock
+// released and the step's plan applied between them, which must decide
+// exactly the same.
 func TestTraces(t *testing.T) {
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		tr := &tracer{t: t}
-		tr.reset(Options{})
-		datadriven.RunTest(t, path, tr.run)
-	})
+	for _, step := range []int{0, 1} {
+		t.Run(fmt.Sprintf("step=%d", step), func(t *testing.T) {
+			datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+				tr := &tracer{t: t, replStep: step}
+				tr.reset(Options{})
+				datadriven.RunTest(t, path, tr.run)
+			})
+		})
+	}
 }
 
 // tracer is the state of one script: the manager, its database, the clock,
@@ -63,6 +72,8 @@ type tracer struct {
 	seen map[string]string
 	// out, proposed: the step's result lines and proposals.
 	out, proposed []string
+	// replStep: the managers' Options.ReplicationStep (0: the default).
+	replStep int
 }
 
 func (tr *tracer) reset(opts Options) {
@@ -78,7 +89,9 @@ func (tr *tracer) reset(opts Options) {
 // newManager starts a manager on the stored state, as a restart or a
 // follower that becomes leader does.
 func (tr *tracer) newManager() {
-	m, err := New(tr.opts, tr.propose)
+	o := tr.opts
+	o.ReplicationStep = tr.replStep
+	m, err := New(o, tr.propose)
 	require.NoError(tr.t, err)
 	require.NoError(tr.t, m.Load(tr.db))
 	tr.m, tr.printed, tr.seen = m, 0, map[string]string{}
@@ -234,10 +247,10 @@ func (tr *tracer) show(d *datadriven.TestData, args []string) error {
 		tr.out = append(tr.out, fmt.Sprintf("in safe mode: %t; healthy datanodes %d of %d; replicas reported %.2f of %.2f",
 			s.InSafeMode, s.HealthyDatanodes, s.RequiredDatanodes, s.ReplicaFraction, s.RequiredFraction))
 	case "datanodes":
-		if len(tr.m.Datanodes()) == 0 {
+		if len(tr.m.Datanodes("", 0)) == 0 {
 			tr.out = append(tr.out, "no datanodes")
 		}
-		for _, n := range tr.m.Datanodes() {
+		for _, n := range tr.m.Datanodes("", 0) {
 			line := fmt.Sprintf("%s %s %s containers=%d pipelines=%d", n.Details.Id,
 				strings.TrimPrefix(n.Health.String(), "NODE_"), strings.TrimPrefix(n.OpState.String(), "NODE_"), n.Containers, n.Pipelines)
 			if n.Details.Rack != "" {
@@ -607,7 +620,7 @@ func (tr *tracer) queued() []string {
 // in this step.
 func (tr *tracer) changes() []string {
 	var out []string
-	for _, n := range tr.m.Datanodes() {
+	for _, n := range tr.m.Datanodes("", 0) {
 		id := n.Details.Id
 		now := strings.TrimPrefix(n.Health.String(), "NODE_") + " " + strings.TrimPrefix(n.OpState.String(), "NODE_")
 		if was, ok := tr.seen[id]; ok && was != now {

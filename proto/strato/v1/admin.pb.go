@@ -421,6 +421,8 @@ func (x *ContainerInfo) GetMissingIndexes() []int32 {
 
 type ListDatanodesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	StartAfter    string                 `protobuf:"bytes,1,opt,name=start_after,json=startAfter,proto3" json:"start_after,omitempty"` // a datanode ID
+	Limit         int32                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`                            // 0: the default page (1000); at most 10000
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -453,6 +455,20 @@ func (x *ListDatanodesRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListDatanodesRequest.ProtoReflect.Descriptor instead.
 func (*ListDatanodesRequest) Descriptor() ([]byte, []int) {
 	return file_strato_v1_admin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ListDatanodesRequest) GetStartAfter() string {
+	if x != nil {
+		return x.StartAfter
+	}
+	return ""
+}
+
+func (x *ListDatanodesRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
 }
 
 type ListDatanodesResponse struct {
@@ -4623,8 +4639,11 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\vgood_copies\x18\t \x01(\x05R\n" +
 	"goodCopies\x12'\n" +
 	"\x0fmissing_indexes\x18\n" +
-	" \x03(\x05R\x0emissingIndexes\"\x16\n" +
-	"\x14ListDatanodesRequest\"N\n" +
+	" \x03(\x05R\x0emissingIndexes\"M\n" +
+	"\x14ListDatanodesRequest\x12\x1f\n" +
+	"\vstart_after\x18\x01 \x01(\tR\n" +
+	"startAfter\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\"N\n" +
 	"\x15ListDatanodesResponse\x125\n" +
 	"\tdatanodes\x18\x01 \x03(\v2\x17.strato.v1.DatanodeInfoR\tdatanodes\"\x16\n" +
 	"\x14ListPipelinesRequest\"N\n" +
