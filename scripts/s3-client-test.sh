@@ -65,7 +65,28 @@ url=$(aws s3 presign s3://cli-bucket/tree/a/b/2 --expires-in 60)
 [ "$(curl -sf "${curl_ca[@]}" "$url")" = "a/b/2" ] || { echo "presigned GET failed"; exit 1; }
 aws s3 rm --recursive s3://cli-bucket >/dev/null
 aws s3 rb s3://cli-bucket >/dev/null
-echo "aws cli ($mode): 7 passed, 0 failed"
+# The bucket configurations through aws s3api: versioning, lifecycle,
+# a policy, object lock.
+aws s3api create-bucket --bucket cli-config >/dev/null
+aws s3api put-bucket-versioning --bucket cli-config --versioning-configuration Status=Enabled
+[ "$(aws s3api get-bucket-versioning --bucket cli-config --query Status --output text)" = Enabled ] || { echo "versioning not enabled"; exit 1; }
+aws s3api put-bucket-lifecycle-configuration --bucket cli-config --lifecycle-configuration \
+  '{"Rules": [{"ID": "old", "Status": "Enabled", "Filter": {"Prefix": "logs/"}, "NoncurrentVersionExpiration": {"NoncurrentDays": 30}}]}'
+[ "$(aws s3api get-bucket-lifecycle-configuration --bucket cli-config --query 'Rules[0].NoncurrentVersionExpiration.NoncurrentDays' --output text)" = 30 ] || { echo "lifecycle not read back"; exit 1; }
+aws s3api put-bucket-policy --bucket cli-config --policy \
+  '{"Version": "2012-10-17", "Statement": [{"Effect": "Deny", "Principal": "*", "Action": "s3:DeleteBucket", "Resource": "arn:aws:s3:::cli-config"}]}'
+if aws s3api delete-bucket --bucket cli-config 2>/dev/null; then echo "the policy's Deny did not hold"; exit 1; fi
+aws s3api delete-bucket-policy --bucket cli-config
+aws s3api delete-bucket --bucket cli-config
+aws s3api create-bucket --bucket cli-lock --object-lock-enabled-for-bucket >/dev/null
+aws s3api put-object-lock-configuration --bucket cli-lock --object-lock-configuration \
+  '{"ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}}'
+[ "$(aws s3api get-object-lock-configuration --bucket cli-lock --query 'ObjectLockConfiguration.Rule.DefaultRetention.Mode' --output text)" = GOVERNANCE ] || { echo "object lock not read back"; exit 1; }
+v=$(aws s3api put-object --bucket cli-lock --key k --body "$work/tree/5" --query VersionId --output text)
+if aws s3api delete-object --bucket cli-lock --key k --version-id "$v" >/dev/null 2>&1; then echo "a locked version was deleted"; exit 1; fi
+aws s3api delete-object --bucket cli-lock --key k --version-id "$v" --bypass-governance-retention >/dev/null
+aws s3api delete-bucket --bucket cli-lock
+echo "aws cli ($mode): 12 passed, 0 failed"
 kill "$pid" && wait "$pid" 2>/dev/null || true
 pid=
 unset AWS_CA_BUNDLE
