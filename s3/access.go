@@ -486,7 +486,7 @@ func (g *Gateway) deleteOneOf(rq *request, key, versionID string) (*stratov1.Del
 	krq := *rq
 	krq.ctx = client.OnBehalfOf(rq.gatewayCtx(), rq.user)
 	if a.policy == nil {
-		return g.deleteKey(&krq, key, versionID)
+		return g.deleteKey(&krq, key, versionID, 0)
 	}
 	krq.key = key
 	action := "s3:DeleteObject"
@@ -499,5 +499,5 @@ func (g *Gateway) deleteOneOf(rq *request, key, versionID string) (*stratov1.Del
 	case effectAllow:
 		krq.ctx = rq.gatewayCtx()
 	}
-	return g.deleteKey(&krq, key, versionID)
+	return g.deleteKey(&krq, key, versionID, 0)
 }

@@ -164,6 +164,10 @@ type Gateway struct {
 	access   *accessLog   // nil: none
 	policies accessCache  // buckets' policies and public grants (access.go)
 	handler  http.Handler // serveHTTP, in a span when tracing
+
+	// afterDeleteCheck, when set (tests only, export_test.go), runs between
+	// a conditional delete's check and its delete.
+	afterDeleteCheck func()
 }
 
 // New makes a gateway and creates its volumes when missing; Close stops

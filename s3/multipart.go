@@ -303,6 +303,9 @@ func (g *Gateway) completeUpload(rq *request) error {
 	if len(req.Parts) == 0 {
 		return ErrMalformedXML
 	}
+	if err := g.putConditions(rq); err != nil {
+		return err
+	}
 	sum := uploadChecksumOf(m)
 	if err := sum.checkCompleteHeaders(rq.r.Header); err != nil {
 		return err
@@ -468,7 +471,11 @@ func (g *Gateway) abortUpload(rq *request) error {
 		return err
 	}
 	id := rq.r.URL.Query().Get("uploadId")
-	if _, _, err := g.upload(rq, id); err != nil {
+	ki, _, err := g.upload(rq, id)
+	if err != nil {
+		return err
+	}
+	if err := initiatedBy(rq.r.Header.Get("X-Amz-If-Match-Initiated-Time"), ki); err != nil {
 		return err
 	}
 	if err := g.abort(rq.ctx, rq.bucket, id); err != nil {

@@ -42,10 +42,25 @@ func versionError(err error, versionID string) error {
 	switch {
 	case versionID == "":
 		return keyError(err)
+	case errors.Is(err, client.ErrInvalid) && foreignVersionID(versionID):
+		return ErrNoSuchVersion
 	case errors.Is(err, client.ErrInvalid), errors.Is(err, client.ErrPrecondition):
 		return withFields(errInvalidVersionID, "ArgumentName", "versionId", "ArgumentValue", versionID)
 	}
 	return fromClient(err, ErrNoSuchVersion)
+}
+
+// foreignVersionID says whether id, not one of strato's, is still of the
+// form other stores give their version IDs (letters and digits, as AWS's
+// and MinIO's ULIDs): such an ID names no version here (NoSuchVersion, as at
+// AWS), where one with other characters is malformed (InvalidArgument).
+func foreignVersionID(id string) bool {
+	for _, c := range id {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return id != ""
 }
 
 // setVersion sets the headers that name version ki.
