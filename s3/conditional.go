@@ -145,7 +145,6 @@ func checkConditions(h http.Header, prefix string, etag string, mtime time.Time)
 	return nil
 }
 
-
 // initiatedBy checks an AbortMultipartUpload's
 // x-amz-if-match-initiated-time ("": none) against the upload's marker ki:
 // a time before the upload began does not hold; a later one is ignored, as
