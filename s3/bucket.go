@@ -166,11 +166,10 @@ func (g *Gateway) deleteBucket(rq *request) error {
 	if err != nil {
 		return fromClient(err, nil)
 	}
-	// The bucket of its multipart parts goes too, when empty.
-	if err := g.c.DeleteBucket(rq.ctx, g.opts.MultipartVolume, rq.bucket); err == nil || errors.Is(err, client.ErrNotFound) {
-		g.mu.Lock()
-		delete(g.partBkts, rq.bucket)
-		g.mu.Unlock()
+	// Its uploads in progress go with it, as at AWS: a new bucket of the
+	// same name must not list them.
+	if err := g.dropUploads(rq.ctx, rq.bucket); err != nil {
+		g.opts.Logger.Warn("s3: uploads of a deleted bucket left for the cleanup", "bucket", rq.bucket, "err", err)
 	}
 	return rq.writeEmpty(http.StatusNoContent)
 }

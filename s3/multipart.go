@@ -79,6 +79,31 @@ func (g *Gateway) partsBucket(ctx context.Context, bk *stratov1.BucketInfo) erro
 	return nil
 }
 
+// dropUploads deletes the parts bucket of a deleted bucket with every
+// upload in it (markers and parts).
+func (g *Gateway) dropUploads(ctx context.Context, bucket string) error {
+	keys, err := g.listAll(ctx, bucket, "", "")
+	if errors.Is(err, client.ErrBucketNotFound) || errors.Is(err, client.ErrNotFound) {
+		err = nil // no upload was ever made in it
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := g.c.DeleteKey(ctx, g.opts.MultipartVolume, bucket, k.Name); err != nil && !errors.Is(err, client.ErrNotFound) {
+			return err
+		}
+	}
+	err = g.c.DeleteBucket(ctx, g.opts.MultipartVolume, bucket)
+	if err != nil && !errors.Is(err, client.ErrNotFound) {
+		return err
+	}
+	g.mu.Lock()
+	delete(g.partBkts, bucket)
+	g.mu.Unlock()
+	return nil
+}
+
 type initiateMultipartUploadResult struct {
 	XMLName  xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ InitiateMultipartUploadResult"`
 	Bucket   string

@@ -168,3 +168,23 @@ func TestConcurrentCompletes(t *testing.T) {
 	}
 	require.True(t, bytes.Equal(bytes.Join(parts, nil), get(t, c, b, "k")))
 }
+
+// TestDeleteBucketDropsUploads: a bucket's uploads in progress go with it,
+// so a new bucket of the same name lists none.
+func TestDeleteBucketDropsUploads(t *testing.T) {
+	ctx := context.Background()
+	c := sdk(t, false)
+	b := newBucket(t, c)
+	upload(t, c, b, "k", []byte("part"))
+	_, err := c.DeleteBucket(ctx, &awss3.DeleteBucketInput{Bucket: &b})
+	require.NoError(t, err)
+	_, err = c.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: &b})
+	require.NoError(t, err)
+	res, err := c.ListMultipartUploads(ctx, &awss3.ListMultipartUploadsInput{Bucket: &b})
+	require.NoError(t, err)
+	require.Empty(t, res.Uploads)
+	upload(t, c, b, "k2", []byte("part")) // the parts bucket is made again
+	res, err = c.ListMultipartUploads(ctx, &awss3.ListMultipartUploadsInput{Bucket: &b})
+	require.NoError(t, err)
+	require.Len(t, res.Uploads, 1)
+}
