@@ -192,6 +192,9 @@ func (g *Gateway) uploadPart(rq *request) error {
 	if err != nil || n < 1 || n > maxParts {
 		return errf(ErrInvalidArgument, "Part number must be an integer between 1 and 10000, inclusive.")
 	}
+	if err := checkCopyHeaders(rq.r.Header); err != nil {
+		return err
+	}
 	_, m, err := g.upload(rq, q.Get("uploadId"))
 	if err != nil {
 		return err
@@ -227,11 +230,13 @@ func (g *Gateway) uploadPart(rq *request) error {
 	defer func() { _ = rd.Close() }()
 	start, length := int64(0), ki.GetSize()
 	if cr := rq.r.Header.Get("X-Amz-Copy-Source-Range"); cr != "" {
-		s, l, ok, err := parseRange(cr, ki.GetSize())
-		if err != nil || !ok || !strings.HasPrefix(strings.TrimPrefix(cr, "bytes="), strconv.FormatInt(s, 10)) || s+l > ki.GetSize() {
-			return errf(ErrInvalidRange, "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+		first, last, _ := copyRange(cr) // checked by checkCopyHeaders
+		if last >= ki.GetSize() {
+			size := strconv.FormatInt(ki.GetSize(), 10)
+			return withFields(errf(ErrInvalidArgument, "Range specified is not valid for source object of size: %s", size),
+				"ArgumentName", "x-amz-copy-source-range", "ArgumentValue", size)
 		}
-		start, length = s, l
+		start, length = first, last-first+1
 		if _, err := rd.Seek(start, io.SeekStart); err != nil {
 			return fromClient(err, nil)
 		}
