@@ -40,3 +40,27 @@ func TestCopySourceRefused(t *testing.T) {
 		require.Equal(t, code, apiCode(err), "range %q: %v", rg, err)
 	}
 }
+
+// TestExpectedBucketOwner: x-amz-expected-bucket-owner and
+// x-amz-source-expected-bucket-owner must name the bucket's owner (here
+// the caller, by its access key); another is AccessDenied.
+func TestExpectedBucketOwner(t *testing.T) {
+	ctx := context.Background()
+	c := sdk(t, false)
+	b := newBucket(t, c)
+	_, err := c.PutObject(ctx, &awss3.PutObjectInput{Bucket: &b, Key: aws.String("k"), Body: bytes.NewReader([]byte("x")),
+		ExpectedBucketOwner: aws.String(testKey)})
+	require.NoError(t, err)
+	_, err = c.CopyObject(ctx, &awss3.CopyObjectInput{Bucket: &b, Key: aws.String("k2"), CopySource: aws.String(b + "/k"),
+		ExpectedSourceBucketOwner: aws.String("someone-else")})
+	require.Equal(t, "AccessDenied", apiCode(err))
+	_, err = c.CopyObject(ctx, &awss3.CopyObjectInput{Bucket: &b, Key: aws.String("k2"), CopySource: aws.String(b + "/k"),
+		ExpectedSourceBucketOwner: aws.String(testKey)})
+	require.NoError(t, err)
+	_, err = c.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &b, Key: aws.String("k"), ExpectedBucketOwner: aws.String("someone-else")})
+	require.Equal(t, "AccessDenied", apiCode(err))
+	_, err = c.DeleteBucket(ctx, &awss3.DeleteBucketInput{Bucket: &b, ExpectedBucketOwner: aws.String("someone-else")})
+	require.Equal(t, "AccessDenied", apiCode(err))
+	_, err = c.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &b, Key: aws.String("k")})
+	require.NoError(t, err, "the refused delete deleted")
+}

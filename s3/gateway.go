@@ -315,7 +315,10 @@ func (g *Gateway) authorize(rq *request) error {
 	if err := g.actAs(rq); err != nil {
 		return err
 	}
-	return g.checkAccess(rq)
+	if err := g.checkAccess(rq); err != nil {
+		return err
+	}
+	return g.checkExpectedOwners(rq)
 }
 
 // actAs makes an authenticated request's calls on behalf of its access
