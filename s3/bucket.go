@@ -92,23 +92,39 @@ func (g *Gateway) listBuckets(rq *request) error {
 type createBucketConfiguration struct {
 	XMLName            xml.Name `xml:"CreateBucketConfiguration"`
 	LocationConstraint string
+	Tags               []tag `xml:"Tags>Tag"`
+}
+
+// readBucketConfiguration reads a CreateBucket's configuration (none: an
+// empty body) and returns its tag set encoded as the bucket's tagging
+// attribute stores it ("": none).
+func (g *Gateway) readBucketConfiguration(rq *request) (string, error) {
+	if rq.body.size == 0 {
+		return "", rq.body.drain()
+	}
+	var cfg createBucketConfiguration
+	if err := rq.decodeXML(&cfg, 64<<10); err != nil {
+		return "", err
+	}
+	// The gateway serves one region. us-east-1 is never a constraint:
+	// AWS refuses it named, as it does a region it does not serve.
+	if lc := cfg.LocationConstraint; lc != "" && (lc != g.opts.Region || lc == "us-east-1") {
+		return "", ErrInvalidLocationConstraint
+	}
+	return taggingBody{TagSet: cfg.Tags}.encode(maxBucketTags)
 }
 
 func (g *Gateway) createBucket(rq *request) error {
-	if rq.body.size != 0 {
-		var cfg createBucketConfiguration
-		if err := rq.decodeXML(&cfg, 64<<10); err != nil {
-			return err
-		}
-		if lc := cfg.LocationConstraint; lc != "" && lc != g.opts.Region {
-			return errf(ErrIllegalLocationConstraintException, "The %s location constraint is incompatible for the region specific endpoint this request was sent to (%s).", lc, g.opts.Region)
-		}
-	} else if err := rq.body.drain(); err != nil {
+	tags, err := g.readBucketConfiguration(rq)
+	if err != nil {
 		return err
 	}
 	acls, access, err := g.newBucketAccess(rq)
 	if err != nil {
 		return err
+	}
+	if tags != "" {
+		access[attrTagging] = tags // set with the bucket's access, below
 	}
 	lock := false
 	switch v := strings.ToLower(strings.TrimSpace(rq.r.Header.Get(headerBucketLockOn))); v {
