@@ -314,7 +314,7 @@ func (g *Gateway) checkCopySource(rq *request) error {
 	}
 	bucket, key, version, err := copySource(src)
 	if err != nil {
-		return err
+		return nil // the handler refuses it, once it knows the bucket exists
 	}
 	a, err := g.accessOf(rq.gatewayCtx(), bucket)
 	switch {

@@ -4,7 +4,6 @@ import (
 	"crypto/md5"
 	"encoding/xml"
 	"errors"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -87,18 +86,23 @@ func climbsOut(key string) bool {
 	return false
 }
 
-// checkCopyHeaders checks an UploadPartCopy's x-amz-copy-source and
-// x-amz-copy-source-range before its upload is looked up (none: an
-// UploadPart).
-func checkCopyHeaders(h http.Header) error {
+// checkCopyHeaders checks a copy's x-amz-copy-source and, of an
+// UploadPartCopy (part), its x-amz-copy-source-range, once the bucket is
+// known to exist (NoSuchBucket first, as AWS) but before the source or the
+// upload is looked up. No x-amz-copy-source: nothing to check.
+func (g *Gateway) checkCopyHeaders(rq *request, part bool) error {
+	h := rq.r.Header
 	src := h.Get("X-Amz-Copy-Source")
 	if src == "" {
 		return nil
 	}
+	if _, err := g.getBucket(rq); err != nil {
+		return err
+	}
 	if _, _, _, err := copySource(src); err != nil {
 		return err
 	}
-	if cr := h.Get("X-Amz-Copy-Source-Range"); cr != "" {
+	if cr := h.Get("X-Amz-Copy-Source-Range"); cr != "" && part {
 		_, _, err := copyRange(cr)
 		return err
 	}
@@ -160,7 +164,7 @@ func (g *Gateway) copyObject(rq *request) error {
 	if a := strings.ToLower(rq.r.Header.Get("X-Amz-Checksum-Algorithm")); a != "" && !validAlgorithm(a) {
 		return errUnsupportedAlgorithm
 	}
-	if _, _, _, err := copySource(rq.r.Header.Get("X-Amz-Copy-Source")); err != nil {
+	if err := g.checkCopyHeaders(rq, false); err != nil {
 		return err
 	}
 	rd, ki, srcAttrs, err := g.openSource(rq)

@@ -192,7 +192,7 @@ func (g *Gateway) uploadPart(rq *request) error {
 	if err != nil || n < 1 || n > maxParts {
 		return errf(ErrInvalidArgument, "Part number must be an integer between 1 and 10000, inclusive.")
 	}
-	if err := checkCopyHeaders(rq.r.Header); err != nil {
+	if err := g.checkCopyHeaders(rq, true); err != nil {
 		return err
 	}
 	_, m, err := g.upload(rq, q.Get("uploadId"))
