@@ -51,16 +51,16 @@ func versionError(err error, versionID string) error {
 }
 
 // foreignVersionID says whether id, not one of strato's, is still of the
-// form other stores give their version IDs (letters and digits, as AWS's
-// and MinIO's ULIDs): such an ID names no version here (NoSuchVersion, as at
-// AWS), where one with other characters is malformed (InvalidArgument).
+// form other stores give their version IDs (16 to 128 letters and digits,
+// as the ULIDs of MinIO and versitygw): such an ID names no version here
+// (NoSuchVersion, as at AWS), where another is malformed (InvalidArgument).
 func foreignVersionID(id string) bool {
 	for _, c := range id {
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
 			return false
 		}
 	}
-	return id != ""
+	return len(id) >= 16 && len(id) <= 128
 }
 
 // setVersion sets the headers that name version ki.
