@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/strato-io/strato/client"
@@ -55,10 +56,8 @@ func versionError(err error, versionID string) error {
 // as the ULIDs of MinIO and versitygw): such an ID names no version here
 // (NoSuchVersion, as at AWS), where another is malformed (InvalidArgument).
 func foreignVersionID(id string) bool {
-	for _, c := range id {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			return false
-		}
+	if strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != "" {
+		return false
 	}
 	return len(id) >= 16 && len(id) <= 128
 }
