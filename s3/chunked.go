@@ -30,6 +30,7 @@ type chunkedReader struct {
 	h        hash.Hash // of the current chunk (signed)
 	trailers func(name, value string) error
 	done     bool
+	small    bool // the last chunk was shorter than minChunkSize
 	err      error
 }
 
@@ -46,10 +47,17 @@ func newChunkedReader(r io.Reader, signed, trailer bool, key []byte, amzDate, sc
 		prefix: amzDate + "\n" + scope + "\n", prevSig: seed, h: sha256.New(), trailers: trailers}
 }
 
+// AWS answers a body that is not well-formed aws-chunked (a bad size, a
+// delimiter or chunk-signature missing, a short signature, an early end)
+// with IncompleteBody, worded so.
 var (
-	errChunk    = errf(ErrIncompleteBody, "the aws-chunked body is malformed")
-	errChunkEOF = errf(ErrIncompleteBody, "the aws-chunked body ended early")
+	errChunk    = s3err("IncompleteBody", 400, "The request body terminated unexpectedly")
+	errChunkEOF = s3err("IncompleteBody", 400, "The request body terminated unexpectedly") // ended early
 )
+
+// minChunkSize is the least size of a chunk but the last data chunk, as
+// AWS requires it.
+const minChunkSize = 8192
 
 // readLine reads a CRLF-terminated line (without it).
 func (c *chunkedReader) readLine() (string, error) {
@@ -67,12 +75,17 @@ func (c *chunkedReader) readLine() (string, error) {
 			continue
 		}
 		if errors.Is(err, io.EOF) {
+			if len(line) > 0 {
+				return "", errChunk // a line cut short
+			}
 			return "", errChunkEOF
 		}
 		return "", err
 	}
-	s := string(line)
-	s = strings.TrimSuffix(strings.TrimSuffix(s, "\n"), "\r")
+	s, ok := strings.CutSuffix(string(line), "\r\n")
+	if !ok || strings.ContainsRune(s, '\r') {
+		return "", errChunk // a line ends with CRLF, and holds no other CR
+	}
 	return s, nil
 }
 
@@ -89,12 +102,16 @@ func (c *chunkedReader) startChunk() error {
 	}
 	c.chunkSig = ""
 	if c.signed {
-		sig, ok := strings.CutPrefix(strings.TrimSpace(ext), "chunk-signature=")
-		if !ok {
-			return errf(ErrSignatureDoesNotMatch, "a chunk has no chunk-signature")
+		sig, ok := strings.CutPrefix(ext, "chunk-signature=")
+		if !ok || len(sig) != sha256.Size*2 {
+			return errChunk
 		}
 		c.chunkSig = sig
 	}
+	if n > 0 && c.small {
+		return ErrInvalidChunkSizeError // a chunk before this one was short
+	}
+	c.small = n < minChunkSize
 	c.left = n
 	c.h.Reset()
 	if n == 0 {
@@ -143,8 +160,14 @@ func (c *chunkedReader) finish() error {
 		name = strings.ToLower(strings.TrimSpace(name))
 		value = strings.TrimSpace(value)
 		if name == "x-amz-trailer-signature" {
+			if len(value) != sha256.Size*2 {
+				return errChunk
+			}
 			trailerSig = value
 			continue
+		}
+		if c.signed && canon.Len() > 0 {
+			return errChunk // after its one trailer, a signed stream has only the trailer's signature
 		}
 		canon.WriteString(name + ":" + value + "\n")
 		if c.trailers != nil {
@@ -152,6 +175,9 @@ func (c *chunkedReader) finish() error {
 				return err
 			}
 		}
+	}
+	if c.trailer && canon.Len() == 0 {
+		return ErrMalformedTrailer // the trailer x-amz-trailer names is missing
 	}
 	if c.signed && c.trailer {
 		if trailerSig == "" {

@@ -4,9 +4,12 @@ import (
 	"crypto/md5"
 	"encoding/xml"
 	"errors"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/strato-io/strato/client"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
@@ -25,7 +28,9 @@ type copyObjectResult struct {
 }
 
 // copySource parses x-amz-copy-source ("bucket/key", URL-encoded, maybe
-// with a leading '/' and "?versionId=...").
+// with a leading '/' and "?versionId=..."). A source that cannot name an
+// object is InvalidArgument, as AWS answers it, before anything is looked
+// up.
 func copySource(h string) (bucket, key, versionID string, err error) {
 	src, ver, _ := strings.Cut(h, "?")
 	if ver != "" {
@@ -35,16 +40,87 @@ func copySource(h string) (bucket, key, versionID string, err error) {
 		}
 		versionID = q.Get("versionId")
 	}
+	bad := func(msg, value string) error {
+		return withFields(errf(ErrInvalidArgument, "%s", msg), "ArgumentName", "x-amz-copy-source", "ArgumentValue", value)
+	}
 	src, uerr := url.PathUnescape(src)
-	if uerr != nil {
-		return "", "", "", errf(ErrInvalidArgument, "Invalid copy source encoding")
+	if uerr != nil || !utf8.ValidString(src) {
+		return "", "", "", bad("Invalid copy source encoding", h)
 	}
 	src = strings.TrimPrefix(src, "/")
-	bucket, key, ok := strings.Cut(src, "/")
-	if !ok || bucket == "" || key == "" {
-		return "", "", "", errf(ErrInvalidArgument, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+	bucket, key, _ = strings.Cut(src, "/")
+	if !sourceBucketName(bucket) {
+		return "", "", "", bad("Invalid copy source bucket name", h)
+	}
+	if key == "" || key == "." || climbsOut(key) {
+		return "", "", "", bad("Invalid copy source object key", key)
 	}
 	return bucket, key, versionID, nil
+}
+
+// sourceBucketName says whether a copy source's bucket could be a bucket:
+// S3's characters, and not an IP address (meta holds the whole rule).
+func sourceBucketName(b string) bool {
+	if b == "" || strings.Trim(b, "abcdefghijklmnopqrstuvwxyz0123456789.-") != "" {
+		return false
+	}
+	_, err := netip.ParseAddr(b)
+	return err != nil
+}
+
+// climbsOut says whether key, read as a path, climbs above its bucket
+// ("..", "../x", "a/../../x").
+func climbsOut(key string) bool {
+	depth := 0
+	for _, seg := range strings.Split(key, "/") {
+		switch seg {
+		case "..":
+			if depth--; depth < 0 {
+				return true
+			}
+		case ".", "":
+		default:
+			depth++
+		}
+	}
+	return false
+}
+
+// checkCopyHeaders checks a copy's x-amz-copy-source and, of an
+// UploadPartCopy (part), its x-amz-copy-source-range, once the bucket is
+// known to exist (NoSuchBucket first, as AWS) but before the source or the
+// upload is looked up. No x-amz-copy-source: nothing to check.
+func (g *Gateway) checkCopyHeaders(rq *request, part bool) error {
+	h := rq.r.Header
+	src := h.Get("X-Amz-Copy-Source")
+	if src == "" {
+		return nil
+	}
+	if _, err := g.getBucket(rq); err != nil {
+		return err
+	}
+	if _, _, _, err := copySource(src); err != nil {
+		return err
+	}
+	if cr := h.Get("X-Amz-Copy-Source-Range"); cr != "" && part {
+		_, _, err := copyRange(cr)
+		return err
+	}
+	return nil
+}
+
+// copyRange parses an UploadPartCopy's x-amz-copy-source-range, which AWS
+// takes only as "bytes=first-last".
+func copyRange(h string) (first, last int64, err error) {
+	spec, ok := strings.CutPrefix(h, "bytes=")
+	f, l, dash := strings.Cut(spec, "-")
+	first, ferr := strconv.ParseInt(f, 10, 64)
+	last, lerr := strconv.ParseInt(l, 10, 64)
+	if !ok || !dash || ferr != nil || lerr != nil || first < 0 || last < first {
+		return 0, 0, withFields(errf(ErrInvalidArgument, "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy"),
+			"ArgumentName", "x-amz-copy-source-range", "ArgumentValue", h)
+	}
+	return first, last, nil
 }
 
 // openSource opens a copy's source (the version named, else the latest)
@@ -87,6 +163,9 @@ func (g *Gateway) copyObject(rq *request) error {
 	}
 	if a := strings.ToLower(rq.r.Header.Get("X-Amz-Checksum-Algorithm")); a != "" && !validAlgorithm(a) {
 		return errUnsupportedAlgorithm
+	}
+	if err := g.checkCopyHeaders(rq, false); err != nil {
+		return err
 	}
 	rd, ki, srcAttrs, err := g.openSource(rq)
 	if err != nil {

@@ -164,6 +164,10 @@ type Gateway struct {
 	access   *accessLog   // nil: none
 	policies accessCache  // buckets' policies and public grants (access.go)
 	handler  http.Handler // serveHTTP, in a span when tracing
+
+	// afterDeleteCheck, when set (tests only, export_test.go), runs between
+	// a conditional delete's check and its delete.
+	afterDeleteCheck func()
 }
 
 // New makes a gateway and creates its volumes when missing; Close stops
@@ -311,7 +315,10 @@ func (g *Gateway) authorize(rq *request) error {
 	if err := g.actAs(rq); err != nil {
 		return err
 	}
-	return g.checkAccess(rq)
+	if err := g.checkAccess(rq); err != nil {
+		return err
+	}
+	return g.checkExpectedOwners(rq)
 }
 
 // actAs makes an authenticated request's calls on behalf of its access
@@ -568,6 +575,17 @@ func checkPayloadHash(ph string) error {
 	return nil
 }
 
+// errStreamingUse refuses an aws-chunked body where AWS takes none.
+var errStreamingUse = errf(ErrInvalidRequest, "The value of x-amz-content-sha256 header is invalid.")
+
+// streamsData says whether rq is a PutObject or an UploadPart, the only
+// requests whose body may be aws-chunked.
+func streamsData(rq *request) bool {
+	q := rq.r.URL.Query()
+	return rq.r.Method == http.MethodPut && rq.key != "" &&
+		!q.Has("tagging") && !q.Has("acl") && !q.Has("retention") && !q.Has("legal-hold")
+}
+
 // setupBody makes rq.body from the request's payload mode.
 func (g *Gateway) setupBody(rq *request, key []byte) error {
 	r, a := rq.r, rq.auth
@@ -586,20 +604,20 @@ func (g *Gateway) setupBody(rq *request, key []byte) error {
 		if a.presigned {
 			return errf(ErrInvalidRequest, "streaming payloads need the Authorization header")
 		}
+		if !streamsData(rq) {
+			return errStreamingUse
+		}
 		b.size = -1
-		if v := r.Header.Get("X-Amz-Decoded-Content-Length"); v != "" {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 0 {
-				return errf(ErrInvalidArgument, "bad x-amz-decoded-content-length %q", v)
-			}
-			b.size = n
-		} else if ph == streamingSigned {
+		// The decoded length is required, as at AWS.
+		n, err := strconv.ParseInt(r.Header.Get("X-Amz-Decoded-Content-Length"), 10, 64)
+		if err != nil || n < 0 {
 			return ErrMissingContentLength
 		}
+		b.size = n
 		trailer := ph != streamingSigned
 		if trailer && !checks.inTrailer {
 			if ph == streamingSignedTrailer {
-				return errf(ErrMalformedTrailer, "%s needs an x-amz-trailer header", ph)
+				return ErrMalformedTrailer // no x-amz-trailer
 			}
 			trailer = false // an unsigned stream may come without a trailer
 		}
@@ -643,7 +661,7 @@ func (b *body) Read(p []byte) (int, error) {
 		b.sha256.Write(p[:n])
 	}
 	if b.size >= 0 && b.n > b.size {
-		b.err = errf(ErrIncompleteBody, "the body is longer than its declared length")
+		b.err = ErrIncompleteBody // longer than it said
 		return n, b.err
 	}
 	if errors.Is(err, io.EOF) {

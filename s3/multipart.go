@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +74,31 @@ func (g *Gateway) partsBucket(ctx context.Context, bk *stratov1.BucketInfo) erro
 	}
 	g.mu.Lock()
 	g.partBkts[bk.Name] = true
+	g.mu.Unlock()
+	return nil
+}
+
+// dropUploads deletes the parts bucket of a deleted bucket with every
+// upload in it (markers and parts).
+func (g *Gateway) dropUploads(ctx context.Context, bucket string) error {
+	keys, err := g.listAll(ctx, bucket, "", "")
+	if errors.Is(err, client.ErrBucketNotFound) || errors.Is(err, client.ErrNotFound) {
+		err = nil // no upload was ever made in it
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := g.c.DeleteKey(ctx, g.opts.MultipartVolume, bucket, k.Name); err != nil && !errors.Is(err, client.ErrNotFound) {
+			return err
+		}
+	}
+	err = g.c.DeleteBucket(ctx, g.opts.MultipartVolume, bucket)
+	if err != nil && !errors.Is(err, client.ErrNotFound) {
+		return err
+	}
+	g.mu.Lock()
+	delete(g.partBkts, bucket)
 	g.mu.Unlock()
 	return nil
 }
@@ -168,6 +192,9 @@ func (g *Gateway) uploadPart(rq *request) error {
 	if err != nil || n < 1 || n > maxParts {
 		return errf(ErrInvalidArgument, "Part number must be an integer between 1 and 10000, inclusive.")
 	}
+	if err := g.checkCopyHeaders(rq, true); err != nil {
+		return err
+	}
 	_, m, err := g.upload(rq, q.Get("uploadId"))
 	if err != nil {
 		return err
@@ -203,11 +230,13 @@ func (g *Gateway) uploadPart(rq *request) error {
 	defer func() { _ = rd.Close() }()
 	start, length := int64(0), ki.GetSize()
 	if cr := rq.r.Header.Get("X-Amz-Copy-Source-Range"); cr != "" {
-		s, l, ok, err := parseRange(cr, ki.GetSize())
-		if err != nil || !ok || !strings.HasPrefix(strings.TrimPrefix(cr, "bytes="), strconv.FormatInt(s, 10)) || s+l > ki.GetSize() {
-			return errf(ErrInvalidRange, "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+		first, last, _ := copyRange(cr) // checked by checkCopyHeaders
+		if last >= ki.GetSize() {
+			size := strconv.FormatInt(ki.GetSize(), 10)
+			return withFields(errf(ErrInvalidArgument, "Range specified is not valid for source object of size: %s", size),
+				"ArgumentName", "x-amz-copy-source-range", "ArgumentValue", size)
 		}
-		start, length = s, l
+		start, length = first, last-first+1
 		if _, err := rd.Seek(start, io.SeekStart); err != nil {
 			return fromClient(err, nil)
 		}
@@ -303,6 +332,9 @@ func (g *Gateway) completeUpload(rq *request) error {
 	if len(req.Parts) == 0 {
 		return ErrMalformedXML
 	}
+	if err := g.putConditions(rq); err != nil {
+		return err
+	}
 	sum := uploadChecksumOf(m)
 	if err := sum.checkCompleteHeaders(rq.r.Header); err != nil {
 		return err
@@ -355,6 +387,9 @@ func (g *Gateway) completeUpload(rq *request) error {
 		sizes = append(sizes, strconv.FormatInt(ki.Size, 10))
 		used[ki.Name] = true
 	}
+	if err := checkObjectSize(rq.r.Header.Get("X-Amz-Mp-Object-Size"), partSizes); err != nil {
+		return err
+	}
 	etag := multipartETag(req.Parts)
 	lock := uploadLock(m)
 	final := attrs{attrUploadID: id}
@@ -395,6 +430,30 @@ func (g *Gateway) completeUpload(rq *request) error {
 	}
 	_ = g.c.DeleteKey(rq.ctx, g.opts.MultipartVolume, rq.bucket, id)
 	return rq.writeXML(200, completeResultOf(rq, final))
+}
+
+// checkObjectSize checks a Complete's x-amz-mp-object-size ("": none)
+// against the sum of its parts' sizes. The mismatch is worded as
+// versitygw's suite has AWS word it: the computed size first.
+func checkObjectSize(h string, sizes []int64) error {
+	if h == "" {
+		return nil
+	}
+	want, err := strconv.ParseInt(h, 10, 64)
+	if err != nil {
+		return errf(ErrInvalidRequest, "Value for x-amz-mp-object-size header is invalid: '%s'", h)
+	}
+	if want < 0 {
+		return errf(ErrInvalidRequest, "Value for x-amz-mp-object-size header is less than zero: '%d'", want)
+	}
+	var total int64
+	for _, n := range sizes {
+		total += n
+	}
+	if total != want {
+		return errf(ErrInvalidRequest, "The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d", total, want)
+	}
+	return nil
 }
 
 // completeResultOf is the answer to a Complete that made an object whose
@@ -468,7 +527,11 @@ func (g *Gateway) abortUpload(rq *request) error {
 		return err
 	}
 	id := rq.r.URL.Query().Get("uploadId")
-	if _, _, err := g.upload(rq, id); err != nil {
+	ki, _, err := g.upload(rq, id)
+	if err != nil {
+		return err
+	}
+	if err := initiatedBy(rq.r.Header.Get("X-Amz-If-Match-Initiated-Time"), ki); err != nil {
 		return err
 	}
 	if err := g.abort(rq.ctx, rq.bucket, id); err != nil {
@@ -556,103 +619,6 @@ func (g *Gateway) listParts(rq *request) error {
 	}
 	if resp.Truncated && len(resp.Keys) <= maxP {
 		res.IsTruncated = true
-	}
-	return rq.writeXML(200, res)
-}
-
-type uploadEntry struct {
-	Key               string
-	UploadID          string `xml:"UploadId"`
-	Initiator         *owner
-	Owner             *owner
-	StorageClass      string
-	Initiated         string
-	ChecksumAlgorithm string `xml:",omitempty"`
-	ChecksumType      string `xml:",omitempty"`
-}
-
-type listUploadsResult struct {
-	XMLName            xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ ListMultipartUploadsResult"`
-	Bucket             string
-	KeyMarker          string
-	UploadIDMarker     string `xml:"UploadIdMarker"`
-	NextKeyMarker      string
-	NextUploadIDMarker string `xml:"NextUploadIdMarker"`
-	Prefix             string
-	Delimiter          string `xml:",omitempty"`
-	MaxUploads         int
-	IsTruncated        bool
-	Uploads            []uploadEntry  `xml:"Upload"`
-	CommonPrefixes     []commonPrefix `xml:",omitempty"`
-}
-
-// listMultipartUploads lists the uploads under way of a bucket; it reads
-// every upload marker of the bucket (not every part).
-func (g *Gateway) listMultipartUploads(rq *request) error {
-	if err := rq.body.drain(); err != nil {
-		return err
-	}
-	if _, err := g.getBucket(rq); err != nil {
-		return err
-	}
-	q := rq.r.URL.Query()
-	prefix, delimiter := q.Get("prefix"), q.Get("delimiter")
-	keyMarker, idMarker := q.Get("key-marker"), q.Get("upload-id-marker")
-	maxU := 1000
-	if v := q.Get("max-uploads"); v != "" {
-		n, err := parseCount("max-uploads", v)
-		if err != nil {
-			return err
-		}
-		maxU = min(n, 1000)
-	}
-	res := listUploadsResult{Bucket: rq.bucket, KeyMarker: keyMarker, UploadIDMarker: idMarker, Prefix: prefix,
-		Delimiter: delimiter, MaxUploads: maxU}
-	markers, err := g.listAll(rq.ctx, rq.bucket, "", "/")
-	if err != nil && !errors.Is(err, client.ErrNotFound) {
-		return fromClient(err, nil)
-	}
-	type up struct {
-		key, id string
-		at      int64
-		sum     uploadChecksum
-	}
-	var ups []up
-	for _, k := range markers {
-		key, ok := attrsOf(k)[attrUploadKey]
-		if !ok || !strings.HasPrefix(key, prefix) {
-			continue
-		}
-		if keyMarker != "" && (key < keyMarker || key == keyMarker && (idMarker == "" || k.Name <= idMarker)) {
-			continue
-		}
-		ups = append(ups, up{key, k.Name, k.CreationTimeUnixMs, uploadChecksumOf(attrsOf(k))})
-	}
-	sort.Slice(ups, func(i, j int) bool {
-		if ups[i].key != ups[j].key {
-			return ups[i].key < ups[j].key
-		}
-		return ups[i].at < ups[j].at
-	})
-	seen := map[string]bool{}
-	for _, u := range ups {
-		if len(res.Uploads)+len(res.CommonPrefixes) >= maxU {
-			res.IsTruncated = true
-			break
-		}
-		if delimiter != "" {
-			if i := strings.Index(u.key[len(prefix):], delimiter); i >= 0 {
-				cp := u.key[:len(prefix)+i+len(delimiter)]
-				if !seen[cp] {
-					seen[cp] = true
-					res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: cp})
-				}
-				continue
-			}
-		}
-		res.Uploads = append(res.Uploads, uploadEntry{Key: u.key, UploadID: u.id, Initiator: ownerOf("s3"), Owner: ownerOf("s3"),
-			StorageClass: "STANDARD", Initiated: xmlTime(u.at), ChecksumAlgorithm: upperAlgo(u.sum.algo), ChecksumType: u.sum.typ})
-		res.NextKeyMarker, res.NextUploadIDMarker = u.key, u.id
 	}
 	return rq.writeXML(200, res)
 }

@@ -168,3 +168,79 @@ func TestConcurrentCompletes(t *testing.T) {
 	}
 	require.True(t, bytes.Equal(bytes.Join(parts, nil), get(t, c, b, "k")))
 }
+
+// TestDeleteBucketDropsUploads: a bucket's uploads in progress go with it,
+// so a new bucket of the same name lists none.
+func TestDeleteBucketDropsUploads(t *testing.T) {
+	ctx := context.Background()
+	c := sdk(t, false)
+	b := newBucket(t, c)
+	upload(t, c, b, "k", []byte("part"))
+	_, err := c.DeleteBucket(ctx, &awss3.DeleteBucketInput{Bucket: &b})
+	require.NoError(t, err)
+	_, err = c.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: &b})
+	require.NoError(t, err)
+	res, err := c.ListMultipartUploads(ctx, &awss3.ListMultipartUploadsInput{Bucket: &b})
+	require.NoError(t, err)
+	require.Empty(t, res.Uploads)
+	upload(t, c, b, "k2", []byte("part")) // the parts bucket is made again
+	res, err = c.ListMultipartUploads(ctx, &awss3.ListMultipartUploadsInput{Bucket: &b})
+	require.NoError(t, err)
+	require.Len(t, res.Uploads, 1)
+}
+
+// TestListUploadsMarkers: an upload-id-marker must name an upload of the
+// key-marker (or of the first key after it), and a page that ends on a
+// common prefix names it as NextKeyMarker.
+func TestListUploadsMarkers(t *testing.T) {
+	ctx := context.Background()
+	c := sdk(t, false)
+	b := newBucket(t, c)
+	ids := map[string]string{}
+	for _, k := range []string{"abc/x", "foo/bar/baz", "foo/quxx", "obj", "xyz/y"} {
+		ids[k], _ = upload(t, c, b, k)
+	}
+	_, err := c.ListMultipartUploads(ctx, &awss3.ListMultipartUploadsInput{Bucket: &b, KeyMarker: aws.String("abc/x"),
+		UploadIdMarker: aws.String(ids["obj"])})
+	require.Equal(t, "InvalidArgument", apiCode(err))
+	_, err = c.ListMultipartUploads(ctx, &awss3.ListMultipartUploadsInput{Bucket: &b, KeyMarker: aws.String("abc/x"),
+		UploadIdMarker: aws.String("nosuchupload")})
+	require.Equal(t, "InvalidArgument", apiCode(err))
+
+	page, err := c.ListMultipartUploads(ctx, &awss3.ListMultipartUploadsInput{Bucket: &b, Delimiter: aws.String("/"), MaxUploads: aws.Int32(2)})
+	require.NoError(t, err)
+	require.True(t, aws.ToBool(page.IsTruncated))
+	require.Equal(t, "foo/", aws.ToString(page.NextKeyMarker))
+	require.Equal(t, ids["foo/bar/baz"], aws.ToString(page.NextUploadIdMarker))
+	page, err = c.ListMultipartUploads(ctx, &awss3.ListMultipartUploadsInput{Bucket: &b, Delimiter: aws.String("/"),
+		KeyMarker: page.NextKeyMarker, UploadIdMarker: page.NextUploadIdMarker})
+	require.NoError(t, err)
+	require.False(t, aws.ToBool(page.IsTruncated))
+	require.Len(t, page.Uploads, 1)
+	require.Equal(t, "obj", aws.ToString(page.Uploads[0].Key))
+	require.Equal(t, "", aws.ToString(page.NextKeyMarker))
+
+	// A key-marker that is no upload's key: the keys after it.
+	page, err = c.ListMultipartUploads(ctx, &awss3.ListMultipartUploadsInput{Bucket: &b, KeyMarker: aws.String("foo/c")})
+	require.NoError(t, err)
+	require.Len(t, page.Uploads, 3)
+	require.Equal(t, "foo/quxx", aws.ToString(page.Uploads[0].Key))
+}
+
+// TestCompleteObjectSize: x-amz-mp-object-size must be the parts' total.
+func TestCompleteObjectSize(t *testing.T) {
+	ctx := context.Background()
+	c := sdk(t, false)
+	b := newBucket(t, c)
+	id, parts := upload(t, c, b, "k", []byte("hello"))
+	in := &awss3.CompleteMultipartUploadInput{Bucket: &b, Key: aws.String("k"), UploadId: &id,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}}
+	for _, n := range []int64{-1, 4} {
+		in.MpuObjectSize = aws.Int64(n)
+		_, err := c.CompleteMultipartUpload(ctx, in)
+		require.Equal(t, "InvalidRequest", apiCode(err), "size %d", n)
+	}
+	in.MpuObjectSize = aws.Int64(5)
+	_, err := c.CompleteMultipartUpload(ctx, in)
+	require.NoError(t, err)
+}

@@ -212,32 +212,6 @@ func (g *Gateway) putObject(rq *request) error {
 	return rq.writeEmpty(200)
 }
 
-// putConditions checks If-None-Match: * and If-Match of a PUT (checked
-// before the upload: a concurrent writer may still win).
-func (g *Gateway) putConditions(rq *request) error {
-	inm, im := rq.r.Header.Get("If-None-Match"), rq.r.Header.Get("If-Match")
-	if inm == "" && im == "" {
-		return nil
-	}
-	ki, err := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key)
-	exists := err == nil
-	if err != nil && !errors.Is(err, client.ErrNotFound) {
-		return fromClient(err, nil)
-	}
-	if inm == "*" && exists {
-		return ErrPreconditionFailed
-	}
-	if im != "" {
-		if !exists {
-			return ErrNoSuchKey
-		}
-		if !etagMatches(im, etagOf(ki, attrsOf(ki))) {
-			return ErrPreconditionFailed
-		}
-	}
-	return nil
-}
-
 // writeKey copies src into a key and commits it with m plus the ETag (MD5)
 // and checksum of the body; on any error the key is left uncommitted.
 func (g *Gateway) writeKey(rq *request, volume, bucket, key string, b *body, sizeHint int64, m attrs) (string, error) {
@@ -266,48 +240,6 @@ func (g *Gateway) writeKey(rq *request, volume, bucket, key string, b *body, siz
 		rq.w.Header().Set(headerVersionID, v)
 	}
 	return etag, nil
-}
-
-// etagMatches says whether an If-Match/If-None-Match list names etag.
-func etagMatches(list, etag string) bool {
-	for _, e := range strings.Split(list, ",") {
-		e = strings.TrimSpace(e)
-		e = strings.TrimPrefix(e, "W/")
-		if e == "*" || e == etag || `"`+e+`"` == etag {
-			return true
-		}
-	}
-	return false
-}
-
-// checkConditions applies If-Match, If-Unmodified-Since, If-None-Match and
-// If-Modified-Since (RFC 7232's order) to a key.
-func checkConditions(h http.Header, prefix string, etag string, mtime time.Time) error {
-	get := func(k string) string { return h.Get(prefix + k) }
-	mtime = mtime.Truncate(time.Second)
-	if im := get("If-Match"); im != "" {
-		if !etagMatches(im, etag) {
-			return ErrPreconditionFailed
-		}
-	} else if ius := get("If-Unmodified-Since"); ius != "" {
-		if t, err := http.ParseTime(ius); err == nil && mtime.After(t) {
-			return ErrPreconditionFailed
-		}
-	}
-	notModified := errNotModified
-	if prefix != "" {
-		notModified = ErrPreconditionFailed
-	}
-	if inm := get("If-None-Match"); inm != "" {
-		if etagMatches(inm, etag) {
-			return notModified
-		}
-	} else if ims := get("If-Modified-Since"); ims != "" {
-		if t, err := http.ParseTime(ims); err == nil && !mtime.After(t) {
-			return notModified
-		}
-	}
-	return nil
 }
 
 // parseRange parses a single "bytes=" range of a key of size bytes; ok is
@@ -567,7 +499,7 @@ func (g *Gateway) getDirectory(rq *request, head bool) (done bool, err error) {
 // directory), or, with versionID, that version of it; a key or version
 // that does not exist is no error (S3's rule). The reply names the version
 // deleted or the delete marker made (nil when there is none).
-func (g *Gateway) deleteKey(rq *request, key, versionID string) (*stratov1.DeleteKeyResponse, error) {
+func (g *Gateway) deleteKey(rq *request, key, versionID string, ifObject uint64) (*stratov1.DeleteKeyResponse, error) {
 	var err error
 	if isDirKey(key) && versionID == "" {
 		bk, berr := g.getBucket(rq)
@@ -590,7 +522,10 @@ func (g *Gateway) deleteKey(rq *request, key, versionID string) (*stratov1.Delet
 		}
 	}
 	res, err := g.c.DeleteKeyWith(rq.ctx, &stratov1.DeleteKeyRequest{Volume: g.volume, Bucket: rq.bucket, Key: key,
-		VersionId: versionID, BypassGovernance: bypass(rq)})
+		VersionId: versionID, BypassGovernance: bypass(rq), IfObjectId: ifObject})
+	if ifObject != 0 && errors.Is(err, client.ErrPrecondition) && !errors.Is(err, client.ErrObjectLocked) {
+		return nil, ErrPreconditionFailed // replaced since deleteConditions looked
+	}
 	if errors.Is(err, client.ErrBucketNotFound) || errors.Is(err, client.ErrVolumeNotFound) {
 		return nil, ErrNoSuchBucket
 	}
@@ -599,7 +534,7 @@ func (g *Gateway) deleteKey(rq *request, key, versionID string) (*stratov1.Delet
 	}
 	if versionID != "" {
 		switch {
-		case errors.Is(err, client.ErrNotFound):
+		case errors.Is(err, client.ErrNotFound), errors.Is(err, client.ErrInvalid) && foreignVersionID(versionID):
 			return &stratov1.DeleteKeyResponse{VersionId: versionID}, nil
 		case err != nil:
 			return nil, versionError(err, versionID)
@@ -621,7 +556,14 @@ func (g *Gateway) deleteObject(rq *request) error {
 	if err != nil {
 		return err
 	}
-	res, err := g.deleteKey(rq, rq.key, vid)
+	ifObject, err := g.deleteConditions(rq, vid)
+	if err != nil {
+		return err
+	}
+	if g.afterDeleteCheck != nil && ifObject != 0 {
+		g.afterDeleteCheck()
+	}
+	res, err := g.deleteKey(rq, rq.key, vid, ifObject)
 	if err != nil {
 		return err
 	}

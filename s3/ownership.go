@@ -110,3 +110,47 @@ func aclsAllowed(ownership string, ownerOnly bool) error {
 	}
 	return nil
 }
+
+// checkExpectedOwners checks x-amz-expected-bucket-owner against the
+// request's bucket and x-amz-source-expected-bucket-owner against a copy's
+// source bucket: a bucket of another owner is AccessDenied, as at AWS (a
+// bucket that does not exist is the handler's to answer).
+func (g *Gateway) checkExpectedOwners(rq *request) error {
+	if want := rq.r.Header.Get("X-Amz-Expected-Bucket-Owner"); want != "" && rq.bucket != "" {
+		if err := g.expectOwner(rq, rq.bucket, want); err != nil {
+			return err
+		}
+	}
+	want := rq.r.Header.Get("X-Amz-Source-Expected-Bucket-Owner")
+	if want == "" {
+		return nil
+	}
+	sb, _, _, err := copySource(rq.r.Header.Get("X-Amz-Copy-Source"))
+	if err != nil {
+		return nil // the handler refuses the source
+	}
+	return g.expectOwner(rq, sb, want)
+}
+
+// expectOwner checks that id names bucket's owner: its user name, or an
+// access key of that user. A bucket the gateway's own user made (without
+// authentication) is the caller's, as in its ACL (aclOwner).
+func (g *Gateway) expectOwner(rq *request, bucket, id string) error {
+	bk, err := g.c.GetBucket(rq.ctx, g.volume, bucket)
+	if err != nil {
+		return nil
+	}
+	own := aclOwner(bk.GetOwner(), rq)
+	switch {
+	case id == bk.GetOwner() || id == own && own != "":
+		return nil
+	case rq.auth != nil && id == rq.auth.accessKey && rq.user == own:
+		return nil
+	}
+	if ku, ok := g.opts.Credentials.(KeyUsers); ok {
+		if u, err := ku.KeyUser(rq.gatewayCtx(), id); err == nil && u != "" && u == own {
+			return nil
+		}
+	}
+	return ErrAccessDenied
+}

@@ -3,6 +3,7 @@ package s3_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -103,4 +104,45 @@ func TestBucketTagging(t *testing.T) {
 	_, err = c.PutBucketTagging(ctx, &awss3.PutBucketTaggingInput{Bucket: aws.String("no-such-bucket-x"),
 		Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("env"), Value: aws.String("test")}}}})
 	require.Equal(t, "NoSuchBucket", s3Code(err))
+}
+
+// TestCreateBucketTags: CreateBucket's configuration may carry the
+// bucket's tag set, checked as PutBucketTagging's; an unknown location
+// constraint is InvalidLocationConstraint.
+func TestCreateBucketTags(t *testing.T) {
+	ctx := context.Background()
+	c := sdk(t, false)
+	bucketSeq++
+	name := fmt.Sprintf("b%d-createtags", bucketSeq)
+	create := func(lc types.BucketLocationConstraint, tags ...types.Tag) error {
+		_, err := c.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String(name),
+			CreateBucketConfiguration: &types.CreateBucketConfiguration{LocationConstraint: lc, Tags: tags}})
+		return err
+	}
+	tag := func(k, v string) types.Tag { return types.Tag{Key: aws.String(k), Value: aws.String(v)} }
+	var many []types.Tag
+	for i := 0; i < 51; i++ {
+		many = append(many, tag(fmt.Sprintf("k%d", i), "v"))
+	}
+	for _, tc := range []struct {
+		lc   types.BucketLocationConstraint
+		tags []types.Tag
+		code string
+	}{
+		{"", []types.Tag{tag("a", "1"), tag("a", "2")}, "InvalidTag"},
+		{"", []types.Tag{tag("user!name", "1")}, "InvalidTag"},
+		{"", []types.Tag{tag("k", "`v")}, "InvalidTag"},
+		{"", many, "BadRequest"},
+		{"us-west-1", nil, "InvalidLocationConstraint"},
+		{"us-east-1", nil, "InvalidLocationConstraint"},
+	} {
+		require.Equal(t, tc.code, apiCode(create(tc.lc, tc.tags...)))
+		_, err := c.HeadBucket(ctx, &awss3.HeadBucketInput{Bucket: aws.String(name)})
+		require.Error(t, err, "a refused CreateBucket made its bucket")
+	}
+	require.NoError(t, create("", tag("team", "storage"), tag("env", "test")))
+	got, err := c.GetBucketTagging(ctx, &awss3.GetBucketTaggingInput{Bucket: aws.String(name)})
+	require.NoError(t, err)
+	require.Len(t, got.TagSet, 2)
+	require.Equal(t, "env", aws.ToString(got.TagSet[0].Key))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/strato-io/strato/client"
@@ -42,10 +43,23 @@ func versionError(err error, versionID string) error {
 	switch {
 	case versionID == "":
 		return keyError(err)
+	case errors.Is(err, client.ErrInvalid) && foreignVersionID(versionID):
+		return ErrNoSuchVersion
 	case errors.Is(err, client.ErrInvalid), errors.Is(err, client.ErrPrecondition):
 		return withFields(errInvalidVersionID, "ArgumentName", "versionId", "ArgumentValue", versionID)
 	}
 	return fromClient(err, ErrNoSuchVersion)
+}
+
+// foreignVersionID says whether id, not one of strato's, is still of the
+// form other stores give their version IDs (16 to 128 letters and digits,
+// as the ULIDs of MinIO and versitygw): such an ID names no version here
+// (NoSuchVersion, as at AWS), where another is malformed (InvalidArgument).
+func foreignVersionID(id string) bool {
+	if strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != "" {
+		return false
+	}
+	return len(id) >= 16 && len(id) <= 128
 }
 
 // setVersion sets the headers that name version ki.

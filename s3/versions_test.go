@@ -157,6 +157,9 @@ func TestVersioning(t *testing.T) {
 	require.Equal(t, "InvalidArgument", apiCode(err))
 	_, err = c.GetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: aws.String("0000000000000001")})
 	require.Equal(t, "NoSuchVersion", apiCode(err))
+	// Another store's ID (a ULID) names no version here.
+	_, err = c.GetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: aws.String("01G65Z755AFWAKHE12NY0CQ9FH")})
+	require.Equal(t, "NoSuchVersion", apiCode(err))
 	// Noncurrent versions count in the bucket's usage.
 	info, err := env.client.GetBucket(ctx, "s3v", b)
 	require.NoError(t, err)

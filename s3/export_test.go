@@ -1,0 +1,6 @@
+package s3
+
+// SetAfterDeleteCheck sets the function a conditional DeleteObject runs
+// between its check and its delete (nil: none), for the tests of its
+// atomicity.
+func SetAfterDeleteCheck(g *Gateway, f func()) { g.afterDeleteCheck = f }
