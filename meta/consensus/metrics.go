@@ -39,6 +39,11 @@ type Metrics struct {
 	SnapshotsSent    uint64
 	SnapshotsApplied uint64
 	SnapshotFailures uint64
+	// SnapshotBytesReceived and SnapshotFilesReceived are the keys and
+	// values of the snapshots installed here, and the sstables they were
+	// staged in.
+	SnapshotBytesReceived uint64
+	SnapshotFilesReceived uint64
 	// MessagesSent and MessagesDropped count raft messages to peers; a
 	// message is dropped when its peer's queue is full or it is unreachable.
 	MessagesSent    uint64
@@ -66,6 +71,7 @@ type metrics struct {
 	appliedIndex, commitIndex, lastIndex, firstIdx atomic.Uint64
 	term, compactions                              atomic.Uint64
 	snapshotsSent, snapshotsApplied, snapshotFails atomic.Uint64
+	snapshotBytesRecv, snapshotFilesRecv           atomic.Uint64
 	messagesSent, messagesDropped, messagesRecv    atomic.Uint64
 	readIndexes, leaderChanges                     atomic.Uint64
 	followerReadIndexes, followerReads             atomic.Uint64
@@ -92,6 +98,8 @@ func (n *Node) Metrics() Metrics {
 		SnapshotsSent:            m.snapshotsSent.Load(),
 		SnapshotsApplied:         m.snapshotsApplied.Load(),
 		SnapshotFailures:         m.snapshotFails.Load(),
+		SnapshotBytesReceived:    m.snapshotBytesRecv.Load(),
+		SnapshotFilesReceived:    m.snapshotFilesRecv.Load(),
 		MessagesSent:             m.messagesSent.Load(),
 		MessagesDropped:          m.messagesDropped.Load(),
 		MessagesRecv:             m.messagesRecv.Load(),
