@@ -1,6 +1,9 @@
 package consensus
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Metrics is a snapshot of a node's counters, for export (e.g. to
 // Prometheus) by the server that owns the node. Counters are cumulative since
@@ -44,6 +47,8 @@ type Metrics struct {
 	// staged in.
 	SnapshotBytesReceived uint64
 	SnapshotFilesReceived uint64
+	// SnapshotInstallTime is the time spent receiving and installing them.
+	SnapshotInstallTime time.Duration
 	// MessagesSent and MessagesDropped count raft messages to peers; a
 	// message is dropped when its peer's queue is full or it is unreachable.
 	MessagesSent    uint64
@@ -72,6 +77,7 @@ type metrics struct {
 	term, compactions                              atomic.Uint64
 	snapshotsSent, snapshotsApplied, snapshotFails atomic.Uint64
 	snapshotBytesRecv, snapshotFilesRecv           atomic.Uint64
+	snapshotInstallNanos                           atomic.Int64
 	messagesSent, messagesDropped, messagesRecv    atomic.Uint64
 	readIndexes, leaderChanges                     atomic.Uint64
 	followerReadIndexes, followerReads             atomic.Uint64
@@ -100,6 +106,7 @@ func (n *Node) Metrics() Metrics {
 		SnapshotFailures:         m.snapshotFails.Load(),
 		SnapshotBytesReceived:    m.snapshotBytesRecv.Load(),
 		SnapshotFilesReceived:    m.snapshotFilesRecv.Load(),
+		SnapshotInstallTime:      time.Duration(m.snapshotInstallNanos.Load()),
 		MessagesSent:             m.messagesSent.Load(),
 		MessagesDropped:          m.messagesDropped.Load(),
 		MessagesRecv:             m.messagesRecv.Load(),

@@ -108,8 +108,8 @@ type Node struct {
 	staged      *incomingSnapshot
 	// fs and pebbleOpts are the DB's filesystem and options, which
 	// incoming snapshots are staged with (stage.go).
-	fs         vfs.FS
-	pebbleOpts *pebble.Options
+	fs          vfs.FS
+	pebbleOpts  *pebble.Options
 	lastCompact uint64
 	logBatch    *pebble.Batch
 	answered    uint64 // proposals answered, for the loop to notice

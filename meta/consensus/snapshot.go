@@ -80,6 +80,7 @@ func (n *Node) installSnapshot(snap *pb.Snapshot, hs *pb.HardState) error {
 	n.store.setBook(ab)
 	n.metrics.snapshotBytesRecv.Add(st.stage.bytes)
 	n.metrics.snapshotFilesRecv.Add(uint64(len(st.stage.files)))
+	n.metrics.snapshotInstallNanos.Add(int64(st.received + time.Since(start)))
 	n.log.Info("consensus: ingested snapshot", "id", n.id, "index", idx, "pairs", st.stage.pairs,
 		"bytes", st.stage.bytes, "files", len(st.stage.files), "received", st.received.Round(time.Millisecond),
 		"ingest", time.Since(start).Round(time.Millisecond))
