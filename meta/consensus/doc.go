@@ -155,7 +155,7 @@
 // hands the snapshot to the Ready, one more small sstable holds the
 // consensus keys: a range deletion of the whole log, the truncated index
 // and term (the snapshot's), the applied state, the address book and the
-// hard state (its commit no further than the snapshot). All the files go in
+// hard state (its commit at the snapshot's index). All the files go in
 // with one DB.IngestAndExcise that excises the state range, [stateStart,
 // past the last state key here or in the snapshot): Pebble makes one
 // ingestion atomic and durable (one version edit of its manifest, or one

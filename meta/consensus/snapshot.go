@@ -24,7 +24,7 @@ const (
 // transport staged its pairs in sstables on disk (stage.go); this writes one
 // more small sstable that replaces the log by the snapshot's (index, term)
 // and holds the applied state, the address book and the hard state (its
-// commit no further than the snapshot), and ingests all of them at once,
+// commit at the snapshot's index), and ingests all of them at once,
 // excising the whole state range. One ingestion is one version edit of
 // Pebble's manifest, so a crash leaves either the old state with its log and
 // applied state or the new ones, never a mix (decision 0095). hs is the
@@ -51,11 +51,12 @@ func (n *Node) installSnapshot(snap *pb.Snapshot, hs *pb.HardState) error {
 		return err
 	}
 	bookBytes := ab.encode()
-	hard := &pb.HardState{Term: new(hs.GetTerm()), Vote: new(hs.GetVote()), Commit: new(min(hs.GetCommit(), idx))}
+	// The term and vote go in with the state; the commit is the snapshot's
+	// index (committed by definition): entries past it are not durable yet.
 	if hs == nil {
-		hard = proto.Clone(n.store.hard).(*pb.HardState)
-		hard.Commit = new(min(hard.GetCommit(), idx))
+		hs = n.store.hard
 	}
+	hard := &pb.HardState{Term: new(hs.GetTerm()), Vote: new(hs.GetVote()), Commit: new(idx)}
 	if err := st.stage.writeConsensus(idx, term, encodeApplied(idx, term, confBytes), bookBytes, hard); err != nil {
 		return err
 	}
