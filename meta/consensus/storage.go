@@ -438,18 +438,9 @@ func (s *logStore) commitCompaction(index, term uint64) {
 	}
 }
 
-// writeSnapshotLog adds to b the replacement of the whole log by the
-// snapshot's (index, term); commitSnapshotLog updates the in-memory view.
-func (s *logStore) writeSnapshotLog(b *pebble.Batch, index, term uint64) error {
-	if err := b.DeleteRange(logKey(0), logKey(^uint64(0)), nil); err != nil {
-		return err
-	}
-	if err := b.Delete(logKey(^uint64(0)), nil); err != nil {
-		return err
-	}
-	return b.Set(keyTruncated, encodeIndexTerm(index, term), nil)
-}
-
+// commitSnapshotLog makes the in-memory view that of a log replaced by the
+// snapshot's (index, term), once the snapshot's ingestion (installSnapshot)
+// replaced it on disk.
 func (s *logStore) commitSnapshotLog(index, term uint64, cs *pb.ConfState) error {
 	s.truncIndex, s.truncTerm, s.last = index, term, index
 	s.cache, s.cacheStart, s.cacheBytes = s.cache[:0], 0, 0
