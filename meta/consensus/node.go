@@ -110,6 +110,7 @@ type Node struct {
 	// incoming snapshots are staged with (stage.go).
 	fs          vfs.FS
 	pebbleOpts  *pebble.Options
+	stageSeq    atomic.Uint64 // names concurrent stages apart
 	lastCompact uint64
 	logBatch    *pebble.Batch
 	answered    uint64 // proposals answered, for the loop to notice

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
@@ -16,9 +15,6 @@ import (
 // stagingDir is where incoming snapshots are staged, under Options.Dir.
 // Pebble ignores it; Open removes what a crash left there.
 const stagingDir = "snapshot-staging"
-
-// stageSeq names concurrent stages apart.
-var stageSeq atomic.Uint64
 
 // snapshotStage writes the pairs of an incoming snapshot, as they arrive in
 // key order, into sstables of at most about fileBytes each, ready for
@@ -41,7 +37,7 @@ type snapshotStage struct {
 
 func newSnapshotStage(n *Node, m *pb.Message) (*snapshotStage, error) {
 	dir := filepath.Join(n.opts.Dir, stagingDir,
-		fmt.Sprintf("%d-%d", m.GetSnapshot().GetMetadata().GetIndex(), stageSeq.Add(1)))
+		fmt.Sprintf("%d-%d", m.GetSnapshot().GetMetadata().GetIndex(), n.stageSeq.Add(1)))
 	if err := n.fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
