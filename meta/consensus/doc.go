@@ -145,10 +145,12 @@
 // applied-KeepEntries is deleted (in the apply batch). A follower that needs
 // compacted entries gets a snapshot: raft asks Storage.Snapshot, which
 // describes the state at the applied index and pins it with a Pebble
-// snapshot (the raft goroutine is the only applier, so the DB is exactly at
-// that index); the transport streams the state range with the MsgSnap over
-// Raft.Snapshot in chunks of about 1 MiB read from a Pebble iterator, so the
-// leader holds one chunk per send whatever the state's size. The follower
+// iterator opened there (the raft goroutine is the only applier, so the DB
+// is exactly at that index; an iterator, unlike a pebble.Snapshot, keeps
+// reading its version across this node's own later IngestAndExcise); the
+// transport streams the state range with the MsgSnap over Raft.Snapshot in
+// chunks of about 1 MiB read from that iterator, so the leader holds one
+// chunk per send whatever the state's size. The follower
 // never holds the state in memory either: it writes the pairs, as they
 // arrive, into sstables of at most about Options.SnapshotFileBytes under
 // Dir/snapshot-staging, each synced when finished (stage.go). When raft

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/grpc"
@@ -159,9 +158,7 @@ func (t *transport) send(m *pb.Message, snap pinnedSnapshot) {
 		p = nil
 	}
 	if p == nil {
-		if snap.snap != nil {
-			_ = snap.snap.Close()
-		}
+		snap.close()
 		t.n.metrics.messagesDropped.Add(1)
 		return
 	}
@@ -356,9 +353,7 @@ func (p *peer) sendSnapshot(m *pb.Message, snap pinnedSnapshot) {
 	n := p.t.n
 	defer p.t.wg.Done()
 	err := p.streamSnapshot(m, snap)
-	if snap.snap != nil {
-		_ = snap.snap.Close()
-	}
+	snap.close()
 	st := snapStatus{id: p.id, status: raft.SnapshotFinish}
 	if err != nil {
 		st.status = raft.SnapshotFailure
@@ -376,8 +371,8 @@ func (p *peer) sendSnapshot(m *pb.Message, snap pinnedSnapshot) {
 }
 
 func (p *peer) streamSnapshot(m *pb.Message, pinned pinnedSnapshot) error {
-	snap := pinned.snap
-	if snap == nil {
+	it := pinned.it
+	if it == nil {
 		return errors.New("no pinned state for snapshot")
 	}
 	c, err := p.client()
@@ -397,11 +392,6 @@ func (p *peer) streamSnapshot(m *pb.Message, pinned pinnedSnapshot) error {
 	if err != nil {
 		return err
 	}
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: stateStart})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = it.Close() }()
 	chunk := &stratov1.SnapshotChunk{Message: raw}
 	var arena []byte
 	total := uint64(0)
