@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Install steps, named for the fault tests (Options.installHook): the
-// staged files are all written, the consensus file is written, the
+// Install steps, named for the fault tests (Options.installHook): every
+// pair is staged; the consensus file is written, the ingestion next; the
 // ingestion is done.
 const (
 	stepStaged   = "staged"
@@ -25,9 +25,9 @@ const (
 // more small sstable that replaces the log by the snapshot's (index, term)
 // and holds the applied state, the address book and the hard state (its
 // commit at the snapshot's index), and ingests all of them at once,
-// excising the whole state range. One ingestion is one version edit of
-// Pebble's manifest, so a crash leaves either the old state with its log and
-// applied state or the new ones, never a mix (decision 0095). hs is the
+// excising the whole state range. Pebble makes one ingestion atomic and
+// durable, so a crash leaves either the old state with its log and applied
+// state or the new ones, never a mix (decision 0095). hs is the
 // Ready's hard state, or nil.
 func (n *Node) installSnapshot(snap *pb.Snapshot, hs *pb.HardState) error {
 	meta := snap.GetMetadata()
