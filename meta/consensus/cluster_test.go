@@ -357,7 +357,7 @@ func TestFollowerCatchesUpBySnapshot(t *testing.T) {
 	c.stop(follower)
 
 	put(opDelete, "doomed", "")
-	put(opDelRaw, "\xff\xffdoomed-raw", "") // past the range deletion's end: deleted one by one
+	put(opDelRaw, "\xff\xffdoomed-raw", "") // past stateRangeEnd: the excise span reaches it
 	put(opRaw, "\xff\xffnew-raw", "y")
 	for i := range 400 {
 		put(opPut, fmt.Sprintf("k%03d", i), "v")

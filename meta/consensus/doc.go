@@ -145,15 +145,29 @@
 // applied-KeepEntries is deleted (in the apply batch). A follower that needs
 // compacted entries gets a snapshot: raft asks Storage.Snapshot, which
 // describes the state at the applied index and pins it with a Pebble
-// snapshot (the raft goroutine is the only applier, so the DB is exactly at
-// that index); the transport streams the state range with the MsgSnap over
-// Raft.Snapshot. The follower stages the pairs in a batch and installs them
-// with one synced batch that deletes its whole state range, writes the
-// pairs, replaces its log by the snapshot's index and term and sets the
-// applied state, so a crash leaves the old state or the new one. The staged
-// snapshot is held in memory (about the size of the state's keys and
-// values); staging into an sstable and installing it with IngestAndExcise
-// would bound that.
+// iterator opened there (the raft goroutine is the only applier, so the DB
+// is exactly at that index; an iterator, unlike a pebble.Snapshot, keeps
+// reading its version across this node's own later IngestAndExcise); the
+// transport streams the state range with the MsgSnap over Raft.Snapshot in
+// chunks of about 1 MiB read from that iterator, so the leader holds one
+// chunk per send whatever the state's size. The follower
+// never holds the state in memory either: it writes the pairs, as they
+// arrive, into sstables of at most about Options.SnapshotFileBytes under
+// Dir/snapshot-staging, each synced when finished (stage.go). When raft
+// hands the snapshot to the Ready, one more small sstable holds the
+// consensus keys: a range deletion of the whole log, the truncated index
+// and term (the snapshot's), the applied state, the address book and the
+// hard state (its commit at the snapshot's index). All the files go in
+// with one DB.IngestAndExcise that excises the state range, [stateStart,
+// past the last state key here or in the snapshot): Pebble makes one
+// ingestion atomic and durable (one version edit of its manifest, or one
+// synced WAL record when it must queue behind the memtables), so a crash
+// leaves either the old
+// state with its log and applied index, or the new state with the log
+// replaced and the applied index at the snapshot, never a state with a log
+// that does not belong to it. The entries and hard state of the same Ready
+// follow in the usual synced batch. Open removes what a crash left in
+// snapshot-staging (decision 0095).
 //
 // # Backups
 //

@@ -36,9 +36,9 @@ var (
 	keyApplied   = []byte{keyPrefix, kindApplied}
 	keyMembers   = []byte{keyPrefix, kindMembers}
 	keyRemoved   = []byte{keyPrefix, kindRemoved}
-	// The state machine's key range is [stateStart, ∞). Pebble range
-	// deletions need an end; stateRangeEnd bounds the DeleteRange and the
-	// few keys at or past it are deleted one by one.
+	// The state machine's key range is [stateStart, ∞). A snapshot's
+	// install excises it up to an end it must name: stateRangeEnd, or just
+	// past the last key at or beyond it (exciseEnd).
 	stateStart    = []byte{0x01}
 	stateRangeEnd = []byte{0xff}
 )

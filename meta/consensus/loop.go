@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 )
@@ -25,15 +24,6 @@ type proposal struct {
 }
 
 var proposalPool = sync.Pool{New: func() any { return &proposal{done: make(chan struct{}, 1)} }}
-
-type incomingSnapshot struct {
-	msg   *pb.Message
-	batch *pebble.Batch // the state range's deletion, then the snapshot's pairs
-	// highKeys are the snapshot's keys at or past stateRangeEnd, which the
-	// range deletion does not cover.
-	highKeys map[string]struct{}
-	done     chan error
-}
 
 type snapStatus struct {
 	id     uint64
@@ -185,7 +175,7 @@ func (n *Node) step(m *pb.Message) {
 
 func (n *Node) stepSnapshot(s *incomingSnapshot) {
 	if n.staged != nil {
-		_ = n.staged.batch.Close()
+		n.staged.stage.discard()
 	}
 	n.staged = s
 	n.metrics.messagesRecv.Add(1)
@@ -260,7 +250,8 @@ func (n *Node) shutdown() {
 		g.answer(err)
 	}
 	if n.staged != nil {
-		_ = n.staged.batch.Close()
+		n.staged.stage.discard()
+		n.staged = nil
 	}
 	if n.confWait != nil {
 		n.confWait.done <- err

@@ -1,6 +1,9 @@
 package consensus
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Metrics is a snapshot of a node's counters, for export (e.g. to
 // Prometheus) by the server that owns the node. Counters are cumulative since
@@ -39,6 +42,13 @@ type Metrics struct {
 	SnapshotsSent    uint64
 	SnapshotsApplied uint64
 	SnapshotFailures uint64
+	// SnapshotBytesReceived and SnapshotFilesReceived are the keys and
+	// values of the snapshots installed here, and the sstables they were
+	// staged in.
+	SnapshotBytesReceived uint64
+	SnapshotFilesReceived uint64
+	// SnapshotInstallTime is the time spent receiving and installing them.
+	SnapshotInstallTime time.Duration
 	// MessagesSent and MessagesDropped count raft messages to peers; a
 	// message is dropped when its peer's queue is full or it is unreachable.
 	MessagesSent    uint64
@@ -66,6 +76,8 @@ type metrics struct {
 	appliedIndex, commitIndex, lastIndex, firstIdx atomic.Uint64
 	term, compactions                              atomic.Uint64
 	snapshotsSent, snapshotsApplied, snapshotFails atomic.Uint64
+	snapshotBytesRecv, snapshotFilesRecv           atomic.Uint64
+	snapshotInstallNanos                           atomic.Int64
 	messagesSent, messagesDropped, messagesRecv    atomic.Uint64
 	readIndexes, leaderChanges                     atomic.Uint64
 	followerReadIndexes, followerReads             atomic.Uint64
@@ -92,6 +104,9 @@ func (n *Node) Metrics() Metrics {
 		SnapshotsSent:            m.snapshotsSent.Load(),
 		SnapshotsApplied:         m.snapshotsApplied.Load(),
 		SnapshotFailures:         m.snapshotFails.Load(),
+		SnapshotBytesReceived:    m.snapshotBytesRecv.Load(),
+		SnapshotFilesReceived:    m.snapshotFilesRecv.Load(),
+		SnapshotInstallTime:      time.Duration(m.snapshotInstallNanos.Load()),
 		MessagesSent:             m.messagesSent.Load(),
 		MessagesDropped:          m.messagesDropped.Load(),
 		MessagesRecv:             m.messagesRecv.Load(),

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 
@@ -105,6 +106,11 @@ type Node struct {
 	readsByCtx  map[uint64]*readGroup // asked of raft, not yet granted
 	readsWait   []*readGroup          // granted, waiting for their index to be applied
 	staged      *incomingSnapshot
+	// fs and pebbleOpts are the DB's filesystem and options, which
+	// incoming snapshots are staged with (stage.go).
+	fs          vfs.FS
+	pebbleOpts  *pebble.Options
+	stageSeq    atomic.Uint64 // names concurrent stages apart
 	lastCompact uint64
 	logBatch    *pebble.Batch
 	answered    uint64 // proposals answered, for the loop to notice
@@ -140,6 +146,10 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 	// over zeros instead of growing the log (package walfs).
 	po.FS = walfs.New(opts.FS, po.MemTableSize)
 	po.FormatMajorVersion = pebble.FormatNewest
+	po.EnsureDefaults() // kept for the snapshot stage's sstable writers
+	if err := removeStaging(po.FS, opts.Dir); err != nil {
+		return nil, fmt.Errorf("consensus: remove staged snapshots in %s: %w", opts.Dir, err)
+	}
 	po.Logger = pebbleLogger{raftLogger{opts.Logger.With("component", "pebble")}}
 	db, err := pebble.Open(opts.Dir, po)
 	if err != nil {
@@ -199,6 +209,8 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 		id:          opts.ID,
 		sm:          sm,
 		db:          db,
+		fs:          po.FS,
+		pebbleOpts:  po,
 		rn:          rn,
 		store:       store,
 		log:         opts.Logger,

@@ -63,6 +63,11 @@ type Options struct {
 	// from a snapshot. Default: 5000. Set it lower than CompactEvery.
 	KeepEntries uint64
 
+	// SnapshotFileBytes bounds, about, each sstable an incoming snapshot
+	// is staged in on disk before it is ingested: the snapshot is never
+	// held in memory, whatever its size. Default: 64 MiB.
+	SnapshotFileBytes int64
+
 	// MaxSizePerMsg bounds the bytes of entries in one append message to a
 	// follower. Default: 1 MiB.
 	MaxSizePerMsg uint64
@@ -108,6 +113,12 @@ type Options struct {
 	// Observers receive measurements for monitoring (latency histograms).
 	// Default: none.
 	Observers Observers
+
+	// installHook, when set, is called at each step of a snapshot's
+	// install (the names in snapshot.go, and "file N" as each staged file
+	// is finished); an error fails the step. The fault tests crash the
+	// node there.
+	installHook func(step string) error
 }
 
 // Observer receives one measurement; a prometheus.Histogram is one.
@@ -160,6 +171,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.KeepEntries == 0 {
 		o.KeepEntries = 5000
 	}
+	if o.SnapshotFileBytes == 0 {
+		o.SnapshotFileBytes = 64 << 20
+	}
 	if o.MaxSizePerMsg == 0 {
 		o.MaxSizePerMsg = 1 << 20
 	}
@@ -201,6 +215,8 @@ func (o *Options) Validate() error {
 	case o.KeepEntries >= o.CompactEvery:
 		return fmt.Errorf("%w: KeepEntries (%d) must be less than CompactEvery (%d)",
 			ErrInvalidOptions, o.KeepEntries, o.CompactEvery)
+	case o.SnapshotFileBytes < 0:
+		return fmt.Errorf("%w: SnapshotFileBytes must be positive", ErrInvalidOptions)
 	case o.MaxProposalBatch <= 0 || o.MaxInflightMsgs <= 0:
 		return fmt.Errorf("%w: MaxProposalBatch and MaxInflightMsgs must be positive", ErrInvalidOptions)
 	}

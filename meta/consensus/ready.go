@@ -86,8 +86,7 @@ func (n *Node) persist(rd raft.Ready) (*appliedBatch, error) {
 	b := n.logBatch
 	snapApplied := false
 	if !raft.IsEmptySnap(rd.Snapshot) {
-		var err error
-		if b, err = n.writeSnapshot(rd.Snapshot); err != nil {
+		if err := n.installSnapshot(rd.Snapshot, rd.HardState); err != nil {
 			return nil, err
 		}
 		snapApplied = true
@@ -108,11 +107,7 @@ func (n *Node) persist(rd raft.Ready) (*appliedBatch, error) {
 			return nil, err
 		}
 	}
-	if snapApplied {
-		_ = b.Close()
-	} else {
-		b.Reset()
-	}
+	b.Reset()
 	n.store.commitEntries(rd.Entries)
 	if rd.HardState != nil {
 		n.store.hard = rd.HardState
@@ -125,7 +120,7 @@ func (n *Node) persist(rd raft.Ready) (*appliedBatch, error) {
 	if n.staged != nil {
 		// A staged snapshot is for the Ready right after its MsgSnap was
 		// stepped; raft did not want it.
-		_ = n.staged.batch.Close()
+		n.staged.stage.discard()
 		n.staged = nil
 	}
 	return ahead, nil

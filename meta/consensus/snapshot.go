@@ -2,82 +2,141 @@ package consensus
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 )
 
-// writeSnapshot completes the batch that installs a snapshot received from
-// the leader. The transport staged it as a range deletion of the state
-// range followed by the snapshot's pairs; this adds the deletion of the few
-// state keys past the range deletion's end that the snapshot does not hold,
-// the replacement of the log by the snapshot's (index, term), and the
-// applied state. It is one batch, committed with sync, so a crash leaves
-// either the old state and log or the new ones.
-func (n *Node) writeSnapshot(snap *pb.Snapshot) (*pebble.Batch, error) {
+// Install steps, named for the fault tests (Options.installHook): every
+// pair is staged; the consensus file is written, the ingestion next; the
+// ingestion is done.
+const (
+	stepStaged   = "staged"
+	stepIngest   = "ingest"
+	stepIngested = "ingested"
+)
+
+// installSnapshot installs a snapshot received from the leader. The
+// transport staged its pairs in sstables on disk (stage.go); this writes one
+// more small sstable that replaces the log by the snapshot's (index, term)
+// and holds the applied state, the address book and the hard state (its
+// commit at the snapshot's index), and ingests all of them at once,
+// excising the whole state range. Pebble makes one ingestion atomic and
+// durable, so a crash leaves either the old state with its log and applied
+// state or the new ones, never a mix (decision 0095). hs is the
+// Ready's hard state, or nil.
+func (n *Node) installSnapshot(snap *pb.Snapshot, hs *pb.HardState) error {
 	meta := snap.GetMetadata()
 	idx, term := meta.GetIndex(), meta.GetTerm()
 	st := n.staged
 	if st == nil || st.msg.GetSnapshot().GetMetadata().GetIndex() != idx {
-		return nil, fmt.Errorf("consensus: raft installs snapshot %d without its data", idx)
+		return fmt.Errorf("consensus: raft installs snapshot %d without its data", idx)
 	}
 	n.staged = nil
-	b := st.batch
-	fail := func(err error) (*pebble.Batch, error) {
-		_ = b.Close()
-		return nil, err
-	}
-	it, err := n.db.NewIter(&pebble.IterOptions{LowerBound: stateRangeEnd})
-	if err != nil {
-		return fail(err)
-	}
-	for valid := it.First(); valid; valid = it.Next() {
-		if _, ok := st.highKeys[string(it.Key())]; ok {
-			continue
-		}
-		if err := b.Delete(it.Key(), nil); err != nil {
-			_ = it.Close()
-			return fail(err)
-		}
-	}
-	if err := it.Close(); err != nil {
-		return fail(err)
-	}
-	if err := n.store.writeSnapshotLog(b, idx, term); err != nil {
-		return fail(err)
+	defer st.stage.discard()
+	if err := n.hook(stepStaged); err != nil {
+		return err
 	}
 	cs := proto.Clone(meta.GetConfState()).(*pb.ConfState)
-	// The snapshot's data is the address book as of its index (an old
-	// sender's carries none: the members keep the addresses known here).
+	confBytes, err := proto.Marshal(cs)
+	if err != nil {
+		return err
+	}
+	ab, err := n.snapshotBook(snap, cs)
+	if err != nil {
+		return err
+	}
+	bookBytes := ab.encode()
+	// The term and vote go in with the state; the commit is the snapshot's
+	// index (committed by definition): entries past it are not durable yet.
+	if hs == nil {
+		hs = n.store.hard
+	}
+	hard := &pb.HardState{Term: new(hs.GetTerm()), Vote: new(hs.GetVote()), Commit: new(idx)}
+	if err := st.stage.writeConsensus(idx, term, encodeApplied(idx, term, confBytes), bookBytes, hard); err != nil {
+		return err
+	}
+	end, err := n.exciseEnd(st.stage.last)
+	if err != nil {
+		return err
+	}
+	if err := n.hook(stepIngest); err != nil {
+		return err
+	}
+	start := time.Now()
+	if _, err := n.db.IngestAndExcise(context.Background(), st.stage.paths(), nil, nil,
+		pebble.KeyRange{Start: stateStart, End: end}); err != nil {
+		return fmt.Errorf("%w: ingest snapshot %d: %w", ErrStorage, idx, err)
+	}
+	if err := n.hook(stepIngested); err != nil {
+		return err
+	}
+	if err := n.store.commitSnapshotLog(idx, term, cs); err != nil {
+		return err
+	}
+	n.store.setBook(ab)
+	n.metrics.snapshotBytesRecv.Add(st.stage.bytes)
+	n.metrics.snapshotFilesRecv.Add(uint64(len(st.stage.files)))
+	n.metrics.snapshotInstallNanos.Add(int64(st.received + time.Since(start)))
+	n.log.Info("consensus: ingested snapshot", "id", n.id, "index", idx, "pairs", st.stage.pairs,
+		"bytes", st.stage.bytes, "files", len(st.stage.files), "received", st.received.Round(time.Millisecond),
+		"ingest", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// snapshotBook is the address book a snapshot installs: the one its data
+// holds as of its index (an old sender's carries none: the members keep the
+// addresses known here).
+func (n *Node) snapshotBook(snap *pb.Snapshot, cs *pb.ConfState) (addressBook, error) {
 	ab := addressBook{addrs: map[uint64]string{}, removed: n.store.removed}
 	if len(snap.GetData()) > 0 {
 		var err error
 		if ab, err = decodeBook(snap.GetData()); err != nil {
-			return fail(err)
+			return addressBook{}, err
 		}
 	}
 	if ab.groupID == 0 {
 		ab.groupID = n.store.groupID
 	}
-	book := ab.addrs
 	for _, id := range confMembers(cs) {
-		if _, ok := book[id]; !ok {
-			book[id] = n.store.book[id]
+		if _, ok := ab.addrs[id]; !ok {
+			ab.addrs[id] = n.store.book[id]
 		}
 	}
-	if err := n.store.commitSnapshotLog(idx, term, cs); err != nil {
-		return fail(err)
+	return ab, nil
+}
+
+// exciseEnd is the end of the span a snapshot replaces: past both the last
+// state key here and the snapshot's last key (last), so that the state
+// machine's keys at or past stateRangeEnd go too.
+func (n *Node) exciseEnd(last []byte) ([]byte, error) {
+	it, err := n.db.NewIter(&pebble.IterOptions{LowerBound: stateRangeEnd})
+	if err != nil {
+		return nil, err
 	}
-	n.store.setBook(ab)
-	if err := b.Set(keyApplied, encodeApplied(idx, term, n.store.confBytes), nil); err != nil {
-		return fail(err)
+	end := stateRangeEnd
+	if it.Last() {
+		end = append(append([]byte(nil), it.Key()...), 0)
 	}
-	if err := b.Set(keyMembers, n.store.bookBytes, nil); err != nil {
-		return fail(err)
+	if err := it.Close(); err != nil {
+		return nil, err
 	}
-	return b, nil
+	if last != nil && bytes.Compare(last, end) >= 0 {
+		end = append(append([]byte(nil), last...), 0)
+	}
+	return end, nil
+}
+
+// hook runs the fault tests' hook for an install step.
+func (n *Node) hook(step string) error {
+	if h := n.opts.installHook; h != nil {
+		return h(step)
+	}
+	return nil
 }
 
 // afterSnapshot runs once a snapshot is durable.
@@ -109,38 +168,3 @@ func (n *Node) afterSnapshot(snap *pb.Snapshot) error {
 
 // validStateKey reports whether k belongs to the state machine's range.
 func validStateKey(k []byte) bool { return len(k) > 0 && k[0] != keyPrefix }
-
-// newStagedSnapshot starts the batch that will install a snapshot: the
-// state range's deletion comes first so that the pairs, added after it,
-// win.
-func newStagedSnapshot(db *pebble.DB, m *pb.Message) (*incomingSnapshot, error) {
-	b := db.NewBatch()
-	if err := b.DeleteRange(stateStart, stateRangeEnd, nil); err != nil {
-		_ = b.Close()
-		return nil, err
-	}
-	return &incomingSnapshot{msg: m, batch: b, highKeys: map[string]struct{}{}, done: make(chan error, 1)}, nil
-}
-
-// stageSnapshotChunk adds a chunk's pairs to in, checking that keys are
-// state keys in strictly increasing order after prev; it returns the last
-// key.
-func stageSnapshotChunk(in *incomingSnapshot, keys, values [][]byte, prev []byte) ([]byte, error) {
-	b := in.batch
-	if len(keys) != len(values) {
-		return nil, fmt.Errorf("%w: snapshot chunk has %d keys and %d values", ErrCorrupt, len(keys), len(values))
-	}
-	for i, k := range keys {
-		if !validStateKey(k) || (prev != nil && bytes.Compare(prev, k) >= 0) {
-			return nil, fmt.Errorf("%w: snapshot key %x out of order or outside the state range", ErrCorrupt, k)
-		}
-		if err := b.Set(k, values[i], nil); err != nil {
-			return nil, err
-		}
-		if bytes.Compare(k, stateRangeEnd) >= 0 {
-			in.highKeys[string(k)] = struct{}{}
-		}
-		prev = k
-	}
-	return prev, nil
-}

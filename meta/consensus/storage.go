@@ -61,10 +61,20 @@ type logStore struct {
 var _ raft.Storage = (*logStore)(nil)
 
 // pinnedSnapshot is the state an outgoing snapshot streams, and the address
-// book it carries in its data.
+// book it carries in its data. The state is pinned by an iterator opened
+// when raft asks for the snapshot, not by a pebble.Snapshot: an iterator
+// reads the version it was opened on, which a later IngestAndExcise of the
+// state range (this node installing a snapshot itself) does not change,
+// while a pebble.Snapshot's next iterator would not see the excised keys.
 type pinnedSnapshot struct {
-	snap *pebble.Snapshot
+	it   *pebble.Iterator
 	book []byte
+}
+
+func (p pinnedSnapshot) close() {
+	if p.it != nil {
+		_ = p.it.Close()
+	}
 }
 
 const defaultCacheEntries = 8192
@@ -325,11 +335,15 @@ func entrySize(e *pb.Entry) uint64 { return uint64(len(e.Data)) + 16 }
 
 // Snapshot implements raft.Storage. It describes the state machine as of the
 // applied index, which is exactly what the DB holds while the raft goroutine
-// (the only applier) is in this call, and pins that state with a Pebble
-// snapshot that the transport streams to the follower.
+// (the only applier) is in this call, and pins that state with an
+// iterator that the transport streams to the follower.
 func (s *logStore) Snapshot() (*pb.Snapshot, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: stateStart})
+	if err != nil {
+		return nil, err
+	}
 	s.snapToken++
-	s.snaps[s.snapToken] = pinnedSnapshot{snap: s.db.NewSnapshot(), book: s.bookBytes}
+	s.snaps[s.snapToken] = pinnedSnapshot{it: it, book: s.bookBytes}
 	return &pb.Snapshot{
 		Data: binary.BigEndian.AppendUint64(nil, s.snapToken),
 		Metadata: &pb.SnapshotMetadata{
@@ -353,7 +367,7 @@ func (s *logStore) takeSnapshot(data []byte) pinnedSnapshot {
 
 func (s *logStore) closeSnapshots() {
 	for tok, p := range s.snaps {
-		_ = p.snap.Close()
+		p.close()
 		delete(s.snaps, tok)
 	}
 }
@@ -438,18 +452,9 @@ func (s *logStore) commitCompaction(index, term uint64) {
 	}
 }
 
-// writeSnapshotLog adds to b the replacement of the whole log by the
-// snapshot's (index, term); commitSnapshotLog updates the in-memory view.
-func (s *logStore) writeSnapshotLog(b *pebble.Batch, index, term uint64) error {
-	if err := b.DeleteRange(logKey(0), logKey(^uint64(0)), nil); err != nil {
-		return err
-	}
-	if err := b.Delete(logKey(^uint64(0)), nil); err != nil {
-		return err
-	}
-	return b.Set(keyTruncated, encodeIndexTerm(index, term), nil)
-}
-
+// commitSnapshotLog makes the in-memory view that of a log replaced by the
+// snapshot's (index, term), once the snapshot's ingestion (installSnapshot)
+// replaced it on disk.
 func (s *logStore) commitSnapshotLog(index, term uint64, cs *pb.ConfState) error {
 	s.truncIndex, s.truncTerm, s.last = index, term, index
 	s.cache, s.cacheStart, s.cacheBytes = s.cache[:0], 0, 0

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/grpc"
@@ -159,9 +158,7 @@ func (t *transport) send(m *pb.Message, snap pinnedSnapshot) {
 		p = nil
 	}
 	if p == nil {
-		if snap.snap != nil {
-			_ = snap.snap.Close()
-		}
+		snap.close()
 		t.n.metrics.messagesDropped.Add(1)
 		return
 	}
@@ -356,9 +353,7 @@ func (p *peer) sendSnapshot(m *pb.Message, snap pinnedSnapshot) {
 	n := p.t.n
 	defer p.t.wg.Done()
 	err := p.streamSnapshot(m, snap)
-	if snap.snap != nil {
-		_ = snap.snap.Close()
-	}
+	snap.close()
 	st := snapStatus{id: p.id, status: raft.SnapshotFinish}
 	if err != nil {
 		st.status = raft.SnapshotFailure
@@ -376,8 +371,8 @@ func (p *peer) sendSnapshot(m *pb.Message, snap pinnedSnapshot) {
 }
 
 func (p *peer) streamSnapshot(m *pb.Message, pinned pinnedSnapshot) error {
-	snap := pinned.snap
-	if snap == nil {
+	it := pinned.it
+	if it == nil {
 		return errors.New("no pinned state for snapshot")
 	}
 	c, err := p.client()
@@ -397,11 +392,6 @@ func (p *peer) streamSnapshot(m *pb.Message, pinned pinnedSnapshot) error {
 	if err != nil {
 		return err
 	}
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: stateStart})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = it.Close() }()
 	chunk := &stratov1.SnapshotChunk{Message: raw}
 	var arena []byte
 	total := uint64(0)
@@ -510,37 +500,22 @@ func (s *raftService) Snapshot(stream stratov1.RaftService_SnapshotServer) error
 		return status.Error(codes.Unavailable, ErrClosed.Error())
 	default:
 	}
-	in, err := newStagedSnapshot(n.db, m)
+	stage, err := newSnapshotStage(n, m)
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}
+	in := &incomingSnapshot{msg: m, stage: stage, done: make(chan error, 1)}
 	handed := false
 	defer func() {
 		if !handed {
-			_ = in.batch.Close()
+			stage.discard()
 		}
 	}()
-	var prev []byte
-	count := uint64(0)
-	chunk := first
-	for {
-		if prev, err = stageSnapshotChunk(in, chunk.GetKeys(), chunk.GetValues(), prev); err != nil {
-			return status.Error(codes.InvalidArgument, err.Error())
-		}
-		if prev != nil {
-			prev = append([]byte(nil), prev...)
-		}
-		count += uint64(len(chunk.GetKeys()))
-		if chunk.GetFinal() {
-			break
-		}
-		if chunk, err = stream.Recv(); err != nil {
-			return err
-		}
+	start := time.Now()
+	if err := receiveSnapshot(stream, first, stage); err != nil {
+		return err
 	}
-	if count != chunk.GetTotal() {
-		return status.Errorf(codes.InvalidArgument, "consensus: snapshot has %d pairs, sender counted %d", count, chunk.GetTotal())
-	}
+	in.received = time.Since(start)
 	select {
 	case n.snapRecvc <- in:
 		handed = true
@@ -553,4 +528,29 @@ func (s *raftService) Snapshot(stream stratov1.RaftService_SnapshotServer) error
 		return status.Error(codes.Unavailable, fmt.Sprintf("consensus: step snapshot: %v", err))
 	}
 	return stream.SendAndClose(&stratov1.RaftAck{})
+}
+
+// receiveSnapshot stages the pairs of the chunks of stream, first already
+// received, until the final one.
+func receiveSnapshot(stream stratov1.RaftService_SnapshotServer, first *stratov1.SnapshotChunk, stage *snapshotStage) error {
+	chunk := first
+	for {
+		if err := stage.add(chunk.GetKeys(), chunk.GetValues()); err != nil {
+			if errors.Is(err, ErrCorrupt) {
+				return status.Error(codes.InvalidArgument, err.Error())
+			}
+			return status.Error(codes.Internal, err.Error())
+		}
+		if chunk.GetFinal() {
+			break
+		}
+		var err error
+		if chunk, err = stream.Recv(); err != nil {
+			return err
+		}
+	}
+	if stage.pairs != chunk.GetTotal() {
+		return status.Errorf(codes.InvalidArgument, "consensus: snapshot has %d pairs, sender counted %d", stage.pairs, chunk.GetTotal())
+	}
+	return stage.finish()
 }
