@@ -100,3 +100,92 @@ func TestLifecycleRoundsOnMetaClock(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(n), c.Meta().LifecycleStats().Expired)
 }
+
+// TestLifecycleAcrossLeaderChange: the meta leader is stopped in the
+// middle of a lifecycle round that expires the current version of 600
+// keys of a versioned bucket; the new leader's rounds finish the work,
+// and every key ends with exactly one delete marker over its version:
+// nothing missed, nothing expired twice (DeleteKey's if_object_id).
+func TestLifecycleAcrossLeaderChange(t *testing.T) {
+	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), MetaOnly: true, MetaReplicas: 3,
+		TickInterval: 50 * time.Millisecond,
+		ConfigureMeta: func(_ int, o *meta.Options) { o.LifecycleInterval = 100 * time.Millisecond }})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	ctx := t.Context()
+	cl, err := client.New(client.Options{Meta: c.MetaAddrs()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cl.Close() })
+	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
+	require.NoError(t, err)
+	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS})
+	require.NoError(t, err)
+	_, err = cl.UpdateBucket(ctx, &stratov1.UpdateBucketRequest{Volume: "vol", Name: "obs", Versioning: stratov1.BucketVersioning_VERSIONING_ENABLED})
+	require.NoError(t, err)
+	const n = 600
+	for i := range n {
+		w, err := cl.CreateKey(ctx, "vol", "obs", fmt.Sprintf("k%04d", i), client.WriteOptions{})
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+	}
+	_, err = cl.UpdateBucket(ctx, &stratov1.UpdateBucketRequest{Volume: "vol", Name: "obs", Lifecycle: &stratov1.Lifecycle{
+		Rules: []*stratov1.LifecycleRule{{Id: "all", Enabled: true, ExpirationDateUnixMs: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()}}}})
+	require.NoError(t, err)
+
+	leader := func() int {
+		for i := range 3 {
+			if m := c.MetaServer(i); m != nil && m.Metrics().Leader {
+				return i
+			}
+		}
+		return -1
+	}
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		require.Less(t, time.Since(start), 20*time.Second, "no round began")
+		if l := leader(); l >= 0 && c.MetaServer(l).LifecycleStats().Expired >= 50 {
+			done := c.MetaServer(l).LifecycleStats().Expired
+			require.NoError(t, c.StopMeta(l))
+			t.Logf("leader %d stopped after %d expiries", l, done)
+			require.Less(t, done, uint64(n), "stopped within the round")
+			break
+		}
+	}
+
+	versions := func() map[string][]*stratov1.KeyInfo {
+		out := map[string][]*stratov1.KeyInfo{}
+		req := &stratov1.ListKeyVersionsRequest{Volume: "vol", Bucket: "obs"}
+		for {
+			resp, err := cl.ListKeyVersions(ctx, req)
+			require.NoError(t, err)
+			for _, v := range resp.GetVersions() {
+				out[v.GetName()] = append(out[v.GetName()], v)
+			}
+			if !resp.GetTruncated() {
+				return out
+			}
+			req.KeyMarker, req.VersionIdMarker = resp.GetNextKeyMarker(), resp.GetNextVersionIdMarker()
+		}
+	}
+	var all map[string][]*stratov1.KeyInfo
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		require.Less(t, time.Since(start), 60*time.Second, "the new leader did not finish the expiries")
+		all = versions()
+		done := 0
+		for _, vs := range all {
+			if vs[0].GetDeleteMarker() {
+				done++
+			}
+		}
+		if done == n {
+			break
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // more rounds: none may expire again
+	all = versions()
+	require.Len(t, all, n)
+	for k, vs := range all {
+		require.Len(t, vs, 2, "%s: one marker over its version, no second", k)
+		require.True(t, vs[0].GetDeleteMarker() && vs[0].GetIsLatest(), k)
+		require.False(t, vs[1].GetDeleteMarker(), k)
+	}
+}
