@@ -33,7 +33,9 @@ export AWS_ACCESS_KEY_ID=strato-dev AWS_SECRET_ACCESS_KEY=strato-dev-secret AWS_
 # run OP SIZE BUCKET: the summary's ops/s and MB/s
 run() {
 	local out
-	out=$("$strato" bench s3 --op "$1" --size "$2" --bucket "$3" -c "$clients" --duration "$duration" 2>&1 | grep '^summary')
+	# A run that ends without its summary line (a client error) counts as
+	# no result rather than stopping the whole comparison.
+	out=$("$strato" bench s3 --op "$1" --size "$2" --bucket "$3" -c "$clients" --duration "$duration" 2>&1 | grep '^summary' || true)
 	echo "$out" | tr ' ' '\n' | grep -E '^(ops_per_sec|mb_per_sec|p50_ms|p99_ms)=' | tr '\n' ' '
 }
 declare -A res
