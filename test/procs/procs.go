@@ -108,6 +108,16 @@ func (p *Proc) Start() error {
 }
 
 // Running reports whether the process is up (paused or not).
+// Pid is the running process's ID (0 when it does not run).
+func (p *Proc) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 func (p *Proc) Running() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
