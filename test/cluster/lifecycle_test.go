@@ -108,7 +108,7 @@ func TestLifecycleRoundsOnMetaClock(t *testing.T) {
 // nothing missed, nothing expired twice (DeleteKey's if_object_id).
 func TestLifecycleAcrossLeaderChange(t *testing.T) {
 	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), MetaOnly: true, MetaReplicas: 3,
-		TickInterval: 50 * time.Millisecond,
+		TickInterval:  50 * time.Millisecond,
 		ConfigureMeta: func(_ int, o *meta.Options) { o.LifecycleInterval = 100 * time.Millisecond }})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
