@@ -143,7 +143,7 @@ func (s *Server) lifecycleTick(ctx context.Context) error {
 // (volume, bucket); done says there is none.
 func (s *Server) nextLifecycleBucket(volume, bucket string) (*stratov1.BucketInfo, bool, error) {
 	for {
-		page, done, err := s.trashBuckets(volume, bucket, trashBucketsPerTick)
+		page, done, err := s.bucketsAfter(volume, bucket, bucketsPerTick)
 		if err != nil {
 			return nil, false, err
 		}

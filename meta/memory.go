@@ -23,15 +23,7 @@ func (s *Server) memoryMetrics() MemoryMetrics {
 		m.BlockCache, m.Memtables = pm.BlockCache.Size, int64(pm.MemTable.Size)
 	}
 	m.BlockCacheMax = s.opts.CacheSize
-	m.MemtablesMax = 3 * s.memTableSize()
+	m.MemtablesMax = 3 * s.opts.MemTableSize
 	m.RaftLogCache, m.RaftLogCacheMax = s.node.LogCacheBytes()
 	return m
-}
-
-// memTableSize is the memtable size Pebble runs with.
-func (s *Server) memTableSize() int64 {
-	if s.opts.MemTableSize > 0 {
-		return s.opts.MemTableSize
-	}
-	return 8 << 20 // namespace.ConfigurePebble's default
 }

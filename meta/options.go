@@ -241,6 +241,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.TrashCheckpointInterval <= 0 || o.TrashCheckpointInterval > o.TrashInterval {
 		o.TrashCheckpointInterval = o.TrashInterval
 	}
+	if o.MemTableSize <= 0 {
+		o.MemTableSize = 8 << 20
+	}
 	if o.LifecycleInterval == 0 {
 		o.LifecycleInterval = DefaultLifecycleInterval
 	}

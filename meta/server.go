@@ -91,7 +91,7 @@ func Open(opts Options) (*Server, error) {
 	}
 	raft := opts.Raft
 	if raft.Pebble == nil {
-		raft.Pebble = &pebble.Options{CacheSize: opts.CacheSize, MemTableSize: uint64(max(opts.MemTableSize, 0))}
+		raft.Pebble = &pebble.Options{CacheSize: opts.CacheSize, MemTableSize: uint64(opts.MemTableSize)}
 		namespace.ConfigurePebble(raft.Pebble)
 	}
 	raft.ID, raft.Peers, raft.FS, raft.Dir, raft.Logger = opts.ID, opts.Peers, opts.FS, opts.Dir, opts.Logger

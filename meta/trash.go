@@ -34,16 +34,16 @@ const (
 	TrashCheckpointFormat = "060102150405"
 	// DefaultTrashInterval is Options.TrashInterval's default.
 	DefaultTrashInterval = 24 * time.Hour
-	// trashBucketsPerTick bounds the buckets one tick looks at, and
+	// bucketsPerTick bounds the buckets one tick looks at, and
 	// trashOpsPerTick (once reached, after a bucket) the renames and
 	// deletes it proposes: a round over many buckets spreads over ticks
 	// and never holds the background loop.
-	trashBucketsPerTick = 64
-	trashOpsPerTick     = 64
+	bucketsPerTick  = 64
+	trashOpsPerTick = 64
 )
 
 // trashRounds drives the checkpoint rounds: one round over every bucket
-// each checkpoint interval, trashBucketsPerTick buckets a tick. Its mutex
+// each checkpoint interval, bucketsPerTick buckets a tick. Its mutex
 // also keeps ExpungeTrash and the background rounds from checkpointing
 // the same Current at once.
 type trashRounds struct {
@@ -103,7 +103,7 @@ func (s *Server) ExpungeTrash(ctx context.Context, r *stratov1.ExpungeTrashReque
 		for done := false; !done; {
 			var page []*stratov1.BucketInfo
 			var err error
-			page, done, err = s.trashBuckets(vol, bkt, trashBucketsPerTick)
+			page, done, err = s.bucketsAfter(vol, bkt, bucketsPerTick)
 			if err != nil {
 				return nil, toStatus(err)
 			}
@@ -158,7 +158,7 @@ func (s *Server) trashTick(ctx context.Context) error {
 		t.active, t.at, t.volume, t.bucket = true, now, "", ""
 		t.next = nextCheckpoint(now, s.opts.TrashCheckpointInterval)
 	}
-	buckets, done, err := s.trashBuckets(t.volume, t.bucket, trashBucketsPerTick)
+	buckets, done, err := s.bucketsAfter(t.volume, t.bucket, bucketsPerTick)
 	if err != nil {
 		return fmt.Errorf("trash: listing buckets: %w", err)
 	}
@@ -196,9 +196,9 @@ func nextCheckpoint(now time.Time, interval time.Duration) time.Time {
 	return now.Truncate(interval).Add(interval)
 }
 
-// trashBuckets lists up to n buckets after (volume, bucket), in volume
+// bucketsAfter lists up to n buckets after (volume, bucket), in volume
 // then bucket order; done says there are no more.
-func (s *Server) trashBuckets(volume, bucket string, n int) (out []*stratov1.BucketInfo, done bool, err error) {
+func (s *Server) bucketsAfter(volume, bucket string, n int) (out []*stratov1.BucketInfo, done bool, err error) {
 	rd := s.ns.Reader(s.db)
 	for {
 		if volume != "" {

@@ -20,30 +20,15 @@ import (
 // say what was done.
 func TestLifecycleRoundsOnMetaClock(t *testing.T) {
 	clock := fakeClock()
-	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), MetaOnly: true, Clock: clock,
-		ConfigureMeta: func(_ int, o *meta.Options) { o.LifecycleInterval = 5 * time.Second }})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	c, cl := startLifecycleMeta(t, minicluster.Options{Clock: clock}, 5*time.Second)
 	ctx := t.Context()
-	cl, err := client.New(client.Options{Meta: c.MetaAddrs()})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cl.Close() })
-
-	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
-	require.NoError(t, err)
-	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS})
-	require.NoError(t, err)
 	const n = 300
-	put := func(k string) {
-		w, err := cl.CreateKey(ctx, "vol", "obs", k, client.WriteOptions{})
-		require.NoError(t, err)
-		require.NoError(t, w.Close())
-	}
+	put := func(k string) { putEmptyKey(t, cl, k) }
 	for i := range n {
 		put(fmt.Sprintf("tmp/%04d", i))
 	}
 	put("keep")
-	_, err = cl.UpdateBucket(ctx, &stratov1.UpdateBucketRequest{Volume: "vol", Name: "obs", Lifecycle: &stratov1.Lifecycle{
+	_, err := cl.UpdateBucket(ctx, &stratov1.UpdateBucketRequest{Volume: "vol", Name: "obs", Lifecycle: &stratov1.Lifecycle{
 		Rules: []*stratov1.LifecycleRule{{Id: "tmp", Enabled: true, Prefix: "tmp/", ExpirationDays: 1}}}})
 	require.NoError(t, err)
 	count := func() int {
@@ -107,26 +92,13 @@ func TestLifecycleRoundsOnMetaClock(t *testing.T) {
 // and every key ends with exactly one delete marker over its version:
 // nothing missed, nothing expired twice (DeleteKey's if_object_id).
 func TestLifecycleAcrossLeaderChange(t *testing.T) {
-	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), MetaOnly: true, MetaReplicas: 3,
-		TickInterval:  50 * time.Millisecond,
-		ConfigureMeta: func(_ int, o *meta.Options) { o.LifecycleInterval = 100 * time.Millisecond }})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	c, cl := startLifecycleMeta(t, minicluster.Options{MetaReplicas: 3, TickInterval: 50 * time.Millisecond}, 100*time.Millisecond)
 	ctx := t.Context()
-	cl, err := client.New(client.Options{Meta: c.MetaAddrs()})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cl.Close() })
-	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
-	require.NoError(t, err)
-	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS})
-	require.NoError(t, err)
-	_, err = cl.UpdateBucket(ctx, &stratov1.UpdateBucketRequest{Volume: "vol", Name: "obs", Versioning: stratov1.BucketVersioning_VERSIONING_ENABLED})
+	_, err := cl.UpdateBucket(ctx, &stratov1.UpdateBucketRequest{Volume: "vol", Name: "obs", Versioning: stratov1.BucketVersioning_VERSIONING_ENABLED})
 	require.NoError(t, err)
 	const n = 600
 	for i := range n {
-		w, err := cl.CreateKey(ctx, "vol", "obs", fmt.Sprintf("k%04d", i), client.WriteOptions{})
-		require.NoError(t, err)
-		require.NoError(t, w.Close())
+		putEmptyKey(t, cl, fmt.Sprintf("k%04d", i))
 	}
 	_, err = cl.UpdateBucket(ctx, &stratov1.UpdateBucketRequest{Volume: "vol", Name: "obs", Lifecycle: &stratov1.Lifecycle{
 		Rules: []*stratov1.LifecycleRule{{Id: "all", Enabled: true, ExpirationDateUnixMs: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()}}}})
@@ -188,4 +160,31 @@ func TestLifecycleAcrossLeaderChange(t *testing.T) {
 		require.True(t, vs[0].GetDeleteMarker() && vs[0].GetIsLatest(), k)
 		require.False(t, vs[1].GetDeleteMarker(), k)
 	}
+}
+
+// startLifecycleMeta starts meta alone (o's replicas, clock and tick),
+// lifecycle rounds every interval, with the OBS bucket /vol/obs.
+func startLifecycleMeta(t *testing.T, o minicluster.Options, interval time.Duration) (*minicluster.Cluster, *client.Client) {
+	t.Helper()
+	o.Dir, o.MetaOnly = t.TempDir(), true
+	o.ConfigureMeta = func(_ int, mo *meta.Options) { mo.LifecycleInterval = interval }
+	c, err := minicluster.Start(t.Context(), o)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	cl, err := client.New(client.Options{Meta: c.MetaAddrs()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cl.Close() })
+	_, err = cl.CreateVolume(t.Context(), &stratov1.CreateVolumeRequest{Name: "vol"})
+	require.NoError(t, err)
+	_, err = cl.CreateBucket(t.Context(), &stratov1.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS})
+	require.NoError(t, err)
+	return c, cl
+}
+
+// putEmptyKey writes an empty key of /vol/obs.
+func putEmptyKey(t *testing.T, cl *client.Client, key string) {
+	t.Helper()
+	w, err := cl.CreateKey(t.Context(), "vol", "obs", key, client.WriteOptions{})
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
 }
