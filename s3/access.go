@@ -60,13 +60,16 @@ type bucketAccess struct {
 	public     string  // attrPublic
 	ownership  string  // attrOwnership ("": none set)
 	read       time.Time
+	cost       int64 // about what the entry takes in memory
 }
 
-// accessCache keeps bucketAccess by bucket for accessTTL.
+// accessCache keeps bucketAccess by bucket for accessTTL, about bytes
+// of them, at most max (Options.AccessCacheBytes).
 type accessCache struct {
-	mu     sync.Mutex
-	m      map[string]*bucketAccess
-	warned atomic.Bool // the unreadable buckets are logged once
+	mu         sync.Mutex
+	m          map[string]*bucketAccess
+	bytes, max int64
+	warned     atomic.Bool // the unreadable buckets are logged once
 }
 
 func (c *accessCache) get(bucket string, now time.Time) *bucketAccess {
@@ -81,17 +84,35 @@ func (c *accessCache) get(bucket string, now time.Time) *bucketAccess {
 func (c *accessCache) put(bucket string, a *bucketAccess) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxAccessCached {
-		c.m = map[string]*bucketAccess{}
+	c.dropLocked(bucket)
+	if c.m == nil || len(c.m) >= maxAccessCached || c.bytes+a.cost > c.max {
+		c.m, c.bytes = map[string]*bucketAccess{}, 0
 	}
-	c.m[bucket] = a
+	if a.cost <= c.max {
+		c.m[bucket] = a
+		c.bytes += a.cost
+	}
+}
+
+func (c *accessCache) dropLocked(bucket string) {
+	if a := c.m[bucket]; a != nil {
+		c.bytes -= a.cost
+		delete(c.m, bucket)
+	}
+}
+
+// held is about what the cache holds, and its bound.
+func (c *accessCache) held() (held, bound int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes, c.max
 }
 
 // forget drops a bucket whose access this gateway just changed.
 func (c *accessCache) forget(bucket string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.m, bucket)
+	c.dropLocked(bucket)
 }
 
 // accessOf reads a bucket's access with the gateway's own rights.
@@ -101,7 +122,7 @@ func (g *Gateway) accessOf(ctx context.Context, bucket string) (*bucketAccess, e
 		return a, nil
 	}
 	b, err := g.c.GetBucket(ctx, g.volume, bucket)
-	a := &bucketAccess{read: now}
+	a := &bucketAccess{read: now, cost: 256 + int64(len(bucket))}
 	switch {
 	case errors.Is(err, client.ErrNotFound) || errors.Is(err, client.ErrInvalid):
 	case errors.Is(err, client.ErrPermission) && !errors.Is(err, client.ErrUnauthenticated):
@@ -119,6 +140,7 @@ func (g *Gateway) accessOf(ctx context.Context, bucket string) (*bucketAccess, e
 			// Principals were checked when the policy was put.
 			p, err := parsePolicy([]byte(doc), bucket, func(string) bool { return true })
 			a.policy, a.badPolicy = p, err != nil
+			a.cost += 4 * int64(len(doc)) // the parsed policy, about
 		}
 	}
 	g.policies.put(bucket, a)

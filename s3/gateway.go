@@ -36,6 +36,9 @@ type Options struct {
 	// MultipartVolume holds the parts of multipart uploads under way, one
 	// bucket per target bucket. Default: Volume + "-multipart".
 	MultipartVolume string
+	// AccessCacheBytes bounds the cache of buckets' policies and public
+	// grants (access.go), about, in bytes. Default 4 MiB.
+	AccessCacheBytes int64
 	// Domain enables virtual-host-style addressing: a request to
 	// BUCKET.Domain addresses BUCKET. Default: "" (path style only, which
 	// is always served).
@@ -78,6 +81,9 @@ type Options struct {
 func (o *Options) EnsureDefaults() {
 	if o.Volume == "" {
 		o.Volume = "s3v"
+	}
+	if o.AccessCacheBytes <= 0 {
+		o.AccessCacheBytes = 4 << 20
 	}
 	if o.MultipartVolume == "" {
 		o.MultipartVolume = o.Volume + "-multipart"
@@ -178,6 +184,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{opts: opts, c: opts.Client, volume: opts.Volume, partBkts: map[string]bool{}, stop: make(chan struct{})}
+	g.policies.max = opts.AccessCacheBytes
 	g.handler = http.HandlerFunc(g.serveHTTP)
 	if opts.TracerProvider != nil {
 		g.handler = tracing.HTTPHandler(g.handler, "S3", opts.TracerProvider)
@@ -741,3 +748,7 @@ func (b *body) drain() error {
 	_, err := io.Copy(io.Discard, b)
 	return err
 }
+
+// AccessCacheBytes is about what the cache of buckets' policies and public
+// grants holds, and its bound (Options.AccessCacheBytes).
+func (g *Gateway) AccessCacheBytes() (held, bound int64) { return g.policies.held() }

@@ -51,3 +51,15 @@ func (m *S3Metrics) Observe(op string, status int, d time.Duration, in, out int6
 	m.bytesIn.Add(float64(in))
 	m.bytesOut.Add(float64(out))
 }
+
+// RegisterS3Cache reports a gateway's cache of bucket policies and public
+// grants (s3.Gateway.AccessCacheBytes) as strato_s3_access_cache_bytes and
+// strato_s3_access_cache_max_bytes.
+func RegisterS3Cache(reg prometheus.Registerer, held func() (int64, int64)) {
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strato_s3_access_cache_bytes",
+			Help: "the gateway's cache of bucket policies and public grants, about"},
+			func() float64 { n, _ := held(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strato_s3_access_cache_max_bytes",
+			Help: "its bound"}, func() float64 { _, m := held(); return float64(m) }))
+}

@@ -111,6 +111,7 @@ downloads, retries).`,
 				return err
 			}
 			defer func() { _ = gw.Close() }()
+			telemetry.RegisterS3Cache(reg, gw.AccessCacheBytes)
 			stopMetrics, err := serveMetrics(httpAddr, reg, pprof, log)
 			if err != nil {
 				return err
