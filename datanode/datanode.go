@@ -271,6 +271,9 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	if sv.Replication == nil {
 		sv.Replication = &replication.Metrics{}
 	}
+	if sv.Foreground == nil {
+		sv.Foreground = replication.NewForeground(0, 0, opts.Clock)
+	}
 	localReads := opts.TLS == nil && !opts.DisableLocalReads && store.osFiles()
 	sv.LocalReads = localReads
 	d = &Datanode{id: id, addr: addr, store: store, server: NewServer(store, sv), serveErr: make(chan error, 1),
@@ -298,7 +301,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		KeepClusterID:     func(id string) error { return keepClusterID(store.homeDirs(), id) },
 		Tokens:            d.setBlockTokens,
 		Replication: agent.Replication{Source: store, Importer: store, FS: store.opts.Volume.FS, Limits: limits,
-			Metrics: sv.Replication, TLS: opts.ClientTLS, Clock: opts.Clock},
+			Metrics: sv.Replication, TLS: opts.ClientTLS, Clock: opts.Clock, Foreground: sv.Foreground},
 		Scan:         d.scanner.Request,
 		DiskBalancer: d.disk.command,
 		TLS:          opts.ClientTLS,
@@ -490,9 +493,12 @@ func (d *Datanode) ServerMetrics() ServerMetrics { return d.server.Metrics() }
 func (d *Datanode) Registered() bool { return d.agent.Registered() }
 
 // ReplicationMetrics returns a snapshot of the datanode's replication
-// counters: containers it pushed to others and imported from them.
+// counters: containers it pushed to others and imported from them, and
+// the time its background copies gave way to clients.
 func (d *Datanode) ReplicationMetrics() replication.MetricsSnapshot {
-	return d.server.opts.Replication.Snapshot()
+	m := d.server.opts.Replication.Snapshot()
+	m.GaveWay = d.server.opts.Foreground.Waited()
+	return m
 }
 
 // Store is the datanode's containers.

@@ -64,6 +64,12 @@ func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, p
 		c.replyError(ctx, h, err)
 		return
 	}
+	switch m.(type) {
+	case *wire.WriteChunkRequest, *wire.WriteCommitRequest, *wire.PutBlockRequest,
+		*wire.ReadChunkRequest, *wire.ReadLocalRequest, *wire.ReadLocalPathsRequest:
+		// A client's request: background copies give way (decision 0098).
+		c.s.opts.Foreground.Touch()
+	}
 	switch m := m.(type) {
 	case *wire.WriteChunkRequest:
 		c.s.m.bytesIn.Add(int64(len(payload)))

@@ -97,7 +97,7 @@ func (c *conn) importSession(ctx context.Context, h wire.FrameHeader, m *wire.Im
 	var err error
 	pprof.Do(ctx, replication.ProfileLabels(c.s.opts.ID, replication.RoleImport), func(ctx context.Context) {
 		err = replication.Receive(ctx, c.r, c.w, h, m, c.s.store, codeOf, replication.ReceiveOptions{
-			Metrics: c.s.opts.Replication, Logger: c.s.log, Remote: c.remote,
+			Metrics: c.s.opts.Replication, Logger: c.s.log, Remote: c.remote, Foreground: c.s.opts.Foreground,
 		})
 	})
 	if err != nil {

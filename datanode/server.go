@@ -64,6 +64,11 @@ type ServerOptions struct {
 	// Replication counts the containers imported by the server (and, in a
 	// Datanode, those its agent pushes). Default: counted apart.
 	Replication *replication.Metrics
+	// Foreground is told of every client request (chunks written, read or
+	// committed, blocks put); imports marked background give way to them
+	// (decision 0098), and so do, in a Datanode, its agent's background
+	// pushes. Default: a Foreground of the server's own.
+	Foreground *replication.Foreground
 	// Observe, when set, is told of every request answered (container
 	// imports and PING aside): its type, its outcome (0 for success, else
 	// the error's code) and the time from its arrival to its response
@@ -116,6 +121,9 @@ func (o *ServerOptions) EnsureDefaults() {
 	}
 	if o.Replication == nil {
 		o.Replication = &replication.Metrics{}
+	}
+	if o.Foreground == nil {
+		o.Foreground = replication.NewForeground(0, 0, o.Clock)
 	}
 	if o.Forward.Conn.ClientID == "" {
 		o.Forward.Conn.ClientID = "datanode " + o.ID

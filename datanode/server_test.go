@@ -19,6 +19,7 @@ import (
 
 	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/datanode/container"
+	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/wire"
 )
 
@@ -392,4 +393,28 @@ func TestReadFilePerChunk(t *testing.T) {
 	c, data := n.filePerChunkBlock(t, 21)
 	require.Equal(t, data, readRange(t, c, bid(21, 1), 0, len(data)))
 	require.Equal(t, data[29000:61000], readRange(t, c, bid(21, 1), 29000, 32000))
+}
+
+// TestClientRequestsTouchForeground: chunks written or read make the
+// datanode busy for background copies (decision 0098); PING, GET_BLOCK
+// and CLOSE_CONTAINER do not.
+func TestClientRequestsTouchForeground(t *testing.T) {
+	fg := replication.NewForeground(time.Hour, 50*time.Millisecond, nil)
+	n := startNode(t, nodeConfig{server: ServerOptions{Foreground: fg}})
+	c := n.dial(t)
+	ctx := context.Background()
+	busy := func() bool {
+		before := fg.Waited()
+		require.NoError(t, fg.GiveWay(ctx))
+		return fg.Waited()-before >= 50*time.Millisecond
+	}
+	b := wire.BlockID{ContainerID: 7, LocalID: 42}
+	_, err := c.Ping(ctx, "test")
+	require.NoError(t, err)
+	_, err = c.GetBlock(ctx, &wire.GetBlockRequest{Block: b})
+	requireCode(t, err, wire.CodeContainerNotFound)
+	require.False(t, busy(), "no client data served yet")
+	data := pattern(1, 0, 1000)
+	writeBlock(t, c, b, data, 1000, nil, false)
+	require.True(t, busy(), "a block written")
 }

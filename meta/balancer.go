@@ -15,13 +15,14 @@ func (s *Server) StartBalancer(ctx context.Context, req *stratov1.StartBalancerR
 	if err := s.leaderOnly(); err != nil {
 		return nil, err
 	}
-	p := cluster.BalancerParams{Threshold: req.GetThreshold(), MaxSizePerIteration: req.GetMaxSizePerIteration(), Bandwidth: req.GetBandwidth()}
+	p := cluster.BalancerParams{Threshold: req.GetThreshold(), MaxSizePerIteration: req.GetMaxSizePerIteration(), Bandwidth: req.GetBandwidth(),
+		NoYield: req.GetNoYield()}
 	if err := s.cl.StartBalancer(ctx, s.now(), p); err != nil {
 		return nil, toStatus(err)
 	}
 	st := s.cl.BalancerStatus()
 	s.opts.Logger.Info("balancer started", "threshold", st.Threshold, "max_size_per_iteration", st.MaxSizePerIteration,
-		"bandwidth", st.Bandwidth, "spread", st.SpreadBefore)
+		"bandwidth", st.Bandwidth, "no_yield", st.NoYield, "spread", st.SpreadBefore)
 	return st, nil
 }
 

@@ -228,6 +228,7 @@ var replicationMetrics = []metric[replication.MetricsSnapshot]{
 	gauge("strato_datanode_replication_imports_in_flight", "container imports running", func(m replication.MetricsSnapshot) float64 { return float64(m.ImportsInFlight) }),
 	counter("strato_datanode_replication_imports_completed_total", "container imports completed", func(m replication.MetricsSnapshot) float64 { return float64(m.ImportsCompleted) }),
 	counter("strato_datanode_replication_imports_failed_total", "container imports failed or aborted", func(m replication.MetricsSnapshot) float64 { return float64(m.ImportsFailed) }),
+	counter("strato_datanode_replication_gave_way_seconds_total", "time background copies (balancer moves) waited for client traffic to pause", func(m replication.MetricsSnapshot) float64 { return m.GaveWay.Seconds() }),
 }
 
 var scanMetrics = []metric[scanner.Metrics]{

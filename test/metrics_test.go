@@ -49,6 +49,7 @@ func TestMetrics(t *testing.T) {
 	body = scrape("http://"+dnHTTP+"/metrics", "strato_datanode_replication_bytes_out_total 0")
 	for _, m := range []string{"strato_datanode_replication_bytes_in_total", "strato_datanode_replication_pushes_in_flight",
 		"strato_datanode_replication_pushes_failed_total", "strato_datanode_replication_imports_completed_total",
+		"strato_datanode_replication_gave_way_seconds_total",
 		"strato_datanode_scan_meta_containers_total 0", "strato_datanode_scan_data_containers_total 0", "strato_datanode_scan_bytes_total 0",
 		"strato_datanode_scan_corruptions_total 0", "strato_datanode_scan_in_progress 0", "strato_datanode_scan_last_data_pass_timestamp_seconds 0",
 		"strato_datanode_scan_disabled 0"} {

@@ -26,6 +26,9 @@ type ImportBeginRequest struct {
 	// TotalBytes is the number of file bytes the IMPORT_DATA frames will
 	// carry: the sum of the blocks' lengths.
 	TotalBytes int64
+	// Background marks a copy that gives way to the target's clients (a
+	// container balancer's move): flags bit 0, a byte sent only when set.
+	Background bool
 	Blocks     []ImportBlock
 
 	count uint32 // decoded from the typed header, until DecodePayload
@@ -108,8 +111,16 @@ func (m *ImportBeginRequest) AppendHeader(dst []byte) []byte {
 	dst = append(dst, m.Layout)
 	dst = appendU64(dst, m.BCSID)
 	dst = appendI64(dst, m.TotalBytes)
-	return appendU32(dst, uint32(len(m.Blocks)))
+	dst = appendU32(dst, uint32(len(m.Blocks)))
+	if m.Background {
+		// The flags byte is optional: a header without it has none set.
+		dst = append(dst, importBackground)
+	}
+	return dst
 }
+
+// importBackground is IMPORT_BEGIN's flag of a background copy.
+const importBackground = 1
 
 // AppendPayload appends the block records, the request's payload.
 func (m *ImportBeginRequest) AppendPayload(dst []byte) []byte {
@@ -122,6 +133,13 @@ func (m *ImportBeginRequest) decode(d *decoder) {
 	m.BCSID = d.u64("bcsID")
 	m.TotalBytes = d.i64("total bytes")
 	m.count = d.u32("block count")
+	if d.err == nil && len(d.b) > 0 {
+		flags := d.u8("flags")
+		if flags&^importBackground != 0 {
+			d.failf("unknown IMPORT_BEGIN flags %#x", flags)
+		}
+		m.Background = flags&importBackground != 0
+	}
 	if d.err == nil && m.ContainerID == 0 {
 		d.failf("container ID 0")
 	}

@@ -78,6 +78,8 @@ func vectors() []vector {
 		{name: "close_container_response", id: 6, msg: &CloseContainerResponse{BCSID: 9}},
 		{name: "import_begin_request", id: 7, msg: &ImportBeginRequest{ContainerID: 7, Layout: 1, BCSID: 9, TotalBytes: 16,
 			Blocks: []ImportBlock{{LocalID: 42, Length: 16, BCSID: 9, Chunks: []Chunk{chunk}}}}},
+		{name: "import_begin_background_request", id: 7, msg: &ImportBeginRequest{ContainerID: 7, Layout: 1, BCSID: 9, TotalBytes: 16,
+			Background: true, Blocks: []ImportBlock{{LocalID: 42, Length: 16, BCSID: 9, Chunks: []Chunk{chunk}}}}},
 		{name: "import_begin_response", id: 7, msg: &ImportBeginResponse{}},
 		{name: "import_data_request", id: 8, msg: &ImportDataRequest{LocalID: 42, ChunkOffset: 0, FileOffset: 0}, payload: exampleData},
 		{name: "import_data_response", id: 8, msg: &ImportDataResponse{}},

@@ -35,6 +35,9 @@ type Config struct {
 	Threshold           float64
 	Bandwidth           int64
 	MaxSizePerIteration int64
+	// NoYield starts the balancer with no_yield: its moves do not give way
+	// to the foreground writes (decision 0098).
+	NoYield bool
 	// RateBytes is what the first phase moves, with nothing else running,
 	// before the balancer is stopped: the rate against the cap, measured
 	// away from the run's end (0: half of Size).
@@ -318,13 +321,15 @@ func (b *bench) round(ctx context.Context, i int) (Round, error) {
 			}
 			continue
 		}
+		gave0 := b.gaveWay()
 		if r.During, r.MovedDuring, err = b.foregroundBalancing(ctx, i); err != nil {
 			return r, err
 		}
+		r.GaveWay = b.gaveWay() - gave0
 	}
-	fmt.Fprintf(b.out, "round %d: foreground alone %s; while balancing %s (%+.1f%%), the balancer sent %s meanwhile (%.0f MB/s)\n",
+	fmt.Fprintf(b.out, "round %d: foreground alone %s; while balancing %s (%+.1f%%), the balancer sent %s meanwhile (%.0f MB/s), its copies gave way to the writes %.1f s in all\n",
 		i+1, r.Alone, r.During, 100*(r.During.Elapsed.Seconds()/r.Alone.Elapsed.Seconds()-1),
-		bytesize.Format(r.MovedDuring), float64(r.MovedDuring)/1e6/r.During.Elapsed.Seconds())
+		bytesize.Format(r.MovedDuring), float64(r.MovedDuring)/1e6/r.During.Elapsed.Seconds(), r.GaveWay.Seconds())
 	return r, nil
 }
 
@@ -475,7 +480,8 @@ func capPhrase(bw int64) string {
 
 // start starts the balancer with the configured parameters.
 func (b *bench) start(ctx context.Context) error {
-	req := &stratov1.StartBalancerRequest{Threshold: b.cfg.Threshold, Bandwidth: b.cfg.Bandwidth, MaxSizePerIteration: b.cfg.MaxSizePerIteration}
+	req := &stratov1.StartBalancerRequest{Threshold: b.cfg.Threshold, Bandwidth: b.cfg.Bandwidth, MaxSizePerIteration: b.cfg.MaxSizePerIteration,
+		NoYield: b.cfg.NoYield}
 	_, err := client.Cluster(ctx, b.cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.BalancerStatus, error) {
 		return cc.StartBalancer(ctx, req)
 	})
@@ -538,6 +544,18 @@ func (b *bench) waitHealth(ctx context.Context, h stratov1.NodeHealth, want int)
 
 // sent is the bytes every datanode's pushes have sent.
 func (b *bench) sent() int64 { return sumOf(b.perSource()) }
+
+// gaveWay is the time the datanodes' background copies waited for
+// clients, in all (the copies of a move wait on both ends).
+func (b *bench) gaveWay() time.Duration {
+	var d time.Duration
+	for i := range b.c.DatanodeAddrs() {
+		if dn := b.c.Datanode(i); dn != nil {
+			d += dn.ReplicationMetrics().GaveWay
+		}
+	}
+	return d
+}
 
 func (b *bench) perSource() map[string]int64 {
 	per := map[string]int64{}

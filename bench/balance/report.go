@@ -40,6 +40,9 @@ func (u Usage) String() string {
 type Round struct {
 	Alone, During Usage
 	MovedDuring   int64
+	// GaveWay is the time the copies waited for the writes (both ends of
+	// each move counted) while balancing.
+	GaveWay time.Duration
 }
 
 // Cost is the write's slowdown while balancing.

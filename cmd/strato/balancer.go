@@ -18,6 +18,7 @@ import (
 func newBalancerCmd(o *cliOptions) *cobra.Command {
 	cmd := group("balancer", "Move closed containers from over- to under-used datanodes until each is within a threshold of the mean")
 	var threshold, maxSize, bandwidth string
+	var noYield bool
 	start := &cobra.Command{
 		Use:   "start",
 		Short: "Start the container balancer (it stops itself once every datanode is within the threshold)",
@@ -30,13 +31,20 @@ source's replica. Moves keep the rack rules and share the replication
 limits, after repairs. It works in iterations of at most
 --max-size-per-iteration bytes, and stops itself once every datanode is
 within the threshold, or when nothing more can move. Its state is kept
-through Raft: a new meta leader resumes it.`,
+through Raft: a new meta leader resumes it.
+
+Moves give way to clients: a datanode that has served a client request in
+the last quarter second holds its moves back (at least one piece every 5
+seconds still goes), on the sending and the receiving side, so that the
+balancer takes the time the clients leave. --no-yield makes the moves send
+at --bandwidth whatever the clients do.`,
 		Args: exactArgs(0),
 		RunE: o.action(func(s *session, _ []string) error {
 			req, err := balancerRequest(threshold, maxSize, bandwidth)
 			if err != nil {
 				return err
 			}
+			req.NoYield = noYield
 			st, err := cluster(s, func(ctx context.Context, cl client.ClusterStubs) (*stratov1.BalancerStatus, error) {
 				return cl.StartBalancer(ctx, req)
 			})
@@ -48,6 +56,7 @@ through Raft: a new meta leader resumes it.`,
 	}
 	start.Flags().StringVar(&threshold, "threshold", "10%", "a datanode is balanced within this many points of the mean used fraction of capacity (\"10%\", or 10)")
 	start.Flags().StringVar(&maxSize, "max-size-per-iteration", "500GiB", "the most bytes one iteration moves")
+	start.Flags().BoolVar(&noYield, "no-yield", false, "send at the bandwidth even while the datanodes serve clients (default: give way to them)")
 	start.Flags().StringVar(&bandwidth, "bandwidth", "100MiB", "bytes per second each source datanode sends for the balancer, on average (0: no cap)")
 	stop := &cobra.Command{
 		Use:   "stop",
@@ -144,6 +153,7 @@ func printBalancer(s *session, st *stratov1.BalancerStatus) error {
 			field{"Threshold", pct(st.Threshold)},
 			field{"Max size per iteration", bytesize.Format(st.MaxSizePerIteration)},
 			field{"Bandwidth", bw},
+			field{"Gives way to clients", strconv.FormatBool(!st.NoYield)},
 			field{"Started", timeMs(st.StartedUnixMs)},
 			field{"Stopped", timeMs(st.StoppedUnixMs)},
 			field{"Iterations done", strconv.FormatUint(st.Iterations, 10)},

@@ -95,6 +95,7 @@ before and after is reported, and every key is read back.`,
 	f.Float64Var(&cfg.Fill, "fill", 0.8, "the full datanodes' used fraction of their disk")
 	f.Float64Var(&cfg.Threshold, "threshold", 0.05, "the balancer's threshold (0.05: within 5 points of the mean)")
 	f.StringVar(&bw, "bandwidth", "100MiB", "the balancer's bandwidth per source datanode, bytes/s ('none': no cap)")
+	f.BoolVar(&cfg.NoYield, "no-yield", false, "start the balancer with --no-yield: its moves do not give way to the foreground writes")
 	f.StringVar(&mx, "max-size-per-iteration", "0", "the balancer's bytes per iteration (0: its default)")
 	f.StringVar(&csize, "container-size", "256MiB", "container size (closed containers are what moves)")
 	f.IntVar(&cfg.Rounds, "rounds", 3, "foreground rounds, each timing the write alone and while balancing (0: the rate alone)")

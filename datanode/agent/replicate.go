@@ -32,6 +32,10 @@ type Replication struct {
 	TLS *tls.Config
 	// Clock paces the balancer's pushes (nil: the real clock).
 	Clock clockwork.Clock
+	// Foreground is when the datanode last served a client: background
+	// pushes (ReplicateContainerCommand.background) give way to them.
+	// Default: nil, they do not.
+	Foreground *replication.Foreground
 }
 
 // replicator runs the pushes and rebuilds meta orders, in the background:
@@ -131,11 +135,15 @@ func (a *Agent) replicate(cmdID uint64, cmd *stratov1.ReplicateContainerCommand)
 		)
 		// The labels let a CPU profile of a process running several
 		// datanodes (strato dev, bench rereplicate) tell a source's cost.
+		opts := replication.Options{
+			Limits: r.Limits, Metrics: r.Metrics, FS: r.FS, TLS: r.TLS, ClientID: "datanode " + r.id, Logger: r.log,
+			Token: cmd.GetToken(), Pace: r.paceOf(cmd.GetBandwidth()),
+		}
+		if cmd.GetBackground() {
+			opts.Foreground = r.Foreground
+		}
 		pprof.Do(r.ctx, replication.ProfileLabels(r.id, replication.RolePush), func(ctx context.Context) {
-			st, err = replication.Push(ctx, r.Source, id, target, replication.Options{
-				Limits: r.Limits, Metrics: r.Metrics, FS: r.FS, TLS: r.TLS, ClientID: "datanode " + r.id, Logger: r.log,
-				Token: cmd.GetToken(), Pace: r.paceOf(cmd.GetBandwidth()),
-			})
+			st, err = replication.Push(ctx, r.Source, id, target, opts)
 		})
 		if err != nil {
 			r.log.Warn("datanode: replicate container failed", "command", cmdID, "container", id, "target", target, "err", err)

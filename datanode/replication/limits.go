@@ -146,6 +146,9 @@ type MetricsSnapshot struct {
 	// ImportsInFlight is a gauge; ImportsCompleted and ImportsFailed count
 	// finished imports (an abort counts as failed).
 	ImportsInFlight, ImportsCompleted, ImportsFailed int64
+	// GaveWay is the time background copies waited for clients, in all
+	// (Foreground.Waited; a Datanode fills it in).
+	GaveWay time.Duration
 }
 
 // Snapshot returns the counters' current values. A nil *Metrics reads as

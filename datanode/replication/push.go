@@ -41,6 +41,11 @@ type Options struct {
 	// container balancer's moves: ReplicateContainerCommand.bandwidth).
 	// Default: none.
 	Pace *Limits
+	// Foreground, when set, makes the push a background one (a container
+	// balancer's move): it gives way to the source's clients, and its
+	// IMPORT_BEGIN asks the target to give way to its own. Default: nil,
+	// the push never waits for clients.
+	Foreground *Foreground
 	// Metrics are shared by all the pushes of a datanode. Default: none.
 	Metrics *Metrics
 	// FS is the filesystem of the source's volumes. With vfs.Default (the
@@ -144,7 +149,8 @@ func push(ctx context.Context, src Source, id uint64, addr string, opts *Options
 	release := c.HoldBlocks()
 	defer release()
 	info := c.Info()
-	begin := &wire.ImportBeginRequest{ContainerID: id, Layout: uint8(c.Layout()), BCSID: info.BCSID}
+	begin := &wire.ImportBeginRequest{ContainerID: id, Layout: uint8(c.Layout()), BCSID: info.BCSID,
+		Background: opts.Foreground != nil}
 	blocks, err := AllBlocks(c)
 	if err != nil {
 		return st, err
@@ -450,6 +456,9 @@ func (s *session) sendFile(ctx context.Context, path string, localID uint64, chu
 					return sent, err
 				}
 				if err := s.opts.Pace.wait(ctx, p); err != nil {
+					return sent, err
+				}
+				if err := s.opts.Foreground.GiveWay(ctx); err != nil {
 					return sent, err
 				}
 				_ = s.nc.SetWriteDeadline(time.Now().Add(s.opts.IOTimeout))

@@ -31,17 +31,19 @@ type node struct {
 	srv     *datanode.Server
 	addr    string
 	metrics *replication.Metrics
+	fg      *replication.Foreground // its clients, short waits for the tests
 	created chan uint64
 }
 
 func startNode(t testing.TB) *node {
 	t.Helper()
-	n := &node{dir: t.TempDir(), metrics: &replication.Metrics{}, created: make(chan uint64, 100)}
+	n := &node{dir: t.TempDir(), metrics: &replication.Metrics{}, created: make(chan uint64, 100),
+		fg: replication.NewForeground(100*time.Millisecond, 300*time.Millisecond, nil)}
 	st, err := datanode.OpenStore(datanode.StoreOptions{Dirs: []string{n.dir}, Logger: quiet(),
 		Created: func(id uint64) { n.created <- id }})
 	require.NoError(t, err)
 	n.store = st
-	n.srv = datanode.NewServer(st, datanode.ServerOptions{ID: "dn", Logger: quiet(), Replication: n.metrics})
+	n.srv = datanode.NewServer(st, datanode.ServerOptions{ID: "dn", Logger: quiet(), Replication: n.metrics, Foreground: n.fg})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	n.addr = l.Addr().String()

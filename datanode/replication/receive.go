@@ -42,6 +42,11 @@ type ReceiveOptions struct {
 	Logger *slog.Logger
 	// Remote names the source in logs.
 	Remote string
+	// Foreground is when the target last served a client: an import whose
+	// IMPORT_BEGIN is marked background gives way to them before each
+	// frame it reads (the source's sends wait on the connection). Default:
+	// nil, never.
+	Foreground *Foreground
 }
 
 // ErrSession is wrapped by the errors of Receive after which the
@@ -152,8 +157,15 @@ func (rc *receiver) run(ctx context.Context, h wire.FrameHeader, begin *wire.Imp
 	rc.opts.Logger.Info("datanode: importing container", "container", rc.id, "remote", rc.opts.Remote,
 		"blocks", len(blocks), "bytes", begin.TotalBytes)
 
+	var fg *Foreground
+	if begin.Background {
+		fg = rc.opts.Foreground
+	}
 	var buf []byte
 	for {
+		if err := fg.GiveWay(ctx); err != nil {
+			return err
+		}
 		h, msg, err := rc.r.Next()
 		if err != nil {
 			if wire.CodeOf(err) != 0 {

@@ -60,6 +60,9 @@ type BalancerParams struct {
 	Threshold           float64
 	MaxSizePerIteration int64
 	Bandwidth           int64
+	// NoYield: the moves send at Bandwidth even while the datanodes serve
+	// clients; by default they give way (decision 0098).
+	NoYield bool
 }
 
 // balancerState is the balancer's part of state: its durable record (nil:
@@ -148,7 +151,8 @@ func (m *Manager) StartBalancer(ctx context.Context, now time.Time, p BalancerPa
 		return fmt.Errorf("%w: the balancer is running already", ErrBadTransition)
 	}
 	_, err := m.propose(ctx, balancerCommand(now, &stratov1.BalancerChange{Change: &stratov1.BalancerChange_Start{
-		Start: &stratov1.BalancerStart{Threshold: p.Threshold, MaxSizePerIteration: p.MaxSizePerIteration, Bandwidth: p.Bandwidth, Spread: spread}}}))
+		Start: &stratov1.BalancerStart{Threshold: p.Threshold, MaxSizePerIteration: p.MaxSizePerIteration, Bandwidth: p.Bandwidth, Spread: spread,
+			NoYield: p.NoYield}}}))
 	return err
 }
 
@@ -190,7 +194,7 @@ func (m *Manager) BalancerStatus() *stratov1.BalancerStatus {
 	v := m.s.balanceView(thr)
 	r := b.rec
 	st := &stratov1.BalancerStatus{Running: r.GetRunning(), Outcome: r.GetOutcome(), Threshold: r.GetThreshold(),
-		MaxSizePerIteration: r.GetMaxSizePerIteration(), Bandwidth: r.GetBandwidth(), StartedUnixMs: r.GetStartedUnixMs(),
+		MaxSizePerIteration: r.GetMaxSizePerIteration(), Bandwidth: r.GetBandwidth(), NoYield: r.GetNoYield(), StartedUnixMs: r.GetStartedUnixMs(),
 		StoppedUnixMs: r.GetStoppedUnixMs(), Iterations: r.GetIterations(),
 		MovedContainers: r.GetMovedContainers() + b.doneMoves, MovedBytes: r.GetMovedBytes() + b.doneBytes,
 		SpreadBefore: r.GetSpreadBefore(), SpreadAfter: r.GetSpreadAfter(), Mean: v.mean, Spread: v.spread, BytesLeft: v.left}
@@ -266,7 +270,7 @@ func nextBalancerRecord(rec *stratov1.BalancerRecord, ch *stratov1.BalancerChang
 	switch c := ch.Change.(type) {
 	case *stratov1.BalancerChange_Start:
 		return &stratov1.BalancerRecord{Running: true, Threshold: c.Start.Threshold, MaxSizePerIteration: c.Start.MaxSizePerIteration,
-			Bandwidth: c.Start.Bandwidth, StartedUnixMs: now, SpreadBefore: c.Start.Spread}
+			Bandwidth: c.Start.Bandwidth, NoYield: c.Start.NoYield, StartedUnixMs: now, SpreadBefore: c.Start.Spread}
 	case *stratov1.BalancerChange_Stop:
 		if !rec.GetRunning() || (c.Stop.Run != 0 && c.Stop.Run != rec.StartedUnixMs) {
 			return nil

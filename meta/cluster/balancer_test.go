@@ -30,6 +30,8 @@ type balSim struct {
 	// paced: the bandwidth of every copy command sent (what the source
 	// paces its push at; 0: none).
 	paced []int64
+	// background: whether each of those commands gives way to clients.
+	background []bool
 }
 
 type simNode struct {
@@ -124,6 +126,7 @@ func (s *balSim) step() ReplicationReport {
 		for _, cmd := range resp.Commands {
 			if rc := cmd.GetReplicateContainer(); rc != nil {
 				s.paced = append(s.paced, rc.Bandwidth)
+				s.background = append(s.background, rc.Background)
 			}
 			if rc := cmd.GetReplicateContainer(); rc != nil && !s.down[rc.Target.Id] {
 				s.node(rc.Target.Id).held[rc.ContainerId] = proto.Clone(n.held[rc.ContainerId]).(*stratov1.ContainerReplica)
@@ -305,6 +308,9 @@ func TestBalancerLimitsAndStop(t *testing.T) {
 	for _, bw := range s.paced {
 		require.Equal(t, int64(1<<30/60), bw, "every move carries the cap, which the source keeps on the wire")
 	}
+	for _, bg := range s.background {
+		require.True(t, bg, "every move gives way to clients by default")
+	}
 
 	require.NoError(t, s.e.m.StopBalancer(context.Background(), s.e.now))
 	st = s.e.m.BalancerStatus()
@@ -317,12 +323,18 @@ func TestBalancerLimitsAndStop(t *testing.T) {
 	s.requireWhole()
 
 	s2 := fullAndEmpty(t)
-	s2.start(BalancerParams{Threshold: 0.05, Bandwidth: -1})
+	s2.start(BalancerParams{Threshold: 0.05, Bandwidth: -1, NoYield: true})
 	rep = s2.step()
 	require.Equal(t, 3*(s2.e.m.Options().ReplicationLimit/2), rep.BalancerMoves, "half the limit of each source")
+	s2.step() // the commands go out with the next heartbeats
 	for _, bw := range s2.paced {
 		require.Zero(t, bw, "no cap, no pacing")
 	}
+	require.NotEmpty(t, s2.background)
+	for _, bg := range s2.background {
+		require.False(t, bg, "no_yield: the moves do not give way")
+	}
+	require.True(t, s2.e.m.BalancerStatus().NoYield, "the run's record keeps no_yield")
 }
 
 // TestBalancerKeepsRackRules: dn3 is alone on its rack; its containers'

@@ -187,10 +187,13 @@ func (r *replicationPass) planMoves(it *balanceIteration) (planned int, waiting 
 			}
 			key := copyKey{c.info.Id, rp.ReplicaIndex}
 			r.copy(key, src, t)
+			cmd := r.plan.send[len(r.plan.send)-1].cmd.GetReplicateContainer()
 			if rec.Bandwidth > 0 {
 				// The cap holds on the wire too: the source paces its moves.
-				r.plan.send[len(r.plan.send)-1].cmd.GetReplicateContainer().Bandwidth = rec.Bandwidth
+				cmd.Bandwidth = rec.Bandwidth
 			}
+			// A move gives way to client traffic on both datanodes.
+			cmd.Background = !rec.NoYield
 			if r.plan.bal.moves == nil {
 				r.plan.bal.moves = map[copyKey]*move{}
 			}

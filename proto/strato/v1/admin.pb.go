@@ -1648,7 +1648,11 @@ type StartBalancerRequest struct {
 	MaxSizePerIteration int64 `protobuf:"varint,2,opt,name=max_size_per_iteration,json=maxSizePerIteration,proto3" json:"max_size_per_iteration,omitempty"`
 	// bandwidth: the bytes per second each source datanode sends for the
 	// balancer, on average (0: the default, 100 MiB/s; negative: no cap).
-	Bandwidth     int64 `protobuf:"varint,3,opt,name=bandwidth,proto3" json:"bandwidth,omitempty"`
+	Bandwidth int64 `protobuf:"varint,3,opt,name=bandwidth,proto3" json:"bandwidth,omitempty"`
+	// no_yield: the moves send at the bandwidth even while the datanodes
+	// serve clients. By default they give way to client traffic (decision
+	// 0098).
+	NoYield       bool `protobuf:"varint,4,opt,name=no_yield,json=noYield,proto3" json:"no_yield,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1702,6 +1706,13 @@ func (x *StartBalancerRequest) GetBandwidth() int64 {
 		return x.Bandwidth
 	}
 	return 0
+}
+
+func (x *StartBalancerRequest) GetNoYield() bool {
+	if x != nil {
+		return x.NoYield
+	}
+	return false
 }
 
 type StopBalancerRequest struct {
@@ -1816,6 +1827,8 @@ type BalancerStatus struct {
 	MovesInFlight int32           `protobuf:"varint,17,opt,name=moves_in_flight,json=movesInFlight,proto3" json:"moves_in_flight,omitempty"`
 	BytesInFlight int64           `protobuf:"varint,18,opt,name=bytes_in_flight,json=bytesInFlight,proto3" json:"bytes_in_flight,omitempty"`
 	Datanodes     []*BalancerNode `protobuf:"bytes,19,rep,name=datanodes,proto3" json:"datanodes,omitempty"`
+	// no_yield: the run's moves do not give way to client traffic.
+	NoYield       bool `protobuf:"varint,20,opt,name=no_yield,json=noYield,proto3" json:"no_yield,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1981,6 +1994,13 @@ func (x *BalancerStatus) GetDatanodes() []*BalancerNode {
 		return x.Datanodes
 	}
 	return nil
+}
+
+func (x *BalancerStatus) GetNoYield() bool {
+	if x != nil {
+		return x.NoYield
+	}
+	return false
 }
 
 // BalancerNode is one datanode's use as the balancer judges it.
@@ -4742,13 +4762,14 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"\x14DiskBalancerResponse\x123\n" +
 	"\bdatanode\x18\x01 \x01(\v2\x17.strato.v1.DatanodeInfoR\bdatanode\":\n" +
 	"\x15ScanContainerResponse\x12!\n" +
-	"\fdatanode_ids\x18\x01 \x03(\tR\vdatanodeIds\"\x87\x01\n" +
+	"\fdatanode_ids\x18\x01 \x03(\tR\vdatanodeIds\"\xa2\x01\n" +
 	"\x14StartBalancerRequest\x12\x1c\n" +
 	"\tthreshold\x18\x01 \x01(\x01R\tthreshold\x123\n" +
 	"\x16max_size_per_iteration\x18\x02 \x01(\x03R\x13maxSizePerIteration\x12\x1c\n" +
-	"\tbandwidth\x18\x03 \x01(\x03R\tbandwidth\"\x15\n" +
+	"\tbandwidth\x18\x03 \x01(\x03R\tbandwidth\x12\x19\n" +
+	"\bno_yield\x18\x04 \x01(\bR\anoYield\"\x15\n" +
 	"\x13StopBalancerRequest\"\x1a\n" +
-	"\x18GetBalancerStatusRequest\"\xa9\x05\n" +
+	"\x18GetBalancerStatusRequest\"\xc4\x05\n" +
 	"\x0eBalancerStatus\x12\x18\n" +
 	"\arunning\x18\x01 \x01(\bR\arunning\x12\x18\n" +
 	"\aoutcome\x18\x02 \x01(\tR\aoutcome\x12\x1c\n" +
@@ -4773,7 +4794,8 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"bytes_left\x18\x10 \x01(\x03R\tbytesLeft\x12&\n" +
 	"\x0fmoves_in_flight\x18\x11 \x01(\x05R\rmovesInFlight\x12&\n" +
 	"\x0fbytes_in_flight\x18\x12 \x01(\x03R\rbytesInFlight\x125\n" +
-	"\tdatanodes\x18\x13 \x03(\v2\x17.strato.v1.BalancerNodeR\tdatanodes\"\x86\x01\n" +
+	"\tdatanodes\x18\x13 \x03(\v2\x17.strato.v1.BalancerNodeR\tdatanodes\x12\x19\n" +
+	"\bno_yield\x18\x14 \x01(\bR\anoYield\"\x86\x01\n" +
 	"\fBalancerNode\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04used\x18\x02 \x01(\x03R\x04used\x12\x1a\n" +

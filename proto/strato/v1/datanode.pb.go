@@ -1026,6 +1026,10 @@ type ReplicateContainerCommand struct {
 	// per-source bandwidth, so that the cap holds on the wire, not only on
 	// average over the balancer's iteration.
 	Bandwidth int64 `protobuf:"varint,4,opt,name=bandwidth,proto3" json:"bandwidth,omitempty"`
+	// background: the copy gives way to client traffic on both datanodes
+	// (decision 0098): a container balancer's move, unless the balancer was
+	// started with no_yield. Copies that restore redundancy never do.
+	Background bool `protobuf:"varint,5,opt,name=background,proto3" json:"background,omitempty"`
 	// token is a container token (docs/wire.md §5.9): WRITE on the
 	// container, which the source presents to the target before
 	// IMPORT_BEGIN. Empty when meta does not require block tokens.
@@ -1083,6 +1087,13 @@ func (x *ReplicateContainerCommand) GetBandwidth() int64 {
 		return x.Bandwidth
 	}
 	return 0
+}
+
+func (x *ReplicateContainerCommand) GetBackground() bool {
+	if x != nil {
+		return x.Background
+	}
+	return false
 }
 
 func (x *ReplicateContainerCommand) GetToken() []byte {
@@ -2240,11 +2251,14 @@ const file_strato_v1_datanode_proto_rawDesc = "" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12\x1f\n" +
 	"\vpipeline_id\x18\x02 \x01(\x04R\n" +
 	"pipelineId\x12\x14\n" +
-	"\x05force\x18\x03 \x01(\bR\x05force\"\xab\x01\n" +
+	"\x05force\x18\x03 \x01(\bR\x05force\"\xcb\x01\n" +
 	"\x19ReplicateContainerCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x122\n" +
 	"\x06target\x18\x02 \x01(\v2\x1a.strato.v1.DatanodeDetailsR\x06target\x12\x1c\n" +
-	"\tbandwidth\x18\x04 \x01(\x03R\tbandwidth\x12\x19\n" +
+	"\tbandwidth\x18\x04 \x01(\x03R\tbandwidth\x12\x1e\n" +
+	"\n" +
+	"background\x18\x05 \x01(\bR\n" +
+	"background\x12\x19\n" +
 	"\x05token\x18\x03 \x01(\fB\x03\x80\x01\x01R\x05token\"\xf2\x01\n" +
 	"\x1dReconstructECContainerCommand\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\x04R\vcontainerId\x12#\n" +

@@ -1910,6 +1910,7 @@ type BalancerStart struct {
 	MaxSizePerIteration int64                  `protobuf:"varint,2,opt,name=max_size_per_iteration,json=maxSizePerIteration,proto3" json:"max_size_per_iteration,omitempty"`
 	Bandwidth           int64                  `protobuf:"varint,3,opt,name=bandwidth,proto3" json:"bandwidth,omitempty"`
 	Spread              float64                `protobuf:"fixed64,4,opt,name=spread,proto3" json:"spread,omitempty"`
+	NoYield             bool                   `protobuf:"varint,5,opt,name=no_yield,json=noYield,proto3" json:"no_yield,omitempty"`
 	unknownFields       protoimpl.UnknownFields
 	sizeCache           protoimpl.SizeCache
 }
@@ -1970,6 +1971,13 @@ func (x *BalancerStart) GetSpread() float64 {
 		return x.Spread
 	}
 	return 0
+}
+
+func (x *BalancerStart) GetNoYield() bool {
+	if x != nil {
+		return x.NoYield
+	}
+	return false
 }
 
 // BalancerStop ends the run started at run (0: whichever runs).
@@ -3897,12 +3905,13 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x05start\x18\x01 \x01(\v2\x18.strato.v1.BalancerStartH\x00R\x05start\x12-\n" +
 	"\x04stop\x18\x02 \x01(\v2\x17.strato.v1.BalancerStopH\x00R\x04stop\x129\n" +
 	"\bprogress\x18\x03 \x01(\v2\x1b.strato.v1.BalancerProgressH\x00R\bprogressB\b\n" +
-	"\x06change\"\x98\x01\n" +
+	"\x06change\"\xb3\x01\n" +
 	"\rBalancerStart\x12\x1c\n" +
 	"\tthreshold\x18\x01 \x01(\x01R\tthreshold\x123\n" +
 	"\x16max_size_per_iteration\x18\x02 \x01(\x03R\x13maxSizePerIteration\x12\x1c\n" +
 	"\tbandwidth\x18\x03 \x01(\x03R\tbandwidth\x12\x16\n" +
-	"\x06spread\x18\x04 \x01(\x01R\x06spread\"R\n" +
+	"\x06spread\x18\x04 \x01(\x01R\x06spread\x12\x19\n" +
+	"\bno_yield\x18\x05 \x01(\bR\anoYield\"R\n" +
 	"\fBalancerStop\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\x03R\x03run\x12\x18\n" +
 	"\aoutcome\x18\x02 \x01(\tR\aoutcome\x12\x16\n" +

@@ -2657,6 +2657,7 @@ type BalancerRecord struct {
 	Iterations      uint64  `protobuf:"varint,10,opt,name=iterations,proto3" json:"iterations,omitempty"`                                  // iterations done
 	MovedContainers uint64  `protobuf:"varint,11,opt,name=moved_containers,json=movedContainers,proto3" json:"moved_containers,omitempty"` // by the iterations done
 	MovedBytes      uint64  `protobuf:"varint,12,opt,name=moved_bytes,json=movedBytes,proto3" json:"moved_bytes,omitempty"`
+	NoYield         bool    `protobuf:"varint,13,opt,name=no_yield,json=noYield,proto3" json:"no_yield,omitempty"` // see StartBalancerRequest
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -2773,6 +2774,13 @@ func (x *BalancerRecord) GetMovedBytes() uint64 {
 		return x.MovedBytes
 	}
 	return 0
+}
+
+func (x *BalancerRecord) GetNoYield() bool {
+	if x != nil {
+		return x.NoYield
+	}
+	return false
 }
 
 var File_strato_v1_records_proto protoreflect.FileDescriptor
@@ -3041,7 +3049,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\fNodeOpRecord\x121\n" +
 	"\bop_state\x18\x01 \x01(\x0e2\x16.strato.v1.NodeOpStateR\aopState\x12\"\n" +
 	"\rsince_unix_ms\x18\x02 \x01(\x03R\vsinceUnixMs\x125\n" +
-	"\x17maintenance_end_unix_ms\x18\x03 \x01(\x03R\x14maintenanceEndUnixMs\"\xb9\x03\n" +
+	"\x17maintenance_end_unix_ms\x18\x03 \x01(\x03R\x14maintenanceEndUnixMs\"\xd4\x03\n" +
 	"\x0eBalancerRecord\x12\x18\n" +
 	"\arunning\x18\x01 \x01(\bR\arunning\x12\x1c\n" +
 	"\tthreshold\x18\x02 \x01(\x01R\tthreshold\x123\n" +
@@ -3058,7 +3066,8 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"iterations\x12)\n" +
 	"\x10moved_containers\x18\v \x01(\x04R\x0fmovedContainers\x12\x1f\n" +
 	"\vmoved_bytes\x18\f \x01(\x04R\n" +
-	"movedBytesBL\n" +
+	"movedBytes\x12\x19\n" +
+	"\bno_yield\x18\r \x01(\bR\anoYieldBL\n" +
 	"\x12io.strato.proto.v1P\x01Z4github.com/strato-io/strato/proto/strato/v1;stratov1b\x06proto3"
 
 var (
