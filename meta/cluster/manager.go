@@ -52,7 +52,9 @@ type Manager struct {
 	// release mu between their steps.
 	passMu sync.Mutex
 
-	// mu guards s. It is never held across a proposal: Apply takes it.
+	// mu guards s (but what a quiet heartbeat touches: see nodeState;
+	// lock order mu, then a nodeState's hb). It is never held across a
+	// proposal: Apply takes it.
 	mu sync.Mutex
 	s  state
 
