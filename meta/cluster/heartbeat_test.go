@@ -79,7 +79,8 @@ func TestQuietHeartbeat(t *testing.T) {
 	require.Empty(t, resp.Commands, "a command of the last leadership")
 }
 
-// TestQuietHeartbeatsRace runs quiet heartbeats against ticks that hold
+// TestQuietHeartbeatsRace runs quiet heartbeats (and some with a report)
+// against ticks that hold
 // the datanodes STALE and DEAD, commands queued, registrations and a new
 // leadership (run with -race). Every command queued in this leadership
 // is handed out exactly once, none twice, and once the datanodes
@@ -103,7 +104,11 @@ func TestQuietHeartbeatsRace(t *testing.T) {
 				// Each datanode's clock runs on: a tick at a later
 				// time finds it STALE or DEAD, and its next heartbeat
 				// takes the slow path to revive it.
-				resp, err := e.quietBeat(id, base.Add(time.Duration(i)*time.Second), nil)
+				req := &stratov1.HeartbeatRequest{DatanodeId: id}
+				if i%7 == 0 { // a report: the slow path, beside the quiet ones
+					req.Report = &stratov1.ContainerReport{}
+				}
+				resp, err := e.m.Heartbeat(base.Add(time.Duration(i)*time.Second), req)
 				if err != nil {
 					if !resp.GetReregister() {
 						t.Errorf("%s: %v, not told to register", id, err)
