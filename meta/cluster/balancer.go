@@ -236,13 +236,14 @@ func (s *state) balanceView(threshold float64) balanceView {
 	v := balanceView{use: map[string]nodeUse{}}
 	var used, capacity int64
 	for id, n := range s.nodes {
-		if !n.inService() || n.stats.GetCapacity() <= 0 {
+		st := n.stats.Load()
+		if !n.inService() || st.GetCapacity() <= 0 {
 			continue
 		}
 		v.ids = append(v.ids, id)
-		v.use[id] = nodeUse{used: n.stats.GetUsed(), capacity: n.stats.GetCapacity()}
-		used += n.stats.GetUsed()
-		capacity += n.stats.GetCapacity()
+		v.use[id] = nodeUse{used: st.GetUsed(), capacity: st.GetCapacity()}
+		used += st.GetUsed()
+		capacity += st.GetCapacity()
 	}
 	slices.Sort(v.ids)
 	if capacity == 0 {

@@ -97,7 +97,7 @@ func (it *balanceIteration) clone() *balanceIteration {
 // shows the moves done by then).
 func (r *replicationPass) fresh(at time.Time) bool {
 	for _, n := range r.s.nodes {
-		if n.inService() && !n.lastSeen.After(at) {
+		if n.inService() && !n.lastSeen().After(at) {
 			return false
 		}
 	}

@@ -216,16 +216,12 @@ func (m *Manager) ackDeletedBlocksLocked(dn string, seqs []uint64) {
 		}
 		// Commands of the seq still queued for the node (a resend, not
 		// delivered yet) are not covered by this acknowledgement.
-		queued := map[uint64]bool{}
-		if n := m.s.nodes[dn]; n != nil {
-			for _, c := range n.commands {
-				if d := c.GetDeleteBlocks(); d != nil && d.Seq == seq {
-					queued[d.ContainerId] = true
-				}
-			}
-		}
+		n := m.s.nodes[dn]
 		for _, cid := range s.containers {
-			if !queued[cid] {
+			if n == nil || !n.queued(func(c *stratov1.DatanodeCommand) bool {
+				d := c.GetDeleteBlocks()
+				return d != nil && d.Seq == seq && d.ContainerId == cid
+			}) {
 				p.acked[dn][cid] = true
 			}
 		}

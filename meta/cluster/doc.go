@@ -67,11 +67,34 @@
 //
 // # Concurrency and proposals
 //
-// A Manager is safe for concurrent use. mu guards all state; Apply takes
-// it too, briefly, so no proposal is ever made while mu is held (the
-// proposal would wait for an Apply waiting for mu).
+// A Manager is safe for concurrent use. mu guards all state but what a
+// quiet heartbeat touches (below); Apply takes it too, briefly, so no
+// proposal is ever made while mu is held (the proposal would wait for an
+// Apply waiting for mu).
 //
-// Nothing holds mu for long: every heartbeat waits for it, and at ten
+// A quiet heartbeat — no container report, block deletion
+// acknowledgement or command failure: most of them — takes no mu
+// (Heartbeat, quietHeartbeat). It finds its datanode in hbNodes (a
+// sync.Map written under mu by Register and BecomeLeader), stores its
+// time and stats in the nodeState's atomics (read by the tick's health
+// pass, the planners and the listings under mu), and takes its queued
+// commands under the nodeState's own lock, hb. hb guards the commands, and
+// together with mu the datanode's health and whether BecomeLeader dropped
+// it: they are written holding both, read holding either. So the tick,
+// which changes a datanode's health under its hb, and a quiet heartbeat
+// are ordered: the heartbeat lands first and the datanode stays HEALTHY,
+// or it finds the datanode STALE, DEAD or dropped and takes the slow path
+// under mu, which revives it (or tells it to register) as every heartbeat
+// did before. Heartbeats with a report, acknowledgement or failure take
+// mu.
+//
+// Lock order: mu before hb. hb is taken while holding mu (queueLocked,
+// the health pass, the slow heartbeat), never mu while holding hb, and
+// no two datanodes' hb are held at once. Nothing that holds hb proposes
+// or blocks.
+//
+// Nothing holds mu for long: the heartbeats that take it (reports, and
+// the revival of a STALE or DEAD datanode) wait for it, and at ten
 // thousand datanodes and a million containers a walk of every container
 // under it kept them waiting most of a second. The replication pass runs
 // in steps of about a millisecond (Options.ReplicationStep), its plan

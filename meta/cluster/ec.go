@@ -288,7 +288,7 @@ func (r *replicationPass) planECTrim(c *containerState) int {
 				na, nb := r.s.nodes[a], r.s.nodes[b]
 				return cmp.Or(cmp.Compare(countOn(counts, rackOf(na.details)), countOn(counts, rackOf(nb.details))),
 					compareBool(b == placeOf(place, i), a == placeOf(place, i)),
-					cmp.Compare(nb.stats.GetRemaining(), na.stats.GetRemaining()), cmp.Compare(a, b))
+					cmp.Compare(nb.stats.Load().GetRemaining(), na.stats.Load().GetRemaining()), cmp.Compare(a, b))
 			})
 		}
 		counts = addRack(counts, rackOf(r.s.nodes[keep].details))
@@ -322,10 +322,11 @@ func (m *Manager) placeMissingIndexLocked(c *containerState, node string, rep *s
 	if i < 0 {
 		return
 	}
-	for _, cmd := range m.s.nodes[node].commands {
-		if cc := cmd.GetCreateContainer(); cc != nil && cc.ContainerId == c.info.Id {
-			return
-		}
+	if m.s.nodes[node].queued(func(cmd *stratov1.DatanodeCommand) bool {
+		cc := cmd.GetCreateContainer()
+		return cc != nil && cc.ContainerId == c.info.Id
+	}) {
+		return
 	}
 	m.placeIndexLocked(p, c.info.Id, node, i+1)
 }

@@ -52,9 +52,16 @@ type Manager struct {
 	// release mu between their steps.
 	passMu sync.Mutex
 
-	// mu guards s. It is never held across a proposal: Apply takes it.
+	// mu guards s (but what a quiet heartbeat touches: see nodeState;
+	// lock order mu, then a nodeState's hb). It is never held across a
+	// proposal: Apply takes it.
 	mu sync.Mutex
 	s  state
+
+	// hbNodes maps a registered datanode's ID to its *nodeState, the one
+	// in s.nodes, for the heartbeats served without mu (quietHeartbeat).
+	// It is written under mu (Register, BecomeLeader) and read without.
+	hbNodes sync.Map
 }
 
 // New returns a manager with no state; call Load to read the durable state.
@@ -85,6 +92,12 @@ func (m *Manager) BecomeLeader(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := &m.s
+	for _, n := range s.nodes {
+		n.hb.Lock()
+		n.dropped, n.commands = true, nil
+		n.hb.Unlock()
+	}
+	m.hbNodes.Clear()
 	s.nodes, s.nodeIDs = map[string]*nodeState{}, nil
 	for _, c := range s.containers {
 		c.replicas, c.bad, c.allocated, c.fullAt = nil, nil, 0, time.Time{}

@@ -38,9 +38,8 @@ func (m *Manager) Register(now time.Time, req *stratov1.RegisterRequest) error {
 	n.details = proto.Clone(d).(*stratov1.DatanodeDetails)
 	s.pipelinesDirty = true
 	s.nodeChanged()
-	n.stats = req.GetStats()
-	n.lastSeen = now
-	n.health = stratov1.NodeHealth_NODE_HEALTHY
+	n.stats.Store(req.GetStats())
+	m.seenLocked(now, n)
 	report := req.GetReport()
 	if report == nil {
 		report = &stratov1.ContainerReport{}
@@ -49,27 +48,33 @@ func (m *Manager) Register(now time.Time, req *stratov1.RegisterRequest) error {
 	n.lastFull = now
 	m.applyReportLocked(d.Id, n, report)
 	m.updateSafeModeLocked(now, false)
+	m.hbNodes.Store(d.Id, n)
 	return nil
 }
 
 // Heartbeat records a datanode's liveness, stats and (optional) report, and
 // returns the commands queued for it. An unknown datanode gets
 // ErrUnknownNode: it must register again.
+//
+// Most heartbeats are quiet (quiet): those of a HEALTHY datanode are
+// served without mu (quietHeartbeat). The others, and a quiet one from
+// a datanode that is not HEALTHY, unknown, or forgotten by a new
+// leadership, take mu.
 func (m *Manager) Heartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*stratov1.HeartbeatResponse, error) {
+	if quiet(req) {
+		if resp, ok := m.quietHeartbeat(now, req); ok {
+			return resp, nil
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := m.s.nodes[req.GetDatanodeId()]
 	if n == nil {
 		return &stratov1.HeartbeatResponse{Reregister: true}, fmt.Errorf("%w: %q", ErrUnknownNode, req.GetDatanodeId())
 	}
-	n.lastSeen = now
-	if n.health != stratov1.NodeHealth_NODE_HEALTHY {
-		n.health = stratov1.NodeHealth_NODE_HEALTHY
-		m.s.pipelinesDirty = true
-		m.s.nodeChanged()
-	}
+	m.seenLocked(now, n)
 	if req.Stats != nil {
-		n.stats = req.Stats
+		n.stats.Store(req.Stats)
 	}
 	if req.Report != nil {
 		if req.Report.Full {
@@ -80,9 +85,54 @@ func (m *Manager) Heartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*str
 	}
 	m.ackDeletedBlocksLocked(req.DatanodeId, req.DeletedBlocksAcks)
 	m.commandsFailedLocked(now, req.DatanodeId, req.FailedCommands)
+	return &stratov1.HeartbeatResponse{Commands: n.takeCommands()}, nil
+}
+
+// quiet: a heartbeat that changes nothing mu guards, only its datanode's
+// time and stats: no container report, block deletion acknowledgement or
+// command failure. (Reports come every few heartbeats; most are quiet.)
+func quiet(req *stratov1.HeartbeatRequest) bool {
+	return req.Report == nil && len(req.DeletedBlocksAcks) == 0 && len(req.FailedCommands) == 0
+}
+
+// quietHeartbeat serves a quiet heartbeat without mu: the datanode is
+// found in hbNodes, its time and stats stored, and its commands handed
+// out, under its hb. It declines (false) when the datanode is unknown,
+// forgotten by BecomeLeader, or not HEALTHY: reviving a STALE or DEAD
+// datanode changes what the planners read (its health, the usable
+// pipelines), which only the holder of mu may do.
+func (m *Manager) quietHeartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*stratov1.HeartbeatResponse, bool) {
+	v, ok := m.hbNodes.Load(req.GetDatanodeId())
+	if !ok {
+		return nil, false
+	}
+	n := v.(*nodeState)
+	n.hb.Lock()
+	defer n.hb.Unlock()
+	if n.dropped || n.health != stratov1.NodeHealth_NODE_HEALTHY {
+		return nil, false
+	}
+	n.seen.Store(now.UnixNano())
+	if req.Stats != nil {
+		n.stats.Store(req.Stats)
+	}
 	cmds := n.commands
 	n.commands = nil
-	return &stratov1.HeartbeatResponse{Commands: cmds}, nil
+	return &stratov1.HeartbeatResponse{Commands: cmds}, true
+}
+
+// seenLocked records that datanode n was heard from at now, and holds it
+// HEALTHY (again): a STALE or DEAD datanode that heartbeats is back.
+func (m *Manager) seenLocked(now time.Time, n *nodeState) {
+	n.hb.Lock()
+	n.seen.Store(now.UnixNano())
+	back := n.health != stratov1.NodeHealth_NODE_HEALTHY
+	n.health = stratov1.NodeHealth_NODE_HEALTHY
+	n.hb.Unlock()
+	if back {
+		m.s.pipelinesDirty = true
+		m.s.nodeChanged()
+	}
 }
 
 // applyReportLocked folds a container report into the replica map. A full
@@ -167,11 +217,21 @@ func healthAt(o *Options, lastSeen, now time.Time) stratov1.NodeHealth {
 	return stratov1.NodeHealth_NODE_HEALTHY
 }
 
-// updateHealthLocked sets every datanode's health as of now.
+// updateHealthLocked sets every datanode's health as of now. A change
+// is made under the datanode's hb, its last heartbeat read again there:
+// a quiet heartbeat either lands before (and the datanode stays HEALTHY)
+// or finds the new health (and takes mu to revive it).
 func (m *Manager) updateHealthLocked(now time.Time) {
 	for _, n := range m.s.nodes {
-		if h := healthAt(&m.opts, n.lastSeen, now); h != n.health {
-			n.health = h
+		if healthAt(&m.opts, n.lastSeen(), now) == n.health {
+			continue // quiet heartbeats only make a HEALTHY node more so
+		}
+		n.hb.Lock()
+		h := healthAt(&m.opts, n.lastSeen(), now)
+		changed := h != n.health
+		n.health = h
+		n.hb.Unlock()
+		if changed {
 			m.s.nodeChanged()
 		}
 	}
@@ -246,8 +306,8 @@ func (s *state) datanodeInfos(ids []string) []*stratov1.DatanodeInfo {
 	for _, id := range ids {
 		n := s.nodes[id]
 		out = append(out, &stratov1.DatanodeInfo{
-			Details: n.details, Stats: n.stats, Health: n.health, OpState: n.opState,
-			LastHeartbeatUnixMs: n.lastSeen.UnixMilli(), Containers: int32(len(n.containers)), Pipelines: pipes[id],
+			Details: n.details, Stats: n.stats.Load(), Health: n.health, OpState: n.opState,
+			LastHeartbeatUnixMs: n.lastSeen().UnixMilli(), Containers: int32(len(n.containers)), Pipelines: pipes[id],
 		})
 	}
 	return out
@@ -287,9 +347,10 @@ func (m *Manager) Space() *stratov1.FsStatus {
 			continue
 		}
 		s.Datanodes++
-		s.Capacity += n.stats.GetCapacity()
-		s.Used += n.stats.GetUsed()
-		s.Remaining += n.stats.GetRemaining()
+		st := n.stats.Load()
+		s.Capacity += st.GetCapacity()
+		s.Used += st.GetUsed()
+		s.Remaining += st.GetRemaining()
 	}
 	return s
 }

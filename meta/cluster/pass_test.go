@@ -32,12 +32,11 @@ func (e *env) takeCopies() []queuedCopy {
 	defer e.m.mu.Unlock()
 	var out []queuedCopy
 	for id, n := range e.m.s.nodes {
-		for _, c := range n.commands {
+		for _, c := range n.takeCommands() {
 			if rc := c.GetReplicateContainer(); rc != nil {
 				out = append(out, queuedCopy{rc.ContainerId, id, rc.Target.GetId()})
 			}
 		}
-		n.commands = nil
 	}
 	return out
 }

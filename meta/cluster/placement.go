@@ -113,7 +113,7 @@ func (s *state) pipelineCandidates(r Redundancy, ex Exclude) []Candidate {
 		if !n.inService() || slices.Contains(ex.Datanodes, id) {
 			continue
 		}
-		out = append(out, Candidate{ID: id, Free: n.stats.GetRemaining(), Rack: rackOf(n.details), Pipelines: in[id]})
+		out = append(out, Candidate{ID: id, Free: n.stats.Load().GetRemaining(), Rack: rackOf(n.details), Pipelines: in[id]})
 	}
 	return out
 }
@@ -235,7 +235,7 @@ func (s *state) chooseTarget(now time.Time, c *containerState, imports map[strin
 			avoided = true
 			continue
 		}
-		cnt, free := countOn(counts, rackOf(n.details)), n.stats.GetRemaining()
+		cnt, free := countOn(counts, rackOf(n.details)), n.stats.Load().GetRemaining()
 		if best == "" || cmp.Or(cmp.Compare(cnt, bestCount), cmp.Compare(bestFree, free), cmp.Compare(id, best)) < 0 {
 			best, bestCount, bestFree = id, cnt, free
 		}

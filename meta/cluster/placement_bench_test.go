@@ -28,11 +28,12 @@ func benchState(n, racks int) *state {
 	s.safeMode = false
 	for i := range n {
 		id := fmt.Sprintf("dn%04d", i)
-		s.nodes[id] = &nodeState{
+		n := &nodeState{
 			details: &stratov1.DatanodeDetails{Id: id, DataAddr: fmt.Sprintf("10.0.%d.%d:9870", i/250, i%250), Rack: fmt.Sprintf("/dc1/rack%02d", i%racks)},
-			stats:   &stratov1.NodeStats{Capacity: 100 << 40, Remaining: int64(50+i%50) << 40},
 			health:  stratov1.NodeHealth_NODE_HEALTHY, opState: stratov1.NodeOpState_NODE_IN_SERVICE, containers: map[uint64]uint64{},
 		}
+		n.stats.Store(&stratov1.NodeStats{Capacity: 100 << 40, Remaining: int64(50+i%50) << 40})
+		s.nodes[id] = n
 	}
 	ids := slices.Sorted(mapsKeys(s.nodes))
 	for p := 0; p+3 <= len(ids); p += 3 {

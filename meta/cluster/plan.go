@@ -132,7 +132,9 @@ func (m *Manager) queueLocked(node string, cmd *stratov1.DatanodeCommand) uint64
 	}
 	m.s.nextCmdID++
 	cmd.Id = m.s.nextCmdID
+	n.hb.Lock()
 	n.commands = append(n.commands, cmd)
+	n.hb.Unlock()
 	return cmd.Id
 }
 

@@ -544,7 +544,7 @@ func (r *replicationPass) trimVictim(good []string) string {
 	return slices.MinFunc(good, func(a, b string) int {
 		na, nb := r.s.nodes[a], r.s.nodes[b]
 		return cmp.Or(cmp.Compare(countOn(counts, rackOf(nb.details)), countOn(counts, rackOf(na.details))),
-			cmp.Compare(na.stats.GetRemaining(), nb.stats.GetRemaining()), cmp.Compare(b, a))
+			cmp.Compare(na.stats.Load().GetRemaining(), nb.stats.Load().GetRemaining()), cmp.Compare(b, a))
 	})
 }
 

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strato-io/strato/proto/strato/v1"
@@ -97,19 +99,63 @@ func newState() state {
 }
 
 // nodeState is the leader's view of one registered datanode (soft).
+//
+// A quiet heartbeat (Heartbeat's fast path) reaches it without mu, so
+// its fields are guarded three ways:
+//
+//   - seen and stats are atomics: quiet heartbeats store them, the
+//     holders of mu (the tick's health pass, the planners, the listings)
+//     load them.
+//   - health and dropped are written holding both mu and hb, and read
+//     holding either: the tick's health pass and a quiet heartbeat are
+//     ordered by hb, so a heartbeat never refreshes a node the tick has
+//     just held STALE or DEAD (it takes the slow path, which revives it
+//     under mu, as every heartbeat did before).
+//   - commands is guarded by hb alone.
+//
+// Everything else is guarded by mu, as the rest of state.
 type nodeState struct {
-	details  *stratov1.DatanodeDetails
-	stats    *stratov1.NodeStats
-	lastSeen time.Time
-	health   stratov1.NodeHealth
-	opState  stratov1.NodeOpState
+	details *stratov1.DatanodeDetails
+	// seen: the time of the last heartbeat (or registration), in Unix
+	// nanoseconds (lastSeen); stats: the last stats sent.
+	seen    atomic.Int64
+	stats   atomic.Pointer[stratov1.NodeStats]
+	health  stratov1.NodeHealth
+	opState stratov1.NodeOpState
 	// containers maps the containers this node reported to the report
 	// generation that last listed them.
 	containers map[uint64]uint64
 	reportGen  uint64
 	// lastFull: when it last sent a full report (registering is one).
 	lastFull time.Time
+
+	// hb guards commands, and with mu health and dropped. Lock order: mu
+	// before hb (hb is taken holding mu, never mu holding hb).
+	hb       sync.Mutex
 	commands []*stratov1.DatanodeCommand
+	// dropped: BecomeLeader forgot this node; a quiet heartbeat that
+	// found it before then takes the slow path (and is told to register).
+	dropped bool
+}
+
+// lastSeen is the time of the node's last heartbeat or registration.
+func (n *nodeState) lastSeen() time.Time { return time.Unix(0, n.seen.Load()) }
+
+// takeCommands hands out the commands queued for the node: they are
+// forgotten here, and sent again only if a planner queues them again.
+func (n *nodeState) takeCommands() []*stratov1.DatanodeCommand {
+	n.hb.Lock()
+	defer n.hb.Unlock()
+	cmds := n.commands
+	n.commands = nil
+	return cmds
+}
+
+// queued reports whether a command queued for the node satisfies f.
+func (n *nodeState) queued(f func(*stratov1.DatanodeCommand) bool) bool {
+	n.hb.Lock()
+	defer n.hb.Unlock()
+	return slices.ContainsFunc(n.commands, f)
 }
 
 // healthy: HEALTHY (a STALE node is probably down, a DEAD one is).

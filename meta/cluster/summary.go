@@ -185,9 +185,10 @@ func (m *Manager) summarizeNodes(s *stratov1.ClusterSummary) map[string]*stratov
 		s.Datanodes++
 		s.DatanodesByHealth[strings.TrimPrefix(n.health.String(), "NODE_")]++
 		s.DatanodesByOpState[strings.TrimPrefix(n.opState.String(), "NODE_")]++
-		s.Capacity += n.stats.GetCapacity()
-		s.Used += n.stats.GetUsed()
-		s.Remaining += n.stats.GetRemaining()
+		st := n.stats.Load()
+		s.Capacity += st.GetCapacity()
+		s.Used += st.GetUsed()
+		s.Remaining += st.GetRemaining()
 		if n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING {
 			leaving[id] = &stratov1.DecommissionProgress{DatanodeId: id}
 		}
