@@ -256,6 +256,11 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 	case replaced && !own && !rec.Overwrite:
 		return nil, fmt.Errorf("%w: %s", ErrFileExists, name)
 	}
+	if !own {
+		if err := checkCommitCondition(c, old, replaced, rec.Volume+"/"+rec.Bucket+"/"+name); err != nil {
+			return nil, err
+		}
+	}
 	st, err := a.snaps(rec.BucketId)
 	if err != nil {
 		return nil, err
@@ -361,6 +366,22 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		}
 	}
 	return &stratov1.CommitKeyResponse{ObjectId: objectOf(rec), Size: size, VersionId: vw.id(st)}, nil
+}
+
+// checkCommitCondition refuses a commit whose if_object_id or if_absent
+// does not hold for old, the key's latest version (replaced: there is one;
+// a delete marker is no object).
+func checkCommitCondition(c *stratov1.CommitKeyCommand, old *stratov1.KeyRecord, replaced bool, label string) error {
+	exists := replaced && !old.GetDeleteMarker()
+	switch {
+	case c.GetIfAbsent() && exists:
+		return fmt.Errorf("%w: %s exists", ErrKeyReplaced, label)
+	case c.GetIfObjectId() != 0 && !exists:
+		return fmt.Errorf("%w: %s no longer exists (it was object %d)", ErrKeyReplaced, label, c.GetIfObjectId())
+	case c.GetIfObjectId() != 0 && old.GetObjectId() != c.GetIfObjectId():
+		return fmt.Errorf("%w: %s is no longer object %d", ErrKeyReplaced, label, c.GetIfObjectId())
+	}
+	return nil
 }
 
 // composeSource is a key a compose takes its blocks from.
