@@ -18,34 +18,52 @@ import (
 // x-amz-if-match-last-modified-time), as AWS answers them.
 
 // putConditions checks If-None-Match: * and If-Match of a PUT or of a
-// CompleteMultipartUpload (checked before the write: a concurrent writer
-// may still win). AWS offers no other If-None-Match and not both headers
-// together: NotImplemented.
-func (g *Gateway) putConditions(rq *request) error {
+// CompleteMultipartUpload and returns the condition the commit carries to
+// meta, which checks it again in the commit's own apply: a writer that
+// commits between this look and the commit makes the commit fail
+// (ErrKeyReplaced, answered 412 PreconditionFailed as AWS answers the
+// second of two conditional writes). Looking first refuses at once what
+// would fail, before the body is stored. AWS offers no other If-None-Match
+// and not both headers together: NotImplemented.
+func (g *Gateway) putConditions(rq *request) (client.Condition, error) {
 	inm, im := rq.r.Header.Get("If-None-Match"), rq.r.Header.Get("If-Match")
 	if inm == "" && im == "" {
-		return nil
+		return client.Condition{}, nil
 	}
 	if (inm != "" && inm != "*") || (inm != "" && im != "") {
-		return ErrNotImplemented
+		return client.Condition{}, ErrNotImplemented
 	}
 	ki, err := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key)
 	exists := err == nil
 	if err != nil && !errors.Is(err, client.ErrNotFound) {
-		return fromClient(err, nil)
+		return client.Condition{}, fromClient(err, nil)
 	}
-	if inm == "*" && exists {
+	var cond client.Condition
+	switch {
+	case inm == "*" && exists:
+		return cond, ErrPreconditionFailed
+	case inm == "*":
+		cond.IfAbsent = true
+	case !exists:
+		return cond, ErrNoSuchKey
+	case !etagMatches(im, etagOf(ki, attrsOf(ki))):
+		return cond, ErrPreconditionFailed
+	default:
+		cond.IfObjectID = ki.GetObjectId()
+	}
+	if g.afterPutCheck != nil {
+		g.afterPutCheck()
+	}
+	return cond, nil
+}
+
+// conditionFailed is the answer to a commit meta refused: its condition
+// no longer held (another write came first), or something else.
+func conditionFailed(err error) error {
+	if errors.Is(err, client.ErrKeyReplaced) {
 		return ErrPreconditionFailed
 	}
-	if im != "" {
-		if !exists {
-			return ErrNoSuchKey
-		}
-		if !etagMatches(im, etagOf(ki, attrsOf(ki))) {
-			return ErrPreconditionFailed
-		}
-	}
-	return nil
+	return fromClient(err, nil)
 }
 
 // deleteConditions checks a DeleteObject's If-Match, x-amz-if-match-size
