@@ -176,10 +176,11 @@ func (c *Client) DeleteObject(ctx context.Context, bucket, key string) error {
 	return drainClose(resp)
 }
 
-// ObjectInfo is one key of a listing.
+// ObjectInfo is one key of a listing, or one version of a key.
 type ObjectInfo struct {
-	Key  string
-	Size int64
+	Key       string
+	Size      int64
+	VersionID string // ListObjectVersions' only
 }
 
 // ListObjects returns one page (ListObjectsV2) of up to maxKeys keys
@@ -216,6 +217,57 @@ func (c *Client) ListObjects(ctx context.Context, bucket, prefix, token string, 
 		return out, "", nil
 	}
 	return out, res.NextContinuationToken, nil
+}
+
+// VersionPage is one page of ListObjectVersions: the versions and the
+// delete markers listed, and the markers of the next page (both "" at the
+// end).
+type VersionPage struct {
+	Versions, DeleteMarkers          []ObjectInfo
+	NextKeyMarker, NextVersionMarker string
+}
+
+// ListObjectVersions returns one page of up to maxKeys versions and delete
+// markers under prefix, from the markers a previous page gave ("": the
+// first page).
+func (c *Client) ListObjectVersions(ctx context.Context, bucket, prefix, keyMarker, versionMarker string, maxKeys int) (VersionPage, error) {
+	q := url.Values{"versions": {""}, "max-keys": {strconv.Itoa(maxKeys)}}
+	for k, v := range map[string]string{"prefix": prefix, "key-marker": keyMarker, "version-id-marker": versionMarker} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	resp, err := c.Do(ctx, http.MethodGet, bucket, "", q, nil, nil, 0)
+	if err != nil {
+		return VersionPage{}, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	type entry struct {
+		Key       string
+		Size      int64
+		VersionID string `xml:"VersionId"`
+	}
+	var res struct {
+		Version             []entry
+		DeleteMarker        []entry
+		IsTruncated         bool
+		NextKeyMarker       string
+		NextVersionIDMarker string `xml:"NextVersionIdMarker"`
+	}
+	if err := xml.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&res); err != nil {
+		return VersionPage{}, fmt.Errorf("s3: a listing that is not XML: %w", err)
+	}
+	var page VersionPage
+	for _, v := range res.Version {
+		page.Versions = append(page.Versions, ObjectInfo(v))
+	}
+	for _, v := range res.DeleteMarker {
+		page.DeleteMarkers = append(page.DeleteMarkers, ObjectInfo(v))
+	}
+	if res.IsTruncated {
+		page.NextKeyMarker, page.NextVersionMarker = res.NextKeyMarker, res.NextVersionIDMarker
+	}
+	return page, nil
 }
 
 func drainClose(resp *http.Response) error {
