@@ -169,11 +169,47 @@ func (c *Client) HeadObject(ctx context.Context, bucket, key string) (int64, err
 
 // DeleteObject deletes bucket/key.
 func (c *Client) DeleteObject(ctx context.Context, bucket, key string) error {
-	resp, err := c.Do(ctx, http.MethodDelete, bucket, key, nil, nil, nil, 0)
+	return c.DeleteObjectVersion(ctx, bucket, key, "")
+}
+
+// DeleteObjectVersion deletes version versionID of bucket/key for good
+// ("": deletes the key, as DeleteObject).
+func (c *Client) DeleteObjectVersion(ctx context.Context, bucket, key, versionID string) error {
+	var q url.Values
+	if versionID != "" {
+		q = url.Values{"versionId": {versionID}}
+	}
+	resp, err := c.Do(ctx, http.MethodDelete, bucket, key, q, nil, nil, 0)
 	if err != nil {
 		return err
 	}
 	return drainClose(resp)
+}
+
+// EnableVersioning turns versioning on in bucket and checks that the
+// endpoint says it is on.
+func (c *Client) EnableVersioning(ctx context.Context, bucket string) error {
+	conf := `<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Status>Enabled</Status></VersioningConfiguration>`
+	q := url.Values{"versioning": {""}}
+	resp, err := c.Do(ctx, http.MethodPut, bucket, "", q, nil, strings.NewReader(conf), int64(len(conf)))
+	if err != nil {
+		return err
+	}
+	if err := drainClose(resp); err != nil {
+		return err
+	}
+	if resp, err = c.Do(ctx, http.MethodGet, bucket, "", q, nil, nil, 0); err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var res struct{ Status string }
+	if err := xml.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&res); err != nil {
+		return fmt.Errorf("s3: a versioning configuration that is not XML: %w", err)
+	}
+	if res.Status != "Enabled" {
+		return fmt.Errorf("s3: bucket %s: versioning is %q after it was enabled", bucket, res.Status)
+	}
+	return nil
 }
 
 // ObjectInfo is one key of a listing, or one version of a key.

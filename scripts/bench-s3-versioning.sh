@@ -40,7 +40,9 @@ run() {
 	local out
 	# A run that ends without its summary line (a client error) counts as
 	# no result rather than stopping the whole comparison.
-	out=$("$strato" bench s3 --op "$1" --size "$2" --bucket "$3" -c "$clients" --duration "$duration" 2>&1 | grep '^summary' || true)
+	local versioning=
+	[ "$3" = bench-ver ] && versioning=--versioning # its cleanup deletes every version
+	out=$("$strato" bench s3 --op "$1" --size "$2" --bucket "$3" $versioning -c "$clients" --duration "$duration" 2>&1 | grep '^summary' || true)
 	echo "$out" | tr ' ' '\n' | grep -E '^(ops_per_sec|mb_per_sec|p50_ms|p99_ms)=' | tr '\n' ' '
 }
 declare -A res

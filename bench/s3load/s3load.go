@@ -68,6 +68,11 @@ type Config struct {
 	Versions int
 	// Keep leaves the objects in place at the end.
 	Keep bool
+	// Versioning turns versioning on in the bucket (PutBucketVersioning
+	// Enabled, checked with GetBucketVersioning: an endpoint that does not
+	// keep versions fails the run) before anything is put; the cleanup
+	// then deletes every version. Default: the bucket as it is.
+	Versioning bool
 	// ServerPID, when not 0, is the server's process (on this machine),
 	// whose CPU time and peak RSS Run reports.
 	ServerPID int
@@ -211,6 +216,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	}
 	if err := c.CreateBucket(ctx, cfg.Bucket); err != nil {
 		return Result{}, fmt.Errorf("bench s3: bucket %s: %w", cfg.Bucket, err)
+	}
+	if cfg.Versioning {
+		if err := c.EnableVersioning(ctx, cfg.Bucket); err != nil {
+			return Result{}, fmt.Errorf("bench s3: versioning bucket %s: %w", cfg.Bucket, err)
+		}
 	}
 	r := &runner{cfg: cfg, c: c, payload: Payload(cfg.Size)}
 	if cfg.Op != OpPut {
@@ -502,17 +512,9 @@ func (r *runner) one(ctx context.Context, op string, w, n int, rnd *rand.Rand, s
 			r.done(i, err != nil)
 		}
 	case OpList:
-		token := ""
-		for {
-			var page []s3.ObjectInfo
-			page, token, err = r.c.ListObjects(ctx, r.cfg.Bucket, r.cfg.Prefix, token, 1000)
-			items += int64(len(page))
-			if err != nil || token == "" {
-				break
-			}
-		}
+		err = r.eachKey(ctx, func(s3.ObjectInfo) { items++ })
 	case OpListVersions:
-		items, err = r.listVersions(ctx)
+		err = r.eachVersion(ctx, func(s3.ObjectInfo) { items++ })
 	}
 	d := time.Since(t0)
 	if err != nil {
@@ -528,52 +530,61 @@ func (r *runner) one(ctx context.Context, op string, w, n int, rnd *rand.Rand, s
 	return true
 }
 
-// listVersions lists every version and delete marker under the prefix,
-// a page of 1,000 at a time, and returns how many there were.
-func (r *runner) listVersions(ctx context.Context) (int64, error) {
-	var n int64
+// eachKey calls f with every key under the prefix (ListObjectsV2, pages
+// of 1,000).
+func (r *runner) eachKey(ctx context.Context, f func(s3.ObjectInfo)) error {
+	token := ""
+	for {
+		page, next, err := r.c.ListObjects(ctx, r.cfg.Bucket, r.cfg.Prefix, token, 1000)
+		for _, o := range page {
+			f(o)
+		}
+		if err != nil || next == "" {
+			return err
+		}
+		token = next
+	}
+}
+
+// eachVersion calls f with every version and delete marker under the
+// prefix (ListObjectVersions, pages of 1,000).
+func (r *runner) eachVersion(ctx context.Context, f func(s3.ObjectInfo)) error {
 	var page s3.VersionPage
 	for {
 		var err error
 		page, err = r.c.ListObjectVersions(ctx, r.cfg.Bucket, r.cfg.Prefix, page.NextKeyMarker, page.NextVersionMarker, 1000)
-		n += int64(len(page.Versions) + len(page.DeleteMarkers))
+		for _, o := range append(page.Versions, page.DeleteMarkers...) {
+			f(o)
+		}
 		if err != nil || page.NextKeyMarker == "" {
-			return n, err
+			return err
 		}
 	}
 }
 
-// cleanup deletes every object under the prefix.
+// cleanup deletes every object under the prefix; with Versioning, every
+// version and delete marker, so that the bucket keeps no data.
 func (r *runner) cleanup(ctx context.Context) error {
-	keys := make(chan string, 1000)
+	objs := make(chan s3.ObjectInfo, 1000)
 	var wg sync.WaitGroup
 	var first atomic.Value
 	for range r.cfg.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for k := range keys {
-				if err := r.c.DeleteObject(ctx, r.cfg.Bucket, k); err != nil {
+			for o := range objs {
+				if err := r.c.DeleteObjectVersion(ctx, r.cfg.Bucket, o.Key, o.VersionID); err != nil {
 					first.CompareAndSwap(nil, err)
 				}
 			}
 		}()
 	}
-	token := ""
-	var err error
-	for {
-		var page []s3.ObjectInfo
-		if page, token, err = r.c.ListObjects(ctx, r.cfg.Bucket, r.cfg.Prefix, token, 1000); err != nil {
-			break
-		}
-		for _, o := range page {
-			keys <- o.Key
-		}
-		if token == "" {
-			break
-		}
+	each := r.eachKey
+	if r.cfg.Versioning {
+		each = r.eachVersion
 	}
-	close(keys)
+	err := each(ctx, func(o s3.ObjectInfo) { objs <- o })
+	close(objs)
 	wg.Wait()
 	if e, ok := first.Load().(error); ok && err == nil {
 		err = e

@@ -2,8 +2,6 @@ package s3load
 
 import (
 	"bytes"
-	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -67,24 +65,25 @@ func startCluster(t *testing.T) *minicluster.Cluster {
 }
 
 // TestListVersions: with Versions, each object is put that many times, and
-// LISTVERSIONS lists every version a versioned bucket kept.
+// LISTVERSIONS lists every version a versioned bucket (Versioning) kept;
+// the cleanup of a versioned run deletes every version.
 func TestListVersions(t *testing.T) {
 	c := startCluster(t)
-	sc, err := s3.NewClient(s3.ClientOptions{Endpoint: c.S3Endpoint(), AccessKey: "bench", Secret: "bench-secret"})
-	require.NoError(t, err)
-	require.NoError(t, sc.CreateBucket(t.Context(), "bench-ver"))
-	conf := `<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>`
-	resp, err := sc.Do(t.Context(), http.MethodPut, "bench-ver", "", url.Values{"versioning": {""}}, nil, strings.NewReader(conf), int64(len(conf)))
-	require.NoError(t, err)
-	require.NoError(t, resp.Body.Close())
-
+	cfg := Config{Endpoint: c.S3Endpoint(), AccessKey: "bench", Secret: "bench-secret", Bucket: "bench-ver", Versioning: true,
+		Op: "listversions", Size: 10, Concurrency: 2, FillConcurrency: 8, Count: 4, Objects: 700, Versions: 3, Prefix: "v/"}
 	var out bytes.Buffer
-	res, err := Run(t.Context(), Config{Endpoint: c.S3Endpoint(), AccessKey: "bench", Secret: "bench-secret", Bucket: "bench-ver",
-		Op: "listversions", Size: 10, Concurrency: 2, FillConcurrency: 8, Count: 4, Objects: 700, Versions: 3, Prefix: "v/", Keep: true}, &out)
+	res, err := Run(t.Context(), cfg, &out)
 	require.NoError(t, err)
 	require.Len(t, res.Ops, 1)
 	require.Zero(t, res.Ops[0].Errors, res.Ops[0].FirstError)
 	require.Equal(t, int64(4), res.Ops[0].Ops)
 	require.Equal(t, int64(4*700*3), res.Ops[0].Items, "every version listed, over pages of 1,000")
 	require.Contains(t, out.String(), "items=8400 ")
+
+	sc, err := s3.NewClient(s3.ClientOptions{Endpoint: c.S3Endpoint(), AccessKey: "bench", Secret: "bench-secret"})
+	require.NoError(t, err)
+	left, err := sc.ListObjectVersions(t.Context(), "bench-ver", "v/", "", "", 10)
+	require.NoError(t, err)
+	require.Empty(t, left.Versions, "cleaned up")
+	require.Empty(t, left.DeleteMarkers, "cleaned up")
 }

@@ -29,7 +29,8 @@ them all: listversions lists objects x versions); mixed is warp's mix (45%
 GET, 30% HEAD, 15% PUT, 10% DELETE). list and listversions list everything
 under the prefix per operation (ListObjectsV2, ListObjectVersions).
 Keys come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; the objects are
-deleted at the end unless --keep. With --server-pid, the server process's
+deleted at the end unless --keep (with --versioning, which turns versioning
+on in the bucket first, every version of them). With --server-pid, the server process's
 CPU time per GB moved and its peak RSS are reported too. The last lines
 ("summary op=... key=value ...") are for scripts.`,
 		Args: cobra.NoArgs,
@@ -74,6 +75,7 @@ CPU time per GB moved and its peak RSS are reported too. The last lines
 	f.IntVar(&cfg.FillConcurrency, "fill-clients", 0, "concurrent clients uploading the --objects first (default: -c)")
 	f.IntVar(&cfg.Versions, "versions", 1, "times each of the --objects is put first (the versions of a versioned bucket)")
 	f.BoolVar(&cfg.Keep, "keep", false, "leave the objects in place")
+	f.BoolVar(&cfg.Versioning, "versioning", false, "turn versioning on in the bucket first (the cleanup then deletes every version)")
 	f.IntVar(&cfg.ServerPID, "server-pid", 0, "the server's process ID, to report its CPU time per GB and peak RSS")
 	return cmd
 }
