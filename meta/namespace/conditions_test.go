@@ -97,24 +97,3 @@ func TestCommitConditions(t *testing.T) {
 		})
 	}
 }
-
-// TestDeleteIfObjectIDFSO: a delete with if_object_id holds on an FSO
-// bucket as on an OBS one (TestDeleteIfObjectID): only while the file is
-// that object.
-func TestDeleteIfObjectIDFSO(t *testing.T) {
-	h := newHarness(t)
-	h.volBucket("fso", stratov1.BucketLayout_LAYOUT_FSO)
-	old := h.putKey("fso", "d/k", 1).GetObjectId()
-	cur := h.putKey("fso", "d/k", 1).GetObjectId()
-	h.fails(ErrKeyReplaced, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "fso", Key: "d/k", IfObjectId: old})
-	require.Equal(t, cur, h.latestObject("fso", "d/k"), "a refused delete deletes nothing")
-	h.must(&stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "fso", Key: "d/k", IfObjectId: cur})
-	require.Zero(t, h.latestObject("fso", "d/k"))
-	h.fails(ErrKeyReplaced, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "fso", Key: "d/k", IfObjectId: cur})
-
-	// A directory is the object its ID names.
-	st, err := h.stat("fso", "d")
-	require.NoError(t, err)
-	h.fails(ErrKeyReplaced, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "fso", Key: "d", IfObjectId: cur})
-	h.must(&stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "fso", Key: "d", IfObjectId: st.GetObjectId()})
-}

@@ -4782,9 +4782,10 @@ type DeleteKeyRequest struct {
 	// Set: deletes that version for good (OBS). Unset, on a versioned
 	// bucket: a delete marker becomes the key's latest version.
 	VersionId string `protobuf:"bytes,4,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
-	// Set: the delete happens only while the key's latest version is the
-	// object with this ID (FAILED_PRECONDITION otherwise): lifecycle's
-	// expiry never removes a version written after it looked.
+	// Set: the delete happens only while the key's latest version (an FSO
+	// bucket's file or directory) is the object with this ID
+	// (FAILED_PRECONDITION, KEY_REPLACED, otherwise): lifecycle's expiry
+	// never removes a version written after it looked.
 	IfObjectId uint64 `protobuf:"varint,30,opt,name=if_object_id,json=ifObjectId,proto3" json:"if_object_id,omitempty"`
 	// Lets the bucket's owner (or its volume's) or an administrator delete a
 	// version under a GOVERNANCE retention (S3's
