@@ -134,7 +134,8 @@ type Condition struct {
 	IfAbsent bool
 }
 
-// SetCondition sets the condition of the key's final commit.
+// SetCondition sets the condition the key's commit (its first hsync's,
+// if any) must meet.
 func (w *Writer) SetCondition(c Condition) { w.cond = c }
 
 // Abort ends the writer without committing the key: nothing written
@@ -654,11 +655,11 @@ func (w *Writer) commit(hsync bool) error {
 	for _, bl := range w.blocks {
 		blocks = append(blocks, &stratov1.BlockLocation{BlockId: bl.BlockId, Length: bl.Length})
 	}
+	// The condition goes with every commit: meta checks it at the first
+	// (an hsync's, if any), and takes the key's own earlier hsync for no
+	// other version at the later ones.
 	req := &stratov1.CommitKeyRequest{Volume: w.volume, Bucket: w.bucket, Key: w.key, OpenId: w.openID, Blocks: blocks, Hsync: hsync,
-		CreateToken: w.token, Attributes: w.attrs, ObjectLock: w.lock}
-	if !hsync {
-		req.IfObjectId, req.IfAbsent = w.cond.IfObjectID, w.cond.IfAbsent
-	}
+		CreateToken: w.token, Attributes: w.attrs, ObjectLock: w.lock, IfObjectId: w.cond.IfObjectID, IfAbsent: w.cond.IfAbsent}
 	tries := 0
 	return retryMeta(w.c.idempotent(w.ctx), func(ctx context.Context) error {
 		tries++

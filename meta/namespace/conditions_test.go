@@ -94,6 +94,18 @@ func TestCommitConditions(t *testing.T) {
 			third, err := h.commitIf("bkt", key, h.openKey("bkt", key), 0, true)
 			require.NoError(t, err)
 			require.Equal(t, third.GetObjectId(), h.latestObject("bkt", key))
+
+			// A writer that hsyncs is checked at its first commit; its own
+			// hsync is no other version at its last.
+			if !tc.versioned {
+				hs := h.openKey("bkt", "hs")
+				_, err := h.do(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: "hs", OpenId: hs, Hsync: true, IfAbsent: true})
+				require.NoError(t, err)
+				_, err = h.commitIf("bkt", "hs", h.openKey("bkt", "hs"), 0, true)
+				require.ErrorIs(t, err, ErrKeyReplaced, "another writer's hsync made the key")
+				_, err = h.commitIf("bkt", "hs", hs, 0, true)
+				require.NoError(t, err)
+			}
 		})
 	}
 }
