@@ -57,13 +57,21 @@ func (g *Gateway) putConditions(rq *request) (client.Condition, error) {
 	return cond, nil
 }
 
-// conditionFailed is the answer to a commit meta refused: its condition
-// no longer held (another write came first), or something else.
-func conditionFailed(err error) error {
-	if errors.Is(err, client.ErrKeyReplaced) {
-		return ErrPreconditionFailed
+// conditionFailed is the answer to a commit of rq's key that meta refused
+// with err. A condition that no longer held is PreconditionFailed, as AWS
+// answers the loser of two conditional writes; but an If-Match whose key
+// was deleted since putConditions looked is ConditionalRequestConflict
+// (409), as AWS answers a delete landing during a conditional write.
+func (g *Gateway) conditionFailed(rq *request, cond client.Condition, err error) error {
+	if !errors.Is(err, client.ErrKeyReplaced) {
+		return fromClient(err, nil)
 	}
-	return fromClient(err, nil)
+	if cond.IfObjectID != 0 {
+		if _, lerr := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key); errors.Is(lerr, client.ErrNotFound) {
+			return ErrConditionalRequestConflict
+		}
+	}
+	return ErrPreconditionFailed
 }
 
 // deleteConditions checks a DeleteObject's If-Match, x-amz-if-match-size

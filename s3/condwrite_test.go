@@ -157,6 +157,21 @@ func between(t *testing.T, w *condWriter, name string, write writeFunc) {
 	if data, _ := w.read(key); data != "newer" {
 		t.Fatalf("%s If-Match across an overwrite: the key holds %q", name, data)
 	}
+	// If-Match across a delete: AWS's 409 ConditionalRequestConflict; the
+	// key stays deleted.
+	_, etag = w.read(key)
+	commit = write(key, "mine", &etag, nil)
+	s3.SetAfterPutCheck(env.gw, func() { _, _ = w.c.DeleteObject(w.ctx, &awss3.DeleteObjectInput{Bucket: &w.b, Key: &key}) })
+	err = commit()
+	s3.SetAfterPutCheck(env.gw, nil)
+	if apiCode(err) != "ConditionalRequestConflict" {
+		t.Fatalf("%s If-Match across a delete: %v, want ConditionalRequestConflict", name, err)
+	}
+	if _, err := w.c.HeadObject(w.ctx, &awss3.HeadObjectInput{Bucket: &w.b, Key: &key}); apiCode(err) != "NotFound" {
+		t.Fatalf("%s If-Match across a delete: the key is back (%v)", name, err)
+	}
+	_ = w.put(key, "newest", nil, nil)()
+
 	// The stale ETag fails at the look too; the current one succeeds.
 	if err := write(key, "mine", &etag, nil)(); apiCode(err) != "PreconditionFailed" {
 		t.Fatalf("%s If-Match of a stale ETag: %v, want PreconditionFailed", name, err)

@@ -420,7 +420,7 @@ func (g *Gateway) completeUpload(rq *request) error {
 		}
 		// The upload stays whole when its condition failed: it may be
 		// completed again without one.
-		return conditionFailed(err)
+		return g.conditionFailed(rq, cond, err)
 	}
 	if v := done.GetVersionId(); v != "" {
 		rq.w.Header().Set(headerVersionID, v)

@@ -235,7 +235,7 @@ func (g *Gateway) writeKey(rq *request, volume, bucket, key string, b *body, siz
 	w.SetObjectLock(rq.lock)
 	w.SetCondition(rq.cond)
 	if err := w.Close(); err != nil {
-		return "", conditionFailed(err)
+		return "", g.conditionFailed(rq, rq.cond, err)
 	}
 	if v := w.VersionID(); v != "" {
 		rq.w.Header().Set(headerVersionID, v)
