@@ -103,6 +103,7 @@ type Writer struct {
 	closed   bool
 	attrs    []*stratov1.KeyAttribute // stored with the key at commit
 	lock     *stratov1.ObjectLock     // the new version's S3 object lock (nil: the bucket's default)
+	cond     Condition                // what must hold of the key at the final commit
 	ec       *stratov1.ErasureCoding  // set: the key is erasure coded
 	ecs      *ecState                 // an erasure coded key's (ecwriter.go)
 	// appending: opened by Append, at appendOffset (the file's length).
@@ -118,6 +119,24 @@ func (w *Writer) SetAttributes(attrs []*stratov1.KeyAttribute) { w.attrs = attrs
 // commit (a bucket with object lock only); nil: the bucket's default
 // retention, if any.
 func (w *Writer) SetObjectLock(l *stratov1.ObjectLock) { w.lock = l }
+
+// Condition is what must hold of a key's latest version for a commit to
+// replace it (S3's conditional writes). meta checks it in the commit's own
+// apply, so no other write can come between the check and the commit; a
+// commit refused fails with ErrKeyReplaced. The zero Condition always
+// holds.
+type Condition struct {
+	// IfObjectID, when not 0: only while the key's latest version is this
+	// object (S3's If-Match, once the ETag was matched to an object).
+	IfObjectID uint64
+	// IfAbsent: only while the key has no latest version, or a delete
+	// marker (S3's If-None-Match: *). Not with IfObjectID.
+	IfAbsent bool
+}
+
+// SetCondition sets the condition the key's commit (its first hsync's,
+// if any) must meet.
+func (w *Writer) SetCondition(c Condition) { w.cond = c }
 
 // Abort ends the writer without committing the key: nothing written
 // becomes visible (meta frees the blocks when the open key expires).
@@ -636,15 +655,20 @@ func (w *Writer) commit(hsync bool) error {
 	for _, bl := range w.blocks {
 		blocks = append(blocks, &stratov1.BlockLocation{BlockId: bl.BlockId, Length: bl.Length})
 	}
+	// The condition goes with every commit: meta checks it at the first
+	// (an hsync's, if any), and takes the key's own earlier hsync for no
+	// other version at the later ones.
 	req := &stratov1.CommitKeyRequest{Volume: w.volume, Bucket: w.bucket, Key: w.key, OpenId: w.openID, Blocks: blocks, Hsync: hsync,
-		CreateToken: w.token, Attributes: w.attrs, ObjectLock: w.lock}
+		CreateToken: w.token, Attributes: w.attrs, ObjectLock: w.lock, IfObjectId: w.cond.IfObjectID, IfAbsent: w.cond.IfAbsent}
 	tries := 0
 	return retryMeta(w.c.idempotent(w.ctx), func(ctx context.Context) error {
 		tries++
 		resp, err := ns(ctx, w.c, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.CommitKeyResponse, error) {
 			return n.CommitKey(ctx, req)
 		})
-		if err != nil && tries > 1 && !hsync && w.openID != 0 && !w.appending && errors.Is(err, ErrNotFound) {
+		// A retry whose first attempt went through finds the open key gone
+		// or, with a condition, the key now this writer's own object.
+		if err != nil && tries > 1 && !hsync && w.openID != 0 && !w.appending && (errors.Is(err, ErrNotFound) || errors.Is(err, ErrKeyReplaced)) {
 			if ki, lerr := w.c.LookupKey(ctx, w.volume, w.bucket, w.key); lerr == nil && ki.ObjectId == w.openID {
 				w.versionID = ki.GetVersionId()
 				return nil
@@ -661,13 +685,14 @@ func (w *Writer) commit(hsync bool) error {
 // metadata operation that copies no data. An existing key is replaced.
 func (c *Client) ComposeKey(ctx context.Context, volume, bucket, key string, sources []*stratov1.KeySource,
 	attrs []*stratov1.KeyAttribute) (*stratov1.CommitKeyResponse, error) {
-	return c.ComposeKeyLocked(ctx, volume, bucket, key, sources, attrs, nil)
+	return c.ComposeKeyLocked(ctx, volume, bucket, key, sources, attrs, nil, Condition{})
 }
 
 // ComposeKeyLocked is ComposeKey giving the new version S3 object lock
-// lock (nil: the bucket's default retention, if any).
+// lock (nil: the bucket's default retention, if any), made only if cond
+// holds (a Writer's SetCondition).
 func (c *Client) ComposeKeyLocked(ctx context.Context, volume, bucket, key string, sources []*stratov1.KeySource,
-	attrs []*stratov1.KeyAttribute, lock *stratov1.ObjectLock) (*stratov1.CommitKeyResponse, error) {
+	attrs []*stratov1.KeyAttribute, lock *stratov1.ObjectLock, cond Condition) (*stratov1.CommitKeyResponse, error) {
 	open, err := openRetried(c, ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error) {
 		return n.OpenKey(ctx, &stratov1.OpenKeyRequest{Volume: volume, Bucket: bucket, Key: key, Owner: c.opts.Owner, Deferrable: true})
 	})
@@ -675,7 +700,8 @@ func (c *Client) ComposeKeyLocked(ctx context.Context, volume, bucket, key strin
 		return nil, err
 	}
 	req := &stratov1.CommitKeyRequest{Volume: volume, Bucket: bucket, Key: key, OpenId: open.OpenId,
-		CreateToken: open.CreateToken, Sources: sources, Attributes: attrs, ObjectLock: lock}
+		CreateToken: open.CreateToken, Sources: sources, Attributes: attrs, ObjectLock: lock,
+		IfObjectId: cond.IfObjectID, IfAbsent: cond.IfAbsent}
 	var resp *stratov1.CommitKeyResponse
 	err = retryMeta(c.idempotent(ctx), func(ctx context.Context) error {
 		var err error

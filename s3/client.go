@@ -169,17 +169,54 @@ func (c *Client) HeadObject(ctx context.Context, bucket, key string) (int64, err
 
 // DeleteObject deletes bucket/key.
 func (c *Client) DeleteObject(ctx context.Context, bucket, key string) error {
-	resp, err := c.Do(ctx, http.MethodDelete, bucket, key, nil, nil, nil, 0)
+	return c.DeleteObjectVersion(ctx, bucket, key, "")
+}
+
+// DeleteObjectVersion deletes version versionID of bucket/key for good
+// ("": deletes the key, as DeleteObject).
+func (c *Client) DeleteObjectVersion(ctx context.Context, bucket, key, versionID string) error {
+	var q url.Values
+	if versionID != "" {
+		q = url.Values{"versionId": {versionID}}
+	}
+	resp, err := c.Do(ctx, http.MethodDelete, bucket, key, q, nil, nil, 0)
 	if err != nil {
 		return err
 	}
 	return drainClose(resp)
 }
 
-// ObjectInfo is one key of a listing.
+// EnableVersioning turns versioning on in bucket and checks that the
+// endpoint says it is on.
+func (c *Client) EnableVersioning(ctx context.Context, bucket string) error {
+	conf := `<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Status>Enabled</Status></VersioningConfiguration>`
+	q := url.Values{"versioning": {""}}
+	resp, err := c.Do(ctx, http.MethodPut, bucket, "", q, nil, strings.NewReader(conf), int64(len(conf)))
+	if err != nil {
+		return err
+	}
+	if err := drainClose(resp); err != nil {
+		return err
+	}
+	if resp, err = c.Do(ctx, http.MethodGet, bucket, "", q, nil, nil, 0); err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var res struct{ Status string }
+	if err := xml.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&res); err != nil {
+		return fmt.Errorf("s3: a versioning configuration that is not XML: %w", err)
+	}
+	if res.Status != "Enabled" {
+		return fmt.Errorf("s3: bucket %s: versioning is %q after it was enabled", bucket, res.Status)
+	}
+	return nil
+}
+
+// ObjectInfo is one key of a listing, or one version of a key.
 type ObjectInfo struct {
-	Key  string
-	Size int64
+	Key       string
+	Size      int64
+	VersionID string // ListObjectVersions' only
 }
 
 // ListObjects returns one page (ListObjectsV2) of up to maxKeys keys
@@ -216,6 +253,57 @@ func (c *Client) ListObjects(ctx context.Context, bucket, prefix, token string, 
 		return out, "", nil
 	}
 	return out, res.NextContinuationToken, nil
+}
+
+// VersionPage is one page of ListObjectVersions: the versions and the
+// delete markers listed, and the markers of the next page (both "" at the
+// end).
+type VersionPage struct {
+	Versions, DeleteMarkers          []ObjectInfo
+	NextKeyMarker, NextVersionMarker string
+}
+
+// ListObjectVersions returns one page of up to maxKeys versions and delete
+// markers under prefix, from the markers a previous page gave ("": the
+// first page).
+func (c *Client) ListObjectVersions(ctx context.Context, bucket, prefix, keyMarker, versionMarker string, maxKeys int) (VersionPage, error) {
+	q := url.Values{"versions": {""}, "max-keys": {strconv.Itoa(maxKeys)}}
+	for k, v := range map[string]string{"prefix": prefix, "key-marker": keyMarker, "version-id-marker": versionMarker} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	resp, err := c.Do(ctx, http.MethodGet, bucket, "", q, nil, nil, 0)
+	if err != nil {
+		return VersionPage{}, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	type entry struct {
+		Key       string
+		Size      int64
+		VersionID string `xml:"VersionId"`
+	}
+	var res struct {
+		Version             []entry
+		DeleteMarker        []entry
+		IsTruncated         bool
+		NextKeyMarker       string
+		NextVersionIDMarker string `xml:"NextVersionIdMarker"`
+	}
+	if err := xml.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&res); err != nil {
+		return VersionPage{}, fmt.Errorf("s3: a listing that is not XML: %w", err)
+	}
+	var page VersionPage
+	for _, v := range res.Version {
+		page.Versions = append(page.Versions, ObjectInfo(v))
+	}
+	for _, v := range res.DeleteMarker {
+		page.DeleteMarkers = append(page.DeleteMarkers, ObjectInfo(v))
+	}
+	if res.IsTruncated {
+		page.NextKeyMarker, page.NextVersionMarker = res.NextKeyMarker, res.NextVersionIDMarker
+	}
+	return page, nil
 }
 
 func drainClose(resp *http.Response) error {

@@ -18,34 +18,60 @@ import (
 // x-amz-if-match-last-modified-time), as AWS answers them.
 
 // putConditions checks If-None-Match: * and If-Match of a PUT or of a
-// CompleteMultipartUpload (checked before the write: a concurrent writer
-// may still win). AWS offers no other If-None-Match and not both headers
-// together: NotImplemented.
-func (g *Gateway) putConditions(rq *request) error {
+// CompleteMultipartUpload and returns the condition the commit carries to
+// meta, which checks it again in the commit's own apply: a writer that
+// commits between this look and the commit makes the commit fail
+// (ErrKeyReplaced, answered 412 PreconditionFailed as AWS answers the
+// second of two conditional writes). Looking first refuses at once what
+// would fail, before the body is stored. AWS offers no other If-None-Match
+// and not both headers together: NotImplemented.
+func (g *Gateway) putConditions(rq *request) (client.Condition, error) {
 	inm, im := rq.r.Header.Get("If-None-Match"), rq.r.Header.Get("If-Match")
 	if inm == "" && im == "" {
-		return nil
+		return client.Condition{}, nil
 	}
 	if (inm != "" && inm != "*") || (inm != "" && im != "") {
-		return ErrNotImplemented
+		return client.Condition{}, ErrNotImplemented
 	}
 	ki, err := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key)
 	exists := err == nil
 	if err != nil && !errors.Is(err, client.ErrNotFound) {
+		return client.Condition{}, fromClient(err, nil)
+	}
+	var cond client.Condition
+	switch {
+	case inm == "*" && exists:
+		return cond, ErrPreconditionFailed
+	case inm == "*":
+		cond.IfAbsent = true
+	case !exists:
+		return cond, ErrNoSuchKey
+	case !etagMatches(im, etagOf(ki, attrsOf(ki))):
+		return cond, ErrPreconditionFailed
+	default:
+		cond.IfObjectID = ki.GetObjectId()
+	}
+	if g.afterPutCheck != nil {
+		g.afterPutCheck()
+	}
+	return cond, nil
+}
+
+// conditionFailed is the answer to a commit of rq's key that meta refused
+// with err. A condition that no longer held is PreconditionFailed, as AWS
+// answers the loser of two conditional writes; but an If-Match whose key
+// was deleted since putConditions looked is ConditionalRequestConflict
+// (409), as AWS answers a delete landing during a conditional write.
+func (g *Gateway) conditionFailed(rq *request, cond client.Condition, err error) error {
+	if !errors.Is(err, client.ErrKeyReplaced) {
 		return fromClient(err, nil)
 	}
-	if inm == "*" && exists {
-		return ErrPreconditionFailed
-	}
-	if im != "" {
-		if !exists {
-			return ErrNoSuchKey
-		}
-		if !etagMatches(im, etagOf(ki, attrsOf(ki))) {
-			return ErrPreconditionFailed
+	if cond.IfObjectID != 0 {
+		if _, lerr := g.c.LookupKey(rq.ctx, g.volume, rq.bucket, rq.key); errors.Is(lerr, client.ErrNotFound) {
+			return ErrConditionalRequestConflict
 		}
 	}
-	return nil
+	return ErrPreconditionFailed
 }
 
 // deleteConditions checks a DeleteObject's If-Match, x-amz-if-match-size

@@ -73,6 +73,7 @@ var (
 	ErrNoSuchTagSet                      = s3err("NoSuchTagSet", 404, "The TagSet does not exist.")
 	ErrNotImplemented                    = s3err("NotImplemented", 501, "A header you provided implies functionality that is not implemented.")
 	ErrPreconditionFailed                = s3err("PreconditionFailed", 412, "At least one of the pre-conditions you specified did not hold.")
+	ErrConditionalRequestConflict        = s3err("ConditionalRequestConflict", 409, "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part.")
 	ErrQuotaExceeded                     = s3err("QuotaExceeded", 403, "The bucket's or volume's quota would be exceeded.")
 	ErrRequestTimeTooSkewed              = s3err("RequestTimeTooSkewed", 403, "The difference between the request time and the current time is too large.")
 	ErrServiceUnavailable                = s3err("ServiceUnavailable", 503, "Please reduce your request rate.")

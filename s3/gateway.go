@@ -172,8 +172,10 @@ type Gateway struct {
 	handler  http.Handler // serveHTTP, in a span when tracing
 
 	// afterDeleteCheck, when set (tests only, export_test.go), runs between
-	// a conditional delete's check and its delete.
+	// a conditional delete's check and its delete; afterPutCheck between a
+	// conditional write's check and its commit.
 	afterDeleteCheck func()
+	afterPutCheck    func()
 }
 
 // New makes a gateway and creates its volumes when missing; Close stops
@@ -239,6 +241,7 @@ type request struct {
 	auth   *authRequest
 	user   string               // the access key's strato user ("": unknown)
 	lock   *stratov1.ObjectLock // the object lock a write asks for (objectlock.go)
+	cond   client.Condition     // what a PUT's commit needs of the key (conditional.go)
 	// anonymous: the request carries no signature (access.go).
 	anonymous bool
 	status    int

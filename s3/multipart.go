@@ -332,7 +332,8 @@ func (g *Gateway) completeUpload(rq *request) error {
 	if len(req.Parts) == 0 {
 		return ErrMalformedXML
 	}
-	if err := g.putConditions(rq); err != nil {
+	cond, err := g.putConditions(rq)
+	if err != nil {
 		return err
 	}
 	sum := uploadChecksumOf(m)
@@ -410,14 +411,16 @@ func (g *Gateway) completeUpload(rq *request) error {
 	if algo != "" {
 		final[checksumHeader(algo)] = v
 	}
-	done, err := g.c.ComposeKeyLocked(rq.ctx, g.volume, rq.bucket, rq.key, sources, final.list(), lock)
+	done, err := g.c.ComposeKeyLocked(rq.ctx, g.volume, rq.bucket, rq.key, sources, final.list(), lock, cond)
 	if err != nil {
 		if errors.Is(err, client.ErrNotFound) && !errors.Is(err, client.ErrBucketNotFound) {
 			// A concurrent Complete of this upload (a retry) may have
 			// taken the parts first.
 			return g.completedBefore(rq, id, req.Parts, errf(ErrInvalidPart, "a part went away while completing: %v", err))
 		}
-		return fromClient(err, nil)
+		// The upload stays whole when its condition failed: it may be
+		// completed again without one.
+		return g.conditionFailed(rq, cond, err)
 	}
 	if v := done.GetVersionId(); v != "" {
 		rq.w.Header().Set(headerVersionID, v)

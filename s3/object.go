@@ -170,7 +170,7 @@ func (g *Gateway) putObject(rq *request) error {
 	if err != nil {
 		return err
 	}
-	if err := g.putConditions(rq); err != nil {
+	if rq.cond, err = g.putConditions(rq); err != nil {
 		return err
 	}
 	if rq.lock, err = g.lockHeaders(rq); err != nil {
@@ -233,8 +233,9 @@ func (g *Gateway) writeKey(rq *request, volume, bucket, key string, b *body, siz
 	}
 	w.SetAttributes(m.list())
 	w.SetObjectLock(rq.lock)
+	w.SetCondition(rq.cond)
 	if err := w.Close(); err != nil {
-		return "", fromClient(err, nil)
+		return "", g.conditionFailed(rq, rq.cond, err)
 	}
 	if v := w.VersionID(); v != "" {
 		rq.w.Header().Set(headerVersionID, v)

@@ -19,14 +19,16 @@ import (
 	"github.com/strato-io/strato/s3"
 )
 
-// Operations.
+// Operations. LIST lists every key under the prefix (ListObjectsV2),
+// LISTVERSIONS every version and delete marker (ListObjectVersions).
 const (
-	OpPut    = "PUT"
-	OpGet    = "GET"
-	OpHead   = "HEAD"
-	OpList   = "LIST"
-	OpDelete = "DELETE"
-	OpMixed  = "MIXED"
+	OpPut          = "PUT"
+	OpGet          = "GET"
+	OpHead         = "HEAD"
+	OpList         = "LIST"
+	OpListVersions = "LISTVERSIONS"
+	OpDelete       = "DELETE"
+	OpMixed        = "MIXED"
 )
 
 // Config is one run.
@@ -39,23 +41,38 @@ type Config struct {
 	Bucket string
 	// Prefix of the objects' keys. Default: "s3load-<unix time>/".
 	Prefix string
-	// Op is PUT, GET, HEAD, LIST, DELETE or MIXED. Default: PUT.
+	// Op is PUT, GET, HEAD, LIST, LISTVERSIONS, DELETE or MIXED.
+	// Default: PUT.
 	Op string
 	// Size of each object. Default: 1 MiB.
 	Size int64
 	// Concurrency is the number of clients. Default: 16.
 	Concurrency int
+	// FillConcurrency is the number of clients uploading the objects
+	// first (many small puts fill a bucket for a listing far faster than
+	// the few clients that list it). Default: Concurrency.
+	FillConcurrency int
 	// Duration of the timed phase. Default: 30 s (when Count is 0).
 	Duration time.Duration
 	// Count, when not 0, ends the timed phase after that many operations
 	// instead (DELETE: at most Objects).
 	Count int
-	// Objects is how many objects GET, HEAD, LIST, DELETE and MIXED
-	// upload first. Default: 1 GiB of them, at least Concurrency and at
-	// most 2,500 (DELETE with Count: Count).
+	// Objects is how many objects GET, HEAD, LIST, LISTVERSIONS, DELETE
+	// and MIXED upload first. Default: 1 GiB of them, at least
+	// Concurrency and at most 2,500 (DELETE with Count: Count).
 	Objects int
+	// Versions is how many times each of the Objects is put (a versioned
+	// bucket keeps them all: Objects × Versions versions to list), by
+	// Concurrency clients, the puts of one key spread over the upload.
+	// Default: 1.
+	Versions int
 	// Keep leaves the objects in place at the end.
 	Keep bool
+	// Versioning turns versioning on in the bucket (PutBucketVersioning
+	// Enabled, checked with GetBucketVersioning: an endpoint that does not
+	// keep versions fails the run) before anything is put; the cleanup
+	// then deletes every version. Default: the bucket as it is.
+	Versioning bool
 	// ServerPID, when not 0, is the server's process (on this machine),
 	// whose CPU time and peak RSS Run reports.
 	ServerPID int
@@ -95,6 +112,12 @@ func (c *Config) EnsureDefaults() {
 			c.Objects = int(min(max(int64(1<<30)/max(c.Size, 1), int64(c.Concurrency)), 2500))
 		}
 	}
+	if c.FillConcurrency == 0 {
+		c.FillConcurrency = c.Concurrency
+	}
+	if c.Versions == 0 {
+		c.Versions = 1
+	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
@@ -103,17 +126,17 @@ func (c *Config) EnsureDefaults() {
 // Validate checks the configuration.
 func (c *Config) Validate() error {
 	switch c.Op {
-	case OpPut, OpGet, OpHead, OpList, OpDelete, OpMixed:
+	case OpPut, OpGet, OpHead, OpList, OpListVersions, OpDelete, OpMixed:
 	default:
-		return fmt.Errorf("bench s3: unknown operation %q (PUT, GET, HEAD, LIST, DELETE, MIXED)", c.Op)
+		return fmt.Errorf("bench s3: unknown operation %q (PUT, GET, HEAD, LIST, LISTVERSIONS, DELETE, MIXED)", c.Op)
 	}
 	switch {
 	case c.Size < 0 || c.Size > 5<<30:
 		return fmt.Errorf("bench s3: object size %d must be in [0, 5 GiB]", c.Size)
-	case c.Concurrency < 1:
+	case c.Concurrency < 1 || c.FillConcurrency < 1:
 		return errors.New("bench s3: concurrency must be at least 1")
-	case c.Duration < 0 || c.Count < 0 || c.Objects < 1:
-		return errors.New("bench s3: duration, count and objects must not be negative (objects at least 1)")
+	case c.Duration < 0 || c.Count < 0 || c.Objects < 1 || c.Versions < 1:
+		return errors.New("bench s3: duration, count and objects must not be negative (objects and versions at least 1)")
 	}
 	return nil
 }
@@ -124,7 +147,7 @@ type OpResult struct {
 	Ops     int64
 	Errors  int64
 	Bytes   int64 // payload moved (PUT: sent, GET: received)
-	Items   int64 // LIST: keys listed
+	Items   int64 // LIST: keys listed; LISTVERSIONS: versions and delete markers
 	Elapsed time.Duration
 	Latency measure.LatencySummary
 	// FirstError is the first failure's message, if any.
@@ -193,6 +216,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	}
 	if err := c.CreateBucket(ctx, cfg.Bucket); err != nil {
 		return Result{}, fmt.Errorf("bench s3: bucket %s: %w", cfg.Bucket, err)
+	}
+	if cfg.Versioning {
+		if err := c.EnableVersioning(ctx, cfg.Bucket); err != nil {
+			return Result{}, fmt.Errorf("bench s3: versioning bucket %s: %w", cfg.Bucket, err)
+		}
 	}
 	r := &runner{cfg: cfg, c: c, payload: Payload(cfg.Size)}
 	if cfg.Op != OpPut {
@@ -271,15 +299,17 @@ func (r *runner) put(ctx context.Context, key string) error {
 	return err
 }
 
-// prepare uploads the objects the operation works on, untimed.
+// prepare uploads the objects the operation works on, untimed: each
+// Versions times, put i going to object i mod Objects.
 func (r *runner) prepare(ctx context.Context) error {
-	n := r.cfg.Objects
-	fmt.Fprintf(r.cfg.Progress, "bench s3: uploading %d objects of %s first\n", n, bytesize.Format(r.cfg.Size))
-	r.present = make([]bool, n)
+	objects := r.cfg.Objects
+	n := objects * r.cfg.Versions
+	fmt.Fprintf(r.cfg.Progress, "bench s3: uploading %d objects of %s first (%d puts)\n", objects, bytesize.Format(r.cfg.Size), n)
+	r.present = make([]bool, objects)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, r.cfg.Concurrency)
-	for range min(r.cfg.Concurrency, n) {
+	errs := make(chan error, r.cfg.FillConcurrency)
+	for range min(r.cfg.FillConcurrency, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -288,8 +318,8 @@ func (r *runner) prepare(ctx context.Context) error {
 				if i >= n || ctx.Err() != nil {
 					return
 				}
-				if err := r.put(ctx, r.key(i)); err != nil {
-					errs <- fmt.Errorf("bench s3: preparing %s: %w", r.key(i), err)
+				if err := r.put(ctx, r.key(i%objects)); err != nil {
+					errs <- fmt.Errorf("bench s3: preparing %s: %w", r.key(i%objects), err)
 					return
 				}
 			}
@@ -303,7 +333,7 @@ func (r *runner) prepare(ctx context.Context) error {
 	for i := range r.present {
 		r.present[i] = true
 	}
-	r.busy = make([]bool, n)
+	r.busy = make([]bool, objects)
 	return ctx.Err()
 }
 
@@ -482,15 +512,9 @@ func (r *runner) one(ctx context.Context, op string, w, n int, rnd *rand.Rand, s
 			r.done(i, err != nil)
 		}
 	case OpList:
-		token := ""
-		for {
-			var page []s3.ObjectInfo
-			page, token, err = r.c.ListObjects(ctx, r.cfg.Bucket, r.cfg.Prefix, token, 1000)
-			items += int64(len(page))
-			if err != nil || token == "" {
-				break
-			}
-		}
+		err = r.eachKey(ctx, func(s3.ObjectInfo) { items++ })
+	case OpListVersions:
+		err = r.eachVersion(ctx, func(s3.ObjectInfo) { items++ })
 	}
 	d := time.Since(t0)
 	if err != nil {
@@ -506,37 +530,61 @@ func (r *runner) one(ctx context.Context, op string, w, n int, rnd *rand.Rand, s
 	return true
 }
 
-// cleanup deletes every object under the prefix.
+// eachKey calls f with every key under the prefix (ListObjectsV2, pages
+// of 1,000).
+func (r *runner) eachKey(ctx context.Context, f func(s3.ObjectInfo)) error {
+	token := ""
+	for {
+		page, next, err := r.c.ListObjects(ctx, r.cfg.Bucket, r.cfg.Prefix, token, 1000)
+		for _, o := range page {
+			f(o)
+		}
+		if err != nil || next == "" {
+			return err
+		}
+		token = next
+	}
+}
+
+// eachVersion calls f with every version and delete marker under the
+// prefix (ListObjectVersions, pages of 1,000).
+func (r *runner) eachVersion(ctx context.Context, f func(s3.ObjectInfo)) error {
+	var page s3.VersionPage
+	for {
+		var err error
+		page, err = r.c.ListObjectVersions(ctx, r.cfg.Bucket, r.cfg.Prefix, page.NextKeyMarker, page.NextVersionMarker, 1000)
+		for _, o := range append(page.Versions, page.DeleteMarkers...) {
+			f(o)
+		}
+		if err != nil || page.NextKeyMarker == "" {
+			return err
+		}
+	}
+}
+
+// cleanup deletes every object under the prefix; with Versioning, every
+// version and delete marker, so that the bucket keeps no data.
 func (r *runner) cleanup(ctx context.Context) error {
-	keys := make(chan string, 1000)
+	objs := make(chan s3.ObjectInfo, 1000)
 	var wg sync.WaitGroup
 	var first atomic.Value
 	for range r.cfg.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for k := range keys {
-				if err := r.c.DeleteObject(ctx, r.cfg.Bucket, k); err != nil {
+			for o := range objs {
+				if err := r.c.DeleteObjectVersion(ctx, r.cfg.Bucket, o.Key, o.VersionID); err != nil {
 					first.CompareAndSwap(nil, err)
 				}
 			}
 		}()
 	}
-	token := ""
-	var err error
-	for {
-		var page []s3.ObjectInfo
-		if page, token, err = r.c.ListObjects(ctx, r.cfg.Bucket, r.cfg.Prefix, token, 1000); err != nil {
-			break
-		}
-		for _, o := range page {
-			keys <- o.Key
-		}
-		if token == "" {
-			break
-		}
+	each := r.eachKey
+	if r.cfg.Versioning {
+		each = r.eachVersion
 	}
-	close(keys)
+	err := each(ctx, func(o s3.ObjectInfo) { objs <- o })
+	close(objs)
 	wg.Wait()
 	if e, ok := first.Load().(error); ok && err == nil {
 		err = e
@@ -568,7 +616,7 @@ func Report(out io.Writer, res Result) {
 	for _, o := range res.Ops {
 		fmt.Fprintf(out, "%-7s %9d %10.1f %10.1f %7d   %v\n", o.Op, o.Ops, o.OpsPerSec(), o.MBPerSec(), o.Errors, o.Latency)
 		if o.Items > 0 {
-			fmt.Fprintf(out, "        %d keys listed, %.0f keys/s\n", o.Items, float64(o.Items)/o.Elapsed.Seconds())
+			fmt.Fprintf(out, "        %d keys (or versions) listed, %.0f per second\n", o.Items, float64(o.Items)/o.Elapsed.Seconds())
 		}
 		if o.FirstError != "" {
 			fmt.Fprintf(out, "        first error: %s\n", o.FirstError)
@@ -579,9 +627,9 @@ func Report(out io.Writer, res Result) {
 			cfg.ServerPID, res.ServerCPU.Seconds(), res.ServerCPUPerGB(), bytesize.Format(res.ServerPeakRSS))
 	}
 	for _, o := range res.Ops {
-		fmt.Fprintf(out, "summary op=%s size=%d clients=%d ops=%d errors=%d seconds=%.3f ops_per_sec=%.2f mb_per_sec=%.2f p50_ms=%.3f p99_ms=%.3f server_cpu_s=%.3f server_cpu_s_per_gb=%.3f server_peak_rss=%d\n",
+		fmt.Fprintf(out, "summary op=%s size=%d clients=%d ops=%d errors=%d seconds=%.3f ops_per_sec=%.2f mb_per_sec=%.2f p50_ms=%.3f p99_ms=%.3f server_cpu_s=%.3f server_cpu_s_per_gb=%.3f server_peak_rss=%d items=%d items_per_sec=%.2f\n",
 			o.Op, cfg.Size, cfg.Concurrency, o.Ops, o.Errors, o.Elapsed.Seconds(), o.OpsPerSec(), o.MBPerSec(),
-			ms(o.Latency.P50), ms(o.Latency.P99), res.ServerCPU.Seconds(), res.ServerCPUPerGB(), res.ServerPeakRSS)
+			ms(o.Latency.P50), ms(o.Latency.P99), res.ServerCPU.Seconds(), res.ServerCPUPerGB(), res.ServerPeakRSS, o.Items, float64(o.Items)/o.Elapsed.Seconds())
 	}
 }
 

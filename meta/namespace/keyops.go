@@ -250,11 +250,8 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 	// own: the key there is this open key's own earlier hsync, whose
 	// blocks are this key's blocks.
 	own := replaced && old.ObjectId == objectOf(rec)
-	switch {
-	case rec.Hsynced && !own:
-		return nil, fmt.Errorf("%w: %s was deleted or replaced while open", ErrOpenKeyNotFound, name)
-	case replaced && !own && !rec.Overwrite:
-		return nil, fmt.Errorf("%w: %s", ErrFileExists, name)
+	if err := checkTarget(c, rec, old, replaced, own, name); err != nil {
+		return nil, err
 	}
 	st, err := a.snaps(rec.BucketId)
 	if err != nil {
@@ -361,6 +358,38 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		}
 	}
 	return &stratov1.CommitKeyResponse{ObjectId: objectOf(rec), Size: size, VersionId: vw.id(st)}, nil
+}
+
+// checkTarget refuses a commit whose target is not as it must be: a
+// published file deleted or replaced while open, an existing file not to
+// be overwritten, or a condition that does not hold. old is what the
+// target holds (replaced: something; own: the open key's earlier hsync).
+func checkTarget(c *stratov1.CommitKeyCommand, rec *stratov1.OpenKeyInfo, old *stratov1.KeyRecord, replaced, own bool, name string) error {
+	switch {
+	case own:
+		return nil // checked at the hsync that made old
+	case rec.Hsynced:
+		return fmt.Errorf("%w: %s was deleted or replaced while open", ErrOpenKeyNotFound, name)
+	case replaced && !rec.Overwrite:
+		return fmt.Errorf("%w: %s", ErrFileExists, name)
+	}
+	return checkCommitCondition(c, old, replaced, rec.Volume+"/"+rec.Bucket+"/"+name)
+}
+
+// checkCommitCondition refuses a commit whose if_object_id or if_absent
+// does not hold for old, the key's latest version (replaced: there is one;
+// a delete marker is no object).
+func checkCommitCondition(c *stratov1.CommitKeyCommand, old *stratov1.KeyRecord, replaced bool, label string) error {
+	exists := replaced && !old.GetDeleteMarker()
+	switch {
+	case c.GetIfAbsent() && exists:
+		return fmt.Errorf("%w: %s exists", ErrKeyReplaced, label)
+	case c.GetIfObjectId() != 0 && !exists:
+		return fmt.Errorf("%w: %s no longer exists (it was object %d)", ErrKeyReplaced, label, c.GetIfObjectId())
+	case c.GetIfObjectId() != 0 && old.GetObjectId() != c.GetIfObjectId():
+		return fmt.Errorf("%w: %s is no longer object %d", ErrKeyReplaced, label, c.GetIfObjectId())
+	}
+	return nil
 }
 
 // composeSource is a key a compose takes its blocks from.

@@ -52,16 +52,26 @@ func TestLifecycleRulesStored(t *testing.T) {
 }
 
 // TestDeleteIfObjectID: a delete with if_object_id happens only while the
-// key's latest version is that object, on unversioned and versioned
-// buckets alike.
+// key's latest version is that object, on OBS and FSO buckets, unversioned
+// and versioned alike.
 func TestDeleteIfObjectID(t *testing.T) {
 	h := newHarness(t)
 	h.volBucket("obs", stratov1.BucketLayout_LAYOUT_OBS)
-	old := h.putKey("obs", "k", 1).GetObjectId()
-	cur := h.putKey("obs", "k", 1).GetObjectId()
-	h.fails(ErrFailedPrecondition, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "obs", Key: "k", IfObjectId: old})
-	h.must(&stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "obs", Key: "k", IfObjectId: cur})
-	h.fails(ErrFailedPrecondition, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "obs", Key: "k", IfObjectId: cur})
+	h.volBucket("fso", stratov1.BucketLayout_LAYOUT_FSO)
+	for _, b := range []string{"obs", "fso"} {
+		old := h.putKey(b, "d/k", 1).GetObjectId()
+		cur := h.putKey(b, "d/k", 1).GetObjectId()
+		h.fails(ErrKeyReplaced, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: b, Key: "d/k", IfObjectId: old})
+		require.Equal(t, cur, h.latestObject(b, "d/k"), "%s: a refused delete deletes nothing", b)
+		h.must(&stratov1.DeleteKeyRequest{Volume: "vol", Bucket: b, Key: "d/k", IfObjectId: cur})
+		require.Zero(t, h.latestObject(b, "d/k"), b)
+		h.fails(ErrKeyReplaced, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: b, Key: "d/k", IfObjectId: cur})
+	}
+	// An FSO directory is the object its ID names.
+	dir, err := h.stat("fso", "d")
+	require.NoError(t, err)
+	h.fails(ErrKeyReplaced, &stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "fso", Key: "d", IfObjectId: dir.GetObjectId() + 1})
+	h.must(&stratov1.DeleteKeyRequest{Volume: "vol", Bucket: "fso", Key: "d", IfObjectId: dir.GetObjectId()})
 
 	h.must(&stratov1.UpdateBucketRequest{Volume: "vol", Name: "obs", Versioning: stratov1.BucketVersioning_VERSIONING_ENABLED})
 	v1 := h.putKey("obs", "v", 1).GetObjectId()

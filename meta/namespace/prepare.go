@@ -256,9 +256,13 @@ func prepareCommit(r *stratov1.CommitKeyRequest) (*stratov1.CommitKeyCommand, er
 	if len(r.GetSources()) > 0 && (len(r.GetBlocks()) > 0 || r.GetHsync()) {
 		return nil, fmt.Errorf("%w: sources with blocks or hsync", ErrInvalidBlocks)
 	}
+	if r.GetIfObjectId() != 0 && r.GetIfAbsent() {
+		return nil, fmt.Errorf("%w: a commit with both if_object_id and if_absent", ErrInvalid)
+	}
 	c := &stratov1.CommitKeyCommand{Volume: r.GetVolume(), Bucket: r.GetBucket(), Key: r.GetKey(), OpenId: r.GetOpenId(),
 		Blocks: blockRecords(r.GetBlocks()), Hsync: r.GetHsync(), CreateToken: r.GetCreateToken(),
-		Attributes: attrs, Sources: keySources(r.GetSources()), ObjectLock: objectLockRecord(r.GetObjectLock())}
+		Attributes: attrs, Sources: keySources(r.GetSources()), ObjectLock: objectLockRecord(r.GetObjectLock()),
+		IfObjectId: r.GetIfObjectId(), IfAbsent: r.GetIfAbsent()}
 	if len(c.CreateToken) > 0 {
 		if _, err := createToken(c); err != nil {
 			return nil, err

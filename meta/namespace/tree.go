@@ -151,7 +151,14 @@ func (a *applier) delete(d *stratov1.DeleteCommand) (proto.Message, error) {
 		return nil, err
 	}
 	if !isDir {
-		return a.deleteFile(bk, childKey(nil, tagFile, pid, name), p, ErrFileNotFound)
+		key := childKey(nil, tagFile, pid, name)
+		if err := a.checkIfObjectID(bk, key, d); err != nil {
+			return nil, err
+		}
+		return a.deleteFile(bk, key, p, ErrFileNotFound)
+	}
+	if d.GetIfObjectId() != 0 && d.GetIfObjectId() != did {
+		return nil, fmt.Errorf("%w: %s/%s/%s is no longer object %d", ErrKeyReplaced, bk.Volume, bk.Name, p, d.GetIfObjectId())
 	}
 	nonEmpty, err := hasChildren(a.b, did)
 	if err != nil {
@@ -194,7 +201,7 @@ func (a *applier) delete(d *stratov1.DeleteCommand) (proto.Message, error) {
 }
 
 // checkIfObjectID refuses a delete whose if_object_id is not the object
-// the key's latest version is (a delete marker is no object).
+// the key's (or file's) latest version is (a delete marker is no object).
 func (a *applier) checkIfObjectID(bk *stratov1.BucketRecord, key []byte, d *stratov1.DeleteCommand) error {
 	if d.GetIfObjectId() == 0 {
 		return nil
@@ -205,7 +212,7 @@ func (a *applier) checkIfObjectID(bk *stratov1.BucketRecord, key []byte, d *stra
 		return err
 	}
 	if !found || cur.GetObjectId() != d.GetIfObjectId() {
-		return fmt.Errorf("%w: %s/%s/%s is no longer object %d", ErrFailedPrecondition, bk.Volume, bk.Name, d.GetPath(), d.GetIfObjectId())
+		return fmt.Errorf("%w: %s/%s/%s is no longer object %d", ErrKeyReplaced, bk.Volume, bk.Name, d.GetPath(), d.GetIfObjectId())
 	}
 	return nil
 }

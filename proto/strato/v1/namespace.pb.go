@@ -4165,7 +4165,16 @@ type CommitKeyRequest struct {
 	Sources []*KeySource `protobuf:"bytes,9,rep,name=sources,proto3" json:"sources,omitempty"`
 	// The new version's S3 object lock (a bucket with object lock only);
 	// unset: the bucket's default retention, if any.
-	ObjectLock    *ObjectLock `protobuf:"bytes,10,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
+	ObjectLock *ObjectLock `protobuf:"bytes,10,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
+	// Preconditions checked in the same Raft apply as the commit, so that no
+	// write can come between the check and the commit (S3's conditional
+	// writes). if_object_id set: only while the key's latest version is the
+	// object with this ID; if_absent: only while the key has no latest
+	// version (a delete marker counts as none). Not both. A commit refused
+	// fails with FAILED_PRECONDITION (KEY_REPLACED). The open key's own
+	// earlier hsync is not another version.
+	IfObjectId    uint64 `protobuf:"varint,30,opt,name=if_object_id,json=ifObjectId,proto3" json:"if_object_id,omitempty"`
+	IfAbsent      bool   `protobuf:"varint,31,opt,name=if_absent,json=ifAbsent,proto3" json:"if_absent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4268,6 +4277,20 @@ func (x *CommitKeyRequest) GetObjectLock() *ObjectLock {
 		return x.ObjectLock
 	}
 	return nil
+}
+
+func (x *CommitKeyRequest) GetIfObjectId() uint64 {
+	if x != nil {
+		return x.IfObjectId
+	}
+	return 0
+}
+
+func (x *CommitKeyRequest) GetIfAbsent() bool {
+	if x != nil {
+		return x.IfAbsent
+	}
+	return false
 }
 
 type CommitKeyResponse struct {
@@ -4759,9 +4782,10 @@ type DeleteKeyRequest struct {
 	// Set: deletes that version for good (OBS). Unset, on a versioned
 	// bucket: a delete marker becomes the key's latest version.
 	VersionId string `protobuf:"bytes,4,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
-	// Set: the delete happens only while the key's latest version is the
-	// object with this ID (FAILED_PRECONDITION otherwise): lifecycle's
-	// expiry never removes a version written after it looked.
+	// Set: the delete happens only while the key's latest version (an FSO
+	// bucket's file or directory) is the object with this ID
+	// (FAILED_PRECONDITION, KEY_REPLACED, otherwise): lifecycle's expiry
+	// never removes a version written after it looked.
 	IfObjectId uint64 `protobuf:"varint,30,opt,name=if_object_id,json=ifObjectId,proto3" json:"if_object_id,omitempty"`
 	// Lets the bucket's owner (or its volume's) or an administrator delete a
 	// version under a GOVERNANCE retention (S3's
@@ -8234,7 +8258,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\aexclude\x18\x05 \x01(\v2\x16.strato.v1.ExcludeListR\aexclude\x12\x1b\n" +
 	"\tsize_hint\x18\x06 \x01(\x03R\bsizeHint\"G\n" +
 	"\x15AllocateBlockResponse\x12.\n" +
-	"\x05block\x18\x01 \x01(\v2\x18.strato.v1.BlockLocationR\x05block\"\xf9\x02\n" +
+	"\x05block\x18\x01 \x01(\v2\x18.strato.v1.BlockLocationR\x05block\"\xb8\x03\n" +
 	"\x10CommitKeyRequest\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -8249,7 +8273,10 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\asources\x18\t \x03(\v2\x14.strato.v1.KeySourceR\asources\x126\n" +
 	"\vobject_lock\x18\n" +
 	" \x01(\v2\x15.strato.v1.ObjectLockR\n" +
-	"objectLock\"c\n" +
+	"objectLock\x12 \n" +
+	"\fif_object_id\x18\x1e \x01(\x04R\n" +
+	"ifObjectId\x12\x1b\n" +
+	"\tif_absent\x18\x1f \x01(\bR\bifAbsent\"c\n" +
 	"\x11CommitKeyResponse\x12\x1b\n" +
 	"\tobject_id\x18\x01 \x01(\x04R\bobjectId\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x1d\n" +

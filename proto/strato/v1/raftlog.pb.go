@@ -2708,10 +2708,12 @@ type CommitKeyCommand struct {
 	OpenId        uint64                 `protobuf:"varint,4,opt,name=open_id,json=openId,proto3" json:"open_id,omitempty"`
 	Blocks        []*BlockRecord         `protobuf:"bytes,5,rep,name=blocks,proto3" json:"blocks,omitempty"`
 	Hsync         bool                   `protobuf:"varint,6,opt,name=hsync,proto3" json:"hsync,omitempty"`
-	CreateToken   []byte                 `protobuf:"bytes,7,opt,name=create_token,json=createToken,proto3" json:"create_token,omitempty"` // instead of open_id: a deferred create, empty
-	Attributes    []*AttributeRecord     `protobuf:"bytes,8,rep,name=attributes,proto3" json:"attributes,omitempty"`                      // sorted by name
-	Sources       []*KeySourceCommand    `protobuf:"bytes,9,rep,name=sources,proto3" json:"sources,omitempty"`                            // instead of blocks: compose
-	ObjectLock    *ObjectLockRecord      `protobuf:"bytes,10,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`   // set: the version's lock; unset: the bucket's default
+	CreateToken   []byte                 `protobuf:"bytes,7,opt,name=create_token,json=createToken,proto3" json:"create_token,omitempty"`  // instead of open_id: a deferred create, empty
+	Attributes    []*AttributeRecord     `protobuf:"bytes,8,rep,name=attributes,proto3" json:"attributes,omitempty"`                       // sorted by name
+	Sources       []*KeySourceCommand    `protobuf:"bytes,9,rep,name=sources,proto3" json:"sources,omitempty"`                             // instead of blocks: compose
+	ObjectLock    *ObjectLockRecord      `protobuf:"bytes,10,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`    // set: the version's lock; unset: the bucket's default
+	IfObjectId    uint64                 `protobuf:"varint,30,opt,name=if_object_id,json=ifObjectId,proto3" json:"if_object_id,omitempty"` // set: only while the key's latest version is this object
+	IfAbsent      bool                   `protobuf:"varint,31,opt,name=if_absent,json=ifAbsent,proto3" json:"if_absent,omitempty"`         // only while the key has no latest version (or a delete marker)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2814,6 +2816,20 @@ func (x *CommitKeyCommand) GetObjectLock() *ObjectLockRecord {
 		return x.ObjectLock
 	}
 	return nil
+}
+
+func (x *CommitKeyCommand) GetIfObjectId() uint64 {
+	if x != nil {
+		return x.IfObjectId
+	}
+	return 0
+}
+
+func (x *CommitKeyCommand) GetIfAbsent() bool {
+	if x != nil {
+		return x.IfAbsent
+	}
+	return false
 }
 
 // KeySourceCommand is a key whose blocks a CommitKeyCommand takes (the
@@ -3969,7 +3985,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x04more\x18\x02 \x01(\bR\x04more\"A\n" +
 	"\x13DeleteBucketCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\x87\x03\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xc6\x03\n" +
 	"\x10CommitKeyCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -3984,7 +4000,10 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\asources\x18\t \x03(\v2\x1b.strato.v1.KeySourceCommandR\asources\x12<\n" +
 	"\vobject_lock\x18\n" +
 	" \x01(\v2\x1b.strato.v1.ObjectLockRecordR\n" +
-	"objectLock\"q\n" +
+	"objectLock\x12 \n" +
+	"\fif_object_id\x18\x1e \x01(\x04R\n" +
+	"ifObjectId\x12\x1b\n" +
+	"\tif_absent\x18\x1f \x01(\bR\bifAbsent\"q\n" +
 	"\x10KeySourceCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
