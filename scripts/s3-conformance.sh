@@ -5,9 +5,11 @@
 # development key. Prints the pass count and every failing test with
 # versitygw's message; the whole output goes to $S3_CONFORMANCE_LOG
 # (default s3-conformance.log). docs/s3.md lists each failure with its
-# reason. VERSITYGW_FLAGS passes flags to full-flow: --versioning-enabled
-# runs its versioning tests too and empties buckets by version, as a
-# versioned bucket (every bucket with object lock) must be emptied.
+# reason. VERSITYGW_FLAGS passes flags to full-flow; by default
+# --versioning-enabled, versitygw's mode for a gateway whose buckets can be
+# versioned, as strato's can: it runs its versioning tests too and empties
+# buckets by version, as a versioned bucket (every bucket with object lock)
+# must be emptied. VERSITYGW_FLAGS= (empty) runs the unversioned mode.
 #
 # full-flow runs its tests one after another in one process, and a test
 # that panics (versitygw's own code indexing something a response left
@@ -42,7 +44,7 @@ vtest() { (cd "$(dirname "$vgw")" && "$vgw" test -a strato-dev -s strato-dev-sec
 strip() { sed 's/\x1b\[[0-9;]*m//g'; }
 
 echo "== versitygw $version test full-flow against strato's gateway at $endpoint"
-vtest full-flow ${VERSITYGW_FLAGS:-} | strip >"$work/out" || true
+vtest full-flow ${VERSITYGW_FLAGS---versioning-enabled} | strip >"$work/out" || true
 cp "$work/out" "$log"
 if grep -q '^panic: ' "$work/out"; then
 	panicked=$(grep -a '^RUN ' "$work/out" | tail -1 | awk '{print $2}')
