@@ -461,6 +461,12 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
       case IS_A_DIRECTORY:
         out = new FileAlreadyExistsException(msg);
         break;
+      case OBJECT_LOCKED:
+        // A locked version (S3 object lock, decision 0088) may not change:
+        // a right nobody has, as HDFS refuses a read-only snapshot with an
+        // AccessControlException and the S3 gateway answers AccessDenied.
+        out = new AccessControlException(msg);
+        break;
       default:
         if (m.code() == Status.Code.NOT_FOUND) {
           out = new FileNotFoundException(msg);

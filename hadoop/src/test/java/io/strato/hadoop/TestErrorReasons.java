@@ -57,6 +57,8 @@ public class TestErrorReasons {
     // Creating a file where a directory is.
     mapped(Status.Code.FAILED_PRECONDITION, FileAlreadyExistsException.class, ErrorReason.IS_A_DIRECTORY);
     mapped(Status.Code.PERMISSION_DENIED, AccessControlException.class, ErrorReason.PERMISSION_DENIED);
+    // A version under S3 object lock: no one may change it (the gateway's AccessDenied).
+    mapped(Status.Code.FAILED_PRECONDITION, AccessControlException.class, ErrorReason.OBJECT_LOCKED);
 
     // MetaClient follows the leader the error names, and retries in safe mode: what is left
     // after its retry time is meta being unavailable, which FileSystem has no exception for.
@@ -64,7 +66,7 @@ public class TestErrorReasons {
     // Rules of the namespace FileSystem has no exception for (rename returns false for
     // RENAME_UNDER_SELF itself).
     unmapped(Status.Code.FAILED_PRECONDITION, ErrorReason.QUOTA_EXCEEDED, ErrorReason.WRONG_LAYOUT,
-        ErrorReason.KEY_REPLACED, ErrorReason.OBJECT_LOCKED);
+        ErrorReason.KEY_REPLACED);
     unmapped(Status.Code.INVALID_ARGUMENT, ErrorReason.RENAME_UNDER_SELF, ErrorReason.INVALID_NAME,
         ErrorReason.INVALID_BLOCKS);
     // No healthy pipeline, or meta's disk under its reserve.
