@@ -290,9 +290,20 @@ public final class Messages {
 
   /** IMPORT_BEGIN request (§5.7): its typed header and the block records of its payload. */
   public record ImportBeginRequest(long containerId, int layout, long bcsId, long totalBytes,
-      List<BlockRecord> blocks) {
+      boolean background, List<BlockRecord> blocks) {
+    /** IMPORT_BEGIN's flag of a background copy (a balancer's move), in an optional flags byte. */
+    public static final int BACKGROUND = 0x01;
+
+    public ImportBeginRequest(long containerId, int layout, long bcsId, long totalBytes, List<BlockRecord> blocks) {
+      this(containerId, layout, bcsId, totalBytes, false, blocks);
+    }
+
     public byte[] header() {
-      return new Enc().u64(containerId).u8(layout).u64(bcsId).u64(totalBytes).u32(blocks.size()).done();
+      Enc e = new Enc().u64(containerId).u8(layout).u64(bcsId).u64(totalBytes).u32(blocks.size());
+      if (background) {
+        e.u8(BACKGROUND); // the flags byte is sent only when a flag is set
+      }
+      return e.done();
     }
 
     public byte[] payload() {
@@ -311,6 +322,14 @@ public final class Messages {
       long bcs = d.u64("bcsID");
       long total = d.i64("totalBytes");
       int n = d.len32("blockCount");
+      boolean background = false;
+      if (!d.atEnd()) {
+        int flags = d.u8("flags");
+        if ((flags & ~BACKGROUND) != 0) {
+          throw d.fail("unknown flags " + flags);
+        }
+        background = (flags & BACKGROUND) != 0;
+      }
       d.finish();
       Dec p = new Dec(payload, "IMPORT_BEGIN payload");
       List<BlockRecord> bs = new ArrayList<>();
@@ -326,7 +345,7 @@ public final class Messages {
         bs.add(new BlockRecord(lid, len, bbcs, cs));
       }
       p.finish();
-      return new ImportBeginRequest(cid, layout, bcs, total, bs);
+      return new ImportBeginRequest(cid, layout, bcs, total, background, bs);
     }
   }
 

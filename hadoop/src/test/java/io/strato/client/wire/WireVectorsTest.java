@@ -202,6 +202,9 @@ public class WireVectorsTest {
     ImportBeginRequest b = new ImportBeginRequest(7, 1, 9, 16, List.of(new BlockRecord(42, 16, 9, List.of(CHUNK))));
     Frame f = check("import_begin_request.bin", req(Wire.TYPE_IMPORT_BEGIN, 7, b.header(), b.payload()));
     assertEquals(b, ImportBeginRequest.decode(f.header, f.payload));
+    ImportBeginRequest bg = new ImportBeginRequest(7, 1, 9, 16, true, List.of(new BlockRecord(42, 16, 9, List.of(CHUNK))));
+    f = check("import_begin_background_request.bin", req(Wire.TYPE_IMPORT_BEGIN, 7, bg.header(), bg.payload()));
+    assertEquals(bg, ImportBeginRequest.decode(f.header, f.payload));
     check("import_begin_response.bin", resp(Wire.TYPE_IMPORT_BEGIN, 7, new byte[0], null));
     ImportDataRequest d = new ImportDataRequest(42, 0, 0);
     f = check("import_data_request.bin", req(Wire.TYPE_IMPORT_DATA, 8, d.header(), DATA));
@@ -329,7 +332,8 @@ public class WireVectorsTest {
     assertEquals("vectors in " + dir + " (add a test for a new one)", List.of(
         "close_container_request.bin", "close_container_response.bin", "error_response.bin",
         "error_response_v5.bin", "get_block_request.bin", "get_block_response.bin", "import_abort_request.bin",
-        "import_abort_response.bin", "import_begin_request.bin", "import_begin_response.bin",
+        "import_abort_response.bin", "import_begin_background_request.bin", "import_begin_request.bin",
+        "import_begin_response.bin",
         "import_commit_request.bin", "import_commit_response.bin", "import_data_request.bin",
         "import_data_response.bin", "import_index_request.bin", "import_index_response.bin",
         "list_blocks_request.bin", "list_blocks_response.bin", "ping_request.bin", "ping_request_v5.bin",
