@@ -34,7 +34,7 @@ within the threshold, or when nothing more can move. Its state is kept
 through Raft: a new meta leader resumes it.
 
 Moves give way to clients: a datanode that has served a client request in
-the last quarter second holds its moves back (at least one piece every 5
+the last quarter second holds its moves back (at least one 8 MiB frame every 5
 seconds still goes), on the sending and the receiving side, so that the
 balancer takes the time the clients leave. --no-yield makes the moves send
 at --bandwidth whatever the clients do.`,

@@ -12,7 +12,7 @@ import (
 // committed or read, a block put (a pipeline's forwarded writes count: a
 // follower's disk is as busy as its leader's). Background copies, the
 // container balancer's moves, give way to it (decision 0098): before each
-// piece a background push sends, and before each frame a background
+// frame a background push sends, and before each frame a background
 // import reads, GiveWay waits until the datanode has served no client for
 // Quiet, or MaxWait has passed, so that a datanode always busy with
 // clients still moves a piece every MaxWait. Copies that restore

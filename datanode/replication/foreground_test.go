@@ -118,7 +118,7 @@ func TestPushGivesWay(t *testing.T) {
 		return time.Since(start)
 	}
 
-	// The source busy: each of the three frames' pieces waits the longest
+	// The source busy: each of the three frames waits the longest
 	// wait, 300 ms.
 	stop := busy(src.fg)
 	el := push(31, src.fg)

@@ -446,6 +446,12 @@ func (s *session) sendFile(ctx context.Context, path string, localID uint64, chu
 		if err := s.checkAcks(); err != nil {
 			return err
 		}
+		// A background copy gives way to clients between frames, never
+		// inside one: a frame once begun goes at the pace, well within the
+		// target's read timeout.
+		if err := s.opts.Foreground.GiveWay(ctx); err != nil {
+			return err
+		}
 		s.next++
 		from := off + done
 		err := s.w.WriteMessageFunc(ctx, s.next, req, k, func(w io.Writer) (int64, error) {
@@ -456,9 +462,6 @@ func (s *session) sendFile(ctx context.Context, path string, localID uint64, chu
 					return sent, err
 				}
 				if err := s.opts.Pace.wait(ctx, p); err != nil {
-					return sent, err
-				}
-				if err := s.opts.Foreground.GiveWay(ctx); err != nil {
 					return sent, err
 				}
 				_ = s.nc.SetWriteDeadline(time.Now().Add(s.opts.IOTimeout))
