@@ -271,9 +271,6 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	if sv.Replication == nil {
 		sv.Replication = &replication.Metrics{}
 	}
-	if sv.Foreground == nil {
-		sv.Foreground = replication.NewForeground(0, 0, opts.Clock)
-	}
 	localReads := opts.TLS == nil && !opts.DisableLocalReads && store.osFiles()
 	sv.LocalReads = localReads
 	d = &Datanode{id: id, addr: addr, store: store, server: NewServer(store, sv), serveErr: make(chan error, 1),
@@ -301,7 +298,8 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 		KeepClusterID:     func(id string) error { return keepClusterID(store.homeDirs(), id) },
 		Tokens:            d.setBlockTokens,
 		Replication: agent.Replication{Source: store, Importer: store, FS: store.opts.Volume.FS, Limits: limits,
-			Metrics: sv.Replication, TLS: opts.ClientTLS, Clock: opts.Clock, Foreground: sv.Foreground},
+			Metrics: sv.Replication, TLS: opts.ClientTLS, Clock: opts.Clock,
+			Foreground: d.server.opts.Foreground},
 		Scan:         d.scanner.Request,
 		DiskBalancer: d.disk.command,
 		TLS:          opts.ClientTLS,

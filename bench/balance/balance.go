@@ -15,6 +15,7 @@ import (
 	"github.com/strato-io/strato/bench/teragen"
 	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
@@ -549,22 +550,24 @@ func (b *bench) sent() int64 { return sumOf(b.perSource()) }
 // clients, in all (the copies of a move wait on both ends).
 func (b *bench) gaveWay() time.Duration {
 	var d time.Duration
-	for i := range b.c.DatanodeAddrs() {
-		if dn := b.c.Datanode(i); dn != nil {
-			d += dn.ReplicationMetrics().GaveWay
-		}
-	}
+	b.eachDatanode(func(_ string, m replication.MetricsSnapshot) { d += m.GaveWay })
 	return d
 }
 
 func (b *bench) perSource() map[string]int64 {
 	per := map[string]int64{}
+	b.eachDatanode(func(id string, m replication.MetricsSnapshot) { per[id] += m.BytesOut })
+	return per
+}
+
+// eachDatanode calls f with each running datanode's ID and replication
+// counters.
+func (b *bench) eachDatanode(f func(id string, m replication.MetricsSnapshot)) {
 	for i := range b.c.DatanodeAddrs() {
 		if dn := b.c.Datanode(i); dn != nil {
-			per[dn.ID()] += dn.ReplicationMetrics().BytesOut
+			f(dn.ID(), dn.ReplicationMetrics())
 		}
 	}
-	return per
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -116,9 +116,7 @@ func (m *Manager) quietHeartbeat(now time.Time, req *stratov1.HeartbeatRequest) 
 	if req.Stats != nil {
 		n.stats.Store(req.Stats)
 	}
-	cmds := n.commands
-	n.commands = nil
-	return &stratov1.HeartbeatResponse{Commands: cmds}, true
+	return &stratov1.HeartbeatResponse{Commands: n.takeCommandsLocked()}, true
 }
 
 // seenLocked records that datanode n was heard from at now, and holds it

@@ -146,6 +146,11 @@ func (n *nodeState) lastSeen() time.Time { return time.Unix(0, n.seen.Load()) }
 func (n *nodeState) takeCommands() []*stratov1.DatanodeCommand {
 	n.hb.Lock()
 	defer n.hb.Unlock()
+	return n.takeCommandsLocked()
+}
+
+// takeCommandsLocked is takeCommands for a holder of hb.
+func (n *nodeState) takeCommandsLocked() []*stratov1.DatanodeCommand {
 	cmds := n.commands
 	n.commands = nil
 	return cmds
