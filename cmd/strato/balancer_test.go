@@ -39,8 +39,9 @@ func TestBalancerCommands(t *testing.T) {
 	for _, bad := range [][]string{{"--threshold", "150%"}, {"--threshold", "x"}, {"--max-size-per-iteration", "0"}, {"--bandwidth", "-1"}} {
 		require.Contains(t, h.fail(2, append([]string{"admin", "balancer", "start"}, bad...)...), bad[0])
 	}
-	out = h.ok("admin", "balancer", "start", "--threshold", "5%", "--bandwidth", "0")
+	out = h.ok("admin", "balancer", "start", "--threshold", "5%", "--bandwidth", "0", "--no-yield")
 	require.Contains(t, out, "Balancer:                running\n")
+	require.Contains(t, out, "Gives way to clients:    false\n")
 	require.Contains(t, out, "Threshold:               5.0%\n")
 	require.Contains(t, out, "Max size per iteration:  500 GiB\n")
 	require.Contains(t, out, "Bandwidth:               no cap\n")
@@ -50,6 +51,7 @@ func TestBalancerCommands(t *testing.T) {
 	st := jsonOf[map[string]any](t, h.ok("admin", "balancer", "status", "--json"))
 	require.Equal(t, true, st["running"])
 	require.InDelta(t, 0.05, st["threshold"], 1e-9)
+	require.Equal(t, true, st["noYield"])
 	require.Len(t, st["datanodes"], 2)
 
 	out = h.ok("admin", "balancer", "stop")
@@ -58,4 +60,5 @@ func TestBalancerCommands(t *testing.T) {
 	out = h.ok("admin", "balancer", "start")
 	require.Contains(t, out, "Threshold:               10.0%\n")
 	require.Contains(t, out, "Bandwidth:               100 MiB/s per source\n")
+	require.Contains(t, out, "Gives way to clients:    true\n")
 }

@@ -93,6 +93,16 @@ check("paged list", sum(len(p.get("Contents", [])) for p in pages) == 5 and len(
 res = s3.list_objects_v2(Bucket=bucket, Delimiter="/")
 check("delimiter", sorted(p["Prefix"] for p in res["CommonPrefixes"]) == ["dir/", "list/"])
 
+# Conditional writes (decision 0097): If-None-Match: * creates only; If-Match
+# of a stale ETag is refused, of the current one succeeds.
+s3.put_object(Bucket=bucket, Key="cond", Body=b"first", IfNoneMatch="*")
+check("if-none-match on an existing key", code(lambda: s3.put_object(Bucket=bucket, Key="cond", Body=b"second", IfNoneMatch="*")) == "PreconditionFailed")
+etag = s3.head_object(Bucket=bucket, Key="cond")["ETag"]
+s3.put_object(Bucket=bucket, Key="cond", Body=b"third", IfMatch=etag)
+check("if-match of a stale etag", code(lambda: s3.put_object(Bucket=bucket, Key="cond", Body=b"fourth", IfMatch=etag)) == "PreconditionFailed")
+check("conditional writes: the winner's bytes", s3.get_object(Bucket=bucket, Key="cond")["Body"].read() == b"third")
+s3.delete_object(Bucket=bucket, Key="cond")
+
 s3.copy_object(Bucket=bucket, Key="copy", CopySource={"Bucket": bucket, "Key": "dir/ключ key"})
 check("copy", s3.get_object(Bucket=bucket, Key="copy")["Body"].read() == data)
 
