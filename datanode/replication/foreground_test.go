@@ -129,6 +129,7 @@ func TestPushGivesWay(t *testing.T) {
 
 	// The target busy: it reads the frames slowly; the source, idle, does
 	// not wait.
+	require.NoError(t, src.fg.GiveWay(context.Background())) // the source's clients are gone: idle from here
 	srcWaited := src.fg.Waited()
 	stop = busy(dst.fg)
 	el = push(32, src.fg)
