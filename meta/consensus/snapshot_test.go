@@ -24,8 +24,9 @@ import (
 
 // fillState proposes pairs of valueBytes each (random, so that they do not
 // compress), from 8 proposers, until the leader's state holds about total
-// bytes.
-func fillState(t *testing.T, leader *Node, prefix string, total, valueBytes int) {
+// bytes. A proposal refused because leadership moved (a loaded machine)
+// goes to the new leader.
+func fillState(t *testing.T, c *testCluster, prefix string, total, valueBytes int) {
 	t.Helper()
 	ctx := context.Background()
 	raw := make([]byte, valueBytes)
@@ -37,8 +38,14 @@ func fillState(t *testing.T, leader *Node, prefix string, total, valueBytes int)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			leader := c.waitLeader()
 			for i := next.Add(1); i*int64(valueBytes) <= int64(total); i = next.Add(1) {
-				_, err := leader.Propose(ctx, kvCmd(opPut, fmt.Sprintf("%s%07d", prefix, i), value))
+				cmd := kvCmd(opPut, fmt.Sprintf("%s%07d", prefix, i), value)
+				_, err := leader.Propose(ctx, cmd)
+				for errors.Is(err, ErrNotLeader) {
+					leader = c.waitLeader()
+					_, err = leader.Propose(ctx, cmd)
+				}
 				if !assertNoError(t, err) {
 					return
 				}
@@ -113,12 +120,13 @@ func TestSnapshotLargerThanStagingBound(t *testing.T) {
 	})
 	leader := c.waitLeader()
 	follower := c.otherThan(leader)
-	fillState(t, leader, "old/", 1<<20, 4<<10)
+	fillState(t, c, "old/", 1<<20, 4<<10)
 	c.waitConverged()
 	stoppedAt := c.node(follower).Metrics().LastIndex
 	c.stop(follower)
 
-	fillState(t, leader, "big/", 24<<20, 8<<10)
+	fillState(t, c, "big/", 24<<20, 8<<10)
+	leader = c.waitLeader()
 	require.Greater(t, leader.Metrics().FirstIndex, stoppedAt+1, "the leader compacted its log past the follower")
 	want := dumpKV(t, leader.DB())
 
@@ -192,14 +200,15 @@ func testSnapshotInstallCrash(t *testing.T, step string, installed bool) {
 		}
 		return true
 	}, 10e9, 10e6)
-	fillState(t, leader, "old/", 256<<10, 1<<10)
+	fillState(t, c, "old/", 256<<10, 1<<10)
 	c.waitConverged()
 	n3 := c.node(follower)
 	require.NoError(t, n3.DB().Flush()) // the old state durable, not only its log
 	oldState, oldApplied := dumpKV(t, n3.DB()), n3.Metrics().AppliedIndex
 	c.stop(follower)
 
-	fillState(t, leader, "new/", 2<<20, 4<<10)
+	fillState(t, c, "new/", 2<<20, 4<<10)
+	leader = c.waitLeader()
 	_, err := leader.Propose(context.Background(), kvCmd(opDelete, "old/0000001", ""))
 	require.NoError(t, err)
 	require.Greater(t, leader.Metrics().FirstIndex, oldApplied+1, "the leader compacted its log")
