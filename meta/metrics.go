@@ -19,6 +19,7 @@ type Metrics struct {
 	DeadDatanodes        int // silent too long: their replicas are copied elsewhere
 	Datanodes            int
 	Containers           int
+	ClosingContainers    int // CLOSING, waiting for their replicas to close
 	UnderReplicated      int
 	Missing              int
 	MisReplicated        int // with the copies they need, against the rack rules
@@ -63,6 +64,7 @@ func (s *Server) Metrics() Metrics {
 		Containers: s.lastRepl.Containers, MisReplicated: s.lastRepl.MisReplicated}
 	s.replMu.Unlock()
 	m.Leader = s.node.IsLeader()
+	m.ClosingContainers = s.cl.Closing()
 	m.Lifecycle = s.LifecycleStats()
 	m.Memory = s.memoryMetrics()
 	for h, n := range s.cl.HealthCounts() {

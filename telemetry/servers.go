@@ -58,6 +58,7 @@ var metaMetrics = []metric[meta.Metrics]{
 	gauge("strato_meta_datanodes_dead", "datanodes DEAD (silent too long: their replicas are copied elsewhere)", func(m meta.Metrics) float64 { return float64(m.DeadDatanodes) }),
 	gauge("strato_meta_closed_containers", "closed containers examined by the last replication pass", func(m meta.Metrics) float64 { return float64(m.Containers) }),
 	gauge("strato_meta_under_replicated_containers", "closed containers with fewer good copies than their replication", func(m meta.Metrics) float64 { return float64(m.UnderReplicated) }),
+	gauge("strato_meta_closing_containers", "containers CLOSING: waiting for their replicas to close", func(m meta.Metrics) float64 { return float64(m.ClosingContainers) }),
 	gauge("strato_meta_mis_replicated_containers", "closed containers with the copies they need, not spread over the racks as the rack rules want", func(m meta.Metrics) float64 { return float64(m.MisReplicated) }),
 	gauge("strato_meta_missing_containers", "closed containers with no good copy anywhere", func(m meta.Metrics) float64 { return float64(m.Missing) }),
 	gauge("strato_meta_replications_in_flight", "container copies commanded and not yet reported", func(m meta.Metrics) float64 { return float64(m.ReplicationsInFlight) }),

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -65,6 +66,9 @@ type Options struct {
 	Kill int
 	// Stats, when set, reads the in-process meta's figures (MetaStats).
 	Stats func() MetaStats
+	// Measuring, when set, is called as the measured heartbeats begin
+	// (true) and end (false): a profile of that window alone.
+	Measuring func(begin bool)
 	// Log receives progress lines. Default: nowhere.
 	Log io.Writer
 }
@@ -78,6 +82,8 @@ type MetaStats struct {
 	// one took.
 	Scheduled, Passes uint64
 	PassTook          time.Duration
+	// Closing counts the containers meta holds CLOSING.
+	Closing int
 }
 
 func (o *Options) ensureDefaults() {
@@ -117,6 +123,9 @@ type Result struct {
 	// Register is the time every datanode took to register (in parallel),
 	// Create the time to build the containers (while heartbeating).
 	Register, Create time.Duration
+	// Settle is the time from the last allocation until meta held every
+	// container CLOSED (with Options.Stats).
+	Settle time.Duration
 	// Heartbeats measured over Duration, and their latency; the full
 	// reports among them apart.
 	Heartbeats, FullReports       int
@@ -131,6 +140,10 @@ type Result struct {
 	// peak resident memory over the whole run.
 	CPU    time.Duration
 	MaxRSS int64
+	// GCs counts the garbage collections of this process over the
+	// measured heartbeats, GCPause their stop-the-world pauses added up.
+	GCs     uint32
+	GCPause time.Duration
 	// Passes and PassTook: with Options.Stats, the replication passes
 	// during the measured heartbeats and how long the last one took.
 	Passes   uint64
@@ -186,6 +199,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	fmt.Fprintf(o.Log, "clustersim: %d containers created in %v (%d allocations failed)\n", o.Containers,
 		res.Create.Round(time.Millisecond), s.createErrors.Load())
 
+	if err := s.settle(ctx, res); err != nil {
+		stop()
+		wg.Wait()
+		return nil, err
+	}
 	if err := s.measure(ctx, res); err != nil {
 		stop()
 		wg.Wait()
@@ -233,6 +251,37 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, ctx.Err()
 }
 
+// settle waits (with Options.Stats) until meta holds no container CLOSING:
+// the last containers filled were closed by the datanodes and meta
+// recorded them CLOSED, so that the heartbeats are measured in a steady
+// cluster. It records how long that took.
+func (s *sim) settle(ctx context.Context, res *Result) error {
+	if s.o.Stats == nil {
+		return nil
+	}
+	start := time.Now()
+	n := s.o.Stats().Closing
+	for ; n > 0 && time.Since(start) < settleLimit; n = s.o.Stats().Closing {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	res.Settle = time.Since(start)
+	if n > 0 {
+		// A container closed before its first write is on no datanode
+		// and stays CLOSING.
+		fmt.Fprintf(s.o.Log, "clustersim: %d containers still CLOSING in meta %v after the last allocation\n", n, res.Settle.Round(time.Millisecond))
+		return nil
+	}
+	fmt.Fprintf(s.o.Log, "clustersim: every container CLOSED in meta %v after the last allocation\n", res.Settle.Round(time.Millisecond))
+	return nil
+}
+
+// settleLimit bounds settle's wait.
+const settleLimit = 5 * time.Minute
+
 // measure lets the heartbeats run for o.Duration, recording their latency
 // and the process's CPU time (and meta's passes, with o.Meta).
 func (s *sim) measure(ctx context.Context, res *Result) error {
@@ -244,17 +293,28 @@ func (s *sim) measure(ctx context.Context, res *Result) error {
 	if err != nil {
 		return err
 	}
+	var gc0, gc1 runtime.MemStats
+	runtime.ReadMemStats(&gc0)
+	if s.o.Measuring != nil {
+		s.o.Measuring(true)
+	}
 	s.measuring.Store(true)
 	select {
 	case <-time.After(s.o.Duration):
 	case <-ctx.Done():
 	}
 	s.measuring.Store(false)
+	if s.o.Measuring != nil {
+		s.o.Measuring(false)
+	}
+	runtime.ReadMemStats(&gc1)
 	cpu1, err := cpuTime()
 	if err != nil {
 		return err
 	}
 	res.CPU = cpu1 - cpu0
+	res.GCs = gc1.NumGC - gc0.NumGC
+	res.GCPause = time.Duration(gc1.PauseTotalNs - gc0.PauseTotalNs)
 	if s.o.Stats != nil {
 		after := s.o.Stats()
 		res.Passes, res.PassTook = after.Passes-before.Passes, after.PassTook
@@ -416,10 +476,15 @@ func (s *sim) stats() *stratov1.NodeStats {
 }
 
 // heartbeats sends d's heartbeats until ctx ends, the first at a random
-// point of the interval (datanodes start at different times).
+// point of the interval, and its first full report after a random number
+// of them (datanodes start at different times: their full reports do not
+// come in step).
 func (s *sim) heartbeats(ctx context.Context, d *node) {
 	t := time.NewTimer(rand.N(s.o.HeartbeatInterval))
 	defer t.Stop()
+	d.mu.Lock()
+	d.beats = rand.N(s.o.FullReportEvery)
+	d.mu.Unlock()
 	for {
 		select {
 		case <-ctx.Done():

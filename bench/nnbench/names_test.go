@@ -51,20 +51,25 @@ func TestNamesLazy(t *testing.T) {
 		for range 100 {
 			want = append(want, g.next("ThroughputBench"))
 		}
-		in := names("/b", perDir, []int{7, 0, 12, 1, 80})
-		var got []string
-		for _, l := range in.lists {
-			for p := range l {
-				got = append(got, p)
+		check := func(in inputs, want []string) {
+			t.Helper()
+			var got []string
+			for _, l := range in.lists {
+				for p := range l {
+					got = append(got, p)
+				}
+			}
+			if in.total != len(want) || len(got) != len(want) {
+				t.Fatalf("perDir %d: %d names, total %d, want %d", perDir, len(got), in.total, len(want))
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("perDir %d: name %d is %q, want %q", perDir, i, got[i], want[i])
+				}
 			}
 		}
-		if in.total != 100 || len(got) != 100 {
-			t.Fatalf("perDir %d: %d names, total %d", perDir, len(got), in.total)
-		}
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("perDir %d: name %d is %q, want %q", perDir, i, got[i], want[i])
-			}
-		}
+		check(names("/b", perDir, []int{7, 0, 12, 1, 80}), want)
+		// -offset: the same sequence from its 37th name on.
+		check(namesFrom("/b", perDir, 37, []int{20, 0, 43}), want[37:])
 	}
 }

@@ -29,7 +29,11 @@ type Options struct {
 	DirsPerDir  int    // default 2
 	Close       bool   // create: complete each file after creating it
 	UseExisting bool   // open, delete, fileStatus, rename: files exist already
-	KeepResults bool   // do not delete the op's base directory afterwards
+	// Offset: open, delete, fileStatus, rename and list use the files of
+	// the name sequence from this one on (-useExisting: a namespace of
+	// many files serves ops that remove theirs, each its own range).
+	Offset      int64
+	KeepResults bool // do not delete the op's base directory afterwards
 
 	Datanodes            int // blockReport, replication: default 10
 	Reports              int // blockReport: default 30
@@ -87,6 +91,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Replication != 1 && o.Replication != 3 {
 		return fmt.Errorf("bench: -replication must be 1 or 3, not %d", o.Replication)
+	}
+	if o.Offset < 0 || (o.Offset > 0 && !o.UseExisting) {
+		return fmt.Errorf("bench: -offset %d: must be 0, or positive with -useExisting", o.Offset)
 	}
 	if o.FilesPerDir < 2 || o.DirsPerDir < 2 {
 		return fmt.Errorf("bench: -filesPerDir and -dirsPerDir must be at least 2")
@@ -284,8 +291,12 @@ func sliceInputs(in [][]string) inputs {
 // split[i] names of the generator's sequence, made as the thread asks for
 // them (a run of 100M files holds none of them in memory).
 func names(base string, perDir int, split []int) inputs {
+	return namesFrom(base, perDir, 0, split)
+}
+
+// namesFrom is names starting at the sequence's name number start.
+func namesFrom(base string, perDir int, start int64, split []int) inputs {
 	out := inputs{}
-	start := int64(0)
 	for _, n := range split {
 		from := start
 		out.lists = append(out.lists, func(yield func(string) bool) {
@@ -440,19 +451,38 @@ func (r *metaRun) existingFiles(ctx context.Context) (inputs, error) {
 		}
 		r.progress("created %d files", r.o.Files)
 	}
-	in := names(r.base(), r.o.FilesPerDir, splitOps(r.o.Files, r.o.Threads))
+	in := namesFrom(r.base(), r.o.FilesPerDir, r.o.Offset, splitOps(r.o.Files, r.o.Threads))
 	have, err := r.t.Exists(ctx, r.base())
 	if err != nil {
 		return inputs{}, err
 	}
 	if !have {
-		if ok, err := r.t.Exists(ctx, createBase); err != nil {
-			return inputs{}, err
-		} else if ok {
-			if err := r.t.Rename(ctx, createBase, r.base()); err != nil {
+		// The create op's files, or, with -useExisting, those an earlier
+		// op of this kind took (one namespace serves open, fileStatus,
+		// rename and delete in turn).
+		from := []string{createBase}
+		if r.o.UseExisting {
+			for _, op := range []string{"open", "fileStatus", "rename", "delete", "list"} {
+				if op != r.op {
+					from = append(from, metaBaseDir+"/"+op)
+				}
+			}
+		}
+		found := false
+		for _, dir := range from {
+			ok, err := r.t.Exists(ctx, dir)
+			if err != nil {
 				return inputs{}, err
 			}
-		} else {
+			if ok {
+				if err := r.t.Rename(ctx, dir, r.base()); err != nil {
+					return inputs{}, err
+				}
+				found = true
+				break
+			}
+		}
+		if !found {
 			return inputs{}, fmt.Errorf("%s does not exist", r.base())
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -19,15 +20,16 @@ func init() { benchCommands = append(benchCommands, newBenchClusterSimCmd) }
 
 func newBenchClusterSimCmd() *cobra.Command {
 	var (
-		o       clustersim.Options
-		csize   string
-		dir     string
-		prof    string
-		mprof   string
-		restart bool
-		replInt time.Duration
-		dead    time.Duration
-		step    int
+		o        clustersim.Options
+		csize    string
+		dir      string
+		prof     string
+		measured bool
+		mprof    string
+		restart  bool
+		replInt  time.Duration
+		dead     time.Duration
+		step     int
 	)
 	cmd := &cobra.Command{
 		Use:   "cluster-sim [--datanodes 1000] [--containers N] [--duration 30s] [--meta ADDR]",
@@ -81,50 +83,31 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 				o.Stats = func() clustersim.MetaStats {
 					m := mc.Meta().Metrics()
 					return clustersim.MetaStats{Dead: m.DeadDatanodes, Scheduled: m.ReplicationsScheduled,
-						Passes: m.ReplicationPasses, PassTook: m.ReplicationPassTook}
+						Passes: m.ReplicationPasses, PassTook: m.ReplicationPassTook, Closing: m.ClosingContainers}
 				}
 				if restart {
 					o.Restart = mc.RestartMeta
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "cluster-sim: meta in process at %s (data in %s)\n", o.Meta, dir)
 			}
-			stopProfile, err := startCPUProfile(prof)
-			if err != nil {
-				return err
+			p := &simProfiles{cpu: prof, mutex: mprof}
+			if measured {
+				o.Measuring = p.measuring
+			} else {
+				p.start()
 			}
-			defer stopProfile()
-			stopMutex := startMutexProfile(mprof, 10)
+			defer p.stop()
+			if p.err != nil {
+				return p.err
+			}
 			res, err := clustersim.Run(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
-			if err := stopMutex(); err != nil {
-				return err
+			if p.stop(); p.err != nil {
+				return p.err
 			}
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "datanodes: %d, containers: %d (replicas reported %d, CLOSED %d)\n", res.Datanodes, res.Containers, res.Replicas, res.Closed)
-			fmt.Fprintf(w, "register: %v, containers made in %v (%d allocations failed)\n", res.Register.Round(time.Millisecond),
-				res.Create.Round(time.Millisecond), res.CreateErrors)
-			fmt.Fprintf(w, "heartbeats: %d in %v (%.0f/s), %d errors\n", res.Heartbeats, o.Duration, float64(res.Heartbeats)/o.Duration.Seconds(), res.HeartbeatErrors)
-			fmt.Fprintf(w, "heartbeat latency: p50 %v, p99 %v, max %v\n", res.P50.Round(time.Microsecond), res.P99.Round(time.Microsecond), res.Max.Round(time.Microsecond))
-			fmt.Fprintf(w, "full reports: %d, p50 %v, p99 %v\n", res.FullReports, res.FullP50.Round(time.Microsecond), res.FullP99.Round(time.Microsecond))
-			if o.Restart != nil {
-				fmt.Fprintf(w, "after a restart of meta: out of safe mode in %v\n", res.SafeModeExit.Round(time.Millisecond))
-			}
-			if res.Heartbeats > 0 {
-				fmt.Fprintf(w, "cpu: %v over the measured heartbeats, %v per heartbeat (this process)\n",
-					res.CPU.Round(time.Millisecond), (res.CPU / time.Duration(res.Heartbeats)).Round(time.Microsecond))
-			}
-			if o.Stats != nil {
-				fmt.Fprintf(w, "replication passes: %d while measured, the last took %v\n", res.Passes, res.PassTook.Round(time.Millisecond))
-			}
-			if res.Orphaned > 0 {
-				fmt.Fprintf(w, "%d datanodes of a rack stopped (%d containers): DEAD after %v, every copy planned after %v (the last pass took %v)\n",
-					res.Killed, res.Orphaned, res.KillDead.Round(time.Millisecond), res.KillPlanned.Round(time.Millisecond), res.KillPassTook.Round(time.Millisecond))
-			}
-			fmt.Fprintf(w, "go heap in use: %s, peak rss %s (this process)\n", bytesize.Format(int64(ms.HeapInuse)), bytesize.Format(res.MaxRSS))
+			printClusterSim(cmd.OutOrStdout(), &o, res)
 			return nil
 		},
 	}
@@ -145,5 +128,75 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 	f.BoolVar(&restart, "restart", true, "with the in-process meta: then restart it and measure how soon it leaves safe mode, every datanode registering again")
 	f.StringVar(&mprof, "mutexprofile", "", "write a profile of the contended mutexes (one in ten sampled) of the whole run to this file: where goroutines waited for a lock, and for how long")
 	f.StringVar(&prof, "cpuprofile", "", "write a CPU profile of the whole run (meta's and the simulation's, with an in-process meta) to this file")
+	f.BoolVar(&measured, "profile-measured", false, "--cpuprofile and --mutexprofile cover the measured heartbeats only, not the whole run")
 	return cmd
+}
+
+// simProfiles are cluster-sim's CPU and mutex profiles (files cpu and
+// mutex, "": none), over the whole run or (measuring) the measured
+// heartbeats; err is the first error starting or writing them.
+type simProfiles struct {
+	cpu, mutex string
+	stopCPU    func()
+	stopMutex  func() error
+	err        error
+}
+
+func (p *simProfiles) start() {
+	if p.stopCPU, p.err = startCPUProfile(p.cpu); p.err == nil {
+		p.stopMutex = startMutexProfile(p.mutex, 10)
+	}
+}
+
+func (p *simProfiles) stop() {
+	if p.stopCPU == nil {
+		return
+	}
+	p.stopCPU()
+	if err := p.stopMutex(); p.err == nil {
+		p.err = err
+	}
+	p.stopCPU = nil
+}
+
+// measuring is clustersim.Options.Measuring: the profiles cover the
+// measured heartbeats.
+func (p *simProfiles) measuring(begin bool) {
+	if begin {
+		p.start()
+	} else {
+		p.stop()
+	}
+}
+
+// printClusterSim prints what a simulation measured.
+func printClusterSim(w io.Writer, o *clustersim.Options, res *clustersim.Result) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Fprintf(w, "datanodes: %d, containers: %d (replicas reported %d, CLOSED %d)\n", res.Datanodes, res.Containers, res.Replicas, res.Closed)
+	fmt.Fprintf(w, "register: %v, containers made in %v (%d allocations failed)\n", res.Register.Round(time.Millisecond),
+		res.Create.Round(time.Millisecond), res.CreateErrors)
+	if o.Stats != nil {
+		fmt.Fprintf(w, "meta recorded the containers CLOSED %v after the last allocation\n", res.Settle.Round(time.Millisecond))
+	}
+	fmt.Fprintf(w, "heartbeats: %d in %v (%.0f/s), %d errors\n", res.Heartbeats, o.Duration, float64(res.Heartbeats)/o.Duration.Seconds(), res.HeartbeatErrors)
+	fmt.Fprintf(w, "heartbeat latency: p50 %v, p99 %v, max %v\n", res.P50.Round(time.Microsecond), res.P99.Round(time.Microsecond), res.Max.Round(time.Microsecond))
+	fmt.Fprintf(w, "full reports: %d, p50 %v, p99 %v\n", res.FullReports, res.FullP50.Round(time.Microsecond), res.FullP99.Round(time.Microsecond))
+	if o.Restart != nil {
+		fmt.Fprintf(w, "after a restart of meta: out of safe mode in %v\n", res.SafeModeExit.Round(time.Millisecond))
+	}
+	if res.Heartbeats > 0 {
+		fmt.Fprintf(w, "cpu: %v over the measured heartbeats, %v per heartbeat (this process)\n",
+			res.CPU.Round(time.Millisecond), (res.CPU / time.Duration(res.Heartbeats)).Round(time.Microsecond))
+		fmt.Fprintf(w, "gc: %d collections over the measured heartbeats, %v of pauses (this process)\n",
+			res.GCs, res.GCPause.Round(time.Microsecond))
+	}
+	if o.Stats != nil {
+		fmt.Fprintf(w, "replication passes: %d while measured, the last took %v\n", res.Passes, res.PassTook.Round(time.Millisecond))
+	}
+	if res.Orphaned > 0 {
+		fmt.Fprintf(w, "%d datanodes of a rack stopped (%d containers): DEAD after %v, every copy planned after %v (the last pass took %v)\n",
+			res.Killed, res.Orphaned, res.KillDead.Round(time.Millisecond), res.KillPlanned.Round(time.Millisecond), res.KillPassTook.Round(time.Millisecond))
+	}
+	fmt.Fprintf(w, "go heap in use: %s, peak rss %s (this process)\n", bytesize.Format(int64(ms.HeapInuse)), bytesize.Format(res.MaxRSS))
 }

@@ -33,7 +33,7 @@ Usage: strato bench meta -op OP [options]
   -op all <other ops options> |
   -op create [-threads T] [-files N] [-filesPerDir P] [-close] |
   -op mkdirs [-threads T] [-dirs N] [-dirsPerDir P] |
-  -op open|delete|fileStatus|rename|list [-threads T] [-files N] [-filesPerDir P] [-useExisting] |
+  -op open|delete|fileStatus|rename|list [-threads T] [-files N] [-filesPerDir P] [-useExisting] [-offset K] |
   -op blockReport [-datanodes T] [-reports N] [-blocksPerReport B] [-blocksPerFile F] |
   -op replication [-datanodes T] [-nodesToDecommission D] [-nodeReplicationLimit C] [-totalBlocks B] [-replication R] |
   -op clean
@@ -45,6 +45,12 @@ it and answers with a create token, and the close commits the token, so
 that a create and its close are one Raft entry; --no-deferred-create opens
 every file through Raft (two entries). Without -close, every file is opened
 through Raft and left open, as HDFS leaves it under construction.
+
+-useExisting runs an op on files already there (a kept --dir): those
+of the create op, or those an earlier -useExisting op took (open,
+fileStatus, rename, delete and list, one after the other, on one big
+namespace). -offset K starts at the K-th file of the name sequence, so
+that delete and rename can each take a range of their own.
 
 Without --meta, a meta server runs inside the benchmark and is called
 directly (standalone); its data goes to --dir (default: a temporary
@@ -82,6 +88,7 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&o.DirsPerDir, "dirsPerDir", 0, "")
 	fs.BoolVar(&o.Close, "close", false, "")
 	fs.BoolVar(&o.UseExisting, "useExisting", false, "")
+	fs.Int64Var(&o.Offset, "offset", 0, "")
 	fs.BoolVar(&o.KeepResults, "keepResults", false, "")
 	fs.IntVar(&o.Datanodes, "datanodes", 0, "")
 	fs.IntVar(&o.Reports, "reports", 0, "")

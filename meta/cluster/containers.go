@@ -30,7 +30,7 @@ func planTick(s *state, o *Options, now time.Time) plan {
 	}
 	planFullContainers(s, o, now, &p)
 	planMaintenanceEnd(s, now, &p)
-	for _, cid := range slices.Sorted(maps.Keys(s.closing)) {
+	for _, cid := range closingStep(s.closing, o.ClosingStep) {
 		planClosed(s, o, now, s.containers[cid], &p)
 	}
 	settling := s.settling(now)
@@ -63,6 +63,31 @@ func planTick(s *state, o *Options, now time.Time) plan {
 		planClosePipeline(s, now, pl, &p)
 	}
 	return p
+}
+
+// closingStep is the CLOSING containers a tick judges, in ID order: all of
+// them, or step of them taken at random (a map's iteration starts at a
+// random place) when there are more.
+func closingStep(closing map[uint64]bool, step int) []uint64 {
+	if len(closing) <= step {
+		return slices.Sorted(maps.Keys(closing))
+	}
+	ids := make([]uint64, 0, step)
+	for cid := range closing {
+		ids = append(ids, cid)
+		if len(ids) == step {
+			break
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Closing counts the CLOSING containers.
+func (m *Manager) Closing() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.s.closing)
 }
 
 // planFullContainers closes the full containers once their writers had

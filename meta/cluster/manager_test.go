@@ -595,3 +595,49 @@ func TestChooseMembersSpansRacks(t *testing.T) {
 		require.Len(t, slices.Compact(slices.Sorted(slices.Values(got))), size)
 	}
 }
+
+// TestClosingStep: a tick judges at most ClosingStep CLOSING containers, so
+// that a backlog holds the lock briefly; the rest close on later ticks.
+func TestClosingStep(t *testing.T) {
+	e := newEnv(t, Options{ClosingStep: 3, OpenContainersPerPipeline: 1})
+	e.register("dn1", "dn2", "dn3")
+	var ids []uint64
+	for range 10 {
+		a := e.alloc(three, Exclude{})
+		ids = append(ids, a.ContainerID)
+		cmds, err := e.m.CloseContainer(e.now, a.ContainerID, "")
+		require.NoError(t, err)
+		for _, c := range cmds {
+			_, err := e.propose(context.Background(), c)
+			require.NoError(t, err)
+		}
+	}
+	require.Equal(t, 10, e.m.Closing())
+	for _, dn := range []string{"dn1", "dn2", "dn3"} {
+		rep := &stratov1.ContainerReport{}
+		for _, id := range ids {
+			rep.Replicas = append(rep.Replicas, &stratov1.ContainerReplica{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED})
+		}
+		e.heartbeat(dn, rep)
+	}
+	ticks := 0
+	for e.m.Closing() > 0 {
+		ticks++
+		require.LessOrEqual(t, ticks, 4, "10 containers at 3 a tick")
+		closed := 0
+		for _, cmd := range e.m.Tick(e.now) {
+			if cmd.GetSetContainerState().GetState() == stratov1.ContainerState_CONTAINER_CLOSED {
+				closed++
+			}
+			_, err := e.propose(context.Background(), cmd)
+			require.NoError(t, err)
+		}
+		require.LessOrEqual(t, closed, 3)
+		require.Positive(t, closed)
+	}
+	for _, id := range ids {
+		info, _, err := e.m.Replicas(id)
+		require.NoError(t, err)
+		require.Equal(t, stratov1.ContainerState_CONTAINER_CLOSED, info.State)
+	}
+}

@@ -76,6 +76,12 @@ type Options struct {
 	// steps the lock is released and heartbeats run (replication.go).
 	// Default 1000 (about a millisecond).
 	ReplicationStep int
+	// ClosingStep bounds the CLOSING containers a tick judges (whether
+	// their replicas all closed; decision 0099): with more, it judges that
+	// many, chosen at random, and the rest on later ticks, so that a
+	// backlog (a million containers closing) holds mu briefly. Default
+	// 20,000.
+	ClosingStep int
 }
 
 // EnsureDefaults fills unset fields with their defaults and returns o.
@@ -134,6 +140,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.ReplicationStep == 0 {
 		o.ReplicationStep = 1000
 	}
+	if o.ClosingStep == 0 {
+		o.ClosingStep = 20_000
+	}
 	return o
 }
 
@@ -154,6 +163,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("cluster: MaintenanceMinReplicas %d must be positive", o.MaintenanceMinReplicas)
 	case o.ReplicationStep < 0:
 		return fmt.Errorf("cluster: ReplicationStep %d must not be negative", o.ReplicationStep)
+	case o.ClosingStep < 0:
+		return fmt.Errorf("cluster: ClosingStep %d must not be negative", o.ClosingStep)
 	case o.LeaderSettle < 0:
 		return fmt.Errorf("cluster: LeaderSettle %v must not be negative", o.LeaderSettle)
 	case o.SafeModeReplicaFraction < 0 || o.SafeModeReplicaFraction > 1:
