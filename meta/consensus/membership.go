@@ -361,6 +361,9 @@ func (n *Node) AddMember(ctx context.Context, id uint64, addr string, learnerOnl
 	case v.isVoter(id):
 		return nil
 	case !v.isLearner(id):
+		if err := n.refreshOwnAddress(ctx); err != nil {
+			return err
+		}
 		cc := &pb.ConfChangeSingle{Type: pb.ConfChangeType_ConfChangeAddLearnerNode.Enum(), NodeId: new(id)}
 		if err := n.proposeConfChange(ctx, cc, addr); err != nil {
 			return err
@@ -373,6 +376,31 @@ func (n *Node) AddMember(ctx context.Context, id uint64, addr string, learnerOnl
 		return err
 	}
 	return n.proposeConfChange(ctx, &pb.ConfChangeSingle{Type: pb.ConfChangeType_ConfChangeAddNode.Enum(), NodeId: new(id)}, "")
+}
+
+// refreshOwnAddress records, before a sole voter adds a member, the
+// address it was started with (Options.Peers) in the replicated address
+// book when the book holds another: its directory was made where it
+// listened elsewhere (a benchmark's in-process meta on port 0, a host
+// renamed). The others reach the members at the book's addresses, so a
+// new member would never reach it. With more voters the book is left
+// alone: their Peers may spell one address differently.
+func (n *Node) refreshOwnAddress(ctx context.Context) error {
+	var (
+		stale, own string
+		refresh    bool
+	)
+	if err := n.do(ctx, func() {
+		own, stale = n.overrides[n.id], n.store.book[n.id]
+		refresh = own != "" && n.soleVoter() && stale != own
+	}); err != nil {
+		return err
+	}
+	if !refresh {
+		return nil
+	}
+	n.log.Info("consensus: recording this sole voter's address", "id", n.id, "was", stale, "addr", own)
+	return n.proposeConfChange(ctx, &pb.ConfChangeSingle{Type: pb.ConfChangeType_ConfChangeUpdateNode.Enum(), NodeId: new(n.id)}, own)
 }
 
 // leaderStatus is raft's status, with every follower's progress, on the

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 )
@@ -286,4 +287,51 @@ func TestAddResumesAfterLeaderLoss(t *testing.T) {
 			require.Equal(t, c.addrs[m.ID], m.Addr)
 		}
 	}
+}
+
+// TestSoleVoterRecordsItsAddress: a group of one whose directory was made
+// listening elsewhere (port 0, as a benchmark's in-process meta) records
+// the address it now runs at before it adds a member, so that the new
+// member, which reaches the members at the book's addresses, catches up.
+func TestSoleVoterRecordsItsAddress(t *testing.T) {
+	ctx := context.Background()
+	fs := vfs.NewMem()
+	first, err := Open(Options{ID: 1, Peers: map[uint64]string{1: "127.0.0.1:0"}, FS: fs, Dir: "n1",
+		TickInterval: 20 * time.Millisecond}, &kvSM{})
+	require.NoError(t, err)
+	_, err = first.Propose(ctx, kvCmd(opPut, "k", "v"))
+	require.NoError(t, err)
+	require.NoError(t, first.Close())
+
+	serve := func(id uint64, join bool) (*Node, string) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := l.Addr().String()
+		n, err := Open(Options{ID: id, Peers: map[uint64]string{id: addr}, Join: join, FS: fs, Dir: fmt.Sprintf("n%d", id),
+			TickInterval: 20 * time.Millisecond}, &kvSM{})
+		require.NoError(t, err)
+		srv := grpc.NewServer()
+		n.RegisterGRPC(srv)
+		go func() { _ = srv.Serve(l) }()
+		t.Cleanup(func() { srv.Stop(); _ = n.Close() })
+		return n, addr
+	}
+	leader, addr1 := serve(1, false)
+	require.True(t, leader.IsLeader())
+	joiner, addr2 := serve(2, true)
+	actx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	require.NoError(t, leader.AddMember(actx, 2, addr2, false))
+	require.Eventually(t, func() bool {
+		v, ok := readKV(t, joiner.DB(), "k")
+		return ok && v == "v"
+	}, 10*time.Second, 20*time.Millisecond)
+	ms, err := leader.Members(ctx)
+	require.NoError(t, err)
+	require.Len(t, ms, 2)
+	for _, m := range ms {
+		want := map[uint64]string{1: addr1, 2: addr2}[m.ID]
+		require.Equal(t, want, m.Addr, "member %d", m.ID)
+	}
+	require.Equal(t, addr1, joiner.view.Load().addrs[1], "the joiner's book")
 }
