@@ -123,6 +123,9 @@ type Result struct {
 	// Register is the time every datanode took to register (in parallel),
 	// Create the time to build the containers (while heartbeating).
 	Register, Create time.Duration
+	// Admin is what the operator's paged lists took, with the heartbeats
+	// going on (adminCalls).
+	Admin []AdminCall
 	// Settle is the time from the last allocation until meta held every
 	// container CLOSED (with Options.Stats).
 	Settle time.Duration
@@ -209,6 +212,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		wg.Wait()
 		return nil, err
 	}
+	if res.Admin, err = adminCalls(ctx, stratov1.NewAdminServiceClient(conn), s.nodes[0].id); err != nil {
+		stop()
+		wg.Wait()
+		return nil, err
+	}
+	for _, a := range res.Admin {
+		fmt.Fprintf(o.Log, "clustersim: %s: %v (median of %d), %d records\n", a.Call, a.Took.Round(time.Microsecond), adminRounds, a.Records)
+	}
 	if o.Kill > 0 && o.Stats != nil {
 		if err := s.kill(ctx, res); err != nil {
 			stop()
@@ -249,6 +260,67 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		d.mu.Unlock()
 	}
 	return res, ctx.Err()
+}
+
+// AdminCall is the latency of one of the operator's calls: the median of
+// adminRounds, and the records of its reply.
+type AdminCall struct {
+	Call    string
+	Took    time.Duration
+	Records int
+}
+
+const adminRounds = 5
+
+// adminCalls times what `strato admin` and the console ask meta for, at
+// the simulation's scale: the first page of datanodes and of containers, a
+// page from the middle of the containers, the containers of one datanode
+// (a filtered listing), the pipelines and the cluster summary.
+func adminCalls(ctx context.Context, admin stratov1.AdminServiceClient, node string) ([]AdminCall, error) {
+	calls := []struct {
+		name string
+		f    func() (int, error)
+	}{
+		{"datanodes, first page", func() (int, error) {
+			r, err := admin.ListDatanodes(ctx, &stratov1.ListDatanodesRequest{})
+			return len(r.GetDatanodes()), err
+		}},
+		{"containers, first page", func() (int, error) {
+			r, err := admin.ListContainers(ctx, &stratov1.ListContainersRequest{})
+			return len(r.GetContainers()), err
+		}},
+		{"containers, a page from the middle", func() (int, error) {
+			r, err := admin.ListContainers(ctx, &stratov1.ListContainersRequest{StartAfter: 500_000})
+			return len(r.GetContainers()), err
+		}},
+		{"containers of one datanode", func() (int, error) {
+			r, err := admin.ListContainers(ctx, &stratov1.ListContainersRequest{DatanodeId: node})
+			return len(r.GetContainers()), err
+		}},
+		{"pipelines", func() (int, error) {
+			r, err := admin.ListPipelines(ctx, &stratov1.ListPipelinesRequest{})
+			return len(r.GetPipelines()), err
+		}},
+		{"cluster summary", func() (int, error) {
+			_, err := admin.GetClusterSummary(ctx, &stratov1.GetClusterSummaryRequest{})
+			return 1, err
+		}},
+	}
+	out := make([]AdminCall, 0, len(calls))
+	for _, c := range calls {
+		took := make([]time.Duration, 0, adminRounds)
+		n := 0
+		for range adminRounds {
+			start := time.Now()
+			k, err := c.f()
+			if err != nil {
+				return nil, fmt.Errorf("clustersim: %s: %w", c.name, err)
+			}
+			took, n = append(took, time.Since(start)), k
+		}
+		out = append(out, AdminCall{Call: c.name, Took: pct(took, 50), Records: n})
+	}
+	return out, nil
 }
 
 // settle waits (with Options.Stats) until meta holds no container CLOSING:

@@ -191,6 +191,9 @@ func printClusterSim(w io.Writer, o *clustersim.Options, res *clustersim.Result)
 		fmt.Fprintf(w, "gc: %d collections over the measured heartbeats, %v of pauses (this process)\n",
 			res.GCs, res.GCPause.Round(time.Microsecond))
 	}
+	for _, a := range res.Admin {
+		fmt.Fprintf(w, "admin: %s in %v (median of 5, %d records)\n", a.Call, a.Took.Round(time.Microsecond), a.Records)
+	}
 	if o.Stats != nil {
 		fmt.Fprintf(w, "replication passes: %d while measured, the last took %v\n", res.Passes, res.PassTook.Round(time.Millisecond))
 	}
