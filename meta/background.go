@@ -75,6 +75,29 @@ func (s *Server) proposeClusterAll(ctx context.Context, cmds []*stratov1.Cluster
 	return first
 }
 
+// passShare is the most of the time the replication pass takes when
+// Options.ReplicationInterval is left at its default: a pass starts no
+// sooner than passShare⁻¹ times the last one's length after it.
+const passShare = 10
+
+// replicationInterval is the time between replication passes: the one
+// set, or by default every tick, or ten times the last pass's length
+// when that is longer (a pass over a million containers on two cores
+// takes most of a second; back to back, passes would take a core) and
+// the last pass found nothing to repair. A pass that found containers
+// short of copies is followed at the next tick: repairs are not spaced.
+func (s *Server) replicationInterval() time.Duration {
+	if s.opts.ReplicationInterval > 0 {
+		return s.opts.ReplicationInterval
+	}
+	s.replMu.Lock()
+	defer s.replMu.Unlock()
+	if s.lastRepl.UnderReplicated > 0 || s.lastRepl.Scheduled > 0 || len(s.lastRepl.Missing) > 0 {
+		return 0
+	}
+	return passShare * s.replTook
+}
+
 func (s *Server) tick(ctx context.Context) error {
 	now := s.now()
 	if err := s.proposeClusterAll(ctx, s.cl.Tick(now)); err != nil {
@@ -83,7 +106,7 @@ func (s *Server) tick(ctx context.Context) error {
 	// A new leader acts on the replica map only once the datanodes had time
 	// to report (cluster.Options.LeaderSettle).
 	settling := s.cl.Settling(now)
-	if !settling && !s.cl.InSafeMode() && now.Sub(s.lastReplAt) >= s.opts.ReplicationInterval {
+	if !settling && !s.cl.InSafeMode() && now.Sub(s.lastReplAt) >= s.replicationInterval() {
 		s.lastReplAt = now
 		start := s.now()
 		rep := s.cl.ReplicationWork(now, s.cl.Options().ReplicationLimit)

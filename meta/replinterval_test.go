@@ -53,3 +53,20 @@ func TestReplicationInterval(t *testing.T) {
 	require.GreaterOrEqual(t, got, uint64(2), "passes in 30 ticks of 1 s at a 10 s interval")
 	require.LessOrEqual(t, got, uint64(4), "passes in 30 ticks of 1 s at a 10 s interval")
 }
+
+// TestReplicationIntervalDefault: left at its default, the interval is
+// ten times the last pass's length after a pass that found nothing to
+// repair (every tick for a short pass), and every tick after one that
+// found containers short of copies; set, it is what it says.
+func TestReplicationIntervalDefault(t *testing.T) {
+	s := &Server{}
+	require.Zero(t, s.replicationInterval(), "no pass yet")
+	s.replTook = 2 * time.Second
+	require.Equal(t, 20*time.Second, s.replicationInterval())
+	s.lastRepl.UnderReplicated = 1
+	require.Zero(t, s.replicationInterval(), "repairs are not spaced")
+	s.lastRepl.UnderReplicated, s.lastRepl.Scheduled = 0, 3
+	require.Zero(t, s.replicationInterval())
+	s.opts.ReplicationInterval = 5 * time.Second
+	require.Equal(t, 5*time.Second, s.replicationInterval())
+}

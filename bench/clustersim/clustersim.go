@@ -212,6 +212,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		wg.Wait()
 		return nil, err
 	}
+	// The measured heartbeats, logged now: what follows (a kill, a
+	// restart) may fail or be stopped.
+	s.mu.Lock()
+	measured := append(slices.Clone(s.lat), s.full...)
+	fullN, fullP99 := len(s.full), pct(slices.Clone(s.full), 99)
+	s.mu.Unlock()
+	fmt.Fprintf(o.Log, "clustersim: measured %d heartbeats: p50 %v, p99 %v, max %v; %d full reports, p99 %v; cpu %v; %d collections, %v of pauses\n",
+		len(measured), pct(measured, 50).Round(time.Microsecond), pct(measured, 99).Round(time.Microsecond), pct(measured, 100).Round(time.Microsecond),
+		fullN, fullP99.Round(time.Microsecond), res.CPU.Round(time.Millisecond), res.GCs, res.GCPause.Round(time.Microsecond))
 	if res.Admin, err = adminCalls(ctx, stratov1.NewAdminServiceClient(conn), s.nodes[0].id); err != nil {
 		stop()
 		wg.Wait()
