@@ -51,8 +51,7 @@ func (s *Server) proposeClusterAll(ctx context.Context, cmds []*stratov1.Cluster
 	}
 	var (
 		wg     sync.WaitGroup
-		once   sync.Once
-		first  error
+		first  error // written by the goroutine that sets failed
 		failed atomic.Bool
 	)
 	sem := make(chan struct{}, proposeInFlight)
@@ -66,8 +65,9 @@ func (s *Server) proposeClusterAll(ctx context.Context, cmds []*stratov1.Cluster
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			if _, err := s.proposeCluster(ctx, cmd); err != nil {
-				once.Do(func() { first = err })
-				failed.Store(true)
+				if failed.CompareAndSwap(false, true) {
+					first = err
+				}
 			}
 		}()
 	}
