@@ -28,12 +28,14 @@ import (
 const (
 	// DefaultLifecycleInterval is Options.LifecycleInterval's default.
 	DefaultLifecycleInterval = time.Hour
+	// DefaultLifecycleOpsPerTick is Options.LifecycleOpsPerTick's default:
+	// a tick is a second by default, so up to 256 deletes a second.
+	DefaultLifecycleOpsPerTick = 256
 	// lifecycleScanPerTick bounds the versions (and uploads) one tick
-	// looks at, and lifecycleOpsPerTick the deletes it proposes: a round
-	// over a big bucket spreads over ticks and never holds the background
-	// loop (a tick is a second by default: up to 256 deletes a second).
+	// looks at, and Options.LifecycleOpsPerTick the deletes it proposes: a
+	// round over a big bucket spreads over ticks and never holds the
+	// background loop.
 	lifecycleScanPerTick = 4096
-	lifecycleOpsPerTick  = 256
 	lifecyclePage        = 256
 	// attrTagging and the upload attributes are the S3 gateway's names
 	// (s3/tagging.go, s3/multipart.go): the rules' tag filters read the
@@ -111,7 +113,7 @@ func (s *Server) lifecycleTick(ctx context.Context) error {
 	}
 	w := &lifecycleWork{s: s, l: l, now: now}
 	defer func() { l.stats.Scanned += uint64(w.scanned) }()
-	for w.scanned < lifecycleScanPerTick && w.ops < lifecycleOpsPerTick && ctx.Err() == nil {
+	for w.scanned < lifecycleScanPerTick && w.ops < s.opts.LifecycleOpsPerTick && ctx.Err() == nil {
 		if !l.started {
 			b, done, err := s.nextLifecycleBucket(l.volume, l.bucket)
 			if err != nil {
@@ -193,7 +195,7 @@ func (w *lifecycleWork) step(ctx context.Context) (finished bool, err error) {
 		if err := w.version(ctx, v); err != nil {
 			return false, err
 		}
-		if w.ops >= lifecycleOpsPerTick {
+		if w.ops >= w.s.opts.LifecycleOpsPerTick {
 			// The tick's deletes are done: on from this version next
 			// tick (a version deleted meanwhile still marks its place).
 			l.keyMarker, l.versionMarker = v.GetName(), v.GetVersionId()

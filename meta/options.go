@@ -171,6 +171,10 @@ type Options struct {
 	// what S3 means, 24h; shorter only to test rules in seconds (as Ceph's
 	// rgw_lc_debug_interval).
 	LifecycleDay time.Duration
+	// LifecycleOpsPerTick bounds the deletes a lifecycle round proposes in
+	// one background tick: a round over a big bucket spreads over ticks.
+	// Default DefaultLifecycleOpsPerTick (256 a tick, a tick a second).
+	LifecycleOpsPerTick int
 	// NoFollowerReads makes a follower refuse (NotLeader) the read RPCs a
 	// client asks it to serve (FollowerReadMetadata), as it refuses every
 	// other call. Default: false, a follower serves them after a
@@ -248,6 +252,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.LifecycleInterval == 0 {
 		o.LifecycleInterval = DefaultLifecycleInterval
+	}
+	if o.LifecycleOpsPerTick <= 0 {
+		o.LifecycleOpsPerTick = DefaultLifecycleOpsPerTick
 	}
 	if o.LifecycleDay <= 0 {
 		o.LifecycleDay = 24 * time.Hour

@@ -176,7 +176,7 @@ func setDevMetaOptions(o *minicluster.Options, mo meta.Options) {
 		if d := mo.DelegationTokenRenewInterval; d > 0 {
 			m.DelegationTokenRenewInterval = d
 		}
-		m.LifecycleInterval, m.LifecycleDay = mo.LifecycleInterval, mo.LifecycleDay
+		m.LifecycleInterval, m.LifecycleDay, m.LifecycleOpsPerTick = mo.LifecycleInterval, mo.LifecycleDay, mo.LifecycleOpsPerTick
 	})
 }
 

@@ -219,6 +219,8 @@ func addLifecycleFlags(f *pflag.FlagSet, o *meta.Options) {
 		"how often the leader starts a round that carries out the buckets' S3 lifecycle rules (negative: never)")
 	f.DurationVar(&o.LifecycleDay, "lifecycle-day", 24*time.Hour,
 		"the length of a lifecycle rule's day: 24h as S3's; shorter only to see rules act in a test")
+	f.IntVar(&o.LifecycleOpsPerTick, "lifecycle-ops-per-tick", meta.DefaultLifecycleOpsPerTick,
+		"the most deletes a lifecycle round proposes in one background tick (a tick is a second): a round over a big bucket spreads over ticks")
 }
 
 // addMemoryFlags adds the bounds of meta's caches (docs/operations.md,

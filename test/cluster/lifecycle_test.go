@@ -15,12 +15,12 @@ import (
 
 // TestLifecycleRoundsOnMetaClock: on meta's clock, keys written at
 // midnight with a one-day rule stay until the next midnight and go after
-// it; a round over more keys than a tick deletes (lifecycleOpsPerTick)
+// it; a round over more keys than a tick deletes (LifecycleOpsPerTick)
 // spreads over ticks; keys outside the rule's prefix stay; the counters
 // say what was done.
 func TestLifecycleRoundsOnMetaClock(t *testing.T) {
 	clock := fakeClock()
-	c, cl := startLifecycleMeta(t, minicluster.Options{Clock: clock}, 5*time.Second)
+	c, cl := startLifecycleMeta(t, minicluster.Options{Clock: clock}, 5*time.Second, 0)
 	ctx := t.Context()
 	const n = 300
 	put := func(k string) { putEmptyKey(t, cl, k) }
@@ -79,7 +79,7 @@ func TestLifecycleRoundsOnMetaClock(t *testing.T) {
 	t.Logf("deleted per tick: %v", batches)
 	require.Greater(t, len(batches), 1, "the round spread over ticks")
 	for _, b := range batches {
-		require.LessOrEqual(t, b, 256, "lifecycleOpsPerTick")
+		require.LessOrEqual(t, b, meta.DefaultLifecycleOpsPerTick, "LifecycleOpsPerTick")
 	}
 	_, err = cl.Stat(ctx, "/vol/obs/keep")
 	require.NoError(t, err)
@@ -90,9 +90,11 @@ func TestLifecycleRoundsOnMetaClock(t *testing.T) {
 // middle of a lifecycle round that expires the current version of 600
 // keys of a versioned bucket; the new leader's rounds finish the work,
 // and every key ends with exactly one delete marker over its version:
-// nothing missed, nothing expired twice (DeleteKey's if_object_id).
+// nothing missed, nothing expired twice (DeleteKey's if_object_id). A
+// tick deletes at most 16, so the round lasts some 38 ticks (about 2 s)
+// and the leader is stopped inside it however slow the test's polling.
 func TestLifecycleAcrossLeaderChange(t *testing.T) {
-	c, cl := startLifecycleMeta(t, minicluster.Options{MetaReplicas: 3, TickInterval: 50 * time.Millisecond}, 100*time.Millisecond)
+	c, cl := startLifecycleMeta(t, minicluster.Options{MetaReplicas: 3, TickInterval: 50 * time.Millisecond}, 100*time.Millisecond, 16)
 	ctx := t.Context()
 	_, err := cl.UpdateBucket(ctx, &stratov1.UpdateBucketRequest{Volume: "vol", Name: "obs", Versioning: stratov1.BucketVersioning_VERSIONING_ENABLED})
 	require.NoError(t, err)
@@ -163,11 +165,12 @@ func TestLifecycleAcrossLeaderChange(t *testing.T) {
 }
 
 // startLifecycleMeta starts meta alone (o's replicas, clock and tick),
-// lifecycle rounds every interval, with the OBS bucket /vol/obs.
-func startLifecycleMeta(t *testing.T, o minicluster.Options, interval time.Duration) (*minicluster.Cluster, *client.Client) {
+// lifecycle rounds every interval deleting at most opsPerTick a tick (0:
+// the default), with the OBS bucket /vol/obs.
+func startLifecycleMeta(t *testing.T, o minicluster.Options, interval time.Duration, opsPerTick int) (*minicluster.Cluster, *client.Client) {
 	t.Helper()
 	o.Dir, o.MetaOnly = t.TempDir(), true
-	o.ConfigureMeta = func(_ int, mo *meta.Options) { mo.LifecycleInterval = interval }
+	o.ConfigureMeta = func(_ int, mo *meta.Options) { mo.LifecycleInterval, mo.LifecycleOpsPerTick = interval, opsPerTick }
 	c, err := minicluster.Start(t.Context(), o)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
