@@ -26,6 +26,7 @@ func newBenchClusterSimCmd() *cobra.Command {
 		prof     string
 		measured bool
 		mprof    string
+		tprof    string
 		restart  bool
 		replInt  time.Duration
 		dead     time.Duration
@@ -90,7 +91,7 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "cluster-sim: meta in process at %s (data in %s)\n", o.Meta, dir)
 			}
-			p := &simProfiles{cpu: prof, mutex: mprof}
+			p := &simProfiles{cpu: prof, mutex: mprof, trace: tprof}
 			if measured {
 				o.Measuring = p.measuring
 			} else {
@@ -121,37 +122,46 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 	f.IntVar(&o.FullReportEvery, "full-report-every", 20, "heartbeats between a datanode's full container reports")
 	f.DurationVar(&o.Duration, "duration", 30*time.Second, "how long heartbeats are measured once the containers exist")
 	f.IntVar(&o.Writers, "writers", 16, "parallel allocations making the containers")
-	f.DurationVar(&replInt, "replication-interval", 0, "the in-process meta's --replication-interval (default: every tick)")
+	f.DurationVar(&replInt, "replication-interval", 0, "the in-process meta's --replication-interval (default: meta's, every tick while there is something to repair, else 10x the last pass's length)")
 	f.IntVar(&o.Kill, "kill", 100, "with the in-process meta: then stop this many datanodes of one rack at once and measure how soon meta finds them dead and plans the copies of their containers")
 	f.DurationVar(&dead, "dead-after", 20*time.Second, "the in-process meta's time before a silent datanode is DEAD (STALE at half of it)")
 	f.IntVar(&step, "replication-step", 0, "the in-process meta's replication pass step (cluster.Options.ReplicationStep; default 1000 containers)")
 	f.BoolVar(&restart, "restart", true, "with the in-process meta: then restart it and measure how soon it leaves safe mode, every datanode registering again")
 	f.StringVar(&mprof, "mutexprofile", "", "write a profile of the contended mutexes (one in ten sampled) of the whole run to this file: where goroutines waited for a lock, and for how long")
 	f.StringVar(&prof, "cpuprofile", "", "write a CPU profile of the whole run (meta's and the simulation's, with an in-process meta) to this file")
-	f.BoolVar(&measured, "profile-measured", false, "--cpuprofile and --mutexprofile cover the measured heartbeats only, not the whole run")
+	f.StringVar(&tprof, "trace", "", "write a runtime execution trace (go tool trace) to this file; large: use it with --profile-measured")
+	f.BoolVar(&measured, "profile-measured", false, "--cpuprofile, --mutexprofile and --trace cover the measured heartbeats only, not the whole run")
 	return cmd
 }
 
-// simProfiles are cluster-sim's CPU and mutex profiles (files cpu and
-// mutex, "": none), over the whole run or (measuring) the measured
-// heartbeats; err is the first error starting or writing them.
+// simProfiles are cluster-sim's CPU and mutex profiles and its execution
+// trace (files cpu, mutex and trace, "": none), over the whole run or
+// (measuring) the measured heartbeats; err is the first error starting or
+// writing them.
 type simProfiles struct {
-	cpu, mutex string
-	stopCPU    func()
-	stopMutex  func() error
-	err        error
+	cpu, mutex, trace  string
+	stopCPU, stopTrace func()
+	stopMutex          func() error
+	err                error
 }
 
 func (p *simProfiles) start() {
-	if p.stopCPU, p.err = startCPUProfile(p.cpu); p.err == nil {
-		p.stopMutex = startMutexProfile(p.mutex, 10)
+	if p.stopCPU, p.err = startCPUProfile(p.cpu); p.err != nil {
+		return
 	}
+	if p.stopTrace, p.err = startTrace(p.trace); p.err != nil {
+		p.stopCPU()
+		p.stopCPU = nil
+		return
+	}
+	p.stopMutex = startMutexProfile(p.mutex, 10)
 }
 
 func (p *simProfiles) stop() {
 	if p.stopCPU == nil {
 		return
 	}
+	p.stopTrace()
 	p.stopCPU()
 	if err := p.stopMutex(); p.err == nil {
 		p.err = err
