@@ -165,6 +165,19 @@ func startConsoleCluster(t *testing.T) *consoleCluster {
 		}
 		return false
 	}, time.Minute, 10*time.Millisecond)
+	// The summary's problems are the last replication pass's: wait for
+	// one that started after the death.
+	dead := clock.Now().UnixMilli()
+	require.Eventually(t, func() bool {
+		clock.Advance(time.Second)
+		var sum *stratov1.ClusterSummary
+		err := admin(func(ctx context.Context, a stratov1.AdminServiceClient) error {
+			var err error
+			sum, err = a.GetClusterSummary(ctx, &stratov1.GetClusterSummaryRequest{})
+			return err
+		})
+		return err == nil && sum.GetProblemsAsOfUnixMs() > dead
+	}, time.Minute, 10*time.Millisecond)
 	for _, id := range written {
 		r, err := replicas(id)
 		require.NoError(t, err)
@@ -200,6 +213,7 @@ func (cc *consoleCluster) checkHTTP(t *testing.T) {
 		Datanodes  int            `json:"datanodes"`
 		Health     map[string]int `json:"datanodes_by_health"`
 		Problems   map[string]int `json:"container_problems"`
+		AsOf       int64          `json:"container_problems_as_of_unix_ms"`
 		SafeMode   bool           `json:"safe_mode"`
 		Containers int            `json:"containers"`
 	}
@@ -212,6 +226,7 @@ func (cc *consoleCluster) checkHTTP(t *testing.T) {
 	require.Equal(t, map[string]int{"HEALTHY": 2, "DEAD": 1}, o.Health)
 	require.Equal(t, len(cc.under), o.Problems["under-replicated"])
 	require.Zero(t, o.Problems["missing"])
+	require.NotZero(t, o.AsOf, "judged by a replication pass")
 	require.False(t, o.SafeMode)
 
 	for _, p := range []string{"/", "/datanodes", "/datanodes?health=dead", "/datanodes/" + cc.dead, "/pipelines", "/pipelines?state=closed",
@@ -229,6 +244,7 @@ func (cc *consoleCluster) checkHTTP(t *testing.T) {
 	_, body = cc.get(t, "/")
 	info := buildinfo.Get()
 	require.Contains(t, body, `<span id="build" title="commit `+info.Commit+`, `+info.Date+`, `+info.GoVersion+`">`+info.Version+` (`+info.ShortCommit()+`)</span>`)
+	require.Contains(t, body, `<span id="problems-as-of">As of its last pass, `)
 	_, body = cc.get(t, "/datanodes?health=dead")
 	require.Contains(t, body, cc.dead)
 	require.Contains(t, body, "DEAD")

@@ -17,6 +17,9 @@ type opsView struct {
 	// manager's orders not yet seen done.
 	CopiesInFlight, DeletesInFlight int32
 	Decommissioning                 []decommission
+	// DecommissionAsOf: when the replication pass that judged
+	// Decommissioning started, Unix ms (0: judged now).
+	DecommissionAsOf int64
 	// Problems are the containers to repair (up to a page); More says
 	// there are others.
 	Problems []containerRow
@@ -55,6 +58,7 @@ func (c *Console) opsPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v.CopiesInFlight, v.DeletesInFlight = sum.GetCopiesInFlight(), sum.GetDeletesInFlight()
+	v.DecommissionAsOf = sum.GetProblemsAsOfUnixMs()
 	if c.opts.Queues != nil {
 		v.Queues = c.opts.Queues()
 		v.QueuesElsewhere = v.Queues == nil

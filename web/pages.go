@@ -30,6 +30,9 @@ type overview struct {
 	Containers int
 	States     []count
 	Problems   []count
+	// ProblemsAsOf: when the replication pass that judged Problems
+	// started, Unix ms (0: judged as the summary was made).
+	ProblemsAsOf int64
 }
 
 // toInt converts a summary's counts for tally.
@@ -81,7 +84,7 @@ func (o *overview) MarshalJSON() ([]byte, error) {
 		"capacity_bytes": o.Capacity, "used_bytes": o.Used, "remaining_bytes": o.Remaining,
 		"volumes": o.Volumes, "buckets": o.Buckets, "objects": o.Objects, "bytes": o.Bytes,
 		"pipelines_by_state": counts(o.Pipelines), "containers": o.Containers, "containers_by_state": counts(o.States),
-		"container_problems": counts(o.Problems),
+		"container_problems": counts(o.Problems), "container_problems_as_of_unix_ms": o.ProblemsAsOf,
 	})
 }
 
@@ -129,6 +132,7 @@ func (c *Console) overview(ctx context.Context) (*overview, error) {
 		probs[problemNames[stratov1.ContainerProblem(stratov1.ContainerProblem_value["CONTAINER_PROBLEM_"+name])]] = int(n)
 	}
 	o.Problems = tally(problemOrder, probs, func(l string) string { return "/containers?problem=" + l }, badProblem)
+	o.ProblemsAsOf = sum.GetProblemsAsOfUnixMs()
 	return o, nil
 }
 

@@ -140,6 +140,7 @@ func TestAdmin(t *testing.T) {
 	rep := h.ok("admin", "container", "report")
 	require.Regexp(t, `(?m)^Containers: +\d+\n`, rep)
 	require.Regexp(t, `(?m)^  UNDER_REPLICATED: +\d+`, rep)
+	require.Regexp(t, `(?m)^Problems: +as of (now|the replication pass of )`, rep)
 	rj := jsonOf[map[string]any](t, h.ok("admin", "container", "report", "--json"))
 	require.GreaterOrEqual(t, rj["containers"], float64(1))
 	h.fail(2, "admin", "container", "report", "--samples", "-1")

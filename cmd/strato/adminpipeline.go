@@ -66,6 +66,9 @@ type containerReport struct {
 	Containers int64            `json:"containers"`
 	ByState    map[string]int64 `json:"by_state"`
 	ByProblem  map[string]int64 `json:"by_problem"`
+	// ProblemsAsOfUnixMs: when the replication pass that judged
+	// ByProblem started (0: judged as the report was made).
+	ProblemsAsOfUnixMs int64 `json:"problems_as_of_unix_ms"`
 	// Samples are some containers of each problem (their IDs), up to
 	// --samples each.
 	Samples map[string][]uint64 `json:"samples"`
@@ -86,7 +89,7 @@ func newContainerReportCmd(o *cliOptions) *cobra.Command {
 				return err
 			}
 			r := containerReport{Containers: sum.GetContainers(), ByState: sum.GetContainersByState(),
-				ByProblem: sum.GetContainersByProblem(), Samples: map[string][]uint64{}}
+				ByProblem: sum.GetContainersByProblem(), ProblemsAsOfUnixMs: sum.GetProblemsAsOfUnixMs(), Samples: map[string][]uint64{}}
 			for _, p := range containerProblems {
 				name := problemLabel(p)
 				if samples == 0 || r.ByProblem[name] == 0 {
@@ -117,7 +120,7 @@ func printContainerReport(s *session, r containerReport) error {
 	for _, st := range slices.Sorted(maps.Keys(r.ByState)) {
 		fields = append(fields, field{"  " + st, strconv.FormatInt(r.ByState[st], 10)})
 	}
-	fields = append(fields, field{"Problems", ""})
+	fields = append(fields, field{"Problems", "as of " + problemsAsOf(r.ProblemsAsOfUnixMs)})
 	for _, p := range containerProblems {
 		name := problemLabel(p)
 		line := strconv.FormatInt(r.ByProblem[name], 10)

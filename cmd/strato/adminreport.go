@@ -155,6 +155,17 @@ func counts[V int32 | int64](m map[string]V, all bool) string {
 	return strings.Join(parts, ", ")
 }
 
+// problemsAsOf says when the summary's container problems and
+// decommissioning progress were judged: by the last replication pass
+// (ClusterSummary.problems_as_of_unix_ms), or as the summary was made
+// when none has finished under the current leader.
+func problemsAsOf(ms int64) string {
+	if ms == 0 {
+		return "now (no replication pass has finished under this leader)"
+	}
+	return "the replication pass of " + timeMs(ms)
+}
+
 // percent is part of whole in percent, one decimal ("-" of nothing).
 func percent(part, whole int64) string {
 	if whole <= 0 {
@@ -189,6 +200,7 @@ func printReport(s *session, d *reportData) error {
 		{"Pipelines", counts(sum.GetPipelinesByState(), false)},
 		{"Containers", fmt.Sprintf("%d (%s)", sum.GetContainers(), counts(sum.GetContainersByState(), false))},
 		{"Container problems", counts(sum.GetContainersByProblem(), true)},
+		{"Problems as of", problemsAsOf(sum.GetProblemsAsOfUnixMs())},
 		{"Copies in flight", strconv.Itoa(int(sum.GetCopiesInFlight()))},
 		{"Deletions in flight", strconv.Itoa(int(sum.GetDeletesInFlight()))},
 		{"Decommissioning", strings.Join(decom, ", ")},

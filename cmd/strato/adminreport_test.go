@@ -70,6 +70,7 @@ func TestAdminReportAndWaits(t *testing.T) {
 	require.Equal(t, "2.2 TiB (2473901162496 bytes) (75.0%)", rep["Remaining"])
 	require.Equal(t, "0 (none)", rep["Containers"])
 	require.Equal(t, "MISSING 0, MIS_REPLICATED 0, OVER_REPLICATED 0, UNDER_REPLICATED 0, UNHEALTHY 0", rep["Container problems"])
+	require.Regexp(t, `^(now \(no replication pass has finished under this leader\)|the replication pass of \d{4}-)`, rep["Problems as of"])
 	require.Equal(t, "0", rep["Copies in flight"])
 	require.Equal(t, "0", rep["Deletions in flight"])
 	require.Equal(t, "none", rep["Decommissioning"])

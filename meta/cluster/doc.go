@@ -99,10 +99,15 @@
 // under it kept them waiting most of a second. The replication pass runs
 // in steps of about a millisecond (Options.ReplicationStep), its plan
 // applied step by step and mu released between them (ReplicationWork says
-// why the plan stays sound; passMu serializes passes); the listings and
-// the summary read the containers walkStep at a time; the tick reads the
-// open and closing containers (state.open, state.closing), not all of
-// them. What still reads every container under one hold is rare: Load,
+// why the plan stays sound; passMu serializes passes); the listings read
+// the containers walkStep at a time, and a datanode's containers alone
+// from the index of the replica map by datanode (nodeState.containers);
+// the summary reads no container: its counts by state are kept as
+// containers change (state.byState), and its problems and decommissioning
+// progress are the last finished pass's, which judged every container
+// anyway (passJudgement; before a leadership's first pass it walks them);
+// the tick reads the open and closing containers (state.open,
+// state.closing), not all of them. What still reads every container under one hold is rare: Load,
 // BecomeLeader, and safe mode's count (while in safe mode, at most every
 // 250 ms, and each GetSafeMode).
 //

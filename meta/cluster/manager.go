@@ -106,6 +106,7 @@ func (m *Manager) BecomeLeader(now time.Time) {
 	s.bal = balancerState{rec: s.bal.rec}
 	s.deleting = nil
 	s.blockDeletes = blockDeletions{}
+	s.judged = nil
 	s.safeMode, s.safeForced = true, false
 	s.pipelinesDirty = true
 	s.usableGen++

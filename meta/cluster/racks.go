@@ -108,7 +108,11 @@ func (s *state) serviceRacks() int {
 // c (a CLOSED replica on a HEALTHY, in-service datanode), by ID; for an
 // erasure coded container, one per index (the first by ID).
 func (s *state) goodHolders(c *containerState) []string {
-	out := make([]string, 0, len(c.replicas))
+	return s.appendGoodHolders(make([]string, 0, len(c.replicas)), c)
+}
+
+// appendGoodHolders is goodHolders appended to out.
+func (s *state) appendGoodHolders(out []string, c *containerState) []string {
 	var indexes []int32
 	for id, r := range c.replicas {
 		if r.State != stratov1.ContainerState_CONTAINER_CLOSED || !s.nodes[id].inService() {
@@ -137,7 +141,9 @@ func (s *state) misReplicated(c *containerState, racks int) bool {
 	if racks < 2 || c.info.State != stratov1.ContainerState_CONTAINER_CLOSED {
 		return false
 	}
-	return s.breaksRackRule(c, s.goodHolders(c), racks)
+	// On the stack: the replication pass judges every container.
+	var buf [8]string
+	return s.breaksRackRule(c, s.appendGoodHolders(buf[:0], c), racks)
 }
 
 // breaksRackRule says whether holders, c's good copies, break c's rack

@@ -83,6 +83,11 @@ type ReplicationReport struct {
 // passMu keeps a second pass (an administrator's, beside the leader's
 // tick) from starting before this one ends, which would count neither's
 // copies against the limits of the other.
+//
+// A pass that finishes records its judgement of every container
+// (passJudgement: the containers by problem, the decommissioning
+// datanodes' progress), which Summary reports instead of judging a
+// million containers again; an interrupted one records nothing.
 func (m *Manager) ReplicationWork(now time.Time, limit int) ReplicationReport {
 	m.passMu.Lock()
 	defer m.passMu.Unlock()
@@ -117,6 +122,7 @@ func (m *Manager) passStep(r *replicationPass) bool {
 	m.applyStepLocked(r)
 	if !more {
 		r.rep.InFlight = len(m.s.replicating)
+		m.s.judged = &r.judged
 	}
 	return more
 }
@@ -168,6 +174,53 @@ type replicationPass struct {
 	// plan: what the pass decided and the Manager has not applied yet.
 	plan plan
 	rep  ReplicationReport
+	// judged: every container's judgement, counted for the summary.
+	judged passJudgement
+}
+
+// passJudgement is what a replication pass found, counted as the summary
+// counts it (judge, as the listings judge a container): the summary
+// reports the last finished pass's instead of judging every container
+// again, as Ozone's ReplicationManager report does.
+type passJudgement struct {
+	// at: when the pass started.
+	at time.Time
+	// problems counts the containers with each problem.
+	problems map[stratov1.ContainerProblem]int64
+	// leaving: the datanodes decommissioning as the pass started, with
+	// their replicas and, of those, the replicas of containers short of
+	// good copies (waiting).
+	leaving map[string]*stratov1.DecommissionProgress
+}
+
+// newPassJudgement starts the count of a pass over s that starts at now.
+func newPassJudgement(s *state, now time.Time) passJudgement {
+	j := passJudgement{at: now, problems: map[stratov1.ContainerProblem]int64{}, leaving: map[string]*stratov1.DecommissionProgress{}}
+	for id, n := range s.nodes {
+		if n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING {
+			j.leaving[id] = &stratov1.DecommissionProgress{DatanodeId: id}
+		}
+	}
+	return j
+}
+
+// count adds container c, judged with racks racks in service, to j.
+func (j *passJudgement) count(s *state, c *containerState, racks int) {
+	good, problem := s.judge(c, racks)
+	if problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED {
+		j.problems[problem]++
+	}
+	if len(j.leaving) == 0 {
+		return
+	}
+	for id := range c.replicas {
+		if d := j.leaving[id]; d != nil {
+			d.Replicas++
+			if good < want(c.info) {
+				d.Waiting++
+			}
+		}
+	}
 }
 
 // newReplicationPass starts a pass over s. A copy whose source or target
@@ -179,7 +232,7 @@ func newReplicationPass(s *state, o *Options, now time.Time, limit int) *replica
 		inflight: make(map[copyKey]inflight, len(s.replicating)),
 		deleting: map[deleteKey]bool{},
 		pushes:   map[string]int{}, imports: map[string]int{}, pending: map[string]bool{},
-		racks: s.serviceRacks()}
+		racks: s.serviceRacks(), judged: newPassJudgement(s, now)}
 	for _, k := range slices.SortedFunc(maps.Keys(s.replicating), compareCopyKeys) {
 		fl := s.replicating[k]
 		if (fl.source != "" && !s.nodes[fl.source].healthy()) || !s.nodes[fl.target].healthy() {
@@ -235,6 +288,7 @@ func (r *replicationPass) step(budget int) bool {
 
 // examine is the pass over container c.
 func (r *replicationPass) examine(c *containerState) {
+	r.judged.count(r.s, c, r.racks)
 	switch c.info.State {
 	case stratov1.ContainerState_CONTAINER_CLOSED:
 	case stratov1.ContainerState_CONTAINER_OPEN, stratov1.ContainerState_CONTAINER_CLOSING:

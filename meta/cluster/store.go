@@ -184,7 +184,7 @@ func (m *Manager) applySetContainerState(b *pebble.Batch, ch *stratov1.Container
 	}
 	m.mu.Lock()
 	if cs := m.s.containers[id]; cs != nil {
-		cs.info.State = c.State
+		m.s.setContainerState(cs, c.State)
 	} else {
 		m.s.addContainer(&containerState{info: &c})
 	}
@@ -386,7 +386,11 @@ func notFound(err error, format string, args ...any) error {
 // Load replaces the manager's durable mirror (pipelines, containers,
 // datanodes' operational states) with
 // what r holds. The server calls it at start and after installing a Raft
-// snapshot. Soft state (nodes, replicas) is kept.
+// snapshot. Soft state (nodes, replicas) is kept: the replicas of the
+// containers r still holds, and the index of them by datanode
+// (nodeState.containers); those of containers gone are dropped. The
+// last replication pass's judgement is dropped with the containers it
+// judged.
 func (m *Manager) Load(r pebble.Reader) error {
 	pipelines := map[uint64]*stratov1.PipelineRecord{}
 	containers := map[uint64]*containerState{}
@@ -437,7 +441,9 @@ func (m *Manager) Load(r pebble.Reader) error {
 		return err
 	}
 	open, closing := map[uint64][]uint64{}, map[uint64]bool{}
+	byState := map[stratov1.ContainerState]int64{}
 	for id, c := range containers {
+		byState[c.info.State]++
 		switch c.info.State {
 		case stratov1.ContainerState_CONTAINER_OPEN:
 			open[c.info.PipelineId] = append(open[c.info.PipelineId], id)
@@ -459,10 +465,30 @@ func (m *Manager) Load(r pebble.Reader) error {
 		m.setOpStateLocked(id, rec.OpState, maintenanceEnd(rec))
 	}
 	m.s.pipelines, m.s.pipesSorted = pipelines, nil
+	m.s.keepReplicas(containers)
 	m.s.containers, m.s.sorted, m.s.added = containers, nil, nil
+	m.s.byState, m.s.judged = byState, nil
 	m.s.open, m.s.closing = open, closing
 	m.s.pipelinesDirty = true
 	m.s.usableGen++
 	m.idNext, m.idEnd = 0, 0 // reserved ranges do not survive a reload
 	return nil
+}
+
+// keepReplicas carries the replicas known of the containers into their
+// records loaded anew, containers, and drops from the datanodes' index
+// the containers no longer there.
+func (s *state) keepReplicas(containers map[uint64]*containerState) {
+	for id, c := range containers {
+		if old := s.containers[id]; old != nil {
+			c.replicas, c.bad = old.replicas, old.bad
+		}
+	}
+	for _, n := range s.nodes {
+		for cid := range n.containers {
+			if containers[cid] == nil {
+				delete(n.containers, cid)
+			}
+		}
+	}
 }

@@ -585,11 +585,20 @@ func (tr *tracer) summary() {
 		fmt.Sprintf("datanodes %d: %s; %s; capacity %d, used %d, remaining %d", s.Datanodes, counts(s.DatanodesByHealth),
 			counts(s.DatanodesByOpState), s.Capacity, s.Used, s.Remaining),
 		fmt.Sprintf("pipelines: %s", counts(s.PipelinesByState)),
-		fmt.Sprintf("containers %d: %s; problems: %s", s.Containers, counts(s.ContainersByState), counts(s.ContainersByProblem)),
+		fmt.Sprintf("containers %d: %s; problems %s: %s", s.Containers, counts(s.ContainersByState), asOf(s.ProblemsAsOfUnixMs),
+			counts(s.ContainersByProblem)),
 		fmt.Sprintf("in flight: %d copies, %d deletes", s.CopiesInFlight, s.DeletesInFlight))
 	for _, d := range s.Decommissioning {
 		tr.out = append(tr.out, fmt.Sprintf("decommissioning %s: %d replicas, %d waiting", d.DatanodeId, d.Replicas, d.Waiting))
 	}
+}
+
+// asOf says when the summary's problems were judged.
+func asOf(ms int64) string {
+	if ms == 0 {
+		return "judged now"
+	}
+	return "as of the pass at " + time.UnixMilli(ms).UTC().Format(time.TimeOnly)
 }
 
 // queued lists the commands queued since the last step (or delivered in

@@ -796,8 +796,15 @@ type ClusterSummary struct {
 	// Datanodes being decommissioned, and how many of their replicas still
 	// lack enough good copies elsewhere.
 	Decommissioning []*DecommissionProgress `protobuf:"bytes,13,rep,name=decommissioning,proto3" json:"decommissioning,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// When the replication pass whose judgement containers_by_problem and
+	// decommissioning are started (Unix ms): they are that pass's, which
+	// judged every container, not judged again for the summary. A datanode
+	// that started decommissioning since is judged as the summary is made.
+	// 0: no pass has finished since this leader started (nor in safe
+	// mode), and the summary judged every container itself, as it was.
+	ProblemsAsOfUnixMs int64 `protobuf:"varint,14,opt,name=problems_as_of_unix_ms,json=problemsAsOfUnixMs,proto3" json:"problems_as_of_unix_ms,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ClusterSummary) Reset() {
@@ -919,6 +926,13 @@ func (x *ClusterSummary) GetDecommissioning() []*DecommissionProgress {
 		return x.Decommissioning
 	}
 	return nil
+}
+
+func (x *ClusterSummary) GetProblemsAsOfUnixMs() int64 {
+	if x != nil {
+		return x.ProblemsAsOfUnixMs
+	}
+	return 0
 }
 
 type DecommissionProgress struct {
@@ -4683,7 +4697,7 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	"containers\x18\x01 \x03(\v2\x18.strato.v1.ContainerInfoR\n" +
 	"containers\x12@\n" +
 	"\breplicas\x18\x02 \x03(\v2$.strato.v1.ContainerReplicasResponseR\breplicas\"\x1a\n" +
-	"\x18GetClusterSummaryRequest\"\x8e\t\n" +
+	"\x18GetClusterSummaryRequest\"\xc2\t\n" +
 	"\x0eClusterSummary\x12`\n" +
 	"\x13datanodes_by_health\x18\x01 \x03(\v20.strato.v1.ClusterSummary.DatanodesByHealthEntryR\x11datanodesByHealth\x12d\n" +
 	"\x15datanodes_by_op_state\x18\x02 \x03(\v21.strato.v1.ClusterSummary.DatanodesByOpStateEntryR\x12datanodesByOpState\x12\x1c\n" +
@@ -4700,7 +4714,8 @@ const file_strato_v1_admin_proto_rawDesc = "" +
 	" \x03(\v2/.strato.v1.ClusterSummary.PipelinesByStateEntryR\x10pipelinesByState\x12(\n" +
 	"\x10copies_in_flight\x18\v \x01(\x05R\x0ecopiesInFlight\x12*\n" +
 	"\x11deletes_in_flight\x18\f \x01(\x05R\x0fdeletesInFlight\x12I\n" +
-	"\x0fdecommissioning\x18\r \x03(\v2\x1f.strato.v1.DecommissionProgressR\x0fdecommissioning\x1aD\n" +
+	"\x0fdecommissioning\x18\r \x03(\v2\x1f.strato.v1.DecommissionProgressR\x0fdecommissioning\x122\n" +
+	"\x16problems_as_of_unix_ms\x18\x0e \x01(\x03R\x12problemsAsOfUnixMs\x1aD\n" +
 	"\x16DatanodesByHealthEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1aE\n" +
