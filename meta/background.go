@@ -98,6 +98,22 @@ func (s *Server) replicationInterval() time.Duration {
 	return passShare * s.replTook
 }
 
+// replicationDue reports whether the leader's replication pass runs at
+// this tick, and if so notes that it does: its interval is over, or (the
+// default interval) the cluster changed in a way that may leave
+// containers short of copies since the last pass began
+// (cluster.Manager.RepairGen): a datanode dead is planned for at the next
+// tick, not after an idle interval that is ten times a long pass.
+func (s *Server) replicationDue(now time.Time) bool {
+	gen := s.cl.RepairGen()
+	due := now.Sub(s.lastReplAt) >= s.replicationInterval() ||
+		(s.opts.ReplicationInterval <= 0 && gen != s.lastReplGen)
+	if due {
+		s.lastReplAt, s.lastReplGen = now, gen
+	}
+	return due
+}
+
 func (s *Server) tick(ctx context.Context) error {
 	now := s.now()
 	if err := s.proposeClusterAll(ctx, s.cl.Tick(now)); err != nil {
@@ -106,8 +122,7 @@ func (s *Server) tick(ctx context.Context) error {
 	// A new leader acts on the replica map only once the datanodes had time
 	// to report (cluster.Options.LeaderSettle).
 	settling := s.cl.Settling(now)
-	if !settling && !s.cl.InSafeMode() && now.Sub(s.lastReplAt) >= s.replicationInterval() {
-		s.lastReplAt = now
+	if !settling && !s.cl.InSafeMode() && s.replicationDue(now) {
 		start := s.now()
 		rep := s.cl.ReplicationWork(now, s.cl.Options().ReplicationLimit)
 		took := s.now().Sub(start)

@@ -9,6 +9,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/strato-io/strato/meta/cluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -69,4 +70,29 @@ func TestReplicationIntervalDefault(t *testing.T) {
 	require.Zero(t, s.replicationInterval())
 	s.opts.ReplicationInterval = 5 * time.Second
 	require.Equal(t, 5*time.Second, s.replicationInterval())
+}
+
+// TestReplicationDueOnRepairGen: at the default interval, a pass after a
+// long one waits ten times its length unless the cluster changed in a way
+// that may leave containers short of copies (a datanode registering here):
+// then it runs at the next tick. A set interval is kept as it is.
+func TestReplicationDueOnRepairGen(t *testing.T) {
+	cl, err := cluster.New(cluster.Options{}, nil)
+	require.NoError(t, err)
+	s := &Server{cl: cl}
+	now := time.Unix(1_700_000_000, 0)
+	require.True(t, s.replicationDue(now), "the first pass")
+	s.replTook = time.Minute // the idle interval is now 10 minutes
+	require.False(t, s.replicationDue(now.Add(time.Second)), "nothing changed")
+	register := func(id string) {
+		require.NoError(t, cl.Register(now, &stratov1.RegisterRequest{Details: &stratov1.DatanodeDetails{Id: id, DataAddr: "127.0.0.1:1"}}))
+	}
+	register("dn1")
+	require.True(t, s.replicationDue(now.Add(2*time.Second)), "a change runs the pass at the next tick")
+	require.False(t, s.replicationDue(now.Add(3*time.Second)), "once")
+	require.True(t, s.replicationDue(now.Add(11*time.Minute)), "the idle interval")
+
+	s.opts.ReplicationInterval = time.Hour
+	register("dn2")
+	require.False(t, s.replicationDue(now.Add(12*time.Minute)), "a set interval is kept")
 }

@@ -53,6 +53,7 @@ type Server struct {
 	replMu        sync.Mutex
 	lastRepl      cluster.ReplicationReport
 	lastReplAt    time.Time       // when the leader's last replication pass ran (background goroutine only)
+	lastReplGen   uint64          // cluster.Manager.RepairGen as that pass began (background goroutine only)
 	missing       map[uint64]bool // containers reported with no good replica
 	replScheduled uint64
 	replDeletes   uint64

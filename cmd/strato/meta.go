@@ -317,7 +317,7 @@ func openMeta(o meta.Options, restore string) (*meta.Server, error) {
 // addReplicationFlags adds the flags of meta's replication manager.
 func addReplicationFlags(f *pflag.FlagSet, o *meta.Options) {
 	f.DurationVar(&o.ReplicationInterval, "replication-interval", 0,
-		"time between the replication passes that judge every closed container (at most one a tick; a pass over 1M containers takes about 0.7 s of CPU; HDFS 3s, Ozone 5m) (default: every tick; after a pass that found nothing to repair, ten times its length when that is longer: idle passes take at most a tenth of the time)")
+		"time between the replication passes that judge every closed container (at most one a tick; a pass over 1M containers takes about 0.7 s of CPU; HDFS 3s, Ozone 5m) (default: every tick; after a pass that found nothing to repair, ten times its length when that is longer: idle passes take at most a tenth of the time; a datanode or replica lost runs one at the next tick)")
 	f.IntVar(&o.Cluster.MaintenanceMinReplicas, "maintenance-min-replicas", 2,
 		"good copies every replicated container keeps on in-service datanodes while a holder is in maintenance (capped by its replication; Ozone's hdds.scm.replication.maintenance.replica.minimum)")
 }

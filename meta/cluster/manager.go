@@ -114,6 +114,17 @@ func (m *Manager) BecomeLeader(now time.Time) {
 	s.settleUntil = now.Add(m.opts.LeaderSettle)
 }
 
+// RepairGen moves on with every change that may leave a container short
+// of good copies: a registration, a change of a datanode's health or
+// operational state, a replica gone or reported UNHEALTHY. The leader
+// runs a replication pass at its next tick when it moved since the last
+// pass began, however long its idle interval.
+func (m *Manager) RepairGen() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.s.nodesGen + m.s.lossGen
+}
+
 // Settling reports whether the settle period of the current leadership is
 // still running: replication and block deletion must wait.
 func (m *Manager) Settling(now time.Time) bool {

@@ -155,6 +155,10 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.Contain
 		if c.bad[id] && rep.State != stratov1.ContainerState_CONTAINER_UNHEALTHY {
 			rep = markReplicaUnhealthy(rep)
 		}
+		if old := c.replicas[id]; rep.State == stratov1.ContainerState_CONTAINER_UNHEALTHY &&
+			(old == nil || old.State != stratov1.ContainerState_CONTAINER_UNHEALTHY) {
+			s.lossGen++
+		}
 		c.replicas[id] = rep
 		m.placeMissingIndexLocked(c, id, rep)
 		n.containers[rep.ContainerId] = gen
@@ -178,6 +182,9 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.Contain
 // gone from the datanode (and with it any bad mark and deletion under way).
 func (m *Manager) dropReplicaLocked(cid uint64, id string) {
 	if c := m.s.containers[cid]; c != nil {
+		if _, ok := c.replicas[id]; ok {
+			m.s.lossGen++
+		}
 		delete(c.replicas, id)
 		delete(c.bad, id)
 	}

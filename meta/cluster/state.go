@@ -42,6 +42,10 @@ type state struct {
 	// leadership (BecomeLeader). A replication pass, which releases mu
 	// between its steps, reads them to learn what changed meanwhile.
 	nodesGen, leaderGen uint64
+	// lossGen moves on with every replica gone from its datanode or newly
+	// reported UNHEALTHY (applyReportLocked, dropReplicaLocked): with
+	// nodesGen, what RepairGen reads.
+	lossGen uint64
 	// candCounts is pipelineCandidates' scratch map, kept between calls.
 	candCounts map[string]int
 	// sorted caches the containers by ID, added those added since
