@@ -345,3 +345,62 @@ func requireSummary(t *testing.T, want, got *stratov1.ClusterSummary, msg string
 	t.Helper()
 	require.True(t, proto.Equal(want, got), "%s:\nwant %v\n got %v", msg, want, got)
 }
+
+// TestSoundContainersJudgedOnce: the pass judges for the summary only the
+// containers it did not find sound, and what it reports is still a walk's:
+// here mis-replicated ones (three replicas on one rack), an over-replicated
+// one, one with an UNHEALTHY replica beside three good ones, and the containers of a dead datanode, among
+// sound ones; no datanode is decommissioning (which judges every container).
+func TestSoundContainersJudgedOnce(t *testing.T) {
+	e := newEnv(t, Options{StaleAfter: 10 * time.Second, DeadAfter: 30 * time.Second})
+	e.m.ExitSafeMode()
+	ids := []string{"dn1", "dn2", "dn3", "dn4", "dn5", "dn6", "dn7"}
+	for i, id := range ids {
+		require.NoError(t, e.m.Register(e.now, &stratov1.RegisterRequest{
+			Details: &stratov1.DatanodeDetails{Id: id, DataAddr: fmt.Sprintf("127.0.0.1:1%d", i), Rack: fmt.Sprintf("/r%d", i/3)},
+			Stats:   &stratov1.NodeStats{Capacity: 100 << 30, Remaining: 100 << 30}}))
+	}
+	reports := map[string]*stratov1.ContainerReport{}
+	var cids []uint64
+	for c := range 70 {
+		res, err := e.propose(context.Background(), &stratov1.ClusterCommand{Op: &stratov1.ClusterCommand_AddContainer{AddContainer: &stratov1.ContainerRecord{Replication: three}}})
+		require.NoError(t, err)
+		id := res.(*stratov1.ContainerRecord).Id
+		cids = append(cids, id)
+		_, err = e.propose(context.Background(), setContainerState(e.now, id, stratov1.ContainerState_CONTAINER_CLOSED))
+		require.NoError(t, err)
+		holders := 3
+		if c == 1 || c == 2 {
+			holders = 4 // over-replicated (1: until a replica is marked bad)
+		}
+		for r := range holders {
+			dn := ids[(c+r)%len(ids)]
+			if reports[dn] == nil {
+				reports[dn] = &stratov1.ContainerReport{Full: true}
+			}
+			reports[dn].Replicas = append(reports[dn].Replicas, &stratov1.ContainerReplica{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED})
+		}
+	}
+	for dn, r := range reports {
+		e.heartbeat(dn, r)
+	}
+	require.NoError(t, e.m.MarkUnhealthy(cids[1], "dn2"))
+	// dn7 dies.
+	for range 4 {
+		e.now = e.now.Add(10 * time.Second)
+		for _, id := range ids[:6] {
+			e.heartbeat(id, nil)
+		}
+		e.tick()
+	}
+	require.Equal(t, stratov1.NodeHealth_NODE_DEAD, e.health("dn7"))
+	e.m.ReplicationWork(e.now, 2)
+	got := e.m.Summary()
+	require.NotZero(t, got.ProblemsAsOfUnixMs)
+	walked := walkedSummary(e.m)
+	walked.ProblemsAsOfUnixMs = got.ProblemsAsOfUnixMs
+	requireSummary(t, walked, got, "the pass's judgement is a walk's")
+	for _, p := range []string{"MIS_REPLICATED", "OVER_REPLICATED", "UNHEALTHY", "UNDER_REPLICATED"} {
+		require.NotZero(t, got.ContainersByProblem[p], "%s: %v", p, got.ContainersByProblem)
+	}
+}

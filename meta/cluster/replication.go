@@ -287,8 +287,19 @@ func (r *replicationPass) step(budget int) bool {
 }
 
 // examine is the pass over container c.
+//
+// Every container is judged for the summary (passJudgement) but one that
+// planReplicated found sound: every replica CLOSED on a HEALTHY,
+// in-service datanode, as many as its replication, its racks checked.
+// judge finds no problem in such a container, and at a million
+// containers judging each again tripled the pass's time.
 func (r *replicationPass) examine(c *containerState) {
-	r.judged.count(r.s, c, r.racks)
+	sound := false
+	defer func() {
+		if !sound || len(r.judged.leaving) > 0 {
+			r.judged.count(r.s, c, r.racks)
+		}
+	}()
 	switch c.info.State {
 	case stratov1.ContainerState_CONTAINER_CLOSED:
 	case stratov1.ContainerState_CONTAINER_OPEN, stratov1.ContainerState_CONTAINER_CLOSING:
@@ -304,7 +315,7 @@ func (r *replicationPass) examine(c *containerState) {
 	if c.info.ErasureCoding != nil {
 		r.planEC(c)
 	} else {
-		r.planReplicated(c)
+		sound = r.planReplicated(c)
 	}
 }
 
@@ -350,7 +361,7 @@ func compareCopyKeys(a, b copyKey) int {
 // in maintenance included) can push; a STALE holder is neither, but the
 // data is not missing while one is not DEAD. Holders in maintenance lower
 // the copies c needs (maintenanceNeed).
-func (r *replicationPass) planReplicated(c *containerState) {
+func (r *replicationPass) planReplicated(c *containerState) (sound bool) {
 	reps := r.withoutLagging(c)
 	// The scratch slices are the pass's, for one container at a time:
 	// nothing kept from here holds them (trim clones what it keeps).
@@ -376,7 +387,7 @@ func (r *replicationPass) planReplicated(c *containerState) {
 		if !r.s.closingOnLiveNode(reps) && !r.awaitingReports(c) {
 			r.rep.Missing = append(r.rep.Missing, c.info.Id)
 		}
-		return
+		return false
 	}
 	if need <= 0 {
 		deletes := r.trim(c, reps, good)
@@ -385,15 +396,19 @@ func (r *replicationPass) planReplicated(c *containerState) {
 			r.rep.OverReplicated++
 		}
 		if deletes == 0 && len(good) == int(c.info.Replication) {
-			r.checkRacks(c, good)
+			kept := r.checkRacks(c, good)
+			// Every replica CLOSED, on a live, healthy, in-service
+			// datanode (a lagging one is UNHEALTHY in reps), as many as
+			// it needs: sound, if its racks keep their rule.
+			return kept && live == len(reps) && len(good) == live
 		}
-		return
+		return false
 	}
 	r.rep.UnderReplicated++
 	r.holdDecommission(c)
 	key := copyKey{c.info.Id, 0}
 	if _, busy := r.inflight[key]; busy {
-		return
+		return false
 	}
 	// The least busy source (ties by ID), so that copies spread over
 	// every surviving holder.
@@ -403,7 +418,7 @@ func (r *replicationPass) planReplicated(c *containerState) {
 		// Every holder is at its limit: no target is looked for (a
 		// search reads every datanode).
 		r.rep.BlockedByLimits++
-		return
+		return false
 	}
 	target := r.chooseTarget(c, nil)
 	if target == "" {
@@ -416,9 +431,10 @@ func (r *replicationPass) planReplicated(c *containerState) {
 	}
 	if target == "" {
 		r.rep.BlockedByLimits++
-		return
+		return false
 	}
 	r.copy(key, src, target)
+	return false
 }
 
 // dropUnhealthy plans the deletion of c's UNHEALTHY replicas on healthy,
@@ -605,9 +621,13 @@ func (r *replicationPass) trimVictim(good []string) string {
 // checkRacks counts closed container c, which has the copies it needs and
 // none in flight, as mis-replicated when it breaks its rack rule, and
 // keeps it for fixMisplaced. good are its good holders (nil: found here).
-func (r *replicationPass) checkRacks(c *containerState, good []string) {
-	if r.racks < 2 || c.info.State != stratov1.ContainerState_CONTAINER_CLOSED || r.busy(c) {
-		return
+// kept: c is known to keep its rule (false when it was not checked).
+func (r *replicationPass) checkRacks(c *containerState, good []string) (kept bool) {
+	if r.racks < 2 {
+		return true
+	}
+	if c.info.State != stratov1.ContainerState_CONTAINER_CLOSED || r.busy(c) {
+		return false
 	}
 	if good == nil {
 		good = r.s.goodHolders(c)
@@ -615,7 +635,9 @@ func (r *replicationPass) checkRacks(c *containerState, good []string) {
 	if r.s.breaksRackRule(c, good, r.racks) {
 		r.rep.MisReplicated++
 		r.misplaced = append(r.misplaced, c)
+		return false
 	}
+	return true
 }
 
 // busy says whether a copy or rebuild of c is in flight.
