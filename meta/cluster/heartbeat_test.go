@@ -175,3 +175,75 @@ func (m *Manager) lastCmdID() uint64 {
 	defer m.mu.Unlock()
 	return m.s.nextCmdID
 }
+
+// TestFullReportInSteps: a heartbeat's full report longer than a step
+// (reportStep) ends as one applied at once: the replicas it lists, with
+// their states, and none it no longer lists; applied while passes,
+// listings and other datanodes' reports run (go test -race checks the
+// steps' locking), and cut short with no harm when a new leadership
+// forgets the datanode.
+func TestFullReportInSteps(t *testing.T) {
+	e := closedClusterWith(t, Options{}, 3, 5*reportStep)
+	cids := make([]uint64, 0, 5*reportStep)
+	for _, c := range e.m.Containers(0, 0) {
+		cids = append(cids, c.Id)
+	}
+	report := func(ids []uint64, st stratov1.ContainerState) *stratov1.ContainerReport {
+		r := &stratov1.ContainerReport{Full: true}
+		for _, id := range ids {
+			r.Replicas = append(r.Replicas, &stratov1.ContainerReplica{ContainerId: id, State: st})
+		}
+		return r
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				e.m.ReplicationWork(e.now, 2)
+				e.m.Summary()
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_, err := e.m.Heartbeat(e.now, &stratov1.HeartbeatRequest{DatanodeId: "dn2", Report: report(cids, stratov1.ContainerState_CONTAINER_CLOSED)})
+				require.NoError(t, err)
+			}
+		}
+	}()
+	kept := cids[reportStep/2 : 4*reportStep+3]
+	for i := range 20 {
+		st := stratov1.ContainerState_CONTAINER_CLOSED
+		if i%2 == 1 {
+			st = stratov1.ContainerState_CONTAINER_UNHEALTHY
+		}
+		_, err := e.m.Heartbeat(e.now, &stratov1.HeartbeatRequest{DatanodeId: "dn1", Report: report(kept, st)})
+		require.NoError(t, err)
+		infos, reps := e.m.ListContainers(0, 0, ContainerFilter{Datanode: "dn1"}, true)
+		require.Len(t, infos, len(kept), "round %d", i)
+		for j, r := range reps {
+			require.Equal(t, kept[j], infos[j].Id)
+			require.Equal(t, st, r.Replicas["dn1"].State, "round %d, container %d", i, kept[j])
+		}
+	}
+	close(stop)
+	wg.Wait()
+
+	// A report cut short by a new leadership: the datanode registers
+	// again (the leadership forgot it), and its next full report is whole.
+	e.m.BecomeLeader(e.now)
+	resp, err := e.m.Heartbeat(e.now, &stratov1.HeartbeatRequest{DatanodeId: "dn1", Report: report(kept, stratov1.ContainerState_CONTAINER_CLOSED)})
+	require.ErrorIs(t, err, ErrUnknownNode)
+	require.True(t, resp.Reregister)
+}

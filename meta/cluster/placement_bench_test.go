@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -139,4 +141,41 @@ func BenchmarkMisReplicationPass(b *testing.B) {
 			b.Fatalf("pass: %+v", rep)
 		}
 	}
+}
+
+// TestChooseTargetSampled: past targetScanMax datanodes a copy's target
+// is chosen among a random sample: always a valid one (in service, not a
+// holder, under its import limit), on a rack without a copy, spread over
+// many datanodes; and when only one datanode is left under the limit, the
+// full scan still finds it.
+func TestChooseTargetSampled(t *testing.T) {
+	s := benchState(benchNodes, benchRacks)
+	ids := s.sortedNodeIDs()
+	c := &containerState{info: &stratov1.ContainerRecord{Id: 1, Replication: three, State: stratov1.ContainerState_CONTAINER_CLOSED},
+		replicas: map[string]*stratov1.ContainerReplica{}}
+	for _, id := range ids[:2] { // two copies, racks 0 and 1
+		c.replicas[id] = &stratov1.ContainerReplica{ContainerId: 1, State: stratov1.ContainerState_CONTAINER_CLOSED}
+	}
+	now := time.Unix(1_700_000_000, 0)
+	chosen := map[string]bool{}
+	for range 200 {
+		got := s.chooseTarget(now, c, nil, 10, nil)
+		require.NotEmpty(t, got)
+		require.NotContains(t, c.replicas, got)
+		rack := rackOf(s.nodes[got].details)
+		require.NotEqual(t, rackOf(s.nodes[ids[0]].details), rack)
+		require.NotEqual(t, rackOf(s.nodes[ids[1]].details), rack)
+		chosen[got] = true
+	}
+	require.Greater(t, len(chosen), 20, "targets spread over the datanodes")
+
+	imports := map[string]int{}
+	for _, id := range ids {
+		imports[id] = 10
+	}
+	last := ids[len(ids)-1]
+	imports[last] = 0
+	require.Equal(t, last, s.chooseTarget(now, c, imports, 10, nil), "the one datanode under its limit")
+	imports[last] = 10
+	require.Empty(t, s.chooseTarget(now, c, imports, 10, nil), "none under its limit")
 }

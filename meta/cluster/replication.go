@@ -348,7 +348,12 @@ func (r *replicationPass) finish() {
 // chooseTarget is the state's chooseTarget for container c, its work
 // counted against the step.
 func (r *replicationPass) chooseTarget(c *containerState, skip map[string]bool) string {
-	r.work += len(r.s.nodes) / 32
+	// A choice reads every datanode, or a sample of a big cluster's.
+	if n := len(r.s.nodes); n > targetScanMax {
+		r.work += targetSample / 32
+	} else {
+		r.work += n / 32
+	}
 	return r.s.chooseTarget(r.now, c, r.imports, r.limit, skip)
 }
 
