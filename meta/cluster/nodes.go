@@ -80,10 +80,7 @@ func (m *Manager) Heartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*str
 		if req.Report.Full {
 			n.lastFull = now
 		}
-		if !m.applyReportInSteps(req.DatanodeId, n, req.Report) {
-			// Forgotten meanwhile (a new leadership): it registers again.
-			return &stratov1.HeartbeatResponse{Reregister: true}, fmt.Errorf("%w: %q", ErrUnknownNode, req.GetDatanodeId())
-		}
+		m.applyReportLocked(req.DatanodeId, n, req.Report)
 		m.updateSafeModeLocked(now, false)
 	}
 	m.ackDeletedBlocksLocked(req.DatanodeId, req.DeletedBlocksAcks)
@@ -136,68 +133,18 @@ func (m *Manager) seenLocked(now time.Time, n *nodeState) {
 	}
 }
 
-// reportStep is how many replicas of a heartbeat's report are folded in
-// per hold of mu (applyReportInSteps): a full report of a datanode with
-// 100 containers held mu for most of a millisecond, and the heartbeats
-// queued behind it made the tail of their latency.
-const reportStep = 32
-
-// applyReportInSteps is applyReportLocked for a heartbeat: called and
-// returning with mu held, it releases mu between steps of reportStep
-// replicas. A step sees the state others changed meanwhile, as a later
-// heartbeat would; what this report sets is each replica's as listed. It
-// reports false when datanode id was forgotten meanwhile (BecomeLeader
-// drops every datanode; one registering again makes a new generation of
-// reports): the report is then left unfinished and unswept, for the
-// datanode's next full report to make whole.
-func (m *Manager) applyReportInSteps(id string, n *nodeState, r *stratov1.ContainerReport) bool {
-	gen := m.beginReportLocked(id, n, r)
-	for reps := r.Replicas; len(reps) > 0; {
-		step := reps[:min(len(reps), reportStep)]
-		reps = reps[len(step):]
-		m.applyReplicasLocked(id, n, gen, step)
-		if len(reps) == 0 {
-			break
-		}
-		m.mu.Unlock()
-		m.mu.Lock()
-		if m.s.nodes[id] != n || n.reportGen != gen {
-			return false
-		}
-	}
-	if r.Full {
-		m.sweepReportLocked(id, n, gen)
-	}
-	return true
-}
-
 // applyReportLocked folds a container report into the replica map. A full
 // report updates what it lists in place and then sweeps what it no longer
 // lists, so that a report that changes nothing allocates nothing.
 func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.ContainerReport) {
-	gen := m.beginReportLocked(id, n, r)
-	m.applyReplicasLocked(id, n, gen, r.Replicas)
-	if r.Full {
-		m.sweepReportLocked(id, n, gen)
-	}
-}
-
-// beginReportLocked starts the next report of datanode id: its deletions
-// are applied, and the report's generation returned.
-func (m *Manager) beginReportLocked(id string, n *nodeState, r *stratov1.ContainerReport) uint64 {
+	s := &m.s
 	n.reportGen++
+	gen := n.reportGen
 	for _, cid := range r.Deleted {
 		delete(n.containers, cid)
 		m.dropReplicaLocked(cid, id)
 	}
-	return n.reportGen
-}
-
-// applyReplicasLocked folds replicas, of datanode id's report gen, into
-// the replica map.
-func (m *Manager) applyReplicasLocked(id string, n *nodeState, gen uint64, replicas []*stratov1.ContainerReplica) {
-	s := &m.s
-	for _, rep := range replicas {
+	for _, rep := range r.Replicas {
 		c := s.containers[rep.ContainerId]
 		if c == nil {
 			continue // unknown to meta: the replication manager decides (issue of orphan replicas)
@@ -220,11 +167,9 @@ func (m *Manager) applyReplicasLocked(id string, n *nodeState, gen uint64, repli
 			delete(s.replicating, k)
 		}
 	}
-}
-
-// sweepReportLocked ends datanode id's full report gen: the replicas it
-// did not list are gone.
-func (m *Manager) sweepReportLocked(id string, n *nodeState, gen uint64) {
+	if !r.Full {
+		return
+	}
 	for cid, g := range n.containers {
 		if g != gen {
 			delete(n.containers, cid)

@@ -74,7 +74,8 @@ type Options struct {
 	// the manager's lock: the containers it examines, a search for a copy
 	// target counting as one container per 32 datanodes it reads. Between
 	// steps the lock is released and heartbeats run (replication.go).
-	// Default 1000 (about a millisecond).
+	// Default 1000 (about a millisecond); a step also ends after half a
+	// millisecond, whatever its work.
 	ReplicationStep int
 	// ClosingStep bounds the CLOSING containers a tick judges (whether
 	// their replicas all closed; decision 0099): with more, it judges that

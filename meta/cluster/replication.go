@@ -258,18 +258,31 @@ func planReplication(s *state, o *Options, now time.Time, limit int) (plan, Repl
 	return r.plan, r.rep
 }
 
-// step examines the containers from r.from on until budget is spent (0:
-// no bound); the step after the last container finishes the pass. It
-// reports whether there is more to do.
+// stepTime bounds a step of the pass in time as well as in work: at a
+// million containers, whose records no CPU cache holds, 1,000 of them
+// took some 3 ms, and the heartbeats with a report queued behind each
+// step. The clock is read every stepClockEvery containers.
+const (
+	stepTime       = 500 * time.Microsecond
+	stepClockEvery = 64
+)
+
+// step examines the containers from r.from on until budget is spent or
+// stepTime has passed (budget 0: no bound); the step after the last
+// container finishes the pass. It reports whether there is more to do.
 func (r *replicationPass) step(budget int) bool {
 	if r.finished {
 		return false
 	}
 	r.work = 0
+	start := time.Now()
 	cs := r.s.sortedContainers()
 	i, _ := slices.BinarySearchFunc(cs, r.from, func(c *containerState, id uint64) int { return cmp.Compare(c.info.Id, id) })
-	for ; i < len(cs); i++ {
+	for n := 0; i < len(cs); i, n = i+1, n+1 {
 		if budget > 0 && r.work >= budget {
+			return true
+		}
+		if budget > 0 && n%stepClockEvery == stepClockEvery-1 && time.Since(start) >= stepTime {
 			return true
 		}
 		r.work++
