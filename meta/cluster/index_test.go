@@ -43,6 +43,18 @@ func checkIndex(t *testing.T, m *Manager, step string) {
 	for _, id := range ids {
 		require.Equal(t, held[id], slices.Sorted(maps.Keys(m.s.nodes[id].containers)), "%s: the index of %s", step, id)
 	}
+	// Safe mode's counts, kept as replicas and states change.
+	closed, reported := int64(0), int64(0)
+	for _, c := range m.s.containers {
+		if c.info.State == stratov1.ContainerState_CONTAINER_CLOSED {
+			closed++
+			if len(c.replicas) > 0 {
+				reported++
+			}
+		}
+	}
+	require.Equal(t, closed, m.s.byState[stratov1.ContainerState_CONTAINER_CLOSED], "%s: CLOSED containers", step)
+	require.Equal(t, reported, m.s.closedReported, "%s: CLOSED containers with a replica", step)
 	m.mu.Unlock()
 	for _, id := range ids {
 		infos, _ := m.ListContainers(0, 0, ContainerFilter{Datanode: id}, false)
@@ -123,7 +135,20 @@ func (s *indexSim) step() string {
 		s.register(id)
 		return "registration of " + id
 	case k < 15:
-		return fmt.Sprintf("container %d", s.container())
+		if s.rng.IntN(2) == 0 {
+			return fmt.Sprintf("container %d", s.container())
+		}
+		// An existing container (perhaps with replicas) changes state.
+		m.mu.Lock()
+		cid := 1 + s.rng.Uint64N(uint64(len(m.s.containers)))
+		_, ok := m.s.containers[cid]
+		m.mu.Unlock()
+		st := []stratov1.ContainerState{stratov1.ContainerState_CONTAINER_CLOSING, stratov1.ContainerState_CONTAINER_CLOSED,
+			stratov1.ContainerState_CONTAINER_UNHEALTHY}[s.rng.IntN(3)]
+		if ok {
+			_, _ = s.e.propose(context.Background(), setContainerState(s.e.now, cid, st))
+		}
+		return fmt.Sprintf("container %d to %v", cid, st)
 	case k < 16:
 		s.e.now = s.e.now.Add(time.Minute)
 		m.BecomeLeader(s.e.now)

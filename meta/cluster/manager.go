@@ -102,6 +102,7 @@ func (m *Manager) BecomeLeader(now time.Time) {
 	for _, c := range s.containers {
 		c.replicas, c.bad, c.allocated, c.fullAt = nil, nil, 0, time.Time{}
 	}
+	s.closedReported = 0
 	s.replicating = map[copyKey]inflight{}
 	s.bal = balancerState{rec: s.bal.rec}
 	s.deleting = nil

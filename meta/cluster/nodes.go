@@ -159,6 +159,9 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.Contain
 			(old == nil || old.State != stratov1.ContainerState_CONTAINER_UNHEALTHY) {
 			s.lossGen++
 		}
+		if len(c.replicas) == 0 {
+			s.countReported(c, 1)
+		}
 		c.replicas[id] = rep
 		m.placeMissingIndexLocked(c, id, rep)
 		n.containers[rep.ContainerId] = gen
@@ -184,8 +187,11 @@ func (m *Manager) dropReplicaLocked(cid uint64, id string) {
 	if c := m.s.containers[cid]; c != nil {
 		if _, ok := c.replicas[id]; ok {
 			m.s.lossGen++
+			delete(c.replicas, id)
+			if len(c.replicas) == 0 {
+				m.s.countReported(c, -1)
+			}
 		}
-		delete(c.replicas, id)
 		delete(c.bad, id)
 	}
 	delete(m.s.deleting, deleteKey{cid, id})
@@ -374,16 +380,7 @@ func (s *state) safeModeStatus(o *Options) *stratov1.SafeModeStatus {
 	// an open container allocated and never written is on no datanode, and
 	// one closed before its first write (its pipeline failed) never
 	// reaches CLOSED. Neither would ever be reported.
-	total, reported := 0, 0
-	for _, c := range s.containers {
-		if c.info.State != stratov1.ContainerState_CONTAINER_CLOSED {
-			continue
-		}
-		total++
-		if len(c.replicas) > 0 {
-			reported++
-		}
-	}
+	total, reported := s.byState[stratov1.ContainerState_CONTAINER_CLOSED], s.closedReported
 	frac := 1.0
 	if total > 0 {
 		frac = float64(reported) / float64(total)
@@ -397,9 +394,10 @@ func (s *state) safeModeStatus(o *Options) *stratov1.SafeModeStatus {
 	}
 }
 
-// Counting the reported containers reads every container: with more than
-// safeModeBigState of them, the reports of many datanodes registering at
-// once (a meta restart) count them at most every safeModeCheckEvery, and
+// Judging safe mode reads every datanode (their health; the containers
+// are counted as they change, state.closedReported): with more than
+// safeModeBigState containers, the reports of many datanodes registering
+// at once (a meta restart) judge it at most every safeModeCheckEvery, and
 // every tick (force), rather than once per report.
 func (m *Manager) updateSafeModeLocked(now time.Time, force bool) {
 	if !m.s.safeMode {

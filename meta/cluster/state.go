@@ -55,6 +55,12 @@ type state struct {
 	// setContainerState, Load): the summary reads it, not every
 	// container.
 	byState map[stratov1.ContainerState]int64
+	// closedReported counts the CLOSED containers with a replica
+	// reported: with byState, what safe mode waits on, kept as replicas
+	// come and go (applyReportLocked, dropReplicaLocked) and containers
+	// change state, not counted over every container at each report of
+	// 10,000 datanodes registering again.
+	closedReported int64
 	// open indexes the OPEN containers of each pipeline, by ascending ID;
 	// closing, the CLOSING containers. The tick reads these, not every
 	// container.
@@ -347,10 +353,21 @@ func (s *state) addContainer(c *containerState) {
 	s.byState[c.info.State]++
 }
 
+// countReported adds d to closedReported if c is CLOSED.
+func (s *state) countReported(c *containerState, d int64) {
+	if c.info.State == stratov1.ContainerState_CONTAINER_CLOSED {
+		s.closedReported += d
+	}
+}
+
 // setContainerState moves container c to state st, counted.
 func (s *state) setContainerState(c *containerState, st stratov1.ContainerState) {
 	s.byState[c.info.State]--
 	s.byState[st]++
+	if len(c.replicas) > 0 {
+		s.countReported(c, -1)
+		defer s.countReported(c, 1)
+	}
 	c.info.State = st
 }
 

@@ -468,6 +468,12 @@ func (m *Manager) Load(r pebble.Reader) error {
 	m.s.keepReplicas(containers)
 	m.s.containers, m.s.sorted, m.s.added = containers, nil, nil
 	m.s.byState, m.s.judged = byState, nil
+	m.s.closedReported = 0
+	for _, c := range containers {
+		if len(c.replicas) > 0 {
+			m.s.countReported(c, 1)
+		}
+	}
 	m.s.open, m.s.closing = open, closing
 	m.s.pipelinesDirty = true
 	m.s.usableGen++
