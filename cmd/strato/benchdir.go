@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -21,26 +22,21 @@ func addClusterDirFlags(f *pflag.FlagSet, d *benchcluster.Dir) {
 	f.BoolVar(&d.Keep, "keep", false, "keep the temporary directory")
 }
 
-// startCPUProfile writes a CPU profile of the process to path until the
-// returned function is called; nothing when path is "".
+// startCPUProfile writes a CPU profile to path from now until stop ("":
+// none).
 func startCPUProfile(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+	return startFileProfile(path, pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
 // startTrace writes a runtime execution trace (go tool trace) to path from
 // now until stop ("": none).
 func startTrace(path string) (stop func(), err error) {
+	return startFileProfile(path, trace.Start, trace.Stop)
+}
+
+// startFileProfile runs a profile that start begins writing to path and
+// end stops, until the returned stop ("": none).
+func startFileProfile(path string, start func(io.Writer) error, end func()) (stop func(), err error) {
 	if path == "" {
 		return func() {}, nil
 	}
@@ -48,11 +44,11 @@ func startTrace(path string) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		_ = f.Close()
 		return nil, err
 	}
-	return func() { trace.Stop(); _ = f.Close() }, nil
+	return func() { end(); _ = f.Close() }, nil
 }
 
 // startMutexProfile samples contended mutexes (one in rate) from now until
