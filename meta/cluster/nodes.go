@@ -155,9 +155,10 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.Contain
 		if c.bad[id] && rep.State != stratov1.ContainerState_CONTAINER_UNHEALTHY {
 			rep = markReplicaUnhealthy(rep)
 		}
-		if old := c.replicas[id]; rep.State == stratov1.ContainerState_CONTAINER_UNHEALTHY &&
-			(old == nil || old.State != stratov1.ContainerState_CONTAINER_UNHEALTHY) {
-			s.lossGen++
+		if rep.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
+			if old := c.replicas[id]; old == nil || old.State != stratov1.ContainerState_CONTAINER_UNHEALTHY {
+				s.lossGen++
+			}
 		}
 		if len(c.replicas) == 0 {
 			s.countReported(c, 1)

@@ -278,39 +278,28 @@ func (m *Manager) summarizeState(s *stratov1.ClusterSummary) (leaving map[string
 // judgeAll counts every container's problem into s, and the progress of
 // the decommissioning datanodes leaving (all of them judged here), a step
 // at a time (walkContainers), so that the counts are each container's as
-// it was read.
+// it was read: a replication pass's judgement (passJudgement.count) made
+// by the summary.
 func (m *Manager) judgeAll(s *stratov1.ClusterSummary, leaving map[string]*stratov1.DecommissionProgress) {
+	j := passJudgement{problems: map[stratov1.ContainerProblem]int64{}, leaving: leaving}
 	for id := range leaving {
 		leaving[id] = &stratov1.DecommissionProgress{DatanodeId: id}
 	}
 	m.walkContainers(0, func(c *containerState, racks int) bool {
-		good, problem := m.s.judge(c, racks)
-		if problem != stratov1.ContainerProblem_CONTAINER_PROBLEM_UNSPECIFIED {
-			s.ContainersByProblem[ProblemName(problem)]++
-		}
-		for id := range c.replicas {
-			if d := leaving[id]; d != nil {
-				d.Replicas++
-				if good < want(c.info) {
-					d.Waiting++
-				}
-			}
-		}
+		j.count(&m.s, c, racks)
 		return true
 	})
+	for p, n := range j.problems {
+		s.ContainersByProblem[ProblemName(p)] = n
+	}
 }
 
 // judgeHeld counts d's datanode's replicas, and those of containers short
 // of good copies, from its containers alone (the index).
 func (m *Manager) judgeHeld(d *stratov1.DecommissionProgress) {
+	j := passJudgement{problems: map[stratov1.ContainerProblem]int64{}, leaving: map[string]*stratov1.DecommissionProgress{d.DatanodeId: d}}
 	m.walkIDs(m.heldBy(d.DatanodeId, 0), func(c *containerState, racks int) bool {
-		if c.replicas[d.DatanodeId] == nil {
-			return true
-		}
-		d.Replicas++
-		if good, _ := m.s.judge(c, racks); good < want(c.info) {
-			d.Waiting++
-		}
+		j.count(&m.s, c, racks)
 		return true
 	})
 }
