@@ -31,6 +31,11 @@ type Metrics struct {
 	// ReplicationPassTook: how long the last replication pass took, its
 	// steps and the heartbeats between them (cluster.Manager.ReplicationWork).
 	ReplicationPassTook time.Duration
+	// FullReports counts the datanodes' full container reports this
+	// replica handled as leader (registrations among them), since it
+	// started; RepeatedFullReports those of them that repeated the
+	// datanode's last one and so were not read again (decision 0101).
+	FullReports, RepeatedFullReports uint64
 	// FollowerReads counts the read RPCs this replica served as a
 	// follower (FollowerReadMetadata), since it started.
 	FollowerReads uint64
@@ -65,6 +70,7 @@ func (s *Server) Metrics() Metrics {
 	s.replMu.Unlock()
 	m.Leader = s.node.IsLeader()
 	m.ClosingContainers = s.cl.Closing()
+	m.FullReports, m.RepeatedFullReports = s.cl.FullReports()
 	m.Lifecycle = s.LifecycleStats()
 	m.Memory = s.memoryMetrics()
 	for h, n := range s.cl.HealthCounts() {

@@ -84,6 +84,9 @@ type MetaStats struct {
 	PassTook          time.Duration
 	// Closing counts the containers meta holds CLOSING.
 	Closing int
+	// FullReports counts the full reports meta handled, Repeated those
+	// it did not read again (they repeated the datanode's last one).
+	FullReports, Repeated uint64
 }
 
 func (o *Options) ensureDefaults() {
@@ -151,6 +154,10 @@ type Result struct {
 	// during the measured heartbeats and how long the last one took.
 	Passes   uint64
 	PassTook time.Duration
+	// FullRead and FullRepeated: with Options.Stats, the full reports of
+	// the measured heartbeats that meta read, and that it did not read
+	// again (they repeated the datanode's last one).
+	FullRead, FullRepeated uint64
 	// Options.Kill: the datanodes stopped (Killed, fewer than Kill if
 	// their rack has fewer) and the containers they held (Orphaned),
 	// the time from their stop until meta held them all DEAD (KillDead)
@@ -262,7 +269,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		d.mu.Lock()
 		res.Replicas += len(d.replicas)
 		for _, r := range d.replicas {
-			if r.State == stratov1.ContainerState_CONTAINER_CLOSED {
+			if r.state == stratov1.ContainerState_CONTAINER_CLOSED {
 				res.Closed++
 			}
 		}
@@ -399,6 +406,8 @@ func (s *sim) measure(ctx context.Context, res *Result) error {
 	if s.o.Stats != nil {
 		after := s.o.Stats()
 		res.Passes, res.PassTook = after.Passes-before.Passes, after.PassTook
+		res.FullRepeated = after.Repeated - before.Repeated
+		res.FullRead = after.FullReports - before.FullReports - res.FullRepeated
 	}
 	return ctx.Err()
 }
@@ -501,24 +510,58 @@ type node struct {
 	id       string
 	details  *stratov1.DatanodeDetails
 	mu       sync.Mutex
-	replicas map[uint64]*stratov1.ContainerReplica
+	replicas map[uint64]simReplica
 	changed  map[uint64]bool
 	beats    int
 	// dead: stopped (Options.Kill); it sends nothing more.
 	dead bool
 }
 
-func (d *node) set(r *stratov1.ContainerReplica) {
+// simReplica is a replica as a simulated datanode keeps it: by value, so
+// that a million containers' replicas are not three million messages for
+// the collector of the process that meta shares (a datanode keeps its
+// replicas in a process of its own). Reports are made of it as they are
+// sent.
+type simReplica struct {
+	state       stratov1.ContainerState
+	used, count int64
+	bcs         uint64
+}
+
+// proto is r, container id's replica, as a report lists it.
+func (r simReplica) proto(id uint64) *stratov1.ContainerReplica {
+	return &stratov1.ContainerReplica{ContainerId: id, State: r.state, UsedBytes: r.used, BlockCount: r.count, BcsId: r.bcs}
+}
+
+// report is a report of d's replicas: all of them (full), or those
+// changed since the last one; d.mu is held.
+func (d *node) report(full bool) *stratov1.ContainerReport {
+	rep := &stratov1.ContainerReport{Full: full}
+	if full {
+		rep.Replicas = make([]*stratov1.ContainerReplica, 0, len(d.replicas))
+		for id, r := range d.replicas {
+			rep.Replicas = append(rep.Replicas, r.proto(id))
+		}
+	} else {
+		for id := range d.changed {
+			rep.Replicas = append(rep.Replicas, d.replicas[id].proto(id))
+		}
+	}
+	clear(d.changed)
+	return rep
+}
+
+func (d *node) set(id uint64, r simReplica) {
 	d.mu.Lock()
-	d.replicas[r.ContainerId] = r
-	d.changed[r.ContainerId] = true
+	d.replicas[id] = r
+	d.changed[id] = true
 	d.mu.Unlock()
 }
 
 func (s *sim) register(ctx context.Context) error {
 	s.byID = map[string]*node{}
 	for i := range s.o.Datanodes {
-		d := &node{id: fmt.Sprintf("sim-%05d", i), replicas: map[uint64]*stratov1.ContainerReplica{}, changed: map[uint64]bool{}}
+		d := &node{id: fmt.Sprintf("sim-%05d", i), replicas: map[uint64]simReplica{}, changed: map[uint64]bool{}}
 		s.nodes = append(s.nodes, d)
 		s.byID[d.id] = d
 	}
@@ -582,18 +625,8 @@ func (s *sim) heartbeats(ctx context.Context, d *node) {
 		d.beats++
 		full := d.beats%s.o.FullReportEvery == 0
 		switch {
-		case full:
-			req.Report = &stratov1.ContainerReport{Full: true}
-			for _, r := range d.replicas {
-				req.Report.Replicas = append(req.Report.Replicas, r)
-			}
-			clear(d.changed)
-		case len(d.changed) > 0:
-			req.Report = &stratov1.ContainerReport{}
-			for id := range d.changed {
-				req.Report.Replicas = append(req.Report.Replicas, d.replicas[id])
-			}
-			clear(d.changed)
+		case full || len(d.changed) > 0:
+			req.Report = d.report(full)
 		}
 		d.mu.Unlock()
 		start := time.Now()
@@ -632,17 +665,16 @@ func (s *sim) carryOut(d *node, cmds []*stratov1.DatanodeCommand) {
 		case c.GetReplicateContainer() != nil:
 			rc := c.GetReplicateContainer()
 			d.mu.Lock()
-			r := d.replicas[rc.GetContainerId()]
+			r, ok := d.replicas[rc.GetContainerId()]
 			d.mu.Unlock()
-			if t := s.byID[rc.GetTarget().GetId()]; r != nil && t != nil {
-				t.set(r)
+			if t := s.byID[rc.GetTarget().GetId()]; ok && t != nil {
+				t.set(rc.GetContainerId(), r)
 			}
 		case c.GetCloseContainer() != nil:
 			id := c.GetCloseContainer().GetContainerId()
 			d.mu.Lock()
-			if r := d.replicas[id]; r != nil {
-				r = &stratov1.ContainerReplica{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED,
-					UsedBytes: r.UsedBytes, BlockCount: r.BlockCount, BcsId: r.BcsId}
+			if r, ok := d.replicas[id]; ok {
+				r.state = stratov1.ContainerState_CONTAINER_CLOSED
 				d.replicas[id] = r
 				d.changed[id] = true
 			}
@@ -706,8 +738,8 @@ func (s *sim) createContainers(ctx context.Context) error {
 					if d := s.byID[m.GetId()]; d != nil {
 						// Reported full: meta closes the container
 						// at once, as it does one its writers filled.
-						d.set(&stratov1.ContainerReplica{ContainerId: cid, State: stratov1.ContainerState_CONTAINER_OPEN,
-							UsedBytes: s.o.ContainerSize, BlockCount: 1, BcsId: uint64(i)})
+						d.set(cid, simReplica{state: stratov1.ContainerState_CONTAINER_OPEN,
+							used: s.o.ContainerSize, count: 1, bcs: uint64(i)})
 					}
 				}
 			}
@@ -723,11 +755,7 @@ func (s *sim) createContainers(ctx context.Context) error {
 // reregister registers d again with a full report of its replicas.
 func (s *sim) reregister(ctx context.Context, d *node) {
 	d.mu.Lock()
-	rep := &stratov1.ContainerReport{Full: true}
-	for _, r := range d.replicas {
-		rep.Replicas = append(rep.Replicas, r)
-	}
-	clear(d.changed)
+	rep := d.report(true)
 	d.mu.Unlock()
 	if _, err := s.dn.Register(ctx, &stratov1.RegisterRequest{Details: d.details, Stats: s.stats(), Report: rep}); err != nil && ctx.Err() == nil {
 		s.hbErrors.Add(1)

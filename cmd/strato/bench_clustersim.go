@@ -27,6 +27,7 @@ func newBenchClusterSimCmd() *cobra.Command {
 		measured bool
 		mprof    string
 		tprof    string
+		hprof    string
 		restart  bool
 		replInt  time.Duration
 		dead     time.Duration
@@ -84,14 +85,15 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 				o.Stats = func() clustersim.MetaStats {
 					m := mc.Meta().Metrics()
 					return clustersim.MetaStats{Dead: m.DeadDatanodes, Scheduled: m.ReplicationsScheduled,
-						Passes: m.ReplicationPasses, PassTook: m.ReplicationPassTook, Closing: m.ClosingContainers}
+						Passes: m.ReplicationPasses, PassTook: m.ReplicationPassTook, Closing: m.ClosingContainers,
+						FullReports: m.FullReports, Repeated: m.RepeatedFullReports}
 				}
 				if restart {
 					o.Restart = mc.RestartMeta
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "cluster-sim: meta in process at %s (data in %s)\n", o.Meta, dir)
 			}
-			p := &simProfiles{cpu: prof, mutex: mprof, trace: tprof}
+			p := &simProfiles{cpu: prof, mutex: mprof, trace: tprof, heap: hprof}
 			if measured {
 				o.Measuring = p.measuring
 			} else {
@@ -129,6 +131,7 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 	f.BoolVar(&restart, "restart", true, "with the in-process meta: then restart it and measure how soon it leaves safe mode, every datanode registering again")
 	f.StringVar(&mprof, "mutexprofile", "", "write a profile of the contended mutexes (one in ten sampled) of the whole run to this file: where goroutines waited for a lock, and for how long")
 	f.StringVar(&prof, "cpuprofile", "", "write a CPU profile of the whole run (meta's and the simulation's, with an in-process meta) to this file")
+	f.StringVar(&hprof, "memprofile", "", "write a heap profile (what is in use, after a collection) to this file when the profiles stop: at the end of the run, or of the measured heartbeats with --profile-measured")
 	f.StringVar(&tprof, "trace", "", "write a runtime execution trace (go tool trace) to this file; large: use it with --profile-measured")
 	f.BoolVar(&measured, "profile-measured", false, "--cpuprofile, --mutexprofile and --trace cover the measured heartbeats only, not the whole run")
 	return cmd
@@ -136,10 +139,11 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 
 // simProfiles are cluster-sim's CPU and mutex profiles and its execution
 // trace (files cpu, mutex and trace, "": none), over the whole run or
-// (measuring) the measured heartbeats; err is the first error starting or
-// writing them.
+// (measuring) the measured heartbeats, and its heap profile (file heap)
+// when they stop; err is the first error starting or writing them.
 type simProfiles struct {
 	cpu, mutex, trace  string
+	heap               string
 	stopCPU, stopTrace func()
 	stopMutex          func() error
 	err                error
@@ -164,6 +168,9 @@ func (p *simProfiles) stop() {
 	p.stopTrace()
 	p.stopCPU()
 	if err := p.stopMutex(); p.err == nil {
+		p.err = err
+	}
+	if err := writeHeapProfile(p.heap); p.err == nil {
 		p.err = err
 	}
 	p.stopCPU = nil
@@ -206,6 +213,7 @@ func printClusterSim(w io.Writer, o *clustersim.Options, res *clustersim.Result)
 	}
 	if o.Stats != nil {
 		fmt.Fprintf(w, "replication passes: %d while measured, the last took %v\n", res.Passes, res.PassTook.Round(time.Millisecond))
+		fmt.Fprintf(w, "full reports meta read: %d; repeats of the last not read again: %d\n", res.FullRead, res.FullRepeated)
 	}
 	if res.Orphaned > 0 {
 		fmt.Fprintf(w, "%d datanodes of a rack stopped (%d containers): DEAD after %v, every copy planned after %v (the last pass took %v)\n",

@@ -72,6 +72,24 @@ func startMutexProfile(path string, rate int) (stop func() error) {
 	}
 }
 
+// writeHeapProfile writes the heap in use, after a collection, to path
+// ("": none).
+func writeHeapProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // withBenchCluster starts the in-process cluster of a bench that makes
 // its own, its servers logging at level to stderr, runs fn on it, and
 // stops it.

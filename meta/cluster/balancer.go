@@ -324,7 +324,7 @@ func (r *replicationPass) movedTo(c *containerState, i int, holders []string) st
 func (m *Manager) moveDoneLocked(cid uint64, id string) {
 	for k, mv := range m.s.bal.moves {
 		if k.container == cid && mv.source == id {
-			if c := m.s.containers[cid]; c != nil && c.replicas[mv.target] != nil {
+			if c := m.s.containers[cid]; c != nil && c.replicas.has(mv.target) {
 				mv.done = true
 			}
 		}

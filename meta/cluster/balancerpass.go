@@ -117,7 +117,7 @@ func (r *replicationPass) reviewMoves() int {
 		_, copying := r.inflight[k]
 		var landed bool
 		if c != nil {
-			tr := c.replicas[mv.target]
+			tr := c.replicas.get(mv.target)
 			landed = tr != nil && tr.State == stratov1.ContainerState_CONTAINER_CLOSED
 		}
 		switch {
@@ -176,7 +176,7 @@ func (r *replicationPass) planMoves(it *balanceIteration) (planned int, waiting 
 				waiting = true
 				break
 			}
-			rp := c.replicas[src]
+			rp := c.replicas.get(src)
 			if rec.MaxSizePerIteration > 0 && it.planned > 0 && it.planned+rp.UsedBytes > rec.MaxSizePerIteration {
 				continue
 			}
@@ -237,7 +237,7 @@ func (r *replicationPass) moveTarget(it *balanceIteration, targets []string, c *
 		switch {
 		case !over && frac(t, 0) >= it.mean-thr:
 			return "", blocked
-		case frac(t, size) > it.mean+thr || c.replicas[t] != nil:
+		case frac(t, size) > it.mean+thr || c.replicas.has(t):
 			continue
 		case r.imports[t] >= lim:
 			blocked = true
@@ -273,7 +273,7 @@ func (r *replicationPass) movable(src string) (out []*containerState, pending bo
 		if c == nil || c.info.State != stratov1.ContainerState_CONTAINER_CLOSED {
 			continue
 		}
-		switch rp := c.replicas[src]; {
+		switch rp := c.replicas.get(src); {
 		case rp == nil || rp.UsedBytes <= 0:
 		case r.underWay(c):
 			pending = true
@@ -282,7 +282,7 @@ func (r *replicationPass) movable(src string) (out []*containerState, pending bo
 		}
 	}
 	slices.SortFunc(out, func(a, b *containerState) int {
-		return cmp.Or(cmp.Compare(b.replicas[src].UsedBytes, a.replicas[src].UsedBytes), cmp.Compare(a.info.Id, b.info.Id))
+		return cmp.Or(cmp.Compare(b.replicas.get(src).UsedBytes, a.replicas.get(src).UsedBytes), cmp.Compare(a.info.Id, b.info.Id))
 	})
 	return out, pending
 }
@@ -293,7 +293,7 @@ func (r *replicationPass) underWay(c *containerState) bool {
 	if r.busy(c) {
 		return true
 	}
-	for id := range c.replicas {
+	for id := range c.replicas.all() {
 		if r.s.deleting[deleteKey{c.info.Id, id}] || r.deleting[deleteKey{c.info.Id, id}] {
 			return true
 		}
@@ -316,7 +316,7 @@ func (r *replicationPass) steady(c *containerState) bool {
 		return false
 	}
 	seen := make([]bool, n+1)
-	for id, rp := range c.replicas {
+	for id, rp := range c.replicas.all() {
 		if rp.State != stratov1.ContainerState_CONTAINER_CLOSED || !r.s.nodes[id].inService() {
 			return false
 		}

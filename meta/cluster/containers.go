@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -129,12 +127,12 @@ func planClosed(s *state, o *Options, now time.Time, c *containerState, p *plan)
 	var pending []string
 	if pl := s.pipelines[c.info.PipelineId]; pl != nil && c.info.ErasureCoding != nil {
 		for _, id := range pl.Members {
-			if s.nodes[id].alive() && c.replicas[id] == nil {
+			if s.nodes[id].alive() && !c.replicas.has(id) {
 				pending = append(pending, id)
 			}
 		}
 	}
-	for id, r := range c.replicas {
+	for id, r := range c.replicas.all() {
 		if !s.nodes[id].alive() {
 			continue
 		}
@@ -173,7 +171,7 @@ func planClosePipeline(s *state, now time.Time, pl *stratov1.PipelineRecord, p *
 
 // reportedFull: a replica reports the close threshold used.
 func reportedFull(o *Options, c *containerState) bool {
-	for _, r := range c.replicas {
+	for _, r := range c.replicas.all() {
 		if float64(r.UsedBytes) >= o.CloseThreshold*float64(o.ContainerSize) {
 			return true
 		}
@@ -249,7 +247,7 @@ func (m *Manager) MarkUnhealthy(id uint64, datanode string) error {
 	if c == nil {
 		return fmt.Errorf("%w: container %d", ErrNotFound, id)
 	}
-	if c.replicas[datanode] == nil {
+	if !c.replicas.has(datanode) {
 		return fmt.Errorf("%w: datanode %q holds no replica of container %d", ErrNotFound, datanode, id)
 	}
 	markBad(c, datanode)
@@ -268,8 +266,8 @@ func (m *Manager) ScanContainer(id uint64, data bool) ([]string, error) {
 		return nil, fmt.Errorf("%w: container %d", ErrNotFound, id)
 	}
 	var out []string
-	for _, dn := range slices.Sorted(maps.Keys(c.replicas)) {
-		if !m.s.nodes[dn].alive() || c.replicas[dn].GetState() != stratov1.ContainerState_CONTAINER_CLOSED {
+	for _, dn := range c.replicas.ids() {
+		if !m.s.nodes[dn].alive() || c.replicas.get(dn).GetState() != stratov1.ContainerState_CONTAINER_CLOSED {
 			continue
 		}
 		m.queueLocked(dn, &stratov1.DatanodeCommand{Cmd: &stratov1.DatanodeCommand_ScanContainer{
@@ -306,17 +304,7 @@ func (m *Manager) Replicas(id uint64) (*stratov1.ContainerInfo, map[string]*stra
 		return nil, nil, fmt.Errorf("%w: container %d", ErrNotFound, id)
 	}
 	// The record is changed in place by Apply: callers get a copy.
-	return m.s.info(c, m.s.serviceRacks()), copyReplicas(c), nil
-}
-
-// copyReplicas is a copy of c's replica map (the replicas themselves are
-// replaced, never changed in place).
-func copyReplicas(c *containerState) map[string]*stratov1.ContainerReplica {
-	reps := make(map[string]*stratov1.ContainerReplica, len(c.replicas))
-	for k, v := range c.replicas {
-		reps[k] = v
-	}
-	return reps
+	return m.s.info(c, m.s.serviceRacks()), c.replicas.protos(id), nil
 }
 
 // Locations returns where a container's data can be read now: the datanodes
@@ -349,7 +337,7 @@ func (s *state) locations(c *containerState, stored []*stratov1.DatanodeDetails)
 		inStored[d.GetId()] = true
 	}
 	usable := func(id string) *stratov1.DatanodeDetails {
-		r, n := c.replicas[id], s.nodes[id]
+		r, n := c.replicas.get(id), s.nodes[id]
 		if !n.alive() || (r == nil && !inStored[id]) || (r != nil && r.State == stratov1.ContainerState_CONTAINER_UNHEALTHY) {
 			return nil
 		}
@@ -364,7 +352,7 @@ func (s *state) locations(c *containerState, stored []*stratov1.DatanodeDetails)
 		}
 	}
 	extra := make([]string, 0, len(c.replicas))
-	for id := range c.replicas {
+	for id := range c.replicas.all() {
 		if !seen[id] {
 			extra = append(extra, id)
 		}
@@ -380,7 +368,7 @@ func (s *state) locations(c *containerState, stored []*stratov1.DatanodeDetails)
 		case nd == nil:
 		case !s.nodes[id].healthy():
 			stale = append(stale, nd)
-		case c.replicas[id] == nil:
+		case !c.replicas.has(id):
 			unreported = append(unreported, nd)
 		default:
 			out = append(out, nd)
@@ -402,13 +390,6 @@ func (s *state) info(c *containerState, racks int) *stratov1.ContainerInfo {
 	info.GoodCopies, info.Problem = int32(good), problem
 	info.MissingIndexes = s.missingIndexes(c)
 	return info
-}
-
-// markReplicaUnhealthy returns a copy of r reported UNHEALTHY.
-func markReplicaUnhealthy(r *stratov1.ContainerReplica) *stratov1.ContainerReplica {
-	r = proto.Clone(r).(*stratov1.ContainerReplica)
-	r.State = stratov1.ContainerState_CONTAINER_UNHEALTHY
-	return r
 }
 
 // pipelineLimit is the open pipelines of pl's redundancy a datanode takes

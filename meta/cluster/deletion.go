@@ -182,7 +182,7 @@ func (s *state) undeleted(p *pendingBlockDeletion) (need map[string][]uint64, wa
 		if len(c.replicas) == 0 {
 			wait = true
 		}
-		for dn := range c.replicas {
+		for dn := range c.replicas.all() {
 			if !p.acked[dn][cid] {
 				if need == nil {
 					need = map[string][]uint64{}

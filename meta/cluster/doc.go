@@ -26,7 +26,7 @@
 //   - state.go: the state the Manager guards (state), durable mirror and
 //     soft state, and the predicates every job reads.
 //   - nodes.go: registration, heartbeats, container reports (the replica
-//     map), health, safe mode.
+//     map, whose replicas are kept by value: replica.go), health, safe mode.
 //   - placement.go, alloc.go: choosing pipeline members (over racks), pipelines and
 //     containers for blocks, and copy targets (placement.go, pure); block
 //     allocation and pipeline creation, which propose (alloc.go, import.go).
@@ -107,7 +107,9 @@
 // progress are the last finished pass's, which judged every container
 // anyway (passJudgement; before a leadership's first pass it walks them);
 // the tick reads the open and closing containers (state.open,
-// state.closing), not all of them. What still reads every container under one hold is rare: Load,
+// state.closing), not all of them; and a full report that says what the
+// map already holds is not read (its digest, taken before mu, is the
+// datanode's: applyReportLocked). What still reads every container under one hold is rare: Load,
 // BecomeLeader, and safe mode's count (while in safe mode, at most every
 // 250 ms, and each GetSafeMode).
 //

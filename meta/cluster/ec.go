@@ -3,7 +3,6 @@ package cluster
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/strato-io/strato/proto/strato/v1"
@@ -41,7 +40,7 @@ func (s *state) ecIndexes(c *containerState) (good, live []bool, extra int) {
 	n := want(c.info)
 	good, live = make([]bool, n), make([]bool, n)
 	closed := c.info.State == stratov1.ContainerState_CONTAINER_CLOSED
-	for id, r := range c.replicas {
+	for id, r := range c.replicas.all() {
 		i := int(r.ReplicaIndex) - 1
 		nd := s.nodes[id]
 		if i < 0 || i >= n || !nd.alive() {
@@ -73,7 +72,7 @@ func (s *state) judgeEC(c *containerState, racks int) (int, stratov1.ContainerPr
 	good, live, extra := s.ecIndexes(c)
 	nGood, nLive := count(good), count(live)
 	unhealthy := c.info.State == stratov1.ContainerState_CONTAINER_UNHEALTHY
-	for _, r := range c.replicas {
+	for _, r := range c.replicas.all() {
 		if r.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
 			unhealthy = true
 		}
@@ -225,8 +224,8 @@ func (r *replicationPass) planRebuild(c *containerState, key copyKey, holders []
 // holding a CLOSED replica of it that ok accepts, by ID.
 func (s *state) ecHolders(c *containerState, n int, ok func(*nodeState, string) bool) [][]string {
 	holders := make([][]string, n)
-	for _, id := range slices.Sorted(maps.Keys(c.replicas)) {
-		r, nd := c.replicas[id], s.nodes[id]
+	for _, id := range c.replicas.ids() {
+		r, nd := c.replicas.get(id), s.nodes[id]
 		i := int(r.ReplicaIndex) - 1
 		if i < 0 || i >= n || nd == nil || r.State != stratov1.ContainerState_CONTAINER_CLOSED || !ok(nd, id) {
 			continue
@@ -312,23 +311,24 @@ func placeOf(place []string, i int) string {
 // placeMissingIndexLocked: a member of EC container c's pipeline reported
 // its replica without an index (a write created it before the command
 // that gives the index arrived, or a new leader dropped that command):
-// the command is queued again, unless it is already.
-func (m *Manager) placeMissingIndexLocked(c *containerState, node string, rep *stratov1.ContainerReplica) {
+// the command is queued again, unless it is already. It reports whether
+// the index was missing, queued or not.
+func (m *Manager) placeMissingIndexLocked(c *containerState, node string, rep *replica) bool {
 	p := m.s.pipelines[c.info.PipelineId]
 	if c.info.ErasureCoding == nil || rep.ReplicaIndex != 0 || p == nil || rep.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
-		return
+		return false
 	}
 	i := slices.Index(p.Members, node)
 	if i < 0 {
-		return
+		return false
 	}
-	if m.s.nodes[node].queued(func(cmd *stratov1.DatanodeCommand) bool {
+	if !m.s.nodes[node].queued(func(cmd *stratov1.DatanodeCommand) bool {
 		cc := cmd.GetCreateContainer()
 		return cc != nil && cc.ContainerId == c.info.Id
 	}) {
-		return
+		m.placeIndexLocked(p, c.info.Id, node, i+1)
 	}
-	m.placeIndexLocked(p, c.info.Id, node, i+1)
+	return true
 }
 
 // ecLocations is Locations for EC container c: the members of stored in
@@ -342,14 +342,14 @@ func (m *Manager) placeMissingIndexLocked(c *containerState, node string, rep *s
 func (s *state) ecLocations(c *containerState, stored []*stratov1.DatanodeDetails) []*stratov1.DatanodeDetails {
 	out := slices.Clone(stored)
 	for i, d := range stored {
-		r, n := c.replicas[d.GetId()], s.nodes[d.GetId()]
+		r, n := c.replicas.get(d.GetId()), s.nodes[d.GetId()]
 		alive := n.alive() && (r == nil || r.State != stratov1.ContainerState_CONTAINER_UNHEALTHY)
 		if alive && n.opState == stratov1.NodeOpState_NODE_IN_SERVICE && r != nil {
 			continue
 		}
 		best := ""
-		for _, id := range slices.Sorted(maps.Keys(c.replicas)) {
-			r, n := c.replicas[id], s.nodes[id]
+		for _, id := range c.replicas.ids() {
+			r, n := c.replicas.get(id), s.nodes[id]
 			if id == d.GetId() || int(r.ReplicaIndex) != i+1 || !n.healthy() ||
 				r.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
 				continue

@@ -1,11 +1,13 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +22,7 @@ import (
 func recountHeld(s *state) map[string][]uint64 {
 	held := map[string][]uint64{}
 	for cid, c := range s.containers {
-		for id := range c.replicas {
+		for id := range c.replicas.all() {
 			held[id] = append(held[id], cid)
 		}
 	}
@@ -76,6 +78,10 @@ type indexSim struct {
 	// load reloads the durable state as it was with the first
 	// containers alone (dropping the containers made since).
 	load func() error
+	// last: each datanode's last full report; repeats: how many of them
+	// sent again were not read again (applyReportLocked's digest).
+	last    map[string]*stratov1.ContainerReport
+	repeats int
 }
 
 func (s *indexSim) container() uint64 {
@@ -89,16 +95,21 @@ func (s *indexSim) container() uint64 {
 	return id
 }
 
-// report is a random report: replicas of random containers, some unknown to
-// meta, and (incremental) some deleted.
+// report is a random report: replicas of random containers, each listed
+// once, some unknown to meta, and (incremental) some deleted.
 func (s *indexSim) report(full bool) *stratov1.ContainerReport {
 	r := &stratov1.ContainerReport{Full: full}
 	s.e.m.mu.Lock()
 	top := uint64(len(s.e.m.s.containers)) + 3
 	s.e.m.mu.Unlock()
 	states := []stratov1.ContainerState{stratov1.ContainerState_CONTAINER_OPEN, stratov1.ContainerState_CONTAINER_CLOSED, stratov1.ContainerState_CONTAINER_UNHEALTHY}
+	listed := map[uint64]bool{} // a datanode lists a container once
 	for range s.rng.IntN(12) {
-		r.Replicas = append(r.Replicas, &stratov1.ContainerReplica{ContainerId: 1 + s.rng.Uint64N(top), State: states[s.rng.IntN(len(states))]})
+		cid := 1 + s.rng.Uint64N(top)
+		if !listed[cid] {
+			listed[cid] = true
+			r.Replicas = append(r.Replicas, &stratov1.ContainerReplica{ContainerId: cid, State: states[s.rng.IntN(len(states))]})
+		}
 	}
 	if !full {
 		for range s.rng.IntN(4) {
@@ -109,15 +120,68 @@ func (s *indexSim) report(full bool) *stratov1.ContainerReport {
 }
 
 func (s *indexSim) register(id string) {
+	r := s.report(true)
+	s.last[id] = proto.Clone(r).(*stratov1.ContainerReport)
 	require.NoError(s.t, s.e.m.Register(s.e.now, &stratov1.RegisterRequest{
-		Details: &stratov1.DatanodeDetails{Id: id, DataAddr: "127.0.0.1:1"}, Report: s.report(true)}))
+		Details: &stratov1.DatanodeDetails{Id: id, DataAddr: "127.0.0.1:1"}, Report: r}))
+}
+
+// replicaView is what the manager knows of the replicas, for comparing.
+func replicaView(s *state) string {
+	var b strings.Builder
+	for _, cid := range slices.Sorted(maps.Keys(s.containers)) {
+		c := s.containers[cid]
+		reps := slices.Clone(c.replicas)
+		slices.SortFunc(reps, func(a, b replica) int { return strings.Compare(a.node, b.node) })
+		fmt.Fprintf(&b, "%d %v %v\n", cid, reps, slices.Sorted(maps.Keys(c.bad)))
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.nodes)) {
+		fmt.Fprintf(&b, "%s %v\n", id, slices.Sorted(maps.Keys(s.nodes[id].containers)))
+	}
+	copies := slices.SortedFunc(maps.Keys(s.replicating), func(a, b copyKey) int {
+		return cmp.Or(cmp.Compare(a.container, b.container), cmp.Compare(a.index, b.index))
+	})
+	fmt.Fprintf(&b, "loss %d reported %d copies %v\n", s.lossGen, s.closedReported, copies)
+	return b.String()
+}
+
+// repeat sends datanode id's last full report again, and checks that
+// whether or not it is read again (its digest), the replica map ends as
+// reading it does.
+func (s *indexSim) repeat(id string) {
+	m := s.e.m
+	r := s.last[id]
+	if r == nil {
+		return
+	}
+	m.mu.Lock()
+	n := m.s.nodes[id]
+	m.mu.Unlock()
+	if n == nil {
+		return
+	}
+	gen := n.reportGen
+	if _, err := m.Heartbeat(s.e.now, &stratov1.HeartbeatRequest{DatanodeId: id, Report: proto.Clone(r).(*stratov1.ContainerReport)}); err != nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n.reportGen == gen {
+		s.repeats++
+	}
+	got := replicaView(&m.s)
+	m.applyReportLocked(id, n, proto.Clone(r).(*stratov1.ContainerReport), reportDigest{})
+	require.Equal(s.t, replicaView(&m.s), got, "the full report of %s sent again", id)
 }
 
 // step applies one random change and says what it was.
 func (s *indexSim) step() string {
 	id := s.nodes[s.rng.IntN(len(s.nodes))]
 	m := s.e.m
-	switch k := s.rng.IntN(20); {
+	switch k := s.rng.IntN(23); {
+	case k >= 20:
+		s.repeat(id)
+		return "the last full report of " + id + " again"
 	case k < 8:
 		_, err := m.Heartbeat(s.e.now, &stratov1.HeartbeatRequest{DatanodeId: id, Report: s.report(false)})
 		if err != nil {
@@ -126,7 +190,9 @@ func (s *indexSim) step() string {
 		}
 		return "incremental report from " + id
 	case k < 12:
-		_, err := m.Heartbeat(s.e.now, &stratov1.HeartbeatRequest{DatanodeId: id, Report: s.report(true)})
+		r := s.report(true)
+		s.last[id] = proto.Clone(r).(*stratov1.ContainerReport)
+		_, err := m.Heartbeat(s.e.now, &stratov1.HeartbeatRequest{DatanodeId: id, Report: r})
 		if err != nil {
 			s.register(id)
 		}
@@ -179,12 +245,14 @@ func (s *indexSim) step() string {
 // and incremental, deletions, registrations, leader changes, reloads that
 // drop containers, bad replicas, replication passes), the index by
 // datanode holds exactly the replica map's containers, and a listing by
-// datanode returns them.
+// datanode returns them. A full report sent again and not read (its
+// digest is the last one's) leaves the map as reading it would.
 func TestReplicaIndexExact(t *testing.T) {
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			e := newEnv(t, Options{})
-			s := &indexSim{t: t, e: e, rng: rand.New(rand.NewPCG(seed, 1)), nodes: []string{"dn1", "dn2", "dn3", "dn4", "dn5"}}
+			s := &indexSim{t: t, e: e, rng: rand.New(rand.NewPCG(seed, 1)), nodes: []string{"dn1", "dn2", "dn3", "dn4", "dn5"},
+				last: map[string]*stratov1.ContainerReport{}}
 			for range 10 {
 				s.container()
 			}
@@ -201,6 +269,7 @@ func TestReplicaIndexExact(t *testing.T) {
 				what := s.step()
 				checkIndex(t, e.m, fmt.Sprintf("step %d, %s", i, what))
 			}
+			require.Positive(t, s.repeats, "no full report sent again was left unread")
 		})
 	}
 }

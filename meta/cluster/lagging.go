@@ -13,15 +13,15 @@ import (
 // container any more; the others, at the highest bcsID, are. Replicas not
 // CLOSED are not judged (still closing, or already unhealthy). The result is
 // sorted.
-func laggingReplicas(replicas map[string]*stratov1.ContainerReplica) []string {
+func laggingReplicas(replicas replicaSet) []string {
 	var top uint64
-	for _, r := range replicas {
+	for _, r := range replicas.all() {
 		if r.GetState() == stratov1.ContainerState_CONTAINER_CLOSED {
 			top = max(top, r.GetBcsId())
 		}
 	}
 	var out []string
-	for id, r := range replicas {
+	for id, r := range replicas.all() {
 		if r.GetState() == stratov1.ContainerState_CONTAINER_CLOSED && r.GetBcsId() < top {
 			out = append(out, id)
 		}

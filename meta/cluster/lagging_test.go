@@ -34,9 +34,9 @@ func TestLaggingReplicas(t *testing.T) {
 		{"empty containers", map[string]rep{"a": {closed, 0}, "b": {closed, 0}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reps := map[string]*stratov1.ContainerReplica{}
+			var reps replicaSet
 			for id, r := range tc.reps {
-				reps[id] = &stratov1.ContainerReplica{State: r.state, BcsId: r.bcs}
+				reps.put(replica{node: id, State: r.state, BcsId: r.bcs})
 			}
 			require.Equal(t, tc.want, laggingReplicas(reps))
 		})

@@ -92,9 +92,9 @@ func planMaintenanceEnd(s *state, now time.Time, p *plan) {
 // those holders, but never below the minimum (capped by the factor). A
 // holder in maintenance counts whatever its health: its absence is
 // planned, and its replica comes back with it.
-func (s *state) maintenanceNeed(c *containerState, reps map[string]*stratov1.ContainerReplica) int {
+func (s *state) maintenanceNeed(c *containerState, reps replicaSet) int {
 	factor, away := int(c.info.Replication), 0
-	for id, rp := range reps {
+	for id, rp := range reps.all() {
 		if s.nodes[id].inMaintenance() && rp.State == stratov1.ContainerState_CONTAINER_CLOSED {
 			away++
 		}

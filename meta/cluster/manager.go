@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -62,6 +63,18 @@ type Manager struct {
 	// in s.nodes, for the heartbeats served without mu (quietHeartbeat).
 	// It is written under mu (Register, BecomeLeader) and read without.
 	hbNodes sync.Map
+
+	// fullReports counts the full container reports handled (with
+	// registrations), repeatedReports those of them not read again, for
+	// they repeated the datanode's last one (applyReportLocked).
+	fullReports, repeatedReports atomic.Uint64
+}
+
+// FullReports counts the full container reports this manager handled
+// (registrations among them) and, of those, the ones that repeated the
+// datanode's last full report and so were not read again.
+func (m *Manager) FullReports() (all, repeated uint64) {
+	return m.fullReports.Load(), m.repeatedReports.Load()
 }
 
 // New returns a manager with no state; call Load to read the durable state.

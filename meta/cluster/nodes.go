@@ -22,6 +22,12 @@ func (m *Manager) Register(now time.Time, req *stratov1.RegisterRequest) error {
 	if d.GetId() == "" || d.GetDataAddr() == "" {
 		return fmt.Errorf("%w: a datanode registers with an ID and a data address", ErrInvalid)
 	}
+	report := req.GetReport()
+	if report == nil {
+		report = &stratov1.ContainerReport{}
+	}
+	report.Full = true
+	digest := digestOf(report)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := &m.s
@@ -40,13 +46,8 @@ func (m *Manager) Register(now time.Time, req *stratov1.RegisterRequest) error {
 	s.nodeChanged()
 	n.stats.Store(req.GetStats())
 	m.seenLocked(now, n)
-	report := req.GetReport()
-	if report == nil {
-		report = &stratov1.ContainerReport{}
-	}
-	report.Full = true
 	n.lastFull = now
-	m.applyReportLocked(d.Id, n, report)
+	m.applyReportLocked(d.Id, n, report, digest)
 	m.updateSafeModeLocked(now, false)
 	m.hbNodes.Store(d.Id, n)
 	return nil
@@ -66,6 +67,7 @@ func (m *Manager) Heartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*str
 			return resp, nil
 		}
 	}
+	digest := digestOf(req.Report)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := m.s.nodes[req.GetDatanodeId()]
@@ -80,7 +82,7 @@ func (m *Manager) Heartbeat(now time.Time, req *stratov1.HeartbeatRequest) (*str
 		if req.Report.Full {
 			n.lastFull = now
 		}
-		m.applyReportLocked(req.DatanodeId, n, req.Report)
+		m.applyReportLocked(req.DatanodeId, n, req.Report, digest)
 		m.updateSafeModeLocked(now, false)
 	}
 	m.ackDeletedBlocksLocked(req.DatanodeId, req.DeletedBlocksAcks)
@@ -135,8 +137,18 @@ func (m *Manager) seenLocked(now time.Time, n *nodeState) {
 
 // applyReportLocked folds a container report into the replica map. A full
 // report updates what it lists in place and then sweeps what it no longer
-// lists, so that a report that changes nothing allocates nothing.
-func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.ContainerReport) {
+// lists, so that a report that changes nothing allocates nothing; and a
+// full report whose digest d (digestOf, taken before mu) is that of what
+// the datanode has reported and the map holds (nodeState.reported)
+// changes nothing at all, and is not read (decision 0101).
+func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.ContainerReport, d reportDigest) {
+	if r.Full {
+		m.fullReports.Add(1)
+	}
+	if d.ok && d == n.reported {
+		m.repeatedReports.Add(1)
+		return
+	}
 	s := &m.s
 	n.reportGen++
 	gen := n.reportGen
@@ -144,32 +156,47 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.Contain
 		delete(n.containers, cid)
 		m.dropReplicaLocked(cid, id)
 	}
+	node := n.details.GetId() // shared by its replicas
+	var known reportDigest    // a full report's known replicas
+	indexMissing := false
 	for _, rep := range r.Replicas {
 		c := s.containers[rep.ContainerId]
 		if c == nil {
-			continue // unknown to meta: the replication manager decides (issue of orphan replicas)
+			// Unknown to meta: the replication manager decides (issue of
+			// orphan replicas). Its hash is in the report's digest, not
+			// in the datanode's: the report is read again.
+			continue
 		}
-		if c.replicas == nil {
-			c.replicas = map[string]*stratov1.ContainerReplica{}
+		kept := replicaOf(node, rep)
+		if c.bad[id] {
+			kept.State = stratov1.ContainerState_CONTAINER_UNHEALTHY
 		}
-		if c.bad[id] && rep.State != stratov1.ContainerState_CONTAINER_UNHEALTHY {
-			rep = markReplicaUnhealthy(rep)
-		}
-		if rep.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
-			if old := c.replicas[id]; old == nil || old.State != stratov1.ContainerState_CONTAINER_UNHEALTHY {
+		old := c.replicas.get(id)
+		if kept.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
+			if old == nil || old.State != stratov1.ContainerState_CONTAINER_UNHEALTHY {
 				s.lossGen++
 			}
 		}
+		if old != nil {
+			n.reported.drop(old.hash)
+		}
+		n.reported.add(kept.hash)
+		known.add(kept.hash)
 		if len(c.replicas) == 0 {
 			s.countReported(c, 1)
 		}
-		c.replicas[id] = rep
-		m.placeMissingIndexLocked(c, id, rep)
+		c.replicas.put(kept)
+		if m.placeMissingIndexLocked(c, id, &kept) {
+			indexMissing = true // its command is queued again with each report
+		}
 		n.containers[rep.ContainerId] = gen
 		k := copyKey{rep.ContainerId, rep.ReplicaIndex}
 		if fl, ok := s.replicating[k]; ok && fl.target == id {
 			delete(s.replicating, k)
 		}
+	}
+	if indexMissing {
+		n.reported.ok = false
 	}
 	if !r.Full {
 		return
@@ -180,15 +207,21 @@ func (m *Manager) applyReportLocked(id string, n *nodeState, r *stratov1.Contain
 			m.dropReplicaLocked(cid, id)
 		}
 	}
+	// The datanode's replicas are now exactly the known ones listed.
+	known.ok = !indexMissing
+	n.reported = known
 }
 
 // dropReplicaLocked forgets datanode id's replica of container cid: it is
 // gone from the datanode (and with it any bad mark and deletion under way).
 func (m *Manager) dropReplicaLocked(cid uint64, id string) {
 	if c := m.s.containers[cid]; c != nil {
-		if _, ok := c.replicas[id]; ok {
+		if r := c.replicas.get(id); r != nil {
+			if n := m.s.nodes[id]; n != nil {
+				n.reported.drop(r.hash)
+			}
+			c.replicas.del(id)
 			m.s.lossGen++
-			delete(c.replicas, id)
 			if len(c.replicas) == 0 {
 				m.s.countReported(c, -1)
 			}

@@ -220,7 +220,7 @@ func (s *state) chooseTarget(now time.Time, c *containerState, imports map[strin
 	if now.Before(c.copyFailedUntil) {
 		t.avoid = c.copyFailed
 	}
-	for id, r := range c.replicas {
+	for id, r := range c.replicas.all() {
 		if s.nodes[id].inService() && r.State != stratov1.ContainerState_CONTAINER_UNHEALTHY {
 			t.counts = addRack(t.counts, rackOf(s.nodes[id].details))
 		}
@@ -275,7 +275,7 @@ func (t *targetChoice) consider(id string, n *nodeState) {
 	if !n.inService() || t.imports[id] >= t.limit {
 		return
 	}
-	if _, has := t.c.replicas[id]; has || t.skip[id] {
+	if has := t.c.replicas.has(id); has || t.skip[id] {
 		return
 	}
 	if id == t.avoid {

@@ -90,10 +90,9 @@ func BenchmarkPlacementPipelineRS63(b *testing.B) {
 
 func BenchmarkPlacementCopyTarget(b *testing.B) {
 	s := benchState(benchNodes, benchRacks)
-	c := &containerState{info: &stratov1.ContainerRecord{Id: 1, Replication: three, State: stratov1.ContainerState_CONTAINER_CLOSED},
-		replicas: map[string]*stratov1.ContainerReplica{}}
+	c := &containerState{info: &stratov1.ContainerRecord{Id: 1, Replication: three, State: stratov1.ContainerState_CONTAINER_CLOSED}}
 	for _, id := range []string{"dn0000", "dn0050"} {
-		c.replicas[id] = &stratov1.ContainerReplica{ContainerId: 1, State: stratov1.ContainerState_CONTAINER_CLOSED}
+		c.replicas.put(replica{node: id, State: stratov1.ContainerState_CONTAINER_CLOSED})
 	}
 	now := time.Unix(1_700_000_000, 0)
 	ds := make([]time.Duration, 0, b.N)
@@ -120,14 +119,14 @@ func BenchmarkMisReplicationPass(b *testing.B) {
 	for i := range containers {
 		id := uint64(i + 1)
 		c := &containerState{info: &stratov1.ContainerRecord{Id: id, Replication: three, State: stratov1.ContainerState_CONTAINER_CLOSED},
-			replicas: make(map[string]*stratov1.ContainerReplica, 3)}
+			replicas: make(replicaSet, 0, 3)}
 		step := 1 // over three racks
 		if i%10 == 0 {
 			step = benchRacks // all on one rack
 		}
 		for r := range 3 {
 			dn := ids[(i+r*step)%len(ids)]
-			c.replicas[dn] = &stratov1.ContainerReplica{ContainerId: id, State: stratov1.ContainerState_CONTAINER_CLOSED}
+			c.replicas.put(replica{node: dn, State: stratov1.ContainerState_CONTAINER_CLOSED})
 		}
 		s.addContainer(c)
 	}
@@ -151,10 +150,9 @@ func BenchmarkMisReplicationPass(b *testing.B) {
 func TestChooseTargetSampled(t *testing.T) {
 	s := benchState(benchNodes, benchRacks)
 	ids := s.sortedNodeIDs()
-	c := &containerState{info: &stratov1.ContainerRecord{Id: 1, Replication: three, State: stratov1.ContainerState_CONTAINER_CLOSED},
-		replicas: map[string]*stratov1.ContainerReplica{}}
+	c := &containerState{info: &stratov1.ContainerRecord{Id: 1, Replication: three, State: stratov1.ContainerState_CONTAINER_CLOSED}}
 	for _, id := range ids[:2] { // two copies, racks 0 and 1
-		c.replicas[id] = &stratov1.ContainerReplica{ContainerId: 1, State: stratov1.ContainerState_CONTAINER_CLOSED}
+		c.replicas.put(replica{node: id, State: stratov1.ContainerState_CONTAINER_CLOSED})
 	}
 	now := time.Unix(1_700_000_000, 0)
 	chosen := map[string]bool{}

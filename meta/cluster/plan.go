@@ -76,7 +76,7 @@ func (m *Manager) applyLocked(now time.Time, p *plan) []*stratov1.ClusterCommand
 		delete(s.replicating, k)
 	}
 	for _, r := range p.bad {
-		if c := s.containers[r.container]; c != nil && c.replicas[r.datanode] != nil {
+		if c := s.containers[r.container]; c != nil && c.replicas.has(r.datanode) {
 			markBad(c, r.datanode)
 		}
 	}
@@ -144,7 +144,9 @@ func markBad(c *containerState, id string) {
 		c.bad = map[string]bool{}
 	}
 	c.bad[id] = true
-	c.replicas[id] = markReplicaUnhealthy(c.replicas[id])
+	if r := c.replicas.get(id); r != nil {
+		r.State = stratov1.ContainerState_CONTAINER_UNHEALTHY
+	}
 }
 
 // Commands and proposals, as the planners build them.

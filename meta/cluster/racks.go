@@ -114,7 +114,7 @@ func (s *state) goodHolders(c *containerState) []string {
 // appendGoodHolders is goodHolders appended to out.
 func (s *state) appendGoodHolders(out []string, c *containerState) []string {
 	var indexes []int32
-	for id, r := range c.replicas {
+	for id, r := range c.replicas.all() {
 		if r.State != stratov1.ContainerState_CONTAINER_CLOSED || !s.nodes[id].inService() {
 			continue
 		}
@@ -125,7 +125,7 @@ func (s *state) appendGoodHolders(out []string, c *containerState) []string {
 		return out
 	}
 	return slices.DeleteFunc(out, func(id string) bool {
-		i := c.replicas[id].ReplicaIndex
+		i := c.replicas.get(id).ReplicaIndex
 		if i <= 0 || slices.Contains(indexes, i) {
 			return true
 		}
@@ -207,7 +207,7 @@ func (r *replicationPass) misplacedSource(c *containerState, holders []string, c
 	if src == "" {
 		return "", 0
 	}
-	return src, c.replicas[src].ReplicaIndex
+	return src, c.replicas.get(src).ReplicaIndex
 }
 
 // mends says whether a copy from rack from to rack to improves the spread
@@ -250,7 +250,7 @@ func (s *state) pipelineMisplaced(pl *stratov1.PipelineRecord, racks, limit int)
 // spareNode says whether an in-service datanode holds no replica of c.
 func (s *state) spareNode(c *containerState) bool {
 	for id, n := range s.nodes {
-		if _, has := c.replicas[id]; !has && n.inService() {
+		if !c.replicas.has(id) && n.inService() {
 			return true
 		}
 	}

@@ -213,7 +213,7 @@ func (j *passJudgement) count(s *state, c *containerState, racks int) {
 	if len(j.leaving) == 0 {
 		return
 	}
-	for id := range c.replicas {
+	for id := range c.replicas.all() {
 		if d := j.leaving[id]; d != nil {
 			d.Replicas++
 			if good < want(c.info) {
@@ -386,7 +386,7 @@ func (r *replicationPass) planReplicated(c *containerState) (sound bool) {
 	good, sources := r.good[:0], r.sources[:0]
 	defer func() { r.good, r.sources = good[:0], sources[:0] }()
 	live := 0
-	for id, rp := range reps {
+	for id, rp := range reps.all() {
 		n := r.s.nodes[id]
 		if !n.alive() || rp.State != stratov1.ContainerState_CONTAINER_CLOSED {
 			continue
@@ -457,10 +457,10 @@ func (r *replicationPass) planReplicated(c *containerState) (sound bool) {
 
 // dropUnhealthy plans the deletion of c's UNHEALTHY replicas on healthy,
 // in-service datanodes and returns how many it planned.
-func (r *replicationPass) dropUnhealthy(c *containerState, reps map[string]*stratov1.ContainerReplica) int {
+func (r *replicationPass) dropUnhealthy(c *containerState, reps replicaSet) int {
 	n := 0
-	for _, id := range slices.Sorted(maps.Keys(reps)) {
-		if reps[id].State == stratov1.ContainerState_CONTAINER_UNHEALTHY && r.s.nodes[id].healthy() && r.s.nodes[id].inService() &&
+	for _, id := range reps.ids() {
+		if reps.get(id).State == stratov1.ContainerState_CONTAINER_UNHEALTHY && r.s.nodes[id].healthy() && r.s.nodes[id].inService() &&
 			r.deleteReplica(c.info.Id, id) {
 			n++
 		}
@@ -470,14 +470,14 @@ func (r *replicationPass) dropUnhealthy(c *containerState, reps map[string]*stra
 
 // withoutLagging is c's replica map with its lagging replicas UNHEALTHY,
 // as they are from this pass on (they are marked bad when it is applied).
-func (r *replicationPass) withoutLagging(c *containerState) map[string]*stratov1.ContainerReplica {
+func (r *replicationPass) withoutLagging(c *containerState) replicaSet {
 	lagging := laggingReplicas(c.replicas)
 	if len(lagging) == 0 {
 		return c.replicas
 	}
-	reps := maps.Clone(c.replicas)
+	reps := c.replicas.clone()
 	for _, id := range lagging {
-		reps[id] = markReplicaUnhealthy(reps[id])
+		reps.get(id).State = stratov1.ContainerState_CONTAINER_UNHEALTHY
 		r.plan.bad = append(r.plan.bad, deleteKey{c.info.Id, id})
 	}
 	return reps
@@ -510,7 +510,7 @@ func (r *replicationPass) copy(key copyKey, src, target string) {
 // holdDecommission marks the holders of c decommissioning or entering
 // maintenance pending: c still needs them.
 func (r *replicationPass) holdDecommission(c *containerState) {
-	for id := range c.replicas {
+	for id := range c.replicas.all() {
 		if n := r.s.nodes[id]; n != nil && (n.opState == stratov1.NodeOpState_NODE_DECOMMISSIONING ||
 			n.opState == stratov1.NodeOpState_NODE_ENTERING_MAINTENANCE) {
 			r.pending[id] = true
@@ -523,8 +523,8 @@ func (r *replicationPass) holdDecommission(c *containerState) {
 // container and sends the close again until the replica reports CLOSED, a
 // heartbeat or two later. A container in that state is not missing (every
 // container that fills up passes through it), nor can it be copied yet.
-func (s *state) closingOnLiveNode(reps map[string]*stratov1.ContainerReplica) bool {
-	for id, r := range reps {
+func (s *state) closingOnLiveNode(reps replicaSet) bool {
+	for id, r := range reps.all() {
 		if !s.nodes[id].alive() {
 			continue
 		}
@@ -577,7 +577,7 @@ func (r *replicationPass) unreported(cid uint64, since time.Time) {
 // need: good copies beyond its replication factor (trimVictim's, never
 // below the factor) and replicas on healthy nodes that are UNHEALTHY. It returns the delete commands planned. A container
 // with a copy in flight is left alone until the copy lands.
-func (r *replicationPass) trim(c *containerState, reps map[string]*stratov1.ContainerReplica, good []string) int {
+func (r *replicationPass) trim(c *containerState, reps replicaSet, good []string) int {
 	if _, busy := r.inflight[copyKey{c.info.Id, 0}]; busy {
 		return 0
 	}
@@ -594,14 +594,14 @@ func (r *replicationPass) trim(c *containerState, reps map[string]*stratov1.Cont
 		}
 	}
 	unhealthy := false
-	for _, rp := range reps {
+	for _, rp := range reps.all() {
 		unhealthy = unhealthy || rp.State == stratov1.ContainerState_CONTAINER_UNHEALTHY
 	}
 	if !unhealthy {
 		return queued
 	}
-	for _, id := range slices.Sorted(maps.Keys(reps)) {
-		if reps[id].State == stratov1.ContainerState_CONTAINER_UNHEALTHY && r.s.nodes[id].healthy() && r.deleteReplica(c.info.Id, id) {
+	for _, id := range reps.ids() {
+		if reps.get(id).State == stratov1.ContainerState_CONTAINER_UNHEALTHY && r.s.nodes[id].healthy() && r.deleteReplica(c.info.Id, id) {
 			queued++
 		}
 	}

@@ -152,6 +152,12 @@ type nodeState struct {
 	// at a million containers of three replicas.
 	containers map[uint64]uint64
 	reportGen  uint64
+	// reported sums up what it reported of the replicas the map holds
+	// for it, as digestOf does a report, kept as its reports change them:
+	// a full report with the same digest changes nothing
+	// (applyReportLocked). It is known (ok) once a full report has been
+	// read, and until a reload or a replica whose index must be placed.
+	reported reportDigest
 	// lastFull: when it last sent a full report (registering is one).
 	lastFull time.Time
 
@@ -220,7 +226,7 @@ func maintenance(st stratov1.NodeOpState) bool {
 type containerState struct {
 	info *stratov1.ContainerRecord
 	// replicas by datanode ID (soft).
-	replicas map[string]*stratov1.ContainerReplica
+	replicas replicaSet
 	// allocated bytes since the leader started (soft).
 	allocated int64
 	// fullAt: when allocations reached the close threshold (soft; zero

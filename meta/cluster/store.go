@@ -491,6 +491,7 @@ func (s *state) keepReplicas(containers map[uint64]*containerState) {
 		}
 	}
 	for _, n := range s.nodes {
+		n.reported = reportDigest{} // its replicas of containers gone are dropped unsummed
 		for cid := range n.containers {
 			if containers[cid] == nil {
 				delete(n.containers, cid)

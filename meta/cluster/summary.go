@@ -26,7 +26,7 @@ func (s *state) judge(c *containerState, racks int) (good int, problem stratov1.
 	}
 	live := 0
 	unhealthy := c.info.State == stratov1.ContainerState_CONTAINER_UNHEALTHY
-	for id, r := range c.replicas {
+	for id, r := range c.replicas.all() {
 		if r.State == stratov1.ContainerState_CONTAINER_UNHEALTHY {
 			unhealthy = true
 		}
@@ -69,7 +69,7 @@ func (f ContainerFilter) match(c *containerState, info *stratov1.ContainerInfo) 
 		return false
 	}
 	if f.Datanode != "" {
-		if _, ok := c.replicas[f.Datanode]; !ok {
+		if !c.replicas.has(f.Datanode) {
 			return false
 		}
 	}
@@ -126,7 +126,7 @@ func (m *Manager) ListContainers(startAfter uint64, limit int, f ContainerFilter
 		}
 		out = append(out, info)
 		if withReplicas {
-			reps = append(reps, &stratov1.ContainerReplicasResponse{Container: info, Replicas: copyReplicas(c)})
+			reps = append(reps, &stratov1.ContainerReplicasResponse{Container: info, Replicas: c.replicas.protos(c.info.Id)})
 		}
 		return true
 	}
