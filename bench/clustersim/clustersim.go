@@ -54,6 +54,11 @@ type Options struct {
 	Duration time.Duration
 	// Writers create the containers in parallel. Default: 16.
 	Writers int
+	// Conns is how many gRPC connections to meta the datanodes share,
+	// datanode i using connection i mod Conns: a real datanode has its
+	// own, and one connection for thousands puts all their heartbeats
+	// behind one reader and one writer at each end. Default: 64.
+	Conns int
 	// Restart, when set, is called after the measured heartbeats to stop
 	// and start meta again on its data: every datanode registers again
 	// with its full report (as on a NotFound heartbeat), and the time until
@@ -110,6 +115,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.Writers == 0 {
 		o.Writers = 16
+	}
+	if o.Conns <= 0 {
+		o.Conns = 64
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -174,12 +182,23 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Meta == "" {
 		return nil, errors.New("clustersim: no meta address")
 	}
-	conn, err := grpc.NewClient(o.Meta, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return nil, err
+	var (
+		conn *grpc.ClientConn // the first: the namespace and the operator's calls
+		err  error
+	)
+	s := &sim{o: o}
+	for range o.Conns {
+		c, err := grpc.NewClient(o.Meta, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = c.Close() }()
+		if conn == nil {
+			conn = c
+		}
+		s.dns = append(s.dns, stratov1.NewDatanodeServiceClient(c))
 	}
-	defer func() { _ = conn.Close() }()
-	s := &sim{o: o, dn: stratov1.NewDatanodeServiceClient(conn), ns: stratov1.NewNamespaceServiceClient(conn)}
+	s.ns = stratov1.NewNamespaceServiceClient(conn)
 	res := &Result{Datanodes: o.Datanodes, Containers: o.Containers}
 
 	start := time.Now()
@@ -493,7 +512,7 @@ func pct(ds []time.Duration, p int) time.Duration {
 
 type sim struct {
 	o     Options
-	dn    stratov1.DatanodeServiceClient
+	dns   []stratov1.DatanodeServiceClient // Options.Conns
 	ns    stratov1.NamespaceServiceClient
 	nodes []*node
 	byID  map[string]*node
@@ -504,64 +523,10 @@ type sim struct {
 	hbErrors, createErrors atomic.Int64
 }
 
-// node is one simulated datanode: its replicas, and those changed since
-// its last report.
-type node struct {
-	id       string
-	details  *stratov1.DatanodeDetails
-	mu       sync.Mutex
-	replicas map[uint64]simReplica
-	changed  map[uint64]bool
-	beats    int
-	// dead: stopped (Options.Kill); it sends nothing more.
-	dead bool
-}
-
-// simReplica is a replica as a simulated datanode keeps it: by value, so
-// that a million containers' replicas are not three million messages for
-// the collector of the process that meta shares (a datanode keeps its
-// replicas in a process of its own). Reports are made of it as they are
-// sent.
-type simReplica struct {
-	state       stratov1.ContainerState
-	used, count int64
-	bcs         uint64
-}
-
-// proto is r, container id's replica, as a report lists it.
-func (r simReplica) proto(id uint64) *stratov1.ContainerReplica {
-	return &stratov1.ContainerReplica{ContainerId: id, State: r.state, UsedBytes: r.used, BlockCount: r.count, BcsId: r.bcs}
-}
-
-// report is a report of d's replicas: all of them (full), or those
-// changed since the last one; d.mu is held.
-func (d *node) report(full bool) *stratov1.ContainerReport {
-	rep := &stratov1.ContainerReport{Full: full}
-	if full {
-		rep.Replicas = make([]*stratov1.ContainerReplica, 0, len(d.replicas))
-		for id, r := range d.replicas {
-			rep.Replicas = append(rep.Replicas, r.proto(id))
-		}
-	} else {
-		for id := range d.changed {
-			rep.Replicas = append(rep.Replicas, d.replicas[id].proto(id))
-		}
-	}
-	clear(d.changed)
-	return rep
-}
-
-func (d *node) set(id uint64, r simReplica) {
-	d.mu.Lock()
-	d.replicas[id] = r
-	d.changed[id] = true
-	d.mu.Unlock()
-}
-
 func (s *sim) register(ctx context.Context) error {
 	s.byID = map[string]*node{}
 	for i := range s.o.Datanodes {
-		d := &node{id: fmt.Sprintf("sim-%05d", i), replicas: map[uint64]simReplica{}, changed: map[uint64]bool{}}
+		d := &node{id: fmt.Sprintf("sim-%05d", i), dn: s.dns[i%len(s.dns)], replicas: map[uint64]simReplica{}, changed: map[uint64]bool{}}
 		s.nodes = append(s.nodes, d)
 		s.byID[d.id] = d
 	}
@@ -576,7 +541,7 @@ func (s *sim) register(ctx context.Context) error {
 			defer func() { <-sem }()
 			d.details = &stratov1.DatanodeDetails{Id: d.id, DataAddr: fmt.Sprintf("10.%d.%d.%d:9870", i>>16, (i>>8)&255, i&255),
 				Hostname: d.id, Rack: fmt.Sprintf("/rack%d", i%25)}
-			_, err := s.dn.Register(ctx, &stratov1.RegisterRequest{Details: d.details, Stats: s.stats(),
+			_, err := d.dn.Register(ctx, &stratov1.RegisterRequest{Details: d.details, Stats: s.stats(),
 				Report: &stratov1.ContainerReport{Full: true}})
 			if err != nil {
 				select {
@@ -630,7 +595,7 @@ func (s *sim) heartbeats(ctx context.Context, d *node) {
 		}
 		d.mu.Unlock()
 		start := time.Now()
-		resp, err := s.dn.Heartbeat(ctx, req)
+		resp, err := d.dn.Heartbeat(ctx, req)
 		took := time.Since(start)
 		if status.Code(err) == codes.NotFound || resp.GetReregister() {
 			s.reregister(ctx, d) // meta restarted: it knows this datanode no more
@@ -652,40 +617,6 @@ func (s *sim) heartbeats(ctx context.Context, d *node) {
 			s.mu.Unlock()
 		}
 		s.carryOut(d, resp.GetCommands())
-	}
-}
-
-// carryOut does what a datanode does with meta's commands, as far as its
-// reports show: a closed container's replica becomes CLOSED, a deleted one
-// goes, a copy lands on its target at once (which reports it at its next
-// heartbeat). Block deletions are not simulated.
-func (s *sim) carryOut(d *node, cmds []*stratov1.DatanodeCommand) {
-	for _, c := range cmds {
-		switch {
-		case c.GetReplicateContainer() != nil:
-			rc := c.GetReplicateContainer()
-			d.mu.Lock()
-			r, ok := d.replicas[rc.GetContainerId()]
-			d.mu.Unlock()
-			if t := s.byID[rc.GetTarget().GetId()]; ok && t != nil {
-				t.set(rc.GetContainerId(), r)
-			}
-		case c.GetCloseContainer() != nil:
-			id := c.GetCloseContainer().GetContainerId()
-			d.mu.Lock()
-			if r, ok := d.replicas[id]; ok {
-				r.state = stratov1.ContainerState_CONTAINER_CLOSED
-				d.replicas[id] = r
-				d.changed[id] = true
-			}
-			d.mu.Unlock()
-		case c.GetDeleteContainer() != nil:
-			id := c.GetDeleteContainer().GetContainerId()
-			d.mu.Lock()
-			delete(d.replicas, id)
-			delete(d.changed, id)
-			d.mu.Unlock()
-		}
 	}
 }
 
@@ -757,7 +688,7 @@ func (s *sim) reregister(ctx context.Context, d *node) {
 	d.mu.Lock()
 	rep := d.report(true)
 	d.mu.Unlock()
-	if _, err := s.dn.Register(ctx, &stratov1.RegisterRequest{Details: d.details, Stats: s.stats(), Report: rep}); err != nil && ctx.Err() == nil {
+	if _, err := d.dn.Register(ctx, &stratov1.RegisterRequest{Details: d.details, Stats: s.stats(), Report: rep}); err != nil && ctx.Err() == nil {
 		s.hbErrors.Add(1)
 	}
 }

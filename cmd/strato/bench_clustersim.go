@@ -124,6 +124,7 @@ in process). Ozone's freon simulate-datanode, HDFS's blockReport.`,
 	f.IntVar(&o.FullReportEvery, "full-report-every", 20, "heartbeats between a datanode's full container reports")
 	f.DurationVar(&o.Duration, "duration", 30*time.Second, "how long heartbeats are measured once the containers exist")
 	f.IntVar(&o.Writers, "writers", 16, "parallel allocations making the containers")
+	f.IntVar(&o.Conns, "conns", 64, "gRPC connections to meta the datanodes share, datanode i on connection i mod --conns (a real datanode has its own)")
 	f.DurationVar(&replInt, "replication-interval", 0, "the in-process meta's --replication-interval (default: meta's, every tick while there is something to repair, else 10x the last pass's length)")
 	f.IntVar(&o.Kill, "kill", 100, "with the in-process meta: then stop this many datanodes of one rack at once and measure how soon meta finds them dead and plans the copies of their containers")
 	f.DurationVar(&dead, "dead-after", 20*time.Second, "the in-process meta's time before a silent datanode is DEAD (STALE at half of it)")

@@ -95,12 +95,17 @@ func (rr rackRule) satisfied(counts []rackCount) bool {
 // serviceRacks counts the racks with an in-service datanode: those a
 // copy may go to.
 func (s *state) serviceRacks() int {
-	var seen []string
+	key := [2]uint64{s.nodesGen, s.leaderGen}
+	if s.racks.ok && s.racks.key == key {
+		return s.racks.n
+	}
+	seen := map[string]bool{}
 	for _, n := range s.nodes {
-		if n.inService() && !slices.Contains(seen, rackOf(n.details)) {
-			seen = append(seen, rackOf(n.details))
+		if n.inService() {
+			seen[rackOf(n.details)] = true
 		}
 	}
+	s.racks.key, s.racks.n, s.racks.ok = key, len(seen), true
 	return len(seen)
 }
 

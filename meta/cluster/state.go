@@ -42,6 +42,14 @@ type state struct {
 	// leadership (BecomeLeader). A replication pass, which releases mu
 	// between its steps, reads them to learn what changed meanwhile.
 	nodesGen, leaderGen uint64
+	// racks is serviceRacks' last answer, good while nodesGen and
+	// leaderGen (key) have not moved: the tick, the pass and the listings
+	// ask for it, and at 10,000 datanodes it is milliseconds to count.
+	racks struct {
+		key [2]uint64
+		n   int
+		ok  bool
+	}
 	// lossGen moves on with every replica gone from its datanode or newly
 	// reported UNHEALTHY (applyReportLocked, dropReplicaLocked): with
 	// nodesGen, what RepairGen reads.
