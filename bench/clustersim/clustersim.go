@@ -247,7 +247,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	fmt.Fprintf(o.Log, "clustersim: measured %d heartbeats: p50 %v, p99 %v, max %v; %d full reports, p99 %v; cpu %v; %d collections, %v of pauses\n",
 		len(measured), pct(measured, 50).Round(time.Microsecond), pct(measured, 99).Round(time.Microsecond), pct(measured, 100).Round(time.Microsecond),
 		fullN, fullP99.Round(time.Microsecond), res.CPU.Round(time.Millisecond), res.GCs, res.GCPause.Round(time.Microsecond))
-	if res.Admin, err = adminCalls(ctx, stratov1.NewAdminServiceClient(conn), s.nodes[0].id); err != nil {
+	if res.Admin, err = adminCalls(ctx, stratov1.NewAdminServiceClient(conn), s.nodes[0].id, uint64(o.Containers/2)); err != nil {
 		stop()
 		wg.Wait()
 		return nil, err
@@ -309,9 +309,10 @@ const adminRounds = 5
 
 // adminCalls times what `strato admin` and the console ask meta for, at
 // the simulation's scale: the first page of datanodes and of containers, a
-// page from the middle of the containers, the containers of one datanode
-// (a filtered listing), the pipelines and the cluster summary.
-func adminCalls(ctx context.Context, admin stratov1.AdminServiceClient, node string) ([]AdminCall, error) {
+// page from the middle of the containers (after container mid), the
+// containers of one datanode (a filtered listing), the pipelines and the
+// cluster summary.
+func adminCalls(ctx context.Context, admin stratov1.AdminServiceClient, node string, mid uint64) ([]AdminCall, error) {
 	calls := []struct {
 		name string
 		f    func() (int, error)
@@ -325,7 +326,7 @@ func adminCalls(ctx context.Context, admin stratov1.AdminServiceClient, node str
 			return len(r.GetContainers()), err
 		}},
 		{"containers, a page from the middle", func() (int, error) {
-			r, err := admin.ListContainers(ctx, &stratov1.ListContainersRequest{StartAfter: 500_000})
+			r, err := admin.ListContainers(ctx, &stratov1.ListContainersRequest{StartAfter: mid})
 			return len(r.GetContainers()), err
 		}},
 		{"containers of one datanode", func() (int, error) {

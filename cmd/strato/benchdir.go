@@ -60,15 +60,7 @@ func startMutexProfile(path string, rate int) (stop func() error) {
 	runtime.SetMutexProfileFraction(rate)
 	return func() error {
 		runtime.SetMutexProfileFraction(0)
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		if err := pprof.Lookup("mutex").WriteTo(f, 0); err != nil {
-			_ = f.Close()
-			return err
-		}
-		return f.Close()
+		return writeProfile(path, "mutex")
 	}
 }
 
@@ -79,11 +71,16 @@ func writeHeapProfile(path string) error {
 		return nil
 	}
 	runtime.GC()
+	return writeProfile(path, "heap")
+}
+
+// writeProfile writes the runtime profile called name to path.
+func writeProfile(path, name string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
 		_ = f.Close()
 		return err
 	}
