@@ -33,8 +33,8 @@ type Metrics struct {
 	ReplicationPassTook time.Duration
 	// FullReports counts the datanodes' full container reports this
 	// replica handled as leader (registrations among them), since it
-	// started; RepeatedFullReports those of them that repeated the
-	// datanode's last one and so were not read again (decision 0101).
+	// started; RepeatedFullReports those of them that said only what the
+	// replica map already held, and so were not read (decision 0101).
 	FullReports, RepeatedFullReports uint64
 	// FollowerReads counts the read RPCs this replica served as a
 	// follower (FollowerReadMetadata), since it started.

@@ -65,7 +65,7 @@ var metaMetrics = []metric[meta.Metrics]{
 	counter("strato_meta_replication_passes_total", "replication passes run (--replication-interval)", func(m meta.Metrics) float64 { return float64(m.ReplicationPasses) }),
 	gauge("strato_meta_replication_pass_seconds", "how long the last replication pass took (its steps and the heartbeats between them)", func(m meta.Metrics) float64 { return m.ReplicationPassTook.Seconds() }),
 	counter("strato_meta_full_reports_total", "datanodes' full container reports handled as leader (registrations among them)", func(m meta.Metrics) float64 { return float64(m.FullReports) }),
-	counter("strato_meta_full_reports_repeated_total", "full container reports that repeated the datanode's last one, and so were not read again", func(m meta.Metrics) float64 { return float64(m.RepeatedFullReports) }),
+	counter("strato_meta_full_reports_repeated_total", "full container reports that said only what meta already held of the datanode's replicas, and so were not read", func(m meta.Metrics) float64 { return float64(m.RepeatedFullReports) }),
 	counter("strato_meta_replications_scheduled_total", "container copies commanded", func(m meta.Metrics) float64 { return float64(m.ReplicationsScheduled) }),
 	counter("strato_meta_replica_deletes_total", "extra or unhealthy replicas deleted", func(m meta.Metrics) float64 { return float64(m.ReplicaDeletes) }),
 	gauge("strato_meta_balancer_running", "1 while the container balancer runs (on the leader)", func(m meta.Metrics) float64 { return b2f(m.Balancer.Running) }),

@@ -90,7 +90,7 @@ type MetaStats struct {
 	// Closing counts the containers meta holds CLOSING.
 	Closing int
 	// FullReports counts the full reports meta handled, Repeated those
-	// it did not read again (they repeated the datanode's last one).
+	// it did not read (they said nothing new: decision 0101).
 	FullReports, Repeated uint64
 }
 
@@ -164,7 +164,7 @@ type Result struct {
 	PassTook time.Duration
 	// FullRead and FullRepeated: with Options.Stats, the full reports of
 	// the measured heartbeats that meta read, and that it did not read
-	// again (they repeated the datanode's last one).
+	// (they said nothing new).
 	FullRead, FullRepeated uint64
 	// Options.Kill: the datanodes stopped (Killed, fewer than Kill if
 	// their rack has fewer) and the containers they held (Orphaned),

@@ -214,7 +214,7 @@ func printClusterSim(w io.Writer, o *clustersim.Options, res *clustersim.Result)
 	}
 	if o.Stats != nil {
 		fmt.Fprintf(w, "replication passes: %d while measured, the last took %v\n", res.Passes, res.PassTook.Round(time.Millisecond))
-		fmt.Fprintf(w, "full reports meta read: %d; repeats of the last not read again: %d\n", res.FullRead, res.FullRepeated)
+		fmt.Fprintf(w, "full reports meta read: %d; not read, as they said nothing new: %d\n", res.FullRead, res.FullRepeated)
 	}
 	if res.Orphaned > 0 {
 		fmt.Fprintf(w, "%d datanodes of a rack stopped (%d containers): DEAD after %v, every copy planned after %v (the last pass took %v)\n",

@@ -16,13 +16,13 @@ import (
 func laggingReplicas(replicas replicaSet) []string {
 	var top uint64
 	for _, r := range replicas.all() {
-		if r.GetState() == stratov1.ContainerState_CONTAINER_CLOSED {
-			top = max(top, r.GetBcsId())
+		if r.State == stratov1.ContainerState_CONTAINER_CLOSED {
+			top = max(top, r.BcsId)
 		}
 	}
 	var out []string
 	for id, r := range replicas.all() {
-		if r.GetState() == stratov1.ContainerState_CONTAINER_CLOSED && r.GetBcsId() < top {
+		if r.State == stratov1.ContainerState_CONTAINER_CLOSED && r.BcsId < top {
 			out = append(out, id)
 		}
 	}

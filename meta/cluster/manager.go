@@ -65,14 +65,14 @@ type Manager struct {
 	hbNodes sync.Map
 
 	// fullReports counts the full container reports handled (with
-	// registrations), repeatedReports those of them not read again, for
-	// they repeated the datanode's last one (applyReportLocked).
+	// registrations), repeatedReports those of them not read, for they
+	// said only what the map held (applyReportLocked).
 	fullReports, repeatedReports atomic.Uint64
 }
 
 // FullReports counts the full container reports this manager handled
-// (registrations among them) and, of those, the ones that repeated the
-// datanode's last full report and so were not read again.
+// (registrations among them) and, of those, the ones that said only what
+// the replica map already held, and so were not read.
 func (m *Manager) FullReports() (all, repeated uint64) {
 	return m.fullReports.Load(), m.repeatedReports.Load()
 }

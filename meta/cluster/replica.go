@@ -27,35 +27,13 @@ type replica struct {
 	ReplicaIndex int32
 }
 
-// The getters answer the zero value for a missing replica (a nil
-// *replica), as a nil message's do.
-
+// GetState is r's state, or the zero state for a missing replica (a nil
+// *replica), as a nil message's getter answers.
 func (r *replica) GetState() stratov1.ContainerState {
 	if r == nil {
 		return stratov1.ContainerState_CONTAINER_STATE_UNSPECIFIED
 	}
 	return r.State
-}
-
-func (r *replica) GetReplicaIndex() int32 {
-	if r == nil {
-		return 0
-	}
-	return r.ReplicaIndex
-}
-
-func (r *replica) GetBcsId() uint64 {
-	if r == nil {
-		return 0
-	}
-	return r.BcsId
-}
-
-func (r *replica) GetUsedBytes() int64 {
-	if r == nil {
-		return 0
-	}
-	return r.UsedBytes
 }
 
 // proto is r as the API sends it, for container cid.
