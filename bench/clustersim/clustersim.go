@@ -17,6 +17,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -92,6 +93,12 @@ type MetaStats struct {
 	// FullReports counts the full reports meta handled, Repeated those
 	// it did not read (they said nothing new: decision 0101).
 	FullReports, Repeated uint64
+	// CPU is the CPU time meta's process has used, PeakRSS its peak
+	// resident memory, GCs its Go collections: the simulation's process,
+	// with an in-process meta.
+	CPU     time.Duration
+	PeakRSS int64
+	GCs     uint32
 }
 
 func (o *Options) ensureDefaults() {
@@ -162,6 +169,12 @@ type Result struct {
 	// during the measured heartbeats and how long the last one took.
 	Passes   uint64
 	PassTook time.Duration
+	// MetaCPU, MetaGCs: with Options.Stats, the CPU time and collections
+	// of meta's process over the measured heartbeats; MetaMaxRSS its
+	// peak resident memory over the whole run.
+	MetaCPU    time.Duration
+	MetaGCs    uint32
+	MetaMaxRSS int64
 	// FullRead and FullRepeated: with Options.Stats, the full reports of
 	// the measured heartbeats that meta read, and that it did not read
 	// (they said nothing new).
@@ -284,6 +297,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.FullP50, res.FullP99 = pct(full, 50), pct(full, 99)
 	res.HeartbeatErrors, res.CreateErrors = s.hbErrors.Load(), s.createErrors.Load()
 	res.MaxRSS = maxRSS()
+	if o.Stats != nil {
+		res.MetaMaxRSS = o.Stats().PeakRSS
+	}
 	for _, d := range s.nodes {
 		d.mu.Lock()
 		res.Replicas += len(d.replicas)
@@ -428,8 +444,18 @@ func (s *sim) measure(ctx context.Context, res *Result) error {
 		res.Passes, res.PassTook = after.Passes-before.Passes, after.PassTook
 		res.FullRepeated = after.Repeated - before.Repeated
 		res.FullRead = after.FullReports - before.FullReports - res.FullRepeated
+		res.MetaCPU, res.MetaGCs = after.CPU-before.CPU, after.GCs-before.GCs
 	}
 	return ctx.Err()
+}
+
+// SelfUsage is this process's CPU time so far, peak resident memory and
+// Go collections: an in-process meta's MetaStats.CPU, PeakRSS and GCs.
+func SelfUsage() (cpu time.Duration, peakRSS int64, gcs uint32) {
+	cpu, _ = cpuTime()
+	gc := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(gc)
+	return cpu, maxRSS(), uint32(gc[0].Value.Uint64())
 }
 
 // cpuTime is the CPU time this process has used.

@@ -70,8 +70,8 @@ func newMetaCmd() *cobra.Command {
 					o.DiskReserve = -1
 				}
 			}
-			if o.Cluster.MaintenanceMinReplicas < 1 {
-				return usagef("--maintenance-min-replicas %d: at least 1", o.Cluster.MaintenanceMinReplicas)
+			if err := checkClusterFlags(&o); err != nil {
+				return err
 			}
 			var err error
 			if o.Topology, err = topologyOf(topoFile, topoScript); err != nil {
@@ -148,6 +148,7 @@ func newMetaCmd() *cobra.Command {
 	f.DurationVar(&o.Cluster.DeadAfter, "dead-after", 2*time.Minute,
 		"a datanode silent this long is DEAD: its pipelines close and its containers are copied elsewhere (Ozone's ozone.scm.dead.node.interval, 10m there)")
 	addReplicationFlags(f, &o)
+	addContainerFlags(f, &o)
 	f.StringVar(&diskReserve, "disk-reserve", "100MiB",
 		"free space the data directory's filesystem must keep; below it namespace changes are refused until space is freed (0: no check)")
 	tlsf.addFlags(f, "replica")
@@ -320,6 +321,28 @@ func addReplicationFlags(f *pflag.FlagSet, o *meta.Options) {
 		"time between the replication passes that judge every closed container (at most one a tick; a pass over 1M containers takes about 0.7 s of CPU; HDFS 3s, Ozone 5m) (default: every tick; after a pass that found nothing to repair, ten times its length when that is longer: idle passes take at most a tenth of the time; a datanode or replica lost runs one at the next tick)")
 	f.IntVar(&o.Cluster.MaintenanceMinReplicas, "maintenance-min-replicas", 2,
 		"good copies every replicated container keeps on in-service datanodes while a holder is in maintenance (capped by its replication; Ozone's hdds.scm.replication.maintenance.replica.minimum)")
+}
+
+// addContainerFlags adds the sizes of containers and blocks.
+func addContainerFlags(f *pflag.FlagSet, o *meta.Options) {
+	o.Cluster.ContainerSize, o.Cluster.BlockSize = 5<<30, 256<<20
+	f.Var(byteSize{&o.Cluster.ContainerSize}, "container-size",
+		"the size a container grows to before it is closed (Ozone's ozone.scm.container.size, also 5GB)")
+	f.Var(byteSize{&o.Cluster.BlockSize}, "block-size",
+		"the space a block allocation reserves in its container, and files' default block size (Ozone's ozone.scm.block.size, HDFS's dfs.blocksize; at most --container-size)")
+}
+
+// checkClusterFlags refuses the cluster manager's settings that cannot
+// work together.
+func checkClusterFlags(o *meta.Options) error {
+	if o.Cluster.BlockSize > o.Cluster.ContainerSize {
+		return usagef("--block-size %s is larger than --container-size %s: a container holds whole blocks",
+			bytesize.Format(o.Cluster.BlockSize), bytesize.Format(o.Cluster.ContainerSize))
+	}
+	if o.Cluster.MaintenanceMinReplicas < 1 {
+		return usagef("--maintenance-min-replicas %d: at least 1", o.Cluster.MaintenanceMinReplicas)
+	}
+	return nil
 }
 
 // parsePeers parses "1=host:port,2=host:port".
