@@ -94,7 +94,7 @@ type Options struct {
 	// Default 512 MiB.
 	CacheSize int64
 	// MemTableSize is each of Pebble's memtables, in bytes (writes stall
-	// with two full ones waiting to be flushed). Default 8 MiB.
+	// with two full ones waiting to be flushed). Default 32 MiB.
 	MemTableSize int64
 	// DiskReserve is the free space the data directory's filesystem must
 	// keep: below it, namespace mutations are refused (ResourceExhausted)
@@ -248,7 +248,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.TrashCheckpointInterval = o.TrashInterval
 	}
 	if o.MemTableSize <= 0 {
-		o.MemTableSize = 8 << 20
+		o.MemTableSize = 32 << 20
 	}
 	if o.LifecycleInterval == 0 {
 		o.LifecycleInterval = DefaultLifecycleInterval

@@ -332,6 +332,10 @@ func (c *Cluster) startMeta(i int, lis net.Listener, join bool) error {
 			o.Peers[uint64(j+1)] = a
 		}
 	}
+	// A test cluster's meta starts often and writes little: memtables
+	// smaller than a server's, so that each start's new log is filled
+	// with 9 MiB of zeros (walfs), not 33. ConfigureMeta may set others.
+	o.MemTableSize = 8 << 20
 	o.TickInterval = c.opts.TickInterval
 	o.TrashInterval = c.opts.TrashInterval
 	o.TrashCheckpointInterval = c.opts.TrashCheckpointInterval

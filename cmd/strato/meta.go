@@ -227,7 +227,7 @@ func addLifecycleFlags(f *pflag.FlagSet, o *meta.Options) {
 // addMemoryFlags adds the bounds of meta's caches (docs/operations.md,
 // "Memory").
 func addMemoryFlags(f *pflag.FlagSet, o *meta.Options) {
-	o.CacheSize, o.MemTableSize = 512<<20, 8<<20
+	o.CacheSize, o.MemTableSize = 512<<20, 32<<20
 	o.Namespace.DirCacheBytes, o.Namespace.ApplyCacheBytes = namespace.DefaultDirCacheBytes, namespace.DefaultApplyCacheBytes
 	o.Raft.LogCacheBytes = 32 << 20
 	f.Var(byteSize{&o.CacheSize}, "block-cache", "Pebble's block cache: the part of the namespace's database held in memory")
