@@ -36,11 +36,18 @@ func (g *nameGenerator) nextDir(prefix string) string {
 	} else {
 		g.idx[level]++
 	}
-	next := g.base
+	// One allocation for the path (it is made in the timed loop: a
+	// concatenation a level made as many strings as the tree is deep).
+	n := len(g.base)
 	for l := 0; g.idx[l] >= 0; l++ {
-		next += "/" + prefix + strconv.Itoa(g.idx[l])
+		n += 1 + len(prefix) + 20
 	}
-	return next
+	b := make([]byte, 0, n)
+	b = append(b, g.base...)
+	for l := 0; g.idx[l] >= 0; l++ {
+		b = strconv.AppendInt(append(append(b, '/'), prefix...), int64(g.idx[l]), 10)
+	}
+	return string(b)
 }
 
 func (g *nameGenerator) next(prefix string) string {
@@ -52,11 +59,12 @@ func (g *nameGenerator) next(prefix string) string {
 	return fn
 }
 
-// skip moves the generator past the first n names of its sequence, as n
-// calls of next(prefix) would, in one step a directory.
+// skip moves the generator past its next n names, as n calls of
+// next(prefix) would, in one step a directory.
 func (g *nameGenerator) skip(n int64, prefix string) {
-	for d := (n + int64(g.perDir) - 1) / int64(g.perDir); d > 0; d-- {
+	p := int64(g.perDir)
+	for d := (g.count+n+p-1)/p - (g.count+p-1)/p; d > 0; d-- {
 		g.current = g.nextDir(prefix + "Dir")
 	}
-	g.count = n
+	g.count += n
 }

@@ -43,7 +43,8 @@ func TestSplitOps(t *testing.T) {
 
 // TestNamesLazy: the lazy per-thread inputs are the names one generator
 // gives in sequence, split as asked, whatever the directory fan-out (skip
-// lands mid-directory and on its boundaries).
+// lands mid-directory and on its boundaries), and each list gives them again
+// when ranged again.
 func TestNamesLazy(t *testing.T) {
 	for _, perDir := range []int{2, 3, 4, 1000} {
 		g := newNameGenerator("/b", perDir)
@@ -68,7 +69,9 @@ func TestNamesLazy(t *testing.T) {
 				}
 			}
 		}
-		check(names("/b", perDir, []int{7, 0, 12, 1, 80}), want)
+		in := names("/b", perDir, []int{7, 0, 12, 1, 80})
+		check(in, want)
+		check(in, want) // ranged again: the same names from the start
 		// -offset: the same sequence from its 37th name on.
 		check(namesFrom("/b", perDir, 37, []int{20, 0, 43}), want[37:])
 	}

@@ -294,21 +294,27 @@ func names(base string, perDir int, split []int) inputs {
 	return namesFrom(base, perDir, 0, split)
 }
 
-// namesFrom is names starting at the sequence's name number start.
+// namesFrom is names starting at the sequence's name number start. Each
+// thread's generator is moved to its first name here, before the timed
+// run, as Hadoop's benchmark makes every name before it starts its clock:
+// moved inside the run, the threads that start far into the sequence spent
+// the first part of it skipping (mkdirs: 18% fewer ops/s).
 func namesFrom(base string, perDir int, start int64, split []int) inputs {
+	const prefix = "ThroughputBench"
+	g := newNameGenerator(base, perDir)
+	g.skip(start, prefix)
 	out := inputs{}
 	for _, n := range split {
-		from := start
+		first := *g // a copy, at the thread's first name
 		out.lists = append(out.lists, func(yield func(string) bool) {
-			g := newNameGenerator(base, perDir)
-			g.skip(from, "ThroughputBench")
+			g := first
 			for range n {
-				if !yield(g.next("ThroughputBench")) {
+				if !yield(g.next(prefix)) {
 					return
 				}
 			}
 		})
-		start += int64(n)
+		g.skip(int64(n), prefix)
 		out.total += n
 	}
 	return out
