@@ -78,6 +78,10 @@ func startMetaProcess(ctx context.Context, o metaProcessOptions) (*metaProcess, 
 	return p, nil
 }
 
+// metaHTTP asks the child meta's HTTP endpoint: a meta that stops
+// answering fails a call rather than hang the simulation.
+var metaHTTP = &http.Client{Timeout: 10 * time.Second}
+
 // freeLoopbackAddr is a free port of 127.0.0.1 (free when asked).
 func freeLoopbackAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -110,7 +114,7 @@ func (p *metaProcess) start(ctx context.Context) error {
 	p.mu.Unlock()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		r, err := http.Get("http://" + p.http + "/healthz")
+		r, err := metaHTTP.Get("http://" + p.http + "/healthz")
 		if err == nil {
 			_ = r.Body.Close()
 			if r.StatusCode == http.StatusOK {
@@ -202,7 +206,7 @@ func (p *metaProcess) stats() clustersim.MetaStats {
 // scrapeMetrics reads a Prometheus text page: the value of each sample
 // without labels, by name.
 func scrapeMetrics(url string) (map[string]float64, error) {
-	r, err := http.Get(url)
+	r, err := metaHTTP.Get(url)
 	if err != nil {
 		return nil, err
 	}
