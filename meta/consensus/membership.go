@@ -556,8 +556,28 @@ func (n *Node) transferOnce(ctx context.Context, id uint64) error {
 }
 
 // bestOtherVoter is the voter other than this node with the highest match
-// among those recently active.
+// among those recently active. With check-quorum raft clears every
+// follower's activity at each election timeout and sets it again on the
+// next reply, so an empty answer is asked again for up to an election
+// timeout before it is believed.
 func (n *Node) bestOtherVoter(ctx context.Context) (uint64, error) {
+	deadline := time.Now().Add(time.Duration(n.opts.ElectionTicks) * n.opts.TickInterval)
+	for {
+		id, err := n.activeOtherVoter(ctx)
+		if !errors.Is(err, ErrTransferFailed) || time.Now().After(deadline) {
+			return id, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-n.donec:
+			return 0, n.closedErr()
+		case <-time.After(n.opts.TickInterval / 2):
+		}
+	}
+}
+
+func (n *Node) activeOtherVoter(ctx context.Context) (uint64, error) {
 	st, err := n.leaderStatus(ctx)
 	if err != nil {
 		return 0, err
