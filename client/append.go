@@ -21,7 +21,7 @@ func (c *Client) Append(ctx context.Context, path string, o WriteOptions) (*Writ
 		return nil, err
 	}
 	var opened *stratov1.OpenKeyResponse
-	open := func(ctx context.Context, sizeHint int64) (*stratov1.OpenKeyResponse, error) {
+	open := func(ctx context.Context, sizeHint int64, _ bool) (*stratov1.OpenKeyResponse, error) {
 		resp, err := openRetried(c, ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error) {
 			return n.AppendFile(ctx, &stratov1.AppendFileRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key, SizeHint: max(sizeHint, 0)})
 		})

@@ -65,6 +65,12 @@ var (
 	ErrObjectLocked      = errors.New("client: object locked") // an S3 object lock forbids it
 )
 
+// errCreateTokenUnknown: meta refused a deferred write's commit (the
+// leader that gave the token out is no longer leader, or the token
+// expired); the Writer writes the key again after an ordinary open. Its
+// class is ErrUnavailable: a caller that sees it may try again.
+var errCreateTokenUnknown = errors.New("client: create token unknown to meta")
+
 // errorDomain is the domain of meta's ErrorInfo details: the API's
 // protobuf package, "strato.v1".
 var errorDomain = string(stratov1.File_strato_v1_namespace_proto.Package())
@@ -72,30 +78,31 @@ var errorDomain = string(stratov1.File_strato_v1_namespace_proto.Package())
 // byReason maps the server's reasons (stratov1.Reason*) to a specific
 // error and its class.
 var byReason = map[string][2]error{
-	stratov1.ErrorReason_VOLUME_NOT_FOUND.String():    {ErrVolumeNotFound, ErrNotFound},
-	stratov1.ErrorReason_BUCKET_NOT_FOUND.String():    {ErrBucketNotFound, ErrNotFound},
-	stratov1.ErrorReason_KEY_NOT_FOUND.String():       {ErrKeyNotFound, ErrNotFound},
-	stratov1.ErrorReason_FILE_NOT_FOUND.String():      {ErrKeyNotFound, ErrNotFound},
-	stratov1.ErrorReason_OPEN_KEY_NOT_FOUND.String():  {nil, ErrNotFound},
-	stratov1.ErrorReason_PARENT_NOT_FOUND.String():    {ErrParentNotFound, ErrNotFound},
-	stratov1.ErrorReason_VOLUME_EXISTS.String():       {ErrVolumeExists, ErrExists},
-	stratov1.ErrorReason_BUCKET_EXISTS.String():       {ErrBucketExists, ErrExists},
-	stratov1.ErrorReason_KEY_EXISTS.String():          {ErrKeyExists, ErrExists},
-	stratov1.ErrorReason_FILE_EXISTS.String():         {ErrKeyExists, ErrExists},
-	stratov1.ErrorReason_DIRECTORY_EXISTS.String():    {ErrDirectoryExists, ErrExists},
-	stratov1.ErrorReason_VOLUME_NOT_EMPTY.String():    {ErrVolumeNotEmpty, ErrNotEmpty},
-	stratov1.ErrorReason_BUCKET_NOT_EMPTY.String():    {ErrBucketNotEmpty, ErrNotEmpty},
-	stratov1.ErrorReason_DIRECTORY_NOT_EMPTY.String(): {ErrDirectoryNotEmpty, ErrNotEmpty},
-	stratov1.ErrorReason_QUOTA_EXCEEDED.String():      {nil, ErrQuota},
-	stratov1.ErrorReason_NOT_A_DIRECTORY.String():     {ErrNotADirectory, ErrPrecondition},
-	stratov1.ErrorReason_IS_A_DIRECTORY.String():      {ErrIsADirectory, ErrPrecondition},
-	stratov1.ErrorReason_WRONG_LAYOUT.String():        {ErrWrongLayout, ErrPrecondition},
-	stratov1.ErrorReason_SAFE_MODE.String():           {ErrSafeMode, ErrUnavailable},
-	stratov1.ErrorReason_S3_KEY_NOT_FOUND.String():    {nil, ErrNotFound},
-	stratov1.ErrorReason_S3_KEY_EXISTS.String():       {nil, ErrExists},
-	stratov1.ErrorReason_KEY_REPLACED.String():        {ErrKeyReplaced, ErrPrecondition},
-	stratov1.ErrorReason_PERMISSION_DENIED.String():   {nil, ErrPermission},
-	stratov1.ErrorReason_OBJECT_LOCKED.String():       {ErrObjectLocked, ErrPrecondition},
+	stratov1.ErrorReason_VOLUME_NOT_FOUND.String():     {ErrVolumeNotFound, ErrNotFound},
+	stratov1.ErrorReason_BUCKET_NOT_FOUND.String():     {ErrBucketNotFound, ErrNotFound},
+	stratov1.ErrorReason_KEY_NOT_FOUND.String():        {ErrKeyNotFound, ErrNotFound},
+	stratov1.ErrorReason_FILE_NOT_FOUND.String():       {ErrKeyNotFound, ErrNotFound},
+	stratov1.ErrorReason_OPEN_KEY_NOT_FOUND.String():   {nil, ErrNotFound},
+	stratov1.ErrorReason_PARENT_NOT_FOUND.String():     {ErrParentNotFound, ErrNotFound},
+	stratov1.ErrorReason_VOLUME_EXISTS.String():        {ErrVolumeExists, ErrExists},
+	stratov1.ErrorReason_BUCKET_EXISTS.String():        {ErrBucketExists, ErrExists},
+	stratov1.ErrorReason_KEY_EXISTS.String():           {ErrKeyExists, ErrExists},
+	stratov1.ErrorReason_FILE_EXISTS.String():          {ErrKeyExists, ErrExists},
+	stratov1.ErrorReason_DIRECTORY_EXISTS.String():     {ErrDirectoryExists, ErrExists},
+	stratov1.ErrorReason_VOLUME_NOT_EMPTY.String():     {ErrVolumeNotEmpty, ErrNotEmpty},
+	stratov1.ErrorReason_BUCKET_NOT_EMPTY.String():     {ErrBucketNotEmpty, ErrNotEmpty},
+	stratov1.ErrorReason_DIRECTORY_NOT_EMPTY.String():  {ErrDirectoryNotEmpty, ErrNotEmpty},
+	stratov1.ErrorReason_QUOTA_EXCEEDED.String():       {nil, ErrQuota},
+	stratov1.ErrorReason_NOT_A_DIRECTORY.String():      {ErrNotADirectory, ErrPrecondition},
+	stratov1.ErrorReason_IS_A_DIRECTORY.String():       {ErrIsADirectory, ErrPrecondition},
+	stratov1.ErrorReason_WRONG_LAYOUT.String():         {ErrWrongLayout, ErrPrecondition},
+	stratov1.ErrorReason_SAFE_MODE.String():            {ErrSafeMode, ErrUnavailable},
+	stratov1.ErrorReason_S3_KEY_NOT_FOUND.String():     {nil, ErrNotFound},
+	stratov1.ErrorReason_S3_KEY_EXISTS.String():        {nil, ErrExists},
+	stratov1.ErrorReason_KEY_REPLACED.String():         {ErrKeyReplaced, ErrPrecondition},
+	stratov1.ErrorReason_PERMISSION_DENIED.String():    {nil, ErrPermission},
+	stratov1.ErrorReason_OBJECT_LOCKED.String():        {ErrObjectLocked, ErrPrecondition},
+	stratov1.ErrorReason_CREATE_TOKEN_UNKNOWN.String(): {errCreateTokenUnknown, ErrUnavailable},
 }
 
 // byCode is the class of a status code when no reason says better.

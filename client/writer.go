@@ -76,11 +76,19 @@ type Writer struct {
 	versionID           string // the S3 version its commit made
 	// token is a deferred create's (open with no size hint): the key is
 	// opened for real (reopen) only when data or an hsync needs it.
-	token     []byte
-	reopen    func(ctx context.Context, sizeHint int64) (*stratov1.OpenKeyResponse, error)
-	ctype     checksum.Type
-	bpc       uint32
-	blockSize int64
+	token  []byte
+	reopen func(ctx context.Context, sizeHint int64, deferrable bool) (*stratov1.OpenKeyResponse, error)
+	// deferredWrite: the token is a deferred write's, with its one block
+	// in spare (meta/deferredwrite.go). The key is written through it only
+	// as one chunk sent with the block's final commit (sendLast); anything
+	// else opens for real first (undefer). kept is that chunk, held until
+	// the commit: a leader that does not know the token refuses the commit,
+	// and the key is written again through an ordinary open.
+	deferredWrite bool
+	kept          []byte
+	ctype         checksum.Type
+	bpc           uint32
+	blockSize     int64
 
 	spare     []*stratov1.BlockLocation // allocated with the open key, unused yet
 	blocks    []*stratov1.BlockLocation // written to, in key order; Length as committed
@@ -188,11 +196,11 @@ func (c *Client) releaseChunk(b []byte) {
 // CreateKey starts writing a key (OBS or FSO bucket; on FSO the key is a
 // path and missing parents are created).
 func (c *Client) CreateKey(ctx context.Context, volume, bucket, key string, o WriteOptions) (*Writer, error) {
-	open := func(ctx context.Context, sizeHint int64) (*stratov1.OpenKeyResponse, error) {
+	open := func(ctx context.Context, sizeHint int64, deferrable bool) (*stratov1.OpenKeyResponse, error) {
 		return openRetried(c, ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error) {
 			return n.OpenKey(ctx, &stratov1.OpenKeyRequest{Volume: volume, Bucket: bucket, Key: key,
 				SizeHint: max(sizeHint, 0), Replication: o.Replication, ErasureCoding: o.ErasureCoding, Owner: c.opts.Owner,
-				Deferrable: sizeHint < 0, Permission: c.masked(o.Permission, 0o666)})
+				Deferrable: deferrable, Permission: c.masked(o.Permission, 0o666)})
 		})
 	}
 	return c.newWriter(ctx, volume, bucket, key, o.SizeHint, open)
@@ -217,11 +225,11 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 	if err != nil {
 		return nil, err
 	}
-	open := func(ctx context.Context, sizeHint int64) (*stratov1.OpenKeyResponse, error) {
+	open := func(ctx context.Context, sizeHint int64, deferrable bool) (*stratov1.OpenKeyResponse, error) {
 		return openRetried(c, ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient) (*stratov1.OpenKeyResponse, error) {
 			return n.CreateFile(ctx, &stratov1.CreateFileRequest{Volume: p.Volume, Bucket: p.Bucket, Path: p.Key,
 				Overwrite: o.Overwrite, Recursive: o.Recursive, SizeHint: max(sizeHint, 0), Replication: o.Replication,
-				ErasureCoding: o.ErasureCoding, Owner: c.opts.Owner, Deferrable: sizeHint < 0,
+				ErasureCoding: o.ErasureCoding, Owner: c.opts.Owner, Deferrable: deferrable,
 				Permission: c.masked(o.Permission, 0o666)})
 		})
 	}
@@ -229,14 +237,16 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 }
 
 // newWriter opens the key: with no size hint the open may be deferred to
-// the first block or the commit (open is called with -1: deferrable).
+// the first block or the commit (open is called with -1: deferrable); with
+// a size hint of one chunk at most, meta may defer the open to the commit
+// and hand out the block at once (a deferred write).
 func (c *Client) newWriter(ctx context.Context, volume, bucket, key string, sizeHint int64,
-	open func(ctx context.Context, sizeHint int64) (*stratov1.OpenKeyResponse, error)) (*Writer, error) {
+	open func(ctx context.Context, sizeHint int64, deferrable bool) (*stratov1.OpenKeyResponse, error)) (*Writer, error) {
 	if sizeHint == 0 {
 		sizeHint = -1
 	}
 	ctx, span := c.startSpan(ctx, "client.write", volume, bucket, key)
-	resp, err := open(ctx, sizeHint)
+	resp, err := open(ctx, sizeHint, sizeHint < 0 || sizeHint < int64(c.opts.ChunkSize))
 	if err != nil {
 		endSpan(span, err)
 		return nil, err
@@ -255,7 +265,8 @@ func (c *Client) newWriter(ctx context.Context, volume, bucket, key string, size
 		bs = 256 << 20
 	}
 	w := &Writer{c: c, ctx: ctx, span: span, volume: volume, bucket: bucket, key: key, openID: resp.OpenId,
-		token: resp.CreateToken, reopen: open, ctype: ct, bpc: bpc, blockSize: bs, spare: resp.Blocks, ec: resp.ErasureCoding}
+		token: resp.CreateToken, reopen: open, ctype: ct, bpc: bpc, blockSize: bs, spare: resp.Blocks, ec: resp.ErasureCoding,
+		deferredWrite: len(resp.CreateToken) > 0 && len(resp.Blocks) == 1 && resp.ErasureCoding == nil}
 	if w.ec != nil {
 		if w.ecs, err = newECState(w.ec, bs); err != nil {
 			endSpan(span, err)
@@ -265,13 +276,19 @@ func (c *Client) newWriter(ctx context.Context, volume, bucket, key string, size
 	return w, nil
 }
 
-// openNow opens a deferred create for real, with a first block when
-// sizeHint asks for one.
+// openNow opens a deferred create or write for real, with a first block
+// when sizeHint asks for one. A deferred write's block and whatever was
+// sent to it are dropped (meta frees the block when its token expires).
 func (w *Writer) openNow(sizeHint int64) error {
 	if len(w.token) == 0 {
 		return nil
 	}
-	resp, err := w.reopen(w.ctx, sizeHint)
+	if w.deferredWrite {
+		w.deferredWrite = false
+		w.blocks, w.cur, w.curLen, w.committed = nil, nil, 0, 0
+		sizeHint = w.blockSize
+	}
+	resp, err := w.reopen(w.ctx, sizeHint, false)
 	if err != nil {
 		return fmt.Errorf("client: writing %s/%s/%s: open: %w", w.volume, w.bucket, w.key, err)
 	}
@@ -337,6 +354,11 @@ func (w *Writer) sendBuf() error {
 // keeping at most MaxChunksInFlight unacknowledged and committing every
 // flushChunks acknowledged ones.
 func (w *Writer) send(data []byte) error {
+	if w.deferredWrite {
+		if err := w.openNow(0); err != nil {
+			return err
+		}
+	}
 	if w.cur == nil || w.curLen+int64(len(data)) > w.blockSize {
 		if err := w.nextBlock(); err != nil {
 			return err
@@ -384,7 +406,11 @@ func (w *Writer) sendLast() error {
 	_, err := w.c.data.writeCommit(w.ctx, leader, bl.GetToken(), &wire.WriteCommitRequest{Block: wireBlock(bl.BlockId), Offset: off,
 		Checksums: checksum.Compute(w.ctype, w.bpc, data), Final: true, Followers: followers}, data)
 	if err == nil {
-		w.c.releaseChunk(data)
+		if w.deferredWrite {
+			w.kept = data
+		} else {
+			w.c.releaseChunk(data)
+		}
 		w.blockCommitted(true, false)
 		return nil
 	}
@@ -622,6 +648,9 @@ func (w *Writer) Close() error {
 	if err == nil {
 		err = w.commit(false)
 	}
+	if errors.Is(err, errCreateTokenUnknown) && w.kept != nil {
+		err = w.writeAgain()
+	}
 	if err != nil {
 		w.err = err
 	}
@@ -629,10 +658,32 @@ func (w *Writer) Close() error {
 	return err
 }
 
+// writeAgain writes a deferred write whose token meta no longer knows (a
+// new leader; it expired) again, after an ordinary open.
+func (w *Writer) writeAgain() error {
+	w.c.opts.Logger.Debug("client: meta refused a deferred write's token; writing again", "key", w.key)
+	w.buf, w.kept = w.kept, nil
+	if err := w.openNow(0); err != nil {
+		return err
+	}
+	err := w.sendLast()
+	if err == nil {
+		err = w.commitBlock(true, false)
+	}
+	if err == nil {
+		err = w.commit(false)
+	}
+	return err
+}
+
 func (w *Writer) release() {
 	if w.buf != nil {
 		w.c.releaseChunk(w.buf)
 		w.buf = nil
+	}
+	if w.kept != nil {
+		w.c.releaseChunk(w.kept)
+		w.kept = nil
 	}
 	for _, cs := range w.pending {
 		if err := cs.wait(); err != nil {

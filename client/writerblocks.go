@@ -160,10 +160,12 @@ func (w *Writer) nextBlock() error {
 // allocate starts the key's next block (an erasure coded key's next block
 // group): one that came with the open key, or one meta allocates.
 func (w *Writer) allocate() (*stratov1.BlockLocation, error) {
-	if err := w.openNow(w.blockSize); err != nil {
+	var bl *stratov1.BlockLocation
+	if w.deferredWrite && len(w.blocks) == 0 && len(w.spare) > 0 && w.usable(w.spare[0]) {
+		bl, w.spare = w.spare[0], w.spare[1:] // the deferred write's block
+	} else if err := w.openNow(w.blockSize); err != nil {
 		return nil, err
 	}
-	var bl *stratov1.BlockLocation
 	for len(w.spare) > 0 && bl == nil {
 		if w.usable(w.spare[0]) {
 			bl = w.spare[0]

@@ -156,6 +156,9 @@ func (s *Server) tick(ctx context.Context) error {
 	if err := s.namespaceTick(ctx); err != nil {
 		return err
 	}
+	if err := s.sweepDeferredWrites(ctx); err != nil {
+		return err
+	}
 	if err := s.trashTick(ctx); err != nil {
 		return err
 	}

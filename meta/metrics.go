@@ -46,6 +46,9 @@ type Metrics struct {
 	Lifecycle LifecycleStats
 	// Memory is what meta's caches hold against their bounds.
 	Memory MemoryMetrics
+	// DeferredWrites is about the small keys written with one Raft entry
+	// (deferredwrite.go), since this replica started.
+	DeferredWrites DeferredWriteMetrics
 }
 
 // BalancerMetrics is the container balancer's part of Metrics.
@@ -73,6 +76,7 @@ func (s *Server) Metrics() Metrics {
 	m.FullReports, m.RepeatedFullReports = s.cl.FullReports()
 	m.Lifecycle = s.LifecycleStats()
 	m.Memory = s.memoryMetrics()
+	m.DeferredWrites = s.dw.metrics()
 	for h, n := range s.cl.HealthCounts() {
 		m.Datanodes += n
 		switch h {

@@ -63,9 +63,15 @@ func mutateWith[T proto.Message](ctx context.Context, s *Server, req proto.Messa
 		if err != nil || !deferrable(req) || cmd.GetOpenKey() == nil {
 			return cmd, nil, err
 		}
-		resp, err := s.ns.DeferOpen(s.db, cmd.GetOpenKey())
+		oc := cmd.GetOpenKey()
+		write := s.deferWrite(oc)
+		resp, err := s.ns.DeferOpen(s.db, oc)
 		if resp == nil {
+			oc.WriteNonce = nil
 			return cmd, nil, err
+		}
+		if write {
+			s.dw.add(oc.WriteNonce, resp.CreateToken, oc.Blocks, s.now())
 		}
 		return nil, resp, nil
 	}
@@ -93,9 +99,17 @@ func mutateWith[T proto.Message](ctx context.Context, s *Server, req proto.Messa
 		}
 		return out, nil
 	}
+	taken, prev, err := s.takeWriteToken(ctx, req, rid)
+	if err != nil {
+		return zero, toStatus(err)
+	}
+	if out, ok := prev.(T); ok {
+		return out, nil
+	}
 	cmd.Request = rid
 	res, err := s.proposeNamespace(ctx, cmd)
 	if err != nil {
+		s.returnWriteToken(taken, err)
 		return zero, toStatus(err)
 	}
 	out, ok := res.(T)

@@ -96,6 +96,16 @@ type Options struct {
 	// MemTableSize is each of Pebble's memtables, in bytes (writes stall
 	// with two full ones waiting to be flushed). Default 32 MiB.
 	MemTableSize int64
+	// DeferredWriteMemory bounds, in bytes, the leader's table of deferred
+	// writes in flight (meta/deferredwrite.go): a small key written whole
+	// opens and commits in one Raft entry while the table has room, and
+	// opens as before when it is full. Default DefaultDeferredWriteMemory
+	// (16 MiB, some 40,000 writes); negative: no deferred writes.
+	DeferredWriteMemory int64
+	// DeferredWriteTTL is how long a deferred write's token stays good:
+	// later, its commit is refused (the client writes again) and its block
+	// is freed. Default DefaultDeferredWriteTTL (10 minutes).
+	DeferredWriteTTL time.Duration
 	// DiskReserve is the free space the data directory's filesystem must
 	// keep: below it, namespace mutations are refused (ResourceExhausted)
 	// until space is freed, as HDFS's NameNode does below
@@ -249,6 +259,12 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.MemTableSize <= 0 {
 		o.MemTableSize = 32 << 20
+	}
+	if o.DeferredWriteMemory == 0 {
+		o.DeferredWriteMemory = DefaultDeferredWriteMemory
+	}
+	if o.DeferredWriteTTL <= 0 {
+		o.DeferredWriteTTL = DefaultDeferredWriteTTL
 	}
 	if o.LifecycleInterval == 0 {
 		o.LifecycleInterval = DefaultLifecycleInterval

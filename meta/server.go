@@ -50,6 +50,7 @@ type Server struct {
 	blockDel      blockDeletion   // block deletion driver (blockdeletion.go)
 	trash         trashRounds     // the trash checkpoint driver (trash.go)
 	lifecycle     lifecycleRounds // the lifecycle rules' driver (lifecycle.go)
+	dw            *deferredWrites // the leader's deferred write tokens (deferredwrite.go)
 	replMu        sync.Mutex
 	lastRepl      cluster.ReplicationReport
 	lastReplAt    time.Time       // when the leader's last replication pass ran (background goroutine only)
@@ -82,7 +83,7 @@ func Open(opts Options) (*Server, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, stop: make(chan struct{})}
+	s := &Server{opts: opts, stop: make(chan struct{}), dw: newDeferredWrites(opts.DeferredWriteMemory, opts.DeferredWriteTTL)}
 	var err error
 	if s.ns, err = namespace.New(opts.Namespace); err != nil {
 		return nil, err

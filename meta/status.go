@@ -122,6 +122,7 @@ var reasons = []struct {
 	{namespace.ErrKeyReplaced, stratov1.ErrorReason_KEY_REPLACED.String()},
 	{namespace.ErrPermissionDenied, stratov1.ErrorReason_PERMISSION_DENIED.String()},
 	{namespace.ErrObjectLocked, stratov1.ErrorReason_OBJECT_LOCKED.String()},
+	{ErrCreateTokenUnknown, stratov1.ErrorReason_CREATE_TOKEN_UNKNOWN.String()},
 	{cluster.ErrSafeMode, stratov1.ErrorReason_SAFE_MODE.String()},
 	{cluster.ErrNoPipeline, stratov1.ErrorReason_NO_PIPELINE.String()},
 }

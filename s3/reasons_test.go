@@ -72,6 +72,9 @@ var s3Reasons = map[stratov1.ErrorReason]metaReason{
 	stratov1.ErrorReason_PERMISSION_DENIED: {codes.PermissionDenied, ErrAccessDenied},
 	// AWS's answer to a change an object lock forbids.
 	stratov1.ErrorReason_OBJECT_LOCKED: {codes.FailedPrecondition, ErrObjectLocked},
+	// The client writes the key again after an ordinary open; the gateway
+	// sees it only if that fails alike, and the SDK may retry.
+	stratov1.ErrorReason_CREATE_TOKEN_UNKNOWN: {codes.FailedPrecondition, ErrServiceUnavailable},
 }
 
 // s3NoMapping are the reasons meta never sends.

@@ -230,11 +230,13 @@ func addMemoryFlags(f *pflag.FlagSet, o *meta.Options) {
 	o.CacheSize, o.MemTableSize = 512<<20, 32<<20
 	o.Namespace.DirCacheBytes, o.Namespace.ApplyCacheBytes = namespace.DefaultDirCacheBytes, namespace.DefaultApplyCacheBytes
 	o.Raft.LogCacheBytes = 32 << 20
+	o.DeferredWriteMemory = meta.DefaultDeferredWriteMemory
 	f.Var(byteSize{&o.CacheSize}, "block-cache", "Pebble's block cache: the part of the namespace's database held in memory")
 	f.Var(byteSize{&o.MemTableSize}, "memtable-size", "each of Pebble's memtables (three at most in memory)")
 	f.Var(byteSize{&o.Namespace.DirCacheBytes}, "dir-cache", "the readers' cache of directory entries and bucket records")
 	f.Var(byteSize{&o.Namespace.ApplyCacheBytes}, "apply-cache", "the cache of what applying commands reads most (directory entries, complete directories' names, records)")
 	f.Var(byteSize{&o.Raft.LogCacheBytes}, "raft-log-cache", "the recent Raft log entries kept in memory")
+	f.Var(sizeOrOff{&o.DeferredWriteMemory}, "deferred-writes", "the leader's table of small writes in flight, each opened and committed in one Raft entry (0: none)")
 }
 
 // byteSize is a flag of a size in bytes ("64MiB", "1G", "4096").
@@ -260,6 +262,33 @@ func (b byteSize) Set(s string) error {
 }
 
 func (b byteSize) Type() string { return "size" }
+
+// sizeOrOff is a byteSize whose 0 turns the feature off, which meta.Options
+// spells as a negative size (0 there is the default).
+type sizeOrOff struct{ p *int64 }
+
+func (b sizeOrOff) String() string {
+	if b.p == nil || *b.p < 0 {
+		return "0"
+	}
+	return bytesize.Exact(*b.p)
+}
+
+func (b sizeOrOff) Set(s string) error {
+	n, err := bytesize.Parse(s)
+	switch {
+	case err != nil:
+		return err
+	case n < 0:
+		return fmt.Errorf("%q: a size cannot be negative", s)
+	case n == 0:
+		n = -1
+	}
+	*b.p = n
+	return nil
+}
+
+func (b sizeOrOff) Type() string { return "size" }
 
 // trashInterval is --trash-interval: a duration whose 0 turns the trash
 // off, which meta.Options spells as a negative TrashInterval (0 there is

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
@@ -39,6 +40,26 @@ func (a *applier) expireOpenKeys(c *stratov1.ExpireOpenKeysCommand) (proto.Messa
 		res.Expired = append(res.Expired, id)
 	}
 	return res, nil
+}
+
+// discardBlocks frees the blocks of deferred writes never committed (the
+// leader's sweep; meta/deferredwrite.go): it proposes only blocks whose
+// token nobody took, so no key holds them.
+func (a *applier) discardBlocks(c *stratov1.DiscardBlocksCommand) (proto.Message, error) {
+	if err := checkAllocated(c.GetBlocks()); err != nil {
+		return nil, err
+	}
+	if err := a.freeBlocks(0, c.GetBlocks(), "abandoned write"); err != nil {
+		return nil, err
+	}
+	return &stratov1.DiscardBlocksResult{Discarded: int32(len(c.GetBlocks()))}, nil
+}
+
+// PrepareDiscard returns a command freeing blocks of abandoned deferred
+// writes.
+func (ns *Namespace) PrepareDiscard(now time.Time, blocks []*stratov1.BlockRecord) *stratov1.NamespaceCommand {
+	return &stratov1.NamespaceCommand{NowUnixMs: now.UnixMilli(), Op: &stratov1.NamespaceCommand_DiscardBlocks{
+		DiscardBlocks: &stratov1.DiscardBlocksCommand{Blocks: blocks}}}
 }
 
 // unpublished returns the blocks of an open key that no committed key

@@ -19,6 +19,16 @@ import (
 // open key; CommitKey with the token opens and commits the key in one
 // entry, and Apply checks everything again then. A writer with data opens
 // again with a size hint.
+//
+// Deferred writes. A small key written whole (an S3 PUT of a few KiB) is
+// the same: its open key lives for one round trip to the datanodes. A
+// deferrable open with a size hint whose command the leader marked with a
+// write nonce is answered with a token that carries its one allocated
+// block; the commit with that token opens and commits in one entry. A token
+// with blocks would let a forger commit blocks it was never given, so the
+// leader takes each such token once, from the ones it handed out (meta's
+// deferredWrites), before it proposes the commit; Apply trusts what the
+// leader proposed.
 
 // DeferOpen decides whether the prepared open c (no blocks) can be
 // deferred, and checks it against view as OpenKey's apply would: the parent
@@ -27,14 +37,31 @@ import (
 // the open must be proposed (it creates parent directories, or allocates
 // blocks). Refusals are as advisory as Prepare's: the caller confirms them
 // after a read barrier.
+//
+// With a write nonce (a deferred write), c must hold exactly one block of a
+// replicated key: an erasure coded key or an append is opened for real.
 func (ns *Namespace) DeferOpen(view pebble.Reader, c *stratov1.OpenKeyCommand) (*stratov1.OpenKeyResponse, error) {
-	if len(c.GetBlocks()) > 0 || c.GetSizeHint() > 0 {
+	write := len(c.GetWriteNonce()) > 0
+	switch {
+	case c.GetAppend():
 		return nil, nil
+	case !write && (len(c.GetBlocks()) > 0 || c.GetSizeHint() > 0):
+		return nil, nil
+	case write && len(c.GetBlocks()) != 1:
+		return nil, nil
+	}
+	if err := checkWritable(c.GetKey()); err != nil {
+		return nil, err
 	}
 	rd := ns.Reader(view)
 	bk, err := rd.bucket(c.GetVolume(), c.GetBucket())
 	if err != nil {
 		return nil, err
+	}
+	if write {
+		if _, e, err := keyRedundancy(c.GetReplication(), c.GetErasureCoding(), bk); err != nil || e != nil {
+			return nil, err
+		}
 	}
 	if isFSO(bk) {
 		rs := rd.resolver()
@@ -71,7 +98,22 @@ func (ns *Namespace) DeferOpen(view pebble.Reader, c *stratov1.OpenKeyCommand) (
 		return nil, err
 	}
 	return &stratov1.OpenKeyResponse{CreateToken: token, Replication: c.GetReplication(), ErasureCoding: ErasureCoding(c.GetErasureCoding()),
-		ChecksumType: bk.ChecksumType, BytesPerChecksum: bk.BytesPerChecksum, BlockSize: bk.BlockSize}, nil
+		ChecksumType: bk.ChecksumType, BytesPerChecksum: bk.BytesPerChecksum, BlockSize: bk.BlockSize,
+		Blocks: BlockLocations(c.GetBlocks())}, nil
+}
+
+// WriteToken decodes a create token and returns its write nonce and blocks
+// when it is a deferred write's (nil nonce: a deferred create's, or not a
+// token at all; Apply decides about those).
+func WriteToken(token []byte) (nonce []byte, blocks []*stratov1.BlockRecord) {
+	if len(token) == 0 {
+		return nil, nil
+	}
+	oc := &stratov1.OpenKeyCommand{}
+	if proto.Unmarshal(token, oc) != nil {
+		return nil, nil
+	}
+	return oc.GetWriteNonce(), oc.GetBlocks()
 }
 
 // createToken decodes a create token and checks it against the commit that
@@ -86,8 +128,10 @@ func createToken(c *stratov1.CommitKeyCommand) (*stratov1.OpenKeyCommand, error)
 		return nil, fmt.Errorf("%w: a commit has an open ID or a create token, not both", ErrInvalid)
 	case c.GetHsync():
 		return nil, fmt.Errorf("%w: hsync of a deferred create (open it with a size hint first)", ErrInvalid)
-	case len(c.GetBlocks()) > 0 || len(oc.GetBlocks()) > 0:
+	case len(oc.GetWriteNonce()) == 0 && (len(c.GetBlocks()) > 0 || len(oc.GetBlocks()) > 0):
 		return nil, fmt.Errorf("%w: a deferred create commits no block (open it with a size hint to write)", ErrInvalid)
+	case len(oc.GetWriteNonce()) > 0 && (len(oc.GetBlocks()) != 1 || oc.GetAppend()):
+		return nil, fmt.Errorf("%w: a deferred write's token holds one block", ErrInvalid)
 	case oc.GetVolume() != c.GetVolume() || oc.GetBucket() != c.GetBucket():
 		return nil, fmt.Errorf("%w: create token for %s/%s, commit in %s/%s", ErrInvalid,
 			oc.GetVolume(), oc.GetBucket(), c.GetVolume(), c.GetBucket())

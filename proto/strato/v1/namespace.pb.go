@@ -92,6 +92,10 @@ const (
 	// force, a legal hold) forbids destroying or changing it, or shortening
 	// its retention (docs/s3.md "Object lock").
 	ErrorReason_OBJECT_LOCKED ErrorReason = 30
+	// FAILED_PRECONDITION: a deferred write's create token this leader does
+	// not hold (another leader gave it out, it expired, or it was committed
+	// or refused once already): open the key and write it again.
+	ErrorReason_CREATE_TOKEN_UNKNOWN ErrorReason = 31
 )
 
 // Enum value maps for ErrorReason.
@@ -128,6 +132,7 @@ var (
 		28: "KEY_REPLACED",
 		29: "PERMISSION_DENIED",
 		30: "OBJECT_LOCKED",
+		31: "CREATE_TOKEN_UNKNOWN",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED": 0,
@@ -161,6 +166,7 @@ var (
 		"KEY_REPLACED":             28,
 		"PERMISSION_DENIED":        29,
 		"OBJECT_LOCKED":            30,
+		"CREATE_TOKEN_UNKNOWN":     31,
 	}
 )
 
@@ -3611,7 +3617,7 @@ type OpenKeyRequest struct {
 	Exclude     *ExcludeList      `protobuf:"bytes,6,opt,name=exclude,proto3" json:"exclude,omitempty"`
 	Owner       string            `protobuf:"bytes,7,opt,name=owner,proto3" json:"owner,omitempty"`
 	// deferrable: the caller can take a create token instead of an open key
-	// (see OpenKeyResponse.create_token).
+	// (see OpenKeyResponse.create_token), with a size hint a deferred write's.
 	Deferrable bool `protobuf:"varint,8,opt,name=deferrable,proto3" json:"deferrable,omitempty"`
 	// Erasure codes the key, whatever replication and the bucket's say; a
 	// replication given without it makes a key of an erasure coded bucket
@@ -3747,7 +3753,7 @@ type CreateFileRequest struct {
 	Exclude     *ExcludeList           `protobuf:"bytes,8,opt,name=exclude,proto3" json:"exclude,omitempty"`
 	Owner       string                 `protobuf:"bytes,9,opt,name=owner,proto3" json:"owner,omitempty"`
 	// deferrable: the caller can take a create token instead of an open key
-	// (see OpenKeyResponse.create_token).
+	// (see OpenKeyResponse.create_token), with a size hint a deferred write's.
 	Deferrable    bool           `protobuf:"varint,10,opt,name=deferrable,proto3" json:"deferrable,omitempty"`
 	ErasureCoding *ErasureCoding `protobuf:"bytes,11,opt,name=erasure_coding,json=erasureCoding,proto3" json:"erasure_coding,omitempty"` // as OpenKeyRequest's
 	// permission is the file's POSIX permission (at most 07777), with the
@@ -3895,6 +3901,14 @@ type OpenKeyResponse struct {
 	// the token (CommitKeyRequest.create_token, no blocks), which opens and
 	// commits the key in one Raft entry with every check done again; to write
 	// data it opens again with a size hint instead.
+	//
+	// A deferred write: a deferrable request with a size hint of at most one
+	// block, where the leader chose to defer, gets a create token and its
+	// first block in blocks. The caller writes the block and commits with the
+	// token and that block, again one Raft entry. Only the leader that gave
+	// the token out takes it, once, within meta's deferred write TTL; another
+	// refuses it with CREATE_TOKEN_UNKNOWN, and the caller writes again after
+	// an ordinary open. A caller that needs a second block opens for real.
 	CreateToken []byte `protobuf:"bytes,7,opt,name=create_token,json=createToken,proto3" json:"create_token,omitempty"`
 	// Set: the key is erasure coded with it, and its blocks are block groups
 	// (docs/ec.md).
@@ -4152,7 +4166,8 @@ type CommitKeyRequest struct {
 	// written, Hadoop's hsync) and keeps the key open for more writes; the
 	// last CommitKey, without hsync, closes it.
 	Hsync bool `protobuf:"varint,6,opt,name=hsync,proto3" json:"hsync,omitempty"`
-	// create_token (instead of open_id): commit a deferred create, empty.
+	// create_token (instead of open_id): commit a deferred create, empty, or
+	// a deferred write with the block its token allocated.
 	CreateToken []byte `protobuf:"bytes,7,opt,name=create_token,json=createToken,proto3" json:"create_token,omitempty"`
 	// attributes are stored with the key (names unique, at most 1,024 of
 	// them and 64 KiB in all); none: the key has none.
@@ -8540,7 +8555,7 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\x10RemoveAclRequest\x12,\n" +
 	"\x06object\x18\x01 \x01(\v2\x14.strato.v1.AclObjectR\x06object\x12\"\n" +
 	"\x04acls\x18\x02 \x03(\v2\x0e.strato.v1.AclR\x04acls\"\x13\n" +
-	"\x11RemoveAclResponse*\xfe\x04\n" +
+	"\x11RemoveAclResponse*\x98\x05\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -8575,7 +8590,8 @@ const file_strato_v1_namespace_proto_rawDesc = "" +
 	"\rS3_KEY_EXISTS\x10\x1b\x12\x10\n" +
 	"\fKEY_REPLACED\x10\x1c\x12\x15\n" +
 	"\x11PERMISSION_DENIED\x10\x1d\x12\x11\n" +
-	"\rOBJECT_LOCKED\x10\x1e*F\n" +
+	"\rOBJECT_LOCKED\x10\x1e\x12\x18\n" +
+	"\x14CREATE_TOKEN_UNKNOWN\x10\x1f*F\n" +
 	"\fBucketLayout\x12\x16\n" +
 	"\x12LAYOUT_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +

@@ -216,6 +216,7 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_RenewToken
 	//	*NamespaceCommand_PurgeTokens
 	//	*NamespaceCommand_SetObjectLock
+	//	*NamespaceCommand_DiscardBlocks
 	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
 	// request identifies a client's request, so that a retry of one already
 	// applied returns its first result instead of applying again.
@@ -556,6 +557,15 @@ func (x *NamespaceCommand) GetSetObjectLock() *SetObjectLockCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetDiscardBlocks() *DiscardBlocksCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_DiscardBlocks); ok {
+			return x.DiscardBlocks
+		}
+	}
+	return nil
+}
+
 func (x *NamespaceCommand) GetRequest() *RequestID {
 	if x != nil {
 		return x.Request
@@ -695,6 +705,10 @@ type NamespaceCommand_SetObjectLock struct {
 	SetObjectLock *SetObjectLockCommand `protobuf:"bytes,34,opt,name=set_object_lock,json=setObjectLock,proto3,oneof"`
 }
 
+type NamespaceCommand_DiscardBlocks struct {
+	DiscardBlocks *DiscardBlocksCommand `protobuf:"bytes,35,opt,name=discard_blocks,json=discardBlocks,proto3,oneof"`
+}
+
 func (*NamespaceCommand_CreateVolume) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DeleteVolume) isNamespaceCommand_Op() {}
@@ -758,6 +772,8 @@ func (*NamespaceCommand_RenewToken) isNamespaceCommand_Op() {}
 func (*NamespaceCommand_PurgeTokens) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_SetObjectLock) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_DiscardBlocks) isNamespaceCommand_Op() {}
 
 // RequestID names one logical request of one client: retries carry the
 // same ID. A client numbers its requests upwards.
@@ -833,7 +849,11 @@ type OpenKeyCommand struct {
 	Permission      *uint32              `protobuf:"varint,13,opt,name=permission,proto3,oneof" json:"permission,omitempty"`                     // unset: the default (0644)
 	Group           string               `protobuf:"bytes,14,opt,name=group,proto3" json:"group,omitempty"`                                      // "": the parent directory's
 	// append (AppendFile): open the existing closed key for appending.
-	Append        bool `protobuf:"varint,15,opt,name=append,proto3" json:"append,omitempty"`
+	Append bool `protobuf:"varint,15,opt,name=append,proto3" json:"append,omitempty"`
+	// write_nonce is set in a deferred write's create token (its blocks
+	// allocated, no open key recorded): random, so that only the leader that
+	// handed the token out recognises it (meta/deferredwrite.go).
+	WriteNonce    []byte `protobuf:"bytes,16,opt,name=write_nonce,json=writeNonce,proto3" json:"write_nonce,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -971,6 +991,13 @@ func (x *OpenKeyCommand) GetAppend() bool {
 		return x.Append
 	}
 	return false
+}
+
+func (x *OpenKeyCommand) GetWriteNonce() []byte {
+	if x != nil {
+		return x.WriteNonce
+	}
+	return nil
 }
 
 // TruncateCommand cuts a closed file (TruncateRequest).
@@ -1516,6 +1543,98 @@ func (x *ReclaimResult) GetMore() bool {
 	return false
 }
 
+// DiscardBlocksCommand frees blocks allocated to deferred writes that were
+// never committed (the leader's sweep of its abandoned create tokens): they
+// join the deleted blocks the datanodes are told to delete.
+type DiscardBlocksCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Blocks        []*BlockRecord         `protobuf:"bytes,1,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiscardBlocksCommand) Reset() {
+	*x = DiscardBlocksCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiscardBlocksCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiscardBlocksCommand) ProtoMessage() {}
+
+func (x *DiscardBlocksCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiscardBlocksCommand.ProtoReflect.Descriptor instead.
+func (*DiscardBlocksCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *DiscardBlocksCommand) GetBlocks() []*BlockRecord {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+// DiscardBlocksResult counts the blocks a DiscardBlocksCommand freed.
+type DiscardBlocksResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Discarded     int32                  `protobuf:"varint,1,opt,name=discarded,proto3" json:"discarded,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiscardBlocksResult) Reset() {
+	*x = DiscardBlocksResult{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiscardBlocksResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiscardBlocksResult) ProtoMessage() {}
+
+func (x *DiscardBlocksResult) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiscardBlocksResult.ProtoReflect.Descriptor instead.
+func (*DiscardBlocksResult) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *DiscardBlocksResult) GetDiscarded() int32 {
+	if x != nil {
+		return x.Discarded
+	}
+	return 0
+}
+
 // PurgeDeletedBlocksCommand forgets deleted-block entries whose blocks the
 // datanodes have deleted.
 type PurgeDeletedBlocksCommand struct {
@@ -1527,7 +1646,7 @@ type PurgeDeletedBlocksCommand struct {
 
 func (x *PurgeDeletedBlocksCommand) Reset() {
 	*x = PurgeDeletedBlocksCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1539,7 +1658,7 @@ func (x *PurgeDeletedBlocksCommand) String() string {
 func (*PurgeDeletedBlocksCommand) ProtoMessage() {}
 
 func (x *PurgeDeletedBlocksCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[13]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1552,7 +1671,7 @@ func (x *PurgeDeletedBlocksCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeDeletedBlocksCommand.ProtoReflect.Descriptor instead.
 func (*PurgeDeletedBlocksCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{13}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PurgeDeletedBlocksCommand) GetSeqs() []uint64 {
@@ -1572,7 +1691,7 @@ type PurgeDeletedBlocksResult struct {
 
 func (x *PurgeDeletedBlocksResult) Reset() {
 	*x = PurgeDeletedBlocksResult{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1584,7 +1703,7 @@ func (x *PurgeDeletedBlocksResult) String() string {
 func (*PurgeDeletedBlocksResult) ProtoMessage() {}
 
 func (x *PurgeDeletedBlocksResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[14]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1597,7 +1716,7 @@ func (x *PurgeDeletedBlocksResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeDeletedBlocksResult.ProtoReflect.Descriptor instead.
 func (*PurgeDeletedBlocksResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{14}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PurgeDeletedBlocksResult) GetPurged() int32 {
@@ -1629,7 +1748,7 @@ type ClusterCommand struct {
 
 func (x *ClusterCommand) Reset() {
 	*x = ClusterCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1641,7 +1760,7 @@ func (x *ClusterCommand) String() string {
 func (*ClusterCommand) ProtoMessage() {}
 
 func (x *ClusterCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1654,7 +1773,7 @@ func (x *ClusterCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterCommand.ProtoReflect.Descriptor instead.
 func (*ClusterCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ClusterCommand) GetNowUnixMs() int64 {
@@ -1818,7 +1937,7 @@ type BalancerChange struct {
 
 func (x *BalancerChange) Reset() {
 	*x = BalancerChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1830,7 +1949,7 @@ func (x *BalancerChange) String() string {
 func (*BalancerChange) ProtoMessage() {}
 
 func (x *BalancerChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1843,7 +1962,7 @@ func (x *BalancerChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerChange.ProtoReflect.Descriptor instead.
 func (*BalancerChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BalancerChange) GetChange() isBalancerChange_Change {
@@ -1917,7 +2036,7 @@ type BalancerStart struct {
 
 func (x *BalancerStart) Reset() {
 	*x = BalancerStart{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +2048,7 @@ func (x *BalancerStart) String() string {
 func (*BalancerStart) ProtoMessage() {}
 
 func (x *BalancerStart) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +2061,7 @@ func (x *BalancerStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerStart.ProtoReflect.Descriptor instead.
 func (*BalancerStart) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BalancerStart) GetThreshold() float64 {
@@ -1992,7 +2111,7 @@ type BalancerStop struct {
 
 func (x *BalancerStop) Reset() {
 	*x = BalancerStop{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2004,7 +2123,7 @@ func (x *BalancerStop) String() string {
 func (*BalancerStop) ProtoMessage() {}
 
 func (x *BalancerStop) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2017,7 +2136,7 @@ func (x *BalancerStop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerStop.ProtoReflect.Descriptor instead.
 func (*BalancerStop) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BalancerStop) GetRun() int64 {
@@ -2054,7 +2173,7 @@ type BalancerProgress struct {
 
 func (x *BalancerProgress) Reset() {
 	*x = BalancerProgress{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2066,7 +2185,7 @@ func (x *BalancerProgress) String() string {
 func (*BalancerProgress) ProtoMessage() {}
 
 func (x *BalancerProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2079,7 +2198,7 @@ func (x *BalancerProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerProgress.ProtoReflect.Descriptor instead.
 func (*BalancerProgress) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *BalancerProgress) GetRun() int64 {
@@ -2124,7 +2243,7 @@ type NodeOpStateChange struct {
 
 func (x *NodeOpStateChange) Reset() {
 	*x = NodeOpStateChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2136,7 +2255,7 @@ func (x *NodeOpStateChange) String() string {
 func (*NodeOpStateChange) ProtoMessage() {}
 
 func (x *NodeOpStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2149,7 +2268,7 @@ func (x *NodeOpStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeOpStateChange.ProtoReflect.Descriptor instead.
 func (*NodeOpStateChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *NodeOpStateChange) GetDatanodeId() string {
@@ -2184,7 +2303,7 @@ type ContainerStateChange struct {
 
 func (x *ContainerStateChange) Reset() {
 	*x = ContainerStateChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2196,7 +2315,7 @@ func (x *ContainerStateChange) String() string {
 func (*ContainerStateChange) ProtoMessage() {}
 
 func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2209,7 +2328,7 @@ func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStateChange.ProtoReflect.Descriptor instead.
 func (*ContainerStateChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ContainerStateChange) GetContainerId() uint64 {
@@ -2236,7 +2355,7 @@ type DeleteVolumeCommand struct {
 
 func (x *DeleteVolumeCommand) Reset() {
 	*x = DeleteVolumeCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2248,7 +2367,7 @@ func (x *DeleteVolumeCommand) String() string {
 func (*DeleteVolumeCommand) ProtoMessage() {}
 
 func (x *DeleteVolumeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2261,7 +2380,7 @@ func (x *DeleteVolumeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeCommand.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DeleteVolumeCommand) GetName() string {
@@ -2287,7 +2406,7 @@ type SetQuotaCommand struct {
 
 func (x *SetQuotaCommand) Reset() {
 	*x = SetQuotaCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2299,7 +2418,7 @@ func (x *SetQuotaCommand) String() string {
 func (*SetQuotaCommand) ProtoMessage() {}
 
 func (x *SetQuotaCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2312,7 +2431,7 @@ func (x *SetQuotaCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaCommand.ProtoReflect.Descriptor instead.
 func (*SetQuotaCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SetQuotaCommand) GetVolume() string {
@@ -2376,7 +2495,7 @@ type UpdateCommand struct {
 
 func (x *UpdateCommand) Reset() {
 	*x = UpdateCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2388,7 +2507,7 @@ func (x *UpdateCommand) String() string {
 func (*UpdateCommand) ProtoMessage() {}
 
 func (x *UpdateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2401,7 +2520,7 @@ func (x *UpdateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateCommand.ProtoReflect.Descriptor instead.
 func (*UpdateCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UpdateCommand) GetVolume() string {
@@ -2482,7 +2601,7 @@ type SnapshotCommand struct {
 
 func (x *SnapshotCommand) Reset() {
 	*x = SnapshotCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2494,7 +2613,7 @@ func (x *SnapshotCommand) String() string {
 func (*SnapshotCommand) ProtoMessage() {}
 
 func (x *SnapshotCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2507,7 +2626,7 @@ func (x *SnapshotCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotCommand.ProtoReflect.Descriptor instead.
 func (*SnapshotCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SnapshotCommand) GetVolume() string {
@@ -2556,7 +2675,7 @@ type PurgeSnapshotsCommand struct {
 
 func (x *PurgeSnapshotsCommand) Reset() {
 	*x = PurgeSnapshotsCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2568,7 +2687,7 @@ func (x *PurgeSnapshotsCommand) String() string {
 func (*PurgeSnapshotsCommand) ProtoMessage() {}
 
 func (x *PurgeSnapshotsCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2581,7 +2700,7 @@ func (x *PurgeSnapshotsCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeSnapshotsCommand.ProtoReflect.Descriptor instead.
 func (*PurgeSnapshotsCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PurgeSnapshotsCommand) GetLimit() int32 {
@@ -2602,7 +2721,7 @@ type PurgeSnapshotsResult struct {
 
 func (x *PurgeSnapshotsResult) Reset() {
 	*x = PurgeSnapshotsResult{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2614,7 +2733,7 @@ func (x *PurgeSnapshotsResult) String() string {
 func (*PurgeSnapshotsResult) ProtoMessage() {}
 
 func (x *PurgeSnapshotsResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2627,7 +2746,7 @@ func (x *PurgeSnapshotsResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeSnapshotsResult.ProtoReflect.Descriptor instead.
 func (*PurgeSnapshotsResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PurgeSnapshotsResult) GetVersions() int32 {
@@ -2655,7 +2774,7 @@ type DeleteBucketCommand struct {
 
 func (x *DeleteBucketCommand) Reset() {
 	*x = DeleteBucketCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2786,7 @@ func (x *DeleteBucketCommand) String() string {
 func (*DeleteBucketCommand) ProtoMessage() {}
 
 func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2799,7 @@ func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketCommand.ProtoReflect.Descriptor instead.
 func (*DeleteBucketCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeleteBucketCommand) GetVolume() string {
@@ -2720,7 +2839,7 @@ type CommitKeyCommand struct {
 
 func (x *CommitKeyCommand) Reset() {
 	*x = CommitKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2732,7 +2851,7 @@ func (x *CommitKeyCommand) String() string {
 func (*CommitKeyCommand) ProtoMessage() {}
 
 func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2745,7 +2864,7 @@ func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyCommand.ProtoReflect.Descriptor instead.
 func (*CommitKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CommitKeyCommand) GetVolume() string {
@@ -2846,7 +2965,7 @@ type KeySourceCommand struct {
 
 func (x *KeySourceCommand) Reset() {
 	*x = KeySourceCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2858,7 +2977,7 @@ func (x *KeySourceCommand) String() string {
 func (*KeySourceCommand) ProtoMessage() {}
 
 func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2871,7 +2990,7 @@ func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySourceCommand.ProtoReflect.Descriptor instead.
 func (*KeySourceCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *KeySourceCommand) GetVolume() string {
@@ -2921,7 +3040,7 @@ type DeleteCommand struct {
 
 func (x *DeleteCommand) Reset() {
 	*x = DeleteCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2933,7 +3052,7 @@ func (x *DeleteCommand) String() string {
 func (*DeleteCommand) ProtoMessage() {}
 
 func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2946,7 +3065,7 @@ func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCommand.ProtoReflect.Descriptor instead.
 func (*DeleteCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DeleteCommand) GetVolume() string {
@@ -3013,7 +3132,7 @@ type CreateDirectoryCommand struct {
 
 func (x *CreateDirectoryCommand) Reset() {
 	*x = CreateDirectoryCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3025,7 +3144,7 @@ func (x *CreateDirectoryCommand) String() string {
 func (*CreateDirectoryCommand) ProtoMessage() {}
 
 func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3038,7 +3157,7 @@ func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryCommand.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CreateDirectoryCommand) GetVolume() string {
@@ -3093,7 +3212,7 @@ type DeleteUserCommand struct {
 
 func (x *DeleteUserCommand) Reset() {
 	*x = DeleteUserCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3105,7 +3224,7 @@ func (x *DeleteUserCommand) String() string {
 func (*DeleteUserCommand) ProtoMessage() {}
 
 func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3118,7 +3237,7 @@ func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserCommand.ProtoReflect.Descriptor instead.
 func (*DeleteUserCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DeleteUserCommand) GetName() string {
@@ -3138,7 +3257,7 @@ type RevokeTokenCommand struct {
 
 func (x *RevokeTokenCommand) Reset() {
 	*x = RevokeTokenCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3150,7 +3269,7 @@ func (x *RevokeTokenCommand) String() string {
 func (*RevokeTokenCommand) ProtoMessage() {}
 
 func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3163,7 +3282,7 @@ func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenCommand.ProtoReflect.Descriptor instead.
 func (*RevokeTokenCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RevokeTokenCommand) GetId() string {
@@ -3185,7 +3304,7 @@ type RenewTokenCommand struct {
 
 func (x *RenewTokenCommand) Reset() {
 	*x = RenewTokenCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3197,7 +3316,7 @@ func (x *RenewTokenCommand) String() string {
 func (*RenewTokenCommand) ProtoMessage() {}
 
 func (x *RenewTokenCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3210,7 +3329,7 @@ func (x *RenewTokenCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewTokenCommand.ProtoReflect.Descriptor instead.
 func (*RenewTokenCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RenewTokenCommand) GetId() string {
@@ -3238,7 +3357,7 @@ type PurgeTokensCommand struct {
 
 func (x *PurgeTokensCommand) Reset() {
 	*x = PurgeTokensCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3250,7 +3369,7 @@ func (x *PurgeTokensCommand) String() string {
 func (*PurgeTokensCommand) ProtoMessage() {}
 
 func (x *PurgeTokensCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3263,7 +3382,7 @@ func (x *PurgeTokensCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeTokensCommand.ProtoReflect.Descriptor instead.
 func (*PurgeTokensCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PurgeTokensCommand) GetIds() []string {
@@ -3283,7 +3402,7 @@ type RevokeS3KeyCommand struct {
 
 func (x *RevokeS3KeyCommand) Reset() {
 	*x = RevokeS3KeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3295,7 +3414,7 @@ func (x *RevokeS3KeyCommand) String() string {
 func (*RevokeS3KeyCommand) ProtoMessage() {}
 
 func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3308,7 +3427,7 @@ func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyCommand.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RevokeS3KeyCommand) GetAccessKey() string {
@@ -3334,7 +3453,7 @@ type SetAttributesCommand struct {
 
 func (x *SetAttributesCommand) Reset() {
 	*x = SetAttributesCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3346,7 +3465,7 @@ func (x *SetAttributesCommand) String() string {
 func (*SetAttributesCommand) ProtoMessage() {}
 
 func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3359,7 +3478,7 @@ func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesCommand.ProtoReflect.Descriptor instead.
 func (*SetAttributesCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SetAttributesCommand) GetVolume() string {
@@ -3423,7 +3542,7 @@ type SetObjectLockCommand struct {
 
 func (x *SetObjectLockCommand) Reset() {
 	*x = SetObjectLockCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3435,7 +3554,7 @@ func (x *SetObjectLockCommand) String() string {
 func (*SetObjectLockCommand) ProtoMessage() {}
 
 func (x *SetObjectLockCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3448,7 +3567,7 @@ func (x *SetObjectLockCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetObjectLockCommand.ProtoReflect.Descriptor instead.
 func (*SetObjectLockCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SetObjectLockCommand) GetVolume() string {
@@ -3535,7 +3654,7 @@ type SetStatusCommand struct {
 
 func (x *SetStatusCommand) Reset() {
 	*x = SetStatusCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3547,7 +3666,7 @@ func (x *SetStatusCommand) String() string {
 func (*SetStatusCommand) ProtoMessage() {}
 
 func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3560,7 +3679,7 @@ func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStatusCommand.ProtoReflect.Descriptor instead.
 func (*SetStatusCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SetStatusCommand) GetVolume() string {
@@ -3636,7 +3755,7 @@ type SetAclCommand struct {
 
 func (x *SetAclCommand) Reset() {
 	*x = SetAclCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3648,7 +3767,7 @@ func (x *SetAclCommand) String() string {
 func (*SetAclCommand) ProtoMessage() {}
 
 func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3661,7 +3780,7 @@ func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclCommand.ProtoReflect.Descriptor instead.
 func (*SetAclCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SetAclCommand) GetKind() AclObjectKind {
@@ -3726,7 +3845,7 @@ type BlockTokenKeyCommand struct {
 
 func (x *BlockTokenKeyCommand) Reset() {
 	*x = BlockTokenKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[42]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3738,7 +3857,7 @@ func (x *BlockTokenKeyCommand) String() string {
 func (*BlockTokenKeyCommand) ProtoMessage() {}
 
 func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[42]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3751,7 +3870,7 @@ func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKeyCommand.ProtoReflect.Descriptor instead.
 func (*BlockTokenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *BlockTokenKeyCommand) GetId() uint32 {
@@ -3798,7 +3917,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\acluster\x12I\n" +
 	"\x0fblock_token_key\x18\x03 \x01(\v2\x1f.strato.v1.BlockTokenKeyCommandH\x00R\rblockTokenKeyB\x04\n" +
-	"\x02op\"\x82\x11\n" +
+	"\x02op\"\xcc\x11\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
@@ -3839,12 +3958,13 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\vrenew_token\x18  \x01(\v2\x1c.strato.v1.RenewTokenCommandH\x00R\n" +
 	"renewToken\x12B\n" +
 	"\fpurge_tokens\x18! \x01(\v2\x1d.strato.v1.PurgeTokensCommandH\x00R\vpurgeTokens\x12I\n" +
-	"\x0fset_object_lock\x18\" \x01(\v2\x1f.strato.v1.SetObjectLockCommandH\x00R\rsetObjectLock\x12.\n" +
+	"\x0fset_object_lock\x18\" \x01(\v2\x1f.strato.v1.SetObjectLockCommandH\x00R\rsetObjectLock\x12H\n" +
+	"\x0ediscard_blocks\x18# \x01(\v2\x1f.strato.v1.DiscardBlocksCommandH\x00R\rdiscardBlocks\x12.\n" +
 	"\arequest\x18\x10 \x01(\v2\x14.strato.v1.RequestIDR\arequestB\x04\n" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x10\n" +
-	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\xa8\x04\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\xc9\x04\n" +
 	"\x0eOpenKeyCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x10\n" +
@@ -3864,7 +3984,9 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"permission\x18\r \x01(\rH\x00R\n" +
 	"permission\x88\x01\x01\x12\x14\n" +
 	"\x05group\x18\x0e \x01(\tR\x05group\x12\x16\n" +
-	"\x06append\x18\x0f \x01(\bR\x06appendB\r\n" +
+	"\x06append\x18\x0f \x01(\bR\x06append\x12\x1f\n" +
+	"\vwrite_nonce\x18\x10 \x01(\fR\n" +
+	"writeNonceB\r\n" +
 	"\v_permission\"t\n" +
 	"\x0fTruncateCommand\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
@@ -3901,7 +4023,11 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\rReclaimResult\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x05R\x05files\x12 \n" +
 	"\vdirectories\x18\x02 \x01(\x05R\vdirectories\x12\x12\n" +
-	"\x04more\x18\x03 \x01(\bR\x04more\"/\n" +
+	"\x04more\x18\x03 \x01(\bR\x04more\"F\n" +
+	"\x14DiscardBlocksCommand\x12.\n" +
+	"\x06blocks\x18\x01 \x03(\v2\x16.strato.v1.BlockRecordR\x06blocks\"3\n" +
+	"\x13DiscardBlocksResult\x12\x1c\n" +
+	"\tdiscarded\x18\x01 \x01(\x05R\tdiscarded\"/\n" +
 	"\x19PurgeDeletedBlocksCommand\x12\x12\n" +
 	"\x04seqs\x18\x01 \x03(\x04R\x04seqs\"2\n" +
 	"\x18PurgeDeletedBlocksResult\x12\x16\n" +
@@ -4111,7 +4237,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_raftlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(AclEdit)(0),                      // 0: strato.v1.AclEdit
 	(*MetaCommand)(nil),               // 1: strato.v1.MetaCommand
@@ -4127,127 +4253,131 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*ExpireOpenKeysResult)(nil),      // 11: strato.v1.ExpireOpenKeysResult
 	(*ReclaimCommand)(nil),            // 12: strato.v1.ReclaimCommand
 	(*ReclaimResult)(nil),             // 13: strato.v1.ReclaimResult
-	(*PurgeDeletedBlocksCommand)(nil), // 14: strato.v1.PurgeDeletedBlocksCommand
-	(*PurgeDeletedBlocksResult)(nil),  // 15: strato.v1.PurgeDeletedBlocksResult
-	(*ClusterCommand)(nil),            // 16: strato.v1.ClusterCommand
-	(*BalancerChange)(nil),            // 17: strato.v1.BalancerChange
-	(*BalancerStart)(nil),             // 18: strato.v1.BalancerStart
-	(*BalancerStop)(nil),              // 19: strato.v1.BalancerStop
-	(*BalancerProgress)(nil),          // 20: strato.v1.BalancerProgress
-	(*NodeOpStateChange)(nil),         // 21: strato.v1.NodeOpStateChange
-	(*ContainerStateChange)(nil),      // 22: strato.v1.ContainerStateChange
-	(*DeleteVolumeCommand)(nil),       // 23: strato.v1.DeleteVolumeCommand
-	(*SetQuotaCommand)(nil),           // 24: strato.v1.SetQuotaCommand
-	(*UpdateCommand)(nil),             // 25: strato.v1.UpdateCommand
-	(*SnapshotCommand)(nil),           // 26: strato.v1.SnapshotCommand
-	(*PurgeSnapshotsCommand)(nil),     // 27: strato.v1.PurgeSnapshotsCommand
-	(*PurgeSnapshotsResult)(nil),      // 28: strato.v1.PurgeSnapshotsResult
-	(*DeleteBucketCommand)(nil),       // 29: strato.v1.DeleteBucketCommand
-	(*CommitKeyCommand)(nil),          // 30: strato.v1.CommitKeyCommand
-	(*KeySourceCommand)(nil),          // 31: strato.v1.KeySourceCommand
-	(*DeleteCommand)(nil),             // 32: strato.v1.DeleteCommand
-	(*CreateDirectoryCommand)(nil),    // 33: strato.v1.CreateDirectoryCommand
-	(*DeleteUserCommand)(nil),         // 34: strato.v1.DeleteUserCommand
-	(*RevokeTokenCommand)(nil),        // 35: strato.v1.RevokeTokenCommand
-	(*RenewTokenCommand)(nil),         // 36: strato.v1.RenewTokenCommand
-	(*PurgeTokensCommand)(nil),        // 37: strato.v1.PurgeTokensCommand
-	(*RevokeS3KeyCommand)(nil),        // 38: strato.v1.RevokeS3KeyCommand
-	(*SetAttributesCommand)(nil),      // 39: strato.v1.SetAttributesCommand
-	(*SetObjectLockCommand)(nil),      // 40: strato.v1.SetObjectLockCommand
-	(*SetStatusCommand)(nil),          // 41: strato.v1.SetStatusCommand
-	(*SetAclCommand)(nil),             // 42: strato.v1.SetAclCommand
-	(*BlockTokenKeyCommand)(nil),      // 43: strato.v1.BlockTokenKeyCommand
-	(*VolumeRecord)(nil),              // 44: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 45: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 46: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),                // 47: strato.v1.UserRecord
-	(*TokenRecord)(nil),               // 48: strato.v1.TokenRecord
-	(ReplicationFactor)(0),            // 49: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 50: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 51: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 52: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 53: strato.v1.ContainerRecord
-	(NodeOpState)(0),                  // 54: strato.v1.NodeOpState
-	(ContainerState)(0),               // 55: strato.v1.ContainerState
-	(BucketVersioning)(0),             // 56: strato.v1.BucketVersioning
-	(*Lifecycle)(nil),                 // 57: strato.v1.Lifecycle
-	(*BucketObjectLockRecord)(nil),    // 58: strato.v1.BucketObjectLockRecord
-	(*AttributeRecord)(nil),           // 59: strato.v1.AttributeRecord
-	(*ObjectLockRecord)(nil),          // 60: strato.v1.ObjectLockRecord
-	(RetentionMode)(0),                // 61: strato.v1.RetentionMode
-	(AclObjectKind)(0),                // 62: strato.v1.AclObjectKind
-	(*AclRecord)(nil),                 // 63: strato.v1.AclRecord
+	(*DiscardBlocksCommand)(nil),      // 14: strato.v1.DiscardBlocksCommand
+	(*DiscardBlocksResult)(nil),       // 15: strato.v1.DiscardBlocksResult
+	(*PurgeDeletedBlocksCommand)(nil), // 16: strato.v1.PurgeDeletedBlocksCommand
+	(*PurgeDeletedBlocksResult)(nil),  // 17: strato.v1.PurgeDeletedBlocksResult
+	(*ClusterCommand)(nil),            // 18: strato.v1.ClusterCommand
+	(*BalancerChange)(nil),            // 19: strato.v1.BalancerChange
+	(*BalancerStart)(nil),             // 20: strato.v1.BalancerStart
+	(*BalancerStop)(nil),              // 21: strato.v1.BalancerStop
+	(*BalancerProgress)(nil),          // 22: strato.v1.BalancerProgress
+	(*NodeOpStateChange)(nil),         // 23: strato.v1.NodeOpStateChange
+	(*ContainerStateChange)(nil),      // 24: strato.v1.ContainerStateChange
+	(*DeleteVolumeCommand)(nil),       // 25: strato.v1.DeleteVolumeCommand
+	(*SetQuotaCommand)(nil),           // 26: strato.v1.SetQuotaCommand
+	(*UpdateCommand)(nil),             // 27: strato.v1.UpdateCommand
+	(*SnapshotCommand)(nil),           // 28: strato.v1.SnapshotCommand
+	(*PurgeSnapshotsCommand)(nil),     // 29: strato.v1.PurgeSnapshotsCommand
+	(*PurgeSnapshotsResult)(nil),      // 30: strato.v1.PurgeSnapshotsResult
+	(*DeleteBucketCommand)(nil),       // 31: strato.v1.DeleteBucketCommand
+	(*CommitKeyCommand)(nil),          // 32: strato.v1.CommitKeyCommand
+	(*KeySourceCommand)(nil),          // 33: strato.v1.KeySourceCommand
+	(*DeleteCommand)(nil),             // 34: strato.v1.DeleteCommand
+	(*CreateDirectoryCommand)(nil),    // 35: strato.v1.CreateDirectoryCommand
+	(*DeleteUserCommand)(nil),         // 36: strato.v1.DeleteUserCommand
+	(*RevokeTokenCommand)(nil),        // 37: strato.v1.RevokeTokenCommand
+	(*RenewTokenCommand)(nil),         // 38: strato.v1.RenewTokenCommand
+	(*PurgeTokensCommand)(nil),        // 39: strato.v1.PurgeTokensCommand
+	(*RevokeS3KeyCommand)(nil),        // 40: strato.v1.RevokeS3KeyCommand
+	(*SetAttributesCommand)(nil),      // 41: strato.v1.SetAttributesCommand
+	(*SetObjectLockCommand)(nil),      // 42: strato.v1.SetObjectLockCommand
+	(*SetStatusCommand)(nil),          // 43: strato.v1.SetStatusCommand
+	(*SetAclCommand)(nil),             // 44: strato.v1.SetAclCommand
+	(*BlockTokenKeyCommand)(nil),      // 45: strato.v1.BlockTokenKeyCommand
+	(*VolumeRecord)(nil),              // 46: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 47: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 48: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),                // 49: strato.v1.UserRecord
+	(*TokenRecord)(nil),               // 50: strato.v1.TokenRecord
+	(ReplicationFactor)(0),            // 51: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 52: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 53: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 54: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 55: strato.v1.ContainerRecord
+	(NodeOpState)(0),                  // 56: strato.v1.NodeOpState
+	(ContainerState)(0),               // 57: strato.v1.ContainerState
+	(BucketVersioning)(0),             // 58: strato.v1.BucketVersioning
+	(*Lifecycle)(nil),                 // 59: strato.v1.Lifecycle
+	(*BucketObjectLockRecord)(nil),    // 60: strato.v1.BucketObjectLockRecord
+	(*AttributeRecord)(nil),           // 61: strato.v1.AttributeRecord
+	(*ObjectLockRecord)(nil),          // 62: strato.v1.ObjectLockRecord
+	(RetentionMode)(0),                // 63: strato.v1.RetentionMode
+	(AclObjectKind)(0),                // 64: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 65: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
-	16, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	43, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
-	44, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
-	23, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
-	24, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	45, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
-	29, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
+	18, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
+	45, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
+	46, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	25, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
+	26, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
+	47, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	31, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	4,  // 8: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	8,  // 9: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
-	30, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
-	32, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
+	32, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
+	34, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
 	9,  // 12: strato.v1.NamespaceCommand.rename:type_name -> strato.v1.RenameCommand
-	33, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
+	35, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
 	10, // 14: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	12, // 15: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
-	14, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	46, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
-	38, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
-	39, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	41, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
-	47, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
-	34, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
-	48, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
-	35, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
-	42, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
-	25, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
-	26, // 27: strato.v1.NamespaceCommand.snapshot:type_name -> strato.v1.SnapshotCommand
-	27, // 28: strato.v1.NamespaceCommand.purge_snapshots:type_name -> strato.v1.PurgeSnapshotsCommand
+	16, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
+	48, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	40, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
+	41, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
+	43, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	49, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
+	36, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
+	50, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
+	37, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
+	44, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
+	27, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
+	28, // 27: strato.v1.NamespaceCommand.snapshot:type_name -> strato.v1.SnapshotCommand
+	29, // 28: strato.v1.NamespaceCommand.purge_snapshots:type_name -> strato.v1.PurgeSnapshotsCommand
 	5,  // 29: strato.v1.NamespaceCommand.truncate:type_name -> strato.v1.TruncateCommand
 	6,  // 30: strato.v1.NamespaceCommand.concat:type_name -> strato.v1.ConcatCommand
 	7,  // 31: strato.v1.NamespaceCommand.recover_lease:type_name -> strato.v1.RecoverLeaseCommand
-	36, // 32: strato.v1.NamespaceCommand.renew_token:type_name -> strato.v1.RenewTokenCommand
-	37, // 33: strato.v1.NamespaceCommand.purge_tokens:type_name -> strato.v1.PurgeTokensCommand
-	40, // 34: strato.v1.NamespaceCommand.set_object_lock:type_name -> strato.v1.SetObjectLockCommand
-	3,  // 35: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	49, // 36: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	50, // 37: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	51, // 38: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	50, // 39: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	52, // 40: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	53, // 41: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	22, // 42: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	21, // 43: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
-	17, // 44: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
-	18, // 45: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
-	19, // 46: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
-	20, // 47: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
-	54, // 48: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
-	55, // 49: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	49, // 50: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
-	51, // 51: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	56, // 52: strato.v1.UpdateCommand.versioning:type_name -> strato.v1.BucketVersioning
-	57, // 53: strato.v1.UpdateCommand.lifecycle:type_name -> strato.v1.Lifecycle
-	58, // 54: strato.v1.UpdateCommand.object_lock:type_name -> strato.v1.BucketObjectLockRecord
-	50, // 55: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	59, // 56: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	31, // 57: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	60, // 58: strato.v1.CommitKeyCommand.object_lock:type_name -> strato.v1.ObjectLockRecord
-	59, // 59: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	61, // 60: strato.v1.SetObjectLockCommand.mode:type_name -> strato.v1.RetentionMode
-	62, // 61: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
-	0,  // 62: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
-	63, // 63: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
-	64, // [64:64] is the sub-list for method output_type
-	64, // [64:64] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	38, // 32: strato.v1.NamespaceCommand.renew_token:type_name -> strato.v1.RenewTokenCommand
+	39, // 33: strato.v1.NamespaceCommand.purge_tokens:type_name -> strato.v1.PurgeTokensCommand
+	42, // 34: strato.v1.NamespaceCommand.set_object_lock:type_name -> strato.v1.SetObjectLockCommand
+	14, // 35: strato.v1.NamespaceCommand.discard_blocks:type_name -> strato.v1.DiscardBlocksCommand
+	3,  // 36: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
+	51, // 37: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	52, // 38: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	53, // 39: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	52, // 40: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	52, // 41: strato.v1.DiscardBlocksCommand.blocks:type_name -> strato.v1.BlockRecord
+	54, // 42: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	55, // 43: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	24, // 44: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	23, // 45: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
+	19, // 46: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
+	20, // 47: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
+	21, // 48: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
+	22, // 49: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
+	56, // 50: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
+	57, // 51: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	51, // 52: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
+	53, // 53: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	58, // 54: strato.v1.UpdateCommand.versioning:type_name -> strato.v1.BucketVersioning
+	59, // 55: strato.v1.UpdateCommand.lifecycle:type_name -> strato.v1.Lifecycle
+	60, // 56: strato.v1.UpdateCommand.object_lock:type_name -> strato.v1.BucketObjectLockRecord
+	52, // 57: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	61, // 58: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	33, // 59: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	62, // 60: strato.v1.CommitKeyCommand.object_lock:type_name -> strato.v1.ObjectLockRecord
+	61, // 61: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	63, // 62: strato.v1.SetObjectLockCommand.mode:type_name -> strato.v1.RetentionMode
+	64, // 63: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 64: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	65, // 65: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	66, // [66:66] is the sub-list for method output_type
+	66, // [66:66] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -4297,9 +4427,10 @@ func file_strato_v1_raftlog_proto_init() {
 		(*NamespaceCommand_RenewToken)(nil),
 		(*NamespaceCommand_PurgeTokens)(nil),
 		(*NamespaceCommand_SetObjectLock)(nil),
+		(*NamespaceCommand_DiscardBlocks)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[3].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[15].OneofWrappers = []any{
+	file_strato_v1_raftlog_proto_msgTypes[17].OneofWrappers = []any{
 		(*ClusterCommand_AddPipeline)(nil),
 		(*ClusterCommand_ClosePipeline)(nil),
 		(*ClusterCommand_AddContainer)(nil),
@@ -4309,21 +4440,21 @@ func file_strato_v1_raftlog_proto_init() {
 		(*ClusterCommand_SetNodeOpState)(nil),
 		(*ClusterCommand_Balancer)(nil),
 	}
-	file_strato_v1_raftlog_proto_msgTypes[16].OneofWrappers = []any{
+	file_strato_v1_raftlog_proto_msgTypes[18].OneofWrappers = []any{
 		(*BalancerChange_Start)(nil),
 		(*BalancerChange_Stop)(nil),
 		(*BalancerChange_Progress)(nil),
 	}
-	file_strato_v1_raftlog_proto_msgTypes[32].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[39].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[40].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[34].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[41].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[42].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   43,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,157 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/meta"
+	"github.com/strato-io/strato/minicluster"
+	stratov1 "github.com/strato-io/strato/proto/strato/v1"
+)
+
+// A small key written whole opens and commits in one Raft entry: the open
+// hands out a token and the block, and only the commit is proposed. A
+// leader that does not hold the token (restarted, the token expired)
+// refuses the commit, and the writer writes the key again; an expired
+// token's block is freed; a forged or altered token is refused; a commit
+// Apply refuses leaves the token to be committed again.
+func TestDeferredWrite(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), BlockSize: 4 << 20, ContainerSize: 64 << 20,
+		TickInterval: 100 * time.Millisecond,
+		ConfigureMeta: func(_ int, o *meta.Options) { o.DeferredWriteTTL = 3 * time.Second }})
+	require.NoError(t, err)
+	defer func() { _ = c.Close() }()
+	cl, err := c.Client()
+	require.NoError(t, err)
+	defer func() { _ = cl.Close() }()
+	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
+	require.NoError(t, err)
+	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS})
+	require.NoError(t, err)
+	dw := func() meta.DeferredWriteMetrics { return c.Meta().Metrics().DeferredWrites }
+
+	hint := func(data []byte) int64 { return int64(len(data)) }
+	put := func(key string, data []byte, beforeClose func()) {
+		t.Helper()
+		w, err := cl.CreateKey(ctx, "vol", "obs", key, client.WriteOptions{SizeHint: hint(data)})
+		require.NoError(t, err)
+		_, err = w.Write(data)
+		require.NoError(t, err)
+		if beforeClose != nil {
+			beforeClose()
+		}
+		require.NoError(t, w.Close())
+	}
+	get := func(key string) []byte {
+		t.Helper()
+		r, err := cl.OpenKey(ctx, "vol", "obs", key)
+		require.NoError(t, err)
+		defer func() { _ = r.Close() }()
+		b, err := io.ReadAll(r)
+		require.NoError(t, err)
+		return b
+	}
+
+	// One entry: the open is not proposed.
+	small := randomBytes(3000, 1)
+	put("first", small, nil) // the first block made the container and pipeline
+	applied := c.Meta().Metrics().Consensus.Applied
+	put("small", small, nil)
+	require.Equal(t, small, get("small"))
+	m := dw()
+	require.Equal(t, uint64(2), m.Issued)
+	require.Equal(t, uint64(2), m.Committed)
+	require.Zero(t, m.Pending)
+	require.Positive(t, m.MaxBytes)
+	require.LessOrEqual(t, c.Meta().Metrics().Consensus.Applied-applied, uint64(2),
+		"the write took one entry (and perhaps a background tick's)")
+
+	// A key of several chunks opens for real: at once, or, when its size
+	// hint said less, at its first full chunk.
+	big := randomBytes(5<<20, 2)
+	put("big", big, nil)
+	require.True(t, bytes.Equal(big, get("big")))
+	require.Equal(t, uint64(2), dw().Issued)
+	hint = func([]byte) int64 { return 100 }
+	put("bigger", big, nil)
+	require.True(t, bytes.Equal(big, get("bigger")))
+	require.Equal(t, uint64(3), dw().Issued)
+	require.Equal(t, uint64(2), dw().Committed)
+	hint = func(data []byte) int64 { return int64(len(data)) }
+
+	// The token expires while the writer holds it: its block is freed, and
+	// the writer writes the key again (its commit refused, or, when the
+	// datanodes deleted the block first, its write).
+	late := randomBytes(2000, 3)
+	put("late", late, func() {
+		require.Eventually(t, func() bool { return dw().Discarded >= 1 }, 30*time.Second, 50*time.Millisecond)
+	})
+	require.Equal(t, late, get("late"))
+	require.GreaterOrEqual(t, dw().Expired, uint64(1))
+
+	// A forged token (another nonce) and an altered one (another block)
+	// are refused; the real one commits, once.
+	var resp *stratov1.OpenKeyResponse
+	require.NoError(t, cl.Meta().Do(ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient, _ client.ClusterStubs) error {
+		resp, err = n.OpenKey(ctx, &stratov1.OpenKeyRequest{Volume: "vol", Bucket: "obs", Key: "raw", SizeHint: 10, Deferrable: true})
+		return err
+	}))
+	require.Zero(t, resp.OpenId)
+	require.Len(t, resp.Blocks, 1)
+	bl := []*stratov1.BlockLocation{{BlockId: resp.Blocks[0].BlockId, Length: 0}}
+	commit := func(token []byte, ifAbsent bool) error {
+		return cl.Meta().Do(ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient, _ client.ClusterStubs) error {
+			_, err := n.CommitKey(ctx, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "obs", Key: "raw", CreateToken: token,
+				Blocks: bl, IfAbsent: ifAbsent})
+			return err
+		})
+	}
+	alter := func(f func(oc *stratov1.OpenKeyCommand)) []byte {
+		oc := &stratov1.OpenKeyCommand{}
+		require.NoError(t, proto.Unmarshal(resp.CreateToken, oc))
+		f(oc)
+		b, err := proto.Marshal(oc)
+		require.NoError(t, err)
+		return b
+	}
+	unknown := func(err error) {
+		t.Helper()
+		require.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
+		var ce *client.Error
+		require.True(t, errors.As(err, &ce), "%v", err)
+		require.Equal(t, stratov1.ErrorReason_CREATE_TOKEN_UNKNOWN.String(), ce.Reason)
+	}
+	unknown(commit(alter(func(oc *stratov1.OpenKeyCommand) { oc.WriteNonce = []byte("0123456789abcdef") }), false))
+	unknown(commit(alter(func(oc *stratov1.OpenKeyCommand) { oc.Blocks[0].BlockId.LocalId++ }), false))
+	err = commit(alter(func(oc *stratov1.OpenKeyCommand) { oc.WriteNonce = nil }), false)
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "a deferred create's token holds no block: %v", err)
+
+	// Refused by Apply (the key exists, and the commit asks it not to):
+	// the token goes back and commits afterwards.
+	put("raw", []byte("x"), nil)
+	err = commit(resp.CreateToken, true)
+	require.ErrorIs(t, err, client.ErrKeyReplaced)
+	require.Equal(t, uint64(1), dw().Returned)
+	require.NoError(t, commit(resp.CreateToken, false))
+	require.Empty(t, get("raw"))
+	unknown(commit(resp.CreateToken, false))
+
+	// A leader that restarted holds no token: the writer writes again.
+	again := randomBytes(4000, 4)
+	put("restart", again, func() { require.NoError(t, c.RestartMeta()) })
+	require.Equal(t, again, get("restart"))
+	require.Equal(t, uint64(1), dw().Refused, "the restarted leader refused the first commit")
+	require.Zero(t, dw().Issued, "and the key was written again through an ordinary open")
+}
