@@ -131,7 +131,7 @@ retire() { find "$1" -type f -size +1M -delete 2>/dev/null || true; }
 start_strato() {
 	local meta s3p
 	meta=127.0.0.1:$(port) s3p=127.0.0.1:$(port)
-	data=$work/strato-$r
+	data=$work/${tag:-strato}-$r
 	"$strato" dev --data "$data" --meta-addr "$meta" --s3-addr "" --http "" >"$work/strato-dev.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 300); do grep -q "strato dev: ready" "$work/strato-dev.log" && break; sleep 0.2; done
@@ -143,7 +143,7 @@ start_strato() {
 	wait_http "$endpoint"
 }
 start_stratobase() {
-	local strato=${STRATO_BASE:?set STRATO_BASE to the strato binary to compare}
+	local strato=${STRATO_BASE:?set STRATO_BASE to the strato binary to compare} tag=stratobase
 	start_strato
 }
 start_seaweedfs() {
