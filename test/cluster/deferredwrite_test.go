@@ -29,7 +29,7 @@ func TestDeferredWrite(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), BlockSize: 4 << 20, ContainerSize: 64 << 20,
-		TickInterval: 100 * time.Millisecond,
+		TickInterval:  100 * time.Millisecond,
 		ConfigureMeta: func(_ int, o *meta.Options) { o.DeferredWriteTTL = 3 * time.Second }})
 	require.NoError(t, err)
 	defer func() { _ = c.Close() }()
