@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,4 +157,76 @@ func TestDeferredWrite(t *testing.T) {
 	require.Equal(t, again, get("restart"))
 	require.Equal(t, uint64(1), dw().Refused, "the restarted leader refused the first commit")
 	require.Zero(t, dw().Issued, "and the key was written again through an ordinary open")
+}
+
+// TestDeferredWritesAcrossLeaders: small keys written whole while meta's
+// leadership moves from replica to replica. A commit that reaches a leader
+// other than the one that gave its token out is refused, and the writer
+// writes the key again: every key acknowledged reads back whole.
+func TestDeferredWritesAcrossLeaders(t *testing.T) {
+	f := startFaultCluster(t, minicluster.Options{MetaReplicas: 3, HeartbeatInterval: 100 * time.Millisecond,
+		TickInterval: 100 * time.Millisecond, BlockSize: 4 << 20}, stratov1.ReplicationFactor_REPLICATION_THREE, 1<<20)
+	ctx := t.Context()
+	var (
+		mu      sync.Mutex
+		written = map[string][]byte{}
+		stop    atomic.Bool
+		wg      sync.WaitGroup
+	)
+	for w := range 3 {
+		wg.Go(func() {
+			for i := 0; !stop.Load(); i++ {
+				key := fmt.Sprintf("w%d/k%05d", w, i)
+				data := fastRandom(1000+i%3000, uint64(w<<20|i))
+				wr, err := f.cl.CreateKey(ctx, "vol", "bkt", key, client.WriteOptions{SizeHint: int64(len(data))})
+				if err != nil {
+					continue
+				}
+				if _, err := wr.Write(data); err != nil {
+					wr.Abort()
+					continue
+				}
+				if wr.Close() != nil {
+					continue // not acknowledged: not checked
+				}
+				mu.Lock()
+				written[key] = data
+				mu.Unlock()
+			}
+		})
+	}
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(written)
+	}
+	progress := func() {
+		t.Helper()
+		target := count() + 20
+		require.Eventually(t, func() bool { return count() >= target }, 30*time.Second, 10*time.Millisecond, "writes go on")
+	}
+	progress()
+	for move := range 4 {
+		to := uint64((move+1)%3 + 1)
+		_, err := client.Cluster(ctx, f.cl, func(ctx context.Context, cc client.ClusterStubs) (*stratov1.MetaMembersResponse, error) {
+			return cc.TransferMetaLeader(ctx, &stratov1.TransferMetaLeaderRequest{Id: to})
+		})
+		require.NoError(t, err)
+		progress()
+	}
+	stop.Store(true)
+	wg.Wait()
+
+	var issued, refused uint64
+	for i := range 3 {
+		m := f.c.MetaServer(i).Metrics().DeferredWrites
+		issued, refused = issued+m.Issued, refused+m.Refused
+	}
+	require.Positive(t, issued)
+	t.Logf("%d keys written; %d deferred writes issued, %d commits refused and written again", count(), issued, refused)
+	mu.Lock()
+	defer mu.Unlock()
+	for key, want := range written {
+		f.requireContent("/vol/bkt/"+key, want)
+	}
 }
