@@ -69,6 +69,9 @@ public class TestErrorReasons {
         ErrorReason.KEY_REPLACED);
     unmapped(Status.Code.INVALID_ARGUMENT, ErrorReason.RENAME_UNDER_SELF, ErrorReason.INVALID_NAME,
         ErrorReason.INVALID_BLOCKS);
+    // A deferred write's token another leader gave out: the connector sends no size hint, so it
+    // takes no such token, and the Go client writes the key again itself.
+    unmapped(Status.Code.FAILED_PRECONDITION, ErrorReason.CREATE_TOKEN_UNKNOWN);
     // No healthy pipeline, or meta's disk under its reserve.
     unmapped(Status.Code.RESOURCE_EXHAUSTED, ErrorReason.NO_PIPELINE, ErrorReason.DISK_FULL);
     // Not reasons: none given (the code decides), and the proto's stand-in for a number this
