@@ -12,7 +12,7 @@
 // .DeferredWriteMemory); when it is full, opens are recorded as before.
 //
 // What a token's loss costs:
-//   - A commit with a token this leader does not hold (another leader gave
+//   - A commit with a write token this leader does not hold (another leader gave
 //     it out, it expired, it was taken already) is refused with
 //     CREATE_TOKEN_UNKNOWN, after a read barrier has shown that no earlier
 //     attempt of the same request was applied. The client writes the key
@@ -56,16 +56,17 @@ var ErrCreateTokenUnknown = fmt.Errorf("%w: this leader holds no such deferred w
 // the map entry, the list element, the entry and its block records.
 const pendingEntryOverhead = 320
 
-// pendingWrite is one token handed out.
+// pendingWrite is one token handed out. The table is keyed by the token
+// itself: its nonce makes it unique, and a commit's token is looked up as
+// it came, without decoding it.
 type pendingWrite struct {
-	nonce    string
-	token    []byte
+	token    string
 	blocks   []*stratov1.BlockRecord
 	deadline time.Time
 	el       *list.Element
 }
 
-func (p *pendingWrite) size() int64 { return int64(len(p.token)+len(p.nonce)) + pendingEntryOverhead }
+func (p *pendingWrite) size() int64 { return int64(len(p.token)) + pendingEntryOverhead }
 
 // deferredWrites is the leader's table of tokens handed out, oldest first.
 type deferredWrites struct {
@@ -74,14 +75,14 @@ type deferredWrites struct {
 
 	mu      sync.Mutex
 	bytes   int64
-	byNonce map[string]*pendingWrite
+	byToken map[string]*pendingWrite
 	order   list.List // *pendingWrite, by deadline
 
 	issued, taken, refused, returned, expired, discarded uint64
 }
 
 func newDeferredWrites(limit int64, ttl time.Duration) *deferredWrites {
-	return &deferredWrites{limit: limit, ttl: ttl, byNonce: map[string]*pendingWrite{}}
+	return &deferredWrites{limit: limit, ttl: ttl, byToken: map[string]*pendingWrite{}}
 }
 
 // DeferredWriteMetrics is about the deferred writes of this replica (as
@@ -100,7 +101,7 @@ type DeferredWriteMetrics struct {
 func (d *deferredWrites) metrics() DeferredWriteMetrics {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return DeferredWriteMetrics{Pending: len(d.byNonce), Bytes: d.bytes, MaxBytes: max(d.limit, 0), Issued: d.issued,
+	return DeferredWriteMetrics{Pending: len(d.byToken), Bytes: d.bytes, MaxBytes: max(d.limit, 0), Issued: d.issued,
 		Committed: d.taken, Refused: d.refused, Returned: d.returned, Expired: d.expired, Discarded: d.discarded}
 }
 
@@ -124,8 +125,8 @@ func (d *deferredWrites) nonce() []byte {
 }
 
 // add records a token handed out at now.
-func (d *deferredWrites) add(nonce, token []byte, blocks []*stratov1.BlockRecord, now time.Time) {
-	p := &pendingWrite{nonce: string(nonce), token: token, blocks: blocks, deadline: now.Add(d.ttl)}
+func (d *deferredWrites) add(token []byte, blocks []*stratov1.BlockRecord, now time.Time) {
+	p := &pendingWrite{token: string(token), blocks: blocks, deadline: now.Add(d.ttl)}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.insert(p)
@@ -144,29 +145,35 @@ func (d *deferredWrites) insert(p *pendingWrite) {
 	} else {
 		p.el = d.order.InsertAfter(p, at)
 	}
-	d.byNonce[p.nonce] = p
+	d.byToken[p.token] = p
 	d.bytes += p.size()
 }
 
 func (d *deferredWrites) remove(p *pendingWrite) {
 	d.order.Remove(p.el)
-	delete(d.byNonce, p.nonce)
+	delete(d.byToken, p.token)
 	d.bytes -= p.size()
 }
 
-// take removes the token with nonce, if this leader holds it and the
-// commit presents it whole; nil otherwise.
-func (d *deferredWrites) take(nonce, token []byte) *pendingWrite {
+// take removes token if this leader holds it (nil otherwise).
+func (d *deferredWrites) take(token []byte) *pendingWrite {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	p := d.byNonce[string(nonce)]
-	if p == nil || string(p.token) != string(token) {
-		d.refused++
+	p := d.byToken[string(token)]
+	if p == nil {
 		return nil
 	}
 	d.remove(p)
 	d.taken++
 	return p
+}
+
+// refuse counts a commit refused for a write token this leader does not
+// hold.
+func (d *deferredWrites) refuse() {
+	d.mu.Lock()
+	d.refused++
+	d.mu.Unlock()
 }
 
 // putBack returns a token whose commit Apply refused (a precondition, a
@@ -175,7 +182,7 @@ func (d *deferredWrites) take(nonce, token []byte) *pendingWrite {
 func (d *deferredWrites) putBack(p *pendingWrite) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, ok := d.byNonce[p.nonce]; ok {
+	if _, ok := d.byToken[p.token]; ok {
 		return
 	}
 	d.insert(p)
@@ -236,21 +243,22 @@ func (s *Server) deferWrite(oc *stratov1.OpenKeyCommand) bool {
 }
 
 // takeWriteToken takes the deferred write token a commit carries, if it
-// carries one: ok is false for a token this leader does not hold. A retry
-// of a commit an earlier leader applied gets that commit's reply instead
+// carries one, and refuses (ErrCreateTokenUnknown) a write token this
+// leader does not hold; a deferred create's token passes. A retry of a
+// commit an earlier leader applied gets that commit's reply instead
 // (prev), read after a barrier.
 func (s *Server) takeWriteToken(ctx context.Context, req any, rid *stratov1.RequestID) (p *pendingWrite, prev any, err error) {
 	cr, ok := req.(*stratov1.CommitKeyRequest)
-	if !ok {
+	if !ok || len(cr.GetCreateToken()) == 0 {
 		return nil, nil, nil
 	}
-	nonce, _ := namespace.WriteToken(cr.GetCreateToken())
-	if nonce == nil {
-		return nil, nil, nil
-	}
-	if p = s.dw.take(nonce, cr.GetCreateToken()); p != nil {
+	if p = s.dw.take(cr.GetCreateToken()); p != nil {
 		return p, nil, nil
 	}
+	if !namespace.IsWriteToken(cr.GetCreateToken()) {
+		return nil, nil, nil // a deferred create's: Apply checks it
+	}
+	s.dw.refuse()
 	if rid != nil {
 		if err := s.readBarrier(ctx); err != nil {
 			return nil, nil, err

@@ -17,14 +17,14 @@ func TestDeferredWritesTable(t *testing.T) {
 		return []*stratov1.BlockRecord{{BlockId: &stratov1.BlockIDRecord{ContainerId: 1, LocalId: id}}}
 	}
 	t0 := time.Unix(1000, 0)
-	// Three entries of a 22-byte token and a 16-byte nonce fill it.
-	d := newDeferredWrites(3*(22+16+pendingEntryOverhead), time.Minute)
+	// Three entries of a 22-byte token fill it.
+	d := newDeferredWrites(3*(22+pendingEntryOverhead), time.Minute)
 	var nonces [][]byte
 	for i := range 3 {
 		n := d.nonce()
 		require.NotNil(t, n, "room for %d", i)
 		token := append([]byte("token-"), n...)
-		d.add(n, token, block(uint64(i+1)), t0.Add(time.Duration(i)*time.Second))
+		d.add(token, block(uint64(i+1)), t0.Add(time.Duration(i)*time.Second))
 		nonces = append(nonces, n)
 	}
 	require.Nil(t, d.nonce(), "full: the next open is recorded")
@@ -33,10 +33,10 @@ func TestDeferredWritesTable(t *testing.T) {
 	require.LessOrEqual(t, m.Bytes, m.MaxBytes)
 
 	token := func(i int) []byte { return append([]byte("token-"), nonces[i]...) }
-	require.Nil(t, d.take(nonces[0], []byte("token-altered")), "only the whole token")
-	p := d.take(nonces[0], token(0))
+	require.Nil(t, d.take([]byte("token-altered")), "only the whole token")
+	p := d.take(token(0))
 	require.NotNil(t, p)
-	require.Nil(t, d.take(nonces[0], token(0)), "once")
+	require.Nil(t, d.take(token(0)), "once")
 	require.NotNil(t, d.nonce(), "room again")
 
 	d.putBack(p) // Apply refused its commit
@@ -45,7 +45,7 @@ func TestDeferredWritesTable(t *testing.T) {
 	due := d.due(t0.Add(61*time.Second), 10)
 	require.Len(t, due, 2, "the put-back token and the second, not the third")
 	require.ElementsMatch(t, []uint64{1, 2}, []uint64{due[0].BlockId.LocalId, due[1].BlockId.LocalId})
-	require.Nil(t, d.take(nonces[1], token(1)), "expired")
+	require.Nil(t, d.take(token(1)), "expired")
 	require.Len(t, d.due(t0.Add(time.Hour), 10), 1)
 	m = d.metrics()
 	require.Zero(t, m.Pending)

@@ -71,7 +71,7 @@ func mutateWith[T proto.Message](ctx context.Context, s *Server, req proto.Messa
 			return cmd, nil, err
 		}
 		if write {
-			s.dw.add(oc.WriteNonce, resp.CreateToken, oc.Blocks, s.now())
+			s.dw.add(resp.CreateToken, oc.Blocks, s.now())
 		}
 		return nil, resp, nil
 	}

@@ -102,18 +102,11 @@ func (ns *Namespace) DeferOpen(view pebble.Reader, c *stratov1.OpenKeyCommand) (
 		Blocks: BlockLocations(c.GetBlocks())}, nil
 }
 
-// WriteToken decodes a create token and returns its write nonce and blocks
-// when it is a deferred write's (nil nonce: a deferred create's, or not a
-// token at all; Apply decides about those).
-func WriteToken(token []byte) (nonce []byte, blocks []*stratov1.BlockRecord) {
-	if len(token) == 0 {
-		return nil, nil
-	}
+// IsWriteToken reports whether a create token is a deferred write's (it
+// has a write nonce), rather than a deferred create's or no token at all.
+func IsWriteToken(token []byte) bool {
 	oc := &stratov1.OpenKeyCommand{}
-	if proto.Unmarshal(token, oc) != nil {
-		return nil, nil
-	}
-	return oc.GetWriteNonce(), oc.GetBlocks()
+	return len(token) > 0 && proto.Unmarshal(token, oc) == nil && len(oc.GetWriteNonce()) > 0
 }
 
 // createToken decodes a create token and checks it against the commit that

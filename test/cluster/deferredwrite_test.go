@@ -29,19 +29,11 @@ import (
 // token's block is freed; a forged or altered token is refused; a commit
 // Apply refuses leaves the token to be committed again.
 func TestDeferredWrite(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), BlockSize: 4 << 20, ContainerSize: 64 << 20,
-		TickInterval:  100 * time.Millisecond,
-		ConfigureMeta: func(_ int, o *meta.Options) { o.DeferredWriteTTL = 3 * time.Second }})
-	require.NoError(t, err)
-	defer func() { _ = c.Close() }()
-	cl, err := c.Client()
-	require.NoError(t, err)
-	defer func() { _ = cl.Close() }()
-	_, err = cl.CreateVolume(ctx, &stratov1.CreateVolumeRequest{Name: "vol"})
-	require.NoError(t, err)
-	_, err = cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS})
+	f := startFaultCluster(t, minicluster.Options{BlockSize: 4 << 20, ContainerSize: 64 << 20, TickInterval: 100 * time.Millisecond,
+		ConfigureMeta: func(_ int, o *meta.Options) { o.DeferredWriteTTL = 3 * time.Second }},
+		stratov1.ReplicationFactor_REPLICATION_THREE, 4<<20)
+	ctx, c, cl := t.Context(), f.c, f.cl
+	_, err := cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS})
 	require.NoError(t, err)
 	dw := func() meta.DeferredWriteMetrics { return c.Meta().Metrics().DeferredWrites }
 
