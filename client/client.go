@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -140,6 +141,8 @@ type Client struct {
 	seq atomic.Uint64
 	// bufs are the streaming readers' chunk buffers (reader.go).
 	bufs bufPool
+	// copyBufs are local copies' buffers of copyBufSize (local.go).
+	copyBufs sync.Pool
 	// tracer makes the spans of writes and reads (nil: no tracing).
 	tracer trace.Tracer
 }
@@ -189,6 +192,7 @@ func New(opts Options) (*Client, error) {
 	_, _ = rand.Read(id[:])
 	c := &Client{opts: opts, meta: mc, data: newDataConns(opts.TLS, opts.TLS == nil && !opts.DisableLocalReads), id: hex.EncodeToString(id[:]),
 		bufs: bufPool{size: opts.ChunkSize}}
+	c.copyBufs.New = func() any { b := make([]byte, copyBufSize); return &b }
 	if opts.TracerProvider != nil {
 		c.tracer = opts.TracerProvider.Tracer("github.com/strato-io/strato/client")
 	}

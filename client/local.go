@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"sort"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
@@ -113,4 +117,92 @@ func localErr(d *dataConns, addr string, err error) error {
 		return fmt.Errorf("%w: %w", errNoLocal, err)
 	}
 	return dataErr(err)
+}
+
+// localSpan bounds the range one READ_LOCAL of copyLocal asks for.
+const localSpan = wire.MaxReadLen
+
+// copyBufSize is the buffer copyLocal moves a range through: whole
+// checksum windows read, verified and written while in the CPU's cache.
+const copyBufSize = 1 << 20
+
+// copyLocal copies the key's bytes from r.off (up to end, within one block
+// and localSpan) straight to w when a good replica of the block is on this
+// host: its files are read piece by piece through one small buffer,
+// each piece verified and written at once (wire.ReadLocalResponse.WriteRange),
+// instead of into chunk-sized read-ahead buffers. n is the bytes written,
+// all verified. werr is w's error, which ends the copy; anything else
+// (no local replica, a bad or short file, a read-ahead already in flight)
+// returns what was written, and the caller reads the rest the ordinary way
+// (fill), which tries every replica and reports a bad one.
+func (r *Reader) copyLocal(w io.Writer, end int64) (n int64, werr error) {
+	if r.key.ErasureCoding != nil || len(r.ahead) > 0 || !r.c.data.localReads {
+		return 0, nil
+	}
+	blocks := r.key.Blocks
+	i := sort.Search(len(blocks), func(i int) bool { return blocks[i].Offset+blocks[i].Length > r.off })
+	if i == len(blocks) {
+		return 0, nil
+	}
+	bl := blocks[i]
+	var addrs []string
+	r.mu.Lock()
+	for _, m := range bl.GetPipeline().GetMembers() {
+		if !r.bad[m.Id] {
+			addrs = append(addrs, m.DataAddr)
+		}
+	}
+	r.mu.Unlock()
+	var lc *wire.Conn
+	for _, a := range addrs {
+		if lc = r.c.data.getLocal(r.ctx, a); lc != nil {
+			break
+		}
+	}
+	if lc == nil {
+		return 0, nil
+	}
+	from := r.off - bl.Offset
+	to := min(end-bl.Offset, bl.Length, from+localSpan)
+	if lc.Authorize(r.ctx, bl.GetToken()) != nil {
+		return 0, nil
+	}
+	resp, err := lc.ReadLocal(r.ctx, &wire.ReadLocalRequest{Block: wireBlock(bl.BlockId), Offset: from, Length: uint32(to - from)})
+	if errors.Is(err, wire.CodeTooLarge) {
+		// The span is in more files than one response carries (a block
+		// of many small chunk files): a smaller one.
+		to = min(to, from+copyBufSize)
+		resp, err = lc.ReadLocal(r.ctx, &wire.ReadLocalRequest{Block: wireBlock(bl.BlockId), Offset: from, Length: uint32(to - from)})
+	}
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Close()
+	if resp.Offset() > from || resp.End() < to {
+		return 0, nil
+	}
+	for _, e := range resp.Extents {
+		// Start the disk reads of the whole span now; the pieces are
+		// read one after another.
+		_ = unix.Fadvise(int(resp.Files[e.File].Fd()), e.FileOffset, int64(e.Chunk.Length), unix.FADV_WILLNEED)
+	}
+	buf := r.c.copyBufs.Get().(*[]byte)
+	defer r.c.copyBufs.Put(buf)
+	ew := &errWriter{w: w}
+	n, _ = resp.WriteRange(ew, from, to, *buf)
+	return n, ew.err
+}
+
+// errWriter keeps the error of the writer it wraps.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
 }

@@ -299,6 +299,15 @@ func (r *Reader) CopyTo(w io.Writer, n int64) (int64, error) {
 	var done int64
 	for r.off < end {
 		if r.off < r.bufOff || r.off >= r.bufOff+int64(len(r.buf)) {
+			k, werr := r.copyLocal(w, end)
+			r.off += k
+			done += k
+			if werr != nil {
+				return done, werr
+			}
+			if k > 0 {
+				continue
+			}
 			if err := r.fill(); err != nil {
 				return done, err
 			}

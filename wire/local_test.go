@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -132,4 +133,97 @@ func TestReadLocalPassesFiles(t *testing.T) {
 	_, err = DialLocal(ctx, addr+"-none", ConnOptions{})
 	require.Error(t, err)
 	require.Less(t, time.Since(start), time.Second)
+}
+
+// limitWriter accepts n bytes, then fails.
+type limitWriter struct {
+	b []byte
+	n int
+}
+
+var errLimit = fmt.Errorf("writer full")
+
+func (w *limitWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		w.b = append(w.b, p[:w.n]...)
+		k := w.n
+		w.n = 0
+		return k, errLimit
+	}
+	w.b = append(w.b, p...)
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestWriteRange: a READ_LOCAL response's range written piece by piece to
+// a writer is the block's bytes, for every range and buffer size (smaller
+// than a window, not a multiple of one, larger than a chunk); a bad window
+// stops it with a checksum mismatch after writing only verified bytes
+// before it; a file that ends early is corrupt; a writer's error ends it
+// with the bytes the writer took counted.
+func TestWriteRange(t *testing.T) {
+	const bpc = 4096
+	dir := t.TempDir()
+	// Two chunks, in two files, the second at an offset in its file.
+	data := make([]byte, 50_000+33_333)
+	for i := range data {
+		data[i] = byte(i*31 + i>>9)
+	}
+	c0, c1 := data[:50_000], data[50_000:]
+	write := func(name string, at int64, b []byte) *os.File {
+		f, err := os.Create(filepath.Join(dir, name))
+		require.NoError(t, err)
+		_, err = f.WriteAt(b, at)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = f.Close() })
+		return f
+	}
+	resp := func() *ReadLocalResponse {
+		return &ReadLocalResponse{FileCount: 2, Files: []*os.File{write("a", 0, c0), write("b", 8192, c1)}, Extents: []LocalExtent{
+			{Chunk: Chunk{Offset: 0, Length: uint32(len(c0)), Checksums: checksum.Compute(checksum.CRC32C, bpc, c0)}, File: 0},
+			{Chunk: Chunk{Offset: int64(len(c0)), Length: uint32(len(c1)), Checksums: checksum.Compute(checksum.CRC32C, bpc, c1)}, File: 1, FileOffset: 8192},
+		}}
+	}
+	m := resp()
+	for _, bufSize := range []int{100, bpc, 3*bpc + 7, 1 << 20} {
+		for _, rg := range [][2]int64{{0, int64(len(data))}, {1, 2}, {4095, 4097}, {49_999, 50_001}, {10_000, 70_000}, {50_000, 83_333}, {83_332, 83_333}, {7, 7}} {
+			var got limitWriter
+			got.n = len(data)
+			n, err := m.WriteRange(&got, rg[0], rg[1], make([]byte, bufSize))
+			require.NoError(t, err, "range %v, buffer %d", rg, bufSize)
+			require.Equal(t, rg[1]-rg[0], n)
+			require.True(t, bytes.Equal(data[rg[0]:rg[1]], got.b), "range %v, buffer %d", rg, bufSize)
+		}
+	}
+	_, err := m.WriteRange(io.Discard, 0, int64(len(data))+1, make([]byte, bpc))
+	require.ErrorContains(t, err, "cover [0, 83333)")
+
+	// A bad byte in the second chunk's third window.
+	const bad = 50_000 + 2*bpc + 100
+	b := []byte{data[bad] ^ 1}
+	_, err = m.Files[1].WriteAt(b, 8192+bad-50_000)
+	require.NoError(t, err)
+	var got limitWriter
+	got.n = len(data)
+	n, err := m.WriteRange(&got, 1000, int64(len(data)), make([]byte, bpc))
+	require.ErrorIs(t, err, CodeChecksumMismatch)
+	require.ErrorIs(t, err, checksum.ErrMismatch)
+	require.Equal(t, int64(50_000+2*bpc-1000), n, "everything before the bad window")
+	require.Equal(t, data[1000:1000+n], got.b)
+
+	// A short file.
+	m = resp()
+	require.NoError(t, m.Files[1].Truncate(8192+20_000))
+	n, err = m.WriteRange(io.Discard, 0, int64(len(data)), make([]byte, 1<<20))
+	require.ErrorIs(t, err, CodeCorrupt)
+	require.ErrorContains(t, err, "ends 13333 bytes early")
+	require.Equal(t, int64(50_000), n)
+
+	// The writer fails.
+	m = resp()
+	got = limitWriter{n: 12_345}
+	n, err = m.WriteRange(&got, 0, int64(len(data)), make([]byte, bpc))
+	require.ErrorIs(t, err, errLimit)
+	require.Equal(t, int64(12_345), n)
+	require.Equal(t, data[:n], got.b)
 }

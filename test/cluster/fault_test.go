@@ -113,6 +113,19 @@ func (f *faultCluster) read(ctx context.Context, path string) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
+// copy reads the key at path as the S3 gateway's GET does: copied to a
+// writer (Reader.WriteTo), returning what was copied.
+func (f *faultCluster) copy(ctx context.Context, path string) ([]byte, error) {
+	r, err := f.cl.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = r.Close() }()
+	var b bytes.Buffer
+	_, err = r.WriteTo(&b)
+	return b.Bytes(), err
+}
+
 func (f *faultCluster) requireContent(path string, want []byte) {
 	f.t.Helper()
 	got, err := f.read(f.t.Context(), path)
@@ -538,6 +551,11 @@ func testCorruptReplica(t *testing.T, tcpReads bool) {
 		const at = 1<<20 + 12345
 		flipByte(t, f.blockFile(bad, bl), at)
 
+		// Copied to a writer (WriteTo, as the S3 gateway's GET copies a
+		// key), then read: both right.
+		got, err := f.copy(ctx, "/vol/bkt/k")
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(data, got), "copied")
 		f.requireContent("/vol/bkt/k", data)
 		rep := f.replicas(bl.BlockId.ContainerId)
 		require.Equal(t, stratov1.ContainerState_CONTAINER_UNHEALTHY, rep.Replicas[bad].GetState(),
@@ -563,10 +581,12 @@ func testCorruptReplica(t *testing.T, tcpReads bool) {
 		for _, m := range bl.Pipeline.Members {
 			flipByte(t, f.blockFile(m.Id, bl), at)
 		}
-		got, err := f.read(ctx, "/vol/bkt/k")
-		require.ErrorIs(t, err, client.ErrCorruptRead)
-		require.Less(t, int64(len(got)), bl.Offset+at, "nothing past the bad window is returned")
-		require.True(t, bytes.Equal(data[:len(got)], got), "what was returned is right")
+		for _, read := range []func(context.Context, string) ([]byte, error){f.read, f.copy} {
+			got, err := read(ctx, "/vol/bkt/k")
+			require.ErrorIs(t, err, client.ErrCorruptRead)
+			require.Less(t, int64(len(got)), bl.Offset+at, "nothing past the bad window is returned")
+			require.True(t, bytes.Equal(data[:len(got)], got), "what was returned is right")
+		}
 
 		r, err := f.cl.Open(ctx, "/vol/bkt/k")
 		require.NoError(t, err)
