@@ -8,8 +8,6 @@ import (
 	"sort"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/strato-io/strato/proto/strato/v1"
 	"github.com/strato-io/strato/wire"
 )
@@ -184,7 +182,7 @@ func (r *Reader) copyLocal(w io.Writer, end int64) (n int64, werr error) {
 	for _, e := range resp.Extents {
 		// Start the disk reads of the whole span now; the pieces are
 		// read one after another.
-		_ = unix.Fadvise(int(resp.Files[e.File].Fd()), e.FileOffset, int64(e.Chunk.Length), unix.FADV_WILLNEED)
+		willNeed(resp.Files[e.File], e.FileOffset, int64(e.Chunk.Length))
 	}
 	buf := r.c.copyBufs.Get().(*[]byte)
 	defer r.c.copyBufs.Put(buf)
