@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -142,7 +141,7 @@ type Client struct {
 	// bufs are the streaming readers' chunk buffers (reader.go).
 	bufs bufPool
 	// copyBufs are local copies' buffers of copyBufSize (local.go).
-	copyBufs sync.Pool
+	copyBufs bufPool
 	// tracer makes the spans of writes and reads (nil: no tracing).
 	tracer trace.Tracer
 }
@@ -191,8 +190,7 @@ func New(opts Options) (*Client, error) {
 	var id [12]byte
 	_, _ = rand.Read(id[:])
 	c := &Client{opts: opts, meta: mc, data: newDataConns(opts.TLS, opts.TLS == nil && !opts.DisableLocalReads), id: hex.EncodeToString(id[:]),
-		bufs: bufPool{size: opts.ChunkSize}}
-	c.copyBufs.New = func() any { b := make([]byte, copyBufSize); return &b }
+		bufs: bufPool{size: opts.ChunkSize}, copyBufs: bufPool{size: copyBufSize}}
 	if opts.TracerProvider != nil {
 		c.tracer = opts.TracerProvider.Tracer("github.com/strato-io/strato/client")
 	}

@@ -165,12 +165,15 @@ func (r *Reader) copyLocal(w io.Writer, end int64) (n int64, werr error) {
 	if lc.Authorize(r.ctx, bl.GetToken()) != nil {
 		return 0, nil
 	}
-	resp, err := lc.ReadLocal(r.ctx, &wire.ReadLocalRequest{Block: wireBlock(bl.BlockId), Offset: from, Length: uint32(to - from)})
+	readLocal := func() (*wire.ReadLocalResponse, error) {
+		return lc.ReadLocal(r.ctx, &wire.ReadLocalRequest{Block: wireBlock(bl.BlockId), Offset: from, Length: uint32(to - from)})
+	}
+	resp, err := readLocal()
 	if errors.Is(err, wire.CodeTooLarge) {
 		// The span is in more files than one response carries (a block
 		// of many small chunk files): a smaller one.
 		to = min(to, from+copyBufSize)
-		resp, err = lc.ReadLocal(r.ctx, &wire.ReadLocalRequest{Block: wireBlock(bl.BlockId), Offset: from, Length: uint32(to - from)})
+		resp, err = readLocal()
 	}
 	if err != nil {
 		return 0, nil
@@ -184,10 +187,10 @@ func (r *Reader) copyLocal(w io.Writer, end int64) (n int64, werr error) {
 		// read one after another.
 		willNeed(resp.Files[e.File], e.FileOffset, int64(e.Chunk.Length))
 	}
-	buf := r.c.copyBufs.Get().(*[]byte)
-	defer r.c.copyBufs.Put(buf)
+	buf := r.c.copyBufs.get(copyBufSize)
+	defer r.c.copyBufs.put(buf)
 	ew := &errWriter{w: w}
-	n, _ = resp.WriteRange(ew, from, to, *buf)
+	n, _ = resp.WriteRange(ew, from, to, buf)
 	return n, ew.err
 }
 

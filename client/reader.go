@@ -431,9 +431,10 @@ func (r *Reader) Close() error {
 	return nil
 }
 
-// bufPool keeps a client's chunk-size read buffers for its streaming
-// readers: a reader of a large key would otherwise allocate (and zero) a
-// chunk for every chunk it reads.
+// bufPool keeps a client's read buffers of one size for its streaming
+// readers (chunk-size ones, and local copies' smaller ones): a reader of a
+// large key would otherwise allocate (and zero) one for every piece it
+// reads.
 type bufPool struct {
 	size int
 	p    sync.Pool
