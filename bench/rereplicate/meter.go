@@ -20,9 +20,13 @@ type meter interface {
 	perSource() map[string]int64
 }
 
-// copyMeter reads the datanodes' replication counters: what a copy
-// (replication THREE) moves.
-type copyMeter struct{ c *minicluster.Cluster }
+// copyMeter reads the survivors' replication counters: what a copy
+// (replication THREE) moves. The victim's are left out, so that the
+// counts read before it stops and after add up the same datanodes.
+type copyMeter struct {
+	c      *minicluster.Cluster
+	victim int
+}
 
 func (m copyMeter) moved() int64 {
 	var total int64
@@ -34,7 +38,7 @@ func (m copyMeter) moved() int64 {
 
 func (m copyMeter) activity() (started, progress int64) {
 	for i := range m.c.DatanodeAddrs() {
-		if dn := m.c.Datanode(i); dn != nil {
+		if dn := m.c.Datanode(i); dn != nil && i != m.victim {
 			r := dn.ReplicationMetrics()
 			started += r.BytesOut
 			progress += r.BytesOut + r.ImportsCompleted + r.ImportsFailed
@@ -46,7 +50,7 @@ func (m copyMeter) activity() (started, progress int64) {
 func (m copyMeter) perSource() map[string]int64 {
 	per := map[string]int64{}
 	for i := range m.c.DatanodeAddrs() {
-		if dn := m.c.Datanode(i); dn != nil {
+		if dn := m.c.Datanode(i); dn != nil && i != m.victim {
 			per[dn.ID()] += dn.ReplicationMetrics().BytesOut
 		}
 	}

@@ -173,24 +173,47 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 	if err != nil {
 		return res, err
 	}
-	cpu0 := measure.CPUSeconds()
-	prof := startLabelProfile()
-	defer func() { _, _ = prof.stop("") }()
-	if err := c.StopDatanode(cfg.Victim); err != nil {
-		return res, err
-	}
-	if err := os.RemoveAll(c.DatanodeDir(cfg.Victim)); err != nil {
-		return res, err
-	}
-	start := time.Now()
-
-	// 5. Sample until every lost container has three good copies (every
-	// index).
-	var mt meter = copyMeter{c}
+	// 5. The meter's baseline and the copy window start before the
+	// victim stops: meta may schedule copies while it is stopping (a
+	// holder silent for the stale window no longer counts), and bytes sent
+	// before a baseline taken later would not be counted.
+	var mt meter = copyMeter{c: c, victim: cfg.Victim}
 	if cfg.erasureCoded() {
 		mt = rebuildMeter{c: c, victim: cfg.Victim, lost: lost}
 	}
-	win, err := sampleCopy(ctx, cfg, c, cl, mt, lost, victimID, start, &res)
+	sm := startSampling(cfg, mt)
+	cpu0 := measure.CPUSeconds()
+	prof := startLabelProfile()
+	defer func() { _, _ = prof.stop("") }()
+	// The victim stops while the sampling runs: stopping it and deleting
+	// its data can take seconds on a busy disk, and meta may begin copying
+	// meanwhile.
+	start := time.Now()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() {
+		err := c.StopDatanode(cfg.Victim)
+		if err == nil {
+			err = os.RemoveAll(c.DatanodeDir(cfg.Victim))
+		}
+		if err != nil {
+			cancel() // the sampling would wait for copies that never come
+		} else {
+			fmt.Fprintf(out, "datanode stopped and its data deleted in %.1f s\n", time.Since(start).Seconds())
+		}
+		stopped <- err
+	}()
+
+	// 6. Sample until every lost container has three good copies (every
+	// index).
+	win, err := sampleCopy(sctx, cfg, c, cl, mt, sm, lost, victimID, start, &res)
+	if serr := <-stopped; serr != nil {
+		if win != nil {
+			win.stop()
+		}
+		return res, serr
+	}
 	if err != nil {
 		return res, err
 	}
@@ -218,11 +241,11 @@ func Run(ctx context.Context, cfg Config, c *minicluster.Cluster, out io.Writer)
 		res.TargetCPUSecondsPerGB = byRole.Total(replication.RoleImport) / gb
 	}
 
-	// 6. Every key reads back, verified.
+	// 7. Every key reads back, verified.
 	if err := verifyKeys(ctx, cl, keyNames, payload, keySize, out); err != nil {
 		return res, err
 	}
-	// 7. The code's own speed, on one core, while nothing else runs.
+	// 8. The code's own speed, on one core, while nothing else runs.
 	if cfg.erasureCoded() {
 		if res.Codec, err = measureCodec(cfg.EC, cfg.CodecTime); err != nil {
 			return res, err
@@ -325,22 +348,22 @@ func measureBoundOf(ctx context.Context, cfg Config, c *minicluster.Cluster, cl 
 	streams, bytes, reads := boundShape(cfg, len(c.DatanodeAddrs()), held)
 	var err error
 	if reads == 1 {
-		fmt.Fprintf(out, "measuring the bound: %d concurrent copies of %s in all on the datanodes' disk (direct I/O), TCP on loopback\n",
+		fmt.Fprintf(out, "measuring the bound: %d concurrent copies of %s in all on the datanodes' disk (direct I/O, then reading through the page cache), TCP on loopback\n",
 			streams, bytesize.Format(bytes))
 		if res.Bound, err = MeasureBound(ctx, cfg.BoundDir, streams, bytes, reads); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "bound: disk copy %.0f MB/s (%d streams; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s -> %.0f MB/s\n",
-			res.Bound.CopyMBps, res.Bound.Streams, res.Bound.WriteMBps, res.Bound.LoopbackMBps, res.Bound.MBps())
+		fmt.Fprintf(out, "bound: disk copy %.0f MB/s (%d streams; direct I/O %.0f MB/s, reading through the page cache %.0f MB/s; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s -> %.0f MB/s\n",
+			res.Bound.CopyMBps, res.Bound.Streams, res.Bound.DirectCopyMBps, res.Bound.CachedReadMBps, res.Bound.WriteMBps, res.Bound.LoopbackMBps, res.Bound.MBps())
 		return nil
 	}
-	fmt.Fprintf(out, "measuring the bound: %d concurrent rebuilds of %s in all on the datanodes' disk (direct I/O), each reading %d files for the one it writes (%s read), TCP on loopback\n",
+	fmt.Fprintf(out, "measuring the bound: %d concurrent rebuilds of %s in all on the datanodes' disk (direct I/O, then reading through the page cache), each reading %d files for the one it writes (%s read), TCP on loopback\n",
 		streams, bytesize.Format(bytes), reads, bytesize.Format(bytes*int64(reads)))
 	if res.Bound, err = MeasureBound(ctx, cfg.BoundDir, streams, bytes, reads); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "bound: disk rebuild %.0f MB/s written (%d reads + 1 write per byte, %d streams; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s / %d = %.0f MB/s -> %.0f MB/s\n",
-		res.Bound.CopyMBps, reads, res.Bound.Streams, res.Bound.WriteMBps, res.Bound.LoopbackMBps, reads,
+	fmt.Fprintf(out, "bound: disk rebuild %.0f MB/s written (%d reads + 1 write per byte, %d streams; direct I/O %.0f MB/s, reading through the page cache %.0f MB/s; writing the sources alone %.0f MB/s), loopback TCP %.0f MB/s / %d = %.0f MB/s -> %.0f MB/s\n",
+		res.Bound.CopyMBps, reads, res.Bound.Streams, res.Bound.DirectCopyMBps, res.Bound.CachedReadMBps, res.Bound.WriteMBps, res.Bound.LoopbackMBps, reads,
 		res.Bound.LoopbackMBps/float64(reads), res.Bound.MBps())
 	return nil
 }
@@ -572,23 +595,36 @@ func loseVictim(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *cli
 	return victimID, lost, nil
 }
 
-// sampleCopy samples until every lost container has its good copies
-// (three, or every index): the meter's bytes moved for the rate, meta's
-// replica map for what is left and the bytes per target, the meter's bytes
-// per source. The copy window it returns is timed finer than the samples:
-// from the first byte any source sent to the last import (or rebuild) any
-// target committed.
-func sampleCopy(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *client.Client, mt meter, lost map[uint64]lostContainer,
-	victimID string, start time.Time, res *Result) (*copyWindow, error) {
-	base, basePer := mt.moved(), mt.perSource()
+// sampling is what sampleCopy counts from: the meter's bytes moved, in all
+// and per source, when the loss began, and the copy window watching since.
+type sampling struct {
+	base    int64
+	basePer map[string]int64
+	win     *copyWindow
+}
+
+// startSampling reads the meter's baseline and starts the copy window.
+func startSampling(cfg Config, mt meter) sampling {
 	// A rebuild's meter lists the targets' import directories: watched
 	// less often than the copies' counters.
 	every := 10 * time.Millisecond
 	if cfg.erasureCoded() {
 		every = 50 * time.Millisecond
 	}
-	win := watchCopies(mt, every)
-	prev, prevT := base, time.Now()
+	base, basePer := mt.moved(), mt.perSource()
+	return sampling{base: base, basePer: basePer, win: watchCopies(mt, every)}
+}
+
+// sampleCopy samples until every lost container has its good copies
+// (three, or every index): the meter's bytes moved since sm's baseline for
+// the rate, meta's replica map for what is left and the bytes per target,
+// the meter's bytes per source. The copy window it returns is timed finer
+// than the samples: from the first byte any source sent to the last import
+// (or rebuild) any target committed.
+func sampleCopy(ctx context.Context, cfg Config, c *minicluster.Cluster, cl *client.Client, mt meter, sm sampling, lost map[uint64]lostContainer,
+	victimID string, start time.Time, res *Result) (*copyWindow, error) {
+	base, basePer, win := sm.base, sm.basePer, sm.win
+	prev, prevT := base, start
 	tick := time.NewTicker(cfg.Interval)
 	defer tick.Stop()
 	verb, unit := "copied", "containers"
