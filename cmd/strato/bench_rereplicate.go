@@ -36,9 +36,10 @@ func newBenchRereplicateCmd() *cobra.Command {
 process, data under --dir or a temporary directory), puts --size of keys at
 replication THREE into it (offline with bench gen, or with --gen=false
 through the client), measures the bound (as many concurrent file copies
-as the re-replication can run, of the bytes it will copy, direct I/O on
-both sides on the datanodes' disk, and TCP on loopback), then stops one
-datanode and deletes its data. Meta notices the node dead after
+as the re-replication can run, of the bytes it will copy, on the
+datanodes' disk: with direct I/O on both sides, and reading through the
+page cache as the sources do, the faster counting; and TCP on loopback),
+then stops one datanode and deletes its data. Meta notices the node dead after
 --dead-after (the detection, reported apart from the copy) and has the
 survivors push copies of its closed containers (--streams per datanode,
 --bandwidth bytes/s each) until every container has three healthy copies
