@@ -78,7 +78,7 @@ strato_round() {
 # page cache's larger writes faster than 4 MiB direct ones). The faster is
 # the round's floor.
 disk_round() {
-	local r=$1 count=$((2 * ROWS * 100 / 4194304)) ddd t0 t1 t2
+	local r=$1 count=$((2 * ROWS * 100 / 4194304)) ddd t0 t1 t1b t2
 	echo "== round $r/$RUNS: the disk: 3 x dd bs=4M count=$count at once, oflag=direct, then buffered with conv=fsync"
 	ddd=$(mktemp -d "${TMPDIR:-/tmp}/teragen-dd.XXXXXX")
 	t0=$(date +%s%N)

@@ -166,11 +166,11 @@ func copyPieces(ctx context.Context, srcs []string, dst string, n int64, cachedR
 			_ = f.Close()
 		}
 	}()
+	open := openDirect
+	if cachedRead {
+		open = func(path string, flag int) (*os.File, error) { return os.OpenFile(path, flag, 0) }
+	}
 	for _, s := range srcs {
-		open := openDirect
-		if cachedRead {
-			open = func(path string, flag int) (*os.File, error) { return os.OpenFile(path, flag, 0) }
-		}
 		f, err := open(s, os.O_RDONLY)
 		if err != nil {
 			return err
