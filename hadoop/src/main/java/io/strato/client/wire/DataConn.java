@@ -57,9 +57,23 @@ public final class DataConn implements Closeable {
       this.payload = payload;
     }
 
+    private boolean mapped;
+
     Response(byte[] header, ByteBuffer data) {
       this.header = header;
       this.data = data;
+    }
+
+    /** A payload that is a file mapping (LocalRead), unmapped at release. */
+    static Response mapped(ByteBuffer map) {
+      Response r = new Response(new byte[0], map);
+      r.mapped = true;
+      return r;
+    }
+
+    /** Whether the payload is a file mapping. */
+    boolean isMapped() {
+      return mapped;
     }
 
     public byte[] header() {
@@ -103,7 +117,12 @@ public final class DataConn implements Closeable {
         d = data;
         data = null;
       }
-      if (d != null) {
+      if (d == null) {
+        return;
+      }
+      if (mapped) {
+        Mapped.unmap(d);
+      } else {
         BufferPool.give(d);
       }
     }

@@ -35,6 +35,9 @@ public final class LocalRead {
     }
   }
 
+  /** Ranges from this size up in one file are mapped rather than read (readMapped). */
+  static final long MAP_MIN = 256 << 10;
+
   /**
    * Reads the response's extents. The returned response's payload
    * ({@link DataConn.Response#data}) holds them, from the block offset
@@ -44,11 +47,19 @@ public final class LocalRead {
    * @throws WireException CORRUPT for a file that ends before its extent, CHECKSUM_MISMATCH for bad bytes
    */
   public static DataConn.Response read(ReadLocalPathsResponse resp) throws IOException {
+    return read(resp, MAP_MIN);
+  }
+
+  /** {@link #read}, mapping ranges of mapMin bytes and more. */
+  static DataConn.Response read(ReadLocalPathsResponse resp, long mapMin) throws IOException {
     List<LocalExtent> xs = resp.extents();
     LocalExtent last = xs.get(xs.size() - 1);
     long total = last.chunk().offset() + last.chunk().length() - resp.offset();
     if (total > Wire.MAX_RESPONSE_PAYLOAD) {
       throw new WireException(Wire.PROTOCOL_ERROR, "READ_LOCAL_PATHS extents of " + total + " bytes", List.of());
+    }
+    if (resp.files().size() == 1 && total >= mapMin && contiguous(xs) && Mapped.available()) {
+      return readMapped(resp, xs, total);
     }
     FileChannel[] chans = new FileChannel[resp.files().size()];
     ByteBuffer buf = BufferPool.take((int) total);
@@ -69,11 +80,7 @@ public final class LocalRead {
                 + (x.chunk().offset() + len) + "): its file ends " + buf.remaining() + " bytes early", List.of());
           }
         }
-        int bad = x.chunk().checksums().verify(buf, pos, len);
-        if (bad >= 0) {
-          throw new WireException(Wire.CHECKSUM_MISMATCH, "block range at " + x.chunk().offset()
-              + ": checksum window " + bad + " does not match", List.of());
-        }
+        verify(x, buf, pos);
         pos += len;
       }
       buf.clear().limit((int) total);
@@ -89,6 +96,65 @@ public final class LocalRead {
         BufferPool.give(buf);
       }
     }
+  }
+
+  /**
+   * The response's range when it lies in one file: the file is mapped, and
+   * the extents are verified where they lie, in the page cache. Against
+   * reading into a buffer first, each byte is brought from memory once
+   * less; the reader copies the verified bytes out of the mapping.
+   */
+  private static DataConn.Response readMapped(ReadLocalPathsResponse resp, List<LocalExtent> xs, long total)
+      throws IOException {
+    long from = xs.get(0).fileOffset();
+    ByteBuffer map;
+    try (FileChannel ch = open(resp.files().get(0))) {
+      // A mapping past the file's end would fault when read: a short file
+      // is a bad replica, as for a read.
+      long size = ch.size();
+      if (size < from + total) {
+        LocalExtent x = xs.get(0);
+        throw new WireException(Wire.CORRUPT, "block range [" + x.chunk().offset() + ", "
+            + (x.chunk().offset() + total) + "): its file ends " + (from + total - size) + " bytes early", List.of());
+      }
+      map = ch.map(FileChannel.MapMode.READ_ONLY, from, total);
+    }
+    boolean ok = false;
+    try {
+      int pos = 0;
+      for (LocalExtent x : xs) {
+        verify(x, map, pos);
+        pos += x.chunk().length();
+      }
+      map.clear().limit((int) total);
+      ok = true;
+      return DataConn.Response.mapped(map);
+    } finally {
+      if (!ok) {
+        Mapped.unmap(map);
+      }
+    }
+  }
+
+  /** Checks extent x's bytes, at pos of b, against its checksums. */
+  private static void verify(LocalExtent x, ByteBuffer b, int pos) throws WireException {
+    int bad = x.chunk().checksums().verify(b, pos, x.chunk().length());
+    if (bad >= 0) {
+      throw new WireException(Wire.CHECKSUM_MISMATCH, "block range at " + x.chunk().offset()
+          + ": checksum window " + bad + " does not match", List.of());
+    }
+  }
+
+  /** Whether the extents follow each other in their file (as a FILE_PER_BLOCK block's do). */
+  private static boolean contiguous(List<LocalExtent> xs) {
+    for (int i = 1; i < xs.size(); i++) {
+      LocalExtent p = xs.get(i - 1);
+      LocalExtent x = xs.get(i);
+      if (x.file() != p.file() || x.fileOffset() != p.fileOffset() + p.chunk().length()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Opens a named file read-only and checks that it is the datanode's. */

@@ -3,6 +3,7 @@ package io.strato.client.wire;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
 
 import io.strato.client.wire.Messages.LocalExtent;
 import io.strato.client.wire.Messages.LocalFile;
@@ -20,7 +21,8 @@ import org.junit.Test;
  * A local read by path (docs/wire.md §5.12): the named files are read and
  * verified; a file that is not the one named (another inode, none at all)
  * is NotLocalException, not a bad replica; a short file is CORRUPT and bad
- * bytes CHECKSUM_MISMATCH.
+ * bytes CHECKSUM_MISMATCH. Each case is read both ways: into a buffer, and
+ * through a mapping of the file (LocalRead.readMapped), verified in place.
  */
 public class LocalReadTest {
   static final byte[] DATA = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
@@ -50,20 +52,40 @@ public class LocalReadTest {
 
   @Test
   public void readsAndChecks() throws IOException {
+    readsAndChecks(Long.MAX_VALUE);
+  }
+
+  @Test
+  public void readsAndChecksMapped() throws IOException {
+    readsAndChecks(0);
+  }
+
+  @Test
+  public void mappedReleased() throws IOException {
+    Path p = Files.createTempDirectory("localread").resolve("block");
+    Files.write(p, ("head" + new String(DATA, StandardCharsets.US_ASCII)).getBytes(StandardCharsets.US_ASCII));
+    DataConn.Response r = LocalRead.read(resp(named(p)), 0);
+    assertTrue(r.isMapped());
+    r.release();
+    r.release(); // once only: a second release does nothing
+    assertThrows(IllegalStateException.class, r::data);
+  }
+
+  private void readsAndChecks(long mapMin) throws IOException {
     Path dir = Files.createTempDirectory("localread");
     Path p = dir.resolve("block");
     byte[] file = ("head" + new String(DATA, StandardCharsets.US_ASCII)).getBytes(StandardCharsets.US_ASCII);
     Files.write(p, file);
     ReadLocalPathsResponse r = resp(named(p));
-    assertArrayEquals(DATA, bytes(LocalRead.read(r)));
+    assertArrayEquals(DATA, bytes(LocalRead.read(r, mapMin)));
 
     // Another file at the path: not the datanode's.
     Files.move(p, dir.resolve("old"), StandardCopyOption.ATOMIC_MOVE);
     Files.write(p, file);
-    assertThrows(LocalRead.NotLocalException.class, () -> LocalRead.read(r));
+    assertThrows(LocalRead.NotLocalException.class, () -> LocalRead.read(r, mapMin));
     // No file at all.
     Files.delete(p);
-    assertThrows(LocalRead.NotLocalException.class, () -> LocalRead.read(r));
+    assertThrows(LocalRead.NotLocalException.class, () -> LocalRead.read(r, mapMin));
 
     // The datanode's file, with a flipped byte, then short.
     Path old = dir.resolve("old");
@@ -71,10 +93,10 @@ public class LocalReadTest {
     bad[14] ^= 1;
     Files.write(old, bad);
     ReadLocalPathsResponse ro = resp(named(old));
-    WireException e = assertThrows(WireException.class, () -> LocalRead.read(ro));
+    WireException e = assertThrows(WireException.class, () -> LocalRead.read(ro, mapMin));
     assertEquals(Wire.CHECKSUM_MISMATCH, e.code());
     Files.write(old, java.util.Arrays.copyOf(file, 10));
-    e = assertThrows(WireException.class, () -> LocalRead.read(ro));
+    e = assertThrows(WireException.class, () -> LocalRead.read(ro, mapMin));
     assertEquals(Wire.CORRUPT, e.code());
   }
 }
