@@ -73,8 +73,9 @@ type Options struct {
 	// default a replica on a datanode of this host (one whose local
 	// socket answers here, docs/wire.md §5.11) is read from the block's
 	// files, which the datanode hands over; the bytes are verified all the
-	// same. Local reads are off with TLS: the local socket has no
-	// certificate to check.
+	// same. With TLS the local socket speaks TLS, and the datanode's
+	// certificate is checked as over TCP; a socket that fails the check is
+	// not read from.
 	DisableLocalReads bool
 	// FollowerReads spreads the read calls to meta (lookups, status,
 	// listings: MetaConn.SetFollowerReads) over every meta replica instead
@@ -189,7 +190,7 @@ func New(opts Options) (*Client, error) {
 	mc.SetFollowerReads(opts.FollowerReads)
 	var id [12]byte
 	_, _ = rand.Read(id[:])
-	c := &Client{opts: opts, meta: mc, data: newDataConns(opts.TLS, opts.TLS == nil && !opts.DisableLocalReads), id: hex.EncodeToString(id[:]),
+	c := &Client{opts: opts, meta: mc, data: newDataConns(opts.TLS, !opts.DisableLocalReads), id: hex.EncodeToString(id[:]),
 		bufs: bufPool{size: opts.ChunkSize}, copyBufs: bufPool{size: copyBufSize}}
 	if opts.TracerProvider != nil {
 		c.tracer = opts.TracerProvider.Tracer("github.com/strato-io/strato/client")

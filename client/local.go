@@ -16,8 +16,10 @@ import (
 // read from the block's files, which the datanode hands over on its local
 // socket, instead of through a TCP connection: the bytes go from the page
 // cache to the reader's buffer once, and are verified against their
-// checksums as over TCP (wire.ReadLocalResponse.ReadInto). Whatever stops a local read that is not the
-// replica's fault (no local socket, a datanode that does not serve
+// checksums as over TCP (wire.ReadLocalResponse.ReadInto). With TLS the
+// local socket speaks TLS too, and the datanode is verified as over TCP.
+// Whatever stops a local read that is not the replica's fault (no local
+// socket, a failed TLS handshake, a datanode that does not serve
 // READ_LOCAL, a broken connection) sends the read to TCP.
 
 // noLocalFor is how long an address whose local socket did not answer is
@@ -29,7 +31,9 @@ const noLocalFor = 30 * time.Second
 var errNoLocal = errors.New("client: no local read")
 
 // getLocal returns the connection to the local socket of the datanode at
-// addr, nil when there is none here.
+// addr, nil when there is none here (or, with TLS, none that shows the
+// datanode's certificate): the address is then read over TCP for
+// noLocalFor.
 func (d *dataConns) getLocal(ctx context.Context, addr string) *wire.Conn {
 	if !d.localReads {
 		return nil
@@ -41,7 +45,11 @@ func (d *dataConns) getLocal(ctx context.Context, addr string) *wire.Conn {
 		return nil
 	}
 	c, err := d.cached(ctx, &d.local, addr, func(ctx context.Context) (*wire.Conn, error) {
-		c, err := wire.DialLocal(ctx, addr, wire.ConnOptions{})
+		// With TLS, the socket's datanode shows the certificate of its
+		// data address, checked as over TCP: a process that took the
+		// socket's name fails the handshake, gets no token and feeds no
+		// bytes.
+		c, err := wire.DialLocal(ctx, addr, wire.ConnOptions{TLS: d.tls})
 		if err == nil && c.Version() < wire.VersionReadLocal {
 			_ = c.Close()
 			return nil, fmt.Errorf("client: the local socket of %s speaks version %d", addr, c.Version())

@@ -70,8 +70,9 @@ type Options struct {
 	// DisableLocalReads turns off local reads: the local socket
 	// (wire.ListenLocal) on which clients of this host are handed the block
 	// files to read (docs/wire.md §5.11), and READ_LOCAL_PATHS, which tells
-	// them the files' paths (§5.12). They are off anyway with TLS: the
-	// socket has no certificate to check.
+	// them the files' paths (§5.12). With TLS the local socket speaks TLS
+	// too, with the data listener's certificate, which clients check as
+	// over TCP.
 	DisableLocalReads bool
 	// Rack is the datanode's network location, a path such as
 	// "/dc1/rack1", which meta's placement spreads replicas over
@@ -271,7 +272,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	if sv.Replication == nil {
 		sv.Replication = &replication.Metrics{}
 	}
-	localReads := opts.TLS == nil && !opts.DisableLocalReads && store.osFiles()
+	localReads := !opts.DisableLocalReads && store.osFiles()
 	sv.LocalReads = localReads
 	d = &Datanode{id: id, addr: addr, store: store, server: NewServer(store, sv), serveErr: make(chan error, 1),
 		stopped: make(chan struct{})}
@@ -317,7 +318,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	go func() { d.serveErr <- d.server.Serve(lis) }()
 	if localReads {
-		d.serveLocal(addr, opts.Logger)
+		d.serveLocal(addr, opts.TLS, opts.Logger)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
@@ -336,10 +337,12 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 }
 
 // serveLocal serves the data protocol on the local socket of addr too,
-// for READ_LOCAL. Without it (another process holds the name, or no
-// Linux) clients of this host read over TCP like the others.
-func (d *Datanode) serveLocal(addr string, log *slog.Logger) {
-	l, err := wire.ListenLocal(addr)
+// for READ_LOCAL, with TLS when cfg is set (the data listener's: clients
+// check the same certificate as over TCP). Without it (another process
+// holds the name, or no Linux) clients of this host read over TCP like
+// the others.
+func (d *Datanode) serveLocal(addr string, cfg *tls.Config, log *slog.Logger) {
+	l, err := wire.ListenLocal(addr, cfg)
 	if err != nil {
 		log.Warn("datanode: no local reads", "err", err)
 		return

@@ -195,12 +195,12 @@ func (c *conn) readLocal(ctx context.Context, h wire.FrameHeader, m *wire.ReadLo
 }
 
 // readLocalPaths answers a READ_LOCAL_PATHS from this host (the local
-// socket, or TCP from a loopback address): READ_LOCAL's extents, and the
-// files' paths with their device and inode numbers, which the client opens
-// and checks itself.
+// socket, or TCP from a loopback address; TLS or not): READ_LOCAL's
+// extents, and the files' paths with their device and inode numbers, which
+// the client opens and checks itself.
 func (c *conn) readLocalPaths(ctx context.Context, h wire.FrameHeader, m *wire.ReadLocalPathsRequest) error {
 	if !c.sameHost || !c.s.opts.LocalReads {
-		return wire.Errorf(wire.CodeUnsupportedType, "READ_LOCAL_PATHS is served to clients on the datanode's host only, without TLS")
+		return wire.Errorf(wire.CodeUnsupportedType, "READ_LOCAL_PATHS is served to clients on the datanode's host only, with local reads on")
 	}
 	ext, files, total, err := c.localRange(h.Type, m.Block, m.Offset, m.Length)
 	if err != nil {

@@ -341,9 +341,10 @@ type conn struct {
 	s     *Server
 	nc    net.Conn
 	tcp   *net.TCPConn // for sendfile; nil for other connections (TLS ones too)
-	local bool         // on the local socket: READ_LOCAL is served
-	// sameHost: on the local socket, or on TCP from a loopback address (a
-	// process of this host): READ_LOCAL_PATHS is served (with LocalReads).
+	local bool         // on the local socket (plain or TLS): READ_LOCAL is served
+	// sameHost: on the local socket, or on TCP (plain or TLS) from a
+	// loopback address (a process of this host): READ_LOCAL_PATHS is
+	// served (with LocalReads).
 	sameHost bool
 	r        *wire.Reader
 	w        *wire.Writer
@@ -369,8 +370,10 @@ func newConn(s *Server, nc net.Conn) *conn {
 		remote: nc.RemoteAddr().String(),
 	}
 	c.tcp, _ = nc.(*net.TCPConn)
-	_, c.local = nc.(*net.UnixConn)
-	c.sameHost = c.local || (c.tcp != nil && loopback(nc.RemoteAddr()))
+	// A local socket's connection, plain or TLS (whose addresses are the
+	// socket's).
+	_, c.local = nc.LocalAddr().(*net.UnixAddr)
+	c.sameHost = c.local || loopback(nc.RemoteAddr())
 	c.r.SetTimeouts(s.opts.IdleTimeout, s.opts.FrameTimeout)
 	return c
 }

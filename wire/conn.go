@@ -25,8 +25,10 @@ type ConnOptions struct {
 	// began arriving. Default: 30s.
 	FrameTimeout time.Duration
 	// TLS, when set, makes Dial run a TLS handshake over the TCP
-	// connection before PING. Its ServerName defaults to the host of the
-	// address dialed. Default: nil, plain TCP.
+	// connection before PING, and DialLocal over the local socket. Its
+	// ServerName defaults to the host of the data address dialed (for
+	// DialLocal too: the certificate is the datanode's). Default: nil,
+	// plain TCP.
 	TLS *tls.Config
 }
 
@@ -208,6 +210,10 @@ func NewConn(nc net.Conn, opts ConnOptions) *Conn {
 		done:    make(chan struct{}),
 	}
 	c.fds, _ = nc.(fdSource)
+	if tc, ok := nc.(*TLSConn); ok {
+		// TLS on a local socket: the descriptors arrive under it.
+		c.fds, _ = tc.g.Conn.(fdSource)
+	}
 	c.r.SetTimeouts(0, opts.FrameTimeout)
 	c.lastUsed.Store(time.Now().UnixNano())
 	go c.readLoop()

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -15,16 +16,80 @@ import (
 // DialLocal connects to the local socket of the datanode whose data
 // address is addr (LocalSocketName) and performs the Ping handshake. It
 // fails at once when no such datanode runs in this network namespace.
+// With opts.TLS it first runs a TLS handshake on the socket, as Dial does
+// over TCP (the server name defaults to addr's host): a process that holds
+// the socket's name without the datanode's certificate fails it. The
+// descriptors of READ_LOCAL responses come beside the encrypted frames.
 func DialLocal(ctx context.Context, addr string, opts ConnOptions) (*Conn, error) {
-	return connect(ctx, "unix", LocalSocketName(addr), addr, opts, func(_ context.Context, nc net.Conn) (net.Conn, error) {
-		return &fdConn{UnixConn: nc.(*net.UnixConn)}, nil
+	return connect(ctx, "unix", LocalSocketName(addr), addr, opts, func(ctx context.Context, nc net.Conn) (net.Conn, error) {
+		fc := &fdConn{UnixConn: nc.(*net.UnixConn)}
+		if opts.TLS != nil {
+			return tlsClient(ctx, fc, addr, opts.TLS)
+		}
+		return fc, nil
 	})
 }
 
 // ListenLocal listens on the local socket of the datanode whose data
-// address is addr.
-func ListenLocal(addr string) (net.Listener, error) {
-	return net.Listen("unix", LocalSocketName(addr))
+// address is addr. With cfg, its connections speak TLS (NewTLSListener),
+// and a Writer on one still sends descriptors (WriteMessageFiles).
+func ListenLocal(addr string, cfg *tls.Config) (net.Listener, error) {
+	l, err := net.Listen("unix", LocalSocketName(addr))
+	if err != nil || cfg == nil {
+		return l, err
+	}
+	return NewTLSListener(fdSendListener{l}, cfg), nil
+}
+
+// fdSendListener's connections are fdSendConns.
+type fdSendListener struct{ net.Listener }
+
+func (l fdSendListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &fdSendConn{UnixConn: nc.(*net.UnixConn)}, nil
+}
+
+// fdSendConn is a datanode's end of a local socket under TLS (under the
+// gatherConn under the tls.Conn): the descriptors attached go with the
+// first bytes of its next write, which is the gathered records of the
+// frame being written (WriteMessageFiles).
+type fdSendConn struct {
+	*net.UnixConn
+	mu  sync.Mutex
+	oob []byte // SCM_RIGHTS for the next write; nil: none
+}
+
+func (c *fdSendConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.oob == nil || len(p) == 0 {
+		return c.UnixConn.Write(p)
+	}
+	oob := c.oob
+	// Tried once: what fails here fails the frame, and with it the
+	// Writer; the descriptors never go with later bytes.
+	c.oob = nil
+	n, _, err := c.WriteMsgUnix(p, oob, nil)
+	if err == nil && n < len(p) {
+		// The descriptors went with the first bytes; the rest follows.
+		var k int
+		k, err = c.UnixConn.Write(p[n:])
+		n += k
+	}
+	return n, err
+}
+
+// attach makes the next write carry oob (nil: none), and reports whether
+// what it replaces was left, carried by no write.
+func (c *fdSendConn) attach(oob []byte) (left bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	left = c.oob != nil
+	c.oob = oob
+	return left
 }
 
 // fdConn is a client's end of a local socket: its reads keep the file
@@ -112,31 +177,60 @@ func closeFiles(files []*os.File) {
 
 // WriteMessageFiles writes a frame carrying m (no payload) with files'
 // descriptors attached to its first byte (SCM_RIGHTS): the writer must be
-// over a *net.UnixConn. The receiver gets descriptors of its own; the
-// caller still owns and closes files.
+// over a local socket, a *net.UnixConn, or a TLS connection on one that
+// ListenLocal accepted, where they go with the first byte of the frame's
+// records. The receiver gets descriptors of its own; the caller still owns
+// and closes files.
 func (w *Writer) WriteMessageFiles(ctx context.Context, id uint64, m Message, files []*os.File) error {
-	uc, ok := w.w.(*net.UnixConn)
-	if !ok {
-		return errors.New("wire: files sent over a connection that is not a local socket")
-	}
 	fds := make([]int, len(files))
 	for i, f := range files {
 		fds[i] = int(f.Fd())
 	}
-	oob := syscall.UnixRights(fds...)
+	send, err := w.withRights(syscall.UnixRights(fds...))
+	if err != nil {
+		return err
+	}
 	return w.write(ctx, func(dst []byte) []byte {
 		dst = m.AppendHeader(dst)
 		h := frameHeaderFor(w.ProtocolVersion(), id, m, len(dst)-FrameHeaderLen, 0)
 		h.Append(dst[:0])
 		return dst
-	}, nil, 0, nil, func(head []byte) error {
-		n, _, err := uc.WriteMsgUnix(head, oob, nil)
-		if err == nil && n < len(head) {
-			// The descriptors went with the first bytes; the rest follows.
-			_, err = uc.Write(head[n:])
+	}, nil, 0, nil, send)
+}
+
+// withRights returns how the Writer writes a frame's bytes with oob (an
+// SCM_RIGHTS control message) attached to the first of them. It is called
+// under the Writer's lock, with the frame's records gathered when under
+// TLS: the descriptors are attached to the connection under the TLS one
+// for the one write that sends the frame (Flush), and taken back before the
+// lock is released, so that they never go with another frame's bytes.
+func (w *Writer) withRights(oob []byte) (func([]byte) error, error) {
+	switch c := w.w.(type) {
+	case *net.UnixConn:
+		return func(head []byte) error {
+			n, _, err := c.WriteMsgUnix(head, oob, nil)
+			if err == nil && n < len(head) {
+				// The descriptors went with the first bytes; the rest follows.
+				_, err = c.Write(head[n:])
+			}
+			return err
+		}, nil
+	case *TLSConn:
+		if fc, ok := c.g.Conn.(*fdSendConn); ok {
+			return func(head []byte) error {
+				fc.attach(oob)
+				_, err := c.Write(head)
+				if err == nil {
+					err = c.Flush()
+				}
+				if fc.attach(nil) && err == nil {
+					err = errors.New("wire: a frame with files was written without them")
+				}
+				return err
+			}, nil
 		}
-		return err
-	})
+	}
+	return nil, errors.New("wire: files sent over a connection that is not a local socket")
 }
 
 // LocalFileOf names the file at name, whose stat(2) is fi, for a

@@ -4,6 +4,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"os"
@@ -16,7 +17,7 @@ var errNoLocal = errors.New("wire: local reads need Linux")
 func DialLocal(context.Context, string, ConnOptions) (*Conn, error) { return nil, errNoLocal }
 
 // ListenLocal fails: local reads need Linux.
-func ListenLocal(string) (net.Listener, error) { return nil, errNoLocal }
+func ListenLocal(string, *tls.Config) (net.Listener, error) { return nil, errNoLocal }
 
 // WriteMessageFiles fails: local reads need Linux.
 func (w *Writer) WriteMessageFiles(context.Context, uint64, Message, []*os.File) error {

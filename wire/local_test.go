@@ -68,7 +68,7 @@ func TestReadLocalPassesFiles(t *testing.T) {
 	}
 	release := make(chan struct{})
 	addr := fmt.Sprintf("test-%d-%s", os.Getpid(), t.Name())
-	l, err := ListenLocal(addr)
+	l, err := ListenLocal(addr, nil)
 	require.NoError(t, err)
 	serveToyVersion(t, l, VersionReadLocal, func(ctx context.Context, w *Writer, h FrameHeader, m Message, _ []byte) {
 		req := m.(*ReadLocalRequest)

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"path/filepath"
 	"sync/atomic"
@@ -13,21 +14,30 @@ import (
 	"github.com/strato-io/strato/checksum"
 )
 
-// TestDialTLS: with ConnOptions.TLS, Dial handshakes before PING, and a
-// client that does not trust the server's CA fails with a TLS error.
-func TestDialTLS(t *testing.T) {
-	ca, other := filepath.Join(t.TempDir(), "ca"), filepath.Join(t.TempDir(), "other")
+// testTLS makes a CA with a datanode's certificate (for 127.0.0.1 and
+// localhost) and returns the datanode's server configuration and that of
+// a client that trusts the CA.
+func testTLS(t *testing.T) (server, client *tls.Config) {
+	t.Helper()
+	ca := filepath.Join(t.TempDir(), "ca")
 	require.NoError(t, certs.InitCA(ca))
-	require.NoError(t, certs.InitCA(other))
 	require.NoError(t, certs.Issue(ca, ca, "dn", nil))
 	server, err := certs.ServerConfig(filepath.Join(ca, "dn.crt"), filepath.Join(ca, "dn.key"), filepath.Join(ca, certs.CACert))
 	require.NoError(t, err)
+	client, err = certs.ClientConfig(filepath.Join(ca, certs.CACert), "", "")
+	require.NoError(t, err)
+	return server, client
+}
+
+// TestDialTLS: with ConnOptions.TLS, Dial handshakes before PING, and a
+// client that does not trust the server's CA fails with a TLS error.
+func TestDialTLS(t *testing.T) {
+	server, good := testTLS(t)
+	_, bad := testTLS(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	s := serveToy(t, NewTLSListener(l, server), echoHandler)
 
-	good, err := certs.ClientConfig(filepath.Join(ca, certs.CACert), "", "")
-	require.NoError(t, err)
 	c, err := Dial(context.Background(), s.addr(), ConnOptions{TLS: good})
 	require.NoError(t, err)
 	defer c.Close()
@@ -38,8 +48,6 @@ func TestDialTLS(t *testing.T) {
 	require.Equal(t, offsetBytes(8, 4096), data)
 	require.Equal(t, int64(8), resp.Offset)
 
-	bad, err := certs.ClientConfig(filepath.Join(other, certs.CACert), "", "")
-	require.NoError(t, err)
 	_, err = Dial(context.Background(), s.addr(), ConnOptions{TLS: bad})
 	require.ErrorContains(t, err, "TLS handshake")
 	require.ErrorContains(t, err, "certificate")
@@ -71,13 +79,7 @@ func (c *countingConn) Read(p []byte) (int, error)  { c.reads.Add(1); return c.C
 // writes to the connection under TLS, not one per 16 KiB record, and is
 // read back in a few large reads; the bytes arrive intact both ways.
 func TestTLSGathersFrames(t *testing.T) {
-	ca := filepath.Join(t.TempDir(), "ca")
-	require.NoError(t, certs.InitCA(ca))
-	require.NoError(t, certs.Issue(ca, ca, "dn", nil))
-	server, err := certs.ServerConfig(filepath.Join(ca, "dn.crt"), filepath.Join(ca, "dn.key"), filepath.Join(ca, certs.CACert))
-	require.NoError(t, err)
-	client, err := certs.ClientConfig(filepath.Join(ca, certs.CACert), "", "")
-	require.NoError(t, err)
+	server, client := testTLS(t)
 	client.ServerName = "127.0.0.1"
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -263,13 +263,7 @@ func testECCorruptCell(t *testing.T, n int, repl string) {
 	require.NoError(t, err)
 	bl := ki.Blocks[0]
 	bad := bl.Pipeline.Members[1] // data member 1: the group's cells 1, 4, 7, ...
-	idx := -1
-	for i := range n {
-		if c.Datanode(i).ID() == bad.Id {
-			idx = i
-		}
-	}
-	require.GreaterOrEqual(t, idx, 0)
+	idx := datanodeIndex(t, c, bad.Id)
 	path := filepath.Join(c.DatanodeDir(idx), "containers", strconv.FormatUint(bl.BlockId.ContainerId, 10),
 		"chunks", strconv.FormatUint(bl.BlockId.LocalId, 10)+".block")
 	const at = 1<<20 + 4321 // member 1's second cell (the group's cell d+1)

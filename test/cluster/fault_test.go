@@ -137,13 +137,7 @@ func (f *faultCluster) requireContent(path string, want []byte) {
 // index maps a datanode ID to its index in the cluster.
 func (f *faultCluster) index(id string) int {
 	f.t.Helper()
-	for i := range f.c.DatanodeAddrs() {
-		if dn := f.c.Datanode(i); dn != nil && dn.ID() == id {
-			return i
-		}
-	}
-	f.t.Fatalf("no running datanode %s", id)
-	return -1
+	return datanodeIndex(f.t, f.c, id)
 }
 
 func (f *faultCluster) containers() []*stratov1.ContainerInfo {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"math/rand/v2"
+	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -35,4 +36,16 @@ func advance(c *minicluster.Cluster) time.Duration {
 // fakeClock is a fake clock for a cluster's Options.Clock.
 func fakeClock() *clockwork.FakeClock {
 	return clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+}
+
+// datanodeIndex is the index in c of the running datanode whose ID is id.
+func datanodeIndex(t *testing.T, c *minicluster.Cluster, id string) int {
+	t.Helper()
+	for i := range c.DatanodeAddrs() {
+		if dn := c.Datanode(i); dn != nil && dn.ID() == id {
+			return i
+		}
+	}
+	t.Fatalf("no running datanode %s", id)
+	return -1
 }

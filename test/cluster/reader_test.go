@@ -207,12 +207,7 @@ func TestLocalReads(t *testing.T) {
 	ki, err := cl.LookupKey(ctx, "vol", "bkt", "k")
 	require.NoError(t, err)
 	first := ki.Blocks[0].Pipeline.Members[0]
-	idx := -1
-	for i := range c.DatanodeAddrs() {
-		if c.Datanode(i).ID() == first.Id {
-			idx = i
-		}
-	}
+	idx := datanodeIndex(t, c, first.Id)
 	require.NoError(t, c.StopDatanode(idx))
 	readAll(cl)
 	// Its data directory is its user's alone again when it starts (HDFS's

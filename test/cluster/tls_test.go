@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"io"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,4 +175,140 @@ func TestTLSThreeMetaReplicas(t *testing.T) {
 	require.NoError(t, f.write(ctx, "/vol/bkt/after", after, 128<<10, 0, nil))
 	f.requireContent("/vol/bkt/before", before)
 	f.requireContent("/vol/bkt/after", after)
+}
+
+// TestTLSLocalReads: with TLS, a client on the datanodes' host reads their
+// replicas from the block files all the same: the local socket speaks TLS
+// and the datanode shows its certificate there, so nothing is sent over
+// TCP. A raw client on the socket needs the block's READ token for
+// READ_LOCAL, as for READ_LOCAL_PATHS there and on TLS over TCP from this
+// host; READ_LOCAL over TCP is still refused, and a client without TLS
+// cannot use the socket.
+func TestTLSLocalReads(t *testing.T) {
+	c, cl := tokenClusterWith(t, 3, minicluster.Options{TLS: true}, nil)
+	ctx := t.Context()
+	data := tokenData(9<<20+123, 4)
+	put(t, cl, "three", "k", data)
+	require.True(t, bytes.Equal(data, get(t, cl, "three", "k")))
+	requireReadPath(t, c, false)
+	var localBytes int64
+	for i := range c.DatanodeAddrs() {
+		localBytes += c.Datanode(i).ServerMetrics().LocalBytes
+	}
+	require.GreaterOrEqual(t, localBytes, int64(len(data)))
+
+	ki, err := cl.LookupKey(ctx, "vol", "three", "k")
+	require.NoError(t, err)
+	bl := ki.Blocks[0]
+	b := wire.BlockID{ContainerID: bl.BlockId.GetContainerId(), LocalID: bl.BlockId.GetLocalId()}
+	addr := bl.Pipeline.Members[0].DataAddr
+	want := data[:bl.Length]
+	readBack := func(rl *wire.ReadLocalResponse) []byte {
+		t.Helper()
+		defer rl.Close()
+		got := make([]byte, rl.End()-rl.Offset())
+		require.NoError(t, rl.ReadInto(got))
+		return got
+	}
+
+	lc, err := wire.DialLocal(ctx, addr, wire.ConnOptions{TLS: c.ClientTLS(), ClientID: "raw"})
+	require.NoError(t, err)
+	defer func() { _ = lc.Close() }()
+	conn, err := wire.Dial(ctx, addr, wire.ConnOptions{TLS: c.ClientTLS(), ClientID: "raw"})
+	require.NoError(t, err)
+	defer func() { _ = conn.Close() }()
+	_, err = lc.ReadLocal(ctx, &wire.ReadLocalRequest{Block: b, Length: uint32(bl.Length)})
+	require.ErrorIs(t, err, wire.CodeAccessDenied)
+	for _, wc := range []*wire.Conn{lc, conn} {
+		_, err = wc.ReadLocalPaths(ctx, &wire.ReadLocalPathsRequest{Block: b, Length: uint32(bl.Length)})
+		require.ErrorIs(t, err, wire.CodeAccessDenied)
+		require.NoError(t, wc.Authorize(ctx, bl.Token))
+		paths, err := wc.ReadLocalPaths(ctx, &wire.ReadLocalPathsRequest{Block: b, Length: uint32(bl.Length)})
+		require.NoError(t, err)
+		rl, err := paths.Open()
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want, readBack(rl)))
+	}
+	lr, err := lc.ReadLocal(ctx, &wire.ReadLocalRequest{Block: b, Length: uint32(bl.Length)})
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want, readBack(lr)))
+	_, _, err = conn.Do(ctx, &wire.ReadLocalRequest{Block: b, Length: 10}, nil, nil)
+	require.ErrorIs(t, err, wire.CodeUnsupportedType)
+	require.ErrorContains(t, err, "local socket only")
+
+	_, err = wire.DialLocal(ctx, addr, wire.ConnOptions{DialTimeout: 2 * time.Second})
+	require.Error(t, err, "a client without TLS on the TLS socket")
+}
+
+// TestTLSLocalImpostor: a process that holds a datanode's local socket
+// name before the datanode starts (so that the datanode serves no local
+// reads), answering with a certificate of another CA or without TLS, is
+// refused by a client with TLS: the handshake fails, no request reaches it,
+// and the client reads that datanode's replica over TCP, the right bytes.
+func TestTLSLocalImpostor(t *testing.T) {
+	c, cl := tokenClusterWith(t, 3, minicluster.Options{TLS: true}, nil)
+	ctx := t.Context()
+	data := tokenData(3<<20+7, 5) // one block
+	put(t, cl, "one", "k", data)
+	ki, err := cl.LookupKey(ctx, "vol", "one", "k")
+	require.NoError(t, err)
+	member := ki.Blocks[0].Pipeline.Members[0]
+	idx := datanodeIndex(t, c, member.Id)
+	other := otherCA(t)
+	otherServer, err := certs.ServerConfig(filepath.Join(other, "dn.crt"), filepath.Join(other, "dn.key"), filepath.Join(other, certs.CACert))
+	require.NoError(t, err)
+
+	for name, cfg := range map[string]*tls.Config{"another CA": otherServer, "no TLS": nil} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, c.StopDatanode(idx))
+			l, err := wire.ListenLocal(member.DataAddr, cfg)
+			require.NoError(t, err)
+			var accepted, spoke atomic.Int64
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for {
+					nc, err := l.Accept()
+					if err != nil {
+						return
+					}
+					accepted.Add(1)
+					if tc, ok := nc.(*wire.TLSConn); ok {
+						if tc.HandshakeContext(ctx) == nil {
+							spoke.Add(1)
+						}
+					} else {
+						// Hears the client's hello, says nothing.
+						_, _ = nc.Read(make([]byte, 512))
+					}
+					_ = nc.Close()
+				}
+			}()
+			defer func() {
+				_ = l.Close()
+				<-done
+			}()
+			require.NoError(t, c.StartDatanode(idx))
+			require.NoError(t, c.WaitReady(ctx))
+			// Its block-token keys come with its first heartbeat.
+			require.Eventually(t, func() bool {
+				conn, err := wire.Dial(ctx, member.DataAddr, wire.ConnOptions{TLS: c.ClientTLS()})
+				if err != nil {
+					return false
+				}
+				defer func() { _ = conn.Close() }()
+				return conn.Authorize(ctx, ki.Blocks[0].Token) == nil
+			}, 20*time.Second, 50*time.Millisecond)
+
+			fresh, err := c.Client()
+			require.NoError(t, err)
+			defer func() { _ = fresh.Close() }()
+			require.True(t, bytes.Equal(data, get(t, fresh, "one", "k")))
+			require.Positive(t, accepted.Load(), "the client tried the socket")
+			require.Zero(t, spoke.Load(), "no handshake succeeded")
+			m := c.Datanode(idx).ServerMetrics()
+			require.Zero(t, m.LocalReads)
+			require.GreaterOrEqual(t, m.BytesOut, int64(len(data)), "read over TCP")
+		})
+	}
 }

@@ -31,7 +31,7 @@ public final class ClientOptions {
   /**
    * Read the replicas of datanodes on this host from their block files
    * (READ_LOCAL_PATHS, docs/wire.md §5.12) rather than over TCP (default
-   * true; never with TLS).
+   * true; with TLS too).
    */
   public boolean localReads = true;
   /** Recorded as the owner of what the client creates (default "strato"). */

@@ -25,7 +25,8 @@ import org.junit.Test;
  * Logical cluster names, as HDFS's nameservices: one job's configuration
  * names two clusters, a plain one and a secure one (TLS and tokens), by
  * strato://NAME/ with fs.strato.cluster.NAME.meta.addresses and, for the
- * secure one, its own CA and token; a file copies from one to the other.
+ * secure one, its own CA and token; a file copies from one to the other,
+ * and is read back from the secure one's block files (local reads with TLS).
  * The HOST:PORT form goes on working beside them, and a name without
  * settings is taken as a host.
  */
@@ -82,10 +83,14 @@ public class TestLogicalNames {
       Path dst = new Path("strato://vault/names/bkt/dst");
       assertTrue(FileUtil.copy(lake, src, vault, dst, false, conf));
       byte[] got = new byte[data.length];
+      long local = ((StratoFileSystem) vault).client().localBytesRead();
       try (FSDataInputStream in = vault.open(dst)) {
         in.readFully(got);
       }
       assertArrayEquals(data, got);
+      // With TLS the datanodes of this host still name their block files.
+      assertTrue("read from the block files",
+          ((StratoFileSystem) vault).client().localBytesRead() - local >= data.length);
       // The path's own scheme and name pick the file system.
       assertEquals(data.length, dst.getFileSystem(conf).getFileStatus(dst).getLen());
       assertTrue(!lake.exists(new Path("/names/bkt/dst")));

@@ -689,12 +689,12 @@ public final class DataConn implements Closeable {
   }
 
   /**
-   * Whether READ_LOCAL_PATHS may be asked on this connection: a plain one to
-   * a loopback address (the datanode is on this host) that chose version 5
-   * or later. The datanode decides too, from the same address.
+   * Whether READ_LOCAL_PATHS may be asked on this connection: one (plain or
+   * TLS) to a loopback address (the datanode is on this host) that chose
+   * version 5 or later. The datanode decides too, from the same address.
    */
   public boolean sameHost() {
-    return ch != null && version >= Wire.VERSION_READ_LOCAL_PATHS && sock.getInetAddress().isLoopbackAddress();
+    return version >= Wire.VERSION_READ_LOCAL_PATHS && sock.getInetAddress().isLoopbackAddress();
   }
 
   public CompletableFuture<Response> readLocalPaths(Messages.ReadLocalPathsRequest req) {

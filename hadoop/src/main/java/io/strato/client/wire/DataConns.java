@@ -31,7 +31,8 @@ public final class DataConns implements Closeable {
 
   /**
    * With ssl (not null), every connection is TLS (docs/wire.md, §7); with
-   * localReads (and no TLS), replicas on this host are read from their files.
+   * localReads, replicas on this host are read from their files (with TLS
+   * too: the datanode that names them has shown its certificate).
    */
   public DataConns(int connectTimeoutMs, long requestTimeoutMs, String clientId, javax.net.ssl.SSLContext ssl,
       boolean localReads) {
@@ -39,7 +40,7 @@ public final class DataConns implements Closeable {
     this.requestTimeoutMs = requestTimeoutMs;
     this.clientId = clientId;
     this.ssl = ssl;
-    this.localReads = localReads && ssl == null;
+    this.localReads = localReads;
   }
 
   /** Whether to ask c (a connection of this pool) for a local read. */
