@@ -72,11 +72,17 @@ func (c *fdSendConn) Write(p []byte) (int, error) {
 	// Tried once: what fails here fails the frame, and with it the
 	// Writer; the descriptors never go with later bytes.
 	c.oob = nil
-	n, _, err := c.WriteMsgUnix(p, oob, nil)
+	return writeRights(c.UnixConn, p, oob)
+}
+
+// writeRights writes p on uc with oob (SCM_RIGHTS) attached to its first
+// bytes.
+func writeRights(uc *net.UnixConn, p, oob []byte) (int, error) {
+	n, _, err := uc.WriteMsgUnix(p, oob, nil)
 	if err == nil && n < len(p) {
 		// The descriptors went with the first bytes; the rest follows.
 		var k int
-		k, err = c.UnixConn.Write(p[n:])
+		k, err = uc.Write(p[n:])
 		n += k
 	}
 	return n, err
@@ -208,11 +214,7 @@ func (w *Writer) withRights(oob []byte) (func([]byte) error, error) {
 	switch c := w.w.(type) {
 	case *net.UnixConn:
 		return func(head []byte) error {
-			n, _, err := c.WriteMsgUnix(head, oob, nil)
-			if err == nil && n < len(head) {
-				// The descriptors went with the first bytes; the rest follows.
-				_, err = c.Write(head[n:])
-			}
+			_, err := writeRights(c, head, oob)
 			return err
 		}, nil
 	case *TLSConn:
