@@ -333,8 +333,9 @@ func (c *Cluster) startMeta(i int, lis net.Listener, join bool) error {
 		}
 	}
 	// A test cluster's meta starts often and writes little: memtables
-	// smaller than a server's, so that each start's new log is filled
-	// with 9 MiB of zeros (walfs), not 33. ConfigureMeta may set others.
+	// smaller than a server's, so that it holds less in memory and the
+	// spare log beside its logs is 9 MiB of zeros (walfs), not 33.
+	// ConfigureMeta may set others.
 	o.MemTableSize = 8 << 20
 	o.TickInterval = c.opts.TickInterval
 	o.TrashInterval = c.opts.TrashInterval

@@ -29,33 +29,177 @@ import (
 // walCategory is the write category Pebble creates its logs with.
 const walCategory vfs.DiskWriteCategory = "pebble-wal"
 
-// FS wraps a vfs.FS; Size bytes of zeros go into every new log.
+// FS wraps a vfs.FS; every new log starts with zeros.
 type FS struct {
 	vfs.FS
+	// Size is the most zeros a new log starts with: the database's
+	// memtable size and 1 MiB more.
 	Size int64
+
+	mu     sync.Mutex
+	logs   int64  // logs made so far (created or recycled)
+	spare  *spare // the next new log, being filled or ready; nil: none
+	closed bool
 }
+
+// A spare is a file of zeros made beside the logs, in the background, for
+// the next log Pebble creates: a fill takes its time there, not in the
+// rotation, which holds up every write of the database until it is done.
+type spare struct {
+	path string
+	size int64
+	done chan struct{} // closed when f and err are set
+	f    vfs.File
+	err  error
+}
+
+// spareName is the spare's file in the logs' directory; Pebble ignores
+// names it does not know.
+const spareName = "walfs-spare"
 
 // New wraps fs for a database whose memtables hold memTableSize bytes
 // (Pebble's default, 4 MiB, when 0): a log is rotated with its memtable, so
-// new logs start with that many zeros and 1 MiB more.
-func New(fs vfs.FS, memTableSize uint64) vfs.FS {
+// a new log starts with as many zeros as its memtable holds and 1 MiB more.
+// Close the FS after the database.
+func New(fs vfs.FS, memTableSize uint64) *FS {
 	return &FS{FS: fs, Size: int64(max(memTableSize, defaultMemTableSize)) + 1<<20}
 }
 
 const defaultMemTableSize = 4 << 20
 
-// Create creates name; a log is filled with zeros and synced before Pebble
-// writes to it. If filling fails (a full disk), the log is returned as it
-// is: the zeros written so far are ones Pebble writes over or reads as the
-// log's end, and its own first write meets the same error. Failing the
-// create instead would make Pebble panic (it cannot do without a new log).
+// initialMemTableSize is the first memtable of a Pebble database opened:
+// each later one is twice the last, up to the memtable size (Pebble's
+// initialMemTableSize).
+const initialMemTableSize = 256 << 10
+
+// fillSize is how many zeros the database's log number n (counting from 0,
+// in the order they are made since the database was opened) starts with:
+// its memtable's size and 1 MiB. Each log goes with one memtable, and a
+// database just opened rotates its small first memtables quickly. A log
+// that outgrows its zeros appends, as without them.
+func (fs *FS) fillSize(n int64) int64 {
+	return min(int64(initialMemTableSize)<<min(n, 32)+1<<20, fs.Size)
+}
+
+// next counts a new log and returns its fill size.
+func (fs *FS) next() (size, nextSize int64) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.logs++
+	return fs.fillSize(fs.logs - 1), fs.fillSize(fs.logs)
+}
+
+// Create creates name; a log starts filled with zeros, synced before Pebble
+// writes to it: the spare, renamed, when one is ready or being made and
+// large enough, else a new file filled here. Then the next spare is begun.
+// If filling fails (a full disk), the log is returned as it is: the zeros
+// written so far are ones Pebble writes over or reads as the log's end, and
+// its own first write meets the same error. Failing the create instead
+// would make Pebble panic (it cannot do without a new log).
 func (fs *FS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := fs.FS.Create(name, category)
-	if err != nil || category != walCategory {
-		return f, err
+	if category != walCategory {
+		return fs.FS.Create(name, category)
 	}
-	_ = fill(f, fs.Size)
+	size, nextSize := fs.next()
+	defer fs.makeSpare(fs.PathDir(name), nextSize)
+	if f := fs.takeSpare(name, size); f != nil {
+		return f, nil
+	}
+	f, err := fs.FS.Create(name, category)
+	if err != nil {
+		return nil, err
+	}
+	_ = fill(f, size)
 	return f, nil
+}
+
+// ReuseForWrite reuses a recycled log, which takes its place in the
+// memtables' sequence; one with fewer bytes than its memtable needs gives
+// way to a new log (vfs.FS allows it: the old file is removed).
+func (fs *FS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	if category != walCategory {
+		return fs.FS.ReuseForWrite(oldname, newname, category)
+	}
+	size, nextSize := fs.next()
+	if st, err := fs.Stat(oldname); err != nil || st.Size() >= size {
+		return fs.FS.ReuseForWrite(oldname, newname, category)
+	}
+	defer fs.makeSpare(fs.PathDir(newname), nextSize)
+	f := fs.takeSpare(newname, size)
+	if f == nil {
+		return fs.FS.ReuseForWrite(oldname, newname, category)
+	}
+	if err := fs.Remove(oldname); err != nil {
+		_ = f.Close()
+		_ = fs.Remove(newname)
+		return nil, err
+	}
+	return f, nil
+}
+
+// takeSpare renames the spare to name and returns it, once it is filled,
+// if it holds at least size bytes; else it discards it and returns nil.
+func (fs *FS) takeSpare(name string, size int64) vfs.File {
+	fs.mu.Lock()
+	s := fs.spare
+	fs.spare = nil
+	fs.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	<-s.done
+	if s.err == nil && s.size >= size {
+		if err := fs.Rename(s.path, name); err == nil {
+			return s.f
+		}
+	}
+	fs.discard(s)
+	return nil
+}
+
+// makeSpare begins filling a spare of size bytes in dir, unless one is
+// there or the FS is closed.
+func (fs *FS) makeSpare(dir string, size int64) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.closed || fs.spare != nil {
+		return
+	}
+	s := &spare{path: fs.PathJoin(dir, spareName), size: size, done: make(chan struct{})}
+	fs.spare = s
+	go func() {
+		defer close(s.done)
+		f, err := fs.FS.Create(s.path, vfs.WriteCategoryUnspecified)
+		if err == nil {
+			if err = fill(f, s.size); err != nil {
+				_ = f.Close()
+				f = nil
+			}
+		}
+		s.f, s.err = f, err
+	}()
+}
+
+// discard closes and removes a spare that is done.
+func (fs *FS) discard(s *spare) {
+	if s.f != nil {
+		_ = s.f.Close()
+	}
+	_ = fs.Remove(s.path)
+}
+
+// Close waits for a spare being filled and removes it; no spare is made
+// afterwards. Call it once the database is closed.
+func (fs *FS) Close() error {
+	fs.mu.Lock()
+	s := fs.spare
+	fs.spare, fs.closed = nil, true
+	fs.mu.Unlock()
+	if s != nil {
+		<-s.done
+		fs.discard(s)
+	}
+	return nil
 }
 
 // chunk is the size of each write of zeros.
@@ -97,7 +241,7 @@ type Deferred struct {
 
 // NewDeferred wraps fs as New does, with deferred log syncs.
 func NewDeferred(fs vfs.FS, memTableSize uint64) *Deferred {
-	return &Deferred{FS: New(fs, memTableSize).(*FS), logs: map[*logFile]struct{}{}}
+	return &Deferred{FS: New(fs, memTableSize), logs: map[*logFile]struct{}{}}
 }
 
 // Durable runs fn, a write of the database with Sync: the log syncs made

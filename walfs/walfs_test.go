@@ -82,7 +82,7 @@ func logSizes(t *testing.T, fs vfs.FS) []int64 {
 func TestNewLogsStartFilled(t *testing.T) {
 	fs := vfs.NewMem()
 	db := open(t, fs)
-	want := int64(defaultMemTableSize) + 1<<20 // memTable is below the floor
+	want := int64(initialMemTableSize) + 1<<20 // the first memtable's log
 	sizes := logSizes(t, fs)
 	if len(sizes) == 0 {
 		t.Fatal("no log")
@@ -103,6 +103,94 @@ func TestNewLogsStartFilled(t *testing.T) {
 	check(t, db, 3000)
 	commit(t, db, 3000, 3100)
 	check(t, db, 3100)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Each new log starts with its memtable's worth of zeros and 1 MiB: the
+// first memtables of a database just opened are small (256 KiB, doubling
+// with each rotation up to the memtable size), and so are their logs'
+// fills. A recycled log with fewer bytes than its memtable needs gives way
+// to a new one. The next new log is filled beforehand, as a spare beside
+// the logs, which Close removes.
+func TestLogsFollowTheMemtables(t *testing.T) {
+	const memTableSize = 8 << 20
+	fs := vfs.NewMem()
+	wfs := New(fs, memTableSize)
+	type made struct {
+		size     int64
+		recycled bool
+	}
+	var logs []made
+	el := pebble.EventListener{WALCreated: func(info pebble.WALCreateInfo) {
+		m := made{recycled: info.RecycledFileNum != 0}
+		if st, err := fs.Stat(info.Path); err == nil {
+			m.size = st.Size()
+		}
+		logs = append(logs, m)
+	}}
+	db, err := pebble.Open("db", &pebble.Options{FS: wfs, MemTableSize: memTableSize, EventListener: &el,
+		FormatMajorVersion: pebble.FormatNewest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]byte, 1000)
+	for i := range 40_000 { // 40 MB: rotations up to the full memtable size
+		if err := db.Set(key(i), v, pebble.NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wfs.mu.Lock()
+	s := wfs.spare
+	wfs.mu.Unlock()
+	if s == nil {
+		t.Fatal("no spare log being made")
+	}
+	<-s.done
+	if _, err := fs.Stat("db/" + spareName); err != nil {
+		t.Fatalf("no spare log beside the logs: %v", err)
+	}
+	check := func(n int) {
+		t.Helper()
+		for i := range n {
+			got, closer, err := db.Get(key(i))
+			if err != nil || len(got) != len(v) {
+				t.Fatalf("key %d: %d bytes, %v", i, len(got), err)
+			}
+			closer.Close()
+		}
+	}
+	check(40_000)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := wfs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.Stat("db/" + spareName); err == nil {
+		t.Fatal("the spare log outlives Close")
+	}
+	t.Logf("logs made: %+v", logs)
+	created := 0
+	for n, m := range logs {
+		want := min(int64(initialMemTableSize)<<n+1<<20, int64(memTableSize)+1<<20)
+		if m.size < want || !m.recycled && m.size != want {
+			t.Fatalf("log %d of %d (recycled: %v) starts with %d bytes, want %d (%+v)", n, len(logs), m.recycled, m.size, want, logs)
+		}
+		if !m.recycled {
+			created++
+		}
+	}
+	if len(logs) < 7 || created < 2 || created == len(logs) {
+		t.Fatalf("%d logs made (%d new): the memtables did not reach their size (%+v)", len(logs), created, logs)
+	}
+	db, err = pebble.Open("db", &pebble.Options{FS: New(fs, memTableSize), MemTableSize: memTableSize,
+		FormatMajorVersion: pebble.FormatNewest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(40_000)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}

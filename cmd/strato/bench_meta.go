@@ -38,7 +38,7 @@ Usage: strato bench meta -op OP [options]
   -op replication [-datanodes T] [-nodesToDecommission D] [-nodeReplicationLimit C] [-totalBlocks B] [-replication R] |
   -op clean
   general: [-keepResults] [--meta HOST:PORT[,HOST:PORT...]] [--follower-reads] [--dir DIR] [--keep] [--volume V] [--bucket B]
-           [--cpuprofile FILE] [--no-deferred-create] [--tls-ca FILE] [--token TOKEN]
+           [--cpuprofile FILE] [--trace FILE] [--no-deferred-create] [--tls-ca FILE] [--token TOKEN]
 
 create -close asks for a deferrable open (no size hint): the leader checks
 it and answers with a create token, and the close commits the token, so
@@ -106,6 +106,7 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	volume := fs.String("volume", "bench", "volume of the benchmark's bucket")
 	bucket := fs.String("bucket", "nnbench", "the benchmark's FSO bucket")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	traceFile := fs.String("trace", "", "write a runtime execution trace of the run to this file (go tool trace)")
 	noDefer := fs.Bool("no-deferred-create", false, "open every created file through Raft (create and close: two entries)")
 	tlsCA := fs.String("tls-ca", "", "remote: the cluster CA's certificate: call meta over TLS ($"+tlsCAEnv+" replaces the default, none)")
 	token := fs.String("token", "", "remote: the token to present to a meta with --auth token (default $"+client.TokenEnv+", then the login file)")
@@ -191,6 +192,11 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer stopProfile()
+	stopTrace, err := startTrace(*traceFile)
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
 	if err := target.Setup(ctx, o.Replication); err != nil {
 		return err
 	}

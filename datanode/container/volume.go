@@ -96,6 +96,7 @@ func OpenVolume(dir string, opts Options) (*Volume, error) {
 		Logger:             pebbleLogger{opts.Logger},
 	})
 	if err != nil {
+		_ = v.wal.Close()
 		lock.Close()
 		return nil, ioError("open volume database", err)
 	}
@@ -161,6 +162,9 @@ func (v *Volume) Close() error {
 	}
 	if v.db != nil {
 		errs = append(errs, v.db.Close())
+	}
+	if v.wal != nil {
+		errs = append(errs, v.wal.Close())
 	}
 	if v.lock != nil {
 		errs = append(errs, v.lock.Close())

@@ -55,6 +55,7 @@ type Node struct {
 	id        uint64
 	sm        StateMachine
 	db        *pebble.DB
+	wal       *walfs.FS // the DB's logs' FS, closed after it
 	rn        *raft.RawNode
 	store     *logStore
 	log       *slog.Logger
@@ -144,7 +145,8 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 	}
 	// The raft log's fsyncs are the group commit's cycle: let them write
 	// over zeros instead of growing the log (package walfs).
-	po.FS = walfs.New(opts.FS, po.MemTableSize)
+	wal := walfs.New(opts.FS, po.MemTableSize)
+	po.FS = wal
 	po.FormatMajorVersion = pebble.FormatNewest
 	po.EnsureDefaults() // kept for the snapshot stage's sstable writers
 	if err := removeStaging(po.FS, opts.Dir); err != nil {
@@ -153,14 +155,16 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 	po.Logger = pebbleLogger{raftLogger{opts.Logger.With("component", "pebble")}}
 	db, err := pebble.Open(opts.Dir, po)
 	if err != nil {
+		_ = wal.Close()
 		return nil, fmt.Errorf("consensus: open %s: %w", opts.Dir, err)
 	}
+	closeDB := func() { _ = db.Close(); _ = wal.Close() }
 	store, err := loadLogStore(db, opts.Peers, opts.Join)
 	if store != nil {
 		store.cacheMaxBytes = opts.LogCacheBytes
 	}
 	if err != nil {
-		_ = db.Close()
+		closeDB()
 		return nil, err
 	}
 	members := confMembers(store.conf)
@@ -169,7 +173,7 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 		members = slices.DeleteFunc(members, func(id uint64) bool { return id == opts.ID })
 	}
 	if len(members) > 0 && !slices.Contains(members, opts.ID) {
-		_ = db.Close()
+		closeDB()
 		return nil, fmt.Errorf("%w: node %d is not among the members %v of the group in %s; start a new replica on an empty directory with Join",
 			ErrRemoved, opts.ID, members, opts.Dir)
 	}
@@ -179,7 +183,7 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 	}
 	if r, ok := sm.(Restorer); ok {
 		if err := r.Restore(db, store.appliedIndex); err != nil {
-			_ = db.Close()
+			closeDB()
 			return nil, fmt.Errorf("consensus: load state machine at %d: %w", store.appliedIndex, err)
 		}
 	}
@@ -201,7 +205,7 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 		StepDownOnRemoval:         true,
 	})
 	if err != nil {
-		_ = db.Close()
+		closeDB()
 		return nil, err
 	}
 	n := &Node{
@@ -209,6 +213,7 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 		id:          opts.ID,
 		sm:          sm,
 		db:          db,
+		wal:         wal,
 		fs:          po.FS,
 		pebbleOpts:  po,
 		rn:          rn,
@@ -252,7 +257,7 @@ func Open(opts Options, sm StateMachine) (*Node, error) {
 			if err := guard(n.handleReady); err != nil {
 				n.transport.close()
 				n.shutdown()
-				_ = db.Close()
+				closeDB()
 				return nil, err
 			}
 		}
@@ -460,7 +465,7 @@ func (n *Node) Close() error {
 		n.transport.close()
 		n.cpMu.Lock()
 		n.dbClosed = true
-		n.closeErr = n.db.Close()
+		n.closeErr = errors.Join(n.db.Close(), n.wal.Close())
 		n.cpMu.Unlock()
 	})
 	if n.loopErr != nil && !errors.Is(n.loopErr, ErrRemoved) {

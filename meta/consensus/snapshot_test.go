@@ -262,7 +262,9 @@ func (c *testCluster) crash(id uint64) {
 // index and its state.
 func inspectCrashed(t *testing.T, fs vfs.FS, dir string) (uint64, map[string]string) {
 	t.Helper()
-	db, err := pebble.Open(dir, &pebble.Options{FS: walfs.New(fs, 0)})
+	wal := walfs.New(fs, 0)
+	defer wal.Close()
+	db, err := pebble.Open(dir, &pebble.Options{FS: wal})
 	require.NoError(t, err)
 	defer db.Close()
 	s, err := loadLogStore(db, nil, false)
