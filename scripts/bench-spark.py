@@ -157,12 +157,20 @@ def checksum(df):
 
 def cpu_seconds(pid):
     """user+system CPU seconds of a process and its finished children (0 if it is gone)."""
+    return sum(cpu_split(pid)[:2])
+
+
+def cpu_split(pid):
+    """(user, system) CPU seconds of a process and its finished children, and its major page
+    faults; zeros if it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
-        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        tck = os.sysconf("SC_CLK_TCK")
+        return ((int(fields[11]) + int(fields[13])) / tck, (int(fields[12]) + int(fields[14])) / tck,
+                int(fields[7]))
     except OSError:
-        return 0.0
+        return 0.0, 0.0, 0
 
 
 class Fs:
@@ -210,14 +218,16 @@ def main(argv=None):
           flush=True)
 
     def cpu():
-        return cpu_seconds(jvm_pid), sum(cpu_seconds(p) for p in args.server_pid)
+        return cpu_seconds(jvm_pid), sum(cpu_seconds(p) for p in args.server_pid), cpu_split(jvm_pid)
 
     def report(step, secs, nbytes, rows, csum, c0, c1):
         mbps = nbytes / 1e6 / secs if secs > 0 else 0.0
         jcpu, scpu = c1[0] - c0[0], c1[1] - c0[1]
+        (u0, s0, f0), (u1, s1, f1) = c0[2], c1[2]
         gb = nbytes / 1e9 if nbytes else float("nan")
         print(f"{step}: {secs:.2f} s, {nbytes / 1e6:.1f} MB written, {mbps:.1f} MB/s, {rows} rows, "
-              f"CPU spark {jcpu:.1f} s ({jcpu / gb:.1f} s/GB), storage {scpu:.1f} s ({scpu / gb:.1f} s/GB)",
+              f"CPU spark {jcpu:.1f} s ({jcpu / gb:.1f} s/GB; user {u1 - u0:.1f}, system {s1 - s0:.1f}, "
+              f"{f1 - f0} major faults), storage {scpu:.1f} s ({scpu / gb:.1f} s/GB)",
               flush=True)
         print(f"{step} checksum: rows={rows} {csum}", flush=True)
         if args.results:
