@@ -168,7 +168,7 @@ def cpu_split(pid):
             fields = f.read().rsplit(")", 1)[1].split()
         tck = os.sysconf("SC_CLK_TCK")
         return ((int(fields[11]) + int(fields[13])) / tck, (int(fields[12]) + int(fields[14])) / tck,
-                int(fields[7]))
+                int(fields[9]))
     except OSError:
         return 0.0, 0.0, 0
 
