@@ -218,12 +218,13 @@ def main(argv=None):
           flush=True)
 
     def cpu():
-        return cpu_seconds(jvm_pid), sum(cpu_seconds(p) for p in args.server_pid), cpu_split(jvm_pid)
+        """the Spark JVM's (user, system, major faults), and the storage's CPU seconds"""
+        return cpu_split(jvm_pid), sum(cpu_seconds(p) for p in args.server_pid)
 
     def report(step, secs, nbytes, rows, csum, c0, c1):
         mbps = nbytes / 1e6 / secs if secs > 0 else 0.0
-        jcpu, scpu = c1[0] - c0[0], c1[1] - c0[1]
-        (u0, s0, f0), (u1, s1, f1) = c0[2], c1[2]
+        (u0, s0, f0), (u1, s1, f1) = c0[0], c1[0]
+        jcpu, scpu = (u1 + s1) - (u0 + s0), c1[1] - c0[1]
         gb = nbytes / 1e9 if nbytes else float("nan")
         print(f"{step}: {secs:.2f} s, {nbytes / 1e6:.1f} MB written, {mbps:.1f} MB/s, {rows} rows, "
               f"CPU spark {jcpu:.1f} s ({jcpu / gb:.1f} s/GB; user {u1 - u0:.1f}, system {s1 - s0:.1f}, "
