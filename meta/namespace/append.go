@@ -41,8 +41,12 @@ var errECAppend = sentinel("namespace: erasure coded keys cannot be appended to 
 
 func leaseKey(buf []byte, objectID uint64) []byte { return idKey(buf, tagLease, objectID) }
 
-// writerOf is the open key writing object ki, if any.
+// writerOf is the open key writing object ki, if any: none if ki is
+// closed (its final commit wrote it and no append has leased it since).
 func writerOf(r pebble.Reader, ki *stratov1.KeyRecord) (*stratov1.OpenKeyInfo, error) {
+	if ki.Closed {
+		return nil, nil
+	}
 	rec := &stratov1.OpenKeyInfo{}
 	if ok, err := get(r, idKey(nil, tagOpen, ki.ObjectId), rec); err != nil || ok {
 		return rec, err
@@ -199,7 +203,7 @@ func (a *applier) openAppend(c *stratov1.OpenKeyCommand) (proto.Message, error) 
 	if err := checkAllocated(c.GetBlocks()); err != nil {
 		return nil, err
 	}
-	p, _, ki, err := a.closedFile(bk, c.GetKey(), true)
+	p, key, ki, err := a.closedFile(bk, c.GetKey(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -235,6 +239,13 @@ func (a *applier) openAppend(c *stratov1.OpenKeyCommand) (proto.Message, error) 
 	}
 	if err := a.b.Set(leaseKey(nil, ki.ObjectId), binary.BigEndian.AppendUint64(nil, rec.Id), nil); err != nil {
 		return nil, err
+	}
+	if ki.Closed {
+		// Held by a writer now: writerOf must look for it.
+		ki.Closed = false
+		if err := put(a.b, key, ki); err != nil {
+			return nil, err
+		}
 	}
 	return &stratov1.OpenKeyResponse{
 		OpenId: rec.Id, Blocks: groupLocations(BlockLocations(rec.Blocks), nil), Replication: rec.Replication,

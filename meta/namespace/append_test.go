@@ -353,3 +353,46 @@ func TestTruncateThenAppendUnderSnapshot(t *testing.T) {
 	bytes, names := h.usage("bkt")
 	require.Equal(t, [2]int64{0, 0}, [2]int64{bytes, names})
 }
+
+// TestRenameWhileWriting: a new file published by an hsync and renamed
+// before its close is closed at its new name; a closed file appended to
+// twice follows a rename during each append (a close marks the record
+// closed, an append's lease clears the mark).
+func TestRenameWhileWriting(t *testing.T) {
+	for _, layout := range []stratov1.BucketLayout{stratov1.BucketLayout_LAYOUT_FSO, stratov1.BucketLayout_LAYOUT_OBS} {
+		t.Run(layout.String(), func(t *testing.T) {
+			h := newHarness(t)
+			h.volBucket("bkt", layout)
+			rename := func(src, dst string) {
+				if layout == stratov1.BucketLayout_LAYOUT_FSO {
+					h.must(&stratov1.RenameRequest{Volume: "vol", Bucket: "bkt", Src: src, Dst: dst})
+				} else {
+					h.must(&stratov1.RenameKeyRequest{Volume: "vol", Bucket: "bkt", FromKey: src, ToKey: dst})
+				}
+			}
+			openID := h.openKey("bkt", "a")
+			var blocks []*stratov1.BlockLocation
+			commit := func(hsync bool, length int64) {
+				bl := h.must(&stratov1.AllocateBlockRequest{Volume: "vol", Bucket: "bkt", Key: "a", OpenId: openID, SizeHint: length}).(*stratov1.AllocateBlockResponse)
+				blocks = append(blocks, &stratov1.BlockLocation{BlockId: bl.Block.BlockId, Length: length})
+				h.must(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "bkt", Key: "a", OpenId: openID, Blocks: blocks, Hsync: hsync})
+			}
+			commit(true, 5)
+			rename("a", "b")
+			require.False(t, h.closed("bkt", "b"))
+			commit(false, 6)
+			_, lens := h.blocksOf("bkt", "b")
+			require.Equal(t, []int64{5, 6}, lens)
+			require.True(t, h.closed("bkt", "b"))
+			for i, name := range []string{"c", "d"} {
+				open := h.must(&stratov1.AppendFileRequest{Volume: "vol", Bucket: "bkt", Path: "b"}).(*stratov1.OpenKeyResponse)
+				rename("b", name)
+				h.commitOpen("bkt", "b", open.OpenId, false, int64(7+i))
+				rename(name, "b")
+			}
+			_, lens = h.blocksOf("bkt", "b")
+			require.Equal(t, []int64{5, 6, 7, 8}, lens)
+			require.True(t, h.closed("bkt", "b"))
+		})
+	}
+}

@@ -295,7 +295,7 @@ func (a *applier) commitKey(c *stratov1.CommitKeyCommand) (proto.Message, error)
 		CreationTimeUnixMs: rec.CreationTimeUnixMs, ModificationTimeUnixMs: a.now, Blocks: final, Owner: rec.Owner,
 		Attributes: c.GetAttributes(), Permission: permissionOr(rec.Permission, DefaultFilePermission),
 		Group: rec.Group, AccessTimeUnixMs: a.now, Acls: rec.Acls, SnapshotGen: st.gen, VersionSeq: vw.seq, NullVersion: vw.null,
-		ObjectLock: lock,
+		ObjectLock: lock, Closed: !c.GetHsync(),
 	}
 	if own {
 		// What SetPermission, SetOwner and SetAcl changed while the file

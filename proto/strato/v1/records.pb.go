@@ -788,7 +788,12 @@ type KeyRecord struct {
 	NullVersion  bool   `protobuf:"varint,22,opt,name=null_version,json=nullVersion,proto3" json:"null_version,omitempty"`
 	DeleteMarker bool   `protobuf:"varint,23,opt,name=delete_marker,json=deleteMarker,proto3" json:"delete_marker,omitempty"`
 	// S3 object lock (objectlock.go; unset: none).
-	ObjectLock    *ObjectLockRecord `protobuf:"bytes,24,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
+	ObjectLock *ObjectLockRecord `protobuf:"bytes,24,opt,name=object_lock,json=objectLock,proto3" json:"object_lock,omitempty"`
+	// closed: written by its writer's final commit, and appended to since
+	// by no one (an append's lease clears it): no open key writes this
+	// object, and a rename or an append need not look for one (writerOf).
+	// Unset (a record written another way, or before this field): look.
+	Closed        bool `protobuf:"varint,25,opt,name=closed,proto3" json:"closed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -989,6 +994,13 @@ func (x *KeyRecord) GetObjectLock() *ObjectLockRecord {
 		return x.ObjectLock
 	}
 	return nil
+}
+
+func (x *KeyRecord) GetClosed() bool {
+	if x != nil {
+		return x.Closed
+	}
+	return false
 }
 
 // ObjectLockRecord is the S3 object lock of a version (the API's
@@ -2864,7 +2876,7 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\bblock_id\x18\x01 \x01(\v2\x18.strato.v1.BlockIDRecordR\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x03R\x06length\x12:\n" +
-	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\xed\a\n" +
+	"\bpipeline\x18\x04 \x01(\v2\x1e.strato.v1.BlockPipelineRecordR\bpipeline\"\x85\b\n" +
 	"\tKeyRecord\x12\x16\n" +
 	"\x06volume\x18\x01 \x01(\tR\x06volume\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\tR\x06bucket\x12\x12\n" +
@@ -2896,7 +2908,8 @@ const file_strato_v1_records_proto_rawDesc = "" +
 	"\fnull_version\x18\x16 \x01(\bR\vnullVersion\x12#\n" +
 	"\rdelete_marker\x18\x17 \x01(\bR\fdeleteMarker\x12<\n" +
 	"\vobject_lock\x18\x18 \x01(\v2\x1b.strato.v1.ObjectLockRecordR\n" +
-	"objectLockB\r\n" +
+	"objectLock\x12\x16\n" +
+	"\x06closed\x18\x19 \x01(\bR\x06closedB\r\n" +
 	"\v_permission\"\x90\x01\n" +
 	"\x10ObjectLockRecord\x12,\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x18.strato.v1.RetentionModeR\x04mode\x12/\n" +
