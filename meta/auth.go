@@ -73,7 +73,7 @@ type identitySlotKey struct{}
 
 // IdentityFromContext returns the caller's identity: set for every call a
 // server with Options.Auth "token" authenticated, nil otherwise. The
-// interceptors of Options.GRPCServerOptions (which run outside the
+// interceptors of Options.UnaryInterceptors (which run outside the
 // authentication) see it once their handler has returned.
 func IdentityFromContext(ctx context.Context) *Identity {
 	if id, ok := ctx.Value(identityKey{}).(*Identity); ok {
@@ -291,33 +291,30 @@ func (a *authenticator) check(ctx context.Context, method string) (context.Conte
 	return context.WithValue(ctx, identityKey{}, id), nil
 }
 
-// authOptions are the interceptors of Options.Auth "token": the outer one
-// (before GRPCServerOptions) makes room for the identity, the inner one
-// (after them) authenticates, so that the audit log records refused calls
-// too, and who made each call.
-func (a *authenticator) authOptions() (outer, inner []grpc.ServerOption) {
-	outer = []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			return h(context.WithValue(ctx, identitySlotKey{}, &identitySlot{}), req)
-		}),
+// authOptions are the interceptors of Options.Auth "token": the outer
+// unary one (before Options.UnaryInterceptors) makes room for the
+// identity, the inner one (after them) authenticates, so that the audit
+// log records refused calls too, and who made each call; stream is the
+// streams' option.
+func (a *authenticator) authOptions() (outer, inner grpc.UnaryServerInterceptor, stream grpc.ServerOption) {
+	outer = func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		return h(context.WithValue(ctx, identitySlotKey{}, &identitySlot{}), req)
 	}
-	inner = []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			ctx, err := a.check(ctx, info.FullMethod)
-			if err != nil {
-				return nil, err
-			}
-			return h(ctx, req)
-		}),
-		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-			ctx, err := a.check(ss.Context(), info.FullMethod)
-			if err != nil {
-				return err
-			}
-			return h(srv, &identityStream{ServerStream: ss, ctx: ctx})
-		}),
+	inner = func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		ctx, err := a.check(ctx, info.FullMethod)
+		if err != nil {
+			return nil, err
+		}
+		return h(ctx, req)
 	}
-	return outer, inner
+	stream = grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		ctx, err := a.check(ss.Context(), info.FullMethod)
+		if err != nil {
+			return err
+		}
+		return h(srv, &identityStream{ServerStream: ss, ctx: ctx})
+	})
+	return outer, inner, stream
 }
 
 // identityStream is a server stream whose context carries the identity.

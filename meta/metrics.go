@@ -39,7 +39,10 @@ type Metrics struct {
 	// FollowerReads counts the read RPCs this replica served as a
 	// follower (FollowerReadMetadata), since it started.
 	FollowerReads uint64
-	Consensus     consensus.Status
+	// Batches counts the BatchService calls this replica served since it
+	// started, BatchedCalls the calls they carried (decision 0105).
+	Batches, BatchedCalls uint64
+	Consensus             consensus.Status
 	// Balancer is the container balancer's state and progress.
 	Balancer BalancerMetrics
 	// Lifecycle is what the lifecycle rounds did (on the leader).
@@ -90,6 +93,7 @@ func (s *Server) Metrics() Metrics {
 	}
 	m.Consensus = s.node.Status()
 	m.FollowerReads = s.followerReads.Load()
+	m.Batches, m.BatchedCalls = s.batches.Load(), s.batchedCalls.Load()
 	if m.Leader {
 		st := s.cl.BalancerStatus()
 		m.Balancer = BalancerMetrics{Running: st.Running, Iterations: st.Iterations, MovedContainers: st.MovedContainers,

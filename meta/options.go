@@ -114,9 +114,16 @@ type Options struct {
 	DiskReserve int64
 	// DiskCheckInterval is how often the free space is sampled. Default 1s.
 	DiskCheckInterval time.Duration
+	// UnaryInterceptors run on every unary call, outermost first, and on
+	// each call of a batch (BatchService) as on a call of its own:
+	// metrics and the audit log (package telemetry). With Auth "token"
+	// they run outside the authentication (IdentityFromContext names the
+	// caller once their handler has returned). Default: none.
+	UnaryInterceptors []grpc.UnaryServerInterceptor
 	// GRPCServerOptions are added to the options of the gRPC server (after
-	// meta's own): interceptors for metrics and the audit log
-	// (package telemetry). Default: none.
+	// meta's own): stream interceptors, for example. A unary interceptor
+	// given here sees a batch as one call; give those in
+	// UnaryInterceptors. Default: none.
 	GRPCServerOptions []grpc.ServerOption
 	// TracerProvider, when set, makes a span of every NamespaceService and
 	// AdminService call, the child of the caller's span (package tracing).

@@ -30,6 +30,7 @@ type Server struct {
 	stratov1.UnimplementedNamespaceServiceServer
 	stratov1.UnimplementedAdminServiceServer
 	stratov1.UnimplementedDatanodeServiceServer
+	stratov1.UnimplementedBatchServiceServer
 
 	opts Options
 	node *consensus.Node
@@ -37,6 +38,11 @@ type Server struct {
 	ns   *namespace.Namespace
 	cl   *cluster.Manager
 	grpc *grpc.Server
+	// unary: every unary call's interceptors, chained (New); batch: the
+	// calls a batch may carry (batch.go).
+	unary        grpc.UnaryServerInterceptor
+	batch        map[string]batchMethod
+	batchWorkers *batchWorkers
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -74,6 +80,9 @@ type Server struct {
 	// followerReads counts the reads served as a follower
 	// (followerread.go).
 	followerReads atomic.Uint64
+	// batches and batchedCalls count the BatchService calls served and
+	// the calls they carried (batch.go).
+	batches, batchedCalls atomic.Uint64
 }
 
 // Open opens (or creates) the replica's data directory, replays its log
@@ -110,27 +119,37 @@ func Open(opts Options) (*Server, error) {
 	s.db = s.node.DB()
 	// Checkpoints of backups a crash interrupted (backup.go).
 	_ = opts.FS.RemoveAll(opts.FS.PathJoin(opts.Dir, backupTmpDir))
-	serverOpts := serverTLS(opts.TLS, grpc.NumStreamWorkers(streamWorkers()))
+	serverOpts, tlsUnary := serverTLS(opts.TLS, grpc.NumStreamWorkers(streamWorkers()))
 	if opts.TracerProvider != nil {
 		serverOpts = append(serverOpts, tracing.GRPCServer(opts.TracerProvider))
 	}
-	var innerOpts []grpc.ServerOption
+	// Every unary call's interceptors, outermost first: the node-only
+	// check, the identity's slot, Options.UnaryInterceptors (metrics,
+	// audit), authentication, block tokens. The calls of a batch go
+	// through them each (batch.go).
+	var unary []grpc.UnaryServerInterceptor
+	if tlsUnary != nil {
+		unary = append(unary, tlsUnary)
+	}
 	if opts.Auth == AuthToken {
 		s.auth = &authenticator{s: s}
-		var outer []grpc.ServerOption
-		outer, innerOpts = s.auth.authOptions()
-		serverOpts = append(serverOpts, outer...)
-	}
-	if opts.Auth == AuthToken {
+		outer, inner, stream := s.auth.authOptions()
+		unary = append(append(append(unary, outer), opts.UnaryInterceptors...), inner)
 		// Block tokens for the BlockLocations of NamespaceService
 		// replies, inside the authentication (which names the user).
-		innerOpts = append(innerOpts, grpc.ChainUnaryInterceptor(s.blockTokenInterceptor))
+		unary = append(unary, s.blockTokenInterceptor)
+		serverOpts = append(serverOpts, stream)
+	} else {
+		unary = append(unary, opts.UnaryInterceptors...)
 	}
-	serverOpts = append(append(serverOpts, opts.GRPCServerOptions...), innerOpts...)
+	s.unary = chainUnary(unary)
+	s.batch, s.batchWorkers = batchMethods(), newBatchWorkers()
+	serverOpts = append(append(serverOpts, grpc.ChainUnaryInterceptor(s.intercept)), opts.GRPCServerOptions...)
 	s.grpc = grpc.NewServer(serverOpts...)
 	stratov1.RegisterNamespaceServiceServer(s.grpc, s)
 	stratov1.RegisterAdminServiceServer(s.grpc, s)
 	stratov1.RegisterDatanodeServiceServer(s.grpc, s)
+	stratov1.RegisterBatchServiceServer(s.grpc, s)
 	s.node.RegisterGRPC(s.grpc)
 	s.checkDisk()
 	s.wg.Add(2)

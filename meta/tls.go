@@ -17,36 +17,37 @@ import (
 )
 
 // serverTLS returns the server options: opts, and with cfg the TLS
-// credentials and the interceptors that let only peers with a certificate
-// of the cluster's CA call the services of nodes (DatanodeService, and
-// RaftService between replicas).
+// credentials and the stream interceptor, and the unary interceptor (nil
+// without cfg), that let only peers with a certificate of the cluster's CA
+// call the services of nodes (DatanodeService, and RaftService between
+// replicas).
 //
 // The handshake only requests a client certificate: a certificate of
 // another CA, refused by the handshake, would leave its datanode with a
 // broken connection and no reason; verified per call, it gets an
 // Unauthenticated status that says why.
-func serverTLS(cfg *tls.Config, opts ...grpc.ServerOption) []grpc.ServerOption {
+func serverTLS(cfg *tls.Config, opts ...grpc.ServerOption) ([]grpc.ServerOption, grpc.UnaryServerInterceptor) {
 	if cfg == nil {
-		return opts
+		return opts, nil
 	}
 	cfg = cfg.Clone()
 	cfg.ClientAuth = tls.RequestClientCert
 	pool := cfg.ClientCAs
+	unary := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if err := nodeOnly(ctx, pool, info.FullMethod); err != nil {
+			return nil, err
+		}
+		return h(ctx, req)
+	}
 	return append(opts,
 		grpc.Creds(credentials.NewTLS(cfg)),
-		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			if err := nodeOnly(ctx, pool, info.FullMethod); err != nil {
-				return nil, err
-			}
-			return h(ctx, req)
-		}),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 			if err := nodeOnly(ss.Context(), pool, info.FullMethod); err != nil {
 				return err
 			}
 			return h(srv, ss)
 		}),
-	)
+	), unary
 }
 
 // Prefixes of the methods only nodes may call.

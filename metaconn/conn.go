@@ -70,8 +70,12 @@ type Conn struct {
 	// follower: SetFollowerReads (followerread.go).
 	follower followerReads
 
-	mu    sync.Mutex
-	conns map[string]*grpc.ClientConn
+	// batchInFlight: SetBatching.
+	batchInFlight int
+
+	mu       sync.Mutex
+	conns    map[string]*grpc.ClientConn
+	batchers []*batcher
 }
 
 // Dial returns a connection to the meta replicas at addrs. Connections
@@ -91,6 +95,8 @@ func Dial(addrs []string, classify func(error) error, opts ...grpc.DialOption) (
 		attempt:  DefaultAttemptTimeout,
 		classify: classify,
 		conns:    map[string]*grpc.ClientConn{},
+
+		batchInFlight: DefaultBatchInFlight,
 	}
 	// Follower reads start their rotation at a random replica, so that
 	// many short-lived clients (a CLI command makes one or two reads)
@@ -103,6 +109,24 @@ func Dial(addrs []string, classify func(error) error, opts ...grpc.DialOption) (
 // (default DefaultAttemptTimeout; 0: none, an attempt lasts as long as the
 // call's context). Set it before the first call.
 func (m *Conn) SetAttemptTimeout(d time.Duration) { m.attempt = d }
+
+// SetBatching sets how many batchable calls (Batchable) go to a replica at
+// once before the calls made meanwhile wait and go together as one batch
+// (BatchService, decision 0105); 0: every call alone. Default
+// DefaultBatchInFlight. Set it before the first call.
+func (m *Conn) SetBatching(inFlight int) { m.batchInFlight = inFlight }
+
+// BatchStats returns the batches this Conn sent and the calls they
+// carried.
+func (m *Conn) BatchStats() (batches, calls uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, b := range m.batchers {
+		batches += b.batches.Load()
+		calls += b.calls.Load()
+	}
+	return batches, calls
+}
 
 type retrySafeKey struct{}
 
@@ -133,11 +157,13 @@ func (m *Conn) conn(addr string) (*grpc.ClientConn, error) {
 	if c := m.conns[addr]; c != nil {
 		return c, nil
 	}
-	c, err := grpc.NewClient(addr, m.opts...)
+	b := newBatcher(m.batchInFlight)
+	c, err := grpc.NewClient(addr, append(m.opts[:len(m.opts):len(m.opts)], grpc.WithChainUnaryInterceptor(b.intercept))...)
 	if err != nil {
 		return nil, fmt.Errorf("metaconn: meta at %s: %w", addr, err)
 	}
 	m.conns[addr] = c
+	m.batchers = append(m.batchers, b)
 	return c, nil
 }
 

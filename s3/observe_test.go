@@ -19,7 +19,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/grpc"
 
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/minicluster"
@@ -58,7 +57,7 @@ func TestObservability(t *testing.T) {
 		TracerProvider: tp,
 		Logger:         slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		ConfigureMeta: func(_ int, o *meta.Options) {
-			o.GRPCServerOptions = append(o.GRPCServerOptions, grpc.ChainUnaryInterceptor(telemetry.NewAudit(&audit).Unary))
+			o.UnaryInterceptors = append(o.UnaryInterceptors, telemetry.NewAudit(&audit).Unary)
 		},
 		S3: &minicluster.S3Options{Credentials: s3.StaticCredentials{testKey: testSecret},
 			Gateway: s3.Options{AccessLog: &access, CleanupInterval: -1}}})

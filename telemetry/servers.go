@@ -108,6 +108,8 @@ var metaMetrics = []metric[meta.Metrics]{
 	gauge("strato_meta_raft_commit_index", "Raft commit index", func(m meta.Metrics) float64 { return float64(m.Consensus.Commit) }),
 	gauge("strato_meta_raft_last_index", "last index of the Raft log", func(m meta.Metrics) float64 { return float64(m.Consensus.LastIndex) }),
 	gauge("strato_meta_raft_first_index", "first index of the Raft log still held (older entries compacted)", func(m meta.Metrics) float64 { return float64(m.Consensus.FirstIndex) }),
+	counter("strato_meta_batches_total", "BatchService calls served: several calls of one client in one gRPC call", func(m meta.Metrics) float64 { return float64(m.Batches) }),
+	counter("strato_meta_batched_calls_total", "calls those batches carried", func(m meta.Metrics) float64 { return float64(m.BatchedCalls) }),
 	counter("strato_meta_follower_reads_total", "read RPCs this replica served as a follower (clients with follower reads on)", func(m meta.Metrics) float64 { return float64(m.FollowerReads) }),
 	gauge("strato_meta_raft_voters", "voters of the Raft group as this replica knows it", func(m meta.Metrics) float64 { return float64(len(m.Consensus.Voters)) }),
 }

@@ -100,6 +100,7 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&o.Replication, "replication", 0, "")
 	metaAddr := fs.String("meta", "", "address of a running meta server, or of every replica of a group, comma-separated (remote mode)")
 	followerReads := fs.Bool("follower-reads", false, "remote: spread the reads over every replica --meta lists (follower reads)")
+	batch := fs.Int("batch", metaconn.DefaultBatchInFlight, "remote: calls in flight to a replica before the calls made meanwhile go together as one batch (0: every call alone)")
 	dataDir := fs.String("dir", "", "standalone: meta's data directory (default: a temporary one, removed afterwards)")
 	fs.StringVar(dataDir, "data", "", "the same as --dir")
 	keep := fs.Bool("keep", false, "standalone: keep the temporary directory")
@@ -177,7 +178,11 @@ func runBenchMeta(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		defer func() { _ = conn.Close() }()
 		conn.SetFollowerReads(*followerReads)
+		conn.SetBatching(*batch)
 		defer func() {
+			if batches, calls := conn.BatchStats(); batches > 0 {
+				fmt.Fprintf(stdout, "Batches: %d carried %d calls (%.1f a batch)\n", batches, calls, float64(calls)/float64(batches))
+			}
 			if *followerReads {
 				served, fallbacks := conn.FollowerReadStats()
 				fmt.Fprintf(stdout, "Follower reads: %d served by a replica other than the leader, %d fell back to the leader\n", served, fallbacks)

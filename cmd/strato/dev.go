@@ -66,7 +66,7 @@ start (docs/security.md).`,
 				initialize = gm.Initialize
 				o.ConfigureMeta = func(i int, o *meta.Options) {
 					if i == 0 {
-						o.GRPCServerOptions, o.Raft.Observers = mo.GRPCServerOptions, mo.Raft.Observers
+						o.UnaryInterceptors, o.GRPCServerOptions, o.Raft.Observers = mo.UnaryInterceptors, mo.GRPCServerOptions, mo.Raft.Observers
 					}
 				}
 			}

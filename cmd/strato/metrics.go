@@ -52,7 +52,8 @@ func metaTelemetry(o *meta.Options, reg *telemetry.Registry, auditPath string) (
 		unary = append(unary, telemetry.NewAudit(w).Unary)
 		closeAudit = func() { _ = w.Close() }
 	}
-	o.GRPCServerOptions = append(o.GRPCServerOptions, grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(gm.Stream))
+	o.UnaryInterceptors = append(o.UnaryInterceptors, unary...)
+	o.GRPCServerOptions = append(o.GRPCServerOptions, grpc.ChainStreamInterceptor(gm.Stream))
 	o.Raft.Observers = telemetry.RaftObservers(reg)
 	return gm, closeAudit, nil
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
 
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/meta/consensus"
@@ -25,7 +24,7 @@ func TestRequestIDFlag(t *testing.T) {
 	c, err := minicluster.Start(t.Context(), minicluster.Options{Dir: t.TempDir(), MetaOnly: true,
 		TickInterval: 50 * time.Millisecond, ConfigureMeta: func(_ int, o *meta.Options) {
 			o.Raft = consensus.Options{TickInterval: 10 * time.Millisecond, ElectionTicks: 10, HeartbeatTicks: 1}
-			o.GRPCServerOptions = append(o.GRPCServerOptions, grpc.ChainUnaryInterceptor(telemetry.NewAudit(&audit).Unary))
+			o.UnaryInterceptors = append(o.UnaryInterceptors, telemetry.NewAudit(&audit).Unary)
 		}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })

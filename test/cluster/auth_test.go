@@ -372,7 +372,7 @@ func TestAuthAuditLog(t *testing.T) {
 	var buf syncBuffer
 	audit := telemetry.NewAudit(&buf)
 	c := startAuth(t, 1, func(_ int, o *meta.Options) {
-		o.GRPCServerOptions = append(o.GRPCServerOptions, grpc.ChainUnaryInterceptor(audit.Unary))
+		o.UnaryInterceptors = append(o.UnaryInterceptors, audit.Unary)
 	})
 	ctx := t.Context()
 	admin, err := c.Client()
