@@ -37,7 +37,7 @@ Usage: strato bench meta -op OP [options]
   -op blockReport [-datanodes T] [-reports N] [-blocksPerReport B] [-blocksPerFile F] |
   -op replication [-datanodes T] [-nodesToDecommission D] [-nodeReplicationLimit C] [-totalBlocks B] [-replication R] |
   -op clean
-  general: [-keepResults] [--meta HOST:PORT[,HOST:PORT...]] [--follower-reads] [--dir DIR] [--keep] [--volume V] [--bucket B]
+  general: [-keepResults] [--meta HOST:PORT[,HOST:PORT...]] [--follower-reads] [--batch N] [--dir DIR] [--keep] [--volume V] [--bucket B]
            [--cpuprofile FILE] [--trace FILE] [--no-deferred-create] [--tls-ca FILE] [--token TOKEN]
 
 create -close asks for a deferrable open (no size hint): the leader checks
@@ -62,6 +62,9 @@ leader (following redirects), and with --follower-reads the reads (open's
 LookupKey, fileStatus's GetFileStatus) go to every replica in turn, each
 served linearizably by a follower (strato meta --follower-reads), to
 compare the read ops/s of a group with and without follower reads.
+Remote reads go as every client of meta sends them: while --batch N (2)
+of them are in flight to a replica, those made meanwhile wait and go
+together as one call (BatchService); --batch 0 sends each alone.
 `
 
 func newBenchMetaCmd() *cobra.Command {
