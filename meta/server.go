@@ -128,6 +128,7 @@ func Open(opts Options) (*Server, error) {
 	// audit), authentication, block tokens. The calls of a batch go
 	// through them each (batch.go).
 	var unary []grpc.UnaryServerInterceptor
+	var authStream []grpc.ServerOption // inside GRPCServerOptions' stream interceptors
 	if tlsUnary != nil {
 		unary = append(unary, tlsUnary)
 	}
@@ -138,13 +139,13 @@ func Open(opts Options) (*Server, error) {
 		// Block tokens for the BlockLocations of NamespaceService
 		// replies, inside the authentication (which names the user).
 		unary = append(unary, s.blockTokenInterceptor)
-		serverOpts = append(serverOpts, stream)
+		authStream = append(authStream, stream)
 	} else {
 		unary = append(unary, opts.UnaryInterceptors...)
 	}
 	s.unary = chainUnary(unary)
 	s.batch, s.batchWorkers = batchMethods(), newBatchWorkers()
-	serverOpts = append(append(serverOpts, grpc.ChainUnaryInterceptor(s.intercept)), opts.GRPCServerOptions...)
+	serverOpts = append(append(append(serverOpts, grpc.ChainUnaryInterceptor(s.intercept)), opts.GRPCServerOptions...), authStream...)
 	s.grpc = grpc.NewServer(serverOpts...)
 	stratov1.RegisterNamespaceServiceServer(s.grpc, s)
 	stratov1.RegisterAdminServiceServer(s.grpc, s)
