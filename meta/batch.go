@@ -38,10 +38,7 @@ func batchMethods() map[string]batchMethod {
 // batch through s.unary; a batch straight to its handler, which sends each
 // of its calls through s.unary.
 func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	if info.FullMethod == stratov1.BatchService_Batch_FullMethodName {
-		return h(ctx, req)
-	}
-	if s.unary == nil {
+	if s.unary == nil || info.FullMethod == stratov1.BatchService_Batch_FullMethodName {
 		return h(ctx, req)
 	}
 	return s.unary(ctx, req, info, h)

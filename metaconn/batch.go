@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	gstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
@@ -60,9 +61,9 @@ type waitingCall struct {
 	call *stratov1.BatchCall
 	// deadline: the caller's, zero if none.
 	deadline time.Time
-	// req and reply: new messages of the call's types, for a replica
-	// without BatchService (alone).
-	req, reply proto.Message
+	// req and reply: the call's message types, for a replica without
+	// BatchService (alone).
+	req, reply protoreflect.MessageType
 	done       chan batchReply // buffered: the sender never blocks
 }
 
@@ -131,7 +132,7 @@ func newWaitingCall(ctx context.Context, method string, req, reply any) (*waitin
 		return nil, gstatus.Errorf(codes.Internal, "metaconn: encoding %s: %v", method, err)
 	}
 	w := &waitingCall{call: &stratov1.BatchCall{Method: method, Request: b}, done: make(chan batchReply, 1),
-		req: m.ProtoReflect().New().Interface(), reply: r.ProtoReflect().New().Interface()}
+		req: m.ProtoReflect().Type(), reply: r.ProtoReflect().Type()}
 	if md, ok := metadata.FromOutgoingContext(ctx); ok {
 		for k, v := range md {
 			w.call.Metadata = append(w.call.Metadata, &stratov1.BatchMetadata{Key: k, Values: v})
@@ -230,14 +231,15 @@ func (b *batcher) alone(cc *grpc.ClientConn, w *waitingCall) {
 		md[kv.GetKey()] = kv.GetValues()
 	}
 	ctx = metadata.NewOutgoingContext(ctx, md)
-	if err := proto.Unmarshal(w.call.GetRequest(), w.req); err != nil {
+	req, reply := w.req.New().Interface(), w.reply.New().Interface()
+	if err := proto.Unmarshal(w.call.GetRequest(), req); err != nil {
 		w.done <- batchReply{err: gstatus.Errorf(codes.Internal, "metaconn: %v", err)}
 		return
 	}
-	if err := cc.Invoke(ctx, w.call.GetMethod(), w.req, w.reply); err != nil {
+	if err := cc.Invoke(ctx, w.call.GetMethod(), req, reply); err != nil {
 		w.done <- batchReply{err: err}
 		return
 	}
-	out, err := proto.Marshal(w.reply)
+	out, err := proto.Marshal(reply)
 	w.done <- batchReply{response: out, err: err}
 }
