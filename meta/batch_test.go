@@ -181,10 +181,19 @@ func TestBatchServesEachCallAlone(t *testing.T) {
 }
 
 // gate holds the GetFileStatus calls of path "gate" until it is opened.
-type gate struct{ open chan struct{} }
+type gate struct {
+	open    chan struct{}
+	entered chan struct{} // a gated call arrived
+}
+
+func newGate() gate { return gate{open: make(chan struct{}), entered: make(chan struct{}, 1)} }
 
 func (g gate) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	if r, ok := req.(*stratov1.GetFileStatusRequest); ok && r.GetPath() == "gate" {
+		select {
+		case g.entered <- struct{}{}:
+		default:
+		}
 		select {
 		case <-g.open:
 		case <-ctx.Done():
@@ -206,7 +215,7 @@ func readWhileGated(t *testing.T, mc *metaconn.Conn, g gate, n int) {
 		_, err := nsc.GetFileStatus(ctx, &stratov1.GetFileStatusRequest{Volume: "vol", Bucket: "bkt", Path: "gate"})
 		gated <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	<-g.entered
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*n)
 	for i := range n {
@@ -233,6 +242,8 @@ func readWhileGated(t *testing.T, mc *metaconn.Conn, g gate, n int) {
 			errs <- err
 		}()
 	}
+	// The reads' goroutines only encode their requests and queue them:
+	// no state of the client to wait on is exported, so give them time.
 	time.Sleep(200 * time.Millisecond)
 	close(g.open)
 	wg.Wait()
@@ -246,7 +257,7 @@ func readWhileGated(t *testing.T, mc *metaconn.Conn, g gate, n int) {
 // A client's reads made while its calls in flight are at the limit go
 // together as batches, each answered as if alone.
 func TestClientBatchesReads(t *testing.T) {
-	g := gate{open: make(chan struct{})}
+	g := newGate()
 	c := startMeta(t, minicluster.Options{ConfigureMeta: func(_ int, o *meta.Options) {
 		o.UnaryInterceptors = append(o.UnaryInterceptors, g.intercept)
 	}})
@@ -280,7 +291,7 @@ func TestClientBatchingFallsBack(t *testing.T) {
 	const n = 20
 	makeFiles(t, admin, numbered(n)...)
 
-	g := gate{open: make(chan struct{})}
+	g := newGate()
 	old := grpc.NewServer(grpc.UnaryInterceptor(g.intercept))
 	stratov1.RegisterNamespaceServiceServer(old, c.MetaServer(0))
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
