@@ -19,7 +19,7 @@ import (
 
 // handle runs one request and writes its response. It runs in the
 // request's own goroutine; responses go out in completion order.
-func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, payload []byte) {
+func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, payload []byte, check sumsCheck) {
 	var (
 		resp wire.Message
 		err  error
@@ -73,12 +73,12 @@ func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, p
 	switch m := m.(type) {
 	case *wire.WriteChunkRequest:
 		c.s.m.bytesIn.Add(int64(len(payload)))
-		_, err = c.s.writeChunk(ctx, m, nil, payload, c.peer.Load(), token)
+		_, err = c.s.writeChunk(ctx, m, nil, payload, check, c.peer.Load(), token)
 		resp = &wire.WriteChunkResponse{}
 	case *wire.WriteCommitRequest:
 		c.s.m.bytesIn.Add(int64(len(payload)))
 		r := &wire.WriteCommitResponse{}
-		r.BCSID, err = c.s.writeChunk(ctx, m.Write(), m, payload, c.peer.Load(), token)
+		r.BCSID, err = c.s.writeChunk(ctx, m.Write(), m, payload, check, c.peer.Load(), token)
 		resp = r
 	case *wire.PutBlockRequest:
 		resp, err = c.s.putBlock(ctx, m, token)
@@ -195,6 +195,8 @@ func codeOf(err error) wire.Code {
 // anything (hardware CRC32C costs well under a millisecond for 4 MiB), so
 // that a chunk damaged between client and leader fails the request alone,
 // without followers to blame; followers verify again what they receive.
+// check is what reading the payload found (readVerified): a chunk checked
+// as it arrived is not checked again.
 //
 // With commit (a WRITE_COMMIT, whose chunk m is), every replica then
 // commits the block at the chunk's end, as putBlock does, and writeChunk
@@ -204,7 +206,7 @@ func codeOf(err error) wire.Code {
 // required): the leader presents it to each follower, once per connection,
 // before the first request of the block it forwards there.
 func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, commit *wire.WriteCommitRequest, data []byte,
-	fromPeer bool, token []byte) (bcsID uint64, err error) {
+	check sumsCheck, fromPeer bool, token []byte) (bcsID uint64, err error) {
 	// What readers read first goes through the page cache, so that a read
 	// soon after the write finds the block in memory: the pipeline
 	// leader's copy (the replica with followers: members are listed leader
@@ -215,7 +217,14 @@ func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, comm
 	// forwarded by another datanode and there for durability, skip the
 	// cache (O_DIRECT where the store allows it).
 	opts := container.WriteOptions{Cache: len(m.Followers) > 0 || !fromPeer}
-	if len(m.Followers) > 0 {
+	switch {
+	case check.done:
+		// Checked as it arrived (readVerified).
+		if check.err != nil {
+			return 0, fmt.Errorf("%w: block %v at %d: %w", container.ErrChecksum, m.Block, m.Offset, check.err)
+		}
+		opts.NoVerify = true
+	case len(m.Followers) > 0:
 		if err := checksum.Verify(m.Checksums, 0, data); err != nil {
 			return 0, fmt.Errorf("%w: block %v at %d: %w", container.ErrChecksum, m.Block, m.Offset, err)
 		}

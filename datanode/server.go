@@ -16,6 +16,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/strato-io/strato/checksum"
 	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/wire"
 )
@@ -451,6 +452,7 @@ func (c *conn) next(ctx context.Context) bool {
 		payload []byte
 		buf     *[]byte
 		mem     *budget
+		check   sumsCheck
 	)
 	if n := c.r.Remaining(); n > 0 {
 		mem = c.s.followerMem
@@ -474,7 +476,13 @@ func (c *conn) next(ctx context.Context) bool {
 		}
 		buf = getBuffer(int(n))
 		payload = (*buf)[:n]
-		if err := c.r.ReadPayload(payload); err != nil {
+		var err error
+		if sums, ok := chunkSums(m); ok {
+			check, err = readVerified(c.r, payload, sums)
+		} else {
+			err = c.r.ReadPayload(payload)
+		}
+		if err != nil {
 			// Truncated: the request is dropped, nothing of it written.
 			putBuffer(buf)
 			mem.release(n)
@@ -493,7 +501,7 @@ func (c *conn) next(ctx context.Context) bool {
 			release()
 			c.wg.Done()
 		}()
-		c.handle(rc.Into(ctx), h, m, payload)
+		c.handle(rc.Into(ctx), h, m, payload, check)
 	}()
 	return true
 }
@@ -620,4 +628,66 @@ func alignedBuffer(n int) []byte {
 func loopback(a net.Addr) bool {
 	t, ok := a.(*net.TCPAddr)
 	return ok && t.IP.IsLoopback()
+}
+
+// sumsCheck is what reading a chunk's payload found of its checksums.
+type sumsCheck struct {
+	// done: the payload was checked against its checksums as it arrived.
+	done bool
+	// err is the first mismatch found (with done).
+	err error
+}
+
+// chunkSums returns the checksums of the chunk m carries, if it carries one
+// with checksums to check.
+func chunkSums(m wire.Message) (checksum.Data, bool) {
+	var sums checksum.Data
+	switch m := m.(type) {
+	case *wire.WriteChunkRequest:
+		sums = m.Checksums
+	case *wire.WriteCommitRequest:
+		sums = m.Checksums
+	default:
+		return sums, false
+	}
+	return sums, sums.Type != checksum.NONE
+}
+
+// verifyReadSize bounds each read of a chunk checked as it arrives: the
+// bytes of one read are checked while they are still in the core's cache
+// from the socket's copy (512 KiB of L2 on the machines measured). Checked
+// after the whole 4 MiB chunk is in, they came from memory again, at a
+// third of the speed: in BenchmarkPipelineWriteChunk4MiB the CRC took
+// 0.48-0.54 s for 2.4 GB checked that way, 0.15-0.17 s in reads of this
+// size, 0.21-0.29 s in reads of 256 KiB.
+const verifyReadSize = 128 << 10
+
+// readVerified reads a chunk's payload into p and checks each window of it
+// against sums as soon as the window has arrived, in reads of at most
+// verifyReadSize. A mismatch does not stop the reading (the stream stays
+// in step): it is returned in the sumsCheck, and err is for the connection
+// alone.
+func readVerified(r *wire.Reader, p []byte, sums checksum.Data) (check sumsCheck, err error) {
+	if sums.Validate() != nil || sums.Count() != checksum.Windows(int64(len(p)), sums.BytesPerChecksum) {
+		return check, r.ReadPayload(p) // malformed: the write refuses it whole
+	}
+	bpc := int(sums.BytesPerChecksum)
+	got, checked := 0, 0
+	for got < len(p) {
+		n, err := r.ReadPayloadSome(p[got:min(len(p), got+verifyReadSize)])
+		if err != nil {
+			return check, err
+		}
+		got += n
+		upto := got - got%bpc
+		if got == len(p) {
+			upto = got
+		}
+		if upto > checked && check.err == nil {
+			check.err = checksum.Verify(sums, int64(checked), p[checked:upto])
+			checked = upto
+		}
+	}
+	check.done = true
+	return check, nil
 }

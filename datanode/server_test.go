@@ -418,3 +418,85 @@ func TestClientRequestsTouchForeground(t *testing.T) {
 	writeBlock(t, c, b, data, 1000, nil, false)
 	require.True(t, busy(), "a block written")
 }
+
+// trickle hands out at most step bytes a Read, so a payload arrives in
+// pieces that end inside checksum windows.
+type trickle struct {
+	r    io.Reader
+	step int
+}
+
+func (t *trickle) Read(p []byte) (int, error) { return t.r.Read(p[:min(len(p), t.step)]) }
+
+// TestReadVerified: a chunk's payload is checked window by window as it
+// arrives, in pieces that split windows; a damaged window is reported as
+// the first mismatch, and the rest of the frame is still read, so the next
+// frame on the connection is read whole.
+func TestReadVerified(t *testing.T) {
+	ctx := context.Background()
+	good := pattern(21, 0, 100<<10+1000) // six windows of 16 KiB and a short one
+	for _, tc := range []struct {
+		name    string
+		damage  int // byte to flip, -1 for none
+		window  int64
+		message bool // a WRITE_COMMIT rather than a WRITE_CHUNK
+	}{
+		{name: "intact", damage: -1},
+		{name: "first window", damage: 3, window: 0},
+		{name: "window split by reads", damage: 40000, window: 32 << 10},
+		{name: "short last window", damage: len(good) - 1, window: 96 << 10, message: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var frames bytes.Buffer
+			w := wire.NewWriter(&frames, time.Minute)
+			data := append([]byte(nil), good...)
+			s := sums(data)
+			if tc.damage >= 0 {
+				data[tc.damage] ^= 0x10
+			}
+			var m wire.Message = &wire.WriteChunkRequest{Block: bid(3, 1), Length: uint32(len(data)), Checksums: s}
+			if tc.message {
+				m = &wire.WriteCommitRequest{Block: bid(3, 1), Length: uint32(len(data)), Checksums: s, Final: true}
+			}
+			require.NoError(t, w.WriteMessage(ctx, 1, m, data))
+			next := pattern(22, 0, 5000)
+			require.NoError(t, w.WriteMessage(ctx, 2, &wire.WriteChunkRequest{Block: bid(3, 2), Length: 5000, Checksums: sums(next)}, next))
+
+			for _, step := range []int{7001, 1 << 20} {
+				r := wire.NewRequestReader(&trickle{r: bytes.NewReader(frames.Bytes()), step: step})
+				_, got, err := r.Next()
+				require.NoError(t, err)
+				sums, ok := chunkSums(got)
+				require.True(t, ok)
+				p := make([]byte, r.Remaining())
+				check, err := readVerified(r, p, sums)
+				require.NoError(t, err)
+				require.True(t, check.done)
+				require.Equal(t, data, p, "the payload is read whole")
+				if tc.damage < 0 {
+					require.NoError(t, check.err)
+				} else {
+					var e *checksum.MismatchError
+					require.ErrorAs(t, check.err, &e)
+					require.Equal(t, tc.window, e.Offset)
+				}
+
+				h, got, err := r.Next()
+				require.NoError(t, err)
+				require.Equal(t, uint64(2), h.RequestID)
+				sums, _ = chunkSums(got)
+				p = make([]byte, r.Remaining())
+				check, err = readVerified(r, p, sums)
+				require.NoError(t, err)
+				require.NoError(t, check.err)
+				require.Equal(t, next, p)
+			}
+		})
+	}
+
+	// No checksums: nothing to check as it arrives.
+	_, ok := chunkSums(&wire.WriteChunkRequest{Checksums: checksum.Data{Type: checksum.NONE}})
+	require.False(t, ok)
+	_, ok = chunkSums(&wire.PutBlockRequest{})
+	require.False(t, ok)
+}
