@@ -96,6 +96,10 @@ type Writer struct {
 	curLen    int64                     // bytes sent to cur
 	committed int64                     // bytes of cur every replica committed
 	buf       []byte                    // the chunk being filled
+	// sums are the checksums of buf's first summed bytes, computed as its
+	// windows fill (sumFilled).
+	sums   []byte
+	summed int
 	// pending are the chunks of cur not yet committed, oldest first; the
 	// first nAcked of them are acknowledged by every replica.
 	pending []*chunkSend
@@ -165,6 +169,7 @@ const flushChunks = 4
 type chunkSend struct {
 	off  int64
 	data []byte
+	sums checksum.Data
 	done chan error
 	got  bool
 	res  error
@@ -317,6 +322,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 		w.buf = w.buf[:len(w.buf)+k]
 		p = p[k:]
 		n += k
+		w.sumFilled()
 		if len(w.buf) == limit {
 			if err := w.sendBuf(); err != nil {
 				return n, err
@@ -337,13 +343,35 @@ func (w *Writer) chunkLimit() int {
 	return int(min(limit, left))
 }
 
+// sumFilled computes the checksums of the windows of w.buf filled since
+// the last call. The bytes were just copied in and are still in the CPU's
+// cache; summed when the 4 MiB chunk is sent, they would be read from
+// memory again.
+func (w *Writer) sumFilled() {
+	full := len(w.buf) - len(w.buf)%int(w.bpc)
+	if w.ctype == checksum.NONE || full <= w.summed {
+		return
+	}
+	w.sums = checksum.AppendSums(w.sums, w.ctype, w.bpc, w.buf[w.summed:full])
+	w.summed = full
+}
+
+// takeSums returns the checksums of w.buf, its last window included: the
+// list its chunk is sent with. The next chunk's list starts anew.
+func (w *Writer) takeSums() checksum.Data {
+	sums := checksum.AppendSums(w.sums, w.ctype, w.bpc, w.buf[w.summed:])
+	w.sums, w.summed = nil, 0
+	return checksum.Data{Type: w.ctype, BytesPerChecksum: w.bpc, Sums: sums}
+}
+
 func (w *Writer) sendBuf() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
+	sums := w.takeSums()
 	data := w.buf
 	w.buf = nil
-	if err := w.send(data); err != nil {
+	if err := w.send(data, sums); err != nil {
 		w.err = err
 		return err
 	}
@@ -353,7 +381,7 @@ func (w *Writer) sendBuf() error {
 // send sends one chunk to the current block (starting a block if needed),
 // keeping at most MaxChunksInFlight unacknowledged and committing every
 // flushChunks acknowledged ones.
-func (w *Writer) send(data []byte) error {
+func (w *Writer) send(data []byte, sums checksum.Data) error {
 	if w.deferredWrite {
 		if err := w.openNow(0); err != nil {
 			return err
@@ -364,7 +392,7 @@ func (w *Writer) send(data []byte) error {
 			return err
 		}
 	}
-	cs := &chunkSend{off: w.curLen, data: data, done: make(chan error, 1)}
+	cs := &chunkSend{off: w.curLen, data: data, sums: sums, done: make(chan error, 1)}
 	w.curLen += int64(len(data))
 	w.pending = append(w.pending, cs)
 	go w.transmit(w.cur, cs)
@@ -398,13 +426,14 @@ func (w *Writer) sendLast() error {
 			return err
 		}
 	}
+	sums := w.takeSums()
 	data := w.buf
 	w.buf = nil
 	bl, off := w.cur, w.curLen
 	w.curLen += int64(len(data))
 	leader, followers := pipelineAddrs(bl)
 	_, err := w.c.data.writeCommit(w.ctx, leader, bl.GetToken(), &wire.WriteCommitRequest{Block: wireBlock(bl.BlockId), Offset: off,
-		Checksums: checksum.Compute(w.ctype, w.bpc, data), Final: true, Followers: followers}, data)
+		Checksums: sums, Final: true, Followers: followers}, data)
 	if err == nil {
 		if w.deferredWrite {
 			w.kept = data
@@ -414,7 +443,7 @@ func (w *Writer) sendLast() error {
 		w.blockCommitted(true, false)
 		return nil
 	}
-	cs := &chunkSend{off: off, data: data, done: make(chan error, 1)}
+	cs := &chunkSend{off: off, data: data, sums: sums, done: make(chan error, 1)}
 	cs.done <- err
 	w.pending = append(w.pending, cs)
 	return w.recover(err)
@@ -422,9 +451,8 @@ func (w *Writer) sendLast() error {
 
 func (w *Writer) transmit(bl *stratov1.BlockLocation, cs *chunkSend) {
 	leader, followers := pipelineAddrs(bl)
-	sums := checksum.Compute(w.ctype, w.bpc, cs.data)
 	cs.done <- w.c.data.writeChunk(w.ctx, leader, bl.GetToken(), &wire.WriteChunkRequest{
-		Block: wireBlock(bl.BlockId), Offset: cs.off, Checksums: sums, Followers: followers}, cs.data)
+		Block: wireBlock(bl.BlockId), Offset: cs.off, Checksums: cs.sums, Followers: followers}, cs.data)
 }
 
 func pipelineAddrs(bl *stratov1.BlockLocation) (leader string, followers []string) {
@@ -663,6 +691,7 @@ func (w *Writer) Close() error {
 func (w *Writer) writeAgain() error {
 	w.c.opts.Logger.Debug("client: meta refused a deferred write's token; writing again", "key", w.key)
 	w.buf, w.kept = w.kept, nil
+	w.sums, w.summed = nil, 0
 	if err := w.openNow(0); err != nil {
 		return err
 	}

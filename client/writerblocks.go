@@ -23,10 +23,8 @@ func (w *Writer) recover(cause error) error {
 			w.c.opts.Logger.Debug("client: a pending chunk failed too", "key", w.key, "offset", cs.off, "err", err)
 		}
 	}
-	redo := make([][]byte, 0, len(w.pending))
-	for _, cs := range w.pending {
-		redo = append(redo, cs.data)
-	}
+	redo := make([]*chunkSend, 0, len(w.pending))
+	redo = append(redo, w.pending...)
 	w.pending, w.nAcked = w.pending[:0], 0
 	if err := w.ctx.Err(); err != nil {
 		return err
@@ -52,8 +50,8 @@ func (w *Writer) recover(cause error) error {
 	w.c.opts.Logger.Warn("client: pipeline failed, moving to a new block", "key", w.key,
 		"block", wireBlock(w.cur.BlockId).String(), "committed", w.committed, "resending", len(redo), "err", cause)
 	w.seal(failed)
-	for _, d := range redo {
-		if err := w.send(d); err != nil {
+	for _, cs := range redo {
+		if err := w.send(cs.data, cs.sums); err != nil {
 			return err
 		}
 	}

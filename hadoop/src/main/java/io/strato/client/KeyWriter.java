@@ -22,6 +22,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
@@ -65,15 +66,17 @@ public final class KeyWriter extends OutputStream {
     final long off;
     final byte[] data;
     final int len;
+    final Checksums sums;
     CompletableFuture<DataConn.Response> f;
     DataConn conn;
     IOException res;
     boolean got;
 
-    ChunkSend(long off, byte[] data, int len) {
+    ChunkSend(long off, byte[] data, int len, Checksums sums) {
       this.off = off;
       this.data = data;
       this.len = len;
+      this.sums = sums;
     }
 
     IOException await(long timeoutMs) {
@@ -108,6 +111,9 @@ public final class KeyWriter extends OutputStream {
   private long committed;
   private byte[] buf;
   private int bufLen;
+  /** The checksums of buf's windows, computed as they fill (sumFilled): bufSummed bytes so far. */
+  private byte[] bufSums;
+  private int bufSummed;
   private final List<ChunkSend> pending = new ArrayList<>();
   private int nAcked;
   /** The PUT_BLOCK committing acknowledged chunks of cur up to commitLen, while in flight; null otherwise. */
@@ -215,6 +221,7 @@ public final class KeyWriter extends OutputStream {
       if (buf == null) {
         buf = free.isEmpty() ? new byte[chunkSize] : free.pop();
         bufLen = 0;
+        bufSummed = 0;
       }
       int limit = chunkLimit();
       int k = Math.min(limit - bufLen, len);
@@ -223,6 +230,7 @@ public final class KeyWriter extends OutputStream {
       off += k;
       len -= k;
       written += k;
+      sumFilled();
       if (bufLen == limit) {
         sendBuf();
       }
@@ -247,16 +255,49 @@ public final class KeyWriter extends OutputStream {
     return (int) Math.min(chunkSize, left);
   }
 
+  /**
+   * Computes the checksums of the windows of buf filled since the last call. The bytes were just
+   * copied in and are still in the CPU's cache; summed when the 4 MiB chunk is sent, they would be
+   * read from memory again.
+   */
+  private void sumFilled() {
+    int full = bufLen - bufLen % bpc;
+    if (ctype == Checksums.NONE || full <= bufSummed) {
+      return;
+    }
+    if (bufSums == null) {
+      bufSums = new byte[Checksums.windows(chunkSize, bpc) * Checksums.size(ctype)];
+    }
+    Checksums.computeInto(ctype, bpc, buf, bufSummed, full - bufSummed, bufSums, bufSummed / bpc);
+    bufSummed = full;
+  }
+
+  /** The checksums of buf's bytes, its last window included: the list its chunk is sent with. */
+  private Checksums bufChecksums() {
+    if (ctype == Checksums.NONE) {
+      return Checksums.EMPTY_NONE;
+    }
+    if (bufLen > bufSummed) {
+      if (bufSums == null) {
+        bufSums = new byte[Checksums.windows(chunkSize, bpc) * Checksums.size(ctype)];
+      }
+      Checksums.computeInto(ctype, bpc, buf, bufSummed, bufLen - bufSummed, bufSums, bufSummed / bpc);
+      bufSummed = bufLen;
+    }
+    return new Checksums(ctype, bpc, Arrays.copyOf(bufSums, Checksums.windows(bufLen, bpc) * Checksums.size(ctype)));
+  }
+
   private void sendBuf() throws IOException {
     if (buf == null || bufLen == 0) {
       return;
     }
+    Checksums sums = bufChecksums();
     byte[] d = buf;
     int n = bufLen;
     buf = null;
     bufLen = 0;
     try {
-      send(d, n);
+      send(d, n, sums);
     } catch (IOException e) {
       err = e;
       throw e;
@@ -277,6 +318,7 @@ public final class KeyWriter extends OutputStream {
       sendBuf();
       return;
     }
+    Checksums sums = bufChecksums();
     byte[] d = buf;
     int n = bufLen;
     buf = null;
@@ -286,11 +328,11 @@ public final class KeyWriter extends OutputStream {
         nextBlock();
       }
       Blk bl = cur;
-      ChunkSend cs = new ChunkSend(curLen, d, n);
+      ChunkSend cs = new ChunkSend(curLen, d, n, sums);
       curLen += n;
       try {
         cs.conn = c.data.get(bl.leader(), bl.token);
-        cs.f = cs.conn.writeCommit(new WriteCommitRequest(bl.id, cs.off, n, Checksums.compute(ctype, bpc, d, 0, n),
+        cs.f = cs.conn.writeCommit(new WriteCommitRequest(bl.id, cs.off, n, sums,
             Messages.PUT_BLOCK_FINAL, bl.followers()), d, 0, n);
       } catch (IOException e) {
         cs.f = CompletableFuture.failedFuture(e);
@@ -309,11 +351,11 @@ public final class KeyWriter extends OutputStream {
   }
 
   /** Sends one chunk to the current block (starting one if needed), keeping at most maxChunksInFlight unacknowledged. */
-  private void send(byte[] data, int len) throws IOException {
+  private void send(byte[] data, int len, Checksums sums) throws IOException {
     if (cur == null || curLen + len > blockSize) {
       nextBlock();
     }
-    ChunkSend cs = new ChunkSend(curLen, data, len);
+    ChunkSend cs = new ChunkSend(curLen, data, len, sums);
     curLen += len;
     pending.add(cs);
     transmit(cur, cs);
@@ -337,10 +379,8 @@ public final class KeyWriter extends OutputStream {
       int len = cs.len;
       byte[] data = cs.data;
       List<String> followers = bl.followers();
-      byte type = ctype;
-      int perChecksum = bpc;
-      cs.f = cs.conn.writeChunk(() -> new WriteChunkRequest(id, off, len,
-          Checksums.compute(type, perChecksum, data, 0, len), followers), data, 0, len);
+      Checksums sums = cs.sums;
+      cs.f = cs.conn.writeChunk(() -> new WriteChunkRequest(id, off, len, sums, followers), data, 0, len);
     } catch (IOException e) {
       cs.f = CompletableFuture.failedFuture(e);
     }
@@ -470,7 +510,7 @@ public final class KeyWriter extends OutputStream {
         name(), cur.id, committed, redo.size(), cause.toString());
     seal(failed);
     for (ChunkSend cs : redo) {
-      send(cs.data, cs.len);
+      send(cs.data, cs.len, cs.sums);
     }
   }
 

@@ -64,30 +64,38 @@ public final class Checksums {
     if (type == NONE) {
       return EMPTY_NONE;
     }
+    byte[] out = new byte[windows(len, bpc) * size(type)];
+    computeInto(type, bpc, b, off, len, out, 0);
+    return new Checksums(type, bpc, out);
+  }
+
+  /**
+   * Computes the values of the windows of b[off, off+len) into out, the first at value index
+   * first: a list filled piece by piece as its bytes arrive, while they are in the cache.
+   */
+  public static void computeInto(byte type, int bpc, byte[] b, int off, int len, byte[] out, int first) {
+    if (type == NONE) {
+      return;
+    }
     int size = size(type);
     int n = windows(len, bpc);
-    byte[] out = new byte[n * size];
-    if (type == CRC32C || type == CRC32) {
-      Checksum c = type == CRC32C ? new CRC32C() : new CRC32();
-      for (int i = 0; i < n; i++) {
-        int s = off + i * bpc;
-        c.reset();
-        c.update(b, s, Math.min(bpc, off + len - s));
-        int v = (int) c.getValue();
-        int at = i * 4;
-        out[at] = (byte) (v >>> 24);
-        out[at + 1] = (byte) (v >>> 16);
-        out[at + 2] = (byte) (v >>> 8);
-        out[at + 3] = (byte) v;
-      }
-      return new Checksums(type, bpc, out);
-    }
+    Checksum c = type == CRC32C ? new CRC32C() : type == CRC32 ? new CRC32() : null;
     for (int i = 0; i < n; i++) {
       int s = off + i * bpc;
       int e = Math.min(s + bpc, off + len);
-      value(type, b, s, e - s, out, i * size);
+      int at = (first + i) * size;
+      if (c == null) {
+        value(type, b, s, e - s, out, at);
+        continue;
+      }
+      c.reset();
+      c.update(b, s, e - s);
+      int v = (int) c.getValue();
+      out[at] = (byte) (v >>> 24);
+      out[at + 1] = (byte) (v >>> 16);
+      out[at + 2] = (byte) (v >>> 8);
+      out[at + 3] = (byte) v;
     }
-    return new Checksums(type, bpc, out);
   }
 
   private static void value(byte type, byte[] b, int off, int len, byte[] out, int at) {
