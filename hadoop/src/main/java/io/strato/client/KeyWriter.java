@@ -261,15 +261,19 @@ public final class KeyWriter extends OutputStream {
    * read from memory again.
    */
   private void sumFilled() {
-    int full = bufLen - bufLen % bpc;
-    if (ctype == Checksums.NONE || full <= bufSummed) {
+    sumTo(bufLen - bufLen % bpc);
+  }
+
+  /** Computes the checksums of buf's windows up to byte to (a window boundary, or bufLen). */
+  private void sumTo(int to) {
+    if (ctype == Checksums.NONE || to <= bufSummed) {
       return;
     }
     if (bufSums == null) {
       bufSums = new byte[Checksums.windows(chunkSize, bpc) * Checksums.size(ctype)];
     }
-    Checksums.computeInto(ctype, bpc, buf, bufSummed, full - bufSummed, bufSums, bufSummed / bpc);
-    bufSummed = full;
+    Checksums.computeInto(ctype, bpc, buf, bufSummed, to - bufSummed, bufSums, bufSummed / bpc);
+    bufSummed = to;
   }
 
   /** The checksums of buf's bytes, its last window included: the list its chunk is sent with. */
@@ -277,13 +281,7 @@ public final class KeyWriter extends OutputStream {
     if (ctype == Checksums.NONE) {
       return Checksums.EMPTY_NONE;
     }
-    if (bufLen > bufSummed) {
-      if (bufSums == null) {
-        bufSums = new byte[Checksums.windows(chunkSize, bpc) * Checksums.size(ctype)];
-      }
-      Checksums.computeInto(ctype, bpc, buf, bufSummed, bufLen - bufSummed, bufSums, bufSummed / bpc);
-      bufSummed = bufLen;
-    }
+    sumTo(bufLen);
     return new Checksums(ctype, bpc, Arrays.copyOf(bufSums, Checksums.windows(bufLen, bpc) * Checksums.size(ctype)));
   }
 

@@ -98,19 +98,9 @@ public final class Checksums {
     }
   }
 
+  /** A digest's value (SHA-256, MD5); computeInto computes the CRCs itself. */
   private static void value(byte type, byte[] b, int off, int len, byte[] out, int at) {
     switch (type) {
-      case CRC32:
-      case CRC32C: {
-        Checksum c = type == CRC32C ? new CRC32C() : new CRC32();
-        c.update(b, off, len);
-        int v = (int) c.getValue();
-        out[at] = (byte) (v >>> 24);
-        out[at + 1] = (byte) (v >>> 16);
-        out[at + 2] = (byte) (v >>> 8);
-        out[at + 3] = (byte) v;
-        return;
-      }
       case SHA256:
       case MD5: {
         try {
