@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/strato-io/strato/bench/measure"
 	"github.com/strato-io/strato/wire"
 )
 
@@ -28,6 +29,10 @@ func BenchmarkPipelineWriteChunk4MiB(b *testing.B) {
 			b.SetBytes(chunk)
 			b.SetParallelism((streams + 1) / 2) // GOMAXPROCS × this goroutines
 			b.ResetTimer()
+			cpu0 := measure.CPUSeconds()
+			defer func() {
+				b.ReportMetric((measure.CPUSeconds()-cpu0)/(float64(b.N)*chunk/1e9), "cpu-s/GB")
+			}()
 			b.RunParallel(func(pb *testing.PB) {
 				blk, i := bid(1, nextBlock.Add(1)), 0
 				for pb.Next() {
@@ -51,9 +56,10 @@ func BenchmarkPipelineWriteChunk4MiB(b *testing.B) {
 
 // BenchmarkReadChunk4MiB reads 4 MiB ranges of a 64 MiB block from one
 // datanode on loopback (page cache warm): with sendfile, through memory,
-// and with sendfile plus the client's checksum verification.
+// with sendfile plus the client's checksum verification after the whole
+// payload arrived, and with it verified as it arrives (ReadChunkVerified).
 func BenchmarkReadChunk4MiB(b *testing.B) {
-	for _, mode := range []string{"sendfile", "copy", "sendfile+verify"} {
+	for _, mode := range []string{"sendfile", "copy", "sendfile+verify", "sendfile+verified"} {
 		b.Run(mode, func(b *testing.B) {
 			n := startNode(b, nodeConfig{server: ServerOptions{DisableSendfile: mode == "copy"}})
 			c := n.dial(b)
@@ -64,13 +70,22 @@ func BenchmarkReadChunk4MiB(b *testing.B) {
 			verify := mode == "sendfile+verify"
 			b.SetBytes(chunk)
 			b.ResetTimer()
+			cpu0 := measure.CPUSeconds()
+			defer func() {
+				b.ReportMetric((measure.CPUSeconds()-cpu0)/(float64(b.N)*chunk/1e9), "cpu-s/GB")
+			}()
 			b.RunParallel(func(pb *testing.PB) {
 				buf := make([]byte, chunk)
 				i := 0
 				for pb.Next() {
 					off := int64(i%(size/chunk)) * chunk
 					i++
-					resp, p, err := c.ReadChunk(ctx, &wire.ReadChunkRequest{Block: blk, Offset: off, Length: chunk}, buf)
+					req := &wire.ReadChunkRequest{Block: blk, Offset: off, Length: chunk}
+					read := c.ReadChunk
+					if mode == "sendfile+verified" {
+						read = c.ReadChunkVerified
+					}
+					resp, p, err := read(ctx, req, buf)
 					if err == nil && verify {
 						err = resp.Verify(p)
 					}

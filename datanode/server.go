@@ -236,6 +236,7 @@ func (s *Server) Serve(l net.Listener) error {
 			return err
 		}
 		backoff = 0
+		wire.TuneSocket(nc) // a TLS listener's connections are tuned by it
 		c := newConn(s, nc)
 		s.mu.Lock()
 		if s.closed {

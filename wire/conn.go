@@ -158,6 +158,7 @@ func connect(ctx context.Context, network, target, addr string, opts ConnOptions
 	if err != nil {
 		return nil, fmt.Errorf("wire: dial %s: %w", target, err)
 	}
+	TuneSocket(nc)
 	if nc, err = wrap(ctx, nc); err != nil {
 		return nil, err
 	}

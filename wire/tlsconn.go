@@ -120,6 +120,7 @@ func (l tlsListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	TuneSocket(nc)
 	g := newGatherConn(nc)
 	return &TLSConn{Conn: tls.Server(g, l.cfg), g: g}, nil
 }

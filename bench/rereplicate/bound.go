@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strato-io/strato/bench/measure"
+	"github.com/strato-io/strato/wire"
 )
 
 // Bound is the hardware's limit for re-replication in this run: the disk
@@ -232,6 +233,7 @@ func loopbackMBps(n int64) (float64, error) {
 		if err != nil {
 			return
 		}
+		wire.TuneSocket(c)
 		k, _ := io.Copy(io.Discard, c)
 		got.Store(k)
 		_ = c.Close()
@@ -240,6 +242,7 @@ func loopbackMBps(n int64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	wire.TuneSocket(c) // as the datanodes' connections are
 	buf := make([]byte, 4<<20)
 	t0 := time.Now()
 	for sent := int64(0); sent < n; sent += int64(len(buf)) {

@@ -227,6 +227,7 @@ func dial(ctx context.Context, addr string, opts *Options) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	wire.TuneSocket(nc)
 	if opts.TLS != nil {
 		cfg := opts.TLS
 		if cfg.ServerName == "" {
