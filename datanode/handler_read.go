@@ -16,9 +16,14 @@ import (
 // payload goes from the block files to the socket with sendfile: the
 // response header is written, then each extent is sent by
 // io.Copy(conn, io.LimitReader(file, n)) after a seek (which the runtime
-// turns into sendfile; an io.SectionReader would not be). Otherwise (a
-// TLS connection, whose bytes must be encrypted in user space, or files not
-// of the OS) the range is read into memory and written.
+// turns into sendfile; an io.SectionReader would not be). A peer's read
+// (another datanode rebuilding an erasure-coded container from this one's
+// replica) reads each byte once: its extents are read with O_DIRECT into a
+// buffer and written from there (copyDirect), so that a rebuild neither
+// fills the page cache with cold bytes nor evicts the hot ones, where the
+// volume writes with O_DIRECT too. Otherwise (a TLS connection, whose bytes
+// must be encrypted in user space, or files not of the OS) the range is
+// read into memory and written.
 //
 // An error returned means no byte of the response was written; once the
 // header is out, a failure breaks the connection instead.
@@ -53,7 +58,11 @@ func (c *conn) readChunk(ctx context.Context, h wire.FrameHeader, m *wire.ReadCh
 	if err != nil {
 		return err
 	}
+	direct := c.peer.Load() && ct.DirectIO() && files.setDirect()
 	err = c.w.WriteMessageFunc(ctx, h.RequestID, resp, total, func(w io.Writer) (int64, error) {
+		if direct {
+			return copyDirect(w, ext, files)
+		}
 		var sent int64
 		for i, e := range ext {
 			f := files.of(i)
@@ -134,6 +143,55 @@ func (x *extentFiles) close() {
 	for _, f := range x.files {
 		f.Close()
 	}
+}
+
+// setDirect turns O_DIRECT on for every file's reads; false (and every
+// file as it was) if a file refuses.
+func (x *extentFiles) setDirect() bool {
+	for k, f := range x.files {
+		if setDirect(f, true) != nil {
+			for _, g := range x.files[:k] {
+				_ = setDirect(g, false)
+			}
+			return false
+		}
+	}
+	return true
+}
+
+// directPiece is the most copyDirect reads at once.
+const directPiece = 4 << 20
+
+// copyDirect writes the extents' bytes to w, read from their files (opened
+// with O_DIRECT: setDirect) in aligned pieces of at most directPiece bytes
+// through one pooled, aligned buffer.
+func copyDirect(w io.Writer, ext []container.Extent, files *extentFiles) (int64, error) {
+	bp := getBuffer(directPiece)
+	defer putBuffer(bp)
+	buf := (*bp)[:directPiece]
+	var sent int64
+	for i, e := range ext {
+		f := files.of(i)
+		for pos, end := e.FileOffset, e.FileOffset+e.Length; pos < end; {
+			at := pos &^ (bufferAlign - 1)
+			want := min(int64(len(buf)), (end+bufferAlign-1)&^(bufferAlign-1)-at)
+			n, err := f.ReadAt(buf[:want], at)
+			upto := min(at+int64(n), end)
+			if upto <= pos || (upto < end && n < int(want)) {
+				if err == nil || errors.Is(err, io.EOF) {
+					err = fmt.Errorf("file %s ended %d bytes early", e.Path, end-max(upto, pos))
+				}
+				return sent, err
+			}
+			k, err := w.Write(buf[pos-at : upto-at])
+			sent += int64(k)
+			if err != nil {
+				return sent, err
+			}
+			pos = upto
+		}
+	}
+	return sent, nil
 }
 
 // openExtents opens the files of the extents and checks that each holds

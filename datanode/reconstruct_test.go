@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -135,9 +136,36 @@ func TestReconstruct(t *testing.T) {
 		}
 	}
 
-	// Too few sources.
+	// A source whose replica is damaged on disk: its read fails the
+	// checksum as it arrives, and the batch is read from another.
+	const damaged = 13 // 5*3*4096+7 bytes
+	src, err := nodes[0].store.Container(id)
+	require.NoError(t, err)
+	ext, err := src.Extents(damaged, 0, int64(len(groups[damaged][0])))
+	require.NoError(t, err)
+	f, err := os.OpenFile(ext[0].Path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	b := []byte{0}
+	_, err = f.ReadAt(b, ext[0].FileOffset+100)
+	require.NoError(t, err)
+	b[0] ^= 0xff
+	_, err = f.WriteAt(b, ext[0].FileOffset+100)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
 	dst := startNode(t, nodeConfig{})
-	cmd := &stratov1.ReconstructECContainerCommand{ContainerId: id, ReplicaIndex: 1, ErasureCoding: client.ErasureCoding(cfg), Sources: sources(0, 1, 2)}
+	cmd := &stratov1.ReconstructECContainerCommand{ContainerId: id, ReplicaIndex: int32(ec.ReplicaIndex(4)),
+		ErasureCoding: client.ErasureCoding(cfg), Sources: sources(4)}
+	_, err = replication.Reconstruct(context.Background(), cmd, opts(dst))
+	require.NoError(t, err, "a damaged source and three good ones")
+	ct, err := dst.store.Container(id)
+	require.NoError(t, err)
+	blk, err := ct.GetBlock(damaged)
+	require.NoError(t, err)
+	require.Equal(t, groups[damaged][4], readRange(t, dst.dial(t), bid(id, damaged), 0, int(blk.Length))[:len(groups[damaged][4])])
+
+	// Too few sources.
+	dst = startNode(t, nodeConfig{})
+	cmd = &stratov1.ReconstructECContainerCommand{ContainerId: id, ReplicaIndex: 1, ErasureCoding: client.ErasureCoding(cfg), Sources: sources(0, 1, 2)}
 	_, err = replication.Reconstruct(context.Background(), cmd, opts(dst))
 	require.ErrorIs(t, err, replication.ErrTooFewSources)
 

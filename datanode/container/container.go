@@ -484,3 +484,8 @@ func readFile(fs vfs.FS, path string) ([]byte, error) {
 	}
 	return p, nil
 }
+
+// DirectIO reports whether the container's volume reads and writes large
+// pieces with O_DIRECT (Options.DisableDirectIO unset, and the filesystem
+// has not refused it).
+func (c *Container) DirectIO() bool { return c.v.direct.Load() }

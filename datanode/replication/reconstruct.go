@@ -426,13 +426,15 @@ func rebuildBlock(ctx context.Context, coder *ec.Coder, sc *ec.StripeCoder, bufs
 		s := byMember[m]
 		ctx, cancel := context.WithTimeout(ctx, rebuildIOTimeout)
 		defer cancel()
-		resp, payload, err := s.conn.ReadChunk(ctx, &wire.ReadChunkRequest{Block: wire.BlockID{ContainerID: id, LocalID: lid},
+		// Verified as the payload arrives, each piece while it is in the
+		// CPU's cache.
+		resp, payload, err := s.conn.ReadChunkVerified(ctx, &wire.ReadChunkRequest{Block: wire.BlockID{ContainerID: id, LocalID: lid},
 			Offset: off, Length: uint32(len(dst))}, dst[:len(dst):len(dst)])
+		if errors.Is(err, checksum.ErrMismatch) {
+			return fmt.Errorf("%s: %w", s.addr, err)
+		}
 		if err != nil {
 			return err
-		}
-		if err := resp.Verify(payload); err != nil {
-			return fmt.Errorf("%s: %w", s.addr, err)
 		}
 		got := resp.Range(payload, off, len(dst))
 		if &got[0] != &dst[0] {
