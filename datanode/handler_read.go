@@ -149,9 +149,9 @@ func (x *extentFiles) close() {
 // file as it was) if a file refuses.
 func (x *extentFiles) setDirect() bool {
 	for k, f := range x.files {
-		if setDirect(f, true) != nil {
+		if container.SetDirectReads(f, true) != nil {
 			for _, g := range x.files[:k] {
-				_ = setDirect(g, false)
+				_ = container.SetDirectReads(g, false)
 			}
 			return false
 		}
@@ -162,33 +162,18 @@ func (x *extentFiles) setDirect() bool {
 // directPiece is the most copyDirect reads at once.
 const directPiece = 4 << 20
 
-// copyDirect writes the extents' bytes to w, read from their files (opened
-// with O_DIRECT: setDirect) in aligned pieces of at most directPiece bytes
+// copyDirect writes the extents' bytes to w, read from their files (set
+// to direct reads: setDirect) in pieces of at most directPiece bytes
 // through one pooled, aligned buffer.
 func copyDirect(w io.Writer, ext []container.Extent, files *extentFiles) (int64, error) {
 	bp := getBuffer(directPiece)
 	defer putBuffer(bp)
-	buf := (*bp)[:directPiece]
 	var sent int64
 	for i, e := range ext {
-		f := files.of(i)
-		for pos, end := e.FileOffset, e.FileOffset+e.Length; pos < end; {
-			at := pos &^ (bufferAlign - 1)
-			want := min(int64(len(buf)), (end+bufferAlign-1)&^(bufferAlign-1)-at)
-			n, err := f.ReadAt(buf[:want], at)
-			upto := min(at+int64(n), end)
-			if upto <= pos || (upto < end && n < int(want)) {
-				if err == nil || errors.Is(err, io.EOF) {
-					err = fmt.Errorf("file %s ended %d bytes early", e.Path, end-max(upto, pos))
-				}
-				return sent, err
-			}
-			k, err := w.Write(buf[pos-at : upto-at])
-			sent += int64(k)
-			if err != nil {
-				return sent, err
-			}
-			pos = upto
+		n, err := container.CopyDirect(w, files.of(i), e.FileOffset, e.Length, (*bp)[:directPiece])
+		sent += n
+		if err != nil {
+			return sent, err
 		}
 	}
 	return sent, nil

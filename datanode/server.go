@@ -11,12 +11,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/jonboulle/clockwork"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/strato-io/strato/checksum"
+	"github.com/strato-io/strato/datanode/container"
 	"github.com/strato-io/strato/datanode/replication"
 	"github.com/strato-io/strato/wire"
 )
@@ -581,7 +581,7 @@ func (b *budget) wake() {
 const (
 	minBufferShift = 16 // 64 KiB
 	maxBufferShift = 25 // 32 MiB
-	bufferAlign    = 4096
+	bufferAlign    = container.DirectAlign
 )
 
 var bufferPools [maxBufferShift - minBufferShift + 1]sync.Pool
@@ -615,14 +615,7 @@ func putBuffer(b *[]byte) {
 	}
 }
 
-func alignedBuffer(n int) []byte {
-	b := make([]byte, n+bufferAlign)
-	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (bufferAlign - 1))
-	if off != 0 {
-		off = bufferAlign - off
-	}
-	return b[off : off+n : off+n]
-}
+func alignedBuffer(n int) []byte { return container.AlignedBuffer(n) }
 
 // loopback reports whether a connection's remote address is a loopback
 // address: the peer is a process of this host (of this network namespace).

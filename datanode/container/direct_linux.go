@@ -3,6 +3,8 @@ package container
 import (
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // openDirect opens path for writes that bypass the page cache (O_DIRECT),
@@ -18,4 +20,33 @@ const directIOSupported = true
 // Errors are ignored: it is only advice; fsync stays the durability point.
 func startWriteback(fd uintptr, off, n int64) {
 	_ = syscall.SyncFileRange(int(fd), off, n, 2 /* SYNC_FILE_RANGE_WRITE */)
+}
+
+// SetDirectReads turns O_DIRECT on or off for an open file (fcntl
+// F_SETFL): on, its reads go between the disk and the caller's buffer,
+// around the page cache (CopyDirect). A filesystem without direct I/O
+// refuses (EINVAL).
+func SetDirectReads(f *os.File, on bool) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = rc.Control(func(fd uintptr) {
+		fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+		if err != nil {
+			serr = err
+			return
+		}
+		if on {
+			fl |= unix.O_DIRECT
+		} else {
+			fl &^= unix.O_DIRECT
+		}
+		_, serr = unix.FcntlInt(fd, unix.F_SETFL, fl)
+	})
+	if err != nil {
+		return err
+	}
+	return serr
 }

@@ -214,7 +214,15 @@ type session struct {
 	acks chan ack // answers to IMPORT_DATA and IMPORT_COMMIT, in order
 	done chan struct{}
 	stop func() bool
+
+	// direct is the buffer of direct reads (sendFile), made on first use.
+	direct []byte
 }
+
+// directPiece is the most a push reads at once with direct I/O: the
+// pieces the copy bound (bench rereplicate) reads and the target's import
+// writes.
+const directPiece = 4 << 20
 
 type ack struct {
 	msg wire.Message
@@ -358,7 +366,7 @@ func (s *session) sendBlock(ctx context.Context, c *container.Container, b conta
 		return err
 	}
 	for _, r := range ranges {
-		if err := s.sendFile(ctx, r.Path, b.LocalID, r.ChunkOffset, r.FileOffset, r.Length); err != nil {
+		if err := s.sendFile(ctx, r.Path, c.DirectIO(), b.LocalID, r.ChunkOffset, r.FileOffset, r.Length); err != nil {
 			return fmt.Errorf("block %d: %w", b.LocalID, err)
 		}
 	}
@@ -421,7 +429,11 @@ func FileRanges(c *container.Container, b container.Block) ([]FileRange, error) 
 }
 
 // sendFile sends [off, off+n) of the file at path in IMPORT_DATA frames.
-func (s *session) sendFile(ctx context.Context, path string, localID uint64, chunkOff, off, n int64) error {
+// An OS file is sent with sendfile, or, with direct (its volume reads and
+// writes with O_DIRECT), read with O_DIRECT and written from a buffer: a
+// closed container's copy reads each byte once, and the page cache neither
+// fills with those cold bytes nor evicts the hot ones for them.
+func (s *session) sendFile(ctx context.Context, path string, direct bool, localID uint64, chunkOff, off, n int64) error {
 	var (
 		f   *os.File
 		vf  vfs.File
@@ -437,8 +449,13 @@ func (s *session) sendFile(ctx context.Context, path string, localID uint64, chu
 	}
 	if f != nil {
 		defer f.Close()
+		direct = direct && container.SetDirectReads(f, true) == nil
+		if direct && s.direct == nil {
+			s.direct = container.AlignedBuffer(directPiece)
+		}
 	} else {
 		defer vf.Close()
+		direct = false
 	}
 	piece := min(s.opts.Limits.pieceSize(), s.opts.Pace.pieceSize())
 	for done := int64(0); done < n; {
@@ -470,7 +487,9 @@ func (s *session) sendFile(ctx context.Context, path string, localID uint64, chu
 					c   int64
 					err error
 				)
-				if f != nil {
+				if direct {
+					c, err = container.CopyDirect(w, f, from+sent, p, s.direct)
+				} else if f != nil {
 					if _, err = f.Seek(from+sent, io.SeekStart); err != nil {
 						return sent, err
 					}

@@ -19,6 +19,7 @@ import (
 	"github.com/strato-io/strato/datanode"
 	"github.com/strato-io/strato/datanode/container"
 	"github.com/strato-io/strato/datanode/replication"
+	"github.com/strato-io/strato/internal/pagecache"
 	"github.com/strato-io/strato/wire"
 )
 
@@ -133,12 +134,43 @@ func checkCopy(t testing.TB, n *node, id uint64, data map[uint64][]byte) {
 	require.Empty(t, rep.Orphans)
 }
 
+// evictBlockFiles drops container id's block files on n from the page
+// cache and returns their paths; it skips the test where the volume has no
+// direct I/O (a push then reads through the page cache).
+func evictBlockFiles(t *testing.T, n *node, id uint64) []string {
+	t.Helper()
+	c, err := n.store.Container(id)
+	require.NoError(t, err)
+	if !c.DirectIO() {
+		t.Skip("the volume's filesystem has no direct I/O")
+	}
+	blocks, err := replication.AllBlocks(c)
+	require.NoError(t, err)
+	var files []string
+	for _, b := range blocks {
+		ranges, err := replication.FileRanges(c, b)
+		require.NoError(t, err)
+		for _, r := range ranges {
+			require.NoError(t, pagecache.Evict(r.Path))
+			files = append(files, r.Path)
+		}
+	}
+	require.NotEmpty(t, files)
+	return files
+}
+
 func TestPushFilePerBlock(t *testing.T) {
 	src, dst := startNode(t), startNode(t)
 	data := closedContainer(t, src, 7, []int{5 << 20, 1, 100 << 10, 3<<20 + 17, 0}, 1<<20)
+	files := evictBlockFiles(t, src, 7)
 	m := &replication.Metrics{}
 	st, err := replication.Push(context.Background(), src.store, 7, dst.addr, replication.Options{Metrics: m, FrameSize: 2 << 20, Logger: quiet()})
 	require.NoError(t, err)
+	for _, f := range files {
+		k, err := pagecache.Resident(f)
+		require.NoError(t, err)
+		require.Zero(t, k, "%s: the push's reads filled the page cache", f)
+	}
 	require.Equal(t, int64(5), st.Blocks)
 	want := int64(5<<20 + 1 + 100<<10 + 3<<20 + 17)
 	require.Equal(t, want, st.Bytes)
