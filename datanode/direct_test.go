@@ -2,10 +2,13 @@ package datanode
 
 import (
 	"context"
+	"crypto/tls"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/strato-io/strato/certs"
 	"github.com/strato-io/strato/internal/pagecache"
 	"github.com/strato-io/strato/wire"
 )
@@ -14,10 +17,38 @@ import (
 // rebuild's) reads the block file around the page cache, in pieces that
 // start and end off the 4 KiB alignment direct I/O needs, and returns the
 // same bytes a client's read does; a client's read goes through the page
-// cache.
+// cache. On plain TCP and under TLS.
 func TestPeerReadsDirect(t *testing.T) {
-	n := startNode(t, nodeConfig{})
-	c := n.dial(t)
+	for _, secure := range []bool{false, true} {
+		name := map[bool]string{false: "tcp", true: "tls"}[secure]
+		t.Run(name, func(t *testing.T) {
+			var server, client *tls.Config
+			if secure {
+				ca := t.TempDir()
+				require.NoError(t, certs.InitCA(ca))
+				require.NoError(t, certs.Issue(ca, ca, "dn", []string{"127.0.0.1"}))
+				var err error
+				server, err = certs.ServerConfig(filepath.Join(ca, "dn.crt"), filepath.Join(ca, "dn.key"), filepath.Join(ca, certs.CACert))
+				require.NoError(t, err)
+				client, err = certs.ClientConfig(filepath.Join(ca, certs.CACert), "", "")
+				require.NoError(t, err)
+			}
+			testPeerReadsDirect(t, nodeConfig{tls: server}, wire.ConnOptions{TLS: client})
+		})
+	}
+}
+
+func testPeerReadsDirect(t *testing.T, cfg nodeConfig, opts wire.ConnOptions) {
+	n := startNode(t, cfg)
+	dial := func(clientID string) *wire.Conn {
+		o := opts
+		o.ClientID = clientID
+		c, err := wire.Dial(context.Background(), n.addr, o)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	c := dial(t.Name())
 	blk := bid(1, 1)
 	const size = 6<<20 + 12345
 	data := pattern(7, 0, size)
@@ -41,9 +72,7 @@ func TestPeerReadsDirect(t *testing.T) {
 	require.NoError(t, pagecache.Evict(path))
 	require.Zero(t, resident(), "pages left in the page cache after Evict")
 
-	peer, err := wire.Dial(context.Background(), n.addr, wire.ConnOptions{ClientID: "datanode peer-of-" + t.Name()})
-	require.NoError(t, err)
-	defer peer.Close()
+	peer := dial("datanode peer-of-" + t.Name())
 	for _, r := range []struct{ off, n int64 }{
 		{0, size},                // every byte, more than a piece of copyDirect
 		{5000, 100_000},          // starts and ends inside windows and chunks

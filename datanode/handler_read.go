@@ -18,12 +18,12 @@ import (
 // io.Copy(conn, io.LimitReader(file, n)) after a seek (which the runtime
 // turns into sendfile; an io.SectionReader would not be). A peer's read
 // (another datanode rebuilding an erasure-coded container from this one's
-// replica) reads each byte once: its extents are read with O_DIRECT into a
-// buffer and written from there (copyDirect), so that a rebuild neither
-// fills the page cache with cold bytes nor evicts the hot ones, where the
-// volume writes with O_DIRECT too. Otherwise (a TLS connection, whose bytes
-// must be encrypted in user space, or files not of the OS) the range is
-// read into memory and written.
+// replica), on TLS connections too, reads each byte once: where the volume
+// writes with O_DIRECT, its extents are read with O_DIRECT into a buffer
+// and written from there (copyDirect), so that a rebuild neither fills the
+// page cache with cold bytes nor evicts the hot ones. Otherwise (a TLS
+// connection, whose bytes must be encrypted in user space, or files not of
+// the OS) the range is read into memory and written.
 //
 // An error returned means no byte of the response was written; once the
 // header is out, a failure breaks the connection instead.
@@ -32,7 +32,9 @@ func (c *conn) readChunk(ctx context.Context, h wire.FrameHeader, m *wire.ReadCh
 	if err != nil {
 		return err
 	}
-	if c.tcp == nil || !c.s.store.osFiles() || c.s.opts.DisableSendfile {
+	osFiles := c.s.store.osFiles()
+	peerDirect := c.peer.Load() && osFiles && ct.DirectIO()
+	if !peerDirect && (c.tcp == nil || !osFiles || c.s.opts.DisableSendfile) {
 		rr, err := ct.ReadChunk(m.Block.LocalID, m.Offset, int64(m.Length))
 		if err != nil {
 			return err
@@ -58,7 +60,9 @@ func (c *conn) readChunk(ctx context.Context, h wire.FrameHeader, m *wire.ReadCh
 	if err != nil {
 		return err
 	}
-	direct := c.peer.Load() && ct.DirectIO() && files.setDirect()
+	// Should a file refuse O_DIRECT, the copy below is sendfile on TCP, and
+	// a copy through user space under TLS.
+	direct := peerDirect && files.setDirect()
 	err = c.w.WriteMessageFunc(ctx, h.RequestID, resp, total, func(w io.Writer) (int64, error) {
 		if direct {
 			return copyDirect(w, ext, files)

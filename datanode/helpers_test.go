@@ -2,6 +2,7 @@ package datanode
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -41,6 +42,7 @@ type nodeConfig struct {
 	dirs   int    // volumes; default 1
 	volume container.Options
 	server ServerOptions
+	tls    *tls.Config // the server's: its listener speaks TLS
 }
 
 func quietLogger() *slog.Logger {
@@ -71,7 +73,11 @@ func startNode(t testing.TB, cfg nodeConfig) *node {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	n := &node{t: t, store: store, srv: NewServer(store, so), l: l, addr: l.Addr().String(), done: make(chan error, 1)}
-	go func() { n.done <- n.srv.Serve(l) }()
+	var sl net.Listener = l
+	if cfg.tls != nil {
+		sl = wire.NewTLSListener(l, cfg.tls)
+	}
+	go func() { n.done <- n.srv.Serve(sl) }()
 	t.Cleanup(func() {
 		n.stop()
 		require.NoError(t, store.Close())
