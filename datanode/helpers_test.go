@@ -73,7 +73,7 @@ func startNode(t testing.TB, cfg nodeConfig) *node {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	n := &node{t: t, store: store, srv: NewServer(store, so), l: l, addr: l.Addr().String(), done: make(chan error, 1)}
-	var sl net.Listener = l
+	sl := l
 	if cfg.tls != nil {
 		sl = wire.NewTLSListener(l, cfg.tls)
 	}
