@@ -9,6 +9,15 @@ import (
 	"github.com/strato-io/strato/wire"
 )
 
+// reportCPU starts counting the process's CPU; the function it returns
+// reports it as cpu-s/GB of b.N operations of perOp bytes each.
+func reportCPU(b *testing.B, perOp int) func() {
+	cpu0 := measure.CPUSeconds()
+	return func() {
+		b.ReportMetric((measure.CPUSeconds()-cpu0)/(float64(b.N)*float64(perOp)/1e9), "cpu-s/GB")
+	}
+}
+
 // BenchmarkPipelineWriteChunk4MiB writes 4 MiB chunks through a leader and
 // two followers on loopback (each datanode on its own temporary volume of
 // the same disk, so the disk takes every byte three times). Blocks are
@@ -29,10 +38,7 @@ func BenchmarkPipelineWriteChunk4MiB(b *testing.B) {
 			b.SetBytes(chunk)
 			b.SetParallelism((streams + 1) / 2) // GOMAXPROCS × this goroutines
 			b.ResetTimer()
-			cpu0 := measure.CPUSeconds()
-			defer func() {
-				b.ReportMetric((measure.CPUSeconds()-cpu0)/(float64(b.N)*chunk/1e9), "cpu-s/GB")
-			}()
+			defer reportCPU(b, chunk)()
 			b.RunParallel(func(pb *testing.PB) {
 				blk, i := bid(1, nextBlock.Add(1)), 0
 				for pb.Next() {
@@ -70,10 +76,7 @@ func BenchmarkReadChunk4MiB(b *testing.B) {
 			verify := mode == "sendfile+verify"
 			b.SetBytes(chunk)
 			b.ResetTimer()
-			cpu0 := measure.CPUSeconds()
-			defer func() {
-				b.ReportMetric((measure.CPUSeconds()-cpu0)/(float64(b.N)*chunk/1e9), "cpu-s/GB")
-			}()
+			defer reportCPU(b, chunk)()
 			b.RunParallel(func(pb *testing.PB) {
 				buf := make([]byte, chunk)
 				i := 0

@@ -163,18 +163,15 @@ func (x *extentFiles) setDirect() bool {
 	return true
 }
 
-// directPiece is the most copyDirect reads at once.
-const directPiece = 4 << 20
-
 // copyDirect writes the extents' bytes to w, read from their files (set
-// to direct reads: setDirect) in pieces of at most directPiece bytes
+// to direct reads: setDirect) in pieces of at most container.DirectPiece bytes
 // through one pooled, aligned buffer.
 func copyDirect(w io.Writer, ext []container.Extent, files *extentFiles) (int64, error) {
-	bp := getBuffer(directPiece)
+	bp := getBuffer(container.DirectPiece)
 	defer putBuffer(bp)
 	var sent int64
 	for i, e := range ext {
-		n, err := container.CopyDirect(w, files.of(i), e.FileOffset, e.Length, (*bp)[:directPiece])
+		n, err := container.CopyDirect(w, files.of(i), e.FileOffset, e.Length, (*bp)[:container.DirectPiece])
 		sent += n
 		if err != nil {
 			return sent, err

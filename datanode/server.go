@@ -597,13 +597,13 @@ func bufferClass(n int) int {
 func getBuffer(n int) *[]byte {
 	c := bufferClass(n)
 	if c >= len(bufferPools) {
-		b := alignedBuffer(n)
+		b := container.AlignedBuffer(n)
 		return &b
 	}
 	if b, ok := bufferPools[c].Get().(*[]byte); ok {
 		return b
 	}
-	b := alignedBuffer(1 << (minBufferShift + c))
+	b := container.AlignedBuffer(1 << (minBufferShift + c))
 	return &b
 }
 
@@ -614,8 +614,6 @@ func putBuffer(b *[]byte) {
 		bufferPools[c].Put(b)
 	}
 }
-
-func alignedBuffer(n int) []byte { return container.AlignedBuffer(n) }
 
 // loopback reports whether a connection's remote address is a loopback
 // address: the peer is a process of this host (of this network namespace).

@@ -12,6 +12,11 @@ import (
 // of a read's offset and length.
 const DirectAlign = directIOAlign
 
+// DirectPiece is the most a copy of cold data (a rebuild's read, a push)
+// reads at once with CopyDirect: the pieces the copy bound of bench
+// rereplicate reads and an import writes.
+const DirectPiece = 4 << 20
+
 // AlignedBuffer returns n bytes that start at a multiple of DirectAlign.
 func AlignedBuffer(n int) []byte {
 	b := make([]byte, n+DirectAlign)

@@ -219,11 +219,6 @@ type session struct {
 	direct []byte
 }
 
-// directPiece is the most a push reads at once with direct I/O: the
-// pieces the copy bound (bench rereplicate) reads and the target's import
-// writes.
-const directPiece = 4 << 20
-
 type ack struct {
 	msg wire.Message
 	err error
@@ -451,7 +446,7 @@ func (s *session) sendFile(ctx context.Context, path string, direct bool, localI
 		defer f.Close()
 		direct = direct && container.SetDirectReads(f, true) == nil
 		if direct && s.direct == nil {
-			s.direct = container.AlignedBuffer(directPiece)
+			s.direct = container.AlignedBuffer(container.DirectPiece)
 		}
 	} else {
 		defer vf.Close()
