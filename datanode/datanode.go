@@ -52,6 +52,10 @@ type Options struct {
 	// O_DIRECT (tmpfs), every write is buffered. PutBlock with sync fsyncs
 	// either way.
 	BufferedIO bool
+	// NoWriteCache writes the pipeline leader's copy and a ONE block's
+	// around the page cache too (ServerOptions.NoWriteCache): for data not
+	// read back soon. Not with BufferedIO.
+	NoWriteCache bool
 	// ReplicationStreams bounds the closed containers this datanode pushes
 	// to others at once (one connection each). Default: 10.
 	ReplicationStreams int
@@ -149,6 +153,8 @@ func (o *Options) Validate() error {
 	case o.ReplicationStreams < 0 || o.ReplicationBandwidth < 0:
 		return fmt.Errorf("datanode: ReplicationStreams %d and ReplicationBandwidth %d must not be negative",
 			o.ReplicationStreams, o.ReplicationBandwidth)
+	case o.BufferedIO && o.NoWriteCache:
+		return errors.New("datanode: BufferedIO and NoWriteCache exclude each other")
 	case (o.TLS == nil) != (o.ClientTLS == nil):
 		return errors.New("datanode: TLS and ClientTLS go together")
 	case o.Rack != "" && (!strings.HasPrefix(o.Rack, "/") || strings.HasSuffix(o.Rack, "/") || strings.ContainsAny(o.Rack, " \t\n")):
@@ -268,6 +274,7 @@ func Open(opts Options, lis net.Listener) (*Datanode, error) {
 	}
 	sv := opts.Server
 	sv.ID, sv.Logger, sv.Clock = id, opts.Logger, opts.Clock
+	sv.NoWriteCache = sv.NoWriteCache || opts.NoWriteCache
 	sv.Forward.Conn.TLS = opts.ClientTLS
 	if sv.Replication == nil {
 		sv.Replication = &replication.Metrics{}

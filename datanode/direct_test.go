@@ -87,3 +87,53 @@ func testPeerReadsDirect(t *testing.T, cfg nodeConfig, opts wire.ConnOptions) {
 	require.Equal(t, data, readRange(t, c, blk, 0, size))
 	require.NotZero(t, resident(), "a client's read did not go through the page cache")
 }
+
+// TestWriteCache: by default a pipeline's leader writes its copy through
+// the page cache (a read soon after finds it there) and its follower
+// around it; with NoWriteCache both write around it. Either way the
+// replicas hold the bytes written.
+func TestWriteCache(t *testing.T) {
+	for _, noCache := range []bool{false, true} {
+		t.Run(map[bool]string{false: "default", true: "no-write-cache"}[noCache], func(t *testing.T) {
+			cfg := nodeConfig{server: ServerOptions{NoWriteCache: noCache}}
+			leader, follower := startNode(t, cfg), startNode(t, cfg)
+			c, err := wire.Dial(context.Background(), leader.addr, wire.ConnOptions{ClientID: t.Name()})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = c.Close() })
+			blk := bid(1, 1)
+			data := pattern(3, 0, 4<<20)
+			writeBlock(t, c, blk, data, 1<<20, []string{follower.addr}, true)
+
+			resident := func(n *node) int {
+				ct, err := n.store.Container(1)
+				require.NoError(t, err)
+				if !ct.DirectIO() {
+					t.Skip("the volume's filesystem has no direct I/O")
+				}
+				ext, err := ct.Extents(blk.LocalID, 0, int64(len(data)))
+				require.NoError(t, err)
+				k, err := pagecache.Resident(ext[0].Path)
+				require.NoError(t, err)
+				return k
+			}
+			leaderPages, followerPages := resident(leader), resident(follower)
+			require.Zero(t, followerPages, "the follower's copy went through the page cache")
+			if noCache {
+				require.Zero(t, leaderPages, "the leader's copy went through the page cache with NoWriteCache")
+			} else {
+				require.NotZero(t, leaderPages, "the leader's copy is not in the page cache")
+			}
+			for _, n := range []*node{leader, follower} {
+				rc, err := wire.Dial(context.Background(), n.addr, wire.ConnOptions{ClientID: t.Name()})
+				require.NoError(t, err)
+				require.Equal(t, data, readRange(t, rc, blk, 0, len(data)))
+				_ = rc.Close()
+			}
+		})
+	}
+}
+
+func TestNoWriteCacheExcludesBufferedIO(t *testing.T) {
+	o := Options{Dirs: []string{t.TempDir()}, Meta: []string{"127.0.0.1:1"}, BufferedIO: true, NoWriteCache: true}
+	require.ErrorContains(t, o.Validate(), "exclude each other")
+}

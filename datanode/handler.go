@@ -215,8 +215,9 @@ func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, comm
 	// read only to rebuild, skip the cache once meta's placement says
 	// which they are). The followers' copies,
 	// forwarded by another datanode and there for durability, skip the
-	// cache (O_DIRECT where the store allows it).
-	opts := container.WriteOptions{Cache: len(m.Followers) > 0 || !fromPeer}
+	// cache (O_DIRECT where the store allows it); with NoWriteCache, every
+	// copy does.
+	opts := container.WriteOptions{Cache: !s.opts.NoWriteCache && (len(m.Followers) > 0 || !fromPeer)}
 	switch {
 	case check.done:
 		// Checked as it arrived (readVerified).

@@ -58,6 +58,13 @@ type ServerOptions struct {
 	// DisableSendfile makes reads go through memory even when the volumes
 	// are OS files that could be sent with sendfile.
 	DisableSendfile bool
+	// NoWriteCache writes every replica around the page cache where the
+	// store allows it (O_DIRECT): the pipeline leader's copy and a ONE
+	// block's too, which by default go through it so that a read soon
+	// after the write finds them in memory. For data not read back soon
+	// (bulk ingest, backups), whose reads then come from the disk; HDFS's
+	// dfs.datanode.drop.cache.behind.writes serves the same need.
+	NoWriteCache bool
 	// LocalReads serves READ_LOCAL_PATHS to clients on this host (docs/
 	// wire.md §5.12): the paths of a range's files, which they read
 	// themselves. A Datanode sets it when it serves its local socket.

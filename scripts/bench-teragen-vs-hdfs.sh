@@ -25,13 +25,17 @@
 # The page cache: the most dirty memory (bytes written, not yet on the disk)
 # during each system's writes and what is still dirty when they return: what
 # an hsync left to write.
-# The order of the three systems turns each round, so that all see the
-# same machine load.
+# With NO_WRITE_CACHE=1, strato runs a second time each round with its
+# datanodes' --no-write-cache (every replica around the page cache, the
+# pipeline leader's too: reads then come from the disk), reported beside.
+# The order of the systems turns each round, so that all see the same
+# machine load.
 #
 # Env: HDFS_ANCHOR_WORK (required: a folder for the anchor's jars and data;
 # run ../shared/anchors/hdfs/fetch-deps.sh with it once), ANCHOR (the
 # anchor's folder; default ../shared/anchors/hdfs), RUNS (default 3),
-# ROWS (default 10000000: rows per writer, 100 bytes each), EXTRAS (1).
+# ROWS (default 10000000: rows per writer, 100 bytes each), EXTRAS (1),
+# NO_WRITE_CACHE (0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${HDFS_ANCHOR_WORK:?set HDFS_ANCHOR_WORK to the anchor work folder}"
@@ -67,10 +71,13 @@ hdfs_round() {
 	watch "$out/dirty-$tag-$r.txt" env HDFS_CONF="$conf" RUNS=1 RECORDS="$ROWS" TERAGEN=0 "$anchor/writebench.sh" > "$out/$tag-$r.log" 2>&1 || { tail -40 "$out/$tag-$r.log"; exit 1; }
 	cp "$HDFS_ANCHOR_WORK/writebench/results.tsv" "$out/$tag-$r.tsv"
 }
+# strato_round TAG R [FLAGS...]: strato bench teragen with FLAGS; its log
+# goes to $out/TAG-R.log.
 strato_round() {
-	local r=$1
-	echo "== round $r/$RUNS: strato bench teragen ($((2 * ROWS)) rows, 2 writers of $ROWS rows each, as each HDFS writer; read-back)"
-	watch "$out/dirty-strato-$r.txt" ./bin/strato bench teragen "$((2 * ROWS))" "/vol1/bench/tg$r" --writers 2 --no-checksum --read-back 1MiB --read-back-checksum=false > "$out/strato-$r.log" 2>&1 || { tail -40 "$out/strato-$r.log"; exit 1; }
+	local tag=$1 r=$2
+	shift 2
+	echo "== round $r/$RUNS: strato bench teragen ($((2 * ROWS)) rows, 2 writers of $ROWS rows each, as each HDFS writer; read-back)${*:+ $*}"
+	watch "$out/dirty-$tag-$r.txt" ./bin/strato bench teragen "$((2 * ROWS))" "/vol1/bench/tg$r" --writers 2 --no-checksum --read-back 1MiB --read-back-checksum=false "$@" > "$out/$tag-$r.log" 2>&1 || { tail -40 "$out/$tag-$r.log"; exit 1; }
 }
 # disk_round R: the replicas' bytes of two writers (3 x 2 x ROWS x 100) as
 # three concurrent streams, timed two ways: direct I/O, and through the
@@ -103,11 +110,15 @@ for r in $(seq 1 "$RUNS"); do
 	2) order="strato hdfs hdfssync" ;;
 	0) order="hdfssync strato hdfs" ;;
 	esac
+	if [ "${NO_WRITE_CACHE:-0}" = 1 ]; then
+		if [ $((r % 2)) = 1 ]; then order=${order/strato/strato stratonc}; else order=${order/strato/stratonc strato}; fi
+	fi
 	for sys_ in $order; do
 		case $sys_ in
 		hdfs) hdfs_round hdfs "" "$r" ;;
 		hdfssync) hdfs_round hdfssync dfs.datanode.synconclose=true "$r" ;;
-		strato) strato_round "$r" ;;
+		strato) strato_round strato "$r" ;;
+		stratonc) strato_round stratonc "$r" --no-write-cache ;;
 		esac
 	done
 	if [ "${EXTRAS:-1}" = 1 ]; then
@@ -137,16 +148,24 @@ def hdfs(tag):
         rd += [float(x['MBps']) for x in rows if x['mode'] == 'read' and x['streams'] == '2' and x['worker'] == 'all']
     return wr, slow, wmb, rd
 h, hs = hdfs('hdfs'), hdfs('hdfssync')
-s_wr, s_slow, s_rd, s_wmb, o_mb, x_wr, floor_ms, direct_ms, buf_ms, nbytes = [], [], [], [], [], [], [], [], [], 0
-dirty = {k: [] for k in ('hdfs', 'hdfssync', 'strato')}
 blk_re = r"write\.allTime: (\d+)\nhsync\.call: \d+\nhsync\.allTime: (\d+)\nclose\.call: \d+\nclose\.allTime: (\d+)"
+def strato(tag):
+    """per-writer write+hsync+close (ms), the slower writer of each round,
+    2-writer write MB/s, 2-reader read MB/s."""
+    wr, slow, wmb, rd = [], [], [], []
+    for r in range(1, runs + 1):
+        log = open(f"{out}/{tag}-{r}.log").read()
+        w = [sum(map(float, b)) for b in re.findall(blk_re, log)]
+        wr += w
+        slow.append(max(w))
+        wmb += [float(x) for x in re.findall(r"^MB/s: ([\d.]+)", log, re.M)]
+        rd += [float(x) for x in re.findall(r"^read back: .* ([\d.]+) MB/s", log, re.M)]
+    return wr, slow, wmb, rd
+s_wr, s_slow, s_wmb, s_rd = strato('strato')
+nc = strato('stratonc') if os.path.exists(f"{out}/stratonc-1.log") else None
+o_mb, x_wr, floor_ms, direct_ms, buf_ms, nbytes = [], [], [], [], [], 0
+dirty = {k: [] for k in ('hdfs', 'hdfssync', 'strato') + (('stratonc',) if nc else ())}
 for r in range(1, runs + 1):
-    log = open(f"{out}/strato-{r}.log").read()
-    w = [sum(map(float, b)) for b in re.findall(blk_re, log)]
-    s_wr += w
-    s_slow.append(max(w))
-    s_wmb += [float(x) for x in re.findall(r"^MB/s: ([\d.]+)", log, re.M)]
-    s_rd += [float(x) for x in re.findall(r"^read back: .* ([\d.]+) MB/s", log, re.M)]
     if os.path.exists(f"{out}/strato-x{r}.log"):
         x_wr += [sum(map(float, b)) for b in re.findall(blk_re, open(f"{out}/strato-x{r}.log").read())]
         o_mb += [float(x) for x in re.findall(r"Throughput\s*: ([\d.]+) MB/s", open(f"{out}/ockg-{r}.log").read())]
@@ -161,12 +180,19 @@ print("|---|---:|---:|---:|---:|---:|")
 print(f"| write+hsync+close per writer, 2 writers of {rows * 100 / 1e9:g} GB (ms) | {med(hs[0]):.0f} | {med(h[0]):.0f} | {med(s_wr):.0f} | **{med(s_wr)/med(hs[0]):.2f}** | **{med(s_wr)/med(h[0]):.2f}** |")
 print(f"| write MB/s, 2 writers | {med(hs[2]):.1f} | {med(h[2]):.1f} | {med(s_wmb):.1f} | {med(s_wmb)/med(hs[2]):.2f}x | {med(s_wmb)/med(h[2]):.2f}x |")
 print(f"| read-back MB/s, 2 readers | {med(hs[3]):.1f} | {med(h[3]):.1f} | {med(s_rd):.1f} | {med(s_rd)/med(hs[3]):.2f}x | {med(s_rd)/med(h[3]):.2f}x |")
+if nc:
+    print(f"| strato --no-write-cache: write+hsync+close per writer (ms) | | | {med(nc[0]):.0f} | **{med(nc[0])/med(hs[0]):.2f}** | **{med(nc[0])/med(h[0]):.2f}** |")
+    print(f"| strato --no-write-cache: write MB/s, 2 writers | | | {med(nc[2]):.1f} | {med(nc[2])/med(hs[2]):.2f}x | {med(nc[2])/med(h[2]):.2f}x |")
+    print(f"| strato --no-write-cache: read-back MB/s, 2 readers | | | {med(nc[3]):.1f} | {med(nc[3])/med(hs[3]):.2f}x | {med(nc[3])/med(h[3]):.2f}x |")
 print(f"| page cache dirty during the run, most / at its end (MB) | {med([d[0] for d in dirty['hdfssync']]):.0f} / {med([d[1] for d in dirty['hdfssync']]):.0f} | {med([d[0] for d in dirty['hdfs']]):.0f} / {med([d[1] for d in dirty['hdfs']]):.0f} | {med([d[0] for d in dirty['strato']]):.0f} / {med([d[1] for d in dirty['strato']]):.0f} | | |")
 print()
 print(f"the disk, the replicas' bytes of both writers ({nbytes / 1e9:.1f} GB) as 3 concurrent streams, each round:")
 for r in range(runs):
     print(f"  round {r + 1}: direct {direct_ms[r]} ms, buffered+fsync {buf_ms[r]} ms: floor {floor_ms[r]} ms ({nbytes / 1e6 / (floor_ms[r] / 1e3):.1f} MB/s); strato's slower writer {s_slow[r]:.0f} ms: **{ratio_floor[r]:.2f}x** the floor")
 print(f"strato / floor, median of the rounds: **{med(ratio_floor):.2f}**")
+if nc:
+    nc_floor = [s / f for s, f in zip(nc[1], floor_ms)]
+    print(f"strato --no-write-cache's slower writer: {', '.join(f'{s:.0f} ms ({x:.2f}x)' for s, x in zip(nc[1], nc_floor))}; / floor, median: **{med(nc_floor):.2f}**")
 if x_wr:
     print(f"extra: strato writers of half those bytes (TeraGen's rows split in 2): {med(x_wr):.0f} ms per writer (not comparable: half the work)")
     print(f"extra: strato ockg 100 x 10 MiB, 10 threads: {med(o_mb):.1f} MB/s")

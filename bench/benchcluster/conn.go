@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/datanode"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/minicluster"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
@@ -37,6 +38,9 @@ type Options struct {
 	// block tokens (minicluster.Options.Auth), its client presenting the
 	// administrator's token.
 	Auth bool
+	// NoWriteCache runs the in-process cluster's datanodes with every
+	// replica written around the page cache (datanode.Options.NoWriteCache).
+	NoWriteCache bool
 }
 
 // Conn is a client of the strato a benchmark runs against, and the
@@ -65,6 +69,9 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 	if o.Auth && c.Meta != "" {
 		return nil, errors.New("bench: auth is for the in-process cluster; a running one is reached as it is (with the client's token)")
 	}
+	if o.NoWriteCache && c.Meta != "" {
+		return nil, errors.New("bench: no-write-cache is for the in-process cluster; a running one's datanodes are started with it")
+	}
 	if c.Meta == "" {
 		dir, remove, err := o.Dir.Make("strato-" + o.Bench + "-")
 		if err != nil {
@@ -80,8 +87,13 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 		if o.Auth {
 			mode += ", auth (block tokens)"
 		}
+		mo := minicluster.Options{Dir: dir, Datanodes: o.Datanodes, TLS: o.TLS, Auth: o.Auth}
+		if o.NoWriteCache {
+			mode += ", no write cache"
+			mo.ConfigureDatanode = func(_ int, do *datanode.Options) { do.NoWriteCache = true }
+		}
 		fmt.Fprintf(o.Log, "bench %s: starting an in-process cluster (meta + %d datanodes%s) in %s\n", o.Bench, o.Datanodes, mode, dir)
-		mc, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, Datanodes: o.Datanodes, TLS: o.TLS, Auth: o.Auth})
+		mc, err := minicluster.Start(ctx, mo)
 		if err != nil {
 			remove()
 			return nil, err
