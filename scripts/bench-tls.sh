@@ -6,7 +6,11 @@
 # medians and the TLS/plain ratios, and the teragen process's CPU (user +
 # system, /usr/bin/time: client, meta and 3 datanodes, the cluster's start
 # included) per GB per replica: what the hosts of a cluster pay between
-# them for each replica's GB, with TLS and without.
+# them for each replica's GB, with TLS and without. Each round also
+# measures AES-128-GCM (BenchmarkTLSRecordCipher: sealing and opening 16 KiB
+# records, TLS 1.3's cipher here) and prints the least time the host's cores
+# allow the TLS write: the plain write's CPU plus sealing and opening every
+# replica's bytes once, spread over every core.
 #
 # Run it alone on the machine: flock /tmp/strato-bench.lock scripts/bench-tls.sh
 # Env: ROUNDS (3) ROWS (20m: in all, 100 bytes each) KEYS (32) SIZE (64MiB) THREADS (4) OUT (/tmp/strato-bench-tls)
@@ -25,7 +29,7 @@ run() { # run MODE ROUND: MODE is plain or tls
   [ "$mode" = tls ] && flag=(--tls)
   echo "$(date +%T) round $r: $mode (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
   log="$OUT/teragen-$mode-$r.log"
-  /usr/bin/time -f '%U %S' -o "$OUT/cpu-$mode-$r.txt" bin/strato bench teragen "$ROWS" /vol1/bench/tg --writers 2 --no-checksum "${flag[@]}" > "$log" 2>&1 || { tail -20 "$log" >&2; exit 1; }
+  /usr/bin/time -f '%e %U %S' -o "$OUT/cpu-$mode-$r.txt" bin/strato bench teragen "$ROWS" /vol1/bench/tg --writers 2 --no-checksum "${flag[@]}" > "$log" 2>&1 || { tail -20 "$log" >&2; exit 1; }
   # the slower writer's write+hsync+close
   local tg
   tg=$(awk '/write.allTime/ {w[n]=$2} /hsync.allTime/ {h[n]=$2} /close.allTime/ {c[n]=$2; n++}
@@ -36,18 +40,29 @@ run() { # run MODE ROUND: MODE is plain or tls
   w=$(sed -n 's/^Throughput *: \([0-9.]*\) MB\/s/\1/p' "$log")
   rb=$(sed -n 's/^Read back *:.* \([0-9.]*\) MB\/s, all identical.*/\1/p' "$log")
   local cpu
-  cpu=$(awk '{print $1 + $2}' "$OUT/cpu-$mode-$r.txt")
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$r" "$tg" "$w" "$rb" "$cpu" >> "$RES"
+  cpu=$(awk '{print $2 + $3}' "$OUT/cpu-$mode-$r.txt")
+  wall=$(awk '{print $1}' "$OUT/cpu-$mode-$r.txt")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$r" "$tg" "$w" "$rb" "$cpu" "$wall" >> "$RES"
   echo "    teragen ${tg} ms per writer (${cpu} CPU-s), ockg write ${w} MB/s, read ${rb} MB/s" >&2
 }
 
+# cipher ROUND: AES-128-GCM's sealing and opening rates (MB/s), appended to
+# $OUT/cipher.tsv.
+cipher() {
+  go test ./wire -run '^$' -bench 'BenchmarkTLSRecordCipher' -benchtime 1s -count 3 > "$OUT/cipher-$1.log" 2>&1 || { tail -20 "$OUT/cipher-$1.log" >&2; exit 1; }
+  awk -v r="$1" '/TLSRecordCipher\/(seal|open)/ {split($1, a, "/"); sub(/-[0-9]+$/, "", a[2]); for (i = 1; i < NF; i++) if ($(i+1) == "MB/s") print r "\t" a[2] "\t" $i}' "$OUT/cipher-$1.log" >> "$OUT/cipher.tsv"
+}
+: > "$OUT/cipher.tsv"
+
 for r in $(seq 1 "$ROUNDS"); do
+  cipher "$r"
   if (( r % 2 )); then run plain "$r"; run tls "$r"; else run tls "$r"; run plain "$r"; fi
 done
 
-python3 - "$RES" "$ROUNDS" "$ROWS" "$KEYS" "$SIZE" <<'PY'
+python3 - "$RES" "$ROUNDS" "$ROWS" "$KEYS" "$SIZE" "$OUT/cipher.tsv" "$(nproc)" <<'PY'
 import csv, statistics, sys
-res, rounds, rows, keys, size = sys.argv[1:6]
+res, rounds, rows, keys, size, cipher_tsv, ncpu = sys.argv[1:8]
+ncpu = int(ncpu)
 data = list(csv.reader(open(res), delimiter="\t"))
 n = rows.lower()
 rows_n = int(float(n[:-1]) * {"k": 1e3, "m": 1e6, "g": 1e9}[n[-1]]) if n[-1] in "kmg" else int(n)
@@ -68,5 +83,17 @@ t1, w1, r1, c1 = m["tls"]
 print(f"\n- teragen time TLS/plain = {t1 / t0:.2f} (target: at most 1.15)")
 print(f"- teragen CPU per GB per replica: {c0 / replica_gb:.2f} plain, {c1 / replica_gb:.2f} TLS (+{(c1 - c0) / replica_gb:.2f})")
 print(f"- ockg write MB/s TLS/plain = {w1 / w0:.2f}, read = {r1 / r0:.2f} (target: read at least 0.85)")
+rates = {}
+for r in csv.reader(open(cipher_tsv), delimiter="\t"):
+    rates.setdefault(r[1], []).append(float(r[2]))
+seal, open_ = statistics.median(rates["seal"]) / 1e3, statistics.median(rates["open"]) / 1e3  # GB/s
+aes = replica_gb * (1 / seal + 1 / open_)
+walls = {mode: statistics.median(float(r[6]) for r in data if r[0] == mode) for mode in ("plain", "tls")}
+least = max(walls["plain"], (c0 + aes) / ncpu)
+print(f"- AES-128-GCM here: sealing {seal:.2f} GB/s, opening {open_:.2f} GB/s a core (medians); "
+      f"sealing and opening every replica's {replica_gb:g} GB once: {aes:.1f} CPU-s")
+print(f"- the teragen process: plain {walls['plain']:.1f} s and {c0:.1f} CPU-s, TLS {walls['tls']:.1f} s and {c1:.1f} CPU-s; "
+      f"the plain run's CPU plus that AES over {ncpu} cores needs at least {least:.1f} s: "
+      f"TLS/plain at least {least / walls['plain']:.2f} on this host, measured {walls['tls'] / walls['plain']:.2f}")
 PY
 echo "(raw: $OUT)" >&2
