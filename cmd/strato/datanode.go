@@ -90,7 +90,7 @@ SIGTERM stops it cleanly.`,
 	f.StringVar(&o.Rack, "rack", "/default-rack", "this datanode's network location, a path such as /dc1/rack1: meta spreads replicas over racks")
 	f.StringVar(&httpAddr, "http", "", "address of the HTTP endpoint serving /metrics (Prometheus), /healthz and /readyz, e.g. 127.0.0.1:9871 (default: none)")
 	addPprofFlag(f, &pprof)
-	f.BoolVar(&o.BufferedIO, "buffered-io", false, "write every chunk through the page cache, as HDFS does (default: chunks of 1 MiB and more with O_DIRECT)")
+	f.BoolVar(&o.BufferedIO, "buffered-io", false, "write every chunk through the page cache, as HDFS does (default: the pipeline leader's through it, the followers' chunks of 1 MiB and more with O_DIRECT; see --no-write-cache)")
 	f.BoolVar(&o.NoWriteCache, "no-write-cache", false, "write the pipeline leader's replica (and a ONE block's) around the page cache too: for data not read back soon, whose reads then come from the disk (default: the leader's replica through the page cache, its followers' around it)")
 	f.BoolVar(&o.DisableLocalReads, "no-local-reads", false, "do not hand block files (or their paths) to readers on this host (docs/wire.md §5.11, §5.12): every read goes over TCP")
 	f.IntVar(&o.ReplicationStreams, "replication-streams", 0, "closed containers pushed to other datanodes at once (default 10)")
