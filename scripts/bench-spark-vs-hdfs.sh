@@ -14,6 +14,9 @@
 # s3a runs with Hadoop's S3A magic committer (what Hadoop prescribes for S3;
 # scripts/bench-spark.py); CONFIGS may add s3a-file-crc, s3a with Spark's
 # default FileOutputCommitter, whose renames S3 does as copy + delete.
+# Each step's log (OUT/CONFIG-roundR.log) splits the Spark JVM's CPU by its
+# threads: Spark's tasks, garbage collection, the JIT compilers, the storage
+# client's own threads, the rest.
 # Prints one table of medians over the rounds (wall time, MB/s, CPU per GB
 # of the Spark JVM and of the storage's processes), the ratios the issue sets
 # targets for, and writes a chart of the step times (PNG).
@@ -29,6 +32,9 @@
 #      STRATO_BIN, STRATO_JAR: a strato binary and connector jar to use instead of
 #      building bin/strato (and hadoop/target's jar, when missing) from the work tree
 #      EXTRA: more arguments for bench-spark.py (e.g. "--conf spark.x=y")
+#      SPARK_DEV_ARGS: more flags for strato dev (e.g. --no-write-cache);
+#      HDFS_CONF: more settings for the MiniDFSCluster's servers ("key=value,...",
+#      e.g. dfs.datanode.drop.cache.behind.writes=true; ../shared/anchors/README.md)
 #      REPLICAS (3): 1 writes every system's files once — strato's
 #      buckets (the s3a ones too) ONE, HDFS's files with dfs.replication=1 —
 #      equal work at a size whose three replicas would not fit the disk (the
@@ -125,7 +131,7 @@ run() { # run CONFIG ROUND
     --iterations "$ITERATIONS" --mb-per-iteration "$MB" --master "$MASTER" \
     --server-pid "$pid" --label "$c" --results "$RES" "${extra[@]}" ${EXTRA:-} \
     > "$OUT/$c-round$r.log" 2>&1 || { grep -v SLF4J "$OUT/$c-round$r.log" | tail -30 >&2; exit 1; }
-  grep -E '^(generate|copy):' "$OUT/$c-round$r.log" | sed 's/^/    /' >&2
+  grep -E '^(generate|copy)( spark CPU by thread)?:' "$OUT/$c-round$r.log" | sed 's/^/    /' >&2
 }
 
 read -r -a cfgs <<< "$CONFIGS"

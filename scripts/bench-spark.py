@@ -173,6 +173,51 @@ def cpu_split(pid):
         return 0.0, 0.0, 0
 
 
+# Thread names (as the kernel keeps them: their first 15 bytes) -> the part of the JVM's work
+# they do; first match wins.
+THREAD_PARTS = [
+    ("Spark tasks", ("Executor task l",)),
+    ("garbage collection", ("GC Thread", "G1 ", "VM Periodic")),
+    ("JIT compilers", ("C1 CompilerThre", "C2 CompilerThre")),
+    ("storage client", ("strato-", "grpc-", "DataStreamer", "ResponseProcess", "IPC ", "LeaseRenewer",
+                        "s3a-", "sdk-", "aws-", "java-sdk-")),
+]
+
+
+def thread_cpu(pid):
+    """{thread ID: (name, CPU seconds)} of the live threads of a process."""
+    tck = os.sysconf("SC_CLK_TCK")
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        name, fields = st[st.index("(") + 1:st.rindex(")")], st.rsplit(")", 1)[1].split()
+        out[tid] = (name, (int(fields[11]) + int(fields[12])) / tck)
+    return out
+
+
+def thread_parts(before, after, total):
+    """The CPU seconds between two thread_cpu snapshots by THREAD_PARTS, and what threads
+    that ended in between used (the process's total less the live threads')."""
+    parts = {name: 0.0 for name, _ in THREAD_PARTS}
+    parts["other"] = 0.0
+    live = 0.0
+    for tid, (name, secs) in after.items():
+        d = secs - before.get(tid, (name, 0.0))[1]
+        live += d
+        part = next((n for n, ps in THREAD_PARTS if name.startswith(ps)), "other")
+        parts[part] += d
+    parts["threads that ended"] = max(total - live, 0.0)
+    return parts
+
+
 class Fs:
     """The Hadoop FileSystem of a URI, through Spark's JVM."""
 
@@ -218,8 +263,9 @@ def main(argv=None):
           flush=True)
 
     def cpu():
-        """the Spark JVM's (user, system, major faults), and the storage's CPU seconds"""
-        return cpu_split(jvm_pid), sum(cpu_seconds(p) for p in args.server_pid)
+        """the Spark JVM's (user, system, major faults), the storage's CPU seconds, and the
+        Spark JVM's threads' CPU"""
+        return cpu_split(jvm_pid), sum(cpu_seconds(p) for p in args.server_pid), thread_cpu(jvm_pid)
 
     def report(step, secs, nbytes, rows, csum, c0, c1):
         mbps = nbytes / 1e6 / secs if secs > 0 else 0.0
@@ -230,6 +276,8 @@ def main(argv=None):
               f"CPU spark {jcpu:.1f} s ({jcpu / gb:.1f} s/GB; user {u1 - u0:.1f}, system {s1 - s0:.1f}, "
               f"{f1 - f0} major faults), storage {scpu:.1f} s ({scpu / gb:.1f} s/GB)",
               flush=True)
+        parts = thread_parts(c0[2], c1[2], jcpu)
+        print(f"{step} spark CPU by thread: " + ", ".join(f"{k} {v:.1f} s" for k, v in parts.items()), flush=True)
         print(f"{step} checksum: rows={rows} {csum}", flush=True)
         if args.results:
             with open(args.results, "a") as f:

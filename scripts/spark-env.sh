@@ -23,14 +23,15 @@ spark_free_port() { "$SPARK_PYTHON" -c 'import socket; s=socket.socket(); s.bind
 
 # spark_dev_start DIR: starts bin/strato dev on free loopback ports with its
 # data and log in DIR; sets DEV_PID, DEV_META (HOST:PORT) and DEV_S3
-# (http://HOST:PORT). spark_dev_stop stops it.
+# (http://HOST:PORT); SPARK_DEV_ARGS are more flags for strato dev (e.g.
+# --no-write-cache). spark_dev_stop stops it.
 spark_dev_start() {
   local dir="$1" meta s3
   mkdir -p "$dir"
   meta="127.0.0.1:$(spark_free_port)"
   s3="127.0.0.1:$(spark_free_port)"
   "${STRATO_BIN:-$spark_root/bin/strato}" dev --data "$dir/data" --meta-addr "$meta" --s3-addr "$s3" --http "" \
-    --datanodes "${SPARK_DEV_DATANODES:-3}" >"$dir/dev.log" 2>&1 &
+    --datanodes "${SPARK_DEV_DATANODES:-3}" ${SPARK_DEV_ARGS:-} >"$dir/dev.log" 2>&1 &
   DEV_PID=$!
   for _ in $(seq 300); do
     grep -q "strato dev: ready" "$dir/dev.log" && break

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/datanode"
 	"github.com/strato-io/strato/meta"
 	"github.com/strato-io/strato/minicluster"
 	"github.com/strato-io/strato/telemetry"
@@ -28,6 +30,7 @@ func newDevCmd() *cobra.Command {
 		scan     scanFlags
 		rc       roleConfig
 		mo       meta.Options // what the meta flags of dev set
+		noCache  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "dev [--data ./strato-data] [--datanodes 3]",
@@ -71,6 +74,9 @@ start (docs/security.md).`,
 				}
 			}
 			setDevMetaOptions(&o, mo)
+			if noCache {
+				o.ConfigureDatanode = func(_ int, do *datanode.Options) { do.NoWriteCache = true }
+			}
 			o.Auth = o.TLS
 			var err error
 			if o.Scan, err = scan.options(); err != nil {
@@ -103,17 +109,7 @@ start (docs/security.md).`,
 				stopHTTP, httpAddr = func() {}, ""
 			}
 			defer stopHTTP()
-			abs, _ := filepath.Abs(o.Dir)
-			for i, a := range c.MetaAddrs() {
-				dir := "meta"
-				if i > 0 {
-					dir = fmt.Sprintf("meta%d", i+1)
-				}
-				fmt.Fprintf(out, "  meta      %s   (data %s)\n", a, filepath.Join(abs, dir))
-			}
-			for i, a := range c.DatanodeAddrs() {
-				fmt.Fprintf(out, "  datanode  %s   (data %s, id %s)\n", a, c.DatanodeDir(i), c.Datanode(i).ID())
-			}
+			printDevNodes(out, c, o.Dir)
 			if s3Addr != "" {
 				access, closeAccess, err := openAccessLog(s3Access, out)
 				if err != nil {
@@ -160,12 +156,29 @@ start (docs/security.md).`,
 	f.BoolVar(&o.TLS, "secure", false, "TLS between every node and for clients, with a cluster CA made under --data/tls; the S3 gateway and the console (with /metrics) serve HTTPS")
 	f.DurationVar(&mo.DelegationTokenRenewInterval, "delegation-token-renew-interval", meta.DefaultDelegationTokenRenewInterval,
 		"with --secure: how far the issue or a renewal moves a delegation token's expiry (as strato meta's; a short one shows YARN renewing a job's token)")
+	f.BoolVar(&noCache, "no-write-cache", false, "run every datanode as strato datanode --no-write-cache: every replica written around the page cache (decision 0107)")
 	addLifecycleFlags(f, &mo)
 	addPprofFlag(f, &pprof)
 	scan.add(f)
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every node's info messages to stderr (--log-level info)")
 	rc.attach(cmd, "dev", slog.LevelWarn)
 	return cmd
+}
+
+// printDevNodes prints the address and data directory of each of c's
+// nodes, under dir.
+func printDevNodes(out io.Writer, c *minicluster.Cluster, dir string) {
+	abs, _ := filepath.Abs(dir)
+	for i, a := range c.MetaAddrs() {
+		dir := "meta"
+		if i > 0 {
+			dir = fmt.Sprintf("meta%d", i+1)
+		}
+		fmt.Fprintf(out, "  meta      %s   (data %s)\n", a, filepath.Join(abs, dir))
+	}
+	for i, a := range c.DatanodeAddrs() {
+		fmt.Fprintf(out, "  datanode  %s   (data %s, id %s)\n", a, c.DatanodeDir(i), c.Datanode(i).ID())
+	}
 }
 
 // setDevMetaOptions gives every meta replica of o what dev's meta flags
