@@ -170,11 +170,11 @@ start (docs/security.md).`,
 func printDevNodes(out io.Writer, c *minicluster.Cluster, dir string) {
 	abs, _ := filepath.Abs(dir)
 	for i, a := range c.MetaAddrs() {
-		dir := "meta"
+		sub := "meta"
 		if i > 0 {
-			dir = fmt.Sprintf("meta%d", i+1)
+			sub = fmt.Sprintf("meta%d", i+1)
 		}
-		fmt.Fprintf(out, "  meta      %s   (data %s)\n", a, filepath.Join(abs, dir))
+		fmt.Fprintf(out, "  meta      %s   (data %s)\n", a, filepath.Join(abs, sub))
 	}
 	for i, a := range c.DatanodeAddrs() {
 		fmt.Fprintf(out, "  datanode  %s   (data %s, id %s)\n", a, c.DatanodeDir(i), c.Datanode(i).ID())
